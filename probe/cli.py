@@ -1,0 +1,87 @@
+"""The command line: a click group whose verbs live in probe/commands/, loaded only when used.
+
+Exit codes: 0 pass (warnings allowed), 1 a check failed, 2 usage or input error.
+Every error the user can cause ends as one line on stderr and exit 2, never a traceback.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from probe import __version__
+
+EXIT_OK = 0
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+
+# verb -> "module:attribute"; a verb's module is imported only when that verb runs (or help lists it),
+# so `check` never pays for what `probe` or `smoke` import.
+COMMANDS = {
+    "probe": "probe.commands.probe_cmd:probe_command",
+}
+
+
+class InputError(click.ClickException):
+    """Bad input from the user (a file, a name, a value): one line on stderr, exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else None
+        if name is not None and name not in COMMANDS and not name.startswith("-"):
+            raise click.UsageError(f"no such command {name!r}{did_you_mean(name, COMMANDS)}")
+        return super().resolve_command(ctx, args)
+
+
+def did_you_mean(word: str, choices) -> str:
+    """' (did you mean X?)' or '; valid: a, b, c' — the tail of a one-line error naming what is valid."""
+    import difflib
+
+    choices = sorted(choices)
+    close = difflib.get_close_matches(word.lower(), [c.lower() for c in choices], n=1, cutoff=0.6)
+    if close:
+        match = next(c for c in choices if c.lower() == close[0])
+        return f" (did you mean {match!r}?)"
+    shown = ", ".join(choices[:40]) + (", ..." if len(choices) > 40 else "")
+    return f"; valid: {shown}"
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="attn-preflight")
+def cli() -> None:
+    """Will this attention stack run here? Probe the machine, check a serving config, smoke-test kernels.
+
+    Exit codes: 0 pass (warnings allowed), 1 a check failed, 2 usage or input error.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: turns every click usage error into one line and exit 2."""
+    try:
+        code = cli.main(args=argv, prog_name="attn-preflight", standalone_mode=False)
+    except click.exceptions.Exit as stop:
+        code = stop.exit_code
+    except click.Abort:
+        click.echo("attn-preflight: aborted", err=True)
+        code = EXIT_USAGE
+    except click.ClickException as err:
+        message = " ".join(err.format_message().split())
+        click.echo(f"attn-preflight: error: {message}", err=True)
+        code = EXIT_USAGE if isinstance(err, click.UsageError) else err.exit_code
+    except BrokenPipeError:
+        code = EXIT_OK  # `attn-preflight probe | head` is not an error
+    sys.exit(code or 0)

@@ -1,0 +1,54 @@
+"""Options and output plumbing shared by every verb."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import click
+
+from probe.cli import InputError
+
+FORMATS = ("table", "json", "markdown")
+
+
+def format_option(formats=FORMATS):
+    return click.option(
+        "--format", "fmt", type=click.Choice(formats, case_sensitive=False), default="table",
+        show_default=True, help="Output format.",
+    )
+
+
+def output_option():
+    return click.option(
+        "--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
+        help="Write the output to FILE instead of stdout.",
+    )
+
+
+def check_output_writable(path: Optional[str]) -> None:
+    """Fails before any work is done, so a long probe or smoke run is never lost to a bad --output."""
+    if path is None or path == "-":
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise InputError(f"cannot write --output {path}: directory {directory} does not exist")
+    if os.path.isdir(path):
+        raise InputError(f"cannot write --output {path}: it is a directory")
+    target = path if os.path.exists(path) else directory
+    if not os.access(target, os.W_OK):
+        raise InputError(f"cannot write --output {path}: permission denied")
+
+
+def write_output(text: str, path: Optional[str]) -> None:
+    if not text.endswith("\n"):
+        text += "\n"
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise InputError(f"cannot write --output {path}: {err.strerror or err}") from None

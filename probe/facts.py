@@ -1,0 +1,217 @@
+"""The facts model: everything probe/ learns about a machine, as one typed, JSON-serialisable value.
+
+Facts flow one way: probe -> Facts -> rules -> findings -> render. A report saved with
+`attn-preflight probe --format json` is exactly `Facts.to_dict()`; `Facts.from_dict` reads it back
+and refuses another schema version. Nothing here does I/O or judges anything.
+"""
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+SCHEMA_VERSION = 1
+
+# Import-health states of one library. "not_installed" and "skipped" are facts, never successes.
+HEALTH_OK = "ok"
+HEALTH_ERROR = "error"
+HEALTH_TIMEOUT = "timeout"
+HEALTH_CRASHED = "crashed"
+HEALTH_SKIPPED = "skipped"
+HEALTH_NOT_INSTALLED = "not_installed"
+HEALTH_STATES = (HEALTH_OK, HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED, HEALTH_SKIPPED, HEALTH_NOT_INSTALLED)
+
+
+class FactsError(ValueError):
+    """A saved report that cannot be read as Facts (malformed, or another schema version)."""
+
+
+@dataclass
+class HostFacts:
+    os: Optional[str] = None  # e.g. "Linux-6.8.0-x86_64-with-glibc2.39"
+    hostname: Optional[str] = None
+    python_version: Optional[str] = None
+    python_executable: Optional[str] = None
+    virtualenv: Optional[str] = None  # sys.prefix when it differs from sys.base_prefix, or $CONDA_PREFIX
+    cpu_arch: Optional[str] = None  # platform.machine()
+
+
+@dataclass
+class GpuDevice:
+    index: int
+    name: Optional[str] = None
+    uuid: Optional[str] = None
+    cc_major: Optional[int] = None
+    cc_minor: Optional[int] = None
+    memory_total_mib: Optional[int] = None
+    mig_mode: Optional[str] = None  # "enabled" | "disabled" | "unsupported"
+    persistence_mode: Optional[str] = None  # "enabled" | "disabled" | "unsupported"
+    nvlink_links_up: Optional[int] = None
+    error: Optional[str] = None  # a query that failed for this GPU: the rest of the report stands
+
+    @property
+    def compute_capability(self) -> Optional[str]:
+        if self.cc_major is None or self.cc_minor is None:
+            return None
+        return f"{self.cc_major}.{self.cc_minor}"
+
+    @property
+    def sm(self) -> Optional[str]:
+        if self.cc_major is None or self.cc_minor is None:
+            return None
+        return f"sm_{self.cc_major}{self.cc_minor}"
+
+
+@dataclass
+class GpuFacts:
+    """What NVML says. `devices` is empty with `error` set when there is no GPU, driver or NVML."""
+
+    devices: list[GpuDevice] = field(default_factory=list)
+    driver_version: Optional[str] = None
+    cuda_driver_version: Optional[str] = None  # the highest CUDA the driver supports, e.g. "13.0"
+    nvml_version: Optional[str] = None
+    error: Optional[str] = None  # e.g. "NVML library not found (libnvidia-ml.so.1): ..."
+
+
+@dataclass
+class CudaToolkitFacts:
+    nvcc_path: Optional[str] = None
+    nvcc_version: Optional[str] = None  # "13.0"
+    cuda_home: Optional[str] = None
+    error: Optional[str] = None
+
+
+@dataclass
+class TorchFacts:
+    """torch's build, read from its files without importing it; arch_list comes from the import check."""
+
+    installed: bool = False
+    version: Optional[str] = None  # "2.11.0+cu130"
+    cuda: Optional[str] = None  # torch.version.cuda, None for CPU builds
+    hip: Optional[str] = None
+    cudnn: Optional[str] = None  # from the nvidia-cudnn-cu* distribution
+    arch_list: Optional[list[str]] = None  # torch.cuda.get_arch_list(), e.g. ["sm_80", "sm_90"]
+    gpu_arch_covered: dict[str, bool] = field(default_factory=dict)  # "sm_90" -> True
+    error: Optional[str] = None
+
+
+@dataclass
+class ImportHealth:
+    status: str = HEALTH_SKIPPED  # one of HEALTH_STATES
+    module: Optional[str] = None  # the module that was imported
+    seconds: Optional[float] = None
+    error: Optional[str] = None  # the library's own last error line
+    diagnosis: Optional[str] = None  # what it means and what to do, naming both sides
+    details: dict[str, Any] = field(default_factory=dict)  # extra facts read inside the import (e.g. FA3 ops)
+    cached: bool = False
+
+
+@dataclass
+class LibraryFacts:
+    key: str  # stable id: "fa2", "fa3", "fa4", "sgl_kernel", "flashinfer", "cutlass_dsl", ...
+    title: str
+    distributions: dict[str, str] = field(default_factory=dict)  # installed distribution -> version
+    version: Optional[str] = None  # the version of the primary installed distribution
+    import_name: Optional[str] = None
+    health: ImportHealth = field(default_factory=ImportHealth)
+    notes: list[str] = field(default_factory=list)  # e.g. version skew between flashinfer pieces
+
+    @property
+    def installed(self) -> bool:
+        return bool(self.distributions)
+
+
+@dataclass
+class CutlassHeaderFacts:
+    path: Optional[str] = None
+    version: Optional[str] = None  # from cutlass/version.h
+    error: Optional[str] = None
+
+
+@dataclass
+class Facts:
+    schema_version: int = SCHEMA_VERSION
+    tool_version: Optional[str] = None
+    collected_at: Optional[str] = None  # ISO-8601 UTC
+    host: HostFacts = field(default_factory=HostFacts)
+    gpus: GpuFacts = field(default_factory=GpuFacts)
+    cuda_toolkit: CudaToolkitFacts = field(default_factory=CudaToolkitFacts)
+    torch: TorchFacts = field(default_factory=TorchFacts)
+    libraries: list[LibraryFacts] = field(default_factory=list)
+    cutlass_headers: CutlassHeaderFacts = field(default_factory=CutlassHeaderFacts)
+    environment: dict[str, str] = field(default_factory=dict)  # relevant variables, secrets redacted
+    imports_checked: bool = False  # False with --no-imports: import health is unknown, not healthy
+
+    def library(self, key: str) -> Optional[LibraryFacts]:
+        return next((lib for lib in self.libraries if lib.key == key), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_jsonable(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Facts":
+        if not isinstance(data, dict):
+            raise FactsError("a facts report must be a JSON object")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise FactsError(
+                f"schema_version {version!r} is not supported (this attn-preflight reads schema_version "
+                f"{SCHEMA_VERSION}); re-run `attn-preflight probe --format json` with this version"
+            )
+        return _from_jsonable(cls, data, "facts")
+
+
+def _to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        out = {f.name: _to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, GpuDevice):  # derived, written for readers of the JSON
+            out["compute_capability"] = value.compute_capability
+            out["sm"] = value.sm
+        return out
+    if isinstance(value, dict):
+        return {str(k): _to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_jsonable(v) for v in value]
+    return value
+
+
+_SCALARS = {int: (int,), float: (int, float), str: (str,), bool: (bool,)}
+
+
+def _from_jsonable(tp: Any, data: Any, where: str) -> Any:
+    """Builds `tp` from JSON data, checking types so that a bad report fails here with its path."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Union:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if data is None:
+            return None
+        return _from_jsonable(args[0], data, where)
+    if origin is list:
+        if not isinstance(data, list):
+            raise FactsError(f"{where}: expected a list")
+        (item,) = typing.get_args(tp)
+        return [_from_jsonable(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise FactsError(f"{where}: expected an object")
+        _, val = typing.get_args(tp)
+        return {str(k): _from_jsonable(val, v, f"{where}.{k}") for k, v in data.items()}
+    if tp is Any:
+        return data
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(data, dict):
+            raise FactsError(f"{where}: expected an object")
+        hints = typing.get_type_hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in data:
+                kwargs[f.name] = _from_jsonable(hints[f.name], data[f.name], f"{where}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise FactsError(f"{where}: missing required key {f.name!r}")
+        return tp(**kwargs)
+    if tp in _SCALARS:
+        if isinstance(data, bool) and tp is not bool or not isinstance(data, _SCALARS[tp]):
+            raise FactsError(f"{where}: expected {tp.__name__}, got {type(data).__name__}")
+        return data
+    raise FactsError(f"{where}: cannot read type {tp!r}")  # pragma: no cover - a bug in this module
