@@ -20,6 +20,7 @@ EXIT_USAGE = 2
 # so `check` never pays for what `probe` or `smoke` import.
 COMMANDS = {
     "probe": "probe.commands.probe_cmd:probe_command",
+    "check": "probe.commands.check:check_command",
 }
 
 

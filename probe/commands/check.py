@@ -1,0 +1,150 @@
+"""`check`: will this serving config work on this machine, a saved report, or a named GPU?
+
+Also exports the reusable pieces other verbs take the same flags with:
+- `target_options` / `target_from_options(...)`: --facts FILE | --gpu NAME | (live probe), --engine-version;
+- `config_options` / `config_from_options(...)`: SGLang's own flag names, --model, --feature, and a pasted
+  launch command after `--`.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import click
+
+from probe.cli import EXIT_FAIL, InputError, did_you_mean
+from probe.commands.common import check_output_writable, format_option, output_option, write_output
+from rules.errors import RulesInputError
+
+_CONFIG_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend", "mm_attention_backend",
+                "kv_cache_dtype", "page_size", "deterministic", "speculative_algorithm", "speculative_eagle_topk",
+                "tp_size", "dtype", "model", "features", "engine")
+
+
+def input_error(err: RulesInputError) -> InputError:
+    """RulesInputError -> the CLI's one-line error, with did-you-mean when the valid values are known."""
+    if err.choices is not None and err.word is not None:
+        return InputError(err.message + did_you_mean(err.word, err.choices))
+    return InputError(err.message)
+
+
+def config_options(func):
+    """The config flags, in SGLang's spelling, shared by `check`, `matrix` and `fleet`."""
+    options = [
+        click.option("--engine", type=click.Choice(["sglang", "vllm"]), default=None,
+                     help="Serving engine whose rules apply (default: sglang, or the pasted command's)."),
+        click.option("--attention-backend", "--backend", "attention_backend", metavar="NAME",
+                     help="Attention backend for prefill and decode (SGLang names; vLLM names with --engine vllm)."),
+        click.option("--prefill-attention-backend", metavar="NAME", help="Backend for prefill only."),
+        click.option("--decode-attention-backend", metavar="NAME", help="Backend for decode only."),
+        click.option("--mm-attention-backend", metavar="NAME", help="Vision-encoder attention backend."),
+        click.option("--kv-cache-dtype", metavar="DTYPE",
+                     help="auto, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, fp4_mx_block16, ..."),
+        click.option("--page-size", type=int, metavar="N", help="KV-cache page size in tokens."),
+        click.option("--enable-deterministic-inference", "--deterministic", "deterministic", is_flag=True,
+                     default=None, help="Batch-invariant (deterministic) inference."),
+        click.option("--speculative-algorithm", metavar="NAME", help="EAGLE, EAGLE3, NEXTN, NGRAM, DFLASH, ..."),
+        click.option("--speculative-eagle-topk", type=int, metavar="K", help="EAGLE draft tree top-k."),
+        click.option("--tp-size", "--tp", "tp_size", type=int, metavar="N", help="Tensor-parallel size."),
+        click.option("--dtype", metavar="DTYPE", help="Model dtype (auto, bfloat16, float16, ...)."),
+        click.option("--model", metavar="DIR|CONFIG|PRESET",
+                     help="Local HF model directory, its config.json, or a preset name (see `attn-preflight rules`)."),
+        click.option("--feature", "features", multiple=True, metavar="NAME",
+                     help="Model feature config.json cannot say (repeatable): score_mod, rel_bias, sinks, softcap, "
+                          "sliding_window, mla, cross_attention, chunked_local, asymmetric_kv."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
+    """A validated rules.config.Config from the config options and an optional pasted command.
+
+    Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
+    from rules.config import make_config, parse_command
+
+    try:
+        values: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        engine = options.get("engine")
+        if command:
+            parsed = parse_command(command)
+            if engine and engine != parsed.engine:
+                raise InputError(f"--engine {engine} contradicts the pasted {parsed.origin} command")
+            engine = parsed.engine
+            values.update(parsed.values)
+            extra = {"env": parsed.env, "flags": parsed.flags, "ignored": tuple(parsed.ignored),
+                     "origin": parsed.origin}
+        for key in _CONFIG_KEYS:
+            value = options.get(key)
+            if key == "features":
+                values["features"] = tuple(value or ()) + tuple(values.get("features", ()))
+            elif value is not None and key != "engine":
+                values[key] = value
+        return make_config(engine=engine or "sglang", **values, **extra)
+    except RulesInputError as err:
+        raise input_error(err) from None
+
+
+def target_options(func):
+    options = [
+        click.option("--gpu", metavar="NAME",
+                     help="Judge for a GPU profile (H100, B200, RTX 5090, ...) or a compute capability (sm_90, 12.1) "
+                          "instead of this machine. Software facts are then unknown (reported as skipped)."),
+        click.option("--facts", "facts_file", metavar="FILE", type=click.Path(dir_okay=False),
+                     help="Judge a report saved by `attn-preflight probe --format json`."),
+        click.option("--engine-version", "engine_versions", multiple=True, metavar="NAME==VER",
+                     help="Pin an installed version (repeatable): sglang==0.5.23, vllm==..., flash-attn-4==..."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def target_from_options(gpu: Optional[str], facts_file: Optional[str], engine_versions: Sequence[str] = ()):
+    from rules.target import Target, live_target, load_facts_file, parse_engine_versions
+
+    if gpu and facts_file:
+        raise InputError("--gpu and --facts name two different targets; give one")
+    try:
+        pins = parse_engine_versions(engine_versions)
+        if gpu:
+            target = Target.from_gpu(gpu)
+        elif facts_file:
+            target = load_facts_file(facts_file)
+        else:
+            target = live_target()
+    except RulesInputError as err:
+        raise input_error(err) from None
+    return target.with_engine_versions(pins)
+
+
+@click.command("check", context_settings={"ignore_unknown_options": False})
+@target_options
+@config_options
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--all", "show_all", is_flag=True, help="Also list rules that passed or did not apply (table).")
+@format_option()
+@output_option()
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
+def check_command(gpu, facts_file, engine_versions, strict, show_all, fmt, output, command, **config):
+    """Check a serving config against every rule: found vs required, the fix, the upstream error it prevents.
+
+    \b
+    attn-preflight check --model deepseek-ai/DeepSeek-V3 --attention-backend fa4 --enable-deterministic-inference
+    attn-preflight check --gpu B200 --model ./Llama-3.1-8B --attention-backend fa4 --kv-cache-dtype mxfp8
+    attn-preflight check --gpu H100 -- python -m sglang.launch_server --model-path ./m --attention-backend fa3
+
+    Exit 0 pass or warn, 1 fail (or warn with --strict), 2 bad input.
+    """
+    from probe.render.findings import render_report
+    from rules.engine import evaluate
+
+    check_output_writable(output)
+    cfg = config_from_options(config, command)
+    target = target_from_options(gpu, facts_file, engine_versions)
+    report = evaluate(cfg, target)
+    write_output(render_report(report, fmt.lower(), show_all=show_all), output)
+    code = report.exit_code(strict)
+    if code:
+        raise click.exceptions.Exit(EXIT_FAIL)

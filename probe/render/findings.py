@@ -1,0 +1,103 @@
+"""A check Report as table, markdown or JSON.
+
+Table/markdown: a header (target, config, ignored flags), the findings table (status, rule, found vs
+required, fix), what each failing rule prevents (the upstream message), the alternatives, notes, and the
+verdict line. Skipped rules are counted, and listed with show_all. JSON carries everything.
+"""
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from probe.render import heading, table, to_json
+
+CHECK_SCHEMA_VERSION = 1
+_WIDTH = 64
+
+
+def report_to_dict(report) -> dict[str, Any]:
+    return {
+        "schema_version": CHECK_SCHEMA_VERSION,
+        "verdict": report.verdict,
+        "counts": report.counts(),
+        "target": report.target.to_dict(),
+        "config": report.config.to_dict(),
+        "findings": [f.to_dict() for f in report.findings],
+        "alternatives": [a.to_dict() for a in report.alternatives],
+    }
+
+
+def _wrap(text: str, fmt: str, width: int = _WIDTH) -> str:
+    if fmt == "markdown":
+        return text
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def _config_line(config) -> str:
+    parts = [config.engine]
+    if config.model is not None:
+        model = config.model
+        kind = "MLA" if model.mla else f"head_dim {model.head_dim}"
+        parts.append(f"model {model.name} ({model.architecture or 'unknown architecture'}, {kind})")
+    backend = config.backend_label()
+    parts.append(f"attention {backend}" + (" [engine default]" if config.auto_backend else ""))
+    parts.append(f"kv {config.kv_cache_dtype}")
+    if config.page_size is not None:
+        parts.append(f"page {config.page_size}")
+    if config.deterministic:
+        parts.append("deterministic")
+    if config.speculative_algorithm:
+        topk = f" topk {config.speculative_eagle_topk}" if config.speculative_eagle_topk is not None else ""
+        parts.append(f"speculative {config.speculative_algorithm}{topk}")
+    if config.tp_size != 1:
+        parts.append(f"tp {config.tp_size}")
+    extra = sorted(config.extra_features)
+    if extra:
+        parts.append("features " + ", ".join(extra))
+    return " · ".join(parts)
+
+
+def render_report(report, fmt: str, show_all: bool = False) -> str:
+    if fmt == "json":
+        return to_json(report_to_dict(report))
+    config, target = report.config, report.target
+    out = [heading("attn-preflight check", fmt, level=1)]
+    pairs = [("target", f"{target.describe()} [{target.label}]"), ("config", _config_line(config))]
+    if config.auto_backend:
+        pairs.append(("backend", f"{config.attention_backend}: {config.auto_backend}"))
+    if config.origin != "flags":
+        pairs.append(("command", f"{config.origin} (parsed, not run)"))
+    if config.ignored:
+        pairs.append(("ignored", "do not bear on attention: " + " ".join(config.ignored)))
+    if target.gpu_note and target.cc is not None:
+        pairs.append(("gpu note", target.gpu_note))
+    out.append("\n".join(f"{k}: {v}" for k, v in pairs) if fmt != "markdown"
+               else "\n".join(f"- **{k}**: {v}" for k, v in pairs))
+
+    shown = [f for f in report.findings if show_all or f.status.value != "skip"]
+    if shown:
+        rows = [[f.status.value.upper(), f.rule_id, _wrap(f.message, fmt), "\n".join(f.fix) if fmt != "markdown"
+                 else "<br>".join(f"`{x}`" for x in f.fix)] for f in shown]
+        out.append(table(["status", "rule", "found vs required", "fix"], rows, fmt))
+    prevents = [f for f in report.findings if f.status.value in ("fail", "warn") and f.prevents]
+    if prevents:
+        lines = [heading("Prevents", fmt, level=3 if fmt == "markdown" else 2)]
+        for f in prevents:
+            lines.append(f"- {f.rule_id}: \"{f.prevents}\"  ({f.source})")
+        out.append("\n".join(lines))
+    if report.alternatives:
+        lines = [heading("Would pass instead", fmt, level=3 if fmt == "markdown" else 2)]
+        for option in dict.fromkeys(a.option for a in report.alternatives):
+            values = [a.value + ("" if a.verdict == "pass" else f" ({a.verdict})")
+                      for a in report.alternatives if a.option == option]
+            lines.append(f"- {option}: {', '.join(values)}")
+        out.append("\n".join(lines))
+    notes = list(dict.fromkeys(f.note for f in report.findings if f.note))
+    if notes:
+        out.append("\n".join(f"note: {n}" for n in notes))
+    counts = report.counts()
+    summary = ", ".join(f"{counts[s]} {label}" for s, label in (("fail", "failed"), ("warn", "warnings"),
+                        ("unknown", "unknown"), ("pass", "passed"), ("skip", "skipped")) if counts[s])
+    verdict = f"verdict: {report.verdict.upper()} ({summary})"
+    out.append(f"**{verdict}**" if fmt == "markdown" else verdict)
+    return "\n\n".join(out)

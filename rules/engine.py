@@ -1,0 +1,316 @@
+"""The rule engine: declarative rules, their findings, the verdict and the alternatives.
+
+A rule is one unit (ansible-lint style): metadata declared in `@rule(...)` and a pure check function
+`(Config, Target) -> Outcome`. Write checks with the outcome helpers:
+
+    @rule(id="fa4-deterministic-mla-arch", title=..., engine="sglang", versions="sglang>=0.5.20",
+          prevents="<verbatim upstream message>", source="sglang: <file>, <function>",
+          docs="What it checks.\\n\\nWhy.", fix_title="Use fa3 on SM90 or run on SM100/SM110")
+    def fa4_deterministic_mla_arch(cfg, target):
+        if not (...):
+            return skipped("applies to ...")
+        return failed(found="...", required="...", fix=["--attention-backend fa3"])
+
+Statuses: pass, warn, fail, skip (does not apply / cannot be judged on this target), unknown (applies, but a
+needed fact is missing). Verdict: fail if any fail; warn if any warn or unknown, or nothing could be
+judged; pass otherwise. Skip and unknown never count as pass.
+
+`evaluate(config, target)` returns a Report; rules of another engine are not run. Each rule states the
+versions it holds for (`versions="sglang>=0.5.20"`, or the kernel library's, `"flash-attn-4>=4.0.0b10"`):
+outside them it is skipped; when the target's version is unknown, the newest known behaviour applies and
+the finding says so.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+
+from rules.config import Config, kv_dtype_choices
+from rules.defaults import with_default_backend
+from rules.knowledge import NEWEST_KNOWN
+from rules.knowledge import backends as backend_kb
+from rules.target import VERSIONED, Target
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# Display order of findings: what needs action first.
+_STATUS_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.PASS: 3, Status.SKIP: 4}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a check returns; the engine adds the rule's metadata to make a Finding."""
+
+    status: Status
+    found: str = ""
+    required: str = ""
+    fix: tuple[str, ...] = ()
+    reason: str = ""  # skip/unknown: why; pass/fail/warn: optional detail appended to the message
+
+    @property
+    def message(self) -> str:
+        if self.status in (Status.SKIP, Status.UNKNOWN):
+            return self.reason
+        text = f"found {self.found}; required {self.required}" if self.required else f"found {self.found}"
+        return f"{text} ({self.reason})" if self.reason else text
+
+
+def passed(found: str, required: str = "", reason: str = "") -> Outcome:
+    return Outcome(Status.PASS, found, required, (), reason)
+
+
+def failed(found: str, required: str, fix: Sequence[str] = (), reason: str = "") -> Outcome:
+    return Outcome(Status.FAIL, found, required, tuple(fix), reason)
+
+
+def warned(found: str, required: str, fix: Sequence[str] = (), reason: str = "") -> Outcome:
+    return Outcome(Status.WARN, found, required, tuple(fix), reason)
+
+
+def skipped(reason: str) -> Outcome:
+    return Outcome(Status.SKIP, reason=reason)
+
+
+def unknown(reason: str) -> Outcome:
+    return Outcome(Status.UNKNOWN, reason=reason)
+
+
+RULE_ENGINES = ("sglang", "vllm", "any")
+Check = Callable[[Config, Target], Outcome]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    engine: str
+    versions: str  # "sglang>=0.5.20": the range this rule holds for (the engine's or a kernel library's)
+    source: str  # "owner/repo: path, function"
+    docs: str  # first paragraph: what it checks; the rest: why
+    fix_title: str
+    check: Check
+    prevents: str = ""  # the verbatim upstream message this rule catches before launch
+    reason: str = ""  # why the rule exists when there is no upstream message (a silent rewrite, a launch failure)
+    references: tuple[str, ...] = ()
+    needs_software: bool = False  # judged only when the target's software is known (live probe, --facts)
+    subject: str = ""  # the checks module, e.g. "fa4"
+    package: str = field(init=False, default="")
+    specifier: SpecifierSet = field(init=False, default=SpecifierSet())
+
+    def __post_init__(self) -> None:
+        try:
+            requirement = Requirement(self.versions)
+        except InvalidRequirement as err:
+            raise ValueError(f"rule {self.id}: versions {self.versions!r} is not 'package<specifier>': {err}")
+        if requirement.name not in VERSIONED:
+            raise ValueError(f"rule {self.id}: versions name {requirement.name!r} is not one of {sorted(VERSIONED)}")
+        object.__setattr__(self, "package", requirement.name)
+        object.__setattr__(self, "specifier", requirement.specifier)
+
+    @property
+    def what(self) -> str:
+        return self.docs.strip().split("\n\n", 1)[0]
+
+    @property
+    def why(self) -> str:
+        parts = self.docs.strip().split("\n\n", 1)
+        return parts[1] if len(parts) > 1 else ""
+
+    @property
+    def docs_ref(self) -> str:
+        return f"attn-preflight explain {self.id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "title": self.title, "engine": self.engine, "versions": self.versions,
+            "prevents": self.prevents or None, "reason": self.reason or None, "source": self.source,
+            "docs": self.docs.strip(), "fix": self.fix_title, "references": list(self.references),
+            "needs_software": self.needs_software, "subject": self.subject,
+        }
+
+
+_REGISTRY: dict[str, Rule] = {}
+
+
+def rule(*, id: str, title: str, engine: str, versions: str, source: str, docs: str, fix_title: str,
+         prevents: str = "", reason: str = "", references: Iterable[str] = (),
+         needs_software: bool = False) -> Callable[[Check], Check]:
+    """Registers the decorated check as a rule. Ids are unique, kebab-case, prefixed by subject."""
+    if engine not in RULE_ENGINES:
+        raise ValueError(f"rule {id}: engine {engine!r} is not one of {RULE_ENGINES}")
+
+    def register(check: Check) -> Check:
+        if id in _REGISTRY:
+            raise ValueError(f"duplicate rule id {id!r}")
+        subject = check.__module__.rsplit(".", 1)[-1]
+        _REGISTRY[id] = Rule(id=id, title=title, engine=engine, versions=versions, source=source, docs=docs,
+                             fix_title=fix_title, check=check, prevents=prevents, reason=reason,
+                             references=tuple(references), needs_software=needs_software, subject=subject)
+        return check
+
+    return register
+
+
+def _load() -> dict[str, Rule]:
+    if not _REGISTRY:
+        import rules.checks  # noqa: F401  (registers every rule module)
+    return _REGISTRY
+
+
+def all_rules() -> list[Rule]:
+    return list(_load().values())
+
+
+def get_rule(rule_id: str) -> Optional[Rule]:
+    return _load().get(rule_id)
+
+
+def rule_ids() -> list[str]:
+    return list(_load())
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    title: str
+    status: Status
+    message: str
+    fix: tuple[str, ...]
+    prevents: str
+    source: str
+    docs: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule_id": self.rule_id, "title": self.title, "status": self.status.value, "message": self.message,
+            "fix": list(self.fix), "prevents": self.prevents or None, "source": self.source, "docs": self.docs,
+            "note": self.note or None,
+        }
+
+
+@dataclass(frozen=True)
+class Alternative:
+    option: str  # "--attention-backend" | "--kv-cache-dtype"
+    value: str
+    verdict: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"option": self.option, "value": self.value, "verdict": self.verdict}
+
+
+@dataclass
+class Report:
+    config: Config
+    target: Target
+    findings: list[Finding]
+    verdict: str
+    alternatives: list[Alternative] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Status}
+        for finding in self.findings:
+            counts[finding.status.value] += 1
+        return counts
+
+    def exit_code(self, strict: bool = False) -> int:
+        if self.verdict == "fail" or (strict and self.verdict == "warn"):
+            return 1
+        return 0
+
+
+# --- evaluation ----------------------------------------------------------------------------------------------
+
+_gate_cache: dict[tuple, dict[str, tuple[bool, str]]] = {}
+
+
+def _gates(target: Target) -> dict[str, tuple[bool, str]]:
+    """rule id -> (applies, note) for this target's versions; computed once per distinct version set."""
+    key = (tuple(sorted(target.versions.items())), target.software_known, target.version_origin)
+    gates = _gate_cache.get(key)
+    if gates is None:
+        gates = {}
+        for r in _load().values():
+            installed = target.versions.get(r.package)
+            newest = NEWEST_KNOWN.get(r.package)
+            if installed is None:
+                state = "not installed on the target" if target.software_known else "version unknown"
+                judged = f" ({r.package} {newest})" if newest else ""
+                gates[r.id] = (True, f"{r.package} {state}: newest known behaviour{judged} applied")
+            elif r.specifier.contains(installed, prereleases=True):
+                gates[r.id] = (True, "")
+            else:
+                gates[r.id] = (False, f"holds for {r.versions}; target has {r.package} {installed}")
+        _gate_cache[key] = gates
+    return gates
+
+
+def _run(config: Config, target: Target) -> list[Finding]:
+    gates = _gates(target)
+    findings = []
+    for r in _load().values():
+        if r.engine != "any" and r.engine != config.engine:
+            continue
+        applies, note = gates[r.id]
+        if not applies:
+            outcome = skipped(note)
+            note = ""
+        elif r.needs_software and not target.software_known:
+            outcome = skipped("software not probed for a --gpu target: run on the machine or pass --facts")
+        else:
+            outcome = r.check(config, target)
+        findings.append(Finding(r.id, r.title, outcome.status, outcome.message, outcome.fix, r.prevents, r.source,
+                                r.docs_ref, note if outcome.status is not Status.SKIP else ""))
+    findings.sort(key=lambda f: _STATUS_ORDER[f.status])
+    return findings
+
+
+def verdict_of(findings: Iterable[Finding]) -> str:
+    statuses = {f.status for f in findings}
+    if Status.FAIL in statuses:
+        return "fail"
+    if Status.WARN in statuses or Status.UNKNOWN in statuses or Status.PASS not in statuses:
+        return "warn"
+    return "pass"
+
+
+def _alternatives(config: Config, target: Target) -> list[Alternative]:
+    out = []
+    current = config.backends
+    for name, info in backend_kb.choices(config.engine).items():
+        if not info.general or name in current:
+            continue
+        verdict = verdict_of(_run(config.with_backend(name), target))
+        if verdict != "fail":
+            out.append(Alternative("--attention-backend", name, verdict))
+    for kv in kv_dtype_choices(config.engine):
+        if kv == config.kv_cache_dtype:
+            continue
+        verdict = verdict_of(_run(config.with_kv_dtype(kv), target))
+        if verdict != "fail":
+            out.append(Alternative("--kv-cache-dtype", kv, verdict))
+    out.sort(key=lambda a: (a.option, a.verdict != "pass"))
+    return out
+
+
+def evaluate(config: Config, target: Target, alternatives: bool = True) -> Report:
+    """Every finding for `config` on `target`, the verdict, and (unless it passes) what would pass instead."""
+    config = with_default_backend(config, target)
+    findings = _run(config, target)
+    verdict = verdict_of(findings)
+    alts = _alternatives(config, target) if alternatives and verdict != "pass" and target.cc is not None else []
+    return Report(config=config, target=target, findings=findings, verdict=verdict, alternatives=alts)

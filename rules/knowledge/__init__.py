@@ -1,0 +1,7 @@
+"""Knowledge as data, each fact with its upstream source: GPU profiles, backends, KV dtypes, versions."""
+
+# The newest release each rule was verified against: the behaviour applied when a target's version is unknown.
+NEWEST_KNOWN = {
+    "sglang": "0.5.23",
+    "flash-attn-4": "4.0.0b36",
+}

@@ -1,0 +1,679 @@
+"""vLLM's attention backends (`--attention-backend NAME`) with their declared capabilities, each with its source.
+
+Read from the vllm 0.33.0 wheel (`pip download --no-deps vllm`, unzipped, not installed). vLLM declares
+capabilities on each backend class (`supported_dtypes`, `supports_head_size`, `supports_compute_capability`,
+...) and `AttentionBackend.validate_configuration` turns every mismatch into one reason string; the CUDA
+platform raises `Selected backend ... is not valid for this configuration. Reason: [...]` for an explicit
+choice, or tries its priority list. This module holds those declarations as data and mirrors that
+validation as pure functions, so rules can name the exact reason vLLM would give.
+
+Assumptions, stated once: the standard CUDA wheel, so vllm_flash_attn ships FA2, FA3 (built for 9.0a) and
+FA4 (CuTe DSL) and FlashMLA is compiled; FlashInfer's TRT-LLM cubins are available (flashinfer-cubin or
+NVIDIA's artifactory reachable); VLLM_BATCH_INVARIANT is off; no decode/prefill context parallelism.
+Compute capabilities are (major, minor) tuples.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from rules.knowledge.backends import BackendInfo
+
+VLLM_VERSION = "0.33.0"  # the release every fact below was read from
+REPO = f"vllm-project/vllm@v{VLLM_VERSION}"
+BACKEND_PY = "vllm/v1/attention/backend.py"
+CUDA_PY = "vllm/platforms/cuda.py"
+FA_UTILS = "vllm/v1/attention/backends/fa_utils.py"
+FA_IFACE = "vllm/vllm_flash_attn/flash_attn_interface.py"
+REGISTRY = "vllm/v1/attention/backends/registry.py"
+
+CC = tuple[int, int]
+
+
+def src(path: str, where: str) -> str:
+    return f"{REPO}: {path}, {where}"
+
+
+# --- reason strings, verbatim from AttentionBackend.validate_configuration (backend.py) ----------------
+R_HEAD_SIZE = "head_size not supported"
+R_DTYPE = "dtype not supported"
+R_KV_DTYPE = "kv_cache_dtype not supported"
+R_BLOCK_SIZE = "block_size not supported"
+R_MLA = "MLA not supported"
+R_NON_MLA = "non-MLA not supported"
+R_SINKS = "attention sinks not supported"
+R_SPARSE = "sparse not supported"
+R_NON_SPARSE = "non-sparse not supported"
+R_CC = "compute capability not supported"
+R_SLIDING_WINDOW = "sliding window not supported"
+VALIDATE_SOURCE = src(BACKEND_PY, "AttentionBackend.validate_configuration")
+
+SELECTED_INVALID = "Selected backend {backend} is not valid for this configuration. Reason: {reasons}"
+NONE_VALID = "No valid attention backend found for cuda with {config}. Reasons: {reasons}."
+SELECT_SOURCE = src(CUDA_PY, "CudaPlatformBase.get_attn_backend_cls")
+UNKNOWN_BACKEND = "Unknown attention backend: '{name}'. Valid options are: {valid}"
+UNKNOWN_BACKEND_SOURCE = src(REGISTRY, "_AttentionBackendEnumMeta.__getitem__")
+
+
+@dataclass(frozen=True)
+class Archs:
+    """A set of compute capabilities: the union of a range [lo, hi], whole majors, and exact capabilities."""
+
+    lo: Optional[CC] = None
+    hi: Optional[CC] = None
+    majors: frozenset[int] = frozenset()
+    exact: frozenset[CC] = frozenset()
+
+    def __contains__(self, cc: CC) -> bool:
+        ranged = (self.lo is not None or self.hi is not None) and (self.lo is None or cc >= self.lo) and (
+            self.hi is None or cc <= self.hi)
+        return ranged or cc[0] in self.majors or cc in self.exact
+
+    def describe(self) -> str:
+        parts = []
+        if self.lo is not None and self.hi is not None:
+            parts.append(f"{self.lo[0]}.{self.lo[1]} to {self.hi[0]}.{self.hi[1]}")
+        elif self.lo is not None:
+            parts.append(f">= {self.lo[0]}.{self.lo[1]}")
+        elif self.hi is not None:
+            parts.append(f"<= {self.hi[0]}.{self.hi[1]}")
+        parts += [f"{m}.x" for m in sorted(self.majors)]
+        parts += [f"{m}.{n}" for m, n in sorted(self.exact)]
+        return " or ".join(parts) if parts else "none"
+
+
+def majors(*values: int) -> Archs:
+    return Archs(majors=frozenset(values))
+
+
+ANY_ARCH = Archs(lo=(0, 0))
+NO_ARCH = Archs()
+
+
+@dataclass(frozen=True)
+class MultipleOf:
+    base: int
+
+
+BlockSize = Union[int, MultipleOf]
+
+
+@dataclass(frozen=True)
+class HeadSizes:
+    """`supports_head_size`: a list, or bounds with a divisor; `wide` raises the bound on some archs."""
+
+    allowed: Optional[frozenset[int]] = None  # None: not a fixed list
+    minimum: Optional[int] = None
+    maximum: Optional[int] = None
+    multiple_of: Optional[int] = None
+    wide_max: Optional[int] = None  # the bound where `wide_archs` hold (FLASH_ATTN with FA4: 512)
+    wide_archs: Archs = NO_ARCH
+
+    def accepts(self, head_size: int, cc: CC) -> bool:
+        if self.allowed is not None:
+            return head_size in self.allowed
+        if self.multiple_of and head_size % self.multiple_of:
+            return False
+        if self.minimum is not None and head_size < self.minimum:
+            return False
+        limit = self.wide_max if self.wide_max is not None and cc in self.wide_archs else self.maximum
+        return limit is None or head_size <= limit
+
+    def describe(self, cc: CC) -> str:
+        if self.allowed is not None:
+            return "one of " + ", ".join(str(h) for h in sorted(self.allowed))
+        parts = []
+        if self.multiple_of:
+            parts.append(f"a multiple of {self.multiple_of}")
+        if self.minimum is not None:
+            parts.append(f">= {self.minimum}")
+        limit = self.wide_max if self.wide_max is not None and cc in self.wide_archs else self.maximum
+        if limit is not None:
+            parts.append(f"<= {limit}")
+        return ", ".join(parts) if parts else "any"
+
+
+ANY_HEAD = HeadSizes()
+HALF = frozenset({"float16", "bfloat16"})
+HALF_AND_FP32 = frozenset({"float16", "bfloat16", "float32"})
+BF16 = frozenset({"bfloat16"})
+UNQUANTISED_KV = frozenset({"auto", "float16", "bfloat16"})
+
+
+@dataclass(frozen=True)
+class VllmBackend:
+    """One member of vLLM's AttentionBackendEnum with what its class declares.
+
+    `modelled=False`: the name is valid but its constraints are not encoded here (ROCm/CPU/XPU backends,
+    model-driven DeepSeek-V4/MiniMax backends, experimental variants); rules answer skip for it, never pass.
+    """
+
+    name: str
+    title: str
+    source: str  # the backend class
+    platform: str = "cuda"  # cuda | rocm | cpu | xpu | model (selected by one model's own layers)
+    modelled: bool = True
+    mla: bool = False
+    sparse: bool = False
+    archs: Archs = ANY_ARCH  # supports_compute_capability
+    dtypes: frozenset[str] = HALF  # supported_dtypes (model dtype)
+    kv_dtypes: Optional[frozenset[str]] = UNQUANTISED_KV  # supported_kv_cache_dtypes; None: any
+    kv_dtype_archs: tuple[tuple[str, Archs], ...] = ()  # a KV dtype the class accepts only on some archs
+    head_sizes: HeadSizes = ANY_HEAD
+    block_sizes: tuple[BlockSize, ...] = (MultipleOf(1),)  # get_supported_kernel_block_sizes
+    sinks: Archs = NO_ARCH  # where supports_sink() is True
+    sliding_window: bool = False  # supports_sliding_window
+    auto_selected: bool = False  # in the CUDA priority list (_get_backend_priorities)
+    removed: str = ""
+    notes: str = ""
+    sources: dict[str, str] = field(default_factory=dict)  # fact -> where it was read, beyond `source`
+
+    def accepts_kv_dtype(self, kv_dtype: str, cc: CC) -> bool:
+        if self.kv_dtypes is not None and kv_dtype not in self.kv_dtypes:
+            return False
+        return all(cc in archs for name, archs in self.kv_dtype_archs if name == kv_dtype)
+
+    def accepts_block_size(self, block_size: int) -> bool:
+        """AttentionBackend.supports_block_size: the block size is a multiple of some kernel block size."""
+        return any(block_size % (s.base if isinstance(s, MultipleOf) else s) == 0 for s in self.block_sizes)
+
+    def describe_block_sizes(self) -> str:
+        return " or ".join(f"a multiple of {s.base}" if isinstance(s, MultipleOf) else f"a multiple of {s}"
+                           for s in self.block_sizes)
+
+
+BACKENDS_DIR = "vllm/v1/attention/backends"
+MLA_COMMON = src("vllm/model_executor/layers/attention/mla_attention.py",
+                 "MLACommonBackend.get_supported_head_sizes -> [320, 512, 576], is_mla -> True")
+MLA_HEADS = HeadSizes(allowed=frozenset({320, 512, 576}))
+
+# FA versions the vllm_flash_attn fork can run per arch (flash_attn_interface._is_fa{2,3,4}_supported).
+FA2_ARCHS = Archs(lo=(8, 0))
+FA3_ARCHS = majors(9)
+FA4_ARCHS = majors(9, 10, 11)
+FA_SUPPORTED = {2: FA2_ARCHS, 3: FA3_ARCHS, 4: FA4_ARCHS}
+FA_UNSUPPORTED_REASON = {
+    2: "FA2 is only supported on devices with compute capability >= 8",
+    3: "FA3 is only supported on devices with compute capability 9.x",
+    4: "FA4 is only supported on devices with compute capability 9.x, 10.x, or 11.x",
+}
+FA_SUPPORT_SOURCE = src(FA_IFACE, "_is_fa2_supported / _is_fa3_supported / _is_fa4_supported")
+FA_VERSION_SOURCE = src(FA_UTILS, "get_flash_attn_version")
+
+_FA = f"{BACKENDS_DIR}/flash_attn.py"
+_FI = f"{BACKENDS_DIR}/flashinfer.py"
+
+BACKEND_LIST: tuple[VllmBackend, ...] = (
+    VllmBackend(
+        "FLASH_ATTN", "FlashAttention 2/3/4 (vllm_flash_attn)", src(_FA, "FlashAttentionBackend"),
+        archs=Archs(lo=(8, 0)), kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        kv_dtype_archs=(("fp8", majors(9, 10)), ("fp8_e4m3", majors(9, 10))),
+        head_sizes=HeadSizes(multiple_of=8, maximum=256, wide_max=512, wide_archs=FA4_ARCHS),
+        block_sizes=(MultipleOf(16),), sinks=majors(9, 10), sliding_window=True, auto_selected=True,
+        notes="FA version per arch: FA3 on 9.x, FA4 on 10.x, FA2 elsewhere (get_flash_attn_version); fp8 KV "
+              "only where FA3 (SM90) or FA4 (SM90 head_size 512, SM100) resolves",
+        sources={
+            "archs": src(_FA, "FlashAttentionBackend.supports_compute_capability (>= 8.0)"),
+            "head_sizes": src(_FA, "FlashAttentionBackend.supports_head_size (% 8, <= 256, <= 512 if FA4)"),
+            "kv_dtypes": src(_FA, "FlashAttentionBackend.supports_kv_cache_dtype -> "
+                                  "fa_utils.flash_attn_supports_kv_cache_dtype"),
+            "sinks": src(_FA, "FlashAttentionBackend.supports_sink -> fa_utils.flash_attn_supports_sinks "
+                              "(FA version in (3, 4)); supports_combination 'sink not supported on compute "
+                              "capability < 9.0'"),
+            "block_sizes": src(_FA, "FlashAttentionBackend.get_supported_kernel_block_sizes (MultipleOf(16); "
+                                    "128 for FA4's Blackwell hd256 kernel, 64 for SM90 FA4 fp8 KV hd512)"),
+        }),
+    VllmBackend(
+        "FLASHINFER", "FlashInfer (native + TRT-LLM gen / XQA)", src(_FI, "FlashInferBackend"),
+        archs=Archs(lo=(8, 0), hi=(12, 1)),
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4",
+                             "nvfp4_4over6"}),
+        kv_dtype_archs=(("nvfp4", majors(8, 9, 10, 12)), ("nvfp4_4over6", majors(10))),
+        head_sizes=HeadSizes(allowed=frozenset({64, 128, 256, 512})), block_sizes=(16, 32, 64),
+        sinks=Archs(majors=frozenset({10, 12}), exact=frozenset({(9, 0)})), sliding_window=True,
+        auto_selected=True,
+        notes="SM75 excluded until flashinfer#3621 lands (comment in supports_compute_capability); page sizes "
+              "128..1024 only for GQA on SM100 with TRT-LLM",
+        sources={
+            "archs": src(_FI, "FlashInferBackend.supports_compute_capability (8.0 <= cc <= 12.1)"),
+            "kv_dtypes": src(_FI, "FlashInferBackend.supports_kv_cache_dtype (nvfp4: FA2 path on SM8x/9x/12x "
+                                  "takes only 'nvfp4'; SM10x needs TRT-LLM prefill+decode)"),
+            "sinks": src(_FI, "FlashInferBackend.supports_sink -> vllm/utils/flashinfer.py "
+                              "supports_trtllm_attention (XQA decode on SM90 / SM12x, TRT-LLM on SM10x)"),
+            "head_sizes": src(_FI, "FlashInferBackend.get_supported_head_sizes"),
+        }),
+    VllmBackend(
+        "TRITON_ATTN", "Triton unified attention", src(f"{BACKENDS_DIR}/triton_attn.py", "TritonAttentionBackend"),
+        dtypes=HALF_AND_FP32,
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int4_per_token_head",
+                             "int8_per_token_head", "fp8_per_token_head"}),
+        head_sizes=HeadSizes(minimum=32), block_sizes=(MultipleOf(16),), sinks=ANY_ARCH, sliding_window=True,
+        auto_selected=True),
+    VllmBackend(
+        "FLEX_ATTENTION", "PyTorch FlexAttention", src(f"{BACKENDS_DIR}/flex_attention.py", "FlexAttentionBackend"),
+        dtypes=HALF_AND_FP32, block_sizes=(MultipleOf(16),), sliding_window=True, auto_selected=True),
+    VllmBackend(
+        "TURBOQUANT", "TurboQuant compressed KV", src(f"{BACKENDS_DIR}/turboquant_attn.py",
+                                                      "TurboQuantAttentionBackend"),
+        kv_dtypes=frozenset({"turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"}),
+        block_sizes=(16, 32, 64, 128), auto_selected=True,
+        notes="selected only for --kv-cache-dtype turboquant_*; forces flash_attn_version=2"),
+    VllmBackend(
+        "B12X", "b12x paged attention (consumer Blackwell)", src(f"{BACKENDS_DIR}/b12x.py",
+                                                                 "B12xPagedAttentionBackend"),
+        archs=Archs(exact=frozenset({(12, 0), (12, 1)})), dtypes=BF16, kv_dtypes=None,
+        head_sizes=HeadSizes(allowed=frozenset({64, 128, 192, 256})), block_sizes=(64, 128), sinks=ANY_ARCH,
+        sliding_window=True, notes="not in the CUDA priority list: chosen only by name"),
+    VllmBackend(
+        "HPC_ATTN", "Tencent hpc-ops attention (Hy3)", src(f"{BACKENDS_DIR}/hpc_attn.py", "HpcAttentionBackend"),
+        archs=Archs(exact=frozenset({(9, 0)})), kv_dtypes=frozenset({"auto", "bfloat16", "fp8_e4m3"}),
+        head_sizes=HeadSizes(allowed=frozenset({128})), block_sizes=(64,),
+        notes="needs the hpc module (github.com/Tencent/hpc-ops); registry comment: Hy3 model only"),
+    # --- MLA -------------------------------------------------------------------------------------------
+    VllmBackend(
+        "FLASHMLA", "FlashMLA (dense)", src(f"{BACKENDS_DIR}/mla/flashmla.py", "FlashMLABackend"), mla=True,
+        archs=majors(9, 10), kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=MLA_HEADS, block_sizes=(64,), auto_selected=True,
+        notes="supports_compute_capability allows 9.x and 10.x, but supports_combination -> "
+              "is_flashmla_dense_supported allows Hopper only",
+        sources={"head_sizes": MLA_COMMON,
+                 "archs": src(f"{BACKENDS_DIR}/mla/flashmla.py", "FlashMLABackend.supports_compute_capability; "
+                              "vllm/v1/attention/ops/flashmla.py is_flashmla_dense_supported")}),
+    VllmBackend(
+        "FLASHMLA_SPARSE", "FlashMLA sparse (DeepSeek-V3.2 DSA)",
+        src(f"{BACKENDS_DIR}/mla/flashmla_sparse.py", "FlashMLASparseBackend"), mla=True, sparse=True,
+        archs=majors(9, 10), dtypes=BF16,
+        kv_dtypes=frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8", "nvfp4_ds_mla"}),
+        kv_dtype_archs=(("nvfp4_ds_mla", majors(10)),),
+        head_sizes=HeadSizes(allowed=frozenset({512, 576})), block_sizes=(MultipleOf(64),), auto_selected=True,
+        notes="'fp8' is an alias of fp8_ds_mla; head_size 512 only for rope-free models on SM90"),
+    VllmBackend(
+        "CUTLASS_MLA", "CUTLASS MLA (SM100)", src(f"{BACKENDS_DIR}/mla/cutlass_mla.py", "CutlassMLABackend"),
+        mla=True, archs=majors(10), kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=MLA_HEADS, block_sizes=(128,), auto_selected=True, sources={"head_sizes": MLA_COMMON}),
+    VllmBackend(
+        "FLASH_ATTN_MLA", "FlashAttention 3 MLA", src(f"{BACKENDS_DIR}/mla/flashattn_mla.py", "FlashAttnMLABackend"),
+        mla=True, archs=majors(9), head_sizes=MLA_HEADS, block_sizes=(MultipleOf(16),), auto_selected=True,
+        notes="supports_combination: 'FlashAttention MLA not supported on this device' unless FA3 on 9.x "
+              "(fa_utils.flash_attn_supports_mla)", sources={"head_sizes": MLA_COMMON}),
+    VllmBackend(
+        "TRITON_MLA", "Triton MLA", src(f"{BACKENDS_DIR}/mla/triton_mla.py", "TritonMLABackend"), mla=True,
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}), block_sizes=(MultipleOf(16),),
+        auto_selected=True,
+        notes="TritonMLAImpl raises for fp8 KV below SM89 and bfloat16 KV below SM80"),
+    VllmBackend(
+        "FLASHINFER_MLA", "FlashInfer MLA (TRT-LLM gen, SM100)",
+        src(f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend"), mla=True, archs=majors(10),
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}), head_sizes=MLA_HEADS,
+        block_sizes=(32, 64), auto_selected=True,
+        notes="supports_combination: qk_nope_head_dim must be 64, 128 or 192", sources={"head_sizes": MLA_COMMON}),
+    VllmBackend(
+        "TOKENSPEED_MLA", "TokenSpeed MLA (SM100, FP8 KV)",
+        src(f"{BACKENDS_DIR}/mla/tokenspeed_mla.py", "TokenspeedMLABackend"), mla=True, archs=majors(10),
+        kv_dtypes=frozenset({"fp8", "fp8_e4m3"}), head_sizes=MLA_HEADS, block_sizes=(32, 64), auto_selected=True,
+        notes="needs `pip install tokenspeed-mla`; DeepSeek-R1 dims only (128/64/128)",
+        sources={"head_sizes": MLA_COMMON}),
+    VllmBackend(
+        "FLASHINFER_MLA_SPARSE", "FlashInfer sparse MLA (TRT-LLM gen, SM100)",
+        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse.py", "FlashInferMLASparseTRTLLMBackend"), mla=True,
+        sparse=True, archs=majors(10), kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=HeadSizes(allowed=frozenset({512, 576})), block_sizes=(MultipleOf(32),), auto_selected=True),
+    VllmBackend(
+        "FLASHINFER_MLA_SPARSE_SM90", "FlashInfer sparse MLA (SM90)",
+        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse_sm90.py", "FlashInferMLASparseSM90Backend"), mla=True,
+        sparse=True, archs=majors(9), dtypes=BF16, kv_dtypes=frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=HeadSizes(allowed=frozenset({512, 576})), block_sizes=(MultipleOf(64),), auto_selected=True,
+        notes="needs FlashInfer >= 0.6.18; kv_lora_rank 512"),
+    VllmBackend(
+        "FLASH_ATTN_MLA_SPARSE", "FlashAttention 3 sparse MLA (SM90)",
+        src(f"{BACKENDS_DIR}/mla/flashattn_mla_sparse.py", "FlashAttnMLASparseBackend"), mla=True, sparse=True,
+        archs=majors(9), block_sizes=(MultipleOf(64),), auto_selected=True),
+    VllmBackend(
+        "FLASH_ATTN_MLA_SPARSE_FA4", "FlashAttention 4 sparse MLA decode (SM100)",
+        src(f"{BACKENDS_DIR}/mla/flashattn_mla_sparse.py", "FlashAttnMLASparseFA4Backend"), mla=True,
+        sparse=True, archs=majors(10), dtypes=BF16, kv_dtypes=frozenset({"auto", "bfloat16"}),
+        head_sizes=HeadSizes(allowed=frozenset({576})), block_sizes=(MultipleOf(64),), auto_selected=True),
+    VllmBackend(
+        "FLASHINFER_MLA_SPARSE_SM120", "FlashInfer sparse MLA (SM120)",
+        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse.py", "FlashInferMLASparseSM120Backend"), mla=True,
+        sparse=True, modelled=False, auto_selected=True, notes="constraints not modelled here"),
+)
+
+# Valid names that this module does not model: name -> (platform, where it lives).
+_UNMODELLED = {
+    "FLASH_ATTN_DIFFKV": ("cuda", "flash_attn_diffkv.py: FLASH_ATTN for models whose K and V head dims differ"),
+    "TRITON_ATTN_DIFFKV": ("cuda", "triton_attn_diffkv.py: TRITON_ATTN for diff-KV models"),
+    "TRITON_FLASH_ATTN": ("cuda", "triton_flash_attn.py: Hopper mm-prefix composite"),
+    "TRITON_FLASHINFER": ("cuda", "triton_flashinfer.py: Blackwell mm-prefix composite"),
+    "ROCM_ATTN": ("rocm", "rocm_attn.py"), "ROCM_SEGMENTED_ATTN": ("rocm", "rocm_segmented_attn.py"),
+    "ROCM_AITER_MLA": ("rocm", "mla/rocm_aiter_mla.py"), "ROCM_AITER_TRITON_MLA": ("rocm", "mla/aiter_triton_mla.py"),
+    "ROCM_AITER_FA": ("rocm", "rocm_aiter_fa.py"), "ROCM_AITER_MLA_SPARSE": ("rocm", "mla/rocm_aiter_mla_sparse.py"),
+    "ROCM_AITER_UNIFIED_ATTN": ("rocm", "rocm_aiter_unified_attn.py"), "ROCM_OCTAVE": ("rocm", "rocm_octave_attn.py"),
+    "XPU_MLA_SPARSE": ("xpu", "mla/xpu_mla_sparse.py"),
+    "CPU_ATTN": ("cpu", "cpu_attn.py"), "CPU_MLA": ("cpu", "mla/cpu_mla.py"), "AMX_MLA": ("cpu", "mla/amx_mla.py"),
+    "FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4: selected by the DeepSeek-V4 layer"),
+    "FLASHINFER_MLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4"),
+    "ROCM_FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4 (ROCm)"),
+    "FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
+    "FLASHINFER_MLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
+    "ROCM_FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41 (ROCm)"),
+    "FLASHMLA_MEGA_ATTN_DSV41": ("model", "vllm/models/deepseek_v41"),
+    "MINIMAX_M3_SPARSE": ("model", "vllm/models/minimax_m3"),
+    "CUTLASS_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
+    "TRITON_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
+    "STEP5_DSA": ("model", "vllm/models/step5"),
+    "ULTRAQUANT": ("cuda", "ultraquant_attn.py: packed-KV backend for --kv-cache-dtype ultraquant_4bit"),
+    "NO_ATTENTION": ("any", "no_attention.py: for attention-free models"),
+}
+
+# In AttentionBackendEnum but unusable as --attention-backend: their class path is empty, so
+# AttentionBackendEnum.get_path raises "Backend {name} must be registered before use." (registry.py).
+UNREGISTERED = {"TORCH_SDPA": "only a tag for vision-encoder attention", "CUSTOM": "a placeholder for plug-ins"}
+
+# Names older releases accepted that 0.33.0's enum lacks (present in the 0.13.0 registry).
+REMOVED = {
+    "TREE_ATTN": "removed from AttentionBackendEnum by vllm PR #42121 (2026-05-08); absent in vllm 0.33.0",
+    "PALLAS": "TPU backend, in vllm 0.13.0's registry, absent in vllm 0.33.0",
+    "IPEX": "Intel IPEX backend, in vllm 0.13.0's registry, absent in vllm 0.33.0",
+    "XFORMERS": "V0 backend, removed with the V0 engine (vllm PR #25351, 2025-09); absent in vllm 0.33.0",
+}
+
+BY_NAME: dict[str, VllmBackend] = {b.name: b for b in BACKEND_LIST}
+for _name, (_platform, _where) in _UNMODELLED.items():
+    BY_NAME[_name] = VllmBackend(_name, _name, src(f"{BACKENDS_DIR}", _where), platform=_platform, modelled=False,
+                                 archs=ANY_ARCH if _platform in ("cuda", "model", "any") else NO_ARCH)
+
+# Every value `--attention-backend` accepts in vLLM 0.33.0 (case-insensitive; "auto" means no choice).
+VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
+AUTO = "auto"
+
+# `--kv-cache-dtype` choices (vllm/config/cache.py, CacheDType) and `--dtype` choices (config/model.py, ModelDType).
+KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
+                   "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc",
+                   "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3", "octave_k3v3_compact", "ultraquant_4bit",
+                   "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6")
+KV_CACHE_DTYPES_SOURCE = src("vllm/config/cache.py", "CacheDType")
+MODEL_DTYPES = {"auto": None, "half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
+                "float32": "float32"}
+MODEL_DTYPES_SOURCE = src("vllm/config/model.py", "ModelDType, _STR_DTYPE_TO_TORCH_DTYPE")
+FP8_KV = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "fp8_per_token_head"})
+
+
+def is_quantised_kv(kv_dtype: Optional[str]) -> bool:
+    """vllm/v1/kv_cache_interface.py is_quantized_kv_cache: anything but the model dtype."""
+    return kv_dtype not in (None, "auto", "float16", "bfloat16")
+
+
+# --- env var and flag history (verified in the 0.12.0, 0.13.0, 0.14.1, 0.15.0 and 0.33.0 wheels) -------------
+ENV_BACKEND = "VLLM_ATTENTION_BACKEND"
+ENV_FA_VERSION = "VLLM_FLASH_ATTN_VERSION"
+FLAG_SINCE = "0.13.0"  # --attention-backend first in engine/arg_utils.py of 0.13.0 (0.12.0: env var only)
+ENV_REMOVED_IN = "0.15.0"  # 0.13.0-0.14.1: read by AttentionConfig._set_from_env_if_set with a deprecation warning
+ENV_UNKNOWN_WARNING = "Unknown vLLM environment variable detected: {env}"
+ENV_SOURCE = src("vllm/platforms/interface.py", "Platform.validate_environ") + \
+    "; removed by vllm PR #32812 (2026-01-22), deprecated by PR #26315"
+ENV_DEPRECATION = ("Using VLLM_ATTENTION_BACKEND environment variable is deprecated and will be removed in "
+                   "v0.14.0 or v1.0.0, whichever is soonest. Please use --attention-config.backend command line "
+                   "argument or AttentionConfig(backend=...) config field instead.")
+
+
+# --- the FlashAttention version vLLM resolves ---------------------------------------------------------------
+@dataclass(frozen=True)
+class FaResolution:
+    version: Optional[int]  # None: get_flash_attn_version returns None (the asserted version is unsupported)
+    notes: tuple[str, ...] = ()  # vLLM's own log lines for every downgrade on the way
+
+
+FA4_TMEM_MESSAGE = ("FA4 on Blackwell does not support head_size={head_size} due to TMEM capacity limits, "
+                    "defaulting to FA version 2.")
+FA3_BLACKWELL_MESSAGE = ("Cannot use FA version 3 on Blackwell platform, defaulting to FA version 4 if supported, "
+                         "otherwise FA2.")
+FA4_HD256_MESSAGE = "FA4's Blackwell head_size=256 kernel does not support {reason}, defaulting to FA version 2."
+
+
+def flash_attn_version(cc: CC, head_size: Optional[int] = None, head_size_v: Optional[int] = None,
+                       requested: Optional[int] = None, has_sinks: bool = False, softcap: bool = False,
+                       alibi: bool = False, kv_dtype: Optional[str] = None,
+                       block_size: Optional[int] = None) -> FaResolution:
+    """fa_utils.get_flash_attn_version as FlashAttentionBackend calls it (supports_fa4_hd256=True)."""
+    notes = []
+    if cc[0] == 9:
+        version = 3
+    elif cc[0] == 10:
+        version = 4
+    else:
+        version = 2
+    if requested is not None:
+        version = requested
+    if cc[0] >= 10 and version == 3:
+        notes.append(FA3_BLACKWELL_MESSAGE)
+        version = 4 if cc in FA4_ARCHS else 2
+    if alibi and version in (3, 4):
+        notes.append(f"Cannot use FA version {version} with ALiBi, defaulting to FA version 2.")
+        version = 2
+    if version == 3 and cc[0] == 9 and head_size is not None and head_size > 256:
+        notes.append(f"FA3 does not support head_size={head_size} on SM90: upgrading FlashAttention 3 -> 4")
+        version = 4
+    hd256 = head_size == 256 and head_size_v in (None, 256) and cc[0] in (10, 11)
+    if version == 4 and hd256:
+        reason = ("attention sinks" if has_sinks else "logits soft capping" if softcap
+                  else f"quantized KV cache dtype {kv_dtype}" if is_quantised_kv(kv_dtype)
+                  else f"a KV cache block size of {block_size}" if block_size is not None and block_size % 128
+                  else None)
+        if reason is not None:
+            notes.append(FA4_HD256_MESSAGE.format(reason=reason))
+            version = 2
+    if (version == 4 and cc[0] >= 10 and head_size is not None and head_size > 128
+            and not ((head_size == 256 and head_size_v in (None, 256)) or (head_size == 192 and head_size_v == 128))):
+        notes.append(FA4_TMEM_MESSAGE.format(head_size=head_size))
+        version = 2
+    if cc not in FA_SUPPORTED[version]:
+        notes.append(f"Cannot use FA version {version} is not supported due to {FA_UNSUPPORTED_REASON[version]}")
+        return FaResolution(None, tuple(notes))
+    return FaResolution(version, tuple(notes))
+
+
+FA_FP8_KV_REASON = "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
+FA_FP8_KV_SOURCE = src(_FA, "FlashAttentionBackend.supports_combination") + "; " + \
+    src(FA_UTILS, "flash_attn_supports_kv_cache_dtype")
+
+
+def flash_attn_fp8_kv_ok(cc: CC, kv_dtype: str, head_size: Optional[int], fa: FaResolution) -> bool:
+    """fa_utils.flash_attn_supports_kv_cache_dtype for a quantised KV dtype."""
+    if kv_dtype == "fp8_e5m2":
+        return False
+    sm90_ok = fa.version == 3 or (fa.version == 4 and head_size in (None, 512))
+    return (sm90_ok and cc[0] == 9) or (fa.version == 4 and cc[0] == 10)
+
+
+def flash_attn_sinks_ok(cc: CC, requested: Optional[int] = None) -> bool:
+    """fa_utils.flash_attn_supports_sinks: the layer-less FA version is 3 or 4."""
+    return flash_attn_version(cc, requested=requested).version in (3, 4)
+
+
+# --- other supports_combination reasons ------------------------------------------------------------------
+FA_SINK_CC_REASON = "sink not supported on compute capability < 9.0"
+FLASHMLA_DENSE_REASON = "FlashMLA Dense is only supported on Hopper devices."
+FLASHMLA_DENSE_SOURCE = src("vllm/v1/attention/ops/flashmla.py", "is_flashmla_dense_supported") + "; " + \
+    src(f"{BACKENDS_DIR}/mla/flashmla.py", "FlashMLABackend.supports_combination")
+FLASHMLA_SPARSE_NVFP4_REASON = "FLASHMLA_SPARSE only supports the nvfp4_ds_mla kv-cache dtype on SM100 (Blackwell)"
+FI_NVFP4_HEAD64_REASON = "fa2 prefill misreads an NVFP4 KV cache at head_size 64"
+FI_NVFP4_SINK_REASON = "the sink prefill wrapper cannot read an NVFP4 KV cache"
+FI_NVFP4_SOURCE = src(_FI, "FlashInferBackend.supports_combination")
+FI_MLA_QK_NOPE = (64, 128, 192)
+FI_MLA_QK_NOPE_REASON = "FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], but got {got}"
+FI_MLA_QK_NOPE_SOURCE = src(f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend.supports_combination")
+TOKENSPEED_DIMS = (128, 64, 128)  # qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+TOKENSPEED_DIMS_REASON = ("tokenspeed_mla requires DeepSeek R1 MLA dimensions (qk_nope_head_dim=128, "
+                          "qk_rope_head_dim=64, v_head_dim=128), got ({got})")
+TOKENSPEED_SOURCE = src(f"{BACKENDS_DIR}/mla/tokenspeed_mla.py", "TokenspeedMLABackend.supports_combination")
+
+BF16_ARCH_MESSAGE = ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu} GPU "
+                     "has compute capability {cc}. You can use float16 instead by explicitly setting the `dtype` "
+                     "flag in CLI, for example: --dtype=half.")
+BF16_ARCH_SOURCE = src(CUDA_PY, "CudaPlatformBase.check_if_supports_dtype (called from gpu_worker)")
+# config/model.py _FLOAT16_NOT_SUPPORTED_MODELS: model_type -> reason
+FLOAT16_UNSUPPORTED_MODELS = {m: "Numerical instability. Please use bfloat16 or float32 instead."
+                              for m in ("gemma2", "gemma3", "gemma3_text", "glm4")}
+FLOAT16_MODEL_MESSAGE = "The model type {model_type!r} does not support float16. Reason: {reason}"
+FLOAT16_MODEL_SOURCE = src("vllm/config/model.py", "_check_valid_dtype, _FLOAT16_NOT_SUPPORTED_MODELS")
+
+# Models vLLM runs as sparse MLA: config.json has `index_topk` (model_executor/models/deepseek_v2.py,
+# `self.is_v32 = hasattr(config, "index_topk")`). ModelFeatures does not keep index_topk, so the model types
+# whose configs carry it stand in for it.
+SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32", "glm_moe_dsa"})
+
+
+# --- the selection vLLM would make ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class VllmQuery:
+    """vLLM's AttentionSelectorConfig for one attention layer, plus what supports_combination reads."""
+
+    cc: CC
+    head_size: int
+    dtype: str = "bfloat16"  # "float16" | "bfloat16" | "float32"
+    kv_dtype: str = "auto"
+    block_size: Optional[int] = None  # only when --block-size was given
+    use_mla: bool = False
+    use_sparse: bool = False
+    has_sink: bool = False
+    has_sliding_window: bool = False
+    softcap: bool = False
+    head_size_v: Optional[int] = None
+    fa_version: Optional[int] = None  # --attention-config.flash_attn_version
+    qk_nope_head_dim: Optional[int] = None
+    qk_rope_head_dim: Optional[int] = None
+    v_head_dim: Optional[int] = None
+    num_heads: Optional[int] = None
+
+
+def combination_reason(backend: VllmBackend, q: VllmQuery) -> Optional[str]:
+    """The backend's supports_combination(...) text for this query, or None."""
+    name = backend.name
+    if name == "FLASH_ATTN":
+        if q.has_sink and q.cc < (9, 0):
+            return FA_SINK_CC_REASON
+        if is_quantised_kv(q.kv_dtype):
+            fa = flash_attn_version(q.cc, q.head_size, q.head_size, q.fa_version, q.has_sink, q.softcap,
+                                    kv_dtype=q.kv_dtype, block_size=q.block_size)
+            if not flash_attn_fp8_kv_ok(q.cc, q.kv_dtype, q.head_size, fa):
+                return FA_FP8_KV_REASON
+    elif name == "FLASHINFER":
+        if q.kv_dtype.startswith("nvfp4") and q.cc[0] in (8, 9, 12):
+            if q.head_size == 64:
+                return FI_NVFP4_HEAD64_REASON
+            if q.has_sink:
+                return FI_NVFP4_SINK_REASON
+    elif name == "FLASHMLA":
+        if not q.use_sparse and q.cc[0] != 9:
+            return FLASHMLA_DENSE_REASON
+    elif name == "FLASHMLA_SPARSE":
+        if q.kv_dtype == "nvfp4_ds_mla" and q.cc[0] != 10:
+            return FLASHMLA_SPARSE_NVFP4_REASON
+    elif name == "FLASH_ATTN_MLA":
+        if q.cc[0] != 9:
+            return "FlashAttention MLA not supported on this device"
+    elif name == "FLASHINFER_MLA":
+        if q.qk_nope_head_dim is not None and q.qk_nope_head_dim not in FI_MLA_QK_NOPE:
+            return FI_MLA_QK_NOPE_REASON.format(got=q.qk_nope_head_dim)
+    elif name == "TOKENSPEED_MLA":
+        dims = (q.qk_nope_head_dim, q.qk_rope_head_dim, q.v_head_dim)
+        if None not in dims and dims != TOKENSPEED_DIMS:
+            return TOKENSPEED_DIMS_REASON.format(got=", ".join(str(d) for d in dims))
+    return None
+
+
+def validate(backend: VllmBackend, q: VllmQuery) -> list[str]:
+    """AttentionBackend.validate_configuration: every reason, in vLLM's order (modelled backends only)."""
+    reasons = []
+    if not backend.head_sizes.accepts(q.head_size, q.cc):
+        reasons.append(R_HEAD_SIZE)
+    if q.dtype not in backend.dtypes:
+        reasons.append(R_DTYPE)
+    if not backend.accepts_kv_dtype(q.kv_dtype, q.cc):
+        reasons.append(R_KV_DTYPE)
+    if q.block_size is not None and not backend.accepts_block_size(q.block_size):
+        reasons.append(R_BLOCK_SIZE)
+    if q.use_mla != backend.mla:
+        reasons.append(R_MLA if q.use_mla else R_NON_MLA)
+    if q.has_sink and not supports_sink(backend, q.cc, q.fa_version):
+        reasons.append(R_SINKS)
+    if q.use_sparse != backend.sparse:
+        reasons.append(R_SPARSE if q.use_sparse else R_NON_SPARSE)
+    if q.cc not in backend.archs:
+        reasons.append(R_CC)
+    if q.has_sliding_window and not backend.sliding_window:
+        reasons.append(R_SLIDING_WINDOW)
+    combination = combination_reason(backend, q)
+    if combination is not None:
+        reasons.append(combination)
+    return reasons
+
+
+def supports_sink(backend: VllmBackend, cc: CC, fa_version: Optional[int] = None) -> bool:
+    """supports_sink() on this arch; FLASH_ATTN's answer follows the FA version (3 and 4 take sinks)."""
+    if backend.name == "FLASH_ATTN":
+        return flash_attn_sinks_ok(cc, fa_version)
+    return cc in backend.sinks
+
+
+PRIORITY_SOURCE = src(CUDA_PY, "_get_backend_priorities")
+
+
+def priorities(q: VllmQuery) -> tuple[str, ...]:
+    """The CUDA priority list for a layer (multimodal-prefix and non-causal variants left out)."""
+    if q.use_mla:
+        if q.cc[0] == 10:
+            if is_quantised_kv(q.kv_dtype):
+                sparse = ("FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
+            elif q.num_heads is not None and q.num_heads <= 16:
+                sparse = ("FLASH_ATTN_MLA_SPARSE_FA4", "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
+            else:
+                sparse = ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE")
+            return ("FLASHINFER_MLA", "TOKENSPEED_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA",
+                    *sparse)
+        if q.cc[0] == 12:
+            return "TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120"
+        tail = ["FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE"]
+        tail.insert(0 if q.head_size == 512 else 2, "FLASHINFER_MLA_SPARSE_SM90")
+        return ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", *tail)
+    if q.cc[0] == 10:
+        return "FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"
+    return "FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"
+
+
+@dataclass(frozen=True)
+class Selection:
+    chosen: Optional[str]
+    rejected: dict[str, list[str]]  # backend -> reasons, in priority order
+    unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
+
+
+def select(q: VllmQuery) -> Selection:
+    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named."""
+    rejected: dict[str, list[str]] = {}
+    unmodelled = []
+    for name in priorities(q):
+        backend = BY_NAME[name]
+        if not backend.modelled:
+            unmodelled.append(name)
+            continue
+        reasons = validate(backend, q)
+        if not reasons:
+            return Selection(name, rejected, tuple(unmodelled))
+        rejected[name] = reasons
+    return Selection(None, rejected, tuple(unmodelled))
+
+
+def backend_info(backend: VllmBackend) -> BackendInfo:
+    """The engine-neutral view other modules read (names, platforms, archs, MLA/MHA, KV dtypes)."""
+    arch_majors = None if backend.archs == ANY_ARCH else frozenset(
+        m for m in range(7, 13) if any((m, n) in backend.archs for n in range(10)))
+    return BackendInfo(
+        name=backend.name, title=backend.title, engine="vllm", platform=backend.platform, archs=arch_majors,
+        mha=not backend.mla, mla=backend.mla, kv_dtypes=backend.kv_dtypes,
+        general=backend.modelled and backend.auto_selected and backend.platform == "cuda",
+        removed=backend.removed, source=backend.source, notes=backend.notes)
+
+
+BACKENDS: dict[str, BackendInfo] = {name: backend_info(b) for name, b in BY_NAME.items()}

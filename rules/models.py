@@ -1,0 +1,212 @@
+"""Model features from a Hugging Face config.json, read as JSON: model code is never imported or executed.
+
+`load_model(spec)` takes a local model directory, a config.json path, or a built-in preset name
+(rules/knowledge/model_presets.json holds excerpts of real configs, parsed by the same code).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from rules.errors import RulesInputError
+
+# --feature names: what a config.json cannot say (or to force a feature on).
+FEATURES = {
+    "score_mod": "the model passes a custom score_mod to attention (e.g. Inkling relative attention)",
+    "rel_bias": "the model passes a sheared relative bias (rel_bias) to attention (Inkling)",
+    "sinks": "learnable attention sinks (e.g. GPT-OSS)",
+    "softcap": "attention logit soft-capping (e.g. Gemma 2)",
+    "sliding_window": "sliding-window (local) attention on some or all layers",
+    "mla": "multi-head latent attention (DeepSeek V2/V3 family)",
+    "cross_attention": "encoder-decoder cross attention",
+    "chunked_local": "chunked local attention (Llama 4 attention_chunk_size)",
+    "asymmetric_kv": "K and V head dims differ",
+}
+
+# Architectures SGLang treats as absorbed-MLA "DeepSeek family" for deterministic inference
+# (sglang 0.5.23 python/sglang/srt/arg_groups/attention_hook.py, handle_deterministic_inference).
+DEEPSEEK_FAMILY = frozenset({
+    "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "MistralLarge3ForCausalLM",
+    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "Glm4MoeLiteForCausalLM", "Glm5NextForConditionalGeneration",
+})
+
+PRESETS_FILE = os.path.join(os.path.dirname(__file__), "knowledge", "model_presets.json")
+
+
+@dataclass(frozen=True)
+class ModelFeatures:
+    name: str
+    source: str  # "preset <name>" or the config.json path
+    architecture: Optional[str] = None
+    model_type: Optional[str] = None
+    dtype: Optional[str] = None
+    num_attention_heads: Optional[int] = None
+    num_key_value_heads: Optional[int] = None
+    head_dim: Optional[int] = None  # Q/K head dim of the attention kernel (MLA: nope + rope, the prefill shape)
+    v_head_dim: Optional[int] = None
+    mla: bool = False
+    kv_lora_rank: Optional[int] = None
+    qk_rope_head_dim: Optional[int] = None
+    sliding_window: Optional[int] = None
+    sliding_window_layers: bool = False  # some or all layers use a sliding window
+    attention_sinks: bool = False
+    softcap: Optional[float] = None
+    attention_chunk_size: Optional[int] = None
+    cross_attention: bool = False
+    dual_chunk: bool = False
+    hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
+    features: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def gqa_ratio(self) -> Optional[int]:
+        if self.num_attention_heads and self.num_key_value_heads:
+            return self.num_attention_heads // self.num_key_value_heads
+        return None
+
+    @property
+    def deepseek_family(self) -> bool:
+        return self.architecture in DEEPSEEK_FAMILY
+
+    @property
+    def absorbed_mla_head_dims(self) -> Optional[tuple[int, int]]:
+        """(head_dim, head_dim_v) of the absorbed-MLA decode kernel: (rope dim, kv_lora_rank), FA4's `qv` path."""
+        if self.mla and self.kv_lora_rank and self.qk_rope_head_dim:
+            return self.qk_rope_head_dim, self.kv_lora_rank
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "features"}
+        out["features"] = sorted(self.features)
+        out["gqa_ratio"] = self.gqa_ratio
+        return out
+
+
+def _int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def features_from_config(config: dict[str, Any], name: str, source: str) -> ModelFeatures:
+    """ModelFeatures from a parsed config.json (multimodal configs: attention lives in `text_config`)."""
+    if not isinstance(config, dict):
+        raise RulesInputError(f"{source}: config.json must be a JSON object")
+    architectures = config.get("architectures") or []
+    architecture = architectures[0] if isinstance(architectures, list) and architectures else None
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    # Some multimodal configs keep the dtype only at the top level.
+    dtype = text.get("torch_dtype") or text.get("dtype") or config.get("torch_dtype") or config.get("dtype")
+
+    heads = _int(text.get("num_attention_heads")) or _int(text.get("decoder_attention_heads"))
+    kv_heads = _int(text.get("num_key_value_heads")) or heads
+    kv_lora_rank = _int(text.get("kv_lora_rank"))
+    mla = kv_lora_rank is not None and kv_lora_rank > 0
+    if mla:
+        nope, rope = _int(text.get("qk_nope_head_dim")), _int(text.get("qk_rope_head_dim"))
+        head_dim = nope + rope if nope is not None and rope is not None else None
+        v_head_dim = _int(text.get("v_head_dim"))
+    else:
+        rope = None
+        head_dim = _int(text.get("head_dim"))
+        hidden = _int(text.get("hidden_size")) or _int(text.get("d_model"))
+        if head_dim is None and hidden and heads:
+            head_dim = hidden // heads
+        v_head_dim = _int(text.get("v_head_dim")) or head_dim
+
+    layer_types = text.get("layer_types") or []
+    sliding_layers = any(isinstance(t, str) and "sliding" in t for t in layer_types)
+    sliding_window = _int(text.get("sliding_window"))
+    if text.get("use_sliding_window") is False and not sliding_layers:
+        sliding_window = None  # Qwen2/3 configs carry a window they do not use
+    sliding = sliding_layers or sliding_window is not None or _int(text.get("sliding_window_pattern")) is not None
+
+    softcap = text.get("attn_logit_softcapping")
+    softcap = float(softcap) if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0 \
+        else None
+    sinks = bool(architecture and architecture.startswith("GptOss")) or bool(text.get("attention_sinks"))
+    chunk = _int(text.get("attention_chunk_size"))
+    cross = bool(config.get("is_encoder_decoder")) or "cross_attention_layers" in text
+    hybrid = any(isinstance(t, str) and t in ("linear_attention", "mamba", "gdn") for t in layer_types) \
+        or text.get("full_attention_interval") is not None
+
+    features = set()
+    if mla:
+        features.add("mla")
+    if sinks:
+        features.add("sinks")
+    if softcap:
+        features.add("softcap")
+    if sliding:
+        features.add("sliding_window")
+    if chunk:
+        features.add("chunked_local")
+    if cross:
+        features.add("cross_attention")
+    if head_dim and v_head_dim and head_dim != v_head_dim and not mla:
+        features.add("asymmetric_kv")
+    return ModelFeatures(
+        name=name, source=source, architecture=architecture, model_type=text.get("model_type") or config.get("model_type"),
+        dtype=dtype if isinstance(dtype, str) else None, num_attention_heads=heads, num_key_value_heads=kv_heads,
+        head_dim=head_dim, v_head_dim=v_head_dim, mla=mla, kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope,
+        sliding_window=sliding_window, sliding_window_layers=sliding, attention_sinks=sinks, softcap=softcap,
+        attention_chunk_size=chunk, cross_attention=cross,
+        dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict), hybrid_linear=hybrid,
+        features=frozenset(features),
+    )
+
+
+_presets: Optional[dict[str, dict[str, Any]]] = None
+
+
+def presets() -> dict[str, dict[str, Any]]:
+    """Preset name -> {"aliases": [...], "config": {...config.json excerpt...}, "source": "..."}."""
+    global _presets
+    if _presets is None:
+        with open(PRESETS_FILE, encoding="utf-8") as handle:
+            _presets = json.load(handle)["presets"]
+    return _presets
+
+
+def _preset_key(name: str) -> Optional[str]:
+    wanted = name.strip().lower().rstrip("/")
+    short = wanted.rsplit("/", 1)[-1]
+    for key, preset in presets().items():
+        spellings = {key.lower(), *(a.lower() for a in preset.get("aliases", []))}
+        if wanted in spellings or short in spellings:
+            return key
+    return None
+
+
+def load_preset(name: str) -> Optional[ModelFeatures]:
+    key = _preset_key(name)
+    if key is None:
+        return None
+    preset = presets()[key]
+    return features_from_config(preset["config"], key, f"preset {key} ({preset['source']})")
+
+
+def load_config_file(path: str) -> ModelFeatures:
+    config_path = os.path.join(path, "config.json") if os.path.isdir(path) else path
+    try:
+        with open(config_path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as err:
+        raise RulesInputError(f"cannot read model config {config_path}: {err.strerror or err}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RulesInputError(f"model config {config_path} is not valid JSON: {err}") from None
+    name = os.path.basename(os.path.dirname(os.path.abspath(config_path))) if not os.path.isdir(path) \
+        else os.path.basename(os.path.abspath(path))
+    return features_from_config(data, name, config_path)
+
+
+def load_model(spec: str) -> ModelFeatures:
+    """A local directory / config.json, else a preset; RulesInputError naming the presets otherwise."""
+    if os.path.exists(spec):
+        return load_config_file(spec)
+    preset = load_preset(spec)
+    if preset is not None:
+        return preset
+    if spec.startswith((".", "/", "~")) or spec.endswith(".json"):
+        raise RulesInputError(f"--model {spec}: no such file or directory")
+    raise RulesInputError(f"--model {spec!r} is neither a local model directory nor a preset", choices=presets(),
+                          word=spec)

@@ -1,0 +1,168 @@
+"""Target: what the rules see of hardware and software.
+
+Three constructors, one shape:
+- `Target.from_facts(facts, kind="live"|"facts", label=...)`: a live probe or a saved report; software known.
+- `Target.from_gpu(name)`: a GPU profile (`--gpu H100`, `--gpu sm_90`); software facts are unknown, so rules
+  that need them answer skip, never pass.
+- `load_facts_file(path)` reads a saved report (FactsError -> RulesInputError).
+`with_engine_versions({"sglang": "0.5.23"})` pins versions (`--engine-version`), overriding what facts say.
+Everything rules read is computed once here, so evaluating a rule is attribute access.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Mapping, Optional
+
+from rules.errors import RulesInputError
+from rules.knowledge import gpus
+
+if TYPE_CHECKING:  # the facts model is only needed for live/facts targets
+    from probe.facts import Facts
+
+# Versions rules may be keyed on: name -> (facts library key, distributions that carry it, in order).
+VERSIONED = {
+    "sglang": ("sglang", ("sglang",)),
+    "vllm": ("vllm", ("vllm",)),
+    "flash-attn-4": ("fa4", ("flash-attn-4",)),
+    "flashinfer": ("flashinfer", ("flashinfer-python", "flashinfer")),
+}
+_VERSION_ALIASES = {"flash_attn_4": "flash-attn-4", "fa4": "flash-attn-4", "flashinfer-python": "flashinfer",
+                    "flashinfer_python": "flashinfer"}
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # "live" | "facts" | "gpu"
+    label: str  # what the user named: "this machine", the facts file, the GPU profile
+    gpu_name: Optional[str]
+    cc: Optional[tuple[int, int]]
+    memory_gib: Optional[float] = None
+    gpu_count: int = 0
+    software_known: bool = False  # False for --gpu: installs, torch build and versions are unknown
+    versions: Mapping[str, str] = field(default_factory=dict)  # installed: sglang, vllm, flash-attn-4, flashinfer
+    version_origin: str = ""  # "probe" | "facts file" | "--engine-version"
+    facts: Optional["Facts"] = None
+    gpu_note: str = ""  # e.g. mixed GPU models, or why there is no GPU
+
+    # Derived once (compute-capability major/minor/arch), read by every rule.
+    @property
+    def major(self) -> Optional[int]:
+        return self.cc[0] if self.cc else None
+
+    @property
+    def arch(self) -> Optional[int]:
+        """major * 10 + minor, as flash_attn.cute's _get_device_arch computes it (90, 100, 103, 120)."""
+        return self.cc[0] * 10 + self.cc[1] if self.cc else None
+
+    @property
+    def sm(self) -> str:
+        return f"SM{self.cc[0]}{self.cc[1]}" if self.cc else "no GPU"
+
+    def describe(self) -> str:
+        if self.cc is None:
+            return f"{self.label}: no CUDA GPU" + (f" ({self.gpu_note})" if self.gpu_note else "")
+        name = self.gpu_name or self.sm
+        return f"{name} (compute capability {self.cc[0]}.{self.cc[1]}, {self.sm})"
+
+    @classmethod
+    def from_gpu(cls, name: str) -> "Target":
+        profile = gpus.lookup(name)
+        if profile is None:
+            cc = gpus.parse_compute_capability(name)
+            if cc is None:
+                raise RulesInputError(f"unknown GPU {name!r} (a product name or a compute capability such as "
+                                      f"sm_90 or 12.1)", choices=gpus.names(), word=name)
+            profile = gpus.profile_for_cc(cc)
+        return cls(kind="gpu", label=f"--gpu {name}", gpu_name=profile.name, cc=profile.cc,
+                   memory_gib=profile.memory_gib, gpu_count=1, software_known=False)
+
+    @classmethod
+    def from_facts(cls, facts: "Facts", kind: str = "live", label: str = "this machine") -> "Target":
+        devices = [d for d in facts.gpus.devices if d.cc_major is not None and d.cc_minor is not None]
+        note = ""
+        if devices:
+            first = devices[0]
+            cc: Optional[tuple[int, int]] = (first.cc_major, first.cc_minor)
+            kinds = {(d.name, d.cc_major, d.cc_minor) for d in devices}
+            if len(kinds) > 1:
+                note = "mixed GPUs: " + ", ".join(sorted(f"{n} ({a}.{b})" for n, a, b in kinds)) + \
+                       f"; judged as GPU 0 ({first.name})"
+            name = first.name
+            memory = round(first.memory_total_mib / 1024, 1) if first.memory_total_mib else None
+        else:
+            cc, name, memory = None, None, None
+            note = facts.gpus.error or "NVML reported no GPU"
+        versions = {}
+        for key, (library_key, distributions) in VERSIONED.items():
+            library = facts.library(library_key)
+            if library is None or not library.installed:
+                continue
+            version = next((library.distributions[d] for d in distributions if d in library.distributions),
+                           library.version)
+            if version:
+                versions[key] = version
+        return cls(kind=kind, label=label, gpu_name=name, cc=cc, memory_gib=memory, gpu_count=len(devices),
+                   software_known=True, versions=versions, version_origin="probe" if kind == "live" else "facts file",
+                   facts=facts, gpu_note=note)
+
+    def with_engine_versions(self, pins: Mapping[str, str]) -> "Target":
+        if not pins:
+            return self
+        versions = dict(self.versions)
+        versions.update(pins)
+        return replace(self, versions=versions, version_origin="--engine-version")
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind, "label": self.label, "gpu": self.gpu_name,
+            "compute_capability": f"{self.cc[0]}.{self.cc[1]}" if self.cc else None,
+            "sm": self.sm if self.cc else None, "memory_gib": self.memory_gib, "gpu_count": self.gpu_count,
+            "software_known": self.software_known, "versions": dict(sorted(self.versions.items())),
+            "version_origin": self.version_origin or None, "note": self.gpu_note or None,
+        }
+
+
+def parse_engine_versions(specs) -> dict[str, str]:
+    """`sglang==0.5.23` (repeatable) -> {"sglang": "0.5.23"}; RulesInputError on anything else."""
+    from packaging.version import InvalidVersion, Version
+
+    pins = {}
+    for spec in specs:
+        name, sep, version = spec.partition("==")
+        name = name.strip().lower()
+        name = _VERSION_ALIASES.get(name, name)
+        if not sep or not version.strip():
+            raise RulesInputError(f"--engine-version {spec!r}: expected NAME==VERSION, e.g. sglang==0.5.23")
+        if name not in VERSIONED:
+            raise RulesInputError(f"--engine-version {spec!r}: unknown package {name!r}", choices=VERSIONED, word=name)
+        try:
+            Version(version.strip())
+        except InvalidVersion:
+            raise RulesInputError(f"--engine-version {spec!r}: {version.strip()!r} is not a version") from None
+        pins[name] = version.strip()
+    return pins
+
+
+def load_facts_file(path: str) -> Target:
+    from probe.facts import Facts, FactsError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as err:
+        raise RulesInputError(f"cannot read facts file {path}: {err.strerror or err}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RulesInputError(f"facts file {path} is not valid JSON: {err}") from None
+    try:
+        facts = Facts.from_dict(data)
+    except FactsError as err:
+        raise RulesInputError(f"facts file {path}: {err}") from None
+    return Target.from_facts(facts, kind="facts", label=path)
+
+
+def live_target() -> Target:
+    """This machine, probed now. probe.collect is imported here only: --gpu and --facts never load it."""
+    from probe.collect import collect
+
+    return Target.from_facts(collect(check_imports=True), kind="live", label="this machine")

@@ -1,0 +1,51 @@
+"""Every registered rule is a complete declarative unit with a pass and a fail fixture that hold."""
+import pytest
+
+from rules.engine import RULE_ENGINES, Status, all_rules, get_rule
+from tests.rule_fixtures import all_fixtures, run_case
+
+FIXTURES = all_fixtures()
+RULES = all_rules()
+
+
+def _cases():
+    for rule_id, buckets in sorted(FIXTURES.items()):
+        for bucket in ("pass", "fail"):
+            for index, case in enumerate(buckets.get(bucket, [])):
+                yield pytest.param(rule_id, bucket, case, id=f"{rule_id}-{bucket}-{index}")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_rule_is_complete(rule):
+    assert rule.title and rule.docs.strip() and rule.source and rule.fix_title
+    assert rule.prevents or rule.reason, "a rule names the upstream message it prevents, or why it exists"
+    assert rule.engine in RULE_ENGINES
+    assert rule.why, "docs: a first paragraph (what it checks), then why"
+    assert rule.id == rule.id.lower() and " " not in rule.id
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_rule_has_pass_and_fail_fixtures(rule):
+    buckets = FIXTURES.get(rule.id, {})
+    assert buckets.get("pass"), f"{rule.id} has no pass fixture (tests/rule_fixtures/{rule.subject}.py)"
+    assert buckets.get("fail"), f"{rule.id} has no fail fixture (tests/rule_fixtures/{rule.subject}.py)"
+
+
+def test_every_fixture_names_a_rule():
+    assert sorted(set(FIXTURES) - {r.id for r in RULES}) == []
+
+
+@pytest.mark.parametrize("rule_id,bucket,case", list(_cases()))
+def test_fixture_gives_expected_status(rule_id, bucket, case):
+    report = run_case(case)
+    finding = next(f for f in report.findings if f.rule_id == rule_id)
+    expected = case.get("expect", bucket)
+    assert finding.status == Status(expected), f"{finding.status}: {finding.message}"
+    if bucket == "fail":
+        assert expected in ("fail", "warn"), "a fail fixture shows the rule catching something"
+        assert finding.message.startswith("found ") and "required" in finding.message
+        if expected == "fail":
+            assert report.verdict == "fail"
+    else:
+        assert finding.status == Status.PASS
+        assert get_rule(rule_id) is not None
