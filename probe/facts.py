@@ -102,6 +102,7 @@ class ImportHealth:
     module: Optional[str] = None  # the module that was imported
     seconds: Optional[float] = None
     error: Optional[str] = None  # the library's own last error line
+    causes: list[str] = field(default_factory=list)  # the exceptions behind `error`, innermost last
     diagnosis: Optional[str] = None  # what it means and what to do, naming both sides
     details: dict[str, Any] = field(default_factory=dict)  # extra facts read inside the import (e.g. FA3 ops)
     cached: bool = False
@@ -114,6 +115,7 @@ class LibraryFacts:
     distributions: dict[str, str] = field(default_factory=dict)  # installed distribution -> version
     version: Optional[str] = None  # the version of the primary installed distribution
     import_name: Optional[str] = None
+    module_path: Optional[str] = None  # where import_name would load from (found without importing it)
     health: ImportHealth = field(default_factory=ImportHealth)
     notes: list[str] = field(default_factory=list)  # e.g. version skew between flashinfer pieces
 
@@ -126,6 +128,7 @@ class LibraryFacts:
 class CutlassHeaderFacts:
     path: Optional[str] = None
     version: Optional[str] = None  # from cutlass/version.h
+    source: Optional[str] = None  # where the path came from: "CUTLASS_PATH" or the nvidia-cutlass wheel
     error: Optional[str] = None
 
 

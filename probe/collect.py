@@ -1,0 +1,165 @@
+"""The one entry point that gathers Facts about this machine. Every probe is wrapped: a failing probe
+becomes a value with a reason, never an exception. Import checks (seconds) start first and run in the
+background while the quick probes (NVML, nvcc, files) run here.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import socket
+import sys
+import threading
+from typing import Callable, Optional, TypeVar
+
+from probe import __version__
+from probe.environ import relevant_environment
+from probe.facts import (
+    HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED, CudaToolkitFacts, CutlassHeaderFacts, Facts, GpuFacts,
+    HostFacts, ImportHealth, LibraryFacts, TorchFacts,
+)
+
+T = TypeVar("T")
+
+
+def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool = True) -> Facts:
+    from probe import gpus, health, libraries, toolkit
+
+    facts = Facts(tool_version=__version__, imports_checked=check_imports,
+                  collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    facts.torch = _guard(toolkit.torch_facts, lambda e: TorchFacts(error=e))
+    facts.libraries = [
+        _guard(lambda spec=spec: libraries.library_facts(spec),
+               lambda e, spec=spec: LibraryFacts(key=spec.key, title=spec.title, notes=[e]))
+        for spec in libraries.CATALOGUE
+    ]
+    present = [lib for lib in facts.libraries if lib.installed or lib.module_path]
+    for lib in facts.libraries:
+        if lib not in present:
+            lib.health = ImportHealth(status=HEALTH_NOT_INSTALLED)
+
+    checks = _start_import_checks(present, timeout, use_cache) if check_imports else None
+    facts.host = _guard(host_facts, lambda e: HostFacts(os=e))
+    facts.gpus = _guard(gpus.collect_gpus, lambda e: GpuFacts(error=e))
+    facts.cuda_toolkit = _guard(toolkit.cuda_toolkit_facts, lambda e: CudaToolkitFacts(error=e))
+    facts.cutlass_headers = _guard(toolkit.cutlass_header_facts, lambda e: CutlassHeaderFacts(error=e))
+    facts.environment = _guard(relevant_environment, lambda e: {"attn-preflight": e})
+    if checks is not None:
+        checks.join()
+        for lib in present:
+            lib.health = checks.results.get(lib.key) or ImportHealth(
+                status=HEALTH_SKIPPED, module=lib.import_name, error=checks.error or "no result")
+            _guard(lambda lib=lib: _interpret(lib, facts), lambda e, lib=lib: lib.notes.append(e))
+    _guard(lambda: _fill_torch_arch(facts), lambda e: setattr(facts.torch, "error", e))
+    return facts
+
+
+def host_facts() -> HostFacts:
+    virtualenv = sys.prefix if sys.prefix != getattr(sys, "base_prefix", sys.prefix) else None
+    return HostFacts(
+        os=platform.platform(), hostname=socket.gethostname(), python_version=platform.python_version(),
+        python_executable=sys.executable, virtualenv=virtualenv or os.environ.get("CONDA_PREFIX"),
+        cpu_arch=platform.machine(),
+    )
+
+
+class _ImportChecks(threading.Thread):
+    def __init__(self, requests, timeout: float, use_cache: bool):
+        super().__init__(name="attn-preflight-imports", daemon=True)
+        self.requests, self.timeout, self.use_cache = requests, timeout, use_cache
+        self.results: dict = {}
+        self.error: Optional[str] = None
+
+    def run(self) -> None:
+        from probe import health
+
+        try:
+            self.results = health.check_imports(self.requests, self.timeout, self.use_cache)
+        except Exception as err:  # the machinery itself failed (no fork, no temp dir): a value, not a crash
+            self.error = f"import checks could not run: {type(err).__name__}: {err}"
+
+
+def _start_import_checks(present: list[LibraryFacts], timeout: float, use_cache: bool) -> _ImportChecks:
+    from probe.health import ImportRequest
+    from probe.libraries import spec_for
+
+    requests = []
+    for lib in present:
+        spec = spec_for(lib.key)
+        requests.append(ImportRequest(key=lib.key, module=lib.import_name or spec.imports[0],
+                                      details=dict(spec.details), components=dict(spec.components)))
+    checks = _ImportChecks(requests, timeout, use_cache)
+    checks.start()
+    return checks
+
+
+def _interpret(lib: LibraryFacts, facts: Facts) -> None:
+    """Adds the diagnosis and the notes that need the whole picture (other libraries, torch, GPUs)."""
+    from probe import health
+    from probe.libraries import COMPONENT_NOTE
+
+    lib.health.diagnosis = health.diagnose(lib, facts)
+    lib.health.details.pop("sys_path", None)  # only needed to diagnose "No module named ..."
+    for name, part in (lib.health.details.get("components") or {}).items():
+        if part.get("status") == HEALTH_OK:
+            continue
+        texts = [part.get("error") or ""] + list(part.get("causes") or [])
+        why = health.error_diagnosis(f"{lib.title} {name}", texts, lib, facts)
+        lib.notes.append(f"{COMPONENT_NOTE}{name} ({part.get('module')}) does not load: {texts[0]}"
+                         + (f" → {why}" if why else ""))
+    module_version = lib.health.details.get("module_version")
+    if lib.version and module_version and module_version.split("+")[0] != lib.version.split("+")[0]:
+        lib.notes.append(f"{lib.health.module} reports __version__ {module_version}; the installed "
+                         f"distribution is {lib.version} (the version shown here)")
+    if lib.key == "torch" and lib.health.status == HEALTH_OK:
+        details = lib.health.details
+        if isinstance(details.get("arch_list"), list):
+            facts.torch.arch_list = details["arch_list"]
+        if facts.torch.cudnn is None and isinstance(details.get("cudnn"), int):
+            facts.torch.cudnn = cudnn_version_text(details["cudnn"])
+
+
+def cudnn_version_text(value: int) -> str:
+    """torch.backends.cudnn.version() (91002 for cuDNN 9.10.2; 8902 for 8.9.2) as text."""
+    if value >= 90000:
+        return f"{value // 10000}.{(value % 10000) // 100}.{value % 100}"
+    return f"{value // 1000}.{(value % 1000) // 100}.{value % 100}"
+
+
+def _fill_torch_arch(facts: Facts) -> None:
+    if facts.torch.arch_list is None:
+        return
+    for device in facts.gpus.devices:
+        if device.sm is not None:
+            facts.torch.gpu_arch_covered[device.sm] = arch_covered(
+                facts.torch.arch_list, device.cc_major, device.cc_minor)
+
+
+def arch_covered(arch_list: list[str], major: int, minor: int) -> bool:
+    """Whether a build for `arch_list` (torch.cuda.get_arch_list() style) runs on compute capability
+    major.minor: SASS for sm_XY runs on X.Z with Z >= Y (sm_XYa only on X.Y exactly; sm_XYf on the
+    family, X.Z with Z >= Y), and PTX compute_XY is JIT-compiled for any newer GPU."""
+    target = major * 10 + minor
+    for arch in arch_list:
+        kind, _, rest = arch.partition("_")
+        digits = rest.rstrip("af")
+        if not digits.isdigit():
+            continue
+        value = int(digits)
+        arch_major, arch_minor = value // 10, value % 10
+        if kind == "compute" and value <= target:
+            return True
+        if kind != "sm" or arch_major != major:
+            continue
+        if rest.endswith("a") and arch_minor == minor:
+            return True
+        if not rest.endswith("a") and arch_minor <= minor:
+            return True
+    return False
+
+
+def _guard(probe: Callable[[], T], on_error: Callable[[str], T]) -> T:
+    try:
+        return probe()
+    except Exception as err:
+        return on_error(f"probe failed: {type(err).__name__}: {err}")

@@ -1,0 +1,51 @@
+"""`attn-preflight probe`: what this machine is, and what of its attention stack is broken.
+
+Probe reports, it does not judge: it exits 0 however broken the machine is (`check` judges).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+from probe.commands.common import check_output_writable, format_option, output_option, write_output
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if value != value or value <= 0 or value == float("inf"):  # NaN, non-positive, infinite
+        raise click.BadParameter(f"must be a positive number of seconds, got {value:g}")
+    return value
+
+
+@click.command("probe")
+@format_option()
+@output_option()
+@click.option("--no-imports", is_flag=True,
+              help="Skip the import checks (fast; import health is then reported as unknown, not healthy).")
+@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT_S, show_default=True, metavar="SECONDS",
+              callback=_positive_seconds, help="Time limit for each library's import check.")
+@click.option("--no-cache", is_flag=True,
+              help="Import every library afresh instead of reusing results cached for this exact install.")
+def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: float, no_cache: bool) -> None:
+    """Report GPUs, driver, CUDA toolkit, torch build and every attention library (FlashAttention 2/3/4,
+    FlashInfer, sgl-kernel, CUTLASS, triton, xformers, ...) with its version and whether it imports.
+
+    Each import runs in its own subprocess, all in parallel, with a timeout; a failure is reported with
+    what it means. Results are cached per install ($XDG_CACHE_HOME/attn-preflight). GPUs are read through
+    NVML, without creating a CUDA context. Always exits 0: probe reports, `check` judges.
+    """
+    check_output_writable(output)
+    from probe.collect import collect
+
+    facts = collect(check_imports=not no_imports, timeout=timeout, use_cache=not no_cache)
+    if fmt.lower() == "json":
+        from probe.render import to_json
+
+        text = to_json(facts.to_dict())
+    else:
+        from probe.render.facts import render_facts
+
+        text = render_facts(facts, fmt.lower())
+    write_output(text, output)

@@ -1,0 +1,180 @@
+"""Facts as a terminal report or markdown (for a support ticket). JSON is `to_json(facts.to_dict())`.
+
+What is broken comes first ("Problems"), each with its diagnosis; then host, GPUs, CUDA toolkit, torch,
+libraries and environment.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from probe.facts import (
+    HEALTH_CRASHED, HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED, HEALTH_TIMEOUT, Facts,
+    LibraryFacts,
+)
+from probe.libraries import COMPONENT_NOTE, SKEW_NOTE, label
+from probe.render import heading, key_values, table
+
+BROKEN = (HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED)
+
+
+def render_facts(facts: Facts, fmt: str) -> str:
+    title = f"attn-preflight probe: {facts.host.hostname or 'this machine'}"
+    when = f"collected {facts.collected_at} by attn-preflight {facts.tool_version}"
+    sections = [
+        heading(title, fmt, level=1),
+        f"_{when}_" if fmt == "markdown" else when,
+        _problems(facts, fmt),
+        _host(facts, fmt),
+        _gpus(facts, fmt),
+        _toolkit(facts, fmt),
+        _torch(facts, fmt),
+        _libraries(facts, fmt),
+        _environment(facts, fmt),
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+def problems(facts: Facts) -> list[str]:
+    """One line per broken thing, with what it means."""
+    found = []
+    for lib in facts.libraries:
+        health = lib.health
+        if health.status in BROKEN:
+            line = f"{lib.title} ({label(lib)}): import {health.status}: {health.error or 'no message'}"
+            if health.diagnosis:
+                line += f"\n  → {health.diagnosis}"
+            elif health.causes:
+                line += f"\n  caused by: {health.causes[-1]}"
+            found.append(line)
+        found.extend(f"{lib.title}: {note}" for note in lib.notes if note.startswith((SKEW_NOTE, COMPONENT_NOTE)))
+    for device in facts.gpus.devices:
+        if device.error:
+            found.append(f"GPU {device.index} ({device.name or 'unknown'}): NVML query failed: {device.error}")
+    if facts.gpus.devices and facts.gpus.error:
+        found.append(f"NVML: {facts.gpus.error}")
+    if facts.torch.installed and facts.torch.error:
+        found.append(f"torch: {facts.torch.error}")
+    for sm, covered in sorted(facts.torch.gpu_arch_covered.items()):
+        if not covered:
+            found.append(f"torch {facts.torch.version} has no kernels for {sm} (arch list: "
+                         f"{' '.join(facts.torch.arch_list or []) or 'empty'})")
+    return found
+
+
+def _problems(facts: Facts, fmt: str) -> str:
+    found = problems(facts)
+    if found:
+        mark = "- " if fmt == "markdown" else "✗ "
+        body = "\n".join(mark + line.replace("\n", "\n  " if fmt == "markdown" else "\n") for line in found)
+    elif not facts.imports_checked:
+        body = "None found, but import health is unknown: imports were not checked (--no-imports)."
+    else:
+        checked = sum(1 for lib in facts.libraries if lib.health.status == HEALTH_OK)
+        body = f"None found: every installed library imports ({checked} checked)."
+    return heading(f"Problems ({len(found)})", fmt) + "\n" + body
+
+
+def _host(facts: Facts, fmt: str) -> str:
+    host = facts.host
+    return heading("Host", fmt) + "\n" + key_values([
+        ("OS", host.os), ("CPU", host.cpu_arch), ("Python", host.python_version),
+        ("executable", host.python_executable), ("virtualenv", host.virtualenv),
+    ], fmt)
+
+
+def _gpus(facts: Facts, fmt: str) -> str:
+    gpus = facts.gpus
+    out = [heading(f"GPUs ({len(gpus.devices)})", fmt)]
+    if gpus.driver_version or gpus.cuda_driver_version:
+        out.append(key_values([("driver", gpus.driver_version), ("CUDA (driver)", gpus.cuda_driver_version),
+                               ("NVML", gpus.nvml_version)], fmt))
+    if not gpus.devices:
+        out.append(f"None: {gpus.error or 'NVML reports no devices'}")
+        return "\n".join(out)
+    rows = [
+        [d.index, d.name, d.compute_capability, d.sm, _mib(d.memory_total_mib), d.mig_mode, d.persistence_mode,
+         d.nvlink_links_up, d.uuid, d.error]
+        for d in gpus.devices
+    ]
+    headers = ["#", "name", "CC", "arch", "memory", "MIG", "persistence", "NVLink up", "UUID", "error"]
+    if not any(d.error for d in gpus.devices):
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
+    out.append(table(headers, rows, fmt))
+    return "\n".join(out)
+
+
+def _toolkit(facts: Facts, fmt: str) -> str:
+    kit, headers = facts.cuda_toolkit, facts.cutlass_headers
+    cutlass = f"{headers.version} at {headers.path} (from {headers.source})" if headers.version else None
+    pairs = [("nvcc", f"{kit.nvcc_version or '?'} ({kit.nvcc_path})" if kit.nvcc_path else kit.error),
+             ("CUDA_HOME", kit.cuda_home), ("CUTLASS headers", cutlass or headers.error)]
+    if kit.nvcc_path and kit.error:
+        pairs.append(("nvcc problem", kit.error))
+    if headers.version and headers.error:
+        pairs.append(("CUTLASS note", headers.error))
+    return heading("CUDA toolkit", fmt) + "\n" + key_values(pairs, fmt)
+
+
+def _torch(facts: Facts, fmt: str) -> str:
+    torch = facts.torch
+    if not torch.installed:
+        return heading("torch", fmt) + "\n" + f"Not installed: {torch.error or 'no torch distribution'}"
+    if torch.arch_list is None:
+        arch = "unknown (read inside the import check)" if not facts.imports_checked else "unknown"
+    else:
+        arch = " ".join(torch.arch_list) or "none (CPU-only build)"
+    covered = ", ".join(f"{sm}: {'yes' if ok else 'NO'}" for sm, ok in sorted(torch.gpu_arch_covered.items()))
+    pairs = [("version", torch.version), ("CUDA build", torch.cuda or ("—" if torch.hip else "none (CPU-only)")),
+             ("cuDNN", torch.cudnn), ("HIP", torch.hip), ("arch list", arch), ("covers GPUs", covered or None)]
+    if torch.error:
+        pairs.append(("problem", torch.error))
+    return heading("torch", fmt) + "\n" + key_values(pairs, fmt)
+
+
+def _libraries(facts: Facts, fmt: str) -> str:
+    shown = [lib for lib in facts.libraries if lib.health.status != HEALTH_NOT_INSTALLED]
+    missing = [lib.title for lib in facts.libraries if lib.health.status == HEALTH_NOT_INSTALLED]
+    out = []
+    if shown:
+        rows = [[lib.title, _distributions(lib), lib.version or "unknown", lib.import_name, _health_cell(lib)]
+                for lib in shown]
+        out.append(table(["library", "distributions", "version", "import", "import health"], rows, fmt))
+    notes = [f"{lib.title}: {note}" for lib in shown for note in lib.notes
+             if not note.startswith((SKEW_NOTE, COMPONENT_NOTE))]
+    if notes:
+        out.append("Notes:\n" + "\n".join(f"- {note}" for note in notes))
+    if missing:
+        out.append("Not installed: " + ", ".join(missing))
+    return heading(f"Libraries ({len(shown)} installed)", fmt) + "\n" + "\n\n".join(out)
+
+
+def _environment(facts: Facts, fmt: str) -> str:
+    out = heading("Environment", fmt) + "\n"
+    if not facts.environment:
+        return out + "No variables that affect backend selection are set."
+    return out + key_values(sorted(facts.environment.items()), fmt)
+
+
+def _distributions(lib: LibraryFacts) -> str:
+    if not lib.distributions:
+        return "(no metadata)"
+    return ", ".join(name if version == lib.version else f"{name} {version}"
+                     for name, version in lib.distributions.items())
+
+
+def _health_cell(lib: LibraryFacts) -> str:
+    health = lib.health
+    if health.status == HEALTH_SKIPPED:
+        return "not checked" + (f": {health.error}" if health.error else "")
+    text = health.status
+    if health.status == HEALTH_CRASHED and health.error:
+        text = f"crashed ({health.error.replace('killed by ', '').split(' ')[0]})"
+    if health.seconds is not None:
+        text += f" {health.seconds:.1f} s"
+    if health.cached:
+        text += " (cached)"
+    return text
+
+
+def _mib(value: Optional[int]) -> Optional[str]:
+    return None if value is None else f"{value / 1024:.1f} GiB"

@@ -1,0 +1,148 @@
+"""The build side of the machine: torch's build (read from its files, never imported here), nvcc and
+CUDA_HOME, and CUTLASS C++ headers. Every probe returns a value with a reason, never raises.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import Optional
+
+from probe.facts import CudaToolkitFacts, CutlassHeaderFacts, TorchFacts
+from probe.libraries import find_distribution, locate_module
+
+NVCC_TIMEOUT_S = 10.0
+# pip's cuDNN wheels, newest CUDA first; torch's CUDA wheels depend on one of them.
+CUDNN_DISTRIBUTIONS = ("nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11", "nvidia-cudnn")
+
+
+def torch_facts() -> TorchFacts:
+    """torch's version, CUDA/HIP build and cuDNN, from metadata and torch/version.py (parsed, not run)."""
+    try:
+        dist = find_distribution("torch")
+        if dist is None:
+            return TorchFacts(installed=False, error=f"torch is not installed for {sys.executable}")
+        facts = TorchFacts(installed=True, version=dist.version)
+        version_file = locate_module("torch.version")
+        if version_file is None:
+            facts.error = "torch/version.py not found: the torch install is incomplete"
+        else:
+            values = read_assignments(version_file, ("cuda", "hip"))
+            facts.cuda, facts.hip = values.get("cuda"), values.get("hip")
+        cudnn = next(filter(None, (find_distribution(name) for name in CUDNN_DISTRIBUTIONS)), None)
+        facts.cudnn = cudnn.version if cudnn else None
+        return facts
+    except Exception as err:
+        return TorchFacts(error=f"reading torch's build failed: {type(err).__name__}: {err}")
+
+
+def read_assignments(path: str, names: tuple[str, ...]) -> dict[str, Optional[str]]:
+    """Top-level `name = "literal"` (or annotated) assignments of a Python file, without running it."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), filename=path)
+    found: dict[str, Optional[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in names and isinstance(value, ast.Constant):
+                found[target.id] = None if value.value is None else str(value.value)
+    return found
+
+
+def cuda_toolkit_facts() -> CudaToolkitFacts:
+    facts = CudaToolkitFacts(cuda_home=_cuda_home())
+    try:
+        facts.nvcc_path = _find_nvcc(facts.cuda_home)
+        if facts.nvcc_path is None:
+            facts.error = "nvcc not found on PATH or under CUDA_HOME"
+            return facts
+        out = subprocess.run(
+            [facts.nvcc_path, "--version"], capture_output=True, text=True, timeout=NVCC_TIMEOUT_S,
+            stdin=subprocess.DEVNULL, check=False,
+        )
+        match = re.search(r"release (\d+\.\d+)", out.stdout)
+        if match:
+            facts.nvcc_version = match.group(1)
+        else:
+            tail = (out.stdout + out.stderr).strip().splitlines()[-1:] or [f"exit status {out.returncode}"]
+            facts.error = f"`nvcc --version` printed no release: {tail[0]}"
+        if facts.cuda_home is None:
+            facts.cuda_home = _toolkit_root(facts.nvcc_path)
+    except subprocess.TimeoutExpired:
+        facts.error = f"`nvcc --version` did not finish within {NVCC_TIMEOUT_S:g} s"
+    except Exception as err:
+        facts.error = f"running nvcc failed: {type(err).__name__}: {err}"
+    return facts
+
+
+def _cuda_home() -> Optional[str]:
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            return os.environ[var]
+    return None
+
+
+def _toolkit_root(nvcc_path: str) -> Optional[str]:
+    """The toolkit nvcc belongs to (what torch's cpp_extension takes as CUDA_HOME), checked for headers:
+    an nvcc on PATH can be a wrapper script outside its toolkit."""
+    for candidate in (os.path.dirname(os.path.dirname(os.path.realpath(nvcc_path))), "/usr/local/cuda"):
+        if os.path.isfile(os.path.join(candidate, "include", "cuda.h")):
+            return candidate
+    return None
+
+
+def _find_nvcc(cuda_home: Optional[str]) -> Optional[str]:
+    if cuda_home and os.access(os.path.join(cuda_home, "bin", "nvcc"), os.X_OK):
+        return os.path.join(cuda_home, "bin", "nvcc")
+    on_path = shutil.which("nvcc")
+    if on_path:
+        return on_path
+    default = "/usr/local/cuda/bin/nvcc"  # where NVIDIA's installers put it, often off PATH
+    return default if os.access(default, os.X_OK) else None
+
+
+def cutlass_header_facts() -> CutlassHeaderFacts:
+    """CUTLASS C++ headers: $CUTLASS_PATH first (what CUTLASS-based builds use), then nvidia-cutlass's copy."""
+    try:
+        problems = []
+        candidates = []
+        if os.environ.get("CUTLASS_PATH"):
+            candidates.append(("CUTLASS_PATH", os.environ["CUTLASS_PATH"]))
+        library = locate_module("cutlass_library")
+        if library:
+            # NVIDIA/cutlass python/cutlass_library: the wheel bundles the C++ tree under source/.
+            candidates.append(("nvidia-cutlass (cutlass_library/source)", os.path.join(
+                os.path.dirname(library), "source")))
+        for source, root in candidates:
+            header = os.path.join(root, "include", "cutlass", "version.h")
+            if not os.path.isfile(header):
+                problems.append(f"{source}={root} has no include/cutlass/version.h")
+                continue
+            version = cutlass_header_version(header)
+            if version is None:
+                problems.append(f"{header} defines no CUTLASS_MAJOR/MINOR/PATCH")
+                continue
+            return CutlassHeaderFacts(path=root, version=version, source=source,
+                                      error="; ".join(problems) or None)
+        return CutlassHeaderFacts(
+            error="; ".join(problems) or "no CUTLASS headers: CUTLASS_PATH is unset and nvidia-cutlass is not installed"
+        )
+    except Exception as err:
+        return CutlassHeaderFacts(error=f"looking for CUTLASS headers failed: {type(err).__name__}: {err}")
+
+
+def cutlass_header_version(header: str) -> Optional[str]:
+    with open(header, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    parts = [re.search(rf"#define\s+CUTLASS_{part}\s+(\d+)", text) for part in ("MAJOR", "MINOR", "PATCH")]
+    if not all(parts):
+        return None
+    return ".".join(match.group(1) for match in parts)
