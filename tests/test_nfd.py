@@ -23,12 +23,16 @@ def h200_facts():
     facts.torch.version = "2.11.0+cu130"
     facts.torch.cuda = "13.0"
     facts.torch.gpu_arch_covered = {"sm_90": True}
+    facts.imports_checked = True
     facts.libraries = [
-        LibraryFacts("fa2", "FlashAttention 2"),
-        LibraryFacts("fa4", "FlashAttention 4", {"flash-attn-4": "4.0.0b36"}, "4.0.0b36", "flash_attn.cute",
-                     ImportHealth(status="ok")),
-        LibraryFacts("cutlass_dsl", "CUTLASS DSL", {"nvidia-cutlass-dsl": "4.8.1"}, "4.8.1", "cutlass.cute",
-                     ImportHealth(status="error", error="No module named 'cutlass.cute'")),
+        LibraryFacts(key="fa2", title="FlashAttention 2"),
+        LibraryFacts(key="torch", title="PyTorch", distributions={"torch": "2.11.0+cu130"}, version="2.11.0+cu130",
+                     import_name="torch", health=ImportHealth(status="ok")),
+        LibraryFacts(key="fa4", title="FlashAttention 4", distributions={"flash-attn-4": "4.0.0b36"},
+                     version="4.0.0b36", import_name="flash_attn.cute", health=ImportHealth(status="ok")),
+        LibraryFacts(key="cutlass_dsl", title="CUTLASS DSL", distributions={"nvidia-cutlass-dsl": "4.8.1"},
+                     version="4.8.1", import_name="cutlass.cute",
+                     health=ImportHealth(status="error", error="No module named 'cutlass.cute'")),
     ]
     return facts
 
@@ -129,7 +133,7 @@ def test_h200_labels_mirror_gfd_names():
     assert labels[P + "cuda.driver-version.revision"] == "05"
     assert labels[P + "cuda.runtime-version.full"] == "13.0"
     assert labels[P + "cuda.runtime-version.major"] == "13"
-    assert labels[P + "torch.version"] == "2.11.0-cu130"
+    assert labels[P + "lib.torch.version"] == "2.11.0-cu130"
     assert labels[P + "torch.cuda"] == "13.0"
     assert labels[P + "torch.gpu-arch-covered"] == "true"
     assert labels[P + "lib.fa4.version"] == "4.0.0b36"
@@ -145,7 +149,7 @@ def test_no_gpu_node_says_so_and_guesses_nothing():
     assert labels[P + "gpu.present"] == "false"
     assert labels[P + "gpu.count"] == "0"
     assert not any(k.startswith(P + "gpu.compute") or k.startswith(P + "cuda.") for k in labels)
-    assert labels[P + "torch.installed"] == "false"
+    assert P + "torch.cuda" not in labels
 
 
 def test_mixed_gpus_are_flagged_and_judged_as_gpu_0():

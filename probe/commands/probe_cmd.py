@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from probe.commands.common import check_output_writable, format_option, output_option, write_output
+from probe.commands.common import FORMATS, check_output_writable, format_option, output_option, write_output
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -20,7 +20,7 @@ def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) 
 
 
 @click.command("probe")
-@format_option()
+@format_option(FORMATS + ("nfd",))
 @output_option()
 @click.option("--no-imports", is_flag=True,
               help="Skip the import checks (fast; import health is then reported as unknown, not healthy).")
@@ -44,6 +44,11 @@ def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: fl
         from probe.render import to_json
 
         text = to_json(facts.to_dict())
+    elif fmt.lower() == "nfd":  # a Node Feature Discovery features.d file; see probe/render/nfd.py
+        from probe.fleet import node_serving
+        from probe.render.nfd import render_nfd
+
+        text = render_nfd(facts, node_serving(facts))
     else:
         from probe.render.facts import render_facts
 

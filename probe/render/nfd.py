@@ -126,10 +126,8 @@ def node_labels(facts: Facts, serving: Optional[NodeServing] = None) -> dict[str
             raw[("cuda", "runtime-version", name)] = piece
     if facts.cuda_toolkit.nvcc_version:
         raw[("nvcc", "version")] = facts.cuda_toolkit.nvcc_version
-    torch = facts.torch
-    raw[("torch", "installed")] = _bool(torch.installed)
+    torch = facts.torch  # its version and health are a library's (lib.torch.*); these are its build
     if torch.installed:
-        raw[("torch", "version")] = torch.version
         raw[("torch", "cuda")] = torch.cuda or "none"
         if devices and first.sm in torch.gpu_arch_covered:
             raw[("torch", "gpu-arch-covered")] = _bool(torch.gpu_arch_covered[first.sm])

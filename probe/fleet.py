@@ -1,0 +1,211 @@
+"""Many saved probe reports as one fleet: identical nodes grouped, and the spread of hardware and libraries.
+
+Pure: reports come in as Facts already read (probe/commands/fleet.py does the I/O and names bad files).
+Two nodes are identical when everything the rules can read of them is equal: GPUs (model, compute capability,
+memory, count, MIG), driver and CUDA, nvcc, the torch build, every library's installed distributions and
+import health, CUTLASS headers, the relevant environment, and whether imports were checked. What differs per
+machine without bearing on a verdict (hostname, time, UUIDs, paths, import timings, error wording) is left
+out, so one rules evaluation per group answers for all of its nodes.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from probe.facts import HEALTH_NOT_INSTALLED, Facts
+
+
+@dataclass(frozen=True)
+class Node:
+    source: str  # the report file
+    facts: Facts
+
+    @property
+    def name(self) -> str:
+        return self.facts.host.hostname or self.source
+
+
+@dataclass
+class NodeGroup:
+    key: str  # the canonical signature (JSON), equal for identical nodes
+    nodes: list[Node] = field(default_factory=list)
+    id: str = ""  # "G1", "G2", ... largest group first
+
+    @property
+    def facts(self) -> Facts:
+        """The representative report: rules judged on it hold for every node of the group."""
+        return self.nodes[0].facts
+
+    @property
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.nodes]
+
+
+def signature(facts: Facts) -> str:
+    """What the rules can read of a node, canonical; equal strings mean one verdict for both nodes."""
+    gpus = facts.gpus
+    data = {
+        "gpus": [[d.name, d.cc_major, d.cc_minor, d.memory_total_mib, d.mig_mode] for d in gpus.devices],
+        "gpu_error": bool(gpus.error) and not gpus.devices,
+        "driver": gpus.driver_version,
+        "cuda": gpus.cuda_driver_version,
+        "nvcc": facts.cuda_toolkit.nvcc_version,
+        "torch": [facts.torch.installed, facts.torch.version, facts.torch.cuda, facts.torch.hip,
+                  facts.torch.arch_list, sorted(facts.torch.gpu_arch_covered.items())],
+        "libraries": sorted(
+            [lib.key, sorted(lib.distributions.items()), lib.version, lib.health.status, lib.health.details]
+            for lib in facts.libraries),
+        "cutlass_headers": facts.cutlass_headers.version,
+        "environment": sorted(facts.environment.items()),
+        "imports_checked": facts.imports_checked,
+    }
+    return json.dumps(data, sort_keys=True, default=str)
+
+
+def group_nodes(nodes: Iterable[Node]) -> list[NodeGroup]:
+    """Identical nodes together; groups largest first, ties by their first node's name (stable output)."""
+    groups: dict[str, NodeGroup] = {}
+    for node in sorted(nodes, key=lambda n: (n.name, n.source)):
+        key = signature(node.facts)
+        groups.setdefault(key, NodeGroup(key)).nodes.append(node)
+    ordered = sorted(groups.values(), key=lambda g: (-len(g.nodes), g.nodes[0].name, g.nodes[0].source))
+    for number, group in enumerate(ordered, 1):
+        group.id = f"G{number}"
+    return ordered
+
+
+# --- describing a node in a few words ------------------------------------------------------------------
+
+def gpu_summary(facts: Facts) -> str:
+    """'8x NVIDIA H200 (9.0)', 'NVIDIA H200 (9.0) + NVIDIA A100 (8.0)', or 'no GPU'."""
+    counts = Counter((d.name or "unknown GPU", d.compute_capability) for d in facts.gpus.devices)
+    if not counts:
+        return "no GPU"
+    parts = []
+    for (name, cc), count in sorted(counts.items(), key=lambda kv: str(kv[0])):
+        label = f"{name} ({cc})" if cc else name
+        parts.append(f"{count}x {label}" if count > 1 else label)
+    return " + ".join(parts)
+
+
+def compute_capability(facts: Facts) -> str:
+    ccs = sorted({d.compute_capability for d in facts.gpus.devices if d.compute_capability})
+    return ", ".join(ccs) if ccs else "—"
+
+
+def driver_summary(facts: Facts) -> str:
+    driver, cuda = facts.gpus.driver_version, facts.gpus.cuda_driver_version
+    if not driver:
+        return "—"
+    return f"{driver} (CUDA {cuda})" if cuda else driver
+
+
+def torch_summary(facts: Facts) -> str:
+    torch = facts.torch
+    if not torch.installed:
+        return "not installed"
+    return torch.version or "installed (version unknown)"
+
+
+def library_state(facts: Facts, key: str) -> str:
+    """'4.0.0b36 ok', '4.8.1 error', 'not installed'."""
+    library = facts.library(key)
+    if library is None or not library.installed:
+        return "not installed"
+    status = library.health.status if facts.imports_checked else "import unchecked"
+    return f"{library.version or '?'} {status}"
+
+
+# --- the fleet's spread -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SpreadRow:
+    dimension: str  # "GPU", "compute capability", "driver", "torch", "lib fa4", ...
+    value: str
+    nodes: int
+
+
+def spread(groups: Iterable[NodeGroup]) -> list[SpreadRow]:
+    """How many nodes have each GPU, compute capability, driver, torch and library state; every dimension,
+    most common value first, so a fleet that is not uniform shows where it differs."""
+    groups = list(groups)
+    dimensions: dict[str, Counter] = {}
+
+    def count(dimension: str, value: str, nodes: int) -> None:
+        dimensions.setdefault(dimension, Counter())[value] += nodes
+
+    library_keys = sorted({lib.key for g in groups for lib in g.facts.libraries
+                           if lib.installed or lib.health.status != HEALTH_NOT_INSTALLED})
+    for group in groups:
+        facts, size = group.facts, len(group.nodes)
+        count("GPU", gpu_summary(facts), size)
+        count("compute capability", compute_capability(facts), size)
+        count("driver", driver_summary(facts), size)
+        count("nvcc", facts.cuda_toolkit.nvcc_version or "—", size)
+        count("torch", torch_summary(facts), size)
+        for key in library_keys:
+            count(f"lib {key}", library_state(facts, key), size)
+    rows = []
+    for dimension, counter in dimensions.items():
+        for value, nodes in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])):
+            rows.append(SpreadRow(dimension, value, nodes))
+    return rows
+
+
+def differing_dimensions(rows: Iterable[SpreadRow]) -> list[str]:
+    """Dimensions with more than one value across the fleet."""
+    seen: Counter = Counter(row.dimension for row in rows)
+    return [dimension for dimension, values in seen.items() if values > 1]
+
+
+
+# --- what a node can serve ----------------------------------------------------------------------------
+
+def cell_status(report) -> str:
+    """A rules Report as one word: fail; unknown when a needed fact was missing (never counted as serving,
+    though the engine's verdict is then warn); otherwise the verdict, pass or warn."""
+    if report.verdict == "fail":
+        return "fail"
+    if any(f.status.value == "unknown" for f in report.findings):
+        return "unknown"
+    return report.verdict
+
+
+def grid_axes(engine: str, backends: Sequence[str] = (), kv_dtypes: Sequence[str] = ()):
+    """(backends, KV dtypes) to judge: the ones given, else every general backend and accepted KV dtype."""
+    from rules.config import kv_dtype_choices
+    from rules.knowledge import backends as backend_kb
+    from rules.knowledge.kv_dtypes import KV_DTYPES
+
+    if not backends:
+        backends = [name for name, info in backend_kb.choices(engine).items() if info.general and not info.removed]
+    if not kv_dtypes:
+        kv_dtypes = [kv for kv in kv_dtype_choices(engine) if not (kv in KV_DTYPES and KV_DTYPES[kv].removed)]
+    return list(backends), list(kv_dtypes)
+
+
+def capability_grid(config, target, backends: Sequence[str], kv_dtypes: Sequence[str]) -> dict:
+    """(backend, KV dtype) -> the rules Report for `config` with that backend and KV dtype on `target`."""
+    from rules.engine import evaluate
+
+    return {(backend, kv): evaluate(config.with_backend(backend).with_kv_dtype(kv), target, alternatives=False)
+            for backend in backends for kv in kv_dtypes}
+
+
+def node_serving(facts: Facts):
+    """What this node serves with SGLang's defaults and no particular model: each backend with the default KV
+    dtype, and each KV dtype with its best backend (the NFD labels)."""
+    from probe.render.nfd import NodeServing
+    from rules.config import make_config
+    from rules.target import Target
+
+    config = make_config(engine="sglang")
+    target = Target.from_facts(facts, kind="live", label="this node")
+    backends, kv_dtypes = grid_axes(config.engine)
+    grid = capability_grid(config, target, backends, kv_dtypes)
+    rank = {"pass": 0, "warn": 1, "unknown": 2, "fail": 3}
+    by_backend = {b: cell_status(grid[(b, config.kv_cache_dtype)]) for b in backends}
+    by_kv = {kv: min((cell_status(grid[(b, kv)]) for b in backends), key=rank.__getitem__) for kv in kv_dtypes}
+    return NodeServing(backends=by_backend, kv_dtypes=by_kv)
