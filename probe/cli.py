@@ -21,6 +21,8 @@ EXIT_USAGE = 2
 COMMANDS = {
     "probe": "probe.commands.probe_cmd:probe_command",
     "check": "probe.commands.check:check_command",
+    "fleet": "probe.commands.fleet:fleet_command",
+    "report": "probe.commands.report:report_command",
 }
 
 

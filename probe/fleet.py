@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from probe.facts import HEALTH_NOT_INSTALLED, Facts
 
@@ -32,6 +32,7 @@ class NodeGroup:
     key: str  # the canonical signature (JSON), equal for identical nodes
     nodes: list[Node] = field(default_factory=list)
     id: str = ""  # "G1", "G2", ... largest group first
+    report: Any = None  # the rules Report for the fleet's config on this group (set by judge_groups)
 
     @property
     def facts(self) -> Facts:
@@ -74,6 +75,49 @@ def group_nodes(nodes: Iterable[Node]) -> list[NodeGroup]:
     for number, group in enumerate(ordered, 1):
         group.id = f"G{number}"
     return ordered
+
+
+@dataclass
+class Fleet:
+    groups: list[NodeGroup]
+    spread: list["SpreadRow"]
+    skipped: list[tuple[str, str]]  # (report file, why it could not be read)
+    reports_given: int
+    config: Any  # the rules Config as the user gave it (each group's report holds it with its default backend)
+    strict: bool = False
+
+    @property
+    def node_count(self) -> int:
+        return sum(len(g.nodes) for g in self.groups)
+
+    @property
+    def verdict(self) -> str:
+        """incomplete when a report was skipped (a node not judged is never a pass); else the worst group's."""
+        if self.skipped or not self.groups:
+            return "incomplete"
+        verdicts = {g.report.verdict for g in self.groups}
+        return "fail" if "fail" in verdicts else ("warn" if "warn" in verdicts else "pass")
+
+    def exit_code(self) -> int:
+        """2 when a report was unreadable (the rest are still merged and shown), 1 when a group fails (or warns
+        with strict), else 0."""
+        if self.verdict == "incomplete":
+            return 2
+        return max(g.report.exit_code(self.strict) for g in self.groups)
+
+
+def merge(nodes: Iterable[Node], skipped: Sequence[tuple[str, str]], reports_given: int, config,
+          strict: bool = False) -> Fleet:
+    """Groups the nodes and judges `config` once per group with the rules engine."""
+    from rules.engine import evaluate
+    from rules.target import Target
+
+    groups = group_nodes(nodes)
+    for group in groups:
+        target = Target.from_facts(group.facts, kind="facts", label=f"group {group.id} ({len(group.nodes)} nodes)")
+        group.report = evaluate(config, target)
+    return Fleet(groups=groups, spread=spread(groups), skipped=list(skipped), reports_given=reports_given,
+                 config=config, strict=strict)
 
 
 # --- describing a node in a few words ------------------------------------------------------------------

@@ -39,8 +39,9 @@ _BROKEN = (HEALTH_ERROR, HEALTH_CRASHED, HEALTH_TIMEOUT)
 @dataclass(frozen=True)
 class Reason:
     rule: str
-    status: str  # "fail" | "warn"
-    message: str
+    title: str  # the rule's title: the note under the matrix (one per rule)
+    status: str  # "fail" | "warn" | "unknown"
+    message: str  # found vs required for this cell: its hover text
     fix: str = ""
 
 
@@ -140,11 +141,11 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
              ("torch", torch_value, torch_sub, "fail" if torch.installed and missing else ""),
              ("Libraries", lib_value, lib_sub, lib_css)]
     if matrix is not None:
-        counts = {s: sum(1 for c in matrix.cells.values() if c.status == s) for s in ("pass", "warn", "fail")}
+        counts = {s: sum(1 for c in matrix.cells.values() if c.status == s) for s in STATUS_STYLE}
         total = len(matrix.cells)
         runs = counts["pass"] + counts["warn"]
         cards.append(("Configs that run", f"{runs} of {total}",
-                      f"{counts['pass']} pass · {counts['warn']} warn · {counts['fail']} fail",
+                      " · ".join(f"{n} {s}" for s, n in counts.items() if n or s in ("pass", "fail")),
                       "pass" if runs == total else ("fail" if runs == 0 else "warn")))
     html = []
     for label, value, sub, css in cards:
@@ -154,14 +155,16 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
 
 
 def _matrix(matrix: Matrix) -> str:
-    notes: dict[tuple[str, str], int] = {}  # (rule, message) -> note number
-    note_items: list[Reason] = []
+    # One numbered note per rule: a cell's own found-vs-required is in its hover text; the note says what the
+    # rule is, its fix, and the message itself when every cell it fails says the same.
+    notes: dict[str, int] = {}
+    noted: dict[str, list[Reason]] = {}
     for backend, _ in matrix.rows:
         for dtype in matrix.columns:
             for reason in matrix.cells.get((backend, dtype), Cell("unknown")).reasons:
-                if (reason.rule, reason.message) not in notes:
-                    notes[(reason.rule, reason.message)] = len(note_items) + 1
-                    note_items.append(reason)
+                if reason.rule not in notes:
+                    notes[reason.rule] = len(notes) + 1
+                noted.setdefault(reason.rule, []).append(reason)
     head = "".join(f'<th scope="col"><code>{_e(c)}</code></th>' for c in matrix.columns)
     body = []
     for backend, title in matrix.rows:
@@ -171,7 +174,7 @@ def _matrix(matrix: Matrix) -> str:
             css, symbol, word = STATUS_STYLE.get(cell.status, STATUS_STYLE["unknown"])
             lines = [f"{backend} × {dtype}: {word}"] + [
                 f"• {r.message}" + (f" — fix: {r.fix}" if r.fix else "") for r in cell.reasons]
-            refs = sorted({notes[(r.rule, r.message)] for r in cell.reasons})
+            refs = sorted({notes[r.rule] for r in cell.reasons})
             sup = "".join(f'<a href="#why-{n}">{n}</a>' for n in refs)
             cells.append(f'<td class="cell {css}" data-backend="{_e(backend)}" data-kv="{_e(dtype)}" '
                          f'data-status="{_e(cell.status)}" title="{_e(chr(10).join(lines))}">'
@@ -186,11 +189,17 @@ def _matrix(matrix: Matrix) -> str:
                + (", ".join(f"<code>{_e(b)}</code>" for b in runs) if runs else "<strong>no backend</strong>")
                + ".</p>") if first_column else ""
     items = []
-    for number, reason in enumerate(note_items, 1):
-        style = STATUS_STYLE.get(reason.status, STATUS_STYLE["unknown"])
-        fix = f'<div class="fix">Fix: <code>{_e(reason.fix)}</code></div>' if reason.fix else ""
-        items.append(f'<li id="why-{number}">{_badge(style)} <code class="rule">{_e(reason.rule)}</code> '
-                     f'<span class="msg">{_e(reason.message)}</span>{fix}</li>')
+    for rule, number in notes.items():
+        reasons = noted[rule]
+        first = reasons[0]
+        style = STATUS_STYLE.get(first.status, STATUS_STYLE["unknown"])
+        messages = {r.message for r in reasons}
+        fixes = list(dict.fromkeys(r.fix for r in reasons if r.fix))
+        message = f'<span class="msg">{_e(first.message)}</span>' if len(messages) == 1 else ""
+        fix = "".join(f'<div class="fix">Fix: <code>{_e(f)}</code></div>' for f in fixes[:3])
+        items.append(f'<li id="why-{number}">{_badge(style)} <strong>{_e(first.title)}</strong> '
+                     f'<code class="rule">{_e(rule)}</code> <span class="count">({len(reasons)} '
+                     f'cell{"s" if len(reasons) != 1 else ""})</span>{message}{fix}</li>')
     why = (f'<h3>Why</h3><ol class="why">{"".join(items)}</ol>') if items else ""
     note = f'<p class="muted">{_e(matrix.note)}</p>' if matrix.note else ""
     legend = ('<p class="legend" aria-label="Legend">' + " ".join(
@@ -348,12 +357,12 @@ padding:12px 16px}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top}
 table.matrix{width:auto;min-width:60%}
-table.matrix th,table.matrix td{border:1px solid var(--line);padding:6px 10px}
+table.matrix th,table.matrix td{border:1px solid var(--line);padding:5px 8px}
 table.matrix thead th{background:var(--none-bg);font-weight:600;white-space:nowrap;position:sticky;top:0}
 table.matrix tbody th{white-space:nowrap;background:var(--panel)}
 .sub{display:block;font-size:12px;color:var(--muted);font-weight:400;white-space:normal}
 .sub-inline{color:var(--muted);font-size:12px}
-td.cell{white-space:nowrap;font-weight:600;cursor:help;text-align:center;vertical-align:middle;min-width:84px}
+td.cell{white-space:nowrap;font-weight:600;font-size:13.5px;cursor:help;text-align:center;vertical-align:middle;min-width:76px}
 .pass{background:var(--pass-bg);color:var(--pass-ink)}
 .warn{background:var(--warn-bg);color:var(--warn-ink)}
 .fail{background:var(--fail-bg);color:var(--fail-ink)}
@@ -366,7 +375,7 @@ font-weight:600;white-space:nowrap;border:1px solid transparent}
 .badge.pass{border-color:var(--pass-line)}.badge.warn{border-color:var(--warn-line)}
 .badge.fail{border-color:var(--fail-line)}.badge.none{border-color:var(--none-line)}
 ol.why{padding-left:26px;margin:4px 0 0}ol.why li{margin:0 0 8px}
-.rule{color:var(--muted)}.msg{display:block;margin-top:2px}
+.rule,.count{color:var(--muted);font-size:13px}.msg{display:block;margin-top:2px}
 .fix{font-size:13.5px;margin-top:2px}.fix code{background:var(--none-bg);padding:1px 5px;border-radius:4px}
 table.grid th,table.grid td{padding:7px 10px;border-bottom:1px solid var(--line)}
 table.grid thead th{font-size:12px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);font-weight:600}

@@ -1,0 +1,89 @@
+"""`attn-preflight fleet REPORT.json…`: many saved probe reports as one fleet, judged against one config.
+
+Identical nodes are grouped (probe/fleet.py says what "identical" means) and the rules run once per group,
+with the same config flags as `check`. A report that cannot be read (not JSON, malformed, another schema
+version) is named in one line on stderr and left out; the rest are still merged and shown, and the exit code
+is 2, because a node that was not judged is never a pass.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+
+import click
+
+from probe.cli import InputError
+from probe.commands.check import config_from_options, config_options
+from probe.commands.common import check_output_writable, format_option, output_option, write_output
+
+
+def expand_paths(paths: tuple[str, ...]) -> list[str]:
+    """Files as given; a directory stands for the *.json files directly in it, sorted."""
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = sorted(os.path.join(path, name) for name in os.listdir(path) if name.endswith(".json"))
+            if not found:
+                raise InputError(f"directory {path} holds no *.json report")
+            files.extend(found)
+        else:
+            files.append(path)
+    return files
+
+
+def read_report(path: str):
+    """(Facts, None) or (None, why it cannot be read): one bad report never stops the merge."""
+    from probe.facts import Facts, FactsError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        return Facts.from_dict(data), None
+    except OSError as err:
+        return None, f"cannot read: {err.strerror or err}"
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        return None, f"not a JSON report: {err}"
+    except FactsError as err:
+        return None, str(err)
+    except RecursionError:
+        return None, "nested too deeply to be a probe report"
+
+
+@click.command("fleet")
+@config_options
+@click.option("--strict", is_flag=True, help="Exit 1 when a group only warns, too.")
+@format_option()
+@output_option()
+@click.argument("reports", nargs=-1, required=True, metavar="REPORT.json|DIR...")
+def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[str, ...], **config) -> None:
+    """Merge reports saved by `probe --format json` (one per node): group identical nodes, show the fleet's
+    hardware and library spread, and say which groups pass or fail a serving config, and why.
+
+    \b
+    attn-preflight fleet reports/*.json --model ./Llama-3.1-8B --attention-backend fa3 --kv-cache-dtype fp8_e4m3
+    attn-preflight fleet reports/ --format json
+
+    Takes the same config flags as `check`; without them, each group is judged with SGLang's default backend
+    for its GPU. Exit 0 when every node passes (warnings allowed), 1 when a group fails, 2 when a report is
+    unreadable (each named on stderr; the others are still merged and shown).
+    """
+    from probe.fleet import Node, merge
+    from probe.render.fleet import render_fleet
+
+    check_output_writable(output)
+    cfg = config_from_options(config)
+    paths = expand_paths(reports)
+    nodes, skipped = [], []
+    for path in paths:
+        facts, why = read_report(path)
+        if facts is None:
+            skipped.append((path, why))
+            click.echo(f"attn-preflight: skipped {path}: {why}", err=True)
+        else:
+            nodes.append(Node(source=path, facts=facts))
+    fleet = merge(nodes, skipped, len(paths), cfg, strict=strict)
+    write_output(render_fleet(fleet, fmt.lower()), output)
+    code = fleet.exit_code()
+    if code:
+        raise click.exceptions.Exit(code)
