@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 
 def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool = True) -> Facts:
-    from probe import gpus, health, libraries, toolkit
+    from probe import gpus, libraries, toolkit
 
     facts = Facts(tool_version=__version__, imports_checked=check_imports,
                   collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
@@ -39,13 +39,20 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
             lib.health = ImportHealth(status=HEALTH_NOT_INSTALLED)
 
     checks = _start_import_checks(present, timeout, use_cache) if check_imports else None
-    facts.host = _guard(host_facts, lambda e: HostFacts(os=e))
-    facts.gpus = _guard(gpus.collect_gpus, lambda e: GpuFacts(error=e))
-    facts.cuda_toolkit = _guard(toolkit.cuda_toolkit_facts, lambda e: CudaToolkitFacts(error=e))
-    facts.cutlass_headers = _guard(toolkit.cutlass_header_facts, lambda e: CutlassHeaderFacts(error=e))
-    facts.environment = _guard(relevant_environment, lambda e: {"attn-preflight": e})
+    try:
+        facts.host = _guard(host_facts, lambda e: HostFacts(os=e))
+        facts.gpus = _guard(gpus.collect_gpus, lambda e: GpuFacts(error=e))
+        facts.cuda_toolkit = _guard(toolkit.cuda_toolkit_facts, lambda e: CudaToolkitFacts(error=e))
+        facts.cutlass_headers = _guard(toolkit.cutlass_header_facts, lambda e: CutlassHeaderFacts(error=e))
+        facts.environment = _guard(relevant_environment, lambda e: {"attn-preflight": e})
+        if checks is not None:
+            checks.join()
+    except BaseException:  # Ctrl-C: stop the import checks, whose children would otherwise outlive us
+        if checks is not None:
+            checks.cancel.set()
+            checks.join()
+        raise
     if checks is not None:
-        checks.join()
         for lib in present:
             lib.health = checks.results.get(lib.key) or ImportHealth(
                 status=HEALTH_SKIPPED, module=lib.import_name, error=checks.error or "no result")
@@ -69,12 +76,13 @@ class _ImportChecks(threading.Thread):
         self.requests, self.timeout, self.use_cache = requests, timeout, use_cache
         self.results: dict = {}
         self.error: Optional[str] = None
+        self.cancel = threading.Event()
 
     def run(self) -> None:
         from probe import health
 
         try:
-            self.results = health.check_imports(self.requests, self.timeout, self.use_cache)
+            self.results = health.check_imports(self.requests, self.timeout, self.use_cache, cancel=self.cancel)
         except Exception as err:  # the machinery itself failed (no fork, no temp dir): a value, not a crash
             self.error = f"import checks could not run: {type(err).__name__}: {err}"
 

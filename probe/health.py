@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Optional
@@ -98,8 +99,10 @@ class ImportRequest:
 
 
 def check_imports(requests: list[ImportRequest], timeout: float = 60.0, use_cache: bool = True,
-                  max_parallel: Optional[int] = None) -> dict[str, ImportHealth]:
-    """Import health of each request, by catalogue key. Never raises for a library's failure."""
+                  max_parallel: Optional[int] = None,
+                  cancel: Optional[threading.Event] = None) -> dict[str, ImportHealth]:
+    """Import health of each request, by catalogue key. Never raises for a library's failure. Setting
+    `cancel` kills the running checks (their children run in their own sessions: Ctrl-C never reaches them)."""
     cache = ImportCache.open() if use_cache else None
     results: dict[str, ImportHealth] = {}
     to_run = []
@@ -110,9 +113,10 @@ def check_imports(requests: list[ImportRequest], timeout: float = 60.0, use_cach
         else:
             to_run.append(request)
     if to_run:
-        results.update(_run_all(to_run, timeout, max_parallel or max(8, os.cpu_count() or 1)))
+        results.update(_run_all(to_run, timeout, max_parallel or max(8, os.cpu_count() or 1),
+                                cancel or threading.Event()))
         if cache:
-            cache.put([(r, results[r.key]) for r in to_run])
+            cache.put([(r, results[r.key]) for r in to_run if r.key in results])
     return results
 
 
@@ -126,13 +130,14 @@ class _Running:
     output: object  # the open file the child writes stdout and stderr to
 
 
-def _run_all(requests: list[ImportRequest], timeout: float, max_parallel: int) -> dict[str, ImportHealth]:
+def _run_all(requests: list[ImportRequest], timeout: float, max_parallel: int,
+             cancel: threading.Event) -> dict[str, ImportHealth]:
     results: dict[str, ImportHealth] = {}
     waiting = list(requests)
     running: list[_Running] = []
     with tempfile.TemporaryDirectory(prefix="attn-preflight-") as workdir:
         try:
-            while waiting or running:
+            while (waiting or running) and not cancel.is_set():
                 while waiting and len(running) < max_parallel:
                     running.append(_start(waiting.pop(0), timeout, workdir))
                 time.sleep(POLL_S)
@@ -145,7 +150,7 @@ def _run_all(requests: list[ImportRequest], timeout: float, max_parallel: int) -
                     running.remove(job)
                     results[job.request.key] = _finish(job, timed_out, timeout, elapsed)
         finally:
-            for job in running:  # interrupted: leave nothing behind
+            for job in running:  # cancelled or interrupted: leave nothing behind
                 _kill_group(job.process)
                 job.output.close()
     return results
@@ -419,7 +424,7 @@ def _crash_diagnosis(who: str, health: ImportHealth, facts: Facts) -> str:
     if "SIGILL" in error:
         return (f"{who}: illegal instruction while loading{where}: a binary built for a newer CPU than this "
                 f"one ({facts.host.cpu_arch}); install a build for this CPU")
-    return (f"{who}: the import {error}{where}: a native extension crashed while loading, usually one built "
+    return (f"{who}: the import was {error}{where}: a native extension crashed while loading, usually one built "
             f"against a different torch/CUDA/Python than {_torch_side(facts)} "
             f"(Python {facts.host.python_version}); reinstall a build for them, and see where with "
             f"`python -X faulthandler -c 'import {health.module}'`")

@@ -15,6 +15,7 @@ from probe.facts import CudaToolkitFacts, CutlassHeaderFacts, TorchFacts
 from probe.libraries import find_distribution, locate_module
 
 NVCC_TIMEOUT_S = 10.0
+DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"  # where NVIDIA's installers put it, often off PATH
 # pip's cuDNN wheels, newest CUDA first; torch's CUDA wheels depend on one of them.
 CUDNN_DISTRIBUTIONS = ("nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11", "nvidia-cudnn")
 
@@ -93,7 +94,8 @@ def _cuda_home() -> Optional[str]:
 def _toolkit_root(nvcc_path: str) -> Optional[str]:
     """The toolkit nvcc belongs to (what torch's cpp_extension takes as CUDA_HOME), checked for headers:
     an nvcc on PATH can be a wrapper script outside its toolkit."""
-    for candidate in (os.path.dirname(os.path.dirname(os.path.realpath(nvcc_path))), "/usr/local/cuda"):
+    for candidate in (os.path.dirname(os.path.dirname(os.path.realpath(nvcc_path))),
+                      os.path.dirname(os.path.dirname(DEFAULT_NVCC))):
         if os.path.isfile(os.path.join(candidate, "include", "cuda.h")):
             return candidate
     return None
@@ -105,8 +107,7 @@ def _find_nvcc(cuda_home: Optional[str]) -> Optional[str]:
     on_path = shutil.which("nvcc")
     if on_path:
         return on_path
-    default = "/usr/local/cuda/bin/nvcc"  # where NVIDIA's installers put it, often off PATH
-    return default if os.access(default, os.X_OK) else None
+    return DEFAULT_NVCC if os.access(DEFAULT_NVCC, os.X_OK) else None
 
 
 def cutlass_header_facts() -> CutlassHeaderFacts:

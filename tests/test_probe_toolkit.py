@@ -1,0 +1,132 @@
+"""torch's build read from its files (never imported), nvcc, CUDA_HOME and CUTLASS headers; each failure a value."""
+from __future__ import annotations
+
+import importlib.metadata
+import stat
+
+import pytest
+
+from probe import toolkit
+from probe_fakes import make_dist
+
+TORCH_VERSION_PY = """from typing import Optional
+
+__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']
+__version__ = '2.11.0+cu130'
+debug = False
+cuda: Optional[str] = '13.0'
+git_version = '0123456789abcdef'
+hip: Optional[str] = None
+"""
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    directory = tmp_path / "site"
+    directory.mkdir()
+    monkeypatch.syspath_prepend(str(directory))
+    return directory
+
+
+def test_torch_build_is_read_from_version_py_without_importing(site):
+    make_dist(site, "torch", "2.11.0+cu130", {"torch/__init__.py": "raise SystemExit('torch was imported')\n",
+                                              "torch/version.py": TORCH_VERSION_PY})
+    make_dist(site, "nvidia-cudnn-cu13", "9.13.0.50")
+    facts = toolkit.torch_facts()
+    assert (facts.installed, facts.version, facts.cuda, facts.hip, facts.cudnn, facts.error) == (
+        True, "2.11.0+cu130", "13.0", None, "9.13.0.50", None)
+
+
+def test_installed_torch_is_reported_as_metadata_says():
+    facts = toolkit.torch_facts()
+    try:
+        expected = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        assert not facts.installed and "torch is not installed" in facts.error
+        return
+    assert facts.installed and facts.version == expected and facts.error is None
+
+
+def test_torch_missing_is_a_value_with_its_reason(monkeypatch):
+    monkeypatch.setattr(toolkit, "find_distribution", lambda name: None)
+    facts = toolkit.torch_facts()
+    assert not facts.installed and facts.version is None
+    assert facts.error.startswith("torch is not installed for ")
+
+
+def test_torch_without_version_py(site):
+    make_dist(site, "torch", "2.11.0", {"torch/__init__.py": ""})
+    facts = toolkit.torch_facts()
+    assert facts.installed and facts.version == "2.11.0" and "torch/version.py not found" in facts.error
+
+
+def fake_nvcc(tmp_path, body):
+    home = tmp_path / "cuda"
+    (home / "bin").mkdir(parents=True)
+    (home / "include").mkdir()
+    (home / "include" / "cuda.h").write_text("")
+    nvcc = home / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\n" + body)
+    nvcc.chmod(nvcc.stat().st_mode | stat.S_IEXEC)
+    return home
+
+
+def test_nvcc_version_from_cuda_home(tmp_path, monkeypatch):
+    home = fake_nvcc(tmp_path, "echo 'Cuda compilation tools, release 12.8, V12.8.93'\n")
+    monkeypatch.setenv("CUDA_HOME", str(home))
+    facts = toolkit.cuda_toolkit_facts()
+    assert (facts.nvcc_path, facts.nvcc_version, facts.cuda_home, facts.error) == (
+        str(home / "bin" / "nvcc"), "12.8", str(home), None)
+
+
+def test_nvcc_on_path_gives_cuda_home(tmp_path, monkeypatch):
+    home = fake_nvcc(tmp_path, "echo 'Cuda compilation tools, release 13.0, V13.0.88'\n")
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(home / "bin"))
+    facts = toolkit.cuda_toolkit_facts()
+    assert (facts.nvcc_version, facts.cuda_home) == ("13.0", str(home))
+
+
+def test_nvcc_hanging_garbled_or_absent(tmp_path, monkeypatch):
+    monkeypatch.setattr(toolkit, "NVCC_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("CUDA_HOME", str(fake_nvcc(tmp_path, "exec sleep 30\n")))
+    assert toolkit.cuda_toolkit_facts().error == "`nvcc --version` did not finish within 0.5 s"
+
+    monkeypatch.setenv("CUDA_HOME", str(fake_nvcc(tmp_path / "g", "echo 'segmentation fault' >&2; exit 139\n")))
+    assert toolkit.cuda_toolkit_facts().error == "`nvcc --version` printed no release: segmentation fault"
+
+    monkeypatch.delenv("CUDA_HOME")
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(toolkit, "DEFAULT_NVCC", str(tmp_path / "none" / "bin" / "nvcc"))
+    facts = toolkit.cuda_toolkit_facts()
+    assert facts.nvcc_path is None and facts.error == "nvcc not found on PATH or under CUDA_HOME"
+
+
+VERSION_H = "#define CUTLASS_MAJOR 4\n#define CUTLASS_MINOR 7\n#define CUTLASS_PATCH 0\n"
+
+
+def test_cutlass_headers_from_cutlass_path(tmp_path, monkeypatch):
+    (tmp_path / "cutlass" / "include" / "cutlass").mkdir(parents=True)
+    (tmp_path / "cutlass" / "include" / "cutlass" / "version.h").write_text(VERSION_H)
+    monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "cutlass"))
+    facts = toolkit.cutlass_header_facts()
+    assert (facts.path, facts.version, facts.source, facts.error) == (str(tmp_path / "cutlass"), "4.7.0", "CUTLASS_PATH", None)
+
+
+def test_cutlass_headers_fall_back_to_the_nvidia_cutlass_wheel(site, tmp_path, monkeypatch):
+    make_dist(site, "nvidia-cutlass", "4.2.0.0", {"cutlass_library/__init__.py": "",
+                                                   "cutlass_library/source/include/cutlass/version.h": VERSION_H})
+    monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "nowhere"))
+    facts = toolkit.cutlass_header_facts()
+    assert facts.version == "4.7.0" and facts.path == str(site / "cutlass_library" / "source")
+    assert facts.source.startswith("nvidia-cutlass")
+    assert facts.error == f"CUTLASS_PATH={tmp_path / 'nowhere'} has no include/cutlass/version.h"
+
+
+def test_no_cutlass_headers_says_why(monkeypatch):
+    monkeypatch.delenv("CUTLASS_PATH", raising=False)
+    monkeypatch.setattr(toolkit, "locate_module", lambda name: None)
+    facts = toolkit.cutlass_header_facts()
+    assert facts.version is None and "CUTLASS_PATH is unset and nvidia-cutlass is not installed" in facts.error
