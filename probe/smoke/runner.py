@@ -1,0 +1,349 @@
+"""Runs kernels in worker processes, each in its own process group with a per-case timeout.
+
+One worker per kernel runs that kernel's cases in order (imports and JIT are paid once per kernel). A case
+that segfaults, hangs, or poisons its CUDA context costs only itself: the worker is killed or exits, the
+case is recorded as crashed or timeout, and the kernel's remaining cases go on in a fresh worker. Kernels
+run in parallel (a small pool: GPU work is milliseconds, the cost is imports and compiles); their steady
+timings are serialised by a lock file so that TFLOP/s are measured on a quiet GPU.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import queue
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import probe
+from probe.smoke.caches import cache_environment
+from probe.smoke.cases import Case, sweep
+from probe.smoke.kernels import Kernel, MachineView
+from probe.smoke.results import (
+    SKIP_API, SKIP_ENVIRONMENT, SKIP_KERNEL, STATUS_CRASHED, STATUS_ERROR, STATUS_SKIPPED, STATUS_TIMEOUT,
+    GpuSummary, KernelResult, MachineSummary, SmokeReport,
+)
+
+LEVELS = ("quick", "full")
+DEFAULT_TIMEOUT_S = 180.0  # per case; the first case of a kernel also pays its imports (FA4: ~10 s) and JIT
+MAX_PARALLEL = 4
+STDERR_TAIL_LINES = 60
+RESULT_FIELDS = ("status", "message", "details", "skip_basis", "max_abs_error", "tolerance", "first_call_s",
+                 "steady_ms", "steady_calls", "flops", "tflops", "import_s", "device", "notes")
+
+Progress = Callable[[KernelResult], None]
+
+
+def plan(kernels: Sequence[Kernel], level: str = "quick", dtypes: Optional[Sequence[str]] = None) -> list[tuple[Kernel, list[Case]]]:
+    """The cases of each kernel: its quick case (once per requested dtype), or its full sweep."""
+    jobs = []
+    for kernel in kernels:
+        if level == "full":
+            cases = sweep(kernel.quick, kernel.features, dtypes)
+        else:
+            cases = [replace(kernel.quick, dtype=d) for d in dtypes] if dtypes else [kernel.quick]
+        jobs.append((kernel, cases))
+    return jobs
+
+
+def kernel_module(kernel: Kernel) -> str:
+    """The module a worker imports to find `kernel`: the one defining its build function (it lists the kernel
+    in KERNELS)."""
+    return kernel.build.__module__
+
+
+def reproduce_command(kernel: Kernel, case: Case) -> str:
+    cases = json.dumps([case.to_dict()], separators=(",", ":"))
+    return f"python -m probe.smoke.worker {kernel_module(kernel)} {kernel.name} {shlex.quote(cases)}"
+
+
+@dataclass
+class _Worker:
+    process: subprocess.Popen
+    events: "queue.Queue[Optional[dict]]"
+    stderr: deque = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    readers: list = field(default_factory=list)
+
+
+class Runner:
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT_S, parallel: Optional[int] = None,
+                 progress: Optional[Progress] = None, environ: Optional[Mapping[str, str]] = None):
+        if not timeout > 0:
+            raise ValueError("timeout must be positive")
+        self.timeout = float(timeout)
+        self.parallel = parallel
+        self.progress = progress
+        self.environ = dict(os.environ if environ is None else environ)
+        self._live: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+        self._hello: Optional[dict] = None
+
+    # -- the run -------------------------------------------------------------------------------------------
+    def run(self, jobs: Sequence[tuple[Kernel, Sequence[Case]]], level: str = "quick") -> SmokeReport:
+        started = time.monotonic()
+        machine = machine_summary()
+        cache_vars, root, notes = cache_environment(self.environ)
+        machine.cache_dir, machine.cache_notes = str(root), notes
+        installed = _installed([kernel for kernel, _ in jobs], machine)
+        no_gpu = None if machine.gpus else f"no GPU: {machine.gpu_error or 'NVML reports no devices'}"
+        parallel = self.parallel or (min(MAX_PARALLEL, os.cpu_count() or 1) if machine.gpus else 1)
+
+        slots: list[list[Optional[KernelResult]]] = []
+        runnable = []
+        for number, (kernel, cases) in enumerate(jobs):
+            results: list[Optional[KernelResult]] = [None] * len(cases)
+            slots.append(results)
+            missing = installed.get(kernel.name)
+            if missing or (kernel.needs_gpu and no_gpu):
+                whole = _result(kernel, None, status=STATUS_SKIPPED, skip_basis=SKIP_ENVIRONMENT,
+                                message=missing or no_gpu)
+                slots[-1] = [whole]
+                self._report(whole)
+                continue
+            todo = []
+            for index, case in enumerate(cases):
+                why = kernel.inexpressible(case)
+                if why:
+                    results[index] = _result(kernel, case, status=STATUS_SKIPPED, skip_basis=SKIP_API, message=why)
+                    self._report(results[index])
+                else:
+                    todo.append((index, case))
+            if todo:
+                runnable.append((number, kernel, todo))
+
+        with tempfile.TemporaryDirectory(prefix="attn-preflight-smoke-") as scratch:
+            env = self._worker_env(cache_vars, os.path.join(scratch, "gpu.lock"))
+            pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="smoke")
+            try:
+                futures = [(number, pool.submit(self._run_kernel, kernel, todo, env)) for number, kernel, todo in runnable]
+                for number, future in futures:
+                    for index, result in future.result().items():
+                        slots[number][index] = result
+            except BaseException:
+                self.abort()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
+
+        if self._hello:
+            machine.torch_version = self._hello.get("torch")
+            machine.torch_cuda = self._hello.get("torch_cuda")
+            machine.cudnn_version = self._hello.get("cudnn")
+            machine.device_name = self._hello.get("device_name")
+            if self._hello.get("cc"):
+                machine.device_capability = "{}.{}".format(*self._hello["cc"])
+        return SmokeReport(
+            tool_version=probe.__version__,
+            created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            level=level, timeout_s=self.timeout, jobs=parallel, wall_s=round(time.monotonic() - started, 3),
+            machine=machine, results=[r for results in slots for r in results if r is not None],
+        )
+
+    def abort(self) -> None:
+        """Kills every worker still running (Ctrl-C)."""
+        with self._lock:
+            for process in list(self._live):
+                _kill_group(process)
+
+    # -- one kernel --------------------------------------------------------------------------------------------
+    def _run_kernel(self, kernel: Kernel, todo: list[tuple[int, Case]], env: dict) -> dict[int, KernelResult]:
+        done: dict[int, KernelResult] = {}
+        hello: dict = {}
+        pending = list(todo)
+        while pending:
+            worker = self._spawn(kernel, [case for _, case in pending], env)
+            current: Optional[int] = None  # position in `pending` of the case the worker is running
+            started_any = False
+            timed_out = False
+            deadline = time.monotonic() + self.timeout
+            while True:
+                try:
+                    event = worker.events.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    timed_out = True
+                    _kill_group(worker.process)
+                    break
+                if event is None:
+                    break
+                kind = event.get("event")
+                if kind == "hello":
+                    hello = event
+                    with self._lock:
+                        self._hello = self._hello or event
+                elif kind == "start" and isinstance(event.get("case"), int) and event["case"] < len(pending):
+                    current, started_any = event["case"], True
+                    deadline = time.monotonic() + self.timeout
+                elif kind == "result" and current is not None:
+                    index, case = pending[current]
+                    done[index] = self._finish(kernel, case, event, hello)
+                    current = None
+                    deadline = time.monotonic() + self.timeout
+            returncode = self._reap(worker)
+            unfinished = [(i, c) for i, c in pending if i not in done]
+            stalled = len(unfinished) == len(pending)  # not one result: never respawn such a worker as is
+            if unfinished and (timed_out or current is not None or stalled):
+                index, case = pending[current] if current is not None else unfinished[0]
+                if timed_out:
+                    phase = "" if current is not None else " (before its first call: importing or initialising CUDA)"
+                    cause = _result(kernel, case, status=STATUS_TIMEOUT, details=list(worker.stderr)[-15:],
+                                    message=f"no result within {self.timeout:g} s{phase}; its process group was killed")
+                else:
+                    cause = _crash(kernel, case, returncode, worker.stderr)
+                done[index] = cause
+                self._report(cause)
+                if not started_any:  # the worker never got going: running the rest would only repeat this
+                    for other, other_case in unfinished[1:]:
+                        done[other] = _result(kernel, other_case, status=STATUS_SKIPPED, skip_basis=SKIP_ENVIRONMENT,
+                                              message=f"not run: the {kernel.name} worker failed before its first "
+                                                      f"case ({cause.status}: {cause.message})")
+                        self._report(done[other])
+            pending = [(i, c) for i, c in pending if i not in done]
+        return done
+
+    def _finish(self, kernel: Kernel, case: Case, event: dict, hello: dict) -> KernelResult:
+        fields = {name: event[name] for name in RESULT_FIELDS if event.get(name) is not None}
+        result = _result(kernel, case, **fields)
+        limit = kernel.documented_limit(case, machine_view(hello))
+        if limit:
+            result.documented_limit = limit
+            if result.status == STATUS_ERROR:
+                result.details = [result.message or ""] + result.details
+                result.status, result.skip_basis = STATUS_SKIPPED, SKIP_KERNEL
+                result.message = f"not supported here, and the kernel says so: {result.message} ({limit})"
+            elif result.status == "ok":
+                result.notes.append(f"ran although documented as unsupported here: {limit}")
+        self._report(result)
+        return result
+
+    def _report(self, result: KernelResult) -> None:
+        if self.progress:
+            with self._lock:
+                self.progress(result)
+
+    # -- processes -----------------------------------------------------------------------------------------------
+    def _worker_env(self, cache_vars: Mapping[str, str], lock_path: str) -> dict:
+        env = {**self.environ, **cache_vars, "ATTN_PREFLIGHT_SMOKE_GPU_LOCK": lock_path}
+        here = str(Path(probe.__file__).resolve().parent.parent)  # so `-m probe.smoke.worker` imports this probe
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+        return env
+
+    def _spawn(self, kernel: Kernel, cases: list[Case], env: dict) -> _Worker:
+        command = [sys.executable, "-m", "probe.smoke.worker", kernel_module(kernel), kernel.name,
+                   json.dumps([case.to_dict() for case in cases])]
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=env, start_new_session=True)
+        worker = _Worker(process, queue.Queue())
+        with self._lock:
+            self._live.add(process)
+        worker.readers = [threading.Thread(target=_read_events, args=(process.stdout, worker.events), daemon=True),
+                          threading.Thread(target=_read_tail, args=(process.stderr, worker.stderr), daemon=True)]
+        for reader in worker.readers:
+            reader.start()
+        return worker
+
+    def _reap(self, worker: _Worker) -> int:
+        try:
+            returncode = worker.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # closed its stdout but lingers
+            _kill_group(worker.process)
+            returncode = worker.process.wait()
+        for reader in worker.readers:
+            reader.join(timeout=5)
+        with self._lock:
+            self._live.discard(worker.process)
+        return returncode
+
+
+def _read_events(stream, events: "queue.Queue[Optional[dict]]") -> None:
+    for raw in stream:
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.put(event)
+    events.put(None)
+
+
+def _read_tail(stream, tail: deque) -> None:
+    for raw in stream:
+        line = raw.decode("utf-8", "replace").rstrip()
+        if line:
+            tail.append(line[:400])
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)  # the worker and whatever it started (compilers)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _crash(kernel: Kernel, case: Case, returncode: int, stderr: deque) -> KernelResult:
+    tail = list(stderr)
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        what = f"killed by {name}"
+    else:
+        what = f"exited with status {returncode} without a result"
+    clue = next((line for line in reversed(tail) if any(mark in line for mark in (
+        "Fatal Python error", "CUDA error", "illegal", "Error", "error"))), None)
+    return _result(kernel, case, status=STATUS_CRASHED, message=f"{what}" + (f": {clue}" if clue else ""),
+                   details=tail[-15:])
+
+
+def _result(kernel: Kernel, case: Optional[Case], **fields: Any) -> KernelResult:
+    return KernelResult(kernel=kernel.name, family=kernel.family, title=kernel.title, library=kernel.library,
+                        case=case, reproduce=reproduce_command(kernel, case) if case else None, **fields)
+
+
+def machine_view(hello: Mapping[str, Any]) -> MachineView:
+    return {"cc": tuple(hello["cc"]) if hello.get("cc") else None, "cudnn": hello.get("cudnn"),
+            "torch": hello.get("torch")}
+
+
+def machine_summary() -> MachineSummary:
+    from probe.gpus import collect_gpus
+
+    gpus = collect_gpus()
+    return MachineSummary(
+        hostname=socket.gethostname(), platform=platform.platform(), python_version=platform.python_version(),
+        python_executable=sys.executable, driver_version=gpus.driver_version, gpu_error=gpus.error if not gpus.devices else None,
+        gpus=[GpuSummary(index=d.index, name=d.name, compute_capability=d.compute_capability) for d in gpus.devices],
+    )
+
+
+def _installed(kernels: Sequence[Kernel], machine: MachineSummary) -> dict[str, str]:
+    """kernel name -> why it cannot run here for want of a library (torch, or the kernel's own); records the
+    versions of what is installed in `machine.libraries`. Reads metadata only: nothing is imported."""
+    from probe.libraries import library_facts, locate_module, spec_for
+
+    facts = {}
+    for key in ["torch"] + sorted({k.library for k in kernels if k.library}):
+        facts[key] = library_facts(spec_for(key))
+        machine.libraries.update(facts[key].distributions)
+    missing = {}
+    for kernel in kernels:
+        for key in ("torch", kernel.library):
+            if key is None:
+                continue
+            lib = facts[key]
+            if not lib.installed and not any(locate_module(m) for m in spec_for(key).imports):
+                missing[kernel.name] = f"{lib.title} is not installed (none of: {', '.join(spec_for(key).distributions)})"
+                break
+    return missing
