@@ -64,8 +64,10 @@ def problems(facts: Facts) -> list[str]:
 def _problems(facts: Facts, fmt: str) -> str:
     found = problems(facts)
     if found:
-        mark = "- " if fmt == "markdown" else "✗ "
-        body = "\n".join(mark + line.replace("\n", "\n  " if fmt == "markdown" else "\n") for line in found)
+        if fmt == "markdown":  # list items; the diagnosis on its own line (a hard break: two spaces)
+            body = "\n".join("- " + line.replace("\n  ", "  \n  ") for line in found)
+        else:
+            body = "\n".join("✗ " + line for line in found)
     elif not facts.imports_checked:
         body = "None found, but import health is unknown: imports were not checked (--no-imports)."
     else:

@@ -1,0 +1,83 @@
+"""Rendering saved reports of real machines: what is broken comes first, with its diagnosis."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from probe.facts import Facts, GpuDevice, GpuFacts, LibraryFacts, ImportHealth
+from probe.render import to_json
+from probe.render.facts import problems, render_facts
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def load(name: str) -> Facts:
+    return Facts.from_dict(json.loads((FIXTURES / name).read_text()))
+
+
+@pytest.mark.parametrize("name", ["probe-cpu-ci.json", "probe-cpu-broken.json"])
+def test_fixtures_round_trip_through_json(name):
+    data = json.loads((FIXTURES / name).read_text())
+    assert json.loads(to_json(Facts.from_dict(data).to_dict())) == data
+
+
+def test_healthy_cpu_machine():
+    facts = load("probe-cpu-ci.json")
+    assert problems(facts) == []
+    text = render_facts(facts, "table")
+    assert "None found: every installed library imports (1 checked)." in text
+    assert "None: NVML library not found (libnvidia-ml.so.1)" in text
+    assert "none (CPU-only build)" in text and "2.13.0+cpu" in text
+
+
+def test_broken_machine_lists_each_failure_with_its_diagnosis():
+    facts = load("probe-cpu-broken.json")
+    found = problems(facts)
+    assert len(found) == 4
+    fa4, cutlass, triton, xformers = found  # in catalogue order
+    assert fa4.startswith("FlashAttention 4 (CuTe DSL) (flash-attn-4 4.0.0b36): import error: ImportError:")
+    assert "\n  → flash-attn-4 4.0.0b36: _C.so needs torch symbol" in fa4
+    assert "its .pth file (nvidia_cutlass_dsl_packages.pth) was not processed" in cutlass
+    assert triton.startswith("Triton (triton 3.5.0): import timeout")
+    assert xformers.startswith("xFormers (xformers 0.0.30): import crashed: killed by SIGSEGV")
+    text = render_facts(facts, "table")
+    assert text.index("Problems (4)") < text.index("Host")
+    assert "crashed (SIGSEGV)" in text and "timeout 3.0 s" in text
+    markdown = render_facts(facts, "markdown")
+    assert "## Problems (4)\n- FlashAttention 4" in markdown and "\n  → " in markdown
+
+
+def test_gpu_table_arch_coverage_and_per_gpu_errors():
+    facts = load("probe-cpu-ci.json")
+    facts.gpus = GpuFacts(driver_version="580.95.05", cuda_driver_version="13.0", devices=[
+        GpuDevice(index=0, name="NVIDIA H200", cc_major=9, cc_minor=0, memory_total_mib=143771, uuid="GPU-1"),
+        GpuDevice(index=1, name="NVIDIA RTX PRO 6000", cc_major=12, cc_minor=0, error="memory: GPU is lost"),
+    ])
+    facts.torch.arch_list = ["sm_80", "sm_90"]
+    facts.torch.gpu_arch_covered = {"sm_90": True, "sm_120": False}
+    found = problems(facts)
+    assert "GPU 1 (NVIDIA RTX PRO 6000): NVML query failed: memory: GPU is lost" in found
+    assert "torch 2.13.0+cpu has no kernels for sm_120 (arch list: sm_80 sm_90)" in found
+    text = render_facts(facts, "table")
+    assert "140.4 GiB" in text and "sm_90: yes" in text and "sm_120: NO" in text and "GPU is lost" in text
+
+
+def test_skew_and_component_notes_are_problems_other_notes_are_not():
+    facts = load("probe-cpu-ci.json")
+    facts.libraries.append(LibraryFacts(
+        key="flashinfer", title="FlashInfer", version="0.7.4", import_name="flashinfer",
+        distributions={"flashinfer-python": "0.7.4", "flashinfer-cubin": "0.7.3"},
+        health=ImportHealth(status="ok"),
+        notes=["version skew: flashinfer-cubin 0.7.3 does not match flashinfer-python 0.7.4 (...)",
+               "flashinfer reports __version__ 0.0.0+unknown; the installed distribution is 0.7.4"]))
+    found = problems(facts)
+    assert found == ["FlashInfer: version skew: flashinfer-cubin 0.7.3 does not match flashinfer-python 0.7.4 (...)"]
+    assert "- FlashInfer: flashinfer reports __version__ 0.0.0+unknown" in render_facts(facts, "table")
+
+
+def test_markdown_escapes_table_pipes():
+    facts = load("probe-cpu-ci.json")
+    facts.environment = {"VLLM_ATTENTION_BACKEND": "FLASH_ATTN|FLASHINFER"}
+    assert "FLASH_ATTN\\|FLASHINFER" in render_facts(facts, "markdown")
