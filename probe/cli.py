@@ -23,6 +23,7 @@ COMMANDS = {
     "check": "probe.commands.check:check_command",
     "fleet": "probe.commands.fleet:fleet_command",
     "report": "probe.commands.report:report_command",
+    "smoke": "probe.commands.smoke:smoke_command",
 }
 
 

@@ -54,7 +54,6 @@ class Case:
     def gqa_ratio(self) -> int:
         return self.heads_q // self.heads_kv
 
-    @property
     def label(self) -> str:
         """A short human name: `bf16 b2 q1024 k1024 h16/4 d128 causal`."""
         if self.kind == "elementwise":

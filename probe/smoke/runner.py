@@ -344,6 +344,6 @@ def _installed(kernels: Sequence[Kernel], machine: MachineSummary) -> dict[str, 
                 continue
             lib = facts[key]
             if not lib.installed and not any(locate_module(m) for m in spec_for(key).imports):
-                missing[kernel.name] = f"{lib.title} is not installed (none of: {', '.join(spec_for(key).distributions)})"
+                missing[kernel.name] = f"{lib.title} is not installed (pip: {spec_for(key).distributions[0]})"
                 break
     return missing

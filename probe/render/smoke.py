@@ -1,0 +1,101 @@
+"""A SmokeReport as table, markdown or JSON, and the progress line printed while a run goes on.
+
+Table/markdown: where it ran, one row per kernel case (status, error vs tolerance, first call, steady time,
+TFLOP/s, why), then the kernel's own words and a reproducing command for each failure, then the counts.
+Skipped rows say why and are counted apart: a skip is never an ok. JSON is SmokeReport.to_dict().
+"""
+from __future__ import annotations
+
+import textwrap
+
+from probe.render import heading, key_values, table, to_json
+
+_WHY_WIDTH = 60
+
+
+def _seconds(value) -> str:
+    return "" if value is None else f"{value:.2f} s"
+
+
+def _millis(value) -> str:
+    return "" if value is None else f"{value:.3g} ms"
+
+
+def _error(result) -> str:
+    if result.max_abs_error is None:
+        return ""
+    return f"{result.max_abs_error:.1e} / {result.tolerance:.0e}"
+
+
+def _why(result, fmt: str) -> str:
+    text = result.message or ""
+    if result.notes:
+        text = "; ".join([text] + result.notes) if text else "; ".join(result.notes)
+    if fmt == "markdown" or len(text) <= _WHY_WIDTH:
+        return text
+    return "\n".join(textwrap.wrap(text, _WHY_WIDTH))
+
+
+def _ran_on(report) -> str:
+    machine = report.machine
+    if machine.device_name:
+        where = f"{machine.device_name} (sm_{machine.device_capability.replace('.', '')})" \
+            if machine.device_capability else machine.device_name
+    else:
+        where = "CPU only" + (f" ({machine.gpu_error})" if machine.gpu_error else "")
+    return where
+
+
+def summary(report) -> str:
+    counts = report.counts()
+    words = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing ran"
+    failed = len(report.failed)
+    verdict = f"{failed} failed" if failed else "no failures"
+    return f"{words} — {verdict} ({report.wall_s:.1f} s)" if report.wall_s is not None else f"{words} — {verdict}"
+
+
+def render_smoke(report, fmt: str) -> str:
+    if fmt == "json":
+        return to_json(report.to_dict())
+    machine = report.machine
+    parts = [heading(f"attn-preflight smoke ({report.level})", fmt, level=1)]
+    parts.append(key_values([
+        ("ran on", _ran_on(report)),
+        ("torch", " ".join(x for x in (machine.torch_version, f"CUDA {machine.torch_cuda}" if machine.torch_cuda else None,
+                                       f"cuDNN {machine.cudnn_version}" if machine.cudnn_version else None) if x)),
+        ("driver", machine.driver_version),
+        ("caches", machine.cache_dir + ("; " + "; ".join(machine.cache_notes) if machine.cache_notes else "")
+         if machine.cache_dir else None),
+        ("timeout", f"{report.timeout_s:g} s per case, {report.jobs} at once" if report.timeout_s else None),
+    ], fmt))
+    rows = []
+    for r in report.results:
+        rows.append([r.kernel, r.case.label() if r.case else "", r.status.upper() if r.failed else r.status,
+                     _error(r), _seconds(r.first_call_s), _millis(r.steady_ms),
+                     "" if r.tflops is None else f"{r.tflops:.3g}", _why(r, fmt)])
+    parts.append(table(["kernel", "case", "status", "max err / tol", "first call", "steady", "TFLOP/s", "why / notes"],
+                       rows, fmt))
+    failed = report.failed
+    if failed:
+        parts.append(heading("Failures", fmt))
+        for r in failed:
+            lines = [f"{r.kernel} [{r.case.label() if r.case else 'all cases'}]: {r.status}: {r.message}"]
+            lines += [f"    {line}" for line in r.details[:12]]
+            if r.reproduce:
+                lines.append(f"    reproduce: {r.reproduce}")
+            parts.append("\n".join(lines) if fmt != "markdown" else "```\n" + "\n".join(lines) + "\n```")
+    parts.append(summary(report))
+    return "\n\n".join(parts)
+
+
+def progress_line(result, elapsed: float) -> str:
+    """One line per finished case, on stderr while the run goes on."""
+    case = f" [{result.case.label()}]" if result.case else ""
+    head = f"smoke {elapsed:6.1f}s  {result.kernel}{case}: {result.status}"
+    if result.status == "ok":
+        bits = [f"err {result.max_abs_error:.1e} <= {result.tolerance:.0e}" if result.max_abs_error is not None else "",
+                f"first {result.first_call_s:.2f} s" if result.first_call_s is not None else "",
+                f"steady {result.steady_ms:.3g} ms" if result.steady_ms is not None else "",
+                f"{result.tflops:.3g} TFLOP/s" if result.tflops is not None else ""]
+        return head + "  " + "  ".join(b for b in bits if b)
+    return f"{head}: {result.message}" if result.message else head
