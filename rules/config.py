@@ -17,13 +17,14 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from rules.errors import RulesInputError
 from rules.knowledge import backends as backend_kb
+from rules.knowledge import vllm_backends
 from rules.knowledge.kv_dtypes import KV_DTYPES
 from rules.models import FEATURES, ModelFeatures, load_model
 
 ENGINES = ("sglang", "vllm")
 
 # vLLM's --kv-cache-dtype choices (vllm/config/cache.py CacheDType).
-VLLM_KV_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
+VLLM_KV_DTYPES = vllm_backends.KV_CACHE_DTYPES
 
 # Environment variables that bear on attention; others in a pasted command are ignored.
 _ENV_PREFIXES = ("SGLANG_", "VLLM_", "FLASHINFER_", "FLASH_ATTENTION", "CUTE_DSL_", "TORCH_CUDA_ARCH_LIST",
@@ -114,8 +115,8 @@ def kv_dtype_choices(engine: str) -> Sequence[str]:
 
 
 def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
-    if value is None:
-        return None
+    if value is None or (engine == "vllm" and value.lower() == vllm_backends.AUTO):
+        return None  # vLLM: "auto" means no choice (AttentionConfig.validate_backend_before)
     name = backend_kb.canonical(engine, value)
     if name is None:
         raise RulesInputError(f"{flag}: unknown {engine} attention backend {value!r}",
@@ -197,6 +198,10 @@ SGLANG_FLAGS = {**_COMMON_SGLANG, **{f: (f[2:].replace("-", "_"), t) for f, t in
 
 VLLM_FLAGS = {
     "--attention-backend": ("attention_backend", "str"),
+    "--attention-config.backend": ("attention_backend", "str"),
+    "-ac.backend": ("attention_backend", "str"),
+    "--attention-config.flash_attn_version": ("attention_config.flash_attn_version", "int"),
+    "-ac.flash_attn_version": ("attention_config.flash_attn_version", "int"),
     "--kv-cache-dtype": ("kv_cache_dtype", "str"),
     "--block-size": ("page_size", "int"),
     "--tensor-parallel-size": ("tp_size", "int"),

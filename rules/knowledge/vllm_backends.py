@@ -14,7 +14,7 @@ Compute capabilities are (major, minor) tuples.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Union
 
 from rules.knowledge.backends import BackendInfo
@@ -370,13 +370,40 @@ _UNMODELLED = {
 # AttentionBackendEnum.get_path raises "Backend {name} must be registered before use." (registry.py).
 UNREGISTERED = {"TORCH_SDPA": "only a tag for vision-encoder attention", "CUSTOM": "a placeholder for plug-ins"}
 
-# Names older releases accepted that 0.33.0's enum lacks (present in the 0.13.0 registry).
-REMOVED = {
-    "TREE_ATTN": "removed from AttentionBackendEnum by vllm PR #42121 (2026-05-08); absent in vllm 0.33.0",
-    "PALLAS": "TPU backend, in vllm 0.13.0's registry, absent in vllm 0.33.0",
-    "IPEX": "Intel IPEX backend, in vllm 0.13.0's registry, absent in vllm 0.33.0",
-    "XFORMERS": "V0 backend, removed with the V0 engine (vllm PR #25351, 2025-09); absent in vllm 0.33.0",
+# AttentionBackendEnum's members in each release read (vllm/v1/attention/backends/registry.py; 0.13.0:
+# vllm/attention/backends/registry.py). Releases between two of these were not read.
+ENUM_BY_RELEASE: dict[str, frozenset[str]] = {
+    "0.13.0": frozenset(
+        "FLASH_ATTN TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE "
+        "TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA PALLAS "
+        "IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()),
+    "0.15.0": frozenset(
+        "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
+        "ROCM_AITER_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
+        "FLASH_ATTN_MLA IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()),
+    "0.20.0": frozenset(
+        "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
+        "ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA FLASHINFER_MLA_SPARSE TRITON_MLA "
+        "CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA NO_ATTENTION FLEX_ATTENTION TREE_ATTN "
+        "ROCM_AITER_UNIFIED_ATTN CPU_ATTN TURBOQUANT CUSTOM".split()),
+    "0.26.0": frozenset(
+        "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA "
+        "ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA "
+        "FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
+        "FLASHMLA_SPARSE_DSV4 FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASH_ATTN_MLA "
+        "FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE NO_ATTENTION FLEX_ATTENTION HPC_ATTN ROCM_AITER_UNIFIED_ATTN "
+        "CPU_ATTN TURBOQUANT CUSTOM".split()),
+    "0.30.0": frozenset(
+        "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV TRITON_FLASH_ATTN ROCM_ATTN ROCM_AITER_MLA "
+        "ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER "
+        "TRITON_FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 "
+        "FLASHINFER_MLA_SPARSE_SM90 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASHMLA_SPARSE_DSV4 "
+        "FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASHMLA_SPARSE_DSV41 FLASHINFER_MLA_SPARSE_DSV41 B12X "
+        "FLASH_ATTN_MLA FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE CUTLASS_MSA TRITON_MSA NO_ATTENTION FLEX_ATTENTION "
+        "HPC_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CPU_MLA AMX_MLA TURBOQUANT CUSTOM".split()),
 }
+ENUM_SOURCE = "vllm-project/vllm: vllm/v1/attention/backends/registry.py AttentionBackendEnum in the 0.13.0, " \
+              "0.15.0, 0.20.0, 0.26.0, 0.30.0 and 0.33.0 wheels"
 
 BY_NAME: dict[str, VllmBackend] = {b.name: b for b in BACKEND_LIST}
 for _name, (_platform, _where) in _UNMODELLED.items():
@@ -385,7 +412,92 @@ for _name, (_platform, _where) in _UNMODELLED.items():
 
 # Every value `--attention-backend` accepts in vLLM 0.33.0 (case-insensitive; "auto" means no choice).
 VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
+ENUM_BY_RELEASE[VLLM_VERSION] = VALID_NAMES
 AUTO = "auto"
+# Names some release read accepted that 0.33.0 does not.
+REMOVED = frozenset().union(*ENUM_BY_RELEASE.values()) - VALID_NAMES
+
+
+def _v(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
+
+
+def name_in_release(name: str, version: Optional[str]) -> Optional[bool]:
+    """Whether AttentionBackendEnum has `name` in that vLLM release; None where the releases read disagree
+    around it (or it is older than the oldest read). No version: the newest read."""
+    releases = sorted(ENUM_BY_RELEASE, key=_v)
+    if version is None:
+        return name in ENUM_BY_RELEASE[releases[-1]]
+    wanted = _v(version)[:3]
+    below = [r for r in releases if _v(r) <= wanted]
+    above = [r for r in releases if _v(r) > wanted]
+    if not below:
+        return None
+    here = name in ENUM_BY_RELEASE[below[-1]]
+    if _v(below[-1]) == wanted or not above or (name in ENUM_BY_RELEASE[above[0]]) == here:
+        return here
+    return None
+
+
+def name_history(name: str) -> str:
+    """'in 0.13.0-0.26.0, not in 0.30.0 and later' from the releases read."""
+    releases = sorted(ENUM_BY_RELEASE, key=_v)
+    present = [r for r in releases if name in ENUM_BY_RELEASE[r]]
+    absent = [r for r in releases if name not in ENUM_BY_RELEASE[r]]
+    if not present:
+        return "in none of the vLLM releases read (" + ", ".join(releases) + ")"
+    gone = [r for r in absent if _v(r) > _v(present[-1])]
+    return f"in vllm {present[0]}-{present[-1]}" + (f", gone in {gone[0]}" if gone else "")
+
+
+@dataclass(frozen=True)
+class Change:
+    """An older value of one declared capability: it held for releases in [since, until)."""
+
+    backend: str
+    field: str
+    value: object
+    until: str  # the first release read with today's value
+    since: str = "0.15.0"  # the oldest release read with this value
+    seen: str = ""  # the releases read that show it
+
+
+CHANGES: tuple[Change, ...] = (
+    Change("FLASHINFER", "archs", Archs(lo=(7, 5), hi=(12, 1)), until="0.26.0", seen="0.15.0, 0.20.0"),
+    Change("FLASHINFER", "head_sizes", HeadSizes(allowed=frozenset({64, 128, 256})), until="0.26.0",
+           seen="0.15.0, 0.20.0"),
+    Change("FLASHINFER", "kv_dtypes", frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}),
+           until="0.26.0", since="0.20.0", seen="0.20.0"),
+    Change("FLASHINFER", "kv_dtypes", frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2",
+                                                 "nvfp4"}), until="0.30.0", since="0.26.0", seen="0.26.0"),
+    Change("FLASHINFER", "kv_dtype_archs", (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))), until="0.33.0",
+           since="0.26.0", seen="0.26.0, 0.30.0"),
+    Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.20.0, 0.26.0"),
+    Change("FLASH_ATTN", "kv_dtype_archs", (("fp8", majors(9)), ("fp8_e4m3", majors(9))), until="0.30.0",
+           since="0.20.0", seen="0.20.0, 0.26.0 (fp8 KV only where get_flash_attn_version() == 3)"),
+    Change("FLASHMLA_SPARSE", "head_sizes", HeadSizes(allowed=frozenset({576})), until="0.33.0", since="0.26.0",
+           seen="0.26.0, 0.30.0"),
+    Change("FLASHMLA_SPARSE", "kv_dtypes", frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8"}), until="0.33.0",
+           since="0.20.0", seen="0.20.0, 0.26.0, 0.30.0"),
+    *(Change(name, "head_sizes", HeadSizes(allowed=frozenset({320, 576})), until="0.30.0", since="0.20.0",
+             seen="0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)")
+      for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA")),
+    Change("TRITON_ATTN", "kv_dtypes", frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2",
+                                                  "int8_per_token_head", "fp8_per_token_head"}),
+           until="0.26.0", since="0.20.0", seen="0.20.0"),
+)
+CHANGES_SOURCE = "each backend class in the vllm 0.15.0, 0.20.0, 0.26.0, 0.30.0 and 0.33.0 wheels"
+
+
+def backend_at(name: str, version: Optional[str]) -> Optional[VllmBackend]:
+    """The backend as the given vLLM release declares it (the newest read when the version is unknown)."""
+    backend = BY_NAME.get(name)
+    if backend is None or version is None:
+        return backend
+    wanted = _v(version)[:3]
+    updates = {c.field: c.value for c in CHANGES
+               if c.backend == name and _v(c.since) <= wanted < _v(c.until)}
+    return replace(backend, **updates) if updates else backend
 
 # `--kv-cache-dtype` choices (vllm/config/cache.py, CacheDType) and `--dtype` choices (config/model.py, ModelDType).
 KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
@@ -676,4 +788,12 @@ def backend_info(backend: VllmBackend) -> BackendInfo:
         removed=backend.removed, source=backend.source, notes=backend.notes)
 
 
-BACKENDS: dict[str, BackendInfo] = {name: backend_info(b) for name, b in BY_NAME.items()}
+# Every name a vLLM launch line may carry, for name checks and alternatives: the usable backends, plus the
+# removed and unregistered names so that rule vllm-backend-name (not a usage error) reports them.
+BACKENDS: dict[str, BackendInfo] = {
+    **{name: backend_info(b) for name, b in BY_NAME.items()},
+    **{name: BackendInfo(name=name, title=name, engine="vllm", general=False, removed=name_history(name),
+                         source=ENUM_SOURCE) for name in REMOVED},
+    **{name: BackendInfo(name=name, title=name, engine="vllm", general=False, removed=why, source=REPO)
+       for name, why in UNREGISTERED.items()},
+}

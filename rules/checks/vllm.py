@@ -1,0 +1,905 @@
+"""vLLM (`vllm serve … --attention-backend NAME`): the reasons vLLM's own backend validation would give.
+
+Each rule checks one of the reasons `AttentionBackend.validate_configuration` (or a backend's
+`supports_combination`, or the platform) returns, against the capabilities declared in
+rules/knowledge/vllm_backends.py. A named backend that fails any of them makes vLLM raise "Selected backend
+… is not valid for this configuration. Reason: [...]" at start-up; with no backend named, rule
+vllm-auto-select runs vLLM's priority list instead.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from packaging.version import InvalidVersion, Version
+
+from rules.checks.common import gpu
+from rules.config import Config
+from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import vllm_backends as kb
+from rules.target import Target
+
+# Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the 0.13.0, 0.15.0,
+# 0.20.0, 0.26.0 and 0.30.0 wheels from which its check and message hold (older capability values are
+# applied from vllm_backends.CHANGES).
+DOCS_URL = "https://docs.vllm.ai/en/latest/design/attention_backends.html"
+
+
+# --- what the rules read ---------------------------------------------------------------------------------
+
+def _installed(target: Target) -> Optional[Version]:
+    try:
+        return Version(target.versions["vllm"]) if "vllm" in target.versions else None
+    except InvalidVersion:
+        return None
+
+
+def _use_backend(name: str, target: Target) -> str:
+    """The flag that picks a backend on the target's vLLM (the env var before 0.13, which had no flag)."""
+    installed = _installed(target)
+    if installed is not None and installed < Version(kb.FLAG_SINCE):
+        return f"{kb.ENV_BACKEND}={name}"
+    return f"--attention-backend {name}"
+
+
+def _model_dtype(cfg: Config, cc: kb.CC) -> Optional[str]:
+    """The dtype vLLM runs the model in (config/model.py _get_and_verify_dtype / _resolve_auto_dtype)."""
+    if cfg.dtype != "auto":
+        return kb.MODEL_DTYPES.get(cfg.dtype)
+    supported = ["bfloat16", "float16", "float32"] if cc >= (8, 0) else ["float16", "float32"]
+    model_type = cfg.model.model_type if cfg.model else None
+    if model_type in kb.FLOAT16_UNSUPPORTED_MODELS:
+        supported.remove("float16")
+    declared = cfg.model.dtype if cfg.model else None
+    declared = {"float": "float32", "half": "float16", "bf16": "bfloat16", "fp16": "float16"}.get(declared, declared)
+    if declared is None:
+        return None
+    if declared == "float32":
+        return supported[0]
+    return declared if declared in supported else supported[0]
+
+
+def _query(cfg: Config, target: Target) -> kb.VllmQuery:
+    """vLLM's AttentionSelectorConfig for this config's attention layers (head size None without a model)."""
+    model = cfg.model
+    mla = cfg.mla
+    head_size = head_size_v = nope = rope = None
+    if model is not None:
+        if mla and model.kv_lora_rank and model.qk_rope_head_dim is not None:
+            head_size = model.kv_lora_rank + model.qk_rope_head_dim  # the absorbed (latent) head vLLM caches
+            rope = model.qk_rope_head_dim
+            nope = model.head_dim - rope if model.head_dim is not None else None
+        elif not mla:
+            head_size, head_size_v = model.head_dim, model.v_head_dim
+    requested = cfg.flags.get("attention_config.flash_attn_version")
+    return kb.VllmQuery(
+        cc=target.cc, head_size=head_size, dtype=_model_dtype(cfg, target.cc) or "bfloat16",
+        kv_dtype=cfg.kv_cache_dtype, block_size=cfg.page_size, use_mla=mla,
+        use_sparse=bool(model and model.model_type in kb.SPARSE_MLA_MODEL_TYPES),
+        has_sink="sinks" in cfg.features, has_sliding_window="sliding_window" in cfg.features,
+        softcap="softcap" in cfg.features, head_size_v=head_size_v,
+        fa_version=int(requested) if requested is not None else None, qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope, v_head_dim=model.v_head_dim if model else None,
+        num_heads=model.num_attention_heads if model else None)
+
+
+def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optional[Outcome]]:
+    """The backend named on the command line, or the outcome for a rule that cannot judge it."""
+    if cfg.attention_backend is None:
+        return None, skipped("no backend named: vLLM selects one (rule vllm-auto-select)")
+    installed = _installed(target)
+    backend = kb.backend_at(cfg.attention_backend, str(installed) if installed is not None else None)
+    if backend is None:
+        return None, skipped(f"{cfg.attention_backend} is not a usable backend (rule vllm-backend-name)")
+    if backend.platform != "cuda":
+        return None, skipped(f"{backend.name} is a {backend.platform} backend (rule vllm-backend-platform)")
+    if not backend.modelled:
+        return None, unknown(f"{backend.name}'s constraints are not modelled by attn-preflight")
+    if target.cc is None:
+        return None, unknown("no CUDA GPU on the target")
+    return backend, None
+
+
+def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
+    """The backend vLLM would pick for the same config, as the flag that selects it (or dropping the flag)."""
+    chosen = kb.select(q).chosen
+    if chosen is None or chosen == failing:
+        return []
+    return [_use_backend(chosen, target)]
+
+
+def _cc(target: Target) -> str:
+    return f"{target.cc[0]}.{target.cc[1]}"
+
+
+# --- the backend name ----------------------------------------------------------------------------------------
+
+@rule(
+    id="vllm-backend-name",
+    title="The vLLM attention backend name exists and can be used",
+    engine="vllm", versions="vllm>=0.13.0",
+    prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),
+    source=kb.UNKNOWN_BACKEND_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum.get_path"),
+    docs="""Checks that the backend named by `--attention-backend` (or `VLLM_ATTENTION_BACKEND`) is a member
+of vLLM's AttentionBackendEnum that can serve text attention.
+
+vLLM parses the name with `AttentionBackendEnum[name.upper()]` (config/attention.py
+validate_backend_before); a name removed from the enum (TREE_ATTN, PALLAS, IPEX, XFORMERS) raises "Unknown
+attention backend: '…'. Valid options are: …". TORCH_SDPA (a tag for vision encoders) and CUSTOM (a
+plug-in placeholder) are members with no class path: get_path raises "Backend TORCH_SDPA must be
+registered before use." Names that never existed are refused by attn-preflight itself (exit 2, with a
+did-you-mean).""",
+    fix_title="Use a backend vLLM 0.33 builds for CUDA (FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, "
+              "or an MLA backend for DeepSeek-style models), or drop the flag",
+    references=(DOCS_URL,),
+)
+def vllm_backend_name(cfg, target):
+    name = cfg.attention_backend
+    if name is None:
+        return skipped("no backend named")
+    installed = _installed(target)
+    release = str(installed) if installed is not None else None
+    fix = ["drop --attention-backend (vLLM selects a backend)"]
+    if name in kb.UNREGISTERED:
+        return failed(f"{name} ({kb.UNREGISTERED[name]}, no class path)", "a backend with a class", fix,
+                      reason=f"Backend {name} must be registered before use.")
+    present = kb.name_in_release(name, release)
+    on = f"vllm {release}" if release else f"vllm {kb.VLLM_VERSION} (newest read)"
+    if present is None:
+        return unknown(f"{name} is {kb.name_history(name)}; the releases around {on} were not read")
+    if not present:
+        return failed(f"{name} on {on} ({kb.name_history(name)})", "a member of vLLM's AttentionBackendEnum", fix)
+    return passed(f"{name} on {on}", "a member of AttentionBackendEnum with a class")
+
+
+@rule(
+    id="vllm-backend-platform",
+    title="The vLLM attention backend is one vLLM's CUDA platform can run",
+    engine="vllm", versions="vllm>=0.15.0",
+    reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
+           "at import or kernel launch, after the weights load.",
+    source=kb.PRIORITY_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum"),
+    docs="""Checks that the named backend is built for NVIDIA CUDA, not for AMD ROCm (ROCM_*, the AITER
+backends), Intel XPU (XPU_MLA_SPARSE) or the CPU (CPU_ATTN, CPU_MLA, AMX_MLA).
+
+AttentionBackendEnum lists every platform's backends in one namespace. vLLM's CUDA platform only ever
+selects from _get_backend_priorities, so a foreign backend is reached only by naming it, and its kernels
+(aiter, SYCL, CPU extensions) are not there on an NVIDIA GPU. Backends that a model selects for its own
+layers (the DeepSeek-V4/V4.1 and MiniMax-M3 sparse backends, STEP5_DSA) are not judged here.""",
+    fix_title="Name a CUDA backend, or drop --attention-backend",
+)
+def vllm_backend_platform(cfg, target):
+    backend = kb.BY_NAME.get(cfg.attention_backend or "")
+    if backend is None:
+        return skipped("no usable backend named")
+    if backend.platform == "model":
+        return skipped(f"{backend.name} is selected by one model's own attention layers")
+    if target.cc is None:
+        return unknown("no NVIDIA GPU on the target")
+    if backend.platform in ("cuda", "any"):
+        return passed(f"{backend.name} (CUDA)", "a CUDA backend")
+    return failed(f"{backend.name}, a {backend.platform} backend, on {gpu(target)}", "a CUDA backend",
+                  ["drop --attention-backend (vLLM selects a CUDA backend)"])
+
+
+@rule(
+    id="vllm-env-backend",
+    title="VLLM_ATTENTION_BACKEND is read by this vLLM",
+    engine="vllm", versions="vllm>=0.13.0",
+    prevents=kb.ENV_UNKNOWN_WARNING.format(env=kb.ENV_BACKEND),
+    source=kb.ENV_SOURCE,
+    docs="""Checks whether the VLLM_ATTENTION_BACKEND and VLLM_FLASH_ATTN_VERSION environment variables still
+choose anything on the target's vLLM.
+
+vLLM 0.13.0 added `--attention-backend` and `--attention-config.flash_attn_version` and deprecated the
+variables ("Using VLLM_ATTENTION_BACKEND environment variable is deprecated and will be removed in v0.14.0
+…"); vLLM 0.15.0 removed them (PR #32812). Since then they are ignored: vLLM only logs "Unknown vLLM
+environment variable detected: VLLM_ATTENTION_BACKEND" and selects its own backend, so the backend the
+launch line asks for is not the one that runs. attn-preflight still judges the named backend, since the
+fix is to pass the same name as a flag.""",
+    fix_title="Pass the backend as --attention-backend NAME (and the FA version as "
+              "--attention-config.flash_attn_version=N)",
+)
+def vllm_env_backend(cfg, target):
+    env = {k: v for k, v in cfg.env.items() if k in (kb.ENV_BACKEND, kb.ENV_FA_VERSION)}
+    if not env:
+        return passed("no VLLM_ATTENTION_BACKEND or VLLM_FLASH_ATTN_VERSION", "the command-line flags")
+    found = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))
+    fix = []
+    if kb.ENV_BACKEND in env:
+        fix.append(f"--attention-backend {env[kb.ENV_BACKEND].upper()}")
+    if kb.ENV_FA_VERSION in env:
+        fix.append(f"--attention-config.flash_attn_version={env[kb.ENV_FA_VERSION]}")
+    installed = _installed(target)
+    if installed is not None and installed < Version(kb.ENV_REMOVED_IN):
+        named = env.get(kb.ENV_BACKEND, "").upper()
+        if named and cfg.attention_backend not in (None, named):
+            return failed(f"{found} and --attention-backend {cfg.attention_backend} on vllm {installed}",
+                          "one of the two", [f"unset {kb.ENV_BACKEND}"],
+                          reason="attention_backend and attention_config.backend are mutually exclusive")
+        return warned(f"{found} on vllm {installed}", "the command-line flags", fix,
+                      reason="deprecated: read with a warning until vllm 0.15.0")
+    return warned(found, f"the command-line flags (vllm >= {kb.ENV_REMOVED_IN} ignores the variables)", fix,
+                  reason="vLLM ignores the variables and selects its own backend")
+
+
+# --- compute capability and FlashAttention versions ----------------------------------------------------------
+
+@rule(
+    id="vllm-compute-capability",
+    title="The vLLM attention backend supports this GPU's compute capability",
+    engine="vllm", versions="vllm>=0.20.0",
+    prevents=kb.R_CC,
+    source=kb.VALIDATE_SOURCE + "; each backend's supports_compute_capability",
+    docs="""Checks the GPU's compute capability against the named backend's `supports_compute_capability`.
+
+vLLM 0.33.0 declares: FLASH_ATTN >= 8.0; FLASHINFER 8.0 to 12.1 (SM75 is excluded until flashinfer#3621
+lands); TRITON_ATTN, FLEX_ATTENTION and TRITON_MLA any; FLASHMLA and FLASHMLA_SPARSE 9.x or 10.x (dense
+FlashMLA is further limited to Hopper, rule vllm-flashmla-dense-hopper); FLASH_ATTN_MLA,
+FLASH_ATTN_MLA_SPARSE and FLASHINFER_MLA_SPARSE_SM90 9.x; CUTLASS_MLA, FLASHINFER_MLA, TOKENSPEED_MLA,
+FLASHINFER_MLA_SPARSE and FLASH_ATTN_MLA_SPARSE_FA4 10.x only (SM100/SM103, not SM110 or SM12x); B12X 12.0
+and 12.1; HPC_ATTN exactly 9.0.
+
+An explicitly named backend that fails raises "Selected backend … is not valid for this configuration.
+Reason: ['compute capability not supported']" at start-up; vLLM does not fall back to another backend.
+The FA versions inside FLASH_ATTN have their own arch limits (rule vllm-flash-attn-version).""",
+    fix_title="Use the backend vLLM would pick on this GPU (shown in the fix), or drop --attention-backend",
+    references=(DOCS_URL,),
+)
+def vllm_compute_capability(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    required = f"compute capability {backend.archs.describe()}"
+    if target.cc in backend.archs:
+        return passed(f"{backend.name} on {gpu(target)}", required)
+    q = _query(cfg, target)
+    return failed(f"{backend.name} on {gpu(target)} (compute capability {_cc(target)})", required,
+                  _instead(q, target, backend.name))
+
+
+@rule(
+    id="vllm-flashmla-dense-hopper",
+    title="Dense FlashMLA runs on Hopper only",
+    engine="vllm", versions="vllm>=0.15.0",
+    prevents=kb.FLASHMLA_DENSE_REASON,
+    source=kb.FLASHMLA_DENSE_SOURCE,
+    docs="""Checks that `--attention-backend FLASHMLA` with a dense (non-sparse) MLA model runs on SM90.
+
+FlashMLABackend.supports_compute_capability accepts 9.x and 10.x, but its supports_combination asks
+is_flashmla_dense_supported(), which allows Hopper only; on SM100 the dense kernels are not there. Sparse
+MLA models (DeepSeek-V3.2) use FLASHMLA_SPARSE, which does run on SM100. (The backends matrix of
+2026-05 listed FLASHMLA as 9.x-10.x from supports_compute_capability alone; the combination check is
+what decides.)""",
+    fix_title="On SM100 use FLASHINFER_MLA or CUTLASS_MLA; on other GPUs TRITON_MLA",
+)
+def vllm_flashmla_dense_hopper(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if backend.name != "FLASHMLA":
+        return skipped("applies to FLASHMLA")
+    q = _query(cfg, target)
+    if q.use_sparse:
+        return skipped("a sparse MLA model: FLASHMLA's sparse path is judged by vllm-sparse-mla-backend")
+    if target.cc[0] == 9:
+        return passed(f"dense FLASHMLA on {gpu(target)}", "Hopper (9.x)")
+    return failed(f"dense FLASHMLA on {gpu(target)}", "Hopper (9.x)", _instead(q, target, "FLASHMLA"))
+
+
+@rule(
+    id="vllm-flash-attn-version",
+    title="The requested FlashAttention version runs on this GPU",
+    engine="vllm", versions="vllm>=0.20.0",
+    prevents="Cannot use FA version 3 is not supported due to " + kb.FA_UNSUPPORTED_REASON[3],
+    source=kb.FA_VERSION_SOURCE + "; " + kb.FA_SUPPORT_SOURCE,
+    docs="""Checks `--attention-config.flash_attn_version=N` (FLASH_ATTN only) against the archs the
+vllm_flash_attn build runs each version on: FA2 >= 8.0, FA3 9.x only (built for sm_90a), FA4 9.x, 10.x
+or 11.x.
+
+get_flash_attn_version takes the requested version, switches FA3 on Blackwell (>= 10.x) to FA4 (or FA2)
+with the warning "Cannot use FA version 3 on Blackwell platform, …", and otherwise asserts that the
+version is supported: on failure it logs "Cannot use FA version N is not supported due to …" and returns
+None, and the FlashAttention layer fails with "FlashAttention version not detected." Without the flag
+vLLM picks FA3 on 9.x, FA4 on 10.x and FA2 elsewhere.
+
+Where sources disagree: the 2026-05 backends matrix read vLLM's pinned FA fork, whose _is_fa4_supported
+accepted 10.x only; the fork shipped in vllm 0.33.0 accepts 9.x, 10.x and 11.x. This rule follows 0.33.0.""",
+    fix_title="Drop --attention-config.flash_attn_version, or request a version this GPU runs",
+)
+def vllm_flash_attn_version(cfg, target):
+    requested = cfg.flags.get("attention_config.flash_attn_version")
+    if requested is None:
+        return skipped("no FA version requested")
+    if cfg.attention_backend not in (None, "FLASH_ATTN"):
+        return skipped(f"the FA version applies to FLASH_ATTN, not {cfg.attention_backend}")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    requested = int(requested)
+    resolution = kb.flash_attn_version(target.cc, requested=requested)
+    fix = ["drop --attention-config.flash_attn_version"]
+    if resolution.version is None:
+        return failed(f"FA{requested} on {gpu(target)}", kb.FA_UNSUPPORTED_REASON.get(requested, "FA 2, 3 or 4"),
+                      fix)
+    if resolution.version != requested:
+        return warned(f"FA{requested} on {gpu(target)}: vLLM runs FA{resolution.version}",
+                      kb.FA_UNSUPPORTED_REASON[requested], fix, reason=resolution.notes[0])
+    return passed(f"FA{requested} on {gpu(target)}", f"FA{requested} runs on {kb.FA_SUPPORTED[requested].describe()}")
+
+
+@rule(
+    id="vllm-flash-attn-fallback",
+    title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
+    engine="vllm", versions="vllm>=0.30.0",
+    prevents=kb.FA4_TMEM_MESSAGE.format(head_size=192),
+    reason="vLLM silently falls back to FA2 (a warning in the log), which runs but is slower than FA3/FA4.",
+    source=kb.FA_VERSION_SOURCE,
+    docs="""Warns when FLASH_ATTN would resolve FlashAttention 2 on a GPU whose default is FA4 (10.x) or
+FA3 (9.x), because of the model's head size or features.
+
+On Blackwell, FA4's tensor-memory budget limits head sizes: above 128 only 256 (hd256 kernel) and 192/128
+are kept, anything else logs "FA4 on Blackwell does not support head_size=N due to TMEM capacity limits,
+defaulting to FA version 2." The hd256 kernel itself falls back to FA2 for attention sinks, logit soft-cap,
+a quantised KV cache or a block size that is not a multiple of 128. ALiBi forces FA2 on any arch.""",
+    fix_title="Accept FA2, or use FLASHINFER (the default on SM100) for this model",
+)
+def vllm_flash_attn_fallback(cfg, target):
+    if cfg.attention_backend not in (None, "FLASH_ATTN"):
+        return skipped("applies to FLASH_ATTN")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    q = _query(cfg, target)
+    if cfg.attention_backend is None and kb.select(q).chosen != "FLASH_ATTN":
+        return skipped("vLLM does not select FLASH_ATTN for this config")
+    if q.head_size is None:
+        return skipped("needs the model's head size (--model)")
+    default = kb.flash_attn_version(target.cc).version
+    resolution = kb.flash_attn_version(target.cc, q.head_size, q.head_size_v, q.fa_version, q.has_sink, q.softcap,
+                                       kv_dtype=q.kv_dtype, block_size=q.block_size)
+    wanted = q.fa_version or default
+    if resolution.version == 2 and wanted in (3, 4):
+        return warned(f"FLASH_ATTN resolves FA2 for head size {q.head_size} on {gpu(target)}",
+                      f"FA{wanted}", _instead(q, target, "FLASH_ATTN") if cfg.attention_backend else [],
+                      reason=resolution.notes[-1])
+    return passed(f"FLASH_ATTN resolves FA{resolution.version} on {gpu(target)}", f"FA{wanted or 2}")
+
+
+# --- the reasons of validate_configuration -------------------------------------------------------------------
+
+@rule(
+    id="vllm-head-size",
+    title="The vLLM attention backend supports the model's head size",
+    engine="vllm", versions="vllm>=0.20.0",
+    prevents=kb.R_HEAD_SIZE,
+    source=kb.VALIDATE_SOURCE + "; each backend's supports_head_size / get_supported_head_sizes",
+    docs="""Checks the model's attention head size against the named backend's supported head sizes.
+
+FLASH_ATTN: a multiple of 8 up to 256, or up to 512 where FA4 runs (9.x, 10.x, 11.x). FLASHINFER: 64, 128,
+256 or 512. TRITON_ATTN: 32 or more. FLEX_ATTENTION and TRITON_MLA: any. MLA backends see the latent head
+(kv_lora_rank + qk_rope_head_dim: 576 for DeepSeek V2/V3): FLASHMLA, CUTLASS_MLA, FLASH_ATTN_MLA,
+FLASHINFER_MLA and TOKENSPEED_MLA take 320, 512 or 576 (MLACommonBackend); FLASHMLA_SPARSE and
+FLASHINFER_MLA_SPARSE 512 or 576.""",
+    fix_title="Use a backend that takes this head size (TRITON_ATTN takes any head size >= 32)",
+)
+def vllm_head_size(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    q = _query(cfg, target)
+    if q.head_size is None:
+        return skipped("needs the model's head size (--model)")
+    required = f"head size {backend.head_sizes.describe(target.cc)}"
+    if backend.head_sizes.accepts(q.head_size, target.cc):
+        return passed(f"head size {q.head_size}", required)
+    return failed(f"head size {q.head_size} on {backend.name}", required, _instead(q, target, backend.name))
+
+
+@rule(
+    id="vllm-dtype",
+    title="The vLLM attention backend supports the model dtype",
+    engine="vllm", versions="vllm>=0.20.0",
+    prevents=kb.R_DTYPE,
+    source=kb.VALIDATE_SOURCE + "; each backend's supported_dtypes",
+    docs="""Checks the dtype vLLM runs the model in (`--dtype`, or the config's torch_dtype resolved as
+vLLM does) against the named backend's supported_dtypes.
+
+Only TRITON_ATTN and FLEX_ATTENTION take float32; every other backend takes float16 and bfloat16, and
+FLASHMLA_SPARSE, FLASH_ATTN_MLA_SPARSE_FA4, FLASHINFER_MLA_SPARSE_SM90 and B12X bfloat16 only. With
+`--dtype auto`, vLLM downcasts a float32 checkpoint to bfloat16 (float16 below SM80).""",
+    fix_title="Use --dtype bfloat16 (float16 below SM80), or TRITON_ATTN / FLEX_ATTENTION for float32",
+)
+def vllm_dtype(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    dtype = _model_dtype(cfg, target.cc)
+    if dtype is None:
+        if cfg.dtype != "auto":
+            return unknown(f"--dtype {cfg.dtype} is not one of vLLM's dtypes ({', '.join(kb.MODEL_DTYPES)})")
+        return skipped("needs the model's dtype (--model or --dtype)")
+    required = " or ".join(sorted(backend.dtypes))
+    if dtype in backend.dtypes:
+        return passed(f"{dtype} on {backend.name}", required)
+    model_type = cfg.model.model_type if cfg.model else None
+    usable = [d for d in ("bfloat16", "float16") if d in backend.dtypes and (d != "bfloat16" or target.cc >= (8, 0))
+              and not (d == "float16" and model_type in kb.FLOAT16_UNSUPPORTED_MODELS)]
+    fix = [f"--dtype {usable[0]}"] if usable else []
+    if dtype == "float32" and not cfg.mla:
+        fix.append(_use_backend("TRITON_ATTN", target))
+    return failed(f"{dtype} on {backend.name}", required, fix)
+
+
+@rule(
+    id="vllm-bf16-arch",
+    title="bfloat16 needs compute capability 8.0",
+    engine="vllm", versions="vllm>=0.15.0",
+    prevents=kb.BF16_ARCH_MESSAGE.format(gpu="Tesla T4", cc="7.5"),
+    source=kb.BF16_ARCH_SOURCE,
+    docs="""Checks that bfloat16 is not asked of a GPU older than Ampere (V100, T4).
+
+With `--dtype bfloat16` vLLM's worker raises "Bfloat16 is only supported on GPUs with compute capability of
+at least 8.0. …" before the model loads. With `--dtype auto` a bfloat16 checkpoint is silently run in
+float16 instead ("Your device … doesn't support torch.bfloat16. Falling back to torch.float16 for
+compatibility."), which this rule reports as a warning: some models overflow in float16.""",
+    fix_title="Use --dtype half (or a GPU with compute capability 8.0 or newer)",
+)
+def vllm_bf16_arch(cfg, target):
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    explicit = kb.MODEL_DTYPES.get(cfg.dtype) == "bfloat16"
+    declared = cfg.model.dtype if cfg.model else None
+    if not explicit and not (cfg.dtype == "auto" and declared == "bfloat16"):
+        return skipped("bfloat16 is not requested")
+    if target.cc >= (8, 0):
+        return passed(f"bfloat16 on {gpu(target)}", "compute capability >= 8.0")
+    if explicit:
+        return failed(f"--dtype {cfg.dtype} on {gpu(target)}", "compute capability >= 8.0", ["--dtype half"])
+    return warned(f"a bfloat16 checkpoint on {gpu(target)}", "compute capability >= 8.0", ["--dtype half"],
+                  reason="vLLM falls back to float16")
+
+
+@rule(
+    id="vllm-fp16-model",
+    title="The model accepts float16",
+    engine="vllm", versions="vllm>=0.15.0",
+    prevents=kb.FLOAT16_MODEL_MESSAGE.format(model_type="gemma2",
+                                             reason=kb.FLOAT16_UNSUPPORTED_MODELS["gemma2"]),
+    source=kb.FLOAT16_MODEL_SOURCE,
+    docs="""Checks that `--dtype half` / `float16` is not asked of a model vLLM refuses to run in float16:
+Gemma 2, Gemma 3 and GLM-4 (numerical instability).
+
+Below SM80 these models have no half-precision dtype vLLM accepts (no bfloat16, no float16), so they run
+in float32, which only TRITON_ATTN and FLEX_ATTENTION take.""",
+    fix_title="Use --dtype bfloat16 (float32 below SM80)",
+)
+def vllm_fp16_model(cfg, target):
+    model_type = cfg.model.model_type if cfg.model else None
+    if model_type not in kb.FLOAT16_UNSUPPORTED_MODELS:
+        return skipped("applies to gemma2, gemma3, gemma3_text and glm4 models")
+    if kb.MODEL_DTYPES.get(cfg.dtype) != "float16":
+        return passed(f"{model_type} with --dtype {cfg.dtype}", "not float16")
+    fix = "--dtype bfloat16" if target.cc is None or target.cc >= (8, 0) else "--dtype float32"
+    return failed(f"{model_type} with --dtype {cfg.dtype}", "bfloat16 or float32", [fix])
+
+
+@rule(
+    id="vllm-kv-cache-dtype",
+    title="The vLLM attention backend supports the KV-cache dtype",
+    engine="vllm", versions="vllm>=0.20.0",
+    prevents=kb.R_KV_DTYPE,
+    source=kb.VALIDATE_SOURCE + "; each backend's supported_kv_cache_dtypes / supports_kv_cache_dtype",
+    docs="""Checks `--kv-cache-dtype` against the named backend's supported KV-cache dtypes on this GPU.
+
+FLASH_ATTN: auto/float16/bfloat16, plus fp8 and fp8_e4m3 only on 9.x (FA3) and 10.x (FA4), never fp8_e5m2.
+FLASHINFER: fp8, fp8_e4m3, fp8_e5m2, and nvfp4 (SM8x/9x/12x through its FA2 path, SM10x through TRT-LLM;
+nvfp4_4over6 on SM10x only). TRITON_ATTN: fp8 variants and the per-token-head int4/int8/fp8 modes.
+FLEX_ATTENTION and FLASH_ATTN_MLA: no quantised KV. FLASHMLA, CUTLASS_MLA, TRITON_MLA, FLASHINFER_MLA: fp8
+and fp8_e4m3. TOKENSPEED_MLA: fp8/fp8_e4m3 only. FLASHMLA_SPARSE: fp8_ds_mla (alias fp8) and
+nvfp4_ds_mla.""",
+    fix_title="Use --kv-cache-dtype auto, or a backend that stores this KV dtype (shown in the fix)",
+)
+def vllm_kv_cache_dtype(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    kv = cfg.kv_cache_dtype
+    if backend.accepts_kv_dtype(kv, target.cc):
+        return passed(f"--kv-cache-dtype {kv} on {backend.name}", "a dtype the backend stores")
+    accepted = sorted(d for d in (backend.kv_dtypes or ()) if backend.accepts_kv_dtype(d, target.cc))
+    fix = [] if "auto" not in accepted else ["--kv-cache-dtype auto"]
+    return failed(f"--kv-cache-dtype {kv} on {backend.name} ({gpu(target)})", "one of " + ", ".join(accepted),
+                  fix + _instead(_query(cfg, target), target, backend.name))
+
+
+@rule(
+    id="vllm-flash-attn-fp8-kv",
+    title="FLASH_ATTN stores an FP8 KV cache only with FA3 on SM90 or FA4 on SM100",
+    engine="vllm", versions="vllm>=0.30.0",
+    prevents=kb.FA_FP8_KV_REASON,
+    source=kb.FA_FP8_KV_SOURCE,
+    docs="""Checks that FLASH_ATTN with `--kv-cache-dtype fp8`/`fp8_e4m3` resolves a FlashAttention version
+that reads FP8 KV for this model: FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100.
+
+The FA version depends on the head size: on SM100, FA4 keeps head sizes up to 128, 192/128 and 256 (the
+hd256 kernel, which itself falls back to FA2 with a quantised KV cache), so e.g. head size 256 with fp8 KV
+on a B200 resolves FA2 and fails. vLLM raises "Selected backend FLASH_ATTN is not valid … Reason: ['FP8 KV
+cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']".""",
+    fix_title="Use FLASHINFER or TRITON_ATTN for FP8 KV, or --kv-cache-dtype auto",
+)
+def vllm_flash_attn_fp8_kv(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if backend.name != "FLASH_ATTN":
+        return skipped("applies to FLASH_ATTN")
+    if not kb.is_quantised_kv(cfg.kv_cache_dtype):
+        return skipped("the KV cache is not quantised")
+    q = _query(cfg, target)
+    if q.head_size is None:
+        return skipped("needs the model's head size (--model)")
+    fa = kb.flash_attn_version(target.cc, q.head_size, q.head_size, q.fa_version, q.has_sink, q.softcap,
+                               kv_dtype=q.kv_dtype, block_size=q.block_size)
+    found = f"{cfg.kv_cache_dtype} KV with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
+    if kb.flash_attn_fp8_kv_ok(target.cc, cfg.kv_cache_dtype, q.head_size, fa):
+        return passed(found, "FA3 on SM90 or FA4 on SM100")
+    return failed(found, "FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100",
+                  ["--kv-cache-dtype auto", *_instead(q, target, "FLASH_ATTN")])
+
+
+@rule(
+    id="vllm-flashinfer-nvfp4-head64",
+    title="FlashInfer's FA2 path cannot read an NVFP4 KV cache at head size 64",
+    engine="vllm", versions="vllm>=0.33.0",
+    prevents=kb.FI_NVFP4_HEAD64_REASON,
+    source=kb.FI_NVFP4_SOURCE,
+    docs="""Checks FLASHINFER with an NVFP4 KV cache and head size 64 on SM8x, SM9x or SM12x.
+
+There FlashInfer serves NVFP4 KV through its FA2 prefill path, which misreads an NVFP4 cache at head size
+64; SM10x uses TRT-LLM kernels instead and is not affected.""",
+    fix_title="Use --kv-cache-dtype fp8 on this GPU, or run NVFP4 KV on SM100",
+)
+def vllm_flashinfer_nvfp4_head64(cfg, target):
+    return _flashinfer_nvfp4(cfg, target, "head size 64", lambda q: q.head_size == 64)
+
+
+@rule(
+    id="vllm-flashinfer-nvfp4-sinks",
+    title="FlashInfer's sink prefill cannot read an NVFP4 KV cache",
+    engine="vllm", versions="vllm>=0.33.0",
+    prevents=kb.FI_NVFP4_SINK_REASON,
+    source=kb.FI_NVFP4_SOURCE,
+    docs="""Checks FLASHINFER with an NVFP4 KV cache for a model with attention sinks (GPT-OSS) on SM8x,
+SM9x or SM12x.
+
+Below SM100 FlashInfer serves NVFP4 KV through its FA2 path, and the prefill wrapper that applies sinks
+cannot read NVFP4 pages, so vLLM rejects the combination in FlashInferBackend.supports_combination. On
+SM100/SM103 the TRT-LLM kernels handle both.""",
+    fix_title="Use --kv-cache-dtype fp8 on this GPU, or run NVFP4 KV on SM100",
+)
+def vllm_flashinfer_nvfp4_sinks(cfg, target):
+    return _flashinfer_nvfp4(cfg, target, "attention sinks", lambda q: q.has_sink)
+
+
+def _flashinfer_nvfp4(cfg, target, what, hits):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if backend.name != "FLASHINFER" or not cfg.kv_cache_dtype.startswith("nvfp4"):
+        return skipped("applies to FLASHINFER with an NVFP4 KV cache")
+    if target.cc[0] not in (8, 9, 12):
+        return skipped(f"{gpu(target)} does not use FlashInfer's FA2 path for NVFP4")
+    q = _query(cfg, target)
+    if what == "head size 64" and q.head_size is None:
+        return skipped("needs the model's head size (--model)")
+    if not hits(q):
+        return passed(f"NVFP4 KV without {what} on {gpu(target)}", f"no {what}")
+    return failed(f"NVFP4 KV with {what} on {gpu(target)}", f"no {what} with NVFP4 KV below SM100",
+                  ["--kv-cache-dtype fp8"])
+
+
+@rule(
+    id="vllm-sinks",
+    title="The vLLM attention backend supports attention sinks",
+    engine="vllm", versions="vllm>=0.20.0",
+    prevents=kb.R_SINKS,
+    source=kb.VALIDATE_SOURCE + "; each backend's supports_sink",
+    docs="""Checks that a model with learnable attention sinks (GPT-OSS) is served by a backend whose
+supports_sink() holds on this GPU.
+
+FLASH_ATTN: only where FA3 or FA4 resolves (9.x, 10.x; also "sink not supported on compute capability <
+9.0"). FLASHINFER: through TRT-LLM kernels on SM100/SM103 and XQA decode on SM90 and SM12x (needs
+FlashInfer's cubins). TRITON_ATTN: everywhere. FLEX_ATTENTION and every MLA backend: never.""",
+    fix_title="Use TRITON_ATTN (sinks on every GPU), or FLASH_ATTN on SM90/SM100",
+)
+def vllm_sinks(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if "sinks" not in cfg.features:
+        return skipped("the model has no attention sinks")
+    q = _query(cfg, target)
+    if kb.supports_sink(backend, target.cc, q.fa_version):
+        return passed(f"sinks on {backend.name} ({gpu(target)})", "supports_sink()")
+    return failed(f"a model with attention sinks on {backend.name} ({gpu(target)})",
+                  "a backend with sink support on this GPU", _instead(q, target, backend.name)
+                  or [_use_backend("TRITON_ATTN", target)])
+
+
+@rule(
+    id="vllm-mla-model-backend",
+    title="An MLA model needs an MLA backend",
+    engine="vllm", versions="vllm>=0.15.0",
+    prevents=kb.R_MLA,
+    source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
+    docs="""Checks that a multi-head-latent-attention model (DeepSeek V2/V3/R1, Kimi K2, GLM-4.7-Flash, …)
+is not given a non-MLA backend (FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION).
+
+vLLM runs these models' attention as MLA (unless VLLM_MLA_DISABLE=1) and validate_configuration rejects a
+non-MLA backend with "MLA not supported". The MLA backends are FLASH_ATTN_MLA and FLASHMLA (SM90),
+FLASHINFER_MLA, CUTLASS_MLA and TOKENSPEED_MLA (SM100), TRITON_MLA (any GPU), and the *_SPARSE variants
+for DeepSeek-V3.2-style sparse attention.""",
+    fix_title="Use an MLA backend: FLASH_ATTN_MLA on SM90, FLASHINFER_MLA on SM100, TRITON_MLA elsewhere",
+)
+def vllm_mla_model_backend(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if not cfg.mla:
+        return skipped("not an MLA model")
+    if cfg.env.get("VLLM_MLA_DISABLE") == "1":
+        return skipped("VLLM_MLA_DISABLE=1: vLLM runs the model without MLA")
+    if backend.mla:
+        return passed(f"an MLA model on {backend.name}", "an MLA backend")
+    return failed(f"an MLA model on {backend.name}", "an MLA backend",
+                  _instead(_query(cfg, target), target, backend.name))
+
+
+@rule(
+    id="vllm-non-mla-model-backend",
+    title="An MLA backend needs an MLA model",
+    engine="vllm", versions="vllm>=0.15.0",
+    prevents=kb.R_NON_MLA,
+    source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
+    docs="""Checks that an MLA backend (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, …)
+is not named for a model without multi-head latent attention (Llama, Qwen, Mistral, GPT-OSS, …).
+
+validate_configuration rejects it with "non-MLA not supported"; the same happens for an MLA model with
+VLLM_MLA_DISABLE=1.""",
+    fix_title="Drop --attention-backend, or name FLASH_ATTN / FLASHINFER / TRITON_ATTN",
+)
+def vllm_non_mla_model_backend(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if not backend.mla:
+        return skipped(f"{backend.name} is not an MLA backend")
+    if cfg.model is None and "mla" not in cfg.features:
+        return skipped("needs the model (--model) to know whether it uses MLA")
+    mla = cfg.mla and cfg.env.get("VLLM_MLA_DISABLE") != "1"
+    if mla:
+        return passed(f"an MLA model on {backend.name}", "an MLA model")
+    return failed(f"a model without MLA on {backend.name}", "an MLA model",
+                  _instead(_query(cfg, target), target, backend.name))
+
+
+@rule(
+    id="vllm-sparse-mla-backend",
+    title="A sparse-attention MLA model needs a sparse MLA backend, and a dense one a dense backend",
+    engine="vllm", versions="vllm>=0.15.0",
+    prevents=kb.R_SPARSE,
+    source=kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse()); "
+           "vllm/model_executor/models/deepseek_v2.py (is_v32 = hasattr(config, 'index_topk'))",
+    docs="""Checks that an MLA model with DeepSeek sparse attention (an `index_topk` indexer: DeepSeek-V3.2,
+GLM-5) is on a sparse MLA backend (FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE, FLASH_ATTN_MLA_SPARSE, …), and
+that a dense MLA model is not ("non-sparse not supported").
+
+vLLM marks the layers sparse when config.json has index_topk; attn-preflight recognises the deepseek_v32
+and glm_moe_dsa model types, whose configs carry it.""",
+    fix_title="Sparse models: FLASHMLA_SPARSE (SM90/SM100); dense models: FLASH_ATTN_MLA / FLASHINFER_MLA / "
+              "TRITON_MLA",
+)
+def vllm_sparse_mla_backend(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if not (backend.mla and cfg.mla):
+        return skipped("applies to MLA models on MLA backends")
+    q = _query(cfg, target)
+    kind = "a sparse-attention" if q.use_sparse else "a dense"
+    if q.use_sparse == backend.sparse:
+        return passed(f"{kind} MLA model on {backend.name}", "matching sparsity")
+    required = "a sparse MLA backend" if q.use_sparse else "a dense MLA backend"
+    return failed(f"{kind} MLA model on {backend.name}", required, _instead(q, target, backend.name),
+                  reason=kb.R_SPARSE if q.use_sparse else kb.R_NON_SPARSE)
+
+
+@rule(
+    id="vllm-block-size",
+    title="--block-size is a multiple of the backend's kernel block size",
+    engine="vllm", versions="vllm>=0.20.0",
+    prevents=kb.R_BLOCK_SIZE,
+    source=kb.VALIDATE_SOURCE + "; AttentionBackend.supports_block_size; each backend's "
+           "get_supported_kernel_block_sizes",
+    docs="""Checks `--block-size` against the named backend's kernel block sizes: the block size must be a
+multiple of one of them (vLLM splits larger blocks into kernel pages).
+
+FLASH_ATTN, TRITON_ATTN, FLEX_ATTENTION, TRITON_MLA, FLASH_ATTN_MLA: multiples of 16. FLASHINFER: 16, 32 or
+64 (so multiples of 16). FLASHMLA and FLASHMLA_SPARSE: 64. CUTLASS_MLA: 128. FLASHINFER_MLA and
+TOKENSPEED_MLA: 32 or 64 (multiples of 32). Without --block-size vLLM picks a size each backend accepts.""",
+    fix_title="Drop --block-size, or use a multiple of the backend's kernel block size",
+)
+def vllm_block_size(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if cfg.page_size is None:
+        return skipped("no --block-size given: vLLM picks one the backend accepts")
+    required = backend.describe_block_sizes()
+    if backend.accepts_block_size(cfg.page_size):
+        return passed(f"--block-size {cfg.page_size} on {backend.name}", required)
+    return failed(f"--block-size {cfg.page_size} on {backend.name}", required, ["drop --block-size"])
+
+
+@rule(
+    id="vllm-sliding-window",
+    title="The vLLM attention backend supports sliding-window attention",
+    engine="vllm", versions="vllm>=0.26.0",
+    prevents=kb.R_SLIDING_WINDOW,
+    source=kb.VALIDATE_SOURCE + "; each backend's supports_sliding_window",
+    docs="""Checks that a model with sliding-window layers (Mistral, Gemma 2/3, GPT-OSS, …) is on a backend
+whose supports_sliding_window() holds.
+
+FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION and B12X declare it; the MLA backends and TURBOQUANT do
+not, and validate_configuration (since vllm 0.26; 0.20 had no such reason) rejects them with "sliding window
+not supported".""",
+    fix_title="Use FLASH_ATTN, FLASHINFER or TRITON_ATTN",
+)
+def vllm_sliding_window(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if "sliding_window" not in cfg.features:
+        return skipped("the model has no sliding-window layers")
+    if backend.sliding_window:
+        return passed(f"sliding window on {backend.name}", "supports_sliding_window()")
+    return failed(f"a sliding-window model on {backend.name}", "a backend with sliding-window support",
+                  _instead(_query(cfg, target), target, backend.name))
+
+
+@rule(
+    id="vllm-flashinfer-mla-qk-nope",
+    title="FLASHINFER_MLA needs qk_nope_head_dim 64, 128 or 192",
+    engine="vllm", versions="vllm>=0.15.0",
+    prevents=kb.FI_MLA_QK_NOPE_REASON.format(got=96),
+    source=kb.FI_MLA_QK_NOPE_SOURCE,
+    docs="""Checks the MLA model's qk_nope_head_dim (the non-rotary part of the query/key head) for
+FLASHINFER_MLA.
+
+FlashInfer's TRT-LLM MLA kernels are built for qk_nope_head_dim 64, 128 and 192 (DeepSeek V2/V3/R1 and
+Kimi K2 use 128); FlashInferMLABackend.supports_combination rejects any other value.""",
+    fix_title="Use CUTLASS_MLA or TRITON_MLA for this model",
+)
+def vllm_flashinfer_mla_qk_nope(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if backend.name != "FLASHINFER_MLA" or not cfg.mla:
+        return skipped("applies to MLA models on FLASHINFER_MLA")
+    q = _query(cfg, target)
+    if q.qk_nope_head_dim is None:
+        return skipped("needs the model's qk_nope_head_dim (--model)")
+    if q.qk_nope_head_dim in kb.FI_MLA_QK_NOPE:
+        return passed(f"qk_nope_head_dim {q.qk_nope_head_dim}", "64, 128 or 192")
+    return failed(f"qk_nope_head_dim {q.qk_nope_head_dim}", "64, 128 or 192", _instead(q, target, backend.name))
+
+
+@rule(
+    id="vllm-tokenspeed-mla-dims",
+    title="TOKENSPEED_MLA needs DeepSeek-R1 MLA dimensions",
+    engine="vllm", versions="vllm>=0.26.0",
+    prevents=kb.TOKENSPEED_DIMS_REASON.format(got="192, 64, 128"),
+    source=kb.TOKENSPEED_SOURCE,
+    docs="""Checks that TOKENSPEED_MLA serves a model with qk_nope_head_dim 128, qk_rope_head_dim 64 and
+v_head_dim 128 (DeepSeek V3/R1, Kimi K2).
+
+The tokenspeed-mla kernels exist for those dimensions only, and TokenspeedMLABackend.supports_combination
+rejects others. The backend also needs an FP8 KV cache (rule vllm-kv-cache-dtype) and the tokenspeed-mla
+package, and runs on SM100/SM103 only.""",
+    fix_title="Use FLASHINFER_MLA or CUTLASS_MLA",
+)
+def vllm_tokenspeed_mla_dims(cfg, target):
+    backend, outcome = _named(cfg, target)
+    if outcome:
+        return outcome
+    if backend.name != "TOKENSPEED_MLA" or not cfg.mla:
+        return skipped("applies to MLA models on TOKENSPEED_MLA")
+    q = _query(cfg, target)
+    dims = (q.qk_nope_head_dim, q.qk_rope_head_dim, q.v_head_dim)
+    if None in dims:
+        return skipped("needs the model's MLA dimensions (--model)")
+    found = "qk_nope/qk_rope/v head dims " + "/".join(str(d) for d in dims)
+    if dims == kb.TOKENSPEED_DIMS:
+        return passed(found, "128/64/128")
+    return failed(found, "128/64/128", _instead(q, target, backend.name))
+
+
+@rule(
+    id="vllm-triton-mla-fp8-kv-arch",
+    title="TRITON_MLA reads an FP8 KV cache only on SM89 and newer",
+    engine="vllm", versions="vllm>=0.33.0",
+    prevents="FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100-SXM4-80GB (compute "
+             "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
+    source=kb.src(f"{kb.BACKENDS_DIR}/mla/triton_mla.py", "TritonMLAImpl.__init__"),
+    docs="""Checks TRITON_MLA with an FP8 KV cache on GPUs older than SM89 (A100, A10, V100, T4), and a
+bfloat16 KV cache below SM80.
+
+validate_configuration accepts fp8 for TRITON_MLA on every GPU, but TritonMLAImpl raises when the layer is
+built: Triton's native FP8 type (fp8e4nv) needs SM89, and bfloat16 needs SM80. This happens after backend
+selection, while the model is being constructed.""",
+    fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
+)
+def vllm_triton_mla_fp8_kv_arch(cfg, target):
+    if cfg.attention_backend is None and target.cc is not None and cfg.model is not None:
+        if kb.select(_query(cfg, target)).chosen != "TRITON_MLA":
+            return skipped("vLLM does not select TRITON_MLA for this config")
+    elif cfg.attention_backend != "TRITON_MLA":
+        return skipped("applies to TRITON_MLA")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    kv = cfg.kv_cache_dtype
+    suggested = "float16" if target.cc < (8, 0) else "bfloat16"
+    if kv.startswith("fp8") and target.cc < (8, 9):
+        return failed(f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})", "compute capability >= 8.9",
+                      [f"--kv-cache-dtype {suggested}"])
+    if kv == "bfloat16" and target.cc < (8, 0):
+        return failed(f"--kv-cache-dtype bfloat16 on TRITON_MLA ({gpu(target)})", "compute capability >= 8.0",
+                      ["--kv-cache-dtype float16"])
+    return passed(f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+
+
+# --- no backend named ----------------------------------------------------------------------------------------
+
+@rule(
+    id="vllm-auto-select",
+    title="vLLM finds a valid attention backend by itself",
+    engine="vllm", versions="vllm>=0.26.0",
+    prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
+    source=kb.SELECT_SOURCE + "; " + kb.PRIORITY_SOURCE,
+    docs="""With no --attention-backend, runs vLLM's CUDA priority list for the model on this GPU and
+reports the backend vLLM would pick, or that none is valid.
+
+Non-MLA models: FLASHINFER first on SM10x, FLASH_ATTN first elsewhere, then TRITON_ATTN, FLEX_ATTENTION.
+MLA models: FLASHINFER_MLA, TOKENSPEED_MLA, CUTLASS_MLA first on SM10x; FLASH_ATTN_MLA, FLASHMLA on SM90;
+TRITON_MLA on SM12x and elsewhere. vLLM validates each in order and takes the first valid one; when none is
+valid it raises "No valid attention backend found for cuda with …". A --block-size that rules out
+higher-priority backends is warned about ("--block-size N precluded higher-priority backend(s) …").""",
+    fix_title="Change what the reasons name (dtype, KV dtype, block size), or run on a GPU a backend supports",
+    references=(DOCS_URL,),
+)
+def vllm_auto_select(cfg, target):
+    if cfg.attention_backend is not None:
+        return skipped("a backend is named")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    if cfg.model is None:
+        return skipped("needs the model (--model or `vllm serve MODEL`) to run vLLM's selection")
+    q = _query(cfg, target)
+    if q.head_size is None:
+        return unknown("the model's head size could not be read from its config")
+    selection = kb.select(q)
+    tried = "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
+    if selection.chosen is None:
+        if selection.unmodelled:
+            return unknown(f"no modelled backend is valid ({tried}); not modelled: {', '.join(selection.unmodelled)}")
+        fix = ["--kv-cache-dtype auto"] if kb.is_quantised_kv(q.kv_dtype) else []
+        if cfg.page_size is not None:
+            fix.append("drop --block-size")
+        return failed(f"no valid backend on {gpu(target)} ({tried})", "one valid backend in vLLM's priority list",
+                      fix)
+    blocked = [name for name, reasons in selection.rejected.items() if reasons == [kb.R_BLOCK_SIZE]]
+    if blocked:
+        return warned(f"--block-size {cfg.page_size}: vLLM picks {selection.chosen}",
+                      f"a block size {', '.join(blocked)} accept", ["drop --block-size"],
+                      reason=f"--block-size {cfg.page_size} precluded higher-priority backend(s) "
+                             f"{', '.join(blocked)}")
+    return passed(f"vLLM selects {selection.chosen} on {gpu(target)}" + (f" (skipped: {tried})" if tried else ""),
+                  "a valid backend")

@@ -1,0 +1,266 @@
+"""vLLM rules end to end: pasted `vllm serve` commands through the CLI, and the knowledge they rest on."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from probe.cli import cli
+from rules.engine import all_rules
+from rules.knowledge import vllm_backends as kb
+
+DEEPSEEK_V3 = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "torch_dtype": "bfloat16",
+               "hidden_size": 7168, "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512,
+               "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "torch_dtype": "bfloat16", "hidden_size": 4096,
+         "num_attention_heads": 32, "num_key_value_heads": 8}
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    def make(config, name="m"):
+        directory = tmp_path / name
+        directory.mkdir()
+        (directory / "config.json").write_text(json.dumps(config))
+        return str(directory)
+    return make
+
+
+def check(*argv):
+    return CliRunner().invoke(cli, ["check", *argv])
+
+
+def check_json(*argv):
+    result = check("--format", "json", *argv)
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.output)
+
+
+def finding(data, rule_id):
+    return next(f for f in data["findings"] if f["rule_id"] == rule_id)
+
+
+# --- pasted commands through the CLI ----------------------------------------------------------------------
+
+def test_flashinfer_mla_on_h100_fails_with_vllm_reason_and_fix(model_dir):
+    code, data = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(DEEPSEEK_V3),
+                            "--attention-backend", "FLASHINFER_MLA")
+    assert code == 1 and data["verdict"] == "fail"
+    assert data["config"]["engine"] == "vllm" and data["config"]["attention_backend"] == "FLASHINFER_MLA"
+    cc = finding(data, "vllm-compute-capability")
+    assert cc["status"] == "fail"
+    assert cc["prevents"] == "compute capability not supported"
+    assert "compute capability 10.x" in cc["message"]
+    assert cc["fix"] == ["--attention-backend FLASH_ATTN_MLA"]
+    assert "vllm-project/vllm@v0.33.0" in cc["source"]
+    alternatives = {(a["option"], a["value"]): a["verdict"] for a in data["alternatives"]}
+    assert alternatives[("--attention-backend", "FLASH_ATTN_MLA")] == "pass"
+    assert ("--attention-backend", "FLASHINFER_MLA") not in alternatives
+    assert not any(a["value"] in ("fa3", "flashinfer", "triton") for a in data["alternatives"]), \
+        "alternatives for a vLLM command are vLLM backends"
+
+
+def test_the_suggested_fix_passes(model_dir):
+    model = model_dir(DEEPSEEK_V3)
+    _, bad = check_json("--gpu", "H100", "--", "vllm", "serve", model, "--attention-backend", "CUTLASS_MLA")
+    fix = finding(bad, "vllm-compute-capability")["fix"]
+    assert fix and fix[0].startswith("--attention-backend ")
+    code, good = check_json("--gpu", "H100", "--", "vllm", "serve", model, *fix[0].split())
+    assert code == 0 and good["verdict"] == "pass"
+
+
+def test_env_var_backend_is_judged_and_warned_as_ignored(model_dir):
+    command = ["--", "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", model_dir(LLAMA)]
+    code, data = check_json("--gpu", "H100", *command)
+    assert code == 0 and data["verdict"] == "warn"
+    assert data["config"]["attention_backend"] == "FLASH_ATTN"
+    env = finding(data, "vllm-env-backend")
+    assert env["status"] == "warn"
+    assert env["prevents"] == "Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND"
+    assert env["fix"] == ["--attention-backend FLASH_ATTN"]
+    assert finding(data, "vllm-compute-capability")["status"] == "pass"
+    assert check("--gpu", "H100", "--strict", *command).exit_code == 1
+
+
+def test_env_var_backend_on_vllm_before_the_flag_is_the_way_to_choose(model_dir):
+    code, data = check_json("--gpu", "H100", "--engine-version", "vllm==0.12.0", "--",
+                            "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", model_dir(LLAMA))
+    assert finding(data, "vllm-env-backend")["status"] == "skip"  # the rule holds for vllm>=0.13.0
+
+
+def test_env_var_backend_with_sinks_on_a100_fails(model_dir):
+    gpt_oss = {**LLAMA, "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "head_dim": 64}
+    code, data = check_json("--gpu", "A100", "--", "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve",
+                            model_dir(gpt_oss))
+    assert code == 1
+    sinks = finding(data, "vllm-sinks")
+    assert sinks["status"] == "fail" and sinks["prevents"] == "attention sinks not supported"
+    assert sinks["fix"] == ["--attention-backend TRITON_ATTN"]
+
+
+def test_auto_backend_runs_vllms_selection(model_dir):
+    code, data = check_json("--gpu", "RTX 5090", "--", "vllm", "serve", model_dir(DEEPSEEK_V3),
+                            "--attention-backend", "auto")
+    assert data["config"]["attention_backend"] is None
+    auto = finding(data, "vllm-auto-select")
+    assert auto["status"] == "pass" and "TRITON_MLA" in auto["message"]
+    assert finding(data, "vllm-compute-capability")["status"] == "skip"
+
+
+def test_no_valid_backend_names_every_reason(model_dir):
+    code, data = check_json("--gpu", "A100", "--", "vllm", "serve", model_dir(DEEPSEEK_V3),
+                            "--kv-cache-dtype", "nvfp4")
+    assert code == 1
+    auto = finding(data, "vllm-auto-select")
+    assert auto["status"] == "fail"
+    assert auto["prevents"].startswith("No valid attention backend found for cuda with")
+    assert "TRITON_MLA: kv_cache_dtype not supported" in auto["message"]
+    assert "--kv-cache-dtype auto" in auto["fix"]
+
+
+def test_python_module_launcher_and_attention_config_flags(model_dir):
+    code, data = check_json("--gpu", "A100", "--", "python3", "-m", "vllm.entrypoints.openai.api_server",
+                            "--model", model_dir(LLAMA), "--attention-config.backend=FLASH_ATTN",
+                            "--attention-config.flash_attn_version=3")
+    assert code == 1
+    assert data["config"]["attention_backend"] == "FLASH_ATTN"
+    version = finding(data, "vllm-flash-attn-version")
+    assert version["status"] == "fail"
+    assert "FA3 is only supported on devices with compute capability 9.x" in version["message"]
+
+
+@pytest.mark.parametrize("name", ["FLASH_ATTENTION", "flash-attn", "XFORMERS"])
+def test_unknown_backend_is_a_usage_error_with_did_you_mean(model_dir, name):
+    result = check("--gpu", "H100", "--", "vllm", "serve", model_dir(LLAMA), "--attention-backend", name)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "unknown vllm attention backend" in result.output
+
+
+def test_vllm_kv_dtypes_are_vllms_own(model_dir):
+    model = model_dir(LLAMA)
+    ok = check("--gpu", "B200", "--", "vllm", "serve", model, "--kv-cache-dtype", "nvfp4")
+    assert ok.exit_code in (0, 1), ok.output
+    bad = check("--gpu", "B200", "--", "vllm", "serve", model, "--kv-cache-dtype", "mxfp8")
+    assert bad.exit_code == 2 and "unknown vllm KV-cache dtype" in bad.output
+
+
+def test_removed_backend_depends_on_the_installed_vllm(model_dir):
+    command = ["--", "vllm", "serve", model_dir(LLAMA), "--attention-backend", "TREE_ATTN"]
+    code, newest = check_json("--gpu", "H100", *command)
+    assert code == 1
+    name = finding(newest, "vllm-backend-name")
+    assert name["status"] == "fail" and "gone in 0.26.0" in name["message"]
+    _, old = check_json("--gpu", "H100", "--engine-version", "vllm==0.20.0", *command)
+    assert finding(old, "vllm-backend-name")["status"] == "pass"
+    _, between = check_json("--gpu", "H100", "--engine-version", "vllm==0.23.0", *command)
+    assert finding(between, "vllm-backend-name")["status"] == "unknown"
+
+
+def test_older_vllm_declares_older_capabilities(model_dir):
+    command = ["--", "vllm", "serve", model_dir(LLAMA), "--attention-backend", "FLASHINFER", "--dtype", "half"]
+    _, newest = check_json("--gpu", "T4", *command)
+    assert finding(newest, "vllm-compute-capability")["status"] == "fail"
+    _, old = check_json("--gpu", "T4", "--engine-version", "vllm==0.20.0", *command)
+    assert finding(old, "vllm-compute-capability")["status"] == "pass"
+
+
+def test_engines_do_not_cross(model_dir):
+    _, vllm_data = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(LLAMA))
+    assert all(f["rule_id"].startswith("vllm-") for f in vllm_data["findings"] if f["rule_id"].startswith(
+        ("fa3-", "fa4-", "kv-", "vllm-")))
+    assert not any(f["rule_id"].startswith(("fa3-", "fa4-")) for f in vllm_data["findings"])
+    _, sglang_data = check_json("--gpu", "H100", "--model", "llama-3.1-8b", "--attention-backend", "fa3")
+    assert not any(f["rule_id"].startswith("vllm-") for f in sglang_data["findings"])
+
+
+def test_markdown_report_of_a_vllm_command(model_dir):
+    result = check("--gpu", "B200", "--format", "markdown", "--", "vllm", "serve", model_dir(DEEPSEEK_V3),
+                   "--attention-backend", "FLASHMLA")
+    assert result.exit_code == 1
+    assert "vllm-flashmla-dense-hopper" in result.output
+    assert "FlashMLA Dense is only supported on Hopper devices." in result.output
+
+
+def test_every_vllm_rule_cites_vllm_and_a_version_range():
+    rules = [r for r in all_rules() if r.engine == "vllm"]
+    assert len(rules) >= 20
+    for r in rules:
+        assert r.id.startswith("vllm-")
+        assert r.versions.startswith("vllm>=")
+        assert "vllm" in r.source.lower()
+
+
+# --- the knowledge, against what vLLM 0.33.0's code does ----------------------------------------------------
+
+@pytest.mark.parametrize("cc,expected", [((8, 0), 2), ((8, 9), 2), ((9, 0), 3), ((10, 0), 4), ((10, 3), 4),
+                                         ((11, 0), 2), ((12, 0), 2), ((12, 1), 2)])
+def test_default_flash_attn_version_per_arch(cc, expected):
+    assert kb.flash_attn_version(cc).version == expected
+
+
+@pytest.mark.parametrize("cc,requested,expected", [
+    ((8, 0), 3, None), ((12, 0), 4, None), ((9, 0), 4, 4), ((11, 0), 4, 4),
+    ((10, 0), 3, 4),  # FA3 on Blackwell becomes FA4
+    ((12, 0), 3, 2),  # ... or FA2 where FA4 does not run
+])
+def test_requested_flash_attn_version(cc, requested, expected):
+    assert kb.flash_attn_version(cc, requested=requested).version == expected
+
+
+@pytest.mark.parametrize("head_size,head_size_v,expected", [(64, None, 4), (128, None, 4), (256, None, 4),
+                                                            (192, 128, 4), (192, 192, 2), (160, None, 2)])
+def test_fa4_blackwell_head_sizes(head_size, head_size_v, expected):
+    resolution = kb.flash_attn_version((10, 0), head_size, head_size_v)
+    assert resolution.version == expected
+    if expected == 2:
+        assert "TMEM capacity" in resolution.notes[-1]
+
+
+def test_fa3_on_hopper_upgrades_to_fa4_above_256():
+    assert kb.flash_attn_version((9, 0), 512).version == 4
+    assert kb.flash_attn_version((9, 0), 256).version == 3
+
+
+def test_validate_gives_every_reason_in_vllms_order():
+    backend = kb.BY_NAME["CUTLASS_MLA"]
+    query = kb.VllmQuery(cc=(9, 0), head_size=128, dtype="float32", kv_dtype="fp8_e5m2", block_size=64,
+                         has_sink=True)
+    assert kb.validate(backend, query) == [kb.R_HEAD_SIZE, kb.R_DTYPE, kb.R_KV_DTYPE, kb.R_BLOCK_SIZE,
+                                           kb.R_NON_MLA, kb.R_SINKS, kb.R_CC]
+
+
+@pytest.mark.parametrize("cc,mla,expected", [
+    ((9, 0), False, "FLASH_ATTN"), ((10, 0), False, "FLASHINFER"), ((8, 0), False, "FLASH_ATTN"),
+    ((7, 5), False, "TRITON_ATTN"), ((9, 0), True, "FLASH_ATTN_MLA"), ((10, 0), True, "FLASHINFER_MLA"),
+    ((12, 0), True, "TRITON_MLA"), ((8, 6), True, "TRITON_MLA"),
+])
+def test_selection_per_arch(cc, mla, expected):
+    query = kb.VllmQuery(cc=cc, head_size=576 if mla else 128, dtype="float16" if cc < (8, 0) else "bfloat16",
+                         use_mla=mla, qk_nope_head_dim=128 if mla else None)
+    assert kb.select(query).chosen == expected
+
+
+def test_enum_history():
+    assert kb.name_in_release("FLASH_ATTN", None) is True
+    assert kb.name_in_release("TREE_ATTN", "0.20.0") is True
+    assert kb.name_in_release("TREE_ATTN", "0.26.0") is False
+    assert kb.name_in_release("TOKENSPEED_MLA", "0.20.0") is False
+    assert kb.name_in_release("TOKENSPEED_MLA", "0.23.1") is None  # between releases read
+    assert kb.name_in_release("FLASH_ATTN", "0.12.0") is None  # older than the oldest read
+
+
+def test_changes_apply_only_inside_their_range():
+    assert (7, 5) in kb.backend_at("FLASHINFER", "0.20.0").archs
+    assert (7, 5) not in kb.backend_at("FLASHINFER", "0.26.0").archs
+    assert (7, 5) not in kb.backend_at("FLASHINFER", None).archs
+    assert kb.backend_at("FLASHMLA_SPARSE", "0.30.0").head_sizes.accepts(512, (9, 0)) is False
+    assert kb.backend_at("FLASHMLA_SPARSE", "0.33.0").head_sizes.accepts(512, (9, 0)) is True
+    assert kb.backend_at("FLASHMLA_SPARSE", "0.20.0").head_sizes.accepts(512, (9, 0)) is True
+
+
+def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
+    for name, backend in kb.BY_NAME.items():
+        assert name in kb.VALID_NAMES
+        assert backend.source.startswith(kb.REPO)
+    for change in kb.CHANGES:
+        assert change.backend in kb.BY_NAME and hasattr(kb.BY_NAME[change.backend], change.field)
