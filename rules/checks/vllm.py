@@ -58,8 +58,19 @@ def _model_dtype(cfg: Config, cc: kb.CC) -> Optional[str]:
     return declared if declared in supported else supported[0]
 
 
+_last_query: list = [None, None, None]  # (config, target, query): the engine runs every rule on one pair in turn
+
+
 def _query(cfg: Config, target: Target) -> kb.VllmQuery:
     """vLLM's AttentionSelectorConfig for this config's attention layers (head size None without a model)."""
+    if _last_query[0] is cfg and _last_query[1] is target:
+        return _last_query[2]
+    query = _build_query(cfg, target)
+    _last_query[:] = [cfg, target, query]
+    return query
+
+
+def _build_query(cfg: Config, target: Target) -> kb.VllmQuery:
     model = cfg.model
     mla = cfg.mla
     head_size = head_size_v = nope = rope = None
@@ -93,7 +104,7 @@ def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optio
     if backend.platform != "cuda":
         return None, skipped(f"{backend.name} is a {backend.platform} backend (rule vllm-backend-platform)")
     if not backend.modelled:
-        return None, unknown(f"{backend.name}'s constraints are not modelled by attn-preflight")
+        return None, skipped(f"{backend.name}'s constraints are not modelled (see vllm-compute-capability)")
     if target.cc is None:
         return None, unknown("no CUDA GPU on the target")
     return backend, None
@@ -193,9 +204,11 @@ choose anything on the target's vLLM.
 vLLM 0.13.0 added `--attention-backend` and `--attention-config.flash_attn_version` and deprecated the
 variables ("Using VLLM_ATTENTION_BACKEND environment variable is deprecated and will be removed in v0.14.0
 …"); vLLM 0.15.0 removed them (PR #32812). Since then they are ignored: vLLM only logs "Unknown vLLM
-environment variable detected: VLLM_ATTENTION_BACKEND" and selects its own backend, so the backend the
-launch line asks for is not the one that runs. attn-preflight still judges the named backend, since the
-fix is to pass the same name as a flag.""",
+environment variable detected: VLLM_ATTENTION_BACKEND" (0.20 and later; 0.15-0.19 say nothing) and
+selects its own backend, so the backend the launch line asks for is not the one that runs. attn-preflight
+still judges the named backend, since the fix is to pass the same name as a flag. On 0.13-0.14 the variable
+still works, with a deprecation warning, but naming a different backend with --attention-backend as well
+fails: "attention_backend and attention_config.backend are mutually exclusive".""",
     fix_title="Pass the backend as --attention-backend NAME (and the FA version as "
               "--attention-config.flash_attn_version=N)",
 )
@@ -216,8 +229,7 @@ def vllm_env_backend(cfg, target):
             return failed(f"{found} and --attention-backend {cfg.attention_backend} on vllm {installed}",
                           "one of the two", [f"unset {kb.ENV_BACKEND}"],
                           reason="attention_backend and attention_config.backend are mutually exclusive")
-        return warned(f"{found} on vllm {installed}", "the command-line flags", fix,
-                      reason="deprecated: read with a warning until vllm 0.15.0")
+        return warned(f"{found} on vllm {installed}", "the command-line flags", fix, reason=kb.ENV_DEPRECATION)
     return warned(found, f"the command-line flags (vllm >= {kb.ENV_REMOVED_IN} ignores the variables)", fix,
                   reason="vLLM ignores the variables and selects its own backend")
 
@@ -246,6 +258,10 @@ The FA versions inside FLASH_ATTN have their own arch limits (rule vllm-flash-at
     references=(DOCS_URL,),
 )
 def vllm_compute_capability(cfg, target):
+    named = kb.BY_NAME.get(cfg.attention_backend or "")
+    if named is not None and named.platform == "cuda" and not named.modelled:
+        return unknown(f"{named.name}: attn-preflight does not model this backend's constraints; vLLM validates "
+                       f"it at start-up")
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome

@@ -15,6 +15,7 @@ Compute capabilities are (major, minor) tuples.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Optional, Union
 
 from rules.knowledge.backends import BackendInfo
@@ -48,7 +49,6 @@ R_CC = "compute capability not supported"
 R_SLIDING_WINDOW = "sliding window not supported"
 VALIDATE_SOURCE = src(BACKEND_PY, "AttentionBackend.validate_configuration")
 
-SELECTED_INVALID = "Selected backend {backend} is not valid for this configuration. Reason: {reasons}"
 NONE_VALID = "No valid attention backend found for cuda with {config}. Reasons: {reasons}."
 SELECT_SOURCE = src(CUDA_PY, "CudaPlatformBase.get_attn_backend_cls")
 UNKNOWN_BACKEND = "Unknown attention backend: '{name}'. Valid options are: {valid}"
@@ -164,7 +164,6 @@ class VllmBackend:
     sinks: Archs = NO_ARCH  # where supports_sink() is True
     sliding_window: bool = False  # supports_sliding_window
     auto_selected: bool = False  # in the CUDA priority list (_get_backend_priorities)
-    removed: str = ""
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)  # fact -> where it was read, beyond `source`
 
@@ -452,7 +451,8 @@ def name_history(name: str) -> str:
 
 @dataclass(frozen=True)
 class Change:
-    """An older value of one declared capability: it held for releases in [since, until)."""
+    """An older value of one declared capability: it held for releases in [since, until). Read from the same
+    backend classes in the vllm 0.15.0, 0.20.0, 0.26.0 and 0.30.0 wheels."""
 
     backend: str
     field: str
@@ -486,7 +486,6 @@ CHANGES: tuple[Change, ...] = (
                                                   "int8_per_token_head", "fp8_per_token_head"}),
            until="0.26.0", since="0.20.0", seen="0.20.0"),
 )
-CHANGES_SOURCE = "each backend class in the vllm 0.15.0, 0.20.0, 0.26.0, 0.30.0 and 0.33.0 wheels"
 
 
 def backend_at(name: str, version: Optional[str]) -> Optional[VllmBackend]:
@@ -499,16 +498,14 @@ def backend_at(name: str, version: Optional[str]) -> Optional[VllmBackend]:
                if c.backend == name and _v(c.since) <= wanted < _v(c.until)}
     return replace(backend, **updates) if updates else backend
 
-# `--kv-cache-dtype` choices (vllm/config/cache.py, CacheDType) and `--dtype` choices (config/model.py, ModelDType).
+# `--kv-cache-dtype` choices: vllm/config/cache.py, CacheDType.
 KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
                    "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc",
                    "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3", "octave_k3v3_compact", "ultraquant_4bit",
                    "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6")
-KV_CACHE_DTYPES_SOURCE = src("vllm/config/cache.py", "CacheDType")
+# `--dtype` choices and what they mean: vllm/config/model.py, ModelDType and _STR_DTYPE_TO_TORCH_DTYPE.
 MODEL_DTYPES = {"auto": None, "half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
                 "float32": "float32"}
-MODEL_DTYPES_SOURCE = src("vllm/config/model.py", "ModelDType, _STR_DTYPE_TO_TORCH_DTYPE")
-FP8_KV = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "fp8_per_token_head"})
 
 
 def is_quantised_kv(kv_dtype: Optional[str]) -> bool:
@@ -761,6 +758,7 @@ class Selection:
     unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
 
 
+@lru_cache(maxsize=4096)
 def select(q: VllmQuery) -> Selection:
     """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named."""
     rejected: dict[str, list[str]] = {}
@@ -785,7 +783,7 @@ def backend_info(backend: VllmBackend) -> BackendInfo:
         name=backend.name, title=backend.title, engine="vllm", platform=backend.platform, archs=arch_majors,
         mha=not backend.mla, mla=backend.mla, kv_dtypes=backend.kv_dtypes,
         general=backend.modelled and backend.auto_selected and backend.platform == "cuda",
-        removed=backend.removed, source=backend.source, notes=backend.notes)
+        source=backend.source, notes=backend.notes)
 
 
 # Every name a vLLM launch line may carry, for name checks and alternatives: the usable backends, plus the
