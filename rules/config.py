@@ -53,6 +53,7 @@ class Config:
     ignored: tuple[str, ...] = ()
     origin: str = "flags"  # "flags" or the kind of pasted command
     auto_backend: str = ""  # why, when the backend was not given and the engine's default was applied
+    rewrites: Mapping[str, str] = field(default_factory=dict)  # field -> the value the engine silently replaced
 
     # Derived (init=False): computed once so that rules only read attributes.
     features: frozenset[str] = field(init=False, default=frozenset())
@@ -96,7 +97,8 @@ class Config:
         return {
             "engine": self.engine, "attention_backend": self.attention_backend,
             "prefill_attention_backend": self.prefill_backend, "decode_attention_backend": self.decode_backend,
-            "backend_auto_selected": self.auto_backend or None, "mm_attention_backend": self.mm_attention_backend,
+            "backend_auto_selected": self.auto_backend or None,
+            "rewritten_by_engine": dict(self.rewrites) or None, "mm_attention_backend": self.mm_attention_backend,
             "speculative_draft_attention_backend": self.draft_attention_backend,
             "kv_cache_dtype": self.kv_cache_dtype, "page_size": self.page_size,
             "enable_deterministic_inference": self.deterministic,

@@ -30,9 +30,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
 from rules.config import Config, kv_dtype_choices
-from rules.defaults import with_default_backend
+from rules.resolve import resolve
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge import backends as backend_kb
+from rules.knowledge.kv_dtypes import KV_DTYPES, SPELLINGS as KV_DTYPE_SPELLINGS
 from rules.target import VERSIONED, Target
 
 
@@ -288,19 +289,20 @@ def verdict_of(findings: Iterable[Finding]) -> str:
     return "pass"
 
 
-def _alternatives(config: Config, target: Target) -> list[Alternative]:
+def _alternatives(config: Config, resolved: Config, target: Target) -> list[Alternative]:
+    """Single changes that would not fail: each other backend (same KV dtype), each other KV dtype (same backend)."""
     out = []
-    current = config.backends
+    current = resolved.backends
     for name, info in backend_kb.choices(config.engine).items():
-        if not info.general or name in current:
+        if not info.general or info.removed or name in current:
             continue
-        verdict = verdict_of(_run(config.with_backend(name), target))
+        verdict = verdict_of(_run(resolve(config.with_backend(name), target), target))
         if verdict != "fail":
             out.append(Alternative("--attention-backend", name, verdict))
     for kv in kv_dtype_choices(config.engine):
-        if kv == config.kv_cache_dtype:
+        if kv == config.kv_cache_dtype or kv in KV_DTYPE_SPELLINGS or (kv in KV_DTYPES and KV_DTYPES[kv].removed):
             continue
-        verdict = verdict_of(_run(config.with_kv_dtype(kv), target))
+        verdict = verdict_of(_run(resolve(config.with_kv_dtype(kv), target), target))
         if verdict != "fail":
             out.append(Alternative("--kv-cache-dtype", kv, verdict))
     out.sort(key=lambda a: (a.option, a.verdict != "pass"))
@@ -308,9 +310,12 @@ def _alternatives(config: Config, target: Target) -> list[Alternative]:
 
 
 def evaluate(config: Config, target: Target, alternatives: bool = True) -> Report:
-    """Every finding for `config` on `target`, the verdict, and (unless it passes) what would pass instead."""
-    config = with_default_backend(config, target)
-    findings = _run(config, target)
+    """Every finding for `config` on `target`, the verdict, and (unless it passes) what would pass instead.
+
+    `config` is judged as the engine resolves it (default backend, silent rewrites: rules.resolve); the
+    report carries the resolved config. Alternatives change the config as given, one option at a time."""
+    resolved = resolve(config, target)
+    findings = _run(resolved, target)
     verdict = verdict_of(findings)
-    alts = _alternatives(config, target) if alternatives and verdict != "pass" and target.cc is not None else []
-    return Report(config=config, target=target, findings=findings, verdict=verdict, alternatives=alts)
+    alts = _alternatives(config, resolved, target) if alternatives and verdict != "pass" and target.cc is not None else []
+    return Report(config=resolved, target=target, findings=findings, verdict=verdict, alternatives=alts)

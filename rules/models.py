@@ -130,6 +130,9 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         or text.get("full_attention_interval") is not None
 
     features = set()
+    if architecture and architecture.startswith("Inkling"):
+        # models/inkling_common/attn.py: sheared rel_bias on fa4 (score_mod when deterministic), score_mod on triton
+        features.update(("rel_bias", "score_mod"))
     if mla:
         features.add("mla")
     if sinks:

@@ -10,6 +10,7 @@ ALL_MODULES = [
     "rules.checks.fa4",
     "rules.checks.kv_cache",
     "rules.checks.deterministic",
+    "rules.checks.vision",
     "rules.checks.vllm",
 ]
 

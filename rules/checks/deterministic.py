@@ -1,35 +1,103 @@
-"""Deterministic inference (`--enable-deterministic-inference`): backend lists and radix cache."""
+"""Deterministic inference (`--enable-deterministic-inference`): backend lists and radix cache.
+
+SGLang 0.5.23: arg_groups/overrides.py `_deterministic_attention_backend` and arg_groups/attention_hook.py
+`handle_deterministic_inference`. Both look at --attention-backend (after SGLang fills a default and after
+equal prefill/decode backends replace it); --prefill/--decode-attention-backend alone are not checked.
+The fa4 arch rule for absorbed MLA is fa4-deterministic-mla-arch (rules/checks/fa4.py).
+"""
 from __future__ import annotations
 
 from rules.checks.common import SGLANG_NEWEST
-from rules.engine import failed, passed, rule, skipped
+from rules.engine import failed, passed, rule, skipped, warned
 from rules.knowledge.backends import SGLANG_BACKENDS
 
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
-DETERMINISTIC = sorted(n for n, b in SGLANG_BACKENDS.items() if b.deterministic)
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+DETERMINISTIC = [n for n, b in sorted(SGLANG_BACKENDS.items()) if b.deterministic]
+RADIX = [n for n, b in sorted(SGLANG_BACKENDS.items()) if b.radix_deterministic]
+
+
+def _applies(cfg):
+    return cfg.deterministic and cfg.attention_backend is not None
 
 
 @rule(
     id="deterministic-backend",
     title="Deterministic inference needs a batch-invariant attention backend",
     engine="sglang", versions=SGLANG_NEWEST,
-    prevents="Currently only ['ascend', 'fa3', 'fa4', 'flashinfer', 'intel_xpu', 'triton'] attention backends are "
-             "supported for deterministic inference, but you explicitly specified '{attention_backend}'.",
+    prevents=f"Currently only {DETERMINISTIC} attention backends are supported for deterministic inference, but "
+             "you explicitly specified '{attention_backend}'.",
     source=f"{OVERRIDES}, _deterministic_attention_backend; choices.py DETERMINISTIC_ATTENTION_BACKEND_CHOICES",
     docs="""Checks that `--enable-deterministic-inference` is used with an attention backend in SGLang's
 DETERMINISTIC_ATTENTION_BACKEND_CHOICES (ascend, fa3, fa4, flashinfer, intel_xpu, triton).
 
 Deterministic mode needs batch-invariant kernels (fixed split-KV, no atomics); other backends are refused
-at start-up. Only --attention-backend is checked by SGLang; prefill/decode overrides are not.""",
+at start-up. Without a backend SGLang falls back to fa3, or on SM100/SM120 to flashinfer (triton for
+DeepSeek-family models), and judges that.""",
     fix_title="Use --attention-backend fa3 (SM8x/SM90), flashinfer or triton",
 )
 def deterministic_backend(cfg, target):
-    if not cfg.deterministic:
+    if not _applies(cfg):
         return skipped("applies to --enable-deterministic-inference")
     backend = cfg.attention_backend
-    if backend is None:
-        return skipped("no attention backend chosen")
     if backend in DETERMINISTIC:
         return passed(backend, "one of " + ", ".join(DETERMINISTIC))
-    fix = ["--attention-backend fa3"] if target.major in (8, 9) else ["--attention-backend triton"]
+    fix = ["--attention-backend fa3"] if target.major in (8, 9) and not cfg.mla else ["--attention-backend triton"]
     return failed(f"--attention-backend {backend}", "one of " + ", ".join(DETERMINISTIC), fix)
+
+
+@rule(
+    id="deterministic-mla-backend",
+    title="Deterministic inference of DeepSeek-family models needs fa3, fa4 or triton",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents=f"Currently only {RADIX} attention backends are supported for deterministic inference with "
+             "absorbed-MLA models. But you're using {attention_backend}.",
+    source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
+    docs="""Checks that deterministic inference of a DeepSeek-family absorbed-MLA model (DeepSeek V2/V3/V3.2,
+Mistral Large 3, Pixtral, GLM MoE DSA / 4 MoE Lite / 5 Next) uses ascend, fa3, fa4 or triton.
+
+FlashInfer's MLA kernels are not batch invariant, so SGLang refuses the config at start-up. fa4 further
+needs SM100/SM110 (fa4-deterministic-mla-arch), fa3 needs SM90 (fa3-arch, fa3-mla-sm8x).""",
+    fix_title="Use --attention-backend fa3 on SM90, fa4 on SM100/SM110, triton elsewhere",
+)
+def deterministic_mla_backend(cfg, target):
+    if not _applies(cfg):
+        return skipped("applies to --enable-deterministic-inference")
+    if cfg.model is None or not cfg.model.deepseek_family:
+        return skipped("applies to DeepSeek-family models (give --model)")
+    backend = cfg.attention_backend
+    if backend in RADIX:
+        return passed(backend, "one of " + ", ".join(RADIX))
+    fix = {9: "fa3", 10: "fa4", 11: "fa4"}.get(target.major, "triton")
+    return failed(f"--attention-backend {backend} for {cfg.model.architecture}", "one of " + ", ".join(RADIX),
+                  [f"--attention-backend {fix}"])
+
+
+@rule(
+    id="deterministic-radix-cache",
+    title="Deterministic inference on flashinfer silently disables the radix cache",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="Currently radix cache is not compatible with {attention_backend} attention backend for deterministic "
+             "inference. It will be supported in the future.",
+    source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
+    docs="""Warns when deterministic inference runs on a backend outside RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_
+BACKEND (ascend, fa3, fa4, triton), i.e. flashinfer or intel_xpu: SGLang logs a warning and turns the radix
+(prefix) cache off.
+
+Without prefix caching every request recomputes its whole prompt, which changes throughput and latency
+for chat and agent workloads. This is also SGLang's own default on SM100/SM120 for non-DeepSeek models.""",
+    fix_title="Use --attention-backend triton (or fa3 on SM90, fa4) to keep the radix cache",
+)
+def deterministic_radix_cache(cfg, target):
+    if not _applies(cfg):
+        return skipped("applies to --enable-deterministic-inference")
+    backend = cfg.attention_backend
+    if backend not in DETERMINISTIC:
+        return skipped("deterministic-backend judges this backend")
+    if backend in RADIX:
+        return passed(backend, "a backend that keeps the radix cache")
+    if cfg.flags.get("disable_radix_cache"):
+        return passed(f"{backend} with --disable-radix-cache", "radix cache off by choice")
+    fix = {9: "fa3", 10: "fa4"}.get(target.major, "triton")
+    return warned(f"--attention-backend {backend} (SGLang disables the radix cache)", "one of " + ", ".join(RADIX),
+                  [f"--attention-backend {fix}", "--disable-radix-cache"])

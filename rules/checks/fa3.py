@@ -1,10 +1,82 @@
-"""FlashAttention 3 (`--attention-backend fa3`): arch limits and features only FA4 has."""
+"""FlashAttention 3 (`--attention-backend fa3`, sgl-kernel's FA3): arch limits, dtypes, features only FA4 has.
+
+SGLang's FlashAttentionBackend serves fa3 (fa_impl_ver=3, kernels from sgl_kernel.flash_attn, built from
+flash-attention's hopper/ sources) and fa4 (fa_impl_ver=4, flash_attn.cute).
+"""
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, phases_using
-from rules.engine import failed, passed, rule, skipped
+from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py, create_flashattention_v3_backend"
+FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel builds its FA3 from it)"
+FA3_ARCH_MESSAGE = ("FlashAttention v3 Backend requires SM>=80 and SM<=90. "
+                    "Please use `--attention-backend flashinfer`.")
+
+
+def _not_fa3(cfg):
+    return "fa3" not in cfg.backends
+
+
+@rule(
+    id="fa3-arch",
+    title="fa3 runs on SM80-SM90 only",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents=FA3_ARCH_MESSAGE,
+    source=REGISTRY,
+    docs="""Checks that `fa3` (as attention, prefill or decode backend) runs on a compute-capability 8.x or
+9.x GPU.
+
+SGLang's fa3 factory asserts `major == 9` or (`major == 8` and not MLA) when the model runner builds the
+backend, after weights are loaded. Every Blackwell GPU (SM100/SM103, Thor SM110, SM120/SM121) fails here:
+FA3's kernels are Hopper (sm_90a) kernels plus SM8x builds, with nothing for newer archs. The same assert
+refuses MLA models on SM8x (rule fa3-mla-sm8x). Deterministic inference without a backend falls back to fa3
+on every GPU but SM100/SM120, so on Thor this rule catches that default too.""",
+    fix_title="Use fa4, trtllm_mha or flashinfer on Blackwell; triton or flashinfer elsewhere",
+    references=("https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/attention_backend.md",),
+)
+def fa3_arch(cfg, target):
+    if _not_fa3(cfg):
+        return skipped("applies to the fa3 backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in (8, 9):
+        return passed(gpu(target), "SM80-SM90")
+    if target.major >= 10:
+        fix = ["--attention-backend fa4"] if target.major in (10, 11) and not cfg.mla else ["--attention-backend triton"]
+        if target.major == 10 and not cfg.mla:
+            fix = ["--attention-backend trtllm_mha", "--attention-backend fa4"]
+        if target.major == 10 and cfg.mla:
+            fix = ["--attention-backend flashinfer", "--attention-backend trtllm_mla"]
+    else:
+        fix = ["--attention-backend triton"]
+    return failed(f"{phases_using(cfg, 'fa3')} on {gpu(target)}", "compute capability 8.x or 9.x", fix)
+
+
+@rule(
+    id="fa3-mla-sm8x",
+    title="fa3 serves MLA models on SM90 only",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents=FA3_ARCH_MESSAGE,
+    source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
+    docs="""Checks that an MLA model (DeepSeek V2/V3 family, Kimi K2, ...) on `fa3` runs on SM90.
+
+SGLang runs MLA through FA3's absorbed path (qv, K/V head dims 64/512) which the FA3 kernels implement only
+on Hopper ("Only Hopper supports different V headdim"); the fa3 factory therefore accepts SM8x only for
+non-MLA models, with the generic SM80-90 message.""",
+    fix_title="Use --attention-backend triton (or flashinfer) for MLA on SM8x",
+)
+def fa3_mla_sm8x(cfg, target):
+    if _not_fa3(cfg) or not cfg.mla:
+        return skipped("applies to MLA models on the fa3 backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 8:
+        return passed(gpu(target), "not SM8x (fa3-arch judges other archs)")
+    return failed(f"MLA model on {phases_using(cfg, 'fa3')} on {gpu(target)}", "SM90 for MLA on fa3",
+                  ["--attention-backend triton", "--attention-backend flashinfer"])
 
 
 @rule(
@@ -13,8 +85,8 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
     engine="sglang", versions=SGLANG_NEWEST,
     prevents="score_mod is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
-    docs="""Checks that a model which passes a custom `score_mod` to attention (e.g. Inkling's relative
-attention, or `--feature score_mod`) is not served by `--attention-backend fa3`.
+    docs="""Checks that a model which passes a custom `score_mod` to attention (Inkling's relative attention in
+deterministic mode, or `--feature score_mod`) is not served by `fa3`.
 
 SGLang's FlashAttention backend serves both fa3 and fa4; only the FA4 kernels (flash_attn.cute) take a
 `score_mod`, and the fa3 path raises at the first forward. Logit soft-capping is not a score_mod here:
@@ -23,9 +95,135 @@ score_mod on SM8x (rule fa4-score-mod-sm8x).""",
     fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
 )
 def fa3_score_mod(cfg, target):
-    if "fa3" not in cfg.backends:
+    if _not_fa3(cfg):
         return skipped("applies to the fa3 backend")
     if "score_mod" not in cfg.features:
         return passed("no custom score_mod", "score_mod only on FA4")
     fix = ["--attention-backend fa4"] if target.major is not None and target.major >= 9 else ["--attention-backend triton"]
     return failed(f"a model with a custom score_mod on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
+
+
+@rule(
+    id="fa3-rel-bias",
+    title="A sheared relative bias (rel_bias) needs the FA4 backend",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
+    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
+    docs="""Checks that a model which passes a sheared relative bias (`rel_bias`, Inkling's relative attention
+with SGLANG_OPT_USE_INKLING_SHEARED_BIAS, on by default) is not served by `fa3`.
+
+Only the FA4 kernels SGLang vendors (sglang/kernels/ops/attention/flash_attn/cute) take `rel_bias`; the
+fa3 path raises at the first forward. FA4 accepts it on SM90-SM110 and, through SGLang's SM120 host, on
+SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
+    fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
+)
+def fa3_rel_bias(cfg, target):
+    if _not_fa3(cfg):
+        return skipped("applies to the fa3 backend")
+    if "rel_bias" not in cfg.features:
+        return passed("no rel_bias", "rel_bias only on FA4")
+    fix = ["--attention-backend fa4"] if target.major in (9, 10, 11) else ["--attention-backend triton"]
+    return failed(f"a model with a sheared rel_bias on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
+
+
+@rule(
+    id="fa3-fp8-e5m2-rewrite",
+    title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
+    source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
+    docs="""Warns when `--attention-backend fa3 --kv-cache-dtype fp8_e5m2` is requested: SGLang logs a warning and
+runs triton instead, so the server starts on a backend nobody asked for.
+
+FA3's FP8 path takes only E4M3 ("FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
+hopper/flash_api.cpp). The rewrite looks at --attention-backend only (and at prefill/decode backends when
+both name fa3). attn-preflight judges the rest of the config as triton, which is what would run.""",
+    fix_title="Use --kv-cache-dtype fp8_e4m3 to keep fa3",
+)
+def fa3_fp8_e5m2_rewrite(cfg, target):
+    if cfg.rewrites.get("attention_backend") == "fa3":
+        return warned("--attention-backend fa3 with --kv-cache-dtype fp8_e5m2 (SGLang runs triton instead)",
+                      "fp8_e4m3 for FP8 on fa3", ["--kv-cache-dtype fp8_e4m3"])
+    if cfg.attention_backend != "fa3":
+        return skipped("applies to --attention-backend fa3")
+    return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not fp8_e5m2 on fa3")
+
+
+@rule(
+    id="fa3-fp8-sm8x",
+    title="fa3 on SM8x cannot read an FP8 KV cache",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
+    source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
+           "is not auto)",
+    docs="""Checks that `fa3` on an SM8x GPU is not given an FP8 KV cache.
+
+With `--kv-cache-dtype` other than auto, SGLang's FlashAttention backend casts the query to the KV dtype
+and calls FA3 with FP8 Q/K/V (head_dim <= 256). FA3's FP8 kernels are Hopper-only: on Ampere/Ada the
+call is refused at the first forward. (MLA models dequantize instead, but fa3 does not run MLA on SM8x.)""",
+    fix_title="Use --kv-cache-dtype auto on SM8x with fa3, or flashinfer/triton for an FP8 KV cache",
+)
+def fa3_fp8_sm8x(cfg, target):
+    if _not_fa3(cfg) or cfg.kv_cache_dtype not in FP8:
+        return skipped("applies to fa3 with an FP8 KV cache")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 8:
+        return passed(gpu(target), "SM90 for FP8 on fa3")
+    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
+                  "fp16/bf16 KV on SM8x with fa3", ["--kv-cache-dtype auto", "--attention-backend flashinfer"])
+
+
+@rule(
+    id="fa3-head-dim",
+    title="fa3 head dims: at most 256, different V head dim only on Hopper",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="FlashAttention forward only supports head dimension at most 256",
+    source=FA3_API,
+    docs="""Checks the model's (head_dim, v_head_dim) against FA3's forward: head_dim <= 256, multiples of 8,
+and K/V head dims that differ only on Hopper and only in FA3's two asymmetric families ((128, 192] with V
+in (96, 128], or Q/K <= 64 with V <= 512).
+
+FA3 instantiates kernels for these shapes only and refuses others when the first batch runs
+("Only Hopper supports different V headdim"; "If V headdim is different from Q/K dim, we only support
+..."). MLA models are judged by fa3-mla-sm8x instead (SGLang runs them through the absorbed qv path).""",
+    fix_title="Use flashinfer or triton for this model",
+)
+def fa3_head_dim(cfg, target):
+    if _not_fa3(cfg) or cfg.mla:
+        return skipped("applies to non-MLA models on the fa3 backend")
+    model = cfg.model
+    if model is None or model.head_dim is None:
+        return skipped("needs the model's head_dim (give --model)")
+    hd, hv = model.head_dim, model.v_head_dim or model.head_dim
+    shape = f"(head_dim, v_head_dim) = ({hd}, {hv})"
+    if hd > 256 or hd % 8 or hv % 8:
+        return failed(shape, "head_dim <= 256 and multiples of 8", ["--attention-backend flashinfer"])
+    if hd != hv:
+        if target.major is None:
+            return unknown("compute capability unknown")
+        family = (128 < hd <= 192 and 96 < hv <= 128) or (hd <= 64 and hv <= 512)
+        if target.major != 9 or not family:
+            return failed(f"{shape} on {gpu(target)}", "equal K/V head dims, or Hopper with FA3's asymmetric shapes",
+                          ["--attention-backend flashinfer", "--attention-backend triton"])
+    return passed(shape, "head_dim <= 256, multiples of 8")
+
+
+@rule(
+    id="fa3-dtype",
+    title="fa3 computes in fp16 or bf16 only",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
+    source=FA3_API,
+    docs="""Checks that `--dtype` is not float32 when fa3 serves the model.
+
+FA3 has no fp32 kernels and refuses fp32 queries at the first forward. (An FP8 E4M3 KV cache is the only
+8-bit input, and only on Hopper: rule fa3-fp8-sm8x.)""",
+    fix_title="Use --dtype bfloat16 (or float16)",
+)
+def fa3_dtype(cfg, target):
+    if _not_fa3(cfg):
+        return skipped("applies to the fa3 backend")
+    if cfg.dtype in ("float32", "float", "fp32"):
+        return failed(f"--dtype {cfg.dtype}", "float16 or bfloat16", ["--dtype bfloat16"])
+    return passed(f"--dtype {cfg.dtype}", "float16 or bfloat16 (auto resolves to one)")

@@ -1,10 +1,241 @@
-"""FlashAttention 4 (`--attention-backend fa4`, flash_attn.cute): arch, head-dim, dtype and feature limits."""
+"""FlashAttention 4 (`--attention-backend fa4`): arch, head-dim, dtype and feature limits of flash_attn.cute.
+
+SGLang 0.5.23 runs fa4 on its own vendored copy of FA4 (python/sglang/kernels/ops/attention/flash_attn/cute,
+through kernels/ops/attention/flash_attention_v4.py; on SM12x through its SM120 host in
+kernels/ops/attention/fa4_sm120), not on the flash-attn-4 wheel. The limits below are the vendored copy's,
+so they are keyed on SGLang's version; where the flash-attn-4 4.0.0b36 wheel differs, the rule's docs say so.
+The interface dispatches on `arch // 10` with arch = major * 10 + minor (`_get_device_arch`).
+"""
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, gpu
-from rules.engine import failed, passed, rule, skipped, unknown
+from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge.kv_dtypes import FP8
+from rules.resolve import effective_page_size
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
+
+
+def _fa4(cfg):
+    return "fa4" in cfg.backends
+
+
+def _fa4_fix_for(target):
+    """The usual replacement for fa4 on this arch."""
+    if target.major == 9:
+        return ["--attention-backend fa3"]
+    if target.major == 10:
+        return ["--attention-backend trtllm_mha"]
+    return ["--attention-backend triton"]
+
+
+@rule(
+    id="fa4-arch",
+    title="fa4 runs on SM80 and newer",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="Unsupported compute capability. Supported: 8.x, 9.x, 10.x, 11.x, and architectures registered "
+             "through the forward-host bridge",
+    source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/dispatch.py, get_forward_host",
+    docs="""Checks that `fa4` runs on a GPU flash_attn.cute has kernels for: SM8x, SM90, SM10x, SM11x in the
+interface, SM12x through SGLang's SM120 forward host.
+
+SGLang's fa4 factory has no arch check; the kernel interface asserts at the first forward. Volta/Turing
+(SM70/SM75) and unknown future archs fail. The flash-attn-4 4.0.0b36 wheel lists 8.x-12.x in its message.""",
+    fix_title="Use --attention-backend triton on pre-Ampere GPUs",
+)
+def fa4_arch(cfg, target):
+    if not _fa4(cfg):
+        return skipped("applies to the fa4 backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if 8 <= target.major <= 12:
+        return passed(gpu(target), "compute capability 8.x-12.x")
+    return failed(f"{phases_using(cfg, 'fa4')} on {gpu(target)}", "compute capability 8.x-12.x",
+                  ["--attention-backend triton"])
+
+
+@rule(
+    id="fa4-paged-kv-sm8x",
+    title="fa4 cannot serve a paged KV cache on SM8x",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="paged KV not supported on SM 8.0",
+    source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
+    docs="""Checks that `fa4` is not used on SM80/SM86/SM89.
+
+FA4's SM8x forward kernel has no paged-KV path ("paged KV not supported on SM 8.0", also "SplitKV not
+supported on SM 8.0"), and SGLang always reads the KV cache through a page table, even with page size 1,
+so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits.""",
+    fix_title="Use --attention-backend fa3 (MHA), flashinfer or triton on SM8x",
+)
+def fa4_paged_kv_sm8x(cfg, target):
+    if not _fa4(cfg):
+        return skipped("applies to the fa4 backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 8:
+        return passed(gpu(target), "not SM8x")
+    fix = ["--attention-backend triton"] if cfg.mla else ["--attention-backend fa3", "--attention-backend flashinfer"]
+    return failed(f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}", "SM90 or newer for fa4", fix)
+
+
+@rule(
+    id="fa4-fp8-sm100",
+    title="fa4 reads an FP8 KV cache only on SM10x",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
+    source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
+    docs="""Checks that `fa4` with `--kv-cache-dtype fp8_e4m3` or `fp8_e5m2` runs on SM100/SM103.
+
+With an FP8 KV cache SGLang casts the query to the KV dtype for decode and calls FA4 with FP8 Q/K/V; FA4's
+FP8 path exists only in the SM100 kernel (`arch // 10 == 10`). SM90, SM110, SM12x (SGLang's SM120 host has
+no FP8 path either) and SM8x fail at the first decode. Seen on a real H200 with flash-attn-4 4.0.0b36,
+whose interface has the same assert.""",
+    fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
+)
+def fa4_fp8_sm100(cfg, target):
+    if not _fa4(cfg) or cfg.kv_cache_dtype not in FP8 or cfg.mla:
+        return skipped("applies to non-MLA models on fa4 with an FP8 KV cache (MLA decode dequantizes)")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major == 10:
+        return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
+    fix = ["--kv-cache-dtype auto"] + (["--attention-backend fa3"] if target.major == 9 and
+                                       cfg.kv_cache_dtype == "fp8_e4m3" else [])
+    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+                  "SM100/SM103 for an FP8 KV cache on fa4", fix)
+
+
+def _head_dims(cfg):
+    model = cfg.model
+    if model is None or model.head_dim is None:
+        return None
+    return model.head_dim, model.v_head_dim or model.head_dim
+
+
+@rule(
+    id="fa4-head-dim-sm90",
+    title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
+             "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
+    source=f"{INTERFACE}, _validate_head_dims",
+    docs="""Checks the model's (head_dim, v_head_dim) against FA4's SM90 kernels: both in 8..256 and divisible
+by 16 / element size (8 for bf16/fp16), or both 512.
+
+The check runs at the first forward. SGLang's vendored copy adds the 512/512 shape; the flash-attn-4
+4.0.0b36 wheel allows 8..256 only. MLA models are judged on their prefill shape (192, 128) here; their
+decode needs SM100/SM110 (rule fa4-mla-arch).""",
+    fix_title="Use --attention-backend fa3 or flashinfer for this model on SM90",
+)
+def fa4_head_dim_sm90(cfg, target):
+    if not _fa4(cfg):
+        return skipped("applies to the fa4 backend")
+    if target.major != 9:
+        return skipped("applies to SM90")
+    dims = _head_dims(cfg)
+    if dims is None:
+        return skipped("needs the model's head dims (give --model)")
+    hd, hv = dims
+    ok = (8 <= hd <= 256 and 8 <= hv <= 256 and hd % 8 == 0 and hv % 8 == 0) or hd == hv == 512
+    shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
+    if ok:
+        return passed(shape, "8..256 and divisible by 8 on SM90")
+    return failed(f"{shape} on {gpu(target)}", "8..256 and divisible by 8, or (512, 512)",
+                  ["--attention-backend fa3", "--attention-backend flashinfer"])
+
+
+@rule(
+    id="fa4-head-dim-sm100",
+    title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
+             "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
+             "(256, 256) for hd256.",
+    source=f"{INTERFACE}, _validate_head_dims",
+    docs="""Checks the model's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels: both in 8..128, or
+DeepSeek's (192, 128), the absorbed-MLA (64, 512), or the dedicated hd256 kernel's (256, 256); multiples
+of 8 for bf16/fp16.
+
+Other shapes (e.g. head_dim 160, 192/192, 256 with a different V dim) have no SM100 kernel and fail at the
+first forward. The flash-attn-4 4.0.0b36 wheel has the same rule.""",
+    fix_title="Use --attention-backend trtllm_mha or flashinfer for this model on SM100",
+)
+def fa4_head_dim_sm100(cfg, target):
+    if not _fa4(cfg):
+        return skipped("applies to the fa4 backend")
+    if target.major not in (10, 11):
+        return skipped("applies to SM100/SM110")
+    dims = _head_dims(cfg)
+    if dims is None:
+        return skipped("needs the model's head dims (give --model)")
+    hd, hv = dims
+    ok = ((8 <= hd <= 128 and 8 <= hv <= 128) or (hd, hv) == (192, 128) or ((hd == 64 or hd == hv) and hv == 512)
+          or (hd, hv) == (256, 256)) and hd % 8 == 0 and hv % 8 == 0
+    shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
+    if ok:
+        return passed(shape, "<=128, (192,128), (64,512) or (256,256) on SM100/SM110")
+    return failed(f"{shape} on {gpu(target)}", "<=128, (192,128), (64,512) or (256,256)",
+                  ["--attention-backend trtllm_mha", "--attention-backend flashinfer"])
+
+
+@rule(
+    id="fa4-hd256-sm100",
+    title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="SM100 forward with head_dim=256 does not support seqused_q/seqused_k",
+    source=f"{INTERFACE}, _flash_attn_fwd (use_dedicated_hd256_kernel); kernels/ops/attention/"
+           "flash_attention_v4.py, flash_attn_with_kvcache (cache_seqlens -> seqused_k)",
+    docs="""Checks models with head_dim = v_head_dim = 256 (Gemma 2, Gemma 3 small, Qwen3-Next full-attention
+layers, ...) on `fa4` on SM100/SM103/SM110.
+
+FA4 routes every (256, 256) call on these archs to a dedicated 2-CTA kernel that refuses softcap
+("... does not support softcap"), learnable sinks ("... does not support learnable_sink"), block sparsity and
+seqused_q/seqused_k. SGLang's decode passes the cache lengths as seqused_k (flash_attn_with_kvcache), so
+decode fails even without softcap or sinks; this last step is read from the code path, not seen on a GPU.""",
+    fix_title="Use --attention-backend trtllm_mha or flashinfer for head_dim 256 on SM100",
+)
+def fa4_hd256_sm100(cfg, target):
+    if not _fa4(cfg):
+        return skipped("applies to the fa4 backend")
+    if target.major not in (10, 11):
+        return skipped("applies to SM100/SM110")
+    if _head_dims(cfg) is None:
+        return skipped("needs the model's head dims (give --model)")
+    if _head_dims(cfg) != (256, 256):
+        return passed(f"head_dim {cfg.model.head_dim}", "not the hd256 kernel")
+    extras = [f for f in ("softcap", "sinks") if f in cfg.features]
+    found = "head_dim 256" + (f" with {' and '.join(extras)}" if extras else "") + f" on {gpu(target)}"
+    return failed(found, "no hd256 on fa4 (decode passes seqused_k)",
+                  ["--attention-backend trtllm_mha", "--attention-backend flashinfer"])
+
+
+@rule(
+    id="fa4-mla-arch",
+    title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="only support Blackwell arch with qv",
+    source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND}, forward_decode (absorbed MLA passes qv)",
+    docs="""Checks that an MLA model on `fa4` runs on SM100/SM103/SM110.
+
+SGLang decodes MLA models through the absorbed path: q_rope against the rope cache, q_nope as `qv` against
+the latent cache (head dims 64/512). FA4 implements `qv` only in its SM100/SM110 MLA kernel and asserts
+otherwise at the first decode. The deterministic-inference variant is refused at start-up (rule
+fa4-deterministic-mla-arch); without deterministic inference the server starts and fails at decode.""",
+    fix_title="Use fa3 on SM90, flashinfer/trtllm_mla on SM12x, triton elsewhere",
+)
+def fa4_mla_arch(cfg, target):
+    if not _fa4(cfg) or not cfg.mla:
+        return skipped("applies to MLA models on the fa4 backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in (10, 11):
+        return passed(gpu(target), "SM100/SM110 for absorbed MLA on fa4")
+    fix = {9: ["--attention-backend fa3"], 12: ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]}
+    return failed(f"MLA model on {phases_using(cfg, 'fa4')} on {gpu(target)}", "SM100 or SM110",
+                  fix.get(target.major, ["--attention-backend triton"]))
 
 
 @rule(
@@ -28,7 +259,7 @@ def fa4_deterministic_mla_arch(cfg, target):
     if not (cfg.deterministic and cfg.attention_backend == "fa4"):
         return skipped("applies to deterministic inference on --attention-backend fa4")
     if cfg.model is None:
-        if "mla" not in cfg.features:
+        if not cfg.mla:
             return skipped("applies to DeepSeek-family MLA models (give --model)")
     elif not cfg.model.deepseek_family:
         return skipped(f"applies to DeepSeek-family models ({cfg.model.architecture} is not one)")
@@ -39,3 +270,109 @@ def fa4_deterministic_mla_arch(cfg, target):
     fix = ["--attention-backend fa3"] if target.major == 9 else ["--attention-backend triton"]
     return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)",
                   fix)
+
+
+@rule(
+    id="fa4-score-mod-sm8x",
+    title="A custom score_mod on fa4 needs SM90 or newer",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
+    source=f"{INTERFACE}, _flash_attn_fwd",
+    docs="""Checks that a model passing a custom `score_mod` (Inkling, `--feature score_mod`) to `fa4` does not
+run on SM8x.
+
+FA4's SM8x kernel cannot take a user score_mod (soft-capping, which FA4 turns into a built-in score_mod,
+is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36 wheel raises the same.""",
+    fix_title="Use --attention-backend triton on SM8x",
+)
+def fa4_score_mod_sm8x(cfg, target):
+    if not _fa4(cfg) or "score_mod" not in cfg.features:
+        return skipped("applies to a custom score_mod on the fa4 backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 8:
+        return passed(gpu(target), "not SM8x")
+    return failed(f"custom score_mod on {phases_using(cfg, 'fa4')} on {gpu(target)}", "SM90 or newer",
+                  ["--attention-backend triton"])
+
+
+@rule(
+    id="fa4-softcap-score-mod",
+    title="fa4 cannot combine logit soft-capping with a custom score_mod",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="softcap and score_mod cannot be used together",
+    source=f"{INTERFACE}, _flash_attn_fwd",
+    docs="""Checks that a model does not need both logit soft-capping (attn_logit_softcapping) and a custom
+score_mod on `fa4`.
+
+FA4 implements soft-capping as a built-in score_mod, so it asserts when a second one is passed.""",
+    fix_title="Fold the soft-cap into the score_mod, or use --attention-backend triton",
+)
+def fa4_softcap_score_mod(cfg, target):
+    if not _fa4(cfg) or "score_mod" not in cfg.features:
+        return skipped("applies to a custom score_mod on the fa4 backend")
+    if "softcap" not in cfg.features:
+        return passed("score_mod without soft-capping", "not both")
+    return failed("logit soft-capping and a custom score_mod on fa4", "at most one of them",
+                  ["--attention-backend triton"])
+
+
+@rule(
+    id="fa4-rel-bias-arch",
+    title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
+    source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
+    docs="""Checks where a sheared relative bias (`rel_bias`, Inkling) can run on `fa4`: SM90, SM10x, SM11x, and
+SM12x through SGLang's SM120 host when head_dim and v_head_dim are at most 128 ("SM120 relative bias
+currently supports head_dim and head_dim_v up to 128").
+
+rel_bias exists only in SGLang's vendored FA4, not in the flash-attn-4 wheel. On SM8x the interface
+asserts. Older research notes said SM9x/10x only; the 0.5.23 code adds SM11x and the SM120 host.""",
+    fix_title="Use --attention-backend triton",
+)
+def fa4_rel_bias_arch(cfg, target):
+    if not _fa4(cfg) or "rel_bias" not in cfg.features:
+        return skipped("applies to a sheared rel_bias on the fa4 backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in (9, 10, 11):
+        return passed(gpu(target), "SM90-SM110")
+    if target.major == 12:
+        dims = _head_dims(cfg)
+        if dims is None:
+            return unknown("SM12x needs head dims <= 128 for rel_bias: give --model")
+        if max(dims) <= 128:
+            return passed(f"head dims {dims} on {gpu(target)}", "<= 128 on SM12x")
+        return failed(f"rel_bias with head dims {dims} on {gpu(target)}", "head dims <= 128 on SM12x",
+                      ["--attention-backend triton"])
+    return failed(f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}", "SM90-SM110 or SM12x",
+                  ["--attention-backend triton"])
+
+
+@rule(
+    id="fa4-page-size-128",
+    title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
+             "{page_size} to 128.",
+    source="sglang: python/sglang/srt/arg_groups/overrides.py, _fa4_page_constraint",
+    docs="""Warns when `fa4` (any phase) serves a non-MLA model on SM100/SM103 with a page size other than 128:
+SGLang logs a warning and uses 128, changing prefix-cache granularity and KV memory rounding.
+
+The rewrite applies only on SM100 (is_sm100) and only when EAGLE top-k <= 1 (the top-k > 1 page-tree
+cascade needs page size 1). Passing --page-size 128 makes the choice explicit.""",
+    fix_title="Pass --page-size 128",
+)
+def fa4_page_size_128(cfg, target):
+    if not _fa4(cfg) or cfg.mla:
+        return skipped("applies to non-MLA models on the fa4 backend")
+    if target.major != 10:
+        return skipped("applies to SM100/SM103")
+    if (cfg.speculative_eagle_topk or 0) > 1:
+        return skipped("not applied with EAGLE top-k > 1")
+    if cfg.page_size == 128:
+        return passed("--page-size 128", "128 on SM100 fa4")
+    given = "no --page-size (default 1)" if cfg.page_size is None else f"--page-size {cfg.page_size}"
+    return warned(f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 128",
+                  ["--page-size 128"])

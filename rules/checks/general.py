@@ -1,9 +1,14 @@
-"""Rules about the backend choice itself: platform, removed names, the engine's own default."""
+"""Rules about the backend choice itself and the launch line: platform, removed and deprecated names,
+environment variables SGLang does not read, HPC-Ops, cross attention on triton, tensor-parallel heads."""
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST
-from rules.engine import failed, passed, rule, skipped, unknown
+from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
+from rules.resolve import effective_page_size
+
+REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
+OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 
 
 @rule(
@@ -27,5 +32,204 @@ def general_backend_platform(cfg, target):
     if not foreign:
         return passed(", ".join(sorted(cfg.backends)), "NVIDIA CUDA backends")
     platforms = ", ".join(f"{b} ({SGLANG_BACKENDS[b].platform})" for b in foreign)
-    return failed(f"{platforms} on an NVIDIA GPU", "a CUDA attention backend",
-                  ["--attention-backend triton"])
+    return failed(f"{platforms} on an NVIDIA GPU", "a CUDA attention backend", ["--attention-backend triton"])
+
+
+@rule(
+    id="general-backend-removed",
+    title="The attention backend is one the newest SGLang still accepts",
+    engine="sglang", versions="sglang>=0.5.23",
+    prevents="argument --attention-backend: invalid choice: '{backend}'",
+    source=CHOICES,
+    docs="""Checks that the backend names are still in SGLang's ATTENTION_BACKEND_CHOICES.
+
+sglang 0.5.23 no longer lists cutlass_mla or dual_chunk_flash_attn, so argparse refuses a launch line
+written for an older release before anything loads. Older docs and notes still describe both; the 0.5.23
+code is followed here. Pin --engine-version to judge an older SGLang.""",
+    fix_title="Use a current backend: flashinfer or trtllm_mla for MLA on Blackwell",
+)
+def general_backend_removed(cfg, target):
+    if not cfg.backends:
+        return skipped("no attention backend chosen")
+    removed = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].removed)
+    if not removed:
+        return passed(", ".join(sorted(cfg.backends)), "current ATTENTION_BACKEND_CHOICES values")
+    fix = ["--attention-backend trtllm_mla", "--attention-backend flashinfer"] if cfg.mla else \
+        ["--attention-backend flashinfer"]
+    return failed(", ".join(f"{b} ({SGLANG_BACKENDS[b].removed})" for b in removed),
+                  "a current ATTENTION_BACKEND_CHOICES value", fix)
+
+
+@rule(
+    id="general-backend-alias",
+    title="The attention backend is not a deprecated alias",
+    engine="sglang", versions=SGLANG_NEWEST,
+    reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
+    source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
+    docs="""Warns when a backend is given by a deprecated alias: nsa (dsa), compressed (dsv4), tokenspeed_mla
+(cutedsl_mla).
+
+ATTENTION_BACKEND_CHOICES keeps them for old launch lines; the launch line should name the backend that
+actually runs.""",
+    fix_title="Use the backend's current name",
+)
+def general_backend_alias(cfg, target):
+    if not cfg.backends:
+        return skipped("no attention backend chosen")
+    aliases = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].alias_of)
+    if not aliases:
+        return passed(", ".join(sorted(cfg.backends)), "current names")
+    return warned(", ".join(f"{b} (alias of {SGLANG_BACKENDS[b].alias_of})" for b in aliases), "the current name",
+                  [f"--attention-backend {SGLANG_BACKENDS[b].alias_of}" for b in aliases])
+
+
+@rule(
+    id="general-flashattention-version-env",
+    title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
+    engine="sglang", versions=SGLANG_NEWEST,
+    reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
+           "the launch keeps the FA version of --attention-backend and fails the same way.",
+    source="sglang 0.5.23 wheel: grep -r SGLANG_FLASHATTENTION_VERSION finds no match; attention_registry.py "
+           "builds FlashAttentionBackend(fa_impl_ver=3) for fa3 and fa_impl_ver=4 for fa4",
+    docs="""Warns when a pasted launch command sets SGLANG_FLASHATTENTION_VERSION.
+
+SGLang chooses the FlashAttention generation only through the backend name: --attention-backend fa3 runs
+sgl-kernel's FA3, fa4 runs flash_attn.cute. The variable is not read anywhere in sglang 0.5.23 (searched
+the whole wheel), so relying on it leaves the backend, and its failure, unchanged.""",
+    fix_title="Name the backend: --attention-backend fa4 (or fa3)",
+)
+def general_flashattention_version_env(cfg, target):
+    value = cfg.env.get("SGLANG_FLASHATTENTION_VERSION")
+    if value is None:
+        return passed("SGLANG_FLASHATTENTION_VERSION not set", "the backend named by --attention-backend")
+    wanted = "fa4" if value.strip() == "4" else "fa3"
+    return warned(f"SGLANG_FLASHATTENTION_VERSION={value} with {cfg.backend_label()}",
+                  "--attention-backend to choose the FA version (SGLang ignores the variable)",
+                  [f"--attention-backend {wanted}"])
+
+
+@rule(
+    id="general-triton-cross-attention",
+    title="triton has no cross attention (encoder-decoder models)",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="Cross attention is not supported in the triton attention backend. Please use "
+             "`--attention-backend flashinfer`.",
+    source=f"{REGISTRY}, create_triton_backend",
+    docs="""Checks that an encoder-decoder model (cross attention: Whisper, Mllama, ...) is not served by triton.
+
+The triton factory asserts when the model runner builds the backend. SGLang's default for Whisper is
+flashinfer for this reason.""",
+    fix_title="Use --attention-backend flashinfer",
+)
+def general_triton_cross_attention(cfg, target):
+    if "triton" not in cfg.backends:
+        return skipped("applies to the triton backend")
+    if "cross_attention" not in cfg.features:
+        return passed("no cross attention", "decoder-only on triton")
+    return failed(f"cross attention on {phases_using(cfg, 'triton')}", "a backend with cross attention",
+                  ["--attention-backend flashinfer"])
+
+
+def _hpc(cfg):
+    return "hpc_ops" in cfg.backends
+
+
+@rule(
+    id="hpc-ops-arch",
+    title="hpc_ops runs on Hopper (SM90) only",
+    engine="sglang", versions=SGLANG_NEWEST,
+    reason="SGLang has no start-up arch check for hpc_ops; its kernels are Hopper-only, so other GPUs fail at the "
+           "first kernel launch.",
+    source=f"{CHOICES} (comment 'HPC-Ops (https://github.com/Tencent/hpc-ops), Hopper (SM90) only, requires "
+           "--page-size 64')",
+    docs="""Checks that `hpc_ops` runs on an SM90 GPU.
+
+The choice list documents Hopper as the only target; no code refuses other archs before the kernels run.""",
+    fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
+)
+def hpc_ops_arch(cfg, target):
+    if not _hpc(cfg):
+        return skipped("applies to the hpc_ops backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major == 9:
+        return passed(gpu(target), "SM90")
+    return failed(f"hpc_ops on {gpu(target)}", "SM90 (Hopper)", ["--attention-backend flashinfer"])
+
+
+@rule(
+    id="hpc-ops-model",
+    title="hpc_ops: no MLA, no cross attention, no speculative decoding",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="hpc_ops backend can only be used with non-MLA models.",
+    source=f"{REGISTRY}, create_hpc_ops_backend",
+    docs="""Checks the hpc_ops factory's refusals: MLA models ("hpc_ops backend can only be used with non-MLA
+models."), cross attention ("Cross attention is not supported in the hpc_ops attention backend.") and
+speculative decoding ("hpc_ops backend does not support speculative decoding for now.").
+
+They are raised when the model runner builds the backend, after weights load.""",
+    fix_title="Use --attention-backend fa3 for this config on SM90",
+)
+def hpc_ops_model(cfg, target):
+    if not _hpc(cfg):
+        return skipped("applies to the hpc_ops backend")
+    problems = [p for p, bad in (("an MLA model", cfg.mla), ("cross attention", "cross_attention" in cfg.features),
+                                 ("speculative decoding", cfg.speculative_algorithm is not None)) if bad]
+    if not problems:
+        return passed("non-MLA model without cross attention or speculative decoding", "the same")
+    return failed(f"hpc_ops with {', '.join(problems)}", "non-MLA, no cross attention, no speculative decoding",
+                  ["--attention-backend fa3"])
+
+
+@rule(
+    id="hpc-ops-page-size",
+    title="hpc_ops silently forces page size 64",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Warns when hpc_ops (any phase) runs with a page size other than 64: SGLang logs a warning and uses 64.
+
+The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit.""",
+    fix_title="Pass --page-size 64",
+)
+def hpc_ops_page_size(cfg, target):
+    if not _hpc(cfg):
+        return skipped("applies to the hpc_ops backend")
+    if cfg.page_size == 64:
+        return passed("--page-size 64", "64")
+    given = "no --page-size" if cfg.page_size is None else f"--page-size {cfg.page_size}"
+    return warned(f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 64",
+                  ["--page-size 64"])
+
+
+@rule(
+    id="general-tp-heads",
+    title="Attention heads split evenly over tensor-parallel ranks",
+    engine="sglang", versions=SGLANG_NEWEST,
+    reason="SGLang's attention layers assert the head split when the model is built, after the "
+           "process group is up.",
+    source="sglang: python/sglang/srt/models/llama.py, LlamaAttention.__init__ (assert total_num_heads % tp_size "
+           "== 0; KV heads divide or are divided by tp_size); same in qwen2.py and most decoder models",
+    docs="""Checks that the attention-head count divides by the attention tensor-parallel size (--tp-size, divided
+by --dp-size with --enable-dp-attention), and that KV heads either divide by it or divide it (replication).
+
+A bare assert fails at model construction otherwise. MLA models shard query heads the same way.""",
+    fix_title="Pick a --tp-size that divides the number of attention heads",
+)
+def general_tp_heads(cfg, target):
+    model = cfg.model
+    if model is None or not model.num_attention_heads:
+        return skipped("needs the model's head counts (give --model)")
+    tp = cfg.tp_size
+    if cfg.flags.get("enable_dp_attention") and cfg.flags.get("dp_size"):
+        tp = max(1, tp // int(cfg.flags["dp_size"]))
+    heads, kv = model.num_attention_heads, model.num_key_value_heads or model.num_attention_heads
+    if tp == 1:
+        return passed("attention TP size 1", "heads divisible by the attention TP size")
+    kv_ok = kv % tp == 0 if kv >= tp else tp % kv == 0
+    found = f"{heads} attention heads, {kv} KV heads, attention TP size {tp}"
+    if heads % tp == 0 and (kv_ok or model.mla):
+        return passed(found, "heads divisible by TP; KV heads divisible by TP or dividing it")
+    good = [t for t in (1, 2, 4, 8, 16) if heads % t == 0 and (model.mla or (kv % t == 0 if kv >= t else t % kv == 0))]
+    return failed(found, "heads divisible by TP; KV heads divisible by TP or dividing it",
+                  [f"--tp-size {good[-1]}"] if good else [])

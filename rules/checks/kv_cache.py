@@ -1,10 +1,26 @@
-"""KV-cache dtype rules: MXFP8, NVFP4/FP4, FP8 per backend and arch."""
+"""KV-cache dtype rules: MXFP8 (FA4 block-scaled), NVFP4 / FP4 (KV4), removed spellings, torch support.
+
+FP8 per backend lives with the backend (fa3-fp8-sm8x, fa4-fp8-sm100, the MLA backends' rules).
+"""
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST
-from rules.engine import failed, passed, rule, skipped
+from typing import Optional
+
+from packaging.version import InvalidVersion, Version
+
+from rules.checks.common import SGLANG_NEWEST, gpu
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
+from rules.resolve import effective_page_size
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
+POOL = "sglang: python/sglang/srt/mem_cache/memory_pool.py, MXFP8 KV pool"
+KV4 = ("nvfp4", "fp4_mx_block16")
+
+
+def _mxfp8(cfg):
+    return cfg.kv_cache_dtype == "mxfp8"
 
 
 @rule(
@@ -21,10 +37,392 @@ raises this message at the first forward; other backends have no reader for the 
     fix_title="Use --attention-backend fa4 (on SM100), or another --kv-cache-dtype",
 )
 def kv_mxfp8_requires_fa4(cfg, target):
-    if cfg.kv_cache_dtype != "mxfp8":
+    if not _mxfp8(cfg):
         return skipped("applies to --kv-cache-dtype mxfp8")
     others = sorted(cfg.backends - {"fa4"})
-    if not cfg.backends or not others:
+    if not cfg.backends:
+        return unknown("no attention backend known")
+    if not others:
         return passed("mxfp8 KV on fa4", "fa4 for prefill and decode")
     return failed(f"mxfp8 KV cache with {', '.join(others)}", "--attention-backend fa4",
                   ["--attention-backend fa4", "--kv-cache-dtype fp8_e4m3"])
+
+
+@rule(
+    id="kv-mxfp8-q-scales",
+    title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="MXFP8 KV cache requires per-token Q scales (q_descale) from the attention layer for the "
+             "block-scaled QK^T path.",
+    source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs; "
+           "sglang: python/sglang/srt/models/inkling_common/attn.py (the only caller passing q_descale)",
+    docs="""Checks that a model served with `--kv-cache-dtype mxfp8` on fa4 quantizes its queries and passes the
+per-token scales (`q_descale`) to attention.
+
+FA4's block-scaled QK^T needs Q in FP8 with UE8M0 scales (sfq). In sglang 0.5.23 only Inkling's attention
+layer produces them (searched: no other model or layer passes q_descale to RadixAttention), so any other
+model fails at the first forward.""",
+    fix_title="Use --kv-cache-dtype fp8_e4m3 (or auto) for this model",
+)
+def kv_mxfp8_q_scales(cfg, target):
+    if not _mxfp8(cfg) or "fa4" not in cfg.backends:
+        return skipped("applies to --kv-cache-dtype mxfp8 on fa4")
+    if cfg.model is None or not cfg.model.architecture:
+        return unknown("which models supply Q scales depends on the architecture: give --model")
+    if cfg.model.architecture.startswith("Inkling"):
+        return passed(cfg.model.architecture, "a model whose attention layer passes q_descale (Inkling)")
+    return failed(f"{cfg.model.architecture} (passes no q_descale)", "a model that supplies per-token Q scales "
+                  "(Inkling)", ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"])
+
+
+@rule(
+    id="kv-mxfp8-arch",
+    title="An MXFP8 KV cache needs a Blackwell GPU (SM100/SM12x)",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
+             "the FA4 MXFP8 attention path.",
+    source=f"{KV_HOOK}, handle_mxfp8_kv_cache_compatibility",
+    docs="""Checks that `--kv-cache-dtype mxfp8` runs on a GPU SGLang counts as Blackwell (is_blackwell: major
+10 or 12, torch CUDA >= 12.8).
+
+Refused at start-up elsewhere, including Jetson Thor (SM110), which is_blackwell does not count although
+FA4's SM100 kernel family runs there. SM12x passes this gate but not the kernel (rule kv-mxfp8-sm12x).""",
+    fix_title="Use --kv-cache-dtype fp8_e4m3 (or auto) on this GPU",
+)
+def kv_mxfp8_arch(cfg, target):
+    if not _mxfp8(cfg):
+        return skipped("applies to --kv-cache-dtype mxfp8")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in (10, 12):
+        return passed(gpu(target), "SM100 or SM12x")
+    return failed(f"--kv-cache-dtype mxfp8 on {gpu(target)}", "a Blackwell GPU (SM100/SM103/SM12x)",
+                  ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"])
+
+
+@rule(
+    id="kv-mxfp8-sm12x",
+    title="MXFP8 passes SGLang's gate on SM12x but FA4 has no SM12x block-scaled kernel",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
+    source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
+           "(sfq/sfk/sfv reach only FlashAttentionForwardSm100); kernels/ops/attention/fa4_sm120 (no FP8 path)",
+    docs="""Checks `--kv-cache-dtype mxfp8` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10).
+
+SGLang's start-up gate admits every is_blackwell GPU, SM12x included, but FA4 threads the block-scale
+tensors only into its SM100 kernel, and FP8 V makes the interface assert `arch // 10 == 10` first. The
+server starts and the first forward fails. Derived from the 0.5.23 code, not seen on an SM12x GPU.""",
+    fix_title="Use --kv-cache-dtype fp8_e4m3 or auto on SM12x",
+)
+def kv_mxfp8_sm12x(cfg, target):
+    if not _mxfp8(cfg) or target.major not in (10, 12):
+        return skipped("applies to --kv-cache-dtype mxfp8 on the GPUs SGLang's gate admits (SM10x, SM12x)")
+    if target.major == 10:
+        return passed(gpu(target), "SM100/SM103 for FA4's block-scaled path")
+    return failed(f"--kv-cache-dtype mxfp8 on {gpu(target)}", "SM100/SM103 for FA4's block-scaled path",
+                  ["--kv-cache-dtype auto", "--kv-cache-dtype nvfp4"])
+
+
+@rule(
+    id="kv-mxfp8-page-size",
+    title="An MXFP8 KV cache needs page size 128",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="MXFP8 KV cache requires the page_size=128 interleaved scale layout",
+    source=f"{POOL} (set_kv_buffer); sglang: arg_groups/overrides.py, _fa4_page_constraint",
+    docs="""Checks that an MXFP8 KV cache ends up with page size 128.
+
+The MXFP8 pool stores its scales interleaved in FA4's BlockScaledBasicChunk layout only when
+page_size == 128, and its KV writer asserts that layout. SGLang forces 128 for fa4 on SM100 with non-MLA
+models; anywhere else (MLA models, EAGLE top-k > 1, SM12x) the page size must be given.""",
+    fix_title="Pass --page-size 128",
+)
+def kv_mxfp8_page_size(cfg, target):
+    if not _mxfp8(cfg):
+        return skipped("applies to --kv-cache-dtype mxfp8")
+    if target.major is None:
+        return unknown("compute capability unknown (the page size SGLang picks depends on it)")
+    page = effective_page_size(cfg, target)
+    if page == 128:
+        return passed("page size 128", "128")
+    return failed(f"page size {page}", "128 (interleaved scale layout)", ["--page-size 128"])
+
+
+@rule(
+    id="kv-mxfp8-head-dim",
+    title="An MXFP8 KV cache needs head dims divisible by 32",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="MXFP8 KV cache requires head_dim divisible by 32, got {head_dim}.",
+    source=f"{POOL} (buffer allocation, MXFP8_SCALE_BLOCK_SIZE = 32)",
+    docs="""Checks that head_dim and v_head_dim are multiples of 32 for `--kv-cache-dtype mxfp8`.
+
+MXFP8 keeps one UE8M0 scale per 32 elements of each head; the pool refuses other head dims when it
+allocates the cache at start-up.""",
+    fix_title="Use --kv-cache-dtype fp8_e4m3 for this model",
+)
+def kv_mxfp8_head_dim(cfg, target):
+    if not _mxfp8(cfg):
+        return skipped("applies to --kv-cache-dtype mxfp8")
+    if cfg.model is None or cfg.model.head_dim is None:
+        return skipped("needs the model's head dims (give --model)")
+    hd, hv = cfg.model.head_dim, cfg.model.v_head_dim or cfg.model.head_dim
+    if hd % 32 == 0 and hv % 32 == 0:
+        return passed(f"head dims ({hd}, {hv})", "multiples of 32")
+    return failed(f"head dims ({hd}, {hv})", "multiples of 32", ["--kv-cache-dtype fp8_e4m3"])
+
+
+def _prefill_only(cfg):
+    return bool(cfg.flags.get("prefill_only_disable_kv_cache"))
+
+
+@rule(
+    id="kv-mxfp8-prefill-only",
+    title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=mxfp8 because the MXFP8 "
+             "pool stores separate scale-factor buffers.",
+    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks that the embedding no-KV path (`--prefill-only-disable-kv-cache`) is not combined with
+`--kv-cache-dtype mxfp8`.
+
+Refused at start-up: the no-KV path skips the pool, and the MXFP8 pool's separate scale buffers are not
+handled by it.""",
+    fix_title="Drop --kv-cache-dtype mxfp8 (auto) with --prefill-only-disable-kv-cache",
+)
+def kv_mxfp8_prefill_only(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    if not _mxfp8(cfg):
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not mxfp8")
+    return failed("--prefill-only-disable-kv-cache with --kv-cache-dtype mxfp8", "another KV dtype",
+                  ["--kv-cache-dtype auto"])
+
+
+@rule(
+    id="kv-fp4-prefill-only",
+    title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=nvfp4 or "
+             "--kv-cache-dtype=fp4_mx_block16 because the FP4 pool uses a separate allocation path.",
+    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks that `--prefill-only-disable-kv-cache` is not combined with an FP4 KV cache (nvfp4,
+fp4_mx_block16).
+
+Refused at start-up: the FP4 pool is allocated on its own path, which the no-KV embedding path does not
+handle.""",
+    fix_title="Drop the FP4 --kv-cache-dtype (auto) with --prefill-only-disable-kv-cache",
+)
+def kv_fp4_prefill_only(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    if cfg.kv_cache_dtype not in KV4:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not nvfp4/fp4_mx_block16")
+    return failed(f"--prefill-only-disable-kv-cache with --kv-cache-dtype {cfg.kv_cache_dtype}", "another KV dtype",
+                  ["--kv-cache-dtype auto"])
+
+
+@rule(
+    id="kv-nvfp4-arch",
+    title="An NVFP4 KV cache needs SM100 or SM12x",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 for "
+             "the block-size-16 FP4 recipe.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Checks that `--kv-cache-dtype nvfp4` runs on a compute-capability 10.x or 12.x GPU (is_sm100 or
+is_sm120, torch CUDA >= 12.8).
+
+Refused at start-up elsewhere: Hopper, Ampere and Jetson Thor (SM110). fp4_mx_block16 has no arch gate
+in SGLang.""",
+    fix_title="Use --kv-cache-dtype fp4_mx_block16 (or fp8_e4m3)",
+)
+def kv_nvfp4_arch(cfg, target):
+    if cfg.kv_cache_dtype != "nvfp4":
+        return skipped("applies to --kv-cache-dtype nvfp4")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in (10, 12):
+        return passed(gpu(target), "SM100 or SM12x")
+    return failed(f"--kv-cache-dtype nvfp4 on {gpu(target)}", "SM100/SM103 or SM120/SM121",
+                  ["--kv-cache-dtype fp4_mx_block16", "--kv-cache-dtype fp8_e4m3"])
+
+
+_KV4_MESSAGES = {
+    ("fa4", True): ("KV4 FA4 MLA expects decode_attention_backend to be one of {choices}, but got {backend}",
+                    ("flashinfer", "trtllm_mla")),
+    ("fa4", False): ("KV4 FA4 MHA expects decode_attention_backend to be one of {choices}, but got {backend}",
+                     ("triton", "torch_native", "flex_attention")),
+    ("other", True): ("KV4 MLA expects attention_backend to be one of {choices}, but got {backend}",
+                      ("flashinfer", "trtllm_mla")),
+    ("other", False): ("KV4 MHA expects attention_backend to be one of {choices}, but got {backend}",
+                       ("triton", "torch_native", "flex_attention", "trtllm_mha")),
+}
+
+
+def _kv4_case(cfg) -> Optional[tuple[str, str]]:
+    """("fa4"|"other", backend judged) when SGLang's KV4 backend list applies; None for the mixed-phase case."""
+    prefill, decode = cfg.prefill_backend, cfg.decode_backend
+    if prefill != decode and prefill != "fa4":
+        return None
+    if prefill == "fa4":
+        return "fa4", decode
+    return "other", cfg.attention_backend
+
+
+def _kv4_rule(kind: str, mla: bool):
+    template, choices = _KV4_MESSAGES[(kind, mla)]
+    shape = "MLA" if mla else "MHA"
+
+    def check(cfg, target):
+        if cfg.kv_cache_dtype not in KV4:
+            return skipped("applies to an FP4 KV cache (nvfp4, fp4_mx_block16)")
+        if cfg.mla != mla:
+            return skipped(f"applies to {shape} models")
+        if not cfg.backends:
+            return unknown("no attention backend known")
+        case = _kv4_case(cfg)
+        if case is None or case[0] != kind:
+            return skipped("applies to " + ("prefill fa4" if kind == "fa4" else "one backend for both phases"))
+        backend = case[1]
+        if backend in choices:
+            return passed(backend, "one of " + ", ".join(choices))
+        flag = "--decode-attention-backend" if kind == "fa4" else "--attention-backend"
+        return failed(f"{flag.lstrip('-').replace('-', ' ')} {backend} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+                      "one of " + ", ".join(choices), [f"{flag} {choices[0]}"])
+
+    return template.format(choices=list(choices), backend="{backend}"), check
+
+
+def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
+    prevents, check = _kv4_rule(kind, mla)
+    what = ("with fa4 prefill, the decode backend" if kind == "fa4" else "the attention backend")
+    rule(id=rule_id, title=title, engine="sglang", versions=SGLANG_NEWEST, prevents=prevents,
+         source=f"{KV_HOOK}, handle_kv4_compatibility",
+         docs=f"""Checks, for an FP4 KV cache (nvfp4, fp4_mx_block16) and an {"MLA" if mla else "MHA"} model, that
+{what} is one SGLang's KV4 list allows.
+
+SGLang asserts these lists at start-up. FA4 reads FP4 KV only for prefill, so with prefill fa4 the decode
+backend must be another one; fa4 for both phases is refused. Older SGLang lists also named cutlass_mla
+(and flashmla) for MLA; 0.5.23 allows flashinfer and trtllm_mla only, which is what is checked.""",
+         fix_title="Pick a backend from SGLang's KV4 list")(check)
+
+
+_register_kv4("kv-fp4-mha-backend", "FP4 KV (MHA): triton, torch_native, flex_attention or trtllm_mha", "other", False)
+_register_kv4("kv-fp4-mla-backend", "FP4 KV (MLA): flashinfer or trtllm_mla", "other", True)
+_register_kv4("kv-fp4-fa4-mha-decode", "FP4 KV with fa4 prefill (MHA): decode on triton/torch_native/flex",
+              "fa4", False)
+_register_kv4("kv-fp4-fa4-mla-decode", "FP4 KV with fa4 prefill (MLA): decode on flashinfer or trtllm_mla",
+              "fa4", True)
+
+
+@rule(
+    id="kv-fp4-mixed-phases",
+    title="FP4 KV with different prefill and decode backends is unchecked by SGLang",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="Attention: Using KV4 with PREFILL = {prefill} and DECODE = {decode}. Compatibility issues are unlikely, "
+             "but may occur in rare edge cases.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Warns when an FP4 KV cache is used with different prefill and decode backends and prefill is not
+fa4 (except the supported NVFP4 flashinfer-prefill + trtllm_mha-decode recipe).
+
+SGLang skips its KV4 backend lists in this case and only logs a warning, so the pair is untested.""",
+    fix_title="Use one backend from SGLang's KV4 list for both phases",
+)
+def kv_fp4_mixed_phases(cfg, target):
+    if cfg.kv_cache_dtype not in KV4:
+        return skipped("applies to an FP4 KV cache (nvfp4, fp4_mx_block16)")
+    prefill, decode = cfg.prefill_backend, cfg.decode_backend
+    if not cfg.backends or prefill == decode or prefill == "fa4":
+        return skipped("applies to different prefill and decode backends without fa4 prefill")
+    if cfg.kv_cache_dtype == "nvfp4" and (prefill, decode) == ("flashinfer", "trtllm_mha"):
+        return passed("flashinfer prefill + trtllm_mha decode", "SGLang's mixed NVFP4 recipe")
+    return warned(f"prefill {prefill} and decode {decode} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+                  "one KV4 backend for both phases", [f"--attention-backend {'trtllm_mla' if cfg.mla else 'triton'}"])
+
+
+@rule(
+    id="kv-dtype-removed",
+    title="--kv-cache-dtype fp4_e2m1 is no longer accepted",
+    engine="sglang", versions="sglang>=0.5.23",
+    prevents="argument --kv-cache-dtype: invalid choice: 'fp4_e2m1'",
+    source=FIELD,
+    docs="""Checks that the KV dtype is one the newest SGLang parser accepts.
+
+fp4_e2m1 was the old name of the MX-style FP4 recipe; sglang 0.5.23 lists auto, fp8_e5m2, fp8_e4m3, mxfp8,
+bf16, bfloat16, nvfp4 and fp4_mx_block16, so argparse refuses it before anything else runs. Older notes
+still list it as a choice; the 0.5.23 code is followed here.""",
+    fix_title="Use --kv-cache-dtype fp4_mx_block16",
+)
+def kv_dtype_removed(cfg, target):
+    dtype = KV_DTYPES.get(cfg.kv_cache_dtype)
+    if dtype is None or not dtype.removed:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "a current choice")
+    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} ({dtype.removed})", "a current choice",
+                  ["--kv-cache-dtype fp4_mx_block16"])
+
+
+def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
+    torch = target.facts.torch if target.facts else None
+    if torch is None or not torch.installed or not torch.version:
+        return None, None
+    try:
+        version = Version(torch.version.split("+")[0])
+    except InvalidVersion:
+        version = None
+    cuda = None
+    if torch.cuda:
+        major, _, minor = torch.cuda.partition(".")
+        cuda = (int(major), int(minor or 0)) if major.isdigit() and (minor or "0").isdigit() else None
+    return version, cuda
+
+
+@rule(
+    id="kv-fp4-torch",
+    title="An FP4 KV cache needs torch >= 2.8 built for CUDA >= 12.8",
+    engine="sglang", versions=SGLANG_NEWEST,
+    reason="SGLang documents the requirement in --kv-cache-dtype's help; an older torch lacks the FP4 dtypes and "
+           "kernels and fails when the pool is allocated or first written.",
+    source=FIELD + " ('Both require CUDA 12.8+ and PyTorch 2.8.0+')",
+    docs="""Checks, on a live probe or a saved report, that an FP4 KV cache (nvfp4, fp4_mx_block16) has a torch
+of version 2.8 or newer built for CUDA 12.8 or newer.
+
+FP4 KV uses torch's FP4 storage types and Blackwell-era kernels. With --gpu the torch build is unknown and
+the rule is skipped.""",
+    fix_title="Install torch >= 2.8 built for CUDA >= 12.8 (e.g. a cu128/cu130 wheel)",
+    needs_software=True,
+)
+def kv_fp4_torch(cfg, target):
+    if cfg.kv_cache_dtype not in KV4:
+        return skipped("applies to an FP4 KV cache (nvfp4, fp4_mx_block16)")
+    version, cuda = _torch(target)
+    if version is None:
+        return failed("torch not installed (or its version unreadable)", "torch >= 2.8 with CUDA >= 12.8",
+                      ["pip install 'torch>=2.8'"])
+    if version < Version("2.8") or cuda is None or cuda < (12, 8):
+        cuda_text = f"CUDA {cuda[0]}.{cuda[1]}" if cuda else "no CUDA"
+        return failed(f"torch {version} ({cuda_text})", "torch >= 2.8 with CUDA >= 12.8", ["pip install 'torch>=2.8'"])
+    return passed(f"torch {version} (CUDA {cuda[0]}.{cuda[1]})", "torch >= 2.8 with CUDA >= 12.8")
+
+
+@rule(
+    id="kv-mxfp8-torch",
+    title="An MXFP8 KV cache needs torch with float8_e8m0fnu (>= 2.7)",
+    engine="sglang", versions=SGLANG_NEWEST,
+    prevents="MXFP8 KV cache requires torch.float8_e8m0fnu support.",
+    source=POOL,
+    docs="""Checks, on a live probe or a saved report, that torch is new enough to have `torch.float8_e8m0fnu`
+(added in PyTorch 2.7), the dtype of MXFP8's block scales.
+
+The MXFP8 pool refuses to allocate without it at start-up. With --gpu the torch build is unknown and the
+rule is skipped.""",
+    fix_title="Install torch >= 2.7",
+    needs_software=True,
+)
+def kv_mxfp8_torch(cfg, target):
+    if not _mxfp8(cfg):
+        return skipped("applies to --kv-cache-dtype mxfp8")
+    version, _ = _torch(target)
+    if version is None:
+        return failed("torch not installed (or its version unreadable)", "torch >= 2.7", ["pip install 'torch>=2.7'"])
+    if version < Version("2.7"):
+        return failed(f"torch {version}", "torch >= 2.7 (float8_e8m0fnu)", ["pip install 'torch>=2.7'"])
+    return passed(f"torch {version}", "torch >= 2.7")
+

@@ -1,6 +1,28 @@
+"""Fixtures for rules/checks/deterministic.py."""
+
+DET = ["--enable-deterministic-inference"]
+
 FIXTURES = {
     "deterministic-backend": {
-        "pass": [{"gpu": "H100", "argv": ["--attention-backend", "fa3", "--deterministic"]}],
-        "fail": [{"gpu": "B200", "argv": ["--attention-backend", "trtllm_mha", "--enable-deterministic-inference"]}],
+        "pass": [{"gpu": "H100", "argv": ["--attention-backend", "fa3", "--deterministic"]},
+                 {"gpu": "B200", "argv": ["--model", "llama-3.1-8b", *DET]}],
+        "fail": [{"gpu": "B200", "argv": ["--attention-backend", "trtllm_mha", *DET]},
+                 {"gpu": "H100", "command": ["sglang", "serve", "llama-3.1-8b", "--attention-backend",
+                                             "torch_native", "--enable-deterministic-inference"]}],
+    },
+    "deterministic-mla-backend": {
+        "pass": [{"gpu": "H200", "argv": ["--model", "deepseek-v3", "--attention-backend", "fa3", *DET]},
+                 {"gpu": "B200", "argv": ["--model", "deepseek-v3", *DET]}],
+        "fail": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "flashinfer", *DET]}],
+    },
+    "deterministic-radix-cache": {
+        "pass": [{"gpu": "H100", "argv": ["--model", "llama-3.1-8b", "--attention-backend", "triton", *DET]},
+                 {"gpu": "H100", "argv": ["--model", "llama-3.1-8b", "--attention-backend", "flashinfer", *DET],
+                  "command": ["python", "-m", "sglang.launch_server", "--model-path", "llama-3.1-8b",
+                              "--disable-radix-cache"]}],
+        "fail": [{"gpu": "H100", "argv": ["--model", "llama-3.1-8b", "--attention-backend", "flashinfer", *DET],
+                  "expect": "warn"},
+                 # SGLang's own deterministic default on SM100 for non-DeepSeek models is flashinfer
+                 {"gpu": "B200", "argv": ["--model", "qwen3-8b", *DET], "expect": "warn"}],
     },
 }
