@@ -44,6 +44,10 @@ class NodeGroup:
         return [n.name for n in self.nodes]
 
 
+# Import details that name where a module was loaded from: a path, different per venv, never a verdict.
+_PER_MACHINE_DETAILS = frozenset({"origin"})
+
+
 def signature(facts: Facts) -> str:
     """What the rules can read of a node, canonical; equal strings mean one verdict for both nodes."""
     gpus = facts.gpus
@@ -56,7 +60,8 @@ def signature(facts: Facts) -> str:
         "torch": [facts.torch.installed, facts.torch.version, facts.torch.cuda, facts.torch.hip,
                   facts.torch.arch_list, sorted(facts.torch.gpu_arch_covered.items())],
         "libraries": sorted(
-            [lib.key, sorted(lib.distributions.items()), lib.version, lib.health.status, lib.health.details]
+            [lib.key, sorted(lib.distributions.items()), lib.version, lib.health.status,
+             {k: v for k, v in lib.health.details.items() if k not in _PER_MACHINE_DETAILS}]
             for lib in facts.libraries),
         "cutlass_headers": facts.cutlass_headers.version,
         "environment": sorted(facts.environment.items()),

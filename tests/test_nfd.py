@@ -11,30 +11,38 @@ from probe.render import nfd
 P = nfd.PREFIX + "/"
 
 
-def h200_facts():
-    """The H200 seen in the lab (brief: driver 580, CUDA 13.0, torch 2.11.0+cu130, FA4 4.0.0b36 importing,
-    the CUTLASS DSL installed without its .pth processed)."""
-    facts = Facts()
-    facts.gpus.devices = [GpuDevice(index=i, name="NVIDIA H200", uuid=f"GPU-{i}", cc_major=9, cc_minor=0,
-                                    memory_total_mib=143771) for i in range(8)]
-    facts.gpus.driver_version = "580.95.05"
-    facts.gpus.cuda_driver_version = "13.0"
+def node_facts(gpu="NVIDIA H200", cc=(9, 0), memory_mib=143771, count=8, driver="580.95.05", cuda="13.0",
+               hostname="gpu-node-1"):
+    """A node like the H200 seen in the lab (brief: driver 580, CUDA 13.0, torch 2.11.0+cu130, FA4 4.0.0b36
+    importing, the CUTLASS DSL installed without its .pth processed); other GPUs by argument."""
+    facts = Facts(tool_version="0.1.0", collected_at="2026-11-29T11:00:00+00:00")
+    facts.host.hostname = hostname
+    facts.gpus.devices = [GpuDevice(index=i, name=gpu, uuid=f"GPU-{hostname}-{i}", cc_major=cc[0], cc_minor=cc[1],
+                                    memory_total_mib=memory_mib) for i in range(count)]
+    facts.gpus.driver_version = driver
+    facts.gpus.cuda_driver_version = cuda
     facts.torch.installed = True
     facts.torch.version = "2.11.0+cu130"
     facts.torch.cuda = "13.0"
-    facts.torch.gpu_arch_covered = {"sm_90": True}
+    facts.torch.arch_list = ["sm_80", "sm_90", "sm_100", "sm_120"]
+    facts.torch.gpu_arch_covered = {f"sm_{cc[0]}{cc[1]}": f"sm_{cc[0]}{cc[1]}" in facts.torch.arch_list}
     facts.imports_checked = True
     facts.libraries = [
         LibraryFacts(key="fa2", title="FlashAttention 2"),
         LibraryFacts(key="torch", title="PyTorch", distributions={"torch": "2.11.0+cu130"}, version="2.11.0+cu130",
-                     import_name="torch", health=ImportHealth(status="ok")),
+                     import_name="torch", health=ImportHealth(status="ok", seconds=3.1)),
         LibraryFacts(key="fa4", title="FlashAttention 4", distributions={"flash-attn-4": "4.0.0b36"},
-                     version="4.0.0b36", import_name="flash_attn.cute", health=ImportHealth(status="ok")),
+                     version="4.0.0b36", import_name="flash_attn.cute", health=ImportHealth(status="ok", seconds=10.3)),
         LibraryFacts(key="cutlass_dsl", title="CUTLASS DSL", distributions={"nvidia-cutlass-dsl": "4.8.1"},
                      version="4.8.1", import_name="cutlass.cute",
-                     health=ImportHealth(status="error", error="No module named 'cutlass.cute'")),
+                     health=ImportHealth(status="error", error="No module named 'cutlass.cute'",
+                                         diagnosis="its .pth file was not processed")),
     ]
     return facts
+
+
+def h200_facts():
+    return node_facts()
 
 
 def no_gpu_facts():

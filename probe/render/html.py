@@ -173,7 +173,7 @@ def _matrix(matrix: Matrix) -> str:
             cell = matrix.cells.get((backend, dtype), Cell("unknown"))
             css, symbol, word = STATUS_STYLE.get(cell.status, STATUS_STYLE["unknown"])
             lines = [f"{backend} × {dtype}: {word}"] + [
-                f"• {r.message}" + (f" — fix: {r.fix}" if r.fix else "") for r in cell.reasons]
+                f"• {r.status} [{r.rule}] {r.message}" + (f" — fix: {r.fix}" if r.fix else "") for r in cell.reasons]
             refs = sorted({notes[r.rule] for r in cell.reasons})
             sup = "".join(f'<a href="#why-{n}">{n}</a>' for n in refs)
             cells.append(f'<td class="cell {css}" data-backend="{_e(backend)}" data-kv="{_e(dtype)}" '
