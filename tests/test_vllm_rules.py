@@ -264,3 +264,22 @@ def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
         assert backend.source.startswith(kb.REPO)
     for change in kb.CHANGES:
         assert change.backend in kb.BY_NAME and hasattr(kb.BY_NAME[change.backend], change.field)
+
+
+def test_mla_disabled_runs_the_model_as_plain_attention(model_dir):
+    code, data = check_json("--gpu", "H100", "--", "VLLM_MLA_DISABLE=1", "vllm", "serve", model_dir(DEEPSEEK_V3),
+                            "--attention-backend", "FLASH_ATTN")
+    assert code == 0, data["findings"]
+    assert finding(data, "vllm-mla-model-backend")["status"] == "skip"
+    assert finding(data, "vllm-head-size")["message"].startswith("found head size 192")
+
+
+def test_kv_lora_rank_outside_vllms_mla_model_types_is_not_mla(model_dir):
+    minicpm3 = {"architectures": ["MiniCPM3ForCausalLM"], "model_type": "minicpm3", "torch_dtype": "bfloat16",
+                "hidden_size": 2560, "num_attention_heads": 40, "num_key_value_heads": 40, "kv_lora_rank": 256,
+                "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64}
+    code, data = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(minicpm3))
+    assert "vLLM selects FLASH_ATTN" in finding(data, "vllm-auto-select")["message"]
+    _, on_mla = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(minicpm3, "n"),
+                           "--attention-backend", "FLASHMLA")
+    assert finding(on_mla, "vllm-non-mla-model-backend")["status"] == "fail"

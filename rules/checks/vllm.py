@@ -58,6 +58,14 @@ def _model_dtype(cfg: Config, cc: kb.CC) -> Optional[str]:
     return declared if declared in supported else supported[0]
 
 
+def _uses_mla(cfg: Config) -> bool:
+    """Whether vLLM runs the model's attention as MLA (ModelConfig.use_mla)."""
+    if "mla" not in cfg.features or cfg.env.get(kb.MLA_DISABLE_ENV) == "1":
+        return False
+    model = cfg.model
+    return "mla" in cfg.extra_features or model is None or model.model_type in kb.MLA_MODEL_TYPES
+
+
 _last_query: list = [None, None, None]  # (config, target, query): the engine runs every rule on one pair in turn
 
 
@@ -72,15 +80,17 @@ def _query(cfg: Config, target: Target) -> kb.VllmQuery:
 
 def _build_query(cfg: Config, target: Target) -> kb.VllmQuery:
     model = cfg.model
-    mla = cfg.mla
+    mla = _uses_mla(cfg)
     head_size = head_size_v = nope = rope = None
     if model is not None:
-        if mla and model.kv_lora_rank and model.qk_rope_head_dim is not None:
-            head_size = model.kv_lora_rank + model.qk_rope_head_dim  # the absorbed (latent) head vLLM caches
+        if model.kv_lora_rank and model.qk_rope_head_dim is not None:
             rope = model.qk_rope_head_dim
             nope = model.head_dim - rope if model.head_dim is not None else None
-        elif not mla:
-            head_size, head_size_v = model.head_dim, model.v_head_dim
+        if mla:
+            if model.kv_lora_rank and rope is not None:
+                head_size = model.kv_lora_rank + rope  # the latent head MLA caches (get_head_size)
+        else:
+            head_size, head_size_v = model.head_dim, model.v_head_dim  # with MLA disabled: nope + rope
     requested = cfg.flags.get("attention_config.flash_attn_version")
     return kb.VllmQuery(
         cc=target.cc, head_size=head_size, dtype=_model_dtype(cfg, target.cc) or "bfloat16",
@@ -439,7 +449,7 @@ def vllm_dtype(cfg, target):
     usable = [d for d in ("bfloat16", "float16") if d in backend.dtypes and (d != "bfloat16" or target.cc >= (8, 0))
               and not (d == "float16" and model_type in kb.FLOAT16_UNSUPPORTED_MODELS)]
     fix = [f"--dtype {usable[0]}"] if usable else []
-    if dtype == "float32" and not cfg.mla:
+    if dtype == "float32" and not _uses_mla(cfg):
         fix.append(_use_backend("TRITON_ATTN", target))
     return failed(f"{dtype} on {backend.name}", required, fix)
 
@@ -659,10 +669,8 @@ def vllm_mla_model_backend(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if not cfg.mla:
-        return skipped("not an MLA model")
-    if cfg.env.get("VLLM_MLA_DISABLE") == "1":
-        return skipped("VLLM_MLA_DISABLE=1: vLLM runs the model without MLA")
+    if not _uses_mla(cfg):
+        return skipped("vLLM does not run this model with MLA")
     if backend.mla:
         return passed(f"an MLA model on {backend.name}", "an MLA backend")
     return failed(f"an MLA model on {backend.name}", "an MLA backend",
@@ -690,8 +698,7 @@ def vllm_non_mla_model_backend(cfg, target):
         return skipped(f"{backend.name} is not an MLA backend")
     if cfg.model is None and "mla" not in cfg.features:
         return skipped("needs the model (--model) to know whether it uses MLA")
-    mla = cfg.mla and cfg.env.get("VLLM_MLA_DISABLE") != "1"
-    if mla:
+    if _uses_mla(cfg):
         return passed(f"an MLA model on {backend.name}", "an MLA model")
     return failed(f"a model without MLA on {backend.name}", "an MLA model",
                   _instead(_query(cfg, target), target, backend.name))
@@ -717,7 +724,7 @@ def vllm_sparse_mla_backend(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if not (backend.mla and cfg.mla):
+    if not (backend.mla and _uses_mla(cfg)):
         return skipped("applies to MLA models on MLA backends")
     q = _query(cfg, target)
     kind = "a sparse-attention" if q.use_sparse else "a dense"
@@ -798,7 +805,7 @@ def vllm_flashinfer_mla_qk_nope(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASHINFER_MLA" or not cfg.mla:
+    if backend.name != "FLASHINFER_MLA" or not _uses_mla(cfg):
         return skipped("applies to MLA models on FLASHINFER_MLA")
     q = _query(cfg, target)
     if q.qk_nope_head_dim is None:
@@ -826,7 +833,7 @@ def vllm_tokenspeed_mla_dims(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "TOKENSPEED_MLA" or not cfg.mla:
+    if backend.name != "TOKENSPEED_MLA" or not _uses_mla(cfg):
         return skipped("applies to MLA models on TOKENSPEED_MLA")
     q = _query(cfg, target)
     dims = (q.qk_nope_head_dim, q.qk_rope_head_dim, q.v_head_dim)

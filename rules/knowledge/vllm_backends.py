@@ -627,6 +627,18 @@ FLOAT16_UNSUPPORTED_MODELS = {m: "Numerical instability. Please use bfloat16 or 
 FLOAT16_MODEL_MESSAGE = "The model type {model_type!r} does not support float16. Reason: {reason}"
 FLOAT16_MODEL_SOURCE = src("vllm/config/model.py", "_check_valid_dtype, _FLOAT16_NOT_SUPPORTED_MODELS")
 
+# Model types vLLM runs with MLA attention when config.json has kv_lora_rank
+# (vllm/transformers_utils/model_arch_config_convertor.py, is_deepseek_mla; ModelConfig.use_mla adds
+# VLLM_MLA_DISABLE=1 and is_causal=false as ways out). Other models with kv_lora_rank (MiniCPM3) use vLLM's
+# generic MLA-free path.
+MLA_MODEL_TYPES = frozenset({
+    "axk1", "deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
+    "k3_dspark", "glm5_next", "glm5_next_text", "glm_moe_dsa", "glm4_moe_lite", "glm4_moe_lite_mtp", "kimi_k2",
+    "kimi_linear", "longcat_flash", "pangu_ultra_moe", "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp",
+    "bailing_hybrid_v3_mtp", "hy_v4", "hy_v4_mtp",
+})
+MLA_DISABLE_ENV = "VLLM_MLA_DISABLE"
+
 # Models vLLM runs as sparse MLA: config.json has `index_topk` (model_executor/models/deepseek_v2.py,
 # `self.is_v32 = hasattr(config, "index_topk")`). ModelFeatures does not keep index_topk, so the model types
 # whose configs carry it stand in for it.
