@@ -178,8 +178,9 @@ class Runner:
                 if event is None:
                     break
                 kind = event.get("event")
-                if kind == "hello":
+                if kind == "hello":  # torch imported: the library import and first call get a full timeout
                     hello = event
+                    deadline = time.monotonic() + self.timeout
                     with self._lock:
                         self._hello = self._hello or event
                 elif kind == "start" and isinstance(event.get("case"), int) and event["case"] < len(pending):

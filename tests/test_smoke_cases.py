@@ -1,0 +1,264 @@
+"""Cases, FLOP counts, the sweep, the fp32 reference and its input layouts, the kernel registry, SmokeReport."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import pytest
+
+from probe.smoke import BACKEND_KERNELS, ModelShape, shape_cases
+from probe.smoke.cases import TOLERANCE, Case, attention_flops, sweep, tolerance, visible_keys
+from probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, registry, select
+from probe.smoke.results import KernelResult, SmokeReport, SmokeReportError
+
+
+# -- cases --------------------------------------------------------------------------------------------------
+def test_visible_keys_follow_flash_attentions_bottom_right_causal_and_window():
+    assert list(visible_keys(0, 2, 5, causal=True, window_left=None)) == [0, 1, 2, 3]  # FA docstring example
+    assert list(visible_keys(1, 2, 5, causal=True, window_left=None)) == [0, 1, 2, 3, 4]
+    assert list(visible_keys(0, 5, 2, causal=True, window_left=None)) == []  # a row that sees nothing
+    assert list(visible_keys(4, 5, 5, causal=True, window_left=2)) == [2, 3, 4]
+    assert list(visible_keys(1, 5, 5, causal=False, window_left=1)) == [0, 1, 2, 3, 4]
+
+
+def test_flops_are_4bhsd_for_full_attention_and_exact_for_causal_and_decode():
+    full = Case(batch=2, seqlen_q=64, seqlen_k=64, heads_q=4, heads_kv=4, head_dim=32, causal=False)
+    assert attention_flops(full) == 4 * 2 * 4 * 64 * 64 * 32
+    causal = replace(full, causal=True)
+    assert attention_flops(causal) == 4 * 2 * 4 * 32 * (64 * 65 // 2)  # about half
+    decode = replace(causal, seqlen_q=1)
+    assert attention_flops(decode) == 4 * 2 * 4 * 64 * 32  # the one query sees every key
+    assert attention_flops(causal, [(64, 64), (10, 10)]) == 4 * 4 * 32 * (64 * 65 // 2 + 10 * 11 // 2)
+
+
+def test_tolerance_follows_the_looser_of_query_and_kv_dtype():
+    assert tolerance(Case(dtype="fp16")) == TOLERANCE["fp16"] < TOLERANCE["bf16"]
+    assert tolerance(Case(dtype="bf16", kv_dtype="fp8_e4m3")) == TOLERANCE["fp8_e4m3"]
+
+
+@pytest.mark.parametrize("bad", [dict(heads_q=6, heads_kv=4), dict(dtype="int4"), dict(seqlen_q=9, seqlen_k=8),
+                                 dict(page_size=0), dict(kind="gemm")])
+def test_case_validation_refuses_impossible_shapes(bad):
+    with pytest.raises(ValueError):
+        Case(**bad).validate()
+
+
+def test_case_round_trips_and_refuses_unknown_keys():
+    case = Case(dtype="fp16", softcap=30.0, window_left=128, page_size=16)
+    assert Case.from_dict(json.loads(json.dumps(case.to_dict()))) == case
+    with pytest.raises(ValueError, match="unknown case keys: colour"):
+        Case.from_dict({"colour": "red"})
+    assert "softcap=30 window=128 page=16" in case.label()
+
+
+def test_full_sweep_covers_dtypes_head_dims_and_only_what_the_api_expresses():
+    base = Case(page_size=64)
+    plain = sweep(Case(), frozenset())
+    assert {(c.dtype, c.head_dim) for c in plain} >= {(d, h) for d in ("bf16", "fp16") for h in (64, 128, 192, 256)}
+    assert not any(c.dtype == "fp8_e4m3" or c.softcap or c.window_left for c in plain)
+    assert any(not c.causal for c in plain) and any(c.heads_kv == c.heads_q for c in plain)
+    rich = sweep(base, frozenset({FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, "page:16"}))
+    assert any(c.dtype == "fp8_e4m3" for c in rich)
+    assert any(c.softcap for c in rich) and any(c.window_left for c in rich)
+    assert {c.page_size for c in rich} == {64, 16}
+    assert len(rich) == len(set(rich))
+    assert [c.dtype for c in sweep(Case(kind="elementwise"), frozenset(), ["fp32"])] == ["fp32"]
+
+
+# -- the registry --------------------------------------------------------------------------------------------
+def test_registry_names_are_unique_and_every_kernel_says_what_it_calls():
+    kernels = registry()
+    assert len(kernels) >= 17
+    for kernel in kernels.values():
+        assert kernel.api and kernel.title and kernel.quick.validate()
+        assert kernel.build.__module__.startswith("probe.smoke.kernels.")
+    assert {"sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "sdpa-math", "fa4-dense", "fa4-varlen", "fa4-paged",
+            "cutlass-dsl-add", "triton-add"} <= set(kernels)
+
+
+def test_select_takes_kernel_and_family_names_in_registry_order():
+    assert [k.name for k in select(["fa4-paged", "sdpa"])] == ["sdpa-flash", "sdpa-efficient", "sdpa-cudnn",
+                                                                  "sdpa-math", "fa4-paged"]
+    with pytest.raises(KeyError):
+        select(["fa5"])
+
+
+def test_torch_sdpa_cannot_express_softcap_or_window():
+    math_kernel = registry()["sdpa-math"]
+    assert "softcap" in math_kernel.inexpressible(Case(softcap=30.0))
+    assert "sliding-window" in math_kernel.inexpressible(Case(window_left=64))
+    assert math_kernel.inexpressible(Case()) is None
+    assert "paged" in registry()["fa4-paged"].inexpressible(Case())
+
+
+def test_documented_limits_encode_fa4_fp8_on_sm90_and_cudnn_head_dims():
+    fa4 = registry()["fa4-dense"]
+    fp8 = Case(dtype="fp8_e4m3")
+    assert "FP8 is only supported on SM100" in fa4.documented_limit(fp8, {"cc": (9, 0)})
+    assert fa4.documented_limit(fp8, {"cc": (10, 0)}) is None
+    assert fa4.documented_limit(Case(), {"cc": (9, 0)}) is None
+    cudnn = registry()["sdpa-cudnn"]
+    wide = Case(head_dim=256)
+    assert cudnn.documented_limit(wide, {"cc": (9, 0), "cudnn": 91000}) is not None
+    assert cudnn.documented_limit(wide, {"cc": (9, 0), "cudnn": 92300}) is None
+
+
+def test_shape_cases_apply_a_models_shape_to_each_backend_kernel():
+    shape = ModelShape(head_dim=256, heads_q=8, heads_kv=4, dtype="bf16", kv_dtype="fp8_e4m3", softcap=50.0,
+                       window_left=4096, page_size=64)
+    cases = dict((k.name, c) for k, (c,) in shape_cases("fa4", shape))
+    assert set(cases) == set(BACKEND_KERNELS["fa4"])
+    dense, paged = cases["fa4-dense"], cases["fa4-paged"]
+    assert (dense.head_dim, dense.heads_q, dense.heads_kv, dense.kv_dtype, dense.softcap, dense.window_left) == \
+        (256, 8, 4, "fp8_e4m3", 50.0, 4096)
+    assert dense.page_size is None and paged.page_size == 64 and paged.seqlen_q == 1
+    with pytest.raises(KeyError):
+        shape_cases("no-such-backend", shape)
+    with pytest.raises(ValueError):
+        shape_cases("fa4", replace(shape, heads_kv=3))
+
+
+# -- the reference (torch) -----------------------------------------------------------------------------------
+torch = pytest.importorskip("torch")
+from probe.smoke.reference import (  # noqa: E402
+    Inputs, PagedKV, attention_mask, attention_reference, paged_call, ragged_lengths, varlen_call,
+)
+
+
+def _naive(q, k, v, case, scale):
+    """Attention one (batch, head, query) at a time in float64: the slow, obvious definition."""
+    b, sq, hq, _ = q.shape
+    sk, hk = k.shape[1], k.shape[2]
+    out = torch.zeros(b, sq, hq, v.shape[-1], dtype=torch.float64)
+    for i in range(b):
+        for h in range(hq):
+            g = h // (hq // hk)
+            for row in range(sq):
+                keys = list(visible_keys(row, sq, sk, case.causal, case.window_left))
+                if not keys:
+                    continue
+                s = torch.stack([(q[i, row, h].double() * k[i, j, g].double()).sum() * scale for j in keys])
+                if case.softcap:
+                    s = case.softcap * torch.tanh(s / case.softcap)
+                p = torch.softmax(s, 0)
+                out[i, row, h] = sum(p[n] * v[i, j, g].double() for n, j in enumerate(keys))
+    return out
+
+
+@pytest.mark.parametrize("options", [dict(), dict(causal=False), dict(softcap=5.0), dict(window_left=3),
+                                     dict(seqlen_q=2), dict(heads_kv=4)])
+def test_reference_matches_the_naive_definition(options):
+    case = Case(**{**dict(batch=2, seqlen_q=7, seqlen_k=7, heads_q=4, heads_kv=2, head_dim=8, dtype="fp32"),
+                   **options})
+    q, k, v = Inputs(case, "cpu").dense()
+    got = attention_reference(q, k, v, case)
+    want = _naive(q, k, v, case, 1 / math.sqrt(case.head_dim))
+    assert torch.allclose(got.double(), want, atol=1e-5)
+
+
+def test_reference_matches_torch_sdpa_math_in_float64():
+    case = Case(batch=2, seqlen_q=16, seqlen_k=16, heads_q=4, heads_kv=4, head_dim=8, dtype="fp32")
+    q, k, v = Inputs(case, "cpu").dense()
+    want = torch.nn.functional.scaled_dot_product_attention(
+        *(t.double().transpose(1, 2) for t in (q, k, v)), is_causal=True).transpose(1, 2)
+    assert torch.allclose(attention_reference(q, k, v, case).double(), want, atol=1e-5)
+
+
+def test_mask_agrees_with_visible_keys():
+    for case in (Case(causal=True), Case(causal=False, window_left=2), Case(causal=True, window_left=0)):
+        mask = attention_mask(case, 3, 6, "cpu")
+        for row in range(3):
+            assert [j for j in range(6) if mask[row, j]] == list(visible_keys(row, 3, 6, case.causal, case.window_left))
+
+
+def test_paged_cache_holds_each_sequence_in_its_shuffled_pages():
+    case = Case(batch=3, seqlen_q=1, seqlen_k=40, heads_q=2, heads_kv=1, head_dim=8, page_size=16, dtype="fp32")
+    inputs = Inputs(case, "cpu")
+    q, k, v = inputs.dense()
+    lengths = ragged_lengths(case.seqlen_k, case.batch)
+    paged = PagedKV(inputs, k, v, lengths)
+    assert paged.page_table.dtype == torch.int32 and paged.seqlens.tolist() == lengths
+    assert len(set(paged.page_table.flatten().tolist())) == paged.page_table.numel()  # no page shared
+    for i, n in enumerate(lengths):
+        gathered = paged.k_cache[paged.page_table[i].long()].reshape(-1, 1, 8)
+        assert torch.equal(gathered[:n], k[i, :n])
+        assert torch.isfinite(paged.v_cache).all()
+
+
+def test_ragged_lengths_differ_and_start_full():
+    lengths = ragged_lengths(1024, 4)
+    assert lengths[0] == 1024 and len(set(lengths)) == 4 and min(lengths) >= 1
+
+
+def _sdpa_per_sequence(q, k, v, lengths_q, lengths_k):
+    outs = []
+    for i, (nq, nk) in enumerate(zip(lengths_q, lengths_k)):
+        qi, ki, vi = q[i:i + 1, :nq], k[i:i + 1, :nk], v[i:i + 1, :nk]
+        ki = ki.repeat_interleave(qi.shape[2] // ki.shape[2], 2)
+        vi = vi.repeat_interleave(qi.shape[2] // vi.shape[2], 2)
+        outs.append(torch.nn.functional.scaled_dot_product_attention(
+            *(t.transpose(1, 2) for t in (qi, ki, vi)), is_causal=nq == nk).transpose(1, 2)[0])
+    return outs
+
+
+def test_varlen_packing_round_trips_through_a_correct_kernel():
+    case = Case(batch=3, seqlen_q=24, seqlen_k=24, heads_q=4, heads_kv=2, head_dim=8, dtype="fp32")
+
+    def kernel(q, k, v, cu, longest):  # unpacks cu_seqlens itself: a kernel mixing sequences would fail
+        bounds = cu.tolist()
+        assert longest == max(b - a for a, b in zip(bounds, bounds[1:]))
+        pieces = [(q[a:b][None], k[a:b][None], v[a:b][None]) for a, b in zip(bounds, bounds[1:])]
+        return torch.cat([_sdpa_per_sequence(qi, ki, vi, [qi.shape[1]], [ki.shape[1]])[0] for qi, ki, vi in pieces])
+
+    call = varlen_call(case, "cpu", kernel)
+    assert torch.allclose(call.extract(call.run()).float(), call.reference, atol=1e-5)
+
+
+def test_paged_decode_through_a_correct_kernel_matches_the_reference():
+    case = Case(batch=3, seqlen_q=1, seqlen_k=40, heads_q=4, heads_kv=2, head_dim=8, page_size=16, dtype="fp32")
+
+    def kernel(q, paged):  # reads K/V back through the page table, as a paged kernel does
+        outs = []
+        for i, n in enumerate(paged.kv_lens):
+            k = paged.k_cache[paged.page_table[i].long()].flatten(0, 1)[None]
+            v = paged.v_cache[paged.page_table[i].long()].flatten(0, 1)[None]
+            outs.append(_sdpa_per_sequence(q[i:i + 1], k, v, [1], [n])[0])
+        return torch.stack(outs)
+
+    call = paged_call(case, "cpu", kernel)
+    assert torch.allclose(call.extract(call.run()).float(), call.reference, atol=1e-5)
+
+
+# -- SmokeReport -----------------------------------------------------------------------------------------------
+def _report() -> SmokeReport:
+    return SmokeReport(level="quick", timeout_s=60.0, results=[
+        KernelResult(kernel="fa4-dense", family="fa4", title="FA4", status="ok", case=Case(), max_abs_error=0.008,
+                     tolerance=0.03, first_call_s=3.7, steady_ms=2.1, flops=10, tflops=0.5),
+        KernelResult(kernel="fa2-dense", family="fa2", title="FA2", status="skipped", skip_basis="environment",
+                     message="FlashAttention 2 is not installed (pip: flash-attn)"),
+    ])
+
+
+def test_report_round_trips_through_json():
+    report = _report()
+    again = SmokeReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert again == report
+    assert again.results[0].case == Case()
+    assert report.counts() == {"ok": 1, "skipped": 1} and report.failed == []
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.update(schema_version=99), "schema_version 99 is not supported"),
+    (lambda d: d.update(kind="facts"), "not a smoke report"),
+    (lambda d: d["results"][0].update(status="fine"), "status: 'fine' is not one of"),
+    (lambda d: d["results"][1].update(skip_basis="mood"), "skip_basis"),
+    (lambda d: d["results"][0].update(steady_ms="fast"), "steady_ms: expected float"),
+    (lambda d: d["results"][0]["case"].update(heads_kv=3), "not a multiple"),
+    (lambda d: d["results"][0].pop("status"), "missing required key 'status'"),
+])
+def test_report_from_dict_refuses_malformed_reports(mutate, message):
+    data = _report().to_dict()
+    mutate(data)
+    with pytest.raises(SmokeReportError, match=message):
+        SmokeReport.from_dict(data)
