@@ -21,6 +21,10 @@ EXIT_USAGE = 2
 COMMANDS = {
     "probe": "probe.commands.probe_cmd:probe_command",
     "check": "probe.commands.check:check_command",
+    "explain": "probe.commands.explain:explain_command",
+    "rules": "probe.commands.rules_cmd:rules_command",
+    "gpus": "probe.commands.gpus:gpus_command",
+    "matrix": "probe.commands.matrix:matrix_command",
     "fleet": "probe.commands.fleet:fleet_command",
     "report": "probe.commands.report:report_command",
     "smoke": "probe.commands.smoke:smoke_command",

@@ -233,3 +233,28 @@ def general_tp_heads(cfg, target):
     good = [t for t in (1, 2, 4, 8, 16) if heads % t == 0 and (model.mla or (kv % t == 0 if kv >= t else t % kv == 0))]
     return failed(found, "heads divisible by TP; KV heads divisible by TP or dividing it",
                   [f"--tp-size {good[-1]}"] if good else [])
+
+
+@rule(
+    id="flashinfer-arch",
+    title="FlashInfer needs compute capability 7.5 or newer",
+    engine="sglang", versions=SGLANG_NEWEST,
+    reason="FlashInfer ships and JIT-compiles kernels for SM75 and newer only; on Volta the first kernel launch "
+           "fails (no kernel image for the device).",
+    source="flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 11.0, 12.0, "
+           "12.1); flashinfer/compilation_context.py (arch list)",
+    docs="""Checks that `flashinfer` (any phase) runs on a GPU of compute capability 7.5 or newer.
+
+FlashInfer lists Turing (SM75) as its oldest target; V100 (SM70) has no kernels. SGLang does not check
+this before loading the model.""",
+    fix_title="Use --attention-backend triton or torch_native on pre-Turing GPUs",
+)
+def flashinfer_arch(cfg, target):
+    if "flashinfer" not in cfg.backends:
+        return skipped("applies to the flashinfer backend")
+    if target.cc is None:
+        return unknown("compute capability unknown")
+    if target.cc >= (7, 5):
+        return passed(gpu(target), "compute capability 7.5 or newer")
+    return failed(f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}", "compute capability 7.5 or newer",
+                  ["--attention-backend triton"])

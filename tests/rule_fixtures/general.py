@@ -50,4 +50,8 @@ FIXTURES = {
         "fail": [{"gpu": "H100", "argv": ["--model", "qwen2.5-7b", "--tp", "8"]},
                  {"gpu": "H100", "argv": ["--model", "llama-4-scout", "--tp-size", "16"]}],
     },
+    "flashinfer-arch": {
+        "pass": [{"gpu": "T4", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
+        "fail": [{"gpu": "V100", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
+    },
 }

@@ -1,0 +1,23 @@
+"""`gpus`: the GPU profiles `check --gpu` and `matrix` know, with compute capability, memory and source."""
+from __future__ import annotations
+
+import click
+
+from probe.commands.common import format_option
+from probe.render import table, to_json
+
+
+@click.command("gpus")
+@format_option()
+def gpus_command(fmt):
+    """List GPU profiles (names and aliases accepted by --gpu; a compute capability such as sm_90 works too)."""
+    from rules.knowledge.gpus import PROFILES
+
+    fmt = fmt.lower()
+    if fmt == "json":
+        click.echo(to_json([{"name": p.name, "compute_capability": p.compute_capability, "sm": p.sm,
+                             "memory_gib": p.memory_gib, "aliases": list(p.aliases), "source": p.source,
+                             "note": p.note or None} for p in PROFILES]))
+        return
+    rows = [[p.name, p.compute_capability, p.sm, p.memory_gib, ", ".join(p.aliases), p.note] for p in PROFILES]
+    click.echo(table(["gpu", "cc", "sm", "memory GiB", "aliases", "note"], rows, fmt))

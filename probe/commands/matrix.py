@@ -1,0 +1,52 @@
+"""`matrix`: one model's capability report across every GPU profile x attention backend (x KV dtype)."""
+from __future__ import annotations
+
+import click
+
+from probe.commands.check import input_error
+from probe.commands.common import check_output_writable, format_option, output_option, write_output
+from rules.errors import RulesInputError
+
+
+@click.command("matrix")
+@click.option("--model", required=True, metavar="DIR|CONFIG|PRESET", help="Local HF model directory, config.json or preset.")
+@click.option("--kv-cache-dtype", "kv_dtypes", multiple=True, metavar="DTYPE",
+              help="KV-cache dtype (repeatable; one table each). Default: auto.")
+@click.option("--gpu", "gpus", multiple=True, metavar="NAME", help="Only these GPU profiles (repeatable).")
+@click.option("--backend", "backends", multiple=True, metavar="NAME", help="Only these backends (repeatable).")
+@click.option("--engine", type=click.Choice(["sglang", "vllm"]), default="sglang", show_default=True)
+@click.option("--enable-deterministic-inference", "--deterministic", "deterministic", is_flag=True, default=None)
+@click.option("--page-size", type=int, metavar="N")
+@click.option("--tp-size", "--tp", "tp_size", type=int, metavar="N")
+@click.option("--feature", "features", multiple=True, metavar="NAME", help="Model feature (repeatable).")
+@format_option()
+@output_option()
+def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page_size, tp_size, features, fmt,
+                   output):
+    """Capability report for one model: every GPU profile x backend, cells pass / warn / fail.
+
+    \b
+    attn-preflight matrix --model deepseek-v3 --kv-cache-dtype auto --kv-cache-dtype fp8_e4m3
+    """
+    from probe.render.matrix import render_matrix
+    from rules.config import make_config
+    from rules.knowledge import backends as backend_kb
+    from rules.matrix import build_matrix
+    from rules.target import Target
+
+    check_output_writable(output)
+    try:
+        values = {"deterministic": deterministic, "page_size": page_size, "tp_size": tp_size}
+        config = make_config(engine=engine, model=model, features=features, **values)
+        for kv in kv_dtypes:  # validated through the one config parser
+            make_config(engine=engine, kv_cache_dtype=kv)
+        for backend in backends:
+            make_config(engine=engine, attention_backend=backend)
+        for gpu in gpus:
+            Target.from_gpu(gpu)
+    except RulesInputError as err:
+        raise input_error(err) from None
+    columns = [backend_kb.canonical(engine, b) for b in backends] or None
+    matrix = build_matrix(config, list(kv_dtypes) or ["auto"], gpus=list(gpus) or None, backends=columns)
+    write_output(render_matrix(matrix, fmt.lower()), output)
+

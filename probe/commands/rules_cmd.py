@@ -1,0 +1,33 @@
+"""`rules`: every rule the check engine knows, with the versions it holds for."""
+from __future__ import annotations
+
+import click
+
+from probe.cli import InputError, did_you_mean
+from probe.commands.common import format_option
+from probe.render import table, to_json
+
+
+@click.command("rules")
+@click.option("--engine", type=click.Choice(["sglang", "vllm", "any"]), default=None, help="Only this engine's rules.")
+@click.option("--subject", default=None, metavar="NAME", help="Only one subject (fa3, fa4, kv_cache, ...).")
+@format_option()
+def rules_command(engine, subject, fmt):
+    """List the rules `check` applies (id, engine, versions, title). `explain RULE` tells more."""
+    from rules.engine import all_rules
+
+    rules = all_rules()
+    if subject is not None:
+        subjects = {r.subject for r in rules}
+        if subject not in subjects:
+            raise InputError(f"unknown subject {subject!r}{did_you_mean(subject, subjects)}")
+        rules = [r for r in rules if r.subject == subject]
+    if engine is not None:
+        rules = [r for r in rules if r.engine == engine]
+    fmt = fmt.lower()
+    if fmt == "json":
+        click.echo(to_json([r.to_dict() for r in rules]))
+        return
+    rows = [[r.id, r.engine, r.versions, r.title] for r in rules]
+    click.echo(table(["rule", "engine", "holds for", "title"], rows, fmt))
+    click.echo(f"\n{len(rules)} rules; `attn-preflight explain RULE` for details")
