@@ -26,6 +26,7 @@ VERSIONED = {
     "vllm": ("vllm", ("vllm",)),
     "flash-attn-4": ("fa4", ("flash-attn-4",)),
     "flashinfer": ("flashinfer", ("flashinfer-python", "flashinfer")),
+    "torch": ("torch", ("torch",)),
 }
 _VERSION_ALIASES = {"flash_attn_4": "flash-attn-4", "fa4": "flash-attn-4", "flashinfer-python": "flashinfer",
                     "flashinfer_python": "flashinfer"}

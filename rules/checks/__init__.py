@@ -12,6 +12,10 @@ ALL_MODULES = [
     "rules.checks.deterministic",
     "rules.checks.vision",
     "rules.checks.vllm",
+    "rules.checks.model_specific",
+    "rules.checks.speculative",
+    "rules.checks.mla_backends",
+    "rules.checks.install",
 ]
 
 for _module in ALL_MODULES:

@@ -1,0 +1,559 @@
+"""TRT-LLM (MHA and MLA), CuTe DSL MLA, TokenSpeed MLA, FlashMLA and CUTLASS MLA: arch, KV dtype, page size and
+MLA/MHA model rules.
+
+SGLang's gates test the compute-capability major only (utils/common.py `_check_cuda_device_version`):
+is_sm90 = 9, is_sm100 = 10 (SM103 included), is_sm120 = 12 (SM121 included), is_blackwell = 10, 11, 12 since
+0.5.9 (10, 12 before). Page-size snaps are SGLang rewrites and reported as warnings, never as passes.
+Verified against the sglang wheels 0.5.5 ... 0.5.23; eras are taken from the target's SGLang release.
+"""
+from __future__ import annotations
+
+from packaging.version import Version
+
+from rules.checks.common import gpu
+from rules.checks.model_specific import sglang_release
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
+REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
+TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py"
+
+V0_5_9, V0_5_10, V0_5_13, V0_5_19, V0_5_20, V0_5_21, V0_5_23 = (
+    Version(v) for v in ("0.5.9", "0.5.10", "0.5.13", "0.5.19", "0.5.20", "0.5.21", "0.5.23"))
+
+
+def _blackwell_majors(target) -> tuple[int, ...]:
+    return (10, 11, 12) if sglang_release(target) >= V0_5_9 else (10, 12)
+
+
+def _page_snap(cfg, allowed: tuple[int, ...], backend: str, snapped_to: int):
+    """pass when no page size was given or it is allowed; warn (SGLang rewrites it) otherwise."""
+    sizes = " or ".join(str(p) for p in allowed)
+    if cfg.page_size is None:
+        return passed(f"no --page-size: SGLang sets {snapped_to} for {backend}", f"page size {sizes}")
+    if cfg.page_size in allowed:
+        return passed(f"--page-size {cfg.page_size}", f"page size {sizes}")
+    return warned(f"--page-size {cfg.page_size} on {backend}, which SGLang changes to {snapped_to}",
+                  f"page size {sizes}", [f"--page-size {snapped_to}"])
+
+
+# --- TRT-LLM MHA --------------------------------------------------------------------------------------------
+
+def _trtllm_mha_majors(release: Version, phase: str) -> tuple[int, ...]:
+    if release >= V0_5_19 or (phase == "decode" and release >= V0_5_10):
+        return (9, 10, 12)
+    return (10,)
+
+
+@rule(
+    id="trtllm-mha-arch",
+    title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. Please use a "
+             "different prefill backend.",
+    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+    docs="""Checks that the trtllm_mha backend (prefill or decode) runs on a GPU of compute capability 9.x, 10.x
+or 12.x, as the target's SGLang release allows.
+
+SGLang gates trtllm_mha on its platform probes (major only, torch CUDA >= 12.3 for SM90, >= 12.8 for
+SM100/SM120), so SM8x and SM110 (Jetson Thor) are refused at start-up. The SM120 history: sglang <= 0.5.9
+refused every non-SM100 GPU ("TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use
+a different backend."); 0.5.10-0.5.18 allowed SM90/SM120 for decode only ("TRTLLM MHA backend for prefill
+is only supported on Blackwell GPUs (SM100). Please use a different prefill backend."); 0.5.19 and newer
+allow SM90, SM100 and SM120 for both phases (decode message: "TRTLLM MHA backend for decode is only
+supported on Hopper (SM90), Blackwell (SM100) and (SM120) GPUs. Please use a different decode backend.").""",
+    fix_title="Use --attention-backend fa3 (SM90), flashinfer or triton; or upgrade to sglang >= 0.5.19 on SM90/SM120",
+)
+def trtllm_mha_arch(cfg, target):
+    phases = [p for p, b in (("prefill", cfg.prefill_backend), ("decode", cfg.decode_backend)) if b == "trtllm_mha"]
+    if not phases:
+        return skipped("applies to the trtllm_mha backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    release = sglang_release(target)
+    refused = [p for p in phases if target.major not in _trtllm_mha_majors(release, p)]
+    need = " and ".join(f"{p}: SM{'/SM'.join(f'{m}x' for m in _trtllm_mha_majors(release, p))}" for p in phases)
+    if not refused:
+        return passed(f"trtllm_mha ({', '.join(phases)}) on {gpu(target)}", need)
+    fix = "fa3" if target.major == 9 else "flashinfer"
+    flags = [f"--{p}-attention-backend {fix}" for p in refused] if len(phases) < 2 or len(refused) < 2 \
+        else [f"--attention-backend {fix}"]
+    return failed(f"trtllm_mha ({', '.join(refused)}) on {gpu(target)} with sglang {release}", need, flags)
+
+
+@rule(
+    id="trtllm-mha-sm120-fp8-prefill",
+    title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
+    engine="sglang", versions="sglang>=0.5.19",
+    prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
+    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+    docs="""Checks that trtllm_mha prefill on an SM12x GPU (RTX 50xx, RTX PRO 6000, GB10) does not use
+`--kv-cache-dtype fp8_e4m3`.
+
+On SM120 SGLang's trtllm_mha prefill runs the FMHAv2 kernels, which have no FP8-KV (or skip-softmax)
+variant; SGLang refuses the combination at start-up. Decode (XQA) is unaffected, so a split config works.""",
+    fix_title="Use --prefill-attention-backend flashinfer (keep trtllm_mha for decode), or a bf16 KV cache",
+)
+def trtllm_mha_sm120_fp8_prefill(cfg, target):
+    if cfg.prefill_backend != "trtllm_mha":
+        return skipped("applies to trtllm_mha prefill")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 12:
+        return skipped(f"applies on SM12x ({gpu(target)})")
+    if cfg.kv_cache_dtype != "fp8_e4m3":
+        return passed(f"{cfg.kv_cache_dtype} KV cache", "no fp8_e4m3 KV with trtllm_mha prefill on SM120")
+    return failed(f"fp8_e4m3 KV with trtllm_mha prefill on {gpu(target)}", "another prefill backend or KV dtype",
+                  ["--prefill-attention-backend flashinfer", "--decode-attention-backend trtllm_mha"])
+
+
+@rule(
+    id="trtllm-mha-page",
+    title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
+    engine="sglang", versions="sglang>=0.5.5",
+    reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
+    prevents="TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Checks that `--page-size` is one trtllm_mha supports when any phase (or the draft) uses it:
+16, 32, 64 or 128 (sglang >= 0.5.17; 16, 32 or 64 before).
+
+SGLang does not refuse another size: it logs a warning and uses 64. That rewrite is reported as a warning
+so that what runs is what was asked for.""",
+    fix_title="Pass --page-size 64 (or 16, 32, 128)",
+)
+def trtllm_mha_page(cfg, target):
+    if "trtllm_mha" not in cfg.backends and cfg.draft_attention_backend != "trtllm_mha":
+        return skipped("applies to the trtllm_mha backend")
+    allowed = (16, 32, 64, 128) if sglang_release(target) >= Version("0.5.17") else (16, 32, 64)
+    return _page_snap(cfg, allowed, "trtllm_mha", 64)
+
+
+@rule(
+    id="trtllm-mha-page128-gqa",
+    title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
+    engine="sglang", versions="sglang>=0.5.17",
+    prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
+             "support GQA (q heads per kv head > 1, got {q}/{kv}) with equal QK/V head dims (got {d}/{dv}) and a "
+             "power-of-2 page size. Use --page-size 64 instead.",
+    source=f"{TRTLLM_MHA_BACKEND}, TRTLLMHAAttnBackend.__init__",
+    docs="""Checks that trtllm_mha with `--page-size 128` on SM100 serves a GQA model (more than one query head
+per KV head on each tensor-parallel rank) with equal Q/K and V head dims.
+
+On SM100 trtllm-gen serves pages of 128 tokens only through its dynamic tokens-per-page kernels, which
+exist for that shape only; SGLang checks it when the backend is built (after the weights have loaded),
+rather than as a "Missing TRTLLM-GEN kernel" error during CUDA-graph capture. SM90/SM120 decode (XQA) has
+native page-128 kernels and is not affected. Read in sglang 0.5.23; page 128 is accepted since 0.5.17.""",
+    fix_title="Pass --page-size 64",
+)
+def trtllm_mha_page128_gqa(cfg, target):
+    if "trtllm_mha" not in cfg.backends:
+        return skipped("applies to the trtllm_mha backend")
+    if cfg.page_size is None or cfg.page_size < 128:
+        return skipped("applies to --page-size 128")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 10:
+        return skipped(f"applies on SM100 (trtllm-gen); {gpu(target)} uses XQA")
+    model = cfg.model
+    if model is None or not model.num_attention_heads or not model.num_key_value_heads:
+        return unknown("needs the model's head counts (give --model)")
+    q = max(1, model.num_attention_heads // cfg.tp_size)
+    kv = max(1, model.num_key_value_heads // cfg.tp_size)
+    equal_dims = model.head_dim == model.v_head_dim
+    if q // kv > 1 and equal_dims:
+        return passed(f"{q}/{kv} query/KV heads per rank, head dims {model.head_dim}/{model.v_head_dim}",
+                      "GQA with equal head dims")
+    return failed(f"page size 128 with {q}/{kv} query/KV heads per rank and head dims "
+                  f"{model.head_dim}/{model.v_head_dim}", "GQA (> 1 query head per KV head) and equal head dims",
+                  ["--page-size 64"])
+
+
+# --- MLA vs MHA ---------------------------------------------------------------------------------------------
+
+@rule(
+    id="trtllm-mha-mla-model",
+    title="An MLA model cannot use trtllm_mha",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="trtllm_mha backend can only be used with non-MLA models.",
+    source=f"{REGISTRY}, create_trtllm_mha_backend",
+    docs="""Checks that an MLA model (DeepSeek V2/V3, Kimi K2, ...: config.json `kv_lora_rank`, or `--feature mla`)
+is not served by trtllm_mha (prefill or decode).
+
+trtllm_mha implements attention over full K/V heads only; its factory raises when the model runner starts.
+The MLA counterpart is trtllm_mla on Blackwell, fa3 or flashmla on Hopper. (hpc_ops, the other MHA-only
+backend, is covered by hpc-ops-model.)""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell), fa3 or flashmla (SM90), or triton",
+)
+def trtllm_mha_mla_model(cfg, target):
+    if "trtllm_mha" not in cfg.backends:
+        return skipped("applies to the trtllm_mha backend")
+    if not cfg.mla:
+        return passed("a non-MLA model on trtllm_mha", "a non-MLA model")
+    fix = {10: "trtllm_mla", 11: "trtllm_mla", 12: "trtllm_mla", 9: "fa3"}.get(target.major, "triton")
+    return failed("an MLA model on trtllm_mha", "an MLA backend", [f"--attention-backend {fix}"])
+
+
+MLA_ONLY = ("trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "flashmla", "cutlass_mla")
+
+
+@rule(
+    id="mla-backend-mha-model",
+    title="An MLA-only backend needs an MLA model",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="trtllm_mla backend can only be used with MLA models.",
+    source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (tokenspeed_mla, 0.5.12-0.5.22); "
+           "flashmla_backend.py / cutlass_mla_backend.py (MLA kernels only)",
+    docs="""Checks that trtllm_mla, cutedsl_mla, tokenspeed_mla, flashmla and cutlass_mla serve an MLA model
+(config.json `kv_lora_rank`, or `--feature mla`).
+
+They decode over the compressed latent KV (kv_lora_rank + rope dims) only. trtllm_mla, cutedsl_mla and
+tokenspeed_mla raise "... backend can only be used with MLA models." when the model runner starts;
+flashmla and cutlass_mla have no check and fail inside their kernels.""",
+    fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+)
+def mla_backend_mha_model(cfg, target):
+    used = sorted(cfg.backends & set(MLA_ONLY))
+    if not used:
+        return skipped("applies to MLA-only backends")
+    if cfg.mla:
+        return passed(f"an MLA model on {', '.join(used)}", "an MLA model")
+    fix = {10: "trtllm_mha", 9: "fa3"}.get(target.major, "flashinfer")
+    return failed(f"a non-MLA model on {', '.join(used)}", "an MLA model (kv_lora_rank)",
+                  [f"--attention-backend {fix}"])
+
+
+# --- TRT-LLM MLA ----------------------------------------------------------------------------------------------
+
+@rule(
+    id="trtllm-mla-arch",
+    title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; utils/common.py is_blackwell",
+    docs="""Checks that trtllm_mla (attention or decode backend) runs on a GPU SGLang's is_blackwell probe
+accepts: compute capability 10.x, 11.x or 12.x (11.x only since sglang 0.5.9) with torch CUDA >= 12.8.
+
+SGLang refuses it at start-up elsewhere: Hopper uses fa3 or flashmla for MLA, older GPUs triton. Before
+0.5.9 the message read "(SM100)" and is_blackwell accepted majors 10 and 12 only, so Jetson Thor (SM110)
+was refused.""",
+    fix_title="Use --attention-backend fa3 or flashmla (SM90), or triton",
+)
+def trtllm_mla_arch(cfg, target):
+    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the trtllm_mla backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    majors = _blackwell_majors(target)
+    need = "compute capability " + ", ".join(f"{m}.x" for m in majors)
+    if target.major in majors:
+        return passed(gpu(target), need)
+    return failed(f"trtllm_mla on {gpu(target)}", need,
+                  ["--attention-backend fa3" if target.major == 9 else "--attention-backend triton"])
+
+
+def _trtllm_mla_kv(release: Version) -> tuple[str, ...]:
+    if release >= V0_5_21:
+        return ("fp8_e4m3", "bf16", "auto")
+    if release >= Version("0.5.7"):
+        return ("fp8_e4m3", "fp4_e2m1", "bf16", "auto")
+    return ("fp8_e4m3", "fp4_e2m1", "auto")
+
+
+@rule(
+    id="trtllm-mla-kv-dtype",
+    title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
+    docs="""Checks that trtllm_mla (attention or decode backend) is used with `--kv-cache-dtype` fp8_e4m3, bf16 or
+auto.
+
+SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
+and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from 0.5.7.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+)
+def trtllm_mla_kv_dtype(cfg, target):
+    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the trtllm_mla backend")
+    allowed = _trtllm_mla_kv(sglang_release(target))
+    if cfg.kv_cache_dtype in allowed:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
+    fix = "bf16" if cfg.kv_cache_dtype == "bfloat16" else "fp8_e4m3"
+    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on trtllm_mla", "one of " + ", ".join(allowed),
+                  [f"--kv-cache-dtype {fix}"])
+
+
+@rule(
+    id="trtllm-mla-page",
+    title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
+    engine="sglang", versions="sglang>=0.5.5",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Checks that `--page-size` is 32 or 64 when trtllm_mla is the attention or decode backend.
+
+SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning.""",
+    fix_title="Pass --page-size 64 (or 32)",
+)
+def trtllm_mla_page(cfg, target):
+    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the trtllm_mla backend")
+    return _page_snap(cfg, (32, 64), "trtllm_mla", 64)
+
+
+# --- CuTe DSL MLA and TokenSpeed MLA ------------------------------------------------------------------------
+
+def _cutedsl_phases(cfg, target) -> set[str]:
+    """Where cutedsl_mla runs; sglang 0.5.23 renames tokenspeed_mla to it (serving_hook.handle_deprecated_args)."""
+    names = {"cutedsl_mla"} | ({"tokenspeed_mla"} if sglang_release(target) >= V0_5_23 else set())
+    return {p for p, b in (("prefill", cfg.prefill_backend), ("decode", cfg.decode_backend)) if b in names}
+
+
+@rule(
+    id="cutedsl-mla-decode-only",
+    title="cutedsl_mla is decode-only",
+    engine="sglang", versions="sglang>=0.5.13",
+    prevents="CuteDSL MLA only supports decoding for now",
+    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
+    docs="""Checks that cutedsl_mla is not the prefill backend (an explicit `--prefill-attention-backend cutedsl_mla`).
+
+SGLang's CuTe DSL MLA backend implements decode only and asserts against it for prefill. With
+`--attention-backend cutedsl_mla` SGLang fills prefill with trtllm_mla itself.""",
+    fix_title="Use --prefill-attention-backend trtllm_mla --decode-attention-backend cutedsl_mla",
+)
+def cutedsl_mla_decode_only(cfg, target):
+    phases = _cutedsl_phases(cfg, target)
+    if not phases:
+        return skipped("applies to the cutedsl_mla backend")
+    explicit_prefill = cfg.prefill_attention_backend in ("cutedsl_mla", "tokenspeed_mla") and "prefill" in phases
+    if not explicit_prefill:
+        return passed("cutedsl_mla for decode (prefill: trtllm_mla or as given)", "cutedsl_mla for decode only")
+    return failed("--prefill-attention-backend cutedsl_mla", "cutedsl_mla for decode only",
+                  ["--prefill-attention-backend trtllm_mla"])
+
+
+@rule(
+    id="cutedsl-mla-arch",
+    title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
+    engine="sglang", versions="sglang>=0.5.13",
+    prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
+    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
+    docs="""Checks that cutedsl_mla (any phase; in sglang 0.5.23 also its deprecated alias tokenspeed_mla) runs
+on a compute-capability 10.x GPU (is_sm100: major 10, torch CUDA >= 12.8).
+
+SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm_mla does accept.""",
+    fix_title="Use --attention-backend trtllm_mla (SM110/SM12x), fa3 (SM90) or triton",
+)
+def cutedsl_mla_arch(cfg, target):
+    if not _cutedsl_phases(cfg, target):
+        return skipped("applies to the cutedsl_mla backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major == 10:
+        return passed(gpu(target), "compute capability 10.x")
+    fix = {9: "fa3", 11: "trtllm_mla", 12: "trtllm_mla"}.get(target.major, "triton")
+    return failed(f"cutedsl_mla on {gpu(target)}", "compute capability 10.x (SM100/SM103)",
+                  [f"--attention-backend {fix}"])
+
+
+@rule(
+    id="cutedsl-mla-kv-dtype",
+    title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
+    engine="sglang", versions="sglang>=0.5.13",
+    prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
+    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
+    docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
+
+SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+)
+def cutedsl_mla_kv_dtype(cfg, target):
+    if not _cutedsl_phases(cfg, target):
+        return skipped("applies to the cutedsl_mla backend")
+    allowed = ("fp8_e4m3", "bf16", "bfloat16", "auto")
+    if cfg.kv_cache_dtype in allowed or (cfg.uses("tokenspeed_mla") and sglang_release(target) >= V0_5_23):
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
+    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutedsl_mla", "one of " + ", ".join(allowed),
+                  ["--kv-cache-dtype fp8_e4m3"])
+
+
+@rule(
+    id="cutedsl-mla-page",
+    title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
+    engine="sglang", versions="sglang>=0.5.13",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Checks that `--page-size` is 32 or 64 when cutedsl_mla serves any phase.
+
+SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning.""",
+    fix_title="Pass --page-size 64 (or 32)",
+)
+def cutedsl_mla_page(cfg, target):
+    if not _cutedsl_phases(cfg, target):
+        return skipped("applies to the cutedsl_mla backend")
+    return _page_snap(cfg, (32, 64), "cutedsl_mla", 64)
+
+
+def _tokenspeed(cfg) -> bool:
+    return "tokenspeed_mla" in (cfg.attention_backend, cfg.decode_backend)
+
+
+@rule(
+    id="tokenspeed-mla-arch",
+    title="tokenspeed_mla needs a Blackwell GPU (sglang 0.5.12-0.5.22)",
+    engine="sglang", versions="sglang>=0.5.12",
+    prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (sglang 0.5.12-0.5.22)",
+    docs="""Checks that tokenspeed_mla runs on a Blackwell GPU (is_blackwell: compute capability 10.x, 11.x, 12.x)
+on sglang 0.5.12-0.5.22, where it is its own backend.
+
+SGLang refuses it at start-up elsewhere. From sglang 0.5.23 tokenspeed_mla is a deprecated alias of
+cutedsl_mla, judged by cutedsl-mla-arch (SM100 only) instead.""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell), fa3 or flashmla (SM90), or triton",
+)
+def tokenspeed_mla_arch(cfg, target):
+    if not _tokenspeed(cfg):
+        return skipped("applies to the tokenspeed_mla backend")
+    if sglang_release(target) >= V0_5_23:
+        return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-arch)")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in (10, 11, 12):
+        return passed(gpu(target), "compute capability 10.x, 11.x or 12.x")
+    return failed(f"tokenspeed_mla on {gpu(target)}", "compute capability 10.x, 11.x or 12.x",
+                  ["--attention-backend fa3" if target.major == 9 else "--attention-backend triton"])
+
+
+@rule(
+    id="tokenspeed-mla-kv-dtype",
+    title="tokenspeed_mla needs an fp8_e4m3 KV cache",
+    engine="sglang", versions="sglang>=0.5.12",
+    prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args "
+           "(0.5.23)",
+    docs="""Checks that tokenspeed_mla is used with `--kv-cache-dtype fp8_e4m3`.
+
+sglang 0.5.12-0.5.22 refuse any other KV dtype at start-up. sglang 0.5.23 renames tokenspeed_mla to
+cutedsl_mla and silently sets the KV dtype to fp8_e4m3 ("tokenspeed_mla required FP8 KV; setting
+--kv-cache-dtype=fp8_e4m3."): reported as a warning there.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (on 0.5.23: --attention-backend cutedsl_mla)",
+)
+def tokenspeed_mla_kv_dtype(cfg, target):
+    if not _tokenspeed(cfg):
+        return skipped("applies to the tokenspeed_mla backend")
+    if cfg.kv_cache_dtype == "fp8_e4m3":
+        return passed("--kv-cache-dtype fp8_e4m3", "fp8_e4m3")
+    if sglang_release(target) >= V0_5_23:
+        return warned(f"--kv-cache-dtype {cfg.kv_cache_dtype} with tokenspeed_mla, which sglang 0.5.23 rewrites "
+                      "to cutedsl_mla with fp8_e4m3", "--kv-cache-dtype fp8_e4m3",
+                      ["--attention-backend cutedsl_mla", "--kv-cache-dtype fp8_e4m3"])
+    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on tokenspeed_mla", "--kv-cache-dtype fp8_e4m3",
+                  ["--kv-cache-dtype fp8_e4m3"])
+
+
+# --- FlashMLA, CUTLASS MLA ----------------------------------------------------------------------------------
+
+@rule(
+    id="flashmla-arch",
+    title="flashmla needs an SM90 or SM100 GPU",
+    engine="sglang", versions="sglang>=0.5.5",
+    reason="SGLang has no start-up check: FlashMLA's kernels are built for SM90 and SM100 only and fail at the "
+           "first decode (after weights load) on other GPUs.",
+    prevents="FlashMLA is only supported on Hopper devices.",
+    source="sglang: sgl-kernel flash_mla (csrc/flashmla, SM90/SM100 builds); vllm: vllm/attention/ops/flashmla.py "
+           "is_flashmla_supported",
+    docs="""Checks that flashmla runs on a compute-capability 9.x or 10.x GPU.
+
+DeepSeek's FlashMLA kernels (vendored in sgl-kernel) exist for SM90 and SM100 only; sgl-kernel's own tests
+skip elsewhere ("FlashMLA sparse prefill requires SM90 or SM100-family"). SGLang accepts the backend on any
+GPU at start-up, so the failure comes at the first decode. vLLM refuses it up front (older releases:
+"FlashMLA is only supported on Hopper devices.").""",
+    fix_title="Use --attention-backend trtllm_mla (SM110/SM12x) or triton",
+)
+def flashmla_arch(cfg, target):
+    if "flashmla" not in cfg.backends:
+        return skipped("applies to the flashmla backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in (9, 10):
+        return passed(gpu(target), "compute capability 9.x or 10.x")
+    fix = "trtllm_mla" if target.major in (11, 12) else "triton"
+    return failed(f"flashmla on {gpu(target)}", "compute capability 9.x or 10.x", [f"--attention-backend {fix}"])
+
+
+@rule(
+    id="flashmla-page",
+    title="flashmla page size: SGLang forces 64",
+    engine="sglang", versions="sglang>=0.5.5",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="FlashMLA only supports a page_size of 64, change page_size to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Checks that `--page-size` is 64 when flashmla is the attention or decode backend.
+
+SGLang forces 64 whatever was given (logging a warning even when it was 64 already); a different explicit
+size is reported as a warning.""",
+    fix_title="Pass --page-size 64",
+)
+def flashmla_page(cfg, target):
+    if "flashmla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the flashmla backend")
+    return _page_snap(cfg, (64,), "flashmla", 64)
+
+
+def _cutlass_mla(cfg, target):
+    if "cutlass_mla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the cutlass_mla backend")
+    if sglang_release(target) >= V0_5_20:
+        return skipped("cutlass_mla was removed in sglang 0.5.20 (not an --attention-backend choice)")
+    return None
+
+
+@rule(
+    id="cutlass-mla-arch",
+    title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
+    engine="sglang", versions="sglang>=0.5.5",
+    reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
+           "first decode (after weights load) elsewhere.",
+    source="sglang: layers/attention/cutlass_mla_backend.py (sgl-kernel cutlass_mla_decode); vllm: "
+           "Sm100CutlassMLABackend / csrc/attention/mla/sm100_cutlass_mla_kernel.cu",
+    docs="""Checks that cutlass_mla runs on a compute-capability 10.x GPU, on sglang releases that still have it
+(<= 0.5.19; it is no longer an --attention-backend choice from 0.5.20).
+
+The CUTLASS MLA decode kernel (sgl-kernel's cutlass_mla_decode, vLLM's sm100_cutlass_mla_decode) is written
+for SM100's tensor-core generation; sgl-kernel's tests skip below compute capability 10.0 ("Cutlass MLA
+Requires compute capability of 100 or above") and builds for SM120 have been reported failing at run time
+("runMla ... Error Internal"). SGLang accepts the backend at start-up, so the failure comes at the first
+decode.""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell) or fa3 / flashmla (SM90)",
+)
+def cutlass_mla_arch(cfg, target):
+    not_applicable = _cutlass_mla(cfg, target)
+    if not_applicable:
+        return not_applicable
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major == 10:
+        return passed(gpu(target), "compute capability 10.x")
+    fix = "fa3" if target.major == 9 else "trtllm_mla" if target.major in (11, 12) else "triton"
+    return failed(f"cutlass_mla on {gpu(target)}", "compute capability 10.x", [f"--attention-backend {fix}"])
+
+
+@rule(
+    id="cutlass-mla-page",
+    title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
+    engine="sglang", versions="sglang>=0.5.5",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="Cutlass MLA only supports a page_size of 128, change page_size to 128.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints (sglang 0.5.15-0.5.19; server_args.py before)",
+    docs="""Checks that `--page-size` is 128 when cutlass_mla is the attention or decode backend (sglang <= 0.5.19).
+
+SGLang forces 128 whatever was given; a different explicit size is reported as a warning.""",
+    fix_title="Pass --page-size 128",
+)
+def cutlass_mla_page(cfg, target):
+    not_applicable = _cutlass_mla(cfg, target)
+    if not_applicable:
+        return not_applicable
+    return _page_snap(cfg, (128,), "cutlass_mla", 128)

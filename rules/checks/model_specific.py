@@ -1,0 +1,503 @@
+"""Model-specific backend limits: the per-architecture allow-lists and asserts SGLang applies at start-up.
+
+Architectures are matched on config.json's `architectures[0]` (and `model_type` where SGLang keys on the
+config class). Verified against the sglang wheels 0.5.5 ... 0.5.23; where a list changed, the check follows
+the target's installed (or pinned) SGLang release, and the newest when it is unknown.
+"""
+from __future__ import annotations
+
+from packaging.version import Version
+
+from rules.checks.common import gpu
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import NEWEST_KNOWN
+
+MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
+OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
+REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+
+
+def sglang_release(target) -> Version:
+    """The target's SGLang release; the newest verified one when it is not known (--gpu, not installed)."""
+    return Version(target.versions.get("sglang") or NEWEST_KNOWN["sglang"])
+
+
+def _arch(cfg) -> str:
+    return (cfg.model.architecture or "") if cfg.model else ""
+
+
+def _outside(cfg, allowed) -> list[str]:
+    return sorted(b for b in cfg.backends if b not in allowed)
+
+
+def _backends_found(cfg) -> str:
+    return cfg.backend_label() + (" (auto-selected)" if cfg.auto_backend else "")
+
+
+def _default_for(target, sm100: str, sm90: str, other: str) -> str:
+    return {10: sm100, 9: sm90}.get(target.major, other)
+
+
+def _working_swa_backend(target) -> str:
+    """The backend to suggest for EXAONE / OLMo: fa3 only where fa3 runs (SM8x/SM90)."""
+    return {10: "trtllm_mha", 9: "fa3", 8: "fa3"}.get(target.major, "triton")
+
+
+def _sm80_plus_default(target) -> str:
+    """SGLang's default for EXAONE 4 (with SWA) and OLMo 2/3: model_overrides/exaone.py, olmo2.py."""
+    if target.major == 10:
+        return "trtllm_mha"
+    return "fa3" if target.major is not None and target.major >= 8 else "triton"
+
+
+# --- GPT-OSS ----------------------------------------------------------------------------------------------
+
+GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx", "intel_xpu", "aiter")
+
+
+@rule(
+    id="model-gpt-oss-backends",
+    title="GPT-OSS needs a backend with attention sinks and sliding window",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
+             "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
+             "- Decode: {decode}\n",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (GptOssForCausalLM branch)",
+    docs="""Checks that a GPT-OSS model (GptOssForCausalLM) is served, for prefill and decode, by one of
+triton, trtllm_mha, fa3, fa4 (or the non-NVIDIA ascend, intel_amx, intel_xpu, aiter).
+
+GPT-OSS layers alternate sliding-window and full attention and every layer adds learnable attention sinks.
+FlashInfer, torch_native and flex_attention implement no sinks, so SGLang asserts the list above at
+start-up (the same list since at least sglang 0.5.5). SGLang's own default is trtllm_mha on SM100, fa3 on
+SM90 and triton elsewhere (model_overrides/gpt_oss.py).""",
+    fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
+)
+def model_gpt_oss_backends(cfg, target):
+    if _arch(cfg) != "GptOssForCausalLM":
+        return skipped("applies to GPT-OSS (GptOssForCausalLM)")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    bad = _outside(cfg, GPT_OSS_BACKENDS)
+    if not bad:
+        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(GPT_OSS_BACKENDS[:4]))
+    return failed(f"GPT-OSS on {', '.join(bad)}", "one of " + ", ".join(GPT_OSS_BACKENDS[:4]) + " for prefill and decode",
+                  [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"])
+
+
+# --- Llama 4 ------------------------------------------------------------------------------------------------
+
+LLAMA4 = ("Llama4ForConditionalGeneration", "Llama4ForCausalLM")
+
+
+def _llama4_backends(release: Version) -> tuple[str, ...]:
+    if release >= Version("0.5.10"):
+        return ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu")
+    if release >= Version("0.5.6"):
+        return ("fa3", "aiter", "triton", "trtllm_mha", "intel_xpu")
+    return ("fa3", "aiter", "triton", "trtllm_mha")
+
+
+@rule(
+    id="model-llama4-backends",
+    title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Llama4 branch)",
+    docs="""Checks that a Llama 4 model (Llama4ForConditionalGeneration / Llama4ForCausalLM) on a GPU is served by
+fa3, trtllm_mha or triton (or the non-NVIDIA aiter, ascend, intel_xpu).
+
+Llama 4 interleaves chunked local attention (attention_chunk_size) with global NoPE layers; only these
+backends implement the chunked mask, so SGLang asserts the list at start-up. fa4 and flashinfer are not
+in it. History: ascend joined the list in 0.5.10, intel_xpu in 0.5.6. SGLang's default is trtllm_mha on
+SM100, fa3 on SM90, triton elsewhere (model_overrides/llama4.py).""",
+    fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
+)
+def model_llama4_backends(cfg, target):
+    if _arch(cfg) not in LLAMA4:
+        return skipped("applies to Llama 4 (Llama4ForConditionalGeneration / Llama4ForCausalLM)")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    allowed = _llama4_backends(sglang_release(target))
+    bad = _outside(cfg, allowed)
+    if not bad:
+        return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
+    return failed(f"Llama 4 on {', '.join(bad)}", "one of " + ", ".join(allowed),
+                  [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"])
+
+
+@rule(
+    id="model-llama4-chunk-size",
+    title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
+    engine="sglang", versions="sglang>=0.5.8",
+    prevents="Attention chunk size is required for local attention",
+    source=f"{FA_BACKEND}, FlashAttentionBackend._maybe_init_local_attn_builder; "
+           "configs/model_config.py is_local_attention_model",
+    docs="""Checks that a Llama4ForConditionalGeneration config served by fa3 or fa4 carries
+`attention_chunk_size` (in its text_config).
+
+SGLang treats Llama4ForConditionalGeneration as a local-attention model; the FlashAttention backend builds
+its chunked-attention metadata from `attention_chunk_size` and asserts it is set. A converted or trimmed
+config without the field fails when the backend is constructed, after the weights have loaded.""",
+    fix_title="Restore attention_chunk_size (8192 for Llama 4 Scout/Maverick) in text_config, or use triton",
+)
+def model_llama4_chunk_size(cfg, target):
+    if _arch(cfg) != "Llama4ForConditionalGeneration":
+        return skipped("applies to Llama4ForConditionalGeneration (SGLang's local-attention model)")
+    used = sorted(cfg.backends & {"fa3", "fa4"})
+    if not used:
+        return skipped("applies to the fa3/fa4 backends")
+    if cfg.model.attention_chunk_size:
+        return passed(f"attention_chunk_size {cfg.model.attention_chunk_size}", "attention_chunk_size set")
+    return failed(f"a Llama 4 config without attention_chunk_size on {', '.join(used)}",
+                  "text_config.attention_chunk_size (8192 in the released checkpoints)",
+                  ["--attention-backend triton"])
+
+
+# --- Gemma ------------------------------------------------------------------------------------------------
+
+GEMMA4 = ("Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4UnifiedForConditionalGeneration")
+
+
+def _gemma4_backends(release: Version) -> tuple[str, ...]:
+    if release >= Version("0.5.22"):
+        return ("trtllm_mha", "triton", "fa4", "ascend", "intel_xpu", "intel_amx", "aiter")
+    if release >= Version("0.5.20"):
+        return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx", "aiter")
+    if release >= Version("0.5.18"):
+        return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx")
+    return ("trtllm_mha", "triton", "intel_xpu")
+
+
+@rule(
+    id="model-gemma4-backends",
+    title="Gemma 4 needs trtllm_mha, triton or fa4",
+    engine="sglang", versions="sglang>=0.5.13",
+    prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
+             "got prefill={prefill}, decode={decode}",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Gemma4 branch); {OVERRIDES_DIR}/gemma4.py",
+    docs="""Checks that a Gemma 4 model (Gemma4ForConditionalGeneration, Gemma4ForCausalLM,
+Gemma4UnifiedForConditionalGeneration) is served, for prefill and decode, by trtllm_mha, triton or fa4 (or
+the non-NVIDIA ascend, intel_xpu, intel_amx, aiter).
+
+Gemma 4 mixes sliding and global layers with different head dims; SGLang asserts this list at start-up.
+History: fa4 was added in 0.5.22, aiter in 0.5.20, ascend/intel_amx in 0.5.18; 0.5.13-0.5.17 allowed only
+trtllm_mha, triton, intel_xpu. fa3 and flashinfer were never allowed. SGLang's default is trtllm_mha on
+SM100 and triton elsewhere.""",
+    fix_title="Use --attention-backend trtllm_mha (SM100) or triton",
+)
+def model_gemma4_backends(cfg, target):
+    if _arch(cfg) not in GEMMA4:
+        return skipped("applies to Gemma 4")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    allowed = _gemma4_backends(sglang_release(target))
+    bad = _outside(cfg, allowed)
+    if not bad:
+        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(allowed))
+    return failed(f"Gemma 4 on {', '.join(bad)}", "prefill and decode in " + ", ".join(allowed),
+                  [f"--attention-backend {'trtllm_mha' if target.major == 10 else 'triton'}"])
+
+
+SOFTCAP_IGNORED = ("trtllm_mha", "torch_native", "flex_attention")
+
+
+@rule(
+    id="model-softcap-backend",
+    title="Logit soft-capping (Gemma 2) needs a backend that applies it",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="The hpc_ops attention backend does not support logit cap.",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
+           "trtllm_mha_backend.py, torch_native_backend.py, torch_flex_backend.py (no logit_cap argument)",
+    docs="""Checks that a model with attention logit soft-capping (config.json `attn_logit_softcapping`, e.g.
+Gemma 2's 50.0, or `--feature softcap`) is served by a backend that applies it: fa3, fa4, flashinfer or
+triton pass the layer's `logit_cap` to their kernels.
+
+hpc_ops refuses such layers at start-up. trtllm_mha, torch_native and flex_attention never read
+`layer.logit_cap`: the model runs without its soft-cap and its logits drift from the reference with no
+error, so these are reported as a warning. Note that on SM100 SGLang's generic default for an MHA model
+is trtllm_mha. Gemma 3 and Gemma 4 configs carry no attention soft-cap (SGLang passes logit_cap=0.0).""",
+    fix_title="Use --attention-backend flashinfer, fa3 (SM8x/SM90), fa4 or triton",
+)
+def model_softcap_backend(cfg, target):
+    if "softcap" not in cfg.features:
+        return skipped("applies to models with attention logit soft-capping")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    fix = [f"--attention-backend {'fa3' if target.major in (8, 9) else 'flashinfer'}"]
+    if "hpc_ops" in cfg.backends:
+        return failed("soft-capped attention on hpc_ops", "a backend that applies logit_cap", fix)
+    ignored = sorted(cfg.backends & set(SOFTCAP_IGNORED))
+    if ignored:
+        return warned(f"soft-capped attention on {', '.join(ignored)}, which drops the soft-cap",
+                      "fa3, fa4, flashinfer or triton", fix)
+    return passed(_backends_found(cfg), "a backend that applies logit_cap")
+
+
+# --- Exaone, Olmo, LFM2 -------------------------------------------------------------------------------------
+
+EXAONE = ("Exaone4ForCausalLM", "ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM")
+EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
+
+
+@rule(
+    id="model-exaone-swa-backends",
+    title="EXAONE 4 with sliding window needs fa3, triton or trtllm_mha",
+    engine="sglang", versions="sglang>=0.5.9",
+    prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
+             "but got {backend}",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Exaone branch); {OVERRIDES_DIR}/exaone.py",
+    docs="""Checks that an EXAONE 4 / EXAONE MoE model whose config sets `sliding_window_pattern` is served by
+fa3, triton or trtllm_mha.
+
+Its hybrid sliding-window layers are only implemented by those backends (SGLang also disables hybrid-SWA
+memory for it). SGLang's default is trtllm_mha on SM100 and fa3 on any other GPU of SM80 or newer, which
+fa3's own arch check then refuses on SM110/SM120 (rule fa3-arch): pass triton there.""",
+    fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
+)
+def model_exaone_swa_backends(cfg, target):
+    if _arch(cfg) not in EXAONE:
+        return skipped("applies to EXAONE 4 / EXAONE MoE")
+    if "sliding_window" not in cfg.features:
+        return skipped("applies when the config sets sliding_window_pattern")
+    if cfg.auto_backend:
+        return passed(f"no backend given: SGLang picks {_sm80_plus_default(target)} for it on {gpu(target)}",
+                      "one of " + ", ".join(EXAONE_BACKENDS))
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    bad = _outside(cfg, EXAONE_BACKENDS)
+    if not bad:
+        return passed(_backends_found(cfg), "one of " + ", ".join(EXAONE_BACKENDS))
+    return failed(f"{_arch(cfg)} on {', '.join(bad)}", "one of " + ", ".join(EXAONE_BACKENDS),
+                  [f"--attention-backend {_working_swa_backend(target)}"])
+
+
+@rule(
+    id="model-olmo-flashinfer",
+    title="OLMo 2/3 must not use FlashInfer",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Olmo2ForCausalLM branch); "
+           "configs/olmo3.py (Olmo3ForCausalLM is served as Olmo2ForCausalLM)",
+    docs="""Checks that an OLMo 2 / OLMo 3 model (Olmo2ForCausalLM; SGLang maps Olmo3ForCausalLM configs onto it)
+is not served by flashinfer.
+
+OLMo 3 uses sliding-window attention, on which FlashInfer degrades it; SGLang asserts against flashinfer
+for the whole architecture at start-up. Its default is trtllm_mha on SM100, fa3 on other SM80+ GPUs,
+triton elsewhere.""",
+    fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
+)
+def model_olmo_flashinfer(cfg, target):
+    if _arch(cfg) not in ("Olmo2ForCausalLM", "Olmo3ForCausalLM"):
+        return skipped("applies to OLMo 2 / OLMo 3")
+    if cfg.auto_backend:
+        return passed(f"no backend given: SGLang picks {_sm80_plus_default(target)} for it on {gpu(target)}",
+                      "any backend but flashinfer")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if "flashinfer" not in cfg.backends:
+        return passed(_backends_found(cfg), "any backend but flashinfer")
+    return failed(f"{_arch(cfg)} on flashinfer", "any backend but flashinfer",
+                  [f"--attention-backend {_working_swa_backend(target)}"])
+
+
+@rule(
+    id="model-lfm2-triton",
+    title="LFM2 must not use the triton backend",
+    engine="sglang", versions="sglang>=0.5.9",
+    prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
+             "layer",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Lfm2 branch); {OVERRIDES_DIR}/lfm2.py",
+    docs="""Checks that an LFM2 / LFM2-MoE model (Lfm2ForCausalLM, Lfm2MoeForCausalLM) is not served by triton.
+
+LFM2 interleaves short-convolution layers with attention, and its first layer may be a convolution;
+SGLang's triton backend sizes its buffers from the first layer, so SGLang asserts against it at start-up.
+SGLang's default is flashinfer on SM100 and the generic choice (fa3 on SM90, flashinfer elsewhere) otherwise.""",
+    fix_title="Use --attention-backend flashinfer (or fa3 on SM90)",
+)
+def model_lfm2_triton(cfg, target):
+    if _arch(cfg) not in ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"):
+        return skipped("applies to LFM2 / LFM2-MoE")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if "triton" not in cfg.backends:
+        return passed(_backends_found(cfg), "any backend but triton")
+    return failed(f"{_arch(cfg)} on triton", "any backend but triton",
+                  [f"--attention-backend {'fa3' if target.major == 9 else 'flashinfer'}"])
+
+
+# --- Inkling, Moss-VL --------------------------------------------------------------------------------------
+
+INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMTP")
+
+
+@rule(
+    id="model-inkling-backends",
+    title="Inkling runs only on fa4 or triton",
+    engine="sglang", versions="sglang>=0.5.16",
+    prevents="assert attention_backend in (\"fa4\", \"triton\")",
+    source="sglang: python/sglang/srt/models/inkling_common/attn.py, InklingAttention.forward; "
+           f"{OVERRIDES_DIR}/inkling.py",
+    docs="""Checks that an Inkling model is served by fa4 or triton, for prefill and decode.
+
+Inkling's relative attention is a sheared bias (rel_bias) or a CuTe score_mod that only the FA4 kernels
+and SGLang's triton path implement; its attention layer asserts the backend at the first forward (a bare
+assert, after weights load; read in 0.5.23, the model exists since 0.5.16). SGLang's default is fa4 on SM90/SM100 and triton elsewhere; the FA4 path has
+its own arch limits (rules fa4-score-mod-sm8x, fa4-rel-bias-arch).""",
+    fix_title="Use --attention-backend fa4 (SM90/SM100) or triton",
+)
+def model_inkling_backends(cfg, target):
+    if _arch(cfg) not in INKLING:
+        return skipped("applies to Inkling")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    bad = _outside(cfg, ("fa4", "triton"))
+    if not bad:
+        return passed(_backends_found(cfg), "fa4 or triton")
+    return failed(f"Inkling on {', '.join(bad)}", "fa4 or triton for prefill and decode",
+                  [f"--attention-backend {'fa4' if target.major in (9, 10) else 'triton'}"])
+
+
+@rule(
+    id="model-moss-vl-prefill",
+    title="Moss-VL needs FlashInfer for prefill",
+    engine="sglang", versions="sglang>=0.5.11",
+    prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
+             "custom mask support.",
+    source=f"{OVERRIDES_DIR}/moss_vl.py, _moss_vl_overrides",
+    docs="""Checks that a Moss-VL model (MossVLForConditionalGeneration) prefills with flashinfer.
+
+Its cross-attention prefill needs a custom attention mask, which only FlashInfer's prefill takes. SGLang
+sets prefill to flashinfer when no backend flag is given and asserts it otherwise.""",
+    fix_title="Use --prefill-attention-backend flashinfer",
+)
+def model_moss_vl_prefill(cfg, target):
+    if _arch(cfg) != "MossVLForConditionalGeneration":
+        return skipped("applies to Moss-VL")
+    if cfg.auto_backend:
+        return passed("no backend given: SGLang sets prefill to flashinfer for it", "prefill flashinfer")
+    prefill = cfg.prefill_backend
+    if prefill is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if prefill == "flashinfer":
+        return passed("prefill flashinfer", "prefill flashinfer")
+    return failed(f"Moss-VL prefill on {prefill}", "prefill attention backend flashinfer",
+                  ["--prefill-attention-backend flashinfer"])
+
+
+# --- Dual chunk (Qwen 1M) -----------------------------------------------------------------------------------
+
+@rule(
+    id="model-dual-chunk-backend",
+    title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="Dual chunk attention is enabled, but attention backend is set to {backend}. Please set it to "
+             "'dual_chunk_flash_attn'.",
+    source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_dual_chunk (0.5.15-0.5.19; "
+           "server_args.py before); python/sglang/srt/arg_groups/choices.py (0.5.20+: backend removed)",
+    docs="""Checks the backend of a model whose config has `dual_chunk_attention_config` (Qwen2.5-7B/14B-Instruct-1M).
+
+Through sglang 0.5.19 such a model runs only on `dual_chunk_flash_attn` (chosen by default) and any other
+backend is refused at start-up. sglang 0.5.20 removed that backend: the model is then served with ordinary
+attention and only its dual-chunk rotary embedding is kept, so dual-chunk attention, which these models
+rely on beyond their 256K-token native window, no longer applies. That is reported as a warning.""",
+    fix_title="sglang <= 0.5.19: --attention-backend dual_chunk_flash_attn; newer: keep prompts within the native "
+              "window",
+)
+def model_dual_chunk_backend(cfg, target):
+    if not (cfg.model and cfg.model.dual_chunk):
+        return skipped("applies to models with dual_chunk_attention_config")
+    if sglang_release(target) >= Version("0.5.20"):
+        return warned(f"a dual-chunk model on sglang {sglang_release(target)}, which has no dual_chunk_flash_attn",
+                      "sglang <= 0.5.19 for dual-chunk attention",
+                      ["--context-length 262144"])
+    if cfg.auto_backend or cfg.backends == {"dual_chunk_flash_attn"}:
+        return passed("dual_chunk_flash_attn" + (" (SGLang's default for it)" if cfg.auto_backend else ""),
+                      "dual_chunk_flash_attn")
+    return failed(f"a dual-chunk model on {cfg.backend_label()}", "--attention-backend dual_chunk_flash_attn",
+                  ["--attention-backend dual_chunk_flash_attn"])
+
+
+# --- Hybrid GDN (Qwen3-Next / Qwen3.5) on Blackwell --------------------------------------------------------
+
+HYBRID_GDN_MODEL_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
+                                     "intern_s2_preview", "jet_nemotron", "jet_vlm"})
+
+
+def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
+    if release >= Version("0.5.16") and major == 12:
+        return ("triton", "trtllm_mha", "flashinfer")
+    if release >= Version("0.5.21"):
+        return ("triton", "trtllm_mha", "fa4", "flashinfer")
+    if release >= Version("0.5.16"):
+        return ("triton", "trtllm_mha", "fa4")
+    if release >= Version("0.5.10"):
+        return ("triton", "trtllm_mha", "fa4", "flashinfer")
+    if release >= Version("0.5.6"):
+        return ("triton", "trtllm_mha")
+    return ("triton",)
+
+
+@rule(
+    id="model-hybrid-gdn-blackwell",
+    title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
+             "Got prefill={prefill}, decode={decode}.",
+    source=f"{REGISTRY}, attn_backend_wrapper (HYBRID_GDN_SM100_BACKENDS); configs/hybrid_arch.py hybrid_gdn_config",
+    docs="""Checks the full-attention backend of a hybrid Gated-DeltaNet model (Qwen3-Next, Qwen3.5, Qwen3.5-MoE,
+Intern-S2-Preview, Jet-Nemotron) on a Blackwell-class GPU (compute capability 10.x, 11.x or 12.x).
+
+SGLang wraps the full-attention backend with its GDN linear-attention backend and, on Blackwell, allows
+only a few full-attention backends. sglang 0.5.23: SM100/SM103/SM110 allow triton, trtllm_mha, fa4,
+flashinfer; SM120/SM121 allow triton, trtllm_mha, flashinfer. History: 0.5.16-0.5.20 dropped flashinfer on
+SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.6-0.5.9 triton
+or trtllm_mha; 0.5.5 triton only. The check runs when the model runner builds the backend, after the
+weights have loaded. SM110 counts as Blackwell only from 0.5.9 (is_blackwell majors 10, 11, 12).""",
+    fix_title="Use --attention-backend triton (or trtllm_mha)",
+)
+def model_hybrid_gdn_blackwell(cfg, target):
+    if not (cfg.model and cfg.model.model_type in HYBRID_GDN_MODEL_TYPES):
+        return skipped("applies to hybrid GDN models (Qwen3-Next, Qwen3.5, ...)")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    release = sglang_release(target)
+    blackwell = (10, 11, 12) if release >= Version("0.5.9") else (10, 12)
+    if target.major not in blackwell:
+        return skipped(f"applies on Blackwell GPUs ({gpu(target)} is not one for sglang {release})")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    allowed = _hybrid_gdn_allowed(release, target.major)
+    bad = _outside(cfg, allowed)
+    if not bad:
+        return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
+    return failed(f"hybrid GDN model on {', '.join(bad)} on {gpu(target)}", "one of " + ", ".join(allowed),
+                  ["--attention-backend triton"])
+
+
+# --- Cross attention ----------------------------------------------------------------------------------------
+
+@rule(
+    id="model-fa-swa-cross-attention",
+    title="fa3/fa4 cannot serve sliding window together with cross attention",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="Sliding window and cross attention are not supported together",
+    source=f"{FA_BACKEND}, FlashAttentionBackend.__init__",
+    docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3 or fa4.
+
+SGLang's FlashAttention backend (fa3 and fa4) asserts at construction that a model is not both
+encoder-decoder and sliding-window (SGLang derives the window from the model, or from Llama 4's
+attention_chunk_size).""",
+    fix_title="Use --attention-backend flashinfer",
+)
+def model_fa_swa_cross_attention(cfg, target):
+    if "cross_attention" not in cfg.features:
+        return skipped("applies to encoder-decoder (cross-attention) models")
+    used = sorted(cfg.backends & {"fa3", "fa4"})
+    if not used:
+        return skipped("applies to the fa3/fa4 backends")
+    if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
+        return passed(f"cross attention without a sliding window on {', '.join(used)}",
+                      "no sliding window with cross attention")
+    return failed(f"cross attention with a sliding window on {', '.join(used)}",
+                  "no sliding window with cross attention on fa3/fa4", ["--attention-backend flashinfer"])

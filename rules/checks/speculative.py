@@ -1,0 +1,243 @@
+"""Speculative decoding (`--speculative-algorithm`): draft-tree top-k, page size and backend limits.
+
+Verified against the sglang wheels 0.5.5 ... 0.5.23 (python/sglang/srt/arg_groups/speculative_hook.py, earlier
+server_args.py). SGLang resolves the attention backend and page size before its speculative hook runs, so
+the checks here read the resolved backend and rules.resolve.effective_page_size.
+"""
+from __future__ import annotations
+
+from packaging.version import Version
+
+from rules.checks.model_specific import sglang_release
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
+from rules.resolve import effective_page_size
+
+SPEC_HOOK = "sglang: python/sglang/srt/arg_groups/speculative_hook.py"
+EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
+# _auto_choose_speculative_params: (steps, topk, draft tokens) = (5, 4, 8) for these when nothing is given.
+AUTO_TOPK_4 = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
+NGRAM_DEFAULT_BREADTH = 10  # fields/spec.py speculative_ngram_max_bfs_breadth
+
+
+def _algorithm(cfg) -> str:
+    return (cfg.speculative_algorithm or "").upper()
+
+
+def eagle_topk(cfg) -> int:
+    """The draft-tree top-k SGLang settles on for the EAGLE family (its auto choice when none is given)."""
+    if cfg.speculative_eagle_topk is not None:
+        return cfg.speculative_eagle_topk
+    if _algorithm(cfg) == "STANDALONE" or cfg.flags.get("speculative_num_steps") is not None:
+        return 1
+    arch = cfg.model.architecture if cfg.model else None
+    return 4 if arch in AUTO_TOPK_4 else 1
+
+
+def _topk_label(cfg) -> str:
+    given = cfg.speculative_eagle_topk is not None
+    return f"--speculative-eagle-topk {eagle_topk(cfg)}" if given else f"top-k {eagle_topk(cfg)} (SGLang's auto choice)"
+
+
+@rule(
+    id="spec-trtllm-mha-topk",
+    title="trtllm_mha supports speculative decoding only with top-k 1",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
+    source=f"{SPEC_HOOK}, _handle_eagle_family",
+    docs="""Checks that EAGLE-family speculative decoding (EAGLE, EAGLE3, NEXTN, STANDALONE) on trtllm_mha
+(prefill or decode) uses `--speculative-eagle-topk 1`.
+
+The TRT-LLM MHA kernels verify a linear draft chain only, not a draft tree; SGLang refuses top-k > 1 at
+start-up. When no top-k is given SGLang chooses one: 4 for Llama (LlamaForCausalLM) and Grok, 1 otherwise.""",
+    fix_title="Pass --speculative-eagle-topk 1 (or use fa3 / flashinfer / triton)",
+)
+def spec_trtllm_mha_topk(cfg, target):
+    if _algorithm(cfg) not in EAGLE_FAMILY:
+        return skipped("applies to EAGLE-family speculative decoding")
+    if "trtllm_mha" not in cfg.backends:
+        return skipped("applies to the trtllm_mha backend")
+    if eagle_topk(cfg) <= 1:
+        return passed(_topk_label(cfg), "top-k 1 on trtllm_mha")
+    return failed(f"{_topk_label(cfg)} on trtllm_mha", "--speculative-eagle-topk 1",
+                  ["--speculative-eagle-topk 1"])
+
+
+def _page_tree_backends(release: Version) -> tuple[str, ...]:
+    if release >= Version("0.5.13"):
+        return ("flashinfer", "fa3", "triton")
+    if release >= Version("0.5.6"):
+        return ("flashinfer", "fa3")
+    return ("flashinfer",)
+
+
+@rule(
+    id="spec-eagle-page-tree",
+    title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
+             "got attention_backend={backend!r}. Use page_size == 1 or one of those backends.",
+    source=f"{SPEC_HOOK}, _handle_eagle_family (_PAGE_TREE_SPEC_BACKENDS)",
+    docs="""Checks that EAGLE-family speculative decoding with a draft tree (top-k > 1) on a paged KV cache
+(page size > 1, after SGLang's own page-size snaps) runs on flashinfer, fa3 or triton.
+
+A draft tree on paged KV needs the two-pass cascade draft decode; only those backends implement it, and
+SGLang refuses the rest at start-up. Paged backends force a page size on their own: trtllm_mha,
+trtllm_mla, cutedsl_mla and flashmla 64; fa4 on SM100 128 (skipped by SGLang when top-k > 1 is given, but
+not for the auto top-k of Llama). History: 0.5.6-0.5.12 allowed flashinfer and fa3 with the message
+"... is unstable and produces incorrect results for paged attention backends. This combination is only
+supported for the 'flashinfer' backend."; 0.5.5 allowed flashinfer only.""",
+    fix_title="Use --page-size 1, --speculative-eagle-topk 1, or --attention-backend flashinfer/fa3/triton",
+)
+def spec_eagle_page_tree(cfg, target):
+    if _algorithm(cfg) not in EAGLE_FAMILY:
+        return skipped("applies to EAGLE-family speculative decoding")
+    if eagle_topk(cfg) <= 1:
+        return skipped("applies to a draft tree (top-k > 1)")
+    backend = cfg.attention_backend
+    if backend is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    page = effective_page_size(cfg, target)
+    allowed = _page_tree_backends(sglang_release(target))
+    if page <= 1 or backend in allowed:
+        return passed(f"{_topk_label(cfg)}, page size {page}, backend {backend}",
+                      f"page size 1 or one of {', '.join(allowed)}")
+    return failed(f"{_topk_label(cfg)} with page size {page} on {backend}",
+                  f"page size 1, top-k 1, or one of {', '.join(allowed)}",
+                  ["--speculative-eagle-topk 1", "--attention-backend flashinfer"])
+
+
+@rule(
+    id="spec-ngram-page",
+    title="NGRAM speculative decoding with page size > 1 needs flashinfer",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="speculative_eagle_topk({topk}) > 1 with page_size({page_size}) > 1 is unstable and produces incorrect "
+             "results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
+    source=f"{SPEC_HOOK}, _handle_ngram",
+    docs="""Checks that NGRAM speculative decoding on a paged KV cache (page size > 1, after SGLang's page-size
+snaps) runs on flashinfer.
+
+NGRAM sets its draft top-k to `--speculative-ngram-max-bfs-breadth` (default 10), so its draft is a tree;
+on paged KV only FlashInfer verifies it correctly, and SGLang refuses the rest at start-up.""",
+    fix_title="Use --attention-backend flashinfer, or --page-size 1 with a backend that does not force pages",
+)
+def spec_ngram_page(cfg, target):
+    if _algorithm(cfg) != "NGRAM":
+        return skipped("applies to NGRAM speculative decoding")
+    breadth = cfg.flags.get("speculative_ngram_max_bfs_breadth", NGRAM_DEFAULT_BREADTH)
+    if breadth <= 1:
+        return skipped("applies when the NGRAM draft is a tree (max BFS breadth > 1)")
+    backend = cfg.attention_backend
+    if backend is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    page = effective_page_size(cfg, target)
+    if page <= 1 or backend == "flashinfer":
+        return passed(f"NGRAM with page size {page} on {backend}", "page size 1 or flashinfer")
+    return failed(f"NGRAM (draft breadth {breadth}) with page size {page} on {backend}",
+                  "page size 1 or --attention-backend flashinfer", ["--attention-backend flashinfer"])
+
+
+@rule(
+    id="spec-flex-attention",
+    title="flex_attention does not support speculative decoding",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="Speculative decoding is currently not supported with Flex Attention backend",
+    source="sglang: python/sglang/srt/arg_groups/attention_hook.py, handle_attention_backend_compatibility",
+    docs="""Checks that `--speculative-algorithm` is not combined with `--attention-backend flex_attention`.
+
+SGLang's FlexAttention backend has no target-verify or draft-extend path; SGLang asserts against any
+speculative algorithm on it at start-up.""",
+    fix_title="Use --attention-backend flashinfer or triton, or drop --speculative-algorithm",
+)
+def spec_flex_attention(cfg, target):
+    if not cfg.speculative_algorithm:
+        return skipped("applies to speculative decoding")
+    if cfg.attention_backend != "flex_attention":
+        return passed(f"{_algorithm(cfg)} on {cfg.backend_label()}", "a backend other than flex_attention")
+    return failed(f"{_algorithm(cfg)} speculative decoding on flex_attention", "a backend other than flex_attention",
+                  ["--attention-backend triton"])
+
+
+@rule(
+    id="spec-dflash-draft-backend",
+    title="DFLASH's draft worker silently switches unsupported attention backends",
+    engine="sglang", versions="sglang>=0.5.15",
+    reason="SGLang rewrites the DFLASH draft backend with only a log line; the draft then runs on a backend the "
+           "user did not choose (flashinfer).",
+    prevents="DFLASH draft worker does not support attention_backend {backend!r} on {platform}. "
+             "Falling back to 'flashinfer'.",
+    source=f"{SPEC_HOOK}, _resolve_dflash_draft_attention_backend; choices.py DRAFT_ATTENTION_BACKEND_CHOICES",
+    docs="""Checks the attention backend of the DFLASH draft worker: `--speculative-draft-attention-backend`,
+else the prefill backend, must be one of flashinfer, fa3, fa4, triton, trtllm_mha (or ascend, intel_xpu).
+
+Otherwise SGLang logs a warning and runs the draft on flashinfer (triton on ROCm/XPU): a silent rewrite,
+reported as a warning. A trtllm_mha draft is kept only when every draft layer is sliding-window or the
+draft config says `is_causal`; that depends on the draft checkpoint, which attn-preflight does not read,
+so it is reported as unknown. History: 0.5.15-0.5.20 logged "DFLASH draft worker only supports
+attention_backend in ... for now".""",
+    fix_title="Pass --speculative-draft-attention-backend flashinfer (or fa3 / fa4 / triton)",
+)
+def spec_dflash_draft_backend(cfg, target):
+    if _algorithm(cfg) != "DFLASH":
+        return skipped("applies to DFLASH speculative decoding")
+    draft = cfg.draft_attention_backend or cfg.prefill_backend
+    if draft is None:
+        return passed("no draft backend: SGLang uses flashinfer", "a supported draft backend")
+    if draft == "trtllm_mha":
+        return unknown("a trtllm_mha DFLASH draft is kept only for all-sliding or causal drafts (draft config not read)")
+    if draft in DRAFT_ATTENTION_BACKENDS:
+        return passed(f"DFLASH draft on {draft}", "one of " + ", ".join(DRAFT_ATTENTION_BACKENDS))
+    return warned(f"DFLASH draft on {draft}, which SGLang replaces with flashinfer",
+                  "one of " + ", ".join(DRAFT_ATTENTION_BACKENDS),
+                  ["--speculative-draft-attention-backend flashinfer"])
+
+
+@rule(
+    id="spec-rejection-sampling-topk",
+    title="Rejection sampling needs EAGLE with top-k 1",
+    engine="sglang", versions="sglang>=0.5.14",
+    prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
+    source=f"{SPEC_HOOK}, _handle_eagle_family",
+    docs="""Checks that `--speculative-use-rejection-sampling` is used with EAGLE / EAGLE3 / NEXTN and a top-k of 1.
+
+The rejection-sampling kernel verifies a linear draft chain (top-k 1) from the EAGLE draft worker only;
+SGLang refuses other algorithms ("... is only supported for EAGLE / EAGLE3 / NEXTN, not
+speculative_algorithm=...") and a draft tree at start-up.""",
+    fix_title="Pass --speculative-eagle-topk 1 with --speculative-algorithm EAGLE/EAGLE3/NEXTN",
+)
+def spec_rejection_sampling_topk(cfg, target):
+    if not cfg.flags.get("speculative_use_rejection_sampling"):
+        return skipped("applies to --speculative-use-rejection-sampling")
+    algorithm = _algorithm(cfg)
+    if algorithm not in ("EAGLE", "EAGLE3", "NEXTN"):
+        return failed(f"rejection sampling with {algorithm or 'no speculative algorithm'}",
+                      "--speculative-algorithm EAGLE, EAGLE3 or NEXTN", ["--speculative-algorithm EAGLE"])
+    if eagle_topk(cfg) == 1:
+        return passed(f"{algorithm}, {_topk_label(cfg)}", "top-k 1")
+    return failed(f"rejection sampling with {_topk_label(cfg)}", "--speculative-eagle-topk 1",
+                  ["--speculative-eagle-topk 1"])
+
+
+@rule(
+    id="spec-rejection-sampling-deterministic",
+    title="Rejection sampling and deterministic inference (sglang 0.5.14-0.5.22)",
+    engine="sglang", versions="sglang>=0.5.14",
+    prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
+             "sampling kernel draws coins from the global RNG and is not batch-invariant.",
+    source=f"{SPEC_HOOK}, _handle_eagle_family",
+    docs="""Checks `--speculative-use-rejection-sampling` together with `--enable-deterministic-inference`.
+
+From sglang 0.5.14 to 0.5.22 the rejection-sampling kernel drew its coins from the global RNG, which is not
+batch-invariant, and SGLang refused the combination at start-up. sglang 0.5.23 draws draft proposals with a
+Triton hash kernel and allows it on CUDA ("Deterministic rejection sampling is currently supported only on
+CUDA-compatible devices ..."), so on 0.5.23 the combination passes.""",
+    fix_title="Upgrade to sglang 0.5.23, or drop --speculative-use-rejection-sampling",
+)
+def spec_rejection_sampling_deterministic(cfg, target):
+    if not (cfg.flags.get("speculative_use_rejection_sampling") and cfg.deterministic):
+        return skipped("applies to rejection sampling with --enable-deterministic-inference")
+    release = sglang_release(target)
+    if release >= Version("0.5.23"):
+        return passed(f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23 on CUDA")
+    return failed(f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23",
+                  ["pip install 'sglang>=0.5.23'"])

@@ -1,0 +1,156 @@
+"""Fixtures for rules/checks/install.py: variants of a real saved probe report (tests/fixtures/probe-cpu-ci.json).
+
+`facts_file(name)` writes FACTS_VARIANTS[name] applied to that report as a --facts file (once per process,
+in a temporary directory) and returns its absolute path. The two real CPU reports are used as they are.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from pathlib import Path
+
+from tests.rule_fixtures import FIXTURES_DIR
+
+BASE_REPORT = FIXTURES_DIR / "probe-cpu-ci.json"
+CUDA_129_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]  # torch cu129 x86_64
+CUDA_126_ARCHS = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]  # torch cu126 x86_64
+
+GPUS = {
+    "H100": {"name": "NVIDIA H100 80GB HBM3", "cc_major": 9, "cc_minor": 0, "memory_total_mib": 81559},
+    "B200": {"name": "NVIDIA B200", "cc_major": 10, "cc_minor": 0, "memory_total_mib": 183359},
+    "RTX 5090": {"name": "NVIDIA GeForce RTX 5090", "cc_major": 12, "cc_minor": 0, "memory_total_mib": 32607},
+}
+
+HEALTHY = {  # key -> (distributions, health details)
+    "sglang": ({"sglang": "0.5.23"}, {}),
+    "sgl_kernel": ({"sglang-kernel": "0.4.10"}, {"components": {"fa3_ops": {"module": "sgl_kernel.flash_attn",
+                                                                              "status": "ok"}}}),
+    "flashinfer": ({"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"}, {}),
+    "cutlass_dsl": ({"nvidia-cutlass-dsl": "4.8.0", "nvidia-cutlass-dsl-libs-base": "4.8.0"}, {}),
+    "quack": ({"quack-kernels": "0.6.5"}, {}),
+    "fa4": ({"flash-attn-4": "4.0.0b36"}, {}),
+}
+
+
+def _machine(gpu="H100", torch_cuda="12.9", arch_list=CUDA_129_ARCHS, broken=(), missing=(), unchecked=False,
+             fa3_ops_error=None, gpu_error=None) -> dict:
+    """A GPU machine with SGLang 0.5.23's stack installed and healthy, then the changes asked for."""
+    report = json.loads(BASE_REPORT.read_text())
+    if gpu_error:
+        report["gpus"] = {**report["gpus"], "devices": [], "error": gpu_error}
+    else:
+        report["gpus"]["devices"] = [{"index": 0, "uuid": "GPU-00000000-fixture", **GPUS[gpu]}]
+        report["gpus"]["driver_version"] = "580.65.06"
+        report["gpus"]["cuda_driver_version"] = "13.0"
+        report["gpus"]["error"] = None
+    torch_version = "2.9.1" + (f"+cu{torch_cuda.replace('.', '')}" if torch_cuda else "+cpu")
+    report["torch"].update(version=torch_version, cuda=torch_cuda, arch_list=list(arch_list) if torch_cuda else [])
+    report["imports_checked"] = True
+    for library in report["libraries"]:
+        key = library["key"]
+        if key == "torch":
+            library["distributions"] = {"torch": torch_version}
+            library["version"] = torch_version
+        if key not in HEALTHY or key in missing:
+            continue
+        distributions, details = HEALTHY[key]
+        library["distributions"] = dict(distributions)
+        library["version"] = next(iter(distributions.values()))
+        health = {"status": "ok", "module": key, "seconds": 0.5, "details": copy.deepcopy(details)}
+        if key in broken:
+            health.update(status="error", error="ImportError: libcuda.so.1: cannot open shared object file")
+        if unchecked:
+            health.update(status="skipped", details={})
+        if key == "sgl_kernel" and fa3_ops_error:
+            health["details"]["components"]["fa3_ops"] = {"module": "sgl_kernel.flash_attn", "status": "error",
+                                                          "error": fa3_ops_error}
+        library["health"] = {**library["health"], **health}
+    if unchecked:
+        report["imports_checked"] = False
+    return report
+
+
+FACTS_VARIANTS = {
+    "h100-ok": _machine("H100"),
+    "b200-ok": _machine("B200"),
+    "rtx5090-ok": _machine("RTX 5090"),
+    "b200-cutlass-dsl-broken": _machine("B200", broken=("cutlass_dsl", "fa4")),
+    "b200-no-quack": _machine("B200", missing=("quack",)),
+    "b200-no-flash-attn-4": _machine("B200", missing=("fa4",)),
+    "b200-no-import-check": _machine("B200", unchecked=True),
+    "h100-no-sgl-kernel": _machine("H100", missing=("sgl_kernel",)),
+    "h100-fa3-ops-broken": _machine("H100", fa3_ops_error="ImportError: undefined symbol: _ZN3c104cuda9SetDeviceEi"),
+    "b200-no-flashinfer": _machine("B200", missing=("flashinfer",)),
+    "rtx5090-flashinfer-broken": _machine("RTX 5090", broken=("flashinfer",)),
+    "b200-torch-cu126": _machine("B200", torch_cuda="12.6", arch_list=CUDA_126_ARCHS),
+    "h100-torch-cu122": _machine("H100", torch_cuda="12.2", arch_list=CUDA_126_ARCHS),
+    "rtx5090-torch-cu126": _machine("RTX 5090", torch_cuda="12.6", arch_list=CUDA_126_ARCHS),
+    "b200-torch-sm90-only": _machine("B200", torch_cuda="12.8", arch_list=["sm_90"]),
+    "h100-torch-cpu": _machine("H100", torch_cuda=None),
+    "no-driver": _machine(gpu_error="NVML library not found (libnvidia-ml.so.1): cannot open shared object file"),
+}
+
+_ROOT = None
+
+
+def facts_file(name: str) -> str:
+    global _ROOT
+    if _ROOT is None:
+        _ROOT = Path(tempfile.mkdtemp(prefix="attn-preflight-facts-"))
+        for variant, report in FACTS_VARIANTS.items():
+            (_ROOT / f"{variant}.json").write_text(json.dumps(report, indent=1))
+    return str(_ROOT / f"{name}.json")
+
+
+def on(facts: str, *argv: str, **extra) -> dict:
+    """A case judged on a facts variant (or a real report under tests/fixtures/ when it ends in .json)."""
+    path = facts if facts.endswith(".json") else facts_file(facts)
+    return {"facts": path, "argv": list(argv), **extra}
+
+
+LLAMA = ("--model", "llama-3.1-8b")
+DEEPSEEK = ("--model", "deepseek-v3")
+
+FIXTURES = {
+    "install-fa4-library": {
+        "pass": [on("b200-ok", *LLAMA, "--attention-backend", "fa4")],
+        "fail": [on("b200-cutlass-dsl-broken", *LLAMA, "--attention-backend", "fa4"),
+                 on("b200-no-quack", *DEEPSEEK, "--prefill-attention-backend", "fa4",
+                    "--decode-attention-backend", "trtllm_mla"),
+                 on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4", expect="warn")],
+    },
+    "install-fa3-library": {
+        "pass": [on("h100-ok", *LLAMA, "--attention-backend", "fa3"),
+                 on("h100-ok", *LLAMA)],
+        "fail": [on("h100-no-sgl-kernel", *LLAMA, "--attention-backend", "fa3"),
+                 on("h100-fa3-ops-broken", *LLAMA)],
+    },
+    "install-flashinfer-library": {
+        "pass": [on("b200-ok", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
+                 on("rtx5090-ok", *LLAMA, "--attention-backend", "flashinfer")],
+        "fail": [on("b200-no-flashinfer", *LLAMA, "--attention-backend", "trtllm_mha"),
+                 on("rtx5090-flashinfer-broken", *LLAMA)],
+    },
+    "install-no-cuda-gpu": {
+        "pass": [on("h100-ok", *LLAMA, "--attention-backend", "fa3")],
+        "fail": [on("no-driver", *LLAMA, "--attention-backend", "fa3"),
+                 on("probe-cpu-ci.json", *LLAMA)],
+    },
+    "install-torch-cpu-only": {
+        "pass": [on("b200-ok", *LLAMA)],
+        "fail": [on("h100-torch-cpu", *LLAMA, "--attention-backend", "fa3"),
+                 on("probe-cpu-broken.json", *LLAMA)],
+    },
+    "install-torch-cuda-version": {
+        "pass": [on("b200-ok", *LLAMA), on("h100-ok", *LLAMA)],
+        "fail": [on("b200-torch-cu126", *LLAMA, "--attention-backend", "triton"),
+                 on("h100-torch-cu122", *LLAMA, "--attention-backend", "fa3"),
+                 on("rtx5090-torch-cu126", *LLAMA, "--attention-backend", "flashinfer")],
+    },
+    "install-torch-arch": {
+        "pass": [on("rtx5090-ok", *LLAMA), on("h100-torch-cu122", *LLAMA)],
+        "fail": [on("b200-torch-cu126", *LLAMA, "--attention-backend", "triton"),
+                 on("b200-torch-sm90-only", *LLAMA, "--attention-backend", "triton")],
+    },
+}
