@@ -18,10 +18,11 @@ def to_json(data: Any) -> str:
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str) -> str:
     """A table in the terminal ("table") or GitHub markdown ("markdown") style."""
     rows = [["" if cell is None else cell for cell in row] for row in rows]
+    # disable_numparse: a compute capability "9.0" or a version "12.10" must print as written, not as 9 or 12.1
     if fmt == "markdown":
         rows = [[str(cell).replace("|", "\\|").replace("\n", "<br>") for cell in row] for row in rows]
-        return tabulate(rows, headers=headers, tablefmt="github")
-    return tabulate(rows, headers=headers, tablefmt="simple")
+        return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
 
 
 def heading(text: str, fmt: str, level: int = 2) -> str:
