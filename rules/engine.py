@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -52,9 +52,8 @@ class Status(str, enum.Enum):
 _STATUS_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.PASS: 3, Status.SKIP: 4}
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a check returns; the engine adds the rule's metadata to make a Finding."""
+class Outcome(NamedTuple):
+    """What a check returns; the engine adds the rule's metadata to make a Finding. (A tuple: cheap to make.)"""
 
     status: Status
     found: str = ""
@@ -64,7 +63,7 @@ class Outcome:
 
     @property
     def message(self) -> str:
-        if self.status in (Status.SKIP, Status.UNKNOWN):
+        if self.status is Status.SKIP or self.status is Status.UNKNOWN:
             return self.reason
         text = f"found {self.found}; required {self.required}" if self.required else f"found {self.found}"
         return f"{text} ({self.reason})" if self.reason else text
@@ -83,14 +82,22 @@ def warned(found: str, required: str, fix: Sequence[str] = (), reason: str = "")
 
 
 def skipped(reason: str) -> Outcome:
-    return Outcome(Status.SKIP, reason=reason)
+    return Outcome(Status.SKIP, "", "", (), reason)
 
 
 def unknown(reason: str) -> Outcome:
-    return Outcome(Status.UNKNOWN, reason=reason)
+    return Outcome(Status.UNKNOWN, "", "", (), reason)
 
 
 RULE_ENGINES = ("sglang", "vllm", "any")
+# When the engine would hit the problem a rule catches (optional; "" = not stated):
+STAGES = {
+    "parse": "argument parsing, before anything runs",
+    "startup": "start-up argument resolution, before the model loads",
+    "init": "attention-backend construction when the model runner starts",
+    "load": "model or KV-pool construction, after weights start loading",
+    "runtime": "the first forward pass (first request or CUDA-graph capture)",
+}
 Check = Callable[[Config, Target], Outcome]
 
 
@@ -108,6 +115,7 @@ class Rule:
     reason: str = ""  # why the rule exists when there is no upstream message (a silent rewrite, a launch failure)
     references: tuple[str, ...] = ()
     needs_software: bool = False  # judged only when the target's software is known (live probe, --facts)
+    stage: str = ""  # one of STAGES: when the engine would fail (or rewrite) without this check
     subject: str = ""  # the checks module, e.g. "fa4"
     package: str = field(init=False, default="")
     specifier: SpecifierSet = field(init=False, default=SpecifierSet())
@@ -117,6 +125,8 @@ class Rule:
             requirement = Requirement(self.versions)
         except InvalidRequirement as err:
             raise ValueError(f"rule {self.id}: versions {self.versions!r} is not 'package<specifier>': {err}")
+        if self.stage and self.stage not in STAGES:
+            raise ValueError(f"rule {self.id}: stage {self.stage!r} is not one of {sorted(STAGES)}")
         if requirement.name not in VERSIONED:
             raise ValueError(f"rule {self.id}: versions name {requirement.name!r} is not one of {sorted(VERSIONED)}")
         object.__setattr__(self, "package", requirement.name)
@@ -140,7 +150,7 @@ class Rule:
             "id": self.id, "title": self.title, "engine": self.engine, "versions": self.versions,
             "prevents": self.prevents or None, "reason": self.reason or None, "source": self.source,
             "docs": self.docs.strip(), "fix": self.fix_title, "references": list(self.references),
-            "needs_software": self.needs_software, "subject": self.subject,
+            "needs_software": self.needs_software, "stage": self.stage or None, "subject": self.subject,
         }
 
 
@@ -149,7 +159,7 @@ _REGISTRY: dict[str, Rule] = {}
 
 def rule(*, id: str, title: str, engine: str, versions: str, source: str, docs: str, fix_title: str,
          prevents: str = "", reason: str = "", references: Iterable[str] = (),
-         needs_software: bool = False) -> Callable[[Check], Check]:
+         needs_software: bool = False, stage: str = "") -> Callable[[Check], Check]:
     """Registers the decorated check as a rule. Ids are unique, kebab-case, prefixed by subject."""
     if engine not in RULE_ENGINES:
         raise ValueError(f"rule {id}: engine {engine!r} is not one of {RULE_ENGINES}")
@@ -160,7 +170,8 @@ def rule(*, id: str, title: str, engine: str, versions: str, source: str, docs: 
         subject = check.__module__.rsplit(".", 1)[-1]
         _REGISTRY[id] = Rule(id=id, title=title, engine=engine, versions=versions, source=source, docs=docs,
                              fix_title=fix_title, check=check, prevents=prevents, reason=reason,
-                             references=tuple(references), needs_software=needs_software, subject=subject)
+                             references=tuple(references), needs_software=needs_software, stage=stage,
+                             subject=subject)
         return check
 
     return register
@@ -184,23 +195,33 @@ def rule_ids() -> list[str]:
     return list(_load())
 
 
-@dataclass(frozen=True)
 class Finding:
-    rule_id: str
-    title: str
-    status: Status
-    message: str
-    fix: tuple[str, ...]
-    prevents: str
-    source: str
-    docs: str
-    note: str = ""
+    """One rule's answer for one config: the rule's metadata plus its Outcome (fields computed on access)."""
+
+    __slots__ = ("rule", "outcome", "note")
+
+    def __init__(self, rule: Rule, outcome: Outcome, note: str = ""):
+        self.rule = rule
+        self.outcome = outcome
+        self.note = note  # e.g. "sglang version unknown: newest known behaviour (sglang 0.5.23) applied"
+
+    rule_id = property(lambda self: self.rule.id)
+    title = property(lambda self: self.rule.title)
+    status = property(lambda self: self.outcome.status)
+    message = property(lambda self: self.outcome.message)
+    fix = property(lambda self: self.outcome.fix)
+    prevents = property(lambda self: self.rule.prevents)
+    source = property(lambda self: self.rule.source)
+    docs = property(lambda self: self.rule.docs_ref)
+
+    def __repr__(self) -> str:
+        return f"Finding({self.rule_id!r}, {self.status.value!r}, {self.message!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "rule_id": self.rule_id, "title": self.title, "status": self.status.value, "message": self.message,
             "fix": list(self.fix), "prevents": self.prevents or None, "source": self.source, "docs": self.docs,
-            "note": self.note or None,
+            "stage": self.rule.stage or None, "note": self.note or None,
         }
 
 
@@ -260,24 +281,38 @@ def _gates(target: Target) -> dict[str, tuple[bool, str]]:
     return gates
 
 
+def _by_engine() -> dict[str, tuple[Rule, ...]]:
+    """engine -> the rules that run for its configs, in registry order (computed once)."""
+    global _engine_rules
+    if _engine_rules is None:
+        rules = tuple(_load().values())
+        _engine_rules = {e: tuple(r for r in rules if r.engine in (e, "any")) for e in ("sglang", "vllm")}
+    return _engine_rules
+
+
+_engine_rules: Optional[dict[str, tuple[Rule, ...]]] = None
+_NO_SOFTWARE = skipped("software not probed for a --gpu target: run on the machine or pass --facts")
+
+
 def _run(config: Config, target: Target) -> list[Finding]:
     gates = _gates(target)
+    software = target.software_known
     findings = []
-    for r in _load().values():
-        if r.engine != "any" and r.engine != config.engine:
-            continue
+    for r in _by_engine()[config.engine]:
         applies, note = gates[r.id]
         if not applies:
-            outcome = skipped(note)
-            note = ""
-        elif r.needs_software and not target.software_known:
-            outcome = skipped("software not probed for a --gpu target: run on the machine or pass --facts")
+            findings.append(Finding(r, skipped(note)))
+        elif r.needs_software and not software:
+            findings.append(Finding(r, _NO_SOFTWARE))
         else:
             outcome = r.check(config, target)
-        findings.append(Finding(r.id, r.title, outcome.status, outcome.message, outcome.fix, r.prevents, r.source,
-                                r.docs_ref, note if outcome.status is not Status.SKIP else ""))
-    findings.sort(key=lambda f: _STATUS_ORDER[f.status])
+            findings.append(Finding(r, outcome, "" if outcome.status is Status.SKIP else note))
+    findings.sort(key=_display_order)
     return findings
+
+
+def _display_order(finding: Finding) -> int:
+    return _STATUS_ORDER[finding.outcome.status]
 
 
 def verdict_of(findings: Iterable[Finding]) -> str:

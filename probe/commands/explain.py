@@ -9,12 +9,15 @@ from probe.render import heading, to_json
 
 
 def render_rule(r, fmt: str) -> str:
+    from rules.engine import STAGES
+
     if fmt == "json":
         return to_json(r.to_dict())
     level = 3 if fmt == "markdown" else 2
     out = [heading(f"{r.id}: {r.title}", fmt, level=1),
            f"engine: {r.engine} · holds for: {r.versions} · subject: {r.subject}"
-           + (" · needs a live probe or --facts" if r.needs_software else "")]
+           + (" · needs a live probe or --facts" if r.needs_software else "")
+           + (f"\nwithout it, the engine fails at {STAGES[r.stage]}" if r.stage else "")]
     sections = [("What it checks", r.what), ("Why", r.why), ("Fix", r.fix_title)]
     if r.prevents:
         sections.append(("Prevents", f'"{r.prevents}"'))

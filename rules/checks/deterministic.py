@@ -25,6 +25,7 @@ def _applies(cfg):
     id="deterministic-backend",
     title="Deterministic inference needs a batch-invariant attention backend",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents=f"Currently only {DETERMINISTIC} attention backends are supported for deterministic inference, but "
              "you explicitly specified '{attention_backend}'.",
     source=f"{OVERRIDES}, _deterministic_attention_backend; choices.py DETERMINISTIC_ATTENTION_BACKEND_CHOICES",
@@ -50,6 +51,7 @@ def deterministic_backend(cfg, target):
     id="deterministic-mla-backend",
     title="Deterministic inference of DeepSeek-family models needs fa3, fa4 or triton",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents=f"Currently only {RADIX} attention backends are supported for deterministic inference with "
              "absorbed-MLA models. But you're using {attention_backend}.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
@@ -77,6 +79,7 @@ def deterministic_mla_backend(cfg, target):
     id="deterministic-radix-cache",
     title="Deterministic inference on flashinfer silently disables the radix cache",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="Currently radix cache is not compatible with {attention_backend} attention backend for deterministic "
              "inference. It will be supported in the future.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",

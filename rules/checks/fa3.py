@@ -24,6 +24,7 @@ def _not_fa3(cfg):
     id="fa3-arch",
     title="fa3 runs on SM80-SM90 only",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="init",
     prevents=FA3_ARCH_MESSAGE,
     source=REGISTRY,
     docs="""Checks that `fa3` (as attention, prefill or decode backend) runs on a compute-capability 8.x or
@@ -59,6 +60,7 @@ def fa3_arch(cfg, target):
     id="fa3-mla-sm8x",
     title="fa3 serves MLA models on SM90 only",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="init",
     prevents=FA3_ARCH_MESSAGE,
     source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
     docs="""Checks that an MLA model (DeepSeek V2/V3 family, Kimi K2, ...) on `fa3` runs on SM90.
@@ -83,6 +85,7 @@ def fa3_mla_sm8x(cfg, target):
     id="fa3-score-mod",
     title="A custom score_mod needs the FA4 backend",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="score_mod is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
     docs="""Checks that a model which passes a custom `score_mod` to attention (Inkling's relative attention in
@@ -107,6 +110,7 @@ def fa3_score_mod(cfg, target):
     id="fa3-rel-bias",
     title="A sheared relative bias (rel_bias) needs the FA4 backend",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
     docs="""Checks that a model which passes a sheared relative bias (`rel_bias`, Inkling's relative attention
@@ -130,6 +134,7 @@ def fa3_rel_bias(cfg, target):
     id="fa3-fp8-e5m2-rewrite",
     title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
     source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
     docs="""Warns when `--attention-backend fa3 --kv-cache-dtype fp8_e5m2` is requested: SGLang logs a warning and
@@ -153,6 +158,7 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
     id="fa3-fp8-sm8x",
     title="fa3 on SM8x cannot read an FP8 KV cache",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
     source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
            "is not auto)",
@@ -178,6 +184,7 @@ def fa3_fp8_sm8x(cfg, target):
     id="fa3-head-dim",
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="FlashAttention forward only supports head dimension at most 256",
     source=FA3_API,
     docs="""Checks the model's (head_dim, v_head_dim) against FA3's forward: head_dim <= 256, multiples of 8,
@@ -213,6 +220,7 @@ def fa3_head_dim(cfg, target):
     id="fa3-dtype",
     title="fa3 computes in fp16 or bf16 only",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
     source=FA3_API,
     docs="""Checks that `--dtype` is not float32 when fa3 serves the model.

@@ -36,6 +36,7 @@ def _fa4_fix_for(target):
     id="fa4-arch",
     title="fa4 runs on SM80 and newer",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="Unsupported compute capability. Supported: 8.x, 9.x, 10.x, 11.x, and architectures registered "
              "through the forward-host bridge",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/dispatch.py, get_forward_host",
@@ -61,6 +62,7 @@ def fa4_arch(cfg, target):
     id="fa4-paged-kv-sm8x",
     title="fa4 cannot serve a paged KV cache on SM8x",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="paged KV not supported on SM 8.0",
     source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
     docs="""Checks that `fa4` is not used on SM80/SM86/SM89.
@@ -85,6 +87,7 @@ def fa4_paged_kv_sm8x(cfg, target):
     id="fa4-fp8-sm100",
     title="fa4 reads an FP8 KV cache only on SM10x",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
     docs="""Checks that `fa4` with `--kv-cache-dtype fp8_e4m3` or `fp8_e5m2` runs on SM100/SM103.
@@ -119,6 +122,7 @@ def _head_dims(cfg):
     id="fa4-head-dim-sm90",
     title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
              "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
     source=f"{INTERFACE}, _validate_head_dims",
@@ -151,6 +155,7 @@ def fa4_head_dim_sm90(cfg, target):
     id="fa4-head-dim-sm100",
     title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
              "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
              "(256, 256) for hd256.",
@@ -185,6 +190,7 @@ def fa4_head_dim_sm100(cfg, target):
     id="fa4-hd256-sm100",
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="SM100 forward with head_dim=256 does not support seqused_q/seqused_k",
     source=f"{INTERFACE}, _flash_attn_fwd (use_dedicated_hd256_kernel); kernels/ops/attention/"
            "flash_attention_v4.py, flash_attn_with_kvcache (cache_seqlens -> seqused_k)",
@@ -216,6 +222,7 @@ def fa4_hd256_sm100(cfg, target):
     id="fa4-mla-arch",
     title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="only support Blackwell arch with qv",
     source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND}, forward_decode (absorbed MLA passes qv)",
     docs="""Checks that an MLA model on `fa4` runs on SM100/SM103/SM110.
@@ -242,6 +249,7 @@ def fa4_mla_arch(cfg, target):
     id="fa4-deterministic-mla-arch",
     title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
              "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
@@ -276,6 +284,7 @@ def fa4_deterministic_mla_arch(cfg, target):
     id="fa4-score-mod-sm8x",
     title="A custom score_mod on fa4 needs SM90 or newer",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
     source=f"{INTERFACE}, _flash_attn_fwd",
     docs="""Checks that a model passing a custom `score_mod` (Inkling, `--feature score_mod`) to `fa4` does not
@@ -300,6 +309,7 @@ def fa4_score_mod_sm8x(cfg, target):
     id="fa4-softcap-score-mod",
     title="fa4 cannot combine logit soft-capping with a custom score_mod",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="softcap and score_mod cannot be used together",
     source=f"{INTERFACE}, _flash_attn_fwd",
     docs="""Checks that a model does not need both logit soft-capping (attn_logit_softcapping) and a custom
@@ -321,6 +331,7 @@ def fa4_softcap_score_mod(cfg, target):
     id="fa4-rel-bias-arch",
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
     docs="""Checks where a sheared relative bias (`rel_bias`, Inkling) can run on `fa4`: SM90, SM10x, SM11x, and
@@ -354,6 +365,7 @@ def fa4_rel_bias_arch(cfg, target):
     id="fa4-page-size-128",
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
              "{page_size} to 128.",
     source="sglang: python/sglang/srt/arg_groups/overrides.py, _fa4_page_constraint",

@@ -15,6 +15,7 @@ OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
     id="general-backend-platform",
     title="The attention backend is built for NVIDIA CUDA",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="load",
     reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
     source=CHOICES,
     docs="""Checks that each chosen attention backend is one SGLang builds for NVIDIA CUDA GPUs.
@@ -39,6 +40,7 @@ def general_backend_platform(cfg, target):
     id="general-backend-removed",
     title="The attention backend is one the newest SGLang still accepts",
     engine="sglang", versions="sglang>=0.5.23",
+    stage="parse",
     prevents="argument --attention-backend: invalid choice: '{backend}'",
     source=CHOICES,
     docs="""Checks that the backend names are still in SGLang's ATTENTION_BACKEND_CHOICES.
@@ -64,6 +66,7 @@ def general_backend_removed(cfg, target):
     id="general-backend-alias",
     title="The attention backend is not a deprecated alias",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="parse",
     reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
     source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
     docs="""Warns when a backend is given by a deprecated alias: nsa (dsa), compressed (dsv4), tokenspeed_mla
@@ -87,6 +90,7 @@ def general_backend_alias(cfg, target):
     id="general-flashattention-version-env",
     title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
            "the launch keeps the FA version of --attention-backend and fails the same way.",
     source="sglang 0.5.23 wheel: grep -r SGLANG_FLASHATTENTION_VERSION finds no match; attention_registry.py "
@@ -112,6 +116,7 @@ def general_flashattention_version_env(cfg, target):
     id="general-triton-cross-attention",
     title="triton has no cross attention (encoder-decoder models)",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="init",
     prevents="Cross attention is not supported in the triton attention backend. Please use "
              "`--attention-backend flashinfer`.",
     source=f"{REGISTRY}, create_triton_backend",
@@ -138,6 +143,7 @@ def _hpc(cfg):
     id="hpc-ops-arch",
     title="hpc_ops runs on Hopper (SM90) only",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     reason="SGLang has no start-up arch check for hpc_ops; its kernels are Hopper-only, so other GPUs fail at the "
            "first kernel launch.",
     source=f"{CHOICES} (comment 'HPC-Ops (https://github.com/Tencent/hpc-ops), Hopper (SM90) only, requires "
@@ -161,6 +167,7 @@ def hpc_ops_arch(cfg, target):
     id="hpc-ops-model",
     title="hpc_ops: no MLA, no cross attention, no speculative decoding",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="init",
     prevents="hpc_ops backend can only be used with non-MLA models.",
     source=f"{REGISTRY}, create_hpc_ops_backend",
     docs="""Checks the hpc_ops factory's refusals: MLA models ("hpc_ops backend can only be used with non-MLA
@@ -185,6 +192,7 @@ def hpc_ops_model(cfg, target):
     id="hpc-ops-page-size",
     title="hpc_ops silently forces page size 64",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
     docs="""Warns when hpc_ops (any phase) runs with a page size other than 64: SGLang logs a warning and uses 64.
@@ -206,6 +214,7 @@ def hpc_ops_page_size(cfg, target):
     id="general-tp-heads",
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="load",
     reason="SGLang's attention layers assert the head split when the model is built, after the "
            "process group is up.",
     source="sglang: python/sglang/srt/models/llama.py, LlamaAttention.__init__ (assert total_num_heads % tp_size "
@@ -239,6 +248,7 @@ def general_tp_heads(cfg, target):
     id="flashinfer-arch",
     title="FlashInfer needs compute capability 7.5 or newer",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     reason="FlashInfer ships and JIT-compiles kernels for SM75 and newer only; on Volta the first kernel launch "
            "fails (no kernel image for the device).",
     source="flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 11.0, 12.0, "

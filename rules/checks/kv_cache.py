@@ -27,6 +27,7 @@ def _mxfp8(cfg):
     id="kv-mxfp8-requires-fa4",
     title="An MXFP8 KV cache needs the FA4 backend",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="MXFP8 KV cache requires the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs",
     docs="""Checks that `--kv-cache-dtype mxfp8` is served by fa4 for both prefill and decode.
@@ -52,6 +53,7 @@ def kv_mxfp8_requires_fa4(cfg, target):
     id="kv-mxfp8-q-scales",
     title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="MXFP8 KV cache requires per-token Q scales (q_descale) from the attention layer for the "
              "block-scaled QK^T path.",
     source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs; "
@@ -79,6 +81,7 @@ def kv_mxfp8_q_scales(cfg, target):
     id="kv-mxfp8-arch",
     title="An MXFP8 KV cache needs a Blackwell GPU (SM100/SM12x)",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
              "the FA4 MXFP8 attention path.",
     source=f"{KV_HOOK}, handle_mxfp8_kv_cache_compatibility",
@@ -104,6 +107,7 @@ def kv_mxfp8_arch(cfg, target):
     id="kv-mxfp8-sm12x",
     title="MXFP8 passes SGLang's gate on SM12x but FA4 has no SM12x block-scaled kernel",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
            "(sfq/sfk/sfv reach only FlashAttentionForwardSm100); kernels/ops/attention/fa4_sm120 (no FP8 path)",
@@ -127,6 +131,7 @@ def kv_mxfp8_sm12x(cfg, target):
     id="kv-mxfp8-page-size",
     title="An MXFP8 KV cache needs page size 128",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="runtime",
     prevents="MXFP8 KV cache requires the page_size=128 interleaved scale layout",
     source=f"{POOL} (set_kv_buffer); sglang: arg_groups/overrides.py, _fa4_page_constraint",
     docs="""Checks that an MXFP8 KV cache ends up with page size 128.
@@ -151,6 +156,7 @@ def kv_mxfp8_page_size(cfg, target):
     id="kv-mxfp8-head-dim",
     title="An MXFP8 KV cache needs head dims divisible by 32",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="load",
     prevents="MXFP8 KV cache requires head_dim divisible by 32, got {head_dim}.",
     source=f"{POOL} (buffer allocation, MXFP8_SCALE_BLOCK_SIZE = 32)",
     docs="""Checks that head_dim and v_head_dim are multiples of 32 for `--kv-cache-dtype mxfp8`.
@@ -178,6 +184,7 @@ def _prefill_only(cfg):
     id="kv-mxfp8-prefill-only",
     title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=mxfp8 because the MXFP8 "
              "pool stores separate scale-factor buffers.",
     source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
@@ -201,6 +208,7 @@ def kv_mxfp8_prefill_only(cfg, target):
     id="kv-fp4-prefill-only",
     title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=nvfp4 or "
              "--kv-cache-dtype=fp4_mx_block16 because the FP4 pool uses a separate allocation path.",
     source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
@@ -224,6 +232,7 @@ def kv_fp4_prefill_only(cfg, target):
     id="kv-nvfp4-arch",
     title="An NVFP4 KV cache needs SM100 or SM12x",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 for "
              "the block-size-16 FP4 recipe.",
     source=f"{KV_HOOK}, handle_kv4_compatibility",
@@ -294,7 +303,7 @@ def _kv4_rule(kind: str, mla: bool):
 def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
     prevents, check = _kv4_rule(kind, mla)
     what = ("with fa4 prefill, the decode backend" if kind == "fa4" else "the attention backend")
-    rule(id=rule_id, title=title, engine="sglang", versions=SGLANG_NEWEST, prevents=prevents,
+    rule(id=rule_id, title=title, engine="sglang", versions=SGLANG_NEWEST, prevents=prevents, stage="startup",
          source=f"{KV_HOOK}, handle_kv4_compatibility",
          docs=f"""Checks, for an FP4 KV cache (nvfp4, fp4_mx_block16) and an {"MLA" if mla else "MHA"} model, that
 {what} is one SGLang's KV4 list allows.
@@ -317,6 +326,7 @@ _register_kv4("kv-fp4-fa4-mla-decode", "FP4 KV with fa4 prefill (MLA): decode on
     id="kv-fp4-mixed-phases",
     title="FP4 KV with different prefill and decode backends is unchecked by SGLang",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="startup",
     prevents="Attention: Using KV4 with PREFILL = {prefill} and DECODE = {decode}. Compatibility issues are unlikely, "
              "but may occur in rare edge cases.",
     source=f"{KV_HOOK}, handle_kv4_compatibility",
@@ -342,6 +352,7 @@ def kv_fp4_mixed_phases(cfg, target):
     id="kv-dtype-removed",
     title="--kv-cache-dtype fp4_e2m1 is no longer accepted",
     engine="sglang", versions="sglang>=0.5.23",
+    stage="parse",
     prevents="argument --kv-cache-dtype: invalid choice: 'fp4_e2m1'",
     source=FIELD,
     docs="""Checks that the KV dtype is one the newest SGLang parser accepts.
@@ -378,6 +389,7 @@ def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
     id="kv-fp4-torch",
     title="An FP4 KV cache needs torch >= 2.8 built for CUDA >= 12.8",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="load",
     reason="SGLang documents the requirement in --kv-cache-dtype's help; an older torch lacks the FP4 dtypes and "
            "kernels and fails when the pool is allocated or first written.",
     source=FIELD + " ('Both require CUDA 12.8+ and PyTorch 2.8.0+')",
@@ -406,6 +418,7 @@ def kv_fp4_torch(cfg, target):
     id="kv-mxfp8-torch",
     title="An MXFP8 KV cache needs torch with float8_e8m0fnu (>= 2.7)",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="load",
     prevents="MXFP8 KV cache requires torch.float8_e8m0fnu support.",
     source=POOL,
     docs="""Checks, on a live probe or a saved report, that torch is new enough to have `torch.float8_e8m0fnu`

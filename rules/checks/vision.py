@@ -11,6 +11,7 @@ VISION = "sglang: python/sglang/srt/layers/attention/vision.py, VisionAttention.
     id="vision-fa3-blackwell",
     title="The fa3 vision-attention backend does not run on Blackwell",
     engine="sglang", versions=SGLANG_NEWEST,
+    stage="load",
     prevents="The 'fa3' backend is not supported on Blackwell GPUs",
     source=VISION,
     docs="""Checks that `--mm-attention-backend fa3` is not used on a Blackwell GPU.
