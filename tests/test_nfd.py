@@ -14,7 +14,8 @@ P = nfd.PREFIX + "/"
 def node_facts(gpu="NVIDIA H200", cc=(9, 0), memory_mib=143771, count=8, driver="580.95.05", cuda="13.0",
                hostname="gpu-node-1"):
     """A node like the H200 seen in the lab (brief: driver 580, CUDA 13.0, torch 2.11.0+cu130, FA4 4.0.0b36
-    importing, the CUTLASS DSL installed without its .pth processed); other GPUs by argument."""
+    importing, the CUTLASS DSL installed without its .pth processed, so fa4 cannot run) with sgl-kernel and
+    FlashInfer healthy; other GPUs by argument."""
     facts = Facts(tool_version="0.1.0", collected_at="2026-11-29T11:00:00+00:00")
     facts.host.hostname = hostname
     facts.gpus.devices = [GpuDevice(index=i, name=gpu, uuid=f"GPU-{hostname}-{i}", cc_major=cc[0], cc_minor=cc[1],
@@ -33,6 +34,13 @@ def node_facts(gpu="NVIDIA H200", cc=(9, 0), memory_mib=143771, count=8, driver=
                      import_name="torch", health=ImportHealth(status="ok", seconds=3.1)),
         LibraryFacts(key="fa4", title="FlashAttention 4", distributions={"flash-attn-4": "4.0.0b36"},
                      version="4.0.0b36", import_name="flash_attn.cute", health=ImportHealth(status="ok", seconds=10.3)),
+        LibraryFacts(key="sgl_kernel", title="sgl-kernel", distributions={"sglang-kernel": "0.4.10"}, version="0.4.10",
+                     import_name="sgl_kernel",
+                     health=ImportHealth(status="ok", details={"components": {"fa3_ops": {"status": "ok"}}})),
+        LibraryFacts(key="flashinfer", title="FlashInfer", distributions={"flashinfer-python": "0.6.3"},
+                     version="0.6.3", import_name="flashinfer", health=ImportHealth(status="ok")),
+        LibraryFacts(key="quack", title="quack-kernels", distributions={"quack-kernels": "0.6.5"}, version="0.6.5",
+                     import_name="quack", health=ImportHealth(status="ok")),
         LibraryFacts(key="cutlass_dsl", title="CUTLASS DSL", distributions={"nvidia-cutlass-dsl": "4.8.1"},
                      version="4.8.1", import_name="cutlass.cute",
                      health=ImportHealth(status="error", error="No module named 'cutlass.cute'",

@@ -64,7 +64,8 @@ def test_h200_page_judges_every_backend_and_kv_dtype(tmp_path):
 def test_libraries_show_their_health(tmp_path):
     _, html = report(tmp_path, "--facts", facts_file(tmp_path))
     page = Page(html)
-    assert page.libraries == {"torch": "ok", "fa4": "ok", "cutlass_dsl": "error"}
+    assert page.libraries == {"torch": "ok", "fa4": "ok", "sgl_kernel": "ok", "flashinfer": "ok", "quack": "ok",
+                              "cutlass_dsl": "error"}
     assert "its .pth file was not processed" in html
     assert "fa2" in html  # listed as not installed
 
