@@ -294,3 +294,53 @@ def test_reproduce_command_runs_the_case_alone(run):
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert [e["event"] for e in events] == ["hello", "start", "result"]
     assert events[-1]["status"] == "wrong"
+
+
+GPU_KERNELS = '''
+"""A kernel that writes far outside its buffer on the GPU (tests/test_smoke_runner.py, GPU only)."""
+import torch
+import triton
+import triton.language as tl
+
+from probe.smoke.cases import Case
+from probe.smoke.kernels import Kernel
+
+
+@triton.jit
+def _wild_store(pointer):
+    tl.store(pointer + 1099511627776, 1.0)  # 4 TiB past the buffer: an illegal address
+
+
+def wild_at_2048(case, device):
+    from probe.smoke.reference import Call, elementwise_add
+    a, b, reference = elementwise_add(case, device)
+    if case.numel != 2048:
+        return Call(lambda: a + b, reference)
+
+    def run():
+        _wild_store[(1,)](a)
+        return a + b
+    return Call(run, reference)
+
+
+KERNELS = [Kernel(name="t-illegal-address", family="test", title="wild store", api="triton", build=wild_at_2048,
+                  quick=Case(kind="elementwise", numel=1024, dtype="fp32"))]
+'''
+
+
+@pytest.mark.gpu
+def test_illegal_memory_access_on_the_gpu_is_crashed_and_the_next_case_gets_a_fresh_context(tmp_path):
+    pytest.importorskip("triton")
+    (tmp_path / "smoke_gpu_kernels.py").write_text(textwrap.dedent(GPU_KERNELS))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import smoke_gpu_kernels
+    finally:
+        sys.path.remove(str(tmp_path))
+    (kernel,) = smoke_gpu_kernels.KERNELS
+    cases = [Case(kind="elementwise", numel=n, dtype="fp32") for n in (1024, 2048, 4096)]
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)}
+    report = Runner(timeout=120, environ=environ).run([(kernel, cases)])
+    before, crashed, after = report.results
+    assert crashed.status == "crashed" and "illegal memory access" in crashed.message, crashed
+    assert before.status == "ok" and after.status == "ok"

@@ -29,7 +29,7 @@ def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) 
 @click.option("--timeout", type=float, default=180.0, show_default=True, metavar="SECONDS", callback=_positive_seconds,
               help="Time limit per case; the first case of a kernel includes its imports and JIT compile.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Kernels run at once [default: 4 with a GPU (capped by CPUs), 1 without].")
+              help="Kernels run at once [default: 8 with a GPU (capped by CPUs), 1 without].")
 @format_option()
 @output_option()
 def smoke_command(kernel_names, level: str, dtypes, timeout: float, jobs: Optional[int], fmt: str,

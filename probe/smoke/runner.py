@@ -38,7 +38,9 @@ from probe.smoke.results import (
 
 LEVELS = ("quick", "full")
 DEFAULT_TIMEOUT_S = 180.0  # per case; the first case of a kernel also pays its imports (FA4: ~10 s) and JIT
-MAX_PARALLEL = 4
+# Kernels at once with a GPU (capped by CPUs): enough for every installed family to import and compile side by
+# side, since a worker spends seconds importing and compiling and milliseconds on the GPU.
+MAX_PARALLEL = 8
 STDERR_TAIL_LINES = 60
 RESULT_FIELDS = ("status", "message", "details", "skip_basis", "max_abs_error", "tolerance", "first_call_s",
                  "steady_ms", "steady_calls", "flops", "tflops", "import_s", "device", "notes")
@@ -123,10 +125,12 @@ class Runner:
             if todo:
                 runnable.append((number, kernel, todo))
 
-        with tempfile.TemporaryDirectory(prefix="attn-preflight-smoke-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="attn-preflight-smoke-") as scratch, _TerminateAsExit():
             env = self._worker_env(cache_vars, os.path.join(scratch, "gpu.lock"))
             pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="smoke")
             try:
+                # Kernels that import a library (seconds: FA4 ~10 s) start first; torch-only ones fill in.
+                runnable.sort(key=lambda job: job[1].prepare is None)
                 futures = [(number, pool.submit(self._run_kernel, kernel, todo, env)) for number, kernel, todo in runnable]
                 for number, future in futures:
                     for index, result in future.result().items():
@@ -265,6 +269,25 @@ class Runner:
         with self._lock:
             self._live.discard(worker.process)
         return returncode
+
+
+class _TerminateAsExit:
+    """SIGTERM (`timeout`, a CI job cancelled) unwinds like Ctrl-C, so that Runner.run kills its workers: they
+    live in process groups of their own and would outlive us."""
+
+    def __enter__(self):
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._exit)
+        return self
+
+    @staticmethod
+    def _exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
 
 
 def _read_events(stream, events: "queue.Queue[Optional[dict]]") -> None:

@@ -220,8 +220,10 @@ def main(argv: list[str]) -> int:
         result = run_case(kernel, case, device, sync, lock_path)
         sticky = result.pop("sticky", False)
         emit("result", case=index, device=described, import_s=import_s, **result)
-        if sticky:
-            return EXIT_CONTEXT_LOST
+        if sticky:  # skip interpreter teardown: CUDA finalisers on a poisoned context can hang or abort
+            protocol.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_CONTEXT_LOST)
     return 0
 
 
