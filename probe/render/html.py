@@ -238,7 +238,7 @@ def _libraries(facts: Facts) -> str:
     table = (f'<table class="grid libs"><thead><tr><th scope="col">library</th><th scope="col">version</th>'
              f'<th scope="col">import</th><th scope="col">health</th><th scope="col">details</th></tr></thead>'
              f'<tbody>{rows}</tbody></table>') if installed else '<p class="muted">No attention library installed.</p>'
-    missing = (f'<p class="absent"><span class="muted">Not installed:</span> '
+    missing = ('<p class="absent"><span class="muted">Not installed:</span> '
                + ", ".join(f"<code>{_e(k)}</code>" for k in absent) + "</p>") if absent else ""
     checked = "" if facts.imports_checked else (
         '<p class="callout">Imports were not checked (<code>--no-imports</code>): health is unknown, not healthy.</p>')
