@@ -14,7 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from probe.facts import HEALTH_NOT_INSTALLED, Facts
+from probe.facts import HEALTH_CRASHED, HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_TIMEOUT, Facts
+
+_BROKEN = (HEALTH_ERROR, HEALTH_CRASHED, HEALTH_TIMEOUT)
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,11 @@ def torch_summary(facts: Facts) -> str:
     torch = facts.torch
     if not torch.installed:
         return "not installed"
-    return torch.version or "installed (version unknown)"
+    version = torch.version or "installed (version unknown)"
+    library = facts.library("torch")  # the import check: a torch that does not import is not a torch
+    if facts.imports_checked and library is not None and library.health.status in _BROKEN:
+        return f"{version} (import {library.health.status})"
+    return version
 
 
 def library_state(facts: Facts, key: str) -> str:

@@ -104,8 +104,11 @@ def test_table_names_the_failing_group_its_rule_and_what_passes_instead(mixed_fl
     result = fleet(*mixed_fleet, "--attention-backend", "fa3")
     assert result.exit_code == 1
     out = result.stdout
-    assert "8x NVIDIA B200 (10.0)" in out and "fa3-arch" in out and "FAIL" in out
-    assert "passes instead: --attention-backend" in out
+    b200_row = next(line for line in out.splitlines() if "8x B200 (10.0)" in line)
+    assert "FAIL" in b200_row and "fa3-arch" in b200_row
+    assert "triton" in b200_row.split("fa3-arch")[1]  # passes instead
+    why = out.split("Why\n---")[1]
+    assert "FAIL fa3-arch [G2; 1 node(s)]" in why and "Fix: --attention-backend" in why
     assert "1 of 2 group(s), 1 of 4 node(s) fail" in out
 
 
@@ -173,6 +176,7 @@ def test_config_flags_are_checks_own(mixed_fleet):
 def test_markdown_is_tables(mixed_fleet):
     result = fleet(*mixed_fleet, "--attention-backend", "fa3", "--format", "markdown")
     assert "## Node groups" in result.stdout and "| G1 " in result.stdout and "**verdict: FAIL" in result.stdout
+    assert "## Why" in result.stdout and "- FAIL fa3-arch [G2; 1 node(s)]" in result.stdout
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)

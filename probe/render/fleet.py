@@ -1,9 +1,10 @@
 """A merged fleet as table, markdown or JSON: node groups with their verdict and why, then the spread.
 
 Table/markdown: a header (nodes, reports skipped, the config), one row per group of identical nodes (GPU,
-driver, torch, the library states that differ between groups, verdict, failing rules with their fix and
-what would pass instead), the nodes of each group, the spread of every dimension (`*` marks one that is
-not uniform), then the fleet verdict. JSON carries everything, with every node name.
+driver, torch, the library states that differ between groups, verdict, the rules it fails, the backends
+that would pass instead), each distinct problem once with the groups it hits and its fix, the nodes of each
+group, the spread of every dimension (`*` marks one that is not uniform), then the fleet verdict. JSON
+carries everything, with every node name.
 """
 from __future__ import annotations
 
@@ -17,27 +18,51 @@ from probe.render.findings import _config_line, report_to_dict
 
 FLEET_SCHEMA_VERSION = 1
 _NAMES_SHOWN = 6
-_WIDTH = 60
 
 
 def _problems(group: NodeGroup) -> list[Any]:
     return [f for f in group.report.findings if f.status.value in ("fail", "warn", "unknown")]
 
 
-def _why(group: NodeGroup, fmt: str) -> str:
+def _rules_cell(group: NodeGroup) -> str:
+    """The rules a group fails or warns on, by id (the Why section says what each means)."""
+    ids = list(dict.fromkeys(f.rule_id for f in _problems(group)))
+    if not ids and group.report.verdict != "pass":  # the engine's warn for "nothing could be judged"
+        return "nothing could be judged"
+    return ", ".join(ids)
+
+
+def _instead(group: NodeGroup) -> str:
+    return ", ".join(a.value for a in group.report.alternatives
+                     if a.option == "--attention-backend" and a.verdict == "pass")
+
+
+def _why(fleet: Fleet, fmt: str) -> str:
+    """Each distinct problem once, with the groups and nodes it hits: a fleet of hundreds fails for few reasons."""
+    hits: dict[tuple[str, str, str], list[NodeGroup]] = {}
+    details: dict[tuple[str, str, str], Any] = {}
+    for group in fleet.groups:
+        for finding in _problems(group):
+            key = (finding.status.value, finding.rule_id, finding.message)
+            hits.setdefault(key, []).append(group)
+            details[key] = finding
+        if group.report.verdict != "pass" and not _problems(group):
+            key = ("warn", "nothing judged", group.report.target.describe().split(": ", 1)[-1])
+            hits.setdefault(key, []).append(group)
     lines = []
-    for finding in _problems(group):
-        fix = f" (fix: {' '.join(finding.fix)})" if finding.fix else ""
-        lines.append(f"{finding.status.value}: {finding.rule_id}: {finding.message}{fix}")
-    if not lines and group.report.verdict != "pass":  # the engine's warn for "nothing could be judged"
-        lines.append(f"nothing could be judged on {group.report.target.describe()}")
-    alternatives = [a.value for a in group.report.alternatives if a.option == "--attention-backend"
-                    and a.verdict == "pass"]
-    if alternatives:
-        lines.append("passes instead: --attention-backend " + " | ".join(alternatives))
-    if fmt == "markdown":
-        return "<br>".join(lines)
-    return "\n".join(textwrap.fill(line, _WIDTH, subsequent_indent="  ") for line in lines)
+    for key, groups in sorted(hits.items(), key=lambda kv: (kv[0][0] != "fail", -sum(len(g.nodes) for g in kv[1]))):
+        status, rule_id, message = key
+        nodes = sum(len(g.nodes) for g in groups)
+        finding = details.get(key)
+        fix = f" Fix: {' '.join(finding.fix)}" if finding is not None and finding.fix else ""
+        where = "all groups" if len(groups) == len(fleet.groups) else ", ".join(g.id for g in groups)
+        text = f"{status.upper()} {rule_id} [{where}; {nodes} node(s)]: {message}.{fix}"
+        lines.append(f"- {text}" if fmt == "markdown" else textwrap.fill(text, 110, subsequent_indent="    "))
+    return "\n".join(lines)
+
+
+def _gpu(facts) -> str:
+    return gpu_summary(facts).replace("NVIDIA ", "")
 
 
 def _names(group: NodeGroup) -> str:
@@ -82,18 +107,27 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
     out.append("\n".join(f"{k}: {v}" for k, v in pairs) if fmt != "markdown"
                else "\n".join(f"- **{k}**: {v}" for k, v in pairs))
     if fleet.groups:
-        differing = [d for d in differing_dimensions(fleet.spread) if d.startswith("lib ")]
+        # torch is its own column; other libraries only where groups differ
+        differing = [d for d in differing_dimensions(fleet.spread) if d.startswith("lib ") and d != "lib torch"]
+        backends = {g.report.config.backend_label() for g in fleet.groups}
+        newline = "<br>" if fmt == "markdown" else "\n"
+        headers = ["group", "nodes", "GPU", "driver", "torch", "libraries that differ"]
+        headers += ["backend"] if len(backends) > 1 else []
+        headers += ["verdict", "rules", "passes instead"]
         rows = []
         for group in fleet.groups:
             facts = group.facts
-            libraries = [f"{d[4:]} {library_state(facts, d[4:])}" for d in differing]
-            backend = group.report.config.backend_label()
-            rows.append([group.id, len(group.nodes), gpu_summary(facts), driver_summary(facts), torch_summary(facts),
-                         ("<br>" if fmt == "markdown" else "\n").join(libraries), backend,
-                         group.report.verdict.upper(), _why(group, fmt)])
+            row = [group.id, len(group.nodes), _gpu(facts), driver_summary(facts), torch_summary(facts),
+                   newline.join(f"{d[4:]} {library_state(facts, d[4:])}" for d in differing)]
+            row += [group.report.config.backend_label()] if len(backends) > 1 else []
+            row += [group.report.verdict.upper(), _rules_cell(group), _instead(group)]
+            rows.append(row)
         out.append(heading("Node groups", fmt))
-        out.append(table(["group", "nodes", "GPU", "driver", "torch", "libraries that differ", "backend", "verdict",
-                          "why"], rows, fmt))
+        out.append(table(headers, rows, fmt))
+        why = _why(fleet, fmt)
+        if why:
+            out.append(heading("Why", fmt))
+            out.append(why)
         out.append(heading("Nodes", fmt))
         out.append("\n".join(f"{'- ' if fmt == 'markdown' else ''}{g.id}: {_names(g)}" for g in fleet.groups))
         marked = set(differing_dimensions(fleet.spread))
