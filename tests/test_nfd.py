@@ -1,6 +1,11 @@
 """NFD feature file: every label valid under Kubernetes' own rules, names mirroring GFD, output sorted."""
 import copy
+import glob
+import json
+import os
 import string
+
+import pytest
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -233,3 +238,18 @@ def test_every_label_of_any_facts_is_valid(devices, driver, cuda, libraries, tor
         assert nfd.is_valid_value(value), (key, value)
     assert list(labels) == sorted(labels)
     assert parse_feature_file(nfd.render_nfd(facts)) == nfd.node_labels(facts)
+
+
+# --- real probe reports -----------------------------------------------------------------------------
+
+FIXTURES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "fixtures", "probe-*.json")))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
+def test_real_reports_make_valid_feature_files(path):
+    with open(path, encoding="utf-8") as handle:
+        facts = Facts.from_dict(json.load(handle))
+    labels = parse_feature_file(nfd.render_nfd(facts))
+    assert labels and all(nfd.is_valid_key(k) and nfd.is_valid_value(v) for k, v in labels.items())
+    for library in facts.libraries:
+        assert P + nfd.label_name("lib", library.key, "health") in labels
