@@ -63,6 +63,38 @@ def spec_trtllm_mha_topk(cfg, target):
                   ["--speculative-eagle-topk 1"])
 
 
+@rule(
+    id="spec-eagle-topk-needs-steps",
+    title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
+    engine="sglang", versions="sglang>=0.5.5",
+    prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
+             "is None`)",
+    source=f"{SPEC_HOOK}, _handle_eagle_family (before _auto_choose_speculative_params)",
+    docs="""Checks that an EAGLE-family launch (EAGLE, EAGLE3, NEXTN, STANDALONE) that sets `--speculative-eagle-topk`
+or `--speculative-num-draft-tokens` also sets `--speculative-num-steps`.
+
+Without num-steps SGLang chooses all three parameters itself and asserts that the other two were left
+unset: a bare AssertionError with no message at start-up (the same since at least 0.5.5). It is judged on
+a pasted launch command, where num-steps is visible; `check`'s own flags have no --speculative-num-steps.
+(`--speculative-adaptive` also lifts the assert; attn-preflight does not read that flag.)""",
+    fix_title="Add --speculative-num-steps 3 --speculative-num-draft-tokens 4 (or drop --speculative-eagle-topk)",
+)
+def spec_eagle_topk_needs_steps(cfg, target):
+    if _algorithm(cfg) not in EAGLE_FAMILY:
+        return skipped("applies to EAGLE-family speculative decoding")
+    given = [flag for flag, value in (("--speculative-eagle-topk", cfg.speculative_eagle_topk),
+                                      ("--speculative-num-draft-tokens", cfg.flags.get("speculative_num_draft_tokens")))
+             if value is not None]
+    if not given:
+        return skipped("applies when --speculative-eagle-topk or --speculative-num-draft-tokens is set")
+    if cfg.origin == "flags":
+        return skipped("--speculative-num-steps is read from a pasted launch command only")
+    if cfg.flags.get("speculative_num_steps") is not None:
+        return passed(f"{', '.join(given)} with --speculative-num-steps", "--speculative-num-steps set")
+    return failed(f"{', '.join(given)} without --speculative-num-steps", "--speculative-num-steps with them",
+                  ["--speculative-num-steps 3"])
+
+
 def _page_tree_backends(release: Version) -> tuple[str, ...]:
     if release >= Version("0.5.13"):
         return ("flashinfer", "fa3", "triton")
@@ -201,16 +233,20 @@ def spec_dflash_draft_backend(cfg, target):
     docs="""Checks that `--speculative-use-rejection-sampling` is used with EAGLE / EAGLE3 / NEXTN and a top-k of 1.
 
 The rejection-sampling kernel verifies a linear draft chain (top-k 1) from the EAGLE draft worker only;
-SGLang refuses other algorithms ("... is only supported for EAGLE / EAGLE3 / NEXTN, not
-speculative_algorithm=...") and a draft tree at start-up.""",
+SGLang refuses a draft tree and, among the EAGLE family, STANDALONE ("... is only supported for EAGLE /
+EAGLE3 / NEXTN, not speculative_algorithm=...") at start-up; UNO refuses the flag too. NGRAM, DFLASH and
+DSPARK never read it: the flag is silently ignored there, reported as a warning.""",
     fix_title="Pass --speculative-eagle-topk 1 with --speculative-algorithm EAGLE/EAGLE3/NEXTN",
 )
 def spec_rejection_sampling_topk(cfg, target):
     if not cfg.flags.get("speculative_use_rejection_sampling"):
         return skipped("applies to --speculative-use-rejection-sampling")
     algorithm = _algorithm(cfg)
+    if algorithm in ("STANDALONE", "UNO"):
+        return failed(f"rejection sampling with {algorithm}", "--speculative-algorithm EAGLE, EAGLE3 or NEXTN",
+                      ["--speculative-algorithm EAGLE"])
     if algorithm not in ("EAGLE", "EAGLE3", "NEXTN"):
-        return failed(f"rejection sampling with {algorithm or 'no speculative algorithm'}",
+        return warned(f"rejection sampling with {algorithm or 'no speculative algorithm'}, which ignores it",
                       "--speculative-algorithm EAGLE, EAGLE3 or NEXTN", ["--speculative-algorithm EAGLE"])
     if eagle_topk(cfg) == 1:
         return passed(f"{algorithm}, {_topk_label(cfg)}", "top-k 1")
