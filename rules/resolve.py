@@ -43,47 +43,117 @@ def _model_default(config: Config, major: int) -> Optional[str]:
     return None
 
 
+def _deterministic_fallback(config: Config, major: int) -> str:
+    if major in (10, 12):
+        return "triton" if config.model is not None and config.model.deepseek_family else "flashinfer"
+    return "fa3"
+
+
+def _generic_default(config: Config, major: int) -> str:
+    """get_default_attn_backend for CUDA GPUs."""
+    model = config.model
+    if model is not None and model.architecture == "WhisperForConditionalGeneration":
+        return "flashinfer"
+    if config.mla:
+        return {9: "fa3", 10: "flashinfer"}.get(major, "triton")
+    if major == 9 and _topk_one(config):
+        return "fa3"
+    if major == 10 and _topk_one(config) and (config.speculative_algorithm is None
+                                              or config.speculative_eagle_topk is not None):
+        return "fa4" if "asymmetric_kv" in config.features else "trtllm_mha"
+    return "triton" if "sinks" in config.features else "flashinfer"
+
+
 def default_backend(config: Config, target: Target) -> tuple[Optional[str], str]:
-    """(backend, why) for a config that names no backend; (None, why) when it cannot be known."""
+    """(backend, why) for a config that names no backend, in SGLang's order: model override, deterministic
+    fallback, then the generic default. (None, why) when it cannot be known."""
     if config.engine != "sglang":
         return None, f"{config.engine} picks its backend at start-up; name one to judge it"
     if target.cc is None:
         return None, "no GPU to select a default backend for"
     major = target.major
-    model = config.model
-    if config.deterministic:
-        if major in (10, 12):
-            backend = "triton" if model is not None and model.deepseek_family else "flashinfer"
-        else:
-            backend = "fa3"
-        return backend, f"SGLang's deterministic-inference fallback on SM{major}x ({DETERMINISTIC_SOURCE})"
     override = _model_default(config, major)
     if override:
-        return override, f"SGLang's default for {model.architecture} on SM{major}x (arg_groups/model_overrides)"
-    mla = config.mla
-    if model is not None and model.architecture == "WhisperForConditionalGeneration":
-        backend = "flashinfer"
-    elif not mla:
-        if major == 9 and _topk_one(config):
-            backend = "fa3"
-        elif major == 10 and _topk_one(config) and (config.speculative_algorithm is None
-                                                    or config.speculative_eagle_topk is not None):
-            backend = "fa4" if "asymmetric_kv" in config.features else "trtllm_mha"
+        return override, (f"SGLang's default for {config.model.architecture} on SM{major}x "
+                          "(arg_groups/model_overrides)")
+    if config.deterministic:
+        return (_deterministic_fallback(config, major),
+                f"SGLang's deterministic-inference fallback on SM{major}x ({DETERMINISTIC_SOURCE})")
+    return (_generic_default(config, major),
+            f"SGLang's default for {'MLA' if config.mla else 'MHA'} models on SM{major}x ({SOURCE})")
+
+
+# --kv-cache-dtype nvfp4 (kv_cache_hook.handle_nvfp4_prefill_kv_dequant_dtype, before the generic default):
+# prefill reads an FP8 E4M3 workspace (flashinfer) or native NVFP4 (trtllm_mha, SM100 only); decode is trtllm_mha.
+NVFP4_PREFILL_BACKEND = {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}
+NVFP4_SOURCE = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_nvfp4_prefill_kv_dequant_dtype"
+
+
+def nvfp4_plan(config: Config, target: Target) -> tuple[Optional[str], str]:
+    """(prefill backend SGLang will use, "") for an NVFP4 KV cache, or (None, the error SGLang raises)."""
+    requested = config.flags.get("prefill_kv_cache_dequant_dtype", "auto")
+    explicit = config.prefill_attention_backend or config.attention_backend
+    if requested == "auto":
+        by_backend = {b: d for d, b in NVFP4_PREFILL_BACKEND.items()}
+        if explicit in by_backend:
+            requested = by_backend[explicit]
+        elif explicit is not None:
+            return None, (f"NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {explicit!r} "
+                          "provides neither.")
         else:
-            backend = "triton" if "sinks" in config.features else "flashinfer"
-    else:
-        backend = {9: "fa3", 10: "flashinfer"}.get(major, "triton")
-    return backend, f"SGLang's default for {'MLA' if mla else 'MHA'} models on SM{major}x ({SOURCE})"
+            requested = "nvfp4" if target.major == 10 else "fp8_e4m3"
+    if requested == "nvfp4" and target.major != 10:
+        return None, ("Native NVFP4 prefill currently requires SM100; use --prefill-kv-cache-dequant-dtype=fp8_e4m3 "
+                      "on this platform.")
+    prefill = NVFP4_PREFILL_BACKEND.get(requested)
+    if prefill is None:
+        return None, f"--prefill-kv-cache-dequant-dtype {requested!r} is not fp8_e4m3 or nvfp4"
+    if config.prefill_attention_backend is not None and config.prefill_attention_backend != prefill:
+        return None, (f"--prefill-kv-cache-dequant-dtype={requested} requires prefill backend {prefill!r}, but "
+                      f"--prefill-attention-backend={config.prefill_attention_backend!r} was set. Remove the backend "
+                      "option and select the KV dtype only.")
+    if config.decode_attention_backend not in (None, "trtllm_mha"):
+        return None, (f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got "
+                      f"{config.decode_attention_backend!r}. Remove the backend option; NVFP4 selects the supported "
+                      "decode implementation automatically.")
+    return prefill, ""
 
 
 def resolve(config: Config, target: Target) -> Config:
-    """The config as the engine will run it: default backend filled in, silent rewrites applied."""
-    if config.engine != "sglang":
+    """The config as the engine will run it: default backend filled in, silent rewrites applied (each recorded
+    in Config.rewrites as field -> the value asked for)."""
+    if config.engine != "sglang" or target.cc is None:
         return config
-    if not config.backend_given:
-        backend, why = default_backend(config, target)
-        if backend is not None:
-            config = config.with_backend(backend, auto_reason=why)
+    major = target.major
+    given = config.backend_given
+    if not given:
+        override = _model_default(config, major)
+        if override:
+            config = config.with_backend(override, auto_reason=f"SGLang's default for {config.model.architecture} "
+                                                               f"on SM{major}x (arg_groups/model_overrides)")
+        elif config.deterministic:
+            config = config.with_backend(_deterministic_fallback(config, major),
+                                         auto_reason=f"SGLang's deterministic-inference fallback on SM{major}x "
+                                                     f"({DETERMINISTIC_SOURCE})")
+    if config.kv_cache_dtype == "nvfp4":
+        prefill, error = nvfp4_plan(config, target)
+        if not error and (config.prefill_backend, config.decode_backend) != (prefill, "trtllm_mha"):
+            asked = {field: value for field, value, new in (("prefill_attention_backend", config.prefill_backend, prefill),
+                                                            ("decode_attention_backend", config.decode_backend,
+                                                             "trtllm_mha")) if value is not None and value != new}
+            config = replace(config, prefill_attention_backend=prefill, decode_attention_backend="trtllm_mha",
+                             rewrites={**config.rewrites, **asked},
+                             auto_backend=config.auto_backend or ("" if given else f"NVFP4 KV: prefill {prefill}, "
+                                                                  f"decode trtllm_mha ({NVFP4_SOURCE})"))
+    if config.attention_backend is None:
+        if config.prefill_attention_backend and config.prefill_attention_backend == config.decode_attention_backend:
+            config = replace(config, attention_backend=config.prefill_attention_backend)
+        elif not config.backend_given:
+            config = config.with_backend(_generic_default(config, major), auto_reason=(
+                f"SGLang's default for {'MLA' if config.mla else 'MHA'} models on SM{major}x ({SOURCE})"))
+        else:
+            # one phase named: the other inherits the engine default (_attention_backend_default)
+            config = replace(config, attention_backend=_generic_default(config, major))
     elif (config.prefill_attention_backend and config.prefill_attention_backend == config.decode_attention_backend
           and config.attention_backend != config.prefill_attention_backend):
         # _attention_backend_default: equal phase backends override --attention-backend.

@@ -33,8 +33,10 @@ def _applies(cfg):
 DETERMINISTIC_ATTENTION_BACKEND_CHOICES (ascend, fa3, fa4, flashinfer, intel_xpu, triton).
 
 Deterministic mode needs batch-invariant kernels (fixed split-KV, no atomics); other backends are refused
-at start-up. Without a backend SGLang falls back to fa3, or on SM100/SM120 to flashinfer (triton for
-DeepSeek-family models), and judges that.""",
+at start-up. Without a backend, SGLang first applies model defaults (GPT-OSS, Llama 4, Gemma 4, DeepSeek-V3
+...), then falls back to fa3, or on SM100/SM120 to flashinfer (triton for DeepSeek-family models). So
+DeepSeek-V3 with no backend on SM100 gets trtllm_mla and is refused with this message although nothing was
+"explicitly specified" (confirmed against sglang 0.5.23's own resolution).""",
     fix_title="Use --attention-backend fa3 (SM8x/SM90), flashinfer or triton",
 )
 def deterministic_backend(cfg, target):

@@ -11,7 +11,7 @@ from packaging.version import InvalidVersion, Version
 from rules.checks.common import SGLANG_NEWEST, gpu
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
-from rules.resolve import effective_page_size
+from rules.resolve import NVFP4_SOURCE, effective_page_size, nvfp4_plan
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
@@ -252,6 +252,68 @@ def kv_nvfp4_arch(cfg, target):
         return passed(gpu(target), "SM100 or SM12x")
     return failed(f"--kv-cache-dtype nvfp4 on {gpu(target)}", "SM100/SM103 or SM120/SM121",
                   ["--kv-cache-dtype fp4_mx_block16", "--kv-cache-dtype fp8_e4m3"])
+
+
+@rule(
+    id="kv-nvfp4-backends",
+    title="An NVFP4 KV cache takes flashinfer or trtllm_mha prefill and trtllm_mha decode",
+    engine="sglang", versions="sglang>=0.5.23",
+    stage="startup",
+    prevents="NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {backend!r} provides "
+             "neither.",
+    source=NVFP4_SOURCE,
+    docs="""Checks the backends asked for with `--kv-cache-dtype nvfp4` against SGLang's NVFP4 plan: prefill reads
+either an FP8 E4M3 dequant workspace (flashinfer) or the NVFP4 cache natively (trtllm_mha, SM100 only);
+decode is always trtllm_mha.
+
+SGLang 0.5.23 refuses at start-up any other --attention-backend / --prefill-attention-backend ("... provides
+neither"), native NVFP4 prefill off SM100 ("Native NVFP4 prefill currently requires SM100; ..."), a prefill
+backend that contradicts --prefill-kv-cache-dequant-dtype, and a decode backend other than trtllm_mha ("NVFP4
+decode requires --decode-attention-backend=trtllm_mha; ..."). It runs before SGLang's generic backend default,
+so MLA models (whose defaults are MLA backends) and fa4 are refused too. Older SGLang (and older notes) had
+no such step and judged NVFP4 by the KV4 lists alone.""",
+    fix_title="Give no backend with --kv-cache-dtype nvfp4 (or --attention-backend flashinfer / trtllm_mha)",
+)
+def kv_nvfp4_backends(cfg, target):
+    if cfg.kv_cache_dtype != "nvfp4":
+        return skipped("applies to --kv-cache-dtype nvfp4")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    prefill, error = nvfp4_plan(cfg, target)
+    if prefill is not None:
+        return passed(f"prefill {prefill}, decode trtllm_mha", "flashinfer or trtllm_mha prefill, trtllm_mha decode")
+    fix = ["--attention-backend flashinfer"] if target.major != 10 else ["--attention-backend trtllm_mha"]
+    return failed(f"{cfg.backend_label()} with --kv-cache-dtype nvfp4 on {gpu(target)}",
+                  "prefill flashinfer (FP8 workspace) or trtllm_mha (native, SM100), decode trtllm_mha",
+                  fix + ["--kv-cache-dtype fp4_mx_block16"], reason=error)
+
+
+@rule(
+    id="kv-nvfp4-rewrite",
+    title="An NVFP4 KV cache silently moves decode (and prefill) to SGLang's NVFP4 backends",
+    engine="sglang", versions="sglang>=0.5.23",
+    stage="startup",
+    reason="SGLang replaces the backend asked for with its NVFP4 pair (logged at info level only), so the server "
+           "runs kernels nobody named.",
+    source=NVFP4_SOURCE,
+    docs="""Warns when `--kv-cache-dtype nvfp4` makes SGLang run other backends than the ones asked for: decode
+always becomes trtllm_mha and prefill becomes flashinfer or trtllm_mha (e.g. --attention-backend flashinfer
+runs flashinfer prefill with trtllm_mha decode).
+
+The rest of the config is judged as SGLang runs it. Name the pair explicitly to make it visible in the launch
+line.""",
+    fix_title="Name the pair: --prefill-attention-backend flashinfer|trtllm_mha --decode-attention-backend trtllm_mha",
+)
+def kv_nvfp4_rewrite(cfg, target):
+    if cfg.kv_cache_dtype != "nvfp4":
+        return skipped("applies to --kv-cache-dtype nvfp4")
+    changed = {k: v for k, v in cfg.rewrites.items() if k in ("prefill_attention_backend", "decode_attention_backend")}
+    if not changed:
+        return passed(f"prefill {cfg.prefill_backend}, decode {cfg.decode_backend}", "the backends SGLang runs")
+    asked = ", ".join(f"{k.split('_')[0]} {v}" for k, v in changed.items())
+    return warned(f"asked for {asked}; SGLang runs prefill {cfg.prefill_backend}, decode {cfg.decode_backend}",
+                  "the NVFP4 backends named in the launch line",
+                  [f"--prefill-attention-backend {cfg.prefill_backend}", "--decode-attention-backend trtllm_mha"])
 
 
 _KV4_MESSAGES = {

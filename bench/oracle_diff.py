@@ -1,0 +1,157 @@
+"""Differential check of the SGLang rules against SGLang's own argument resolution (outside CI).
+
+The oracle (/work/shared/oracle, a yardstick, never a dependency) runs sglang 0.5.23's resolution and
+attention-backend factory on a simulated GPU and says accepted / rejected. It cannot see failures that
+happen later (pool allocation, the first forward), so a config is counted as "rejected by us" only when a
+failing rule's stage is one the oracle sees: parse, startup or init (rules without a stage count as seen).
+Also compared, for configs both sides accept: the attention backend and page size SGLang settles on
+against rules.resolve.
+
+    ../shared/oracle/setup.sh                               # once: builds /tmp/sgl-oracle-venv
+    python bench/oracle_diff.py [--sample 400] [--jobs 2] [--out /tmp/oracle_diff.json]
+
+Oracle answers are cached by config in --cache, so a rerun only asks for new configs.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import os
+import random
+import subprocess
+import sys
+from collections import Counter
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+MODELS_DIR = os.path.join(REPO, "tests", "fixtures", "models")
+GPUS = [("A100", "8.0"), ("L40S", "8.9"), ("H100", "9.0"), ("B200", "10.0"), ("B300", "10.3"), ("Jetson Thor", "11.0"),
+        ("RTX PRO 6000", "12.0"), ("GB10", "12.1")]
+MODELS = ["Llama-3.1-8B-Instruct", "DeepSeek-V3", "gemma-2-9b", "gpt-oss-20b", "Qwen3-8B", "Llama-4-Scout-17B-16E-Instruct"]
+BACKENDS = [None, "fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "trtllm_mla", "flashmla", "cutedsl_mla"]
+KV_DTYPES = ["auto", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"]
+ORACLE_VISIBLE = {"parse", "startup", "init", ""}
+
+
+def all_cases():
+    for (gpu, cc), model, backend, kv, det in itertools.product(GPUS, MODELS, BACKENDS, KV_DTYPES, (False, True)):
+        argv = ["--model-path", os.path.join(MODELS_DIR, model), "--kv-cache-dtype", kv]
+        if backend:
+            argv += ["--attention-backend", backend]
+        if det:
+            argv.append("--enable-deterministic-inference")
+        yield {"gpu": gpu, "cc": cc, "argv": argv}
+
+
+def case_id(case) -> str:
+    return hashlib.sha1(json.dumps([case["cc"], case["argv"]]).encode()).hexdigest()[:16]
+
+
+def ask_oracle(cases, args) -> dict[str, dict]:
+    cache = {}
+    if os.path.exists(args.cache):
+        with open(args.cache) as handle:
+            for line in handle:
+                answer = json.loads(line)
+                cache[answer["id"]] = answer
+    missing = [c for c in cases if case_id(c) not in cache]
+    if missing:
+        batch = "".join(json.dumps({"id": case_id(c), "cc": c["cc"], "gpu_name": c["gpu"], "argv": c["argv"]}) + "\n"
+                        for c in missing)
+        done = subprocess.run([args.oracle_python, args.oracle_script, "--batch", "-", "--jobs", str(args.jobs)],
+                              input=batch, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
+        sys.stderr.write(done.stderr.strip().splitlines()[-1] + "\n" if done.stderr.strip() else "")
+        with open(args.cache, "a") as handle:
+            for line in done.stdout.splitlines():
+                answer = json.loads(line)
+                cache[answer["id"]] = answer
+                handle.write(line + "\n")
+    return cache
+
+
+def ours(case):
+    from rules.config import make_config
+    from rules.engine import evaluate
+    from rules.resolve import effective_page_size
+    from rules.target import Target
+
+    argv = case["argv"]
+    backend = argv[argv.index("--attention-backend") + 1] if "--attention-backend" in argv else None
+    config = make_config(model=argv[1], attention_backend=backend, kv_cache_dtype=argv[argv.index("--kv-cache-dtype") + 1],
+                         deterministic="--enable-deterministic-inference" in argv)
+    target = Target.from_gpu(case["gpu"]).with_engine_versions({"sglang": "0.5.23"})
+    report = evaluate(config, target, alternatives=False)
+    failed = [f for f in report.findings if f.status.value == "fail"]
+    return {
+        "reject": any(f.rule.stage in ORACLE_VISIBLE for f in failed),
+        "failed": [f"{f.rule_id}[{f.rule.stage or '-'}]" for f in failed],
+        "backend": report.config.attention_backend,
+        "page_size": effective_page_size(report.config, target),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sample", type=int, default=400, help="configs drawn (seeded) from the full product")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--oracle-python", default="/tmp/sgl-oracle-venv/bin/python")
+    parser.add_argument("--oracle-script", default="/work/shared/oracle/sglang_oracle.py")
+    parser.add_argument("--cache", default="/tmp/oracle_diff_cache.jsonl")
+    parser.add_argument("--out", default="/tmp/oracle_diff.json")
+    args = parser.parse_args()
+
+    cases = list(all_cases())
+    random.Random(args.seed).shuffle(cases)
+    cases = cases[:args.sample]
+    answers = ask_oracle(cases, args)
+
+    tally, backend_tally, page_tally = Counter(), Counter(), Counter()
+    disagreements = []
+    for case in cases:
+        answer = answers.get(case_id(case))
+        if answer is None or answer["status"] == "harness_error":
+            tally["harness_error"] += 1
+            continue
+        if answer["status"] == "rejected" and "quantization" in (answer.get("error") or ""):
+            tally["out_of_scope"] += 1  # refused for its weights' quantization, not for attention
+            continue
+        mine = ours(case)
+        theirs = answer["status"] in ("rejected", "rejected_at_backend_init")
+        key = ("reject" if theirs else "accept") + "/" + ("reject" if mine["reject"] else "accept")
+        tally[key] += 1
+        if theirs != mine["reject"]:
+            disagreements.append({"gpu": case["gpu"], "argv": " ".join(a if not a.startswith("/") else
+                                                                         os.path.basename(a) for a in case["argv"]),
+                                  "oracle": answer["status"], "oracle_error": (answer.get("error") or
+                                                                              answer.get("late_error") or "")[:200],
+                                  "ours": mine["failed"]})
+        if answer["status"] == "accepted" and not mine["reject"]:
+            resolved = answer.get("resolved") or {}
+            backend_tally["same" if resolved.get("attention_backend") == mine["backend"] else "different"] += 1
+            page_tally["same" if resolved.get("page_size") == mine["page_size"] else "different"] += 1
+            if resolved.get("attention_backend") != mine["backend"] or resolved.get("page_size") != mine["page_size"]:
+                disagreements.append({"gpu": case["gpu"], "argv": " ".join(os.path.basename(a) for a in case["argv"]),
+                                      "resolved_oracle": [resolved.get("attention_backend"), resolved.get("page_size")],
+                                      "resolved_ours": [mine["backend"], mine["page_size"]]})
+    judged = sum(v for k, v in tally.items() if k not in ("harness_error", "out_of_scope"))
+    agree = tally["reject/reject"] + tally["accept/accept"]
+    summary = {
+        "configs": len(cases), "judged": judged, "harness_error": tally["harness_error"],
+        "out_of_scope_quantization": tally["out_of_scope"],
+        "accept_reject_agreement": round(agree / judged, 4) if judged else None,
+        "oracle_reject_we_reject": tally["reject/reject"], "oracle_accept_we_accept": tally["accept/accept"],
+        "oracle_reject_we_accept": tally["reject/accept"], "oracle_accept_we_reject": tally["accept/reject"],
+        "resolved_backend": dict(backend_tally), "resolved_page_size": dict(page_tally),
+    }
+    with open(args.out, "w") as handle:
+        json.dump({"summary": summary, "disagreements": disagreements}, handle, indent=1)
+    print(json.dumps(summary, indent=1))
+    print(f"{len(disagreements)} disagreements in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
