@@ -272,7 +272,11 @@ def _gates(target: Target) -> dict[str, tuple[bool, str]]:
             if installed is None:
                 state = "not installed on the target" if target.software_known else "version unknown"
                 judged = f" ({r.package} {newest})" if newest else ""
-                gates[r.id] = (True, f"{r.package} {state}: newest known behaviour{judged} applied")
+                note = f"{r.package} {state}: newest known behaviour{judged} applied"
+                if newest and not r.specifier.contains(newest, prereleases=True):
+                    gates[r.id] = (False, f"holds for {r.versions}; {note}")
+                else:
+                    gates[r.id] = (True, note)
             elif r.specifier.contains(installed, prereleases=True):
                 gates[r.id] = (True, "")
             else:

@@ -388,3 +388,33 @@ def fa4_page_size_128(cfg, target):
     given = "no --page-size (default 1)" if cfg.page_size is None else f"--page-size {cfg.page_size}"
     return warned(f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 128",
                   ["--page-size 128"])
+
+
+@rule(
+    id="fa4-sm12x-paged-kv",
+    title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
+    engine="sglang", versions="sglang<0.5.20",
+    stage="runtime",
+    prevents="Paged KV not supported on SM 12.0 in this PR",
+    source="sglang 0.5.17: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd; "
+           "sglang 0.5.13: jit_kernel/flash_attention_v4.py imports the flash-attn-4 wheel (same assert in "
+           "4.0.0b36 flash_attn/cute/interface.py)",
+    docs="""Checks `fa4` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10) for SGLang releases before its SM120 forward
+host.
+
+Up to 0.5.13 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.17 its vendored copy; both send SM12x to
+FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR") and split-KV.
+SGLang always pages its KV cache, so the first forward fails. 0.5.20 (checked) routes SM12x to
+kernels/ops/attention/fa4_sm120, which serves paged decode; releases between 0.5.17 and 0.5.20 were not
+checked, so the boundary is put at 0.5.20.""",
+    fix_title="Upgrade SGLang to 0.5.20 or newer, or use --attention-backend flashinfer/triton on SM12x",
+)
+def fa4_sm12x_paged_kv(cfg, target):
+    if not _fa4(cfg):
+        return skipped("applies to the fa4 backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 12:
+        return passed(gpu(target), "not SM12x")
+    return failed(f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}", "SGLang >= 0.5.20 for fa4 on SM12x",
+                  ["pip install 'sglang>=0.5.20'", "--attention-backend flashinfer"])

@@ -69,4 +69,9 @@ FIXTURES = {
         "fail": [{"gpu": "B200", "argv": [*LLAMA, *FA4], "expect": "warn"},
                  {"gpu": "B300", "argv": [*LLAMA, *FA4, "--page-size", "16"], "expect": "warn"}],
     },
+    "fa4-sm12x-paged-kv": {
+        "pass": [{"gpu": "H100", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]}],
+        "fail": [{"gpu": "RTX 5090", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]},
+                 {"gpu": "GB10", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.13"]}],
+    },
 }
