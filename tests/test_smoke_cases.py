@@ -84,6 +84,20 @@ def test_select_takes_kernel_and_family_names_in_registry_order():
         select(["fa5"])
 
 
+def test_plan_gives_each_kernel_its_quick_case_per_dtype_or_its_sweep():
+    from probe.smoke.runner import plan
+
+    fa4, math_kernel = registry()["fa4-paged"], registry()["sdpa-math"]
+    quick = plan([fa4, math_kernel])
+    assert quick == [(fa4, [fa4.quick]), (math_kernel, [math_kernel.quick])]
+    assert [c.dtype for c in plan([fa4], dtypes=["fp8_e4m3", "fp16"])[0][1]] == ["fp8_e4m3", "fp16"]
+    (_, cases), = plan([fa4], "full")
+    assert cases == sweep(fa4.quick, fa4.features)
+    assert all(c.page_size for c in cases) and {c.dtype for c in cases} == {"bf16", "fp16", "fp8_e4m3"}
+    (_, math_cases), = plan([math_kernel], "full", ["fp32"])
+    assert {c.dtype for c in math_cases} == {"fp32"} and not any(c.softcap for c in math_cases)
+
+
 def test_torch_sdpa_cannot_express_softcap_or_window():
     math_kernel = registry()["sdpa-math"]
     assert "softcap" in math_kernel.inexpressible(Case(softcap=30.0))
@@ -262,3 +276,39 @@ def test_report_from_dict_refuses_malformed_reports(mutate, message):
     mutate(data)
     with pytest.raises(SmokeReportError, match=message):
         SmokeReport.from_dict(data)
+
+
+# -- compile caches ----------------------------------------------------------------------------------------------
+from probe.smoke.caches import cache_environment  # noqa: E402
+
+
+def test_caches_go_under_xdg_cache_home_with_fa4s_persistent_cache_switched_on(tmp_path):
+    added, root, notes = cache_environment({"XDG_CACHE_HOME": str(tmp_path)})
+    assert root == tmp_path / "attn-preflight" and notes == []
+    assert added["FLASH_ATTENTION_CUTE_DSL_CACHE_DIR"] == str(root / "fa4")
+    assert added["FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED"] == "1"
+    assert added["CUTE_DSL_CACHE_DIR"] == str(root / "cute-dsl")
+    assert added["FLASHINFER_WORKSPACE_BASE"] == str(root / "flashinfer")
+    assert added["TRITON_CACHE_DIR"] == str(root / "triton")
+    assert all((root / sub).is_dir() for sub in ("fa4", "cute-dsl", "flashinfer", "triton"))
+
+
+def test_a_cache_variable_the_user_set_wins(tmp_path):
+    added, _, _ = cache_environment({"XDG_CACHE_HOME": str(tmp_path), "TRITON_CACHE_DIR": "/mine"})
+    assert "TRITON_CACHE_DIR" not in added and "CUTE_DSL_CACHE_DIR" in added
+
+
+def test_an_unwritable_cache_is_left_out_with_a_note_and_never_breaks_the_run(tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    environ = {**__import__("os").environ, "XDG_CACHE_HOME": str(blocker)}
+    added, _, notes = cache_environment(environ)
+    assert added == {} and len(notes) == 4 and all("cannot write" in note for note in notes)
+    from probe.smoke.kernels import registry as kernels
+    from probe.smoke.runner import Runner
+
+    math_kernel = kernels()["sdpa-math"]
+    small = Case(batch=1, seqlen_q=32, seqlen_k=32, heads_q=2, heads_kv=1, head_dim=16)
+    report = Runner(timeout=120, environ=environ).run([(math_kernel, [small])])
+    assert [r.status for r in report.results] == ["ok"]
+    assert report.machine.cache_notes == notes

@@ -111,3 +111,8 @@ def test_on_a_gpu_every_sdpa_backend_checks_out():
     result = invoke("--kernel", "sdpa", "--format", "json")
     report = SmokeReport.from_dict(json.loads(result.stdout))
     assert [r.status for r in report.results] == ["ok"] * 4, result.output
+
+
+def test_jobs_must_be_positive(capsys):
+    code, out = run_main(["smoke", "--jobs", "0"], capsys)
+    assert code == 2 and "--jobs" in out.err

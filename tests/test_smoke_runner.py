@@ -135,7 +135,10 @@ KERNELS = [
 ]
 '''
 
-TIMEOUT_S = 6.0
+# Hanging kernels run apart with a short timeout; the others get a long one, so that a slow `import torch` on
+# a loaded CI machine is never mistaken for a hang.
+HANG_TIMEOUT_S = 15.0
+HANGING = ("t-hang", "t-hang-import")
 THREE = [Case(batch=1, seqlen_q=8, seqlen_k=8, heads_q=2, heads_kv=1, head_dim=d) for d in (16, 32, 64)]
 
 
@@ -156,14 +159,16 @@ def run(tmp_path_factory):
     child_pid_file = where / "child.pid"
     environ = {**os.environ, "PYTHONPATH": str(where), "SMOKE_TEST_CHILD_PID": str(child_pid_file)}
     seen = []
-    started = time.monotonic()
-    report = Runner(timeout=TIMEOUT_S, parallel=4, progress=seen.append, environ=environ).run(jobs)
-    return {"report": report, "seen": seen, "wall": time.monotonic() - started, "child": child_pid_file,
-            "kernels": by_name, "environ": environ}
+    report = Runner(timeout=120, parallel=4, progress=seen.append, environ=environ).run(
+        [(k, cases) for k, cases in jobs if k.name not in HANGING])
+    hung = Runner(timeout=HANG_TIMEOUT_S, parallel=2, progress=seen.append, environ=environ).run(
+        [(k, cases) for k, cases in jobs if k.name in HANGING])
+    return {"report": report, "hung": hung, "seen": seen, "child": child_pid_file, "kernels": by_name,
+            "environ": environ}
 
 
 def results(run, name):
-    return [r for r in run["report"].results if r.kernel == name]
+    return [r for r in run["report"].results + run["hung"].results if r.kernel == name]
 
 
 def only(run, name):
@@ -204,7 +209,7 @@ def test_segfault_is_crashed_with_signal_and_spares_the_kernels_other_cases(run)
 def test_hang_times_out_and_its_process_group_is_killed(run):
     r = only(run, "t-hang")
     assert r.status == "timeout" and r.failed
-    assert f"no result within {TIMEOUT_S:g} s" in r.message
+    assert f"no result within {HANG_TIMEOUT_S:g} s" in r.message
     child = int(run["child"].read_text())
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and _alive(child):
@@ -270,12 +275,13 @@ def test_hang_while_importing_is_one_timeout_and_the_rest_not_run(run):
 
 
 def test_every_result_was_reported_as_progress_once(run):
-    assert sorted(id(r) for r in run["seen"]) == sorted(id(r) for r in run["report"].results)
+    everything = run["report"].results + run["hung"].results
+    assert sorted(id(r) for r in run["seen"]) == sorted(id(r) for r in everything)
 
 
 def test_results_keep_job_and_case_order(run):
     names = [r.kernel for r in run["report"].results]
-    assert names == sorted(names, key=list(run["kernels"]).index)
+    assert names == sorted(names, key=list(run["kernels"]).index)  # though kernels ran 4 at once
     assert [r.case.head_dim for r in results(run, "t-segv")] == [16, 32, 64]
 
 
@@ -283,8 +289,10 @@ def test_failures_are_counted_and_skips_never_count_as_ok(run):
     report = run["report"]
     counts = report.counts()
     assert counts["ok"] == sum(1 for r in report.results if r.status == "ok")
-    assert {r.kernel for r in report.failed} == {"t-wrong", "t-nan", "t-segv", "t-hang", "t-import", "t-sticky",
-                                                 "t-error", "t-exit", "t-hang-import"}
+    assert counts["skipped"] == 3  # t-refuse, and t-exit's two cases that never ran: none counted as ok
+    assert {r.kernel for r in report.failed} == {"t-wrong", "t-nan", "t-segv", "t-import", "t-sticky", "t-error",
+                                                 "t-exit"}
+    assert {r.kernel for r in run["hung"].failed} == set(HANGING)
 
 
 def test_reproduce_command_runs_the_case_alone(run):

@@ -24,12 +24,14 @@ def _decode(case: Case, device: str):
 
     from probe.smoke.reference import paged_call
 
+    planned = []  # the scheduler metadata, planned by the first call and reused, as a serving engine does
+
     def call(q, paged):
-        if not hasattr(call, "metadata"):  # planned once, outside the timed calls after the first
-            call.metadata = get_mla_metadata(paged.seqlens, case.seqlen_q * case.heads_q // case.heads_kv,
-                                             case.heads_kv)
-        return flash_mla_with_kvcache(q, paged.k_cache, paged.page_table, paged.seqlens, case.dim_v,
-                                      *call.metadata, causal=case.causal)
+        if not planned:
+            planned.extend(get_mla_metadata(paged.seqlens, case.seqlen_q * case.heads_q // case.heads_kv,
+                                            case.heads_kv))
+        return flash_mla_with_kvcache(q, paged.k_cache, paged.page_table, paged.seqlens, case.dim_v, *planned,
+                                      causal=case.causal)
 
     return paged_call(case, device, call, v_from_k=True)
 
