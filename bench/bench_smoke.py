@@ -57,11 +57,10 @@ def smoke(args, env: dict, json_path: str, log_path: str) -> tuple[float, int]:
 
 
 def import_seconds(module: str, env: dict) -> float:
-    command = [sys.executable, "-c", f"import {module}"]
-    subprocess.run(command, env=env, capture_output=True)  # .pyc files and page cache, as smoke's warm run had
+    """One warm import (smoke's runs already wrote the .pyc files and filled the page cache); inf if it fails."""
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True)
-    return time.perf_counter() - start if done.returncode == 0 else float("nan")
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True)
+    return time.perf_counter() - start if done.returncode == 0 else float("inf")
 
 
 def verdict(ok: bool) -> str:
@@ -108,7 +107,7 @@ def main() -> None:
         ran = [r for r in cold_report["results"] if r["first_call_s"] is not None]
         modules = sorted({LIBRARY_IMPORTS.get(r["library"], "torch") for r in ran} | {"torch"})
         floors = {module: import_seconds(module, env) for module in modules}
-        slowest = max(floors, key=lambda m: floors[m] if floors[m] == floors[m] else -1)
+        slowest = max((m for m in floors if floors[m] != float("inf")), key=floors.get)
         print("imports (warm, one run): " + ", ".join(f"{m} {t:.1f} s" for m, t in sorted(floors.items(), key=lambda kv: -kv[1])))
         print(f"warm smoke / slowest import ({slowest}): {warm / floors[slowest]:.1f}x")
 
