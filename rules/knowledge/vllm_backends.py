@@ -707,7 +707,7 @@ def combination_reason(backend: VllmBackend, q: VllmQuery) -> Optional[str]:
 def validate(backend: VllmBackend, q: VllmQuery) -> list[str]:
     """AttentionBackend.validate_configuration: every reason, in vLLM's order (modelled backends only)."""
     reasons = []
-    if not backend.head_sizes.accepts(q.head_size, q.cc):
+    if q.head_size is not None and not backend.head_sizes.accepts(q.head_size, q.cc):  # None: no model given
         reasons.append(R_HEAD_SIZE)
     if q.dtype not in backend.dtypes:
         reasons.append(R_DTYPE)
