@@ -87,12 +87,16 @@ def _int(value: Any) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _str(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
+
 def features_from_config(config: dict[str, Any], name: str, source: str) -> ModelFeatures:
     """ModelFeatures from a parsed config.json (multimodal configs: attention lives in `text_config`)."""
     if not isinstance(config, dict):
         raise RulesInputError(f"{source}: config.json must be a JSON object")
     architectures = config.get("architectures") or []
-    architecture = architectures[0] if isinstance(architectures, list) and architectures else None
+    architecture = _str(architectures[0]) if isinstance(architectures, list) and architectures else None
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     # Some multimodal configs keep the dtype only at the top level.
     dtype = text.get("torch_dtype") or text.get("dtype") or config.get("torch_dtype") or config.get("dtype")
@@ -113,7 +117,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
             head_dim = hidden // heads
         v_head_dim = _int(text.get("v_head_dim")) or head_dim
 
-    layer_types = text.get("layer_types") or []
+    layer_types = text.get("layer_types") if isinstance(text.get("layer_types"), list) else []
     sliding_layers = any(isinstance(t, str) and "sliding" in t for t in layer_types)
     sliding_window = _int(text.get("sliding_window"))
     if text.get("use_sliding_window") is False and not sliding_layers:
@@ -148,7 +152,8 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
     if head_dim and v_head_dim and head_dim != v_head_dim and not mla:
         features.add("asymmetric_kv")
     return ModelFeatures(
-        name=name, source=source, architecture=architecture, model_type=text.get("model_type") or config.get("model_type"),
+        name=name, source=source, architecture=architecture,
+        model_type=_str(text.get("model_type")) or _str(config.get("model_type")),
         dtype=dtype if isinstance(dtype, str) else None, num_attention_heads=heads, num_key_value_heads=kv_heads,
         head_dim=head_dim, v_head_dim=v_head_dim, mla=mla, kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope,
         sliding_window=sliding_window, sliding_window_layers=sliding, attention_sinks=sinks, softcap=softcap,
