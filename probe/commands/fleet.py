@@ -79,7 +79,8 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
         facts, why = read_report(path)
         if facts is None:
             skipped.append((path, why))
-            click.echo(f"attn-preflight: skipped {path}: {why}", err=True)
+            # one line per report, even for a file name with a newline or carriage return in it
+            click.echo(" ".join(f"attn-preflight: skipped {path}: {why}".split()), err=True)
         else:
             nodes.append(Node(source=path, facts=facts))
     fleet = merge(nodes, skipped, len(paths), cfg, strict=strict)
