@@ -90,6 +90,7 @@ class Runner:
         self.environ = dict(os.environ if environ is None else environ)
         self._live: set[subprocess.Popen] = set()
         self._lock = threading.Lock()
+        self._stopped = False  # set by abort(): no worker may start after it
         self._hello: Optional[dict] = None
 
     # -- the run -------------------------------------------------------------------------------------------
@@ -156,8 +157,9 @@ class Runner:
         )
 
     def abort(self) -> None:
-        """Kills every worker still running (Ctrl-C)."""
+        """Kills every worker still running, and keeps new ones from starting (Ctrl-C, SIGTERM)."""
         with self._lock:
+            self._stopped = True
             for process in list(self._live):
                 _kill_group(process)
 
@@ -247,11 +249,13 @@ class Runner:
     def _spawn(self, kernel: Kernel, cases: list[Case], env: dict) -> _Worker:
         command = [sys.executable, "-m", "probe.smoke.worker", kernel_module(kernel), kernel.name,
                    json.dumps([case.to_dict() for case in cases])]
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env=env, start_new_session=True)
-        worker = _Worker(process, queue.Queue())
         with self._lock:
+            if self._stopped:
+                raise _Stopped()
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env=env, start_new_session=True)
             self._live.add(process)
+        worker = _Worker(process, queue.Queue())
         worker.readers = [threading.Thread(target=_read_events, args=(process.stdout, worker.events), daemon=True),
                           threading.Thread(target=_read_tail, args=(process.stderr, worker.stderr), daemon=True)]
         for reader in worker.readers:
@@ -269,6 +273,10 @@ class Runner:
         with self._lock:
             self._live.discard(worker.process)
         return returncode
+
+
+class _Stopped(Exception):
+    """The run was aborted: a kernel's thread ends instead of starting another worker."""
 
 
 class _TerminateAsExit:
