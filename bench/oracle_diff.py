@@ -3,7 +3,8 @@
 The oracle (/work/shared/oracle, a yardstick, never a dependency) runs sglang 0.5.23's resolution and
 attention-backend factory on a simulated GPU and says accepted / rejected. It cannot see failures that
 happen later (pool allocation, the first forward), so a config is counted as "rejected by us" only when a
-failing rule's stage is one the oracle sees: parse, startup or init (rules without a stage count as seen).
+failing rule's stage is one the oracle sees: parse, startup or init. Rules that state no stage are counted
+both ways: as seen (`accept_reject_agreement`) and as unseen (`agreement_stage_rules_only`).
 Also compared, for configs both sides accept: the attention backend and page size SGLang settles on
 against rules.resolve.
 
@@ -33,7 +34,7 @@ GPUS = [("A100", "8.0"), ("L40S", "8.9"), ("H100", "9.0"), ("B200", "10.0"), ("B
 MODELS = ["Llama-3.1-8B-Instruct", "DeepSeek-V3", "gemma-2-9b", "gpt-oss-20b", "Qwen3-8B", "Llama-4-Scout-17B-16E-Instruct"]
 BACKENDS = [None, "fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "trtllm_mla", "flashmla", "cutedsl_mla"]
 KV_DTYPES = ["auto", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"]
-ORACLE_VISIBLE = {"parse", "startup", "init", ""}
+ORACLE_VISIBLE = {"parse", "startup", "init"}
 
 
 def all_cases():
@@ -86,7 +87,8 @@ def ours(case):
     report = evaluate(config, target, alternatives=False)
     failed = [f for f in report.findings if f.status.value == "fail"]
     return {
-        "reject": any(f.rule.stage in ORACLE_VISIBLE for f in failed),
+        "reject": any(f.rule.stage in ORACLE_VISIBLE or not f.rule.stage for f in failed),
+        "reject_staged": any(f.rule.stage in ORACLE_VISIBLE for f in failed),
         "failed": [f"{f.rule_id}[{f.rule.stage or '-'}]" for f in failed],
         "backend": report.config.attention_backend,
         "page_size": effective_page_size(report.config, target),
@@ -123,6 +125,7 @@ def main() -> None:
         theirs = answer["status"] in ("rejected", "rejected_at_backend_init")
         key = ("reject" if theirs else "accept") + "/" + ("reject" if mine["reject"] else "accept")
         tally[key] += 1
+        tally["staged_agree"] += theirs == mine["reject_staged"]
         if theirs != mine["reject"]:
             disagreements.append({"gpu": case["gpu"], "argv": " ".join(a if not a.startswith("/") else
                                                                          os.path.basename(a) for a in case["argv"]),
@@ -137,12 +140,13 @@ def main() -> None:
                 disagreements.append({"gpu": case["gpu"], "argv": " ".join(os.path.basename(a) for a in case["argv"]),
                                       "resolved_oracle": [resolved.get("attention_backend"), resolved.get("page_size")],
                                       "resolved_ours": [mine["backend"], mine["page_size"]]})
-    judged = sum(v for k, v in tally.items() if k not in ("harness_error", "out_of_scope"))
+    judged = sum(v for k, v in tally.items() if k not in ("harness_error", "out_of_scope", "staged_agree"))
     agree = tally["reject/reject"] + tally["accept/accept"]
     summary = {
         "configs": len(cases), "judged": judged, "harness_error": tally["harness_error"],
         "out_of_scope_quantization": tally["out_of_scope"],
         "accept_reject_agreement": round(agree / judged, 4) if judged else None,
+        "agreement_stage_rules_only": round(tally["staged_agree"] / judged, 4) if judged else None,
         "oracle_reject_we_reject": tally["reject/reject"], "oracle_accept_we_accept": tally["accept/accept"],
         "oracle_reject_we_accept": tally["reject/accept"], "oracle_accept_we_reject": tally["accept/reject"],
         "resolved_backend": dict(backend_tally), "resolved_page_size": dict(page_tally),

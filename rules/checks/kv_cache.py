@@ -79,17 +79,19 @@ def kv_mxfp8_q_scales(cfg, target):
 
 @rule(
     id="kv-mxfp8-arch",
-    title="An MXFP8 KV cache needs a Blackwell GPU (SM100/SM12x)",
+    title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
     engine="sglang", versions=SGLANG_NEWEST,
     stage="startup",
     prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
              "the FA4 MXFP8 attention path.",
-    source=f"{KV_HOOK}, handle_mxfp8_kv_cache_compatibility",
+    source=f"{KV_HOOK}, handle_mxfp8_kv_cache_compatibility; sglang: python/sglang/srt/utils/common.py, "
+           "is_blackwell_supported (majors 10, 11, 12; torch CUDA >= 12.8)",
     docs="""Checks that `--kv-cache-dtype mxfp8` runs on a GPU SGLang counts as Blackwell (is_blackwell: major
-10 or 12, torch CUDA >= 12.8).
+10, 11 or 12 in sglang 0.5.23, torch CUDA >= 12.8).
 
-Refused at start-up elsewhere, including Jetson Thor (SM110), which is_blackwell does not count although
-FA4's SM100 kernel family runs there. SM12x passes this gate but not the kernel (rule kv-mxfp8-sm12x).""",
+Refused at start-up on Hopper and older. Older notes say is_blackwell is majors 10 and 12 only; the 0.5.23
+probe includes Jetson Thor (11), and SGLang's own resolution accepts mxfp8 there (checked with the oracle).
+Passing this gate is not enough: only SM100/SM103 have the kernel (rule kv-mxfp8-kernel-arch).""",
     fix_title="Use --kv-cache-dtype fp8_e4m3 (or auto) on this GPU",
 )
 def kv_mxfp8_arch(cfg, target):
@@ -97,34 +99,36 @@ def kv_mxfp8_arch(cfg, target):
         return skipped("applies to --kv-cache-dtype mxfp8")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (10, 12):
-        return passed(gpu(target), "SM100 or SM12x")
-    return failed(f"--kv-cache-dtype mxfp8 on {gpu(target)}", "a Blackwell GPU (SM100/SM103/SM12x)",
+    if target.major in (10, 11, 12):
+        return passed(gpu(target), "SM10x, SM11x or SM12x")
+    return failed(f"--kv-cache-dtype mxfp8 on {gpu(target)}", "a Blackwell-family GPU (SM10x/SM11x/SM12x)",
                   ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"])
 
 
 @rule(
-    id="kv-mxfp8-sm12x",
-    title="MXFP8 passes SGLang's gate on SM12x but FA4 has no SM12x block-scaled kernel",
+    id="kv-mxfp8-kernel-arch",
+    title="MXFP8 passes SGLang's gate on SM110/SM12x, but FA4's block-scaled kernel is SM100-only",
     engine="sglang", versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
-           "(sfq/sfk/sfv reach only FlashAttentionForwardSm100); kernels/ops/attention/fa4_sm120 (no FP8 path)",
-    docs="""Checks `--kv-cache-dtype mxfp8` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10).
+           "(FP8 V asserts arch // 10 == 10; sfq/sfk/sfv reach only FlashAttentionForwardSm100); "
+           "kernels/ops/attention/fa4_sm120 (no FP8 path)",
+    docs="""Checks `--kv-cache-dtype mxfp8` on the Blackwell-family GPUs that pass SGLang's start-up gate but
+not FA4's kernel: Jetson Thor (SM110) and SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10).
 
-SGLang's start-up gate admits every is_blackwell GPU, SM12x included, but FA4 threads the block-scale
-tensors only into its SM100 kernel, and FP8 V makes the interface assert `arch // 10 == 10` first. The
-server starts and the first forward fails. Derived from the 0.5.23 code, not seen on an SM12x GPU.""",
-    fix_title="Use --kv-cache-dtype fp8_e4m3 or auto on SM12x",
+The MXFP8 cache hands FA4 FP8 V tensors, and FA4 asserts `arch // 10 == 10` for FP8 before it picks a
+kernel; the block-scale tensors are only threaded into the SM100 kernel anyway. The server starts and the
+first forward fails. Derived from the 0.5.23 code, not seen on an SM110 or SM12x GPU.""",
+    fix_title="Use --kv-cache-dtype fp8_e4m3 or auto on SM110/SM12x",
 )
-def kv_mxfp8_sm12x(cfg, target):
-    if not _mxfp8(cfg) or target.major not in (10, 12):
-        return skipped("applies to --kv-cache-dtype mxfp8 on the GPUs SGLang's gate admits (SM10x, SM12x)")
+def kv_mxfp8_kernel_arch(cfg, target):
+    if not _mxfp8(cfg) or target.major not in (10, 11, 12):
+        return skipped("applies to --kv-cache-dtype mxfp8 on the GPUs SGLang's gate admits (SM10x-SM12x)")
     if target.major == 10:
         return passed(gpu(target), "SM100/SM103 for FA4's block-scaled path")
     return failed(f"--kv-cache-dtype mxfp8 on {gpu(target)}", "SM100/SM103 for FA4's block-scaled path",
-                  ["--kv-cache-dtype auto", "--kv-cache-dtype nvfp4"])
+                  ["--kv-cache-dtype auto", "--kv-cache-dtype fp8_e4m3"])
 
 
 @rule(

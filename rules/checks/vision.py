@@ -16,10 +16,9 @@ VISION = "sglang: python/sglang/srt/layers/attention/vision.py, VisionAttention.
     source=VISION,
     docs="""Checks that `--mm-attention-backend fa3` is not used on a Blackwell GPU.
 
-VisionAttention raises when the vision tower is built on an is_blackwell GPU (SM100/SM103, SM120/SM121).
-Jetson Thor (SM110) is not is_blackwell, so the check lets it through, but FA3 has no SM110 kernels and
-the first vision forward fails there instead. SGLang's own default is fa3 on SM90, fa4 on SM10x and
-triton_attn elsewhere, so this only bites when fa3 is named.""",
+VisionAttention raises when the vision tower is built on an is_blackwell GPU: majors 10, 11 and 12 in
+sglang 0.5.23 (utils/common.py is_blackwell_supported; older notes list 10 and 12 only). SGLang's own default
+is fa3 on SM90, fa4 on SM10x and triton_attn elsewhere, so this only bites when fa3 is named.""",
     fix_title="Use --mm-attention-backend fa4 on SM100, triton_attn or sdpa elsewhere",
 )
 def vision_fa3_blackwell(cfg, target):
@@ -29,5 +28,5 @@ def vision_fa3_blackwell(cfg, target):
         return unknown("compute capability unknown")
     if target.major in (8, 9):
         return passed(gpu(target), "SM8x/SM90 for the fa3 vision backend")
-    fix = ["--mm-attention-backend fa4"] if target.major == 10 else ["--mm-attention-backend triton_attn"]
+    fix = ["--mm-attention-backend fa4"] if target.major in (10, 11) else ["--mm-attention-backend triton_attn"]
     return failed(f"--mm-attention-backend fa3 on {gpu(target)}", "a non-Blackwell GPU (SM8x/SM90)", fix)

@@ -22,13 +22,15 @@ FIXTURES = {
         "fail": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "fa4", *MXFP8]}],
     },
     "kv-mxfp8-arch": {
-        "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
-        "fail": [{"gpu": "H100", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+        "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
                  {"gpu": "Jetson Thor", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
+        "fail": [{"gpu": "H100", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+                 {"gpu": "A100", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
     },
-    "kv-mxfp8-sm12x": {
+    "kv-mxfp8-kernel-arch": {
         "pass": [{"gpu": "B300", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
-        "fail": [{"gpu": "RTX 5090", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
+        "fail": [{"gpu": "RTX 5090", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+                 {"gpu": "Jetson Thor", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
     },
     "kv-mxfp8-page-size": {
         "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
