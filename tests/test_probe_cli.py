@@ -13,7 +13,11 @@ from click.testing import CliRunner
 
 from probe.cli import cli, main
 from probe.facts import SCHEMA_VERSION, Facts
-from probe_fakes import HANG, SEGFAULT, UNDEFINED_SYMBOL, make_cutlass_dsl, make_dist
+from probe.libraries import CATALOGUE
+from probe_fakes import (
+    HANG, NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_UNKNOWN, SEGFAULT, UNDEFINED_SYMBOL, NVMLError, fake_pynvml, h200,
+    make_cutlass_dsl, make_dist,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -142,3 +146,19 @@ def test_torch_missing_is_reported_and_the_report_completes(tmp_path):
     table = subprocess.run([sys.executable, "-S", "-m", "probe", "probe"], capture_output=True, text=True,
                            env=env, timeout=120, cwd=tmp_path)
     assert table.returncode == 0 and "Not installed: torch is not installed for" in table.stdout
+
+
+@pytest.mark.parametrize("nvml, expected", [
+    (lambda: fake_pynvml([], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")),
+     lambda gpus: gpus.devices == [] and gpus.error.startswith("NVML library not found")),
+    (lambda: fake_pynvml([h200(0)], init_error=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")),
+     lambda gpus: gpus.devices == [] and gpus.error == "NVML initialisation failed: Unknown Error (NVML error 999)"),
+    (lambda: fake_pynvml([h200(0), h200(1, cc=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")), h200(2)]),
+     lambda gpus: [d.error for d in gpus.devices] == [None, "compute capability: Unknown Error (NVML error 999)", None]),
+], ids=["library-missing", "init-error", "one-gpu-query-raising"])
+def test_nvml_failures_leave_a_complete_report_and_exit_0(nvml, expected, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", nvml())
+    facts = Facts.from_dict(json.loads(invoke("--format", "json", "--no-imports")))
+    assert expected(facts.gpus)
+    assert facts.host.python_version and len(facts.libraries) == len(CATALOGUE)  # the rest of the report stands
+    assert "Environment" in invoke("--no-imports")
