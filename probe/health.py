@@ -27,10 +27,10 @@ from typing import Optional
 
 from probe import __version__
 from probe.environ import is_relevant, redact
-from probe.libraries import label
 from probe.facts import (
     HEALTH_CRASHED, HEALTH_ERROR, HEALTH_OK, HEALTH_TIMEOUT, Facts, ImportHealth, LibraryFacts,
 )
+from probe.libraries import label
 
 MAX_ERROR_CHARS = 2000
 POLL_S = 0.01
@@ -385,7 +385,9 @@ def _prune(directory: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- diagnosis
 
-_TORCH_SYMBOL = re.compile(r"^_ZN?K?\d*(c10|at|torch|caffe2)\d|^_ZN(K)?3c10|^_ZN(K)?2at|^_ZN(K)?5torch")
+# Itanium-mangled names in torch's namespaces: functions (_ZN3c10...), const methods (_ZNK2at...),
+# typeinfo / vtables (_ZTIN5torch...).
+_TORCH_SYMBOL = re.compile(r"^_Z(?:T[ISV])?N?K?(?:3c10|2at|5torch|6caffe2)")
 _CUDA_LIBRARY = re.compile(
     r"^lib(cudart|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc|cudnn\w*|nccl|nvJitLink|cupti|nvToolsExt)"
     r"\.so\.(\d+)"
