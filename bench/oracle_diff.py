@@ -11,6 +11,13 @@ against rules.resolve.
     ../shared/oracle/setup.sh                               # once: builds /tmp/sgl-oracle-venv
     python bench/oracle_diff.py [--sample 400] [--jobs 2] [--out /tmp/oracle_diff.json]
 
+    python bench/oracle_diff.py --fixtures                  # the rules' own pass/fail fixtures instead
+
+With --fixtures, every pass/fail case (tests/rule_fixtures) of a rule whose stage the oracle sees is sent as
+the equivalent launch line: a fail case must be rejected with the rule's upstream message, a pass case must
+not be rejected with it. Presets are written out as model directories; cases that need --feature (which
+has no SGLang flag) or a facts file are left out.
+
 Oracle answers are cached by config in --cache, so a rerun only asks for new configs.
 """
 from __future__ import annotations
@@ -95,6 +102,109 @@ def ours(case):
     }
 
 
+_FLAG_SPELLING = {"--backend": "--attention-backend", "--deterministic": "--enable-deterministic-inference",
+                  "--tp": "--tp-size", "--model": "--model-path"}
+
+
+def _model_dir(spec: str, workdir: str) -> str:
+    """A directory with config.json for a fixture's --model (presets are written out)."""
+    from rules.models import _preset_key, presets
+
+    if os.path.exists(spec):
+        return os.path.abspath(spec if os.path.isdir(spec) else os.path.dirname(spec))
+    key = _preset_key(spec)
+    path = os.path.join(workdir, key)
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "config.json"), "w") as handle:
+        json.dump(presets()[key]["config"], handle)
+    return path
+
+
+def fixture_cases(workdir: str):
+    """(rule, bucket, oracle case) for every fixture the oracle can judge."""
+    from rules.engine import get_rule
+    from rules.knowledge.gpus import lookup, parse_compute_capability
+    from tests.rule_fixtures import all_fixtures
+
+    for rule_id, buckets in sorted(all_fixtures().items()):
+        r = get_rule(rule_id)
+        if r is None or r.engine != "sglang" or r.stage not in ORACLE_VISIBLE:
+            continue
+        for bucket in ("pass", "fail"):
+            for case in buckets.get(bucket, []):
+                if "gpu" not in case or "--feature" in case.get("argv", []) or case.get("engine_version", ["sglang==0.5.23"]) != ["sglang==0.5.23"]:
+                    continue
+                profile = lookup(case["gpu"])
+                cc = profile.cc if profile else parse_compute_capability(case["gpu"])
+                tokens = list(case.get("argv", []))
+                command = list(case.get("command", []))
+                if "--" in tokens:  # a pasted command given inline in argv
+                    command, tokens = tokens[tokens.index("--") + 1:], tokens[:tokens.index("--")]
+                if command:
+                    start = next(i for i, t in enumerate(command) if t in ("sglang.launch_server", "serve")) + 1
+                    if command[start - 1] == "serve" and command[start:] and not command[start].startswith("-"):
+                        command[start:start + 1] = ["--model-path", command[start]]
+                    tokens = command[start:] + tokens
+                argv, i = [], 0
+                while i < len(tokens):
+                    flag = _FLAG_SPELLING.get(tokens[i], tokens[i])
+                    if flag == "--model-path":
+                        argv += [flag, _model_dir(tokens[i + 1], workdir)]
+                        i += 2
+                        continue
+                    argv.append(flag)
+                    i += 1
+                if "--model-path" not in argv:
+                    argv += ["--model-path", _model_dir("llama-3.1-8b", workdir)]
+                yield r, bucket, case, {"gpu": case["gpu"], "cc": f"{cc[0]}.{cc[1]}", "argv": argv}
+
+
+def _finding_message(rule_id: str, case: dict) -> str:
+    from tests.rule_fixtures import run_case
+
+    report = run_case(case)
+    return next(f.message for f in report.findings if f.rule_id == rule_id)
+
+
+def fixtures_main(args) -> None:
+    import tempfile
+
+    workdir = tempfile.mkdtemp(prefix="oracle-models-")
+    items = list(fixture_cases(workdir))
+    answers = ask_oracle([c for *_, c in items], args)
+    tally, mismatches = Counter(), []
+    for r, bucket, case, oracle_case in items:
+        answer = answers.get(case_id(oracle_case))
+        if answer is None or answer["status"] == "harness_error":
+            tally["harness_error"] += 1
+            continue
+        text = (answer.get("error") or "") + " " + (answer.get("late_error") or "")
+        message = r.prevents.split("{", 1)[0].strip()
+        ours = _finding_message(r.id, case)
+        first = text.strip().split(". ")[0].split(": ", 1)[-1][:60]
+        names_rule = bool(message and message in text) or bool(first and first in ours)
+        expect = case.get("expect", bucket)
+        if bucket == "fail" and expect == "fail":
+            ok = answer["status"] != "accepted"
+            tally["fail_same_message"] += ok and names_rule
+        elif bucket == "fail":  # a warning: SGLang accepts and rewrites
+            ok = answer["status"] == "accepted"
+        else:
+            ok = not names_rule
+        tally[f"{bucket}_{'agree' if ok else 'disagree'}"] += 1
+        if not ok or (bucket == "fail" and expect == "fail" and not names_rule):
+            mismatches.append({"rule": r.id, "bucket": bucket, "agree": ok, "case": case, "oracle": answer["status"],
+                               "oracle_error": text.strip()[:240]})
+    summary = dict(tally)
+    agree = tally["pass_agree"] + tally["fail_agree"]
+    summary["cases"] = len(items)
+    summary["agreement"] = round(agree / max(1, agree + tally["pass_disagree"] + tally["fail_disagree"]), 4)
+    with open(args.out, "w") as handle:
+        json.dump({"summary": summary, "mismatches": mismatches}, handle, indent=1)
+    print(json.dumps(summary, indent=1))
+    print(f"{len(mismatches)} cases to read (disagreements, or a rejection for another reason) in {args.out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=400, help="configs drawn (seeded) from the full product")
@@ -104,7 +214,11 @@ def main() -> None:
     parser.add_argument("--oracle-script", default="/work/shared/oracle/sglang_oracle.py")
     parser.add_argument("--cache", default="/tmp/oracle_diff_cache.jsonl")
     parser.add_argument("--out", default="/tmp/oracle_diff.json")
+    parser.add_argument("--fixtures", action="store_true", help="judge the rules' own fixtures instead")
     args = parser.parse_args()
+    if args.fixtures:
+        fixtures_main(args)
+        return
 
     cases = list(all_cases())
     random.Random(args.seed).shuffle(cases)

@@ -37,6 +37,7 @@ FIXTURES = {
     "hpc-ops-model": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]}],
         "fail": [{"gpu": "H100", "argv": ["--model", "deepseek-v3", "--attention-backend", "hpc_ops"]},
+                 {"gpu": "H100", "argv": ["--model", "llama-3.2-11b-vision", "--attention-backend", "hpc_ops"]},
                  {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--speculative-algorithm",
                                           "EAGLE"]}],
     },
