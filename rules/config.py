@@ -15,6 +15,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from probe.environ import redact
 from rules.errors import RulesInputError
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import vllm_backends
@@ -105,7 +106,7 @@ class Config:
             "speculative_algorithm": self.speculative_algorithm,
             "speculative_eagle_topk": self.speculative_eagle_topk, "tp_size": self.tp_size, "dtype": self.dtype,
             "model": self.model.to_dict() if self.model else None, "features": sorted(self.features),
-            "env": dict(sorted(self.env.items())), "flags": dict(sorted(self.flags.items())),
+            "env": {k: redact(k, v) for k, v in sorted(self.env.items())}, "flags": dict(sorted(self.flags.items())),
             "ignored": list(self.ignored), "origin": self.origin,
         }
 
