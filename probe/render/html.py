@@ -14,6 +14,7 @@ from string import Template
 from typing import Iterable, Optional
 
 from probe import __version__
+from probe.environ import redact
 from probe.facts import (HEALTH_CRASHED, HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED,
                          HEALTH_TIMEOUT, Facts, LibraryFacts)
 
@@ -289,7 +290,8 @@ def _machine(facts: Facts) -> str:
     ]
     machine = [("host", host.hostname), ("OS", host.os), ("CPU", host.cpu_arch), ("Python", host.python_version),
                ("executable", host.python_executable), ("virtualenv", host.virtualenv)]
-    env = (_kv_table(sorted(facts.environment.items()), "kv env") if facts.environment
+    # masked again: a report from elsewhere (edited by hand, another tool) may carry unmasked secrets
+    env = (_kv_table(sorted((k, redact(k, v)) for k, v in facts.environment.items()), "kv env") if facts.environment
            else '<p class="muted">No variable that changes backend selection is set.</p>')
     return (f'<section id="machine"><h2>Machine</h2><div class="scroll">{gpus}</div>'
             f'<div class="two"><div><h3>Software</h3>{_kv_table(software)}</div>'
