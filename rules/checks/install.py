@@ -32,7 +32,7 @@ def _state(target, key: str) -> tuple[Optional[bool], str]:
         return True, f"{version.strip() or 'installed'}, imports"
     if status in UNCHECKED or not target.facts.imports_checked:
         return None, f"installed{version}, import not checked"
-    detail = library.health.error or library.health.diagnosis or ""
+    detail = "; ".join(part for part in (library.health.error, library.health.diagnosis) if part)
     return False, f"installed{version} but its import {status}" + (f" ({detail})" if detail else "")
 
 
