@@ -15,7 +15,11 @@ Statuses: pass, warn, fail, skip (does not apply / cannot be judged on this targ
 needed fact is missing). Verdict: fail if any fail; warn if any warn or unknown, or nothing could be
 judged; pass otherwise. Skip and unknown never count as pass.
 
-`evaluate(config, target)` returns a Report; rules of another engine are not run. Each rule states the
+Optional `stage=` says when the engine would hit the problem (STAGES: parse, startup, init, load, runtime);
+`explain` shows it and bench/oracle_diff.py uses it (the oracle only sees parse/startup/init).
+
+`evaluate(config, target)` returns a Report; rules of another engine are not run. Rules see the config as
+the engine resolves it (rules.resolve: default backend, silent rewrites in Config.rewrites). Each rule states the
 versions it holds for (`versions="sglang>=0.5.20"`, or the kernel library's, `"flash-attn-4>=4.0.0b10"`):
 outside them it is skipped; when the target's version is unknown, the newest known behaviour applies and
 the finding says so.

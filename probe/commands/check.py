@@ -27,6 +27,12 @@ def input_error(err: RulesInputError) -> InputError:
     return InputError(err.message)
 
 
+def _preset_names() -> str:
+    from rules.models import presets
+
+    return ", ".join(presets())
+
+
 def config_options(func):
     """The config flags, in SGLang's spelling, shared by `check`, `matrix` and `fleet`."""
     options = [
@@ -47,7 +53,7 @@ def config_options(func):
         click.option("--tp-size", "--tp", "tp_size", type=int, metavar="N", help="Tensor-parallel size."),
         click.option("--dtype", metavar="DTYPE", help="Model dtype (auto, bfloat16, float16, ...)."),
         click.option("--model", metavar="DIR|CONFIG|PRESET",
-                     help="Local HF model directory, its config.json, or a preset name (see `attn-preflight rules`)."),
+                     help="Local HF model directory, its config.json, or a preset: " + _preset_names() + "."),
         click.option("--feature", "features", multiple=True, metavar="NAME",
                      help="Model feature config.json cannot say (repeatable): score_mod, rel_bias, sinks, softcap, "
                           "sliding_window, mla, cross_attention, chunked_local, asymmetric_kv."),
