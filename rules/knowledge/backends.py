@@ -24,7 +24,7 @@ class BackendInfo:
     title: str
     engine: str = "sglang"
     platform: str = "cuda"  # cuda | rocm | npu | xpu | cpu | musa | any
-    archs: Optional[frozenset[int]] = None  # compute-capability majors it runs on; None = any CUDA GPU
+    archs: Optional[frozenset[int]] = None  # majors SGLang admits it on (its start-up gate); None = not restricted
     mha: bool = True
     mla: bool = True
     kv_dtypes: Optional[frozenset[str]] = None  # accepted --kv-cache-dtype values; None = not restricted
@@ -67,9 +67,10 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {b.name: b for b in (
                 page_sizes=(16, 32, 64, 128), features=frozenset({"sinks", "sliding_window", "softcap"}),
                 source="sglang: python/sglang/srt/arg_groups/attention_hook.py, "
                        "handle_attention_backend_compatibility; attention_registry.create_trtllm_mha_backend"),
-    BackendInfo("trtllm_mla", "TensorRT-LLM MLA (FlashInfer trtllm-gen)", archs=_arch(10, 12), mha=False,
+    BackendInfo("trtllm_mla", "TensorRT-LLM MLA (FlashInfer trtllm-gen)", archs=_arch(10, 11, 12), mha=False,
                 kv_dtypes=frozenset({"fp8_e4m3", "bf16", "auto"}), page_sizes=(32, 64),
-                source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; attention_registry.create_trtllm_mla_backend"),
+                source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (is_blackwell: majors 10, 11, 12 in utils/common.py); "
+                       "attention_registry.create_trtllm_mla_backend"),
     BackendInfo("cutedsl_mla", "CuTe DSL MLA (decode)", archs=_arch(10), mha=False,
                 kv_dtypes=frozenset({"fp8_e4m3", "bf16", "bfloat16", "auto"}), page_sizes=(32, 64),
                 source=f"{OVERRIDES}; attention_registry.create_cutedsl_mla_backend"),
