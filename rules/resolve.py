@@ -19,6 +19,9 @@ from rules.target import Target
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
 DETERMINISTIC_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _deterministic_attention_backend"
 DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
+QWEN_HYBRID_ARCHITECTURES = frozenset({"Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration",
+                                       "Qwen3_5ForConditionalGeneration", "InternS2PreviewForConditionalGeneration",
+                                       "InternS2MobiusForConditionalGeneration"})
 
 
 def _topk_one(config: Config) -> bool:
@@ -38,6 +41,11 @@ def _model_default(config: Config, major: int) -> Optional[str]:
         return {10: "trtllm_mha", 9: "fa3"}.get(major, "triton")  # gpt_oss.py, llama4.py
     if arch.startswith("Gemma4"):
         return "trtllm_mha" if major == 10 else "triton"  # gemma4.py
+    if arch in QWEN_HYBRID_ARCHITECTURES and major == 10:
+        # qwen3_5.py: triton (page 1) keeps the mamba radix cache; trtllm_mha (page 64) with speculative decoding
+        # or --disable-radix-cache (SGLang also weighs the mamba extra-buffer strategy, not modelled here)
+        plain = config.speculative_algorithm is None and not config.flags.get("disable_radix_cache")
+        return "triton" if plain else "trtllm_mha"
     if arch.startswith("Inkling"):
         return "fa4" if major in (9, 10) else "triton"  # inkling.py: attn.py only has fa4 and triton paths
     return None
