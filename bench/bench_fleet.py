@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET_S = 5.0
@@ -73,12 +74,13 @@ def run(argv: list[str]) -> float:
     return elapsed
 
 
-def main() -> None:
+def main(argv: Optional[list[str]] = None) -> dict:
+    """Prints the figures; returns them for bench/run_all.py."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", help="a real probe report (default: the first tests/fixtures/probe-*.json)")
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     seed_path = args.seed or next(iter(sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "probe-*.json")))),
                                   None)
     if seed_path is None:
@@ -106,6 +108,8 @@ def main() -> None:
     print(f"fleet of 1 report: median {t_one:.2f} s; ratio {t_many / t_one:.1f}x; "
           f"marginal cost {per_report_ms:.2f} ms per report")
     print("in-process phases: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in phases))
+    return {"reports": args.nodes, "groups": len(groups), "fleet_s": t_many, "fleet_one_report_s": t_one,
+            "per_report_ms": per_report_ms, "phases_s": dict(phases)}
 
 
 def phase_times(directory: str) -> list[tuple[str, float]]:

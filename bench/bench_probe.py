@@ -73,10 +73,12 @@ def verdict(ok: bool) -> str:
     return "meets target" if ok else "MISSES target"
 
 
-def main() -> None:
+def main(argv: Optional[list[str]] = None) -> dict:
+    """Prints the ratios; returns them (seconds and ratios) for bench/run_all.py."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="measured runs per side (default 5)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    figures: dict = {}
     with tempfile.TemporaryDirectory(prefix="bench-probe-") as cache_dir:
         env = environment(cache_dir)
         print(f"python {sys.version.split()[0]} at {sys.executable}; {os.cpu_count()} CPUs; {args.runs} runs per side")
@@ -86,6 +88,7 @@ def main() -> None:
             fast, collect_env = alternate(PROBE + ["--no-imports"], [sys.executable, "-m", "torch.utils.collect_env"],
                                           args.runs, env)
             ratio = collect_env / fast
+            figures.update(probe_no_imports_s=fast, collect_env_s=collect_env, collect_env_over_probe=ratio)
             print(f"probe --no-imports {fast * 1000:.0f} ms vs torch collect_env {collect_env * 1000:.0f} ms: "
                   f"{ratio:.1f}x faster ({verdict(ratio >= 10)}: >= 10x)")
         else:
@@ -97,14 +100,17 @@ def main() -> None:
         single = {module: seconds for module, seconds in single.items() if seconds is not None}
         if not single:
             print("full probe vs slowest import: n/a (no installed library imports)")
-            return
+            return figures
         slowest = max(single, key=single.get)
         print("single imports (warm, one run): " + ", ".join(f"{m} {t * 1000:.0f} ms" for m, t in
                                                                 sorted(single.items(), key=lambda kv: -kv[1])))
         full, one = alternate(PROBE + ["--no-cache"], [sys.executable, "-c", f"import {slowest}"], args.runs, env)
         ratio = full / one
+        figures.update(probe_full_s=full, slowest_import=slowest, slowest_import_s=one, probe_over_slowest_import=ratio,
+                       imports_checked=len(imports))
         print(f"probe --no-cache {full * 1000:.0f} ms vs slowest import ({slowest}) {one * 1000:.0f} ms: "
               f"{ratio:.2f}x ({verdict(ratio <= 1.3)}: <= 1.3x; {len(imports)} imports checked in parallel)")
+    return figures
 
 
 if __name__ == "__main__":

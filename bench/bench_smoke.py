@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -67,7 +68,8 @@ def verdict(ok: bool) -> str:
     return "meets target" if ok else "MISSES target"
 
 
-def main() -> None:
+def main(argv: Optional[list[str]] = None) -> dict:
+    """Prints the figures; returns them for bench/run_all.py."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--level", choices=("quick", "full"), default="quick")
     parser.add_argument("--kernel", action="append", default=[], help="as smoke --kernel (default: all)")
@@ -75,7 +77,7 @@ def main() -> None:
     parser.add_argument("--out", help="keep the smoke JSON and logs in this directory")
     parser.add_argument("--cache-home", help="use this new (or empty) directory as $XDG_CACHE_HOME and keep it, "
                         "so that later runs can reuse the warm caches (default: a temporary one)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     out = args.out or tempfile.mkdtemp(prefix="bench-smoke-")
     os.makedirs(out, exist_ok=True)
     if args.cache_home:
@@ -121,6 +123,9 @@ def main() -> None:
         notes = cold_report["machine"].get("cache_notes") or []
         for note in notes:
             print(f"cache: {note}")
+    return {"level": args.level, "cold_s": cold, "warm_s": warm, "cold_over_warm": cold / warm,
+            "slowest_import": slowest, "slowest_import_s": floors[slowest],
+            "warm_over_slowest_import": warm / floors[slowest]}
 
 
 if __name__ == "__main__":
