@@ -7,6 +7,7 @@ and refuses another schema version. Nothing here does I/O or judges anything.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -179,6 +180,10 @@ def _to_jsonable(value: Any) -> Any:
     return value
 
 
+# Resolving string annotations is most of the cost of reading a report; fleet reads thousands.
+_type_hints = functools.lru_cache(maxsize=None)(typing.get_type_hints)
+_fields = functools.lru_cache(maxsize=None)(dataclasses.fields)
+
 _SCALARS = {int: (int,), float: (int, float), str: (str,), bool: (bool,)}
 
 
@@ -205,9 +210,9 @@ def _from_jsonable(tp: Any, data: Any, where: str) -> Any:
     if dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise FactsError(f"{where}: expected an object")
-        hints = typing.get_type_hints(tp)
+        hints = _type_hints(tp)
         kwargs = {}
-        for f in dataclasses.fields(tp):
+        for f in _fields(tp):
             if f.name in data:
                 kwargs[f.name] = _from_jsonable(hints[f.name], data[f.name], f"{where}.{f.name}")
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:

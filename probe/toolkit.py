@@ -31,8 +31,13 @@ def torch_facts() -> TorchFacts:
         if version_file is None:
             facts.error = "torch/version.py not found: the torch install is incomplete"
         else:
-            values = read_assignments(version_file, ("cuda", "hip"))
+            values = read_assignments(version_file, ("__version__", "cuda", "hip"))
             facts.cuda, facts.hip = values.get("cuda"), values.get("hip")
+            # Some torch wheels carry the local build tag only in version.py (seen on the H200: metadata
+            # "2.11.0", version.py "2.11.0+cu130"); the tag says which CUDA build it is, so keep it.
+            build_version = values.get("__version__")
+            if build_version and build_version.startswith(dist.version + "+"):
+                facts.version = build_version
         cudnn = next(filter(None, (find_distribution(name) for name in CUDNN_DISTRIBUTIONS)), None)
         facts.cudnn = cudnn.version if cudnn else None
         return facts

@@ -37,6 +37,17 @@ def test_torch_build_is_read_from_version_py_without_importing(site):
         True, "2.11.0+cu130", "13.0", None, "9.13.0.50", None)
 
 
+def test_local_build_tag_only_in_version_py_is_kept(site):
+    # The H200's torch: metadata says 2.11.0, torch/version.py says 2.11.0+cu130.
+    make_dist(site, "torch", "2.11.0", {"torch/__init__.py": "", "torch/version.py": TORCH_VERSION_PY})
+    assert toolkit.torch_facts().version == "2.11.0+cu130"
+
+
+def test_version_py_of_another_release_does_not_override_metadata(site):
+    make_dist(site, "torch", "2.12.0", {"torch/__init__.py": "", "torch/version.py": TORCH_VERSION_PY})
+    assert toolkit.torch_facts().version == "2.12.0"
+
+
 def test_installed_torch_is_reported_as_metadata_says():
     facts = toolkit.torch_facts()
     try:
