@@ -290,7 +290,17 @@ def test_caches_go_under_xdg_cache_home_with_fa4s_persistent_cache_switched_on(t
     assert added["CUTE_DSL_CACHE_DIR"] == str(root / "cute-dsl")
     assert added["FLASHINFER_WORKSPACE_BASE"] == str(root / "flashinfer")
     assert added["TRITON_CACHE_DIR"] == str(root / "triton")
-    assert all((root / sub).is_dir() for sub in ("fa4", "cute-dsl", "flashinfer", "triton"))
+    assert added["PYTHONPYCACHEPREFIX"] == str(root / "pycache")
+    assert all((root / sub).is_dir() for sub in ("fa4", "cute-dsl", "flashinfer", "triton", "pycache"))
+
+
+def test_bytecode_is_cached_for_workers_even_where_the_image_forbids_writing_it(tmp_path):
+    # The H200 image sets PYTHONDONTWRITEBYTECODE=1 over --no-compile installs: every import recompiled.
+    added, root, _ = cache_environment({"XDG_CACHE_HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert added["PYTHONPYCACHEPREFIX"] == str(root / "pycache") and added["PYTHONDONTWRITEBYTECODE"] == ""
+    mine, _, _ = cache_environment({"XDG_CACHE_HOME": str(tmp_path), "PYTHONPYCACHEPREFIX": "/mine",
+                                    "PYTHONDONTWRITEBYTECODE": "1"})
+    assert "PYTHONPYCACHEPREFIX" not in mine and "PYTHONDONTWRITEBYTECODE" not in mine
 
 
 def test_a_cache_variable_the_user_set_wins(tmp_path):
@@ -303,7 +313,7 @@ def test_an_unwritable_cache_is_left_out_with_a_note_and_never_breaks_the_run(tm
     blocker.write_text("")
     environ = {**__import__("os").environ, "XDG_CACHE_HOME": str(blocker)}
     added, _, notes = cache_environment(environ)
-    assert added == {} and len(notes) == 4 and all("cannot write" in note for note in notes)
+    assert added == {} and len(notes) == 5 and all("cannot write" in note for note in notes)
     from probe.smoke.kernels import registry as kernels
     from probe.smoke.runner import Runner
 

@@ -13,6 +13,11 @@ Variable names, read from the sources:
 - FLASHINFER_WORKSPACE_BASE: FlashInfer's JIT cache lives in $FLASHINFER_WORKSPACE_BASE/.cache/flashinfer
   (flashinfer-ai/flashinfer flashinfer/jit/env.py; default the home directory).
 - TRITON_CACHE_DIR: Triton's kernel cache (default ~/.triton/cache).
+- PYTHONPYCACHEPREFIX: Python's own bytecode cache, kept under our root instead of beside the sources.
+  Images often set PYTHONDONTWRITEBYTECODE=1 and install with --no-compile (the lent H200 does both): then
+  every worker recompiles the CuTe DSL, FA4 and quack sources on import (`import flash_attn.cute` took
+  18 s there). With a prefix, bytecode goes only to our cache and never into site-packages, so the
+  user's reason for PYTHONDONTWRITEBYTECODE still holds; it is lifted for the workers alone.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ CACHE_VARIABLES = {
     "CUTE_DSL_CACHE_DIR": ("cute-dsl", {}),
     "FLASHINFER_WORKSPACE_BASE": ("flashinfer", {}),
     "TRITON_CACHE_DIR": ("triton", {}),
+    "PYTHONPYCACHEPREFIX": ("pycache", {"PYTHONDONTWRITEBYTECODE": ""}),
 }
 
 
@@ -60,5 +66,7 @@ def cache_environment(environ: Mapping[str, str]) -> tuple[dict[str, str], Path,
             notes.append(f"{variable} not set: cannot write {path} ({problem}); the library's default applies")
             continue
         added[variable] = str(path)
-        added.update({k: v for k, v in companions.items() if not environ.get(k)})
+        # An empty companion clears the variable for the workers (PYTHONDONTWRITEBYTECODE, see above);
+        # any other companion yields to the user's own setting.
+        added.update({k: v for k, v in companions.items() if v == "" or not environ.get(k)})
     return added, root, notes
