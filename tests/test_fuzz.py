@@ -32,8 +32,8 @@ REAL_CONFIGS = [json.loads(Path(d, "config.json").read_text()) for d in MODEL_DI
 REAL_FACTS = [json.loads(Path(f).read_text()) for f in FACTS_FILES]
 
 # Cases per test; their sum (asserted at the end) is the suite's claim: >= 1,000 per run.
-EXAMPLES = {"check_flags": 330, "pasted_command": 220, "matrix": 40, "explain": 60, "fleet": 40, "smoke": 50,
-            "random_config": 130, "mutated_config": 130, "mutated_facts": 100}
+EXAMPLES = {"check_flags": 600, "pasted_command": 400, "matrix": 80, "explain": 100, "fleet": 100, "smoke": 100,
+            "random_config": 300, "mutated_config": 300, "mutated_facts": 300}
 GENERATED: dict[str, int] = {}
 
 
