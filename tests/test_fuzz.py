@@ -33,7 +33,7 @@ REAL_FACTS = [json.loads(Path(f).read_text()) for f in FACTS_FILES]
 
 # Cases per test; their sum (asserted at the end) is the suite's claim: >= 1,000 per run.
 EXAMPLES = {"check_flags": 600, "pasted_command": 400, "matrix": 80, "explain": 100, "fleet": 100, "smoke": 100,
-            "random_config": 300, "mutated_config": 300, "mutated_facts": 300}
+            "random_config": 300, "mutated_config": 300, "mutated_facts": 300, "report": 60}
 GENERATED: dict[str, int] = {}
 
 
@@ -189,6 +189,16 @@ FLEET_FLAGS["--model"] = valid_or_junk(PRESETS)
        junk=st.one_of(st.just([]), st.just([]), st.just([]), st.lists(JUNK, min_size=1, max_size=1)), flags=flag_pairs(FLEET_FLAGS, ["--deterministic", "--strict"]))
 def test_fleet(reports, junk, flags):
     outcome(["fleet", *reports, *junk, *flags], "fleet")
+
+
+REPORT_FLAGS = {k: v for k, v in FLEET_FLAGS.items() if k != "--format"}
+REPORT_FLAGS["--smoke"] = valid_or_junk(sorted(glob.glob(str(FIXTURES / "smoke-*.json"))) + FACTS_FILES[:1])
+
+
+@fuzz("report")
+@given(facts=st.sampled_from(FACTS_FILES), flags=flag_pairs(REPORT_FLAGS, ["--deterministic"]))
+def test_report(scratch, facts, flags):
+    outcome(["report", "-o", str(scratch / "report.html"), "--facts", facts, *flags], "report")
 
 
 @pytest.fixture
