@@ -11,7 +11,7 @@ major only (utils/common.py `_check_cuda_device_version`): SM103 resolves like S
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional
 
 from rules.config import Config
 from rules.target import Target
@@ -22,33 +22,72 @@ DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"}
 QWEN_HYBRID_ARCHITECTURES = frozenset({"Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration",
                                        "Qwen3_5ForConditionalGeneration", "InternS2PreviewForConditionalGeneration",
                                        "InternS2MobiusForConditionalGeneration"})
+EXAONE_ARCHITECTURES = frozenset({"Exaone4ForCausalLM", "ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM"})
+# sglang's configs/olmo3.py serves Olmo3ForCausalLM configs as Olmo2ForCausalLM.
+OLMO_ARCHITECTURES = frozenset({"Olmo2ForCausalLM", "Olmo3ForCausalLM"})
+LFM2_ARCHITECTURES = frozenset({"Lfm2ForCausalLM", "Lfm2MoeForCausalLM"})
 
 
 def _topk_one(config: Config) -> bool:
-    return config.speculative_algorithm is None or (config.speculative_eagle_topk or 1) == 1
+    """utils/common.py is_no_spec_infer_or_topk_one: no top-k given, or top-k 1 on page size 1."""
+    topk = config.speculative_eagle_topk
+    return topk is None or (topk == 1 and config.page_size in (None, 1))
 
 
-def _model_default(config: Config, major: int) -> Optional[str]:
-    """Per-model defaults applied before the generic choice (arg_groups/model_overrides/*.py)."""
+def _sm80_swa_default(target: Target) -> str:
+    """exaone.py / olmo2.py: trtllm_mha on SM100, fa3 on any other GPU of device_sm >= 80 (SM110/SM12x too,
+    where fa3 then refuses to start), triton below."""
+    if target.major == 10:
+        return "trtllm_mha"
+    return "fa3" if target.arch >= 80 else "triton"
+
+
+def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
+    """The backend fields an architecture's override declares (arg_groups/model_overrides/*.py), as SGLang
+    applies them before its deterministic fallback and generic default; {} when none applies.
+
+    Some overrides act only when no backend flag is given (is_attention_backend_not_set: DeepSeek, GPT-OSS,
+    Inkling, Moss-VL); the others whenever --attention-backend is unset, so a named phase keeps its backend
+    and the override fills the other one."""
     arch = config.model.architecture if config.model else None
     if not arch:
-        return None
-    if arch in DSA_ARCHITECTURES:
-        return "dsa"  # deepseek_v2.py: DeepSeek V3.2 / GLM-5
-    if arch == "DeepseekV3ForCausalLM" and major == 10:
-        return "trtllm_mla"  # deepseek_v2.py: DeepSeek V3/R1/V3.1 on SM100
-    if arch == "GptOssForCausalLM" or arch.startswith("Llama4"):
-        return {10: "trtllm_mha", 9: "fa3"}.get(major, "triton")  # gpt_oss.py, llama4.py
+        return {}
+    major = target.major
+    none_set = not config.backend_given
+    if none_set:
+        if arch in DSA_ARCHITECTURES:
+            return {"attention_backend": "dsa"}  # deepseek_v2.py: DeepSeek V3.2 / GLM-5
+        if arch == "DeepseekV3ForCausalLM" and major == 10:
+            return {"attention_backend": "trtllm_mla"}  # deepseek_v2.py: DeepSeek V3/R1/V3.1 on SM100
+        if arch == "GptOssForCausalLM":
+            return {"attention_backend": {10: "trtllm_mha", 9: "fa3"}.get(major, "triton")}  # gpt_oss.py
+        if arch.startswith("Inkling"):
+            # inkling.py: models/inkling_common/attn.py only has fa4 and triton paths
+            return {"attention_backend": "fa4" if major in (9, 10) else "triton"}
+        if arch == "MossVLForConditionalGeneration":
+            # moss_vl.py: cross-attention prefill needs FlashInfer's custom mask; decode keeps the default
+            return {"prefill_attention_backend": "flashinfer"}
+    if config.attention_backend is not None:
+        return {}
+    if arch.startswith("Llama4"):
+        return {"attention_backend": {10: "trtllm_mha", 9: "fa3"}.get(major, "triton")}  # llama4.py
     if arch.startswith("Gemma4"):
-        return "trtllm_mha" if major == 10 else "triton"  # gemma4.py
+        return {"attention_backend": "trtllm_mha" if major == 10 else "triton"}  # gemma4.py
+    if arch in EXAONE_ARCHITECTURES or arch in OLMO_ARCHITECTURES:
+        # exaone.py keys on hf_config.sliding_window_pattern, which transformers' Exaone4/ExaoneMoe configs
+        # always set (4 by default, 0 without a window); olmo2.py applies to every OLMo 2/3.
+        return {"attention_backend": _sm80_swa_default(target)}
+    if arch in LFM2_ARCHITECTURES and major == 10:
+        return {"attention_backend": "flashinfer"}  # lfm2.py
     if arch in QWEN_HYBRID_ARCHITECTURES and major == 10:
-        # qwen3_5.py: triton (page 1) keeps the mamba radix cache; trtllm_mha (page 64) with speculative decoding
-        # or --disable-radix-cache (SGLang also weighs the mamba extra-buffer strategy, not modelled here)
+        # qwen3_5.py: triton with page 1 keeps the mamba radix cache; trtllm_mha with page 64 where the generic
+        # default is trtllm_mha and speculative decoding or --disable-radix-cache is on (SGLang also weighs the
+        # mamba extra-buffer strategy, not modelled here)
         plain = config.speculative_algorithm is None and not config.flags.get("disable_radix_cache")
-        return "triton" if plain else "trtllm_mha"
-    if arch.startswith("Inkling"):
-        return "fa4" if major in (9, 10) else "triton"  # inkling.py: attn.py only has fa4 and triton paths
-    return None
+        if not plain and _generic_default(config, major) == "trtllm_mha":
+            return {"attention_backend": "trtllm_mha", "page_size": 64}
+        return {"attention_backend": "triton", "page_size": 1}
+    return {}
 
 
 def _deterministic_fallback(config: Config, major: int) -> str:
@@ -67,28 +106,26 @@ def _generic_default(config: Config, major: int) -> str:
     if major == 9 and _topk_one(config):
         return "fa3"
     if major == 10 and _topk_one(config) and (config.speculative_algorithm is None
-                                              or config.speculative_eagle_topk is not None):
+                                              or config.speculative_eagle_topk is not None
+                                              or config.speculative_algorithm.upper() == "DFLASH"):
         return "fa4" if "asymmetric_kv" in config.features else "trtllm_mha"
     return "triton" if "sinks" in config.features else "flashinfer"
 
 
-def default_backend(config: Config, target: Target) -> tuple[Optional[str], str]:
-    """(backend, why) for a config that names no backend, in SGLang's order: model override, deterministic
-    fallback, then the generic default. (None, why) when it cannot be known."""
-    if config.engine != "sglang":
-        return None, f"{config.engine} picks its backend at start-up; name one to judge it"
-    if target.cc is None:
-        return None, "no GPU to select a default backend for"
-    major = target.major
-    override = _model_default(config, major)
-    if override:
-        return override, (f"SGLang's default for {config.model.architecture} on SM{major}x "
-                          "(arg_groups/model_overrides)")
-    if config.deterministic:
-        return (_deterministic_fallback(config, major),
-                f"SGLang's deterministic-inference fallback on SM{major}x ({DETERMINISTIC_SOURCE})")
-    return (_generic_default(config, major),
-            f"SGLang's default for {'MLA' if config.mla else 'MHA'} models on SM{major}x ({SOURCE})")
+def _apply_model_overrides(config: Config, target: Target) -> Config:
+    declared = _model_overrides(config, target)
+    if not declared:
+        return config
+    rewrites = dict(config.rewrites)
+    if "page_size" in declared and config.page_size is not None and config.page_size != declared["page_size"]:
+        rewrites["page_size"] = str(config.page_size)  # a declaration wins over the flag
+    why = config.auto_backend
+    if not config.backend_given:
+        chosen = ", ".join(f"{k.replace('_attention_backend', '')} {v}" if k != "attention_backend" else v
+                           for k, v in declared.items() if k.endswith("attention_backend"))
+        why = (f"SGLang's default for {config.model.architecture} on SM{target.major}x: {chosen} "
+               f"(arg_groups/model_overrides)")
+    return replace(config, **declared, rewrites=rewrites, auto_backend=why)
 
 
 # --kv-cache-dtype nvfp4 (kv_cache_hook.handle_nvfp4_prefill_kv_dequant_dtype, before the generic default):
@@ -134,15 +171,13 @@ def resolve(config: Config, target: Target) -> Config:
         return config
     major = target.major
     given = config.backend_given
-    if not given:
-        override = _model_default(config, major)
-        if override:
-            config = config.with_backend(override, auto_reason=f"SGLang's default for {config.model.architecture} "
-                                                               f"on SM{major}x (arg_groups/model_overrides)")
-        elif config.deterministic:
-            config = config.with_backend(_deterministic_fallback(config, major),
-                                         auto_reason=f"SGLang's deterministic-inference fallback on SM{major}x "
-                                                     f"({DETERMINISTIC_SOURCE})")
+    config = _apply_model_overrides(config, target)
+    if config.deterministic and config.attention_backend is None:
+        # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
+        config = replace(config, attention_backend=_deterministic_fallback(config, major),
+                         auto_backend=config.auto_backend or (
+                             "" if given else f"SGLang's deterministic-inference fallback on SM{major}x "
+                                              f"({DETERMINISTIC_SOURCE})"))
     if config.kv_cache_dtype == "nvfp4":
         prefill, error = nvfp4_plan(config, target)
         if not error and (config.prefill_backend, config.decode_backend) != (prefill, "trtllm_mha"):

@@ -1,5 +1,5 @@
 """The engine's contract: version gates, verdicts, alternatives, resolution, stable order."""
-from rules.config import make_config
+from rules.config import make_config, parse_command
 from rules.engine import Status, evaluate, verdict_of
 from rules.resolve import effective_page_size, resolve
 from rules.target import Target
@@ -73,3 +73,45 @@ def test_resolution_follows_sglang_order():
     assert effective_page_size(resolve(make_config(model="deepseek-v3", attention_backend="fa4"), b200), b200) == 1
     assert effective_page_size(resolve(make_config(model="qwen3-8b", attention_backend="trtllm_mha",
                                                    page_size=8), b200), b200) == 64
+
+
+def test_model_overrides_set_sglangs_default_backends():
+    """arg_groups/model_overrides/*.py of sglang 0.5.23, each case checked with SGLang's own resolution."""
+    from tests.rule_fixtures.model_specific import model_dir
+
+    def resolved(model, gpu, **values):
+        target = Target.from_gpu(gpu)
+        cfg = resolve(make_config(model=model, **values), target)
+        return cfg.prefill_backend, cfg.decode_backend, effective_page_size(cfg, target)
+
+    # EXAONE 4 / OLMo 3: trtllm_mha on SM100, fa3 on SM80+ (also SM12x, where fa3 then refuses), triton below
+    for model in (model_dir("exaone-4"), model_dir("olmo-3")):
+        assert resolved(model, "A100") == ("fa3", "fa3", 1)
+        assert resolved(model, "RTX 5090") == ("fa3", "fa3", 1)
+        assert resolved(model, "B200") == ("trtllm_mha", "trtllm_mha", 64)
+        assert resolved(model, "T4") == ("triton", "triton", 1)
+    # LFM2: flashinfer on SM100 only; the generic default elsewhere
+    assert resolved(model_dir("lfm2"), "B200") == ("flashinfer", "flashinfer", 1)
+    assert resolved(model_dir("lfm2"), "H100") == ("fa3", "fa3", 1)
+    # Moss-VL: prefill flashinfer; decode keeps the generic default (or the deterministic fallback)
+    assert resolved(model_dir("moss-vl"), "H100") == ("flashinfer", "fa3", 1)
+    assert resolved(model_dir("moss-vl"), "B200") == ("flashinfer", "trtllm_mha", 64)
+    assert resolved(model_dir("moss-vl"), "B200", deterministic=True) == ("flashinfer", "flashinfer", 1)
+    # Qwen3-Next / Qwen3.5 on SM100: triton with page 1 (the declaration beats --page-size), trtllm_mha page 64
+    # without the radix cache
+    assert resolved("qwen3-next-80b-a3b", "B200") == ("triton", "triton", 1)
+    cfg = resolve(make_config(model="qwen3-next-80b-a3b", page_size=64), Target.from_gpu("B200"))
+    assert (cfg.attention_backend, cfg.page_size, cfg.rewrites) == ("triton", 1, {"page_size": "64"})
+    pasted = parse_command(["sglang", "serve", "m", "--disable-radix-cache"])
+    no_radix = make_config(model="qwen3-next-80b-a3b", flags=pasted.flags)
+    assert resolve(no_radix, Target.from_gpu("B200")).attention_backend == "trtllm_mha"
+    assert resolved("qwen3-next-80b-a3b", "H100") == ("fa3", "fa3", 1)
+    # overrides keyed on --attention-backend alone fill it when only one phase is named
+    cfg = resolve(make_config(model="llama-4-scout", prefill_attention_backend="triton"), Target.from_gpu("H100"))
+    assert (cfg.prefill_backend, cfg.decode_backend) == ("triton", "fa3")
+    # ... those keyed on no backend flag at all leave the other phase to the generic default
+    cfg = resolve(make_config(model="deepseek-v3", prefill_attention_backend="fa4"), Target.from_gpu("B200"))
+    assert (cfg.prefill_backend, cfg.decode_backend) == ("fa4", "flashinfer")
+    assert resolved(model_dir("olmo-3"), "B200", prefill_attention_backend="triton") == ("triton", "trtllm_mha", 64)
+    # the auto-selected reason names the override
+    assert "model_overrides" in resolve(make_config(model=model_dir("olmo-3")), Target.from_gpu("A100")).auto_backend

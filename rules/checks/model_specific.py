@@ -11,6 +11,7 @@ from packaging.version import Version
 from rules.checks.common import gpu
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN
+from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
@@ -42,13 +43,6 @@ def _default_for(target, sm100: str, sm90: str, other: str) -> str:
 def _working_swa_backend(target) -> str:
     """The backend to suggest for EXAONE / OLMo: fa3 only where fa3 runs (SM8x/SM90)."""
     return {10: "trtllm_mha", 9: "fa3", 8: "fa3"}.get(target.major, "triton")
-
-
-def _sm80_plus_default(target) -> str:
-    """SGLang's default for EXAONE 4 (with SWA) and OLMo 2/3: model_overrides/exaone.py, olmo2.py."""
-    if target.major == 10:
-        return "trtllm_mha"
-    return "fa3" if target.major is not None and target.major >= 8 else "triton"
 
 
 # --- GPT-OSS ----------------------------------------------------------------------------------------------
@@ -236,33 +230,28 @@ def model_softcap_backend(cfg, target):
 
 # --- Exaone, Olmo, LFM2 -------------------------------------------------------------------------------------
 
-EXAONE = ("Exaone4ForCausalLM", "ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM")
 EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
 
 
 @rule(
     id="model-exaone-swa-backends",
-    title="EXAONE 4 with sliding window needs fa3, triton or trtllm_mha",
+    title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
     engine="sglang", versions="sglang>=0.5.9",
     prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
              "but got {backend}",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Exaone branch); {OVERRIDES_DIR}/exaone.py",
-    docs="""Checks that an EXAONE 4 / EXAONE MoE model whose config sets `sliding_window_pattern` is served by
-fa3, triton or trtllm_mha.
+    docs="""Checks that an EXAONE 4 / EXAONE MoE model is served by fa3, triton or trtllm_mha.
 
-Its hybrid sliding-window layers are only implemented by those backends (SGLang also disables hybrid-SWA
+SGLang applies this when the config's `sliding_window_pattern` is set, which transformers 5.19 (the release
+sglang 0.5.23 pins) always does for these configs: 4 by default, 0 without a window. Its hybrid
+sliding-window layers are only implemented by those backends (SGLang also disables hybrid-SWA
 memory for it). SGLang's default is trtllm_mha on SM100 and fa3 on any other GPU of SM80 or newer, which
 fa3's own arch check then refuses on SM110/SM120 (rule fa3-arch): pass triton there.""",
     fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
 )
 def model_exaone_swa_backends(cfg, target):
-    if _arch(cfg) not in EXAONE:
+    if _arch(cfg) not in EXAONE_ARCHITECTURES:
         return skipped("applies to EXAONE 4 / EXAONE MoE")
-    if "sliding_window" not in cfg.features:
-        return skipped("applies when the config sets sliding_window_pattern")
-    if cfg.auto_backend:
-        return passed(f"no backend given: SGLang picks {_sm80_plus_default(target)} for it on {gpu(target)}",
-                      "one of " + ", ".join(EXAONE_BACKENDS))
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
     bad = _outside(cfg, EXAONE_BACKENDS)
@@ -288,11 +277,8 @@ triton elsewhere.""",
     fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
 )
 def model_olmo_flashinfer(cfg, target):
-    if _arch(cfg) not in ("Olmo2ForCausalLM", "Olmo3ForCausalLM"):
+    if _arch(cfg) not in OLMO_ARCHITECTURES:
         return skipped("applies to OLMo 2 / OLMo 3")
-    if cfg.auto_backend:
-        return passed(f"no backend given: SGLang picks {_sm80_plus_default(target)} for it on {gpu(target)}",
-                      "any backend but flashinfer")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
     if "flashinfer" not in cfg.backends:
@@ -316,7 +302,7 @@ SGLang's default is flashinfer on SM100 and the generic choice (fa3 on SM90, fla
     fix_title="Use --attention-backend flashinfer (or fa3 on SM90)",
 )
 def model_lfm2_triton(cfg, target):
-    if _arch(cfg) not in ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"):
+    if _arch(cfg) not in LFM2_ARCHITECTURES:
         return skipped("applies to LFM2 / LFM2-MoE")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
@@ -374,13 +360,11 @@ sets prefill to flashinfer when no backend flag is given and asserts it otherwis
 def model_moss_vl_prefill(cfg, target):
     if _arch(cfg) != "MossVLForConditionalGeneration":
         return skipped("applies to Moss-VL")
-    if cfg.auto_backend:
-        return passed("no backend given: SGLang sets prefill to flashinfer for it", "prefill flashinfer")
     prefill = cfg.prefill_backend
     if prefill is None:
         return unknown("no attention backend chosen and none can be derived for this target")
     if prefill == "flashinfer":
-        return passed("prefill flashinfer", "prefill flashinfer")
+        return passed("prefill flashinfer" + (" (auto-selected)" if cfg.auto_backend else ""), "prefill flashinfer")
     return failed(f"Moss-VL prefill on {prefill}", "prefill attention backend flashinfer",
                   ["--prefill-attention-backend flashinfer"])
 
@@ -397,10 +381,14 @@ def model_moss_vl_prefill(cfg, target):
            "server_args.py before); python/sglang/srt/arg_groups/choices.py (0.5.20+: backend removed)",
     docs="""Checks the backend of a model whose config has `dual_chunk_attention_config` (Qwen2.5-7B/14B-Instruct-1M).
 
-Through sglang 0.5.19 such a model runs only on `dual_chunk_flash_attn` (chosen by default) and any other
-backend is refused at start-up. sglang 0.5.20 removed that backend: the model is then served with ordinary
-attention and only its dual-chunk rotary embedding is kept, so dual-chunk attention, which these models
-rely on beyond their 256K-token native window, no longer applies. That is reported as a warning.""",
+Through sglang 0.5.19 such a model runs only on `dual_chunk_flash_attn`, and it has to be named: SGLang
+fills its generic default backend (`_attention_backend_default`: fa3 on SM90, flashinfer elsewhere) before
+the dual-chunk check runs, so that check's "turned on by default" branch is never reached and a launch
+without `--attention-backend` is refused like any other backend (read in server_args.py 0.5.5-0.5.14 and
+arg_groups/attention_hook.py 0.5.15-0.5.19). sglang 0.5.20 removed the backend: the model is then served
+with ordinary attention and only its dual-chunk rotary embedding is kept, so dual-chunk attention, which
+these models rely on beyond their 256K-token native window, no longer applies. That is reported as a
+warning.""",
     fix_title="sglang <= 0.5.19: --attention-backend dual_chunk_flash_attn; newer: keep prompts within the native "
               "window",
 )
@@ -411,10 +399,9 @@ def model_dual_chunk_backend(cfg, target):
         return warned(f"a dual-chunk model on sglang {sglang_release(target)}, which has no dual_chunk_flash_attn",
                       "sglang <= 0.5.19 for dual-chunk attention",
                       ["--context-length 262144"])
-    if cfg.auto_backend or cfg.backends == {"dual_chunk_flash_attn"}:
-        return passed("dual_chunk_flash_attn" + (" (SGLang's default for it)" if cfg.auto_backend else ""),
-                      "dual_chunk_flash_attn")
-    return failed(f"a dual-chunk model on {cfg.backend_label()}", "--attention-backend dual_chunk_flash_attn",
+    if cfg.attention_backend == "dual_chunk_flash_attn":
+        return passed("--attention-backend dual_chunk_flash_attn", "dual_chunk_flash_attn")
+    return failed(f"a dual-chunk model on {_backends_found(cfg)}", "--attention-backend dual_chunk_flash_attn",
                   ["--attention-backend dual_chunk_flash_attn"])
 
 

@@ -1,4 +1,5 @@
 """Fixtures for rules/checks/fa3.py."""
+from tests.rule_fixtures.model_specific import model_dir
 
 LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
@@ -12,7 +13,12 @@ FIXTURES = {
                  {"gpu": "RTX 5090", "argv": [*LLAMA, "--prefill-attention-backend", "fa3",
                                               "--decode-attention-backend", "triton"]},
                  # deterministic inference with no backend falls back to fa3 on Thor
-                 {"gpu": "Jetson Thor", "argv": [*LLAMA, "--enable-deterministic-inference"]}],
+                 {"gpu": "Jetson Thor", "argv": [*LLAMA, "--enable-deterministic-inference"]},
+                 # EXAONE 4 / OLMo 3 with no backend: SGLang's model default is fa3 on every GPU of SM80 or newer
+                 # (model_overrides/exaone.py, olmo2.py), which fa3 refuses on SM12x/SM110 (oracle: rejected at
+                 # backend init)
+                 {"gpu": "RTX 5090", "argv": ["--model", model_dir("exaone-4")]},
+                 {"gpu": "Jetson Thor", "argv": ["--model", model_dir("olmo-3")]}],
     },
     "fa3-mla-sm8x": {
         "pass": [{"gpu": "H200", "argv": [*DSV3, "--attention-backend", "fa3"]}],

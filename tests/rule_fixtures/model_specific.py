@@ -120,17 +120,21 @@ FIXTURES = {
     },
     "model-exaone-swa-backends": {
         "pass": [case("H100", model="exaone-4"),
+                 case("A100", model="exaone-4"),  # exaone.py: fa3 on SM80+ (the generic default is flashinfer)
+                 case("T4", model="exaone-4"),  # triton below SM80
                  case("A100", "--attention-backend", "fa3", model="exaone-4")],
         "fail": [case("H100", "--attention-backend", "flashinfer", model="exaone-4"),
                  case("B200", "--attention-backend", "fa4", model="exaone-4")],
     },
     "model-olmo-flashinfer": {
-        "pass": [case("A100", model="olmo-3"),
+        "pass": [case("A100", model="olmo-3"),  # olmo2.py: fa3 on SM80+, where the generic default is flashinfer
+                 case("RTX 5090", model="olmo-3"),
                  case("L40S", "--attention-backend", "triton", model="olmo-3")],
         "fail": [case("A100", "--attention-backend", "flashinfer", model="olmo-3")],
     },
     "model-lfm2-triton": {
-        "pass": [case("B200", model="lfm2"),
+        "pass": [case("B200", model="lfm2"),  # lfm2.py: flashinfer on SM100
+                 case("B200", "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "4", model="lfm2"),
                  case("H100", "--attention-backend", "fa3", model="lfm2")],
         "fail": [case("H100", "--attention-backend", "triton", model="lfm2")],
     },
@@ -141,16 +145,18 @@ FIXTURES = {
                  case("B200", "--attention-backend", "trtllm_mha", model="inkling")],
     },
     "model-moss-vl-prefill": {
-        "pass": [case("H100", model="moss-vl"),
+        "pass": [case("H100", model="moss-vl"),  # moss_vl.py: prefill flashinfer, decode the default (fa3)
+                 case("B200", "--enable-deterministic-inference", model="moss-vl"),
                  case("H100", "--prefill-attention-backend", "flashinfer", "--decode-attention-backend", "fa3",
                       model="moss-vl")],
         "fail": [case("H100", "--attention-backend", "fa3", model="moss-vl")],
     },
     "model-dual-chunk-backend": {
-        "pass": [case("H100", model="qwen2.5-7b-1m", engine_version=["sglang==0.5.19"]),
-                 case("H100", "--attention-backend", "dual_chunk_flash_attn", model="qwen2.5-7b-1m",
+        "pass": [case("H100", "--attention-backend", "dual_chunk_flash_attn", model="qwen2.5-7b-1m",
                       engine_version=["sglang==0.5.15"])],
-        "fail": [case("H100", "--attention-backend", "fa3", model="qwen2.5-7b-1m", engine_version=["sglang==0.5.19"]),
+        # no backend: SGLang fills fa3 (its generic default) before the dual-chunk check, which then refuses it
+        "fail": [case("H100", model="qwen2.5-7b-1m", engine_version=["sglang==0.5.19"]),
+                 case("H100", "--attention-backend", "fa3", model="qwen2.5-7b-1m", engine_version=["sglang==0.5.19"]),
                  case("H100", model="qwen2.5-7b-1m", expect="warn")],
     },
     "model-hybrid-gdn-blackwell": {
