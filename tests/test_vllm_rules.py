@@ -283,3 +283,10 @@ def test_kv_lora_rank_outside_vllms_mla_model_types_is_not_mla(model_dir):
     _, on_mla = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(minicpm3, "n"),
                            "--attention-backend", "FLASHMLA")
     assert finding(on_mla, "vllm-non-mla-model-backend")["status"] == "fail"
+
+
+def test_unknown_vllm_version_names_the_newest_known_release(model_dir):
+    _, data = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(LLAMA), "--attention-backend", "FLASH_ATTN")
+    judged = [f for f in data["findings"] if f["rule_id"].startswith("vllm-") and f["status"] != "skip"]
+    assert judged and all(f["note"] == "vllm version unknown: newest known behaviour (vllm 0.33.0) applied"
+                          for f in judged)

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional, Union
 
+from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge.backends import BackendInfo
 
-VLLM_VERSION = "0.33.0"  # the release every fact below was read from
+VLLM_VERSION = NEWEST_KNOWN["vllm"]  # the release every fact below was read from
 REPO = f"vllm-project/vllm@v{VLLM_VERSION}"
 BACKEND_PY = "vllm/v1/attention/backend.py"
 CUDA_PY = "vllm/platforms/cuda.py"
