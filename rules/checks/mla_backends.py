@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import gpu
-from rules.checks.model_specific import sglang_release
+from rules.checks.common import blackwell_majors, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
@@ -19,12 +18,8 @@ OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py"
 
-V0_5_9, V0_5_10, V0_5_13, V0_5_19, V0_5_20, V0_5_21, V0_5_23 = (
-    Version(v) for v in ("0.5.9", "0.5.10", "0.5.13", "0.5.19", "0.5.20", "0.5.21", "0.5.23"))
-
-
-def _blackwell_majors(target) -> tuple[int, ...]:
-    return (10, 11, 12) if sglang_release(target) >= V0_5_9 else (10, 12)
+V0_5_10, V0_5_13, V0_5_19, V0_5_20, V0_5_21, V0_5_23 = (
+    Version(v) for v in ("0.5.10", "0.5.13", "0.5.19", "0.5.20", "0.5.21", "0.5.23"))
 
 
 def _page_snap(cfg, allowed: tuple[int, ...], backend: str, snapped_to: int):
@@ -244,7 +239,7 @@ def trtllm_mla_arch(cfg, target):
         return skipped("applies to the trtllm_mla backend")
     if target.major is None:
         return unknown("compute capability unknown")
-    majors = _blackwell_majors(target)
+    majors = blackwell_majors(target)
     need = "compute capability " + ", ".join(f"{m}.x" for m in majors)
     if target.major in majors:
         return passed(gpu(target), need)

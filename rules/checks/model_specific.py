@@ -8,20 +8,14 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import gpu
+from rules.checks.common import blackwell_majors, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge import NEWEST_KNOWN
 from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
-
-
-def sglang_release(target) -> Version:
-    """The target's SGLang release; the newest verified one when it is not known (--gpu, not installed)."""
-    return Version(target.versions.get("sglang") or NEWEST_KNOWN["sglang"])
 
 
 def _arch(cfg) -> str:
@@ -449,8 +443,7 @@ def model_hybrid_gdn_blackwell(cfg, target):
     if target.major is None:
         return unknown("compute capability unknown")
     release = sglang_release(target)
-    blackwell = (10, 11, 12) if release >= Version("0.5.9") else (10, 12)
-    if target.major not in blackwell:
+    if target.major not in blackwell_majors(target):
         return skipped(f"applies on Blackwell GPUs ({gpu(target)} is not one for sglang {release})")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")

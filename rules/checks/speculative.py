@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.model_specific import sglang_release
+from rules.checks.common import sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
 from rules.resolve import effective_page_size
