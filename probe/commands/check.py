@@ -7,12 +7,14 @@ Also exports the reusable pieces other verbs take the same flags with:
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Optional, Sequence
 
 import click
 
 from probe.cli import EXIT_FAIL, InputError, did_you_mean
 from probe.commands.common import check_output_writable, format_option, output_option, write_output
+from probe.commands.smoke import _positive_seconds
 from rules.errors import RulesInputError
 
 _CONFIG_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend", "mm_attention_backend",
@@ -125,31 +127,65 @@ def target_from_options(gpu: Optional[str], facts_file: Optional[str], engine_ve
     return target.with_engine_versions(pins)
 
 
+def _smoke_timeout(ctx: click.Context, param: click.Parameter, value: Optional[float]) -> Optional[float]:
+    return None if value is None else _positive_seconds(ctx, param, value)
+
+
+def _smoke(report, timeout: Optional[float]):
+    """`report` with the smoke findings of its config, run here (kernels in worker processes, never in this one)."""
+    from probe.render.smoke import progress_line
+    from probe.smoke import for_config
+    from probe.smoke.runner import DEFAULT_TIMEOUT_S
+    from rules.smoke import with_smoke
+
+    started = time.monotonic()
+
+    def progress(result) -> None:
+        click.echo(progress_line(result, time.monotonic() - started), err=True)
+
+    smoke_plan = for_config.plan(report.config, report.target)
+    return with_smoke(report, for_config.run(smoke_plan, timeout or DEFAULT_TIMEOUT_S, progress))
+
+
 @click.command("check", context_settings={"ignore_unknown_options": False})
 @target_options
 @config_options
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--all", "show_all", is_flag=True, help="Also list rules that passed or did not apply (table).")
+@click.option("--smoke", is_flag=True,
+              help="Also run the backend's kernels on this machine at the model's shapes (each in its own process, "
+                   "against an fp32 reference) and say where the kernel and the rules disagree.")
+@click.option("--smoke-timeout", type=float, default=None, metavar="SECONDS", callback=_smoke_timeout,
+              help="Time limit per kernel with --smoke, imports and JIT included [default: 180].")
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
-def check_command(gpu, facts_file, engine_versions, strict, show_all, fmt, output, command, **config):
+def check_command(gpu, facts_file, engine_versions, strict, show_all, smoke, smoke_timeout, fmt, output, command,
+                  **config):
     """Check a serving config against every rule: found vs required, the fix, the upstream error it prevents.
 
     \b
     attn-preflight check --model deepseek-ai/DeepSeek-V3 --attention-backend fa4 --enable-deterministic-inference
     attn-preflight check --gpu B200 --model ./Llama-3.1-8B --attention-backend fa4 --kv-cache-dtype mxfp8
     attn-preflight check --gpu H100 -- python -m sglang.launch_server --model-path ./m --attention-backend fa3
+    attn-preflight check --smoke --model ./Llama-3.1-8B --attention-backend fa4
 
     Exit 0 pass or warn, 1 fail (or warn with --strict), 2 bad input.
     """
     from probe.render.findings import render_report
     from rules.engine import evaluate
 
+    if smoke and (gpu or facts_file):
+        raise InputError(f"--smoke runs the kernels on this machine; it cannot judge {'--gpu' if gpu else '--facts'} "
+                         "(drop one)")
+    if smoke_timeout is not None and not smoke:
+        raise InputError("--smoke-timeout needs --smoke")
     check_output_writable(output)
     cfg = config_from_options(config, command)
     target = target_from_options(gpu, facts_file, engine_versions)
     report = evaluate(cfg, target)
+    if smoke:
+        report = _smoke(report, smoke_timeout)
     write_output(render_report(report, fmt.lower(), show_all=show_all), output)
     code = report.exit_code(strict)
     if code:

@@ -2,7 +2,8 @@
 
 Table/markdown: a header (target, config, ignored flags), the findings table (status, rule, found vs
 required, fix), what each failing rule prevents (the upstream message), the alternatives, notes, and the
-verdict line. Skipped rules are counted, and listed with show_all. JSON carries everything.
+verdict line. Skipped rules are counted, and listed with show_all (findings asked for, such as
+`check --smoke`'s, are listed even when skipped). JSON carries everything.
 """
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
     out.append("\n".join(f"{k}: {v}" for k, v in pairs) if fmt != "markdown"
                else "\n".join(f"- **{k}**: {v}" for k, v in pairs))
 
-    shown = [f for f in report.findings if show_all or f.status.value != "skip"]
+    shown = [f for f in report.findings
+             if show_all or f.status.value != "skip" or getattr(f, "listed_when_skipped", False)]
     if shown:
         rows = [[f.status.value.upper(), f.rule_id, _wrap(f.message, fmt), "\n".join(f.fix) if fmt != "markdown"
                  else "<br>".join(f"`{x}`" for x in f.fix)] for f in shown]

@@ -1,0 +1,203 @@
+"""`check --smoke` findings: what the kernels did at the model's shapes, judged beside the rules.
+
+`smoke_findings(report, smoke)` is pure: from a check Report and the SmokeReport of the plan
+(probe.smoke.for_config) it returns
+- one `smoke-kernel` finding per kernel run (pass: ran within tolerance; fail: wrong, error, timeout,
+  crashed, or refused this config; skip: not run here, with the reason), and one per phase that cannot be
+  smoked (skip, never pass);
+- `smoke-disagrees` (warn) where the rules and the kernel disagree: the rules passed the config but a kernel
+  failed, or a kernel-level rule failed but the kernel it stands for ran at the shape it judged. Either way
+  the knowledge is wrong for this machine.
+`with_smoke(report, smoke)` is the report with those findings in it and the verdict recomputed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from probe.smoke.for_config import Job, SmokePlan, phase_label, plan
+from probe.smoke.results import (
+    SKIP_ENVIRONMENT, SKIP_KERNEL, STATUS_CRASHED, STATUS_ERROR, STATUS_OK, STATUS_SKIPPED, STATUS_TIMEOUT,
+    STATUS_WRONG, KernelResult, SmokeReport,
+)
+from rules.engine import Finding, Outcome, Report, Status, _display_order, verdict_of
+
+@dataclass(frozen=True)
+class SmokeCheck:
+    """What a smoke finding reports on: the metadata a Finding reads from its rule. Produced by `check --smoke`
+    only; not registered with the engine, so `evaluate` never runs it."""
+
+    id: str
+    title: str
+    source: str
+    docs: str
+    stage: str = ""
+    prevents: str = ""
+
+    @property
+    def docs_ref(self) -> str:
+        return "README.md: check --smoke"
+
+
+SMOKE_KERNEL = SmokeCheck(
+    id="smoke-kernel", title="The backend's kernel runs at the model's shapes on this machine", stage="runtime",
+    source="attn-preflight smoke: each kernel once in its own process, against an fp32 reference",
+    docs="Runs the attention backend's kernels at the model's real shapes (head dims, heads per GPU, dtype, KV "
+         "dtype, softcap, sliding window, page size): the kernel, not what is known about it, is the ground truth "
+         "for this machine.")
+SMOKE_DISAGREES = SmokeCheck(
+    id="smoke-disagrees", title="The rules and the kernel agree on this machine",
+    source="attn-preflight check --smoke: the rules' findings against the kernel's run",
+    docs="Rules that pass a config whose kernel fails, or a kernel-level rule that fails a config whose kernel "
+         "runs at the shape it judged, mean the knowledge is wrong for this machine.")
+
+# Rules whose failure is a kernel's own refusal at the first forward, with the smoke kernels that make the same
+# call and whether the rule judges the absorbed-MLA decode dims (True), the model's dims (False) or any run
+# (None). One of those kernels running within tolerance contradicts the rule on this machine.
+KERNEL_RULES: dict[str, tuple[frozenset[str], Optional[bool]]] = {
+    "fa4-arch": (frozenset({"fa4-dense", "fa4-paged"}), None),
+    "fa4-paged-kv-sm8x": (frozenset({"fa4-paged"}), None),
+    "fa4-fp8-sm100": (frozenset({"fa4-paged"}), False),  # decode: q cast to FP8 (prefill keeps the model dtype)
+    "fa4-head-dim-sm90": (frozenset({"fa4-dense", "fa4-paged"}), False),
+    "fa4-head-dim-sm100": (frozenset({"fa4-dense", "fa4-paged"}), False),
+    "fa4-hd256-sm100": (frozenset({"fa4-paged"}), False),
+    "fa4-mla-arch": (frozenset({"fa4-paged"}), True),
+    "fa3-fp8-sm8x": (frozenset({"fa3-dense", "sgl-fa3-kvcache"}), False),
+    "fa3-head-dim": (frozenset({"fa3-dense", "sgl-fa3-kvcache"}), False),
+    "fa3-dtype": (frozenset({"fa3-dense", "sgl-fa3-kvcache"}), False),
+    "flashinfer-arch": (frozenset({"flashinfer-prefill", "flashinfer-decode"}), None),
+    "flashmla-arch": (frozenset({"flashmla-decode"}), True),
+}
+# Backends that call torch SDPA without forcing one of its backends: torch dispatches each call to one that
+# accepts the inputs, so a forced backend refusing this shape does not fail the config.
+DISPATCHED = frozenset({"torch_native"})
+
+_FAILED = {STATUS_WRONG: "gave a wrong result", STATUS_ERROR: "raised", STATUS_TIMEOUT: "timed out",
+           STATUS_CRASHED: "crashed"}
+
+
+class SmokeFinding(Finding):
+    """A finding from the smoke run: a plain message, and the run's numbers for JSON (`smoke`)."""
+
+    __slots__ = ("smoke",)
+    listed_when_skipped = True  # asked for with --smoke: shown even when skipped
+
+    def __init__(self, rule: SmokeCheck, status: Status, message: str, smoke: dict[str, Any], note: str = ""):
+        super().__init__(rule, Outcome(status, reason=message), note)
+        self.smoke = smoke
+
+    message = property(lambda self: self.outcome.reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "smoke": self.smoke}
+
+
+def _describe(result: KernelResult) -> str:
+    return result.case.label() if result.case else "its shape"
+
+
+def _numbers(result: KernelResult) -> str:
+    bits = []
+    if result.max_abs_error is not None and result.tolerance is not None:
+        relation = "within" if result.max_abs_error <= result.tolerance else "above"
+        bits.append(f"max error {result.max_abs_error:.1e} {relation} tolerance {result.tolerance:.0e}")
+    if result.first_call_s is not None:
+        bits.append(f"first call {result.first_call_s:.2f} s (with JIT)")
+    if result.steady_ms is not None:
+        bits.append(f"steady {result.steady_ms:.3g} ms")
+    return ", ".join(bits)
+
+
+def _kernel_finding(job: Job, result: Optional[KernelResult], note: str) -> SmokeFinding:
+    who = f"{job.kernel.name} ({phase_label(job.phases)}, backend {job.backend})"
+    data: dict[str, Any] = {"backend": job.backend, "phases": list(job.phases), "kernel": job.kernel.name,
+                            "api": job.kernel.api, "absorbed_mla": job.absorbed, "case": job.case.to_dict()}
+    if result is None:
+        return SmokeFinding(SMOKE_KERNEL, Status.SKIP, f"{who}: no result in the smoke run", data, note)
+    data.update(case=result.case.to_dict() if result.case else None, result=result.status,
+                skip_basis=result.skip_basis, message=result.message, max_abs_error=result.max_abs_error,
+                tolerance=result.tolerance, first_call_s=result.first_call_s, steady_ms=result.steady_ms,
+                tflops=result.tflops, device=result.device, documented_limit=result.documented_limit,
+                reproduce=result.reproduce)
+    numbers = _numbers(result)
+    if result.status == STATUS_OK:
+        status, text = Status.PASS, f"{who} ran at {_describe(result)}: {numbers}"
+    elif result.status in _FAILED:
+        status = Status.FAIL
+        text = f"{who} {_FAILED[result.status]} at {_describe(result)}: {result.message or 'no message'}"
+        if result.status == STATUS_WRONG and numbers:
+            text += f" ({numbers})"
+    elif result.skip_basis == SKIP_KERNEL and job.backend not in DISPATCHED:
+        status, text = Status.FAIL, f"{who} refused {_describe(result)}: {result.message}"
+    elif result.skip_basis == SKIP_KERNEL:
+        status = Status.SKIP
+        text = f"{who} refused {_describe(result)} (torch dispatches to another SDPA backend): {result.message}"
+    elif result.skip_basis == SKIP_ENVIRONMENT or result.case is None:
+        status, text = Status.SKIP, f"{who} not run here: {result.message}"
+    else:
+        status, text = Status.SKIP, f"{who} cannot express {_describe(result)}: {result.message}"
+    if result.notes:
+        text += " [" + "; ".join(result.notes) + "]"
+    if status is Status.FAIL and result.reproduce:
+        note = "; ".join(n for n in (note, f"reproduce {job.kernel.name}: {result.reproduce}") if n)
+    return SmokeFinding(SMOKE_KERNEL, status, text, data, note)
+
+
+def _result_for(job: Job, smoke: SmokeReport) -> Optional[KernelResult]:
+    """The job's result: by kernel name; by case too when the run holds that kernel more than once."""
+    results = [r for r in smoke.results if r.kernel == job.kernel.name]
+    exact = [r for r in results if r.case == job.case]
+    return (exact or results or [None])[0]
+
+
+def _kernel_findings(smoke_plan: SmokePlan, smoke: SmokeReport) -> list[tuple[Job, SmokeFinding]]:
+    note = "; ".join(smoke_plan.notes)
+    return [(job, _kernel_finding(job, _result_for(job, smoke), note)) for job in smoke_plan.jobs]
+
+
+def _disagreements(report: Report, ran: list[tuple[Job, SmokeFinding]]) -> list[SmokeFinding]:
+    rule_failures = [f for f in report.findings if f.status is Status.FAIL]
+    failed = [f for _, f in ran if f.status is Status.FAIL]
+    out = []
+    if not rule_failures and failed:
+        out.append(SmokeFinding(
+            SMOKE_DISAGREES, Status.WARN,
+            "the knowledge is wrong for this machine: the rules passed this config but the kernel failed: "
+            + "; ".join(f.message for f in failed),
+            {"rules": [], "kernels": [f.smoke["kernel"] for f in failed]}))
+    for finding in rule_failures:
+        scope = KERNEL_RULES.get(finding.rule_id)
+        if scope is None:
+            continue
+        kernels, absorbed = scope
+        contradicting = [(job, f) for job, f in ran if f.status is Status.PASS and job.kernel.name in kernels
+                         and (absorbed is None or job.absorbed == absorbed)]
+        if contradicting:
+            where = "; ".join(f"{job.kernel.name} ({phase_label(job.phases)}) at {job.case.label()}"
+                              for job, _ in contradicting)
+            out.append(SmokeFinding(
+                SMOKE_DISAGREES, Status.WARN,
+                f"the knowledge is wrong for this machine: rule {finding.rule_id} predicts failure but the kernel "
+                f"ran: {where}",
+                {"rules": [finding.rule_id], "kernels": [job.kernel.name for job, _ in contradicting]}))
+    return out
+
+
+def smoke_findings(report: Report, smoke: SmokeReport) -> list[Finding]:
+    """The smoke-kernel findings for `report`'s config and the smoke-disagrees ones (see the module docs)."""
+    smoke_plan = plan(report.config, report.target)
+    ran = _kernel_findings(smoke_plan, smoke)
+    skipped = [SmokeFinding(SMOKE_KERNEL, Status.SKIP,
+                            f"{entry.backend or 'no backend'} ({phase_label(entry.phases)}): cannot be smoked: "
+                            f"{entry.reason}",
+                            {"backend": entry.backend, "phases": list(entry.phases), "kernel": None,
+                             "result": STATUS_SKIPPED, "message": entry.reason})
+               for entry in smoke_plan.unsmokable]
+    return [f for _, f in ran] + skipped + _disagreements(report, ran)
+
+
+def with_smoke(report: Report, smoke: SmokeReport) -> Report:
+    """`report` with the smoke findings added, in display order, and the verdict recomputed over all of them."""
+    findings = sorted(report.findings + smoke_findings(report, smoke), key=_display_order)
+    return Report(config=report.config, target=report.target, findings=findings, verdict=verdict_of(findings),
+                  alternatives=report.alternatives)
