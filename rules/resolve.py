@@ -218,6 +218,10 @@ def effective_page_size(config: Config, target: Target) -> int:
         page = 64
     if "cutedsl_mla" in backends and page not in (32, 64):
         page = 64
+    # tokenspeed_mla: its own snap through 0.5.22, renamed to cutedsl_mla (the same snap) in 0.5.23
+    if (config.attention_backend == "tokenspeed_mla" or config.decode_backend == "tokenspeed_mla") \
+            and page not in (32, 64):
+        page = 64
     if "trtllm_mha" in backends and page not in (16, 32, 64, 128):
         page = 64
     if "hpc_ops" in backends and page != 64:

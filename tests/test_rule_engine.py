@@ -73,6 +73,8 @@ def test_resolution_follows_sglang_order():
     assert effective_page_size(resolve(make_config(model="deepseek-v3", attention_backend="fa4"), b200), b200) == 1
     assert effective_page_size(resolve(make_config(model="qwen3-8b", attention_backend="trtllm_mha",
                                                    page_size=8), b200), b200) == 64
+    assert effective_page_size(resolve(make_config(model="deepseek-v3", attention_backend="tokenspeed_mla",
+                                                   page_size=16), b200), b200) == 64
 
 
 def test_model_overrides_set_sglangs_default_backends():

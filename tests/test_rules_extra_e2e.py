@@ -108,3 +108,17 @@ def test_explain_states_the_version_history():
     assert result.exit_code == 0
     assert "0.5.19" in result.output and "0.5.10" in result.output
     assert "TRTLLM MHA backend for prefill requires Hopper (SM90)" in result.output
+
+
+def test_mla_rules_admit_sm110_from_sglang_0_5_9():
+    """is_blackwell (utils/common.py): majors 10 and 12 through 0.5.8, 10, 11 and 12 since 0.5.9."""
+    thor = ("--gpu", "Jetson Thor", "--model", "deepseek-v3")
+    _, _, now = findings(*thor, "--attention-backend", "trtllm_mla")
+    _, _, then = findings(*thor, "--attention-backend", "trtllm_mla", "--engine-version", "sglang==0.5.8")
+    assert now["trtllm-mla-arch"]["status"] == "pass" and "11.x" in now["trtllm-mla-arch"]["message"]
+    assert then["trtllm-mla-arch"]["status"] == "fail" and then["trtllm-mla-arch"]["fix"] == ["--attention-backend triton"]
+    # the backend a refused MLA config is pointed to follows the same release
+    _, _, now = findings(*thor, "--attention-backend", "flashmla")
+    _, _, then = findings(*thor, "--attention-backend", "flashmla", "--engine-version", "sglang==0.5.8")
+    assert now["flashmla-arch"]["fix"] == ["--attention-backend trtllm_mla"]
+    assert then["flashmla-arch"]["fix"] == ["--attention-backend triton"]

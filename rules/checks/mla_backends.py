@@ -22,6 +22,13 @@ V0_5_10, V0_5_13, V0_5_19, V0_5_20, V0_5_21, V0_5_23 = (
     Version(v) for v in ("0.5.10", "0.5.13", "0.5.19", "0.5.20", "0.5.21", "0.5.23"))
 
 
+def _mla_fallback(target) -> str:
+    """The MLA backend to suggest instead: trtllm_mla where is_blackwell admits it, fa3 on SM90, else triton."""
+    if target.major in blackwell_majors(target):
+        return "trtllm_mla"
+    return "fa3" if target.major == 9 else "triton"
+
+
 def _page_snap(cfg, allowed: tuple[int, ...], backend: str, snapped_to: int):
     """pass when no page size was given or it is allowed; warn (SGLang rewrites it) otherwise."""
     sizes = " or ".join(str(p) for p in allowed)
@@ -185,8 +192,7 @@ def trtllm_mha_mla_model(cfg, target):
         return skipped("applies to the trtllm_mha backend")
     if not cfg.mla:
         return passed("a non-MLA model on trtllm_mha", "a non-MLA model")
-    fix = {10: "trtllm_mla", 11: "trtllm_mla", 12: "trtllm_mla", 9: "fa3"}.get(target.major, "triton")
-    return failed("an MLA model on trtllm_mha", "an MLA backend", [f"--attention-backend {fix}"])
+    return failed("an MLA model on trtllm_mha", "an MLA backend", [f"--attention-backend {_mla_fallback(target)}"])
 
 
 MLA_ONLY = ("trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "flashmla", "cutlass_mla")
@@ -243,8 +249,7 @@ def trtllm_mla_arch(cfg, target):
     need = "compute capability " + ", ".join(f"{m}.x" for m in majors)
     if target.major in majors:
         return passed(gpu(target), need)
-    return failed(f"trtllm_mla on {gpu(target)}", need,
-                  ["--attention-backend fa3" if target.major == 9 else "--attention-backend triton"])
+    return failed(f"trtllm_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
 
 
 def _trtllm_mla_kv(release: Version) -> tuple[str, ...]:
@@ -347,9 +352,8 @@ def cutedsl_mla_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.major == 10:
         return passed(gpu(target), "compute capability 10.x")
-    fix = {9: "fa3", 11: "trtllm_mla", 12: "trtllm_mla"}.get(target.major, "triton")
     return failed(f"cutedsl_mla on {gpu(target)}", "compute capability 10.x (SM100/SM103)",
-                  [f"--attention-backend {fix}"])
+                  [f"--attention-backend {_mla_fallback(target)}"])
 
 
 @rule(
@@ -415,10 +419,10 @@ def tokenspeed_mla_arch(cfg, target):
         return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-arch)")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (10, 11, 12):
-        return passed(gpu(target), "compute capability 10.x, 11.x or 12.x")
-    return failed(f"tokenspeed_mla on {gpu(target)}", "compute capability 10.x, 11.x or 12.x",
-                  ["--attention-backend fa3" if target.major == 9 else "--attention-backend triton"])
+    need = "compute capability " + ", ".join(f"{m}.x" for m in blackwell_majors(target))
+    if target.major in blackwell_majors(target):
+        return passed(gpu(target), need)
+    return failed(f"tokenspeed_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
 
 
 @rule(
@@ -448,6 +452,28 @@ def tokenspeed_mla_kv_dtype(cfg, target):
                   ["--kv-cache-dtype fp8_e4m3"])
 
 
+@rule(
+    id="tokenspeed-mla-page",
+    title="tokenspeed_mla page size: SGLang snaps unsupported sizes to 64 (sglang 0.5.12-0.5.22)",
+    engine="sglang", versions="sglang>=0.5.12", stage="startup",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="tokenspeed_mla only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints (0.5.15-0.5.22; server_args.py 0.5.12-0.5.14)",
+    docs="""Checks that `--page-size` is 32 or 64 when tokenspeed_mla is the attention or decode backend, on
+sglang 0.5.12-0.5.22, where it is its own backend.
+
+SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning. From sglang
+0.5.23 tokenspeed_mla is renamed to cutedsl_mla, whose identical snap is judged by cutedsl-mla-page.""",
+    fix_title="Pass --page-size 64 (or 32)",
+)
+def tokenspeed_mla_page(cfg, target):
+    if not _tokenspeed(cfg):
+        return skipped("applies to the tokenspeed_mla backend")
+    if sglang_release(target) >= V0_5_23:
+        return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-page)")
+    return _page_snap(cfg, (32, 64), "tokenspeed_mla", 64)
+
+
 # --- FlashMLA, CUTLASS MLA ----------------------------------------------------------------------------------
 
 @rule(
@@ -474,8 +500,8 @@ def flashmla_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.major in (9, 10):
         return passed(gpu(target), "compute capability 9.x or 10.x")
-    fix = "trtllm_mla" if target.major in (11, 12) else "triton"
-    return failed(f"flashmla on {gpu(target)}", "compute capability 9.x or 10.x", [f"--attention-backend {fix}"])
+    return failed(f"flashmla on {gpu(target)}", "compute capability 9.x or 10.x",
+                  [f"--attention-backend {_mla_fallback(target)}"])
 
 
 @rule(
@@ -531,8 +557,8 @@ def cutlass_mla_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.major == 10:
         return passed(gpu(target), "compute capability 10.x")
-    fix = "fa3" if target.major == 9 else "trtllm_mla" if target.major in (11, 12) else "triton"
-    return failed(f"cutlass_mla on {gpu(target)}", "compute capability 10.x", [f"--attention-backend {fix}"])
+    return failed(f"cutlass_mla on {gpu(target)}", "compute capability 10.x",
+                  [f"--attention-backend {_mla_fallback(target)}"])
 
 
 @rule(

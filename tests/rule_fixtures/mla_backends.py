@@ -42,6 +42,7 @@ FIXTURES = {
     "trtllm-mha-mla-model": {
         "pass": [case("B200", *LLAMA, "--attention-backend", "trtllm_mha")],
         "fail": [case("B200", *DEEPSEEK, "--attention-backend", "trtllm_mha"),
+                 case("Jetson Thor", *DEEPSEEK, "--attention-backend", "trtllm_mha"),
                  case("H100", "--model", "deepseek-v2-lite", "--decode-attention-backend", "trtllm_mha",
                       "--prefill-attention-backend", "fa3")],
     },
@@ -95,7 +96,10 @@ FIXTURES = {
     },
     "tokenspeed-mla-arch": {
         "pass": [case("RTX 5090", *DEEPSEEK, "--attention-backend", "tokenspeed_mla", "--kv-cache-dtype", "fp8_e4m3",
-                      engine_version=["sglang==0.5.22"])],
+                      engine_version=["sglang==0.5.22"]),
+                 # is_blackwell has admitted SM110 since 0.5.9, before tokenspeed_mla existed (0.5.12)
+                 case("Jetson Thor", *DEEPSEEK, "--attention-backend", "tokenspeed_mla", "--kv-cache-dtype",
+                      "fp8_e4m3", engine_version=["sglang==0.5.12"])],
         "fail": [case("H100", *DEEPSEEK, "--attention-backend", "tokenspeed_mla", "--kv-cache-dtype", "fp8_e4m3",
                       engine_version=["sglang==0.5.22"])],
     },
@@ -105,10 +109,17 @@ FIXTURES = {
         "fail": [case("B200", *DEEPSEEK, "--attention-backend", "tokenspeed_mla", engine_version=["sglang==0.5.22"]),
                  case("B200", *DEEPSEEK, "--attention-backend", "tokenspeed_mla", expect="warn")],
     },
+    "tokenspeed-mla-page": {
+        "pass": [case("B200", *DEEPSEEK, "--attention-backend", "tokenspeed_mla", "--kv-cache-dtype", "fp8_e4m3",
+                      "--page-size", "32", engine_version=["sglang==0.5.22"])],
+        "fail": [case("B200", *DEEPSEEK, "--attention-backend", "tokenspeed_mla", "--kv-cache-dtype", "fp8_e4m3",
+                      "--page-size", "16", engine_version=["sglang==0.5.22"], expect="warn")],
+    },
     "flashmla-arch": {
         "pass": [case("H100", *DEEPSEEK, "--attention-backend", "flashmla"),
                  case("B200", *DEEPSEEK, "--attention-backend", "flashmla", "--kv-cache-dtype", "fp8_e4m3")],
         "fail": [case("RTX 5090", *DEEPSEEK, "--attention-backend", "flashmla"),
+                 case("Jetson Thor", *DEEPSEEK, "--attention-backend", "flashmla"),
                  case("A100", *DEEPSEEK, "--attention-backend", "flashmla")],
     },
     "flashmla-page": {
@@ -119,6 +130,7 @@ FIXTURES = {
     "cutlass-mla-arch": {
         "pass": [case("B200", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.19"])],
         "fail": [case("H100", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.19"]),
+                 case("Jetson Thor", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.19"]),
                  case("RTX 5090", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.10"])],
     },
     "cutlass-mla-page": {
