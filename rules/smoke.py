@@ -102,7 +102,7 @@ def _numbers(result: KernelResult) -> str:
         relation = "within" if result.max_abs_error <= result.tolerance else "above"
         bits.append(f"max error {result.max_abs_error:.1e} {relation} tolerance {result.tolerance:.0e}")
     if result.first_call_s is not None:
-        bits.append(f"first call {result.first_call_s:.2f} s (with JIT)")
+        bits.append(f"first call {result.first_call_s:.2f} s (JIT included)")
     if result.steady_ms is not None:
         bits.append(f"steady {result.steady_ms:.3g} ms")
     return ", ".join(bits)

@@ -140,6 +140,21 @@ def test_plan_names_what_cannot_be_smoked():
     assert "general-tp-heads" in odd_tp.unsmokable[0].reason
 
 
+@pytest.mark.parametrize("gpu", ["H200", "B200"])
+def test_every_preset_backend_and_kv_dtype_plans_without_error_and_nothing_unrun_passes(gpu):
+    from rules.knowledge import backends
+    from rules.knowledge.kv_dtypes import KV_DTYPES
+    from rules.models import presets
+
+    target = Target.from_gpu(gpu)
+    for model in presets():
+        for backend in [None, *backends.choices("sglang")]:
+            for kv in KV_DTYPES:
+                report = report_for(target, model=model, attention_backend=backend, kv_cache_dtype=kv, tp_size=8)
+                findings = smoke_findings(report, SmokeReport(level="shape"))
+                assert findings and {f.status for f in findings} == {Status.SKIP}, (model, backend, kv)
+
+
 # --- findings from real H200 results -----------------------------------------------------------------------
 
 def test_h200_fa4_runs_llama_shapes_two_passes_no_disagreement():

@@ -138,7 +138,7 @@ def plan(config, target) -> SmokePlan:
     tp = attention_tp_size(config)
     heads = model.num_attention_heads
     kv_heads = model.num_key_value_heads or heads
-    if heads % tp or (kv_heads >= tp and kv_heads % tp):
+    if heads % tp or (kv_heads >= tp and kv_heads % tp and not model.mla):
         return SmokePlan(unsmokable=(Unsmokable(config.backend_label(), everything,
                                                 f"{heads} query / {kv_heads} KV heads do not split over attention "
                                                 f"TP size {tp} (rule general-tp-heads)"),))
