@@ -15,8 +15,9 @@ Statuses: pass, warn, fail, skip (does not apply / cannot be judged on this targ
 needed fact is missing). Verdict: fail if any fail; warn if any warn or unknown, or nothing could be
 judged; pass otherwise. Skip and unknown never count as pass.
 
-Optional `stage=` says when the engine would hit the problem (STAGES: parse, startup, init, load, runtime);
-`explain` shows it and bench/oracle_diff.py uses it (the oracle only sees parse/startup/init).
+`stage=` says when the engine would hit the problem (STAGES: parse, startup, init, load, runtime); every
+SGLang rule states one (tests/test_rule_registry.py). `explain` shows it and bench/oracle_diff.py uses it:
+the oracle sees parse and startup, and of init only the factories' own checks (attention_registry.py).
 
 `evaluate(config, target)` returns a Report; rules of another engine are not run. Rules see the config as
 the engine resolves it (rules.resolve: default backend, silent rewrites in Config.rewrites). Each rule states the

@@ -90,3 +90,10 @@ def test_compute_capability_spellings(text, cc):
 @pytest.mark.parametrize("text", ["H1000", "sm_9", "9", "999", "sm_200", "ninety"])
 def test_not_a_compute_capability(text):
     assert gpus.parse_compute_capability(text) is None
+
+
+def test_explain_says_when_the_engine_would_fail():
+    """FlashMLA's arch limit bites at the first forward; trtllm_mla's at SGLang's start-up resolution."""
+    assert "without it, the engine fails at the first forward pass" in invoke("explain", "flashmla-arch").output
+    assert "without it, the engine fails at start-up argument resolution" in invoke("explain", "trtllm-mla-arch").output
+    assert json.loads(invoke("explain", "flashmla-mha-model", "--format", "json").output)["stage"] == "init"

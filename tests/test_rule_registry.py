@@ -1,7 +1,7 @@
 """Every registered rule is a complete declarative unit with a pass and a fail fixture that hold."""
 import pytest
 
-from rules.engine import RULE_ENGINES, Status, all_rules, get_rule
+from rules.engine import RULE_ENGINES, STAGES, Status, all_rules, get_rule
 from tests.rule_fixtures import all_fixtures, run_case
 
 FIXTURES = all_fixtures()
@@ -22,6 +22,12 @@ def test_rule_is_complete(rule):
     assert rule.engine in RULE_ENGINES
     assert rule.why, "docs: a first paragraph (what it checks), then why"
     assert rule.id == rule.id.lower() and " " not in rule.id
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.engine != "vllm"], ids=lambda r: r.id)
+def test_sglang_rule_states_when_the_engine_would_fail(rule):
+    """explain and bench/oracle_diff.py read it: a runtime failure is not one SGLang's start-up resolution sees."""
+    assert rule.stage in STAGES
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)

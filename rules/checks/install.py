@@ -41,7 +41,7 @@ def _state(target, key: str) -> tuple[Optional[bool], str]:
 @rule(
     id="install-fa4-library",
     title="The fa4 backend needs a working CUTLASS CuTe DSL (and quack-kernels)",
-    engine="sglang", versions="sglang>=0.5.20", needs_software=True,
+    engine="sglang", versions="sglang>=0.5.20", stage="runtime", needs_software=True,
     prevents="FlashAttention-4 CUTE is not available. Install flash-attn-4 with its CUDA/CUTE dependencies, or run "
              "from a source tree where the vendored FA4 package is importable.",
     source="sglang: python/sglang/kernels/ops/attention/flash_attention_v4.py (imports the vendored "
@@ -79,7 +79,7 @@ def install_fa4_library(cfg, target):
 @rule(
     id="install-fa3-library",
     title="The fa3 backend needs sgl-kernel with its FlashAttention 3 ops",
-    engine="sglang", versions="sglang>=0.5.5", needs_software=True,
+    engine="sglang", versions="sglang>=0.5.5", stage="init", needs_software=True,
     prevents="Can not import sgl_kernel. Please check your installation.",
     source="sglang: python/sglang/srt/layers/attention/flashattention_backend.py (fa_impl_ver 3: "
            "from sgl_kernel.flash_attn import ...); sgl-kernel/python/sgl_kernel/flash_attn.py",
@@ -118,7 +118,7 @@ FLASHINFER_BACKENDS = ("flashinfer", "trtllm_mha", "trtllm_mla", "cutedsl_mla", 
 @rule(
     id="install-flashinfer-library",
     title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
-    engine="sglang", versions="sglang>=0.5.5", needs_software=True,
+    engine="sglang", versions="sglang>=0.5.5", stage="runtime", needs_software=True,
     reason="SGLang imports flashinfer only when is_flashinfer_available(); without it these backends fail at "
            "their first kernel call (NameError on `flashinfer`), after the weights have loaded.",
     prevents="NameError: name 'flashinfer' is not defined",
@@ -159,7 +159,7 @@ def _cuda_version(text: Optional[str]) -> Optional[Version]:
 @rule(
     id="install-no-cuda-gpu",
     title="The machine has a CUDA GPU",
-    engine="any", versions="torch>=2.0", needs_software=True,
+    engine="any", versions="torch>=2.0", stage="startup", needs_software=True,
     prevents="RuntimeError: No CUDA GPUs are available",
     reason="Without an NVIDIA GPU (or its driver / NVML) nothing CUDA-based can start.",
     source="probe: NVML (nvmlDeviceGetCount); torch/cuda/__init__.py _lazy_init",
@@ -179,7 +179,7 @@ def install_no_cuda_gpu(cfg, target):
 @rule(
     id="install-torch-cpu-only",
     title="torch is a CUDA build",
-    engine="any", versions="torch>=2.0", needs_software=True,
+    engine="any", versions="torch>=2.0", stage="startup", needs_software=True,
     prevents="AssertionError: Torch not compiled with CUDA enabled",
     source="pytorch: torch/cuda/__init__.py _lazy_init; probe: torch.version.cuda read from the install",
     docs="""Checks that the installed torch is a CUDA build (`torch.version.cuda` set).
@@ -213,7 +213,7 @@ def _cuda_needed(major: int) -> Optional[Version]:
 @rule(
     id="install-torch-cuda-version",
     title="torch's CUDA build is new enough for the GPU (SM100/SM110/SM120 need 12.8, SM90 12.3)",
-    engine="any", versions="torch>=2.0", needs_software=True,
+    engine="any", versions="torch>=2.0", stage="startup", needs_software=True,
     prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
     source="sglang: python/sglang/srt/utils/common.py _check_cuda_device_version (is_sm100/is_sm120/is_blackwell "
            "cuda_version=(12, 8); is_sm90/is_hopper_with_cuda_12_3 (12, 3))",
@@ -267,7 +267,7 @@ def _arch_code(arch: str) -> Optional[int]:
 @rule(
     id="install-torch-arch",
     title="torch is compiled for the GPU's architecture",
-    engine="any", versions="torch>=2.0", needs_software=True,
+    engine="any", versions="torch>=2.0", stage="load", needs_software=True,
     prevents="Found GPU0 {name} which is of compute capability (CC) {major}.{minor}. ... Your installed "
              "torch=={version} does not include kernels for this GPU.",
     source="pytorch 2.13: torch/cuda/__init__.py _check_capability, _code_compatible_with_device, DEVICE_REQUIREMENT",

@@ -51,7 +51,7 @@ def _trtllm_mha_majors(release: Version, phase: str) -> tuple[int, ...]:
 @rule(
     id="trtllm-mha-arch",
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. Please use a "
              "different prefill backend.",
     source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
@@ -87,7 +87,7 @@ def trtllm_mha_arch(cfg, target):
 @rule(
     id="trtllm-mha-sm120-fp8-prefill",
     title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
-    engine="sglang", versions="sglang>=0.5.19",
+    engine="sglang", versions="sglang>=0.5.19", stage="startup",
     prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
     source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
     docs="""Checks that trtllm_mha prefill on an SM12x GPU (RTX 50xx, RTX PRO 6000, GB10) does not use
@@ -113,7 +113,7 @@ def trtllm_mha_sm120_fp8_prefill(cfg, target):
 @rule(
     id="trtllm-mha-page",
     title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
     prevents="TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -134,7 +134,7 @@ def trtllm_mha_page(cfg, target):
 @rule(
     id="trtllm-mha-page128-gqa",
     title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
-    engine="sglang", versions="sglang>=0.5.17",
+    engine="sglang", versions="sglang>=0.5.17", stage="init",
     prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
              "support GQA (q heads per kv head > 1, got {q}/{kv}) with equal QK/V head dims (got {d}/{dv}) and a "
              "power-of-2 page size. Use --page-size 64 instead.",
@@ -176,7 +176,7 @@ def trtllm_mha_page128_gqa(cfg, target):
 @rule(
     id="trtllm-mha-mla-model",
     title="An MLA model cannot use trtllm_mha",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="init",
     prevents="trtllm_mha backend can only be used with non-MLA models.",
     source=f"{REGISTRY}, create_trtllm_mha_backend",
     docs="""Checks that an MLA model (DeepSeek V2/V3, Kimi K2, ...: config.json `kv_lora_rank`, or `--feature mla`)
@@ -195,28 +195,16 @@ def trtllm_mha_mla_model(cfg, target):
     return failed("an MLA model on trtllm_mha", "an MLA backend", [f"--attention-backend {_mla_fallback(target)}"])
 
 
-MLA_ONLY = ("trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "flashmla", "cutlass_mla")
+# Factories that refuse an MHA model (attention_registry.py); tokenspeed_mla's existed 0.5.12-0.5.22.
+MLA_ONLY_CHECKED = ("trtllm_mla", "cutedsl_mla", "tokenspeed_mla")
+# Backends whose constructors read the MLA dims without a check.
+MLA_ONLY_UNCHECKED = ("flashmla", "cutlass_mla")
 
 
-@rule(
-    id="mla-backend-mha-model",
-    title="An MLA-only backend needs an MLA model",
-    engine="sglang", versions="sglang>=0.5.5",
-    prevents="trtllm_mla backend can only be used with MLA models.",
-    source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (tokenspeed_mla, 0.5.12-0.5.22); "
-           "flashmla_backend.py / cutlass_mla_backend.py (MLA kernels only)",
-    docs="""Checks that trtllm_mla, cutedsl_mla, tokenspeed_mla, flashmla and cutlass_mla serve an MLA model
-(config.json `kv_lora_rank`, or `--feature mla`).
-
-They decode over the compressed latent KV (kv_lora_rank + rope dims) only. trtllm_mla, cutedsl_mla and
-tokenspeed_mla raise "... backend can only be used with MLA models." when the model runner starts;
-flashmla and cutlass_mla have no check and fail inside their kernels.""",
-    fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
-)
-def mla_backend_mha_model(cfg, target):
-    used = sorted(cfg.backends & set(MLA_ONLY))
+def _mha_model_on(cfg, target, backends: tuple[str, ...]):
+    used = sorted(cfg.backends & set(backends))
     if not used:
-        return skipped("applies to MLA-only backends")
+        return skipped(f"applies to {', '.join(backends)}")
     if cfg.mla:
         return passed(f"an MLA model on {', '.join(used)}", "an MLA model")
     fix = {10: "trtllm_mha", 9: "fa3"}.get(target.major, "flashinfer")
@@ -224,12 +212,52 @@ def mla_backend_mha_model(cfg, target):
                   [f"--attention-backend {fix}"])
 
 
+@rule(
+    id="mla-backend-mha-model",
+    title="trtllm_mla and cutedsl_mla need an MLA model",
+    engine="sglang", versions="sglang>=0.5.5", stage="init",
+    prevents="trtllm_mla backend can only be used with MLA models.",
+    source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (create_tokenspeed_mla_backend, "
+           "0.5.12-0.5.22)",
+    docs="""Checks that trtllm_mla, cutedsl_mla and tokenspeed_mla serve an MLA model (config.json `kv_lora_rank`, or
+`--feature mla`).
+
+They decode over the compressed latent KV (kv_lora_rank + rope dims) only; their factories raise "...
+backend can only be used with MLA models." when the model runner builds the attention backend, after the
+weights have loaded. (flashmla and cutlass_mla: rule flashmla-mha-model.)""",
+    fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+)
+def mla_backend_mha_model(cfg, target):
+    return _mha_model_on(cfg, target, MLA_ONLY_CHECKED)
+
+
+@rule(
+    id="flashmla-mha-model",
+    title="flashmla and cutlass_mla need an MLA model",
+    engine="sglang", versions="sglang>=0.5.5", stage="init",
+    reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
+           "when the model runner builds the attention backend, after the weights have loaded.",
+    prevents="AttributeError: 'ModelConfig' object has no attribute 'kv_lora_rank'",
+    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.__init__; "
+           "cutlass_mla_backend.py, CutlassMLABackend.__init__ (sglang <= 0.5.19); configs/model_config.py sets "
+           "kv_lora_rank for MLA architectures only",
+    docs="""Checks that flashmla and cutlass_mla serve an MLA model (config.json `kv_lora_rank`, or `--feature mla`).
+
+Both decode over the compressed latent KV only. Their factories have no MLA check (unlike trtllm_mla's), so
+SGLang accepts the flag at start-up; the backend's constructor then reads `model_config.kv_lora_rank`,
+which SGLang's ModelConfig sets for MLA architectures only, and the launch dies with an AttributeError.""",
+    fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+)
+def flashmla_mha_model(cfg, target):
+    return _mha_model_on(cfg, target, MLA_ONLY_UNCHECKED)
+
+
 # --- TRT-LLM MLA ----------------------------------------------------------------------------------------------
 
 @rule(
     id="trtllm-mla-arch",
     title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; utils/common.py is_blackwell",
     docs="""Checks that trtllm_mla (attention or decode backend) runs on a GPU SGLang's is_blackwell probe
@@ -263,7 +291,7 @@ def _trtllm_mla_kv(release: Version) -> tuple[str, ...]:
 @rule(
     id="trtllm-mla-kv-dtype",
     title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
     docs="""Checks that trtllm_mla (attention or decode backend) is used with `--kv-cache-dtype` fp8_e4m3, bf16 or
@@ -287,7 +315,7 @@ def trtllm_mla_kv_dtype(cfg, target):
 @rule(
     id="trtllm-mla-page",
     title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -313,7 +341,7 @@ def _cutedsl_phases(cfg, target) -> set[str]:
 @rule(
     id="cutedsl-mla-decode-only",
     title="cutedsl_mla is decode-only",
-    engine="sglang", versions="sglang>=0.5.13",
+    engine="sglang", versions="sglang>=0.5.13", stage="startup",
     prevents="CuteDSL MLA only supports decoding for now",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
     docs="""Checks that cutedsl_mla is not the prefill backend (an explicit `--prefill-attention-backend cutedsl_mla`).
@@ -336,7 +364,7 @@ def cutedsl_mla_decode_only(cfg, target):
 @rule(
     id="cutedsl-mla-arch",
     title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
-    engine="sglang", versions="sglang>=0.5.13",
+    engine="sglang", versions="sglang>=0.5.13", stage="startup",
     prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
     docs="""Checks that cutedsl_mla (any phase; in sglang 0.5.23 also its deprecated alias tokenspeed_mla) runs
@@ -359,7 +387,7 @@ def cutedsl_mla_arch(cfg, target):
 @rule(
     id="cutedsl-mla-kv-dtype",
     title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
-    engine="sglang", versions="sglang>=0.5.13",
+    engine="sglang", versions="sglang>=0.5.13", stage="startup",
     prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
     docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
@@ -380,7 +408,7 @@ def cutedsl_mla_kv_dtype(cfg, target):
 @rule(
     id="cutedsl-mla-page",
     title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang", versions="sglang>=0.5.13",
+    engine="sglang", versions="sglang>=0.5.13", stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -402,7 +430,7 @@ def _tokenspeed(cfg) -> bool:
 @rule(
     id="tokenspeed-mla-arch",
     title="tokenspeed_mla needs a Blackwell GPU (sglang 0.5.12-0.5.22)",
-    engine="sglang", versions="sglang>=0.5.12",
+    engine="sglang", versions="sglang>=0.5.12", stage="startup",
     prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (sglang 0.5.12-0.5.22)",
     docs="""Checks that tokenspeed_mla runs on a Blackwell GPU (is_blackwell: compute capability 10.x, 11.x, 12.x)
@@ -428,7 +456,7 @@ def tokenspeed_mla_arch(cfg, target):
 @rule(
     id="tokenspeed-mla-kv-dtype",
     title="tokenspeed_mla needs an fp8_e4m3 KV cache",
-    engine="sglang", versions="sglang>=0.5.12",
+    engine="sglang", versions="sglang>=0.5.12", stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args "
            "(0.5.23)",
@@ -479,7 +507,7 @@ def tokenspeed_mla_page(cfg, target):
 @rule(
     id="flashmla-arch",
     title="flashmla needs an SM90 or SM100 GPU",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="runtime",
     reason="SGLang has no start-up check: FlashMLA's kernels are built for SM90 and SM100 only and fail at the "
            "first decode (after weights load) on other GPUs.",
     prevents="FlashMLA is only supported on Hopper devices.",
@@ -507,7 +535,7 @@ def flashmla_arch(cfg, target):
 @rule(
     id="flashmla-page",
     title="flashmla page size: SGLang forces 64",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="FlashMLA only supports a page_size of 64, change page_size to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -534,7 +562,7 @@ def _cutlass_mla(cfg, target):
 @rule(
     id="cutlass-mla-arch",
     title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="runtime",
     reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
            "first decode (after weights load) elsewhere.",
     source="sglang: layers/attention/cutlass_mla_backend.py (sgl-kernel cutlass_mla_decode); vllm: "
@@ -564,7 +592,7 @@ def cutlass_mla_arch(cfg, target):
 @rule(
     id="cutlass-mla-page",
     title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="Cutlass MLA only supports a page_size of 128, change page_size to 128.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints (sglang 0.5.15-0.5.19; server_args.py before)",

@@ -47,7 +47,7 @@ GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx",
 @rule(
     id="model-gpt-oss-backends",
     title="GPT-OSS needs a backend with attention sinks and sliding window",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
              "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
              "- Decode: {decode}\n",
@@ -89,7 +89,7 @@ def _llama4_backends(release: Version) -> tuple[str, ...]:
 @rule(
     id="model-llama4-backends",
     title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Llama4 branch)",
     docs="""Checks that a Llama 4 model (Llama4ForConditionalGeneration / Llama4ForCausalLM) on a GPU is served by
@@ -117,7 +117,7 @@ def model_llama4_backends(cfg, target):
 @rule(
     id="model-llama4-chunk-size",
     title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
-    engine="sglang", versions="sglang>=0.5.8",
+    engine="sglang", versions="sglang>=0.5.8", stage="init",
     prevents="Attention chunk size is required for local attention",
     source=f"{FA_BACKEND}, FlashAttentionBackend._maybe_init_local_attn_builder; "
            "configs/model_config.py is_local_attention_model",
@@ -160,7 +160,7 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
 @rule(
     id="model-gemma4-backends",
     title="Gemma 4 needs trtllm_mha, triton or fa4",
-    engine="sglang", versions="sglang>=0.5.13",
+    engine="sglang", versions="sglang>=0.5.13", stage="startup",
     prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
              "got prefill={prefill}, decode={decode}",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Gemma4 branch); {OVERRIDES_DIR}/gemma4.py",
@@ -193,7 +193,7 @@ SOFTCAP_IGNORED = ("trtllm_mha", "torch_native", "flex_attention")
 @rule(
     id="model-softcap-backend",
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="runtime",
     prevents="The hpc_ops attention backend does not support logit cap.",
     source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
            "trtllm_mha_backend.py, torch_native_backend.py, torch_flex_backend.py (no logit_cap argument)",
@@ -230,7 +230,7 @@ EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
 @rule(
     id="model-exaone-swa-backends",
     title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
-    engine="sglang", versions="sglang>=0.5.9",
+    engine="sglang", versions="sglang>=0.5.9", stage="startup",
     prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
              "but got {backend}",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Exaone branch); {OVERRIDES_DIR}/exaone.py",
@@ -258,7 +258,7 @@ def model_exaone_swa_backends(cfg, target):
 @rule(
     id="model-olmo-flashinfer",
     title="OLMo 2/3 must not use FlashInfer",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Olmo2ForCausalLM branch); "
            "configs/olmo3.py (Olmo3ForCausalLM is served as Olmo2ForCausalLM)",
@@ -284,7 +284,7 @@ def model_olmo_flashinfer(cfg, target):
 @rule(
     id="model-lfm2-triton",
     title="LFM2 must not use the triton backend",
-    engine="sglang", versions="sglang>=0.5.9",
+    engine="sglang", versions="sglang>=0.5.9", stage="startup",
     prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
              "layer",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Lfm2 branch); {OVERRIDES_DIR}/lfm2.py",
@@ -314,7 +314,7 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
 @rule(
     id="model-inkling-backends",
     title="Inkling runs only on fa4 or triton",
-    engine="sglang", versions="sglang>=0.5.16",
+    engine="sglang", versions="sglang>=0.5.16", stage="runtime",
     prevents="assert attention_backend in (\"fa4\", \"triton\")",
     source="sglang: python/sglang/srt/models/inkling_common/attn.py, InklingAttention.forward; "
            f"{OVERRIDES_DIR}/inkling.py",
@@ -341,7 +341,7 @@ def model_inkling_backends(cfg, target):
 @rule(
     id="model-moss-vl-prefill",
     title="Moss-VL needs FlashInfer for prefill",
-    engine="sglang", versions="sglang>=0.5.11",
+    engine="sglang", versions="sglang>=0.5.11", stage="startup",
     prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
              "custom mask support.",
     source=f"{OVERRIDES_DIR}/moss_vl.py, _moss_vl_overrides",
@@ -368,7 +368,7 @@ def model_moss_vl_prefill(cfg, target):
 @rule(
     id="model-dual-chunk-backend",
     title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="Dual chunk attention is enabled, but attention backend is set to {backend}. Please set it to "
              "'dual_chunk_flash_attn'.",
     source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_dual_chunk (0.5.15-0.5.19; "
@@ -422,7 +422,7 @@ def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
 @rule(
     id="model-hybrid-gdn-blackwell",
     title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="init",
     prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
              "Got prefill={prefill}, decode={decode}.",
     source=f"{REGISTRY}, attn_backend_wrapper (HYBRID_GDN_SM100_BACKENDS); configs/hybrid_arch.py hybrid_gdn_config",
@@ -460,7 +460,7 @@ def model_hybrid_gdn_blackwell(cfg, target):
 @rule(
     id="model-fa-swa-cross-attention",
     title="fa3/fa4 cannot serve sliding window together with cross attention",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="init",
     prevents="Sliding window and cross attention are not supported together",
     source=f"{FA_BACKEND}, FlashAttentionBackend.__init__",
     docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3 or fa4.

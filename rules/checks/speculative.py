@@ -42,7 +42,7 @@ def _topk_label(cfg) -> str:
 @rule(
     id="spec-trtllm-mha-topk",
     title="trtllm_mha supports speculative decoding only with top-k 1",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
     docs="""Checks that EAGLE-family speculative decoding (EAGLE, EAGLE3, NEXTN, STANDALONE) on trtllm_mha
@@ -66,7 +66,7 @@ def spec_trtllm_mha_topk(cfg, target):
 @rule(
     id="spec-eagle-topk-needs-steps",
     title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
              "is None`)",
     source=f"{SPEC_HOOK}, _handle_eagle_family (before _auto_choose_speculative_params)",
@@ -106,7 +106,7 @@ def _page_tree_backends(release: Version) -> tuple[str, ...]:
 @rule(
     id="spec-eagle-page-tree",
     title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
              "got attention_backend={backend!r}. Use page_size == 1 or one of those backends.",
     source=f"{SPEC_HOOK}, _handle_eagle_family (_PAGE_TREE_SPEC_BACKENDS)",
@@ -142,7 +142,7 @@ def spec_eagle_page_tree(cfg, target):
 @rule(
     id="spec-ngram-page",
     title="NGRAM speculative decoding with page size > 1 needs flashinfer",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="speculative_eagle_topk({topk}) > 1 with page_size({page_size}) > 1 is unstable and produces incorrect "
              "results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
     source=f"{SPEC_HOOK}, _handle_ngram",
@@ -172,7 +172,7 @@ def spec_ngram_page(cfg, target):
 @rule(
     id="spec-flex-attention",
     title="flex_attention does not support speculative decoding",
-    engine="sglang", versions="sglang>=0.5.5",
+    engine="sglang", versions="sglang>=0.5.5", stage="startup",
     prevents="Speculative decoding is currently not supported with Flex Attention backend",
     source="sglang: python/sglang/srt/arg_groups/attention_hook.py, handle_attention_backend_compatibility",
     docs="""Checks that `--speculative-algorithm` is not combined with `--attention-backend flex_attention`.
@@ -193,7 +193,7 @@ def spec_flex_attention(cfg, target):
 @rule(
     id="spec-dflash-draft-backend",
     title="DFLASH's draft worker silently switches unsupported attention backends",
-    engine="sglang", versions="sglang>=0.5.15",
+    engine="sglang", versions="sglang>=0.5.15", stage="startup",
     reason="SGLang rewrites the DFLASH draft backend with only a log line; the draft then runs on a backend the "
            "user did not choose (flashinfer).",
     prevents="DFLASH draft worker does not support attention_backend {backend!r} on {platform}. "
@@ -227,7 +227,7 @@ def spec_dflash_draft_backend(cfg, target):
 @rule(
     id="spec-rejection-sampling-topk",
     title="Rejection sampling needs EAGLE with top-k 1",
-    engine="sglang", versions="sglang>=0.5.14",
+    engine="sglang", versions="sglang>=0.5.14", stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
     docs="""Checks that `--speculative-use-rejection-sampling` is used with EAGLE / EAGLE3 / NEXTN and a top-k of 1.
@@ -257,7 +257,7 @@ def spec_rejection_sampling_topk(cfg, target):
 @rule(
     id="spec-rejection-sampling-deterministic",
     title="Rejection sampling and deterministic inference (sglang 0.5.14-0.5.22)",
-    engine="sglang", versions="sglang>=0.5.14",
+    engine="sglang", versions="sglang>=0.5.14", stage="startup",
     prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
              "sampling kernel draws coins from the global RNG and is not batch-invariant.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",

@@ -48,9 +48,15 @@ FIXTURES = {
     },
     "mla-backend-mha-model": {
         "pass": [case("B200", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
-                 case("H100", "--model", "kimi-k2", "--attention-backend", "flashmla")],
+                 case("B200", *DEEPSEEK, "--attention-backend", "cutedsl_mla")],
         "fail": [case("B200", *LLAMA, "--attention-backend", "trtllm_mla"),
                  case("B200", "--model", "qwen3-8b", "--decode-attention-backend", "cutedsl_mla")],
+    },
+    "flashmla-mha-model": {
+        "pass": [case("H100", "--model", "kimi-k2", "--attention-backend", "flashmla"),
+                 case("B200", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.19"])],
+        "fail": [case("H100", *LLAMA, "--attention-backend", "flashmla"),
+                 case("B200", "--model", "qwen3-8b", "--decode-attention-backend", "flashmla")],
     },
     "trtllm-mla-arch": {
         "pass": [case("B200", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
