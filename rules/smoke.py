@@ -188,8 +188,8 @@ def smoke_findings(report: Report, smoke: SmokeReport) -> list[Finding]:
     smoke_plan = plan(report.config, report.target)
     ran = _kernel_findings(smoke_plan, smoke)
     skipped = [SmokeFinding(SMOKE_KERNEL, Status.SKIP,
-                            f"{entry.backend or 'no backend'} ({phase_label(entry.phases)}): cannot be smoked: "
-                            f"{entry.reason}",
+                            (f"{entry.backend} ({phase_label(entry.phases)})" if entry.backend
+                             else phase_label(entry.phases)) + f": cannot be smoked: {entry.reason}",
                             {"backend": entry.backend, "phases": list(entry.phases), "kernel": None,
                              "result": STATUS_SKIPPED, "message": entry.reason})
                for entry in smoke_plan.unsmokable]

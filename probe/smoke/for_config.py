@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from probe.smoke import BACKEND_KERNELS, ModelShape, kernels_for_backend
+from probe.smoke import ModelShape, kernels_for_backend
 from probe.smoke.cases import DTYPE_ALIASES, Case
 from probe.smoke.kernels import Kernel
 from probe.smoke.results import SmokeReport
@@ -24,7 +24,7 @@ from probe.smoke.runner import DEFAULT_TIMEOUT_S, Progress, Runner
 PREFILL = "prefill"
 DECODE = "decode"
 
-# Engine backend names -> BACKEND_KERNELS keys. SGLang's names are the keys themselves; vLLM's FLASH_ATTN
+# Engine backend names -> probe.smoke.BACKEND_KERNELS keys. SGLang's names are the keys themselves; vLLM's FLASH_ATTN
 # runs vLLM's own vllm_flash_attn build, which no smoke kernel calls, so it is not mapped.
 SGLANG_BACKENDS = frozenset({"fa3", "fa4", "flashinfer", "flashmla", "torch_native"})
 VLLM_BACKENDS = {"FLASHINFER": "flashinfer", "FLASHMLA": "flashmla"}
@@ -107,7 +107,7 @@ def smoke_backend(engine: str, backend: str) -> Optional[str]:
     """The BACKEND_KERNELS key for an engine's backend name, or None when smoke has no kernel for it."""
     if engine == "vllm":
         return VLLM_BACKENDS.get(backend)
-    return backend if backend in SGLANG_BACKENDS and backend in BACKEND_KERNELS else None
+    return backend if backend in SGLANG_BACKENDS else None
 
 
 def _role(kernel: Kernel) -> str:
@@ -170,7 +170,11 @@ def plan(config, target) -> SmokePlan:
     jobs: dict[tuple[str, Case], Job] = {}
     unsmokable = []
     for phase, backend in phases:
-        key = smoke_backend(config.engine, backend)
+        key = smoke_backend(config.engine, backend) if backend else None
+        if backend is None:
+            unsmokable.append(Unsmokable(None, (phase,), f"no {phase} backend resolved: name it with "
+                                                         f"--{phase}-attention-backend or --attention-backend"))
+            continue
         if key is None:
             unsmokable.append(Unsmokable(backend, (phase,), f"smoke has no kernel for the {backend} backend"))
             continue
