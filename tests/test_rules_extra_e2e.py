@@ -4,6 +4,7 @@ import json
 from click.testing import CliRunner
 
 from probe.cli import cli
+from tests.rule_fixtures import FIXTURES_DIR
 from tests.rule_fixtures.install import facts_file
 from tests.rule_fixtures.model_specific import model_dir
 
@@ -122,3 +123,29 @@ def test_mla_rules_admit_sm110_from_sglang_0_5_9():
     _, _, then = findings(*thor, "--attention-backend", "flashmla", "--engine-version", "sglang==0.5.8")
     assert now["flashmla-arch"]["fix"] == ["--attention-backend trtllm_mla"]
     assert then["flashmla-arch"]["fix"] == ["--attention-backend triton"]
+
+
+def test_fa4_on_the_recorded_h200_reports():
+    """Real probe reports from the H200: a healthy FA4 stack, and one whose nvidia-cutlass-dsl .pth never ran."""
+    argv = ("--model", "llama-3.1-8b", "--attention-backend", "fa4")
+    healthy, data, by_id = findings("--facts", str(FIXTURES_DIR / "probe-h200.json"), *argv)
+    assert healthy.exit_code == 0 and data["verdict"] == "pass"
+    assert by_id["install-fa4-library"]["status"] == "pass"
+    assert "vendored FA4" in by_id["install-fa4-library"]["message"]
+
+    broken, data, by_id = findings("--facts", str(FIXTURES_DIR / "probe-h200-nopth.json"), *argv)
+    assert broken.exit_code == 1 and data["verdict"] == "fail"
+    finding = by_id["install-fa4-library"]
+    assert finding["status"] == "fail"
+    assert "nvidia-cutlass-dsl installed 4.8.1 but its import error" in finding["message"]
+    assert finding["message"].count("nvidia_cutlass_dsl_packages.pth") == 1, "the shared diagnosis is said once"
+    assert finding["fix"] == ["pip install --force-reinstall 'nvidia-cutlass-dsl[cu13]' quack-kernels"]
+    table = check("--facts", str(FIXTURES_DIR / "probe-h200-nopth.json"), *argv)
+    assert table.exit_code == 1 and "install-fa4-library" in table.output
+
+
+def test_fa4_needs_the_pip_flash_attn_4_only_where_sglang_imports_it():
+    argv = ("--facts", facts_file("b200-no-flash-attn-4"), "--model", "llama-3.1-8b", "--attention-backend", "fa4")
+    for release, status in (("0.5.9", "pass"), ("0.5.15", "fail"), ("0.5.16", "pass"), ("0.5.23", "pass")):
+        _, _, by_id = findings(*argv, "--engine-version", f"sglang=={release}")
+        assert by_id["install-fa4-library"]["status"] == status, release

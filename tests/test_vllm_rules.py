@@ -290,3 +290,18 @@ def test_unknown_vllm_version_names_the_newest_known_release(model_dir):
     judged = [f for f in data["findings"] if f["rule_id"].startswith("vllm-") and f["status"] != "skip"]
     assert judged and all(f["note"] == "vllm version unknown: newest known behaviour (vllm 0.33.0) applied"
                           for f in judged)
+
+
+def test_vllm_fa4_needs_the_cutlass_dsl_not_flash_attn_4():
+    """vLLM 0.33 runs FA4 from vllm_flash_attn/cute; the recorded H200 report whose cutlass .pth never ran fails."""
+    from tests.rule_fixtures import FIXTURES_DIR
+
+    command = ("--", "vllm", "serve", "llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
+               "--attention-config.flash_attn_version", "4")
+    code, data = check_json("--facts", str(FIXTURES_DIR / "probe-h200-nopth.json"), *command)
+    fa4 = finding(data, "vllm-fa4-library")
+    assert code == 1 and fa4["status"] == "fail"
+    assert "nvidia-cutlass-dsl installed 4.8.1 but its import error" in fa4["message"]
+    assert "flash-attn-4" not in fa4["message"]
+    code, data = check_json("--facts", str(FIXTURES_DIR / "probe-h200.json"), *command)
+    assert finding(data, "vllm-fa4-library")["status"] == "pass"

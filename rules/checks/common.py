@@ -1,6 +1,8 @@
-"""Small helpers shared by rule modules: how targets and configs are named in findings, and which SGLang
-release (and so which platform probes) a target is judged by."""
+"""Small helpers shared by rule modules: how targets and configs are named in findings, which SGLang release
+(and so which platform probes) a target is judged by, and the health of its probed libraries."""
 from __future__ import annotations
+
+from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
@@ -34,3 +36,38 @@ def phases_using(config: Config, backend: str) -> str:
         return f"attention backend {backend}" + (" (auto-selected)" if config.auto_backend else "")
     phases = [p for p, b in (("prefill", config.prefill_backend), ("decode", config.decode_backend)) if b == backend]
     return f"{' and '.join(phases)} attention backend {backend}"
+
+
+# --- installed libraries (live probe or --facts) ------------------------------------------------------------
+
+HEALTH_OK = "ok"
+UNCHECKED = ("skipped",)
+
+
+def library(target: Target, key: str):
+    """The probed library (probe.facts) under `key`, or None (a --gpu target, or not in the report)."""
+    return target.facts.library(key) if target.facts is not None else None
+
+
+class LibraryState(NamedTuple):
+    healthy: Optional[bool]  # None when its import was not checked
+    summary: str  # "4.8.1, imports", "not installed", "installed 4.8.1 but its import error"
+    detail: str = ""  # the import error and the probe's diagnosis
+
+    def __str__(self) -> str:
+        return f"{self.summary} ({self.detail})" if self.detail else self.summary
+
+
+def library_state(target: Target, key: str) -> LibraryState:
+    """A probed library's health: installed, importing, and if not, why."""
+    probed = library(target, key)
+    if probed is None or not probed.installed:
+        return LibraryState(False, "not installed")
+    version = f" {probed.version}" if probed.version else ""
+    status = probed.health.status
+    if status == HEALTH_OK:
+        return LibraryState(True, f"{version.strip() or 'installed'}, imports")
+    if status in UNCHECKED or not target.facts.imports_checked:
+        return LibraryState(None, f"installed{version}, import not checked")
+    detail = "; ".join(part for part in (probed.health.error, probed.health.diagnosis) if part)
+    return LibraryState(False, f"installed{version} but its import {status}", detail)

@@ -10,70 +10,76 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import gpu
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-
-HEALTH_OK = "ok"
-UNCHECKED = ("skipped",)
-
-
-def _library(target, key: str):
-    return target.facts.library(key) if target.facts is not None else None
-
-
-def _state(target, key: str) -> tuple[Optional[bool], str]:
-    """(healthy, what was found) for a library: True, False, or None when its import was not checked."""
-    library = _library(target, key)
-    if library is None or not library.installed:
-        return False, "not installed"
-    version = f" {library.version}" if library.version else ""
-    status = library.health.status
-    if status == HEALTH_OK:
-        return True, f"{version.strip() or 'installed'}, imports"
-    if status in UNCHECKED or not target.facts.imports_checked:
-        return None, f"installed{version}, import not checked"
-    detail = "; ".join(part for part in (library.health.error, library.health.diagnosis) if part)
-    return False, f"installed{version} but its import {status}" + (f" ({detail})" if detail else "")
-
+from rules.checks.common import HEALTH_OK, gpu, library, library_state, sglang_release
+from rules.engine import failed, passed, rule, skipped, unknown
 
 # --- attention libraries per backend ------------------------------------------------------------------------
 
+V0_5_9, V0_5_10, V0_5_16, V0_5_23 = (Version(v) for v in ("0.5.9", "0.5.10", "0.5.16", "0.5.23"))
+FA4_PIP_ENV = "SGLANG_INKLING_FA4_USE_PIP"  # 0.5.16-0.5.22: "1" routes fa4 through the pip flash-attn-4
+DIST_NAMES = {"cutlass_dsl": "nvidia-cutlass-dsl", "quack": "quack-kernels", "fa4": "flash-attn-4"}
+_PIP_NAMES = {"cutlass_dsl": "'nvidia-cutlass-dsl[cu13]'", "quack": "quack-kernels", "fa4": "flash-attn-4"}
+
+
+def _fa4_source(cfg, target) -> tuple[bool, str]:
+    """(whether the fa4 backend imports the pip flash-attn-4, where its FlashAttention 4 comes from)."""
+    release = sglang_release(target)
+    if V0_5_10 <= release < V0_5_16:
+        return True, f"sglang {release} imports flash_attn.cute from flash-attn-4"
+    if V0_5_16 <= release < V0_5_23 and cfg.env.get(FA4_PIP_ENV) == "1":
+        return True, f"{FA4_PIP_ENV}=1 routes sglang {release}'s fa4 through flash-attn-4"
+    return False, f"sglang {release} runs its vendored FA4 (CuTe DSL); flash-attn-4 is not imported by it"
+
+
 @rule(
     id="install-fa4-library",
-    title="The fa4 backend needs a working CUTLASS CuTe DSL (and quack-kernels)",
-    engine="sglang", versions="sglang>=0.5.20", stage="runtime", needs_software=True,
+    title="The fa4 backend needs a working CUTLASS CuTe DSL and quack-kernels (flash-attn-4 on sglang 0.5.10-0.5.15)",
+    engine="sglang", versions="sglang>=0.5.9", stage="runtime", needs_software=True,
     prevents="FlashAttention-4 CUTE is not available. Install flash-attn-4 with its CUDA/CUTE dependencies, or run "
              "from a source tree where the vendored FA4 package is importable.",
-    source="sglang: python/sglang/kernels/ops/attention/flash_attention_v4.py (imports the vendored "
-           "sglang.kernels.ops.attention.flash_attn.cute); sglang 0.5.23 METADATA Requires-Dist "
-           "nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5, flash-attn-4>=4.0.0b18",
-    docs="""Checks, when fa4 serves any phase, that the CUTLASS CuTe DSL (nvidia-cutlass-dsl, `cutlass.cute`) and
-quack-kernels are installed and import, and that flash-attn-4, when installed, imports too.
+    source="sglang: python/sglang/kernels/ops/attention/flash_attention_v4.py (0.5.23: imports the vendored "
+           "sglang.kernels.ops.attention.flash_attn.cute, which imports cutlass.cute and quack); "
+           "sglang/jit_kernel/flash_attention_v4.py (0.5.9: sglang.jit_kernel.flash_attention.cute; 0.5.10-0.5.15: "
+           "flash_attn.cute from flash-attn-4; 0.5.16: sglang.jit_kernel.flash_attn.cute); sglang 0.5.23 METADATA "
+           "Requires-Dist nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5",
+    docs="""Checks, when fa4 serves any phase, that the FlashAttention 4 the target's SGLang release imports is
+installed and imports: the CUTLASS CuTe DSL (nvidia-cutlass-dsl, `cutlass.cute`) and quack-kernels always,
+and the pip flash-attn-4 (`flash_attn.cute`) on sglang 0.5.10-0.5.15.
 
-SGLang's fa4 backend runs its vendored copy of FlashAttention 4 (sglang.kernels.ops.attention.flash_attn.cute),
-which imports `cutlass.cute` and `quack`; when that import fails, the first attention call raises the
-message above, after the weights have loaded. The pip flash-attn-4 package is a declared dependency
-(SGLANG_INKLING_FA4_USE_PIP=1 routes Inkling through it); a missing one is reported as a warning. A
-`cutlass` that imports only from a source tree (its .pth file not processed) shows here as a failed
-import.""",
-    fix_title="pip install 'nvidia-cutlass-dsl[cu13]' quack-kernels flash-attn-4 (the versions your sglang pins)",
+Where FA4 comes from, read in the sglang wheels: 0.5.9 vendors it (sglang.jit_kernel.flash_attention.cute);
+0.5.10-0.5.15 import `flash_attn.cute` from flash-attn-4 ("Vendored FlashAttention CUTE is not available
+(cannot import flash_attn.cute). Please check your source tree."); 0.5.16 vendors it again
+(sglang.jit_kernel.flash_attn.cute, sglang.kernels.ops.attention.flash_attn.cute from 0.5.17), with
+SGLANG_INKLING_FA4_USE_PIP=1 routing through flash-attn-4 until 0.5.22; 0.5.23 has only the vendored copy
+(flash-attn-4 stays a declared dependency, imported by the QSA sparse decode path, not by fa4). Every copy
+imports `cutlass.cute` and `quack`. When the import fails, SGLang starts and loads the weights, and the
+first attention call raises the message above. A `cutlass` that imports only from a source tree (its .pth
+file not processed, e.g. a PYTHONPATH install) shows here as a failed import, with the probe's diagnosis.""",
+    fix_title="pip install 'nvidia-cutlass-dsl[cu13]' quack-kernels (the versions your sglang pins; flash-attn-4 too "
+              "on sglang 0.5.10-0.5.15)",
 )
 def install_fa4_library(cfg, target):
     if "fa4" not in cfg.backends:
         return skipped("applies to the fa4 backend")
-    states = {key: _state(target, key) for key in ("cutlass_dsl", "quack", "fa4")}
-    broken = [(k, s) for k, (ok, s) in states.items() if ok is False and not (k == "fa4" and s == "not installed")]
-    found = "; ".join(f"{name} {states[key][1]}" for key, name in
-                      (("cutlass_dsl", "nvidia-cutlass-dsl"), ("quack", "quack-kernels"), ("fa4", "flash-attn-4")))
-    required = "nvidia-cutlass-dsl and quack-kernels that import (flash-attn-4 too, when installed)"
-    fix = ["pip install 'nvidia-cutlass-dsl[cu13]' quack-kernels flash-attn-4"]
-    if broken:
-        return failed(found, required, fix)
-    if any(ok is None for ok, _ in states.values()):
+    uses_pip, source = _fa4_source(cfg, target)
+    needed = ("cutlass_dsl", "quack", "fa4") if uses_pip else ("cutlass_dsl", "quack")
+    states = {key: library_state(target, key) for key in DIST_NAMES}
+    details = list(dict.fromkeys(states[key].detail for key in needed if states[key].detail))
+    found = "; ".join(f"{DIST_NAMES[key]} {states[key].summary}" for key in DIST_NAMES) + \
+        "".join(f" ({detail})" for detail in details)
+    names = [DIST_NAMES[key] for key in needed]
+    required = f"{', '.join(names[:-1])} and {names[-1]} that import"
+    missing = [key for key in needed if states[key].summary == "not installed"]
+    broken = [key for key in needed if states[key].healthy is False and key not in missing]
+    if missing or broken:
+        # a broken import (e.g. a --target / PYTHONPATH install whose .pth never ran) is mended by a reinstall
+        # into the interpreter's own site-packages
+        fix = [f"pip install {' '.join(_PIP_NAMES[key] for key in missing)}"] if missing else []
+        fix += [f"pip install --force-reinstall {' '.join(_PIP_NAMES[key] for key in broken)}"] if broken else []
+        return failed(found, required, fix, reason=source)
+    if any(states[key].healthy is None for key in needed):
         return unknown(f"import health not checked: {found}")
-    if states["fa4"][1] == "not installed":
-        return warned(found, "flash-attn-4 installed (a declared sglang dependency)", ["pip install flash-attn-4"])
-    return passed(found, required)
+    return passed(found, required, reason=source)
 
 
 @rule(
@@ -94,10 +100,10 @@ for another torch or CUDA fails here with an undefined-symbol or "no kernel imag
 def install_fa3_library(cfg, target):
     if "fa3" not in cfg.backends:
         return skipped("applies to the fa3 backend")
-    ok, found = _state(target, "sgl_kernel")
+    state = library_state(target, "sgl_kernel")
+    ok, found = state.healthy, str(state)
     if ok:
-        library = _library(target, "sgl_kernel")
-        component = (library.health.details.get("components") or {}).get("fa3_ops")
+        component = (library(target, "sgl_kernel").health.details.get("components") or {}).get("fa3_ops")
         if component is not None and component.get("status") != HEALTH_OK:
             ok, found = False, f"sgl-kernel imports but sgl_kernel.flash_attn fails ({component.get('error', '')})"
         else:
@@ -138,7 +144,8 @@ def install_flashinfer_library(cfg, target):
     used = sorted(cfg.backends & set(FLASHINFER_BACKENDS))
     if not used:
         return skipped("applies to flashinfer / trtllm_mha / trtllm_mla / cutedsl_mla")
-    ok, found = _state(target, "flashinfer")
+    state = library_state(target, "flashinfer")
+    ok, found = state.healthy, str(state)
     found = f"flashinfer {found} (for {', '.join(used)})"
     if ok is None:
         return unknown(f"import health not checked: {found}")

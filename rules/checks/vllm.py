@@ -12,7 +12,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import gpu
+from rules.checks.common import gpu, library_state
 from rules.config import Config
 from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import vllm_backends as kb
@@ -126,6 +126,12 @@ def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     if chosen is None or chosen == failing:
         return []
     return [_use_backend(chosen, target)]
+
+
+def _flash_attn_resolution(target: Target, q: kb.VllmQuery) -> kb.FaResolution:
+    """The FlashAttention version FLASH_ATTN runs for this query (fa_utils.get_flash_attn_version)."""
+    return kb.flash_attn_version(target.cc, q.head_size, q.head_size_v, q.fa_version, q.has_sink, q.softcap,
+                                 kv_dtype=q.kv_dtype, block_size=q.block_size)
 
 
 def _cc(target: Target) -> str:
@@ -379,14 +385,57 @@ def vllm_flash_attn_fallback(cfg, target):
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     default = kb.flash_attn_version(target.cc).version
-    resolution = kb.flash_attn_version(target.cc, q.head_size, q.head_size_v, q.fa_version, q.has_sink, q.softcap,
-                                       kv_dtype=q.kv_dtype, block_size=q.block_size)
+    resolution = _flash_attn_resolution(target, q)
     wanted = q.fa_version or default
     if resolution.version == 2 and wanted in (3, 4):
         return warned(f"FLASH_ATTN resolves FA2 for head size {q.head_size} on {gpu(target)}",
                       f"FA{wanted}", _instead(q, target, "FLASH_ATTN") if cfg.attention_backend else [],
                       reason=resolution.notes[-1])
     return passed(f"FLASH_ATTN resolves FA{resolution.version} on {gpu(target)}", f"FA{wanted or 2}")
+
+
+@rule(
+    id="vllm-fa4-library",
+    title="FLASH_ATTN on FA4 needs a working CUTLASS CuTe DSL and quack-kernels",
+    engine="vllm", versions="vllm>=0.33.0", stage="runtime", needs_software=True,
+    prevents="ModuleNotFoundError: No module named 'cutlass'",
+    source=kb.src(kb.FA_IFACE, "flash_attn_varlen_func (imports vllm.vllm_flash_attn.cute.interface at the first FA4 "
+                               "call; FA4_AVAILABLE only checks that cute/interface.py exists)") +
+           "; vllm 0.33.0 METADATA Requires-Dist nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5",
+    docs="""Checks, when FLASH_ATTN resolves FlashAttention 4 (by default on 10.x, or by
+--attention-config.flash_attn_version=4), that the CUTLASS CuTe DSL (nvidia-cutlass-dsl, `cutlass.cute`) and
+quack-kernels are installed and import.
+
+vLLM runs FA4 from its own vllm_flash_attn build (vllm/vllm_flash_attn/cute), not from the pip flash-attn-4
+package. vLLM counts FA4 as available when cute/interface.py exists, so it starts and loads the weights;
+the first FA4 call imports the interface, which imports `cutlass` and `quack`, and fails there. A `cutlass`
+that imports only from a source tree (its .pth file not processed) shows here as a failed import.""",
+    fix_title="pip install 'nvidia-cutlass-dsl[cu13]==4.8.0' quack-kernels==0.6.5 (the versions vLLM pins)",
+)
+def vllm_fa4_library(cfg, target):
+    if cfg.attention_backend not in (None, "FLASH_ATTN"):
+        return skipped("applies to FLASH_ATTN")
+    if target.cc is None:
+        return skipped("no CUDA GPU (rule install-no-cuda-gpu)")
+    q = _query(cfg, target)
+    if cfg.attention_backend is None and kb.select(q).chosen != "FLASH_ATTN":
+        return skipped("vLLM does not select FLASH_ATTN for this config")
+    version = _flash_attn_resolution(target, q).version
+    if version != 4:
+        return skipped(f"applies to FA4; FLASH_ATTN resolves {f'FA{version}' if version else 'no FA version'} on "
+                       f"{gpu(target)}")
+    states = {name: library_state(target, key) for key, name in (("cutlass_dsl", "nvidia-cutlass-dsl"),
+                                                                  ("quack", "quack-kernels"))}
+    details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
+    found = "; ".join(f"{name} {state.summary}" for name, state in states.items()) + \
+        "".join(f" ({detail})" for detail in details)
+    required = "nvidia-cutlass-dsl and quack-kernels that import (FA4 on vllm_flash_attn)"
+    if any(state.healthy is False for state in states.values()):
+        return failed(found, required, ["pip install --force-reinstall 'nvidia-cutlass-dsl[cu13]==4.8.0' "
+                                        "quack-kernels==0.6.5"])
+    if any(state.healthy is None for state in states.values()):
+        return unknown(f"import health not checked: {found}")
+    return passed(found, required)
 
 
 # --- the reasons of validate_configuration -------------------------------------------------------------------

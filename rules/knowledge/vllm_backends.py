@@ -8,7 +8,9 @@ choice, or tries its priority list. This module holds those declarations as data
 validation as pure functions, so rules can name the exact reason vLLM would give.
 
 Assumptions, stated once: the standard CUDA wheel, so vllm_flash_attn ships FA2, FA3 (built for 9.0a) and
-FA4 (CuTe DSL) and FlashMLA is compiled; FlashInfer's TRT-LLM cubins are available (flashinfer-cubin or
+FA4 (CuTe DSL, vendored in vllm/vllm_flash_attn/cute: it needs nvidia-cutlass-dsl and quack-kernels, not the
+pip flash-attn-4; the installed pair is judged by rule vllm-fa4-library) and FlashMLA is compiled;
+FlashInfer's TRT-LLM cubins are available (flashinfer-cubin or
 NVIDIA's artifactory reachable); VLLM_BATCH_INVARIANT is off; no decode/prefill context parallelism.
 Compute capabilities are (major, minor) tuples.
 """

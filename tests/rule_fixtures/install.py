@@ -114,11 +114,23 @@ DEEPSEEK = ("--model", "deepseek-v3")
 
 FIXTURES = {
     "install-fa4-library": {
-        "pass": [on("b200-ok", *LLAMA, "--attention-backend", "fa4")],
+        "pass": [on("b200-ok", *LLAMA, "--attention-backend", "fa4"),
+                 # recorded on the H200: flash-attn-4 4.0.0b36, nvidia-cutlass-dsl 4.8.1 and quack import
+                 on("probe-h200.json", *LLAMA, "--attention-backend", "fa4"),
+                 # sglang >= 0.5.16 runs its vendored FA4: the pip flash-attn-4 is not needed
+                 on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4"),
+                 on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4", engine_version=["sglang==0.5.9"])],
         "fail": [on("b200-cutlass-dsl-broken", *LLAMA, "--attention-backend", "fa4"),
                  on("b200-no-quack", *DEEPSEEK, "--prefill-attention-backend", "fa4",
                     "--decode-attention-backend", "trtllm_mla"),
-                 on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4", expect="warn")],
+                 # recorded on the H200: `import cutlass` fails, nvidia-cutlass-dsl's .pth never ran
+                 on("probe-h200-nopth.json", *LLAMA, "--attention-backend", "fa4"),
+                 # sglang 0.5.10-0.5.15 import flash_attn.cute from flash-attn-4
+                 on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4", engine_version=["sglang==0.5.15"]),
+                 # ... as does 0.5.16-0.5.22 with the pip escape hatch
+                 on("b200-no-flash-attn-4", *LLAMA, engine_version=["sglang==0.5.22"],
+                    command=["env", "SGLANG_INKLING_FA4_USE_PIP=1", "python", "-m", "sglang.launch_server",
+                             "--model-path", "llama-3.1-8b", "--attention-backend", "fa4"])],
     },
     "install-fa3-library": {
         "pass": [on("h100-ok", *LLAMA, "--attention-backend", "fa3"),

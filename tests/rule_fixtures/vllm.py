@@ -9,6 +9,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tests.rule_fixtures.install import on
+
 _MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-vllm-fixtures-"))
 atexit.register(shutil.rmtree, _MODELS, True)
 
@@ -240,5 +242,14 @@ FIXTURES = {
         "fail": [{"gpu": "A100", "command": serve("deepseek-v3", "--kv-cache-dtype", "nvfp4")},
                  {"gpu": "H100", "command": serve("llama-3.1-8b", "--block-size", "8")},
                  {"gpu": "B200", "command": serve("deepseek-v3", "--block-size", "16"), "expect": "warn"}],
+    },
+    "vllm-fa4-library": {
+        # FLASH_ATTN defaults to FA4 on 10.x; on the H200 (9.x) FA4 is asked for
+        "pass": [on("b200-ok", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
+                 on("probe-h200.json", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
+                                                     "--attention-config.flash_attn_version", "4"))],
+        "fail": [on("b200-cutlass-dsl-broken", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
+                 on("probe-h200-nopth.json", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
+                                                          "--attention-config.flash_attn_version", "4"))],
     },
 }
