@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, NamedTuple, Optional, Sequence
 
 from rules.config import Config
 from rules.engine import Status, evaluate
@@ -11,11 +11,18 @@ from rules.knowledge import gpus as gpu_kb
 from rules.target import Target
 
 
+class Reason(NamedTuple):
+    rule_id: str
+    status: str  # fail | warn | unknown
+    message: str  # found vs required, as `check` prints it
+
+
 @dataclass(frozen=True)
 class Cell:
     verdict: str
     failed: tuple[str, ...] = ()  # rule ids that failed
-    warned: tuple[str, ...] = ()
+    warned: tuple[str, ...] = ()  # rule ids that warned or could not judge
+    reasons: tuple[Reason, ...] = ()  # why: one per rule above
 
 
 @dataclass
@@ -41,8 +48,10 @@ def build_matrix(config: Config, kv_dtypes: Sequence[str], gpus: Optional[Iterab
         for target in targets:
             for backend in columns:
                 report = evaluate(config.with_backend(backend).with_kv_dtype(kv), target, alternatives=False)
+                flagged = [f for f in report.findings if f.status in (Status.FAIL, Status.WARN, Status.UNKNOWN)]
                 matrix.cells[(kv, target.gpu_name, backend)] = Cell(
                     report.verdict,
-                    tuple(f.rule_id for f in report.findings if f.status is Status.FAIL),
-                    tuple(f.rule_id for f in report.findings if f.status in (Status.WARN, Status.UNKNOWN)))
+                    tuple(f.rule_id for f in flagged if f.status is Status.FAIL),
+                    tuple(f.rule_id for f in flagged if f.status is not Status.FAIL),
+                    tuple(Reason(f.rule_id, f.status.value, f.message) for f in flagged))
     return matrix

@@ -27,6 +27,11 @@ def test_json_covers_every_gpu_and_backend_and_agrees_with_check():
     assert cell(data, "B200", "fa3")["verdict"] == "fail" and "fa3-arch" in cell(data, "B200", "fa3")["failed_rules"]
     assert cell(data, "H100", "fa4")["verdict"] == "fail" and "fa4-mla-arch" in cell(data, "H100", "fa4")["failed_rules"]
     assert cell(data, "B200", "fa4")["verdict"] == "pass"
+    # each cell says why, as `check` would: rule, status and found-vs-required message
+    reasons = {r["rule_id"]: r for r in cell(data, "B200", "fa3")["reasons"]}
+    assert reasons["fa3-arch"]["status"] == "fail" and reasons["fa3-arch"]["message"].startswith("found ")
+    assert set(reasons) == set(cell(data, "B200", "fa3")["failed_rules"] + cell(data, "B200", "fa3")["warned_rules"])
+    assert cell(data, "H100", "fa3")["reasons"] == []
 
 
 def test_restricted_rows_and_columns_table_and_markdown():

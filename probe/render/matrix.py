@@ -16,7 +16,8 @@ def matrix_to_dict(matrix) -> dict:
         "config": matrix.config.to_dict(),
         "gpus": matrix.gpus, "backends": matrix.backends, "kv_cache_dtypes": matrix.kv_dtypes,
         "cells": [{"kv_cache_dtype": kv, "gpu": gpu, "backend": backend, "verdict": cell.verdict,
-                   "failed_rules": list(cell.failed), "warned_rules": list(cell.warned)}
+                   "failed_rules": list(cell.failed), "warned_rules": list(cell.warned),
+                   "reasons": [reason._asdict() for reason in cell.reasons]}
                   for (kv, gpu, backend), cell in matrix.cells.items()],
     }
 
