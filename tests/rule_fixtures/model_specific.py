@@ -134,7 +134,10 @@ FIXTURES = {
     },
     "model-lfm2-triton": {
         "pass": [case("B200", model="lfm2"),  # lfm2.py: flashinfer on SM100
-                 case("B200", "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "4", model="lfm2"),
+                 # ... with speculative decoding too (a draft tree, which flashinfer verifies on paged KV)
+                 case("B200", command=["python", "-m", "sglang.launch_server", "--model-path", model_dir("lfm2"),
+                                       "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+                                       "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8"]),
                  case("H100", "--attention-backend", "fa3", model="lfm2")],
         "fail": [case("H100", "--attention-backend", "triton", model="lfm2")],
     },
