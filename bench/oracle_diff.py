@@ -127,6 +127,12 @@ def _model_dir(spec: str, workdir: str) -> str:
     return path
 
 
+def _needs_draft_model(argv: list[str]) -> bool:
+    if "--speculative-algorithm" not in argv or "--speculative-draft-model-path" in argv:
+        return False
+    return argv[argv.index("--speculative-algorithm") + 1].upper() in ("EAGLE", "EAGLE3", "STANDALONE", "DFLASH")
+
+
 def fixture_cases(workdir: str):
     """(rule, bucket, oracle case) for every fixture the oracle can judge."""
     from rules.engine import get_rule
@@ -163,6 +169,8 @@ def fixture_cases(workdir: str):
                     i += 1
                 if "--model-path" not in argv:
                     argv += ["--model-path", _model_dir("llama-3.1-8b", workdir)]
+                if _needs_draft_model(argv):  # SGLang refuses these without one; the target model stands in
+                    argv += ["--speculative-draft-model-path", argv[argv.index("--model-path") + 1]]
                 yield r, bucket, case, {"gpu": case["gpu"], "cc": f"{cc[0]}.{cc[1]}", "argv": argv}
 
 
