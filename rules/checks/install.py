@@ -64,7 +64,7 @@ def install_fa4_library(cfg, target):
     uses_pip, source = _fa4_source(cfg, target)
     needed = ("cutlass_dsl", "quack", "fa4") if uses_pip else ("cutlass_dsl", "quack")
     states = {key: library_state(target, key) for key in DIST_NAMES}
-    details = list(dict.fromkeys(states[key].detail for key in needed if states[key].detail))
+    details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
     found = "; ".join(f"{DIST_NAMES[key]} {states[key].summary}" for key in DIST_NAMES) + \
         "".join(f" ({detail})" for detail in details)
     names = [DIST_NAMES[key] for key in needed]
