@@ -31,7 +31,7 @@ def matrix_for(config, target, backend_given: bool, kv_given: bool):
     cells = {}
     for key, report in grid.items():
         reasons = tuple(Reason(rule=f.rule_id, title=f.title, status=f.status.value, message=f.message,
-                               fix=" ".join(f.fix))
+                               fix=" or ".join(f.fix))
                         for f in report.findings if f.status.value in ("fail", "warn", "unknown"))
         cells[key] = Cell(cell_status(report), reasons)
     table = backend_kb.choices(config.engine)
