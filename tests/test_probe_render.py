@@ -81,3 +81,21 @@ def test_markdown_escapes_table_pipes():
     facts = load("probe-cpu-ci.json")
     facts.environment = {"VLLM_ATTENTION_BACKEND": "FLASH_ATTN|FLASHINFER"}
     assert "FLASH_ATTN\\|FLASHINFER" in render_facts(facts, "markdown")
+
+
+def test_a_huge_environment_value_is_shortened_in_tables_but_whole_in_json():
+    # The H200 image's NVIDIA_REQUIRE_CUDA is about 2,000 characters of driver branches.
+    import json
+    from pathlib import Path
+
+    from probe.facts import Facts
+    from probe.render.facts import render_facts
+
+    data = json.loads((Path(__file__).parent / "fixtures" / "probe-h200.json").read_text())
+    facts = Facts.from_dict(data)
+    whole = facts.environment["NVIDIA_REQUIRE_CUDA"]
+    assert len(whole) > 1000
+    for fmt in ("table", "markdown"):
+        text = render_facts(facts, fmt)
+        assert whole not in text and whole[:100] in text and f"({len(whole)} characters" in text
+    assert facts.to_dict()["environment"]["NVIDIA_REQUIRE_CUDA"] == whole

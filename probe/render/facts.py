@@ -154,7 +154,16 @@ def _environment(facts: Facts, fmt: str) -> str:
     out = heading("Environment", fmt) + "\n"
     if not facts.environment:
         return out + "No variables that affect backend selection are set."
-    return out + key_values(sorted(facts.environment.items()), fmt)
+    return out + key_values([(name, _shorten(value)) for name, value in sorted(facts.environment.items())], fmt)
+
+
+ENV_VALUE_SHOWN = 160  # characters; the H200 image's NVIDIA_REQUIRE_CUDA is ~2,000 (JSON keeps it whole)
+
+
+def _shorten(value: str) -> str:
+    if len(value) <= ENV_VALUE_SHOWN:
+        return value
+    return f"{value[:ENV_VALUE_SHOWN]}… ({len(value)} characters; --format json has it all)"
 
 
 def _distributions(lib: LibraryFacts) -> str:
