@@ -253,3 +253,22 @@ def test_real_reports_make_valid_feature_files(path):
     assert labels and all(nfd.is_valid_key(k) and nfd.is_valid_value(v) for k, v in labels.items())
     for library in facts.libraries:
         assert P + nfd.label_name("lib", library.key, "health") in labels
+
+
+def test_labels_from_the_saved_h200_report_match_the_file_written_on_the_h200():
+    # tests/fixtures/probe-h200.nfd was written by `probe --format nfd` on the lent H200 (bench/device_final.sh);
+    # the same machine's saved report must give the same hardware, library and serving labels.
+    import json
+    from pathlib import Path
+
+    from probe.facts import Facts
+    from probe.fleet import node_serving
+
+    fixtures = Path(__file__).parent / "fixtures"
+    facts = Facts.from_dict(json.loads((fixtures / "probe-h200.json").read_text()))
+    recorded = dict(line.split("=", 1) for line in (fixtures / "probe-h200.nfd").read_text().splitlines()
+                    if line and not line.startswith("#"))
+    rendered = nfd.node_labels(facts, node_serving(facts))
+    assert recorded[P + "gpu.product"] == "NVIDIA-H200" and recorded[P + "lib.fa4.health"] == "ok"
+    assert recorded[P + "backend.fa4"] == "true" and recorded[P + "kv.mxfp8"] == "false"
+    assert rendered == recorded
