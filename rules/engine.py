@@ -16,7 +16,7 @@ needed fact is missing). Verdict: fail if any fail; warn if any warn or unknown,
 judged; pass otherwise. Skip and unknown never count as pass.
 
 `stage=` says when the engine would hit the problem (STAGES: parse, startup, init, load, runtime); every
-SGLang rule states one (tests/test_rule_registry.py). `explain` shows it and bench/oracle_diff.py uses it:
+rule states one (tests/test_rule_registry.py). `explain` shows it and bench/oracle_diff.py uses it:
 the oracle sees parse and startup, and of init only the factories' own checks (attention_registry.py).
 
 `evaluate(config, target)` returns a Report; rules of another engine are not run. Rules see the config as

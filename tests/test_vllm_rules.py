@@ -181,6 +181,19 @@ def test_markdown_report_of_a_vllm_command(model_dir):
     assert "FlashMLA Dense is only supported on Hopper devices." in result.output
 
 
+def test_vllm_findings_say_when_vllm_would_fail(model_dir):
+    """vllm 0.33.0: validate_configuration rejects at backend selection (start-up), TritonMLAImpl.__init__ at
+    backend construction (init), FLASH_ATTN with no FA version at its first forward (runtime)."""
+    model = model_dir(DEEPSEEK_V3)
+    _, data = check_json("--gpu", "H100", "--", "vllm", "serve", model, "--attention-backend", "FLASHINFER_MLA")
+    assert finding(data, "vllm-compute-capability")["stage"] == "startup"
+    _, data = check_json("--gpu", "A100", "--", "vllm", "serve", model, "--attention-backend", "TRITON_MLA",
+                         "--kv-cache-dtype", "fp8")
+    assert finding(data, "vllm-triton-mla-fp8-kv-arch")["stage"] == "init"
+    explained = CliRunner().invoke(cli, ["explain", "vllm-flash-attn-version"]).output
+    assert "without it, the engine fails at the first forward pass" in explained
+
+
 def test_every_vllm_rule_cites_vllm_and_a_version_range():
     rules = [r for r in all_rules() if r.engine == "vllm"]
     assert len(rules) >= 20

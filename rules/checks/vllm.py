@@ -21,6 +21,9 @@ from rules.target import Target
 # Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the 0.13.0, 0.15.0,
 # 0.20.0, 0.26.0 and 0.30.0 wheels from which its check and message hold (older capability values are
 # applied from vllm_backends.CHANGES).
+# Stages, as vllm 0.33.0 raises: create_engine_config and the worker's init_device, and backend selection
+# (get_attn_backend_cls: validate_configuration, when the model's attention layers are built, before the
+# weights load) -> startup; a backend Impl's __init__ -> init; the first forward (profile run) -> runtime.
 DOCS_URL = "https://docs.vllm.ai/en/latest/design/attention_backends.html"
 
 
@@ -143,7 +146,7 @@ def _cc(target: Target) -> str:
 @rule(
     id="vllm-backend-name",
     title="The vLLM attention backend name exists and can be used",
-    engine="vllm", versions="vllm>=0.13.0",
+    engine="vllm", versions="vllm>=0.13.0", stage="startup",
     prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),
     source=kb.UNKNOWN_BACKEND_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum.get_path"),
     docs="""Checks that the backend named by `--attention-backend` (or `VLLM_ATTENTION_BACKEND`) is a member
@@ -181,7 +184,7 @@ def vllm_backend_name(cfg, target):
 @rule(
     id="vllm-backend-platform",
     title="The vLLM attention backend is one vLLM's CUDA platform can run",
-    engine="vllm", versions="vllm>=0.15.0",
+    engine="vllm", versions="vllm>=0.15.0", stage="runtime",
     reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
            "at import or kernel launch, after the weights load.",
     source=kb.PRIORITY_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum"),
@@ -211,7 +214,7 @@ def vllm_backend_platform(cfg, target):
 @rule(
     id="vllm-env-backend",
     title="VLLM_ATTENTION_BACKEND is read by this vLLM",
-    engine="vllm", versions="vllm>=0.13.0",
+    engine="vllm", versions="vllm>=0.13.0", stage="startup",
     prevents=kb.ENV_UNKNOWN_WARNING.format(env=kb.ENV_BACKEND),
     source=kb.ENV_SOURCE,
     docs="""Checks whether the VLLM_ATTENTION_BACKEND and VLLM_FLASH_ATTN_VERSION environment variables still
@@ -255,7 +258,7 @@ def vllm_env_backend(cfg, target):
 @rule(
     id="vllm-compute-capability",
     title="The vLLM attention backend supports this GPU's compute capability",
-    engine="vllm", versions="vllm>=0.20.0",
+    engine="vllm", versions="vllm>=0.20.0", stage="startup",
     prevents=kb.R_CC,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_compute_capability",
     docs="""Checks the GPU's compute capability against the named backend's `supports_compute_capability`.
@@ -292,7 +295,7 @@ def vllm_compute_capability(cfg, target):
 @rule(
     id="vllm-flashmla-dense-hopper",
     title="Dense FlashMLA runs on Hopper only",
-    engine="vllm", versions="vllm>=0.15.0",
+    engine="vllm", versions="vllm>=0.15.0", stage="startup",
     prevents=kb.FLASHMLA_DENSE_REASON,
     source=kb.FLASHMLA_DENSE_SOURCE,
     docs="""Checks that `--attention-backend FLASHMLA` with a dense (non-sparse) MLA model runs on SM90.
@@ -321,7 +324,7 @@ def vllm_flashmla_dense_hopper(cfg, target):
 @rule(
     id="vllm-flash-attn-version",
     title="The requested FlashAttention version runs on this GPU",
-    engine="vllm", versions="vllm>=0.20.0",
+    engine="vllm", versions="vllm>=0.20.0", stage="runtime",
     prevents="Cannot use FA version 3 is not supported due to " + kb.FA_UNSUPPORTED_REASON[3],
     source=kb.FA_VERSION_SOURCE + "; " + kb.FA_SUPPORT_SOURCE,
     docs="""Checks `--attention-config.flash_attn_version=N` (FLASH_ATTN only) against the archs the
@@ -361,7 +364,7 @@ def vllm_flash_attn_version(cfg, target):
 @rule(
     id="vllm-flash-attn-fallback",
     title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
-    engine="vllm", versions="vllm>=0.30.0",
+    engine="vllm", versions="vllm>=0.30.0", stage="init",
     prevents=kb.FA4_TMEM_MESSAGE.format(head_size=192),
     reason="vLLM silently falls back to FA2 (a warning in the log), which runs but is slower than FA3/FA4.",
     source=kb.FA_VERSION_SOURCE,
@@ -443,7 +446,7 @@ def vllm_fa4_library(cfg, target):
 @rule(
     id="vllm-head-size",
     title="The vLLM attention backend supports the model's head size",
-    engine="vllm", versions="vllm>=0.20.0",
+    engine="vllm", versions="vllm>=0.20.0", stage="startup",
     prevents=kb.R_HEAD_SIZE,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_head_size / get_supported_head_sizes",
     docs="""Checks the model's attention head size against the named backend's supported head sizes.
@@ -471,7 +474,7 @@ def vllm_head_size(cfg, target):
 @rule(
     id="vllm-dtype",
     title="The vLLM attention backend supports the model dtype",
-    engine="vllm", versions="vllm>=0.20.0",
+    engine="vllm", versions="vllm>=0.20.0", stage="startup",
     prevents=kb.R_DTYPE,
     source=kb.VALIDATE_SOURCE + "; each backend's supported_dtypes",
     docs="""Checks the dtype vLLM runs the model in (`--dtype`, or the config's torch_dtype resolved as
@@ -506,7 +509,7 @@ def vllm_dtype(cfg, target):
 @rule(
     id="vllm-bf16-arch",
     title="bfloat16 needs compute capability 8.0",
-    engine="vllm", versions="vllm>=0.15.0",
+    engine="vllm", versions="vllm>=0.15.0", stage="startup",
     prevents=kb.BF16_ARCH_MESSAGE.format(gpu="Tesla T4", cc="7.5"),
     source=kb.BF16_ARCH_SOURCE,
     docs="""Checks that bfloat16 is not asked of a GPU older than Ampere (V100, T4).
@@ -535,7 +538,7 @@ def vllm_bf16_arch(cfg, target):
 @rule(
     id="vllm-fp16-model",
     title="The model accepts float16",
-    engine="vllm", versions="vllm>=0.15.0",
+    engine="vllm", versions="vllm>=0.15.0", stage="startup",
     prevents=kb.FLOAT16_MODEL_MESSAGE.format(model_type="gemma2",
                                              reason=kb.FLOAT16_UNSUPPORTED_MODELS["gemma2"]),
     source=kb.FLOAT16_MODEL_SOURCE,
@@ -559,7 +562,7 @@ def vllm_fp16_model(cfg, target):
 @rule(
     id="vllm-kv-cache-dtype",
     title="The vLLM attention backend supports the KV-cache dtype",
-    engine="vllm", versions="vllm>=0.20.0",
+    engine="vllm", versions="vllm>=0.20.0", stage="startup",
     prevents=kb.R_KV_DTYPE,
     source=kb.VALIDATE_SOURCE + "; each backend's supported_kv_cache_dtypes / supports_kv_cache_dtype",
     docs="""Checks `--kv-cache-dtype` against the named backend's supported KV-cache dtypes on this GPU.
@@ -588,7 +591,7 @@ def vllm_kv_cache_dtype(cfg, target):
 @rule(
     id="vllm-flash-attn-fp8-kv",
     title="FLASH_ATTN stores an FP8 KV cache only with FA3 on SM90 or FA4 on SM100",
-    engine="vllm", versions="vllm>=0.30.0",
+    engine="vllm", versions="vllm>=0.30.0", stage="startup",
     prevents=kb.FA_FP8_KV_REASON,
     source=kb.FA_FP8_KV_SOURCE,
     docs="""Checks that FLASH_ATTN with `--kv-cache-dtype fp8`/`fp8_e4m3` resolves a FlashAttention version
@@ -623,7 +626,7 @@ def vllm_flash_attn_fp8_kv(cfg, target):
 @rule(
     id="vllm-flashinfer-nvfp4-head64",
     title="FlashInfer's FA2 path cannot read an NVFP4 KV cache at head size 64",
-    engine="vllm", versions="vllm>=0.33.0",
+    engine="vllm", versions="vllm>=0.33.0", stage="startup",
     prevents=kb.FI_NVFP4_HEAD64_REASON,
     source=kb.FI_NVFP4_SOURCE,
     docs="""Checks FLASHINFER with an NVFP4 KV cache and head size 64 on SM8x, SM9x or SM12x.
@@ -639,7 +642,7 @@ def vllm_flashinfer_nvfp4_head64(cfg, target):
 @rule(
     id="vllm-flashinfer-nvfp4-sinks",
     title="FlashInfer's sink prefill cannot read an NVFP4 KV cache",
-    engine="vllm", versions="vllm>=0.33.0",
+    engine="vllm", versions="vllm>=0.33.0", stage="startup",
     prevents=kb.FI_NVFP4_SINK_REASON,
     source=kb.FI_NVFP4_SOURCE,
     docs="""Checks FLASHINFER with an NVFP4 KV cache for a model with attention sinks (GPT-OSS) on SM8x,
@@ -674,7 +677,7 @@ def _flashinfer_nvfp4(cfg, target, what, hits):
 @rule(
     id="vllm-sinks",
     title="The vLLM attention backend supports attention sinks",
-    engine="vllm", versions="vllm>=0.20.0",
+    engine="vllm", versions="vllm>=0.20.0", stage="startup",
     prevents=kb.R_SINKS,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_sink",
     docs="""Checks that a model with learnable attention sinks (GPT-OSS) is served by a backend whose
@@ -702,7 +705,7 @@ def vllm_sinks(cfg, target):
 @rule(
     id="vllm-mla-model-backend",
     title="An MLA model needs an MLA backend",
-    engine="vllm", versions="vllm>=0.15.0",
+    engine="vllm", versions="vllm>=0.15.0", stage="startup",
     prevents=kb.R_MLA,
     source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
     docs="""Checks that a multi-head-latent-attention model (DeepSeek V2/V3/R1, Kimi K2, GLM-4.7-Flash, …)
@@ -729,7 +732,7 @@ def vllm_mla_model_backend(cfg, target):
 @rule(
     id="vllm-non-mla-model-backend",
     title="An MLA backend needs an MLA model",
-    engine="vllm", versions="vllm>=0.15.0",
+    engine="vllm", versions="vllm>=0.15.0", stage="startup",
     prevents=kb.R_NON_MLA,
     source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
     docs="""Checks that an MLA backend (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, …)
@@ -756,7 +759,7 @@ def vllm_non_mla_model_backend(cfg, target):
 @rule(
     id="vllm-sparse-mla-backend",
     title="A sparse-attention MLA model needs a sparse MLA backend, and a dense one a dense backend",
-    engine="vllm", versions="vllm>=0.15.0",
+    engine="vllm", versions="vllm>=0.15.0", stage="startup",
     prevents=kb.R_SPARSE,
     source=kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse()); "
            "vllm/model_executor/models/deepseek_v2.py (is_v32 = hasattr(config, 'index_topk'))",
@@ -787,7 +790,7 @@ def vllm_sparse_mla_backend(cfg, target):
 @rule(
     id="vllm-block-size",
     title="--block-size is a multiple of the backend's kernel block size",
-    engine="vllm", versions="vllm>=0.20.0",
+    engine="vllm", versions="vllm>=0.20.0", stage="startup",
     prevents=kb.R_BLOCK_SIZE,
     source=kb.VALIDATE_SOURCE + "; AttentionBackend.supports_block_size; each backend's "
            "get_supported_kernel_block_sizes",
@@ -814,7 +817,7 @@ def vllm_block_size(cfg, target):
 @rule(
     id="vllm-sliding-window",
     title="The vLLM attention backend supports sliding-window attention",
-    engine="vllm", versions="vllm>=0.26.0",
+    engine="vllm", versions="vllm>=0.26.0", stage="startup",
     prevents=kb.R_SLIDING_WINDOW,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_sliding_window",
     docs="""Checks that a model with sliding-window layers (Mistral, Gemma 2/3, GPT-OSS, …) is on a backend
@@ -840,7 +843,7 @@ def vllm_sliding_window(cfg, target):
 @rule(
     id="vllm-flashinfer-mla-qk-nope",
     title="FLASHINFER_MLA needs qk_nope_head_dim 64, 128 or 192",
-    engine="vllm", versions="vllm>=0.15.0",
+    engine="vllm", versions="vllm>=0.15.0", stage="startup",
     prevents=kb.FI_MLA_QK_NOPE_REASON.format(got=96),
     source=kb.FI_MLA_QK_NOPE_SOURCE,
     docs="""Checks the MLA model's qk_nope_head_dim (the non-rotary part of the query/key head) for
@@ -867,7 +870,7 @@ def vllm_flashinfer_mla_qk_nope(cfg, target):
 @rule(
     id="vllm-tokenspeed-mla-dims",
     title="TOKENSPEED_MLA needs DeepSeek-R1 MLA dimensions",
-    engine="vllm", versions="vllm>=0.26.0",
+    engine="vllm", versions="vllm>=0.26.0", stage="startup",
     prevents=kb.TOKENSPEED_DIMS_REASON.format(got="192, 64, 128"),
     source=kb.TOKENSPEED_SOURCE,
     docs="""Checks that TOKENSPEED_MLA serves a model with qk_nope_head_dim 128, qk_rope_head_dim 64 and
@@ -897,7 +900,7 @@ def vllm_tokenspeed_mla_dims(cfg, target):
 @rule(
     id="vllm-triton-mla-fp8-kv-arch",
     title="TRITON_MLA reads an FP8 KV cache only on SM89 and newer",
-    engine="vllm", versions="vllm>=0.33.0",
+    engine="vllm", versions="vllm>=0.33.0", stage="init",
     prevents="FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100-SXM4-80GB (compute "
              "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
     source=kb.src(f"{kb.BACKENDS_DIR}/mla/triton_mla.py", "TritonMLAImpl.__init__"),
@@ -933,7 +936,7 @@ def vllm_triton_mla_fp8_kv_arch(cfg, target):
 @rule(
     id="vllm-auto-select",
     title="vLLM finds a valid attention backend by itself",
-    engine="vllm", versions="vllm>=0.26.0",
+    engine="vllm", versions="vllm>=0.26.0", stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
     source=kb.SELECT_SOURCE + "; " + kb.PRIORITY_SOURCE,
     docs="""With no --attention-backend, runs vLLM's CUDA priority list for the model on this GPU and
