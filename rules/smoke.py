@@ -22,34 +22,39 @@ from probe.smoke.results import (
 )
 from rules.engine import Finding, Outcome, Report, Status, _display_order, verdict_of
 
+
 @dataclass(frozen=True)
 class SmokeCheck:
-    """What a smoke finding reports on: the metadata a Finding reads from its rule. Produced by `check --smoke`
-    only; not registered with the engine, so `evaluate` never runs it."""
+    """What a smoke finding reports on: the metadata a Finding reads from its rule, and the docs `explain`
+    shows. Produced by `check --smoke` only; not registered with the engine, so `evaluate` never runs it."""
 
     id: str
     title: str
     source: str
-    docs: str
+    docs: str  # first paragraph: what it checks; the rest: why (as a rule's)
+    fix_title: str
+    references: tuple[str, ...] = ()
     stage: str = ""
     prevents: str = ""
 
     @property
+    def what(self) -> str:
+        return self.docs.strip().split("\n\n", 1)[0]
+
+    @property
+    def why(self) -> str:
+        parts = self.docs.strip().split("\n\n", 1)
+        return parts[1] if len(parts) > 1 else ""
+
+    @property
     def docs_ref(self) -> str:
-        return "README.md: check --smoke"
+        return f"attn-preflight explain {self.id}"
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "reported_by": "check --smoke", "docs": self.docs.strip(),
+                "fix": self.fix_title, "source": self.source, "references": list(self.references),
+                "stage": self.stage or None}
 
-SMOKE_KERNEL = SmokeCheck(
-    id="smoke-kernel", title="The backend's kernel runs at the model's shapes on this machine", stage="runtime",
-    source="attn-preflight smoke: each kernel once in its own process, against an fp32 reference",
-    docs="Runs the attention backend's kernels at the model's real shapes (head dims, heads per GPU, dtype, KV "
-         "dtype, softcap, sliding window, page size): the kernel, not what is known about it, is the ground truth "
-         "for this machine.")
-SMOKE_DISAGREES = SmokeCheck(
-    id="smoke-disagrees", title="The rules and the kernel agree on this machine",
-    source="attn-preflight check --smoke: the rules' findings against the kernel's run",
-    docs="Rules that pass a config whose kernel fails, or a kernel-level rule that fails a config whose kernel "
-         "runs at the shape it judged, mean the knowledge is wrong for this machine.")
 
 # Rules whose failure is a kernel's own refusal at the first forward, with the smoke kernels that make the same
 # call and whether the rule judges the absorbed-MLA decode dims (True), the model's dims (False) or any run
@@ -68,6 +73,41 @@ KERNEL_RULES: dict[str, tuple[frozenset[str], Optional[bool]]] = {
     "flashinfer-arch": (frozenset({"flashinfer-prefill", "flashinfer-decode"}), None),
     "flashmla-arch": (frozenset({"flashmla-decode"}), True),
 }
+
+SMOKE_KERNEL = SmokeCheck(
+    id="smoke-kernel", title="The backend's kernel runs at the model's shapes on this machine", stage="runtime",
+    source="attn-preflight smoke: each kernel once in its own process, against an fp32 reference",
+    docs="""Runs the attention backend's kernels (prefill and decode, when they differ) at the model's real shapes
+on this machine: head dims, heads per GPU, dtype, KV dtype, softcap, sliding window, page size. Pass: the
+result is within tolerance of an fp32 reference. Fail: a wrong result, an error, a timeout, a crash, or the
+kernel refused this config. Skip: the kernel cannot run here, or the backend has no smoke kernel; never a pass.
+
+The rules judge from what is known about a backend; the kernel is the ground truth for this machine, its
+build and its driver. A kernel that fails here fails the engine at its first forward pass or CUDA-graph
+capture, after the weights have loaded.""",
+    fix_title="Run the reproduce command in the finding's note (JSON: smoke.reproduce) for the kernel's own "
+              "error; then use a backend or KV dtype whose kernel passes (check --smoke with the alternative), or "
+              "repair the library it names (attn-preflight probe shows each one's import health). A timeout "
+              "during JIT compilation: raise --smoke-timeout",
+    references=("README.md: check --smoke", "README.md: smoke (the same kernels, without a config)"))
+SMOKE_DISAGREES = SmokeCheck(
+    id="smoke-disagrees", title="The rules and the kernel agree on this machine",
+    source="attn-preflight check --smoke: the rules' findings against the kernel's run",
+    docs="""Compares the rules' findings with the kernels' run: warns where the rules passed the config but a
+kernel failed, or where a kernel-level rule failed it but a kernel that rule stands for ran within tolerance
+at the shape it judged.
+
+Either way the knowledge the rules read (a backend's limits on this GPU) is wrong for this machine: a newer
+or patched kernel build, or a limit attn-preflight does not know. The kernel-level rules, each judged
+against its own kernels: """ + ", ".join(KERNEL_RULES) + ".",
+    fix_title="Rules passed, kernel failed: do not ship the config; fix it as the smoke-kernel finding says. "
+              "Rule failed, kernel ran: confirm with a real launch before relying on it, and report the rule and "
+              "kernel (JSON: smoke.rules, smoke.kernels) with `attn-preflight probe --format json`, so the "
+              "knowledge can be corrected",
+    references=("README.md: check --smoke",))
+# The check --smoke findings `explain` answers for, beside the rules.
+SMOKE_CHECKS = {check.id: check for check in (SMOKE_KERNEL, SMOKE_DISAGREES)}
+
 # Backends that call torch SDPA without forcing one of its backends: torch dispatches each call to one that
 # accepts the inputs, so a forced backend refusing this shape does not fail the config.
 DISPATCHED = frozenset({"torch_native"})

@@ -272,6 +272,42 @@ def test_smoke_findings_in_every_format():
         assert "smoke-kernel" not in render_report(report, fmt)
 
 
+def test_every_smoke_finding_is_explained_by_its_docs_command():
+    """A user who sees smoke-kernel or smoke-disagrees in check's output runs the `docs` it names."""
+    from probe.render.findings import render_report
+
+    report = report_for(model="llama-3.1-8b", attention_backend="fa4")
+    crashed = replace(quick("fa4-paged"), status="crashed", message="killed by SIGSEGV", max_abs_error=None)
+    result = with_smoke(report, smoke_with(report, **{"fa4-dense": quick("fa4-dense"), "fa4-paged": crashed}))
+    smoke = [f for f in json.loads(render_report(result, "json"))["findings"] if "smoke" in f]
+    assert {f["rule_id"] for f in smoke} == {"smoke-kernel", "smoke-disagrees"}
+    for finding in smoke:
+        command = finding["docs"].split()
+        assert command[:2] == ["attn-preflight", "explain"]
+        explained = CliRunner().invoke(cli, command[1:])
+        assert explained.exit_code == 0, explained.output
+        out = explained.output
+        assert out.startswith(f"{finding['rule_id']}: {finding['title']}")
+        assert out.index("What it checks") < out.index("Why") < out.index("Fix") < out.index("References")
+        assert "README.md: check --smoke" in out and "not a rule" in out
+
+
+def test_smoke_findings_are_explained_but_are_not_rules():
+    from rules.engine import get_rule
+
+    explain = CliRunner().invoke(cli, ["explain", "smoke-disagrees"]).output
+    assert "fa4-fp8-sm100" in explain and "flashmla-arch" in explain  # the kernel-level rules it compares
+    data = json.loads(CliRunner().invoke(cli, ["explain", "SMOKE-KERNEL", "--format", "json"]).output)
+    assert data["id"] == "smoke-kernel" and data["stage"] == "runtime" and data["reported_by"] == "check --smoke"
+    assert "smoke.reproduce" in data["fix"]
+    assert get_rule("smoke-kernel") is None and get_rule("smoke-disagrees") is None
+    assert "smoke-kernel" not in CliRunner().invoke(cli, ["rules"]).output
+    report = report_for(model="llama-3.1-8b", attention_backend="fa4")
+    assert not [f for f in report.findings if f.rule_id.startswith("smoke-")]
+    typo = CliRunner().invoke(cli, ["explain", "smoke-kernal"])
+    assert typo.exit_code == 2 and "did you mean 'smoke-kernel'" in typo.output
+
+
 # --- the CLI on this machine ---------------------------------------------------------------------------------
 
 def check(*argv):

@@ -1,4 +1,7 @@
-"""`explain RULE`: one rule's documentation, ruff-style (what it checks, why, fix, prevents, references)."""
+"""`explain RULE`: one rule's documentation, ruff-style (what it checks, why, fix, prevents, references).
+
+It also answers for the findings `check --smoke` reports beside the rules (rules.smoke.SMOKE_CHECKS), which
+are not rules: `evaluate` never runs them."""
 from __future__ import annotations
 
 import click
@@ -9,19 +12,23 @@ from probe.render import heading, to_json
 
 
 def render_rule(r, fmt: str) -> str:
-    from rules.engine import STAGES
+    """A rule's documentation, or a check --smoke finding's (rules.smoke.SmokeCheck)."""
+    from rules.engine import STAGES, Rule
 
     if fmt == "json":
         return to_json(r.to_dict())
     level = 3 if fmt == "markdown" else 2
+    if isinstance(r, Rule):
+        about = (f"engine: {r.engine} · holds for: {r.versions} · subject: {r.subject}"
+                 + (" · needs a live probe or --facts" if r.needs_software else ""))
+    else:
+        about = "reported by check --smoke, from the kernels' run on this machine (not a rule)"
     out = [heading(f"{r.id}: {r.title}", fmt, level=1),
-           f"engine: {r.engine} · holds for: {r.versions} · subject: {r.subject}"
-           + (" · needs a live probe or --facts" if r.needs_software else "")
-           + (f"\nwithout it, the engine fails at {STAGES[r.stage]}" if r.stage else "")]
+           about + (f"\nwithout it, the engine fails at {STAGES[r.stage]}" if r.stage else "")]
     sections = [("What it checks", r.what), ("Why", r.why), ("Fix", r.fix_title)]
     if r.prevents:
         sections.append(("Prevents", f'"{r.prevents}"'))
-    if r.reason:
+    if isinstance(r, Rule) and r.reason:
         sections.append(("Reason", r.reason))
     sections.append(("Source", r.source))
     if r.references:
@@ -37,14 +44,22 @@ def render_rule(r, fmt: str) -> str:
 @format_option()
 def explain_command(rule_id, fmt):
     """Explain one rule: what it checks, why, the fix, the upstream error it prevents, references.
+    Also smoke-kernel and smoke-disagrees, the findings of `check --smoke`.
 
     \b
     attn-preflight explain fa4-deterministic-mla-arch
+    attn-preflight explain smoke-kernel
     """
     from rules.engine import get_rule, rule_ids
 
-    r = get_rule(rule_id.strip().lower())
+    wanted = rule_id.strip().lower()
+    r = get_rule(wanted)
+    if r is None:  # rules.smoke loads the smoke planner: only when no rule answers
+        from rules.smoke import SMOKE_CHECKS
+
+        r = SMOKE_CHECKS.get(wanted)
     if r is None:
-        raise InputError(f"unknown rule {rule_id!r}{did_you_mean(rule_id, rule_ids())}; "
+        known = rule_ids() + list(SMOKE_CHECKS)
+        raise InputError(f"unknown rule {rule_id!r}{did_you_mean(rule_id, known)}; "
                          "list them with `attn-preflight rules`")
     click.echo(render_rule(r, fmt.lower()))
