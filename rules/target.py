@@ -162,8 +162,9 @@ def load_facts_file(path: str) -> Target:
     return Target.from_facts(facts, kind="facts", label=path)
 
 
-def live_target() -> Target:
-    """This machine, probed now. probe.collect is imported here only: --gpu and --facts never load it."""
+def live_target(timeout: float) -> Target:
+    """This machine, probed now, each library's import check bounded by `timeout` seconds. probe.collect is
+    imported here only: --gpu and --facts never load it."""
     from probe.collect import collect
 
-    return Target.from_facts(collect(check_imports=True), kind="live", label="this machine")
+    return Target.from_facts(collect(check_imports=True, timeout=timeout), kind="live", label="this machine")

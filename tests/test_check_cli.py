@@ -142,6 +142,19 @@ def test_live_target_uses_the_probe(monkeypatch):
     assert by_id(data)["fa4-deterministic-mla-arch"]["status"] == "fail"
 
 
+def test_probe_timeout_bounds_the_live_probes_import_checks(monkeypatch):
+    import probe.collect
+    from probe.commands.probe_cmd import DEFAULT_TIMEOUT_S
+
+    facts = Facts.from_dict(json.loads((FACTS / "h200-sglang-0.5.23.json").read_text()))
+    seen = []
+    monkeypatch.setattr(probe.collect, "collect", lambda **kwargs: seen.append(kwargs) or facts)
+    assert check("--model", "llama-3.1-8b", "--probe-timeout", "2.5").exit_code in (0, 1)  # judged, not refused
+    assert check("--model", "llama-3.1-8b").exit_code in (0, 1)
+    assert seen == [{"check_imports": True, "timeout": 2.5}, {"check_imports": True, "timeout": DEFAULT_TIMEOUT_S}]
+    assert f"[default: {DEFAULT_TIMEOUT_S:g}]" in check("--help").output
+
+
 def test_no_backend_judges_sglang_default():
     _, data = check_json("--gpu", "H100", "--model", "llama-3.1-8b")
     assert data["config"]["attention_backend"] == "fa3"
@@ -203,6 +216,11 @@ def test_pasted_command_as_one_string_and_explicit_flags_win():
     (["--gpu", "H100", "--", "python", "-m", "http.server"], "not a launch command"),
     (["--gpu", "H100", "--", "python -m sglang.launch_server --attention-backend 'fa3"], "cannot parse"),
     (["--gpu", "H100", "--", "python", "-m", "sglang.launch_server", "--page-size", "big"], "expected an integer"),
+    (["--probe-timeout", "0"], "must be a positive number of seconds, got 0"),
+    (["--probe-timeout", "nan"], "must be a positive number of seconds, got nan"),
+    (["--probe-timeout", "soon"], "'soon' is not a valid float"),
+    (["--gpu", "H100", "--probe-timeout", "5"], "with --gpu nothing is probed"),
+    (["--facts", str(FACTS / "b200-torch-2.9-cu128.json"), "--probe-timeout", "5"], "with --facts nothing is probed"),
 ])
 def test_input_errors_are_one_line_exit_2(argv, needle, capsys):
     code, out = run_main(["check", *argv], capsys)

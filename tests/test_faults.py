@@ -287,6 +287,18 @@ def test_kernel_library_hangs_on_import(monkeypatch, tmp_path):
         [f["message"] for f in report["findings"]]
 
 
+def test_probe_timeout_cuts_a_hanging_import_in_a_live_check(monkeypatch, tmp_path):
+    """check with no --gpu/--facts probes this machine: --probe-timeout is the limit the hanging import meets."""
+    site = tmp_path / "site"
+    make_dist(site, "flash-attn-4", "4.0.0b36", {"flash_attn/cute/__init__.py": HANG})
+    use_site(monkeypatch, site)
+    use_nvml(monkeypatch, [h200(0)])
+    report = check_report("--probe-timeout", "2", "--model", "llama-3.1-8b", "--attention-backend", "fa4")
+    assert report["target"]["kind"] == "live"
+    finding = by_rule(report, "install-fa4-library")
+    assert finding["status"] == "fail" and "did not finish within 2 s" in finding["message"], finding["message"]
+
+
 def test_cutlass_dsl_installed_without_its_pth(monkeypatch, tmp_path):
     site = tmp_path / "site"
     dsl_packages = make_cutlass_dsl(site, with_pth=False)

@@ -2,6 +2,7 @@
 
 Also exports the reusable pieces other verbs take the same flags with:
 - `target_options` / `target_from_options(...)`: --facts FILE | --gpu NAME | (live probe), --engine-version;
+  `check` adds --probe-timeout for the live probe's import checks;
 - `config_options` / `config_from_options(...)`: SGLang's own flag names, --model, --feature, and a pasted
   launch command after `--`.
 """
@@ -14,6 +15,7 @@ import click
 
 from probe.cli import EXIT_FAIL, InputError, did_you_mean
 from probe.commands.common import check_output_writable, format_option, output_option, write_output
+from probe.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
 from probe.commands.smoke import _positive_seconds
 from rules.errors import RulesInputError
 
@@ -109,7 +111,10 @@ def target_options(func):
     return func
 
 
-def target_from_options(gpu: Optional[str], facts_file: Optional[str], engine_versions: Sequence[str] = ()):
+def target_from_options(gpu: Optional[str], facts_file: Optional[str], engine_versions: Sequence[str] = (),
+                        probe_timeout: float = PROBE_TIMEOUT_S):
+    """The target the options name; with neither --gpu nor --facts, this machine, its imports each checked
+    within `probe_timeout` seconds."""
     from rules.target import Target, live_target, load_facts_file, parse_engine_versions
 
     if gpu and facts_file:
@@ -121,13 +126,13 @@ def target_from_options(gpu: Optional[str], facts_file: Optional[str], engine_ve
         elif facts_file:
             target = load_facts_file(facts_file)
         else:
-            target = live_target()
+            target = live_target(probe_timeout)
     except RulesInputError as err:
         raise input_error(err) from None
     return target.with_engine_versions(pins)
 
 
-def _smoke_timeout(ctx: click.Context, param: click.Parameter, value: Optional[float]) -> Optional[float]:
+def _optional_seconds(ctx: click.Context, param: click.Parameter, value: Optional[float]) -> Optional[float]:
     return None if value is None else _positive_seconds(ctx, param, value)
 
 
@@ -155,13 +160,16 @@ def _smoke(report, timeout: Optional[float]):
 @click.option("--smoke", is_flag=True,
               help="Also run the backend's kernels on this machine at the model's shapes (each in its own process, "
                    "against an fp32 reference) and say where the kernel and the rules disagree.")
-@click.option("--smoke-timeout", type=float, default=None, metavar="SECONDS", callback=_smoke_timeout,
+@click.option("--smoke-timeout", type=float, default=None, metavar="SECONDS", callback=_optional_seconds,
               help="Time limit per kernel with --smoke, imports and JIT included [default: 180].")
+@click.option("--probe-timeout", type=float, default=None, metavar="SECONDS", callback=_optional_seconds,
+              help="Time limit for each library's import check when probing this machine (not with --gpu or "
+                   f"--facts) [default: {PROBE_TIMEOUT_S:g}].")
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
-def check_command(gpu, facts_file, engine_versions, strict, show_all, smoke, smoke_timeout, fmt, output, command,
-                  **config):
+def check_command(gpu, facts_file, engine_versions, strict, show_all, smoke, smoke_timeout, probe_timeout, fmt, output,
+                  command, **config):
     """Check a serving config against every rule: found vs required, the fix, the upstream error it prevents.
 
     \b
@@ -180,9 +188,12 @@ def check_command(gpu, facts_file, engine_versions, strict, show_all, smoke, smo
                          "(drop one)")
     if smoke_timeout is not None and not smoke:
         raise InputError("--smoke-timeout needs --smoke")
+    if probe_timeout is not None and (gpu or facts_file):
+        raise InputError(f"--probe-timeout bounds the import checks of this machine's probe; with "
+                         f"{'--gpu' if gpu else '--facts'} nothing is probed (drop one)")
     check_output_writable(output)
     cfg = config_from_options(config, command)
-    target = target_from_options(gpu, facts_file, engine_versions)
+    target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S)
     report = evaluate(cfg, target)
     if smoke:
         report = _smoke(report, smoke_timeout)
