@@ -31,6 +31,10 @@ COMMANDS = {
 }
 
 
+# click >= 8.2 raises this for a bare `attn-preflight`; older clicks print the help and exit 0 themselves.
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class InputError(click.ClickException):
     """Bad input from the user (a file, a name, a value): one line on stderr, exit 2."""
 
@@ -86,6 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.Abort:
         click.echo("attn-preflight: aborted", err=True)
         code = EXIT_USAGE
+    except _NO_ARGS_IS_HELP as err:  # bare `attn-preflight`: the help, as --help shows it
+        click.echo(err.ctx.get_help())
+        code = EXIT_OK
     except click.ClickException as err:
         message = " ".join(err.format_message().split())
         click.echo(f"attn-preflight: error: {message}", err=True)

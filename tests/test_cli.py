@@ -48,3 +48,9 @@ def test_python_dash_m_entry_point():
     done = subprocess.run([sys.executable, "-m", "probe", "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     assert "attn-preflight" in done.stdout
+
+
+def test_bare_command_prints_the_help_and_exits_0(capsys):
+    code, out = run_main([], capsys)
+    assert code == 0
+    assert out.out.startswith("Usage: attn-preflight") and "check" in out.out and out.err == ""
