@@ -106,8 +106,28 @@ STAGES = {
 Check = Callable[[Config, Target], Outcome]
 
 
+class Documented:
+    """What `explain` reads of anything with an `id` and `docs` (first paragraph: what it checks; the rest: why)."""
+
+    id: str
+    docs: str
+
+    @property
+    def what(self) -> str:
+        return self.docs.strip().split("\n\n", 1)[0]
+
+    @property
+    def why(self) -> str:
+        parts = self.docs.strip().split("\n\n", 1)
+        return parts[1] if len(parts) > 1 else ""
+
+    @property
+    def docs_ref(self) -> str:
+        return f"attn-preflight explain {self.id}"
+
+
 @dataclass(frozen=True)
-class Rule:
+class Rule(Documented):
     id: str
     title: str
     engine: str
@@ -136,19 +156,6 @@ class Rule:
             raise ValueError(f"rule {self.id}: versions name {requirement.name!r} is not one of {sorted(VERSIONED)}")
         object.__setattr__(self, "package", requirement.name)
         object.__setattr__(self, "specifier", requirement.specifier)
-
-    @property
-    def what(self) -> str:
-        return self.docs.strip().split("\n\n", 1)[0]
-
-    @property
-    def why(self) -> str:
-        parts = self.docs.strip().split("\n\n", 1)
-        return parts[1] if len(parts) > 1 else ""
-
-    @property
-    def docs_ref(self) -> str:
-        return f"attn-preflight explain {self.id}"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -20,11 +20,11 @@ from probe.smoke.results import (
     SKIP_ENVIRONMENT, SKIP_KERNEL, STATUS_CRASHED, STATUS_ERROR, STATUS_OK, STATUS_SKIPPED, STATUS_TIMEOUT,
     STATUS_WRONG, KernelResult, SmokeReport,
 )
-from rules.engine import Finding, Outcome, Report, Status, _display_order, verdict_of
+from rules.engine import Documented, Finding, Outcome, Report, Status, _display_order, verdict_of
 
 
 @dataclass(frozen=True)
-class SmokeCheck:
+class SmokeCheck(Documented):
     """What a smoke finding reports on: the metadata a Finding reads from its rule, and the docs `explain`
     shows. Produced by `check --smoke` only; not registered with the engine, so `evaluate` never runs it."""
 
@@ -36,19 +36,6 @@ class SmokeCheck:
     references: tuple[str, ...] = ()
     stage: str = ""
     prevents: str = ""
-
-    @property
-    def what(self) -> str:
-        return self.docs.strip().split("\n\n", 1)[0]
-
-    @property
-    def why(self) -> str:
-        parts = self.docs.strip().split("\n\n", 1)
-        return parts[1] if len(parts) > 1 else ""
-
-    @property
-    def docs_ref(self) -> str:
-        return f"attn-preflight explain {self.id}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "reported_by": "check --smoke", "docs": self.docs.strip(),
