@@ -13,6 +13,8 @@ from packaging.version import InvalidVersion, Version
 from rules.checks.common import HEALTH_OK, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 
+INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu129"
+
 # --- attention libraries per backend ------------------------------------------------------------------------
 
 V0_5_9, V0_5_10, V0_5_16, V0_5_23 = (Version(v) for v in ("0.5.9", "0.5.10", "0.5.16", "0.5.23"))
@@ -193,19 +195,19 @@ def install_no_cuda_gpu(cfg, target):
 
 A CPU wheel (`+cpu`, or the default index on some platforms) imports fine and fails at the first CUDA
 call; every serving engine then dies at start-up.""",
-    fix_title="pip install torch --index-url https://download.pytorch.org/whl/cu129 (or cu130)",
+    fix_title=f"{INSTALL_CUDA_TORCH} (or cu130)",
 )
 def install_torch_cpu_only(cfg, target):
     torch = target.facts.torch
     if not torch.installed:
         return failed("torch not installed", "a CUDA build of torch",
-                      ["pip install torch --index-url https://download.pytorch.org/whl/cu129"])
+                      [INSTALL_CUDA_TORCH])
     if torch.hip:
         return skipped(f"torch {torch.version} is a ROCm build")
     if torch.cuda:
         return passed(f"torch {torch.version} (CUDA {torch.cuda})", "a CUDA build")
     return failed(f"torch {torch.version} without CUDA", "a CUDA build of torch",
-                  ["pip install torch --index-url https://download.pytorch.org/whl/cu129"])
+                  [INSTALL_CUDA_TORCH])
 
 
 def _cuda_needed(major: int) -> Optional[Version]:
@@ -232,7 +234,7 @@ is_sm120 and is_blackwell read False on a Blackwell GPU, so SGLang picks other d
 refuses trtllm_mha/trtllm_mla/cutedsl_mla, MXFP8 and NVFP4 KV with "only supported on Blackwell" errors
 (on Hopper, fa3 defaults and sgl-kernel's FA3 need 12.3). CUDA 12.8 is also the first toolkit that builds
 sm_100/sm_120 code at all (see install-torch-arch).""",
-    fix_title="pip install torch --index-url https://download.pytorch.org/whl/cu129 (or cu130)",
+    fix_title=f"{INSTALL_CUDA_TORCH} (or cu130)",
 )
 def install_torch_cuda_version(cfg, target):
     if target.major is None:
@@ -246,7 +248,7 @@ def install_torch_cuda_version(cfg, target):
     if have >= needed:
         return passed(f"torch CUDA {have} on {gpu(target)}", f"CUDA >= {needed}")
     return failed(f"torch {target.facts.torch.version} (CUDA {have}) on {gpu(target)}", f"a torch CUDA >= {needed} build",
-                  ["pip install torch --index-url https://download.pytorch.org/whl/cu129"])
+                  [INSTALL_CUDA_TORCH])
 
 
 def _code_runs_on(code: int, device: int) -> bool:
@@ -285,7 +287,7 @@ by torch's own rule: code built for X.Y runs on X.Z with Z >= Y, except the inte
 Without it every torch CUDA kernel fails with "no kernel image is available for execution on the device".
 Published x86_64 wheels: CUDA 12.6 builds stop at sm_90 (no Blackwell), CUDA 12.9/13.0 builds add sm_100
 and sm_120; Jetson Thor (11.0) is covered by aarch64 CUDA 13 builds.""",
-    fix_title="pip install torch --index-url https://download.pytorch.org/whl/cu129 (or cu130)",
+    fix_title=f"{INSTALL_CUDA_TORCH} (or cu130)",
 )
 def install_torch_arch(cfg, target):
     if target.cc is None:
@@ -302,4 +304,4 @@ def install_torch_arch(cfg, target):
         return passed(f"torch arch list {listed} on {gpu(target)}", f"code for compute capability {target.cc[0]}.x")
     return failed(f"torch {torch.version} built for {listed}, GPU {gpu(target)}",
                   f"a torch build with sm_{target.cc[0]}{target.cc[1]} (or an earlier {target.cc[0]}.x)",
-                  ["pip install torch --index-url https://download.pytorch.org/whl/cu129"])
+                  [INSTALL_CUDA_TORCH])
