@@ -25,3 +25,12 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason=f"needs an NVIDIA GPU: {gpus.error or 'NVML reports no devices'}")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A fresh directory on sys.path for fake installed distributions (tests/probe_fakes.make_dist)."""
+    directory = tmp_path / "site"
+    directory.mkdir()
+    monkeypatch.syspath_prepend(str(directory))
+    return directory

@@ -12,14 +12,6 @@ from probe.libraries import CATALOGUE, canonical, label, library_facts, locate_m
 from probe_fakes import make_dist
 
 
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    directory = tmp_path / "site"
-    directory.mkdir()
-    monkeypatch.syspath_prepend(str(directory))
-    return directory
-
-
 def test_catalogue_covers_the_stack_with_sources_and_unique_names():
     keys = [spec.key for spec in CATALOGUE]
     assert len(keys) == len(set(keys))

@@ -20,14 +20,6 @@ hip: Optional[str] = None
 """
 
 
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    directory = tmp_path / "site"
-    directory.mkdir()
-    monkeypatch.syspath_prepend(str(directory))
-    return directory
-
-
 def test_torch_build_is_read_from_version_py_without_importing(site):
     make_dist(site, "torch", "2.11.0+cu130", {"torch/__init__.py": "raise SystemExit('torch was imported')\n",
                                               "torch/version.py": TORCH_VERSION_PY})
