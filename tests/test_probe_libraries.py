@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import pytest
-
 from probe import libraries
 from probe.facts import LibraryFacts
 from probe.libraries import CATALOGUE, canonical, label, library_facts, locate_module, spec_for

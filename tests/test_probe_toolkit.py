@@ -4,8 +4,6 @@ from __future__ import annotations
 import importlib.metadata
 import stat
 
-import pytest
-
 from probe import toolkit
 from probe_fakes import make_dist
 
