@@ -21,7 +21,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-CHECK_ARGV = ["-m", "probe", "check", "--gpu", "H100", "--model", "deepseek-v3", "--attention-backend", "fa4",
+CHECK_ARGV = ["-m", "attn_preflight", "check", "--gpu", "H100", "--model", "deepseek-v3", "--attention-backend", "fa4",
               "--enable-deterministic-inference"]
 
 

@@ -4,7 +4,7 @@
 
 Varies what a real fleet varies (GPU model and count, driver, torch, library versions and import health;
 hostnames, UUIDs and times always), writes one JSON report per node, then times the whole CLI
-(`python -m probe fleet DIR --format json`, a fresh process: start-up, reading, grouping, one rules evaluation
+(`python3 -m attn_preflight fleet DIR --format json`, a fresh process: start-up, reading, grouping, one rules evaluation
 per group, rendering) against the same CLI over one report, alternating runs, medians. Target: 1,000 reports
 in a few seconds (≤ 5 s), i.e. the per-report cost, not the fixed start-up, must stay small.
 """
@@ -67,7 +67,7 @@ def variant(seed: dict, index: int, rng: random.Random) -> dict:
 
 def run(argv: list[str]) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "probe", *argv], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "attn_preflight", *argv], cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         sys.exit(f"fleet exited {done.returncode}: {done.stderr.strip()}")
@@ -97,7 +97,7 @@ def main(argv: Optional[list[str]] = None) -> dict:
         for _ in range(args.runs):  # alternating, so drift in machine load hits both alike
             single.append(run(["fleet", one, "--format", "json"]))
             many.append(run(["fleet", directory, "--format", "json"]))
-        groups = json.loads(subprocess.run([sys.executable, "-m", "probe", "fleet", directory, "--format", "json"],
+        groups = json.loads(subprocess.run([sys.executable, "-m", "attn_preflight", "fleet", directory, "--format", "json"],
                                            cwd=ROOT, capture_output=True, text=True).stdout)["groups"]
         phases = phase_times(directory)
     t_many, t_one = statistics.median(many), statistics.median(single)
@@ -116,10 +116,10 @@ def phase_times(directory: str) -> list[tuple[str, float]]:
     """Where the time goes, with the CLI's own functions: JSON parsing, Facts.from_dict (type-checked reading),
     grouping plus one rules evaluation per group, rendering."""
     sys.path.insert(0, ROOT)
-    from probe.commands.fleet import expand_paths
+    from attn_preflight.commands.fleet import expand_paths
     from probe.facts import Facts
-    from probe.fleet import Node, merge
-    from probe.render.fleet import render_fleet
+    from attn_preflight.fleet import Node, merge
+    from attn_preflight.render.fleet import render_fleet
     from rules.config import make_config
 
     paths = expand_paths((directory,))

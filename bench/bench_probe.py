@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
-PROBE = [sys.executable, "-m", "probe", "probe", "--format", "json"]
+PROBE = [sys.executable, "-m", "attn_preflight", "probe", "--format", "json"]
 IMPORT_TIMEOUT_S = 120
 
 

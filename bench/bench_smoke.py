@@ -45,7 +45,7 @@ def environment(cache_home: str) -> dict:
 
 
 def smoke(args, env: dict, json_path: str, log_path: str) -> tuple[float, int]:
-    command = [sys.executable, "-m", "probe", "smoke", "--level", args.level, "--format", "json", "-o", json_path]
+    command = [sys.executable, "-m", "attn_preflight", "smoke", "--level", args.level, "--format", "json", "-o", json_path]
     for name in args.kernel:
         command += ["--kernel", name]
     start = time.perf_counter()

@@ -32,10 +32,10 @@ run() {  # run NAME LIMIT_S CHECK-ARGS...: JSON into NAME.json, then the table i
     echo "== attn-preflight check --smoke $* --format $fmt (limit ${limit} s)" >> "$txt"
     local t0; t0=$(date +%s)
     if [ "$fmt" = json ]; then
-      timeout -k 15 "$limit" python3 -m probe check --smoke --smoke-timeout 240 "$@" --format json -o "$json" \
+      timeout -k 15 "$limit" python3 -m attn_preflight check --smoke --smoke-timeout 240 "$@" --format json -o "$json" \
         >> "$txt" 2>&1
     else
-      timeout -k 15 "$limit" python3 -m probe check --smoke --smoke-timeout 240 "$@" >> "$txt" 2>&1
+      timeout -k 15 "$limit" python3 -m attn_preflight check --smoke --smoke-timeout 240 "$@" >> "$txt" 2>&1
     fi
     echo "== exit $?, $(( $(date +%s) - t0 )) s" >> "$txt"
   done

@@ -17,7 +17,7 @@ record() {
   OUT="$work/probe" bash -c 'mkdir -p "$OUT"; timeout 170 bash bench/device_probe.sh --no-bench' > "$work/probe.log" 2>&1
   mkdir -p "$work/check"
   OUT="$work/check" CHECK_SMOKE_BUDGET_S=170 timeout 185 bash bench/device_check_smoke.sh > "$work/check.log" 2>&1
-  local app="python3 -m probe"
+  local app="python3 -m attn_preflight"
   export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
   mkdir -p "$work/fleet"
   timeout 60 $app probe --format nfd -o "$work/fleet/h200.nfd" > "$work/fleet/nfd.log" 2>&1

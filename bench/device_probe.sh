@@ -23,7 +23,7 @@ XDG_CACHE_HOME=$(mktemp -d)  # a cold cache: the first run really imports everyt
 
 probe() {  # probe PYTHONPATH-for-the-libraries ARGS...
   local libs=$1; shift
-  PYTHONPATH="$repo${libs:+:$libs}" python3 -m probe probe "$@"
+  PYTHONPATH="$repo${libs:+:$libs}" python3 -m attn_preflight probe "$@"
 }
 stamp() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(stamp)" 'BEGIN { printf "%.2f", b - a }'; }

@@ -61,10 +61,10 @@ step bench 300 "$OUT/bench-smoke.txt" \
   python3 bench/bench_smoke.py --warm-runs 2 --out "$OUT/bench" --cache-home "$XDG_CACHE_HOME"
 [ -f "$OUT/bench/smoke-cold.json" ] && cp "$OUT/bench/smoke-cold.json" "$OUT/smoke-h200-quick.json"
 
-step table 120 "$OUT/smoke-h200-quick.txt" python3 -m probe smoke --level quick
+step table 120 "$OUT/smoke-h200-quick.txt" python3 -m attn_preflight smoke --level quick
 
 step fa4-fp8 120 "$OUT/smoke-h200-fa4-fp8.log" \
-  python3 -m probe smoke --kernel fa4-dense --dtype fp8 --format json -o "$OUT/smoke-h200-fa4-fp8.json"
+  python3 -m attn_preflight smoke --kernel fa4-dense --dtype fp8 --format json -o "$OUT/smoke-h200-fa4-fp8.json"
 
 if python3 -c "import pytest" 2>/dev/null; then
   step pytest-gpu 150 "$OUT/pytest-gpu-smoke.txt" \
@@ -74,7 +74,7 @@ else
 fi
 
 step full "$(left)" "$OUT/smoke-h200-full.log" \
-  python3 -m probe smoke --level full --kernel sdpa --kernel fa4 --kernel cutlass-dsl --kernel triton \
+  python3 -m attn_preflight smoke --level full --kernel sdpa --kernel fa4 --kernel cutlass-dsl --kernel triton \
   --timeout 120 --format json -o "$OUT/smoke-h200-full.json"
 
 {

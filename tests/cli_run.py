@@ -1,4 +1,4 @@
-"""The real CLI (probe.cli.main) run in this process, with what a user would see: exit code, stdout, stderr.
+"""The real CLI (attn_preflight.cli.main) run in this process, with what a user would see: exit code, stdout, stderr.
 
 In-process is what makes a thousand fuzzed cases affordable; a subprocess is used only where the process
 itself is the fault (no site-packages, the environment at start-up). An exception escaping main() is not
@@ -11,7 +11,7 @@ import io
 from dataclasses import dataclass
 from typing import Sequence
 
-from probe.cli import main
+from attn_preflight.cli import main
 
 
 @dataclass

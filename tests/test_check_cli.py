@@ -6,7 +6,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from probe.cli import cli, main
+from attn_preflight.cli import cli, main
 from probe.facts import Facts
 from tests.rule_fixtures import FIXTURES_DIR
 
@@ -144,7 +144,7 @@ def test_live_target_uses_the_probe(monkeypatch):
 
 def test_probe_timeout_bounds_the_live_probes_import_checks(monkeypatch):
     import probe.collect
-    from probe.commands.probe_cmd import DEFAULT_TIMEOUT_S
+    from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S
 
     facts = Facts.from_dict(json.loads((FACTS / "h200-sglang-0.5.23.json").read_text()))
     seen = []
@@ -246,7 +246,7 @@ def test_malformed_model_config(tmp_path, capsys):
 
 
 def test_check_never_imports_torch_or_kernel_libraries():
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "probe", "check", "--gpu", "H100", "--model",
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "attn_preflight", "check", "--gpu", "H100", "--model",
                            "deepseek-v3", "--attention-backend", "fa4", "--deterministic"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr[-2000:]

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from probe.cli import cli
-from probe.smoke import for_config
+from attn_preflight.cli import cli
+from attn_preflight import smoke_plan
 from probe.smoke.results import SmokeReport
 from probe.smoke.runner import DEFAULT_TIMEOUT_S
 from rules.config import make_config
 from rules.engine import Status, evaluate
 from rules.models import features_from_config
-from rules.smoke import smoke_findings, with_smoke
+from attn_preflight.check_smoke import smoke_findings, with_smoke
 from rules.target import Target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ def report_for(target=H200, **config):
 
 
 def jobs_by_kernel(report):
-    return {job.kernel.name: job for job in for_config.plan(report.config, report.target).jobs}
+    return {job.kernel.name: job for job in smoke_plan.plan(report.config, report.target).jobs}
 
 
 def smoke_with(report, **results):
@@ -87,24 +87,24 @@ def test_plan_dtype_from_the_flag_or_the_model():
         "fa4-dense"].case.dtype == "fp16"
     fp32 = {"architectures": ["LlamaForCausalLM"], "num_attention_heads": 8, "head_dim": 64, "torch_dtype": "float32"}
     cfg = make_config(attention_backend="fa4")
-    assert for_config.model_dtype(replace(cfg, model=features_from_config(fp32, "m", "test"))) == "fp16"
+    assert smoke_plan.model_dtype(replace(cfg, model=features_from_config(fp32, "m", "test"))) == "fp16"
     gemma = features_from_config({**fp32, "model_type": "gemma2"}, "g", "test")
-    assert for_config.model_dtype(replace(cfg, model=gemma)) == "bf16"  # SGLang: Gemma float32 -> bfloat16
+    assert smoke_plan.model_dtype(replace(cfg, model=gemma)) == "bf16"  # SGLang: Gemma float32 -> bfloat16
 
 
 def test_plan_carries_softcap_and_window_and_says_what_it_cannot_express():
     jobs = jobs_by_kernel(report_for(model="gemma-2-9b", attention_backend="fa4"))
     case = jobs["fa4-dense"].case
     assert (case.head_dim, case.softcap, case.window_left) == (256, 50.0, 4096)
-    smoke_plan = for_config.plan(report_for(model="gpt-oss-20b", attention_backend="fa4").config, H200)
-    assert any("attention sinks" in note for note in smoke_plan.notes)
+    gpt_oss = smoke_plan.plan(report_for(model="gpt-oss-20b", attention_backend="fa4").config, H200)
+    assert any("attention sinks" in note for note in gpt_oss.notes)
 
 
 def test_plan_fp8_kv_casts_q_for_fa4_decode_only():
     jobs = jobs_by_kernel(report_for(model="llama-3.1-8b", attention_backend="fa4", kv_cache_dtype="fp8_e4m3"))
     assert (jobs["fa4-paged"].case.dtype, jobs["fa4-paged"].case.kv_storage) == ("fp8_e4m3", "fp8_e4m3")
     assert (jobs["fa4-dense"].case.dtype, jobs["fa4-dense"].case.kv_storage) == ("bf16", "fp8_e4m3")
-    e5m2 = for_config.plan(report_for(model="llama-3.1-8b", attention_backend="flashinfer",
+    e5m2 = smoke_plan.plan(report_for(model="llama-3.1-8b", attention_backend="flashinfer",
                                       kv_cache_dtype="fp8_e5m2").config, H200)
     assert any("smoked as fp8_e4m3" in note for note in e5m2.notes)
 
@@ -114,7 +114,7 @@ def test_plan_mla_prefill_at_model_dims_decode_at_absorbed_dims():
     dense, paged = jobs["fa4-dense"], jobs["fa4-paged"]
     assert (dense.case.head_dim, dense.case.dim_v, dense.case.heads_q, dense.case.heads_kv) == (192, 128, 16, 16)
     assert (paged.case.head_dim, paged.case.dim_v, paged.case.heads_kv) == (64, 512, 1) and paged.absorbed
-    flashmla = for_config.plan(report_for(model="deepseek-v3", attention_backend="flashmla", tp_size=8).config, H200)
+    flashmla = smoke_plan.plan(report_for(model="deepseek-v3", attention_backend="flashmla", tp_size=8).config, H200)
     (job,) = flashmla.jobs
     assert (job.kernel.name, job.case.head_dim, job.case.dim_v, job.case.page_size) == ("flashmla-decode", 576, 512, 64)
     assert [(u.phases, "no prefill kernel" in u.reason) for u in flashmla.unsmokable] == [(("prefill",), True)]
@@ -128,15 +128,15 @@ def test_plan_smokes_both_backends_when_the_phases_differ():
 
 
 def test_plan_names_what_cannot_be_smoked():
-    b200 = for_config.plan(report_for(Target.from_gpu("B200"), model="llama-3.1-8b").config, Target.from_gpu("B200"))
+    b200 = smoke_plan.plan(report_for(Target.from_gpu("B200"), model="llama-3.1-8b").config, Target.from_gpu("B200"))
     assert not b200.jobs
     assert [(u.backend, u.phases) for u in b200.unsmokable] == [("trtllm_mha", ("prefill", "decode"))]
-    mxfp8 = for_config.plan(report_for(model="llama-3.1-8b", attention_backend="fa4", kv_cache_dtype="mxfp8").config,
+    mxfp8 = smoke_plan.plan(report_for(model="llama-3.1-8b", attention_backend="fa4", kv_cache_dtype="mxfp8").config,
                             H200)
     assert "mxfp8" in mxfp8.unsmokable[0].reason
-    no_model = for_config.plan(report_for(attention_backend="fa4").config, H200)
+    no_model = smoke_plan.plan(report_for(attention_backend="fa4").config, H200)
     assert "--model" in no_model.unsmokable[0].reason
-    odd_tp = for_config.plan(report_for(model="llama-3.1-8b", attention_backend="fa4", tp_size=3).config, H200)
+    odd_tp = smoke_plan.plan(report_for(model="llama-3.1-8b", attention_backend="fa4", tp_size=3).config, H200)
     assert "general-tp-heads" in odd_tp.unsmokable[0].reason
 
 
@@ -259,7 +259,7 @@ def test_not_run_here_and_no_kernel_are_skips_never_passes():
 
 
 def test_smoke_findings_in_every_format():
-    from probe.render.findings import render_report
+    from attn_preflight.render.findings import render_report
 
     report = report_for(Target.from_gpu("B200"), model="llama-3.1-8b")
     result = with_smoke(report, SmokeReport(level="shape"))
@@ -274,7 +274,7 @@ def test_smoke_findings_in_every_format():
 
 def test_every_smoke_finding_is_explained_by_its_docs_command():
     """A user who sees smoke-kernel or smoke-disagrees in check's output runs the `docs` it names."""
-    from probe.render.findings import render_report
+    from attn_preflight.render.findings import render_report
 
     report = report_for(model="llama-3.1-8b", attention_backend="fa4")
     crashed = replace(quick("fa4-paged"), status="crashed", message="killed by SIGSEGV", max_abs_error=None)
@@ -322,7 +322,7 @@ def check(*argv):
     (["--smoke", "--smoke-timeout", "nan"], "must be a positive number of seconds"),
 ])
 def test_smoke_usage_errors_are_one_line_exit_2(argv, words):
-    run = subprocess.run([sys.executable, "-m", "probe", "check", "--model", "llama-3.1-8b", "--attention-backend",
+    run = subprocess.run([sys.executable, "-m", "attn_preflight", "check", "--model", "llama-3.1-8b", "--attention-backend",
                           "fa4", *argv], capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 2 and run.stdout == ""
     assert len(run.stderr.strip().splitlines()) == 1 and words in run.stderr
@@ -330,7 +330,7 @@ def test_smoke_usage_errors_are_one_line_exit_2(argv, words):
 
 def test_smoke_timeout_reaches_the_runner(monkeypatch):
     seen = []
-    monkeypatch.setattr(for_config, "run", lambda smoke_plan, timeout, progress: seen.append(timeout)
+    monkeypatch.setattr(smoke_plan, "run", lambda plan, timeout, progress: seen.append(timeout)
                         or SmokeReport(level="shape"))
     check("--smoke", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--smoke-timeout", "42")
     check("--smoke", "--model", "llama-3.1-8b", "--attention-backend", "fa4")
@@ -348,7 +348,7 @@ def test_fa4_here_is_reported_as_skipped_and_the_verdict_is_not_a_pass():
 
 
 def test_torch_native_really_runs_sdpa_math_here_without_torch_in_this_process():
-    script = ("import sys\nfrom probe.cli import main\n"
+    script = ("import sys\nfrom attn_preflight.cli import main\n"
               "try:\n    main(sys.argv[1:])\nexcept SystemExit as stop:\n"
               "    print('TORCH_IN_MAIN', 'torch' in sys.modules, file=sys.stderr)\n    raise\n")
     run = subprocess.run([sys.executable, "-c", script, "check", "--smoke", "--model", "llama-3.1-8b",
@@ -365,9 +365,9 @@ def test_torch_native_really_runs_sdpa_math_here_without_torch_in_this_process()
 
 
 def test_check_without_smoke_loads_no_smoke_module():
-    script = ("import sys\nfrom probe.cli import main\n"
+    script = ("import sys\nfrom attn_preflight.cli import main\n"
               "try:\n    main(['check', '--gpu', 'H200', '--model', 'llama-3.1-8b', '--attention-backend', 'fa4'])\n"
               "except SystemExit:\n    pass\n"
-              "print(sorted(m for m in sys.modules if m.startswith(('probe.smoke', 'rules.smoke', 'torch'))))\n")
+              "print(sorted(m for m in sys.modules if m.startswith(('probe.smoke', 'attn_preflight.check_smoke', 'torch'))))\n")
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert run.stdout.strip().splitlines()[-1] == "[]"

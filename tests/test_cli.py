@@ -5,7 +5,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from probe.cli import COMMANDS, cli, main
+from attn_preflight.cli import COMMANDS, cli, main
 
 
 @pytest.mark.parametrize("verb", sorted(COMMANDS))
@@ -45,7 +45,7 @@ def test_unknown_option_is_one_line(capsys):
 
 
 def test_python_dash_m_entry_point():
-    done = subprocess.run([sys.executable, "-m", "probe", "--version"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "attn_preflight", "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     assert "attn-preflight" in done.stdout
 

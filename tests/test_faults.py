@@ -185,7 +185,7 @@ def test_torch_missing(tmp_path):
     env = _bare_python_env(tmp_path)
 
     def attn_preflight(*argv):
-        return subprocess.run([sys.executable, "-S", "-m", "probe", *argv], capture_output=True, text=True, env=env,
+        return subprocess.run([sys.executable, "-S", "-m", "attn_preflight", *argv], capture_output=True, text=True, env=env,
                               timeout=120, cwd=tmp_path)
 
     done = attn_preflight("probe", "--format", "json")

@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 from test_nfd import node_facts
 
-from probe.cli import cli
+from attn_preflight.cli import cli
 from probe.facts import Facts
-from probe.fleet import Node, differing_dimensions, group_nodes, signature, spread
+from attn_preflight.fleet import Node, differing_dimensions, group_nodes, signature, spread
 
 FIXTURES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "fixtures", "probe-*.json")))
 

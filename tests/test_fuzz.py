@@ -1,7 +1,7 @@
 """Property-based fuzzing of everything a user can hand the CLI: arguments of check (flags, values and pasted
 launch commands after --), matrix, explain, fleet and smoke; config.json contents; facts files.
 
-The property, for every generated case: the real CLI (probe.cli.main, in this process) ends in a result
+The property, for every generated case: the real CLI (attn_preflight.cli.main, in this process) ends in a result
 (exit 0 or 1) or in exactly one error line on stderr with exit 2, and never prints a traceback.
 Derandomized, so CI runs the same cases every time; the total is asserted by the last test.
 """

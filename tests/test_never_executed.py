@@ -3,7 +3,7 @@
 Everything that could run leaves a mark file when it does: a fake `sglang` package on PYTHONPATH (its
 launch_server module and its __init__, which only the live probe's import check may load), fake `sglang` / `vllm` / `python` executables first on
 PATH, and shell syntax (`;`, `$(...)`, backticks) inside the pasted text. Each check runs as a real
-`python -m probe` process, then the marks must be absent.
+`python -m attn_preflight` process, then the marks must be absent.
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def trap(tmp_path):
            "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
     def run(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "probe", *argv], capture_output=True, text=True, env=env,
+        return subprocess.run([sys.executable, "-m", "attn_preflight", *argv], capture_output=True, text=True, env=env,
                               cwd=tmp_path, timeout=300)
 
     return run, marks

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from probe.facts import Facts, GpuDevice, ImportHealth, LibraryFacts
-from probe.render import nfd
+from attn_preflight.render import nfd
 
 P = nfd.PREFIX + "/"
 
@@ -262,7 +262,7 @@ def test_labels_from_the_saved_h200_report_match_the_file_written_on_the_h200():
     from pathlib import Path
 
     from probe.facts import Facts
-    from probe.fleet import node_serving
+    from attn_preflight.fleet import node_serving
 
     fixtures = Path(__file__).parent / "fixtures"
     facts = Facts.from_dict(json.loads((fixtures / "probe-h200.json").read_text()))

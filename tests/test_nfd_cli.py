@@ -3,8 +3,8 @@ import pytest
 from click.testing import CliRunner
 from test_nfd import P, node_facts, parse_feature_file
 
-from probe.cli import cli
-from probe.render import nfd
+from attn_preflight.cli import cli
+from attn_preflight.render import nfd
 from rules.config import make_config
 from rules.engine import evaluate
 from rules.target import Target

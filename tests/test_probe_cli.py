@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from probe.cli import cli, main
+from attn_preflight.cli import cli, main
 from probe.facts import SCHEMA_VERSION, Facts
 from probe.libraries import CATALOGUE
 from probe_fakes import (
@@ -82,14 +82,14 @@ def test_unwritable_output_is_refused_before_probing(tmp_path, capsys, monkeypat
 
 def test_python_dash_m_probe_probe(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "probe", "probe", "--no-imports", "--format", "json"],
+    done = subprocess.run([sys.executable, "-m", "attn_preflight", "probe", "--no-imports", "--format", "json"],
                           capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert Facts.from_dict(json.loads(done.stdout)).host.python_executable == sys.executable
 
 
 def test_a_broken_machine_gets_a_complete_report_and_exit_0(tmp_path):
-    """Undefined symbol, segfault, hang and an unprocessed CUTLASS .pth, through `python -m probe`."""
+    """Undefined symbol, segfault, hang and an unprocessed CUTLASS .pth, through `python -m attn_preflight`."""
     site = tmp_path / "site"
     make_dist(site, "flash-mla", "1.0.0", {"flash_mla/__init__.py": UNDEFINED_SYMBOL.format(site=site)})
     make_dist(site, "xformers", "0.0.30", {"xformers/__init__.py": SEGFAULT})
@@ -98,7 +98,7 @@ def test_a_broken_machine_gets_a_complete_report_and_exit_0(tmp_path):
     make_dist(site, "flash-attn-4", "4.0.0b36", {"flash_attn/cute/__init__.py": "import cutlass.cute\n"})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "XDG_CACHE_HOME": str(tmp_path),
            "VLLM_ATTENTION_BACKEND": "FLASH_ATTN", "SGLANG_API_KEY": "sk-live-123"}
-    done = subprocess.run([sys.executable, "-m", "probe", "probe", "--format", "json", "--timeout", "3"],
+    done = subprocess.run([sys.executable, "-m", "attn_preflight", "probe", "--format", "json", "--timeout", "3"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     facts = Facts.from_dict(json.loads(done.stdout))
@@ -117,7 +117,7 @@ def test_a_broken_machine_gets_a_complete_report_and_exit_0(tmp_path):
     assert facts.environment["SGLANG_API_KEY"] == "***" and "sk-live-123" not in done.stdout
 
     fixed = {**env, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(dsl_packages)])}
-    done = subprocess.run([sys.executable, "-m", "probe", "probe", "--format", "json", "--timeout", "3"],
+    done = subprocess.run([sys.executable, "-m", "attn_preflight", "probe", "--format", "json", "--timeout", "3"],
                           capture_output=True, text=True, env=fixed, timeout=120)
     healed = Facts.from_dict(json.loads(done.stdout))
     assert healed.library("cutlass_dsl").health.status == "ok" and healed.library("fa4").health.status == "ok"
@@ -136,14 +136,14 @@ def test_torch_missing_is_reported_and_the_report_completes(tmp_path):
         source = source.parent if source.name == "__init__.py" else source
         (deps / source.name).symlink_to(source)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(deps)]), "XDG_CACHE_HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-S", "-m", "probe", "probe", "--format", "json"],
+    done = subprocess.run([sys.executable, "-S", "-m", "attn_preflight", "probe", "--format", "json"],
                           capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     facts = Facts.from_dict(json.loads(done.stdout))
     assert not facts.torch.installed and facts.torch.error.startswith("torch is not installed for ")
     assert facts.library("torch").health.status == "not_installed"
     assert "nvidia-ml-py (pynvml) cannot be imported" in facts.gpus.error  # not in -S's view either
-    table = subprocess.run([sys.executable, "-S", "-m", "probe", "probe"], capture_output=True, text=True,
+    table = subprocess.run([sys.executable, "-S", "-m", "attn_preflight", "probe"], capture_output=True, text=True,
                            env=env, timeout=120, cwd=tmp_path)
     assert table.returncode == 0 and "Not installed: torch is not installed for" in table.stdout
 

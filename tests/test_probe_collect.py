@@ -112,7 +112,7 @@ def test_no_imports_leaves_health_unknown(h200_site):
 
 def test_main_process_never_imports_torch_or_pynvml_at_startup(tmp_path):
     script = ("import sys, json\n"
-              "import probe.cli, probe.commands.probe_cmd\n"
+              "import attn_preflight.cli, attn_preflight.commands.probe_cmd\n"
               "startup = sorted(m for m in ('pynvml', 'torch', 'tabulate') if m in sys.modules)\n"
               "from probe.collect import collect\n"
               "facts = collect(timeout=60)\n"

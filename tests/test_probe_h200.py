@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from probe.facts import Facts
-from probe.render.facts import problems, render_facts
+from attn_preflight.render.facts import problems, render_facts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

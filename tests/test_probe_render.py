@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from probe.facts import Facts, GpuDevice, GpuFacts, LibraryFacts, ImportHealth
-from probe.render import to_json
-from probe.render.facts import problems, render_facts
+from attn_preflight.render import to_json
+from attn_preflight.render.facts import problems, render_facts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -89,7 +89,7 @@ def test_a_huge_environment_value_is_shortened_in_tables_but_whole_in_json():
     from pathlib import Path
 
     from probe.facts import Facts
-    from probe.render.facts import render_facts
+    from attn_preflight.render.facts import render_facts
 
     data = json.loads((Path(__file__).parent / "fixtures" / "probe-h200.json").read_text())
     facts = Facts.from_dict(data)

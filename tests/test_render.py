@@ -1,4 +1,4 @@
-from probe.render import table
+from attn_preflight.render import table
 
 
 def test_table_keeps_versions_and_capabilities_as_written():

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 from test_nfd import node_facts
 
-from probe.cli import cli
+from attn_preflight.cli import cli
 from probe.smoke.cases import Case
 from probe.smoke.results import KernelResult, MachineSummary, SmokeReport
 

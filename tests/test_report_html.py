@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from test_nfd import node_facts
 from test_report import Page, smoke_file
 
-from probe.cli import cli
+from attn_preflight.cli import cli
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs headless Chromium (apt-get install chromium)")

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from probe.cli import cli, main
+from attn_preflight.cli import cli, main
 from rules.engine import all_rules
 from rules.knowledge import gpus
 

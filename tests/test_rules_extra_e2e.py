@@ -3,7 +3,7 @@ import json
 
 from click.testing import CliRunner
 
-from probe.cli import cli
+from attn_preflight.cli import cli
 from tests.rule_fixtures import FIXTURES_DIR
 from tests.rule_fixtures.install import facts_file
 from tests.rule_fixtures.model_specific import model_dir

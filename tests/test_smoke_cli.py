@@ -6,7 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from probe.cli import cli, main
+from attn_preflight.cli import cli, main
 from probe.smoke.results import SmokeReport
 
 torch = pytest.importorskip("torch")

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from probe.render.smoke import render_smoke
+from attn_preflight.render.smoke import render_smoke
 from probe.smoke.results import SmokeReport
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")

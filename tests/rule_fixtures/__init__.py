@@ -33,7 +33,7 @@ def check_argv(case: dict) -> list[str]:
 
 
 def run_case(case: dict, alternatives: bool = False):
-    from probe.commands.check import check_command, config_from_options, target_from_options
+    from attn_preflight.commands.check import check_command, config_from_options, target_from_options
     from rules.engine import evaluate
 
     params = check_command.make_context("check", check_argv(case)).params

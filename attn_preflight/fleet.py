@@ -252,7 +252,7 @@ def capability_grid(config, target, backends: Sequence[str], kv_dtypes: Sequence
 def node_serving(facts: Facts):
     """What this node serves with SGLang's defaults and no particular model: each backend with the default KV
     dtype, and each KV dtype with its best backend (the NFD labels)."""
-    from probe.render.nfd import NodeServing
+    from attn_preflight.render.nfd import NodeServing
     from rules.config import make_config
     from rules.target import Target
 

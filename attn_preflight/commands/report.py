@@ -10,9 +10,9 @@ from typing import Optional
 
 import click
 
-from probe.cli import InputError
-from probe.commands.check import config_from_options, config_options
-from probe.commands.common import check_output_writable, write_output
+from attn_preflight.cli import InputError
+from attn_preflight.commands.check import config_from_options, config_options
+from attn_preflight.commands.common import check_output_writable, write_output
 
 _SMOKE_STATUS = {"ok": "pass", "wrong": "fail", "error": "fail", "timeout": "fail", "crashed": "fail",
                  "skipped": "skip"}
@@ -21,8 +21,8 @@ _SMOKE_STATUS = {"ok": "pass", "wrong": "fail", "error": "fail", "timeout": "fai
 def matrix_for(config, target, backend_given: bool, kv_given: bool):
     """The backend × KV-dtype Matrix for `config` on `target`; a backend or KV dtype named on the command line
     narrows it to that row or column."""
-    from probe.fleet import capability_grid, cell_status, grid_axes
-    from probe.render.html import Cell, Matrix, Reason
+    from attn_preflight.fleet import capability_grid, cell_status, grid_axes
+    from attn_preflight.render.html import Cell, Matrix, Reason
     from rules.knowledge import backends as backend_kb
 
     backends, kv_dtypes = grid_axes(config.engine, [config.attention_backend] if backend_given else (),
@@ -59,7 +59,7 @@ def _config_note(config) -> str:
 
 
 def smoke_table(path: str):
-    from probe.render.html import SmokeRow, SmokeTable
+    from attn_preflight.render.html import SmokeRow, SmokeTable
     from probe.smoke.results import SmokeReport, SmokeReportError
 
     try:
@@ -104,8 +104,8 @@ def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[
     Takes the same config flags as `check`; --attention-backend / --kv-cache-dtype narrow the matrix to
     that row / column. No network is needed to view the page. Exit 0 once written, 2 for bad input.
     """
-    from probe.commands.check import target_from_options
-    from probe.render.html import render_html
+    from attn_preflight.commands.check import target_from_options
+    from attn_preflight.render.html import render_html
 
     check_output_writable(output)
     cfg = config_from_options(config)

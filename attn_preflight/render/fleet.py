@@ -11,10 +11,10 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from probe.fleet import (Fleet, NodeGroup, differing_dimensions, driver_summary, gpu_summary, library_state,
+from attn_preflight.fleet import (Fleet, NodeGroup, differing_dimensions, driver_summary, gpu_summary, library_state,
                          torch_summary)
-from probe.render import heading, table, to_json
-from probe.render.findings import _config_line, report_to_dict
+from attn_preflight.render import heading, table, to_json
+from attn_preflight.render.findings import _config_line, report_to_dict
 
 FLEET_SCHEMA_VERSION = 1
 _NAMES_SHOWN = 6

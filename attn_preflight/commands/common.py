@@ -7,7 +7,7 @@ from typing import Optional
 
 import click
 
-from probe.cli import InputError
+from attn_preflight.cli import InputError
 
 FORMATS = ("table", "json", "markdown")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from probe.render import heading, table, to_json
+from attn_preflight.render import heading, table, to_json
 
 CHECK_SCHEMA_VERSION = 1
 _WIDTH = 64

@@ -19,15 +19,15 @@ EXIT_USAGE = 2
 # verb -> "module:attribute"; a verb's module is imported only when that verb runs (or help lists it),
 # so `check` never pays for what `probe` or `smoke` import.
 COMMANDS = {
-    "probe": "probe.commands.probe_cmd:probe_command",
-    "check": "probe.commands.check:check_command",
-    "explain": "probe.commands.explain:explain_command",
-    "rules": "probe.commands.rules_cmd:rules_command",
-    "gpus": "probe.commands.gpus:gpus_command",
-    "matrix": "probe.commands.matrix:matrix_command",
-    "fleet": "probe.commands.fleet:fleet_command",
-    "report": "probe.commands.report:report_command",
-    "smoke": "probe.commands.smoke:smoke_command",
+    "probe": "attn_preflight.commands.probe_cmd:probe_command",
+    "check": "attn_preflight.commands.check:check_command",
+    "explain": "attn_preflight.commands.explain:explain_command",
+    "rules": "attn_preflight.commands.rules_cmd:rules_command",
+    "gpus": "attn_preflight.commands.gpus:gpus_command",
+    "matrix": "attn_preflight.commands.matrix:matrix_command",
+    "fleet": "attn_preflight.commands.fleet:fleet_command",
+    "report": "attn_preflight.commands.report:report_command",
+    "smoke": "attn_preflight.commands.smoke:smoke_command",
 }
 
 

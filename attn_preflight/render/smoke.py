@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
-from probe.render import heading, key_values, table, to_json
+from attn_preflight.render import heading, key_values, table, to_json
 
 _WHY_WIDTH = 60
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from probe.commands.common import FORMATS, check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.common import FORMATS, check_output_writable, format_option, output_option, write_output
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -41,16 +41,16 @@ def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: fl
 
     facts = collect(check_imports=not no_imports, timeout=timeout, use_cache=not no_cache)
     if fmt.lower() == "json":
-        from probe.render import to_json
+        from attn_preflight.render import to_json
 
         text = to_json(facts.to_dict())
     elif fmt.lower() == "nfd":  # a Node Feature Discovery features.d file; see probe/render/nfd.py
-        from probe.fleet import node_serving
-        from probe.render.nfd import render_nfd
+        from attn_preflight.fleet import node_serving
+        from attn_preflight.render.nfd import render_nfd
 
         text = render_nfd(facts, node_serving(facts))
     else:
-        from probe.render.facts import render_facts
+        from attn_preflight.render.facts import render_facts
 
         text = render_facts(facts, fmt.lower())
     write_output(text, output)

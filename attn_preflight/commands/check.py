@@ -13,10 +13,10 @@ from typing import Any, Optional, Sequence
 
 import click
 
-from probe.cli import EXIT_FAIL, InputError, did_you_mean
-from probe.commands.common import check_output_writable, format_option, output_option, write_output
-from probe.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
-from probe.commands.smoke import _positive_seconds
+from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
+from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
+from attn_preflight.commands.smoke import _positive_seconds
 from rules.errors import RulesInputError
 
 _CONFIG_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend", "mm_attention_backend",
@@ -138,18 +138,18 @@ def _optional_seconds(ctx: click.Context, param: click.Parameter, value: Optiona
 
 def _smoke(report, timeout: Optional[float]):
     """`report` with the smoke findings of its config, run here (kernels in worker processes, never in this one)."""
-    from probe.render.smoke import progress_line
-    from probe.smoke import for_config
+    from attn_preflight.render.smoke import progress_line
+    from attn_preflight import smoke_plan
     from probe.smoke.runner import DEFAULT_TIMEOUT_S
-    from rules.smoke import with_smoke
+    from attn_preflight.check_smoke import with_smoke
 
     started = time.monotonic()
 
     def progress(result) -> None:
         click.echo(progress_line(result, time.monotonic() - started), err=True)
 
-    smoke_plan = for_config.plan(report.config, report.target)
-    return with_smoke(report, for_config.run(smoke_plan, timeout or DEFAULT_TIMEOUT_S, progress))
+    jobs = smoke_plan.plan(report.config, report.target)
+    return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))
 
 
 @click.command("check", context_settings={"ignore_unknown_options": False})
@@ -180,7 +180,7 @@ def check_command(gpu, facts_file, engine_versions, strict, show_all, smoke, smo
 
     Exit 0 pass or warn, 1 fail (or warn with --strict), 2 bad input.
     """
-    from probe.render.findings import render_report
+    from attn_preflight.render.findings import render_report
     from rules.engine import evaluate
 
     if smoke and (gpu or facts_file):

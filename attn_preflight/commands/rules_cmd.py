@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import click
 
-from probe.cli import InputError, did_you_mean
-from probe.commands.common import format_option
-from probe.render import table, to_json
+from attn_preflight.cli import InputError, did_you_mean
+from attn_preflight.commands.common import format_option
+from attn_preflight.render import table, to_json
 
 
 @click.command("rules")

@@ -1,18 +1,18 @@
 """`explain RULE`: one rule's documentation, ruff-style (what it checks, why, fix, prevents, references).
 
-It also answers for the findings `check --smoke` reports beside the rules (rules.smoke.SMOKE_CHECKS), which
+It also answers for the findings `check --smoke` reports beside the rules (attn_preflight.check_smoke.SMOKE_CHECKS), which
 are not rules: `evaluate` never runs them."""
 from __future__ import annotations
 
 import click
 
-from probe.cli import InputError, did_you_mean
-from probe.commands.common import format_option
-from probe.render import heading, to_json
+from attn_preflight.cli import InputError, did_you_mean
+from attn_preflight.commands.common import format_option
+from attn_preflight.render import heading, to_json
 
 
 def render_rule(r, fmt: str) -> str:
-    """A rule's documentation, or a check --smoke finding's (rules.smoke.SmokeCheck)."""
+    """A rule's documentation, or a check --smoke finding's (attn_preflight.check_smoke.SmokeCheck)."""
     from rules.engine import STAGES, Rule
 
     if fmt == "json":
@@ -54,8 +54,8 @@ def explain_command(rule_id, fmt):
 
     wanted = rule_id.strip().lower()
     r = get_rule(wanted)
-    if r is None:  # rules.smoke loads the smoke planner: only when no rule answers
-        from rules.smoke import SMOKE_CHECKS
+    if r is None:  # attn_preflight.check_smoke loads the smoke planner: only when no rule answers
+        from attn_preflight.check_smoke import SMOKE_CHECKS
 
         r = SMOKE_CHECKS.get(wanted)
     if r is None:

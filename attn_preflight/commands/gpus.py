@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import click
 
-from probe.commands.common import format_option
-from probe.render import table, to_json
+from attn_preflight.commands.common import format_option
+from attn_preflight.render import table, to_json
 
 
 @click.command("gpus")

@@ -1,7 +1,7 @@
 """The capability matrix as table, markdown or JSON: rows GPU profiles, columns backends, one table per KV dtype."""
 from __future__ import annotations
 
-from probe.render import heading, table, to_json
+from attn_preflight.render import heading, table, to_json
 
 MATRIX_SCHEMA_VERSION = 1
 _MARK = {"pass": "pass", "warn": "warn", "fail": "FAIL"}

@@ -12,7 +12,7 @@ from probe.facts import (
     LibraryFacts,
 )
 from probe.libraries import COMPONENT_NOTE, SKEW_NOTE, label
-from probe.render import heading, key_values, table
+from attn_preflight.render import heading, key_values, table
 
 BROKEN = (HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED)
 

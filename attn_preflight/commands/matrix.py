@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import click
 
-from probe.commands.check import input_error
-from probe.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.check import input_error
+from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
 from rules.errors import RulesInputError
 
 
@@ -28,7 +28,7 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
     \b
     attn-preflight matrix --model deepseek-v3 --kv-cache-dtype auto --kv-cache-dtype fp8_e4m3
     """
-    from probe.render.matrix import render_matrix
+    from attn_preflight.render.matrix import render_matrix
     from rules.config import make_config
     from rules.knowledge import backends as backend_kb
     from rules.matrix import build_matrix

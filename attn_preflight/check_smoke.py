@@ -1,7 +1,7 @@
 """`check --smoke` findings: what the kernels did at the model's shapes, judged beside the rules.
 
 `smoke_findings(report, smoke)` is pure: from a check Report and the SmokeReport of the plan
-(probe.smoke.for_config) it returns
+(attn_preflight.smoke_plan) it returns
 - one `smoke-kernel` finding per kernel run (pass: ran within tolerance; fail: wrong, error, timeout,
   crashed, or refused this config; skip: not run here, with the reason), and one per phase that cannot be
   smoked (skip, never pass);
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from probe.smoke.for_config import Job, SmokePlan, phase_label, plan
+from attn_preflight.smoke_plan import Job, SmokePlan, phase_label, plan
 from probe.smoke.results import (
     SKIP_ENVIRONMENT, SKIP_KERNEL, STATUS_CRASHED, STATUS_ERROR, STATUS_OK, STATUS_SKIPPED, STATUS_TIMEOUT,
     STATUS_WRONG, KernelResult, SmokeReport,

@@ -13,9 +13,9 @@ from typing import Optional
 
 import click
 
-from probe.cli import InputError
-from probe.commands.check import config_from_options, config_options
-from probe.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.cli import InputError
+from attn_preflight.commands.check import config_from_options, config_options
+from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
@@ -68,8 +68,8 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
     for its GPU. Exit 0 when every node passes (warnings allowed), 1 when a group fails, 2 when a report is
     unreadable (each named on stderr; the others are still merged and shown).
     """
-    from probe.fleet import Node, merge
-    from probe.render.fleet import render_fleet
+    from attn_preflight.fleet import Node, merge
+    from attn_preflight.render.fleet import render_fleet
 
     check_output_writable(output)
     cfg = config_from_options(config)

@@ -6,8 +6,8 @@ from typing import Optional
 
 import click
 
-from probe.cli import EXIT_FAIL, InputError, did_you_mean
-from probe.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
+from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
 
 DTYPE_CHOICES = ("bf16", "fp16", "fp8", "fp32")
 
@@ -48,7 +48,7 @@ def smoke_command(kernel_names, level: str, dtypes, timeout: float, jobs: Option
     hang in one kernel never stops the others. Compile caches live in $XDG_CACHE_HOME/attn-preflight.
     Progress goes to stderr. Exit 0 when nothing that ran failed, 1 otherwise, 2 for bad arguments.
     """
-    from probe.render.smoke import progress_line, render_smoke
+    from attn_preflight.render.smoke import progress_line, render_smoke
     from probe.smoke.cases import DTYPE_ALIASES
     from probe.smoke.kernels import families, registry, select
     from probe.smoke.runner import Runner, plan

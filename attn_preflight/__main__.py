@@ -1,0 +1,3 @@
+from attn_preflight.cli import main
+
+main()

@@ -1,3 +1,0 @@
-from probe.cli import main
-
-main()
