@@ -10,6 +10,7 @@
   the knowledge is wrong for this machine.
 `with_smoke(report, smoke)` is the report with those findings in it and the verdict recomputed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,8 +18,16 @@ from typing import Any, Optional
 
 from attn_preflight.smoke_plan import Job, SmokePlan, phase_label, plan
 from probe.smoke.results import (
-    SKIP_ENVIRONMENT, SKIP_KERNEL, STATUS_CRASHED, STATUS_ERROR, STATUS_OK, STATUS_SKIPPED, STATUS_TIMEOUT,
-    STATUS_WRONG, KernelResult, SmokeReport,
+    SKIP_ENVIRONMENT,
+    SKIP_KERNEL,
+    STATUS_CRASHED,
+    STATUS_ERROR,
+    STATUS_OK,
+    STATUS_SKIPPED,
+    STATUS_TIMEOUT,
+    STATUS_WRONG,
+    KernelResult,
+    SmokeReport,
 )
 from rules.engine import Documented, Finding, Outcome, Report, Status, _display_order, verdict_of
 
@@ -38,9 +47,16 @@ class SmokeCheck(Documented):
     prevents: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "reported_by": "check --smoke", "docs": self.docs.strip(),
-                "fix": self.fix_title, "source": self.source, "references": list(self.references),
-                "stage": self.stage or None}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "reported_by": "check --smoke",
+            "docs": self.docs.strip(),
+            "fix": self.fix_title,
+            "source": self.source,
+            "references": list(self.references),
+            "stage": self.stage or None,
+        }
 
 
 # Rules whose failure is a kernel's own refusal at the first forward, with the smoke kernels that make the same
@@ -62,7 +78,9 @@ KERNEL_RULES: dict[str, tuple[frozenset[str], Optional[bool]]] = {
 }
 
 SMOKE_KERNEL = SmokeCheck(
-    id="smoke-kernel", title="The backend's kernel runs at the model's shapes on this machine", stage="runtime",
+    id="smoke-kernel",
+    title="The backend's kernel runs at the model's shapes on this machine",
+    stage="runtime",
     source="attn-preflight smoke: each kernel once in its own process, against an fp32 reference",
     docs="""Runs the attention backend's kernels (prefill and decode, when they differ) at the model's real shapes
 on this machine: head dims, heads per GPU, dtype, KV dtype, softcap, sliding window, page size. Pass: the
@@ -73,12 +91,14 @@ The rules judge from what is known about a backend; the kernel is the ground tru
 build and its driver. A kernel that fails here fails the engine at its first forward pass or CUDA-graph
 capture, after the weights have loaded.""",
     fix_title="Run the reproduce command in the finding's note (JSON: smoke.reproduce) for the kernel's own "
-              "error; then use a backend or KV dtype whose kernel passes (check --smoke with the alternative), or "
-              "repair the library it names (attn-preflight probe shows each one's import health). A timeout "
-              "during JIT compilation: raise --smoke-timeout",
-    references=("README.md: check --smoke", "README.md: smoke (the same kernels, without a config)"))
+    "error; then use a backend or KV dtype whose kernel passes (check --smoke with the alternative), or "
+    "repair the library it names (attn-preflight probe shows each one's import health). A timeout "
+    "during JIT compilation: raise --smoke-timeout",
+    references=("README.md: check --smoke", "README.md: smoke (the same kernels, without a config)"),
+)
 SMOKE_DISAGREES = SmokeCheck(
-    id="smoke-disagrees", title="The rules and the kernel agree on this machine",
+    id="smoke-disagrees",
+    title="The rules and the kernel agree on this machine",
     source="attn-preflight check --smoke: the rules' findings against the kernel's run",
     docs="""Compares the rules' findings with the kernels' run: warns where the rules passed the config but a
 kernel failed, or where a kernel-level rule failed it but a kernel that rule stands for ran within tolerance
@@ -86,12 +106,15 @@ at the shape it judged.
 
 Either way the knowledge the rules read (a backend's limits on this GPU) is wrong for this machine: a newer
 or patched kernel build, or a limit attn-preflight does not know. The kernel-level rules, each judged
-against its own kernels: """ + ", ".join(KERNEL_RULES) + ".",
+against its own kernels: """
+    + ", ".join(KERNEL_RULES)
+    + ".",
     fix_title="Rules passed, kernel failed: do not ship the config; fix it as the smoke-kernel finding says. "
-              "Rule failed, kernel ran: confirm with a real launch before relying on it, and report the rule and "
-              "kernel (JSON: smoke.rules, smoke.kernels) with `attn-preflight probe --format json`, so the "
-              "knowledge can be corrected",
-    references=("README.md: check --smoke",))
+    "Rule failed, kernel ran: confirm with a real launch before relying on it, and report the rule and "
+    "kernel (JSON: smoke.rules, smoke.kernels) with `attn-preflight probe --format json`, so the "
+    "knowledge can be corrected",
+    references=("README.md: check --smoke",),
+)
 # The check --smoke findings `explain` answers for, beside the rules.
 SMOKE_CHECKS = {check.id: check for check in (SMOKE_KERNEL, SMOKE_DISAGREES)}
 
@@ -99,8 +122,12 @@ SMOKE_CHECKS = {check.id: check for check in (SMOKE_KERNEL, SMOKE_DISAGREES)}
 # accepts the inputs, so a forced backend refusing this shape does not fail the config.
 DISPATCHED = frozenset({"torch_native"})
 
-_FAILED = {STATUS_WRONG: "gave a wrong result", STATUS_ERROR: "raised", STATUS_TIMEOUT: "timed out",
-           STATUS_CRASHED: "crashed"}
+_FAILED = {
+    STATUS_WRONG: "gave a wrong result",
+    STATUS_ERROR: "raised",
+    STATUS_TIMEOUT: "timed out",
+    STATUS_CRASHED: "crashed",
+}
 
 
 class SmokeFinding(Finding):
@@ -137,15 +164,30 @@ def _numbers(result: KernelResult) -> str:
 
 def _kernel_finding(job: Job, result: Optional[KernelResult], note: str) -> SmokeFinding:
     who = f"{job.kernel.name} ({phase_label(job.phases)}, backend {job.backend})"
-    data: dict[str, Any] = {"backend": job.backend, "phases": list(job.phases), "kernel": job.kernel.name,
-                            "api": job.kernel.api, "absorbed_mla": job.absorbed, "case": job.case.to_dict()}
+    data: dict[str, Any] = {
+        "backend": job.backend,
+        "phases": list(job.phases),
+        "kernel": job.kernel.name,
+        "api": job.kernel.api,
+        "absorbed_mla": job.absorbed,
+        "case": job.case.to_dict(),
+    }
     if result is None:
         return SmokeFinding(SMOKE_KERNEL, Status.SKIP, f"{who}: no result in the smoke run", data, note)
-    data.update(case=result.case.to_dict() if result.case else None, result=result.status,
-                skip_basis=result.skip_basis, message=result.message, max_abs_error=result.max_abs_error,
-                tolerance=result.tolerance, first_call_s=result.first_call_s, steady_ms=result.steady_ms,
-                tflops=result.tflops, device=result.device, documented_limit=result.documented_limit,
-                reproduce=result.reproduce)
+    data.update(
+        case=result.case.to_dict() if result.case else None,
+        result=result.status,
+        skip_basis=result.skip_basis,
+        message=result.message,
+        max_abs_error=result.max_abs_error,
+        tolerance=result.tolerance,
+        first_call_s=result.first_call_s,
+        steady_ms=result.steady_ms,
+        tflops=result.tflops,
+        device=result.device,
+        documented_limit=result.documented_limit,
+        reproduce=result.reproduce,
+    )
     numbers = _numbers(result)
     if result.status == STATUS_OK:
         status, text = Status.PASS, f"{who} ran at {_describe(result)}: {numbers}"
@@ -187,26 +229,38 @@ def _disagreements(report: Report, ran: list[tuple[Job, SmokeFinding]]) -> list[
     failed = [f for _, f in ran if f.status is Status.FAIL]
     out = []
     if not rule_failures and failed:
-        out.append(SmokeFinding(
-            SMOKE_DISAGREES, Status.WARN,
-            "the knowledge is wrong for this machine: the rules passed this config but the kernel failed: "
-            + "; ".join(f.message for f in failed),
-            {"rules": [], "kernels": [f.smoke["kernel"] for f in failed]}))
+        out.append(
+            SmokeFinding(
+                SMOKE_DISAGREES,
+                Status.WARN,
+                "the knowledge is wrong for this machine: the rules passed this config but the kernel failed: "
+                + "; ".join(f.message for f in failed),
+                {"rules": [], "kernels": [f.smoke["kernel"] for f in failed]},
+            )
+        )
     for finding in rule_failures:
         scope = KERNEL_RULES.get(finding.rule_id)
         if scope is None:
             continue
         kernels, absorbed = scope
-        contradicting = [(job, f) for job, f in ran if f.status is Status.PASS and job.kernel.name in kernels
-                         and (absorbed is None or job.absorbed == absorbed)]
+        contradicting = [
+            (job, f)
+            for job, f in ran
+            if f.status is Status.PASS and job.kernel.name in kernels and (absorbed is None or job.absorbed == absorbed)
+        ]
         if contradicting:
-            where = "; ".join(f"{job.kernel.name} ({phase_label(job.phases)}) at {job.case.label()}"
-                              for job, _ in contradicting)
-            out.append(SmokeFinding(
-                SMOKE_DISAGREES, Status.WARN,
-                f"the knowledge is wrong for this machine: rule {finding.rule_id} predicts failure but the kernel "
-                f"ran: {where}",
-                {"rules": [finding.rule_id], "kernels": [job.kernel.name for job, _ in contradicting]}))
+            where = "; ".join(
+                f"{job.kernel.name} ({phase_label(job.phases)}) at {job.case.label()}" for job, _ in contradicting
+            )
+            out.append(
+                SmokeFinding(
+                    SMOKE_DISAGREES,
+                    Status.WARN,
+                    f"the knowledge is wrong for this machine: rule {finding.rule_id} predicts failure but the kernel "
+                    f"ran: {where}",
+                    {"rules": [finding.rule_id], "kernels": [job.kernel.name for job, _ in contradicting]},
+                )
+            )
     return out
 
 
@@ -214,17 +268,32 @@ def smoke_findings(report: Report, smoke: SmokeReport) -> list[Finding]:
     """The smoke-kernel findings for `report`'s config and the smoke-disagrees ones (see the module docs)."""
     smoke_plan = plan(report.config, report.target)
     ran = _kernel_findings(smoke_plan, smoke)
-    skipped = [SmokeFinding(SMOKE_KERNEL, Status.SKIP,
-                            (f"{entry.backend} ({phase_label(entry.phases)})" if entry.backend
-                             else phase_label(entry.phases)) + f": cannot be smoked: {entry.reason}",
-                            {"backend": entry.backend, "phases": list(entry.phases), "kernel": None,
-                             "result": STATUS_SKIPPED, "message": entry.reason})
-               for entry in smoke_plan.unsmokable]
+    skipped = [
+        SmokeFinding(
+            SMOKE_KERNEL,
+            Status.SKIP,
+            (f"{entry.backend} ({phase_label(entry.phases)})" if entry.backend else phase_label(entry.phases))
+            + f": cannot be smoked: {entry.reason}",
+            {
+                "backend": entry.backend,
+                "phases": list(entry.phases),
+                "kernel": None,
+                "result": STATUS_SKIPPED,
+                "message": entry.reason,
+            },
+        )
+        for entry in smoke_plan.unsmokable
+    ]
     return [f for _, f in ran] + skipped + _disagreements(report, ran)
 
 
 def with_smoke(report: Report, smoke: SmokeReport) -> Report:
     """`report` with the smoke findings added, in display order, and the verdict recomputed over all of them."""
     findings = sorted(report.findings + smoke_findings(report, smoke), key=_display_order)
-    return Report(config=report.config, target=report.target, findings=findings, verdict=verdict_of(findings),
-                  alternatives=report.alternatives)
+    return Report(
+        config=report.config,
+        target=report.target,
+        findings=findings,
+        verdict=verdict_of(findings),
+        alternatives=report.alternatives,
+    )

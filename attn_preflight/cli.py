@@ -3,6 +3,7 @@
 Exit codes: 0 pass (warnings allowed), 1 a check failed, 2 usage or input error.
 Every error the user can cause ends as one line on stderr and exit 2, never a traceback.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -7,6 +7,7 @@ import health, CUTLASS headers, the relevant environment, and whether imports we
 machine without bearing on a verdict (hostname, time, UUIDs, paths, import timings, error wording) is left
 out, so one rules evaluation per group answers for all of its nodes.
 """
+
 from __future__ import annotations
 
 import json
@@ -59,12 +60,24 @@ def signature(facts: Facts) -> str:
         "driver": gpus.driver_version,
         "cuda": gpus.cuda_driver_version,
         "nvcc": facts.cuda_toolkit.nvcc_version,
-        "torch": [facts.torch.installed, facts.torch.version, facts.torch.cuda, facts.torch.hip,
-                  facts.torch.arch_list, sorted(facts.torch.gpu_arch_covered.items())],
+        "torch": [
+            facts.torch.installed,
+            facts.torch.version,
+            facts.torch.cuda,
+            facts.torch.hip,
+            facts.torch.arch_list,
+            sorted(facts.torch.gpu_arch_covered.items()),
+        ],
         "libraries": sorted(
-            [lib.key, sorted(lib.distributions.items()), lib.version, lib.health.status,
-             {k: v for k, v in lib.health.details.items() if k not in _PER_MACHINE_DETAILS}]
-            for lib in facts.libraries),
+            [
+                lib.key,
+                sorted(lib.distributions.items()),
+                lib.version,
+                lib.health.status,
+                {k: v for k, v in lib.health.details.items() if k not in _PER_MACHINE_DETAILS},
+            ]
+            for lib in facts.libraries
+        ),
         "cutlass_headers": facts.cutlass_headers.version,
         "environment": sorted(facts.environment.items()),
         "imports_checked": facts.imports_checked,
@@ -87,7 +100,7 @@ def group_nodes(nodes: Iterable[Node]) -> list[NodeGroup]:
 @dataclass
 class Fleet:
     groups: list[NodeGroup]
-    spread: list["SpreadRow"]
+    spread: list[SpreadRow]
     skipped: list[tuple[str, str]]  # (report file, why it could not be read)
     reports_given: int
     config: Any  # the rules Config as the user gave it (each group's report holds it with its default backend)
@@ -113,8 +126,9 @@ class Fleet:
         return max(g.report.exit_code(self.strict) for g in self.groups)
 
 
-def merge(nodes: Iterable[Node], skipped: Sequence[tuple[str, str]], reports_given: int, config,
-          strict: bool = False) -> Fleet:
+def merge(
+    nodes: Iterable[Node], skipped: Sequence[tuple[str, str]], reports_given: int, config, strict: bool = False
+) -> Fleet:
     """Groups the nodes and judges `config` once per group with the rules engine."""
     from rules.engine import evaluate
     from rules.target import Target
@@ -123,11 +137,18 @@ def merge(nodes: Iterable[Node], skipped: Sequence[tuple[str, str]], reports_giv
     for group in groups:
         target = Target.from_facts(group.facts, kind="facts", label=f"group {group.id} ({len(group.nodes)} nodes)")
         group.report = evaluate(config, target)
-    return Fleet(groups=groups, spread=spread(groups), skipped=list(skipped), reports_given=reports_given,
-                 config=config, strict=strict)
+    return Fleet(
+        groups=groups,
+        spread=spread(groups),
+        skipped=list(skipped),
+        reports_given=reports_given,
+        config=config,
+        strict=strict,
+    )
 
 
 # --- describing a node in a few words ------------------------------------------------------------------
+
 
 def gpu_summary(facts: Facts) -> str:
     """'8x NVIDIA H200 (9.0)', 'NVIDIA H200 (9.0) + NVIDIA A100 (8.0)', or 'no GPU'."""
@@ -175,6 +196,7 @@ def library_state(facts: Facts, key: str) -> str:
 
 # --- the fleet's spread -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class SpreadRow:
     dimension: str  # "GPU", "compute capability", "driver", "torch", "lib fa4", ...
@@ -191,8 +213,14 @@ def spread(groups: Iterable[NodeGroup]) -> list[SpreadRow]:
     def count(dimension: str, value: str, nodes: int) -> None:
         dimensions.setdefault(dimension, Counter())[value] += nodes
 
-    library_keys = sorted({lib.key for g in groups for lib in g.facts.libraries
-                           if lib.installed or lib.health.status != HEALTH_NOT_INSTALLED})
+    library_keys = sorted(
+        {
+            lib.key
+            for g in groups
+            for lib in g.facts.libraries
+            if lib.installed or lib.health.status != HEALTH_NOT_INSTALLED
+        }
+    )
     for group in groups:
         facts, size = group.facts, len(group.nodes)
         count("GPU", gpu_summary(facts), size)
@@ -215,8 +243,8 @@ def differing_dimensions(rows: Iterable[SpreadRow]) -> list[str]:
     return [dimension for dimension, values in seen.items() if values > 1]
 
 
-
 # --- what a node can serve ----------------------------------------------------------------------------
+
 
 def cell_status(report) -> str:
     """A rules Report as one word: fail; unknown when a needed fact was missing (never counted as serving,
@@ -245,8 +273,11 @@ def capability_grid(config, target, backends: Sequence[str], kv_dtypes: Sequence
     """(backend, KV dtype) -> the rules Report for `config` with that backend and KV dtype on `target`."""
     from rules.engine import evaluate
 
-    return {(backend, kv): evaluate(config.with_backend(backend).with_kv_dtype(kv), target, alternatives=False)
-            for backend in backends for kv in kv_dtypes}
+    return {
+        (backend, kv): evaluate(config.with_backend(backend).with_kv_dtype(kv), target, alternatives=False)
+        for backend in backends
+        for kv in kv_dtypes
+    }
 
 
 def node_serving(facts: Facts):

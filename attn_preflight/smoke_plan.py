@@ -10,6 +10,7 @@ Phases pick kernels by role (paged decode vs. prefill) and may need different sh
 model's head dims, MLA decode the absorbed latent ones), so the plan builds each case itself instead of
 calling run_for_shape per backend; one Runner run then keeps the kernels side by side.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,15 +43,27 @@ ABSORBED_DIMS = {
 # except that float32 (or none given) is served in float16, or bfloat16 for Gemma.
 _MODEL_DTYPES = {**DTYPE_ALIASES, "float": "fp32"}
 # KV-cache dtypes the smoke inputs can hold (None: the model dtype). The smoke layer has e4m3 inputs only.
-_KV_DTYPES = {"auto": None, "bf16": "bf16", "bfloat16": "bf16", "float16": "fp16", "fp8": "fp8_e4m3",
-              "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e4m3"}
+_KV_DTYPES = {
+    "auto": None,
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "fp8": "fp8_e4m3",
+    "fp8_e4m3": "fp8_e4m3",
+    "fp8_e5m2": "fp8_e4m3",
+}
 _FP8_KV = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
 # Backends whose FlashAttention path casts q to an FP8 KV dtype (sglang flashattention_backend.py,
 # prepare_paged_mha_query: head_dim <= 256, non-MLA, and on fa4 only for decode).
 _Q_CAST_TO_FP8 = frozenset({"fa3", "fa4"})
 # What a model may need that no smoke kernel's API can express.
-_NOT_EXPRESSIBLE = {"sinks": "attention sinks", "score_mod": "a custom score_mod", "rel_bias": "rel_bias",
-                    "chunked_local": "chunked local attention", "cross_attention": "cross attention"}
+_NOT_EXPRESSIBLE = {
+    "sinks": "attention sinks",
+    "score_mod": "a custom score_mod",
+    "rel_bias": "rel_bias",
+    "chunked_local": "chunked local attention",
+    "cross_attention": "cross attention",
+}
 
 
 @dataclass(frozen=True)
@@ -127,21 +140,36 @@ def plan(config, target) -> SmokePlan:
     phases = [(PREFILL, config.prefill_backend), (DECODE, config.decode_backend)]
     everything = (PREFILL, DECODE)
     if not any(backend for _, backend in phases):
-        why = ("vLLM picks its backend at start-up: name one with --attention-backend" if config.engine == "vllm"
-               else "no attention backend resolved (SGLang picks one by GPU, and none was found): name one with "
-                    "--attention-backend")
+        why = (
+            "vLLM picks its backend at start-up: name one with --attention-backend"
+            if config.engine == "vllm"
+            else "no attention backend resolved (SGLang picks one by GPU, and none was found): name one with "
+            "--attention-backend"
+        )
         return SmokePlan(unsmokable=(Unsmokable(None, everything, why),))
     model = config.model
     if model is None or not model.head_dim or not model.num_attention_heads:
-        return SmokePlan(unsmokable=(Unsmokable(config.backend_label(), everything,
-                                                "needs the model's head dims and head counts (give --model)"),))
+        return SmokePlan(
+            unsmokable=(
+                Unsmokable(
+                    config.backend_label(), everything, "needs the model's head dims and head counts (give --model)"
+                ),
+            )
+        )
     tp = attention_tp_size(config)
     heads = model.num_attention_heads
     kv_heads = model.num_key_value_heads or heads
     if heads % tp or (kv_heads >= tp and kv_heads % tp and not model.mla):
-        return SmokePlan(unsmokable=(Unsmokable(config.backend_label(), everything,
-                                                f"{heads} query / {kv_heads} KV heads do not split over attention "
-                                                f"TP size {tp} (rule general-tp-heads)"),))
+        return SmokePlan(
+            unsmokable=(
+                Unsmokable(
+                    config.backend_label(),
+                    everything,
+                    f"{heads} query / {kv_heads} KV heads do not split over attention "
+                    f"TP size {tp} (rule general-tp-heads)",
+                ),
+            )
+        )
     dtype = model_dtype(config)
     kv_dtype = _KV_DTYPES.get(config.kv_cache_dtype.lower())
     problem = None
@@ -165,15 +193,27 @@ def plan(config, target) -> SmokePlan:
     if missing:
         notes.append("not smoked (no smoke kernel can express it): " + ", ".join(missing))
 
-    base = dict(heads_q=heads // tp, heads_kv=kv_heads // tp if kv_heads >= tp else 1, dtype=dtype,
-                kv_dtype=kv_dtype, softcap=softcap, window_left=window, page_size=_page_size(config, target))
+    base = dict(
+        heads_q=heads // tp,
+        heads_kv=kv_heads // tp if kv_heads >= tp else 1,
+        dtype=dtype,
+        kv_dtype=kv_dtype,
+        softcap=softcap,
+        window_left=window,
+        page_size=_page_size(config, target),
+    )
     jobs: dict[tuple[str, Case], Job] = {}
     unsmokable = []
     for phase, backend in phases:
         key = smoke_backend(config.engine, backend) if backend else None
         if backend is None:
-            unsmokable.append(Unsmokable(None, (phase,), f"no {phase} backend resolved: name it with "
-                                                         f"--{phase}-attention-backend or --attention-backend"))
+            unsmokable.append(
+                Unsmokable(
+                    None,
+                    (phase,),
+                    f"no {phase} backend resolved: name it with --{phase}-attention-backend or --attention-backend",
+                )
+            )
             continue
         if key is None:
             unsmokable.append(Unsmokable(backend, (phase,), f"smoke has no kernel for the {backend} backend"))
@@ -196,8 +236,9 @@ def plan(config, target) -> SmokePlan:
                 unsmokable.append(Unsmokable(backend, (phase,), f"{kernel.name} cannot take this shape: {err}"))
                 continue
             merged = jobs.get((kernel.name, case))
-            jobs[(kernel.name, case)] = Job(kernel, backend, (merged.phases if merged else ()) + (phase,), case,
-                                            absorbed)
+            jobs[(kernel.name, case)] = Job(
+                kernel, backend, (merged.phases if merged else ()) + (phase,), case, absorbed
+            )
     if any(job.absorbed and job.case.kv_dtype is None for job in jobs.values()) and kv_dtype == "fp8_e4m3":
         notes.append("absorbed-MLA decode on fa4 dequantizes the FP8 KV cache: smoked in the model dtype")
     return SmokePlan(tuple(jobs.values()), _merge_phases(unsmokable), tuple(notes))
@@ -228,17 +269,29 @@ def _phase_shape(phase: str, key: str, model, base: dict) -> tuple[Optional[Mode
             fields["kv_dtype"] = None  # MLA decode dequantizes (rule fa4-fp8-sm100)
     elif model.mla:
         fields["heads_kv"] = fields["heads_q"]  # MLA prefill runs as multi-head attention
-    elif (key in _Q_CAST_TO_FP8 and fields["kv_dtype"] == "fp8_e4m3" and max(head_dim, head_dim_v) <= 256
-          and (phase == DECODE or key == "fa3")):
+    elif (
+        key in _Q_CAST_TO_FP8
+        and fields["kv_dtype"] == "fp8_e4m3"
+        and max(head_dim, head_dim_v) <= 256
+        and (phase == DECODE or key == "fa3")
+    ):
         fields["dtype"] = "fp8_e4m3"  # prepare_paged_mha_query casts q to the KV dtype
-    return ModelShape(head_dim=head_dim, head_dim_v=None if head_dim_v == head_dim else head_dim_v, **fields), \
-        absorbed, ""
+    return (
+        ModelShape(head_dim=head_dim, head_dim_v=None if head_dim_v == head_dim else head_dim_v, **fields),
+        absorbed,
+        "",
+    )
 
 
-def run(smoke_plan: SmokePlan, timeout: float = DEFAULT_TIMEOUT_S, progress: Optional[Progress] = None,
-        environ: Optional[Mapping[str, str]] = None) -> SmokeReport:
+def run(
+    smoke_plan: SmokePlan,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    progress: Optional[Progress] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> SmokeReport:
     """Every job of the plan once, each kernel in its own worker; an empty report when there is nothing to run."""
     if not smoke_plan.jobs:
         return SmokeReport(level="shape", timeout_s=timeout)
     return Runner(timeout=timeout, progress=progress, environ=environ).run(
-        [(job.kernel, [job.case]) for job in smoke_plan.jobs], level="shape")
+        [(job.kernel, [job.case]) for job in smoke_plan.jobs], level="shape"
+    )

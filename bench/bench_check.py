@@ -8,6 +8,7 @@
 
     python bench/bench_check.py [--runs 5] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,18 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-CHECK_ARGV = ["-m", "attn_preflight", "check", "--gpu", "H100", "--model", "deepseek-v3", "--attention-backend", "fa4",
-              "--enable-deterministic-inference"]
+CHECK_ARGV = [
+    "-m",
+    "attn_preflight",
+    "check",
+    "--gpu",
+    "H100",
+    "--model",
+    "deepseek-v3",
+    "--attention-backend",
+    "fa4",
+    "--enable-deterministic-inference",
+]
 
 
 def _median_seconds(argv: list[str], runs: int) -> float:
@@ -37,8 +48,11 @@ def _median_seconds(argv: list[str], runs: int) -> float:
 def process_cost(runs: int) -> dict:
     check = _median_seconds(CHECK_ARGV, runs)
     torch = _median_seconds(["-c", "import torch"], runs)
-    return {"check_process_s": round(check, 3), "import_torch_s": round(torch, 3),
-            "check_over_torch": round(check / torch, 3) if torch else None}
+    return {
+        "check_process_s": round(check, 3),
+        "import_torch_s": round(torch, 3),
+        "check_over_torch": round(check / torch, 3) if torch else None,
+    }
 
 
 def matrix_throughput() -> dict:
@@ -53,8 +67,13 @@ def matrix_throughput() -> dict:
     backends = default_backends("sglang")
     kv_dtypes = [kv for kv in kv_dtype_choices("sglang")]
     models = [load_preset(name) for name in presets()]
-    configs = [Config(model=m, attention_backend=b, kv_cache_dtype=kv, deterministic=d)
-               for m in models for b in backends for kv in kv_dtypes for d in (False, True)]
+    configs = [
+        Config(model=m, attention_backend=b, kv_cache_dtype=kv, deterministic=d)
+        for m in models
+        for b in backends
+        for kv in kv_dtypes
+        for d in (False, True)
+    ]
     rules_per_config = sum(1 for r in all_rules() if r.engine in ("sglang", "any"))
     evaluate(configs[0], targets[0], alternatives=False)  # warm the registry and version gates
     start = time.perf_counter()
@@ -65,11 +84,17 @@ def matrix_throughput() -> dict:
     seconds = time.perf_counter() - start
     evaluations = len(targets) * len(configs)
     return {
-        "gpus": len(targets), "backends": len(backends), "kv_dtypes": len(kv_dtypes), "presets": len(models),
-        "configs_evaluated": evaluations, "rules_per_config": rules_per_config, "seconds": round(seconds, 3),
-        "configs_per_s": round(evaluations / seconds), "rule_evaluations_per_s": round(evaluations * rules_per_config
-                                                                                       / seconds),
-        "verdicts": verdicts, "target_rule_evaluations_per_s": 100_000,
+        "gpus": len(targets),
+        "backends": len(backends),
+        "kv_dtypes": len(kv_dtypes),
+        "presets": len(models),
+        "configs_evaluated": evaluations,
+        "rules_per_config": rules_per_config,
+        "seconds": round(seconds, 3),
+        "configs_per_s": round(evaluations / seconds),
+        "rule_evaluations_per_s": round(evaluations * rules_per_config / seconds),
+        "verdicts": verdicts,
+        "target_rule_evaluations_per_s": 100_000,
     }
 
 
@@ -83,12 +108,18 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     p, m = result["process"], result["matrix"]
-    print(f"check --gpu process: {p['check_process_s']} s; python -c 'import torch': {p['import_torch_s']} s; "
-          f"ratio {p['check_over_torch']}")
-    print(f"matrix: {m['gpus']} GPUs x {m['backends']} backends x {m['kv_dtypes']} KV dtypes x 2 deterministic x "
-          f"{m['presets']} presets = {m['configs_evaluated']} configs in {m['seconds']} s")
-    print(f"  {m['configs_per_s']} configs/s x {m['rules_per_config']} rules = {m['rule_evaluations_per_s']} rule "
-          f"evaluations/s (target {m['target_rule_evaluations_per_s']}); verdicts {m['verdicts']}")
+    print(
+        f"check --gpu process: {p['check_process_s']} s; python -c 'import torch': {p['import_torch_s']} s; "
+        f"ratio {p['check_over_torch']}"
+    )
+    print(
+        f"matrix: {m['gpus']} GPUs x {m['backends']} backends x {m['kv_dtypes']} KV dtypes x 2 deterministic x "
+        f"{m['presets']} presets = {m['configs_evaluated']} configs in {m['seconds']} s"
+    )
+    print(
+        f"  {m['configs_per_s']} configs/s x {m['rules_per_config']} rules = {m['rule_evaluations_per_s']} rule "
+        f"evaluations/s (target {m['target_rule_evaluations_per_s']}); verdicts {m['verdicts']}"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ Runs alternate (A, B, A, B, ...) so that drift in the machine's load hits both s
 compared. Usage: python3 bench/bench_probe.py [--runs N]. Needs nothing installed: the repo is put on
 PYTHONPATH.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,9 @@ def environment(cache_dir: str) -> dict:
 
 def timed(command: list[str], env: dict) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                          timeout=IMPORT_TIMEOUT_S)
+    done = subprocess.run(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=IMPORT_TIMEOUT_S
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()[-300:]}")
@@ -64,8 +66,9 @@ def alternate(a: list[str], b: list[str], runs: int, env: dict) -> tuple[float, 
 
 def installed_imports(env: dict) -> list[str]:
     """The import of every library the probe finds installed here (what its import checks run)."""
-    facts = json.loads(subprocess.run(PROBE + ["--no-imports"], env=env, capture_output=True, text=True,
-                                      check=True).stdout)
+    facts = json.loads(
+        subprocess.run(PROBE + ["--no-imports"], env=env, capture_output=True, text=True, check=True).stdout
+    )
     return [lib["import_name"] for lib in facts["libraries"] if lib["health"]["status"] != "not_installed"]
 
 
@@ -85,12 +88,15 @@ def main(argv: Optional[list[str]] = None) -> dict:
 
         imports = installed_imports(env)
         if "torch" in imports:
-            fast, collect_env = alternate(PROBE + ["--no-imports"], [sys.executable, "-m", "torch.utils.collect_env"],
-                                          args.runs, env)
+            fast, collect_env = alternate(
+                PROBE + ["--no-imports"], [sys.executable, "-m", "torch.utils.collect_env"], args.runs, env
+            )
             ratio = collect_env / fast
             figures.update(probe_no_imports_s=fast, collect_env_s=collect_env, collect_env_over_probe=ratio)
-            print(f"probe --no-imports {fast * 1000:.0f} ms vs torch collect_env {collect_env * 1000:.0f} ms: "
-                  f"{ratio:.1f}x faster ({verdict(ratio >= 10)}: >= 10x)")
+            print(
+                f"probe --no-imports {fast * 1000:.0f} ms vs torch collect_env {collect_env * 1000:.0f} ms: "
+                f"{ratio:.1f}x faster ({verdict(ratio >= 10)}: >= 10x)"
+            )
         else:
             print("probe --no-imports vs torch collect_env: n/a (torch is not installed)")
 
@@ -102,14 +108,23 @@ def main(argv: Optional[list[str]] = None) -> dict:
             print("full probe vs slowest import: n/a (no installed library imports)")
             return figures
         slowest = max(single, key=single.get)
-        print("single imports (warm, one run): " + ", ".join(f"{m} {t * 1000:.0f} ms" for m, t in
-                                                                sorted(single.items(), key=lambda kv: -kv[1])))
+        print(
+            "single imports (warm, one run): "
+            + ", ".join(f"{m} {t * 1000:.0f} ms" for m, t in sorted(single.items(), key=lambda kv: -kv[1]))
+        )
         full, one = alternate(PROBE + ["--no-cache"], [sys.executable, "-c", f"import {slowest}"], args.runs, env)
         ratio = full / one
-        figures.update(probe_full_s=full, slowest_import=slowest, slowest_import_s=one, probe_over_slowest_import=ratio,
-                       imports_checked=len(imports))
-        print(f"probe --no-cache {full * 1000:.0f} ms vs slowest import ({slowest}) {one * 1000:.0f} ms: "
-              f"{ratio:.2f}x ({verdict(ratio <= 1.3)}: <= 1.3x; {len(imports)} imports checked in parallel)")
+        figures.update(
+            probe_full_s=full,
+            slowest_import=slowest,
+            slowest_import_s=one,
+            probe_over_slowest_import=ratio,
+            imports_checked=len(imports),
+        )
+        print(
+            f"probe --no-cache {full * 1000:.0f} ms vs slowest import ({slowest}) {one * 1000:.0f} ms: "
+            f"{ratio:.2f}x ({verdict(ratio <= 1.3)}: <= 1.3x; {len(imports)} imports checked in parallel)"
+        )
     return figures
 
 

@@ -12,6 +12,7 @@ Per kernel it also prints first-call time cold vs warm (the JIT the caches save)
 With --out, the cold and warm smoke JSON and their progress logs are kept there; with --cache-home DIR (new or
 empty) the caches stay in DIR for later runs. Needs nothing installed: the repo is put on PYTHONPATH.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,20 +33,43 @@ from probe.smoke.caches import CACHE_VARIABLES  # noqa: E402
 
 COLD_TARGET_S = 60.0
 WARM_TARGET_S = 15.0
-LIBRARY_IMPORTS = {None: "torch", "fa2": "flash_attn.flash_attn_interface", "fa3": "flash_attn_interface",
-                   "fa4": "flash_attn.cute", "sgl_kernel": "sgl_kernel.flash_attn", "flashinfer": "flashinfer",
-                   "flash_mla": "flash_mla", "cutlass_dsl": "cutlass.cute", "triton": "triton"}
+LIBRARY_IMPORTS = {
+    None: "torch",
+    "fa2": "flash_attn.flash_attn_interface",
+    "fa3": "flash_attn_interface",
+    "fa4": "flash_attn.cute",
+    "sgl_kernel": "sgl_kernel.flash_attn",
+    "flashinfer": "flashinfer",
+    "flash_mla": "flash_mla",
+    "cutlass_dsl": "cutlass.cute",
+    "triton": "triton",
+}
 
 
 def environment(cache_home: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in CACHE_VARIABLES and k != "FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in CACHE_VARIABLES and k != "FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED"
+    }
     env["XDG_CACHE_HOME"] = cache_home
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
     return env
 
 
 def smoke(args, env: dict, json_path: str, log_path: str) -> tuple[float, int]:
-    command = [sys.executable, "-m", "attn_preflight", "smoke", "--level", args.level, "--format", "json", "-o", json_path]
+    command = [
+        sys.executable,
+        "-m",
+        "attn_preflight",
+        "smoke",
+        "--level",
+        args.level,
+        "--format",
+        "json",
+        "-o",
+        json_path,
+    ]
     for name in args.kernel:
         command += ["--kernel", name]
     start = time.perf_counter()
@@ -75,8 +99,11 @@ def main(argv: Optional[list[str]] = None) -> dict:
     parser.add_argument("--kernel", action="append", default=[], help="as smoke --kernel (default: all)")
     parser.add_argument("--warm-runs", type=int, default=2, help="warm runs, median reported (default 2)")
     parser.add_argument("--out", help="keep the smoke JSON and logs in this directory")
-    parser.add_argument("--cache-home", help="use this new (or empty) directory as $XDG_CACHE_HOME and keep it, "
-                        "so that later runs can reuse the warm caches (default: a temporary one)")
+    parser.add_argument(
+        "--cache-home",
+        help="use this new (or empty) directory as $XDG_CACHE_HOME and keep it, "
+        "so that later runs can reuse the warm caches (default: a temporary one)",
+    )
     args = parser.parse_args(argv)
     out = args.out or tempfile.mkdtemp(prefix="bench-smoke-")
     os.makedirs(out, exist_ok=True)
@@ -84,23 +111,37 @@ def main(argv: Optional[list[str]] = None) -> dict:
         os.makedirs(args.cache_home, exist_ok=True)
         if os.listdir(args.cache_home):
             raise SystemExit(f"--cache-home {args.cache_home} is not empty: the cold run would not be cold")
-    with (contextlib.nullcontext(args.cache_home) if args.cache_home
-          else tempfile.TemporaryDirectory(prefix="bench-smoke-cache-")) as cache_home:
+    with (
+        contextlib.nullcontext(args.cache_home)
+        if args.cache_home
+        else tempfile.TemporaryDirectory(prefix="bench-smoke-cache-")
+    ) as cache_home:
         env = environment(cache_home)
-        print(f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; smoke --level {args.level}"
-              + (f" --kernel {' --kernel '.join(args.kernel)}" if args.kernel else "") + f"; output in {out}", flush=True)
+        print(
+            f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; smoke --level {args.level}"
+            + (f" --kernel {' --kernel '.join(args.kernel)}" if args.kernel else "")
+            + f"; output in {out}",
+            flush=True,
+        )
         cold, cold_rc = smoke(args, env, os.path.join(out, "smoke-cold.json"), os.path.join(out, "smoke-cold.log"))
-        print(f"cold: {cold:.1f} s (smoke exit {cold_rc}; {verdict(cold <= COLD_TARGET_S)} on the H200: "
-              f"<= {COLD_TARGET_S:g} s)", flush=True)
+        print(
+            f"cold: {cold:.1f} s (smoke exit {cold_rc}; {verdict(cold <= COLD_TARGET_S)} on the H200: "
+            f"<= {COLD_TARGET_S:g} s)",
+            flush=True,
+        )
         warm_times = []
         for run in range(args.warm_runs):
-            seconds, warm_rc = smoke(args, env, os.path.join(out, "smoke-warm.json"),
-                                     os.path.join(out, f"smoke-warm-{run + 1}.log"))
+            seconds, warm_rc = smoke(
+                args, env, os.path.join(out, "smoke-warm.json"), os.path.join(out, f"smoke-warm-{run + 1}.log")
+            )
             warm_times.append(seconds)
         warm = statistics.median(warm_times)
-        print(f"warm: {warm:.1f} s (median of {len(warm_times)}: {', '.join(f'{t:.1f}' for t in warm_times)}; "
-              f"smoke exit {warm_rc}; {verdict(warm <= WARM_TARGET_S)} on the H200: <= {WARM_TARGET_S:g} s); "
-              f"cold / warm = {cold / warm:.1f}x", flush=True)
+        print(
+            f"warm: {warm:.1f} s (median of {len(warm_times)}: {', '.join(f'{t:.1f}' for t in warm_times)}; "
+            f"smoke exit {warm_rc}; {verdict(warm <= WARM_TARGET_S)} on the H200: <= {WARM_TARGET_S:g} s); "
+            f"cold / warm = {cold / warm:.1f}x",
+            flush=True,
+        )
 
         with open(os.path.join(out, "smoke-cold.json")) as handle:
             cold_report = json.load(handle)
@@ -110,22 +151,35 @@ def main(argv: Optional[list[str]] = None) -> dict:
         modules = sorted({LIBRARY_IMPORTS.get(r["library"], "torch") for r in ran} | {"torch"})
         floors = {module: import_seconds(module, env) for module in modules}
         slowest = max((m for m in floors if floors[m] != float("inf")), key=floors.get)
-        print("imports (warm, one run): " + ", ".join(f"{m} {t:.1f} s" for m, t in sorted(floors.items(), key=lambda kv: -kv[1])))
+        print(
+            "imports (warm, one run): "
+            + ", ".join(f"{m} {t:.1f} s" for m, t in sorted(floors.items(), key=lambda kv: -kv[1]))
+        )
         print(f"warm smoke / slowest import ({slowest}): {warm / floors[slowest]:.1f}x")
 
-        warm_first = {(r["kernel"], json.dumps(r["case"], sort_keys=True)): r["first_call_s"] for r in warm_report["results"]}
+        warm_first = {
+            (r["kernel"], json.dumps(r["case"], sort_keys=True)): r["first_call_s"] for r in warm_report["results"]
+        }
         print("\nfirst call, cold -> warm (JIT saved by the caches):")
         for r in ran:
             again = warm_first.get((r["kernel"], json.dumps(r["case"], sort_keys=True)))
             after = f"{again:.2f} s" if again is not None else "n/a"
-            print(f"  {r['kernel']:<20} {r['status']:<8} {r['first_call_s']:7.2f} s -> {after:>8}   import "
-                  f"{(r['import_s'] or 0):.1f} s")
+            print(
+                f"  {r['kernel']:<20} {r['status']:<8} {r['first_call_s']:7.2f} s -> {after:>8}   import "
+                f"{(r['import_s'] or 0):.1f} s"
+            )
         notes = cold_report["machine"].get("cache_notes") or []
         for note in notes:
             print(f"cache: {note}")
-    return {"level": args.level, "cold_s": cold, "warm_s": warm, "cold_over_warm": cold / warm,
-            "slowest_import": slowest, "slowest_import_s": floors[slowest],
-            "warm_over_slowest_import": warm / floors[slowest]}
+    return {
+        "level": args.level,
+        "cold_s": cold,
+        "warm_s": warm,
+        "cold_over_warm": cold / warm,
+        "slowest_import": slowest,
+        "slowest_import_s": floors[slowest],
+        "warm_over_slowest_import": warm / floors[slowest],
+    }
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ has no SGLang flag) or a facts file are left out.
 
 Oracle answers are cached by config in --cache, so a rerun only asks for new configs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,9 +39,24 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 MODELS_DIR = os.path.join(REPO, "tests", "fixtures", "models")
-GPUS = [("A100", "8.0"), ("L40S", "8.9"), ("H100", "9.0"), ("B200", "10.0"), ("B300", "10.3"), ("Jetson Thor", "11.0"),
-        ("RTX PRO 6000", "12.0"), ("GB10", "12.1")]
-MODELS = ["Llama-3.1-8B-Instruct", "DeepSeek-V3", "gemma-2-9b", "gpt-oss-20b", "Qwen3-8B", "Llama-4-Scout-17B-16E-Instruct"]
+GPUS = [
+    ("A100", "8.0"),
+    ("L40S", "8.9"),
+    ("H100", "9.0"),
+    ("B200", "10.0"),
+    ("B300", "10.3"),
+    ("Jetson Thor", "11.0"),
+    ("RTX PRO 6000", "12.0"),
+    ("GB10", "12.1"),
+]
+MODELS = [
+    "Llama-3.1-8B-Instruct",
+    "DeepSeek-V3",
+    "gemma-2-9b",
+    "gpt-oss-20b",
+    "Qwen3-8B",
+    "Llama-4-Scout-17B-16E-Instruct",
+]
 BACKENDS = [None, "fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "trtllm_mla", "flashmla", "cutedsl_mla"]
 KV_DTYPES = ["auto", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"]
 ORACLE_VISIBLE = {"parse", "startup"}
@@ -74,10 +90,17 @@ def ask_oracle(cases, args) -> dict[str, dict]:
                 cache[answer["id"]] = answer
     missing = [c for c in cases if case_id(c) not in cache]
     if missing:
-        batch = "".join(json.dumps({"id": case_id(c), "cc": c["cc"], "gpu_name": c["gpu"], "argv": c["argv"]}) + "\n"
-                        for c in missing)
-        done = subprocess.run([args.oracle_python, args.oracle_script, "--batch", "-", "--jobs", str(args.jobs)],
-                              input=batch, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
+        batch = "".join(
+            json.dumps({"id": case_id(c), "cc": c["cc"], "gpu_name": c["gpu"], "argv": c["argv"]}) + "\n"
+            for c in missing
+        )
+        done = subprocess.run(
+            [args.oracle_python, args.oracle_script, "--batch", "-", "--jobs", str(args.jobs)],
+            input=batch,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": ""},
+        )
         sys.stderr.write(done.stderr.strip().splitlines()[-1] + "\n" if done.stderr.strip() else "")
         with open(args.cache, "a") as handle:
             for line in done.stdout.splitlines():
@@ -95,8 +118,12 @@ def ours(case):
 
     argv = case["argv"]
     backend = argv[argv.index("--attention-backend") + 1] if "--attention-backend" in argv else None
-    config = make_config(model=argv[1], attention_backend=backend, kv_cache_dtype=argv[argv.index("--kv-cache-dtype") + 1],
-                         deterministic="--enable-deterministic-inference" in argv)
+    config = make_config(
+        model=argv[1],
+        attention_backend=backend,
+        kv_cache_dtype=argv[argv.index("--kv-cache-dtype") + 1],
+        deterministic="--enable-deterministic-inference" in argv,
+    )
     target = Target.from_gpu(case["gpu"]).with_engine_versions({"sglang": "0.5.23"})
     report = evaluate(config, target, alternatives=False)
     failed = [f for f in report.findings if f.status.value == "fail"]
@@ -109,8 +136,12 @@ def ours(case):
     }
 
 
-_FLAG_SPELLING = {"--backend": "--attention-backend", "--deterministic": "--enable-deterministic-inference",
-                  "--tp": "--tp-size", "--model": "--model-path"}
+_FLAG_SPELLING = {
+    "--backend": "--attention-backend",
+    "--deterministic": "--enable-deterministic-inference",
+    "--tp": "--tp-size",
+    "--model": "--model-path",
+}
 
 
 def _model_dir(spec: str, workdir: str) -> str:
@@ -145,18 +176,22 @@ def fixture_cases(workdir: str):
             continue
         for bucket in ("pass", "fail"):
             for case in buckets.get(bucket, []):
-                if "gpu" not in case or "--feature" in case.get("argv", []) or case.get("engine_version", ["sglang==0.5.23"]) != ["sglang==0.5.23"]:
+                if (
+                    "gpu" not in case
+                    or "--feature" in case.get("argv", [])
+                    or case.get("engine_version", ["sglang==0.5.23"]) != ["sglang==0.5.23"]
+                ):
                     continue
                 profile = lookup(case["gpu"])
                 cc = profile.cc if profile else parse_compute_capability(case["gpu"])
                 tokens = list(case.get("argv", []))
                 command = list(case.get("command", []))
                 if "--" in tokens:  # a pasted command given inline in argv
-                    command, tokens = tokens[tokens.index("--") + 1:], tokens[:tokens.index("--")]
+                    command, tokens = tokens[tokens.index("--") + 1 :], tokens[: tokens.index("--")]
                 if command:
                     start = next(i for i, t in enumerate(command) if t in ("sglang.launch_server", "serve")) + 1
                     if command[start - 1] == "serve" and command[start:] and not command[start].startswith("-"):
-                        command[start:start + 1] = ["--model-path", command[start]]
+                        command[start : start + 1] = ["--model-path", command[start]]
                     tokens = command[start:] + tokens
                 argv, i = [], 0
                 while i < len(tokens):
@@ -208,8 +243,16 @@ def fixtures_main(args) -> None:
             ok = not names_rule
         tally[f"{bucket}_{'agree' if ok else 'disagree'}"] += 1
         if not ok or (bucket == "fail" and expect == "fail" and not names_rule):
-            mismatches.append({"rule": r.id, "bucket": bucket, "agree": ok, "case": case, "oracle": answer["status"],
-                               "oracle_error": text.strip()[:240]})
+            mismatches.append(
+                {
+                    "rule": r.id,
+                    "bucket": bucket,
+                    "agree": ok,
+                    "case": case,
+                    "oracle": answer["status"],
+                    "oracle_error": text.strip()[:240],
+                }
+            )
     summary = dict(tally)
     agree = tally["pass_agree"] + tally["fail_agree"]
     summary["cases"] = len(items)
@@ -237,7 +280,7 @@ def main() -> None:
 
     cases = list(all_cases())
     random.Random(args.seed).shuffle(cases)
-    cases = cases[:args.sample]
+    cases = cases[: args.sample]
     answers = ask_oracle(cases, args)
 
     tally, backend_tally, page_tally = Counter(), Counter(), Counter()
@@ -256,29 +299,43 @@ def main() -> None:
         tally[key] += 1
         tally["staged_agree"] += theirs == mine["reject_staged"]
         if theirs != mine["reject"]:
-            disagreements.append({"gpu": case["gpu"], "argv": " ".join(a if not a.startswith("/") else
-                                                                         os.path.basename(a) for a in case["argv"]),
-                                  "oracle": answer["status"], "oracle_error": (answer.get("error") or
-                                                                              answer.get("late_error") or "")[:200],
-                                  "ours": mine["failed"]})
+            disagreements.append(
+                {
+                    "gpu": case["gpu"],
+                    "argv": " ".join(a if not a.startswith("/") else os.path.basename(a) for a in case["argv"]),
+                    "oracle": answer["status"],
+                    "oracle_error": (answer.get("error") or answer.get("late_error") or "")[:200],
+                    "ours": mine["failed"],
+                }
+            )
         if answer["status"] == "accepted" and not mine["reject"]:
             resolved = answer.get("resolved") or {}
             backend_tally["same" if resolved.get("attention_backend") == mine["backend"] else "different"] += 1
             page_tally["same" if resolved.get("page_size") == mine["page_size"] else "different"] += 1
             if resolved.get("attention_backend") != mine["backend"] or resolved.get("page_size") != mine["page_size"]:
-                disagreements.append({"gpu": case["gpu"], "argv": " ".join(os.path.basename(a) for a in case["argv"]),
-                                      "resolved_oracle": [resolved.get("attention_backend"), resolved.get("page_size")],
-                                      "resolved_ours": [mine["backend"], mine["page_size"]]})
+                disagreements.append(
+                    {
+                        "gpu": case["gpu"],
+                        "argv": " ".join(os.path.basename(a) for a in case["argv"]),
+                        "resolved_oracle": [resolved.get("attention_backend"), resolved.get("page_size")],
+                        "resolved_ours": [mine["backend"], mine["page_size"]],
+                    }
+                )
     judged = sum(v for k, v in tally.items() if k not in ("harness_error", "out_of_scope", "staged_agree"))
     agree = tally["reject/reject"] + tally["accept/accept"]
     summary = {
-        "configs": len(cases), "judged": judged, "harness_error": tally["harness_error"],
+        "configs": len(cases),
+        "judged": judged,
+        "harness_error": tally["harness_error"],
         "out_of_scope_quantization": tally["out_of_scope"],
         "accept_reject_agreement": round(agree / judged, 4) if judged else None,
         "agreement_stage_rules_only": round(tally["staged_agree"] / judged, 4) if judged else None,
-        "oracle_reject_we_reject": tally["reject/reject"], "oracle_accept_we_accept": tally["accept/accept"],
-        "oracle_reject_we_accept": tally["reject/accept"], "oracle_accept_we_reject": tally["accept/reject"],
-        "resolved_backend": dict(backend_tally), "resolved_page_size": dict(page_tally),
+        "oracle_reject_we_reject": tally["reject/reject"],
+        "oracle_accept_we_accept": tally["accept/accept"],
+        "oracle_reject_we_accept": tally["reject/accept"],
+        "oracle_accept_we_reject": tally["accept/reject"],
+        "resolved_backend": dict(backend_tally),
+        "resolved_page_size": dict(page_tally),
     }
     with open(args.out, "w") as handle:
         json.dump({"summary": summary, "disagreements": disagreements}, handle, indent=1)

@@ -13,6 +13,7 @@ Outside CI: needs the oracle venv (bash /work/shared/oracle/setup.sh).
 
     python bench/oracle_extra.py [--oracle-python /tmp/sgl-oracle-venv/bin/python] [--out /tmp/oracle-extra]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,26 +36,63 @@ SUBJECTS = (model_specific, speculative, mla_backends)
 
 # Rules whose upstream check runs in SGLang's argument resolution or in the backend factory the oracle probes.
 VISIBLE = {
-    "model-gpt-oss-backends", "model-llama4-backends", "model-gemma4-backends", "model-exaone-swa-backends",
-    "model-olmo-flashinfer", "model-lfm2-triton", "model-moss-vl-prefill", "model-dual-chunk-backend",
-    "spec-trtllm-mha-topk", "spec-eagle-topk-needs-steps", "spec-eagle-page-tree", "spec-ngram-page", "spec-flex-attention",
-    "spec-dflash-draft-backend", "spec-rejection-sampling-topk", "spec-rejection-sampling-deterministic",
-    "trtllm-mha-arch", "trtllm-mha-sm120-fp8-prefill", "trtllm-mha-page", "trtllm-mha-mla-model",
-    "mla-backend-mha-model", "trtllm-mla-arch", "trtllm-mla-kv-dtype", "trtllm-mla-page", "cutedsl-mla-decode-only",
-    "cutedsl-mla-arch", "cutedsl-mla-kv-dtype", "cutedsl-mla-page", "tokenspeed-mla-kv-dtype", "flashmla-page",
+    "model-gpt-oss-backends",
+    "model-llama4-backends",
+    "model-gemma4-backends",
+    "model-exaone-swa-backends",
+    "model-olmo-flashinfer",
+    "model-lfm2-triton",
+    "model-moss-vl-prefill",
+    "model-dual-chunk-backend",
+    "spec-trtllm-mha-topk",
+    "spec-eagle-topk-needs-steps",
+    "spec-eagle-page-tree",
+    "spec-ngram-page",
+    "spec-flex-attention",
+    "spec-dflash-draft-backend",
+    "spec-rejection-sampling-topk",
+    "spec-rejection-sampling-deterministic",
+    "trtllm-mha-arch",
+    "trtllm-mha-sm120-fp8-prefill",
+    "trtllm-mha-page",
+    "trtllm-mha-mla-model",
+    "mla-backend-mha-model",
+    "trtllm-mla-arch",
+    "trtllm-mla-kv-dtype",
+    "trtllm-mla-page",
+    "cutedsl-mla-decode-only",
+    "cutedsl-mla-arch",
+    "cutedsl-mla-kv-dtype",
+    "cutedsl-mla-page",
+    "tokenspeed-mla-kv-dtype",
+    "flashmla-page",
     # other subjects' rules a fixture here may trip, equally visible to the oracle
-    "fa3-arch", "fa3-mla-sm8x", "general-triton-cross-attention", "hpc-ops-model", "deterministic-backend",
-    "deterministic-mla-backend", "fa4-deterministic-mla-arch", "general-backend-removed", "kv-mxfp8-arch",
+    "fa3-arch",
+    "fa3-mla-sm8x",
+    "general-triton-cross-attention",
+    "hpc-ops-model",
+    "deterministic-backend",
+    "deterministic-mla-backend",
+    "fa4-deterministic-mla-arch",
+    "general-backend-removed",
+    "kv-mxfp8-arch",
     "kv-nvfp4-arch",
 }
 # A warn fixture's rewrite shows as an oracle warning line containing one of these.
 WARN_MARKS = {
-    "trtllm-mha-page": "changing page_size", "trtllm-mla-page": "changing page_size",
-    "cutedsl-mla-page": "changing page_size", "flashmla-page": "change page_size to 64",
-    "tokenspeed-mla-kv-dtype": "tokenspeed_mla required FP8 KV", "spec-dflash-draft-backend": "Falling back",
+    "trtllm-mha-page": "changing page_size",
+    "trtllm-mla-page": "changing page_size",
+    "cutedsl-mla-page": "changing page_size",
+    "flashmla-page": "change page_size to 64",
+    "tokenspeed-mla-kv-dtype": "tokenspeed_mla required FP8 KV",
+    "spec-dflash-draft-backend": "Falling back",
 }
-_FLAG_ALIASES = {"--backend": "--attention-backend", "--deterministic": "--enable-deterministic-inference",
-                 "--tp": "--tp-size", "--model": "--model-path"}
+_FLAG_ALIASES = {
+    "--backend": "--attention-backend",
+    "--deterministic": "--enable-deterministic-inference",
+    "--tp": "--tp-size",
+    "--model": "--model-path",
+}
 _LAUNCHER = ("python", "-m", "sglang.launch_server")
 
 
@@ -74,7 +112,7 @@ def oracle_line(case: dict, root: Path) -> dict | None:
     tokens = list(case.get("argv", []))
     if "command" in case:
         command = list(case["command"])
-        tokens += command[len(_LAUNCHER):] if tuple(command[:3]) == _LAUNCHER else command
+        tokens += command[len(_LAUNCHER) :] if tuple(command[:3]) == _LAUNCHER else command
     if "--feature" in tokens:
         return None
     argv: list[str] = []
@@ -115,13 +153,24 @@ def main() -> int:
                         continue
                     report = run_case(case)
                     failing = sorted(f.rule_id for f in report.findings if f.status is Status.FAIL)
-                    rows.append({"id": f"{rule_id}/{bucket}/{index}", "rule": rule_id,
-                                 "expect": case.get("expect", bucket), "ours_fail": failing})
+                    rows.append(
+                        {
+                            "id": f"{rule_id}/{bucket}/{index}",
+                            "rule": rule_id,
+                            "expect": case.get("expect", bucket),
+                            "ours_fail": failing,
+                        }
+                    )
                     lines.append({"id": rows[-1]["id"], **line})
     (out / "in.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     with open(out / "out.jsonl", "w") as handle:
-        subprocess.run([args.oracle_python, str(ORACLE), "--batch", str(out / "in.jsonl")], stdout=handle,
-                       stderr=subprocess.DEVNULL, cwd=ORACLE.parent, check=False)
+        subprocess.run(
+            [args.oracle_python, str(ORACLE), "--batch", str(out / "in.jsonl")],
+            stdout=handle,
+            stderr=subprocess.DEVNULL,
+            cwd=ORACLE.parent,
+            check=False,
+        )
     answers = {a["id"]: a for a in map(json.loads, (out / "out.jsonl").read_text().splitlines())}
 
     agree, harness, disagreements, same_reason, reasons = 0, 0, [], 0, 0
@@ -142,14 +191,19 @@ def main() -> int:
             reasons += 1
             stem = get_rule(row["rule"]).prevents.split("{")[0][:60]
             same_reason += stem.startswith("AssertionError") or stem in (answer.get("error") or "") + (
-                answer.get("late_error") or "")
+                answer.get("late_error") or ""
+            )
         if not ok:
-            disagreements.append(f"DISAGREE {row['id']}: ours fail={row['ours_fail']} oracle={answer['status']} "
-                                 f"{(answer.get('error') or answer.get('late_error') or '')[:160]}")
+            disagreements.append(
+                f"DISAGREE {row['id']}: ours fail={row['ours_fail']} oracle={answer['status']} "
+                f"{(answer.get('error') or answer.get('late_error') or '')[:160]}"
+            )
     judged = len(rows) - harness
-    print(f"oracle (sglang 0.5.23) vs attn-preflight: {agree}/{judged} cases agree "
-          f"({harness} harness errors); rules judged: {len({r['rule'] for r in rows})}; refusals with the rule's "
-          f"own upstream message: {same_reason}/{reasons}")
+    print(
+        f"oracle (sglang 0.5.23) vs attn-preflight: {agree}/{judged} cases agree "
+        f"({harness} harness errors); rules judged: {len({r['rule'] for r in rows})}; refusals with the rule's "
+        f"own upstream message: {same_reason}/{reasons}"
+    )
     print("not visible to resolution (kernel / model-runner checks): " + ", ".join(sorted(not_visible)))
     for line in disagreements:
         print(line)

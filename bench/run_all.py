@@ -14,6 +14,7 @@ Calls the bench scripts beside it, each of which prints its own details as it go
 then prints one summary and, with --json FILE, writes it with every figure. A bench that cannot run here
 (torch not installed, no GPU) is reported as n/a with the reason, never as met.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,12 +63,18 @@ def summary(figures: dict) -> list[dict]:
     probe, check = figures.get("bench_probe", {}), figures.get("bench_check", {})
     fleet, smoke = figures.get("bench_fleet", {}), figures.get("bench_smoke", {})
     values = {
-        "probe --no-imports vs torch collect_env": (probe.get("collect_env_over_probe"),
-                                                   probe.get("error") or "torch is not installed"),
-        "full probe vs slowest import": (probe.get("probe_over_slowest_import"),
-                                         probe.get("error") or "no installed library imports"),
-        "check --gpu vs import torch": (check.get("process", {}).get("check_over_torch"),
-                                        check.get("error") or "torch is not installed"),
+        "probe --no-imports vs torch collect_env": (
+            probe.get("collect_env_over_probe"),
+            probe.get("error") or "torch is not installed",
+        ),
+        "full probe vs slowest import": (
+            probe.get("probe_over_slowest_import"),
+            probe.get("error") or "no installed library imports",
+        ),
+        "check --gpu vs import torch": (
+            check.get("process", {}).get("check_over_torch"),
+            check.get("error") or "torch is not installed",
+        ),
         "matrix rule evaluations": (check.get("matrix", {}).get("rule_evaluations_per_s"), check.get("error")),
         "fleet merge of 1,000 reports": (fleet.get("fleet_s"), fleet.get("error")),
         "smoke --level quick cold": (smoke.get("cold_s"), smoke.get("error") or smoke.get("skipped")),
@@ -76,9 +83,16 @@ def summary(figures: dict) -> list[dict]:
     rows = []
     for name, (value, why_not) in values.items():
         unit, target, met = TARGETS[name]
-        rows.append({"figure": name, "value": value, "unit": unit, "target": target,
-                     "verdict": "n/a" if value is None else ("meets target" if met(value) else "MISSES target"),
-                     "note": None if value is not None else (why_not or "not measured")})
+        rows.append(
+            {
+                "figure": name,
+                "value": value,
+                "unit": unit,
+                "target": target,
+                "verdict": "n/a" if value is None else ("meets target" if met(value) else "MISSES target"),
+                "note": None if value is not None else (why_not or "not measured"),
+            }
+        )
     return rows
 
 
@@ -94,15 +108,25 @@ def machine() -> dict:
     from probe.gpus import collect_gpus
 
     gpus = collect_gpus()
-    return {"python": platform.python_version(), "executable": sys.executable, "platform": platform.platform(),
-            "cpus": os.cpu_count(), "gpus": [d.name for d in gpus.devices], "gpu_error": gpus.error,
-            "measured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "python": platform.python_version(),
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "gpus": [d.name for d in gpus.devices],
+        "gpu_error": gpus.error,
+        "measured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def main(argv: Optional[list[str]] = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=5, help="measured runs per side for probe and check (default 5); "
-                        "fleet uses min(3, N)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=5,
+        help="measured runs per side for probe and check (default 5); fleet uses min(3, N)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the summary and every figure to FILE")
     parser.add_argument("--no-smoke", action="store_true", help="skip smoke even on a GPU (it takes minutes)")
     args = parser.parse_args(argv)
@@ -115,8 +139,11 @@ def main(argv: Optional[list[str]] = None) -> dict:
     print(f"python {here['python']}; {here['cpus']} CPUs; GPUs: {', '.join(here['gpus']) or 'none'}", flush=True)
     figures: dict = {}
     attempt("bench_probe", lambda: bench_probe.main(["--runs", str(args.runs)]), figures)
-    check = attempt("bench_check", lambda: {"process": bench_check.process_cost(args.runs),
-                                            "matrix": bench_check.matrix_throughput()}, figures)
+    check = attempt(
+        "bench_check",
+        lambda: {"process": bench_check.process_cost(args.runs), "matrix": bench_check.matrix_throughput()},
+        figures,
+    )
     if "error" not in check:  # bench_check's functions return figures without printing them
         print(json.dumps(check, indent=2))
     attempt("bench_fleet", lambda: bench_fleet.main(["--runs", str(min(3, args.runs))]), figures)

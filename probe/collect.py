@@ -2,6 +2,7 @@
 becomes a value with a reason, never an exception. Import checks (seconds) start first and run in the
 background while the quick probes (NVML, nvcc, files) run here.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -15,8 +16,17 @@ from typing import Callable, Optional, TypeVar
 from probe import __version__
 from probe.environ import relevant_environment
 from probe.facts import (
-    HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED, CudaToolkitFacts, CutlassHeaderFacts, Facts, GpuFacts,
-    HostFacts, ImportHealth, LibraryFacts, TorchFacts,
+    HEALTH_NOT_INSTALLED,
+    HEALTH_OK,
+    HEALTH_SKIPPED,
+    CudaToolkitFacts,
+    CutlassHeaderFacts,
+    Facts,
+    GpuFacts,
+    HostFacts,
+    ImportHealth,
+    LibraryFacts,
+    TorchFacts,
 )
 
 T = TypeVar("T")
@@ -25,12 +35,17 @@ T = TypeVar("T")
 def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool = True) -> Facts:
     from probe import gpus, libraries, toolkit
 
-    facts = Facts(tool_version=__version__, imports_checked=check_imports,
-                  collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    facts = Facts(
+        tool_version=__version__,
+        imports_checked=check_imports,
+        collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
     facts.torch = _guard(toolkit.torch_facts, lambda e: TorchFacts(error=e))
     facts.libraries = [
-        _guard(lambda spec=spec: libraries.library_facts(spec),
-               lambda e, spec=spec: LibraryFacts(key=spec.key, title=spec.title, notes=[e]))
+        _guard(
+            lambda spec=spec: libraries.library_facts(spec),
+            lambda e, spec=spec: LibraryFacts(key=spec.key, title=spec.title, notes=[e]),
+        )
         for spec in libraries.CATALOGUE
     ]
     present = [lib for lib in facts.libraries if lib.installed or lib.module_path]
@@ -55,7 +70,8 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
     if checks is not None:
         for lib in present:
             lib.health = checks.results.get(lib.key) or ImportHealth(
-                status=HEALTH_SKIPPED, module=lib.import_name, error=checks.error or "no result")
+                status=HEALTH_SKIPPED, module=lib.import_name, error=checks.error or "no result"
+            )
             _guard(lambda lib=lib: _interpret(lib, facts), lambda e, lib=lib: lib.notes.append(e))
     _guard(lambda: _fill_torch_arch(facts), lambda e: setattr(facts.torch, "error", e))
     return facts
@@ -64,8 +80,11 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
 def host_facts() -> HostFacts:
     virtualenv = sys.prefix if sys.prefix != getattr(sys, "base_prefix", sys.prefix) else None
     return HostFacts(
-        os=platform.platform(), hostname=socket.gethostname(), python_version=platform.python_version(),
-        python_executable=sys.executable, virtualenv=virtualenv or os.environ.get("CONDA_PREFIX"),
+        os=platform.platform(),
+        hostname=socket.gethostname(),
+        python_version=platform.python_version(),
+        python_executable=sys.executable,
+        virtualenv=virtualenv or os.environ.get("CONDA_PREFIX"),
         cpu_arch=platform.machine(),
     )
 
@@ -94,8 +113,14 @@ def _start_import_checks(present: list[LibraryFacts], timeout: float, use_cache:
     requests = []
     for lib in present:
         spec = spec_for(lib.key)
-        requests.append(ImportRequest(key=lib.key, module=lib.import_name or spec.imports[0],
-                                      details=dict(spec.details), components=dict(spec.components)))
+        requests.append(
+            ImportRequest(
+                key=lib.key,
+                module=lib.import_name or spec.imports[0],
+                details=dict(spec.details),
+                components=dict(spec.components),
+            )
+        )
     checks = _ImportChecks(requests, timeout, use_cache)
     checks.start()
     return checks
@@ -113,12 +138,15 @@ def _interpret(lib: LibraryFacts, facts: Facts) -> None:
             continue
         texts = [part.get("error") or ""] + list(part.get("causes") or [])
         why = health.error_diagnosis(f"{lib.title} {name}", texts, lib, facts)
-        lib.notes.append(f"{COMPONENT_NOTE}{name} ({part.get('module')}) does not load: {texts[0]}"
-                         + (f" → {why}" if why else ""))
+        lib.notes.append(
+            f"{COMPONENT_NOTE}{name} ({part.get('module')}) does not load: {texts[0]}" + (f" → {why}" if why else "")
+        )
     module_version = lib.health.details.get("module_version")
     if lib.version and module_version and module_version.split("+")[0] != lib.version.split("+")[0]:
-        lib.notes.append(f"{lib.health.module} reports __version__ {module_version}; the installed "
-                         f"distribution is {lib.version} (the version shown here)")
+        lib.notes.append(
+            f"{lib.health.module} reports __version__ {module_version}; the installed "
+            f"distribution is {lib.version} (the version shown here)"
+        )
     if lib.key == "torch" and lib.health.status == HEALTH_OK:
         details = lib.health.details
         if isinstance(details.get("arch_list"), list):
@@ -140,7 +168,8 @@ def _fill_torch_arch(facts: Facts) -> None:
     for device in facts.gpus.devices:
         if device.sm is not None:
             facts.torch.gpu_arch_covered[device.sm] = arch_covered(
-                facts.torch.arch_list, device.cc_major, device.cc_minor)
+                facts.torch.arch_list, device.cc_major, device.cc_minor
+            )
 
 
 def arch_covered(arch_list: list[str], major: int, minor: int) -> bool:

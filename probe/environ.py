@@ -1,4 +1,5 @@
 """Environment variables that change which attention backend or kernel build gets used, secrets redacted."""
+
 from __future__ import annotations
 
 import os
@@ -7,8 +8,23 @@ from typing import Mapping, Optional
 
 # Prefixes read by the serving engines and kernel libraries when they pick or build kernels.
 RELEVANT_PREFIXES = (
-    "SGLANG_", "SGL_", "VLLM_", "FLASH_ATTENTION_", "FLASHINFER_", "CUTE_DSL_", "CUTLASS_", "TORCH_",
-    "PYTORCH_", "TORCHINDUCTOR_", "CUDA_", "CUDNN_", "CUBLAS_", "NVIDIA_", "NCCL_", "TRITON_", "XFORMERS_",
+    "SGLANG_",
+    "SGL_",
+    "VLLM_",
+    "FLASH_ATTENTION_",
+    "FLASHINFER_",
+    "CUTE_DSL_",
+    "CUTLASS_",
+    "TORCH_",
+    "PYTORCH_",
+    "TORCHINDUCTOR_",
+    "CUDA_",
+    "CUDNN_",
+    "CUBLAS_",
+    "NVIDIA_",
+    "NCCL_",
+    "TRITON_",
+    "XFORMERS_",
     "DG_",  # DeepGEMM (DG_JIT_*)
 )
 RELEVANT_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "CUDA_HOME", "CUDA_PATH")

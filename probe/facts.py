@@ -4,6 +4,7 @@ Facts flow one way: probe -> Facts -> rules -> findings -> render. A report save
 `attn-preflight probe --format json` is exactly `Facts.to_dict()`; `Facts.from_dict` reads it back
 and refuses another schema version. Nothing here does I/O or judges anything.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -154,7 +155,7 @@ class Facts:
         return _to_jsonable(self)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Facts":
+    def from_dict(cls, data: Any) -> Facts:
         if not isinstance(data, dict):
             raise FactsError("a facts report must be a JSON object")
         version = data.get("schema_version")

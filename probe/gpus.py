@@ -4,6 +4,7 @@ Every failure becomes a value: no NVML or no driver gives an empty device list w
 whose query fails gets `error` and the others stand. NVML numbers devices in PCI order, which is not
 CUDA's order under CUDA_VISIBLE_DEVICES (that variable is reported with the environment).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
@@ -96,11 +97,9 @@ def _device(nvml: Any, index: int) -> GpuDevice:
         device.memory_total_mib = int(memory.total) // (1024 * 1024)
     mig = ask("MIG mode", lambda: nvml.nvmlDeviceGetMigMode(handle), unsupported="unsupported")
     device.mig_mode = mig if isinstance(mig, str) or mig is None else _enabled(mig[0])
-    persistence = ask(
-        "persistence mode", lambda: nvml.nvmlDeviceGetPersistenceMode(handle), unsupported="unsupported"
-    )
-    device.persistence_mode = persistence if isinstance(persistence, str) or persistence is None else _enabled(
-        persistence
+    persistence = ask("persistence mode", lambda: nvml.nvmlDeviceGetPersistenceMode(handle), unsupported="unsupported")
+    device.persistence_mode = (
+        persistence if isinstance(persistence, str) or persistence is None else _enabled(persistence)
     )
     device.nvlink_links_up = _nvlink_links_up(nvml, handle, problems)
     if problems:

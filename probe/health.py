@@ -9,6 +9,7 @@ because the imports cost seconds (flash_attn.cute 10.3 s, torch 3.1 s on the H20
 `diagnose` turns a failure into what it means, naming both sides ("built against a different torch than
 the installed 2.11.0+cu130").
 """
+
 from __future__ import annotations
 
 import glob
@@ -28,7 +29,13 @@ from typing import Optional
 from probe import __version__
 from probe.environ import is_relevant, redact
 from probe.facts import (
-    HEALTH_CRASHED, HEALTH_ERROR, HEALTH_OK, HEALTH_TIMEOUT, Facts, ImportHealth, LibraryFacts,
+    HEALTH_CRASHED,
+    HEALTH_ERROR,
+    HEALTH_OK,
+    HEALTH_TIMEOUT,
+    Facts,
+    ImportHealth,
+    LibraryFacts,
 )
 from probe.libraries import label
 
@@ -87,7 +94,7 @@ result["import_seconds"] = round(time.perf_counter() - start, 3)
 with open(sys.argv[2], "w") as handle:
     json.dump(result, handle, default=str)
 os._exit(0)
-""" % {"limit": MAX_ERROR_CHARS}
+""".replace("%(limit)d", str(MAX_ERROR_CHARS))
 
 
 @dataclass
@@ -98,9 +105,13 @@ class ImportRequest:
     components: dict = field(default_factory=dict)
 
 
-def check_imports(requests: list[ImportRequest], timeout: float = 60.0, use_cache: bool = True,
-                  max_parallel: Optional[int] = None,
-                  cancel: Optional[threading.Event] = None) -> dict[str, ImportHealth]:
+def check_imports(
+    requests: list[ImportRequest],
+    timeout: float = 60.0,
+    use_cache: bool = True,
+    max_parallel: Optional[int] = None,
+    cancel: Optional[threading.Event] = None,
+) -> dict[str, ImportHealth]:
     """Import health of each request, by catalogue key. Never raises for a library's failure. Setting
     `cancel` kills the running checks (their children run in their own sessions: Ctrl-C never reaches them)."""
     cache = ImportCache.open() if use_cache else None
@@ -113,8 +124,9 @@ def check_imports(requests: list[ImportRequest], timeout: float = 60.0, use_cach
         else:
             to_run.append(request)
     if to_run:
-        results.update(_run_all(to_run, timeout, max_parallel or max(8, os.cpu_count() or 1),
-                                cancel or threading.Event()))
+        results.update(
+            _run_all(to_run, timeout, max_parallel or max(8, os.cpu_count() or 1), cancel or threading.Event())
+        )
         if cache:
             cache.put([(r, results[r.key]) for r in to_run if r.key in results])
     return results
@@ -130,8 +142,9 @@ class _Running:
     output: object  # the open file the child writes stdout and stderr to
 
 
-def _run_all(requests: list[ImportRequest], timeout: float, max_parallel: int,
-             cancel: threading.Event) -> dict[str, ImportHealth]:
+def _run_all(
+    requests: list[ImportRequest], timeout: float, max_parallel: int, cancel: threading.Event
+) -> dict[str, ImportHealth]:
     results: dict[str, ImportHealth] = {}
     waiting = list(requests)
     running: list[_Running] = []
@@ -158,18 +171,25 @@ def _run_all(requests: list[ImportRequest], timeout: float, max_parallel: int,
 
 def _start(request: ImportRequest, timeout: float, workdir: str) -> _Running:
     stem = os.path.join(workdir, request.key)
-    payload = json.dumps({
-        "module": request.module, "details": request.details, "components": request.components,
-        # a Python stack of where a hanging import is, written just before it is killed
-        "dump_after": max(timeout * 0.9, timeout - 1.0),
-    })
+    payload = json.dumps(
+        {
+            "module": request.module,
+            "details": request.details,
+            "components": request.components,
+            # a Python stack of where a hanging import is, written just before it is killed
+            "dump_after": max(timeout * 0.9, timeout - 1.0),
+        }
+    )
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"  # what a library printed before crashing reaches the output file
     env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # torch.cuda.is_available() through NVML: no CUDA init
     output = open(stem + ".out", "wb")
     process = subprocess.Popen(
         [sys.executable, *interpreter_flags(), "-X", "faulthandler", "-c", CHILD, payload, stem + ".json"],
-        stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        env=env,
         start_new_session=True,  # no controlling terminal; its own process group, killed as a whole
     )
     return _Running(request, process, time.monotonic(), stem + ".json", stem + ".out", output)
@@ -332,7 +352,7 @@ class ImportCache:
         self.entries = entries
 
     @classmethod
-    def open(cls) -> "ImportCache":
+    def open(cls) -> ImportCache:
         path = os.path.join(cache_dir(), f"imports-{environment_fingerprint()[:32]}.json")
         try:
             with open(path, encoding="utf-8") as handle:
@@ -400,15 +420,18 @@ def diagnose(lib: LibraryFacts, facts: Facts) -> Optional[str]:
     who = label(lib)
     if health.status == HEALTH_TIMEOUT:
         where = f" (it was at {health.causes[-1]})" if health.causes else ""
-        return (f"{who}: the import hung{where}: it may be waiting on a lock, a network filesystem, a GPU or "
-                f"a JIT build; see where with `python -X faulthandler -c 'import {health.module}'`, or raise "
-                f"--timeout")
+        return (
+            f"{who}: the import hung{where}: it may be waiting on a lock, a network filesystem, a GPU or "
+            f"a JIT build; see where with `python -X faulthandler -c 'import {health.module}'`, or raise "
+            f"--timeout"
+        )
     if health.status == HEALTH_CRASHED:
         return _crash_diagnosis(who, health, facts)
     if health.status != HEALTH_ERROR:
         return None
-    return error_diagnosis(who, [health.error or ""] + list(health.causes), lib, facts,
-                           sys_path=health.details.get("sys_path"))
+    return error_diagnosis(
+        who, [health.error or ""] + list(health.causes), lib, facts, sys_path=health.details.get("sys_path")
+    )
 
 
 def _torch_side(facts: Facts) -> str:
@@ -421,19 +444,25 @@ def _crash_diagnosis(who: str, health: ImportHealth, facts: Facts) -> str:
     error = health.error or ""
     where = next((f" at {c}" for c in health.causes if c.startswith("File")), "")
     if "SIGKILL" in error:
-        return (f"{who}: the import was killed by SIGKILL{where}, most likely by the out-of-memory killer "
-                f"(check `dmesg`)")
+        return (
+            f"{who}: the import was killed by SIGKILL{where}, most likely by the out-of-memory killer (check `dmesg`)"
+        )
     if "SIGILL" in error:
-        return (f"{who}: illegal instruction while loading{where}: a binary built for a newer CPU than this "
-                f"one ({facts.host.cpu_arch}); install a build for this CPU")
-    return (f"{who}: the import was {error}{where}: a native extension crashed while loading, usually one built "
-            f"against a different torch/CUDA/Python than {_torch_side(facts)} "
-            f"(Python {facts.host.python_version}); reinstall a build for them, and see where with "
-            f"`python -X faulthandler -c 'import {health.module}'`")
+        return (
+            f"{who}: illegal instruction while loading{where}: a binary built for a newer CPU than this "
+            f"one ({facts.host.cpu_arch}); install a build for this CPU"
+        )
+    return (
+        f"{who}: the import was {error}{where}: a native extension crashed while loading, usually one built "
+        f"against a different torch/CUDA/Python than {_torch_side(facts)} "
+        f"(Python {facts.host.python_version}); reinstall a build for them, and see where with "
+        f"`python -X faulthandler -c 'import {health.module}'`"
+    )
 
 
-def error_diagnosis(who: str, texts: list[str], lib: LibraryFacts, facts: Facts,
-                    sys_path: Optional[list] = None) -> Optional[str]:
+def error_diagnosis(
+    who: str, texts: list[str], lib: LibraryFacts, facts: Facts, sys_path: Optional[list] = None
+) -> Optional[str]:
     """Diagnosis of an exception chain (`texts`, outermost first); the innermost cause usually says most."""
     text = "\n".join(texts)
     symbol = re.search(r"(?:([^\s:]+\.so[^\s:]*): )?undefined symbol: (\S+)", text)
@@ -442,28 +471,40 @@ def error_diagnosis(who: str, texts: list[str], lib: LibraryFacts, facts: Facts,
     missing_lib = re.search(r"(lib[\w+.-]+\.so(?:\.[\d.]+)?): cannot open shared object file", text)
     if missing_lib:
         return _missing_shared_library(who, missing_lib.group(1), facts)
-    if re.search(r"driver version is insufficient|driver on your system is too old|InsufficientDriver|"
-                 r"CUDA_ERROR_COMPAT_NOT_SUPPORTED|forward compatibility was attempted", text, re.I):
+    if re.search(
+        r"driver version is insufficient|driver on your system is too old|InsufficientDriver|"
+        r"CUDA_ERROR_COMPAT_NOT_SUPPORTED|forward compatibility was attempted",
+        text,
+        re.I,
+    ):
         driver = facts.gpus.driver_version or "unknown"
         supports = facts.gpus.cuda_driver_version or "unknown"
-        return (f"{who}: the NVIDIA driver {driver} (supports CUDA up to {supports}) is older than the CUDA this "
-                f"build needs (torch is built for CUDA {facts.torch.cuda or 'unknown'}); upgrade the driver or "
-                f"install builds for CUDA {supports}")
+        return (
+            f"{who}: the NVIDIA driver {driver} (supports CUDA up to {supports}) is older than the CUDA this "
+            f"build needs (torch is built for CUDA {facts.torch.cuda or 'unknown'}); upgrade the driver or "
+            f"install builds for CUDA {supports}"
+        )
     glibc = re.search(r"version `((GLIBCXX|GLIBC|CXXABI)_[\d.]+)' not found", text)
     if glibc:
         library = "libstdc++" if glibc.group(2) != "GLIBC" else "glibc"
-        return (f"{who} needs {glibc.group(1)} from {library}, newer than this system's; use a newer base image "
-                f"or put a newer {library} first on LD_LIBRARY_PATH (e.g. conda's)")
+        return (
+            f"{who} needs {glibc.group(1)} from {library}, newer than this system's; use a newer base image "
+            f"or put a newer {library} first on LD_LIBRARY_PATH (e.g. conda's)"
+        )
     missing = re.search(r"No module named '([\w.]+)'", text)
     if missing:
         return _missing_module(who, missing.group(1), lib, facts, sys_path or [])
     if re.search(r"does not match flashinfer version|flashinfer-(cubin|jit-cache).*version", text):
         pieces = ", ".join(f"{n} {v}" for n, v in lib.distributions.items())
-        return (f"{who}: FlashInfer's pieces have different versions ({pieces}); install matching versions "
-                f"(or set FLASHINFER_DISABLE_VERSION_CHECK=1 at your own risk)")
+        return (
+            f"{who}: FlashInfer's pieces have different versions ({pieces}); install matching versions "
+            f"(or set FLASHINFER_DISABLE_VERSION_CHECK=1 at your own risk)"
+        )
     if "GPUModuleOp" in text:
-        return (f"{who}: nvidia-cutlass-dsl-libs-base and -libs-cu13 were installed over each other "
-                f"(vLLM #40082); reinstall nvidia-cutlass-dsl with only the libs piece for your CUDA")
+        return (
+            f"{who}: nvidia-cutlass-dsl-libs-base and -libs-cu13 were installed over each other "
+            f"(vLLM #40082); reinstall nvidia-cutlass-dsl with only the libs piece for your CUDA"
+        )
     return None
 
 
@@ -475,38 +516,53 @@ def _undefined_symbol(who: str, shared_object: Optional[str], symbol: str, facts
             release = facts.torch.version.split("+")[0].rsplit(".", 1)[0]
             cuda = f", CUDA {facts.torch.cuda}" if facts.torch.cuda else ""
             fix = f"reinstall a build of it for torch {release}{cuda} (or build it from source against it)"
-        return (f"{who}: {where}torch symbol {symbol} → built against a different torch than "
-                f"{_torch_side(facts)}; {fix}")
+        return f"{who}: {where}torch symbol {symbol} → built against a different torch than {_torch_side(facts)}; {fix}"
     if symbol.startswith(("Py", "_Py")):
-        return (f"{who}: {where}Python symbol {symbol} → built for a different Python than "
-                f"{facts.host.python_version}; install the build for this Python")
+        return (
+            f"{who}: {where}Python symbol {symbol} → built for a different Python than "
+            f"{facts.host.python_version}; install the build for this Python"
+        )
     if re.search(r"cuda|cublas|cudnn|nccl|nvrtc|cufft|curand|cusparse", symbol, re.I):
-        return (f"{who}: {where}CUDA symbol {symbol} → built against a different CUDA than torch's "
-                f"{facts.torch.cuda or 'CPU-only build'}; install the build for that CUDA")
-    return (f"{who}: {where}symbol {symbol} that no loaded library provides → built against different "
-            f"versions of its dependencies than installed here ({_torch_side(facts)}); reinstall a matching build")
+        return (
+            f"{who}: {where}CUDA symbol {symbol} → built against a different CUDA than torch's "
+            f"{facts.torch.cuda or 'CPU-only build'}; install the build for that CUDA"
+        )
+    return (
+        f"{who}: {where}symbol {symbol} that no loaded library provides → built against different "
+        f"versions of its dependencies than installed here ({_torch_side(facts)}); reinstall a matching build"
+    )
 
 
 def _missing_shared_library(who: str, library: str, facts: Facts) -> str:
     cuda = _CUDA_LIBRARY.match(library)
     if library.startswith("libcuda.so"):
-        return (f"{who}: {library} (the NVIDIA driver's CUDA library) is not found: no driver here, or it is "
-                f"not mounted into this container ({facts.gpus.error or 'NVML sees the driver'})")
+        return (
+            f"{who}: {library} (the NVIDIA driver's CUDA library) is not found: no driver here, or it is "
+            f"not mounted into this container ({facts.gpus.error or 'NVML sees the driver'})"
+        )
     if cuda:
         major = cuda.group(2)
         torch_cuda = facts.torch.cuda
         if torch_cuda and torch_cuda.split(".")[0] != major:
-            return (f"{who}: {library} is missing → built for CUDA {major}, but torch here is built for CUDA "
-                    f"{torch_cuda} and no CUDA {major} runtime is installed; install its build for CUDA "
-                    f"{torch_cuda.split('.')[0]}")
-        return (f"{who}: {library} (CUDA {major}) is not on the loader path; torch is built for CUDA "
-                f"{torch_cuda or 'nothing (CPU-only build)'}; install the matching nvidia-*-cu{major} wheels or "
-                f"add the CUDA {major} libraries to LD_LIBRARY_PATH")
+            return (
+                f"{who}: {library} is missing → built for CUDA {major}, but torch here is built for CUDA "
+                f"{torch_cuda} and no CUDA {major} runtime is installed; install its build for CUDA "
+                f"{torch_cuda.split('.')[0]}"
+            )
+        return (
+            f"{who}: {library} (CUDA {major}) is not on the loader path; torch is built for CUDA "
+            f"{torch_cuda or 'nothing (CPU-only build)'}; install the matching nvidia-*-cu{major} wheels or "
+            f"add the CUDA {major} libraries to LD_LIBRARY_PATH"
+        )
     if re.match(r"lib(c10|torch)\w*\.so", library):
-        return (f"{who}: {library} (part of torch) is not found: the extension was loaded without torch "
-                f"({_torch_side(facts)})")
-    return (f"{who}: needs {library}, which is not on the loader path "
-            f"(LD_LIBRARY_PATH={os.environ.get('LD_LIBRARY_PATH', '')!r})")
+        return (
+            f"{who}: {library} (part of torch) is not found: the extension was loaded without torch "
+            f"({_torch_side(facts)})"
+        )
+    return (
+        f"{who}: needs {library}, which is not on the loader path "
+        f"(LD_LIBRARY_PATH={os.environ.get('LD_LIBRARY_PATH', '')!r})"
+    )
 
 
 def _missing_module(who: str, module: str, lib: LibraryFacts, facts: Facts, sys_path: list) -> str:
@@ -516,12 +572,16 @@ def _missing_module(who: str, module: str, lib: LibraryFacts, facts: Facts, sys_
         return f"No module named {module} while {hint}"
     own_top = (lib.import_name or "").split(".")[0]
     if top == own_top and lib.installed:
-        return (f"{who} is installed but its module {module} is not importable (files missing, or a "
-                f"partial install); reinstall it")
+        return (
+            f"{who} is installed but its module {module} is not importable (files missing, or a "
+            f"partial install); reinstall it"
+        )
     provider = _provider(top)
     if provider:
-        return (f"{who} needs module {module}; {provider} provides it but it is not importable here (a broken "
-                f"install); reinstall {provider.split()[0]}")
+        return (
+            f"{who} needs module {module}; {provider} provides it but it is not importable here (a broken "
+            f"install); reinstall {provider.split()[0]}"
+        )
     return f"{who} needs module {module}, which is not installed (a missing dependency): install it"
 
 
@@ -552,17 +612,25 @@ def pth_hint(top: str, sys_path: list) -> Optional[str]:
             added = [a for a in pth_added_paths(path, site_dir) if _provides(a, top)]
             if not added or os.path.normpath(added[0]) in seen:
                 continue
-            why = (f"its .pth file ({pth}) was not processed (installed with --target / PYTHONPATH: Python "
-                   f"runs .pth files only in site-packages)")
+            why = (
+                f"its .pth file ({pth}) was not processed (installed with --target / PYTHONPATH: Python "
+                f"runs .pth files only in site-packages)"
+            )
         else:
-            added = [os.path.dirname(c) for c in sorted(glob.glob(os.path.join(glob.escape(site_dir), "*", "*", top)))
-                     + sorted(glob.glob(os.path.join(glob.escape(site_dir), "*", top))) if os.path.isdir(c)]
+            added = [
+                os.path.dirname(c)
+                for c in sorted(glob.glob(os.path.join(glob.escape(site_dir), "*", "*", top)))
+                + sorted(glob.glob(os.path.join(glob.escape(site_dir), "*", top)))
+                if os.path.isdir(c)
+            ]
             if not added or os.path.normpath(added[0]) in seen:
                 continue
             why = f"its .pth file {path} is missing (a pip upgrade can delete it: NVIDIA/cutlass#3001)"
         name, version = _dist_name_version(dist_info)
-        return (f"{name} {version} is installed → {why}; add {added[0]} to sys.path, e.g. "
-                f"export PYTHONPATH={added[0]}:$PYTHONPATH")
+        return (
+            f"{name} {version} is installed → {why}; add {added[0]} to sys.path, e.g. "
+            f"export PYTHONPATH={added[0]}:$PYTHONPATH"
+        )
     return None
 
 

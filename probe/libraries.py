@@ -4,10 +4,11 @@ Every entry names its upstream source. Versions always come from importlib.metad
 `__version__` alone (`flash_attn.cute.__version__` says "0.0.0" while flash-attn-4 is 4.0.0b36). Finding
 what is installed reads metadata and stats files only: nothing here imports a library.
 """
+
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.machinery
+import importlib.metadata
 import os
 import re
 from dataclasses import dataclass, field
@@ -228,7 +229,7 @@ CATALOGUE: tuple[LibrarySpec, ...] = (
 
 
 def label(lib: LibraryFacts) -> str:
-    """"flash-attn-4 4.0.0b36": the distribution whose version is the library's, or the title."""
+    """ "flash-attn-4 4.0.0b36": the distribution whose version is the library's, or the title."""
     if lib.version:
         name = next((n for n, v in lib.distributions.items() if v == lib.version), None)
         return f"{name} {lib.version}" if name else lib.version
@@ -304,8 +305,7 @@ def library_facts(spec: LibrarySpec) -> LibraryFacts:
     primary = next((installed[n] for n in spec.primary_distributions if n in installed), None)
     facts.version = primary.version if primary else None
     located = [(module, locate_module(module)) for module in spec.imports]
-    facts.import_name, facts.module_path = next(((m, where) for m, where in located if where),
-                                                (spec.imports[0], None))
+    facts.import_name, facts.module_path = next(((m, where) for m, where in located if where), (spec.imports[0], None))
     if not installed and facts.module_path:
         facts.notes.append(
             f"{facts.import_name} is importable from {facts.module_path} but no distribution metadata names "

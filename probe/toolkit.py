@@ -1,6 +1,7 @@
 """The build side of the machine: torch's build (read from its files, never imported here), nvcc and
 CUDA_HOME, and CUTLASS C++ headers. Every probe returns a value with a reason, never raises.
 """
+
 from __future__ import annotations
 
 import ast
@@ -71,8 +72,12 @@ def cuda_toolkit_facts() -> CudaToolkitFacts:
             facts.error = "nvcc not found on PATH or under CUDA_HOME"
             return facts
         out = subprocess.run(
-            [facts.nvcc_path, "--version"], capture_output=True, text=True, timeout=NVCC_TIMEOUT_S,
-            stdin=subprocess.DEVNULL, check=False,
+            [facts.nvcc_path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=NVCC_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
         )
         match = re.search(r"release (\d+\.\d+)", out.stdout)
         if match:
@@ -99,8 +104,10 @@ def _cuda_home() -> Optional[str]:
 def _toolkit_root(nvcc_path: str) -> Optional[str]:
     """The toolkit nvcc belongs to (what torch's cpp_extension takes as CUDA_HOME), checked for headers:
     an nvcc on PATH can be a wrapper script outside its toolkit."""
-    for candidate in (os.path.dirname(os.path.dirname(os.path.realpath(nvcc_path))),
-                      os.path.dirname(os.path.dirname(DEFAULT_NVCC))):
+    for candidate in (
+        os.path.dirname(os.path.dirname(os.path.realpath(nvcc_path))),
+        os.path.dirname(os.path.dirname(DEFAULT_NVCC)),
+    ):
         if os.path.isfile(os.path.join(candidate, "include", "cuda.h")):
             return candidate
     return None
@@ -125,8 +132,9 @@ def cutlass_header_facts() -> CutlassHeaderFacts:
         library = locate_module("cutlass_library")
         if library:
             # NVIDIA/cutlass python/cutlass_library: the wheel bundles the C++ tree under source/.
-            candidates.append(("nvidia-cutlass (cutlass_library/source)", os.path.join(
-                os.path.dirname(library), "source")))
+            candidates.append(
+                ("nvidia-cutlass (cutlass_library/source)", os.path.join(os.path.dirname(library), "source"))
+            )
         for source, root in candidates:
             header = os.path.join(root, "include", "cutlass", "version.h")
             if not os.path.isfile(header):
@@ -136,8 +144,7 @@ def cutlass_header_facts() -> CutlassHeaderFacts:
             if version is None:
                 problems.append(f"{header} defines no CUTLASS_MAJOR/MINOR/PATCH")
                 continue
-            return CutlassHeaderFacts(path=root, version=version, source=source,
-                                      error="; ".join(problems) or None)
+            return CutlassHeaderFacts(path=root, version=version, source=source, error="; ".join(problems) or None)
         return CutlassHeaderFacts(
             error="; ".join(problems) or "no CUTLASS headers: CUTLASS_PATH is unset and nvidia-cutlass is not installed"
         )

@@ -7,6 +7,7 @@ Two ways in, one result:
   read, never run. Flags that do not bear on attention are collected in `ignored`.
 `make_config` validates every name (backend, KV dtype, feature, model) and raises RulesInputError.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,16 @@ ENGINES = ("sglang", "vllm")
 VLLM_KV_DTYPES = vllm_backends.KV_CACHE_DTYPES
 
 # Environment variables that bear on attention; others in a pasted command are ignored.
-_ENV_PREFIXES = ("SGLANG_", "VLLM_", "FLASHINFER_", "FLASH_ATTENTION", "CUTE_DSL_", "TORCH_CUDA_ARCH_LIST",
-                 "CUDA_HOME", "TRITON_")
+_ENV_PREFIXES = (
+    "SGLANG_",
+    "VLLM_",
+    "FLASHINFER_",
+    "FLASH_ATTENTION",
+    "CUTE_DSL_",
+    "TORCH_CUDA_ARCH_LIST",
+    "CUDA_HOME",
+    "TRITON_",
+)
 
 
 @dataclass(frozen=True)
@@ -82,11 +91,16 @@ class Config:
     def uses(self, backend: str) -> bool:
         return backend in self.backends
 
-    def with_backend(self, backend: str, auto_reason: str = "") -> "Config":
-        return replace(self, attention_backend=backend, prefill_attention_backend=None,
-                       decode_attention_backend=None, auto_backend=auto_reason)
+    def with_backend(self, backend: str, auto_reason: str = "") -> Config:
+        return replace(
+            self,
+            attention_backend=backend,
+            prefill_attention_backend=None,
+            decode_attention_backend=None,
+            auto_backend=auto_reason,
+        )
 
-    def with_kv_dtype(self, kv_cache_dtype: str) -> "Config":
+    def with_kv_dtype(self, kv_cache_dtype: str) -> Config:
         return replace(self, kv_cache_dtype=kv_cache_dtype)
 
     def backend_label(self) -> str:
@@ -96,22 +110,32 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "engine": self.engine, "attention_backend": self.attention_backend,
-            "prefill_attention_backend": self.prefill_backend, "decode_attention_backend": self.decode_backend,
+            "engine": self.engine,
+            "attention_backend": self.attention_backend,
+            "prefill_attention_backend": self.prefill_backend,
+            "decode_attention_backend": self.decode_backend,
             "backend_auto_selected": self.auto_backend or None,
-            "rewritten_by_engine": dict(self.rewrites) or None, "mm_attention_backend": self.mm_attention_backend,
+            "rewritten_by_engine": dict(self.rewrites) or None,
+            "mm_attention_backend": self.mm_attention_backend,
             "speculative_draft_attention_backend": self.draft_attention_backend,
-            "kv_cache_dtype": self.kv_cache_dtype, "page_size": self.page_size,
+            "kv_cache_dtype": self.kv_cache_dtype,
+            "page_size": self.page_size,
             "enable_deterministic_inference": self.deterministic,
             "speculative_algorithm": self.speculative_algorithm,
-            "speculative_eagle_topk": self.speculative_eagle_topk, "tp_size": self.tp_size, "dtype": self.dtype,
-            "model": self.model.to_dict() if self.model else None, "features": sorted(self.features),
-            "env": {k: redact(k, v) for k, v in sorted(self.env.items())}, "flags": dict(sorted(self.flags.items())),
-            "ignored": list(self.ignored), "origin": self.origin,
+            "speculative_eagle_topk": self.speculative_eagle_topk,
+            "tp_size": self.tp_size,
+            "dtype": self.dtype,
+            "model": self.model.to_dict() if self.model else None,
+            "features": sorted(self.features),
+            "env": {k: redact(k, v) for k, v in sorted(self.env.items())},
+            "flags": dict(sorted(self.flags.items())),
+            "ignored": list(self.ignored),
+            "origin": self.origin,
         }
 
 
 # --- validation -------------------------------------------------------------------------------------------
+
 
 def kv_dtype_choices(engine: str) -> Sequence[str]:
     return tuple(KV_DTYPES) if engine == "sglang" else VLLM_KV_DTYPES
@@ -122,28 +146,37 @@ def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
         return None  # vLLM: "auto" means no choice (AttentionConfig.validate_backend_before)
     name = backend_kb.canonical(engine, value)
     if name is None:
-        raise RulesInputError(f"{flag}: unknown {engine} attention backend {value!r}",
-                              choices=backend_kb.choices(engine), word=value)
+        raise RulesInputError(
+            f"{flag}: unknown {engine} attention backend {value!r}", choices=backend_kb.choices(engine), word=value
+        )
     return name
 
 
-def make_config(engine: str = "sglang", model: Optional[str] = None, features: Iterable[str] = (),
-                **values: Any) -> Config:
+def make_config(
+    engine: str = "sglang", model: Optional[str] = None, features: Iterable[str] = (), **values: Any
+) -> Config:
     """A validated Config from flag values; `model` is a directory, config.json or preset name."""
     if engine not in ENGINES:
         raise RulesInputError(f"unknown engine {engine!r}", choices=ENGINES, word=engine)
-    for key, flag in (("attention_backend", "--attention-backend"), ("prefill_attention_backend",
-                      "--prefill-attention-backend"), ("decode_attention_backend", "--decode-attention-backend"),
-                      ("draft_attention_backend", "--speculative-draft-attention-backend")):
+    for key, flag in (
+        ("attention_backend", "--attention-backend"),
+        ("prefill_attention_backend", "--prefill-attention-backend"),
+        ("decode_attention_backend", "--decode-attention-backend"),
+        ("draft_attention_backend", "--speculative-draft-attention-backend"),
+    ):
         values[key] = _backend(engine, values.get(key), flag)
     mm = values.get("mm_attention_backend")
     if mm is not None and mm not in backend_kb.MM_ATTENTION_BACKENDS:
-        raise RulesInputError(f"--mm-attention-backend: unknown vision attention backend {mm!r}",
-                              choices=backend_kb.MM_ATTENTION_BACKENDS, word=mm)
+        raise RulesInputError(
+            f"--mm-attention-backend: unknown vision attention backend {mm!r}",
+            choices=backend_kb.MM_ATTENTION_BACKENDS,
+            word=mm,
+        )
     kv = values.get("kv_cache_dtype") or "auto"
     if kv not in kv_dtype_choices(engine):
-        raise RulesInputError(f"--kv-cache-dtype: unknown {engine} KV-cache dtype {kv!r}",
-                              choices=kv_dtype_choices(engine), word=kv)
+        raise RulesInputError(
+            f"--kv-cache-dtype: unknown {engine} KV-cache dtype {kv!r}", choices=kv_dtype_choices(engine), word=kv
+        )
     values["kv_cache_dtype"] = kv
     wanted = set()
     for feature in features:
@@ -156,8 +189,7 @@ def make_config(engine: str = "sglang", model: Optional[str] = None, features: I
         if value is not None and (not isinstance(value, int) or value < (1 if key != "speculative_eagle_topk" else 0)):
             raise RulesInputError(f"--{key.replace('_', '-')}: expected a positive integer, got {value!r}")
     values = {k: v for k, v in values.items() if v is not None}
-    return Config(engine=engine, model=load_model(model) if model else None, extra_features=frozenset(wanted),
-                  **values)
+    return Config(engine=engine, model=load_model(model) if model else None, extra_features=frozenset(wanted), **values)
 
 
 # --- pasted launch commands --------------------------------------------------------------------------------
@@ -186,16 +218,33 @@ _COMMON_SGLANG = {
 }
 # Flags kept in Config.flags (dest name) because some rule reads them.
 _SGLANG_FLAGS = {
-    "--disable-radix-cache": "bool", "--enable-hierarchical-cache": "bool", "--enable-mis": "bool",
-    "--prefill-only-disable-kv-cache": "bool", "--speculative-use-rejection-sampling": "bool",
-    "--enable-prefill-context-parallel": "bool", "--attn-cp-size": "int", "--dcp-size": "int",
-    "--enable-unified-memory": "bool", "--enable-page-major-kv-layout": "bool", "--disable-cuda-graph": "bool",
-    "--dsa-prefill-backend": "str", "--dsa-decode-backend": "str", "--speculative-num-steps": "int",
-    "--speculative-num-draft-tokens": "int", "--speculative-draft-model-path": "str",
-    "--speculative-draft-kv-cache-dtype": "str", "--quantization": "str", "--mamba-ssm-dtype": "str",
-    "--linear-attn-prefill-backend": "str", "--linear-attn-decode-backend": "str",
-    "--linear-attn-verify-backend": "str", "--hicache-io-backend": "str", "--enable-multimodal": "bool",
-    "--prefill-kv-cache-dequant-dtype": "str", "--enable-dp-attention": "bool", "--dp-size": "int",
+    "--disable-radix-cache": "bool",
+    "--enable-hierarchical-cache": "bool",
+    "--enable-mis": "bool",
+    "--prefill-only-disable-kv-cache": "bool",
+    "--speculative-use-rejection-sampling": "bool",
+    "--enable-prefill-context-parallel": "bool",
+    "--attn-cp-size": "int",
+    "--dcp-size": "int",
+    "--enable-unified-memory": "bool",
+    "--enable-page-major-kv-layout": "bool",
+    "--disable-cuda-graph": "bool",
+    "--dsa-prefill-backend": "str",
+    "--dsa-decode-backend": "str",
+    "--speculative-num-steps": "int",
+    "--speculative-num-draft-tokens": "int",
+    "--speculative-draft-model-path": "str",
+    "--speculative-draft-kv-cache-dtype": "str",
+    "--quantization": "str",
+    "--mamba-ssm-dtype": "str",
+    "--linear-attn-prefill-backend": "str",
+    "--linear-attn-decode-backend": "str",
+    "--linear-attn-verify-backend": "str",
+    "--hicache-io-backend": "str",
+    "--enable-multimodal": "bool",
+    "--prefill-kv-cache-dequant-dtype": "str",
+    "--enable-dp-attention": "bool",
+    "--dp-size": "int",
 }
 SGLANG_FLAGS = {**_COMMON_SGLANG, **{f: (f[2:].replace("-", "_"), t) for f, t in _SGLANG_FLAGS.items()}}
 
@@ -314,8 +363,7 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
                 try:
                     value = int(raw)
                 except ValueError:
-                    raise RulesInputError(f"{flag} in the pasted command: expected an integer, got {raw!r}") \
-                        from None
+                    raise RulesInputError(f"{flag} in the pasted command: expected an integer, got {raw!r}") from None
         if dest in _CONFIG_FIELDS:
             parsed.values[dest] = value
         else:

@@ -25,6 +25,7 @@ versions it holds for (`versions="sglang>=0.5.20"`, or the kernel library's, `"f
 outside them it is skipped; when the target's version is unknown, the newest known behaviour applies and
 the finding says so.
 """
+
 from __future__ import annotations
 
 import enum
@@ -35,10 +36,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
 from rules.config import Config, kv_dtype_choices
-from rules.resolve import resolve
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge import backends as backend_kb
-from rules.knowledge.kv_dtypes import KV_DTYPES, SPELLINGS as KV_DTYPE_SPELLINGS
+from rules.knowledge.kv_dtypes import KV_DTYPES
+from rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
+from rules.resolve import resolve
 from rules.target import VERSIONED, Target
 
 
@@ -140,6 +142,9 @@ class Rule(Documented):
     reason: str = ""  # why the rule exists when there is no upstream message (a silent rewrite, a launch failure)
     references: tuple[str, ...] = ()
     needs_software: bool = False  # judged only when the target's software is known (live probe, --facts)
+    backends: frozenset[str] = frozenset()  # applies when a phase (prefill/decode) uses one of these
+    needs_gpu: bool = False  # judged only when the target's compute capability is known
+    needs_model: bool = False  # judged only when the config names a model
     stage: str = ""  # one of STAGES: when the engine would fail (or rewrite) without this check
     subject: str = ""  # the checks module, e.g. "fa4"
     package: str = field(init=False, default="")
@@ -149,7 +154,7 @@ class Rule(Documented):
         try:
             requirement = Requirement(self.versions)
         except InvalidRequirement as err:
-            raise ValueError(f"rule {self.id}: versions {self.versions!r} is not 'package<specifier>': {err}")
+            raise ValueError(f"rule {self.id}: versions {self.versions!r} is not 'package<specifier>': {err}") from None
         if self.stage and self.stage not in STAGES:
             raise ValueError(f"rule {self.id}: stage {self.stage!r} is not one of {sorted(STAGES)}")
         if requirement.name not in VERSIONED:
@@ -159,20 +164,51 @@ class Rule(Documented):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "title": self.title, "engine": self.engine, "versions": self.versions,
-            "prevents": self.prevents or None, "reason": self.reason or None, "source": self.source,
-            "docs": self.docs.strip(), "fix": self.fix_title, "references": list(self.references),
-            "needs_software": self.needs_software, "stage": self.stage or None, "subject": self.subject,
+            "id": self.id,
+            "title": self.title,
+            "engine": self.engine,
+            "versions": self.versions,
+            "prevents": self.prevents or None,
+            "reason": self.reason or None,
+            "source": self.source,
+            "docs": self.docs.strip(),
+            "fix": self.fix_title,
+            "references": list(self.references),
+            "needs_software": self.needs_software,
+            "backends": sorted(self.backends),
+            "needs_gpu": self.needs_gpu,
+            "needs_model": self.needs_model,
+            "stage": self.stage or None,
+            "subject": self.subject,
         }
 
 
 _REGISTRY: dict[str, Rule] = {}
 
 
-def rule(*, id: str, title: str, engine: str, versions: str, source: str, docs: str, fix_title: str,
-         prevents: str = "", reason: str = "", references: Iterable[str] = (),
-         needs_software: bool = False, stage: str = "") -> Callable[[Check], Check]:
-    """Registers the decorated check as a rule. Ids are unique, kebab-case, prefixed by subject."""
+def rule(
+    *,
+    id: str,
+    title: str,
+    engine: str,
+    versions: str,
+    source: str,
+    docs: str,
+    fix_title: str,
+    prevents: str = "",
+    reason: str = "",
+    references: Iterable[str] = (),
+    needs_software: bool = False,
+    backends: Iterable[str] = (),
+    needs_gpu: bool = False,
+    needs_model: bool = False,
+    stage: str = "",
+) -> Callable[[Check], Check]:
+    """Registers the decorated check as a rule. Ids are unique, kebab-case, prefixed by subject.
+
+    Applicability is declared, not written in the check: the engine skips a rule whose `backends` no phase
+    uses, answers unknown when `needs_gpu` and the target's compute capability is unknown, and skips when
+    `needs_model` and no model is given; the check runs only where all of them hold."""
     if engine not in RULE_ENGINES:
         raise ValueError(f"rule {id}: engine {engine!r} is not one of {RULE_ENGINES}")
 
@@ -180,10 +216,25 @@ def rule(*, id: str, title: str, engine: str, versions: str, source: str, docs: 
         if id in _REGISTRY:
             raise ValueError(f"duplicate rule id {id!r}")
         subject = check.__module__.rsplit(".", 1)[-1]
-        _REGISTRY[id] = Rule(id=id, title=title, engine=engine, versions=versions, source=source, docs=docs,
-                             fix_title=fix_title, check=check, prevents=prevents, reason=reason,
-                             references=tuple(references), needs_software=needs_software, stage=stage,
-                             subject=subject)
+        _REGISTRY[id] = Rule(
+            id=id,
+            title=title,
+            engine=engine,
+            versions=versions,
+            source=source,
+            docs=docs,
+            fix_title=fix_title,
+            check=check,
+            prevents=prevents,
+            reason=reason,
+            references=tuple(references),
+            needs_software=needs_software,
+            backends=frozenset(backends),
+            needs_gpu=needs_gpu,
+            needs_model=needs_model,
+            stage=stage,
+            subject=subject,
+        )
         return check
 
     return register
@@ -231,9 +282,16 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "rule_id": self.rule_id, "title": self.title, "status": self.status.value, "message": self.message,
-            "fix": list(self.fix), "prevents": self.prevents or None, "source": self.source, "docs": self.docs,
-            "stage": self.rule.stage or None, "note": self.note or None,
+            "rule_id": self.rule_id,
+            "title": self.title,
+            "status": self.status.value,
+            "message": self.message,
+            "fix": list(self.fix),
+            "prevents": self.prevents or None,
+            "source": self.source,
+            "docs": self.docs,
+            "stage": self.rule.stage or None,
+            "note": self.note or None,
         }
 
 
@@ -308,6 +366,19 @@ def _by_engine() -> dict[str, tuple[Rule, ...]]:
 
 _engine_rules: Optional[dict[str, tuple[Rule, ...]]] = None
 _NO_SOFTWARE = skipped("software not probed for a --gpu target: run on the machine or pass --facts")
+_NO_GPU = unknown("compute capability unknown")
+_NO_MODEL = skipped("needs the model (give --model)")
+
+
+def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome]:
+    """The engine's answer when a rule's declared applicability does not hold, else None (run the check)."""
+    if r.backends and not (r.backends & config.backends):
+        return skipped(f"applies to the {' / '.join(sorted(r.backends))} backend")
+    if r.needs_gpu and target.cc is None:
+        return _NO_GPU
+    if r.needs_model and config.model is None:
+        return _NO_MODEL
+    return None
 
 
 def _run(config: Config, target: Target) -> list[Finding]:
@@ -321,7 +392,7 @@ def _run(config: Config, target: Target) -> list[Finding]:
         elif r.needs_software and not software:
             findings.append(Finding(r, _NO_SOFTWARE))
         else:
-            outcome = r.check(config, target)
+            outcome = _not_applicable(r, config, target) or r.check(config, target)
             findings.append(Finding(r, outcome, "" if outcome.status is Status.SKIP else note))
     findings.sort(key=_display_order)
     return findings
@@ -368,5 +439,7 @@ def evaluate(config: Config, target: Target, alternatives: bool = True) -> Repor
     resolved = resolve(config, target)
     findings = _run(resolved, target)
     verdict = verdict_of(findings)
-    alts = _alternatives(config, resolved, target) if alternatives and verdict != "pass" and target.cc is not None else []
+    alts = (
+        _alternatives(config, resolved, target) if alternatives and verdict != "pass" and target.cc is not None else []
+    )
     return Report(config=resolved, target=target, findings=findings, verdict=verdict, alternatives=alts)

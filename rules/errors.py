@@ -1,4 +1,5 @@
 """The one error rules/ raises for bad user input; the CLI turns it into one line and exit 2."""
+
 from __future__ import annotations
 
 from typing import Iterable, Optional

@@ -1,4 +1,5 @@
 """The capability matrix: one model's verdict on every GPU profile x backend (x KV dtype)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -39,8 +40,12 @@ def default_backends(engine: str) -> list[str]:
     return [n for n, b in backend_kb.choices(engine).items() if b.general and not b.removed]
 
 
-def build_matrix(config: Config, kv_dtypes: Sequence[str], gpus: Optional[Iterable[str]] = None,
-                 backends: Optional[Iterable[str]] = None) -> Matrix:
+def build_matrix(
+    config: Config,
+    kv_dtypes: Sequence[str],
+    gpus: Optional[Iterable[str]] = None,
+    backends: Optional[Iterable[str]] = None,
+) -> Matrix:
     targets = [Target.from_gpu(name) for name in (gpus or gpu_kb.names())]
     columns = list(backends or default_backends(config.engine))
     matrix = Matrix(config=config, gpus=[t.gpu_name for t in targets], backends=columns, kv_dtypes=list(kv_dtypes))
@@ -53,5 +58,6 @@ def build_matrix(config: Config, kv_dtypes: Sequence[str], gpus: Optional[Iterab
                     report.verdict,
                     tuple(f.rule_id for f in flagged if f.status is Status.FAIL),
                     tuple(f.rule_id for f in flagged if f.status is not Status.FAIL),
-                    tuple(Reason(f.rule_id, f.status.value, f.message) for f in flagged))
+                    tuple(Reason(f.rule_id, f.status.value, f.message) for f in flagged),
+                )
     return matrix

@@ -3,6 +3,7 @@
 `load_model(spec)` takes a local model directory, a config.json path, or a built-in preset name
 (rules/knowledge/model_presets.json holds excerpts of real configs, parsed by the same code).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,10 +28,18 @@ FEATURES = {
 
 # Architectures SGLang treats as absorbed-MLA "DeepSeek family" for deterministic inference
 # (sglang 0.5.23 python/sglang/srt/arg_groups/attention_hook.py, handle_deterministic_inference).
-DEEPSEEK_FAMILY = frozenset({
-    "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "MistralLarge3ForCausalLM",
-    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "Glm4MoeLiteForCausalLM", "Glm5NextForConditionalGeneration",
-})
+DEEPSEEK_FAMILY = frozenset(
+    {
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+        "Glm5NextForConditionalGeneration",
+    }
+)
 
 PRESETS_FILE = os.path.join(os.path.dirname(__file__), "knowledge", "model_presets.json")
 
@@ -125,13 +134,16 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
     sliding = sliding_layers or sliding_window is not None or _int(text.get("sliding_window_pattern")) is not None
 
     softcap = text.get("attn_logit_softcapping")
-    softcap = float(softcap) if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0 \
-        else None
+    softcap = (
+        float(softcap) if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0 else None
+    )
     sinks = bool(architecture and architecture.startswith("GptOss")) or bool(text.get("attention_sinks"))
     chunk = _int(text.get("attention_chunk_size"))
     cross = bool(config.get("is_encoder_decoder")) or "cross_attention_layers" in text
-    hybrid = any(isinstance(t, str) and t in ("linear_attention", "mamba", "gdn") for t in layer_types) \
+    hybrid = (
+        any(isinstance(t, str) and t in ("linear_attention", "mamba", "gdn") for t in layer_types)
         or text.get("full_attention_interval") is not None
+    )
 
     features = set()
     if architecture and architecture.startswith("Inkling"):
@@ -152,13 +164,26 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
     if head_dim and v_head_dim and head_dim != v_head_dim and not mla:
         features.add("asymmetric_kv")
     return ModelFeatures(
-        name=name, source=source, architecture=architecture,
+        name=name,
+        source=source,
+        architecture=architecture,
         model_type=_str(text.get("model_type")) or _str(config.get("model_type")),
-        dtype=dtype if isinstance(dtype, str) else None, num_attention_heads=heads, num_key_value_heads=kv_heads,
-        head_dim=head_dim, v_head_dim=v_head_dim, mla=mla, kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope,
-        sliding_window=sliding_window, sliding_window_layers=sliding, attention_sinks=sinks, softcap=softcap,
-        attention_chunk_size=chunk, cross_attention=cross,
-        dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict), hybrid_linear=hybrid,
+        dtype=dtype if isinstance(dtype, str) else None,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        v_head_dim=v_head_dim,
+        mla=mla,
+        kv_lora_rank=kv_lora_rank,
+        qk_rope_head_dim=rope,
+        sliding_window=sliding_window,
+        sliding_window_layers=sliding,
+        attention_sinks=sinks,
+        softcap=softcap,
+        attention_chunk_size=chunk,
+        cross_attention=cross,
+        dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
+        hybrid_linear=hybrid,
         features=frozenset(features),
     )
 
@@ -202,8 +227,11 @@ def load_config_file(path: str) -> ModelFeatures:
         raise RulesInputError(f"cannot read model config {config_path}: {err.strerror or err}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise RulesInputError(f"model config {config_path} is not valid JSON: {err}") from None
-    name = os.path.basename(os.path.dirname(os.path.abspath(config_path))) if not os.path.isdir(path) \
+    name = (
+        os.path.basename(os.path.dirname(os.path.abspath(config_path)))
+        if not os.path.isdir(path)
         else os.path.basename(os.path.abspath(path))
+    )
     return features_from_config(data, name, config_path)
 
 
@@ -216,5 +244,6 @@ def load_model(spec: str) -> ModelFeatures:
         return preset
     if spec.startswith((".", "/", "~")) or spec.endswith(".json"):
         raise RulesInputError(f"--model {spec}: no such file or directory")
-    raise RulesInputError(f"--model {spec!r} is neither a local model directory nor a preset", choices=presets(),
-                          word=spec)
+    raise RulesInputError(
+        f"--model {spec!r} is neither a local model directory nor a preset", choices=presets(), word=spec
+    )

@@ -8,6 +8,7 @@ warning. SGLang 0.5.23 sources: python/sglang/srt/arg_groups/overrides.py (`_det
 arg_groups/model_override_base.py `get_default_attn_backend`. Platform probes test the compute-capability
 major only (utils/common.py `_check_cuda_device_version`): SM103 resolves like SM100, SM121 like SM120.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -19,9 +20,15 @@ from rules.target import Target
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
 DETERMINISTIC_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _deterministic_attention_backend"
 DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
-QWEN_HYBRID_ARCHITECTURES = frozenset({"Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration",
-                                       "Qwen3_5ForConditionalGeneration", "InternS2PreviewForConditionalGeneration",
-                                       "InternS2MobiusForConditionalGeneration"})
+QWEN_HYBRID_ARCHITECTURES = frozenset(
+    {
+        "Qwen3NextForCausalLM",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+        "InternS2MobiusForConditionalGeneration",
+    }
+)
 EXAONE_ARCHITECTURES = frozenset({"Exaone4ForCausalLM", "ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM"})
 # sglang's configs/olmo3.py serves Olmo3ForCausalLM configs as Olmo2ForCausalLM.
 OLMO_ARCHITECTURES = frozenset({"Olmo2ForCausalLM", "Olmo3ForCausalLM"})
@@ -105,9 +112,15 @@ def _generic_default(config: Config, major: int) -> str:
         return {9: "fa3", 10: "flashinfer"}.get(major, "triton")
     if major == 9 and _topk_one(config):
         return "fa3"
-    if major == 10 and _topk_one(config) and (config.speculative_algorithm is None
-                                              or config.speculative_eagle_topk is not None
-                                              or config.speculative_algorithm.upper() == "DFLASH"):
+    if (
+        major == 10
+        and _topk_one(config)
+        and (
+            config.speculative_algorithm is None
+            or config.speculative_eagle_topk is not None
+            or config.speculative_algorithm.upper() == "DFLASH"
+        )
+    ):
         return "fa4" if "asymmetric_kv" in config.features else "trtllm_mha"
     return "triton" if "sinks" in config.features else "flashinfer"
 
@@ -121,10 +134,15 @@ def _apply_model_overrides(config: Config, target: Target) -> Config:
         rewrites["page_size"] = str(config.page_size)  # a declaration wins over the flag
     why = config.auto_backend
     if not config.backend_given:
-        chosen = ", ".join(f"{k.replace('_attention_backend', '')} {v}" if k != "attention_backend" else v
-                           for k, v in declared.items() if k.endswith("attention_backend"))
-        why = (f"SGLang's default for {config.model.architecture} on SM{target.major}x: {chosen} "
-               f"(arg_groups/model_overrides)")
+        chosen = ", ".join(
+            f"{k.replace('_attention_backend', '')} {v}" if k != "attention_backend" else v
+            for k, v in declared.items()
+            if k.endswith("attention_backend")
+        )
+        why = (
+            f"SGLang's default for {config.model.architecture} on SM{target.major}x: {chosen} "
+            f"(arg_groups/model_overrides)"
+        )
     return replace(config, **declared, rewrites=rewrites, auto_backend=why)
 
 
@@ -143,24 +161,32 @@ def nvfp4_plan(config: Config, target: Target) -> tuple[Optional[str], str]:
         if explicit in by_backend:
             requested = by_backend[explicit]
         elif explicit is not None:
-            return None, (f"NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {explicit!r} "
-                          "provides neither.")
+            return None, (
+                f"NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {explicit!r} "
+                "provides neither."
+            )
         else:
             requested = "nvfp4" if target.major == 10 else "fp8_e4m3"
     if requested == "nvfp4" and target.major != 10:
-        return None, ("Native NVFP4 prefill currently requires SM100; use --prefill-kv-cache-dequant-dtype=fp8_e4m3 "
-                      "on this platform.")
+        return None, (
+            "Native NVFP4 prefill currently requires SM100; use --prefill-kv-cache-dequant-dtype=fp8_e4m3 "
+            "on this platform."
+        )
     prefill = NVFP4_PREFILL_BACKEND.get(requested)
     if prefill is None:
         return None, f"--prefill-kv-cache-dequant-dtype {requested!r} is not fp8_e4m3 or nvfp4"
     if config.prefill_attention_backend is not None and config.prefill_attention_backend != prefill:
-        return None, (f"--prefill-kv-cache-dequant-dtype={requested} requires prefill backend {prefill!r}, but "
-                      f"--prefill-attention-backend={config.prefill_attention_backend!r} was set. Remove the backend "
-                      "option and select the KV dtype only.")
+        return None, (
+            f"--prefill-kv-cache-dequant-dtype={requested} requires prefill backend {prefill!r}, but "
+            f"--prefill-attention-backend={config.prefill_attention_backend!r} was set. Remove the backend "
+            "option and select the KV dtype only."
+        )
     if config.decode_attention_backend not in (None, "trtllm_mha"):
-        return None, (f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got "
-                      f"{config.decode_attention_backend!r}. Remove the backend option; NVFP4 selects the supported "
-                      "decode implementation automatically.")
+        return None, (
+            f"NVFP4 decode requires --decode-attention-backend=trtllm_mha; got "
+            f"{config.decode_attention_backend!r}. Remove the backend option; NVFP4 selects the supported "
+            "decode implementation automatically."
+        )
     return prefill, ""
 
 
@@ -174,37 +200,58 @@ def resolve(config: Config, target: Target) -> Config:
     config = _apply_model_overrides(config, target)
     if config.deterministic and config.attention_backend is None:
         # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
-        config = replace(config, attention_backend=_deterministic_fallback(config, major),
-                         auto_backend=config.auto_backend or (
-                             "" if given else f"SGLang's deterministic-inference fallback on SM{major}x "
-                                              f"({DETERMINISTIC_SOURCE})"))
+        config = replace(
+            config,
+            attention_backend=_deterministic_fallback(config, major),
+            auto_backend=config.auto_backend
+            or ("" if given else f"SGLang's deterministic-inference fallback on SM{major}x ({DETERMINISTIC_SOURCE})"),
+        )
     if config.kv_cache_dtype == "nvfp4":
         prefill, error = nvfp4_plan(config, target)
         if not error and (config.prefill_backend, config.decode_backend) != (prefill, "trtllm_mha"):
-            asked = {field: value for field, value, new in (("prefill_attention_backend", config.prefill_backend, prefill),
-                                                            ("decode_attention_backend", config.decode_backend,
-                                                             "trtllm_mha")) if value is not None and value != new}
-            config = replace(config, prefill_attention_backend=prefill, decode_attention_backend="trtllm_mha",
-                             rewrites={**config.rewrites, **asked},
-                             auto_backend=config.auto_backend or ("" if given else f"NVFP4 KV: prefill {prefill}, "
-                                                                  f"decode trtllm_mha ({NVFP4_SOURCE})"))
+            asked = {
+                field: value
+                for field, value, new in (
+                    ("prefill_attention_backend", config.prefill_backend, prefill),
+                    ("decode_attention_backend", config.decode_backend, "trtllm_mha"),
+                )
+                if value is not None and value != new
+            }
+            config = replace(
+                config,
+                prefill_attention_backend=prefill,
+                decode_attention_backend="trtllm_mha",
+                rewrites={**config.rewrites, **asked},
+                auto_backend=config.auto_backend
+                or ("" if given else f"NVFP4 KV: prefill {prefill}, decode trtllm_mha ({NVFP4_SOURCE})"),
+            )
     if config.attention_backend is None:
         if config.prefill_attention_backend and config.prefill_attention_backend == config.decode_attention_backend:
             config = replace(config, attention_backend=config.prefill_attention_backend)
         elif not config.backend_given:
-            config = config.with_backend(_generic_default(config, major), auto_reason=(
-                f"SGLang's default for {'MLA' if config.mla else 'MHA'} models on SM{major}x ({SOURCE})"))
+            config = config.with_backend(
+                _generic_default(config, major),
+                auto_reason=(f"SGLang's default for {'MLA' if config.mla else 'MHA'} models on SM{major}x ({SOURCE})"),
+            )
         else:
             # one phase named: the other inherits the engine default (_attention_backend_default)
             config = replace(config, attention_backend=_generic_default(config, major))
-    elif (config.prefill_attention_backend and config.prefill_attention_backend == config.decode_attention_backend
-          and config.attention_backend != config.prefill_attention_backend):
+    elif (
+        config.prefill_attention_backend
+        and config.prefill_attention_backend == config.decode_attention_backend
+        and config.attention_backend != config.prefill_attention_backend
+    ):
         # _attention_backend_default: equal phase backends override --attention-backend.
         config = replace(config, attention_backend=config.prefill_attention_backend)
     if config.attention_backend == "fa3" and config.kv_cache_dtype == "fp8_e5m2":
         # _attention_backend_fa3_fp8_fallback: logged, then triton runs instead.
-        config = replace(config, attention_backend="triton", prefill_attention_backend=None,
-                         decode_attention_backend=None, rewrites={**config.rewrites, "attention_backend": "fa3"})
+        config = replace(
+            config,
+            attention_backend="triton",
+            prefill_attention_backend=None,
+            decode_attention_backend=None,
+            rewrites={**config.rewrites, "attention_backend": "fa3"},
+        )
     return config
 
 
@@ -219,8 +266,10 @@ def effective_page_size(config: Config, target: Target) -> int:
     if "cutedsl_mla" in backends and page not in (32, 64):
         page = 64
     # tokenspeed_mla: its own snap through 0.5.22, renamed to cutedsl_mla (the same snap) in 0.5.23
-    if (config.attention_backend == "tokenspeed_mla" or config.decode_backend == "tokenspeed_mla") \
-            and page not in (32, 64):
+    if (config.attention_backend == "tokenspeed_mla" or config.decode_backend == "tokenspeed_mla") and page not in (
+        32,
+        64,
+    ):
         page = 64
     if "trtllm_mha" in backends and page not in (16, 32, 64, 128):
         page = 64

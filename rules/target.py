@@ -8,6 +8,7 @@ Three constructors, one shape:
 `with_engine_versions({"sglang": "0.5.23"})` pins versions (`--engine-version`), overriding what facts say.
 Everything rules read is computed once here, so evaluating a rule is attribute access.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,12 @@ VERSIONED = {
     "flashinfer": ("flashinfer", ("flashinfer-python", "flashinfer")),
     "torch": ("torch", ("torch",)),
 }
-_VERSION_ALIASES = {"flash_attn_4": "flash-attn-4", "fa4": "flash-attn-4", "flashinfer-python": "flashinfer",
-                    "flashinfer_python": "flashinfer"}
+_VERSION_ALIASES = {
+    "flash_attn_4": "flash-attn-4",
+    "fa4": "flash-attn-4",
+    "flashinfer-python": "flashinfer",
+    "flashinfer_python": "flashinfer",
+}
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class Target:
     software_known: bool = False  # False for --gpu: installs, torch build and versions are unknown
     versions: Mapping[str, str] = field(default_factory=dict)  # installed: sglang, vllm, flash-attn-4, flashinfer
     version_origin: str = ""  # "probe" | "facts file" | "--engine-version"
-    facts: Optional["Facts"] = None
+    facts: Optional[Facts] = None
     gpu_note: str = ""  # e.g. mixed GPU models, or why there is no GPU
 
     # Derived once (compute-capability major/minor/arch), read by every rule.
@@ -67,19 +72,29 @@ class Target:
         return f"{name} (compute capability {self.cc[0]}.{self.cc[1]}, {self.sm})"
 
     @classmethod
-    def from_gpu(cls, name: str) -> "Target":
+    def from_gpu(cls, name: str) -> Target:
         profile = gpus.lookup(name)
         if profile is None:
             cc = gpus.parse_compute_capability(name)
             if cc is None:
-                raise RulesInputError(f"unknown GPU {name!r} (a product name or a compute capability such as "
-                                      f"sm_90 or 12.1)", choices=gpus.names(), word=name)
+                raise RulesInputError(
+                    f"unknown GPU {name!r} (a product name or a compute capability such as sm_90 or 12.1)",
+                    choices=gpus.names(),
+                    word=name,
+                )
             profile = gpus.profile_for_cc(cc)
-        return cls(kind="gpu", label=f"--gpu {name}", gpu_name=profile.name, cc=profile.cc,
-                   memory_gib=profile.memory_gib, gpu_count=1, software_known=False)
+        return cls(
+            kind="gpu",
+            label=f"--gpu {name}",
+            gpu_name=profile.name,
+            cc=profile.cc,
+            memory_gib=profile.memory_gib,
+            gpu_count=1,
+            software_known=False,
+        )
 
     @classmethod
-    def from_facts(cls, facts: "Facts", kind: str = "live", label: str = "this machine") -> "Target":
+    def from_facts(cls, facts: Facts, kind: str = "live", label: str = "this machine") -> Target:
         devices = [d for d in facts.gpus.devices if d.cc_major is not None and d.cc_minor is not None]
         note = ""
         if devices:
@@ -87,8 +102,11 @@ class Target:
             cc: Optional[tuple[int, int]] = (first.cc_major, first.cc_minor)
             kinds = {(d.name, d.cc_major, d.cc_minor) for d in devices}
             if len(kinds) > 1:
-                note = "mixed GPUs: " + ", ".join(sorted(f"{n} ({a}.{b})" for n, a, b in kinds)) + \
-                       f"; judged as GPU 0 ({first.name})"
+                note = (
+                    "mixed GPUs: "
+                    + ", ".join(sorted(f"{n} ({a}.{b})" for n, a, b in kinds))
+                    + f"; judged as GPU 0 ({first.name})"
+                )
             name = first.name
             memory = round(first.memory_total_mib / 1024, 1) if first.memory_total_mib else None
         else:
@@ -99,15 +117,26 @@ class Target:
             library = facts.library(library_key)
             if library is None or not library.installed:
                 continue
-            version = next((library.distributions[d] for d in distributions if d in library.distributions),
-                           library.version)
+            version = next(
+                (library.distributions[d] for d in distributions if d in library.distributions), library.version
+            )
             if version:
                 versions[key] = version
-        return cls(kind=kind, label=label, gpu_name=name, cc=cc, memory_gib=memory, gpu_count=len(devices),
-                   software_known=True, versions=versions, version_origin="probe" if kind == "live" else "facts file",
-                   facts=facts, gpu_note=note)
+        return cls(
+            kind=kind,
+            label=label,
+            gpu_name=name,
+            cc=cc,
+            memory_gib=memory,
+            gpu_count=len(devices),
+            software_known=True,
+            versions=versions,
+            version_origin="probe" if kind == "live" else "facts file",
+            facts=facts,
+            gpu_note=note,
+        )
 
-    def with_engine_versions(self, pins: Mapping[str, str]) -> "Target":
+    def with_engine_versions(self, pins: Mapping[str, str]) -> Target:
         if not pins:
             return self
         versions = dict(self.versions)
@@ -116,11 +145,17 @@ class Target:
 
     def to_dict(self) -> dict:
         return {
-            "kind": self.kind, "label": self.label, "gpu": self.gpu_name,
+            "kind": self.kind,
+            "label": self.label,
+            "gpu": self.gpu_name,
             "compute_capability": f"{self.cc[0]}.{self.cc[1]}" if self.cc else None,
-            "sm": self.sm if self.cc else None, "memory_gib": self.memory_gib, "gpu_count": self.gpu_count,
-            "software_known": self.software_known, "versions": dict(sorted(self.versions.items())),
-            "version_origin": self.version_origin or None, "note": self.gpu_note or None,
+            "sm": self.sm if self.cc else None,
+            "memory_gib": self.memory_gib,
+            "gpu_count": self.gpu_count,
+            "software_known": self.software_known,
+            "versions": dict(sorted(self.versions.items())),
+            "version_origin": self.version_origin or None,
+            "note": self.gpu_note or None,
         }
 
 

@@ -4,6 +4,7 @@ In-process is what makes a thousand fuzzed cases affordable; a subprocess is use
 itself is the fault (no site-packages, the environment at start-up). An exception escaping main() is not
 caught here: it fails the test with its traceback, as it would print one for the user.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -1,5 +1,6 @@
 """Shared test set-up: GPU tests skip cleanly where NVML finds no GPU, and no test reads or writes the
 user's own attn-preflight cache."""
+
 from __future__ import annotations
 
 import pytest

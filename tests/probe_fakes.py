@@ -4,6 +4,7 @@ A fake distribution is what pip leaves behind: <name>-<version>.dist-info with M
 its files, in a directory that goes on sys.path / PYTHONPATH. The import checks then run through the
 real subprocess machinery.
 """
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,10 @@ UNDEFINED_SYMBOL = (
 SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
 HANG = "import time\ntime.sleep(600)\n"
 # nvidia-cutlass-dsl 4.8.1's own .pth line (PyPI wheel, nvidia_cutlass_dsl_packages.pth)
-CUTLASS_PTH = ("import sys, os, nvidia_cutlass_dsl; sys.path.insert(0, os.path.join(nvidia_cutlass_dsl.__path__[0], "
-               "'dsl_packages'))\n")
+CUTLASS_PTH = (
+    "import sys, os, nvidia_cutlass_dsl; sys.path.insert(0, os.path.join(nvidia_cutlass_dsl.__path__[0], "
+    "'dsl_packages'))\n"
+)
 
 
 def make_dist(site: Path, name: str, version: str, files: Optional[dict] = None) -> Path:
@@ -43,7 +46,7 @@ def make_cutlass_dsl(site: Path, version: str = "4.8.1", with_pth: bool = True) 
     nvidia_cutlass_dsl/dsl_packages, which only the .pth file puts on sys.path."""
     files = {
         "nvidia_cutlass_dsl/__init__.py": "",
-        "nvidia_cutlass_dsl/dsl_packages/cutlass/__init__.py": "__version__ = '%s'\n" % version,
+        "nvidia_cutlass_dsl/dsl_packages/cutlass/__init__.py": f"__version__ = '{version}'\n",
         "nvidia_cutlass_dsl/dsl_packages/cutlass/cute/__init__.py": "",
     }
     if with_pth:
@@ -56,6 +59,7 @@ def make_cutlass_dsl(site: Path, version: str = "4.8.1", with_pth: bool = True) 
 
 
 # ------------------------------------------------------------------------------------------- fake pynvml
+
 
 class NVMLError(Exception):
     def __init__(self, value: int, text: str = ""):
@@ -70,8 +74,9 @@ NVML_ERROR_UNKNOWN = 999
 NVML_ERROR_GPU_IS_LOST = 15
 
 
-def fake_pynvml(devices: list[dict], init_error: Optional[NVMLError] = None, driver: str = "580.95.05",
-                cuda: int = 13000) -> types.ModuleType:
+def fake_pynvml(
+    devices: list[dict], init_error: Optional[NVMLError] = None, driver: str = "580.95.05", cuda: int = 13000
+) -> types.ModuleType:
     """A pynvml stand-in. Each device is a dict of answers (name, uuid, cc, memory_mib, mig, persistence,
     nvlink_up); an answer that is an exception instance is raised instead, as NVML would."""
     nvml = types.ModuleType("pynvml")
@@ -121,7 +126,14 @@ def fake_pynvml(devices: list[dict], init_error: Optional[NVMLError] = None, dri
 
 
 def h200(index: int, **overrides) -> dict:
-    device = {"name": "NVIDIA H200", "uuid": f"GPU-0000000{index}-h200", "cc": (9, 0), "memory_mib": 143771,
-              "mig": [0, 0], "persistence": 1, "nvlink_up": 18}
+    device = {
+        "name": "NVIDIA H200",
+        "uuid": f"GPU-0000000{index}-h200",
+        "cc": (9, 0),
+        "memory_mib": 143771,
+        "mig": [0, 0],
+        "persistence": 1,
+        "nvlink_up": 18,
+    }
     device.update(overrides)
     return device

@@ -1,4 +1,5 @@
 """`attn-preflight check` end to end through click: the five seeds, targets, pasted commands, formats, errors."""
+
 import json
 import subprocess
 import sys
@@ -35,9 +36,18 @@ def by_id(data):
 
 # --- the five seed errors, each caught end to end -----------------------------------------------------------
 
+
 def test_seed_score_mod_on_fa3():
-    result = check("--gpu", "H100", "--model", str(MODELS / "Llama-3.1-8B-Instruct"), "--attention-backend", "fa3",
-                   "--feature", "score_mod")
+    result = check(
+        "--gpu",
+        "H100",
+        "--model",
+        str(MODELS / "Llama-3.1-8B-Instruct"),
+        "--attention-backend",
+        "fa3",
+        "--feature",
+        "score_mod",
+    )
     assert result.exit_code == 1
     assert '"score_mod is only supported by the FA4 backend."' in result.output
     assert "--attention-backend fa4" in result.output
@@ -45,8 +55,9 @@ def test_seed_score_mod_on_fa3():
 
 
 def test_seed_rel_bias_on_fa3_from_model_architecture():
-    result, data = check_json("--gpu", "H200", "--model", str(MODELS / "synthetic-inkling"), "--attention-backend",
-                              "fa3")
+    result, data = check_json(
+        "--gpu", "H200", "--model", str(MODELS / "synthetic-inkling"), "--attention-backend", "fa3"
+    )
     assert result.exit_code == 1
     finding = by_id(data)["fa3-rel-bias"]
     assert finding["status"] == "fail"
@@ -55,8 +66,9 @@ def test_seed_rel_bias_on_fa3_from_model_architecture():
 
 
 def test_seed_custom_score_mod_on_sm8x():
-    result, data = check_json("--gpu", "A100", "--model", "llama-3.1-8b", "--attention-backend", "fa4",
-                              "--feature", "score_mod")
+    result, data = check_json(
+        "--gpu", "A100", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--feature", "score_mod"
+    )
     assert result.exit_code == 1
     finding = by_id(data)["fa4-score-mod-sm8x"]
     assert finding["status"] == "fail"
@@ -66,24 +78,48 @@ def test_seed_custom_score_mod_on_sm8x():
 
 
 def test_seed_deterministic_absorbed_mla_on_fa4_needs_sm100():
-    result, data = check_json("--gpu", "H100", "--model", "deepseek-ai/DeepSeek-V3", "--attention-backend", "fa4",
-                              "--enable-deterministic-inference")
+    result, data = check_json(
+        "--gpu",
+        "H100",
+        "--model",
+        "deepseek-ai/DeepSeek-V3",
+        "--attention-backend",
+        "fa4",
+        "--enable-deterministic-inference",
+    )
     assert result.exit_code == 1 and data["verdict"] == "fail"
     finding = by_id(data)["fa4-deterministic-mla-arch"]
     assert finding["status"] == "fail"
-    assert finding["prevents"].startswith("Deterministic inference with absorbed-MLA models on the fa4 attention "
-                                          "backend requires SM100/SM110")
+    assert finding["prevents"].startswith(
+        "Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110"
+    )
     assert finding["fix"] == ["--attention-backend fa3"]
     assert {"option": "--attention-backend", "value": "fa3", "verdict": "pass"} in data["alternatives"]
-    result, data = check_json("--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "fa4",
-                              "--deterministic")
+    result, data = check_json(
+        "--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "fa4", "--deterministic"
+    )
     assert by_id(data)["fa4-deterministic-mla-arch"]["status"] == "pass"
 
 
 def test_seed_mxfp8_kv_needs_fa4_from_pasted_command():
-    result, data = check_json("--gpu", "H100", "--", "python", "-m", "sglang.launch_server", "--model-path",
-                              str(MODELS / "Llama-3.1-8B-Instruct"), "--attention-backend", "fa3",
-                              "--kv-cache-dtype", "mxfp8", "--port", "30000", "--host", "0.0.0.0")
+    result, data = check_json(
+        "--gpu",
+        "H100",
+        "--",
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        str(MODELS / "Llama-3.1-8B-Instruct"),
+        "--attention-backend",
+        "fa3",
+        "--kv-cache-dtype",
+        "mxfp8",
+        "--port",
+        "30000",
+        "--host",
+        "0.0.0.0",
+    )
     assert result.exit_code == 1
     findings = by_id(data)
     assert findings["kv-mxfp8-requires-fa4"]["status"] == "fail"
@@ -94,8 +130,16 @@ def test_seed_mxfp8_kv_needs_fa4_from_pasted_command():
 
 
 def test_seed_sibling_mxfp8_needs_per_token_q_scales():
-    result, data = check_json("--gpu", "B200", "--model", str(MODELS / "Llama-3.1-8B-Instruct"),
-                              "--attention-backend", "fa4", "--kv-cache-dtype", "mxfp8")
+    result, data = check_json(
+        "--gpu",
+        "B200",
+        "--model",
+        str(MODELS / "Llama-3.1-8B-Instruct"),
+        "--attention-backend",
+        "fa4",
+        "--kv-cache-dtype",
+        "mxfp8",
+    )
     assert result.exit_code == 1
     finding = by_id(data)["kv-mxfp8-q-scales"]
     assert finding["status"] == "fail"
@@ -105,16 +149,26 @@ def test_seed_sibling_mxfp8_needs_per_token_q_scales():
 
 # --- targets, versions, formats ----------------------------------------------------------------------------
 
+
 def test_gpu_target_skips_software_rules_never_passes_them():
-    _, data = check_json("--gpu", "B200", "--model", "llama-3.1-8b", "--attention-backend", "trtllm_mha",
-                         "--kv-cache-dtype", "nvfp4")
+    _, data = check_json(
+        "--gpu", "B200", "--model", "llama-3.1-8b", "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"
+    )
     assert by_id(data)["kv-fp4-torch"]["status"] == "skip"
     assert data["target"]["software_known"] is False
 
 
 def test_facts_target_judges_software_and_versions():
-    result, data = check_json("--facts", str(FACTS / "b200-torch-2.9-cu128.json"), "--model", "llama-3.1-8b",
-                              "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4")
+    result, data = check_json(
+        "--facts",
+        str(FACTS / "b200-torch-2.9-cu128.json"),
+        "--model",
+        "llama-3.1-8b",
+        "--attention-backend",
+        "trtllm_mha",
+        "--kv-cache-dtype",
+        "nvfp4",
+    )
     assert by_id(data)["kv-fp4-torch"]["status"] == "pass"
     assert data["target"]["versions"]["sglang"] == "0.5.23"
     assert data["target"]["compute_capability"] == "10.0" and data["target"]["gpu_count"] == 8
@@ -122,8 +176,16 @@ def test_facts_target_judges_software_and_versions():
 
 
 def test_version_outside_a_rule_range_skips_it_and_unknown_version_says_newest_applied():
-    _, old = check_json("--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "cutlass_mla",
-                        "--engine-version", "sglang==0.5.10")
+    _, old = check_json(
+        "--gpu",
+        "B200",
+        "--model",
+        "deepseek-v3",
+        "--attention-backend",
+        "cutlass_mla",
+        "--engine-version",
+        "sglang==0.5.10",
+    )
     assert by_id(old)["general-backend-removed"]["status"] == "skip"
     assert "holds for sglang>=0.5.23" in by_id(old)["general-backend-removed"]["message"]
     _, new = check_json("--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "cutlass_mla")
@@ -173,15 +235,33 @@ def test_silent_rewrite_is_a_warning_and_strict_makes_it_exit_1():
 
 
 def test_markdown_format():
-    result = check("--gpu", "H100", "--model", "deepseek-v3", "--attention-backend", "fa4", "--deterministic",
-                   "--format", "markdown")
+    result = check(
+        "--gpu",
+        "H100",
+        "--model",
+        "deepseek-v3",
+        "--attention-backend",
+        "fa4",
+        "--deterministic",
+        "--format",
+        "markdown",
+    )
     assert result.exit_code == 1
     assert "| status" in result.output and "**verdict: FAIL" in result.output
 
 
 def test_vllm_serve_command_is_judged_by_vllm_rules():
-    result, data = check_json("--gpu", "H100", "--", "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve",
-                              "llama-3.1-8b", "--max-model-len", "8192")
+    result, data = check_json(
+        "--gpu",
+        "H100",
+        "--",
+        "VLLM_ATTENTION_BACKEND=FLASH_ATTN",
+        "vllm",
+        "serve",
+        "llama-3.1-8b",
+        "--max-model-len",
+        "8192",
+    )
     assert data["config"]["engine"] == "vllm" and data["config"]["attention_backend"] == "FLASH_ATTN"
     from rules.engine import get_rule
 
@@ -190,9 +270,15 @@ def test_vllm_serve_command_is_judged_by_vllm_rules():
 
 
 def test_pasted_command_as_one_string_and_explicit_flags_win():
-    _, data = check_json("--gpu", "H100", "--attention-backend", "triton", "--",
-                         "SGLANG_FLASHATTENTION_VERSION=4 python3 -m sglang.launch_server --model-path llama-3.1-8b "
-                         "--attention-backend fa3 --mem-fraction-static 0.8")
+    _, data = check_json(
+        "--gpu",
+        "H100",
+        "--attention-backend",
+        "triton",
+        "--",
+        "SGLANG_FLASHATTENTION_VERSION=4 python3 -m sglang.launch_server --model-path llama-3.1-8b "
+        "--attention-backend fa3 --mem-fraction-static 0.8",
+    )
     assert data["config"]["attention_backend"] == "triton"
     assert by_id(data)["general-flashattention-version-env"]["status"] == "warn"
     assert data["config"]["ignored"] == ["--mem-fraction-static"]
@@ -200,28 +286,35 @@ def test_pasted_command_as_one_string_and_explicit_flags_win():
 
 # --- errors: one line, exit 2 ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("argv,needle", [
-    (["--gpu", "H10"], "did you mean 'H100'"),
-    (["--gpu", "H100", "--attention-backend", "fa5"], "did you mean 'fa4'"),
-    (["--gpu", "H100", "--kv-cache-dtype", "mxfp9"], "did you mean 'mxfp8'"),
-    (["--gpu", "H100", "--feature", "scoremod"], "did you mean 'score_mod'"),
-    (["--gpu", "H100", "--model", "llama3.1-8b"], "did you mean 'llama-3.1-8b'"),
-    (["--gpu", "H100", "--model", "./no/such/dir"], "no such file or directory"),
-    (["--gpu", "H100", "--model", str(FACTS / "README.md")], "not valid JSON"),
-    (["--gpu", "H100", "--engine-version", "sglang"], "NAME==VERSION"),
-    (["--gpu", "H100", "--engine-version", "sglangg==0.5.23"], "did you mean 'sglang'"),
-    (["--gpu", "H100", "--facts", str(FACTS / "b200-torch-2.9-cu128.json")], "two different targets"),
-    (["--facts", "/no/such/facts.json"], "cannot read facts file"),
-    (["--facts", str(FACTS / "README.md")], "not valid JSON"),
-    (["--gpu", "H100", "--", "python", "-m", "http.server"], "not a launch command"),
-    (["--gpu", "H100", "--", "python -m sglang.launch_server --attention-backend 'fa3"], "cannot parse"),
-    (["--gpu", "H100", "--", "python", "-m", "sglang.launch_server", "--page-size", "big"], "expected an integer"),
-    (["--probe-timeout", "0"], "must be a positive number of seconds, got 0"),
-    (["--probe-timeout", "nan"], "must be a positive number of seconds, got nan"),
-    (["--probe-timeout", "soon"], "'soon' is not a valid float"),
-    (["--gpu", "H100", "--probe-timeout", "5"], "with --gpu nothing is probed"),
-    (["--facts", str(FACTS / "b200-torch-2.9-cu128.json"), "--probe-timeout", "5"], "with --facts nothing is probed"),
-])
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--gpu", "H10"], "did you mean 'H100'"),
+        (["--gpu", "H100", "--attention-backend", "fa5"], "did you mean 'fa4'"),
+        (["--gpu", "H100", "--kv-cache-dtype", "mxfp9"], "did you mean 'mxfp8'"),
+        (["--gpu", "H100", "--feature", "scoremod"], "did you mean 'score_mod'"),
+        (["--gpu", "H100", "--model", "llama3.1-8b"], "did you mean 'llama-3.1-8b'"),
+        (["--gpu", "H100", "--model", "./no/such/dir"], "no such file or directory"),
+        (["--gpu", "H100", "--model", str(FACTS / "README.md")], "not valid JSON"),
+        (["--gpu", "H100", "--engine-version", "sglang"], "NAME==VERSION"),
+        (["--gpu", "H100", "--engine-version", "sglangg==0.5.23"], "did you mean 'sglang'"),
+        (["--gpu", "H100", "--facts", str(FACTS / "b200-torch-2.9-cu128.json")], "two different targets"),
+        (["--facts", "/no/such/facts.json"], "cannot read facts file"),
+        (["--facts", str(FACTS / "README.md")], "not valid JSON"),
+        (["--gpu", "H100", "--", "python", "-m", "http.server"], "not a launch command"),
+        (["--gpu", "H100", "--", "python -m sglang.launch_server --attention-backend 'fa3"], "cannot parse"),
+        (["--gpu", "H100", "--", "python", "-m", "sglang.launch_server", "--page-size", "big"], "expected an integer"),
+        (["--probe-timeout", "0"], "must be a positive number of seconds, got 0"),
+        (["--probe-timeout", "nan"], "must be a positive number of seconds, got nan"),
+        (["--probe-timeout", "soon"], "'soon' is not a valid float"),
+        (["--gpu", "H100", "--probe-timeout", "5"], "with --gpu nothing is probed"),
+        (
+            ["--facts", str(FACTS / "b200-torch-2.9-cu128.json"), "--probe-timeout", "5"],
+            "with --facts nothing is probed",
+        ),
+    ],
+)
 def test_input_errors_are_one_line_exit_2(argv, needle, capsys):
     code, out = run_main(["check", *argv], capsys)
     assert code == 2
@@ -246,11 +339,38 @@ def test_malformed_model_config(tmp_path, capsys):
 
 
 def test_check_never_imports_torch_or_kernel_libraries():
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "attn_preflight", "check", "--gpu", "H100", "--model",
-                           "deepseek-v3", "--attention-backend", "fa4", "--deterministic"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "attn_preflight",
+            "check",
+            "--gpu",
+            "H100",
+            "--model",
+            "deepseek-v3",
+            "--attention-backend",
+            "fa4",
+            "--deterministic",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr[-2000:]
     imported = {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines() if "|" in line}
     assert "rules" in imported  # the import log is what we think it is
-    assert not imported & {"torch", "flash_attn", "flashinfer", "cutlass", "triton", "sgl_kernel", "sglang", "vllm",
-                           "pynvml", "probe_collect"}, imported & {"torch", "flash_attn", "flashinfer"}
+    assert not imported & {
+        "torch",
+        "flash_attn",
+        "flashinfer",
+        "cutlass",
+        "triton",
+        "sgl_kernel",
+        "sglang",
+        "vllm",
+        "pynvml",
+        "probe_collect",
+    }, imported & {"torch", "flash_attn", "flashinfer"}

@@ -1,5 +1,6 @@
 """`check --smoke`: the plan (config -> kernels at the model's shapes), the findings and disagreements judged
 from real H200 smoke results (tests/fixtures/smoke-h200-*.json), and the CLI on this GPU-less machine."""
+
 import json
 import subprocess
 import sys
@@ -9,14 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from attn_preflight.cli import cli
 from attn_preflight import smoke_plan
+from attn_preflight.check_smoke import smoke_findings, with_smoke
+from attn_preflight.cli import cli
 from probe.smoke.results import SmokeReport
 from probe.smoke.runner import DEFAULT_TIMEOUT_S
 from rules.config import make_config
 from rules.engine import Status, evaluate
 from rules.models import features_from_config
-from attn_preflight.check_smoke import smoke_findings, with_smoke
 from rules.target import Target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,8 +41,9 @@ def jobs_by_kernel(report):
 def smoke_with(report, **results):
     """A SmokeReport holding, for each kernel named, that fixture result moved to the plan's own case."""
     jobs = jobs_by_kernel(report)
-    return SmokeReport(level="shape", results=[replace(result, kernel=name, case=jobs[name].case)
-                                               for name, result in results.items()])
+    return SmokeReport(
+        level="shape", results=[replace(result, kernel=name, case=jobs[name].case) for name, result in results.items()]
+    )
 
 
 def quick(kernel):
@@ -57,6 +59,7 @@ def of(findings, rule_id):
 
 
 # --- the plan: what runs, at which shape ---------------------------------------------------------------------
+
 
 def test_plan_runs_each_phase_kernel_at_the_models_shape_per_gpu():
     jobs = jobs_by_kernel(report_for(model="llama-3.1-8b", attention_backend="fa4", tp_size=2))
@@ -83,8 +86,12 @@ def test_plan_uses_the_page_size_the_rules_resolved():
 
 
 def test_plan_dtype_from_the_flag_or_the_model():
-    assert jobs_by_kernel(report_for(model="llama-3.1-8b", attention_backend="fa4", dtype="float16"))[
-        "fa4-dense"].case.dtype == "fp16"
+    assert (
+        jobs_by_kernel(report_for(model="llama-3.1-8b", attention_backend="fa4", dtype="float16"))[
+            "fa4-dense"
+        ].case.dtype
+        == "fp16"
+    )
     fp32 = {"architectures": ["LlamaForCausalLM"], "num_attention_heads": 8, "head_dim": 64, "torch_dtype": "float32"}
     cfg = make_config(attention_backend="fa4")
     assert smoke_plan.model_dtype(replace(cfg, model=features_from_config(fp32, "m", "test"))) == "fp16"
@@ -104,8 +111,9 @@ def test_plan_fp8_kv_casts_q_for_fa4_decode_only():
     jobs = jobs_by_kernel(report_for(model="llama-3.1-8b", attention_backend="fa4", kv_cache_dtype="fp8_e4m3"))
     assert (jobs["fa4-paged"].case.dtype, jobs["fa4-paged"].case.kv_storage) == ("fp8_e4m3", "fp8_e4m3")
     assert (jobs["fa4-dense"].case.dtype, jobs["fa4-dense"].case.kv_storage) == ("bf16", "fp8_e4m3")
-    e5m2 = smoke_plan.plan(report_for(model="llama-3.1-8b", attention_backend="flashinfer",
-                                      kv_cache_dtype="fp8_e5m2").config, H200)
+    e5m2 = smoke_plan.plan(
+        report_for(model="llama-3.1-8b", attention_backend="flashinfer", kv_cache_dtype="fp8_e5m2").config, H200
+    )
     assert any("smoked as fp8_e4m3" in note for note in e5m2.notes)
 
 
@@ -121,18 +129,22 @@ def test_plan_mla_prefill_at_model_dims_decode_at_absorbed_dims():
 
 
 def test_plan_smokes_both_backends_when_the_phases_differ():
-    jobs = jobs_by_kernel(report_for(model="llama-3.1-8b", prefill_attention_backend="fa4",
-                                     decode_attention_backend="flashinfer"))
+    jobs = jobs_by_kernel(
+        report_for(model="llama-3.1-8b", prefill_attention_backend="fa4", decode_attention_backend="flashinfer")
+    )
     assert {name: (job.backend, job.phases) for name, job in jobs.items()} == {
-        "fa4-dense": ("fa4", ("prefill",)), "flashinfer-decode": ("flashinfer", ("decode",))}
+        "fa4-dense": ("fa4", ("prefill",)),
+        "flashinfer-decode": ("flashinfer", ("decode",)),
+    }
 
 
 def test_plan_names_what_cannot_be_smoked():
     b200 = smoke_plan.plan(report_for(Target.from_gpu("B200"), model="llama-3.1-8b").config, Target.from_gpu("B200"))
     assert not b200.jobs
     assert [(u.backend, u.phases) for u in b200.unsmokable] == [("trtllm_mha", ("prefill", "decode"))]
-    mxfp8 = smoke_plan.plan(report_for(model="llama-3.1-8b", attention_backend="fa4", kv_cache_dtype="mxfp8").config,
-                            H200)
+    mxfp8 = smoke_plan.plan(
+        report_for(model="llama-3.1-8b", attention_backend="fa4", kv_cache_dtype="mxfp8").config, H200
+    )
     assert "mxfp8" in mxfp8.unsmokable[0].reason
     no_model = smoke_plan.plan(report_for(attention_backend="fa4").config, H200)
     assert "--model" in no_model.unsmokable[0].reason
@@ -157,10 +169,13 @@ def test_every_preset_backend_and_kv_dtype_plans_without_error_and_nothing_unrun
 
 # --- findings from real H200 results -----------------------------------------------------------------------
 
+
 def test_h200_fa4_runs_llama_shapes_two_passes_no_disagreement():
     report = report_for(model="llama-3.1-8b", attention_backend="fa4")
     assert report.verdict == "pass"
-    result = with_smoke(report, smoke_with(report, **{"fa4-dense": quick("fa4-dense"), "fa4-paged": quick("fa4-paged")}))
+    result = with_smoke(
+        report, smoke_with(report, **{"fa4-dense": quick("fa4-dense"), "fa4-paged": quick("fa4-paged")})
+    )
     smoke = of(result.findings, "smoke-kernel")
     assert [f.status for f in smoke] == [Status.PASS, Status.PASS]
     dense = next(f for f in smoke if f.smoke["kernel"] == "fa4-dense")
@@ -186,8 +201,10 @@ def test_rules_pass_kernel_fails_says_the_knowledge_is_wrong():
     result = with_smoke(report, smoke_with(report, **{"fa4-dense": quick("fa4-dense"), "fa4-paged": crashed}))
     (disagrees,) = of(result.findings, "smoke-disagrees")
     assert disagrees.status is Status.WARN
-    assert disagrees.message.startswith("the knowledge is wrong for this machine: the rules passed this config but "
-                                        "the kernel failed: fa4-paged (decode, backend fa4) crashed")
+    assert disagrees.message.startswith(
+        "the knowledge is wrong for this machine: the rules passed this config but "
+        "the kernel failed: fa4-paged (decode, backend fa4) crashed"
+    )
     assert "killed by SIGSEGV" in disagrees.message
     assert result.verdict == "fail" and result.exit_code() == 1
 
@@ -196,8 +213,10 @@ def test_kernel_level_rule_fails_but_kernel_runs_says_the_knowledge_is_wrong():
     report = report_for(model="llama-3.1-8b", attention_backend="fa4", kv_cache_dtype="fp8_e4m3")
     result = with_smoke(report, smoke_with(report, **{"fa4-dense": fp8_refusal(), "fa4-paged": quick("fa4-paged")}))
     (disagrees,) = of(result.findings, "smoke-disagrees")
-    assert disagrees.message.startswith("the knowledge is wrong for this machine: rule fa4-fp8-sm100 predicts failure "
-                                        "but the kernel ran: fa4-paged (decode)")
+    assert disagrees.message.startswith(
+        "the knowledge is wrong for this machine: rule fa4-fp8-sm100 predicts failure "
+        "but the kernel ran: fa4-paged (decode)"
+    )
     assert disagrees.smoke == {"rules": ["fa4-fp8-sm100"], "kernels": ["fa4-paged"]}
 
 
@@ -206,8 +225,10 @@ def test_head_dim_rule_contradicted_by_a_run_at_its_dims():
     assert of(report.findings, "fa4-head-dim-sm90")[0].status is Status.FAIL
     smoke = smoke_with(report, **{"fa4-dense": quick("fa4-dense"), "fa4-paged": fp8_refusal()})
     messages = [f.message for f in smoke_findings(report, smoke) if f.rule_id == "smoke-disagrees"]
-    assert messages == ["the knowledge is wrong for this machine: rule fa4-head-dim-sm90 predicts failure but the "
-                        "kernel ran: fa4-dense (prefill) at " + jobs_by_kernel(report)["fa4-dense"].case.label()]
+    assert messages == [
+        "the knowledge is wrong for this machine: rule fa4-head-dim-sm90 predicts failure but the "
+        "kernel ran: fa4-dense (prefill) at " + jobs_by_kernel(report)["fa4-dense"].case.label()
+    ]
 
 
 def test_mla_arch_rule_is_judged_only_by_the_absorbed_decode_run():
@@ -220,25 +241,41 @@ def test_mla_arch_rule_is_judged_only_by_the_absorbed_decode_run():
 
 
 def test_head_dim_rule_on_an_mla_model_is_not_contradicted_by_the_absorbed_decode_run():
-    mla = features_from_config({"architectures": ["DeepseekV3ForCausalLM"], "num_attention_heads": 16,
-                                "kv_lora_rank": 512, "qk_nope_head_dim": 256, "qk_rope_head_dim": 64,
-                                "v_head_dim": 256, "torch_dtype": "bfloat16"}, "mla-320", "test")
-    report = evaluate(replace(make_config(attention_backend="fa4"), model=mla), Target.from_gpu("B200"),
-                      alternatives=False)
+    mla = features_from_config(
+        {
+            "architectures": ["DeepseekV3ForCausalLM"],
+            "num_attention_heads": 16,
+            "kv_lora_rank": 512,
+            "qk_nope_head_dim": 256,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 256,
+            "torch_dtype": "bfloat16",
+        },
+        "mla-320",
+        "test",
+    )
+    report = evaluate(
+        replace(make_config(attention_backend="fa4"), model=mla), Target.from_gpu("B200"), alternatives=False
+    )
     assert of(report.findings, "fa4-head-dim-sm100")[0].status is Status.FAIL  # (320, 256)
     decode_only = smoke_with(report, **{"fa4-dense": fp8_refusal(), "fa4-paged": quick("fa4-paged")})
     assert not of(smoke_findings(report, decode_only), "smoke-disagrees")  # ran at (64, 512), not (320, 256)
     both = smoke_with(report, **{"fa4-dense": quick("fa4-dense"), "fa4-paged": quick("fa4-paged")})
     assert [f.smoke for f in of(smoke_findings(report, both), "smoke-disagrees")] == [
-        {"rules": ["fa4-head-dim-sm100"], "kernels": ["fa4-dense"]}]
+        {"rules": ["fa4-head-dim-sm100"], "kernels": ["fa4-dense"]}
+    ]
 
 
 def test_sdpa_refusal_is_a_skip_under_torch_dispatch_but_fa4_refusal_fails():
     report = report_for(model="llama-3.1-8b", attention_backend="torch_native")
     math = quick("sdpa-math")
     refused = replace(fp8_refusal(), kernel="sdpa-flash")
-    findings = {f.smoke["kernel"]: f for f in of(
-        smoke_findings(report, smoke_with(report, **{"sdpa-flash": refused, "sdpa-math": math})), "smoke-kernel")}
+    findings = {
+        f.smoke["kernel"]: f
+        for f in of(
+            smoke_findings(report, smoke_with(report, **{"sdpa-flash": refused, "sdpa-math": math})), "smoke-kernel"
+        )
+    }
     assert findings["sdpa-flash"].status is Status.SKIP and "torch dispatches" in findings["sdpa-flash"].message
     assert findings["sdpa-math"].status is Status.PASS
     assert findings["sdpa-cudnn"].status is Status.SKIP  # absent from the run: never a pass
@@ -247,15 +284,18 @@ def test_sdpa_refusal_is_a_skip_under_torch_dispatch_but_fa4_refusal_fails():
 def test_not_run_here_and_no_kernel_are_skips_never_passes():
     report = report_for(model="llama-3.1-8b", attention_backend="fa4")
     missing = next(r for r in smoke_fixture("quick").results if r.kernel == "fa2-dense")  # "not installed"
-    smoke = SmokeReport(level="shape", results=[replace(missing, kernel="fa4-dense"), replace(missing, kernel="fa4-paged")])
+    smoke = SmokeReport(
+        level="shape", results=[replace(missing, kernel="fa4-dense"), replace(missing, kernel="fa4-paged")]
+    )
     findings = smoke_findings(report, smoke)
     assert [f.status for f in findings] == [Status.SKIP, Status.SKIP]
     assert all("not run here: FlashAttention 2 is not installed" in f.message for f in findings)
     b200 = report_for(Target.from_gpu("B200"), model="llama-3.1-8b")
     (skip,) = smoke_findings(b200, SmokeReport(level="shape"))
     assert skip.status is Status.SKIP
-    assert skip.message == ("trtllm_mha (prefill and decode): cannot be smoked: smoke has no kernel for the trtllm_mha "
-                            "backend")
+    assert skip.message == (
+        "trtllm_mha (prefill and decode): cannot be smoked: smoke has no kernel for the trtllm_mha backend"
+    )
 
 
 def test_smoke_findings_in_every_format():
@@ -310,28 +350,47 @@ def test_smoke_findings_are_explained_but_are_not_rules():
 
 # --- the CLI on this machine ---------------------------------------------------------------------------------
 
+
 def check(*argv):
     return CliRunner().invoke(cli, ["check", *argv])
 
 
-@pytest.mark.parametrize("argv,words", [
-    (["--smoke", "--gpu", "H200"], "--smoke runs the kernels on this machine; it cannot judge --gpu"),
-    (["--smoke", "--facts", str(FIXTURES / "probe-cpu-ci.json")], "it cannot judge --facts"),
-    (["--smoke-timeout", "30"], "--smoke-timeout needs --smoke"),
-    (["--smoke", "--smoke-timeout", "0"], "must be a positive number of seconds"),
-    (["--smoke", "--smoke-timeout", "nan"], "must be a positive number of seconds"),
-])
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["--smoke", "--gpu", "H200"], "--smoke runs the kernels on this machine; it cannot judge --gpu"),
+        (["--smoke", "--facts", str(FIXTURES / "probe-cpu-ci.json")], "it cannot judge --facts"),
+        (["--smoke-timeout", "30"], "--smoke-timeout needs --smoke"),
+        (["--smoke", "--smoke-timeout", "0"], "must be a positive number of seconds"),
+        (["--smoke", "--smoke-timeout", "nan"], "must be a positive number of seconds"),
+    ],
+)
 def test_smoke_usage_errors_are_one_line_exit_2(argv, words):
-    run = subprocess.run([sys.executable, "-m", "attn_preflight", "check", "--model", "llama-3.1-8b", "--attention-backend",
-                          "fa4", *argv], capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attn_preflight",
+            "check",
+            "--model",
+            "llama-3.1-8b",
+            "--attention-backend",
+            "fa4",
+            *argv,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert run.returncode == 2 and run.stdout == ""
     assert len(run.stderr.strip().splitlines()) == 1 and words in run.stderr
 
 
 def test_smoke_timeout_reaches_the_runner(monkeypatch):
     seen = []
-    monkeypatch.setattr(smoke_plan, "run", lambda plan, timeout, progress: seen.append(timeout)
-                        or SmokeReport(level="shape"))
+    monkeypatch.setattr(
+        smoke_plan, "run", lambda plan, timeout, progress: seen.append(timeout) or SmokeReport(level="shape")
+    )
     check("--smoke", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--smoke-timeout", "42")
     check("--smoke", "--model", "llama-3.1-8b", "--attention-backend", "fa4")
     assert seen == [42.0, DEFAULT_TIMEOUT_S]
@@ -348,12 +407,32 @@ def test_fa4_here_is_reported_as_skipped_and_the_verdict_is_not_a_pass():
 
 
 def test_torch_native_really_runs_sdpa_math_here_without_torch_in_this_process():
-    script = ("import sys\nfrom attn_preflight.cli import main\n"
-              "try:\n    main(sys.argv[1:])\nexcept SystemExit as stop:\n"
-              "    print('TORCH_IN_MAIN', 'torch' in sys.modules, file=sys.stderr)\n    raise\n")
-    run = subprocess.run([sys.executable, "-c", script, "check", "--smoke", "--model", "llama-3.1-8b",
-                          "--attention-backend", "torch_native", "--tp-size", "4", "--format", "json"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    script = (
+        "import sys\nfrom attn_preflight.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as stop:\n"
+        "    print('TORCH_IN_MAIN', 'torch' in sys.modules, file=sys.stderr)\n    raise\n"
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            "check",
+            "--smoke",
+            "--model",
+            "llama-3.1-8b",
+            "--attention-backend",
+            "torch_native",
+            "--tp-size",
+            "4",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert "TORCH_IN_MAIN False" in run.stderr
     assert "sdpa-math [bf16 b2 q1024 k1024 h8/2 d128 causal]: ok" in run.stderr  # progress line while it runs
     data = json.loads(run.stdout)
@@ -365,9 +444,11 @@ def test_torch_native_really_runs_sdpa_math_here_without_torch_in_this_process()
 
 
 def test_check_without_smoke_loads_no_smoke_module():
-    script = ("import sys\nfrom attn_preflight.cli import main\n"
-              "try:\n    main(['check', '--gpu', 'H200', '--model', 'llama-3.1-8b', '--attention-backend', 'fa4'])\n"
-              "except SystemExit:\n    pass\n"
-              "print(sorted(m for m in sys.modules if m.startswith(('probe.smoke', 'attn_preflight.check_smoke', 'torch'))))\n")
+    script = (
+        "import sys\nfrom attn_preflight.cli import main\n"
+        "try:\n    main(['check', '--gpu', 'H200', '--model', 'llama-3.1-8b', '--attention-backend', 'fa4'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('probe.smoke', 'attn_preflight.check_smoke', 'torch'))))\n"
+    )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert run.stdout.strip().splitlines()[-1] == "[]"

@@ -1,19 +1,21 @@
 """`check --smoke` as it ran on the lent H200 (SM90, flash-attn-4 4.0.0b36, CUTLASS DSL 4.8.1), recorded by
 bench/device_final.sh: the kernels confirm the rules, and today's rules still judge those configs the same
 way when given the same machine's saved probe report."""
+
 import json
 from pathlib import Path
 
 import pytest
-
 from cli_run import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = {
     "llama-fa4": (["--model", "llama-3.1-8b", "--attention-backend", "fa4"], "pass"),
     "gemma2-fa4": (["--model", "gemma-2-9b", "--attention-backend", "fa4"], "pass"),
-    "llama-fa4-fp8": (["--model", "llama-3.1-8b", "--attention-backend", "fa4", "--kv-cache-dtype", "fp8_e4m3"],
-                      "fail"),
+    "llama-fa4-fp8": (
+        ["--model", "llama-3.1-8b", "--attention-backend", "fa4", "--kv-cache-dtype", "fp8_e4m3"],
+        "fail",
+    ),
 }
 
 
@@ -41,7 +43,10 @@ def test_rules_today_judge_the_h200_as_they_did_there(name):
     argv, verdict = CASES[name]
     run = run_cli(["check", "--facts", str(FIXTURES / "probe-h200.json"), *argv, "--format", "json"])
     today = {f["rule_id"]: f["status"] for f in json.loads(run.out)["findings"] if f["status"] in ("pass", "fail")}
-    there = {f["rule_id"]: f["status"] for f in recorded(name)["findings"]
-             if f["status"] in ("pass", "fail") and not f["rule_id"].startswith("smoke-")}
+    there = {
+        f["rule_id"]: f["status"]
+        for f in recorded(name)["findings"]
+        if f["status"] in ("pass", "fail") and not f["rule_id"].startswith("smoke-")
+    }
     assert today == there
     assert run.code == (0 if verdict == "pass" else 1)

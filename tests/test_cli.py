@@ -1,4 +1,5 @@
 """The command line as a whole: every verb documents itself, and usage errors are one line with exit 2."""
+
 import subprocess
 import sys
 
@@ -45,7 +46,9 @@ def test_unknown_option_is_one_line(capsys):
 
 
 def test_python_dash_m_entry_point():
-    done = subprocess.run([sys.executable, "-m", "attn_preflight", "--version"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "attn_preflight", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0
     assert "attn-preflight" in done.stdout
 

@@ -5,6 +5,7 @@ Faults come from tests/probe_fakes.py (fake pynvml, fake installed distributions
 and from kernels written here that misbehave inside smoke's workers. GPUs are faked through NVML only:
 torch is the real one installed here (CPU 2.13.0 in CI).
 """
+
 from __future__ import annotations
 
 import json
@@ -15,13 +16,23 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cli_run import assert_clean_outcome, run_cli
-from probe.libraries import CATALOGUE
 from probe_fakes import (
-    HANG, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_UNKNOWN,
-    SEGFAULT, UNDEFINED_SYMBOL, NVMLError, fake_pynvml, h200, make_cutlass_dsl, make_dist,
+    HANG,
+    NVML_ERROR_DRIVER_NOT_LOADED,
+    NVML_ERROR_GPU_IS_LOST,
+    NVML_ERROR_LIBRARY_NOT_FOUND,
+    NVML_ERROR_UNKNOWN,
+    SEGFAULT,
+    UNDEFINED_SYMBOL,
+    NVMLError,
+    fake_pynvml,
+    h200,
+    make_cutlass_dsl,
+    make_dist,
 )
+
+from probe.libraries import CATALOGUE
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
@@ -30,6 +41,7 @@ IMPORT_TIMEOUT_S = "12"  # torch (the witness) must import in time on a loaded 2
 
 
 # ------------------------------------------------------------------------------------------------ helpers
+
 
 def use_nvml(monkeypatch, devices, init_error=None):
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(devices, init_error=init_error))
@@ -60,8 +72,10 @@ def check_report(*argv: str) -> dict:
 
 def findings(report: dict, status: str, *words: str) -> list[dict]:
     """Findings of `status` whose message (or fix) mentions every one of `words`, case-insensitively."""
+
     def text(f):
         return " ".join([f["message"], *f.get("fix", [])]).lower()
+
     return [f for f in report["findings"] if f["status"] == status and all(w.lower() in text(f) for w in words)]
 
 
@@ -92,16 +106,33 @@ def save(tmp_path: Path, facts: dict, name: str = "facts.json") -> str:
 def ci_facts_with(gpus: list[tuple[str, int, int, int]], **torch) -> dict:
     """The real CI probe report, on the machine whose GPUs are `gpus` (name, cc major, minor, MiB)."""
     facts = json.loads(CI_FACTS.read_text())
-    facts["gpus"] = {"devices": [{"index": i, "name": name, "uuid": f"GPU-{i}", "cc_major": major, "cc_minor": minor,
-                                  "memory_total_mib": mib, "mig_mode": "disabled", "persistence_mode": "enabled",
-                                  "nvlink_links_up": 18, "error": None}
-                                 for i, (name, major, minor, mib) in enumerate(gpus)],
-                     "driver_version": "580.95.05", "cuda_driver_version": "13.0", "nvml_version": None, "error": None}
+    facts["gpus"] = {
+        "devices": [
+            {
+                "index": i,
+                "name": name,
+                "uuid": f"GPU-{i}",
+                "cc_major": major,
+                "cc_minor": minor,
+                "memory_total_mib": mib,
+                "mig_mode": "disabled",
+                "persistence_mode": "enabled",
+                "nvlink_links_up": 18,
+                "error": None,
+            }
+            for i, (name, major, minor, mib) in enumerate(gpus)
+        ],
+        "driver_version": "580.95.05",
+        "cuda_driver_version": "13.0",
+        "nvml_version": None,
+        "error": None,
+    }
     facts["torch"].update(torch)
     return facts
 
 
 # ------------------------------------------------------------------------------------------------ NVML
+
 
 def test_no_nvml_library(monkeypatch):
     use_nvml(monkeypatch, [], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found"))
@@ -125,10 +156,13 @@ def test_nvml_pynvml_binding_missing(monkeypatch):
     assert_report_complete(facts)
 
 
-@pytest.mark.parametrize("code, text, reason", [
-    (NVML_ERROR_DRIVER_NOT_LOADED, "Driver Not Loaded", "NVIDIA driver not loaded"),
-    (NVML_ERROR_UNKNOWN, "Unknown Error", "NVML initialisation failed: Unknown Error (NVML error 999)"),
-])
+@pytest.mark.parametrize(
+    "code, text, reason",
+    [
+        (NVML_ERROR_DRIVER_NOT_LOADED, "Driver Not Loaded", "NVIDIA driver not loaded"),
+        (NVML_ERROR_UNKNOWN, "Unknown Error", "NVML initialisation failed: Unknown Error (NVML error 999)"),
+    ],
+)
 def test_nvml_init_error(monkeypatch, code, text, reason):
     use_nvml(monkeypatch, [h200(0)], init_error=NVMLError(code, text))
     facts = probe_facts("--no-imports")
@@ -162,6 +196,7 @@ def test_nvml_query_error_on_one_of_several_gpus(monkeypatch, tmp_path):
 
 # ------------------------------------------------------------------------------------------------ torch
 
+
 def _bare_python_env(tmp_path: Path) -> dict:
     """No site-packages at all (python -S): the CLI's own pure-Python dependencies linked into one
     directory, and a fake NVML with one H200 (a file, so the subprocess imports it as `pynvml`)."""
@@ -175,18 +210,28 @@ def _bare_python_env(tmp_path: Path) -> dict:
         source = Path(module.__file__)
         source = source.parent if source.name == "__init__.py" else source
         (deps / source.name).symlink_to(source)
-    (deps / "pynvml.py").write_text("import sys\nfrom probe_fakes import fake_pynvml, h200\n"
-                                    "sys.modules[__name__] = fake_pynvml([h200(0)])\n")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(deps), str(TESTS)]),
-            "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    (deps / "pynvml.py").write_text(
+        "import sys\nfrom probe_fakes import fake_pynvml, h200\nsys.modules[__name__] = fake_pynvml([h200(0)])\n"
+    )
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(deps), str(TESTS)]),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
 
 
 def test_torch_missing(tmp_path):
     env = _bare_python_env(tmp_path)
 
     def attn_preflight(*argv):
-        return subprocess.run([sys.executable, "-S", "-m", "attn_preflight", *argv], capture_output=True, text=True, env=env,
-                              timeout=120, cwd=tmp_path)
+        return subprocess.run(
+            [sys.executable, "-S", "-m", "attn_preflight", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            cwd=tmp_path,
+        )
 
     done = attn_preflight("probe", "--format", "json")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
@@ -226,24 +271,46 @@ def test_cpu_only_torch_on_a_gpu_machine(monkeypatch):
 
 def test_torch_cuda_build_older_than_the_gpu_needs(tmp_path):
     """SM100 needs a torch built for CUDA >= 12.8; cu124 has no sm_100 kernels."""
-    facts = ci_facts_with([("NVIDIA B200", 10, 0, 183359)] * 8, version="2.6.0+cu124", cuda="12.4",
-                          arch_list=["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"],
-                          gpu_arch_covered={"sm_100": False})
-    report = check_report("--facts", save(tmp_path, facts), "--attention-backend", "fa4",
-                          "--model", str(TESTS / "fixtures" / "models" / "Llama-3.1-8B-Instruct"))
+    facts = ci_facts_with(
+        [("NVIDIA B200", 10, 0, 183359)] * 8,
+        version="2.6.0+cu124",
+        cuda="12.4",
+        arch_list=["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"],
+        gpu_arch_covered={"sm_100": False},
+    )
+    report = check_report(
+        "--facts",
+        save(tmp_path, facts),
+        "--attention-backend",
+        "fa4",
+        "--model",
+        str(TESTS / "fixtures" / "models" / "Llama-3.1-8B-Instruct"),
+    )
     assert report["verdict"] == "fail" and report["target"]["sm"] == "SM100"
     old_cuda = by_rule(report, "install-torch-cuda-version")
     assert old_cuda["status"] == "fail" and "CUDA 12.4" in old_cuda["message"] and "12.8" in old_cuda["message"]
     assert report["config"]["attention_backend"] == "fa4"  # the rest of the report stands
 
-    fixed = ci_facts_with([("NVIDIA B200", 10, 0, 183359)] * 8, version="2.9.1+cu128", cuda="12.8",
-                          arch_list=["sm_80", "sm_90", "sm_100", "sm_120"], gpu_arch_covered={"sm_100": True})
-    healthy = check_report("--facts", save(tmp_path, fixed, "fixed.json"), "--attention-backend", "fa4",
-                           "--model", str(TESTS / "fixtures" / "models" / "Llama-3.1-8B-Instruct"))
+    fixed = ci_facts_with(
+        [("NVIDIA B200", 10, 0, 183359)] * 8,
+        version="2.9.1+cu128",
+        cuda="12.8",
+        arch_list=["sm_80", "sm_90", "sm_100", "sm_120"],
+        gpu_arch_covered={"sm_100": True},
+    )
+    healthy = check_report(
+        "--facts",
+        save(tmp_path, fixed, "fixed.json"),
+        "--attention-backend",
+        "fa4",
+        "--model",
+        str(TESTS / "fixtures" / "models" / "Llama-3.1-8B-Instruct"),
+    )
     assert by_rule(healthy, "install-torch-cuda-version")["status"] == "pass"
 
 
 # --------------------------------------------------------------------------------- kernel library imports
+
 
 def _probe_then_check(monkeypatch, tmp_path, site: Path, backend: str):
     """probe (import checks with a short timeout) saved to a file, then check of `backend` on that file."""
@@ -283,8 +350,9 @@ def test_kernel_library_hangs_on_import(monkeypatch, tmp_path):
     facts, report = _probe_then_check(monkeypatch, tmp_path, site, "flashinfer")
     health = libraries(facts)["flashinfer"]["health"]
     assert health["status"] == "timeout" and f"within {IMPORT_TIMEOUT_S} s" in health["error"]
-    assert findings(report, "fail", "flashinfer", "timeout") or findings(report, "fail", "flashinfer", "did not finish"), \
-        [f["message"] for f in report["findings"]]
+    assert findings(report, "fail", "flashinfer", "timeout") or findings(
+        report, "fail", "flashinfer", "did not finish"
+    ), [f["message"] for f in report["findings"]]
 
 
 def test_probe_timeout_cuts_a_hanging_import_in_a_live_check(monkeypatch, tmp_path):
@@ -315,7 +383,7 @@ def test_cutlass_dsl_installed_without_its_pth(monkeypatch, tmp_path):
 
 # Kernels that misbehave inside smoke's worker processes, beside a healthy one (the witness that the others
 # still run and check out). CPU-only, tiny shapes: the cost is each worker's `import torch`.
-FAULT_KERNELS = '''
+FAULT_KERNELS = """
 import os, signal, time
 from probe.smoke.cases import Case
 from probe.smoke.kernels import Kernel
@@ -350,7 +418,7 @@ KERNELS = [Kernel(name="injected-" + fault, family="injected", title="injected "
 KERNELS.append(Kernel(name="injected-import", family="injected", title="injected import failure",
                       api="tests/test_faults.py", quick=CASE, build=_build("none"), prepare=_import_fails,
                       needs_gpu=False))
-'''
+"""
 
 
 @pytest.fixture
@@ -366,8 +434,21 @@ def fault_kernels(monkeypatch, tmp_path):
 
 
 def smoke(kernel: str, timeout: str = "60"):
-    run = run_cli(["smoke", "--kernel", kernel, "--kernel", "injected-healthy", "--timeout", timeout, "--jobs", "2",
-                   "--format", "json"])
+    run = run_cli(
+        [
+            "smoke",
+            "--kernel",
+            kernel,
+            "--kernel",
+            "injected-healthy",
+            "--timeout",
+            timeout,
+            "--jobs",
+            "2",
+            "--format",
+            "json",
+        ]
+    )
     assert_clean_outcome(run)
     report = json.loads(run.out)
     results = {r["kernel"]: r for r in report["results"]}
@@ -405,6 +486,7 @@ def test_smoke_kernel_library_fails_to_import(fault_kernels):
 
 
 # ------------------------------------------------------------------------------------- read-only HOME/cache
+
 
 @pytest.fixture(params=["xdg-cache-unwritable", "home-unwritable"])
 def unwritable_cache(request, monkeypatch, tmp_path):
@@ -462,8 +544,10 @@ def test_garbage_config_json(tmp_path, kind):
     model = tmp_path / "model"
     model.mkdir()
     (model / "config.json").write_bytes(GARBAGE_CONFIGS[kind])
-    for argv in (["check", "--gpu", "H100", "--model", str(model), "--attention-backend", "fa3"],
-                 ["fleet", str(CI_FACTS), "--model", str(model)]):
+    for argv in (
+        ["check", "--gpu", "H100", "--model", str(model), "--attention-backend", "fa3"],
+        ["fleet", str(CI_FACTS), "--model", str(model)],
+    ):
         run = run_cli(argv)
         assert_clean_outcome(run, argv)
         assert run.code == 2 and run.out == ""
@@ -487,9 +571,11 @@ def test_facts_file_from_a_newer_schema(tmp_path):
     run = run_cli(["fleet", good, str(tmp_path / "ci.json"), path, "--format", "json"])
     assert "Traceback" not in run.err
     assert run.code == 2  # a node that was not judged is never a pass
-    assert run.err_lines == [f"attn-preflight: skipped {path}: schema_version 2 is not supported (this "
-                             "attn-preflight reads schema_version 1); re-run `attn-preflight probe --format json` "
-                             "with this version"]
+    assert run.err_lines == [
+        f"attn-preflight: skipped {path}: schema_version 2 is not supported (this "
+        "attn-preflight reads schema_version 1); re-run `attn-preflight probe --format json` "
+        "with this version"
+    ]
     fleet = json.loads(run.out)
     assert fleet["reports"] == 3 and fleet["nodes"] == 2 and [s["file"] for s in fleet["skipped"]] == [path]
     assert len(fleet["groups"]) == 2

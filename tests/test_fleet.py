@@ -1,4 +1,5 @@
 """`fleet`: identical nodes grouped, the spread shown, each group judged with check's flags, bad reports named."""
+
 import glob
 import json
 import os
@@ -8,8 +9,8 @@ from click.testing import CliRunner
 from test_nfd import node_facts
 
 from attn_preflight.cli import cli
-from probe.facts import Facts
 from attn_preflight.fleet import Node, differing_dimensions, group_nodes, signature, spread
+from probe.facts import Facts
 
 FIXTURES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "fixtures", "probe-*.json")))
 
@@ -26,6 +27,7 @@ def fleet(*args):
 
 # --- grouping (pure) --------------------------------------------------------------------------------
 
+
 def test_per_machine_details_do_not_split_a_group():
     a, b = node_facts(hostname="a"), node_facts(hostname="b")
     b.collected_at = "2026-12-01T00:00:00+00:00"
@@ -39,17 +41,20 @@ def test_per_machine_details_do_not_split_a_group():
     assert len(groups) == 1 and groups[0].node_names == ["a", "b"]
 
 
-@pytest.mark.parametrize("change", [
-    lambda f: setattr(f.gpus, "driver_version", "570.172.08"),
-    lambda f: f.gpus.devices.pop(),
-    lambda f: setattr(f.gpus.devices[0], "cc_minor", 3),
-    lambda f: setattr(f.library("fa4").health, "status", "error"),
-    lambda f: setattr(f.library("fa4"), "version", "4.0.0b30"),
-    lambda f: setattr(f.torch, "version", "2.9.1+cu128"),
-    lambda f: f.environment.update(SGLANG_ENABLE_DETERMINISTIC_INFERENCE="1"),
-    lambda f: setattr(f, "imports_checked", False),
-    lambda f: f.library("torch").health.details.update(cuda="12.8"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda f: setattr(f.gpus, "driver_version", "570.172.08"),
+        lambda f: f.gpus.devices.pop(),
+        lambda f: setattr(f.gpus.devices[0], "cc_minor", 3),
+        lambda f: setattr(f.library("fa4").health, "status", "error"),
+        lambda f: setattr(f.library("fa4"), "version", "4.0.0b30"),
+        lambda f: setattr(f.torch, "version", "2.9.1+cu128"),
+        lambda f: f.environment.update(SGLANG_ENABLE_DETERMINISTIC_INFERENCE="1"),
+        lambda f: setattr(f, "imports_checked", False),
+        lambda f: f.library("torch").health.details.update(cuda="12.8"),
+    ],
+)
 def test_what_the_rules_read_splits_groups(change):
     a, b = node_facts(hostname="a"), node_facts(hostname="b")
     change(b)
@@ -79,6 +84,7 @@ def test_spread_counts_every_node_once_per_dimension_and_marks_what_differs():
 
 
 # --- the command ------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def mixed_fleet(tmp_path):
@@ -135,13 +141,26 @@ def test_bad_reports_are_named_one_line_each_and_the_rest_still_merged(tmp_path,
     wrong_type = tmp_path / "wrong.json"
     wrong_type.write_text(json.dumps({**node_facts().to_dict(), "gpus": {"devices": "eight"}}))
     missing = str(tmp_path / "missing.json")
-    result = fleet(*mixed_fleet, str(corrupt), str(newer), str(wrong_type), missing, "--attention-backend", "fa3",
-                   "--format", "json")
+    result = fleet(
+        *mixed_fleet,
+        str(corrupt),
+        str(newer),
+        str(wrong_type),
+        missing,
+        "--attention-backend",
+        "fa3",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 4
-    for path, words in ((corrupt, "not a JSON report"), (newer, "schema_version 2"), (wrong_type, "expected a list"),
-                        (missing, "cannot read")):
+    for path, words in (
+        (corrupt, "not a JSON report"),
+        (newer, "schema_version 2"),
+        (wrong_type, "expected a list"),
+        (missing, "cannot read"),
+    ):
         assert any(str(path) in line and words in line for line in lines), (path, lines)
     data = json.loads(result.stdout)
     assert data["verdict"] == "incomplete" and data["nodes"] == 4 and data["reports"] == 8

@@ -5,6 +5,7 @@ The property, for every generated case: the real CLI (attn_preflight.cli.main, i
 (exit 0 or 1) or in exactly one error line on stderr with exit 2, and never prints a traceback.
 Derandomized, so CI runs the same cases every time; the total is asserted by the last test.
 """
+
 from __future__ import annotations
 
 import copy
@@ -14,14 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import assert_clean_outcome, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from cli_run import assert_clean_outcome, run_cli
 from probe_fakes import NVML_ERROR_LIBRARY_NOT_FOUND, NVMLError, fake_pynvml
-from rules.knowledge import backends, gpus, kv_dtypes
+
 from rules.config import kv_dtype_choices
 from rules.engine import all_rules
+from rules.knowledge import backends, gpus, kv_dtypes
 from rules.models import FEATURES, presets
 
 TESTS = Path(__file__).resolve().parent
@@ -32,14 +33,30 @@ REAL_CONFIGS = [json.loads(Path(d, "config.json").read_text()) for d in MODEL_DI
 REAL_FACTS = [json.loads(Path(f).read_text()) for f in FACTS_FILES]
 
 # Cases per test; their sum (asserted at the end) is the suite's claim: >= 1,000 per run.
-EXAMPLES = {"check_flags": 600, "pasted_command": 400, "matrix": 80, "explain": 100, "fleet": 100, "smoke": 100,
-            "random_config": 300, "mutated_config": 300, "mutated_facts": 300, "report": 60}
+EXAMPLES = {
+    "check_flags": 600,
+    "pasted_command": 400,
+    "matrix": 80,
+    "explain": 100,
+    "fleet": 100,
+    "smoke": 100,
+    "random_config": 300,
+    "mutated_config": 300,
+    "mutated_facts": 300,
+    "report": 60,
+}
 GENERATED: dict[str, int] = {}
 
 
 def fuzz(name: str):
-    return settings(max_examples=EXAMPLES[name], derandomize=True, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck), print_blob=False)
+    return settings(
+        max_examples=EXAMPLES[name],
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
 
 
 def outcome(argv: list[str], test: str) -> int:
@@ -59,17 +76,71 @@ def scratch(tmp_path_factory) -> Path:
 SGLANG_BACKENDS = list(backends.choices("sglang"))
 VLLM_BACKENDS = list(backends.choices("vllm"))
 KV_DTYPES = sorted(set(kv_dtypes.KV_DTYPES) | set(kv_dtype_choices("vllm")))
-GPU_NAMES = gpus.names() + ["NVIDIA H100 80GB HBM3", "nvidia b200", "sm_90", "sm90a", "90", "9.0", "12.1", "sm_100f",
-                            "10.3", "0.0", "99.9", "sm_", "gb10 / dgx spark", "DGX Spark"]
+GPU_NAMES = gpus.names() + [
+    "NVIDIA H100 80GB HBM3",
+    "nvidia b200",
+    "sm_90",
+    "sm90a",
+    "90",
+    "9.0",
+    "12.1",
+    "sm_100f",
+    "10.3",
+    "0.0",
+    "99.9",
+    "sm_",
+    "gb10 / dgx spark",
+    "DGX Spark",
+]
 PRESETS = list(presets())
 JUNK = st.one_of(
     st.text(max_size=24),
-    st.sampled_from(["", " ", "-", "--", "=", "==", "0", "-1", "+1", "1e999", "-0", "nan", "NaN", "inf", "-inf",
-                     "None", "null", "true", "0x10", "9" * 400, "💥", "a" * 300, "../../etc/passwd", "/", ".", "~",
-                     "{}", "[]", "%s%n", "$(touch /tmp/x)", "\t", "é", "FA3", "fa3 ", " fa3", "fa3,fa4"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "-",
+            "--",
+            "=",
+            "==",
+            "0",
+            "-1",
+            "+1",
+            "1e999",
+            "-0",
+            "nan",
+            "NaN",
+            "inf",
+            "-inf",
+            "None",
+            "null",
+            "true",
+            "0x10",
+            "9" * 400,
+            "💥",
+            "a" * 300,
+            "../../etc/passwd",
+            "/",
+            ".",
+            "~",
+            "{}",
+            "[]",
+            "%s%n",
+            "$(touch /tmp/x)",
+            "\t",
+            "é",
+            "FA3",
+            "fa3 ",
+            " fa3",
+            "fa3,fa4",
+        ]
+    ),
 )
-INTS = st.one_of(st.integers(-3, 300).map(str), st.integers(-(10 ** 30), 10 ** 30).map(str),
-                 st.sampled_from(["1.5", "1e3", "0x40", "", "٣", "NaN", "9" * 400]))
+INTS = st.one_of(
+    st.integers(-3, 300).map(str),
+    st.integers(-(10**30), 10**30).map(str),
+    st.sampled_from(["1.5", "1e3", "0x40", "", "٣", "NaN", "9" * 400]),
+)
 
 
 def valid_or_junk(values):
@@ -99,8 +170,19 @@ CONFIG_FLAGS = {
 TARGET_FLAGS = {
     "--gpu": valid_or_junk(GPU_NAMES),
     "--facts": valid_or_junk(FACTS_FILES + [str(TESTS), str(FIXTURES / "models" / "phi-2" / "config.json")]),
-    "--engine-version": valid_or_junk(["sglang==0.5.23", "sglang==0.5.5", "vllm==0.13.0", "flash-attn-4==4.0.0b36",
-                                       "flashinfer==0.5.3", "sglang==x", "torch==2.9", "sglang>=0.5", "sglang=="]),
+    "--engine-version": valid_or_junk(
+        [
+            "sglang==0.5.23",
+            "sglang==0.5.5",
+            "vllm==0.13.0",
+            "flash-attn-4==4.0.0b36",
+            "flashinfer==0.5.3",
+            "sglang==x",
+            "torch==2.9",
+            "sglang>=0.5",
+            "sglang==",
+        ]
+    ),
 }
 CHECK_SWITCHES = ["--enable-deterministic-inference", "--deterministic", "--strict", "--all"]
 STRAY = ["--no-such-flag", "-x", "--help", "--", "-"]  # rare: each ends the case in a usage error (or help)
@@ -121,8 +203,13 @@ def flag_pairs(flags: dict, switches=()):
 
 # ------------------------------------------------------------------------------------------ check flags
 
+
 @fuzz("check_flags")
-@given(target=st.sampled_from(["--gpu", "--facts"]), flags=flag_pairs({**CONFIG_FLAGS, **TARGET_FLAGS}, CHECK_SWITCHES), data=st.data())
+@given(
+    target=st.sampled_from(["--gpu", "--facts"]),
+    flags=flag_pairs({**CONFIG_FLAGS, **TARGET_FLAGS}, CHECK_SWITCHES),
+    data=st.data(),
+)
 def test_check_flags(target, flags, data):
     value = data.draw(st.sampled_from(GPU_NAMES if target == "--gpu" else FACTS_FILES))
     outcome(["check", target, value, *flags], "check_flags")
@@ -130,12 +217,30 @@ def test_check_flags(target, flags, data):
 
 # ------------------------------------------------------------------------------------ pasted launch commands
 
-LAUNCHERS = [["python", "-m", "sglang.launch_server"], ["python3", "-m", "sglang.launch_server"],
-             ["/usr/bin/python3.12", "-m", "sglang.launch_server"], ["sglang", "serve"], ["vllm", "serve"],
-             ["vllm", "serve", "llama-3.1-8b"], ["python", "-m", "vllm.entrypoints.openai.api_server"],
-             ["python", "-m", "http.server"], ["sh", "-c", "touch MARK"], ["torchrun", "--nproc-per-node", "8"], []]
-ENVIRONMENT = ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", "VLLM_ATTENTION_BACKEND=FLASHINFER", "VLLM_ATTENTION_BACKEND=",
-               "CUDA_VISIBLE_DEVICES=0,1", "SGLANG_FLASHATTENTION_VERSION=3", "HF_TOKEN=hf_x", "env", "=x", "A=B=C"]
+LAUNCHERS = [
+    ["python", "-m", "sglang.launch_server"],
+    ["python3", "-m", "sglang.launch_server"],
+    ["/usr/bin/python3.12", "-m", "sglang.launch_server"],
+    ["sglang", "serve"],
+    ["vllm", "serve"],
+    ["vllm", "serve", "llama-3.1-8b"],
+    ["python", "-m", "vllm.entrypoints.openai.api_server"],
+    ["python", "-m", "http.server"],
+    ["sh", "-c", "touch MARK"],
+    ["torchrun", "--nproc-per-node", "8"],
+    [],
+]
+ENVIRONMENT = [
+    "VLLM_ATTENTION_BACKEND=FLASH_ATTN",
+    "VLLM_ATTENTION_BACKEND=FLASHINFER",
+    "VLLM_ATTENTION_BACKEND=",
+    "CUDA_VISIBLE_DEVICES=0,1",
+    "SGLANG_FLASHATTENTION_VERSION=3",
+    "HF_TOKEN=hf_x",
+    "env",
+    "=x",
+    "A=B=C",
+]
 SERVER_FLAGS = {
     **CONFIG_FLAGS,
     "--model-path": valid_or_junk(PRESETS + MODEL_DIRS),
@@ -149,10 +254,15 @@ SERVER_FLAGS = {
 
 
 @fuzz("pasted_command")
-@given(gpu=st.sampled_from(GPU_NAMES[:29]), env=st.lists(st.sampled_from(ENVIRONMENT), max_size=2),
-       launcher=st.sampled_from(LAUNCHERS), model=st.sampled_from(PRESETS + MODEL_DIRS),
-       flags=flag_pairs(SERVER_FLAGS, ["--enable-deterministic-inference", "--trust-remote-code"]),
-       tail=st.lists(JUNK, max_size=1), fmt=st.sampled_from(["table", "json"]))
+@given(
+    gpu=st.sampled_from(GPU_NAMES[:29]),
+    env=st.lists(st.sampled_from(ENVIRONMENT), max_size=2),
+    launcher=st.sampled_from(LAUNCHERS),
+    model=st.sampled_from(PRESETS + MODEL_DIRS),
+    flags=flag_pairs(SERVER_FLAGS, ["--enable-deterministic-inference", "--trust-remote-code"]),
+    tail=st.lists(JUNK, max_size=1),
+    fmt=st.sampled_from(["table", "json"]),
+)
 def test_pasted_launch_command(gpu, env, launcher, model, flags, tail, fmt):
     command = [*env, *launcher, "--model-path", model, *flags, *tail]
     outcome(["check", "--gpu", gpu, "--format", fmt, "--", *command], "pasted_command")
@@ -160,22 +270,35 @@ def test_pasted_launch_command(gpu, env, launcher, model, flags, tail, fmt):
 
 # ------------------------------------------------------------------------------- matrix, explain, fleet, smoke
 
-MATRIX_FLAGS = {"--model": CONFIG_FLAGS["--model"], "--kv-cache-dtype": CONFIG_FLAGS["--kv-cache-dtype"],
-                "--gpu": TARGET_FLAGS["--gpu"], "--backend": valid_or_junk(SGLANG_BACKENDS + VLLM_BACKENDS),
-                "--engine": CONFIG_FLAGS["--engine"], "--page-size": INTS, "--tp": INTS,
-                "--feature": CONFIG_FLAGS["--feature"], "--format": CONFIG_FLAGS["--format"]}
+MATRIX_FLAGS = {
+    "--model": CONFIG_FLAGS["--model"],
+    "--kv-cache-dtype": CONFIG_FLAGS["--kv-cache-dtype"],
+    "--gpu": TARGET_FLAGS["--gpu"],
+    "--backend": valid_or_junk(SGLANG_BACKENDS + VLLM_BACKENDS),
+    "--engine": CONFIG_FLAGS["--engine"],
+    "--page-size": INTS,
+    "--tp": INTS,
+    "--feature": CONFIG_FLAGS["--feature"],
+    "--format": CONFIG_FLAGS["--format"],
+}
 
 
 @fuzz("matrix")
-@given(model=st.sampled_from(PRESETS + MODEL_DIRS), gpu=st.sampled_from(GPU_NAMES[:29]), flags=flag_pairs(MATRIX_FLAGS, ["--deterministic"]))
+@given(
+    model=st.sampled_from(PRESETS + MODEL_DIRS),
+    gpu=st.sampled_from(GPU_NAMES[:29]),
+    flags=flag_pairs(MATRIX_FLAGS, ["--deterministic"]),
+)
 def test_matrix(model, gpu, flags):
     # One GPU profile first keeps each case fast; the flags may add more, or junk.
     outcome(["matrix", "--model", model, "--gpu", gpu, *flags], "matrix")
 
 
 @fuzz("explain")
-@given(rule=valid_or_junk(sorted(rule.id for rule in all_rules())),
-       extra=st.lists(st.one_of(JUNK, st.sampled_from(["--format", "json", "markdown", "table", "--help"])), max_size=3))
+@given(
+    rule=valid_or_junk(sorted(rule.id for rule in all_rules())),
+    extra=st.lists(st.one_of(JUNK, st.sampled_from(["--format", "json", "markdown", "table", "--help"])), max_size=3),
+)
 def test_explain(rule, extra):
     outcome(["explain", rule, *extra], "explain")
 
@@ -185,8 +308,11 @@ FLEET_FLAGS["--model"] = valid_or_junk(PRESETS)
 
 
 @fuzz("fleet")
-@given(reports=st.lists(st.sampled_from(FACTS_FILES + [str(FIXTURES / "facts")]), min_size=1, max_size=4),
-       junk=st.one_of(st.just([]), st.just([]), st.just([]), st.lists(JUNK, min_size=1, max_size=1)), flags=flag_pairs(FLEET_FLAGS, ["--deterministic", "--strict"]))
+@given(
+    reports=st.lists(st.sampled_from(FACTS_FILES + [str(FIXTURES / "facts")]), min_size=1, max_size=4),
+    junk=st.one_of(st.just([]), st.just([]), st.just([]), st.lists(JUNK, min_size=1, max_size=1)),
+    flags=flag_pairs(FLEET_FLAGS, ["--deterministic", "--strict"]),
+)
 def test_fleet(reports, junk, flags):
     outcome(["fleet", *reports, *junk, *flags], "fleet")
 
@@ -204,8 +330,11 @@ def test_report(scratch, facts, flags):
 @pytest.fixture
 def no_gpu(monkeypatch):
     """No GPU, whatever this machine has: every GPU kernel is skipped at once, so only the arguments are fuzzed."""
-    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(
-        [], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")))
+    monkeypatch.setitem(
+        sys.modules,
+        "pynvml",
+        fake_pynvml([], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")),
+    )
 
 
 def _gpu_only_kernel_names():
@@ -216,10 +345,13 @@ def _gpu_only_kernel_names():
     return names + [family for family, members in families(kernels).items() if all(m in names for m in members)]
 
 
-SMOKE_FLAGS = {"--timeout": st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), INTS, JUNK),
-               "--level": valid_or_junk(["quick", "full", "QUICK"]),
-               "--dtype": valid_or_junk(["bf16", "fp16", "fp8", "fp32", "FP8"]), "--jobs": INTS,
-               "--format": CONFIG_FLAGS["--format"]}
+SMOKE_FLAGS = {
+    "--timeout": st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), INTS, JUNK),
+    "--level": valid_or_junk(["quick", "full", "QUICK"]),
+    "--dtype": valid_or_junk(["bf16", "fp16", "fp8", "fp32", "FP8"]),
+    "--jobs": INTS,
+    "--format": CONFIG_FLAGS["--format"],
+}
 
 
 @fuzz("smoke")
@@ -230,23 +362,53 @@ def test_smoke_arguments(no_gpu, kernels, flags):
 
 # ------------------------------------------------------------------------------------------ config.json
 
-CONFIG_KEYS = ["architectures", "model_type", "num_attention_heads", "num_key_value_heads", "hidden_size", "head_dim",
-               "v_head_dim", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "sliding_window",
-               "use_sliding_window", "layer_types", "sliding_window_pattern", "attn_logit_softcapping",
-               "attention_chunk_size", "is_encoder_decoder", "cross_attention_layers", "torch_dtype", "dtype",
-               "text_config", "dual_chunk_attention_config", "full_attention_interval", "decoder_attention_heads",
-               "d_model", "attention_sinks", "num_hidden_layers"]
+CONFIG_KEYS = [
+    "architectures",
+    "model_type",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "hidden_size",
+    "head_dim",
+    "v_head_dim",
+    "kv_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "sliding_window",
+    "use_sliding_window",
+    "layer_types",
+    "sliding_window_pattern",
+    "attn_logit_softcapping",
+    "attention_chunk_size",
+    "is_encoder_decoder",
+    "cross_attention_layers",
+    "torch_dtype",
+    "dtype",
+    "text_config",
+    "dual_chunk_attention_config",
+    "full_attention_interval",
+    "decoder_attention_heads",
+    "d_model",
+    "attention_sinks",
+    "num_hidden_layers",
+]
 WEIRD = st.one_of(
-    st.none(), st.booleans(), st.integers(-(10 ** 6), 10 ** 6), st.sampled_from([0, -1, 10 ** 30, 10 ** 400, 2 ** 63]),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.sampled_from([0, -1, 10**30, 10**400, 2**63]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
     st.lists(st.one_of(st.integers(), st.text(max_size=8), st.none()), max_size=4),
     st.dictionaries(st.sampled_from(CONFIG_KEYS), st.integers(), max_size=3),
 )
 JSON_VALUES = st.recursive(
-    WEIRD, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                   st.dictionaries(st.one_of(st.sampled_from(CONFIG_KEYS), st.text(max_size=8)),
-                                                   inner, max_size=6)),
-    max_leaves=24)
+    WEIRD,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(st.sampled_from(CONFIG_KEYS), st.text(max_size=8)), inner, max_size=6),
+    ),
+    max_leaves=24,
+)
 
 
 def write_json(path: Path, value) -> None:
@@ -254,15 +416,19 @@ def write_json(path: Path, value) -> None:
 
 
 @fuzz("random_config")
-@given(config=st.one_of(st.dictionaries(st.sampled_from(CONFIG_KEYS), JSON_VALUES, max_size=10), JSON_VALUES),
-       backend=st.sampled_from(["fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "flashmla"]),
-       gpu=st.sampled_from(["H100", "B200", "A100", "RTX 5090"]), fmt=st.sampled_from(["table", "json", "markdown"]))
+@given(
+    config=st.one_of(st.dictionaries(st.sampled_from(CONFIG_KEYS), JSON_VALUES, max_size=10), JSON_VALUES),
+    backend=st.sampled_from(["fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "flashmla"]),
+    gpu=st.sampled_from(["H100", "B200", "A100", "RTX 5090"]),
+    fmt=st.sampled_from(["table", "json", "markdown"]),
+)
 def test_random_config_json(scratch, config, backend, gpu, fmt):
     model = scratch / "random-model"
     model.mkdir(exist_ok=True)
     write_json(model / "config.json", config)
-    outcome(["check", "--gpu", gpu, "--model", str(model), "--attention-backend", backend, "--format", fmt],
-            "random_config")
+    outcome(
+        ["check", "--gpu", gpu, "--model", str(model), "--attention-backend", backend, "--format", fmt], "random_config"
+    )
 
 
 @st.composite
@@ -270,8 +436,9 @@ def mutated_config(draw):
     config = copy.deepcopy(draw(st.sampled_from(REAL_CONFIGS)))
     for _ in range(draw(st.integers(1, 4))):
         operation = draw(st.sampled_from(["set", "delete", "nest", "nest-twice"]))
-        holder = config.get("text_config") if isinstance(config.get("text_config"), dict) and draw(st.booleans()) \
-            else config
+        holder = (
+            config.get("text_config") if isinstance(config.get("text_config"), dict) and draw(st.booleans()) else config
+        )
         if operation == "set":
             holder[draw(st.sampled_from(CONFIG_KEYS))] = draw(WEIRD)
         elif operation == "delete" and holder:
@@ -284,10 +451,24 @@ def mutated_config(draw):
 
 
 @fuzz("mutated_config")
-@given(config=mutated_config(), backend=st.sampled_from(["fa3", "fa4", "flashinfer", "triton", "trtllm_mla", "fa4"]),
-       gpu=st.sampled_from(["H100", "B200", "A100", "RTX 5090", "L40S"]),
-       extra=st.lists(st.sampled_from(["--deterministic", "--kv-cache-dtype=fp8_e4m3", "--page-size=64",
-                                       "--tp=8", "--speculative-algorithm=EAGLE", "--format=json"]), max_size=3))
+@given(
+    config=mutated_config(),
+    backend=st.sampled_from(["fa3", "fa4", "flashinfer", "triton", "trtllm_mla", "fa4"]),
+    gpu=st.sampled_from(["H100", "B200", "A100", "RTX 5090", "L40S"]),
+    extra=st.lists(
+        st.sampled_from(
+            [
+                "--deterministic",
+                "--kv-cache-dtype=fp8_e4m3",
+                "--page-size=64",
+                "--tp=8",
+                "--speculative-algorithm=EAGLE",
+                "--format=json",
+            ]
+        ),
+        max_size=3,
+    ),
+)
 def test_mutated_config_json(scratch, config, backend, gpu, extra):
     model = scratch / "mutated-model"
     model.mkdir(exist_ok=True)
@@ -296,6 +477,7 @@ def test_mutated_config_json(scratch, config, backend, gpu, extra):
 
 
 # ------------------------------------------------------------------------------------------ facts files
+
 
 def _paths(node, prefix=()):
     yield prefix
@@ -307,9 +489,34 @@ def _paths(node, prefix=()):
             yield from _paths(value, prefix + (index,))
 
 
-FACT_TEXTS = ["", "x", "9.0", "10.0", "12.1", "sm_90", "sm_100a", "compute_120", "12.8", "12.4", "13.0", "cpu",
-              "2.9.1+cu128", "2.6.0+cu124", "4.0.0b36", "0.5.23", "not-a-version", "ok", "error", "timeout", "crashed",
-              "skipped", "not_installed", "fa4", "NVIDIA B200", "enabled"]
+FACT_TEXTS = [
+    "",
+    "x",
+    "9.0",
+    "10.0",
+    "12.1",
+    "sm_90",
+    "sm_100a",
+    "compute_120",
+    "12.8",
+    "12.4",
+    "13.0",
+    "cpu",
+    "2.9.1+cu128",
+    "2.6.0+cu124",
+    "4.0.0b36",
+    "0.5.23",
+    "not-a-version",
+    "ok",
+    "error",
+    "timeout",
+    "crashed",
+    "skipped",
+    "not_installed",
+    "fa4",
+    "NVIDIA B200",
+    "enabled",
+]
 
 
 def same_kind(value):
@@ -317,17 +524,23 @@ def same_kind(value):
     if isinstance(value, bool):
         return st.booleans()
     if isinstance(value, int):
-        return st.one_of(st.integers(-300, 300), st.sampled_from([0, -1, 10 ** 30, 10 ** 400, 2 ** 63]))
+        return st.one_of(st.integers(-300, 300), st.sampled_from([0, -1, 10**30, 10**400, 2**63]))
     if isinstance(value, float):
         return st.floats(allow_nan=True, allow_infinity=True)
     if isinstance(value, str):
         return st.one_of(st.sampled_from(FACT_TEXTS), st.text(max_size=16))
     if isinstance(value, list):
-        return st.one_of(st.just([]), st.lists(st.sampled_from(value), max_size=8)) if value else \
-            st.lists(st.sampled_from(FACT_TEXTS), max_size=3)
+        return (
+            st.one_of(st.just([]), st.lists(st.sampled_from(value), max_size=8))
+            if value
+            else st.lists(st.sampled_from(FACT_TEXTS), max_size=3)
+        )
     if isinstance(value, dict):
-        return st.just(value) if not value else st.sampled_from(sorted(value)).map(
-            lambda key: {k: v for k, v in value.items() if k != key})
+        return (
+            st.just(value)
+            if not value
+            else st.sampled_from(sorted(value)).map(lambda key: {k: v for k, v in value.items() if k != key})
+        )
     return JSON_VALUES
 
 
@@ -350,18 +563,23 @@ def mutated_facts(draw):
             parent.append(copy.deepcopy(parent[path[-1]]))
     text = json.dumps(facts, allow_nan=True)
     if draw(st.integers(0, 9)) == 0:  # a report cut short (a full disk, a killed copy)
-        text = text[:draw(st.integers(0, len(text)))]
+        text = text[: draw(st.integers(0, len(text)))]
     return text
 
 
 @fuzz("mutated_facts")
-@given(text=mutated_facts(), backend=st.sampled_from(["fa3", "fa4", "flashinfer", "triton", "trtllm_mha"]),
-       fmt=st.sampled_from(["table", "json", "markdown"]))
+@given(
+    text=mutated_facts(),
+    backend=st.sampled_from(["fa3", "fa4", "flashinfer", "triton", "trtllm_mha"]),
+    fmt=st.sampled_from(["table", "json", "markdown"]),
+)
 def test_mutated_facts_file(scratch, text, backend, fmt):
     path = scratch / "mutated-facts.json"
     path.write_text(text)
     outcome(["check", "--facts", str(path), "--attention-backend", backend, "--format", fmt], "mutated_facts")
-    outcome(["fleet", str(path), FACTS_FILES[0], "--attention-backend", backend, "--format", fmt], "mutated_facts_fleet")
+    outcome(
+        ["fleet", str(path), FACTS_FILES[0], "--attention-backend", backend, "--format", fmt], "mutated_facts_fleet"
+    )
 
 
 # ------------------------------------------------------------------------------ what the fuzzer found

@@ -1,4 +1,5 @@
 """`attn-preflight matrix`: every GPU profile x backend for one model, in three formats."""
+
 import json
 
 import pytest
@@ -17,15 +18,18 @@ def cell(data, gpu, backend, kv="auto"):
 
 
 def test_json_covers_every_gpu_and_backend_and_agrees_with_check():
-    result = matrix("--model", "deepseek-v3", "--kv-cache-dtype", "auto", "--kv-cache-dtype", "fp8_e4m3",
-                    "--format", "json")
+    result = matrix(
+        "--model", "deepseek-v3", "--kv-cache-dtype", "auto", "--kv-cache-dtype", "fp8_e4m3", "--format", "json"
+    )
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert data["gpus"] == names() and "fa3" in data["backends"] and "fa4" in data["backends"]
     assert len(data["cells"]) == len(data["gpus"]) * len(data["backends"]) * 2
     assert cell(data, "H100", "fa3")["verdict"] == "pass"
     assert cell(data, "B200", "fa3")["verdict"] == "fail" and "fa3-arch" in cell(data, "B200", "fa3")["failed_rules"]
-    assert cell(data, "H100", "fa4")["verdict"] == "fail" and "fa4-mla-arch" in cell(data, "H100", "fa4")["failed_rules"]
+    assert (
+        cell(data, "H100", "fa4")["verdict"] == "fail" and "fa4-mla-arch" in cell(data, "H100", "fa4")["failed_rules"]
+    )
     assert cell(data, "B200", "fa4")["verdict"] == "pass"
     # each cell says why, as `check` would: rule, status and found-vs-required message
     reasons = {r["rule_id"]: r for r in cell(data, "B200", "fa3")["reasons"]}
@@ -35,21 +39,38 @@ def test_json_covers_every_gpu_and_backend_and_agrees_with_check():
 
 
 def test_restricted_rows_and_columns_table_and_markdown():
-    result = matrix("--model", "llama-3.1-8b", "--gpu", "H100", "--gpu", "A100", "--backend", "fa3", "--backend",
-                    "fa4", "--kv-cache-dtype", "fp8_e4m3")
+    result = matrix(
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--gpu",
+        "A100",
+        "--backend",
+        "fa3",
+        "--backend",
+        "fa4",
+        "--kv-cache-dtype",
+        "fp8_e4m3",
+    )
     assert result.exit_code == 0
-    rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines() if line.startswith(("H100", "A100"))}
+    rows = {
+        line.split()[0]: line.split()[1:] for line in result.output.splitlines() if line.startswith(("H100", "A100"))
+    }
     assert rows == {"H100": ["pass", "FAIL"], "A100": ["FAIL", "FAIL"]}
     md = matrix("--model", "llama-3.1-8b", "--gpu", "B200", "--backend", "fa4", "--format", "markdown").output
     assert "| gpu" in md and "| B200" in md and "warn" in md  # page size forced to 128 on SM100
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["--model", "nope-model"], "neither a local model directory nor a preset"),
-    (["--model", "llama-3.1-8b", "--kv-cache-dtype", "fp9"], "unknown sglang KV-cache dtype"),
-    (["--model", "llama-3.1-8b", "--gpu", "H1OO"], "unknown GPU"),
-    (["--model", "llama-3.1-8b", "--backend", "fa5"], "did you mean 'fa4'"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--model", "nope-model"], "neither a local model directory nor a preset"),
+        (["--model", "llama-3.1-8b", "--kv-cache-dtype", "fp9"], "unknown sglang KV-cache dtype"),
+        (["--model", "llama-3.1-8b", "--gpu", "H1OO"], "unknown GPU"),
+        (["--model", "llama-3.1-8b", "--backend", "fa5"], "did you mean 'fa4'"),
+    ],
+)
 def test_matrix_input_errors(argv, needle, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["matrix", *argv])

@@ -5,6 +5,7 @@ launch_server module and its __init__, which only the live probe's import check 
 PATH, and shell syntax (`;`, `$(...)`, backticks) inside the pasted text. Each check runs as a real
 `python -m attn_preflight` process, then the marks must be absent.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from probe_fakes import make_dist
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,11 +33,16 @@ def trap(tmp_path):
         return f"open({str(marks / name)!r}, 'w').write('ran')\n"
 
     site = tmp_path / "site"
-    make_dist(site, "sglang", "0.5.23", {
-        "sglang/__init__.py": mark("sglang-imported"),
-        "sglang/launch_server.py": mark("sglang.launch_server"),
-        "sglang/cli.py": mark("sglang.cli"),
-    })
+    make_dist(
+        site,
+        "sglang",
+        "0.5.23",
+        {
+            "sglang/__init__.py": mark("sglang-imported"),
+            "sglang/launch_server.py": mark("sglang.launch_server"),
+            "sglang/cli.py": mark("sglang.cli"),
+        },
+    )
     binaries = tmp_path / "bin"
     binaries.mkdir()
     for program in ("sglang", "vllm", "python", "python3", "torchrun"):
@@ -47,12 +52,22 @@ def trap(tmp_path):
     model = tmp_path / "m"
     model.mkdir()
     shutil.copy(LLAMA, model / "config.json")
-    env = {**os.environ, "PATH": os.pathsep.join([str(binaries), os.environ.get("PATH", "")]),
-           "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(binaries), os.environ.get("PATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
 
     def run(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "attn_preflight", *argv], capture_output=True, text=True, env=env,
-                              cwd=tmp_path, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "attn_preflight", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
 
     return run, marks
 
@@ -65,21 +80,36 @@ def no_marks(marks: Path, allowed: tuple[str, ...] = ()) -> None:
 def test_the_trap_works(trap, tmp_path):
     """Each trap does leave its mark when it is really run (so an absent mark means something)."""
     run, marks = trap
-    env = {"PATH": os.pathsep.join([str(tmp_path / "bin"), os.environ.get("PATH", "")]),
-           "PYTHONPATH": str(tmp_path / "site")}
+    env = {
+        "PATH": os.pathsep.join([str(tmp_path / "bin"), os.environ.get("PATH", "")]),
+        "PYTHONPATH": str(tmp_path / "site"),
+    }
     subprocess.run(["vllm", "serve", "./m"], env=env, check=True)
     subprocess.run([sys.executable, "-m", "sglang.launch_server", "--model-path", "./m"], env=env, check=True)
     assert {p.name for p in marks.iterdir()} == {"bin-vllm", "sglang-imported", "sglang.launch_server"}
 
 
-@pytest.mark.parametrize("command", [
-    ["python", "-m", "sglang.launch_server", "--model-path", "./m", "--attention-backend", "fa3",
-     "--kv-cache-dtype", "mxfp8"],
-    ["python3", "-m", "sglang.launch_server", "--model-path", "./m", "--attention-backend", "fa4"],
-    ["sglang", "serve", "--model-path", "./m", "--attention-backend", "fa3"],
-    ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", "./m", "--tensor-parallel-size", "2"],
-    ["env", "SGLANG_FLASHATTENTION_VERSION=4", "python", "-m", "sglang.launch_server", "--model-path", "./m"],
-], ids=["python-m-sglang", "python3-m-sglang", "sglang-serve", "vllm-serve", "env-prefix"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "python",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "./m",
+            "--attention-backend",
+            "fa3",
+            "--kv-cache-dtype",
+            "mxfp8",
+        ],
+        ["python3", "-m", "sglang.launch_server", "--model-path", "./m", "--attention-backend", "fa4"],
+        ["sglang", "serve", "--model-path", "./m", "--attention-backend", "fa3"],
+        ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", "./m", "--tensor-parallel-size", "2"],
+        ["env", "SGLANG_FLASHATTENTION_VERSION=4", "python", "-m", "sglang.launch_server", "--model-path", "./m"],
+    ],
+    ids=["python-m-sglang", "python3-m-sglang", "sglang-serve", "vllm-serve", "env-prefix"],
+)
 def test_pasted_launch_command_is_parsed_not_run(trap, command):
     run, marks = trap
     done = run("check", "--gpu", "H100", "--format", "json", "--", *command)
@@ -89,15 +119,19 @@ def test_pasted_launch_command_is_parsed_not_run(trap, command):
     no_marks(marks)
 
 
-@pytest.mark.parametrize("pasted", [
-    "python -m sglang.launch_server --model-path ./m --attention-backend fa3; touch MARK",
-    "python -m sglang.launch_server --model-path ./m --attention-backend fa3 && vllm serve ./m",
-    "python -m sglang.launch_server --model-path $(touch MARK) --attention-backend fa3",
-    "python -m sglang.launch_server --model-path `touch MARK` --attention-backend fa3",
-    "sh -c 'touch MARK'",
-    "bash -c 'python -m sglang.launch_server --model-path ./m'",
-    "torchrun --nproc-per-node 8 -m sglang.launch_server --model-path ./m",
-], ids=["semicolon", "and-then", "dollar-paren", "backticks", "sh-c", "bash-c", "torchrun"])
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "python -m sglang.launch_server --model-path ./m --attention-backend fa3; touch MARK",
+        "python -m sglang.launch_server --model-path ./m --attention-backend fa3 && vllm serve ./m",
+        "python -m sglang.launch_server --model-path $(touch MARK) --attention-backend fa3",
+        "python -m sglang.launch_server --model-path `touch MARK` --attention-backend fa3",
+        "sh -c 'touch MARK'",
+        "bash -c 'python -m sglang.launch_server --model-path ./m'",
+        "torchrun --nproc-per-node 8 -m sglang.launch_server --model-path ./m",
+    ],
+    ids=["semicolon", "and-then", "dollar-paren", "backticks", "sh-c", "bash-c", "torchrun"],
+)
 def test_shell_syntax_in_a_pasted_string_is_never_interpreted(trap, pasted, tmp_path):
     """A command pasted as one quoted string is split like a shell would split it, but never handed to one."""
     run, marks = trap

@@ -1,4 +1,5 @@
 """NFD feature file: every label valid under Kubernetes' own rules, names mirroring GFD, output sorted."""
+
 import copy
 import glob
 import json
@@ -6,25 +7,29 @@ import os
 import string
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probe.facts import Facts, GpuDevice, ImportHealth, LibraryFacts
 from attn_preflight.render import nfd
+from probe.facts import Facts, GpuDevice, ImportHealth, LibraryFacts
 
 P = nfd.PREFIX + "/"
 
 
-def node_facts(gpu="NVIDIA H200", cc=(9, 0), memory_mib=143771, count=8, driver="580.95.05", cuda="13.0",
-               hostname="gpu-node-1"):
+def node_facts(
+    gpu="NVIDIA H200", cc=(9, 0), memory_mib=143771, count=8, driver="580.95.05", cuda="13.0", hostname="gpu-node-1"
+):
     """A node like the H200 seen in the lab (brief: driver 580, CUDA 13.0, torch 2.11.0+cu130, FA4 4.0.0b36
     importing, the CUTLASS DSL installed without its .pth processed, so fa4 cannot run) with sgl-kernel and
     FlashInfer healthy; other GPUs by argument."""
     facts = Facts(tool_version="0.1.0", collected_at="2026-11-29T11:00:00+00:00")
     facts.host.hostname = hostname
-    facts.gpus.devices = [GpuDevice(index=i, name=gpu, uuid=f"GPU-{hostname}-{i}", cc_major=cc[0], cc_minor=cc[1],
-                                    memory_total_mib=memory_mib) for i in range(count)]
+    facts.gpus.devices = [
+        GpuDevice(
+            index=i, name=gpu, uuid=f"GPU-{hostname}-{i}", cc_major=cc[0], cc_minor=cc[1], memory_total_mib=memory_mib
+        )
+        for i in range(count)
+    ]
     facts.gpus.driver_version = driver
     facts.gpus.cuda_driver_version = cuda
     facts.torch.installed = True
@@ -35,21 +40,56 @@ def node_facts(gpu="NVIDIA H200", cc=(9, 0), memory_mib=143771, count=8, driver=
     facts.imports_checked = True
     facts.libraries = [
         LibraryFacts(key="fa2", title="FlashAttention 2"),
-        LibraryFacts(key="torch", title="PyTorch", distributions={"torch": "2.11.0+cu130"}, version="2.11.0+cu130",
-                     import_name="torch", health=ImportHealth(status="ok", seconds=3.1)),
-        LibraryFacts(key="fa4", title="FlashAttention 4", distributions={"flash-attn-4": "4.0.0b36"},
-                     version="4.0.0b36", import_name="flash_attn.cute", health=ImportHealth(status="ok", seconds=10.3)),
-        LibraryFacts(key="sgl_kernel", title="sgl-kernel", distributions={"sglang-kernel": "0.4.10"}, version="0.4.10",
-                     import_name="sgl_kernel",
-                     health=ImportHealth(status="ok", details={"components": {"fa3_ops": {"status": "ok"}}})),
-        LibraryFacts(key="flashinfer", title="FlashInfer", distributions={"flashinfer-python": "0.6.3"},
-                     version="0.6.3", import_name="flashinfer", health=ImportHealth(status="ok")),
-        LibraryFacts(key="quack", title="quack-kernels", distributions={"quack-kernels": "0.6.5"}, version="0.6.5",
-                     import_name="quack", health=ImportHealth(status="ok")),
-        LibraryFacts(key="cutlass_dsl", title="CUTLASS DSL", distributions={"nvidia-cutlass-dsl": "4.8.1"},
-                     version="4.8.1", import_name="cutlass.cute",
-                     health=ImportHealth(status="error", error="No module named 'cutlass.cute'",
-                                         diagnosis="its .pth file was not processed")),
+        LibraryFacts(
+            key="torch",
+            title="PyTorch",
+            distributions={"torch": "2.11.0+cu130"},
+            version="2.11.0+cu130",
+            import_name="torch",
+            health=ImportHealth(status="ok", seconds=3.1),
+        ),
+        LibraryFacts(
+            key="fa4",
+            title="FlashAttention 4",
+            distributions={"flash-attn-4": "4.0.0b36"},
+            version="4.0.0b36",
+            import_name="flash_attn.cute",
+            health=ImportHealth(status="ok", seconds=10.3),
+        ),
+        LibraryFacts(
+            key="sgl_kernel",
+            title="sgl-kernel",
+            distributions={"sglang-kernel": "0.4.10"},
+            version="0.4.10",
+            import_name="sgl_kernel",
+            health=ImportHealth(status="ok", details={"components": {"fa3_ops": {"status": "ok"}}}),
+        ),
+        LibraryFacts(
+            key="flashinfer",
+            title="FlashInfer",
+            distributions={"flashinfer-python": "0.6.3"},
+            version="0.6.3",
+            import_name="flashinfer",
+            health=ImportHealth(status="ok"),
+        ),
+        LibraryFacts(
+            key="quack",
+            title="quack-kernels",
+            distributions={"quack-kernels": "0.6.5"},
+            version="0.6.5",
+            import_name="quack",
+            health=ImportHealth(status="ok"),
+        ),
+        LibraryFacts(
+            key="cutlass_dsl",
+            title="CUTLASS DSL",
+            distributions={"nvidia-cutlass-dsl": "4.8.1"},
+            version="4.8.1",
+            import_name="cutlass.cute",
+            health=ImportHealth(
+                status="error", error="No module named 'cutlass.cute'", diagnosis="its .pth file was not processed"
+            ),
+        ),
     ]
     return facts
 
@@ -76,6 +116,7 @@ def parse_feature_file(text):
 
 
 # --- the validators themselves, so that the properties below can fail --------------------------------
+
 
 def test_key_validator_matches_kubernetes_examples():
     assert nfd.is_valid_key("feature.node.kubernetes.io/my-feature.1")
@@ -106,6 +147,7 @@ def test_prefix_is_an_always_allowed_nfd_sub_namespace():
 
 
 # --- sanitiser properties ---------------------------------------------------------------------------
+
 
 @given(st.text())
 def test_any_text_sanitises_to_a_valid_value(text):
@@ -138,6 +180,7 @@ def test_long_names_keep_apart():
 
 
 # --- labels from facts ------------------------------------------------------------------------------
+
 
 def test_h200_labels_mirror_gfd_names():
     labels = nfd.node_labels(h200_facts())
@@ -182,8 +225,10 @@ def test_mixed_gpus_are_flagged_and_judged_as_gpu_0():
 
 
 def test_serving_verdicts_become_booleans_and_only_pass_or_warn_serve():
-    serving = nfd.NodeServing(backends={"fa3": "pass", "fa4": "warn", "trtllm_mla": "fail", "flashmla": "unknown"},
-                              kv_dtypes={"fp8_e4m3": "pass", "mxfp8": "fail"})
+    serving = nfd.NodeServing(
+        backends={"fa3": "pass", "fa4": "warn", "trtllm_mla": "fail", "flashmla": "unknown"},
+        kv_dtypes={"fp8_e4m3": "pass", "mxfp8": "fail"},
+    )
     labels = nfd.node_labels(h200_facts(), serving)
     assert labels[P + "backend.fa3"] == "true"
     assert labels[P + "backend.fa4"] == "true"
@@ -210,19 +255,34 @@ def test_feature_file_is_sorted_deterministic_and_reads_back():
 # --- any facts at all: every label valid ------------------------------------------------------------
 
 _text = st.text(max_size=80)
-_device = st.builds(GpuDevice, index=st.integers(0, 15), name=st.one_of(st.none(), _text),
-                    cc_major=st.one_of(st.none(), st.integers(0, 20)), cc_minor=st.one_of(st.none(), st.integers(0, 9)),
-                    memory_total_mib=st.one_of(st.none(), st.integers(0, 10**7)))
-_library = st.builds(LibraryFacts, key=_text, title=_text,
-                     distributions=st.dictionaries(_text, _text, max_size=2), version=st.one_of(st.none(), _text),
-                     health=st.builds(ImportHealth, status=_text))
+_device = st.builds(
+    GpuDevice,
+    index=st.integers(0, 15),
+    name=st.one_of(st.none(), _text),
+    cc_major=st.one_of(st.none(), st.integers(0, 20)),
+    cc_minor=st.one_of(st.none(), st.integers(0, 9)),
+    memory_total_mib=st.one_of(st.none(), st.integers(0, 10**7)),
+)
+_library = st.builds(
+    LibraryFacts,
+    key=_text,
+    title=_text,
+    distributions=st.dictionaries(_text, _text, max_size=2),
+    version=st.one_of(st.none(), _text),
+    health=st.builds(ImportHealth, status=_text),
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(devices=st.lists(_device, max_size=4), driver=st.one_of(st.none(), _text), cuda=st.one_of(st.none(), _text),
-       libraries=st.lists(_library, max_size=6), torch_version=st.one_of(st.none(), _text),
-       backends=st.dictionaries(_text, st.sampled_from(["pass", "warn", "fail", "skip"]), max_size=4),
-       kv=st.dictionaries(_text, st.sampled_from(["pass", "warn", "fail"]), max_size=4))
+@given(
+    devices=st.lists(_device, max_size=4),
+    driver=st.one_of(st.none(), _text),
+    cuda=st.one_of(st.none(), _text),
+    libraries=st.lists(_library, max_size=6),
+    torch_version=st.one_of(st.none(), _text),
+    backends=st.dictionaries(_text, st.sampled_from(["pass", "warn", "fail", "skip"]), max_size=4),
+    kv=st.dictionaries(_text, st.sampled_from(["pass", "warn", "fail"]), max_size=4),
+)
 def test_every_label_of_any_facts_is_valid(devices, driver, cuda, libraries, torch_version, backends, kv):
     facts = Facts()
     facts.gpus.devices = devices
@@ -261,13 +321,16 @@ def test_labels_from_the_saved_h200_report_match_the_file_written_on_the_h200():
     import json
     from pathlib import Path
 
-    from probe.facts import Facts
     from attn_preflight.fleet import node_serving
+    from probe.facts import Facts
 
     fixtures = Path(__file__).parent / "fixtures"
     facts = Facts.from_dict(json.loads((fixtures / "probe-h200.json").read_text()))
-    recorded = dict(line.split("=", 1) for line in (fixtures / "probe-h200.nfd").read_text().splitlines()
-                    if line and not line.startswith("#"))
+    recorded = dict(
+        line.split("=", 1)
+        for line in (fixtures / "probe-h200.nfd").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     rendered = nfd.node_labels(facts, node_serving(facts))
     assert recorded[P + "gpu.product"] == "NVIDIA-H200" and recorded[P + "lib.fa4.health"] == "ok"
     assert recorded[P + "backend.fa4"] == "true" and recorded[P + "kv.mxfp8"] == "false"

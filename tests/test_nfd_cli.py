@@ -1,4 +1,5 @@
 """`probe --format nfd`: the feature file a DaemonSet writes into features.d, from a (faked) live probe."""
+
 import pytest
 from click.testing import CliRunner
 from test_nfd import P, node_facts, parse_feature_file
@@ -38,12 +39,14 @@ def test_b200_node_cannot_serve_fa3(monkeypatch):
     assert labels[P + "backend.fa3"] == "false"  # fa3 asserts SM80/SM90
 
 
-@pytest.mark.parametrize("gpu,cc", [("NVIDIA H200", (9, 0)), ("NVIDIA B200", (10, 0)), ("NVIDIA A100-SXM4-80GB", (8, 0))])
+@pytest.mark.parametrize(
+    "gpu,cc", [("NVIDIA H200", (9, 0)), ("NVIDIA B200", (10, 0)), ("NVIDIA A100-SXM4-80GB", (8, 0))]
+)
 def test_backend_labels_agree_with_check_on_the_same_facts(monkeypatch, gpu, cc):
     facts = node_facts(gpu, cc)
     labels = parse_feature_file(run_nfd(monkeypatch, facts).output)
     target = Target.from_facts(facts, kind="facts", label="node")
-    backends = [k[len(P + "backend."):] for k in labels if k.startswith(P + "backend.")]
+    backends = [k[len(P + "backend.") :] for k in labels if k.startswith(P + "backend.")]
     assert "fa3" in backends and "fa4" in backends
     for backend in backends:
         report = evaluate(make_config(attention_backend=backend), target, alternatives=False)

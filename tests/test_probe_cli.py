@@ -1,5 +1,6 @@
 """`attn-preflight probe` end to end: formats, --output, bad arguments (one line, exit 2), and a machine
 where everything is broken still gets a complete report and exit 0."""
+
 from __future__ import annotations
 
 import json
@@ -10,14 +11,22 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from probe_fakes import (
+    HANG,
+    NVML_ERROR_LIBRARY_NOT_FOUND,
+    NVML_ERROR_UNKNOWN,
+    SEGFAULT,
+    UNDEFINED_SYMBOL,
+    NVMLError,
+    fake_pynvml,
+    h200,
+    make_cutlass_dsl,
+    make_dist,
+)
 
 from attn_preflight.cli import cli, main
 from probe.facts import SCHEMA_VERSION, Facts
 from probe.libraries import CATALOGUE
-from probe_fakes import (
-    HANG, NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_UNKNOWN, SEGFAULT, UNDEFINED_SYMBOL, NVMLError, fake_pynvml, h200,
-    make_cutlass_dsl, make_dist,
-)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,15 +64,18 @@ def test_output_file(tmp_path):
     assert json.loads(target.read_text())["schema_version"] == SCHEMA_VERSION
 
 
-@pytest.mark.parametrize("argv, expected", [
-    (["probe", "--format", "yaml"], "'yaml' is not one of"),
-    (["probe", "--timeout", "0"], "must be a positive number of seconds, got 0"),
-    (["probe", "--timeout", "-3"], "must be a positive number of seconds, got -3"),
-    (["probe", "--timeout", "nan"], "must be a positive number of seconds"),
-    (["probe", "--timeout", "soon"], "'soon' is not a valid float"),
-    (["probe", "-o", "/no/such/dir/facts.json"], "directory /no/such/dir does not exist"),
-    (["probe", "-o", "/"], "is a directory"),
-])
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["probe", "--format", "yaml"], "'yaml' is not one of"),
+        (["probe", "--timeout", "0"], "must be a positive number of seconds, got 0"),
+        (["probe", "--timeout", "-3"], "must be a positive number of seconds, got -3"),
+        (["probe", "--timeout", "nan"], "must be a positive number of seconds"),
+        (["probe", "--timeout", "soon"], "'soon' is not a valid float"),
+        (["probe", "-o", "/no/such/dir/facts.json"], "directory /no/such/dir does not exist"),
+        (["probe", "-o", "/"], "is a directory"),
+    ],
+)
 def test_bad_arguments_are_one_line_and_exit_2(argv, expected, capsys):
     code, out = run_main(argv, capsys)
     assert code == 2
@@ -82,8 +94,14 @@ def test_unwritable_output_is_refused_before_probing(tmp_path, capsys, monkeypat
 
 def test_python_dash_m_probe_probe(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "attn_preflight", "probe", "--no-imports", "--format", "json"],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "attn_preflight", "probe", "--no-imports", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert Facts.from_dict(json.loads(done.stdout)).host.python_executable == sys.executable
 
@@ -96,10 +114,20 @@ def test_a_broken_machine_gets_a_complete_report_and_exit_0(tmp_path):
     make_dist(site, "triton", "3.5.0", {"triton/__init__.py": HANG})
     dsl_packages = make_cutlass_dsl(site)
     make_dist(site, "flash-attn-4", "4.0.0b36", {"flash_attn/cute/__init__.py": "import cutlass.cute\n"})
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "XDG_CACHE_HOME": str(tmp_path),
-           "VLLM_ATTENTION_BACKEND": "FLASH_ATTN", "SGLANG_API_KEY": "sk-live-123"}
-    done = subprocess.run([sys.executable, "-m", "attn_preflight", "probe", "--format", "json", "--timeout", "3"],
-                          capture_output=True, text=True, env=env, timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]),
+        "XDG_CACHE_HOME": str(tmp_path),
+        "VLLM_ATTENTION_BACKEND": "FLASH_ATTN",
+        "SGLANG_API_KEY": "sk-live-123",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "attn_preflight", "probe", "--format", "json", "--timeout", "3"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     facts = Facts.from_dict(json.loads(done.stdout))
     status = {lib.key: lib.health for lib in facts.libraries}
@@ -111,14 +139,20 @@ def test_a_broken_machine_gets_a_complete_report_and_exit_0(tmp_path):
     for key in ("cutlass_dsl", "fa4"):  # FA4 fails the same way: it imports the DSL
         assert status[key].status == "error" and status[key].error == "ModuleNotFoundError: No module named 'cutlass'"
         assert status[key].diagnosis.startswith(
-            "No module named cutlass while nvidia-cutlass-dsl 4.8.1 is installed → its .pth file")
+            "No module named cutlass while nvidia-cutlass-dsl 4.8.1 is installed → its .pth file"
+        )
         assert f"add {dsl_packages} to sys.path" in status[key].diagnosis
     assert facts.environment["VLLM_ATTENTION_BACKEND"] == "FLASH_ATTN"
     assert facts.environment["SGLANG_API_KEY"] == "***" and "sk-live-123" not in done.stdout
 
     fixed = {**env, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(dsl_packages)])}
-    done = subprocess.run([sys.executable, "-m", "attn_preflight", "probe", "--format", "json", "--timeout", "3"],
-                          capture_output=True, text=True, env=fixed, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "attn_preflight", "probe", "--format", "json", "--timeout", "3"],
+        capture_output=True,
+        text=True,
+        env=fixed,
+        timeout=120,
+    )
     healed = Facts.from_dict(json.loads(done.stdout))
     assert healed.library("cutlass_dsl").health.status == "ok" and healed.library("fa4").health.status == "ok"
     assert healed.library("cutlass_dsl").health.details["cutlass_version"] == "4.8.1"
@@ -136,26 +170,54 @@ def test_torch_missing_is_reported_and_the_report_completes(tmp_path):
         source = source.parent if source.name == "__init__.py" else source
         (deps / source.name).symlink_to(source)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(deps)]), "XDG_CACHE_HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-S", "-m", "attn_preflight", "probe", "--format", "json"],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "attn_preflight", "probe", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     facts = Facts.from_dict(json.loads(done.stdout))
     assert not facts.torch.installed and facts.torch.error.startswith("torch is not installed for ")
     assert facts.library("torch").health.status == "not_installed"
     assert "nvidia-ml-py (pynvml) cannot be imported" in facts.gpus.error  # not in -S's view either
-    table = subprocess.run([sys.executable, "-S", "-m", "attn_preflight", "probe"], capture_output=True, text=True,
-                           env=env, timeout=120, cwd=tmp_path)
+    table = subprocess.run(
+        [sys.executable, "-S", "-m", "attn_preflight", "probe"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert table.returncode == 0 and "Not installed: torch is not installed for" in table.stdout
 
 
-@pytest.mark.parametrize("nvml, expected", [
-    (lambda: fake_pynvml([], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")),
-     lambda gpus: gpus.devices == [] and gpus.error.startswith("NVML library not found")),
-    (lambda: fake_pynvml([h200(0)], init_error=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")),
-     lambda gpus: gpus.devices == [] and gpus.error == "NVML initialisation failed: Unknown Error (NVML error 999)"),
-    (lambda: fake_pynvml([h200(0), h200(1, cc=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")), h200(2)]),
-     lambda gpus: [d.error for d in gpus.devices] == [None, "compute capability: Unknown Error (NVML error 999)", None]),
-], ids=["library-missing", "init-error", "one-gpu-query-raising"])
+@pytest.mark.parametrize(
+    "nvml, expected",
+    [
+        (
+            lambda: fake_pynvml(
+                [], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")
+            ),
+            lambda gpus: gpus.devices == [] and gpus.error.startswith("NVML library not found"),
+        ),
+        (
+            lambda: fake_pynvml([h200(0)], init_error=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")),
+            lambda gpus: (
+                gpus.devices == [] and gpus.error == "NVML initialisation failed: Unknown Error (NVML error 999)"
+            ),
+        ),
+        (
+            lambda: fake_pynvml([h200(0), h200(1, cc=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")), h200(2)]),
+            lambda gpus: (
+                [d.error for d in gpus.devices] == [None, "compute capability: Unknown Error (NVML error 999)", None]
+            ),
+        ),
+    ],
+    ids=["library-missing", "init-error", "one-gpu-query-raising"],
+)
 def test_nvml_failures_leave_a_complete_report_and_exit_0(nvml, expected, monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", nvml())
     facts = Facts.from_dict(json.loads(invoke("--format", "json", "--no-imports")))

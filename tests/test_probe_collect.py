@@ -1,5 +1,6 @@
 """collect(): every probe wrapped, torch facts completed from the import check, the main process never
 imports torch or a kernel library."""
+
 from __future__ import annotations
 
 import json
@@ -8,12 +9,12 @@ import subprocess
 import sys
 
 import pytest
+from probe_fakes import make_dist
 
 from probe import collect as collect_module
 from probe import gpus, health, libraries, toolkit
 from probe.collect import arch_covered, collect, cudnn_version_text
 from probe.facts import HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED, GpuDevice, GpuFacts
-from probe_fakes import make_dist
 
 # A torch stand-in whose import check answers like torch 2.11.0+cu130 on the H200 (arch list, cuDNN).
 FAKE_TORCH = """import types
@@ -32,9 +33,16 @@ def boom(*args, **kwargs):
 
 
 def test_every_probe_failing_still_gives_complete_facts(monkeypatch):
-    for owner, name in [(gpus, "collect_gpus"), (toolkit, "torch_facts"), (toolkit, "cuda_toolkit_facts"),
-                        (toolkit, "cutlass_header_facts"), (libraries, "library_facts"), (health, "check_imports"),
-                        (collect_module, "relevant_environment"), (collect_module, "host_facts")]:
+    for owner, name in [
+        (gpus, "collect_gpus"),
+        (toolkit, "torch_facts"),
+        (toolkit, "cuda_toolkit_facts"),
+        (toolkit, "cutlass_header_facts"),
+        (libraries, "library_facts"),
+        (health, "check_imports"),
+        (collect_module, "relevant_environment"),
+        (collect_module, "host_facts"),
+    ]:
         monkeypatch.setattr(owner, name, boom)
     facts = collect(timeout=5)
     failed = "probe failed: RuntimeError: boom"
@@ -60,20 +68,30 @@ def h200_site(tmp_path, monkeypatch):
     """A fake torch 2.11.0+cu130, FA4 with its 0.0.0 __version__, and an sgl-kernel whose FA3 ops fail,
     on an H200 (fake NVML)."""
     site = tmp_path / "site"
-    make_dist(site, "torch", "2.11.0+cu130", {"torch/__init__.py": FAKE_TORCH,
-                                              "torch/version.py": "cuda = '13.0'\nhip = None\n"})
+    make_dist(
+        site,
+        "torch",
+        "2.11.0+cu130",
+        {"torch/__init__.py": FAKE_TORCH, "torch/version.py": "cuda = '13.0'\nhip = None\n"},
+    )
     make_dist(site, "flash-attn-4", "4.0.0b36", {"flash_attn/cute/__init__.py": "__version__ = '0.0.0'\n"})
-    make_dist(site, "sglang-kernel", "0.4.10", {
-        "sgl_kernel/__init__.py": "__version__ = '0.4.10'\n",
-        "sgl_kernel/flash_attn.py": "try:\n    from sgl_kernel import flash_ops\nexcept:\n"
-                                    "    raise ImportError('Can not import sgl_kernel. Please check your installation.')\n",
-    })
+    make_dist(
+        site,
+        "sglang-kernel",
+        "0.4.10",
+        {
+            "sgl_kernel/__init__.py": "__version__ = '0.4.10'\n",
+            "sgl_kernel/flash_attn.py": "try:\n    from sgl_kernel import flash_ops\nexcept:\n"
+            "    raise ImportError('Can not import sgl_kernel. Please check your installation.')\n",
+        },
+    )
     monkeypatch.setenv("PYTHONPATH", str(site))
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     h200 = GpuDevice(index=0, name="NVIDIA H200", cc_major=9, cc_minor=0, memory_total_mib=143771)
-    monkeypatch.setattr(gpus, "collect_gpus", lambda: GpuFacts(devices=[h200], driver_version="580.95.05",
-                                                               cuda_driver_version="13.0"))
+    monkeypatch.setattr(
+        gpus, "collect_gpus", lambda: GpuFacts(devices=[h200], driver_version="580.95.05", cuda_driver_version="13.0")
+    )
     return site
 
 
@@ -90,8 +108,9 @@ def test_module_version_disagreeing_with_metadata_is_noted(h200_site):
     fa4 = collect(timeout=30).library("fa4")
     assert fa4.version == "4.0.0b36" and fa4.health.status == HEALTH_OK
     assert fa4.health.details["module_version"] == "0.0.0"
-    assert ("flash_attn.cute reports __version__ 0.0.0; the installed distribution is 4.0.0b36 "
-            "(the version shown here)") in fa4.notes
+    assert (
+        "flash_attn.cute reports __version__ 0.0.0; the installed distribution is 4.0.0b36 (the version shown here)"
+    ) in fa4.notes
 
 
 def test_a_failing_component_is_a_note_and_does_not_fail_the_library(h200_site):
@@ -99,9 +118,13 @@ def test_a_failing_component_is_a_note_and_does_not_fail_the_library(h200_site):
     assert sgl.health.status == HEALTH_OK
     component = sgl.health.details["components"]["fa3_ops"]
     assert component["status"] == HEALTH_ERROR and component["causes"] == [
-        "ImportError: cannot import name 'flash_ops' from 'sgl_kernel' (%s)" % (h200_site / "sgl_kernel" / "__init__.py")]
-    assert sgl.notes == ["component fa3_ops (sgl_kernel.flash_attn) does not load: ImportError: Can not import "
-                         "sgl_kernel. Please check your installation."]
+        "ImportError: cannot import name 'flash_ops' from 'sgl_kernel' (%s)"
+        % (h200_site / "sgl_kernel" / "__init__.py")
+    ]
+    assert sgl.notes == [
+        "component fa3_ops (sgl_kernel.flash_attn) does not load: ImportError: Can not import "
+        "sgl_kernel. Please check your installation."
+    ]
 
 
 def test_no_imports_leaves_health_unknown(h200_site):
@@ -111,13 +134,15 @@ def test_no_imports_leaves_health_unknown(h200_site):
 
 
 def test_main_process_never_imports_torch_or_pynvml_at_startup(tmp_path):
-    script = ("import sys, json\n"
-              "import attn_preflight.cli, attn_preflight.commands.probe_cmd\n"
-              "startup = sorted(m for m in ('pynvml', 'torch', 'tabulate') if m in sys.modules)\n"
-              "from probe.collect import collect\n"
-              "facts = collect(timeout=60)\n"
-              "print(json.dumps({'startup': startup, 'torch_imported': 'torch' in sys.modules,\n"
-              "                  'torch_health': facts.library('torch').health.status}))\n")
+    script = (
+        "import sys, json\n"
+        "import attn_preflight.cli, attn_preflight.commands.probe_cmd\n"
+        "startup = sorted(m for m in ('pynvml', 'torch', 'tabulate') if m in sys.modules)\n"
+        "from probe.collect import collect\n"
+        "facts = collect(timeout=60)\n"
+        "print(json.dumps({'startup': startup, 'torch_imported': 'torch' in sys.modules,\n"
+        "                  'torch_health': facts.library('torch').health.status}))\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.getcwd(), "XDG_CACHE_HOME": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     got = json.loads(done.stdout)
@@ -131,19 +156,22 @@ def test_main_process_never_imports_torch_or_pynvml_at_startup(tmp_path):
     assert got["torch_health"] == HEALTH_OK  # checked, in a child
 
 
-@pytest.mark.parametrize("arch_list, cc, covered", [
-    (["sm_80", "sm_90"], (9, 0), True),
-    (["sm_80", "sm_86"], (8, 9), True),  # sm_86 SASS runs on 8.9
-    (["sm_80", "sm_90"], (12, 0), False),  # no sm_12x SASS, no PTX
-    (["sm_80", "compute_90"], (12, 0), True),  # PTX JIT-compiles forward
-    (["compute_100"], (9, 0), False),  # PTX never runs backward
-    (["sm_90a"], (9, 0), True),
-    (["sm_90a"], (10, 0), False),
-    (["sm_100a"], (10, 3), False),  # arch-specific: exactly 10.0
-    (["sm_100f"], (10, 3), True),  # family: 10.x from 10.0 up
-    (["sm_100", "sm_120", "compute_120"], (10, 3), True),
-    ([], (9, 0), False),
-])
+@pytest.mark.parametrize(
+    "arch_list, cc, covered",
+    [
+        (["sm_80", "sm_90"], (9, 0), True),
+        (["sm_80", "sm_86"], (8, 9), True),  # sm_86 SASS runs on 8.9
+        (["sm_80", "sm_90"], (12, 0), False),  # no sm_12x SASS, no PTX
+        (["sm_80", "compute_90"], (12, 0), True),  # PTX JIT-compiles forward
+        (["compute_100"], (9, 0), False),  # PTX never runs backward
+        (["sm_90a"], (9, 0), True),
+        (["sm_90a"], (10, 0), False),
+        (["sm_100a"], (10, 3), False),  # arch-specific: exactly 10.0
+        (["sm_100f"], (10, 3), True),  # family: 10.x from 10.0 up
+        (["sm_100", "sm_120", "compute_120"], (10, 3), True),
+        ([], (9, 0), False),
+    ],
+)
 def test_arch_covered(arch_list, cc, covered):
     assert arch_covered(arch_list, *cc) is covered
 

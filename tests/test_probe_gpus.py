@@ -1,17 +1,24 @@
 """GPUs through NVML: every failure is a value with its reason (fake pynvml), and on a real GPU the facts
 are complete and no CUDA context is created."""
+
 from __future__ import annotations
 
 import os
 import sys
 
 import pytest
+from probe_fakes import (
+    NVML_ERROR_DRIVER_NOT_LOADED,
+    NVML_ERROR_GPU_IS_LOST,
+    NVML_ERROR_LIBRARY_NOT_FOUND,
+    NVML_ERROR_NOT_SUPPORTED,
+    NVML_ERROR_UNKNOWN,
+    NVMLError,
+    fake_pynvml,
+    h200,
+)
 
 from probe import gpus
-from probe_fakes import (
-    NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED,
-    NVML_ERROR_UNKNOWN, NVMLError, fake_pynvml, h200,
-)
 
 
 def use(monkeypatch, module):
@@ -20,7 +27,10 @@ def use(monkeypatch, module):
 
 
 def test_nvml_library_missing_is_an_empty_list_with_the_reason(monkeypatch):
-    use(monkeypatch, fake_pynvml([], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")))
+    use(
+        monkeypatch,
+        fake_pynvml([], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")),
+    )
     facts = gpus.collect_gpus()
     assert facts.devices == []
     assert facts.error.startswith("NVML library not found (libnvidia-ml.so.1)")
@@ -47,8 +57,18 @@ def test_two_h200s_read_completely(monkeypatch):
     facts = gpus.collect_gpus()
     assert (facts.driver_version, facts.cuda_driver_version, facts.error) == ("580.95.05", "13.0", None)
     first, second = facts.devices
-    assert (first.name, first.compute_capability, first.sm, first.memory_total_mib) == ("NVIDIA H200", "9.0", "sm_90", 143771)
-    assert (first.mig_mode, first.persistence_mode, first.nvlink_links_up, first.error) == ("disabled", "enabled", 18, None)
+    assert (first.name, first.compute_capability, first.sm, first.memory_total_mib) == (
+        "NVIDIA H200",
+        "9.0",
+        "sm_90",
+        143771,
+    )
+    assert (first.mig_mode, first.persistence_mode, first.nvlink_links_up, first.error) == (
+        "disabled",
+        "enabled",
+        18,
+        None,
+    )
     assert (second.persistence_mode, second.nvlink_links_up) == ("disabled", 0)
     assert nvml.shutdown_calls == 1
 

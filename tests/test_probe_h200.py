@@ -1,6 +1,7 @@
 """The probe's reports from the lent H200 (recorded with bench/device_probe.sh): what the issue requires
 the real machine's report to say, with FA4 + the CUTLASS DSL installed into /tmp/site, with and without
 the dsl_packages path that the DSL's .pth file would add."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from probe.facts import Facts
 from attn_preflight.render.facts import problems, render_facts
+from probe.facts import Facts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -44,8 +45,10 @@ def test_h200_without_the_pth_fix_gets_the_cutlass_diagnosis():
     facts = load("probe-h200-nopth.json")
     dsl = facts.library("cutlass_dsl")
     assert dsl.health.status == "error" and "No module named 'cutlass'" in dsl.health.error
-    assert dsl.health.diagnosis.startswith("No module named cutlass while nvidia-cutlass-dsl 4.8.1 is installed → "
-                                           "its .pth file (nvidia_cutlass_dsl_packages.pth) was not processed")
+    assert dsl.health.diagnosis.startswith(
+        "No module named cutlass while nvidia-cutlass-dsl 4.8.1 is installed → "
+        "its .pth file (nvidia_cutlass_dsl_packages.pth) was not processed"
+    )
     assert "add /tmp/site/nvidia_cutlass_dsl/dsl_packages to sys.path" in dsl.health.diagnosis
     assert facts.library("fa4").health.status == "error"  # FA4 imports the DSL
     assert any(line.startswith("CUTLASS CuTe DSL") for line in problems(facts))

@@ -1,5 +1,6 @@
 """Import checks through the real subprocess machinery, on tiny fake packages: every way an import can
 fail becomes a value; the cache answers a second run; diagnoses name both sides."""
+
 from __future__ import annotations
 
 import json
@@ -10,14 +11,22 @@ import sys
 import time
 
 import pytest
+from probe_fakes import HANG, SEGFAULT, UNDEFINED_SYMBOL, make_cutlass_dsl, make_dist
 
 from probe import health
 from probe.facts import (
-    HEALTH_CRASHED, HEALTH_ERROR, HEALTH_OK, HEALTH_TIMEOUT, Facts, GpuFacts, HostFacts, ImportHealth, LibraryFacts,
+    HEALTH_CRASHED,
+    HEALTH_ERROR,
+    HEALTH_OK,
+    HEALTH_TIMEOUT,
+    Facts,
+    GpuFacts,
+    HostFacts,
+    ImportHealth,
+    LibraryFacts,
     TorchFacts,
 )
 from probe.health import ImportRequest, check_imports, error_diagnosis
-from probe_fakes import HANG, SEGFAULT, UNDEFINED_SYMBOL, make_cutlass_dsl, make_dist
 
 
 @pytest.fixture
@@ -39,8 +48,12 @@ def module(site, name, text):
 def test_ok_import_reports_version_origin_details_and_components(site):
     module(site, "goodlib", "__version__ = '1.2.3'\nVALUE = 41\n")
     (site / "goodlib" / "part.py").write_text("")
-    request = ImportRequest("good", "goodlib", details={"answer": "mod.VALUE + 1", "broken": "mod.missing"},
-                            components={"part": "goodlib.part", "absent": "goodlib.absent"})
+    request = ImportRequest(
+        "good",
+        "goodlib",
+        details={"answer": "mod.VALUE + 1", "broken": "mod.missing"},
+        components={"part": "goodlib.part", "absent": "goodlib.absent"},
+    )
     result = check_imports([request], timeout=30, use_cache=False)["good"]
     assert result.status == HEALTH_OK and result.module == "goodlib" and result.error is None
     assert result.details["module_version"] == "1.2.3"
@@ -53,8 +66,12 @@ def test_ok_import_reports_version_origin_details_and_components(site):
 
 def test_import_error_keeps_the_whole_exception_chain(site):
     # sgl_kernel.flash_attn hides its cause behind a generic ImportError: the cause must survive.
-    module(site, "wrapped", "try:\n    import missing_ext\nexcept Exception:\n"
-                            "    raise ImportError('Can not import sgl_kernel. Please check your installation.')\n")
+    module(
+        site,
+        "wrapped",
+        "try:\n    import missing_ext\nexcept Exception:\n"
+        "    raise ImportError('Can not import sgl_kernel. Please check your installation.')\n",
+    )
     result = check_imports([ImportRequest("w", "wrapped")], timeout=30, use_cache=False)["w"]
     assert result.status == HEALTH_ERROR
     assert result.error == "ImportError: Can not import sgl_kernel. Please check your installation."
@@ -78,8 +95,12 @@ def test_undefined_symbol_segfault_and_hang_in_parallel(site):
 
 def test_checks_run_in_parallel(site):
     for name in ("slow_a", "slow_b", "slow_c"):
-        module(site, name, f"import time, pathlib\np = pathlib.Path({str(site)!r}) / '{name}.times'\n"
-                           "start = time.time(); time.sleep(1.0); p.write_text(f'{start} {time.time()}')\n")
+        module(
+            site,
+            name,
+            f"import time, pathlib\np = pathlib.Path({str(site)!r}) / '{name}.times'\n"
+            "start = time.time(); time.sleep(1.0); p.write_text(f'{start} {time.time()}')\n",
+        )
     requests = [ImportRequest(name, name) for name in ("slow_a", "slow_b", "slow_c")]
     assert {r.status for r in check_imports(requests, timeout=30, use_cache=False).values()} == {HEALTH_OK}
     spans = [tuple(map(float, (site / f"{n}.times").read_text().split())) for n in ("slow_a", "slow_b", "slow_c")]
@@ -88,9 +109,13 @@ def test_checks_run_in_parallel(site):
 
 def test_timeout_kills_the_whole_process_group(site):
     pid_file = site / "grandchild.pid"
-    module(site, "spawner", "import subprocess, time\n"
-                            f"p = subprocess.Popen(['sleep', '600'])\nopen({str(pid_file)!r}, 'w').write(str(p.pid))\n"
-                            "time.sleep(600)\n")
+    module(
+        site,
+        "spawner",
+        "import subprocess, time\n"
+        f"p = subprocess.Popen(['sleep', '600'])\nopen({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(600)\n",
+    )
     result = check_imports([ImportRequest("s", "spawner")], timeout=2, use_cache=False)["s"]
     assert result.status == HEALTH_TIMEOUT
     grandchild = int(pid_file.read_text())
@@ -118,16 +143,24 @@ def test_exit_during_import_and_systemexit_are_errors(site):
 
 
 def test_child_has_no_terminal_and_no_stdin(site):
-    module(site, "ttycheck", "import os, sys\nassert sys.stdin.read() == ''\n"
-                             "try:\n    os.open('/dev/tty', os.O_RDWR)\nexcept OSError:\n    pass\n"
-                             "else:\n    raise RuntimeError('has a controlling terminal')\n")
+    module(
+        site,
+        "ttycheck",
+        "import os, sys\nassert sys.stdin.read() == ''\n"
+        "try:\n    os.open('/dev/tty', os.O_RDWR)\nexcept OSError:\n    pass\n"
+        "else:\n    raise RuntimeError('has a controlling terminal')\n",
+    )
     assert check_imports([ImportRequest("t", "ttycheck")], timeout=30, use_cache=False)["t"].status == HEALTH_OK
 
 
 def test_cache_answers_the_second_run_and_is_invalidated_by_an_install(site, tmp_path):
     counter = tmp_path / "imports.count"  # not in a sys.path directory, whose mtime is part of the key
-    module(site, "counted", f"import pathlib\np = pathlib.Path({str(counter)!r})\n"
-                            "p.write_text(str(int(p.read_text() or 0) + 1) if p.exists() else '1')\n")
+    module(
+        site,
+        "counted",
+        f"import pathlib\np = pathlib.Path({str(counter)!r})\n"
+        "p.write_text(str(int(p.read_text() or 0) + 1) if p.exists() else '1')\n",
+    )
     module(site, "stuck", HANG)
     requests = [ImportRequest("c", "counted"), ImportRequest("s", "stuck")]
     first = check_imports(requests, timeout=2)
@@ -171,12 +204,17 @@ def test_cancel_stops_running_checks(site):
 
 
 def test_children_get_the_interpreter_flags_that_change_imports():
-    out = subprocess.run([sys.executable, "-S", "-s", "-c", "from probe.health import interpreter_flags as f; print(f())"],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    out = subprocess.run(
+        [sys.executable, "-S", "-s", "-c", "from probe.health import interpreter_flags as f; print(f())"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert "'-s', '-S'" in out.stdout, out.stderr
 
 
 # ------------------------------------------------------------------------------------------------ diagnoses
+
 
 def facts_with(torch_version="2.11.0+cu130", torch_cuda="13.0", driver="580.95.05", cuda_driver="13.0"):
     return Facts(
@@ -186,8 +224,13 @@ def facts_with(torch_version="2.11.0+cu130", torch_cuda="13.0", driver="580.95.0
     )
 
 
-FA2 = LibraryFacts(key="fa2", title="FlashAttention 2", distributions={"flash-attn": "2.8.3"}, version="2.8.3",
-                   import_name="flash_attn.flash_attn_interface")
+FA2 = LibraryFacts(
+    key="fa2",
+    title="FlashAttention 2",
+    distributions={"flash-attn": "2.8.3"},
+    version="2.8.3",
+    import_name="flash_attn.flash_attn_interface",
+)
 
 
 def diag(*texts, lib=FA2, facts=None, sys_path=None):
@@ -195,8 +238,9 @@ def diag(*texts, lib=FA2, facts=None, sys_path=None):
 
 
 def test_undefined_torch_symbol_names_both_sides():
-    text = ("ImportError: /x/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so: undefined symbol: "
-            "_ZN3c104cuda9SetDeviceEa")
+    text = (
+        "ImportError: /x/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEa"
+    )
     got = diag(text)
     assert "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so needs torch symbol _ZN3c104cuda9SetDeviceEa" in got
     assert "built against a different torch than the installed torch 2.11.0+cu130" in got
@@ -220,16 +264,26 @@ def test_missing_cuda_runtime_of_another_major_is_a_cuda_mismatch():
 
 
 def test_driver_too_old_names_driver_and_cuda():
-    got = diag("RuntimeError: The NVIDIA driver on your system is too old (found version 12040).",
-               facts=facts_with(driver="550.54.15", cuda_driver="12.4"))
+    got = diag(
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 12040).",
+        facts=facts_with(driver="550.54.15", cuda_driver="12.4"),
+    )
     assert "driver 550.54.15 (supports CUDA up to 12.4)" in got and "torch is built for CUDA 13.0" in got
 
 
 def test_glibcxx_and_flashinfer_skew_and_unknown():
-    assert "GLIBCXX_3.4.32 from libstdc++" in diag("ImportError: /lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found")
-    flashinfer = LibraryFacts(key="flashinfer", title="FlashInfer", version="0.7.4",
-                              distributions={"flashinfer-python": "0.7.4", "flashinfer-cubin": "0.7.3"})
-    got = diag("RuntimeError: flashinfer-cubin version (0.7.3) does not match flashinfer version (0.7.4)", lib=flashinfer)
+    assert "GLIBCXX_3.4.32 from libstdc++" in diag(
+        "ImportError: /lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found"
+    )
+    flashinfer = LibraryFacts(
+        key="flashinfer",
+        title="FlashInfer",
+        version="0.7.4",
+        distributions={"flashinfer-python": "0.7.4", "flashinfer-cubin": "0.7.3"},
+    )
+    got = diag(
+        "RuntimeError: flashinfer-cubin version (0.7.3) does not match flashinfer version (0.7.4)", lib=flashinfer
+    )
     assert "flashinfer-python 0.7.4, flashinfer-cubin 0.7.3" in got
     assert diag("ValueError: something new") is None
 
@@ -243,12 +297,15 @@ def test_missing_dependency_and_broken_own_module():
 def test_cutlass_pth_not_processed_names_the_directory(site):
     dsl_packages = make_cutlass_dsl(site)
     got = diag("ModuleNotFoundError: No module named 'cutlass'", sys_path=[str(site)])
-    assert got.startswith("No module named cutlass while nvidia-cutlass-dsl 4.8.1 is installed → its .pth file "
-                          "(nvidia_cutlass_dsl_packages.pth) was not processed (installed with --target / PYTHONPATH")
+    assert got.startswith(
+        "No module named cutlass while nvidia-cutlass-dsl 4.8.1 is installed → its .pth file "
+        "(nvidia_cutlass_dsl_packages.pth) was not processed (installed with --target / PYTHONPATH"
+    )
     assert f"add {dsl_packages} to sys.path" in got
     # with the directory on sys.path the .pth is not the explanation
-    assert "not processed" not in diag("ModuleNotFoundError: No module named 'cutlass'",
-                                       sys_path=[str(site), str(dsl_packages)])
+    assert "not processed" not in diag(
+        "ModuleNotFoundError: No module named 'cutlass'", sys_path=[str(site), str(dsl_packages)]
+    )
 
 
 def test_cutlass_pth_deleted_by_an_upgrade(site):
@@ -259,10 +316,18 @@ def test_cutlass_pth_deleted_by_an_upgrade(site):
 
 
 def test_crash_and_timeout_diagnoses():
-    lib = LibraryFacts(key="xformers", title="xFormers", distributions={"xformers": "0.0.30"}, version="0.0.30",
-                       health=ImportHealth(status=HEALTH_CRASHED, module="xformers",
-                                           error=f"killed by {health.signal_name(signal.SIGSEGV)}",
-                                           causes=['File "/s/xformers/__init__.py", line 2 in <module>']))
+    lib = LibraryFacts(
+        key="xformers",
+        title="xFormers",
+        distributions={"xformers": "0.0.30"},
+        version="0.0.30",
+        health=ImportHealth(
+            status=HEALTH_CRASHED,
+            module="xformers",
+            error=f"killed by {health.signal_name(signal.SIGSEGV)}",
+            causes=['File "/s/xformers/__init__.py", line 2 in <module>'],
+        ),
+    )
     got = health.diagnose(lib, facts_with())
     assert got.startswith("xformers 0.0.30: the import was killed by SIGSEGV (Segmentation fault) at File")
     assert "the installed torch 2.11.0+cu130" in got and "python -X faulthandler -c 'import xformers'" in got

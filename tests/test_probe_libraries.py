@@ -1,20 +1,38 @@
 """What is installed, read from metadata and the filesystem only: aliases, pieces, skew, shadowing,
 source checkouts without metadata; never an import."""
+
 from __future__ import annotations
 
 import sys
 
+from probe_fakes import make_dist
+
 from probe import libraries
 from probe.facts import LibraryFacts
 from probe.libraries import CATALOGUE, canonical, label, library_facts, locate_module, spec_for
-from probe_fakes import make_dist
 
 
 def test_catalogue_covers_the_stack_with_sources_and_unique_names():
     keys = [spec.key for spec in CATALOGUE]
     assert len(keys) == len(set(keys))
-    for required in ("torch", "fa2", "fa3", "fa4", "sgl_kernel", "flashinfer", "cutlass_dsl", "cutlass_python",
-                     "triton", "xformers", "flash_mla", "deep_gemm", "quack", "sglang", "vllm", "transformers"):
+    for required in (
+        "torch",
+        "fa2",
+        "fa3",
+        "fa4",
+        "sgl_kernel",
+        "flashinfer",
+        "cutlass_dsl",
+        "cutlass_python",
+        "triton",
+        "xformers",
+        "flash_mla",
+        "deep_gemm",
+        "quack",
+        "sglang",
+        "vllm",
+        "transformers",
+    ):
         assert required in keys
     owners = {}
     for spec in CATALOGUE:
@@ -57,10 +75,15 @@ def test_flashinfer_piece_skew_is_noted_and_local_cuda_suffix_ignored(site):
     make_dist(site, "flashinfer-jit-cache", "0.7.4+cu130")
     facts = library_facts(spec_for("flashinfer"))
     assert facts.version == "0.7.4"
-    assert facts.distributions == {"flashinfer-python": "0.7.4", "flashinfer-cubin": "0.7.3",
-                                   "flashinfer-jit-cache": "0.7.4+cu130"}
+    assert facts.distributions == {
+        "flashinfer-python": "0.7.4",
+        "flashinfer-cubin": "0.7.3",
+        "flashinfer-jit-cache": "0.7.4+cu130",
+    }
     skew = [n for n in facts.notes if n.startswith(libraries.SKEW_NOTE)]
-    assert len(skew) == 1 and skew[0].startswith("version skew: flashinfer-cubin 0.7.3 does not match flashinfer-python 0.7.4")
+    assert len(skew) == 1 and skew[0].startswith(
+        "version skew: flashinfer-cubin 0.7.3 does not match flashinfer-python 0.7.4"
+    )
 
 
 def test_cutlass_dsl_pieces_and_version_from_the_meta_package(site):
@@ -111,7 +134,11 @@ def test_locate_module_never_imports(site):
 
 
 def test_label_prefers_the_distribution_carrying_the_version():
-    lib = LibraryFacts(key="flashinfer", title="FlashInfer", version="0.7.4",
-                       distributions={"flashinfer-cubin": "0.7.3", "flashinfer-python": "0.7.4"})
+    lib = LibraryFacts(
+        key="flashinfer",
+        title="FlashInfer",
+        version="0.7.4",
+        distributions={"flashinfer-cubin": "0.7.3", "flashinfer-python": "0.7.4"},
+    )
     assert label(lib) == "flashinfer-python 0.7.4"
     assert label(LibraryFacts(key="x", title="Thing")) == "Thing"

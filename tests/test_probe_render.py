@@ -1,4 +1,5 @@
 """Rendering saved reports of real machines: what is broken comes first, with its diagnosis."""
+
 from __future__ import annotations
 
 import json
@@ -6,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from probe.facts import Facts, GpuDevice, GpuFacts, LibraryFacts, ImportHealth
 from attn_preflight.render import to_json
 from attn_preflight.render.facts import problems, render_facts
+from probe.facts import Facts, GpuDevice, GpuFacts, ImportHealth, LibraryFacts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -51,10 +52,14 @@ def test_broken_machine_lists_each_failure_with_its_diagnosis():
 
 def test_gpu_table_arch_coverage_and_per_gpu_errors():
     facts = load("probe-cpu-ci.json")
-    facts.gpus = GpuFacts(driver_version="580.95.05", cuda_driver_version="13.0", devices=[
-        GpuDevice(index=0, name="NVIDIA H200", cc_major=9, cc_minor=0, memory_total_mib=143771, uuid="GPU-1"),
-        GpuDevice(index=1, name="NVIDIA RTX PRO 6000", cc_major=12, cc_minor=0, error="memory: GPU is lost"),
-    ])
+    facts.gpus = GpuFacts(
+        driver_version="580.95.05",
+        cuda_driver_version="13.0",
+        devices=[
+            GpuDevice(index=0, name="NVIDIA H200", cc_major=9, cc_minor=0, memory_total_mib=143771, uuid="GPU-1"),
+            GpuDevice(index=1, name="NVIDIA RTX PRO 6000", cc_major=12, cc_minor=0, error="memory: GPU is lost"),
+        ],
+    )
     facts.torch.arch_list = ["sm_80", "sm_90"]
     facts.torch.gpu_arch_covered = {"sm_90": True, "sm_120": False}
     found = problems(facts)
@@ -66,12 +71,20 @@ def test_gpu_table_arch_coverage_and_per_gpu_errors():
 
 def test_skew_and_component_notes_are_problems_other_notes_are_not():
     facts = load("probe-cpu-ci.json")
-    facts.libraries.append(LibraryFacts(
-        key="flashinfer", title="FlashInfer", version="0.7.4", import_name="flashinfer",
-        distributions={"flashinfer-python": "0.7.4", "flashinfer-cubin": "0.7.3"},
-        health=ImportHealth(status="ok"),
-        notes=["version skew: flashinfer-cubin 0.7.3 does not match flashinfer-python 0.7.4 (...)",
-               "flashinfer reports __version__ 0.0.0+unknown; the installed distribution is 0.7.4"]))
+    facts.libraries.append(
+        LibraryFacts(
+            key="flashinfer",
+            title="FlashInfer",
+            version="0.7.4",
+            import_name="flashinfer",
+            distributions={"flashinfer-python": "0.7.4", "flashinfer-cubin": "0.7.3"},
+            health=ImportHealth(status="ok"),
+            notes=[
+                "version skew: flashinfer-cubin 0.7.3 does not match flashinfer-python 0.7.4 (...)",
+                "flashinfer reports __version__ 0.0.0+unknown; the installed distribution is 0.7.4",
+            ],
+        )
+    )
     found = problems(facts)
     assert found == ["FlashInfer: version skew: flashinfer-cubin 0.7.3 does not match flashinfer-python 0.7.4 (...)"]
     assert "- FlashInfer: flashinfer reports __version__ 0.0.0+unknown" in render_facts(facts, "table")
@@ -88,8 +101,8 @@ def test_a_huge_environment_value_is_shortened_in_tables_but_whole_in_json():
     import json
     from pathlib import Path
 
-    from probe.facts import Facts
     from attn_preflight.render.facts import render_facts
+    from probe.facts import Facts
 
     data = json.loads((Path(__file__).parent / "fixtures" / "probe-h200.json").read_text())
     facts = Facts.from_dict(data)

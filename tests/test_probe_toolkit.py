@@ -1,11 +1,13 @@
 """torch's build read from its files (never imported), nvcc, CUDA_HOME and CUTLASS headers; each failure a value."""
+
 from __future__ import annotations
 
 import importlib.metadata
 import stat
 
-from probe import toolkit
 from probe_fakes import make_dist
+
+from probe import toolkit
 
 TORCH_VERSION_PY = """from typing import Optional
 
@@ -19,12 +21,22 @@ hip: Optional[str] = None
 
 
 def test_torch_build_is_read_from_version_py_without_importing(site):
-    make_dist(site, "torch", "2.11.0+cu130", {"torch/__init__.py": "raise SystemExit('torch was imported')\n",
-                                              "torch/version.py": TORCH_VERSION_PY})
+    make_dist(
+        site,
+        "torch",
+        "2.11.0+cu130",
+        {"torch/__init__.py": "raise SystemExit('torch was imported')\n", "torch/version.py": TORCH_VERSION_PY},
+    )
     make_dist(site, "nvidia-cudnn-cu13", "9.13.0.50")
     facts = toolkit.torch_facts()
     assert (facts.installed, facts.version, facts.cuda, facts.hip, facts.cudnn, facts.error) == (
-        True, "2.11.0+cu130", "13.0", None, "9.13.0.50", None)
+        True,
+        "2.11.0+cu130",
+        "13.0",
+        None,
+        "9.13.0.50",
+        None,
+    )
 
 
 def test_local_build_tag_only_in_version_py_is_kept(site):
@@ -77,7 +89,11 @@ def test_nvcc_version_from_cuda_home(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_HOME", str(home))
     facts = toolkit.cuda_toolkit_facts()
     assert (facts.nvcc_path, facts.nvcc_version, facts.cuda_home, facts.error) == (
-        str(home / "bin" / "nvcc"), "12.8", str(home), None)
+        str(home / "bin" / "nvcc"),
+        "12.8",
+        str(home),
+        None,
+    )
 
 
 def test_nvcc_on_path_gives_cuda_home(tmp_path, monkeypatch):
@@ -113,12 +129,21 @@ def test_cutlass_headers_from_cutlass_path(tmp_path, monkeypatch):
     (tmp_path / "cutlass" / "include" / "cutlass" / "version.h").write_text(VERSION_H)
     monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "cutlass"))
     facts = toolkit.cutlass_header_facts()
-    assert (facts.path, facts.version, facts.source, facts.error) == (str(tmp_path / "cutlass"), "4.7.0", "CUTLASS_PATH", None)
+    assert (facts.path, facts.version, facts.source, facts.error) == (
+        str(tmp_path / "cutlass"),
+        "4.7.0",
+        "CUTLASS_PATH",
+        None,
+    )
 
 
 def test_cutlass_headers_fall_back_to_the_nvidia_cutlass_wheel(site, tmp_path, monkeypatch):
-    make_dist(site, "nvidia-cutlass", "4.2.0.0", {"cutlass_library/__init__.py": "",
-                                                   "cutlass_library/source/include/cutlass/version.h": VERSION_H})
+    make_dist(
+        site,
+        "nvidia-cutlass",
+        "4.2.0.0",
+        {"cutlass_library/__init__.py": "", "cutlass_library/source/include/cutlass/version.h": VERSION_H},
+    )
     monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "nowhere"))
     facts = toolkit.cutlass_header_facts()
     assert facts.version == "4.7.0" and facts.path == str(site / "cutlass_library" / "source")

@@ -1,4 +1,5 @@
 """The README is a contract: its JSON schema names every facts key, and .ci/run runs its test command."""
+
 import dataclasses
 import re
 from pathlib import Path
@@ -19,8 +20,12 @@ def _keys(cls):
 
 def test_every_facts_key_is_documented():
     documented = set(re.findall(r"`([a-z_]+)(?:\[\])?`", README))
-    keys = set(_keys(facts.Facts)) | set(_keys(facts.GpuDevice)) | set(_keys(facts.LibraryFacts)) \
+    keys = (
+        set(_keys(facts.Facts))
+        | set(_keys(facts.GpuDevice))
+        | set(_keys(facts.LibraryFacts))
         | set(_keys(facts.ImportHealth))
+    )
     missing = sorted(keys - documented)
     assert not missing, f"README's JSON schema lacks {missing}"
 

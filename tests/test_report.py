@@ -1,4 +1,5 @@
 """`report`: one self-contained HTML page, its matrix judged by the rules, smoke results when given."""
+
 import json
 import re
 from html.parser import HTMLParser
@@ -64,8 +65,14 @@ def test_h200_page_judges_every_backend_and_kv_dtype(tmp_path):
 def test_libraries_show_their_health(tmp_path):
     _, html = report(tmp_path, "--facts", facts_file(tmp_path))
     page = Page(html)
-    assert page.libraries == {"torch": "ok", "fa4": "ok", "sgl_kernel": "ok", "flashinfer": "ok", "quack": "ok",
-                              "cutlass_dsl": "error"}
+    assert page.libraries == {
+        "torch": "ok",
+        "fa4": "ok",
+        "sgl_kernel": "ok",
+        "flashinfer": "ok",
+        "quack": "ok",
+        "cutlass_dsl": "error",
+    }
     assert "its .pth file was not processed" in html
     assert "fa2" in html  # listed as not installed
 
@@ -93,8 +100,16 @@ def test_backend_and_kv_dtype_flags_narrow_the_matrix(tmp_path):
 
 
 def test_deterministic_deepseek_on_fa4_fails_on_sm90(tmp_path):
-    _, html = report(tmp_path, "--facts", facts_file(tmp_path), "--model", "deepseek-v3",
-                     "--enable-deterministic-inference", "--attention-backend", "fa4")
+    _, html = report(
+        tmp_path,
+        "--facts",
+        facts_file(tmp_path),
+        "--model",
+        "deepseek-v3",
+        "--enable-deterministic-inference",
+        "--attention-backend",
+        "fa4",
+    )
     status, title = Page(html).cells[("fa4", "auto")]
     assert status == "fail" and "fa4-deterministic-mla-arch" in title
 
@@ -110,13 +125,34 @@ def test_live_probe_is_the_default(tmp_path, monkeypatch):
 
 def smoke_file(tmp_path):
     results = [
-        KernelResult(kernel="fa4-dense", family="fa4", title="FA4 dense", status="ok", library="fa4",
-                     case=Case(), max_abs_error=0.0081, first_call_s=3.74, steady_ms=2.15),
-        KernelResult(kernel="fa4-fp8", family="fa4", title="FA4 fp8", status="error", library="fa4",
-                     case=Case(dtype="fp8_e4m3"),
-                     message="AssertionError: FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe."),
-        KernelResult(kernel="flashinfer", family="flashinfer", title="FlashInfer", status="skipped",
-                     skip_basis="environment", message="flashinfer-python is not installed"),
+        KernelResult(
+            kernel="fa4-dense",
+            family="fa4",
+            title="FA4 dense",
+            status="ok",
+            library="fa4",
+            case=Case(),
+            max_abs_error=0.0081,
+            first_call_s=3.74,
+            steady_ms=2.15,
+        ),
+        KernelResult(
+            kernel="fa4-fp8",
+            family="fa4",
+            title="FA4 fp8",
+            status="error",
+            library="fa4",
+            case=Case(dtype="fp8_e4m3"),
+            message="AssertionError: FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
+        ),
+        KernelResult(
+            kernel="flashinfer",
+            family="flashinfer",
+            title="FlashInfer",
+            status="skipped",
+            skip_basis="environment",
+            message="flashinfer-python is not installed",
+        ),
     ]
     report_ = SmokeReport(tool_version="0.1.0", machine=MachineSummary(device_name="NVIDIA H200"), results=results)
     path = tmp_path / "smoke.json"
@@ -150,6 +186,5 @@ def test_bad_facts_file_is_exit_2_naming_it(tmp_path):
 
 def test_output_is_required_and_must_be_writable(tmp_path):
     assert CliRunner().invoke(cli, ["report", "--facts", facts_file(tmp_path)]).exit_code == 2
-    result = CliRunner().invoke(cli, ["report", "-o", str(tmp_path / "no" / "x.html"), "--facts",
-                                      facts_file(tmp_path)])
+    result = CliRunner().invoke(cli, ["report", "-o", str(tmp_path / "no" / "x.html"), "--facts", facts_file(tmp_path)])
     assert result.exit_code == 2 and "does not exist" in result.output

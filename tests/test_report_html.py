@@ -1,6 +1,7 @@
 """The HTML report as a browser sees it: headless Chromium (Debian's package; .ci/run installs it) loads the
 page from disk, the DOM it builds holds every matrix cell with its status and reasons, and a screenshot shows
 the status colours. Skips cleanly where Chromium is absent."""
+
 import json
 import os
 import re
@@ -27,10 +28,21 @@ def chromium(tmp_path, *args, timeout=60):
     """Runs headless Chromium without network, sandbox, GPU or a user profile of its own."""
     profile = tmp_path / "profile"
     profile.mkdir(exist_ok=True)
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-               "--force-prefers-reduced-motion", "--blink-settings=preferredColorScheme=1",
-               f"--user-data-dir={profile}", *args]
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--force-prefers-reduced-motion",
+        "--blink-settings=preferredColorScheme=1",
+        f"--user-data-dir={profile}",
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
 
 
@@ -39,8 +51,8 @@ def decode_png(data):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, header = 8, b"", None
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -54,7 +66,7 @@ def decode_png(data):
     rows, previous = [], bytearray(stride)
     for y in range(height):
         start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         for i in range(stride):
             left = line[i - channels] if i >= channels else 0
             up = previous[i]
@@ -69,7 +81,7 @@ def decode_png(data):
                 p = left + up - corner
                 pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
                 line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
-        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, channels)])
+        rows.append([tuple(line[x : x + 3]) for x in range(0, stride, channels)])
         previous = line
     return width, height, rows
 
@@ -80,8 +92,10 @@ def page_file(tmp_path_factory):
     facts = tmp_path / "h200.json"
     facts.write_text(json.dumps(node_facts(hostname="h200-node").to_dict()))
     out = tmp_path / "report.html"
-    result = CliRunner().invoke(cli, ["report", "-o", str(out), "--facts", str(facts), "--model", "llama-3.1-8b",
-                                      "--smoke", smoke_file(tmp_path)])
+    result = CliRunner().invoke(
+        cli,
+        ["report", "-o", str(out), "--facts", str(facts), "--model", "llama-3.1-8b", "--smoke", smoke_file(tmp_path)],
+    )
     assert result.exit_code == 0, result.output
     return out
 

@@ -1,4 +1,5 @@
 """`explain`, `rules` and `gpus` through click, and the knowledge they show."""
+
 import json
 
 import pytest
@@ -59,29 +60,80 @@ def test_rules_unknown_subject_is_exit_2(capsys):
 def test_gpus_lists_profiles_with_sources():
     data = json.loads(invoke("gpus", "--format", "json").output)
     names = {g["name"] for g in data}
-    for required in ("T4", "V100", "A100", "A800", "A10", "A10G", "A30", "A40", "RTX A6000", "RTX 3090", "L4",
-                     "L20", "L40", "L40S", "RTX 4090", "H100", "H200", "H20", "H800", "GH200", "B200", "GB200",
-                     "B300", "GB300", "Jetson Thor", "RTX 5090", "RTX 5080", "RTX PRO 6000", "GB10"):
+    for required in (
+        "T4",
+        "V100",
+        "A100",
+        "A800",
+        "A10",
+        "A10G",
+        "A30",
+        "A40",
+        "RTX A6000",
+        "RTX 3090",
+        "L4",
+        "L20",
+        "L40",
+        "L40S",
+        "RTX 4090",
+        "H100",
+        "H200",
+        "H20",
+        "H800",
+        "GH200",
+        "B200",
+        "GB200",
+        "B300",
+        "GB300",
+        "Jetson Thor",
+        "RTX 5090",
+        "RTX 5080",
+        "RTX PRO 6000",
+        "GB10",
+    ):
         assert required in names
     assert all(g["source"] for g in data)
     assert "12.1" in invoke("gpus").output
 
 
-@pytest.mark.parametrize("name,cc", [
-    ("NVIDIA H100 80GB HBM3", (9, 0)), ("h100", (9, 0)), ("NVIDIA A100-SXM4-80GB", (8, 0)),
-    ("NVIDIA GeForce RTX 4090", (8, 9)), ("RTX4090", (8, 9)), ("NVIDIA RTX A6000", (8, 6)),
-    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", (12, 0)), ("DGX Spark", (12, 1)), ("Tesla T4", (7, 5)),
-    ("Tesla V100-SXM2-32GB", (7, 0)), ("NVIDIA B300 SXM6 AC", (10, 3)), ("jetson agx thor", (11, 0)),
-    ("NVIDIA GH200 480GB", (9, 0)), ("nvidia l40s", (8, 9)),
-])
+@pytest.mark.parametrize(
+    "name,cc",
+    [
+        ("NVIDIA H100 80GB HBM3", (9, 0)),
+        ("h100", (9, 0)),
+        ("NVIDIA A100-SXM4-80GB", (8, 0)),
+        ("NVIDIA GeForce RTX 4090", (8, 9)),
+        ("RTX4090", (8, 9)),
+        ("NVIDIA RTX A6000", (8, 6)),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", (12, 0)),
+        ("DGX Spark", (12, 1)),
+        ("Tesla T4", (7, 5)),
+        ("Tesla V100-SXM2-32GB", (7, 0)),
+        ("NVIDIA B300 SXM6 AC", (10, 3)),
+        ("jetson agx thor", (11, 0)),
+        ("NVIDIA GH200 480GB", (9, 0)),
+        ("nvidia l40s", (8, 9)),
+    ],
+)
 def test_gpu_names_as_users_and_nvml_write_them(name, cc):
     assert gpus.lookup(name).cc == cc
 
 
-@pytest.mark.parametrize("text,cc", [
-    ("sm_90", (9, 0)), ("sm90", (9, 0)), ("sm90a", (9, 0)), ("90", (9, 0)), ("9.0", (9, 0)), ("12.1", (12, 1)),
-    ("sm_100a", (10, 0)), ("sm_103", (10, 3)), ("121", (12, 1)), ("sm_120f", (12, 0)),
-])
+@pytest.mark.parametrize(
+    "text,cc",
+    [
+        ("sm_90", (9, 0)),
+        ("sm90", (9, 0)),
+        ("sm90a", (9, 0)),
+        ("90", (9, 0)),
+        ("9.0", (9, 0)),
+        ("12.1", (12, 1)),
+        ("sm_100a", (10, 0)),
+        ("sm_103", (10, 3)),
+        ("121", (12, 1)),
+        ("sm_120f", (12, 0)),
+    ],
+)
 def test_compute_capability_spellings(text, cc):
     assert gpus.parse_compute_capability(text) == cc
     assert gpus.lookup(text) is None

@@ -1,4 +1,5 @@
 """The engine's contract: version gates, verdicts, alternatives, resolution, stable order."""
+
 from rules.config import make_config, parse_command
 from rules.engine import Status, evaluate, verdict_of
 from rules.resolve import effective_page_size, resolve
@@ -33,23 +34,31 @@ def test_verdict_never_counts_skip_or_unknown_as_pass():
     assert verdict_of([f for f in report.findings if f.status is Status.SKIP]) == "warn"
     assert verdict_of([f for f in report.findings if f.status in (Status.SKIP, Status.PASS)]) == "pass"
     # without --model, whether the model supplies MXFP8 Q scales is unknown: that alone makes the verdict warn
-    unknown_case = evaluate(make_config(attention_backend="fa4", kv_cache_dtype="mxfp8", page_size=128),
-                            Target.from_gpu("B200"), alternatives=False)
+    unknown_case = evaluate(
+        make_config(attention_backend="fa4", kv_cache_dtype="mxfp8", page_size=128),
+        Target.from_gpu("B200"),
+        alternatives=False,
+    )
     assert finding(unknown_case, "kv-mxfp8-q-scales").status is Status.UNKNOWN
     assert {f.status for f in unknown_case.findings} == {Status.UNKNOWN, Status.PASS, Status.SKIP}
     assert unknown_case.verdict == "warn"
 
 
 def test_findings_are_ordered_by_what_needs_action():
-    order = [f.status for f in evaluate(make_config(model="deepseek-v3", attention_backend="fa4", deterministic=True),
-                                        Target.from_gpu("H100")).findings]
+    order = [
+        f.status
+        for f in evaluate(
+            make_config(model="deepseek-v3", attention_backend="fa4", deterministic=True), Target.from_gpu("H100")
+        ).findings
+    ]
     rank = {Status.FAIL: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.PASS: 3, Status.SKIP: 4}
     assert [rank[s] for s in order] == sorted(rank[s] for s in order)
 
 
 def test_alternatives_are_single_changes_that_do_not_fail():
-    report = evaluate(make_config(model="llama-3.1-8b", attention_backend="fa3", kv_cache_dtype="fp8_e4m3"),
-                      Target.from_gpu("A100"))
+    report = evaluate(
+        make_config(model="llama-3.1-8b", attention_backend="fa3", kv_cache_dtype="fp8_e4m3"), Target.from_gpu("A100")
+    )
     assert report.verdict == "fail"
     backends = {a.value: a.verdict for a in report.alternatives if a.option == "--attention-backend"}
     kv = {a.value for a in report.alternatives if a.option == "--kv-cache-dtype"}
@@ -71,10 +80,18 @@ def test_resolution_follows_sglang_order():
     assert (cfg.prefill_backend, cfg.decode_backend) == ("flashinfer", "trtllm_mha")
     assert effective_page_size(resolve(make_config(model="qwen3-8b", attention_backend="fa4"), b200), b200) == 128
     assert effective_page_size(resolve(make_config(model="deepseek-v3", attention_backend="fa4"), b200), b200) == 1
-    assert effective_page_size(resolve(make_config(model="qwen3-8b", attention_backend="trtllm_mha",
-                                                   page_size=8), b200), b200) == 64
-    assert effective_page_size(resolve(make_config(model="deepseek-v3", attention_backend="tokenspeed_mla",
-                                                   page_size=16), b200), b200) == 64
+    assert (
+        effective_page_size(
+            resolve(make_config(model="qwen3-8b", attention_backend="trtllm_mha", page_size=8), b200), b200
+        )
+        == 64
+    )
+    assert (
+        effective_page_size(
+            resolve(make_config(model="deepseek-v3", attention_backend="tokenspeed_mla", page_size=16), b200), b200
+        )
+        == 64
+    )
 
 
 def test_model_overrides_set_sglangs_default_backends():
@@ -117,3 +134,16 @@ def test_model_overrides_set_sglangs_default_backends():
     assert resolved(model_dir("olmo-3"), "B200", prefill_attention_backend="triton") == ("triton", "trtllm_mha", 64)
     # the auto-selected reason names the override
     assert "model_overrides" in resolve(make_config(model=model_dir("olmo-3")), Target.from_gpu("A100")).auto_backend
+
+
+def test_declared_applicability_is_judged_by_the_engine():
+    """@rule(backends=..., needs_gpu=...) skips or answers unknown before the check runs."""
+    h100 = Target.from_gpu("H100")
+    other = evaluate(make_config(model="llama-3.1-8b", attention_backend="triton"), h100, alternatives=False)
+    assert finding(other, "fa4-arch").status is Status.SKIP
+    assert finding(other, "fa4-arch").message == "applies to the fa4 backend"
+    no_gpu = Target(kind="facts", label="a report without GPUs", gpu_name=None, cc=None)
+    blind = evaluate(make_config(model="llama-3.1-8b", attention_backend="fa4"), no_gpu, alternatives=False)
+    assert finding(blind, "fa4-arch").status is Status.UNKNOWN
+    assert finding(fa4_on("H100"), "fa4-arch").status is Status.PASS
+    assert finding(fa4_on("V100"), "fa4-arch").status is Status.FAIL

@@ -7,6 +7,7 @@ the shapes used here (the vendored copy adds (512, 512) on SM90, not exercised).
 
     python3 -m pytest -m gpu tests/test_rule_kernels_gpu.py -v
 """
+
 import pytest
 
 from rules.config import Config
@@ -28,9 +29,18 @@ def fa4():
 
 
 def model(head_dim, v_head_dim, **extra):
-    return features_from_config({"architectures": ["LlamaForCausalLM"], "num_attention_heads": 16,
-                                 "num_key_value_heads": 16, "head_dim": head_dim, "v_head_dim": v_head_dim, **extra},
-                                f"hd{head_dim}x{v_head_dim}", "test")
+    return features_from_config(
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "num_attention_heads": 16,
+            "num_key_value_heads": 16,
+            "head_dim": head_dim,
+            "v_head_dim": v_head_dim,
+            **extra,
+        },
+        f"hd{head_dim}x{v_head_dim}",
+        "test",
+    )
 
 
 def rule_outcome(config, target, rule_id):
@@ -70,18 +80,30 @@ def test_head_dims(fa4, hd, hv):
 
 def test_fp8_only_on_sm100(fa4):
     torch, cute, target = fa4
-    finding = rule_outcome(Config(model=model(128, 128), attention_backend="fa4", kv_cache_dtype="fp8_e4m3"),
-                           target, "fa4-fp8-sm100")
-    q, k, v = (torch.randn(1, 256, 16, 128, device="cuda", dtype=torch.bfloat16).to(torch.float8_e4m3fn)
-               for _ in range(3))
+    finding = rule_outcome(
+        Config(model=model(128, 128), attention_backend="fa4", kv_cache_dtype="fp8_e4m3"), target, "fa4-fp8-sm100"
+    )
+    q, k, v = (
+        torch.randn(1, 256, 16, 128, device="cuda", dtype=torch.bfloat16).to(torch.float8_e4m3fn) for _ in range(3)
+    )
     agree(finding, kernel_error(lambda: cute.flash_attn_func(q, k, v, causal=True)))
 
 
 def test_absorbed_mla_qv_only_on_sm100_sm110(fa4):
     torch, cute, target = fa4
-    deepseek = features_from_config({"architectures": ["DeepseekV3ForCausalLM"], "num_attention_heads": 16,
-                                     "num_key_value_heads": 16, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
-                                     "qk_rope_head_dim": 64, "v_head_dim": 128}, "mla", "test")
+    deepseek = features_from_config(
+        {
+            "architectures": ["DeepseekV3ForCausalLM"],
+            "num_attention_heads": 16,
+            "num_key_value_heads": 16,
+            "kv_lora_rank": 512,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+        },
+        "mla",
+        "test",
+    )
     finding = rule_outcome(Config(model=deepseek, attention_backend="fa4"), target, "fa4-mla-arch")
     q_rope = torch.randn(1, 128, 16, 64, device="cuda", dtype=torch.bfloat16)
     k_rope = torch.randn(1, 512, 1, 64, device="cuda", dtype=torch.bfloat16)

@@ -1,4 +1,5 @@
 """Every registered rule is a complete declarative unit with a pass and a fail fixture that hold."""
+
 import pytest
 
 from rules.engine import RULE_ENGINES, STAGES, Status, all_rules, get_rule

@@ -1,4 +1,5 @@
 """`attn-preflight check` end to end for the model-specific, speculative, MLA-backend and install rules."""
+
 import json
 
 from click.testing import CliRunner
@@ -35,8 +36,20 @@ def test_trtllm_mha_on_sm120_follows_the_sglang_release():
 
 
 def test_pasted_gpt_oss_launch_on_flashinfer_fails_with_the_upstream_message():
-    result = check("--gpu", "H100", "--", "python", "-m", "sglang.launch_server", "--model-path", "openai/gpt-oss-20b",
-                   "--attention-backend", "flashinfer", "--tp", "2")
+    result = check(
+        "--gpu",
+        "H100",
+        "--",
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "openai/gpt-oss-20b",
+        "--attention-backend",
+        "flashinfer",
+        "--tp",
+        "2",
+    )
     assert result.exit_code == 1
     assert "GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4'" in result.output
     assert "--attention-backend fa3" in result.output
@@ -51,8 +64,9 @@ def test_install_rules_are_skipped_for_a_gpu_profile_never_passed():
 
 
 def test_broken_cutlass_dsl_in_a_saved_report_fails_fa4():
-    result, data, by_id = findings("--facts", facts_file("b200-cutlass-dsl-broken"), "--model", "llama-3.1-8b",
-                                   "--attention-backend", "fa4")
+    result, data, by_id = findings(
+        "--facts", facts_file("b200-cutlass-dsl-broken"), "--model", "llama-3.1-8b", "--attention-backend", "fa4"
+    )
     assert result.exit_code == 1 and data["verdict"] == "fail"
     finding = by_id["install-fa4-library"]
     assert finding["status"] == "fail"
@@ -61,13 +75,20 @@ def test_broken_cutlass_dsl_in_a_saved_report_fails_fa4():
 
 
 def test_healthy_report_passes_the_install_rules_it_can_judge():
-    result, data, by_id = findings("--facts", facts_file("h100-ok"), "--model", "llama-3.1-8b",
-                                   "--attention-backend", "fa3")
+    result, data, by_id = findings(
+        "--facts", facts_file("h100-ok"), "--model", "llama-3.1-8b", "--attention-backend", "fa3"
+    )
     assert result.exit_code == 0
     judged = {rule_id: f["status"] for rule_id, f in by_id.items() if rule_id.startswith("install-")}
-    assert judged == {"install-fa3-library": "pass", "install-no-cuda-gpu": "pass", "install-torch-cpu-only": "pass",
-                      "install-torch-cuda-version": "pass", "install-torch-arch": "pass",
-                      "install-fa4-library": "skip", "install-flashinfer-library": "skip"}
+    assert judged == {
+        "install-fa3-library": "pass",
+        "install-no-cuda-gpu": "pass",
+        "install-torch-cpu-only": "pass",
+        "install-torch-cuda-version": "pass",
+        "install-torch-arch": "pass",
+        "install-fa4-library": "skip",
+        "install-flashinfer-library": "skip",
+    }
 
 
 def test_page_size_snap_is_a_warning_and_strict_turns_it_into_exit_1():
@@ -80,8 +101,21 @@ def test_page_size_snap_is_a_warning_and_strict_turns_it_into_exit_1():
 
 
 def test_eagle_topk_without_num_steps_in_a_pasted_command():
-    launch = ("--gpu", "H100", "--", "sglang", "serve", "--model-path", "llama-3.1-8b", "--speculative-algorithm",
-              "EAGLE", "--speculative-eagle-topk", "4", "--attention-backend", "fa3")
+    launch = (
+        "--gpu",
+        "H100",
+        "--",
+        "sglang",
+        "serve",
+        "--model-path",
+        "llama-3.1-8b",
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-eagle-topk",
+        "4",
+        "--attention-backend",
+        "fa3",
+    )
     assert check(*launch).exit_code == 1
     fixed = check(*launch, "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "8")
     assert fixed.exit_code == 0, fixed.output
@@ -117,7 +151,9 @@ def test_mla_rules_admit_sm110_from_sglang_0_5_9():
     _, _, now = findings(*thor, "--attention-backend", "trtllm_mla")
     _, _, then = findings(*thor, "--attention-backend", "trtllm_mla", "--engine-version", "sglang==0.5.8")
     assert now["trtllm-mla-arch"]["status"] == "pass" and "11.x" in now["trtllm-mla-arch"]["message"]
-    assert then["trtllm-mla-arch"]["status"] == "fail" and then["trtllm-mla-arch"]["fix"] == ["--attention-backend triton"]
+    assert then["trtllm-mla-arch"]["status"] == "fail" and then["trtllm-mla-arch"]["fix"] == [
+        "--attention-backend triton"
+    ]
     # the backend a refused MLA config is pointed to follows the same release
     _, _, now = findings(*thor, "--attention-backend", "flashmla")
     _, _, then = findings(*thor, "--attention-backend", "flashmla", "--engine-version", "sglang==0.5.8")

@@ -4,6 +4,7 @@ assignments), fleet, report (HTML), smoke, matrix; nor in files written with --o
 
 Every secret value carries the marker SeCrEt, so one search finds any of them, whole or in part.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cli_run import assert_clean_outcome, run_cli
 from probe_fakes import fake_pynvml, h200
 
@@ -40,7 +40,9 @@ NEEDLES = (MARKER, "pa55w0rd")
 
 def assert_no_secret(text: str, where: str) -> None:
     for needle in NEEDLES:
-        assert needle not in text, f"{needle!r} leaked in {where}: ...{text[max(0, text.find(needle) - 200):][:400]}..."
+        assert needle not in text, (
+            f"{needle!r} leaked in {where}: ...{text[max(0, text.find(needle) - 200) :][:400]}..."
+        )
 
 
 @pytest.fixture(scope="module")
@@ -97,18 +99,51 @@ def test_probe_with_import_checks_and_its_cache(saved_facts, cache_dir):
 @pytest.mark.parametrize("fmt", ["table", "json", "markdown"])
 def test_check_live_and_from_facts(saved_facts, fmt):
     cli(["check", "--attention-backend", "fa3", "--format", fmt, "--all"])
-    cli(["check", "--facts", str(saved_facts), "--attention-backend", "fa4", "--kv-cache-dtype", "mxfp8",
-         "--format", fmt, "--all"])
+    cli(
+        [
+            "check",
+            "--facts",
+            str(saved_facts),
+            "--attention-backend",
+            "fa4",
+            "--kv-cache-dtype",
+            "mxfp8",
+            "--format",
+            fmt,
+            "--all",
+        ]
+    )
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "markdown"])
 def test_check_pasted_command_with_secret_assignments(secret_env, fmt):
     """`KEY=VALUE` prefixes of a pasted command are environment too; their secrets are masked."""
     assignments = [f"{name}={value}" for name, value in SECRETS.items()]
-    for command in ([*assignments, "python", "-m", "sglang.launch_server", "--model-path", "llama-3.1-8b",
-                     "--attention-backend", "fa3", "--api-key", "sk-SeCrEt0100"],
-                    [*assignments, "VLLM_ATTENTION_BACKEND=FLASHINFER", "vllm", "serve", "llama-3.1-8b",
-                     "--api-key", "SeCrEt0101", "--hf-token", "hf_SeCrEt0102"]):
+    for command in (
+        [
+            *assignments,
+            "python",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "llama-3.1-8b",
+            "--attention-backend",
+            "fa3",
+            "--api-key",
+            "sk-SeCrEt0100",
+        ],
+        [
+            *assignments,
+            "VLLM_ATTENTION_BACKEND=FLASHINFER",
+            "vllm",
+            "serve",
+            "llama-3.1-8b",
+            "--api-key",
+            "SeCrEt0101",
+            "--hf-token",
+            "hf_SeCrEt0102",
+        ],
+    ):
         run = cli(["check", "--gpu", "H100", "--format", fmt, "--", *command])
         if fmt == "json":
             env = json.loads(run.out)["config"]["env"]

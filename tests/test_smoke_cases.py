@@ -1,4 +1,5 @@
 """Cases, FLOP counts, the sweep, the fp32 reference and its input layouts, the kernel registry, SmokeReport."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,16 @@ def test_tolerance_follows_the_looser_of_query_and_kv_dtype():
     assert tolerance(Case(dtype="bf16", kv_dtype="fp8_e4m3")) == TOLERANCE["fp8_e4m3"]
 
 
-@pytest.mark.parametrize("bad", [dict(heads_q=6, heads_kv=4), dict(dtype="int4"), dict(seqlen_q=9, seqlen_k=8),
-                                 dict(page_size=0), dict(kind="gemm")])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(heads_q=6, heads_kv=4),
+        dict(dtype="int4"),
+        dict(seqlen_q=9, seqlen_k=8),
+        dict(page_size=0),
+        dict(kind="gemm"),
+    ],
+)
 def test_case_validation_refuses_impossible_shapes(bad):
     with pytest.raises(ValueError):
         Case(**bad).validate()
@@ -73,13 +82,27 @@ def test_registry_names_are_unique_and_every_kernel_says_what_it_calls():
     for kernel in kernels.values():
         assert kernel.api and kernel.title and kernel.quick.validate()
         assert kernel.build.__module__.startswith("probe.smoke.kernels.")
-    assert {"sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "sdpa-math", "fa4-dense", "fa4-varlen", "fa4-paged",
-            "cutlass-dsl-add", "triton-add"} <= set(kernels)
+    assert {
+        "sdpa-flash",
+        "sdpa-efficient",
+        "sdpa-cudnn",
+        "sdpa-math",
+        "fa4-dense",
+        "fa4-varlen",
+        "fa4-paged",
+        "cutlass-dsl-add",
+        "triton-add",
+    } <= set(kernels)
 
 
 def test_select_takes_kernel_and_family_names_in_registry_order():
-    assert [k.name for k in select(["fa4-paged", "sdpa"])] == ["sdpa-flash", "sdpa-efficient", "sdpa-cudnn",
-                                                                  "sdpa-math", "fa4-paged"]
+    assert [k.name for k in select(["fa4-paged", "sdpa"])] == [
+        "sdpa-flash",
+        "sdpa-efficient",
+        "sdpa-cudnn",
+        "sdpa-math",
+        "fa4-paged",
+    ]
     with pytest.raises(KeyError):
         select(["fa5"])
 
@@ -91,10 +114,10 @@ def test_plan_gives_each_kernel_its_quick_case_per_dtype_or_its_sweep():
     quick = plan([fa4, math_kernel])
     assert quick == [(fa4, [fa4.quick]), (math_kernel, [math_kernel.quick])]
     assert [c.dtype for c in plan([fa4], dtypes=["fp8_e4m3", "fp16"])[0][1]] == ["fp8_e4m3", "fp16"]
-    (_, cases), = plan([fa4], "full")
+    ((_, cases),) = plan([fa4], "full")
     assert cases == sweep(fa4.quick, fa4.features)
     assert all(c.page_size for c in cases) and {c.dtype for c in cases} == {"bf16", "fp16", "fp8_e4m3"}
-    (_, math_cases), = plan([math_kernel], "full", ["fp32"])
+    ((_, math_cases),) = plan([math_kernel], "full", ["fp32"])
     assert {c.dtype for c in math_cases} == {"fp32"} and not any(c.softcap for c in math_cases)
 
 
@@ -119,13 +142,27 @@ def test_documented_limits_encode_fa4_fp8_on_sm90_and_cudnn_head_dims():
 
 
 def test_shape_cases_apply_a_models_shape_to_each_backend_kernel():
-    shape = ModelShape(head_dim=256, heads_q=8, heads_kv=4, dtype="bf16", kv_dtype="fp8_e4m3", softcap=50.0,
-                       window_left=4096, page_size=64)
+    shape = ModelShape(
+        head_dim=256,
+        heads_q=8,
+        heads_kv=4,
+        dtype="bf16",
+        kv_dtype="fp8_e4m3",
+        softcap=50.0,
+        window_left=4096,
+        page_size=64,
+    )
     cases = dict((k.name, c) for k, (c,) in shape_cases("fa4", shape))
     assert set(cases) == set(BACKEND_KERNELS["fa4"])
     dense, paged = cases["fa4-dense"], cases["fa4-paged"]
-    assert (dense.head_dim, dense.heads_q, dense.heads_kv, dense.kv_dtype, dense.softcap, dense.window_left) == \
-        (256, 8, 4, "fp8_e4m3", 50.0, 4096)
+    assert (dense.head_dim, dense.heads_q, dense.heads_kv, dense.kv_dtype, dense.softcap, dense.window_left) == (
+        256,
+        8,
+        4,
+        "fp8_e4m3",
+        50.0,
+        4096,
+    )
     assert dense.page_size is None and paged.page_size == 64 and paged.seqlen_q == 1
     with pytest.raises(KeyError):
         shape_cases("no-such-backend", shape)
@@ -136,7 +173,13 @@ def test_shape_cases_apply_a_models_shape_to_each_backend_kernel():
 # -- the reference (torch) -----------------------------------------------------------------------------------
 torch = pytest.importorskip("torch")
 from probe.smoke.reference import (  # noqa: E402
-    Inputs, PagedKV, attention_mask, attention_reference, paged_call, ragged_lengths, varlen_call,
+    Inputs,
+    PagedKV,
+    attention_mask,
+    attention_reference,
+    paged_call,
+    ragged_lengths,
+    varlen_call,
 )
 
 
@@ -160,11 +203,11 @@ def _naive(q, k, v, case, scale):
     return out
 
 
-@pytest.mark.parametrize("options", [dict(), dict(causal=False), dict(softcap=5.0), dict(window_left=3),
-                                     dict(seqlen_q=2), dict(heads_kv=4)])
+@pytest.mark.parametrize(
+    "options", [dict(), dict(causal=False), dict(softcap=5.0), dict(window_left=3), dict(seqlen_q=2), dict(heads_kv=4)]
+)
 def test_reference_matches_the_naive_definition(options):
-    case = Case(**{**dict(batch=2, seqlen_q=7, seqlen_k=7, heads_q=4, heads_kv=2, head_dim=8, dtype="fp32"),
-                   **options})
+    case = Case(**{**dict(batch=2, seqlen_q=7, seqlen_k=7, heads_q=4, heads_kv=2, head_dim=8, dtype="fp32"), **options})
     q, k, v = Inputs(case, "cpu").dense()
     got = attention_reference(q, k, v, case)
     want = _naive(q, k, v, case, 1 / math.sqrt(case.head_dim))
@@ -175,7 +218,8 @@ def test_reference_matches_torch_sdpa_math_in_float64():
     case = Case(batch=2, seqlen_q=16, seqlen_k=16, heads_q=4, heads_kv=4, head_dim=8, dtype="fp32")
     q, k, v = Inputs(case, "cpu").dense()
     want = torch.nn.functional.scaled_dot_product_attention(
-        *(t.double().transpose(1, 2) for t in (q, k, v)), is_causal=True).transpose(1, 2)
+        *(t.double().transpose(1, 2) for t in (q, k, v)), is_causal=True
+    ).transpose(1, 2)
     assert torch.allclose(attention_reference(q, k, v, case).double(), want, atol=1e-5)
 
 
@@ -208,11 +252,14 @@ def test_ragged_lengths_differ_and_start_full():
 def _sdpa_per_sequence(q, k, v, lengths_q, lengths_k):
     outs = []
     for i, (nq, nk) in enumerate(zip(lengths_q, lengths_k)):
-        qi, ki, vi = q[i:i + 1, :nq], k[i:i + 1, :nk], v[i:i + 1, :nk]
+        qi, ki, vi = q[i : i + 1, :nq], k[i : i + 1, :nk], v[i : i + 1, :nk]
         ki = ki.repeat_interleave(qi.shape[2] // ki.shape[2], 2)
         vi = vi.repeat_interleave(qi.shape[2] // vi.shape[2], 2)
-        outs.append(torch.nn.functional.scaled_dot_product_attention(
-            *(t.transpose(1, 2) for t in (qi, ki, vi)), is_causal=nq == nk).transpose(1, 2)[0])
+        outs.append(
+            torch.nn.functional.scaled_dot_product_attention(
+                *(t.transpose(1, 2) for t in (qi, ki, vi)), is_causal=nq == nk
+            ).transpose(1, 2)[0]
+        )
     return outs
 
 
@@ -237,7 +284,7 @@ def test_paged_decode_through_a_correct_kernel_matches_the_reference():
         for i, n in enumerate(paged.kv_lens):
             k = paged.k_cache[paged.page_table[i].long()].flatten(0, 1)[None]
             v = paged.v_cache[paged.page_table[i].long()].flatten(0, 1)[None]
-            outs.append(_sdpa_per_sequence(q[i:i + 1], k, v, [1], [n])[0])
+            outs.append(_sdpa_per_sequence(q[i : i + 1], k, v, [1], [n])[0])
         return torch.stack(outs)
 
     call = paged_call(case, "cpu", kernel)
@@ -246,12 +293,33 @@ def test_paged_decode_through_a_correct_kernel_matches_the_reference():
 
 # -- SmokeReport -----------------------------------------------------------------------------------------------
 def _report() -> SmokeReport:
-    return SmokeReport(level="quick", timeout_s=60.0, results=[
-        KernelResult(kernel="fa4-dense", family="fa4", title="FA4", status="ok", case=Case(), max_abs_error=0.008,
-                     tolerance=0.03, first_call_s=3.7, steady_ms=2.1, flops=10, tflops=0.5),
-        KernelResult(kernel="fa2-dense", family="fa2", title="FA2", status="skipped", skip_basis="environment",
-                     message="FlashAttention 2 is not installed (pip: flash-attn)"),
-    ])
+    return SmokeReport(
+        level="quick",
+        timeout_s=60.0,
+        results=[
+            KernelResult(
+                kernel="fa4-dense",
+                family="fa4",
+                title="FA4",
+                status="ok",
+                case=Case(),
+                max_abs_error=0.008,
+                tolerance=0.03,
+                first_call_s=3.7,
+                steady_ms=2.1,
+                flops=10,
+                tflops=0.5,
+            ),
+            KernelResult(
+                kernel="fa2-dense",
+                family="fa2",
+                title="FA2",
+                status="skipped",
+                skip_basis="environment",
+                message="FlashAttention 2 is not installed (pip: flash-attn)",
+            ),
+        ],
+    )
 
 
 def test_report_round_trips_through_json():
@@ -262,15 +330,18 @@ def test_report_round_trips_through_json():
     assert report.counts() == {"ok": 1, "skipped": 1} and report.failed == []
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(schema_version=99), "schema_version 99 is not supported"),
-    (lambda d: d.update(kind="facts"), "not a smoke report"),
-    (lambda d: d["results"][0].update(status="fine"), "status: 'fine' is not one of"),
-    (lambda d: d["results"][1].update(skip_basis="mood"), "skip_basis"),
-    (lambda d: d["results"][0].update(steady_ms="fast"), "steady_ms: expected float"),
-    (lambda d: d["results"][0]["case"].update(heads_kv=3), "not a multiple"),
-    (lambda d: d["results"][0].pop("status"), "missing required key 'status'"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d.update(schema_version=99), "schema_version 99 is not supported"),
+        (lambda d: d.update(kind="facts"), "not a smoke report"),
+        (lambda d: d["results"][0].update(status="fine"), "status: 'fine' is not one of"),
+        (lambda d: d["results"][1].update(skip_basis="mood"), "skip_basis"),
+        (lambda d: d["results"][0].update(steady_ms="fast"), "steady_ms: expected float"),
+        (lambda d: d["results"][0]["case"].update(heads_kv=3), "not a multiple"),
+        (lambda d: d["results"][0].pop("status"), "missing required key 'status'"),
+    ],
+)
 def test_report_from_dict_refuses_malformed_reports(mutate, message):
     data = _report().to_dict()
     mutate(data)
@@ -298,8 +369,9 @@ def test_bytecode_is_cached_for_workers_even_where_the_image_forbids_writing_it(
     # The H200 image sets PYTHONDONTWRITEBYTECODE=1 over --no-compile installs: every import recompiled.
     added, root, _ = cache_environment({"XDG_CACHE_HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"})
     assert added["PYTHONPYCACHEPREFIX"] == str(root / "pycache") and added["PYTHONDONTWRITEBYTECODE"] == ""
-    mine, _, _ = cache_environment({"XDG_CACHE_HOME": str(tmp_path), "PYTHONPYCACHEPREFIX": "/mine",
-                                    "PYTHONDONTWRITEBYTECODE": "1"})
+    mine, _, _ = cache_environment(
+        {"XDG_CACHE_HOME": str(tmp_path), "PYTHONPYCACHEPREFIX": "/mine", "PYTHONDONTWRITEBYTECODE": "1"}
+    )
     assert "PYTHONPYCACHEPREFIX" not in mine and "PYTHONDONTWRITEBYTECODE" not in mine
 
 

@@ -1,4 +1,5 @@
 """`attn-preflight smoke` on this machine (CI: no GPU, CPU torch): SDPA math runs for real, the rest skips."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """What smoke measured on the lent H200 (SM90, torch 2.11+cu130, FA4 4.0.0b36, CUTLASS DSL 4.8.1), saved by
 bench/device_smoke.sh as fixtures: the issue's real-hardware acceptance, checked on every CI run."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,17 @@ from probe.smoke.results import SmokeReport
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 QUICK = os.path.join(FIXTURES, "smoke-h200-quick.json")
 FA4_FP8 = os.path.join(FIXTURES, "smoke-h200-fa4-fp8.json")
-MUST_PASS = ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "sdpa-math", "fa4-dense", "fa4-varlen", "fa4-paged",
-             "cutlass-dsl-add", "triton-add")
+MUST_PASS = (
+    "sdpa-flash",
+    "sdpa-efficient",
+    "sdpa-cudnn",
+    "sdpa-math",
+    "fa4-dense",
+    "fa4-varlen",
+    "fa4-paged",
+    "cutlass-dsl-add",
+    "triton-add",
+)
 
 
 def load(path: str) -> SmokeReport:

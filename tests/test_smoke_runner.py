@@ -3,6 +3,7 @@
 The misbehaving kernels live in a module written to tmp_path and reached through PYTHONPATH, exactly as
 the registry's kernels are reached: nothing in probe/ knows about them.
 """
+
 from __future__ import annotations
 
 import json
@@ -160,11 +161,19 @@ def run(tmp_path_factory):
     environ = {**os.environ, "PYTHONPATH": str(where), "SMOKE_TEST_CHILD_PID": str(child_pid_file)}
     seen = []
     report = Runner(timeout=120, parallel=4, progress=seen.append, environ=environ).run(
-        [(k, cases) for k, cases in jobs if k.name not in HANGING])
+        [(k, cases) for k, cases in jobs if k.name not in HANGING]
+    )
     hung = Runner(timeout=HANG_TIMEOUT_S, parallel=2, progress=seen.append, environ=environ).run(
-        [(k, cases) for k, cases in jobs if k.name in HANGING])
-    return {"report": report, "hung": hung, "seen": seen, "child": child_pid_file, "kernels": by_name,
-            "environ": environ}
+        [(k, cases) for k, cases in jobs if k.name in HANGING]
+    )
+    return {
+        "report": report,
+        "hung": hung,
+        "seen": seen,
+        "child": child_pid_file,
+        "kernels": by_name,
+        "environ": environ,
+    }
 
 
 def results(run, name):
@@ -228,8 +237,9 @@ def _alive(pid: int) -> bool:
 def test_import_failure_is_an_error_with_the_librarys_own_words(run):
     r = only(run, "t-import")
     assert r.status == "error"
-    assert r.message == ("importing: ImportError: libfake_attention.so.1: cannot open shared object file: "
-                         "No such file or directory")
+    assert r.message == (
+        "importing: ImportError: libfake_attention.so.1: cannot open shared object file: No such file or directory"
+    )
 
 
 def test_sticky_cuda_error_is_crashed_and_later_cases_run_in_a_fresh_worker(run):
@@ -290,15 +300,29 @@ def test_failures_are_counted_and_skips_never_count_as_ok(run):
     counts = report.counts()
     assert counts["ok"] == sum(1 for r in report.results if r.status == "ok")
     assert counts["skipped"] == 3  # t-refuse, and t-exit's two cases that never ran: none counted as ok
-    assert {r.kernel for r in report.failed} == {"t-wrong", "t-nan", "t-segv", "t-import", "t-sticky", "t-error",
-                                                 "t-exit"}
+    assert {r.kernel for r in report.failed} == {
+        "t-wrong",
+        "t-nan",
+        "t-segv",
+        "t-import",
+        "t-sticky",
+        "t-error",
+        "t-exit",
+    }
     assert {r.kernel for r in run["hung"].failed} == set(HANGING)
 
 
 def test_reproduce_command_runs_the_case_alone(run):
     r = only(run, "t-wrong")
-    done = subprocess.run(r.reproduce, shell=True, capture_output=True, text=True, timeout=120,
-                          env=run["environ"], cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run(
+        r.reproduce,
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=run["environ"],
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert [e["event"] for e in events] == ["hello", "start", "result"]
     assert events[-1]["status"] == "wrong"
@@ -347,7 +371,10 @@ def test_illegal_memory_access_on_the_gpu_is_crashed_and_the_next_case_gets_a_fr
         sys.path.remove(str(tmp_path))
     (kernel,) = smoke_gpu_kernels.KERNELS
     cases = [Case(kind="elementwise", numel=n, dtype="fp32") for n in (1024, 2048, 4096)]
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)}
+    environ = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p),
+    }
     report = Runner(timeout=120, environ=environ).run([(kernel, cases)])
     before, crashed, after = report.results
     assert crashed.status == "crashed" and "illegal memory access" in crashed.message, crashed

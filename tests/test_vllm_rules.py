@@ -1,4 +1,5 @@
 """vLLM rules end to end: pasted `vllm serve` commands through the CLI, and the knowledge they rest on."""
+
 import json
 
 import pytest
@@ -8,11 +9,26 @@ from attn_preflight.cli import cli
 from rules.engine import all_rules
 from rules.knowledge import vllm_backends as kb
 
-DEEPSEEK_V3 = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "torch_dtype": "bfloat16",
-               "hidden_size": 7168, "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512,
-               "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
-LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "torch_dtype": "bfloat16", "hidden_size": 4096,
-         "num_attention_heads": 32, "num_key_value_heads": 8}
+DEEPSEEK_V3 = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "model_type": "deepseek_v3",
+    "torch_dtype": "bfloat16",
+    "hidden_size": 7168,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 128,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+}
+LLAMA = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "torch_dtype": "bfloat16",
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+}
 
 
 @pytest.fixture
@@ -22,6 +38,7 @@ def model_dir(tmp_path):
         directory.mkdir()
         (directory / "config.json").write_text(json.dumps(config))
         return str(directory)
+
     return make
 
 
@@ -41,9 +58,11 @@ def finding(data, rule_id):
 
 # --- pasted commands through the CLI ----------------------------------------------------------------------
 
+
 def test_flashinfer_mla_on_h100_fails_with_vllm_reason_and_fix(model_dir):
-    code, data = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(DEEPSEEK_V3),
-                            "--attention-backend", "FLASHINFER_MLA")
+    code, data = check_json(
+        "--gpu", "H100", "--", "vllm", "serve", model_dir(DEEPSEEK_V3), "--attention-backend", "FLASHINFER_MLA"
+    )
     assert code == 1 and data["verdict"] == "fail"
     assert data["config"]["engine"] == "vllm" and data["config"]["attention_backend"] == "FLASHINFER_MLA"
     cc = finding(data, "vllm-compute-capability")
@@ -55,8 +74,9 @@ def test_flashinfer_mla_on_h100_fails_with_vllm_reason_and_fix(model_dir):
     alternatives = {(a["option"], a["value"]): a["verdict"] for a in data["alternatives"]}
     assert alternatives[("--attention-backend", "FLASH_ATTN_MLA")] == "pass"
     assert ("--attention-backend", "FLASHINFER_MLA") not in alternatives
-    assert not any(a["value"] in ("fa3", "flashinfer", "triton") for a in data["alternatives"]), \
+    assert not any(a["value"] in ("fa3", "flashinfer", "triton") for a in data["alternatives"]), (
         "alternatives for a vLLM command are vLLM backends"
+    )
 
 
 def test_the_suggested_fix_passes(model_dir):
@@ -82,15 +102,25 @@ def test_env_var_backend_is_judged_and_warned_as_ignored(model_dir):
 
 
 def test_env_var_backend_on_vllm_before_the_flag_is_the_way_to_choose(model_dir):
-    code, data = check_json("--gpu", "H100", "--engine-version", "vllm==0.12.0", "--",
-                            "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", model_dir(LLAMA))
+    code, data = check_json(
+        "--gpu",
+        "H100",
+        "--engine-version",
+        "vllm==0.12.0",
+        "--",
+        "VLLM_ATTENTION_BACKEND=FLASH_ATTN",
+        "vllm",
+        "serve",
+        model_dir(LLAMA),
+    )
     assert finding(data, "vllm-env-backend")["status"] == "skip"  # the rule holds for vllm>=0.13.0
 
 
 def test_env_var_backend_with_sinks_on_a100_fails(model_dir):
     gpt_oss = {**LLAMA, "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "head_dim": 64}
-    code, data = check_json("--gpu", "A100", "--", "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve",
-                            model_dir(gpt_oss))
+    code, data = check_json(
+        "--gpu", "A100", "--", "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", model_dir(gpt_oss)
+    )
     assert code == 1
     sinks = finding(data, "vllm-sinks")
     assert sinks["status"] == "fail" and sinks["prevents"] == "attention sinks not supported"
@@ -98,8 +128,9 @@ def test_env_var_backend_with_sinks_on_a100_fails(model_dir):
 
 
 def test_auto_backend_runs_vllms_selection(model_dir):
-    code, data = check_json("--gpu", "RTX 5090", "--", "vllm", "serve", model_dir(DEEPSEEK_V3),
-                            "--attention-backend", "auto")
+    code, data = check_json(
+        "--gpu", "RTX 5090", "--", "vllm", "serve", model_dir(DEEPSEEK_V3), "--attention-backend", "auto"
+    )
     assert data["config"]["attention_backend"] is None
     auto = finding(data, "vllm-auto-select")
     assert auto["status"] == "pass" and "TRITON_MLA" in auto["message"]
@@ -107,8 +138,7 @@ def test_auto_backend_runs_vllms_selection(model_dir):
 
 
 def test_no_valid_backend_names_every_reason(model_dir):
-    code, data = check_json("--gpu", "A100", "--", "vllm", "serve", model_dir(DEEPSEEK_V3),
-                            "--kv-cache-dtype", "nvfp4")
+    code, data = check_json("--gpu", "A100", "--", "vllm", "serve", model_dir(DEEPSEEK_V3), "--kv-cache-dtype", "nvfp4")
     assert code == 1
     auto = finding(data, "vllm-auto-select")
     assert auto["status"] == "fail"
@@ -118,9 +148,18 @@ def test_no_valid_backend_names_every_reason(model_dir):
 
 
 def test_python_module_launcher_and_attention_config_flags(model_dir):
-    code, data = check_json("--gpu", "A100", "--", "python3", "-m", "vllm.entrypoints.openai.api_server",
-                            "--model", model_dir(LLAMA), "--attention-config.backend=FLASH_ATTN",
-                            "--attention-config.flash_attn_version=3")
+    code, data = check_json(
+        "--gpu",
+        "A100",
+        "--",
+        "python3",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        model_dir(LLAMA),
+        "--attention-config.backend=FLASH_ATTN",
+        "--attention-config.flash_attn_version=3",
+    )
     assert code == 1
     assert data["config"]["attention_backend"] == "FLASH_ATTN"
     version = finding(data, "vllm-flash-attn-version")
@@ -166,16 +205,29 @@ def test_older_vllm_declares_older_capabilities(model_dir):
 
 def test_engines_do_not_cross(model_dir):
     _, vllm_data = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(LLAMA))
-    assert all(f["rule_id"].startswith("vllm-") for f in vllm_data["findings"] if f["rule_id"].startswith(
-        ("fa3-", "fa4-", "kv-", "vllm-")))
+    assert all(
+        f["rule_id"].startswith("vllm-")
+        for f in vllm_data["findings"]
+        if f["rule_id"].startswith(("fa3-", "fa4-", "kv-", "vllm-"))
+    )
     assert not any(f["rule_id"].startswith(("fa3-", "fa4-")) for f in vllm_data["findings"])
     _, sglang_data = check_json("--gpu", "H100", "--model", "llama-3.1-8b", "--attention-backend", "fa3")
     assert not any(f["rule_id"].startswith("vllm-") for f in sglang_data["findings"])
 
 
 def test_markdown_report_of_a_vllm_command(model_dir):
-    result = check("--gpu", "B200", "--format", "markdown", "--", "vllm", "serve", model_dir(DEEPSEEK_V3),
-                   "--attention-backend", "FLASHMLA")
+    result = check(
+        "--gpu",
+        "B200",
+        "--format",
+        "markdown",
+        "--",
+        "vllm",
+        "serve",
+        model_dir(DEEPSEEK_V3),
+        "--attention-backend",
+        "FLASHMLA",
+    )
     assert result.exit_code == 1
     assert "vllm-flashmla-dense-hopper" in result.output
     assert "FlashMLA Dense is only supported on Hopper devices." in result.output
@@ -187,8 +239,9 @@ def test_vllm_findings_say_when_vllm_would_fail(model_dir):
     model = model_dir(DEEPSEEK_V3)
     _, data = check_json("--gpu", "H100", "--", "vllm", "serve", model, "--attention-backend", "FLASHINFER_MLA")
     assert finding(data, "vllm-compute-capability")["stage"] == "startup"
-    _, data = check_json("--gpu", "A100", "--", "vllm", "serve", model, "--attention-backend", "TRITON_MLA",
-                         "--kv-cache-dtype", "fp8")
+    _, data = check_json(
+        "--gpu", "A100", "--", "vllm", "serve", model, "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8"
+    )
     assert finding(data, "vllm-triton-mla-fp8-kv-arch")["stage"] == "init"
     explained = CliRunner().invoke(cli, ["explain", "vllm-flash-attn-version"]).output
     assert "without it, the engine fails at the first forward pass" in explained
@@ -205,23 +258,34 @@ def test_every_vllm_rule_cites_vllm_and_a_version_range():
 
 # --- the knowledge, against what vLLM 0.33.0's code does ----------------------------------------------------
 
-@pytest.mark.parametrize("cc,expected", [((8, 0), 2), ((8, 9), 2), ((9, 0), 3), ((10, 0), 4), ((10, 3), 4),
-                                         ((11, 0), 2), ((12, 0), 2), ((12, 1), 2)])
+
+@pytest.mark.parametrize(
+    "cc,expected",
+    [((8, 0), 2), ((8, 9), 2), ((9, 0), 3), ((10, 0), 4), ((10, 3), 4), ((11, 0), 2), ((12, 0), 2), ((12, 1), 2)],
+)
 def test_default_flash_attn_version_per_arch(cc, expected):
     assert kb.flash_attn_version(cc).version == expected
 
 
-@pytest.mark.parametrize("cc,requested,expected", [
-    ((8, 0), 3, None), ((12, 0), 4, None), ((9, 0), 4, 4), ((11, 0), 4, 4),
-    ((10, 0), 3, 4),  # FA3 on Blackwell becomes FA4
-    ((12, 0), 3, 2),  # ... or FA2 where FA4 does not run
-])
+@pytest.mark.parametrize(
+    "cc,requested,expected",
+    [
+        ((8, 0), 3, None),
+        ((12, 0), 4, None),
+        ((9, 0), 4, 4),
+        ((11, 0), 4, 4),
+        ((10, 0), 3, 4),  # FA3 on Blackwell becomes FA4
+        ((12, 0), 3, 2),  # ... or FA2 where FA4 does not run
+    ],
+)
 def test_requested_flash_attn_version(cc, requested, expected):
     assert kb.flash_attn_version(cc, requested=requested).version == expected
 
 
-@pytest.mark.parametrize("head_size,head_size_v,expected", [(64, None, 4), (128, None, 4), (256, None, 4),
-                                                            (192, 128, 4), (192, 192, 2), (160, None, 2)])
+@pytest.mark.parametrize(
+    "head_size,head_size_v,expected",
+    [(64, None, 4), (128, None, 4), (256, None, 4), (192, 128, 4), (192, 192, 2), (160, None, 2)],
+)
 def test_fa4_blackwell_head_sizes(head_size, head_size_v, expected):
     resolution = kb.flash_attn_version((10, 0), head_size, head_size_v)
     assert resolution.version == expected
@@ -236,20 +300,39 @@ def test_fa3_on_hopper_upgrades_to_fa4_above_256():
 
 def test_validate_gives_every_reason_in_vllms_order():
     backend = kb.BY_NAME["CUTLASS_MLA"]
-    query = kb.VllmQuery(cc=(9, 0), head_size=128, dtype="float32", kv_dtype="fp8_e5m2", block_size=64,
-                         has_sink=True)
-    assert kb.validate(backend, query) == [kb.R_HEAD_SIZE, kb.R_DTYPE, kb.R_KV_DTYPE, kb.R_BLOCK_SIZE,
-                                           kb.R_NON_MLA, kb.R_SINKS, kb.R_CC]
+    query = kb.VllmQuery(cc=(9, 0), head_size=128, dtype="float32", kv_dtype="fp8_e5m2", block_size=64, has_sink=True)
+    assert kb.validate(backend, query) == [
+        kb.R_HEAD_SIZE,
+        kb.R_DTYPE,
+        kb.R_KV_DTYPE,
+        kb.R_BLOCK_SIZE,
+        kb.R_NON_MLA,
+        kb.R_SINKS,
+        kb.R_CC,
+    ]
 
 
-@pytest.mark.parametrize("cc,mla,expected", [
-    ((9, 0), False, "FLASH_ATTN"), ((10, 0), False, "FLASHINFER"), ((8, 0), False, "FLASH_ATTN"),
-    ((7, 5), False, "TRITON_ATTN"), ((9, 0), True, "FLASH_ATTN_MLA"), ((10, 0), True, "FLASHINFER_MLA"),
-    ((12, 0), True, "TRITON_MLA"), ((8, 6), True, "TRITON_MLA"),
-])
+@pytest.mark.parametrize(
+    "cc,mla,expected",
+    [
+        ((9, 0), False, "FLASH_ATTN"),
+        ((10, 0), False, "FLASHINFER"),
+        ((8, 0), False, "FLASH_ATTN"),
+        ((7, 5), False, "TRITON_ATTN"),
+        ((9, 0), True, "FLASH_ATTN_MLA"),
+        ((10, 0), True, "FLASHINFER_MLA"),
+        ((12, 0), True, "TRITON_MLA"),
+        ((8, 6), True, "TRITON_MLA"),
+    ],
+)
 def test_selection_per_arch(cc, mla, expected):
-    query = kb.VllmQuery(cc=cc, head_size=576 if mla else 128, dtype="float16" if cc < (8, 0) else "bfloat16",
-                         use_mla=mla, qk_nope_head_dim=128 if mla else None)
+    query = kb.VllmQuery(
+        cc=cc,
+        head_size=576 if mla else 128,
+        dtype="float16" if cc < (8, 0) else "bfloat16",
+        use_mla=mla,
+        qk_nope_head_dim=128 if mla else None,
+    )
     assert kb.select(query).chosen == expected
 
 
@@ -280,37 +363,65 @@ def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
 
 
 def test_mla_disabled_runs_the_model_as_plain_attention(model_dir):
-    code, data = check_json("--gpu", "H100", "--", "VLLM_MLA_DISABLE=1", "vllm", "serve", model_dir(DEEPSEEK_V3),
-                            "--attention-backend", "FLASH_ATTN")
+    code, data = check_json(
+        "--gpu",
+        "H100",
+        "--",
+        "VLLM_MLA_DISABLE=1",
+        "vllm",
+        "serve",
+        model_dir(DEEPSEEK_V3),
+        "--attention-backend",
+        "FLASH_ATTN",
+    )
     assert code == 0, data["findings"]
     assert finding(data, "vllm-mla-model-backend")["status"] == "skip"
     assert finding(data, "vllm-head-size")["message"].startswith("found head size 192")
 
 
 def test_kv_lora_rank_outside_vllms_mla_model_types_is_not_mla(model_dir):
-    minicpm3 = {"architectures": ["MiniCPM3ForCausalLM"], "model_type": "minicpm3", "torch_dtype": "bfloat16",
-                "hidden_size": 2560, "num_attention_heads": 40, "num_key_value_heads": 40, "kv_lora_rank": 256,
-                "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64}
+    minicpm3 = {
+        "architectures": ["MiniCPM3ForCausalLM"],
+        "model_type": "minicpm3",
+        "torch_dtype": "bfloat16",
+        "hidden_size": 2560,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 40,
+        "kv_lora_rank": 256,
+        "qk_nope_head_dim": 64,
+        "qk_rope_head_dim": 32,
+        "v_head_dim": 64,
+    }
     code, data = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(minicpm3))
     assert "vLLM selects FLASH_ATTN" in finding(data, "vllm-auto-select")["message"]
-    _, on_mla = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(minicpm3, "n"),
-                           "--attention-backend", "FLASHMLA")
+    _, on_mla = check_json(
+        "--gpu", "H100", "--", "vllm", "serve", model_dir(minicpm3, "n"), "--attention-backend", "FLASHMLA"
+    )
     assert finding(on_mla, "vllm-non-mla-model-backend")["status"] == "fail"
 
 
 def test_unknown_vllm_version_names_the_newest_known_release(model_dir):
     _, data = check_json("--gpu", "H100", "--", "vllm", "serve", model_dir(LLAMA), "--attention-backend", "FLASH_ATTN")
     judged = [f for f in data["findings"] if f["rule_id"].startswith("vllm-") and f["status"] != "skip"]
-    assert judged and all(f["note"] == "vllm version unknown: newest known behaviour (vllm 0.33.0) applied"
-                          for f in judged)
+    assert judged and all(
+        f["note"] == "vllm version unknown: newest known behaviour (vllm 0.33.0) applied" for f in judged
+    )
 
 
 def test_vllm_fa4_needs_the_cutlass_dsl_not_flash_attn_4():
     """vLLM 0.33 runs FA4 from vllm_flash_attn/cute; the recorded H200 report whose cutlass .pth never ran fails."""
     from tests.rule_fixtures import FIXTURES_DIR
 
-    command = ("--", "vllm", "serve", "llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-               "--attention-config.flash_attn_version", "4")
+    command = (
+        "--",
+        "vllm",
+        "serve",
+        "llama-3.1-8b",
+        "--attention-backend",
+        "FLASH_ATTN",
+        "--attention-config.flash_attn_version",
+        "4",
+    )
     code, data = check_json("--facts", str(FIXTURES_DIR / "probe-h200-nopth.json"), *command)
     fa4 = finding(data, "vllm-fa4-library")
     assert code == 1 and fa4["status"] == "fail"

@@ -6,6 +6,7 @@ Also exports the reusable pieces other verbs take the same flags with:
 - `config_options` / `config_from_options(...)`: SGLang's own flag names, --model, --feature, and a pasted
   launch command after `--`.
 """
+
 from __future__ import annotations
 
 import time
@@ -19,9 +20,22 @@ from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT
 from attn_preflight.commands.smoke import _positive_seconds
 from rules.errors import RulesInputError
 
-_CONFIG_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend", "mm_attention_backend",
-                "kv_cache_dtype", "page_size", "deterministic", "speculative_algorithm", "speculative_eagle_topk",
-                "tp_size", "dtype", "model", "features", "engine")
+_CONFIG_KEYS = (
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "mm_attention_backend",
+    "kv_cache_dtype",
+    "page_size",
+    "deterministic",
+    "speculative_algorithm",
+    "speculative_eagle_topk",
+    "tp_size",
+    "dtype",
+    "model",
+    "features",
+    "engine",
+)
 
 
 def input_error(err: RulesInputError) -> InputError:
@@ -40,27 +54,53 @@ def _preset_names() -> str:
 def config_options(func):
     """The config flags, in SGLang's spelling, shared by `check`, `matrix` and `fleet`."""
     options = [
-        click.option("--engine", type=click.Choice(["sglang", "vllm"]), default=None,
-                     help="Serving engine whose rules apply (default: sglang, or the pasted command's)."),
-        click.option("--attention-backend", "--backend", "attention_backend", metavar="NAME",
-                     help="Attention backend for prefill and decode (SGLang names; vLLM names with --engine vllm)."),
+        click.option(
+            "--engine",
+            type=click.Choice(["sglang", "vllm"]),
+            default=None,
+            help="Serving engine whose rules apply (default: sglang, or the pasted command's).",
+        ),
+        click.option(
+            "--attention-backend",
+            "--backend",
+            "attention_backend",
+            metavar="NAME",
+            help="Attention backend for prefill and decode (SGLang names; vLLM names with --engine vllm).",
+        ),
         click.option("--prefill-attention-backend", metavar="NAME", help="Backend for prefill only."),
         click.option("--decode-attention-backend", metavar="NAME", help="Backend for decode only."),
         click.option("--mm-attention-backend", metavar="NAME", help="Vision-encoder attention backend."),
-        click.option("--kv-cache-dtype", metavar="DTYPE",
-                     help="auto, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, fp4_mx_block16, ..."),
+        click.option(
+            "--kv-cache-dtype",
+            metavar="DTYPE",
+            help="auto, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, fp4_mx_block16, ...",
+        ),
         click.option("--page-size", type=int, metavar="N", help="KV-cache page size in tokens."),
-        click.option("--enable-deterministic-inference", "--deterministic", "deterministic", is_flag=True,
-                     default=None, help="Batch-invariant (deterministic) inference."),
+        click.option(
+            "--enable-deterministic-inference",
+            "--deterministic",
+            "deterministic",
+            is_flag=True,
+            default=None,
+            help="Batch-invariant (deterministic) inference.",
+        ),
         click.option("--speculative-algorithm", metavar="NAME", help="EAGLE, EAGLE3, NEXTN, NGRAM, DFLASH, ..."),
         click.option("--speculative-eagle-topk", type=int, metavar="K", help="EAGLE draft tree top-k."),
         click.option("--tp-size", "--tp", "tp_size", type=int, metavar="N", help="Tensor-parallel size."),
         click.option("--dtype", metavar="DTYPE", help="Model dtype (auto, bfloat16, float16, ...)."),
-        click.option("--model", metavar="DIR|CONFIG|PRESET",
-                     help="Local HF model directory, its config.json, or a preset: " + _preset_names() + "."),
-        click.option("--feature", "features", multiple=True, metavar="NAME",
-                     help="Model feature config.json cannot say (repeatable): score_mod, rel_bias, sinks, softcap, "
-                          "sliding_window, mla, cross_attention, chunked_local, asymmetric_kv."),
+        click.option(
+            "--model",
+            metavar="DIR|CONFIG|PRESET",
+            help="Local HF model directory, its config.json, or a preset: " + _preset_names() + ".",
+        ),
+        click.option(
+            "--feature",
+            "features",
+            multiple=True,
+            metavar="NAME",
+            help="Model feature config.json cannot say (repeatable): score_mod, rel_bias, sinks, softcap, "
+            "sliding_window, mla, cross_attention, chunked_local, asymmetric_kv.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -83,8 +123,12 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 raise InputError(f"--engine {engine} contradicts the pasted {parsed.origin} command")
             engine = parsed.engine
             values.update(parsed.values)
-            extra = {"env": parsed.env, "flags": parsed.flags, "ignored": tuple(parsed.ignored),
-                     "origin": parsed.origin}
+            extra = {
+                "env": parsed.env,
+                "flags": parsed.flags,
+                "ignored": tuple(parsed.ignored),
+                "origin": parsed.origin,
+            }
         for key in _CONFIG_KEYS:
             value = options.get(key)
             if key == "features":
@@ -98,21 +142,38 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
 
 def target_options(func):
     options = [
-        click.option("--gpu", metavar="NAME",
-                     help="Judge for a GPU profile (H100, B200, RTX 5090, ...) or a compute capability (sm_90, 12.1) "
-                          "instead of this machine. Software facts are then unknown (reported as skipped)."),
-        click.option("--facts", "facts_file", metavar="FILE", type=click.Path(dir_okay=False),
-                     help="Judge a report saved by `attn-preflight probe --format json`."),
-        click.option("--engine-version", "engine_versions", multiple=True, metavar="NAME==VER",
-                     help="Pin an installed version (repeatable): sglang==0.5.23, vllm==..., flash-attn-4==..."),
+        click.option(
+            "--gpu",
+            metavar="NAME",
+            help="Judge for a GPU profile (H100, B200, RTX 5090, ...) or a compute capability (sm_90, 12.1) "
+            "instead of this machine. Software facts are then unknown (reported as skipped).",
+        ),
+        click.option(
+            "--facts",
+            "facts_file",
+            metavar="FILE",
+            type=click.Path(dir_okay=False),
+            help="Judge a report saved by `attn-preflight probe --format json`.",
+        ),
+        click.option(
+            "--engine-version",
+            "engine_versions",
+            multiple=True,
+            metavar="NAME==VER",
+            help="Pin an installed version (repeatable): sglang==0.5.23, vllm==..., flash-attn-4==...",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def target_from_options(gpu: Optional[str], facts_file: Optional[str], engine_versions: Sequence[str] = (),
-                        probe_timeout: float = PROBE_TIMEOUT_S):
+def target_from_options(
+    gpu: Optional[str],
+    facts_file: Optional[str],
+    engine_versions: Sequence[str] = (),
+    probe_timeout: float = PROBE_TIMEOUT_S,
+):
     """The target the options name; with neither --gpu nor --facts, this machine, its imports each checked
     within `probe_timeout` seconds."""
     from rules.target import Target, live_target, load_facts_file, parse_engine_versions
@@ -138,10 +199,10 @@ def _optional_seconds(ctx: click.Context, param: click.Parameter, value: Optiona
 
 def _smoke(report, timeout: Optional[float]):
     """`report` with the smoke findings of its config, run here (kernels in worker processes, never in this one)."""
-    from attn_preflight.render.smoke import progress_line
     from attn_preflight import smoke_plan
-    from probe.smoke.runner import DEFAULT_TIMEOUT_S
     from attn_preflight.check_smoke import with_smoke
+    from attn_preflight.render.smoke import progress_line
+    from probe.smoke.runner import DEFAULT_TIMEOUT_S
 
     started = time.monotonic()
 
@@ -157,19 +218,46 @@ def _smoke(report, timeout: Optional[float]):
 @config_options
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--all", "show_all", is_flag=True, help="Also list rules that passed or did not apply (table).")
-@click.option("--smoke", is_flag=True,
-              help="Also run the backend's kernels on this machine at the model's shapes (each in its own process, "
-                   "against an fp32 reference) and say where the kernel and the rules disagree.")
-@click.option("--smoke-timeout", type=float, default=None, metavar="SECONDS", callback=_optional_seconds,
-              help="Time limit per kernel with --smoke, imports and JIT included [default: 180].")
-@click.option("--probe-timeout", type=float, default=None, metavar="SECONDS", callback=_optional_seconds,
-              help="Time limit for each library's import check when probing this machine (not with --gpu or "
-                   f"--facts) [default: {PROBE_TIMEOUT_S:g}].")
+@click.option(
+    "--smoke",
+    is_flag=True,
+    help="Also run the backend's kernels on this machine at the model's shapes (each in its own process, "
+    "against an fp32 reference) and say where the kernel and the rules disagree.",
+)
+@click.option(
+    "--smoke-timeout",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    callback=_optional_seconds,
+    help="Time limit per kernel with --smoke, imports and JIT included [default: 180].",
+)
+@click.option(
+    "--probe-timeout",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    callback=_optional_seconds,
+    help="Time limit for each library's import check when probing this machine (not with --gpu or "
+    f"--facts) [default: {PROBE_TIMEOUT_S:g}].",
+)
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
-def check_command(gpu, facts_file, engine_versions, strict, show_all, smoke, smoke_timeout, probe_timeout, fmt, output,
-                  command, **config):
+def check_command(
+    gpu,
+    facts_file,
+    engine_versions,
+    strict,
+    show_all,
+    smoke,
+    smoke_timeout,
+    probe_timeout,
+    fmt,
+    output,
+    command,
+    **config,
+):
     """Check a serving config against every rule: found vs required, the fix, the upstream error it prevents.
 
     \b
@@ -184,13 +272,16 @@ def check_command(gpu, facts_file, engine_versions, strict, show_all, smoke, smo
     from rules.engine import evaluate
 
     if smoke and (gpu or facts_file):
-        raise InputError(f"--smoke runs the kernels on this machine; it cannot judge {'--gpu' if gpu else '--facts'} "
-                         "(drop one)")
+        raise InputError(
+            f"--smoke runs the kernels on this machine; it cannot judge {'--gpu' if gpu else '--facts'} (drop one)"
+        )
     if smoke_timeout is not None and not smoke:
         raise InputError("--smoke-timeout needs --smoke")
     if probe_timeout is not None and (gpu or facts_file):
-        raise InputError(f"--probe-timeout bounds the import checks of this machine's probe; with "
-                         f"{'--gpu' if gpu else '--facts'} nothing is probed (drop one)")
+        raise InputError(
+            f"--probe-timeout bounds the import checks of this machine's probe; with "
+            f"{'--gpu' if gpu else '--facts'} nothing is probed (drop one)"
+        )
     check_output_writable(output)
     cfg = config_from_options(config, command)
     target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S)

@@ -1,4 +1,5 @@
 """Options and output plumbing shared by every verb."""
+
 from __future__ import annotations
 
 import os
@@ -14,14 +15,22 @@ FORMATS = ("table", "json", "markdown")
 
 def format_option(formats=FORMATS):
     return click.option(
-        "--format", "fmt", type=click.Choice(formats, case_sensitive=False), default="table",
-        show_default=True, help="Output format.",
+        "--format",
+        "fmt",
+        type=click.Choice(formats, case_sensitive=False),
+        default="table",
+        show_default=True,
+        help="Output format.",
     )
 
 
 def output_option():
     return click.option(
-        "--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
+        "--output",
+        "-o",
+        "output",
+        type=click.Path(dir_okay=False, writable=True),
+        default=None,
         help="Write the output to FILE instead of stdout.",
     )
 

@@ -2,6 +2,7 @@
 
 It also answers for the findings `check --smoke` reports beside the rules (attn_preflight.check_smoke.SMOKE_CHECKS), which
 are not rules: `evaluate` never runs them."""
+
 from __future__ import annotations
 
 import click
@@ -19,12 +20,15 @@ def render_rule(r, fmt: str) -> str:
         return to_json(r.to_dict())
     level = 3 if fmt == "markdown" else 2
     if isinstance(r, Rule):
-        about = (f"engine: {r.engine} · holds for: {r.versions} · subject: {r.subject}"
-                 + (" · needs a live probe or --facts" if r.needs_software else ""))
+        about = f"engine: {r.engine} · holds for: {r.versions} · subject: {r.subject}" + (
+            " · needs a live probe or --facts" if r.needs_software else ""
+        )
     else:
         about = "reported by check --smoke, from the kernels' run on this machine (not a rule)"
-    out = [heading(f"{r.id}: {r.title}", fmt, level=1),
-           about + (f"\nwithout it, the engine fails at {STAGES[r.stage]}" if r.stage else "")]
+    out = [
+        heading(f"{r.id}: {r.title}", fmt, level=1),
+        about + (f"\nwithout it, the engine fails at {STAGES[r.stage]}" if r.stage else ""),
+    ]
     sections = [("What it checks", r.what), ("Why", r.why), ("Fix", r.fix_title)]
     if r.prevents:
         sections.append(("Prevents", f'"{r.prevents}"'))
@@ -60,6 +64,7 @@ def explain_command(rule_id, fmt):
         r = SMOKE_CHECKS.get(wanted)
     if r is None:
         known = rule_ids() + list(SMOKE_CHECKS)
-        raise InputError(f"unknown rule {rule_id!r}{did_you_mean(rule_id, known)}; "
-                         "list them with `attn-preflight rules`")
+        raise InputError(
+            f"unknown rule {rule_id!r}{did_you_mean(rule_id, known)}; list them with `attn-preflight rules`"
+        )
     click.echo(render_rule(r, fmt.lower()))

@@ -5,6 +5,7 @@ with the same config flags as `check`. A report that cannot be read (not JSON, m
 version) is named in one line on stderr and left out; the rest are still merged and shown, and the exit code
 is 2, because a node that was not judged is never a pass.
 """
+
 from __future__ import annotations
 
 import json

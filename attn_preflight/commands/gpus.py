@@ -1,4 +1,5 @@
 """`gpus`: the GPU profiles `check --gpu` and `matrix` know, with compute capability, memory and source."""
+
 from __future__ import annotations
 
 import click
@@ -15,9 +16,22 @@ def gpus_command(fmt):
 
     fmt = fmt.lower()
     if fmt == "json":
-        click.echo(to_json([{"name": p.name, "compute_capability": p.compute_capability, "sm": p.sm,
-                             "memory_gib": p.memory_gib, "aliases": list(p.aliases), "source": p.source,
-                             "note": p.note or None} for p in PROFILES]))
+        click.echo(
+            to_json(
+                [
+                    {
+                        "name": p.name,
+                        "compute_capability": p.compute_capability,
+                        "sm": p.sm,
+                        "memory_gib": p.memory_gib,
+                        "aliases": list(p.aliases),
+                        "source": p.source,
+                        "note": p.note or None,
+                    }
+                    for p in PROFILES
+                ]
+            )
+        )
         return
     rows = [[p.name, p.compute_capability, p.sm, p.memory_gib, ", ".join(p.aliases), p.note] for p in PROFILES]
     click.echo(table(["gpu", "cc", "sm", "memory GiB", "aliases", "note"], rows, fmt))

@@ -1,4 +1,5 @@
 """`matrix`: one model's capability report across every GPU profile x attention backend (x KV dtype)."""
+
 from __future__ import annotations
 
 import click
@@ -9,9 +10,16 @@ from rules.errors import RulesInputError
 
 
 @click.command("matrix")
-@click.option("--model", required=True, metavar="DIR|CONFIG|PRESET", help="Local HF model directory, config.json or preset.")
-@click.option("--kv-cache-dtype", "kv_dtypes", multiple=True, metavar="DTYPE",
-              help="KV-cache dtype (repeatable; one table each). Default: auto.")
+@click.option(
+    "--model", required=True, metavar="DIR|CONFIG|PRESET", help="Local HF model directory, config.json or preset."
+)
+@click.option(
+    "--kv-cache-dtype",
+    "kv_dtypes",
+    multiple=True,
+    metavar="DTYPE",
+    help="KV-cache dtype (repeatable; one table each). Default: auto.",
+)
 @click.option("--gpu", "gpus", multiple=True, metavar="NAME", help="Only these GPU profiles (repeatable).")
 @click.option("--backend", "backends", multiple=True, metavar="NAME", help="Only these backends (repeatable).")
 @click.option("--engine", type=click.Choice(["sglang", "vllm"]), default="sglang", show_default=True)
@@ -21,8 +29,7 @@ from rules.errors import RulesInputError
 @click.option("--feature", "features", multiple=True, metavar="NAME", help="Model feature (repeatable).")
 @format_option()
 @output_option()
-def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page_size, tp_size, features, fmt,
-                   output):
+def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page_size, tp_size, features, fmt, output):
     """Capability report for one model: every GPU profile x backend, cells pass / warn / fail.
 
     \b
@@ -49,4 +56,3 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
     columns = [backend_kb.canonical(engine, b) for b in backends] or None
     matrix = build_matrix(config, list(kv_dtypes) or ["auto"], gpus=list(gpus) or None, backends=columns)
     write_output(render_matrix(matrix, fmt.lower()), output)
-

@@ -2,6 +2,7 @@
 
 Probe reports, it does not judge: it exits 0 however broken the machine is (`check` judges).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -22,12 +23,23 @@ def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) 
 @click.command("probe")
 @format_option(FORMATS + ("nfd",))
 @output_option()
-@click.option("--no-imports", is_flag=True,
-              help="Skip the import checks (fast; import health is then reported as unknown, not healthy).")
-@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT_S, show_default=True, metavar="SECONDS",
-              callback=_positive_seconds, help="Time limit for each library's import check.")
-@click.option("--no-cache", is_flag=True,
-              help="Import every library afresh: neither read nor write the import-check cache.")
+@click.option(
+    "--no-imports",
+    is_flag=True,
+    help="Skip the import checks (fast; import health is then reported as unknown, not healthy).",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    callback=_positive_seconds,
+    help="Time limit for each library's import check.",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Import every library afresh: neither read nor write the import-check cache."
+)
 def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: float, no_cache: bool) -> None:
     """Report GPUs, driver, CUDA toolkit, torch build and every attention library (FlashAttention 2/3/4,
     FlashInfer, sgl-kernel, CUTLASS, triton, xformers, ...) with its version and whether it imports.

@@ -3,6 +3,7 @@
 The machine's facts (a live probe, or `--facts FILE`), its libraries and their health, the attention
 backend × KV-cache dtype matrix for a model judged by the rules engine, and a saved smoke run when given.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,14 @@ from attn_preflight.cli import InputError
 from attn_preflight.commands.check import config_from_options, config_options
 from attn_preflight.commands.common import check_output_writable, write_output
 
-_SMOKE_STATUS = {"ok": "pass", "wrong": "fail", "error": "fail", "timeout": "fail", "crashed": "fail",
-                 "skipped": "skip"}
+_SMOKE_STATUS = {
+    "ok": "pass",
+    "wrong": "fail",
+    "error": "fail",
+    "timeout": "fail",
+    "crashed": "fail",
+    "skipped": "skip",
+}
 
 
 def matrix_for(config, target, backend_given: bool, kv_given: bool):
@@ -25,14 +32,17 @@ def matrix_for(config, target, backend_given: bool, kv_given: bool):
     from attn_preflight.render.html import Cell, Matrix, Reason
     from rules.knowledge import backends as backend_kb
 
-    backends, kv_dtypes = grid_axes(config.engine, [config.attention_backend] if backend_given else (),
-                                    [config.kv_cache_dtype] if kv_given else ())
+    backends, kv_dtypes = grid_axes(
+        config.engine, [config.attention_backend] if backend_given else (), [config.kv_cache_dtype] if kv_given else ()
+    )
     grid = capability_grid(config, target, backends, kv_dtypes)
     cells = {}
     for key, report in grid.items():
-        reasons = tuple(Reason(rule=f.rule_id, title=f.title, status=f.status.value, message=f.message,
-                               fix=" or ".join(f.fix))
-                        for f in report.findings if f.status.value in ("fail", "warn", "unknown"))
+        reasons = tuple(
+            Reason(rule=f.rule_id, title=f.title, status=f.status.value, message=f.message, fix=" or ".join(f.fix))
+            for f in report.findings
+            if f.status.value in ("fail", "warn", "unknown")
+        )
         cells[key] = Cell(cell_status(report), reasons)
     table = backend_kb.choices(config.engine)
     rows = [(b, table[b].title if b in table else b) for b in backends]
@@ -75,9 +85,16 @@ def smoke_table(path: str):
     for result in report.results:
         name = result.title + (f" · {result.case.label()}" if result.case is not None else "")
         detail = "; ".join(x for x in (result.message, result.documented_limit) if x)
-        rows.append(SmokeRow(name=name, status=_SMOKE_STATUS.get(result.status, "unknown"),
-                             first_call_s=result.first_call_s, steady_ms=result.steady_ms,
-                             max_error=result.max_abs_error, detail=detail))
+        rows.append(
+            SmokeRow(
+                name=name,
+                status=_SMOKE_STATUS.get(result.status, "unknown"),
+                first_call_s=result.first_call_s,
+                steady_ms=result.steady_ms,
+                max_error=result.max_abs_error,
+                detail=detail,
+            )
+        )
     machine = report.machine
     ran_on = machine.device_name or machine.hostname or "unknown device"
     note = f"{report.level} run on {ran_on}" + (f", {report.created_at}" if report.created_at else "")
@@ -85,12 +102,29 @@ def smoke_table(path: str):
 
 
 @click.command("report")
-@click.option("--output", "-o", "output", required=True, type=click.Path(dir_okay=False), metavar="FILE.html",
-              help="Where to write the page.")
-@click.option("--facts", "facts_file", metavar="FILE", type=click.Path(dir_okay=False),
-              help="A report saved by `attn-preflight probe --format json` (default: probe this machine now).")
-@click.option("--smoke", "smoke_file", metavar="RESULT.json", type=click.Path(dir_okay=False),
-              help="A run saved by `attn-preflight smoke --format json`, shown with the page.")
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE.html",
+    help="Where to write the page.",
+)
+@click.option(
+    "--facts",
+    "facts_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="A report saved by `attn-preflight probe --format json` (default: probe this machine now).",
+)
+@click.option(
+    "--smoke",
+    "smoke_file",
+    metavar="RESULT.json",
+    type=click.Path(dir_okay=False),
+    help="A run saved by `attn-preflight smoke --format json`, shown with the page.",
+)
 @config_options
 def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[str], **config) -> None:
     """Write one self-contained HTML page: this machine's facts, its libraries and their health, the

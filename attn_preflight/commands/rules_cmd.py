@@ -1,4 +1,5 @@
 """`rules`: every rule the check engine knows, with the versions it holds for."""
+
 from __future__ import annotations
 
 import click

@@ -1,4 +1,5 @@
 """`attn-preflight smoke`: run each installed kernel once, isolated, against an fp32 reference."""
+
 from __future__ import annotations
 
 import time
@@ -19,21 +20,49 @@ def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) 
 
 
 @click.command("smoke")
-@click.option("--kernel", "kernel_names", multiple=True, metavar="NAME",
-              help="A kernel (e.g. fa4-dense) or a family (e.g. fa4); repeatable. Default: every kernel.")
-@click.option("--level", type=click.Choice(("quick", "full"), case_sensitive=False), default="quick",
-              show_default=True, help="quick: one small shape per kernel; full: a sweep of dtype, head_dim 64-256, "
-              "causal or not, GQA, softcap, sliding window and page size, as each kernel's API allows.")
-@click.option("--dtype", "dtypes", multiple=True, type=click.Choice(DTYPE_CHOICES, case_sensitive=False),
-              help="Run these dtypes instead of the default ones (fp8 = e4m3); repeatable.")
-@click.option("--timeout", type=float, default=180.0, show_default=True, metavar="SECONDS", callback=_positive_seconds,
-              help="Time limit per case; the first case of a kernel includes its imports and JIT compile.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Kernels run at once [default: 8 with a GPU (capped by CPUs), 1 without].")
+@click.option(
+    "--kernel",
+    "kernel_names",
+    multiple=True,
+    metavar="NAME",
+    help="A kernel (e.g. fa4-dense) or a family (e.g. fa4); repeatable. Default: every kernel.",
+)
+@click.option(
+    "--level",
+    type=click.Choice(("quick", "full"), case_sensitive=False),
+    default="quick",
+    show_default=True,
+    help="quick: one small shape per kernel; full: a sweep of dtype, head_dim 64-256, "
+    "causal or not, GQA, softcap, sliding window and page size, as each kernel's API allows.",
+)
+@click.option(
+    "--dtype",
+    "dtypes",
+    multiple=True,
+    type=click.Choice(DTYPE_CHOICES, case_sensitive=False),
+    help="Run these dtypes instead of the default ones (fp8 = e4m3); repeatable.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=180.0,
+    show_default=True,
+    metavar="SECONDS",
+    callback=_positive_seconds,
+    help="Time limit per case; the first case of a kernel includes its imports and JIT compile.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Kernels run at once [default: 8 with a GPU (capped by CPUs), 1 without].",
+)
 @format_option()
 @output_option()
-def smoke_command(kernel_names, level: str, dtypes, timeout: float, jobs: Optional[int], fmt: str,
-                  output: Optional[str]) -> None:
+def smoke_command(
+    kernel_names, level: str, dtypes, timeout: float, jobs: Optional[int], fmt: str, output: Optional[str]
+) -> None:
     """Run each installed attention kernel once, each in its own process with a timeout, and compare it with
     an fp32 reference: torch SDPA (flash, efficient, cuDNN, math), FlashAttention 2/3/4, sgl-kernel FA3,
     FlashInfer, FlashMLA, a CuTe DSL kernel and a Triton kernel.
@@ -59,8 +88,9 @@ def smoke_command(kernel_names, level: str, dtypes, timeout: float, jobs: Option
         chosen = select(list(kernel_names), kernels)
     except KeyError as missing:
         name = missing.args[0]
-        raise InputError(f"no such kernel {name!r}"
-                         f"{did_you_mean(name, list(kernels) + list(families(kernels)))}") from None
+        raise InputError(
+            f"no such kernel {name!r}{did_you_mean(name, list(kernels) + list(families(kernels)))}"
+        ) from None
     started = time.monotonic()
 
     def progress(result) -> None:
@@ -68,7 +98,8 @@ def smoke_command(kernel_names, level: str, dtypes, timeout: float, jobs: Option
 
     chosen_dtypes = list(dict.fromkeys(DTYPE_ALIASES[d.lower()] for d in dtypes)) or None
     report = Runner(timeout=timeout, parallel=jobs, progress=progress).run(
-        plan(chosen, level.lower(), chosen_dtypes), level=level.lower())
+        plan(chosen, level.lower(), chosen_dtypes), level=level.lower()
+    )
     write_output(render_smoke(report, fmt.lower()), output)
     if report.failed:
         raise click.exceptions.Exit(EXIT_FAIL)

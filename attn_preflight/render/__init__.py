@@ -3,6 +3,7 @@
 Each subject has a module (facts.py, findings.py, ...); they share these helpers so that every
 verb's JSON is stable (sorted keys, 2-space indent) and every table looks alike.
 """
+
 from __future__ import annotations
 
 import json

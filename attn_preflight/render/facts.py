@@ -3,16 +3,23 @@
 What is broken comes first ("Problems"), each with its diagnosis; then host, GPUs, CUDA toolkit, torch,
 libraries and environment.
 """
+
 from __future__ import annotations
 
 from typing import Optional
 
+from attn_preflight.render import heading, key_values, table
 from probe.facts import (
-    HEALTH_CRASHED, HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED, HEALTH_TIMEOUT, Facts,
+    HEALTH_CRASHED,
+    HEALTH_ERROR,
+    HEALTH_NOT_INSTALLED,
+    HEALTH_OK,
+    HEALTH_SKIPPED,
+    HEALTH_TIMEOUT,
+    Facts,
     LibraryFacts,
 )
 from probe.libraries import COMPONENT_NOTE, SKEW_NOTE, label
-from attn_preflight.render import heading, key_values, table
 
 BROKEN = (HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED)
 
@@ -56,8 +63,10 @@ def problems(facts: Facts) -> list[str]:
         found.append(f"torch: {facts.torch.error}")
     for sm, covered in sorted(facts.torch.gpu_arch_covered.items()):
         if not covered:
-            found.append(f"torch {facts.torch.version} has no kernels for {sm} (arch list: "
-                         f"{' '.join(facts.torch.arch_list or []) or 'empty'})")
+            found.append(
+                f"torch {facts.torch.version} has no kernels for {sm} (arch list: "
+                f"{' '.join(facts.torch.arch_list or []) or 'empty'})"
+            )
     return found
 
 
@@ -78,24 +87,52 @@ def _problems(facts: Facts, fmt: str) -> str:
 
 def _host(facts: Facts, fmt: str) -> str:
     host = facts.host
-    return heading("Host", fmt) + "\n" + key_values([
-        ("OS", host.os), ("CPU", host.cpu_arch), ("Python", host.python_version),
-        ("executable", host.python_executable), ("virtualenv", host.virtualenv),
-    ], fmt)
+    return (
+        heading("Host", fmt)
+        + "\n"
+        + key_values(
+            [
+                ("OS", host.os),
+                ("CPU", host.cpu_arch),
+                ("Python", host.python_version),
+                ("executable", host.python_executable),
+                ("virtualenv", host.virtualenv),
+            ],
+            fmt,
+        )
+    )
 
 
 def _gpus(facts: Facts, fmt: str) -> str:
     gpus = facts.gpus
     out = [heading(f"GPUs ({len(gpus.devices)})", fmt)]
     if gpus.driver_version or gpus.cuda_driver_version:
-        out.append(key_values([("driver", gpus.driver_version), ("CUDA (driver)", gpus.cuda_driver_version),
-                               ("NVML", gpus.nvml_version)], fmt))
+        out.append(
+            key_values(
+                [
+                    ("driver", gpus.driver_version),
+                    ("CUDA (driver)", gpus.cuda_driver_version),
+                    ("NVML", gpus.nvml_version),
+                ],
+                fmt,
+            )
+        )
     if not gpus.devices:
         out.append(f"None: {gpus.error or 'NVML reports no devices'}")
         return "\n".join(out)
     rows = [
-        [d.index, d.name, d.compute_capability, d.sm, _mib(d.memory_total_mib), d.mig_mode, d.persistence_mode,
-         d.nvlink_links_up, d.uuid, d.error]
+        [
+            d.index,
+            d.name,
+            d.compute_capability,
+            d.sm,
+            _mib(d.memory_total_mib),
+            d.mig_mode,
+            d.persistence_mode,
+            d.nvlink_links_up,
+            d.uuid,
+            d.error,
+        ]
         for d in gpus.devices
     ]
     headers = ["#", "name", "CC", "arch", "memory", "MIG", "persistence", "NVLink up", "UUID", "error"]
@@ -108,8 +145,11 @@ def _gpus(facts: Facts, fmt: str) -> str:
 def _toolkit(facts: Facts, fmt: str) -> str:
     kit, headers = facts.cuda_toolkit, facts.cutlass_headers
     cutlass = f"{headers.version} at {headers.path} (from {headers.source})" if headers.version else None
-    pairs = [("nvcc", f"{kit.nvcc_version or '?'} ({kit.nvcc_path})" if kit.nvcc_path else kit.error),
-             ("CUDA_HOME", kit.cuda_home), ("CUTLASS headers", cutlass or headers.error)]
+    pairs = [
+        ("nvcc", f"{kit.nvcc_version or '?'} ({kit.nvcc_path})" if kit.nvcc_path else kit.error),
+        ("CUDA_HOME", kit.cuda_home),
+        ("CUTLASS headers", cutlass or headers.error),
+    ]
     if kit.nvcc_path and kit.error:
         pairs.append(("nvcc problem", kit.error))
     if headers.version and headers.error:
@@ -126,8 +166,14 @@ def _torch(facts: Facts, fmt: str) -> str:
     else:
         arch = " ".join(torch.arch_list) or "none (CPU-only build)"
     covered = ", ".join(f"{sm}: {'yes' if ok else 'NO'}" for sm, ok in sorted(torch.gpu_arch_covered.items()))
-    pairs = [("version", torch.version), ("CUDA build", torch.cuda or ("—" if torch.hip else "none (CPU-only)")),
-             ("cuDNN", torch.cudnn), ("HIP", torch.hip), ("arch list", arch), ("covers GPUs", covered or None)]
+    pairs = [
+        ("version", torch.version),
+        ("CUDA build", torch.cuda or ("—" if torch.hip else "none (CPU-only)")),
+        ("cuDNN", torch.cudnn),
+        ("HIP", torch.hip),
+        ("arch list", arch),
+        ("covers GPUs", covered or None),
+    ]
     if torch.error:
         pairs.append(("problem", torch.error))
     return heading("torch", fmt) + "\n" + key_values(pairs, fmt)
@@ -138,11 +184,17 @@ def _libraries(facts: Facts, fmt: str) -> str:
     missing = [lib.title for lib in facts.libraries if lib.health.status == HEALTH_NOT_INSTALLED]
     out = []
     if shown:
-        rows = [[lib.title, _distributions(lib), lib.version or "unknown", lib.import_name, _health_cell(lib)]
-                for lib in shown]
+        rows = [
+            [lib.title, _distributions(lib), lib.version or "unknown", lib.import_name, _health_cell(lib)]
+            for lib in shown
+        ]
         out.append(table(["library", "distributions", "version", "import", "import health"], rows, fmt))
-    notes = [f"{lib.title}: {note}" for lib in shown for note in lib.notes
-             if not note.startswith((SKEW_NOTE, COMPONENT_NOTE))]
+    notes = [
+        f"{lib.title}: {note}"
+        for lib in shown
+        for note in lib.notes
+        if not note.startswith((SKEW_NOTE, COMPONENT_NOTE))
+    ]
     if notes:
         out.append("Notes:\n" + "\n".join(f"- {note}" for note in notes))
     if missing:
@@ -169,8 +221,9 @@ def _shorten(value: str) -> str:
 def _distributions(lib: LibraryFacts) -> str:
     if not lib.distributions:
         return "(no metadata)"
-    return ", ".join(name if version == lib.version else f"{name} {version}"
-                     for name, version in lib.distributions.items())
+    return ", ".join(
+        name if version == lib.version else f"{name} {version}" for name, version in lib.distributions.items()
+    )
 
 
 def _health_cell(lib: LibraryFacts) -> str:

@@ -5,6 +5,7 @@ required, fix), what each failing rule prevents (the upstream message), the alte
 verdict line. Skipped rules are counted, and listed with show_all (findings asked for, such as
 `check --smoke`'s, are listed even when skipped). JSON carries everything.
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -72,34 +73,57 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
         pairs.append(("ignored", "do not bear on attention: " + " ".join(config.ignored)))
     if target.gpu_note and target.cc is not None:
         pairs.append(("gpu note", target.gpu_note))
-    out.append("\n".join(f"{k}: {v}" for k, v in pairs) if fmt != "markdown"
-               else "\n".join(f"- **{k}**: {v}" for k, v in pairs))
+    out.append(
+        "\n".join(f"{k}: {v}" for k, v in pairs)
+        if fmt != "markdown"
+        else "\n".join(f"- **{k}**: {v}" for k, v in pairs)
+    )
 
-    shown = [f for f in report.findings
-             if show_all or f.status.value != "skip" or getattr(f, "listed_when_skipped", False)]
+    shown = [
+        f for f in report.findings if show_all or f.status.value != "skip" or getattr(f, "listed_when_skipped", False)
+    ]
     if shown:
-        rows = [[f.status.value.upper(), f.rule_id, _wrap(f.message, fmt), "\n".join(f.fix) if fmt != "markdown"
-                 else "<br>".join(f"`{x}`" for x in f.fix)] for f in shown]
+        rows = [
+            [
+                f.status.value.upper(),
+                f.rule_id,
+                _wrap(f.message, fmt),
+                "\n".join(f.fix) if fmt != "markdown" else "<br>".join(f"`{x}`" for x in f.fix),
+            ]
+            for f in shown
+        ]
         out.append(table(["status", "rule", "found vs required", "fix"], rows, fmt))
     prevents = [f for f in report.findings if f.status.value in ("fail", "warn") and f.prevents]
     if prevents:
         lines = [heading("Prevents", fmt, level=3 if fmt == "markdown" else 2)]
         for f in prevents:
-            lines.append(f"- {f.rule_id}: \"{f.prevents}\"  ({f.source})")
+            lines.append(f'- {f.rule_id}: "{f.prevents}"  ({f.source})')
         out.append("\n".join(lines))
     if report.alternatives:
         lines = [heading("Would pass instead", fmt, level=3 if fmt == "markdown" else 2)]
         for option in dict.fromkeys(a.option for a in report.alternatives):
-            values = [a.value + ("" if a.verdict == "pass" else f" ({a.verdict})")
-                      for a in report.alternatives if a.option == option]
+            values = [
+                a.value + ("" if a.verdict == "pass" else f" ({a.verdict})")
+                for a in report.alternatives
+                if a.option == option
+            ]
             lines.append(f"- {option}: {', '.join(values)}")
         out.append("\n".join(lines))
     notes = list(dict.fromkeys(f.note for f in report.findings if f.note))
     if notes:
         out.append("\n".join(f"note: {n}" for n in notes))
     counts = report.counts()
-    summary = ", ".join(f"{counts[s]} {label}" for s, label in (("fail", "failed"), ("warn", "warnings"),
-                        ("unknown", "unknown"), ("pass", "passed"), ("skip", "skipped")) if counts[s])
+    summary = ", ".join(
+        f"{counts[s]} {label}"
+        for s, label in (
+            ("fail", "failed"),
+            ("warn", "warnings"),
+            ("unknown", "unknown"),
+            ("pass", "passed"),
+            ("skip", "skipped"),
+        )
+        if counts[s]
+    )
     verdict = f"verdict: {report.verdict.upper()} ({summary})"
     out.append(f"**{verdict}**" if fmt == "markdown" else verdict)
     return "\n\n".join(out)

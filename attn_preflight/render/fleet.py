@@ -6,13 +6,21 @@ that would pass instead), each distinct problem once with the groups it hits and
 group, the spread of every dimension (`*` marks one that is not uniform), then the fleet verdict. JSON
 carries everything, with every node name.
 """
+
 from __future__ import annotations
 
 import textwrap
 from typing import Any
 
-from attn_preflight.fleet import (Fleet, NodeGroup, differing_dimensions, driver_summary, gpu_summary, library_state,
-                         torch_summary)
+from attn_preflight.fleet import (
+    Fleet,
+    NodeGroup,
+    differing_dimensions,
+    driver_summary,
+    gpu_summary,
+    library_state,
+    torch_summary,
+)
 from attn_preflight.render import heading, table, to_json
 from attn_preflight.render.findings import _config_line, report_to_dict
 
@@ -33,8 +41,9 @@ def _rules_cell(group: NodeGroup) -> str:
 
 
 def _instead(group: NodeGroup) -> str:
-    return ", ".join(a.value for a in group.report.alternatives
-                     if a.option == "--attention-backend" and a.verdict == "pass")
+    return ", ".join(
+        a.value for a in group.report.alternatives if a.option == "--attention-backend" and a.verdict == "pass"
+    )
 
 
 def _why(fleet: Fleet, fmt: str) -> str:
@@ -80,18 +89,21 @@ def fleet_to_dict(fleet: Fleet) -> dict[str, Any]:
         "reports": fleet.reports_given,
         "skipped": [{"file": path, "reason": reason} for path, reason in fleet.skipped],
         "config": fleet.config.to_dict(),
-        "groups": [{
-            "id": group.id,
-            "verdict": group.report.verdict,
-            "node_count": len(group.nodes),
-            "nodes": [{"name": node.name, "file": node.source} for node in group.nodes],
-            "gpu": gpu_summary(group.facts),
-            "driver_version": group.facts.gpus.driver_version,
-            "cuda_driver_version": group.facts.gpus.cuda_driver_version,
-            "torch": group.facts.torch.version,
-            "libraries": {d[4:]: library_state(group.facts, d[4:]) for d in differing},
-            "check": report_to_dict(group.report),
-        } for group in fleet.groups],
+        "groups": [
+            {
+                "id": group.id,
+                "verdict": group.report.verdict,
+                "node_count": len(group.nodes),
+                "nodes": [{"name": node.name, "file": node.source} for node in group.nodes],
+                "gpu": gpu_summary(group.facts),
+                "driver_version": group.facts.gpus.driver_version,
+                "cuda_driver_version": group.facts.gpus.cuda_driver_version,
+                "torch": group.facts.torch.version,
+                "libraries": {d[4:]: library_state(group.facts, d[4:]) for d in differing},
+                "check": report_to_dict(group.report),
+            }
+            for group in fleet.groups
+        ],
         "spread": [{"dimension": r.dimension, "value": r.value, "nodes": r.nodes} for r in fleet.spread],
     }
 
@@ -101,11 +113,19 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
         return to_json(fleet_to_dict(fleet))
     out = [heading("attn-preflight fleet", fmt, level=1)]
     skipped = f" ({len(fleet.skipped)} unreadable, skipped: see stderr)" if fleet.skipped else ""
-    pairs = [("nodes", f"{fleet.node_count} in {len(fleet.groups)} group(s) of identical nodes, from "
-                       f"{fleet.reports_given} report(s){skipped}")]
+    pairs = [
+        (
+            "nodes",
+            f"{fleet.node_count} in {len(fleet.groups)} group(s) of identical nodes, from "
+            f"{fleet.reports_given} report(s){skipped}",
+        )
+    ]
     pairs.append(("config", _config_line(fleet.config)))
-    out.append("\n".join(f"{k}: {v}" for k, v in pairs) if fmt != "markdown"
-               else "\n".join(f"- **{k}**: {v}" for k, v in pairs))
+    out.append(
+        "\n".join(f"{k}: {v}" for k, v in pairs)
+        if fmt != "markdown"
+        else "\n".join(f"- **{k}**: {v}" for k, v in pairs)
+    )
     if fleet.groups:
         # torch is its own column; other libraries only where groups differ
         differing = [d for d in differing_dimensions(fleet.spread) if d.startswith("lib ") and d != "lib torch"]
@@ -117,8 +137,14 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
         rows = []
         for group in fleet.groups:
             facts = group.facts
-            row = [group.id, len(group.nodes), _gpu(facts), driver_summary(facts), torch_summary(facts),
-                   newline.join(f"{d[4:]} {library_state(facts, d[4:])}" for d in differing)]
+            row = [
+                group.id,
+                len(group.nodes),
+                _gpu(facts),
+                driver_summary(facts),
+                torch_summary(facts),
+                newline.join(f"{d[4:]} {library_state(facts, d[4:])}" for d in differing),
+            ]
             row += [group.report.config.backend_label()] if len(backends) > 1 else []
             row += [group.report.verdict.upper(), _rules_cell(group), _instead(group)]
             rows.append(row)
@@ -136,8 +162,11 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
         out.append(table(["dimension", "value", "nodes"], spread_rows, fmt))
     failing = [g for g in fleet.groups if g.report.verdict == "fail"]
     failing_nodes = sum(len(g.nodes) for g in failing)
-    summary = (f"{len(failing)} of {len(fleet.groups)} group(s), {failing_nodes} of {fleet.node_count} node(s) fail"
-               if fleet.groups else "no readable report")
+    summary = (
+        f"{len(failing)} of {len(fleet.groups)} group(s), {failing_nodes} of {fleet.node_count} node(s) fail"
+        if fleet.groups
+        else "no readable report"
+    )
     if fleet.skipped:
         summary += f"; {len(fleet.skipped)} report(s) skipped, never counted as passing"
     verdict = f"verdict: {fleet.verdict.upper()} ({summary})"

@@ -6,6 +6,7 @@ carries its reasons in a `title` (hover) and in numbered notes under the table (
 Input is neutral data (Matrix, SmokeTable) that the report command builds from the rules engine and a smoke
 result, so this module reads Facts and nothing else of the program.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,8 +16,16 @@ from typing import Iterable, Optional
 
 from probe import __version__
 from probe.environ import redact
-from probe.facts import (HEALTH_CRASHED, HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED,
-                         HEALTH_TIMEOUT, Facts, LibraryFacts)
+from probe.facts import (
+    HEALTH_CRASHED,
+    HEALTH_ERROR,
+    HEALTH_NOT_INSTALLED,
+    HEALTH_OK,
+    HEALTH_SKIPPED,
+    HEALTH_TIMEOUT,
+    Facts,
+    LibraryFacts,
+)
 
 # status -> (css class, symbol, word shown)
 STATUS_STYLE = {
@@ -100,6 +109,7 @@ def _kv_table(pairs: Iterable[tuple[str, object]], css: str = "kv") -> str:
 
 # --- the parts of the page --------------------------------------------------------------------------
 
+
 def _gib(mib: Optional[int]) -> str:
     return f"{mib / 1024:.1f} GiB" if mib else "—"
 
@@ -110,7 +120,9 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
         first = devices[0]
         names = sorted({d.name or "unknown GPU" for d in devices})
         gpu_value = (f"{len(devices)}× " if len(devices) > 1 else "") + " + ".join(names)
-        gpu_sub = f"compute capability {first.compute_capability or '?'} · {first.sm or '?'} · {_gib(first.memory_total_mib)}"
+        gpu_sub = (
+            f"compute capability {first.compute_capability or '?'} · {first.sm or '?'} · {_gib(first.memory_total_mib)}"
+        )
     else:
         gpu_value, gpu_sub = "No GPU", facts.gpus.error or "NVML reported no device"
     driver_value = facts.gpus.driver_version or "—"
@@ -138,20 +150,30 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
         lib_sub, lib_css = f"{len(broken)} fail to import: " + ", ".join(lib.key for lib in broken), "fail"
     else:
         lib_sub, lib_css = "all import cleanly", "pass"
-    cards = [("GPU", gpu_value, gpu_sub, ""), ("Driver", driver_value, driver_sub, ""),
-             ("torch", torch_value, torch_sub, "fail" if torch.installed and missing else ""),
-             ("Libraries", lib_value, lib_sub, lib_css)]
+    cards = [
+        ("GPU", gpu_value, gpu_sub, ""),
+        ("Driver", driver_value, driver_sub, ""),
+        ("torch", torch_value, torch_sub, "fail" if torch.installed and missing else ""),
+        ("Libraries", lib_value, lib_sub, lib_css),
+    ]
     if matrix is not None:
         counts = {s: sum(1 for c in matrix.cells.values() if c.status == s) for s in STATUS_STYLE}
         total = len(matrix.cells)
         runs = counts["pass"] + counts["warn"]
-        cards.append(("Configs that run", f"{runs} of {total}",
-                      " · ".join(f"{n} {s}" for s, n in counts.items() if n or s in ("pass", "fail")),
-                      "pass" if runs == total else ("fail" if runs == 0 else "warn")))
+        cards.append(
+            (
+                "Configs that run",
+                f"{runs} of {total}",
+                " · ".join(f"{n} {s}" for s, n in counts.items() if n or s in ("pass", "fail")),
+                "pass" if runs == total else ("fail" if runs == 0 else "warn"),
+            )
+        )
     html = []
     for label, value, sub, css in cards:
-        html.append(f'<div class="card {css}"><div class="card-label">{_e(label)}</div>'
-                    f'<div class="card-value">{_e(value)}</div><div class="card-sub">{_e(sub)}</div></div>')
+        html.append(
+            f'<div class="card {css}"><div class="card-label">{_e(label)}</div>'
+            f'<div class="card-value">{_e(value)}</div><div class="card-sub">{_e(sub)}</div></div>'
+        )
     return f'<section class="cards" aria-label="Summary">{"".join(html)}</section>'
 
 
@@ -174,21 +196,37 @@ def _matrix(matrix: Matrix) -> str:
             cell = matrix.cells.get((backend, dtype), Cell("unknown"))
             css, symbol, word = STATUS_STYLE.get(cell.status, STATUS_STYLE["unknown"])
             lines = [f"{backend} × {dtype}: {word}"] + [
-                f"• {r.status} [{r.rule}] {r.message}" + (f" — fix: {r.fix}" if r.fix else "") for r in cell.reasons]
+                f"• {r.status} [{r.rule}] {r.message}" + (f" — fix: {r.fix}" if r.fix else "") for r in cell.reasons
+            ]
             refs = sorted({notes[r.rule] for r in cell.reasons})
             sup = "".join(f'<a href="#why-{n}">{n}</a>' for n in refs)
-            cells.append(f'<td class="cell {css}" data-backend="{_e(backend)}" data-kv="{_e(dtype)}" '
-                         f'data-status="{_e(cell.status)}" title="{_e(chr(10).join(lines))}">'
-                         f'<span class="sym" aria-hidden="true">{symbol}</span>{_e(word)}'
-                         + (f'<sup class="refs">{sup}</sup>' if sup else "") + "</td>")
-        body.append(f'<tr><th scope="row"><code>{_e(backend)}</code><span class="sub">{_e(title)}</span></th>'
-                    + "".join(cells) + "</tr>")
+            cells.append(
+                f'<td class="cell {css}" data-backend="{_e(backend)}" data-kv="{_e(dtype)}" '
+                f'data-status="{_e(cell.status)}" title="{_e(chr(10).join(lines))}">'
+                f'<span class="sym" aria-hidden="true">{symbol}</span>{_e(word)}'
+                + (f'<sup class="refs">{sup}</sup>' if sup else "")
+                + "</td>"
+            )
+        body.append(
+            f'<tr><th scope="row"><code>{_e(backend)}</code><span class="sub">{_e(title)}</span></th>'
+            + "".join(cells)
+            + "</tr>"
+        )
     first_column = matrix.columns[0] if matrix.columns else None
-    runs = [b for b, _ in matrix.rows if first_column and
-            matrix.cells.get((b, first_column), Cell("unknown")).status in ("pass", "warn")]
-    verdict = (f'<p class="lede">Runs here with <code>--kv-cache-dtype {_e(first_column)}</code>: '
-               + (", ".join(f"<code>{_e(b)}</code>" for b in runs) if runs else "<strong>no backend</strong>")
-               + ".</p>") if first_column else ""
+    runs = [
+        b
+        for b, _ in matrix.rows
+        if first_column and matrix.cells.get((b, first_column), Cell("unknown")).status in ("pass", "warn")
+    ]
+    verdict = (
+        (
+            f'<p class="lede">Runs here with <code>--kv-cache-dtype {_e(first_column)}</code>: '
+            + (", ".join(f"<code>{_e(b)}</code>" for b in runs) if runs else "<strong>no backend</strong>")
+            + ".</p>"
+        )
+        if first_column
+        else ""
+    )
     items = []
     for rule, number in notes.items():
         reasons = noted[rule]
@@ -198,18 +236,24 @@ def _matrix(matrix: Matrix) -> str:
         fixes = list(dict.fromkeys(r.fix for r in reasons if r.fix))
         message = f'<span class="msg">{_e(first.message)}</span>' if len(messages) == 1 else ""
         fix = "".join(f'<div class="fix">Fix: <code>{_e(f)}</code></div>' for f in fixes[:3])
-        items.append(f'<li id="why-{number}">{_badge(style)} <strong>{_e(first.title)}</strong> '
-                     f'<code class="rule">{_e(rule)}</code> <span class="count">({len(reasons)} '
-                     f'cell{"s" if len(reasons) != 1 else ""})</span>{message}{fix}</li>')
+        items.append(
+            f'<li id="why-{number}">{_badge(style)} <strong>{_e(first.title)}</strong> '
+            f'<code class="rule">{_e(rule)}</code> <span class="count">({len(reasons)} '
+            f"cell{'s' if len(reasons) != 1 else ''})</span>{message}{fix}</li>"
+        )
     why = (f'<h3>Why</h3><ol class="why">{"".join(items)}</ol>') if items else ""
     note = f'<p class="muted">{_e(matrix.note)}</p>' if matrix.note else ""
-    legend = ('<p class="legend" aria-label="Legend">' + " ".join(
-        _badge(STATUS_STYLE[s]) for s in ("pass", "warn", "fail", "skip", "unknown"))
-        + ' <span class="muted">Hover a cell for its reasons; numbers point to the notes below.</span></p>')
-    return (f'<section id="matrix"><h2>Attention backend × KV-cache dtype <span class="h-sub">{_e(matrix.subject)}'
-            f'</span></h2>{verdict}{note}{legend}<div class="scroll"><table class="matrix">'
-            f'<thead><tr><th scope="col">backend</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-            f'</div>{why}</section>')
+    legend = (
+        '<p class="legend" aria-label="Legend">'
+        + " ".join(_badge(STATUS_STYLE[s]) for s in ("pass", "warn", "fail", "skip", "unknown"))
+        + ' <span class="muted">Hover a cell for its reasons; numbers point to the notes below.</span></p>'
+    )
+    return (
+        f'<section id="matrix"><h2>Attention backend × KV-cache dtype <span class="h-sub">{_e(matrix.subject)}'
+        f'</span></h2>{verdict}{note}{legend}<div class="scroll"><table class="matrix">'
+        f'<thead><tr><th scope="col">backend</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        f"</div>{why}</section>"
+    )
 
 
 def _library_row(library: LibraryFacts, imports_checked: bool) -> str:
@@ -223,11 +267,13 @@ def _library_row(library: LibraryFacts, imports_checked: bool) -> str:
         detail.append(f'<div class="diag">{_e(library.health.diagnosis)}</div>')
     detail.extend(f'<div class="note">{_e(note)}</div>' for note in library.notes)
     seconds = f"{library.health.seconds:.2f} s" if library.health.seconds is not None and status == HEALTH_OK else ""
-    return (f'<tr data-library="{_e(library.key)}" data-health="{_e(status)}"><th scope="row">{_e(library.title)}'
-            f'<span class="sub"><code>{_e(library.key)}</code></span></th>'
-            f'<td><strong>{_dash(library.version)}</strong><span class="sub">{_e(dists)}</span></td>'
-            f'<td><code>{_dash(library.import_name)}</code><span class="sub">{_e(seconds)}</span></td>'
-            f'<td>{_badge(style)}</td><td class="details">{"".join(detail) or _dash(None)}</td></tr>')
+    return (
+        f'<tr data-library="{_e(library.key)}" data-health="{_e(status)}"><th scope="row">{_e(library.title)}'
+        f'<span class="sub"><code>{_e(library.key)}</code></span></th>'
+        f'<td><strong>{_dash(library.version)}</strong><span class="sub">{_e(dists)}</span></td>'
+        f'<td><code>{_dash(library.import_name)}</code><span class="sub">{_e(seconds)}</span></td>'
+        f'<td>{_badge(style)}</td><td class="details">{"".join(detail) or _dash(None)}</td></tr>'
+    )
 
 
 def _libraries(facts: Facts) -> str:
@@ -236,13 +282,31 @@ def _libraries(facts: Facts) -> str:
     installed.sort(key=lambda lib: (order.get(lib.health.status, 2), lib.key))
     absent = sorted(lib.key for lib in facts.libraries if not lib.installed)
     rows = "".join(_library_row(lib, facts.imports_checked) for lib in installed)
-    table = (f'<table class="grid libs"><thead><tr><th scope="col">library</th><th scope="col">version</th>'
-             f'<th scope="col">import</th><th scope="col">health</th><th scope="col">details</th></tr></thead>'
-             f'<tbody>{rows}</tbody></table>') if installed else '<p class="muted">No attention library installed.</p>'
-    missing = ('<p class="absent"><span class="muted">Not installed:</span> '
-               + ", ".join(f"<code>{_e(k)}</code>" for k in absent) + "</p>") if absent else ""
-    checked = "" if facts.imports_checked else (
-        '<p class="callout">Imports were not checked (<code>--no-imports</code>): health is unknown, not healthy.</p>')
+    table = (
+        (
+            f'<table class="grid libs"><thead><tr><th scope="col">library</th><th scope="col">version</th>'
+            f'<th scope="col">import</th><th scope="col">health</th><th scope="col">details</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+        )
+        if installed
+        else '<p class="muted">No attention library installed.</p>'
+    )
+    missing = (
+        (
+            '<p class="absent"><span class="muted">Not installed:</span> '
+            + ", ".join(f"<code>{_e(k)}</code>" for k in absent)
+            + "</p>"
+        )
+        if absent
+        else ""
+    )
+    checked = (
+        ""
+        if facts.imports_checked
+        else (
+            '<p class="callout">Imports were not checked (<code>--no-imports</code>): health is unknown, not healthy.</p>'
+        )
+    )
     return f'<section id="libraries"><h2>Libraries and import health</h2>{checked}<div class="scroll">{table}</div>{missing}</section>'
 
 
@@ -253,16 +317,20 @@ def _smoke(smoke: SmokeTable) -> str:
         first = f"{row.first_call_s:.2f} s" if row.first_call_s is not None else None
         steady = f"{row.steady_ms:.2f} ms" if row.steady_ms is not None else None
         error = f"{row.max_error:.2g}" if row.max_error is not None else None
-        rows.append(f'<tr data-smoke="{_e(row.name)}" data-status="{_e(row.status)}"><th scope="row">{_e(row.name)}</th>'
-                    f'<td>{_badge(style)}</td><td class="num">{_dash(first)}</td><td class="num">{_dash(steady)}</td>'
-                    f'<td class="num">{_dash(error)}</td><td class="details">{_dash(row.detail)}</td></tr>')
+        rows.append(
+            f'<tr data-smoke="{_e(row.name)}" data-status="{_e(row.status)}"><th scope="row">{_e(row.name)}</th>'
+            f'<td>{_badge(style)}</td><td class="num">{_dash(first)}</td><td class="num">{_dash(steady)}</td>'
+            f'<td class="num">{_dash(error)}</td><td class="details">{_dash(row.detail)}</td></tr>'
+        )
     note = f'<p class="muted">{_e(smoke.note)}</p>' if smoke.note else ""
     body = "".join(rows) or '<tr><td colspan="6" class="muted">The result holds no kernel runs.</td></tr>'
-    return (f'<section id="smoke"><h2>Smoke results <span class="h-sub">{_e(smoke.source)}</span></h2>{note}'
-            f'<div class="scroll"><table class="grid"><thead><tr><th scope="col">kernel</th><th scope="col">result</th>'
-            f'<th scope="col" class="num">first call</th><th scope="col" class="num">steady</th>'
-            f'<th scope="col" class="num">max error vs fp32</th><th scope="col">details</th></tr></thead>'
-            f'<tbody>{body}</tbody></table></div></section>')
+    return (
+        f'<section id="smoke"><h2>Smoke results <span class="h-sub">{_e(smoke.source)}</span></h2>{note}'
+        f'<div class="scroll"><table class="grid"><thead><tr><th scope="col">kernel</th><th scope="col">result</th>'
+        f'<th scope="col" class="num">first call</th><th scope="col" class="num">steady</th>'
+        f'<th scope="col" class="num">max error vs fp32</th><th scope="col">details</th></tr></thead>'
+        f"<tbody>{body}</tbody></table></div></section>"
+    )
 
 
 def _machine(facts: Facts) -> str:
@@ -270,33 +338,58 @@ def _machine(facts: Facts) -> str:
         f'<tr><td class="num">{d.index}</td><td>{_dash(d.name)}</td><td>{_dash(d.compute_capability)} '
         f'<span class="sub-inline">{_e(d.sm or "")}</span></td><td class="num">{_e(_gib(d.memory_total_mib))}</td>'
         f'<td>{_dash(d.mig_mode)}</td><td>{_dash(d.persistence_mode)}</td><td class="num">{_dash(d.nvlink_links_up)}</td>'
-        f'<td>{_dash(d.error)}</td></tr>' for d in facts.gpus.devices)
-    gpus = (f'<table class="grid"><thead><tr><th scope="col" class="num">#</th><th scope="col">name</th>'
+        f"<td>{_dash(d.error)}</td></tr>"
+        for d in facts.gpus.devices
+    )
+    gpus = (
+        (
+            f'<table class="grid"><thead><tr><th scope="col" class="num">#</th><th scope="col">name</th>'
             f'<th scope="col">compute capability</th><th scope="col" class="num">memory</th><th scope="col">MIG</th>'
             f'<th scope="col">persistence</th><th scope="col" class="num">NVLink up</th><th scope="col">error</th>'
-            f'</tr></thead><tbody>{gpu_rows}</tbody></table>') if facts.gpus.devices else (
-        f'<p class="callout">No GPU: {_e(facts.gpus.error or "NVML reported no device")}</p>')
+            f"</tr></thead><tbody>{gpu_rows}</tbody></table>"
+        )
+        if facts.gpus.devices
+        else (f'<p class="callout">No GPU: {_e(facts.gpus.error or "NVML reported no device")}</p>')
+    )
     host, toolkit, torch = facts.host, facts.cuda_toolkit, facts.torch
     arch_list = " ".join(torch.arch_list) if torch.arch_list else None
     software = [
-        ("driver", facts.gpus.driver_version), ("CUDA (driver)", facts.gpus.cuda_driver_version),
-        ("NVML", facts.gpus.nvml_version), ("nvcc", f"{toolkit.nvcc_version} ({toolkit.nvcc_path})"
-                                            if toolkit.nvcc_version else toolkit.error),
+        ("driver", facts.gpus.driver_version),
+        ("CUDA (driver)", facts.gpus.cuda_driver_version),
+        ("NVML", facts.gpus.nvml_version),
+        ("nvcc", f"{toolkit.nvcc_version} ({toolkit.nvcc_path})" if toolkit.nvcc_version else toolkit.error),
         ("CUDA_HOME", toolkit.cuda_home),
-        ("torch", torch.version if torch.installed else "not installed"), ("torch CUDA", torch.cuda),
-        ("cuDNN", torch.cudnn), ("torch arch list", arch_list),
-        ("CUTLASS headers", f"{facts.cutlass_headers.version} ({facts.cutlass_headers.path})"
-                            if facts.cutlass_headers.version else facts.cutlass_headers.error),
+        ("torch", torch.version if torch.installed else "not installed"),
+        ("torch CUDA", torch.cuda),
+        ("cuDNN", torch.cudnn),
+        ("torch arch list", arch_list),
+        (
+            "CUTLASS headers",
+            f"{facts.cutlass_headers.version} ({facts.cutlass_headers.path})"
+            if facts.cutlass_headers.version
+            else facts.cutlass_headers.error,
+        ),
     ]
-    machine = [("host", host.hostname), ("OS", host.os), ("CPU", host.cpu_arch), ("Python", host.python_version),
-               ("executable", host.python_executable), ("virtualenv", host.virtualenv)]
+    machine = [
+        ("host", host.hostname),
+        ("OS", host.os),
+        ("CPU", host.cpu_arch),
+        ("Python", host.python_version),
+        ("executable", host.python_executable),
+        ("virtualenv", host.virtualenv),
+    ]
     # masked again: a report from elsewhere (edited by hand, another tool) may carry unmasked secrets
-    env = (_kv_table(sorted((k, redact(k, v)) for k, v in facts.environment.items()), "kv env") if facts.environment
-           else '<p class="muted">No variable that changes backend selection is set.</p>')
-    return (f'<section id="machine"><h2>Machine</h2><div class="scroll">{gpus}</div>'
-            f'<div class="two"><div><h3>Software</h3>{_kv_table(software)}</div>'
-            f'<div><h3>Host</h3>{_kv_table(machine)}</div></div>'
-            f'<h3>Environment</h3>{env}</section>')
+    env = (
+        _kv_table(sorted((k, redact(k, v)) for k, v in facts.environment.items()), "kv env")
+        if facts.environment
+        else '<p class="muted">No variable that changes backend selection is set.</p>'
+    )
+    return (
+        f'<section id="machine"><h2>Machine</h2><div class="scroll">{gpus}</div>'
+        f'<div class="two"><div><h3>Software</h3>{_kv_table(software)}</div>'
+        f"<div><h3>Host</h3>{_kv_table(machine)}</div></div>"
+        f"<h3>Environment</h3>{env}</section>"
+    )
 
 
 _PAGE = Template("""<!DOCTYPE html>
@@ -419,13 +512,17 @@ def _when(iso: str) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def render_html(facts: Facts, matrix: Optional[Matrix] = None, smoke: Optional[SmokeTable] = None,
-                source: str = "this machine") -> str:
+def render_html(
+    facts: Facts, matrix: Optional[Matrix] = None, smoke: Optional[SmokeTable] = None, source: str = "this machine"
+) -> str:
     """The page. `source` names where the facts came from (this machine, or the report file)."""
     host = facts.host.hostname or source
-    meta_parts = [f"Probed {_when(facts.collected_at)}" if facts.collected_at else "Probe time unknown",
-                  f"report by attn-preflight {facts.tool_version or '?'}", f"schema {facts.schema_version}",
-                  f"source: {source}"]
+    meta_parts = [
+        f"Probed {_when(facts.collected_at)}" if facts.collected_at else "Probe time unknown",
+        f"report by attn-preflight {facts.tool_version or '?'}",
+        f"schema {facts.schema_version}",
+        f"source: {source}",
+    ]
     sections: list[tuple[str, str, str]] = []  # (id, nav label, html)
     if matrix is not None:
         sections.append(("matrix", "Backends × KV dtype", _matrix(matrix)))
@@ -437,6 +534,12 @@ def render_html(facts: Facts, matrix: Optional[Matrix] = None, smoke: Optional[S
     body = _cards(facts, matrix) + "\n".join(html for _, _, html in sections)
     subject = f" — {matrix.subject}" if matrix is not None else ""
     return _PAGE.substitute(
-        version=_e(__version__), title=_e(f"{host}{subject} · attn-preflight"), css=_CSS, heading=_e(host),
-        meta=" · ".join(_e(p) for p in meta_parts), nav=nav, body=body, source=_e(source))
-
+        version=_e(__version__),
+        title=_e(f"{host}{subject} · attn-preflight"),
+        css=_CSS,
+        heading=_e(host),
+        meta=" · ".join(_e(p) for p in meta_parts),
+        nav=nav,
+        body=body,
+        source=_e(source),
+    )

@@ -26,6 +26,7 @@ Kubernetes limits (kubernetes/apimachinery: pkg/util/validation/validation.go, I
 IsValidLabelValue): name ≤ 63 chars of `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, prefix a DNS-1123
 subdomain ≤ 253, value empty or ≤ 63 chars of the same pattern.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -87,7 +88,7 @@ def label_name(*parts: str) -> str:
     if len(name) <= NAME_MAX:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[:NAME_MAX - len(digest) - 1].rstrip(_EDGE)}-{digest}"
+    return f"{name[: NAME_MAX - len(digest) - 1].rstrip(_EDGE)}-{digest}"
 
 
 def _bool(value: bool) -> str:
@@ -161,4 +162,3 @@ def render_nfd(facts: Facts, serving: Optional[NodeServing] = None) -> str:
     if serving is None:
         header.append("# backend.* and kv.* labels absent: the rules were not evaluated")
     return "\n".join(header + [f"{key}={value}" for key, value in labels.items()]) + "\n"
-

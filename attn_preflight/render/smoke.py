@@ -4,6 +4,7 @@ Table/markdown: where it ran, one row per kernel case (status, error vs toleranc
 TFLOP/s, why), then the kernel's own words and a reproducing command for each failure, then the counts.
 Skipped rows say why and are counted apart: a skip is never an ok. JSON is SmokeReport.to_dict().
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -39,8 +40,11 @@ def _why(result, fmt: str) -> str:
 def _ran_on(report) -> str:
     machine = report.machine
     if machine.device_name:
-        where = f"{machine.device_name} (sm_{machine.device_capability.replace('.', '')})" \
-            if machine.device_capability else machine.device_name
+        where = (
+            f"{machine.device_name} (sm_{machine.device_capability.replace('.', '')})"
+            if machine.device_capability
+            else machine.device_name
+        )
     else:
         where = "CPU only" + (f" ({machine.gpu_error})" if machine.gpu_error else "")
     return where
@@ -59,22 +63,53 @@ def render_smoke(report, fmt: str) -> str:
         return to_json(report.to_dict())
     machine = report.machine
     parts = [heading(f"attn-preflight smoke ({report.level})", fmt, level=1)]
-    parts.append(key_values([
-        ("ran on", _ran_on(report)),
-        ("torch", " ".join(x for x in (machine.torch_version, f"CUDA {machine.torch_cuda}" if machine.torch_cuda else None,
-                                       f"cuDNN {machine.cudnn_version}" if machine.cudnn_version else None) if x)),
-        ("driver", machine.driver_version),
-        ("caches", machine.cache_dir + ("; " + "; ".join(machine.cache_notes) if machine.cache_notes else "")
-         if machine.cache_dir else None),
-        ("timeout", f"{report.timeout_s:g} s per case, {report.jobs} at once" if report.timeout_s else None),
-    ], fmt))
+    parts.append(
+        key_values(
+            [
+                ("ran on", _ran_on(report)),
+                (
+                    "torch",
+                    " ".join(
+                        x
+                        for x in (
+                            machine.torch_version,
+                            f"CUDA {machine.torch_cuda}" if machine.torch_cuda else None,
+                            f"cuDNN {machine.cudnn_version}" if machine.cudnn_version else None,
+                        )
+                        if x
+                    ),
+                ),
+                ("driver", machine.driver_version),
+                (
+                    "caches",
+                    machine.cache_dir + ("; " + "; ".join(machine.cache_notes) if machine.cache_notes else "")
+                    if machine.cache_dir
+                    else None,
+                ),
+                ("timeout", f"{report.timeout_s:g} s per case, {report.jobs} at once" if report.timeout_s else None),
+            ],
+            fmt,
+        )
+    )
     rows = []
     for r in report.results:
-        rows.append([r.kernel, r.case.label() if r.case else "", r.status.upper() if r.failed else r.status,
-                     _error(r), _seconds(r.first_call_s), _millis(r.steady_ms),
-                     "" if r.tflops is None else f"{r.tflops:.3g}", _why(r, fmt)])
-    parts.append(table(["kernel", "case", "status", "max err / tol", "first call", "steady", "TFLOP/s", "why / notes"],
-                       rows, fmt))
+        rows.append(
+            [
+                r.kernel,
+                r.case.label() if r.case else "",
+                r.status.upper() if r.failed else r.status,
+                _error(r),
+                _seconds(r.first_call_s),
+                _millis(r.steady_ms),
+                "" if r.tflops is None else f"{r.tflops:.3g}",
+                _why(r, fmt),
+            ]
+        )
+    parts.append(
+        table(
+            ["kernel", "case", "status", "max err / tol", "first call", "steady", "TFLOP/s", "why / notes"], rows, fmt
+        )
+    )
     failed = report.failed
     if failed:
         parts.append(heading("Failures", fmt))
@@ -93,9 +128,11 @@ def progress_line(result, elapsed: float) -> str:
     case = f" [{result.case.label()}]" if result.case else ""
     head = f"smoke {elapsed:6.1f}s  {result.kernel}{case}: {result.status}"
     if result.status == "ok":
-        bits = [f"err {result.max_abs_error:.1e} <= {result.tolerance:.0e}" if result.max_abs_error is not None else "",
-                f"first {result.first_call_s:.2f} s" if result.first_call_s is not None else "",
-                f"steady {result.steady_ms:.3g} ms" if result.steady_ms is not None else "",
-                f"{result.tflops:.3g} TFLOP/s" if result.tflops is not None else ""]
+        bits = [
+            f"err {result.max_abs_error:.1e} <= {result.tolerance:.0e}" if result.max_abs_error is not None else "",
+            f"first {result.first_call_s:.2f} s" if result.first_call_s is not None else "",
+            f"steady {result.steady_ms:.3g} ms" if result.steady_ms is not None else "",
+            f"{result.tflops:.3g} TFLOP/s" if result.tflops is not None else "",
+        ]
         return head + "  " + "  ".join(b for b in bits if b)
     return f"{head}: {result.message}" if result.message else head

@@ -3,6 +3,7 @@
 `attn-preflight smoke` uses `plan` + `Runner` (runner.py). `check --smoke` uses `run_for_shape`: the chosen
 attention backend's kernels at a model's real shapes, as a SmokeReport (results.py) to turn into findings.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -57,8 +58,13 @@ def shape_cases(backend: str, shape: ModelShape) -> list[tuple[Kernel, list[Case
     return [(kernel, [kernel.with_shape(**shape.case_fields())]) for kernel in kernels_for_backend(backend)]
 
 
-def run_for_shape(backend: str, shape: ModelShape, timeout: float = DEFAULT_TIMEOUT_S,
-                  progress: Optional[Progress] = None, environ: Optional[Mapping[str, str]] = None) -> SmokeReport:
+def run_for_shape(
+    backend: str,
+    shape: ModelShape,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    progress: Optional[Progress] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> SmokeReport:
     """Run `backend`'s kernels at `shape` on this machine, one isolated worker each; the report's level is
     "shape". Per result: status ok / wrong / error / timeout / crashed / skipped (skip_basis says whether the
     machine lacks the library or GPU, the kernel's API cannot express the shape, or the kernel itself refused

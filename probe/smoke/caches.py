@@ -19,6 +19,7 @@ Variable names, read from the sources:
   18 s there). With a prefix, bytecode goes only to our cache and never into site-packages, so the
   user's reason for PYTHONDONTWRITEBYTECODE still holds; it is lifted for the workers alone.
 """
+
 from __future__ import annotations
 
 import os

@@ -3,6 +3,7 @@
 A Case travels from the runner to the worker as JSON and comes back inside the result, so a saved smoke
 report says exactly what ran. Nothing here imports torch: the runner and `check` use it as data.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,9 +12,18 @@ from typing import Any, Optional, Sequence
 
 # Case dtypes, spelled as in serving flags; torch names are looked up in the worker.
 DTYPES = ("bf16", "fp16", "fp8_e4m3", "fp32")
-DTYPE_ALIASES = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
-                 "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e4m3fn": "fp8_e4m3", "fp32": "fp32",
-                 "float32": "fp32"}
+DTYPE_ALIASES = {
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "fp16": "fp16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp8": "fp8_e4m3",
+    "fp8_e4m3": "fp8_e4m3",
+    "fp8_e4m3fn": "fp8_e4m3",
+    "fp32": "fp32",
+    "float32": "fp32",
+}
 
 # Max abs error allowed against the fp32 reference, per dtype of the inputs the kernel sees. Inputs are
 # N(0, 1), so outputs are O(1): bf16 keeps 8 significant bits (FA4 on the H200 showed 0.008 at d=128,
@@ -59,8 +69,15 @@ class Case:
         if self.kind == "elementwise":
             return f"{self.dtype} n={self.numel}"
         dims = f"d{self.head_dim}" if self.head_dim_v is None else f"d{self.head_dim}/{self.head_dim_v}"
-        parts = [self.dtype, f"b{self.batch}", f"q{self.seqlen_q}", f"k{self.seqlen_k}",
-                 f"h{self.heads_q}/{self.heads_kv}", dims, "causal" if self.causal else "full"]
+        parts = [
+            self.dtype,
+            f"b{self.batch}",
+            f"q{self.seqlen_q}",
+            f"k{self.seqlen_k}",
+            f"h{self.heads_q}/{self.heads_kv}",
+            dims,
+            "causal" if self.causal else "full",
+        ]
         if self.kv_dtype and self.kv_dtype != self.dtype:
             parts.append(f"kv={self.kv_dtype}")
         if self.softcap:
@@ -71,7 +88,7 @@ class Case:
             parts.append(f"page={self.page_size}")
         return " ".join(parts)
 
-    def validate(self) -> "Case":
+    def validate(self) -> Case:
         if self.kind not in KINDS:
             raise ValueError(f"case kind {self.kind!r} is not one of {', '.join(KINDS)}")
         for name in ("dtype", "kv_dtype"):
@@ -96,7 +113,7 @@ class Case:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Case":
+    def from_dict(cls, data: dict[str, Any]) -> Case:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -122,8 +139,7 @@ def attention_flops(case: Case, seqlens: Optional[Sequence[tuple[int, int]]] = N
     full attention, about half of it for causal, exact for decode, windows and ragged batches."""
     pairs = 0
     for seqlen_q, seqlen_k in seqlens or [(case.seqlen_q, case.seqlen_k)] * case.batch:
-        pairs += sum(len(visible_keys(i, seqlen_q, seqlen_k, case.causal, case.window_left))
-                     for i in range(seqlen_q))
+        pairs += sum(len(visible_keys(i, seqlen_q, seqlen_k, case.causal, case.window_left)) for i in range(seqlen_q))
     return 2 * pairs * case.heads_q * (case.head_dim + case.dim_v)
 
 
@@ -137,8 +153,11 @@ def sweep(base: Case, features: frozenset, dtypes: Optional[Sequence[str]] = Non
         dtypes = ["bf16", "fp16"] + (["fp8_e4m3"] if "fp8" in features else [])
     if base.kind == "elementwise":
         return [replace(base, dtype=d) for d in dtypes]
-    cases = [replace(base, dtype=d, head_dim=h, head_dim_v=None if base.head_dim_v is None else h)
-             for d in dtypes for h in HEAD_DIMS]
+    cases = [
+        replace(base, dtype=d, head_dim=h, head_dim_v=None if base.head_dim_v is None else h)
+        for d in dtypes
+        for h in HEAD_DIMS
+    ]
     anchor = replace(base, dtype=dtypes[0])
     extras = []
     if base.seqlen_q > 1:

@@ -4,6 +4,7 @@ The reference is plain math on fp32 copies of exactly the values the kernel sees
 kernel's dtype first), so the measured error is the kernel's alone. TF32 is off: it would make the
 reference itself wrong at the bf16 tolerance.
 """
+
 from __future__ import annotations
 
 import math
@@ -76,8 +77,15 @@ def ragged_lengths(total: int, count: int, floor: int = 1) -> list[int]:
     return [max(floor, total - i * step - (7 * i if i else 0)) for i in range(count)]
 
 
-def attention_reference(q, k, v, case: Case, kv_lens: Optional[Sequence[int]] = None,
-                        q_lens: Optional[Sequence[int]] = None, scale: Optional[float] = None) -> torch.Tensor:
+def attention_reference(
+    q,
+    k,
+    v,
+    case: Case,
+    kv_lens: Optional[Sequence[int]] = None,
+    q_lens: Optional[Sequence[int]] = None,
+    scale: Optional[float] = None,
+) -> torch.Tensor:
     """fp32 attention over q (b, sq, hq, d), k (b, sk, hkv, d), v (b, sk, hkv, dv): GQA by repeating KV heads,
     FlashAttention's bottom-right causal mask and window, softcap on the scaled scores. With `kv_lens` /
     `q_lens`, sequence i uses only its first kv_lens[i] keys / q_lens[i] queries (rows past it are zero)."""
@@ -152,7 +160,7 @@ def varlen_call(case: Case, device: str, call) -> Call:
         out = first(out)
         padded = torch.zeros(reference.shape, dtype=out.dtype, device=out.device)
         for i, n in enumerate(lengths):
-            padded[i, :n] = out[starts[i]:starts[i] + n]
+            padded[i, :n] = out[starts[i] : starts[i] + n]
         return padded
 
     flops = attention_flops(case, [(n, n) for n in lengths])

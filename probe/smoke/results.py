@@ -3,6 +3,7 @@
 `SmokeReport.to_dict()` is what `smoke --format json` writes; `SmokeReport.from_dict` reads it back (the
 HTML report and `check --smoke` load saved runs) and refuses another schema version or a malformed file.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -116,7 +117,7 @@ class SmokeReport:
         return _to_jsonable(self)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "SmokeReport":
+    def from_dict(cls, data: Any) -> SmokeReport:
         if not isinstance(data, dict):
             raise SmokeReportError("a smoke report must be a JSON object")
         if data.get("kind") != REPORT_KIND:
@@ -138,8 +139,9 @@ class SmokeReport:
             if result.status not in STATUSES:
                 raise SmokeReportError(f"{where}.status: {result.status!r} is not one of {', '.join(STATUSES)}")
             if result.skip_basis is not None and result.skip_basis not in SKIP_BASES:
-                raise SmokeReportError(f"{where}.skip_basis: {result.skip_basis!r} is not one of "
-                                       f"{', '.join(SKIP_BASES)}")
+                raise SmokeReportError(
+                    f"{where}.skip_basis: {result.skip_basis!r} is not one of {', '.join(SKIP_BASES)}"
+                )
             if result.case is not None:
                 try:
                     result.case.validate()

@@ -6,6 +6,7 @@ case is recorded as crashed or timeout, and the kernel's remaining cases go on i
 run in parallel (a small pool: GPU work is milliseconds, the cost is imports and compiles); their steady
 timings are serialised by a lock file so that TFLOP/s are measured on a quiet GPU.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -32,8 +33,17 @@ from probe.smoke.caches import cache_environment
 from probe.smoke.cases import Case, sweep
 from probe.smoke.kernels import Kernel, MachineView
 from probe.smoke.results import (
-    SKIP_API, SKIP_ENVIRONMENT, SKIP_KERNEL, STATUS_CRASHED, STATUS_ERROR, STATUS_SKIPPED, STATUS_TIMEOUT,
-    GpuSummary, KernelResult, MachineSummary, SmokeReport,
+    SKIP_API,
+    SKIP_ENVIRONMENT,
+    SKIP_KERNEL,
+    STATUS_CRASHED,
+    STATUS_ERROR,
+    STATUS_SKIPPED,
+    STATUS_TIMEOUT,
+    GpuSummary,
+    KernelResult,
+    MachineSummary,
+    SmokeReport,
 )
 
 LEVELS = ("quick", "full")
@@ -42,13 +52,29 @@ DEFAULT_TIMEOUT_S = 180.0  # per case; the first case of a kernel also pays its 
 # side, since a worker spends seconds importing and compiling and milliseconds on the GPU.
 MAX_PARALLEL = 8
 STDERR_TAIL_LINES = 60
-RESULT_FIELDS = ("status", "message", "details", "skip_basis", "max_abs_error", "tolerance", "first_call_s",
-                 "steady_ms", "steady_calls", "flops", "tflops", "import_s", "device", "notes")
+RESULT_FIELDS = (
+    "status",
+    "message",
+    "details",
+    "skip_basis",
+    "max_abs_error",
+    "tolerance",
+    "first_call_s",
+    "steady_ms",
+    "steady_calls",
+    "flops",
+    "tflops",
+    "import_s",
+    "device",
+    "notes",
+)
 
 Progress = Callable[[KernelResult], None]
 
 
-def plan(kernels: Sequence[Kernel], level: str = "quick", dtypes: Optional[Sequence[str]] = None) -> list[tuple[Kernel, list[Case]]]:
+def plan(
+    kernels: Sequence[Kernel], level: str = "quick", dtypes: Optional[Sequence[str]] = None
+) -> list[tuple[Kernel, list[Case]]]:
     """The cases of each kernel: its quick case (once per requested dtype), or its full sweep."""
     jobs = []
     for kernel in kernels:
@@ -74,14 +100,19 @@ def reproduce_command(kernel: Kernel, case: Case) -> str:
 @dataclass
 class _Worker:
     process: subprocess.Popen
-    events: "queue.Queue[Optional[dict]]"
+    events: queue.Queue[Optional[dict]]
     stderr: deque = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
     readers: list = field(default_factory=list)
 
 
 class Runner:
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT_S, parallel: Optional[int] = None,
-                 progress: Optional[Progress] = None, environ: Optional[Mapping[str, str]] = None):
+    def __init__(
+        self,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        parallel: Optional[int] = None,
+        progress: Optional[Progress] = None,
+        environ: Optional[Mapping[str, str]] = None,
+    ):
         if not timeout > 0:
             raise ValueError("timeout must be positive")
         self.timeout = float(timeout)
@@ -110,8 +141,9 @@ class Runner:
             slots.append(results)
             missing = installed.get(kernel.name)
             if missing or (kernel.needs_gpu and no_gpu):
-                whole = _result(kernel, None, status=STATUS_SKIPPED, skip_basis=SKIP_ENVIRONMENT,
-                                message=missing or no_gpu)
+                whole = _result(
+                    kernel, None, status=STATUS_SKIPPED, skip_basis=SKIP_ENVIRONMENT, message=missing or no_gpu
+                )
                 slots[-1] = [whole]
                 self._report(whole)
                 continue
@@ -132,7 +164,9 @@ class Runner:
             try:
                 # Kernels that import a library (seconds: FA4 ~10 s) start first; torch-only ones fill in.
                 runnable.sort(key=lambda job: job[1].prepare is None)
-                futures = [(number, pool.submit(self._run_kernel, kernel, todo, env)) for number, kernel, todo in runnable]
+                futures = [
+                    (number, pool.submit(self._run_kernel, kernel, todo, env)) for number, kernel, todo in runnable
+                ]
                 for number, future in futures:
                     for index, result in future.result().items():
                         slots[number][index] = result
@@ -152,8 +186,12 @@ class Runner:
         return SmokeReport(
             tool_version=probe.__version__,
             created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            level=level, timeout_s=self.timeout, jobs=parallel, wall_s=round(time.monotonic() - started, 3),
-            machine=machine, results=[r for results in slots for r in results if r is not None],
+            level=level,
+            timeout_s=self.timeout,
+            jobs=parallel,
+            wall_s=round(time.monotonic() - started, 3),
+            machine=machine,
+            results=[r for results in slots for r in results if r is not None],
         )
 
     def abort(self) -> None:
@@ -204,17 +242,27 @@ class Runner:
                 index, case = pending[current] if current is not None else unfinished[0]
                 if timed_out:
                     phase = "" if current is not None else " (before its first call: importing or initialising CUDA)"
-                    cause = _result(kernel, case, status=STATUS_TIMEOUT, details=list(worker.stderr)[-15:],
-                                    message=f"no result within {self.timeout:g} s{phase}; its process group was killed")
+                    cause = _result(
+                        kernel,
+                        case,
+                        status=STATUS_TIMEOUT,
+                        details=list(worker.stderr)[-15:],
+                        message=f"no result within {self.timeout:g} s{phase}; its process group was killed",
+                    )
                 else:
                     cause = _crash(kernel, case, returncode, worker.stderr)
                 done[index] = cause
                 self._report(cause)
                 if not started_any:  # the worker never got going: running the rest would only repeat this
                     for other, other_case in unfinished[1:]:
-                        done[other] = _result(kernel, other_case, status=STATUS_SKIPPED, skip_basis=SKIP_ENVIRONMENT,
-                                              message=f"not run: the {kernel.name} worker failed before its first "
-                                                      f"case ({cause.status}: {cause.message})")
+                        done[other] = _result(
+                            kernel,
+                            other_case,
+                            status=STATUS_SKIPPED,
+                            skip_basis=SKIP_ENVIRONMENT,
+                            message=f"not run: the {kernel.name} worker failed before its first "
+                            f"case ({cause.status}: {cause.message})",
+                        )
                         self._report(done[other])
             pending = [(i, c) for i, c in pending if i not in done]
         return done
@@ -247,17 +295,31 @@ class Runner:
         return env
 
     def _spawn(self, kernel: Kernel, cases: list[Case], env: dict) -> _Worker:
-        command = [sys.executable, "-m", "probe.smoke.worker", kernel_module(kernel), kernel.name,
-                   json.dumps([case.to_dict() for case in cases])]
+        command = [
+            sys.executable,
+            "-m",
+            "probe.smoke.worker",
+            kernel_module(kernel),
+            kernel.name,
+            json.dumps([case.to_dict() for case in cases]),
+        ]
         with self._lock:
             if self._stopped:
                 raise _Stopped()
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=env, start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+            )
             self._live.add(process)
         worker = _Worker(process, queue.Queue())
-        worker.readers = [threading.Thread(target=_read_events, args=(process.stdout, worker.events), daemon=True),
-                          threading.Thread(target=_read_tail, args=(process.stderr, worker.stderr), daemon=True)]
+        worker.readers = [
+            threading.Thread(target=_read_events, args=(process.stdout, worker.events), daemon=True),
+            threading.Thread(target=_read_tail, args=(process.stderr, worker.stderr), daemon=True),
+        ]
         for reader in worker.readers:
             reader.start()
         return worker
@@ -298,7 +360,7 @@ class _TerminateAsExit:
             signal.signal(signal.SIGTERM, self.previous)
 
 
-def _read_events(stream, events: "queue.Queue[Optional[dict]]") -> None:
+def _read_events(stream, events: queue.Queue[Optional[dict]]) -> None:
     for raw in stream:
         try:
             event = json.loads(raw)
@@ -333,20 +395,37 @@ def _crash(kernel: Kernel, case: Case, returncode: int, stderr: deque) -> Kernel
         what = f"killed by {name}"
     else:
         what = f"exited with status {returncode} without a result"
-    clue = next((line for line in reversed(tail) if any(mark in line for mark in (
-        "Fatal Python error", "CUDA error", "illegal", "Error", "error"))), None)
-    return _result(kernel, case, status=STATUS_CRASHED, message=f"{what}" + (f": {clue}" if clue else ""),
-                   details=tail[-15:])
+    clue = next(
+        (
+            line
+            for line in reversed(tail)
+            if any(mark in line for mark in ("Fatal Python error", "CUDA error", "illegal", "Error", "error"))
+        ),
+        None,
+    )
+    return _result(
+        kernel, case, status=STATUS_CRASHED, message=f"{what}" + (f": {clue}" if clue else ""), details=tail[-15:]
+    )
 
 
 def _result(kernel: Kernel, case: Optional[Case], **fields: Any) -> KernelResult:
-    return KernelResult(kernel=kernel.name, family=kernel.family, title=kernel.title, library=kernel.library,
-                        case=case, reproduce=reproduce_command(kernel, case) if case else None, **fields)
+    return KernelResult(
+        kernel=kernel.name,
+        family=kernel.family,
+        title=kernel.title,
+        library=kernel.library,
+        case=case,
+        reproduce=reproduce_command(kernel, case) if case else None,
+        **fields,
+    )
 
 
 def machine_view(hello: Mapping[str, Any]) -> MachineView:
-    return {"cc": tuple(hello["cc"]) if hello.get("cc") else None, "cudnn": hello.get("cudnn"),
-            "torch": hello.get("torch")}
+    return {
+        "cc": tuple(hello["cc"]) if hello.get("cc") else None,
+        "cudnn": hello.get("cudnn"),
+        "torch": hello.get("torch"),
+    }
 
 
 def machine_summary() -> MachineSummary:
@@ -354,8 +433,12 @@ def machine_summary() -> MachineSummary:
 
     gpus = collect_gpus()
     return MachineSummary(
-        hostname=socket.gethostname(), platform=platform.platform(), python_version=platform.python_version(),
-        python_executable=sys.executable, driver_version=gpus.driver_version, gpu_error=gpus.error if not gpus.devices else None,
+        hostname=socket.gethostname(),
+        platform=platform.platform(),
+        python_version=platform.python_version(),
+        python_executable=sys.executable,
+        driver_version=gpus.driver_version,
+        gpu_error=gpus.error if not gpus.devices else None,
         gpus=[GpuSummary(index=d.index, name=d.name, compute_capability=d.compute_capability) for d in gpus.devices],
     )
 

@@ -6,6 +6,7 @@ then `start` and `result` for each case. Everything else the libraries print goe
 runner keeps the tail of. A CUDA error that poisons the context (illegal memory access, ...) ends the
 worker right after its result, so that later cases run in a fresh process.
 """
+
 from __future__ import annotations
 
 import faulthandler
@@ -26,11 +27,21 @@ EXIT_CONTEXT_LOST = 3  # a sticky CUDA error: the runner restarts the remaining 
 
 # CUDA errors after which the context is unusable (cudaErrorIllegalAddress, LaunchFailure, MisalignedAddress,
 # IllegalInstruction, Assert, HardwareStackError): the kernel crashed even though Python saw an exception.
-STICKY_CUDA_ERRORS = ("illegal memory access", "unspecified launch failure", "misaligned address",
-                      "illegal instruction", "device-side assert", "hardware stack error")
+STICKY_CUDA_ERRORS = (
+    "illegal memory access",
+    "unspecified launch failure",
+    "misaligned address",
+    "illegal instruction",
+    "device-side assert",
+    "hardware stack error",
+)
 # Lines torch appends to every CUDA error; they are advice, not the kernel's words.
-BOILERPLATE = ("CUDA kernel errors might be asynchronously reported", "For debugging consider passing",
-               "Compile with `TORCH_USE_CUDA_DSA`", "Search for `cudaError")
+BOILERPLATE = (
+    "CUDA kernel errors might be asynchronously reported",
+    "For debugging consider passing",
+    "Compile with `TORCH_USE_CUDA_DSA`",
+    "Search for `cudaError",
+)
 
 STEADY_MAX_CALLS = 5
 STEADY_MIN_SECONDS = 0.25  # stop repeating once the steady calls took this long (slow CPU cases)
@@ -72,7 +83,7 @@ class GpuLock:
         self.handle = None
         self.held = False
 
-    def __enter__(self) -> "GpuLock":
+    def __enter__(self) -> GpuLock:
         if not self.path:
             return self
         try:
@@ -130,8 +141,11 @@ def run_case(kernel, case: Case, device: str, sync: Callable[[], None], lock_pat
         result["tflops"] = call.flops / steady / 1e12
     reference = call.reference
     if tuple(output.shape) != tuple(reference.shape):
-        return {**result, "status": "error",
-                "message": f"output shape {tuple(output.shape)} differs from the reference's {tuple(reference.shape)}"}
+        return {
+            **result,
+            "status": "error",
+            "message": f"output shape {tuple(output.shape)} differs from the reference's {tuple(reference.shape)}",
+        }
     output = output.float()
     finite = bool(torch.isfinite(output).all())
     error = float((output - reference).abs().max()) if output.numel() else 0.0
@@ -139,7 +153,9 @@ def run_case(kernel, case: Case, device: str, sync: Callable[[], None], lock_pat
     if not finite:
         result.update(status="wrong", message="the output holds NaN or Inf")
     elif not error <= result["tolerance"]:
-        result.update(status="wrong", message=f"max abs error {error:.3g} is above the tolerance {result['tolerance']:g}")
+        result.update(
+            status="wrong", message=f"max abs error {error:.3g} is above the tolerance {result['tolerance']:g}"
+        )
     else:
         result["status"] = "ok"
     return result
@@ -197,8 +213,10 @@ def main(argv: list[str]) -> int:
         sync = torch.cuda.synchronize
     elif kernel.needs_gpu:
         why = hello.get("cuda_error") or (
-            f"torch {torch.__version__} is a CPU build" if torch.version.cuda is None
-            else f"torch {torch.__version__} sees no CUDA device")
+            f"torch {torch.__version__} is a CPU build"
+            if torch.version.cuda is None
+            else f"torch {torch.__version__} sees no CUDA device"
+        )
         return every_case(status="skipped", skip_basis="environment", message=f"no GPU: {why}")
     else:
         device, described = "cpu", "cpu"

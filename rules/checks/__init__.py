@@ -2,6 +2,7 @@
 
 One line per module; add yours in the list below.
 """
+
 import importlib
 
 ALL_MODULES = [

@@ -1,5 +1,6 @@
 """Small helpers shared by rule modules: how targets and configs are named in findings, which SGLang release
 (and so which platform probes) a target is judged by, and the health of its probed libraries."""
+
 from __future__ import annotations
 
 from typing import NamedTuple, Optional

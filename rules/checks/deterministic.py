@@ -5,6 +5,7 @@ SGLang 0.5.23: arg_groups/overrides.py `_deterministic_attention_backend` and ar
 equal prefill/decode backends replace it); --prefill/--decode-attention-backend alone are not checked.
 The fa4 arch rule for absorbed MLA is fa4-deterministic-mla-arch (rules/checks/fa4.py).
 """
+
 from __future__ import annotations
 
 from rules.checks.common import SGLANG_NEWEST
@@ -24,10 +25,11 @@ def _applies(cfg):
 @rule(
     id="deterministic-backend",
     title="Deterministic inference needs a batch-invariant attention backend",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents=f"Currently only {DETERMINISTIC} attention backends are supported for deterministic inference, but "
-             "you explicitly specified '{attention_backend}'.",
+    "you explicitly specified '{attention_backend}'.",
     source=f"{OVERRIDES}, _deterministic_attention_backend; choices.py DETERMINISTIC_ATTENTION_BACKEND_CHOICES",
     docs="""Checks that `--enable-deterministic-inference` is used with an attention backend in SGLang's
 DETERMINISTIC_ATTENTION_BACKEND_CHOICES (ascend, fa3, fa4, flashinfer, intel_xpu, triton).
@@ -52,10 +54,11 @@ def deterministic_backend(cfg, target):
 @rule(
     id="deterministic-mla-backend",
     title="Deterministic inference of DeepSeek-family models needs fa3, fa4 or triton",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents=f"Currently only {RADIX} attention backends are supported for deterministic inference with "
-             "absorbed-MLA models. But you're using {attention_backend}.",
+    "absorbed-MLA models. But you're using {attention_backend}.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
     docs="""Checks that deterministic inference of a DeepSeek-family absorbed-MLA model (DeepSeek V2/V3/V3.2,
 Mistral Large 3, Pixtral, GLM MoE DSA / 4 MoE Lite / 5 Next) uses ascend, fa3, fa4 or triton.
@@ -73,17 +76,21 @@ def deterministic_mla_backend(cfg, target):
     if backend in RADIX:
         return passed(backend, "one of " + ", ".join(RADIX))
     fix = {9: "fa3", 10: "fa4", 11: "fa4"}.get(target.major, "triton")
-    return failed(f"--attention-backend {backend} for {cfg.model.architecture}", "one of " + ", ".join(RADIX),
-                  [f"--attention-backend {fix}"])
+    return failed(
+        f"--attention-backend {backend} for {cfg.model.architecture}",
+        "one of " + ", ".join(RADIX),
+        [f"--attention-backend {fix}"],
+    )
 
 
 @rule(
     id="deterministic-radix-cache",
     title="Deterministic inference on flashinfer silently disables the radix cache",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="Currently radix cache is not compatible with {attention_backend} attention backend for deterministic "
-             "inference. It will be supported in the future.",
+    "inference. It will be supported in the future.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
     docs="""Warns when deterministic inference runs on a backend outside RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_
 BACKEND (ascend, fa3, fa4, triton), i.e. flashinfer or intel_xpu: SGLang logs a warning and turns the radix
@@ -104,5 +111,8 @@ def deterministic_radix_cache(cfg, target):
     if cfg.flags.get("disable_radix_cache"):
         return passed(f"{backend} with --disable-radix-cache", "radix cache off by choice")
     fix = {9: "fa3", 10: "fa4"}.get(target.major, "triton")
-    return warned(f"--attention-backend {backend} (SGLang disables the radix cache)", "one of " + ", ".join(RADIX),
-                  [f"--attention-backend {fix}", "--disable-radix-cache"])
+    return warned(
+        f"--attention-backend {backend} (SGLang disables the radix cache)",
+        "one of " + ", ".join(RADIX),
+        [f"--attention-backend {fix}", "--disable-radix-cache"],
+    )

@@ -3,6 +3,7 @@
 SGLang's FlashAttentionBackend serves fa3 (fa_impl_ver=3, kernels from sgl_kernel.flash_attn, built from
 flash-attention's hopper/ sources) and fa4 (fa_impl_ver=4, flash_attn.cute).
 """
+
 from __future__ import annotations
 
 from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
@@ -12,8 +13,7 @@ from rules.knowledge.kv_dtypes import FP8
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py, create_flashattention_v3_backend"
 FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel builds its FA3 from it)"
-FA3_ARCH_MESSAGE = ("FlashAttention v3 Backend requires SM>=80 and SM<=90. "
-                    "Please use `--attention-backend flashinfer`.")
+FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
 
 
 def _not_fa3(cfg):
@@ -23,7 +23,8 @@ def _not_fa3(cfg):
 @rule(
     id="fa3-arch",
     title="fa3 runs on SM80-SM90 only",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="init",
     prevents=FA3_ARCH_MESSAGE,
     source=REGISTRY,
@@ -46,7 +47,9 @@ def fa3_arch(cfg, target):
     if target.major in (8, 9):
         return passed(gpu(target), "SM80-SM90")
     if target.major >= 10:
-        fix = ["--attention-backend fa4"] if target.major in (10, 11) and not cfg.mla else ["--attention-backend triton"]
+        fix = (
+            ["--attention-backend fa4"] if target.major in (10, 11) and not cfg.mla else ["--attention-backend triton"]
+        )
         if target.major == 10 and not cfg.mla:
             fix = ["--attention-backend trtllm_mha", "--attention-backend fa4"]
         if target.major == 10 and cfg.mla:
@@ -59,7 +62,8 @@ def fa3_arch(cfg, target):
 @rule(
     id="fa3-mla-sm8x",
     title="fa3 serves MLA models on SM90 only",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="init",
     prevents=FA3_ARCH_MESSAGE,
     source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
@@ -77,14 +81,18 @@ def fa3_mla_sm8x(cfg, target):
         return unknown("compute capability unknown")
     if target.major != 8:
         return passed(gpu(target), "not SM8x (fa3-arch judges other archs)")
-    return failed(f"MLA model on {phases_using(cfg, 'fa3')} on {gpu(target)}", "SM90 for MLA on fa3",
-                  ["--attention-backend triton", "--attention-backend flashinfer"])
+    return failed(
+        f"MLA model on {phases_using(cfg, 'fa3')} on {gpu(target)}",
+        "SM90 for MLA on fa3",
+        ["--attention-backend triton", "--attention-backend flashinfer"],
+    )
 
 
 @rule(
     id="fa3-score-mod",
     title="A custom score_mod needs the FA4 backend",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="score_mod is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
@@ -102,14 +110,19 @@ def fa3_score_mod(cfg, target):
         return skipped("applies to the fa3 backend")
     if "score_mod" not in cfg.features:
         return passed("no custom score_mod", "score_mod only on FA4")
-    fix = ["--attention-backend fa4"] if target.major is not None and target.major >= 9 else ["--attention-backend triton"]
+    fix = (
+        ["--attention-backend fa4"]
+        if target.major is not None and target.major >= 9
+        else ["--attention-backend triton"]
+    )
     return failed(f"a model with a custom score_mod on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
 
 
 @rule(
     id="fa3-rel-bias",
     title="A sheared relative bias (rel_bias) needs the FA4 backend",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
@@ -133,7 +146,8 @@ def fa3_rel_bias(cfg, target):
 @rule(
     id="fa3-fp8-e5m2-rewrite",
     title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
     source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
@@ -147,8 +161,11 @@ both name fa3). attn-preflight judges the rest of the config as triton, which is
 )
 def fa3_fp8_e5m2_rewrite(cfg, target):
     if cfg.rewrites.get("attention_backend") == "fa3":
-        return warned("--attention-backend fa3 with --kv-cache-dtype fp8_e5m2 (SGLang runs triton instead)",
-                      "fp8_e4m3 for FP8 on fa3", ["--kv-cache-dtype fp8_e4m3"])
+        return warned(
+            "--attention-backend fa3 with --kv-cache-dtype fp8_e5m2 (SGLang runs triton instead)",
+            "fp8_e4m3 for FP8 on fa3",
+            ["--kv-cache-dtype fp8_e4m3"],
+        )
     if cfg.attention_backend != "fa3":
         return skipped("applies to --attention-backend fa3")
     return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not fp8_e5m2 on fa3")
@@ -157,11 +174,12 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
 @rule(
     id="fa3-fp8-sm8x",
     title="fa3 on SM8x cannot read an FP8 KV cache",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
     source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
-           "is not auto)",
+    "is not auto)",
     docs="""Checks that `fa3` on an SM8x GPU is not given an FP8 KV cache.
 
 With `--kv-cache-dtype` other than auto, SGLang's FlashAttention backend casts the query to the KV dtype
@@ -176,14 +194,18 @@ def fa3_fp8_sm8x(cfg, target):
         return unknown("compute capability unknown")
     if target.major != 8:
         return passed(gpu(target), "SM90 for FP8 on fa3")
-    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
-                  "fp16/bf16 KV on SM8x with fa3", ["--kv-cache-dtype auto", "--attention-backend flashinfer"])
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
+        "fp16/bf16 KV on SM8x with fa3",
+        ["--kv-cache-dtype auto", "--attention-backend flashinfer"],
+    )
 
 
 @rule(
     id="fa3-head-dim",
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="FlashAttention forward only supports head dimension at most 256",
     source=FA3_API,
@@ -211,15 +233,19 @@ def fa3_head_dim(cfg, target):
             return unknown("compute capability unknown")
         family = (128 < hd <= 192 and 96 < hv <= 128) or (hd <= 64 and hv <= 512)
         if target.major != 9 or not family:
-            return failed(f"{shape} on {gpu(target)}", "equal K/V head dims, or Hopper with FA3's asymmetric shapes",
-                          ["--attention-backend flashinfer", "--attention-backend triton"])
+            return failed(
+                f"{shape} on {gpu(target)}",
+                "equal K/V head dims, or Hopper with FA3's asymmetric shapes",
+                ["--attention-backend flashinfer", "--attention-backend triton"],
+            )
     return passed(shape, "head_dim <= 256, multiples of 8")
 
 
 @rule(
     id="fa3-dtype",
     title="fa3 computes in fp16 or bf16 only",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
     source=FA3_API,

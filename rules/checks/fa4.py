@@ -6,6 +6,7 @@ kernels/ops/attention/fa4_sm120), not on the flash-attn-4 wheel. The limits belo
 so they are keyed on SGLang's version; where the flash-attn-4 4.0.0b36 wheel differs, the rule's docs say so.
 The interface dispatches on `arch // 10` with arch = major * 10 + minor (`_get_device_arch`).
 """
+
 from __future__ import annotations
 
 from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
@@ -35,10 +36,13 @@ def _fa4_fix_for(target):
 @rule(
     id="fa4-arch",
     title="fa4 runs on SM80 and newer",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_gpu=True,
     stage="runtime",
     prevents="Unsupported compute capability. Supported: 8.x, 9.x, 10.x, 11.x, and architectures registered "
-             "through the forward-host bridge",
+    "through the forward-host bridge",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/dispatch.py, get_forward_host",
     docs="""Checks that `fa4` runs on a GPU flash_attn.cute has kernels for: SM8x, SM90, SM10x, SM11x in the
 interface, SM12x through SGLang's SM120 forward host.
@@ -48,20 +52,18 @@ SGLang's fa4 factory has no arch check; the kernel interface asserts at the firs
     fix_title="Use --attention-backend triton on pre-Ampere GPUs",
 )
 def fa4_arch(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
     if 8 <= target.major <= 12:
         return passed(gpu(target), "compute capability 8.x-12.x")
-    return failed(f"{phases_using(cfg, 'fa4')} on {gpu(target)}", "compute capability 8.x-12.x",
-                  ["--attention-backend triton"])
+    return failed(
+        f"{phases_using(cfg, 'fa4')} on {gpu(target)}", "compute capability 8.x-12.x", ["--attention-backend triton"]
+    )
 
 
 @rule(
     id="fa4-paged-kv-sm8x",
     title="fa4 cannot serve a paged KV cache on SM8x",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="paged KV not supported on SM 8.0",
     source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
@@ -86,7 +88,8 @@ def fa4_paged_kv_sm8x(cfg, target):
 @rule(
     id="fa4-fp8-sm100",
     title="fa4 reads an FP8 KV cache only on SM10x",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
@@ -105,10 +108,14 @@ def fa4_fp8_sm100(cfg, target):
         return unknown("compute capability unknown")
     if target.major == 10:
         return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
-    fix = ["--kv-cache-dtype auto"] + (["--attention-backend fa3"] if target.major == 9 and
-                                       cfg.kv_cache_dtype == "fp8_e4m3" else [])
-    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-                  "SM100/SM103 for an FP8 KV cache on fa4", fix)
+    fix = ["--kv-cache-dtype auto"] + (
+        ["--attention-backend fa3"] if target.major == 9 and cfg.kv_cache_dtype == "fp8_e4m3" else []
+    )
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        "SM100/SM103 for an FP8 KV cache on fa4",
+        fix,
+    )
 
 
 def _head_dims(cfg):
@@ -121,10 +128,11 @@ def _head_dims(cfg):
 @rule(
     id="fa4-head-dim-sm90",
     title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
-             "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
+    "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
     source=f"{INTERFACE}, _validate_head_dims",
     docs="""Checks the model's (head_dim, v_head_dim) against FA4's SM90 kernels: both in 8..256 and divisible
 by 16 / element size (8 for bf16/fp16), or both 512.
@@ -147,18 +155,22 @@ def fa4_head_dim_sm90(cfg, target):
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
     if ok:
         return passed(shape, "8..256 and divisible by 8 on SM90")
-    return failed(f"{shape} on {gpu(target)}", "8..256 and divisible by 8, or (512, 512)",
-                  ["--attention-backend fa3", "--attention-backend flashinfer"])
+    return failed(
+        f"{shape} on {gpu(target)}",
+        "8..256 and divisible by 8, or (512, 512)",
+        ["--attention-backend fa3", "--attention-backend flashinfer"],
+    )
 
 
 @rule(
     id="fa4-head-dim-sm100",
     title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
-             "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
-             "(256, 256) for hd256.",
+    "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
+    "(256, 256) for hd256.",
     source=f"{INTERFACE}, _validate_head_dims",
     docs="""Checks the model's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels: both in 8..128, or
 DeepSeek's (192, 128), the absorbed-MLA (64, 512), or the dedicated hd256 kernel's (256, 256); multiples
@@ -177,23 +189,35 @@ def fa4_head_dim_sm100(cfg, target):
     if dims is None:
         return skipped("needs the model's head dims (give --model)")
     hd, hv = dims
-    ok = ((8 <= hd <= 128 and 8 <= hv <= 128) or (hd, hv) == (192, 128) or ((hd == 64 or hd == hv) and hv == 512)
-          or (hd, hv) == (256, 256)) and hd % 8 == 0 and hv % 8 == 0
+    ok = (
+        (
+            (8 <= hd <= 128 and 8 <= hv <= 128)
+            or (hd, hv) == (192, 128)
+            or ((hd == 64 or hd == hv) and hv == 512)
+            or (hd, hv) == (256, 256)
+        )
+        and hd % 8 == 0
+        and hv % 8 == 0
+    )
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
     if ok:
         return passed(shape, "<=128, (192,128), (64,512) or (256,256) on SM100/SM110")
-    return failed(f"{shape} on {gpu(target)}", "<=128, (192,128), (64,512) or (256,256)",
-                  ["--attention-backend trtllm_mha", "--attention-backend flashinfer"])
+    return failed(
+        f"{shape} on {gpu(target)}",
+        "<=128, (192,128), (64,512) or (256,256)",
+        ["--attention-backend trtllm_mha", "--attention-backend flashinfer"],
+    )
 
 
 @rule(
     id="fa4-hd256-sm100",
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="SM100 forward with head_dim=256 does not support seqused_q/seqused_k",
     source=f"{INTERFACE}, _flash_attn_fwd (use_dedicated_hd256_kernel); kernels/ops/attention/"
-           "flash_attention_v4.py, flash_attn_with_kvcache (cache_seqlens -> seqused_k)",
+    "flash_attention_v4.py, flash_attn_with_kvcache (cache_seqlens -> seqused_k)",
     docs="""Checks models with head_dim = v_head_dim = 256 (Gemma 2, Gemma 3 small, Qwen3-Next full-attention
 layers, ...) on `fa4` on SM100/SM103/SM110.
 
@@ -214,19 +238,23 @@ def fa4_hd256_sm100(cfg, target):
         return passed(f"head_dim {cfg.model.head_dim}", "not the hd256 kernel")
     extras = [f for f in ("softcap", "sinks") if f in cfg.features]
     found = "head_dim 256" + (f" with {' and '.join(extras)}" if extras else "") + f" on {gpu(target)}"
-    return failed(found, "no hd256 on fa4 (decode passes seqused_k)",
-                  ["--attention-backend trtllm_mha", "--attention-backend flashinfer"])
+    return failed(
+        found,
+        "no hd256 on fa4 (decode passes seqused_k)",
+        ["--attention-backend trtllm_mha", "--attention-backend flashinfer"],
+    )
 
 
 @rule(
     id="fa4-mla-arch",
     title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
-             "8 and 256 and divisible by 8.",
+    "8 and 256 and divisible by 8.",
     source=f"{INTERFACE}, _validate_head_dims and _flash_attn_fwd; {FA_BACKEND}, forward_decode (absorbed MLA "
-           "passes qv)",
+    "passes qv)",
     docs="""Checks that an MLA model on `fa4` runs on SM100/SM103/SM110.
 
 SGLang decodes MLA models through the absorbed path: q_rope against the rope cache, q_nope as `qv` against
@@ -247,17 +275,21 @@ def fa4_mla_arch(cfg, target):
     if target.major in (10, 11):
         return passed(gpu(target), "SM100/SM110 for absorbed MLA on fa4")
     fix = {9: ["--attention-backend fa3"], 12: ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]}
-    return failed(f"MLA model on {phases_using(cfg, 'fa4')} on {gpu(target)}", "SM100 or SM110",
-                  fix.get(target.major, ["--attention-backend triton"]))
+    return failed(
+        f"MLA model on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        "SM100 or SM110",
+        fix.get(target.major, ["--attention-backend triton"]),
+    )
 
 
 @rule(
     id="fa4-deterministic-mla-arch",
     title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
-             "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
+    "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
     docs="""Checks that deterministic inference (`--enable-deterministic-inference`) of a DeepSeek-family
 absorbed-MLA model on `--attention-backend fa4` runs on a compute-capability 10.x or 11.x GPU.
@@ -282,14 +314,14 @@ def fa4_deterministic_mla_arch(cfg, target):
     if target.major in (10, 11):
         return passed(gpu(target), "SM100/SM110")
     fix = ["--attention-backend fa3"] if target.major == 9 else ["--attention-backend triton"]
-    return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)",
-                  fix)
+    return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)", fix)
 
 
 @rule(
     id="fa4-score-mod-sm8x",
     title="A custom score_mod on fa4 needs SM90 or newer",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
     source=f"{INTERFACE}, _flash_attn_fwd",
@@ -307,14 +339,18 @@ def fa4_score_mod_sm8x(cfg, target):
         return unknown("compute capability unknown")
     if target.major != 8:
         return passed(gpu(target), "not SM8x")
-    return failed(f"custom score_mod on {phases_using(cfg, 'fa4')} on {gpu(target)}", "SM90 or newer",
-                  ["--attention-backend triton"])
+    return failed(
+        f"custom score_mod on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        "SM90 or newer",
+        ["--attention-backend triton"],
+    )
 
 
 @rule(
     id="fa4-softcap-score-mod",
     title="fa4 cannot combine logit soft-capping with a custom score_mod",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="softcap and score_mod cannot be used together",
     source=f"{INTERFACE}, _flash_attn_fwd",
@@ -329,14 +365,16 @@ def fa4_softcap_score_mod(cfg, target):
         return skipped("applies to a custom score_mod on the fa4 backend")
     if "softcap" not in cfg.features:
         return passed("score_mod without soft-capping", "not both")
-    return failed("logit soft-capping and a custom score_mod on fa4", "at most one of them",
-                  ["--attention-backend triton"])
+    return failed(
+        "logit soft-capping and a custom score_mod on fa4", "at most one of them", ["--attention-backend triton"]
+    )
 
 
 @rule(
     id="fa4-rel-bias-arch",
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
@@ -361,19 +399,26 @@ def fa4_rel_bias_arch(cfg, target):
             return unknown("SM12x needs head dims <= 128 for rel_bias: give --model")
         if max(dims) <= 128:
             return passed(f"head dims {dims} on {gpu(target)}", "<= 128 on SM12x")
-        return failed(f"rel_bias with head dims {dims} on {gpu(target)}", "head dims <= 128 on SM12x",
-                      ["--attention-backend triton"])
-    return failed(f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}", "SM90-SM110 or SM12x",
-                  ["--attention-backend triton"])
+        return failed(
+            f"rel_bias with head dims {dims} on {gpu(target)}",
+            "head dims <= 128 on SM12x",
+            ["--attention-backend triton"],
+        )
+    return failed(
+        f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        "SM90-SM110 or SM12x",
+        ["--attention-backend triton"],
+    )
 
 
 @rule(
     id="fa4-page-size-128",
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
-             "{page_size} to 128.",
+    "{page_size} to 128.",
     source="sglang: python/sglang/srt/arg_groups/overrides.py, _fa4_page_constraint",
     docs="""Warns when `fa4` (any phase) serves a non-MLA model on SM100/SM103 with a page size other than 128:
 SGLang logs a warning and uses 128, changing prefix-cache granularity and KV memory rounding.
@@ -392,19 +437,21 @@ def fa4_page_size_128(cfg, target):
     if cfg.page_size == 128:
         return passed("--page-size 128", "128 on SM100 fa4")
     given = "no --page-size (default 1)" if cfg.page_size is None else f"--page-size {cfg.page_size}"
-    return warned(f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 128",
-                  ["--page-size 128"])
+    return warned(
+        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 128", ["--page-size 128"]
+    )
 
 
 @rule(
     id="fa4-sm12x-paged-kv",
     title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
-    engine="sglang", versions="sglang<0.5.20",
+    engine="sglang",
+    versions="sglang<0.5.20",
     stage="runtime",
     prevents="Paged KV not supported on SM 12.0 in this PR",
     source="sglang 0.5.17: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd; "
-           "sglang 0.5.13: jit_kernel/flash_attention_v4.py imports the flash-attn-4 wheel (same assert in "
-           "4.0.0b36 flash_attn/cute/interface.py)",
+    "sglang 0.5.13: jit_kernel/flash_attention_v4.py imports the flash-attn-4 wheel (same assert in "
+    "4.0.0b36 flash_attn/cute/interface.py)",
     docs="""Checks `fa4` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10) for SGLang releases before its SM120 forward
 host.
 
@@ -422,5 +469,8 @@ def fa4_sm12x_paged_kv(cfg, target):
         return unknown("compute capability unknown")
     if target.major != 12:
         return passed(gpu(target), "not SM12x")
-    return failed(f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}", "SGLang >= 0.5.20 for fa4 on SM12x",
-                  ["pip install 'sglang>=0.5.20'", "--attention-backend flashinfer"])
+    return failed(
+        f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}",
+        "SGLang >= 0.5.20 for fa4 on SM12x",
+        ["pip install 'sglang>=0.5.20'", "--attention-backend flashinfer"],
+    )

@@ -1,5 +1,6 @@
 """Rules about the backend choice itself and the launch line: platform, removed and deprecated names,
 environment variables SGLang does not read, HPC-Ops, cross attention on triton, tensor-parallel heads."""
+
 from __future__ import annotations
 
 from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
@@ -14,7 +15,8 @@ OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 @rule(
     id="general-backend-platform",
     title="The attention backend is built for NVIDIA CUDA",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="load",
     reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
     source=CHOICES,
@@ -39,7 +41,8 @@ def general_backend_platform(cfg, target):
 @rule(
     id="general-backend-removed",
     title="The attention backend is one the newest SGLang still accepts",
-    engine="sglang", versions="sglang>=0.5.23",
+    engine="sglang",
+    versions="sglang>=0.5.23",
     stage="parse",
     prevents="argument --attention-backend: invalid choice: '{backend}'",
     source=CHOICES,
@@ -56,16 +59,23 @@ def general_backend_removed(cfg, target):
     removed = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].removed)
     if not removed:
         return passed(", ".join(sorted(cfg.backends)), "current ATTENTION_BACKEND_CHOICES values")
-    fix = ["--attention-backend trtllm_mla", "--attention-backend flashinfer"] if cfg.mla else \
-        ["--attention-backend flashinfer"]
-    return failed(", ".join(f"{b} ({SGLANG_BACKENDS[b].removed})" for b in removed),
-                  "a current ATTENTION_BACKEND_CHOICES value", fix)
+    fix = (
+        ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]
+        if cfg.mla
+        else ["--attention-backend flashinfer"]
+    )
+    return failed(
+        ", ".join(f"{b} ({SGLANG_BACKENDS[b].removed})" for b in removed),
+        "a current ATTENTION_BACKEND_CHOICES value",
+        fix,
+    )
 
 
 @rule(
     id="general-backend-alias",
     title="The attention backend is not a deprecated alias",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="parse",
     reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
     source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
@@ -82,19 +92,23 @@ def general_backend_alias(cfg, target):
     aliases = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].alias_of)
     if not aliases:
         return passed(", ".join(sorted(cfg.backends)), "current names")
-    return warned(", ".join(f"{b} (alias of {SGLANG_BACKENDS[b].alias_of})" for b in aliases), "the current name",
-                  [f"--attention-backend {SGLANG_BACKENDS[b].alias_of}" for b in aliases])
+    return warned(
+        ", ".join(f"{b} (alias of {SGLANG_BACKENDS[b].alias_of})" for b in aliases),
+        "the current name",
+        [f"--attention-backend {SGLANG_BACKENDS[b].alias_of}" for b in aliases],
+    )
 
 
 @rule(
     id="general-flashattention-version-env",
     title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
-           "the launch keeps the FA version of --attention-backend and fails the same way.",
+    "the launch keeps the FA version of --attention-backend and fails the same way.",
     source="sglang 0.5.23 wheel: grep -r SGLANG_FLASHATTENTION_VERSION finds no match; attention_registry.py "
-           "builds FlashAttentionBackend(fa_impl_ver=3) for fa3 and fa_impl_ver=4 for fa4",
+    "builds FlashAttentionBackend(fa_impl_ver=3) for fa3 and fa_impl_ver=4 for fa4",
     docs="""Warns when a pasted launch command sets SGLANG_FLASHATTENTION_VERSION.
 
 SGLang chooses the FlashAttention generation only through the backend name: --attention-backend fa3 runs
@@ -107,18 +121,21 @@ def general_flashattention_version_env(cfg, target):
     if value is None:
         return passed("SGLANG_FLASHATTENTION_VERSION not set", "the backend named by --attention-backend")
     wanted = "fa4" if value.strip() == "4" else "fa3"
-    return warned(f"SGLANG_FLASHATTENTION_VERSION={value} with {cfg.backend_label()}",
-                  "--attention-backend to choose the FA version (SGLang ignores the variable)",
-                  [f"--attention-backend {wanted}"])
+    return warned(
+        f"SGLANG_FLASHATTENTION_VERSION={value} with {cfg.backend_label()}",
+        "--attention-backend to choose the FA version (SGLang ignores the variable)",
+        [f"--attention-backend {wanted}"],
+    )
 
 
 @rule(
     id="general-triton-cross-attention",
     title="triton has no cross attention (encoder-decoder models)",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="init",
     prevents="Cross attention is not supported in the triton attention backend. Please use "
-             "`--attention-backend flashinfer`.",
+    "`--attention-backend flashinfer`.",
     source=f"{REGISTRY}, create_triton_backend",
     docs="""Checks that an encoder-decoder model (cross attention: Whisper, Mllama, ...) is not served by triton.
 
@@ -131,8 +148,11 @@ def general_triton_cross_attention(cfg, target):
         return skipped("applies to the triton backend")
     if "cross_attention" not in cfg.features:
         return passed("no cross attention", "decoder-only on triton")
-    return failed(f"cross attention on {phases_using(cfg, 'triton')}", "a backend with cross attention",
-                  ["--attention-backend flashinfer"])
+    return failed(
+        f"cross attention on {phases_using(cfg, 'triton')}",
+        "a backend with cross attention",
+        ["--attention-backend flashinfer"],
+    )
 
 
 def _hpc(cfg):
@@ -142,12 +162,13 @@ def _hpc(cfg):
 @rule(
     id="hpc-ops-arch",
     title="hpc_ops runs on Hopper (SM90) only",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     reason="SGLang has no start-up arch check for hpc_ops; its kernels are Hopper-only, so other GPUs fail at the "
-           "first kernel launch.",
+    "first kernel launch.",
     source=f"{CHOICES} (comment 'HPC-Ops (https://github.com/Tencent/hpc-ops), Hopper (SM90) only, requires "
-           "--page-size 64')",
+    "--page-size 64')",
     docs="""Checks that `hpc_ops` runs on an SM90 GPU.
 
 The choice list documents Hopper as the only target; no code refuses other archs before the kernels run.""",
@@ -166,7 +187,8 @@ def hpc_ops_arch(cfg, target):
 @rule(
     id="hpc-ops-model",
     title="hpc_ops: no MLA, no cross attention, no speculative decoding",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="init",
     prevents="hpc_ops backend can only be used with non-MLA models.",
     source=f"{REGISTRY}, create_hpc_ops_backend",
@@ -180,18 +202,29 @@ They are raised when the model runner builds the backend, after weights load."""
 def hpc_ops_model(cfg, target):
     if not _hpc(cfg):
         return skipped("applies to the hpc_ops backend")
-    problems = [p for p, bad in (("an MLA model", cfg.mla), ("cross attention", "cross_attention" in cfg.features),
-                                 ("speculative decoding", cfg.speculative_algorithm is not None)) if bad]
+    problems = [
+        p
+        for p, bad in (
+            ("an MLA model", cfg.mla),
+            ("cross attention", "cross_attention" in cfg.features),
+            ("speculative decoding", cfg.speculative_algorithm is not None),
+        )
+        if bad
+    ]
     if not problems:
         return passed("non-MLA model without cross attention or speculative decoding", "the same")
-    return failed(f"hpc_ops with {', '.join(problems)}", "non-MLA, no cross attention, no speculative decoding",
-                  ["--attention-backend fa3"])
+    return failed(
+        f"hpc_ops with {', '.join(problems)}",
+        "non-MLA, no cross attention, no speculative decoding",
+        ["--attention-backend fa3"],
+    )
 
 
 @rule(
     id="hpc-ops-page-size",
     title="hpc_ops silently forces page size 64",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -206,19 +239,20 @@ def hpc_ops_page_size(cfg, target):
     if cfg.page_size == 64:
         return passed("--page-size 64", "64")
     given = "no --page-size" if cfg.page_size is None else f"--page-size {cfg.page_size}"
-    return warned(f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 64",
-                  ["--page-size 64"])
+    return warned(
+        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 64", ["--page-size 64"]
+    )
 
 
 @rule(
     id="general-tp-heads",
     title="Attention heads split evenly over tensor-parallel ranks",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="load",
-    reason="SGLang's attention layers assert the head split when the model is built, after the "
-           "process group is up.",
+    reason="SGLang's attention layers assert the head split when the model is built, after the process group is up.",
     source="sglang: python/sglang/srt/models/llama.py, LlamaAttention.__init__ (assert total_num_heads % tp_size "
-           "== 0; KV heads divide or are divided by tp_size); same in qwen2.py and most decoder models",
+    "== 0; KV heads divide or are divided by tp_size); same in qwen2.py and most decoder models",
     docs="""Checks that the attention-head count divides by the attention tensor-parallel size (--tp-size, divided
 by --dp-size with --enable-dp-attention), and that KV heads either divide by it or divide it (replication).
 
@@ -240,19 +274,23 @@ def general_tp_heads(cfg, target):
     if heads % tp == 0 and (kv_ok or model.mla):
         return passed(found, "heads divisible by TP; KV heads divisible by TP or dividing it")
     good = [t for t in (1, 2, 4, 8, 16) if heads % t == 0 and (model.mla or (kv % t == 0 if kv >= t else t % kv == 0))]
-    return failed(found, "heads divisible by TP; KV heads divisible by TP or dividing it",
-                  [f"--tp-size {good[-1]}"] if good else [])
+    return failed(
+        found,
+        "heads divisible by TP; KV heads divisible by TP or dividing it",
+        [f"--tp-size {good[-1]}"] if good else [],
+    )
 
 
 @rule(
     id="flashinfer-arch",
     title="FlashInfer needs compute capability 7.5 or newer",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     reason="FlashInfer ships and JIT-compiles kernels for SM75 and newer only; on Volta the first kernel launch "
-           "fails (no kernel image for the device).",
+    "fails (no kernel image for the device).",
     source="flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 11.0, 12.0, "
-           "12.1); flashinfer/compilation_context.py (arch list)",
+    "12.1); flashinfer/compilation_context.py (arch list)",
     docs="""Checks that `flashinfer` (any phase) runs on a GPU of compute capability 7.5 or newer.
 
 FlashInfer lists Turing (SM75) as its oldest target; V100 (SM70) has no kernels. SGLang does not check
@@ -266,5 +304,8 @@ def flashinfer_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.cc >= (7, 5):
         return passed(gpu(target), "compute capability 7.5 or newer")
-    return failed(f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}", "compute capability 7.5 or newer",
-                  ["--attention-backend triton"])
+    return failed(
+        f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}",
+        "compute capability 7.5 or newer",
+        ["--attention-backend triton"],
+    )

@@ -4,6 +4,7 @@ They read the probe's facts through the Target: GPUs (NVML), torch's build (CUDA
 list) and each library's distribution and import health (`libraries[*].health.status`). A library whose
 import was not checked (`probe --no-imports`) is reported as unknown, never as healthy.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -36,14 +37,17 @@ def _fa4_source(cfg, target) -> tuple[bool, str]:
 @rule(
     id="install-fa4-library",
     title="The fa4 backend needs a working CUTLASS CuTe DSL and quack-kernels (flash-attn-4 on sglang 0.5.10-0.5.15)",
-    engine="sglang", versions="sglang>=0.5.9", stage="runtime", needs_software=True,
+    engine="sglang",
+    versions="sglang>=0.5.9",
+    stage="runtime",
+    needs_software=True,
     prevents="FlashAttention-4 CUTE is not available. Install flash-attn-4 with its CUDA/CUTE dependencies, or run "
-             "from a source tree where the vendored FA4 package is importable.",
+    "from a source tree where the vendored FA4 package is importable.",
     source="sglang: python/sglang/kernels/ops/attention/flash_attention_v4.py (0.5.23: imports the vendored "
-           "sglang.kernels.ops.attention.flash_attn.cute, which imports cutlass.cute and quack); "
-           "sglang/jit_kernel/flash_attention_v4.py (0.5.9: sglang.jit_kernel.flash_attention.cute; 0.5.10-0.5.15: "
-           "flash_attn.cute from flash-attn-4; 0.5.16: sglang.jit_kernel.flash_attn.cute); sglang 0.5.23 METADATA "
-           "Requires-Dist nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5",
+    "sglang.kernels.ops.attention.flash_attn.cute, which imports cutlass.cute and quack); "
+    "sglang/jit_kernel/flash_attention_v4.py (0.5.9: sglang.jit_kernel.flash_attention.cute; 0.5.10-0.5.15: "
+    "flash_attn.cute from flash-attn-4; 0.5.16: sglang.jit_kernel.flash_attn.cute); sglang 0.5.23 METADATA "
+    "Requires-Dist nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5",
     docs="""Checks, when fa4 serves any phase, that the FlashAttention 4 the target's SGLang release imports is
 installed and imports: the CUTLASS CuTe DSL (nvidia-cutlass-dsl, `cutlass.cute`) and quack-kernels always,
 and the pip flash-attn-4 (`flash_attn.cute`) on sglang 0.5.10-0.5.15.
@@ -58,7 +62,7 @@ imports `cutlass.cute` and `quack`. When the import fails, SGLang starts and loa
 first attention call raises the message above. A `cutlass` that imports only from a source tree (its .pth
 file not processed, e.g. a PYTHONPATH install) shows here as a failed import, with the probe's diagnosis.""",
     fix_title="pip install 'nvidia-cutlass-dsl[cu13]' quack-kernels (the versions your sglang pins; flash-attn-4 too "
-              "on sglang 0.5.10-0.5.15)",
+    "on sglang 0.5.10-0.5.15)",
 )
 def install_fa4_library(cfg, target):
     if "fa4" not in cfg.backends:
@@ -67,8 +71,9 @@ def install_fa4_library(cfg, target):
     needed = ("cutlass_dsl", "quack", "fa4") if uses_pip else ("cutlass_dsl", "quack")
     states = {key: library_state(target, key) for key in DIST_NAMES}
     details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
-    found = "; ".join(f"{DIST_NAMES[key]} {states[key].summary}" for key in DIST_NAMES) + \
-        "".join(f" ({detail})" for detail in details)
+    found = "; ".join(f"{DIST_NAMES[key]} {states[key].summary}" for key in DIST_NAMES) + "".join(
+        f" ({detail})" for detail in details
+    )
     names = [DIST_NAMES[key] for key in needed]
     required = f"{', '.join(names[:-1])} and {names[-1]} that import"
     missing = [key for key in needed if states[key].summary == "not installed"]
@@ -87,10 +92,13 @@ def install_fa4_library(cfg, target):
 @rule(
     id="install-fa3-library",
     title="The fa3 backend needs sgl-kernel with its FlashAttention 3 ops",
-    engine="sglang", versions="sglang>=0.5.5", stage="init", needs_software=True,
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="init",
+    needs_software=True,
     prevents="Can not import sgl_kernel. Please check your installation.",
     source="sglang: python/sglang/srt/layers/attention/flashattention_backend.py (fa_impl_ver 3: "
-           "from sgl_kernel.flash_attn import ...); sgl-kernel/python/sgl_kernel/flash_attn.py",
+    "from sgl_kernel.flash_attn import ...); sgl-kernel/python/sgl_kernel/flash_attn.py",
     docs="""Checks, when fa3 serves any phase, that sgl-kernel (distribution sglang-kernel, formerly sgl-kernel) is
 installed, imports, and its FA3 ops module `sgl_kernel.flash_attn` (extension flash_ops) imports.
 
@@ -126,13 +134,16 @@ FLASHINFER_BACKENDS = ("flashinfer", "trtllm_mha", "trtllm_mla", "cutedsl_mla", 
 @rule(
     id="install-flashinfer-library",
     title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
-    engine="sglang", versions="sglang>=0.5.5", stage="runtime", needs_software=True,
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="runtime",
+    needs_software=True,
     reason="SGLang imports flashinfer only when is_flashinfer_available(); without it these backends fail at "
-           "their first kernel call (NameError on `flashinfer`), after the weights have loaded.",
+    "their first kernel call (NameError on `flashinfer`), after the weights have loaded.",
     prevents="NameError: name 'flashinfer' is not defined",
     source="sglang: python/sglang/srt/layers/attention/{flashinfer_backend,trtllm_mha_backend,trtllm_mla_backend,"
-           "cutedsl_mla_backend}.py (`if is_flashinfer_available(): import flashinfer`); utils/common.py "
-           "is_flashinfer_available",
+    "cutedsl_mla_backend}.py (`if is_flashinfer_available(): import flashinfer`); utils/common.py "
+    "is_flashinfer_available",
     docs="""Checks, when flashinfer, trtllm_mha, trtllm_mla or cutedsl_mla (tokenspeed_mla) serves any phase,
 that flashinfer-python is installed and imports (its flashinfer-cubin / flashinfer-jit-cache pieces must
 match its version, which flashinfer checks at import).
@@ -158,6 +169,7 @@ def install_flashinfer_library(cfg, target):
 
 # --- torch and the GPU ----------------------------------------------------------------------------------------
 
+
 def _cuda_version(text: Optional[str]) -> Optional[Version]:
     try:
         return Version(text) if text else None
@@ -168,7 +180,10 @@ def _cuda_version(text: Optional[str]) -> Optional[Version]:
 @rule(
     id="install-no-cuda-gpu",
     title="The machine has a CUDA GPU",
-    engine="any", versions="torch>=2.0", stage="startup", needs_software=True,
+    engine="any",
+    versions="torch>=2.0",
+    stage="startup",
+    needs_software=True,
     prevents="RuntimeError: No CUDA GPUs are available",
     reason="Without an NVIDIA GPU (or its driver / NVML) nothing CUDA-based can start.",
     source="probe: NVML (nvmlDeviceGetCount); torch/cuda/__init__.py _lazy_init",
@@ -181,14 +196,20 @@ means every CUDA attention backend fails at start-up. The finding carries NVML's
 def install_no_cuda_gpu(cfg, target):
     if target.cc is not None:
         return passed(f"{target.gpu_count} GPU(s), GPU 0 {gpu(target)}", "a CUDA GPU")
-    return failed(f"no CUDA GPU ({target.gpu_note or 'NVML reported none'})", "an NVIDIA GPU visible to NVML",
-                  ["docker run --gpus all ..."])
+    return failed(
+        f"no CUDA GPU ({target.gpu_note or 'NVML reported none'})",
+        "an NVIDIA GPU visible to NVML",
+        ["docker run --gpus all ..."],
+    )
 
 
 @rule(
     id="install-torch-cpu-only",
     title="torch is a CUDA build",
-    engine="any", versions="torch>=2.0", stage="startup", needs_software=True,
+    engine="any",
+    versions="torch>=2.0",
+    stage="startup",
+    needs_software=True,
     prevents="AssertionError: Torch not compiled with CUDA enabled",
     source="pytorch: torch/cuda/__init__.py _lazy_init; probe: torch.version.cuda read from the install",
     docs="""Checks that the installed torch is a CUDA build (`torch.version.cuda` set).
@@ -200,14 +221,12 @@ call; every serving engine then dies at start-up.""",
 def install_torch_cpu_only(cfg, target):
     torch = target.facts.torch
     if not torch.installed:
-        return failed("torch not installed", "a CUDA build of torch",
-                      [INSTALL_CUDA_TORCH])
+        return failed("torch not installed", "a CUDA build of torch", [INSTALL_CUDA_TORCH])
     if torch.hip:
         return skipped(f"torch {torch.version} is a ROCm build")
     if torch.cuda:
         return passed(f"torch {torch.version} (CUDA {torch.cuda})", "a CUDA build")
-    return failed(f"torch {torch.version} without CUDA", "a CUDA build of torch",
-                  [INSTALL_CUDA_TORCH])
+    return failed(f"torch {torch.version} without CUDA", "a CUDA build of torch", [INSTALL_CUDA_TORCH])
 
 
 def _cuda_needed(major: int) -> Optional[Version]:
@@ -222,10 +241,13 @@ def _cuda_needed(major: int) -> Optional[Version]:
 @rule(
     id="install-torch-cuda-version",
     title="torch's CUDA build is new enough for the GPU (SM100/SM110/SM120 need 12.8, SM90 12.3)",
-    engine="any", versions="torch>=2.0", stage="startup", needs_software=True,
+    engine="any",
+    versions="torch>=2.0",
+    stage="startup",
+    needs_software=True,
     prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
     source="sglang: python/sglang/srt/utils/common.py _check_cuda_device_version (is_sm100/is_sm120/is_blackwell "
-           "cuda_version=(12, 8); is_sm90/is_hopper_with_cuda_12_3 (12, 3))",
+    "cuda_version=(12, 8); is_sm90/is_hopper_with_cuda_12_3 (12, 3))",
     docs="""Checks that `torch.version.cuda` is at least 12.8 on compute capability 10.x/11.x/12.x and at least 12.3
 on 9.x.
 
@@ -247,8 +269,11 @@ def install_torch_cuda_version(cfg, target):
         return skipped("torch is not a CUDA build (rule install-torch-cpu-only)")
     if have >= needed:
         return passed(f"torch CUDA {have} on {gpu(target)}", f"CUDA >= {needed}")
-    return failed(f"torch {target.facts.torch.version} (CUDA {have}) on {gpu(target)}", f"a torch CUDA >= {needed} build",
-                  [INSTALL_CUDA_TORCH])
+    return failed(
+        f"torch {target.facts.torch.version} (CUDA {have}) on {gpu(target)}",
+        f"a torch CUDA >= {needed} build",
+        [INSTALL_CUDA_TORCH],
+    )
 
 
 def _code_runs_on(code: int, device: int) -> bool:
@@ -276,9 +301,12 @@ def _arch_code(arch: str) -> Optional[int]:
 @rule(
     id="install-torch-arch",
     title="torch is compiled for the GPU's architecture",
-    engine="any", versions="torch>=2.0", stage="load", needs_software=True,
+    engine="any",
+    versions="torch>=2.0",
+    stage="load",
+    needs_software=True,
     prevents="Found GPU0 {name} which is of compute capability (CC) {major}.{minor}. ... Your installed "
-             "torch=={version} does not include kernels for this GPU.",
+    "torch=={version} does not include kernels for this GPU.",
     source="pytorch 2.13: torch/cuda/__init__.py _check_capability, _code_compatible_with_device, DEVICE_REQUIREMENT",
     docs="""Checks that torch's compiled arch list (`torch.cuda.get_arch_list()`) has code that runs on the GPU,
 by torch's own rule: code built for X.Y runs on X.Z with Z >= Y, except the integrated GPUs (5.3, 6.2, 7.2,
@@ -302,6 +330,8 @@ def install_torch_arch(cfg, target):
     listed = " ".join(torch.arch_list)
     if any(_code_runs_on(code, device) for code in codes):
         return passed(f"torch arch list {listed} on {gpu(target)}", f"code for compute capability {target.cc[0]}.x")
-    return failed(f"torch {torch.version} built for {listed}, GPU {gpu(target)}",
-                  f"a torch build with sm_{target.cc[0]}{target.cc[1]} (or an earlier {target.cc[0]}.x)",
-                  [INSTALL_CUDA_TORCH])
+    return failed(
+        f"torch {torch.version} built for {listed}, GPU {gpu(target)}",
+        f"a torch build with sm_{target.cc[0]}{target.cc[1]} (or an earlier {target.cc[0]}.x)",
+        [INSTALL_CUDA_TORCH],
+    )

@@ -2,6 +2,7 @@
 
 FP8 per backend lives with the backend (fa3-fp8-sm8x, fa4-fp8-sm100, the MLA backends' rules).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -26,7 +27,8 @@ def _mxfp8(cfg):
 @rule(
     id="kv-mxfp8-requires-fa4",
     title="An MXFP8 KV cache needs the FA4 backend",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="MXFP8 KV cache requires the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs",
@@ -45,19 +47,23 @@ def kv_mxfp8_requires_fa4(cfg, target):
         return unknown("no attention backend known")
     if not others:
         return passed("mxfp8 KV on fa4", "fa4 for prefill and decode")
-    return failed(f"mxfp8 KV cache with {', '.join(others)}", "--attention-backend fa4",
-                  ["--attention-backend fa4", "--kv-cache-dtype fp8_e4m3"])
+    return failed(
+        f"mxfp8 KV cache with {', '.join(others)}",
+        "--attention-backend fa4",
+        ["--attention-backend fa4", "--kv-cache-dtype fp8_e4m3"],
+    )
 
 
 @rule(
     id="kv-mxfp8-q-scales",
     title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="MXFP8 KV cache requires per-token Q scales (q_descale) from the attention layer for the "
-             "block-scaled QK^T path.",
+    "block-scaled QK^T path.",
     source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs; "
-           "sglang: python/sglang/srt/models/inkling_common/attn.py (the only caller passing q_descale)",
+    "sglang: python/sglang/srt/models/inkling_common/attn.py (the only caller passing q_descale)",
     docs="""Checks that a model served with `--kv-cache-dtype mxfp8` on fa4 quantizes its queries and passes the
 per-token scales (`q_descale`) to attention.
 
@@ -73,19 +79,23 @@ def kv_mxfp8_q_scales(cfg, target):
         return unknown("which models supply Q scales depends on the architecture: give --model")
     if cfg.model.architecture.startswith("Inkling"):
         return passed(cfg.model.architecture, "a model whose attention layer passes q_descale (Inkling)")
-    return failed(f"{cfg.model.architecture} (passes no q_descale)", "a model that supplies per-token Q scales "
-                  "(Inkling)", ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"])
+    return failed(
+        f"{cfg.model.architecture} (passes no q_descale)",
+        "a model that supplies per-token Q scales (Inkling)",
+        ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"],
+    )
 
 
 @rule(
     id="kv-mxfp8-arch",
     title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
-             "the FA4 MXFP8 attention path.",
+    "the FA4 MXFP8 attention path.",
     source=f"{KV_HOOK}, handle_mxfp8_kv_cache_compatibility; sglang: python/sglang/srt/utils/common.py, "
-           "is_blackwell_supported (majors 10, 11, 12; torch CUDA >= 12.8)",
+    "is_blackwell_supported (majors 10, 11, 12; torch CUDA >= 12.8)",
     docs="""Checks that `--kv-cache-dtype mxfp8` runs on a GPU SGLang counts as Blackwell (is_blackwell: major
 10, 11 or 12 in sglang 0.5.23, torch CUDA >= 12.8).
 
@@ -101,19 +111,23 @@ def kv_mxfp8_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.major in (10, 11, 12):
         return passed(gpu(target), "SM10x, SM11x or SM12x")
-    return failed(f"--kv-cache-dtype mxfp8 on {gpu(target)}", "a Blackwell-family GPU (SM10x/SM11x/SM12x)",
-                  ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"])
+    return failed(
+        f"--kv-cache-dtype mxfp8 on {gpu(target)}",
+        "a Blackwell-family GPU (SM10x/SM11x/SM12x)",
+        ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"],
+    )
 
 
 @rule(
     id="kv-mxfp8-kernel-arch",
     title="MXFP8 passes SGLang's gate on SM110/SM12x, but FA4's block-scaled kernel is SM100-only",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
-           "(FP8 V asserts arch // 10 == 10; sfq/sfk/sfv reach only FlashAttentionForwardSm100); "
-           "kernels/ops/attention/fa4_sm120 (no FP8 path)",
+    "(FP8 V asserts arch // 10 == 10; sfq/sfk/sfv reach only FlashAttentionForwardSm100); "
+    "kernels/ops/attention/fa4_sm120 (no FP8 path)",
     docs="""Checks `--kv-cache-dtype mxfp8` on the Blackwell-family GPUs that pass SGLang's start-up gate but
 not FA4's kernel: Jetson Thor (SM110) and SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10).
 
@@ -127,14 +141,18 @@ def kv_mxfp8_kernel_arch(cfg, target):
         return skipped("applies to --kv-cache-dtype mxfp8 on the GPUs SGLang's gate admits (SM10x-SM12x)")
     if target.major == 10:
         return passed(gpu(target), "SM100/SM103 for FA4's block-scaled path")
-    return failed(f"--kv-cache-dtype mxfp8 on {gpu(target)}", "SM100/SM103 for FA4's block-scaled path",
-                  ["--kv-cache-dtype auto", "--kv-cache-dtype fp8_e4m3"])
+    return failed(
+        f"--kv-cache-dtype mxfp8 on {gpu(target)}",
+        "SM100/SM103 for FA4's block-scaled path",
+        ["--kv-cache-dtype auto", "--kv-cache-dtype fp8_e4m3"],
+    )
 
 
 @rule(
     id="kv-mxfp8-page-size",
     title="An MXFP8 KV cache needs page size 128",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="runtime",
     prevents="MXFP8 KV cache requires the page_size=128 interleaved scale layout",
     source=f"{POOL} (set_kv_buffer); sglang: arg_groups/overrides.py, _fa4_page_constraint",
@@ -159,7 +177,8 @@ def kv_mxfp8_page_size(cfg, target):
 @rule(
     id="kv-mxfp8-head-dim",
     title="An MXFP8 KV cache needs head dims divisible by 32",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="load",
     prevents="MXFP8 KV cache requires head_dim divisible by 32, got {head_dim}.",
     source=f"{POOL} (buffer allocation, MXFP8_SCALE_BLOCK_SIZE = 32)",
@@ -187,10 +206,11 @@ def _prefill_only(cfg):
 @rule(
     id="kv-mxfp8-prefill-only",
     title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=mxfp8 because the MXFP8 "
-             "pool stores separate scale-factor buffers.",
+    "pool stores separate scale-factor buffers.",
     source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
     docs="""Checks that the embedding no-KV path (`--prefill-only-disable-kv-cache`) is not combined with
 `--kv-cache-dtype mxfp8`.
@@ -204,17 +224,19 @@ def kv_mxfp8_prefill_only(cfg, target):
         return skipped("applies to --prefill-only-disable-kv-cache")
     if not _mxfp8(cfg):
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not mxfp8")
-    return failed("--prefill-only-disable-kv-cache with --kv-cache-dtype mxfp8", "another KV dtype",
-                  ["--kv-cache-dtype auto"])
+    return failed(
+        "--prefill-only-disable-kv-cache with --kv-cache-dtype mxfp8", "another KV dtype", ["--kv-cache-dtype auto"]
+    )
 
 
 @rule(
     id="kv-fp4-prefill-only",
     title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=nvfp4 or "
-             "--kv-cache-dtype=fp4_mx_block16 because the FP4 pool uses a separate allocation path.",
+    "--kv-cache-dtype=fp4_mx_block16 because the FP4 pool uses a separate allocation path.",
     source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
     docs="""Checks that `--prefill-only-disable-kv-cache` is not combined with an FP4 KV cache (nvfp4,
 fp4_mx_block16).
@@ -228,17 +250,21 @@ def kv_fp4_prefill_only(cfg, target):
         return skipped("applies to --prefill-only-disable-kv-cache")
     if cfg.kv_cache_dtype not in KV4:
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not nvfp4/fp4_mx_block16")
-    return failed(f"--prefill-only-disable-kv-cache with --kv-cache-dtype {cfg.kv_cache_dtype}", "another KV dtype",
-                  ["--kv-cache-dtype auto"])
+    return failed(
+        f"--prefill-only-disable-kv-cache with --kv-cache-dtype {cfg.kv_cache_dtype}",
+        "another KV dtype",
+        ["--kv-cache-dtype auto"],
+    )
 
 
 @rule(
     id="kv-nvfp4-arch",
     title="An NVFP4 KV cache needs SM100 or SM12x",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 for "
-             "the block-size-16 FP4 recipe.",
+    "the block-size-16 FP4 recipe.",
     source=f"{KV_HOOK}, handle_kv4_compatibility",
     docs="""Checks that `--kv-cache-dtype nvfp4` runs on a compute-capability 10.x or 12.x GPU (is_sm100 or
 is_sm120, torch CUDA >= 12.8).
@@ -254,17 +280,20 @@ def kv_nvfp4_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.major in (10, 12):
         return passed(gpu(target), "SM100 or SM12x")
-    return failed(f"--kv-cache-dtype nvfp4 on {gpu(target)}", "SM100/SM103 or SM120/SM121",
-                  ["--kv-cache-dtype fp4_mx_block16", "--kv-cache-dtype fp8_e4m3"])
+    return failed(
+        f"--kv-cache-dtype nvfp4 on {gpu(target)}",
+        "SM100/SM103 or SM120/SM121",
+        ["--kv-cache-dtype fp4_mx_block16", "--kv-cache-dtype fp8_e4m3"],
+    )
 
 
 @rule(
     id="kv-nvfp4-backends",
     title="An NVFP4 KV cache takes flashinfer or trtllm_mha prefill and trtllm_mha decode",
-    engine="sglang", versions="sglang>=0.5.23",
+    engine="sglang",
+    versions="sglang>=0.5.23",
     stage="startup",
-    prevents="NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {backend!r} provides "
-             "neither.",
+    prevents="NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {backend!r} provides neither.",
     source=NVFP4_SOURCE,
     docs="""Checks the backends asked for with `--kv-cache-dtype nvfp4` against SGLang's NVFP4 plan: prefill reads
 either an FP8 E4M3 dequant workspace (flashinfer) or the NVFP4 cache natively (trtllm_mha, SM100 only);
@@ -287,18 +316,22 @@ def kv_nvfp4_backends(cfg, target):
     if prefill is not None:
         return passed(f"prefill {prefill}, decode trtllm_mha", "flashinfer or trtllm_mha prefill, trtllm_mha decode")
     fix = ["--attention-backend flashinfer"] if target.major != 10 else ["--attention-backend trtllm_mha"]
-    return failed(f"{cfg.backend_label()} with --kv-cache-dtype nvfp4 on {gpu(target)}",
-                  "prefill flashinfer (FP8 workspace) or trtllm_mha (native, SM100), decode trtllm_mha",
-                  fix + ["--kv-cache-dtype fp4_mx_block16"], reason=error)
+    return failed(
+        f"{cfg.backend_label()} with --kv-cache-dtype nvfp4 on {gpu(target)}",
+        "prefill flashinfer (FP8 workspace) or trtllm_mha (native, SM100), decode trtllm_mha",
+        fix + ["--kv-cache-dtype fp4_mx_block16"],
+        reason=error,
+    )
 
 
 @rule(
     id="kv-nvfp4-rewrite",
     title="An NVFP4 KV cache silently moves decode (and prefill) to SGLang's NVFP4 backends",
-    engine="sglang", versions="sglang>=0.5.23",
+    engine="sglang",
+    versions="sglang>=0.5.23",
     stage="startup",
     reason="SGLang replaces the backend asked for with its NVFP4 pair (logged at info level only), so the server "
-           "runs kernels nobody named.",
+    "runs kernels nobody named.",
     source=NVFP4_SOURCE,
     docs="""Warns when `--kv-cache-dtype nvfp4` makes SGLang run other backends than the ones asked for: decode
 always becomes trtllm_mha and prefill becomes flashinfer or trtllm_mha (e.g. --attention-backend flashinfer
@@ -315,20 +348,30 @@ def kv_nvfp4_rewrite(cfg, target):
     if not changed:
         return passed(f"prefill {cfg.prefill_backend}, decode {cfg.decode_backend}", "the backends SGLang runs")
     asked = ", ".join(f"{k.split('_')[0]} {v}" for k, v in changed.items())
-    return warned(f"asked for {asked}; SGLang runs prefill {cfg.prefill_backend}, decode {cfg.decode_backend}",
-                  "the NVFP4 backends named in the launch line",
-                  [f"--prefill-attention-backend {cfg.prefill_backend}", "--decode-attention-backend trtllm_mha"])
+    return warned(
+        f"asked for {asked}; SGLang runs prefill {cfg.prefill_backend}, decode {cfg.decode_backend}",
+        "the NVFP4 backends named in the launch line",
+        [f"--prefill-attention-backend {cfg.prefill_backend}", "--decode-attention-backend trtllm_mha"],
+    )
 
 
 _KV4_MESSAGES = {
-    ("fa4", True): ("KV4 FA4 MLA expects decode_attention_backend to be one of {choices}, but got {backend}",
-                    ("flashinfer", "trtllm_mla")),
-    ("fa4", False): ("KV4 FA4 MHA expects decode_attention_backend to be one of {choices}, but got {backend}",
-                     ("triton", "torch_native", "flex_attention")),
-    ("other", True): ("KV4 MLA expects attention_backend to be one of {choices}, but got {backend}",
-                      ("flashinfer", "trtllm_mla")),
-    ("other", False): ("KV4 MHA expects attention_backend to be one of {choices}, but got {backend}",
-                       ("triton", "torch_native", "flex_attention", "trtllm_mha")),
+    ("fa4", True): (
+        "KV4 FA4 MLA expects decode_attention_backend to be one of {choices}, but got {backend}",
+        ("flashinfer", "trtllm_mla"),
+    ),
+    ("fa4", False): (
+        "KV4 FA4 MHA expects decode_attention_backend to be one of {choices}, but got {backend}",
+        ("triton", "torch_native", "flex_attention"),
+    ),
+    ("other", True): (
+        "KV4 MLA expects attention_backend to be one of {choices}, but got {backend}",
+        ("flashinfer", "trtllm_mla"),
+    ),
+    ("other", False): (
+        "KV4 MHA expects attention_backend to be one of {choices}, but got {backend}",
+        ("triton", "torch_native", "flex_attention", "trtllm_mha"),
+    ),
 }
 
 
@@ -360,41 +403,52 @@ def _kv4_rule(kind: str, mla: bool):
         if backend in choices:
             return passed(backend, "one of " + ", ".join(choices))
         flag = "--decode-attention-backend" if kind == "fa4" else "--attention-backend"
-        return failed(f"{flag.lstrip('-').replace('-', ' ')} {backend} with --kv-cache-dtype {cfg.kv_cache_dtype}",
-                      "one of " + ", ".join(choices), [f"{flag} {choices[0]}"])
+        return failed(
+            f"{flag.lstrip('-').replace('-', ' ')} {backend} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+            "one of " + ", ".join(choices),
+            [f"{flag} {choices[0]}"],
+        )
 
     return template.format(choices=list(choices), backend="{backend}"), check
 
 
 def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
     prevents, check = _kv4_rule(kind, mla)
-    what = ("with fa4 prefill, the decode backend" if kind == "fa4" else "the attention backend")
-    rule(id=rule_id, title=title, engine="sglang", versions=SGLANG_NEWEST, prevents=prevents, stage="startup",
-         source=f"{KV_HOOK}, handle_kv4_compatibility",
-         docs=f"""Checks, for an FP4 KV cache (nvfp4, fp4_mx_block16) and an {"MLA" if mla else "MHA"} model, that
+    what = "with fa4 prefill, the decode backend" if kind == "fa4" else "the attention backend"
+    rule(
+        id=rule_id,
+        title=title,
+        engine="sglang",
+        versions=SGLANG_NEWEST,
+        prevents=prevents,
+        stage="startup",
+        source=f"{KV_HOOK}, handle_kv4_compatibility",
+        docs=f"""Checks, for an FP4 KV cache (nvfp4, fp4_mx_block16) and an {"MLA" if mla else "MHA"} model, that
 {what} is one SGLang's KV4 list allows.
 
 SGLang asserts these lists at start-up. FA4 reads FP4 KV only for prefill, so with prefill fa4 the decode
 backend must be another one; fa4 for both phases is refused. Older SGLang lists also named cutlass_mla
 (and flashmla) for MLA; 0.5.23 allows flashinfer and trtllm_mla only, which is what is checked.""",
-         fix_title="Pick a backend from SGLang's KV4 list")(check)
+        fix_title="Pick a backend from SGLang's KV4 list",
+    )(check)
 
 
 _register_kv4("kv-fp4-mha-backend", "FP4 KV (MHA): triton, torch_native, flex_attention or trtllm_mha", "other", False)
 _register_kv4("kv-fp4-mla-backend", "FP4 KV (MLA): flashinfer or trtllm_mla", "other", True)
-_register_kv4("kv-fp4-fa4-mha-decode", "FP4 KV with fa4 prefill (MHA): decode on triton/torch_native/flex",
-              "fa4", False)
-_register_kv4("kv-fp4-fa4-mla-decode", "FP4 KV with fa4 prefill (MLA): decode on flashinfer or trtllm_mla",
-              "fa4", True)
+_register_kv4(
+    "kv-fp4-fa4-mha-decode", "FP4 KV with fa4 prefill (MHA): decode on triton/torch_native/flex", "fa4", False
+)
+_register_kv4("kv-fp4-fa4-mla-decode", "FP4 KV with fa4 prefill (MLA): decode on flashinfer or trtllm_mla", "fa4", True)
 
 
 @rule(
     id="kv-fp4-mixed-phases",
     title="FP4 KV with different prefill and decode backends is unchecked by SGLang",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="startup",
     prevents="Attention: Using KV4 with PREFILL = {prefill} and DECODE = {decode}. Compatibility issues are unlikely, "
-             "but may occur in rare edge cases.",
+    "but may occur in rare edge cases.",
     source=f"{KV_HOOK}, handle_kv4_compatibility",
     docs="""Warns when an FP4 KV cache is used with different prefill and decode backends and prefill is not
 fa4 (except the supported NVFP4 flashinfer-prefill + trtllm_mha-decode recipe).
@@ -410,14 +464,18 @@ def kv_fp4_mixed_phases(cfg, target):
         return skipped("applies to different prefill and decode backends without fa4 prefill")
     if cfg.kv_cache_dtype == "nvfp4" and (prefill, decode) == ("flashinfer", "trtllm_mha"):
         return passed("flashinfer prefill + trtllm_mha decode", "SGLang's mixed NVFP4 recipe")
-    return warned(f"prefill {prefill} and decode {decode} with --kv-cache-dtype {cfg.kv_cache_dtype}",
-                  "one KV4 backend for both phases", [f"--attention-backend {'trtllm_mla' if cfg.mla else 'triton'}"])
+    return warned(
+        f"prefill {prefill} and decode {decode} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+        "one KV4 backend for both phases",
+        [f"--attention-backend {'trtllm_mla' if cfg.mla else 'triton'}"],
+    )
 
 
 @rule(
     id="kv-dtype-removed",
     title="--kv-cache-dtype fp4_e2m1 is no longer accepted",
-    engine="sglang", versions="sglang>=0.5.23",
+    engine="sglang",
+    versions="sglang>=0.5.23",
     stage="parse",
     prevents="argument --kv-cache-dtype: invalid choice: 'fp4_e2m1'",
     source=FIELD,
@@ -432,8 +490,11 @@ def kv_dtype_removed(cfg, target):
     dtype = KV_DTYPES.get(cfg.kv_cache_dtype)
     if dtype is None or not dtype.removed:
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "a current choice")
-    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} ({dtype.removed})", "a current choice",
-                  ["--kv-cache-dtype fp4_mx_block16"])
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} ({dtype.removed})",
+        "a current choice",
+        ["--kv-cache-dtype fp4_mx_block16"],
+    )
 
 
 def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
@@ -454,10 +515,11 @@ def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
 @rule(
     id="kv-fp4-torch",
     title="An FP4 KV cache needs torch >= 2.8 built for CUDA >= 12.8",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="load",
     reason="SGLang documents the requirement in --kv-cache-dtype's help; an older torch lacks the FP4 dtypes and "
-           "kernels and fails when the pool is allocated or first written.",
+    "kernels and fails when the pool is allocated or first written.",
     source=FIELD + " ('Both require CUDA 12.8+ and PyTorch 2.8.0+')",
     docs="""Checks, on a live probe or a saved report, that an FP4 KV cache (nvfp4, fp4_mx_block16) has a torch
 of version 2.8 or newer built for CUDA 12.8 or newer.
@@ -472,8 +534,11 @@ def kv_fp4_torch(cfg, target):
         return skipped("applies to an FP4 KV cache (nvfp4, fp4_mx_block16)")
     version, cuda = _torch(target)
     if version is None:
-        return failed("torch not installed (or its version unreadable)", "torch >= 2.8 with CUDA >= 12.8",
-                      ["pip install 'torch>=2.8'"])
+        return failed(
+            "torch not installed (or its version unreadable)",
+            "torch >= 2.8 with CUDA >= 12.8",
+            ["pip install 'torch>=2.8'"],
+        )
     if version < Version("2.8") or cuda is None or cuda < (12, 8):
         cuda_text = f"CUDA {cuda[0]}.{cuda[1]}" if cuda else "no CUDA"
         return failed(f"torch {version} ({cuda_text})", "torch >= 2.8 with CUDA >= 12.8", ["pip install 'torch>=2.8'"])
@@ -483,7 +548,8 @@ def kv_fp4_torch(cfg, target):
 @rule(
     id="kv-mxfp8-torch",
     title="An MXFP8 KV cache needs torch with float8_e8m0fnu (>= 2.7)",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="load",
     prevents="MXFP8 KV cache requires torch.float8_e8m0fnu support.",
     source=POOL,
@@ -504,4 +570,3 @@ def kv_mxfp8_torch(cfg, target):
     if version < Version("2.7"):
         return failed(f"torch {version}", "torch >= 2.7 (float8_e8m0fnu)", ["pip install 'torch>=2.7'"])
     return passed(f"torch {version}", "torch >= 2.7")
-

@@ -6,6 +6,7 @@ is_sm90 = 9, is_sm100 = 10 (SM103 included), is_sm120 = 12 (SM121 included), is_
 0.5.9 (10, 12 before). Page-size snaps are SGLang rewrites and reported as warnings, never as passes.
 Verified against the sglang wheels 0.5.5 ... 0.5.23; eras are taken from the target's SGLang release.
 """
+
 from __future__ import annotations
 
 from packaging.version import Version
@@ -19,7 +20,8 @@ REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py"
 
 V0_5_10, V0_5_13, V0_5_19, V0_5_20, V0_5_21, V0_5_23 = (
-    Version(v) for v in ("0.5.10", "0.5.13", "0.5.19", "0.5.20", "0.5.21", "0.5.23"))
+    Version(v) for v in ("0.5.10", "0.5.13", "0.5.19", "0.5.20", "0.5.21", "0.5.23")
+)
 
 
 def _mla_fallback(target) -> str:
@@ -36,11 +38,15 @@ def _page_snap(cfg, allowed: tuple[int, ...], backend: str, snapped_to: int):
         return passed(f"no --page-size: SGLang sets {snapped_to} for {backend}", f"page size {sizes}")
     if cfg.page_size in allowed:
         return passed(f"--page-size {cfg.page_size}", f"page size {sizes}")
-    return warned(f"--page-size {cfg.page_size} on {backend}, which SGLang changes to {snapped_to}",
-                  f"page size {sizes}", [f"--page-size {snapped_to}"])
+    return warned(
+        f"--page-size {cfg.page_size} on {backend}, which SGLang changes to {snapped_to}",
+        f"page size {sizes}",
+        [f"--page-size {snapped_to}"],
+    )
 
 
 # --- TRT-LLM MHA --------------------------------------------------------------------------------------------
+
 
 def _trtllm_mha_majors(release: Version, phase: str) -> tuple[int, ...]:
     if release >= V0_5_19 or (phase == "decode" and release >= V0_5_10):
@@ -51,9 +57,11 @@ def _trtllm_mha_majors(release: Version, phase: str) -> tuple[int, ...]:
 @rule(
     id="trtllm-mha-arch",
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. Please use a "
-             "different prefill backend.",
+    "different prefill backend.",
     source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
     docs="""Checks that the trtllm_mha backend (prefill or decode) runs on a GPU of compute capability 9.x, 10.x
 or 12.x, as the target's SGLang release allows.
@@ -79,15 +87,20 @@ def trtllm_mha_arch(cfg, target):
     if not refused:
         return passed(f"trtllm_mha ({', '.join(phases)}) on {gpu(target)}", need)
     fix = "fa3" if target.major == 9 else "flashinfer"
-    flags = [f"--{p}-attention-backend {fix}" for p in refused] if len(phases) < 2 or len(refused) < 2 \
+    flags = (
+        [f"--{p}-attention-backend {fix}" for p in refused]
+        if len(phases) < 2 or len(refused) < 2
         else [f"--attention-backend {fix}"]
+    )
     return failed(f"trtllm_mha ({', '.join(refused)}) on {gpu(target)} with sglang {release}", need, flags)
 
 
 @rule(
     id="trtllm-mha-sm120-fp8-prefill",
     title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
-    engine="sglang", versions="sglang>=0.5.19", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    stage="startup",
     prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
     source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
     docs="""Checks that trtllm_mha prefill on an SM12x GPU (RTX 50xx, RTX PRO 6000, GB10) does not use
@@ -106,14 +119,19 @@ def trtllm_mha_sm120_fp8_prefill(cfg, target):
         return skipped(f"applies on SM12x ({gpu(target)})")
     if cfg.kv_cache_dtype != "fp8_e4m3":
         return passed(f"{cfg.kv_cache_dtype} KV cache", "no fp8_e4m3 KV with trtllm_mha prefill on SM120")
-    return failed(f"fp8_e4m3 KV with trtllm_mha prefill on {gpu(target)}", "another prefill backend or KV dtype",
-                  ["--prefill-attention-backend flashinfer", "--decode-attention-backend trtllm_mha"])
+    return failed(
+        f"fp8_e4m3 KV with trtllm_mha prefill on {gpu(target)}",
+        "another prefill backend or KV dtype",
+        ["--prefill-attention-backend flashinfer", "--decode-attention-backend trtllm_mha"],
+    )
 
 
 @rule(
     id="trtllm-mha-page",
     title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
     prevents="TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -134,10 +152,12 @@ def trtllm_mha_page(cfg, target):
 @rule(
     id="trtllm-mha-page128-gqa",
     title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
-    engine="sglang", versions="sglang>=0.5.17", stage="init",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    stage="init",
     prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
-             "support GQA (q heads per kv head > 1, got {q}/{kv}) with equal QK/V head dims (got {d}/{dv}) and a "
-             "power-of-2 page size. Use --page-size 64 instead.",
+    "support GQA (q heads per kv head > 1, got {q}/{kv}) with equal QK/V head dims (got {d}/{dv}) and a "
+    "power-of-2 page size. Use --page-size 64 instead.",
     source=f"{TRTLLM_MHA_BACKEND}, TRTLLMHAAttnBackend.__init__",
     docs="""Checks that trtllm_mha with `--page-size 128` on SM100 serves a GQA model (more than one query head
 per KV head on each tensor-parallel rank) with equal Q/K and V head dims.
@@ -164,19 +184,26 @@ def trtllm_mha_page128_gqa(cfg, target):
     kv = max(1, model.num_key_value_heads // cfg.tp_size)
     equal_dims = model.head_dim == model.v_head_dim
     if q // kv > 1 and equal_dims:
-        return passed(f"{q}/{kv} query/KV heads per rank, head dims {model.head_dim}/{model.v_head_dim}",
-                      "GQA with equal head dims")
-    return failed(f"page size 128 with {q}/{kv} query/KV heads per rank and head dims "
-                  f"{model.head_dim}/{model.v_head_dim}", "GQA (> 1 query head per KV head) and equal head dims",
-                  ["--page-size 64"])
+        return passed(
+            f"{q}/{kv} query/KV heads per rank, head dims {model.head_dim}/{model.v_head_dim}",
+            "GQA with equal head dims",
+        )
+    return failed(
+        f"page size 128 with {q}/{kv} query/KV heads per rank and head dims {model.head_dim}/{model.v_head_dim}",
+        "GQA (> 1 query head per KV head) and equal head dims",
+        ["--page-size 64"],
+    )
 
 
 # --- MLA vs MHA ---------------------------------------------------------------------------------------------
 
+
 @rule(
     id="trtllm-mha-mla-model",
     title="An MLA model cannot use trtllm_mha",
-    engine="sglang", versions="sglang>=0.5.5", stage="init",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="init",
     prevents="trtllm_mha backend can only be used with non-MLA models.",
     source=f"{REGISTRY}, create_trtllm_mha_backend",
     docs="""Checks that an MLA model (DeepSeek V2/V3, Kimi K2, ...: config.json `kv_lora_rank`, or `--feature mla`)
@@ -208,17 +235,20 @@ def _mha_model_on(cfg, target, backends: tuple[str, ...]):
     if cfg.mla:
         return passed(f"an MLA model on {', '.join(used)}", "an MLA model")
     fix = {10: "trtllm_mha", 9: "fa3"}.get(target.major, "flashinfer")
-    return failed(f"a non-MLA model on {', '.join(used)}", "an MLA model (kv_lora_rank)",
-                  [f"--attention-backend {fix}"])
+    return failed(
+        f"a non-MLA model on {', '.join(used)}", "an MLA model (kv_lora_rank)", [f"--attention-backend {fix}"]
+    )
 
 
 @rule(
     id="mla-backend-mha-model",
     title="trtllm_mla and cutedsl_mla need an MLA model",
-    engine="sglang", versions="sglang>=0.5.5", stage="init",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="init",
     prevents="trtllm_mla backend can only be used with MLA models.",
     source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (create_tokenspeed_mla_backend, "
-           "0.5.12-0.5.22)",
+    "0.5.12-0.5.22)",
     docs="""Checks that trtllm_mla, cutedsl_mla and tokenspeed_mla serve an MLA model (config.json `kv_lora_rank`, or
 `--feature mla`).
 
@@ -234,13 +264,15 @@ def mla_backend_mha_model(cfg, target):
 @rule(
     id="flashmla-mha-model",
     title="flashmla and cutlass_mla need an MLA model",
-    engine="sglang", versions="sglang>=0.5.5", stage="init",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="init",
     reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
-           "when the model runner builds the attention backend, after the weights have loaded.",
+    "when the model runner builds the attention backend, after the weights have loaded.",
     prevents="AttributeError: 'ModelConfig' object has no attribute 'kv_lora_rank'",
     source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.__init__; "
-           "cutlass_mla_backend.py, CutlassMLABackend.__init__ (sglang <= 0.5.19); configs/model_config.py sets "
-           "kv_lora_rank for MLA architectures only",
+    "cutlass_mla_backend.py, CutlassMLABackend.__init__ (sglang <= 0.5.19); configs/model_config.py sets "
+    "kv_lora_rank for MLA architectures only",
     docs="""Checks that flashmla and cutlass_mla serve an MLA model (config.json `kv_lora_rank`, or `--feature mla`).
 
 Both decode over the compressed latent KV only. Their factories have no MLA check (unlike trtllm_mla's), so
@@ -254,10 +286,13 @@ def flashmla_mha_model(cfg, target):
 
 # --- TRT-LLM MLA ----------------------------------------------------------------------------------------------
 
+
 @rule(
     id="trtllm-mla-arch",
     title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; utils/common.py is_blackwell",
     docs="""Checks that trtllm_mla (attention or decode backend) runs on a GPU SGLang's is_blackwell probe
@@ -291,7 +326,9 @@ def _trtllm_mla_kv(release: Version) -> tuple[str, ...]:
 @rule(
     id="trtllm-mla-kv-dtype",
     title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
     docs="""Checks that trtllm_mla (attention or decode backend) is used with `--kv-cache-dtype` fp8_e4m3, bf16 or
@@ -308,14 +345,19 @@ def trtllm_mla_kv_dtype(cfg, target):
     if cfg.kv_cache_dtype in allowed:
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
     fix = "bf16" if cfg.kv_cache_dtype == "bfloat16" else "fp8_e4m3"
-    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on trtllm_mla", "one of " + ", ".join(allowed),
-                  [f"--kv-cache-dtype {fix}"])
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on trtllm_mla",
+        "one of " + ", ".join(allowed),
+        [f"--kv-cache-dtype {fix}"],
+    )
 
 
 @rule(
     id="trtllm-mla-page",
     title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -332,6 +374,7 @@ def trtllm_mla_page(cfg, target):
 
 # --- CuTe DSL MLA and TokenSpeed MLA ------------------------------------------------------------------------
 
+
 def _cutedsl_phases(cfg, target) -> set[str]:
     """Where cutedsl_mla runs; sglang 0.5.23 renames tokenspeed_mla to it (serving_hook.handle_deprecated_args)."""
     names = {"cutedsl_mla"} | ({"tokenspeed_mla"} if sglang_release(target) >= V0_5_23 else set())
@@ -341,7 +384,9 @@ def _cutedsl_phases(cfg, target) -> set[str]:
 @rule(
     id="cutedsl-mla-decode-only",
     title="cutedsl_mla is decode-only",
-    engine="sglang", versions="sglang>=0.5.13", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    stage="startup",
     prevents="CuteDSL MLA only supports decoding for now",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
     docs="""Checks that cutedsl_mla is not the prefill backend (an explicit `--prefill-attention-backend cutedsl_mla`).
@@ -357,14 +402,19 @@ def cutedsl_mla_decode_only(cfg, target):
     explicit_prefill = cfg.prefill_attention_backend in ("cutedsl_mla", "tokenspeed_mla") and "prefill" in phases
     if not explicit_prefill:
         return passed("cutedsl_mla for decode (prefill: trtllm_mla or as given)", "cutedsl_mla for decode only")
-    return failed("--prefill-attention-backend cutedsl_mla", "cutedsl_mla for decode only",
-                  ["--prefill-attention-backend trtllm_mla"])
+    return failed(
+        "--prefill-attention-backend cutedsl_mla",
+        "cutedsl_mla for decode only",
+        ["--prefill-attention-backend trtllm_mla"],
+    )
 
 
 @rule(
     id="cutedsl-mla-arch",
     title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
-    engine="sglang", versions="sglang>=0.5.13", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    stage="startup",
     prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
     docs="""Checks that cutedsl_mla (any phase; in sglang 0.5.23 also its deprecated alias tokenspeed_mla) runs
@@ -380,14 +430,19 @@ def cutedsl_mla_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.major == 10:
         return passed(gpu(target), "compute capability 10.x")
-    return failed(f"cutedsl_mla on {gpu(target)}", "compute capability 10.x (SM100/SM103)",
-                  [f"--attention-backend {_mla_fallback(target)}"])
+    return failed(
+        f"cutedsl_mla on {gpu(target)}",
+        "compute capability 10.x (SM100/SM103)",
+        [f"--attention-backend {_mla_fallback(target)}"],
+    )
 
 
 @rule(
     id="cutedsl-mla-kv-dtype",
     title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
-    engine="sglang", versions="sglang>=0.5.13", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    stage="startup",
     prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
     docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
@@ -401,14 +456,19 @@ def cutedsl_mla_kv_dtype(cfg, target):
     allowed = ("fp8_e4m3", "bf16", "bfloat16", "auto")
     if cfg.kv_cache_dtype in allowed or (cfg.uses("tokenspeed_mla") and sglang_release(target) >= V0_5_23):
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
-    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutedsl_mla", "one of " + ", ".join(allowed),
-                  ["--kv-cache-dtype fp8_e4m3"])
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutedsl_mla",
+        "one of " + ", ".join(allowed),
+        ["--kv-cache-dtype fp8_e4m3"],
+    )
 
 
 @rule(
     id="cutedsl-mla-page",
     title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang", versions="sglang>=0.5.13", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -430,7 +490,9 @@ def _tokenspeed(cfg) -> bool:
 @rule(
     id="tokenspeed-mla-arch",
     title="tokenspeed_mla needs a Blackwell GPU (sglang 0.5.12-0.5.22)",
-    engine="sglang", versions="sglang>=0.5.12", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    stage="startup",
     prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (sglang 0.5.12-0.5.22)",
     docs="""Checks that tokenspeed_mla runs on a Blackwell GPU (is_blackwell: compute capability 10.x, 11.x, 12.x)
@@ -456,10 +518,11 @@ def tokenspeed_mla_arch(cfg, target):
 @rule(
     id="tokenspeed-mla-kv-dtype",
     title="tokenspeed_mla needs an fp8_e4m3 KV cache",
-    engine="sglang", versions="sglang>=0.5.12", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
-    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args "
-           "(0.5.23)",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args (0.5.23)",
     docs="""Checks that tokenspeed_mla is used with `--kv-cache-dtype fp8_e4m3`.
 
 sglang 0.5.12-0.5.22 refuse any other KV dtype at start-up. sglang 0.5.23 renames tokenspeed_mla to
@@ -473,17 +536,25 @@ def tokenspeed_mla_kv_dtype(cfg, target):
     if cfg.kv_cache_dtype == "fp8_e4m3":
         return passed("--kv-cache-dtype fp8_e4m3", "fp8_e4m3")
     if sglang_release(target) >= V0_5_23:
-        return warned(f"--kv-cache-dtype {cfg.kv_cache_dtype} with tokenspeed_mla, which sglang 0.5.23 rewrites "
-                      "to cutedsl_mla with fp8_e4m3", "--kv-cache-dtype fp8_e4m3",
-                      ["--attention-backend cutedsl_mla", "--kv-cache-dtype fp8_e4m3"])
-    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on tokenspeed_mla", "--kv-cache-dtype fp8_e4m3",
-                  ["--kv-cache-dtype fp8_e4m3"])
+        return warned(
+            f"--kv-cache-dtype {cfg.kv_cache_dtype} with tokenspeed_mla, which sglang 0.5.23 rewrites "
+            "to cutedsl_mla with fp8_e4m3",
+            "--kv-cache-dtype fp8_e4m3",
+            ["--attention-backend cutedsl_mla", "--kv-cache-dtype fp8_e4m3"],
+        )
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on tokenspeed_mla",
+        "--kv-cache-dtype fp8_e4m3",
+        ["--kv-cache-dtype fp8_e4m3"],
+    )
 
 
 @rule(
     id="tokenspeed-mla-page",
     title="tokenspeed_mla page size: SGLang snaps unsupported sizes to 64 (sglang 0.5.12-0.5.22)",
-    engine="sglang", versions="sglang>=0.5.12", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="tokenspeed_mla only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints (0.5.15-0.5.22; server_args.py 0.5.12-0.5.14)",
@@ -504,15 +575,18 @@ def tokenspeed_mla_page(cfg, target):
 
 # --- FlashMLA, CUTLASS MLA ----------------------------------------------------------------------------------
 
+
 @rule(
     id="flashmla-arch",
     title="flashmla needs an SM90 or SM100 GPU",
-    engine="sglang", versions="sglang>=0.5.5", stage="runtime",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="runtime",
     reason="SGLang has no start-up check: FlashMLA's kernels are built for SM90 and SM100 only and fail at the "
-           "first decode (after weights load) on other GPUs.",
+    "first decode (after weights load) on other GPUs.",
     prevents="FlashMLA is only supported on Hopper devices.",
     source="sglang: sgl-kernel flash_mla (csrc/flashmla, SM90/SM100 builds); vllm: vllm/attention/ops/flashmla.py "
-           "is_flashmla_supported",
+    "is_flashmla_supported",
     docs="""Checks that flashmla runs on a compute-capability 9.x or 10.x GPU.
 
 DeepSeek's FlashMLA kernels (vendored in sgl-kernel) exist for SM90 and SM100 only; sgl-kernel's own tests
@@ -528,14 +602,17 @@ def flashmla_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.major in (9, 10):
         return passed(gpu(target), "compute capability 9.x or 10.x")
-    return failed(f"flashmla on {gpu(target)}", "compute capability 9.x or 10.x",
-                  [f"--attention-backend {_mla_fallback(target)}"])
+    return failed(
+        f"flashmla on {gpu(target)}", "compute capability 9.x or 10.x", [f"--attention-backend {_mla_fallback(target)}"]
+    )
 
 
 @rule(
     id="flashmla-page",
     title="flashmla page size: SGLang forces 64",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="FlashMLA only supports a page_size of 64, change page_size to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -562,11 +639,13 @@ def _cutlass_mla(cfg, target):
 @rule(
     id="cutlass-mla-arch",
     title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
-    engine="sglang", versions="sglang>=0.5.5", stage="runtime",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="runtime",
     reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
-           "first decode (after weights load) elsewhere.",
+    "first decode (after weights load) elsewhere.",
     source="sglang: layers/attention/cutlass_mla_backend.py (sgl-kernel cutlass_mla_decode); vllm: "
-           "Sm100CutlassMLABackend / csrc/attention/mla/sm100_cutlass_mla_kernel.cu",
+    "Sm100CutlassMLABackend / csrc/attention/mla/sm100_cutlass_mla_kernel.cu",
     docs="""Checks that cutlass_mla runs on a compute-capability 10.x GPU, on sglang releases that still have it
 (<= 0.5.19; it is no longer an --attention-backend choice from 0.5.20).
 
@@ -585,14 +664,17 @@ def cutlass_mla_arch(cfg, target):
         return unknown("compute capability unknown")
     if target.major == 10:
         return passed(gpu(target), "compute capability 10.x")
-    return failed(f"cutlass_mla on {gpu(target)}", "compute capability 10.x",
-                  [f"--attention-backend {_mla_fallback(target)}"])
+    return failed(
+        f"cutlass_mla on {gpu(target)}", "compute capability 10.x", [f"--attention-backend {_mla_fallback(target)}"]
+    )
 
 
 @rule(
     id="cutlass-mla-page",
     title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="Cutlass MLA only supports a page_size of 128, change page_size to 128.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints (sglang 0.5.15-0.5.19; server_args.py before)",

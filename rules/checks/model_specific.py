@@ -4,6 +4,7 @@ Architectures are matched on config.json's `architectures[0]` (and `model_type` 
 config class). Verified against the sglang wheels 0.5.5 ... 0.5.23; where a list changed, the check follows
 the target's installed (or pinned) SGLang release, and the newest when it is unknown.
 """
+
 from __future__ import annotations
 
 from packaging.version import Version
@@ -47,10 +48,12 @@ GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx",
 @rule(
     id="model-gpt-oss-backends",
     title="GPT-OSS needs a backend with attention sinks and sliding window",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
-             "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
-             "- Decode: {decode}\n",
+    "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
+    "- Decode: {decode}\n",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (GptOssForCausalLM branch)",
     docs="""Checks that a GPT-OSS model (GptOssForCausalLM) is served, for prefill and decode, by one of
 triton, trtllm_mha, fa3, fa4 (or the non-NVIDIA ascend, intel_amx, intel_xpu, aiter).
@@ -69,8 +72,11 @@ def model_gpt_oss_backends(cfg, target):
     bad = _outside(cfg, GPT_OSS_BACKENDS)
     if not bad:
         return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(GPT_OSS_BACKENDS[:4]))
-    return failed(f"GPT-OSS on {', '.join(bad)}", "one of " + ", ".join(GPT_OSS_BACKENDS[:4]) + " for prefill and decode",
-                  [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"])
+    return failed(
+        f"GPT-OSS on {', '.join(bad)}",
+        "one of " + ", ".join(GPT_OSS_BACKENDS[:4]) + " for prefill and decode",
+        [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"],
+    )
 
 
 # --- Llama 4 ------------------------------------------------------------------------------------------------
@@ -89,7 +95,9 @@ def _llama4_backends(release: Version) -> tuple[str, ...]:
 @rule(
     id="model-llama4-backends",
     title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Llama4 branch)",
     docs="""Checks that a Llama 4 model (Llama4ForConditionalGeneration / Llama4ForCausalLM) on a GPU is served by
@@ -110,17 +118,22 @@ def model_llama4_backends(cfg, target):
     bad = _outside(cfg, allowed)
     if not bad:
         return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
-    return failed(f"Llama 4 on {', '.join(bad)}", "one of " + ", ".join(allowed),
-                  [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"])
+    return failed(
+        f"Llama 4 on {', '.join(bad)}",
+        "one of " + ", ".join(allowed),
+        [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"],
+    )
 
 
 @rule(
     id="model-llama4-chunk-size",
     title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
-    engine="sglang", versions="sglang>=0.5.8", stage="init",
+    engine="sglang",
+    versions="sglang>=0.5.8",
+    stage="init",
     prevents="Attention chunk size is required for local attention",
     source=f"{FA_BACKEND}, FlashAttentionBackend._maybe_init_local_attn_builder; "
-           "configs/model_config.py is_local_attention_model",
+    "configs/model_config.py is_local_attention_model",
     docs="""Checks that a Llama4ForConditionalGeneration config served by fa3 or fa4 carries
 `attention_chunk_size` (in its text_config).
 
@@ -137,9 +150,11 @@ def model_llama4_chunk_size(cfg, target):
         return skipped("applies to the fa3/fa4 backends")
     if cfg.model.attention_chunk_size:
         return passed(f"attention_chunk_size {cfg.model.attention_chunk_size}", "attention_chunk_size set")
-    return failed(f"a Llama 4 config without attention_chunk_size on {', '.join(used)}",
-                  "text_config.attention_chunk_size (8192 in the released checkpoints)",
-                  ["--attention-backend triton"])
+    return failed(
+        f"a Llama 4 config without attention_chunk_size on {', '.join(used)}",
+        "text_config.attention_chunk_size (8192 in the released checkpoints)",
+        ["--attention-backend triton"],
+    )
 
 
 # --- Gemma ------------------------------------------------------------------------------------------------
@@ -160,9 +175,11 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
 @rule(
     id="model-gemma4-backends",
     title="Gemma 4 needs trtllm_mha, triton or fa4",
-    engine="sglang", versions="sglang>=0.5.13", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    stage="startup",
     prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
-             "got prefill={prefill}, decode={decode}",
+    "got prefill={prefill}, decode={decode}",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Gemma4 branch); {OVERRIDES_DIR}/gemma4.py",
     docs="""Checks that a Gemma 4 model (Gemma4ForConditionalGeneration, Gemma4ForCausalLM,
 Gemma4UnifiedForConditionalGeneration) is served, for prefill and decode, by trtllm_mha, triton or fa4 (or
@@ -183,8 +200,11 @@ def model_gemma4_backends(cfg, target):
     bad = _outside(cfg, allowed)
     if not bad:
         return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(allowed))
-    return failed(f"Gemma 4 on {', '.join(bad)}", "prefill and decode in " + ", ".join(allowed),
-                  [f"--attention-backend {'trtllm_mha' if target.major == 10 else 'triton'}"])
+    return failed(
+        f"Gemma 4 on {', '.join(bad)}",
+        "prefill and decode in " + ", ".join(allowed),
+        [f"--attention-backend {'trtllm_mha' if target.major == 10 else 'triton'}"],
+    )
 
 
 SOFTCAP_IGNORED = ("trtllm_mha", "torch_native", "flex_attention")
@@ -193,10 +213,12 @@ SOFTCAP_IGNORED = ("trtllm_mha", "torch_native", "flex_attention")
 @rule(
     id="model-softcap-backend",
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
-    engine="sglang", versions="sglang>=0.5.5", stage="runtime",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="runtime",
     prevents="The hpc_ops attention backend does not support logit cap.",
     source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
-           "trtllm_mha_backend.py, torch_native_backend.py, torch_flex_backend.py (no logit_cap argument)",
+    "trtllm_mha_backend.py, torch_native_backend.py, torch_flex_backend.py (no logit_cap argument)",
     docs="""Checks that a model with attention logit soft-capping (config.json `attn_logit_softcapping`, e.g.
 Gemma 2's 50.0, or `--feature softcap`) is served by a backend that applies it: fa3, fa4, flashinfer or
 triton pass the layer's `logit_cap` to their kernels.
@@ -217,8 +239,11 @@ def model_softcap_backend(cfg, target):
         return failed("soft-capped attention on hpc_ops", "a backend that applies logit_cap", fix)
     ignored = sorted(cfg.backends & set(SOFTCAP_IGNORED))
     if ignored:
-        return warned(f"soft-capped attention on {', '.join(ignored)}, which drops the soft-cap",
-                      "fa3, fa4, flashinfer or triton", fix)
+        return warned(
+            f"soft-capped attention on {', '.join(ignored)}, which drops the soft-cap",
+            "fa3, fa4, flashinfer or triton",
+            fix,
+        )
     return passed(_backends_found(cfg), "a backend that applies logit_cap")
 
 
@@ -230,9 +255,11 @@ EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
 @rule(
     id="model-exaone-swa-backends",
     title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
-    engine="sglang", versions="sglang>=0.5.9", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.9",
+    stage="startup",
     prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
-             "but got {backend}",
+    "but got {backend}",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Exaone branch); {OVERRIDES_DIR}/exaone.py",
     docs="""Checks that an EXAONE 4 / EXAONE MoE model is served by fa3, triton or trtllm_mha.
 
@@ -251,17 +278,22 @@ def model_exaone_swa_backends(cfg, target):
     bad = _outside(cfg, EXAONE_BACKENDS)
     if not bad:
         return passed(_backends_found(cfg), "one of " + ", ".join(EXAONE_BACKENDS))
-    return failed(f"{_arch(cfg)} on {', '.join(bad)}", "one of " + ", ".join(EXAONE_BACKENDS),
-                  [f"--attention-backend {_working_swa_backend(target)}"])
+    return failed(
+        f"{_arch(cfg)} on {', '.join(bad)}",
+        "one of " + ", ".join(EXAONE_BACKENDS),
+        [f"--attention-backend {_working_swa_backend(target)}"],
+    )
 
 
 @rule(
     id="model-olmo-flashinfer",
     title="OLMo 2/3 must not use FlashInfer",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Olmo2ForCausalLM branch); "
-           "configs/olmo3.py (Olmo3ForCausalLM is served as Olmo2ForCausalLM)",
+    "configs/olmo3.py (Olmo3ForCausalLM is served as Olmo2ForCausalLM)",
     docs="""Checks that an OLMo 2 / OLMo 3 model (Olmo2ForCausalLM; SGLang maps Olmo3ForCausalLM configs onto it)
 is not served by flashinfer.
 
@@ -277,16 +309,21 @@ def model_olmo_flashinfer(cfg, target):
         return unknown("no attention backend chosen and none can be derived for this target")
     if "flashinfer" not in cfg.backends:
         return passed(_backends_found(cfg), "any backend but flashinfer")
-    return failed(f"{_arch(cfg)} on flashinfer", "any backend but flashinfer",
-                  [f"--attention-backend {_working_swa_backend(target)}"])
+    return failed(
+        f"{_arch(cfg)} on flashinfer",
+        "any backend but flashinfer",
+        [f"--attention-backend {_working_swa_backend(target)}"],
+    )
 
 
 @rule(
     id="model-lfm2-triton",
     title="LFM2 must not use the triton backend",
-    engine="sglang", versions="sglang>=0.5.9", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.9",
+    stage="startup",
     prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
-             "layer",
+    "layer",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Lfm2 branch); {OVERRIDES_DIR}/lfm2.py",
     docs="""Checks that an LFM2 / LFM2-MoE model (Lfm2ForCausalLM, Lfm2MoeForCausalLM) is not served by triton.
 
@@ -302,8 +339,11 @@ def model_lfm2_triton(cfg, target):
         return unknown("no attention backend chosen and none can be derived for this target")
     if "triton" not in cfg.backends:
         return passed(_backends_found(cfg), "any backend but triton")
-    return failed(f"{_arch(cfg)} on triton", "any backend but triton",
-                  [f"--attention-backend {'fa3' if target.major == 9 else 'flashinfer'}"])
+    return failed(
+        f"{_arch(cfg)} on triton",
+        "any backend but triton",
+        [f"--attention-backend {'fa3' if target.major == 9 else 'flashinfer'}"],
+    )
 
 
 # --- Inkling, Moss-VL --------------------------------------------------------------------------------------
@@ -314,10 +354,12 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
 @rule(
     id="model-inkling-backends",
     title="Inkling runs only on fa4 or triton",
-    engine="sglang", versions="sglang>=0.5.16", stage="runtime",
-    prevents="assert attention_backend in (\"fa4\", \"triton\")",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    stage="runtime",
+    prevents='assert attention_backend in ("fa4", "triton")',
     source="sglang: python/sglang/srt/models/inkling_common/attn.py, InklingAttention.forward; "
-           f"{OVERRIDES_DIR}/inkling.py",
+    f"{OVERRIDES_DIR}/inkling.py",
     docs="""Checks that an Inkling model is served by fa4 or triton, for prefill and decode.
 
 Inkling's relative attention is a sheared bias (rel_bias) or a CuTe score_mod that only the FA4 kernels
@@ -334,16 +376,21 @@ def model_inkling_backends(cfg, target):
     bad = _outside(cfg, ("fa4", "triton"))
     if not bad:
         return passed(_backends_found(cfg), "fa4 or triton")
-    return failed(f"Inkling on {', '.join(bad)}", "fa4 or triton for prefill and decode",
-                  [f"--attention-backend {'fa4' if target.major in (9, 10) else 'triton'}"])
+    return failed(
+        f"Inkling on {', '.join(bad)}",
+        "fa4 or triton for prefill and decode",
+        [f"--attention-backend {'fa4' if target.major in (9, 10) else 'triton'}"],
+    )
 
 
 @rule(
     id="model-moss-vl-prefill",
     title="Moss-VL needs FlashInfer for prefill",
-    engine="sglang", versions="sglang>=0.5.11", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.11",
+    stage="startup",
     prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
-             "custom mask support.",
+    "custom mask support.",
     source=f"{OVERRIDES_DIR}/moss_vl.py, _moss_vl_overrides",
     docs="""Checks that a Moss-VL model (MossVLForConditionalGeneration) prefills with flashinfer.
 
@@ -359,20 +406,26 @@ def model_moss_vl_prefill(cfg, target):
         return unknown("no attention backend chosen and none can be derived for this target")
     if prefill == "flashinfer":
         return passed("prefill flashinfer" + (" (auto-selected)" if cfg.auto_backend else ""), "prefill flashinfer")
-    return failed(f"Moss-VL prefill on {prefill}", "prefill attention backend flashinfer",
-                  ["--prefill-attention-backend flashinfer"])
+    return failed(
+        f"Moss-VL prefill on {prefill}",
+        "prefill attention backend flashinfer",
+        ["--prefill-attention-backend flashinfer"],
+    )
 
 
 # --- Dual chunk (Qwen 1M) -----------------------------------------------------------------------------------
 
+
 @rule(
     id="model-dual-chunk-backend",
     title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="Dual chunk attention is enabled, but attention backend is set to {backend}. Please set it to "
-             "'dual_chunk_flash_attn'.",
+    "'dual_chunk_flash_attn'.",
     source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_dual_chunk (0.5.15-0.5.19; "
-           "server_args.py before); python/sglang/srt/arg_groups/choices.py (0.5.20+: backend removed)",
+    "server_args.py before); python/sglang/srt/arg_groups/choices.py (0.5.20+: backend removed)",
     docs="""Checks the backend of a model whose config has `dual_chunk_attention_config` (Qwen2.5-7B/14B-Instruct-1M).
 
 Through sglang 0.5.19 such a model runs only on `dual_chunk_flash_attn`, and it has to be named: SGLang
@@ -384,25 +437,40 @@ with ordinary attention and only its dual-chunk rotary embedding is kept, so dua
 these models rely on beyond their 256K-token native window, no longer applies. That is reported as a
 warning.""",
     fix_title="sglang <= 0.5.19: --attention-backend dual_chunk_flash_attn; newer: keep prompts within the native "
-              "window",
+    "window",
 )
 def model_dual_chunk_backend(cfg, target):
     if not (cfg.model and cfg.model.dual_chunk):
         return skipped("applies to models with dual_chunk_attention_config")
     if sglang_release(target) >= Version("0.5.20"):
-        return warned(f"a dual-chunk model on sglang {sglang_release(target)}, which has no dual_chunk_flash_attn",
-                      "sglang <= 0.5.19 for dual-chunk attention",
-                      ["--context-length 262144"])
+        return warned(
+            f"a dual-chunk model on sglang {sglang_release(target)}, which has no dual_chunk_flash_attn",
+            "sglang <= 0.5.19 for dual-chunk attention",
+            ["--context-length 262144"],
+        )
     if cfg.attention_backend == "dual_chunk_flash_attn":
         return passed("--attention-backend dual_chunk_flash_attn", "dual_chunk_flash_attn")
-    return failed(f"a dual-chunk model on {_backends_found(cfg)}", "--attention-backend dual_chunk_flash_attn",
-                  ["--attention-backend dual_chunk_flash_attn"])
+    return failed(
+        f"a dual-chunk model on {_backends_found(cfg)}",
+        "--attention-backend dual_chunk_flash_attn",
+        ["--attention-backend dual_chunk_flash_attn"],
+    )
 
 
 # --- Hybrid GDN (Qwen3-Next / Qwen3.5) on Blackwell --------------------------------------------------------
 
-HYBRID_GDN_MODEL_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
-                                     "intern_s2_preview", "jet_nemotron", "jet_vlm"})
+HYBRID_GDN_MODEL_TYPES = frozenset(
+    {
+        "qwen3_next",
+        "qwen3_5",
+        "qwen3_5_text",
+        "qwen3_5_moe",
+        "qwen3_5_moe_text",
+        "intern_s2_preview",
+        "jet_nemotron",
+        "jet_vlm",
+    }
+)
 
 
 def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
@@ -422,9 +490,11 @@ def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
 @rule(
     id="model-hybrid-gdn-blackwell",
     title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
-    engine="sglang", versions="sglang>=0.5.5", stage="init",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="init",
     prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
-             "Got prefill={prefill}, decode={decode}.",
+    "Got prefill={prefill}, decode={decode}.",
     source=f"{REGISTRY}, attn_backend_wrapper (HYBRID_GDN_SM100_BACKENDS); configs/hybrid_arch.py hybrid_gdn_config",
     docs="""Checks the full-attention backend of a hybrid Gated-DeltaNet model (Qwen3-Next, Qwen3.5, Qwen3.5-MoE,
 Intern-S2-Preview, Jet-Nemotron) on a Blackwell-class GPU (compute capability 10.x, 11.x or 12.x).
@@ -451,16 +521,22 @@ def model_hybrid_gdn_blackwell(cfg, target):
     bad = _outside(cfg, allowed)
     if not bad:
         return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
-    return failed(f"hybrid GDN model on {', '.join(bad)} on {gpu(target)}", "one of " + ", ".join(allowed),
-                  ["--attention-backend triton"])
+    return failed(
+        f"hybrid GDN model on {', '.join(bad)} on {gpu(target)}",
+        "one of " + ", ".join(allowed),
+        ["--attention-backend triton"],
+    )
 
 
 # --- Cross attention ----------------------------------------------------------------------------------------
 
+
 @rule(
     id="model-fa-swa-cross-attention",
     title="fa3/fa4 cannot serve sliding window together with cross attention",
-    engine="sglang", versions="sglang>=0.5.5", stage="init",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="init",
     prevents="Sliding window and cross attention are not supported together",
     source=f"{FA_BACKEND}, FlashAttentionBackend.__init__",
     docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3 or fa4.
@@ -477,7 +553,11 @@ def model_fa_swa_cross_attention(cfg, target):
     if not used:
         return skipped("applies to the fa3/fa4 backends")
     if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
-        return passed(f"cross attention without a sliding window on {', '.join(used)}",
-                      "no sliding window with cross attention")
-    return failed(f"cross attention with a sliding window on {', '.join(used)}",
-                  "no sliding window with cross attention on fa3/fa4", ["--attention-backend flashinfer"])
+        return passed(
+            f"cross attention without a sliding window on {', '.join(used)}", "no sliding window with cross attention"
+        )
+    return failed(
+        f"cross attention with a sliding window on {', '.join(used)}",
+        "no sliding window with cross attention on fa3/fa4",
+        ["--attention-backend flashinfer"],
+    )

@@ -4,6 +4,7 @@ Verified against the sglang wheels 0.5.5 ... 0.5.23 (python/sglang/srt/arg_group
 server_args.py). SGLang resolves the attention backend and page size before its speculative hook runs, so
 the checks here read the resolved backend and rules.resolve.effective_page_size.
 """
+
 from __future__ import annotations
 
 from packaging.version import Version
@@ -42,7 +43,9 @@ def _topk_label(cfg) -> str:
 @rule(
     id="spec-trtllm-mha-topk",
     title="trtllm_mha supports speculative decoding only with top-k 1",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
     docs="""Checks that EAGLE-family speculative decoding (EAGLE, EAGLE3, NEXTN, STANDALONE) on trtllm_mha
@@ -59,16 +62,17 @@ def spec_trtllm_mha_topk(cfg, target):
         return skipped("applies to the trtllm_mha backend")
     if eagle_topk(cfg) <= 1:
         return passed(_topk_label(cfg), "top-k 1 on trtllm_mha")
-    return failed(f"{_topk_label(cfg)} on trtllm_mha", "--speculative-eagle-topk 1",
-                  ["--speculative-eagle-topk 1"])
+    return failed(f"{_topk_label(cfg)} on trtllm_mha", "--speculative-eagle-topk 1", ["--speculative-eagle-topk 1"])
 
 
 @rule(
     id="spec-eagle-topk-needs-steps",
     title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
-             "is None`)",
+    "is None`)",
     source=f"{SPEC_HOOK}, _handle_eagle_family (before _auto_choose_speculative_params)",
     docs="""Checks that an EAGLE-family launch (EAGLE, EAGLE3, NEXTN, STANDALONE) that sets `--speculative-eagle-topk`
 or `--speculative-num-draft-tokens` also sets `--speculative-num-steps`.
@@ -82,17 +86,25 @@ a pasted launch command, where num-steps is visible; `check`'s own flags have no
 def spec_eagle_topk_needs_steps(cfg, target):
     if _algorithm(cfg) not in EAGLE_FAMILY:
         return skipped("applies to EAGLE-family speculative decoding")
-    given = [flag for flag, value in (("--speculative-eagle-topk", cfg.speculative_eagle_topk),
-                                      ("--speculative-num-draft-tokens", cfg.flags.get("speculative_num_draft_tokens")))
-             if value is not None]
+    given = [
+        flag
+        for flag, value in (
+            ("--speculative-eagle-topk", cfg.speculative_eagle_topk),
+            ("--speculative-num-draft-tokens", cfg.flags.get("speculative_num_draft_tokens")),
+        )
+        if value is not None
+    ]
     if not given:
         return skipped("applies when --speculative-eagle-topk or --speculative-num-draft-tokens is set")
     if cfg.origin == "flags":
         return skipped("--speculative-num-steps is read from a pasted launch command only")
     if cfg.flags.get("speculative_num_steps") is not None:
         return passed(f"{', '.join(given)} with --speculative-num-steps", "--speculative-num-steps set")
-    return failed(f"{', '.join(given)} without --speculative-num-steps", "--speculative-num-steps with them",
-                  ["--speculative-num-steps 3"])
+    return failed(
+        f"{', '.join(given)} without --speculative-num-steps",
+        "--speculative-num-steps with them",
+        ["--speculative-num-steps 3"],
+    )
 
 
 def _page_tree_backends(release: Version) -> tuple[str, ...]:
@@ -106,9 +118,11 @@ def _page_tree_backends(release: Version) -> tuple[str, ...]:
 @rule(
     id="spec-eagle-page-tree",
     title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
-             "got attention_backend={backend!r}. Use page_size == 1 or one of those backends.",
+    "got attention_backend={backend!r}. Use page_size == 1 or one of those backends.",
     source=f"{SPEC_HOOK}, _handle_eagle_family (_PAGE_TREE_SPEC_BACKENDS)",
     docs="""Checks that EAGLE-family speculative decoding with a draft tree (top-k > 1) on a paged KV cache
 (page size > 1, after SGLang's own page-size snaps) runs on flashinfer, fa3 or triton.
@@ -132,19 +146,24 @@ def spec_eagle_page_tree(cfg, target):
     page = effective_page_size(cfg, target)
     allowed = _page_tree_backends(sglang_release(target))
     if page <= 1 or backend in allowed:
-        return passed(f"{_topk_label(cfg)}, page size {page}, backend {backend}",
-                      f"page size 1 or one of {', '.join(allowed)}")
-    return failed(f"{_topk_label(cfg)} with page size {page} on {backend}",
-                  f"page size 1, top-k 1, or one of {', '.join(allowed)}",
-                  ["--speculative-eagle-topk 1", "--attention-backend flashinfer"])
+        return passed(
+            f"{_topk_label(cfg)}, page size {page}, backend {backend}", f"page size 1 or one of {', '.join(allowed)}"
+        )
+    return failed(
+        f"{_topk_label(cfg)} with page size {page} on {backend}",
+        f"page size 1, top-k 1, or one of {', '.join(allowed)}",
+        ["--speculative-eagle-topk 1", "--attention-backend flashinfer"],
+    )
 
 
 @rule(
     id="spec-ngram-page",
     title="NGRAM speculative decoding with page size > 1 needs flashinfer",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="speculative_eagle_topk({topk}) > 1 with page_size({page_size}) > 1 is unstable and produces incorrect "
-             "results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
+    "results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
     source=f"{SPEC_HOOK}, _handle_ngram",
     docs="""Checks that NGRAM speculative decoding on a paged KV cache (page size > 1, after SGLang's page-size
 snaps) runs on flashinfer.
@@ -165,14 +184,19 @@ def spec_ngram_page(cfg, target):
     page = effective_page_size(cfg, target)
     if page <= 1 or backend == "flashinfer":
         return passed(f"NGRAM with page size {page} on {backend}", "page size 1 or flashinfer")
-    return failed(f"NGRAM (draft breadth {breadth}) with page size {page} on {backend}",
-                  "page size 1 or --attention-backend flashinfer", ["--attention-backend flashinfer"])
+    return failed(
+        f"NGRAM (draft breadth {breadth}) with page size {page} on {backend}",
+        "page size 1 or --attention-backend flashinfer",
+        ["--attention-backend flashinfer"],
+    )
 
 
 @rule(
     id="spec-flex-attention",
     title="flex_attention does not support speculative decoding",
-    engine="sglang", versions="sglang>=0.5.5", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.5",
+    stage="startup",
     prevents="Speculative decoding is currently not supported with Flex Attention backend",
     source="sglang: python/sglang/srt/arg_groups/attention_hook.py, handle_attention_backend_compatibility",
     docs="""Checks that `--speculative-algorithm` is not combined with `--attention-backend flex_attention`.
@@ -186,18 +210,23 @@ def spec_flex_attention(cfg, target):
         return skipped("applies to speculative decoding")
     if cfg.attention_backend != "flex_attention":
         return passed(f"{_algorithm(cfg)} on {cfg.backend_label()}", "a backend other than flex_attention")
-    return failed(f"{_algorithm(cfg)} speculative decoding on flex_attention", "a backend other than flex_attention",
-                  ["--attention-backend triton"])
+    return failed(
+        f"{_algorithm(cfg)} speculative decoding on flex_attention",
+        "a backend other than flex_attention",
+        ["--attention-backend triton"],
+    )
 
 
 @rule(
     id="spec-dflash-draft-backend",
     title="DFLASH's draft worker silently switches unsupported attention backends",
-    engine="sglang", versions="sglang>=0.5.15", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    stage="startup",
     reason="SGLang rewrites the DFLASH draft backend with only a log line; the draft then runs on a backend the "
-           "user did not choose (flashinfer).",
+    "user did not choose (flashinfer).",
     prevents="DFLASH draft worker does not support attention_backend {backend!r} on {platform}. "
-             "Falling back to 'flashinfer'.",
+    "Falling back to 'flashinfer'.",
     source=f"{SPEC_HOOK}, _resolve_dflash_draft_attention_backend; choices.py DRAFT_ATTENTION_BACKEND_CHOICES",
     docs="""Checks the attention backend of the DFLASH draft worker: `--speculative-draft-attention-backend`,
 else the prefill backend, must be one of flashinfer, fa3, fa4, triton, trtllm_mha (or ascend, intel_xpu).
@@ -216,18 +245,24 @@ def spec_dflash_draft_backend(cfg, target):
     if draft is None:
         return passed("no draft backend: SGLang uses flashinfer", "a supported draft backend")
     if draft == "trtllm_mha":
-        return unknown("a trtllm_mha DFLASH draft is kept only for all-sliding or causal drafts (draft config not read)")
+        return unknown(
+            "a trtllm_mha DFLASH draft is kept only for all-sliding or causal drafts (draft config not read)"
+        )
     if draft in DRAFT_ATTENTION_BACKENDS:
         return passed(f"DFLASH draft on {draft}", "one of " + ", ".join(DRAFT_ATTENTION_BACKENDS))
-    return warned(f"DFLASH draft on {draft}, which SGLang replaces with flashinfer",
-                  "one of " + ", ".join(DRAFT_ATTENTION_BACKENDS),
-                  ["--speculative-draft-attention-backend flashinfer"])
+    return warned(
+        f"DFLASH draft on {draft}, which SGLang replaces with flashinfer",
+        "one of " + ", ".join(DRAFT_ATTENTION_BACKENDS),
+        ["--speculative-draft-attention-backend flashinfer"],
+    )
 
 
 @rule(
     id="spec-rejection-sampling-topk",
     title="Rejection sampling needs EAGLE with top-k 1",
-    engine="sglang", versions="sglang>=0.5.14", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
     docs="""Checks that `--speculative-use-rejection-sampling` is used with EAGLE / EAGLE3 / NEXTN and a top-k of 1.
@@ -243,23 +278,32 @@ def spec_rejection_sampling_topk(cfg, target):
         return skipped("applies to --speculative-use-rejection-sampling")
     algorithm = _algorithm(cfg)
     if algorithm in ("STANDALONE", "UNO"):
-        return failed(f"rejection sampling with {algorithm}", "--speculative-algorithm EAGLE, EAGLE3 or NEXTN",
-                      ["--speculative-algorithm EAGLE"])
+        return failed(
+            f"rejection sampling with {algorithm}",
+            "--speculative-algorithm EAGLE, EAGLE3 or NEXTN",
+            ["--speculative-algorithm EAGLE"],
+        )
     if algorithm not in ("EAGLE", "EAGLE3", "NEXTN"):
-        return warned(f"rejection sampling with {algorithm or 'no speculative algorithm'}, which ignores it",
-                      "--speculative-algorithm EAGLE, EAGLE3 or NEXTN", ["--speculative-algorithm EAGLE"])
+        return warned(
+            f"rejection sampling with {algorithm or 'no speculative algorithm'}, which ignores it",
+            "--speculative-algorithm EAGLE, EAGLE3 or NEXTN",
+            ["--speculative-algorithm EAGLE"],
+        )
     if eagle_topk(cfg) == 1:
         return passed(f"{algorithm}, {_topk_label(cfg)}", "top-k 1")
-    return failed(f"rejection sampling with {_topk_label(cfg)}", "--speculative-eagle-topk 1",
-                  ["--speculative-eagle-topk 1"])
+    return failed(
+        f"rejection sampling with {_topk_label(cfg)}", "--speculative-eagle-topk 1", ["--speculative-eagle-topk 1"]
+    )
 
 
 @rule(
     id="spec-rejection-sampling-deterministic",
     title="Rejection sampling and deterministic inference (sglang 0.5.14-0.5.22)",
-    engine="sglang", versions="sglang>=0.5.14", stage="startup",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    stage="startup",
     prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
-             "sampling kernel draws coins from the global RNG and is not batch-invariant.",
+    "sampling kernel draws coins from the global RNG and is not batch-invariant.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
     docs="""Checks `--speculative-use-rejection-sampling` together with `--enable-deterministic-inference`.
 
@@ -275,5 +319,6 @@ def spec_rejection_sampling_deterministic(cfg, target):
     release = sglang_release(target)
     if release >= Version("0.5.23"):
         return passed(f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23 on CUDA")
-    return failed(f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23",
-                  ["pip install 'sglang>=0.5.23'"])
+    return failed(
+        f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23", ["pip install 'sglang>=0.5.23'"]
+    )

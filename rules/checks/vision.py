@@ -1,4 +1,5 @@
 """Vision-encoder attention (`--mm-attention-backend`, or SGLang's default for multimodal models)."""
+
 from __future__ import annotations
 
 from rules.checks.common import SGLANG_NEWEST, gpu
@@ -10,7 +11,8 @@ VISION = "sglang: python/sglang/srt/layers/attention/vision.py, VisionAttention.
 @rule(
     id="vision-fa3-blackwell",
     title="The fa3 vision-attention backend does not run on Blackwell",
-    engine="sglang", versions=SGLANG_NEWEST,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
     stage="load",
     prevents="The 'fa3' backend is not supported on Blackwell GPUs",
     source=VISION,

@@ -6,6 +6,7 @@ rules/knowledge/vllm_backends.py. A named backend that fails any of them makes v
 … is not valid for this configuration. Reason: [...]" at start-up; with no backend named, rule
 vllm-auto-select runs vLLM's priority list instead.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -28,6 +29,7 @@ DOCS_URL = "https://docs.vllm.ai/en/latest/design/attention_backends.html"
 
 
 # --- what the rules read ---------------------------------------------------------------------------------
+
 
 def _installed(target: Target) -> Optional[Version]:
     try:
@@ -96,14 +98,23 @@ def _build_query(cfg: Config, target: Target) -> kb.VllmQuery:
             head_size, head_size_v = model.head_dim, model.v_head_dim  # with MLA disabled: nope + rope
     requested = cfg.flags.get("attention_config.flash_attn_version")
     return kb.VllmQuery(
-        cc=target.cc, head_size=head_size, dtype=_model_dtype(cfg, target.cc) or "bfloat16",
-        kv_dtype=cfg.kv_cache_dtype, block_size=cfg.page_size, use_mla=mla,
+        cc=target.cc,
+        head_size=head_size,
+        dtype=_model_dtype(cfg, target.cc) or "bfloat16",
+        kv_dtype=cfg.kv_cache_dtype,
+        block_size=cfg.page_size,
+        use_mla=mla,
         use_sparse=bool(model and model.model_type in kb.SPARSE_MLA_MODEL_TYPES),
-        has_sink="sinks" in cfg.features, has_sliding_window="sliding_window" in cfg.features,
-        softcap="softcap" in cfg.features, head_size_v=head_size_v,
-        fa_version=int(requested) if requested is not None else None, qk_nope_head_dim=nope,
-        qk_rope_head_dim=rope, v_head_dim=model.v_head_dim if model else None,
-        num_heads=model.num_attention_heads if model else None)
+        has_sink="sinks" in cfg.features,
+        has_sliding_window="sliding_window" in cfg.features,
+        softcap="softcap" in cfg.features,
+        head_size_v=head_size_v,
+        fa_version=int(requested) if requested is not None else None,
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+        v_head_dim=model.v_head_dim if model else None,
+        num_heads=model.num_attention_heads if model else None,
+    )
 
 
 def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optional[Outcome]]:
@@ -133,8 +144,16 @@ def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
 
 def _flash_attn_resolution(target: Target, q: kb.VllmQuery) -> kb.FaResolution:
     """The FlashAttention version FLASH_ATTN runs for this query (fa_utils.get_flash_attn_version)."""
-    return kb.flash_attn_version(target.cc, q.head_size, q.head_size_v, q.fa_version, q.has_sink, q.softcap,
-                                 kv_dtype=q.kv_dtype, block_size=q.block_size)
+    return kb.flash_attn_version(
+        target.cc,
+        q.head_size,
+        q.head_size_v,
+        q.fa_version,
+        q.has_sink,
+        q.softcap,
+        kv_dtype=q.kv_dtype,
+        block_size=q.block_size,
+    )
 
 
 def _cc(target: Target) -> str:
@@ -143,10 +162,13 @@ def _cc(target: Target) -> str:
 
 # --- the backend name ----------------------------------------------------------------------------------------
 
+
 @rule(
     id="vllm-backend-name",
     title="The vLLM attention backend name exists and can be used",
-    engine="vllm", versions="vllm>=0.13.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.13.0",
+    stage="startup",
     prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),
     source=kb.UNKNOWN_BACKEND_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum.get_path"),
     docs="""Checks that the backend named by `--attention-backend` (or `VLLM_ATTENTION_BACKEND`) is a member
@@ -159,7 +181,7 @@ plug-in placeholder) are members with no class path: get_path raises "Backend TO
 registered before use." Names that never existed are refused by attn-preflight itself (exit 2, with a
 did-you-mean).""",
     fix_title="Use a backend vLLM 0.33 builds for CUDA (FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, "
-              "or an MLA backend for DeepSeek-style models), or drop the flag",
+    "or an MLA backend for DeepSeek-style models), or drop the flag",
     references=(DOCS_URL,),
 )
 def vllm_backend_name(cfg, target):
@@ -170,8 +192,12 @@ def vllm_backend_name(cfg, target):
     release = str(installed) if installed is not None else None
     fix = ["drop --attention-backend (vLLM selects a backend)"]
     if name in kb.UNREGISTERED:
-        return failed(f"{name} ({kb.UNREGISTERED[name]}, no class path)", "a backend with a class", fix,
-                      reason=f"Backend {name} must be registered before use.")
+        return failed(
+            f"{name} ({kb.UNREGISTERED[name]}, no class path)",
+            "a backend with a class",
+            fix,
+            reason=f"Backend {name} must be registered before use.",
+        )
     present = kb.name_in_release(name, release)
     on = f"vllm {release}" if release else f"vllm {kb.VLLM_VERSION} (newest read)"
     if present is None:
@@ -184,9 +210,11 @@ def vllm_backend_name(cfg, target):
 @rule(
     id="vllm-backend-platform",
     title="The vLLM attention backend is one vLLM's CUDA platform can run",
-    engine="vllm", versions="vllm>=0.15.0", stage="runtime",
+    engine="vllm",
+    versions="vllm>=0.15.0",
+    stage="runtime",
     reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
-           "at import or kernel launch, after the weights load.",
+    "at import or kernel launch, after the weights load.",
     source=kb.PRIORITY_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum"),
     docs="""Checks that the named backend is built for NVIDIA CUDA, not for AMD ROCm (ROCM_*, the AITER
 backends), Intel XPU (XPU_MLA_SPARSE) or the CPU (CPU_ATTN, CPU_MLA, AMX_MLA).
@@ -207,14 +235,19 @@ def vllm_backend_platform(cfg, target):
         return unknown("no NVIDIA GPU on the target")
     if backend.platform in ("cuda", "any"):
         return passed(f"{backend.name} (CUDA)", "a CUDA backend")
-    return failed(f"{backend.name}, a {backend.platform} backend, on {gpu(target)}", "a CUDA backend",
-                  ["drop --attention-backend (vLLM selects a CUDA backend)"])
+    return failed(
+        f"{backend.name}, a {backend.platform} backend, on {gpu(target)}",
+        "a CUDA backend",
+        ["drop --attention-backend (vLLM selects a CUDA backend)"],
+    )
 
 
 @rule(
     id="vllm-env-backend",
     title="VLLM_ATTENTION_BACKEND is read by this vLLM",
-    engine="vllm", versions="vllm>=0.13.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.13.0",
+    stage="startup",
     prevents=kb.ENV_UNKNOWN_WARNING.format(env=kb.ENV_BACKEND),
     source=kb.ENV_SOURCE,
     docs="""Checks whether the VLLM_ATTENTION_BACKEND and VLLM_FLASH_ATTN_VERSION environment variables still
@@ -229,7 +262,7 @@ still judges the named backend, since the fix is to pass the same name as a flag
 still works, with a deprecation warning, but naming a different backend with --attention-backend as well
 fails: "attention_backend and attention_config.backend are mutually exclusive".""",
     fix_title="Pass the backend as --attention-backend NAME (and the FA version as "
-              "--attention-config.flash_attn_version=N)",
+    "--attention-config.flash_attn_version=N)",
 )
 def vllm_env_backend(cfg, target):
     env = {k: v for k, v in cfg.env.items() if k in (kb.ENV_BACKEND, kb.ENV_FA_VERSION)}
@@ -245,20 +278,30 @@ def vllm_env_backend(cfg, target):
     if installed is not None and installed < Version(kb.ENV_REMOVED_IN):
         named = env.get(kb.ENV_BACKEND, "").upper()
         if named and cfg.attention_backend not in (None, named):
-            return failed(f"{found} and --attention-backend {cfg.attention_backend} on vllm {installed}",
-                          "one of the two", [f"unset {kb.ENV_BACKEND}"],
-                          reason="attention_backend and attention_config.backend are mutually exclusive")
+            return failed(
+                f"{found} and --attention-backend {cfg.attention_backend} on vllm {installed}",
+                "one of the two",
+                [f"unset {kb.ENV_BACKEND}"],
+                reason="attention_backend and attention_config.backend are mutually exclusive",
+            )
         return warned(f"{found} on vllm {installed}", "the command-line flags", fix, reason=kb.ENV_DEPRECATION)
-    return warned(found, f"the command-line flags (vllm >= {kb.ENV_REMOVED_IN} ignores the variables)", fix,
-                  reason="vLLM ignores the variables and selects its own backend")
+    return warned(
+        found,
+        f"the command-line flags (vllm >= {kb.ENV_REMOVED_IN} ignores the variables)",
+        fix,
+        reason="vLLM ignores the variables and selects its own backend",
+    )
 
 
 # --- compute capability and FlashAttention versions ----------------------------------------------------------
 
+
 @rule(
     id="vllm-compute-capability",
     title="The vLLM attention backend supports this GPU's compute capability",
-    engine="vllm", versions="vllm>=0.20.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.20.0",
+    stage="startup",
     prevents=kb.R_CC,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_compute_capability",
     docs="""Checks the GPU's compute capability against the named backend's `supports_compute_capability`.
@@ -279,8 +322,9 @@ The FA versions inside FLASH_ATTN have their own arch limits (rule vllm-flash-at
 def vllm_compute_capability(cfg, target):
     named = kb.BY_NAME.get(cfg.attention_backend or "")
     if named is not None and named.platform == "cuda" and not named.modelled:
-        return unknown(f"{named.name}: attn-preflight does not model this backend's constraints; vLLM validates "
-                       f"it at start-up")
+        return unknown(
+            f"{named.name}: attn-preflight does not model this backend's constraints; vLLM validates it at start-up"
+        )
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
@@ -288,14 +332,19 @@ def vllm_compute_capability(cfg, target):
     if target.cc in backend.archs:
         return passed(f"{backend.name} on {gpu(target)}", required)
     q = _query(cfg, target)
-    return failed(f"{backend.name} on {gpu(target)} (compute capability {_cc(target)})", required,
-                  _instead(q, target, backend.name))
+    return failed(
+        f"{backend.name} on {gpu(target)} (compute capability {_cc(target)})",
+        required,
+        _instead(q, target, backend.name),
+    )
 
 
 @rule(
     id="vllm-flashmla-dense-hopper",
     title="Dense FlashMLA runs on Hopper only",
-    engine="vllm", versions="vllm>=0.15.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.15.0",
+    stage="startup",
     prevents=kb.FLASHMLA_DENSE_REASON,
     source=kb.FLASHMLA_DENSE_SOURCE,
     docs="""Checks that `--attention-backend FLASHMLA` with a dense (non-sparse) MLA model runs on SM90.
@@ -324,7 +373,9 @@ def vllm_flashmla_dense_hopper(cfg, target):
 @rule(
     id="vllm-flash-attn-version",
     title="The requested FlashAttention version runs on this GPU",
-    engine="vllm", versions="vllm>=0.20.0", stage="runtime",
+    engine="vllm",
+    versions="vllm>=0.20.0",
+    stage="runtime",
     prevents="Cannot use FA version 3 is not supported due to " + kb.FA_UNSUPPORTED_REASON[3],
     source=kb.FA_VERSION_SOURCE + "; " + kb.FA_SUPPORT_SOURCE,
     docs="""Checks `--attention-config.flash_attn_version=N` (FLASH_ATTN only) against the archs the
@@ -353,18 +404,23 @@ def vllm_flash_attn_version(cfg, target):
     resolution = kb.flash_attn_version(target.cc, requested=requested)
     fix = ["drop --attention-config.flash_attn_version"]
     if resolution.version is None:
-        return failed(f"FA{requested} on {gpu(target)}", kb.FA_UNSUPPORTED_REASON.get(requested, "FA 2, 3 or 4"),
-                      fix)
+        return failed(f"FA{requested} on {gpu(target)}", kb.FA_UNSUPPORTED_REASON.get(requested, "FA 2, 3 or 4"), fix)
     if resolution.version != requested:
-        return warned(f"FA{requested} on {gpu(target)}: vLLM runs FA{resolution.version}",
-                      kb.FA_UNSUPPORTED_REASON[requested], fix, reason=resolution.notes[0])
+        return warned(
+            f"FA{requested} on {gpu(target)}: vLLM runs FA{resolution.version}",
+            kb.FA_UNSUPPORTED_REASON[requested],
+            fix,
+            reason=resolution.notes[0],
+        )
     return passed(f"FA{requested} on {gpu(target)}", f"FA{requested} runs on {kb.FA_SUPPORTED[requested].describe()}")
 
 
 @rule(
     id="vllm-flash-attn-fallback",
     title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
-    engine="vllm", versions="vllm>=0.30.0", stage="init",
+    engine="vllm",
+    versions="vllm>=0.30.0",
+    stage="init",
     prevents=kb.FA4_TMEM_MESSAGE.format(head_size=192),
     reason="vLLM silently falls back to FA2 (a warning in the log), which runs but is slower than FA3/FA4.",
     source=kb.FA_VERSION_SOURCE,
@@ -391,20 +447,29 @@ def vllm_flash_attn_fallback(cfg, target):
     resolution = _flash_attn_resolution(target, q)
     wanted = q.fa_version or default
     if resolution.version == 2 and wanted in (3, 4):
-        return warned(f"FLASH_ATTN resolves FA2 for head size {q.head_size} on {gpu(target)}",
-                      f"FA{wanted}", _instead(q, target, "FLASH_ATTN") if cfg.attention_backend else [],
-                      reason=resolution.notes[-1])
+        return warned(
+            f"FLASH_ATTN resolves FA2 for head size {q.head_size} on {gpu(target)}",
+            f"FA{wanted}",
+            _instead(q, target, "FLASH_ATTN") if cfg.attention_backend else [],
+            reason=resolution.notes[-1],
+        )
     return passed(f"FLASH_ATTN resolves FA{resolution.version} on {gpu(target)}", f"FA{wanted or 2}")
 
 
 @rule(
     id="vllm-fa4-library",
     title="FLASH_ATTN on FA4 needs a working CUTLASS CuTe DSL and quack-kernels",
-    engine="vllm", versions="vllm>=0.33.0", stage="runtime", needs_software=True,
+    engine="vllm",
+    versions="vllm>=0.33.0",
+    stage="runtime",
+    needs_software=True,
     prevents="ModuleNotFoundError: No module named 'cutlass'",
-    source=kb.src(kb.FA_IFACE, "flash_attn_varlen_func (imports vllm.vllm_flash_attn.cute.interface at the first FA4 "
-                               "call; FA4_AVAILABLE only checks that cute/interface.py exists)") +
-           "; vllm 0.33.0 METADATA Requires-Dist nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5",
+    source=kb.src(
+        kb.FA_IFACE,
+        "flash_attn_varlen_func (imports vllm.vllm_flash_attn.cute.interface at the first FA4 "
+        "call; FA4_AVAILABLE only checks that cute/interface.py exists)",
+    )
+    + "; vllm 0.33.0 METADATA Requires-Dist nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5",
     docs="""Checks, when FLASH_ATTN resolves FlashAttention 4 (by default on 10.x, or by
 --attention-config.flash_attn_version=4), that the CUTLASS CuTe DSL (nvidia-cutlass-dsl, `cutlass.cute`) and
 quack-kernels are installed and import.
@@ -425,17 +490,22 @@ def vllm_fa4_library(cfg, target):
         return skipped("vLLM does not select FLASH_ATTN for this config")
     version = _flash_attn_resolution(target, q).version
     if version != 4:
-        return skipped(f"applies to FA4; FLASH_ATTN resolves {f'FA{version}' if version else 'no FA version'} on "
-                       f"{gpu(target)}")
-    states = {name: library_state(target, key) for key, name in (("cutlass_dsl", "nvidia-cutlass-dsl"),
-                                                                  ("quack", "quack-kernels"))}
+        return skipped(
+            f"applies to FA4; FLASH_ATTN resolves {f'FA{version}' if version else 'no FA version'} on {gpu(target)}"
+        )
+    states = {
+        name: library_state(target, key)
+        for key, name in (("cutlass_dsl", "nvidia-cutlass-dsl"), ("quack", "quack-kernels"))
+    }
     details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
-    found = "; ".join(f"{name} {state.summary}" for name, state in states.items()) + \
-        "".join(f" ({detail})" for detail in details)
+    found = "; ".join(f"{name} {state.summary}" for name, state in states.items()) + "".join(
+        f" ({detail})" for detail in details
+    )
     required = "nvidia-cutlass-dsl and quack-kernels that import (FA4 on vllm_flash_attn)"
     if any(state.healthy is False for state in states.values()):
-        return failed(found, required, ["pip install --force-reinstall 'nvidia-cutlass-dsl[cu13]==4.8.0' "
-                                        "quack-kernels==0.6.5"])
+        return failed(
+            found, required, ["pip install --force-reinstall 'nvidia-cutlass-dsl[cu13]==4.8.0' quack-kernels==0.6.5"]
+        )
     if any(state.healthy is None for state in states.values()):
         return unknown(f"import health not checked: {found}")
     return passed(found, required)
@@ -443,10 +513,13 @@ def vllm_fa4_library(cfg, target):
 
 # --- the reasons of validate_configuration -------------------------------------------------------------------
 
+
 @rule(
     id="vllm-head-size",
     title="The vLLM attention backend supports the model's head size",
-    engine="vllm", versions="vllm>=0.20.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.20.0",
+    stage="startup",
     prevents=kb.R_HEAD_SIZE,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_head_size / get_supported_head_sizes",
     docs="""Checks the model's attention head size against the named backend's supported head sizes.
@@ -474,7 +547,9 @@ def vllm_head_size(cfg, target):
 @rule(
     id="vllm-dtype",
     title="The vLLM attention backend supports the model dtype",
-    engine="vllm", versions="vllm>=0.20.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.20.0",
+    stage="startup",
     prevents=kb.R_DTYPE,
     source=kb.VALIDATE_SOURCE + "; each backend's supported_dtypes",
     docs="""Checks the dtype vLLM runs the model in (`--dtype`, or the config's torch_dtype resolved as
@@ -498,8 +573,13 @@ def vllm_dtype(cfg, target):
     if dtype in backend.dtypes:
         return passed(f"{dtype} on {backend.name}", required)
     model_type = cfg.model.model_type if cfg.model else None
-    usable = [d for d in ("bfloat16", "float16") if d in backend.dtypes and (d != "bfloat16" or target.cc >= (8, 0))
-              and not (d == "float16" and model_type in kb.FLOAT16_UNSUPPORTED_MODELS)]
+    usable = [
+        d
+        for d in ("bfloat16", "float16")
+        if d in backend.dtypes
+        and (d != "bfloat16" or target.cc >= (8, 0))
+        and not (d == "float16" and model_type in kb.FLOAT16_UNSUPPORTED_MODELS)
+    ]
     fix = [f"--dtype {usable[0]}"] if usable else []
     if dtype == "float32" and not _uses_mla(cfg):
         fix.append(_use_backend("TRITON_ATTN", target))
@@ -509,7 +589,9 @@ def vllm_dtype(cfg, target):
 @rule(
     id="vllm-bf16-arch",
     title="bfloat16 needs compute capability 8.0",
-    engine="vllm", versions="vllm>=0.15.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.15.0",
+    stage="startup",
     prevents=kb.BF16_ARCH_MESSAGE.format(gpu="Tesla T4", cc="7.5"),
     source=kb.BF16_ARCH_SOURCE,
     docs="""Checks that bfloat16 is not asked of a GPU older than Ampere (V100, T4).
@@ -531,16 +613,21 @@ def vllm_bf16_arch(cfg, target):
         return passed(f"bfloat16 on {gpu(target)}", "compute capability >= 8.0")
     if explicit:
         return failed(f"--dtype {cfg.dtype} on {gpu(target)}", "compute capability >= 8.0", ["--dtype half"])
-    return warned(f"a bfloat16 checkpoint on {gpu(target)}", "compute capability >= 8.0", ["--dtype half"],
-                  reason="vLLM falls back to float16")
+    return warned(
+        f"a bfloat16 checkpoint on {gpu(target)}",
+        "compute capability >= 8.0",
+        ["--dtype half"],
+        reason="vLLM falls back to float16",
+    )
 
 
 @rule(
     id="vllm-fp16-model",
     title="The model accepts float16",
-    engine="vllm", versions="vllm>=0.15.0", stage="startup",
-    prevents=kb.FLOAT16_MODEL_MESSAGE.format(model_type="gemma2",
-                                             reason=kb.FLOAT16_UNSUPPORTED_MODELS["gemma2"]),
+    engine="vllm",
+    versions="vllm>=0.15.0",
+    stage="startup",
+    prevents=kb.FLOAT16_MODEL_MESSAGE.format(model_type="gemma2", reason=kb.FLOAT16_UNSUPPORTED_MODELS["gemma2"]),
     source=kb.FLOAT16_MODEL_SOURCE,
     docs="""Checks that `--dtype half` / `float16` is not asked of a model vLLM refuses to run in float16:
 Gemma 2, Gemma 3 and GLM-4 (numerical instability).
@@ -562,7 +649,9 @@ def vllm_fp16_model(cfg, target):
 @rule(
     id="vllm-kv-cache-dtype",
     title="The vLLM attention backend supports the KV-cache dtype",
-    engine="vllm", versions="vllm>=0.20.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.20.0",
+    stage="startup",
     prevents=kb.R_KV_DTYPE,
     source=kb.VALIDATE_SOURCE + "; each backend's supported_kv_cache_dtypes / supports_kv_cache_dtype",
     docs="""Checks `--kv-cache-dtype` against the named backend's supported KV-cache dtypes on this GPU.
@@ -584,14 +673,19 @@ def vllm_kv_cache_dtype(cfg, target):
         return passed(f"--kv-cache-dtype {kv} on {backend.name}", "a dtype the backend stores")
     accepted = sorted(d for d in (backend.kv_dtypes or ()) if backend.accepts_kv_dtype(d, target.cc))
     fix = [] if "auto" not in accepted else ["--kv-cache-dtype auto"]
-    return failed(f"--kv-cache-dtype {kv} on {backend.name} ({gpu(target)})", "one of " + ", ".join(accepted),
-                  fix + _instead(_query(cfg, target), target, backend.name))
+    return failed(
+        f"--kv-cache-dtype {kv} on {backend.name} ({gpu(target)})",
+        "one of " + ", ".join(accepted),
+        fix + _instead(_query(cfg, target), target, backend.name),
+    )
 
 
 @rule(
     id="vllm-flash-attn-fp8-kv",
     title="FLASH_ATTN stores an FP8 KV cache only with FA3 on SM90 or FA4 on SM100",
-    engine="vllm", versions="vllm>=0.30.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.30.0",
+    stage="startup",
     prevents=kb.FA_FP8_KV_REASON,
     source=kb.FA_FP8_KV_SOURCE,
     docs="""Checks that FLASH_ATTN with `--kv-cache-dtype fp8`/`fp8_e4m3` resolves a FlashAttention version
@@ -614,19 +708,32 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     q = _query(cfg, target)
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
-    fa = kb.flash_attn_version(target.cc, q.head_size, q.head_size, q.fa_version, q.has_sink, q.softcap,
-                               kv_dtype=q.kv_dtype, block_size=q.block_size)
+    fa = kb.flash_attn_version(
+        target.cc,
+        q.head_size,
+        q.head_size,
+        q.fa_version,
+        q.has_sink,
+        q.softcap,
+        kv_dtype=q.kv_dtype,
+        block_size=q.block_size,
+    )
     found = f"{cfg.kv_cache_dtype} KV with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
     if kb.flash_attn_fp8_kv_ok(target.cc, cfg.kv_cache_dtype, q.head_size, fa):
         return passed(found, "FA3 on SM90 or FA4 on SM100")
-    return failed(found, "FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100",
-                  ["--kv-cache-dtype auto", *_instead(q, target, "FLASH_ATTN")])
+    return failed(
+        found,
+        "FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100",
+        ["--kv-cache-dtype auto", *_instead(q, target, "FLASH_ATTN")],
+    )
 
 
 @rule(
     id="vllm-flashinfer-nvfp4-head64",
     title="FlashInfer's FA2 path cannot read an NVFP4 KV cache at head size 64",
-    engine="vllm", versions="vllm>=0.33.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.33.0",
+    stage="startup",
     prevents=kb.FI_NVFP4_HEAD64_REASON,
     source=kb.FI_NVFP4_SOURCE,
     docs="""Checks FLASHINFER with an NVFP4 KV cache and head size 64 on SM8x, SM9x or SM12x.
@@ -642,7 +749,9 @@ def vllm_flashinfer_nvfp4_head64(cfg, target):
 @rule(
     id="vllm-flashinfer-nvfp4-sinks",
     title="FlashInfer's sink prefill cannot read an NVFP4 KV cache",
-    engine="vllm", versions="vllm>=0.33.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.33.0",
+    stage="startup",
     prevents=kb.FI_NVFP4_SINK_REASON,
     source=kb.FI_NVFP4_SOURCE,
     docs="""Checks FLASHINFER with an NVFP4 KV cache for a model with attention sinks (GPT-OSS) on SM8x,
@@ -670,14 +779,17 @@ def _flashinfer_nvfp4(cfg, target, what, hits):
         return skipped("needs the model's head size (--model)")
     if not hits(q):
         return passed(f"NVFP4 KV without {what} on {gpu(target)}", f"no {what}")
-    return failed(f"NVFP4 KV with {what} on {gpu(target)}", f"no {what} with NVFP4 KV below SM100",
-                  ["--kv-cache-dtype fp8"])
+    return failed(
+        f"NVFP4 KV with {what} on {gpu(target)}", f"no {what} with NVFP4 KV below SM100", ["--kv-cache-dtype fp8"]
+    )
 
 
 @rule(
     id="vllm-sinks",
     title="The vLLM attention backend supports attention sinks",
-    engine="vllm", versions="vllm>=0.20.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.20.0",
+    stage="startup",
     prevents=kb.R_SINKS,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_sink",
     docs="""Checks that a model with learnable attention sinks (GPT-OSS) is served by a backend whose
@@ -697,15 +809,19 @@ def vllm_sinks(cfg, target):
     q = _query(cfg, target)
     if kb.supports_sink(backend, target.cc, q.fa_version):
         return passed(f"sinks on {backend.name} ({gpu(target)})", "supports_sink()")
-    return failed(f"a model with attention sinks on {backend.name} ({gpu(target)})",
-                  "a backend with sink support on this GPU", _instead(q, target, backend.name)
-                  or [_use_backend("TRITON_ATTN", target)])
+    return failed(
+        f"a model with attention sinks on {backend.name} ({gpu(target)})",
+        "a backend with sink support on this GPU",
+        _instead(q, target, backend.name) or [_use_backend("TRITON_ATTN", target)],
+    )
 
 
 @rule(
     id="vllm-mla-model-backend",
     title="An MLA model needs an MLA backend",
-    engine="vllm", versions="vllm>=0.15.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.15.0",
+    stage="startup",
     prevents=kb.R_MLA,
     source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
     docs="""Checks that a multi-head-latent-attention model (DeepSeek V2/V3/R1, Kimi K2, GLM-4.7-Flash, …)
@@ -725,14 +841,17 @@ def vllm_mla_model_backend(cfg, target):
         return skipped("vLLM does not run this model with MLA")
     if backend.mla:
         return passed(f"an MLA model on {backend.name}", "an MLA backend")
-    return failed(f"an MLA model on {backend.name}", "an MLA backend",
-                  _instead(_query(cfg, target), target, backend.name))
+    return failed(
+        f"an MLA model on {backend.name}", "an MLA backend", _instead(_query(cfg, target), target, backend.name)
+    )
 
 
 @rule(
     id="vllm-non-mla-model-backend",
     title="An MLA backend needs an MLA model",
-    engine="vllm", versions="vllm>=0.15.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.15.0",
+    stage="startup",
     prevents=kb.R_NON_MLA,
     source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
     docs="""Checks that an MLA backend (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, …)
@@ -752,25 +871,27 @@ def vllm_non_mla_model_backend(cfg, target):
         return skipped("needs the model (--model) to know whether it uses MLA")
     if _uses_mla(cfg):
         return passed(f"an MLA model on {backend.name}", "an MLA model")
-    return failed(f"a model without MLA on {backend.name}", "an MLA model",
-                  _instead(_query(cfg, target), target, backend.name))
+    return failed(
+        f"a model without MLA on {backend.name}", "an MLA model", _instead(_query(cfg, target), target, backend.name)
+    )
 
 
 @rule(
     id="vllm-sparse-mla-backend",
     title="A sparse-attention MLA model needs a sparse MLA backend, and a dense one a dense backend",
-    engine="vllm", versions="vllm>=0.15.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.15.0",
+    stage="startup",
     prevents=kb.R_SPARSE,
     source=kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse()); "
-           "vllm/model_executor/models/deepseek_v2.py (is_v32 = hasattr(config, 'index_topk'))",
+    "vllm/model_executor/models/deepseek_v2.py (is_v32 = hasattr(config, 'index_topk'))",
     docs="""Checks that an MLA model with DeepSeek sparse attention (an `index_topk` indexer: DeepSeek-V3.2,
 GLM-5) is on a sparse MLA backend (FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE, FLASH_ATTN_MLA_SPARSE, …), and
 that a dense MLA model is not ("non-sparse not supported").
 
 vLLM marks the layers sparse when config.json has index_topk; attn-preflight recognises the deepseek_v32
 and glm_moe_dsa model types, whose configs carry it.""",
-    fix_title="Sparse models: FLASHMLA_SPARSE (SM90/SM100); dense models: FLASH_ATTN_MLA / FLASHINFER_MLA / "
-              "TRITON_MLA",
+    fix_title="Sparse models: FLASHMLA_SPARSE (SM90/SM100); dense models: FLASH_ATTN_MLA / FLASHINFER_MLA / TRITON_MLA",
 )
 def vllm_sparse_mla_backend(cfg, target):
     backend, outcome = _named(cfg, target)
@@ -783,17 +904,23 @@ def vllm_sparse_mla_backend(cfg, target):
     if q.use_sparse == backend.sparse:
         return passed(f"{kind} MLA model on {backend.name}", "matching sparsity")
     required = "a sparse MLA backend" if q.use_sparse else "a dense MLA backend"
-    return failed(f"{kind} MLA model on {backend.name}", required, _instead(q, target, backend.name),
-                  reason=kb.R_SPARSE if q.use_sparse else kb.R_NON_SPARSE)
+    return failed(
+        f"{kind} MLA model on {backend.name}",
+        required,
+        _instead(q, target, backend.name),
+        reason=kb.R_SPARSE if q.use_sparse else kb.R_NON_SPARSE,
+    )
 
 
 @rule(
     id="vllm-block-size",
     title="--block-size is a multiple of the backend's kernel block size",
-    engine="vllm", versions="vllm>=0.20.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.20.0",
+    stage="startup",
     prevents=kb.R_BLOCK_SIZE,
     source=kb.VALIDATE_SOURCE + "; AttentionBackend.supports_block_size; each backend's "
-           "get_supported_kernel_block_sizes",
+    "get_supported_kernel_block_sizes",
     docs="""Checks `--block-size` against the named backend's kernel block sizes: the block size must be a
 multiple of one of them (vLLM splits larger blocks into kernel pages).
 
@@ -817,7 +944,9 @@ def vllm_block_size(cfg, target):
 @rule(
     id="vllm-sliding-window",
     title="The vLLM attention backend supports sliding-window attention",
-    engine="vllm", versions="vllm>=0.26.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.26.0",
+    stage="startup",
     prevents=kb.R_SLIDING_WINDOW,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_sliding_window",
     docs="""Checks that a model with sliding-window layers (Mistral, Gemma 2/3, GPT-OSS, …) is on a backend
@@ -836,14 +965,19 @@ def vllm_sliding_window(cfg, target):
         return skipped("the model has no sliding-window layers")
     if backend.sliding_window:
         return passed(f"sliding window on {backend.name}", "supports_sliding_window()")
-    return failed(f"a sliding-window model on {backend.name}", "a backend with sliding-window support",
-                  _instead(_query(cfg, target), target, backend.name))
+    return failed(
+        f"a sliding-window model on {backend.name}",
+        "a backend with sliding-window support",
+        _instead(_query(cfg, target), target, backend.name),
+    )
 
 
 @rule(
     id="vllm-flashinfer-mla-qk-nope",
     title="FLASHINFER_MLA needs qk_nope_head_dim 64, 128 or 192",
-    engine="vllm", versions="vllm>=0.15.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.15.0",
+    stage="startup",
     prevents=kb.FI_MLA_QK_NOPE_REASON.format(got=96),
     source=kb.FI_MLA_QK_NOPE_SOURCE,
     docs="""Checks the MLA model's qk_nope_head_dim (the non-rotary part of the query/key head) for
@@ -870,7 +1004,9 @@ def vllm_flashinfer_mla_qk_nope(cfg, target):
 @rule(
     id="vllm-tokenspeed-mla-dims",
     title="TOKENSPEED_MLA needs DeepSeek-R1 MLA dimensions",
-    engine="vllm", versions="vllm>=0.26.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.26.0",
+    stage="startup",
     prevents=kb.TOKENSPEED_DIMS_REASON.format(got="192, 64, 128"),
     source=kb.TOKENSPEED_SOURCE,
     docs="""Checks that TOKENSPEED_MLA serves a model with qk_nope_head_dim 128, qk_rope_head_dim 64 and
@@ -900,9 +1036,11 @@ def vllm_tokenspeed_mla_dims(cfg, target):
 @rule(
     id="vllm-triton-mla-fp8-kv-arch",
     title="TRITON_MLA reads an FP8 KV cache only on SM89 and newer",
-    engine="vllm", versions="vllm>=0.33.0", stage="init",
+    engine="vllm",
+    versions="vllm>=0.33.0",
+    stage="init",
     prevents="FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100-SXM4-80GB (compute "
-             "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
+    "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
     source=kb.src(f"{kb.BACKENDS_DIR}/mla/triton_mla.py", "TritonMLAImpl.__init__"),
     docs="""Checks TRITON_MLA with an FP8 KV cache on GPUs older than SM89 (A100, A10, V100, T4), and a
 bfloat16 KV cache below SM80.
@@ -923,20 +1061,29 @@ def vllm_triton_mla_fp8_kv_arch(cfg, target):
     kv = cfg.kv_cache_dtype
     suggested = "float16" if target.cc < (8, 0) else "bfloat16"
     if kv.startswith("fp8") and target.cc < (8, 9):
-        return failed(f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})", "compute capability >= 8.9",
-                      [f"--kv-cache-dtype {suggested}"])
+        return failed(
+            f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})",
+            "compute capability >= 8.9",
+            [f"--kv-cache-dtype {suggested}"],
+        )
     if kv == "bfloat16" and target.cc < (8, 0):
-        return failed(f"--kv-cache-dtype bfloat16 on TRITON_MLA ({gpu(target)})", "compute capability >= 8.0",
-                      ["--kv-cache-dtype float16"])
+        return failed(
+            f"--kv-cache-dtype bfloat16 on TRITON_MLA ({gpu(target)})",
+            "compute capability >= 8.0",
+            ["--kv-cache-dtype float16"],
+        )
     return passed(f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
 
 
 # --- no backend named ----------------------------------------------------------------------------------------
 
+
 @rule(
     id="vllm-auto-select",
     title="vLLM finds a valid attention backend by itself",
-    engine="vllm", versions="vllm>=0.26.0", stage="startup",
+    engine="vllm",
+    versions="vllm>=0.26.0",
+    stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
     source=kb.SELECT_SOURCE + "; " + kb.PRIORITY_SOURCE,
     docs="""With no --attention-backend, runs vLLM's CUDA priority list for the model on this GPU and
@@ -968,13 +1115,16 @@ def vllm_auto_select(cfg, target):
         fix = ["--kv-cache-dtype auto"] if kb.is_quantised_kv(q.kv_dtype) else []
         if cfg.page_size is not None:
             fix.append("drop --block-size")
-        return failed(f"no valid backend on {gpu(target)} ({tried})", "one valid backend in vLLM's priority list",
-                      fix)
+        return failed(f"no valid backend on {gpu(target)} ({tried})", "one valid backend in vLLM's priority list", fix)
     blocked = [name for name, reasons in selection.rejected.items() if reasons == [kb.R_BLOCK_SIZE]]
     if blocked:
-        return warned(f"--block-size {cfg.page_size}: vLLM picks {selection.chosen}",
-                      f"a block size {', '.join(blocked)} accept", ["drop --block-size"],
-                      reason=f"--block-size {cfg.page_size} precluded higher-priority backend(s) "
-                             f"{', '.join(blocked)}")
-    return passed(f"vLLM selects {selection.chosen} on {gpu(target)}" + (f" (skipped: {tried})" if tried else ""),
-                  "a valid backend")
+        return warned(
+            f"--block-size {cfg.page_size}: vLLM picks {selection.chosen}",
+            f"a block size {', '.join(blocked)} accept",
+            ["drop --block-size"],
+            reason=f"--block-size {cfg.page_size} precluded higher-priority backend(s) {', '.join(blocked)}",
+        )
+    return passed(
+        f"vLLM selects {selection.chosen} on {gpu(target)}" + (f" (skipped: {tried})" if tried else ""),
+        "a valid backend",
+    )

@@ -5,6 +5,7 @@ Blackwell Server Edition", "DGX Spark") and bare compute capabilities (`sm_90`, 
 `9.0`, `12.1`, `sm_100a`). Memory is the usable HBM/GDDR of the common SKU in GiB (NVML reports slightly
 less); unified-memory parts (Thor, GB10) give the shared LPDDR size.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,13 +33,20 @@ class GpuProfile:
         return f"{self.cc[0]}.{self.cc[1]}"
 
 
-_BLACKWELL_DC = "sglang model_override_base.get_default_attn_backend docstring: 'SM100/SM103 (Blackwell B200/GB200/B300)'"
+_BLACKWELL_DC = (
+    "sglang model_override_base.get_default_attn_backend docstring: 'SM100/SM103 (Blackwell B200/GB200/B300)'"
+)
 
 PROFILES: tuple[GpuProfile, ...] = (
     GpuProfile("T4", (7, 5), 16, ("tesla t4",)),
     GpuProfile("V100", (7, 0), 32, ("tesla v100", "v100 32gb", "v100 16gb")),
-    GpuProfile("A100", (8, 0), 80, ("a100 80gb", "a100 40gb"),
-               source=f"{NVIDIA_CUDA_GPUS}; flash-attention README 'Ampere ... (e.g., A100)'"),
+    GpuProfile(
+        "A100",
+        (8, 0),
+        80,
+        ("a100 80gb", "a100 40gb"),
+        source=f"{NVIDIA_CUDA_GPUS}; flash-attention README 'Ampere ... (e.g., A100)'",
+    ),
     GpuProfile("A800", (8, 0), 80, (), source=f"{NVIDIA_CUDA_GPUS}; sgl-kernel is_fa3_supported comment 'A100/A*0'"),
     GpuProfile("A30", (8, 0), 24),
     GpuProfile("A10", (8, 6), 24),
@@ -51,32 +59,72 @@ PROFILES: tuple[GpuProfile, ...] = (
     GpuProfile("L40", (8, 9), 48),
     GpuProfile("L40S", (8, 9), 48),
     GpuProfile("RTX 4090", (8, 9), 24, ("4090", "rtx 4090d")),
-    GpuProfile("H100", (9, 0), 80, ("h100 nvl", "h100 pcie"),
-               source=f"{NVIDIA_CUDA_GPUS}; sglang docs attention_backend.md 'Default for Hopper Machines, e.g., H100, H200, H20'"),
+    GpuProfile(
+        "H100",
+        (9, 0),
+        80,
+        ("h100 nvl", "h100 pcie"),
+        source=f"{NVIDIA_CUDA_GPUS}; sglang docs attention_backend.md 'Default for Hopper Machines, e.g., H100, H200, H20'",
+    ),
     GpuProfile("H200", (9, 0), 141, ("h200 nvl",)),
     GpuProfile("H20", (9, 0), 96),
     GpuProfile("H800", (9, 0), 80),
     GpuProfile("GH200", (9, 0), 96, ("gh200 480gb", "grace hopper")),
     GpuProfile("B200", (10, 0), 179, (), source=f"{NVIDIA_CUDA_GPUS}; {_BLACKWELL_DC}"),
     GpuProfile("GB200", (10, 0), 186, (), source=f"{NVIDIA_CUDA_GPUS}; {_BLACKWELL_DC}"),
-    GpuProfile("B300", (10, 3), 268, ("b300 sxm6 ac",),
-               source=f"{NVIDIA_CUDA_GPUS}; flash-attention flash_fwd_sm100.py 'sm_103 (B300)'"),
+    GpuProfile(
+        "B300",
+        (10, 3),
+        268,
+        ("b300 sxm6 ac",),
+        source=f"{NVIDIA_CUDA_GPUS}; flash-attention flash_fwd_sm100.py 'sm_103 (B300)'",
+    ),
     GpuProfile("GB300", (10, 3), 279, (), source=f"{NVIDIA_CUDA_GPUS}; flash-attention benchmarks 'SM103 (GB300)'"),
-    GpuProfile("Jetson Thor", (11, 0), 128, ("thor", "jetson agx thor", "agx thor"),
-               source=f"{NVIDIA_CUDA_GPUS}; flash-attention setup.py 'Thor rename: 12.9 uses sm_101; 13.0+ uses sm_110'",
-               note="reported as sm_101 by CUDA 12.9 toolkits; unified memory"),
+    GpuProfile(
+        "Jetson Thor",
+        (11, 0),
+        128,
+        ("thor", "jetson agx thor", "agx thor"),
+        source=f"{NVIDIA_CUDA_GPUS}; flash-attention setup.py 'Thor rename: 12.9 uses sm_101; 13.0+ uses sm_110'",
+        note="reported as sm_101 by CUDA 12.9 toolkits; unified memory",
+    ),
     GpuProfile("RTX 5090", (12, 0), 32, ("5090",)),
     GpuProfile("RTX 5080", (12, 0), 16, ("5080",)),
-    GpuProfile("RTX PRO 6000", (12, 0), 96, ("rtx pro 6000 blackwell", "rtx 6000 pro"),
-               source=f"{NVIDIA_CUDA_GPUS}; sglang docs attention_backend.md 'Blackwell SM120 (e.g., RTX PRO 6000 Blackwell)'"),
-    GpuProfile("GB10", (12, 1), 128, ("dgx spark", "spark", "gb10 dgx spark"),
-               note="DGX Spark; unified memory"),
+    GpuProfile(
+        "RTX PRO 6000",
+        (12, 0),
+        96,
+        ("rtx pro 6000 blackwell", "rtx 6000 pro"),
+        source=f"{NVIDIA_CUDA_GPUS}; sglang docs attention_backend.md 'Blackwell SM120 (e.g., RTX PRO 6000 Blackwell)'",
+    ),
+    GpuProfile("GB10", (12, 1), 128, ("dgx spark", "spark", "gb10 dgx spark"), note="DGX Spark; unified memory"),
 )
 
 # Words NVML and marketing add around the product name; dropped before matching.
 _NOISE = {
-    "nvidia", "tesla", "geforce", "sxm", "sxm2", "sxm4", "sxm5", "sxm6", "pcie", "hbm2", "hbm2e", "hbm3",
-    "hbm3e", "server", "edition", "workstation", "max", "q", "gpu", "blackwell", "ada", "generation", "lovelace",
+    "nvidia",
+    "tesla",
+    "geforce",
+    "sxm",
+    "sxm2",
+    "sxm4",
+    "sxm5",
+    "sxm6",
+    "pcie",
+    "hbm2",
+    "hbm2e",
+    "hbm3",
+    "hbm3e",
+    "server",
+    "edition",
+    "workstation",
+    "max",
+    "q",
+    "gpu",
+    "blackwell",
+    "ada",
+    "generation",
+    "lovelace",
 }
 _MEMORY = re.compile(r"^\d+(gb|g|gib)$")
 

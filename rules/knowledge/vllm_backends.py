@@ -14,6 +14,7 @@ FlashInfer's TRT-LLM cubins are available (flashinfer-cubin or
 NVIDIA's artifactory reachable); VLLM_BATCH_INVARIANT is off; no decode/prefill context parallelism.
 Compute capabilities are (major, minor) tuples.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -68,8 +69,11 @@ class Archs:
     exact: frozenset[CC] = frozenset()
 
     def __contains__(self, cc: CC) -> bool:
-        ranged = (self.lo is not None or self.hi is not None) and (self.lo is None or cc >= self.lo) and (
-            self.hi is None or cc <= self.hi)
+        ranged = (
+            (self.lo is not None or self.hi is not None)
+            and (self.lo is None or cc >= self.lo)
+            and (self.hi is None or cc <= self.hi)
+        )
         return ranged or cc[0] in self.majors or cc in self.exact
 
     def describe(self) -> str:
@@ -180,13 +184,16 @@ class VllmBackend:
         return any(block_size % (s.base if isinstance(s, MultipleOf) else s) == 0 for s in self.block_sizes)
 
     def describe_block_sizes(self) -> str:
-        return " or ".join(f"a multiple of {s.base}" if isinstance(s, MultipleOf) else f"a multiple of {s}"
-                           for s in self.block_sizes)
+        return " or ".join(
+            f"a multiple of {s.base}" if isinstance(s, MultipleOf) else f"a multiple of {s}" for s in self.block_sizes
+        )
 
 
 BACKENDS_DIR = "vllm/v1/attention/backends"
-MLA_COMMON = src("vllm/model_executor/layers/attention/mla_attention.py",
-                 "MLACommonBackend.get_supported_head_sizes -> [320, 512, 576], is_mla -> True")
+MLA_COMMON = src(
+    "vllm/model_executor/layers/attention/mla_attention.py",
+    "MLACommonBackend.get_supported_head_sizes -> [320, 512, 576], is_mla -> True",
+)
 MLA_HEADS = HeadSizes(allowed=frozenset({320, 512, 576}))
 
 # FA versions the vllm_flash_attn fork can run per arch (flash_attn_interface._is_fa{2,3,4}_supported).
@@ -207,138 +214,289 @@ _FI = f"{BACKENDS_DIR}/flashinfer.py"
 
 BACKEND_LIST: tuple[VllmBackend, ...] = (
     VllmBackend(
-        "FLASH_ATTN", "FlashAttention 2/3/4 (vllm_flash_attn)", src(_FA, "FlashAttentionBackend"),
-        archs=Archs(lo=(8, 0)), kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        "FLASH_ATTN",
+        "FlashAttention 2/3/4 (vllm_flash_attn)",
+        src(_FA, "FlashAttentionBackend"),
+        archs=Archs(lo=(8, 0)),
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
         kv_dtype_archs=(("fp8", majors(9, 10)), ("fp8_e4m3", majors(9, 10))),
         head_sizes=HeadSizes(multiple_of=8, maximum=256, wide_max=512, wide_archs=FA4_ARCHS),
-        block_sizes=(MultipleOf(16),), sinks=majors(9, 10), sliding_window=True, auto_selected=True,
+        block_sizes=(MultipleOf(16),),
+        sinks=majors(9, 10),
+        sliding_window=True,
+        auto_selected=True,
         notes="FA version per arch: FA3 on 9.x, FA4 on 10.x, FA2 elsewhere (get_flash_attn_version); fp8 KV "
-              "only where FA3 (SM90) or FA4 (SM90 head_size 512, SM100) resolves",
+        "only where FA3 (SM90) or FA4 (SM90 head_size 512, SM100) resolves",
         sources={
             "archs": src(_FA, "FlashAttentionBackend.supports_compute_capability (>= 8.0)"),
             "head_sizes": src(_FA, "FlashAttentionBackend.supports_head_size (% 8, <= 256, <= 512 if FA4)"),
-            "kv_dtypes": src(_FA, "FlashAttentionBackend.supports_kv_cache_dtype -> "
-                                  "fa_utils.flash_attn_supports_kv_cache_dtype"),
-            "sinks": src(_FA, "FlashAttentionBackend.supports_sink -> fa_utils.flash_attn_supports_sinks "
-                              "(FA version in (3, 4)); supports_combination 'sink not supported on compute "
-                              "capability < 9.0'"),
-            "block_sizes": src(_FA, "FlashAttentionBackend.get_supported_kernel_block_sizes (MultipleOf(16); "
-                                    "128 for FA4's Blackwell hd256 kernel, 64 for SM90 FA4 fp8 KV hd512)"),
-        }),
+            "kv_dtypes": src(
+                _FA, "FlashAttentionBackend.supports_kv_cache_dtype -> fa_utils.flash_attn_supports_kv_cache_dtype"
+            ),
+            "sinks": src(
+                _FA,
+                "FlashAttentionBackend.supports_sink -> fa_utils.flash_attn_supports_sinks "
+                "(FA version in (3, 4)); supports_combination 'sink not supported on compute "
+                "capability < 9.0'",
+            ),
+            "block_sizes": src(
+                _FA,
+                "FlashAttentionBackend.get_supported_kernel_block_sizes (MultipleOf(16); "
+                "128 for FA4's Blackwell hd256 kernel, 64 for SM90 FA4 fp8 KV hd512)",
+            ),
+        },
+    ),
     VllmBackend(
-        "FLASHINFER", "FlashInfer (native + TRT-LLM gen / XQA)", src(_FI, "FlashInferBackend"),
+        "FLASHINFER",
+        "FlashInfer (native + TRT-LLM gen / XQA)",
+        src(_FI, "FlashInferBackend"),
         archs=Archs(lo=(8, 0), hi=(12, 1)),
-        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4",
-                             "nvfp4_4over6"}),
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4", "nvfp4_4over6"}),
         kv_dtype_archs=(("nvfp4", majors(8, 9, 10, 12)), ("nvfp4_4over6", majors(10))),
-        head_sizes=HeadSizes(allowed=frozenset({64, 128, 256, 512})), block_sizes=(16, 32, 64),
-        sinks=Archs(majors=frozenset({10, 12}), exact=frozenset({(9, 0)})), sliding_window=True,
+        head_sizes=HeadSizes(allowed=frozenset({64, 128, 256, 512})),
+        block_sizes=(16, 32, 64),
+        sinks=Archs(majors=frozenset({10, 12}), exact=frozenset({(9, 0)})),
+        sliding_window=True,
         auto_selected=True,
         notes="SM75 excluded until flashinfer#3621 lands (comment in supports_compute_capability); page sizes "
-              "128..1024 only for GQA on SM100 with TRT-LLM",
+        "128..1024 only for GQA on SM100 with TRT-LLM",
         sources={
             "archs": src(_FI, "FlashInferBackend.supports_compute_capability (8.0 <= cc <= 12.1)"),
-            "kv_dtypes": src(_FI, "FlashInferBackend.supports_kv_cache_dtype (nvfp4: FA2 path on SM8x/9x/12x "
-                                  "takes only 'nvfp4'; SM10x needs TRT-LLM prefill+decode)"),
-            "sinks": src(_FI, "FlashInferBackend.supports_sink -> vllm/utils/flashinfer.py "
-                              "supports_trtllm_attention (XQA decode on SM90 / SM12x, TRT-LLM on SM10x)"),
+            "kv_dtypes": src(
+                _FI,
+                "FlashInferBackend.supports_kv_cache_dtype (nvfp4: FA2 path on SM8x/9x/12x "
+                "takes only 'nvfp4'; SM10x needs TRT-LLM prefill+decode)",
+            ),
+            "sinks": src(
+                _FI,
+                "FlashInferBackend.supports_sink -> vllm/utils/flashinfer.py "
+                "supports_trtllm_attention (XQA decode on SM90 / SM12x, TRT-LLM on SM10x)",
+            ),
             "head_sizes": src(_FI, "FlashInferBackend.get_supported_head_sizes"),
-        }),
+        },
+    ),
     VllmBackend(
-        "TRITON_ATTN", "Triton unified attention", src(f"{BACKENDS_DIR}/triton_attn.py", "TritonAttentionBackend"),
+        "TRITON_ATTN",
+        "Triton unified attention",
+        src(f"{BACKENDS_DIR}/triton_attn.py", "TritonAttentionBackend"),
         dtypes=HALF_AND_FP32,
-        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int4_per_token_head",
-                             "int8_per_token_head", "fp8_per_token_head"}),
-        head_sizes=HeadSizes(minimum=32), block_sizes=(MultipleOf(16),), sinks=ANY_ARCH, sliding_window=True,
-        auto_selected=True),
+        kv_dtypes=frozenset(
+            {
+                "auto",
+                "float16",
+                "bfloat16",
+                "fp8",
+                "fp8_e4m3",
+                "fp8_e5m2",
+                "int4_per_token_head",
+                "int8_per_token_head",
+                "fp8_per_token_head",
+            }
+        ),
+        head_sizes=HeadSizes(minimum=32),
+        block_sizes=(MultipleOf(16),),
+        sinks=ANY_ARCH,
+        sliding_window=True,
+        auto_selected=True,
+    ),
     VllmBackend(
-        "FLEX_ATTENTION", "PyTorch FlexAttention", src(f"{BACKENDS_DIR}/flex_attention.py", "FlexAttentionBackend"),
-        dtypes=HALF_AND_FP32, block_sizes=(MultipleOf(16),), sliding_window=True, auto_selected=True),
+        "FLEX_ATTENTION",
+        "PyTorch FlexAttention",
+        src(f"{BACKENDS_DIR}/flex_attention.py", "FlexAttentionBackend"),
+        dtypes=HALF_AND_FP32,
+        block_sizes=(MultipleOf(16),),
+        sliding_window=True,
+        auto_selected=True,
+    ),
     VllmBackend(
-        "TURBOQUANT", "TurboQuant compressed KV", src(f"{BACKENDS_DIR}/turboquant_attn.py",
-                                                      "TurboQuantAttentionBackend"),
+        "TURBOQUANT",
+        "TurboQuant compressed KV",
+        src(f"{BACKENDS_DIR}/turboquant_attn.py", "TurboQuantAttentionBackend"),
         kv_dtypes=frozenset({"turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"}),
-        block_sizes=(16, 32, 64, 128), auto_selected=True,
-        notes="selected only for --kv-cache-dtype turboquant_*; forces flash_attn_version=2"),
+        block_sizes=(16, 32, 64, 128),
+        auto_selected=True,
+        notes="selected only for --kv-cache-dtype turboquant_*; forces flash_attn_version=2",
+    ),
     VllmBackend(
-        "B12X", "b12x paged attention (consumer Blackwell)", src(f"{BACKENDS_DIR}/b12x.py",
-                                                                 "B12xPagedAttentionBackend"),
-        archs=Archs(exact=frozenset({(12, 0), (12, 1)})), dtypes=BF16, kv_dtypes=None,
-        head_sizes=HeadSizes(allowed=frozenset({64, 128, 192, 256})), block_sizes=(64, 128), sinks=ANY_ARCH,
-        sliding_window=True, notes="not in the CUDA priority list: chosen only by name"),
+        "B12X",
+        "b12x paged attention (consumer Blackwell)",
+        src(f"{BACKENDS_DIR}/b12x.py", "B12xPagedAttentionBackend"),
+        archs=Archs(exact=frozenset({(12, 0), (12, 1)})),
+        dtypes=BF16,
+        kv_dtypes=None,
+        head_sizes=HeadSizes(allowed=frozenset({64, 128, 192, 256})),
+        block_sizes=(64, 128),
+        sinks=ANY_ARCH,
+        sliding_window=True,
+        notes="not in the CUDA priority list: chosen only by name",
+    ),
     VllmBackend(
-        "HPC_ATTN", "Tencent hpc-ops attention (Hy3)", src(f"{BACKENDS_DIR}/hpc_attn.py", "HpcAttentionBackend"),
-        archs=Archs(exact=frozenset({(9, 0)})), kv_dtypes=frozenset({"auto", "bfloat16", "fp8_e4m3"}),
-        head_sizes=HeadSizes(allowed=frozenset({128})), block_sizes=(64,),
-        notes="needs the hpc module (github.com/Tencent/hpc-ops); registry comment: Hy3 model only"),
+        "HPC_ATTN",
+        "Tencent hpc-ops attention (Hy3)",
+        src(f"{BACKENDS_DIR}/hpc_attn.py", "HpcAttentionBackend"),
+        archs=Archs(exact=frozenset({(9, 0)})),
+        kv_dtypes=frozenset({"auto", "bfloat16", "fp8_e4m3"}),
+        head_sizes=HeadSizes(allowed=frozenset({128})),
+        block_sizes=(64,),
+        notes="needs the hpc module (github.com/Tencent/hpc-ops); registry comment: Hy3 model only",
+    ),
     # --- MLA -------------------------------------------------------------------------------------------
     VllmBackend(
-        "FLASHMLA", "FlashMLA (dense)", src(f"{BACKENDS_DIR}/mla/flashmla.py", "FlashMLABackend"), mla=True,
-        archs=majors(9, 10), kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
-        head_sizes=MLA_HEADS, block_sizes=(64,), auto_selected=True,
+        "FLASHMLA",
+        "FlashMLA (dense)",
+        src(f"{BACKENDS_DIR}/mla/flashmla.py", "FlashMLABackend"),
+        mla=True,
+        archs=majors(9, 10),
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=MLA_HEADS,
+        block_sizes=(64,),
+        auto_selected=True,
         notes="supports_compute_capability allows 9.x and 10.x, but supports_combination -> "
-              "is_flashmla_dense_supported allows Hopper only",
-        sources={"head_sizes": MLA_COMMON,
-                 "archs": src(f"{BACKENDS_DIR}/mla/flashmla.py", "FlashMLABackend.supports_compute_capability; "
-                              "vllm/v1/attention/ops/flashmla.py is_flashmla_dense_supported")}),
+        "is_flashmla_dense_supported allows Hopper only",
+        sources={
+            "head_sizes": MLA_COMMON,
+            "archs": src(
+                f"{BACKENDS_DIR}/mla/flashmla.py",
+                "FlashMLABackend.supports_compute_capability; "
+                "vllm/v1/attention/ops/flashmla.py is_flashmla_dense_supported",
+            ),
+        },
+    ),
     VllmBackend(
-        "FLASHMLA_SPARSE", "FlashMLA sparse (DeepSeek-V3.2 DSA)",
-        src(f"{BACKENDS_DIR}/mla/flashmla_sparse.py", "FlashMLASparseBackend"), mla=True, sparse=True,
-        archs=majors(9, 10), dtypes=BF16,
+        "FLASHMLA_SPARSE",
+        "FlashMLA sparse (DeepSeek-V3.2 DSA)",
+        src(f"{BACKENDS_DIR}/mla/flashmla_sparse.py", "FlashMLASparseBackend"),
+        mla=True,
+        sparse=True,
+        archs=majors(9, 10),
+        dtypes=BF16,
         kv_dtypes=frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8", "nvfp4_ds_mla"}),
         kv_dtype_archs=(("nvfp4_ds_mla", majors(10)),),
-        head_sizes=HeadSizes(allowed=frozenset({512, 576})), block_sizes=(MultipleOf(64),), auto_selected=True,
-        notes="'fp8' is an alias of fp8_ds_mla; head_size 512 only for rope-free models on SM90"),
-    VllmBackend(
-        "CUTLASS_MLA", "CUTLASS MLA (SM100)", src(f"{BACKENDS_DIR}/mla/cutlass_mla.py", "CutlassMLABackend"),
-        mla=True, archs=majors(10), kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
-        head_sizes=MLA_HEADS, block_sizes=(128,), auto_selected=True, sources={"head_sizes": MLA_COMMON}),
-    VllmBackend(
-        "FLASH_ATTN_MLA", "FlashAttention 3 MLA", src(f"{BACKENDS_DIR}/mla/flashattn_mla.py", "FlashAttnMLABackend"),
-        mla=True, archs=majors(9), head_sizes=MLA_HEADS, block_sizes=(MultipleOf(16),), auto_selected=True,
-        notes="supports_combination: 'FlashAttention MLA not supported on this device' unless FA3 on 9.x "
-              "(fa_utils.flash_attn_supports_mla)", sources={"head_sizes": MLA_COMMON}),
-    VllmBackend(
-        "TRITON_MLA", "Triton MLA", src(f"{BACKENDS_DIR}/mla/triton_mla.py", "TritonMLABackend"), mla=True,
-        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}), block_sizes=(MultipleOf(16),),
+        head_sizes=HeadSizes(allowed=frozenset({512, 576})),
+        block_sizes=(MultipleOf(64),),
         auto_selected=True,
-        notes="TritonMLAImpl raises for fp8 KV below SM89 and bfloat16 KV below SM80"),
+        notes="'fp8' is an alias of fp8_ds_mla; head_size 512 only for rope-free models on SM90",
+    ),
     VllmBackend(
-        "FLASHINFER_MLA", "FlashInfer MLA (TRT-LLM gen, SM100)",
-        src(f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend"), mla=True, archs=majors(10),
-        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}), head_sizes=MLA_HEADS,
-        block_sizes=(32, 64), auto_selected=True,
-        notes="supports_combination: qk_nope_head_dim must be 64, 128 or 192", sources={"head_sizes": MLA_COMMON}),
+        "CUTLASS_MLA",
+        "CUTLASS MLA (SM100)",
+        src(f"{BACKENDS_DIR}/mla/cutlass_mla.py", "CutlassMLABackend"),
+        mla=True,
+        archs=majors(10),
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=MLA_HEADS,
+        block_sizes=(128,),
+        auto_selected=True,
+        sources={"head_sizes": MLA_COMMON},
+    ),
     VllmBackend(
-        "TOKENSPEED_MLA", "TokenSpeed MLA (SM100, FP8 KV)",
-        src(f"{BACKENDS_DIR}/mla/tokenspeed_mla.py", "TokenspeedMLABackend"), mla=True, archs=majors(10),
-        kv_dtypes=frozenset({"fp8", "fp8_e4m3"}), head_sizes=MLA_HEADS, block_sizes=(32, 64), auto_selected=True,
+        "FLASH_ATTN_MLA",
+        "FlashAttention 3 MLA",
+        src(f"{BACKENDS_DIR}/mla/flashattn_mla.py", "FlashAttnMLABackend"),
+        mla=True,
+        archs=majors(9),
+        head_sizes=MLA_HEADS,
+        block_sizes=(MultipleOf(16),),
+        auto_selected=True,
+        notes="supports_combination: 'FlashAttention MLA not supported on this device' unless FA3 on 9.x "
+        "(fa_utils.flash_attn_supports_mla)",
+        sources={"head_sizes": MLA_COMMON},
+    ),
+    VllmBackend(
+        "TRITON_MLA",
+        "Triton MLA",
+        src(f"{BACKENDS_DIR}/mla/triton_mla.py", "TritonMLABackend"),
+        mla=True,
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        block_sizes=(MultipleOf(16),),
+        auto_selected=True,
+        notes="TritonMLAImpl raises for fp8 KV below SM89 and bfloat16 KV below SM80",
+    ),
+    VllmBackend(
+        "FLASHINFER_MLA",
+        "FlashInfer MLA (TRT-LLM gen, SM100)",
+        src(f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend"),
+        mla=True,
+        archs=majors(10),
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=MLA_HEADS,
+        block_sizes=(32, 64),
+        auto_selected=True,
+        notes="supports_combination: qk_nope_head_dim must be 64, 128 or 192",
+        sources={"head_sizes": MLA_COMMON},
+    ),
+    VllmBackend(
+        "TOKENSPEED_MLA",
+        "TokenSpeed MLA (SM100, FP8 KV)",
+        src(f"{BACKENDS_DIR}/mla/tokenspeed_mla.py", "TokenspeedMLABackend"),
+        mla=True,
+        archs=majors(10),
+        kv_dtypes=frozenset({"fp8", "fp8_e4m3"}),
+        head_sizes=MLA_HEADS,
+        block_sizes=(32, 64),
+        auto_selected=True,
         notes="needs `pip install tokenspeed-mla`; DeepSeek-R1 dims only (128/64/128)",
-        sources={"head_sizes": MLA_COMMON}),
+        sources={"head_sizes": MLA_COMMON},
+    ),
     VllmBackend(
-        "FLASHINFER_MLA_SPARSE", "FlashInfer sparse MLA (TRT-LLM gen, SM100)",
-        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse.py", "FlashInferMLASparseTRTLLMBackend"), mla=True,
-        sparse=True, archs=majors(10), kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
-        head_sizes=HeadSizes(allowed=frozenset({512, 576})), block_sizes=(MultipleOf(32),), auto_selected=True),
+        "FLASHINFER_MLA_SPARSE",
+        "FlashInfer sparse MLA (TRT-LLM gen, SM100)",
+        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse.py", "FlashInferMLASparseTRTLLMBackend"),
+        mla=True,
+        sparse=True,
+        archs=majors(10),
+        kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=HeadSizes(allowed=frozenset({512, 576})),
+        block_sizes=(MultipleOf(32),),
+        auto_selected=True,
+    ),
     VllmBackend(
-        "FLASHINFER_MLA_SPARSE_SM90", "FlashInfer sparse MLA (SM90)",
-        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse_sm90.py", "FlashInferMLASparseSM90Backend"), mla=True,
-        sparse=True, archs=majors(9), dtypes=BF16, kv_dtypes=frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"}),
-        head_sizes=HeadSizes(allowed=frozenset({512, 576})), block_sizes=(MultipleOf(64),), auto_selected=True,
-        notes="needs FlashInfer >= 0.6.18; kv_lora_rank 512"),
+        "FLASHINFER_MLA_SPARSE_SM90",
+        "FlashInfer sparse MLA (SM90)",
+        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse_sm90.py", "FlashInferMLASparseSM90Backend"),
+        mla=True,
+        sparse=True,
+        archs=majors(9),
+        dtypes=BF16,
+        kv_dtypes=frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"}),
+        head_sizes=HeadSizes(allowed=frozenset({512, 576})),
+        block_sizes=(MultipleOf(64),),
+        auto_selected=True,
+        notes="needs FlashInfer >= 0.6.18; kv_lora_rank 512",
+    ),
     VllmBackend(
-        "FLASH_ATTN_MLA_SPARSE", "FlashAttention 3 sparse MLA (SM90)",
-        src(f"{BACKENDS_DIR}/mla/flashattn_mla_sparse.py", "FlashAttnMLASparseBackend"), mla=True, sparse=True,
-        archs=majors(9), block_sizes=(MultipleOf(64),), auto_selected=True),
+        "FLASH_ATTN_MLA_SPARSE",
+        "FlashAttention 3 sparse MLA (SM90)",
+        src(f"{BACKENDS_DIR}/mla/flashattn_mla_sparse.py", "FlashAttnMLASparseBackend"),
+        mla=True,
+        sparse=True,
+        archs=majors(9),
+        block_sizes=(MultipleOf(64),),
+        auto_selected=True,
+    ),
     VllmBackend(
-        "FLASH_ATTN_MLA_SPARSE_FA4", "FlashAttention 4 sparse MLA decode (SM100)",
-        src(f"{BACKENDS_DIR}/mla/flashattn_mla_sparse.py", "FlashAttnMLASparseFA4Backend"), mla=True,
-        sparse=True, archs=majors(10), dtypes=BF16, kv_dtypes=frozenset({"auto", "bfloat16"}),
-        head_sizes=HeadSizes(allowed=frozenset({576})), block_sizes=(MultipleOf(64),), auto_selected=True),
+        "FLASH_ATTN_MLA_SPARSE_FA4",
+        "FlashAttention 4 sparse MLA decode (SM100)",
+        src(f"{BACKENDS_DIR}/mla/flashattn_mla_sparse.py", "FlashAttnMLASparseFA4Backend"),
+        mla=True,
+        sparse=True,
+        archs=majors(10),
+        dtypes=BF16,
+        kv_dtypes=frozenset({"auto", "bfloat16"}),
+        head_sizes=HeadSizes(allowed=frozenset({576})),
+        block_sizes=(MultipleOf(64),),
+        auto_selected=True,
+    ),
     VllmBackend(
-        "FLASHINFER_MLA_SPARSE_SM120", "FlashInfer sparse MLA (SM120)",
-        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse.py", "FlashInferMLASparseSM120Backend"), mla=True,
-        sparse=True, modelled=False, auto_selected=True, notes="constraints not modelled here"),
+        "FLASHINFER_MLA_SPARSE_SM120",
+        "FlashInfer sparse MLA (SM120)",
+        src(f"{BACKENDS_DIR}/mla/flashinfer_mla_sparse.py", "FlashInferMLASparseSM120Backend"),
+        mla=True,
+        sparse=True,
+        modelled=False,
+        auto_selected=True,
+        notes="constraints not modelled here",
+    ),
 )
 
 # Valid names that this module does not model: name -> (platform, where it lives).
@@ -347,12 +505,18 @@ _UNMODELLED = {
     "TRITON_ATTN_DIFFKV": ("cuda", "triton_attn_diffkv.py: TRITON_ATTN for diff-KV models"),
     "TRITON_FLASH_ATTN": ("cuda", "triton_flash_attn.py: Hopper mm-prefix composite"),
     "TRITON_FLASHINFER": ("cuda", "triton_flashinfer.py: Blackwell mm-prefix composite"),
-    "ROCM_ATTN": ("rocm", "rocm_attn.py"), "ROCM_SEGMENTED_ATTN": ("rocm", "rocm_segmented_attn.py"),
-    "ROCM_AITER_MLA": ("rocm", "mla/rocm_aiter_mla.py"), "ROCM_AITER_TRITON_MLA": ("rocm", "mla/aiter_triton_mla.py"),
-    "ROCM_AITER_FA": ("rocm", "rocm_aiter_fa.py"), "ROCM_AITER_MLA_SPARSE": ("rocm", "mla/rocm_aiter_mla_sparse.py"),
-    "ROCM_AITER_UNIFIED_ATTN": ("rocm", "rocm_aiter_unified_attn.py"), "ROCM_OCTAVE": ("rocm", "rocm_octave_attn.py"),
+    "ROCM_ATTN": ("rocm", "rocm_attn.py"),
+    "ROCM_SEGMENTED_ATTN": ("rocm", "rocm_segmented_attn.py"),
+    "ROCM_AITER_MLA": ("rocm", "mla/rocm_aiter_mla.py"),
+    "ROCM_AITER_TRITON_MLA": ("rocm", "mla/aiter_triton_mla.py"),
+    "ROCM_AITER_FA": ("rocm", "rocm_aiter_fa.py"),
+    "ROCM_AITER_MLA_SPARSE": ("rocm", "mla/rocm_aiter_mla_sparse.py"),
+    "ROCM_AITER_UNIFIED_ATTN": ("rocm", "rocm_aiter_unified_attn.py"),
+    "ROCM_OCTAVE": ("rocm", "rocm_octave_attn.py"),
     "XPU_MLA_SPARSE": ("xpu", "mla/xpu_mla_sparse.py"),
-    "CPU_ATTN": ("cpu", "cpu_attn.py"), "CPU_MLA": ("cpu", "mla/cpu_mla.py"), "AMX_MLA": ("cpu", "mla/amx_mla.py"),
+    "CPU_ATTN": ("cpu", "cpu_attn.py"),
+    "CPU_MLA": ("cpu", "mla/cpu_mla.py"),
+    "AMX_MLA": ("cpu", "mla/amx_mla.py"),
     "FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4: selected by the DeepSeek-V4 layer"),
     "FLASHINFER_MLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4"),
     "ROCM_FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4 (ROCm)"),
@@ -378,23 +542,27 @@ ENUM_BY_RELEASE: dict[str, frozenset[str]] = {
     "0.13.0": frozenset(
         "FLASH_ATTN TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE "
         "TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA PALLAS "
-        "IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()),
+        "IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
+    ),
     "0.15.0": frozenset(
         "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
         "ROCM_AITER_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
-        "FLASH_ATTN_MLA IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()),
+        "FLASH_ATTN_MLA IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
+    ),
     "0.20.0": frozenset(
         "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
         "ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA FLASHINFER_MLA_SPARSE TRITON_MLA "
         "CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA NO_ATTENTION FLEX_ATTENTION TREE_ATTN "
-        "ROCM_AITER_UNIFIED_ATTN CPU_ATTN TURBOQUANT CUSTOM".split()),
+        "ROCM_AITER_UNIFIED_ATTN CPU_ATTN TURBOQUANT CUSTOM".split()
+    ),
     "0.26.0": frozenset(
         "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA "
         "ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA "
         "FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
         "FLASHMLA_SPARSE_DSV4 FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASH_ATTN_MLA "
         "FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE NO_ATTENTION FLEX_ATTENTION HPC_ATTN ROCM_AITER_UNIFIED_ATTN "
-        "CPU_ATTN TURBOQUANT CUSTOM".split()),
+        "CPU_ATTN TURBOQUANT CUSTOM".split()
+    ),
     "0.30.0": frozenset(
         "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV TRITON_FLASH_ATTN ROCM_ATTN ROCM_AITER_MLA "
         "ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER "
@@ -402,15 +570,24 @@ ENUM_BY_RELEASE: dict[str, frozenset[str]] = {
         "FLASHINFER_MLA_SPARSE_SM90 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASHMLA_SPARSE_DSV4 "
         "FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASHMLA_SPARSE_DSV41 FLASHINFER_MLA_SPARSE_DSV41 B12X "
         "FLASH_ATTN_MLA FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE CUTLASS_MSA TRITON_MSA NO_ATTENTION FLEX_ATTENTION "
-        "HPC_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CPU_MLA AMX_MLA TURBOQUANT CUSTOM".split()),
+        "HPC_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CPU_MLA AMX_MLA TURBOQUANT CUSTOM".split()
+    ),
 }
-ENUM_SOURCE = "vllm-project/vllm: vllm/v1/attention/backends/registry.py AttentionBackendEnum in the 0.13.0, " \
-              "0.15.0, 0.20.0, 0.26.0, 0.30.0 and 0.33.0 wheels"
+ENUM_SOURCE = (
+    "vllm-project/vllm: vllm/v1/attention/backends/registry.py AttentionBackendEnum in the 0.13.0, "
+    "0.15.0, 0.20.0, 0.26.0, 0.30.0 and 0.33.0 wheels"
+)
 
 BY_NAME: dict[str, VllmBackend] = {b.name: b for b in BACKEND_LIST}
 for _name, (_platform, _where) in _UNMODELLED.items():
-    BY_NAME[_name] = VllmBackend(_name, _name, src(f"{BACKENDS_DIR}", _where), platform=_platform, modelled=False,
-                                 archs=ANY_ARCH if _platform in ("cuda", "model", "any") else NO_ARCH)
+    BY_NAME[_name] = VllmBackend(
+        _name,
+        _name,
+        src(f"{BACKENDS_DIR}", _where),
+        platform=_platform,
+        modelled=False,
+        archs=ANY_ARCH if _platform in ("cuda", "model", "any") else NO_ARCH,
+    )
 
 # Every value `--attention-backend` accepts in vLLM 0.33.0 (case-insensitive; "auto" means no choice).
 VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
@@ -467,27 +644,79 @@ class Change:
 
 CHANGES: tuple[Change, ...] = (
     Change("FLASHINFER", "archs", Archs(lo=(7, 5), hi=(12, 1)), until="0.26.0", seen="0.15.0, 0.20.0"),
-    Change("FLASHINFER", "head_sizes", HeadSizes(allowed=frozenset({64, 128, 256})), until="0.26.0",
-           seen="0.15.0, 0.20.0"),
-    Change("FLASHINFER", "kv_dtypes", frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}),
-           until="0.26.0", since="0.20.0", seen="0.20.0"),
-    Change("FLASHINFER", "kv_dtypes", frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2",
-                                                 "nvfp4"}), until="0.30.0", since="0.26.0", seen="0.26.0"),
-    Change("FLASHINFER", "kv_dtype_archs", (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))), until="0.33.0",
-           since="0.26.0", seen="0.26.0, 0.30.0"),
+    Change(
+        "FLASHINFER", "head_sizes", HeadSizes(allowed=frozenset({64, 128, 256})), until="0.26.0", seen="0.15.0, 0.20.0"
+    ),
+    Change(
+        "FLASHINFER",
+        "kv_dtypes",
+        frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}),
+        until="0.26.0",
+        since="0.20.0",
+        seen="0.20.0",
+    ),
+    Change(
+        "FLASHINFER",
+        "kv_dtypes",
+        frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"}),
+        until="0.30.0",
+        since="0.26.0",
+        seen="0.26.0",
+    ),
+    Change(
+        "FLASHINFER",
+        "kv_dtype_archs",
+        (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))),
+        until="0.33.0",
+        since="0.26.0",
+        seen="0.26.0, 0.30.0",
+    ),
     Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.20.0, 0.26.0"),
-    Change("FLASH_ATTN", "kv_dtype_archs", (("fp8", majors(9)), ("fp8_e4m3", majors(9))), until="0.30.0",
-           since="0.20.0", seen="0.20.0, 0.26.0 (fp8 KV only where get_flash_attn_version() == 3)"),
-    Change("FLASHMLA_SPARSE", "head_sizes", HeadSizes(allowed=frozenset({576})), until="0.33.0", since="0.26.0",
-           seen="0.26.0, 0.30.0"),
-    Change("FLASHMLA_SPARSE", "kv_dtypes", frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8"}), until="0.33.0",
-           since="0.20.0", seen="0.20.0, 0.26.0, 0.30.0"),
-    *(Change(name, "head_sizes", HeadSizes(allowed=frozenset({320, 576})), until="0.30.0", since="0.20.0",
-             seen="0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)")
-      for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA")),
-    Change("TRITON_ATTN", "kv_dtypes", frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2",
-                                                  "int8_per_token_head", "fp8_per_token_head"}),
-           until="0.26.0", since="0.20.0", seen="0.20.0"),
+    Change(
+        "FLASH_ATTN",
+        "kv_dtype_archs",
+        (("fp8", majors(9)), ("fp8_e4m3", majors(9))),
+        until="0.30.0",
+        since="0.20.0",
+        seen="0.20.0, 0.26.0 (fp8 KV only where get_flash_attn_version() == 3)",
+    ),
+    Change(
+        "FLASHMLA_SPARSE",
+        "head_sizes",
+        HeadSizes(allowed=frozenset({576})),
+        until="0.33.0",
+        since="0.26.0",
+        seen="0.26.0, 0.30.0",
+    ),
+    Change(
+        "FLASHMLA_SPARSE",
+        "kv_dtypes",
+        frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8"}),
+        until="0.33.0",
+        since="0.20.0",
+        seen="0.20.0, 0.26.0, 0.30.0",
+    ),
+    *(
+        Change(
+            name,
+            "head_sizes",
+            HeadSizes(allowed=frozenset({320, 576})),
+            until="0.30.0",
+            since="0.20.0",
+            seen="0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)",
+        )
+        for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA")
+    ),
+    Change(
+        "TRITON_ATTN",
+        "kv_dtypes",
+        frozenset(
+            {"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8_per_token_head", "fp8_per_token_head"}
+        ),
+        until="0.26.0",
+        since="0.20.0",
+        seen="0.20.0",
+    ),
 )
 
 
@@ -497,18 +726,44 @@ def backend_at(name: str, version: Optional[str]) -> Optional[VllmBackend]:
     if backend is None or version is None:
         return backend
     wanted = _v(version)[:3]
-    updates = {c.field: c.value for c in CHANGES
-               if c.backend == name and _v(c.since) <= wanted < _v(c.until)}
+    updates = {c.field: c.value for c in CHANGES if c.backend == name and _v(c.since) <= wanted < _v(c.until)}
     return replace(backend, **updates) if updates else backend
 
+
 # `--kv-cache-dtype` choices: vllm/config/cache.py, CacheDType.
-KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
-                   "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc",
-                   "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3", "octave_k3v3_compact", "ultraquant_4bit",
-                   "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6")
+KV_CACHE_DTYPES = (
+    "auto",
+    "float16",
+    "bfloat16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_inc",
+    "fp8_ds_mla",
+    "nvfp4_ds_mla",
+    "turboquant_k8v4",
+    "turboquant_4bit_nc",
+    "turboquant_k3v4_nc",
+    "turboquant_3bit_nc",
+    "octave_k3v4",
+    "octave_k3v3",
+    "octave_k3v3_compact",
+    "ultraquant_4bit",
+    "int4_per_token_head",
+    "int8_per_token_head",
+    "fp8_per_token_head",
+    "nvfp4",
+    "nvfp4_4over6",
+)
 # `--dtype` choices and what they mean: vllm/config/model.py, ModelDType and _STR_DTYPE_TO_TORCH_DTYPE.
-MODEL_DTYPES = {"auto": None, "half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
-                "float32": "float32"}
+MODEL_DTYPES = {
+    "auto": None,
+    "half": "float16",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "float": "float32",
+    "float32": "float32",
+}
 
 
 def is_quantised_kv(kv_dtype: Optional[str]) -> bool:
@@ -522,11 +777,15 @@ ENV_FA_VERSION = "VLLM_FLASH_ATTN_VERSION"
 FLAG_SINCE = "0.13.0"  # --attention-backend first in engine/arg_utils.py of 0.13.0 (0.12.0: env var only)
 ENV_REMOVED_IN = "0.15.0"  # 0.13.0-0.14.1: read by AttentionConfig._set_from_env_if_set with a deprecation warning
 ENV_UNKNOWN_WARNING = "Unknown vLLM environment variable detected: {env}"
-ENV_SOURCE = src("vllm/platforms/interface.py", "Platform.validate_environ") + \
-    "; removed by vllm PR #32812 (2026-01-22), deprecated by PR #26315"
-ENV_DEPRECATION = ("Using VLLM_ATTENTION_BACKEND environment variable is deprecated and will be removed in "
-                   "v0.14.0 or v1.0.0, whichever is soonest. Please use --attention-config.backend command line "
-                   "argument or AttentionConfig(backend=...) config field instead.")
+ENV_SOURCE = (
+    src("vllm/platforms/interface.py", "Platform.validate_environ")
+    + "; removed by vllm PR #32812 (2026-01-22), deprecated by PR #26315"
+)
+ENV_DEPRECATION = (
+    "Using VLLM_ATTENTION_BACKEND environment variable is deprecated and will be removed in "
+    "v0.14.0 or v1.0.0, whichever is soonest. Please use --attention-config.backend command line "
+    "argument or AttentionConfig(backend=...) config field instead."
+)
 
 
 # --- the FlashAttention version vLLM resolves ---------------------------------------------------------------
@@ -536,17 +795,26 @@ class FaResolution:
     notes: tuple[str, ...] = ()  # vLLM's own log lines for every downgrade on the way
 
 
-FA4_TMEM_MESSAGE = ("FA4 on Blackwell does not support head_size={head_size} due to TMEM capacity limits, "
-                    "defaulting to FA version 2.")
-FA3_BLACKWELL_MESSAGE = ("Cannot use FA version 3 on Blackwell platform, defaulting to FA version 4 if supported, "
-                         "otherwise FA2.")
+FA4_TMEM_MESSAGE = (
+    "FA4 on Blackwell does not support head_size={head_size} due to TMEM capacity limits, defaulting to FA version 2."
+)
+FA3_BLACKWELL_MESSAGE = (
+    "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 4 if supported, otherwise FA2."
+)
 FA4_HD256_MESSAGE = "FA4's Blackwell head_size=256 kernel does not support {reason}, defaulting to FA version 2."
 
 
-def flash_attn_version(cc: CC, head_size: Optional[int] = None, head_size_v: Optional[int] = None,
-                       requested: Optional[int] = None, has_sinks: bool = False, softcap: bool = False,
-                       alibi: bool = False, kv_dtype: Optional[str] = None,
-                       block_size: Optional[int] = None) -> FaResolution:
+def flash_attn_version(
+    cc: CC,
+    head_size: Optional[int] = None,
+    head_size_v: Optional[int] = None,
+    requested: Optional[int] = None,
+    has_sinks: bool = False,
+    softcap: bool = False,
+    alibi: bool = False,
+    kv_dtype: Optional[str] = None,
+    block_size: Optional[int] = None,
+) -> FaResolution:
     """fa_utils.get_flash_attn_version as FlashAttentionBackend calls it (supports_fa4_hd256=True)."""
     notes = []
     if cc[0] == 9:
@@ -568,15 +836,27 @@ def flash_attn_version(cc: CC, head_size: Optional[int] = None, head_size_v: Opt
         version = 4
     hd256 = head_size == 256 and head_size_v in (None, 256) and cc[0] in (10, 11)
     if version == 4 and hd256:
-        reason = ("attention sinks" if has_sinks else "logits soft capping" if softcap
-                  else f"quantized KV cache dtype {kv_dtype}" if is_quantised_kv(kv_dtype)
-                  else f"a KV cache block size of {block_size}" if block_size is not None and block_size % 128
-                  else None)
+        reason = (
+            "attention sinks"
+            if has_sinks
+            else "logits soft capping"
+            if softcap
+            else f"quantized KV cache dtype {kv_dtype}"
+            if is_quantised_kv(kv_dtype)
+            else f"a KV cache block size of {block_size}"
+            if block_size is not None and block_size % 128
+            else None
+        )
         if reason is not None:
             notes.append(FA4_HD256_MESSAGE.format(reason=reason))
             version = 2
-    if (version == 4 and cc[0] >= 10 and head_size is not None and head_size > 128
-            and not ((head_size == 256 and head_size_v in (None, 256)) or (head_size == 192 and head_size_v == 128))):
+    if (
+        version == 4
+        and cc[0] >= 10
+        and head_size is not None
+        and head_size > 128
+        and not ((head_size == 256 and head_size_v in (None, 256)) or (head_size == 192 and head_size_v == 128))
+    ):
         notes.append(FA4_TMEM_MESSAGE.format(head_size=head_size))
         version = 2
     if cc not in FA_SUPPORTED[version]:
@@ -586,8 +866,9 @@ def flash_attn_version(cc: CC, head_size: Optional[int] = None, head_size_v: Opt
 
 
 FA_FP8_KV_REASON = "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
-FA_FP8_KV_SOURCE = src(_FA, "FlashAttentionBackend.supports_combination") + "; " + \
-    src(FA_UTILS, "flash_attn_supports_kv_cache_dtype")
+FA_FP8_KV_SOURCE = (
+    src(_FA, "FlashAttentionBackend.supports_combination") + "; " + src(FA_UTILS, "flash_attn_supports_kv_cache_dtype")
+)
 
 
 def flash_attn_fp8_kv_ok(cc: CC, kv_dtype: str, head_size: Optional[int], fa: FaResolution) -> bool:
@@ -606,8 +887,11 @@ def flash_attn_sinks_ok(cc: CC, requested: Optional[int] = None) -> bool:
 # --- other supports_combination reasons ------------------------------------------------------------------
 FA_SINK_CC_REASON = "sink not supported on compute capability < 9.0"
 FLASHMLA_DENSE_REASON = "FlashMLA Dense is only supported on Hopper devices."
-FLASHMLA_DENSE_SOURCE = src("vllm/v1/attention/ops/flashmla.py", "is_flashmla_dense_supported") + "; " + \
-    src(f"{BACKENDS_DIR}/mla/flashmla.py", "FlashMLABackend.supports_combination")
+FLASHMLA_DENSE_SOURCE = (
+    src("vllm/v1/attention/ops/flashmla.py", "is_flashmla_dense_supported")
+    + "; "
+    + src(f"{BACKENDS_DIR}/mla/flashmla.py", "FlashMLABackend.supports_combination")
+)
 FLASHMLA_SPARSE_NVFP4_REASON = "FLASHMLA_SPARSE only supports the nvfp4_ds_mla kv-cache dtype on SM100 (Blackwell)"
 FI_NVFP4_HEAD64_REASON = "fa2 prefill misreads an NVFP4 KV cache at head_size 64"
 FI_NVFP4_SINK_REASON = "the sink prefill wrapper cannot read an NVFP4 KV cache"
@@ -616,17 +900,23 @@ FI_MLA_QK_NOPE = (64, 128, 192)
 FI_MLA_QK_NOPE_REASON = "FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], but got {got}"
 FI_MLA_QK_NOPE_SOURCE = src(f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend.supports_combination")
 TOKENSPEED_DIMS = (128, 64, 128)  # qk_nope_head_dim, qk_rope_head_dim, v_head_dim
-TOKENSPEED_DIMS_REASON = ("tokenspeed_mla requires DeepSeek R1 MLA dimensions (qk_nope_head_dim=128, "
-                          "qk_rope_head_dim=64, v_head_dim=128), got ({got})")
+TOKENSPEED_DIMS_REASON = (
+    "tokenspeed_mla requires DeepSeek R1 MLA dimensions (qk_nope_head_dim=128, "
+    "qk_rope_head_dim=64, v_head_dim=128), got ({got})"
+)
 TOKENSPEED_SOURCE = src(f"{BACKENDS_DIR}/mla/tokenspeed_mla.py", "TokenspeedMLABackend.supports_combination")
 
-BF16_ARCH_MESSAGE = ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu} GPU "
-                     "has compute capability {cc}. You can use float16 instead by explicitly setting the `dtype` "
-                     "flag in CLI, for example: --dtype=half.")
+BF16_ARCH_MESSAGE = (
+    "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu} GPU "
+    "has compute capability {cc}. You can use float16 instead by explicitly setting the `dtype` "
+    "flag in CLI, for example: --dtype=half."
+)
 BF16_ARCH_SOURCE = src(CUDA_PY, "CudaPlatformBase.check_if_supports_dtype (called from gpu_worker)")
 # config/model.py _FLOAT16_NOT_SUPPORTED_MODELS: model_type -> reason
-FLOAT16_UNSUPPORTED_MODELS = {m: "Numerical instability. Please use bfloat16 or float32 instead."
-                              for m in ("gemma2", "gemma3", "gemma3_text", "glm4")}
+FLOAT16_UNSUPPORTED_MODELS = {
+    m: "Numerical instability. Please use bfloat16 or float32 instead."
+    for m in ("gemma2", "gemma3", "gemma3_text", "glm4")
+}
 FLOAT16_MODEL_MESSAGE = "The model type {model_type!r} does not support float16. Reason: {reason}"
 FLOAT16_MODEL_SOURCE = src("vllm/config/model.py", "_check_valid_dtype, _FLOAT16_NOT_SUPPORTED_MODELS")
 
@@ -634,12 +924,34 @@ FLOAT16_MODEL_SOURCE = src("vllm/config/model.py", "_check_valid_dtype, _FLOAT16
 # (vllm/transformers_utils/model_arch_config_convertor.py, is_deepseek_mla; ModelConfig.use_mla adds
 # VLLM_MLA_DISABLE=1 and is_causal=false as ways out). Other models with kv_lora_rank (MiniCPM3) use vLLM's
 # generic MLA-free path.
-MLA_MODEL_TYPES = frozenset({
-    "axk1", "deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
-    "k3_dspark", "glm5_next", "glm5_next_text", "glm_moe_dsa", "glm4_moe_lite", "glm4_moe_lite_mtp", "kimi_k2",
-    "kimi_linear", "longcat_flash", "pangu_ultra_moe", "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp",
-    "bailing_hybrid_v3_mtp", "hy_v4", "hy_v4_mtp",
-})
+MLA_MODEL_TYPES = frozenset(
+    {
+        "axk1",
+        "deepseek_v2",
+        "deepseek_v3",
+        "deepseek_v32",
+        "deepseek_v4",
+        "deepseek_v41",
+        "dots3_note",
+        "deepseek_mtp",
+        "k3_dspark",
+        "glm5_next",
+        "glm5_next_text",
+        "glm_moe_dsa",
+        "glm4_moe_lite",
+        "glm4_moe_lite_mtp",
+        "kimi_k2",
+        "kimi_linear",
+        "longcat_flash",
+        "pangu_ultra_moe",
+        "pangu_ultra_moe_mtp",
+        "bailing_hybrid",
+        "bailing_hybrid_mtp",
+        "bailing_hybrid_v3_mtp",
+        "hy_v4",
+        "hy_v4_mtp",
+    }
+)
 MLA_DISABLE_ENV = "VLLM_MLA_DISABLE"
 
 # Models vLLM runs as sparse MLA: config.json has `index_topk` (model_executor/models/deepseek_v2.py,
@@ -678,8 +990,16 @@ def combination_reason(backend: VllmBackend, q: VllmQuery) -> Optional[str]:
         if q.has_sink and q.cc < (9, 0):
             return FA_SINK_CC_REASON
         if is_quantised_kv(q.kv_dtype):
-            fa = flash_attn_version(q.cc, q.head_size, q.head_size, q.fa_version, q.has_sink, q.softcap,
-                                    kv_dtype=q.kv_dtype, block_size=q.block_size)
+            fa = flash_attn_version(
+                q.cc,
+                q.head_size,
+                q.head_size,
+                q.fa_version,
+                q.has_sink,
+                q.softcap,
+                kv_dtype=q.kv_dtype,
+                block_size=q.block_size,
+            )
             if not flash_attn_fp8_kv_ok(q.cc, q.kv_dtype, q.head_size, fa):
                 return FA_FP8_KV_REASON
     elif name == "FLASHINFER":
@@ -754,8 +1074,15 @@ def priorities(q: VllmQuery) -> tuple[str, ...]:
                 sparse = ("FLASH_ATTN_MLA_SPARSE_FA4", "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
             else:
                 sparse = ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE")
-            return ("FLASHINFER_MLA", "TOKENSPEED_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA",
-                    *sparse)
+            return (
+                "FLASHINFER_MLA",
+                "TOKENSPEED_MLA",
+                "CUTLASS_MLA",
+                "FLASH_ATTN_MLA",
+                "FLASHMLA",
+                "TRITON_MLA",
+                *sparse,
+            )
         if q.cc[0] == 12:
             return "TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120"
         tail = ["FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE"]
@@ -792,21 +1119,38 @@ def select(q: VllmQuery) -> Selection:
 
 def backend_info(backend: VllmBackend) -> BackendInfo:
     """The engine-neutral view other modules read (names, platforms, archs, MLA/MHA, KV dtypes)."""
-    arch_majors = None if backend.archs == ANY_ARCH else frozenset(
-        m for m in range(7, 13) if any((m, n) in backend.archs for n in range(10)))
+    arch_majors = (
+        None
+        if backend.archs == ANY_ARCH
+        else frozenset(m for m in range(7, 13) if any((m, n) in backend.archs for n in range(10)))
+    )
     return BackendInfo(
-        name=backend.name, title=backend.title, engine="vllm", platform=backend.platform, archs=arch_majors,
-        mha=not backend.mla, mla=backend.mla, kv_dtypes=backend.kv_dtypes,
+        name=backend.name,
+        title=backend.title,
+        engine="vllm",
+        platform=backend.platform,
+        archs=arch_majors,
+        mha=not backend.mla,
+        mla=backend.mla,
+        kv_dtypes=backend.kv_dtypes,
         general=backend.modelled and backend.auto_selected and backend.platform == "cuda",
-        source=backend.source, notes=backend.notes)
+        source=backend.source,
+        notes=backend.notes,
+    )
 
 
 # Every name a vLLM launch line may carry, for name checks and alternatives: the usable backends, plus the
 # removed and unregistered names so that rule vllm-backend-name (not a usage error) reports them.
 BACKENDS: dict[str, BackendInfo] = {
     **{name: backend_info(b) for name, b in BY_NAME.items()},
-    **{name: BackendInfo(name=name, title=name, engine="vllm", general=False, removed=name_history(name),
-                         source=ENUM_SOURCE) for name in REMOVED},
-    **{name: BackendInfo(name=name, title=name, engine="vllm", general=False, removed=why, source=REPO)
-       for name, why in UNREGISTERED.items()},
+    **{
+        name: BackendInfo(
+            name=name, title=name, engine="vllm", general=False, removed=name_history(name), source=ENUM_SOURCE
+        )
+        for name in REMOVED
+    },
+    **{
+        name: BackendInfo(name=name, title=name, engine="vllm", general=False, removed=why, source=REPO)
+        for name, why in UNREGISTERED.items()
+    },
 }

@@ -9,6 +9,7 @@ Each module defines `FIXTURES = {"rule-id": {"pass": [case, ...], "fail": [case,
   bad case that warns.
 `run_case(case)` evaluates a case exactly as `attn-preflight check` would (same option parsing).
 """
+
 from __future__ import annotations
 
 import importlib

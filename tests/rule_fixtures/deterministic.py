@@ -1,36 +1,68 @@
 """Fixtures for rules/checks/deterministic.py."""
+
 from tests.rule_fixtures.model_specific import model_dir
 
 DET = ["--enable-deterministic-inference"]
 
 FIXTURES = {
     "deterministic-backend": {
-        "pass": [{"gpu": "H100", "argv": ["--attention-backend", "fa3", "--deterministic"]},
-                 {"gpu": "B200", "argv": ["--model", "llama-3.1-8b", *DET]},
-                 # LFM2's SM100 default (flashinfer, model_overrides/lfm2.py) precedes the fallback
-                 {"gpu": "B200", "argv": ["--model", model_dir("lfm2"), *DET]}],
-        "fail": [{"gpu": "B200", "argv": ["--attention-backend", "trtllm_mha", *DET]},
-                 # SGLang's DeepSeek-V3 default on SM100 (trtllm_mla) is set before the deterministic fallback
-                 # (confirmed with sglang 0.5.23's own resolution)
-                 {"gpu": "B200", "argv": ["--model", "deepseek-v3", *DET]},
-                 # so is OLMo's (trtllm_mha on SM100, model_overrides/olmo2.py; oracle: rejected)
-                 {"gpu": "B200", "argv": ["--model", model_dir("olmo-3"), *DET]},
-                 {"gpu": "H100", "command": ["sglang", "serve", "llama-3.1-8b", "--attention-backend",
-                                             "torch_native", "--enable-deterministic-inference"]}],
+        "pass": [
+            {"gpu": "H100", "argv": ["--attention-backend", "fa3", "--deterministic"]},
+            {"gpu": "B200", "argv": ["--model", "llama-3.1-8b", *DET]},
+            # LFM2's SM100 default (flashinfer, model_overrides/lfm2.py) precedes the fallback
+            {"gpu": "B200", "argv": ["--model", model_dir("lfm2"), *DET]},
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": ["--attention-backend", "trtllm_mha", *DET]},
+            # SGLang's DeepSeek-V3 default on SM100 (trtllm_mla) is set before the deterministic fallback
+            # (confirmed with sglang 0.5.23's own resolution)
+            {"gpu": "B200", "argv": ["--model", "deepseek-v3", *DET]},
+            # so is OLMo's (trtllm_mha on SM100, model_overrides/olmo2.py; oracle: rejected)
+            {"gpu": "B200", "argv": ["--model", model_dir("olmo-3"), *DET]},
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "torch_native",
+                    "--enable-deterministic-inference",
+                ],
+            },
+        ],
     },
     "deterministic-mla-backend": {
-        "pass": [{"gpu": "H200", "argv": ["--model", "deepseek-v3", "--attention-backend", "fa3", *DET]},
-                 {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "triton", *DET]}],
+        "pass": [
+            {"gpu": "H200", "argv": ["--model", "deepseek-v3", "--attention-backend", "fa3", *DET]},
+            {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "triton", *DET]},
+        ],
         "fail": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "flashinfer", *DET]}],
     },
     "deterministic-radix-cache": {
-        "pass": [{"gpu": "H100", "argv": ["--model", "llama-3.1-8b", "--attention-backend", "triton", *DET]},
-                 {"gpu": "H100", "argv": ["--model", "llama-3.1-8b", "--attention-backend", "flashinfer", *DET],
-                  "command": ["python", "-m", "sglang.launch_server", "--model-path", "llama-3.1-8b",
-                              "--disable-radix-cache"]}],
-        "fail": [{"gpu": "H100", "argv": ["--model", "llama-3.1-8b", "--attention-backend", "flashinfer", *DET],
-                  "expect": "warn"},
-                 # SGLang's own deterministic default on SM100 for non-DeepSeek models is flashinfer
-                 {"gpu": "B200", "argv": ["--model", "qwen3-8b", *DET], "expect": "warn"}],
+        "pass": [
+            {"gpu": "H100", "argv": ["--model", "llama-3.1-8b", "--attention-backend", "triton", *DET]},
+            {
+                "gpu": "H100",
+                "argv": ["--model", "llama-3.1-8b", "--attention-backend", "flashinfer", *DET],
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--disable-radix-cache",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "argv": ["--model", "llama-3.1-8b", "--attention-backend", "flashinfer", *DET],
+                "expect": "warn",
+            },
+            # SGLang's own deterministic default on SM100 for non-DeepSeek models is flashinfer
+            {"gpu": "B200", "argv": ["--model", "qwen3-8b", *DET], "expect": "warn"},
+        ],
     },
 }

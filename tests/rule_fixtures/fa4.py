@@ -7,71 +7,119 @@ FA4 = ["--attention-backend", "fa4"]
 FIXTURES = {
     "fa4-arch": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, *FA4]}, {"gpu": "GB10", "argv": [*LLAMA, *FA4]}],
-        "fail": [{"gpu": "T4", "argv": [*LLAMA, *FA4]}, {"gpu": "V100", "argv": [*LLAMA, "--decode-attention-backend",
-                                                                                "fa4"]}],
+        "fail": [
+            {"gpu": "T4", "argv": [*LLAMA, *FA4]},
+            {"gpu": "V100", "argv": [*LLAMA, "--decode-attention-backend", "fa4"]},
+        ],
     },
     "fa4-paged-kv-sm8x": {
         "pass": [{"gpu": "H200", "argv": [*LLAMA, *FA4]}],
         "fail": [{"gpu": "A100", "argv": [*LLAMA, *FA4]}, {"gpu": "sm_89", "argv": [*LLAMA, *FA4]}],
     },
     "fa4-fp8-sm100": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
-                 {"gpu": "B300", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e5m2"]}],
-        "fail": [{"gpu": "H200", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
-                 {"gpu": "RTX PRO 6000", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
-                 {"gpu": "Jetson Thor", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e5m2"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
+            {"gpu": "B300", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e5m2"]},
+        ],
+        "fail": [
+            {"gpu": "H200", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
+            {"gpu": "RTX PRO 6000", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
+            {"gpu": "Jetson Thor", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e5m2"]},
+        ],
     },
     "fa4-head-dim-sm90": {
         "pass": [{"gpu": "H100", "argv": ["--model", "gemma-2-9b", *FA4]}, {"gpu": "H100", "argv": [*DSV3, *FA4]}],
         "fail": [{"gpu": "H100", "argv": ["--model", "tests/fixtures/models/synthetic-head-dim-320", *FA4]}],
     },
     "fa4-head-dim-sm100": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, *FA4]}, {"gpu": "B200", "argv": [*DSV3, *FA4]},
-                 {"gpu": "GB200", "argv": ["--model", "gemma-2-9b", *FA4]}],
-        "fail": [{"gpu": "B200", "argv": ["--model", "tests/fixtures/models/synthetic-head-dim-320", *FA4]},
-                 {"gpu": "Jetson Thor", "argv": ["--model", "tests/fixtures/models/synthetic-head-dim-160", *FA4]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, *FA4]},
+            {"gpu": "B200", "argv": [*DSV3, *FA4]},
+            {"gpu": "GB200", "argv": ["--model", "gemma-2-9b", *FA4]},
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": ["--model", "tests/fixtures/models/synthetic-head-dim-320", *FA4]},
+            {"gpu": "Jetson Thor", "argv": ["--model", "tests/fixtures/models/synthetic-head-dim-160", *FA4]},
+        ],
     },
     "fa4-hd256-sm100": {
         "pass": [{"gpu": "B200", "argv": [*LLAMA, *FA4]}],
-        "fail": [{"gpu": "B200", "argv": ["--model", "gemma-2-9b", *FA4]},
-                 {"gpu": "B300", "argv": ["--model", "qwen3-next-80b-a3b", *FA4]}],
+        "fail": [
+            {"gpu": "B200", "argv": ["--model", "gemma-2-9b", *FA4]},
+            {"gpu": "B300", "argv": ["--model", "qwen3-next-80b-a3b", *FA4]},
+        ],
     },
     "fa4-mla-arch": {
         "pass": [{"gpu": "B200", "argv": [*DSV3, *FA4]}, {"gpu": "Jetson Thor", "argv": [*DSV3, *FA4]}],
         "fail": [{"gpu": "H100", "argv": [*DSV3, *FA4]}, {"gpu": "RTX 5090", "argv": ["--model", "kimi-k2", *FA4]}],
     },
     "fa4-deterministic-mla-arch": {
-        "pass": [{"gpu": "B200", "argv": [*DSV3, *FA4, "--enable-deterministic-inference"]},
-                 {"gpu": "Jetson Thor", "argv": ["--model", "deepseek-r1", "--backend", "fa4", "--deterministic"]}],
-        "fail": [{"gpu": "H100", "argv": [*DSV3, *FA4, "--enable-deterministic-inference"]},
-                 {"gpu": "RTX 5090", "argv": ["--model", "deepseek-v2-lite", *FA4, "--deterministic"]},
-                 {"gpu": "sm_90", "command": ["python", "-m", "sglang.launch_server", "--model-path", "deepseek-v3",
-                                              "--attention-backend", "fa4", "--enable-deterministic-inference"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*DSV3, *FA4, "--enable-deterministic-inference"]},
+            {"gpu": "Jetson Thor", "argv": ["--model", "deepseek-r1", "--backend", "fa4", "--deterministic"]},
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": [*DSV3, *FA4, "--enable-deterministic-inference"]},
+            {"gpu": "RTX 5090", "argv": ["--model", "deepseek-v2-lite", *FA4, "--deterministic"]},
+            {
+                "gpu": "sm_90",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "deepseek-v3",
+                    "--attention-backend",
+                    "fa4",
+                    "--enable-deterministic-inference",
+                ],
+            },
+        ],
     },
     "fa4-score-mod-sm8x": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, *FA4, "--feature", "score_mod"]}],
-        "fail": [{"gpu": "A100", "argv": [*LLAMA, *FA4, "--feature", "score_mod"]},
-                 {"gpu": "A10G", "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend",
-                                          "triton", "--feature", "score_mod"]}],
+        "fail": [
+            {"gpu": "A100", "argv": [*LLAMA, *FA4, "--feature", "score_mod"]},
+            {
+                "gpu": "A10G",
+                "argv": [
+                    *LLAMA,
+                    "--prefill-attention-backend",
+                    "fa4",
+                    "--decode-attention-backend",
+                    "triton",
+                    "--feature",
+                    "score_mod",
+                ],
+            },
+        ],
     },
     "fa4-softcap-score-mod": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, *FA4, "--feature", "score_mod"]}],
         "fail": [{"gpu": "H100", "argv": ["--model", "gemma-2-9b", *FA4, "--feature", "score_mod"]}],
     },
     "fa4-rel-bias-arch": {
-        "pass": [{"gpu": "H100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
-                 {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]}],
-        "fail": [{"gpu": "A100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
-                 {"gpu": "RTX 5090", "argv": ["--model", "gemma-2-9b", *FA4, "--feature", "rel_bias"]}],
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
+            {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
+        ],
+        "fail": [
+            {"gpu": "A100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
+            {"gpu": "RTX 5090", "argv": ["--model", "gemma-2-9b", *FA4, "--feature", "rel_bias"]},
+        ],
     },
     "fa4-page-size-128": {
         "pass": [{"gpu": "B200", "argv": [*LLAMA, *FA4, "--page-size", "128"]}],
-        "fail": [{"gpu": "B200", "argv": [*LLAMA, *FA4], "expect": "warn"},
-                 {"gpu": "B300", "argv": [*LLAMA, *FA4, "--page-size", "16"], "expect": "warn"}],
+        "fail": [
+            {"gpu": "B200", "argv": [*LLAMA, *FA4], "expect": "warn"},
+            {"gpu": "B300", "argv": [*LLAMA, *FA4, "--page-size", "16"], "expect": "warn"},
+        ],
     },
     "fa4-sm12x-paged-kv": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]}],
-        "fail": [{"gpu": "RTX 5090", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]},
-                 {"gpu": "GB10", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.13"]}],
+        "fail": [
+            {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]},
+            {"gpu": "GB10", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.13"]},
+        ],
     },
 }

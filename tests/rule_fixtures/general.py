@@ -5,30 +5,68 @@ LLAMA = ["--model", "llama-3.1-8b"]
 FIXTURES = {
     "general-backend-platform": {
         "pass": [{"gpu": "H100", "argv": ["--attention-backend", "flashinfer"]}],
-        "fail": [{"gpu": "H100", "argv": ["--attention-backend", "aiter"]},
-                 {"gpu": "B200", "argv": ["--attention-backend", "intel_xpu"]}],
+        "fail": [
+            {"gpu": "H100", "argv": ["--attention-backend", "aiter"]},
+            {"gpu": "B200", "argv": ["--attention-backend", "intel_xpu"]},
+        ],
     },
     "general-backend-removed": {
         "pass": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "trtllm_mla"]}],
-        "fail": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "cutlass_mla"]},
-                 {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "dual_chunk_flash_attn"],
-                  "engine_version": ["sglang==0.5.23"]}],
+        "fail": [
+            {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "cutlass_mla"]},
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--attention-backend", "dual_chunk_flash_attn"],
+                "engine_version": ["sglang==0.5.23"],
+            },
+        ],
     },
     "general-backend-alias": {
         "pass": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "cutedsl_mla"]}],
-        "fail": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--decode-attention-backend", "tokenspeed_mla"],
-                  "expect": "warn"}],
+        "fail": [
+            {
+                "gpu": "B200",
+                "argv": ["--model", "deepseek-v3", "--decode-attention-backend", "tokenspeed_mla"],
+                "expect": "warn",
+            }
+        ],
     },
     "general-flashattention-version-env": {
-        "pass": [{"gpu": "H100", "command": ["python", "-m", "sglang.launch_server", "--model-path", "llama-3.1-8b",
-                                             "--attention-backend", "fa3"]}],
-        "fail": [{"gpu": "H100", "command": ["SGLANG_FLASHATTENTION_VERSION=4", "python", "-m", "sglang.launch_server",
-                                             "--model-path", "gemma-3-27b"], "expect": "warn"}],
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "fa3",
+                ],
+            }
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "SGLANG_FLASHATTENTION_VERSION=4",
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "gemma-3-27b",
+                ],
+                "expect": "warn",
+            }
+        ],
     },
     "general-triton-cross-attention": {
         "pass": [{"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "triton"]}],
-        "fail": [{"gpu": "A100", "argv": ["--model", "llama-3.2-11b-vision", "--attention-backend", "triton"]},
-                 {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "triton", "--feature", "cross_attention"]}],
+        "fail": [
+            {"gpu": "A100", "argv": ["--model", "llama-3.2-11b-vision", "--attention-backend", "triton"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "triton", "--feature", "cross_attention"]},
+        ],
     },
     "hpc-ops-arch": {
         "pass": [{"gpu": "H800", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--page-size", "64"]}],
@@ -36,20 +74,25 @@ FIXTURES = {
     },
     "hpc-ops-model": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]}],
-        "fail": [{"gpu": "H100", "argv": ["--model", "deepseek-v3", "--attention-backend", "hpc_ops"]},
-                 {"gpu": "H100", "argv": ["--model", "llama-3.2-11b-vision", "--attention-backend", "hpc_ops"]},
-                 {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--speculative-algorithm",
-                                          "EAGLE"]}],
+        "fail": [
+            {"gpu": "H100", "argv": ["--model", "deepseek-v3", "--attention-backend", "hpc_ops"]},
+            {"gpu": "H100", "argv": ["--model", "llama-3.2-11b-vision", "--attention-backend", "hpc_ops"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--speculative-algorithm", "EAGLE"]},
+        ],
     },
     "hpc-ops-page-size": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--page-size", "64"]}],
         "fail": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"], "expect": "warn"}],
     },
     "general-tp-heads": {
-        "pass": [{"gpu": "H100", "argv": [*LLAMA, "--tp-size", "8"]},
-                 {"gpu": "H100", "argv": ["--model", "qwen2.5-7b", "--tp", "2"]}],
-        "fail": [{"gpu": "H100", "argv": ["--model", "qwen2.5-7b", "--tp", "8"]},
-                 {"gpu": "H100", "argv": ["--model", "llama-4-scout", "--tp-size", "16"]}],
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, "--tp-size", "8"]},
+            {"gpu": "H100", "argv": ["--model", "qwen2.5-7b", "--tp", "2"]},
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": ["--model", "qwen2.5-7b", "--tp", "8"]},
+            {"gpu": "H100", "argv": ["--model", "llama-4-scout", "--tp-size", "16"]},
+        ],
     },
     "flashinfer-arch": {
         "pass": [{"gpu": "T4", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],

@@ -3,6 +3,7 @@
 `facts_file(name)` writes FACTS_VARIANTS[name] applied to that report as a --facts file (once per process,
 in a temporary directory) and returns its absolute path. The two real CPU reports are used as they are.
 """
+
 from __future__ import annotations
 
 import copy
@@ -24,8 +25,10 @@ GPUS = {
 
 HEALTHY = {  # key -> (distributions, health details)
     "sglang": ({"sglang": "0.5.23"}, {}),
-    "sgl_kernel": ({"sglang-kernel": "0.4.10"}, {"components": {"fa3_ops": {"module": "sgl_kernel.flash_attn",
-                                                                              "status": "ok"}}}),
+    "sgl_kernel": (
+        {"sglang-kernel": "0.4.10"},
+        {"components": {"fa3_ops": {"module": "sgl_kernel.flash_attn", "status": "ok"}}},
+    ),
     "flashinfer": ({"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"}, {}),
     "cutlass_dsl": ({"nvidia-cutlass-dsl": "4.8.0", "nvidia-cutlass-dsl-libs-base": "4.8.0"}, {}),
     "quack": ({"quack-kernels": "0.6.5"}, {}),
@@ -33,8 +36,16 @@ HEALTHY = {  # key -> (distributions, health details)
 }
 
 
-def _machine(gpu="H100", torch_cuda="12.9", arch_list=CUDA_129_ARCHS, broken=(), missing=(), unchecked=False,
-             fa3_ops_error=None, gpu_error=None) -> dict:
+def _machine(
+    gpu="H100",
+    torch_cuda="12.9",
+    arch_list=CUDA_129_ARCHS,
+    broken=(),
+    missing=(),
+    unchecked=False,
+    fa3_ops_error=None,
+    gpu_error=None,
+) -> dict:
     """A GPU machine with SGLang 0.5.23's stack installed and healthy, then the changes asked for."""
     report = json.loads(BASE_REPORT.read_text())
     if gpu_error:
@@ -63,8 +74,11 @@ def _machine(gpu="H100", torch_cuda="12.9", arch_list=CUDA_129_ARCHS, broken=(),
         if unchecked:
             health.update(status="skipped", details={})
         if key == "sgl_kernel" and fa3_ops_error:
-            health["details"]["components"]["fa3_ops"] = {"module": "sgl_kernel.flash_attn", "status": "error",
-                                                          "error": fa3_ops_error}
+            health["details"]["components"]["fa3_ops"] = {
+                "module": "sgl_kernel.flash_attn",
+                "status": "error",
+                "error": fa3_ops_error,
+            }
         library["health"] = {**library["health"], **health}
     if unchecked:
         report["imports_checked"] = False
@@ -114,55 +128,82 @@ DEEPSEEK = ("--model", "deepseek-v3")
 
 FIXTURES = {
     "install-fa4-library": {
-        "pass": [on("b200-ok", *LLAMA, "--attention-backend", "fa4"),
-                 # recorded on the H200: flash-attn-4 4.0.0b36, nvidia-cutlass-dsl 4.8.1 and quack import
-                 on("probe-h200.json", *LLAMA, "--attention-backend", "fa4"),
-                 # sglang >= 0.5.16 runs its vendored FA4: the pip flash-attn-4 is not needed
-                 on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4"),
-                 on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4", engine_version=["sglang==0.5.9"])],
-        "fail": [on("b200-cutlass-dsl-broken", *LLAMA, "--attention-backend", "fa4"),
-                 on("b200-no-quack", *DEEPSEEK, "--prefill-attention-backend", "fa4",
-                    "--decode-attention-backend", "trtllm_mla"),
-                 # recorded on the H200: `import cutlass` fails, nvidia-cutlass-dsl's .pth never ran
-                 on("probe-h200-nopth.json", *LLAMA, "--attention-backend", "fa4"),
-                 # sglang 0.5.10-0.5.15 import flash_attn.cute from flash-attn-4
-                 on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4", engine_version=["sglang==0.5.15"]),
-                 # ... as does 0.5.16-0.5.22 with the pip escape hatch
-                 on("b200-no-flash-attn-4", *LLAMA, engine_version=["sglang==0.5.22"],
-                    command=["env", "SGLANG_INKLING_FA4_USE_PIP=1", "python", "-m", "sglang.launch_server",
-                             "--model-path", "llama-3.1-8b", "--attention-backend", "fa4"])],
+        "pass": [
+            on("b200-ok", *LLAMA, "--attention-backend", "fa4"),
+            # recorded on the H200: flash-attn-4 4.0.0b36, nvidia-cutlass-dsl 4.8.1 and quack import
+            on("probe-h200.json", *LLAMA, "--attention-backend", "fa4"),
+            # sglang >= 0.5.16 runs its vendored FA4: the pip flash-attn-4 is not needed
+            on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4"),
+            on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4", engine_version=["sglang==0.5.9"]),
+        ],
+        "fail": [
+            on("b200-cutlass-dsl-broken", *LLAMA, "--attention-backend", "fa4"),
+            on(
+                "b200-no-quack",
+                *DEEPSEEK,
+                "--prefill-attention-backend",
+                "fa4",
+                "--decode-attention-backend",
+                "trtllm_mla",
+            ),
+            # recorded on the H200: `import cutlass` fails, nvidia-cutlass-dsl's .pth never ran
+            on("probe-h200-nopth.json", *LLAMA, "--attention-backend", "fa4"),
+            # sglang 0.5.10-0.5.15 import flash_attn.cute from flash-attn-4
+            on("b200-no-flash-attn-4", *LLAMA, "--attention-backend", "fa4", engine_version=["sglang==0.5.15"]),
+            # ... as does 0.5.16-0.5.22 with the pip escape hatch
+            on(
+                "b200-no-flash-attn-4",
+                *LLAMA,
+                engine_version=["sglang==0.5.22"],
+                command=[
+                    "env",
+                    "SGLANG_INKLING_FA4_USE_PIP=1",
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "fa4",
+                ],
+            ),
+        ],
     },
     "install-fa3-library": {
-        "pass": [on("h100-ok", *LLAMA, "--attention-backend", "fa3"),
-                 on("h100-ok", *LLAMA)],
-        "fail": [on("h100-no-sgl-kernel", *LLAMA, "--attention-backend", "fa3"),
-                 on("h100-fa3-ops-broken", *LLAMA)],
+        "pass": [on("h100-ok", *LLAMA, "--attention-backend", "fa3"), on("h100-ok", *LLAMA)],
+        "fail": [on("h100-no-sgl-kernel", *LLAMA, "--attention-backend", "fa3"), on("h100-fa3-ops-broken", *LLAMA)],
     },
     "install-flashinfer-library": {
-        "pass": [on("b200-ok", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
-                 on("rtx5090-ok", *LLAMA, "--attention-backend", "flashinfer")],
-        "fail": [on("b200-no-flashinfer", *LLAMA, "--attention-backend", "trtllm_mha"),
-                 on("rtx5090-flashinfer-broken", *LLAMA)],
+        "pass": [
+            on("b200-ok", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
+            on("rtx5090-ok", *LLAMA, "--attention-backend", "flashinfer"),
+        ],
+        "fail": [
+            on("b200-no-flashinfer", *LLAMA, "--attention-backend", "trtllm_mha"),
+            on("rtx5090-flashinfer-broken", *LLAMA),
+        ],
     },
     "install-no-cuda-gpu": {
         "pass": [on("h100-ok", *LLAMA, "--attention-backend", "fa3")],
-        "fail": [on("no-driver", *LLAMA, "--attention-backend", "fa3"),
-                 on("probe-cpu-ci.json", *LLAMA)],
+        "fail": [on("no-driver", *LLAMA, "--attention-backend", "fa3"), on("probe-cpu-ci.json", *LLAMA)],
     },
     "install-torch-cpu-only": {
         "pass": [on("b200-ok", *LLAMA)],
-        "fail": [on("h100-torch-cpu", *LLAMA, "--attention-backend", "fa3"),
-                 on("probe-cpu-broken.json", *LLAMA)],
+        "fail": [on("h100-torch-cpu", *LLAMA, "--attention-backend", "fa3"), on("probe-cpu-broken.json", *LLAMA)],
     },
     "install-torch-cuda-version": {
         "pass": [on("b200-ok", *LLAMA), on("h100-ok", *LLAMA)],
-        "fail": [on("b200-torch-cu126", *LLAMA, "--attention-backend", "triton"),
-                 on("h100-torch-cu122", *LLAMA, "--attention-backend", "fa3"),
-                 on("rtx5090-torch-cu126", *LLAMA, "--attention-backend", "flashinfer")],
+        "fail": [
+            on("b200-torch-cu126", *LLAMA, "--attention-backend", "triton"),
+            on("h100-torch-cu122", *LLAMA, "--attention-backend", "fa3"),
+            on("rtx5090-torch-cu126", *LLAMA, "--attention-backend", "flashinfer"),
+        ],
     },
     "install-torch-arch": {
         "pass": [on("rtx5090-ok", *LLAMA), on("h100-torch-cu122", *LLAMA)],
-        "fail": [on("b200-torch-cu126", *LLAMA, "--attention-backend", "triton"),
-                 on("b200-torch-sm90-only", *LLAMA, "--attention-backend", "triton")],
+        "fail": [
+            on("b200-torch-cu126", *LLAMA, "--attention-backend", "triton"),
+            on("b200-torch-sm90-only", *LLAMA, "--attention-backend", "triton"),
+        ],
     },
 }

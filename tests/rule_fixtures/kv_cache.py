@@ -4,44 +4,90 @@ LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
 INKLING = ["--model", "tests/fixtures/models/synthetic-inkling"]
 MXFP8 = ["--kv-cache-dtype", "mxfp8"]
-PREFILL_ONLY = ["--", "python", "-m", "sglang.launch_server", "--model-path", "llama-3.1-8b", "--is-embedding",
-                "--prefill-only-disable-kv-cache", "--attention-backend", "fa3"]
+PREFILL_ONLY = [
+    "--",
+    "python",
+    "-m",
+    "sglang.launch_server",
+    "--model-path",
+    "llama-3.1-8b",
+    "--is-embedding",
+    "--prefill-only-disable-kv-cache",
+    "--attention-backend",
+    "fa3",
+]
 
 FIXTURES = {
     "kv-mxfp8-requires-fa4": {
         "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8, "--page-size", "128"]}],
-        "fail": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "fa3", *MXFP8]},
-                 {"gpu": "B200", "argv": [*LLAMA, "--prefill-attention-backend", "fa4",
-                                          "--decode-attention-backend", "triton", *MXFP8]},
-                 {"gpu": "H100", "command": ["python", "-m", "sglang.launch_server", "--model-path", "./m",
-                                             "--attention-backend", "fa3", "--kv-cache-dtype", "mxfp8"],
-                  "argv": LLAMA}],
+        "fail": [
+            {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "fa3", *MXFP8]},
+            {
+                "gpu": "B200",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend", "triton", *MXFP8],
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "./m",
+                    "--attention-backend",
+                    "fa3",
+                    "--kv-cache-dtype",
+                    "mxfp8",
+                ],
+                "argv": LLAMA,
+            },
+        ],
     },
     "kv-mxfp8-q-scales": {
         "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
         "fail": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "fa4", *MXFP8]}],
     },
     "kv-mxfp8-arch": {
-        "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
-                 {"gpu": "Jetson Thor", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
-        "fail": [{"gpu": "H100", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
-                 {"gpu": "A100", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+            {"gpu": "Jetson Thor", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+            {"gpu": "A100", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+        ],
     },
     "kv-mxfp8-kernel-arch": {
         "pass": [{"gpu": "B300", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
-        "fail": [{"gpu": "RTX 5090", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
-                 {"gpu": "Jetson Thor", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
+        "fail": [
+            {"gpu": "RTX 5090", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+            {"gpu": "Jetson Thor", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+        ],
     },
     "kv-mxfp8-page-size": {
         "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
-        "fail": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8,
-                                          "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "4"]},
-                 {"gpu": "RTX PRO 6000", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
+        "fail": [
+            {
+                "gpu": "B200",
+                "argv": [
+                    *INKLING,
+                    "--attention-backend",
+                    "fa4",
+                    *MXFP8,
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-eagle-topk",
+                    "4",
+                ],
+            },
+            {"gpu": "RTX PRO 6000", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+        ],
     },
     "kv-mxfp8-head-dim": {
         "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
-        "fail": [{"gpu": "B200", "argv": ["--model", "tests/fixtures/models/phi-2", "--attention-backend", "fa4",
-                                          *MXFP8]}],
+        "fail": [
+            {"gpu": "B200", "argv": ["--model", "tests/fixtures/models/phi-2", "--attention-backend", "fa4", *MXFP8]}
+        ],
     },
     "kv-mxfp8-prefill-only": {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
@@ -52,82 +98,195 @@ FIXTURES = {
         "fail": [{"gpu": "B200", "argv": ["--kv-cache-dtype", "fp4_mx_block16", *PREFILL_ONLY]}],
     },
     "kv-nvfp4-arch": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]},
-                 {"gpu": "GB10", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]},
+            {"gpu": "GB10", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
+        ],
         # (off Hopper, SGLang's NVFP4 plan puts trtllm_mha on decode, which other rules refuse first)
-        "fail": [{"gpu": "H100", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
-                 {"gpu": "H20", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "nvfp4"]}],
+        "fail": [
+            {"gpu": "H100", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
+            {"gpu": "H20", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "nvfp4"]},
+        ],
     },
     "kv-nvfp4-backends": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
-                 {"gpu": "RTX 5090", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "nvfp4"]}],
-        "fail": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "triton", "--kv-cache-dtype", "nvfp4"]},
-                 {"gpu": "RTX 5090", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype",
-                                              "nvfp4"]},
-                 # DeepSeek's SM100 default (trtllm_mla) is set before the NVFP4 step
-                 {"gpu": "B200", "argv": [*DSV3, "--kv-cache-dtype", "nvfp4"]},
-                 {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--decode-attention-backend",
-                                          "flashinfer", "--kv-cache-dtype", "nvfp4"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
+            {"gpu": "RTX 5090", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "nvfp4"]},
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "triton", "--kv-cache-dtype", "nvfp4"]},
+            {"gpu": "RTX 5090", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]},
+            # DeepSeek's SM100 default (trtllm_mla) is set before the NVFP4 step
+            {"gpu": "B200", "argv": [*DSV3, "--kv-cache-dtype", "nvfp4"]},
+            {
+                "gpu": "B200",
+                "argv": [
+                    *LLAMA,
+                    "--attention-backend",
+                    "flashinfer",
+                    "--decode-attention-backend",
+                    "flashinfer",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                ],
+            },
+        ],
     },
     "kv-nvfp4-rewrite": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
-                 {"gpu": "B200", "argv": [*LLAMA, "--prefill-attention-backend", "flashinfer",
-                                          "--decode-attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]}],
-        "fail": [{"gpu": "B300", "argv": ["--model", "qwen3-8b", "--attention-backend", "flashinfer",
-                                          "--kv-cache-dtype", "nvfp4"], "expect": "warn"}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
+            {
+                "gpu": "B200",
+                "argv": [
+                    *LLAMA,
+                    "--prefill-attention-backend",
+                    "flashinfer",
+                    "--decode-attention-backend",
+                    "trtllm_mha",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B300",
+                "argv": ["--model", "qwen3-8b", "--attention-backend", "flashinfer", "--kv-cache-dtype", "nvfp4"],
+                "expect": "warn",
+            }
+        ],
     },
     "kv-fp4-mha-backend": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]},
-                 {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "triton", "--kv-cache-dtype",
-                                          "fp4_mx_block16"]}],
-        "fail": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype",
-                                          "fp4_mx_block16"]},
-                 {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype",
-                                          "fp4_mx_block16"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]},
+            {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "triton", "--kv-cache-dtype", "fp4_mx_block16"]},
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "fp4_mx_block16"],
+            },
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype", "fp4_mx_block16"]},
+        ],
     },
     "kv-fp4-mla-backend": {
-        "pass": [{"gpu": "B200", "argv": [*DSV3, "--attention-backend", "trtllm_mla", "--kv-cache-dtype",
-                                          "fp4_mx_block16"]}],
-        "fail": [{"gpu": "B200", "argv": [*DSV3, "--attention-backend", "triton", "--kv-cache-dtype",
-                                          "fp4_mx_block16"]},
-                 {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "flashmla", "--kv-cache-dtype",
-                                          "fp4_mx_block16"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "trtllm_mla", "--kv-cache-dtype", "fp4_mx_block16"]}
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "triton", "--kv-cache-dtype", "fp4_mx_block16"]},
+            {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "flashmla", "--kv-cache-dtype", "fp4_mx_block16"]},
+        ],
     },
     "kv-fp4-fa4-mha-decode": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend",
-                                          "triton", "--kv-cache-dtype", "fp4_mx_block16"]}],
-        "fail": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "fa4", "--kv-cache-dtype", "fp4_mx_block16"]},
-                 {"gpu": "B200", "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend",
-                                          "trtllm_mha", "--kv-cache-dtype", "fp4_mx_block16"]}],
+        "pass": [
+            {
+                "gpu": "B200",
+                "argv": [
+                    *LLAMA,
+                    "--prefill-attention-backend",
+                    "fa4",
+                    "--decode-attention-backend",
+                    "triton",
+                    "--kv-cache-dtype",
+                    "fp4_mx_block16",
+                ],
+            }
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "fa4", "--kv-cache-dtype", "fp4_mx_block16"]},
+            {
+                "gpu": "B200",
+                "argv": [
+                    *LLAMA,
+                    "--prefill-attention-backend",
+                    "fa4",
+                    "--decode-attention-backend",
+                    "trtllm_mha",
+                    "--kv-cache-dtype",
+                    "fp4_mx_block16",
+                ],
+            },
+        ],
     },
     "kv-fp4-fa4-mla-decode": {
-        "pass": [{"gpu": "B200", "argv": [*DSV3, "--prefill-attention-backend", "fa4", "--decode-attention-backend",
-                                          "trtllm_mla", "--kv-cache-dtype", "fp4_mx_block16"]}],
+        "pass": [
+            {
+                "gpu": "B200",
+                "argv": [
+                    *DSV3,
+                    "--prefill-attention-backend",
+                    "fa4",
+                    "--decode-attention-backend",
+                    "trtllm_mla",
+                    "--kv-cache-dtype",
+                    "fp4_mx_block16",
+                ],
+            }
+        ],
         "fail": [{"gpu": "B200", "argv": [*DSV3, "--attention-backend", "fa4", "--kv-cache-dtype", "fp4_mx_block16"]}],
     },
     "kv-fp4-mixed-phases": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--prefill-attention-backend", "flashinfer",
-                                          "--decode-attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]}],
-        "fail": [{"gpu": "B200", "argv": [*LLAMA, "--prefill-attention-backend", "triton",
-                                          "--decode-attention-backend", "trtllm_mha", "--kv-cache-dtype",
-                                          "fp4_mx_block16"], "expect": "warn"}],
+        "pass": [
+            {
+                "gpu": "B200",
+                "argv": [
+                    *LLAMA,
+                    "--prefill-attention-backend",
+                    "flashinfer",
+                    "--decode-attention-backend",
+                    "trtllm_mha",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                ],
+            }
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "argv": [
+                    *LLAMA,
+                    "--prefill-attention-backend",
+                    "triton",
+                    "--decode-attention-backend",
+                    "trtllm_mha",
+                    "--kv-cache-dtype",
+                    "fp4_mx_block16",
+                ],
+                "expect": "warn",
+            }
+        ],
     },
     "kv-dtype-removed": {
         "pass": [{"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_mx_block16"]}],
         "fail": [{"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_e2m1"]}],
     },
     "kv-fp4-torch": {
-        "pass": [{"facts": "facts/b200-torch-2.9-cu128.json", "argv": [*LLAMA, "--attention-backend", "trtllm_mha",
-                                                                        "--kv-cache-dtype", "nvfp4"]}],
+        "pass": [
+            {
+                "facts": "facts/b200-torch-2.9-cu128.json",
+                "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"],
+            }
+        ],
         # that machine has sglang 0.5.10; the pin says it will run 0.5.23
-        "fail": [{"facts": "facts/b200-torch-2.6-cu124.json", "argv": [*LLAMA, "--attention-backend", "trtllm_mha",
-                                                                        "--kv-cache-dtype", "nvfp4"],
-                  "engine_version": ["sglang==0.5.23"]}],
+        "fail": [
+            {
+                "facts": "facts/b200-torch-2.6-cu124.json",
+                "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"],
+                "engine_version": ["sglang==0.5.23"],
+            }
+        ],
     },
     "kv-mxfp8-torch": {
-        "pass": [{"facts": "facts/b200-torch-2.9-cu128.json", "argv": [*INKLING, "--attention-backend", "fa4",
-                                                                        *MXFP8]}],
-        "fail": [{"facts": "facts/b200-torch-2.6-cu124.json", "argv": [*INKLING, "--attention-backend", "fa4",
-                                                                        *MXFP8], "engine_version": ["sglang==0.5.23"]}],
+        "pass": [
+            {"facts": "facts/b200-torch-2.9-cu128.json", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}
+        ],
+        "fail": [
+            {
+                "facts": "facts/b200-torch-2.6-cu124.json",
+                "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8],
+                "engine_version": ["sglang==0.5.23"],
+            }
+        ],
     },
 }

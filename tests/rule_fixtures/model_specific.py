@@ -4,65 +4,162 @@ Models that are not built-in presets are written once per process as config.json
 of the real Hugging Face configs) into a temporary directory; `model_dir(name)` returns the path. The
 same directories feed bench/oracle_extra.py, which runs these cases through SGLang's own resolution.
 """
+
 from __future__ import annotations
 
 import json
 import tempfile
 from pathlib import Path
 
-_COMMON = {"vocab_size": 32000, "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-           "torch_dtype": "bfloat16"}
+_COMMON = {
+    "vocab_size": 32000,
+    "max_position_embeddings": 32768,
+    "rms_norm_eps": 1e-6,
+    "rope_theta": 10000.0,
+    "torch_dtype": "bfloat16",
+}
 
 # name -> config.json (attention-relevant fields of the public configs, sizes trimmed where irrelevant)
 MODEL_CONFIGS = {
     # google/gemma-4 (text): sliding + full layers; head_dim == global_head_dim keeps transformers 5.x happy
-    "gemma-4": {**_COMMON, "architectures": ["Gemma4ForCausalLM"], "model_type": "gemma4_text", "hidden_size": 2560,
-                "intermediate_size": 10240, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256,
-                "global_head_dim": 256, "num_hidden_layers": 6, "sliding_window": 512, "vocab_size": 262144,
-                "layer_types": ["sliding_attention"] * 5 + ["full_attention"]},
+    "gemma-4": {
+        **_COMMON,
+        "architectures": ["Gemma4ForCausalLM"],
+        "model_type": "gemma4_text",
+        "hidden_size": 2560,
+        "intermediate_size": 10240,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+        "global_head_dim": 256,
+        "num_hidden_layers": 6,
+        "sliding_window": 512,
+        "vocab_size": 262144,
+        "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
+    },
     # LGAI-EXAONE/EXAONE-4.0-32B
-    "exaone-4": {**_COMMON, "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
-                 "intermediate_size": 27392, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
-                 "num_hidden_layers": 4, "sliding_window": 4096, "sliding_window_pattern": "LLLG",
-                 "layer_types": ["sliding_attention"] * 3 + ["full_attention"]},
+    "exaone-4": {
+        **_COMMON,
+        "architectures": ["Exaone4ForCausalLM"],
+        "model_type": "exaone4",
+        "hidden_size": 5120,
+        "intermediate_size": 27392,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+        "sliding_window": 4096,
+        "sliding_window_pattern": "LLLG",
+        "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
+    },
     # allenai/Olmo-3-7B
-    "olmo-3": {**_COMMON, "architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "hidden_size": 4096,
-               "intermediate_size": 11008, "num_attention_heads": 32, "num_key_value_heads": 32,
-               "num_hidden_layers": 4, "sliding_window": 4096,
-               "layer_types": ["sliding_attention"] * 3 + ["full_attention"]},
+    "olmo-3": {
+        **_COMMON,
+        "architectures": ["Olmo3ForCausalLM"],
+        "model_type": "olmo3",
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "num_hidden_layers": 4,
+        "sliding_window": 4096,
+        "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
+    },
     # LiquidAI/LFM2-1.2B
-    "lfm2": {**_COMMON, "architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2", "hidden_size": 2048,
-             "intermediate_size": 8192, "block_ff_dim": 8192, "num_attention_heads": 32, "num_key_value_heads": 8,
-             "num_hidden_layers": 6, "conv_L_cache": 3, "conv_bias": False, "vocab_size": 65536,
-             "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
-             "full_attn_idxs": [2, 5]},
-    "inkling": {"architectures": ["InklingForConditionalGeneration"], "model_type": "inkling_model",
-                "torch_dtype": "bfloat16"},
-    "moss-vl": {"architectures": ["MossVLForConditionalGeneration"], "model_type": "moss_vl",
-                "is_encoder_decoder": True, "torch_dtype": "bfloat16"},
+    "lfm2": {
+        **_COMMON,
+        "architectures": ["Lfm2ForCausalLM"],
+        "model_type": "lfm2",
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "block_ff_dim": 8192,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 6,
+        "conv_L_cache": 3,
+        "conv_bias": False,
+        "vocab_size": 65536,
+        "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
+        "full_attn_idxs": [2, 5],
+    },
+    "inkling": {
+        "architectures": ["InklingForConditionalGeneration"],
+        "model_type": "inkling_model",
+        "torch_dtype": "bfloat16",
+    },
+    "moss-vl": {
+        "architectures": ["MossVLForConditionalGeneration"],
+        "model_type": "moss_vl",
+        "is_encoder_decoder": True,
+        "torch_dtype": "bfloat16",
+    },
     # openai/whisper-large-v3
-    "whisper": {"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "d_model": 1280,
-                "decoder_attention_heads": 20, "encoder_attention_heads": 20, "decoder_layers": 4,
-                "encoder_layers": 4, "decoder_ffn_dim": 5120, "encoder_ffn_dim": 5120, "vocab_size": 51866,
-                "num_mel_bins": 128, "max_source_positions": 1500, "max_target_positions": 448,
-                "is_encoder_decoder": True, "torch_dtype": "float16"},
+    "whisper": {
+        "architectures": ["WhisperForConditionalGeneration"],
+        "model_type": "whisper",
+        "d_model": 1280,
+        "decoder_attention_heads": 20,
+        "encoder_attention_heads": 20,
+        "decoder_layers": 4,
+        "encoder_layers": 4,
+        "decoder_ffn_dim": 5120,
+        "encoder_ffn_dim": 5120,
+        "vocab_size": 51866,
+        "num_mel_bins": 128,
+        "max_source_positions": 1500,
+        "max_target_positions": 448,
+        "is_encoder_decoder": True,
+        "torch_dtype": "float16",
+    },
     # Qwen/Qwen2.5-7B-Instruct-1M
-    "qwen2.5-7b-1m": {**_COMMON, "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584,
-                      "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4,
-                      "num_hidden_layers": 4, "max_position_embeddings": 1010000,
-                      "dual_chunk_attention_config": {"chunk_size": 262144, "local_size": 8192,
-                                                      "original_max_position_embeddings": 262144}},
+    "qwen2.5-7b-1m": {
+        **_COMMON,
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 4,
+        "max_position_embeddings": 1010000,
+        "dual_chunk_attention_config": {
+            "chunk_size": 262144,
+            "local_size": 8192,
+            "original_max_position_embeddings": 262144,
+        },
+    },
     # meta-llama/Llama-4-Scout with attention_chunk_size dropped (a trimmed conversion)
-    "llama-4-no-chunk": {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
-                         "text_config": {"model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40,
-                                         "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 4,
-                                         "intermediate_size": 8192, "intermediate_size_mlp": 16384,
-                                         "num_local_experts": 16, "vocab_size": 202048, "torch_dtype": "bfloat16"},
-                         "vision_config": {"model_type": "llama4_vision_model"}, "torch_dtype": "bfloat16"},
+    "llama-4-no-chunk": {
+        "architectures": ["Llama4ForConditionalGeneration"],
+        "model_type": "llama4",
+        "text_config": {
+            "model_type": "llama4_text",
+            "hidden_size": 5120,
+            "num_attention_heads": 40,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "num_hidden_layers": 4,
+            "intermediate_size": 8192,
+            "intermediate_size_mlp": 16384,
+            "num_local_experts": 16,
+            "vocab_size": 202048,
+            "torch_dtype": "bfloat16",
+        },
+        "vision_config": {"model_type": "llama4_vision_model"},
+        "torch_dtype": "bfloat16",
+    },
     # meta-llama/Llama-2-7b-hf: multi-head attention, one query head per KV head
-    "llama-2-7b": {**_COMMON, "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-                   "intermediate_size": 11008, "num_attention_heads": 32, "num_key_value_heads": 32,
-                   "num_hidden_layers": 4, "max_position_embeddings": 4096},
+    "llama-2-7b": {
+        **_COMMON,
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 11008,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "num_hidden_layers": 4,
+        "max_position_embeddings": 4096,
+    },
 }
 
 _ROOT = None
@@ -87,89 +184,163 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
 
 FIXTURES = {
     "model-gpt-oss-backends": {
-        "pass": [case("H100", "--model", "gpt-oss-20b", "--attention-backend", "fa3"),
-                 case("B200", "--model", "gpt-oss-120b"),
-                 case("A100", "--model", "gpt-oss-20b", "--attention-backend", "triton")],
-        "fail": [case("H100", "--model", "gpt-oss-20b", "--attention-backend", "flashinfer"),
-                 case("B200", "--model", "gpt-oss-120b", "--prefill-attention-backend", "trtllm_mha",
-                      "--decode-attention-backend", "flashinfer")],
+        "pass": [
+            case("H100", "--model", "gpt-oss-20b", "--attention-backend", "fa3"),
+            case("B200", "--model", "gpt-oss-120b"),
+            case("A100", "--model", "gpt-oss-20b", "--attention-backend", "triton"),
+        ],
+        "fail": [
+            case("H100", "--model", "gpt-oss-20b", "--attention-backend", "flashinfer"),
+            case(
+                "B200",
+                "--model",
+                "gpt-oss-120b",
+                "--prefill-attention-backend",
+                "trtllm_mha",
+                "--decode-attention-backend",
+                "flashinfer",
+            ),
+        ],
     },
     "model-llama4-backends": {
-        "pass": [case("H100", "--model", "llama-4-scout", "--attention-backend", "fa3"),
-                 case("B200", "--model", "llama-4-scout")],
-        "fail": [case("B200", "--model", "llama-4-scout", "--attention-backend", "fa4"),
-                 case("H100", "--model", "llama-4-scout", "--attention-backend", "flashinfer")],
+        "pass": [
+            case("H100", "--model", "llama-4-scout", "--attention-backend", "fa3"),
+            case("B200", "--model", "llama-4-scout"),
+        ],
+        "fail": [
+            case("B200", "--model", "llama-4-scout", "--attention-backend", "fa4"),
+            case("H100", "--model", "llama-4-scout", "--attention-backend", "flashinfer"),
+        ],
     },
     "model-llama4-chunk-size": {
         "pass": [case("H100", "--model", "llama-4-scout", "--attention-backend", "fa3")],
         "fail": [case("H100", "--attention-backend", "fa3", model="llama-4-no-chunk")],
     },
     "model-gemma4-backends": {
-        "pass": [case("H100", model="gemma-4"),
-                 case("B200", "--attention-backend", "fa4", model="gemma-4"),
-                 case("B200", "--attention-backend", "trtllm_mha", model="gemma-4")],
-        "fail": [case("H100", "--attention-backend", "fa3", model="gemma-4"),
-                 case("B200", "--attention-backend", "fa4", model="gemma-4", engine_version=["sglang==0.5.21"]),
-                 case("B200", "--attention-backend", "flashinfer", model="gemma-4")],
+        "pass": [
+            case("H100", model="gemma-4"),
+            case("B200", "--attention-backend", "fa4", model="gemma-4"),
+            case("B200", "--attention-backend", "trtllm_mha", model="gemma-4"),
+        ],
+        "fail": [
+            case("H100", "--attention-backend", "fa3", model="gemma-4"),
+            case("B200", "--attention-backend", "fa4", model="gemma-4", engine_version=["sglang==0.5.21"]),
+            case("B200", "--attention-backend", "flashinfer", model="gemma-4"),
+        ],
     },
     "model-softcap-backend": {
-        "pass": [case("H100", "--model", "gemma-2-9b", "--attention-backend", "fa3"),
-                 case("B200", "--model", "gemma-2-9b", "--attention-backend", "flashinfer")],
-        "fail": [case("B200", "--model", "gemma-2-9b", expect="warn"),
-                 case("H100", "--model", "gemma-2-9b", "--attention-backend", "hpc_ops", "--page-size", "64")],
+        "pass": [
+            case("H100", "--model", "gemma-2-9b", "--attention-backend", "fa3"),
+            case("B200", "--model", "gemma-2-9b", "--attention-backend", "flashinfer"),
+        ],
+        "fail": [
+            case("B200", "--model", "gemma-2-9b", expect="warn"),
+            case("H100", "--model", "gemma-2-9b", "--attention-backend", "hpc_ops", "--page-size", "64"),
+        ],
     },
     "model-exaone-swa-backends": {
-        "pass": [case("H100", model="exaone-4"),
-                 case("A100", model="exaone-4"),  # exaone.py: fa3 on SM80+ (the generic default is flashinfer)
-                 case("T4", model="exaone-4"),  # triton below SM80
-                 case("A100", "--attention-backend", "fa3", model="exaone-4")],
-        "fail": [case("H100", "--attention-backend", "flashinfer", model="exaone-4"),
-                 case("B200", "--attention-backend", "fa4", model="exaone-4")],
+        "pass": [
+            case("H100", model="exaone-4"),
+            case("A100", model="exaone-4"),  # exaone.py: fa3 on SM80+ (the generic default is flashinfer)
+            case("T4", model="exaone-4"),  # triton below SM80
+            case("A100", "--attention-backend", "fa3", model="exaone-4"),
+        ],
+        "fail": [
+            case("H100", "--attention-backend", "flashinfer", model="exaone-4"),
+            case("B200", "--attention-backend", "fa4", model="exaone-4"),
+        ],
     },
     "model-olmo-flashinfer": {
-        "pass": [case("A100", model="olmo-3"),  # olmo2.py: fa3 on SM80+, where the generic default is flashinfer
-                 case("RTX 5090", model="olmo-3"),
-                 case("L40S", "--attention-backend", "triton", model="olmo-3")],
+        "pass": [
+            case("A100", model="olmo-3"),  # olmo2.py: fa3 on SM80+, where the generic default is flashinfer
+            case("RTX 5090", model="olmo-3"),
+            case("L40S", "--attention-backend", "triton", model="olmo-3"),
+        ],
         "fail": [case("A100", "--attention-backend", "flashinfer", model="olmo-3")],
     },
     "model-lfm2-triton": {
-        "pass": [case("B200", model="lfm2"),  # lfm2.py: flashinfer on SM100
-                 # ... with speculative decoding too (a draft tree, which flashinfer verifies on paged KV)
-                 case("B200", command=["python", "-m", "sglang.launch_server", "--model-path", model_dir("lfm2"),
-                                       "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
-                                       "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8"]),
-                 case("H100", "--attention-backend", "fa3", model="lfm2")],
+        "pass": [
+            case("B200", model="lfm2"),  # lfm2.py: flashinfer on SM100
+            # ... with speculative decoding too (a draft tree, which flashinfer verifies on paged KV)
+            case(
+                "B200",
+                command=[
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    model_dir("lfm2"),
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-num-steps",
+                    "3",
+                    "--speculative-eagle-topk",
+                    "4",
+                    "--speculative-num-draft-tokens",
+                    "8",
+                ],
+            ),
+            case("H100", "--attention-backend", "fa3", model="lfm2"),
+        ],
         "fail": [case("H100", "--attention-backend", "triton", model="lfm2")],
     },
     "model-inkling-backends": {
-        "pass": [case("B200", model="inkling"),
-                 case("RTX 5090", "--attention-backend", "triton", model="inkling")],
-        "fail": [case("H100", "--attention-backend", "fa3", model="inkling"),
-                 case("B200", "--attention-backend", "trtllm_mha", model="inkling")],
+        "pass": [case("B200", model="inkling"), case("RTX 5090", "--attention-backend", "triton", model="inkling")],
+        "fail": [
+            case("H100", "--attention-backend", "fa3", model="inkling"),
+            case("B200", "--attention-backend", "trtllm_mha", model="inkling"),
+        ],
     },
     "model-moss-vl-prefill": {
-        "pass": [case("H100", model="moss-vl"),  # moss_vl.py: prefill flashinfer, decode the default (fa3)
-                 case("B200", "--enable-deterministic-inference", model="moss-vl"),
-                 case("H100", "--prefill-attention-backend", "flashinfer", "--decode-attention-backend", "fa3",
-                      model="moss-vl")],
+        "pass": [
+            case("H100", model="moss-vl"),  # moss_vl.py: prefill flashinfer, decode the default (fa3)
+            case("B200", "--enable-deterministic-inference", model="moss-vl"),
+            case(
+                "H100",
+                "--prefill-attention-backend",
+                "flashinfer",
+                "--decode-attention-backend",
+                "fa3",
+                model="moss-vl",
+            ),
+        ],
         "fail": [case("H100", "--attention-backend", "fa3", model="moss-vl")],
     },
     "model-dual-chunk-backend": {
-        "pass": [case("H100", "--attention-backend", "dual_chunk_flash_attn", model="qwen2.5-7b-1m",
-                      engine_version=["sglang==0.5.15"])],
+        "pass": [
+            case(
+                "H100",
+                "--attention-backend",
+                "dual_chunk_flash_attn",
+                model="qwen2.5-7b-1m",
+                engine_version=["sglang==0.5.15"],
+            )
+        ],
         # no backend: SGLang fills fa3 (its generic default) before the dual-chunk check, which then refuses it
-        "fail": [case("H100", model="qwen2.5-7b-1m", engine_version=["sglang==0.5.19"]),
-                 case("H100", "--attention-backend", "fa3", model="qwen2.5-7b-1m", engine_version=["sglang==0.5.19"]),
-                 case("H100", model="qwen2.5-7b-1m", expect="warn")],
+        "fail": [
+            case("H100", model="qwen2.5-7b-1m", engine_version=["sglang==0.5.19"]),
+            case("H100", "--attention-backend", "fa3", model="qwen2.5-7b-1m", engine_version=["sglang==0.5.19"]),
+            case("H100", model="qwen2.5-7b-1m", expect="warn"),
+        ],
     },
     "model-hybrid-gdn-blackwell": {
-        "pass": [case("B200", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa4"),
-                 case("RTX 5090", "--model", "qwen3-next-80b-a3b", "--attention-backend", "flashinfer"),
-                 case("B200", "--model", "qwen3-next-80b-a3b")],
-        "fail": [case("RTX 5090", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa4"),
-                 case("B200", "--model", "qwen3-next-80b-a3b", "--attention-backend", "flashinfer",
-                      engine_version=["sglang==0.5.20"]),
-                 case("B300", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa3")],
+        "pass": [
+            case("B200", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa4"),
+            case("RTX 5090", "--model", "qwen3-next-80b-a3b", "--attention-backend", "flashinfer"),
+            case("B200", "--model", "qwen3-next-80b-a3b"),
+        ],
+        "fail": [
+            case("RTX 5090", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa4"),
+            case(
+                "B200",
+                "--model",
+                "qwen3-next-80b-a3b",
+                "--attention-backend",
+                "flashinfer",
+                engine_version=["sglang==0.5.20"],
+            ),
+            case("B300", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa3"),
+        ],
     },
     "model-fa-swa-cross-attention": {
         "pass": [case("H100", "--model", "llama-3.2-11b-vision", "--attention-backend", "fa3")],

@@ -3,6 +3,7 @@
 SGLang asserts when --speculative-eagle-topk is given without --speculative-num-steps (rule
 spec-eagle-topk-needs-steps), so cases with an explicit top-k are pasted launch commands that set all three.
 """
+
 from tests.rule_fixtures.model_specific import case
 
 STEPS = ("--speculative-num-steps", "3", "--speculative-num-draft-tokens", "8")
@@ -14,70 +15,197 @@ def launch(gpu: str, *flags: str, **extra) -> dict:
 
 
 def eagle(gpu: str, model: str, topk: int, *flags: str, algorithm: str = "EAGLE", **extra) -> dict:
-    return launch(gpu, "--model-path", model, "--speculative-algorithm", algorithm,
-                  "--speculative-eagle-topk", str(topk), *STEPS, *flags, **extra)
+    return launch(
+        gpu,
+        "--model-path",
+        model,
+        "--speculative-algorithm",
+        algorithm,
+        "--speculative-eagle-topk",
+        str(topk),
+        *STEPS,
+        *flags,
+        **extra,
+    )
 
 
 FIXTURES = {
     "spec-trtllm-mha-topk": {
         "pass": [eagle("B200", "llama-3.1-8b", 1, "--attention-backend", "trtllm_mha")],
-        "fail": [eagle("B200", "llama-3.1-8b", 4, "--attention-backend", "trtllm_mha"),
-                 # no top-k: SGLang's auto choice for LlamaForCausalLM is 4
-                 case("H100", "--model", "llama-3.1-8b", "--attention-backend", "trtllm_mha",
-                      "--speculative-algorithm", "EAGLE3")],
+        "fail": [
+            eagle("B200", "llama-3.1-8b", 4, "--attention-backend", "trtllm_mha"),
+            # no top-k: SGLang's auto choice for LlamaForCausalLM is 4
+            case(
+                "H100",
+                "--model",
+                "llama-3.1-8b",
+                "--attention-backend",
+                "trtllm_mha",
+                "--speculative-algorithm",
+                "EAGLE3",
+            ),
+        ],
     },
     "spec-eagle-topk-needs-steps": {
         "pass": [eagle("H100", "llama-3.1-8b", 4, "--attention-backend", "fa3")],
-        "fail": [launch("H100", "--model-path", "llama-3.1-8b", "--speculative-algorithm", "EAGLE",
-                        "--speculative-eagle-topk", "4", "--attention-backend", "fa3"),
-                 launch("B200", "--model-path", "deepseek-v3", "--speculative-algorithm", "NEXTN",
-                        "--speculative-num-draft-tokens", "4")],
+        "fail": [
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-eagle-topk",
+                "4",
+                "--attention-backend",
+                "fa3",
+            ),
+            launch(
+                "B200",
+                "--model-path",
+                "deepseek-v3",
+                "--speculative-algorithm",
+                "NEXTN",
+                "--speculative-num-draft-tokens",
+                "4",
+            ),
+        ],
     },
     "spec-eagle-page-tree": {
-        "pass": [eagle("H100", "llama-3.1-8b", 4, "--attention-backend", "fa3", "--page-size", "16"),
-                 eagle("B200", "qwen3-8b", 4, "--attention-backend", "fa4")],
-        "fail": [eagle("B200", "deepseek-v3", 2, "--attention-backend", "trtllm_mla"),
-                 eagle("H100", "deepseek-v3", 4, "--attention-backend", "flashmla", algorithm="NEXTN"),
-                 # fa4 on SM100 forces page 128 before the auto top-k (4 for Llama) is chosen
-                 case("B200", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--speculative-algorithm",
-                      "EAGLE"),
-                 eagle("H100", "llama-3.1-8b", 4, "--attention-backend", "triton", "--page-size", "16",
-                       engine_version=["sglang==0.5.12"])],
+        "pass": [
+            eagle("H100", "llama-3.1-8b", 4, "--attention-backend", "fa3", "--page-size", "16"),
+            eagle("B200", "qwen3-8b", 4, "--attention-backend", "fa4"),
+        ],
+        "fail": [
+            eagle("B200", "deepseek-v3", 2, "--attention-backend", "trtllm_mla"),
+            eagle("H100", "deepseek-v3", 4, "--attention-backend", "flashmla", algorithm="NEXTN"),
+            # fa4 on SM100 forces page 128 before the auto top-k (4 for Llama) is chosen
+            case("B200", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--speculative-algorithm", "EAGLE"),
+            eagle(
+                "H100",
+                "llama-3.1-8b",
+                4,
+                "--attention-backend",
+                "triton",
+                "--page-size",
+                "16",
+                engine_version=["sglang==0.5.12"],
+            ),
+        ],
     },
     "spec-ngram-page": {
-        "pass": [case("H100", "--model", "qwen3-8b", "--attention-backend", "flashinfer", "--page-size", "16",
-                      "--speculative-algorithm", "NGRAM"),
-                 case("H100", "--model", "qwen3-8b", "--attention-backend", "fa3", "--speculative-algorithm", "NGRAM")],
-        "fail": [case("H100", "--model", "qwen3-8b", "--attention-backend", "fa3", "--page-size", "16",
-                      "--speculative-algorithm", "NGRAM"),
-                 case("B200", "--model", "qwen3-8b", "--attention-backend", "trtllm_mha",
-                      "--speculative-algorithm", "NGRAM")],
+        "pass": [
+            case(
+                "H100",
+                "--model",
+                "qwen3-8b",
+                "--attention-backend",
+                "flashinfer",
+                "--page-size",
+                "16",
+                "--speculative-algorithm",
+                "NGRAM",
+            ),
+            case("H100", "--model", "qwen3-8b", "--attention-backend", "fa3", "--speculative-algorithm", "NGRAM"),
+        ],
+        "fail": [
+            case(
+                "H100",
+                "--model",
+                "qwen3-8b",
+                "--attention-backend",
+                "fa3",
+                "--page-size",
+                "16",
+                "--speculative-algorithm",
+                "NGRAM",
+            ),
+            case(
+                "B200", "--model", "qwen3-8b", "--attention-backend", "trtllm_mha", "--speculative-algorithm", "NGRAM"
+            ),
+        ],
     },
     "spec-flex-attention": {
-        "pass": [case("H100", "--model", "qwen3-8b", "--attention-backend", "triton",
-                      "--speculative-algorithm", "NGRAM")],
-        "fail": [case("H100", "--model", "qwen3-8b", "--attention-backend", "flex_attention",
-                      "--speculative-algorithm", "NGRAM")],
+        "pass": [
+            case("H100", "--model", "qwen3-8b", "--attention-backend", "triton", "--speculative-algorithm", "NGRAM")
+        ],
+        "fail": [
+            case(
+                "H100",
+                "--model",
+                "qwen3-8b",
+                "--attention-backend",
+                "flex_attention",
+                "--speculative-algorithm",
+                "NGRAM",
+            )
+        ],
     },
     "spec-dflash-draft-backend": {
-        "pass": [launch("H100", "--model-path", "qwen3-8b", "--speculative-algorithm", "DFLASH",
-                        "--attention-backend", "fa3")],
-        "fail": [launch("H100", "--model-path", "deepseek-v3", "--speculative-algorithm", "DFLASH",
-                        "--attention-backend", "flashmla", expect="warn")],
+        "pass": [
+            launch(
+                "H100", "--model-path", "qwen3-8b", "--speculative-algorithm", "DFLASH", "--attention-backend", "fa3"
+            )
+        ],
+        "fail": [
+            launch(
+                "H100",
+                "--model-path",
+                "deepseek-v3",
+                "--speculative-algorithm",
+                "DFLASH",
+                "--attention-backend",
+                "flashmla",
+                expect="warn",
+            )
+        ],
     },
     "spec-rejection-sampling-topk": {
         "pass": [eagle("H100", "qwen3-8b", 1, "--speculative-use-rejection-sampling")],
-        "fail": [eagle("H100", "qwen3-8b", 4, "--speculative-use-rejection-sampling"),
-                 launch("H100", "--model-path", "qwen3-8b", "--speculative-algorithm", "STANDALONE",
-                        "--speculative-use-rejection-sampling"),
-                 launch("H100", "--model-path", "qwen3-8b", "--speculative-algorithm", "NGRAM",
-                        "--speculative-use-rejection-sampling", expect="warn")],
+        "fail": [
+            eagle("H100", "qwen3-8b", 4, "--speculative-use-rejection-sampling"),
+            launch(
+                "H100",
+                "--model-path",
+                "qwen3-8b",
+                "--speculative-algorithm",
+                "STANDALONE",
+                "--speculative-use-rejection-sampling",
+            ),
+            launch(
+                "H100",
+                "--model-path",
+                "qwen3-8b",
+                "--speculative-algorithm",
+                "NGRAM",
+                "--speculative-use-rejection-sampling",
+                expect="warn",
+            ),
+        ],
     },
     "spec-rejection-sampling-deterministic": {
-        "pass": [eagle("H100", "qwen3-8b", 1, "--speculative-use-rejection-sampling",
-                       "--enable-deterministic-inference", "--attention-backend", "fa3")],
-        "fail": [eagle("H100", "qwen3-8b", 1, "--speculative-use-rejection-sampling",
-                       "--enable-deterministic-inference", "--attention-backend", "fa3",
-                       engine_version=["sglang==0.5.22"])],
+        "pass": [
+            eagle(
+                "H100",
+                "qwen3-8b",
+                1,
+                "--speculative-use-rejection-sampling",
+                "--enable-deterministic-inference",
+                "--attention-backend",
+                "fa3",
+            )
+        ],
+        "fail": [
+            eagle(
+                "H100",
+                "qwen3-8b",
+                1,
+                "--speculative-use-rejection-sampling",
+                "--enable-deterministic-inference",
+                "--attention-backend",
+                "fa3",
+                engine_version=["sglang==0.5.22"],
+            )
+        ],
     },
 }

@@ -3,6 +3,7 @@
 No preset has MLA dimensions other than DeepSeek-R1's, so two synthetic config.json files (written once to a
 temporary directory) give the MLA-dimension rules their failing models.
 """
+
 import atexit
 import json
 import shutil
@@ -19,9 +20,18 @@ def _mla_model(name, qk_nope, qk_rope, v_head):
     """A DeepSeek-V3-shaped config.json with the given MLA head dims; returns its directory."""
     directory = _MODELS / name
     directory.mkdir()
-    config = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "torch_dtype": "bfloat16",
-              "hidden_size": 7168, "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512,
-              "qk_nope_head_dim": qk_nope, "qk_rope_head_dim": qk_rope, "v_head_dim": v_head}
+    config = {
+        "architectures": ["DeepseekV3ForCausalLM"],
+        "model_type": "deepseek_v3",
+        "torch_dtype": "bfloat16",
+        "hidden_size": 7168,
+        "num_attention_heads": 128,
+        "num_key_value_heads": 128,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": qk_nope,
+        "qk_rope_head_dim": qk_rope,
+        "v_head_dim": v_head,
+    }
     (directory / "config.json").write_text(json.dumps(config))
     return str(directory)
 
@@ -40,216 +50,402 @@ def vllm(*argv):
 
 FIXTURES = {
     "vllm-backend-name": {
-        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "flash_attn")},
-                 {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "TREE_ATTN"),
-                  "engine_version": ["vllm==0.20.0"]}],
-        "fail": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "TREE_ATTN")},
-                 {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "TORCH_SDPA")},
-                 {"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "TOKENSPEED_MLA",
-                                                  "--kv-cache-dtype", "fp8"), "engine_version": ["vllm==0.20.0"]}],
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "flash_attn")},
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "TREE_ATTN"),
+                "engine_version": ["vllm==0.20.0"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "TREE_ATTN")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "TORCH_SDPA")},
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--attention-backend", "TOKENSPEED_MLA", "--kv-cache-dtype", "fp8"),
+                "engine_version": ["vllm==0.20.0"],
+            },
+        ],
     },
     "vllm-backend-platform": {
         "pass": [{"gpu": "H100", "command": serve("qwen3-8b", "--attention-backend", "FLASHINFER")}],
-        "fail": [{"gpu": "H100", "command": serve("qwen3-8b", "--attention-backend", "ROCM_ATTN")},
-                 {"gpu": "B200", "argv": vllm("--model", "deepseek-v3", "--attention-backend", "CPU_MLA")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("qwen3-8b", "--attention-backend", "ROCM_ATTN")},
+            {"gpu": "B200", "argv": vllm("--model", "deepseek-v3", "--attention-backend", "CPU_MLA")},
+        ],
     },
     "vllm-env-backend": {
         "pass": [{"gpu": "H100", "command": serve("qwen3-8b", "--attention-backend", "FLASH_ATTN")}],
-        "fail": [{"gpu": "H100", "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("qwen3-8b")],
-                  "expect": "warn"},
-                 {"gpu": "H100", "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("qwen3-8b")],
-                  "engine_version": ["vllm==0.14.1"], "expect": "warn"},
-                 {"gpu": "H100", "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER",
-                                             *serve("qwen3-8b", "--attention-backend", "TRITON_ATTN")],
-                  "engine_version": ["vllm==0.14.1"]}],
+        "fail": [
+            {"gpu": "H100", "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("qwen3-8b")], "expect": "warn"},
+            {
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("qwen3-8b")],
+                "engine_version": ["vllm==0.14.1"],
+                "expect": "warn",
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    "VLLM_ATTENTION_BACKEND=FLASHINFER",
+                    *serve("qwen3-8b", "--attention-backend", "TRITON_ATTN"),
+                ],
+                "engine_version": ["vllm==0.14.1"],
+            },
+        ],
     },
     "vllm-compute-capability": {
-        "pass": [{"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER_MLA")},
-                 {"gpu": "B300", "command": serve("deepseek-r1", "--attention-backend", "CUTLASS_MLA")},
-                 {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN_MLA")},
-                 {"gpu": "RTX 5090", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER")},
-                 {"gpu": "T4", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER",
-                                                "--dtype", "half"), "engine_version": ["vllm==0.20.0"]}],
-        "fail": [{"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER_MLA")},
-                 {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA")},
-                 {"gpu": "Jetson Thor", "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA")},
-                 {"gpu": "RTX 5090", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")},
-                 {"gpu": "A100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN_MLA")},
-                 {"gpu": "A100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA_SPARSE")},
-                 {"gpu": "T4", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                "--dtype", "half")},
-                 {"gpu": "T4", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER",
-                                                "--dtype", "half")}],
+        "pass": [
+            {"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER_MLA")},
+            {"gpu": "B300", "command": serve("deepseek-r1", "--attention-backend", "CUTLASS_MLA")},
+            {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN_MLA")},
+            {"gpu": "RTX 5090", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER")},
+            {
+                "gpu": "T4",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--dtype", "half"),
+                "engine_version": ["vllm==0.20.0"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER_MLA")},
+            {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA")},
+            {"gpu": "Jetson Thor", "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA")},
+            {"gpu": "RTX 5090", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")},
+            {"gpu": "A100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN_MLA")},
+            {"gpu": "A100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA_SPARSE")},
+            {"gpu": "T4", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--dtype", "half")},
+            {"gpu": "T4", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--dtype", "half")},
+        ],
     },
     "vllm-flashmla-dense-hopper": {
         "pass": [{"gpu": "H200", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")}],
         "fail": [{"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")}],
     },
     "vllm-flash-attn-version": {
-        "pass": [{"gpu": "H100", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3")},
-                 {"gpu": "H100", "command": serve("qwen3-8b", "--attention-backend", "FLASH_ATTN",
-                                                  "--attention-config.flash_attn_version", "4")}],
-        "fail": [{"gpu": "A100", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3")},
-                 {"gpu": "RTX 5090", "command": serve("qwen3-8b", "-ac.flash_attn_version=4")},
-                 {"gpu": "B200", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3"),
-                  "expect": "warn"}],
+        "pass": [
+            {"gpu": "H100", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "qwen3-8b", "--attention-backend", "FLASH_ATTN", "--attention-config.flash_attn_version", "4"
+                ),
+            },
+        ],
+        "fail": [
+            {"gpu": "A100", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3")},
+            {"gpu": "RTX 5090", "command": serve("qwen3-8b", "-ac.flash_attn_version=4")},
+            {"gpu": "B200", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3"), "expect": "warn"},
+        ],
     },
     "vllm-flash-attn-fallback": {
-        "pass": [{"gpu": "B200", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")},
-                 {"gpu": "B200", "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN")}],
-        "fail": [{"gpu": "B200", "command": serve("gemma-2-9b", "--attention-backend", "FLASH_ATTN"),
-                  "expect": "warn"},
-                 {"gpu": "B200", "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN",
-                                                  "--block-size", "16"), "expect": "warn"}],
+        "pass": [
+            {"gpu": "B200", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")},
+            {"gpu": "B200", "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN")},
+        ],
+        "fail": [
+            {"gpu": "B200", "command": serve("gemma-2-9b", "--attention-backend", "FLASH_ATTN"), "expect": "warn"},
+            {
+                "gpu": "B200",
+                "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN", "--block-size", "16"),
+                "expect": "warn",
+            },
+        ],
     },
     "vllm-head-size": {
-        "pass": [{"gpu": "H100", "command": serve("gemma-2-9b", "--attention-backend", "FLASHINFER")},
-                 {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")}],
-        "fail": [{"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER")},
-                 {"gpu": "A100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN")}],
+        "pass": [
+            {"gpu": "H100", "command": serve("gemma-2-9b", "--attention-backend", "FLASHINFER")},
+            {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER")},
+            {"gpu": "A100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN")},
+        ],
     },
     "vllm-dtype": {
-        "pass": [{"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN",
-                                                  "--dtype", "float32")},
-                 {"gpu": "A100", "command": serve("gemma-2-9b", "--attention-backend", "FLASH_ATTN")}],
-        "fail": [{"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                  "--dtype", "float32")},
-                 {"gpu": "T4", "command": serve("gemma-2-9b", "--attention-backend", "FLASHINFER"),
-                  "engine_version": ["vllm==0.20.0"]},
-                 {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA_SPARSE",
-                                                  "--dtype", "float16")}],
+        "pass": [
+            {
+                "gpu": "A100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--dtype", "float32"),
+            },
+            {"gpu": "A100", "command": serve("gemma-2-9b", "--attention-backend", "FLASH_ATTN")},
+        ],
+        "fail": [
+            {
+                "gpu": "A100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--dtype", "float32"),
+            },
+            {
+                "gpu": "T4",
+                "command": serve("gemma-2-9b", "--attention-backend", "FLASHINFER"),
+                "engine_version": ["vllm==0.20.0"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA_SPARSE", "--dtype", "float16"),
+            },
+        ],
     },
     "vllm-bf16-arch": {
         "pass": [{"gpu": "A10", "command": serve("llama-3.1-8b", "--dtype", "bfloat16")}],
-        "fail": [{"gpu": "T4", "command": serve("llama-3.1-8b", "--dtype", "bfloat16")},
-                 {"gpu": "V100", "command": serve("llama-3.1-8b"), "expect": "warn"}],
+        "fail": [
+            {"gpu": "T4", "command": serve("llama-3.1-8b", "--dtype", "bfloat16")},
+            {"gpu": "V100", "command": serve("llama-3.1-8b"), "expect": "warn"},
+        ],
     },
     "vllm-fp16-model": {
         "pass": [{"gpu": "A100", "command": serve("gemma-3-27b", "--dtype", "bfloat16")}],
-        "fail": [{"gpu": "A100", "command": serve("gemma-2-9b", "--dtype", "half")},
-                 {"gpu": "T4", "command": serve("gemma-3-27b", "--dtype", "float16")}],
+        "fail": [
+            {"gpu": "A100", "command": serve("gemma-2-9b", "--dtype", "half")},
+            {"gpu": "T4", "command": serve("gemma-3-27b", "--dtype", "float16")},
+        ],
     },
     "vllm-kv-cache-dtype": {
-        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                  "--kv-cache-dtype", "fp8")},
-                 {"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER",
-                                                  "--kv-cache-dtype", "fp8_e5m2")},
-                 {"gpu": "B200", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER",
-                                                  "--kv-cache-dtype", "nvfp4_4over6")}],
-        "fail": [{"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                  "--kv-cache-dtype", "fp8")},
-                 {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                  "--kv-cache-dtype", "fp8_e5m2")},
-                 {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN_MLA",
-                                                  "--kv-cache-dtype", "fp8")},
-                 {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER",
-                                                  "--kv-cache-dtype", "nvfp4_4over6")},
-                 {"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "TOKENSPEED_MLA")},
-                 {"gpu": "B200", "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION",
-                                                  "--kv-cache-dtype", "fp8")}],
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+            {
+                "gpu": "A100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "fp8_e5m2"),
+            },
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "nvfp4_4over6"
+                ),
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "A100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8_e5m2"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN_MLA", "--kv-cache-dtype", "fp8"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "nvfp4_4over6"
+                ),
+            },
+            {"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "TOKENSPEED_MLA")},
+            {
+                "gpu": "B200",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION", "--kv-cache-dtype", "fp8"),
+            },
+        ],
     },
     "vllm-flash-attn-fp8-kv": {
-        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                  "--kv-cache-dtype", "fp8_e4m3")},
-                 {"gpu": "B200", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                  "--kv-cache-dtype", "fp8")}],
-        "fail": [{"gpu": "B200", "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN",
-                                                  "--kv-cache-dtype", "fp8")},
-                 {"gpu": "L4", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                "--kv-cache-dtype", "fp8")}],
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8_e4m3"),
+            },
+            {
+                "gpu": "B200",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+            {
+                "gpu": "L4",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+        ],
     },
     "vllm-flashinfer-nvfp4-head64": {
-        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER",
-                                                  "--kv-cache-dtype", "nvfp4")}],
-        "fail": [{"gpu": "RTX 5090", "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER",
-                                                      "--kv-cache-dtype", "nvfp4")}],
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "nvfp4"),
+            }
+        ],
+        "fail": [
+            {
+                "gpu": "RTX 5090",
+                "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "nvfp4"),
+            }
+        ],
     },
     "vllm-flashinfer-nvfp4-sinks": {
-        "pass": [{"gpu": "A100", "command": serve("qwen3-8b", "--attention-backend", "FLASHINFER",
-                                                  "--kv-cache-dtype", "nvfp4")}],
-        "fail": [{"gpu": "H200", "command": serve("gpt-oss-120b", "--attention-backend", "FLASHINFER",
-                                                  "--kv-cache-dtype", "nvfp4")}],
+        "pass": [
+            {
+                "gpu": "A100",
+                "command": serve("qwen3-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "nvfp4"),
+            }
+        ],
+        "fail": [
+            {
+                "gpu": "H200",
+                "command": serve("gpt-oss-120b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "nvfp4"),
+            }
+        ],
     },
     "vllm-sinks": {
-        "pass": [{"gpu": "H100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
-                 {"gpu": "A100", "command": serve("gpt-oss-20b", "--attention-backend", "TRITON_ATTN")},
-                 {"gpu": "RTX 5090", "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER")}],
-        "fail": [{"gpu": "A100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
-                 {"gpu": "RTX 5090", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
-                 {"gpu": "H100", "command": serve("gpt-oss-20b", "--attention-backend", "FLEX_ATTENTION")},
-                 {"gpu": "H100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER"),
-                  "engine_version": ["vllm==0.26.0"]}],
+        "pass": [
+            {"gpu": "H100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
+            {"gpu": "A100", "command": serve("gpt-oss-20b", "--attention-backend", "TRITON_ATTN")},
+            {"gpu": "RTX 5090", "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER")},
+        ],
+        "fail": [
+            {"gpu": "A100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
+            {"gpu": "RTX 5090", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
+            {"gpu": "H100", "command": serve("gpt-oss-20b", "--attention-backend", "FLEX_ATTENTION")},
+            {
+                "gpu": "H100",
+                "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER"),
+                "engine_version": ["vllm==0.26.0"],
+            },
+        ],
     },
     "vllm-mla-model-backend": {
         "pass": [{"gpu": "A100", "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA")}],
-        "fail": [{"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN")},
-                 {"gpu": "B200", "argv": vllm("--model", "kimi-k2", "--attention-backend", "FLASHINFER")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN")},
+            {"gpu": "B200", "argv": vllm("--model", "kimi-k2", "--attention-backend", "FLASHINFER")},
+        ],
     },
     "vllm-non-mla-model-backend": {
         "pass": [{"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")}],
-        "fail": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHMLA")},
-                 {"gpu": "B200", "command": ["VLLM_MLA_DISABLE=1",
-                                             *serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA")]}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHMLA")},
+            {
+                "gpu": "B200",
+                "command": ["VLLM_MLA_DISABLE=1", *serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA")],
+            },
+        ],
     },
     "vllm-sparse-mla-backend": {
         "pass": [{"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA")}],
         "fail": [{"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA_SPARSE")}],
     },
     "vllm-block-size": {
-        "pass": [{"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA",
-                                                  "--block-size", "256")},
-                 {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER",
-                                                  "--block-size", "128")}],
-        "fail": [{"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA",
-                                                  "--block-size", "64")},
-                 {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA",
-                                                  "--block-size", "32")},
-                 {"gpu": "B200", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER_MLA",
-                                                  "--block-size", "16")},
-                 {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                  "--block-size", "8")}],
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA", "--block-size", "256"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--block-size", "128"),
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--attention-backend", "CUTLASS_MLA", "--block-size", "64"),
+            },
+            {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA", "--block-size", "32")},
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER_MLA", "--block-size", "16"),
+            },
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--block-size", "8")},
+        ],
     },
     "vllm-sliding-window": {
         "pass": [{"gpu": "H100", "command": serve("gemma-3-27b", "--attention-backend", "FLASHINFER")}],
-        "fail": [{"gpu": "H100", "argv": vllm("--model", "deepseek-v3", "--feature", "sliding_window",
-                                              "--attention-backend", "FLASHMLA")}],
+        "fail": [
+            {
+                "gpu": "H100",
+                "argv": vllm(
+                    "--model", "deepseek-v3", "--feature", "sliding_window", "--attention-backend", "FLASHMLA"
+                ),
+            }
+        ],
     },
     "vllm-flashinfer-mla-qk-nope": {
         "pass": [{"gpu": "B200", "command": serve("kimi-k2", "--attention-backend", "FLASHINFER_MLA")}],
         "fail": [{"gpu": "B200", "command": serve(MLA_NOPE_96, "--attention-backend", "FLASHINFER_MLA")}],
     },
     "vllm-tokenspeed-mla-dims": {
-        "pass": [{"gpu": "B200", "command": serve("deepseek-r1", "--attention-backend", "TOKENSPEED_MLA",
-                                                  "--kv-cache-dtype", "fp8")}],
-        "fail": [{"gpu": "B200", "command": serve(MLA_NOPE_192_V256, "--attention-backend", "TOKENSPEED_MLA",
-                                                  "--kv-cache-dtype", "fp8")},
-                 {"gpu": "B300", "command": serve(MLA_NOPE_96, "--attention-backend", "TOKENSPEED_MLA",
-                                                  "--kv-cache-dtype", "fp8_e4m3")}],
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-r1", "--attention-backend", "TOKENSPEED_MLA", "--kv-cache-dtype", "fp8"),
+            }
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": serve(MLA_NOPE_192_V256, "--attention-backend", "TOKENSPEED_MLA", "--kv-cache-dtype", "fp8"),
+            },
+            {
+                "gpu": "B300",
+                "command": serve(MLA_NOPE_96, "--attention-backend", "TOKENSPEED_MLA", "--kv-cache-dtype", "fp8_e4m3"),
+            },
+        ],
     },
     "vllm-triton-mla-fp8-kv-arch": {
-        "pass": [{"gpu": "L4", "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA",
-                                                "--kv-cache-dtype", "fp8")},
-                 {"gpu": "A100", "command": serve("deepseek-v2-lite", "--kv-cache-dtype", "bfloat16")}],
-        "fail": [{"gpu": "A100", "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA",
-                                                  "--kv-cache-dtype", "fp8")},
-                 {"gpu": "T4", "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA",
-                                                "--kv-cache-dtype", "bfloat16", "--dtype", "half")}],
+        "pass": [
+            {
+                "gpu": "L4",
+                "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8"),
+            },
+            {"gpu": "A100", "command": serve("deepseek-v2-lite", "--kv-cache-dtype", "bfloat16")},
+        ],
+        "fail": [
+            {
+                "gpu": "A100",
+                "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8"),
+            },
+            {
+                "gpu": "T4",
+                "command": serve(
+                    "deepseek-v2-lite",
+                    "--attention-backend",
+                    "TRITON_MLA",
+                    "--kv-cache-dtype",
+                    "bfloat16",
+                    "--dtype",
+                    "half",
+                ),
+            },
+        ],
     },
     "vllm-auto-select": {
-        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b")},
-                 {"gpu": "RTX 5090", "command": serve("deepseek-v3")},
-                 {"gpu": "A100", "command": serve("gpt-oss-20b")}],
-        "fail": [{"gpu": "A100", "command": serve("deepseek-v3", "--kv-cache-dtype", "nvfp4")},
-                 {"gpu": "H100", "command": serve("llama-3.1-8b", "--block-size", "8")},
-                 {"gpu": "B200", "command": serve("deepseek-v3", "--block-size", "16"), "expect": "warn"}],
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b")},
+            {"gpu": "RTX 5090", "command": serve("deepseek-v3")},
+            {"gpu": "A100", "command": serve("gpt-oss-20b")},
+        ],
+        "fail": [
+            {"gpu": "A100", "command": serve("deepseek-v3", "--kv-cache-dtype", "nvfp4")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--block-size", "8")},
+            {"gpu": "B200", "command": serve("deepseek-v3", "--block-size", "16"), "expect": "warn"},
+        ],
     },
     "vllm-fa4-library": {
         # FLASH_ATTN defaults to FA4 on 10.x; on the H200 (9.x) FA4 is asked for
-        "pass": [on("b200-ok", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
-                 on("probe-h200.json", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                     "--attention-config.flash_attn_version", "4"))],
-        "fail": [on("b200-cutlass-dsl-broken", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
-                 on("probe-h200-nopth.json", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN",
-                                                          "--attention-config.flash_attn_version", "4"))],
+        "pass": [
+            on("b200-ok", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
+            on(
+                "probe-h200.json",
+                command=serve(
+                    "llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--attention-config.flash_attn_version", "4"
+                ),
+            ),
+        ],
+        "fail": [
+            on("b200-cutlass-dsl-broken", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
+            on(
+                "probe-h200-nopth.json",
+                command=serve(
+                    "llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--attention-config.flash_attn_version", "4"
+                ),
+            ),
+        ],
     },
 }

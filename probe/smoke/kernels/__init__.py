@@ -5,6 +5,7 @@ A Kernel is data plus two callables that run only inside the worker: `prepare()`
 call to time. Family modules import nothing heavy at module level, so the runner reads this registry
 without loading torch or any kernel library.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -4,6 +4,7 @@ A naive elementwise add, one element per thread, as in NVIDIA/cutlass examples/p
 elementwise_add.ipynb; written against nvidia-cutlass-dsl 4.8.1 (cute.kernel, cute.jit, cute.compile,
 cute.arch.thread_idx/block_idx/block_dim, cutlass.cute.runtime.from_dlpack).
 """
+
 import cutlass.cute as cute
 from cutlass.cute.runtime import from_dlpack
 

@@ -1,4 +1,5 @@
 """The Triton kernel itself (imported in the worker only). The vector add of Triton's first tutorial."""
+
 import triton
 import triton.language as tl
 

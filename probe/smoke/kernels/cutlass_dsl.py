@@ -4,6 +4,7 @@ The first call includes cute.compile (MLIR lowering to a cubin); the steady call
 nvidia-cutlass-dsl 4.8.1: "CuTe DSL will support all NVIDIA GPU architectures starting with NVIDIA Ampere
 (SM80)" (NVIDIA/cutlass media/docs/pythonDSL/faqs.rst).
 """
+
 from __future__ import annotations
 
 from probe.smoke.cases import Case
@@ -41,12 +42,22 @@ def _build(case: Case, device: str):
 
 def limits(case: Case, machine: MachineView):
     if not cc_at_least(machine, 8):
-        return f"the CuTe DSL targets sm80 or newer, not {cc_text(machine)} (NVIDIA/cutlass media/docs/pythonDSL/faqs.rst)"
+        return (
+            f"the CuTe DSL targets sm80 or newer, not {cc_text(machine)} (NVIDIA/cutlass media/docs/pythonDSL/faqs.rst)"
+        )
     return None
 
 
 KERNELS = [
-    Kernel(name="cutlass-dsl-add", family="cutlass-dsl", title="CUTLASS CuTe DSL, compile + elementwise add",
-           api="cutlass.cute.compile(@cute.jit add) + launch", quick=ELEMENTWISE, build=_build, prepare=prepare,
-           library="cutlass_dsl", limits=limits),
+    Kernel(
+        name="cutlass-dsl-add",
+        family="cutlass-dsl",
+        title="CUTLASS CuTe DSL, compile + elementwise add",
+        api="cutlass.cute.compile(@cute.jit add) + launch",
+        quick=ELEMENTWISE,
+        build=_build,
+        prepare=prepare,
+        library="cutlass_dsl",
+        limits=limits,
+    ),
 ]

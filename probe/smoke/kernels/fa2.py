@@ -5,6 +5,7 @@ flash_api.cpp ("FlashAttention only supports Ampere GPUs or newer.", "FlashAtten
 bf16 data type", "FlashAttention forward only supports head dimension at most 256", "Paged KV cache block
 size must be divisible by 256").
 """
+
 from __future__ import annotations
 
 from probe.smoke.cases import Case, attention_flops
@@ -32,8 +33,11 @@ def _dense(case: Case, device: str):
 
     q, k, v = Inputs(case, device).dense()
     reference = attention_reference(q, k, v, case)
-    return Call(lambda: flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
-                reference, attention_flops(case))
+    return Call(
+        lambda: flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
+        reference,
+        attention_flops(case),
+    )
 
 
 def _varlen(case: Case, device: str):
@@ -41,8 +45,13 @@ def _varlen(case: Case, device: str):
 
     from probe.smoke.reference import varlen_call
 
-    return varlen_call(case, device, lambda q, k, v, cu, longest: flash_attn_varlen_func(
-        q, k, v, cu, cu, longest, longest, causal=case.causal, window_size=window(case), softcap=case.softcap))
+    return varlen_call(
+        case,
+        device,
+        lambda q, k, v, cu, longest: flash_attn_varlen_func(
+            q, k, v, cu, cu, longest, longest, causal=case.causal, window_size=window(case), softcap=case.softcap
+        ),
+    )
 
 
 def _kvcache(case: Case, device: str):
@@ -50,9 +59,20 @@ def _kvcache(case: Case, device: str):
 
     from probe.smoke.reference import paged_call
 
-    return paged_call(case, device, lambda q, paged: flash_attn_with_kvcache(
-        q, paged.k_cache, paged.v_cache, cache_seqlens=paged.seqlens, block_table=paged.page_table,
-        causal=case.causal, window_size=window(case), softcap=case.softcap))
+    return paged_call(
+        case,
+        device,
+        lambda q, paged: flash_attn_with_kvcache(
+            q,
+            paged.k_cache,
+            paged.v_cache,
+            cache_seqlens=paged.seqlens,
+            block_table=paged.page_table,
+            causal=case.causal,
+            window_size=window(case),
+            softcap=case.softcap,
+        ),
+    )
 
 
 def limits(case: Case, machine: MachineView):
@@ -69,12 +89,40 @@ def limits(case: Case, machine: MachineView):
 
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW})
 KERNELS = [
-    Kernel(name="fa2-dense", family="fa2", title="FlashAttention 2, dense", api="flash_attn.flash_attn_func",
-           quick=PREFILL, build=_dense, prepare=prepare, library="fa2", features=FEATURES, limits=limits),
-    Kernel(name="fa2-varlen", family="fa2", title="FlashAttention 2, variable length",
-           api="flash_attn.flash_attn_varlen_func", quick=PREFILL, build=_varlen, prepare=prepare, library="fa2",
-           features=FEATURES, limits=limits),
-    Kernel(name="fa2-kvcache", family="fa2", title="FlashAttention 2, paged KV decode",
-           api="flash_attn.flash_attn_with_kvcache(block_table=)", quick=DECODE, build=_kvcache, prepare=prepare,
-           library="fa2", features=FEATURES | {"page:512"}, limits=limits),
+    Kernel(
+        name="fa2-dense",
+        family="fa2",
+        title="FlashAttention 2, dense",
+        api="flash_attn.flash_attn_func",
+        quick=PREFILL,
+        build=_dense,
+        prepare=prepare,
+        library="fa2",
+        features=FEATURES,
+        limits=limits,
+    ),
+    Kernel(
+        name="fa2-varlen",
+        family="fa2",
+        title="FlashAttention 2, variable length",
+        api="flash_attn.flash_attn_varlen_func",
+        quick=PREFILL,
+        build=_varlen,
+        prepare=prepare,
+        library="fa2",
+        features=FEATURES,
+        limits=limits,
+    ),
+    Kernel(
+        name="fa2-kvcache",
+        family="fa2",
+        title="FlashAttention 2, paged KV decode",
+        api="flash_attn.flash_attn_with_kvcache(block_table=)",
+        quick=DECODE,
+        build=_kvcache,
+        prepare=prepare,
+        library="fa2",
+        features=FEATURES | {"page:512"},
+        limits=limits,
+    ),
 ]

@@ -6,18 +6,27 @@ with page_table=, cache_seqlens=; is_fa3_supported: compute capability 9.x and C
 KV cache the query is cast to the cache dtype, as SGLang's FA3 backend does
 (python/sglang/srt/layers/attention/flashattention_backend.py: `q = q.to(self.kv_cache_dtype)`).
 """
+
 from __future__ import annotations
 
 from probe.smoke.cases import Case, attention_flops
 from probe.smoke.kernels import (
-    FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel, MachineView, cc_at_least, cc_text,
+    FEATURE_FP8,
+    FEATURE_SOFTCAP,
+    FEATURE_WINDOW,
+    Kernel,
+    MachineView,
+    cc_at_least,
+    cc_text,
 )
 from probe.smoke.kernels.fa2 import window
 
 PREFILL = Case()
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=16)
-HOPPER = ("FA3 builds its Hopper kernels for sm_90a only and dispatches newer GPUs to them, where the launch "
-          "fails (Dao-AILab/flash-attention hopper/setup.py, hopper/static_switch.h; issue #1987)")
+HOPPER = (
+    "FA3 builds its Hopper kernels for sm_90a only and dispatches newer GPUs to them, where the launch "
+    "fails (Dao-AILab/flash-attention hopper/setup.py, hopper/static_switch.h; issue #1987)"
+)
 
 
 def interface():
@@ -35,8 +44,12 @@ def _dense(case: Case, device: str):
     fa3 = interface()
     q, k, v = Inputs(case, device).dense(q_dtype=case.kv_storage)
     reference = attention_reference(q, k, v, case)
-    return Call(lambda: fa3.flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
-                reference, attention_flops(case), extract=first)
+    return Call(
+        lambda: fa3.flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
+        reference,
+        attention_flops(case),
+        extract=first,
+    )
 
 
 def _sgl_prepare() -> None:
@@ -48,9 +61,21 @@ def _sgl_kvcache(case: Case, device: str):
 
     from probe.smoke.reference import paged_call
 
-    return paged_call(case, device, lambda q, paged: flash_attn_with_kvcache(
-        q, paged.k_cache, paged.v_cache, cache_seqlens=paged.seqlens, page_table=paged.page_table,
-        causal=case.causal, window_size=window(case), softcap=case.softcap), q_dtype=case.kv_storage)
+    return paged_call(
+        case,
+        device,
+        lambda q, paged: flash_attn_with_kvcache(
+            q,
+            paged.k_cache,
+            paged.v_cache,
+            cache_seqlens=paged.seqlens,
+            page_table=paged.page_table,
+            causal=case.causal,
+            window_size=window(case),
+            softcap=case.softcap,
+        ),
+        q_dtype=case.kv_storage,
+    )
 
 
 def _common_limits(case: Case, machine: MachineView, name: str):
@@ -73,16 +98,37 @@ def fa3_limits(case: Case, machine: MachineView):
 def sgl_limits(case: Case, machine: MachineView):
     cc = machine.get("cc")
     if cc and cc[0] != 9:
-        return (f"sgl-kernel builds FA3 for sm90a only, not {cc_text(machine)} (sgl-kernel/python/sgl_kernel/"
-                f"flash_attn.py is_fa3_supported)")
+        return (
+            f"sgl-kernel builds FA3 for sm90a only, not {cc_text(machine)} (sgl-kernel/python/sgl_kernel/"
+            f"flash_attn.py is_fa3_supported)"
+        )
     return _common_limits(case, machine, "sgl-kernel FA3")
 
 
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW, FEATURE_FP8})
 KERNELS = [
-    Kernel(name="fa3-dense", family="fa3", title="FlashAttention 3, dense", api="flash_attn_interface.flash_attn_func",
-           quick=PREFILL, build=_dense, prepare=interface, library="fa3", features=FEATURES, limits=fa3_limits),
-    Kernel(name="sgl-fa3-kvcache", family="sgl-kernel", title="sgl-kernel FA3, paged KV decode",
-           api="sgl_kernel.flash_attn.flash_attn_with_kvcache(page_table=)", quick=DECODE, build=_sgl_kvcache,
-           prepare=_sgl_prepare, library="sgl_kernel", features=FEATURES | {"page:1", "page:64"}, limits=sgl_limits),
+    Kernel(
+        name="fa3-dense",
+        family="fa3",
+        title="FlashAttention 3, dense",
+        api="flash_attn_interface.flash_attn_func",
+        quick=PREFILL,
+        build=_dense,
+        prepare=interface,
+        library="fa3",
+        features=FEATURES,
+        limits=fa3_limits,
+    ),
+    Kernel(
+        name="sgl-fa3-kvcache",
+        family="sgl-kernel",
+        title="sgl-kernel FA3, paged KV decode",
+        api="sgl_kernel.flash_attn.flash_attn_with_kvcache(page_table=)",
+        quick=DECODE,
+        build=_sgl_kvcache,
+        prepare=_sgl_prepare,
+        library="sgl_kernel",
+        features=FEATURES | {"page:1", "page:64"},
+        limits=sgl_limits,
+    ),
 ]

@@ -7,11 +7,17 @@ decode is flash_attn_varlen_func with q (b, sq, h, d), k/v (num_pages, page_size
 (b, pages) int32 and seqused_k (b,) int32: FA4 has no separate kvcache entry point. Kernels JIT-compile at
 the first call (2.4-8.4 s each on the H200); caches.py turns on FA4's persistent cache.
 """
+
 from __future__ import annotations
 
 from probe.smoke.cases import Case, attention_flops
 from probe.smoke.kernels import (
-    FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel, MachineView, cc_text,
+    FEATURE_FP8,
+    FEATURE_SOFTCAP,
+    FEATURE_WINDOW,
+    Kernel,
+    MachineView,
+    cc_text,
 )
 
 SOURCE = "flash-attn-4 4.0.0b36 flash_attn/cute/interface.py"
@@ -35,8 +41,12 @@ def _dense(case: Case, device: str):
 
     q, k, v = Inputs(case, device).dense()
     reference = attention_reference(q, k, v, case)
-    return Call(lambda: flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
-                reference, attention_flops(case), extract=first)
+    return Call(
+        lambda: flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
+        reference,
+        attention_flops(case),
+        extract=first,
+    )
 
 
 def _varlen(case: Case, device: str):
@@ -44,9 +54,22 @@ def _varlen(case: Case, device: str):
 
     from probe.smoke.reference import varlen_call
 
-    return varlen_call(case, device, lambda q, k, v, cu, longest: flash_attn_varlen_func(
-        q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=longest, max_seqlen_k=longest,
-        causal=case.causal, window_size=window(case), softcap=case.softcap))
+    return varlen_call(
+        case,
+        device,
+        lambda q, k, v, cu, longest: flash_attn_varlen_func(
+            q,
+            k,
+            v,
+            cu_seqlens_q=cu,
+            cu_seqlens_k=cu,
+            max_seqlen_q=longest,
+            max_seqlen_k=longest,
+            causal=case.causal,
+            window_size=window(case),
+            softcap=case.softcap,
+        ),
+    )
 
 
 def _paged(case: Case, device: str):
@@ -54,9 +77,20 @@ def _paged(case: Case, device: str):
 
     from probe.smoke.reference import paged_call
 
-    return paged_call(case, device, lambda q, paged: flash_attn_varlen_func(
-        q, paged.k_cache, paged.v_cache, seqused_k=paged.seqlens, page_table=paged.page_table,
-        causal=case.causal, window_size=window(case), softcap=case.softcap))
+    return paged_call(
+        case,
+        device,
+        lambda q, paged: flash_attn_varlen_func(
+            q,
+            paged.k_cache,
+            paged.v_cache,
+            seqused_k=paged.seqlens,
+            page_table=paged.page_table,
+            causal=case.causal,
+            window_size=window(case),
+            softcap=case.softcap,
+        ),
+    )
 
 
 def limits(case: Case, machine: MachineView):
@@ -67,13 +101,16 @@ def limits(case: Case, machine: MachineView):
     if major not in (8, 9, 10, 11, 12):
         return f"FA4 supports compute capability 8.x-12.x, not {cc_text(machine)} ({SOURCE})"
     if "fp8_e4m3" in (case.dtype, case.kv_storage) and major != 10:
-        return (f"FA4 fp8 is SM100-only, not {cc_text(machine)}: 'FP8 is only supported on SM100 (compute "
-                f"capability 10.x) for FA4 CuTe.' ({SOURCE})")
+        return (
+            f"FA4 fp8 is SM100-only, not {cc_text(machine)}: 'FP8 is only supported on SM100 (compute "
+            f"capability 10.x) for FA4 CuTe.' ({SOURCE})"
+        )
     d, dv = case.head_dim, case.dim_v
     if major == 9 and not (8 <= d <= 256 and 8 <= dv <= 256):
         return f"FA4 on SM90 takes head dims 8..256 ({SOURCE} _validate_head_dims)"
-    if major in (10, 11) and not ((d <= 128 and dv <= 128) or (d, dv) in ((192, 128), (256, 256))
-                                  or (dv == 512 and d in (64, 512))):
+    if major in (10, 11) and not (
+        (d <= 128 and dv <= 128) or (d, dv) in ((192, 128), (256, 256)) or (dv == 512 and d in (64, 512))
+    ):
         return f"FA4 on SM100/SM110 takes head dims <= 128, (192, 128) or (256, 256) ({SOURCE} _validate_head_dims)"
     if case.page_size is not None and major in (8, 12):
         return f"FA4 has no paged KV on {cc_text(machine)} ({SOURCE}: 'paged KV not supported on SM 8.0' / SM 12.0)"
@@ -82,12 +119,40 @@ def limits(case: Case, machine: MachineView):
 
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW, FEATURE_FP8})
 KERNELS = [
-    Kernel(name="fa4-dense", family="fa4", title="FlashAttention 4, dense", api="flash_attn.cute.flash_attn_func",
-           quick=PREFILL, build=_dense, prepare=prepare, library="fa4", features=FEATURES, limits=limits),
-    Kernel(name="fa4-varlen", family="fa4", title="FlashAttention 4, variable length",
-           api="flash_attn.cute.flash_attn_varlen_func(cu_seqlens_q=, cu_seqlens_k=)", quick=PREFILL, build=_varlen,
-           prepare=prepare, library="fa4", features=FEATURES, limits=limits),
-    Kernel(name="fa4-paged", family="fa4", title="FlashAttention 4, paged KV decode",
-           api="flash_attn.cute.flash_attn_varlen_func(page_table=, seqused_k=)", quick=DECODE, build=_paged,
-           prepare=prepare, library="fa4", features=FEATURES | {"page:16"}, limits=limits),
+    Kernel(
+        name="fa4-dense",
+        family="fa4",
+        title="FlashAttention 4, dense",
+        api="flash_attn.cute.flash_attn_func",
+        quick=PREFILL,
+        build=_dense,
+        prepare=prepare,
+        library="fa4",
+        features=FEATURES,
+        limits=limits,
+    ),
+    Kernel(
+        name="fa4-varlen",
+        family="fa4",
+        title="FlashAttention 4, variable length",
+        api="flash_attn.cute.flash_attn_varlen_func(cu_seqlens_q=, cu_seqlens_k=)",
+        quick=PREFILL,
+        build=_varlen,
+        prepare=prepare,
+        library="fa4",
+        features=FEATURES,
+        limits=limits,
+    ),
+    Kernel(
+        name="fa4-paged",
+        family="fa4",
+        title="FlashAttention 4, paged KV decode",
+        api="flash_attn.cute.flash_attn_varlen_func(page_table=, seqused_k=)",
+        quick=DECODE,
+        build=_paged,
+        prepare=prepare,
+        library="fa4",
+        features=FEATURES | {"page:16"},
+        limits=limits,
+    ),
 ]

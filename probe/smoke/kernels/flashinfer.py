@@ -7,6 +7,7 @@ num_qo_heads, num_kv_heads, head_dim, page_size, window_left=, logits_soft_cap=,
 kv_data_type=) then .run(q, (k_cache, v_cache)) with q (b, hq, d) and caches (pages, page_size, hkv, d).
 An fp8 case keeps the query in bf16 and stores the KV cache in fp8 (FlashInfer's fp8 KV decode).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -38,14 +39,25 @@ def _prefill(case: Case, device: str):
 
     q, k, v = Inputs(case, device).dense()
     reference = attention_reference(q, k, v, case)
-    return Call(lambda: flashinfer.single_prefill_with_kv_cache(
-        q[0], k[0], v[0], causal=case.causal, kv_layout="NHD", window_left=_window_left(case),
-        logits_soft_cap=_soft_cap(case)), reference, attention_flops(case), extract=lambda out: out.unsqueeze(0))
+    return Call(
+        lambda: flashinfer.single_prefill_with_kv_cache(
+            q[0],
+            k[0],
+            v[0],
+            causal=case.causal,
+            kv_layout="NHD",
+            window_left=_window_left(case),
+            logits_soft_cap=_soft_cap(case),
+        ),
+        reference,
+        attention_flops(case),
+        extract=lambda out: out.unsqueeze(0),
+    )
 
 
 def _decode(case: Case, device: str):
-    import torch
     import flashinfer
+    import torch
 
     from probe.smoke.reference import Call, Inputs, PagedKV, attention_reference, ragged_lengths, torch_dtype
 
@@ -59,16 +71,31 @@ def _decode(case: Case, device: str):
     pages = [-(-n // case.page_size) for n in lengths]
     indices = torch.cat([paged.page_table[i, :count] for i, count in enumerate(pages)])
     indptr = torch.tensor([sum(pages[:i]) for i in range(len(pages) + 1)], dtype=torch.int32, device=device)
-    last = torch.tensor([n - (count - 1) * case.page_size for n, count in zip(lengths, pages)],
-                        dtype=torch.int32, device=device)
+    last = torch.tensor(
+        [n - (count - 1) * case.page_size for n, count in zip(lengths, pages)], dtype=torch.int32, device=device
+    )
     workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=device)
     wrapper = flashinfer.BatchDecodeWithPagedKVCacheWrapper(workspace, kv_layout="NHD")
-    wrapper.plan(indptr, indices, last, case.heads_q, case.heads_kv, case.head_dim, case.page_size,
-                 window_left=_window_left(case), logits_soft_cap=_soft_cap(case),
-                 q_data_type=torch_dtype(q_dtype), kv_data_type=torch_dtype(case.kv_storage))
+    wrapper.plan(
+        indptr,
+        indices,
+        last,
+        case.heads_q,
+        case.heads_kv,
+        case.head_dim,
+        case.page_size,
+        window_left=_window_left(case),
+        logits_soft_cap=_soft_cap(case),
+        q_data_type=torch_dtype(q_dtype),
+        kv_data_type=torch_dtype(case.kv_storage),
+    )
     flops = attention_flops(kv, [(1, n) for n in lengths])
-    return Call(lambda: wrapper.run(q[:, 0], (paged.k_cache, paged.v_cache)), reference, flops,
-                extract=lambda out: out.unsqueeze(1))
+    return Call(
+        lambda: wrapper.run(q[:, 0], (paged.k_cache, paged.v_cache)),
+        reference,
+        flops,
+        extract=lambda out: out.unsqueeze(1),
+    )
 
 
 def limits(case: Case, machine: MachineView):
@@ -79,10 +106,28 @@ def limits(case: Case, machine: MachineView):
 
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW})
 KERNELS = [
-    Kernel(name="flashinfer-prefill", family="flashinfer", title="FlashInfer, single prefill",
-           api="flashinfer.single_prefill_with_kv_cache", quick=PREFILL, build=_prefill, prepare=prepare,
-           library="flashinfer", features=FEATURES, limits=limits),
-    Kernel(name="flashinfer-decode", family="flashinfer", title="FlashInfer, paged KV decode",
-           api="flashinfer.BatchDecodeWithPagedKVCacheWrapper.run", quick=DECODE, build=_decode, prepare=prepare,
-           library="flashinfer", features=FEATURES | {FEATURE_FP8, "page:1", "page:64"}, limits=limits),
+    Kernel(
+        name="flashinfer-prefill",
+        family="flashinfer",
+        title="FlashInfer, single prefill",
+        api="flashinfer.single_prefill_with_kv_cache",
+        quick=PREFILL,
+        build=_prefill,
+        prepare=prepare,
+        library="flashinfer",
+        features=FEATURES,
+        limits=limits,
+    ),
+    Kernel(
+        name="flashinfer-decode",
+        family="flashinfer",
+        title="FlashInfer, paged KV decode",
+        api="flashinfer.BatchDecodeWithPagedKVCacheWrapper.run",
+        quick=DECODE,
+        build=_decode,
+        prepare=prepare,
+        library="flashinfer",
+        features=FEATURES | {FEATURE_FP8, "page:1", "page:64"},
+        limits=limits,
+    ),
 ]

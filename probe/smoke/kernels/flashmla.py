@@ -6,6 +6,7 @@ flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_
 num_splits, causal=) -> (out, lse), k_cache (blocks, 64, 1, 576). README support matrix: dense decoding
 is SM90, BF16.
 """
+
 from __future__ import annotations
 
 from probe.smoke.cases import Case
@@ -28,10 +29,12 @@ def _decode(case: Case, device: str):
 
     def call(q, paged):
         if not planned:
-            planned.extend(get_mla_metadata(paged.seqlens, case.seqlen_q * case.heads_q // case.heads_kv,
-                                            case.heads_kv))
-        return flash_mla_with_kvcache(q, paged.k_cache, paged.page_table, paged.seqlens, case.dim_v, *planned,
-                                      causal=case.causal)
+            planned.extend(
+                get_mla_metadata(paged.seqlens, case.seqlen_q * case.heads_q // case.heads_kv, case.heads_kv)
+            )
+        return flash_mla_with_kvcache(
+            q, paged.k_cache, paged.page_table, paged.seqlens, case.dim_v, *planned, causal=case.causal
+        )
 
     return paged_call(case, device, call, v_from_k=True)
 
@@ -48,7 +51,15 @@ def limits(case: Case, machine: MachineView):
 
 
 KERNELS = [
-    Kernel(name="flashmla-decode", family="flashmla", title="FlashMLA, dense MLA decode",
-           api="flash_mla.flash_mla_with_kvcache", quick=DECODE, build=_decode, prepare=prepare, library="flash_mla",
-           limits=limits),
+    Kernel(
+        name="flashmla-decode",
+        family="flashmla",
+        title="FlashMLA, dense MLA decode",
+        api="flash_mla.flash_mla_with_kvcache",
+        quick=DECODE,
+        build=_decode,
+        prepare=prepare,
+        library="flash_mla",
+        limits=limits,
+    ),
 ]

@@ -1,4 +1,5 @@
 """Triton: JIT-compile and run a minimal kernel (c = a + b), proving Triton's compiler and driver work here."""
+
 from __future__ import annotations
 
 from probe.smoke.cases import Case
@@ -23,6 +24,14 @@ def _build(case: Case, device: str):
 
 
 KERNELS = [
-    Kernel(name="triton-add", family="triton", title="Triton, JIT + elementwise add",
-           api="triton.jit kernel launch", quick=ELEMENTWISE, build=_build, prepare=prepare, library="triton"),
+    Kernel(
+        name="triton-add",
+        family="triton",
+        title="Triton, JIT + elementwise add",
+        api="triton.jit kernel launch",
+        quick=ELEMENTWISE,
+        build=_build,
+        prepare=prepare,
+        library="triton",
+    ),
 ]
