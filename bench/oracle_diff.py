@@ -111,6 +111,7 @@ def ask_oracle(cases, args) -> dict[str, dict]:
 
 
 def ours(case):
+    from attn_preflight.inputs import load_model
     from rules.config import make_config
     from rules.engine import evaluate
     from rules.resolve import effective_page_size
@@ -119,7 +120,7 @@ def ours(case):
     argv = case["argv"]
     backend = argv[argv.index("--attention-backend") + 1] if "--attention-backend" in argv else None
     config = make_config(
-        model=argv[1],
+        model=load_model(argv[1]),
         attention_backend=backend,
         kv_cache_dtype=argv[argv.index("--kv-cache-dtype") + 1],
         deterministic="--enable-deterministic-inference" in argv,

@@ -37,6 +37,7 @@ from probe.facts import (
     ImportHealth,
     LibraryFacts,
 )
+from probe.jsonfile import JsonFileError, read_json
 from probe.libraries import label
 
 MAX_ERROR_CHARS = 2000
@@ -282,11 +283,10 @@ def _read_text(path: str) -> str:
 
 def _read_result(path: str) -> Optional[dict]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
+        data = read_json(path)
+    except JsonFileError:
         return None
+    return data if isinstance(data, dict) else None
 
 
 # ---------------------------------------------------------------------------------------------------- cache
@@ -355,11 +355,10 @@ class ImportCache:
     def open(cls) -> ImportCache:
         path = os.path.join(cache_dir(), f"imports-{environment_fingerprint()[:32]}.json")
         try:
-            with open(path, encoding="utf-8") as handle:
-                entries = json.load(handle)
-            if not isinstance(entries, dict):
-                entries = {}
-        except (OSError, ValueError):
+            entries = read_json(path)
+        except JsonFileError:
+            entries = {}
+        if not isinstance(entries, dict):
             entries = {}
         return cls(path, entries)
 

@@ -16,12 +16,11 @@ import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from probe.environ import redact
 from rules.errors import RulesInputError
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import vllm_backends
 from rules.knowledge.kv_dtypes import KV_DTYPES
-from rules.models import FEATURES, ModelFeatures, load_model
+from rules.models import FEATURES, ModelFeatures
 
 ENGINES = ("sglang", "vllm")
 
@@ -127,7 +126,7 @@ class Config:
             "dtype": self.dtype,
             "model": self.model.to_dict() if self.model else None,
             "features": sorted(self.features),
-            "env": {k: redact(k, v) for k, v in sorted(self.env.items())},
+            "env": dict(sorted(self.env.items())),
             "flags": dict(sorted(self.flags.items())),
             "ignored": list(self.ignored),
             "origin": self.origin,
@@ -155,7 +154,7 @@ def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
 def make_config(
     engine: str = "sglang", model: Optional[str] = None, features: Iterable[str] = (), **values: Any
 ) -> Config:
-    """A validated Config from flag values; `model` is a directory, config.json or preset name."""
+    """A validated Config from flag values; `model` as the face read it (attn_preflight.inputs.load_model)."""
     if engine not in ENGINES:
         raise RulesInputError(f"unknown engine {engine!r}", choices=ENGINES, word=engine)
     for key, flag in (
@@ -189,7 +188,7 @@ def make_config(
         if value is not None and (not isinstance(value, int) or value < (1 if key != "speculative_eagle_topk" else 0)):
             raise RulesInputError(f"--{key.replace('_', '-')}: expected a positive integer, got {value!r}")
     values = {k: v for k, v in values.items() if v is not None}
-    return Config(engine=engine, model=load_model(model) if model else None, extra_features=frozenset(wanted), **values)
+    return Config(engine=engine, model=model, extra_features=frozenset(wanted), **values)
 
 
 # --- pasted launch commands --------------------------------------------------------------------------------

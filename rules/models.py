@@ -1,14 +1,15 @@
 """Model features from a Hugging Face config.json, read as JSON: model code is never imported or executed.
 
-`load_model(spec)` takes a local model directory, a config.json path, or a built-in preset name
-(rules/knowledge/model_presets.json holds excerpts of real configs, parsed by the same code).
+`features_from_config(dict, name, source)` reads a config.json already parsed (the face reads the file:
+attn_preflight/inputs.py `load_model`); `load_preset(name)` a built-in preset (rules/knowledge/model_presets.json
+holds excerpts of real configs, parsed by the same code).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Optional
 
 from rules.errors import RulesInputError
@@ -41,7 +42,10 @@ DEEPSEEK_FAMILY = frozenset(
     }
 )
 
-PRESETS_FILE = os.path.join(os.path.dirname(__file__), "knowledge", "model_presets.json")
+# Preset name -> {"aliases": [...], "config": {...config.json excerpt...}, "source": "..."}: package data.
+PRESETS: dict[str, dict[str, Any]] = json.loads(
+    resources.files("rules.knowledge").joinpath("model_presets.json").read_text(encoding="utf-8")
+)["presets"]
 
 
 @dataclass(frozen=True)
@@ -188,16 +192,9 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
     )
 
 
-_presets: Optional[dict[str, dict[str, Any]]] = None
-
-
 def presets() -> dict[str, dict[str, Any]]:
-    """Preset name -> {"aliases": [...], "config": {...config.json excerpt...}, "source": "..."}."""
-    global _presets
-    if _presets is None:
-        with open(PRESETS_FILE, encoding="utf-8") as handle:
-            _presets = json.load(handle)["presets"]
-    return _presets
+    """Preset name -> {"aliases": [...], "config": {...}, "source": "..."}."""
+    return PRESETS
 
 
 def _preset_key(name: str) -> Optional[str]:
@@ -216,34 +213,3 @@ def load_preset(name: str) -> Optional[ModelFeatures]:
         return None
     preset = presets()[key]
     return features_from_config(preset["config"], key, f"preset {key} ({preset['source']})")
-
-
-def load_config_file(path: str) -> ModelFeatures:
-    config_path = os.path.join(path, "config.json") if os.path.isdir(path) else path
-    try:
-        with open(config_path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as err:
-        raise RulesInputError(f"cannot read model config {config_path}: {err.strerror or err}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RulesInputError(f"model config {config_path} is not valid JSON: {err}") from None
-    name = (
-        os.path.basename(os.path.dirname(os.path.abspath(config_path)))
-        if not os.path.isdir(path)
-        else os.path.basename(os.path.abspath(path))
-    )
-    return features_from_config(data, name, config_path)
-
-
-def load_model(spec: str) -> ModelFeatures:
-    """A local directory / config.json, else a preset; RulesInputError naming the presets otherwise."""
-    if os.path.exists(spec):
-        return load_config_file(spec)
-    preset = load_preset(spec)
-    if preset is not None:
-        return preset
-    if spec.startswith((".", "/", "~")) or spec.endswith(".json"):
-        raise RulesInputError(f"--model {spec}: no such file or directory")
-    raise RulesInputError(
-        f"--model {spec!r} is neither a local model directory nor a preset", choices=presets(), word=spec
-    )

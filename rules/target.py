@@ -4,14 +4,13 @@ Three constructors, one shape:
 - `Target.from_facts(facts, kind="live"|"facts", label=...)`: a live probe or a saved report; software known.
 - `Target.from_gpu(name)`: a GPU profile (`--gpu H100`, `--gpu sm_90`); software facts are unknown, so rules
   that need them answer skip, never pass.
-- `load_facts_file(path)` reads a saved report (FactsError -> RulesInputError).
+Files and the live probe are the face's (attn_preflight/inputs.py): rules only see their result.
 `with_engine_versions({"sglang": "0.5.23"})` pins versions (`--engine-version`), overriding what facts say.
 Everything rules read is computed once here, so evaluating a rule is attribute access.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Mapping, Optional
 
@@ -178,28 +177,3 @@ def parse_engine_versions(specs) -> dict[str, str]:
             raise RulesInputError(f"--engine-version {spec!r}: {version.strip()!r} is not a version") from None
         pins[name] = version.strip()
     return pins
-
-
-def load_facts_file(path: str) -> Target:
-    from probe.facts import Facts, FactsError
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as err:
-        raise RulesInputError(f"cannot read facts file {path}: {err.strerror or err}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RulesInputError(f"facts file {path} is not valid JSON: {err}") from None
-    try:
-        facts = Facts.from_dict(data)
-    except FactsError as err:
-        raise RulesInputError(f"facts file {path}: {err}") from None
-    return Target.from_facts(facts, kind="facts", label=path)
-
-
-def live_target(timeout: float) -> Target:
-    """This machine, probed now, each library's import check bounded by `timeout` seconds. probe.collect is
-    imported here only: --gpu and --facts never load it."""
-    from probe.collect import collect
-
-    return Target.from_facts(collect(check_imports=True, timeout=timeout), kind="live", label="this machine")

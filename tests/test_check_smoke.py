@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from attn_preflight import smoke_plan
 from attn_preflight.check_smoke import smoke_findings, with_smoke
 from attn_preflight.cli import cli
+from attn_preflight.inputs import load_model
 from probe.smoke.results import SmokeReport
 from probe.smoke.runner import DEFAULT_TIMEOUT_S
 from rules.config import make_config
@@ -30,8 +31,8 @@ def smoke_fixture(name):
     return SmokeReport.from_dict(json.loads((FIXTURES / f"smoke-h200-{name}.json").read_text()))
 
 
-def report_for(target=H200, **config):
-    return evaluate(make_config(**config), target, alternatives=False)
+def report_for(target=H200, model=None, **config):
+    return evaluate(make_config(model=load_model(model) if model else None, **config), target, alternatives=False)
 
 
 def jobs_by_kernel(report):

@@ -1,5 +1,6 @@
 """The engine's contract: version gates, verdicts, alternatives, resolution, stable order."""
 
+from attn_preflight.inputs import load_model
 from rules.config import make_config, parse_command
 from rules.engine import Status, evaluate, verdict_of
 from rules.resolve import effective_page_size, resolve
@@ -12,7 +13,7 @@ def finding(report, rule_id):
 
 def fa4_on(gpu, *pins):
     target = Target.from_gpu(gpu).with_engine_versions(dict(p.split("==") for p in pins))
-    return evaluate(make_config(model="llama-3.1-8b", attention_backend="fa4"), target, alternatives=False)
+    return evaluate(make_config(model=load_model("llama-3.1-8b"), attention_backend="fa4"), target, alternatives=False)
 
 
 def test_version_gates():
@@ -48,7 +49,8 @@ def test_findings_are_ordered_by_what_needs_action():
     order = [
         f.status
         for f in evaluate(
-            make_config(model="deepseek-v3", attention_backend="fa4", deterministic=True), Target.from_gpu("H100")
+            make_config(model=load_model("deepseek-v3"), attention_backend="fa4", deterministic=True),
+            Target.from_gpu("H100"),
         ).findings
     ]
     rank = {Status.FAIL: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.PASS: 3, Status.SKIP: 4}
@@ -57,7 +59,8 @@ def test_findings_are_ordered_by_what_needs_action():
 
 def test_alternatives_are_single_changes_that_do_not_fail():
     report = evaluate(
-        make_config(model="llama-3.1-8b", attention_backend="fa3", kv_cache_dtype="fp8_e4m3"), Target.from_gpu("A100")
+        make_config(model=load_model("llama-3.1-8b"), attention_backend="fa3", kv_cache_dtype="fp8_e4m3"),
+        Target.from_gpu("A100"),
     )
     assert report.verdict == "fail"
     backends = {a.value: a.verdict for a in report.alternatives if a.option == "--attention-backend"}
@@ -72,23 +75,38 @@ def test_alternatives_are_single_changes_that_do_not_fail():
 
 def test_resolution_follows_sglang_order():
     b200, h100, gb10 = Target.from_gpu("B200"), Target.from_gpu("H100"), Target.from_gpu("GB10")
-    assert resolve(make_config(model="deepseek-v3"), b200).attention_backend == "trtllm_mla"
-    assert resolve(make_config(model="gpt-oss-20b"), h100).attention_backend == "fa3"
-    assert resolve(make_config(model="llama-4-scout", deterministic=True), gb10).attention_backend == "triton"
-    assert resolve(make_config(model="qwen3-8b", deterministic=True), b200).attention_backend == "flashinfer"
-    cfg = resolve(make_config(model="qwen3-8b", attention_backend="flashinfer", kv_cache_dtype="nvfp4"), b200)
+    assert resolve(make_config(model=load_model("deepseek-v3")), b200).attention_backend == "trtllm_mla"
+    assert resolve(make_config(model=load_model("gpt-oss-20b")), h100).attention_backend == "fa3"
+    assert (
+        resolve(make_config(model=load_model("llama-4-scout"), deterministic=True), gb10).attention_backend == "triton"
+    )
+    assert (
+        resolve(make_config(model=load_model("qwen3-8b"), deterministic=True), b200).attention_backend == "flashinfer"
+    )
+    cfg = resolve(
+        make_config(model=load_model("qwen3-8b"), attention_backend="flashinfer", kv_cache_dtype="nvfp4"), b200
+    )
     assert (cfg.prefill_backend, cfg.decode_backend) == ("flashinfer", "trtllm_mha")
-    assert effective_page_size(resolve(make_config(model="qwen3-8b", attention_backend="fa4"), b200), b200) == 128
-    assert effective_page_size(resolve(make_config(model="deepseek-v3", attention_backend="fa4"), b200), b200) == 1
+    assert (
+        effective_page_size(resolve(make_config(model=load_model("qwen3-8b"), attention_backend="fa4"), b200), b200)
+        == 128
+    )
+    assert (
+        effective_page_size(resolve(make_config(model=load_model("deepseek-v3"), attention_backend="fa4"), b200), b200)
+        == 1
+    )
     assert (
         effective_page_size(
-            resolve(make_config(model="qwen3-8b", attention_backend="trtllm_mha", page_size=8), b200), b200
+            resolve(make_config(model=load_model("qwen3-8b"), attention_backend="trtllm_mha", page_size=8), b200), b200
         )
         == 64
     )
     assert (
         effective_page_size(
-            resolve(make_config(model="deepseek-v3", attention_backend="tokenspeed_mla", page_size=16), b200), b200
+            resolve(
+                make_config(model=load_model("deepseek-v3"), attention_backend="tokenspeed_mla", page_size=16), b200
+            ),
+            b200,
         )
         == 64
     )
@@ -100,7 +118,7 @@ def test_model_overrides_set_sglangs_default_backends():
 
     def resolved(model, gpu, **values):
         target = Target.from_gpu(gpu)
-        cfg = resolve(make_config(model=model, **values), target)
+        cfg = resolve(make_config(model=load_model(model), **values), target)
         return cfg.prefill_backend, cfg.decode_backend, effective_page_size(cfg, target)
 
     # EXAONE 4 / OLMo 3: trtllm_mha on SM100, fa3 on SM80+ (also SM12x, where fa3 then refuses), triton below
@@ -119,31 +137,40 @@ def test_model_overrides_set_sglangs_default_backends():
     # Qwen3-Next / Qwen3.5 on SM100: triton with page 1 (the declaration beats --page-size), trtllm_mha page 64
     # without the radix cache
     assert resolved("qwen3-next-80b-a3b", "B200") == ("triton", "triton", 1)
-    cfg = resolve(make_config(model="qwen3-next-80b-a3b", page_size=64), Target.from_gpu("B200"))
+    cfg = resolve(make_config(model=load_model("qwen3-next-80b-a3b"), page_size=64), Target.from_gpu("B200"))
     assert (cfg.attention_backend, cfg.page_size, cfg.rewrites) == ("triton", 1, {"page_size": "64"})
     pasted = parse_command(["sglang", "serve", "m", "--disable-radix-cache"])
-    no_radix = make_config(model="qwen3-next-80b-a3b", flags=pasted.flags)
+    no_radix = make_config(model=load_model("qwen3-next-80b-a3b"), flags=pasted.flags)
     assert resolve(no_radix, Target.from_gpu("B200")).attention_backend == "trtllm_mha"
     assert resolved("qwen3-next-80b-a3b", "H100") == ("fa3", "fa3", 1)
     # overrides keyed on --attention-backend alone fill it when only one phase is named
-    cfg = resolve(make_config(model="llama-4-scout", prefill_attention_backend="triton"), Target.from_gpu("H100"))
+    cfg = resolve(
+        make_config(model=load_model("llama-4-scout"), prefill_attention_backend="triton"), Target.from_gpu("H100")
+    )
     assert (cfg.prefill_backend, cfg.decode_backend) == ("triton", "fa3")
     # ... those keyed on no backend flag at all leave the other phase to the generic default
-    cfg = resolve(make_config(model="deepseek-v3", prefill_attention_backend="fa4"), Target.from_gpu("B200"))
+    cfg = resolve(
+        make_config(model=load_model("deepseek-v3"), prefill_attention_backend="fa4"), Target.from_gpu("B200")
+    )
     assert (cfg.prefill_backend, cfg.decode_backend) == ("fa4", "flashinfer")
     assert resolved(model_dir("olmo-3"), "B200", prefill_attention_backend="triton") == ("triton", "trtllm_mha", 64)
     # the auto-selected reason names the override
-    assert "model_overrides" in resolve(make_config(model=model_dir("olmo-3")), Target.from_gpu("A100")).auto_backend
+    assert (
+        "model_overrides"
+        in resolve(make_config(model=load_model(model_dir("olmo-3"))), Target.from_gpu("A100")).auto_backend
+    )
 
 
 def test_declared_applicability_is_judged_by_the_engine():
     """@rule(backends=..., needs_gpu=...) skips or answers unknown before the check runs."""
     h100 = Target.from_gpu("H100")
-    other = evaluate(make_config(model="llama-3.1-8b", attention_backend="triton"), h100, alternatives=False)
+    other = evaluate(
+        make_config(model=load_model("llama-3.1-8b"), attention_backend="triton"), h100, alternatives=False
+    )
     assert finding(other, "fa4-arch").status is Status.SKIP
     assert finding(other, "fa4-arch").message == "applies to the fa4 backend"
     no_gpu = Target(kind="facts", label="a report without GPUs", gpu_name=None, cc=None)
-    blind = evaluate(make_config(model="llama-3.1-8b", attention_backend="fa4"), no_gpu, alternatives=False)
+    blind = evaluate(make_config(model=load_model("llama-3.1-8b"), attention_backend="fa4"), no_gpu, alternatives=False)
     assert finding(blind, "fa4-arch").status is Status.UNKNOWN
     assert finding(fa4_on("H100"), "fa4-arch").status is Status.PASS
     assert finding(fa4_on("V100"), "fa4-arch").status is Status.FAIL

@@ -111,6 +111,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
     """A validated rules.config.Config from the config options and an optional pasted command.
 
     Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
+    from attn_preflight.inputs import load_model
+    from probe.environ import redact
     from rules.config import make_config, parse_command
 
     try:
@@ -124,7 +126,7 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
             engine = parsed.engine
             values.update(parsed.values)
             extra = {
-                "env": parsed.env,
+                "env": {name: redact(name, value) for name, value in parsed.env.items()},
                 "flags": parsed.flags,
                 "ignored": tuple(parsed.ignored),
                 "origin": parsed.origin,
@@ -135,7 +137,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 values["features"] = tuple(value or ()) + tuple(values.get("features", ()))
             elif value is not None and key != "engine":
                 values[key] = value
-        return make_config(engine=engine or "sglang", **values, **extra)
+        model = values.pop("model", None)
+        return make_config(engine=engine or "sglang", model=load_model(model) if model else None, **values, **extra)
     except RulesInputError as err:
         raise input_error(err) from None
 
@@ -176,7 +179,8 @@ def target_from_options(
 ):
     """The target the options name; with neither --gpu nor --facts, this machine, its imports each checked
     within `probe_timeout` seconds."""
-    from rules.target import Target, live_target, load_facts_file, parse_engine_versions
+    from attn_preflight.inputs import live_target, load_facts_file
+    from rules.target import Target, parse_engine_versions
 
     if gpu and facts_file:
         raise InputError("--gpu and --facts name two different targets; give one")

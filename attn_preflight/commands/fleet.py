@@ -8,7 +8,6 @@ is 2, because a node that was not judged is never a pass.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Optional
 
@@ -36,15 +35,12 @@ def expand_paths(paths: tuple[str, ...]) -> list[str]:
 def read_report(path: str):
     """(Facts, None) or (None, why it cannot be read): one bad report never stops the merge."""
     from probe.facts import Facts, FactsError
+    from probe.jsonfile import JsonFileError, read_json
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        return Facts.from_dict(data), None
-    except OSError as err:
-        return None, f"cannot read: {err.strerror or err}"
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        return None, f"not a JSON report: {err}"
+        return Facts.from_dict(read_json(path)), None
+    except JsonFileError as err:
+        return None, f"cannot read: {err}" if err.unreadable else f"not a JSON report: {err}"
     except FactsError as err:
         return None, str(err)
     except RecursionError:

@@ -6,7 +6,6 @@ backend × KV-cache dtype matrix for a model judged by the rules engine, and a s
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import click
@@ -69,16 +68,15 @@ def _config_note(config) -> str:
 
 
 def smoke_table(path: str):
+    from attn_preflight.inputs import read_json_input
     from attn_preflight.render.html import SmokeRow, SmokeTable
     from probe.smoke.results import SmokeReport, SmokeReportError
+    from rules.errors import RulesInputError
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            report = SmokeReport.from_dict(json.load(handle))
-    except OSError as err:
-        raise InputError(f"cannot read --smoke {path}: {err.strerror or err}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"--smoke {path} is not valid JSON: {err}") from None
+        report = SmokeReport.from_dict(read_json_input(path, "--smoke"))
+    except RulesInputError as err:
+        raise InputError(str(err)) from None
     except SmokeReportError as err:
         raise InputError(f"--smoke {path}: {err}") from None
     rows = []

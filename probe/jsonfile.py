@@ -1,0 +1,68 @@
+"""The one way to read a JSON file: a regular file only (a FIFO or device would block or never end), at most
+MAX_BYTES, nested at most MAX_DEPTH. Every failure is a JsonFileError whose text says why in a few words."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import Any
+
+MAX_BYTES = 64 * 1024 * 1024  # a fleet report is ~100 KB, a config.json a few KB
+MAX_DEPTH = 64  # a probe report nests 6 deep; deeper input is not ours and would exhaust the stack later
+
+
+class JsonFileError(Exception):
+    """Why a JSON file could not be read. `unreadable`: the file itself (missing, not a file, too large);
+    otherwise its content (not JSON, not UTF-8, nested too deeply)."""
+
+    def __init__(self, reason: str, unreadable: bool):
+        super().__init__(reason)
+        self.unreadable = unreadable
+
+
+def read_json(path: str) -> Any:
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise JsonFileError("not a regular file", unreadable=True)
+        if info.st_size > MAX_BYTES:
+            raise JsonFileError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB", unreadable=True)
+        # O_NONBLOCK: a FIFO swapped in after the stat must not block the open.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(descriptor, "rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as err:
+        raise JsonFileError(err.strerror or str(err), unreadable=True) from None
+    if len(raw) > MAX_BYTES:
+        raise JsonFileError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB", unreadable=True)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise JsonFileError(f"not UTF-8: {err}", unreadable=False) from None
+    except json.JSONDecodeError as err:
+        raise JsonFileError(str(err), unreadable=False) from None
+    except RecursionError:
+        raise JsonFileError("nested too deeply", unreadable=False) from None
+    if _depth(data) > MAX_DEPTH:
+        raise JsonFileError(f"nested more than {MAX_DEPTH} levels deep", unreadable=False)
+    return data
+
+
+def _depth(data: Any) -> int:
+    """How deeply containers nest (iterative: the input may be deeper than the stack)."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            children = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
