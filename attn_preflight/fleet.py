@@ -66,7 +66,6 @@ def signature(facts: Facts) -> str:
             facts.torch.cuda,
             facts.torch.hip,
             facts.torch.arch_list,
-            sorted(facts.torch.gpu_arch_covered.items()),
         ],
         "libraries": sorted(
             [

@@ -66,13 +66,11 @@ def variant(seed: dict, index: int, rng: random.Random) -> dict:
     driver, cuda = rng.choices(DRIVERS, weights=[70, 20, 10])[0]
     report["gpus"]["driver_version"], report["gpus"]["cuda_driver_version"] = driver, cuda
     torch_version, torch_cuda = rng.choices(TORCHES, weights=[80, 20])[0]
-    sm = f"sm_{major}{minor}"
     report["torch"].update(
         installed=True,
         version=torch_version,
         cuda=torch_cuda,
         arch_list=["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"],
-        gpu_arch_covered={sm: sm in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")},
     )
     for library in report["libraries"]:
         if library["key"] == "fa4":

@@ -73,7 +73,6 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
                 status=HEALTH_SKIPPED, module=lib.import_name, error=checks.error or "no result"
             )
             _guard(lambda lib=lib: _interpret(lib, facts), lambda e, lib=lib: lib.notes.append(e))
-    _guard(lambda: _fill_torch_arch(facts), lambda e: setattr(facts.torch, "error", e))
     return facts
 
 
@@ -127,20 +126,7 @@ def _start_import_checks(present: list[LibraryFacts], timeout: float, use_cache:
 
 
 def _interpret(lib: LibraryFacts, facts: Facts) -> None:
-    """Adds the diagnosis and the notes that need the whole picture (other libraries, torch, GPUs)."""
-    from probe import health
-    from probe.libraries import COMPONENT_NOTE
-
-    lib.health.diagnosis = health.diagnose(lib, facts)
-    lib.health.details.pop("sys_path", None)  # only needed to diagnose "No module named ..."
-    for name, part in (lib.health.details.get("components") or {}).items():
-        if part.get("status") == HEALTH_OK:
-            continue
-        texts = [part.get("error") or ""] + list(part.get("causes") or [])
-        why = health.error_diagnosis(f"{lib.title} {name}", texts, lib, facts)
-        lib.notes.append(
-            f"{COMPONENT_NOTE}{name} ({part.get('module')}) does not load: {texts[0]}" + (f" → {why}" if why else "")
-        )
+    """Adds the facts read inside the import check to the rest of the report (torch's arch list, cuDNN)."""
     module_version = lib.health.details.get("module_version")
     if lib.version and module_version and module_version.split("+")[0] != lib.version.split("+")[0]:
         lib.notes.append(
@@ -160,39 +146,6 @@ def cudnn_version_text(value: int) -> str:
     if value >= 90000:
         return f"{value // 10000}.{(value % 10000) // 100}.{value % 100}"
     return f"{value // 1000}.{(value % 1000) // 100}.{value % 100}"
-
-
-def _fill_torch_arch(facts: Facts) -> None:
-    if facts.torch.arch_list is None:
-        return
-    for device in facts.gpus.devices:
-        if device.sm is not None:
-            facts.torch.gpu_arch_covered[device.sm] = arch_covered(
-                facts.torch.arch_list, device.cc_major, device.cc_minor
-            )
-
-
-def arch_covered(arch_list: list[str], major: int, minor: int) -> bool:
-    """Whether a build for `arch_list` (torch.cuda.get_arch_list() style) runs on compute capability
-    major.minor: SASS for sm_XY runs on X.Z with Z >= Y (sm_XYa only on X.Y exactly; sm_XYf on the
-    family, X.Z with Z >= Y), and PTX compute_XY is JIT-compiled for any newer GPU."""
-    target = major * 10 + minor
-    for arch in arch_list:
-        kind, _, rest = arch.partition("_")
-        digits = rest.rstrip("af")
-        if not digits.isdigit():
-            continue
-        value = int(digits)
-        arch_major, arch_minor = value // 10, value % 10
-        if kind == "compute" and value <= target:
-            return True
-        if kind != "sm" or arch_major != major:
-            continue
-        if rest.endswith("a") and arch_minor == minor:
-            return True
-        if not rest.endswith("a") and arch_minor <= minor:
-            return True
-    return False
 
 
 def _guard(probe: Callable[[], T], on_error: Callable[[str], T]) -> T:

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 SCHEMA_VERSION = 1
+# Judgements `probe --format json` writes beside the facts for readers of the JSON (judged by rules/ when
+# rendering, so an old report gets today's answer); ignored when a report is read back.
+DERIVED_KEYS = {"torch": ("gpu_arch_covered",), "health": ("diagnosis",), "library": ("component_notes",)}
 
 # Import-health states of one library. "not_installed" and "skipped" are facts, never successes.
 HEALTH_OK = "ok"
@@ -94,7 +97,6 @@ class TorchFacts:
     hip: Optional[str] = None
     cudnn: Optional[str] = None  # from the nvidia-cudnn-cu* distribution
     arch_list: Optional[list[str]] = None  # torch.cuda.get_arch_list(), e.g. ["sm_80", "sm_90"]
-    gpu_arch_covered: dict[str, bool] = field(default_factory=dict)  # "sm_90" -> True
     error: Optional[str] = None
 
 
@@ -105,7 +107,6 @@ class ImportHealth:
     seconds: Optional[float] = None
     error: Optional[str] = None  # the library's own last error line
     causes: list[str] = field(default_factory=list)  # the exceptions behind `error`, innermost last
-    diagnosis: Optional[str] = None  # what it means and what to do, naming both sides
     details: dict[str, Any] = field(default_factory=dict)  # extra facts read inside the import (e.g. FA3 ops)
     cached: bool = False
 
@@ -124,6 +125,14 @@ class LibraryFacts:
     @property
     def installed(self) -> bool:
         return bool(self.distributions)
+
+    @property
+    def label(self) -> str:
+        """ "flash-attn-4 4.0.0b36": the distribution whose version is the library's, or the title."""
+        if self.version:
+            name = next((n for n, v in self.distributions.items() if v == self.version), None)
+            return f"{name} {self.version}" if name else self.version
+        return next(iter(self.distributions), None) or self.title
 
 
 @dataclass

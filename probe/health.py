@@ -6,8 +6,8 @@ a user's `python -c "import X"`), in its own session (no terminal to disturb; th
 killed on timeout), and writes one JSON result file. Results are cached, keyed by everything installed,
 because the imports cost seconds (flash_attn.cute 10.3 s, torch 3.1 s on the H200).
 
-`diagnose` turns a failure into what it means, naming both sides ("built against a different torch than
-the installed 2.11.0+cu130").
+A failure is recorded as facts (the error chain; for "No module named X", what is installed that would
+provide X); what it means is judged when the report is rendered (rules/knowledge/import_diagnosis.py).
 """
 
 from __future__ import annotations
@@ -33,12 +33,9 @@ from probe.facts import (
     HEALTH_ERROR,
     HEALTH_OK,
     HEALTH_TIMEOUT,
-    Facts,
     ImportHealth,
-    LibraryFacts,
 )
 from probe.jsonfile import JsonFileError, read_json
-from probe.libraries import label
 
 MAX_ERROR_CHARS = 2000
 POLL_S = 0.01
@@ -234,12 +231,18 @@ def _finish(job: _Running, timed_out: bool, timeout: float, elapsed: float) -> I
     elif result is not None and result.get("ok"):
         health.status = HEALTH_OK
         health.details = result.get("details") or {}
+        for part in (health.details.get("components") or {}).values():
+            if isinstance(part, dict) and part.get("status") != HEALTH_OK:
+                texts = [part.get("error") or ""] + list(part.get("causes") or [])
+                missing = missing_module_facts(texts, [])
+                if missing:
+                    part["missing_module"] = missing
     elif result is not None:
         errors = result.get("errors") or ["unknown error"]
         health.status = HEALTH_ERROR
         health.error, health.causes = errors[0], errors[1:]
-        # kept to explain "No module named ..." (was a .pth file processed?); dropped from the report
-        health.details = {"sys_path": result.get("sys_path") or []}
+        missing = missing_module_facts(errors, result.get("sys_path") or [])
+        health.details = {"missing_module": missing} if missing else {}
     elif job.process.returncode < 0:
         health.status = HEALTH_CRASHED
         health.error = f"killed by {signal_name(-job.process.returncode)}"
@@ -402,234 +405,64 @@ def _prune(directory: str) -> None:
             pass
 
 
-# ---------------------------------------------------------------------------------------------- diagnosis
+# ------------------------------------------------------------------ what a missing module would come from
 
-# Itanium-mangled names in torch's namespaces: functions (_ZN3c10...), const methods (_ZNK2at...),
-# typeinfo / vtables (_ZTIN5torch...).
-_TORCH_SYMBOL = re.compile(r"^_Z(?:T[ISV])?N?K?(?:3c10|2at|5torch|6caffe2)")
-_CUDA_LIBRARY = re.compile(
-    r"^lib(cudart|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc|cudnn\w*|nccl|nvJitLink|cupti|nvToolsExt)"
-    r"\.so\.(\d+)"
-)
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 
-def diagnose(lib: LibraryFacts, facts: Facts) -> Optional[str]:
-    """What a failed import check means and what to do, naming both sides where the facts allow."""
-    health = lib.health
-    who = label(lib)
-    if health.status == HEALTH_TIMEOUT:
-        where = f" (it was at {health.causes[-1]})" if health.causes else ""
-        return (
-            f"{who}: the import hung{where}: it may be waiting on a lock, a network filesystem, a GPU or "
-            f"a JIT build; see where with `python -X faulthandler -c 'import {health.module}'`, or raise "
-            f"--timeout"
-        )
-    if health.status == HEALTH_CRASHED:
-        return _crash_diagnosis(who, health, facts)
-    if health.status != HEALTH_ERROR:
+def missing_module_facts(texts: list[str], sys_path: list) -> Optional[dict]:
+    """For an error chain saying "No module named 'X'": what is installed that would provide X, recorded for
+    the diagnosis (rules/knowledge/import_diagnosis.py): {"module", "providers", "pth"}; None otherwise."""
+    match = _NO_MODULE.search("\n".join(texts))
+    if match is None:
         return None
-    return error_diagnosis(
-        who, [health.error or ""] + list(health.causes), lib, facts, sys_path=health.details.get("sys_path")
-    )
+    top = match.group(1).split(".")[0]
+    return {"module": match.group(1), "providers": module_providers(top), "pth": pth_facts(top, sys_path)}
 
 
-def _torch_side(facts: Facts) -> str:
-    if not facts.torch.installed:
-        return "torch, which is not installed here"
-    return f"the installed torch {facts.torch.version}"
-
-
-def _crash_diagnosis(who: str, health: ImportHealth, facts: Facts) -> str:
-    error = health.error or ""
-    where = next((f" at {c}" for c in health.causes if c.startswith("File")), "")
-    if "SIGKILL" in error:
-        return (
-            f"{who}: the import was killed by SIGKILL{where}, most likely by the out-of-memory killer (check `dmesg`)"
-        )
-    if "SIGILL" in error:
-        return (
-            f"{who}: illegal instruction while loading{where}: a binary built for a newer CPU than this "
-            f"one ({facts.host.cpu_arch}); install a build for this CPU"
-        )
-    return (
-        f"{who}: the import was {error}{where}: a native extension crashed while loading, usually one built "
-        f"against a different torch/CUDA/Python than {_torch_side(facts)} "
-        f"(Python {facts.host.python_version}); reinstall a build for them, and see where with "
-        f"`python -X faulthandler -c 'import {health.module}'`"
-    )
-
-
-def error_diagnosis(
-    who: str, texts: list[str], lib: LibraryFacts, facts: Facts, sys_path: Optional[list] = None
-) -> Optional[str]:
-    """Diagnosis of an exception chain (`texts`, outermost first); the innermost cause usually says most."""
-    text = "\n".join(texts)
-    symbol = re.search(r"(?:([^\s:]+\.so[^\s:]*): )?undefined symbol: (\S+)", text)
-    if symbol:
-        return _undefined_symbol(who, symbol.group(1), symbol.group(2), facts)
-    missing_lib = re.search(r"(lib[\w+.-]+\.so(?:\.[\d.]+)?): cannot open shared object file", text)
-    if missing_lib:
-        return _missing_shared_library(who, missing_lib.group(1), facts)
-    if re.search(
-        r"driver version is insufficient|driver on your system is too old|InsufficientDriver|"
-        r"CUDA_ERROR_COMPAT_NOT_SUPPORTED|forward compatibility was attempted",
-        text,
-        re.I,
-    ):
-        driver = facts.gpus.driver_version or "unknown"
-        supports = facts.gpus.cuda_driver_version or "unknown"
-        return (
-            f"{who}: the NVIDIA driver {driver} (supports CUDA up to {supports}) is older than the CUDA this "
-            f"build needs (torch is built for CUDA {facts.torch.cuda or 'unknown'}); upgrade the driver or "
-            f"install builds for CUDA {supports}"
-        )
-    glibc = re.search(r"version `((GLIBCXX|GLIBC|CXXABI)_[\d.]+)' not found", text)
-    if glibc:
-        library = "libstdc++" if glibc.group(2) != "GLIBC" else "glibc"
-        return (
-            f"{who} needs {glibc.group(1)} from {library}, newer than this system's; use a newer base image "
-            f"or put a newer {library} first on LD_LIBRARY_PATH (e.g. conda's)"
-        )
-    missing = re.search(r"No module named '([\w.]+)'", text)
-    if missing:
-        return _missing_module(who, missing.group(1), lib, facts, sys_path or [])
-    if re.search(r"does not match flashinfer version|flashinfer-(cubin|jit-cache).*version", text):
-        pieces = ", ".join(f"{n} {v}" for n, v in lib.distributions.items())
-        return (
-            f"{who}: FlashInfer's pieces have different versions ({pieces}); install matching versions "
-            f"(or set FLASHINFER_DISABLE_VERSION_CHECK=1 at your own risk)"
-        )
-    if "GPUModuleOp" in text:
-        return (
-            f"{who}: nvidia-cutlass-dsl-libs-base and -libs-cu13 were installed over each other "
-            f"(vLLM #40082); reinstall nvidia-cutlass-dsl with only the libs piece for your CUDA"
-        )
-    return None
-
-
-def _undefined_symbol(who: str, shared_object: Optional[str], symbol: str, facts: Facts) -> str:
-    where = f"{os.path.basename(shared_object)} needs " if shared_object else "needs "
-    if _TORCH_SYMBOL.search(symbol) or re.search(r"\b(c10|at|torch)::", symbol):
-        fix = "reinstall a build of it for that torch"
-        if facts.torch.installed and facts.torch.version:
-            release = facts.torch.version.split("+")[0].rsplit(".", 1)[0]
-            cuda = f", CUDA {facts.torch.cuda}" if facts.torch.cuda else ""
-            fix = f"reinstall a build of it for torch {release}{cuda} (or build it from source against it)"
-        return f"{who}: {where}torch symbol {symbol} → built against a different torch than {_torch_side(facts)}; {fix}"
-    if symbol.startswith(("Py", "_Py")):
-        return (
-            f"{who}: {where}Python symbol {symbol} → built for a different Python than "
-            f"{facts.host.python_version}; install the build for this Python"
-        )
-    if re.search(r"cuda|cublas|cudnn|nccl|nvrtc|cufft|curand|cusparse", symbol, re.I):
-        return (
-            f"{who}: {where}CUDA symbol {symbol} → built against a different CUDA than torch's "
-            f"{facts.torch.cuda or 'CPU-only build'}; install the build for that CUDA"
-        )
-    return (
-        f"{who}: {where}symbol {symbol} that no loaded library provides → built against different "
-        f"versions of its dependencies than installed here ({_torch_side(facts)}); reinstall a matching build"
-    )
-
-
-def _missing_shared_library(who: str, library: str, facts: Facts) -> str:
-    cuda = _CUDA_LIBRARY.match(library)
-    if library.startswith("libcuda.so"):
-        return (
-            f"{who}: {library} (the NVIDIA driver's CUDA library) is not found: no driver here, or it is "
-            f"not mounted into this container ({facts.gpus.error or 'NVML sees the driver'})"
-        )
-    if cuda:
-        major = cuda.group(2)
-        torch_cuda = facts.torch.cuda
-        if torch_cuda and torch_cuda.split(".")[0] != major:
-            return (
-                f"{who}: {library} is missing → built for CUDA {major}, but torch here is built for CUDA "
-                f"{torch_cuda} and no CUDA {major} runtime is installed; install its build for CUDA "
-                f"{torch_cuda.split('.')[0]}"
-            )
-        return (
-            f"{who}: {library} (CUDA {major}) is not on the loader path; torch is built for CUDA "
-            f"{torch_cuda or 'nothing (CPU-only build)'}; install the matching nvidia-*-cu{major} wheels or "
-            f"add the CUDA {major} libraries to LD_LIBRARY_PATH"
-        )
-    if re.match(r"lib(c10|torch)\w*\.so", library):
-        return (
-            f"{who}: {library} (part of torch) is not found: the extension was loaded without torch "
-            f"({_torch_side(facts)})"
-        )
-    return (
-        f"{who}: needs {library}, which is not on the loader path "
-        f"(LD_LIBRARY_PATH={os.environ.get('LD_LIBRARY_PATH', '')!r})"
-    )
-
-
-def _missing_module(who: str, module: str, lib: LibraryFacts, facts: Facts, sys_path: list) -> str:
-    top = module.split(".")[0]
-    hint = pth_hint(top, sys_path)
-    if hint:
-        return f"No module named {module} while {hint}"
-    own_top = (lib.import_name or "").split(".")[0]
-    if top == own_top and lib.installed:
-        return (
-            f"{who} is installed but its module {module} is not importable (files missing, or a "
-            f"partial install); reinstall it"
-        )
-    provider = _provider(top)
-    if provider:
-        return (
-            f"{who} needs module {module}; {provider} provides it but it is not importable here (a broken "
-            f"install); reinstall {provider.split()[0]}"
-        )
-    return f"{who} needs module {module}, which is not installed (a missing dependency): install it"
-
-
-def _provider(top: str) -> Optional[str]:
+def module_providers(top: str) -> list[str]:
+    """'<distribution> <version>' of each installed distribution that ships top-level module `top`."""
     import importlib.metadata
 
     try:
         names = importlib.metadata.packages_distributions().get(top) or []
     except Exception:
-        return None
+        return []
+    found = []
     for name in names:
         try:
-            return f"{name} {importlib.metadata.version(name)}"
+            found.append(f"{name} {importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
             continue
-    return None
+    return found
 
 
-def pth_hint(top: str, sys_path: list) -> Optional[str]:
-    """'<dist> <version> is installed → its .pth file was not processed …; add <dir> to sys.path' when an
-    installed distribution's .pth file would put `top` on sys.path but the failing import's sys.path lacks
-    that directory (a --target / PYTHONPATH install: Python runs .pth files only in site dirs), or when
-    the .pth file its RECORD lists is gone."""
+def pth_facts(top: str, sys_path: list) -> Optional[dict]:
+    """An installed distribution's .pth file that would put `top` on sys.path while the failing import's
+    sys.path lacks that directory (a --target / PYTHONPATH install: Python runs .pth files only in site dirs),
+    or whose .pth file its RECORD lists but is gone: {distribution, version, pth, pth_path, pth_missing, adds}."""
     seen = {os.path.normpath(p) for p in sys_path if p}
     for site_dir, dist_info, pth in _recorded_pth_files(sys_path):
         path = os.path.join(site_dir, pth)
-        if os.path.isfile(path):
-            added = [a for a in pth_added_paths(path, site_dir) if _provides(a, top)]
-            if not added or os.path.normpath(added[0]) in seen:
-                continue
-            why = (
-                f"its .pth file ({pth}) was not processed (installed with --target / PYTHONPATH: Python "
-                f"runs .pth files only in site-packages)"
+        missing = not os.path.isfile(path)
+        if missing:
+            candidates = sorted(glob.glob(os.path.join(glob.escape(site_dir), "*", "*", top))) + sorted(
+                glob.glob(os.path.join(glob.escape(site_dir), "*", top))
             )
+            added = [os.path.dirname(c) for c in candidates if os.path.isdir(c)]
         else:
-            added = [
-                os.path.dirname(c)
-                for c in sorted(glob.glob(os.path.join(glob.escape(site_dir), "*", "*", top)))
-                + sorted(glob.glob(os.path.join(glob.escape(site_dir), "*", top)))
-                if os.path.isdir(c)
-            ]
-            if not added or os.path.normpath(added[0]) in seen:
-                continue
-            why = f"its .pth file {path} is missing (a pip upgrade can delete it: NVIDIA/cutlass#3001)"
+            added = [a for a in pth_added_paths(path, site_dir) if _provides(a, top)]
+        if not added or os.path.normpath(added[0]) in seen:
+            continue
         name, version = _dist_name_version(dist_info)
-        return (
-            f"{name} {version} is installed → {why}; add {added[0]} to sys.path, e.g. "
-            f"export PYTHONPATH={added[0]}:$PYTHONPATH"
-        )
+        return {
+            "distribution": name,
+            "version": version,
+            "pth": pth,
+            "pth_path": path,
+            "pth_missing": missing,
+            "adds": added[0],
+        }
     return None
 
 

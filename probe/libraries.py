@@ -18,7 +18,6 @@ from probe.facts import HEALTH_SKIPPED, ImportHealth, LibraryFacts
 
 # Prefixes of the notes that say a library is broken (not just informative), for renderers.
 SKEW_NOTE = "version skew: "
-COMPONENT_NOTE = "component "
 
 
 @dataclass(frozen=True)
@@ -226,14 +225,6 @@ CATALOGUE: tuple[LibrarySpec, ...] = (
         source="huggingface/transformers: setup.py (name transformers)",
     ),
 )
-
-
-def label(lib: LibraryFacts) -> str:
-    """ "flash-attn-4 4.0.0b36": the distribution whose version is the library's, or the title."""
-    if lib.version:
-        name = next((n for n, v in lib.distributions.items() if v == lib.version), None)
-        return f"{name} {lib.version}" if name else lib.version
-    return next(iter(lib.distributions), None) or lib.title
 
 
 def spec_for(key: str) -> LibrarySpec:

@@ -32,7 +32,9 @@ from probe_fakes import (
     make_dist,
 )
 
+from probe.facts import Facts
 from probe.libraries import CATALOGUE
+from rules.knowledge.cuda_arch import torch_arch_coverage
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
@@ -259,7 +261,7 @@ def test_cpu_only_torch_on_a_gpu_machine(monkeypatch):
     use_nvml(monkeypatch, [h200(0)])
     facts = probe_facts()
     assert facts["torch"]["installed"] and facts["torch"]["cuda"] is None
-    assert facts["torch"]["gpu_arch_covered"] == {"sm_90": False}  # a value, not a guess
+    assert torch_arch_coverage(Facts.from_dict(facts)) == {"sm_90": False}  # a value, not a guess
     assert [d["sm"] for d in facts["gpus"]["devices"]] == ["sm_90"]
     assert_report_complete(facts)
 
@@ -276,7 +278,6 @@ def test_torch_cuda_build_older_than_the_gpu_needs(tmp_path):
         version="2.6.0+cu124",
         cuda="12.4",
         arch_list=["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"],
-        gpu_arch_covered={"sm_100": False},
     )
     report = check_report(
         "--facts",
@@ -296,7 +297,6 @@ def test_torch_cuda_build_older_than_the_gpu_needs(tmp_path):
         version="2.9.1+cu128",
         cuda="12.8",
         arch_list=["sm_80", "sm_90", "sm_100", "sm_120"],
-        gpu_arch_covered={"sm_100": True},
     )
     healthy = check_report(
         "--facts",

@@ -36,7 +36,6 @@ def node_facts(
     facts.torch.version = "2.11.0+cu130"
     facts.torch.cuda = "13.0"
     facts.torch.arch_list = ["sm_80", "sm_90", "sm_100", "sm_120"]
-    facts.torch.gpu_arch_covered = {f"sm_{cc[0]}{cc[1]}": f"sm_{cc[0]}{cc[1]}" in facts.torch.arch_list}
     facts.imports_checked = True
     facts.libraries = [
         LibraryFacts(key="fa2", title="FlashAttention 2"),
@@ -87,7 +86,22 @@ def node_facts(
             version="4.8.1",
             import_name="cutlass.cute",
             health=ImportHealth(
-                status="error", error="No module named 'cutlass.cute'", diagnosis="its .pth file was not processed"
+                status="error",
+                error="No module named 'cutlass.cute'",
+                details={  # what the probe records beside such an error: the diagnosis is judged from it
+                    "missing_module": {
+                        "module": "cutlass.cute",
+                        "providers": [],
+                        "pth": {
+                            "distribution": "nvidia-cutlass-dsl",
+                            "version": "4.8.1",
+                            "pth": "nvidia_cutlass_dsl_packages.pth",
+                            "pth_path": "/site/nvidia_cutlass_dsl_packages.pth",
+                            "pth_missing": False,
+                            "adds": "/site/nvidia_cutlass_dsl/dsl_packages",
+                        },
+                    }
+                },
             ),
         ),
     ]

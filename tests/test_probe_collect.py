@@ -13,8 +13,10 @@ from probe_fakes import make_dist
 
 from probe import collect as collect_module
 from probe import gpus, health, libraries, toolkit
-from probe.collect import arch_covered, collect, cudnn_version_text
+from probe.collect import collect, cudnn_version_text
 from probe.facts import HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED, GpuDevice, GpuFacts
+from rules.knowledge.cuda_arch import torch_arch_coverage
+from rules.knowledge.import_diagnosis import component_notes
 
 # A torch stand-in whose import check answers like torch 2.11.0+cu130 on the H200 (arch list, cuDNN).
 FAKE_TORCH = """import types
@@ -100,7 +102,7 @@ def test_torch_arch_list_and_cudnn_come_from_the_import_check(h200_site):
     assert facts.torch.version == "2.11.0+cu130" and facts.torch.cuda == "13.0"
     assert facts.torch.arch_list == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
     assert facts.torch.cudnn == "9.10.2"
-    assert facts.torch.gpu_arch_covered == {"sm_90": True}
+    assert torch_arch_coverage(facts) == {"sm_90": True}
     assert "sys_path" not in facts.library("torch").health.details
 
 
@@ -114,14 +116,15 @@ def test_module_version_disagreeing_with_metadata_is_noted(h200_site):
 
 
 def test_a_failing_component_is_a_note_and_does_not_fail_the_library(h200_site):
-    sgl = collect(timeout=30).library("sgl_kernel")
+    facts = collect(timeout=30)
+    sgl = facts.library("sgl_kernel")
     assert sgl.health.status == HEALTH_OK
     component = sgl.health.details["components"]["fa3_ops"]
     assert component["status"] == HEALTH_ERROR and component["causes"] == [
         "ImportError: cannot import name 'flash_ops' from 'sgl_kernel' (%s)"
         % (h200_site / "sgl_kernel" / "__init__.py")
     ]
-    assert sgl.notes == [
+    assert sgl.notes == [] and component_notes(sgl, facts) == [
         "component fa3_ops (sgl_kernel.flash_attn) does not load: ImportError: Can not import "
         "sgl_kernel. Please check your installation."
     ]
@@ -129,7 +132,7 @@ def test_a_failing_component_is_a_note_and_does_not_fail_the_library(h200_site):
 
 def test_no_imports_leaves_health_unknown(h200_site):
     facts = collect(check_imports=False)
-    assert not facts.imports_checked and facts.torch.arch_list is None and facts.torch.gpu_arch_covered == {}
+    assert not facts.imports_checked and facts.torch.arch_list is None and torch_arch_coverage(facts) == {}
     assert {lib.health.status for lib in facts.libraries if lib.installed} == {HEALTH_SKIPPED}
 
 
@@ -154,26 +157,6 @@ def test_main_process_never_imports_torch_or_pynvml_at_startup(tmp_path):
     except importlib.metadata.PackageNotFoundError:
         return
     assert got["torch_health"] == HEALTH_OK  # checked, in a child
-
-
-@pytest.mark.parametrize(
-    "arch_list, cc, covered",
-    [
-        (["sm_80", "sm_90"], (9, 0), True),
-        (["sm_80", "sm_86"], (8, 9), True),  # sm_86 SASS runs on 8.9
-        (["sm_80", "sm_90"], (12, 0), False),  # no sm_12x SASS, no PTX
-        (["sm_80", "compute_90"], (12, 0), True),  # PTX JIT-compiles forward
-        (["compute_100"], (9, 0), False),  # PTX never runs backward
-        (["sm_90a"], (9, 0), True),
-        (["sm_90a"], (10, 0), False),
-        (["sm_100a"], (10, 3), False),  # arch-specific: exactly 10.0
-        (["sm_100f"], (10, 3), True),  # family: 10.x from 10.0 up
-        (["sm_100", "sm_120", "compute_120"], (10, 3), True),
-        ([], (9, 0), False),
-    ],
-)
-def test_arch_covered(arch_list, cc, covered):
-    assert arch_covered(arch_list, *cc) is covered
 
 
 @pytest.mark.parametrize("value, text", [(91002, "9.10.2"), (90100, "9.1.0"), (8902, "8.9.2"), (8600, "8.6.0")])

@@ -26,7 +26,8 @@ from probe.facts import (
     LibraryFacts,
     TorchFacts,
 )
-from probe.health import ImportRequest, check_imports, error_diagnosis
+from probe.health import ImportRequest, check_imports, missing_module_facts
+from rules.knowledge.import_diagnosis import diagnose, error_diagnosis
 
 
 @pytest.fixture
@@ -234,7 +235,10 @@ FA2 = LibraryFacts(
 
 
 def diag(*texts, lib=FA2, facts=None, sys_path=None):
-    return error_diagnosis("flash-attn 2.8.3", list(texts), lib, facts or facts_with(), sys_path=sys_path)
+    """The diagnosis of an error chain, as a report records it (probe: what would provide a missing module)
+    and a render judges it (rules)."""
+    missing = missing_module_facts(list(texts), sys_path or [])
+    return error_diagnosis("flash-attn 2.8.3", list(texts), lib, facts or facts_with(), missing)
 
 
 def test_undefined_torch_symbol_names_both_sides():
@@ -328,10 +332,10 @@ def test_crash_and_timeout_diagnoses():
             causes=['File "/s/xformers/__init__.py", line 2 in <module>'],
         ),
     )
-    got = health.diagnose(lib, facts_with())
+    got = diagnose(lib, facts_with())
     assert got.startswith("xformers 0.0.30: the import was killed by SIGSEGV (Segmentation fault) at File")
     assert "the installed torch 2.11.0+cu130" in got and "python -X faulthandler -c 'import xformers'" in got
     lib.health = ImportHealth(status=HEALTH_TIMEOUT, module="xformers", error="...", causes=[])
-    assert "the import hung" in health.diagnose(lib, facts_with())
+    assert "the import hung" in diagnose(lib, facts_with())
     lib.health = ImportHealth(status=HEALTH_OK)
-    assert health.diagnose(lib, facts_with()) is None
+    assert diagnose(lib, facts_with()) is None

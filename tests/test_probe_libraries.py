@@ -9,7 +9,7 @@ from probe_fakes import make_dist
 
 from probe import libraries
 from probe.facts import LibraryFacts
-from probe.libraries import CATALOGUE, canonical, label, library_facts, locate_module, spec_for
+from probe.libraries import CATALOGUE, canonical, library_facts, locate_module, spec_for
 
 
 def test_catalogue_covers_the_stack_with_sources_and_unique_names():
@@ -91,7 +91,7 @@ def test_cutlass_dsl_pieces_and_version_from_the_meta_package(site):
     make_dist(site, "nvidia-cutlass-dsl-libs-base", "4.8.1")
     make_dist(site, "nvidia-cutlass-dsl-libs-cu13", "4.8.0")
     facts = library_facts(spec_for("cutlass_dsl"))
-    assert facts.version == "4.8.1" and label(facts) == "nvidia-cutlass-dsl 4.8.1"
+    assert facts.version == "4.8.1" and facts.label == "nvidia-cutlass-dsl 4.8.1"
     assert facts.module_path is None  # `cutlass` is only reachable through the .pth: not found here
     assert [n for n in facts.notes if "nvidia-cutlass-dsl-libs-cu13 4.8.0 does not match" in n]
 
@@ -140,5 +140,5 @@ def test_label_prefers_the_distribution_carrying_the_version():
         version="0.7.4",
         distributions={"flashinfer-cubin": "0.7.3", "flashinfer-python": "0.7.4"},
     )
-    assert label(lib) == "flashinfer-python 0.7.4"
-    assert label(LibraryFacts(key="x", title="Thing")) == "Thing"
+    assert lib.label == "flashinfer-python 0.7.4"
+    assert LibraryFacts(key="x", title="Thing").label == "Thing"

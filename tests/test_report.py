@@ -73,7 +73,7 @@ def test_libraries_show_their_health(tmp_path):
         "quack": "ok",
         "cutlass_dsl": "error",
     }
-    assert "its .pth file was not processed" in html
+    assert "its .pth file (nvidia_cutlass_dsl_packages.pth) was not processed" in html
     assert "fa2" in html  # listed as not installed
 
 

@@ -54,8 +54,9 @@ def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: fl
     facts = collect(check_imports=not no_imports, timeout=timeout, use_cache=not no_cache)
     if fmt.lower() == "json":
         from attn_preflight.render import to_json
+        from attn_preflight.render.facts import facts_document
 
-        text = to_json(facts.to_dict())
+        text = to_json(facts_document(facts))
     elif fmt.lower() == "nfd":  # a Node Feature Discovery features.d file; see probe/render/nfd.py
         from attn_preflight.fleet import node_serving
         from attn_preflight.render.nfd import render_nfd

@@ -19,7 +19,9 @@ from probe.facts import (
     Facts,
     LibraryFacts,
 )
-from probe.libraries import COMPONENT_NOTE, SKEW_NOTE, label
+from probe.libraries import SKEW_NOTE
+from rules.knowledge.cuda_arch import torch_arch_coverage
+from rules.knowledge.import_diagnosis import component_notes, diagnose
 
 BROKEN = (HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED)
 
@@ -47,13 +49,15 @@ def problems(facts: Facts) -> list[str]:
     for lib in facts.libraries:
         health = lib.health
         if health.status in BROKEN:
-            line = f"{lib.title} ({label(lib)}): import {health.status}: {health.error or 'no message'}"
-            if health.diagnosis:
-                line += f"\n  → {health.diagnosis}"
+            line = f"{lib.title} ({lib.label}): import {health.status}: {health.error or 'no message'}"
+            diagnosis = diagnose(lib, facts)
+            if diagnosis:
+                line += f"\n  → {diagnosis}"
             elif health.causes:
                 line += f"\n  caused by: {health.causes[-1]}"
             found.append(line)
-        found.extend(f"{lib.title}: {note}" for note in lib.notes if note.startswith((SKEW_NOTE, COMPONENT_NOTE)))
+        found.extend(f"{lib.title}: {note}" for note in lib.notes if note.startswith(SKEW_NOTE))
+        found.extend(f"{lib.title}: {note}" for note in component_notes(lib, facts))
     for device in facts.gpus.devices:
         if device.error:
             found.append(f"GPU {device.index} ({device.name or 'unknown'}): NVML query failed: {device.error}")
@@ -61,7 +65,7 @@ def problems(facts: Facts) -> list[str]:
         found.append(f"NVML: {facts.gpus.error}")
     if facts.torch.installed and facts.torch.error:
         found.append(f"torch: {facts.torch.error}")
-    for sm, covered in sorted(facts.torch.gpu_arch_covered.items()):
+    for sm, covered in sorted(torch_arch_coverage(facts).items()):
         if not covered:
             found.append(
                 f"torch {facts.torch.version} has no kernels for {sm} (arch list: "
@@ -165,7 +169,8 @@ def _torch(facts: Facts, fmt: str) -> str:
         arch = "unknown (read inside the import check)" if not facts.imports_checked else "unknown"
     else:
         arch = " ".join(torch.arch_list) or "none (CPU-only build)"
-    covered = ", ".join(f"{sm}: {'yes' if ok else 'NO'}" for sm, ok in sorted(torch.gpu_arch_covered.items()))
+    coverage = torch_arch_coverage(facts)
+    covered = ", ".join(f"{sm}: {'yes' if ok else 'NO'}" for sm, ok in sorted(coverage.items()))
     pairs = [
         ("version", torch.version),
         ("CUDA build", torch.cuda or ("—" if torch.hip else "none (CPU-only)")),
@@ -189,12 +194,7 @@ def _libraries(facts: Facts, fmt: str) -> str:
             for lib in shown
         ]
         out.append(table(["library", "distributions", "version", "import", "import health"], rows, fmt))
-    notes = [
-        f"{lib.title}: {note}"
-        for lib in shown
-        for note in lib.notes
-        if not note.startswith((SKEW_NOTE, COMPONENT_NOTE))
-    ]
+    notes = [f"{lib.title}: {note}" for lib in shown for note in lib.notes if not note.startswith(SKEW_NOTE)]
     if notes:
         out.append("Notes:\n" + "\n".join(f"- {note}" for note in notes))
     if missing:
@@ -242,3 +242,14 @@ def _health_cell(lib: LibraryFacts) -> str:
 
 def _mib(value: Optional[int]) -> Optional[str]:
     return None if value is None else f"{value / 1024:.1f} GiB"
+
+
+def facts_document(facts: Facts) -> dict:
+    """The report `probe --format json` writes: the facts, and beside them today's judgements for readers of
+    the JSON (probe.facts.DERIVED_KEYS: ignored when the report is read back)."""
+    document = facts.to_dict()
+    document["torch"]["gpu_arch_covered"] = torch_arch_coverage(facts)
+    for lib, written in zip(facts.libraries, document["libraries"]):
+        written["health"]["diagnosis"] = diagnose(lib, facts)
+        written["component_notes"] = component_notes(lib, facts)
+    return document

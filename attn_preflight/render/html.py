@@ -26,6 +26,8 @@ from probe.facts import (
     Facts,
     LibraryFacts,
 )
+from rules.knowledge.cuda_arch import torch_arch_coverage
+from rules.knowledge.import_diagnosis import component_notes, diagnose
 
 # status -> (css class, symbol, word shown)
 STATUS_STYLE = {
@@ -132,8 +134,9 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
     torch = facts.torch
     if torch.installed:
         torch_value = torch.version or "installed"
-        covered = [sm for sm, ok in sorted(torch.gpu_arch_covered.items()) if ok]
-        missing = [sm for sm, ok in sorted(torch.gpu_arch_covered.items()) if not ok]
+        coverage = sorted(torch_arch_coverage(facts).items())
+        covered = [sm for sm, ok in coverage if ok]
+        missing = [sm for sm, ok in coverage if not ok]
         torch_sub = f"CUDA {torch.cuda}" if torch.cuda else ("ROCm " + torch.hip if torch.hip else "CPU build")
         if missing:
             torch_sub += f" · no kernels for {', '.join(missing)}"
@@ -256,16 +259,18 @@ def _matrix(matrix: Matrix) -> str:
     )
 
 
-def _library_row(library: LibraryFacts, imports_checked: bool) -> str:
-    status = library.health.status if imports_checked else HEALTH_SKIPPED
+def _library_row(library: LibraryFacts, facts: Facts) -> str:
+    status = library.health.status if facts.imports_checked else HEALTH_SKIPPED
     style = HEALTH_STYLE.get(status, ("none", "?", status))
     dists = ", ".join(f"{name} {version}" for name, version in sorted(library.distributions.items()))
     detail = []
     if library.health.error and status in _BROKEN:
         detail.append(f'<div class="err"><code>{_e(library.health.error)}</code></div>')
-    if library.health.diagnosis:
-        detail.append(f'<div class="diag">{_e(library.health.diagnosis)}</div>')
-    detail.extend(f'<div class="note">{_e(note)}</div>' for note in library.notes)
+    diagnosis = diagnose(library, facts)
+    if diagnosis:
+        detail.append(f'<div class="diag">{_e(diagnosis)}</div>')
+    notes = library.notes + component_notes(library, facts)
+    detail.extend(f'<div class="note">{_e(note)}</div>' for note in notes)
     seconds = f"{library.health.seconds:.2f} s" if library.health.seconds is not None and status == HEALTH_OK else ""
     return (
         f'<tr data-library="{_e(library.key)}" data-health="{_e(status)}"><th scope="row">{_e(library.title)}'
@@ -281,7 +286,7 @@ def _libraries(facts: Facts) -> str:
     order = {HEALTH_ERROR: 0, HEALTH_CRASHED: 0, HEALTH_TIMEOUT: 0, HEALTH_OK: 1}
     installed.sort(key=lambda lib: (order.get(lib.health.status, 2), lib.key))
     absent = sorted(lib.key for lib in facts.libraries if not lib.installed)
-    rows = "".join(_library_row(lib, facts.imports_checked) for lib in installed)
+    rows = "".join(_library_row(lib, facts) for lib in installed)
     table = (
         (
             f'<table class="grid libs"><thead><tr><th scope="col">library</th><th scope="col">version</th>'

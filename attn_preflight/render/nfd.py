@@ -36,6 +36,7 @@ from typing import Mapping, Optional
 
 from probe import __version__
 from probe.facts import HEALTH_NOT_INSTALLED, Facts
+from rules.knowledge.cuda_arch import torch_arch_coverage
 
 PREFIX = "attn-preflight.feature.node.kubernetes.io"
 FEATURES_DIR = "/etc/kubernetes/node-feature-discovery/features.d"
@@ -130,8 +131,9 @@ def node_labels(facts: Facts, serving: Optional[NodeServing] = None) -> dict[str
     torch = facts.torch  # its version and health are a library's (lib.torch.*); these are its build
     if torch.installed:
         raw[("torch", "cuda")] = torch.cuda or "none"
-        if devices and first.sm in torch.gpu_arch_covered:
-            raw[("torch", "gpu-arch-covered")] = _bool(torch.gpu_arch_covered[first.sm])
+        coverage = torch_arch_coverage(facts)
+        if devices and first.sm in coverage:
+            raw[("torch", "gpu-arch-covered")] = _bool(coverage[first.sm])
     for library in facts.libraries:
         status = library.health.status if library.installed else HEALTH_NOT_INSTALLED
         raw[("lib", library.key, "health")] = status

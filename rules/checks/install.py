@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import HEALTH_OK, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
+from rules.knowledge.cuda_arch import arch_list_runs_on
 
 INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu129"
 
@@ -276,28 +277,6 @@ def install_torch_cuda_version(cfg, target):
     )
 
 
-def _code_runs_on(code: int, device: int) -> bool:
-    """torch 2.13 torch/cuda/__init__.py DEVICE_REQUIREMENT: which device CCs run code built for `code`.
-
-    Code runs on later minors of its own major, except the integrated parts (5.3, 6.2, 7.2, 8.7) which need
-    their exact build, and 10.1 (Thor under CUDA 12.9) which runs only on 10.1 and 11.0."""
-    if code in (53, 62, 72, 87):
-        return device == code
-    if code == 101:
-        return device in (101, 110)
-    if device in (53, 62, 72, 87) or (device == 101 and code == 100):
-        return False
-    return device // 10 == code // 10 and device % 10 >= code % 10
-
-
-def _arch_code(arch: str) -> Optional[int]:
-    """'sm_90a' / 'compute_120' -> 90 / 120 (torch's _extract_arch_version)."""
-    try:
-        return int(arch.split("_", 1)[1].removesuffix("a").removesuffix("f"))
-    except (IndexError, ValueError):
-        return None
-
-
 @rule(
     id="install-torch-arch",
     title="torch is compiled for the GPU's architecture",
@@ -309,8 +288,9 @@ def _arch_code(arch: str) -> Optional[int]:
     "torch=={version} does not include kernels for this GPU.",
     source="pytorch 2.13: torch/cuda/__init__.py _check_capability, _code_compatible_with_device, DEVICE_REQUIREMENT",
     docs="""Checks that torch's compiled arch list (`torch.cuda.get_arch_list()`) has code that runs on the GPU,
-by torch's own rule: code built for X.Y runs on X.Z with Z >= Y, except the integrated GPUs (5.3, 6.2, 7.2,
-8.7) and 10.1 (Jetson Thor's CUDA 12.9 name), which need their exact build.
+by CUDA's rules with torch's exceptions (rules/knowledge/cuda_arch.py): code built for X.Y runs on X.Z with
+Z >= Y, except the integrated GPUs (5.3, 6.2, 7.2, 8.7) and 10.1 (Jetson Thor's CUDA 12.9 name), which need
+their exact build; `sm_XYa` runs on X.Y only, `sm_XYf` on the X.Z family, PTX `compute_XY` on X.Y and newer.
 
 Without it every torch CUDA kernel fails with "no kernel image is available for execution on the device".
 Published x86_64 wheels: CUDA 12.6 builds stop at sm_90 (no Blackwell), CUDA 12.9/13.0 builds add sm_100
@@ -325,10 +305,8 @@ def install_torch_arch(cfg, target):
         return skipped("torch is not a CUDA build (rule install-torch-cpu-only)")
     if not torch.arch_list:
         return unknown("torch's arch list was not read (import not checked)")
-    device = target.arch
-    codes = [c for c in (_arch_code(a) for a in torch.arch_list) if c is not None]
     listed = " ".join(torch.arch_list)
-    if any(_code_runs_on(code, device) for code in codes):
+    if arch_list_runs_on(torch.arch_list, target.cc):
         return passed(f"torch arch list {listed} on {gpu(target)}", f"code for compute capability {target.cc[0]}.x")
     return failed(
         f"torch {torch.version} built for {listed}, GPU {gpu(target)}",
