@@ -10,7 +10,7 @@ Two ways in, one result:
 
 from __future__ import annotations
 
-import os
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field, replace
@@ -307,7 +307,7 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
             ignored.append(key)
     if not tokens:
         raise RulesInputError(f"empty command after --: paste {_LAUNCHERS}")
-    program = os.path.basename(tokens[0])
+    program = posixpath.basename(tokens[0])
     if _PYTHON.match(program):
         rest = tokens[1:]
         while rest and rest[0].startswith("-") and rest[0] != "-m":
