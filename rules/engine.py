@@ -32,9 +32,6 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
-
 from rules.config import Config, kv_dtype_choices
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge import backends as backend_kb
@@ -42,6 +39,7 @@ from rules.knowledge.kv_dtypes import KV_DTYPES
 from rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
 from rules.resolve import resolve
 from rules.target import VERSIONED, Target
+from rules.versions import InvalidRange, VersionRange
 
 
 class Status(str, enum.Enum):
@@ -148,19 +146,19 @@ class Rule(Documented):
     stage: str = ""  # one of STAGES: when the engine would fail (or rewrite) without this check
     subject: str = ""  # the checks module, e.g. "fa4"
     package: str = field(init=False, default="")
-    specifier: SpecifierSet = field(init=False, default=SpecifierSet())
+    version_range: VersionRange = field(init=False, default=VersionRange("", ()))
 
     def __post_init__(self) -> None:
         try:
-            requirement = Requirement(self.versions)
-        except InvalidRequirement as err:
-            raise ValueError(f"rule {self.id}: versions {self.versions!r} is not 'package<specifier>': {err}") from None
+            requirement = VersionRange.parse(self.versions)
+        except InvalidRange as err:
+            raise ValueError(f"rule {self.id}: versions {err}") from None
         if self.stage and self.stage not in STAGES:
             raise ValueError(f"rule {self.id}: stage {self.stage!r} is not one of {sorted(STAGES)}")
-        if requirement.name not in VERSIONED:
-            raise ValueError(f"rule {self.id}: versions name {requirement.name!r} is not one of {sorted(VERSIONED)}")
-        object.__setattr__(self, "package", requirement.name)
-        object.__setattr__(self, "specifier", requirement.specifier)
+        if requirement.package not in VERSIONED:
+            raise ValueError(f"rule {self.id}: versions name {requirement.package!r} is not one of {sorted(VERSIONED)}")
+        object.__setattr__(self, "package", requirement.package)
+        object.__setattr__(self, "version_range", requirement)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -343,11 +341,11 @@ def _gates(target: Target) -> dict[str, tuple[bool, str]]:
                 state = "not installed on the target" if target.software_known else "version unknown"
                 judged = f" ({r.package} {newest})" if newest else ""
                 note = f"{r.package} {state}: newest known behaviour{judged} applied"
-                if newest and not r.specifier.contains(newest, prereleases=True):
+                if newest and not r.version_range.contains(newest):
                     gates[r.id] = (False, f"holds for {r.versions}; {note}")
                 else:
                     gates[r.id] = (True, note)
-            elif r.specifier.contains(installed, prereleases=True):
+            elif r.version_range.contains(installed):
                 gates[r.id] = (True, "")
             else:
                 gates[r.id] = (False, f"holds for {r.versions}; target has {r.package} {installed}")

@@ -206,9 +206,8 @@ def _bare_python_env(tmp_path: Path) -> dict:
     deps.mkdir()
     import click
     import packaging
-    import tabulate
 
-    for module in (click, packaging, tabulate):
+    for module in (click, packaging):
         source = Path(module.__file__)
         source = source.parent if source.name == "__init__.py" else source
         (deps / source.name).symlink_to(source)

@@ -166,9 +166,9 @@ def test_torch_missing_is_reported_and_the_report_completes(tmp_path):
     deps = tmp_path / "deps"
     deps.mkdir()
     import click
-    import tabulate
+    import packaging
 
-    for module in (click, tabulate):
+    for module in (click, packaging):
         source = Path(module.__file__)
         source = source.parent if source.name == "__init__.py" else source
         (deps / source.name).symlink_to(source)
