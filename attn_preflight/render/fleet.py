@@ -22,7 +22,7 @@ from attn_preflight.fleet import (
     torch_summary,
 )
 from attn_preflight.render import heading, table, to_json
-from attn_preflight.render.findings import _config_line, report_to_dict
+from attn_preflight.render.findings import config_line, report_to_dict
 
 FLEET_SCHEMA_VERSION = 1
 _NAMES_SHOWN = 6
@@ -120,7 +120,7 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
             f"{fleet.reports_given} report(s){skipped}",
         )
     ]
-    pairs.append(("config", _config_line(fleet.config)))
+    pairs.append(("config", config_line(fleet.config)))
     out.append(
         "\n".join(f"{k}: {v}" for k, v in pairs)
         if fmt != "markdown"
