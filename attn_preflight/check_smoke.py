@@ -29,7 +29,7 @@ from probe.smoke.results import (
     KernelResult,
     SmokeReport,
 )
-from rules.engine import Documented, Finding, Outcome, Report, Status, _display_order, verdict_of
+from rules.engine import Documented, Finding, Outcome, Report, Status, display_order, verdict_of
 
 
 @dataclass(frozen=True)
@@ -289,7 +289,7 @@ def smoke_findings(report: Report, smoke: SmokeReport) -> list[Finding]:
 
 def with_smoke(report: Report, smoke: SmokeReport) -> Report:
     """`report` with the smoke findings added, in display order, and the verdict recomputed over all of them."""
-    findings = sorted(report.findings + smoke_findings(report, smoke), key=_display_order)
+    findings = sorted(report.findings + smoke_findings(report, smoke), key=display_order)
     return Report(
         config=report.config,
         target=report.target,
