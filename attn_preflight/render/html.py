@@ -3,8 +3,8 @@
 No network and no external assets: CSS is inline, there is no script, fonts are the system's. Every status is
 a colour *and* a word and a symbol (legible in grey print and for colour-blind readers); every matrix cell
 carries its reasons in a `title` (hover) and in numbered notes under the table (print, screen readers).
-Input is neutral data (Matrix, SmokeTable) that the report command builds from the rules engine and a smoke
-result, so this module reads Facts and nothing else of the program.
+Input is data (Matrix, SmokeTable) that the report command builds from the rules grid (rules.grid cells) and a
+smoke result, so this module reads Facts, the grid's cells and nothing else of the program.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from probe.facts import (
     Facts,
     LibraryFacts,
 )
+from rules.engine import Status
+from rules.grid import Cell, Reason
 
 # status -> (css class, symbol, word shown)
 STATUS_STYLE = {
@@ -46,29 +48,18 @@ HEALTH_STYLE = {
 _BROKEN = (HEALTH_ERROR, HEALTH_CRASHED, HEALTH_TIMEOUT)
 
 
-@dataclass(frozen=True)
-class Reason:
-    rule: str
-    title: str  # the rule's title: the note under the matrix (one per rule)
-    status: str  # "fail" | "warn" | "unknown"
-    message: str  # found vs required for this cell: its hover text
-    fix: str = ""
-
-
-@dataclass(frozen=True)
-class Cell:
-    status: str  # pass | warn | fail | skip | unknown
-    reasons: tuple[Reason, ...] = ()
+# A cell the matrix lacks: never judged, so never counted as serving.
+_UNJUDGED = Cell(Status.WARN, Status.UNKNOWN)
 
 
 @dataclass
 class Matrix:
-    """Backends (rows) × KV-cache dtypes (columns) for one model on this target."""
+    """Backends (rows) × KV-cache dtypes (columns) for one model on this target: rules.grid cells."""
 
     subject: str  # the model, or "no model (backend defaults)"
     rows: list[tuple[str, str]]  # (backend, title)
     columns: list[str]  # KV dtypes
-    cells: dict[tuple[str, str], Cell]
+    cells: dict[tuple[str, str], Cell]  # (backend, KV dtype) -> the grid's cell
     note: str = ""  # the rest of the config evaluated, in words
 
 
@@ -177,6 +168,10 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
     return f'<section class="cards" aria-label="Summary">{"".join(html)}</section>'
 
 
+def _fix(reason: Reason) -> str:
+    return " or ".join(reason.fix)
+
+
 def _matrix(matrix: Matrix) -> str:
     # One numbered note per rule: a cell's own found-vs-required is in its hover text; the note says what the
     # rule is, its fix, and the message itself when every cell it fails says the same.
@@ -184,21 +179,22 @@ def _matrix(matrix: Matrix) -> str:
     noted: dict[str, list[Reason]] = {}
     for backend, _ in matrix.rows:
         for dtype in matrix.columns:
-            for reason in matrix.cells.get((backend, dtype), Cell("unknown")).reasons:
-                if reason.rule not in notes:
-                    notes[reason.rule] = len(notes) + 1
-                noted.setdefault(reason.rule, []).append(reason)
+            for reason in matrix.cells.get((backend, dtype), _UNJUDGED).reasons:
+                if reason.rule_id not in notes:
+                    notes[reason.rule_id] = len(notes) + 1
+                noted.setdefault(reason.rule_id, []).append(reason)
     head = "".join(f'<th scope="col"><code>{_e(c)}</code></th>' for c in matrix.columns)
     body = []
     for backend, title in matrix.rows:
         cells = []
         for dtype in matrix.columns:
-            cell = matrix.cells.get((backend, dtype), Cell("unknown"))
+            cell = matrix.cells.get((backend, dtype), _UNJUDGED)
             css, symbol, word = STATUS_STYLE.get(cell.status, STATUS_STYLE["unknown"])
             lines = [f"{backend} × {dtype}: {word}"] + [
-                f"• {r.status} [{r.rule}] {r.message}" + (f" — fix: {r.fix}" if r.fix else "") for r in cell.reasons
+                f"• {r.status} [{r.rule_id}] {r.message}" + (f" — fix: {_fix(r)}" if r.fix else "")
+                for r in cell.reasons
             ]
-            refs = sorted({notes[r.rule] for r in cell.reasons})
+            refs = sorted({notes[r.rule_id] for r in cell.reasons})
             sup = "".join(f'<a href="#why-{n}">{n}</a>' for n in refs)
             cells.append(
                 f'<td class="cell {css}" data-backend="{_e(backend)}" data-kv="{_e(dtype)}" '
@@ -213,11 +209,7 @@ def _matrix(matrix: Matrix) -> str:
             + "</tr>"
         )
     first_column = matrix.columns[0] if matrix.columns else None
-    runs = [
-        b
-        for b, _ in matrix.rows
-        if first_column and matrix.cells.get((b, first_column), Cell("unknown")).status in ("pass", "warn")
-    ]
+    runs = [b for b, _ in matrix.rows if first_column and matrix.cells.get((b, first_column), _UNJUDGED).serves]
     verdict = (
         (
             f'<p class="lede">Runs here with <code>--kv-cache-dtype {_e(first_column)}</code>: '
@@ -233,7 +225,7 @@ def _matrix(matrix: Matrix) -> str:
         first = reasons[0]
         style = STATUS_STYLE.get(first.status, STATUS_STYLE["unknown"])
         messages = {r.message for r in reasons}
-        fixes = list(dict.fromkeys(r.fix for r in reasons if r.fix))
+        fixes = list(dict.fromkeys(_fix(r) for r in reasons if r.fix))
         message = f'<span class="msg">{_e(first.message)}</span>' if len(messages) == 1 else ""
         fix = "".join(f'<div class="fix">Fix: <code>{_e(f)}</code></div>' for f in fixes[:3])
         items.append(
