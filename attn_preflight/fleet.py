@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from probe.facts import HEALTH_CRASHED, HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_TIMEOUT, Facts
+from probe.facts import HEALTH_BROKEN, HEALTH_NOT_INSTALLED, Facts
 
-_BROKEN = (HEALTH_ERROR, HEALTH_CRASHED, HEALTH_TIMEOUT)
+INCOMPLETE = "incomplete"  # the fleet verdict when a report could not be read: a node not judged never passes
 
 
 @dataclass(frozen=True)
@@ -113,15 +113,16 @@ class Fleet:
     @property
     def verdict(self) -> str:
         """incomplete when a report was skipped (a node not judged is never a pass); else the worst group's."""
+        from rules.engine import verdict_from
+
         if self.skipped or not self.groups:
-            return "incomplete"
-        verdicts = {g.report.verdict for g in self.groups}
-        return "fail" if "fail" in verdicts else ("warn" if "warn" in verdicts else "pass")
+            return INCOMPLETE
+        return verdict_from(g.report.verdict for g in self.groups)
 
     def exit_code(self) -> int:
         """2 when a report was unreadable (the rest are still merged and shown), 1 when a group fails (or warns
         with strict), else 0."""
-        if self.verdict == "incomplete":
+        if self.verdict == INCOMPLETE:
             return 2
         return max(g.report.exit_code(self.strict) for g in self.groups)
 
@@ -180,7 +181,7 @@ def torch_summary(facts: Facts) -> str:
         return "not installed"
     version = torch.version or "installed (version unknown)"
     library = facts.library("torch")  # the import check: a torch that does not import is not a torch
-    if facts.imports_checked and library is not None and library.health.status in _BROKEN:
+    if facts.imports_checked and library is not None and library.health.status in HEALTH_BROKEN:
         return f"{version} (import {library.health.status})"
     return version
 

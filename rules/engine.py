@@ -65,6 +65,8 @@ STATUS_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.PASS: 
 # What a status says about running the config: pass and warn run (a warning still serves); fail does not;
 # skip and unknown were not judged, so never count as serving.
 SERVES = frozenset({Status.PASS, Status.WARN})
+# What a reader must look at: a finding with one of these says why a config is not a plain pass.
+FLAGGED = frozenset({Status.FAIL, Status.WARN, Status.UNKNOWN})
 
 
 class Outcome(NamedTuple):

@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from rules.config import Config, kv_dtype_choices
-from rules.engine import SERVES, Judge, Report, Status
+from rules.engine import FLAGGED, SERVES, Judge, Report, Status
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import gpus as gpu_kb
 from rules.knowledge.kv_dtypes import KV_DTYPES
 from rules.target import Target
 
-_FLAGGED = (Status.FAIL, Status.WARN, Status.UNKNOWN)
 # Of a KV dtype's cells over the backends, the one that says most for serving it.
 _BEST_FIRST = (Status.PASS, Status.WARN, Status.UNKNOWN, Status.FAIL)
 
@@ -57,7 +56,7 @@ class Cell:
 
 def cell_of(report: Report) -> Cell:
     """One evaluation as a cell."""
-    flagged = [f for f in report.findings if f.status in _FLAGGED]
+    flagged = [f for f in report.findings if f.status in FLAGGED]
     if report.verdict is Status.FAIL or not any(f.status is Status.UNKNOWN for f in flagged):
         status = report.verdict
     else:

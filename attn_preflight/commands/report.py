@@ -15,15 +15,6 @@ from attn_preflight.cli import InputError
 from attn_preflight.commands.check import config_from_options, config_options
 from attn_preflight.commands.common import check_output_writable, write_output
 
-_SMOKE_STATUS = {
-    "ok": "pass",
-    "wrong": "fail",
-    "error": "fail",
-    "timeout": "fail",
-    "crashed": "fail",
-    "skipped": "skip",
-}
-
 
 def matrix_for(config, target, backend_given: bool, kv_given: bool):
     """The backend × KV-dtype Matrix for `config` on `target`; a backend or KV dtype named on the command line
@@ -60,6 +51,7 @@ def _config_note(config) -> str:
 
 
 def smoke_table(path: str):
+    from attn_preflight.check_smoke import result_status
     from attn_preflight.render.html import SmokeRow, SmokeTable
     from probe.smoke.results import SmokeReport, SmokeReportError
 
@@ -79,7 +71,7 @@ def smoke_table(path: str):
         rows.append(
             SmokeRow(
                 name=name,
-                status=_SMOKE_STATUS.get(result.status, "unknown"),
+                status=result_status(result),
                 first_call_s=result.first_call_s,
                 steady_ms=result.steady_ms,
                 max_error=result.max_abs_error,

@@ -10,18 +10,15 @@ from typing import Optional
 
 from attn_preflight.render import heading, key_values, table
 from probe.facts import (
+    HEALTH_BROKEN,
     HEALTH_CRASHED,
-    HEALTH_ERROR,
     HEALTH_NOT_INSTALLED,
     HEALTH_OK,
     HEALTH_SKIPPED,
-    HEALTH_TIMEOUT,
     Facts,
     LibraryFacts,
 )
 from probe.libraries import COMPONENT_NOTE, SKEW_NOTE, label
-
-BROKEN = (HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED)
 
 
 def render_facts(facts: Facts, fmt: str) -> str:
@@ -46,7 +43,7 @@ def problems(facts: Facts) -> list[str]:
     found = []
     for lib in facts.libraries:
         health = lib.health
-        if health.status in BROKEN:
+        if health.status in HEALTH_BROKEN:
             line = f"{lib.title} ({label(lib)}): import {health.status}: {health.error or 'no message'}"
             if health.diagnosis:
                 line += f"\n  → {health.diagnosis}"

@@ -23,13 +23,14 @@ from attn_preflight.fleet import (
 )
 from attn_preflight.render import heading, table, to_json
 from attn_preflight.render.findings import config_line, report_to_dict
+from rules.engine import FLAGGED
 
 FLEET_SCHEMA_VERSION = 1
 _NAMES_SHOWN = 6
 
 
 def _problems(group: NodeGroup) -> list[Any]:
-    return [f for f in group.report.findings if f.status.value in ("fail", "warn", "unknown")]
+    return [f for f in group.report.findings if f.status in FLAGGED]
 
 
 def _rules_cell(group: NodeGroup) -> str:

@@ -17,6 +17,7 @@ from typing import Iterable, Optional
 from probe import __version__
 from probe.environ import redact
 from probe.facts import (
+    HEALTH_BROKEN,
     HEALTH_CRASHED,
     HEALTH_ERROR,
     HEALTH_NOT_INSTALLED,
@@ -31,11 +32,11 @@ from rules.grid import Cell, Reason
 
 # status -> (css class, symbol, word shown)
 STATUS_STYLE = {
-    "pass": ("pass", "✓", "pass"),
-    "warn": ("warn", "!", "warn"),
-    "fail": ("fail", "✕", "fail"),
-    "skip": ("none", "–", "skip"),
-    "unknown": ("none", "?", "unknown"),
+    Status.PASS: ("pass", "✓", "pass"),
+    Status.WARN: ("warn", "!", "warn"),
+    Status.FAIL: ("fail", "✕", "fail"),
+    Status.SKIP: ("none", "–", "skip"),
+    Status.UNKNOWN: ("none", "?", "unknown"),
 }
 HEALTH_STYLE = {
     HEALTH_OK: ("pass", "✓", "imports"),
@@ -45,7 +46,6 @@ HEALTH_STYLE = {
     HEALTH_SKIPPED: ("none", "–", "not checked"),
     HEALTH_NOT_INSTALLED: ("none", "–", "not installed"),
 }
-_BROKEN = (HEALTH_ERROR, HEALTH_CRASHED, HEALTH_TIMEOUT)
 
 
 # A cell the matrix lacks: never judged, so never counted as serving.
@@ -66,7 +66,7 @@ class Matrix:
 @dataclass(frozen=True)
 class SmokeRow:
     name: str
-    status: str  # pass | warn | fail | skip | unknown (the report command maps the smoke result's own words)
+    status: Status  # the kernel run judged: pass (ran within tolerance), fail, skip (check_smoke.result_status)
     first_call_s: Optional[float] = None
     steady_ms: Optional[float] = None
     max_error: Optional[float] = None
@@ -133,7 +133,7 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
     else:
         torch_value, torch_sub = "not installed", torch.error or "torch is optional for probe and check"
     installed = [lib for lib in facts.libraries if lib.installed]
-    broken = [lib for lib in installed if lib.health.status in _BROKEN]
+    broken = [lib for lib in installed if lib.health.status in HEALTH_BROKEN]
     lib_value = f"{len(installed)} installed"
     if not facts.imports_checked:
         lib_sub, lib_css = "imports not checked (--no-imports)", "none"
@@ -150,7 +150,7 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
     if matrix is not None:
         counts = {s: sum(1 for c in matrix.cells.values() if c.status == s) for s in STATUS_STYLE}
         total = len(matrix.cells)
-        runs = counts["pass"] + counts["warn"]
+        runs = sum(1 for c in matrix.cells.values() if c.serves)
         cards.append(
             (
                 "Configs that run",
@@ -189,7 +189,7 @@ def _matrix(matrix: Matrix) -> str:
         cells = []
         for dtype in matrix.columns:
             cell = matrix.cells.get((backend, dtype), _UNJUDGED)
-            css, symbol, word = STATUS_STYLE.get(cell.status, STATUS_STYLE["unknown"])
+            css, symbol, word = STATUS_STYLE.get(cell.status, STATUS_STYLE[Status.UNKNOWN])
             lines = [f"{backend} × {dtype}: {word}"] + [
                 f"• {r.status} [{r.rule_id}] {r.message}" + (f" — fix: {_fix(r)}" if r.fix else "")
                 for r in cell.reasons
@@ -223,7 +223,7 @@ def _matrix(matrix: Matrix) -> str:
     for rule, number in notes.items():
         reasons = noted[rule]
         first = reasons[0]
-        style = STATUS_STYLE.get(first.status, STATUS_STYLE["unknown"])
+        style = STATUS_STYLE.get(first.status, STATUS_STYLE[Status.UNKNOWN])
         messages = {r.message for r in reasons}
         fixes = list(dict.fromkeys(_fix(r) for r in reasons if r.fix))
         message = f'<span class="msg">{_e(first.message)}</span>' if len(messages) == 1 else ""
@@ -237,7 +237,7 @@ def _matrix(matrix: Matrix) -> str:
     note = f'<p class="muted">{_e(matrix.note)}</p>' if matrix.note else ""
     legend = (
         '<p class="legend" aria-label="Legend">'
-        + " ".join(_badge(STATUS_STYLE[s]) for s in ("pass", "warn", "fail", "skip", "unknown"))
+        + " ".join(_badge(style) for style in STATUS_STYLE.values())
         + ' <span class="muted">Hover a cell for its reasons; numbers point to the notes below.</span></p>'
     )
     return (
@@ -253,7 +253,7 @@ def _library_row(library: LibraryFacts, imports_checked: bool) -> str:
     style = HEALTH_STYLE.get(status, ("none", "?", status))
     dists = ", ".join(f"{name} {version}" for name, version in sorted(library.distributions.items()))
     detail = []
-    if library.health.error and status in _BROKEN:
+    if library.health.error and status in HEALTH_BROKEN:
         detail.append(f'<div class="err"><code>{_e(library.health.error)}</code></div>')
     if library.health.diagnosis:
         detail.append(f'<div class="diag">{_e(library.health.diagnosis)}</div>')
@@ -305,7 +305,7 @@ def _libraries(facts: Facts) -> str:
 def _smoke(smoke: SmokeTable) -> str:
     rows = []
     for row in smoke.rows:
-        style = STATUS_STYLE.get(row.status, STATUS_STYLE["unknown"])
+        style = STATUS_STYLE.get(row.status, STATUS_STYLE[Status.UNKNOWN])
         first = f"{row.first_call_s:.2f} s" if row.first_call_s is not None else None
         steady = f"{row.steady_ms:.2f} ms" if row.steady_ms is not None else None
         error = f"{row.max_error:.2g}" if row.max_error is not None else None
