@@ -182,7 +182,13 @@ def _libraries(facts: Facts, fmt: str) -> str:
     out = []
     if shown:
         rows = [
-            [lib.title, _distributions(lib), lib.version or "unknown", lib.import_name, _health_cell(lib)]
+            [
+                lib.title,
+                _distributions(lib),
+                lib.version or "unknown",
+                lib.import_name,
+                _health_cell(lib),
+            ]
             for lib in shown
         ]
         out.append(table(["library", "distributions", "version", "import", "import health"], rows, fmt))

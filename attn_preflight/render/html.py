@@ -259,11 +259,12 @@ def _library_row(library: LibraryFacts, imports_checked: bool) -> str:
         detail.append(f'<div class="diag">{_e(library.health.diagnosis)}</div>')
     detail.extend(f'<div class="note">{_e(note)}</div>' for note in library.notes)
     seconds = f"{library.health.seconds:.2f} s" if library.health.seconds is not None and status == HEALTH_OK else ""
+    module = _dash(library.import_name)
     return (
         f'<tr data-library="{_e(library.key)}" data-health="{_e(status)}"><th scope="row">{_e(library.title)}'
         f'<span class="sub"><code>{_e(library.key)}</code></span></th>'
         f'<td><strong>{_dash(library.version)}</strong><span class="sub">{_e(dists)}</span></td>'
-        f'<td><code>{_dash(library.import_name)}</code><span class="sub">{_e(seconds)}</span></td>'
+        f'<td><code>{module}</code><span class="sub">{_e(seconds)}</span></td>'
         f'<td>{_badge(style)}</td><td class="details">{"".join(detail) or _dash(None)}</td></tr>'
     )
 
