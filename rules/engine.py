@@ -413,6 +413,17 @@ _NO_GPU = unknown("compute capability unknown")
 _NO_MODEL = skipped("needs the model (give --model)")
 
 
+def default_backends(engine: str) -> list[str]:
+    """Every general-purpose attention backend of the engine (not removed): the alternatives `check` offers and
+    a grid's rows (rules.grid)."""
+    return [name for name, info in backend_kb.choices(engine).items() if info.general and not info.removed]
+
+
+def default_kv_dtypes(engine: str) -> list[str]:
+    """Every KV-cache dtype the engine accepts (not removed), spellings of one dtype included."""
+    return [kv for kv in kv_dtype_choices(engine) if not (kv in KV_DTYPES and KV_DTYPES[kv].removed)]
+
+
 def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome]:
     """The engine's answer when a rule's declared applicability does not hold, else None (run the check)."""
     if r.backends and not (r.backends & config.backends):
@@ -492,14 +503,14 @@ class Judge:
         backend)."""
         out = []
         current = resolved.backends
-        for name, info in backend_kb.choices(config.engine).items():
-            if not info.general or info.removed or name in current:
+        for name in default_backends(config.engine):
+            if name in current:
                 continue
             verdict = self._verdict(config.with_backend(name))
             if verdict is not Status.FAIL:
                 out.append(Alternative("--attention-backend", name, verdict))
-        for kv in kv_dtype_choices(config.engine):
-            if kv == config.kv_cache_dtype or kv in KV_DTYPE_SPELLINGS or (kv in KV_DTYPES and KV_DTYPES[kv].removed):
+        for kv in default_kv_dtypes(config.engine):
+            if kv == config.kv_cache_dtype or kv in KV_DTYPE_SPELLINGS:
                 continue
             verdict = self._verdict(config.with_kv_dtype(kv))
             if verdict is not Status.FAIL:

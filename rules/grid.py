@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
-from rules.config import Config, kv_dtype_choices
-from rules.engine import FLAGGED, SERVES, Judge, Report, Status
-from rules.knowledge import backends as backend_kb
+from rules.config import Config
+from rules.engine import FLAGGED, SERVES, Judge, Report, Status, default_backends, default_kv_dtypes
 from rules.knowledge import gpus as gpu_kb
-from rules.knowledge.kv_dtypes import KV_DTYPES
 from rules.target import Target
+
+__all__ = ["Cell", "Grid", "Reason", "cell_of", "default_backends", "default_kv_dtypes", "gpu_targets", "judge_grid"]
 
 # Of a KV dtype's cells over the backends, the one that says most for serving it.
 _BEST_FIRST = (Status.PASS, Status.WARN, Status.UNKNOWN, Status.FAIL)
@@ -63,16 +63,6 @@ def cell_of(report: Report) -> Cell:
         status = Status.UNKNOWN
     reasons = tuple(Reason(f.rule_id, f.status, f.message, f.title, tuple(f.fix)) for f in flagged)
     return Cell(report.verdict, status, reasons)
-
-
-def default_backends(engine: str) -> list[str]:
-    """Every general-purpose attention backend of the engine (not removed)."""
-    return [name for name, info in backend_kb.choices(engine).items() if info.general and not info.removed]
-
-
-def default_kv_dtypes(engine: str) -> list[str]:
-    """Every KV-cache dtype the engine accepts (not removed)."""
-    return [kv for kv in kv_dtype_choices(engine) if not (kv in KV_DTYPES and KV_DTYPES[kv].removed)]
 
 
 def gpu_targets(gpus: Optional[Iterable[str]] = None) -> list[Target]:
