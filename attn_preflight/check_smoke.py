@@ -29,7 +29,7 @@ from probe.smoke.results import (
     KernelResult,
     SmokeReport,
 )
-from rules.engine import Documented, Finding, Outcome, Report, Status, _display_order, verdict_of
+from rules.engine import Documented, Finding, Outcome, Report, Status, display_order, verdict_of
 
 
 @dataclass(frozen=True)
@@ -146,6 +146,14 @@ class SmokeFinding(Finding):
         return {**super().to_dict(), "smoke": self.smoke}
 
 
+def result_status(result: KernelResult) -> Status:
+    """A kernel run judged on its own: pass when it ran within tolerance, fail when it went wrong (wrong, error,
+    timeout, crashed), skip when it did not run. (`check --smoke` also fails a kernel's refusal of the config.)"""
+    if result.status == STATUS_OK:
+        return Status.PASS
+    return Status.FAIL if result.failed else Status.SKIP
+
+
 def _describe(result: KernelResult) -> str:
     return result.case.label() if result.case else "its shape"
 
@@ -189,10 +197,10 @@ def _kernel_finding(job: Job, result: Optional[KernelResult], note: str) -> Smok
         reproduce=result.reproduce,
     )
     numbers = _numbers(result)
-    if result.status == STATUS_OK:
-        status, text = Status.PASS, f"{who} ran at {_describe(result)}: {numbers}"
-    elif result.status in _FAILED:
-        status = Status.FAIL
+    status = result_status(result)
+    if status is Status.PASS:
+        text = f"{who} ran at {_describe(result)}: {numbers}"
+    elif status is Status.FAIL:
         text = f"{who} {_FAILED[result.status]} at {_describe(result)}: {result.message or 'no message'}"
         if result.status == STATUS_WRONG and numbers:
             text += f" ({numbers})"
@@ -289,7 +297,7 @@ def smoke_findings(report: Report, smoke: SmokeReport) -> list[Finding]:
 
 def with_smoke(report: Report, smoke: SmokeReport) -> Report:
     """`report` with the smoke findings added, in display order, and the verdict recomputed over all of them."""
-    findings = sorted(report.findings + smoke_findings(report, smoke), key=_display_order)
+    findings = sorted(report.findings + smoke_findings(report, smoke), key=display_order)
     return Report(
         config=report.config,
         target=report.target,

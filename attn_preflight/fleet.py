@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from probe.facts import HEALTH_CRASHED, HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_TIMEOUT, Facts
+from probe.facts import HEALTH_BROKEN, HEALTH_NOT_INSTALLED, Facts
 
-_BROKEN = (HEALTH_ERROR, HEALTH_CRASHED, HEALTH_TIMEOUT)
+INCOMPLETE = "incomplete"  # the fleet verdict when a report could not be read: a node not judged never passes
 
 
 @dataclass(frozen=True)
@@ -112,15 +112,16 @@ class Fleet:
     @property
     def verdict(self) -> str:
         """incomplete when a report was skipped (a node not judged is never a pass); else the worst group's."""
+        from rules.engine import verdict_from
+
         if self.skipped or not self.groups:
-            return "incomplete"
-        verdicts = {g.report.verdict for g in self.groups}
-        return "fail" if "fail" in verdicts else ("warn" if "warn" in verdicts else "pass")
+            return INCOMPLETE
+        return verdict_from(g.report.verdict for g in self.groups)
 
     def exit_code(self) -> int:
         """2 when a report was unreadable (the rest are still merged and shown), 1 when a group fails (or warns
         with strict), else 0."""
-        if self.verdict == "incomplete":
+        if self.verdict == INCOMPLETE:
             return 2
         return max(g.report.exit_code(self.strict) for g in self.groups)
 
@@ -179,7 +180,7 @@ def torch_summary(facts: Facts) -> str:
         return "not installed"
     version = torch.version or "installed (version unknown)"
     library = facts.library("torch")  # the import check: a torch that does not import is not a torch
-    if facts.imports_checked and library is not None and library.health.status in _BROKEN:
+    if facts.imports_checked and library is not None and library.health.status in HEALTH_BROKEN:
         return f"{version} (import {library.health.status})"
     return version
 
@@ -245,52 +246,15 @@ def differing_dimensions(rows: Iterable[SpreadRow]) -> list[str]:
 # --- what a node can serve ----------------------------------------------------------------------------
 
 
-def cell_status(report) -> str:
-    """A rules Report as one word: fail; unknown when a needed fact was missing (never counted as serving,
-    though the engine's verdict is then warn); otherwise the verdict, pass or warn."""
-    if report.verdict == "fail":
-        return "fail"
-    if any(f.status.value == "unknown" for f in report.findings):
-        return "unknown"
-    return report.verdict
-
-
-def grid_axes(engine: str, backends: Sequence[str] = (), kv_dtypes: Sequence[str] = ()):
-    """(backends, KV dtypes) to judge: the ones given, else every general backend and accepted KV dtype."""
-    from rules.config import kv_dtype_choices
-    from rules.knowledge import backends as backend_kb
-    from rules.knowledge.kv_dtypes import KV_DTYPES
-
-    if not backends:
-        backends = [name for name, info in backend_kb.choices(engine).items() if info.general and not info.removed]
-    if not kv_dtypes:
-        kv_dtypes = [kv for kv in kv_dtype_choices(engine) if not (kv in KV_DTYPES and KV_DTYPES[kv].removed)]
-    return list(backends), list(kv_dtypes)
-
-
-def capability_grid(config, target, backends: Sequence[str], kv_dtypes: Sequence[str]) -> dict:
-    """(backend, KV dtype) -> the rules Report for `config` with that backend and KV dtype on `target`."""
-    from rules.engine import evaluate
-
-    return {
-        (backend, kv): evaluate(config.with_backend(backend).with_kv_dtype(kv), target, alternatives=False)
-        for backend in backends
-        for kv in kv_dtypes
-    }
-
-
 def node_serving(facts: Facts):
     """What this node serves with SGLang's defaults and no particular model: each backend with the default KV
-    dtype, and each KV dtype with its best backend (the NFD labels)."""
+    dtype, and each KV dtype with its best backend (the NFD labels), from one rules grid."""
     from attn_preflight.render.nfd import NodeServing
     from rules.config import make_config
+    from rules.grid import judge_grid
     from rules.target import Target
 
     config = make_config(engine="sglang")
-    target = Target.from_facts(facts, kind="live", label="this node")
-    backends, kv_dtypes = grid_axes(config.engine)
-    grid = capability_grid(config, target, backends, kv_dtypes)
-    rank = {"pass": 0, "warn": 1, "unknown": 2, "fail": 3}
-    by_backend = {b: cell_status(grid[(b, config.kv_cache_dtype)]) for b in backends}
-    by_kv = {kv: min((cell_status(grid[(b, kv)]) for b in backends), key=rank.__getitem__) for kv in kv_dtypes}
-    return NodeServing(backends=by_backend, kv_dtypes=by_kv)
+    grid = judge_grid(config, [Target.from_facts(facts, kind="live", label="this node")])
+    by_backend = {b: grid.cell(b, config.kv_cache_dtype).status for b in grid.backends}
+    return NodeServing(backends=by_backend, kv_dtypes={kv: grid.best(kv) for kv in grid.kv_dtypes})

@@ -58,8 +58,8 @@ def process_cost(runs: int) -> dict:
 def matrix_throughput() -> dict:
     from rules.config import Config, kv_dtype_choices
     from rules.engine import all_rules, evaluate
+    from rules.grid import default_backends
     from rules.knowledge import gpus
-    from rules.matrix import default_backends
     from rules.models import load_preset, presets
     from rules.target import Target
 

@@ -8,7 +8,6 @@ and refuses another schema version. Nothing here does I/O or judges anything.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -26,6 +25,7 @@ HEALTH_CRASHED = "crashed"
 HEALTH_SKIPPED = "skipped"
 HEALTH_NOT_INSTALLED = "not_installed"
 HEALTH_STATES = (HEALTH_OK, HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED, HEALTH_SKIPPED, HEALTH_NOT_INSTALLED)
+HEALTH_BROKEN = (HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED)  # installed, and importing it went wrong
 
 
 class FactsError(ValueError):
@@ -161,7 +161,7 @@ class Facts:
         return next((lib for lib in self.libraries if lib.key == key), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return _to_jsonable(self)
+        return to_jsonable(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> Facts:
@@ -173,63 +173,94 @@ class Facts:
                 f"schema_version {version!r} is not supported (this attn-preflight reads schema_version "
                 f"{SCHEMA_VERSION}); re-run `attn-preflight probe --format json` with this version"
             )
-        return _from_jsonable(cls, data, "facts")
+        return FACTS_SCHEMA.read(data, "facts")
 
 
-def _to_jsonable(value: Any) -> Any:
+def to_jsonable(value: Any) -> Any:
+    """A dataclass tree as JSON-ready dicts, lists and scalars (GpuDevice adds its derived fields)."""
     if dataclasses.is_dataclass(value):
-        out = {f.name: _to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
         if isinstance(value, GpuDevice):  # derived, written for readers of the JSON
             out["compute_capability"] = value.compute_capability
             out["sm"] = value.sm
         return out
     if isinstance(value, dict):
-        return {str(k): _to_jsonable(v) for k, v in value.items()}
+        return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_to_jsonable(v) for v in value]
+        return [to_jsonable(v) for v in value]
     return value
 
-
-# Resolving string annotations is most of the cost of reading a report; fleet reads thousands.
-_type_hints = functools.lru_cache(maxsize=None)(typing.get_type_hints)
-_fields = functools.lru_cache(maxsize=None)(dataclasses.fields)
 
 _SCALARS = {int: (int,), float: (int, float), str: (str,), bool: (bool,)}
 
 
-def _from_jsonable(tp: Any, data: Any, where: str) -> Any:
-    """Builds `tp` from JSON data, checking types so that a bad report fails here with its path."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Union:
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if data is None:
-            return None
-        return _from_jsonable(args[0], data, where)
-    if origin is list:
-        if not isinstance(data, list):
-            raise FactsError(f"{where}: expected a list")
-        (item,) = typing.get_args(tp)
-        return [_from_jsonable(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
-    if origin is dict:
-        if not isinstance(data, dict):
-            raise FactsError(f"{where}: expected an object")
-        _, val = typing.get_args(tp)
-        return {str(k): _from_jsonable(val, v, f"{where}.{k}") for k, v in data.items()}
-    if tp is Any:
-        return data
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(data, dict):
-            raise FactsError(f"{where}: expected an object")
-        hints = _type_hints(tp)
-        kwargs = {}
-        for f in _fields(tp):
-            if f.name in data:
-                kwargs[f.name] = _from_jsonable(hints[f.name], data[f.name], f"{where}.{f.name}")
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise FactsError(f"{where}: missing required key {f.name!r}")
-        return tp(**kwargs)
-    if tp in _SCALARS:
-        if isinstance(data, bool) and tp is not bool or not isinstance(data, _SCALARS[tp]):
-            raise FactsError(f"{where}: expected {tp.__name__}, got {type(data).__name__}")
-        return data
-    raise FactsError(f"{where}: cannot read type {tp!r}")  # pragma: no cover - a bug in this module
+class Schema:
+    """How to read one dataclass tree back from JSON, checking types so that a bad report fails with its path.
+
+    Made once per root type, at import of the module that defines it (FACTS_SCHEMA below; SMOKE_SCHEMA in
+    probe.smoke.results): every dataclass reachable from the root, with its fields and their resolved types,
+    is indexed then. Resolving string annotations is most of the cost of reading a report, and fleet reads
+    thousands."""
+
+    def __init__(self, root: type):
+        self.root = root
+        self.fields: dict[type, tuple[tuple[str, Any, bool], ...]] = {}  # type -> (name, type, required)
+        self._index(root)
+
+    def _index(self, tp: Any) -> None:
+        if dataclasses.is_dataclass(tp):
+            if tp in self.fields:
+                return
+            hints = typing.get_type_hints(tp)
+            fields = tuple(
+                (f.name, hints[f.name], f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                for f in dataclasses.fields(tp)
+            )
+            self.fields[tp] = fields
+            for _, hint, _ in fields:
+                self._index(hint)
+        for arg in typing.get_args(tp):
+            self._index(arg)
+
+    def read(self, data: Any, where: str) -> Any:
+        """An instance of the root type built from `data`; FactsError names the first bad path."""
+        return self._read(self.root, data, where)
+
+    def _read(self, tp: Any, data: Any, where: str) -> Any:
+        origin = typing.get_origin(tp)
+        if origin is typing.Union:
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            if data is None:
+                return None
+            return self._read(args[0], data, where)
+        if origin is list:
+            if not isinstance(data, list):
+                raise FactsError(f"{where}: expected a list")
+            (item,) = typing.get_args(tp)
+            return [self._read(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
+        if origin is dict:
+            if not isinstance(data, dict):
+                raise FactsError(f"{where}: expected an object")
+            _, val = typing.get_args(tp)
+            return {str(k): self._read(val, v, f"{where}.{k}") for k, v in data.items()}
+        if tp is Any:
+            return data
+        fields = self.fields.get(tp)
+        if fields is not None:
+            if not isinstance(data, dict):
+                raise FactsError(f"{where}: expected an object")
+            kwargs = {}
+            for name, hint, required in fields:
+                if name in data:
+                    kwargs[name] = self._read(hint, data[name], f"{where}.{name}")
+                elif required:
+                    raise FactsError(f"{where}: missing required key {name!r}")
+            return tp(**kwargs)
+        if tp in _SCALARS:
+            if isinstance(data, bool) and tp is not bool or not isinstance(data, _SCALARS[tp]):
+                raise FactsError(f"{where}: expected {tp.__name__}, got {type(data).__name__}")
+            return data
+        raise FactsError(f"{where}: cannot read type {tp!r}")  # pragma: no cover - a bug in this module
+
+
+FACTS_SCHEMA = Schema(Facts)

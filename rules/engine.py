@@ -19,6 +19,10 @@ judged; pass otherwise. Skip and unknown never count as pass.
 rule states one (tests/test_rule_registry.py). `explain` shows it and bench/oracle_diff.py uses it:
 the oracle sees parse and startup, and of init only the factories' own checks (attention_registry.py).
 
+Registry: `@rule` adds each rule to the registry as its module is imported; rules.registry imports every rule
+module and freezes them once into a RuleIndex (by id, by engine, by version requirement), which `registry()`
+returns. Nothing is memoised after that: the version gates are computed once per evaluation (`Judge`).
+
 `evaluate(config, target)` returns a Report; rules of another engine are not run. Rules see the config as
 the engine resolves it (rules.resolve: default backend, silent rewrites in Config.rewrites). Each rule states the
 versions it holds for (`versions="sglang>=0.5.20"`, or the kernel library's, `"flash-attn-4>=4.0.0b10"`):
@@ -30,7 +34,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from rules.config import Config, kv_dtype_choices
 from rules.knowledge import NEWEST_KNOWN
@@ -54,7 +59,12 @@ class Status(str, enum.Enum):
 
 
 # Display order of findings: what needs action first.
-_STATUS_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.PASS: 3, Status.SKIP: 4}
+STATUS_ORDER = {Status.FAIL: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.PASS: 3, Status.SKIP: 4}
+# What a status says about running the config: pass and warn run (a warning still serves); fail does not;
+# skip and unknown were not judged, so never count as serving.
+SERVES = frozenset({Status.PASS, Status.WARN})
+# What a reader must look at: a finding with one of these says why a config is not a plain pass.
+FLAGGED = frozenset({Status.FAIL, Status.WARN, Status.UNKNOWN})
 
 
 class Outcome(NamedTuple):
@@ -181,7 +191,7 @@ class Rule(Documented):
         }
 
 
-_REGISTRY: dict[str, Rule] = {}
+_REGISTRY: dict[str, Rule] = {}  # filled by @rule while the rule modules import; read through registry()
 
 
 def rule(
@@ -238,22 +248,93 @@ def rule(
     return register
 
 
-def _load() -> dict[str, Rule]:
-    if not _REGISTRY:
-        import rules.checks  # noqa: F401  (registers every rule module)
-    return _REGISTRY
+def registered_rules() -> tuple[Rule, ...]:
+    """The rules registered so far, in registration order (rules.registry freezes them once all are in)."""
+    return tuple(_REGISTRY.values())
+
+
+class Gate(NamedTuple):
+    applies: bool
+    note: str  # why it does not apply, or which behaviour was assumed ("" when the target's version is in range)
+
+
+@dataclass(frozen=True)
+class VersionGate:
+    """One distinct `versions=` of the rules ("sglang>=0.5.20"), with its gate where the version is not installed."""
+
+    versions: str
+    package: str
+    version_range: VersionRange
+    unknown: Gate  # software not probed: newest known behaviour
+    absent: Gate  # software probed, package not installed: newest known behaviour
+
+    @classmethod
+    def of(cls, r: Rule) -> VersionGate:
+        newest = NEWEST_KNOWN.get(r.package)
+        judged = f" ({r.package} {newest})" if newest else ""
+        holds = not newest or r.version_range.contains(newest)
+
+        def gate(state: str) -> Gate:
+            note = f"{r.package} {state}: newest known behaviour{judged} applied"
+            return Gate(True, note) if holds else Gate(False, f"holds for {r.versions}; {note}")
+
+        return cls(r.versions, r.package, r.version_range, gate("version unknown"), gate("not installed on the target"))
+
+    def gate(self, target: Target) -> Gate:
+        installed = target.versions.get(self.package)
+        if installed is None:
+            return self.absent if target.software_known else self.unknown
+        if self.version_range.contains(installed):
+            return Gate(True, "")
+        return Gate(False, f"holds for {self.versions}; target has {self.package} {installed}")
+
+
+@dataclass(frozen=True)
+class RuleIndex:
+    """Every rule, frozen once: by id, the rules each engine runs (registry order), and the distinct version
+    requirements (a target's gates judge each requirement once, not each rule)."""
+
+    by_id: Mapping[str, Rule]
+    by_engine: Mapping[str, tuple[Rule, ...]]
+    requirements: tuple[VersionGate, ...]
+
+    @classmethod
+    def build(cls, rules: Iterable[Rule]) -> RuleIndex:
+        rules = tuple(rules)
+        requirements: dict[str, VersionGate] = {}
+        for r in rules:
+            if r.versions not in requirements:
+                requirements[r.versions] = VersionGate.of(r)
+        return cls(
+            by_id=MappingProxyType({r.id: r for r in rules}),
+            by_engine=MappingProxyType(
+                {e: tuple(r for r in rules if r.engine in (e, "any")) for e in ("sglang", "vllm")}
+            ),
+            requirements=tuple(requirements.values()),
+        )
+
+    def gates(self, target: Target) -> dict[str, Gate]:
+        """versions requirement -> whether its rules apply to this target's versions, and the note they carry."""
+        return {req.versions: req.gate(target) for req in self.requirements}
+
+
+def registry() -> RuleIndex:
+    """The frozen index of every rule (importing rules.registry registers and indexes them, once)."""
+    from rules.registry import INDEX
+
+    return INDEX
 
 
 def all_rules() -> list[Rule]:
-    return list(_load().values())
+    return list(registry().by_id.values())
 
 
 def get_rule(rule_id: str) -> Optional[Rule]:
-    return _load().get(rule_id)
+    return registry().by_id.get(rule_id)
 
 
 def rule_ids() -> list[str]:
-    return list(_load())
+    return list(registry().by_id)
 
 
 class Finding:
@@ -297,10 +378,10 @@ class Finding:
 class Alternative:
     option: str  # "--attention-backend" | "--kv-cache-dtype"
     value: str
-    verdict: str
+    verdict: Status
 
     def to_dict(self) -> dict[str, str]:
-        return {"option": self.option, "value": self.value, "verdict": self.verdict}
+        return {"option": self.option, "value": self.value, "verdict": self.verdict.value}
 
 
 @dataclass
@@ -308,7 +389,7 @@ class Report:
     config: Config
     target: Target
     findings: list[Finding]
-    verdict: str
+    verdict: Status  # verdict_of(findings)
     alternatives: list[Alternative] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
@@ -318,54 +399,27 @@ class Report:
         return counts
 
     def exit_code(self, strict: bool = False) -> int:
-        if self.verdict == "fail" or (strict and self.verdict == "warn"):
+        if self.verdict is Status.FAIL or (strict and self.verdict is Status.WARN):
             return 1
         return 0
 
 
 # --- evaluation ----------------------------------------------------------------------------------------------
 
-_gate_cache: dict[tuple, dict[str, tuple[bool, str]]] = {}
-
-
-def _gates(target: Target) -> dict[str, tuple[bool, str]]:
-    """rule id -> (applies, note) for this target's versions; computed once per distinct version set."""
-    key = (tuple(sorted(target.versions.items())), target.software_known, target.version_origin)
-    gates = _gate_cache.get(key)
-    if gates is None:
-        gates = {}
-        for r in _load().values():
-            installed = target.versions.get(r.package)
-            newest = NEWEST_KNOWN.get(r.package)
-            if installed is None:
-                state = "not installed on the target" if target.software_known else "version unknown"
-                judged = f" ({r.package} {newest})" if newest else ""
-                note = f"{r.package} {state}: newest known behaviour{judged} applied"
-                if newest and not r.version_range.contains(newest):
-                    gates[r.id] = (False, f"holds for {r.versions}; {note}")
-                else:
-                    gates[r.id] = (True, note)
-            elif r.version_range.contains(installed):
-                gates[r.id] = (True, "")
-            else:
-                gates[r.id] = (False, f"holds for {r.versions}; target has {r.package} {installed}")
-        _gate_cache[key] = gates
-    return gates
-
-
-def _by_engine() -> dict[str, tuple[Rule, ...]]:
-    """engine -> the rules that run for its configs, in registry order (computed once)."""
-    global _engine_rules
-    if _engine_rules is None:
-        rules = tuple(_load().values())
-        _engine_rules = {e: tuple(r for r in rules if r.engine in (e, "any")) for e in ("sglang", "vllm")}
-    return _engine_rules
-
-
-_engine_rules: Optional[dict[str, tuple[Rule, ...]]] = None
 _NO_SOFTWARE = skipped("software not probed for a --gpu target: run on the machine or pass --facts")
 _NO_GPU = unknown("compute capability unknown")
 _NO_MODEL = skipped("needs the model (give --model)")
+
+
+def default_backends(engine: str) -> list[str]:
+    """Every general-purpose attention backend of the engine (not removed): the alternatives `check` offers and
+    a grid's rows (rules.grid)."""
+    return [name for name, info in backend_kb.choices(engine).items() if info.general and not info.removed]
+
+
+def default_kv_dtypes(engine: str) -> list[str]:
+    """Every KV-cache dtype the engine accepts (not removed), spellings of one dtype included."""
+    return [kv for kv in kv_dtype_choices(engine) if not (kv in KV_DTYPES and KV_DTYPES[kv].removed)]
 
 
 def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome]:
@@ -379,54 +433,88 @@ def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome
     return None
 
 
-def _run(config: Config, target: Target) -> list[Finding]:
-    gates = _gates(target)
-    software = target.software_known
-    findings = []
-    for r in _by_engine()[config.engine]:
-        applies, note = gates[r.id]
-        if not applies:
-            findings.append(Finding(r, skipped(note)))
-        elif r.needs_software and not software:
-            findings.append(Finding(r, _NO_SOFTWARE))
-        else:
-            outcome = _not_applicable(r, config, target) or r.check(config, target)
-            findings.append(Finding(r, outcome, "" if outcome.status is Status.SKIP else note))
-    findings.sort(key=_display_order)
-    return findings
+def display_order(finding: Finding) -> int:
+    """Sort key of findings: what needs action first (STATUS_ORDER)."""
+    return STATUS_ORDER[finding.outcome.status]
 
 
-def _display_order(finding: Finding) -> int:
-    return _STATUS_ORDER[finding.outcome.status]
-
-
-def verdict_of(findings: Iterable[Finding]) -> str:
-    statuses = {f.status for f in findings}
+def verdict_from(statuses: Iterable[Status]) -> Status:
+    """The one verdict rule: fail if any fail; warn if any warn or unknown, or nothing passed; pass otherwise."""
+    statuses = set(statuses)
     if Status.FAIL in statuses:
-        return "fail"
+        return Status.FAIL
     if Status.WARN in statuses or Status.UNKNOWN in statuses or Status.PASS not in statuses:
-        return "warn"
-    return "pass"
+        return Status.WARN
+    return Status.PASS
 
 
-def _alternatives(config: Config, resolved: Config, target: Target) -> list[Alternative]:
-    """Single changes that would not fail: each other backend (same KV dtype), each other KV dtype (same backend)."""
-    out = []
-    current = resolved.backends
-    for name, info in backend_kb.choices(config.engine).items():
-        if not info.general or info.removed or name in current:
-            continue
-        verdict = verdict_of(_run(resolve(config.with_backend(name), target), target))
-        if verdict != "fail":
-            out.append(Alternative("--attention-backend", name, verdict))
-    for kv in kv_dtype_choices(config.engine):
-        if kv == config.kv_cache_dtype or kv in KV_DTYPE_SPELLINGS or (kv in KV_DTYPES and KV_DTYPES[kv].removed):
-            continue
-        verdict = verdict_of(_run(resolve(config.with_kv_dtype(kv), target), target))
-        if verdict != "fail":
-            out.append(Alternative("--kv-cache-dtype", kv, verdict))
-    out.sort(key=lambda a: (a.option, a.verdict != "pass"))
-    return out
+def verdict_of(findings: Iterable[Finding]) -> Status:
+    return verdict_from(f.status for f in findings)
+
+
+class Judge:
+    """Judges configs on one target: the target's version gates are computed once, when the Judge is made, and
+    every config judged with it (the config, its alternatives, a grid's cells) reads them."""
+
+    __slots__ = ("target", "index", "gates")
+
+    def __init__(self, target: Target, index: Optional[RuleIndex] = None):
+        self.target = target
+        self.index = registry() if index is None else index
+        self.gates = self.index.gates(target)
+
+    def findings(self, config: Config) -> list[Finding]:
+        """Every rule of `config`'s engine judged on the target, in display order (`config` as resolved)."""
+        target, gates = self.target, self.gates
+        software = target.software_known
+        findings = []
+        for r in self.index.by_engine[config.engine]:
+            applies, note = gates[r.versions]
+            if not applies:
+                findings.append(Finding(r, skipped(note)))
+            elif r.needs_software and not software:
+                findings.append(Finding(r, _NO_SOFTWARE))
+            else:
+                outcome = _not_applicable(r, config, target) or r.check(config, target)
+                findings.append(Finding(r, outcome, "" if outcome.status is Status.SKIP else note))
+        findings.sort(key=display_order)
+        return findings
+
+    def evaluate(self, config: Config, alternatives: bool = True) -> Report:
+        """See `evaluate`."""
+        target = self.target
+        resolved = resolve(config, target)
+        findings = self.findings(resolved)
+        verdict = verdict_of(findings)
+        alts = (
+            self._alternatives(config, resolved)
+            if alternatives and verdict is not Status.PASS and target.cc is not None
+            else []
+        )
+        return Report(config=resolved, target=target, findings=findings, verdict=verdict, alternatives=alts)
+
+    def _verdict(self, config: Config) -> Status:
+        return verdict_of(self.findings(resolve(config, self.target)))
+
+    def _alternatives(self, config: Config, resolved: Config) -> list[Alternative]:
+        """Single changes that would not fail: each other backend (same KV dtype), each other KV dtype (same
+        backend)."""
+        out = []
+        current = resolved.backends
+        for name in default_backends(config.engine):
+            if name in current:
+                continue
+            verdict = self._verdict(config.with_backend(name))
+            if verdict is not Status.FAIL:
+                out.append(Alternative("--attention-backend", name, verdict))
+        for kv in default_kv_dtypes(config.engine):
+            if kv == config.kv_cache_dtype or kv in KV_DTYPE_SPELLINGS:
+                continue
+            verdict = self._verdict(config.with_kv_dtype(kv))
+            if verdict is not Status.FAIL:
+                out.append(Alternative("--kv-cache-dtype", kv, verdict))
+        out.sort(key=lambda a: (a.option, a.verdict is not Status.PASS))
+        return out
 
 
 def evaluate(config: Config, target: Target, alternatives: bool = True) -> Report:
@@ -434,10 +522,4 @@ def evaluate(config: Config, target: Target, alternatives: bool = True) -> Repor
 
     `config` is judged as the engine resolves it (default backend, silent rewrites: rules.resolve); the
     report carries the resolved config. Alternatives change the config as given, one option at a time."""
-    resolved = resolve(config, target)
-    findings = _run(resolved, target)
-    verdict = verdict_of(findings)
-    alts = (
-        _alternatives(config, resolved, target) if alternatives and verdict != "pass" and target.cc is not None else []
-    )
-    return Report(config=resolved, target=target, findings=findings, verdict=verdict, alternatives=alts)
+    return Judge(target).evaluate(config, alternatives)

@@ -15,9 +15,14 @@ from typing import Any, Optional, Sequence
 import click
 
 from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
-from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.common import (
+    check_output_writable,
+    format_option,
+    output_option,
+    positive_seconds,
+    write_output,
+)
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
-from attn_preflight.commands.smoke import _positive_seconds
 from rules.errors import RulesInputError
 
 _CONFIG_KEYS = (
@@ -198,7 +203,7 @@ def target_from_options(
 
 
 def _optional_seconds(ctx: click.Context, param: click.Parameter, value: Optional[float]) -> Optional[float]:
-    return None if value is None else _positive_seconds(ctx, param, value)
+    return None if value is None else positive_seconds(ctx, param, value)
 
 
 def _smoke(report, timeout: Optional[float]):

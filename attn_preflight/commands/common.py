@@ -35,6 +35,13 @@ def output_option():
     )
 
 
+def positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A click callback for a time limit: a positive, finite number of seconds."""
+    if value != value or value <= 0 or value == float("inf"):  # NaN, non-positive, infinite
+        raise click.BadParameter(f"must be a positive number of seconds, got {value:g}")
+    return value
+
+
 def check_output_writable(path: Optional[str]) -> None:
     """Fails before any work is done, so a long probe or smoke run is never lost to a bad --output."""
     if path is None or path == "-":

@@ -38,8 +38,8 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
     from attn_preflight.inputs import load_model
     from attn_preflight.render.matrix import render_matrix
     from rules.config import make_config
+    from rules.grid import gpu_targets, judge_grid
     from rules.knowledge import backends as backend_kb
-    from rules.matrix import build_matrix
     from rules.target import Target
 
     check_output_writable(output)
@@ -54,6 +54,6 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
             Target.from_gpu(gpu)
     except RulesInputError as err:
         raise input_error(err) from None
-    columns = [backend_kb.canonical(engine, b) for b in backends] or None
-    matrix = build_matrix(config, list(kv_dtypes) or ["auto"], gpus=list(gpus) or None, backends=columns)
-    write_output(render_matrix(matrix, fmt.lower()), output)
+    columns = [backend_kb.canonical(engine, b) for b in backends]
+    grid = judge_grid(config, gpu_targets(gpus), columns, list(kv_dtypes) or ["auto"])
+    write_output(render_matrix(grid, fmt.lower()), output)

@@ -9,15 +9,16 @@ from typing import Optional
 
 import click
 
-from attn_preflight.commands.common import FORMATS, check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.common import (
+    FORMATS,
+    check_output_writable,
+    format_option,
+    output_option,
+    positive_seconds,
+    write_output,
+)
 
 DEFAULT_TIMEOUT_S = 60.0
-
-
-def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    if value != value or value <= 0 or value == float("inf"):  # NaN, non-positive, infinite
-        raise click.BadParameter(f"must be a positive number of seconds, got {value:g}")
-    return value
 
 
 @click.command("probe")
@@ -34,7 +35,7 @@ def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) 
     default=DEFAULT_TIMEOUT_S,
     show_default=True,
     metavar="SECONDS",
-    callback=_positive_seconds,
+    callback=positive_seconds,
     help="Time limit for each library's import check.",
 )
 @click.option(

@@ -14,39 +14,21 @@ from attn_preflight.cli import InputError
 from attn_preflight.commands.check import config_from_options, config_options
 from attn_preflight.commands.common import check_output_writable, write_output
 
-_SMOKE_STATUS = {
-    "ok": "pass",
-    "wrong": "fail",
-    "error": "fail",
-    "timeout": "fail",
-    "crashed": "fail",
-    "skipped": "skip",
-}
-
 
 def matrix_for(config, target, backend_given: bool, kv_given: bool):
     """The backend × KV-dtype Matrix for `config` on `target`; a backend or KV dtype named on the command line
     narrows it to that row or column."""
-    from attn_preflight.fleet import capability_grid, cell_status, grid_axes
-    from attn_preflight.render.html import Cell, Matrix, Reason
+    from attn_preflight.render.html import Matrix
+    from rules.grid import judge_grid
     from rules.knowledge import backends as backend_kb
 
-    backends, kv_dtypes = grid_axes(
-        config.engine, [config.attention_backend] if backend_given else (), [config.kv_cache_dtype] if kv_given else ()
-    )
-    grid = capability_grid(config, target, backends, kv_dtypes)
-    cells = {}
-    for key, report in grid.items():
-        reasons = tuple(
-            Reason(rule=f.rule_id, title=f.title, status=f.status.value, message=f.message, fix=" or ".join(f.fix))
-            for f in report.findings
-            if f.status.value in ("fail", "warn", "unknown")
-        )
-        cells[key] = Cell(cell_status(report), reasons)
+    backends = [config.attention_backend] if backend_given else ()
+    grid = judge_grid(config, [target], backends, [config.kv_cache_dtype] if kv_given else ())
+    cells = {(b, kv): grid.cell(b, kv) for b in grid.backends for kv in grid.kv_dtypes}
     table = backend_kb.choices(config.engine)
-    rows = [(b, table[b].title if b in table else b) for b in backends]
+    rows = [(b, table[b].title if b in table else b) for b in grid.backends]
     subject = config.model.name if config.model is not None else "no model given (backend capabilities only)"
-    return Matrix(subject=subject, rows=rows, columns=kv_dtypes, cells=cells, note=_config_note(config))
+    return Matrix(subject=subject, rows=rows, columns=list(grid.kv_dtypes), cells=cells, note=_config_note(config))
 
 
 def _config_note(config) -> str:
@@ -68,6 +50,7 @@ def _config_note(config) -> str:
 
 
 def smoke_table(path: str):
+    from attn_preflight.check_smoke import result_status
     from attn_preflight.inputs import read_json_input
     from attn_preflight.render.html import SmokeRow, SmokeTable
     from probe.smoke.results import SmokeReport, SmokeReportError
@@ -86,7 +69,7 @@ def smoke_table(path: str):
         rows.append(
             SmokeRow(
                 name=name,
-                status=_SMOKE_STATUS.get(result.status, "unknown"),
+                status=result_status(result),
                 first_call_s=result.first_call_s,
                 steady_ms=result.steady_ms,
                 max_error=result.max_abs_error,

@@ -8,15 +8,15 @@ from typing import Optional
 import click
 
 from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
-from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.common import (
+    check_output_writable,
+    format_option,
+    output_option,
+    positive_seconds,
+    write_output,
+)
 
 DTYPE_CHOICES = ("bf16", "fp16", "fp8", "fp32")
-
-
-def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    if value != value or value <= 0 or value == float("inf"):  # NaN, non-positive, infinite
-        raise click.BadParameter(f"must be a positive number of seconds, got {value:g}")
-    return value
 
 
 @click.command("smoke")
@@ -48,7 +48,7 @@ def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float) 
     default=180.0,
     show_default=True,
     metavar="SECONDS",
-    callback=_positive_seconds,
+    callback=positive_seconds,
     help="Time limit per case; the first case of a kernel includes its imports and JIT compile.",
 )
 @click.option(

@@ -54,9 +54,7 @@ def _cell(text: str, markdown: bool) -> list[str]:
 
 def _width(text: str) -> int:
     """Terminal columns: East Asian wide characters take two, combining marks none."""
-    return sum(
-        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text
-    )
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _pad(text: str, width: int) -> str:

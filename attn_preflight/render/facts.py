@@ -10,20 +10,17 @@ from typing import Optional
 
 from attn_preflight.render import heading, key_values, table
 from probe.facts import (
+    HEALTH_BROKEN,
     HEALTH_CRASHED,
-    HEALTH_ERROR,
     HEALTH_NOT_INSTALLED,
     HEALTH_OK,
     HEALTH_SKIPPED,
-    HEALTH_TIMEOUT,
     Facts,
     LibraryFacts,
 )
 from probe.libraries import SKEW_NOTE
 from rules.knowledge.cuda_arch import torch_arch_coverage
 from rules.knowledge.import_diagnosis import component_notes, diagnose
-
-BROKEN = (HEALTH_ERROR, HEALTH_TIMEOUT, HEALTH_CRASHED)
 
 
 def render_facts(facts: Facts, fmt: str) -> str:
@@ -48,7 +45,7 @@ def problems(facts: Facts) -> list[str]:
     found = []
     for lib in facts.libraries:
         health = lib.health
-        if health.status in BROKEN:
+        if health.status in HEALTH_BROKEN:
             line = f"{lib.title} ({lib.label}): import {health.status}: {health.error or 'no message'}"
             diagnosis = diagnose(lib, facts)
             if diagnosis:
@@ -190,7 +187,13 @@ def _libraries(facts: Facts, fmt: str) -> str:
     out = []
     if shown:
         rows = [
-            [lib.title, _distributions(lib), lib.version or "unknown", lib.import_name, _health_cell(lib)]
+            [
+                lib.title,
+                _distributions(lib),
+                lib.version or "unknown",
+                lib.import_name,
+                _health_cell(lib),
+            ]
             for lib in shown
         ]
         out.append(table(["library", "distributions", "version", "import", "import health"], rows, fmt))

@@ -35,7 +35,7 @@ def _wrap(text: str, fmt: str, width: int = _WIDTH) -> str:
     return "\n".join(textwrap.wrap(text, width)) or text
 
 
-def _config_line(config) -> str:
+def config_line(config) -> str:
     parts = [config.engine]
     if config.model is not None:
         model = config.model
@@ -64,7 +64,7 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
         return to_json(report_to_dict(report))
     config, target = report.config, report.target
     out = [heading("attn-preflight check", fmt, level=1)]
-    pairs = [("target", f"{target.describe()} [{target.label}]"), ("config", _config_line(config))]
+    pairs = [("target", f"{target.describe()} [{target.label}]"), ("config", config_line(config))]
     if config.auto_backend:
         pairs.append(("backend", f"{config.attention_backend}: {config.auto_backend}"))
     if config.origin != "flags":

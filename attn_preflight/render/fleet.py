@@ -22,14 +22,15 @@ from attn_preflight.fleet import (
     torch_summary,
 )
 from attn_preflight.render import heading, table, to_json
-from attn_preflight.render.findings import _config_line, report_to_dict
+from attn_preflight.render.findings import config_line, report_to_dict
+from rules.engine import FLAGGED
 
 FLEET_SCHEMA_VERSION = 1
 _NAMES_SHOWN = 6
 
 
 def _problems(group: NodeGroup) -> list[Any]:
-    return [f for f in group.report.findings if f.status.value in ("fail", "warn", "unknown")]
+    return [f for f in group.report.findings if f.status in FLAGGED]
 
 
 def _rules_cell(group: NodeGroup) -> str:
@@ -120,7 +121,7 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
             f"{fleet.reports_given} report(s){skipped}",
         )
     ]
-    pairs.append(("config", _config_line(fleet.config)))
+    pairs.append(("config", config_line(fleet.config)))
     out.append(
         "\n".join(f"{k}: {v}" for k, v in pairs)
         if fmt != "markdown"

@@ -3,8 +3,8 @@
 No network and no external assets: CSS is inline, there is no script, fonts are the system's. Every status is
 a colour *and* a word and a symbol (legible in grey print and for colour-blind readers); every matrix cell
 carries its reasons in a `title` (hover) and in numbered notes under the table (print, screen readers).
-Input is neutral data (Matrix, SmokeTable) that the report command builds from the rules engine and a smoke
-result, so this module reads Facts and nothing else of the program.
+Input is data (Matrix, SmokeTable) that the report command builds from the rules grid (rules.grid cells) and a
+smoke result, so this module reads Facts, the grid's cells and nothing else of the program.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Iterable, Optional
 from probe import __version__
 from probe.environ import redact
 from probe.facts import (
+    HEALTH_BROKEN,
     HEALTH_CRASHED,
     HEALTH_ERROR,
     HEALTH_NOT_INSTALLED,
@@ -26,16 +27,18 @@ from probe.facts import (
     Facts,
     LibraryFacts,
 )
+from rules.engine import Status
+from rules.grid import Cell, Reason
 from rules.knowledge.cuda_arch import torch_arch_coverage
 from rules.knowledge.import_diagnosis import component_notes, diagnose
 
 # status -> (css class, symbol, word shown)
 STATUS_STYLE = {
-    "pass": ("pass", "✓", "pass"),
-    "warn": ("warn", "!", "warn"),
-    "fail": ("fail", "✕", "fail"),
-    "skip": ("none", "–", "skip"),
-    "unknown": ("none", "?", "unknown"),
+    Status.PASS: ("pass", "✓", "pass"),
+    Status.WARN: ("warn", "!", "warn"),
+    Status.FAIL: ("fail", "✕", "fail"),
+    Status.SKIP: ("none", "–", "skip"),
+    Status.UNKNOWN: ("none", "?", "unknown"),
 }
 HEALTH_STYLE = {
     HEALTH_OK: ("pass", "✓", "imports"),
@@ -45,39 +48,27 @@ HEALTH_STYLE = {
     HEALTH_SKIPPED: ("none", "–", "not checked"),
     HEALTH_NOT_INSTALLED: ("none", "–", "not installed"),
 }
-_BROKEN = (HEALTH_ERROR, HEALTH_CRASHED, HEALTH_TIMEOUT)
 
 
-@dataclass(frozen=True)
-class Reason:
-    rule: str
-    title: str  # the rule's title: the note under the matrix (one per rule)
-    status: str  # "fail" | "warn" | "unknown"
-    message: str  # found vs required for this cell: its hover text
-    fix: str = ""
-
-
-@dataclass(frozen=True)
-class Cell:
-    status: str  # pass | warn | fail | skip | unknown
-    reasons: tuple[Reason, ...] = ()
+# A cell the matrix lacks: never judged, so never counted as serving.
+_UNJUDGED = Cell(Status.WARN, Status.UNKNOWN)
 
 
 @dataclass
 class Matrix:
-    """Backends (rows) × KV-cache dtypes (columns) for one model on this target."""
+    """Backends (rows) × KV-cache dtypes (columns) for one model on this target: rules.grid cells."""
 
     subject: str  # the model, or "no model (backend defaults)"
     rows: list[tuple[str, str]]  # (backend, title)
     columns: list[str]  # KV dtypes
-    cells: dict[tuple[str, str], Cell]
+    cells: dict[tuple[str, str], Cell]  # (backend, KV dtype) -> the grid's cell
     note: str = ""  # the rest of the config evaluated, in words
 
 
 @dataclass(frozen=True)
 class SmokeRow:
     name: str
-    status: str  # pass | warn | fail | skip | unknown (the report command maps the smoke result's own words)
+    status: Status  # the kernel run judged: pass (ran within tolerance), fail, skip (check_smoke.result_status)
     first_call_s: Optional[float] = None
     steady_ms: Optional[float] = None
     max_error: Optional[float] = None
@@ -145,7 +136,7 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
     else:
         torch_value, torch_sub = "not installed", torch.error or "torch is optional for probe and check"
     installed = [lib for lib in facts.libraries if lib.installed]
-    broken = [lib for lib in installed if lib.health.status in _BROKEN]
+    broken = [lib for lib in installed if lib.health.status in HEALTH_BROKEN]
     lib_value = f"{len(installed)} installed"
     if not facts.imports_checked:
         lib_sub, lib_css = "imports not checked (--no-imports)", "none"
@@ -162,7 +153,7 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
     if matrix is not None:
         counts = {s: sum(1 for c in matrix.cells.values() if c.status == s) for s in STATUS_STYLE}
         total = len(matrix.cells)
-        runs = counts["pass"] + counts["warn"]
+        runs = sum(1 for c in matrix.cells.values() if c.serves)
         cards.append(
             (
                 "Configs that run",
@@ -180,6 +171,10 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
     return f'<section class="cards" aria-label="Summary">{"".join(html)}</section>'
 
 
+def _fix(reason: Reason) -> str:
+    return " or ".join(reason.fix)
+
+
 def _matrix(matrix: Matrix) -> str:
     # One numbered note per rule: a cell's own found-vs-required is in its hover text; the note says what the
     # rule is, its fix, and the message itself when every cell it fails says the same.
@@ -187,21 +182,22 @@ def _matrix(matrix: Matrix) -> str:
     noted: dict[str, list[Reason]] = {}
     for backend, _ in matrix.rows:
         for dtype in matrix.columns:
-            for reason in matrix.cells.get((backend, dtype), Cell("unknown")).reasons:
-                if reason.rule not in notes:
-                    notes[reason.rule] = len(notes) + 1
-                noted.setdefault(reason.rule, []).append(reason)
+            for reason in matrix.cells.get((backend, dtype), _UNJUDGED).reasons:
+                if reason.rule_id not in notes:
+                    notes[reason.rule_id] = len(notes) + 1
+                noted.setdefault(reason.rule_id, []).append(reason)
     head = "".join(f'<th scope="col"><code>{_e(c)}</code></th>' for c in matrix.columns)
     body = []
     for backend, title in matrix.rows:
         cells = []
         for dtype in matrix.columns:
-            cell = matrix.cells.get((backend, dtype), Cell("unknown"))
-            css, symbol, word = STATUS_STYLE.get(cell.status, STATUS_STYLE["unknown"])
+            cell = matrix.cells.get((backend, dtype), _UNJUDGED)
+            css, symbol, word = STATUS_STYLE.get(cell.status, STATUS_STYLE[Status.UNKNOWN])
             lines = [f"{backend} × {dtype}: {word}"] + [
-                f"• {r.status} [{r.rule}] {r.message}" + (f" — fix: {r.fix}" if r.fix else "") for r in cell.reasons
+                f"• {r.status} [{r.rule_id}] {r.message}" + (f" — fix: {_fix(r)}" if r.fix else "")
+                for r in cell.reasons
             ]
-            refs = sorted({notes[r.rule] for r in cell.reasons})
+            refs = sorted({notes[r.rule_id] for r in cell.reasons})
             sup = "".join(f'<a href="#why-{n}">{n}</a>' for n in refs)
             cells.append(
                 f'<td class="cell {css}" data-backend="{_e(backend)}" data-kv="{_e(dtype)}" '
@@ -216,11 +212,7 @@ def _matrix(matrix: Matrix) -> str:
             + "</tr>"
         )
     first_column = matrix.columns[0] if matrix.columns else None
-    runs = [
-        b
-        for b, _ in matrix.rows
-        if first_column and matrix.cells.get((b, first_column), Cell("unknown")).status in ("pass", "warn")
-    ]
+    runs = [b for b, _ in matrix.rows if first_column and matrix.cells.get((b, first_column), _UNJUDGED).serves]
     verdict = (
         (
             f'<p class="lede">Runs here with <code>--kv-cache-dtype {_e(first_column)}</code>: '
@@ -234,9 +226,9 @@ def _matrix(matrix: Matrix) -> str:
     for rule, number in notes.items():
         reasons = noted[rule]
         first = reasons[0]
-        style = STATUS_STYLE.get(first.status, STATUS_STYLE["unknown"])
+        style = STATUS_STYLE.get(first.status, STATUS_STYLE[Status.UNKNOWN])
         messages = {r.message for r in reasons}
-        fixes = list(dict.fromkeys(r.fix for r in reasons if r.fix))
+        fixes = list(dict.fromkeys(_fix(r) for r in reasons if r.fix))
         message = f'<span class="msg">{_e(first.message)}</span>' if len(messages) == 1 else ""
         fix = "".join(f'<div class="fix">Fix: <code>{_e(f)}</code></div>' for f in fixes[:3])
         items.append(
@@ -248,7 +240,7 @@ def _matrix(matrix: Matrix) -> str:
     note = f'<p class="muted">{_e(matrix.note)}</p>' if matrix.note else ""
     legend = (
         '<p class="legend" aria-label="Legend">'
-        + " ".join(_badge(STATUS_STYLE[s]) for s in ("pass", "warn", "fail", "skip", "unknown"))
+        + " ".join(_badge(style) for style in STATUS_STYLE.values())
         + ' <span class="muted">Hover a cell for its reasons; numbers point to the notes below.</span></p>'
     )
     return (
@@ -264,7 +256,7 @@ def _library_row(library: LibraryFacts, facts: Facts) -> str:
     style = HEALTH_STYLE.get(status, ("none", "?", status))
     dists = ", ".join(f"{name} {version}" for name, version in sorted(library.distributions.items()))
     detail = []
-    if library.health.error and status in _BROKEN:
+    if library.health.error and status in HEALTH_BROKEN:
         detail.append(f'<div class="err"><code>{_e(library.health.error)}</code></div>')
     diagnosis = diagnose(library, facts)
     if diagnosis:
@@ -272,11 +264,12 @@ def _library_row(library: LibraryFacts, facts: Facts) -> str:
     notes = library.notes + component_notes(library, facts)
     detail.extend(f'<div class="note">{_e(note)}</div>' for note in notes)
     seconds = f"{library.health.seconds:.2f} s" if library.health.seconds is not None and status == HEALTH_OK else ""
+    module = _dash(library.import_name)
     return (
         f'<tr data-library="{_e(library.key)}" data-health="{_e(status)}"><th scope="row">{_e(library.title)}'
         f'<span class="sub"><code>{_e(library.key)}</code></span></th>'
         f'<td><strong>{_dash(library.version)}</strong><span class="sub">{_e(dists)}</span></td>'
-        f'<td><code>{_dash(library.import_name)}</code><span class="sub">{_e(seconds)}</span></td>'
+        f'<td><code>{module}</code><span class="sub">{_e(seconds)}</span></td>'
         f'<td>{_badge(style)}</td><td class="details">{"".join(detail) or _dash(None)}</td></tr>'
     )
 
@@ -318,7 +311,7 @@ def _libraries(facts: Facts) -> str:
 def _smoke(smoke: SmokeTable) -> str:
     rows = []
     for row in smoke.rows:
-        style = STATUS_STYLE.get(row.status, STATUS_STYLE["unknown"])
+        style = STATUS_STYLE.get(row.status, STATUS_STYLE[Status.UNKNOWN])
         first = f"{row.first_call_s:.2f} s" if row.first_call_s is not None else None
         steady = f"{row.steady_ms:.2f} ms" if row.steady_ms is not None else None
         error = f"{row.max_error:.2g}" if row.max_error is not None else None

@@ -36,6 +36,7 @@ from typing import Mapping, Optional
 
 from probe import __version__
 from probe.facts import HEALTH_NOT_INSTALLED, Facts
+from rules.engine import SERVES
 from rules.knowledge.cuda_arch import torch_arch_coverage
 
 PREFIX = "attn-preflight.feature.node.kubernetes.io"
@@ -55,10 +56,11 @@ _EDGE = "-_."
 
 @dataclass(frozen=True)
 class NodeServing:
-    """What the rules say this node can serve, each with its verdict ("pass" | "warn" | "fail")."""
+    """What the rules say this node can serve: rules.engine.Status values, from one rules.grid Grid
+    (attn_preflight.fleet.node_serving)."""
 
-    backends: Mapping[str, str] = field(default_factory=dict)  # backend -> verdict with the default config
-    kv_dtypes: Mapping[str, str] = field(default_factory=dict)  # KV dtype -> best verdict over the backends
+    backends: Mapping[str, str] = field(default_factory=dict)  # backend -> its cell's status, default config
+    kv_dtypes: Mapping[str, str] = field(default_factory=dict)  # KV dtype -> its best cell over the backends
 
 
 def is_valid_key(key: str) -> bool:
@@ -94,10 +96,6 @@ def label_name(*parts: str) -> str:
 
 def _bool(value: bool) -> str:
     return "true" if value else "false"
-
-
-def _serves(verdict: str) -> bool:
-    return verdict in ("pass", "warn")  # a warning still runs; skip/unknown never count as serving
 
 
 def node_labels(facts: Facts, serving: Optional[NodeServing] = None) -> dict[str, str]:
@@ -140,10 +138,10 @@ def node_labels(facts: Facts, serving: Optional[NodeServing] = None) -> dict[str
         if library.installed:
             raw[("lib", library.key, "version")] = library.version
     if serving is not None:
-        for backend, verdict in serving.backends.items():
-            raw[("backend", backend)] = _bool(_serves(verdict))
-        for dtype, verdict in serving.kv_dtypes.items():
-            raw[("kv", dtype)] = _bool(_serves(verdict))
+        for backend, status in serving.backends.items():
+            raw[("backend", backend)] = _bool(status in SERVES)  # a warning still runs; skip/unknown never do
+        for dtype, status in serving.kv_dtypes.items():
+            raw[("kv", dtype)] = _bool(status in SERVES)
     labels = {}
     for parts, value in raw.items():
         if value is None:

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from probe.facts import FactsError, _from_jsonable, _to_jsonable
+from probe.facts import FactsError, Schema, to_jsonable
 from probe.smoke.cases import Case
 
 SMOKE_SCHEMA_VERSION = 1
@@ -114,7 +114,7 @@ class SmokeReport:
         return {status: counted[status] for status in STATUSES if counted[status]}
 
     def to_dict(self) -> dict[str, Any]:
-        return _to_jsonable(self)
+        return to_jsonable(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> SmokeReport:
@@ -129,7 +129,7 @@ class SmokeReport:
                 f"{SMOKE_SCHEMA_VERSION}); re-run `attn-preflight smoke --format json` with this version"
             )
         try:
-            report = _from_jsonable(cls, data, "smoke")
+            report = SMOKE_SCHEMA.read(data, "smoke")
         except FactsError as err:
             raise SmokeReportError(str(err)) from None
         except (TypeError, ValueError) as err:  # a case that Case.validate refuses
@@ -148,3 +148,6 @@ class SmokeReport:
                 except ValueError as err:
                     raise SmokeReportError(f"{where}.case: {err}") from None
         return report
+
+
+SMOKE_SCHEMA = Schema(SmokeReport)

@@ -15,13 +15,13 @@ COLUMNS = 1024
 
 
 def prepare() -> None:
-    import probe.smoke.kernels._cute_add  # noqa: F401  (import cutlass: ~3 s on the H200)
+    import probe.smoke.kernels.cute_add_kernel  # noqa: F401  (import cutlass: ~3 s on the H200)
 
 
 def _build(case: Case, device: str):
     import torch
 
-    from probe.smoke.kernels._cute_add import THREADS, compiled_add
+    from probe.smoke.kernels.cute_add_kernel import THREADS, compiled_add
     from probe.smoke.reference import Call, elementwise_add
 
     if case.numel % (COLUMNS * THREADS):

@@ -9,13 +9,13 @@ ELEMENTWISE = Case(kind="elementwise", dtype="fp16")
 
 
 def prepare() -> None:
-    import probe.smoke.kernels._triton_add  # noqa: F401
+    import probe.smoke.kernels.triton_add_kernel  # noqa: F401
 
 
 def _build(case: Case, device: str):
     import torch
 
-    from probe.smoke.kernels._triton_add import add
+    from probe.smoke.kernels.triton_add_kernel import add
     from probe.smoke.reference import Call, elementwise_add
 
     a, b, reference = elementwise_add(case, device)
