@@ -9,6 +9,8 @@ Calls the bench scripts beside it, each of which prints its own details as it go
   bench_check  one `check --gpu` process vs `python -c "import torch"`       target: a small fraction
                rule evaluations/s over every GPU x backend x KV dtype x deterministic x preset
                                                                               target >= 100,000/s
+  bench_startup  `check --gpu` vs `python -c "import click"`                  target <= 2x
+               `probe --no-imports` vs a bare NVML query script (GPU only)   target <= 1.3x
   bench_fleet  `fleet` over 1,000 generated reports                           target <= 5 s
   bench_smoke  `smoke --level quick` cold and warm (only where NVML sees a GPU) target on the H200: <= 60 s / <= 15 s
 then prints one summary and, with --json FILE, writes it with every figure. A bench that cannot run here
@@ -33,12 +35,15 @@ sys.path[:0] = [BENCH, REPO]
 import bench_check  # noqa: E402
 import bench_fleet  # noqa: E402
 import bench_probe  # noqa: E402
+import bench_startup  # noqa: E402
 
 # figure -> (unit, target text, is the target met by this value?)
 TARGETS: dict[str, tuple[str, str, Optional[Callable[[float], bool]]]] = {
     "probe --no-imports vs torch collect_env": ("x faster", ">= 10x", lambda v: v >= 10),
     "full probe vs slowest import": ("x", "<= 1.3x", lambda v: v <= 1.3),
     "check --gpu vs import torch": ("x the cost", "a small fraction (<= 0.25x)", lambda v: v <= 0.25),
+    "check --gpu vs import click": ("x", "<= 2x", lambda v: v <= 2),
+    "probe --no-imports vs bare NVML script": ("x", "<= 1.3x (GPU)", lambda v: v <= 1.3),
     "matrix rule evaluations": ("/s", ">= 100,000/s", lambda v: v >= 100_000),
     "fleet merge of 1,000 reports": ("s", "<= 5 s", lambda v: v <= 5),
     "smoke --level quick cold": ("s", "<= 60 s (H200)", lambda v: v <= 60),
@@ -62,6 +67,9 @@ def attempt(name: str, step: Callable[[], dict], results: dict) -> dict:
 def summary(figures: dict) -> list[dict]:
     probe, check = figures.get("bench_probe", {}), figures.get("bench_check", {})
     fleet, smoke = figures.get("bench_fleet", {}), figures.get("bench_smoke", {})
+    startup = figures.get("bench_startup", {})
+    click_ratio = startup.get("check --gpu vs import click", {})
+    nvml_ratio = startup.get("probe --no-imports vs bare NVML script", {})
     values = {
         "probe --no-imports vs torch collect_env": (
             probe.get("collect_env_over_probe"),
@@ -74,6 +82,11 @@ def summary(figures: dict) -> list[dict]:
         "check --gpu vs import torch": (
             check.get("process", {}).get("check_over_torch"),
             check.get("error") or "torch is not installed",
+        ),
+        "check --gpu vs import click": (click_ratio.get("ratio"), startup.get("error") or click_ratio.get("error")),
+        "probe --no-imports vs bare NVML script": (
+            nvml_ratio.get("ratio"),
+            startup.get("error") or nvml_ratio.get("error"),
         ),
         "matrix rule evaluations": (check.get("matrix", {}).get("rule_evaluations_per_s"), check.get("error")),
         "fleet merge of 1,000 reports": (fleet.get("fleet_s"), fleet.get("error")),
@@ -146,6 +159,7 @@ def main(argv: Optional[list[str]] = None) -> dict:
     )
     if "error" not in check:  # bench_check's functions return figures without printing them
         print(json.dumps(check, indent=2))
+    attempt("bench_startup", lambda: bench_startup.run(max(args.runs, 11)), figures)
     attempt("bench_fleet", lambda: bench_fleet.main(["--runs", str(min(3, args.runs))]), figures)
     if args.no_smoke:
         figures["bench_smoke"] = {"skipped": "--no-smoke"}

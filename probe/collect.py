@@ -11,7 +11,7 @@ import platform
 import socket
 import sys
 import threading
-from typing import Callable, Optional, TypeVar
+from typing import Callable, Generic, Optional, TypeVar
 
 from probe import __version__
 from probe.environ import relevant_environment
@@ -40,6 +40,9 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
         imports_checked=check_imports,
         collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
+    # NVML's init and `nvcc --version` wait on the driver and a process: they run beside the file probes.
+    gpu_probe = _Background(gpus.collect_gpus, lambda e: GpuFacts(error=e))
+    nvcc_probe = _Background(toolkit.cuda_toolkit_facts, lambda e: CudaToolkitFacts(error=e))
     facts.torch = _guard(toolkit.torch_facts, lambda e: TorchFacts(error=e))
     facts.libraries = [
         _guard(
@@ -56,10 +59,10 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
     checks = _start_import_checks(present, timeout, use_cache) if check_imports else None
     try:
         facts.host = _guard(host_facts, lambda e: HostFacts(os=e))
-        facts.gpus = _guard(gpus.collect_gpus, lambda e: GpuFacts(error=e))
-        facts.cuda_toolkit = _guard(toolkit.cuda_toolkit_facts, lambda e: CudaToolkitFacts(error=e))
         facts.cutlass_headers = _guard(toolkit.cutlass_header_facts, lambda e: CutlassHeaderFacts(error=e))
         facts.environment = _guard(relevant_environment, lambda e: {"attn-preflight": e})
+        facts.gpus = gpu_probe.result()
+        facts.cuda_toolkit = nvcc_probe.result()
         if checks is not None:
             checks.join()
     except BaseException:  # Ctrl-C: stop the import checks, whose children would otherwise outlive us
@@ -74,6 +77,23 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
             )
             _guard(lambda lib=lib: _interpret(lib, facts), lambda e, lib=lib: lib.notes.append(e))
     return facts
+
+
+class _Background(threading.Thread, Generic[T]):
+    """One quick probe on a thread of its own, guarded as `_guard` does; `result()` waits for it."""
+
+    def __init__(self, probe: Callable[[], T], on_error: Callable[[str], T]):
+        super().__init__(name="attn-preflight-probe", daemon=True)
+        self.probe, self.on_error = probe, on_error
+        self.values: list[T] = []
+        self.start()
+
+    def run(self) -> None:
+        self.values.append(_guard(self.probe, self.on_error))
+
+    def result(self) -> T:
+        self.join()
+        return self.values[0]
 
 
 def host_facts() -> HostFacts:

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Start-up budget of the quick verbs, as ratios measured in one run on this machine (not a test).
+
+  1. `check --gpu H100 --model llama-3.1-8b --attention-backend fa3` vs `python -c "import click"`
+                                                                        target: at most 2x
+  2. `probe --no-imports --format json` vs a bare NVML query script (init, each GPU's name, compute
+     capability and memory, driver version, shutdown)                   target: at most 1.3x (needs a GPU)
+
+Both sides run as an installed package does: with bytecode (pip compiles it at install; an image that sets
+PYTHONDONTWRITEBYTECODE=1 over an editable install would recompile every module each run), written once to
+a private PYTHONPYCACHEPREFIX by a warm-up run. Runs alternate (A, B, A, B, ...) so that drift in the
+machine's load hits both sides alike; medians are compared. Usage: python3 bench/bench_startup.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CHECK = ["-m", "attn_preflight", "check", "--gpu", "H100", "--model", "llama-3.1-8b", "--attention-backend", "fa3"]
+IMPORT_CLICK = ["-c", "import click"]
+PROBE = ["-m", "attn_preflight", "probe", "--no-imports", "--format", "json"]
+NVML_SCRIPT = """
+import pynvml
+pynvml.nvmlInit()
+facts = {"driver": pynvml.nvmlSystemGetDriverVersion(), "gpus": []}
+for index in range(pynvml.nvmlDeviceGetCount()):
+    handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+    facts["gpus"].append((pynvml.nvmlDeviceGetName(handle), pynvml.nvmlDeviceGetCudaComputeCapability(handle),
+                          pynvml.nvmlDeviceGetMemoryInfo(handle).total))
+pynvml.nvmlShutdown()
+print(facts)
+"""
+
+
+def environment(pycache: str, cache: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    env["XDG_CACHE_HOME"] = cache
+    return env
+
+
+def timed(argv: list[str], env: dict, ok_codes=(0, 1)) -> float:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, *argv], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in ok_codes:
+        raise RuntimeError(f"{' '.join(argv[:4])} failed ({done.returncode}): {done.stderr.strip()[-300:]}")
+    return elapsed
+
+
+def compare(ours: list[str], baseline: list[str], runs: int, env: dict) -> dict:
+    timed(ours, env), timed(baseline, env)  # warm-up: writes the bytecode both sides then read
+    mine, theirs = [], []
+    for _ in range(runs):
+        mine.append(timed(ours, env))
+        theirs.append(timed(baseline, env))
+    a, b = statistics.median(mine), statistics.median(theirs)
+    return {"ours_s": round(a, 4), "baseline_s": round(b, 4), "ratio": round(a / b, 3), "runs": runs}
+
+
+def nvml_sees_a_gpu(env: dict) -> bool:
+    try:
+        done = subprocess.run([sys.executable, "-c", NVML_SCRIPT], env=env, capture_output=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0 and "gpus': [(" in done.stdout.decode()
+
+
+def run(runs: int) -> dict:
+    with tempfile.TemporaryDirectory() as pycache, tempfile.TemporaryDirectory() as cache:
+        env = environment(pycache, cache)
+        results = {"check --gpu vs import click": compare(CHECK, IMPORT_CLICK, runs, env)}
+        print(f"check --gpu vs import click: {results['check --gpu vs import click']}", flush=True)
+        if nvml_sees_a_gpu(env):
+            results["probe --no-imports vs bare NVML script"] = compare(PROBE, ["-c", NVML_SCRIPT], runs, env)
+        else:
+            results["probe --no-imports vs bare NVML script"] = {"error": "NVML sees no GPU here"}
+        print(f"probe --no-imports vs bare NVML script: {results['probe --no-imports vs bare NVML script']}")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    results = run(args.runs)
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
