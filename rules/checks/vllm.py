@@ -358,13 +358,12 @@ MLA models (DeepSeek-V3.2) use FLASHMLA_SPARSE, which does run on SM100. (The ba
 2026-05 listed FLASHMLA as 9.x-10.x from supports_compute_capability alone; the combination check is
 what decides.)""",
     fix_title="On SM100 use FLASHINFER_MLA or CUTLASS_MLA; on other GPUs TRITON_MLA",
+    backends=("FLASHMLA",),
 )
 def vllm_flashmla_dense_hopper(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASHMLA":
-        return skipped("applies to FLASHMLA")
     q = query(cfg, target)
     if q.use_sparse:
         return skipped("a sparse MLA model: FLASHMLA's sparse path is judged by vllm-sparse-mla-backend")
@@ -605,10 +604,9 @@ at least 8.0. …" before the model loads. With `--dtype auto` a bfloat16 checkp
 float16 instead ("Your device … doesn't support torch.bfloat16. Falling back to torch.float16 for
 compatibility."), which this rule reports as a warning: some models overflow in float16.""",
     fix_title="Use --dtype half (or a GPU with compute capability 8.0 or newer)",
+    needs_gpu=True,
 )
 def vllm_bf16_arch(cfg, target):
-    if target.cc is None:
-        return unknown("no CUDA GPU on the target")
     explicit = kb.MODEL_DTYPES.get(cfg.dtype) == "bfloat16"
     declared = cfg.model.dtype if cfg.model else None
     if not explicit and not (cfg.dtype == "auto" and declared == "bfloat16"):
@@ -705,13 +703,12 @@ hd256 kernel, which itself falls back to FA2 with a quantised KV cache), so e.g.
 on a B200 resolves FA2 and fails. vLLM raises "Selected backend FLASH_ATTN is not valid … Reason: ['FP8 KV
 cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']".""",
     fix_title="Use FLASHINFER or TRITON_ATTN for FP8 KV, or --kv-cache-dtype auto",
+    backends=("FLASH_ATTN",),
 )
 def vllm_flash_attn_fp8_kv(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASH_ATTN":
-        return skipped("applies to FLASH_ATTN")
     if not kb.is_quantised_kv(cfg.kv_cache_dtype):
         return skipped("the KV cache is not quantised")
     q = query(cfg, target)
@@ -741,6 +738,7 @@ def vllm_flash_attn_fp8_kv(cfg, target):
 There FlashInfer serves NVFP4 KV through its FA2 prefill path, which misreads an NVFP4 cache at head size
 64; SM10x uses TRT-LLM kernels instead and is not affected.""",
     fix_title="Use --kv-cache-dtype fp8 on this GPU, or run NVFP4 KV on SM100",
+    backends=("FLASHINFER",),
 )
 def vllm_flashinfer_nvfp4_head64(cfg, target):
     return _flashinfer_nvfp4(cfg, target, "head size 64", "fi_nvfp4_head64")
@@ -761,6 +759,7 @@ Below SM100 FlashInfer serves NVFP4 KV through its FA2 path, and the prefill wra
 cannot read NVFP4 pages, so vLLM rejects the combination in FlashInferBackend.supports_combination. On
 SM100/SM103 the TRT-LLM kernels handle both.""",
     fix_title="Use --kv-cache-dtype fp8 on this GPU, or run NVFP4 KV on SM100",
+    backends=("FLASHINFER",),
 )
 def vllm_flashinfer_nvfp4_sinks(cfg, target):
     return _flashinfer_nvfp4(cfg, target, "attention sinks", "fi_nvfp4_sinks")
@@ -770,7 +769,7 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASHINFER" or not cfg.kv_cache_dtype.startswith("nvfp4"):
+    if not cfg.kv_cache_dtype.startswith("nvfp4"):
         return skipped("applies to FLASHINFER with an NVFP4 KV cache")
     q = query(cfg, target)
     if not kb.flashinfer_nvfp4_fa2(q):
@@ -859,13 +858,12 @@ is not named for a model without multi-head latent attention (Llama, Qwen, Mistr
 validate_configuration rejects it with "non-MLA not supported"; the same happens for an MLA model with
 VLLM_MLA_DISABLE=1.""",
     fix_title="Drop --attention-backend, or name FLASH_ATTN / FLASHINFER / TRITON_ATTN",
+    backends=kb.MLA_BACKENDS,
 )
 def vllm_non_mla_model_backend(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if not backend.mla:
-        return skipped(f"{backend.name} is not an MLA backend")
     if cfg.model is None and "mla" not in cfg.features:
         return skipped("needs the model (--model) to know whether it uses MLA")
     q = query(cfg, target)
@@ -890,12 +888,13 @@ that a dense MLA model is not ("non-sparse not supported").
 vLLM marks the layers sparse when config.json has index_topk; attn-preflight recognises the deepseek_v32
 and glm_moe_dsa model types, whose configs carry it.""",
     fix_title="Sparse models: FLASHMLA_SPARSE (SM90/SM100); dense models: FLASH_ATTN_MLA / FLASHINFER_MLA / TRITON_MLA",
+    backends=kb.MLA_BACKENDS,
 )
 def vllm_sparse_mla_backend(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if not (backend.mla and _uses_mla(cfg)):
+    if not _uses_mla(cfg):
         return skipped("applies to MLA models on MLA backends")
     q = query(cfg, target)
     kind = "a sparse-attention" if q.use_sparse else "a dense"
@@ -984,12 +983,13 @@ FLASHINFER_MLA.
 FlashInfer's TRT-LLM MLA kernels are built for qk_nope_head_dim 64, 128 and 192 (DeepSeek V2/V3/R1 and
 Kimi K2 use 128); FlashInferMLABackend.supports_combination rejects any other value.""",
     fix_title="Use CUTLASS_MLA or TRITON_MLA for this model",
+    backends=("FLASHINFER_MLA",),
 )
 def vllm_flashinfer_mla_qk_nope(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASHINFER_MLA" or not _uses_mla(cfg):
+    if not _uses_mla(cfg):
         return skipped("applies to MLA models on FLASHINFER_MLA")
     q = query(cfg, target)
     if q.qk_nope_head_dim is None:
@@ -1014,12 +1014,13 @@ The tokenspeed-mla kernels exist for those dimensions only, and TokenspeedMLABac
 rejects others. The backend also needs an FP8 KV cache (rule vllm-kv-cache-dtype) and the tokenspeed-mla
 package, and runs on SM100/SM103 only.""",
     fix_title="Use FLASHINFER_MLA or CUTLASS_MLA",
+    backends=("TOKENSPEED_MLA",),
 )
 def vllm_tokenspeed_mla_dims(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "TOKENSPEED_MLA" or not _uses_mla(cfg):
+    if not _uses_mla(cfg):
         return skipped("applies to MLA models on TOKENSPEED_MLA")
     q = query(cfg, target)
     dims = (q.qk_nope_head_dim, q.qk_rope_head_dim, q.v_head_dim)
