@@ -3,9 +3,9 @@
 Each rule reports one of the reasons `AttentionBackend.validate_configuration` (or a backend's
 `supports_combination`, or the platform) returns. The reasons and their conditions are declared once, in
 rules/knowledge/vllm_backends.py (REASONS); a rule reads the validator's answer (`rejections`) for its own
-key and adds what vLLM does not say: what was found, what is required, and the fix. A named backend that fails any of them makes vLLM raise "Selected backend
-… is not valid for this configuration. Reason: [...]" at start-up; with no backend named, rule
-vllm-auto-select runs vLLM's priority list instead.
+key and adds what vLLM does not say: what was found, what is required, and the fix. A named backend that
+fails any of them makes vLLM raise "Selected backend … is not valid for this configuration. Reason: [...]"
+at start-up; with no backend named, rule vllm-auto-select runs vLLM's priority list instead.
 """
 
 from __future__ import annotations

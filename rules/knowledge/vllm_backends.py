@@ -8,6 +8,7 @@ choice, or tries its priority list. This module holds those declarations as data
 
 - RELEASES: one declaration per range of vLLM releases (only 0.33.0 is populated; CHANGES gives the older
   values read in the 0.15-0.30 wheels): the backends (VllmBackend, each fact's source: `source_of`) and
+  the reasons;
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
@@ -182,6 +183,9 @@ class VllmBackend:
     notes: str = ""
     sources: Mapping[str, str] = field(default_factory=dict)  # fact -> where it was read, beyond `source`
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))  # read-only, like the rest
+
     def source_of(self, fact: str) -> str:
         """Where this backend's `fact` (a field name) was read: its own entry in `sources`, else the class."""
         return self.sources.get(fact, self.source)
@@ -212,12 +216,14 @@ MLA_HEADS = HeadSizes(allowed=frozenset({320, 512, 576}))
 FA2_ARCHS = Archs(lo=(8, 0))
 FA3_ARCHS = majors(9)
 FA4_ARCHS = majors(9, 10, 11)
-FA_SUPPORTED = {2: FA2_ARCHS, 3: FA3_ARCHS, 4: FA4_ARCHS}
-FA_UNSUPPORTED_REASON = {
-    2: "FA2 is only supported on devices with compute capability >= 8",
-    3: "FA3 is only supported on devices with compute capability 9.x",
-    4: "FA4 is only supported on devices with compute capability 9.x, 10.x, or 11.x",
-}
+FA_SUPPORTED: Mapping[int, Archs] = MappingProxyType({2: FA2_ARCHS, 3: FA3_ARCHS, 4: FA4_ARCHS})
+FA_UNSUPPORTED_REASON: Mapping[int, str] = MappingProxyType(
+    {
+        2: "FA2 is only supported on devices with compute capability >= 8",
+        3: "FA3 is only supported on devices with compute capability 9.x",
+        4: "FA4 is only supported on devices with compute capability 9.x, 10.x, or 11.x",
+    }
+)
 FA_SUPPORT_SOURCE = src(FA_IFACE, "_is_fa2_supported / _is_fa3_supported / _is_fa4_supported")
 FA_VERSION_SOURCE = src(FA_UTILS, "get_flash_attn_version")
 
@@ -512,41 +518,45 @@ BACKEND_LIST: tuple[VllmBackend, ...] = (
 )
 
 # Valid names that this module does not model: name -> (platform, where it lives).
-_UNMODELLED = {
-    "FLASH_ATTN_DIFFKV": ("cuda", "flash_attn_diffkv.py: FLASH_ATTN for models whose K and V head dims differ"),
-    "TRITON_ATTN_DIFFKV": ("cuda", "triton_attn_diffkv.py: TRITON_ATTN for diff-KV models"),
-    "TRITON_FLASH_ATTN": ("cuda", "triton_flash_attn.py: Hopper mm-prefix composite"),
-    "TRITON_FLASHINFER": ("cuda", "triton_flashinfer.py: Blackwell mm-prefix composite"),
-    "ROCM_ATTN": ("rocm", "rocm_attn.py"),
-    "ROCM_SEGMENTED_ATTN": ("rocm", "rocm_segmented_attn.py"),
-    "ROCM_AITER_MLA": ("rocm", "mla/rocm_aiter_mla.py"),
-    "ROCM_AITER_TRITON_MLA": ("rocm", "mla/aiter_triton_mla.py"),
-    "ROCM_AITER_FA": ("rocm", "rocm_aiter_fa.py"),
-    "ROCM_AITER_MLA_SPARSE": ("rocm", "mla/rocm_aiter_mla_sparse.py"),
-    "ROCM_AITER_UNIFIED_ATTN": ("rocm", "rocm_aiter_unified_attn.py"),
-    "ROCM_OCTAVE": ("rocm", "rocm_octave_attn.py"),
-    "XPU_MLA_SPARSE": ("xpu", "mla/xpu_mla_sparse.py"),
-    "CPU_ATTN": ("cpu", "cpu_attn.py"),
-    "CPU_MLA": ("cpu", "mla/cpu_mla.py"),
-    "AMX_MLA": ("cpu", "mla/amx_mla.py"),
-    "FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4: selected by the DeepSeek-V4 layer"),
-    "FLASHINFER_MLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4"),
-    "ROCM_FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4 (ROCm)"),
-    "FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
-    "FLASHINFER_MLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
-    "ROCM_FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41 (ROCm)"),
-    "FLASHMLA_MEGA_ATTN_DSV41": ("model", "vllm/models/deepseek_v41"),
-    "MINIMAX_M3_SPARSE": ("model", "vllm/models/minimax_m3"),
-    "CUTLASS_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
-    "TRITON_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
-    "STEP5_DSA": ("model", "vllm/models/step5"),
-    "ULTRAQUANT": ("cuda", "ultraquant_attn.py: packed-KV backend for --kv-cache-dtype ultraquant_4bit"),
-    "NO_ATTENTION": ("any", "no_attention.py: for attention-free models"),
-}
+_UNMODELLED: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "FLASH_ATTN_DIFFKV": ("cuda", "flash_attn_diffkv.py: FLASH_ATTN for models whose K and V head dims differ"),
+        "TRITON_ATTN_DIFFKV": ("cuda", "triton_attn_diffkv.py: TRITON_ATTN for diff-KV models"),
+        "TRITON_FLASH_ATTN": ("cuda", "triton_flash_attn.py: Hopper mm-prefix composite"),
+        "TRITON_FLASHINFER": ("cuda", "triton_flashinfer.py: Blackwell mm-prefix composite"),
+        "ROCM_ATTN": ("rocm", "rocm_attn.py"),
+        "ROCM_SEGMENTED_ATTN": ("rocm", "rocm_segmented_attn.py"),
+        "ROCM_AITER_MLA": ("rocm", "mla/rocm_aiter_mla.py"),
+        "ROCM_AITER_TRITON_MLA": ("rocm", "mla/aiter_triton_mla.py"),
+        "ROCM_AITER_FA": ("rocm", "rocm_aiter_fa.py"),
+        "ROCM_AITER_MLA_SPARSE": ("rocm", "mla/rocm_aiter_mla_sparse.py"),
+        "ROCM_AITER_UNIFIED_ATTN": ("rocm", "rocm_aiter_unified_attn.py"),
+        "ROCM_OCTAVE": ("rocm", "rocm_octave_attn.py"),
+        "XPU_MLA_SPARSE": ("xpu", "mla/xpu_mla_sparse.py"),
+        "CPU_ATTN": ("cpu", "cpu_attn.py"),
+        "CPU_MLA": ("cpu", "mla/cpu_mla.py"),
+        "AMX_MLA": ("cpu", "mla/amx_mla.py"),
+        "FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4: selected by the DeepSeek-V4 layer"),
+        "FLASHINFER_MLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4"),
+        "ROCM_FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4 (ROCm)"),
+        "FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
+        "FLASHINFER_MLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
+        "ROCM_FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41 (ROCm)"),
+        "FLASHMLA_MEGA_ATTN_DSV41": ("model", "vllm/models/deepseek_v41"),
+        "MINIMAX_M3_SPARSE": ("model", "vllm/models/minimax_m3"),
+        "CUTLASS_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
+        "TRITON_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
+        "STEP5_DSA": ("model", "vllm/models/step5"),
+        "ULTRAQUANT": ("cuda", "ultraquant_attn.py: packed-KV backend for --kv-cache-dtype ultraquant_4bit"),
+        "NO_ATTENTION": ("any", "no_attention.py: for attention-free models"),
+    }
+)
 
 # In AttentionBackendEnum but unusable as --attention-backend: their class path is empty, so
 # AttentionBackendEnum.get_path raises "Backend {name} must be registered before use." (registry.py).
-UNREGISTERED = {"TORCH_SDPA": "only a tag for vision-encoder attention", "CUSTOM": "a placeholder for plug-ins"}
+UNREGISTERED: Mapping[str, str] = MappingProxyType(
+    {"TORCH_SDPA": "only a tag for vision-encoder attention", "CUSTOM": "a placeholder for plug-ins"}
+)
 
 ENUM_SOURCE = (
     "vllm-project/vllm: vllm/v1/attention/backends/registry.py AttentionBackendEnum in the 0.13.0, "
@@ -780,14 +790,16 @@ KV_CACHE_DTYPES = (
     "nvfp4_4over6",
 )
 # `--dtype` choices and what they mean: vllm/config/model.py, ModelDType and _STR_DTYPE_TO_TORCH_DTYPE.
-MODEL_DTYPES = {
-    "auto": None,
-    "half": "float16",
-    "float16": "float16",
-    "bfloat16": "bfloat16",
-    "float": "float32",
-    "float32": "float32",
-}
+MODEL_DTYPES: Mapping[str, Optional[str]] = MappingProxyType(
+    {
+        "auto": None,
+        "half": "float16",
+        "float16": "float16",
+        "bfloat16": "bfloat16",
+        "float": "float32",
+        "float32": "float32",
+    }
+)
 
 
 def is_quantised_kv(kv_dtype: Optional[str]) -> bool:
@@ -937,10 +949,12 @@ BF16_ARCH_MESSAGE = (
 )
 BF16_ARCH_SOURCE = src(CUDA_PY, "CudaPlatformBase.check_if_supports_dtype (called from gpu_worker)")
 # config/model.py _FLOAT16_NOT_SUPPORTED_MODELS: model_type -> reason
-FLOAT16_UNSUPPORTED_MODELS = {
-    m: "Numerical instability. Please use bfloat16 or float32 instead."
-    for m in ("gemma2", "gemma3", "gemma3_text", "glm4")
-}
+FLOAT16_UNSUPPORTED_MODELS: Mapping[str, str] = MappingProxyType(
+    {
+        m: "Numerical instability. Please use bfloat16 or float32 instead."
+        for m in ("gemma2", "gemma3", "gemma3_text", "glm4")
+    }
+)
 FLOAT16_MODEL_MESSAGE = "The model type {model_type!r} does not support float16. Reason: {reason}"
 FLOAT16_MODEL_SOURCE = src("vllm/config/model.py", "_check_valid_dtype, _FLOAT16_NOT_SUPPORTED_MODELS")
 
