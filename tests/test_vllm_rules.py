@@ -1,13 +1,19 @@
 """vLLM rules end to end: pasted `vllm serve` commands through the CLI, and the knowledge they rest on."""
 
+import ast
+import inspect
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli
+from rules.checks import vllm as vllm_rules
 from rules.engine import all_rules
 from rules.knowledge import vllm_backends as kb
+from tests.rule_fixtures import all_fixtures, run_case
 
 DEEPSEEK_V3 = {
     "architectures": ["DeepseekV3ForCausalLM"],
@@ -433,11 +439,6 @@ def test_vllm_fa4_needs_the_cutlass_dsl_not_flash_attn_4():
 
 # --- each reason once: the declaration, the validator, and the rules that read it ---------------------------
 
-from dataclasses import replace  # noqa: E402
-
-from rules.checks import vllm as vllm_rules  # noqa: E402
-from tests.rule_fixtures import all_fixtures, run_case  # noqa: E402
-
 # rule id -> the validator's reason keys it reports (rules/checks/vllm.py reads exactly these).
 RULE_REASONS = {
     "vllm-head-size": {"head_size"},
@@ -497,9 +498,6 @@ def test_each_reason_is_declared_once():
 
 def test_rules_do_not_rederive_a_reason():
     """The judging predicates live in vllm_backends.REASONS; the rules module only reads their outcome."""
-    import ast
-    import inspect
-
     tree = ast.parse(inspect.getsource(vllm_rules))
     judging = {"accepts", "accepts_kv_dtype", "accepts_block_size", "supports_sink", "flash_attn_fp8_kv_ok"}
     capabilities = {"archs", "dtypes", "kv_dtypes", "kv_dtype_archs", "sinks", "sliding_window", "mla", "sparse"}
@@ -510,8 +508,19 @@ def test_rules_do_not_rederive_a_reason():
             for side in node.comparators:
                 read = {n.attr for n in ast.walk(side) if isinstance(n, ast.Attribute)}
                 assert not read & capabilities, f"line {node.lineno}: membership in {read & capabilities} judges again"
-    for name in ("rejections", "query"):
-        assert not name.startswith("_") and callable(getattr(vllm_rules, name))
+
+
+def test_no_private_name_crosses_a_vllm_module():
+    """Neither the vLLM modules nor their tests import a `_name` from another module or read one off it."""
+    root = Path(__file__).resolve().parent.parent
+    for path in ("rules/checks/vllm.py", "rules/knowledge/vllm_backends.py", __file__, "tests/rule_fixtures/vllm.py"):
+        tree = ast.parse((root / path).read_text())
+        modules = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert not [a.name for a in node.names if a.name.startswith("_")], f"{path}:{node.lineno}"
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+                assert not node.attr.startswith("_") or node.attr.startswith("__"), f"{path}:{node.lineno}"
 
 
 def test_rules_and_the_validator_agree_on_every_fixture():
