@@ -1,13 +1,19 @@
 """vLLM rules end to end: pasted `vllm serve` commands through the CLI, and the knowledge they rest on."""
 
+import ast
+import inspect
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli
+from rules.checks import vllm as vllm_rules
 from rules.engine import all_rules
 from rules.knowledge import vllm_backends as kb
+from tests.rule_fixtures import all_fixtures, run_case
 
 DEEPSEEK_V3 = {
     "architectures": ["DeepseekV3ForCausalLM"],
@@ -429,3 +435,151 @@ def test_vllm_fa4_needs_the_cutlass_dsl_not_flash_attn_4():
     assert "flash-attn-4" not in fa4["message"]
     code, data = check_json("--facts", str(FIXTURES_DIR / "probe-h200.json"), *command)
     assert finding(data, "vllm-fa4-library")["status"] == "pass"
+
+
+# --- each reason once: the declaration, the validator, and the rules that read it ---------------------------
+
+# rule id -> the validator's reason keys it reports (rules/checks/vllm.py reads exactly these).
+RULE_REASONS = {
+    "vllm-head-size": {"head_size"},
+    "vllm-dtype": {"dtype"},
+    "vllm-kv-cache-dtype": {"kv_cache_dtype"},
+    "vllm-block-size": {"block_size"},
+    "vllm-mla-model-backend": {"mla"},
+    "vllm-non-mla-model-backend": {"non_mla"},
+    "vllm-sinks": {"sinks"},
+    "vllm-sparse-mla-backend": {"sparse", "non_sparse"},
+    "vllm-compute-capability": {"cc"},
+    "vllm-sliding-window": {"sliding_window"},
+    "vllm-flash-attn-fp8-kv": {"fa_fp8_kv"},
+    "vllm-flashinfer-nvfp4-head64": {"fi_nvfp4_head64"},
+    "vllm-flashinfer-nvfp4-sinks": {"fi_nvfp4_sinks"},
+    "vllm-flashmla-dense-hopper": {"flashmla_dense"},
+    "vllm-flashinfer-mla-qk-nope": {"fi_mla_qk_nope"},
+    "vllm-tokenspeed-mla-dims": {"tokenspeed_dims"},
+}
+# Reasons no rule reports by itself: whenever one holds, the capability reason named here holds too.
+SHADOWED = {"fa_sink_cc": "sinks", "fa_mla_device": "cc", "flashmla_sparse_nvfp4": "kv_cache_dtype"}
+VLLM_CASES = [
+    case
+    for rule_id, buckets in sorted(all_fixtures().items())
+    if rule_id.startswith("vllm-")
+    for bucket in ("pass", "fail")
+    for case in buckets.get(bucket, [])
+]
+
+
+def _judged(case):
+    """(report, the validator's reason keys for the named backend) or None where the validator does not apply."""
+    report = run_case(case)
+    cfg, target = report.config, report.target
+    backend = kb.backend_at(cfg.attention_backend, target.versions.get("vllm")) if cfg.attention_backend else None
+    if backend is None or not backend.modelled or backend.platform != "cuda" or target.cc is None:
+        return report, None
+    return report, set(vllm_rules.rejections(backend, vllm_rules.query(cfg, target), target))
+
+
+def test_each_reason_is_declared_once():
+    keys = [r.key for r in kb.REASONS]
+    texts = [r.text for r in kb.REASONS]
+    assert len(set(keys)) == len(keys) and len(set(texts)) == len(texts)
+    constants = {
+        name: value
+        for name, value in vars(kb).items()
+        if isinstance(value, str) and (name.startswith("R_") or name.endswith("_REASON"))
+    }
+    assert len(constants) >= 20
+    for name, value in constants.items():
+        assert texts.count(value) == 1, f"{name} is the text of {texts.count(value)} declared reasons"
+    for reason in kb.REASONS:
+        assert reason.source.startswith(kb.REPO) and (not reason.backend or reason.backend in kb.BY_NAME)
+    assert {k for ks in RULE_REASONS.values() for k in ks} | set(SHADOWED) == set(keys)
+
+
+def test_rules_do_not_rederive_a_reason():
+    """The judging predicates live in vllm_backends.REASONS; the rules module only reads their outcome."""
+    tree = ast.parse(inspect.getsource(vllm_rules))
+    judging = {"accepts", "accepts_kv_dtype", "accepts_block_size", "supports_sink", "flash_attn_fp8_kv_ok"}
+    capabilities = {"archs", "dtypes", "kv_dtypes", "kv_dtype_archs", "sinks", "sliding_window", "mla", "sparse"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            assert node.attr not in judging, f"line {node.lineno}: {node.attr} judges a reason again"
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            for side in node.comparators:
+                read = {n.attr for n in ast.walk(side) if isinstance(n, ast.Attribute)}
+                assert not read & capabilities, f"line {node.lineno}: membership in {read & capabilities} judges again"
+
+
+def test_no_private_name_crosses_a_vllm_module():
+    """Neither the vLLM modules nor their tests import a `_name` from another module or read one off it."""
+    root = Path(__file__).resolve().parent.parent
+    for path in ("rules/checks/vllm.py", "rules/knowledge/vllm_backends.py", __file__, "tests/rule_fixtures/vllm.py"):
+        tree = ast.parse((root / path).read_text())
+        modules = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert not [a.name for a in node.names if a.name.startswith("_")], f"{path}:{node.lineno}"
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+                assert not node.attr.startswith("_") or node.attr.startswith("__"), f"{path}:{node.lineno}"
+
+
+def test_rules_and_the_validator_agree_on_every_fixture():
+    """On every vLLM fixture naming a modelled backend: a rule fails only when the validator gives one of its
+    reasons and passes only when it gives none; each rule is compared at least once failing and once passing."""
+    disagreements, seen = [], {rule_id: set() for rule_id in RULE_REASONS}
+    for index, case in enumerate(VLLM_CASES):
+        report, keys = _judged(case)
+        if keys is None:
+            continue
+        findings = {f.rule_id: f for f in report.findings}
+        for rule_id, reads in RULE_REASONS.items():
+            status = findings[rule_id].status.value
+            seen[rule_id].add(status)
+            if (status == "fail" and not keys & reads) or (status == "pass" and keys & reads):
+                disagreements.append((index, rule_id, status, sorted(keys)))
+        for shadowed, companion in SHADOWED.items():
+            if shadowed in keys and companion not in keys:
+                disagreements.append((index, shadowed, "without", companion))
+    assert disagreements == []
+    assert [rule_id for rule_id, statuses in seen.items() if not {"pass", "fail"} <= statuses] == []
+
+
+@pytest.fixture
+def fresh_selection():
+    kb.select.cache_clear()
+    yield
+    kb.select.cache_clear()
+
+
+@pytest.mark.parametrize("rule_id", sorted(RULE_REASONS))
+def test_rules_follow_the_declared_reason(rule_id, monkeypatch, fresh_selection):
+    """A rule's fail fixture passes once its reasons are declared never to hold: the rule reads the validator."""
+    case = all_fixtures()[rule_id]["fail"][0]
+    assert next(f for f in run_case(case).findings if f.rule_id == rule_id).status.value == "fail"
+    release = kb.RELEASES[-1]
+    never = tuple(
+        replace(r, holds=lambda b, q: False) if r.key in RULE_REASONS[rule_id] else r for r in release.reasons
+    )
+    monkeypatch.setattr(kb, "RELEASES", (replace(release, reasons=never),))
+    assert next(f for f in run_case(case).findings if f.rule_id == rule_id).status.value == "pass"
+
+
+def test_validate_is_vllms_list_and_rejections_every_reason():
+    """FlashInferBackend.supports_combination returns its first text; the validator keeps both for the rules."""
+    query = kb.VllmQuery(cc=(9, 0), head_size=64, kv_dtype="nvfp4", has_sink=True)
+    backend = kb.BY_NAME["FLASHINFER"]
+    assert [r.key for r in kb.rejections(backend, query) if r.combination] == ["fi_nvfp4_head64", "fi_nvfp4_sinks"]
+    assert kb.validate(backend, query) == [kb.FI_NVFP4_HEAD64_REASON]
+
+
+def test_declarations_are_read_only_and_each_fact_has_a_source():
+    selection = kb.select(kb.VllmQuery(cc=(9, 0), head_size=128, block_size=8))
+    with pytest.raises(TypeError):
+        selection.rejected["FLASH_ATTN"] = ()  # cached: a caller must not change what the next one reads
+    with pytest.raises(TypeError):
+        kb.BY_NAME["X"] = kb.BY_NAME["FLASH_ATTN"]
+    assert kb.release_for(None) is kb.RELEASES[-1] and kb.release_for("0.20.0") is kb.RELEASES[0]
+    fields = set(kb.VllmBackend.__dataclass_fields__)
+    for backend in kb.RELEASES[-1].backends.values():
+        assert set(backend.sources) <= fields, backend.name
+        assert all(backend.source_of(f).startswith(kb.REPO) for f in fields)

@@ -1,14 +1,16 @@
 """vLLM (`vllm serve … --attention-backend NAME`): the reasons vLLM's own backend validation would give.
 
-Each rule checks one of the reasons `AttentionBackend.validate_configuration` (or a backend's
-`supports_combination`, or the platform) returns, against the capabilities declared in
-rules/knowledge/vllm_backends.py. A named backend that fails any of them makes vLLM raise "Selected backend
-… is not valid for this configuration. Reason: [...]" at start-up; with no backend named, rule
-vllm-auto-select runs vLLM's priority list instead.
+Each rule reports one of the reasons `AttentionBackend.validate_configuration` (or a backend's
+`supports_combination`, or the platform) returns. The reasons and their conditions are declared once, in
+rules/knowledge/vllm_backends.py (REASONS); a rule reads the validator's answer (`rejections`) for its own
+key and adds what vLLM does not say: what was found, what is required, and the fix. A named backend that
+fails any of them makes vLLM raise "Selected backend … is not valid for this configuration. Reason: [...]"
+at start-up; with no backend named, rule vllm-auto-select runs vLLM's priority list instead.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from packaging.version import InvalidVersion, Version
@@ -71,19 +73,10 @@ def _uses_mla(cfg: Config) -> bool:
     return "mla" in cfg.extra_features or model is None or model.model_type in kb.MLA_MODEL_TYPES
 
 
-_last_query: list = [None, None, None]  # (config, target, query): the engine runs every rule on one pair in turn
+def query(cfg: Config, target: Target) -> kb.VllmQuery:
+    """vLLM's AttentionSelectorConfig for this config's attention layers (head size None without a model).
 
-
-def _query(cfg: Config, target: Target) -> kb.VllmQuery:
-    """vLLM's AttentionSelectorConfig for this config's attention layers (head size None without a model)."""
-    if _last_query[0] is cfg and _last_query[1] is target:
-        return _last_query[2]
-    query = _build_query(cfg, target)
-    _last_query[:] = [cfg, target, query]
-    return query
-
-
-def _build_query(cfg: Config, target: Target) -> kb.VllmQuery:
+    A pure function of (config, target), computed where a rule needs it: nothing is kept between calls."""
     model = cfg.model
     mla = _uses_mla(cfg)
     head_size = head_size_v = nope = rope = None
@@ -117,12 +110,16 @@ def _build_query(cfg: Config, target: Target) -> kb.VllmQuery:
     )
 
 
+def _release(target: Target) -> Optional[str]:
+    installed = _installed(target)
+    return str(installed) if installed is not None else None
+
+
 def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optional[Outcome]]:
     """The backend named on the command line, or the outcome for a rule that cannot judge it."""
     if cfg.attention_backend is None:
         return None, skipped("no backend named: vLLM selects one (rule vllm-auto-select)")
-    installed = _installed(target)
-    backend = kb.backend_at(cfg.attention_backend, str(installed) if installed is not None else None)
+    backend = kb.backend_at(cfg.attention_backend, _release(target))
     if backend is None:
         return None, skipped(f"{cfg.attention_backend} is not a usable backend (rule vllm-backend-name)")
     if backend.platform != "cuda":
@@ -134,6 +131,13 @@ def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optio
     return backend, None
 
 
+def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict[str, kb.Rejection]:
+    """The validator's reasons (vllm_backends.rejections) against the named backend, by key: every rule
+    about a validate_configuration / supports_combination reason reads its own key here."""
+    release = kb.release_for(_release(target))
+    return {r.key: r for r in kb.rejections(backend, q, release)}
+
+
 def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     """The backend vLLM would pick for the same config, as the flag that selects it (or dropping the flag)."""
     chosen = kb.select(q).chosen
@@ -142,10 +146,10 @@ def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     return [_use_backend(chosen, target)]
 
 
-def _flash_attn_resolution(target: Target, q: kb.VllmQuery) -> kb.FaResolution:
+def _flash_attn_resolution(q: kb.VllmQuery) -> kb.FaResolution:
     """The FlashAttention version FLASH_ATTN runs for this query (fa_utils.get_flash_attn_version)."""
     return kb.flash_attn_version(
-        target.cc,
+        q.cc,
         q.head_size,
         q.head_size_v,
         q.fa_version,
@@ -188,8 +192,7 @@ def vllm_backend_name(cfg, target):
     name = cfg.attention_backend
     if name is None:
         return skipped("no backend named")
-    installed = _installed(target)
-    release = str(installed) if installed is not None else None
+    release = _release(target)
     fix = ["drop --attention-backend (vLLM selects a backend)"]
     if name in kb.UNREGISTERED:
         return failed(
@@ -329,9 +332,9 @@ def vllm_compute_capability(cfg, target):
     if outcome:
         return outcome
     required = f"compute capability {backend.archs.describe()}"
-    if target.cc in backend.archs:
+    q = query(cfg, target)
+    if "cc" not in rejections(backend, q, target):
         return passed(f"{backend.name} on {gpu(target)}", required)
-    q = _query(cfg, target)
     return failed(
         f"{backend.name} on {gpu(target)} (compute capability {_cc(target)})",
         required,
@@ -355,17 +358,16 @@ MLA models (DeepSeek-V3.2) use FLASHMLA_SPARSE, which does run on SM100. (The ba
 2026-05 listed FLASHMLA as 9.x-10.x from supports_compute_capability alone; the combination check is
 what decides.)""",
     fix_title="On SM100 use FLASHINFER_MLA or CUTLASS_MLA; on other GPUs TRITON_MLA",
+    backends=("FLASHMLA",),
 )
 def vllm_flashmla_dense_hopper(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASHMLA":
-        return skipped("applies to FLASHMLA")
-    q = _query(cfg, target)
+    q = query(cfg, target)
     if q.use_sparse:
         return skipped("a sparse MLA model: FLASHMLA's sparse path is judged by vllm-sparse-mla-backend")
-    if target.cc[0] == 9:
+    if "flashmla_dense" not in rejections(backend, q, target):
         return passed(f"dense FLASHMLA on {gpu(target)}", "Hopper (9.x)")
     return failed(f"dense FLASHMLA on {gpu(target)}", "Hopper (9.x)", _instead(q, target, "FLASHMLA"))
 
@@ -438,13 +440,13 @@ def vllm_flash_attn_fallback(cfg, target):
         return skipped("applies to FLASH_ATTN")
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
-    q = _query(cfg, target)
+    q = query(cfg, target)
     if cfg.attention_backend is None and kb.select(q).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     default = kb.flash_attn_version(target.cc).version
-    resolution = _flash_attn_resolution(target, q)
+    resolution = _flash_attn_resolution(q)
     wanted = q.fa_version or default
     if resolution.version == 2 and wanted in (3, 4):
         return warned(
@@ -485,10 +487,10 @@ def vllm_fa4_library(cfg, target):
         return skipped("applies to FLASH_ATTN")
     if target.cc is None:
         return skipped("no CUDA GPU (rule install-no-cuda-gpu)")
-    q = _query(cfg, target)
+    q = query(cfg, target)
     if cfg.attention_backend is None and kb.select(q).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
-    version = _flash_attn_resolution(target, q).version
+    version = _flash_attn_resolution(q).version
     if version != 4:
         return skipped(
             f"applies to FA4; FLASH_ATTN resolves {f'FA{version}' if version else 'no FA version'} on {gpu(target)}"
@@ -535,11 +537,11 @@ def vllm_head_size(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    q = _query(cfg, target)
+    q = query(cfg, target)
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     required = f"head size {backend.head_sizes.describe(target.cc)}"
-    if backend.head_sizes.accepts(q.head_size, target.cc):
+    if "head_size" not in rejections(backend, q, target):
         return passed(f"head size {q.head_size}", required)
     return failed(f"head size {q.head_size} on {backend.name}", required, _instead(q, target, backend.name))
 
@@ -570,13 +572,14 @@ def vllm_dtype(cfg, target):
             return unknown(f"--dtype {cfg.dtype} is not one of vLLM's dtypes ({', '.join(kb.MODEL_DTYPES)})")
         return skipped("needs the model's dtype (--model or --dtype)")
     required = " or ".join(sorted(backend.dtypes))
-    if dtype in backend.dtypes:
+    q = query(cfg, target)  # carries this dtype
+    if "dtype" not in rejections(backend, q, target):
         return passed(f"{dtype} on {backend.name}", required)
     model_type = cfg.model.model_type if cfg.model else None
     usable = [
         d
         for d in ("bfloat16", "float16")
-        if d in backend.dtypes
+        if "dtype" not in rejections(backend, replace(q, dtype=d), target)
         and (d != "bfloat16" or target.cc >= (8, 0))
         and not (d == "float16" and model_type in kb.FLOAT16_UNSUPPORTED_MODELS)
     ]
@@ -601,10 +604,9 @@ at least 8.0. …" before the model loads. With `--dtype auto` a bfloat16 checkp
 float16 instead ("Your device … doesn't support torch.bfloat16. Falling back to torch.float16 for
 compatibility."), which this rule reports as a warning: some models overflow in float16.""",
     fix_title="Use --dtype half (or a GPU with compute capability 8.0 or newer)",
+    needs_gpu=True,
 )
 def vllm_bf16_arch(cfg, target):
-    if target.cc is None:
-        return unknown("no CUDA GPU on the target")
     explicit = kb.MODEL_DTYPES.get(cfg.dtype) == "bfloat16"
     declared = cfg.model.dtype if cfg.model else None
     if not explicit and not (cfg.dtype == "auto" and declared == "bfloat16"):
@@ -669,14 +671,19 @@ def vllm_kv_cache_dtype(cfg, target):
     if outcome:
         return outcome
     kv = cfg.kv_cache_dtype
-    if backend.accepts_kv_dtype(kv, target.cc):
+    q = query(cfg, target)
+    if "kv_cache_dtype" not in rejections(backend, q, target):
         return passed(f"--kv-cache-dtype {kv} on {backend.name}", "a dtype the backend stores")
-    accepted = sorted(d for d in (backend.kv_dtypes or ()) if backend.accepts_kv_dtype(d, target.cc))
+    accepted = [
+        d
+        for d in sorted(backend.kv_dtypes or ())
+        if "kv_cache_dtype" not in rejections(backend, replace(q, kv_dtype=d), target)
+    ]
     fix = [] if "auto" not in accepted else ["--kv-cache-dtype auto"]
     return failed(
         f"--kv-cache-dtype {kv} on {backend.name} ({gpu(target)})",
         "one of " + ", ".join(accepted),
-        fix + _instead(_query(cfg, target), target, backend.name),
+        fix + _instead(q, target, backend.name),
     )
 
 
@@ -696,30 +703,20 @@ hd256 kernel, which itself falls back to FA2 with a quantised KV cache), so e.g.
 on a B200 resolves FA2 and fails. vLLM raises "Selected backend FLASH_ATTN is not valid … Reason: ['FP8 KV
 cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']".""",
     fix_title="Use FLASHINFER or TRITON_ATTN for FP8 KV, or --kv-cache-dtype auto",
+    backends=("FLASH_ATTN",),
 )
 def vllm_flash_attn_fp8_kv(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASH_ATTN":
-        return skipped("applies to FLASH_ATTN")
     if not kb.is_quantised_kv(cfg.kv_cache_dtype):
         return skipped("the KV cache is not quantised")
-    q = _query(cfg, target)
+    q = query(cfg, target)
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
-    fa = kb.flash_attn_version(
-        target.cc,
-        q.head_size,
-        q.head_size,
-        q.fa_version,
-        q.has_sink,
-        q.softcap,
-        kv_dtype=q.kv_dtype,
-        block_size=q.block_size,
-    )
+    fa = kb.flash_attn_for_kv(q)
     found = f"{cfg.kv_cache_dtype} KV with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
-    if kb.flash_attn_fp8_kv_ok(target.cc, cfg.kv_cache_dtype, q.head_size, fa):
+    if "fa_fp8_kv" not in rejections(backend, q, target):
         return passed(found, "FA3 on SM90 or FA4 on SM100")
     return failed(
         found,
@@ -741,9 +738,10 @@ def vllm_flash_attn_fp8_kv(cfg, target):
 There FlashInfer serves NVFP4 KV through its FA2 prefill path, which misreads an NVFP4 cache at head size
 64; SM10x uses TRT-LLM kernels instead and is not affected.""",
     fix_title="Use --kv-cache-dtype fp8 on this GPU, or run NVFP4 KV on SM100",
+    backends=("FLASHINFER",),
 )
 def vllm_flashinfer_nvfp4_head64(cfg, target):
-    return _flashinfer_nvfp4(cfg, target, "head size 64", lambda q: q.head_size == 64)
+    return _flashinfer_nvfp4(cfg, target, "head size 64", "fi_nvfp4_head64")
 
 
 @rule(
@@ -761,23 +759,24 @@ Below SM100 FlashInfer serves NVFP4 KV through its FA2 path, and the prefill wra
 cannot read NVFP4 pages, so vLLM rejects the combination in FlashInferBackend.supports_combination. On
 SM100/SM103 the TRT-LLM kernels handle both.""",
     fix_title="Use --kv-cache-dtype fp8 on this GPU, or run NVFP4 KV on SM100",
+    backends=("FLASHINFER",),
 )
 def vllm_flashinfer_nvfp4_sinks(cfg, target):
-    return _flashinfer_nvfp4(cfg, target, "attention sinks", lambda q: q.has_sink)
+    return _flashinfer_nvfp4(cfg, target, "attention sinks", "fi_nvfp4_sinks")
 
 
-def _flashinfer_nvfp4(cfg, target, what, hits):
+def _flashinfer_nvfp4(cfg, target, what, key):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASHINFER" or not cfg.kv_cache_dtype.startswith("nvfp4"):
+    if not cfg.kv_cache_dtype.startswith("nvfp4"):
         return skipped("applies to FLASHINFER with an NVFP4 KV cache")
-    if target.cc[0] not in (8, 9, 12):
+    q = query(cfg, target)
+    if not kb.flashinfer_nvfp4_fa2(q):
         return skipped(f"{gpu(target)} does not use FlashInfer's FA2 path for NVFP4")
-    q = _query(cfg, target)
     if what == "head size 64" and q.head_size is None:
         return skipped("needs the model's head size (--model)")
-    if not hits(q):
+    if key not in rejections(backend, q, target):
         return passed(f"NVFP4 KV without {what} on {gpu(target)}", f"no {what}")
     return failed(
         f"NVFP4 KV with {what} on {gpu(target)}", f"no {what} with NVFP4 KV below SM100", ["--kv-cache-dtype fp8"]
@@ -806,8 +805,8 @@ def vllm_sinks(cfg, target):
         return outcome
     if "sinks" not in cfg.features:
         return skipped("the model has no attention sinks")
-    q = _query(cfg, target)
-    if kb.supports_sink(backend, target.cc, q.fa_version):
+    q = query(cfg, target)
+    if "sinks" not in rejections(backend, q, target):
         return passed(f"sinks on {backend.name} ({gpu(target)})", "supports_sink()")
     return failed(
         f"a model with attention sinks on {backend.name} ({gpu(target)})",
@@ -839,11 +838,10 @@ def vllm_mla_model_backend(cfg, target):
         return outcome
     if not _uses_mla(cfg):
         return skipped("vLLM does not run this model with MLA")
-    if backend.mla:
+    q = query(cfg, target)
+    if "mla" not in rejections(backend, q, target):
         return passed(f"an MLA model on {backend.name}", "an MLA backend")
-    return failed(
-        f"an MLA model on {backend.name}", "an MLA backend", _instead(_query(cfg, target), target, backend.name)
-    )
+    return failed(f"an MLA model on {backend.name}", "an MLA backend", _instead(q, target, backend.name))
 
 
 @rule(
@@ -860,20 +858,18 @@ is not named for a model without multi-head latent attention (Llama, Qwen, Mistr
 validate_configuration rejects it with "non-MLA not supported"; the same happens for an MLA model with
 VLLM_MLA_DISABLE=1.""",
     fix_title="Drop --attention-backend, or name FLASH_ATTN / FLASHINFER / TRITON_ATTN",
+    backends=kb.MLA_BACKENDS,
 )
 def vllm_non_mla_model_backend(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if not backend.mla:
-        return skipped(f"{backend.name} is not an MLA backend")
     if cfg.model is None and "mla" not in cfg.features:
         return skipped("needs the model (--model) to know whether it uses MLA")
-    if _uses_mla(cfg):
+    q = query(cfg, target)
+    if "non_mla" not in rejections(backend, q, target):
         return passed(f"an MLA model on {backend.name}", "an MLA model")
-    return failed(
-        f"a model without MLA on {backend.name}", "an MLA model", _instead(_query(cfg, target), target, backend.name)
-    )
+    return failed(f"a model without MLA on {backend.name}", "an MLA model", _instead(q, target, backend.name))
 
 
 @rule(
@@ -892,23 +888,23 @@ that a dense MLA model is not ("non-sparse not supported").
 vLLM marks the layers sparse when config.json has index_topk; attn-preflight recognises the deepseek_v32
 and glm_moe_dsa model types, whose configs carry it.""",
     fix_title="Sparse models: FLASHMLA_SPARSE (SM90/SM100); dense models: FLASH_ATTN_MLA / FLASHINFER_MLA / TRITON_MLA",
+    backends=kb.MLA_BACKENDS,
 )
 def vllm_sparse_mla_backend(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if not (backend.mla and _uses_mla(cfg)):
+    if not _uses_mla(cfg):
         return skipped("applies to MLA models on MLA backends")
-    q = _query(cfg, target)
+    q = query(cfg, target)
     kind = "a sparse-attention" if q.use_sparse else "a dense"
-    if q.use_sparse == backend.sparse:
+    found = rejections(backend, q, target)
+    rejection = found.get("sparse") or found.get("non_sparse")
+    if rejection is None:
         return passed(f"{kind} MLA model on {backend.name}", "matching sparsity")
     required = "a sparse MLA backend" if q.use_sparse else "a dense MLA backend"
     return failed(
-        f"{kind} MLA model on {backend.name}",
-        required,
-        _instead(q, target, backend.name),
-        reason=kb.R_SPARSE if q.use_sparse else kb.R_NON_SPARSE,
+        f"{kind} MLA model on {backend.name}", required, _instead(q, target, backend.name), reason=rejection.text
     )
 
 
@@ -936,7 +932,7 @@ def vllm_block_size(cfg, target):
     if cfg.page_size is None:
         return skipped("no --block-size given: vLLM picks one the backend accepts")
     required = backend.describe_block_sizes()
-    if backend.accepts_block_size(cfg.page_size):
+    if "block_size" not in rejections(backend, query(cfg, target), target):
         return passed(f"--block-size {cfg.page_size} on {backend.name}", required)
     return failed(f"--block-size {cfg.page_size} on {backend.name}", required, ["drop --block-size"])
 
@@ -963,12 +959,13 @@ def vllm_sliding_window(cfg, target):
         return outcome
     if "sliding_window" not in cfg.features:
         return skipped("the model has no sliding-window layers")
-    if backend.sliding_window:
+    q = query(cfg, target)
+    if "sliding_window" not in rejections(backend, q, target):
         return passed(f"sliding window on {backend.name}", "supports_sliding_window()")
     return failed(
         f"a sliding-window model on {backend.name}",
         "a backend with sliding-window support",
-        _instead(_query(cfg, target), target, backend.name),
+        _instead(q, target, backend.name),
     )
 
 
@@ -986,17 +983,18 @@ FLASHINFER_MLA.
 FlashInfer's TRT-LLM MLA kernels are built for qk_nope_head_dim 64, 128 and 192 (DeepSeek V2/V3/R1 and
 Kimi K2 use 128); FlashInferMLABackend.supports_combination rejects any other value.""",
     fix_title="Use CUTLASS_MLA or TRITON_MLA for this model",
+    backends=("FLASHINFER_MLA",),
 )
 def vllm_flashinfer_mla_qk_nope(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "FLASHINFER_MLA" or not _uses_mla(cfg):
+    if not _uses_mla(cfg):
         return skipped("applies to MLA models on FLASHINFER_MLA")
-    q = _query(cfg, target)
+    q = query(cfg, target)
     if q.qk_nope_head_dim is None:
         return skipped("needs the model's qk_nope_head_dim (--model)")
-    if q.qk_nope_head_dim in kb.FI_MLA_QK_NOPE:
+    if "fi_mla_qk_nope" not in rejections(backend, q, target):
         return passed(f"qk_nope_head_dim {q.qk_nope_head_dim}", "64, 128 or 192")
     return failed(f"qk_nope_head_dim {q.qk_nope_head_dim}", "64, 128 or 192", _instead(q, target, backend.name))
 
@@ -1016,19 +1014,20 @@ The tokenspeed-mla kernels exist for those dimensions only, and TokenspeedMLABac
 rejects others. The backend also needs an FP8 KV cache (rule vllm-kv-cache-dtype) and the tokenspeed-mla
 package, and runs on SM100/SM103 only.""",
     fix_title="Use FLASHINFER_MLA or CUTLASS_MLA",
+    backends=("TOKENSPEED_MLA",),
 )
 def vllm_tokenspeed_mla_dims(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    if backend.name != "TOKENSPEED_MLA" or not _uses_mla(cfg):
+    if not _uses_mla(cfg):
         return skipped("applies to MLA models on TOKENSPEED_MLA")
-    q = _query(cfg, target)
+    q = query(cfg, target)
     dims = (q.qk_nope_head_dim, q.qk_rope_head_dim, q.v_head_dim)
     if None in dims:
         return skipped("needs the model's MLA dimensions (--model)")
     found = "qk_nope/qk_rope/v head dims " + "/".join(str(d) for d in dims)
-    if dims == kb.TOKENSPEED_DIMS:
+    if "tokenspeed_dims" not in rejections(backend, q, target):
         return passed(found, "128/64/128")
     return failed(found, "128/64/128", _instead(q, target, backend.name))
 
@@ -1052,7 +1051,7 @@ selection, while the model is being constructed.""",
 )
 def vllm_triton_mla_fp8_kv_arch(cfg, target):
     if cfg.attention_backend is None and target.cc is not None and cfg.model is not None:
-        if kb.select(_query(cfg, target)).chosen != "TRITON_MLA":
+        if kb.select(query(cfg, target)).chosen != "TRITON_MLA":
             return skipped("vLLM does not select TRITON_MLA for this config")
     elif cfg.attention_backend != "TRITON_MLA":
         return skipped("applies to TRITON_MLA")
@@ -1104,7 +1103,7 @@ def vllm_auto_select(cfg, target):
         return unknown("no CUDA GPU on the target")
     if cfg.model is None:
         return skipped("needs the model (--model or `vllm serve MODEL`) to run vLLM's selection")
-    q = _query(cfg, target)
+    q = query(cfg, target)
     if q.head_size is None:
         return unknown("the model's head size could not be read from its config")
     selection = kb.select(q)
@@ -1116,7 +1115,7 @@ def vllm_auto_select(cfg, target):
         if cfg.page_size is not None:
             fix.append("drop --block-size")
         return failed(f"no valid backend on {gpu(target)} ({tried})", "one valid backend in vLLM's priority list", fix)
-    blocked = [name for name, reasons in selection.rejected.items() if reasons == [kb.R_BLOCK_SIZE]]
+    blocked = [name for name, reasons in selection.rejected.items() if reasons == (kb.R_BLOCK_SIZE,)]
     if blocked:
         return warned(
             f"--block-size {cfg.page_size}: vLLM picks {selection.chosen}",

@@ -4,8 +4,16 @@ Read from the vllm 0.33.0 wheel (`pip download --no-deps vllm`, unzipped, not in
 capabilities on each backend class (`supported_dtypes`, `supports_head_size`, `supports_compute_capability`,
 ...) and `AttentionBackend.validate_configuration` turns every mismatch into one reason string; the CUDA
 platform raises `Selected backend ... is not valid for this configuration. Reason: [...]` for an explicit
-choice, or tries its priority list. This module holds those declarations as data and mirrors that
-validation as pure functions, so rules can name the exact reason vLLM would give.
+choice, or tries its priority list. This module holds those declarations as data, once each:
+
+- RELEASES: one declaration per range of vLLM releases (only 0.33.0 is populated; CHANGES gives the older
+  values read in the 0.15-0.30 wheels): the backends (VllmBackend, each fact's source: `source_of`) and
+  the reasons;
+- REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
+  condition and source;
+- `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
+  vLLM prints and `select` the priority-list choice. Rules (rules/checks/vllm.py) read these, and judge
+  no reason themselves.
 
 Assumptions, stated once: the standard CUDA wheel, so vllm_flash_attn ships FA2, FA3 (built for 9.0a) and
 FA4 (CuTe DSL, vendored in vllm/vllm_flash_attn/cute: it needs nvidia-cutlass-dsl and quack-kernels, not the
@@ -19,7 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Optional, Union
+from types import MappingProxyType
+from typing import Callable, Mapping, NamedTuple, Optional, Union
 
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge.backends import BackendInfo
@@ -172,7 +181,14 @@ class VllmBackend:
     sliding_window: bool = False  # supports_sliding_window
     auto_selected: bool = False  # in the CUDA priority list (_get_backend_priorities)
     notes: str = ""
-    sources: dict[str, str] = field(default_factory=dict)  # fact -> where it was read, beyond `source`
+    sources: Mapping[str, str] = field(default_factory=dict)  # fact -> where it was read, beyond `source`
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))  # read-only, like the rest
+
+    def source_of(self, fact: str) -> str:
+        """Where this backend's `fact` (a field name) was read: its own entry in `sources`, else the class."""
+        return self.sources.get(fact, self.source)
 
     def accepts_kv_dtype(self, kv_dtype: str, cc: CC) -> bool:
         if self.kv_dtypes is not None and kv_dtype not in self.kv_dtypes:
@@ -200,12 +216,14 @@ MLA_HEADS = HeadSizes(allowed=frozenset({320, 512, 576}))
 FA2_ARCHS = Archs(lo=(8, 0))
 FA3_ARCHS = majors(9)
 FA4_ARCHS = majors(9, 10, 11)
-FA_SUPPORTED = {2: FA2_ARCHS, 3: FA3_ARCHS, 4: FA4_ARCHS}
-FA_UNSUPPORTED_REASON = {
-    2: "FA2 is only supported on devices with compute capability >= 8",
-    3: "FA3 is only supported on devices with compute capability 9.x",
-    4: "FA4 is only supported on devices with compute capability 9.x, 10.x, or 11.x",
-}
+FA_SUPPORTED: Mapping[int, Archs] = MappingProxyType({2: FA2_ARCHS, 3: FA3_ARCHS, 4: FA4_ARCHS})
+FA_UNSUPPORTED_REASON: Mapping[int, str] = MappingProxyType(
+    {
+        2: "FA2 is only supported on devices with compute capability >= 8",
+        3: "FA3 is only supported on devices with compute capability 9.x",
+        4: "FA4 is only supported on devices with compute capability 9.x, 10.x, or 11.x",
+    }
+)
 FA_SUPPORT_SOURCE = src(FA_IFACE, "_is_fa2_supported / _is_fa3_supported / _is_fa4_supported")
 FA_VERSION_SOURCE = src(FA_UTILS, "get_flash_attn_version")
 
@@ -500,98 +518,114 @@ BACKEND_LIST: tuple[VllmBackend, ...] = (
 )
 
 # Valid names that this module does not model: name -> (platform, where it lives).
-_UNMODELLED = {
-    "FLASH_ATTN_DIFFKV": ("cuda", "flash_attn_diffkv.py: FLASH_ATTN for models whose K and V head dims differ"),
-    "TRITON_ATTN_DIFFKV": ("cuda", "triton_attn_diffkv.py: TRITON_ATTN for diff-KV models"),
-    "TRITON_FLASH_ATTN": ("cuda", "triton_flash_attn.py: Hopper mm-prefix composite"),
-    "TRITON_FLASHINFER": ("cuda", "triton_flashinfer.py: Blackwell mm-prefix composite"),
-    "ROCM_ATTN": ("rocm", "rocm_attn.py"),
-    "ROCM_SEGMENTED_ATTN": ("rocm", "rocm_segmented_attn.py"),
-    "ROCM_AITER_MLA": ("rocm", "mla/rocm_aiter_mla.py"),
-    "ROCM_AITER_TRITON_MLA": ("rocm", "mla/aiter_triton_mla.py"),
-    "ROCM_AITER_FA": ("rocm", "rocm_aiter_fa.py"),
-    "ROCM_AITER_MLA_SPARSE": ("rocm", "mla/rocm_aiter_mla_sparse.py"),
-    "ROCM_AITER_UNIFIED_ATTN": ("rocm", "rocm_aiter_unified_attn.py"),
-    "ROCM_OCTAVE": ("rocm", "rocm_octave_attn.py"),
-    "XPU_MLA_SPARSE": ("xpu", "mla/xpu_mla_sparse.py"),
-    "CPU_ATTN": ("cpu", "cpu_attn.py"),
-    "CPU_MLA": ("cpu", "mla/cpu_mla.py"),
-    "AMX_MLA": ("cpu", "mla/amx_mla.py"),
-    "FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4: selected by the DeepSeek-V4 layer"),
-    "FLASHINFER_MLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4"),
-    "ROCM_FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4 (ROCm)"),
-    "FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
-    "FLASHINFER_MLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
-    "ROCM_FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41 (ROCm)"),
-    "FLASHMLA_MEGA_ATTN_DSV41": ("model", "vllm/models/deepseek_v41"),
-    "MINIMAX_M3_SPARSE": ("model", "vllm/models/minimax_m3"),
-    "CUTLASS_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
-    "TRITON_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
-    "STEP5_DSA": ("model", "vllm/models/step5"),
-    "ULTRAQUANT": ("cuda", "ultraquant_attn.py: packed-KV backend for --kv-cache-dtype ultraquant_4bit"),
-    "NO_ATTENTION": ("any", "no_attention.py: for attention-free models"),
-}
+_UNMODELLED: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "FLASH_ATTN_DIFFKV": ("cuda", "flash_attn_diffkv.py: FLASH_ATTN for models whose K and V head dims differ"),
+        "TRITON_ATTN_DIFFKV": ("cuda", "triton_attn_diffkv.py: TRITON_ATTN for diff-KV models"),
+        "TRITON_FLASH_ATTN": ("cuda", "triton_flash_attn.py: Hopper mm-prefix composite"),
+        "TRITON_FLASHINFER": ("cuda", "triton_flashinfer.py: Blackwell mm-prefix composite"),
+        "ROCM_ATTN": ("rocm", "rocm_attn.py"),
+        "ROCM_SEGMENTED_ATTN": ("rocm", "rocm_segmented_attn.py"),
+        "ROCM_AITER_MLA": ("rocm", "mla/rocm_aiter_mla.py"),
+        "ROCM_AITER_TRITON_MLA": ("rocm", "mla/aiter_triton_mla.py"),
+        "ROCM_AITER_FA": ("rocm", "rocm_aiter_fa.py"),
+        "ROCM_AITER_MLA_SPARSE": ("rocm", "mla/rocm_aiter_mla_sparse.py"),
+        "ROCM_AITER_UNIFIED_ATTN": ("rocm", "rocm_aiter_unified_attn.py"),
+        "ROCM_OCTAVE": ("rocm", "rocm_octave_attn.py"),
+        "XPU_MLA_SPARSE": ("xpu", "mla/xpu_mla_sparse.py"),
+        "CPU_ATTN": ("cpu", "cpu_attn.py"),
+        "CPU_MLA": ("cpu", "mla/cpu_mla.py"),
+        "AMX_MLA": ("cpu", "mla/amx_mla.py"),
+        "FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4: selected by the DeepSeek-V4 layer"),
+        "FLASHINFER_MLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4"),
+        "ROCM_FLASHMLA_SPARSE_DSV4": ("model", "vllm/models/deepseek_v4 (ROCm)"),
+        "FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
+        "FLASHINFER_MLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41"),
+        "ROCM_FLASHMLA_SPARSE_DSV41": ("model", "vllm/models/deepseek_v41 (ROCm)"),
+        "FLASHMLA_MEGA_ATTN_DSV41": ("model", "vllm/models/deepseek_v41"),
+        "MINIMAX_M3_SPARSE": ("model", "vllm/models/minimax_m3"),
+        "CUTLASS_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
+        "TRITON_MSA": ("model", "AttentionConfig.__post_init__: an alias that only picks MiniMax-M3's decode kernel"),
+        "STEP5_DSA": ("model", "vllm/models/step5"),
+        "ULTRAQUANT": ("cuda", "ultraquant_attn.py: packed-KV backend for --kv-cache-dtype ultraquant_4bit"),
+        "NO_ATTENTION": ("any", "no_attention.py: for attention-free models"),
+    }
+)
 
 # In AttentionBackendEnum but unusable as --attention-backend: their class path is empty, so
 # AttentionBackendEnum.get_path raises "Backend {name} must be registered before use." (registry.py).
-UNREGISTERED = {"TORCH_SDPA": "only a tag for vision-encoder attention", "CUSTOM": "a placeholder for plug-ins"}
+UNREGISTERED: Mapping[str, str] = MappingProxyType(
+    {"TORCH_SDPA": "only a tag for vision-encoder attention", "CUSTOM": "a placeholder for plug-ins"}
+)
 
-# AttentionBackendEnum's members in each release read (vllm/v1/attention/backends/registry.py; 0.13.0:
-# vllm/attention/backends/registry.py). Releases between two of these were not read.
-ENUM_BY_RELEASE: dict[str, frozenset[str]] = {
-    "0.13.0": frozenset(
-        "FLASH_ATTN TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE "
-        "TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA PALLAS "
-        "IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
-    ),
-    "0.15.0": frozenset(
-        "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
-        "ROCM_AITER_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
-        "FLASH_ATTN_MLA IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
-    ),
-    "0.20.0": frozenset(
-        "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
-        "ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA FLASHINFER_MLA_SPARSE TRITON_MLA "
-        "CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA NO_ATTENTION FLEX_ATTENTION TREE_ATTN "
-        "ROCM_AITER_UNIFIED_ATTN CPU_ATTN TURBOQUANT CUSTOM".split()
-    ),
-    "0.26.0": frozenset(
-        "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA "
-        "ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA "
-        "FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
-        "FLASHMLA_SPARSE_DSV4 FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASH_ATTN_MLA "
-        "FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE NO_ATTENTION FLEX_ATTENTION HPC_ATTN ROCM_AITER_UNIFIED_ATTN "
-        "CPU_ATTN TURBOQUANT CUSTOM".split()
-    ),
-    "0.30.0": frozenset(
-        "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV TRITON_FLASH_ATTN ROCM_ATTN ROCM_AITER_MLA "
-        "ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER "
-        "TRITON_FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 "
-        "FLASHINFER_MLA_SPARSE_SM90 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASHMLA_SPARSE_DSV4 "
-        "FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASHMLA_SPARSE_DSV41 FLASHINFER_MLA_SPARSE_DSV41 B12X "
-        "FLASH_ATTN_MLA FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE CUTLASS_MSA TRITON_MSA NO_ATTENTION FLEX_ATTENTION "
-        "HPC_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CPU_MLA AMX_MLA TURBOQUANT CUSTOM".split()
-    ),
-}
 ENUM_SOURCE = (
     "vllm-project/vllm: vllm/v1/attention/backends/registry.py AttentionBackendEnum in the 0.13.0, "
     "0.15.0, 0.20.0, 0.26.0, 0.30.0 and 0.33.0 wheels"
 )
 
-BY_NAME: dict[str, VllmBackend] = {b.name: b for b in BACKEND_LIST}
-for _name, (_platform, _where) in _UNMODELLED.items():
-    BY_NAME[_name] = VllmBackend(
-        _name,
-        _name,
-        src(f"{BACKENDS_DIR}", _where),
-        platform=_platform,
-        modelled=False,
-        archs=ANY_ARCH if _platform in ("cuda", "model", "any") else NO_ARCH,
-    )
+# The backends of the newest declared range (RELEASES), modelled and not, by name (read-only).
+BY_NAME: Mapping[str, VllmBackend] = MappingProxyType(
+    {
+        **{b.name: b for b in BACKEND_LIST},
+        **{
+            name: VllmBackend(
+                name,
+                name,
+                src(f"{BACKENDS_DIR}", where),
+                platform=platform,
+                modelled=False,
+                archs=ANY_ARCH if platform in ("cuda", "model", "any") else NO_ARCH,
+            )
+            for name, (platform, where) in _UNMODELLED.items()
+        },
+    }
+)
+
+MLA_BACKENDS = frozenset(name for name, b in BY_NAME.items() if b.mla)  # is_mla() is True
 
 # Every value `--attention-backend` accepts in vLLM 0.33.0 (case-insensitive; "auto" means no choice).
 VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
-ENUM_BY_RELEASE[VLLM_VERSION] = VALID_NAMES
+# AttentionBackendEnum's members in each release read (vllm/v1/attention/backends/registry.py; 0.13.0:
+# vllm/attention/backends/registry.py). Releases between two of these were not read.
+ENUM_BY_RELEASE: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "0.13.0": frozenset(
+            "FLASH_ATTN TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE "
+            "TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA PALLAS "
+            "IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
+        ),
+        "0.15.0": frozenset(
+            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
+            "ROCM_AITER_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
+            "FLASH_ATTN_MLA IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
+        ),
+        "0.20.0": frozenset(
+            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
+            "ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA FLASHINFER_MLA_SPARSE TRITON_MLA "
+            "CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA NO_ATTENTION FLEX_ATTENTION TREE_ATTN "
+            "ROCM_AITER_UNIFIED_ATTN CPU_ATTN TURBOQUANT CUSTOM".split()
+        ),
+        "0.26.0": frozenset(
+            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA "
+            "ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA "
+            "FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
+            "FLASHMLA_SPARSE_DSV4 FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASH_ATTN_MLA "
+            "FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE NO_ATTENTION FLEX_ATTENTION HPC_ATTN ROCM_AITER_UNIFIED_ATTN "
+            "CPU_ATTN TURBOQUANT CUSTOM".split()
+        ),
+        "0.30.0": frozenset(
+            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV TRITON_FLASH_ATTN ROCM_ATTN ROCM_AITER_MLA "
+            "ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER "
+            "TRITON_FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 "
+            "FLASHINFER_MLA_SPARSE_SM90 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASHMLA_SPARSE_DSV4 "
+            "FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASHMLA_SPARSE_DSV41 FLASHINFER_MLA_SPARSE_DSV41 B12X "
+            "FLASH_ATTN_MLA FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE CUTLASS_MSA TRITON_MSA NO_ATTENTION FLEX_ATTENTION "
+            "HPC_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CPU_MLA AMX_MLA TURBOQUANT CUSTOM".split()
+        ),
+        VLLM_VERSION: VALID_NAMES,
+    }
+)
+
 AUTO = "auto"
 # Names some release read accepted that 0.33.0 does not.
 REMOVED = frozenset().union(*ENUM_BY_RELEASE.values()) - VALID_NAMES
@@ -722,7 +756,7 @@ CHANGES: tuple[Change, ...] = (
 
 def backend_at(name: str, version: Optional[str]) -> Optional[VllmBackend]:
     """The backend as the given vLLM release declares it (the newest read when the version is unknown)."""
-    backend = BY_NAME.get(name)
+    backend = release_for(version).backends.get(name)
     if backend is None or version is None:
         return backend
     wanted = _v(version)[:3]
@@ -756,14 +790,16 @@ KV_CACHE_DTYPES = (
     "nvfp4_4over6",
 )
 # `--dtype` choices and what they mean: vllm/config/model.py, ModelDType and _STR_DTYPE_TO_TORCH_DTYPE.
-MODEL_DTYPES = {
-    "auto": None,
-    "half": "float16",
-    "float16": "float16",
-    "bfloat16": "bfloat16",
-    "float": "float32",
-    "float32": "float32",
-}
+MODEL_DTYPES: Mapping[str, Optional[str]] = MappingProxyType(
+    {
+        "auto": None,
+        "half": "float16",
+        "float16": "float16",
+        "bfloat16": "bfloat16",
+        "float": "float32",
+        "float32": "float32",
+    }
+)
 
 
 def is_quantised_kv(kv_dtype: Optional[str]) -> bool:
@@ -913,10 +949,12 @@ BF16_ARCH_MESSAGE = (
 )
 BF16_ARCH_SOURCE = src(CUDA_PY, "CudaPlatformBase.check_if_supports_dtype (called from gpu_worker)")
 # config/model.py _FLOAT16_NOT_SUPPORTED_MODELS: model_type -> reason
-FLOAT16_UNSUPPORTED_MODELS = {
-    m: "Numerical instability. Please use bfloat16 or float32 instead."
-    for m in ("gemma2", "gemma3", "gemma3_text", "glm4")
-}
+FLOAT16_UNSUPPORTED_MODELS: Mapping[str, str] = MappingProxyType(
+    {
+        m: "Numerical instability. Please use bfloat16 or float32 instead."
+        for m in ("gemma2", "gemma3", "gemma3_text", "glm4")
+    }
+)
 FLOAT16_MODEL_MESSAGE = "The model type {model_type!r} does not support float16. Reason: {reason}"
 FLOAT16_MODEL_SOURCE = src("vllm/config/model.py", "_check_valid_dtype, _FLOAT16_NOT_SUPPORTED_MODELS")
 
@@ -966,7 +1004,7 @@ class VllmQuery:
     """vLLM's AttentionSelectorConfig for one attention layer, plus what supports_combination reads."""
 
     cc: CC
-    head_size: int
+    head_size: Optional[int]  # None: no model given
     dtype: str = "bfloat16"  # "float16" | "bfloat16" | "float32"
     kv_dtype: str = "auto"
     block_size: Optional[int] = None  # only when --block-size was given
@@ -983,75 +1021,18 @@ class VllmQuery:
     num_heads: Optional[int] = None
 
 
-def combination_reason(backend: VllmBackend, q: VllmQuery) -> Optional[str]:
-    """The backend's supports_combination(...) text for this query, or None."""
-    name = backend.name
-    if name == "FLASH_ATTN":
-        if q.has_sink and q.cc < (9, 0):
-            return FA_SINK_CC_REASON
-        if is_quantised_kv(q.kv_dtype):
-            fa = flash_attn_version(
-                q.cc,
-                q.head_size,
-                q.head_size,
-                q.fa_version,
-                q.has_sink,
-                q.softcap,
-                kv_dtype=q.kv_dtype,
-                block_size=q.block_size,
-            )
-            if not flash_attn_fp8_kv_ok(q.cc, q.kv_dtype, q.head_size, fa):
-                return FA_FP8_KV_REASON
-    elif name == "FLASHINFER":
-        if q.kv_dtype.startswith("nvfp4") and q.cc[0] in (8, 9, 12):
-            if q.head_size == 64:
-                return FI_NVFP4_HEAD64_REASON
-            if q.has_sink:
-                return FI_NVFP4_SINK_REASON
-    elif name == "FLASHMLA":
-        if not q.use_sparse and q.cc[0] != 9:
-            return FLASHMLA_DENSE_REASON
-    elif name == "FLASHMLA_SPARSE":
-        if q.kv_dtype == "nvfp4_ds_mla" and q.cc[0] != 10:
-            return FLASHMLA_SPARSE_NVFP4_REASON
-    elif name == "FLASH_ATTN_MLA":
-        if q.cc[0] != 9:
-            return "FlashAttention MLA not supported on this device"
-    elif name == "FLASHINFER_MLA":
-        if q.qk_nope_head_dim is not None and q.qk_nope_head_dim not in FI_MLA_QK_NOPE:
-            return FI_MLA_QK_NOPE_REASON.format(got=q.qk_nope_head_dim)
-    elif name == "TOKENSPEED_MLA":
-        dims = (q.qk_nope_head_dim, q.qk_rope_head_dim, q.v_head_dim)
-        if None not in dims and dims != TOKENSPEED_DIMS:
-            return TOKENSPEED_DIMS_REASON.format(got=", ".join(str(d) for d in dims))
-    return None
-
-
-def validate(backend: VllmBackend, q: VllmQuery) -> list[str]:
-    """AttentionBackend.validate_configuration: every reason, in vLLM's order (modelled backends only)."""
-    reasons = []
-    if q.head_size is not None and not backend.head_sizes.accepts(q.head_size, q.cc):  # None: no model given
-        reasons.append(R_HEAD_SIZE)
-    if q.dtype not in backend.dtypes:
-        reasons.append(R_DTYPE)
-    if not backend.accepts_kv_dtype(q.kv_dtype, q.cc):
-        reasons.append(R_KV_DTYPE)
-    if q.block_size is not None and not backend.accepts_block_size(q.block_size):
-        reasons.append(R_BLOCK_SIZE)
-    if q.use_mla != backend.mla:
-        reasons.append(R_MLA if q.use_mla else R_NON_MLA)
-    if q.has_sink and not supports_sink(backend, q.cc, q.fa_version):
-        reasons.append(R_SINKS)
-    if q.use_sparse != backend.sparse:
-        reasons.append(R_SPARSE if q.use_sparse else R_NON_SPARSE)
-    if q.cc not in backend.archs:
-        reasons.append(R_CC)
-    if q.has_sliding_window and not backend.sliding_window:
-        reasons.append(R_SLIDING_WINDOW)
-    combination = combination_reason(backend, q)
-    if combination is not None:
-        reasons.append(combination)
-    return reasons
+def flash_attn_for_kv(q: VllmQuery) -> FaResolution:
+    """The FA version FlashAttentionBackend.supports_combination resolves to judge a quantised KV cache."""
+    return flash_attn_version(
+        q.cc,
+        q.head_size,
+        q.head_size,
+        q.fa_version,
+        q.has_sink,
+        q.softcap,
+        kv_dtype=q.kv_dtype,
+        block_size=q.block_size,
+    )
 
 
 def supports_sink(backend: VllmBackend, cc: CC, fa_version: Optional[int] = None) -> bool:
@@ -1059,6 +1040,177 @@ def supports_sink(backend: VllmBackend, cc: CC, fa_version: Optional[int] = None
     if backend.name == "FLASH_ATTN":
         return flash_attn_sinks_ok(cc, fa_version)
     return cc in backend.sinks
+
+
+def flashinfer_nvfp4_fa2(q: VllmQuery) -> bool:
+    """FlashInfer serves this NVFP4 KV cache through its FA2 path (SM8x, SM9x, SM12x)."""
+    return q.kv_dtype.startswith("nvfp4") and q.cc[0] in (8, 9, 12)
+
+
+def _tokenspeed_dims(q: VllmQuery) -> tuple[Optional[int], ...]:
+    return q.qk_nope_head_dim, q.qk_rope_head_dim, q.v_head_dim
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason vLLM gives for rejecting a backend, declared once: `holds(backend, query)` is the condition,
+    `text` the verbatim message (`{got}` filled by `got(query)`). `backend` names the class whose
+    supports_combination gives it; "" is validate_configuration's own check, run for every backend."""
+
+    key: str
+    text: str
+    source: str
+    holds: Callable[[VllmBackend, VllmQuery], bool]
+    backend: str = ""
+    got: Optional[Callable[[VllmQuery], str]] = None
+
+    def message(self, q: VllmQuery) -> str:
+        return self.text.format(got=self.got(q)) if self.got is not None else self.text
+
+
+FA_MLA_DEVICE_REASON = "FlashAttention MLA not supported on this device"
+FA_MLA_DEVICE_SOURCE = src(f"{BACKENDS_DIR}/mla/flashattn_mla.py", "FlashAttnMLABackend.supports_combination")
+FA_SINK_CC_SOURCE = src(_FA, "FlashAttentionBackend.supports_combination")
+FLASHMLA_SPARSE_NVFP4_SOURCE = src(
+    f"{BACKENDS_DIR}/mla/flashmla_sparse.py", "FlashMLASparseBackend.supports_combination"
+)
+
+# validate_configuration's checks in its order, then the supports_combination texts (one backend each, in
+# the order its method tests them). vLLM stops at a backend's first supports_combination text.
+REASONS: tuple[Reason, ...] = (
+    Reason(
+        "head_size",
+        R_HEAD_SIZE,
+        VALIDATE_SOURCE + " (supports_head_size)",
+        lambda b, q: q.head_size is not None and not b.head_sizes.accepts(q.head_size, q.cc),
+    ),
+    Reason("dtype", R_DTYPE, VALIDATE_SOURCE + " (supported_dtypes)", lambda b, q: q.dtype not in b.dtypes),
+    Reason(
+        "kv_cache_dtype",
+        R_KV_DTYPE,
+        VALIDATE_SOURCE + " (supports_kv_cache_dtype)",
+        lambda b, q: not b.accepts_kv_dtype(q.kv_dtype, q.cc),
+    ),
+    Reason(
+        "block_size",
+        R_BLOCK_SIZE,
+        VALIDATE_SOURCE + " (supports_block_size)",
+        lambda b, q: q.block_size is not None and not b.accepts_block_size(q.block_size),
+    ),
+    Reason("mla", R_MLA, VALIDATE_SOURCE + " (use_mla != is_mla())", lambda b, q: q.use_mla and not b.mla),
+    Reason("non_mla", R_NON_MLA, VALIDATE_SOURCE + " (use_mla != is_mla())", lambda b, q: b.mla and not q.use_mla),
+    Reason(
+        "sinks",
+        R_SINKS,
+        VALIDATE_SOURCE + " (supports_sink)",
+        lambda b, q: q.has_sink and not supports_sink(b, q.cc, q.fa_version),
+    ),
+    Reason(
+        "sparse", R_SPARSE, VALIDATE_SOURCE + " (use_sparse != is_sparse())", lambda b, q: q.use_sparse and not b.sparse
+    ),
+    Reason(
+        "non_sparse",
+        R_NON_SPARSE,
+        VALIDATE_SOURCE + " (use_sparse != is_sparse())",
+        lambda b, q: b.sparse and not q.use_sparse,
+    ),
+    Reason("cc", R_CC, VALIDATE_SOURCE + " (supports_compute_capability)", lambda b, q: q.cc not in b.archs),
+    Reason(
+        "sliding_window",
+        R_SLIDING_WINDOW,
+        VALIDATE_SOURCE + " (supports_sliding_window)",
+        lambda b, q: q.has_sliding_window and not b.sliding_window,
+    ),
+    Reason("fa_sink_cc", FA_SINK_CC_REASON, FA_SINK_CC_SOURCE, lambda b, q: q.has_sink and q.cc < (9, 0), "FLASH_ATTN"),
+    Reason(
+        "fa_fp8_kv",
+        FA_FP8_KV_REASON,
+        FA_FP8_KV_SOURCE,
+        lambda b, q: (
+            is_quantised_kv(q.kv_dtype)
+            and not flash_attn_fp8_kv_ok(q.cc, q.kv_dtype, q.head_size, flash_attn_for_kv(q))
+        ),
+        "FLASH_ATTN",
+    ),
+    Reason(
+        "fi_nvfp4_head64",
+        FI_NVFP4_HEAD64_REASON,
+        FI_NVFP4_SOURCE,
+        lambda b, q: flashinfer_nvfp4_fa2(q) and q.head_size == 64,
+        "FLASHINFER",
+    ),
+    Reason(
+        "fi_nvfp4_sinks",
+        FI_NVFP4_SINK_REASON,
+        FI_NVFP4_SOURCE,
+        lambda b, q: flashinfer_nvfp4_fa2(q) and q.has_sink,
+        "FLASHINFER",
+    ),
+    Reason(
+        "flashmla_dense",
+        FLASHMLA_DENSE_REASON,
+        FLASHMLA_DENSE_SOURCE,
+        lambda b, q: not q.use_sparse and q.cc[0] != 9,
+        "FLASHMLA",
+    ),
+    Reason(
+        "flashmla_sparse_nvfp4",
+        FLASHMLA_SPARSE_NVFP4_REASON,
+        FLASHMLA_SPARSE_NVFP4_SOURCE,
+        lambda b, q: q.kv_dtype == "nvfp4_ds_mla" and q.cc[0] != 10,
+        "FLASHMLA_SPARSE",
+    ),
+    Reason("fa_mla_device", FA_MLA_DEVICE_REASON, FA_MLA_DEVICE_SOURCE, lambda b, q: q.cc[0] != 9, "FLASH_ATTN_MLA"),
+    Reason(
+        "fi_mla_qk_nope",
+        FI_MLA_QK_NOPE_REASON,
+        FI_MLA_QK_NOPE_SOURCE,
+        lambda b, q: q.qk_nope_head_dim is not None and q.qk_nope_head_dim not in FI_MLA_QK_NOPE,
+        "FLASHINFER_MLA",
+        got=lambda q: str(q.qk_nope_head_dim),
+    ),
+    Reason(
+        "tokenspeed_dims",
+        TOKENSPEED_DIMS_REASON,
+        TOKENSPEED_SOURCE,
+        lambda b, q: None not in _tokenspeed_dims(q) and _tokenspeed_dims(q) != TOKENSPEED_DIMS,
+        "TOKENSPEED_MLA",
+        got=lambda q: ", ".join(str(d) for d in _tokenspeed_dims(q)),
+    ),
+)
+
+
+class Rejection(NamedTuple):
+    """A reason that holds for one backend and query: its key, vLLM's text, and whether it comes from the
+    backend's supports_combination (of which vLLM reports only the first)."""
+
+    key: str
+    text: str
+    combination: bool
+
+
+def rejections(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = None) -> tuple[Rejection, ...]:
+    """Every declared reason that holds, once each, in vLLM's order (modelled backends only): the one
+    validator rules and the selection read. Unlike vLLM it does not stop at a backend's first
+    supports_combination text, so that each of them can be reported; `validate` gives vLLM's list."""
+    reasons = (release or RELEASES[-1]).reasons
+    return tuple(
+        Rejection(r.key, r.message(q), bool(r.backend))
+        for r in reasons
+        if r.backend in ("", backend.name) and r.holds(backend, q)
+    )
+
+
+def validate(backend: VllmBackend, q: VllmQuery) -> list[str]:
+    """AttentionBackend.validate_configuration: the reasons vLLM lists, in its order (modelled backends only)."""
+    out, combined = [], False
+    for rejection in rejections(backend, q):
+        if rejection.combination:
+            if combined:
+                continue
+            combined = True
+        out.append(rejection.text)
+    return out
 
 
 PRIORITY_SOURCE = src(CUDA_PY, "_get_backend_priorities")
@@ -1096,25 +1248,63 @@ def priorities(q: VllmQuery) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Selection:
     chosen: Optional[str]
-    rejected: dict[str, list[str]]  # backend -> reasons, in priority order
+    rejected: Mapping[str, tuple[str, ...]]  # backend -> vLLM's reasons, in priority order (read-only)
     unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
 
 
 @lru_cache(maxsize=4096)
 def select(q: VllmQuery) -> Selection:
-    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named."""
-    rejected: dict[str, list[str]] = {}
+    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named.
+
+    Cached: a pure function of a frozen query, and its Selection is read-only, so no caller sees another's."""
+    rejected: dict[str, tuple[str, ...]] = {}
     unmodelled = []
+    chosen = None
     for name in priorities(q):
         backend = BY_NAME[name]
         if not backend.modelled:
             unmodelled.append(name)
             continue
-        reasons = validate(backend, q)
+        reasons = tuple(validate(backend, q))
         if not reasons:
-            return Selection(name, rejected, tuple(unmodelled))
+            chosen = name
+            break
         rejected[name] = reasons
-    return Selection(None, rejected, tuple(unmodelled))
+    return Selection(chosen, MappingProxyType(rejected), tuple(unmodelled))
+
+
+# --- one declaration per range of vLLM releases -------------------------------------------------------------
+@dataclass(frozen=True)
+class Release:
+    """What one range of vLLM releases declares, read from one wheel: every backend with its capabilities
+    (each fact's source: VllmBackend.source_of) and every reason validate_configuration gives (REASONS).
+
+    A range holds from `since` up to the next declared one. Only the vllm 0.33.0 range is declared; older
+    releases get it with CHANGES applied (the older capability values read in the 0.15.0-0.30.0 wheels)."""
+
+    since: str
+    read_from: str
+    backends: Mapping[str, VllmBackend]
+    reasons: tuple[Reason, ...]
+
+
+RELEASES: tuple[Release, ...] = (
+    Release(
+        since=VLLM_VERSION,
+        read_from=f"the vllm {VLLM_VERSION} wheel (pip download --no-deps vllm=={VLLM_VERSION})",
+        backends=BY_NAME,
+        reasons=REASONS,
+    ),
+)
+
+
+def release_for(version: Optional[str]) -> Release:
+    """The declared range holding `version`: the newest for an unknown version, the oldest for older releases."""
+    if version is None:
+        return RELEASES[-1]
+    wanted = _v(version)[:3]
+    holding = [r for r in RELEASES if _v(r.since) <= wanted]
+    return holding[-1] if holding else RELEASES[0]
 
 
 def backend_info(backend: VllmBackend) -> BackendInfo:
