@@ -3,6 +3,8 @@
 # after the FA4 + CUTLASS DSL install of ../shared/gpu/README.md (part1 unpacked by an earlier call):
 #   call 1: source .gpu/part2/install.sh && bash bench/device_final.sh record
 #   call 2: export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages && bash bench/device_final.sh bench
+# or, for the probe's record alone (its fixtures, the start-up ratios, the GPU tests) in one call:
+#   source .gpu/part2/install.sh && bash bench/device_final.sh probe
 # Everything goes under /tmp/final and is packed as one archive into "$OUT" (the transfer takes 8 files).
 set -uo pipefail
 : "${OUT:?set OUT to the output directory}"
@@ -36,10 +38,20 @@ bench() {
   echo "run_all exit $?" >> "$work/bench-h200.txt"
 }
 
+probe() {
+  OUT="$work/probe" bash -c 'mkdir -p "$OUT"; timeout 170 bash bench/device_probe.sh --no-bench' > "$work/probe.log" 2>&1
+  export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
+  timeout 120 python3 bench/bench_startup.py --runs 15 --json > "$work/startup-h200.txt" 2>&1
+  echo "bench_startup exit $?" >> "$work/startup-h200.txt"
+  timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider tests > "$work/pytest-gpu.txt" 2>&1
+  echo "pytest exit $?" >> "$work/pytest-gpu.txt"
+}
+
 case "${1:-}" in
   record) record ;;
   bench) bench ;;
-  *) echo "usage: device_final.sh record|bench" >&2; exit 2 ;;
+  probe) probe ;;
+  *) echo "usage: device_final.sh record|bench|probe" >&2; exit 2 ;;
 esac
 tar -czf "$OUT/final-$1.tgz" -C /tmp final
 for f in "$work"/*.txt "$work"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -n 25 "$f" | cut -c1-300; }; done
