@@ -44,9 +44,10 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
     gpu_probe = _Background(gpus.collect_gpus, lambda e: GpuFacts(error=e))
     nvcc_probe = _Background(toolkit.cuda_toolkit_facts, lambda e: CudaToolkitFacts(error=e))
     facts.torch = _guard(toolkit.torch_facts, lambda e: TorchFacts(error=e))
+    installed = libraries.DistributionIndex()
     facts.libraries = [
         _guard(
-            lambda spec=spec: libraries.library_facts(spec),
+            lambda spec=spec: libraries.library_facts(spec, installed),
             lambda e, spec=spec: LibraryFacts(key=spec.key, title=spec.title, notes=[e]),
         )
         for spec in libraries.CATALOGUE

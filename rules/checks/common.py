@@ -9,7 +9,6 @@ from packaging.version import Version
 
 from rules.config import Config
 from rules.knowledge import NEWEST_KNOWN
-from rules.knowledge.import_diagnosis import diagnose
 from rules.target import Target
 
 SGLANG_NEWEST = "sglang>=0.5.20"
@@ -71,5 +70,7 @@ def library_state(target: Target, key: str) -> LibraryState:
         return LibraryState(True, f"{version.strip() or 'installed'}, imports")
     if status in UNCHECKED or not target.facts.imports_checked:
         return LibraryState(None, f"installed{version}, import not checked")
+    from rules.knowledge.import_diagnosis import diagnose  # only where software was probed: --gpu never loads it
+
     detail = "; ".join(part for part in (probed.health.error, diagnose(probed, target.facts)) if part)
     return LibraryState(False, f"installed{version} but its import {status}", detail)
