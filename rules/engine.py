@@ -373,7 +373,8 @@ _NO_MODEL = skipped("needs the model (give --model)")
 def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome]:
     """The engine's answer when a rule's declared applicability does not hold, else None (run the check)."""
     if r.backends and not (r.backends & config.backends):
-        return skipped(f"applies to the {' / '.join(sorted(r.backends))} backend")
+        names = sorted(r.backends)
+        return skipped(f"applies to the {' / '.join(names)} backend{'s' if len(names) > 1 else ''}")
     if r.needs_gpu and target.cc is None:
         return _NO_GPU
     if r.needs_model and config.model is None:

@@ -16,15 +16,13 @@ FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel 
 FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
 
 
-def _not_fa3(cfg):
-    return "fa3" not in cfg.backends
-
-
 @rule(
     id="fa3-arch",
     title="fa3 runs on SM80-SM90 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
+    needs_gpu=True,
     stage="init",
     prevents=FA3_ARCH_MESSAGE,
     source=REGISTRY,
@@ -40,10 +38,6 @@ on every GPU but SM100/SM120, so on Thor this rule catches that default too.""",
     references=("https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/attention_backend.md",),
 )
 def fa3_arch(cfg, target):
-    if _not_fa3(cfg):
-        return skipped("applies to the fa3 backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
     if target.major in (8, 9):
         return passed(gpu(target), "SM80-SM90")
     if target.major >= 10:
@@ -64,6 +58,7 @@ def fa3_arch(cfg, target):
     title="fa3 serves MLA models on SM90 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="init",
     prevents=FA3_ARCH_MESSAGE,
     source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
@@ -75,8 +70,8 @@ non-MLA models, with the generic SM80-90 message.""",
     fix_title="Use --attention-backend triton (or flashinfer) for MLA on SM8x",
 )
 def fa3_mla_sm8x(cfg, target):
-    if _not_fa3(cfg) or not cfg.mla:
-        return skipped("applies to MLA models on the fa3 backend")
+    if not cfg.mla:
+        return skipped("applies to MLA models")
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major != 8:
@@ -93,6 +88,7 @@ def fa3_mla_sm8x(cfg, target):
     title="A custom score_mod needs the FA4 backend",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="runtime",
     prevents="score_mod is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
@@ -106,8 +102,6 @@ score_mod on SM8x (rule fa4-score-mod-sm8x).""",
     fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
 )
 def fa3_score_mod(cfg, target):
-    if _not_fa3(cfg):
-        return skipped("applies to the fa3 backend")
     if "score_mod" not in cfg.features:
         return passed("no custom score_mod", "score_mod only on FA4")
     fix = (
@@ -123,6 +117,7 @@ def fa3_score_mod(cfg, target):
     title="A sheared relative bias (rel_bias) needs the FA4 backend",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="runtime",
     prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
@@ -135,8 +130,6 @@ SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
     fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
 )
 def fa3_rel_bias(cfg, target):
-    if _not_fa3(cfg):
-        return skipped("applies to the fa3 backend")
     if "rel_bias" not in cfg.features:
         return passed("no rel_bias", "rel_bias only on FA4")
     fix = ["--attention-backend fa4"] if target.major in (9, 10, 11) else ["--attention-backend triton"]
@@ -176,6 +169,7 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
     title="fa3 on SM8x cannot read an FP8 KV cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
     source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
@@ -188,8 +182,8 @@ call is refused at the first forward. (MLA models dequantize instead, but fa3 do
     fix_title="Use --kv-cache-dtype auto on SM8x with fa3, or flashinfer/triton for an FP8 KV cache",
 )
 def fa3_fp8_sm8x(cfg, target):
-    if _not_fa3(cfg) or cfg.kv_cache_dtype not in FP8:
-        return skipped("applies to fa3 with an FP8 KV cache")
+    if cfg.kv_cache_dtype not in FP8:
+        return skipped("applies to an FP8 KV cache")
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major != 8:
@@ -206,6 +200,8 @@ def fa3_fp8_sm8x(cfg, target):
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
+    needs_model=True,
     stage="runtime",
     prevents="FlashAttention forward only supports head dimension at most 256",
     source=FA3_API,
@@ -219,11 +215,11 @@ FA3 instantiates kernels for these shapes only and refuses others when the first
     fix_title="Use flashinfer or triton for this model",
 )
 def fa3_head_dim(cfg, target):
-    if _not_fa3(cfg) or cfg.mla:
-        return skipped("applies to non-MLA models on the fa3 backend")
+    if cfg.mla:
+        return skipped("applies to non-MLA models")
     model = cfg.model
-    if model is None or model.head_dim is None:
-        return skipped("needs the model's head_dim (give --model)")
+    if model.head_dim is None:
+        return skipped("the model's config gives no head_dim")
     hd, hv = model.head_dim, model.v_head_dim or model.head_dim
     shape = f"(head_dim, v_head_dim) = ({hd}, {hv})"
     if hd > 256 or hd % 8 or hv % 8:
@@ -246,6 +242,7 @@ def fa3_head_dim(cfg, target):
     title="fa3 computes in fp16 or bf16 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
     source=FA3_API,
@@ -256,8 +253,6 @@ FA3 has no fp32 kernels and refuses fp32 queries at the first forward. (An FP8 E
     fix_title="Use --dtype bfloat16 (or float16)",
 )
 def fa3_dtype(cfg, target):
-    if _not_fa3(cfg):
-        return skipped("applies to the fa3 backend")
     if cfg.dtype in ("float32", "float", "fp32"):
         return failed(f"--dtype {cfg.dtype}", "float16 or bfloat16", ["--dtype bfloat16"])
     return passed(f"--dtype {cfg.dtype}", "float16 or bfloat16 (auto resolves to one)")

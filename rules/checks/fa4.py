@@ -20,10 +20,6 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
 
 
-def _fa4(cfg):
-    return "fa4" in cfg.backends
-
-
 def _fa4_fix_for(target):
     """The usual replacement for fa4 on this arch."""
     if target.major == 9:
@@ -64,6 +60,8 @@ def fa4_arch(cfg, target):
     title="fa4 cannot serve a paged KV cache on SM8x",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_gpu=True,
     stage="runtime",
     prevents="paged KV not supported on SM 8.0",
     source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
@@ -75,10 +73,6 @@ so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits."
     fix_title="Use --attention-backend fa3 (MHA), flashinfer or triton on SM8x",
 )
 def fa4_paged_kv_sm8x(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
     if target.major != 8:
         return passed(gpu(target), "not SM8x")
     fix = ["--attention-backend triton"] if cfg.mla else ["--attention-backend fa3", "--attention-backend flashinfer"]
@@ -90,6 +84,7 @@ def fa4_paged_kv_sm8x(cfg, target):
     title="fa4 reads an FP8 KV cache only on SM10x",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
@@ -102,8 +97,8 @@ whose interface has the same assert.""",
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
 def fa4_fp8_sm100(cfg, target):
-    if not _fa4(cfg) or cfg.kv_cache_dtype not in FP8 or cfg.mla:
-        return skipped("applies to non-MLA models on fa4 with an FP8 KV cache (MLA decode dequantizes)")
+    if cfg.kv_cache_dtype not in FP8 or cfg.mla:
+        return skipped("applies to non-MLA models with an FP8 KV cache (MLA decode dequantizes)")
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major == 10:
@@ -130,6 +125,8 @@ def _head_dims(cfg):
     title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_model=True,
     stage="runtime",
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
     "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
@@ -143,13 +140,11 @@ decode needs SM100/SM110 (rule fa4-mla-arch).""",
     fix_title="Use --attention-backend fa3 or flashinfer for this model on SM90",
 )
 def fa4_head_dim_sm90(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
     if target.major != 9:
         return skipped("applies to SM90")
     dims = _head_dims(cfg)
     if dims is None:
-        return skipped("needs the model's head dims (give --model)")
+        return skipped("the model's config gives no head_dim")
     hd, hv = dims
     ok = (8 <= hd <= 256 and 8 <= hv <= 256 and hd % 8 == 0 and hv % 8 == 0) or hd == hv == 512
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
@@ -167,6 +162,8 @@ def fa4_head_dim_sm90(cfg, target):
     title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_model=True,
     stage="runtime",
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
     "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
@@ -181,13 +178,11 @@ first forward. The flash-attn-4 4.0.0b36 wheel has the same rule.""",
     fix_title="Use --attention-backend trtllm_mha or flashinfer for this model on SM100",
 )
 def fa4_head_dim_sm100(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
     if target.major not in (10, 11):
         return skipped("applies to SM100/SM110")
     dims = _head_dims(cfg)
     if dims is None:
-        return skipped("needs the model's head dims (give --model)")
+        return skipped("the model's config gives no head_dim")
     hd, hv = dims
     ok = (
         (
@@ -214,6 +209,8 @@ def fa4_head_dim_sm100(cfg, target):
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_model=True,
     stage="runtime",
     prevents="SM100 forward with head_dim=256 does not support seqused_q/seqused_k",
     source=f"{INTERFACE}, _flash_attn_fwd (use_dedicated_hd256_kernel); kernels/ops/attention/"
@@ -228,12 +225,10 @@ decode fails even without softcap or sinks; this last step is read from the code
     fix_title="Use --attention-backend trtllm_mha or flashinfer for head_dim 256 on SM100",
 )
 def fa4_hd256_sm100(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
     if target.major not in (10, 11):
         return skipped("applies to SM100/SM110")
     if _head_dims(cfg) is None:
-        return skipped("needs the model's head dims (give --model)")
+        return skipped("the model's config gives no head_dim")
     if _head_dims(cfg) != (256, 256):
         return passed(f"head_dim {cfg.model.head_dim}", "not the hd256 kernel")
     extras = [f for f in ("softcap", "sinks") if f in cfg.features]
@@ -250,6 +245,7 @@ def fa4_hd256_sm100(cfg, target):
     title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
     "8 and 256 and divisible by 8.",
@@ -268,8 +264,8 @@ SM8x/SM12x it is "only support Blackwell arch with qv".""",
     fix_title="Use fa3 on SM90, flashinfer/trtllm_mla on SM12x, triton elsewhere",
 )
 def fa4_mla_arch(cfg, target):
-    if not _fa4(cfg) or not cfg.mla:
-        return skipped("applies to MLA models on the fa4 backend")
+    if not cfg.mla:
+        return skipped("applies to MLA models")
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major in (10, 11):
@@ -322,6 +318,7 @@ def fa4_deterministic_mla_arch(cfg, target):
     title="A custom score_mod on fa4 needs SM90 or newer",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
     source=f"{INTERFACE}, _flash_attn_fwd",
@@ -333,8 +330,8 @@ is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36
     fix_title="Use --attention-backend triton on SM8x",
 )
 def fa4_score_mod_sm8x(cfg, target):
-    if not _fa4(cfg) or "score_mod" not in cfg.features:
-        return skipped("applies to a custom score_mod on the fa4 backend")
+    if "score_mod" not in cfg.features:
+        return skipped("applies to a custom score_mod")
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major != 8:
@@ -351,6 +348,7 @@ def fa4_score_mod_sm8x(cfg, target):
     title="fa4 cannot combine logit soft-capping with a custom score_mod",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="softcap and score_mod cannot be used together",
     source=f"{INTERFACE}, _flash_attn_fwd",
@@ -361,8 +359,8 @@ FA4 implements soft-capping as a built-in score_mod, so it asserts when a second
     fix_title="Fold the soft-cap into the score_mod, or use --attention-backend triton",
 )
 def fa4_softcap_score_mod(cfg, target):
-    if not _fa4(cfg) or "score_mod" not in cfg.features:
-        return skipped("applies to a custom score_mod on the fa4 backend")
+    if "score_mod" not in cfg.features:
+        return skipped("applies to a custom score_mod")
     if "softcap" not in cfg.features:
         return passed("score_mod without soft-capping", "not both")
     return failed(
@@ -375,6 +373,7 @@ def fa4_softcap_score_mod(cfg, target):
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
@@ -387,8 +386,8 @@ asserts. Older research notes said SM9x/10x only; the 0.5.23 code adds SM11x and
     fix_title="Use --attention-backend triton",
 )
 def fa4_rel_bias_arch(cfg, target):
-    if not _fa4(cfg) or "rel_bias" not in cfg.features:
-        return skipped("applies to a sheared rel_bias on the fa4 backend")
+    if "rel_bias" not in cfg.features:
+        return skipped("applies to a sheared rel_bias")
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major in (9, 10, 11):
@@ -416,6 +415,7 @@ def fa4_rel_bias_arch(cfg, target):
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="startup",
     prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
     "{page_size} to 128.",
@@ -428,8 +428,8 @@ cascade needs page size 1). Passing --page-size 128 makes the choice explicit.""
     fix_title="Pass --page-size 128",
 )
 def fa4_page_size_128(cfg, target):
-    if not _fa4(cfg) or cfg.mla:
-        return skipped("applies to non-MLA models on the fa4 backend")
+    if cfg.mla:
+        return skipped("applies to non-MLA models")
     if target.major != 10:
         return skipped("applies to SM100/SM103")
     if (cfg.speculative_eagle_topk or 0) > 1:
@@ -447,6 +447,8 @@ def fa4_page_size_128(cfg, target):
     title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
     engine="sglang",
     versions="sglang<0.5.20",
+    backends=("fa4",),
+    needs_gpu=True,
     stage="runtime",
     prevents="Paged KV not supported on SM 12.0 in this PR",
     source="sglang 0.5.17: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd; "
@@ -463,10 +465,6 @@ checked, so the boundary is put at 0.5.20.""",
     fix_title="Upgrade SGLang to 0.5.20 or newer, or use --attention-backend flashinfer/triton on SM12x",
 )
 def fa4_sm12x_paged_kv(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
     if target.major != 12:
         return passed(gpu(target), "not SM12x")
     return failed(

@@ -133,6 +133,7 @@ def general_flashattention_version_env(cfg, target):
     title="triton has no cross attention (encoder-decoder models)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("triton",),
     stage="init",
     prevents="Cross attention is not supported in the triton attention backend. Please use "
     "`--attention-backend flashinfer`.",
@@ -144,8 +145,6 @@ flashinfer for this reason.""",
     fix_title="Use --attention-backend flashinfer",
 )
 def general_triton_cross_attention(cfg, target):
-    if "triton" not in cfg.backends:
-        return skipped("applies to the triton backend")
     if "cross_attention" not in cfg.features:
         return passed("no cross attention", "decoder-only on triton")
     return failed(
@@ -155,15 +154,13 @@ def general_triton_cross_attention(cfg, target):
     )
 
 
-def _hpc(cfg):
-    return "hpc_ops" in cfg.backends
-
-
 @rule(
     id="hpc-ops-arch",
     title="hpc_ops runs on Hopper (SM90) only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("hpc_ops",),
+    needs_gpu=True,
     stage="runtime",
     reason="SGLang has no start-up arch check for hpc_ops; its kernels are Hopper-only, so other GPUs fail at the "
     "first kernel launch.",
@@ -175,10 +172,6 @@ The choice list documents Hopper as the only target; no code refuses other archs
     fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
 )
 def hpc_ops_arch(cfg, target):
-    if not _hpc(cfg):
-        return skipped("applies to the hpc_ops backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
     if target.major == 9:
         return passed(gpu(target), "SM90")
     return failed(f"hpc_ops on {gpu(target)}", "SM90 (Hopper)", ["--attention-backend flashinfer"])
@@ -189,6 +182,7 @@ def hpc_ops_arch(cfg, target):
     title="hpc_ops: no MLA, no cross attention, no speculative decoding",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("hpc_ops",),
     stage="init",
     prevents="hpc_ops backend can only be used with non-MLA models.",
     source=f"{REGISTRY}, create_hpc_ops_backend",
@@ -200,8 +194,6 @@ They are raised when the model runner builds the backend, after weights load."""
     fix_title="Use --attention-backend fa3 for this config on SM90",
 )
 def hpc_ops_model(cfg, target):
-    if not _hpc(cfg):
-        return skipped("applies to the hpc_ops backend")
     problems = [
         p
         for p, bad in (
@@ -225,6 +217,7 @@ def hpc_ops_model(cfg, target):
     title="hpc_ops silently forces page size 64",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("hpc_ops",),
     stage="startup",
     prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -234,8 +227,6 @@ The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit."
     fix_title="Pass --page-size 64",
 )
 def hpc_ops_page_size(cfg, target):
-    if not _hpc(cfg):
-        return skipped("applies to the hpc_ops backend")
     if cfg.page_size == 64:
         return passed("--page-size 64", "64")
     given = "no --page-size" if cfg.page_size is None else f"--page-size {cfg.page_size}"
@@ -249,6 +240,7 @@ def hpc_ops_page_size(cfg, target):
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    needs_model=True,
     stage="load",
     reason="SGLang's attention layers assert the head split when the model is built, after the process group is up.",
     source="sglang: python/sglang/srt/models/llama.py, LlamaAttention.__init__ (assert total_num_heads % tp_size "
@@ -261,8 +253,8 @@ A bare assert fails at model construction otherwise. MLA models shard query head
 )
 def general_tp_heads(cfg, target):
     model = cfg.model
-    if model is None or not model.num_attention_heads:
-        return skipped("needs the model's head counts (give --model)")
+    if not model.num_attention_heads:
+        return skipped("the model's config gives no attention-head count")
     tp = cfg.tp_size
     if cfg.flags.get("enable_dp_attention") and cfg.flags.get("dp_size"):
         tp = max(1, tp // int(cfg.flags["dp_size"]))
@@ -286,6 +278,8 @@ def general_tp_heads(cfg, target):
     title="FlashInfer needs compute capability 7.5 or newer",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("flashinfer",),
+    needs_gpu=True,
     stage="runtime",
     reason="FlashInfer ships and JIT-compiles kernels for SM75 and newer only; on Volta the first kernel launch "
     "fails (no kernel image for the device).",
@@ -298,10 +292,6 @@ this before loading the model.""",
     fix_title="Use --attention-backend triton or torch_native on pre-Turing GPUs",
 )
 def flashinfer_arch(cfg, target):
-    if "flashinfer" not in cfg.backends:
-        return skipped("applies to the flashinfer backend")
-    if target.cc is None:
-        return unknown("compute capability unknown")
     if target.cc >= (7, 5):
         return passed(gpu(target), "compute capability 7.5 or newer")
     return failed(

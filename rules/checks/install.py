@@ -39,6 +39,7 @@ def _fa4_source(cfg, target) -> tuple[bool, str]:
     title="The fa4 backend needs a working CUTLASS CuTe DSL and quack-kernels (flash-attn-4 on sglang 0.5.10-0.5.15)",
     engine="sglang",
     versions="sglang>=0.5.9",
+    backends=("fa4",),
     stage="runtime",
     needs_software=True,
     prevents="FlashAttention-4 CUTE is not available. Install flash-attn-4 with its CUDA/CUTE dependencies, or run "
@@ -65,8 +66,6 @@ file not processed, e.g. a PYTHONPATH install) shows here as a failed import, wi
     "on sglang 0.5.10-0.5.15)",
 )
 def install_fa4_library(cfg, target):
-    if "fa4" not in cfg.backends:
-        return skipped("applies to the fa4 backend")
     uses_pip, source = _fa4_source(cfg, target)
     needed = ("cutlass_dsl", "quack", "fa4") if uses_pip else ("cutlass_dsl", "quack")
     states = {key: library_state(target, key) for key in DIST_NAMES}
@@ -94,6 +93,7 @@ def install_fa4_library(cfg, target):
     title="The fa3 backend needs sgl-kernel with its FlashAttention 3 ops",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("fa3",),
     stage="init",
     needs_software=True,
     prevents="Can not import sgl_kernel. Please check your installation.",
@@ -108,8 +108,6 @@ for another torch or CUDA fails here with an undefined-symbol or "no kernel imag
     fix_title="pip install sglang-kernel matching your sglang (0.4.10 for sglang 0.5.23) and torch build",
 )
 def install_fa3_library(cfg, target):
-    if "fa3" not in cfg.backends:
-        return skipped("applies to the fa3 backend")
     state = library_state(target, "sgl_kernel")
     ok, found = state.healthy, str(state)
     if ok:
@@ -136,6 +134,7 @@ FLASHINFER_BACKENDS = ("flashinfer", "trtllm_mha", "trtllm_mla", "cutedsl_mla", 
     title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=FLASHINFER_BACKENDS,
     stage="runtime",
     needs_software=True,
     reason="SGLang imports flashinfer only when is_flashinfer_available(); without it these backends fail at "
@@ -155,8 +154,6 @@ the first forward. Without flashinfer SGLang's default backends also change (tri
 )
 def install_flashinfer_library(cfg, target):
     used = sorted(cfg.backends & set(FLASHINFER_BACKENDS))
-    if not used:
-        return skipped("applies to flashinfer / trtllm_mha / trtllm_mla / cutedsl_mla")
     state = library_state(target, "flashinfer")
     ok, found = state.healthy, str(state)
     found = f"flashinfer {found} (for {', '.join(used)})"

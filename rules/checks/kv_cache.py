@@ -59,6 +59,7 @@ def kv_mxfp8_requires_fa4(cfg, target):
     title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="MXFP8 KV cache requires per-token Q scales (q_descale) from the attention layer for the "
     "block-scaled QK^T path.",
@@ -73,8 +74,8 @@ model fails at the first forward.""",
     fix_title="Use --kv-cache-dtype fp8_e4m3 (or auto) for this model",
 )
 def kv_mxfp8_q_scales(cfg, target):
-    if not _mxfp8(cfg) or "fa4" not in cfg.backends:
-        return skipped("applies to --kv-cache-dtype mxfp8 on fa4")
+    if not _mxfp8(cfg):
+        return skipped("applies to --kv-cache-dtype mxfp8")
     if cfg.model is None or not cfg.model.architecture:
         return unknown("which models supply Q scales depends on the architecture: give --model")
     if cfg.model.architecture.startswith("Inkling"):
@@ -179,6 +180,7 @@ def kv_mxfp8_page_size(cfg, target):
     title="An MXFP8 KV cache needs head dims divisible by 32",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    needs_model=True,
     stage="load",
     prevents="MXFP8 KV cache requires head_dim divisible by 32, got {head_dim}.",
     source=f"{POOL} (buffer allocation, MXFP8_SCALE_BLOCK_SIZE = 32)",
@@ -191,8 +193,8 @@ allocates the cache at start-up.""",
 def kv_mxfp8_head_dim(cfg, target):
     if not _mxfp8(cfg):
         return skipped("applies to --kv-cache-dtype mxfp8")
-    if cfg.model is None or cfg.model.head_dim is None:
-        return skipped("needs the model's head dims (give --model)")
+    if cfg.model.head_dim is None:
+        return skipped("the model's config gives no head_dim")
     hd, hv = cfg.model.head_dim, cfg.model.v_head_dim or cfg.model.head_dim
     if hd % 32 == 0 and hv % 32 == 0:
         return passed(f"head dims ({hd}, {hv})", "multiples of 32")

@@ -59,6 +59,8 @@ def _trtllm_mha_majors(release: Version, phase: str) -> tuple[int, ...]:
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("trtllm_mha",),
+    needs_gpu=True,
     stage="startup",
     prevents="TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. Please use a "
     "different prefill backend.",
@@ -77,10 +79,6 @@ supported on Hopper (SM90), Blackwell (SM100) and (SM120) GPUs. Please use a dif
 )
 def trtllm_mha_arch(cfg, target):
     phases = [p for p, b in (("prefill", cfg.prefill_backend), ("decode", cfg.decode_backend)) if b == "trtllm_mha"]
-    if not phases:
-        return skipped("applies to the trtllm_mha backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
     release = sglang_release(target)
     refused = [p for p in phases if target.major not in _trtllm_mha_majors(release, p)]
     need = " and ".join(f"{p}: SM{'/SM'.join(f'{m}x' for m in _trtllm_mha_majors(release, p))}" for p in phases)
@@ -100,6 +98,7 @@ def trtllm_mha_arch(cfg, target):
     title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
     engine="sglang",
     versions="sglang>=0.5.19",
+    backends=("trtllm_mha",),
     stage="startup",
     prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
     source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
@@ -112,7 +111,7 @@ variant; SGLang refuses the combination at start-up. Decode (XQA) is unaffected,
 )
 def trtllm_mha_sm120_fp8_prefill(cfg, target):
     if cfg.prefill_backend != "trtllm_mha":
-        return skipped("applies to trtllm_mha prefill")
+        return skipped("applies to trtllm_mha prefill (decode runs XQA)")
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major != 12:
@@ -154,6 +153,7 @@ def trtllm_mha_page(cfg, target):
     title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
     engine="sglang",
     versions="sglang>=0.5.17",
+    backends=("trtllm_mha",),
     stage="init",
     prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
     "support GQA (q heads per kv head > 1, got {q}/{kv}) with equal QK/V head dims (got {d}/{dv}) and a "
@@ -169,8 +169,6 @@ native page-128 kernels and is not affected. Read in sglang 0.5.23; page 128 is 
     fix_title="Pass --page-size 64",
 )
 def trtllm_mha_page128_gqa(cfg, target):
-    if "trtllm_mha" not in cfg.backends:
-        return skipped("applies to the trtllm_mha backend")
     if cfg.page_size is None or cfg.page_size < 128:
         return skipped("applies to --page-size 128")
     if target.major is None:
@@ -203,6 +201,7 @@ def trtllm_mha_page128_gqa(cfg, target):
     title="An MLA model cannot use trtllm_mha",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("trtllm_mha",),
     stage="init",
     prevents="trtllm_mha backend can only be used with non-MLA models.",
     source=f"{REGISTRY}, create_trtllm_mha_backend",
@@ -215,8 +214,6 @@ backend, is covered by hpc-ops-model.)""",
     fix_title="Use --attention-backend trtllm_mla (Blackwell), fa3 or flashmla (SM90), or triton",
 )
 def trtllm_mha_mla_model(cfg, target):
-    if "trtllm_mha" not in cfg.backends:
-        return skipped("applies to the trtllm_mha backend")
     if not cfg.mla:
         return passed("a non-MLA model on trtllm_mha", "a non-MLA model")
     return failed("an MLA model on trtllm_mha", "an MLA backend", [f"--attention-backend {_mla_fallback(target)}"])
@@ -230,8 +227,6 @@ MLA_ONLY_UNCHECKED = ("flashmla", "cutlass_mla")
 
 def _mha_model_on(cfg, target, backends: tuple[str, ...]):
     used = sorted(cfg.backends & set(backends))
-    if not used:
-        return skipped(f"applies to {', '.join(backends)}")
     if cfg.mla:
         return passed(f"an MLA model on {', '.join(used)}", "an MLA model")
     fix = {10: "trtllm_mha", 9: "fa3"}.get(target.major, "flashinfer")
@@ -245,6 +240,7 @@ def _mha_model_on(cfg, target, backends: tuple[str, ...]):
     title="trtllm_mla and cutedsl_mla need an MLA model",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=MLA_ONLY_CHECKED,
     stage="init",
     prevents="trtllm_mla backend can only be used with MLA models.",
     source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (create_tokenspeed_mla_backend, "
@@ -266,6 +262,7 @@ def mla_backend_mha_model(cfg, target):
     title="flashmla and cutlass_mla need an MLA model",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=MLA_ONLY_UNCHECKED,
     stage="init",
     reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
     "when the model runner builds the attention backend, after the weights have loaded.",
@@ -375,6 +372,9 @@ def trtllm_mla_page(cfg, target):
 # --- CuTe DSL MLA and TokenSpeed MLA ------------------------------------------------------------------------
 
 
+NOT_CUTEDSL = "applies to the cutedsl_mla backend (tokenspeed_mla is its own backend before sglang 0.5.23)"
+
+
 def _cutedsl_phases(cfg, target) -> set[str]:
     """Where cutedsl_mla runs; sglang 0.5.23 renames tokenspeed_mla to it (serving_hook.handle_deprecated_args)."""
     names = {"cutedsl_mla"} | ({"tokenspeed_mla"} if sglang_release(target) >= V0_5_23 else set())
@@ -386,6 +386,7 @@ def _cutedsl_phases(cfg, target) -> set[str]:
     title="cutedsl_mla is decode-only",
     engine="sglang",
     versions="sglang>=0.5.13",
+    backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA only supports decoding for now",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
@@ -398,7 +399,7 @@ SGLang's CuTe DSL MLA backend implements decode only and asserts against it for 
 def cutedsl_mla_decode_only(cfg, target):
     phases = _cutedsl_phases(cfg, target)
     if not phases:
-        return skipped("applies to the cutedsl_mla backend")
+        return skipped(NOT_CUTEDSL)
     explicit_prefill = cfg.prefill_attention_backend in ("cutedsl_mla", "tokenspeed_mla") and "prefill" in phases
     if not explicit_prefill:
         return passed("cutedsl_mla for decode (prefill: trtllm_mla or as given)", "cutedsl_mla for decode only")
@@ -414,6 +415,7 @@ def cutedsl_mla_decode_only(cfg, target):
     title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
     engine="sglang",
     versions="sglang>=0.5.13",
+    backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
@@ -425,7 +427,7 @@ SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm
 )
 def cutedsl_mla_arch(cfg, target):
     if not _cutedsl_phases(cfg, target):
-        return skipped("applies to the cutedsl_mla backend")
+        return skipped(NOT_CUTEDSL)
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major == 10:
@@ -442,6 +444,7 @@ def cutedsl_mla_arch(cfg, target):
     title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
     engine="sglang",
     versions="sglang>=0.5.13",
+    backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
@@ -452,7 +455,7 @@ SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
 )
 def cutedsl_mla_kv_dtype(cfg, target):
     if not _cutedsl_phases(cfg, target):
-        return skipped("applies to the cutedsl_mla backend")
+        return skipped(NOT_CUTEDSL)
     allowed = ("fp8_e4m3", "bf16", "bfloat16", "auto")
     if cfg.kv_cache_dtype in allowed or (cfg.uses("tokenspeed_mla") and sglang_release(target) >= V0_5_23):
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
@@ -468,6 +471,7 @@ def cutedsl_mla_kv_dtype(cfg, target):
     title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
     engine="sglang",
     versions="sglang>=0.5.13",
+    backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
@@ -479,7 +483,7 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
 )
 def cutedsl_mla_page(cfg, target):
     if not _cutedsl_phases(cfg, target):
-        return skipped("applies to the cutedsl_mla backend")
+        return skipped(NOT_CUTEDSL)
     return _page_snap(cfg, (32, 64), "cutedsl_mla", 64)
 
 
@@ -581,6 +585,8 @@ def tokenspeed_mla_page(cfg, target):
     title="flashmla needs an SM90 or SM100 GPU",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("flashmla",),
+    needs_gpu=True,
     stage="runtime",
     reason="SGLang has no start-up check: FlashMLA's kernels are built for SM90 and SM100 only and fail at the "
     "first decode (after weights load) on other GPUs.",
@@ -596,10 +602,6 @@ GPU at start-up, so the failure comes at the first decode. vLLM refuses it up fr
     fix_title="Use --attention-backend trtllm_mla (SM110/SM12x) or triton",
 )
 def flashmla_arch(cfg, target):
-    if "flashmla" not in cfg.backends:
-        return skipped("applies to the flashmla backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
     if target.major in (9, 10):
         return passed(gpu(target), "compute capability 9.x or 10.x")
     return failed(

@@ -45,6 +45,7 @@ def _topk_label(cfg) -> str:
     title="trtllm_mha supports speculative decoding only with top-k 1",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("trtllm_mha",),
     stage="startup",
     prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
@@ -58,8 +59,6 @@ start-up. When no top-k is given SGLang chooses one: 4 for Llama (LlamaForCausal
 def spec_trtllm_mha_topk(cfg, target):
     if _algorithm(cfg) not in EAGLE_FAMILY:
         return skipped("applies to EAGLE-family speculative decoding")
-    if "trtllm_mha" not in cfg.backends:
-        return skipped("applies to the trtllm_mha backend")
     if eagle_topk(cfg) <= 1:
         return passed(_topk_label(cfg), "top-k 1 on trtllm_mha")
     return failed(f"{_topk_label(cfg)} on trtllm_mha", "--speculative-eagle-topk 1", ["--speculative-eagle-topk 1"])
