@@ -263,7 +263,7 @@ def grid_axes(engine: str, backends: Sequence[str] = (), kv_dtypes: Sequence[str
     from rules.knowledge.kv_dtypes import KV_DTYPES
 
     if not backends:
-        backends = [name for name, info in backend_kb.choices(engine).items() if info.general and not info.removed]
+        backends = backend_kb.offered(engine)
     if not kv_dtypes:
         kv_dtypes = [kv for kv in kv_dtype_choices(engine) if not (kv in KV_DTYPES and KV_DTYPES[kv].removed)]
     return list(backends), list(kv_dtypes)

@@ -370,11 +370,23 @@ _NO_GPU = unknown("compute capability unknown")
 _NO_MODEL = skipped("needs the model (give --model)")
 
 
+_NOT_USED: dict[frozenset[str], Outcome] = {}
+
+
+def _not_used(backends: frozenset[str]) -> Outcome:
+    outcome = _NOT_USED.get(backends)
+    if outcome is None:
+        names = sorted(backends)
+        outcome = _NOT_USED[backends] = skipped(
+            f"applies to the {' / '.join(names)} backend{'s' if len(names) > 1 else ''}"
+        )
+    return outcome
+
+
 def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome]:
     """The engine's answer when a rule's declared applicability does not hold, else None (run the check)."""
     if r.backends and not (r.backends & config.backends):
-        names = sorted(r.backends)
-        return skipped(f"applies to the {' / '.join(names)} backend{'s' if len(names) > 1 else ''}")
+        return _not_used(r.backends)
     if r.needs_gpu and target.cc is None:
         return _NO_GPU
     if r.needs_model and config.model is None:
@@ -416,8 +428,8 @@ def _alternatives(config: Config, resolved: Config, target: Target) -> list[Alte
     """Single changes that would not fail: each other backend (same KV dtype), each other KV dtype (same backend)."""
     out = []
     current = resolved.backends
-    for name, info in backend_kb.choices(config.engine).items():
-        if not info.general or info.removed or name in current:
+    for name in backend_kb.offered(config.engine, backend_kb.release_of(target)):
+        if name in current:
             continue
         verdict = verdict_of(_run(resolve(config.with_backend(name), target), target))
         if verdict != "fail":

@@ -37,7 +37,7 @@ class Matrix:
 
 def default_backends(engine: str) -> list[str]:
     """The columns: every general-purpose backend of the engine on NVIDIA GPUs."""
-    return [n for n, b in backend_kb.choices(engine).items() if b.general and not b.removed]
+    return backend_kb.offered(engine)
 
 
 def build_matrix(

@@ -6,7 +6,7 @@ flash-attention's hopper/ sources) and fa4 (fa_impl_ver=4, flash_attn.cute).
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.kv_dtypes import FP8
 
@@ -38,7 +38,7 @@ on every GPU but SM100/SM120, so on Thor this rule catches that default too.""",
     references=("https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/attention_backend.md",),
 )
 def fa3_arch(cfg, target):
-    if target.major in (8, 9):
+    if target.major in declared(target, "fa3").archs:
         return passed(gpu(target), "SM80-SM90")
     if target.major >= 10:
         fix = (
@@ -74,7 +74,8 @@ def fa3_mla_sm8x(cfg, target):
         return skipped("applies to MLA models")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major != 8:
+    fa3 = declared(target, "fa3")
+    if target.major not in fa3.archs or target.major in fa3.mla_archs:
         return passed(gpu(target), "not SM8x (fa3-arch judges other archs)")
     return failed(
         f"MLA model on {phases_using(cfg, 'fa3')} on {gpu(target)}",
@@ -102,7 +103,7 @@ score_mod on SM8x (rule fa4-score-mod-sm8x).""",
     fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
 )
 def fa3_score_mod(cfg, target):
-    if "score_mod" not in cfg.features:
+    if "score_mod" not in cfg.features or "score_mod" in declared(target, "fa3").features:
         return passed("no custom score_mod", "score_mod only on FA4")
     fix = (
         ["--attention-backend fa4"]
@@ -130,7 +131,7 @@ SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
     fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
 )
 def fa3_rel_bias(cfg, target):
-    if "rel_bias" not in cfg.features:
+    if "rel_bias" not in cfg.features or "rel_bias" in declared(target, "fa3").features:
         return passed("no rel_bias", "rel_bias only on FA4")
     fix = ["--attention-backend fa4"] if target.major in (9, 10, 11) else ["--attention-backend triton"]
     return failed(f"a model with a sheared rel_bias on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
@@ -186,7 +187,8 @@ def fa3_fp8_sm8x(cfg, target):
         return skipped("applies to an FP8 KV cache")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major != 8:
+    fa3 = declared(target, "fa3")
+    if target.major not in fa3.archs or target.major in fa3.kv_dtype_archs[cfg.kv_cache_dtype]:
         return passed(gpu(target), "SM90 for FP8 on fa3")
     return failed(
         f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa3')} on {gpu(target)}",

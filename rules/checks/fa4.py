@@ -9,7 +9,7 @@ The interface dispatches on `arch // 10` with arch = major * 10 + minor (`_get_d
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.kv_dtypes import FP8
 from rules.resolve import effective_page_size
@@ -48,7 +48,7 @@ SGLang's fa4 factory has no arch check; the kernel interface asserts at the firs
     fix_title="Use --attention-backend triton on pre-Ampere GPUs",
 )
 def fa4_arch(cfg, target):
-    if 8 <= target.major <= 12:
+    if target.major in declared(target, "fa4").archs:
         return passed(gpu(target), "compute capability 8.x-12.x")
     return failed(
         f"{phases_using(cfg, 'fa4')} on {gpu(target)}", "compute capability 8.x-12.x", ["--attention-backend triton"]
@@ -101,7 +101,7 @@ def fa4_fp8_sm100(cfg, target):
         return skipped("applies to non-MLA models with an FP8 KV cache (MLA decode dequantizes)")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major == 10:
+    if target.major in declared(target, "fa4").kv_dtype_archs[cfg.kv_cache_dtype]:
         return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
     fix = ["--kv-cache-dtype auto"] + (
         ["--attention-backend fa3"] if target.major == 9 and cfg.kv_cache_dtype == "fp8_e4m3" else []
@@ -268,7 +268,7 @@ def fa4_mla_arch(cfg, target):
         return skipped("applies to MLA models")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (10, 11):
+    if target.major in declared(target, "fa4").mla_archs:
         return passed(gpu(target), "SM100/SM110 for absorbed MLA on fa4")
     fix = {9: ["--attention-backend fa3"], 12: ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]}
     return failed(
@@ -307,7 +307,7 @@ def fa4_deterministic_mla_arch(cfg, target):
         return skipped(f"applies to DeepSeek-family models ({cfg.model.architecture} is not one)")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (10, 11):
+    if target.major in declared(target, "fa4").mla_archs:
         return passed(gpu(target), "SM100/SM110")
     fix = ["--attention-backend fa3"] if target.major == 9 else ["--attention-backend triton"]
     return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)", fix)
@@ -334,7 +334,8 @@ def fa4_score_mod_sm8x(cfg, target):
         return skipped("applies to a custom score_mod")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major != 8:
+    fa4 = declared(target, "fa4")
+    if target.major not in fa4.archs or target.major in fa4.feature_archs["score_mod"]:
         return passed(gpu(target), "not SM8x")
     return failed(
         f"custom score_mod on {phases_using(cfg, 'fa4')} on {gpu(target)}",
@@ -390,9 +391,13 @@ def fa4_rel_bias_arch(cfg, target):
         return skipped("applies to a sheared rel_bias")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (9, 10, 11):
-        return passed(gpu(target), "SM90-SM110")
-    if target.major == 12:
+    if target.major not in declared(target, "fa4").feature_archs["rel_bias"]:
+        return failed(
+            f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+            "SM90-SM110 or SM12x",
+            ["--attention-backend triton"],
+        )
+    if target.major == 12:  # SGLang's SM120 forward host
         dims = _head_dims(cfg)
         if dims is None:
             return unknown("SM12x needs head dims <= 128 for rel_bias: give --model")
@@ -403,11 +408,7 @@ def fa4_rel_bias_arch(cfg, target):
             "head dims <= 128 on SM12x",
             ["--attention-backend triton"],
         )
-    return failed(
-        f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-        "SM90-SM110 or SM12x",
-        ["--attention-backend triton"],
-    )
+    return passed(gpu(target), "SM90-SM110")
 
 
 @rule(
@@ -430,15 +431,18 @@ cascade needs page size 1). Passing --page-size 128 makes the choice explicit.""
 def fa4_page_size_128(cfg, target):
     if cfg.mla:
         return skipped("applies to non-MLA models")
-    if target.major != 10:
+    forced = declared(target, "fa4").arch_page_size.get(target.major)
+    if forced is None:
         return skipped("applies to SM100/SM103")
     if (cfg.speculative_eagle_topk or 0) > 1:
         return skipped("not applied with EAGLE top-k > 1")
-    if cfg.page_size == 128:
-        return passed("--page-size 128", "128 on SM100 fa4")
+    if cfg.page_size == forced:
+        return passed(f"--page-size {forced}", f"{forced} on SM100 fa4")
     given = "no --page-size (default 1)" if cfg.page_size is None else f"--page-size {cfg.page_size}"
     return warned(
-        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 128", ["--page-size 128"]
+        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}",
+        f"--page-size {forced}",
+        [f"--page-size {forced}"],
     )
 
 

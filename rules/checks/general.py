@@ -3,7 +3,7 @@ environment variables SGLang does not read, HPC-Ops, cross attention on triton, 
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from rules.resolve import effective_page_size
@@ -56,7 +56,7 @@ code is followed here. Pin --engine-version to judge an older SGLang.""",
 def general_backend_removed(cfg, target):
     if not cfg.backends:
         return skipped("no attention backend chosen")
-    removed = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].removed)
+    removed = sorted(b for b in cfg.backends if declared(target, b).removed)
     if not removed:
         return passed(", ".join(sorted(cfg.backends)), "current ATTENTION_BACKEND_CHOICES values")
     fix = (
@@ -65,7 +65,7 @@ def general_backend_removed(cfg, target):
         else ["--attention-backend flashinfer"]
     )
     return failed(
-        ", ".join(f"{b} ({SGLANG_BACKENDS[b].removed})" for b in removed),
+        ", ".join(f"{b} ({declared(target, b).removed})" for b in removed),
         "a current ATTENTION_BACKEND_CHOICES value",
         fix,
     )
@@ -145,7 +145,7 @@ flashinfer for this reason.""",
     fix_title="Use --attention-backend flashinfer",
 )
 def general_triton_cross_attention(cfg, target):
-    if "cross_attention" not in cfg.features:
+    if "cross_attention" not in cfg.features or "cross_attention" in declared(target, "triton").features:
         return passed("no cross attention", "decoder-only on triton")
     return failed(
         f"cross attention on {phases_using(cfg, 'triton')}",
@@ -172,7 +172,7 @@ The choice list documents Hopper as the only target; no code refuses other archs
     fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
 )
 def hpc_ops_arch(cfg, target):
-    if target.major == 9:
+    if target.major in declared(target, "hpc_ops").archs:
         return passed(gpu(target), "SM90")
     return failed(f"hpc_ops on {gpu(target)}", "SM90 (Hopper)", ["--attention-backend flashinfer"])
 
@@ -194,11 +194,12 @@ They are raised when the model runner builds the backend, after weights load."""
     fix_title="Use --attention-backend fa3 for this config on SM90",
 )
 def hpc_ops_model(cfg, target):
+    hpc = declared(target, "hpc_ops")
     problems = [
         p
         for p, bad in (
-            ("an MLA model", cfg.mla),
-            ("cross attention", "cross_attention" in cfg.features),
+            ("an MLA model", cfg.mla and not hpc.mla),
+            ("cross attention", "cross_attention" in cfg.features and "cross_attention" not in hpc.features),
             ("speculative decoding", cfg.speculative_algorithm is not None),
         )
         if bad
@@ -227,11 +228,14 @@ The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit."
     fix_title="Pass --page-size 64",
 )
 def hpc_ops_page_size(cfg, target):
-    if cfg.page_size == 64:
-        return passed("--page-size 64", "64")
+    hpc = declared(target, "hpc_ops")
+    if cfg.page_size in hpc.page_sizes:
+        return passed(f"--page-size {cfg.page_size}", " or ".join(str(p) for p in hpc.page_sizes))
     given = "no --page-size" if cfg.page_size is None else f"--page-size {cfg.page_size}"
     return warned(
-        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 64", ["--page-size 64"]
+        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}",
+        f"--page-size {hpc.page_snap}",
+        [f"--page-size {hpc.page_snap}"],
     )
 
 
@@ -292,7 +296,7 @@ this before loading the model.""",
     fix_title="Use --attention-backend triton or torch_native on pre-Turing GPUs",
 )
 def flashinfer_arch(cfg, target):
-    if target.cc >= (7, 5):
+    if target.cc >= declared(target, "flashinfer").min_cc:
         return passed(gpu(target), "compute capability 7.5 or newer")
     return failed(
         f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}",

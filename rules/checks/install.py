@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import HEALTH_OK, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
+from rules.knowledge import backends as backend_kb
 
 INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu129"
 
@@ -126,7 +127,8 @@ def install_fa3_library(cfg, target):
     return failed(found, required, ["pip install sglang-kernel"])
 
 
-FLASHINFER_BACKENDS = ("flashinfer", "trtllm_mha", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla")
+# The backends whose declaration names flashinfer as their kernel library (see the rule's source).
+FLASHINFER_BACKENDS = tuple(n for n, b in backend_kb.SGLANG_BACKENDS.items() if "flashinfer" in b.libraries)
 
 
 @rule(

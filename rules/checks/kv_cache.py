@@ -9,7 +9,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import SGLANG_NEWEST, gpu
+from rules.checks.common import SGLANG_NEWEST, blackwell_majors, declared, gpu
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
 from rules.resolve import NVFP4_SOURCE, effective_page_size, nvfp4_plan
@@ -110,7 +110,7 @@ def kv_mxfp8_arch(cfg, target):
         return skipped("applies to --kv-cache-dtype mxfp8")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (10, 11, 12):
+    if target.major in blackwell_majors(target):
         return passed(gpu(target), "SM10x, SM11x or SM12x")
     return failed(
         f"--kv-cache-dtype mxfp8 on {gpu(target)}",
@@ -138,9 +138,9 @@ first forward fails. Derived from the 0.5.23 code, not seen on an SM110 or SM12x
     fix_title="Use --kv-cache-dtype fp8_e4m3 or auto on SM110/SM12x",
 )
 def kv_mxfp8_kernel_arch(cfg, target):
-    if not _mxfp8(cfg) or target.major not in (10, 11, 12):
+    if not _mxfp8(cfg) or target.major not in blackwell_majors(target):
         return skipped("applies to --kv-cache-dtype mxfp8 on the GPUs SGLang's gate admits (SM10x-SM12x)")
-    if target.major == 10:
+    if target.major in declared(target, "fa4").kv_dtype_archs["mxfp8"]:
         return passed(gpu(target), "SM100/SM103 for FA4's block-scaled path")
     return failed(
         f"--kv-cache-dtype mxfp8 on {gpu(target)}",

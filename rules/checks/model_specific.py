@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import blackwell_majors, gpu, sglang_release
+from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
 
@@ -210,9 +210,6 @@ def model_gemma4_backends(cfg, target):
     )
 
 
-SOFTCAP_IGNORED = ("trtllm_mha", "torch_native", "flex_attention")
-
-
 @rule(
     id="model-softcap-backend",
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
@@ -240,7 +237,7 @@ def model_softcap_backend(cfg, target):
     fix = [f"--attention-backend {'fa3' if target.major in (8, 9) else 'flashinfer'}"]
     if "hpc_ops" in cfg.backends:
         return failed("soft-capped attention on hpc_ops", "a backend that applies logit_cap", fix)
-    ignored = sorted(cfg.backends & set(SOFTCAP_IGNORED))
+    ignored = sorted(b for b in cfg.backends if "softcap" in declared(target, b).drops)
     if ignored:
         return warned(
             f"soft-capped attention on {', '.join(ignored)}, which drops the soft-cap",
@@ -451,7 +448,7 @@ warning.""",
 def model_dual_chunk_backend(cfg, target):
     if not cfg.model.dual_chunk:
         return skipped("applies to models with dual_chunk_attention_config")
-    if sglang_release(target) >= Version("0.5.20"):
+    if declared(target, "dual_chunk_flash_attn").removed:
         return warned(
             f"a dual-chunk model on sglang {sglang_release(target)}, which has no dual_chunk_flash_attn",
             "sglang <= 0.5.19 for dual-chunk attention",

@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from rules.checks.common import sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import backends as backend_kb
 from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
 from rules.resolve import effective_page_size
 
@@ -106,14 +107,6 @@ def spec_eagle_topk_needs_steps(cfg, target):
     )
 
 
-def _page_tree_backends(release: Version) -> tuple[str, ...]:
-    if release >= Version("0.5.13"):
-        return ("flashinfer", "fa3", "triton")
-    if release >= Version("0.5.6"):
-        return ("flashinfer", "fa3")
-    return ("flashinfer",)
-
-
 @rule(
     id="spec-eagle-page-tree",
     title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
@@ -143,7 +136,7 @@ def spec_eagle_page_tree(cfg, target):
     if backend is None:
         return unknown("no attention backend chosen and none can be derived for this target")
     page = effective_page_size(cfg, target)
-    allowed = _page_tree_backends(sglang_release(target))
+    allowed = backend_kb.with_feature("spec_page_tree", sglang_release(target))
     if page <= 1 or backend in allowed:
         return passed(
             f"{_topk_label(cfg)}, page size {page}, backend {backend}", f"page size 1 or one of {', '.join(allowed)}"
