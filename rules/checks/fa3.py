@@ -224,19 +224,20 @@ def fa3_head_dim(cfg, target):
         return skipped("the model's config gives no head_dim")
     hd, hv = model.head_dim, model.v_head_dim or model.head_dim
     shape = f"(head_dim, v_head_dim) = ({hd}, {hv})"
-    if hd > 256 or hd % 8 or hv % 8:
-        return failed(shape, "head_dim <= 256 and multiples of 8", ["--attention-backend flashinfer"])
+    fa3 = declared(target, "fa3")
+    if hd > fa3.max_head_dim or hd % 8 or hv % 8:
+        return failed(shape, f"head_dim <= {fa3.max_head_dim} and multiples of 8", ["--attention-backend flashinfer"])
     if hd != hv:
         if target.major is None:
             return unknown("compute capability unknown")
         family = (128 < hd <= 192 and 96 < hv <= 128) or (hd <= 64 and hv <= 512)
-        if target.major != 9 or not family:
+        if target.major not in fa3.feature_archs["asymmetric_kv"] or not family:
             return failed(
                 f"{shape} on {gpu(target)}",
                 "equal K/V head dims, or Hopper with FA3's asymmetric shapes",
                 ["--attention-backend flashinfer", "--attention-backend triton"],
             )
-    return passed(shape, "head_dim <= 256, multiples of 8")
+    return passed(shape, f"head_dim <= {fa3.max_head_dim}, multiples of 8")
 
 
 @rule(

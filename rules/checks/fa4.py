@@ -73,7 +73,8 @@ so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits."
     fix_title="Use --attention-backend fa3 (MHA), flashinfer or triton on SM8x",
 )
 def fa4_paged_kv_sm8x(cfg, target):
-    if target.major != 8:
+    fa4 = declared(target, "fa4")
+    if target.major not in fa4.archs or target.major in fa4.feature_archs["paged_kv"]:
         return passed(gpu(target), "not SM8x")
     fix = ["--attention-backend triton"] if cfg.mla else ["--attention-backend fa3", "--attention-backend flashinfer"]
     return failed(f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}", "SM90 or newer for fa4", fix)
@@ -469,7 +470,7 @@ checked, so the boundary is put at 0.5.20.""",
     fix_title="Upgrade SGLang to 0.5.20 or newer, or use --attention-backend flashinfer/triton on SM12x",
 )
 def fa4_sm12x_paged_kv(cfg, target):
-    if target.major != 12:
+    if target.major != 12 or target.major in declared(target, "fa4").feature_archs["paged_kv"]:
         return passed(gpu(target), "not SM12x")
     return failed(
         f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}",

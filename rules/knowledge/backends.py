@@ -42,6 +42,8 @@ PAGE_CONSTRAINTS = f"{OVERRIDES}, _mla_backend_page_constraints"
 # serving paths. "spec_page_tree": an EAGLE draft tree (top-k > 1) on a paged KV cache
 # (speculative_hook.py _PAGE_TREE_SPEC_BACKENDS); "fp8_q_cast": with an FP8 KV cache the backend casts the
 # query to the KV dtype (flashattention_backend.py prepare_paged_mha_query; MLA decode dequantizes instead).
+# feature_archs may also name "paged_kv" (reading SGLang's paged KV cache, which every backend needs) and
+# "asymmetric_kv" (K and V head dims that differ).
 FEATURES = (
     "sinks",
     "softcap",
@@ -103,6 +105,7 @@ class BackendInfo:
     mla_archs: Optional[frozenset[int]] = None  # majors on which it serves MLA models (None: as `archs`)
     kv_dtype_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # KV dtypes read only on these majors
     feature_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # features that run only on these
+    max_head_dim: Optional[int] = None  # the largest Q/K head dim its kernels take
     drops: frozenset[str] = frozenset()  # model features it accepts but silently ignores (no error, wrong output)
     page_snap: Optional[int] = None  # the page size SGLang switches to when the given one is not in page_sizes
     arch_page_size: Mapping[int, int] = field(default_factory=dict)  # major -> the page size SGLang forces there
@@ -134,6 +137,13 @@ def blackwell_majors(release: Union[Version, str]) -> frozenset[int]:
     return BLACKWELL if Version(str(release)) >= BLACKWELL_SM110_SINCE else BLACKWELL_BEFORE_SM110
 
 
+# flash_attn.cute: a user score_mod from SM90, rel_bias on SM9x-SM11x and (SGLang's SM120 host) SM12x, paged KV
+# from SM90 (the SM8x kernel has none; SGLang always pages).
+FA4_FEATURE_ARCHS = {
+    "score_mod": _arch(9, 10, 11, 12),
+    "rel_bias": _arch(9, 10, 11, 12),
+    "paged_kv": _arch(9, 10, 11, 12),
+}
 _BLACKWELL_ERA = Era("<0.5.9", f"{BLACKWELL_SOURCE} (majors 10, 12 through 0.5.8)", {"archs": BLACKWELL_BEFORE_SM110})
 
 
@@ -146,6 +156,8 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             archs=_arch(8, 9),
             mla_archs=_arch(9),
             kv_dtype_archs={"fp8_e4m3": _arch(9), "fp8_e5m2": _arch(9)},
+            feature_archs={"asymmetric_kv": _arch(9)},
+            max_head_dim=256,
             deterministic=True,
             radix_deterministic=True,
             features=frozenset(
@@ -157,6 +169,8 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "different V headdim')",
                 "kv_dtype_archs": f"{FA3_API} ('FlashAttention on Ampere/Ada cards only supports fp16 and bf16 "
                 "data type')",
+                "feature_archs": f"{FA3_API} ('Only Hopper supports different V headdim')",
+                "max_head_dim": f"{FA3_API} ('FlashAttention forward only supports head dimension at most 256')",
                 "features": f"{FA_BACKEND}; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS (spec_page_tree)",
             },
             eras=(
@@ -174,7 +188,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             archs=_arch(8, 9, 10, 11, 12),
             mla_archs=_arch(10, 11),
             kv_dtype_archs={"fp8_e4m3": _arch(10), "fp8_e5m2": _arch(10), "mxfp8": _arch(10)},
-            feature_archs={"score_mod": _arch(9, 10, 11, 12), "rel_bias": _arch(9, 10, 11, 12)},
+            feature_archs=FA4_FEATURE_ARCHS,
             arch_page_size={10: 128},
             deterministic=True,
             radix_deterministic=True,
@@ -188,9 +202,17 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "mla_archs": f"{FA4_INTERFACE}, _flash_attn_fwd ('only support Blackwell arch with qv')",
                 "kv_dtype_archs": f"{FA4_INTERFACE}, _flash_attn_fwd ('FP8 is only supported on SM100')",
                 "feature_archs": f"{FA4_INTERFACE}, _flash_attn_fwd (no user score_mod on SM8x; rel_bias on "
-                "SM9x/10x/11x and the SM120 host, head dims <= 128 there)",
+                "SM9x/10x/11x and the SM120 host, head dims <= 128 there; 'paged KV not supported on SM 8.0')",
                 "arch_page_size": f"{OVERRIDES}, _fa4_page_constraint (non-MLA models, EAGLE top-k <= 1, is_sm100)",
             },
+            eras=(
+                Era(
+                    "<0.5.20",
+                    "sglang 0.5.17 flash_attn/cute/interface.py ('Paged KV not supported on SM 12.0 in this PR'); "
+                    "0.5.13 imports the flash-attn-4 wheel (same assert); 0.5.20 adds the fa4_sm120 host",
+                    {"feature_archs": {**FA4_FEATURE_ARCHS, "paged_kv": _arch(9, 10, 11)}},
+                ),
+            ),
         ),
         BackendInfo(
             "flashinfer",
