@@ -258,12 +258,14 @@ def resolve(config: Config, target: Target) -> Config:
 
 def effective_page_size(config: Config, target: Target) -> int:
     """The KV page size SGLang settles on, applying its snaps in pipeline order (see module docstring); the sizes
-    each backend accepts and snaps to are its declaration's (rules/knowledge/backends.py)."""
+    each backend accepts and snaps to are its declaration's (rules/knowledge/backends.py) in the target's release."""
     page = config.page_size
     backends = config.backends | ({config.draft_attention_backend} if config.draft_attention_backend else set())
 
+    release = target.versions.get("sglang")
+
     def snapped(backend: str) -> Optional[int]:
-        info = backend_kb.SGLANG_BACKENDS[backend]
+        info = backend_kb.declaration(backend, release)
         return page if page in info.page_sizes else info.page_snap
 
     attention_or_decode = {config.attention_backend, config.decode_backend}
@@ -280,7 +282,7 @@ def effective_page_size(config: Config, target: Target) -> int:
         page = snapped("trtllm_mha")
     if "hpc_ops" in backends:
         page = snapped("hpc_ops")
-    forced = backend_kb.SGLANG_BACKENDS["fa4"].arch_page_size.get(target.major)
+    forced = backend_kb.declaration("fa4", release).arch_page_size.get(target.major)
     if "fa4" in config.backends and not config.mla and forced and (config.speculative_eagle_topk or 0) <= 1:
         page = forced
     return 1 if page is None else page

@@ -89,13 +89,13 @@ actually runs.""",
 def general_backend_alias(cfg, target):
     if not cfg.backends:
         return skipped("no attention backend chosen")
-    aliases = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].alias_of)
+    aliases = sorted(b for b in cfg.backends if declared(target, b).alias_of)
     if not aliases:
         return passed(", ".join(sorted(cfg.backends)), "current names")
     return warned(
-        ", ".join(f"{b} (alias of {SGLANG_BACKENDS[b].alias_of})" for b in aliases),
+        ", ".join(f"{b} (alias of {declared(target, b).alias_of})" for b in aliases),
         "the current name",
-        [f"--attention-backend {SGLANG_BACKENDS[b].alias_of}" for b in aliases],
+        [f"--attention-backend {declared(target, b).alias_of}" for b in aliases],
     )
 
 
