@@ -55,9 +55,14 @@ _KV_DTYPES = {
     "fp8_e5m2": "fp8_e4m3",
 }
 _FP8_KV = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
-# Backends whose FlashAttention path casts q to an FP8 KV dtype (declared feature "fp8_q_cast": sglang
-# flashattention_backend.py, prepare_paged_mha_query: head_dim <= 256, non-MLA, and on fa4 only for decode).
-_Q_CAST_TO_FP8 = frozenset(backend_kb.with_feature("fp8_q_cast"))
+
+
+def _casts_q_to_fp8(key: str) -> bool:
+    """Whether the backend's FlashAttention path casts q to an FP8 KV dtype (declared feature "fp8_q_cast": sglang
+    flashattention_backend.py, prepare_paged_mha_query: head_dim <= 256, non-MLA, and on fa4 only for decode)."""
+    return key in backend_kb.SGLANG_BACKENDS and "fp8_q_cast" in backend_kb.SGLANG_BACKENDS[key].features
+
+
 # What a model may need that no smoke kernel's API can express.
 _NOT_EXPRESSIBLE = {
     "sinks": "attention sinks",
@@ -267,12 +272,12 @@ def _phase_shape(phase: str, key: str, model, base: dict) -> tuple[Optional[Mode
             return None, True, f"smoke has no kernel for absorbed-MLA decode on {key}"
         head_dim, head_dim_v = dims(model.qk_rope_head_dim, model.kv_lora_rank)
         fields["heads_kv"] = 1  # one latent KV head
-        if key in _Q_CAST_TO_FP8:
+        if _casts_q_to_fp8(key):
             fields["kv_dtype"] = None  # MLA decode dequantizes (rule fa4-fp8-sm100)
     elif model.mla:
         fields["heads_kv"] = fields["heads_q"]  # MLA prefill runs as multi-head attention
     elif (
-        key in _Q_CAST_TO_FP8
+        _casts_q_to_fp8(key)
         and fields["kv_dtype"] == "fp8_e4m3"
         and max(head_dim, head_dim_v) <= 256
         and (phase == DECODE or key == "fa3")
