@@ -271,6 +271,9 @@ def effective_page_size(config: Config, target: Target) -> int:
     attention_or_decode = {config.attention_backend, config.decode_backend}
     if "flashmla" in attention_or_decode:
         page = snapped("flashmla")
+    # cutlass_mla: forced to 128 through 0.5.19; no longer a choice from 0.5.20 (general-backend-removed)
+    if "cutlass_mla" in attention_or_decode and not backend_kb.declaration("cutlass_mla", release).removed:
+        page = snapped("cutlass_mla")
     if "trtllm_mla" in attention_or_decode:
         page = snapped("trtllm_mla")
     if "cutedsl_mla" in backends:
