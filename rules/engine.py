@@ -3,13 +3,21 @@
 A rule is one unit (ansible-lint style): metadata declared in `@rule(...)` and a pure check function
 `(Config, Target) -> Outcome`. Write checks with the outcome helpers:
 
-    @rule(id="fa4-deterministic-mla-arch", title=..., engine="sglang", versions="sglang>=0.5.20",
+    @rule(id="fa4-mla-arch", title=..., engine="sglang", versions="sglang>=0.5.20", backends=("fa4",),
           prevents="<verbatim upstream message>", source="sglang: <file>, <function>",
-          docs="What it checks.\\n\\nWhy.", fix_title="Use fa3 on SM90 or run on SM100/SM110")
-    def fa4_deterministic_mla_arch(cfg, target):
-        if not (...):
-            return skipped("applies to ...")
+          docs="What it checks.\\n\\nWhy.", fix_title="Use fa3 on SM90, triton elsewhere")
+    def fa4_mla_arch(cfg, target):
+        if not cfg.mla:
+            return skipped("applies to MLA models")
+        if target.major in declared(target, "fa4").mla_archs:
+            return passed(...)
         return failed(found="...", required="...", fix=["--attention-backend fa3"])
+
+Applicability a declaration can say is declared, not written in the check: `backends=` (a phase uses one of
+them), `needs_gpu=True` (the compute capability is known), `needs_model=True` (a model is given); the engine
+answers skip / unknown in one wording when they do not hold. A backend's capabilities (archs, KV dtypes, page
+sizes, features, per SGLang release) are read from rules/knowledge/backends.py through
+rules.checks.common.declared(target, name), never restated in a check.
 
 Statuses: pass, warn, fail, skip (does not apply / cannot be judged on this target), unknown (applies, but a
 needed fact is missing). Verdict: fail if any fail; warn if any warn or unknown, or nothing could be
