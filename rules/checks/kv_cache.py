@@ -11,6 +11,7 @@ from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import SGLANG_NEWEST, blackwell_majors, declared, gpu
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import backends as backend_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
 from rules.resolve import NVFP4_SOURCE, effective_page_size, nvfp4_plan
 
@@ -357,23 +358,18 @@ def kv_nvfp4_rewrite(cfg, target):
     )
 
 
+# (prefill fa4 or not, MLA model) -> SGLang's message and the declared feature of the backends its list names.
 _KV4_MESSAGES = {
     ("fa4", True): (
         "KV4 FA4 MLA expects decode_attention_backend to be one of {choices}, but got {backend}",
-        ("flashinfer", "trtllm_mla"),
+        "kv4_fa4_mla_decode",
     ),
     ("fa4", False): (
         "KV4 FA4 MHA expects decode_attention_backend to be one of {choices}, but got {backend}",
-        ("triton", "torch_native", "flex_attention"),
+        "kv4_fa4_mha_decode",
     ),
-    ("other", True): (
-        "KV4 MLA expects attention_backend to be one of {choices}, but got {backend}",
-        ("flashinfer", "trtllm_mla"),
-    ),
-    ("other", False): (
-        "KV4 MHA expects attention_backend to be one of {choices}, but got {backend}",
-        ("triton", "torch_native", "flex_attention", "trtllm_mha"),
-    ),
+    ("other", True): ("KV4 MLA expects attention_backend to be one of {choices}, but got {backend}", "kv4_mla"),
+    ("other", False): ("KV4 MHA expects attention_backend to be one of {choices}, but got {backend}", "kv4_mha"),
 }
 
 
@@ -388,7 +384,7 @@ def _kv4_case(cfg) -> Optional[tuple[str, str]]:
 
 
 def _kv4_rule(kind: str, mla: bool):
-    template, choices = _KV4_MESSAGES[(kind, mla)]
+    template, feature = _KV4_MESSAGES[(kind, mla)]
     shape = "MLA" if mla else "MHA"
 
     def check(cfg, target):
@@ -402,6 +398,7 @@ def _kv4_rule(kind: str, mla: bool):
         if case is None or case[0] != kind:
             return skipped("applies to " + ("prefill fa4" if kind == "fa4" else "one backend for both phases"))
         backend = case[1]
+        choices = backend_kb.with_feature(feature, target.versions.get("sglang"))
         if backend in choices:
             return passed(backend, "one of " + ", ".join(choices))
         flag = "--decode-attention-backend" if kind == "fa4" else "--attention-backend"
@@ -411,7 +408,7 @@ def _kv4_rule(kind: str, mla: bool):
             [f"{flag} {choices[0]}"],
         )
 
-    return template.format(choices=list(choices), backend="{backend}"), check
+    return template.format(choices=list(backend_kb.with_feature(feature)), backend="{backend}"), check
 
 
 def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:

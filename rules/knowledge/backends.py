@@ -42,7 +42,9 @@ PAGE_CONSTRAINTS = f"{OVERRIDES}, _mla_backend_page_constraints"
 # serving paths. "spec_page_tree": an EAGLE draft tree (top-k > 1) on a paged KV cache
 # (speculative_hook.py _PAGE_TREE_SPEC_BACKENDS); "fp8_q_cast": with an FP8 KV cache the backend casts the
 # query to the KV dtype (flashattention_backend.py prepare_paged_mha_query; MLA decode dequantizes instead).
-# feature_archs may also name "paged_kv" (reading SGLang's paged KV cache, which every backend needs) and
+# "kv4_mha" / "kv4_mla": in SGLang's list of backends for an FP4 KV cache (nvfp4, fp4_mx_block16) and an MHA / MLA
+# model; "kv4_fa4_mha_decode" / "kv4_fa4_mla_decode": in its list of decode backends after an fa4 prefill
+# (kv_cache_hook.py handle_kv4_compatibility). feature_archs may also name "paged_kv" (reading SGLang's paged KV cache, which every backend needs) and
 # "asymmetric_kv" (K and V head dims that differ).
 FEATURES = (
     "sinks",
@@ -53,6 +55,10 @@ FEATURES = (
     "rel_bias",
     "spec_page_tree",
     "fp8_q_cast",
+    "kv4_mha",
+    "kv4_mla",
+    "kv4_fa4_mha_decode",
+    "kv4_fa4_mla_decode",
 )
 PHASES = frozenset({"prefill", "decode"})
 
@@ -219,7 +225,9 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             "FlashInfer",
             min_cc=(7, 5),
             deterministic=True,
-            features=frozenset({"softcap", "sliding_window", "cross_attention", "spec_page_tree"}),
+            features=frozenset(
+                {"softcap", "sliding_window", "cross_attention", "spec_page_tree", "kv4_mla", "kv4_fa4_mla_decode"}
+            ),
             libraries=frozenset({"flashinfer"}),
             source=f"{REGISTRY}, create_flashinfer_backend",
             sources={
@@ -233,7 +241,9 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             "Triton",
             deterministic=True,
             radix_deterministic=True,
-            features=frozenset({"sinks", "softcap", "sliding_window", "score_mod", "spec_page_tree"}),
+            features=frozenset(
+                {"sinks", "softcap", "sliding_window", "score_mod", "spec_page_tree", "kv4_mha", "kv4_fa4_mha_decode"}
+            ),
             source=f"{REGISTRY}, create_triton_backend (no cross attention)",
             sources={"features": f"{REGISTRY}, create_triton_backend; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS"},
             eras=(
@@ -247,13 +257,14 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
         BackendInfo(
             "torch_native",
             "PyTorch SDPA",
-            features=frozenset({"sliding_window", "cross_attention"}),
+            features=frozenset({"sliding_window", "cross_attention", "kv4_mha", "kv4_fa4_mha_decode"}),
             drops=frozenset({"softcap"}),
             sources={"drops": "sglang: python/sglang/srt/layers/attention/torch_native_backend.py (no logit_cap)"},
         ),
         BackendInfo(
             "flex_attention",
             "PyTorch FlexAttention",
+            features=frozenset({"kv4_mha", "kv4_fa4_mha_decode"}),
             drops=frozenset({"softcap"}),
             sources={"drops": "sglang: python/sglang/srt/layers/attention/torch_flex_backend.py (no logit_cap)"},
         ),
@@ -264,7 +275,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             mla=False,
             page_sizes=(16, 32, 64, 128),
             page_snap=64,
-            features=frozenset({"sinks", "sliding_window"}),
+            features=frozenset({"sinks", "sliding_window", "kv4_mha"}),
             drops=frozenset({"softcap"}),
             libraries=frozenset({"flashinfer"}),
             source="sglang: python/sglang/srt/arg_groups/attention_hook.py, "
@@ -291,6 +302,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
         BackendInfo(
             "trtllm_mla",
             "TensorRT-LLM MLA (FlashInfer trtllm-gen)",
+            features=frozenset({"kv4_mla", "kv4_fa4_mla_decode"}),
             archs=BLACKWELL,
             mha=False,
             kv_dtypes=("fp8_e4m3", "bf16", "auto"),
