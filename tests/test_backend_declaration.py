@@ -278,3 +278,22 @@ def test_alternatives_matrix_and_smoke_follow_the_declaration(monkeypatch):
     assert "flashinfer" not in alternatives and "flashinfer" not in default_backends("sglang")
     decode = next(j for j in plan(resolve(fp8, h100), h100).jobs if "decode" in j.phases)
     assert decode.case.dtype != "fp8_e4m3"
+
+
+def test_library_rules_follow_the_declared_libraries(monkeypatch):
+    from pathlib import Path
+
+    from rules.target import load_facts_file
+
+    h200 = load_facts_file(str(Path(__file__).parent / "fixtures" / "probe-h200.json"))
+    fa4 = make_config(model=MHA_MODEL, attention_backend="fa4")
+
+    def required(release):
+        target = h200.with_engine_versions({"sglang": release})
+        return finding(evaluate(fa4, target, alternatives=False), "install-fa4-library").outcome.required
+
+    # flash-attn-4 is fa4's library only in the 0.5.10-0.5.15 era
+    assert backend_kb.declaration("fa4", "0.5.12").libraries == ("cutlass_dsl", "quack", "fa4")
+    assert "flash-attn-4" in required("0.5.12") and "flash-attn-4" not in required("0.5.23")
+    declare(monkeypatch, "fa4", libraries=("cutlass_dsl", "quack", "fa4"))
+    assert "flash-attn-4" in required("0.5.23")

@@ -11,7 +11,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import HEALTH_OK, gpu, library, library_state, sglang_release
+from rules.checks.common import HEALTH_OK, declared, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import backends as backend_kb
 
@@ -19,20 +19,22 @@ INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org
 
 # --- attention libraries per backend ------------------------------------------------------------------------
 
-V0_5_9, V0_5_10, V0_5_16, V0_5_23 = (Version(v) for v in ("0.5.9", "0.5.10", "0.5.16", "0.5.23"))
+V0_5_16, V0_5_23 = Version("0.5.16"), Version("0.5.23")
 FA4_PIP_ENV = "SGLANG_INKLING_FA4_USE_PIP"  # 0.5.16-0.5.22: "1" routes fa4 through the pip flash-attn-4
 DIST_NAMES = {"cutlass_dsl": "nvidia-cutlass-dsl", "quack": "quack-kernels", "fa4": "flash-attn-4"}
 _PIP_NAMES = {"cutlass_dsl": "'nvidia-cutlass-dsl[cu13]'", "quack": "quack-kernels", "fa4": "flash-attn-4"}
 
 
-def _fa4_source(cfg, target) -> tuple[bool, str]:
-    """(whether the fa4 backend imports the pip flash-attn-4, where its FlashAttention 4 comes from)."""
+def _fa4_libraries(cfg, target) -> tuple[tuple[str, ...], str]:
+    """(the libraries the fa4 backend imports: its declaration's, plus flash-attn-4 where the environment routes it
+    there; where its FlashAttention 4 comes from)."""
     release = sglang_release(target)
-    if V0_5_10 <= release < V0_5_16:
-        return True, f"sglang {release} imports flash_attn.cute from flash-attn-4"
+    libraries = declared(target, "fa4").libraries
+    if "fa4" in libraries:
+        return libraries, f"sglang {release} imports flash_attn.cute from flash-attn-4"
     if V0_5_16 <= release < V0_5_23 and cfg.env.get(FA4_PIP_ENV) == "1":
-        return True, f"{FA4_PIP_ENV}=1 routes sglang {release}'s fa4 through flash-attn-4"
-    return False, f"sglang {release} runs its vendored FA4 (CuTe DSL); flash-attn-4 is not imported by it"
+        return (*libraries, "fa4"), f"{FA4_PIP_ENV}=1 routes sglang {release}'s fa4 through flash-attn-4"
+    return libraries, f"sglang {release} runs its vendored FA4 (CuTe DSL); flash-attn-4 is not imported by it"
 
 
 @rule(
@@ -67,8 +69,7 @@ file not processed, e.g. a PYTHONPATH install) shows here as a failed import, wi
     "on sglang 0.5.10-0.5.15)",
 )
 def install_fa4_library(cfg, target):
-    uses_pip, source = _fa4_source(cfg, target)
-    needed = ("cutlass_dsl", "quack", "fa4") if uses_pip else ("cutlass_dsl", "quack")
+    needed, source = _fa4_libraries(cfg, target)
     states = {key: library_state(target, key) for key in DIST_NAMES}
     details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
     found = "; ".join(f"{DIST_NAMES[key]} {states[key].summary}" for key in DIST_NAMES) + "".join(
@@ -109,10 +110,11 @@ for another torch or CUDA fails here with an undefined-symbol or "no kernel imag
     fix_title="pip install sglang-kernel matching your sglang (0.4.10 for sglang 0.5.23) and torch build",
 )
 def install_fa3_library(cfg, target):
-    state = library_state(target, "sgl_kernel")
+    (key,) = declared(target, "fa3").libraries
+    state = library_state(target, key)
     ok, found = state.healthy, str(state)
     if ok:
-        component = (library(target, "sgl_kernel").health.details.get("components") or {}).get("fa3_ops")
+        component = (library(target, key).health.details.get("components") or {}).get("fa3_ops")
         if component is not None and component.get("status") != HEALTH_OK:
             ok, found = False, f"sgl-kernel imports but sgl_kernel.flash_attn fails ({component.get('error', '')})"
         else:

@@ -116,7 +116,7 @@ class BackendInfo:
     page_snap: Optional[int] = None  # the page size SGLang switches to when the given one is not in page_sizes
     arch_page_size: Mapping[int, int] = field(default_factory=dict)  # major -> the page size SGLang forces there
     phases: frozenset[str] = PHASES  # the phases it serves
-    libraries: frozenset[str] = frozenset()  # probed libraries (probe.facts keys) its kernels are imported from
+    libraries: tuple[str, ...] = ()  # probed libraries (probe.facts keys) its kernels are imported from
     sources: Mapping[str, str] = field(default_factory=dict)  # field -> source, where it is not `source`
     eras: tuple[Era, ...] = ()  # facts of older SGLang releases
 
@@ -164,6 +164,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             kv_dtype_archs={"fp8_e4m3": _arch(9), "fp8_e5m2": _arch(9)},
             feature_archs={"asymmetric_kv": _arch(9)},
             max_head_dim=256,
+            libraries=("sgl_kernel",),
             deterministic=True,
             radix_deterministic=True,
             features=frozenset(
@@ -173,6 +174,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             sources={
                 "mla_archs": f"{REGISTRY}, create_flashattention_v3_backend; {FA3_API} ('Only Hopper supports "
                 "different V headdim')",
+                "libraries": f"{FA_BACKEND} (fa_impl_ver 3: from sgl_kernel.flash_attn import ...)",
                 "kv_dtype_archs": f"{FA3_API} ('FlashAttention on Ampere/Ada cards only supports fp16 and bf16 "
                 "data type')",
                 "feature_archs": f"{FA3_API} ('Only Hopper supports different V headdim')",
@@ -196,6 +198,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             kv_dtype_archs={"fp8_e4m3": _arch(10), "fp8_e5m2": _arch(10), "mxfp8": _arch(10)},
             feature_archs=FA4_FEATURE_ARCHS,
             arch_page_size={10: 128},
+            libraries=("cutlass_dsl", "quack"),
             deterministic=True,
             radix_deterministic=True,
             features=frozenset(
@@ -210,6 +213,8 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "feature_archs": f"{FA4_INTERFACE}, _flash_attn_fwd (no user score_mod on SM8x; rel_bias on "
                 "SM9x/10x/11x and the SM120 host, head dims <= 128 there; 'paged KV not supported on SM 8.0')",
                 "arch_page_size": f"{OVERRIDES}, _fa4_page_constraint (non-MLA models, EAGLE top-k <= 1, is_sm100)",
+                "libraries": "sglang: python/sglang/kernels/ops/attention/flash_attention_v4.py (the vendored "
+                "flash_attn.cute imports cutlass.cute and quack)",
             },
             eras=(
                 Era(
@@ -217,6 +222,11 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                     "sglang 0.5.17 flash_attn/cute/interface.py ('Paged KV not supported on SM 12.0 in this PR'); "
                     "0.5.13 imports the flash-attn-4 wheel (same assert); 0.5.20 adds the fa4_sm120 host",
                     {"feature_archs": {**FA4_FEATURE_ARCHS, "paged_kv": _arch(9, 10, 11)}},
+                ),
+                Era(
+                    ">=0.5.10,<0.5.16",
+                    "sglang 0.5.10-0.5.15: jit_kernel/flash_attention_v4.py imports flash_attn.cute from flash-attn-4",
+                    {"libraries": ("cutlass_dsl", "quack", "fa4")},
                 ),
             ),
         ),
@@ -228,7 +238,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             features=frozenset(
                 {"softcap", "sliding_window", "cross_attention", "spec_page_tree", "kv4_mla", "kv4_fa4_mla_decode"}
             ),
-            libraries=frozenset({"flashinfer"}),
+            libraries=("flashinfer",),
             source=f"{REGISTRY}, create_flashinfer_backend",
             sources={
                 "min_cc": "flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5 and newer)",
@@ -277,7 +287,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             page_snap=64,
             features=frozenset({"sinks", "sliding_window", "kv4_mha"}),
             drops=frozenset({"softcap"}),
-            libraries=frozenset({"flashinfer"}),
+            libraries=("flashinfer",),
             source="sglang: python/sglang/srt/arg_groups/attention_hook.py, "
             "handle_attention_backend_compatibility; attention_registry.create_trtllm_mha_backend",
             sources={
@@ -308,7 +318,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             kv_dtypes=("fp8_e4m3", "bf16", "auto"),
             page_sizes=(32, 64),
             page_snap=64,
-            libraries=frozenset({"flashinfer"}),
+            libraries=("flashinfer",),
             source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (is_blackwell: majors 10, 11, 12 in utils/common.py); "
             "attention_registry.create_trtllm_mla_backend",
             sources={"archs": BLACKWELL_SOURCE, "page_sizes": PAGE_CONSTRAINTS, "page_snap": PAGE_CONSTRAINTS},
@@ -335,7 +345,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             page_sizes=(32, 64),
             page_snap=64,
             phases=frozenset({"decode"}),
-            libraries=frozenset({"flashinfer"}),
+            libraries=("flashinfer",),
             source=f"{OVERRIDES}; attention_registry.create_cutedsl_mla_backend",
             sources={
                 "archs": f"{OVERRIDES}, _cutedsl_prefill_backend_fill (is_sm100_supported)",
@@ -355,7 +365,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             page_snap=64,
             general=False,
             alias_of="cutedsl_mla",
-            libraries=frozenset({"flashinfer"}),
+            libraries=("flashinfer",),
             source=f"{CHOICES} ('Deprecated alias for \"cutedsl_mla\"')",
             sources={
                 "kv_dtypes": "sglang: python/sglang/srt/arg_groups/serving_hook.py, handle_deprecated_args "
