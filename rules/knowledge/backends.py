@@ -37,6 +37,7 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 FA4_INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
 FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel builds its FA3 from it)"
 PAGE_CONSTRAINTS = f"{OVERRIDES}, _mla_backend_page_constraints"
+KV4_LISTS = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_kv4_compatibility (kv4_* features)"
 
 # Features a backend may handle (BackendInfo.features): model features (rules.models.FEATURES) plus
 # serving paths. "spec_page_tree": an EAGLE draft tree (top-k > 1) on a paged KV cache
@@ -44,8 +45,8 @@ PAGE_CONSTRAINTS = f"{OVERRIDES}, _mla_backend_page_constraints"
 # query to the KV dtype (flashattention_backend.py prepare_paged_mha_query; MLA decode dequantizes instead).
 # "kv4_mha" / "kv4_mla": in SGLang's list of backends for an FP4 KV cache (nvfp4, fp4_mx_block16) and an MHA / MLA
 # model; "kv4_fa4_mha_decode" / "kv4_fa4_mla_decode": in its list of decode backends after an fa4 prefill
-# (kv_cache_hook.py handle_kv4_compatibility). feature_archs may also name "paged_kv" (reading SGLang's paged KV cache, which every backend needs) and
-# "asymmetric_kv" (K and V head dims that differ).
+# (kv_cache_hook.py handle_kv4_compatibility). BackendInfo.feature_archs may also name "paged_kv" (reading SGLang's
+# paged KV cache, which every backend needs) and "asymmetric_kv" (K and V head dims that differ).
 FEATURES = (
     "sinks",
     "softcap",
@@ -101,7 +102,7 @@ class BackendInfo:
     radix_deterministic: bool = False  # in RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND
     general: bool = True  # offered as an alternative (False: model-specific, platform-specific or an alias)
     alias_of: Optional[str] = None
-    removed: str = ""  # set when the newest SGLang's argument parser no longer accepts the name: since when / why
+    removed: str = ""  # set when the release's argument parser no longer accepts the name: since when / why
     source: str = REGISTRY
     notes: str = ""
     features: frozenset[str] = field(default_factory=frozenset)  # what it handles (see FEATURES)
@@ -242,7 +243,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             source=f"{REGISTRY}, create_flashinfer_backend",
             sources={
                 "min_cc": "flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5 and newer)",
-                "features": f"{FA_BACKEND}; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS (spec_page_tree)",
+                "features": f"{FA_BACKEND}; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS (spec_page_tree); {KV4_LISTS}",
             },
             notes="no attention sinks (model_override_base.get_default_attn_backend)",
         ),
@@ -255,7 +256,9 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 {"sinks", "softcap", "sliding_window", "score_mod", "spec_page_tree", "kv4_mha", "kv4_fa4_mha_decode"}
             ),
             source=f"{REGISTRY}, create_triton_backend (no cross attention)",
-            sources={"features": f"{REGISTRY}, create_triton_backend; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS"},
+            sources={
+                "features": f"{REGISTRY}, create_triton_backend; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS; {KV4_LISTS}"
+            },
             eras=(
                 Era(
                     "<0.5.13",
@@ -269,14 +272,20 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             "PyTorch SDPA",
             features=frozenset({"sliding_window", "cross_attention", "kv4_mha", "kv4_fa4_mha_decode"}),
             drops=frozenset({"softcap"}),
-            sources={"drops": "sglang: python/sglang/srt/layers/attention/torch_native_backend.py (no logit_cap)"},
+            sources={
+                "drops": "sglang: python/sglang/srt/layers/attention/torch_native_backend.py (no logit_cap)",
+                "features": KV4_LISTS,
+            },
         ),
         BackendInfo(
             "flex_attention",
             "PyTorch FlexAttention",
             features=frozenset({"kv4_mha", "kv4_fa4_mha_decode"}),
             drops=frozenset({"softcap"}),
-            sources={"drops": "sglang: python/sglang/srt/layers/attention/torch_flex_backend.py (no logit_cap)"},
+            sources={
+                "drops": "sglang: python/sglang/srt/layers/attention/torch_flex_backend.py (no logit_cap)",
+                "features": KV4_LISTS,
+            },
         ),
         BackendInfo(
             "trtllm_mha",
@@ -294,6 +303,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "page_sizes": PAGE_CONSTRAINTS,
                 "page_snap": PAGE_CONSTRAINTS,
                 "drops": "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py (no logit_cap argument)",
+                "features": f"{ATTENTION_HOOK}; {KV4_LISTS}",
             },
             eras=(
                 Era(
@@ -312,16 +322,21 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
         BackendInfo(
             "trtllm_mla",
             "TensorRT-LLM MLA (FlashInfer trtllm-gen)",
-            features=frozenset({"kv4_mla", "kv4_fa4_mla_decode"}),
             archs=BLACKWELL,
             mha=False,
             kv_dtypes=("fp8_e4m3", "bf16", "auto"),
             page_sizes=(32, 64),
             page_snap=64,
+            features=frozenset({"kv4_mla", "kv4_fa4_mla_decode"}),
             libraries=("flashinfer",),
             source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (is_blackwell: majors 10, 11, 12 in utils/common.py); "
             "attention_registry.create_trtllm_mla_backend",
-            sources={"archs": BLACKWELL_SOURCE, "page_sizes": PAGE_CONSTRAINTS, "page_snap": PAGE_CONSTRAINTS},
+            sources={
+                "archs": BLACKWELL_SOURCE,
+                "page_sizes": PAGE_CONSTRAINTS,
+                "page_snap": PAGE_CONSTRAINTS,
+                "features": KV4_LISTS,
+            },
             eras=(
                 _BLACKWELL_ERA,
                 Era(
