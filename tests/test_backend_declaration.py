@@ -197,6 +197,8 @@ def test_model_backend_lists_agree_with_declared_features():
     general = [n for n, b in SGLANG_BACKENDS.items() if b.general and b.mha and b.platform == "cuda"]
     both = {n for n in general if {"sinks", "sliding_window"} <= SGLANG_BACKENDS[n].features}
     assert both == set(GPT_OSS_BACKENDS) & set(general)
+    # Inkling's relative attention is a custom score_mod: the two backends its layer accepts declare it
+    assert all("score_mod" in SGLANG_BACKENDS[name].features for name in ("fa4", "triton"))
     # a soft-capped model warns exactly on the backends declared to drop the soft-cap
     for name in ("fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "torch_native", "flex_attention"):
         expected = Status.WARN if "softcap" in SGLANG_BACKENDS[name].drops else Status.PASS

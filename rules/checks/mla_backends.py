@@ -101,7 +101,7 @@ variant; SGLang refuses the combination at start-up. Decode (XQA) is unaffected,
 )
 def trtllm_mha_sm120_fp8_prefill(cfg, target):
     if cfg.prefill_backend != "trtllm_mha":
-        return skipped("applies to trtllm_mha prefill (decode runs XQA)")
+        return skipped("applies to trtllm_mha prefill")
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major != 12:
