@@ -51,6 +51,8 @@ def test_every_fact_is_a_declared_field_with_a_source():
         assert set(info.sources) <= FIELDS, name
         assert info.features <= set(FEATURES), name
         assert info.drops <= set(MODEL_FEATURES), name
+        assert info.refuses <= set(FEATURES) | set(MODEL_FEATURES), name
+        assert not info.refuses & info.features and not info.drops & info.features, name
         assert set(info.feature_archs) <= set(FEATURES) | set(MODEL_FEATURES) | {"paged_kv"}, name
         assert info.phases and info.phases <= backend_kb.PHASES, name
         if info.page_sizes is not None:
@@ -252,7 +254,7 @@ def test_kv_page_and_feature_verdicts_follow_the_declaration(monkeypatch):
     assert judge("model-softcap-backend", "B200", model="gemma-2-9b", attention_backend="trtllm_mha") is Status.WARN
     declare(monkeypatch, "trtllm_mla", kv_dtypes=("fp8_e4m3", "fp8_e5m2", "bf16", "auto"), page_sizes=(32, 64, 128))
     declare(monkeypatch, "fa4", mla_archs=frozenset({9, 10, 11}))
-    declare(monkeypatch, "triton", features=SGLANG_BACKENDS["triton"].features | {"cross_attention"})
+    declare(monkeypatch, "triton", refuses=frozenset())
     declare(monkeypatch, "trtllm_mha", drops=frozenset())
     assert judge("trtllm-mla-kv-dtype", "B200", **dsv3, kv_cache_dtype="fp8_e5m2") is Status.PASS
     assert judge("trtllm-mla-page", "B200", **dsv3, page_size=128) is Status.PASS
@@ -263,6 +265,21 @@ def test_kv_page_and_feature_verdicts_follow_the_declaration(monkeypatch):
         "general-triton-cross-attention", "H100", attention_backend="triton", features=["cross_attention"]
     ) is (Status.PASS)
     assert judge("model-softcap-backend", "B200", model="gemma-2-9b", attention_backend="trtllm_mha") is Status.PASS
+
+
+def test_refusals_follow_the_declaration(monkeypatch):
+    spec = {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 1}
+    assert judge("hpc-ops-model", "H100", attention_backend="hpc_ops", **spec) is Status.FAIL
+    assert judge("spec-flex-attention", "H100", attention_backend="flex_attention", **spec) is Status.FAIL
+    assert judge("model-softcap-backend", "H100", model="gemma-2-9b", attention_backend="hpc_ops") is Status.FAIL
+    assert judge("model-softcap-backend", "H100", model="gemma-2-9b", attention_backend="fa3") is Status.PASS
+    declare(monkeypatch, "hpc_ops", refuses=frozenset({"cross_attention"}))
+    declare(monkeypatch, "flex_attention", refuses=frozenset())
+    declare(monkeypatch, "fa3", refuses=frozenset({"softcap"}), features=frozenset())
+    assert judge("hpc-ops-model", "H100", attention_backend="hpc_ops", **spec) is Status.PASS
+    assert judge("spec-flex-attention", "H100", attention_backend="flex_attention", **spec) is Status.PASS
+    assert judge("model-softcap-backend", "H100", model="gemma-2-9b", attention_backend="hpc_ops") is Status.PASS
+    assert judge("model-softcap-backend", "H100", model="gemma-2-9b", attention_backend="fa3") is Status.FAIL
 
 
 def test_alternatives_matrix_and_smoke_follow_the_declaration(monkeypatch):

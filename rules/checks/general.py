@@ -145,7 +145,7 @@ flashinfer for this reason.""",
     fix_title="Use --attention-backend flashinfer",
 )
 def general_triton_cross_attention(cfg, target):
-    if "cross_attention" not in cfg.features or "cross_attention" in declared(target, "triton").features:
+    if "cross_attention" not in cfg.features or "cross_attention" not in declared(target, "triton").refuses:
         return passed("no cross attention", "decoder-only on triton")
     return failed(
         f"cross attention on {phases_using(cfg, 'triton')}",
@@ -199,8 +199,8 @@ def hpc_ops_model(cfg, target):
         p
         for p, bad in (
             ("an MLA model", cfg.mla and not hpc.mla),
-            ("cross attention", "cross_attention" in cfg.features and "cross_attention" not in hpc.features),
-            ("speculative decoding", cfg.speculative_algorithm is not None),
+            ("cross attention", "cross_attention" in cfg.features and "cross_attention" in hpc.refuses),
+            ("speculative decoding", cfg.speculative_algorithm is not None and "speculative_decoding" in hpc.refuses),
         )
         if bad
     ]

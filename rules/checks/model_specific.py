@@ -235,8 +235,9 @@ def model_softcap_backend(cfg, target):
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
     fix = [f"--attention-backend {'fa3' if target.major in (8, 9) else 'flashinfer'}"]
-    if "hpc_ops" in cfg.backends:
-        return failed("soft-capped attention on hpc_ops", "a backend that applies logit_cap", fix)
+    refusing = sorted(b for b in cfg.backends if "softcap" in declared(target, b).refuses)
+    if refusing:
+        return failed(f"soft-capped attention on {', '.join(refusing)}", "a backend that applies logit_cap", fix)
     ignored = sorted(b for b in cfg.backends if "softcap" in declared(target, b).drops)
     if ignored:
         return warned(

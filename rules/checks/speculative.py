@@ -200,7 +200,8 @@ speculative algorithm on it at start-up.""",
 def spec_flex_attention(cfg, target):
     if not cfg.speculative_algorithm:
         return skipped("applies to speculative decoding")
-    if cfg.attention_backend != "flex_attention":
+    flex = backend_kb.declaration("flex_attention", target.versions.get("sglang"))
+    if cfg.attention_backend != "flex_attention" or "speculative_decoding" not in flex.refuses:
         return passed(f"{_algorithm(cfg)} on {cfg.backend_label()}", "a backend other than flex_attention")
     return failed(
         f"{_algorithm(cfg)} speculative decoding on flex_attention",

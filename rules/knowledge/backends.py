@@ -45,7 +45,8 @@ KV4_LISTS = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_kv4_c
 # query to the KV dtype (flashattention_backend.py prepare_paged_mha_query; MLA decode dequantizes instead).
 # "kv4_mha" / "kv4_mla": in SGLang's list of backends for an FP4 KV cache (nvfp4, fp4_mx_block16) and an MHA / MLA
 # model; "kv4_fa4_mha_decode" / "kv4_fa4_mla_decode": in its list of decode backends after an fa4 prefill
-# (kv_cache_hook.py handle_kv4_compatibility). BackendInfo.feature_archs may also name "paged_kv" (reading SGLang's
+# (kv_cache_hook.py handle_kv4_compatibility). "speculative_decoding": --speculative-algorithm (only in `refuses`).
+# BackendInfo.feature_archs may also name "paged_kv" (reading SGLang's
 # paged KV cache, which every backend needs) and "asymmetric_kv" (K and V head dims that differ).
 FEATURES = (
     "sinks",
@@ -60,6 +61,7 @@ FEATURES = (
     "kv4_mla",
     "kv4_fa4_mha_decode",
     "kv4_fa4_mla_decode",
+    "speculative_decoding",
 )
 PHASES = frozenset({"prefill", "decode"})
 
@@ -114,6 +116,7 @@ class BackendInfo:
     feature_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # features that run only on these
     max_head_dim: Optional[int] = None  # the largest Q/K head dim its kernels take
     drops: frozenset[str] = frozenset()  # model features it accepts but silently ignores (no error, wrong output)
+    refuses: frozenset[str] = frozenset()  # features it refuses with an error (start-up or first forward)
     page_snap: Optional[int] = None  # the page size SGLang switches to when the given one is not in page_sizes
     arch_page_size: Mapping[int, int] = field(default_factory=dict)  # major -> the page size SGLang forces there
     phases: frozenset[str] = PHASES  # the phases it serves
@@ -255,9 +258,12 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             features=frozenset(
                 {"sinks", "softcap", "sliding_window", "score_mod", "spec_page_tree", "kv4_mha", "kv4_fa4_mha_decode"}
             ),
+            refuses=frozenset({"cross_attention"}),
             source=f"{REGISTRY}, create_triton_backend (no cross attention)",
             sources={
-                "features": f"{REGISTRY}, create_triton_backend; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS; {KV4_LISTS}"
+                "features": f"{REGISTRY}, create_triton_backend; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS; {KV4_LISTS}",
+                "refuses": f"{REGISTRY}, create_triton_backend ('Cross attention is not supported in the triton "
+                "attention backend')",
             },
             eras=(
                 Era(
@@ -282,9 +288,12 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             "PyTorch FlexAttention",
             features=frozenset({"kv4_mha", "kv4_fa4_mha_decode"}),
             drops=frozenset({"softcap"}),
+            refuses=frozenset({"speculative_decoding"}),
             sources={
                 "drops": "sglang: python/sglang/srt/layers/attention/torch_flex_backend.py (no logit_cap)",
                 "features": KV4_LISTS,
+                "refuses": f"{ATTENTION_HOOK}, handle_attention_backend_compatibility ('Speculative decoding is "
+                "currently not supported with Flex Attention backend')",
             },
         ),
         BackendInfo(
@@ -427,12 +436,13 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             mla=False,
             page_sizes=(64,),
             page_snap=64,
+            refuses=frozenset({"cross_attention", "speculative_decoding", "softcap"}),
             general=False,
             source=f"{CHOICES} comment 'Hopper (SM90) only, requires --page-size 64'; "
             f"{REGISTRY}, create_hpc_ops_backend",
             sources={
-                "features": f"{REGISTRY}, create_hpc_ops_backend (no cross attention); hpc_ops_backend.py "
-                "_check_layer_supported (no logit cap)"
+                "refuses": f"{REGISTRY}, create_hpc_ops_backend (cross attention, speculative decoding); "
+                "hpc_ops_backend.py _check_layer_supported ('does not support logit cap')"
             },
         ),
         BackendInfo(
