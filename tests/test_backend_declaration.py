@@ -275,7 +275,9 @@ def test_refusals_follow_the_declaration(monkeypatch):
     assert judge("model-softcap-backend", "H100", model="gemma-2-9b", attention_backend="fa3") is Status.PASS
     declare(monkeypatch, "hpc_ops", refuses=frozenset({"cross_attention"}))
     declare(monkeypatch, "flex_attention", refuses=frozenset())
+    assert judge("fa3-score-mod", "H100", attention_backend="fa3", features=["score_mod"]) is Status.FAIL
     declare(monkeypatch, "fa3", refuses=frozenset({"softcap"}), features=frozenset())
+    assert judge("fa3-score-mod", "H100", attention_backend="fa3", features=["score_mod"]) is Status.PASS
     assert judge("hpc-ops-model", "H100", attention_backend="hpc_ops", **spec) is Status.PASS
     assert judge("spec-flex-attention", "H100", attention_backend="flex_attention", **spec) is Status.PASS
     assert judge("model-softcap-backend", "H100", model="gemma-2-9b", attention_backend="hpc_ops") is Status.PASS

@@ -103,7 +103,7 @@ score_mod on SM8x (rule fa4-score-mod-sm8x).""",
     fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
 )
 def fa3_score_mod(cfg, target):
-    if "score_mod" not in cfg.features or "score_mod" in declared(target, "fa3").features:
+    if "score_mod" not in cfg.features or "score_mod" not in declared(target, "fa3").refuses:
         return passed("no custom score_mod", "score_mod only on FA4")
     fix = (
         ["--attention-backend fa4"]
@@ -131,7 +131,7 @@ SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
     fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
 )
 def fa3_rel_bias(cfg, target):
-    if "rel_bias" not in cfg.features or "rel_bias" in declared(target, "fa3").features:
+    if "rel_bias" not in cfg.features or "rel_bias" not in declared(target, "fa3").refuses:
         return passed("no rel_bias", "rel_bias only on FA4")
     fix = ["--attention-backend fa4"] if target.major in (9, 10, 11) else ["--attention-backend triton"]
     return failed(f"a model with a sheared rel_bias on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)

@@ -169,6 +169,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             feature_archs={"asymmetric_kv": _arch(9)},
             max_head_dim=256,
             libraries=("sgl_kernel",),
+            refuses=frozenset({"score_mod", "rel_bias"}),
             deterministic=True,
             radix_deterministic=True,
             features=frozenset(
@@ -184,6 +185,8 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "feature_archs": f"{FA3_API} ('Only Hopper supports different V headdim')",
                 "max_head_dim": f"{FA3_API} ('FlashAttention forward only supports head dimension at most 256')",
                 "features": f"{FA_BACKEND}; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS (spec_page_tree)",
+                "refuses": f"{FA_BACKEND}, forward_extend / forward_decode ('score_mod is only supported by the FA4 "
+                "backend.', 'rel_bias (sheared bias) is only supported by the FA4 backend.')",
             },
             eras=(
                 Era(
