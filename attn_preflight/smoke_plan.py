@@ -16,18 +16,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from probe.smoke import ModelShape, kernels_for_backend
+from probe.smoke import BACKEND_KERNELS, ModelShape, kernels_for_backend
 from probe.smoke.cases import DTYPE_ALIASES, Case
 from probe.smoke.kernels import Kernel
 from probe.smoke.results import SmokeReport
 from probe.smoke.runner import DEFAULT_TIMEOUT_S, Progress, Runner
+from rules.knowledge import backends as backend_kb
 
 PREFILL = "prefill"
 DECODE = "decode"
 
-# Engine backend names -> probe.smoke.BACKEND_KERNELS keys. SGLang's names are the keys themselves; vLLM's FLASH_ATTN
-# runs vLLM's own vllm_flash_attn build, which no smoke kernel calls, so it is not mapped.
-SGLANG_BACKENDS = frozenset({"fa3", "fa4", "flashinfer", "flashmla", "torch_native"})
+# Engine backend names -> probe.smoke.BACKEND_KERNELS keys. SGLang's names are the keys themselves (the declared
+# backends smoke has kernels for); vLLM's FLASH_ATTN runs vLLM's own vllm_flash_attn build, which no smoke kernel
+# calls, so it is not mapped.
+SGLANG_BACKENDS = frozenset(BACKEND_KERNELS) & frozenset(backend_kb.SGLANG_BACKENDS)
 VLLM_BACKENDS = {"FLASHINFER": "flashinfer", "FLASHMLA": "flashmla"}
 
 # Absorbed-MLA decode (q_nope folded into the latent space): (head_dim, head_dim_v) from (rope dim, kv_lora_rank).
@@ -53,9 +55,14 @@ _KV_DTYPES = {
     "fp8_e5m2": "fp8_e4m3",
 }
 _FP8_KV = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
-# Backends whose FlashAttention path casts q to an FP8 KV dtype (sglang flashattention_backend.py,
-# prepare_paged_mha_query: head_dim <= 256, non-MLA, and on fa4 only for decode).
-_Q_CAST_TO_FP8 = frozenset({"fa3", "fa4"})
+
+
+def _casts_q_to_fp8(key: str) -> bool:
+    """Whether the backend's FlashAttention path casts q to an FP8 KV dtype (declared feature "fp8_q_cast": sglang
+    flashattention_backend.py, prepare_paged_mha_query: head_dim <= 256, non-MLA, and on fa4 only for decode)."""
+    return key in backend_kb.SGLANG_BACKENDS and "fp8_q_cast" in backend_kb.SGLANG_BACKENDS[key].features
+
+
 # What a model may need that no smoke kernel's API can express.
 _NOT_EXPRESSIBLE = {
     "sinks": "attention sinks",
@@ -265,12 +272,12 @@ def _phase_shape(phase: str, key: str, model, base: dict) -> tuple[Optional[Mode
             return None, True, f"smoke has no kernel for absorbed-MLA decode on {key}"
         head_dim, head_dim_v = dims(model.qk_rope_head_dim, model.kv_lora_rank)
         fields["heads_kv"] = 1  # one latent KV head
-        if key in _Q_CAST_TO_FP8:
+        if _casts_q_to_fp8(key):
             fields["kv_dtype"] = None  # MLA decode dequantizes (rule fa4-fp8-sm100)
     elif model.mla:
         fields["heads_kv"] = fields["heads_q"]  # MLA prefill runs as multi-head attention
     elif (
-        key in _Q_CAST_TO_FP8
+        _casts_q_to_fp8(key)
         and fields["kv_dtype"] == "fp8_e4m3"
         and max(head_dim, head_dim_v) <= 256
         and (phase == DECODE or key == "fa3")

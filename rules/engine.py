@@ -3,13 +3,21 @@
 A rule is one unit (ansible-lint style): metadata declared in `@rule(...)` and a pure check function
 `(Config, Target) -> Outcome`. Write checks with the outcome helpers:
 
-    @rule(id="fa4-deterministic-mla-arch", title=..., engine="sglang", versions="sglang>=0.5.20",
+    @rule(id="fa4-mla-arch", title=..., engine="sglang", versions="sglang>=0.5.20", backends=("fa4",),
           prevents="<verbatim upstream message>", source="sglang: <file>, <function>",
-          docs="What it checks.\\n\\nWhy.", fix_title="Use fa3 on SM90 or run on SM100/SM110")
-    def fa4_deterministic_mla_arch(cfg, target):
-        if not (...):
-            return skipped("applies to ...")
+          docs="What it checks.\\n\\nWhy.", fix_title="Use fa3 on SM90, triton elsewhere")
+    def fa4_mla_arch(cfg, target):
+        if not cfg.mla:
+            return skipped("applies to MLA models")
+        if target.major in declared(target, "fa4").mla_archs:
+            return passed(...)
         return failed(found="...", required="...", fix=["--attention-backend fa3"])
+
+Applicability a declaration can say is declared, not written in the check: `backends=` (a phase uses one of
+them), `needs_gpu=True` (the compute capability is known), `needs_model=True` (a model is given); the engine
+answers skip / unknown in one wording when they do not hold. A backend's capabilities (archs, KV dtypes, page
+sizes, features, per SGLang release) are read from rules/knowledge/backends.py through
+rules.checks.common.declared(target, name), never restated in a check.
 
 Statuses: pass, warn, fail, skip (does not apply / cannot be judged on this target), unknown (applies, but a
 needed fact is missing). Verdict: fail if any fail; warn if any warn or unknown, or nothing could be
@@ -157,6 +165,7 @@ class Rule(Documented):
     subject: str = ""  # the checks module, e.g. "fa4"
     package: str = field(init=False, default="")
     version_range: VersionRange = field(init=False, default=VersionRange("", ()))
+    not_used: Outcome = field(init=False, default=Outcome(Status.SKIP))  # the skip when no phase uses `backends`
 
     def __post_init__(self) -> None:
         try:
@@ -169,6 +178,9 @@ class Rule(Documented):
             raise ValueError(f"rule {self.id}: versions name {requirement.package!r} is not one of {sorted(VERSIONED)}")
         object.__setattr__(self, "package", requirement.package)
         object.__setattr__(self, "version_range", requirement)
+        names = sorted(self.backends)
+        plural = "s" if len(names) > 1 else ""
+        object.__setattr__(self, "not_used", skipped(f"applies to the {' / '.join(names)} backend{plural}"))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -411,10 +423,10 @@ _NO_GPU = unknown("compute capability unknown")
 _NO_MODEL = skipped("needs the model (give --model)")
 
 
-def default_backends(engine: str) -> list[str]:
-    """Every general-purpose attention backend of the engine (not removed): the alternatives `check` offers and
-    a grid's rows (rules.grid)."""
-    return [name for name, info in backend_kb.choices(engine).items() if info.general and not info.removed]
+def default_backends(engine: str, release=None) -> list[str]:
+    """Every general-purpose attention backend of the engine (not removed) as declared for an SGLang release
+    (the newest verified one when None): the alternatives `check` offers and a grid's rows (rules.grid)."""
+    return backend_kb.offered(engine, release)
 
 
 def default_kv_dtypes(engine: str) -> list[str]:
@@ -425,7 +437,7 @@ def default_kv_dtypes(engine: str) -> list[str]:
 def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome]:
     """The engine's answer when a rule's declared applicability does not hold, else None (run the check)."""
     if r.backends and not (r.backends & config.backends):
-        return skipped(f"applies to the {' / '.join(sorted(r.backends))} backend")
+        return r.not_used
     if r.needs_gpu and target.cc is None:
         return _NO_GPU
     if r.needs_model and config.model is None:
@@ -501,7 +513,7 @@ class Judge:
         backend)."""
         out = []
         current = resolved.backends
-        for name in default_backends(config.engine):
+        for name in default_backends(config.engine, backend_kb.release_of(self.target)):
             if name in current:
                 continue
             verdict = self._verdict(config.with_backend(name))

@@ -256,25 +256,35 @@ def resolve(config: Config, target: Target) -> Config:
 
 
 def effective_page_size(config: Config, target: Target) -> int:
-    """The KV page size SGLang settles on, applying its snaps in pipeline order (see module docstring)."""
+    """The KV page size SGLang settles on, applying its snaps in pipeline order (see module docstring); the sizes
+    each backend accepts and snaps to are its declaration's (rules/knowledge/backends.py) in the target's release."""
     page = config.page_size
     backends = config.backends | ({config.draft_attention_backend} if config.draft_attention_backend else set())
-    if config.attention_backend == "flashmla" or config.decode_backend == "flashmla":
-        page = 64
-    if (config.attention_backend == "trtllm_mla" or config.decode_backend == "trtllm_mla") and page not in (32, 64):
-        page = 64
-    if "cutedsl_mla" in backends and page not in (32, 64):
-        page = 64
+
+    declared = target.sglang_backends
+
+    def snapped(backend: str) -> Optional[int]:
+        info = declared[backend]
+        return page if page in info.page_sizes else info.page_snap
+
+    attention_or_decode = {config.attention_backend, config.decode_backend}
+    if "flashmla" in attention_or_decode:
+        page = snapped("flashmla")
+    # cutlass_mla: forced to 128 through 0.5.19; no longer a choice from 0.5.20 (general-backend-removed)
+    if "cutlass_mla" in attention_or_decode and not declared["cutlass_mla"].removed:
+        page = snapped("cutlass_mla")
+    if "trtllm_mla" in attention_or_decode:
+        page = snapped("trtllm_mla")
+    if "cutedsl_mla" in backends:
+        page = snapped("cutedsl_mla")
     # tokenspeed_mla: its own snap through 0.5.22, renamed to cutedsl_mla (the same snap) in 0.5.23
-    if (config.attention_backend == "tokenspeed_mla" or config.decode_backend == "tokenspeed_mla") and page not in (
-        32,
-        64,
-    ):
-        page = 64
-    if "trtllm_mha" in backends and page not in (16, 32, 64, 128):
-        page = 64
-    if "hpc_ops" in backends and page != 64:
-        page = 64
-    if "fa4" in config.backends and not config.mla and target.major == 10 and (config.speculative_eagle_topk or 0) <= 1:
-        page = 128
+    if "tokenspeed_mla" in attention_or_decode:
+        page = snapped("tokenspeed_mla")
+    if "trtllm_mha" in backends:
+        page = snapped("trtllm_mha")
+    if "hpc_ops" in backends:
+        page = snapped("hpc_ops")
+    forced = declared["fa4"].arch_page_size.get(target.major)
+    if "fa4" in config.backends and not config.mla and forced and (config.speculative_eagle_topk or 0) <= 1:
+        page = forced
     return 1 if page is None else page

@@ -12,10 +12,13 @@ Everything rules read is computed once here, so evaluating a rule is attribute a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Optional
 
 from rules.errors import RulesInputError
+from rules.knowledge import backends as backend_kb
 from rules.knowledge import gpus
+from rules.knowledge.backends import BackendInfo
 
 if TYPE_CHECKING:  # the facts model is only needed for live/facts targets
     from probe.facts import Facts
@@ -49,6 +52,12 @@ class Target:
     version_origin: str = ""  # "probe" | "facts file" | "--engine-version"
     facts: Optional[Facts] = None
     gpu_note: str = ""  # e.g. mixed GPU models, or why there is no GPU
+    # Derived: every SGLang backend as declared for the target's release (the newest verified one when unknown).
+    sglang_backends: Mapping[str, BackendInfo] = field(init=False, repr=False, compare=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        release = self.versions.get("sglang")
+        object.__setattr__(self, "sglang_backends", MappingProxyType(backend_kb.declarations("sglang", release)))
 
     # Derived once (compute-capability major/minor/arch), read by every rule.
     @property

@@ -339,3 +339,12 @@ def test_crash_and_timeout_diagnoses():
     assert "the import hung" in diagnose(lib, facts_with())
     lib.health = ImportHealth(status=HEALTH_OK)
     assert diagnose(lib, facts_with()) is None
+
+
+def test_a_hand_edited_missing_module_fact_is_not_trusted():
+    """A report whose recorded .pth fact lost a key (or is not an object) gets the plain diagnosis, not a crash."""
+    texts = ["ModuleNotFoundError: No module named 'cutlass'"]
+    broken = {"module": "cutlass", "providers": "nvidia-cutlass-dsl", "pth": {"distribution": "x", "version": "1"}}
+    got = error_diagnosis("flash-attn 2.8.3", texts, FA2, facts_with(), broken)
+    assert got == "flash-attn 2.8.3 needs module cutlass, which is not installed (a missing dependency): install it"
+    assert error_diagnosis("flash-attn 2.8.3", texts, FA2, facts_with(), ["not", "a", "dict"]) == got

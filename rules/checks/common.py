@@ -8,22 +8,26 @@ from typing import NamedTuple, Optional
 from packaging.version import Version
 
 from rules.config import Config
-from rules.knowledge import NEWEST_KNOWN
+from rules.knowledge import backends as backend_kb
+from rules.knowledge.backends import BackendInfo
 from rules.target import Target
 
 SGLANG_NEWEST = "sglang>=0.5.20"
-# utils/common.py is_blackwell(_supported): majors [10, 12] through 0.5.8, [10, 11, 12] (Jetson Thor) since 0.5.9.
-BLACKWELL_SM110_SINCE = Version("0.5.9")
 
 
 def sglang_release(target: Target) -> Version:
     """The target's SGLang release; the newest verified one when it is not known (--gpu, not installed)."""
-    return Version(target.versions.get("sglang") or NEWEST_KNOWN["sglang"])
+    return backend_kb.release_of(target)
 
 
-def blackwell_majors(target: Target) -> tuple[int, ...]:
+def declared(target: Target, backend: str) -> BackendInfo:
+    """An SGLang backend's declaration (rules/knowledge/backends.py) as it holds in the target's release."""
+    return target.sglang_backends[backend]
+
+
+def blackwell_majors(target: Target) -> frozenset[int]:
     """Compute-capability majors SGLang's is_blackwell accepts in the target's release."""
-    return (10, 11, 12) if sglang_release(target) >= BLACKWELL_SM110_SINCE else (10, 12)
+    return backend_kb.blackwell_majors(backend_kb.release_of(target))
 
 
 def gpu(target: Target) -> str:

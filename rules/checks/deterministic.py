@@ -56,6 +56,7 @@ def deterministic_backend(cfg, target):
     title="Deterministic inference of DeepSeek-family models needs fa3, fa4 or triton",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    needs_model=True,
     stage="startup",
     prevents=f"Currently only {RADIX} attention backends are supported for deterministic inference with "
     "absorbed-MLA models. But you're using {attention_backend}.",
@@ -70,8 +71,8 @@ needs SM100/SM110 (fa4-deterministic-mla-arch), fa3 needs SM90 (fa3-arch, fa3-ml
 def deterministic_mla_backend(cfg, target):
     if not _applies(cfg):
         return skipped("applies to --enable-deterministic-inference")
-    if cfg.model is None or not cfg.model.deepseek_family:
-        return skipped("applies to DeepSeek-family models (give --model)")
+    if not cfg.model.deepseek_family:
+        return skipped(f"applies to DeepSeek-family models ({cfg.model.architecture} is not one)")
     backend = cfg.attention_backend
     if backend in RADIX:
         return passed(backend, "one of " + ", ".join(RADIX))

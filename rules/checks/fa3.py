@@ -6,7 +6,7 @@ flash-attention's hopper/ sources) and fa4 (fa_impl_ver=4, flash_attn.cute).
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.kv_dtypes import FP8
 
@@ -16,15 +16,13 @@ FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel 
 FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
 
 
-def _not_fa3(cfg):
-    return "fa3" not in cfg.backends
-
-
 @rule(
     id="fa3-arch",
     title="fa3 runs on SM80-SM90 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
+    needs_gpu=True,
     stage="init",
     prevents=FA3_ARCH_MESSAGE,
     source=REGISTRY,
@@ -40,11 +38,7 @@ on every GPU but SM100/SM120, so on Thor this rule catches that default too.""",
     references=("https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/attention_backend.md",),
 )
 def fa3_arch(cfg, target):
-    if _not_fa3(cfg):
-        return skipped("applies to the fa3 backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major in (8, 9):
+    if target.major in declared(target, "fa3").archs:
         return passed(gpu(target), "SM80-SM90")
     if target.major >= 10:
         fix = (
@@ -64,6 +58,7 @@ def fa3_arch(cfg, target):
     title="fa3 serves MLA models on SM90 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="init",
     prevents=FA3_ARCH_MESSAGE,
     source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
@@ -75,11 +70,12 @@ non-MLA models, with the generic SM80-90 message.""",
     fix_title="Use --attention-backend triton (or flashinfer) for MLA on SM8x",
 )
 def fa3_mla_sm8x(cfg, target):
-    if _not_fa3(cfg) or not cfg.mla:
-        return skipped("applies to MLA models on the fa3 backend")
+    if not cfg.mla:
+        return skipped("applies to MLA models")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major != 8:
+    fa3 = declared(target, "fa3")
+    if target.major not in fa3.archs or target.major in fa3.mla_archs:
         return passed(gpu(target), "not SM8x (fa3-arch judges other archs)")
     return failed(
         f"MLA model on {phases_using(cfg, 'fa3')} on {gpu(target)}",
@@ -93,6 +89,7 @@ def fa3_mla_sm8x(cfg, target):
     title="A custom score_mod needs the FA4 backend",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="runtime",
     prevents="score_mod is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
@@ -106,9 +103,7 @@ score_mod on SM8x (rule fa4-score-mod-sm8x).""",
     fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
 )
 def fa3_score_mod(cfg, target):
-    if _not_fa3(cfg):
-        return skipped("applies to the fa3 backend")
-    if "score_mod" not in cfg.features:
+    if "score_mod" not in cfg.features or "score_mod" not in declared(target, "fa3").refuses:
         return passed("no custom score_mod", "score_mod only on FA4")
     fix = (
         ["--attention-backend fa4"]
@@ -123,6 +118,7 @@ def fa3_score_mod(cfg, target):
     title="A sheared relative bias (rel_bias) needs the FA4 backend",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="runtime",
     prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
@@ -135,9 +131,7 @@ SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
     fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
 )
 def fa3_rel_bias(cfg, target):
-    if _not_fa3(cfg):
-        return skipped("applies to the fa3 backend")
-    if "rel_bias" not in cfg.features:
+    if "rel_bias" not in cfg.features or "rel_bias" not in declared(target, "fa3").refuses:
         return passed("no rel_bias", "rel_bias only on FA4")
     fix = ["--attention-backend fa4"] if target.major in (9, 10, 11) else ["--attention-backend triton"]
     return failed(f"a model with a sheared rel_bias on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
@@ -176,6 +170,7 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
     title="fa3 on SM8x cannot read an FP8 KV cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
     source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
@@ -188,11 +183,12 @@ call is refused at the first forward. (MLA models dequantize instead, but fa3 do
     fix_title="Use --kv-cache-dtype auto on SM8x with fa3, or flashinfer/triton for an FP8 KV cache",
 )
 def fa3_fp8_sm8x(cfg, target):
-    if _not_fa3(cfg) or cfg.kv_cache_dtype not in FP8:
-        return skipped("applies to fa3 with an FP8 KV cache")
+    if cfg.kv_cache_dtype not in FP8:
+        return skipped("applies to an FP8 KV cache")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major != 8:
+    fa3 = declared(target, "fa3")
+    if target.major not in fa3.archs or target.major in fa3.kv_dtype_archs[cfg.kv_cache_dtype]:
         return passed(gpu(target), "SM90 for FP8 on fa3")
     return failed(
         f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
@@ -206,6 +202,8 @@ def fa3_fp8_sm8x(cfg, target):
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
+    needs_model=True,
     stage="runtime",
     prevents="FlashAttention forward only supports head dimension at most 256",
     source=FA3_API,
@@ -219,26 +217,27 @@ FA3 instantiates kernels for these shapes only and refuses others when the first
     fix_title="Use flashinfer or triton for this model",
 )
 def fa3_head_dim(cfg, target):
-    if _not_fa3(cfg) or cfg.mla:
-        return skipped("applies to non-MLA models on the fa3 backend")
+    if cfg.mla:
+        return skipped("applies to non-MLA models")
     model = cfg.model
-    if model is None or model.head_dim is None:
-        return skipped("needs the model's head_dim (give --model)")
+    if model.head_dim is None:
+        return skipped("the model's config gives no head_dim")
     hd, hv = model.head_dim, model.v_head_dim or model.head_dim
     shape = f"(head_dim, v_head_dim) = ({hd}, {hv})"
-    if hd > 256 or hd % 8 or hv % 8:
-        return failed(shape, "head_dim <= 256 and multiples of 8", ["--attention-backend flashinfer"])
+    fa3 = declared(target, "fa3")
+    if hd > fa3.max_head_dim or hd % 8 or hv % 8:
+        return failed(shape, f"head_dim <= {fa3.max_head_dim} and multiples of 8", ["--attention-backend flashinfer"])
     if hd != hv:
         if target.major is None:
             return unknown("compute capability unknown")
         family = (128 < hd <= 192 and 96 < hv <= 128) or (hd <= 64 and hv <= 512)
-        if target.major != 9 or not family:
+        if target.major not in fa3.feature_archs["asymmetric_kv"] or not family:
             return failed(
                 f"{shape} on {gpu(target)}",
                 "equal K/V head dims, or Hopper with FA3's asymmetric shapes",
                 ["--attention-backend flashinfer", "--attention-backend triton"],
             )
-    return passed(shape, "head_dim <= 256, multiples of 8")
+    return passed(shape, f"head_dim <= {fa3.max_head_dim}, multiples of 8")
 
 
 @rule(
@@ -246,6 +245,7 @@ def fa3_head_dim(cfg, target):
     title="fa3 computes in fp16 or bf16 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
     source=FA3_API,
@@ -256,8 +256,6 @@ FA3 has no fp32 kernels and refuses fp32 queries at the first forward. (An FP8 E
     fix_title="Use --dtype bfloat16 (or float16)",
 )
 def fa3_dtype(cfg, target):
-    if _not_fa3(cfg):
-        return skipped("applies to the fa3 backend")
     if cfg.dtype in ("float32", "float", "fp32"):
         return failed(f"--dtype {cfg.dtype}", "float16 or bfloat16", ["--dtype bfloat16"])
     return passed(f"--dtype {cfg.dtype}", "float16 or bfloat16 (auto resolves to one)")

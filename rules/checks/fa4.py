@@ -9,7 +9,7 @@ The interface dispatches on `arch // 10` with arch = major * 10 + minor (`_get_d
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.kv_dtypes import FP8
 from rules.resolve import effective_page_size
@@ -18,10 +18,6 @@ ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
-
-
-def _fa4(cfg):
-    return "fa4" in cfg.backends
 
 
 def _fa4_fix_for(target):
@@ -52,7 +48,7 @@ SGLang's fa4 factory has no arch check; the kernel interface asserts at the firs
     fix_title="Use --attention-backend triton on pre-Ampere GPUs",
 )
 def fa4_arch(cfg, target):
-    if 8 <= target.major <= 12:
+    if target.major in declared(target, "fa4").archs:
         return passed(gpu(target), "compute capability 8.x-12.x")
     return failed(
         f"{phases_using(cfg, 'fa4')} on {gpu(target)}", "compute capability 8.x-12.x", ["--attention-backend triton"]
@@ -64,6 +60,8 @@ def fa4_arch(cfg, target):
     title="fa4 cannot serve a paged KV cache on SM8x",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_gpu=True,
     stage="runtime",
     prevents="paged KV not supported on SM 8.0",
     source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
@@ -75,11 +73,8 @@ so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits."
     fix_title="Use --attention-backend fa3 (MHA), flashinfer or triton on SM8x",
 )
 def fa4_paged_kv_sm8x(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major != 8:
+    fa4 = declared(target, "fa4")
+    if target.major not in fa4.archs or target.major in fa4.feature_archs["paged_kv"]:
         return passed(gpu(target), "not SM8x")
     fix = ["--attention-backend triton"] if cfg.mla else ["--attention-backend fa3", "--attention-backend flashinfer"]
     return failed(f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}", "SM90 or newer for fa4", fix)
@@ -90,6 +85,7 @@ def fa4_paged_kv_sm8x(cfg, target):
     title="fa4 reads an FP8 KV cache only on SM10x",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
@@ -102,11 +98,11 @@ whose interface has the same assert.""",
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
 def fa4_fp8_sm100(cfg, target):
-    if not _fa4(cfg) or cfg.kv_cache_dtype not in FP8 or cfg.mla:
-        return skipped("applies to non-MLA models on fa4 with an FP8 KV cache (MLA decode dequantizes)")
+    if cfg.kv_cache_dtype not in FP8 or cfg.mla:
+        return skipped("applies to non-MLA models with an FP8 KV cache (MLA decode dequantizes)")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major == 10:
+    if target.major in declared(target, "fa4").kv_dtype_archs[cfg.kv_cache_dtype]:
         return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
     fix = ["--kv-cache-dtype auto"] + (
         ["--attention-backend fa3"] if target.major == 9 and cfg.kv_cache_dtype == "fp8_e4m3" else []
@@ -130,6 +126,8 @@ def _head_dims(cfg):
     title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_model=True,
     stage="runtime",
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
     "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
@@ -143,13 +141,11 @@ decode needs SM100/SM110 (rule fa4-mla-arch).""",
     fix_title="Use --attention-backend fa3 or flashinfer for this model on SM90",
 )
 def fa4_head_dim_sm90(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
     if target.major != 9:
         return skipped("applies to SM90")
     dims = _head_dims(cfg)
     if dims is None:
-        return skipped("needs the model's head dims (give --model)")
+        return skipped("the model's config gives no head_dim")
     hd, hv = dims
     ok = (8 <= hd <= 256 and 8 <= hv <= 256 and hd % 8 == 0 and hv % 8 == 0) or hd == hv == 512
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
@@ -167,6 +163,8 @@ def fa4_head_dim_sm90(cfg, target):
     title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_model=True,
     stage="runtime",
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
     "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
@@ -181,13 +179,11 @@ first forward. The flash-attn-4 4.0.0b36 wheel has the same rule.""",
     fix_title="Use --attention-backend trtllm_mha or flashinfer for this model on SM100",
 )
 def fa4_head_dim_sm100(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
     if target.major not in (10, 11):
         return skipped("applies to SM100/SM110")
     dims = _head_dims(cfg)
     if dims is None:
-        return skipped("needs the model's head dims (give --model)")
+        return skipped("the model's config gives no head_dim")
     hd, hv = dims
     ok = (
         (
@@ -214,6 +210,8 @@ def fa4_head_dim_sm100(cfg, target):
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
+    needs_model=True,
     stage="runtime",
     prevents="SM100 forward with head_dim=256 does not support seqused_q/seqused_k",
     source=f"{INTERFACE}, _flash_attn_fwd (use_dedicated_hd256_kernel); kernels/ops/attention/"
@@ -228,12 +226,10 @@ decode fails even without softcap or sinks; this last step is read from the code
     fix_title="Use --attention-backend trtllm_mha or flashinfer for head_dim 256 on SM100",
 )
 def fa4_hd256_sm100(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
     if target.major not in (10, 11):
         return skipped("applies to SM100/SM110")
     if _head_dims(cfg) is None:
-        return skipped("needs the model's head dims (give --model)")
+        return skipped("the model's config gives no head_dim")
     if _head_dims(cfg) != (256, 256):
         return passed(f"head_dim {cfg.model.head_dim}", "not the hd256 kernel")
     extras = [f for f in ("softcap", "sinks") if f in cfg.features]
@@ -250,6 +246,7 @@ def fa4_hd256_sm100(cfg, target):
     title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
     "8 and 256 and divisible by 8.",
@@ -268,11 +265,11 @@ SM8x/SM12x it is "only support Blackwell arch with qv".""",
     fix_title="Use fa3 on SM90, flashinfer/trtllm_mla on SM12x, triton elsewhere",
 )
 def fa4_mla_arch(cfg, target):
-    if not _fa4(cfg) or not cfg.mla:
-        return skipped("applies to MLA models on the fa4 backend")
+    if not cfg.mla:
+        return skipped("applies to MLA models")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (10, 11):
+    if target.major in declared(target, "fa4").mla_archs:
         return passed(gpu(target), "SM100/SM110 for absorbed MLA on fa4")
     fix = {9: ["--attention-backend fa3"], 12: ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]}
     return failed(
@@ -311,7 +308,7 @@ def fa4_deterministic_mla_arch(cfg, target):
         return skipped(f"applies to DeepSeek-family models ({cfg.model.architecture} is not one)")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (10, 11):
+    if target.major in declared(target, "fa4").mla_archs:
         return passed(gpu(target), "SM100/SM110")
     fix = ["--attention-backend fa3"] if target.major == 9 else ["--attention-backend triton"]
     return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)", fix)
@@ -322,6 +319,7 @@ def fa4_deterministic_mla_arch(cfg, target):
     title="A custom score_mod on fa4 needs SM90 or newer",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
     source=f"{INTERFACE}, _flash_attn_fwd",
@@ -333,11 +331,12 @@ is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36
     fix_title="Use --attention-backend triton on SM8x",
 )
 def fa4_score_mod_sm8x(cfg, target):
-    if not _fa4(cfg) or "score_mod" not in cfg.features:
-        return skipped("applies to a custom score_mod on the fa4 backend")
+    if "score_mod" not in cfg.features:
+        return skipped("applies to a custom score_mod")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major != 8:
+    fa4 = declared(target, "fa4")
+    if target.major not in fa4.archs or target.major in fa4.feature_archs["score_mod"]:
         return passed(gpu(target), "not SM8x")
     return failed(
         f"custom score_mod on {phases_using(cfg, 'fa4')} on {gpu(target)}",
@@ -351,6 +350,7 @@ def fa4_score_mod_sm8x(cfg, target):
     title="fa4 cannot combine logit soft-capping with a custom score_mod",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="softcap and score_mod cannot be used together",
     source=f"{INTERFACE}, _flash_attn_fwd",
@@ -361,8 +361,8 @@ FA4 implements soft-capping as a built-in score_mod, so it asserts when a second
     fix_title="Fold the soft-cap into the score_mod, or use --attention-backend triton",
 )
 def fa4_softcap_score_mod(cfg, target):
-    if not _fa4(cfg) or "score_mod" not in cfg.features:
-        return skipped("applies to a custom score_mod on the fa4 backend")
+    if "score_mod" not in cfg.features:
+        return skipped("applies to a custom score_mod")
     if "softcap" not in cfg.features:
         return passed("score_mod without soft-capping", "not both")
     return failed(
@@ -375,6 +375,7 @@ def fa4_softcap_score_mod(cfg, target):
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
@@ -387,13 +388,17 @@ asserts. Older research notes said SM9x/10x only; the 0.5.23 code adds SM11x and
     fix_title="Use --attention-backend triton",
 )
 def fa4_rel_bias_arch(cfg, target):
-    if not _fa4(cfg) or "rel_bias" not in cfg.features:
-        return skipped("applies to a sheared rel_bias on the fa4 backend")
+    if "rel_bias" not in cfg.features:
+        return skipped("applies to a sheared rel_bias")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (9, 10, 11):
-        return passed(gpu(target), "SM90-SM110")
-    if target.major == 12:
+    if target.major not in declared(target, "fa4").feature_archs["rel_bias"]:
+        return failed(
+            f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+            "SM90-SM110 or SM12x",
+            ["--attention-backend triton"],
+        )
+    if target.major == 12:  # SGLang's SM120 forward host
         dims = _head_dims(cfg)
         if dims is None:
             return unknown("SM12x needs head dims <= 128 for rel_bias: give --model")
@@ -404,11 +409,7 @@ def fa4_rel_bias_arch(cfg, target):
             "head dims <= 128 on SM12x",
             ["--attention-backend triton"],
         )
-    return failed(
-        f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-        "SM90-SM110 or SM12x",
-        ["--attention-backend triton"],
-    )
+    return passed(gpu(target), "SM90-SM110")
 
 
 @rule(
@@ -416,6 +417,7 @@ def fa4_rel_bias_arch(cfg, target):
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="startup",
     prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
     "{page_size} to 128.",
@@ -428,17 +430,20 @@ cascade needs page size 1). Passing --page-size 128 makes the choice explicit.""
     fix_title="Pass --page-size 128",
 )
 def fa4_page_size_128(cfg, target):
-    if not _fa4(cfg) or cfg.mla:
-        return skipped("applies to non-MLA models on the fa4 backend")
-    if target.major != 10:
+    if cfg.mla:
+        return skipped("applies to non-MLA models")
+    forced = declared(target, "fa4").arch_page_size.get(target.major)
+    if forced is None:
         return skipped("applies to SM100/SM103")
     if (cfg.speculative_eagle_topk or 0) > 1:
         return skipped("not applied with EAGLE top-k > 1")
-    if cfg.page_size == 128:
-        return passed("--page-size 128", "128 on SM100 fa4")
+    if cfg.page_size == forced:
+        return passed(f"--page-size {forced}", f"{forced} on SM100 fa4")
     given = "no --page-size (default 1)" if cfg.page_size is None else f"--page-size {cfg.page_size}"
     return warned(
-        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 128", ["--page-size 128"]
+        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}",
+        f"--page-size {forced}",
+        [f"--page-size {forced}"],
     )
 
 
@@ -447,6 +452,8 @@ def fa4_page_size_128(cfg, target):
     title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
     engine="sglang",
     versions="sglang<0.5.20",
+    backends=("fa4",),
+    needs_gpu=True,
     stage="runtime",
     prevents="Paged KV not supported on SM 12.0 in this PR",
     source="sglang 0.5.17: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd; "
@@ -463,11 +470,7 @@ checked, so the boundary is put at 0.5.20.""",
     fix_title="Upgrade SGLang to 0.5.20 or newer, or use --attention-backend flashinfer/triton on SM12x",
 )
 def fa4_sm12x_paged_kv(cfg, target):
-    if not _fa4(cfg):
-        return skipped("applies to the fa4 backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major != 12:
+    if target.major != 12 or target.major in declared(target, "fa4").feature_archs["paged_kv"]:
         return passed(gpu(target), "not SM12x")
     return failed(
         f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}",

@@ -3,7 +3,7 @@ environment variables SGLang does not read, HPC-Ops, cross attention on triton, 
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from rules.resolve import effective_page_size
@@ -56,7 +56,7 @@ code is followed here. Pin --engine-version to judge an older SGLang.""",
 def general_backend_removed(cfg, target):
     if not cfg.backends:
         return skipped("no attention backend chosen")
-    removed = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].removed)
+    removed = sorted(b for b in cfg.backends if declared(target, b).removed)
     if not removed:
         return passed(", ".join(sorted(cfg.backends)), "current ATTENTION_BACKEND_CHOICES values")
     fix = (
@@ -65,7 +65,7 @@ def general_backend_removed(cfg, target):
         else ["--attention-backend flashinfer"]
     )
     return failed(
-        ", ".join(f"{b} ({SGLANG_BACKENDS[b].removed})" for b in removed),
+        ", ".join(f"{b} ({declared(target, b).removed})" for b in removed),
         "a current ATTENTION_BACKEND_CHOICES value",
         fix,
     )
@@ -89,13 +89,13 @@ actually runs.""",
 def general_backend_alias(cfg, target):
     if not cfg.backends:
         return skipped("no attention backend chosen")
-    aliases = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].alias_of)
+    aliases = sorted(b for b in cfg.backends if declared(target, b).alias_of)
     if not aliases:
         return passed(", ".join(sorted(cfg.backends)), "current names")
     return warned(
-        ", ".join(f"{b} (alias of {SGLANG_BACKENDS[b].alias_of})" for b in aliases),
+        ", ".join(f"{b} (alias of {declared(target, b).alias_of})" for b in aliases),
         "the current name",
-        [f"--attention-backend {SGLANG_BACKENDS[b].alias_of}" for b in aliases],
+        [f"--attention-backend {declared(target, b).alias_of}" for b in aliases],
     )
 
 
@@ -133,6 +133,7 @@ def general_flashattention_version_env(cfg, target):
     title="triton has no cross attention (encoder-decoder models)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("triton",),
     stage="init",
     prevents="Cross attention is not supported in the triton attention backend. Please use "
     "`--attention-backend flashinfer`.",
@@ -144,9 +145,7 @@ flashinfer for this reason.""",
     fix_title="Use --attention-backend flashinfer",
 )
 def general_triton_cross_attention(cfg, target):
-    if "triton" not in cfg.backends:
-        return skipped("applies to the triton backend")
-    if "cross_attention" not in cfg.features:
+    if "cross_attention" not in cfg.features or "cross_attention" not in declared(target, "triton").refuses:
         return passed("no cross attention", "decoder-only on triton")
     return failed(
         f"cross attention on {phases_using(cfg, 'triton')}",
@@ -155,15 +154,13 @@ def general_triton_cross_attention(cfg, target):
     )
 
 
-def _hpc(cfg):
-    return "hpc_ops" in cfg.backends
-
-
 @rule(
     id="hpc-ops-arch",
     title="hpc_ops runs on Hopper (SM90) only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("hpc_ops",),
+    needs_gpu=True,
     stage="runtime",
     reason="SGLang has no start-up arch check for hpc_ops; its kernels are Hopper-only, so other GPUs fail at the "
     "first kernel launch.",
@@ -175,11 +172,7 @@ The choice list documents Hopper as the only target; no code refuses other archs
     fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
 )
 def hpc_ops_arch(cfg, target):
-    if not _hpc(cfg):
-        return skipped("applies to the hpc_ops backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major == 9:
+    if target.major in declared(target, "hpc_ops").archs:
         return passed(gpu(target), "SM90")
     return failed(f"hpc_ops on {gpu(target)}", "SM90 (Hopper)", ["--attention-backend flashinfer"])
 
@@ -189,6 +182,7 @@ def hpc_ops_arch(cfg, target):
     title="hpc_ops: no MLA, no cross attention, no speculative decoding",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("hpc_ops",),
     stage="init",
     prevents="hpc_ops backend can only be used with non-MLA models.",
     source=f"{REGISTRY}, create_hpc_ops_backend",
@@ -200,14 +194,13 @@ They are raised when the model runner builds the backend, after weights load."""
     fix_title="Use --attention-backend fa3 for this config on SM90",
 )
 def hpc_ops_model(cfg, target):
-    if not _hpc(cfg):
-        return skipped("applies to the hpc_ops backend")
+    hpc = declared(target, "hpc_ops")
     problems = [
         p
         for p, bad in (
-            ("an MLA model", cfg.mla),
-            ("cross attention", "cross_attention" in cfg.features),
-            ("speculative decoding", cfg.speculative_algorithm is not None),
+            ("an MLA model", cfg.mla and not hpc.mla),
+            ("cross attention", "cross_attention" in cfg.features and "cross_attention" in hpc.refuses),
+            ("speculative decoding", cfg.speculative_algorithm is not None and "speculative_decoding" in hpc.refuses),
         )
         if bad
     ]
@@ -225,6 +218,7 @@ def hpc_ops_model(cfg, target):
     title="hpc_ops silently forces page size 64",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("hpc_ops",),
     stage="startup",
     prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
     source=f"{OVERRIDES}, _mla_backend_page_constraints",
@@ -234,13 +228,14 @@ The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit."
     fix_title="Pass --page-size 64",
 )
 def hpc_ops_page_size(cfg, target):
-    if not _hpc(cfg):
-        return skipped("applies to the hpc_ops backend")
-    if cfg.page_size == 64:
-        return passed("--page-size 64", "64")
+    hpc = declared(target, "hpc_ops")
+    if cfg.page_size in hpc.page_sizes:
+        return passed(f"--page-size {cfg.page_size}", " or ".join(str(p) for p in hpc.page_sizes))
     given = "no --page-size" if cfg.page_size is None else f"--page-size {cfg.page_size}"
     return warned(
-        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}", "--page-size 64", ["--page-size 64"]
+        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}",
+        f"--page-size {hpc.page_snap}",
+        [f"--page-size {hpc.page_snap}"],
     )
 
 
@@ -249,6 +244,7 @@ def hpc_ops_page_size(cfg, target):
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    needs_model=True,
     stage="load",
     reason="SGLang's attention layers assert the head split when the model is built, after the process group is up.",
     source="sglang: python/sglang/srt/models/llama.py, LlamaAttention.__init__ (assert total_num_heads % tp_size "
@@ -261,8 +257,8 @@ A bare assert fails at model construction otherwise. MLA models shard query head
 )
 def general_tp_heads(cfg, target):
     model = cfg.model
-    if model is None or not model.num_attention_heads:
-        return skipped("needs the model's head counts (give --model)")
+    if not model.num_attention_heads:
+        return skipped("the model's config gives no attention-head count")
     tp = cfg.tp_size
     if cfg.flags.get("enable_dp_attention") and cfg.flags.get("dp_size"):
         tp = max(1, tp // int(cfg.flags["dp_size"]))
@@ -286,6 +282,8 @@ def general_tp_heads(cfg, target):
     title="FlashInfer needs compute capability 7.5 or newer",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("flashinfer",),
+    needs_gpu=True,
     stage="runtime",
     reason="FlashInfer ships and JIT-compiles kernels for SM75 and newer only; on Volta the first kernel launch "
     "fails (no kernel image for the device).",
@@ -298,11 +296,7 @@ this before loading the model.""",
     fix_title="Use --attention-backend triton or torch_native on pre-Turing GPUs",
 )
 def flashinfer_arch(cfg, target):
-    if "flashinfer" not in cfg.backends:
-        return skipped("applies to the flashinfer backend")
-    if target.cc is None:
-        return unknown("compute capability unknown")
-    if target.cc >= (7, 5):
+    if target.cc >= declared(target, "flashinfer").min_cc:
         return passed(gpu(target), "compute capability 7.5 or newer")
     return failed(
         f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}",

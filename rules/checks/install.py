@@ -11,28 +11,31 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import HEALTH_OK, gpu, library, library_state, sglang_release
+from rules.checks.common import HEALTH_OK, declared, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
+from rules.knowledge import backends as backend_kb
 from rules.knowledge.cuda_arch import arch_list_runs_on
 
 INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu129"
 
 # --- attention libraries per backend ------------------------------------------------------------------------
 
-V0_5_9, V0_5_10, V0_5_16, V0_5_23 = (Version(v) for v in ("0.5.9", "0.5.10", "0.5.16", "0.5.23"))
+V0_5_16, V0_5_23 = Version("0.5.16"), Version("0.5.23")
 FA4_PIP_ENV = "SGLANG_INKLING_FA4_USE_PIP"  # 0.5.16-0.5.22: "1" routes fa4 through the pip flash-attn-4
 DIST_NAMES = {"cutlass_dsl": "nvidia-cutlass-dsl", "quack": "quack-kernels", "fa4": "flash-attn-4"}
 _PIP_NAMES = {"cutlass_dsl": "'nvidia-cutlass-dsl[cu13]'", "quack": "quack-kernels", "fa4": "flash-attn-4"}
 
 
-def _fa4_source(cfg, target) -> tuple[bool, str]:
-    """(whether the fa4 backend imports the pip flash-attn-4, where its FlashAttention 4 comes from)."""
+def _fa4_libraries(cfg, target) -> tuple[tuple[str, ...], str]:
+    """(the libraries the fa4 backend imports: its declaration's, plus flash-attn-4 where the environment routes it
+    there; where its FlashAttention 4 comes from)."""
     release = sglang_release(target)
-    if V0_5_10 <= release < V0_5_16:
-        return True, f"sglang {release} imports flash_attn.cute from flash-attn-4"
+    libraries = declared(target, "fa4").libraries
+    if "fa4" in libraries:
+        return libraries, f"sglang {release} imports flash_attn.cute from flash-attn-4"
     if V0_5_16 <= release < V0_5_23 and cfg.env.get(FA4_PIP_ENV) == "1":
-        return True, f"{FA4_PIP_ENV}=1 routes sglang {release}'s fa4 through flash-attn-4"
-    return False, f"sglang {release} runs its vendored FA4 (CuTe DSL); flash-attn-4 is not imported by it"
+        return (*libraries, "fa4"), f"{FA4_PIP_ENV}=1 routes sglang {release}'s fa4 through flash-attn-4"
+    return libraries, f"sglang {release} runs its vendored FA4 (CuTe DSL); flash-attn-4 is not imported by it"
 
 
 @rule(
@@ -40,6 +43,7 @@ def _fa4_source(cfg, target) -> tuple[bool, str]:
     title="The fa4 backend needs a working CUTLASS CuTe DSL and quack-kernels (flash-attn-4 on sglang 0.5.10-0.5.15)",
     engine="sglang",
     versions="sglang>=0.5.9",
+    backends=("fa4",),
     stage="runtime",
     needs_software=True,
     prevents="FlashAttention-4 CUTE is not available. Install flash-attn-4 with its CUDA/CUTE dependencies, or run "
@@ -66,10 +70,7 @@ file not processed, e.g. a PYTHONPATH install) shows here as a failed import, wi
     "on sglang 0.5.10-0.5.15)",
 )
 def install_fa4_library(cfg, target):
-    if "fa4" not in cfg.backends:
-        return skipped("applies to the fa4 backend")
-    uses_pip, source = _fa4_source(cfg, target)
-    needed = ("cutlass_dsl", "quack", "fa4") if uses_pip else ("cutlass_dsl", "quack")
+    needed, source = _fa4_libraries(cfg, target)
     states = {key: library_state(target, key) for key in DIST_NAMES}
     details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
     found = "; ".join(f"{DIST_NAMES[key]} {states[key].summary}" for key in DIST_NAMES) + "".join(
@@ -95,6 +96,7 @@ def install_fa4_library(cfg, target):
     title="The fa3 backend needs sgl-kernel with its FlashAttention 3 ops",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("fa3",),
     stage="init",
     needs_software=True,
     prevents="Can not import sgl_kernel. Please check your installation.",
@@ -109,12 +111,11 @@ for another torch or CUDA fails here with an undefined-symbol or "no kernel imag
     fix_title="pip install sglang-kernel matching your sglang (0.4.10 for sglang 0.5.23) and torch build",
 )
 def install_fa3_library(cfg, target):
-    if "fa3" not in cfg.backends:
-        return skipped("applies to the fa3 backend")
-    state = library_state(target, "sgl_kernel")
+    (key,) = declared(target, "fa3").libraries
+    state = library_state(target, key)
     ok, found = state.healthy, str(state)
     if ok:
-        component = (library(target, "sgl_kernel").health.details.get("components") or {}).get("fa3_ops")
+        component = (library(target, key).health.details.get("components") or {}).get("fa3_ops")
         if component is not None and component.get("status") != HEALTH_OK:
             ok, found = False, f"sgl-kernel imports but sgl_kernel.flash_attn fails ({component.get('error', '')})"
         else:
@@ -129,7 +130,8 @@ def install_fa3_library(cfg, target):
     return failed(found, required, ["pip install sglang-kernel"])
 
 
-FLASHINFER_BACKENDS = ("flashinfer", "trtllm_mha", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla")
+# The backends whose declaration names flashinfer as their kernel library (see the rule's source).
+FLASHINFER_BACKENDS = tuple(n for n, b in backend_kb.SGLANG_BACKENDS.items() if "flashinfer" in b.libraries)
 
 
 @rule(
@@ -137,6 +139,7 @@ FLASHINFER_BACKENDS = ("flashinfer", "trtllm_mha", "trtllm_mla", "cutedsl_mla", 
     title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=FLASHINFER_BACKENDS,
     stage="runtime",
     needs_software=True,
     reason="SGLang imports flashinfer only when is_flashinfer_available(); without it these backends fail at "
@@ -156,8 +159,6 @@ the first forward. Without flashinfer SGLang's default backends also change (tri
 )
 def install_flashinfer_library(cfg, target):
     used = sorted(cfg.backends & set(FLASHINFER_BACKENDS))
-    if not used:
-        return skipped("applies to flashinfer / trtllm_mha / trtllm_mla / cutedsl_mla")
     state = library_state(target, "flashinfer")
     ok, found = state.healthy, str(state)
     found = f"flashinfer {found} (for {', '.join(used)})"

@@ -9,8 +9,9 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import SGLANG_NEWEST, gpu
+from rules.checks.common import SGLANG_NEWEST, blackwell_majors, declared, gpu
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import backends as backend_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
 from rules.resolve import NVFP4_SOURCE, effective_page_size, nvfp4_plan
 
@@ -59,6 +60,7 @@ def kv_mxfp8_requires_fa4(cfg, target):
     title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    backends=("fa4",),
     stage="runtime",
     prevents="MXFP8 KV cache requires per-token Q scales (q_descale) from the attention layer for the "
     "block-scaled QK^T path.",
@@ -73,8 +75,8 @@ model fails at the first forward.""",
     fix_title="Use --kv-cache-dtype fp8_e4m3 (or auto) for this model",
 )
 def kv_mxfp8_q_scales(cfg, target):
-    if not _mxfp8(cfg) or "fa4" not in cfg.backends:
-        return skipped("applies to --kv-cache-dtype mxfp8 on fa4")
+    if not _mxfp8(cfg):
+        return skipped("applies to --kv-cache-dtype mxfp8")
     if cfg.model is None or not cfg.model.architecture:
         return unknown("which models supply Q scales depends on the architecture: give --model")
     if cfg.model.architecture.startswith("Inkling"):
@@ -109,7 +111,7 @@ def kv_mxfp8_arch(cfg, target):
         return skipped("applies to --kv-cache-dtype mxfp8")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in (10, 11, 12):
+    if target.major in blackwell_majors(target):
         return passed(gpu(target), "SM10x, SM11x or SM12x")
     return failed(
         f"--kv-cache-dtype mxfp8 on {gpu(target)}",
@@ -137,9 +139,9 @@ first forward fails. Derived from the 0.5.23 code, not seen on an SM110 or SM12x
     fix_title="Use --kv-cache-dtype fp8_e4m3 or auto on SM110/SM12x",
 )
 def kv_mxfp8_kernel_arch(cfg, target):
-    if not _mxfp8(cfg) or target.major not in (10, 11, 12):
+    if not _mxfp8(cfg) or target.major not in blackwell_majors(target):
         return skipped("applies to --kv-cache-dtype mxfp8 on the GPUs SGLang's gate admits (SM10x-SM12x)")
-    if target.major == 10:
+    if target.major in declared(target, "fa4").kv_dtype_archs["mxfp8"]:
         return passed(gpu(target), "SM100/SM103 for FA4's block-scaled path")
     return failed(
         f"--kv-cache-dtype mxfp8 on {gpu(target)}",
@@ -179,6 +181,7 @@ def kv_mxfp8_page_size(cfg, target):
     title="An MXFP8 KV cache needs head dims divisible by 32",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    needs_model=True,
     stage="load",
     prevents="MXFP8 KV cache requires head_dim divisible by 32, got {head_dim}.",
     source=f"{POOL} (buffer allocation, MXFP8_SCALE_BLOCK_SIZE = 32)",
@@ -191,8 +194,8 @@ allocates the cache at start-up.""",
 def kv_mxfp8_head_dim(cfg, target):
     if not _mxfp8(cfg):
         return skipped("applies to --kv-cache-dtype mxfp8")
-    if cfg.model is None or cfg.model.head_dim is None:
-        return skipped("needs the model's head dims (give --model)")
+    if cfg.model.head_dim is None:
+        return skipped("the model's config gives no head_dim")
     hd, hv = cfg.model.head_dim, cfg.model.v_head_dim or cfg.model.head_dim
     if hd % 32 == 0 and hv % 32 == 0:
         return passed(f"head dims ({hd}, {hv})", "multiples of 32")
@@ -355,23 +358,18 @@ def kv_nvfp4_rewrite(cfg, target):
     )
 
 
+# (prefill fa4 or not, MLA model) -> SGLang's message and the declared feature of the backends its list names.
 _KV4_MESSAGES = {
     ("fa4", True): (
         "KV4 FA4 MLA expects decode_attention_backend to be one of {choices}, but got {backend}",
-        ("flashinfer", "trtllm_mla"),
+        "kv4_fa4_mla_decode",
     ),
     ("fa4", False): (
         "KV4 FA4 MHA expects decode_attention_backend to be one of {choices}, but got {backend}",
-        ("triton", "torch_native", "flex_attention"),
+        "kv4_fa4_mha_decode",
     ),
-    ("other", True): (
-        "KV4 MLA expects attention_backend to be one of {choices}, but got {backend}",
-        ("flashinfer", "trtllm_mla"),
-    ),
-    ("other", False): (
-        "KV4 MHA expects attention_backend to be one of {choices}, but got {backend}",
-        ("triton", "torch_native", "flex_attention", "trtllm_mha"),
-    ),
+    ("other", True): ("KV4 MLA expects attention_backend to be one of {choices}, but got {backend}", "kv4_mla"),
+    ("other", False): ("KV4 MHA expects attention_backend to be one of {choices}, but got {backend}", "kv4_mha"),
 }
 
 
@@ -386,7 +384,7 @@ def _kv4_case(cfg) -> Optional[tuple[str, str]]:
 
 
 def _kv4_rule(kind: str, mla: bool):
-    template, choices = _KV4_MESSAGES[(kind, mla)]
+    template, feature = _KV4_MESSAGES[(kind, mla)]
     shape = "MLA" if mla else "MHA"
 
     def check(cfg, target):
@@ -400,6 +398,7 @@ def _kv4_rule(kind: str, mla: bool):
         if case is None or case[0] != kind:
             return skipped("applies to " + ("prefill fa4" if kind == "fa4" else "one backend for both phases"))
         backend = case[1]
+        choices = backend_kb.with_feature(feature, target.sglang_backends)
         if backend in choices:
             return passed(backend, "one of " + ", ".join(choices))
         flag = "--decode-attention-backend" if kind == "fa4" else "--attention-backend"
@@ -409,7 +408,7 @@ def _kv4_rule(kind: str, mla: bool):
             [f"{flag} {choices[0]}"],
         )
 
-    return template.format(choices=list(choices), backend="{backend}"), check
+    return template.format(choices=list(backend_kb.with_feature(feature)), backend="{backend}"), check
 
 
 def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:

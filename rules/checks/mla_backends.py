@@ -9,9 +9,7 @@ Verified against the sglang wheels 0.5.5 ... 0.5.23; eras are taken from the tar
 
 from __future__ import annotations
 
-from packaging.version import Version
-
-from rules.checks.common import blackwell_majors, gpu, sglang_release
+from rules.checks.common import declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
@@ -19,20 +17,17 @@ OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py"
 
-V0_5_10, V0_5_13, V0_5_19, V0_5_20, V0_5_21, V0_5_23 = (
-    Version(v) for v in ("0.5.10", "0.5.13", "0.5.19", "0.5.20", "0.5.21", "0.5.23")
-)
-
 
 def _mla_fallback(target) -> str:
     """The MLA backend to suggest instead: trtllm_mla where is_blackwell admits it, fa3 on SM90, else triton."""
-    if target.major in blackwell_majors(target):
+    if target.major in declared(target, "trtllm_mla").archs:
         return "trtllm_mla"
     return "fa3" if target.major == 9 else "triton"
 
 
-def _page_snap(cfg, allowed: tuple[int, ...], backend: str, snapped_to: int):
-    """pass when no page size was given or it is allowed; warn (SGLang rewrites it) otherwise."""
+def _page_snap(cfg, info):
+    """pass when no page size was given or the backend's declaration accepts it; warn (SGLang rewrites it) otherwise."""
+    allowed, backend, snapped_to = info.page_sizes, info.name, info.page_snap
     sizes = " or ".join(str(p) for p in allowed)
     if cfg.page_size is None:
         return passed(f"no --page-size: SGLang sets {snapped_to} for {backend}", f"page size {sizes}")
@@ -48,17 +43,13 @@ def _page_snap(cfg, allowed: tuple[int, ...], backend: str, snapped_to: int):
 # --- TRT-LLM MHA --------------------------------------------------------------------------------------------
 
 
-def _trtllm_mha_majors(release: Version, phase: str) -> tuple[int, ...]:
-    if release >= V0_5_19 or (phase == "decode" and release >= V0_5_10):
-        return (9, 10, 12)
-    return (10,)
-
-
 @rule(
     id="trtllm-mha-arch",
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("trtllm_mha",),
+    needs_gpu=True,
     stage="startup",
     prevents="TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. Please use a "
     "different prefill backend.",
@@ -77,13 +68,10 @@ supported on Hopper (SM90), Blackwell (SM100) and (SM120) GPUs. Please use a dif
 )
 def trtllm_mha_arch(cfg, target):
     phases = [p for p, b in (("prefill", cfg.prefill_backend), ("decode", cfg.decode_backend)) if b == "trtllm_mha"]
-    if not phases:
-        return skipped("applies to the trtllm_mha backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
     release = sglang_release(target)
-    refused = [p for p in phases if target.major not in _trtllm_mha_majors(release, p)]
-    need = " and ".join(f"{p}: SM{'/SM'.join(f'{m}x' for m in _trtllm_mha_majors(release, p))}" for p in phases)
+    trtllm_mha = declared(target, "trtllm_mha")
+    refused = [p for p in phases if target.major not in trtllm_mha.archs_for(p)]
+    need = " and ".join(f"{p}: SM{'/SM'.join(f'{m}x' for m in sorted(trtllm_mha.archs_for(p)))}" for p in phases)
     if not refused:
         return passed(f"trtllm_mha ({', '.join(phases)}) on {gpu(target)}", need)
     fix = "fa3" if target.major == 9 else "flashinfer"
@@ -100,6 +88,7 @@ def trtllm_mha_arch(cfg, target):
     title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
     engine="sglang",
     versions="sglang>=0.5.19",
+    backends=("trtllm_mha",),
     stage="startup",
     prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
     source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
@@ -145,8 +134,7 @@ so that what runs is what was asked for.""",
 def trtllm_mha_page(cfg, target):
     if "trtllm_mha" not in cfg.backends and cfg.draft_attention_backend != "trtllm_mha":
         return skipped("applies to the trtllm_mha backend")
-    allowed = (16, 32, 64, 128) if sglang_release(target) >= Version("0.5.17") else (16, 32, 64)
-    return _page_snap(cfg, allowed, "trtllm_mha", 64)
+    return _page_snap(cfg, declared(target, "trtllm_mha"))
 
 
 @rule(
@@ -154,6 +142,7 @@ def trtllm_mha_page(cfg, target):
     title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
     engine="sglang",
     versions="sglang>=0.5.17",
+    backends=("trtllm_mha",),
     stage="init",
     prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
     "support GQA (q heads per kv head > 1, got {q}/{kv}) with equal QK/V head dims (got {d}/{dv}) and a "
@@ -169,8 +158,6 @@ native page-128 kernels and is not affected. Read in sglang 0.5.23; page 128 is 
     fix_title="Pass --page-size 64",
 )
 def trtllm_mha_page128_gqa(cfg, target):
-    if "trtllm_mha" not in cfg.backends:
-        return skipped("applies to the trtllm_mha backend")
     if cfg.page_size is None or cfg.page_size < 128:
         return skipped("applies to --page-size 128")
     if target.major is None:
@@ -203,6 +190,7 @@ def trtllm_mha_page128_gqa(cfg, target):
     title="An MLA model cannot use trtllm_mha",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("trtllm_mha",),
     stage="init",
     prevents="trtllm_mha backend can only be used with non-MLA models.",
     source=f"{REGISTRY}, create_trtllm_mha_backend",
@@ -215,9 +203,7 @@ backend, is covered by hpc-ops-model.)""",
     fix_title="Use --attention-backend trtllm_mla (Blackwell), fa3 or flashmla (SM90), or triton",
 )
 def trtllm_mha_mla_model(cfg, target):
-    if "trtllm_mha" not in cfg.backends:
-        return skipped("applies to the trtllm_mha backend")
-    if not cfg.mla:
+    if not cfg.mla or declared(target, "trtllm_mha").mla:
         return passed("a non-MLA model on trtllm_mha", "a non-MLA model")
     return failed("an MLA model on trtllm_mha", "an MLA backend", [f"--attention-backend {_mla_fallback(target)}"])
 
@@ -230,9 +216,7 @@ MLA_ONLY_UNCHECKED = ("flashmla", "cutlass_mla")
 
 def _mha_model_on(cfg, target, backends: tuple[str, ...]):
     used = sorted(cfg.backends & set(backends))
-    if not used:
-        return skipped(f"applies to {', '.join(backends)}")
-    if cfg.mla:
+    if cfg.mla or all(declared(target, b).mha for b in used):
         return passed(f"an MLA model on {', '.join(used)}", "an MLA model")
     fix = {10: "trtllm_mha", 9: "fa3"}.get(target.major, "flashinfer")
     return failed(
@@ -245,6 +229,7 @@ def _mha_model_on(cfg, target, backends: tuple[str, ...]):
     title="trtllm_mla and cutedsl_mla need an MLA model",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=MLA_ONLY_CHECKED,
     stage="init",
     prevents="trtllm_mla backend can only be used with MLA models.",
     source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (create_tokenspeed_mla_backend, "
@@ -266,6 +251,7 @@ def mla_backend_mha_model(cfg, target):
     title="flashmla and cutlass_mla need an MLA model",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=MLA_ONLY_UNCHECKED,
     stage="init",
     reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
     "when the model runner builds the attention backend, after the weights have loaded.",
@@ -308,19 +294,11 @@ def trtllm_mla_arch(cfg, target):
         return skipped("applies to the trtllm_mla backend")
     if target.major is None:
         return unknown("compute capability unknown")
-    majors = blackwell_majors(target)
-    need = "compute capability " + ", ".join(f"{m}.x" for m in majors)
+    majors = declared(target, "trtllm_mla").archs
+    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(majors))
     if target.major in majors:
         return passed(gpu(target), need)
     return failed(f"trtllm_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
-
-
-def _trtllm_mla_kv(release: Version) -> tuple[str, ...]:
-    if release >= V0_5_21:
-        return ("fp8_e4m3", "bf16", "auto")
-    if release >= Version("0.5.7"):
-        return ("fp8_e4m3", "fp4_e2m1", "bf16", "auto")
-    return ("fp8_e4m3", "fp4_e2m1", "auto")
 
 
 @rule(
@@ -341,7 +319,7 @@ and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from
 def trtllm_mla_kv_dtype(cfg, target):
     if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
         return skipped("applies to the trtllm_mla backend")
-    allowed = _trtllm_mla_kv(sglang_release(target))
+    allowed = declared(target, "trtllm_mla").kv_dtypes
     if cfg.kv_cache_dtype in allowed:
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
     fix = "bf16" if cfg.kv_cache_dtype == "bfloat16" else "fp8_e4m3"
@@ -369,15 +347,23 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
 def trtllm_mla_page(cfg, target):
     if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
         return skipped("applies to the trtllm_mla backend")
-    return _page_snap(cfg, (32, 64), "trtllm_mla", 64)
+    return _page_snap(cfg, declared(target, "trtllm_mla"))
 
 
 # --- CuTe DSL MLA and TokenSpeed MLA ------------------------------------------------------------------------
 
 
+NOT_CUTEDSL = "applies to the cutedsl_mla backend (tokenspeed_mla is its own backend before sglang 0.5.23)"
+
+
+def _renamed(target) -> bool:
+    """Whether the target's SGLang treats tokenspeed_mla as an alias of cutedsl_mla (0.5.23 and newer)."""
+    return declared(target, "tokenspeed_mla").alias_of == "cutedsl_mla"
+
+
 def _cutedsl_phases(cfg, target) -> set[str]:
     """Where cutedsl_mla runs; sglang 0.5.23 renames tokenspeed_mla to it (serving_hook.handle_deprecated_args)."""
-    names = {"cutedsl_mla"} | ({"tokenspeed_mla"} if sglang_release(target) >= V0_5_23 else set())
+    names = {"cutedsl_mla"} | ({"tokenspeed_mla"} if _renamed(target) else set())
     return {p for p, b in (("prefill", cfg.prefill_backend), ("decode", cfg.decode_backend)) if b in names}
 
 
@@ -386,6 +372,7 @@ def _cutedsl_phases(cfg, target) -> set[str]:
     title="cutedsl_mla is decode-only",
     engine="sglang",
     versions="sglang>=0.5.13",
+    backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA only supports decoding for now",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
@@ -398,9 +385,9 @@ SGLang's CuTe DSL MLA backend implements decode only and asserts against it for 
 def cutedsl_mla_decode_only(cfg, target):
     phases = _cutedsl_phases(cfg, target)
     if not phases:
-        return skipped("applies to the cutedsl_mla backend")
+        return skipped(NOT_CUTEDSL)
     explicit_prefill = cfg.prefill_attention_backend in ("cutedsl_mla", "tokenspeed_mla") and "prefill" in phases
-    if not explicit_prefill:
+    if not explicit_prefill or "prefill" in declared(target, "cutedsl_mla").phases:
         return passed("cutedsl_mla for decode (prefill: trtllm_mla or as given)", "cutedsl_mla for decode only")
     return failed(
         "--prefill-attention-backend cutedsl_mla",
@@ -414,6 +401,7 @@ def cutedsl_mla_decode_only(cfg, target):
     title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
     engine="sglang",
     versions="sglang>=0.5.13",
+    backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
@@ -425,10 +413,10 @@ SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm
 )
 def cutedsl_mla_arch(cfg, target):
     if not _cutedsl_phases(cfg, target):
-        return skipped("applies to the cutedsl_mla backend")
+        return skipped(NOT_CUTEDSL)
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major == 10:
+    if target.major in declared(target, "cutedsl_mla").archs:
         return passed(gpu(target), "compute capability 10.x")
     return failed(
         f"cutedsl_mla on {gpu(target)}",
@@ -442,6 +430,7 @@ def cutedsl_mla_arch(cfg, target):
     title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
     engine="sglang",
     versions="sglang>=0.5.13",
+    backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
     source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
@@ -452,9 +441,9 @@ SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
 )
 def cutedsl_mla_kv_dtype(cfg, target):
     if not _cutedsl_phases(cfg, target):
-        return skipped("applies to the cutedsl_mla backend")
-    allowed = ("fp8_e4m3", "bf16", "bfloat16", "auto")
-    if cfg.kv_cache_dtype in allowed or (cfg.uses("tokenspeed_mla") and sglang_release(target) >= V0_5_23):
+        return skipped(NOT_CUTEDSL)
+    allowed = declared(target, "cutedsl_mla").kv_dtypes
+    if cfg.kv_cache_dtype in allowed or (cfg.uses("tokenspeed_mla") and _renamed(target)):
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
     return failed(
         f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutedsl_mla",
@@ -468,6 +457,7 @@ def cutedsl_mla_kv_dtype(cfg, target):
     title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
     engine="sglang",
     versions="sglang>=0.5.13",
+    backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
@@ -479,8 +469,8 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
 )
 def cutedsl_mla_page(cfg, target):
     if not _cutedsl_phases(cfg, target):
-        return skipped("applies to the cutedsl_mla backend")
-    return _page_snap(cfg, (32, 64), "cutedsl_mla", 64)
+        return skipped(NOT_CUTEDSL)
+    return _page_snap(cfg, declared(target, "cutedsl_mla"))
 
 
 def _tokenspeed(cfg) -> bool:
@@ -505,12 +495,13 @@ cutedsl_mla, judged by cutedsl-mla-arch (SM100 only) instead.""",
 def tokenspeed_mla_arch(cfg, target):
     if not _tokenspeed(cfg):
         return skipped("applies to the tokenspeed_mla backend")
-    if sglang_release(target) >= V0_5_23:
+    if _renamed(target):
         return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-arch)")
     if target.major is None:
         return unknown("compute capability unknown")
-    need = "compute capability " + ", ".join(f"{m}.x" for m in blackwell_majors(target))
-    if target.major in blackwell_majors(target):
+    majors = declared(target, "tokenspeed_mla").archs
+    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(majors))
+    if target.major in majors:
         return passed(gpu(target), need)
     return failed(f"tokenspeed_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
 
@@ -533,9 +524,9 @@ cutedsl_mla and silently sets the KV dtype to fp8_e4m3 ("tokenspeed_mla required
 def tokenspeed_mla_kv_dtype(cfg, target):
     if not _tokenspeed(cfg):
         return skipped("applies to the tokenspeed_mla backend")
-    if cfg.kv_cache_dtype == "fp8_e4m3":
-        return passed("--kv-cache-dtype fp8_e4m3", "fp8_e4m3")
-    if sglang_release(target) >= V0_5_23:
+    if cfg.kv_cache_dtype in declared(target, "tokenspeed_mla").kv_dtypes:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "fp8_e4m3")
+    if _renamed(target):
         return warned(
             f"--kv-cache-dtype {cfg.kv_cache_dtype} with tokenspeed_mla, which sglang 0.5.23 rewrites "
             "to cutedsl_mla with fp8_e4m3",
@@ -568,9 +559,9 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
 def tokenspeed_mla_page(cfg, target):
     if not _tokenspeed(cfg):
         return skipped("applies to the tokenspeed_mla backend")
-    if sglang_release(target) >= V0_5_23:
+    if _renamed(target):
         return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-page)")
-    return _page_snap(cfg, (32, 64), "tokenspeed_mla", 64)
+    return _page_snap(cfg, declared(target, "tokenspeed_mla"))
 
 
 # --- FlashMLA, CUTLASS MLA ----------------------------------------------------------------------------------
@@ -581,6 +572,8 @@ def tokenspeed_mla_page(cfg, target):
     title="flashmla needs an SM90 or SM100 GPU",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("flashmla",),
+    needs_gpu=True,
     stage="runtime",
     reason="SGLang has no start-up check: FlashMLA's kernels are built for SM90 and SM100 only and fail at the "
     "first decode (after weights load) on other GPUs.",
@@ -596,11 +589,7 @@ GPU at start-up, so the failure comes at the first decode. vLLM refuses it up fr
     fix_title="Use --attention-backend trtllm_mla (SM110/SM12x) or triton",
 )
 def flashmla_arch(cfg, target):
-    if "flashmla" not in cfg.backends:
-        return skipped("applies to the flashmla backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major in (9, 10):
+    if target.major in declared(target, "flashmla").archs:
         return passed(gpu(target), "compute capability 9.x or 10.x")
     return failed(
         f"flashmla on {gpu(target)}", "compute capability 9.x or 10.x", [f"--attention-backend {_mla_fallback(target)}"]
@@ -625,13 +614,13 @@ size is reported as a warning.""",
 def flashmla_page(cfg, target):
     if "flashmla" not in (cfg.attention_backend, cfg.decode_backend):
         return skipped("applies to the flashmla backend")
-    return _page_snap(cfg, (64,), "flashmla", 64)
+    return _page_snap(cfg, declared(target, "flashmla"))
 
 
 def _cutlass_mla(cfg, target):
     if "cutlass_mla" not in (cfg.attention_backend, cfg.decode_backend):
         return skipped("applies to the cutlass_mla backend")
-    if sglang_release(target) >= V0_5_20:
+    if declared(target, "cutlass_mla").removed:
         return skipped("cutlass_mla was removed in sglang 0.5.20 (not an --attention-backend choice)")
     return None
 
@@ -662,7 +651,7 @@ def cutlass_mla_arch(cfg, target):
         return not_applicable
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major == 10:
+    if target.major in declared(target, "cutlass_mla").archs:
         return passed(gpu(target), "compute capability 10.x")
     return failed(
         f"cutlass_mla on {gpu(target)}", "compute capability 10.x", [f"--attention-backend {_mla_fallback(target)}"]
@@ -687,4 +676,4 @@ def cutlass_mla_page(cfg, target):
     not_applicable = _cutlass_mla(cfg, target)
     if not_applicable:
         return not_applicable
-    return _page_snap(cfg, (128,), "cutlass_mla", 128)
+    return _page_snap(cfg, declared(target, "cutlass_mla"))

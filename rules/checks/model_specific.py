@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import blackwell_majors, gpu, sglang_release
+from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
 
@@ -20,7 +20,7 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 
 
 def _arch(cfg) -> str:
-    return (cfg.model.architecture or "") if cfg.model else ""
+    return cfg.model.architecture or ""
 
 
 def _outside(cfg, allowed) -> list[str]:
@@ -50,6 +50,7 @@ GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx",
     title="GPT-OSS needs a backend with attention sinks and sliding window",
     engine="sglang",
     versions="sglang>=0.5.5",
+    needs_model=True,
     stage="startup",
     prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
     "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
@@ -97,6 +98,7 @@ def _llama4_backends(release: Version) -> tuple[str, ...]:
     title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
     engine="sglang",
     versions="sglang>=0.5.5",
+    needs_model=True,
     stage="startup",
     prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Llama4 branch)",
@@ -130,6 +132,8 @@ def model_llama4_backends(cfg, target):
     title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
     engine="sglang",
     versions="sglang>=0.5.8",
+    backends=("fa3", "fa4"),
+    needs_model=True,
     stage="init",
     prevents="Attention chunk size is required for local attention",
     source=f"{FA_BACKEND}, FlashAttentionBackend._maybe_init_local_attn_builder; "
@@ -146,8 +150,6 @@ def model_llama4_chunk_size(cfg, target):
     if _arch(cfg) != "Llama4ForConditionalGeneration":
         return skipped("applies to Llama4ForConditionalGeneration (SGLang's local-attention model)")
     used = sorted(cfg.backends & {"fa3", "fa4"})
-    if not used:
-        return skipped("applies to the fa3/fa4 backends")
     if cfg.model.attention_chunk_size:
         return passed(f"attention_chunk_size {cfg.model.attention_chunk_size}", "attention_chunk_size set")
     return failed(
@@ -177,6 +179,7 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
     title="Gemma 4 needs trtllm_mha, triton or fa4",
     engine="sglang",
     versions="sglang>=0.5.13",
+    needs_model=True,
     stage="startup",
     prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
     "got prefill={prefill}, decode={decode}",
@@ -207,9 +210,6 @@ def model_gemma4_backends(cfg, target):
     )
 
 
-SOFTCAP_IGNORED = ("trtllm_mha", "torch_native", "flex_attention")
-
-
 @rule(
     id="model-softcap-backend",
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
@@ -235,9 +235,10 @@ def model_softcap_backend(cfg, target):
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
     fix = [f"--attention-backend {'fa3' if target.major in (8, 9) else 'flashinfer'}"]
-    if "hpc_ops" in cfg.backends:
-        return failed("soft-capped attention on hpc_ops", "a backend that applies logit_cap", fix)
-    ignored = sorted(cfg.backends & set(SOFTCAP_IGNORED))
+    refusing = sorted(b for b in cfg.backends if "softcap" in declared(target, b).refuses)
+    if refusing:
+        return failed(f"soft-capped attention on {', '.join(refusing)}", "a backend that applies logit_cap", fix)
+    ignored = sorted(b for b in cfg.backends if "softcap" in declared(target, b).drops)
     if ignored:
         return warned(
             f"soft-capped attention on {', '.join(ignored)}, which drops the soft-cap",
@@ -257,6 +258,7 @@ EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
     title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
     engine="sglang",
     versions="sglang>=0.5.9",
+    needs_model=True,
     stage="startup",
     prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
     "but got {backend}",
@@ -290,6 +292,7 @@ def model_exaone_swa_backends(cfg, target):
     title="OLMo 2/3 must not use FlashInfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    needs_model=True,
     stage="startup",
     prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
     source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Olmo2ForCausalLM branch); "
@@ -321,6 +324,7 @@ def model_olmo_flashinfer(cfg, target):
     title="LFM2 must not use the triton backend",
     engine="sglang",
     versions="sglang>=0.5.9",
+    needs_model=True,
     stage="startup",
     prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
     "layer",
@@ -356,6 +360,7 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
     title="Inkling runs only on fa4 or triton",
     engine="sglang",
     versions="sglang>=0.5.16",
+    needs_model=True,
     stage="runtime",
     prevents='assert attention_backend in ("fa4", "triton")',
     source="sglang: python/sglang/srt/models/inkling_common/attn.py, InklingAttention.forward; "
@@ -388,6 +393,7 @@ def model_inkling_backends(cfg, target):
     title="Moss-VL needs FlashInfer for prefill",
     engine="sglang",
     versions="sglang>=0.5.11",
+    needs_model=True,
     stage="startup",
     prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
     "custom mask support.",
@@ -421,6 +427,7 @@ def model_moss_vl_prefill(cfg, target):
     title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
     engine="sglang",
     versions="sglang>=0.5.5",
+    needs_model=True,
     stage="startup",
     prevents="Dual chunk attention is enabled, but attention backend is set to {backend}. Please set it to "
     "'dual_chunk_flash_attn'.",
@@ -440,9 +447,9 @@ warning.""",
     "window",
 )
 def model_dual_chunk_backend(cfg, target):
-    if not (cfg.model and cfg.model.dual_chunk):
+    if not cfg.model.dual_chunk:
         return skipped("applies to models with dual_chunk_attention_config")
-    if sglang_release(target) >= Version("0.5.20"):
+    if declared(target, "dual_chunk_flash_attn").removed:
         return warned(
             f"a dual-chunk model on sglang {sglang_release(target)}, which has no dual_chunk_flash_attn",
             "sglang <= 0.5.19 for dual-chunk attention",
@@ -492,6 +499,7 @@ def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
     title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    needs_model=True,
     stage="init",
     prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
     "Got prefill={prefill}, decode={decode}.",
@@ -508,7 +516,7 @@ weights have loaded. SM110 counts as Blackwell only from 0.5.9 (is_blackwell maj
     fix_title="Use --attention-backend triton (or trtllm_mha)",
 )
 def model_hybrid_gdn_blackwell(cfg, target):
-    if not (cfg.model and cfg.model.model_type in HYBRID_GDN_MODEL_TYPES):
+    if cfg.model.model_type not in HYBRID_GDN_MODEL_TYPES:
         return skipped("applies to hybrid GDN models (Qwen3-Next, Qwen3.5, ...)")
     if target.major is None:
         return unknown("compute capability unknown")
@@ -536,6 +544,7 @@ def model_hybrid_gdn_blackwell(cfg, target):
     title="fa3/fa4 cannot serve sliding window together with cross attention",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("fa3", "fa4"),
     stage="init",
     prevents="Sliding window and cross attention are not supported together",
     source=f"{FA_BACKEND}, FlashAttentionBackend.__init__",
@@ -550,8 +559,6 @@ def model_fa_swa_cross_attention(cfg, target):
     if "cross_attention" not in cfg.features:
         return skipped("applies to encoder-decoder (cross-attention) models")
     used = sorted(cfg.backends & {"fa3", "fa4"})
-    if not used:
-        return skipped("applies to the fa3/fa4 backends")
     if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
         return passed(
             f"cross attention without a sliding window on {', '.join(used)}", "no sliding window with cross attention"

@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from rules.checks.common import sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import backends as backend_kb
 from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
 from rules.resolve import effective_page_size
 
@@ -45,6 +46,7 @@ def _topk_label(cfg) -> str:
     title="trtllm_mha supports speculative decoding only with top-k 1",
     engine="sglang",
     versions="sglang>=0.5.5",
+    backends=("trtllm_mha",),
     stage="startup",
     prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
@@ -58,8 +60,6 @@ start-up. When no top-k is given SGLang chooses one: 4 for Llama (LlamaForCausal
 def spec_trtllm_mha_topk(cfg, target):
     if _algorithm(cfg) not in EAGLE_FAMILY:
         return skipped("applies to EAGLE-family speculative decoding")
-    if "trtllm_mha" not in cfg.backends:
-        return skipped("applies to the trtllm_mha backend")
     if eagle_topk(cfg) <= 1:
         return passed(_topk_label(cfg), "top-k 1 on trtllm_mha")
     return failed(f"{_topk_label(cfg)} on trtllm_mha", "--speculative-eagle-topk 1", ["--speculative-eagle-topk 1"])
@@ -107,14 +107,6 @@ def spec_eagle_topk_needs_steps(cfg, target):
     )
 
 
-def _page_tree_backends(release: Version) -> tuple[str, ...]:
-    if release >= Version("0.5.13"):
-        return ("flashinfer", "fa3", "triton")
-    if release >= Version("0.5.6"):
-        return ("flashinfer", "fa3")
-    return ("flashinfer",)
-
-
 @rule(
     id="spec-eagle-page-tree",
     title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
@@ -144,7 +136,7 @@ def spec_eagle_page_tree(cfg, target):
     if backend is None:
         return unknown("no attention backend chosen and none can be derived for this target")
     page = effective_page_size(cfg, target)
-    allowed = _page_tree_backends(sglang_release(target))
+    allowed = backend_kb.with_feature("spec_page_tree", target.sglang_backends)
     if page <= 1 or backend in allowed:
         return passed(
             f"{_topk_label(cfg)}, page size {page}, backend {backend}", f"page size 1 or one of {', '.join(allowed)}"
@@ -208,7 +200,8 @@ speculative algorithm on it at start-up.""",
 def spec_flex_attention(cfg, target):
     if not cfg.speculative_algorithm:
         return skipped("applies to speculative decoding")
-    if cfg.attention_backend != "flex_attention":
+    flex = target.sglang_backends["flex_attention"]
+    if cfg.attention_backend != "flex_attention" or "speculative_decoding" not in flex.refuses:
         return passed(f"{_algorithm(cfg)} on {cfg.backend_label()}", "a backend other than flex_attention")
     return failed(
         f"{_algorithm(cfg)} speculative decoding on flex_attention",

@@ -1,8 +1,14 @@
 """Every SGLang `--attention-backend` value with its declared capabilities, each with its source.
 
-This is data: rules read it (which archs a backend runs on, MLA/MHA, KV dtypes, forced page sizes) and
-`check` offers alternatives from it. Archs are compute-capability majors as SGLang's platform probes
-test them (major only: SM103 counts as SM100, SM121 as SM120). Sources are sglang 0.5.23 paths.
+This is the one SGLang capability declaration per backend (vLLM's counterpart is `supports_*` in
+rules/knowledge/vllm_backends.py): the archs SGLang admits it on, MHA/MLA, KV dtypes, page sizes, phases,
+the model features it handles, and which of those differ by SGLang release. Rules, rules.resolve, the
+matrix, the alternatives and `check --smoke` planning read it; none of them restates a fact it holds.
+
+Archs are compute-capability majors as SGLang's platform probes test them (major only: SM103 counts as
+SM100, SM121 as SM120). `SGLANG_BACKENDS` holds the newest verified release's facts (sglang 0.5.23 paths);
+a fact that was different in older releases is an `Era` of the backend, and `declaration(name, release)`
+returns the facts valid for one release (rules call rules.checks.common.declared(target, name)).
 
 vLLM's backends live in rules/knowledge/vllm_backends.py as `BACKENDS: dict[str, BackendInfo]` (same
 dataclass); `choices(engine)` is the one way to list either engine's backends.
@@ -10,13 +16,76 @@ dataclass); `choices(engine)` is the one way to list either engine's backends.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Union
+
+from packaging.version import Version
+
+from rules.knowledge import NEWEST_KNOWN
+from rules.versions import VersionRange
+
+if TYPE_CHECKING:
+    from rules.target import Target
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 CHOICES = "sglang: python/sglang/srt/arg_groups/choices.py, ATTENTION_BACKEND_CHOICES"
 DOCS = "sglang: docs/advanced_features/attention_backend.md (support matrix)"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+SPEC_HOOK = "sglang: python/sglang/srt/arg_groups/speculative_hook.py"
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+FA4_INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
+FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel builds its FA3 from it)"
+PAGE_CONSTRAINTS = f"{OVERRIDES}, _mla_backend_page_constraints"
+KV4_LISTS = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_kv4_compatibility (kv4_* features)"
+
+# Features a backend may handle (BackendInfo.features): model features (rules.models.FEATURES) plus
+# serving paths. "spec_page_tree": an EAGLE draft tree (top-k > 1) on a paged KV cache
+# (speculative_hook.py _PAGE_TREE_SPEC_BACKENDS); "fp8_q_cast": with an FP8 KV cache the backend casts the
+# query to the KV dtype (flashattention_backend.py prepare_paged_mha_query; MLA decode dequantizes instead).
+# "kv4_mha" / "kv4_mla": in SGLang's list of backends for an FP4 KV cache (nvfp4, fp4_mx_block16) and an MHA / MLA
+# model; "kv4_fa4_mha_decode" / "kv4_fa4_mla_decode": in its list of decode backends after an fa4 prefill
+# (kv_cache_hook.py handle_kv4_compatibility). "speculative_decoding": --speculative-algorithm (only in `refuses`).
+# BackendInfo.feature_archs may also name "paged_kv" (reading SGLang's
+# paged KV cache, which every backend needs) and "asymmetric_kv" (K and V head dims that differ).
+FEATURES = (
+    "sinks",
+    "softcap",
+    "sliding_window",
+    "cross_attention",
+    "score_mod",
+    "rel_bias",
+    "spec_page_tree",
+    "fp8_q_cast",
+    "kv4_mha",
+    "kv4_mla",
+    "kv4_fa4_mha_decode",
+    "kv4_fa4_mla_decode",
+    "speculative_decoding",
+)
+PHASES = frozenset({"prefill", "decode"})
+
+# utils/common.py is_blackwell(_supported): majors [10, 12] through 0.5.8, [10, 11, 12] (Jetson Thor) since 0.5.9.
+BLACKWELL_SM110_SINCE = Version("0.5.9")
+BLACKWELL = frozenset({10, 11, 12})
+BLACKWELL_BEFORE_SM110 = frozenset({10, 12})
+BLACKWELL_SOURCE = "sglang: python/sglang/srt/utils/common.py, is_blackwell / is_blackwell_supported"
+
+
+@dataclass(frozen=True)
+class Era:
+    """Facts of one backend that held for a range of SGLang releases and differ from the newest declaration.
+
+    `facts` maps BackendInfo fields to the value in that range; `drop_features` removes features the
+    newest declaration has (a feature added later). Later eras of a backend override earlier ones."""
+
+    versions: str  # a PEP 440 specifier of sglang releases, e.g. "<0.5.9" or ">=0.5.10,<0.5.19"
+    source: str
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    drop_features: frozenset[str] = frozenset()
+
+    def holds_for(self, release: str) -> bool:
+        return VersionRange.parse(f"sglang{self.versions}").contains(release)
 
 
 @dataclass(frozen=True)
@@ -28,20 +97,63 @@ class BackendInfo:
     archs: Optional[frozenset[int]] = None  # majors SGLang admits it on (its start-up gate); None = not restricted
     mha: bool = True
     mla: bool = True
-    kv_dtypes: Optional[frozenset[str]] = None  # accepted --kv-cache-dtype values; None = not restricted
-    page_sizes: Optional[tuple[int, ...]] = None  # sizes it accepts; others are snapped (see rules)
+    kv_dtypes: Optional[Collection[str]] = None  # accepted --kv-cache-dtype values (in SGLang's order); None = any
+    page_sizes: Optional[tuple[int, ...]] = None  # sizes it accepts; others are snapped to page_snap
     deterministic: bool = False  # in DETERMINISTIC_ATTENTION_BACKEND_CHOICES
     radix_deterministic: bool = False  # in RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND
     general: bool = True  # offered as an alternative (False: model-specific, platform-specific or an alias)
     alias_of: Optional[str] = None
-    removed: str = ""  # set when the newest SGLang's argument parser no longer accepts the name: since when / why
+    removed: str = ""  # set when the release's argument parser no longer accepts the name: since when / why
     source: str = REGISTRY
     notes: str = ""
-    features: frozenset[str] = field(default_factory=frozenset)  # model features it handles (see FEATURES)
+    features: frozenset[str] = field(default_factory=frozenset)  # what it handles (see FEATURES)
+    # Finer facts (SGLang only; vLLM's declaration has its own supports_* methods):
+    min_cc: Optional[tuple[int, int]] = None  # the oldest compute capability its kernels are built for
+    prefill_archs: Optional[frozenset[int]] = None  # majors admitted for prefill when fewer than `archs`
+    mla_archs: Optional[frozenset[int]] = None  # majors on which it serves MLA models (None: as `archs`)
+    kv_dtype_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # KV dtypes read only on these majors
+    feature_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # features that run only on these
+    max_head_dim: Optional[int] = None  # the largest Q/K head dim its kernels take
+    drops: frozenset[str] = frozenset()  # model features it accepts but silently ignores (no error, wrong output)
+    refuses: frozenset[str] = frozenset()  # features it refuses with an error (start-up or first forward)
+    page_snap: Optional[int] = None  # the page size SGLang switches to when the given one is not in page_sizes
+    arch_page_size: Mapping[int, int] = field(default_factory=dict)  # major -> the page size SGLang forces there
+    phases: frozenset[str] = PHASES  # the phases it serves
+    libraries: tuple[str, ...] = ()  # probed libraries (probe.facts keys) its kernels are imported from
+    sources: Mapping[str, str] = field(default_factory=dict)  # field -> source, where it is not `source`
+    eras: tuple[Era, ...] = ()  # facts of older SGLang releases
+
+    def source_of(self, fact: str) -> str:
+        """Where one fact of this declaration comes from."""
+        return self.sources.get(fact, self.source)
+
+    def archs_for(self, phase: str = "") -> Optional[frozenset[int]]:
+        """The majors it is admitted on, for one phase ("prefill" may be narrower) or for every phase."""
+        return self.prefill_archs if phase == "prefill" and self.prefill_archs is not None else self.archs
 
 
 def _arch(*majors: int) -> frozenset[int]:
     return frozenset(majors)
+
+
+def release_of(target: Target) -> Version:
+    """The target's SGLang release; the newest verified one when it is not known (--gpu, not installed)."""
+    return Version(target.versions.get("sglang") or NEWEST_KNOWN["sglang"])
+
+
+def blackwell_majors(release: Union[Version, str]) -> frozenset[int]:
+    """Compute-capability majors SGLang's is_blackwell accepts in one release."""
+    return BLACKWELL if Version(str(release)) >= BLACKWELL_SM110_SINCE else BLACKWELL_BEFORE_SM110
+
+
+# flash_attn.cute: a user score_mod from SM90, rel_bias on SM9x-SM11x and (SGLang's SM120 host) SM12x, paged KV
+# from SM90 (the SM8x kernel has none; SGLang always pages).
+FA4_FEATURE_ARCHS = {
+    "score_mod": _arch(9, 10, 11, 12),
+    "rel_bias": _arch(9, 10, 11, 12),
+    "paged_kv": _arch(9, 10, 11, 12),
+}
+_BLACKWELL_ERA = Era("<0.5.9", f"{BLACKWELL_SOURCE} (majors 10, 12 through 0.5.8)", {"archs": BLACKWELL_BEFORE_SM110})
 
 
 SGLANG_BACKENDS: dict[str, BackendInfo] = {
@@ -51,28 +163,93 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             "fa3",
             "FlashAttention 3 (sgl-kernel)",
             archs=_arch(8, 9),
+            mla_archs=_arch(9),
+            kv_dtype_archs={"fp8_e4m3": _arch(9), "fp8_e5m2": _arch(9)},
+            feature_archs={"asymmetric_kv": _arch(9)},
+            max_head_dim=256,
+            libraries=("sgl_kernel",),
+            refuses=frozenset({"score_mod", "rel_bias"}),
             deterministic=True,
             radix_deterministic=True,
-            features=frozenset({"sinks", "softcap", "sliding_window", "cross_attention"}),
+            features=frozenset(
+                {"sinks", "softcap", "sliding_window", "cross_attention", "spec_page_tree", "fp8_q_cast"}
+            ),
             source=f"{REGISTRY}, create_flashattention_v3_backend (asserts major == 9, or 8 without MLA)",
+            sources={
+                "mla_archs": f"{REGISTRY}, create_flashattention_v3_backend; {FA3_API} ('Only Hopper supports "
+                "different V headdim')",
+                "libraries": f"{FA_BACKEND} (fa_impl_ver 3: from sgl_kernel.flash_attn import ...)",
+                "kv_dtype_archs": f"{FA3_API} ('FlashAttention on Ampere/Ada cards only supports fp16 and bf16 "
+                "data type')",
+                "feature_archs": f"{FA3_API} ('Only Hopper supports different V headdim')",
+                "max_head_dim": f"{FA3_API} ('FlashAttention forward only supports head dimension at most 256')",
+                "features": f"{FA_BACKEND}; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS (spec_page_tree)",
+                "refuses": f"{FA_BACKEND}, forward_extend / forward_decode ('score_mod is only supported by the FA4 "
+                "backend.', 'rel_bias (sheared bias) is only supported by the FA4 backend.')",
+            },
+            eras=(
+                Era(
+                    "<0.5.6",
+                    "sglang 0.5.5: server_args.py (a paged draft tree only on flashinfer)",
+                    drop_features=frozenset({"spec_page_tree"}),
+                ),
+            ),
             notes="MLA only on SM90; fp8_e5m2 KV is switched to triton",
         ),
         BackendInfo(
             "fa4",
             "FlashAttention 4 (CuTe DSL)",
             archs=_arch(8, 9, 10, 11, 12),
+            mla_archs=_arch(10, 11),
+            kv_dtype_archs={"fp8_e4m3": _arch(10), "fp8_e5m2": _arch(10), "mxfp8": _arch(10)},
+            feature_archs=FA4_FEATURE_ARCHS,
+            arch_page_size={10: 128},
+            libraries=("cutlass_dsl", "quack"),
             deterministic=True,
             radix_deterministic=True,
-            features=frozenset({"sinks", "softcap", "sliding_window", "score_mod", "rel_bias", "cross_attention"}),
+            features=frozenset(
+                {"sinks", "softcap", "sliding_window", "score_mod", "rel_bias", "cross_attention", "fp8_q_cast"}
+            ),
             source=f"{REGISTRY}, create_flashattention_v4_backend (no arch assert); kernel limits in "
             "sglang/kernels/ops/attention/flash_attn/cute/interface.py",
+            sources={
+                "archs": f"{FA4_INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/dispatch.py",
+                "mla_archs": f"{FA4_INTERFACE}, _flash_attn_fwd ('only support Blackwell arch with qv')",
+                "kv_dtype_archs": f"{FA4_INTERFACE}, _flash_attn_fwd ('FP8 is only supported on SM100')",
+                "feature_archs": f"{FA4_INTERFACE}, _flash_attn_fwd (no user score_mod on SM8x; rel_bias on "
+                "SM9x/10x/11x and the SM120 host, head dims <= 128 there; 'paged KV not supported on SM 8.0')",
+                "arch_page_size": f"{OVERRIDES}, _fa4_page_constraint (non-MLA models, EAGLE top-k <= 1, is_sm100)",
+                "libraries": "sglang: python/sglang/kernels/ops/attention/flash_attention_v4.py (the vendored "
+                "flash_attn.cute imports cutlass.cute and quack)",
+            },
+            eras=(
+                Era(
+                    "<0.5.20",
+                    "sglang 0.5.17 flash_attn/cute/interface.py ('Paged KV not supported on SM 12.0 in this PR'); "
+                    "0.5.13 imports the flash-attn-4 wheel (same assert); 0.5.20 adds the fa4_sm120 host",
+                    {"feature_archs": {**FA4_FEATURE_ARCHS, "paged_kv": _arch(9, 10, 11)}},
+                ),
+                Era(
+                    ">=0.5.10,<0.5.16",
+                    "sglang 0.5.10-0.5.15: jit_kernel/flash_attention_v4.py imports flash_attn.cute from flash-attn-4",
+                    {"libraries": ("cutlass_dsl", "quack", "fa4")},
+                ),
+            ),
         ),
         BackendInfo(
             "flashinfer",
             "FlashInfer",
+            min_cc=(7, 5),
             deterministic=True,
-            features=frozenset({"softcap", "sliding_window", "cross_attention"}),
+            features=frozenset(
+                {"softcap", "sliding_window", "cross_attention", "spec_page_tree", "kv4_mla", "kv4_fa4_mla_decode"}
+            ),
+            libraries=("flashinfer",),
             source=f"{REGISTRY}, create_flashinfer_backend",
+            sources={
+                "min_cc": "flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5 and newer)",
+                "features": f"{FA_BACKEND}; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS (spec_page_tree); {KV4_LISTS}",
+            },
             notes="no attention sinks (model_override_base.get_default_attn_backend)",
         ),
         BackendInfo(
@@ -80,48 +257,156 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             "Triton",
             deterministic=True,
             radix_deterministic=True,
-            features=frozenset({"sinks", "softcap", "sliding_window", "score_mod"}),
+            features=frozenset(
+                {"sinks", "softcap", "sliding_window", "score_mod", "spec_page_tree", "kv4_mha", "kv4_fa4_mha_decode"}
+            ),
+            refuses=frozenset({"cross_attention"}),
             source=f"{REGISTRY}, create_triton_backend (no cross attention)",
+            sources={
+                "features": f"{REGISTRY}, create_triton_backend; {SPEC_HOOK}, _PAGE_TREE_SPEC_BACKENDS; {KV4_LISTS}",
+                "refuses": f"{REGISTRY}, create_triton_backend ('Cross attention is not supported in the triton "
+                "attention backend')",
+            },
+            eras=(
+                Era(
+                    "<0.5.13",
+                    f"{SPEC_HOOK} 0.5.6-0.5.12 (a paged draft tree on flashinfer and fa3 only)",
+                    drop_features=frozenset({"spec_page_tree"}),
+                ),
+            ),
         ),
-        BackendInfo("torch_native", "PyTorch SDPA", features=frozenset({"sliding_window", "cross_attention"})),
-        BackendInfo("flex_attention", "PyTorch FlexAttention"),
+        BackendInfo(
+            "torch_native",
+            "PyTorch SDPA",
+            features=frozenset({"sliding_window", "cross_attention", "kv4_mha", "kv4_fa4_mha_decode"}),
+            drops=frozenset({"softcap"}),
+            sources={
+                "drops": "sglang: python/sglang/srt/layers/attention/torch_native_backend.py (no logit_cap)",
+                "features": KV4_LISTS,
+            },
+        ),
+        BackendInfo(
+            "flex_attention",
+            "PyTorch FlexAttention",
+            features=frozenset({"kv4_mha", "kv4_fa4_mha_decode"}),
+            drops=frozenset({"softcap"}),
+            refuses=frozenset({"speculative_decoding"}),
+            sources={
+                "drops": "sglang: python/sglang/srt/layers/attention/torch_flex_backend.py (no logit_cap)",
+                "features": KV4_LISTS,
+                "refuses": f"{ATTENTION_HOOK}, handle_attention_backend_compatibility ('Speculative decoding is "
+                "currently not supported with Flex Attention backend')",
+            },
+        ),
         BackendInfo(
             "trtllm_mha",
             "TensorRT-LLM MHA (FlashInfer trtllm-gen / fmha_v2)",
             archs=_arch(9, 10, 12),
             mla=False,
             page_sizes=(16, 32, 64, 128),
-            features=frozenset({"sinks", "sliding_window", "softcap"}),
+            page_snap=64,
+            features=frozenset({"sinks", "sliding_window", "kv4_mha"}),
+            drops=frozenset({"softcap"}),
+            libraries=("flashinfer",),
             source="sglang: python/sglang/srt/arg_groups/attention_hook.py, "
             "handle_attention_backend_compatibility; attention_registry.create_trtllm_mha_backend",
+            sources={
+                "page_sizes": PAGE_CONSTRAINTS,
+                "page_snap": PAGE_CONSTRAINTS,
+                "drops": "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py (no logit_cap argument)",
+                "features": f"{ATTENTION_HOOK}; {KV4_LISTS}",
+            },
+            eras=(
+                Era(
+                    "<0.5.10",
+                    f"{ATTENTION_HOOK} / server_args.py <= 0.5.9 ('only supported on Blackwell GPUs (SM100)')",
+                    {"archs": _arch(10)},
+                ),
+                Era(
+                    ">=0.5.10,<0.5.19",
+                    f"{ATTENTION_HOOK} 0.5.10-0.5.18 ('for prefill is only supported on Blackwell GPUs (SM100)')",
+                    {"prefill_archs": _arch(10)},
+                ),
+                Era("<0.5.17", f"{PAGE_CONSTRAINTS} before 0.5.17 (16, 32 or 64)", {"page_sizes": (16, 32, 64)}),
+            ),
         ),
         BackendInfo(
             "trtllm_mla",
             "TensorRT-LLM MLA (FlashInfer trtllm-gen)",
-            archs=_arch(10, 11, 12),
+            archs=BLACKWELL,
             mha=False,
-            kv_dtypes=frozenset({"fp8_e4m3", "bf16", "auto"}),
+            kv_dtypes=("fp8_e4m3", "bf16", "auto"),
             page_sizes=(32, 64),
+            page_snap=64,
+            features=frozenset({"kv4_mla", "kv4_fa4_mla_decode"}),
+            libraries=("flashinfer",),
             source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (is_blackwell: majors 10, 11, 12 in utils/common.py); "
             "attention_registry.create_trtllm_mla_backend",
+            sources={
+                "archs": BLACKWELL_SOURCE,
+                "page_sizes": PAGE_CONSTRAINTS,
+                "page_snap": PAGE_CONSTRAINTS,
+                "features": KV4_LISTS,
+            },
+            eras=(
+                _BLACKWELL_ERA,
+                Era(
+                    "<0.5.21",
+                    f"{OVERRIDES}, _mla_kv_cache_dtype_checks 0.5.7-0.5.20 (fp4_e2m1 still accepted)",
+                    {"kv_dtypes": ("fp8_e4m3", "fp4_e2m1", "bf16", "auto")},
+                ),
+                Era(
+                    "<0.5.7",
+                    "sglang 0.5.5-0.5.6: server_args.py (no bf16)",
+                    {"kv_dtypes": ("fp8_e4m3", "fp4_e2m1", "auto")},
+                ),
+            ),
         ),
         BackendInfo(
             "cutedsl_mla",
             "CuTe DSL MLA (decode)",
             archs=_arch(10),
             mha=False,
-            kv_dtypes=frozenset({"fp8_e4m3", "bf16", "bfloat16", "auto"}),
+            kv_dtypes=("fp8_e4m3", "bf16", "bfloat16", "auto"),
             page_sizes=(32, 64),
+            page_snap=64,
+            phases=frozenset({"decode"}),
+            libraries=("flashinfer",),
             source=f"{OVERRIDES}; attention_registry.create_cutedsl_mla_backend",
+            sources={
+                "archs": f"{OVERRIDES}, _cutedsl_prefill_backend_fill (is_sm100_supported)",
+                "kv_dtypes": f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
+                "phases": f"{OVERRIDES}, _cutedsl_prefill_backend_fill ('CuteDSL MLA only supports decoding for now')",
+                "page_sizes": PAGE_CONSTRAINTS,
+                "page_snap": PAGE_CONSTRAINTS,
+            },
         ),
         BackendInfo(
             "tokenspeed_mla",
             "TokenSpeed MLA (deprecated alias of cutedsl_mla)",
             archs=_arch(10),
             mha=False,
+            kv_dtypes=("fp8_e4m3",),
+            page_sizes=(32, 64),
+            page_snap=64,
             general=False,
             alias_of="cutedsl_mla",
+            libraries=("flashinfer",),
             source=f"{CHOICES} ('Deprecated alias for \"cutedsl_mla\"')",
+            sources={
+                "kv_dtypes": "sglang: python/sglang/srt/arg_groups/serving_hook.py, handle_deprecated_args "
+                "('tokenspeed_mla required FP8 KV; setting --kv-cache-dtype=fp8_e4m3.')",
+                "page_sizes": PAGE_CONSTRAINTS,
+                "page_snap": PAGE_CONSTRAINTS,
+            },
+            eras=(
+                Era(
+                    "<0.5.23",
+                    f"{OVERRIDES}, _mla_kv_cache_dtype_checks and _mla_backend_page_constraints (0.5.12-0.5.22: its "
+                    "own backend, is_blackwell)",
+                    {"archs": BLACKWELL, "alias_of": None},
+                ),
+            ),
         ),
         BackendInfo(
             "flashmla",
@@ -129,7 +414,9 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             archs=_arch(9, 10),
             mha=False,
             page_sizes=(64,),
+            page_snap=64,
             source=f"{OVERRIDES}, _mla_backend_page_constraints; {DOCS}",
+            sources={"archs": "sglang: sgl-kernel flash_mla (csrc/flashmla, SM90/SM100 builds)"},
         ),
         BackendInfo(
             "cutlass_mla",
@@ -137,9 +424,12 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             archs=_arch(10),
             mha=False,
             page_sizes=(128,),
+            page_snap=128,
             general=False,
             removed="not in ATTENTION_BACKEND_CHOICES of sglang 0.5.23",
             source=f"{DOCS}; {CHOICES}",
+            sources={"archs": "sglang: sgl-kernel cutlass_mla_decode (an SM100 kernel)"},
+            eras=(Era("<0.5.20", f"{CHOICES} through 0.5.19", {"removed": ""}),),
         ),
         BackendInfo(
             "hpc_ops",
@@ -147,9 +437,15 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             archs=_arch(9),
             mla=False,
             page_sizes=(64,),
+            page_snap=64,
+            refuses=frozenset({"cross_attention", "speculative_decoding", "softcap"}),
             general=False,
             source=f"{CHOICES} comment 'Hopper (SM90) only, requires --page-size 64'; "
             f"{REGISTRY}, create_hpc_ops_backend",
+            sources={
+                "refuses": f"{REGISTRY}, create_hpc_ops_backend (cross attention, speculative decoding); "
+                "hpc_ops_backend.py _check_layer_supported ('does not support logit cap')"
+            },
         ),
         BackendInfo(
             "dsa",
@@ -183,6 +479,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             general=False,
             removed="not in ATTENTION_BACKEND_CHOICES of sglang 0.5.23",
             source=CHOICES,
+            eras=(Era("<0.5.20", f"{CHOICES} through 0.5.19", {"removed": ""}),),
         ),
         BackendInfo("minicpm_flashattn", "MiniCPM sparse (FlashAttention)", general=False, source=CHOICES),
         BackendInfo("minicpm_flashinfer", "MiniCPM sparse (FlashInfer)", general=False, source=CHOICES),
@@ -224,6 +521,41 @@ MM_ATTENTION_BACKENDS = (
 
 # `--speculative-draft-attention-backend`: choices.py DRAFT_ATTENTION_BACKEND_CHOICES.
 DRAFT_ATTENTION_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
+
+
+def declaration(name: str, release: Union[Version, str, None] = None) -> BackendInfo:
+    """An SGLang backend's facts as they hold in one release (the newest verified one when None): the newest
+    declaration with the facts of every era containing the release applied, in declared order."""
+    base = SGLANG_BACKENDS[name]
+    version = str(release or NEWEST_KNOWN["sglang"])
+    facts: dict[str, Any] = {}
+    dropped: frozenset[str] = frozenset()
+    for era in base.eras:
+        if era.holds_for(version):
+            facts.update(era.facts)
+            dropped |= era.drop_features
+    if dropped:
+        facts["features"] = facts.get("features", base.features) - dropped
+    return replace(base, **facts) if facts else base
+
+
+def declarations(engine: str, release: Union[Version, str, None] = None) -> dict[str, BackendInfo]:
+    """Every backend one engine accepts, by name, as declared for one SGLang release (vLLM: its table)."""
+    if engine == "vllm":
+        return choices(engine)
+    return {name: declaration(name, release) for name in SGLANG_BACKENDS}
+
+
+def offered(engine: str, release: Union[Version, str, None] = None) -> list[str]:
+    """The backends offered as alternatives and as matrix / fleet columns: general-purpose and not removed."""
+    return [name for name, info in declarations(engine, release).items() if info.general and not info.removed]
+
+
+def with_feature(feature: str, backends: Optional[Mapping[str, BackendInfo]] = None) -> tuple[str, ...]:
+    """The SGLang backends that declare `feature`, in declaration order: of `backends` (one release's
+    declarations, e.g. Target.sglang_backends), else of the newest verified release."""
+    declared = backends if backends is not None else declarations("sglang")
+    return tuple(name for name, info in declared.items() if feature in info.features)
 
 
 def choices(engine: str) -> dict[str, BackendInfo]:

@@ -101,7 +101,7 @@ def error_diagnosis(
         )
     missing_name = re.search(r"No module named '([\w.]+)'", text)
     if missing_name:
-        return _missing_module(who, missing_name.group(1), lib, facts, missing or {})
+        return _missing_module(who, missing_name.group(1), lib, facts, missing if isinstance(missing, dict) else {})
     if re.search(r"does not match flashinfer version|flashinfer-(cubin|jit-cache).*version", text):
         pieces = ", ".join(f"{n} {v}" for n, v in lib.distributions.items())
         return (
@@ -176,7 +176,7 @@ def _missing_shared_library(who: str, library: str, facts: Facts) -> str:
 def _missing_module(who: str, module: str, lib: LibraryFacts, facts: Facts, missing: dict) -> str:
     """`missing` is what the probe found installed that would provide the module (probe.health.missing_module_facts)."""
     top = module.split(".")[0]
-    pth = missing.get("pth")
+    pth = _recorded_pth(missing.get("pth"))
     if pth:
         if pth.get("pth_missing"):
             why = f"its .pth file {pth['pth_path']} is missing (a pip upgrade can delete it: NVIDIA/cutlass#3001)"
@@ -196,7 +196,8 @@ def _missing_module(who: str, module: str, lib: LibraryFacts, facts: Facts, miss
             f"{who} is installed but its module {module} is not importable (files missing, or a "
             f"partial install); reinstall it"
         )
-    providers = missing.get("providers") or []
+    recorded = missing.get("providers")
+    providers = [p for p in recorded if isinstance(p, str) and p] if isinstance(recorded, list) else []
     if providers:
         provider = providers[0]
         return (
@@ -206,14 +207,26 @@ def _missing_module(who: str, module: str, lib: LibraryFacts, facts: Facts, miss
     return f"{who} needs module {module}, which is not installed (a missing dependency): install it"
 
 
+_PTH_KEYS = ("distribution", "version", "pth", "pth_path", "adds")
+
+
+def _recorded_pth(pth: object) -> Optional[dict]:
+    """The .pth fact as probe.health.pth_facts records it, or None when a (hand-edited, old) report lacks it."""
+    if isinstance(pth, dict) and all(isinstance(pth.get(key), str) for key in _PTH_KEYS):
+        return pth
+    return None
+
+
 def component_notes(lib: LibraryFacts, facts: Facts) -> list[str]:
     """'component fa3_ops (sgl_kernel.flash_attn) does not load: <error> → <diagnosis>' for each optional part of
     a library whose import failed while the library itself loads."""
     notes = []
-    for name, part in (lib.health.details.get("components") or {}).items():
-        if part.get("status") == HEALTH_OK:
+    components = lib.health.details.get("components")
+    for name, part in components.items() if isinstance(components, dict) else ():
+        if not isinstance(part, dict) or part.get("status") == HEALTH_OK:
             continue
-        texts = [part.get("error") or ""] + list(part.get("causes") or [])
+        causes = part.get("causes")
+        texts = [str(part.get("error") or "")] + ([str(c) for c in causes] if isinstance(causes, list) else [])
         why = error_diagnosis(f"{lib.title} {name}", texts, lib, facts, part.get("missing_module"))
         notes.append(
             f"{COMPONENT_NOTE}{name} ({part.get('module')}) does not load: {texts[0]}" + (f" → {why}" if why else "")

@@ -22,7 +22,15 @@ FIXTURES = {
         ],
     },
     "general-backend-alias": {
-        "pass": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "cutedsl_mla"]}],
+        "pass": [
+            {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "cutedsl_mla"]},
+            # tokenspeed_mla became an alias of cutedsl_mla in 0.5.23; before, it was its own backend
+            {
+                "gpu": "B200",
+                "argv": ["--model", "deepseek-v3", "--decode-attention-backend", "tokenspeed_mla"],
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
         "fail": [
             {
                 "gpu": "B200",
