@@ -224,7 +224,7 @@ def _result_for(job: Job, smoke: SmokeReport) -> Optional[KernelResult]:
     """The job's result: by kernel name; by case too when the run holds that kernel more than once."""
     results = [r for r in smoke.results if r.kernel == job.kernel.name]
     exact = [r for r in results if r.case == job.case]
-    return (exact or results or [None])[0]
+    return next(iter(exact or results), None)
 
 
 def _kernel_findings(smoke_plan: SmokePlan, smoke: SmokeReport) -> list[tuple[Job, SmokeFinding]]:
@@ -272,7 +272,7 @@ def _disagreements(report: Report, ran: list[tuple[Job, SmokeFinding]]) -> list[
     return out
 
 
-def smoke_findings(report: Report, smoke: SmokeReport) -> list[Finding]:
+def smoke_findings(report: Report, smoke: SmokeReport) -> list[SmokeFinding]:
     """The smoke-kernel findings for `report`'s config and the smoke-disagrees ones (see the module docs)."""
     smoke_plan = plan(report.config, report.target)
     ran = _kernel_findings(smoke_plan, smoke)
@@ -297,7 +297,7 @@ def smoke_findings(report: Report, smoke: SmokeReport) -> list[Finding]:
 
 def with_smoke(report: Report, smoke: SmokeReport) -> Report:
     """`report` with the smoke findings added, in display order, and the verdict recomputed over all of them."""
-    findings = sorted(report.findings + smoke_findings(report, smoke), key=display_order)
+    findings = sorted([*report.findings, *smoke_findings(report, smoke)], key=display_order)
     return Report(
         config=report.config,
         target=report.target,

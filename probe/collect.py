@@ -6,12 +6,13 @@ background while the quick probes (NVML, nvcc, files) run here.
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import platform
 import socket
 import sys
 import threading
-from typing import Callable, Generic, Optional, TypeVar
+from typing import TYPE_CHECKING, Callable, Generic, Optional, TypeVar
 
 from probe import __version__
 from probe.environ import relevant_environment
@@ -28,6 +29,9 @@ from probe.facts import (
     LibraryFacts,
     TorchFacts,
 )
+
+if TYPE_CHECKING:
+    from probe.libraries import LibrarySpec
 
 T = TypeVar("T")
 
@@ -46,10 +50,7 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
     facts.torch = _guard(toolkit.torch_facts, lambda e: TorchFacts(error=e))
     installed = libraries.DistributionIndex()
     facts.libraries = [
-        _guard(
-            lambda spec=spec: libraries.library_facts(spec, installed),
-            lambda e, spec=spec: LibraryFacts(key=spec.key, title=spec.title, notes=[e]),
-        )
+        _guard(functools.partial(libraries.library_facts, spec, installed), functools.partial(_failed_library, spec))
         for spec in libraries.CATALOGUE
     ]
     present = [lib for lib in facts.libraries if lib.installed or lib.module_path]
@@ -76,7 +77,7 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
             lib.health = checks.results.get(lib.key) or ImportHealth(
                 status=HEALTH_SKIPPED, module=lib.import_name, error=checks.error or "no result"
             )
-            _guard(lambda lib=lib: _interpret(lib, facts), lambda e, lib=lib: lib.notes.append(e))
+            _guard(functools.partial(_interpret, lib, facts), lib.notes.append)
     return facts
 
 
@@ -144,6 +145,11 @@ def _start_import_checks(present: list[LibraryFacts], timeout: float, use_cache:
     checks = _ImportChecks(requests, timeout, use_cache)
     checks.start()
     return checks
+
+
+def _failed_library(spec: LibrarySpec, error: str) -> LibraryFacts:
+    """What is reported of a library whose probe raised."""
+    return LibraryFacts(key=spec.key, title=spec.title, notes=[error])
 
 
 def _interpret(lib: LibraryFacts, facts: Facts) -> None:

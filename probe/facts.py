@@ -208,7 +208,7 @@ class Schema:
         self._index(root)
 
     def _index(self, tp: Any) -> None:
-        if dataclasses.is_dataclass(tp):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a dataclass type (hints are never instances)
             if tp in self.fields:
                 return
             hints = typing.get_type_hints(tp)

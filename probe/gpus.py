@@ -53,7 +53,7 @@ def collect_gpus() -> GpuFacts:
 
 def _query(nvml: Any) -> GpuFacts:
     facts = GpuFacts()
-    problems = []
+    problems: list[str] = []
     facts.driver_version = _text(_system(nvml.nvmlSystemGetDriverVersion, "driver version", problems))
     cuda = _system(nvml.nvmlSystemGetCudaDriverVersion, "CUDA driver version", problems)
     facts.cuda_driver_version = cuda_version_text(cuda) if isinstance(cuda, int) else None
@@ -156,5 +156,6 @@ def _describe(err: Exception) -> str:
 
 
 def _init_reason(err: Exception) -> str:
-    reason = _INIT_REASONS.get(_code(err))
+    code = _code(err)
+    reason = _INIT_REASONS.get(code) if code is not None else None
     return f"{reason} [{_describe(err)}]" if reason else f"NVML initialisation failed: {_describe(err)}"

@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Optional
+from typing import IO, Optional
 
 from probe import __version__
 from probe.environ import is_relevant, redact
@@ -137,7 +137,7 @@ class _Running:
     started: float
     result_path: str
     output_path: str
-    output: object  # the open file the child writes stdout and stderr to
+    output: IO[bytes]  # the open file the child writes stdout and stderr to
 
 
 def _run_all(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import Any
+from typing import Any, Iterable
 
 MAX_BYTES = 64 * 1024 * 1024  # a fleet report is ~100 KB, a config.json a few KB
 MAX_DEPTH = 64  # a probe report nests 6 deep; deeper input is not ours and would exhaust the stack later
@@ -55,6 +55,7 @@ def _depth(data: Any) -> int:
     stack = [(data, 1)]
     while stack:
         value, level = stack.pop()
+        children: Iterable[Any]
         if isinstance(value, dict):
             children = value.values()
         elif isinstance(value, list):

@@ -295,6 +295,7 @@ def locate_module(dotted: str) -> Optional[str]:
         path = spec.submodule_search_locations
         if depth < len(parts) and path is None:
             return None
+    assert spec is not None  # `parts` is never empty, and a None spec returned above
     if spec.origin and spec.origin != "namespace":
         return spec.origin
     return next(iter(spec.submodule_search_locations or []), None)

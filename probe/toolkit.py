@@ -37,7 +37,7 @@ def torch_facts() -> TorchFacts:
             # Some torch wheels carry the local build tag only in version.py (seen on the H200: metadata
             # "2.11.0", version.py "2.11.0+cu130"); the tag says which CUDA build it is, so keep it.
             build_version = values.get("__version__")
-            if build_version and build_version.startswith(dist.version + "+"):
+            if build_version and dist.version and build_version.startswith(dist.version + "+"):
                 facts.version = build_version
         cudnn = next(filter(None, (find_distribution(name) for name in CUDNN_DISTRIBUTIONS)), None)
         facts.cudnn = cudnn.version if cudnn else None
@@ -155,7 +155,8 @@ def cutlass_header_facts() -> CutlassHeaderFacts:
 def cutlass_header_version(header: str) -> Optional[str]:
     with open(header, encoding="utf-8", errors="replace") as handle:
         text = handle.read()
-    parts = [re.search(rf"#define\s+CUTLASS_{part}\s+(\d+)", text) for part in ("MAJOR", "MINOR", "PATCH")]
-    if not all(parts):
+    matches = [re.search(rf"#define\s+CUTLASS_{part}\s+(\d+)", text) for part in ("MAJOR", "MINOR", "PATCH")]
+    parts = [match.group(1) for match in matches if match]
+    if len(parts) != len(matches):
         return None
-    return ".".join(match.group(1) for match in parts)
+    return ".".join(parts)

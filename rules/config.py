@@ -152,7 +152,7 @@ def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
 
 
 def make_config(
-    engine: str = "sglang", model: Optional[str] = None, features: Iterable[str] = (), **values: Any
+    engine: str = "sglang", model: Optional[ModelFeatures] = None, features: Iterable[str] = (), **values: Any
 ) -> Config:
     """A validated Config from flag values; `model` as the face read it (attn_preflight.inputs.load_model)."""
     if engine not in ENGINES:
@@ -177,7 +177,7 @@ def make_config(
             f"--kv-cache-dtype: unknown {engine} KV-cache dtype {kv!r}", choices=kv_dtype_choices(engine), word=kv
         )
     values["kv_cache_dtype"] = kv
-    wanted = set()
+    wanted: set[str] = set()
     for feature in features:
         name = feature.strip().lower().replace("-", "_")
         if name not in FEATURES:
@@ -300,9 +300,9 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
         token = tokens.pop(0)
         if token == "env":
             continue
-        key, _, value = token.partition("=")
+        key, _, assigned = token.partition("=")
         if key.startswith(_ENV_PREFIXES):
-            env[key] = value
+            env[key] = assigned
         else:
             ignored.append(key)
     if not tokens:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
 
 from rules.config import Config, kv_dtype_choices
 from rules.knowledge import NEWEST_KNOWN
@@ -349,12 +349,29 @@ def rule_ids() -> list[str]:
     return list(registry().by_id)
 
 
+class Reported(Protocol):
+    """What a Finding reads of what it reports on: a Rule, or a `check --smoke` SmokeCheck."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def prevents(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def docs_ref(self) -> str: ...
+    @property
+    def stage(self) -> str: ...
+
+
 class Finding:
     """One rule's answer for one config: the rule's metadata plus its Outcome (fields computed on access)."""
 
     __slots__ = ("rule", "outcome", "note")
 
-    def __init__(self, rule: Rule, outcome: Outcome, note: str = ""):
+    def __init__(self, rule: Reported, outcome: Outcome, note: str = ""):
         self.rule = rule
         self.outcome = outcome
         self.note = note  # e.g. "sglang version unknown: newest known behaviour (sglang 0.5.23) applied"

@@ -110,7 +110,8 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         raise RulesInputError(f"{source}: config.json must be a JSON object")
     architectures = config.get("architectures") or []
     architecture = _str(architectures[0]) if isinstance(architectures, list) and architectures else None
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    text_config = config.get("text_config")
+    text: dict[str, Any] = text_config if isinstance(text_config, dict) else config
     # Some multimodal configs keep the dtype only at the top level.
     dtype = text.get("torch_dtype") or text.get("dtype") or config.get("torch_dtype") or config.get("dtype")
 
@@ -130,7 +131,8 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
             head_dim = hidden // heads
         v_head_dim = _int(text.get("v_head_dim")) or head_dim
 
-    layer_types = text.get("layer_types") if isinstance(text.get("layer_types"), list) else []
+    listed_layer_types = text.get("layer_types")
+    layer_types: list[Any] = listed_layer_types if isinstance(listed_layer_types, list) else []
     sliding_layers = any(isinstance(t, str) and "sliding" in t for t in layer_types)
     sliding_window = _int(text.get("sliding_window"))
     if text.get("use_sliding_window") is False and not sliding_layers:
@@ -149,7 +151,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         or text.get("full_attention_interval") is not None
     )
 
-    features = set()
+    features: set[str] = set()
     if architecture and architecture.startswith("Inkling"):
         # models/inkling_common/attn.py: sheared rel_bias on fa4 (score_mod when deterministic), score_mod on triton
         features.update(("rel_bias", "score_mod"))

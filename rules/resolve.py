@@ -46,7 +46,7 @@ def _sm80_swa_default(target: Target) -> str:
     where fa3 then refuses to start), triton below."""
     if target.major == 10:
         return "trtllm_mha"
-    return "fa3" if target.arch >= 80 else "triton"
+    return "fa3" if (target.arch or 0) >= 80 else "triton"
 
 
 def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
     arch = config.model.architecture if config.model else None
     if not arch:
         return {}
-    major = target.major
+    major = target.major or 0  # 0: no GPU, which no override names
     none_set = not config.backend_given
     if none_set:
         if arch in DSA_ARCHITECTURES:
@@ -140,7 +140,8 @@ def _apply_model_overrides(config: Config, target: Target) -> Config:
             if k.endswith("attention_backend")
         )
         why = (
-            f"SGLang's default for {config.model.architecture} on SM{target.major}x: {chosen} "
+            f"SGLang's default for {config.model.architecture if config.model else 'the model'} on "
+            f"SM{target.major}x: {chosen} "
             f"(arg_groups/model_overrides)"
         )
     return replace(config, **declared, rewrites=rewrites, auto_backend=why)
@@ -195,7 +196,7 @@ def resolve(config: Config, target: Target) -> Config:
     in Config.rewrites as field -> the value asked for)."""
     if config.engine != "sglang" or target.cc is None:
         return config
-    major = target.major
+    major = target.cc[0]
     given = config.backend_given
     config = _apply_model_overrides(config, target)
     if config.deterministic and config.attention_backend is None:
@@ -265,7 +266,7 @@ def effective_page_size(config: Config, target: Target) -> int:
 
     def snapped(backend: str) -> Optional[int]:
         info = declared[backend]
-        return page if page in info.page_sizes else info.page_snap
+        return page if info.page_sizes is None or page in info.page_sizes else info.page_snap
 
     attention_or_decode = {config.attention_backend, config.decode_backend}
     if "flashmla" in attention_or_decode:
@@ -284,7 +285,7 @@ def effective_page_size(config: Config, target: Target) -> int:
         page = snapped("trtllm_mha")
     if "hpc_ops" in backends:
         page = snapped("hpc_ops")
-    forced = declared["fa4"].arch_page_size.get(target.major)
+    forced = declared["fa4"].arch_page_size.get(target.major or 0)
     if "fa4" in config.backends and not config.mla and forced and (config.speculative_eagle_topk or 0) <= 1:
         page = forced
     return 1 if page is None else page

@@ -107,6 +107,7 @@ class Target:
         note = ""
         if devices:
             first = devices[0]
+            assert first.cc_major is not None and first.cc_minor is not None  # devices are filtered on both
             cc: Optional[tuple[int, int]] = (first.cc_major, first.cc_minor)
             kinds = {(d.name, d.cc_major, d.cc_minor) for d in devices}
             if len(kinds) > 1:

@@ -127,6 +127,7 @@ class PagedKV:
     def __init__(self, inputs: Inputs, k, v, kv_lens: Sequence[int]):
         case = inputs.case
         page = case.page_size
+        assert page is not None, "PagedKV needs a case with a page_size"
         pages_per_seq = -(-k.shape[1] // page)
         num_pages = case.batch * pages_per_seq + 1  # a spare page no sequence uses
         order = torch.randperm(num_pages, generator=inputs.generator)[: case.batch * pages_per_seq]

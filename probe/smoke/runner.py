@@ -151,8 +151,9 @@ class Runner:
             for index, case in enumerate(cases):
                 why = kernel.inexpressible(case)
                 if why:
-                    results[index] = _result(kernel, case, status=STATUS_SKIPPED, skip_basis=SKIP_API, message=why)
-                    self._report(results[index])
+                    skipped = _result(kernel, case, status=STATUS_SKIPPED, skip_basis=SKIP_API, message=why)
+                    results[index] = skipped
+                    self._report(skipped)
                 else:
                     todo.append((index, case))
             if todo:
@@ -454,11 +455,11 @@ def _installed(kernels: Sequence[Kernel], machine: MachineSummary) -> dict[str, 
         machine.libraries.update(facts[key].distributions)
     missing = {}
     for kernel in kernels:
-        for key in ("torch", kernel.library):
-            if key is None:
+        for needed in ("torch", kernel.library):
+            if needed is None:
                 continue
-            lib = facts[key]
-            if not lib.installed and not any(locate_module(m) for m in spec_for(key).imports):
-                missing[kernel.name] = f"{lib.title} is not installed (pip: {spec_for(key).distributions[0]})"
+            lib = facts[needed]
+            if not lib.installed and not any(locate_module(m) for m in spec_for(needed).imports):
+                missing[kernel.name] = f"{lib.title} is not installed (pip: {spec_for(needed).distributions[0]})"
                 break
     return missing

@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 import warnings
-from typing import Any, Callable, Optional
+from typing import IO, Any, Callable, Optional
 
 from probe.smoke.cases import Case, tolerance
 
@@ -80,7 +80,7 @@ class GpuLock:
 
     def __init__(self, path: Optional[str]):
         self.path = path
-        self.handle = None
+        self.handle: Optional[IO[str]] = None
         self.held = False
 
     def __enter__(self) -> GpuLock:
@@ -122,7 +122,7 @@ def run_case(kernel, case: Case, device: str, sync: Callable[[], None], lock_pat
             out = call.run()
             sync()
             result["first_call_s"] = time.perf_counter() - start
-            times = []
+            times: list[float] = []
             with GpuLock(lock_path if device != "cpu" else None) as lock:
                 while len(times) < STEADY_MAX_CALLS and (not times or sum(times) < STEADY_MIN_SECONDS):
                     start = time.perf_counter()
@@ -197,7 +197,7 @@ def main(argv: list[str]) -> int:
         import torch
     except Exception as exc:
         return every_case(**failure(exc, phase="loading the kernel: "))
-    hello = {"torch": torch.__version__, "torch_cuda": torch.version.cuda, "cuda": False}
+    hello: dict[str, Any] = {"torch": torch.__version__, "torch_cuda": torch.version.cuda, "cuda": False}
     try:
         hello["cudnn"] = torch.backends.cudnn.version()
         if torch.cuda.is_available():
@@ -207,6 +207,7 @@ def main(argv: list[str]) -> int:
         hello["cuda_error"] = own_words(exc)[0]
     emit("hello", **hello)
 
+    sync: Callable[[], None]
     if hello["cuda"]:
         device = "cuda"
         described = f"cuda:0 {hello['device_name']} (sm_{hello['cc'][0]}{hello['cc'][1]})"

@@ -65,16 +65,17 @@ class LibraryState(NamedTuple):
 
 def library_state(target: Target, key: str) -> LibraryState:
     """A probed library's health: installed, importing, and if not, why."""
-    probed = library(target, key)
-    if probed is None or not probed.installed:
+    facts = target.facts
+    probed = facts.library(key) if facts is not None else None
+    if facts is None or probed is None or not probed.installed:
         return LibraryState(False, "not installed")
     version = f" {probed.version}" if probed.version else ""
     status = probed.health.status
     if status == HEALTH_OK:
         return LibraryState(True, f"{version.strip() or 'installed'}, imports")
-    if status in UNCHECKED or not target.facts.imports_checked:
+    if status in UNCHECKED or not facts.imports_checked:
         return LibraryState(None, f"installed{version}, import not checked")
     from rules.knowledge.import_diagnosis import diagnose  # only where software was probed: --gpu never loads it
 
-    detail = "; ".join(part for part in (probed.health.error, diagnose(probed, target.facts)) if part)
+    detail = "; ".join(part for part in (probed.health.error, diagnose(probed, facts)) if part)
     return LibraryState(False, f"installed{version} but its import {status}", detail)

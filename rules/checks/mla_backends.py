@@ -20,7 +20,8 @@ TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_back
 
 def _mla_fallback(target) -> str:
     """The MLA backend to suggest instead: trtllm_mla where is_blackwell admits it, fa3 on SM90, else triton."""
-    if target.major in declared(target, "trtllm_mla").archs:
+    archs = declared(target, "trtllm_mla").archs
+    if archs is None or target.major in archs:
         return "trtllm_mla"
     return "fa3" if target.major == 9 else "triton"
 

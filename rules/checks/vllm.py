@@ -57,9 +57,9 @@ def _model_dtype(cfg: Config, cc: kb.CC) -> Optional[str]:
     if model_type in kb.FLOAT16_UNSUPPORTED_MODELS:
         supported.remove("float16")
     declared = cfg.model.dtype if cfg.model else None
-    declared = {"float": "float32", "half": "float16", "bf16": "bfloat16", "fp16": "float16"}.get(declared, declared)
     if declared is None:
         return None
+    declared = {"float": "float32", "half": "float16", "bf16": "bfloat16", "fp16": "float16"}.get(declared, declared)
     if declared == "float32":
         return supported[0]
     return declared if declared in supported else supported[0]
@@ -77,6 +77,8 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
     """vLLM's AttentionSelectorConfig for this config's attention layers (head size None without a model).
 
     A pure function of (config, target), computed where a rule needs it: nothing is kept between calls."""
+    cc = target.cc
+    assert cc is not None, "the rules that ask for a query have checked target.cc"
     model = cfg.model
     mla = _uses_mla(cfg)
     head_size = head_size_v = nope = rope = None
@@ -91,9 +93,9 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
             head_size, head_size_v = model.head_dim, model.v_head_dim  # with MLA disabled: nope + rope
     requested = cfg.flags.get("attention_config.flash_attn_version")
     return kb.VllmQuery(
-        cc=target.cc,
+        cc=cc,
         head_size=head_size,
-        dtype=_model_dtype(cfg, target.cc) or "bfloat16",
+        dtype=_model_dtype(cfg, cc) or "bfloat16",
         kv_dtype=cfg.kv_cache_dtype,
         block_size=cfg.page_size,
         use_mla=mla,
@@ -161,6 +163,7 @@ def _flash_attn_resolution(q: kb.VllmQuery) -> kb.FaResolution:
 
 
 def _cc(target: Target) -> str:
+    assert target.cc is not None, "called after _named, which answers unknown without one"
     return f"{target.cc[0]}.{target.cc[1]}"
 
 

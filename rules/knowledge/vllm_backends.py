@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Callable, Mapping, NamedTuple, Optional, Union
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge.backends import BackendInfo
@@ -760,7 +760,10 @@ def backend_at(name: str, version: Optional[str]) -> Optional[VllmBackend]:
     if backend is None or version is None:
         return backend
     wanted = _v(version)[:3]
-    updates = {c.field: c.value for c in CHANGES if c.backend == name and _v(c.since) <= wanted < _v(c.until)}
+    # each Change.value has the type of the field it names (`object` in Change: the fields differ)
+    updates: dict[str, Any] = {
+        c.field: c.value for c in CHANGES if c.backend == name and _v(c.since) <= wanted < _v(c.until)
+    }
     return replace(backend, **updates) if updates else backend
 
 
@@ -1220,6 +1223,7 @@ def priorities(q: VllmQuery) -> tuple[str, ...]:
     """The CUDA priority list for a layer (multimodal-prefix and non-causal variants left out)."""
     if q.use_mla:
         if q.cc[0] == 10:
+            sparse: tuple[str, ...]
             if is_quantised_kv(q.kv_dtype):
                 sparse = ("FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
             elif q.num_heads is not None and q.num_heads <= 16:

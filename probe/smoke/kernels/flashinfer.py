@@ -67,6 +67,7 @@ def _decode(case: Case, device: str):
     q, k, v = inputs.dense()
     lengths = ragged_lengths(case.seqlen_k, case.batch)
     paged = PagedKV(inputs, k, v, lengths)
+    assert case.page_size is not None  # PagedKV has checked it
     reference = attention_reference(q, k, v, kv, kv_lens=lengths)
     pages = [-(-n // case.page_size) for n in lengths]
     indices = torch.cat([paged.page_table[i, :count] for i, count in enumerate(pages)])

@@ -9,6 +9,8 @@ is SM90, BF16.
 
 from __future__ import annotations
 
+from typing import Any
+
 from probe.smoke.cases import Case
 from probe.smoke.kernels import Kernel, MachineView, cc_text
 
@@ -25,7 +27,7 @@ def _decode(case: Case, device: str):
 
     from probe.smoke.reference import paged_call
 
-    planned = []  # the scheduler metadata, planned by the first call and reused, as a serving engine does
+    planned: list[Any] = []  # the scheduler metadata, planned by the first call and reused, as a serving engine does
 
     def call(q, paged):
         if not planned:
