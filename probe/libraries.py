@@ -1,6 +1,6 @@
 """The catalogue of attention-relevant libraries, as data: how each is installed, imported and judged healthy.
 
-Every entry names its upstream source. Versions always come from importlib.metadata, never from a module's
+Every entry names its upstream source. Versions always come from the distribution's metadata, never from a module's
 `__version__` alone (`flash_attn.cute.__version__` says "0.0.0" while flash-attn-4 is 4.0.0b36). Finding
 what is installed reads metadata and stats files only: nothing here imports a library.
 """
@@ -8,9 +8,7 @@ what is installed reads metadata and stats files only: nothing here imports a li
 from __future__ import annotations
 
 import importlib.machinery
-import importlib.metadata
 import os
-import pathlib
 import re
 import sys
 from dataclasses import dataclass, field
@@ -269,10 +267,30 @@ class DistributionIndex:
         if not places:
             return None
         entry, directory = places[0]
-        dist = importlib.metadata.PathDistribution(pathlib.Path(entry or ".", directory))
         locations = [os.path.normpath(os.path.abspath(where or ".")) for where, _ in places]
         shadowed = [loc for loc in dict.fromkeys(locations[1:]) if loc != locations[0]]
-        return InstalledDistribution(name, dist.version, locations[0], shadowed)
+        return InstalledDistribution(
+            name, metadata_version(os.path.join(entry or ".", directory)), locations[0], shadowed
+        )
+
+
+def metadata_version(metadata_dir: str) -> Optional[str]:
+    """The `Version:` header of a .dist-info's METADATA or an .egg-info's PKG-INFO (an .egg-info may be that
+    file itself), read as importlib.metadata reads it but without loading the email package for one header."""
+    path = metadata_dir
+    if os.path.isdir(metadata_dir):
+        path = os.path.join(metadata_dir, "PKG-INFO" if metadata_dir.endswith(".egg-info") else "METADATA")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if not line.strip():
+                    break  # the headers end at the first blank line
+                key, sep, value = line.partition(":")
+                if sep and key.strip().lower() == "version":
+                    return value.strip() or None
+    except OSError:
+        return None
+    return None
 
 
 def find_distribution(name: str) -> Optional[InstalledDistribution]:
