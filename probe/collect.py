@@ -47,8 +47,8 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
     # NVML's init and `nvcc --version` wait on the driver and a process: they run beside the file probes.
     gpu_probe = _Background(gpus.collect_gpus, lambda e: GpuFacts(error=e))
     nvcc_probe = _Background(toolkit.cuda_toolkit_facts, lambda e: CudaToolkitFacts(error=e))
-    facts.torch = _guard(toolkit.torch_facts, lambda e: TorchFacts(error=e))
     installed = libraries.DistributionIndex()
+    facts.torch = _guard(functools.partial(toolkit.torch_facts, installed), lambda e: TorchFacts(error=e))
     facts.libraries = [
         _guard(functools.partial(libraries.library_facts, spec, installed), functools.partial(_failed_library, spec))
         for spec in libraries.CATALOGUE

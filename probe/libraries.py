@@ -293,11 +293,6 @@ def metadata_version(metadata_dir: str) -> Optional[str]:
     return None
 
 
-def find_distribution(name: str) -> Optional[InstalledDistribution]:
-    """One distribution, looked up alone (the catalogue's scan uses one DistributionIndex for all)."""
-    return DistributionIndex().find(name)
-
-
 def locate_module(dotted: str) -> Optional[str]:
     """Where `dotted` would be imported from, found by walking sys.path without importing any package."""
     path = None

@@ -13,7 +13,7 @@ import sys
 from typing import Optional
 
 from probe.facts import CudaToolkitFacts, CutlassHeaderFacts, TorchFacts
-from probe.libraries import find_distribution, locate_module
+from probe.libraries import DistributionIndex, locate_module
 
 NVCC_TIMEOUT_S = 10.0
 DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"  # where NVIDIA's installers put it, often off PATH
@@ -21,10 +21,11 @@ DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"  # where NVIDIA's installers put it, o
 CUDNN_DISTRIBUTIONS = ("nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11", "nvidia-cudnn")
 
 
-def torch_facts() -> TorchFacts:
+def torch_facts(installed: Optional[DistributionIndex] = None) -> TorchFacts:
     """torch's version, CUDA/HIP build and cuDNN, from metadata and torch/version.py (parsed, not run)."""
     try:
-        dist = find_distribution("torch")
+        installed = installed or DistributionIndex()
+        dist = installed.find("torch")
         if dist is None:
             return TorchFacts(installed=False, error=f"torch is not installed for {sys.executable}")
         facts = TorchFacts(installed=True, version=dist.version)
@@ -39,7 +40,7 @@ def torch_facts() -> TorchFacts:
             build_version = values.get("__version__")
             if build_version and dist.version and build_version.startswith(dist.version + "+"):
                 facts.version = build_version
-        cudnn = next(filter(None, (find_distribution(name) for name in CUDNN_DISTRIBUTIONS)), None)
+        cudnn = next(filter(None, (installed.find(name) for name in CUDNN_DISTRIBUTIONS)), None)
         facts.cudnn = cudnn.version if cudnn else None
         return facts
     except Exception as err:

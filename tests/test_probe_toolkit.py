@@ -8,6 +8,7 @@ import stat
 from probe_fakes import make_dist
 
 from probe import toolkit
+from probe.libraries import DistributionIndex
 
 TORCH_VERSION_PY = """from typing import Optional
 
@@ -60,9 +61,8 @@ def test_installed_torch_is_reported_as_metadata_says():
     assert facts.installed and facts.version == expected and facts.error is None
 
 
-def test_torch_missing_is_a_value_with_its_reason(monkeypatch):
-    monkeypatch.setattr(toolkit, "find_distribution", lambda name: None)
-    facts = toolkit.torch_facts()
+def test_torch_missing_is_a_value_with_its_reason():
+    facts = toolkit.torch_facts(DistributionIndex(path=[]))  # nothing installed anywhere
     assert not facts.installed and facts.version is None
     assert facts.error.startswith("torch is not installed for ")
 
