@@ -26,7 +26,6 @@ Compute capabilities are (major, minor) tuples.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
@@ -1256,11 +1255,8 @@ class Selection:
     unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
 
 
-@lru_cache(maxsize=4096)
 def select(q: VllmQuery) -> Selection:
-    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named.
-
-    Cached: a pure function of a frozen query, and its Selection is read-only, so no caller sees another's."""
+    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named."""
     rejected: dict[str, tuple[str, ...]] = {}
     unmodelled = []
     chosen = None
