@@ -544,15 +544,8 @@ def test_rules_and_the_validator_agree_on_every_fixture():
     assert [rule_id for rule_id, statuses in seen.items() if not {"pass", "fail"} <= statuses] == []
 
 
-@pytest.fixture
-def fresh_selection():
-    kb.select.cache_clear()
-    yield
-    kb.select.cache_clear()
-
-
 @pytest.mark.parametrize("rule_id", sorted(RULE_REASONS))
-def test_rules_follow_the_declared_reason(rule_id, monkeypatch, fresh_selection):
+def test_rules_follow_the_declared_reason(rule_id, monkeypatch):
     """A rule's fail fixture passes once its reasons are declared never to hold: the rule reads the validator."""
     case = all_fixtures()[rule_id]["fail"][0]
     assert next(f for f in run_case(case).findings if f.rule_id == rule_id).status.value == "fail"
