@@ -106,6 +106,7 @@ def test_the_rules_judgement_is_pure_over_the_recorded_fields():
     assert judge_limits("fa4-dense", "fa4", FP8, sm90, raised=False, ran=False).verdict == CROSSED
     assert judge_limits("fa4-dense", "fa4", FP8, sm100, raised=True, ran=False) is None
     assert MachineView.of(None, None) == MachineView() and MachineView.of("12.1", 91000).cc == (12, 1)
+    assert MachineView.of("sm90", None).cc is None and MachineView.of("9", None).cc == (9, 0)
 
 
 # --- the limits: knowledge in rules/, none of it in probe/ --------------------------------------------------------

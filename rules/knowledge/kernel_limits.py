@@ -49,12 +49,11 @@ class MachineView:
 
     @classmethod
     def of(cls, capability: Optional[str], cudnn: Optional[int]) -> MachineView:
-        """From a smoke report's machine summary: device_capability "9.0" and cudnn_version."""
-        cc = None
-        if capability:
-            major, _, minor = capability.partition(".")
-            cc = (int(major), int(minor or 0))
-        return cls(cc=cc, cudnn=cudnn)
+        """From a smoke report's machine summary: device_capability "9.0" and cudnn_version (a capability that is
+        not "major.minor", as in a hand-edited report, is not known)."""
+        major, _, minor = (capability or "").partition(".")
+        known = major.isdigit() and (minor or "0").isdigit()
+        return cls(cc=(int(major), int(minor or 0)) if known else None, cudnn=cudnn)
 
 
 Limit = Callable[[CaseFields, MachineView], Optional[str]]
