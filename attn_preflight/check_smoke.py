@@ -8,7 +8,9 @@
 - `smoke-disagrees` (warn) where the rules and the kernel disagree: the rules passed the config but a kernel
   failed, or a kernel-level rule failed but the kernel it stands for ran at the shape it judged. Either way
   the knowledge is wrong for this machine.
-`with_smoke(report, smoke)` is the report with those findings in it and the verdict recomputed.
+`with_smoke(report, smoke)` is the report with those findings in it and the verdict recomputed. The smoke report
+is judged against the kernels' documented limits first (attn_preflight/smoke_judged.py): a kernel's error that
+confirms one is its refusal of the config.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from attn_preflight.smoke_judged import judged
 from attn_preflight.smoke_plan import Job, SmokePlan, phase_label, plan
 from probe.smoke.results import (
     SKIP_ENVIRONMENT,
@@ -275,7 +278,7 @@ def _disagreements(report: Report, ran: list[tuple[Job, SmokeFinding]]) -> list[
 def smoke_findings(report: Report, smoke: SmokeReport) -> list[SmokeFinding]:
     """The smoke-kernel findings for `report`'s config and the smoke-disagrees ones (see the module docs)."""
     smoke_plan = plan(report.config, report.target)
-    ran = _kernel_findings(smoke_plan, smoke)
+    ran = _kernel_findings(smoke_plan, judged(smoke))
     skipped = [
         SmokeFinding(
             SMOKE_KERNEL,

@@ -12,6 +12,7 @@ from probe.smoke import BACKEND_KERNELS, ModelShape, shape_cases
 from probe.smoke.cases import TOLERANCE, Case, attention_flops, sweep, tolerance, visible_keys
 from probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, registry, select
 from probe.smoke.results import KernelResult, SmokeReport, SmokeReportError
+from rules.knowledge.kernel_limits import MachineView, documented_limit
 
 
 # -- cases --------------------------------------------------------------------------------------------------
@@ -130,15 +131,17 @@ def test_torch_sdpa_cannot_express_softcap_or_window():
 
 
 def test_documented_limits_encode_fa4_fp8_on_sm90_and_cudnn_head_dims():
-    fa4 = registry()["fa4-dense"]
+    def limit(name, case, **machine):
+        kernel = registry()[name]
+        return documented_limit(kernel.name, kernel.family, case, MachineView(**machine))
+
     fp8 = Case(dtype="fp8_e4m3")
-    assert "FP8 is only supported on SM100" in fa4.documented_limit(fp8, {"cc": (9, 0)})
-    assert fa4.documented_limit(fp8, {"cc": (10, 0)}) is None
-    assert fa4.documented_limit(Case(), {"cc": (9, 0)}) is None
-    cudnn = registry()["sdpa-cudnn"]
+    assert "FP8 is only supported on SM100" in limit("fa4-dense", fp8, cc=(9, 0))
+    assert limit("fa4-dense", fp8, cc=(10, 0)) is None
+    assert limit("fa4-dense", Case(), cc=(9, 0)) is None
     wide = Case(head_dim=256)
-    assert cudnn.documented_limit(wide, {"cc": (9, 0), "cudnn": 91000}) is not None
-    assert cudnn.documented_limit(wide, {"cc": (9, 0), "cudnn": 92300}) is None
+    assert limit("sdpa-cudnn", wide, cc=(9, 0), cudnn=91000) is not None
+    assert limit("sdpa-cudnn", wide, cc=(9, 0), cudnn=92300) is None
 
 
 def test_shape_cases_apply_a_models_shape_to_each_backend_kernel():

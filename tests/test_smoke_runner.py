@@ -12,11 +12,13 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 
 import pytest
 
 pytest.importorskip("torch")
 
+from attn_preflight.smoke_judged import judged_result  # noqa: E402
 from probe.smoke.cases import Case  # noqa: E402
 from probe.smoke.runner import Runner  # noqa: E402
 
@@ -111,12 +113,8 @@ def hang_importing():
     time.sleep(600)
 
 
-def documented(case, machine):
-    return "documented: this kernel needs SM100 (test docs)"
-
-
-def kernel(name, build, **extra):
-    return Kernel(name=name, family="test", title=name, api="test." + name, quick=CASE, build=build,
+def kernel(name, build, family="test", **extra):
+    return Kernel(name=name, family=family, title=name, api="test." + name, quick=CASE, build=build,
                   needs_gpu=False, **extra)
 
 
@@ -128,9 +126,9 @@ KERNELS = [
     kernel("t-hang", hang),
     kernel("t-import", exact, prepare=missing_library),
     kernel("t-sticky", sticky_at_32),
-    kernel("t-refuse", refuse, limits=documented),
+    kernel("t-refuse", refuse, family="fa4"),  # judged by FA4's documented limits (rules/knowledge/kernel_limits.py)
     kernel("t-error", raise_plainly),
-    kernel("t-runs-anyway", exact, limits=documented),
+    kernel("t-runs-anyway", exact, family="fa4"),
     kernel("t-exit", exact, prepare=exit_early),
     kernel("t-hang-import", exact, prepare=hang_importing),
 ]
@@ -160,16 +158,23 @@ def run(tmp_path_factory):
     child_pid_file = where / "child.pid"
     environ = {**os.environ, "PYTHONPATH": str(where), "SMOKE_TEST_CHILD_PID": str(child_pid_file)}
     seen = []
-    report = Runner(timeout=120, parallel=4, progress=seen.append, environ=environ).run(
+    machines = []
+
+    def progress(result, machine):
+        seen.append(result)
+        machines.append(machine)
+
+    report = Runner(timeout=120, parallel=4, progress=progress, environ=environ).run(
         [(k, cases) for k, cases in jobs if k.name not in HANGING]
     )
-    hung = Runner(timeout=HANG_TIMEOUT_S, parallel=2, progress=seen.append, environ=environ).run(
+    hung = Runner(timeout=HANG_TIMEOUT_S, parallel=2, progress=progress, environ=environ).run(
         [(k, cases) for k, cases in jobs if k.name in HANGING]
     )
     return {
         "report": report,
         "hung": hung,
         "seen": seen,
+        "machines": machines,
         "child": child_pid_file,
         "kernels": by_name,
         "environ": environ,
@@ -251,11 +256,23 @@ def test_sticky_cuda_error_is_crashed_and_later_cases_run_in_a_fresh_worker(run)
     assert last.status == "ok", "the case after a sticky CUDA error ran in the poisoned process"
 
 
-def test_refusal_of_a_documented_limit_is_a_skip_with_the_kernels_words(run):
+def test_the_runner_records_a_refusal_as_the_kernel_gave_it_and_judges_nothing(run):
     r = only(run, "t-refuse")
-    assert r.status == "skipped" and r.skip_basis == "kernel" and not r.failed
-    assert r.documented_limit == "documented: this kernel needs SM100 (test docs)"
-    assert "FP8 is only supported on SM100" in r.message and "documented" in r.message
+    assert r.status == "error" and r.skip_basis is None and r.documented_limit is None and r.failed
+    assert r.message == "AssertionError: FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe."
+
+
+def test_a_recorded_refusal_is_judged_against_the_documented_limits_of_the_machine_it_ran_on(run):
+    """The same raw result, judged: on SM75 FA4 documents no support at all, so the kernel confirmed its limit (a
+    skip with the kernel's words); on SM90 nothing documented excludes the case, so the error stands."""
+    r = only(run, "t-refuse")
+    old = replace(run["report"].machine, device_capability="7.5")
+    skipped = judged_result(r, old)
+    assert skipped.status == "skipped" and skipped.skip_basis == "kernel" and not skipped.failed
+    assert "compute capability 8.x-12.x, not sm_75" in skipped.documented_limit
+    assert skipped.message.startswith("not supported here, and the kernel says so: AssertionError: FP8 is only")
+    assert skipped.details[0] == r.message
+    assert judged_result(r, replace(old, device_capability="9.0")) is r
 
 
 def test_error_without_a_documented_limit_stays_an_error_with_its_first_line(run):
@@ -267,8 +284,10 @@ def test_error_without_a_documented_limit_stays_an_error_with_its_first_line(run
 
 def test_a_kernel_running_against_its_documented_limit_says_the_knowledge_is_stale(run):
     r = only(run, "t-runs-anyway")
-    assert r.status == "ok"
-    assert any("ran although documented as unsupported" in note for note in r.notes)
+    assert r.status == "ok" and not r.notes and r.documented_limit is None  # as it ran
+    judged = judged_result(r, replace(run["report"].machine, device_capability="7.5"))
+    assert judged.status == "ok"
+    assert any("ran although documented as unsupported" in note for note in judged.notes)
 
 
 def test_worker_dying_before_its_first_case_is_crashed_once_and_the_rest_not_run(run):
@@ -287,6 +306,7 @@ def test_hang_while_importing_is_one_timeout_and_the_rest_not_run(run):
 def test_every_result_was_reported_as_progress_once(run):
     everything = run["report"].results + run["hung"].results
     assert sorted(id(r) for r in run["seen"]) == sorted(id(r) for r in everything)
+    assert {id(m) for m in run["machines"]} == {id(run["report"].machine), id(run["hung"].machine)}
 
 
 def test_results_keep_job_and_case_order(run):
@@ -299,8 +319,9 @@ def test_failures_are_counted_and_skips_never_count_as_ok(run):
     report = run["report"]
     counts = report.counts()
     assert counts["ok"] == sum(1 for r in report.results if r.status == "ok")
-    assert counts["skipped"] == 3  # t-refuse, and t-exit's two cases that never ran: none counted as ok
+    assert counts["skipped"] == 2  # t-exit's two cases that never ran: none counted as ok
     assert {r.kernel for r in report.failed} == {
+        "t-refuse",  # as recorded: judged, it may be a skip (see above)
         "t-wrong",
         "t-nan",
         "t-segv",

@@ -215,8 +215,8 @@ def _smoke(report, timeout: Optional[float]):
 
     started = time.monotonic()
 
-    def progress(result) -> None:
-        click.echo(progress_line(result, time.monotonic() - started), err=True)
+    def progress(result, machine) -> None:
+        click.echo(progress_line(result, time.monotonic() - started, machine), err=True)
 
     jobs = smoke_plan.plan(report.config, report.target)
     return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))

@@ -53,11 +53,12 @@ def smoke_table(path: str):
     from attn_preflight.check_smoke import result_status
     from attn_preflight.inputs import read_json_input
     from attn_preflight.render.html import SmokeRow, SmokeTable
+    from attn_preflight.smoke_judged import judged
     from probe.smoke.results import SmokeReport, SmokeReportError
     from rules.errors import RulesInputError
 
     try:
-        report = SmokeReport.from_dict(read_json_input(path, "--smoke"))
+        report = judged(SmokeReport.from_dict(read_json_input(path, "--smoke")))
     except RulesInputError as err:
         raise InputError(str(err)) from None
     except SmokeReportError as err:

@@ -78,6 +78,7 @@ def smoke_command(
     Progress goes to stderr. Exit 0 when nothing that ran failed, 1 otherwise, 2 for bad arguments.
     """
     from attn_preflight.render.smoke import progress_line, render_smoke
+    from attn_preflight.smoke_judged import judged
     from probe.smoke.cases import DTYPE_ALIASES
     from probe.smoke.kernels import families, registry, select
     from probe.smoke.runner import Runner, plan
@@ -93,13 +94,14 @@ def smoke_command(
         ) from None
     started = time.monotonic()
 
-    def progress(result) -> None:
-        click.echo(progress_line(result, time.monotonic() - started), err=True)
+    def progress(result, machine) -> None:
+        click.echo(progress_line(result, time.monotonic() - started, machine), err=True)
 
     chosen_dtypes = list(dict.fromkeys(DTYPE_ALIASES[d.lower()] for d in dtypes)) or None
-    report = Runner(timeout=timeout, parallel=jobs, progress=progress).run(
+    raw = Runner(timeout=timeout, parallel=jobs, progress=progress).run(
         plan(chosen, level.lower(), chosen_dtypes), level=level.lower()
     )
+    report = judged(raw)  # an error confirming a documented limit is a skip, not a failure
     write_output(render_smoke(report, fmt.lower()), output)
     if report.failed:
         raise click.exceptions.Exit(EXIT_FAIL)

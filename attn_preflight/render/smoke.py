@@ -2,14 +2,19 @@
 
 Table/markdown: where it ran, one row per kernel case (status, error vs tolerance, first call, steady time,
 TFLOP/s, why), then the kernel's own words and a reproducing command for each failure, then the counts.
-Skipped rows say why and are counted apart: a skip is never an ok. JSON is SmokeReport.to_dict().
+Skipped rows say why and are counted apart: a skip is never an ok. JSON is SmokeReport.to_dict(). Every format
+shows the report judged against the kernels' documented limits (attn_preflight/smoke_judged.py), whether it
+comes raw from the runner or was saved already judged.
 """
 
 from __future__ import annotations
 
 import textwrap
+from typing import Optional
 
 from attn_preflight.render import heading, key_values, table, to_json
+from attn_preflight.smoke_judged import judged, judged_result
+from probe.smoke.results import MachineSummary
 
 _WHY_WIDTH = 60
 
@@ -59,6 +64,7 @@ def summary(report) -> str:
 
 
 def render_smoke(report, fmt: str) -> str:
+    report = judged(report)
     if fmt == "json":
         return to_json(report.to_dict())
     machine = report.machine
@@ -123,8 +129,11 @@ def render_smoke(report, fmt: str) -> str:
     return "\n\n".join(parts)
 
 
-def progress_line(result, elapsed: float) -> str:
-    """One line per finished case, on stderr while the run goes on."""
+def progress_line(result, elapsed: float, machine: Optional[MachineSummary] = None) -> str:
+    """One line per finished case, on stderr while the run goes on; judged against the kernel's documented limits
+    on `machine` (the run's MachineSummary as known so far) when given."""
+    if machine is not None:
+        result = judged_result(result, machine)
     case = f" [{result.case.label()}]" if result.case else ""
     head = f"smoke {elapsed:6.1f}s  {result.kernel}{case}: {result.status}"
     if result.status == "ok":

@@ -67,7 +67,7 @@ def run_for_shape(
 ) -> SmokeReport:
     """Run `backend`'s kernels at `shape` on this machine, one isolated worker each; the report's level is
     "shape". Per result: status ok / wrong / error / timeout / crashed / skipped (skip_basis says whether the
-    machine lacks the library or GPU, the kernel's API cannot express the shape, or the kernel itself refused
-    a case its documentation excludes, with documented_limit set). KeyError: unknown backend; ValueError: bad
-    shape."""
+    machine lacks the library or GPU, or the kernel's API cannot express the shape), as it happened: whether an
+    error confirms a documented limit is judged where the report is shown (attn_preflight/smoke_judged.py).
+    KeyError: unknown backend; ValueError: bad shape."""
     return Runner(timeout=timeout, progress=progress, environ=environ).run(shape_cases(backend, shape), level="shape")

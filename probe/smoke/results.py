@@ -21,12 +21,14 @@ STATUS_WRONG = "wrong"  # ran, but the output is off the fp32 reference by more 
 STATUS_ERROR = "error"  # the kernel raised: `message` is its own last line
 STATUS_TIMEOUT = "timeout"  # no result within --timeout; its process group was killed
 STATUS_CRASHED = "crashed"  # the process died (a signal) or CUDA reported a sticky error (illegal memory access)
-STATUS_SKIPPED = "skipped"  # did not run, or the kernel refused a case its documentation excludes: `message` says why
+STATUS_SKIPPED = "skipped"  # did not run (or, once judged, the kernel refused a case its documentation excludes)
 STATUSES = (STATUS_OK, STATUS_WRONG, STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASHED, STATUS_SKIPPED)
 FAILED_STATUSES = (STATUS_WRONG, STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASHED)
 
 # Why a result is skipped: the machine lacks something (library, GPU), the kernel's API cannot express the
-# case (torch SDPA has no softcap), or the kernel itself refused a case its documented limits exclude.
+# case (torch SDPA has no softcap), or the kernel itself refused a case its documented limits exclude. The runner
+# records the first two; SKIP_KERNEL (with documented_limit) is written when a report is judged against the
+# kernels' documented limits (rules/smoke.py, attn_preflight/smoke_judged.py) and read back from saved reports.
 SKIP_ENVIRONMENT = "environment"
 SKIP_API = "api"
 SKIP_KERNEL = "kernel"
@@ -48,7 +50,7 @@ class KernelResult:
     message: Optional[str] = None  # error: the kernel's last line; crashed: the signal; skipped/wrong: why
     details: list[str] = field(default_factory=list)  # more of the kernel's own words (stderr tail, reasons)
     skip_basis: Optional[str] = None  # skipped only: one of SKIP_BASES
-    documented_limit: Optional[str] = None  # the documented limit this case crosses here, with its source
+    documented_limit: Optional[str] = None  # judged, not run: the documented limit this case crosses here
     max_abs_error: Optional[float] = None
     tolerance: Optional[float] = None
     first_call_s: Optional[float] = None  # the first call, synchronized: includes JIT / compile

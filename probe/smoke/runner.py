@@ -5,6 +5,12 @@ that segfaults, hangs, or poisons its CUDA context costs only itself: the worker
 case is recorded as crashed or timeout, and the kernel's remaining cases go on in a fresh worker. Kernels
 run in parallel (a small pool: GPU work is milliseconds, the cost is imports and compiles); their steady
 timings are serialised by a lock file so that TFLOP/s are measured on a quiet GPU.
+
+The runner records what happened and never judges it: a case's status is what the kernel did (ok, wrong,
+error, crashed) or what the runner saw (timeout; skipped for reasons it knows itself: the library or the GPU
+is missing, the kernel's API cannot express the case, the worker failed before it). The machine the kernels ran
+on is recorded in the report's machine summary. Whether an error confirms a limit the kernel's library
+documents is judged where the report is shown (rules/smoke.py, applied by attn_preflight/smoke_judged.py).
 """
 
 from __future__ import annotations
@@ -31,13 +37,11 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import probe
 from probe.smoke.caches import cache_environment
 from probe.smoke.cases import Case, sweep
-from probe.smoke.kernels import Kernel, MachineView
+from probe.smoke.kernels import Kernel
 from probe.smoke.results import (
     SKIP_API,
     SKIP_ENVIRONMENT,
-    SKIP_KERNEL,
     STATUS_CRASHED,
-    STATUS_ERROR,
     STATUS_SKIPPED,
     STATUS_TIMEOUT,
     GpuSummary,
@@ -69,7 +73,9 @@ RESULT_FIELDS = (
     "notes",
 )
 
-Progress = Callable[[KernelResult], None]
+# Called once per finished case, with the machine as known so far (filled in when the first worker has imported
+# torch: before any kernel's own result).
+Progress = Callable[[KernelResult, MachineSummary], None]
 
 
 def plan(
@@ -123,11 +129,12 @@ class Runner:
         self._lock = threading.Lock()
         self._stopped = False  # set by abort(): no worker may start after it
         self._hello: Optional[dict] = None
+        self._machine = MachineSummary()
 
     # -- the run -------------------------------------------------------------------------------------------
     def run(self, jobs: Sequence[tuple[Kernel, Sequence[Case]]], level: str = "quick") -> SmokeReport:
         started = time.monotonic()
-        machine = machine_summary()
+        machine = self._machine = machine_summary()
         cache_vars, root, notes = cache_environment(self.environ)
         machine.cache_dir, machine.cache_notes = str(root), notes
         installed = _installed([kernel for kernel, _ in jobs], machine)
@@ -177,13 +184,6 @@ class Runner:
                 raise
             pool.shutdown()
 
-        if self._hello:
-            machine.torch_version = self._hello.get("torch")
-            machine.torch_cuda = self._hello.get("torch_cuda")
-            machine.cudnn_version = self._hello.get("cudnn")
-            machine.device_name = self._hello.get("device_name")
-            if self._hello.get("cc"):
-                machine.device_capability = "{}.{}".format(*self._hello["cc"])
         return SmokeReport(
             tool_version=probe.__version__,
             created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -205,7 +205,6 @@ class Runner:
     # -- one kernel --------------------------------------------------------------------------------------------
     def _run_kernel(self, kernel: Kernel, todo: list[tuple[int, Case]], env: dict) -> dict[int, KernelResult]:
         done: dict[int, KernelResult] = {}
-        hello: dict = {}
         pending = list(todo)
         while pending:
             worker = self._spawn(kernel, [case for _, case in pending], env)
@@ -224,16 +223,14 @@ class Runner:
                     break
                 kind = event.get("event")
                 if kind == "hello":  # torch imported: the library import and first call get a full timeout
-                    hello = event
                     deadline = time.monotonic() + self.timeout
-                    with self._lock:
-                        self._hello = self._hello or event
+                    self._note_hello(event)
                 elif kind == "start" and isinstance(event.get("case"), int) and event["case"] < len(pending):
                     current, started_any = event["case"], True
                     deadline = time.monotonic() + self.timeout
                 elif kind == "result" and current is not None:
                     index, case = pending[current]
-                    done[index] = self._finish(kernel, case, event, hello)
+                    done[index] = self._finish(kernel, case, event)
                     current = None
                     deadline = time.monotonic() + self.timeout
             returncode = self._reap(worker)
@@ -268,25 +265,31 @@ class Runner:
             pending = [(i, c) for i, c in pending if i not in done]
         return done
 
-    def _finish(self, kernel: Kernel, case: Case, event: dict, hello: dict) -> KernelResult:
+    def _finish(self, kernel: Kernel, case: Case, event: dict) -> KernelResult:
+        """The kernel's own answer for `case`, as it gave it."""
         fields = {name: event[name] for name in RESULT_FIELDS if event.get(name) is not None}
         result = _result(kernel, case, **fields)
-        limit = kernel.documented_limit(case, machine_view(hello))
-        if limit:
-            result.documented_limit = limit
-            if result.status == STATUS_ERROR:
-                result.details = [result.message or ""] + result.details
-                result.status, result.skip_basis = STATUS_SKIPPED, SKIP_KERNEL
-                result.message = f"not supported here, and the kernel says so: {result.message} ({limit})"
-            elif result.status == "ok":
-                result.notes.append(f"ran although documented as unsupported here: {limit}")
         self._report(result)
         return result
+
+    def _note_hello(self, hello: dict) -> None:
+        """The first worker's view of torch and the device: the machine summary's torch and device fields."""
+        with self._lock:
+            if self._hello:
+                return
+            self._hello = hello
+            machine = self._machine
+            machine.torch_version = hello.get("torch")
+            machine.torch_cuda = hello.get("torch_cuda")
+            machine.cudnn_version = hello.get("cudnn")
+            machine.device_name = hello.get("device_name")
+            if hello.get("cc"):
+                machine.device_capability = "{}.{}".format(*hello["cc"])
 
     def _report(self, result: KernelResult) -> None:
         if self.progress:
             with self._lock:
-                self.progress(result)
+                self.progress(result, self._machine)
 
     # -- processes -----------------------------------------------------------------------------------------------
     def _worker_env(self, cache_vars: Mapping[str, str], lock_path: str) -> dict:
@@ -419,14 +422,6 @@ def _result(kernel: Kernel, case: Optional[Case], **fields: Any) -> KernelResult
         reproduce=reproduce_command(kernel, case) if case else None,
         **fields,
     )
-
-
-def machine_view(hello: Mapping[str, Any]) -> MachineView:
-    return {
-        "cc": tuple(hello["cc"]) if hello.get("cc") else None,
-        "cudnn": hello.get("cudnn"),
-        "torch": hello.get("torch"),
-    }
 
 
 def machine_summary() -> MachineSummary:

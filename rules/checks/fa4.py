@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, FA4_HEAD_DIMS
 from rules.knowledge.kv_dtypes import FP8
 from rules.resolve import effective_page_size
 
@@ -114,6 +115,12 @@ def fa4_fp8_sm100(cfg, target):
     )
 
 
+def _takes(major, hd, hv):
+    """Whether SGLang's vendored FA4 takes (hd, hv) on this major (rules/knowledge/backends.py FA4_HEAD_DIMS)."""
+    multiple = FA4_HEAD_DIM_MULTIPLE
+    return FA4_HEAD_DIMS[major].takes(hd, hv) and hd % multiple == 0 and hv % multiple == 0
+
+
 def _head_dims(cfg):
     model = cfg.model
     if model is None or model.head_dim is None:
@@ -147,7 +154,7 @@ def fa4_head_dim_sm90(cfg, target):
     if dims is None:
         return skipped("the model's config gives no head_dim")
     hd, hv = dims
-    ok = (8 <= hd <= 256 and 8 <= hv <= 256 and hd % 8 == 0 and hv % 8 == 0) or hd == hv == 512
+    ok = _takes(9, hd, hv)
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
     if ok:
         return passed(shape, "8..256 and divisible by 8 on SM90")
@@ -185,16 +192,7 @@ def fa4_head_dim_sm100(cfg, target):
     if dims is None:
         return skipped("the model's config gives no head_dim")
     hd, hv = dims
-    ok = (
-        (
-            (8 <= hd <= 128 and 8 <= hv <= 128)
-            or (hd, hv) == (192, 128)
-            or ((hd == 64 or hd == hv) and hv == 512)
-            or (hd, hv) == (256, 256)
-        )
-        and hd % 8 == 0
-        and hv % 8 == 0
-    )
+    ok = _takes(target.major, hd, hv)
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
     if ok:
         return passed(shape, "<=128, (192,128), (64,512) or (256,256) on SM100/SM110")

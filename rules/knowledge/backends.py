@@ -146,6 +146,15 @@ def blackwell_majors(release: Union[Version, str]) -> frozenset[int]:
     return BLACKWELL if Version(str(release)) >= BLACKWELL_SM110_SINCE else BLACKWELL_BEFORE_SM110
 
 
+# flash_attn.cute's kernel limits. SGLang's fa4 runs its vendored copy (FA4_INTERFACE); `attn-preflight smoke`
+# calls the flash-attn-4 4.0.0b36 wheel (FA4_WHEEL, rules/knowledge/kernel_limits.py). One table for both:
+# a fact the two copies share is written once, and where they differ both values are here, each with its source.
+FA4_WHEEL = "flash-attn-4 4.0.0b36 flash_attn/cute/interface.py"
+# Both copies: compute capability 8.x-12.x (the wheel's message lists 8.x-12.x; the vendored interface 8.x-11.x and
+# SGLang's SM120 forward host SM12x).
+FA4_ARCHS = _arch(8, 9, 10, 11, 12)
+# Both copies: 'FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.' (`arch // 10 == 10`).
+FA4_FP8_ARCHS = _arch(10)
 # flash_attn.cute: a user score_mod from SM90, rel_bias on SM9x-SM11x and (SGLang's SM120 host) SM12x, paged KV
 # from SM90 (the SM8x kernel has none; SGLang always pages).
 FA4_FEATURE_ARCHS = {
@@ -153,6 +162,32 @@ FA4_FEATURE_ARCHS = {
     "rel_bias": _arch(9, 10, 11, 12),
     "paged_kv": _arch(9, 10, 11, 12),
 }
+# They differ here: the wheel (like SGLang before 0.5.20) has no paged KV on SM12x either ('paged KV not supported
+# on SM 8.0' / 'Paged KV not supported on SM 12.0 in this PR'): it has no SM120 forward host.
+FA4_WHEEL_PAGED_KV_ARCHS = _arch(9, 10, 11)
+
+
+@dataclass(frozen=True)
+class HeadDims:
+    """The (head_dim, head_dim_v) shapes a kernel takes on one arch: both in lo..hi, or one of `shapes`."""
+
+    hi: int
+    shapes: tuple[tuple[int, int], ...] = ()
+    lo: int = 8
+
+    def takes(self, head_dim: int, head_dim_v: int) -> bool:
+        in_range = self.lo <= head_dim <= self.hi and self.lo <= head_dim_v <= self.hi
+        return in_range or (head_dim, head_dim_v) in self.shapes
+
+
+# _validate_head_dims, by compute-capability major (other majors: not validated there). SGLang's vendored copy
+# (FA4_INTERFACE): SM90 8..256 or (512, 512); SM100/SM110 8..128, DeepSeek's (192, 128), absorbed MLA (64, 512),
+# (512, 512) and the hd256 kernel's (256, 256); both also want multiples of 16 / element size (8 for bf16/fp16),
+# checked by the rules. The wheel (FA4_WHEEL) differs on SM90 only: 8..256, no (512, 512).
+_FA4_SM100_HEAD_DIMS = HeadDims(128, ((192, 128), (64, 512), (512, 512), (256, 256)))
+FA4_HEAD_DIMS = {9: HeadDims(256, ((512, 512),)), 10: _FA4_SM100_HEAD_DIMS, 11: _FA4_SM100_HEAD_DIMS}
+FA4_WHEEL_HEAD_DIMS = {**FA4_HEAD_DIMS, 9: HeadDims(256)}
+FA4_HEAD_DIM_MULTIPLE = 8
 _BLACKWELL_ERA = Era("<0.5.9", f"{BLACKWELL_SOURCE} (majors 10, 12 through 0.5.8)", {"archs": BLACKWELL_BEFORE_SM110})
 
 
@@ -199,9 +234,9 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
         BackendInfo(
             "fa4",
             "FlashAttention 4 (CuTe DSL)",
-            archs=_arch(8, 9, 10, 11, 12),
+            archs=FA4_ARCHS,
             mla_archs=_arch(10, 11),
-            kv_dtype_archs={"fp8_e4m3": _arch(10), "fp8_e5m2": _arch(10), "mxfp8": _arch(10)},
+            kv_dtype_archs={"fp8_e4m3": FA4_FP8_ARCHS, "fp8_e5m2": FA4_FP8_ARCHS, "mxfp8": FA4_FP8_ARCHS},
             feature_archs=FA4_FEATURE_ARCHS,
             arch_page_size={10: 128},
             libraries=("cutlass_dsl", "quack"),
@@ -227,7 +262,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                     "<0.5.20",
                     "sglang 0.5.17 flash_attn/cute/interface.py ('Paged KV not supported on SM 12.0 in this PR'); "
                     "0.5.13 imports the flash-attn-4 wheel (same assert); 0.5.20 adds the fa4_sm120 host",
-                    {"feature_archs": {**FA4_FEATURE_ARCHS, "paged_kv": _arch(9, 10, 11)}},
+                    {"feature_archs": {**FA4_FEATURE_ARCHS, "paged_kv": FA4_WHEEL_PAGED_KV_ARCHS}},  # as the wheel
                 ),
                 Era(
                     ">=0.5.10,<0.5.16",

@@ -3,7 +3,9 @@
 A Kernel is data plus two callables that run only inside the worker: `prepare()` imports the library
 (timed apart from the first call) and `build(case, device)` makes the inputs, the fp32 reference and the
 call to time. Family modules import nothing heavy at module level, so the runner reads this registry
-without loading torch or any kernel library.
+without loading torch or any kernel library. What each library documents it cannot do (FA4 fp8 only on
+SM100, ...) is knowledge, not a fact of this machine: rules/knowledge/kernel_limits.py, keyed by kernel name and
+family, read when a smoke report is judged.
 """
 
 from __future__ import annotations
@@ -30,9 +32,6 @@ FEATURE_SOFTCAP = "softcap"
 FEATURE_WINDOW = "window"
 FEATURE_FP8 = "fp8"
 
-# What limits() receives about the machine the worker ran on: {"cc": (9, 0), "cudnn": 91500, "torch": "2.11.0"}.
-MachineView = dict
-
 
 @dataclass(frozen=True)
 class Kernel:
@@ -46,10 +45,6 @@ class Kernel:
     library: Optional[str] = None  # probe/libraries.py key; None: part of torch
     needs_gpu: bool = True
     features: frozenset = field(default_factory=frozenset)
-    # The library's documented limits on this machine: a reason with its source, or None. A case that
-    # crosses one still runs where that is cheap; if the kernel then refuses it, that is a skip (the kernel
-    # confirmed its limit), and if it runs, the report says the knowledge is stale.
-    limits: Optional[Callable[[Case, MachineView], Optional[str]]] = None
 
     def inexpressible(self, case: Case) -> Optional[str]:
         """Why this kernel's API cannot express `case` at all (nothing to run), or None."""
@@ -64,9 +59,6 @@ class Kernel:
         if (case.page_size is None) != (self.quick.page_size is None):
             return f"{self.api} reads a {'paged' if self.quick.page_size else 'contiguous'} KV cache"
         return None
-
-    def documented_limit(self, case: Case, machine: MachineView) -> Optional[str]:
-        return self.limits(case, machine) if self.limits else None
 
     def with_shape(self, **shape: Any) -> Case:
         """This kernel's quick case with a model's shape applied (head dims, heads, dtypes, softcap, window,
@@ -112,13 +104,3 @@ def select(names: list[str], kernels: Optional[dict[str, Kernel]] = None) -> lis
         else:
             raise KeyError(name)
     return [kernel for kernel in kernels.values() if kernel.name in chosen]
-
-
-def cc_at_least(machine: MachineView, major: int, minor: int = 0) -> bool:
-    cc = machine.get("cc")
-    return cc is None or tuple(cc) >= (major, minor)
-
-
-def cc_text(machine: MachineView) -> str:
-    cc = machine.get("cc")
-    return f"sm_{cc[0]}{cc[1]}" if cc else "this machine"

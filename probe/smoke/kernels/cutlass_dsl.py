@@ -2,13 +2,13 @@
 
 The first call includes cute.compile (MLIR lowering to a cubin); the steady calls run the compiled function.
 nvidia-cutlass-dsl 4.8.1: "CuTe DSL will support all NVIDIA GPU architectures starting with NVIDIA Ampere
-(SM80)" (NVIDIA/cutlass media/docs/pythonDSL/faqs.rst).
+(SM80)" (NVIDIA/cutlass media/docs/pythonDSL/faqs.rst): rules/knowledge/kernel_limits.py.
 """
 
 from __future__ import annotations
 
 from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel, MachineView, cc_at_least, cc_text
+from probe.smoke.kernels import Kernel
 
 ELEMENTWISE = Case(kind="elementwise", dtype="fp16")
 COLUMNS = 1024
@@ -40,14 +40,6 @@ def _build(case: Case, device: str):
     return Call(run, reference, extract=lambda out: out.view(-1))
 
 
-def limits(case: Case, machine: MachineView):
-    if not cc_at_least(machine, 8):
-        return (
-            f"the CuTe DSL targets sm80 or newer, not {cc_text(machine)} (NVIDIA/cutlass media/docs/pythonDSL/faqs.rst)"
-        )
-    return None
-
-
 KERNELS = [
     Kernel(
         name="cutlass-dsl-add",
@@ -58,6 +50,5 @@ KERNELS = [
         build=_build,
         prepare=prepare,
         library="cutlass_dsl",
-        limits=limits,
     ),
 ]

@@ -1,17 +1,14 @@
 """FlashAttention 2 (`flash-attn`): flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache.
 
-Signatures: Dao-AILab/flash-attention flash_attn/flash_attn_interface.py (v2.8.3). Limits: csrc/flash_attn/
-flash_api.cpp ("FlashAttention only supports Ampere GPUs or newer.", "FlashAttention only support fp16 and
-bf16 data type", "FlashAttention forward only supports head dimension at most 256", "Paged KV cache block
-size must be divisible by 256").
+Signatures: Dao-AILab/flash-attention flash_attn/flash_attn_interface.py (v2.8.3). Its documented limits
+(csrc/flash_attn/flash_api.cpp) are in rules/knowledge/kernel_limits.py.
 """
 
 from __future__ import annotations
 
 from probe.smoke.cases import Case, attention_flops
-from probe.smoke.kernels import FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel, MachineView, cc_at_least, cc_text
+from probe.smoke.kernels import FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel
 
-SOURCE = "Dao-AILab/flash-attention csrc/flash_attn/flash_api.cpp"
 PREFILL = Case()
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=256)  # FA2 pages are multiples of 256 tokens
 
@@ -75,18 +72,6 @@ def _kvcache(case: Case, device: str):
     )
 
 
-def limits(case: Case, machine: MachineView):
-    if not cc_at_least(machine, 8):
-        return f"FA2 needs sm80 or newer, not {cc_text(machine)} ({SOURCE})"
-    if case.kv_storage not in ("bf16", "fp16") or case.dtype not in ("bf16", "fp16"):
-        return f"FA2 takes fp16/bf16 only ({SOURCE})"
-    if max(case.head_dim, case.dim_v) > 256:
-        return f"FA2 takes head_dim <= 256 ({SOURCE})"
-    if case.page_size is not None and case.page_size % 256:
-        return f"FA2 pages must be multiples of 256 tokens ({SOURCE})"
-    return None
-
-
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW})
 KERNELS = [
     Kernel(
@@ -99,7 +84,6 @@ KERNELS = [
         prepare=prepare,
         library="fa2",
         features=FEATURES,
-        limits=limits,
     ),
     Kernel(
         name="fa2-varlen",
@@ -111,7 +95,6 @@ KERNELS = [
         prepare=prepare,
         library="fa2",
         features=FEATURES,
-        limits=limits,
     ),
     Kernel(
         name="fa2-kvcache",
@@ -123,6 +106,5 @@ KERNELS = [
         prepare=prepare,
         library="fa2",
         features=FEATURES | {"page:512"},
-        limits=limits,
     ),
 ]

@@ -4,7 +4,8 @@ Signatures: Dao-AILab/flash-attention hopper/flash_attn_interface.py (flash_attn
 fp8 via q/k/v dtype); sgl-project/sglang sgl-kernel/python/sgl_kernel/flash_attn.py (flash_attn_with_kvcache
 with page_table=, cache_seqlens=; is_fa3_supported: compute capability 9.x and CUDA >= 12.3). With an fp8
 KV cache the query is cast to the cache dtype, as SGLang's FA3 backend does
-(python/sglang/srt/layers/attention/flashattention_backend.py: `q = q.to(self.kv_cache_dtype)`).
+(python/sglang/srt/layers/attention/flashattention_backend.py: `q = q.to(self.kv_cache_dtype)`). Both builds'
+documented limits are in rules/knowledge/kernel_limits.py.
 """
 
 from __future__ import annotations
@@ -15,18 +16,11 @@ from probe.smoke.kernels import (
     FEATURE_SOFTCAP,
     FEATURE_WINDOW,
     Kernel,
-    MachineView,
-    cc_at_least,
-    cc_text,
 )
 from probe.smoke.kernels.fa2 import window
 
 PREFILL = Case()
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=16)
-HOPPER = (
-    "FA3 builds its Hopper kernels for sm_90a only and dispatches newer GPUs to them, where the launch "
-    "fails (Dao-AILab/flash-attention hopper/setup.py, hopper/static_switch.h; issue #1987)"
-)
 
 
 def interface():
@@ -78,33 +72,6 @@ def _sgl_kvcache(case: Case, device: str):
     )
 
 
-def _common_limits(case: Case, machine: MachineView, name: str):
-    if max(case.head_dim, case.dim_v) > 256:
-        return f"{name} takes head_dim <= 256 (hopper/flash_api.cpp)"
-    if "fp8_e4m3" in (case.dtype, case.kv_storage) and machine.get("cc") and machine["cc"][0] != 9:
-        return f"{name} fp8 runs on SM90 only, not {cc_text(machine)} (hopper/flash_api.cpp)"
-    return None
-
-
-def fa3_limits(case: Case, machine: MachineView):
-    cc = machine.get("cc")
-    if not cc_at_least(machine, 8):
-        return f"FA3 needs sm80 or newer, not {cc_text(machine)} (hopper/flash_api.cpp)"
-    if cc and cc[0] >= 10:
-        return HOPPER
-    return _common_limits(case, machine, "FA3")
-
-
-def sgl_limits(case: Case, machine: MachineView):
-    cc = machine.get("cc")
-    if cc and cc[0] != 9:
-        return (
-            f"sgl-kernel builds FA3 for sm90a only, not {cc_text(machine)} (sgl-kernel/python/sgl_kernel/"
-            f"flash_attn.py is_fa3_supported)"
-        )
-    return _common_limits(case, machine, "sgl-kernel FA3")
-
-
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW, FEATURE_FP8})
 KERNELS = [
     Kernel(
@@ -117,7 +84,6 @@ KERNELS = [
         prepare=interface,
         library="fa3",
         features=FEATURES,
-        limits=fa3_limits,
     ),
     Kernel(
         name="sgl-fa3-kvcache",
@@ -129,6 +95,5 @@ KERNELS = [
         prepare=_sgl_prepare,
         library="sgl_kernel",
         features=FEATURES | {"page:1", "page:64"},
-        limits=sgl_limits,
     ),
 ]

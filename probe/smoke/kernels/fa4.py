@@ -5,7 +5,8 @@ causal=, window_size=(left, right), softcap=) and flash_attn_varlen_func(q, k, v
 cu_seqlens_k=, max_seqlen_q=, max_seqlen_k=, seqused_k=, page_table=, ...); both return (out, lse). Paged
 decode is flash_attn_varlen_func with q (b, sq, h, d), k/v (num_pages, page_size, h_kv, d), page_table
 (b, pages) int32 and seqused_k (b,) int32: FA4 has no separate kvcache entry point. Kernels JIT-compile at
-the first call (2.4-8.4 s each on the H200); caches.py turns on FA4's persistent cache.
+the first call (2.4-8.4 s each on the H200); caches.py turns on FA4's persistent cache. The wheel's documented
+limits are in rules/knowledge/kernel_limits.py (read from rules/knowledge/backends.py's FA4 table).
 """
 
 from __future__ import annotations
@@ -16,11 +17,8 @@ from probe.smoke.kernels import (
     FEATURE_SOFTCAP,
     FEATURE_WINDOW,
     Kernel,
-    MachineView,
-    cc_text,
 )
 
-SOURCE = "flash-attn-4 4.0.0b36 flash_attn/cute/interface.py"
 PREFILL = Case()
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=128)
 
@@ -93,30 +91,6 @@ def _paged(case: Case, device: str):
     )
 
 
-def limits(case: Case, machine: MachineView):
-    cc = machine.get("cc")
-    if cc is None:
-        return None
-    major = cc[0]
-    if major not in (8, 9, 10, 11, 12):
-        return f"FA4 supports compute capability 8.x-12.x, not {cc_text(machine)} ({SOURCE})"
-    if "fp8_e4m3" in (case.dtype, case.kv_storage) and major != 10:
-        return (
-            f"FA4 fp8 is SM100-only, not {cc_text(machine)}: 'FP8 is only supported on SM100 (compute "
-            f"capability 10.x) for FA4 CuTe.' ({SOURCE})"
-        )
-    d, dv = case.head_dim, case.dim_v
-    if major == 9 and not (8 <= d <= 256 and 8 <= dv <= 256):
-        return f"FA4 on SM90 takes head dims 8..256 ({SOURCE} _validate_head_dims)"
-    if major in (10, 11) and not (
-        (d <= 128 and dv <= 128) or (d, dv) in ((192, 128), (256, 256)) or (dv == 512 and d in (64, 512))
-    ):
-        return f"FA4 on SM100/SM110 takes head dims <= 128, (192, 128) or (256, 256) ({SOURCE} _validate_head_dims)"
-    if case.page_size is not None and major in (8, 12):
-        return f"FA4 has no paged KV on {cc_text(machine)} ({SOURCE}: 'paged KV not supported on SM 8.0' / SM 12.0)"
-    return None
-
-
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW, FEATURE_FP8})
 KERNELS = [
     Kernel(
@@ -129,7 +103,6 @@ KERNELS = [
         prepare=prepare,
         library="fa4",
         features=FEATURES,
-        limits=limits,
     ),
     Kernel(
         name="fa4-varlen",
@@ -141,7 +114,6 @@ KERNELS = [
         prepare=prepare,
         library="fa4",
         features=FEATURES,
-        limits=limits,
     ),
     Kernel(
         name="fa4-paged",
@@ -153,6 +125,5 @@ KERNELS = [
         prepare=prepare,
         library="fa4",
         features=FEATURES | {"page:16"},
-        limits=limits,
     ),
 ]

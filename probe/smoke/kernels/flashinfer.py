@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from probe.smoke.cases import Case, attention_flops
-from probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel, MachineView, cc_at_least, cc_text
+from probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel
 
 PREFILL = Case(batch=1, seqlen_q=2048, seqlen_k=2048)
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=16)
@@ -99,12 +99,6 @@ def _decode(case: Case, device: str):
     )
 
 
-def limits(case: Case, machine: MachineView):
-    if not cc_at_least(machine, 7, 5):
-        return f"FlashInfer needs sm75 or newer, not {cc_text(machine)} (flashinfer-ai/flashinfer README)"
-    return None
-
-
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW})
 KERNELS = [
     Kernel(
@@ -117,7 +111,6 @@ KERNELS = [
         prepare=prepare,
         library="flashinfer",
         features=FEATURES,
-        limits=limits,
     ),
     Kernel(
         name="flashinfer-decode",
@@ -129,6 +122,5 @@ KERNELS = [
         prepare=prepare,
         library="flashinfer",
         features=FEATURES | {FEATURE_FP8, "page:1", "page:64"},
-        limits=limits,
     ),
 ]

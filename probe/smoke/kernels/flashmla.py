@@ -4,7 +4,7 @@ Signatures: deepseek-ai/FlashMLA flash_mla/flash_mla_interface.py: get_mla_metad
 s_q * h_q // h_k, h_k) (ignored since 2026-01: it returns an empty FlashMLASchedMeta) and
 flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
 num_splits, causal=) -> (out, lse), k_cache (blocks, 64, 1, 576). README support matrix: dense decoding
-is SM90, BF16.
+is SM90, BF16 (rules/knowledge/kernel_limits.py).
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel, MachineView, cc_text
+from probe.smoke.kernels import Kernel
 
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, heads_q=16, heads_kv=1, head_dim=576, head_dim_v=512, page_size=64)
-SOURCE = "deepseek-ai/FlashMLA README (support matrix) and flash_mla/flash_mla_interface.py"
 
 
 def prepare() -> None:
@@ -41,17 +40,6 @@ def _decode(case: Case, device: str):
     return paged_call(case, device, call, v_from_k=True)
 
 
-def limits(case: Case, machine: MachineView):
-    cc = machine.get("cc")
-    if cc and cc[0] != 9:
-        return f"FlashMLA dense decoding runs on SM90 only, not {cc_text(machine)} ({SOURCE})"
-    if case.dtype != "bf16" or case.kv_storage != "bf16":
-        return f"FlashMLA dense decoding takes bf16 ({SOURCE})"
-    if (case.head_dim, case.dim_v, case.heads_kv, case.page_size) != (576, 512, 1, 64):
-        return f"FlashMLA dense decoding takes head dims (576, 512), one KV head, pages of 64 ({SOURCE})"
-    return None
-
-
 KERNELS = [
     Kernel(
         name="flashmla-decode",
@@ -62,6 +50,5 @@ KERNELS = [
         build=_decode,
         prepare=prepare,
         library="flash_mla",
-        limits=limits,
     ),
 ]
