@@ -9,7 +9,6 @@ import datetime
 import functools
 import os
 import platform
-import socket
 import sys
 import threading
 from typing import TYPE_CHECKING, Callable, Generic, Optional, TypeVar
@@ -102,7 +101,7 @@ def host_facts() -> HostFacts:
     virtualenv = sys.prefix if sys.prefix != getattr(sys, "base_prefix", sys.prefix) else None
     return HostFacts(
         os=platform.platform(),
-        hostname=socket.gethostname(),
+        hostname=platform.node(),  # uname's nodename: socket.gethostname() without importing socket
         python_version=platform.python_version(),
         python_executable=sys.executable,
         virtualenv=virtualenv or os.environ.get("CONDA_PREFIX"),

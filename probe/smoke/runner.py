@@ -22,7 +22,6 @@ import platform
 import queue
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -429,7 +428,7 @@ def machine_summary() -> MachineSummary:
 
     gpus = collect_gpus()
     return MachineSummary(
-        hostname=socket.gethostname(),
+        hostname=platform.node(),
         platform=platform.platform(),
         python_version=platform.python_version(),
         python_executable=sys.executable,
