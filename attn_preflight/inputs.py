@@ -7,6 +7,8 @@ is a RulesInputError naming the file, which the commands turn into one line and 
 from __future__ import annotations
 
 import os
+import re
+from typing import Optional
 
 from probe.jsonfile import JsonFileError, read_json
 from rules.errors import RulesInputError
@@ -53,15 +55,71 @@ def load_config_file(path: str) -> ModelFeatures:
     return features_from_config(data, os.path.basename(absolute), config_path)
 
 
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+
+
+class ModelNotFound(Exception):
+    """A hub id whose config.json is neither in the local Hugging Face cache nor a preset: the model's rules
+    cannot be judged (never a download: attn-preflight works offline)."""
+
+    def __init__(self, reference: str, looked_in: str):
+        super().__init__(
+            f"{reference}: no config.json in the Hugging Face cache ({looked_in}) and no preset of that name"
+        )
+        self.reference, self.looked_in = reference, looked_in
+
+
 def load_model(spec: str) -> ModelFeatures:
-    """A local directory / config.json, else a preset; RulesInputError naming the presets otherwise."""
+    """A local directory or config.json; a hub id's config.json in the local Hugging Face cache; a preset by its
+    exact name, alias or hub id. RulesInputError for a path that does not exist or a name that is none of
+    these; ModelNotFound for a hub id found nowhere."""
     if os.path.exists(spec):
         return load_config_file(spec)
+    if spec.startswith((".", "/", "~")) or spec.endswith(".json") or spec.count("/") > 1:
+        raise RulesInputError(f"--model {spec}: no such file or directory")
+    if _HUB_ID.match(spec):
+        cached = cached_config(spec)
+        if cached is not None:
+            config = read_json_input(cached, "model config")
+            return features_from_config(config, spec, cached)
     preset = load_preset(spec)
     if preset is not None:
         return preset
-    if spec.startswith((".", "/", "~")) or spec.endswith(".json"):
-        raise RulesInputError(f"--model {spec}: no such file or directory")
+    if _HUB_ID.match(spec):
+        raise ModelNotFound(spec, os.pathsep.join(hub_caches()))
     raise RulesInputError(
-        f"--model {spec!r} is neither a local model directory nor a preset", choices=presets(), word=spec
+        f"--model {spec!r} is neither a local model directory, a hub id nor a preset", choices=presets(), word=spec
     )
+
+
+def hub_caches() -> list[str]:
+    """Where huggingface_hub keeps downloads: $HF_HUB_CACHE, else $HF_HOME/hub, else
+    ${XDG_CACHE_HOME:-~/.cache}/huggingface/hub (huggingface_hub constants.py)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return [os.environ["HF_HUB_CACHE"]]
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface"
+    )
+    return [os.path.join(home, "hub")]
+
+
+def cached_config(repo_id: str) -> Optional[str]:
+    """The cached config.json of `repo_id`: the snapshot `refs/main` names, else the newest snapshot holding one."""
+    for cache in hub_caches():
+        repo = os.path.join(cache, "models--" + repo_id.replace("/", "--"))
+        snapshots = os.path.join(repo, "snapshots")
+        try:
+            with open(os.path.join(repo, "refs", "main"), encoding="utf-8") as handle:
+                main = os.path.join(snapshots, handle.read().strip(), "config.json")
+            if os.path.isfile(main):
+                return main
+        except OSError:
+            pass
+        try:
+            candidates = [os.path.join(snapshots, name, "config.json") for name in os.listdir(snapshots)]
+        except OSError:
+            continue
+        present = [path for path in candidates if os.path.isfile(path)]
+        if present:
+            return max(present, key=os.path.getmtime)
+    return None

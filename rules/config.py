@@ -56,6 +56,8 @@ class Config:
     tp_size: int = 1
     dtype: str = "auto"
     model: Optional[ModelFeatures] = None
+    model_missing: str = ""  # a model given (hub id) whose config.json was found nowhere
+    model_looked_in: str = ""  # where it was looked for (the Hugging Face cache directories)
     extra_features: frozenset[str] = frozenset()  # --feature
     env: Mapping[str, str] = field(default_factory=dict)
     flags: Mapping[str, Any] = field(default_factory=dict)  # other attention-relevant flags, by SGLang dest name
@@ -125,6 +127,8 @@ class Config:
             "tp_size": self.tp_size,
             "dtype": self.dtype,
             "model": self.model.to_dict() if self.model else None,
+            "model_missing": self.model_missing or None,
+            "model_looked_in": self.model_looked_in or None,
             "features": sorted(self.features),
             "env": dict(sorted(self.env.items())),
             "flags": dict(sorted(self.flags.items())),

@@ -149,7 +149,8 @@ class Rule(Documented):
     id: str
     title: str
     engine: str
-    versions: str  # "sglang>=0.5.20": the range this rule holds for (the engine's or a kernel library's)
+    versions: str  # "sglang>=0.5.20": the range this rule holds for (the engine's or a kernel library's);
+    # "" for a rule about the user's input rather than an engine's code: it holds for every release
     source: str  # "owner/repo: path, function"
     docs: str  # first paragraph: what it checks; the rest: why
     fix_title: str
@@ -169,12 +170,12 @@ class Rule(Documented):
 
     def __post_init__(self) -> None:
         try:
-            requirement = VersionRange.parse(self.versions)
+            requirement = VersionRange.parse(self.versions) if self.versions else VersionRange("", ())
         except InvalidRange as err:
             raise ValueError(f"rule {self.id}: versions {err}") from None
         if self.stage and self.stage not in STAGES:
             raise ValueError(f"rule {self.id}: stage {self.stage!r} is not one of {sorted(STAGES)}")
-        if requirement.package not in VERSIONED:
+        if self.versions and requirement.package not in VERSIONED:
             raise ValueError(f"rule {self.id}: versions name {requirement.package!r} is not one of {sorted(VERSIONED)}")
         object.__setattr__(self, "package", requirement.package)
         object.__setattr__(self, "version_range", requirement)
@@ -282,6 +283,8 @@ class VersionGate:
 
     @classmethod
     def of(cls, r: Rule) -> VersionGate:
+        if not r.package:  # every release
+            return cls(r.versions, "", r.version_range, Gate(True, ""), Gate(True, ""))
         newest = NEWEST_KNOWN.get(r.package)
         judged = f" ({r.package} {newest})" if newest else ""
         holds = not newest or r.version_range.contains(newest)
@@ -458,6 +461,10 @@ def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome
     if r.needs_gpu and target.cc is None:
         return _NO_GPU
     if r.needs_model and config.model is None:
+        if config.model_missing:
+            return unknown(
+                f"needs the model's config.json, not found for {config.model_missing} (general-model-config)"
+            )
         return _NO_MODEL
     return None
 

@@ -199,14 +199,21 @@ def presets() -> dict[str, dict[str, Any]]:
     return PRESETS
 
 
+def _preset_spellings(key: str, preset: dict[str, Any]) -> set[str]:
+    """A preset's name, its aliases, its hub id (from its source) and the aliases under that organisation."""
+    spellings = {key.lower(), *(a.lower() for a in preset.get("aliases", []))}
+    source = preset.get("source", "")
+    if source.startswith("huggingface.co/"):
+        organisation, repo = source.split("/")[1:3]
+        spellings.add(f"{organisation}/{repo}".lower())
+        spellings.update(f"{organisation}/{alias}".lower() for alias in preset.get("aliases", []))
+    return spellings
+
+
 def _preset_key(name: str) -> Optional[str]:
-    wanted = name.strip().lower().rstrip("/")
-    short = wanted.rsplit("/", 1)[-1]
-    for key, preset in presets().items():
-        spellings = {key.lower(), *(a.lower() for a in preset.get("aliases", []))}
-        if wanted in spellings or short in spellings:
-            return key
-    return None
+    """The preset named exactly (case aside) by `name`: its key, an alias or a hub id; never a path's last part."""
+    wanted = name.strip().lower()
+    return next((key for key, preset in presets().items() if wanted in _preset_spellings(key, preset)), None)
 
 
 def load_preset(name: str) -> Optional[ModelFeatures]:

@@ -1,15 +1,20 @@
 """Shared test set-up: GPU tests skip cleanly where NVML finds no GPU, and no test reads or writes the
-user's own attn-preflight cache."""
+user's own attn-preflight cache or Hugging Face cache."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+HF_CACHE = Path(__file__).resolve().parent / "fixtures" / "hf-cache"
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _session_cache_dir(tmp_path_factory):
     patch = pytest.MonkeyPatch()
     patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    patch.setenv("HF_HUB_CACHE", str(HF_CACHE))
     yield
     patch.undo()
 

@@ -65,7 +65,7 @@ def test_restricted_rows_and_columns_table_and_markdown():
 @pytest.mark.parametrize(
     "argv,needle",
     [
-        (["--model", "nope-model"], "neither a local model directory nor a preset"),
+        (["--model", "nope-model"], "is neither a local model directory, a hub id nor a preset"),
         (["--model", "llama-3.1-8b", "--kv-cache-dtype", "fp9"], "unknown sglang KV-cache dtype"),
         (["--model", "llama-3.1-8b", "--gpu", "H1OO"], "unknown GPU"),
         (["--model", "llama-3.1-8b", "--backend", "fa5"], "did you mean 'fa4'"),

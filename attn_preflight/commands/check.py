@@ -96,7 +96,8 @@ def config_options(func):
         click.option(
             "--model",
             metavar="DIR|CONFIG|PRESET",
-            help="Local HF model directory, its config.json, or a preset: " + _preset_names() + ".",
+            help="Local HF model directory, its config.json, a hub id (read from the local Hugging Face cache, "
+            "never downloaded) or a preset: " + _preset_names() + ".",
         ),
         click.option(
             "--feature",
@@ -116,7 +117,7 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
     """A validated rules.config.Config from the config options and an optional pasted command.
 
     Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
-    from attn_preflight.inputs import load_model
+    from attn_preflight.inputs import ModelNotFound, load_model
     from probe.environ import redact
     from rules.config import make_config, parse_command
 
@@ -142,8 +143,14 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 values["features"] = tuple(value or ()) + tuple(values.get("features", ()))
             elif value is not None and key != "engine":
                 values[key] = value
-        model = values.pop("model", None)
-        return make_config(engine=engine or "sglang", model=load_model(model) if model else None, **values, **extra)
+        reference = values.pop("model", None)
+        model, missing = None, {}
+        if reference:
+            try:
+                model = load_model(reference)
+            except ModelNotFound as err:  # judged without the model: its rules answer unknown, never pass
+                missing = {"model_missing": err.reference, "model_looked_in": err.looked_in}
+        return make_config(engine=engine or "sglang", model=model, **missing, **values, **extra)
     except RulesInputError as err:
         raise input_error(err) from None
 

@@ -35,7 +35,7 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
     \b
     attn-preflight matrix --model deepseek-v3 --kv-cache-dtype auto --kv-cache-dtype fp8_e4m3
     """
-    from attn_preflight.inputs import load_model
+    from attn_preflight.inputs import ModelNotFound, load_model
     from attn_preflight.render.matrix import render_matrix
     from rules.config import make_config
     from rules.grid import gpu_targets, judge_grid
@@ -45,7 +45,11 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
     check_output_writable(output)
     try:
         values = {"deterministic": deterministic, "page_size": page_size, "tp_size": tp_size}
-        config = make_config(engine=engine, model=load_model(model), features=features, **values)
+        try:
+            loaded = load_model(model)
+        except ModelNotFound as err:  # a matrix of one model needs that model
+            raise RulesInputError(f"--model {err}") from None
+        config = make_config(engine=engine, model=loaded, features=features, **values)
         for kv in kv_dtypes:  # validated through the one config parser
             make_config(engine=engine, kv_cache_dtype=kv)
         for backend in backends:

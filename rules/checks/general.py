@@ -13,6 +13,38 @@ OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 
 
 @rule(
+    id="general-model-config",
+    title="The model's config.json can be read",
+    engine="any",
+    versions="",
+    stage="load",
+    reason="Without the model's config.json every rule about the model (head dims, MLA, sinks, softcap, sliding "
+    "window, head counts vs TP) is a guess; a PASS would not mean the server starts.",
+    source="huggingface/huggingface_hub: src/huggingface_hub/constants.py (HF_HUB_CACHE, HF_HOME), file_download.py "
+    "(models--ORG--NAME/refs/main, snapshots/REVISION/config.json)",
+    docs="""Checks that a model given by hub id (`--model Qwen/Qwen2.5-32B-Instruct`, a pasted `--model-path` or
+`vllm serve ID`) was read: from the local Hugging Face cache ($HF_HUB_CACHE, else $HF_HOME/hub, else
+~/.cache/huggingface/hub; the snapshot `refs/main` names, else the newest) or from a preset of that exact
+name or hub id.
+
+attn-preflight never downloads. When the config.json is found nowhere, the rules that need the model answer
+unknown rather than pass, and this finding warns with the commands that make it readable.""",
+    fix_title="Fetch the config (hf download ID config.json) or pass --model DIR",
+)
+def general_model_config(cfg, target):
+    if cfg.model_missing:
+        return warned(
+            f"--model {cfg.model_missing}: no config.json in the Hugging Face cache ({cfg.model_looked_in}) and "
+            f"no preset of that name",
+            "the model's config.json (a local directory, the Hugging Face cache or a preset)",
+            [f"hf download {cfg.model_missing} config.json", "--model DIR"],
+        )
+    if cfg.model is None:
+        return skipped("no model given")
+    return passed(f"{cfg.model.name} from {cfg.model.source}", "the model's config.json")
+
+
+@rule(
     id="general-backend-platform",
     title="The attention backend is built for NVIDIA CUDA",
     engine="sglang",

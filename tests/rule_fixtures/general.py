@@ -92,6 +92,21 @@ FIXTURES = {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--page-size", "64"]}],
         "fail": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"], "expect": "warn"}],
     },
+    "general-model-config": {
+        "pass": [
+            {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"]},
+            {"gpu": "H100", "argv": ["--model", "attn-preflight-tests/llama-3.1-8b-copy"]},  # the test hub cache
+            {"gpu": "H100", "argv": [], "command": ["vllm", "serve", "deepseek-ai/DeepSeek-V3"]},  # a preset's hub id
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": ["--model", "Qwen/Qwen2.5-32B-Instruct"], "expect": "warn"},
+            {
+                "gpu": "B200",
+                "command": ["python", "-m", "sglang.launch_server", "--model-path", "someone/fine-tune"],
+                "expect": "warn",
+            },
+        ],
+    },
     "general-tp-heads": {
         "pass": [
             {"gpu": "H100", "argv": [*LLAMA, "--tp-size", "8"]},
