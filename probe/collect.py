@@ -100,13 +100,28 @@ class _Background(threading.Thread, Generic[T]):
 def host_facts() -> HostFacts:
     virtualenv = sys.prefix if sys.prefix != getattr(sys, "base_prefix", sys.prefix) else None
     return HostFacts(
-        os=platform.platform(),
+        os=os_description(),
         hostname=platform.node(),  # uname's nodename: socket.gethostname() without importing socket
         python_version=platform.python_version(),
         python_executable=sys.executable,
         virtualenv=virtualenv or os.environ.get("CONDA_PREFIX"),
         cpu_arch=platform.machine(),
     )
+
+
+def os_description() -> str:
+    """'Linux-6.8.0-x86_64-with-glibc2.39', as platform.platform() spells it on Linux, from uname and the C
+    library's confstr: platform.platform() runs `uname -p` in a subprocess and scans the interpreter binary
+    for glibc's version (7 ms, a tenth of `probe --no-imports`)."""
+    name = os.uname()
+    parts = [name.sysname, name.release, name.machine]
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.39"
+    except (AttributeError, ValueError, OSError):
+        libc = ""
+    if libc:
+        parts += ["with", libc.replace(" ", "")]
+    return "-".join(part for part in parts if part)
 
 
 class _ImportChecks(threading.Thread):

@@ -162,3 +162,13 @@ def test_main_process_never_imports_torch_or_pynvml_at_startup(tmp_path):
 @pytest.mark.parametrize("value, text", [(91002, "9.10.2"), (90100, "9.1.0"), (8902, "8.9.2"), (8600, "8.6.0")])
 def test_cudnn_version_text(value, text):
     assert cudnn_version_text(value) == text
+
+
+def test_os_description_is_platform_platform_without_its_subprocess():
+    import platform
+
+    from probe.collect import os_description
+
+    if platform.system() != "Linux" or not platform.libc_ver()[0]:
+        pytest.skip("platform.platform() spells other systems differently")
+    assert os_description() == platform.platform()
