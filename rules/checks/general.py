@@ -3,8 +3,11 @@ environment variables SGLang does not read, HPC-Ops, cross attention on triton, 
 
 from __future__ import annotations
 
+from packaging.version import InvalidVersion, Version
+
 from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from rules.resolve import effective_page_size
 
@@ -42,6 +45,51 @@ def general_model_config(cfg, target):
     if cfg.model is None:
         return skipped("no model given")
     return passed(f"{cfg.model.name} from {cfg.model.source}", "the model's config.json")
+
+
+@rule(
+    id="general-engine-version",
+    title="The engine's version is one the rules were checked against",
+    engine="any",
+    versions="",
+    stage="startup",
+    reason="Outside the releases the rules were read in, a limit may have been added or lifted: a PASS made "
+    "mostly of skips, or of a newer release's unknown behaviour, would not mean the server starts.",
+    source="rules/knowledge/__init__.py OLDEST_KNOWN / NEWEST_KNOWN (the releases each rule's range was read in)",
+    docs="""Checks that the target's sglang or vllm version (probed, from a facts file or --engine-version) lies
+between the oldest and the newest release the rules were checked against, and can be read.
+
+Older than the oldest, each rule is judged as its range says for that version (mostly: it does not apply;
+a range's start can be where a behaviour begins, so rules are not stretched back), and the verdict would be
+a PASS of skips; newer than the newest, changes since are not known. Either way this finding warns and names
+both versions. A version that is not a version is unknown.""",
+    fix_title="Check against a known release (--engine-version), or upgrade the engine",
+)
+def general_engine_version(cfg, target):
+    installed = target.versions.get(cfg.engine)
+    if installed is None:
+        return skipped(f"{cfg.engine} version unknown: the newest known behaviour applies (each finding says so)")
+    oldest, newest = OLDEST_KNOWN[cfg.engine], NEWEST_KNOWN[cfg.engine]
+    try:
+        version = Version(installed)
+    except InvalidVersion:
+        return unknown(f"{cfg.engine} version {installed!r} cannot be read: no rule can be keyed on it")
+    checked = f"{cfg.engine} {oldest} to {newest} (the releases these rules were checked against)"
+    if version < Version(oldest):
+        return warned(
+            f"{cfg.engine} {installed}, older than {oldest}",
+            checked,
+            [f"pip install '{cfg.engine}>={oldest}'"],
+            reason=f"rules whose range starts after {installed} do not apply, so most of this check is skipped",
+        )
+    if version.release > Version(newest).release:
+        return warned(
+            f"{cfg.engine} {installed}, newer than {newest}",
+            checked,
+            [f"--engine-version {cfg.engine}=={newest}"],
+            reason=f"what changed after {newest} is not known to the rules",
+        )
+    return passed(f"{cfg.engine} {installed}", checked)
 
 
 @rule(

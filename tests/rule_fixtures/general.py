@@ -107,6 +107,32 @@ FIXTURES = {
             },
         ],
     },
+    "general-engine-version": {
+        "pass": [
+            {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"], "engine_version": ["sglang==0.5.23"]},
+            {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"], "engine_version": ["sglang==0.5.23.post1"]},
+            {
+                "gpu": "H100",
+                "argv": ["--engine", "vllm", "--model", "llama-3.1-8b"],
+                "engine_version": ["vllm==0.20.0"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "argv": ["--model", "llama-3.1-8b"],
+                "engine_version": ["sglang==0.4.6.post5"],
+                "expect": "warn",
+            },
+            {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"], "engine_version": ["sglang==0.9.0"], "expect": "warn"},
+            {
+                "gpu": "H100",
+                "argv": ["--engine", "vllm", "--model", "llama-3.1-8b"],
+                "engine_version": ["vllm==0.10.0"],
+                "expect": "warn",
+            },
+        ],
+    },
     "general-tp-heads": {
         "pass": [
             {"gpu": "H100", "argv": [*LLAMA, "--tp-size", "8"]},
