@@ -249,7 +249,12 @@ _SGLANG_FLAGS = {
     "--enable-dp-attention": "bool",
     "--dp-size": "int",
 }
+# Other spellings SGLang accepts for the flags above: --data-parallel-size (arg_groups field aliases, as
+# test_server_args' test_aliases_and_dest lists them) and --dp (SGLang's docs launch DeepSeek-V3.2 with
+# `--tp 8 --dp 8 --enable-dp-attention`).
+_SGLANG_ALIASES = {"--data-parallel-size": "--dp-size", "--dp": "--dp-size"}
 SGLANG_FLAGS = {**_COMMON_SGLANG, **{f: (f[2:].replace("-", "_"), t) for f, t in _SGLANG_FLAGS.items()}}
+SGLANG_FLAGS.update({alias: SGLANG_FLAGS[flag] for alias, flag in _SGLANG_ALIASES.items()})
 
 VLLM_FLAGS = {
     "--attention-backend": ("attention_backend", "str"),

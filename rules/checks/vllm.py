@@ -1130,3 +1130,30 @@ def vllm_auto_select(cfg, target):
         f"vLLM selects {selection.chosen} on {gpu(target)}" + (f" (skipped: {tried})" if tried else ""),
         "a valid backend",
     )
+
+
+@rule(
+    id="vllm-tp-heads",
+    title="vLLM: attention heads split evenly over tensor-parallel ranks",
+    engine="vllm",
+    versions="vllm>=0.13.0",
+    needs_model=True,
+    stage="startup",
+    prevents="Total number of attention heads ({total_num_attention_heads}) must be divisible by tensor parallel "
+    "size ({tensor_parallel_size}).",
+    source="vllm-project/vllm: vllm/config/model.py, ModelConfig.verify_with_parallel_config",
+    docs="""Checks that the model's attention-head count is divisible by `--tensor-parallel-size`.
+
+vLLM checks it when it builds its config, before any weight loads, and refuses to start otherwise (Qwen2.5-7B's
+28 heads at `--tensor-parallel-size 8`). Data parallelism replicates the whole model, so only TP counts.""",
+    fix_title="Use a --tensor-parallel-size that divides the head count",
+)
+def vllm_tp_heads(cfg, target):
+    heads = cfg.model.num_attention_heads
+    if not heads:
+        return skipped("the model's config gives no attention-head count")
+    found = f"{heads} attention heads at --tensor-parallel-size {cfg.tp_size}"
+    if heads % cfg.tp_size == 0:
+        return passed(found, "the head count divisible by the TP size")
+    sizes = [t for t in (1, 2, 4, 8, 16, 32) if t < cfg.tp_size and heads % t == 0]
+    return failed(found, "the head count divisible by the TP size", [f"--tensor-parallel-size {sizes[-1]}"])

@@ -448,4 +448,11 @@ FIXTURES = {
             ),
         ],
     },
+    "vllm-tp-heads": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--tensor-parallel-size", "8")},
+            {"gpu": "H100", "command": serve("qwen2.5-7b", "-tp", "4")},
+        ],
+        "fail": [{"gpu": "H100", "command": serve("qwen2.5-7b", "--tensor-parallel-size", "8")}],  # 28 heads
+    },
 }

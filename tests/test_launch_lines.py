@@ -1,0 +1,65 @@
+"""Launch lines as SGLang's and vLLM's docs print them (issue 10): each is read, with its bearing flags."""
+
+from __future__ import annotations
+
+import json
+
+from cli_run import run_cli
+
+from rules.config import parse_command
+
+
+def check(*command, gpu="H200"):
+    run = run_cli(["check", "--gpu", gpu, "--format", "json", "--", *command])
+    return run, json.loads(run.out) if run.out else None
+
+
+def finding(report, rule_id):
+    return next(f for f in report["findings"] if f["rule_id"] == rule_id)
+
+
+def test_sglang_dp_attention_spellings_are_read():
+    """SGLang docs, DeepSeek V3.2: `--tp 8 --dp 8 --enable-dp-attention`; --data-parallel-size is --dp-size's alias."""
+    for flag in ("--dp", "--dp-size", "--data-parallel-size"):
+        parsed = parse_command(
+            ["sglang", "serve", "--model-path", "m", "--tp", "8", flag, "8", "--enable-dp-attention"]
+        )
+        assert parsed.flags["dp_size"] == 8 and parsed.flags["enable_dp_attention"] is True
+        assert flag not in parsed.ignored
+
+
+def test_the_deepseek_v32_doc_line_is_checked_not_refused():
+    run, report = check(
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model",
+        "deepseek-ai/DeepSeek-V3.2-Exp",
+        "--tp",
+        "8",
+        "--dp",
+        "8",
+        "--enable-dp-attention",
+    )
+    assert run.code == 0 and report["verdict"] == "warn"  # its config.json is not in the (test) cache
+    assert finding(report, "general-model-config")["status"] == "warn"
+
+
+def test_dp_attention_divides_the_attention_tp():
+    """Qwen2.5-7B: 28 heads, 4 KV heads. TP 8 alone cannot split them; with DP attention over 4, attention TP is 2."""
+    _, plain = check("sglang", "serve", "--model-path", "Qwen/Qwen2.5-7B-Instruct", "--tp", "8")
+    _, dp = check(
+        "sglang", "serve", "--model-path", "Qwen/Qwen2.5-7B-Instruct", "--tp", "8", "--dp", "4", "--enable-dp-attention"
+    )
+    assert finding(plain, "general-tp-heads")["status"] == "fail"
+    assert (
+        finding(dp, "general-tp-heads")["status"] == "pass"
+        and "attention TP size 2" in finding(dp, "general-tp-heads")["message"]
+    )
+
+
+def test_vllm_refuses_heads_tp_cannot_split():
+    """vllm/config/model.py: 'Total number of attention heads (28) must be divisible by tensor parallel size (8).'"""
+    run, report = check("vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "8", gpu="H100")
+    heads = finding(report, "vllm-tp-heads")
+    assert run.code == 1 and heads["status"] == "fail" and heads["fix"] == ["--tensor-parallel-size 4"]
