@@ -275,6 +275,54 @@ VLLM_FLAGS = {
     "--max-model-len": ("max_model_len", "int"),
 }
 _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
+
+# Flags that bear on attention or the KV cache which no rule models yet: a pasted command carrying one is
+# judged incomplete (general-unmodelled-flags), never silently. Names from each engine's argparse
+# (sglang arg_groups/fields, vllm engine/arg_utils.py).
+UNMODELLED_BEARING_FLAGS = {
+    "sglang": frozenset(
+        {
+            "--config",  # a YAML file of more flags (not read yet)
+            "--pp-size",
+            "--pipeline-parallel-size",
+            "--context-length",
+            "--chunked-prefill-size",
+            "--enable-mixed-chunk",
+            "--json-model-override-args",
+            "--revision",
+            "--mem-fraction-static",
+            "--max-total-tokens",
+            "--enable-double-sparsity",
+            "--speculative-draft-model-quantization",
+            "--ep-size",
+            "--expert-parallel-size",
+            "--moe-dp-size",
+            "--enable-torch-compile",
+        }
+    ),
+    "vllm": frozenset(
+        {
+            "--config",
+            "--pipeline-parallel-size",
+            "-pp",
+            "--data-parallel-size",
+            "-dp",
+            "--max-num-batched-tokens",
+            "--enable-chunked-prefill",
+            "--hf-overrides",
+            "--revision",
+            "--gpu-memory-utilization",
+            "--kv-transfer-config",
+            "--enable-prefix-caching",
+            "--num-gpu-blocks-override",
+            "--cpu-offload-gb",
+            "--enforce-eager",
+            "--compilation-config",
+            "-O",
+            "--enable-expert-parallel",
+        }
+    ),
+}
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _LAUNCHERS = "`python -m sglang.launch_server …`, `sglang serve …` or `vllm serve MODEL …`"

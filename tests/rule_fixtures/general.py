@@ -133,6 +133,24 @@ FIXTURES = {
             },
         ],
     },
+    "general-unmodelled-flags": {
+        "pass": [
+            {"gpu": "H100", "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--host", "0.0.0.0"]},
+            {"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-8b", "--port", "8000"]},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--config", "serve.yaml"],
+                "expect": "warn",
+            },
+            {
+                "gpu": "H100",
+                "command": ["vllm", "serve", "llama-3.1-8b", "--data-parallel-size", "2"],
+                "expect": "warn",
+            },
+        ],
+    },
     "general-tp-heads": {
         "pass": [
             {"gpu": "H100", "argv": [*LLAMA, "--tp-size", "8"]},
