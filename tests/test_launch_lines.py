@@ -14,6 +14,10 @@ def check(*command, gpu="H200"):
     return run, json.loads(run.out) if run.out else None
 
 
+def rows(text, status):
+    return [line for line in text.splitlines() if line.startswith(status + " ")]
+
+
 def finding(report, rule_id):
     return next(f for f in report["findings"] if f["rule_id"] == rule_id)
 
@@ -63,3 +67,11 @@ def test_vllm_refuses_heads_tp_cannot_split():
     run, report = check("vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "8", gpu="H100")
     heads = finding(report, "vllm-tp-heads")
     assert run.code == 1 and heads["status"] == "fail" and heads["fix"] == ["--tensor-parallel-size 4"]
+
+
+def test_the_table_lists_what_needs_attention_and_all_adds_the_rest():
+    argv = ["check", "--gpu", "H100", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--kv-cache-dtype"]
+    default = run_cli([*argv, "fp8_e4m3"]).out
+    everything = run_cli([*argv, "fp8_e4m3", "--all"]).out
+    assert rows(default, "FAIL") and not rows(default, "PASS") and "rules passed (--all lists them)" in default
+    assert rows(everything, "PASS") and rows(everything, "SKIP") and "(--all lists them)" not in everything

@@ -233,7 +233,13 @@ def _smoke(report, timeout: Optional[float]):
 @target_options
 @config_options
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-@click.option("--all", "show_all", is_flag=True, help="Also list rules that passed or did not apply (table).")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Also list the rules that passed or did not apply (table, markdown); by default only failures, "
+    "warnings and unknowns are listed.",
+)
 @click.option(
     "--smoke",
     is_flag=True,

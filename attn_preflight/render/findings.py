@@ -2,7 +2,7 @@
 
 Table/markdown: a header (target, config, ignored flags), the findings table (status, rule, found vs
 required, fix), what each failing rule prevents (the upstream message), the alternatives, notes, and the
-verdict line. Skipped rules are counted, and listed with show_all (findings asked for, such as
+verdict line. Passed and skipped rules are counted, and listed with show_all (findings asked for, such as
 `check --smoke`'s, are listed even when skipped). JSON carries everything.
 """
 
@@ -85,9 +85,13 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
         else "\n".join(f"- **{k}**: {v}" for k, v in pairs)
     )
 
+    # Failures first, and by default only what needs attention; --all adds the rules that passed or did not apply.
     shown = [
-        f for f in report.findings if show_all or f.status.value != "skip" or getattr(f, "listed_when_skipped", False)
+        f
+        for f in report.findings
+        if show_all or f.status.value not in ("pass", "skip") or getattr(f, "listed_when_skipped", False)
     ]
+    hidden = sum(1 for f in report.findings if f.status.value == "pass") if not show_all else 0
     if shown:
         rows = [
             [
@@ -99,6 +103,8 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
             for f in shown
         ]
         out.append(table(["status", "rule", "found vs required", "fix"], rows, fmt))
+    if hidden:
+        out.append(f"{hidden} rule{'s' if hidden != 1 else ''} passed (--all lists them)")
     prevents = [f for f in report.findings if f.status.value in ("fail", "warn") and f.prevents]
     if prevents:
         lines = [heading("Prevents", fmt, level=3 if fmt == "markdown" else 2)]
