@@ -427,3 +427,59 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
     if engine == "vllm" and "attention_backend" not in parsed.values and env.get("VLLM_ATTENTION_BACKEND"):
         parsed.values["attention_backend"] = env["VLLM_ATTENTION_BACKEND"]
     return parsed
+
+
+def apply_flags(config: Config, fix: str) -> Optional[Config]:
+    """`config` with a fix's flags applied (e.g. "--attention-backend fa3", "--page-size 64"), read with the
+    engine's own flag table; None when the fix is not flags of the config (an install command, a download, a
+    model directory), which cannot be re-checked against it."""
+    try:
+        tokens = shlex.split(fix)
+    except ValueError:
+        return None
+    table = SGLANG_FLAGS if config.engine == "sglang" else VLLM_FLAGS
+    values: dict[str, Any] = {}
+    flags = dict(config.flags)
+    i = 0
+    while i < len(tokens):
+        spec = table.get(tokens[i])
+        if spec is None or spec[0] == "model":
+            return None
+        dest, kind = spec
+        value: Any = True
+        if kind != "bool":
+            if i + 1 >= len(tokens):
+                return None
+            value = tokens[i + 1]
+            if kind == "int":
+                try:
+                    value = int(value)
+                except ValueError:
+                    return None
+            i += 1
+        i += 1
+        if dest.endswith("attention_backend"):
+            value = backend_kb.canonical(config.engine, value)
+            if value is None:
+                return None
+        if dest in _CONFIG_FIELDS:
+            values[dest] = value
+        else:
+            flags[dest] = value
+    if not values and flags == dict(config.flags):
+        return None
+    # A fix's flag takes the choice over from the environment variable it supersedes (the fix is the whole change).
+    superseded = _SUPERSEDED_ENV.get(config.engine, {})
+    env = {k: v for k, v in config.env.items() if k not in {superseded.get(d) for d in [*values, *flags]}}
+    if "attention_backend" in values:  # one backend for every phase, as the flag means
+        config = config.with_backend(values.pop("attention_backend"))
+    return replace(config, flags=flags, env=env, **values)
+
+
+# flag dest -> the environment variable it supersedes (vllm: AttentionConfig replaced the variables in 0.13)
+_SUPERSEDED_ENV = {
+    "vllm": {
+        "attention_backend": vllm_backends.ENV_BACKEND,
+        "attention_config.flash_attn_version": vllm_backends.ENV_FA_VERSION,
+    }
+}

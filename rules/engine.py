@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
 
-from rules.config import Config, kv_dtype_choices
+from rules.config import Config, apply_flags, kv_dtype_choices
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge import backends as backend_kb
 from rules.knowledge.kv_dtypes import KV_DTYPES
@@ -522,12 +522,43 @@ class Judge:
         resolved = resolve(config, target)
         findings = self.findings(resolved)
         verdict = verdict_of(findings)
+        if alternatives and verdict is not Status.PASS:
+            findings = self._working_fixes(config, findings)
         alts = (
             self._alternatives(config, resolved)
             if alternatives and verdict is not Status.PASS and target.cc is not None
             else []
         )
         return Report(config=resolved, target=target, findings=findings, verdict=verdict, alternatives=alts)
+
+    def _working_fixes(self, config: Config, findings: list[Finding]) -> list[Finding]:
+        """Each finding with only the fixes that work: applied to the config as given and re-checked, a fix must
+        make its finding pass (or not apply) and add no failure. A fix that is not a flag change (an install, a
+        download) cannot be re-checked here and is kept as it is."""
+        failing = {f.rule_id for f in findings if f.status is Status.FAIL}
+        out = []
+        for finding in findings:
+            if finding.status not in (Status.FAIL, Status.WARN) or not finding.fix:
+                out.append(finding)
+                continue
+            kept = tuple(fix for fix in finding.fix if self._fix_works(config, finding.rule_id, fix, failing))
+            out.append(
+                finding
+                if kept == finding.fix
+                else Finding(finding.rule, finding.outcome._replace(fix=kept), finding.note)
+            )
+        return out
+
+    def _fix_works(self, config: Config, rule_id: str, fix: str, failing: set[str]) -> bool:
+        fixed = apply_flags(config, fix)
+        if fixed is None:
+            return True
+        for again in self.findings(resolve(fixed, self.target)):
+            if again.rule_id == rule_id and again.status in (Status.FAIL, Status.WARN):
+                return False  # the finding still stands
+            if again.status is Status.FAIL and again.rule_id not in failing:
+                return False  # the fix breaks something else
+        return True
 
     def _verdict(self, config: Config) -> Status:
         return verdict_of(self.findings(resolve(config, self.target)))
