@@ -92,7 +92,7 @@ class Config:
     def uses(self, backend: str) -> bool:
         return backend in self.backends
 
-    def with_backend(self, backend: str, auto_reason: str = "") -> Config:
+    def with_backend(self, backend: Optional[str], auto_reason: str = "") -> Config:
         return replace(
             self,
             attention_backend=backend,

@@ -411,9 +411,15 @@ class Alternative:
     option: str  # "--attention-backend" | "--kv-cache-dtype"
     value: str
     verdict: Status
+    becomes: str = ""  # the backends the engine would run instead, when it silently replaces the choice
 
-    def to_dict(self) -> dict[str, str]:
-        return {"option": self.option, "value": self.value, "verdict": self.verdict.value}
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "option": self.option,
+            "value": self.value,
+            "verdict": self.verdict.value,
+            "becomes": self.becomes or None,
+        }
 
 
 @dataclass
@@ -560,27 +566,39 @@ class Judge:
                 return False  # the fix breaks something else
         return True
 
-    def _verdict(self, config: Config) -> Status:
-        return verdict_of(self.findings(resolve(config, self.target)))
-
     def _alternatives(self, config: Config, resolved: Config) -> list[Alternative]:
         """Single changes that would not fail: each other backend (same KV dtype), each other KV dtype (same
-        backend)."""
+        backend). Ranked: the engine's own choice for this GPU and model first, then passes before warnings,
+        then changes the engine keeps before those it silently replaces (shown as what they become), then the
+        engine's declaration order."""
+        release = backend_kb.release_of(self.target)
+        candidates = [
+            ("--attention-backend", name, config.with_backend(name))
+            for name in default_backends(config.engine, release)
+            if name not in resolved.backends | config.backends
+        ] + [
+            ("--kv-cache-dtype", kv, config.with_kv_dtype(kv))
+            for kv in default_kv_dtypes(config.engine)
+            if kv != config.kv_cache_dtype and kv not in KV_DTYPE_SPELLINGS
+        ]
         out = []
-        current = resolved.backends
-        for name in default_backends(config.engine, backend_kb.release_of(self.target)):
-            if name in current:
-                continue
-            verdict = self._verdict(config.with_backend(name))
+        for option, value, candidate in candidates:
+            judged = resolve(candidate, self.target)
+            verdict = verdict_of(self.findings(judged))
             if verdict is not Status.FAIL:
-                out.append(Alternative("--attention-backend", name, verdict))
-        for kv in default_kv_dtypes(config.engine):
-            if kv == config.kv_cache_dtype or kv in KV_DTYPE_SPELLINGS:
-                continue
-            verdict = self._verdict(config.with_kv_dtype(kv))
-            if verdict is not Status.FAIL:
-                out.append(Alternative("--kv-cache-dtype", kv, verdict))
-        out.sort(key=lambda a: (a.option, a.verdict is not Status.PASS))
+                rewritten = any(key.endswith("attention_backend") for key in judged.rewrites)
+                out.append(Alternative(option, value, verdict, judged.backend_label() if rewritten else ""))
+        preferred = resolve(config.with_backend(None), self.target).backends  # what the engine picks itself
+        order = {(a.option, a.value): i for i, a in enumerate(out)}
+        out.sort(
+            key=lambda a: (
+                a.option,
+                not (a.option == "--attention-backend" and a.value in preferred),
+                a.verdict is not Status.PASS,
+                bool(a.becomes),
+                order[(a.option, a.value)],
+            )
+        )
         return out
 
 

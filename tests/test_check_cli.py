@@ -94,7 +94,7 @@ def test_seed_deterministic_absorbed_mla_on_fa4_needs_sm100():
         "Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110"
     )
     assert finding["fix"] == ["--attention-backend fa3"]
-    assert {"option": "--attention-backend", "value": "fa3", "verdict": "pass"} in data["alternatives"]
+    assert {"option": "--attention-backend", "value": "fa3", "verdict": "pass", "becomes": None} in data["alternatives"]
     result, data = check_json(
         "--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "fa4", "--deterministic"
     )

@@ -75,3 +75,36 @@ def test_the_table_lists_what_needs_attention_and_all_adds_the_rest():
     everything = run_cli([*argv, "fp8_e4m3", "--all"]).out
     assert rows(default, "FAIL") and not rows(default, "PASS") and "rules passed (--all lists them)" in default
     assert rows(everything, "PASS") and rows(everything, "SKIP") and "(--all lists them)" not in everything
+
+
+def test_alternatives_rank_the_engines_choice_first_and_show_what_a_rewrite_becomes():
+    """B200, fa3 with fp8_e5m2 (SGLang would run triton): the user's own backend is not offered back and the
+    engine's own choice for that GPU (trtllm_mha) comes first. H100, fa3 with mxfp8: fp8_e5m2 would make SGLang
+    run triton, and the alternative says so instead of a bare '(warn)'."""
+    _, b200 = check(
+        "sglang",
+        "serve",
+        "--model-path",
+        "llama-3.1-8b",
+        "--attention-backend",
+        "fa3",
+        "--kv-cache-dtype",
+        "fp8_e5m2",
+        gpu="B200",
+    )
+    backends = [a["value"] for a in b200["alternatives"] if a["option"] == "--attention-backend"]
+    assert backends[0] == "trtllm_mha" and "fa3" not in backends
+    argv = [
+        "check",
+        "--gpu",
+        "H100",
+        "--model",
+        "llama-3.1-8b",
+        "--attention-backend",
+        "fa3",
+        "--kv-cache-dtype",
+        "mxfp8",
+    ]
+    e5m2 = [a for a in json.loads(run_cli([*argv, "--format", "json"]).out)["alternatives"] if a["value"] == "fp8_e5m2"]
+    assert e5m2 and e5m2[0]["becomes"] == "triton"
+    assert "fp8_e5m2 → SGLang runs triton" in run_cli(argv).out

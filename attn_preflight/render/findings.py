@@ -114,8 +114,11 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
     if report.alternatives:
         lines = [heading("Would pass instead", fmt, level=3 if fmt == "markdown" else 2)]
         for option in dict.fromkeys(a.option for a in report.alternatives):
+            engine = "SGLang" if report.config.engine == "sglang" else "vLLM"
             values = [
-                a.value + ("" if a.verdict == "pass" else f" ({a.verdict})")
+                a.value
+                + (f" → {engine} runs {a.becomes}" if a.becomes else "")
+                + ("" if a.verdict == "pass" else f" ({a.verdict})")
                 for a in report.alternatives
                 if a.option == option
             ]
