@@ -155,6 +155,10 @@ def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
     return name
 
 
+# Spellings other engines and papers use for SGLang's KV dtypes ("fp8" is vLLM's name for fp8_e4m3).
+_KV_DTYPE_MEANT = {"fp8": "fp8_e4m3", "float8": "fp8_e4m3", "e4m3": "fp8_e4m3", "e5m2": "fp8_e5m2", "fp4": "fp4_e2m1"}
+
+
 def make_config(
     engine: str = "sglang", model: Optional[ModelFeatures] = None, features: Iterable[str] = (), **values: Any
 ) -> Config:
@@ -177,6 +181,9 @@ def make_config(
         )
     kv = values.get("kv_cache_dtype") or "auto"
     if kv not in kv_dtype_choices(engine):
+        meant = _KV_DTYPE_MEANT.get(kv.lower())
+        if meant in kv_dtype_choices(engine):  # what people type for SGLang's spelling, not the closest string
+            raise RulesInputError(f"--kv-cache-dtype: unknown {engine} KV-cache dtype {kv!r} (did you mean {meant!r}?)")
         raise RulesInputError(
             f"--kv-cache-dtype: unknown {engine} KV-cache dtype {kv!r}", choices=kv_dtype_choices(engine), word=kv
         )

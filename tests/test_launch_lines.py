@@ -108,3 +108,33 @@ def test_alternatives_rank_the_engines_choice_first_and_show_what_a_rewrite_beco
     e5m2 = [a for a in json.loads(run_cli([*argv, "--format", "json"]).out)["alternatives"] if a["value"] == "fp8_e5m2"]
     assert e5m2 and e5m2[0]["becomes"] == "triton"
     assert "fp8_e5m2 → SGLang runs triton" in run_cli(argv).out
+
+
+def test_a_stdout_that_cannot_encode_unicode_gets_ascii_not_a_traceback():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    argv = [
+        "check",
+        "--gpu",
+        "H100",
+        "--model",
+        "llama-3.1-8b",
+        "--attention-backend",
+        "fa3",
+        "--kv-cache-dtype",
+        "mxfp8",
+    ]
+    done = subprocess.run([sys.executable, "-m", "attn_preflight", *argv], capture_output=True, env=env, timeout=120)
+    assert done.returncode == 1 and b"Traceback" not in done.stderr
+    assert b"fp8_e5m2 -> SGLang runs triton" in done.stdout and b"sglang - model llama-3.1-8b" in done.stdout
+
+
+def test_fp8_is_pointed_to_sglangs_spelling():
+    run = run_cli(["check", "--gpu", "H100", "--kv-cache-dtype", "fp8"])
+    assert run.code == 2 and run.err_lines == [
+        "attn-preflight: error: --kv-cache-dtype: unknown sglang KV-cache dtype 'fp8' (did you mean 'fp8_e4m3'?)"
+    ]
+    assert run_cli(["check", "--gpu", "H100", "--engine", "vllm", "--kv-cache-dtype", "fp8"]).code == 0  # vLLM's name

@@ -56,10 +56,29 @@ def check_output_writable(path: Optional[str]) -> None:
         raise InputError(f"cannot write --output {path}: permission denied")
 
 
+# The symbols our output uses, in ASCII, for a stdout that cannot encode them.
+_ASCII = {"→": "->", "·": "-", "—": "-", "–": "-", "…": "...", "✓": "ok", "✕": "x", "×": "x", "≤": "<=", "≥": ">="}
+
+
+def ascii_text(text: str, encoding: str = "ascii") -> str:
+    """`text` for a terminal that cannot show it: our symbols spelled in ASCII, anything else as '?'."""
+    for symbol, plain in _ASCII.items():
+        text = text.replace(symbol, plain)
+    try:
+        return text.encode(encoding, errors="replace").decode(encoding)
+    except LookupError:
+        return text.encode("ascii", errors="replace").decode("ascii")
+
+
 def write_output(text: str, path: Optional[str]) -> None:
     if not text.endswith("\n"):
         text += "\n"
     if path is None or path == "-":
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        try:
+            text.encode(encoding)
+        except (UnicodeEncodeError, LookupError):  # e.g. PYTHONIOENCODING=ascii or a latin-1 locale
+            text = ascii_text(text, encoding)
         sys.stdout.write(text)
         sys.stdout.flush()
         return
