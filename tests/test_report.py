@@ -188,3 +188,10 @@ def test_output_is_required_and_must_be_writable(tmp_path):
     assert CliRunner().invoke(cli, ["report", "--facts", facts_file(tmp_path)]).exit_code == 2
     result = CliRunner().invoke(cli, ["report", "-o", str(tmp_path / "no" / "x.html"), "--facts", facts_file(tmp_path)])
     assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_report_says_where_it_wrote(tmp_path):
+    out = tmp_path / "node.html"
+    result = CliRunner().invoke(cli, ["report", "-o", str(out), "--facts", facts_file(tmp_path)])
+    assert result.exit_code == 0 and out.exists()
+    assert f"wrote {out}" in result.output  # on stderr; CliRunner mixes the streams

@@ -6,6 +6,7 @@ backend × KV-cache dtype matrix for a model judged by the rules engine, and a s
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import click
@@ -130,3 +131,5 @@ def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[
     matrix = matrix_for(cfg, target, cfg.backend_given, config.get("kv_cache_dtype") is not None)
     source = facts_file or "this machine (probed now)"
     write_output(render_html(target.facts, matrix, smoke, source=source), output)
+    if output != "-":
+        click.echo(f"wrote {os.path.abspath(output)}", err=True)
