@@ -356,6 +356,50 @@ def _split(argv: Sequence[str]) -> list[str]:
     return list(argv)
 
 
+def read_flags(tokens: Sequence[str], table: Mapping[str, tuple[str, str]]) -> tuple[dict, dict, list[str]]:
+    """`--flag value` / `--flag=value` tokens read with an engine's flag table: (Config field values, other
+    attention-relevant flags by dest name, the tokens and flag names the table does not know)."""
+    values: dict[str, Any] = {}
+    flags: dict[str, Any] = {}
+    unread: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token.startswith("-"):
+            unread.append(token)
+            continue
+        flag, has_inline, inline = token.partition("=")
+        spec = table.get(flag)
+        if spec is None:
+            unread.append(flag)
+            if not has_inline and i < len(tokens) and not tokens[i].startswith("-"):
+                i += 1  # its value
+            continue
+        dest, kind = spec
+        if kind == "bool":
+            value: Any = inline.lower() not in ("false", "0", "no") if has_inline else True
+        else:
+            if has_inline:
+                raw = inline
+            elif i < len(tokens):
+                raw = tokens[i]
+                i += 1
+            else:
+                raise RulesInputError(f"{flag} in the pasted command has no value")
+            value = raw
+            if kind == "int":
+                try:
+                    value = int(raw)
+                except ValueError:
+                    raise RulesInputError(f"{flag} in the pasted command: expected an integer, got {raw!r}") from None
+        if dest in _CONFIG_FIELDS:
+            values[dest] = value
+        else:
+            flags[dest] = value
+    return values, flags, unread
+
+
 def parse_command(argv: Sequence[str]) -> ParsedCommand:
     tokens = _split(argv)
     env: dict[str, str] = {}
@@ -395,42 +439,10 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
     parsed = ParsedCommand(engine=engine, origin=origin, env=env, ignored=ignored)
     if rest and not rest[0].startswith("-"):
         parsed.values["model"] = rest.pop(0)  # `vllm serve MODEL` / `sglang serve MODEL`
-    table = SGLANG_FLAGS if engine == "sglang" else VLLM_FLAGS
-    i = 0
-    while i < len(rest):
-        token = rest[i]
-        i += 1
-        if not token.startswith("-"):
-            ignored.append(token)
-            continue
-        flag, has_inline, inline = token.partition("=")
-        spec = table.get(flag)
-        if spec is None:
-            ignored.append(flag)
-            if not has_inline and i < len(rest) and not rest[i].startswith("-"):
-                i += 1  # its value
-            continue
-        dest, kind = spec
-        if kind == "bool":
-            value: Any = inline.lower() not in ("false", "0", "no") if has_inline else True
-        else:
-            if has_inline:
-                raw = inline
-            elif i < len(rest):
-                raw = rest[i]
-                i += 1
-            else:
-                raise RulesInputError(f"{flag} in the pasted command has no value")
-            value = raw
-            if kind == "int":
-                try:
-                    value = int(raw)
-                except ValueError:
-                    raise RulesInputError(f"{flag} in the pasted command: expected an integer, got {raw!r}") from None
-        if dest in _CONFIG_FIELDS:
-            parsed.values[dest] = value
-        else:
-            parsed.flags[dest] = value
+    values, flags, unread = read_flags(rest, SGLANG_FLAGS if engine == "sglang" else VLLM_FLAGS)
+    parsed.values.update(values)
+    parsed.flags.update(flags)
+    ignored.extend(unread)
     if engine == "vllm" and "attention_backend" not in parsed.values and env.get("VLLM_ATTENTION_BACKEND"):
         parsed.values["attention_backend"] = env["VLLM_ATTENTION_BACKEND"]
     return parsed
@@ -441,43 +453,22 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     engine's own flag table; None when the fix is not flags of the config (an install command, a download, a
     model directory), which cannot be re-checked against it."""
     try:
-        tokens = shlex.split(fix)
-    except ValueError:
+        values, read, unread = read_flags(shlex.split(fix), SGLANG_FLAGS if config.engine == "sglang" else VLLM_FLAGS)
+    except ValueError:  # not shell words, or read_flags' RulesInputError (a flag without its value)
         return None
-    table = SGLANG_FLAGS if config.engine == "sglang" else VLLM_FLAGS
-    values: dict[str, Any] = {}
-    flags = dict(config.flags)
-    i = 0
-    while i < len(tokens):
-        spec = table.get(tokens[i])
-        if spec is None or spec[0] == "model":
-            return None
-        dest, kind = spec
-        value: Any = True
-        if kind != "bool":
-            if i + 1 >= len(tokens):
-                return None
-            value = tokens[i + 1]
-            if kind == "int":
-                try:
-                    value = int(value)
-                except ValueError:
-                    return None
-            i += 1
-        i += 1
+    if unread or "model" in values:
+        return None
+    for dest, value in values.items():
         if dest.endswith("attention_backend"):
-            value = backend_kb.canonical(config.engine, value)
-            if value is None:
+            values[dest] = backend_kb.canonical(config.engine, value)
+            if values[dest] is None:
                 return None
-        if dest in _CONFIG_FIELDS:
-            values[dest] = value
-        else:
-            flags[dest] = value
+    flags = {**config.flags, **read}
     if not values and flags == dict(config.flags):
         return None
     # A fix's flag takes the choice over from the environment variable it supersedes (the fix is the whole change).
     superseded = _SUPERSEDED_ENV.get(config.engine, {})
-    env = {k: v for k, v in config.env.items() if k not in {superseded.get(d) for d in [*values, *flags]}}
+    env = {k: v for k, v in config.env.items() if k not in {superseded.get(d) for d in [*values, *read]}}
     if "attention_backend" in values:  # one backend for every phase, as the flag means
         config = config.with_backend(values.pop("attention_backend"))
     return replace(config, flags=flags, env=env, **values)
