@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Union
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from rules.knowledge import NEWEST_KNOWN
 from rules.versions import VersionRange
@@ -83,9 +83,13 @@ class Era:
     source: str
     facts: Mapping[str, Any] = field(default_factory=dict)
     drop_features: frozenset[str] = frozenset()
+    version_range: VersionRange = field(init=False, repr=False, compare=False, default=VersionRange("", ()))
 
-    def holds_for(self, release: str) -> bool:
-        return VersionRange.parse(f"sglang{self.versions}").contains(release)
+    def __post_init__(self) -> None:  # parsed once: every Target judges its release against every era
+        object.__setattr__(self, "version_range", VersionRange.parse(f"sglang{self.versions}"))
+
+    def holds_for(self, release: Union[str, Version]) -> bool:
+        return self.version_range.contains(release)
 
 
 @dataclass(frozen=True)
@@ -562,7 +566,10 @@ def declaration(name: str, release: Union[Version, str, None] = None) -> Backend
     """An SGLang backend's facts as they hold in one release (the newest verified one when None): the newest
     declaration with the facts of every era containing the release applied, in declared order."""
     base = SGLANG_BACKENDS[name]
-    version = str(release or NEWEST_KNOWN["sglang"])
+    try:
+        version = Version(str(release or NEWEST_KNOWN["sglang"]))  # parsed once for every era
+    except InvalidVersion:  # an unreadable release is inside no era (general-engine-version says so)
+        return base
     facts: dict[str, Any] = {}
     dropped: frozenset[str] = frozenset()
     for era in base.eras:
