@@ -86,40 +86,36 @@ def load_model(spec: str) -> ModelFeatures:
     if preset is not None:
         return preset
     if _HUB_ID.match(spec):
-        raise ModelNotFound(spec, os.pathsep.join(hub_caches()))
+        raise ModelNotFound(spec, hub_cache())
     raise RulesInputError(
         f"--model {spec!r} is neither a local model directory, a hub id nor a preset", choices=presets(), word=spec
     )
 
 
-def hub_caches() -> list[str]:
+def hub_cache() -> str:
     """Where huggingface_hub keeps downloads: $HF_HUB_CACHE, else $HF_HOME/hub, else
     ${XDG_CACHE_HOME:-~/.cache}/huggingface/hub (huggingface_hub constants.py)."""
     if os.environ.get("HF_HUB_CACHE"):
-        return [os.environ["HF_HUB_CACHE"]]
+        return os.environ["HF_HUB_CACHE"]
     home = os.environ.get("HF_HOME") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface"
     )
-    return [os.path.join(home, "hub")]
+    return os.path.join(home, "hub")
 
 
 def cached_config(repo_id: str) -> Optional[str]:
     """The cached config.json of `repo_id`: the snapshot `refs/main` names, else the newest snapshot holding one."""
-    for cache in hub_caches():
-        repo = os.path.join(cache, "models--" + repo_id.replace("/", "--"))
-        snapshots = os.path.join(repo, "snapshots")
-        try:
-            with open(os.path.join(repo, "refs", "main"), encoding="utf-8") as handle:
-                main = os.path.join(snapshots, handle.read().strip(), "config.json")
-            if os.path.isfile(main):
-                return main
-        except OSError:
-            pass
-        try:
-            candidates = [os.path.join(snapshots, name, "config.json") for name in os.listdir(snapshots)]
-        except OSError:
-            continue
-        present = [path for path in candidates if os.path.isfile(path)]
-        if present:
-            return max(present, key=os.path.getmtime)
-    return None
+    repo = os.path.join(hub_cache(), "models--" + repo_id.replace("/", "--"))
+    snapshots = os.path.join(repo, "snapshots")
+    try:
+        with open(os.path.join(repo, "refs", "main"), encoding="utf-8") as handle:
+            main = os.path.join(snapshots, handle.read().strip(), "config.json")
+        if os.path.isfile(main):
+            return main
+    except OSError:
+        pass
+    try:
+        candidates = [os.path.join(snapshots, name, "config.json") for name in os.listdir(snapshots)]
+    except OSError:
+        return None
+    return max((path for path in candidates if os.path.isfile(path)), key=os.path.getmtime, default=None)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 from attn_preflight.cli import main
 
@@ -46,3 +47,14 @@ def assert_clean_outcome(run: Run, argv: Sequence[str] = ()) -> None:
     assert run.code in (0, 1, 2), where
     if run.code == 2:
         assert len(run.err_lines) == 1 and run.err_lines[0].startswith("attn-preflight: "), where
+
+
+def check_json(argv: Sequence[str]) -> tuple[Run, Optional[dict]]:
+    """`attn-preflight check --format json ARGV`: the run, and its report (None when it printed none)."""
+    run = run_cli(["check", "--format", "json", *argv])
+    return run, (json.loads(run.out) if run.out else None)
+
+
+def finding(report: dict, rule_id: str) -> dict:
+    """One rule's finding in a `check --format json` report."""
+    return next(f for f in report["findings"] if f["rule_id"] == rule_id)

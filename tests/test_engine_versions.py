@@ -7,18 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_run import run_cli
+from cli_run import check_json, finding
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def check(*argv):
-    run = run_cli(["check", "--format", "json", *argv])
-    return run, json.loads(run.out)
-
-
-def finding(report, rule_id):
-    return next(f for f in report["findings"] if f["rule_id"] == rule_id)
+    return check_json(argv)
 
 
 def test_an_older_release_is_warned_about():

@@ -5,11 +5,10 @@ not through the engine's re-check, so the two can disagree."""
 from __future__ import annotations
 
 import itertools
-import json
 import shlex
 
 import pytest
-from cli_run import run_cli
+from cli_run import check_json
 
 GPUS = ("A100", "H100", "B200", "RTX 5090", "L4")
 BACKENDS = ("fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "flashmla")
@@ -18,9 +17,9 @@ MODELS = (("llama-3.1-8b",), ("deepseek-v3",), ("gemma-2-9b",), ("llama-3.1-8b",
 
 
 def report(argv):
-    run = run_cli(["check", "--format", "json", *argv])
+    run, checked = check_json(argv)
     assert run.code in (0, 1), run.err
-    return json.loads(run.out)
+    return checked
 
 
 def failing_cases():

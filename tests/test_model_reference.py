@@ -9,25 +9,20 @@ import os
 import shutil
 
 import pytest
-from cli_run import run_cli
+from cli_run import check_json, finding, run_cli
 
-from attn_preflight.inputs import ModelNotFound, cached_config, hub_caches, load_model
+from attn_preflight.inputs import ModelNotFound, cached_config, hub_cache, load_model
 from rules.errors import RulesInputError
 
 COPY = "attn-preflight-tests/llama-3.1-8b-copy"  # in tests/fixtures/hf-cache (tests/conftest.py)
 
 
-def check_json(*argv):
-    run = run_cli(["check", "--gpu", "H100", "--format", "json", *argv])
-    return run, (json.loads(run.out) if run.out else None)
+def check_h100(*argv):
+    return check_json(["--gpu", "H100", *argv])
 
 
 def statuses(report):
     return {f["rule_id"]: f["status"] for f in report["findings"]}
-
-
-def finding(report, rule_id):
-    return next(f for f in report["findings"] if f["rule_id"] == rule_id)
 
 
 def test_a_cached_hub_id_is_read_from_the_snapshot_refs_main_names():
@@ -53,10 +48,10 @@ def test_without_refs_main_the_newest_snapshot_holding_a_config_is_read(tmp_path
 def test_the_cache_follows_huggingface_hubs_variables(tmp_path, monkeypatch):
     monkeypatch.delenv("HF_HUB_CACHE")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    assert hub_caches() == [str(tmp_path / "hf" / "hub")]
+    assert hub_cache() == str(tmp_path / "hf" / "hub")
     monkeypatch.delenv("HF_HOME")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert hub_caches() == [str(tmp_path / "xdg" / "huggingface" / "hub")]
+    assert hub_cache() == str(tmp_path / "xdg" / "huggingface" / "hub")
 
 
 def test_a_preset_matches_only_its_exact_name_alias_or_hub_id():
@@ -77,7 +72,7 @@ def test_a_path_that_does_not_exist_is_an_input_error_never_a_preset():
 
 
 def test_a_hub_id_found_nowhere_is_judged_without_the_model():
-    run, report = check_json("--model", "Qwen/Qwen2.5-32B-Instruct", "--attention-backend", "fa3")
+    run, report = check_h100("--model", "Qwen/Qwen2.5-32B-Instruct", "--attention-backend", "fa3")
     assert run.code == 0 and report["verdict"] == "warn"
     missing = finding(report, "general-model-config")
     assert missing["status"] == "warn" and "no config.json in the Hugging Face cache" in missing["message"]
@@ -98,14 +93,14 @@ def test_a_hub_id_found_nowhere_is_judged_without_the_model():
     ],
 )
 def test_pasted_commands_name_the_model_the_same_way(command):
-    run, report = check_json("--", *command)
+    run, report = check_h100("--", *command)
     assert run.code == 0 and finding(report, "general-model-config")["status"] == "warn"
 
 
 def test_a_cached_model_is_judged_like_its_directory(tmp_path):
     directory = tmp_path / "Llama-3.1-8B-Instruct"
     shutil.copytree(os.path.join(os.path.dirname(__file__), "fixtures", "models", "Llama-3.1-8B-Instruct"), directory)
-    _, cached = check_json("--model", COPY, "--attention-backend", "fa3")
-    _, local = check_json("--model", str(directory), "--attention-backend", "fa3")
+    _, cached = check_h100("--model", COPY, "--attention-backend", "fa3")
+    _, local = check_h100("--model", str(directory), "--attention-backend", "fa3")
     assert statuses(cached) == statuses(local) and cached["verdict"] == "pass"
     assert finding(cached, "general-model-config")["status"] == "pass"
