@@ -50,6 +50,25 @@ def input_error(err: RulesInputError) -> InputError:
     return InputError(err.message)
 
 
+def redacted_tokens(tokens: Sequence[str]) -> tuple[str, ...]:
+    """A pasted command's tokens with secrets redacted (environment values and flag values named like a secret,
+    URL passwords anywhere), as the corrected command prints them."""
+    from probe.environ import redact
+
+    out: list[str] = []
+    secret_flag = ""
+    for token in tokens:
+        name, has_value, value = token.partition("=")
+        if secret_flag:
+            out.append(redact(secret_flag, token))
+        elif has_value:
+            out.append(f"{name}={redact(name.lstrip('-').replace('-', '_'), value)}")
+        else:
+            out.append(redact("", token))
+        secret_flag = token.lstrip("-").replace("-", "_") if token.startswith("-") and not has_value else ""
+    return tuple(out)
+
+
 def _preset_names() -> str:
     from rules.models import presets
 
@@ -136,6 +155,7 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 "flags": parsed.flags,
                 "ignored": tuple(parsed.ignored),
                 "origin": parsed.origin,
+                "command": redacted_tokens(parsed.tokens),
             }
         for key in _CONFIG_KEYS:
             value = options.get(key)
