@@ -54,7 +54,7 @@ class Correction:
 @dataclass(frozen=True)
 class _State:
     moves: tuple[str, ...]
-    changed: tuple[tuple[str, str], ...]  # (dest, the flag tokens that set it), in order: one per changed flag
+    changed: tuple[tuple[str, list[str]], ...]  # (dest, the flag tokens that set it), in order: one per changed flag
     config: Config
     findings: list[Finding]
 
@@ -115,7 +115,7 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
         )
 
     start = _State((), (), config, list(findings))
-    seen = {frozenset()}
+    seen: set[frozenset[str]] = {frozenset()}
     frontier = [start]
     best: Optional[_State] = None
     closest = start
@@ -240,6 +240,9 @@ def rewrite(tokens: Sequence[str], engine: str, changes: Sequence[Sequence[str]]
     while i < len(words):
         start, token = i, words[i]
         i += 1
+        if in_prefix and token == "env":
+            out.append(token)
+            continue
         if in_prefix and "=" in token and not token.startswith("-"):
             if token.partition("=")[0] not in env_gone:
                 out.append(token)
@@ -258,7 +261,7 @@ def rewrite(tokens: Sequence[str], engine: str, changes: Sequence[Sequence[str]]
                 out.extend(words[start:i])
             continue
         placed.add(dest)
-        out.extend(_respelled(flag, has_inline, kind, wanted[dest]))
+        out.extend(_respelled(flag, bool(has_inline), kind, wanted[dest]))
     for dest, tokens in appended.items():
         if dest not in placed:
             out.extend(tokens)
