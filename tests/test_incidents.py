@@ -1,0 +1,145 @@
+"""Real incidents as tests (issue 11, part 3): public GitHub issues and PRs where a user's launch line met an engine
+release on a GPU, and either the server started or it failed with an upstream error.
+
+tests/fixtures/incidents.json holds each incident with its source link, a quote of the evidence and what happened
+to the user; nothing in it comes from what attn-preflight says. Each is judged by the CLI at its own release
+(`check --gpu GPU --engine-version ENGINE==VER [--model M] -- COMMAND`), and scored strictly:
+
+- a `failed` incident is caught only when the verdict is FAIL (a WARN or an unknown does not stop the launch);
+- a `started` incident is judged right when the verdict is not FAIL, and the command is not refused as bad input
+  (exit 2: e.g. a backend name that release accepted).
+
+MISSES names every incident the tool gets wrong today, each with why. The test fails both ways: a miss that is
+now judged right says "remove it from MISSES", a hit that regresses says what the tool answered. README.md states
+the score, and test_readme_states_the_score keeps that sentence true.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from cli_run import assert_clean_outcome, check_json
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+INCIDENTS = json.loads((FIXTURES / "incidents.json").read_text())["incidents"]
+BY_ID = {incident["id"]: incident for incident in INCIDENTS}
+UPSTREAM_REPOS = ("sgl-project/sglang", "vllm-project/vllm", "flashinfer-ai/flashinfer", "Dao-AILab/flash-attention")
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+# Incident id -> why attn-preflight judges it wrong today. Fixing the cause turns the incident into a hit, and the
+# test then asks for its line here to go.
+MISSES: dict[str, str] = {
+    "sglang-12360-qwen3vl-b200-fa3-mm": "rule gap: Qwen3-VL's vision tower picks fa3 itself before sglang PR #13354; "
+    "vision-fa3-blackwell sees only an explicit --mm-attention-backend fa3 (and 0.5.4 is below the verified range)",
+    "sglang-9140-gptoss-rtx5090-trtllm-mha": "version range: trtllm-mha-arch is not verified below sglang 0.5.5, though "
+    "its docs say <= 0.5.9 refused every non-SM100 GPU",
+    "sglang-12197-dsv31-cutlass-mla-fp8": "not modelled: cutlass_mla with an fp8_e4m3 KV cache crashes in CUDA-graph "
+    "capture on sglang 0.5.4 (below the verified range)",
+    "vllm-22331-gptoss-4090-sinks-fa3": "version range: vLLM 0.10.1 is below the vllm rules' range; its FLASH_ATTN "
+    "asserts sinks need FlashAttention 3, which SM89 lacks",
+    "vllm-22331-gptoss20b-3090-triton": "old backend name: vLLM 0.10.1 accepts TRITON_ATTN_VLLM_V1, the CLI refuses "
+    "it as unknown",
+    "vllm-24358-gptoss20b-sm75-flex-swa": "version range and rule missing: vLLM 0.10.2 falls back to FlexAttention on "
+    "SM75, which has no sliding window (gpt-oss)",
+    "vllm-24692-dsv2lite-flashinfer-mla-blocksize": "version range and rule missing: FLASHINFER_MLA with the default "
+    "block size 16 before vLLM PR #24692",
+    "vllm-28589-gptoss-gb10-sinks": "version range: vLLM 0.11.1 is below the vllm rules' range; no backend with sinks "
+    "on SM121",
+    "vllm-32732-dsr1-nvfp4-rtxpro6000-014": "rule missing: vLLM 0.14.0 finds no MLA backend for SM120 (the "
+    "regression the issue reports)",
+    "vllm-40153-gptoss20b-sm120-flashinfer": "version range: vllm-sinks holds from 0.20.0, but 0.17.0 already "
+    "refuses FLASHINFER sinks off SM100 (issue 11)",
+}
+
+
+def model_argument(reference: str) -> str:
+    """A preset name or hub id as is; `incident-models/NAME` is a config.json excerpt kept in tests/fixtures."""
+    if reference.startswith("incident-models/"):
+        return str(FIXTURES / reference)
+    return reference
+
+
+def judge(incident: dict) -> tuple[str, str]:
+    """The verdict (pass, warn, fail, or refused for an exit-2 input error) and what explains it."""
+    argv = ["--gpu", incident["gpu"], "--engine-version", f"{incident['engine']}=={incident['version']}"]
+    if incident.get("model"):
+        argv += ["--model", model_argument(incident["model"])]
+    argv += ["--", *shlex.split(incident["command"])]
+    run, report = check_json(argv)
+    assert_clean_outcome(run, argv)
+    if run.code == 2:
+        return "refused", run.err.strip()
+    assert report is not None, f"{incident['id']}: exit {run.code} without a report"
+    failing = [f["rule_id"] for f in report["findings"] if f["status"] == "fail"]
+    return report["verdict"], f"failing rules {failing}"
+
+
+def judged_right(incident: dict, verdict: str) -> bool:
+    if incident["outcome"] == "failed":
+        return verdict == "fail"
+    return verdict not in ("fail", "refused")
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, str]:
+    return {incident["id"]: judge(incident)[0] for incident in INCIDENTS}
+
+
+def test_incidents_are_sourced_and_complete():
+    assert len(INCIDENTS) == len(BY_ID), "incident ids must be unique"
+    for incident in INCIDENTS:
+        where = incident["id"]
+        assert re.match(r"^https://github\.com/([^/]+/[^/]+)/(issues|pull)/\d+", incident["source"]), where
+        assert incident["source"].split("/")[3] + "/" + incident["source"].split("/")[4] in UPSTREAM_REPOS, where
+        assert incident["quote"].strip() and incident["version_basis"].strip(), where
+        assert incident["engine"] in ("sglang", "vllm"), where
+        assert incident["outcome"] in ("started", "failed"), where
+        assert (incident["outcome"] == "failed") == bool(incident.get("error")), f"{where}: a failure has its error"
+        assert incident.get("stage") in (None, "config", "init", "forward"), where
+        if incident.get("model", "").startswith("incident-models/"):
+            config = json.loads(Path(model_argument(incident["model"]), "config.json").read_text())
+            assert config.get("_source"), f"{where}: the model excerpt names its source"
+
+
+def test_about_a_third_of_the_incidents_started():
+    started = sum(incident["outcome"] == "started" for incident in INCIDENTS)
+    assert started >= len(INCIDENTS) // 4, (len(INCIDENTS), started)
+
+
+def test_misses_name_real_incidents():
+    assert set(MISSES) <= set(BY_ID), set(MISSES) - set(BY_ID)
+    assert all(reason.strip() for reason in MISSES.values())
+
+
+@pytest.mark.parametrize("incident", INCIDENTS, ids=[incident["id"] for incident in INCIDENTS])
+def test_each_incident_is_judged_as_it_happened(incident):
+    verdict, why = judge(incident)
+    right = judged_right(incident, verdict)
+    said = f"verdict {verdict}: {why}"
+    if incident["id"] in MISSES:
+        assert not right, f"{incident['id']} is now judged right ({said}): remove it from MISSES"
+    else:
+        assert right, f"{incident['id']} ({incident['outcome']}: {incident.get('error', 'server started')}): {said}"
+
+
+def score(verdicts: dict[str, str]) -> tuple[int, int]:
+    hits = sum(judged_right(BY_ID[name], verdict) for name, verdict in verdicts.items())
+    return hits, len(verdicts)
+
+
+def test_readme_states_the_score(verdicts):
+    hits, total = score(verdicts)
+    failed = [incident["id"] for incident in INCIDENTS if incident["outcome"] == "failed"]
+    started = [incident["id"] for incident in INCIDENTS if incident["outcome"] == "started"]
+    caught = sum(verdicts[name] == "fail" for name in failed)
+    passed = sum(judged_right(BY_ID[name], verdicts[name]) for name in started)
+    statement = (
+        f"{hits} of {total} real incidents** judged right; {caught} of {len(failed)} failures caught, "
+        f"{passed} of {len(started)} working configs passed"
+    )
+    print(f"\n{statement}")
+    assert statement in README.read_text(), f"README.md must state: {statement}"
