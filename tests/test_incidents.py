@@ -33,26 +33,25 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 # Incident id -> why attn-preflight judges it wrong today. Fixing the cause turns the incident into a hit, and the
 # test then asks for its line here to go.
 MISSES: dict[str, str] = {
-    "sglang-12360-qwen3vl-b200-fa3-mm": "rule gap: Qwen3-VL's vision tower picks fa3 itself before sglang PR #13354; "
-    "vision-fa3-blackwell sees only an explicit --mm-attention-backend fa3 (and 0.5.4 is below the verified range)",
-    "sglang-9140-gptoss-rtx5090-trtllm-mha": "version range: trtllm-mha-arch is not verified below sglang 0.5.5, though "
-    "its docs say <= 0.5.9 refused every non-SM100 GPU",
-    "sglang-12197-dsv31-cutlass-mla-fp8": "not modelled: cutlass_mla with an fp8_e4m3 KV cache crashes in CUDA-graph "
-    "capture on sglang 0.5.4 (below the verified range)",
-    "vllm-22331-gptoss-4090-sinks-fa3": "version range: vLLM 0.10.1 is below the vllm rules' range; its FLASH_ATTN "
-    "asserts sinks need FlashAttention 3, which SM89 lacks",
-    "vllm-22331-gptoss20b-3090-triton": "old backend name: vLLM 0.10.1 accepts TRITON_ATTN_VLLM_V1, the CLI refuses "
-    "it as unknown",
-    "vllm-24358-gptoss20b-sm75-flex-swa": "version range and rule missing: vLLM 0.10.2 falls back to FlexAttention on "
-    "SM75, which has no sliding window (gpt-oss)",
-    "vllm-24692-dsv2lite-flashinfer-mla-blocksize": "version range and rule missing: FLASHINFER_MLA with the default "
-    "block size 16 before vLLM PR #24692",
-    "vllm-28589-gptoss-gb10-sinks": "version range: vLLM 0.11.1 is below the vllm rules' range; no backend with sinks "
-    "on SM121",
-    "vllm-32732-dsr1-nvfp4-rtxpro6000-014": "rule missing: vLLM 0.14.0 finds no MLA backend for SM120 (the "
-    "regression the issue reports)",
-    "vllm-40153-gptoss20b-sm120-flashinfer": "version range: vllm-sinks holds from 0.20.0, but 0.17.0 already "
-    "refuses FLASHINFER sinks off SM100 (issue 11)",
+    "sglang-10618-qwen3next-sm89-fa3": "rule missing: before sglang PR #10816 the hybrid GDN backend hard-codes fa3 for full attention, which fails on SM89",
+    "sglang-12197-dsv31-cutlass-mla-fp8": "not modelled: cutlass_mla with an fp8_e4m3 KV cache crashes in CUDA-graph capture on sglang 0.5.4 (below the verified range)",
+    "sglang-12360-qwen3vl-b200-fa3-mm": "rule gap: Qwen3-VL's vision tower picks fa3 itself before sglang PR #13354; vision-fa3-blackwell sees only an explicit --mm-attention-backend fa3 (and 0.5.4 is below the verified range)",
+    "sglang-17880-dsv31-fp4-sm120-trtllm-mla": "rule gap: trtllm-mla-arch follows SGLang's is_blackwell gate (SM12x passes), but trtllm-gen FMHA has no SM120 kernel",
+    "sglang-24633-mla-sm120-default-trtllm-mla": "rule gap: trtllm-mla-arch follows SGLang's is_blackwell gate (SM12x passes), but trtllm-gen FMHA has no SM120 kernel",
+    "sglang-9140-gptoss-rtx5090-trtllm-mha": "version range: trtllm-mha-arch is not verified below sglang 0.5.5, though its docs say <= 0.5.9 refused every non-SM100 GPU",
+    "vllm-22288-gptoss-sm75-mxfp4": "version range: vLLM 0.10.1 is below the vllm rules' range (mxfp4 needs SM80)",
+    "vllm-22331-gptoss-4090-sinks-fa3": "version range: vLLM 0.10.1 is below the vllm rules' range; its FLASH_ATTN asserts sinks need FlashAttention 3, which SM89 lacks",
+    "vllm-22331-gptoss20b-3090-triton": "old backend name: vLLM 0.10.1 accepts TRITON_ATTN_VLLM_V1, the CLI refuses it as unknown",
+    "vllm-24358-gptoss20b-sm75-flex-swa": "version range and rule missing: vLLM 0.10.2 falls back to FlexAttention on SM75, which has no sliding window (gpt-oss)",
+    "vllm-24692-dsv2lite-flashinfer-mla-blocksize": "version range and rule missing: FLASHINFER_MLA with the default block size 16 before vLLM PR #24692",
+    "vllm-26431-fp8kv-rtx3090-fp8e4nv": "version range: vLLM 0.11.0 is below the vllm rules' range; an FP8 KV cache needs fp8e4nv (SM89) in its Triton kernels",
+    "vllm-28589-gptoss-gb10-sinks": "version range: vLLM 0.11.1 is below the vllm rules' range; no backend with sinks on SM121",
+    "vllm-30214-dsv32-b200-cutlass-mla": "version range: vLLM 0.12.0 is below the vllm rules' range; CUTLASS_MLA has no sparse (DSA) support",
+    "vllm-31480-dsv32-rtxpro6000-no-backend": "rule missing: vLLM 0.13 has no sparse-MLA backend for SM120 (FLASHMLA_SPARSE is SM90/SM100)",
+    "vllm-32732-dsr1-nvfp4-rtxpro6000-014": "rule missing: vLLM 0.14.0 finds no MLA backend for SM120 (the regression the issue reports)",
+    "vllm-35720-llama31-v100-fp8kv-triton": "rule missing: TRITON_ATTN with an FP8 KV cache below SM89 (a runtime crash in vLLM 0.16, issue 11)",
+    "vllm-40153-gptoss20b-sm120-flashinfer": "version range: vllm-sinks holds from 0.20.0, but 0.17.0 already refuses FLASHINFER sinks off SM100 (issue 11)",
+    "vllm-45317-glm51-gb10-dsa-no-backend": "rule missing: no sparse-MLA (DSA) backend on SM121 in vLLM 0.22",
 }
 
 
