@@ -45,13 +45,19 @@ MISSES: dict[str, str] = {
     "vllm-24358-gptoss20b-sm75-flex-swa": "version range and rule missing: vLLM 0.10.2 falls back to FlexAttention on SM75, which has no sliding window (gpt-oss)",
     "vllm-24692-dsv2lite-flashinfer-mla-blocksize": "version range and rule missing: FLASHINFER_MLA with the default block size 16 before vLLM PR #24692",
     "vllm-26431-fp8kv-rtx3090-fp8e4nv": "version range: vLLM 0.11.0 is below the vllm rules' range; an FP8 KV cache needs fp8e4nv (SM89) in its Triton kernels",
+    "vllm-27604-flashinfer-fp8kv-hopper-jit": "version range: vLLM 0.11.0 is below the vllm rules' range; FlashInfer's SM90 FP8-KV prefill kernel failed to JIT-compile",
+    "vllm-28568-llama4-scout-hopper-flashinfer": "version range and rule missing: vLLM 0.11.1's FlashInfer chunked-local-attention path fails on Hopper for Llama 4 (below the vllm rules' range)",
     "vllm-28589-gptoss-gb10-sinks": "version range: vLLM 0.11.1 is below the vllm rules' range; no backend with sinks on SM121",
-    "vllm-30214-dsv32-b200-cutlass-mla": "version range: vLLM 0.12.0 is below the vllm rules' range; CUTLASS_MLA has no sparse (DSA) support",
+    "vllm-28993-llama4-scout-b200-flashinfer-metadata": "version range and rule missing: vLLM 0.11.1's FlashInfer chunked-local-attention metadata build fails for Llama 4 (below the vllm rules' range)",
+    "vllm-30195-dsv32-b200-default-cutlass-mla": "version range: vLLM 0.12.0 is below the vllm rules' range; its default picks CUTLASS_MLA, which has no sparse (DSA) support",
     "vllm-31480-dsv32-rtxpro6000-no-backend": "rule missing: vLLM 0.13 has no sparse-MLA backend for SM120 (FLASHMLA_SPARSE is SM90/SM100)",
     "vllm-32732-dsr1-nvfp4-rtxpro6000-014": "rule missing: vLLM 0.14.0 finds no MLA backend for SM120 (the regression the issue reports)",
     "vllm-35720-llama31-v100-fp8kv-triton": "rule missing: TRITON_ATTN with an FP8 KV cache below SM89 (a runtime crash in vLLM 0.16, issue 11)",
     "vllm-40153-gptoss20b-sm120-flashinfer": "version range: vllm-sinks holds from 0.20.0, but 0.17.0 already refuses FLASHINFER sinks off SM100 (issue 11)",
     "vllm-45317-glm51-gb10-dsa-no-backend": "rule missing: no sparse-MLA (DSA) backend on SM121 in vLLM 0.22",
+    "vllm-49011-nvfp4-kv-sm120": "version range: FLASHINFER's nvfp4-KV arch limit (SM100) is declared from vLLM 0.26.0; 0.25.1 refuses nvfp4 KV on SM120 too",
+    "vllm-50331-qwen36-gb10-fp8kv-flashinfer": "rule missing: FLASHINFER with an FP8 KV cache at head_dim 256 fails its first prefill on SM121 (vLLM 0.26.0)",
+    "vllm-55509-qwen38-27b-sm120-flashinfer": "not modelled: FLASHINFER's KV-cache footprint fails the startup KV-memory check at a length FLASH_ATTN serves",
 }
 
 
