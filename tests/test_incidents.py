@@ -45,7 +45,6 @@ MISSES: dict[str, str] = {
     "sglang-9330-dsv3-b200-trtllm-mla-hybrid-eagle": "version range: sglang 0.5.0's hybrid backend refuses speculative decoding (supported from PR #9573); 0.5.0 is below the verified range",
     "vllm-22288-gptoss-sm75-mxfp4": "version range: vLLM 0.10.1 is below the vllm rules' range (mxfp4 needs SM80)",
     "vllm-22331-gptoss-4090-sinks-fa3": "version range: vLLM 0.10.1 is below the vllm rules' range; its FLASH_ATTN asserts sinks need FlashAttention 3, which SM89 lacks",
-    "vllm-22331-gptoss20b-3090-triton": "old backend name: vLLM 0.10.1 accepts TRITON_ATTN_VLLM_V1, the CLI refuses it as unknown",
     "vllm-24358-gptoss20b-sm75-flex-swa": "version range and rule missing: vLLM 0.10.2 falls back to FlexAttention on SM75, which has no sliding window (gpt-oss)",
     "vllm-24692-dsv2lite-flashinfer-mla-blocksize": "version range and rule missing: FLASHINFER_MLA with the default block size 16 before vLLM PR #24692",
     "vllm-25811-qwen3next-b200-flashinfer": "version range and rule missing: vLLM 0.10.2 is below the vllm rules' range; FLASHINFER on SM100 uses trtllm-gen, which caps a KV page at 128 tokens, and the hybrid model's page is 544",
