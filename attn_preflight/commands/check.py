@@ -50,12 +50,6 @@ def input_error(err: RulesInputError) -> InputError:
     return InputError(err.message)
 
 
-def _preset_names() -> str:
-    from rules.models import presets
-
-    return ", ".join(presets())
-
-
 def config_options(func):
     """The config flags, in SGLang's spelling, shared by `check`, `matrix` and `fleet`."""
     options = [
@@ -97,7 +91,7 @@ def config_options(func):
             "--model",
             metavar="DIR|CONFIG|PRESET",
             help="Local HF model directory, its config.json, a hub id (read from the local Hugging Face cache, "
-            "never downloaded) or a preset: " + _preset_names() + ".",
+            "never downloaded) or a preset's name, hub id or alias (`attn-preflight models` lists them).",
         ),
         click.option(
             "--feature",
