@@ -100,6 +100,14 @@ SHAPES = {
     "minimax-m1": dict(head_dim=128, gqa_ratio=8, hybrid_linear=True, sliding_window=None, features=set()),
     # slime: kv-channels 128 (not 3072 / 48 = 64); 48 / 8 = 6; full attention on every layer
     "minimax-m2": dict(head_dim=128, gqa_ratio=6, hybrid_linear=False, features=set()),
+    # TensorRT-LLM's copy of the Mixtral-8x7B config.json: 4096 / 32 = 128, 32 / 8 = 4, no window (null)
+    "mixtral-8x7b": dict(head_dim=128, gqa_ratio=4, sliding_window=None, features=set()),
+    # TensorRT-LLM's Maverick config: head_dim 128, 40 / 8 = 5, attention_chunk_size 8192
+    "llama-4-maverick": dict(head_dim=128, gqa_ratio=5, attention_chunk_size=8192, features={"chunked_local"}),
+    # TensorRT-LLM's Mistral Small 3.1 text_config: head_dim 128 (not 5120 / 32 = 160), 32 / 8 = 4
+    "mistral-small-3.1": dict(head_dim=128, gqa_ratio=4, sliding_window=None, features=set()),
+    # TensorRT-LLM's Phi-3-mini-4k config.json: 3072 / 32 = 96, MHA, window 2047
+    "phi-3-mini-4k": dict(head_dim=96, gqa_ratio=1, sliding_window=2047, features={"sliding_window"}),
     # presets from before: the features their configs are known for
     "gpt-oss-120b": dict(head_dim=64, gqa_ratio=8, attention_sinks=True, sliding_window=128),
     "llama-4-scout": dict(attention_chunk_size=8192, gqa_ratio=5, features={"chunked_local"}),
