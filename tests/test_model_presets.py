@@ -108,6 +108,8 @@ SHAPES = {
     "mistral-small-3.1": dict(head_dim=128, gqa_ratio=4, sliding_window=None, features=set()),
     # TensorRT-LLM's Phi-3-mini-4k config.json: 3072 / 32 = 96, MHA, window 2047
     "phi-3-mini-4k": dict(head_dim=96, gqa_ratio=1, sliding_window=2047, features={"sliding_window"}),
+    # slime: kv-channels 256, 16 / 2 = 8; Megatron-Bridge: 3 GDN layers to each attention layer
+    "qwen3.5-35b-a3b": dict(head_dim=256, gqa_ratio=8, hybrid_linear=True, model_type="qwen3_5_moe_text"),
     # presets from before: the features their configs are known for
     "gpt-oss-120b": dict(head_dim=64, gqa_ratio=8, attention_sinks=True, sliding_window=128),
     "llama-4-scout": dict(attention_chunk_size=8192, gqa_ratio=5, features={"chunked_local"}),
