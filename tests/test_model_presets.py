@@ -29,7 +29,7 @@ def spellings(name, preset):
 def test_every_preset_parses_and_names_its_hub_id_and_source(name):
     preset = PRESETS[name]
     assert HUB_ID.match(preset["hub_id"]), preset["hub_id"]
-    assert preset["source"].strip() and isinstance(preset["aliases"], list)
+    assert re.search(r"(github\.com|huggingface\.co)/\S+", preset["source"]) and isinstance(preset["aliases"], list)
     model = features_from_config(preset["config"], name, "test")
     assert model.architecture and model.model_type and model.num_attention_heads and model.head_dim
 
