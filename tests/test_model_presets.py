@@ -88,6 +88,10 @@ SHAPES = {
     "glm-4.5-air": dict(head_dim=128, gqa_ratio=12, mla=False, features=set()),
     # slime: qk-head-dim 192 + pos-emb 64 = 256, v 256: the prefill shape is symmetric; absorbed (64, 512)
     "glm-5": dict(mla=True, head_dim=256, v_head_dim=256, absorbed_mla_head_dims=(64, 512), deepseek_family=True),
+    # slime: MLA with qk-head-dim 192 + 64 = 256, v 256, rank 512; Glm4MoeLite is in SGLang's DeepSeek family
+    "glm-4.7-flash": dict(
+        mla=True, head_dim=256, v_head_dim=256, absorbed_mla_head_dims=(64, 512), deepseek_family=True
+    ),
     # mlc-llm's copy: head_dim 128 (not 4608 / 32 = 144), 32 / 16 = 2, window 4096, softcap 50.0
     "gemma-2-27b": dict(
         head_dim=128, gqa_ratio=2, sliding_window=4096, softcap=50.0, features={"sliding_window", "softcap"}
