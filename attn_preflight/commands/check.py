@@ -69,12 +69,6 @@ def redacted_tokens(tokens: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _preset_names() -> str:
-    from rules.models import presets
-
-    return ", ".join(presets())
-
-
 def config_options(func):
     """The config flags, in SGLang's spelling, shared by `check`, `matrix` and `fleet`."""
     options = [
@@ -116,7 +110,7 @@ def config_options(func):
             "--model",
             metavar="DIR|CONFIG|PRESET",
             help="Local HF model directory, its config.json, a hub id (read from the local Hugging Face cache, "
-            "never downloaded) or a preset: " + _preset_names() + ".",
+            "never downloaded) or a preset's name, hub id or alias (`attn-preflight models` lists them).",
         ),
         click.option(
             "--feature",
