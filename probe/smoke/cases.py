@@ -126,7 +126,13 @@ class Case:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every field, except the FA4 extensions (sinks, score_mod, qv) left at their defaults: a report recorded
+        before they existed reads and writes back the same."""
+        data = dataclasses.asdict(self)
+        for name in _EXTENSIONS:
+            if data[name] == _DEFAULTS[name]:
+                del data[name]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Case:
@@ -135,6 +141,10 @@ class Case:
         if unknown:
             raise ValueError(f"unknown case keys: {', '.join(sorted(unknown))}")
         return cls(**data).validate()
+
+
+_EXTENSIONS = ("sinks", "score_mod", "qv")
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Case)}
 
 
 def tolerance(case: Case) -> float:
