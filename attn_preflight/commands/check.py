@@ -20,6 +20,7 @@ from attn_preflight.commands.common import (
     format_option,
     output_option,
     positive_seconds,
+    screen_for,
     write_output,
 )
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
@@ -339,7 +340,7 @@ def check_command(
     report = evaluate(cfg, target)
     if smoke:
         report = _smoke(report, smoke_timeout)
-    write_output(render_report(report, fmt.lower(), show_all=show_all), output)
+    write_output(render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output)), output)
     code = report.exit_code(strict)
     if code:
         raise click.exceptions.Exit(EXIT_FAIL)

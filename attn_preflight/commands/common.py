@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from typing import Optional
 
 import click
 
 from attn_preflight.cli import InputError
+from attn_preflight.render import PLAIN, Screen
 
 FORMATS = ("table", "json", "markdown")
 
@@ -42,9 +44,29 @@ def positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -
     return value
 
 
+NARROWEST_WIDTH = 40  # columns: below this, wrapping helps nobody
+
+
+def screen_for(fmt: str, output: Optional[str]) -> Screen:
+    """How table-format output is laid out. Width: what shutil.get_terminal_size reads (COLUMNS, else the
+    terminal stdout is), for stdout and -o FILE alike; with neither (stdout a pipe or a file, no COLUMNS), no
+    limit, so that grep and a pager see one line per finding. Colour: only on stdout, never with NO_COLOR set
+    to anything but the empty string (no-color.org); click.echo drops it when stdout is not a terminal.
+    Markdown and JSON are never wrapped or coloured."""
+    if fmt.lower() != "table":
+        return PLAIN
+    columns = shutil.get_terminal_size(fallback=(0, 0)).columns
+    width = max(columns, NARROWEST_WIDTH) if columns > 0 else None
+    return Screen(width=width, colour=(path_is_stdout(output) and not os.environ.get("NO_COLOR")))
+
+
+def path_is_stdout(path: Optional[str]) -> bool:
+    return path is None or path == "-"
+
+
 def check_output_writable(path: Optional[str]) -> None:
     """Fails before any work is done, so a long probe or smoke run is never lost to a bad --output."""
-    if path is None or path == "-":
+    if path_is_stdout(path):
         return
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
@@ -73,13 +95,13 @@ def ascii_text(text: str, encoding: str = "ascii") -> str:
 def write_output(text: str, path: Optional[str]) -> None:
     if not text.endswith("\n"):
         text += "\n"
-    if path is None or path == "-":
+    if path_is_stdout(path):
         encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
         try:
             text.encode(encoding)
         except (UnicodeEncodeError, LookupError):  # e.g. PYTHONIOENCODING=ascii or a latin-1 locale
             text = ascii_text(text, encoding)
-        sys.stdout.write(text)
+        click.echo(text, nl=False)  # strips colour when stdout is not a terminal
         sys.stdout.flush()
         return
     try:

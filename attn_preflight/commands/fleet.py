@@ -15,7 +15,13 @@ import click
 
 from attn_preflight.cli import InputError
 from attn_preflight.commands.check import config_from_options, config_options, engine_pins, engine_version_option
-from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.common import (
+    check_output_writable,
+    format_option,
+    output_option,
+    screen_for,
+    write_output,
+)
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
@@ -85,7 +91,7 @@ def fleet_command(
         else:
             nodes.append(Node(source=path, facts=facts))
     fleet = merge(nodes, skipped, len(paths), cfg, strict=strict, engine_versions=pins)
-    write_output(render_fleet(fleet, fmt.lower()), output)
+    write_output(render_fleet(fleet, fmt.lower(), screen_for(fmt, output)), output)
     code = fleet.exit_code()
     if code:
         raise click.exceptions.Exit(code)

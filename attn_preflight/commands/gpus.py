@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attn_preflight.commands.common import format_option
+from attn_preflight.commands.common import format_option, screen_for
 from attn_preflight.render import table, to_json
 
 
@@ -34,4 +34,5 @@ def gpus_command(fmt):
         )
         return
     rows = [[p.name, p.compute_capability, p.sm, p.memory_gib, ", ".join(p.aliases), p.note] for p in PROFILES]
-    click.echo(table(["gpu", "cc", "sm", "memory GiB", "aliases", "note"], rows, fmt))
+    headers = ["gpu", "cc", "sm", "memory GiB", "aliases", "note"]
+    click.echo(table(headers, rows, fmt, width=screen_for(fmt, None).width))

@@ -15,6 +15,7 @@ from attn_preflight.commands.common import (
     format_option,
     output_option,
     positive_seconds,
+    screen_for,
     write_output,
 )
 
@@ -66,5 +67,5 @@ def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: fl
     else:
         from attn_preflight.render.facts import render_facts
 
-        text = render_facts(facts, fmt.lower())
+        text = render_facts(facts, fmt.lower(), screen_for(fmt, output))
     write_output(text, output)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attn_preflight.cli import InputError, did_you_mean
-from attn_preflight.commands.common import format_option
+from attn_preflight.commands.common import format_option, screen_for
 from attn_preflight.render import table, to_json
 
 
@@ -30,5 +30,5 @@ def rules_command(engine, subject, fmt):
         click.echo(to_json([r.to_dict() for r in rules]))
         return
     rows = [[r.id, r.engine, r.versions, r.title] for r in rules]
-    click.echo(table(["rule", "engine", "holds for", "title"], rows, fmt))
+    click.echo(table(["rule", "engine", "holds for", "title"], rows, fmt, width=screen_for(fmt, None).width))
     click.echo(f"\n{len(rules)} rules; `attn-preflight explain RULE` for details")
