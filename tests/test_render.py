@@ -27,3 +27,66 @@ def test_markdown_table_escapes_pipes_and_breaks_lines():
 
 def test_wide_characters_take_two_columns():
     assert table(["x", "y"], [["✓ é 漢", "b"]], "table") == "x       y\n------  ---\n✓ é 漢  b"
+
+
+# --- fitting a width ---------------------------------------------------------------------------------
+
+LONG = "found attention backend fa4 (paged KV cache) on A100 (SM80); required SM90 or newer for fa4"
+
+
+def test_a_table_too_wide_wraps_its_widest_column_at_spaces_only():
+    rows = [["FAIL", "fa4-paged-kv-sm8x", LONG, "--attention-backend triton"]]
+    text = table(["status", "rule", "found vs required", "fix"], rows, "table", width=90, whole={3})
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 90 and len(lines) > 3
+    assert sorted(" ".join(lines[2:]).split()) == sorted(" ".join(rows[0]).split())  # every word whole
+    assert "--attention-backend triton" in lines[2]  # a `whole` column's line is never cut
+
+
+def test_a_table_that_fits_is_left_as_it_is():
+    rows = [["FAIL", "fa4-paged-kv-sm8x", LONG]]
+    assert table(["a", "b", "c"], rows, "table", width=200) == table(["a", "b", "c"], rows, "table")
+
+
+def test_too_narrow_for_a_readable_table_each_row_is_a_block():
+    rows = [["FAIL", "fa4-paged-kv-sm8x", LONG, "--attention-backend triton"]]
+    text = table(["status", "rule", "found vs required", "fix"], rows, "table", width=60, whole={3}, title_columns=2)
+    lines = text.splitlines()
+    assert lines[0] == "FAIL  fa4-paged-kv-sm8x"
+    assert (
+        lines[1].startswith("  found vs required: found attention") and lines[-1] == "  fix: --attention-backend triton"
+    )
+    assert lines[2].startswith(" " * len("  found vs required: ")) and max(len(line) for line in lines) <= 60
+
+
+def test_a_token_longer_than_the_room_keeps_its_line_whole():
+    path = "/very/long/path/to/a/model/snapshot/0123456789abcdef0123456789abcdef/config.json"
+    text = table(["k", "v"], [["model", f"read from {path} today"]], "table", width=50)
+    assert any(line.strip().endswith(path) or path in line for line in text.splitlines())
+    assert all(len(line) <= 50 for line in text.splitlines() if path not in line)
+
+
+def test_a_grid_of_short_cells_is_split_into_column_groups():
+    headers = ["gpu"] + [f"backend_{i}" for i in range(12)]
+    rows = [["H100"] + ["pass"] * 12, ["B200"] + ["FAIL"] * 12]
+    text = table(headers, rows, "table", width=80, split=True)
+    tables = text.split("\n\n")
+    assert len(tables) > 1 and all(t.startswith("gpu") for t in tables)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert sorted(h for t in tables for h in t.splitlines()[0].split()[1:]) == sorted(headers[1:])
+
+
+def test_markdown_ignores_the_width():
+    rows = [["FAIL", LONG]]
+    assert table(["s", "m"], rows, "markdown", width=30) == table(["s", "m"], rows, "markdown")
+
+
+def test_prose_wraps_with_a_hanging_indent_under_its_bullet_or_label():
+    from attn_preflight.render import Screen, wrap_lines
+
+    text = wrap_lines(f"- fa4-paged-kv-sm8x: {LONG}\nnote: {LONG}", Screen(width=40))
+    lines = text.splitlines()
+    assert all(len(line) <= 40 for line in lines)
+    continued = [line for line in lines if not line.startswith(("- ", "note: "))]
+    assert continued and all(line.startswith(("  ", "      ")) for line in continued)
+    assert lines[lines.index(next(line for line in lines if line.startswith("note: "))) + 1].startswith(" " * 6)
