@@ -40,9 +40,24 @@ def render_facts(facts: Facts, fmt: str, screen: Screen = PLAIN) -> str:
     return "\n\n".join(sections) + "\n"
 
 
+NO_DEVICES = "NVML reports no devices: none is attached, or the container was started without GPUs"
+CPU_ONLY_TORCH = (
+    "no attention kernel can run; install a CUDA build of torch (pytorch.org/get-started/locally: a +cuXXX wheel)"
+)
+ARCH_NOT_BUILT = (
+    "torch warns '... with CUDA capability sm_XY is not compatible with the current PyTorch installation' and "
+    "its kernels fail with 'no kernel image is available for execution on the device' (torch/cuda/__init__.py, "
+    "incompatible_device_warn); install a torch build whose arch list covers this GPU"
+)
+
+
 def problems(facts: Facts) -> list[str]:
-    """One line per broken thing, with what it means."""
+    """One line per broken thing, with what it means: the machine (no GPU, a CPU-only torch) first."""
     found = []
+    if not facts.gpus.devices:
+        found.append(f"no NVIDIA GPU seen: {facts.gpus.error or NO_DEVICES}")
+    if facts.torch.installed and not facts.torch.error and facts.torch.cuda is None and facts.torch.hip is None:
+        found.append(f"torch {facts.torch.version} is a CPU-only build (no CUDA): {CPU_ONLY_TORCH}")
     for lib in facts.libraries:
         health = lib.health
         if health.status in HEALTH_BROKEN:
@@ -66,7 +81,7 @@ def problems(facts: Facts) -> list[str]:
         if not covered:
             found.append(
                 f"torch {facts.torch.version} has no kernels for {sm} (arch list: "
-                f"{' '.join(facts.torch.arch_list or []) or 'empty'})"
+                f"{' '.join(facts.torch.arch_list or []) or 'empty'})\n  → {ARCH_NOT_BUILT}"
             )
     return found
 
@@ -78,6 +93,8 @@ def _problems(facts: Facts, fmt: str, screen: Screen) -> str:
             body = "\n".join("- " + line.replace("\n  ", "  \n  ") for line in found)
         else:
             body = "\n".join("✗ " + line for line in found)
+        if not facts.imports_checked:
+            body += "\nImport health is unknown: imports were not checked (--no-imports)."
     elif not facts.imports_checked:
         body = "None found, but import health is unknown: imports were not checked (--no-imports)."
     else:
