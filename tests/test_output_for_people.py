@@ -176,6 +176,10 @@ def test_no_color_of_any_value_turns_colour_off(value):
     assert "\x1b[" not in in_a_terminal(["check", *FAILING[0]], NO_COLOR=value)
 
 
+def test_an_empty_no_color_is_not_set():  # no-color.org: "present and not an empty string"
+    assert RED_FAIL in in_a_terminal(["check", *FAILING[0]], NO_COLOR="")
+
+
 def test_no_colour_in_markdown_or_a_file_even_on_a_terminal(tmp_path):
     assert "\x1b[" not in in_a_terminal(["check", "--format", "markdown", *FAILING[0]])
     written = tmp_path / "check.txt"

@@ -57,16 +57,13 @@ def screen_for(fmt: str, output: Optional[str]) -> Screen:
         return PLAIN
     columns = shutil.get_terminal_size(fallback=(0, 0)).columns
     width = max(columns, NARROWEST_WIDTH) if columns > 0 else None
-    return Screen(width=width, colour=(path_is_stdout(output) and not os.environ.get("NO_COLOR")))
-
-
-def path_is_stdout(path: Optional[str]) -> bool:
-    return path is None or path == "-"
+    to_stdout = output is None or output == "-"
+    return Screen(width=width, colour=to_stdout and not os.environ.get("NO_COLOR"))
 
 
 def check_output_writable(path: Optional[str]) -> None:
     """Fails before any work is done, so a long probe or smoke run is never lost to a bad --output."""
-    if path_is_stdout(path):
+    if path is None or path == "-":
         return
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
@@ -95,7 +92,7 @@ def ascii_text(text: str, encoding: str = "ascii") -> str:
 def write_output(text: str, path: Optional[str]) -> None:
     if not text.endswith("\n"):
         text += "\n"
-    if path_is_stdout(path):
+    if path is None or path == "-":
         encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
         try:
             text.encode(encoding)

@@ -67,9 +67,9 @@ def table(
     one "header: value" line per other cell; or, with `split` (a grid of short cells such as the matrix), the
     columns are dealt into several tables one under another, each starting with the `title_columns`."""
     markdown = fmt == "markdown"
-    rows = [["" if value is None else str(value) for value in row] for row in rows]
-    multiline = any("\n" in value for row in rows for value in row)  # tabulate's mode: blank lines dropped
-    grid = [[_cell(value, markdown) for value in row] for row in rows]
+    cells = [["" if value is None else str(value) for value in row] for row in rows]
+    multiline = any("\n" in value for row in cells for value in row)  # tabulate's mode: blank lines dropped
+    grid = [[_cell(value, markdown) for value in row] for row in cells]
     widths = [_MIN_PADDING + _width(header) for header in headers]
     for row in grid:
         for column, lines in enumerate(row):
@@ -81,7 +81,7 @@ def table(
         if width is not None and sum(widths) + _GAP * (len(widths) - 1) > width:
             fitted = _fit(headers, grid, widths, width, whole)
             if fitted is None and split and len(headers) > title_columns + 1:
-                return _split(headers, rows, fmt, widths, width, title_columns)
+                return _split(headers, cells, fmt, widths, width, title_columns)
             if fitted is None:
                 return _blocks(headers, grid, width, title_columns)
             widths = fitted
