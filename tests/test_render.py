@@ -90,3 +90,15 @@ def test_prose_wraps_with_a_hanging_indent_under_its_bullet_or_label():
     continued = [line for line in lines if not line.startswith(("- ", "note: "))]
     assert continued and all(line.startswith(("  ", "      ")) for line in continued)
     assert lines[lines.index(next(line for line in lines if line.startswith("note: "))) + 1].startswith(" " * 6)
+
+
+def test_status_words_are_coloured_only_for_a_colour_screen():
+    from attn_preflight.render import PLAIN, Screen, status_word
+
+    colour = Screen(colour=True)
+    assert status_word("FAIL", PLAIN) == "FAIL" and status_word("FAIL", Screen(width=80)) == "FAIL"
+    assert status_word("FAIL", colour).startswith("\x1b[31m") and "FAIL" in status_word("FAIL", colour)
+    assert status_word("ERROR", colour, "fail") == status_word("ERROR", colour, "FAIL") != "ERROR"
+    assert status_word("skipped", colour) == "skipped"  # no status: never coloured
+    table_text = table(["status"], [[status_word("WARN", colour)], ["UNKNOWN"]], "table")
+    assert [len(line.rstrip()) for line in table_text.splitlines()][1] == len("UNKNOWN")  # colour codes take no room

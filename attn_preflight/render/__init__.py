@@ -35,9 +35,10 @@ PLAIN = Screen()  # no width limit, no colour: markdown, JSON, and renderers cal
 _COLOURS = {"fail": "red", "warn": "yellow", "unknown": "magenta", "pass": "green", "incomplete": "red"}
 
 
-def status_word(word: str, screen: Screen = PLAIN) -> str:
-    """A status or verdict word (FAIL, warn, PASS, ...), coloured when the screen is."""
-    colour = _COLOURS.get(word.lower())
+def status_word(word: str, screen: Screen = PLAIN, status: Optional[str] = None) -> str:
+    """A status or verdict word (FAIL, warn, PASS, ...), coloured when the screen is, as `status` when given
+    (a smoke run's ERROR is coloured as a fail)."""
+    colour = _COLOURS.get((status or word).lower())
     if not screen.colour or colour is None:
         return word
     return click.style(word, fg=colour, bold=word.lower() in ("fail", "incomplete"))

@@ -13,7 +13,9 @@ from typing import Optional
 
 from attn_preflight.render import PLAIN, Screen, heading, key_values, status_word, table, to_json, wrap_lines
 from attn_preflight.smoke_judged import judged, judged_result
-from probe.smoke.results import MachineSummary
+from probe.smoke.results import FAILED_STATUSES, STATUS_OK, MachineSummary
+
+_TONE = {STATUS_OK: "pass", **{status: "fail" for status in FAILED_STATUSES}}  # how a case's status is coloured
 
 
 def _seconds(value) -> str:
@@ -99,7 +101,7 @@ def render_smoke(report, fmt: str, screen: Screen = PLAIN) -> str:
             [
                 r.kernel,
                 r.case.label() if r.case else "",
-                status_word(r.status.upper() if r.failed else r.status, screen),
+                status_word(r.status.upper() if r.failed else r.status, screen, _TONE.get(r.status)),
                 _error(r),
                 _seconds(r.first_call_s),
                 _millis(r.steady_ms),
