@@ -100,5 +100,5 @@ def test_status_words_are_coloured_only_for_a_colour_screen():
     assert status_word("FAIL", colour).startswith("\x1b[31m") and "FAIL" in status_word("FAIL", colour)
     assert status_word("ERROR", colour, "fail") == status_word("ERROR", colour, "FAIL") != "ERROR"
     assert status_word("skipped", colour) == "skipped"  # no status: never coloured
-    table_text = table(["status"], [[status_word("WARN", colour)], ["UNKNOWN"]], "table")
-    assert [len(line.rstrip()) for line in table_text.splitlines()][1] == len("UNKNOWN")  # colour codes take no room
+    table_text = table(["s"], [[status_word("WARN", colour)], ["UNKNOWN"]], "table")
+    assert table_text.splitlines()[1] == "-" * len("UNKNOWN")  # colour codes take no room
