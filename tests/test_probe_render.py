@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from attn_preflight.render import to_json
+from attn_preflight.render import Screen, to_json
 from attn_preflight.render.facts import CPU_ONLY_TORCH, NO_DEVICES, problems, render_facts
 from probe.facts import DERIVED_KEYS, Facts, GpuDevice, GpuFacts, ImportHealth, LibraryFacts
+from rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -39,12 +40,13 @@ def without_retired_keys(data):
 
 def test_a_cpu_machine_has_no_gpu_and_a_cpu_only_torch_and_nothing_else():
     facts = load("probe-cpu-ci.json")
-    assert problems(facts) == [
-        "no NVIDIA GPU seen: " + facts.gpus.error,
-        "torch 2.13.0+cpu is a CPU-only build (no CUDA): " + CPU_ONLY_TORCH,
-    ]
+    no_gpu, cpu_torch = problems(facts)
+    assert no_gpu.startswith("no NVIDIA GPU seen: " + facts.gpus.error + "\n  → ") and "--gpus all" in no_gpu
+    assert cpu_torch == "torch 2.13.0+cpu is a CPU-only build (no CUDA): " + CPU_ONLY_TORCH
     text = render_facts(facts, "table")
     assert "Problems (2)\n------------\n✗ no NVIDIA GPU seen: NVML library not found" in text
+    narrow = render_facts(facts, "table", Screen(width=50))  # the command to type stays whole, on its own line
+    assert f"\n  $ {INSTALL_CUDA_TORCH}\n" in narrow
     assert "None: NVML library not found (libnvidia-ml.so.1)" in text
     assert "none (CPU-only build)" in text and "2.13.0+cpu" in text
 
@@ -53,7 +55,7 @@ def test_nvml_with_no_device_is_a_problem_and_a_rocm_torch_is_not_cpu_only():
     facts = load("probe-cpu-ci.json")
     facts.gpus = GpuFacts(driver_version="580.95.05", cuda_driver_version="13.0", devices=[])
     facts.torch.version, facts.torch.hip, facts.torch.arch_list = "2.9.0+rocm6.4", "6.4", ["gfx942"]
-    assert problems(facts) == ["no NVIDIA GPU seen: " + NO_DEVICES]
+    assert [p.split("\n")[0] for p in problems(facts)] == ["no NVIDIA GPU seen: " + NO_DEVICES]
 
 
 def test_broken_machine_lists_each_failure_with_its_diagnosis():

@@ -195,11 +195,15 @@ _BULLET = re.compile(r"^(\s*(?:[-*•✗→] |[A-Za-z][\w .()/-]{0,23}: )?)")
 
 def wrap_lines(text: str, screen: Screen = PLAIN) -> str:
     """Prose for the screen: each line longer than its width wrapped at spaces, with a hanging indent under the
-    text after the line's bullet ("- ", "✗ ") or label ("note: ", "target: ")."""
+    text after the line's bullet ("- ", "✗ ") or label ("note: ", "target: "). A command to type, on a line of
+    its own after "$ ", stays whole."""
     if screen.width is None:
         return text
     out = []
     for line in text.split("\n"):
+        if line.lstrip().startswith("$ "):
+            out.append(line)
+            continue
         match = _BULLET.match(line)
         hang = " " * _width(match.group(1) if match else "")
         out.extend(_wrap_words(line, screen.width, hang) or [""])

@@ -19,7 +19,7 @@ from probe.facts import (
     LibraryFacts,
 )
 from probe.libraries import SKEW_NOTE
-from rules.knowledge.cuda_arch import torch_arch_coverage
+from rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, torch_arch_coverage
 from rules.knowledge.import_diagnosis import component_notes, diagnose
 
 
@@ -40,14 +40,18 @@ def render_facts(facts: Facts, fmt: str, screen: Screen = PLAIN) -> str:
     return "\n\n".join(sections) + "\n"
 
 
-NO_DEVICES = "NVML reports no devices: none is attached, or the container was started without GPUs"
+# What each machine problem means, in the words of the rules that judge it (rules/checks/install.py); a
+# command on a line of its own, after "$ ", is never wrapped.
+NO_DEVICES = "NVML reports no devices"
+NO_GPU_FIX = "run on a GPU node; in a container pass --gpus all (NVIDIA Container Toolkit)"
 CPU_ONLY_TORCH = (
-    "no attention kernel can run; install a CUDA build of torch (pytorch.org/get-started/locally: a +cuXXX wheel)"
+    "every CUDA call fails ('Torch not compiled with CUDA enabled', torch/cuda/__init__.py _lazy_init); "
+    f"install a CUDA build:\n  $ {INSTALL_CUDA_TORCH}"
 )
 ARCH_NOT_BUILT = (
-    "torch warns '... with CUDA capability sm_XY is not compatible with the current PyTorch installation' and "
-    "its kernels fail with 'no kernel image is available for execution on the device' (torch/cuda/__init__.py, "
-    "incompatible_device_warn); install a torch build whose arch list covers this GPU"
+    "torch says it 'does not include kernels for this GPU' and every CUDA kernel fails with 'no kernel image is "
+    "available for execution on the device' (torch/cuda/__init__.py _check_capability); install a build that "
+    f"covers it:\n  $ {INSTALL_CUDA_TORCH}"
 )
 
 
@@ -55,7 +59,7 @@ def problems(facts: Facts) -> list[str]:
     """One line per broken thing, with what it means: the machine (no GPU, a CPU-only torch) first."""
     found = []
     if not facts.gpus.devices:
-        found.append(f"no NVIDIA GPU seen: {facts.gpus.error or NO_DEVICES}")
+        found.append(f"no NVIDIA GPU seen: {facts.gpus.error or NO_DEVICES}\n  → {NO_GPU_FIX}")
     if facts.torch.installed and not facts.torch.error and facts.torch.cuda is None and facts.torch.hip is None:
         found.append(f"torch {facts.torch.version} is a CPU-only build (no CUDA): {CPU_ONLY_TORCH}")
     for lib in facts.libraries:

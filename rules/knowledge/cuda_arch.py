@@ -21,6 +21,10 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from probe.facts import Facts
 
+# How to get a torch with CUDA kernels for every current GPU (pytorch.org/get-started/locally: the CUDA 12.9
+# x86_64 wheels are built for sm_75 ... sm_120, Blackwell included).
+INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu129"
+
 INTEGRATED = frozenset({53, 62, 72, 87})
 THOR_CUDA12, THOR_CUDA13 = 101, 110
 _ARCH = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
