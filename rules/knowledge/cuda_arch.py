@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from probe.facts import Facts
 
-# How to get a torch with CUDA kernels for every current GPU (pytorch.org/get-started/locally: the CUDA 12.9
-# x86_64 wheels are built for sm_75 ... sm_120, Blackwell included).
+# How to get a torch with CUDA kernels for current GPUs (pytorch.org/get-started/locally; the CUDA 12.9 and 13.0
+# x86_64 wheels add sm_100 and sm_120, as rule install-torch-arch says).
 INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu129"
 
 INTEGRATED = frozenset({53, 62, 72, 87})
