@@ -11,7 +11,13 @@ from attn_preflight.render import table, to_json
 @click.command("gpus")
 @format_option()
 def gpus_command(fmt):
-    """List GPU profiles (names and aliases accepted by --gpu; a compute capability such as sm_90 works too)."""
+    """List GPU profiles (names and aliases accepted by --gpu; a compute capability such as sm_90 works too).
+    NVIDIA only: an AMD or Intel name given to --gpu is refused as not profiled.
+
+    \b
+    attn-preflight gpus
+    attn-preflight gpus --format json
+    """
     from rules.knowledge.gpus import PROFILES
 
     fmt = fmt.lower()

@@ -14,7 +14,13 @@ from attn_preflight.render import table, to_json
 @click.option("--subject", default=None, metavar="NAME", help="Only one subject (fa3, fa4, kv_cache, ...).")
 @format_option()
 def rules_command(engine, subject, fmt):
-    """List the rules `check` applies (id, engine, versions, title). `explain RULE` tells more."""
+    """List the rules `check` applies (id, engine, versions, title). `explain RULE` tells more.
+
+    \b
+    attn-preflight rules
+    attn-preflight rules --engine vllm --format json
+    attn-preflight rules --subject fa4
+    """
     from rules.engine import all_rules
 
     rules = all_rules()
