@@ -102,3 +102,13 @@ def test_status_words_are_coloured_only_for_a_colour_screen():
     assert status_word("skipped", colour) == "skipped"  # no status: never coloured
     table_text = table(["s"], [[status_word("WARN", colour)], ["UNKNOWN"]], "table")
     assert table_text.splitlines()[1] == "-" * len("UNKNOWN")  # colour codes take no room
+
+
+def test_reflow_joins_a_hard_wrapped_paragraph_and_keeps_lists_and_commands():
+    from attn_preflight.render import PLAIN, Screen, reflow
+
+    text = "Checks that torch\nhas code for the GPU.\n\n- one item\n- two\n  continued\n$ pip install torch\nafter"
+    assert reflow(text, Screen(width=80)) == (
+        "Checks that torch has code for the GPU.\n\n- one item\n- two\n  continued\n$ pip install torch\nafter"
+    )
+    assert reflow(text, PLAIN) == text

@@ -9,7 +9,7 @@ import click
 
 from attn_preflight.cli import InputError, did_you_mean
 from attn_preflight.commands.common import format_option, screen_for
-from attn_preflight.render import PLAIN, Screen, heading, to_json, wrap_lines
+from attn_preflight.render import PLAIN, Screen, heading, reflow, to_json, wrap_lines
 
 
 def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
@@ -39,7 +39,8 @@ def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
         sections.append(("References", "\n".join(f"- {ref}" for ref in r.references)))
     for title, body in sections:
         if body:
-            out.append(f"{heading(title, fmt, level=level)}\n{wrap_lines(body.strip(), screen)}")
+            text = wrap_lines(reflow(body.strip(), screen), screen, labels=False)
+            out.append(f"{heading(title, fmt, level=level)}\n{text}")
     return "\n\n".join(out)
 
 

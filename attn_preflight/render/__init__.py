@@ -191,12 +191,14 @@ def _blocks(headers: Sequence[str], grid: list[list[list[str]]], width: int, tit
 
 
 _BULLET = re.compile(r"^(\s*(?:[-*•✗→] |[A-Za-z][\w .()/-]{0,23}: )?)")
+_BULLET_ONLY = re.compile(r"^(\s*(?:[-*•✗→] )?)")
+_LIST_ITEM = re.compile(r"^(\s|[-*•] |\d+\. |\$ )")
 
 
-def wrap_lines(text: str, screen: Screen = PLAIN) -> str:
+def wrap_lines(text: str, screen: Screen = PLAIN, labels: bool = True) -> str:
     """Prose for the screen: each line longer than its width wrapped at spaces, with a hanging indent under the
-    text after the line's bullet ("- ", "✗ ") or label ("note: ", "target: "). A command to type, on a line of
-    its own after "$ ", stays whole."""
+    text after the line's bullet ("- ", "✗ ") or, with `labels`, its label ("note: ", "target: "). A command to
+    type, on a line of its own after "$ ", stays whole."""
     if screen.width is None:
         return text
     out = []
@@ -204,9 +206,23 @@ def wrap_lines(text: str, screen: Screen = PLAIN) -> str:
         if line.lstrip().startswith("$ "):
             out.append(line)
             continue
-        match = _BULLET.match(line)
+        match = (_BULLET if labels else _BULLET_ONLY).match(line)
         hang = " " * _width(match.group(1) if match else "")
         out.extend(_wrap_words(line, screen.width, hang) or [""])
+    return "\n".join(out)
+
+
+def reflow(text: str, screen: Screen = PLAIN) -> str:
+    """Hard-wrapped paragraphs (a docstring's) as one line each, for wrap_lines to fill the screen; blank lines,
+    list items, indented lines and commands ("$ ...") keep their own lines. Unchanged without a screen width."""
+    if screen.width is None:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if out and out[-1] and line and not _LIST_ITEM.match(line) and not out[-1].lstrip().startswith("$ "):
+            out[-1] += " " + line
+        else:
+            out.append(line)
     return "\n".join(out)
 
 
