@@ -112,3 +112,17 @@ def test_reflow_joins_a_hard_wrapped_paragraph_and_keeps_lists_and_commands():
         "Checks that torch has code for the GPU.\n\n- one item\n- two\n  continued\n$ pip install torch\nafter"
     )
     assert reflow(text, PLAIN) == text
+
+
+def test_a_detail_column_moves_under_its_row_when_the_table_is_too_wide():
+    rows = [["fa4-dense", "skipped", LONG], ["sdpa-flash", "ok", ""]]
+    text = table(["kernel", "status", "why"], rows, "table", width=60, detail=2)
+    lines = text.splitlines()
+    assert lines[0].split() == ["kernel", "status"] and lines[2].split() == ["fa4-dense", "skipped"]
+    indent = lines[0].index("status")
+    assert lines[3].startswith(" " * indent + "→ found") and lines[4].startswith(" " * (indent + 2) + "on A100")
+    assert lines[-1].split() == ["sdpa-flash", "ok"] and max(len(line) for line in lines) <= 60
+    assert sorted(" ".join(lines[3:-1]).split()) == sorted(["→", *LONG.split()])
+    assert table(["kernel", "status", "why"], rows, "table", width=200, detail=2) == table(
+        ["kernel", "status", "why"], rows, "table"
+    )  # it fits: the detail keeps its column

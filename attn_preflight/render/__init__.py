@@ -56,49 +56,89 @@ def table(
     whole: Collection[int] = (),
     title_columns: int = 1,
     split: bool = False,
+    detail: Optional[int] = None,
 ) -> str:
     """A table in the terminal ("table": aligned columns under a dashed rule) or GitHub markdown ("markdown")
     style. Cells print as written (a compute capability "9.0" stays "9.0"), left-aligned; a cell's lines
     stack in its column. Written here rather than with tabulate: importing tabulate cost `check` a quarter
     of its start-up.
 
-    With a `width`, the terminal table fits it: the widest columns wrap at spaces, except the columns in
-    `whole` (a fix such as `--page-size 128` is one line, never two). When that would leave a wrapped column
-    too narrow to read, each row becomes a block instead: its first `title_columns` cells as a title line, then
-    one "header: value" line per other cell; or, with `split` (a grid of short cells such as the matrix), the
-    columns are dealt into several tables one under another, each starting with the `title_columns`."""
+    With a `width`, a terminal table too wide for it is fitted: the `detail` column (a long free text) moves
+    under its row, and the widest columns wrap at spaces, except the columns in `whole` (a fix such as
+    `--page-size 128` is one line, never two). When that would leave a wrapped column too narrow to read, each
+    row becomes a block instead: its first `title_columns` cells as a title line, then one "header: value" line
+    per other cell; or, with `split` (a grid of short cells such as the matrix), the columns are dealt into
+    several tables one under another, each starting with the `title_columns`."""
     markdown = fmt == "markdown"
     cells = [["" if value is None else str(value) for value in row] for row in rows]
     multiline = any("\n" in value for row in cells for value in row)  # tabulate's mode: blank lines dropped
     grid = [[_cell(value, markdown) for value in row] for row in cells]
-    widths = [_MIN_PADDING + _width(header) for header in headers]
+    widths = _natural(headers, grid, _MIN_PADDING)
+    if markdown or width is None or _span(widths) <= width:
+        return _render(headers, grid, widths, markdown, multiline)
+    keep = [column for column in range(len(headers)) if column != detail]
+    kept_headers = [headers[column] for column in keep]
+    kept = [[row[column] for column in keep] for row in grid]
+    fitted: Optional[list[int]] = _natural(kept_headers, kept, _MIN_PADDING)
+    if _span(fitted) > width:
+        wrapped_whole = {keep.index(column) for column in whole if column in keep}
+        fitted = _fit(kept_headers, kept, _natural(kept_headers, kept, 0), width, wrapped_whole)
+    if fitted is None and split and len(headers) > title_columns + 1:
+        return _split(headers, cells, fmt, widths, width, title_columns)
+    if fitted is None:
+        return _blocks(headers, grid, width, title_columns)
+    kept = [[_wrap_cell(lines, w) for lines, w in zip(row, fitted)] for row in kept]
+    details = None
+    if detail is not None:
+        indent = " " * (fitted[0] + _GAP)  # under the second column, "→ " marking where each detail starts
+        details = [
+            [part for line in row[detail] if line for part in _wrap_words(f"{indent}→ {line}", width, indent + "  ")]
+            for row in grid
+        ]
+    return _render(kept_headers, kept, fitted, False, multiline, details)
+
+
+def _natural(headers: Sequence[str], grid: list[list[list[str]]], padding: int) -> list[int]:
+    """Each column's width unwrapped: its widest line, or its header and `padding` spaces."""
+    widths = [padding + _width(header) for header in headers]
     for row in grid:
         for column, lines in enumerate(row):
             widths[column] = max([widths[column]] + [_width(line) for line in lines])
+    return widths
+
+
+def _span(widths: Sequence[int]) -> int:
+    return sum(widths) + _GAP * (len(widths) - 1)
+
+
+def _render(
+    headers: Sequence[str],
+    grid: list[list[list[str]]],
+    widths: list[int],
+    markdown: bool,
+    multiline: bool,
+    details: Optional[list[list[str]]] = None,
+) -> str:
+    """The table laid out at `widths` (a header wraps at spaces when its column is narrower), each row followed
+    by its `details` lines."""
     if markdown:
         out = ["| " + " | ".join(_pad(h, w) for h, w in zip(headers, widths)) + " |"]
         out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     else:
-        if width is not None and sum(widths) + _GAP * (len(widths) - 1) > width:
-            fitted = _fit(headers, grid, widths, width, whole)
-            if fitted is None and split and len(headers) > title_columns + 1:
-                return _split(headers, cells, fmt, widths, width, title_columns)
-            if fitted is None:
-                return _blocks(headers, grid, width, title_columns)
-            widths = fitted
-            grid = [[_wrap_cell(lines, w) for lines, w in zip(row, widths)] for row in grid]
         titles = [_wrap_words(h, w) for h, w in zip(headers, widths)]
         out = [
             "  ".join(_pad(lines[line] if line < len(lines) else "", w) for lines, w in zip(titles, widths)).rstrip()
             for line in range(max(len(lines) for lines in titles))
         ]
         out.append("  ".join("-" * w for w in widths))
-    for row in grid:
+    for index, row in enumerate(grid):
         for line in range(max((len(lines) for lines in row), default=1)):
             parts = [_pad(lines[line] if line < len(lines) else "", w) for lines, w in zip(row, widths)]
             text = "| " + " | ".join(parts) + " |" if markdown else "  ".join(parts).rstrip()
             if text or not multiline:
                 out.append(text)
+        if details is not None:
+            out.extend(details[index])
     return "\n".join(out)
 
 

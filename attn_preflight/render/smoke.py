@@ -115,6 +115,7 @@ def render_smoke(report, fmt: str, screen: Screen = PLAIN) -> str:
             rows,
             fmt,
             width=screen.width,
+            detail=7,  # why / notes: under its row when the table is too wide
         )
     )
     failed = report.failed
