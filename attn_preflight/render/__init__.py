@@ -79,8 +79,9 @@ def table(
     keep = [column for column in range(len(headers)) if column != detail]
     kept_headers = [headers[column] for column in keep]
     kept = [[row[column] for column in keep] for row in grid]
-    fitted: Optional[list[int]] = _natural(kept_headers, kept, _MIN_PADDING)
-    if _span(fitted) > width:
+    unwrapped = _natural(kept_headers, kept, _MIN_PADDING)
+    fitted: Optional[list[int]] = unwrapped
+    if _span(unwrapped) > width:
         wrapped_whole = {keep.index(column) for column in whole if column in keep}
         fitted = _fit(kept_headers, kept, _natural(kept_headers, kept, 0), width, wrapped_whole)
     if fitted is None and split and len(headers) > title_columns + 1:
