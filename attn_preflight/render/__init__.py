@@ -64,7 +64,7 @@ def table(
     of its start-up.
 
     With a `width`, a terminal table too wide for it is fitted: the `detail` column (a long free text) moves
-    under its row, and the widest columns wrap at spaces, except the columns in `whole` (a fix such as
+    under its row ("header: text"), and the widest columns wrap at spaces, except the columns in `whole` (a fix such as
     `--page-size 128` is one line, never two). When that would leave a wrapped column too narrow to read, each
     row becomes a block instead: its first `title_columns` cells as a title line, then one "header: value" line
     per other cell; or, with `split` (a grid of short cells such as the matrix), the columns are dealt into
@@ -91,10 +91,10 @@ def table(
     kept = [[_wrap_cell(lines, w) for lines, w in zip(row, fitted)] for row in kept]
     details = None
     if detail is not None:
-        indent = " " * (fitted[0] + _GAP)  # under the second column, "→ " marking where each detail starts
+        label = " " * (fitted[0] + _GAP) + f"{headers[detail]}: "  # under the second column, named
+        hang = " " * _width(label)
         details = [
-            [part for line in row[detail] if line for part in _wrap_words(f"{indent}→ {line}", width, indent + "  ")]
-            for row in grid
+            [part for line in row[detail] if line for part in _wrap_words(label + line, width, hang)] for row in grid
         ]
     return _render(kept_headers, kept, fitted, False, multiline, details)
 

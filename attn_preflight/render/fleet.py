@@ -149,7 +149,7 @@ def render_fleet(fleet: Fleet, fmt: str, screen: Screen = PLAIN) -> str:
             row += [status_word(group.report.verdict.upper(), screen), _rules_cell(group), _instead(group)]
             rows.append(row)
         out.append(heading("Node groups", fmt))
-        out.append(table(headers, rows, fmt, width=screen.width))
+        out.append(table(headers, rows, fmt, width=screen.width, detail=len(headers) - 1))  # passes instead
         why = _why(fleet, fmt, screen)
         if why:
             out.append(heading("Why", fmt))
