@@ -136,7 +136,7 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
             for f in shown
         ]
         headers = ["status", "rule", "found vs required", "fix"]
-        out.append(table(headers, rows, fmt, width=screen.width, whole={3}, title_columns=2))
+        out.append(table(headers, rows, fmt, width=screen.width, whole={3}, title_columns=2, detail=2))
     if hidden:
         out.append(f"{hidden} rule{'s' if hidden != 1 else ''} passed (--all lists them)")
     prevents = [f for f in report.findings if f.status.value in ("fail", "warn") and f.prevents]
