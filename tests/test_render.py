@@ -127,3 +127,11 @@ def test_a_detail_column_moves_under_its_row_when_the_table_is_too_wide():
     assert table(["kernel", "status", "why"], rows, "table", width=200, detail=2) == table(
         ["kernel", "status", "why"], rows, "table"
     )  # it fits: the detail keeps its column
+
+
+def test_a_detail_that_wraps_to_two_lines_keeps_its_column():
+    rows = [["general-model-config", "any", "The model's config.json can be read by the rules"]]
+    text = table(["rule", "engine", "title"], rows, "table", width=60, detail=2)
+    lines = text.splitlines()
+    assert lines[0].split() == ["rule", "engine", "title"] and len(lines) == 4
+    assert max(len(line) for line in lines) <= 60

@@ -41,4 +41,4 @@ def gpus_command(fmt):
         return
     rows = [[p.name, p.compute_capability, p.sm, p.memory_gib, ", ".join(p.aliases), p.note] for p in PROFILES]
     headers = ["gpu", "cc", "sm", "memory GiB", "aliases", "note"]
-    click.echo(table(headers, rows, fmt, width=screen_for(fmt, None).width))
+    click.echo(table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=5))

@@ -36,5 +36,6 @@ def rules_command(engine, subject, fmt):
         click.echo(to_json([r.to_dict() for r in rules]))
         return
     rows = [[r.id, r.engine, r.versions, r.title] for r in rules]
-    click.echo(table(["rule", "engine", "holds for", "title"], rows, fmt, width=screen_for(fmt, None).width))
+    headers = ["rule", "engine", "holds for", "title"]
+    click.echo(table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=3))
     click.echo(f"\n{len(rules)} rules; `attn-preflight explain RULE` for details")

@@ -63,12 +63,14 @@ def table(
     stack in its column. Written here rather than with tabulate: importing tabulate cost `check` a quarter
     of its start-up.
 
-    With a `width`, a terminal table too wide for it is fitted: the `detail` column (a long free text) moves
-    under its row ("header: text"), and the widest columns wrap at spaces, except the columns in `whole` (a fix such as
-    `--page-size 128` is one line, never two). When that would leave a wrapped column too narrow to read, each
-    row becomes a block instead: its first `title_columns` cells as a title line, then one "header: value" line
-    per other cell; or, with `split` (a grid of short cells such as the matrix), the columns are dealt into
-    several tables one under another, each starting with the `title_columns`."""
+    With a `width`, a terminal table too wide for it is fitted: the widest columns wrap at spaces, except the
+    columns in `whole` (a fix such as `--page-size 128` is one line, never two). A `detail` column (a long free
+    text) that would then take more than two lines a cell on average moves under its row instead
+    ("header: text"). When a
+    wrapped column would still be too narrow to read, each row becomes a block: its first `title_columns` cells
+    as a title line, then one "header: value" line per other cell; or, with `split` (a grid of short cells such
+    as the matrix), the columns are dealt into several tables one under another, each starting with the
+    `title_columns`."""
     markdown = fmt == "markdown"
     cells = [["" if value is None else str(value) for value in row] for row in rows]
     multiline = any("\n" in value for row in cells for value in row)  # tabulate's mode: blank lines dropped
@@ -76,27 +78,39 @@ def table(
     widths = _natural(headers, grid, _MIN_PADDING)
     if markdown or width is None or _span(widths) <= width:
         return _render(headers, grid, widths, markdown, multiline)
-    keep = [column for column in range(len(headers)) if column != detail]
-    kept_headers = [headers[column] for column in keep]
-    kept = [[row[column] for column in keep] for row in grid]
-    unwrapped = _natural(kept_headers, kept, _MIN_PADDING)
-    fitted: Optional[list[int]] = unwrapped
-    if _span(unwrapped) > width:
-        wrapped_whole = {keep.index(column) for column in whole if column in keep}
-        fitted = _fit(kept_headers, kept, _natural(kept_headers, kept, 0), width, wrapped_whole)
-    if fitted is None and split and len(headers) > title_columns + 1:
-        return _split(headers, cells, fmt, widths, width, title_columns)
-    if fitted is None:
-        return _blocks(headers, grid, width, title_columns)
-    kept = [[_wrap_cell(lines, w) for lines, w in zip(row, fitted)] for row in kept]
-    details = None
+    natural = _natural(headers, grid, 0)
+    fitted = _fit(headers, grid, natural, width, whole)
+    if fitted is not None and (detail is None or _lines_per_cell(grid, detail, fitted[detail]) <= 2):
+        return _render(headers, _wrapped(grid, fitted), fitted, False, multiline)
     if detail is not None:
-        label = " " * (fitted[0] + _GAP) + f"{headers[detail]}: "  # under the second column, named
-        hang = " " * _width(label)
-        details = [
-            [part for line in row[detail] if line for part in _wrap_words(label + line, width, hang)] for row in grid
-        ]
-    return _render(kept_headers, kept, fitted, False, multiline, details)
+        keep = [column for column in range(len(headers)) if column != detail]
+        kept_headers = [headers[column] for column in keep]
+        kept = [[row[column] for column in keep] for row in grid]
+        fitted = _natural(kept_headers, kept, _MIN_PADDING)
+        if _span(fitted) > width:
+            kept_whole = {keep.index(column) for column in whole if column in keep}
+            fitted = _fit(kept_headers, kept, _natural(kept_headers, kept, 0), width, kept_whole)
+        if fitted is not None:
+            label = " " * (fitted[0] + _GAP) + f"{headers[detail]}: "  # under the second column, named
+            hang = " " * _width(label)
+            details = [
+                [part for line in row[detail] if line for part in _wrap_words(label + line, width, hang)]
+                for row in grid
+            ]
+            return _render(kept_headers, _wrapped(kept, fitted), fitted, False, multiline, details)
+    if split and len(headers) > title_columns + 1:
+        return _split(headers, cells, fmt, widths, width, title_columns)
+    return _blocks(headers, grid, width, title_columns)
+
+
+def _lines_per_cell(grid: list[list[list[str]]], column: int, width: int) -> float:
+    """About how many lines the column's non-empty cells take at `width`, on average."""
+    sizes = [_width(" ".join(row[column])) for row in grid if row[column] != [""]]
+    return sum(-(-size // width) for size in sizes) / len(sizes) if sizes else 0.0
+
+
+def _wrapped(grid: list[list[list[str]]], widths: list[int]) -> list[list[list[str]]]:
+    return [[_wrap_cell(lines, w) for lines, w in zip(row, widths)] for row in grid]
 
 
 def _natural(headers: Sequence[str], grid: list[list[list[str]]], padding: int) -> list[int]:
