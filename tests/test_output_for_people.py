@@ -112,6 +112,7 @@ def fleet_reports() -> list[str]:
     [
         ["rules"],
         ["gpus"],
+        ["models"],
         ["explain", "fa4-mla-arch"],
         ["matrix", "--model", "deepseek-v3", "--kv-cache-dtype", "auto", "--kv-cache-dtype", "fp8_e4m3"],
         ["fleet", *fleet_reports(), "--attention-backend", "fa3"],
