@@ -20,6 +20,7 @@ from attn_preflight.commands.common import (
     format_option,
     output_option,
     positive_seconds,
+    screen_for,
     write_output,
 )
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
@@ -184,17 +185,32 @@ def target_options(func):
             type=click.Path(dir_okay=False),
             help="Judge a report saved by `attn-preflight probe --format json`.",
         ),
-        click.option(
-            "--engine-version",
-            "engine_versions",
-            multiple=True,
-            metavar="NAME==VER",
-            help="Pin an installed version (repeatable): sglang==0.5.23, vllm==..., flash-attn-4==...",
-        ),
+        engine_version_option(),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def engine_version_option():
+    """--engine-version, shared by `check`, `fleet` and `report`; `engine_pins` reads it."""
+    return click.option(
+        "--engine-version",
+        "engine_versions",
+        multiple=True,
+        metavar="NAME==VER",
+        help="Pin an installed version (repeatable): sglang==0.5.23, vllm==..., flash-attn-4==...",
+    )
+
+
+def engine_pins(engine_versions: Sequence[str]) -> dict[str, str]:
+    """{package: version} from --engine-version; InputError (exit 2) on a bad one."""
+    from rules.target import parse_engine_versions
+
+    try:
+        return parse_engine_versions(engine_versions)
+    except RulesInputError as err:
+        raise input_error(err) from None
 
 
 def target_from_options(
@@ -206,12 +222,12 @@ def target_from_options(
     """The target the options name; with neither --gpu nor --facts, this machine, its imports each checked
     within `probe_timeout` seconds."""
     from attn_preflight.inputs import live_target, load_facts_file
-    from rules.target import Target, parse_engine_versions
+    from rules.target import Target
 
     if gpu and facts_file:
         raise InputError("--gpu and --facts name two different targets; give one")
+    pins = engine_pins(engine_versions)
     try:
-        pins = parse_engine_versions(engine_versions)
         if gpu:
             target = Target.from_gpu(gpu)
         elif facts_file:
@@ -324,7 +340,7 @@ def check_command(
     report = evaluate(cfg, target)
     if smoke:
         report = _smoke(report, smoke_timeout)
-    write_output(render_report(report, fmt.lower(), show_all=show_all), output)
+    write_output(render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output)), output)
     code = report.exit_code(strict)
     if code:
         raise click.exceptions.Exit(EXIT_FAIL)
