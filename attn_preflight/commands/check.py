@@ -135,6 +135,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 "env": {name: redact(name, value) for name, value in parsed.env.items()},
                 "flags": parsed.flags,
                 "ignored": tuple(parsed.ignored),
+                "unmodelled": tuple(parsed.unmodelled),
+                "options": tuple(parsed.options),
                 "origin": parsed.origin,
             }
         for key in _CONFIG_KEYS:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
-from rules.config import UNMODELLED_BEARING_FLAGS
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
@@ -102,17 +101,19 @@ def general_engine_version(cfg, target):
     reason="A flag that changes attention or the KV cache (a --config file, context length, pipeline or data "
     "parallelism, model overrides) but is not modelled would be dropped silently: the PASS would not be about "
     "the command given.",
-    source="rules/config.py UNMODELLED_BEARING_FLAGS (each engine's argparse: sglang arg_groups/fields, vllm "
+    source="rules/config.py UNMODELLED_BEARING_FLAGS and NOT_BEARING_FLAGS, by the dest each engine's argparse "
+    "stores a flag under (rules/knowledge/flags.py: sglang server_args.py and arg_groups/fields, vllm "
     "engine/arg_utils.py)",
     docs="""Checks that a pasted launch command carries no flag that bears on attention or the KV cache without
 being modelled by the rules (`--config serve.yaml`, `--context-length`, `--pp-size`, vLLM's
 `--data-parallel-size`, `--hf-overrides`, ...).
 
-Such a flag is listed by name and the check is reported incomplete (a warning), so a PASS never hides it.""",
+Such a flag is listed by name and the check is reported incomplete (a warning), so a PASS never hides it. A
+flag the rules have not classified either way is listed too: it is never dropped silently.""",
     fix_title="Judge the command without the flag, or pass its effect as flags the rules read",
 )
 def general_unmodelled_flags(cfg, target):
-    unmodelled = sorted(set(cfg.ignored) & UNMODELLED_BEARING_FLAGS[cfg.engine])
+    unmodelled = cfg.unmodelled
     if not unmodelled:
         return passed("no flag bearing on attention left unmodelled", "every bearing flag modelled")
     return warned(
