@@ -164,6 +164,25 @@ def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
 _KV_DTYPE_MEANT = {"fp8": "fp8_e4m3", "float8": "fp8_e4m3", "e4m3": "fp8_e4m3", "e5m2": "fp8_e5m2", "fp4": "fp4_e2m1"}
 
 
+# The integers a launch can hold: the engines set no upper bound (a plain `type=int`), so these are ours, far
+# beyond any real value (the largest KV page any backend uses is 128 tokens; topk and TP are in the tens).
+_INT_BOUNDS = {"page_size": (1, 1 << 20), "speculative_eagle_topk": (0, 1 << 10), "tp_size": (1, 1 << 16)}
+# SGLang's speculative algorithms (0.5.23 python/sglang/srt/speculative/spec_info.py SpeculativeAlgorithm, and
+# NEXTN from spec_registry.py _RESERVED_ALIASES); from_string upper-cases the name and raises "Unknown
+# speculative algorithm name" for any other one that no plugin registered.
+SGLANG_SPECULATIVE_ALGORITHMS = (
+    "EAGLE",
+    "EAGLE3",
+    "NEXTN",
+    "STANDALONE",
+    "NGRAM",
+    "DFLASH",
+    "DSPARK",
+    "UNO",
+    "FROZEN_KV_MTP",
+)
+
+
 def make_config(
     engine: str = "sglang", model: Optional[ModelFeatures] = None, features: Iterable[str] = (), **values: Any
 ) -> Config:
@@ -199,10 +218,26 @@ def make_config(
         if name not in FEATURES:
             raise RulesInputError(f"--feature: unknown feature {feature!r}", choices=FEATURES, word=feature)
         wanted.add(name)
-    for key in ("page_size", "speculative_eagle_topk", "tp_size"):
+    for key, (low, high) in _INT_BOUNDS.items():
         value = values.get(key)
-        if value is not None and (not isinstance(value, int) or value < (1 if key != "speculative_eagle_topk" else 0)):
-            raise RulesInputError(f"--{key.replace('_', '-')}: expected a positive integer, got {value!r}")
+        if value is None:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise RulesInputError(
+                f"{flag}: expected {'a positive' if low else 'a non-negative'} integer, got {value!r}"
+            )
+        if value > high:
+            raise RulesInputError(
+                f"{flag}: {str(value)[:20]}{'…' if len(str(value)) > 20 else ''} is beyond any real launch (at most {high:,})"
+            )
+    algorithm = values.get("speculative_algorithm")
+    if algorithm is not None and engine == "sglang" and algorithm.upper() not in SGLANG_SPECULATIVE_ALGORITHMS:
+        raise RulesInputError(
+            f"--speculative-algorithm: unknown sglang speculative algorithm {algorithm!r}",
+            choices=SGLANG_SPECULATIVE_ALGORITHMS,
+            word=algorithm,
+        )
     values = {k: v for k, v in values.items() if v is not None}
     return Config(engine=engine, model=model, extra_features=frozenset(wanted), **values)
 

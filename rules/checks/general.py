@@ -8,6 +8,7 @@ from packaging.version import InvalidVersion, Version
 from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
+from rules.knowledge import flags as flag_kb
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from rules.resolve import effective_page_size
 
@@ -121,6 +122,58 @@ def general_unmodelled_flags(cfg, target):
         "every flag that bears on attention modelled",
         reason="the check is incomplete: what these flags change was not judged",
     )
+
+
+@rule(
+    id="general-flags-known",
+    title="Every flag of the launch command is one the engine's release has",
+    engine="any",
+    versions="",
+    stage="parse",
+    reason='argparse exits before anything loads when a flag is unknown to the release ("unrecognized '
+    'arguments") or an abbreviation matches more than one flag ("ambiguous option"); docs written for another '
+    "release carry such flags (sglang 0.5.20 split --cuda-graph-max-bs into -decode and -prefill).",
+    source="rules/knowledge/{sglang,vllm}_flags.json (bench/flag_tables.py: each release's server_args.py / "
+    "arg_utils.py argparse definitions); CPython Lib/argparse.py _parse_optional",
+    prevents="error: unrecognized arguments: --flag / error: ambiguous option: --x could match --x-a, --x-b",
+    docs="""Checks each option of a pasted launch command against the flag table of the target's release of the
+engine (probed, from a facts file or --engine-version; a .postN or unlisted patch uses its release's table),
+resolved as argparse does: exact, `--flag=value`, or a unique prefix (`--tp` is `--tp-size`).
+
+When the release is unknown the newest table is used, and the finding says so; a release older than every
+table is judged with the oldest one, also said.""",
+    fix_title="Use the flag's name in that release (see `--help` of that release)",
+)
+def general_flags_known(cfg, target):
+    if not cfg.options:
+        return skipped("no pasted command")
+    version = target.versions.get(cfg.engine)
+    release = flag_kb.table_release(cfg.engine, version)
+    if release is None and _readable(version):
+        release, said = flag_kb.releases(cfg.engine)[0], f" ({version} is older than every table: the oldest)"
+    elif release is None:
+        release, said = flag_kb.newest(cfg.engine), " (version unknown: the newest table)"
+    else:
+        said = "" if release == version else f" (the table for {version})"
+    table = flag_kb.flag_table(cfg.engine, release)
+    refused = []
+    for option in cfg.options:
+        try:
+            table.resolve(option)
+        except flag_kb.FlagError as err:
+            refused.append(str(err))
+    required = f"flags {cfg.engine} {release} has{said}"
+    if not refused:
+        return passed(f"every flag is one {cfg.engine} {release} has{said}", required)
+    return failed("; ".join(refused), required)
+
+
+def _readable(version) -> bool:
+    try:
+        Version(version or "")
+        return True
+    except InvalidVersion:
+        return False
 
 
 @rule(
