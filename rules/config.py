@@ -324,7 +324,6 @@ _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
 UNMODELLED_BEARING_FLAGS = {
     "sglang": frozenset(
         {
-            "config",  # a YAML file of more flags (not read yet)
             "pp_size",
             "pipeline_parallel_size",
             "context_length",
@@ -352,7 +351,6 @@ UNMODELLED_BEARING_FLAGS = {
     ),
     "vllm": frozenset(
         {
-            "config",
             "pipeline_parallel_size",
             "data_parallel_size",
             "max_num_batched_tokens",
@@ -467,7 +465,7 @@ class ParsedCommand:
     `tokens` is the whole pasted command as split; `options` each option the engine's parser is given, as
     written (a vLLM name with its underscores turned into dashes, a dotted `--x.key` as `--x`), for the release
     check (general-flags-known); `unmodelled` the bearing flags no rule models and `ignored` those that do not
-    bear on attention, as written."""
+    bear on attention, as written. A `--config FILE` not given its mapping stays an unmodelled flag."""
 
     engine: str
     origin: str
@@ -478,6 +476,7 @@ class ParsedCommand:
     options: list[str] = field(default_factory=list)
     unmodelled: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    config_file: Optional[str] = None  # `--config FILE`: the face reads it and parses again with its mapping
 
 
 def _split(argv: Sequence[str]) -> list[str]:
@@ -704,7 +703,55 @@ def _python_module(tokens: Sequence[str]) -> tuple[str, list[str]]:
     raise RulesInputError(f"not a launch command: {' '.join(tokens[:3])} (expected {_LAUNCHERS})")
 
 
-def parse_command(argv: Sequence[str]) -> ParsedCommand:
+def _config_args(engine: str, config: Mapping[str, Any]) -> list[str]:
+    """A `--config` YAML mapping as the engine turns it into arguments. SGLang (0.5.23 srt/utils/
+    server_args_config_parser.py ConfigArgumentMerger._convert_config_to_args): a store_true flag is given for
+    true and left out for false, another flag gets `true`/`false`; a list gives its items after the flag, a
+    mapping its JSON, anything else str(value). vLLM (0.33.0 utils/argparse_utils.py load_config_file): true
+    gives the flag, false its `--no-` twin where it has one (else nothing), lists, mappings and scalars as
+    SGLang does."""
+    table = flag_kb.flag_table(engine)
+    args: list[str] = []
+    for key, value in config.items():
+        flag = f"--{key}"
+        if isinstance(value, bool):
+            if engine == "vllm":
+                args += [flag] if value else [f"--no-{key}"] if f"--no-{key}" in table.options else []
+            elif _store_true(table, key):
+                args += [flag] if value else []
+            else:
+                args += [flag, str(value).lower()]
+        elif isinstance(value, list):
+            args += [flag, *map(str, value)] if value else []
+        elif isinstance(value, dict):
+            args += [flag, json.dumps(value)]
+        else:
+            args += [flag, str(value)]
+    return args
+
+
+def _store_true(table: flag_kb.FlagTable, key: str) -> bool:
+    """SGLang's _config_keys: a key names an action by its dest or a long option, dashes as underscores."""
+    wanted = key.replace("-", "_")
+    return any(
+        spec.nargs == 0 and wanted in (spec.dest, option[2:].replace("-", "_"))
+        for option, spec in table.options.items()
+        if option.startswith("--")
+    )
+
+
+def _with_config(engine: str, rest: list[str], config: Mapping[str, Any]) -> list[str]:
+    """`rest` with `--config FILE` replaced by the file's arguments where the engine puts them: first for SGLang
+    (merge_config_with_args), after the positional model for vLLM (_pull_args_from_config); the command line
+    comes after them and wins, as argparse keeps the last value."""
+    index = rest.index("--config")
+    head = rest[:1] if engine == "vllm" and rest and not rest[0].startswith("-") else []
+    return [*head, *_config_args(engine, config), *rest[len(head) : index], *rest[index + 2 :]]
+
+
+def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = None) -> ParsedCommand:
+    """A pasted command read as its engine reads it; `config` is the mapping of its `--config FILE`, when the
+    face has read it (ParsedCommand.config_file says which file)."""
     tokens = _split(argv)
     words = list(tokens)
     env: dict[str, str] = {}
@@ -738,6 +785,16 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
     else:
         raise RulesInputError(f"not a launch command: {' '.join(words[:2])} (expected {_LAUNCHERS})")
 
+    config_file = None
+    if rest.count("--config") > 1:  # SGLang: "Multiple config files specified!"; vLLM asserts the same
+        raise RulesInputError("--config is given more than once; each engine reads one config file")
+    if "--config" in rest:  # only the exact token: `--config=FILE` is stored and never read by either engine
+        index = rest.index("--config")
+        if index + 1 >= len(rest):
+            raise RulesInputError("--config in the pasted command has no file")
+        config_file = rest[index + 1]
+        if config is not None:
+            rest = _with_config(engine, rest, config)
     values, flags, unmodelled, not_bearing, options = read_flags(engine, rest)
     parsed = ParsedCommand(
         engine=engine,
@@ -749,6 +806,7 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
         options=options,
         unmodelled=unmodelled,
         ignored=ignored + not_bearing,
+        config_file=config_file,
     )
     if engine == "vllm" and "attention_backend" not in parsed.values and env.get("VLLM_ATTENTION_BACKEND"):
         parsed.values["attention_backend"] = env["VLLM_ATTENTION_BACKEND"]

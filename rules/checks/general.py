@@ -99,14 +99,14 @@ def general_engine_version(cfg, target):
     engine="any",
     versions="",
     stage="parse",
-    reason="A flag that changes attention or the KV cache (a --config file, context length, pipeline or data "
+    reason="A flag that changes attention or the KV cache (context length, pipeline or data "
     "parallelism, model overrides) but is not modelled would be dropped silently: the PASS would not be about "
     "the command given.",
     source="rules/config.py UNMODELLED_BEARING_FLAGS and NOT_BEARING_FLAGS, by the dest each engine's argparse "
     "stores a flag under (rules/knowledge/flags.py: sglang server_args.py and arg_groups/fields, vllm "
     "engine/arg_utils.py)",
     docs="""Checks that a pasted launch command carries no flag that bears on attention or the KV cache without
-being modelled by the rules (`--config serve.yaml`, `--context-length`, `--pp-size`, vLLM's
+being modelled by the rules (`--context-length`, `--pp-size`, vLLM's
 `--data-parallel-size`, `--hf-overrides`, ...).
 
 Such a flag is listed by name and the check is reported incomplete (a warning), so a PASS never hides it. A

@@ -162,7 +162,7 @@ FIXTURES = {
         "fail": [
             {
                 "gpu": "H100",
-                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--config", "serve.yaml"],
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--context-length", "65536"],
                 "expect": "warn",
             },
             {
