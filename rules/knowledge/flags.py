@@ -114,15 +114,14 @@ def table_release(engine: str, version: Optional[str]) -> Optional[str]:
 def flag_table(engine: str, release: Optional[str] = None) -> FlagTable:
     """The flags of `release` (one of `releases(engine)`); the newest release's when None."""
     data = _data(engine)
-    order = data["releases"]
-    release = release or order[-1]
-    index = order.index(release)
+    position = {name: index for index, name in enumerate(data["releases"])}
+    index = position[release or data["releases"][-1]]
     options = {}
     for option, variants in data["options"].items():
         for variant in variants:
-            if any(order.index(first) <= index <= order.index(last) for first, last in variant["releases"]):
+            if any(position[first] <= index <= position[last] for first, last in variant["releases"]):
                 options[option] = Option(variant["dest"], variant["nargs"])
-    return FlagTable(engine, release, options, data["allow_abbrev"])
+    return FlagTable(engine, data["releases"][index], options, data["allow_abbrev"])
 
 
 @cache
