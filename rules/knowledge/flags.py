@@ -64,7 +64,7 @@ class FlagTable:
         if matches:
             option, attached = matches[0]
             return Resolved(option, self.options[option], attached)
-        raise FlagError(f"unrecognized arguments: {token}")
+        raise FlagError(f"unrecognized arguments: {name if token.startswith('--') else token}")  # never a value
 
     def _prefix_matches(self, token: str) -> list[tuple[str, Optional[str]]]:
         if token.startswith("--"):
