@@ -21,6 +21,7 @@ def test_the_corpus_is_real_and_mixed():
     for form in (
         "python -m sglang.launch_server",
         "python3 -m sglang.launch_server",
+        "sglang serve",
         "vllm serve",
         "\\\n",
         "=",
