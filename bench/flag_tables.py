@@ -240,7 +240,9 @@ def sglang_flags(root: Path) -> tuple[dict[str, dict], list[str]]:
 class _VllmTypes:
     """Dataclass fields of the config classes, and module-level type aliases, by name."""
 
-    def __init__(self, trees: list[ast.Module]):
+    def __init__(self, trees: list[ast.Module], bool_or_str_optional: bool):
+        # from 0.21.0 _compute_kwargs gives `bool | str | None` nargs '?' (--hf-token [TOKEN]) before bools
+        self.bool_or_str_optional = bool_or_str_optional
         self.classes: dict[str, ast.ClassDef] = {}
         self.aliases: dict[str, ast.expr] = {}
         for tree in trees:
@@ -290,9 +292,14 @@ class _VllmTypes:
     def nargs(self, annotation):
         """_compute_kwargs: a dataclass first, then bool, Literal, tuple/list/set, then one value."""
         members = self.members(annotation)
-        heads = [_name(m.value) if isinstance(m, ast.Subscript) else _name(m) for m in members]
+        heads = [
+            "None" if isinstance(m, ast.Constant) and m.value is None else _name(m.value if isinstance(m, ast.Subscript) else m)
+            for m in members
+        ]
         if any(h in self.classes and h.endswith("Config") for h in heads):
             return 1
+        if self.bool_or_str_optional and sorted(heads) == ["None", "bool", "str"]:
+            return "?"
         if "bool" in heads:
             return "bool"
         if "Literal" in heads:
@@ -355,7 +362,8 @@ def vllm_flags(root: Path) -> tuple[dict[str, dict], list[str]]:
     )
     parser_files = [vllm / "engine/arg_utils.py", cli_args, vllm / "entrypoints/cli/serve.py"]
     trees = {p: _parse(p) for p in [*parser_files, *config_files]}
-    types = _VllmTypes(list(trees.values()))
+    engine_args = (vllm / "engine/arg_utils.py").read_text(encoding="utf-8")
+    types = _VllmTypes(list(trees.values()), "type_hints == {bool, str, type(None)}" in engine_args)
     custom = _action_nargs(list(trees.values()))
     flags: dict[str, dict] = {}
     for path in parser_files:

@@ -440,6 +440,7 @@ NOT_BEARING_FLAGS = {
             "distributed_executor_backend",
             "download_dir",
             "seed",
+            "hf_token",
             "uvicorn_log_level",
             "tool_server",
             "stream_interval",
@@ -644,8 +645,10 @@ def read_flags(engine: str, args: Sequence[str]) -> tuple[dict, dict, list[str],
     unmodelled: list[str] = []
     ignored: list[str] = []
     pairs = list(read.pairs)
-    if engine == "vllm" and read.positionals:
-        pairs.insert(0, ("MODEL", "model_tag", read.positionals[0]))
+    stray = read.positionals
+    if engine == "vllm" and stray:  # `vllm serve MODEL`: its one positional
+        pairs.insert(0, ("MODEL", "model_tag", stray[0]))
+        stray = stray[1:]
     for written, dest, value in pairs:
         if engine == "vllm" and dest == "attention_config" and isinstance(value, str):
             rest = _read_attention_config(value, values, flags)
@@ -658,7 +661,8 @@ def read_flags(engine: str, args: Sequence[str]) -> tuple[dict, dict, list[str],
             ignored.append(written)
         elif written not in unmodelled:
             unmodelled.append(written)  # bearing, or not classified: never dropped silently
-    return values, flags, unmodelled, ignored, read.options
+    # argparse refuses any other positional ("unrecognized arguments"): the release check reports it
+    return values, flags, unmodelled, ignored, [*read.options, *stray]
 
 
 def _read_attention_config(text: str, values: dict, flags: dict) -> dict:
