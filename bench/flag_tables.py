@@ -293,7 +293,9 @@ class _VllmTypes:
         """_compute_kwargs: a dataclass first, then bool, Literal, tuple/list/set, then one value."""
         members = self.members(annotation)
         heads = [
-            "None" if isinstance(m, ast.Constant) and m.value is None else _name(m.value if isinstance(m, ast.Subscript) else m)
+            "None"
+            if isinstance(m, ast.Constant) and m.value is None
+            else _name(m.value if isinstance(m, ast.Subscript) else m)
             for m in members
         ]
         if any(h in self.classes and h.endswith("Config") for h in heads):
