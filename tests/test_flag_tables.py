@@ -157,3 +157,60 @@ def test_vllm_reads_an_abbreviation_as_its_flag():
     )
     assert parsed.values["tp_size"] == 4 and parsed.unmodelled == ["--mm-encoder-tp-mode"]
     assert parsed.tokens[:3] == ["vllm", "serve", "Qwen/Qwen3-VL-235B-A22B-Instruct"]
+
+
+CORPUS_LINES = [
+    line["command"]
+    for line in __import__("json").loads(
+        (__import__("pathlib").Path(__file__).parent / "fixtures" / "launch_lines.json").read_text(encoding="utf-8")
+    )["lines"]
+]
+
+
+@pytest.mark.parametrize("command", CORPUS_LINES, ids=[str(i) for i in range(len(CORPUS_LINES))])
+def test_a_corpus_line_reads_as_argparse_reads_it(command):
+    """CPython's argparse, holding the newest release's options (and vLLM's positional model), reads each real
+    line to the same model, backend, TP, KV dtype and page size as the parser; lines argparse refuses are
+    refused by general-flags-known too. vLLM lines with FlexibleArgumentParser rewrites (dotted keys, `_` in
+    names, -O) are left to the corpus test: plain argparse does not do those."""
+    parsed = parse_command([command])
+    words = parsed.tokens
+    start = (
+        next(
+            i
+            for i, w in enumerate(words)
+            if w in ("sglang.launch_server", "serve", "vllm.entrypoints.openai.api_server")
+        )
+        + 1
+    )
+    args = words[start:]
+    if parsed.engine == "vllm" and any(
+        "." in a.partition("=")[0] or "_" in a.partition("=")[0] for a in args if a.startswith("-")
+    ):
+        pytest.skip("FlexibleArgumentParser rewrites")
+    table = flag_kb.flag_table(parsed.engine)
+    parser = argparse_of(table)
+    if parsed.engine == "vllm":
+        parser.add_argument("model_tag", nargs="?")
+    try:
+        namespace = vars(parser.parse_args(args))
+    except _Refused:
+        refused = []
+        for option in parsed.options:
+            try:
+                table.resolve(option)
+            except flag_kb.FlagError:
+                refused.append(option)
+        assert refused, command
+        return
+    fields = {
+        "model": namespace.get("model_path") or namespace.get("model_tag") or namespace.get("model"),
+        # vLLM reads VLLM_ATTENTION_BACKEND when no flag names a backend (parse_command does too)
+        "attention_backend": namespace.get("attention_backend") or parsed.env.get("VLLM_ATTENTION_BACKEND"),
+        "tp_size": namespace.get("tp_size") or namespace.get("tensor_parallel_size"),
+        "kv_cache_dtype": namespace.get("kv_cache_dtype"),
+        "page_size": namespace.get("page_size") or namespace.get("block_size"),
+    }
+    for key, value in fields.items():
+        ours = parsed.values.get(key)
+        assert (str(ours) if ours is not None else None) == value, (key, command)
