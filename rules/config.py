@@ -295,6 +295,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "prefill_kv_cache_dequant_dtype": "str",
                 "enable_dp_attention": "bool",
                 "dp_size": "int",
+                "attn_dp_size": "int",  # 0.5.22+: what `--dp-size N --enable-dp-attention` became
             }.items()
         },
     },

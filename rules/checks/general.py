@@ -414,7 +414,8 @@ def hpc_ops_page_size(cfg, target):
     source="sglang: python/sglang/srt/models/llama.py, LlamaAttention.__init__ (assert total_num_heads % tp_size "
     "== 0; KV heads divide or are divided by tp_size); same in qwen2.py and most decoder models",
     docs="""Checks that the attention-head count divides by the attention tensor-parallel size (--tp-size, divided
-by --dp-size with --enable-dp-attention), and that KV heads either divide by it or divide it (replication).
+by --dp-size with --enable-dp-attention, or by --attn-dp-size, its spelling from sglang 0.5.22: arg_groups/
+fields/parallel.py), and that KV heads either divide by it or divide it (replication).
 
 A bare assert fails at model construction otherwise. MLA models shard query heads the same way.""",
     fix_title="Pick a --tp-size that divides the number of attention heads",
@@ -424,8 +425,11 @@ def general_tp_heads(cfg, target):
     if not model.num_attention_heads:
         return skipped("the model's config gives no attention-head count")
     tp = cfg.tp_size
-    if cfg.flags.get("enable_dp_attention") and cfg.flags.get("dp_size"):
-        tp = max(1, tp // int(cfg.flags["dp_size"]))
+    attention_dp = cfg.flags.get("attn_dp_size") or (
+        cfg.flags.get("dp_size") if cfg.flags.get("enable_dp_attention") else None
+    )
+    if attention_dp:
+        tp = max(1, tp // int(attention_dp))
     heads, kv = model.num_attention_heads, model.num_key_value_heads or model.num_attention_heads
     if tp == 1:
         return passed("attention TP size 1", "heads divisible by the attention TP size")
