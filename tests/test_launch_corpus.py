@@ -60,3 +60,16 @@ def test_no_flag_of_a_line_is_unclassified(line):
         if flag.startswith("-"):
             dest = table.resolve(flag).spec.dest if flag in table.options else known[flag].dest
             assert dest in NOT_BEARING_FLAGS[engine], flag
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_the_classification_names_real_flags_once(engine):
+    """Each classified dest is one some release's argparse stores (no typo can hide a flag), in one set only."""
+    dests = {
+        spec.dest
+        for release in flag_kb.releases(engine)
+        for spec in flag_kb.flag_table(engine, release).options.values()
+    }
+    assert not UNMODELLED_BEARING_FLAGS[engine] & NOT_BEARING_FLAGS[engine]
+    assert UNMODELLED_BEARING_FLAGS[engine] <= dests, UNMODELLED_BEARING_FLAGS[engine] - dests
+    assert NOT_BEARING_FLAGS[engine] <= dests, NOT_BEARING_FLAGS[engine] - dests
