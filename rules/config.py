@@ -956,6 +956,13 @@ def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = Non
         if index + 1 >= len(rest):
             raise RulesInputError("--config in the pasted command has no file")
         config_file = rest[index + 1]
+        if origin == "sglang serve" and not any(
+            arg in ("--model-path", "--model") or arg.startswith(("--model-path=", "--model=")) for arg in rest
+        ):  # sglang/cli/utils.py get_model_path reads the command line only (sgl-project/sglang#36105)
+            raise RulesInputError(
+                "sglang serve reads --model-path from the command line only: with the model in --config it exits "
+                "'Error: --model-path is required' (give --model-path, or use python -m sglang.launch_server)"
+            )
         if config is not None:
             rest = _with_config(engine, rest, config)
     values, flags, unmodelled, not_bearing, options = read_flags(engine, rest)

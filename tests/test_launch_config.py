@@ -146,3 +146,13 @@ def test_the_subset_resolves_scalars_as_pyyaml_safe_load_does():
     }
     with pytest.raises(YamlSubsetError, match=":1: a tab"):
         parse_yaml_mapping("\tx: 1\n")
+
+
+def test_sglang_serve_needs_the_model_on_the_command_line(tmp_path):
+    """sglang/cli/utils.py get_model_path looks for --model-path / --model in argv before any config is merged:
+    `sglang serve --config config.yaml` exits "Error: --model-path is required" (sgl-project/sglang#36105),
+    while `python -m sglang.launch_server --config config.yaml` works."""
+    path = write(tmp_path, SGLANG_DOC_YAML)
+    run = run_cli(["check", "--gpu", "H100", "--", "sglang", "serve", "--config", path])
+    assert run.code == 2 and "--model-path is required" in run.err
+    assert config_of("sglang", "serve", "--model-path", "llama-3.1-8b", "--config", path)["config"]["tp_size"] == 2
