@@ -406,14 +406,17 @@ def vllm_flags(root: Path) -> tuple[dict[str, dict], list[str]]:
 
 
 def _frontend_nargs(derived, changed: dict[str, object], custom: dict[str, object]):
-    if "action" in changed:
-        action = _name(changed["action"]) if isinstance(changed["action"], ast.AST) else ""
-        return _call_nargs({"action": changed["action"]}, custom) if action else derived
+    """A get_kwargs field's nargs after the code's overrides: `del X["f"]["nargs"]` leaves one value, a set nargs
+    is that; a new action keeps the nargs kwarg argparse passes it, unless it takes no value."""
+    nargs = derived
     if changed.get("nargs") == "deleted":
-        return 1
-    if isinstance(changed.get("nargs"), ast.AST):
-        return _const(changed["nargs"])
-    return derived
+        nargs = 1
+    elif isinstance(changed.get("nargs"), ast.AST):
+        nargs = _const(changed["nargs"])
+    action = changed.get("action")
+    if isinstance(action, ast.AST) and _call_nargs({"action": action}, custom) in (0, "bool"):
+        return _call_nargs({"action": action}, custom)
+    return nargs
 
 
 def _no_abbrev(root: Path, engine: str) -> bool:
