@@ -3,8 +3,10 @@
 Two ways in, one result:
 - `make_config(**values)`: from flag values (the `check` options use SGLang's own flag names);
 - `parse_command(argv)`: a pasted launch command (`python -m sglang.launch_server …`, `sglang serve …`,
-  `vllm serve MODEL …`, with `KEY=VALUE` environment prefixes). The command is tokenised with shlex and
-  read, never run. Flags that do not bear on attention are collected in `ignored`.
+  `vllm serve MODEL …`, with `KEY=VALUE` environment prefixes and interpreter options). The command is
+  tokenised with shlex and read, never run, as the engine's argparse reads it with the newest release's flag
+  table (rules/knowledge/flags.py); each flag is then modelled (a Config field or Config.flags), bearing but
+  unmodelled (`unmodelled`), or not bearing on attention (`ignored`), by its dest.
 `make_config` validates every name (backend, KV dtype, feature, model) and raises RulesInputError.
 """
 
