@@ -69,6 +69,7 @@ class Config:
     unmodelled: tuple[str, ...] = ()  # flags of a pasted command that bear on attention but no rule models
     options: tuple[str, ...] = ()  # every option of a pasted command as its engine's parser is given it
     origin: str = "flags"  # "flags" or the kind of pasted command
+    command: tuple[str, ...] = ()  # the pasted command as split (secrets redacted), for the corrected command
     auto_backend: str = ""  # why, when the backend was not given and the engine's default was applied
     rewrites: Mapping[str, str] = field(default_factory=dict)  # field -> the value the engine silently replaced
 
@@ -631,7 +632,7 @@ class ParsedCommand:
 
     engine: str
     origin: str
-    tokens: list[str] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)  # the whole command as split, environment prefixes included
     values: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     flags: dict[str, Any] = field(default_factory=dict)
@@ -985,6 +986,47 @@ def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = Non
     return parsed
 
 
+class _ModelledFlags(Mapping[str, tuple[str, str]]):
+    """The flags the rules model, by any spelling the engine's newest release accepts (an option string, an
+    alias, a unique prefix such as --tp): spelling -> (Config field or flags key, "str" | "int" | "bool")."""
+
+    def __init__(self, engine: str):
+        self._modelled = _MODELLED[engine]
+        self._table = flag_kb.flag_table(engine)
+        self._options = {
+            option: self._modelled[spec.dest]
+            for option, spec in self._table.options.items()
+            if spec.dest in self._modelled
+        }
+
+    def __getitem__(self, flag: str) -> tuple[str, str]:
+        if flag in self._options:
+            return self._options[flag]
+        try:
+            resolved = self._table.resolve(flag)
+        except flag_kb.FlagError:
+            raise KeyError(flag) from None
+        if resolved.attached is not None or resolved.option not in self._options:
+            raise KeyError(flag)
+        return self._options[resolved.option]
+
+    def __iter__(self):
+        return iter(self._options)
+
+    def __len__(self) -> int:
+        return len(self._options)
+
+
+def flag_table(engine: str) -> Mapping[str, tuple[str, str]]:
+    """The engine's modelled flags: flag spelling -> (Config field or flags key, "str" | "int" | "bool")."""
+    return _ModelledFlags(engine)
+
+
+def superseded_env(engine: str, dest: str) -> Optional[str]:
+    """The environment variable a flag (by dest) takes the choice over from, if any."""
+    return _SUPERSEDED_ENV.get(engine, {}).get(dest)
+
+
 def apply_flags(config: Config, fix: str) -> Optional[Config]:
     """`config` with a fix's flags applied (e.g. "--attention-backend fa3", "--page-size 64"), read with the
     engine's own flag table; None when the fix is not flags of the config (an install command, a download, a
@@ -1004,8 +1046,7 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     if not values and flags == dict(config.flags):
         return None
     # A fix's flag takes the choice over from the environment variable it supersedes (the fix is the whole change).
-    superseded = _SUPERSEDED_ENV.get(config.engine, {})
-    env = {k: v for k, v in config.env.items() if k not in {superseded.get(d) for d in [*values, *read]}}
+    env = {k: v for k, v in config.env.items() if k not in {superseded_env(config.engine, d) for d in [*values, *read]}}
     if "attention_backend" in values:  # one backend for every phase, as the flag means
         config = config.with_backend(values.pop("attention_backend"))
     return replace(config, flags=flags, env=env, **values)
