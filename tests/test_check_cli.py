@@ -281,7 +281,7 @@ def test_pasted_command_as_one_string_and_explicit_flags_win():
     )
     assert data["config"]["attention_backend"] == "triton"
     assert by_id(data)["general-flashattention-version-env"]["status"] == "warn"
-    assert data["config"]["ignored"] == ["--mem-fraction-static"]
+    assert data["config"]["unmodelled"] == ["--mem-fraction-static"] and data["config"]["ignored"] == []
 
 
 # --- errors: one line, exit 2 ----------------------------------------------------------------------------

@@ -131,7 +131,7 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
     """A validated rules.config.Config from the config options and an optional pasted command.
 
     Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
-    from attn_preflight.inputs import ModelNotFound, load_model
+    from attn_preflight.inputs import ModelNotFound, load_model, read_launch_config
     from probe.environ import redact
     from rules.config import make_config, parse_command
 
@@ -141,6 +141,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         engine = options.get("engine")
         if command:
             parsed = parse_command(command)
+            if parsed.config_file is not None:  # the engine reads it: its flags are judged like pasted ones
+                parsed = parse_command(command, config=read_launch_config(parsed.config_file))
             if engine and engine != parsed.engine:
                 raise InputError(f"--engine {engine} contradicts the pasted {parsed.origin} command")
             engine = parsed.engine
@@ -149,6 +151,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 "env": {name: redact(name, value) for name, value in parsed.env.items()},
                 "flags": parsed.flags,
                 "ignored": tuple(parsed.ignored),
+                "unmodelled": tuple(parsed.unmodelled),
+                "options": tuple(parsed.options),
                 "origin": parsed.origin,
                 "command": redacted_tokens(parsed.tokens),
             }

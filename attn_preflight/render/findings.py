@@ -12,7 +12,6 @@ import shlex
 from typing import Any
 
 from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
-from rules.config import UNMODELLED_BEARING_FLAGS
 
 CHECK_SCHEMA_VERSION = 1
 _COMMAND_WIDTH = 100  # columns a corrected command's lines fill when the screen sets no width
@@ -103,13 +102,10 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
         pairs.append(("backend", f"{config.attention_backend}: {config.auto_backend}"))
     if config.origin != "flags":
         pairs.append(("command", f"{config.origin} (parsed, not run)"))
-    bearing = UNMODELLED_BEARING_FLAGS[config.engine]
-    unmodelled = [flag for flag in config.ignored if flag in bearing]
-    ignored = [flag for flag in config.ignored if flag not in bearing]
-    if unmodelled:
-        pairs.append(("not modelled", "bear on attention, not judged: " + " ".join(unmodelled)))
-    if ignored:
-        pairs.append(("ignored", "do not bear on attention: " + " ".join(ignored)))
+    if config.unmodelled:
+        pairs.append(("not modelled", "bear on attention, not judged: " + " ".join(config.unmodelled)))
+    if config.ignored:
+        pairs.append(("ignored", "do not bear on attention: " + " ".join(config.ignored)))
     if target.gpu_note and target.cc is not None:
         pairs.append(("gpu note", target.gpu_note))
     out.append(
