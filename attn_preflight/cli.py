@@ -42,6 +42,20 @@ class InputError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
+class StdoutError(InputError):
+    """stdout cannot take our output (closed, a full device): one line on stderr, exit 2."""
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit cannot fail a second time."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):  # no stdout at all: nothing to flush
+        pass
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -95,9 +109,12 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(err.ctx.get_help())
         code = EXIT_OK
     except click.ClickException as err:
+        if isinstance(err, StdoutError):
+            _discard_stdout()
         message = " ".join(err.format_message().split())
         click.echo(f"attn-preflight: error: {message}", err=True)
         code = EXIT_USAGE if isinstance(err, click.UsageError) else err.exit_code
     except BrokenPipeError:
+        _discard_stdout()
         code = EXIT_OK  # `attn-preflight probe | head` is not an error
     sys.exit(code or 0)

@@ -44,6 +44,8 @@ def read_json(path: str) -> Any:
         raise JsonFileError(str(err), unreadable=False) from None
     except RecursionError:
         raise JsonFileError("nested too deeply", unreadable=False) from None
+    except ValueError as err:  # an integer of more digits than sys.get_int_max_str_digits() (4,300)
+        raise JsonFileError(str(err).split(";")[0], unreadable=False) from None
     if _depth(data) > MAX_DEPTH:
         raise JsonFileError(f"nested more than {MAX_DEPTH} levels deep", unreadable=False)
     return data

@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from attn_preflight.cli import InputError
+from attn_preflight.cli import InputError, StdoutError
 
 FORMATS = ("table", "json", "markdown")
 
@@ -45,8 +45,13 @@ def positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -
 def check_output_writable(path: Optional[str]) -> None:
     """Fails before any work is done, so a long probe or smoke run is never lost to a bad --output."""
     if path is None or path == "-":
+        if sys.stdout is None:
+            raise StdoutError("stdout is closed: nothing was written (use --output FILE)")
         return
-    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        directory = os.path.dirname(os.path.abspath(path))
+    except OSError as err:  # a relative path in a working directory that was deleted
+        raise InputError(f"cannot write --output {path}: the working directory is gone ({err.strerror})") from None
     if not os.path.isdir(directory):
         raise InputError(f"cannot write --output {path}: directory {directory} does not exist")
     if os.path.isdir(path):
@@ -74,13 +79,21 @@ def write_output(text: str, path: Optional[str]) -> None:
     if not text.endswith("\n"):
         text += "\n"
     if path is None or path == "-":
-        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        stdout = sys.stdout
+        if stdout is None:  # started with stdout closed (`>&-`)
+            raise StdoutError("stdout is closed: nothing was written (use --output FILE)")
+        encoding = getattr(stdout, "encoding", None) or "utf-8"
         try:
             text.encode(encoding)
         except (UnicodeEncodeError, LookupError):  # e.g. PYTHONIOENCODING=ascii or a latin-1 locale
             text = ascii_text(text, encoding)
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            stdout.write(text)
+            stdout.flush()
+        except BrokenPipeError:
+            raise  # `| head` closed the pipe: not an error (cli.main)
+        except OSError as err:  # e.g. stdout on /dev/full
+            raise StdoutError(f"cannot write to stdout: {err.strerror or err}") from None
         return
     try:
         with open(path, "w", encoding="utf-8") as handle:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attn_preflight.commands.common import format_option
+from attn_preflight.commands.common import format_option, write_output
 from attn_preflight.render import table, to_json
 
 
@@ -16,7 +16,7 @@ def gpus_command(fmt):
 
     fmt = fmt.lower()
     if fmt == "json":
-        click.echo(
+        write_output(
             to_json(
                 [
                     {
@@ -30,8 +30,9 @@ def gpus_command(fmt):
                     }
                     for p in PROFILES
                 ]
-            )
+            ),
+            None,
         )
         return
     rows = [[p.name, p.compute_capability, p.sm, p.memory_gib, ", ".join(p.aliases), p.note] for p in PROFILES]
-    click.echo(table(["gpu", "cc", "sm", "memory GiB", "aliases", "note"], rows, fmt))
+    write_output(table(["gpu", "cc", "sm", "memory GiB", "aliases", "note"], rows, fmt), None)

@@ -1,0 +1,126 @@
+"""Attacks from issue 12 (items 1, 4, 5, 7, 9, 10), each through the real CLI in a subprocess: the process is
+the thing under attack (its stdout, its working directory, its environment, the files it is handed).
+
+Each test failed on the code before the fix it guards; the property is always the same: a result (exit 0/1)
+or one error line with exit 2, never a traceback, a hang or a secret in what it writes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+SGLANG_FACTS = FIXTURES / "facts" / "h200-sglang-0.5.23.json"
+GEMMA = FIXTURES / "models" / "gemma-2-9b" / "config.json"
+TIMEOUT = 120
+
+
+def attn_preflight(*argv, env=None, cwd=None, stdout=subprocess.PIPE, **kwargs) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "attn_preflight", *map(str, argv)],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
+        cwd=cwd,
+        timeout=TIMEOUT,
+        **kwargs,
+    )
+
+
+def assert_one_error_line(done: subprocess.CompletedProcess, *words: str) -> str:
+    """Exit 2 with exactly one `attn-preflight:` line on stderr (containing each of `words`); smoke's progress
+    lines (`smoke  1.2s  KERNEL: ok`, on stderr as it runs) may precede it."""
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("smoke ")]
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("attn-preflight: "), done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def assert_result(done: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in done.stderr and "Traceback" not in (done.stdout or ""), done.stderr
+    assert done.returncode in (0, 1), done.stderr
+
+
+def sglang_facts(tmp_path: Path, version, name="facts.json") -> Path:
+    """The H200 + sglang 0.5.23 report with sglang's version replaced (None: a dist-info with no Version)."""
+    facts = json.loads(SGLANG_FACTS.read_text())
+    library = next(lib for lib in facts["libraries"] if lib["key"] == "sglang")
+    library["version"] = version
+    library["distributions"] = {"sglang": "unknown" if version is None else version}
+    path = tmp_path / name
+    path.write_text(json.dumps(facts))
+    return path
+
+
+def model_dir(tmp_path: Path, name: str, **changes) -> Path:
+    config = json.loads(GEMMA.read_text())
+    config.update(changes)
+    directory = tmp_path / name
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config))
+    return directory
+
+
+# ------------------------------------------------------------------------------- stdout that cannot be written
+
+VERBS = [
+    ["probe", "--no-imports"],
+    ["check", "--gpu", "H100", "--model", "llama-3.1-8b"],
+    ["matrix", "--model", "llama-3.1-8b"],
+    ["explain", "general-engine-version"],
+    ["fleet", SGLANG_FACTS],
+    ["gpus"],
+    ["rules"],
+    ["report", "--facts", SGLANG_FACTS, "-o", "-"],
+    ["smoke", "--kernel", "sdpa-math"],
+]
+
+
+@pytest.mark.parametrize("argv", VERBS, ids=lambda argv: argv[0])
+def test_stdout_on_dev_full_is_one_error_line(argv):
+    with open("/dev/full", "w") as full:
+        done = attn_preflight(*argv, stdout=full)
+    assert_one_error_line(done, "cannot write to stdout", "No space left on device")
+
+
+@pytest.mark.parametrize("argv", VERBS, ids=lambda argv: argv[0])
+def test_closed_stdout_is_one_error_line_before_any_work(argv):
+    done = attn_preflight(*argv, stdout=None, pass_fds=(), preexec_fn=lambda: os.close(1))
+    assert_one_error_line(done, "stdout is closed")
+
+
+def test_output_relative_to_a_deleted_working_directory(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    # the child deletes its own working directory before Python starts
+    done = attn_preflight("check", "--gpu", "H100", "-o", "out.txt", cwd=gone, preexec_fn=lambda: os.rmdir(gone))
+    assert_one_error_line(done, "--output out.txt", "working directory")
+
+
+# ----------------------------------------------------------------------------------------- files we are handed
+
+
+def test_integer_of_5000_digits_in_a_report_or_config(tmp_path):
+    report = tmp_path / "report.json"
+    report.write_text(SGLANG_FACTS.read_text().replace('"gpus": {', '"gpus": {"x": ' + "9" * 5000 + ", ", 1))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"hidden_size": ' + "9" * 5000 + "}")
+    for argv in (["check", "--facts", report], ["report", "--facts", report, "-o", tmp_path / "r.html"]):
+        assert_one_error_line(attn_preflight(*argv), "4300 digits")
+    assert_one_error_line(attn_preflight("check", "--gpu", "H100", "--model", model), "4300 digits")
+    fleet = attn_preflight("fleet", report, SGLANG_FACTS)
+    assert fleet.returncode == 2 and "Traceback" not in fleet.stderr
+    assert f"skipped {report}: not a JSON report: Exceeds the limit (4300 digits)" in fleet.stderr
