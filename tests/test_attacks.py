@@ -7,7 +7,6 @@ or one error line with exit 2, never a traceback, a hang or a secret in what it 
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess
@@ -124,3 +123,56 @@ def test_integer_of_5000_digits_in_a_report_or_config(tmp_path):
     fleet = attn_preflight("fleet", report, SGLANG_FACTS)
     assert fleet.returncode == 2 and "Traceback" not in fleet.stderr
     assert f"skipped {report}: not a JSON report: Exceeds the limit (4300 digits)" in fleet.stderr
+
+
+# ------------------------------------------------------------------------------- item 1: unknown never passes
+
+
+def fake_node(tmp_path: Path, sglang_metadata: str) -> dict:
+    """An environment whose probe sees one H200 (a fake NVML module on PYTHONPATH) and an sglang dist-info
+    with `sglang_metadata` as its METADATA."""
+    site = tmp_path / "site"
+    (site / "sglang-0.5.23.dist-info").mkdir(parents=True)
+    (site / "sglang-0.5.23.dist-info" / "METADATA").write_text(sglang_metadata)
+    (site / "sglang").mkdir()
+    (site / "sglang" / "__init__.py").write_text("")
+    (site / "pynvml.py").write_text(
+        "import sys\nfrom probe_fakes import fake_pynvml, h200\nsys.modules[__name__] = fake_pynvml([h200(0)])\n"
+    )
+    path = os.pathsep.join([str(REPO), str(site), str(REPO / "tests")])
+    return {"PYTHONPATH": path, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        "Metadata-Version: 2.1\nName: sglang\n",  # no Version header
+        "Metadata-Version: 2.1\nName: sglang\nVersion: garbage\n",
+        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.0.1\n",  # older than any release the rules know
+    ],
+    ids=["no-version", "garbage", "0.0.1"],
+)
+def test_an_engine_of_unreadable_or_unknown_version_never_passes_nor_labels_a_capability(tmp_path, metadata):
+    env = fake_node(tmp_path, metadata)
+    labels = attn_preflight("probe", "--no-imports", "--format", "nfd", env=env)
+    assert_result(labels)
+    backend_labels = [line for line in labels.stdout.splitlines() if "/backend." in line or "/kv." in line]
+    assert backend_labels and all(line.endswith("=false") for line in backend_labels), labels.stdout
+    check = attn_preflight("check", "--model", "llama-3.1-8b", "--format", "json", env=env)
+    assert_result(check)
+    report = json.loads(check.stdout)
+    assert report["verdict"] != "pass"
+    version = next(f for f in report["findings"] if f["rule_id"] == "general-engine-version")
+    assert version["status"] == "unknown", version
+
+
+@pytest.mark.parametrize("version", ["unknown", "garbage", "", None])
+def test_a_report_with_an_unreadable_engine_version_is_judged_with_an_unknown_finding(tmp_path, version):
+    done = attn_preflight(
+        "check", "--facts", sglang_facts(tmp_path, version), "--model", "llama-3.1-8b", "--format", "json"
+    )
+    assert_result(done)
+    report = json.loads(done.stdout)
+    assert report["verdict"] != "pass"
+    finding = next(f for f in report["findings"] if f["rule_id"] == "general-engine-version")
+    assert finding["status"] == "unknown" and "cannot be read" in finding["message"], finding
