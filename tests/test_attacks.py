@@ -176,3 +176,24 @@ def test_a_report_with_an_unreadable_engine_version_is_judged_with_an_unknown_fi
     assert report["verdict"] != "pass"
     finding = next(f for f in report["findings"] if f["rule_id"] == "general-engine-version")
     assert finding["status"] == "unknown" and "cannot be read" in finding["message"], finding
+
+
+@pytest.mark.parametrize(
+    "key,value,reason",
+    [
+        ("head_dim", "512", "head_dim must be an integer, got str"),
+        ("num_attention_heads", "30", "num_attention_heads must be an integer, got str"),
+        ("num_attention_heads", 0, "num_attention_heads must be at least 1, got 0"),
+        ("head_dim", -128, "head_dim must be at least 1, got -128"),
+        ("head_dim", 128.0, "head_dim must be an integer, got float"),
+        ("num_key_value_heads", True, "num_key_value_heads must be an integer, got bool"),
+        ("attn_logit_softcapping", float("nan"), "attn_logit_softcapping must be a positive finite number, got nan"),
+        ("attn_logit_softcapping", int("9" * 400), "attn_logit_softcapping is too large to be a number"),
+        ("attn_logit_softcapping", "50.0", "attn_logit_softcapping must be a number, got str"),
+    ],
+)
+def test_a_config_value_of_the_wrong_type_or_range_is_named_not_read_as_absent(tmp_path, key, value, reason):
+    # transformers stores config.json values as given (no coercion): these would reach the engine as they are
+    model = model_dir(tmp_path, "model", **{key: value})
+    for argv in (["check", "--gpu", "H100", "--model", model], ["matrix", "--model", model]):
+        assert_one_error_line(attn_preflight(*argv), f"{model / 'config.json'}: {reason}")
