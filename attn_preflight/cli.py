@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as err:
         if isinstance(err, StdoutError):
             _discard_stdout()
-        message = " ".join(err.format_message().split())
+        from probe.environ import redact_text
+
+        message = redact_text(" ".join(err.format_message().split()))
         click.echo(f"attn-preflight: error: {message}", err=True)
         code = EXIT_USAGE if isinstance(err, click.UsageError) else err.exit_code
     except BrokenPipeError:

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Optional
 
 from probe import __version__
-from probe.environ import is_relevant, redact
+from probe.environ import is_relevant, redact, redact_text
 from probe.facts import (
     HEALTH_CRASHED,
     HEALTH_ERROR,
@@ -388,7 +388,7 @@ class ImportCache:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), prefix=".imports-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.entries, handle)
+                handle.write(redact_text(json.dumps(self.entries)))  # a library's error may quote a token
             os.replace(tmp, self.path)
             _prune(os.path.dirname(self.path))
         except OSError:

@@ -197,3 +197,79 @@ def test_a_config_value_of_the_wrong_type_or_range_is_named_not_read_as_absent(t
     model = model_dir(tmp_path, "model", **{key: value})
     for argv in (["check", "--gpu", "H100", "--model", model], ["matrix", "--model", model]):
         assert_one_error_line(attn_preflight(*argv), f"{model / 'config.json'}: {reason}")
+
+
+# ------------------------------------------------------------------------------------------- item 9: secrets
+
+SLASHED = "s3://AKIA:abc/SeCrEtSlash@minio:9000/models"  # a URL password holding '/'
+
+
+def assert_no_secret(text: str, where: str) -> None:
+    assert "SeCrEt" not in text, f"leaked in {where}: {text[max(0, text.find('SeCrEt') - 200) :][:400]}"
+
+
+def test_a_url_password_with_a_slash_is_masked_in_every_format_and_file(tmp_path):
+    env = {"SGLANG_MODEL_STORE": SLASHED, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for fmt in ("table", "json", "markdown", "nfd"):
+        done = attn_preflight("probe", "--no-imports", "--format", fmt, env=env)
+        assert_result(done)
+        assert_no_secret(done.stdout + done.stderr, f"probe --format {fmt}")
+    saved = tmp_path / "facts.json"
+    assert_result(attn_preflight("probe", "--no-imports", "--format", "json", "-o", saved, env=env))
+    assert_no_secret(saved.read_text(), "the saved facts")
+    assert "s3://AKIA:***@minio:9000/models" in saved.read_text()
+    # a report hand-edited back to the secret is masked in both HTML pages (report, and check's --html)
+    facts = json.loads(saved.read_text())
+    facts["environment"]["SGLANG_MODEL_STORE"] = SLASHED
+    saved.write_text(json.dumps(facts))
+    page = tmp_path / "report.html"
+    assert_result(attn_preflight("report", "--facts", saved, "-o", page, env=env))
+    assert_no_secret(page.read_text(), "report HTML")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["env", "HF_TOKEN=hf_SeCrEt0001", "foo", "-m", "bar"],
+        ["sudo", "HF_TOKEN=SeCrEt0002", "python", "-x"],
+        ["env", "-i", "HF_TOKEN=SeCrEt0003", "python", "foo"],
+        ["python", "--api-key", "SeCrEt0004", "-m", "sglang.launch_server"],
+        ["python", "-m", "sglang.launch_server", "--model-path", "https://u:SeCrEt0005@host/m"],
+        ["VLLM_ATTENTION_BACKEND=https://u:SeCrEt0006@host", "vllm", "serve", "llama-3.1-8b"],
+    ],
+    ids=["env", "sudo", "env-i", "api-key-before-m", "model-path-url", "backend-url"],
+)
+def test_a_pasted_command_never_echoes_its_secrets(command):
+    done = attn_preflight("check", "--gpu", "H100", "--", *command)
+    assert "Traceback" not in done.stderr
+    assert_no_secret(done.stdout + done.stderr, " ".join(command))
+
+
+def test_a_model_url_password_is_not_echoed():
+    done = attn_preflight("check", "--gpu", "H100", "--model", "https://user:SeCrEt0007@host/model")
+    assert_one_error_line(done, "https://user:***@host/model")
+
+
+def test_a_token_in_a_library_import_error_reaches_no_output_nor_the_cache(tmp_path):
+    sys.path.insert(0, str(REPO / "tests"))
+    from probe_fakes import make_dist
+
+    site = tmp_path / "site"
+    # a library that quotes a token in its error, and one that quotes a secret variable's value
+    make_dist(site, "quack-kernels", "0.6.5", {"quack/__init__.py": "raise RuntimeError('bad hf_SeCrEt0008abcd')"})
+    make_dist(site, "xformers", "0.0.30", {"xformers/__init__.py": "import os\nraise OSError(os.environ['MY_KEY'])"})
+    cache = tmp_path / "cache"
+    env = {"PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "XDG_CACHE_HOME": str(cache)}
+    env["MY_KEY"] = "opaque-SeCrEt0009"
+    for fmt in ("table", "json", "markdown"):
+        done = attn_preflight("probe", "--format", fmt, env=env)
+        assert_result(done)
+        assert_no_secret(done.stdout + done.stderr, f"probe --format {fmt}")
+        assert "RuntimeError: bad ***" in done.stdout
+    page = tmp_path / "report.html"
+    assert_result(attn_preflight("report", "-o", page, env=env))
+    assert_no_secret(page.read_text(), "report HTML")
+    written = [path for path in cache.rglob("*") if path.is_file()]
+    assert written, "the import cache was written"
+    for path in written:
+        assert_no_secret(path.read_text(), f"the cache file {path}")

@@ -18,6 +18,7 @@ from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
 from attn_preflight.commands.common import (
     check_output_writable,
     format_option,
+    note,
     output_option,
     positive_seconds,
     write_output,
@@ -223,7 +224,7 @@ def _smoke(report, timeout: Optional[float]):
     started = time.monotonic()
 
     def progress(result, machine) -> None:
-        click.echo(progress_line(result, time.monotonic() - started, machine), err=True)
+        note(progress_line(result, time.monotonic() - started, machine))
 
     jobs = smoke_plan.plan(report.config, report.target)
     return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))

@@ -75,7 +75,18 @@ def ascii_text(text: str, encoding: str = "ascii") -> str:
         return text.encode("ascii", errors="replace").decode("ascii")
 
 
+def note(text: str) -> None:
+    """One line on stderr beside the output (progress, a file skipped, where a report went), secrets masked."""
+    from probe.environ import redact_text
+
+    click.echo(redact_text(text), err=True)
+
+
 def write_output(text: str, path: Optional[str]) -> None:
+    """The one way our output leaves: to stdout or --output, secrets masked (probe.environ.redact_text)."""
+    from probe.environ import redact_text
+
+    text = redact_text(text)
     if not text.endswith("\n"):
         text += "\n"
     if path is None or path == "-":

@@ -15,7 +15,7 @@ import click
 
 from attn_preflight.cli import InputError
 from attn_preflight.commands.check import config_from_options, config_options
-from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.common import check_output_writable, format_option, note, output_option, write_output
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
@@ -77,7 +77,7 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
         if facts is None:
             skipped.append((path, why))
             # one line per report, even for a file name with a newline or carriage return in it
-            click.echo(" ".join(f"attn-preflight: skipped {path}: {why}".split()), err=True)
+            note(" ".join(f"attn-preflight: skipped {path}: {why}".split()))
         else:
             nodes.append(Node(source=path, facts=facts))
     fleet = merge(nodes, skipped, len(paths), cfg, strict=strict)

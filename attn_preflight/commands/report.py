@@ -13,7 +13,7 @@ import click
 
 from attn_preflight.cli import InputError
 from attn_preflight.commands.check import config_from_options, config_options
-from attn_preflight.commands.common import check_output_writable, write_output
+from attn_preflight.commands.common import check_output_writable, note, write_output
 
 
 def matrix_for(config, target, backend_given: bool, kv_given: bool):
@@ -132,4 +132,4 @@ def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[
     source = facts_file or "this machine (probed now)"
     write_output(render_html(target.facts, matrix, smoke, source=source), output)
     if output != "-":
-        click.echo(f"wrote {os.path.abspath(output)}", err=True)
+        note(f"wrote {os.path.abspath(output)}")

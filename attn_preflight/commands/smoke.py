@@ -11,6 +11,7 @@ from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
 from attn_preflight.commands.common import (
     check_output_writable,
     format_option,
+    note,
     output_option,
     positive_seconds,
     write_output,
@@ -95,7 +96,7 @@ def smoke_command(
     started = time.monotonic()
 
     def progress(result, machine) -> None:
-        click.echo(progress_line(result, time.monotonic() - started, machine), err=True)
+        note(progress_line(result, time.monotonic() - started, machine))
 
     chosen_dtypes = list(dict.fromkeys(DTYPE_ALIASES[d.lower()] for d in dtypes)) or None
     raw = Runner(timeout=timeout, parallel=jobs, progress=progress).run(
