@@ -75,6 +75,21 @@ def redact_text(text: str, environ: Optional[Mapping[str, str]] = None) -> str:
     return _TOKEN_SHAPES.sub(REDACTED, text)
 
 
+def cache_home(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The base of our caches: $XDG_CACHE_HOME when it is an absolute path (the XDG Base Directory spec: a
+    relative one is invalid and ignored), else $HOME/.cache when HOME is absolute; None for no cache at all
+    (HOME='' must not mean /.cache, nor a relative path mean the working directory)."""
+    environ = os.environ if environ is None else environ
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return xdg
+    home = environ["HOME"] if "HOME" in environ else os.path.expanduser("~")
+    return os.path.join(home, ".cache") if os.path.isabs(home) else None
+
+
+NO_CACHE_HOME = "no cache directory: XDG_CACHE_HOME is not an absolute path and neither is HOME"
+
+
 def relevant_environment(environ: Optional[Mapping[str, str]] = None) -> dict[str, str]:
     environ = os.environ if environ is None else environ
     return {name: redact(name, value) for name, value in sorted(environ.items()) if is_relevant(name)}

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from probe_fakes import make_dist
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -251,9 +252,6 @@ def test_a_model_url_password_is_not_echoed():
 
 
 def test_a_token_in_a_library_import_error_reaches_no_output_nor_the_cache(tmp_path):
-    sys.path.insert(0, str(REPO / "tests"))
-    from probe_fakes import make_dist
-
     site = tmp_path / "site"
     # a library that quotes a token in its error, and one that quotes a secret variable's value
     make_dist(site, "quack-kernels", "0.6.5", {"quack/__init__.py": "raise RuntimeError('bad hf_SeCrEt0008abcd')"})
@@ -273,3 +271,60 @@ def test_a_token_in_a_library_import_error_reaches_no_output_nor_the_cache(tmp_p
     assert written, "the import cache was written"
     for path in written:
         assert_no_secret(path.read_text(), f"the cache file {path}")
+
+
+# ------------------------------------------------------------------------- the import cache (items 4, 5, 10)
+
+
+@pytest.fixture
+def cached(tmp_path) -> tuple[dict, Path]:
+    """An environment with its own cache and a library that imports at once (a fake quack-kernels), and the
+    import cache file a first probe wrote there."""
+    make_dist(tmp_path / "site", "quack-kernels", "0.6.5", {"quack/__init__.py": ""})
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path / 'site'}"}
+    assert_result(attn_preflight("probe", "--format", "json", env=env))
+    (path,) = (tmp_path / "cache" / "attn-preflight").glob("imports-*.json")
+    return env, path
+
+
+WRONG_TYPES = [("status", 5), ("seconds", "fast"), ("error", ["x"]), ("causes", "boom"), ("details", [1, 2])]
+
+
+@pytest.mark.parametrize("argv", [["probe"], ["probe", "--format", "markdown"], ["report", "-o", "-"]], ids=str)
+def test_wrong_typed_values_in_the_import_cache_are_checked_again(cached, argv):
+    env, path = cached
+    entries = json.loads(path.read_text())
+    key = next(k for k in entries if json.loads(k)["module"] == "quack")
+    for field, value in WRONG_TYPES:
+        path.write_text(json.dumps({**entries, key: {**entries[key], field: value}}))
+        assert_result(attn_preflight(*argv, env=env))
+        assert json.loads(path.read_text())[key][field] != value, "checked again and rewritten"
+
+
+def test_a_directory_or_fifo_where_the_cache_file_goes_leaves_no_temporary_file_and_never_blocks(cached):
+    env, path = cached
+    path.unlink()
+    path.mkdir()
+    for _ in range(2):
+        assert_result(attn_preflight("probe", "--format", "json", env=env))
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".imports-")] == []
+    path.rmdir()
+    os.mkfifo(path)
+    assert_result(attn_preflight("probe", "--format", "json", env=env))  # TIMEOUT would end a blocked read
+
+
+@pytest.mark.parametrize(
+    "xdg,home",
+    [("relative/cache", "HOME"), ("", ""), ("", "relative-home")],
+    ids=["relative-xdg", "empty", "relative-home"],
+)
+def test_no_cache_is_written_relative_to_the_working_directory_or_at_the_root(tmp_path, xdg, home):
+    # XDG Base Directory spec: a relative XDG_CACHE_HOME is invalid and ignored; HOME='' is no home
+    env = {"XDG_CACHE_HOME": xdg, "HOME": str(tmp_path / "home") if home == "HOME" else home}
+    work = tmp_path / "work"
+    work.mkdir()
+    before = os.path.exists("/.cache")
+    done = attn_preflight("probe", "--format", "json", env=env, cwd=work)
+    assert_result(done)
+    assert list(work.iterdir()) == []
+    assert os.path.exists("/.cache") == before

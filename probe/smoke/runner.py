@@ -135,7 +135,7 @@ class Runner:
         started = time.monotonic()
         machine = self._machine = machine_summary()
         cache_vars, root, notes = cache_environment(self.environ)
-        machine.cache_dir, machine.cache_notes = str(root), notes
+        machine.cache_dir, machine.cache_notes = (str(root) if root else None), notes
         installed = _installed([kernel for kernel, _ in jobs], machine)
         no_gpu = None if machine.gpus else f"no GPU: {machine.gpu_error or 'NVML reports no devices'}"
         parallel = self.parallel or (min(MAX_PARALLEL, os.cpu_count() or 1) if machine.gpus else 1)
