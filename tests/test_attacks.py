@@ -328,3 +328,31 @@ def test_no_cache_is_written_relative_to_the_working_directory_or_at_the_root(tm
     assert_result(done)
     assert list(work.iterdir()) == []
     assert os.path.exists("/.cache") == before
+
+
+# --------------------------------------------------------------------------------------- item 7: bad values
+
+
+@pytest.mark.parametrize(
+    "argv,option",
+    [
+        (["probe", "--timeout", "1e10"], "--timeout"),
+        (["check", "--probe-timeout", "1e10"], "--probe-timeout"),
+        (["check", "--gpu", "H100", "--smoke", "--smoke-timeout", "1e10"], "--smoke-timeout"),
+        (["smoke", "--timeout", "1e10"], "--timeout"),
+        (["check", "--gpu", ""], "--gpu"),
+        (["check", "--facts", ""], "--facts"),
+        (["check", "--gpu", "H100", "--model", ""], "--model"),
+        (["check", "--gpu", "H100", "--model", "  "], "--model"),
+        (["matrix", "--model", ""], "--model"),
+        (["matrix", "--model", "llama-3.1-8b", "--gpu", ""], "--gpu"),
+        (["report", "--facts", "", "-o", "-"], "--facts"),
+        (["fleet", SGLANG_FACTS, "--model", ""], "--model"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else str(value[0]),
+)
+def test_a_bad_value_is_one_error_line_before_any_work(tmp_path, argv, option):
+    # before: 1e10 made every import check fail (and that false error was cached); '' meant "not given"
+    done = attn_preflight(*argv, env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert_one_error_line(done, f"'{option}'")
+    assert not (tmp_path / "cache").exists()

@@ -18,6 +18,7 @@ from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
 from attn_preflight.commands.common import (
     check_output_writable,
     format_option,
+    not_blank,
     note,
     output_option,
     positive_seconds,
@@ -97,6 +98,7 @@ def config_options(func):
         click.option(
             "--model",
             metavar="DIR|CONFIG|PRESET",
+            callback=not_blank,
             help="Local HF model directory, its config.json, a hub id (read from the local Hugging Face cache, "
             "never downloaded) or a preset: " + _preset_names() + ".",
         ),
@@ -161,6 +163,7 @@ def target_options(func):
         click.option(
             "--gpu",
             metavar="NAME",
+            callback=not_blank,
             help="Judge for a GPU profile (H100, B200, RTX 5090, ...) or a compute capability (sm_90, 12.1) "
             "instead of this machine. Software facts are then unknown (reported as skipped).",
         ),
@@ -169,6 +172,7 @@ def target_options(func):
             "facts_file",
             metavar="FILE",
             type=click.Path(dir_okay=False),
+            callback=not_blank,
             help="Judge a report saved by `attn-preflight probe --format json`.",
         ),
         click.option(

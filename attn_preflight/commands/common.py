@@ -35,10 +35,21 @@ def output_option():
     )
 
 
+MAX_SECONDS = 86400.0  # a day: longer is a typo (1e10), and overflows the children's timers (faulthandler)
+
+
 def positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    """A click callback for a time limit: a positive, finite number of seconds."""
-    if value != value or value <= 0 or value == float("inf"):  # NaN, non-positive, infinite
-        raise click.BadParameter(f"must be a positive number of seconds, got {value:g}")
+    """A click callback for a time limit: a positive number of seconds, at most MAX_SECONDS."""
+    if value != value or value <= 0 or value > MAX_SECONDS:  # NaN, non-positive, infinite or huge
+        raise click.BadParameter(f"must be a positive number of seconds up to {MAX_SECONDS:g}, got {value:g}")
+    return value
+
+
+def not_blank(ctx: click.Context, param: click.Parameter, value):
+    """A click callback: a name or path that was given must say something (`--gpu ''` is not "no --gpu")."""
+    for given in value if isinstance(value, tuple) else (value,):
+        if given is not None and not given.strip():
+            raise click.BadParameter("must not be empty")
     return value
 
 
