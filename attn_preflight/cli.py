@@ -7,6 +7,7 @@ Every error the user can cause ends as one line on stderr and exit 2, never a tr
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import click
@@ -42,11 +43,23 @@ class InputError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
+
+
+def safe_text(text: str) -> str:
+    """What we print, anywhere: secrets masked (probe.environ.redact_text), and control characters (ANSI
+    escapes in a report's hostname, a carriage return in a file name) shown as \\xNN instead of acting on the
+    terminal."""
+    from probe.environ import redact_text
+
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", redact_text(text))
+
+
 class StdoutError(InputError):
     """stdout cannot take our output (closed, a full device): one line on stderr, exit 2."""
 
 
-def _discard_stdout() -> None:
+def discard_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's flush at exit cannot fail a second time."""
     import os
 
@@ -110,13 +123,8 @@ def main(argv: list[str] | None = None) -> None:
         code = EXIT_OK
     except click.ClickException as err:
         if isinstance(err, StdoutError):
-            _discard_stdout()
-        from probe.environ import redact_text
-
-        message = redact_text(" ".join(err.format_message().split()))
+            discard_stdout()
+        message = safe_text(" ".join(err.format_message().split()))
         click.echo(f"attn-preflight: error: {message}", err=True)
         code = EXIT_USAGE if isinstance(err, click.UsageError) else err.exit_code
-    except BrokenPipeError:
-        _discard_stdout()
-        code = EXIT_OK  # `attn-preflight probe | head` is not an error
     sys.exit(code or 0)

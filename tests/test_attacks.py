@@ -356,3 +356,60 @@ def test_a_bad_value_is_one_error_line_before_any_work(tmp_path, argv, option):
     done = attn_preflight(*argv, env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert_one_error_line(done, f"'{option}'")
     assert not (tmp_path / "cache").exists()
+
+
+# ------------------------------------------------------------------------------------ fleet (items 4 and 10)
+
+
+def unreadable_directory(tmp_path: Path) -> Path:
+    """A directory os.listdir refuses: mode 000 for a user; as root (who reads anything) /proc/1/map_files,
+    which needs CAP_SYS_ADMIN in the init process's namespace."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    for candidate in (locked, Path("/proc/1/map_files")):
+        try:
+            os.listdir(candidate)
+        except OSError:
+            return candidate
+    pytest.skip("no directory here refuses a listing")
+
+
+def test_an_unreadable_directory_given_to_fleet_is_one_error_line(tmp_path):
+    directory = unreadable_directory(tmp_path)
+    assert_one_error_line(attn_preflight("fleet", directory), f"cannot read directory {directory}")
+
+
+def test_a_report_named_twice_is_one_node(tmp_path):
+    report = tmp_path / "node.json"
+    report.write_text(SGLANG_FACTS.read_text())
+    (tmp_path / "link.json").symlink_to(report)
+    done = attn_preflight("fleet", report, report, tmp_path, "--format", "json")
+    assert_result(done)
+    assert json.loads(done.stdout)["nodes"] == 1
+
+
+def test_control_characters_in_a_report_never_reach_the_terminal(tmp_path):
+    facts = json.loads(SGLANG_FACTS.read_text())
+    facts["host"]["hostname"] = "node\x1b]0;owned\x07\x1b[2J\r"
+    report = tmp_path / "node.json"
+    report.write_text(json.dumps(facts))
+    for argv in (["fleet", report], ["fleet", report, "--format", "markdown"], ["check", "--facts", report]):
+        done = attn_preflight(*argv)
+        assert_result(done)
+        assert not any(c in done.stdout + done.stderr for c in "\x1b\x07\r"), argv
+    assert "node\\x1b]0;owned\\x07" in attn_preflight("fleet", report).stdout
+
+
+def test_a_closed_pipe_keeps_the_verdicts_exit_code(tmp_path):
+    # `attn-preflight check ... | true`: the reader is gone before we write; click turned that into exit 1
+    for argv, code in (
+        (["rules"], 0),
+        (["check", "--gpu", "H100"], 0),
+        (["check", "--gpu", "H100", "--kv-cache-dtype", "mxfp8"], 1),
+    ):
+        reader = subprocess.Popen(["true"], stdin=subprocess.PIPE)
+        reader.wait()
+        done = attn_preflight(*argv, stdout=reader.stdin)
+        reader.stdin.close()
+        assert done.returncode == code and done.stderr == "", (argv, done.stderr)

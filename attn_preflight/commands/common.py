@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from attn_preflight.cli import InputError, StdoutError
+from attn_preflight.cli import InputError, StdoutError, discard_stdout, safe_text
 
 FORMATS = ("table", "json", "markdown")
 
@@ -41,7 +41,7 @@ MAX_SECONDS = 86400.0  # a day: longer is a typo (1e10), and overflows the child
 def positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
     """A click callback for a time limit: a positive number of seconds, at most MAX_SECONDS."""
     if value != value or value <= 0 or value > MAX_SECONDS:  # NaN, non-positive, infinite or huge
-        raise click.BadParameter(f"must be a positive number of seconds up to {MAX_SECONDS:g}, got {value:g}")
+        raise click.BadParameter(f"must be a positive number of seconds, got {value:g} (at most {MAX_SECONDS:g})")
     return value
 
 
@@ -87,17 +87,13 @@ def ascii_text(text: str, encoding: str = "ascii") -> str:
 
 
 def note(text: str) -> None:
-    """One line on stderr beside the output (progress, a file skipped, where a report went), secrets masked."""
-    from probe.environ import redact_text
-
-    click.echo(redact_text(text), err=True)
+    """One line on stderr beside the output (progress, a file skipped, where a report went), made safe_text."""
+    click.echo(safe_text(text), err=True)
 
 
 def write_output(text: str, path: Optional[str]) -> None:
-    """The one way our output leaves: to stdout or --output, secrets masked (probe.environ.redact_text)."""
-    from probe.environ import redact_text
-
-    text = redact_text(text)
+    """The one way our output leaves: to stdout or --output, made safe_text (secrets, control characters)."""
+    text = safe_text(text)
     if not text.endswith("\n"):
         text += "\n"
     if path is None or path == "-":
@@ -112,8 +108,8 @@ def write_output(text: str, path: Optional[str]) -> None:
         try:
             stdout.write(text)
             stdout.flush()
-        except BrokenPipeError:
-            raise  # `| head` closed the pipe: not an error (cli.main)
+        except BrokenPipeError:  # `| head` or `| true` closed the pipe: not an error; the verdict's exit stands
+            discard_stdout()
         except OSError as err:  # e.g. stdout on /dev/full
             raise StdoutError(f"cannot write to stdout: {err.strerror or err}") from None
         return
