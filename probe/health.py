@@ -344,7 +344,7 @@ def _mtime(path: str) -> Optional[int]:
 
 def _read_first_line(path: str) -> Optional[str]:
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.readline().strip()
     except OSError:
         return None
@@ -507,14 +507,18 @@ def _dist_name_version(dist_info: str) -> tuple[str, str]:
     import pathlib
 
     dist = importlib.metadata.PathDistribution(pathlib.Path(dist_info))
-    return dist.metadata["Name"] or os.path.basename(dist_info), dist.version or "unknown"
+    try:
+        return dist.metadata["Name"] or os.path.basename(dist_info), dist.version or "unknown"
+    except UnicodeDecodeError:  # a METADATA that is not UTF-8: the directory still names the distribution
+        name, _, version = os.path.basename(dist_info).removesuffix(".dist-info").partition("-")
+        return name, version or "unknown"
 
 
 def pth_added_paths(pth_path: str, site_dir: str) -> list[str]:
     """Directories a .pth file adds: its plain path lines, and `import` lines of the form
     os.path.join(<package>.__path__[0], '<sub>') (how nvidia_cutlass_dsl_packages.pth does it)."""
     try:
-        with open(pth_path, encoding="utf-8") as handle:
+        with open(pth_path, encoding="utf-8", errors="replace") as handle:  # site.py reads it as locale text
             lines = handle.read().splitlines()
     except OSError:
         return []

@@ -413,3 +413,36 @@ def test_a_closed_pipe_keeps_the_verdicts_exit_code(tmp_path):
         done = attn_preflight(*argv, stdout=reader.stdin)
         reader.stdin.close()
         assert done.returncode == code and done.stderr == "", (argv, done.stderr)
+
+
+# ------------------------------------------------------------------------------------------- smoke (item 10)
+
+
+def test_smoke_says_when_nothing_ran_and_strict_fails_it():
+    # sdpa-cudnn needs a GPU: skipped here; on a GPU machine pick a kernel that is surely missing
+    kernel = "sdpa-cudnn" if not os.path.exists("/dev/nvidiactl") else "flash-mla"
+    results = json.loads(attn_preflight("smoke", "--kernel", kernel, "--format", "json").stdout)["results"]
+    if any(r["status"] != "skipped" for r in results):
+        pytest.skip(f"{kernel} runs here")
+    plain = attn_preflight("smoke", "--kernel", kernel)
+    assert plain.returncode == 0 and "nothing ran: no kernel was tested" in plain.stdout, plain.stdout
+    assert attn_preflight("smoke", "--kernel", kernel, "--strict").returncode == 1
+
+
+def test_the_reproduce_command_names_the_interpreter_that_ran_the_kernel(tmp_path):
+    done = attn_preflight("smoke", "--kernel", "sdpa-math", "--format", "json", env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert_result(done)
+    commands = [r["reproduce"] for r in json.loads(done.stdout)["results"] if r.get("reproduce")]
+    assert commands and all(c.startswith(f"{sys.executable} -m probe.smoke.worker ") for c in commands), commands
+
+
+def test_non_utf8_metadata_and_pth_files_still_show_the_library_installed(tmp_path):
+    site = tmp_path / "site"
+    dist_info = make_dist(site, "quack-kernels", "0.6.5", {"quack/__init__.py": "", "quack.pth": "quack\n# Ren\xe9\n"})
+    (dist_info / "METADATA").write_bytes(b"Metadata-Version: 2.1\nName: quack-kernels\nVersion: 0.6.5\nAuthor: Ren\xe9\n")
+    (site / "quack.pth").write_bytes(b"# Ren\xe9 \xff\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = attn_preflight("probe", "--format", "json", env=env)
+    assert_result(done)
+    quack = next(lib for lib in json.loads(done.stdout)["libraries"] if lib["key"] == "quack")
+    assert quack["distributions"] == {"quack-kernels": "0.6.5"} and quack["health"]["status"] == "ok", quack

@@ -98,8 +98,10 @@ def kernel_module(kernel: Kernel) -> str:
 
 
 def reproduce_command(kernel: Kernel, case: Case) -> str:
+    """The case alone, with the interpreter that ran it (a bare `python` may be another environment)."""
     cases = json.dumps([case.to_dict()], separators=(",", ":"))
-    return f"python -m probe.smoke.worker {kernel_module(kernel)} {kernel.name} {shlex.quote(cases)}"
+    worker = f"-m probe.smoke.worker {kernel_module(kernel)} {kernel.name} {shlex.quote(cases)}"
+    return f"{shlex.quote(sys.executable)} {worker}"
 
 
 @dataclass
