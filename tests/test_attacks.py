@@ -439,7 +439,9 @@ def test_the_reproduce_command_names_the_interpreter_that_ran_the_kernel(tmp_pat
 def test_non_utf8_metadata_and_pth_files_still_show_the_library_installed(tmp_path):
     site = tmp_path / "site"
     dist_info = make_dist(site, "quack-kernels", "0.6.5", {"quack/__init__.py": "", "quack.pth": "quack\n# Ren\xe9\n"})
-    (dist_info / "METADATA").write_bytes(b"Metadata-Version: 2.1\nName: quack-kernels\nVersion: 0.6.5\nAuthor: Ren\xe9\n")
+    (dist_info / "METADATA").write_bytes(
+        b"Metadata-Version: 2.1\nName: quack-kernels\nVersion: 0.6.5\nAuthor: Ren\xe9\n"
+    )
     (site / "quack.pth").write_bytes(b"# Ren\xe9 \xff\n")
     env = {"PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = attn_preflight("probe", "--format", "json", env=env)
