@@ -23,13 +23,15 @@ GEMMA = FIXTURES / "models" / "gemma-2-9b" / "config.json"
 TIMEOUT = 120
 
 
-def attn_preflight(*argv, env=None, cwd=None, stdout=subprocess.PIPE, **kwargs) -> subprocess.CompletedProcess:
+def attn_preflight(
+    *argv, env=None, cwd=None, stdout=subprocess.PIPE, encoding="utf-8", **kwargs
+) -> subprocess.CompletedProcess:
     environ = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "attn_preflight", *map(str, argv)],
         stdout=stdout,
         stderr=subprocess.PIPE,
-        text=True,
+        encoding=encoding,
         env=environ,
         cwd=cwd,
         timeout=TIMEOUT,
@@ -99,6 +101,14 @@ def test_stdout_on_dev_full_is_one_error_line(argv):
 def test_closed_stdout_is_one_error_line_before_any_work(argv):
     done = attn_preflight(*argv, stdout=None, pass_fds=(), preexec_fn=lambda: os.close(1))
     assert_one_error_line(done, "stdout is closed")
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+@pytest.mark.parametrize("argv", VERBS, ids=lambda argv: argv[0])
+def test_a_stdout_that_cannot_encode_unicode_gets_a_result_in_every_verb(argv, encoding):
+    # PYTHONIOENCODING stands for a latin-1 or ASCII locale (this machine may have neither installed)
+    done = attn_preflight(*argv, env={"PYTHONIOENCODING": encoding}, encoding=encoding)  # decoding fails otherwise
+    assert_result(done)
 
 
 def test_output_relative_to_a_deleted_working_directory(tmp_path):
@@ -448,3 +458,30 @@ def test_non_utf8_metadata_and_pth_files_still_show_the_library_installed(tmp_pa
     assert_result(done)
     quack = next(lib for lib in json.loads(done.stdout)["libraries"] if lib["key"] == "quack")
     assert quack["distributions"] == {"quack-kernels": "0.6.5"} and quack["health"]["status"] == "ok", quack
+
+
+# ------------------------------------------------------------------------------- item 5: hangs and memory
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "/dev/urandom"])
+def test_a_special_file_as_config_or_report_is_refused_at_once(tmp_path, special):
+    if special == "fifo":
+        target = tmp_path / "pipe"
+        os.mkfifo(target)
+    else:
+        target = Path(special)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").symlink_to(target)
+    report = tmp_path / "report.json"
+    report.symlink_to(target)
+    for argv in (
+        ["check", "--gpu", "H100", "--model", model],
+        ["matrix", "--model", model / "config.json"],
+        ["check", "--facts", report],
+        ["report", "--facts", report, "-o", tmp_path / "page.html"],
+    ):
+        done = attn_preflight(*argv)  # a blocked read or a growing one ends in TIMEOUT, failing the test
+        assert_one_error_line(done, "not a regular file")
+    fleet = attn_preflight("fleet", report, SGLANG_FACTS)
+    assert fleet.returncode == 2 and f"skipped {report}: cannot read: not a regular file" in fleet.stderr
