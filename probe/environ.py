@@ -32,16 +32,17 @@ RELEVANT_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "CUDA_HOME", "C
 
 SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 REDACTED = "***"
-# scheme://user:password@host — the password up to the last '@' of the authority may hold '/' ("abc/def").
-_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"']*):[^\s\"'@]*@")
+# scheme://user:password@host. The password runs to the last '@' before a space, quote or tag: it may hold '/'
+# ("abc/def") or an unescaped '@'; masking a path's '@' too errs on the safe side.
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*):[^\s\"<>]*@")
 _SECRET_NAME = r"[A-Za-z0-9_]*(?:" + "|".join(SECRET_WORDS) + r")[A-Za-z0-9_]*"
 # NAME=VALUE (a pasted env prefix, a variable in a library's message) and --api-key VALUE / --hf-token=VALUE.
-_SECRET_ASSIGNMENT = re.compile(r"(?P<head>\b" + _SECRET_NAME + r"=)[^\s\"']+", re.IGNORECASE)
+_SECRET_ASSIGNMENT = re.compile(r"(?P<head>\b" + _SECRET_NAME + r"=)[^\s\"<>]+", re.IGNORECASE)
 # A flag is secret when one of its words is (--api-key, --hf-token), not --max-total-tokens.
 _SECRET_FLAG = re.compile(
     r"(?P<head>--(?:[a-z0-9]+-)*(?:"
     + "|".join(SECRET_WORDS)
-    + r"|credentials)(?:-[a-z0-9]+)*(?:=|\s+))[^\s\"'-][^\s\"']*",
+    + r"|credentials)(?:-[a-z0-9]+)*(?:=|\s+))[^\s\"<>-][^\s\"<>]*",
     re.IGNORECASE,
 )
 # Tokens whose shape says what they are: Hugging Face, OpenAI-style, GitHub, AWS access key ids, Slack, Bearer.
