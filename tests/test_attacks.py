@@ -136,6 +136,18 @@ def test_integer_of_5000_digits_in_a_report_or_config(tmp_path):
     assert f"skipped {report}: not a JSON report: Exceeds the limit (4300 digits)" in fleet.stderr
 
 
+def test_a_report_listing_a_library_twice_is_refused_by_name(tmp_path):
+    facts = json.loads(SGLANG_FACTS.read_text())
+    facts["libraries"].append({**facts["libraries"][3], "distributions": {"flash-attn-4": "4.0.0b36"}})
+    report = tmp_path / "twice.json"
+    report.write_text(json.dumps(facts))
+    key = facts["libraries"][3]["key"]
+    for argv in (["check", "--facts", report], ["report", "--facts", report, "-o", tmp_path / "r.html"]):
+        assert_one_error_line(attn_preflight(*argv), f"libraries: key {key!r} appears more than once")
+    fleet = attn_preflight("fleet", report, SGLANG_FACTS)
+    assert fleet.returncode == 2 and f"skipped {report}: facts.libraries: key {key!r}" in fleet.stderr
+
+
 # ------------------------------------------------------------------------------- item 1: unknown never passes
 
 
