@@ -40,7 +40,7 @@ FACTS_FILES = sorted(glob.glob(str(FIXTURES / "probe-*.json")) + glob.glob(str(F
 REAL_CONFIGS = [json.loads(Path(d, "config.json").read_text()) for d in MODEL_DIRS]
 REAL_FACTS = [json.loads(Path(f).read_text()) for f in FACTS_FILES]
 
-# Cases per test; their sum (asserted at the end) is the suite's claim: >= 1,000 per run.
+# Cases per test; their sum (asserted at the end) is the suite's claim in the README.
 EXAMPLES = {
     "check_flags": 600,
     "pasted_command": 400,
@@ -851,8 +851,9 @@ def test_found_by_fuzzing_config(scratch, name):
 
 
 def test_generated_case_count():
-    """The claim in the README: at least 1,000 generated cases per run (counted, not configured)."""
+    """The claim in the README: 3,605 generated cases per run (counted, not configured; a generator whose space
+    is smaller than its budget stops early, so the floor is 3,500)."""
     if set(GENERATED) < set(EXAMPLES):
         pytest.skip("only part of the fuzz suite ran")
     total = sum(count for name, count in GENERATED.items() if name in EXAMPLES)
-    assert total >= 1000, GENERATED
+    assert total >= 3500, GENERATED
