@@ -497,3 +497,24 @@ def test_a_special_file_as_config_or_report_is_refused_at_once(tmp_path, special
         assert_one_error_line(done, "not a regular file")
     fleet = attn_preflight("fleet", report, SGLANG_FACTS)
     assert fleet.returncode == 2 and f"skipped {report}: cannot read: not a regular file" in fleet.stderr
+
+
+@pytest.mark.parametrize("refs_main", ["fifo", "/dev/zero", "not-utf8"])
+def test_a_hub_cache_whose_refs_main_is_special_still_finds_the_snapshot(tmp_path, refs_main):
+    repo = tmp_path / "hub" / "models--someone--model"
+    snapshot = repo / "snapshots" / "0123456789abcdef0123456789abcdef01234567"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(GEMMA.read_text())
+    (repo / "refs").mkdir()
+    main = repo / "refs" / "main"
+    if refs_main == "fifo":
+        os.mkfifo(main)
+    elif refs_main == "not-utf8":
+        main.write_bytes(b"\xff\xfe\n")
+    else:
+        main.symlink_to(refs_main)
+    done = attn_preflight(
+        "check", "--gpu", "H100", "--model", "someone/model", env={"HF_HUB_CACHE": str(tmp_path / "hub")}
+    )
+    assert_result(done)  # a blocked or endless read runs into TIMEOUT
+    assert "Gemma2ForCausalLM" in done.stdout
