@@ -136,6 +136,21 @@ def test_integer_of_5000_digits_in_a_report_or_config(tmp_path):
     assert f"skipped {report}: not a JSON report: Exceeds the limit (4300 digits)" in fleet.stderr
 
 
+def test_json_100000_deep_in_a_report_or_config(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    for argv in (
+        ["check", "--facts", deep],
+        ["report", "--facts", deep, "-o", tmp_path / "r.html"],
+        ["check", "--gpu", "H100", "--model", model],
+        ["matrix", "--model", model],
+    ):
+        assert_one_error_line(attn_preflight(*argv), "nested too deeply")
+
+
 def test_a_report_listing_a_library_twice_is_refused_by_name(tmp_path):
     facts = json.loads(SGLANG_FACTS.read_text())
     facts["libraries"].append({**facts["libraries"][3], "distributions": {"flash-attn-4": "4.0.0b36"}})
