@@ -1,15 +1,24 @@
 """GPUs through NVML (nvidia-ml-py's `pynvml`): never a CUDA context, never torch.
 
-Every failure becomes a value: no NVML or no driver gives an empty device list with the reason; one GPU
-whose query fails gets `error` and the others stand. NVML numbers devices in PCI order, which is not
-CUDA's order under CUDA_VISIBLE_DEVICES (that variable is reported with the environment).
+NVML is queried in a child process (`GpuProbe`): a libnvidia-ml whose init hangs, segfaults or aborts costs
+that child, and its fate is reported like any other answer. Every failure becomes a value: no NVML or no
+driver gives an empty device list with the reason; one GPU whose query fails gets `error` and the others
+stand. NVML numbers devices in PCI order, which is not CUDA's order under CUDA_VISIBLE_DEVICES (that
+variable is reported with the environment).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any, Callable, Optional
 
-from probe.facts import GpuDevice, GpuFacts
+from probe.children import Child, probe_argv, signal_name
+from probe.facts import FactsError, GpuDevice, GpuFacts, Schema, to_jsonable
+
+# Generous: without persistence mode, nvmlInit opens every GPU, seconds on a machine of eight.
+NVML_TIMEOUT_S = 15.0
+GPU_FACTS = Schema(GpuFacts)
 
 # NVML error codes (nvml.h nvmlReturn_t), named here so a missing constant in an old binding cannot break us.
 _NOT_SUPPORTED = 3
@@ -32,6 +41,54 @@ _INIT_REASONS = {
 
 
 def collect_gpus() -> GpuFacts:
+    return GpuProbe().result()
+
+
+class GpuProbe:
+    """The NVML query in its own child (`python -I`), started at once so that it runs beside our own work."""
+
+    def __init__(self, timeout: Optional[float] = None):
+        self.timeout = NVML_TIMEOUT_S if timeout is None else timeout
+        self.child: Optional[Child] = None
+        self.error: Optional[str] = None
+        try:
+            self.child = Child(probe_argv("from probe.gpus import report_gpus\nreport_gpus()"), self.timeout)
+        except OSError as err:
+            self.error = f"the NVML query could not start: {type(err).__name__}: {err}"
+
+    def result(self) -> GpuFacts:
+        if self.child is None:
+            return GpuFacts(error=self.error)
+        answer = self.child.communicate()
+        if answer is None:
+            return GpuFacts(error=f"NVML query timed out after {self.timeout:g} s: libnvidia-ml did not answer")
+        out, err = answer
+        code = self.child.returncode or 0
+        if code < 0:
+            return GpuFacts(error=f"NVML query crashed ({signal_name(-code)}, signal {-code}) in libnvidia-ml")
+        try:
+            return GPU_FACTS.read(json.loads(out), "nvml")
+        except (ValueError, FactsError):
+            tail = err.strip().splitlines()[-1:] or [f"exit status {code}"]
+            return GpuFacts(error=f"the NVML query gave no answer: {tail[0][:300]}")
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
+
+
+def report_gpus() -> None:
+    """The NVML child: what `query_gpus` finds, as JSON on its stdout (fd 1 itself goes to stderr while NVML
+    runs, so that nothing the library prints can garble the answer), then out without teardown hooks."""
+    answer = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    answer.write(json.dumps(to_jsonable(query_gpus())))
+    answer.flush()
+    os._exit(0)
+
+
+def query_gpus() -> GpuFacts:
+    """NVML asked in this process (in the NVML child)."""
     try:
         import pynvml
     except Exception as err:  # not installed, or a broken/old binding

@@ -1,0 +1,158 @@
+"""How probe runs other processes: import checks, smoke workers, the NVML query and nvcc.
+
+Each child is isolated from the working directory: Python children run with `-I` (no cwd or script directory
+on sys.path, no PYTHON* variables, no user site) and get instead the explicit sys.path of the environment
+being probed, without the working directory, where a stray `torch.py` or `probe/` would shadow what is
+installed. Each child runs in a session of its own (no terminal: Ctrl-C reaches only us) and is killed with
+everything it started, as a process group, on timeout and on every way out of the probe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import IO, Any, Optional, Union
+
+# Loads this probe package from where it lives, without putting its directory on the child's sys.path (where
+# it would shadow the environment's own packages, and a site-packages root would reorder them).
+PROBE_BOOTSTRAP = r"""
+import importlib.util, json, os, sys
+setup = json.loads(sys.argv.pop(1))
+sys.path[:] = setup["path"]
+spec = importlib.util.spec_from_file_location(
+    "probe", setup["package"], submodule_search_locations=[os.path.dirname(setup["package"])])
+sys.modules["probe"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sys.modules["probe"])
+del importlib, json, os, setup, spec
+"""
+NEUTRAL_CWD = os.sep  # for children that write nothing: nothing there is on their sys.path
+
+Output = Union[int, IO[Any], None]
+
+
+def environment_path() -> list[str]:
+    """sys.path of the environment being probed, as a child gets it: absolute entries, in order, without the
+    working directory (`python -c`/`-m` put it first: a `torch.py` there is not the installed torch)."""
+    try:
+        cwd: Optional[str] = os.path.realpath(os.getcwd())
+    except OSError:  # a deleted working directory: relative entries point nowhere
+        cwd = None
+    path = []
+    for entry in sys.path:
+        if not entry or (cwd is None and not os.path.isabs(entry)):
+            continue
+        absolute = os.path.abspath(entry)
+        if os.path.realpath(absolute) != cwd:
+            path.append(absolute)
+    return list(dict.fromkeys(path))
+
+
+def user_site_dirs() -> list[str]:
+    """The user site directory when this interpreter uses it: `-I` skips it, so the child runs its .pth files."""
+    import site
+
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    return [user_site] if user_site and user_site in sys.path else []
+
+
+def python_argv(code: str, *args: str, options: tuple[str, ...] = ()) -> list[str]:
+    """`python -I OPTIONS -c CODE ARGS...` with this interpreter (`-S` too where it runs without site)."""
+    return [sys.executable, "-I", *(["-S"] if sys.flags.no_site else []), *options, "-c", code, *args]
+
+
+def probe_argv(statement: str, *args: str) -> list[str]:
+    """A Python child that runs `statement` with this probe package importable (`from probe.x import y`)."""
+    import probe
+
+    setup = {"path": environment_path(), "package": os.path.abspath(probe.__file__)}
+    return python_argv(PROBE_BOOTSTRAP + statement, json.dumps(setup), *args)
+
+
+def spawn(
+    argv: list[str],
+    cwd: str,
+    stdout: Output = subprocess.DEVNULL,
+    stderr: Output = subprocess.DEVNULL,
+    env: Optional[dict] = None,
+) -> subprocess.Popen:
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,  # no controlling terminal; its own process group, killed as a whole
+    )
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """Kills the child and whatever it started (compile servers, workers, a wrapper's real nvcc) and reaps it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+class Child:
+    """A quick child with a deadline counted from its start: started at once, its output read when wanted."""
+
+    def __init__(self, argv: list[str], timeout: float, env: Optional[dict] = None):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.process = spawn(argv, NEUTRAL_CWD, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+    def communicate(self) -> Optional[tuple[str, str]]:
+        """(stdout, stderr) once it has exited; None when it ran past its deadline (then it has been killed)."""
+        try:
+            out, err = self.process.communicate(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return None
+        finally:
+            self.close()  # anything it left running in its session
+        return out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.process.returncode
+
+    def close(self) -> None:
+        kill_group(self.process)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def signal_name(number: int) -> str:
+    """'SIGSEGV (Segmentation fault)' for 11."""
+    try:
+        sig = signal.Signals(number)
+    except ValueError:
+        return f"signal {number}"
+    description = signal.strsignal(sig) if hasattr(signal, "strsignal") else None
+    return f"{sig.name} ({description})" if description else sig.name
+
+
+class TerminateAsExit:
+    """SIGTERM (`timeout`, a CI job cancelled, `kill`) unwinds like Ctrl-C, so that the children, which live in
+    sessions of their own and would outlive us, are killed and temporary directories removed."""
+
+    def __enter__(self) -> TerminateAsExit:
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._exit)
+        return self
+
+    @staticmethod
+    def _exit(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
