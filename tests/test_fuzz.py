@@ -11,14 +11,13 @@ from __future__ import annotations
 import copy
 import glob
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from cli_run import assert_clean_outcome, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from probe_fakes import NVML_ERROR_LIBRARY_NOT_FOUND, NVMLError, fake_pynvml
+from probe_fakes import NVML_ERROR_LIBRARY_NOT_FOUND, NVMLError, use_fake_pynvml
 
 from rules.config import kv_dtype_choices
 from rules.engine import all_rules
@@ -328,13 +327,10 @@ def test_report(scratch, facts, flags):
 
 
 @pytest.fixture
-def no_gpu(monkeypatch):
+def no_gpu(monkeypatch, tmp_path):
     """No GPU, whatever this machine has: every GPU kernel is skipped at once, so only the arguments are fuzzed."""
-    monkeypatch.setitem(
-        sys.modules,
-        "pynvml",
-        fake_pynvml([], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")),
-    )
+    no_library = NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")
+    use_fake_pynvml(monkeypatch, tmp_path / "nvml", [], init_error=no_library)
 
 
 def _gpu_only_kernel_names():
