@@ -82,11 +82,11 @@ def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, tim
         facts.gpus = _guard(gpu_probe.result, lambda e: GpuFacts(error=e))
         facts.cuda_toolkit = _guard(nvcc_probe.result, lambda e: CudaToolkitFacts(error=e))
         if checks is not None:
-            checks.join()
+            checks.finished.wait()
     except BaseException:  # Ctrl-C, SIGTERM: stop the import checks, whose children would otherwise outlive us
         if checks is not None:
             checks.cancel.set()
-            checks.join()
+            checks.finished.wait()
         raise
     if checks is not None:
         for lib in present:
@@ -131,6 +131,9 @@ class _ImportChecks(threading.Thread):
         self.results: dict = {}
         self.error: Optional[str] = None
         self.cancel = threading.Event()
+        # Waited on instead of join(): a join interrupted by Ctrl-C marks the thread stopped while it still
+        # runs (CPython's bpo-45274 fix), and a second join would return before its children are killed.
+        self.finished = threading.Event()
 
     def run(self) -> None:
         from probe import health
@@ -139,6 +142,8 @@ class _ImportChecks(threading.Thread):
             self.results = health.check_imports(self.requests, self.timeout, self.use_cache, cancel=self.cancel)
         except Exception as err:  # the machinery itself failed (no fork, no temp dir): a value, not a crash
             self.error = f"import checks could not run: {type(err).__name__}: {err}"
+        finally:
+            self.finished.set()
 
 
 def _start_import_checks(present: list[LibraryFacts], timeout: float, use_cache: bool) -> _ImportChecks:
