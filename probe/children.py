@@ -35,15 +35,16 @@ NEUTRAL_CWD = os.sep  # for children that write nothing: nothing there is on the
 Output = Union[int, IO[Any], None]
 
 
-def environment_path() -> list[str]:
+def environment_path(pythonpath: Optional[str] = None) -> list[str]:
     """sys.path of the environment being probed, as a child gets it: absolute entries, in order, without the
-    working directory (`python -c`/`-m` put it first: a `torch.py` there is not the installed torch)."""
+    working directory (`python -c`/`-m` put it first: a `torch.py` there is not the installed torch).
+    `pythonpath`: the PYTHONPATH of a child's own environment where it is not ours, its entries first."""
     try:
         cwd: Optional[str] = os.path.realpath(os.getcwd())
     except OSError:  # a deleted working directory: relative entries point nowhere
         cwd = None
     path = []
-    for entry in sys.path:
+    for entry in (pythonpath.split(os.pathsep) if pythonpath else []) + sys.path:
         if not entry or (cwd is None and not os.path.isabs(entry)):
             continue
         absolute = os.path.abspath(entry)
@@ -65,11 +66,12 @@ def python_argv(code: str, *args: str, options: tuple[str, ...] = ()) -> list[st
     return [sys.executable, "-I", *(["-S"] if sys.flags.no_site else []), *options, "-c", code, *args]
 
 
-def probe_argv(statement: str, *args: str) -> list[str]:
-    """A Python child that runs `statement` with this probe package importable (`from probe.x import y`)."""
+def probe_argv(statement: str, *args: str, pythonpath: Optional[str] = None) -> list[str]:
+    """A Python child that runs `statement` with this probe package importable (`from probe.x import y`) and
+    environment_path(pythonpath) as its sys.path."""
     import probe
 
-    setup = {"path": environment_path(), "package": os.path.abspath(probe.__file__)}
+    setup = {"path": environment_path(pythonpath), "package": os.path.abspath(probe.__file__)}
     return python_argv(PROBE_BOOTSTRAP + statement, json.dumps(setup), *args)
 
 

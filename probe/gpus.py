@@ -65,7 +65,7 @@ class GpuProbe:
         out, err = answer
         code = self.child.returncode or 0
         if code < 0:
-            return GpuFacts(error=f"NVML query crashed ({signal_name(-code)}, signal {-code}) in libnvidia-ml")
+            return GpuFacts(error=f"NVML query crashed: killed by {signal_name(-code)}")
         try:
             return GPU_FACTS.read(json.loads(out), "nvml")
         except (ValueError, FactsError):

@@ -126,7 +126,7 @@ def test_a_stray_flash_attn_interface_in_the_cwd_is_not_an_fa3(world):
 
 @pytest.mark.parametrize(
     "fault, reason",
-    [("segfault", "NVML query crashed (SIGSEGV"), ("abort", "NVML query crashed (SIGABRT")],
+    [("segfault", "NVML query crashed: killed by SIGSEGV"), ("abort", "NVML query crashed: killed by SIGABRT")],
 )
 def test_nvml_crashing_in_init_is_a_value_in_a_complete_report(world, fault, reason):
     on_path(world, write_fake_pynvml(world["root"] / "nvml", [h200(0)], init_fault=fault))
@@ -142,7 +142,11 @@ def test_nvml_hanging_or_crashing_does_not_take_down_probe_check_or_smoke(fault,
     """In this process (so that the NVML deadline can be short); the fake libnvidia-ml is the NVML child's."""
     monkeypatch.setattr(gpus, "NVML_TIMEOUT_S", 2.0)
     monkeypatch.syspath_prepend(str(write_fake_pynvml(tmp_path / "nvml", [h200(0)], init_fault=fault)))
-    reason = {"hang": "NVML query timed out after 2 s", "segfault": "NVML query crashed (SIGSEGV", "abort": "(SIGABRT"}
+    reason = {
+        "hang": "NVML query timed out after 2 s",
+        "segfault": "NVML query crashed: killed by SIGSEGV",
+        "abort": "NVML query crashed: killed by SIGABRT",
+    }
     started = time.monotonic()
     run = run_cli(["probe", "--no-imports", "--format", "json"])
     assert_clean_outcome(run)

@@ -302,6 +302,7 @@ class Runner:
             kernel_module(kernel),
             kernel.name,
             json.dumps([case.to_dict() for case in cases]),
+            pythonpath=env.get("PYTHONPATH"),  # -I ignores it: the worker's environment may set its own
         )
         with self._lock:
             if self._stopped:
