@@ -13,7 +13,7 @@ import ast
 import os
 from typing import Any, Optional
 
-from probe.children import Child, environment_path, python_script_argv, signal_name
+from probe.children import Child, TerminateAsExit, environment_path, python_script_argv, signal_name
 from probe.facts import FactsError, GpuFacts, Schema
 
 NVML_CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvml_child.py")  # run, not imported here
@@ -23,7 +23,8 @@ GPU_FACTS = Schema(GpuFacts)
 
 
 def collect_gpus() -> GpuFacts:
-    return GpuProbe().result()
+    with TerminateAsExit():  # a SIGTERM while NVML hangs still kills its child (Ctrl-C does already)
+        return GpuProbe().result()
 
 
 class GpuProbe:
