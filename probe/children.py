@@ -1,10 +1,11 @@
-"""How probe runs other processes: import checks, smoke workers, the NVML query and nvcc.
+"""How probe runs other processes: import checks, smoke workers, nvcc, and the NVML query (a fork).
 
 Each child is isolated from the working directory: Python children run with `-I` (no cwd or script directory
 on sys.path, no PYTHON* variables, no user site) and get instead the explicit sys.path of the environment
 being probed, without the working directory, where a stray `torch.py` or `probe/` would shadow what is
-installed. Each child runs in a session of its own (no terminal: Ctrl-C reaches only us) and is killed with
-everything it started, as a process group, on timeout and on every way out of the probe.
+installed; the forked NVML child sets that sys.path itself and works in `/`. Each child runs in a session of
+its own (no terminal: Ctrl-C reaches only us) and is killed with everything it started, as a process group,
+on timeout and on every way out of the probe.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, Any, Optional, Union
+from typing import IO, Any, Callable, Optional, Union
 
 # Loads this probe package from where it lives, without putting its directory on the child's sys.path (where
 # it would shadow the environment's own packages, and a site-packages root would reorder them).
@@ -135,6 +136,82 @@ class Child:
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
+
+
+class ForkedCall:
+    """`call()` in a forked child of this process, in a session of its own, its answer (text) sent back through a
+    pipe, with a deadline counted from its start. Forked, not started afresh: the child repeats no interpreter
+    start-up and none of our imports, most of what a fresh `python` would cost a quick probe run every time
+    (NVML's). Fork before starting any thread (a thread's locks are not the child's to take)."""
+
+    def __init__(self, call: Callable[[], str], timeout: float):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.returncode: Optional[int] = None
+        read_end, write_end = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            _answer_and_exit(call, read_end, write_end)
+        os.close(write_end)
+        self._answer: Optional[int] = read_end
+
+    def communicate(self) -> Optional[str]:
+        """Its answer once it has exited; None when it ran past its deadline (then it has been killed)."""
+        chunks: list[bytes] = []
+        try:
+            while self._answer is not None and self._wait_readable(self._answer):
+                chunk = os.read(self._answer, 65536)
+                if not chunk:  # it closed the pipe: exiting
+                    while self._reap(os.WNOHANG) is None:
+                        if time.monotonic() >= self.deadline:
+                            return None
+                        time.sleep(0.001)
+                    return b"".join(chunks).decode("utf-8", "replace")
+                chunks.append(chunk)
+            return None
+        finally:
+            self.close()
+
+    def _wait_readable(self, fd: int) -> bool:
+        import select
+
+        remaining = self.deadline - time.monotonic()
+        return remaining > 0 and bool(select.select([fd], [], [], remaining)[0])
+
+    def _reap(self, flags: int = 0) -> Optional[int]:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, flags)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def close(self) -> None:
+        if self._answer is not None:
+            os.close(self._answer)
+            self._answer = None
+        if self.returncode is None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self._reap()
+
+
+def _answer_and_exit(call: Callable[[], str], read_end: int, write_end: int) -> None:
+    """The forked child: no terminal, nothing of ours written to (fds 0-2 are /dev/null), never back into the
+    parent's code (os._exit, whatever happens)."""
+    try:
+        os.setsid()
+        os.chdir(NEUTRAL_CWD)  # where a crash's core file would go: not the user's directory
+        os.close(read_end)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        data = call().encode("utf-8", "replace")
+        while data:
+            data = data[os.write(write_end, data) :]
+    finally:
+        os._exit(0)
 
 
 def signal_name(number: int) -> str:

@@ -18,7 +18,7 @@ from probe_fakes import (
     h200,
 )
 
-from probe import gpus, nvml_child
+from probe import gpus
 
 
 def use(monkeypatch, module):
@@ -108,7 +108,7 @@ def test_a_bug_inside_the_query_still_returns_a_value(monkeypatch):
 
 @pytest.mark.parametrize("value, text", [(13000, "13.0"), (12090, "12.9"), (12040, "12.4"), (11080, "11.8")])
 def test_cuda_driver_version_text(value, text):
-    assert nvml_child.cuda_version_text(value) == text
+    assert gpus.cuda_version_text(value) == text
 
 
 @pytest.mark.gpu
