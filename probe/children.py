@@ -67,12 +67,6 @@ def python_argv(code: str, *args: str, options: tuple[str, ...] = ()) -> list[st
     return [sys.executable, "-I", *(["-S"] if sys.flags.no_site else []), *options, "-c", code, *args]
 
 
-def python_script_argv(script: str, *args: str, site: bool = True) -> list[str]:
-    """`python -I SCRIPT ARGS...`: -I puts neither the cwd nor the script's directory on its sys.path."""
-    no_site = sys.flags.no_site or not site
-    return [sys.executable, "-I", *(["-S"] if no_site else []), script, *args]
-
-
 def probe_argv(statement: str, *args: str, pythonpath: Optional[str] = None) -> list[str]:
     """A Python child that runs `statement` with this probe package importable (`from probe.x import y`) and
     environment_path(pythonpath) as its sys.path."""

@@ -82,7 +82,7 @@ def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, tim
         facts.gpus = _guard(gpu_probe.result, lambda e: GpuFacts(error=e))
         facts.cuda_toolkit = _guard(nvcc_probe.result, lambda e: CudaToolkitFacts(error=e))
         if checks is not None:
-            checks.finished.wait()
+            checks.join()  # ended, not only finished: a fork after this (smoke's NVML query) sees one thread
     except BaseException:  # Ctrl-C, SIGTERM: stop the import checks, whose children would otherwise outlive us
         if checks is not None:
             checks.cancel.set()
@@ -131,8 +131,8 @@ class _ImportChecks(threading.Thread):
         self.results: dict = {}
         self.error: Optional[str] = None
         self.cancel = threading.Event()
-        # Waited on instead of join(): a join interrupted by Ctrl-C marks the thread stopped while it still
-        # runs (CPython's bpo-45274 fix), and a second join would return before its children are killed.
+        # Waited on after an interrupt instead of a second join(): a join interrupted by Ctrl-C marks the thread
+        # stopped while it still runs (CPython's bpo-45274 fix), and would return before its children are killed.
         self.finished = threading.Event()
 
     def run(self) -> None:
