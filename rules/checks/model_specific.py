@@ -541,30 +541,38 @@ def model_hybrid_gdn_blackwell(cfg, target):
 
 @rule(
     id="model-fa-swa-cross-attention",
-    title="fa3/fa4 cannot serve sliding window together with cross attention",
+    title="fa3, fa4, flashinfer and triton cannot serve sliding window together with cross attention",
     engine="sglang",
-    versions="sglang>=0.5.5",
-    backends=("fa3", "fa4"),
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23 (every release, bench/release_walk.py grep): the same assert in "
+        "flashattention_backend.py (0.5.1 :306-309, 0.5.18 :163-166, 0.5.23 :172-175), "
+        "flashinfer_backend.py (0.5.1 :99-102, 0.5.23 :406-409) and triton_backend.py (0.5.1 :93-96, "
+        "0.5.23 :374-377); torch_native_backend.py has none and serves cross attention (is_cross_attention)"
+    ),
+    backends=("fa3", "fa4", "flashinfer", "triton"),
     stage="init",
     prevents="Sliding window and cross attention are not supported together",
-    source=f"{FA_BACKEND}, FlashAttentionBackend.__init__",
-    docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3 or fa4.
+    source=f"{FA_BACKEND}, FlashAttentionBackend.__init__; flashinfer_backend.py and triton_backend.py, __init__",
+    docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3, fa4, flashinfer or triton.
 
-SGLang's FlashAttention backend (fa3 and fa4) asserts at construction that a model is not both
-encoder-decoder and sliding-window (SGLang derives the window from the model, or from Llama 4's
-attention_chunk_size).""",
-    fix_title="Use --attention-backend flashinfer",
+SGLang's FlashAttention (fa3 and fa4), FlashInfer and Triton backends each assert at construction that a
+model is not both encoder-decoder and sliding-window (SGLang derives the window from the model, or from
+Llama 4's attention_chunk_size): flashattention_backend.py:172-175, flashinfer_backend.py:406-409 and
+triton_backend.py:374-377 in sglang 0.5.23, the same assert in every release from 0.5.0rc2. torch_native
+has no such assert and handles both (torch_native_backend.py:293-330), so it is the backend left.""",
+    fix_title="Use --attention-backend torch_native",
 )
 def model_fa_swa_cross_attention(cfg, target):
     if "cross_attention" not in cfg.features:
         return skipped("applies to encoder-decoder (cross-attention) models")
-    used = sorted(cfg.backends & {"fa3", "fa4"})
+    used = sorted(cfg.backends & {"fa3", "fa4", "flashinfer", "triton"})
     if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
         return passed(
             f"cross attention without a sliding window on {', '.join(used)}", "no sliding window with cross attention"
         )
     return failed(
         f"cross attention with a sliding window on {', '.join(used)}",
-        "no sliding window with cross attention on fa3/fa4",
-        ["--attention-backend flashinfer"],
+        "no sliding window with cross attention on fa3/fa4/flashinfer/triton",
+        ["--attention-backend torch_native"],
     )

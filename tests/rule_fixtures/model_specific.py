@@ -343,7 +343,14 @@ FIXTURES = {
         ],
     },
     "model-fa-swa-cross-attention": {
-        "pass": [case("H100", "--model", "llama-3.2-11b-vision", "--attention-backend", "fa3")],
-        "fail": [case("H100", "--attention-backend", "fa3", "--feature", "sliding_window", model="whisper")],
+        "pass": [
+            case("H100", "--model", "llama-3.2-11b-vision", "--attention-backend", "fa3"),
+            case("H100", "--model", "llama-3.2-11b-vision", "--attention-backend", "flashinfer"),
+        ],
+        "fail": [
+            case("H100", "--attention-backend", "fa3", "--feature", "sliding_window", model="whisper"),
+            case("H100", "--attention-backend", "flashinfer", "--feature", "sliding_window", model="whisper"),
+            case("A100", "--attention-backend", "triton", "--feature", "sliding_window", model="whisper"),
+        ],
     },
 }
