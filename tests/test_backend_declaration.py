@@ -91,7 +91,12 @@ def test_eras_answer_by_release():
         "fa3",
     }
     assert set(backend_kb.with_feature("spec_page_tree")) == {"flashinfer", "fa3", "triton"}
-    assert 12 not in declaration("fa4", "0.5.19").feature_archs["paged_kv"]
+    # SGLang's SM120 forward host (paged decode, rel_bias) arrives in 0.5.18: 0.5.17's vendored interface.py:1362
+    # refuses paged KV on SM 12.0 and :866-870 rel_bias off SM9x-SM11x; 0.5.18's flashattention_backend.py:274
+    assert 12 not in declaration("fa4", "0.5.17").feature_archs["paged_kv"]
+    assert 12 not in declaration("fa4", "0.5.17").feature_archs["rel_bias"]
+    assert 12 in declaration("fa4", "0.5.18").feature_archs["paged_kv"]
+    assert 12 in declaration("fa4", "0.5.18").feature_archs["rel_bias"]
     assert 12 in declaration("fa4").feature_archs["paged_kv"]
 
 

@@ -40,3 +40,15 @@ def test_an_unreadable_version_in_a_report_is_unknown(tmp_path):
     version = finding(report, "general-engine-version")
     assert version["status"] == "unknown" and "'garbage' cannot be read" in version["message"]
     assert report["verdict"] != "pass"
+
+
+def test_fa4_fp8_before_the_vendored_copy_follows_the_installed_wheel():
+    """sglang 0.5.10-0.5.15 import flash-attn-4 (jit_kernel/flash_attention_v4.py:10); its FP8 assert arrived in
+    4.0.0b10 (interface.py:470; absent from 4.0.0b9), so an older wheel is not judged by it."""
+    argv = ("--gpu", "H200", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--kv-cache-dtype", "fp8_e4m3")
+    _, old_wheel = check(*argv, "--engine-version", "sglang==0.5.12", "--engine-version", "flash-attn-4==4.0.0b9")
+    assert finding(old_wheel, "fa4-fp8-sm100")["status"] == "skip"
+    _, new_wheel = check(*argv, "--engine-version", "sglang==0.5.12", "--engine-version", "flash-attn-4==4.0.0b10")
+    assert finding(new_wheel, "fa4-fp8-sm100")["status"] == "fail"
+    _, vendored = check(*argv, "--engine-version", "sglang==0.5.16", "--engine-version", "flash-attn-4==4.0.0b9")
+    assert finding(vendored, "fa4-fp8-sm100")["status"] == "fail"

@@ -9,7 +9,9 @@ The interface dispatches on `arch // 10` with arch = major * 10 + minor (`_get_d
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
+from packaging.version import InvalidVersion, Version
+
+from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, FA4_HEAD_DIMS
 from rules.knowledge.kv_dtypes import FP8
@@ -85,7 +87,14 @@ def fa4_paged_kv_sm8x(cfg, target):
     id="fa4-fp8-sm100",
     title="fa4 reads an FP8 KV cache only on SM10x",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 import flash_attn.cute from the "
+        "flash-attn-4 wheel (METADATA: >=4.0.0b4 in 0.5.10, >=4.0.0b9 in 0.5.11-0.5.13, ==4.0.0b15 in 0.5.14/0.5.15), "
+        "whose assert is in 4.0.0b10 interface.py:470 and 4.0.0b15 :480 and not in 4.0.0b9; vendored from 0.5.16 "
+        "(jit_kernel/flash_attn/cute/interface.py), 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:729. "
+        "0.5.9's vendored FA4 has no FP8 path at all (not judged)"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
@@ -95,12 +104,21 @@ def fa4_paged_kv_sm8x(cfg, target):
 With an FP8 KV cache SGLang casts the query to the KV dtype for decode and calls FA4 with FP8 Q/K/V; FA4's
 FP8 path exists only in the SM100 kernel (`arch // 10 == 10`). SM90, SM110, SM12x (SGLang's SM120 host has
 no FP8 path either) and SM8x fail at the first decode. Seen on a real H200 with flash-attn-4 4.0.0b36,
-whose interface has the same assert.""",
+whose interface has the same assert.
+
+The assert is in SGLang's vendored FA4 from 0.5.16 (0.5.23 interface.py:729). SGLang 0.5.10-0.5.15 run the
+flash-attn-4 wheel instead (jit_kernel/flash_attention_v4.py:10), which has the assert from 4.0.0b10
+(interface.py:470); with an older wheel installed there the rule does not judge.""",
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
 def fa4_fp8_sm100(cfg, target):
     if cfg.kv_cache_dtype not in FP8 or cfg.mla:
         return skipped("applies to non-MLA models with an FP8 KV cache (MLA decode dequantizes)")
+    if sglang_release(target) < FA4_VENDORED_FROM and _older_fa4_wheel(target, FA4_WHEEL_FP8_ASSERT_FROM):
+        return skipped(
+            f"SGLang {sglang_release(target)} runs the flash-attn-4 wheel; "
+            f"{target.versions['flash-attn-4']} predates its FP8 assert ({FA4_WHEEL_FP8_ASSERT_FROM})"
+        )
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major in declared(target, "fa4").kv_dtype_archs[cfg.kv_cache_dtype]:
@@ -113,6 +131,21 @@ def fa4_fp8_sm100(cfg, target):
         "SM100/SM103 for an FP8 KV cache on fa4",
         fix,
     )
+
+
+# SGLang runs its vendored FA4 from 0.5.16; 0.5.10-0.5.15 import the flash-attn-4 wheel (flash_attention_v4.py:10).
+FA4_VENDORED_FROM = Version("0.5.16")
+# flash-attn-4's FP8 assert: not in 4.0.0b9, in 4.0.0b10 (interface.py:470).
+FA4_WHEEL_FP8_ASSERT_FROM = Version("4.0.0b10")
+
+
+def _older_fa4_wheel(target, than):
+    """Whether the target's installed flash-attn-4 wheel is known and older than `than`."""
+    installed = target.versions.get("flash-attn-4")
+    try:
+        return installed is not None and Version(installed) < than
+    except InvalidVersion:
+        return False
 
 
 def _takes(major, hd, hv):
@@ -372,7 +405,14 @@ def fa4_softcap_score_mod(cfg, target):
     id="fa4-rel-bias-arch",
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (bench/release_walk.py grep): rel_bias first in the vendored interface of 0.5.16; "
+        "0.5.16 jit_kernel/flash_attn/cute/interface.py:855 and 0.5.17 kernels/ops/attention/flash_attn/cute/"
+        "interface.py:866-870 assert arch // 10 in [9, 10, 11] (an era in rules/knowledge/backends.py); from "
+        "0.5.18 (:997-1000; 0.5.23 :1071-1074) SM12x through the forward host, head dims <= 128 "
+        "(fa4_sm120/runtime.py:628 in 0.5.18-0.5.23)"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
@@ -381,8 +421,9 @@ def fa4_softcap_score_mod(cfg, target):
 SM12x through SGLang's SM120 host when head_dim and v_head_dim are at most 128 ("SM120 relative bias
 currently supports head_dim and head_dim_v up to 128").
 
-rel_bias exists only in SGLang's vendored FA4, not in the flash-attn-4 wheel. On SM8x the interface
-asserts. Older research notes said SM9x/10x only; the 0.5.23 code adds SM11x and the SM120 host.""",
+rel_bias exists only in SGLang's vendored FA4 (from 0.5.16), not in the flash-attn-4 wheel. On SM8x the
+interface asserts. 0.5.16 and 0.5.17 assert SM9x-SM11x ("rel_bias (sheared bias) is only supported on
+SM9x/10x", 0.5.17 interface.py:866-870); 0.5.18 adds SGLang's SM120 forward host (interface.py:997-1000).""",
     fix_title="Use --attention-backend triton",
 )
 def fa4_rel_bias_arch(cfg, target):
@@ -393,7 +434,7 @@ def fa4_rel_bias_arch(cfg, target):
     if target.major not in declared(target, "fa4").feature_archs["rel_bias"]:
         return failed(
             f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-            "SM90-SM110 or SM12x",
+            "SM90-SM110" + (" or SM12x" if 12 in declared(target, "fa4").feature_archs["rel_bias"] else ""),
             ["--attention-backend triton"],
         )
     if target.major == 12:  # SGLang's SM120 forward host
@@ -449,7 +490,14 @@ def fa4_page_size_128(cfg, target):
     id="fa4-sm12x-paged-kv",
     title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
     engine="sglang",
-    versions="sglang<0.5.20",
+    versions="sglang<0.5.18",
+    verified=(
+        "sglang 0.5.10-0.5.17: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 imports flash_attn.cute from "
+        "flash-attn-4, whose interface refuses paged KV on SM12x; 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347 "
+        "and 0.5.17 kernels/ops/attention/flash_attn/cute/interface.py:1362 'Paged KV not supported on SM 12.0 in "
+        "this PR'; gone from 0.5.18, where flashattention_backend.py:274 routes SM12x to flash_attention_v4_sm120 "
+        "and fa4_sm120/runtime.py:1322 serves paged decode (bench/release_walk.py grep)"
+    ),
     backends=("fa4",),
     needs_gpu=True,
     stage="runtime",
@@ -460,18 +508,18 @@ def fa4_page_size_128(cfg, target):
     docs="""Checks `fa4` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10) for SGLang releases before its SM120 forward
 host.
 
-Up to 0.5.13 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.17 its vendored copy; both send SM12x to
-FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR") and split-KV.
-SGLang always pages its KV cache, so the first forward fails. 0.5.20 (checked) routes SM12x to
-kernels/ops/attention/fa4_sm120, which serves paged decode; releases between 0.5.17 and 0.5.20 were not
-checked, so the boundary is put at 0.5.20.""",
-    fix_title="Upgrade SGLang to 0.5.20 or newer, or use --attention-backend flashinfer/triton on SM12x",
+Up to 0.5.15 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.16/0.5.17 its vendored copy; both send SM12x
+to FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR",
+0.5.17 interface.py:1362) and split-KV. SGLang always pages its KV cache, so the first forward fails. 0.5.18
+routes SM12x to kernels/ops/attention/fa4_sm120 (flashattention_backend.py:274-281), which serves paged
+decode (fa4_sm120/runtime.py:1322 try_paged_decode, :1472 register_paged_decode).""",
+    fix_title="Upgrade SGLang to 0.5.18 or newer, or use --attention-backend flashinfer/triton on SM12x",
 )
 def fa4_sm12x_paged_kv(cfg, target):
     if target.major != 12 or target.major in declared(target, "fa4").feature_archs["paged_kv"]:
         return passed(gpu(target), "not SM12x")
     return failed(
         f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}",
-        "SGLang >= 0.5.20 for fa4 on SM12x",
-        ["pip install 'sglang>=0.5.20'", "--attention-backend flashinfer"],
+        "SGLang >= 0.5.18 for fa4 on SM12x",
+        ["pip install 'sglang>=0.5.18'", "--attention-backend flashinfer"],
     )

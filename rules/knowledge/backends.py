@@ -166,9 +166,11 @@ FA4_FEATURE_ARCHS = {
     "rel_bias": _arch(9, 10, 11, 12),
     "paged_kv": _arch(9, 10, 11, 12),
 }
-# They differ here: the wheel (like SGLang before 0.5.20) has no paged KV on SM12x either ('paged KV not supported
+# They differ here: the wheel (like SGLang before 0.5.18) has no paged KV on SM12x either ('paged KV not supported
 # on SM 8.0' / 'Paged KV not supported on SM 12.0 in this PR'): it has no SM120 forward host.
 FA4_WHEEL_PAGED_KV_ARCHS = _arch(9, 10, 11)
+# Before the SM120 host (sglang < 0.5.18) the vendored rel_bias ran on SM9x-SM11x only.
+FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS = _arch(9, 10, 11)
 
 
 @dataclass(frozen=True)
@@ -263,10 +265,19 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             },
             eras=(
                 Era(
-                    "<0.5.20",
-                    "sglang 0.5.17 flash_attn/cute/interface.py ('Paged KV not supported on SM 12.0 in this PR'); "
-                    "0.5.13 imports the flash-attn-4 wheel (same assert); 0.5.20 adds the fa4_sm120 host",
-                    {"feature_archs": {**FA4_FEATURE_ARCHS, "paged_kv": FA4_WHEEL_PAGED_KV_ARCHS}},  # as the wheel
+                    "<0.5.18",
+                    "sglang 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347 and 0.5.17 "
+                    "kernels/ops/attention/flash_attn/cute/interface.py:1362 ('Paged KV not supported on SM 12.0 in "
+                    "this PR'); 0.5.10-0.5.15 import the flash-attn-4 wheel (same assert); 0.5.18 adds the "
+                    "fa4_sm120 host (flashattention_backend.py:274, fa4_sm120/runtime.py:1322 try_paged_decode); "
+                    "rel_bias asserts arch // 10 in [9, 10, 11] (0.5.16 :855, 0.5.17 :866-870)",
+                    {
+                        "feature_archs": {
+                            **FA4_FEATURE_ARCHS,
+                            "paged_kv": FA4_WHEEL_PAGED_KV_ARCHS,  # as the wheel
+                            "rel_bias": FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS,
+                        }
+                    },
                 ),
                 Era(
                     ">=0.5.10,<0.5.16",

@@ -25,6 +25,12 @@ FIXTURES = {
             {"gpu": "H200", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
             {"gpu": "RTX PRO 6000", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
             {"gpu": "Jetson Thor", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e5m2"]},
+            # 0.5.10-0.5.15 run the flash-attn-4 wheel, which asserts the same from 4.0.0b10
+            {
+                "gpu": "H200",
+                "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"],
+                "engine_version": ["sglang==0.5.14", "flash-attn-4==4.0.0b15"],
+            },
         ],
     },
     "fa4-head-dim-sm90": {
@@ -102,10 +108,13 @@ FIXTURES = {
         "pass": [
             {"gpu": "H100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
             {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
+            {"gpu": "H100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"], "engine_version": ["sglang==0.5.16"]},
         ],
         "fail": [
             {"gpu": "A100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
             {"gpu": "RTX 5090", "argv": ["--model", "gemma-2-9b", *FA4, "--feature", "rel_bias"]},
+            # before the SM120 host (0.5.18) rel_bias asserts SM9x-SM11x (0.5.17 interface.py:866-870)
+            {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"], "engine_version": ["sglang==0.5.17"]},
         ],
     },
     "fa4-page-size-128": {
@@ -116,7 +125,9 @@ FIXTURES = {
         ],
     },
     "fa4-sm12x-paged-kv": {
-        "pass": [{"gpu": "H100", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]}],
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]},
+        ],
         "fail": [
             {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]},
             {"gpu": "GB10", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.13"]},
