@@ -141,7 +141,13 @@ def fa3_rel_bias(cfg, target):
     id="fa3-fp8-e5m2-rewrite",
     title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep): the same condition and warning in "
+        "model_runner.py (0.5.1 :490-498, through 0.5.4 :616), server_args.py (0.5.4.post3 :1242 ... 0.5.10.post1 "
+        ":2399, 0.5.14 :4646), arg_groups/overrides.py (0.5.15 :1667 ... 0.5.23 :1263-1270); before 0.5.4.post3 it "
+        "runs when the model runner starts, not at argument resolution"
+    ),
     stage="startup",
     prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
     source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
@@ -150,7 +156,9 @@ runs triton instead, so the server starts on a backend nobody asked for.
 
 FA3's FP8 path takes only E4M3 ("FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
 hopper/flash_api.cpp). The rewrite looks at --attention-backend only (and at prefill/decode backends when
-both name fa3). attn-preflight judges the rest of the config as triton, which is what would run.""",
+both name fa3). attn-preflight judges the rest of the config as triton, which is what would run. The
+rewrite is in every release from 0.5.0rc2 (model_runner.py until 0.5.4, server_args.py from 0.5.4.post3,
+arg_groups/overrides.py:1263-1270 in 0.5.23).""",
     fix_title="Use --kv-cache-dtype fp8_e4m3 to keep fa3",
 )
 def fa3_fp8_e5m2_rewrite(cfg, target):
