@@ -268,17 +268,22 @@ def general_triton_cross_attention(cfg, target):
     id="hpc-ops-arch",
     title="hpc_ops runs on Hopper (SM90) only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep): hpc_ops first appears in 0.5.17 (server_args.py:195, "
+        "attention_registry.py:260); HpcOpsAttnBackend.__init__ raises on major != 9 in every one "
+        "(hpc_ops_backend.py:138 in 0.5.17-0.5.21, :139 in 0.5.22, :141 in 0.5.23)"
+    ),
     backends=("hpc_ops",),
     needs_gpu=True,
-    stage="runtime",
-    reason="SGLang has no start-up arch check for hpc_ops; its kernels are Hopper-only, so other GPUs fail at the "
-    "first kernel launch.",
-    source=f"{CHOICES} (comment 'HPC-Ops (https://github.com/Tencent/hpc-ops), Hopper (SM90) only, requires "
-    "--page-size 64')",
+    stage="init",
+    prevents="The hpc_ops attention backend requires an SM90 (Hopper) GPU (the HPC-Ops kernels ship sm90a only), "
+    "got sm{major}{minor}.",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__",
     docs="""Checks that `hpc_ops` runs on an SM90 GPU.
 
-The choice list documents Hopper as the only target; no code refuses other archs before the kernels run.""",
+The backend's constructor raises on any other major (hpc_ops_backend.py:138-143 in sglang 0.5.23), when the
+model runner builds the attention backend after the weights load: argument resolution has no arch check.""",
     fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
 )
 def hpc_ops_arch(cfg, target):
