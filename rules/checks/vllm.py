@@ -117,6 +117,17 @@ def _release(target: Target) -> Optional[str]:
     return str(installed) if installed is not None else None
 
 
+# flash_attn_supports_sinks was get_flash_attn_version() == 3 (FA3, SM90) before vLLM 0.20.0 and (3, 4) from it
+# (0.19.0 fa_utils.py:164-168, 0.20.0 :200-203).
+FA_SINKS_WITH_FA4_FROM = "0.20.0"
+
+
+def _before(target: Target, release: str) -> bool:
+    """Whether the target's vLLM is known and older than `release`."""
+    installed = _installed(target)
+    return installed is not None and installed < Version(release)
+
+
 def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optional[Outcome]]:
     """The backend named on the command line, or the outcome for a rule that cannot judge it."""
     if cfg.attention_backend is None:
@@ -790,7 +801,16 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     id="vllm-sinks",
     title="The vLLM attention backend supports attention sinks",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.15.0",
+    verified=(
+        "vllm 0.15.0-0.33.0 (bench/release_walk.py grep): FlashInferBackend.supports_sink is "
+        "supports_trtllm_attention(), SM100 family only (0.16.0 flashinfer.py:360-373, utils/flashinfer.py:277-289; "
+        "0.20.0 flashinfer.py:411-424; 0.26.0 :481-484 is_device_capability_family(100)); 0.30.0 adds SM90 and "
+        "SM12x XQA decode (:528-533). FLASH_ATTN: flash_attn_supports_sinks is get_flash_attn_version() == 3 "
+        "through 0.19.x (0.16.0 fa_utils.py:123-127, 0.19.0 :164-168), (3, 4) from 0.20.0 (:200-203). The reason "
+        "reads 'sink setting not supported' through 0.17.x (0.16.0 backend.py:249-250), 'attention sinks not "
+        "supported' from 0.18.0 (backend.py:284)"
+    ),
     stage="startup",
     prevents=kb.R_SINKS,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_sink",
@@ -798,8 +818,10 @@ def _flashinfer_nvfp4(cfg, target, what, key):
 supports_sink() holds on this GPU.
 
 FLASH_ATTN: only where FA3 or FA4 resolves (9.x, 10.x; also "sink not supported on compute capability <
-9.0"). FLASHINFER: through TRT-LLM kernels on SM100/SM103 and XQA decode on SM90 and SM12x (needs
-FlashInfer's cubins). TRITON_ATTN: everywhere. FLEX_ATTENTION and every MLA backend: never.""",
+9.0"); before vLLM 0.20.0 only FA3, so SM90 (fa_utils.flash_attn_supports_sinks: version == 3). FLASHINFER:
+through TRT-LLM kernels on SM100/SM103, and from 0.30.0 XQA decode on SM90 and SM12x (needs FlashInfer's
+cubins). TRITON_ATTN: everywhere. FLEX_ATTENTION and every MLA backend: never. Through 0.17.x vLLM words the
+refusal "sink setting not supported".""",
     fix_title="Use TRITON_ATTN (sinks on every GPU), or FLASH_ATTN on SM90/SM100",
 )
 def vllm_sinks(cfg, target):
@@ -809,7 +831,11 @@ def vllm_sinks(cfg, target):
     if "sinks" not in cfg.features:
         return skipped("the model has no attention sinks")
     q = query(cfg, target)
-    if "sinks" not in rejections(backend, q, target):
+    if backend.name == "FLASH_ATTN" and _before(target, FA_SINKS_WITH_FA4_FROM):
+        supported = target.major == 9
+    else:
+        supported = "sinks" not in rejections(backend, q, target)
+    if supported:
         return passed(f"sinks on {backend.name} ({gpu(target)})", "supports_sink()")
     return failed(
         f"a model with attention sinks on {backend.name} ({gpu(target)})",
