@@ -1061,11 +1061,41 @@ def vllm_tokenspeed_mla_dims(cfg, target):
     return failed(found, "128/64/128", _instead(q, target, backend.name))
 
 
+def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
+    """TRITON_ATTN / TRITON_MLA's constructor: an FP8 KV cache needs SM89 (Triton's fp8e4nv), bfloat16 SM80."""
+    if cfg.attention_backend is None and target.cc is not None and cfg.model is not None:
+        if kb.select(query(cfg, target)).chosen != backend:
+            return skipped(f"vLLM does not select {backend} for this config")
+    elif cfg.attention_backend != backend:
+        return skipped(f"applies to {backend}")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    kv = cfg.kv_cache_dtype
+    suggested = "float16" if target.cc < (8, 0) else "bfloat16"
+    if kv.startswith("fp8") and target.cc < (8, 9):
+        return failed(
+            f"--kv-cache-dtype {kv} on {backend} ({gpu(target)})",
+            "compute capability >= 8.9",
+            [f"--kv-cache-dtype {suggested}"],
+        )
+    if kv == "bfloat16" and target.cc < (8, 0):
+        return failed(
+            f"--kv-cache-dtype bfloat16 on {backend} ({gpu(target)})",
+            "compute capability >= 8.0",
+            ["--kv-cache-dtype float16"],
+        )
+    return passed(f"--kv-cache-dtype {kv} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+
+
 @rule(
     id="vllm-triton-mla-fp8-kv-arch",
     title="TRITON_MLA reads an FP8 KV cache only on SM89 and newer",
     engine="vllm",
-    versions="vllm>=0.33.0",
+    versions="vllm>=0.26.0",
+    verified=(
+        "vllm 0.26.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonMLAImpl.__init__ raises in every "
+        "one (mla/triton_mla.py:196 in 0.26.0, :243 in 0.30.0, :212 in 0.33.0); no such check in 0.25.x"
+    ),
     stage="init",
     prevents="FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100-SXM4-80GB (compute "
     "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
@@ -1079,28 +1109,36 @@ selection, while the model is being constructed.""",
     fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
 )
 def vllm_triton_mla_fp8_kv_arch(cfg, target):
-    if cfg.attention_backend is None and target.cc is not None and cfg.model is not None:
-        if kb.select(query(cfg, target)).chosen != "TRITON_MLA":
-            return skipped("vLLM does not select TRITON_MLA for this config")
-    elif cfg.attention_backend != "TRITON_MLA":
-        return skipped("applies to TRITON_MLA")
-    if target.cc is None:
-        return unknown("no CUDA GPU on the target")
-    kv = cfg.kv_cache_dtype
-    suggested = "float16" if target.cc < (8, 0) else "bfloat16"
-    if kv.startswith("fp8") and target.cc < (8, 9):
-        return failed(
-            f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})",
-            "compute capability >= 8.9",
-            [f"--kv-cache-dtype {suggested}"],
-        )
-    if kv == "bfloat16" and target.cc < (8, 0):
-        return failed(
-            f"--kv-cache-dtype bfloat16 on TRITON_MLA ({gpu(target)})",
-            "compute capability >= 8.0",
-            ["--kv-cache-dtype float16"],
-        )
-    return passed(f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+    return _triton_kv_dtype_arch(cfg, target, "TRITON_MLA")
+
+
+@rule(
+    id="vllm-triton-fp8-kv-arch",
+    title="TRITON_ATTN reads an FP8 KV cache only on SM89 and newer",
+    engine="vllm",
+    versions="vllm>=0.16.0",
+    verified=(
+        "vllm 0.24.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonAttentionImpl.__init__ raises "
+        "(triton_attn.py:480 in 0.24.0, :530 in 0.26.0, :523 in 0.33.0). vllm 0.16.0-0.23.x accept fp8 for "
+        "TRITON_ATTN on every GPU and the Triton kernel fails to compile fp8e4nv below SM89 at the first forward "
+        "(vllm-project/vllm PR #35720, reported on 0.16.0)"
+    ),
+    stage="init",
+    prevents="FP8 KV cache is not supported by the Triton attention backend on NVIDIA A100-SXM4-80GB (compute "
+    "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
+    source=kb.src(f"{kb.BACKENDS_DIR}/triton_attn.py", "TritonAttentionImpl.__init__"),
+    references=("https://github.com/vllm-project/vllm/pull/35720",),
+    docs="""Checks TRITON_ATTN with an FP8 KV cache on GPUs older than SM89 (A100, A10, V100, T4), and a
+bfloat16 KV cache below SM80.
+
+validate_configuration accepts fp8 for TRITON_ATTN on every GPU. From vLLM 0.24.0 TritonAttentionImpl
+raises when the layer is built (triton_attn.py:510-533 in 0.33.0): Triton's native FP8 type (fp8e4nv)
+needs SM89, and bfloat16 needs SM80. Before that (0.16.0, PR #35720) the same config crashed at the first
+forward, when Triton compiled the FP8 kernel.""",
+    fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
+)
+def vllm_triton_fp8_kv_arch(cfg, target):
+    return _triton_kv_dtype_arch(cfg, target, "TRITON_ATTN")
 
 
 # --- no backend named ----------------------------------------------------------------------------------------

@@ -441,6 +441,26 @@ FIXTURES = {
             },
         ],
     },
+    "vllm-triton-fp8-kv-arch": {
+        "pass": [
+            {
+                "gpu": "L4",
+                "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+            {"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN")},
+        ],
+        "fail": [
+            {
+                "gpu": "A100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+            {  # PR #35720: a crash at the first forward in 0.16.0
+                "gpu": "A100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
+                "engine_version": ["vllm==0.16.0"],
+            },
+        ],
+    },
     "vllm-auto-select": {
         "pass": [
             {"gpu": "H100", "command": serve("llama-3.1-8b")},
