@@ -27,6 +27,11 @@ def _applies(cfg):
     title="Deterministic inference needs a batch-invariant attention backend",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.3 to 0.5.23 (0.5.3: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=f"Currently only {DETERMINISTIC} attention backends are supported for deterministic inference, but "
     "you explicitly specified '{attention_backend}'.",
@@ -56,6 +61,11 @@ def deterministic_backend(cfg, target):
     title="Deterministic inference of DeepSeek-family models needs fa3, fa4 or triton",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.3 to 0.5.23 (0.5.3: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents=f"Currently only {RADIX} attention backends are supported for deterministic inference with "
@@ -89,6 +99,11 @@ def deterministic_mla_backend(cfg, target):
     title="Deterministic inference on flashinfer silently disables the radix cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.3 to 0.5.23 except "
+        "['0.5.3.post3'] (0.5.3: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="Currently radix cache is not compatible with {attention_backend} attention backend for deterministic "
     "inference. It will be supported in the future.",

@@ -21,6 +21,11 @@ FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please
     title="fa3 runs on SM80-SM90 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
+        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa3",),
     needs_gpu=True,
     stage="init",
@@ -58,6 +63,11 @@ def fa3_arch(cfg, target):
     title="fa3 serves MLA models on SM90 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
+        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa3",),
     stage="init",
     prevents=FA3_ARCH_MESSAGE,
@@ -89,6 +99,11 @@ def fa3_mla_sm8x(cfg, target):
     title="A custom score_mod needs the FA4 backend",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa3",),
     stage="runtime",
     prevents="score_mod is only supported by the FA4 backend.",
@@ -118,6 +133,11 @@ def fa3_score_mod(cfg, target):
     title="A sheared relative bias (rel_bias) needs the FA4 backend",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa3",),
     stage="runtime",
     prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
@@ -178,6 +198,10 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
     title="fa3 on SM8x cannot read an FP8 KV cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
@@ -210,6 +234,10 @@ def fa3_fp8_sm8x(cfg, target):
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("fa3",),
     needs_model=True,
     stage="runtime",
@@ -253,6 +281,10 @@ def fa3_head_dim(cfg, target):
     title="fa3 computes in fp16 or bf16 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",

@@ -37,6 +37,11 @@ def _fa4_fix_for(target):
     title="fa4 runs on SM80 and newer",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     needs_gpu=True,
     stage="runtime",
@@ -63,6 +68,11 @@ def fa4_arch(cfg, target):
     title="fa4 cannot serve a paged KV cache on SM8x",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     needs_gpu=True,
     stage="runtime",
@@ -166,6 +176,11 @@ def _head_dims(cfg):
     title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -203,6 +218,11 @@ def fa4_head_dim_sm90(cfg, target):
     title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -241,6 +261,11 @@ def fa4_head_dim_sm100(cfg, target):
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -277,6 +302,11 @@ def fa4_hd256_sm100(cfg, target):
     title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
@@ -315,6 +345,11 @@ def fa4_mla_arch(cfg, target):
     title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.18 to 0.5.23 (0.5.18: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
     "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
@@ -350,6 +385,11 @@ def fa4_deterministic_mla_arch(cfg, target):
     title="A custom score_mod on fa4 needs SM90 or newer",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
@@ -381,6 +421,11 @@ def fa4_score_mod_sm8x(cfg, target):
     title="fa4 cannot combine logit soft-capping with a custom score_mod",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="softcap and score_mod cannot be used together",
@@ -456,6 +501,11 @@ def fa4_rel_bias_arch(cfg, target):
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.5.post3 to 0.5.23 "
+        "(0.5.5.post3: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
+        "from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     stage="startup",
     prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "

@@ -127,6 +127,10 @@ def general_unmodelled_flags(cfg, target):
     title="The attention backend is built for NVIDIA CUDA",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="load",
     reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
     source=CHOICES,
@@ -153,6 +157,10 @@ def general_backend_platform(cfg, target):
     title="The attention backend is one the newest SGLang still accepts",
     engine="sglang",
     versions="sglang>=0.5.23",
+    verified=(
+        "sglang>=0.5.23: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="parse",
     prevents="argument --attention-backend: invalid choice: '{backend}'",
     source=CHOICES,
@@ -186,6 +194,10 @@ def general_backend_removed(cfg, target):
     title="The attention backend is not a deprecated alias",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="parse",
     reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
     source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
@@ -214,6 +226,10 @@ def general_backend_alias(cfg, target):
     title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
     "the launch keeps the FA version of --attention-backend and fails the same way.",
@@ -243,6 +259,11 @@ def general_flashattention_version_env(cfg, target):
     title="triton has no cross attention (encoder-decoder models)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
+        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("triton",),
     stage="init",
     prevents="Cross attention is not supported in the triton attention backend. Please use "
@@ -297,6 +318,11 @@ def hpc_ops_arch(cfg, target):
     title="hpc_ops: no MLA, no cross attention, no speculative decoding",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
+        "sglang/srt/layers/attention/attention_registry.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("hpc_ops",),
     stage="init",
     prevents="hpc_ops backend can only be used with non-MLA models.",
@@ -333,6 +359,11 @@ def hpc_ops_model(cfg, target):
     title="hpc_ops silently forces page size 64",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
+        "sglang/srt/arg_groups/overrides.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("hpc_ops",),
     stage="startup",
     prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
@@ -359,6 +390,10 @@ def hpc_ops_page_size(cfg, target):
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     needs_model=True,
     stage="load",
     reason="SGLang's attention layers assert the head split when the model is built, after the process group is up.",
@@ -397,6 +432,10 @@ def general_tp_heads(cfg, target):
     title="FlashInfer needs compute capability 7.5 or newer",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("flashinfer",),
     needs_gpu=True,
     stage="runtime",

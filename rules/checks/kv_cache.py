@@ -30,6 +30,11 @@ def _mxfp8(cfg):
     title="An MXFP8 KV cache needs the FA4 backend",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="runtime",
     prevents="MXFP8 KV cache requires the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs",
@@ -60,6 +65,11 @@ def kv_mxfp8_requires_fa4(cfg, target):
     title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="MXFP8 KV cache requires per-token Q scales (q_descale) from the attention layer for the "
@@ -93,6 +103,11 @@ def kv_mxfp8_q_scales(cfg, target):
     title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
     "the FA4 MXFP8 attention path.",
@@ -125,6 +140,11 @@ def kv_mxfp8_arch(cfg, target):
     title="MXFP8 passes SGLang's gate on SM110/SM12x, but FA4's block-scaled kernel is SM100-only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
@@ -155,6 +175,10 @@ def kv_mxfp8_kernel_arch(cfg, target):
     title="An MXFP8 KV cache needs page size 128",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     prevents="MXFP8 KV cache requires the page_size=128 interleaved scale layout",
     source=f"{POOL} (set_kv_buffer); sglang: arg_groups/overrides.py, _fa4_page_constraint",
@@ -181,6 +205,10 @@ def kv_mxfp8_page_size(cfg, target):
     title="An MXFP8 KV cache needs head dims divisible by 32",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     needs_model=True,
     stage="load",
     prevents="MXFP8 KV cache requires head_dim divisible by 32, got {head_dim}.",
@@ -211,6 +239,11 @@ def _prefill_only(cfg):
     title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.12 to 0.5.23 (0.5.12: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=mxfp8 because the MXFP8 "
     "pool stores separate scale-factor buffers.",
@@ -237,6 +270,11 @@ def kv_mxfp8_prefill_only(cfg, target):
     title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.12 to 0.5.23 (0.5.12: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=nvfp4 or "
     "--kv-cache-dtype=fp4_mx_block16 because the FP4 pool uses a separate allocation path.",
@@ -265,6 +303,11 @@ def kv_fp4_prefill_only(cfg, target):
     title="An NVFP4 KV cache needs SM100 or SM12x",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 for "
     "the block-size-16 FP4 recipe.",
@@ -295,6 +338,11 @@ def kv_nvfp4_arch(cfg, target):
     title="An NVFP4 KV cache takes flashinfer or trtllm_mha prefill and trtllm_mha decode",
     engine="sglang",
     versions="sglang>=0.5.23",
+    verified=(
+        "sglang>=0.5.23: the upstream message is in every sglang release read from 0.5.21 to 0.5.23 (0.5.21: "
+        "sglang/srt/arg_groups/kv_cache_hook.py; bench/release_walk.py prevents). The range's start was set "
+        "from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {backend!r} provides neither.",
     source=NVFP4_SOURCE,
@@ -332,6 +380,10 @@ def kv_nvfp4_backends(cfg, target):
     title="An NVFP4 KV cache silently moves decode (and prefill) to SGLang's NVFP4 backends",
     engine="sglang",
     versions="sglang>=0.5.23",
+    verified=(
+        "sglang>=0.5.23: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     reason="SGLang replaces the backend asked for with its NVFP4 pair (logged at info level only), so the server "
     "runs kernels nobody named.",
@@ -419,6 +471,11 @@ def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
         title=title,
         engine="sglang",
         versions=SGLANG_NEWEST,
+        verified=(
+            f"{SGLANG_NEWEST}: the KV4 assert's wording is in every sglang release read from 0.5.7 to 0.5.23 "
+            "(0.5.7: sglang/srt/server_args.py; bench/release_walk.py prevents); the lists changed on the way "
+            "(cutlass_mla / flashmla for MLA earlier), so the range starts where 0.5.23's lists were read"
+        ),
         prevents=prevents,
         stage="startup",
         source=f"{KV_HOOK}, handle_kv4_compatibility",
@@ -445,6 +502,11 @@ _register_kv4("kv-fp4-fa4-mla-decode", "FP4 KV with fa4 prefill (MLA): decode on
     title="FP4 KV with different prefill and decode backends is unchecked by SGLang",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.7 to 0.5.23 (0.5.7: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="Attention: Using KV4 with PREFILL = {prefill} and DECODE = {decode}. Compatibility issues are unlikely, "
     "but may occur in rare edge cases.",
@@ -475,6 +537,10 @@ def kv_fp4_mixed_phases(cfg, target):
     title="--kv-cache-dtype fp4_e2m1 is no longer accepted",
     engine="sglang",
     versions="sglang>=0.5.23",
+    verified=(
+        "sglang>=0.5.23: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="parse",
     prevents="argument --kv-cache-dtype: invalid choice: 'fp4_e2m1'",
     source=FIELD,
@@ -516,6 +582,10 @@ def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
     title="An FP4 KV cache needs torch >= 2.8 built for CUDA >= 12.8",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="load",
     reason="SGLang documents the requirement in --kv-cache-dtype's help; an older torch lacks the FP4 dtypes and "
     "kernels and fails when the pool is allocated or first written.",
@@ -549,6 +619,10 @@ def kv_fp4_torch(cfg, target):
     title="An MXFP8 KV cache needs torch with float8_e8m0fnu (>= 2.7)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="load",
     prevents="MXFP8 KV cache requires torch.float8_e8m0fnu support.",
     source=POOL,

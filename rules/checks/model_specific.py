@@ -50,6 +50,11 @@ GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx",
     title="GPT-OSS needs a backend with attention sinks and sliding window",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.3.post3 to 0.5.23 "
+        "(0.5.3.post3: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
+        "from the earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
@@ -98,6 +103,11 @@ def _llama4_backends(release: Version) -> tuple[str, ...]:
     title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.10 to 0.5.23 (0.5.10: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
@@ -132,6 +142,11 @@ def model_llama4_backends(cfg, target):
     title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
     engine="sglang",
     versions="sglang>=0.5.8",
+    verified=(
+        "sglang>=0.5.8: the upstream message is in every sglang release read from 0.5.8 to 0.5.23 (0.5.8: "
+        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("fa3", "fa4"),
     needs_model=True,
     stage="init",
@@ -179,6 +194,11 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
     title="Gemma 4 needs trtllm_mha, triton or fa4",
     engine="sglang",
     versions="sglang>=0.5.13",
+    verified=(
+        "sglang>=0.5.13: the upstream message is in every sglang release read from 0.5.22 to 0.5.23 (0.5.22: "
+        "sglang/srt/arg_groups/model_hook.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
@@ -215,6 +235,11 @@ def model_gemma4_backends(cfg, target):
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
+        "sglang/srt/layers/attention/hpc_ops_backend.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="runtime",
     prevents="The hpc_ops attention backend does not support logit cap.",
     source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
@@ -258,6 +283,11 @@ EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
     title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
     engine="sglang",
     versions="sglang>=0.5.9",
+    verified=(
+        "sglang>=0.5.9: the upstream message is in every sglang release read from 0.5.9 to 0.5.23 (0.5.9: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
@@ -292,6 +322,11 @@ def model_exaone_swa_backends(cfg, target):
     title="OLMo 2/3 must not use FlashInfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.4 to 0.5.23 (0.5.4: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
@@ -324,6 +359,11 @@ def model_olmo_flashinfer(cfg, target):
     title="LFM2 must not use the triton backend",
     engine="sglang",
     versions="sglang>=0.5.9",
+    verified=(
+        "sglang>=0.5.9: the upstream message is in every sglang release read from 0.5.9 to 0.5.23 (0.5.9: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
@@ -360,6 +400,11 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
     title="Inkling runs only on fa4 or triton",
     engine="sglang",
     versions="sglang>=0.5.16",
+    verified=(
+        "sglang>=0.5.16: the upstream message is in every sglang release read from 0.5.15 to 0.5.23 (0.5.15: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="runtime",
     prevents='assert attention_backend in ("fa4", "triton")',
@@ -393,6 +438,11 @@ def model_inkling_backends(cfg, target):
     title="Moss-VL needs FlashInfer for prefill",
     engine="sglang",
     versions="sglang>=0.5.11",
+    verified=(
+        "sglang>=0.5.11: the upstream message is in every sglang release read from 0.5.11 to 0.5.23 (0.5.11: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
@@ -427,6 +477,12 @@ def model_moss_vl_prefill(cfg, target):
     title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.19 "
+        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release; the "
+        "message is gone after 0.5.19"
+    ),
     needs_model=True,
     stage="startup",
     prevents="Dual chunk attention is enabled, but attention backend is set to {backend}. Please set it to "
@@ -499,6 +555,11 @@ def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
     title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
+        "sglang/srt/layers/attention/attention_registry.py; bench/release_walk.py prevents). The range's "
+        "start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="init",
     prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "

@@ -46,6 +46,11 @@ def _topk_label(cfg) -> str:
     title="trtllm_mha supports speculative decoding only with top-k 1",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.1 to 0.5.23 (0.5.1: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     backends=("trtllm_mha",),
     stage="startup",
     prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
@@ -70,6 +75,12 @@ def spec_trtllm_mha_topk(cfg, target):
     title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
+        "sglang/srt/arg_groups/hisparse_hook.py, "
+        "sglang/srt/layers/attention/minimax_sparse_ops/common/utils.py; bench/release_walk.py prevents). The "
+        "range's start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
     "is None`)",
@@ -112,6 +123,11 @@ def spec_eagle_topk_needs_steps(cfg, target):
     title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.13 to 0.5.23 (0.5.13: "
+        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
+        "set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
     "got attention_backend={backend!r}. Use page_size == 1 or one of those backends.",
@@ -153,6 +169,11 @@ def spec_eagle_page_tree(cfg, target):
     title="NGRAM speculative decoding with page size > 1 needs flashinfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.2 to 0.5.23 (0.5.2: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="speculative_eagle_topk({topk}) > 1 with page_size({page_size}) > 1 is unstable and produces incorrect "
     "results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
@@ -188,6 +209,11 @@ def spec_ngram_page(cfg, target):
     title="flex_attention does not support speculative decoding",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.3 to 0.5.23 (0.5.3: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="Speculative decoding is currently not supported with Flex Attention backend",
     source="sglang: python/sglang/srt/arg_groups/attention_hook.py, handle_attention_backend_compatibility",
@@ -215,6 +241,11 @@ def spec_flex_attention(cfg, target):
     title="DFLASH's draft worker silently switches unsupported attention backends",
     engine="sglang",
     versions="sglang>=0.5.15",
+    verified=(
+        "sglang>=0.5.15: the upstream message is in every sglang release read from 0.5.21 to 0.5.23 (0.5.21: "
+        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
+        "set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     reason="SGLang rewrites the DFLASH draft backend with only a log line; the draft then runs on a backend the "
     "user did not choose (flashinfer).",
@@ -255,6 +286,11 @@ def spec_dflash_draft_backend(cfg, target):
     title="Rejection sampling needs EAGLE with top-k 1",
     engine="sglang",
     versions="sglang>=0.5.14",
+    verified=(
+        "sglang>=0.5.14: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
+        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
+        "set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
@@ -294,6 +330,11 @@ def spec_rejection_sampling_topk(cfg, target):
     title="Rejection sampling and deterministic inference (sglang 0.5.14-0.5.22)",
     engine="sglang",
     versions="sglang>=0.5.14",
+    verified=(
+        "sglang>=0.5.14: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
+        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
+        "set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
     "sampling kernel draws coins from the global RNG and is not batch-invariant.",

@@ -13,6 +13,11 @@ VISION = "sglang: python/sglang/srt/layers/attention/vision.py, VisionAttention.
     title="The fa3 vision-attention backend does not run on Blackwell",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.1 to 0.5.23 (0.5.1: "
+        "sglang/srt/layers/attention/vision.py; bench/release_walk.py prevents). The range's start was set "
+        "from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="load",
     prevents="The 'fa3' backend is not supported on Blackwell GPUs",
     source=VISION,

@@ -117,17 +117,6 @@ def _release(target: Target) -> Optional[str]:
     return str(installed) if installed is not None else None
 
 
-# flash_attn_supports_sinks was get_flash_attn_version() == 3 (FA3, SM90) before vLLM 0.20.0 and (3, 4) from it
-# (0.19.0 fa_utils.py:164-168, 0.20.0 :200-203).
-FA_SINKS_WITH_FA4_FROM = "0.20.0"
-
-
-def _before(target: Target, release: str) -> bool:
-    """Whether the target's vLLM is known and older than `release`."""
-    installed = _installed(target)
-    return installed is not None and installed < Version(release)
-
-
 def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optional[Outcome]]:
     """The backend named on the command line, or the outcome for a rule that cannot judge it."""
     if cfg.attention_backend is None:
@@ -186,6 +175,10 @@ def _cc(target: Target) -> str:
     title="The vLLM attention backend name exists and can be used",
     engine="vllm",
     versions="vllm>=0.13.0",
+    verified=(
+        "vllm>=0.13.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),
     source=kb.UNKNOWN_BACKEND_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum.get_path"),
@@ -229,6 +222,10 @@ def vllm_backend_name(cfg, target):
     title="The vLLM attention backend is one vLLM's CUDA platform can run",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
     "at import or kernel launch, after the weights load.",
@@ -264,6 +261,10 @@ def vllm_backend_platform(cfg, target):
     title="VLLM_ATTENTION_BACKEND is read by this vLLM",
     engine="vllm",
     versions="vllm>=0.13.0",
+    verified=(
+        "vllm>=0.13.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     prevents=kb.ENV_UNKNOWN_WARNING.format(env=kb.ENV_BACKEND),
     source=kb.ENV_SOURCE,
@@ -318,6 +319,11 @@ def vllm_env_backend(cfg, target):
     title="The vLLM attention backend supports this GPU's compute capability",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_CC,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_compute_capability",
@@ -361,6 +367,11 @@ def vllm_compute_capability(cfg, target):
     title="Dense FlashMLA runs on Hopper only",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/ops/flashmla.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.FLASHMLA_DENSE_REASON,
     source=kb.FLASHMLA_DENSE_SOURCE,
@@ -391,6 +402,10 @@ def vllm_flashmla_dense_hopper(cfg, target):
     title="The requested FlashAttention version runs on this GPU",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     prevents="Cannot use FA version 3 is not supported due to " + kb.FA_UNSUPPORTED_REASON[3],
     source=kb.FA_VERSION_SOURCE + "; " + kb.FA_SUPPORT_SOURCE,
@@ -436,6 +451,10 @@ def vllm_flash_attn_version(cfg, target):
     title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
     engine="vllm",
     versions="vllm>=0.30.0",
+    verified=(
+        "vllm>=0.30.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="init",
     prevents=kb.FA4_TMEM_MESSAGE.format(head_size=192),
     reason="vLLM silently falls back to FA2 (a warning in the log), which runs but is slower than FA3/FA4.",
@@ -477,6 +496,10 @@ def vllm_flash_attn_fallback(cfg, target):
     title="FLASH_ATTN on FA4 needs a working CUTLASS CuTe DSL and quack-kernels",
     engine="vllm",
     versions="vllm>=0.33.0",
+    verified=(
+        "vllm>=0.33.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     needs_software=True,
     prevents="ModuleNotFoundError: No module named 'cutlass'",
@@ -535,6 +558,11 @@ def vllm_fa4_library(cfg, target):
     title="The vLLM attention backend supports the model's head size",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_HEAD_SIZE,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_head_size / get_supported_head_sizes",
@@ -565,6 +593,11 @@ def vllm_head_size(cfg, target):
     title="The vLLM attention backend supports the model dtype",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_DTYPE,
     source=kb.VALIDATE_SOURCE + "; each backend's supported_dtypes",
@@ -608,6 +641,11 @@ def vllm_dtype(cfg, target):
     title="bfloat16 needs compute capability 8.0",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 (0.10.2: "
+        "vllm/platforms/cuda.py; bench/release_walk.py prevents). The range's start was set from the earlier "
+        "reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.BF16_ARCH_MESSAGE.format(gpu="Tesla T4", cc="7.5"),
     source=kb.BF16_ARCH_SOURCE,
@@ -642,6 +680,10 @@ def vllm_bf16_arch(cfg, target):
     title="The model accepts float16",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     prevents=kb.FLOAT16_MODEL_MESSAGE.format(model_type="gemma2", reason=kb.FLOAT16_UNSUPPORTED_MODELS["gemma2"]),
     source=kb.FLOAT16_MODEL_SOURCE,
@@ -667,6 +709,11 @@ def vllm_fp16_model(cfg, target):
     title="The vLLM attention backend supports the KV-cache dtype",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_KV_DTYPE,
     source=kb.VALIDATE_SOURCE + "; each backend's supported_kv_cache_dtypes / supports_kv_cache_dtype",
@@ -706,6 +753,11 @@ def vllm_kv_cache_dtype(cfg, target):
     title="FLASH_ATTN stores an FP8 KV cache only with FA3 on SM90 or FA4 on SM100",
     engine="vllm",
     versions="vllm>=0.30.0",
+    verified=(
+        "vllm>=0.30.0: the upstream message is in every vllm release read from 0.31.0 to 0.33.0 (0.31.0: "
+        "vllm/v1/attention/backends/flash_attn.py; bench/release_walk.py prevents). The range's start was set "
+        "from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.FA_FP8_KV_REASON,
     source=kb.FA_FP8_KV_SOURCE,
@@ -744,6 +796,11 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     title="FlashInfer's FA2 path cannot read an NVFP4 KV cache at head size 64",
     engine="vllm",
     versions="vllm>=0.33.0",
+    verified=(
+        "vllm>=0.33.0: the upstream message is in every vllm release read from 0.32.0 to 0.33.0 (0.32.0: "
+        "vllm/v1/attention/backends/flashinfer.py; bench/release_walk.py prevents). The range's start was set "
+        "from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.FI_NVFP4_HEAD64_REASON,
     source=kb.FI_NVFP4_SOURCE,
@@ -763,6 +820,11 @@ def vllm_flashinfer_nvfp4_head64(cfg, target):
     title="FlashInfer's sink prefill cannot read an NVFP4 KV cache",
     engine="vllm",
     versions="vllm>=0.33.0",
+    verified=(
+        "vllm>=0.33.0: the upstream message is in every vllm release read from 0.32.0 to 0.33.0 (0.32.0: "
+        "vllm/v1/attention/backends/flashinfer.py; bench/release_walk.py prevents). The range's start was set "
+        "from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.FI_NVFP4_SINK_REASON,
     source=kb.FI_NVFP4_SOURCE,
@@ -831,11 +893,7 @@ def vllm_sinks(cfg, target):
     if "sinks" not in cfg.features:
         return skipped("the model has no attention sinks")
     q = query(cfg, target)
-    if backend.name == "FLASH_ATTN" and _before(target, FA_SINKS_WITH_FA4_FROM):
-        supported = target.major == 9
-    else:
-        supported = "sinks" not in rejections(backend, q, target)
-    if supported:
+    if "sinks" not in rejections(backend, q, target):
         return passed(f"sinks on {backend.name} ({gpu(target)})", "supports_sink()")
     return failed(
         f"a model with attention sinks on {backend.name} ({gpu(target)})",
@@ -849,6 +907,12 @@ def vllm_sinks(cfg, target):
     title="An MLA model needs an MLA backend",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 except "
+        "['0.11.0'] (0.10.2: vllm/v1/attention/backends/mla/cutlass_mla.py; bench/release_walk.py prevents). "
+        "The range's start was set from the earlier reading and the condition was not re-read release by "
+        "release"
+    ),
     stage="startup",
     prevents=kb.R_MLA,
     source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
@@ -878,6 +942,11 @@ def vllm_mla_model_backend(cfg, target):
     title="An MLA backend needs an MLA model",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_NON_MLA,
     source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
@@ -906,6 +975,11 @@ def vllm_non_mla_model_backend(cfg, target):
     title="A sparse-attention MLA model needs a sparse MLA backend, and a dense one a dense backend",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_SPARSE,
     source=kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse()); "
@@ -942,6 +1016,11 @@ def vllm_sparse_mla_backend(cfg, target):
     title="--block-size is a multiple of the backend's kernel block size",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_BLOCK_SIZE,
     source=kb.VALIDATE_SOURCE + "; AttentionBackend.supports_block_size; each backend's "
@@ -971,6 +1050,11 @@ def vllm_block_size(cfg, target):
     title="The vLLM attention backend supports sliding-window attention",
     engine="vllm",
     versions="vllm>=0.26.0",
+    verified=(
+        "vllm>=0.26.0: the upstream message is in every vllm release read from 0.26.0 to 0.33.0 (0.26.0: "
+        "vllm/v1/attention/backend.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_SLIDING_WINDOW,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_sliding_window",
@@ -1003,6 +1087,11 @@ def vllm_sliding_window(cfg, target):
     title="FLASHINFER_MLA needs qk_nope_head_dim 64, 128 or 192",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.18.0 to 0.33.0 (0.18.0: "
+        "vllm/v1/attention/backends/mla/flashinfer_mla.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.FI_MLA_QK_NOPE_REASON.format(got=96),
     source=kb.FI_MLA_QK_NOPE_SOURCE,
@@ -1033,6 +1122,11 @@ def vllm_flashinfer_mla_qk_nope(cfg, target):
     title="TOKENSPEED_MLA needs DeepSeek-R1 MLA dimensions",
     engine="vllm",
     versions="vllm>=0.26.0",
+    verified=(
+        "vllm>=0.26.0: the upstream message is in every vllm release read from 0.21.0 to 0.33.0 (0.21.0: "
+        "vllm/v1/attention/backends/mla/tokenspeed_mla.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.TOKENSPEED_DIMS_REASON.format(got="192, 64, 128"),
     source=kb.TOKENSPEED_SOURCE,
@@ -1149,6 +1243,10 @@ def vllm_triton_fp8_kv_arch(cfg, target):
     title="vLLM finds a valid attention backend by itself",
     engine="vllm",
     versions="vllm>=0.26.0",
+    verified=(
+        "vllm>=0.26.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
     source=kb.SELECT_SOURCE + "; " + kb.PRIORITY_SOURCE,
@@ -1201,6 +1299,11 @@ def vllm_auto_select(cfg, target):
     title="vLLM: attention heads split evenly over tensor-parallel ranks",
     engine="vllm",
     versions="vllm>=0.13.0",
+    verified=(
+        "vllm>=0.13.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 (0.10.2: "
+        "vllm/config/__init__.py; bench/release_walk.py prevents). The range's start was set from the earlier "
+        "reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="Total number of attention heads ({total_num_attention_heads}) must be divisible by tensor parallel "
