@@ -376,6 +376,38 @@ def kv_nvfp4_backends(cfg, target):
 
 
 @rule(
+    id="kv-nvfp4-dequant-dtype",
+    title="--prefill-kv-cache-dequant-dtype needs --kv-cache-dtype nvfp4",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang>=0.5.21: the ValueError is in every release read from 0.5.21 to 0.5.23 "
+        "(arg_groups/kv_cache_hook.py:40-44 in each; bench/release_walk.py grep 'applies only with'); none in 0.5.20"
+    ),
+    stage="startup",
+    prevents="--prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.",
+    source=NVFP4_SOURCE,
+    docs="""Checks that `--prefill-kv-cache-dequant-dtype` is left at auto unless the KV cache is nvfp4.
+
+SGLang's NVFP4 step raises at start-up when the flag is set with any other KV dtype
+(kv_cache_hook.py:40-44 in sglang 0.5.23): the dequant dtype only chooses how NVFP4 prefill reads the cache.""",
+    fix_title="Drop --prefill-kv-cache-dequant-dtype, or use --kv-cache-dtype nvfp4",
+)
+def kv_nvfp4_dequant_dtype(cfg, target):
+    requested = cfg.flags.get("prefill_kv_cache_dequant_dtype", "auto")
+    if requested == "auto" or cfg.kv_cache_dtype == "nvfp4":
+        return passed(
+            f"--prefill-kv-cache-dequant-dtype {requested} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+            "auto, or an nvfp4 KV cache",
+        )
+    return failed(
+        f"--prefill-kv-cache-dequant-dtype {requested} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+        "--kv-cache-dtype nvfp4 for a prefill dequant dtype",
+        ["drop --prefill-kv-cache-dequant-dtype"],
+    )
+
+
+@rule(
     id="kv-nvfp4-rewrite",
     title="An NVFP4 KV cache silently moves decode (and prefill) to SGLang's NVFP4 backends",
     engine="sglang",

@@ -108,6 +108,43 @@ FIXTURES = {
             {"gpu": "H20", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "nvfp4"]},
         ],
     },
+    "kv-nvfp4-dequant-dtype": {
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp8_e4m3"]},
+            {
+                "gpu": "B200",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "./m",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                    "--prefill-kv-cache-dequant-dtype",
+                    "fp8_e4m3",
+                ],
+                "argv": LLAMA,
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "./m",
+                    "--kv-cache-dtype",
+                    "fp8_e4m3",
+                    "--prefill-kv-cache-dequant-dtype",
+                    "fp8_e4m3",
+                ],
+                "argv": LLAMA,
+            },
+        ],
+    },
     "kv-nvfp4-backends": {
         "pass": [
             {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
