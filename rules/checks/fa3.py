@@ -20,11 +20,12 @@ FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please
     id="fa3-arch",
     title="fa3 runs on SM80-SM90 only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
+        "model_runner.py:1539-1542 (0.5.1, in _get_attention_backend_from_str), attention_registry.py "
+        "create_flashattention_v3_backend from 0.5.5 (:128-131; 0.5.10 :130-133; 0.5.16 :201-202, now skipped "
+        "on MUSA; 0.5.19 :220-221; 0.5.23 :243)"
     ),
     backends=("fa3",),
     needs_gpu=True,
@@ -62,11 +63,11 @@ def fa3_arch(cfg, target):
     id="fa3-mla-sm8x",
     title="fa3 serves MLA models on SM90 only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
+        "model_runner.py:1539-1542 (0.5.1), attention_registry.py create_flashattention_v3_backend from 0.5.5 "
+        "(:128-131; 0.5.16 :201-202; 0.5.23 :243)"
     ),
     backends=("fa3",),
     stage="init",
@@ -98,11 +99,10 @@ def fa3_mla_sm8x(cfg, target):
     id="fa3-score-mod",
     title="A custom score_mod needs the FA4 backend",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23 (score_mod arrives in 0.5.16): forward_extend / forward_decode raise it when "
+        "fa_impl_ver != 4, flashattention_backend.py:1116 and :1696 in 0.5.16, :1497 and :2092 in 0.5.23"
     ),
     backends=("fa3",),
     stage="runtime",
@@ -132,11 +132,10 @@ def fa3_score_mod(cfg, target):
     id="fa3-rel-bias",
     title="A sheared relative bias (rel_bias) needs the FA4 backend",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23 (rel_bias arrives in 0.5.16): forward_extend / forward_decode raise it when "
+        "fa_impl_ver != 4, flashattention_backend.py:1249 and :1761 in 0.5.16, :1633 and :2160 in 0.5.23"
     ),
     backends=("fa3",),
     stage="runtime",

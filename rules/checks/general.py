@@ -258,11 +258,11 @@ def general_flashattention_version_env(cfg, target):
     id="general-triton-cross-attention",
     title="triton has no cross attention (encoder-decoder models)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23: 'assert not ...is_encoder_decoder' with this message in every release: "
+        "model_runner.py:1514-1515 (0.5.1), attention_registry.py create_triton_backend from 0.5.5 (:87-88; "
+        "0.5.23 :207-210)"
     ),
     backends=("triton",),
     stage="init",
@@ -317,11 +317,11 @@ def hpc_ops_arch(cfg, target):
     id="hpc-ops-model",
     title="hpc_ops: no MLA, no cross attention, no speculative decoding",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
-        "sglang/srt/layers/attention/attention_registry.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): create_hpc_ops_backend raises the same three "
+        "ValueErrors (MLA, cross attention, speculative) in every release, attention_registry.py:260-271 in "
+        "0.5.17, :289-295 in 0.5.23"
     ),
     backends=("hpc_ops",),
     stage="init",
@@ -358,11 +358,10 @@ def hpc_ops_model(cfg, target):
     id="hpc-ops-page-size",
     title="hpc_ops silently forces page size 64",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
-        "sglang/srt/arg_groups/overrides.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): the same page_size != 64 rewrite for any phase "
+        "naming hpc_ops, arg_groups/overrides.py:2096-2102 in 0.5.17, :1189-1195 in 0.5.23"
     ),
     backends=("hpc_ops",),
     stage="startup",
