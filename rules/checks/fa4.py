@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, FA4_HEAD_DIMS
+from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, fa4_head_dims
 from rules.knowledge.kv_dtypes import FP8
 from rules.resolve import effective_page_size
 
@@ -36,11 +36,13 @@ def _fa4_fix_for(target):
     id="fa4-arch",
     title="fa4 runs on SM80 and newer",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23 (SGLang's vendored FA4; 0.5.10-0.5.15 import the flash-attn-4 wheel): 0.5.16 "
+        "jit_kernel/flash_attn/cute/interface.py:490-496 asserts arch // 10 in 8..12 (0.5.16/0.5.17 run SM12x "
+        "on the SM120 kernel); from 0.5.18 8..11 or a forward host (0.5.19 :579-582, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:621-624), SM12x through fa4_sm120. The accepted "
+        "majors are 8-12 in every one"
     ),
     backends=("fa4",),
     needs_gpu=True,
@@ -67,11 +69,11 @@ def fa4_arch(cfg, target):
     id="fa4-paged-kv-sm8x",
     title="fa4 cannot serve a paged KV cache on SM8x",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: 'paged KV not supported on SM 8.0' / 'SplitKV not supported on SM 8.0' in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1202-1203, 0.5.19 "
+        ":1384-1385, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1431-1432)"
     ),
     backends=("fa4",),
     needs_gpu=True,
@@ -158,10 +160,11 @@ def _older_fa4_wheel(target, than):
         return False
 
 
-def _takes(major, hd, hv):
-    """Whether SGLang's vendored FA4 takes (hd, hv) on this major (rules/knowledge/backends.py FA4_HEAD_DIMS)."""
+def _takes(target, major, hd, hv):
+    """Whether the target release's vendored FA4 takes (hd, hv) on this major (rules/knowledge/backends.py)."""
     multiple = FA4_HEAD_DIM_MULTIPLE
-    return FA4_HEAD_DIMS[major].takes(hd, hv) and hd % multiple == 0 and hv % multiple == 0
+    takes = fa4_head_dims(sglang_release(target))[major].takes(hd, hv)
+    return takes and hd % multiple == 0 and hv % multiple == 0
 
 
 def _head_dims(cfg):
@@ -175,11 +178,12 @@ def _head_dims(cfg):
     id="fa4-head-dim-sm90",
     title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: _validate_head_dims on SM90 in every vendored interface; 8..256 in "
+        "0.5.16-0.5.21 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109), (512, 512) added in 0.5.22 "
+        "(0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:130-141), read by "
+        "rules/knowledge/backends.py fa4_head_dims"
     ),
     backends=("fa4",),
     needs_model=True,
@@ -202,13 +206,14 @@ def fa4_head_dim_sm90(cfg, target):
     if dims is None:
         return skipped("the model's config gives no head_dim")
     hd, hv = dims
-    ok = _takes(9, hd, hv)
+    ok = _takes(target, 9, hd, hv)
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
     if ok:
         return passed(shape, "8..256 and divisible by 8 on SM90")
     return failed(
         f"{shape} on {gpu(target)}",
-        "8..256 and divisible by 8, or (512, 512)",
+        "8..256 and divisible by 8"
+        + (", or (512, 512)" if (512, 512) in fa4_head_dims(sglang_release(target))[9].shapes else ""),
         ["--attention-backend fa3", "--attention-backend flashinfer"],
     )
 
@@ -217,11 +222,12 @@ def fa4_head_dim_sm90(cfg, target):
     id="fa4-head-dim-sm100",
     title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: _validate_head_dims on SM100/SM110 unchanged (0.5.16 "
+        "jit_kernel/flash_attn/cute/interface.py:110-122, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:142-152: <= 128, (192, 128), (64|hd, 512), (256, "
+        "256))"
     ),
     backends=("fa4",),
     needs_model=True,
@@ -245,7 +251,7 @@ def fa4_head_dim_sm100(cfg, target):
     if dims is None:
         return skipped("the model's config gives no head_dim")
     hd, hv = dims
-    ok = _takes(target.major, hd, hv)
+    ok = _takes(target, target.major, hd, hv)
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
     if ok:
         return passed(shape, "<=128, (192,128), (64,512) or (256,256) on SM100/SM110")
@@ -260,11 +266,11 @@ def fa4_head_dim_sm100(cfg, target):
     id="fa4-hd256-sm100",
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: the four 'SM100 forward with head_dim=256 does not support ...' asserts in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1269-1278, 0.5.19 "
+        ":1451-1460, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1497-1506)"
     ),
     backends=("fa4",),
     needs_model=True,
@@ -301,11 +307,11 @@ def fa4_hd256_sm100(cfg, target):
     id="fa4-mla-arch",
     title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: 'only support Blackwell arch with qv' (arch // 10 in [10, 11]) in every "
+        "vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:796, 0.5.19 :971, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:1016); SM90 fails _validate_head_dims first"
     ),
     backends=("fa4",),
     stage="runtime",
@@ -384,11 +390,11 @@ def fa4_deterministic_mla_arch(cfg, target):
     id="fa4-score-mod-sm8x",
     title="A custom score_mod on fa4 needs SM90 or newer",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: 'Custom user-provided score_mod is not supported on SM8x architectures.' in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:736, 0.5.19 :911, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:956)"
     ),
     backends=("fa4",),
     stage="runtime",
@@ -420,11 +426,11 @@ def fa4_score_mod_sm8x(cfg, target):
     id="fa4-softcap-score-mod",
     title="fa4 cannot combine logit soft-capping with a custom score_mod",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: 'softcap and score_mod cannot be used together' in every vendored interface "
+        "(0.5.16 jit_kernel/flash_attn/cute/interface.py:731, 0.5.19 :906, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:951)"
     ),
     backends=("fa4",),
     stage="runtime",

@@ -194,6 +194,16 @@ _FA4_SM100_HEAD_DIMS = HeadDims(128, ((192, 128), (64, 512), (512, 512), (256, 2
 FA4_HEAD_DIMS = {9: HeadDims(256, ((512, 512),)), 10: _FA4_SM100_HEAD_DIMS, 11: _FA4_SM100_HEAD_DIMS}
 FA4_WHEEL_HEAD_DIMS = {**FA4_HEAD_DIMS, 9: HeadDims(256)}
 FA4_HEAD_DIM_MULTIPLE = 8
+# The vendored copy takes (512, 512) on SM90 from sglang 0.5.22 (interface.py:130-141, "or both equal to 512");
+# 0.5.16-0.5.21 validate SM90 as the wheel does, 8..256 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109).
+FA4_SM90_512_FROM = Version("0.5.22")
+
+
+def fa4_head_dims(release: Version) -> Mapping[int, HeadDims]:
+    """_validate_head_dims of the FA4 an SGLang release runs, by major."""
+    return FA4_HEAD_DIMS if release >= FA4_SM90_512_FROM else FA4_WHEEL_HEAD_DIMS
+
+
 _BLACKWELL_ERA = Era("<0.5.9", f"{BLACKWELL_SOURCE} (majors 10, 12 through 0.5.8)", {"archs": BLACKWELL_BEFORE_SM110})
 
 
