@@ -14,7 +14,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
+from packaging.version import InvalidVersion, Version
+
 from rules.config import Config
+from rules.knowledge import NEWEST_KNOWN
+from rules.knowledge import backends as kb
 from rules.target import Target
 
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
@@ -91,7 +95,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         # default is trtllm_mha and speculative decoding or --disable-radix-cache is on (SGLang also weighs the
         # mamba extra-buffer strategy, not modelled here)
         plain = config.speculative_algorithm is None and not config.flags.get("disable_radix_cache")
-        if not plain and _generic_default(config, major) == "trtllm_mha":
+        if not plain and _generic_default(config, major, _release(target)) == "trtllm_mha":
             return {"attention_backend": "trtllm_mha", "page_size": 64}
         return {"attention_backend": "triton", "page_size": 1}
     return {}
@@ -103,26 +107,37 @@ def _deterministic_fallback(config: Config, major: int) -> str:
     return "fa3"
 
 
-def _generic_default(config: Config, major: int) -> str:
-    """get_default_attn_backend for CUDA GPUs."""
+def _generic_default(config: Config, major: int, release: Version) -> str:
+    """get_default_attn_backend for CUDA GPUs, as the target's SGLang release has it (rules/knowledge/backends.py
+    DEFAULT_BACKEND_SOURCE: what changed before 0.5.23)."""
     model = config.model
-    if model is not None and model.architecture == "WhisperForConditionalGeneration":
+    architecture = model.architecture if model is not None else None
+    if architecture == "WhisperForConditionalGeneration" and release >= kb.WHISPER_FLASHINFER_DEFAULT_FROM:
         return "flashinfer"
     if config.mla:
         return {9: "fa3", 10: "flashinfer"}.get(major, "triton")
-    if major == 9 and _topk_one(config):
+    fa3_architectures = kb.fa3_default_architectures(release)
+    if major == 9 and _topk_one(config) and (fa3_architectures is None or architecture in fa3_architectures):
         return "fa3"
+    dflash = release >= kb.DFLASH_TOPK_ONE_DEFAULT_FROM and (config.speculative_algorithm or "").upper() == "DFLASH"
     if (
         major == 10
+        and release >= kb.TRTLLM_MHA_DEFAULT_FROM
         and _topk_one(config)
-        and (
-            config.speculative_algorithm is None
-            or config.speculative_eagle_topk is not None
-            or config.speculative_algorithm.upper() == "DFLASH"
-        )
+        and (config.speculative_algorithm is None or config.speculative_eagle_topk is not None or dflash)
     ):
-        return "fa4" if "asymmetric_kv" in config.features else "trtllm_mha"
-    return "triton" if "sinks" in config.features else "flashinfer"
+        asymmetric = "asymmetric_kv" in config.features and release >= kb.ASYMMETRIC_KV_FA4_DEFAULT_FROM
+        return "fa4" if asymmetric else "trtllm_mha"
+    sinks = "sinks" in config.features and release >= kb.SINKS_TRITON_DEFAULT_FROM
+    return "triton" if sinks else "flashinfer"
+
+
+def _release(target: Target) -> Version:
+    """The target's SGLang release; the newest known one when unknown or unreadable."""
+    try:
+        return kb.release_of(target)
+    except InvalidVersion:
+        return Version(NEWEST_KNOWN["sglang"])
 
 
 def _apply_model_overrides(config: Config, target: Target) -> Config:
@@ -231,12 +246,12 @@ def resolve(config: Config, target: Target) -> Config:
             config = replace(config, attention_backend=config.prefill_attention_backend)
         elif not config.backend_given:
             config = config.with_backend(
-                _generic_default(config, major),
+                _generic_default(config, major, _release(target)),
                 auto_reason=(f"SGLang's default for {'MLA' if config.mla else 'MHA'} models on SM{major}x ({SOURCE})"),
             )
         else:
             # one phase named: the other inherits the engine default (_attention_backend_default)
-            config = replace(config, attention_backend=_generic_default(config, major))
+            config = replace(config, attention_backend=_generic_default(config, major, _release(target)))
     elif (
         config.prefill_attention_backend
         and config.prefill_attention_backend == config.decode_attention_backend

@@ -579,6 +579,58 @@ MM_ATTENTION_BACKENDS = (
     "xpu_attn",
 )
 
+# --- get_default_attn_backend (CUDA, MHA models) before 0.5.23, read in each wheel (bench/release_walk.py) -------
+# The default it picks changed in these releases; rules/resolve.py applies them by the target's release.
+DEFAULT_BACKEND_SOURCE = (
+    "sglang: server_args.py _get_default_attn_backend (0.5.4.post3-0.5.18; model_runner.py before), "
+    "arg_groups/model_override_base.py get_default_attn_backend (0.5.19+)"
+)
+# SM90 takes fa3 only for utils/common.py is_fa3_default_architecture's list through 0.5.7 (0.5.5 common.py:2650-2667);
+# from 0.5.8 every MHA architecture. Each entry: the first release with that list.
+FA3_DEFAULT_ARCHITECTURES_UNTIL = Version("0.5.8")
+_FA3_DEFAULT_0_5_1 = frozenset(
+    {
+        "Qwen2ForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "LlamaForCausalLM",
+        "Gemma2ForCausalLM",
+        "Gemma3ForConditionalGeneration",
+        "Qwen3ForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4vMoeForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+    }
+)
+_FA3_DEFAULT_0_5_4 = _FA3_DEFAULT_0_5_1 | {"Olmo2ForCausalLM"}
+FA3_DEFAULT_ARCHITECTURES = (
+    (
+        Version("0.5.6.post2"),
+        _FA3_DEFAULT_0_5_4
+        | {"Glm4vForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"},
+    ),
+    (Version("0.5.4"), _FA3_DEFAULT_0_5_4),
+    (Version("0.0"), _FA3_DEFAULT_0_5_1),
+)
+# SM100 MHA default trtllm_mha from 0.5.6.post2 (server_args.py:1383); flashinfer before (0.5.6 :1307).
+TRTLLM_MHA_DEFAULT_FROM = Version("0.5.6.post2")
+# WhisperForConditionalGeneration -> flashinfer from 0.5.10 (server_args.py:2231-2235).
+WHISPER_FLASHINFER_DEFAULT_FROM = Version("0.5.10")
+# A model with attention sinks gets triton instead of flashinfer from 0.5.11 (server_args.py:2511-2513).
+SINKS_TRITON_DEFAULT_FROM = Version("0.5.11")
+# SM100 with asymmetric K/V head dims gets fa4 instead of trtllm_mha from 0.5.17 (server_args.py:5697-5701).
+ASYMMETRIC_KV_FA4_DEFAULT_FROM = Version("0.5.17")
+# DFLASH counts as EAGLE top-k 1 for the SM100 default from 0.5.23 (model_override_base.py:318).
+DFLASH_TOPK_ONE_DEFAULT_FROM = Version("0.5.23")
+
+
+def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
+    """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
+    if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:
+        return None
+    return next(archs for since, archs in FA3_DEFAULT_ARCHITECTURES if release >= since)
+
+
 # `--speculative-draft-attention-backend`: choices.py DRAFT_ATTENTION_BACKEND_CHOICES.
 DRAFT_ATTENTION_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
 
