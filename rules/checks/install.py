@@ -44,9 +44,11 @@ def _fa4_libraries(cfg, target) -> tuple[tuple[str, ...], str]:
     engine="sglang",
     versions="sglang>=0.5.9",
     verified=(
-        "sglang>=0.5.9: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attention_v4.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.9-0.5.23: jit_kernel/flash_attention_v4.py imports sglang.jit_kernel.flash_attention.cute "
+        "in 0.5.9 (:8), flash_attn.cute from flash-attn-4 in 0.5.10-0.5.15 (:10), the vendored "
+        "sglang.jit_kernel.flash_attn.cute from 0.5.16 (:14-16); this message from 0.5.16 "
+        "(bench/release_walk.py prevents), 0.5.10-0.5.15 word it 'Vendored FlashAttention CUTE is not "
+        "available'"
     ),
     backends=("fa4",),
     stage="runtime",

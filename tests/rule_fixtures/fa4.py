@@ -117,6 +117,23 @@ FIXTURES = {
             {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"], "engine_version": ["sglang==0.5.17"]},
         ],
     },
+    "fa4-prefill-only": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend", "fa3"],
+                "engine_version": ["sglang==0.5.7"],
+            }
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.5"]},
+            {
+                "gpu": "B200",
+                "argv": [*LLAMA, "--prefill-attention-backend", "triton", "--decode-attention-backend", "fa4"],
+                "engine_version": ["sglang==0.5.4"],
+            },
+        ],
+    },
     "fa4-page-size-128": {
         "pass": [{"gpu": "B200", "argv": [*LLAMA, *FA4, "--page-size", "128"]}],
         "fail": [
