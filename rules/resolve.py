@@ -300,7 +300,24 @@ def effective_page_size(config: Config, target: Target) -> int:
         page = snapped("trtllm_mha")
     if "hpc_ops" in backends:
         page = snapped("hpc_ops")
-    forced = declared["fa4"].arch_page_size.get(target.major or 0)
-    if "fa4" in config.backends and not config.mla and forced and (config.speculative_eagle_topk or 0) <= 1:
+    forced = fa4_page_size(config, target)
+    if forced:
         page = forced
     return 1 if page is None else page
+
+
+def fa4_page_size(config: Config, target: Target) -> Optional[int]:
+    """The page size SGLang's fa4 rewrite forces on this config in the target's release, or None (see
+    rules/knowledge/backends.py FA4_PAGE_REWRITE_*: which phases, models and GPUs each release rewrites)."""
+    release = _release(target)
+    if release < kb.FA4_PAGE_REWRITE_FROM:
+        return None
+    if release >= kb.FA4_PAGE_REWRITE_ANY_PHASE_FROM:
+        named = "fa4" in config.backends and (config.speculative_eagle_topk or 0) <= 1
+    else:  # the raw --prefill-attention-backend field only
+        named = config.prefill_attention_backend == "fa4"
+    if not named or (config.mla and release >= kb.FA4_PAGE_REWRITE_NON_MLA_FROM):
+        return None
+    if release >= kb.FA4_PAGE_REWRITE_SM100_FROM:
+        return target.sglang_backends["fa4"].arch_page_size.get(target.major or 0)
+    return 128

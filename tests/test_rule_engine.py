@@ -192,3 +192,18 @@ def test_the_default_backend_follows_the_release():
     assert default("llama-3.1-8b", "B200", "0.5.6") == "flashinfer"
     assert default("llama-3.1-8b", "B200", "0.5.6.post2") == "trtllm_mha"
     assert default("llama-3.1-8b", "B200", "0.5.23") == "trtllm_mha"
+
+
+def test_the_fa4_page_rewrite_follows_the_release():
+    """'FA4 backend only supports page size 128': any phase on SM100 from 0.5.15 (overrides.py:1678-1690), an
+    explicit prefill fa4 on SM100 in 0.5.10-0.5.14 (server_args.py:2795-2797), on every GPU before (0.5.8 :1779)."""
+
+    def page(gpu, release, **backends):
+        target = Target.from_gpu(gpu).with_engine_versions({"sglang": release})
+        return effective_page_size(resolve(make_config(model=load_model("llama-3.1-8b"), **backends), target), target)
+
+    assert page("B200", "0.5.23", attention_backend="fa4") == 128
+    assert page("B200", "0.5.12", attention_backend="fa4") == 1
+    assert page("B200", "0.5.12", prefill_attention_backend="fa4", decode_attention_backend="triton") == 128
+    assert page("H100", "0.5.12", prefill_attention_backend="fa4", decode_attention_backend="fa3") == 1
+    assert page("H100", "0.5.8", prefill_attention_backend="fa4", decode_attention_backend="fa3") == 128

@@ -15,7 +15,7 @@ from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using, sgla
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, fa4_head_dims
 from rules.knowledge.kv_dtypes import FP8
-from rules.resolve import effective_page_size
+from rules.resolve import effective_page_size, fa4_page_size
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
@@ -537,11 +537,13 @@ def fa4_prefill_only(cfg, target):
     id="fa4-page-size-128",
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.4",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.5.post3 to 0.5.23 "
-        "(0.5.5.post3: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.4-0.5.23, every release (bench/release_walk.py grep 'FA4 backend only supports page size "
+        "128'): an explicit --prefill-attention-backend fa4 in 0.5.4-0.5.5 (server_args.py:1147-1150, every "
+        "model and GPU), non-MLA from 0.5.5.post3 (:1299), SM100 only from 0.5.10 (:2404-2410), any phase "
+        "naming fa4 with EAGLE top-k <= 1 from 0.5.15 (arg_groups/overrides.py:1678-1690; 0.5.23 :1274-1297); "
+        "rules/resolve.py fa4_page_size"
     ),
     backends=("fa4",),
     stage="startup",
@@ -552,17 +554,18 @@ def fa4_prefill_only(cfg, target):
 SGLang logs a warning and uses 128, changing prefix-cache granularity and KV memory rounding.
 
 The rewrite applies only on SM100 (is_sm100) and only when EAGLE top-k <= 1 (the top-k > 1 page-tree
-cascade needs page size 1). Passing --page-size 128 makes the choice explicit.""",
+cascade needs page size 1). Passing --page-size 128 makes the choice explicit. Older releases rewrite
+differently: through 0.5.14 only an explicit `--prefill-attention-backend fa4` triggers it; 0.5.10-0.5.14 on
+SM100 only, 0.5.5.post3-0.5.9 on every GPU, and 0.5.4-0.5.5 for MLA models too.""",
     fix_title="Pass --page-size 128",
 )
 def fa4_page_size_128(cfg, target):
-    if cfg.mla:
-        return skipped("applies to non-MLA models")
-    forced = declared(target, "fa4").arch_page_size.get(target.major)
+    forced = fa4_page_size(cfg, target)
     if forced is None:
-        return skipped("applies to SM100/SM103")
-    if (cfg.speculative_eagle_topk or 0) > 1:
-        return skipped("not applied with EAGLE top-k > 1")
+        return skipped(
+            "SGLang does not rewrite the page size here (non-MLA models on SM100/SM103 with EAGLE top-k <= 1 "
+            "from 0.5.15; an explicit prefill fa4 before)"
+        )
     if cfg.page_size == forced:
         return passed(f"--page-size {forced}", f"{forced} on SM100 fa4")
     given = "no --page-size (default 1)" if cfg.page_size is None else f"--page-size {cfg.page_size}"

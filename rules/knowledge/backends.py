@@ -624,6 +624,16 @@ ASYMMETRIC_KV_FA4_DEFAULT_FROM = Version("0.5.17")
 DFLASH_TOPK_ONE_DEFAULT_FROM = Version("0.5.23")
 
 
+# The fa4 page-size rewrite to 128 ("FA4 backend only supports page size 128 ..."), read in each wheel:
+# 0.5.4-0.5.5: an explicit --prefill-attention-backend fa4, any model, any GPU (0.5.4 server_args.py:1147-1150);
+# 0.5.5.post3-0.5.9: non-MLA models only (0.5.8 :1779); 0.5.10-0.5.14: and on SM100 only (0.5.12 :2795-2797);
+# from 0.5.15 any phase naming fa4, with EAGLE top-k <= 1 (arg_groups/overrides.py:1678-1690, 0.5.23 :1274-1297).
+FA4_PAGE_REWRITE_FROM = Version("0.5.4")
+FA4_PAGE_REWRITE_NON_MLA_FROM = Version("0.5.5.post3")
+FA4_PAGE_REWRITE_SM100_FROM = Version("0.5.10")
+FA4_PAGE_REWRITE_ANY_PHASE_FROM = Version("0.5.15")
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:

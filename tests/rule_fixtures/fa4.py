@@ -135,10 +135,24 @@ FIXTURES = {
         ],
     },
     "fa4-page-size-128": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, *FA4, "--page-size", "128"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, *FA4, "--page-size", "128"]},
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--page-size", "128"],
+                "engine_version": ["sglang==0.5.8"],
+            },
+        ],
         "fail": [
             {"gpu": "B200", "argv": [*LLAMA, *FA4], "expect": "warn"},
             {"gpu": "B300", "argv": [*LLAMA, *FA4, "--page-size", "16"], "expect": "warn"},
+            # before 0.5.10 an explicit prefill fa4 is rewritten on every GPU (0.5.8 server_args.py:1779)
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend", "fa3"],
+                "engine_version": ["sglang==0.5.8"],
+                "expect": "warn",
+            },
         ],
     },
     "fa4-sm12x-paged-kv": {
