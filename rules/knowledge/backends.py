@@ -204,6 +204,17 @@ def fa4_head_dims(release: Version) -> Mapping[int, HeadDims]:
     return FA4_HEAD_DIMS if release >= FA4_SM90_512_FROM else FA4_WHEEL_HEAD_DIMS
 
 
+# DETERMINISTIC_ATTENTION_BACKEND_CHOICES / RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND by release (server_args.py
+# through 0.5.19, arg_groups/choices.py after): flashinfer, fa3, triton from 0.5.3 (radix: fa3, triton from
+# 0.5.4.post3); ascend added in 0.5.13, fa4 in 0.5.16, intel_xpu in 0.5.19 (not radix).
+DETERMINISTIC_LISTS = (
+    "sglang: server_args.py DETERMINISTIC_ATTENTION_BACKEND_CHOICES (0.5.5 :138, 0.5.13 :199, 0.5.16 :223, "
+    "0.5.19 :234), arg_groups/choices.py (0.5.23 :113, :249)"
+)
+# Deterministic inference of a DeepSeek model before 0.5.18: a fixed ["fa3", "triton"] ("... with DeepSeek models.
+# But you're using ..."; 0.5.5 server_args.py:1825-1827); from 0.5.18 the radix list ("... with absorbed-MLA models").
+DETERMINISTIC_DEEPSEEK_BACKENDS_BEFORE_RADIX = ("fa3", "triton")
+DETERMINISTIC_MLA_RADIX_FROM = Version("0.5.18")
 _BLACKWELL_ERA = Era("<0.5.9", f"{BLACKWELL_SOURCE} (majors 10, 12 through 0.5.8)", {"archs": BLACKWELL_BEFORE_SM110})
 
 
@@ -294,6 +305,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                     "sglang 0.5.10-0.5.15: jit_kernel/flash_attention_v4.py imports flash_attn.cute from flash-attn-4",
                     {"libraries": ("cutlass_dsl", "quack", "fa4")},
                 ),
+                Era("<0.5.16", DETERMINISTIC_LISTS, {"deterministic": False, "radix_deterministic": False}),
             ),
         ),
         BackendInfo(
@@ -561,8 +573,17 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             deterministic=True,
             radix_deterministic=True,
             source=CHOICES,
+            eras=(Era("<0.5.13", DETERMINISTIC_LISTS, {"deterministic": False, "radix_deterministic": False}),),
         ),
-        BackendInfo("intel_xpu", "Intel XPU", platform="xpu", general=False, deterministic=True, source=CHOICES),
+        BackendInfo(
+            "intel_xpu",
+            "Intel XPU",
+            platform="xpu",
+            general=False,
+            deterministic=True,
+            source=CHOICES,
+            eras=(Era("<0.5.19", DETERMINISTIC_LISTS, {"deterministic": False}),),
+        ),
     )
 }
 
