@@ -225,10 +225,10 @@ def general_backend_alias(cfg, target):
     id="general-flashattention-version-env",
     title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.1-0.5.23: no file of the 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.19 or 0.5.23 wheels mentions "
+        "SGLANG_FLASHATTENTION_VERSION (unzip -p | grep -c: 0 in each)"
     ),
     stage="startup",
     reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
@@ -388,10 +388,11 @@ def hpc_ops_page_size(cfg, target):
     id="general-tp-heads",
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.1-0.5.23: LlamaAttention.__init__ asserts total_num_heads % tp_size == 0 and the KV-head "
+        "split in every release read (models/llama.py:129-139 in 0.5.1, :139-149 in 0.5.10, :183-193 in "
+        "0.5.23)"
     ),
     needs_model=True,
     stage="load",
@@ -430,10 +431,11 @@ def general_tp_heads(cfg, target):
     id="flashinfer-arch",
     title="FlashInfer needs compute capability 7.5 or newer",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.1-0.5.23: a FlashInfer fact (its README's GPU support, SM75 and newer), not an SGLang "
+        "check; every SGLang release read runs flashinfer_backend.py on the flashinfer package for this "
+        "backend"
     ),
     backends=("flashinfer",),
     needs_gpu=True,
