@@ -210,11 +210,11 @@ def trtllm_mha_page128_gqa(cfg, target):
     id="trtllm-mha-mla-model",
     title="An MLA model cannot use trtllm_mha",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23: 'trtllm_mha backend can only be used with non-MLA models.' when the model "
+        "runner builds the backend in every release (model_runner.py _get_attention_backend_from_str through "
+        "0.5.2, attention_registry.py create_trtllm_mha_backend from 0.5.3, :278-281 in 0.5.23)"
     ),
     backends=("trtllm_mha",),
     stage="init",
@@ -254,11 +254,11 @@ def _mha_model_on(cfg, target, backends: tuple[str, ...]):
     id="mla-backend-mha-model",
     title="trtllm_mla and cutedsl_mla need an MLA model",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23: 'trtllm_mla backend can only be used with MLA models.' when the model runner "
+        "builds the backend in every release (model_runner.py through 0.5.2, attention_registry.py "
+        "create_trtllm_mla_backend from 0.5.3, :97 in 0.5.23; cutedsl_mla's :121 from its first release)"
     ),
     backends=MLA_ONLY_CHECKED,
     stage="init",
@@ -312,11 +312,12 @@ def flashmla_mha_model(cfg, target):
     id="trtllm-mla-arch",
     title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the same ValueError in every release; the arch "
+        "test is is_sm100_supported() through 0.5.4 (0.5.1 server_args.py:479-481), is_blackwell_supported() "
+        "from 0.5.4.post3 (majors 10 and 12 through 0.5.8, 10/11/12 from 0.5.9), "
+        "arg_groups/overrides.py:1209-1213 in 0.5.23: eras of trtllm_mla in rules/knowledge/backends.py"
     ),
     stage="startup",
     prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
@@ -345,11 +346,12 @@ def trtllm_mla_arch(cfg, target):
     id="trtllm-mla-kv-dtype",
     title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the KV-dtype ValueError in every release, its list "
+        "by release: fp8_e4m3/auto through 0.5.4 (0.5.1 server_args.py:492), + fp4_e2m1 from 0.5.4.post3, + "
+        "bf16 from 0.5.7, fp4_e2m1 gone from 0.5.21 (arg_groups/overrides.py:1214-1217 in 0.5.23): eras of "
+        "trtllm_mla"
     ),
     stage="startup",
     prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
@@ -379,11 +381,11 @@ def trtllm_mla_kv_dtype(cfg, target):
     id="trtllm-mla-page",
     title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23: the same page_size not in [32, 64] -> 64 rewrite for --attention-backend / "
+        "--decode-attention-backend trtllm_mla in every release (0.5.1 server_args.py:483-488, "
+        "arg_groups/overrides.py:1154-1163 in 0.5.23; bench/release_walk.py grep)"
     ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
@@ -692,11 +694,11 @@ def flashmla_arch(cfg, target):
     id="flashmla-page",
     title="flashmla page size: SGLang forces 64",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.23 "
-        "(0.5.0rc2: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23: the same flashmla page_size -> 64 rewrite for --attention-backend / "
+        "--decode-attention-backend flashmla in every release (server_args.py in 0.5.1-0.5.14, "
+        "arg_groups/overrides.py:1146-1152 in 0.5.23; bench/release_walk.py grep)"
     ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
@@ -763,12 +765,11 @@ def cutlass_mla_arch(cfg, target):
     id="cutlass-mla-page",
     title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.19 "
-        "(0.5.0rc2: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release; the message is gone "
-        "after 0.5.19"
+        "sglang 0.5.1-0.5.19: the same cutlass_mla page_size -> 128 rewrite in every release that has the "
+        "backend (server_args.py, then arg_groups/overrides.py; bench/release_walk.py grep); cutlass_mla is "
+        "no longer a choice from 0.5.20 (general-backend-removed)"
     ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",

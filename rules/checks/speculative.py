@@ -45,11 +45,11 @@ def _topk_label(cfg) -> str:
     id="spec-trtllm-mha-topk",
     title="trtllm_mha supports speculative decoding only with top-k 1",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.1 to 0.5.23 (0.5.1: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23: the same ValueError when any phase is trtllm_mha and speculative_eagle_topk > 1 "
+        "in every release (server_args.py in 0.5.1-0.5.14, arg_groups/speculative_hook.py:1176-1180 in "
+        "0.5.23; bench/release_walk.py grep)"
     ),
     backends=("trtllm_mha",),
     stage="startup",

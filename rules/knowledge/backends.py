@@ -429,8 +429,14 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 ),
                 Era(
                     "<0.5.7",
-                    "sglang 0.5.5-0.5.6: server_args.py (no bf16)",
+                    "sglang 0.5.4.post3-0.5.6: server_args.py (no bf16)",
                     {"kv_dtypes": ("fp8_e4m3", "fp4_e2m1", "auto")},
+                ),
+                Era(
+                    "<0.5.4.post3",
+                    "sglang 0.5.1-0.5.4: server_args.py (0.5.1 :479-492, 0.5.4 :1098-1111) checks is_sm100_supported(), SM100 only, "
+                    "and kv-cache-dtype fp8_e4m3 or auto",
+                    {"archs": _arch(10), "kv_dtypes": ("fp8_e4m3", "auto")},
                 ),
             ),
         ),
