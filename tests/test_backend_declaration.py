@@ -17,7 +17,20 @@ from rules.target import Target
 
 FIELDS = {f.name for f in fields(BackendInfo)}
 PROFILES = [Target.from_gpu(name) for name in gpu_kb.names()]
-RELEASES = ("0.5.1", "0.5.4", "0.5.5", "0.5.8", "0.5.9", "0.5.12", "0.5.16", "0.5.17", "0.5.19", "0.5.20", "0.5.22", "0.5.23")
+RELEASES = (
+    "0.5.1",
+    "0.5.4",
+    "0.5.5",
+    "0.5.8",
+    "0.5.9",
+    "0.5.12",
+    "0.5.16",
+    "0.5.17",
+    "0.5.19",
+    "0.5.20",
+    "0.5.22",
+    "0.5.23",
+)
 MLA_MODEL, MHA_MODEL = "deepseek-v3", "llama-3.1-8b"
 
 

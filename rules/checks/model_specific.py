@@ -545,8 +545,8 @@ def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
         return ("triton", "trtllm_mha", "fa4")
     if release >= Version("0.5.10"):
         return ("triton", "trtllm_mha", "fa4", "flashinfer")
-    if release >= Version("0.5.6"):
-        return ("triton", "trtllm_mha")
+    if release >= Version("0.5.5.post3") or release < Version("0.5.3.post3"):
+        return ("triton", "trtllm_mha")  # 0.5.3 too; 0.5.3.post3-0.5.5 took triton only
     return ("triton",)
 
 
@@ -554,11 +554,13 @@ def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
     id="model-hybrid-gdn-blackwell",
     title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.3",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/srt/layers/attention/attention_registry.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.3-0.5.23, every release (bench/release_walk.py grep 'on Blackwell GPUs for hybrid GDN'): "
+        "attention_registry.py attn_backend_wrapper asserts the allowed list from 0.5.3 (:181-188): triton or "
+        "trtllm_mha in 0.5.3, triton only in 0.5.3.post3-0.5.5, triton or trtllm_mha from 0.5.5.post3, + fa4 "
+        "and flashinfer from 0.5.10, flashinfer off SM100 in 0.5.16-0.5.20, SM12x without fa4 from 0.5.16 "
+        "(0.5.23 :460-476); none in 0.5.1/0.5.2"
     ),
     needs_model=True,
     stage="init",
@@ -571,8 +573,8 @@ Intern-S2-Preview, Jet-Nemotron) on a Blackwell-class GPU (compute capability 10
 SGLang wraps the full-attention backend with its GDN linear-attention backend and, on Blackwell, allows
 only a few full-attention backends. sglang 0.5.23: SM100/SM103/SM110 allow triton, trtllm_mha, fa4,
 flashinfer; SM120/SM121 allow triton, trtllm_mha, flashinfer. History: 0.5.16-0.5.20 dropped flashinfer on
-SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.6-0.5.9 triton
-or trtllm_mha; 0.5.5 triton only. The check runs when the model runner builds the backend, after the
+SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.5.post3-0.5.9 triton
+or trtllm_mha; 0.5.3.post3-0.5.5 triton only; 0.5.3 (the first with the check) triton or trtllm_mha. The check runs when the model runner builds the backend, after the
 weights have loaded. SM110 counts as Blackwell only from 0.5.9 (is_blackwell majors 10, 11, 12).""",
     fix_title="Use --attention-backend triton (or trtllm_mha)",
 )

@@ -328,6 +328,14 @@ FIXTURES = {
             case("B200", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa4"),
             case("RTX 5090", "--model", "qwen3-next-80b-a3b", "--attention-backend", "flashinfer"),
             case("B200", "--model", "qwen3-next-80b-a3b"),
+            case(
+                "B200",
+                "--model",
+                "qwen3-next-80b-a3b",
+                "--attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.3"],
+            ),
         ],
         "fail": [
             case("RTX 5090", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa4"),
@@ -340,6 +348,15 @@ FIXTURES = {
                 engine_version=["sglang==0.5.20"],
             ),
             case("B300", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa3"),
+            # 0.5.3.post3-0.5.5: triton only (attention_registry.py, 'triton backend is the only supported backend')
+            case(
+                "B200",
+                "--model",
+                "qwen3-next-80b-a3b",
+                "--attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.4"],
+            ),
         ],
     },
     "model-fa-swa-cross-attention": {
