@@ -43,17 +43,21 @@ def _working_swa_backend(target) -> str:
 # --- GPT-OSS ----------------------------------------------------------------------------------------------
 
 GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx", "intel_xpu", "aiter")
+# fa4 joined the list in 0.5.3.post3 (server_args.py); 0.5.1-0.5.3 allow triton, trtllm_mha and fa3.
+GPT_OSS_FA4_FROM = Version("0.5.3.post3")
+GPT_OSS_BEFORE_FA4 = ("triton", "trtllm_mha", "fa3")
 
 
 @rule(
     id="model-gpt-oss-backends",
     title="GPT-OSS needs a backend with attention sinks and sliding window",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.3.post3 to 0.5.23 "
-        "(0.5.3.post3: sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'GptOssForCausalLM requires one of'): "
+        "server_args.py asserts supported_backends, triton/trtllm_mha/fa3 in 0.5.1-0.5.3, + fa4 from "
+        "0.5.3.post3, + ascend (0.5.8) and the other non-CUDA names later; arg_groups/model_hook.py:536 in "
+        "0.5.23"
     ),
     needs_model=True,
     stage="startup",
@@ -66,8 +70,9 @@ triton, trtllm_mha, fa3, fa4 (or the non-NVIDIA ascend, intel_amx, intel_xpu, ai
 
 GPT-OSS layers alternate sliding-window and full attention and every layer adds learnable attention sinks.
 FlashInfer, torch_native and flex_attention implement no sinks, so SGLang asserts the list above at
-start-up (the same list since at least sglang 0.5.5). SGLang's own default is trtllm_mha on SM100, fa3 on
-SM90 and triton elsewhere (model_overrides/gpt_oss.py).""",
+start-up (its CUDA members unchanged since 0.5.3.post3). SGLang's own default is trtllm_mha on SM100, fa3 on
+SM90 and triton elsewhere (model_overrides/gpt_oss.py). fa4 is in the list from 0.5.3.post3; 0.5.1-0.5.3
+allow triton, trtllm_mha and fa3 only.""",
     fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
 )
 def model_gpt_oss_backends(cfg, target):
@@ -75,9 +80,10 @@ def model_gpt_oss_backends(cfg, target):
         return skipped("applies to GPT-OSS (GptOssForCausalLM)")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
-    bad = _outside(cfg, GPT_OSS_BACKENDS)
+    allowed = GPT_OSS_BACKENDS if sglang_release(target) >= GPT_OSS_FA4_FROM else GPT_OSS_BEFORE_FA4
+    bad = _outside(cfg, allowed)
     if not bad:
-        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(GPT_OSS_BACKENDS[:4]))
+        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(b for b in allowed[:4]))
     return failed(
         f"GPT-OSS on {', '.join(bad)}",
         "one of " + ", ".join(GPT_OSS_BACKENDS[:4]) + " for prefill and decode",
