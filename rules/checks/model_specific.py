@@ -327,11 +327,11 @@ def model_exaone_swa_backends(cfg, target):
     id="model-olmo-flashinfer",
     title="OLMo 2/3 must not use FlashInfer",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.4",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.4 to 0.5.23 (0.5.4: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.4-0.5.23: the same assert attention_backend != flashinfer for Olmo3 in every release from "
+        "the first with it (server_args.py in 0.5.4-0.5.14, arg_groups/model_hook.py:690 in 0.5.23; "
+        "bench/release_walk.py grep)"
     ),
     needs_model=True,
     stage="startup",
@@ -482,12 +482,12 @@ def model_moss_vl_prefill(cfg, target):
     id="model-dual-chunk-backend",
     title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.0rc2 to 0.5.19 "
-        "(0.5.0rc2: sglang/srt/model_executor/model_runner.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release; the "
-        "message is gone after 0.5.19"
+        "sglang 0.5.1-0.5.23: the refusal is in every release through 0.5.19 (model_runner.py:403-410 in "
+        "0.5.1, server_args.py:1307 in 0.5.4.post3, arg_groups/attention_hook.py in 0.5.15-0.5.19); through "
+        "0.5.4 it runs before the generic default, so no backend means dual_chunk_flash_attn; the backend is "
+        "gone from 0.5.20 (a warning)"
     ),
     needs_model=True,
     stage="startup",
@@ -500,8 +500,9 @@ def model_moss_vl_prefill(cfg, target):
 Through sglang 0.5.19 such a model runs only on `dual_chunk_flash_attn`, and it has to be named: SGLang
 fills its generic default backend (`_attention_backend_default`: fa3 on SM90, flashinfer elsewhere) before
 the dual-chunk check runs, so that check's "turned on by default" branch is never reached and a launch
-without `--attention-backend` is refused like any other backend (read in server_args.py 0.5.5-0.5.14 and
-arg_groups/attention_hook.py 0.5.15-0.5.19). sglang 0.5.20 removed the backend: the model is then served
+without `--attention-backend` is refused like any other backend (read in server_args.py 0.5.4.post3-0.5.14
+and arg_groups/attention_hook.py 0.5.15-0.5.19). Through 0.5.4 the check ran in model_runner.py before the
+default, so a launch without a backend got dual_chunk_flash_attn. sglang 0.5.20 removed the backend: the model is then served
 with ordinary attention and only its dual-chunk rotary embedding is kept, so dual-chunk attention, which
 these models rely on beyond their 256K-token native window, no longer applies. That is reported as a
 warning.""",
@@ -519,11 +520,18 @@ def model_dual_chunk_backend(cfg, target):
         )
     if cfg.attention_backend == "dual_chunk_flash_attn":
         return passed("--attention-backend dual_chunk_flash_attn", "dual_chunk_flash_attn")
+    if not cfg.backend_given and sglang_release(target) < DUAL_CHUNK_CHECK_AFTER_DEFAULT_FROM:
+        return passed("no --attention-backend (SGLang picks dual_chunk_flash_attn)", "dual_chunk_flash_attn")
     return failed(
         f"a dual-chunk model on {_backends_found(cfg)}",
         "--attention-backend dual_chunk_flash_attn",
         ["--attention-backend dual_chunk_flash_attn"],
     )
+
+
+# Through 0.5.4 model_runner.py's model_specific_adjustment fills dual_chunk_flash_attn before the generic default
+# (0.5.1 :403-410, default at :416); from 0.5.4.post3 server_args.py fills the default first (:1120, check :1307).
+DUAL_CHUNK_CHECK_AFTER_DEFAULT_FROM = Version("0.5.4.post3")
 
 
 # --- Hybrid GDN (Qwen3-Next / Qwen3.5) on Blackwell --------------------------------------------------------

@@ -208,11 +208,11 @@ def spec_ngram_page(cfg, target):
     id="spec-flex-attention",
     title="flex_attention does not support speculative decoding",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.3",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.3 to 0.5.23 (0.5.3: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.3-0.5.23: the same assert speculative_algorithm is None for flex_attention in every "
+        "release from the first with the backend (server_args.py in 0.5.3-0.5.14, "
+        "arg_groups/attention_hook.py:144-163 in 0.5.23; bench/release_walk.py grep)"
     ),
     stage="startup",
     prevents="Speculative decoding is currently not supported with Flex Attention backend",
