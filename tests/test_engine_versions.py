@@ -20,7 +20,7 @@ def test_an_older_release_is_warned_about():
     run, report = check("--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.4.6.post5")
     assert run.code == 0 and report["verdict"] == "warn"
     version = finding(report, "general-engine-version")
-    assert version["status"] == "warn" and "sglang 0.4.6.post5, older than 0.5.5" in version["message"]
+    assert version["status"] == "warn" and "sglang 0.4.6.post5, older than 0.5.1" in version["message"]
     assert "holds for sglang>=0.5.1; target has sglang 0.4.6.post5" in finding(report, "fa3-arch")["message"]
 
 
@@ -52,3 +52,14 @@ def test_fa4_fp8_before_the_vendored_copy_follows_the_installed_wheel():
     assert finding(new_wheel, "fa4-fp8-sm100")["status"] == "fail"
     _, vendored = check(*argv, "--engine-version", "sglang==0.5.16", "--engine-version", "flash-attn-4==4.0.0b9")
     assert finding(vendored, "fa4-fp8-sm100")["status"] == "fail"
+
+
+def test_releases_from_0_5_1_are_known():
+    """Every sglang release from 0.5.1 was read (bench/release_walk.py); 0.5.0 was never a final release."""
+    _, report = check("--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.3")
+    assert finding(report, "general-engine-version")["status"] == "pass"
+    # and rules read that far judge it: 0.5.3's create_flashattention_v3_backend has the same assert
+    _, report = check(
+        "--gpu", "B200", "--model", "llama-3.1-8b", "--attention-backend", "fa3", "--engine-version", "sglang==0.5.3"
+    )
+    assert finding(report, "fa3-arch")["status"] == "fail"
