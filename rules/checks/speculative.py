@@ -287,9 +287,10 @@ def spec_dflash_draft_backend(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.14",
     verified=(
-        "sglang>=0.5.14: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
-        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
-        "set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.14-0.5.23: the upstream message first appears in 0.5.14 "
+        "(sglang/srt/arg_groups/speculative_hook.py) and is in every release read from there to 0.5.23 "
+        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
+        "not diffed release by release"
     ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
@@ -331,9 +332,10 @@ def spec_rejection_sampling_topk(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.14",
     verified=(
-        "sglang>=0.5.14: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
-        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
-        "set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.14-0.5.23: the upstream message first appears in 0.5.14 "
+        "(sglang/srt/arg_groups/speculative_hook.py) and is in every release read from there to 0.5.23 "
+        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
+        "not diffed release by release"
     ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
