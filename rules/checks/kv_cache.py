@@ -29,11 +29,11 @@ def _mxfp8(cfg):
     id="kv-mxfp8-requires-fa4",
     title="An MXFP8 KV cache needs the FA4 backend",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): FlashAttentionBackend raises for fa_impl_ver != 4 in "
+        "every release (flashattention_backend.py:356-359 in 0.5.16, :451-454 in 0.5.23; "
+        "flashinfer/triton/trtllm_mha have no mxfp8 path)"
     ),
     stage="runtime",
     prevents="MXFP8 KV cache requires the FA4 backend.",
@@ -64,11 +64,10 @@ def kv_mxfp8_requires_fa4(cfg, target):
     id="kv-mxfp8-q-scales",
     title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/srt/layers/attention/flashattention_backend.py; bench/release_walk.py prevents). The range's "
-        "start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): the q_descale RuntimeError follows the FA4 one in every "
+        "release (flashattention_backend.py:360-362 in 0.5.16, :455-457 in 0.5.23)"
     ),
     backends=("fa4",),
     stage="runtime",
@@ -102,11 +101,11 @@ def kv_mxfp8_q_scales(cfg, target):
     id="kv-mxfp8-arch",
     title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23 (the MXFP8 KV cache's first release is 0.5.16: no 'kv-cache-dtype=mxfp8' "
+        "before): the same is_blackwell ValueError in every release (server_args.py:5064-5071 in 0.5.16, "
+        "arg_groups/kv_cache_hook.py:100-108 in 0.5.23; bench/release_walk.py prevents)"
     ),
     stage="startup",
     prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
@@ -139,11 +138,11 @@ def kv_mxfp8_arch(cfg, target):
     id="kv-mxfp8-kernel-arch",
     title="MXFP8 passes SGLang's gate on SM110/SM12x, but FA4's block-scaled kernel is SM100-only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/jit_kernel/flash_attn/cute/interface.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): the vendored FA4's 'FP8 is only supported on SM100' "
+        "assert in every release (0.5.16 jit_kernel/flash_attn/cute/interface.py, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:729)"
     ),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
