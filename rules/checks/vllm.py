@@ -795,11 +795,12 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     id="vllm-flashinfer-nvfp4-head64",
     title="FlashInfer's FA2 path cannot read an NVFP4 KV cache at head size 64",
     engine="vllm",
-    versions="vllm>=0.33.0",
+    versions="vllm>=0.32.0",
     verified=(
-        "vllm>=0.33.0: the upstream message is in every vllm release read from 0.32.0 to 0.33.0 (0.32.0: "
-        "vllm/v1/attention/backends/flashinfer.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "vllm 0.32.0-0.33.0 (bench/release_walk.py prevents): FlashInferBackend.supports_combination returns "
+        "this reason for an NVFP4 KV cache on majors 8/9/12 in both (flashinfer.py:554-560 in 0.32.0, "
+        ":679-685 in 0.33.0); 0.31.0 takes NVFP4 on the SM100 family only (:499-506), refused by the KV-dtype "
+        "check instead"
     ),
     stage="startup",
     prevents=kb.FI_NVFP4_HEAD64_REASON,
@@ -819,11 +820,11 @@ def vllm_flashinfer_nvfp4_head64(cfg, target):
     id="vllm-flashinfer-nvfp4-sinks",
     title="FlashInfer's sink prefill cannot read an NVFP4 KV cache",
     engine="vllm",
-    versions="vllm>=0.33.0",
+    versions="vllm>=0.32.0",
     verified=(
-        "vllm>=0.33.0: the upstream message is in every vllm release read from 0.32.0 to 0.33.0 (0.32.0: "
-        "vllm/v1/attention/backends/flashinfer.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "vllm 0.32.0-0.33.0 (bench/release_walk.py prevents): FlashInferBackend.supports_combination returns "
+        "this reason for an NVFP4 KV cache with sinks on majors 8/9/12 in both (flashinfer.py:561-562 in "
+        "0.32.0, :686-687 in 0.33.0); 0.31.0 takes NVFP4 on the SM100 family only (:499-506)"
     ),
     stage="startup",
     prevents=kb.FI_NVFP4_SINK_REASON,
@@ -1121,11 +1122,11 @@ def vllm_flashinfer_mla_qk_nope(cfg, target):
     id="vllm-tokenspeed-mla-dims",
     title="TOKENSPEED_MLA needs DeepSeek-R1 MLA dimensions",
     engine="vllm",
-    versions="vllm>=0.26.0",
+    versions="vllm>=0.21.0",
     verified=(
-        "vllm>=0.26.0: the upstream message is in every vllm release read from 0.21.0 to 0.33.0 (0.21.0: "
-        "vllm/v1/attention/backends/mla/tokenspeed_mla.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "vllm 0.21.0-0.33.0 (TOKENSPEED_MLA's first release is 0.21.0: registry.py:66, none in 0.20.2): "
+        "TokenspeedMLABackend.supports_combination refuses dims other than (128, 64, 128) in every release "
+        "read (mla/tokenspeed_mla.py:118 in 0.21.0, :139 in 0.26.0, :165 in 0.33.0)"
     ),
     stage="startup",
     prevents=kb.TOKENSPEED_DIMS_REASON.format(got="192, 64, 128"),

@@ -697,13 +697,13 @@ CHANGES: tuple[Change, ...] = (
         since="0.26.0",
         seen="0.26.0",
     ),
-    Change(
+    Change(  # 0.32.0 adds the FA2 path on SM8x/SM9x/SM12x (flashinfer.py:109-110, :529-539), as 0.33.0 has it
         "FLASHINFER",
         "kv_dtype_archs",
         (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))),
-        until="0.33.0",
+        until="0.32.0",
         since="0.26.0",
-        seen="0.26.0, 0.30.0",
+        seen="0.26.0, 0.30.0, 0.31.0 (flashinfer.py:499-506: SM100 family only)",
     ),
     Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.16.0, 0.17.0, 0.20.0, 0.26.0"),
     # fa_utils.flash_attn_supports_sinks: get_flash_attn_version() == 3 (0.16.0 fa_utils.py:123-127, 0.19.0
