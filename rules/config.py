@@ -255,6 +255,7 @@ _SGLANG_FLAGS = {
     "--prefill-kv-cache-dequant-dtype": "str",
     "--enable-dp-attention": "bool",
     "--dp-size": "int",
+    "--chunked-prefill-size": "int",
 }
 # Other spellings SGLang accepts for the flags above: --data-parallel-size (arg_groups field aliases, as
 # test_server_args' test_aliases_and_dest lists them) and --dp (SGLang's docs launch DeepSeek-V3.2 with
@@ -293,7 +294,6 @@ UNMODELLED_BEARING_FLAGS = {
             "--pp-size",
             "--pipeline-parallel-size",
             "--context-length",
-            "--chunked-prefill-size",
             "--enable-mixed-chunk",
             "--json-model-override-args",
             "--revision",

@@ -458,3 +458,39 @@ def flashinfer_arch(cfg, target):
         "compute capability 7.5 or newer",
         ["--attention-backend triton"],
     )
+
+
+@rule(
+    id="general-chunked-prefill-page",
+    title="--chunked-prefill-size must be a multiple of the page size SGLang settles on",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'chunked_prefill_size must be divisible "
+        "by page_size'): server_args.py check_server_args (0.5.1 :2130-2131, 0.5.18 :9203-9204), "
+        "arg_groups/validation_hook.py from 0.5.19 (:106-107; 0.5.23 :243-246), after the page-size rewrites"
+    ),
+    stage="startup",
+    prevents="chunked_prefill_size must be divisible by page_size",
+    source="sglang: python/sglang/srt/arg_groups/validation_hook.py, validate (check chunked prefill)",
+    docs="""Checks that an explicit `--chunked-prefill-size` (> 0) divides by the page size SGLang ends up with.
+
+SGLang asserts it at start-up (validation_hook.py:243-246 in sglang 0.5.23), after it has rewritten the
+page size for the backend: 64 for trtllm_mha/trtllm_mla/flashmla/cutedsl_mla/hpc_ops, 128 for fa4 on SM100
+or cutlass_mla. So `--chunked-prefill-size 4000` that runs on page size 1 fails once a backend forces 64.
+SGLang's own default sizes are powers of two and pass; a size <= 0 turns chunked prefill off and is not
+checked (nor is a PD-disaggregation decode server, whose flag this tool does not read).""",
+    fix_title="Use a --chunked-prefill-size that is a multiple of the page size",
+)
+def general_chunked_prefill_page(cfg, target):
+    size = cfg.flags.get("chunked_prefill_size")
+    if not isinstance(size, int) or size <= 0:
+        return skipped("applies to an explicit --chunked-prefill-size > 0")
+    page = effective_page_size(cfg, target)
+    if size % page == 0:
+        return passed(f"--chunked-prefill-size {size} with page size {page}", f"a multiple of {page}")
+    return failed(
+        f"--chunked-prefill-size {size} with page size {page}",
+        f"a multiple of {page}",
+        [f"--chunked-prefill-size {max(page, size - size % page)}"],
+    )

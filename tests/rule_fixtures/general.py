@@ -165,4 +165,26 @@ FIXTURES = {
         "pass": [{"gpu": "T4", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
         "fail": [{"gpu": "V100", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
     },
+    "general-chunked-prefill-page": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": ["sglang", "serve", "--model-path", "./m", "--chunked-prefill-size", "8192"],
+                "argv": LLAMA,
+            },
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", "./m", "--chunked-prefill-size", "4000"],
+                "argv": LLAMA,
+            },
+        ],
+        "fail": [
+            # SM100's default trtllm_mha forces page size 64 first
+            {
+                "gpu": "B200",
+                "command": ["sglang", "serve", "--model-path", "./m", "--chunked-prefill-size", "4000"],
+                "argv": LLAMA,
+            },
+        ],
+    },
 }
