@@ -265,6 +265,41 @@ def kv_mxfp8_prefill_only(cfg, target):
 
 
 @rule(
+    id="kv-prefill-only-backend",
+    title="--prefill-only-disable-kv-cache needs fa3 or fa4 for prefill",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep): the ValueError on the resolved prefill "
+        "backend first appears in 0.5.12 (server_args.py:3439-3445) and is unchanged through 0.5.23 "
+        "(arg_groups/kv_cache_hook.py:342-348)"
+    ),
+    stage="startup",
+    prevents="--prefill-only-disable-kv-cache currently requires the FA prefill backend (fa3/fa4), but got prefill "
+    "backend {prefill_backend!r}. Other prefill-only workloads and backends may be supported in a future change.",
+    source=f"{KV_HOOK}, handle_prefill_only_disable_kv_cache",
+    docs="""Checks that `--prefill-only-disable-kv-cache` runs its prefill on fa3 or fa4.
+
+SGLang resolves the backends first (its default included) and then refuses any other prefill backend at
+start-up (kv_cache_hook.py:342-348 in sglang 0.5.23): the KV-free prefill path exists only in the
+FlashAttention backend. So on SM100, whose default is trtllm_mha, the flag alone is refused.""",
+    fix_title="Add --prefill-attention-backend fa3 (SM8x/SM90) or fa4 (SM90/SM100)",
+)
+def kv_prefill_only_backend(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    prefill = cfg.prefill_backend
+    if prefill in ("fa3", "fa4"):
+        return passed(f"prefill attention backend {prefill}", "fa3 or fa4 for prefill")
+    fix = "fa3" if target.major in (8, 9) else "fa4"
+    return failed(
+        f"--prefill-only-disable-kv-cache with prefill attention backend {prefill}",
+        "fa3 or fa4 for prefill",
+        [f"--prefill-attention-backend {fix}"],
+    )
+
+
+@rule(
     id="kv-fp4-prefill-only",
     title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
     engine="sglang",

@@ -93,6 +93,17 @@ FIXTURES = {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
         "fail": [{"gpu": "B200", "argv": [*MXFP8, *PREFILL_ONLY]}],
     },
+    "kv-prefill-only-backend": {
+        "pass": [
+            {"gpu": "H100", "argv": PREFILL_ONLY},
+            {"gpu": "B200", "argv": [*PREFILL_ONLY[:-2], "--prefill-attention-backend", "fa4"]},
+        ],
+        "fail": [
+            # SM100's default is trtllm_mha
+            {"gpu": "B200", "argv": PREFILL_ONLY[:-2]},
+            {"gpu": "H100", "argv": [*PREFILL_ONLY[:-2], "--attention-backend", "flashinfer"]},
+        ],
+    },
     "kv-fp4-prefill-only": {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
         "fail": [{"gpu": "B200", "argv": ["--kv-cache-dtype", "fp4_mx_block16", *PREFILL_ONLY]}],
