@@ -384,6 +384,99 @@ def hpc_ops_page_size(cfg, target):
     )
 
 
+# hpc_ops_backend.py (sglang 0.5.17-0.5.23): _SUPPORTED_HEAD_DIM, _SUPPORTED_GQA_GROUP_SIZES,
+# FP8_ROPE_SUPPORTED_HEAD_CONFIGS (per-rank (q heads, kv heads) of the fused RoPE+FP8 kernel).
+HPC_OPS_HEAD_DIM = 128
+HPC_OPS_GQA_GROUPS = (4, 8)
+HPC_OPS_FP8_HEADS = ((8, 1), (64, 8))
+HPC_OPS_KV_DTYPES = ("bfloat16", "fp8_e4m3")
+HPC_OPS_SOURCE = "sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__"
+
+
+def _kv_dtype_run(cfg):
+    """The KV dtype SGLang stores: --kv-cache-dtype, or the model's dtype for auto (None when unknown)."""
+    if cfg.kv_cache_dtype not in ("auto", None):
+        return {"bf16": "bfloat16"}.get(cfg.kv_cache_dtype, cfg.kv_cache_dtype)
+    dtype = cfg.dtype if cfg.dtype not in (None, "auto") else (cfg.model.dtype if cfg.model else None)
+    return {"bf16": "bfloat16", "half": "float16", "fp16": "float16"}.get(dtype, dtype)
+
+
+@rule(
+    id="hpc-ops-shapes",
+    title="hpc_ops takes head_dim 128, GQA groups of 4 or 8, and a bf16 or fp8_e4m3 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (hpc_ops' first release is 0.5.17; bench/release_walk.py grep): the constructor's "
+        "KV-dtype, FP8 head-config and head_dim/GQA ValueErrors in every release (hpc_ops_backend.py:156, :167-176 "
+        "and :187 in 0.5.17; :159, :172 and :189 in 0.5.23), FP8_ROPE_SUPPORTED_HEAD_CONFIGS ((8, 1), (64, 8)) "
+        "in each"
+    ),
+    backends=("hpc_ops",),
+    needs_model=True,
+    stage="init",
+    prevents="The hpc_ops attention backend requires head_dim == 128 and num_q_heads // num_kv_heads in (4, 8), got "
+    "head_dim={head_dim}, num_q_heads={num_q_heads}, num_kv_heads={num_kv_heads}.",
+    source=HPC_OPS_SOURCE,
+    docs="""Checks the model shapes and KV dtype hpc_ops' constructor accepts: head_dim 128, per-rank query heads
+per KV head 4 or 8, a bf16 or fp8_e4m3 KV cache, and with fp8_e4m3 per-rank (query, KV) heads (8, 1) or (64, 8).
+
+HpcOpsAttnBackend.__init__ raises each of these as a ValueError when the model runner builds the backend
+(hpc_ops_backend.py:156-197 in sglang 0.5.23): the HPC-Ops kernels are compiled for those shapes only. An
+auto KV cache stores the model's dtype, so an fp16 model is refused too.""",
+    fix_title="Use --attention-backend fa3 for this model",
+)
+def hpc_ops_shapes(cfg, target):
+    model = cfg.model
+    if model.mla:
+        return skipped("MLA models: rule hpc-ops-model")
+    if not model.head_dim or not model.num_attention_heads:
+        return skipped("the model's config gives no head_dim or head count")
+    tp = max(1, cfg.tp_size)
+    q_heads = model.num_attention_heads // tp
+    kv_heads = max(1, (model.num_key_value_heads or model.num_attention_heads) // tp)
+    kv_dtype = _kv_dtype_run(cfg)
+    problems = []
+    if model.head_dim != HPC_OPS_HEAD_DIM:
+        problems.append(f"head_dim {model.head_dim}")
+    if q_heads // kv_heads not in HPC_OPS_GQA_GROUPS:
+        problems.append(f"{q_heads} query heads per {kv_heads} KV heads per rank")
+    if kv_dtype is not None and kv_dtype not in HPC_OPS_KV_DTYPES:
+        problems.append(f"a {kv_dtype} KV cache")
+    if kv_dtype == "fp8_e4m3" and (q_heads, kv_heads) not in HPC_OPS_FP8_HEADS:
+        problems.append(f"fp8_e4m3 with per-rank heads ({q_heads}, {kv_heads})")
+    required = "head_dim 128, GQA 4 or 8, bf16/fp8_e4m3 KV (FP8: per-rank heads (8, 1) or (64, 8))"
+    if not problems:
+        return passed(f"head_dim {model.head_dim}, per-rank heads ({q_heads}, {kv_heads}), KV {kv_dtype}", required)
+    return failed(f"hpc_ops with {', '.join(problems)}", required, ["--attention-backend fa3"])
+
+
+@rule(
+    id="hpc-ops-sliding-window",
+    title="hpc_ops has no sliding-window attention",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep): _check_layer_supported raises it from the forward in "
+        "every release (hpc_ops_backend.py:344 in 0.5.17-0.5.20, :343 in 0.5.21, :346 in 0.5.23)"
+    ),
+    backends=("hpc_ops",),
+    stage="runtime",
+    prevents="The hpc_ops attention backend does not support sliding window.",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend._check_layer_supported",
+    docs="""Checks that a model with sliding-window layers (Gemma 2/3, GPT-OSS, Mistral with a window, ...) is not
+served by hpc_ops.
+
+The backend refuses any layer with a sliding window when it first runs it (hpc_ops_backend.py:345-348 in
+sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights have loaded.""",
+    fix_title="Use --attention-backend fa3",
+)
+def hpc_ops_sliding_window(cfg, target):
+    if "sliding_window" in cfg.features or "chunked_local" in cfg.features:
+        return failed("hpc_ops with sliding-window layers", "no sliding window on hpc_ops", ["--attention-backend fa3"])
+    return passed("no sliding-window layers", "no sliding window on hpc_ops")
+
+
 @rule(
     id="general-tp-heads",
     title="Attention heads split evenly over tensor-parallel ranks",
