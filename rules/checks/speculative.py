@@ -358,3 +358,89 @@ def spec_rejection_sampling_deterministic(cfg, target):
     return failed(
         f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23", ["pip install 'sglang>=0.5.23'"]
     )
+
+
+def _draft_decode_backend(cfg) -> str | None:
+    """The backend the multi-step draft decode runs on: --speculative-draft-attention-backend, else decode's."""
+    return cfg.draft_attention_backend or cfg.decode_backend
+
+
+@rule(
+    id="spec-flashinfer-mla-topk",
+    title="A FlashInfer MLA draft decodes only with EAGLE top-k 1",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Currently Flashinfer MLA only supports "
+        "topk=1'): FlashInferMLAMultiStepDraftBackend.__init__ raises for topk > 1 (flashinfer_mla_backend.py:909 "
+        "in 0.5.1, :1196-1199 in 0.5.23); speculative/draft_utils.py builds it for an MLA draft on flashinfer "
+        "when speculative_num_steps > 1 (:84-87, :226-248 in 0.5.23)"
+    ),
+    needs_model=True,
+    stage="init",
+    prevents="Currently Flashinfer MLA only supports topk=1 for speculative decoding",
+    source="sglang: python/sglang/srt/layers/attention/flashinfer_mla_backend.py, "
+    "FlashInferMLAMultiStepDraftBackend.__init__; speculative/draft_utils.py, _create_flashinfer_decode_backend",
+    docs="""Checks that an MLA model (DeepSeek, Kimi K2, ...) whose EAGLE/MTP draft decodes on flashinfer uses top-k 1.
+
+With more than one draft step SGLang builds FlashInferMLAMultiStepDraftBackend for an MLA draft on
+flashinfer, and its constructor raises for top-k > 1 (flashinfer_mla_backend.py:1196-1199 in sglang 0.5.23),
+when the draft worker starts. flashinfer is in the paged draft-tree list, so spec-eagle-page-tree passes it.""",
+    fix_title="Use --speculative-eagle-topk 1, or a draft attention backend with draft trees (fa3 on SM90, triton)",
+)
+def spec_flashinfer_mla_topk(cfg, target):
+    if _algorithm(cfg) not in EAGLE_FAMILY:
+        return skipped("applies to EAGLE-family speculative decoding")
+    if not cfg.mla:
+        return skipped("applies to MLA models")
+    if _draft_decode_backend(cfg) != "flashinfer":
+        return skipped("applies to a draft decoding on flashinfer")
+    steps = cfg.flags.get("speculative_num_steps")
+    if eagle_topk(cfg) <= 1 or (isinstance(steps, int) and steps <= 1):
+        return passed(f"{_topk_label(cfg)} on a flashinfer MLA draft", "top-k 1 (or a single draft step)")
+    return failed(
+        f"{_topk_label(cfg)} on a flashinfer MLA draft",
+        "top-k 1 for a multi-step flashinfer MLA draft",
+        ["--speculative-eagle-topk 1"],
+    )
+
+
+@rule(
+    id="spec-fa-swa-page-tree",
+    title="fa3/fa4 draft trees on a paged KV cache cannot serve sliding-window layers",
+    engine="sglang",
+    versions="sglang>=0.5.1.post3",
+    verified=(
+        "sglang 0.5.1.post3-0.5.23, every release (bench/release_walk.py grep 'page size > 1 sliding window'): "
+        "FlashAttentionBackend._init_sliding_window_attn_spec_metadata asserts page_size == 1 "
+        "(flashattention_backend.py:2132 in 0.5.1.post3, :3417-3419 in 0.5.23); not in 0.5.1"
+    ),
+    backends=("fa3", "fa4"),
+    stage="runtime",
+    prevents="FlashAttention backend doesn't support topk > 1 speculative decoding with page size > 1 sliding "
+    "window attention",
+    source="sglang: python/sglang/srt/layers/attention/flashattention_backend.py, "
+    "FlashAttentionBackend._init_sliding_window_attn_spec_metadata",
+    docs="""Checks EAGLE draft trees (top-k > 1) on fa3/fa4 with a paged KV cache (page size > 1) for a model with
+sliding-window layers (Gemma 2/3, GPT-OSS, Llama 4's chunked attention, ...).
+
+fa3 is in SGLang's paged draft-tree list, so start-up accepts it (spec-eagle-page-tree), but the FlashAttention
+backend's sliding-window target-verify metadata asserts page size 1 (flashattention_backend.py:3417-3419 in
+sglang 0.5.23) at the first speculative forward.""",
+    fix_title="Use --page-size 1 or --speculative-eagle-topk 1",
+)
+def spec_fa_swa_page_tree(cfg, target):
+    if _algorithm(cfg) not in EAGLE_FAMILY:
+        return skipped("applies to EAGLE-family speculative decoding")
+    if eagle_topk(cfg) <= 1:
+        return skipped("applies to a draft tree (top-k > 1)")
+    if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
+        return passed("no sliding-window layers", "page size 1 for sliding-window draft trees on fa3/fa4")
+    page = effective_page_size(cfg, target)
+    if page <= 1:
+        return passed(f"{_topk_label(cfg)}, page size 1", "page size 1 for sliding-window draft trees on fa3/fa4")
+    return failed(
+        f"{_topk_label(cfg)} with page size {page} and sliding-window layers on fa3/fa4",
+        "page size 1 (or top-k 1)",
+        ["--page-size 1", "--speculative-eagle-topk 1"],
+    )
