@@ -222,7 +222,7 @@ def resolve(config: Config, target: Target) -> Config:
             auto_backend=config.auto_backend
             or ("" if given else f"SGLang's deterministic-inference fallback on SM{major}x ({DETERMINISTIC_SOURCE})"),
         )
-    if config.kv_cache_dtype == "nvfp4":
+    if config.kv_cache_dtype == "nvfp4" and _release(target) >= kb.NVFP4_PLAN_FROM:
         prefill, error = nvfp4_plan(config, target)
         if not error and (config.prefill_backend, config.decode_backend) != (prefill, "trtllm_mha"):
             asked = {

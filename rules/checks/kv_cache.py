@@ -371,11 +371,11 @@ def kv_nvfp4_arch(cfg, target):
     id="kv-nvfp4-backends",
     title="An NVFP4 KV cache takes flashinfer or trtllm_mha prefill and trtllm_mha decode",
     engine="sglang",
-    versions="sglang>=0.5.23",
+    versions="sglang>=0.5.21",
     verified=(
-        "sglang>=0.5.23: the upstream message is in every sglang release read from 0.5.21 to 0.5.23 (0.5.21: "
-        "sglang/srt/arg_groups/kv_cache_hook.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.21-0.5.23: handle_nvfp4_prefill_kv_dequant_dtype first appears in 0.5.21 and "
+        "arg_groups/kv_cache_hook.py:20-100 is the same code in 0.5.21, 0.5.22 and 0.5.23 (diff: one import "
+        "line); rules/resolve.py applies the plan from 0.5.21 (NVFP4_PLAN_FROM)"
     ),
     stage="startup",
     prevents="NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {backend!r} provides neither.",
@@ -445,10 +445,10 @@ def kv_nvfp4_dequant_dtype(cfg, target):
     id="kv-nvfp4-rewrite",
     title="An NVFP4 KV cache silently moves decode (and prefill) to SGLang's NVFP4 backends",
     engine="sglang",
-    versions="sglang>=0.5.23",
+    versions="sglang>=0.5.21",
     verified=(
-        "sglang>=0.5.23: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.21-0.5.23: the NVFP4 prefill/decode rewrite (kv_cache_hook.py:84-97) is the same code in "
+        "0.5.21, 0.5.22 and 0.5.23 (diff of :20-100: one import line); none in 0.5.20"
     ),
     stage="startup",
     reason="SGLang replaces the backend asked for with its NVFP4 pair (logged at info level only), so the server "

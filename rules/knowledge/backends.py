@@ -661,6 +661,11 @@ FA4_PAGE_REWRITE_SM100_FROM = Version("0.5.10")
 FA4_PAGE_REWRITE_ANY_PHASE_FROM = Version("0.5.15")
 
 
+# The NVFP4 KV plan (kv_cache_hook.handle_nvfp4_prefill_kv_dequant_dtype: prefill flashinfer / trtllm_mha, decode
+# trtllm_mha) first appears in 0.5.21 and is the same code through 0.5.23 (kv_cache_hook.py:20-100).
+NVFP4_PLAN_FROM = Version("0.5.21")
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:

@@ -197,21 +197,18 @@ FIXTURES = {
         "pass": [
             {
                 "gpu": "B200",
-                "command": ["sglang", "serve", "--model-path", "./m", "--chunked-prefill-size", "8192"],
-                "argv": LLAMA,
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "8192"],
             },
             {
                 "gpu": "H100",
-                "command": ["sglang", "serve", "--model-path", "./m", "--chunked-prefill-size", "4000"],
-                "argv": LLAMA,
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
             },
         ],
         "fail": [
             # SM100's default trtllm_mha forces page size 64 first
             {
                 "gpu": "B200",
-                "command": ["sglang", "serve", "--model-path", "./m", "--chunked-prefill-size", "4000"],
-                "argv": LLAMA,
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
             },
         ],
     },
