@@ -122,11 +122,13 @@ def spec_eagle_topk_needs_steps(cfg, target):
     id="spec-eagle-page-tree",
     title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.13 to 0.5.23 (0.5.13: "
-        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
-        "set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.2-0.5.23, every release (bench/release_walk.py grep): the EAGLE branch refuses top-k > 1 "
+        "with page size > 1 off a list, != flashinfer in 0.5.2-0.5.5 (server_args.py:790 in 0.5.2, :1612 in "
+        "0.5.5), [flashinfer, fa3] in 0.5.6-0.5.12, _PAGE_TREE_SPEC_BACKENDS (flashinfer, fa3, triton) from "
+        "0.5.13 (speculative_hook.py:1271-1283 in 0.5.23): the spec_page_tree eras of "
+        "rules/knowledge/backends.py; none in 0.5.1"
     ),
     stage="startup",
     prevents="speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
