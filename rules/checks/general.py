@@ -565,7 +565,8 @@ def flashinfer_arch(cfg, target):
     ),
     stage="startup",
     prevents="chunked_prefill_size must be divisible by page_size",
-    source="sglang: python/sglang/srt/arg_groups/validation_hook.py, validate (check chunked prefill)",
+    source="sglang: python/sglang/srt/arg_groups/validation_hook.py, check_server_args (run by "
+    "entrypoints/engine.py:2158 once arguments are resolved)",
     docs="""Checks that an explicit `--chunked-prefill-size` (> 0) divides by the page size SGLang ends up with.
 
 SGLang asserts it at start-up (validation_hook.py:243-246 in sglang 0.5.23), after it has rewritten the

@@ -265,6 +265,43 @@ def kv_mxfp8_prefill_only(cfg, target):
 
 
 @rule(
+    id="kv-prefill-only-preconditions",
+    title="--prefill-only-disable-kv-cache needs --chunked-prefill-size -1 and --disable-radix-cache",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'requires --chunked-prefill-size=-1'): "
+        "both ValueErrors first in 0.5.12 (server_args.py:3385-3396) and unchanged through 0.5.23 "
+        "(arg_groups/kv_cache_hook.py:904-914), before the prefill-backend check"
+    ),
+    stage="startup",
+    prevents="--prefill-only-disable-kv-cache requires --chunked-prefill-size=-1 so the FA backend takes the "
+    "fa_skip_kv_cache path; otherwise the pool would be touched between prefill chunks.",
+    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks the two flags `--prefill-only-disable-kv-cache` needs: `--chunked-prefill-size -1` and
+`--disable-radix-cache`.
+
+The KV-free prefill path keeps each request in one forward and lets the radix cache index nothing, so SGLang
+refuses the flag at start-up unless chunked prefill is off and the radix cache disabled
+(kv_cache_hook.py:904-914 in sglang 0.5.23; "... requires --disable-radix-cache because the radix cache
+indexes KV pool slots that no longer hold real data."). SGLang's default chunked-prefill size is not -1.""",
+    fix_title="Add --chunked-prefill-size -1 --disable-radix-cache",
+)
+def kv_prefill_only_preconditions(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    missing = []
+    if cfg.flags.get("chunked_prefill_size") != -1:
+        missing.append("--chunked-prefill-size -1")
+    if not cfg.flags.get("disable_radix_cache"):
+        missing.append("--disable-radix-cache")
+    required = "--chunked-prefill-size -1 and --disable-radix-cache"
+    if not missing:
+        return passed("--chunked-prefill-size -1 and --disable-radix-cache", required)
+    return failed(f"--prefill-only-disable-kv-cache without {' and '.join(missing)}", required, [" ".join(missing)])
+
+
+@rule(
     id="kv-prefill-only-backend",
     title="--prefill-only-disable-kv-cache needs fa3 or fa4 for prefill",
     engine="sglang",

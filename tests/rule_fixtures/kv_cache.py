@@ -13,6 +13,9 @@ PREFILL_ONLY = [
     "llama-3.1-8b",
     "--is-embedding",
     "--prefill-only-disable-kv-cache",
+    "--chunked-prefill-size",
+    "-1",
+    "--disable-radix-cache",
     "--attention-backend",
     "fa3",
 ]
@@ -92,6 +95,13 @@ FIXTURES = {
     "kv-mxfp8-prefill-only": {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
         "fail": [{"gpu": "B200", "argv": [*MXFP8, *PREFILL_ONLY]}],
+    },
+    "kv-prefill-only-preconditions": {
+        "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
+        "fail": [
+            {"gpu": "H100", "argv": [*PREFILL_ONLY[:-5], "--attention-backend", "fa3"]},
+            {"gpu": "H100", "argv": [*PREFILL_ONLY[:-3], "--attention-backend", "fa3"]},
+        ],
     },
     "kv-prefill-only-backend": {
         "pass": [
