@@ -7,8 +7,6 @@ The rules' `versions` ranges are set from these diffs (issue 11, part 1). Wheels
     python bench/release_walk.py diff sglang [--out DIR] # one unified diff per consecutive pair + a summary
     python bench/release_walk.py grep sglang 'Sliding window and cross attention'
                                                         # file:line of a string in every release
-    python bench/release_walk.py prevents sglang         # per rule: the releases holding its `prevents` message
-    python bench/release_walk.py enums                   # vLLM's backend enum per release (knowledge data)
 
 Everything lives under --root (default /work/wheels): <package>/*.whl and <package>/extracted/<version>/.
 """
@@ -300,46 +298,6 @@ def prevents(args: argparse.Namespace) -> int:
     return 0
 
 
-# Where each vLLM release declares its attention-backend names: AttentionBackendEnum from 0.11.2 (0.11.2-0.13.x
-# vllm/attention/backends/registry.py, then vllm/v1/attention/backends/registry.py), _Backend before.
-ENUM_FILES = (
-    ("vllm/v1/attention/backends/registry.py", "AttentionBackendEnum"),
-    ("vllm/attention/backends/registry.py", "AttentionBackendEnum"),
-    ("vllm/platforms/interface.py", "_Backend"),
-)
-
-
-def enums(args: argparse.Namespace) -> int:
-    """Write every vLLM release's attention-backend enum members as rules/knowledge/vllm_backend_enum.json."""
-    import ast
-    import json
-
-    releases = {}
-    for version in available(args.root, "vllm"):
-        base = extracted_dir(args.root, "vllm", version)
-        for path, class_name in ENUM_FILES:
-            full = os.path.join(base, path)
-            if not os.path.exists(full):
-                continue
-            tree = ast.parse("".join(read_lines(full)))
-            found = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name]
-            if found:
-                members = [t.id for n in found[0].body if isinstance(n, ast.Assign) for t in n.targets]
-                releases[version] = {"file": f"{path} {class_name}", "names": sorted(members)}
-                break
-    out = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "knowledge")
-    document = {
-        "about": "vLLM's attention-backend names, release by release, read from each wheel by "
-        "bench/release_walk.py enums (pip download --no-deps vllm==VERSION).",
-        "releases": releases,
-    }
-    with open(os.path.join(out, "vllm_backend_enum.json"), "w", encoding="utf-8") as handle:
-        json.dump(document, handle, indent=1)
-        handle.write("\n")
-    print(f"{len(releases)} releases -> rules/knowledge/vllm_backend_enum.json")
-    return 0
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", default="/work/wheels")
@@ -358,9 +316,8 @@ def main() -> int:
     grep_command.add_argument("--under", help="only files under this path (e.g. sglang/srt/layers/attention)")
     prevents_command = commands.add_parser("prevents")
     prevents_command.add_argument("package", choices=sorted(RELEASES))
-    commands.add_parser("enums", help="vLLM's backend enum per release -> rules/knowledge/vllm_backend_enum.json")
     args = parser.parse_args()
-    return {"fetch": fetch, "diff": diff, "grep": grep, "prevents": prevents, "enums": enums}[args.command](args)
+    return {"fetch": fetch, "diff": diff, "grep": grep, "prevents": prevents}[args.command](args)
 
 
 if __name__ == "__main__":
