@@ -174,10 +174,15 @@ def _cc(target: Target) -> str:
     id="vllm-backend-name",
     title="The vLLM attention backend name exists and can be used",
     engine="vllm",
-    versions="vllm>=0.13.0",
+    versions="vllm>=0.10.0",
     verified=(
-        "vllm>=0.13.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.10.0-0.33.0, every minor release's x.y.0 and last x.y.z: membership per release is the "
+        "wheel's own enum, _Backend in platforms/interface.py (0.10.0-0.11.0) or AttentionBackendEnum "
+        "(attention/backends/registry.py 0.11.2-0.13.x, v1/attention/backends/registry.py from 0.14.0); read "
+        "by bench/release_walk.py and equal to rules/knowledge/vllm_backend_enum.json "
+        "(bench/vllm_backend_enum.py). A non-member fails in each: 'Invalid attention backend for ...' "
+        "(0.10.0 selector.py:31, :203), 'Invalid attention backend: ...' (0.12.0 selector.py:151), 'Unknown "
+        "attention backend' (registry.py:29 from 0.12.0)"
     ),
     stage="startup",
     prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),
