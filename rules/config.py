@@ -256,6 +256,7 @@ _SGLANG_FLAGS = {
     "--enable-dp-attention": "bool",
     "--dp-size": "int",
     "--chunked-prefill-size": "int",
+    "--speculative-ngram-max-bfs-breadth": "int",
 }
 # Other spellings SGLang accepts for the flags above: --data-parallel-size (arg_groups field aliases, as
 # test_server_args' test_aliases_and_dest lists them) and --dp (SGLang's docs launch DeepSeek-V3.2 with

@@ -10,6 +10,7 @@ from typing import Optional
 from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import SGLANG_NEWEST, blackwell_majors, declared, gpu
+from rules.checks.speculative import NGRAM_DEFAULT_BREADTH
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
@@ -476,6 +477,65 @@ def kv_nvfp4_dequant_dtype(cfg, target):
         "--kv-cache-dtype nvfp4 for a prefill dequant dtype",
         ["drop --prefill-kv-cache-dequant-dtype"],
     )
+
+
+# kv_cache_hook.py handle_kv4_compatibility (0.5.21-0.5.23, :139-232): speculative decoding on SM100's native
+# NVFP4 layout (trtllm_mha on a phase).
+NVFP4_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "NGRAM")
+NVFP4_SPEC_UNSUPPORTED = ("DFLASH", "DSPARK")
+
+
+@rule(
+    id="kv-nvfp4-speculative",
+    title="Speculative decoding on SM100's native NVFP4 KV: EAGLE/NEXTN with a trtllm_mha draft, or breadth-1 NGRAM",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_kv4_compatibility's native-NVFP4 speculative checks (kv_cache_hook.py:139-232) "
+        "are the same code in 0.5.21, 0.5.22 and 0.5.23 (diff of :125-260: none); the message first appears in "
+        "0.5.21 (:227; bench/release_walk.py grep)"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="SM100 native NVFP4 speculative decoding requires --speculative-draft-attention-backend=trtllm_mha so "
+    "the draft worker consumes its physical NVFP4 KV layout; got {draft_backend!r}.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Checks speculative decoding with `--kv-cache-dtype nvfp4` on SM100/SM103, where trtllm_mha serves a phase
+from the native NVFP4 layout.
+
+SGLang refuses at start-up (kv_cache_hook.py:165-232 in sglang 0.5.23): DFLASH and DSPARK ("does not yet
+support"), any algorithm but EAGLE, EAGLE3, NEXTN and NGRAM, NGRAM with a tree
+(--speculative-ngram-max-bfs-breadth other than 1; its default is 10), and a draft model whose
+--speculative-draft-attention-backend is not trtllm_mha (unset, SGLang picks trtllm_mha itself and logs it).""",
+    fix_title="Use EAGLE/NEXTN with --speculative-draft-attention-backend trtllm_mha, or NGRAM with breadth 1",
+)
+def kv_nvfp4_speculative(cfg, target):
+    algorithm = (cfg.speculative_algorithm or "").upper()
+    if cfg.kv_cache_dtype != "nvfp4" or not algorithm:
+        return skipped("applies to speculative decoding with --kv-cache-dtype nvfp4")
+    if target.major != 10 or "trtllm_mha" not in (cfg.prefill_backend, cfg.decode_backend):
+        return skipped("applies to SM100's native NVFP4 layout (trtllm_mha on a phase)")
+    required = "EAGLE/EAGLE3/NEXTN with a trtllm_mha draft, or NGRAM with breadth 1"
+    if algorithm in NVFP4_SPEC_UNSUPPORTED or algorithm not in NVFP4_SPEC_ALGORITHMS:
+        return failed(
+            f"--speculative-algorithm {algorithm} on native NVFP4", required, ["--speculative-algorithm EAGLE"]
+        )
+    if algorithm == "NGRAM":
+        breadth = cfg.flags.get("speculative_ngram_max_bfs_breadth", NGRAM_DEFAULT_BREADTH)
+        if breadth != 1:
+            return failed(
+                f"NGRAM with --speculative-ngram-max-bfs-breadth {breadth} on native NVFP4",
+                required,
+                ["--speculative-ngram-max-bfs-breadth 1"],
+            )
+        return passed("NGRAM with breadth 1", required)
+    if cfg.draft_attention_backend not in (None, "trtllm_mha"):
+        return failed(
+            f"--speculative-draft-attention-backend {cfg.draft_attention_backend} on native NVFP4",
+            required,
+            ["--speculative-draft-attention-backend trtllm_mha"],
+        )
+    return passed(f"{algorithm} with a trtllm_mha draft", required)
 
 
 @rule(
