@@ -350,11 +350,12 @@ def fa4_mla_arch(cfg, target):
     id="fa4-deterministic-mla-arch",
     title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.18",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.18 to 0.5.23 (0.5.18: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.18-0.5.23, every release (bench/release_walk.py grep): the same SM100/SM110 ValueError "
+        "after the radix-list check for DeepSeek-family models, first in 0.5.18 (server_args.py:8245-8251), "
+        "arg_groups/attention_hook.py:648-652 in 0.5.23; before 0.5.18 fa4 is not allowed there at all "
+        "(deterministic-mla-backend)"
     ),
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "

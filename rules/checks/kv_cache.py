@@ -374,11 +374,11 @@ def kv_fp4_prefill_only(cfg, target):
     id="kv-nvfp4-arch",
     title="An NVFP4 KV cache needs SM100 or SM12x",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.16 to 0.5.23 (0.5.16: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23, every release (bench/release_walk.py grep): the same is_sm100 or is_sm120 "
+        "RuntimeError for --kv-cache-dtype nvfp4, first in 0.5.16 (server_args.py:5085-5090), "
+        "arg_groups/kv_cache_hook.py:124-129 in 0.5.23"
     ),
     stage="startup",
     prevents="--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 for "
