@@ -759,9 +759,11 @@ def vllm_kv_cache_dtype(cfg, target):
     engine="vllm",
     versions="vllm>=0.30.0",
     verified=(
-        "vllm>=0.30.0: the upstream message is in every vllm release read from 0.31.0 to 0.33.0 (0.31.0: "
-        "vllm/v1/attention/backends/flash_attn.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "vllm 0.30.0-0.33.0 (bench/release_walk.py grep 'FP8 KV cache requires'): "
+        "FlashAttentionBackend.supports_combination refuses an FP8 KV cache off FA3-on-SM90 / FA4-on-SM100 in "
+        "each (flash_attn.py:434 in 0.30.0, :489 in 0.31.0); 0.30.0 does not yet take FA4 with head_size 512 "
+        "on SM90 (added in 0.31.0), which the rule allows there: lax for that one shape in 0.30.x. Before "
+        "0.30 the fp8 KV limit is the FLASH_ATTN kv_dtype_archs Change (SM90 only)"
     ),
     stage="startup",
     prevents=kb.FA_FP8_KV_REASON,
