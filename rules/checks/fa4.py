@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using, sglang_release
+from rules.checks.common import declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, fa4_head_dims
 from rules.knowledge.kv_dtypes import FP8
