@@ -78,8 +78,14 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         if arch == "MossVLForConditionalGeneration":
             # moss_vl.py: cross-attention prefill needs FlashInfer's custom mask; decode keeps the default
             return {"prefill_attention_backend": "flashinfer"}
+    iquest = arch in kb.IQUEST_Q1_ARCHITECTURES and _release(target) >= kb.IQUEST_Q1_FROM
+    if iquest and none_set:
+        return {"attention_backend": "fa3"}  # iquest_q1.py
     if config.attention_backend is not None:
         return {}
+    if iquest:  # iquest_q1.py: an unnamed phase gets fa3
+        phases = ("prefill_attention_backend", "decode_attention_backend")
+        return {phase: "fa3" for phase in phases if getattr(config, phase) is None}
     if arch.startswith("Llama4"):
         return {"attention_backend": {10: "trtllm_mha", 9: "fa3"}.get(major, "triton")}  # llama4.py
     if arch.startswith("Gemma4"):

@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES
 from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
@@ -612,6 +613,43 @@ def model_hybrid_gdn_blackwell(cfg, target):
         "one of " + ", ".join(allowed),
         ["--attention-backend triton"],
     )
+
+
+@rule(
+    id="model-iquest-q1-fa3",
+    title="IQuestQ1 runs on fa3 only, its MTP draft too, with EAGLE top-k 1",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: arg_groups/model_overrides/iquest_q1.py is the same in each (diff 0.5.21..0.5.23: "
+        "the DP-attention test only); IQuestQ1 first appears in 0.5.21 (bench/release_walk.py grep)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="IQuestQ1 applies its attention sink from the softmax LSE and requires FA3 attention for both prefill "
+    "and decode.",
+    source=f"{OVERRIDES_DIR}/iquest_q1.py, _iquest_q1_overrides",
+    docs="""Checks an IQuestQ1 model (IQuestQ1ForCausalLM, its IQuestQ1MTP draft): every named attention backend is
+fa3, the MTP draft's too, and EAGLE top-k is 1.
+
+SGLang's override refuses anything else at start-up (iquest_q1.py:13-35 in sglang 0.5.23: "requires FA3 attention
+for both prefill and decode", "requires FA3 attention for the MTP draft", "requires --speculative-eagle-topk 1")
+and sets fa3 itself where no backend is named, so the model needs a GPU fa3 runs on (SM90, or SM8x).""",
+    fix_title="Use --attention-backend fa3 (on SM90)",
+)
+def model_iquest_q1_fa3(cfg, target):
+    if _arch(cfg) not in IQUEST_Q1_ARCHITECTURES:
+        return skipped("applies to IQuestQ1 models")
+    named = [b for b in (cfg.attention_backend, cfg.prefill_attention_backend, cfg.decode_attention_backend) if b]
+    problems = [f"attention backend {b}" for b in dict.fromkeys(named) if b != "fa3"]
+    if cfg.draft_attention_backend not in (None, "fa3"):
+        problems.append(f"draft attention backend {cfg.draft_attention_backend}")
+    if (cfg.speculative_eagle_topk or 0) > 1:
+        problems.append(f"--speculative-eagle-topk {cfg.speculative_eagle_topk}")
+    required = "fa3 for prefill, decode and the MTP draft; top-k 1"
+    if not problems:
+        return passed(_backends_found(cfg), required)
+    return failed(f"IQuestQ1 with {', '.join(problems)}", required, ["--attention-backend fa3"])
 
 
 # --- Cross attention ----------------------------------------------------------------------------------------

@@ -666,6 +666,12 @@ FA4_PAGE_REWRITE_ANY_PHASE_FROM = Version("0.5.15")
 NVFP4_PLAN_FROM = Version("0.5.21")
 
 
+# IQuestQ1's override (arg_groups/model_overrides/iquest_q1.py, 0.5.21-0.5.23): fa3 for every phase and its MTP
+# draft, EAGLE top-k 1; it sets fa3 itself where no backend is named.
+IQUEST_Q1_ARCHITECTURES = frozenset({"IQuestQ1ForCausalLM", "IQuestQ1MTP"})
+IQUEST_Q1_FROM = Version("0.5.21")
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:

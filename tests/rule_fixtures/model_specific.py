@@ -82,6 +82,17 @@ MODEL_CONFIGS = {
         "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
         "full_attn_idxs": [2, 5],
     },
+    # IQuestQ1 (sglang 0.5.21+ arg_groups/model_overrides/iquest_q1.py): synthetic, only its architecture matters
+    "iquest-q1": {
+        **_COMMON,
+        "architectures": ["IQuestQ1ForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 4,
+    },
     "inkling": {
         "architectures": ["InklingForConditionalGeneration"],
         "model_type": "inkling_model",
@@ -370,6 +381,18 @@ FIXTURES = {
             case("H100", "--attention-backend", "fa3", "--feature", "sliding_window", model="whisper"),
             case("H100", "--attention-backend", "flashinfer", "--feature", "sliding_window", model="whisper"),
             case("A100", "--attention-backend", "triton", "--feature", "sliding_window", model="whisper"),
+        ],
+    },
+    "model-iquest-q1-fa3": {
+        "pass": [
+            case("H100", model="iquest-q1"),
+            case("H100", "--attention-backend", "fa3", model="iquest-q1"),
+        ],
+        "fail": [
+            case("H100", "--attention-backend", "flashinfer", model="iquest-q1"),
+            case(
+                "H100", "--prefill-attention-backend", "fa3", "--decode-attention-backend", "triton", model="iquest-q1"
+            ),
         ],
     },
 }
