@@ -299,6 +299,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_dp_attention": "bool",
                 "dp_size": "int",
                 "attn_dp_size": "int",  # 0.5.22+: what `--dp-size N --enable-dp-attention` became
+                "chunked_prefill_size": "int",
             }.items()
         },
     },
@@ -331,7 +332,6 @@ UNMODELLED_BEARING_FLAGS = {
             "pp_size",
             "pipeline_parallel_size",
             "context_length",
-            "chunked_prefill_size",
             "enable_mixed_chunk",
             "json_model_override_args",
             "revision",

@@ -88,6 +88,34 @@ FIXTURES = {
             {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--speculative-algorithm", "EAGLE"]},
         ],
     },
+    "hpc-ops-shapes": {
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]},
+            {
+                "gpu": "H100",
+                "argv": [
+                    "--model",
+                    "llama-3.1-70b",
+                    "--attention-backend",
+                    "hpc_ops",
+                    "--tp-size",
+                    "8",
+                    "--kv-cache-dtype",
+                    "fp8_e4m3",
+                ],
+            },
+        ],
+        "fail": [
+            # Qwen2.5-7B: 28 query heads over 4 KV heads, a GQA group of 7
+            {"gpu": "H100", "argv": ["--model", "qwen2.5-7b", "--attention-backend", "hpc_ops"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--kv-cache-dtype", "fp8_e4m3"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--kv-cache-dtype", "fp8_e5m2"]},
+        ],
+    },
+    "hpc-ops-sliding-window": {
+        "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]}],
+        "fail": [{"gpu": "H100", "argv": ["--model", "gemma-2-9b", "--attention-backend", "hpc_ops"]}],
+    },
     "hpc-ops-page-size": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--page-size", "64"]}],
         "fail": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"], "expect": "warn"}],
@@ -179,5 +207,24 @@ FIXTURES = {
     "flashinfer-arch": {
         "pass": [{"gpu": "T4", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
         "fail": [{"gpu": "V100", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
+    },
+    "general-chunked-prefill-page": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "8192"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
+            },
+        ],
+        "fail": [
+            # SM100's default trtllm_mha forces page size 64 first
+            {
+                "gpu": "B200",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
+            },
+        ],
     },
 }
