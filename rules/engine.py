@@ -45,10 +45,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
 
-from packaging.version import Version
-
 from rules.config import Config, apply_flags, kv_dtype_choices
-from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
+from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge import backends as backend_kb
 from rules.knowledge.kv_dtypes import KV_DTYPES
 from rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
@@ -318,13 +316,6 @@ class VersionGate:
             if self.package in target.unreadable_versions:
                 return self.unreadable
             return self.absent if target.software_known else self.unknown
-        oldest = OLDEST_KNOWN.get(self.package)
-        if oldest and Version(installed) < Version(oldest):
-            # older than any release the rules were read in: judged as the oldest known one (general-engine-version)
-            note = f"{self.package} {installed} is older than {oldest}: {self.package} {oldest}'s behaviour applied"
-            if self.version_range.contains(oldest):
-                return Gate(True, note)
-            return Gate(False, f"holds for {self.versions}; {note}")
         if self.version_range.contains(installed):
             return Gate(True, "")
         return Gate(False, f"holds for {self.versions}; target has {self.package} {installed}")

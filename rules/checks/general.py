@@ -60,9 +60,10 @@ def general_model_config(cfg, target):
     docs="""Checks that the target's sglang or vllm version (probed, from a facts file or --engine-version) lies
 between the oldest and the newest release the rules were checked against, and can be read.
 
-Older than the oldest, every rule is judged as for the oldest known release (a rule whose range starts
-later still does not apply; the engine's default backend and the backends' capabilities are the oldest
-declared ones) and this finding warns, naming both versions: never a bare PASS of skips. Newer than the newest, the newest known behaviour is applied and changes since are not
+Older than the oldest, each rule is judged as its range says for that version (mostly: it does not apply;
+a range's start can be where a behaviour begins, so rules are not stretched back), and the verdict would be
+a PASS of skips: this finding is unknown, naming both versions, so the verdict (and an NFD label) never
+claims it serves. Newer than the newest, the newest known behaviour is applied and changes since are not
 known: this finding warns. An installed engine whose version cannot be read (a dist-info without `Version`,
 a report saying "unknown") is unknown too: every rule is judged as for the newest release, each saying so.""",
     fix_title="Check against a known release (--engine-version), or upgrade the engine",
@@ -81,11 +82,10 @@ def general_engine_version(cfg, target):
     version = Version(installed)  # Target keeps readable versions only
     checked = f"{cfg.engine} {oldest} to {newest} (the releases these rules were checked against)"
     if version < Version(oldest):
-        return warned(
-            f"{cfg.engine} {installed}, older than {oldest}",
-            checked,
-            [f"pip install '{cfg.engine}>={oldest}'"],
-            reason=f"judged as {cfg.engine} {oldest}, the oldest known: what changed before it is not known",
+        # Rules whose range starts later do not apply: a verdict of skips would judge nothing, so unknown.
+        return unknown(
+            f"{cfg.engine} {installed} is older than {oldest}, the oldest of {checked}: rules whose range starts "
+            f"after it do not apply (pip install '{cfg.engine}>={oldest}')"
         )
     if version.release > Version(newest).release:
         return warned(
