@@ -214,7 +214,8 @@ BACKEND_FLAGS = (
         "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
     ),
     stage="parse",
-    prevents="argument --attention-backend: invalid choice: 'fa4' (choose from ...)",
+    prevents="argument --attention-backend: invalid choice: 'fa4' (choose from ...); the same error for "
+    "--prefill-attention-backend, --decode-attention-backend and --mm-attention-backend",
     source=f"{choices_kb.SOURCE}; {CHOICES}; CPython Lib/argparse.py _check_value",
     docs="""Checks each backend of --attention-backend, --prefill-attention-backend, --decode-attention-backend
 and --mm-attention-backend against the choices of the target's SGLang release (probed, from a facts file

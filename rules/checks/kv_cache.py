@@ -706,7 +706,8 @@ def kv_fp4_mixed_phases(cfg, target):
         "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
     ),
     stage="parse",
-    prevents="argument --kv-cache-dtype: invalid choice: 'nvfp4' (choose from ...)",
+    prevents="argument --kv-cache-dtype: invalid choice: 'nvfp4' (choose from ...); the same error for "
+    "--speculative-draft-kv-cache-dtype",
     source=f"{choices_kb.SOURCE}; {FIELD}; CPython Lib/argparse.py _check_value",
     docs="""Checks --kv-cache-dtype and --speculative-draft-kv-cache-dtype against the choices of the target's
 SGLang release (probed, from a facts file or --engine-version; a .postN or an unlisted patch uses its
