@@ -3,14 +3,16 @@ environment variables SGLang does not read, HPC-Ops, cross attention on triton, 
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, choice_check, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from rules.knowledge import flags as flag_kb
+from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from rules.resolve import effective_page_size
+from rules.versions import table_for
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
@@ -151,14 +153,7 @@ table is judged with the oldest one, also said.""",
 def general_flags_known(cfg, target):
     if not cfg.options:
         return skipped("no pasted command")
-    version = target.versions.get(cfg.engine)
-    release = flag_kb.table_release(cfg.engine, version)
-    if release is None and _readable(version):
-        release, said = flag_kb.releases(cfg.engine)[0], f" ({version} is older than every table: the oldest)"
-    elif release is None:
-        release, said = flag_kb.newest(cfg.engine), " (version unknown: the newest table)"
-    else:
-        said = "" if release == version else f" (the table for {version})"
+    release, said = table_for(flag_kb.releases(cfg.engine), target.versions.get(cfg.engine))
     table = flag_kb.flag_table(cfg.engine, release)
     refused = []
     for option in cfg.options:
@@ -170,14 +165,6 @@ def general_flags_known(cfg, target):
     if not refused:
         return passed(f"every flag is one {cfg.engine} {release} has{said}", required)
     return failed("; ".join(refused), required)
-
-
-def _readable(version) -> bool:
-    try:
-        Version(version or "")
-        return True
-    except InvalidVersion:
-        return False
 
 
 @rule(
@@ -210,41 +197,58 @@ def general_backend_platform(cfg, target):
     return failed(f"{platforms} on an NVIDIA GPU", "a CUDA attention backend", ["--attention-backend triton"])
 
 
+BACKEND_FLAGS = (
+    ("attention_backend", "--attention-backend"),
+    ("prefill_attention_backend", "--prefill-attention-backend"),
+    ("decode_attention_backend", "--decode-attention-backend"),
+)
+
+
 @rule(
     id="general-backend-removed",
-    title="The attention backend is one the newest SGLang still accepts",
+    title="Each attention backend named is a choice of the engine's release",
     engine="sglang",
-    versions="sglang>=0.5.23",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.23: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
+        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
     ),
     stage="parse",
-    prevents="argument --attention-backend: invalid choice: '{backend}'",
-    source=CHOICES,
-    docs="""Checks that the backend names are still in SGLang's ATTENTION_BACKEND_CHOICES.
+    prevents="argument --attention-backend: invalid choice: 'fa4' (choose from ...); the same error for "
+    "--prefill-attention-backend, --decode-attention-backend and --mm-attention-backend",
+    source=f"{choices_kb.SOURCE}; {CHOICES}; CPython Lib/argparse.py _check_value",
+    docs="""Checks each backend of --attention-backend, --prefill-attention-backend, --decode-attention-backend
+and --mm-attention-backend against the choices of the target's SGLang release (probed, from a facts file
+or --engine-version; a .postN or an unlisted patch uses its release's choices).
 
-sglang 0.5.23 no longer lists cutlass_mla or dual_chunk_flash_attn, so argparse refuses a launch line
-written for an older release before anything loads. Older docs and notes still describe both; the 0.5.23
-code is followed here. Pin --engine-version to judge an older SGLang.""",
-    fix_title="Use a current backend: flashinfer or trtllm_mla for MLA on Blackwell",
+Backends came and went: fa4 is not a choice before 0.5.3, sglang 0.5.20 no longer lists cutlass_mla or
+dual_chunk_flash_attn, and argparse refuses a launch line written for another release before anything
+loads. When the release is unknown the newest choices are used, and the finding says so; a release older
+than every table is judged with the oldest one (0.5.1), also said.""",
+    fix_title="Use a backend that release lists (the nearest CUDA one is offered)",
 )
 def general_backend_removed(cfg, target):
-    if not cfg.backends:
-        return skipped("no attention backend chosen")
-    removed = sorted(b for b in cfg.backends if declared(target, b).removed)
-    if not removed:
-        return passed(", ".join(sorted(cfg.backends)), "current ATTENTION_BACKEND_CHOICES values")
-    fix = (
-        ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]
-        if cfg.mla
-        else ["--attention-backend flashinfer"]
-    )
+    given = {flag: cfg.rewrites.get(field, getattr(cfg, field)) for field, flag in BACKEND_FLAGS}
+    if cfg.auto_backend:  # the engine chose them: no --*-attention-backend reached its argparse
+        given = {}
+    given["--mm-attention-backend"] = cfg.mm_attention_backend
+    if not any(given.values()):
+        return skipped("no attention backend named")
+    check = choice_check(target, given, usable=lambda name: _cuda(target, name))
+    required = f"a backend sglang {check.release} lists{check.said}"
+    if not check.refused:  # the values only: a phase the engine filled in was not named on the command line
+        return passed(", ".join(sorted({value for value in given.values() if value})), required)
     return failed(
-        ", ".join(f"{b} ({declared(target, b).removed})" for b in removed),
-        "a current ATTENTION_BACKEND_CHOICES value",
-        fix,
+        "; ".join(f"{r.flag} {r.value} is not a choice of sglang {check.release}" for r in check.refused),
+        required,
+        [f"{r.flag} {choice}" for r in check.refused for choice in r.closest],
     )
+
+
+def _cuda(target, name: str) -> bool:
+    """Whether an attention backend is one SGLang builds for NVIDIA GPUs (a vision backend: always)."""
+    info = target.sglang_backends.get(name)
+    return info is None or info.platform in ("cuda", "any")
 
 
 @rule(

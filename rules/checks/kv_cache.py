@@ -9,10 +9,11 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import SGLANG_NEWEST, blackwell_majors, declared, gpu
+from rules.checks.common import SGLANG_NEWEST, blackwell_majors, choice_check, declared, gpu
 from rules.checks.speculative import NGRAM_DEFAULT_BREADTH
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
+from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
 from rules.resolve import NVFP4_SOURCE, effective_page_size, nvfp4_plan
 
@@ -697,32 +698,49 @@ def kv_fp4_mixed_phases(cfg, target):
 
 @rule(
     id="kv-dtype-removed",
-    title="--kv-cache-dtype fp4_e2m1 is no longer accepted",
+    title="The KV-cache dtype is a choice of the engine's release",
     engine="sglang",
-    versions="sglang>=0.5.23",
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.23: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
+        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
     ),
     stage="parse",
-    prevents="argument --kv-cache-dtype: invalid choice: 'fp4_e2m1'",
-    source=FIELD,
-    docs="""Checks that the KV dtype is one the newest SGLang parser accepts.
+    prevents="argument --kv-cache-dtype: invalid choice: 'nvfp4' (choose from ...); the same error for "
+    "--speculative-draft-kv-cache-dtype",
+    source=f"{choices_kb.SOURCE}; {FIELD}; CPython Lib/argparse.py _check_value",
+    docs="""Checks --kv-cache-dtype and --speculative-draft-kv-cache-dtype against the choices of the target's
+SGLang release (probed, from a facts file or --engine-version; a .postN or an unlisted patch uses its
+release's choices).
 
-fp4_e2m1 was the old name of the MX-style FP4 recipe; sglang 0.5.23 lists auto, fp8_e5m2, fp8_e4m3, mxfp8,
-bf16, bfloat16, nvfp4 and fp4_mx_block16, so argparse refuses it before anything else runs. Older notes
-still list it as a choice; the 0.5.23 code is followed here.""",
-    fix_title="Use --kv-cache-dtype fp4_mx_block16",
+sglang 0.5.1 to 0.5.3 list only auto, fp8_e5m2 and fp8_e4m3; bf16 came in 0.5.4, fp4_e2m1 in 0.5.4.post3, mxfp8, nvfp4 and
+fp4_mx_block16 in 0.5.16, and 0.5.21 dropped fp4_e2m1 (its new name is fp4_mx_block16). argparse refuses any
+other value before anything loads. When the release is unknown the newest choices are used, and the
+finding says so.""",
+    fix_title="Use a KV dtype that release lists (the nearest is offered)",
 )
 def kv_dtype_removed(cfg, target):
-    dtype = KV_DTYPES.get(cfg.kv_cache_dtype)
-    if dtype is None or not dtype.removed:
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "a current choice")
+    given = {
+        "--kv-cache-dtype": cfg.kv_cache_dtype,
+        "--speculative-draft-kv-cache-dtype": cfg.flags.get("speculative_draft_kv_cache_dtype"),
+    }
+    check = choice_check(target, given, family=_kv_family)
+    required = f"a KV dtype sglang {check.release} lists{check.said}"
+    if not check.refused:
+        return passed(", ".join(f"{flag} {value}" for flag, value in given.items() if value), required)
     return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} ({dtype.removed})",
-        "a current choice",
-        ["--kv-cache-dtype fp4_mx_block16"],
+        "; ".join(f"{r.flag} {r.value} is not a choice of sglang {check.release}" for r in check.refused),
+        required,
+        [f"{r.flag} {choice}" for r in check.refused for choice in r.closest],
     )
+
+
+def _kv_family(name: str) -> str:
+    """The kind of KV cache a dtype gives, for the nearest choice: bf16 is nearest auto, fp4_e2m1 fp4_mx_block16."""
+    dtype = KV_DTYPES.get(name)
+    if dtype is None or dtype.bits in (None, 16):
+        return "unquantised"
+    return dtype.family
 
 
 def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:

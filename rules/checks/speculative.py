@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import sglang_release
+from rules.checks.common import choice_check, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
+from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
 from rules.resolve import effective_page_size
 
@@ -39,6 +40,43 @@ def eagle_topk(cfg) -> int:
 def _topk_label(cfg) -> str:
     given = cfg.speculative_eagle_topk is not None
     return f"--speculative-eagle-topk {eagle_topk(cfg)}" if given else f"top-k {eagle_topk(cfg)} (SGLang's auto choice)"
+
+
+@rule(
+    id="spec-algorithm-choice",
+    title="The speculative algorithm is a choice of the engine's release",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
+        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
+    ),
+    stage="parse",
+    prevents="argument --speculative-algorithm: invalid choice: 'STANDALONE' (choose from ...)",
+    source=f"{choices_kb.SOURCE}; sglang: python/sglang/srt/server_args.py --speculative-algorithm; CPython "
+    "Lib/argparse.py _check_value",
+    docs="""Checks --speculative-algorithm against the choices of the target's SGLang release, as argparse compares
+them: case and all.
+
+sglang 0.5.1 lists EAGLE, EAGLE3 and NEXTN; STANDALONE came in 0.5.2, NGRAM in 0.5.3, DFLASH in 0.5.11. From
+0.5.12 the flag takes any name (plugins register algorithms) and SpeculativeAlgorithm.from_string judges
+it at start-up instead, so this check passes there. When the release is unknown the newest choices are
+used, and the finding says so.""",
+    fix_title="Use an algorithm that release lists (the nearest is offered)",
+)
+def spec_algorithm_choice(cfg, target):
+    if not cfg.speculative_algorithm:
+        return skipped("no speculative algorithm")
+    check = choice_check(target, {"--speculative-algorithm": cfg.speculative_algorithm})
+    required = f"an algorithm sglang {check.release} lists{check.said}"
+    if not check.refused:
+        return passed(f"--speculative-algorithm {cfg.speculative_algorithm}", required)
+    (refused,) = check.refused
+    return failed(
+        f"--speculative-algorithm {refused.value} is not a choice of sglang {check.release}",
+        required,
+        [f"--speculative-algorithm {choice}" for choice in refused.closest],
+    )
 
 
 @rule(

@@ -11,8 +11,31 @@ FIXTURES = {
         ],
     },
     "general-backend-removed": {
-        "pass": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "trtllm_mla"]}],
+        "pass": [
+            {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "trtllm_mla"]},
+            # sglang 0.5.1's ATTN_BACKENDS (server_args.py add_cli_args) lists fa3 and cutlass_mla, not fa4
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3"], "engine_version": ["sglang==0.5.1"]},
+            {
+                "gpu": "B200",
+                "argv": ["--model", "deepseek-v3", "--attention-backend", "cutlass_mla"],
+                "engine_version": ["sglang==0.5.19"],
+            },
+            # fa4 is a choice from 0.5.3 (ATTENTION_BACKEND_CHOICES), a .postN uses its release's list
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa4"], "engine_version": ["sglang==0.5.3.post1"]},
+        ],
         "fail": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa4"], "engine_version": ["sglang==0.5.1"]},
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend", "fa3"],
+                "engine_version": ["sglang==0.5.2"],
+            },
+            # --mm-attention-backend fa4 is a choice from 0.5.9
+            {
+                "gpu": "H100",
+                "argv": ["--model", "gemma-3-27b", "--mm-attention-backend", "fa4"],
+                "engine_version": ["sglang==0.5.8"],
+            },
             {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "cutlass_mla"]},
             {
                 "gpu": "H100",

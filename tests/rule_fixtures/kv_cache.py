@@ -384,8 +384,19 @@ FIXTURES = {
         ],
     },
     "kv-dtype-removed": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_mx_block16"]}],
-        "fail": [{"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_e2m1"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_mx_block16"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--kv-cache-dtype", "fp8_e4m3"], "engine_version": ["sglang==0.5.1"]},
+            # fp4_e2m1 is a choice from 0.5.4.post3 through 0.5.20
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_e2m1"], "engine_version": ["sglang==0.5.20"]},
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_e2m1"]},
+            # sglang 0.5.1 lists auto, fp8_e5m2, fp8_e4m3; nvfp4 and mxfp8 came in 0.5.16
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"], "engine_version": ["sglang==0.5.1"]},
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "mxfp8"], "engine_version": ["sglang==0.5.15"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--kv-cache-dtype", "bf16"], "engine_version": ["sglang==0.5.3"]},
+        ],
     },
     "kv-fp4-torch": {
         "pass": [
