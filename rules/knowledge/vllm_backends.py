@@ -611,15 +611,18 @@ def _v(text: str) -> tuple[int, ...]:
     return Version(text).release
 
 
+# The releases read, oldest first, with their numbers: parsed once (every name's history reads them).
+_READ = tuple(sorted((_v(r), r) for r in ENUM_BY_RELEASE))
+
+
 def name_in_release(name: str, version: Optional[str]) -> Optional[bool]:
     """Whether AttentionBackendEnum has `name` in that vLLM release; None where the releases read disagree
     around it (or it is older than the oldest read). No version: the newest read."""
-    releases = sorted(ENUM_BY_RELEASE, key=_v)
     if version is None:
-        return name in ENUM_BY_RELEASE[releases[-1]]
+        return name in ENUM_BY_RELEASE[_READ[-1][1]]
     wanted = _v(version)[:3]
-    below = [r for r in releases if _v(r) <= wanted]
-    above = [r for r in releases if _v(r) > wanted]
+    below = [r for numbers, r in _READ if numbers <= wanted]
+    above = [r for numbers, r in _READ if numbers > wanted]
     if not below:
         return None
     here = name in ENUM_BY_RELEASE[below[-1]]
@@ -629,13 +632,12 @@ def name_in_release(name: str, version: Optional[str]) -> Optional[bool]:
 
 
 def name_history(name: str) -> str:
-    """'in 0.13.0-0.26.0, not in 0.30.0 and later' from the releases read."""
-    releases = sorted(ENUM_BY_RELEASE, key=_v)
-    present = [r for r in releases if name in ENUM_BY_RELEASE[r]]
-    absent = [r for r in releases if name not in ENUM_BY_RELEASE[r]]
+    """'in vllm 0.10.2-0.20.2, gone in 0.21.0' from the releases read."""
+    present = [r for _, r in _READ if name in ENUM_BY_RELEASE[r]]
     if not present:
-        return "in none of the vLLM releases read (" + ", ".join(releases) + ")"
-    gone = [r for r in absent if _v(r) > _v(present[-1])]
+        return "in none of the vLLM releases read (" + ", ".join(r for _, r in _READ) + ")"
+    last = _v(present[-1])
+    gone = [r for numbers, r in _READ if numbers > last and name not in ENUM_BY_RELEASE[r]]
     return f"in vllm {present[0]}-{present[-1]}" + (f", gone in {gone[0]}" if gone else "")
 
 
