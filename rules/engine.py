@@ -542,8 +542,6 @@ class Judge:
 
     def evaluate(self, config: Config, alternatives: bool = True) -> Report:
         """See `evaluate`."""
-        from rules.correction import correct, flag_moves
-
         target = self.target
         resolved = resolve(config, target)
         findings = self.findings(resolved)
@@ -551,6 +549,8 @@ class Judge:
         report = Report(config=resolved, target=target, findings=findings, verdict=verdict)
         if not alternatives or verdict is Status.PASS:
             return report
+        from rules.correction import correct, flag_moves  # only what is to fix pays for the search
+
         report.findings = self._working_fixes(config, findings)
         candidates = self._candidates(config, resolved) if target.cc is not None else []
         report.alternatives = self._alternatives(config, candidates, findings)
