@@ -1157,3 +1157,37 @@ def vllm_tp_heads(cfg, target):
         return passed(found, "the head count divisible by the TP size")
     sizes = [t for t in (1, 2, 4, 8, 16, 32) if t < cfg.tp_size and heads % t == 0]
     return failed(found, "the head count divisible by the TP size", [f"--tensor-parallel-size {sizes[-1]}"])
+
+
+@rule(
+    id="vllm-float-kv-dtype",
+    title="A float16/bfloat16 KV cache matches the model dtype",
+    engine="vllm",
+    versions="vllm>=0.33.0",
+    needs_gpu=True,
+    stage="startup",
+    prevents='kv_cache_dtype="{cache_dtype}" is incompatible with dtype="{model_dtype}". Please set '
+    "`--kv-cache-dtype` to `auto` or `{model_dtype}`.",
+    source="vllm-project/vllm@v0.33.0: vllm/config/vllm.py:1492-1508, VllmConfig._reject_mismatched_float_kv_cache "
+    "(called from VllmConfig.__post_init__, :1540)",
+    docs="""Checks that an explicit `--kv-cache-dtype float16` or `bfloat16` is the dtype the model runs in.
+
+vLLM 0.33.0 builds its config with VllmConfig.__post_init__, which refuses an unquantised KV dtype other
+than the model's (vllm/config/vllm.py:1492-1508): `--kv-cache-dtype bfloat16` with `--dtype float16`, or
+with a bfloat16 checkpoint on a GPU below SM80 (vLLM runs it in float16, or float32 for Gemma 2/3). The
+model dtype is vLLM's resolution (rule vllm-bf16-arch). Not in vllm 0.32.0 or older (config/vllm.py of
+0.11.1-0.32.0 has no such check); found by bench/vllm_oracle_diff.py.""",
+    fix_title="Use --kv-cache-dtype auto (or the model's dtype)",
+)
+def vllm_float_kv_dtype(cfg, target):
+    kv = cfg.kv_cache_dtype
+    if kv not in ("float16", "bfloat16"):
+        return skipped("applies to --kv-cache-dtype float16 / bfloat16")
+    model_dtype = _model_dtype(cfg, target.cc)
+    if model_dtype is None:
+        return unknown("the model's dtype could not be read from its config")
+    found = f"--kv-cache-dtype {kv} with the model in {model_dtype} on {gpu(target)}"
+    if model_dtype == kv:
+        return passed(found, "the model's dtype")
+    required = f"auto or {model_dtype}" if model_dtype in ("float16", "bfloat16") else "auto"
+    return failed(found, required, ["--kv-cache-dtype auto"])

@@ -455,4 +455,16 @@ FIXTURES = {
         ],
         "fail": [{"gpu": "H100", "command": serve("qwen2.5-7b", "--tensor-parallel-size", "8")}],  # 28 heads
     },
+    # Expectations from vLLM 0.33.0's own config creation (bench/vllm_oracle_diff.py, the shared oracle):
+    # 'kv_cache_dtype="bfloat16" is incompatible with dtype="float16"' / '... dtype="float32"'.
+    "vllm-float-kv-dtype": {
+        "pass": [
+            {"gpu": "H100", "command": serve("qwen3-8b", "--kv-cache-dtype", "bfloat16")},
+            {"gpu": "T4", "command": serve("llama-3.1-8b", "--kv-cache-dtype", "float16")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("qwen3-8b", "--kv-cache-dtype", "bfloat16", "--dtype", "float16")},
+            {"gpu": "T4", "command": serve("gemma-2-9b", "--kv-cache-dtype", "bfloat16")},  # runs in float32
+        ],
+    },
 }
