@@ -425,6 +425,9 @@ FIXTURES = {
             {"gpu": "A100", "command": serve("deepseek-v3", "--kv-cache-dtype", "nvfp4")},
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--block-size", "8")},
             {"gpu": "B200", "command": serve("deepseek-v3", "--block-size", "16"), "expect": "warn"},
+            # vLLM 0.33.0 (the shared oracle): "No valid attention backend ... {TRITON_MLA: [kv_cache_dtype not
+            # supported], FLASHINFER_MLA_SPARSE_SM120: [..., non-sparse not supported, ...]}"
+            {"gpu": "RTX PRO 6000", "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2")},
         ],
     },
     "vllm-fa4-library": {
