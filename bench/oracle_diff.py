@@ -15,6 +15,12 @@ against rules.resolve.
 
     python bench/oracle_diff.py --fixtures                  # the rules' own pass/fail fixtures instead
 
+An older release: build its venv with the shared setup.sh (SGL_ORACLE_VENV=/tmp/sgl-oracle-X SGLANG_VERSION=X)
+and run its own resolution through bench/sglang_release_oracle.py:
+
+    python bench/oracle_diff.py --engine-version sglang==X --oracle-python /tmp/sgl-oracle-X/bin/python \
+        --oracle-script bench/sglang_release_oracle.py --cache /tmp/oracle_diff_cache-X.jsonl
+
 With --fixtures, every pass/fail case (tests/rule_fixtures) of a rule whose stage the oracle sees is sent as
 the equivalent launch line: a fail case must be rejected with the rule's upstream message, a pass case must
 not be rejected with it. Presets are written out as model directories; cases that need --feature (which
@@ -110,7 +116,7 @@ def ask_oracle(cases, args) -> dict[str, dict]:
     return cache
 
 
-def ours(case):
+def ours(case, sglang_version: str = "0.5.23"):
     from attn_preflight.inputs import load_model
     from rules.config import make_config
     from rules.engine import evaluate
@@ -125,7 +131,7 @@ def ours(case):
         kv_cache_dtype=argv[argv.index("--kv-cache-dtype") + 1],
         deterministic="--enable-deterministic-inference" in argv,
     )
-    target = Target.from_gpu(case["gpu"]).with_engine_versions({"sglang": "0.5.23"})
+    target = Target.from_gpu(case["gpu"]).with_engine_versions({"sglang": sglang_version})
     report = evaluate(config, target, alternatives=False)
     failed = [f for f in report.findings if f.status.value == "fail"]
     return {
@@ -274,6 +280,14 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/oracle_diff_cache.jsonl")
     parser.add_argument("--out", default="/tmp/oracle_diff.json")
     parser.add_argument("--fixtures", action="store_true", help="judge the rules' own fixtures instead")
+    parser.add_argument(
+        "--engine-version",
+        dest="sglang_version",
+        default="sglang==0.5.23",
+        type=lambda pin: pin.split("==", 1)[1] if pin.startswith("sglang==") else parser.error("sglang==VERSION"),
+        help="the release the oracle's venv has, passed to check as --engine-version (older releases: "
+        "--oracle-script bench/sglang_release_oracle.py)",
+    )
     args = parser.parse_args()
     if args.fixtures:
         fixtures_main(args)
@@ -294,7 +308,7 @@ def main() -> None:
         if answer["status"] == "rejected" and "quantization" in (answer.get("error") or ""):
             tally["out_of_scope"] += 1  # refused for its weights' quantization, not for attention
             continue
-        mine = ours(case)
+        mine = ours(case, args.sglang_version)
         theirs = answer["status"] in ("rejected", "rejected_at_backend_init")
         key = ("reject" if theirs else "accept") + "/" + ("reject" if mine["reject"] else "accept")
         tally[key] += 1

@@ -17,6 +17,7 @@ rules/knowledge/vllm_backends.select runs it), and for FLASH_ATTN the FlashAtten
 
     ../shared/oracle/vllm/setup.sh                   # once: builds /tmp/vllm-oracle-venv
     python bench/vllm_oracle_diff.py [--sample 300] [--jobs 1] [--out bench/results/vllm-oracle-diff.json]
+    python bench/vllm_oracle_diff.py --rules-tree /tmp/main-export    # the same configs, another tree's rules
 
 Model directories: the oracle's own (../shared/oracle/vllm/models), the real configs in tests/fixtures/models,
 and our presets' config excerpts written out, so both sides read the same config.json. Oracle answers are
@@ -35,7 +36,6 @@ import sys
 from collections import Counter
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
 
 VLLM_VERSION = "0.33.0"
 ORACLE_DIR = "/work/shared/oracle/vllm"
@@ -49,9 +49,12 @@ GPUS = [
     ("RTX PRO 6000", "12.0"),
 ]
 ORACLE_MODELS = ["llama-3.1-8b", "qwen3-8b", "gemma-2-9b", "gpt-oss-20b", "deepseek-v3"]
-FIXTURE_MODELS = ["Llama-4-Scout-17B-16E-Instruct", "phi-2", "synthetic-head-dim-160"]
-PRESET_MODELS = ["mistral-7b", "qwen2.5-7b", "gemma-3-27b", "deepseek-v2-lite", "qwen3-30b-a3b"]
-MLA_MODELS = {"deepseek-v3", "deepseek-v2-lite"}
+# Not here: models the oracle cannot build from a config.json alone (vLLM's model inspection fails in its
+# harness for Llama4ForConditionalGeneration, Gemma3ForConditionalGeneration, Qwen3NextForCausalLM), and
+# preset excerpts that lack the fields vLLM's layers need (deepseek-v2-lite: n_group / topk_group).
+FIXTURE_MODELS = ["phi-2", "synthetic-head-dim-160"]
+PRESET_MODELS = ["mistral-7b", "qwen2.5-7b", "qwen3-30b-a3b", "llama-3.1-70b", "gpt-oss-120b"]
+MLA_MODELS = {"deepseek-v3", "deepseek-v3-bf16"}
 BACKENDS = ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"]
 MLA_BACKENDS = ["FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "CUTLASS_MLA", "TRITON_MLA", "TOKENSPEED_MLA"]
 KV_DTYPES = ["auto", "auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "nvfp4"]
@@ -72,6 +75,15 @@ def model_dirs(workdir: str) -> dict[str, str]:
         with open(os.path.join(path, "config.json"), "w") as handle:
             json.dump(presets()[name]["config"], handle)
         dirs[name] = path
+    # DeepSeek-V3 as an unquantised (bf16) checkpoint: MLA without the fp8 weights' compute-capability floor.
+    with open(os.path.join(ORACLE_DIR, "models", "deepseek-v3", "config.json")) as handle:
+        config = json.load(handle)
+    config.pop("quantization_config")
+    path = os.path.join(workdir, "deepseek-v3-bf16")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "config.json"), "w") as handle:
+        json.dump(config, handle)
+    dirs["deepseek-v3-bf16"] = path
     return dirs
 
 
@@ -191,7 +203,12 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/vllm_oracle_diff_cache.jsonl")
     parser.add_argument("--models-dir", default="/tmp/vllm-oracle-diff-models")
     parser.add_argument("--out", default="/tmp/vllm_oracle_diff.json")
+    parser.add_argument(
+        "--rules-tree", default=REPO, help="judge with the rules of this checkout (e.g. another branch's export)"
+    )
     args = parser.parse_args()
+    sys.path.insert(0, os.path.abspath(args.rules_tree))
+    import rules
 
     cases = draw_cases(args.sample, args.seed, model_dirs(args.models_dir))
     answers = ask_oracle(cases, args)
@@ -252,6 +269,7 @@ def main() -> None:
     agree = tally["reject/reject"] + tally["accept/accept"]
     summary = {
         "vllm": VLLM_VERSION,
+        "rules": os.path.dirname(os.path.dirname(os.path.abspath(rules.__file__))),
         "configs": len(cases),
         "seed": args.seed,
         "judged": judged,
