@@ -42,7 +42,6 @@ import sys
 from collections import Counter
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
 
 MODELS_DIR = os.path.join(REPO, "tests", "fixtures", "models")
 GPUS = [
@@ -288,7 +287,11 @@ def main() -> None:
         help="the release the oracle's venv has, passed to check as --engine-version (older releases: "
         "--oracle-script bench/sglang_release_oracle.py)",
     )
+    parser.add_argument(
+        "--rules-tree", default=REPO, help="judge with the rules of this checkout (e.g. another branch's export)"
+    )
     args = parser.parse_args()
+    sys.path.insert(0, os.path.abspath(args.rules_tree))
     if args.fixtures:
         fixtures_main(args)
         return
@@ -338,7 +341,11 @@ def main() -> None:
                 )
     judged = sum(v for k, v in tally.items() if k not in ("harness_error", "out_of_scope", "staged_agree"))
     agree = tally["reject/reject"] + tally["accept/accept"]
+    import rules
+
     summary = {
+        "sglang": args.sglang_version,
+        "rules": os.path.dirname(os.path.dirname(os.path.abspath(rules.__file__))),
         "configs": len(cases),
         "judged": judged,
         "harness_error": tally["harness_error"],

@@ -75,7 +75,7 @@ def import_sglang() -> None:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as e:
-            if e.name != name:  # the release has the module but it cannot import here
+            if not (name + ".").startswith((e.name or "") + "."):  # it exists, but something it imports does not
                 base.HARNESS_EVENTS.append(f"pre-import {name} failed: {e}"[:200])
         except Exception as e:
             base.HARNESS_EVENTS.append(f"pre-import {name} failed: {type(e).__name__}: {e}"[:200])
