@@ -15,7 +15,8 @@ GPU, fences, classification, batch mode) and replaces two of its pieces for such
   factory pre-check is the shared one's, with the ModelRunner facts as that release's ModelRunner computes
   them (`ModelConfig.from_server_args`, `use_mla_backend = attention_arch == MLA`).
 
-A release with `resolve_once` is run by the shared oracle's own code path. Usage and output are the shared
+A release with `resolve_once` is run by the shared oracle's own code path, given only the platform facts that
+release's `override_platform` knows. Usage and output are the shared
 oracle's (see its README); build a venv per release with the shared setup.sh:
 
     SGL_ORACLE_VENV=/tmp/sgl-oracle-0.5.16 SGLANG_VERSION=0.5.16 /work/shared/oracle/setup.sh
@@ -31,6 +32,7 @@ import io
 import logging
 import os
 import sys
+import types
 
 SHARED_ORACLE = os.environ.get("SGL_SHARED_ORACLE", "/work/shared/oracle/sglang_oracle.py")
 
@@ -63,9 +65,30 @@ def resolves_in_post_init() -> bool:
     return not hasattr(ServerArgs, "resolve_once")
 
 
+class _AbsentKernelModule(types.ModuleType):
+    """sgl_kernel for releases whose resolution modules import it unconditionally (0.5.5): any attribute
+    exists (a GPU host has the package), calling one is a harness error (no kernel runs here)."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+
+        def kernel(*args, **kwargs):
+            base._harness(f"sgl_kernel.{name} called")
+
+        return kernel
+
+
+def _stub_sgl_kernel_if_absent() -> None:
+    if importlib.util.find_spec("sgl_kernel") is None:
+        sys.modules["sgl_kernel"] = _AbsentKernelModule("sgl_kernel")
+        base.HARNESS_EVENTS.append("sgl_kernel absent: a stub module answers its imports (calls are harness errors)")
+
+
 def import_sglang() -> None:
     """Phase 1 (CPU view), for any release."""
     base.prepare_torchvision()
+    _stub_sgl_kernel_if_absent()
     from sglang.srt.server_args import prepare_server_args  # noqa: F401
 
     if not resolves_in_post_init():
@@ -130,9 +153,20 @@ def _legacy_factory_precheck(server_args, backends) -> dict:
     return out
 
 
+def _platform_facts_of_this_release() -> None:
+    """The shared oracle states 0.5.23's platform facts; an older pipeline release (0.5.20) refuses the ones
+    it does not have (is_mps, is_sm110: "unknown platform fact(s)"), so only the facts it knows are given."""
+    import sglang.srt.runtime_context as context
+
+    known = set(context._PLATFORM_PROBES) | set(context._PLATFORM_VALUES)
+    override = context.override_platform
+    context.override_platform = lambda **facts: override(**{k: v for k, v in facts.items() if k in known})
+
+
 class Evaluation(base._Evaluation):
     def run(self, sgl: list) -> int:
         if not resolves_in_post_init():
+            _platform_facts_of_this_release()
             return super().run(sgl)
         from sglang.srt.server_args import prepare_server_args
 
