@@ -1191,3 +1191,36 @@ def vllm_float_kv_dtype(cfg, target):
         return passed(found, "the model's dtype")
     required = f"auto or {model_dtype}" if model_dtype in ("float16", "bfloat16") else "auto"
     return failed(found, required, ["--kv-cache-dtype auto"])
+
+
+@rule(
+    id="vllm-flex-softcap",
+    title="FLEX_ATTENTION cannot serve a model with attention logit soft-capping",
+    engine="vllm",
+    versions="vllm>=0.13.0",
+    needs_model=True,
+    stage="init",
+    prevents="FlexAttention does not support logits soft cap yet.",
+    source=kb.src(f"{kb.BACKENDS_DIR}/flex_attention.py", "FlexAttentionImpl.__init__"),
+    docs="""Checks that a model whose attention logits are soft-capped (Gemma 2's attn_logit_softcapping) is not
+served by FLEX_ATTENTION, named or picked by vLLM's priority list.
+
+validate_configuration accepts the combination; FlexAttentionImpl.__init__ raises NotImplementedError when
+the layer is built, before the weights load (flex_attention.py:1185-1189 in vllm 0.33.0; the same raise at
+:812 in 0.13.0, :808 in 0.16.0, :960 in 0.20.0, :1060 in 0.24.0, :1209 in 0.26.0, :1222 in 0.30.0 — the
+wheels read). Found by bench/vllm_oracle_diff.py (gemma-2-9b, FLEX_ATTENTION).""",
+    fix_title="Use FLASH_ATTN, FLASHINFER or TRITON_ATTN (they take a soft cap)",
+)
+def vllm_flex_softcap(cfg, target):
+    if cfg.attention_backend is None and target.cc is not None:
+        if kb.select(query(cfg, target)).chosen != "FLEX_ATTENTION":
+            return skipped("vLLM does not select FLEX_ATTENTION for this config")
+    elif cfg.attention_backend != "FLEX_ATTENTION":
+        return skipped("applies to FLEX_ATTENTION")
+    if "softcap" not in cfg.features:
+        return passed("FLEX_ATTENTION, no logit soft cap", "no logit soft cap")
+    return failed(
+        f"FLEX_ATTENTION with the model's logit soft cap ({cfg.model.softcap})",
+        "no logit soft cap, or another backend",
+        [_use_backend("TRITON_ATTN", target)],
+    )

@@ -458,6 +458,12 @@ FIXTURES = {
         ],
         "fail": [{"gpu": "H100", "command": serve("qwen2.5-7b", "--tensor-parallel-size", "8")}],  # 28 heads
     },
+    # vLLM 0.33.0 (the shared oracle): gemma-2-9b on FLEX_ATTENTION is refused by FlexAttentionImpl.__init__,
+    # llama-3.1-8b (no soft cap) is accepted on it.
+    "vllm-flex-softcap": {
+        "pass": [{"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION")}],
+        "fail": [{"gpu": "A100", "command": serve("gemma-2-9b", "--attention-backend", "FLEX_ATTENTION")}],
+    },
     # Expectations from vLLM 0.33.0's own config creation (bench/vllm_oracle_diff.py, the shared oracle):
     # 'kv_cache_dtype="bfloat16" is incompatible with dtype="float16"' / '... dtype="float32"'.
     "vllm-float-kv-dtype": {
