@@ -10,7 +10,7 @@ import os
 import re
 from typing import Optional
 
-from probe.jsonfile import JsonFileError, read_json
+from probe.jsonfile import JsonFileError, read_json, read_regular
 from rules.errors import RulesInputError
 from rules.models import ModelFeatures, features_from_config, load_preset, presets
 from rules.target import Target
@@ -107,15 +107,29 @@ def cached_config(repo_id: str) -> Optional[str]:
     """The cached config.json of `repo_id`: the snapshot `refs/main` names, else the newest snapshot holding one."""
     repo = os.path.join(hub_cache(), "models--" + repo_id.replace("/", "--"))
     snapshots = os.path.join(repo, "snapshots")
-    try:
-        with open(os.path.join(repo, "refs", "main"), encoding="utf-8") as handle:
-            main = os.path.join(snapshots, handle.read().strip(), "config.json")
-        if os.path.isfile(main):
+    try:  # a commit hash; the cache is the user's, so it may hold anything
+        commit = read_regular(os.path.join(repo, "refs", "main"), limit=4096).decode("utf-8", "replace").strip()
+        main = os.path.join(snapshots, commit, "config.json")
+        if commit and os.path.isfile(main):
             return main
-    except OSError:
+    except JsonFileError:
         pass
     try:
         candidates = [os.path.join(snapshots, name, "config.json") for name in os.listdir(snapshots)]
     except OSError:
         return None
     return max((path for path in candidates if os.path.isfile(path)), key=os.path.getmtime, default=None)
+
+
+def read_launch_config(path: str) -> dict:
+    """The mapping of a pasted command's `--config FILE`: YAML read with attn_preflight/yaml_subset.py. Both
+    engines refuse a name not ending .yaml/.yml (sglang "Config file must be YAML format", vllm "Config file
+    must be of a yaml/yml type")."""
+    from attn_preflight.yaml_subset import YamlSubsetError, read_yaml_mapping
+
+    if not path.lower().endswith((".yaml", ".yml")):
+        raise RulesInputError(f"--config {path}: the engines read only .yaml/.yml config files")
+    try:
+        return read_yaml_mapping(path)
+    except YamlSubsetError as err:
+        raise RulesInputError(str(err)) from None

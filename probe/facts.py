@@ -173,13 +173,27 @@ class Facts:
                 f"schema_version {version!r} is not supported (this attn-preflight reads schema_version "
                 f"{SCHEMA_VERSION}); re-run `attn-preflight probe --format json` with this version"
             )
-        return FACTS_SCHEMA.read(data, "facts")
+        facts = FACTS_SCHEMA.read(data, "facts")
+        keys = [lib.key for lib in facts.libraries]
+        repeated = sorted({key for key in keys if keys.count(key) > 1})
+        if repeated:  # probe writes each once: which entry would be the library?
+            raise FactsError(f"facts.libraries: key {repeated[0]!r} appears more than once")
+        return facts
+
+
+# Field metadata: the field is written only when it differs from its default (a field added later, so that
+# what was recorded before it reads and writes back unchanged).
+OMIT_DEFAULT = {"omit_default": True}
 
 
 def to_jsonable(value: Any) -> Any:
     """A dataclass tree as JSON-ready dicts, lists and scalars (GpuDevice adds its derived fields)."""
     if dataclasses.is_dataclass(value):
-        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        out = {
+            f.name: to_jsonable(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get("omit_default") and getattr(value, f.name) == f.default)
+        }
         if isinstance(value, GpuDevice):  # derived, written for readers of the JSON
             out["compute_capability"] = value.compute_capability
             out["sm"] = value.sm

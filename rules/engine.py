@@ -155,6 +155,7 @@ class Rule(Documented):
     versions: str  # "sglang>=0.5.20": the range this rule holds for (the engine's or a kernel library's);
     # "" for a rule about the user's input rather than an engine's code: it holds for every release
     source: str  # "owner/repo: path, function"
+    verified: str  # how `versions` was read release by release: "sglang 0.5.1-0.5.23: <file>:<line> unchanged"
     docs: str  # first paragraph: what it checks; the rest: why
     fix_title: str
     check: Check
@@ -192,6 +193,7 @@ class Rule(Documented):
             "title": self.title,
             "engine": self.engine,
             "versions": self.versions,
+            "verified": self.verified or None,
             "prevents": self.prevents or None,
             "reason": self.reason or None,
             "source": self.source,
@@ -218,6 +220,7 @@ def rule(
     versions: str,
     source: str,
     docs: str,
+    verified: str = "",
     fix_title: str,
     prevents: str = "",
     reason: str = "",
@@ -245,6 +248,7 @@ def rule(
             title=title,
             engine=engine,
             versions=versions,
+            verified=verified,
             source=source,
             docs=docs,
             fix_title=fix_title,
@@ -283,11 +287,12 @@ class VersionGate:
     version_range: VersionRange
     unknown: Gate  # software not probed: newest known behaviour
     absent: Gate  # software probed, package not installed: newest known behaviour
+    unreadable: Gate  # installed, its version cannot be read: newest known behaviour (general-engine-version: unknown)
 
     @classmethod
     def of(cls, r: Rule) -> VersionGate:
         if not r.package:  # every release
-            return cls(r.versions, "", r.version_range, Gate(True, ""), Gate(True, ""))
+            return cls(r.versions, "", r.version_range, Gate(True, ""), Gate(True, ""), Gate(True, ""))
         newest = NEWEST_KNOWN.get(r.package)
         judged = f" ({r.package} {newest})" if newest else ""
         holds = not newest or r.version_range.contains(newest)
@@ -296,11 +301,20 @@ class VersionGate:
             note = f"{r.package} {state}: newest known behaviour{judged} applied"
             return Gate(True, note) if holds else Gate(False, f"holds for {r.versions}; {note}")
 
-        return cls(r.versions, r.package, r.version_range, gate("version unknown"), gate("not installed on the target"))
+        return cls(
+            r.versions,
+            r.package,
+            r.version_range,
+            gate("version unknown"),
+            gate("not installed on the target"),
+            gate("version unreadable"),
+        )
 
     def gate(self, target: Target) -> Gate:
         installed = target.versions.get(self.package)
         if installed is None:
+            if self.package in target.unreadable_versions:
+                return self.unreadable
             return self.absent if target.software_known else self.unknown
         if self.version_range.contains(installed):
             return Gate(True, "")

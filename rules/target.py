@@ -49,6 +49,8 @@ class Target:
     gpu_count: int = 0
     software_known: bool = False  # False for --gpu: installs, torch build and versions are unknown
     versions: Mapping[str, str] = field(default_factory=dict)  # installed: sglang, vllm, flash-attn-4, flashinfer
+    # Installed, but the metadata's version is no version (missing, "unknown", "garbage"): name -> what it says.
+    unreadable_versions: Mapping[str, str] = field(default_factory=dict)
     version_origin: str = ""  # "probe" | "facts file" | "--engine-version"
     facts: Optional[Facts] = None
     gpu_note: str = ""  # e.g. mixed GPU models, or why there is no GPU
@@ -84,6 +86,12 @@ class Target:
         profile = gpus.lookup(name)
         if profile is None:
             cc = gpus.parse_compute_capability(name)
+            vendor = gpus.other_vendor(name)
+            if cc is None and vendor is not None:
+                raise RulesInputError(
+                    f"GPU {name!r} ({vendor}) is not profiled (NVIDIA only); "
+                    "`attn-preflight gpus` lists the GPUs the rules know"
+                )
             if cc is None:
                 raise RulesInputError(
                     f"unknown GPU {name!r} (a product name or a compute capability such as sm_90 or 12.1)",
@@ -121,7 +129,9 @@ class Target:
         else:
             cc, name, memory = None, None, None
             note = facts.gpus.error or "NVML reported no GPU"
-        versions = {}
+        from packaging.version import InvalidVersion, Version
+
+        versions, unreadable = {}, {}
         for key, (library_key, distributions) in VERSIONED.items():
             library = facts.library(library_key)
             if library is None or not library.installed:
@@ -129,8 +139,11 @@ class Target:
             version = next(
                 (library.distributions[d] for d in distributions if d in library.distributions), library.version
             )
-            if version:
-                versions[key] = version
+            try:
+                Version(str(version))
+                versions[key] = str(version)
+            except InvalidVersion:
+                unreadable[key] = str(version or "")
         return cls(
             kind=kind,
             label=label,
@@ -140,6 +153,7 @@ class Target:
             gpu_count=len(devices),
             software_known=True,
             versions=versions,
+            unreadable_versions=unreadable,
             version_origin="probe" if kind == "live" else "facts file",
             facts=facts,
             gpu_note=note,
@@ -150,7 +164,8 @@ class Target:
             return self
         versions = dict(self.versions)
         versions.update(pins)
-        return replace(self, versions=versions, version_origin="--engine-version")
+        unreadable = {name: text for name, text in self.unreadable_versions.items() if name not in pins}
+        return replace(self, versions=versions, unreadable_versions=unreadable, version_origin="--engine-version")
 
     def to_dict(self) -> dict:
         return {

@@ -14,22 +14,35 @@ from typing import Optional
 import click
 
 from attn_preflight.cli import InputError
-from attn_preflight.commands.check import config_from_options, config_options
-from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.check import config_from_options, config_options, engine_pins, engine_version_option
+from attn_preflight.commands.common import (
+    check_output_writable,
+    format_option,
+    note,
+    output_option,
+    screen_for,
+    write_output,
+)
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
-    """Files as given; a directory stands for the *.json files directly in it, sorted."""
-    files = []
+    """Files as given; a directory stands for the *.json files directly in it, sorted. A file named twice
+    (`r.json r.json`, `dir dir/r.json`, a link to it) is one node, kept where first named."""
+    files: dict[str, str] = {}  # real path -> the path as first named
     for path in paths:
         if os.path.isdir(path):
-            found = sorted(os.path.join(path, name) for name in os.listdir(path) if name.endswith(".json"))
+            try:
+                names = os.listdir(path)
+            except OSError as err:
+                raise InputError(f"cannot read directory {path}: {err.strerror or err}") from None
+            found = sorted(os.path.join(path, name) for name in names if name.endswith(".json"))
             if not found:
                 raise InputError(f"directory {path} holds no *.json report")
-            files.extend(found)
         else:
-            files.append(path)
-    return files
+            found = [path]
+        for file in found:
+            files.setdefault(os.path.realpath(file), file)
+    return list(files.values())
 
 
 def read_report(path: str):
@@ -49,11 +62,14 @@ def read_report(path: str):
 
 @click.command("fleet")
 @config_options
+@engine_version_option()
 @click.option("--strict", is_flag=True, help="Exit 1 when a group only warns, too.")
 @format_option()
 @output_option()
 @click.argument("reports", nargs=-1, required=True, metavar="REPORT.json|DIR...")
-def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[str, ...], **config) -> None:
+def fleet_command(
+    engine_versions: tuple[str, ...], strict: bool, fmt: str, output: Optional[str], reports: tuple[str, ...], **config
+) -> None:
     """Merge reports saved by `probe --format json` (one per node): group identical nodes, show the fleet's
     hardware and library spread, and say which groups pass or fail a serving config, and why.
 
@@ -61,7 +77,7 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
     attn-preflight fleet reports/*.json --model ./Llama-3.1-8B --attention-backend fa3 --kv-cache-dtype fp8_e4m3
     attn-preflight fleet reports/ --format json
 
-    Takes the same config flags as `check`; without them, each group is judged with SGLang's default backend
+    Takes the same config flags and --engine-version as `check`; without them, each group is judged with SGLang's default backend
     for its GPU. Exit 0 when every node passes (warnings allowed), 1 when a group fails, 2 when a report is
     unreadable (each named on stderr; the others are still merged and shown).
     """
@@ -70,6 +86,7 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
 
     check_output_writable(output)
     cfg = config_from_options(config)
+    pins = engine_pins(engine_versions)
     paths = expand_paths(reports)
     nodes, skipped = [], []
     for path in paths:
@@ -77,11 +94,11 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
         if facts is None:
             skipped.append((path, why))
             # one line per report, even for a file name with a newline or carriage return in it
-            click.echo(" ".join(f"attn-preflight: skipped {path}: {why}".split()), err=True)
+            note(" ".join(f"attn-preflight: skipped {path}: {why}".split()))
         else:
             nodes.append(Node(source=path, facts=facts))
-    fleet = merge(nodes, skipped, len(paths), cfg, strict=strict)
-    write_output(render_fleet(fleet, fmt.lower()), output)
+    fleet = merge(nodes, skipped, len(paths), cfg, strict=strict, engine_versions=pins)
+    write_output(render_fleet(fleet, fmt.lower(), screen_for(fmt, output)), output)
     code = fleet.exit_code()
     if code:
         raise click.exceptions.Exit(code)

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import click
 
-from attn_preflight.commands.common import format_option
+from attn_preflight.commands.common import format_option, screen_for, write_output
 from attn_preflight.render import table, to_json
 
 
 @click.command("gpus")
 @format_option()
 def gpus_command(fmt):
-    """List GPU profiles (names and aliases accepted by --gpu; a compute capability such as sm_90 works too)."""
+    """List GPU profiles (names and aliases accepted by --gpu; a compute capability such as sm_90 works too).
+    NVIDIA only: an AMD or Intel name given to --gpu is refused as not profiled.
+
+    \b
+    attn-preflight gpus
+    attn-preflight gpus --format json
+    """
     from rules.knowledge.gpus import PROFILES
 
     fmt = fmt.lower()
     if fmt == "json":
-        click.echo(
+        write_output(
             to_json(
                 [
                     {
@@ -30,8 +36,10 @@ def gpus_command(fmt):
                     }
                     for p in PROFILES
                 ]
-            )
+            ),
+            None,
         )
         return
     rows = [[p.name, p.compute_capability, p.sm, p.memory_gib, ", ".join(p.aliases), p.note] for p in PROFILES]
-    click.echo(table(["gpu", "cc", "sm", "memory GiB", "aliases", "note"], rows, fmt))
+    headers = ["gpu", "cc", "sm", "memory GiB", "aliases", "note"]
+    write_output(table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=5), None)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
-from rules.config import UNMODELLED_BEARING_FLAGS
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
+from rules.knowledge import flags as flag_kb
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from rules.resolve import effective_page_size
 
@@ -62,26 +62,30 @@ between the oldest and the newest release the rules were checked against, and ca
 
 Older than the oldest, each rule is judged as its range says for that version (mostly: it does not apply;
 a range's start can be where a behaviour begins, so rules are not stretched back), and the verdict would be
-a PASS of skips; newer than the newest, changes since are not known. Either way this finding warns and names
-both versions. A version that is not a version is unknown.""",
+a PASS of skips: this finding is unknown, naming both versions, so the verdict (and an NFD label) never
+claims it serves. Newer than the newest, the newest known behaviour is applied and changes since are not
+known: this finding warns. An installed engine whose version cannot be read (a dist-info without `Version`,
+a report saying "unknown") is unknown too: every rule is judged as for the newest release, each saying so.""",
     fix_title="Check against a known release (--engine-version), or upgrade the engine",
 )
 def general_engine_version(cfg, target):
     installed = target.versions.get(cfg.engine)
     if installed is None:
+        unreadable = target.unreadable_versions.get(cfg.engine)
+        if unreadable is not None:
+            return unknown(
+                f"{cfg.engine} is installed, but its version {unreadable!r} cannot be read: no rule can be keyed on "
+                f"it (newest known behaviour applied; pin one with --engine-version {cfg.engine}==X)"
+            )
         return skipped(f"{cfg.engine} version unknown: the newest known behaviour applies (each finding says so)")
     oldest, newest = OLDEST_KNOWN[cfg.engine], NEWEST_KNOWN[cfg.engine]
-    try:
-        version = Version(installed)
-    except InvalidVersion:
-        return unknown(f"{cfg.engine} version {installed!r} cannot be read: no rule can be keyed on it")
+    version = Version(installed)  # Target keeps readable versions only
     checked = f"{cfg.engine} {oldest} to {newest} (the releases these rules were checked against)"
     if version < Version(oldest):
-        return warned(
-            f"{cfg.engine} {installed}, older than {oldest}",
-            checked,
-            [f"pip install '{cfg.engine}>={oldest}'"],
-            reason=f"rules whose range starts after {installed} do not apply, so most of this check is skipped",
+        # Rules whose range starts later do not apply: a verdict of skips would judge nothing, so unknown.
+        return unknown(
+            f"{cfg.engine} {installed} is older than {oldest}, the oldest of {checked}: rules whose range starts "
+            f"after it do not apply (pip install '{cfg.engine}>={oldest}')"
         )
     if version.release > Version(newest).release:
         return warned(
@@ -99,20 +103,22 @@ def general_engine_version(cfg, target):
     engine="any",
     versions="",
     stage="parse",
-    reason="A flag that changes attention or the KV cache (a --config file, context length, pipeline or data "
+    reason="A flag that changes attention or the KV cache (context length, pipeline or data "
     "parallelism, model overrides) but is not modelled would be dropped silently: the PASS would not be about "
     "the command given.",
-    source="rules/config.py UNMODELLED_BEARING_FLAGS (each engine's argparse: sglang arg_groups/fields, vllm "
+    source="rules/config.py UNMODELLED_BEARING_FLAGS and NOT_BEARING_FLAGS, by the dest each engine's argparse "
+    "stores a flag under (rules/knowledge/flags.py: sglang server_args.py and arg_groups/fields, vllm "
     "engine/arg_utils.py)",
     docs="""Checks that a pasted launch command carries no flag that bears on attention or the KV cache without
-being modelled by the rules (`--config serve.yaml`, `--context-length`, `--pp-size`, vLLM's
+being modelled by the rules (`--context-length`, `--pp-size`, vLLM's
 `--data-parallel-size`, `--hf-overrides`, ...).
 
-Such a flag is listed by name and the check is reported incomplete (a warning), so a PASS never hides it.""",
+Such a flag is listed by name and the check is reported incomplete (a warning), so a PASS never hides it. A
+flag the rules have not classified either way is listed too: it is never dropped silently.""",
     fix_title="Judge the command without the flag, or pass its effect as flags the rules read",
 )
 def general_unmodelled_flags(cfg, target):
-    unmodelled = sorted(set(cfg.ignored) & UNMODELLED_BEARING_FLAGS[cfg.engine])
+    unmodelled = cfg.unmodelled
     if not unmodelled:
         return passed("no flag bearing on attention left unmodelled", "every bearing flag modelled")
     return warned(
@@ -123,10 +129,66 @@ def general_unmodelled_flags(cfg, target):
 
 
 @rule(
+    id="general-flags-known",
+    title="Every flag of the launch command is one the engine's release has",
+    engine="any",
+    versions="",
+    stage="parse",
+    reason='argparse exits before anything loads when a flag is unknown to the release ("unrecognized '
+    'arguments") or an abbreviation matches more than one flag ("ambiguous option"); docs written for another '
+    "release carry such flags (sglang 0.5.20 split --cuda-graph-max-bs into -decode and -prefill).",
+    source="rules/knowledge/{sglang,vllm}_flags.json (bench/flag_tables.py: each release's server_args.py / "
+    "arg_utils.py argparse definitions); CPython Lib/argparse.py _parse_optional",
+    prevents="error: unrecognized arguments: --flag / error: ambiguous option: --x could match --x-a, --x-b",
+    docs="""Checks each option of a pasted launch command against the flag table of the target's release of the
+engine (probed, from a facts file or --engine-version; a .postN or unlisted patch uses its release's table),
+resolved as argparse does: exact, `--flag=value`, or a unique prefix (`--tp` is `--tp-size`).
+
+When the release is unknown the newest table is used, and the finding says so; a release older than every
+table is judged with the oldest one, also said.""",
+    fix_title="Use the flag's name in that release (see `--help` of that release)",
+)
+def general_flags_known(cfg, target):
+    if not cfg.options:
+        return skipped("no pasted command")
+    version = target.versions.get(cfg.engine)
+    release = flag_kb.table_release(cfg.engine, version)
+    if release is None and _readable(version):
+        release, said = flag_kb.releases(cfg.engine)[0], f" ({version} is older than every table: the oldest)"
+    elif release is None:
+        release, said = flag_kb.newest(cfg.engine), " (version unknown: the newest table)"
+    else:
+        said = "" if release == version else f" (the table for {version})"
+    table = flag_kb.flag_table(cfg.engine, release)
+    refused = []
+    for option in cfg.options:
+        try:
+            table.resolve(option)
+        except flag_kb.FlagError as err:
+            refused.append(str(err))
+    required = f"flags {cfg.engine} {release} has{said}"
+    if not refused:
+        return passed(f"every flag is one {cfg.engine} {release} has{said}", required)
+    return failed("; ".join(refused), required)
+
+
+def _readable(version) -> bool:
+    try:
+        Version(version or "")
+        return True
+    except InvalidVersion:
+        return False
+
+
+@rule(
     id="general-backend-platform",
     title="The attention backend is built for NVIDIA CUDA",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="load",
     reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
     source=CHOICES,
@@ -153,6 +215,10 @@ def general_backend_platform(cfg, target):
     title="The attention backend is one the newest SGLang still accepts",
     engine="sglang",
     versions="sglang>=0.5.23",
+    verified=(
+        "sglang>=0.5.23: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="parse",
     prevents="argument --attention-backend: invalid choice: '{backend}'",
     source=CHOICES,
@@ -186,6 +252,10 @@ def general_backend_removed(cfg, target):
     title="The attention backend is not a deprecated alias",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="parse",
     reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
     source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
@@ -213,7 +283,11 @@ def general_backend_alias(cfg, target):
     id="general-flashattention-version-env",
     title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: no file of the 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.19 or 0.5.23 wheels mentions "
+        "SGLANG_FLASHATTENTION_VERSION (unzip -p | grep -c: 0 in each)"
+    ),
     stage="startup",
     reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
     "the launch keeps the FA version of --attention-backend and fails the same way.",
@@ -242,7 +316,12 @@ def general_flashattention_version_env(cfg, target):
     id="general-triton-cross-attention",
     title="triton has no cross attention (encoder-decoder models)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: 'assert not ...is_encoder_decoder' with this message in every release: "
+        "model_runner.py:1514-1515 (0.5.1), attention_registry.py create_triton_backend from 0.5.5 (:87-88; "
+        "0.5.23 :207-210)"
+    ),
     backends=("triton",),
     stage="init",
     prevents="Cross attention is not supported in the triton attention backend. Please use "
@@ -268,17 +347,22 @@ def general_triton_cross_attention(cfg, target):
     id="hpc-ops-arch",
     title="hpc_ops runs on Hopper (SM90) only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep): hpc_ops first appears in 0.5.17 (server_args.py:195, "
+        "attention_registry.py:260); HpcOpsAttnBackend.__init__ raises on major != 9 in every one "
+        "(hpc_ops_backend.py:138 in 0.5.17-0.5.21, :139 in 0.5.22, :141 in 0.5.23)"
+    ),
     backends=("hpc_ops",),
     needs_gpu=True,
-    stage="runtime",
-    reason="SGLang has no start-up arch check for hpc_ops; its kernels are Hopper-only, so other GPUs fail at the "
-    "first kernel launch.",
-    source=f"{CHOICES} (comment 'HPC-Ops (https://github.com/Tencent/hpc-ops), Hopper (SM90) only, requires "
-    "--page-size 64')",
+    stage="init",
+    prevents="The hpc_ops attention backend requires an SM90 (Hopper) GPU (the HPC-Ops kernels ship sm90a only), "
+    "got sm{major}{minor}.",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__",
     docs="""Checks that `hpc_ops` runs on an SM90 GPU.
 
-The choice list documents Hopper as the only target; no code refuses other archs before the kernels run.""",
+The backend's constructor raises on any other major (hpc_ops_backend.py:138-143 in sglang 0.5.23), when the
+model runner builds the attention backend after the weights load: argument resolution has no arch check.""",
     fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
 )
 def hpc_ops_arch(cfg, target):
@@ -291,7 +375,12 @@ def hpc_ops_arch(cfg, target):
     id="hpc-ops-model",
     title="hpc_ops: no MLA, no cross attention, no speculative decoding",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): create_hpc_ops_backend raises the same three "
+        "ValueErrors (MLA, cross attention, speculative) in every release, attention_registry.py:260-271 in "
+        "0.5.17, :289-295 in 0.5.23"
+    ),
     backends=("hpc_ops",),
     stage="init",
     prevents="hpc_ops backend can only be used with non-MLA models.",
@@ -327,7 +416,11 @@ def hpc_ops_model(cfg, target):
     id="hpc-ops-page-size",
     title="hpc_ops silently forces page size 64",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): the same page_size != 64 rewrite for any phase "
+        "naming hpc_ops, arg_groups/overrides.py:2096-2102 in 0.5.17, :1189-1195 in 0.5.23"
+    ),
     backends=("hpc_ops",),
     stage="startup",
     prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
@@ -349,18 +442,117 @@ def hpc_ops_page_size(cfg, target):
     )
 
 
+# hpc_ops_backend.py (sglang 0.5.17-0.5.23): _SUPPORTED_HEAD_DIM, _SUPPORTED_GQA_GROUP_SIZES,
+# FP8_ROPE_SUPPORTED_HEAD_CONFIGS (per-rank (q heads, kv heads) of the fused RoPE+FP8 kernel).
+HPC_OPS_HEAD_DIM = 128
+HPC_OPS_GQA_GROUPS = (4, 8)
+HPC_OPS_FP8_HEADS = ((8, 1), (64, 8))
+HPC_OPS_KV_DTYPES = ("bfloat16", "fp8_e4m3")
+HPC_OPS_SOURCE = "sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__"
+
+
+def _kv_dtype_run(cfg):
+    """The KV dtype SGLang stores: --kv-cache-dtype, or the model's dtype for auto (None when unknown)."""
+    if cfg.kv_cache_dtype not in ("auto", None):
+        return {"bf16": "bfloat16"}.get(cfg.kv_cache_dtype, cfg.kv_cache_dtype)
+    dtype = cfg.dtype if cfg.dtype not in (None, "auto") else (cfg.model.dtype if cfg.model else None)
+    return {"bf16": "bfloat16", "half": "float16", "fp16": "float16"}.get(dtype, dtype)
+
+
+@rule(
+    id="hpc-ops-shapes",
+    title="hpc_ops takes head_dim 128, GQA groups of 4 or 8, and a bf16 or fp8_e4m3 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (hpc_ops' first release is 0.5.17; bench/release_walk.py grep): the constructor's "
+        "KV-dtype, FP8 head-config and head_dim/GQA ValueErrors in every release (hpc_ops_backend.py:156, :167-176 "
+        "and :187 in 0.5.17; :159, :172 and :189 in 0.5.23), FP8_ROPE_SUPPORTED_HEAD_CONFIGS ((8, 1), (64, 8)) "
+        "in each"
+    ),
+    backends=("hpc_ops",),
+    needs_model=True,
+    stage="init",
+    prevents="The hpc_ops attention backend requires head_dim == 128 and num_q_heads // num_kv_heads in (4, 8), got "
+    "head_dim={head_dim}, num_q_heads={num_q_heads}, num_kv_heads={num_kv_heads}.",
+    source=HPC_OPS_SOURCE,
+    docs="""Checks the model shapes and KV dtype hpc_ops' constructor accepts: head_dim 128, per-rank query heads
+per KV head 4 or 8, a bf16 or fp8_e4m3 KV cache, and with fp8_e4m3 per-rank (query, KV) heads (8, 1) or (64, 8).
+
+HpcOpsAttnBackend.__init__ raises each of these as a ValueError when the model runner builds the backend
+(hpc_ops_backend.py:156-197 in sglang 0.5.23): the HPC-Ops kernels are compiled for those shapes only. An
+auto KV cache stores the model's dtype, so an fp16 model is refused too.""",
+    fix_title="Use --attention-backend fa3 for this model",
+)
+def hpc_ops_shapes(cfg, target):
+    model = cfg.model
+    if model.mla:
+        return skipped("MLA models: rule hpc-ops-model")
+    if not model.head_dim or not model.num_attention_heads:
+        return skipped("the model's config gives no head_dim or head count")
+    tp = max(1, cfg.tp_size)
+    q_heads = model.num_attention_heads // tp
+    kv_heads = max(1, (model.num_key_value_heads or model.num_attention_heads) // tp)
+    kv_dtype = _kv_dtype_run(cfg)
+    problems = []
+    if model.head_dim != HPC_OPS_HEAD_DIM:
+        problems.append(f"head_dim {model.head_dim}")
+    if q_heads // kv_heads not in HPC_OPS_GQA_GROUPS:
+        problems.append(f"{q_heads} query heads per {kv_heads} KV heads per rank")
+    if kv_dtype is not None and kv_dtype not in HPC_OPS_KV_DTYPES:
+        problems.append(f"a {kv_dtype} KV cache")
+    if kv_dtype == "fp8_e4m3" and (q_heads, kv_heads) not in HPC_OPS_FP8_HEADS:
+        problems.append(f"fp8_e4m3 with per-rank heads ({q_heads}, {kv_heads})")
+    required = "head_dim 128, GQA 4 or 8, bf16/fp8_e4m3 KV (FP8: per-rank heads (8, 1) or (64, 8))"
+    if not problems:
+        return passed(f"head_dim {model.head_dim}, per-rank heads ({q_heads}, {kv_heads}), KV {kv_dtype}", required)
+    return failed(f"hpc_ops with {', '.join(problems)}", required, ["--attention-backend fa3"])
+
+
+@rule(
+    id="hpc-ops-sliding-window",
+    title="hpc_ops has no sliding-window attention",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep): _check_layer_supported raises it from the forward in "
+        "every release (hpc_ops_backend.py:344 in 0.5.17-0.5.20, :343 in 0.5.21, :346 in 0.5.23)"
+    ),
+    backends=("hpc_ops",),
+    stage="runtime",
+    prevents="The hpc_ops attention backend does not support sliding window.",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend._check_layer_supported",
+    docs="""Checks that a model with sliding-window layers (Gemma 2/3, GPT-OSS, Mistral with a window, ...) is not
+served by hpc_ops.
+
+The backend refuses any layer with a sliding window when it first runs it (hpc_ops_backend.py:345-348 in
+sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights have loaded.""",
+    fix_title="Use --attention-backend fa3",
+)
+def hpc_ops_sliding_window(cfg, target):
+    if "sliding_window" in cfg.features or "chunked_local" in cfg.features:
+        return failed("hpc_ops with sliding-window layers", "no sliding window on hpc_ops", ["--attention-backend fa3"])
+    return passed("no sliding-window layers", "no sliding window on hpc_ops")
+
+
 @rule(
     id="general-tp-heads",
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: LlamaAttention.__init__ asserts total_num_heads % tp_size == 0 and the KV-head "
+        "split in every release read (models/llama.py:129-139 in 0.5.1, :139-149 in 0.5.10, :183-193 in "
+        "0.5.23)"
+    ),
     needs_model=True,
     stage="load",
     reason="SGLang's attention layers assert the head split when the model is built, after the process group is up.",
     source="sglang: python/sglang/srt/models/llama.py, LlamaAttention.__init__ (assert total_num_heads % tp_size "
     "== 0; KV heads divide or are divided by tp_size); same in qwen2.py and most decoder models",
     docs="""Checks that the attention-head count divides by the attention tensor-parallel size (--tp-size, divided
-by --dp-size with --enable-dp-attention), and that KV heads either divide by it or divide it (replication).
+by --dp-size with --enable-dp-attention, or by --attn-dp-size, its spelling from sglang 0.5.22: arg_groups/
+fields/parallel.py), and that KV heads either divide by it or divide it (replication).
 
 A bare assert fails at model construction otherwise. MLA models shard query heads the same way.""",
     fix_title="Pick a --tp-size that divides the number of attention heads",
@@ -370,7 +562,8 @@ def general_tp_heads(cfg, target):
     if not model.num_attention_heads:
         return skipped("the model's config gives no attention-head count")
     tp = cfg.tp_size
-    dp = int(cfg.flags["dp_size"]) if cfg.flags.get("enable_dp_attention") and cfg.flags.get("dp_size") else 1
+    # --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention
+    dp = int(cfg.flags.get("attn_dp_size") or (cfg.flags.get("dp_size") if cfg.flags.get("enable_dp_attention") else 1))
     tp = max(1, tp // dp)
     heads, kv = model.num_attention_heads, model.num_key_value_heads or model.num_attention_heads
     if tp == 1:
@@ -395,7 +588,12 @@ def general_tp_heads(cfg, target):
     id="flashinfer-arch",
     title="FlashInfer needs compute capability 7.5 or newer",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: a FlashInfer fact (its README's GPU support, SM75 and newer), not an SGLang "
+        "check; every SGLang release read runs flashinfer_backend.py on the flashinfer package for this "
+        "backend"
+    ),
     backends=("flashinfer",),
     needs_gpu=True,
     stage="runtime",
@@ -416,4 +614,41 @@ def flashinfer_arch(cfg, target):
         f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}",
         "compute capability 7.5 or newer",
         ["--attention-backend triton"],
+    )
+
+
+@rule(
+    id="general-chunked-prefill-page",
+    title="--chunked-prefill-size must be a multiple of the page size SGLang settles on",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'chunked_prefill_size must be divisible "
+        "by page_size'): server_args.py check_server_args (0.5.1 :2130-2131, 0.5.18 :9203-9204), "
+        "arg_groups/validation_hook.py from 0.5.19 (:106-107; 0.5.23 :243-246), after the page-size rewrites"
+    ),
+    stage="startup",
+    prevents="chunked_prefill_size must be divisible by page_size",
+    source="sglang: python/sglang/srt/arg_groups/validation_hook.py, check_server_args (run by "
+    "entrypoints/engine.py:2158 once arguments are resolved)",
+    docs="""Checks that an explicit `--chunked-prefill-size` (> 0) divides by the page size SGLang ends up with.
+
+SGLang asserts it at start-up (validation_hook.py:243-246 in sglang 0.5.23), after it has rewritten the
+page size for the backend: 64 for trtllm_mha/trtllm_mla/flashmla/cutedsl_mla/hpc_ops, 128 for fa4 on SM100
+or cutlass_mla. So `--chunked-prefill-size 4000` that runs on page size 1 fails once a backend forces 64.
+SGLang's own default sizes are powers of two and pass; a size <= 0 turns chunked prefill off and is not
+checked (nor is a PD-disaggregation decode server, whose flag this tool does not read).""",
+    fix_title="Use a --chunked-prefill-size that is a multiple of the page size",
+)
+def general_chunked_prefill_page(cfg, target):
+    size = cfg.flags.get("chunked_prefill_size")
+    if not isinstance(size, int) or size <= 0:
+        return skipped("applies to an explicit --chunked-prefill-size > 0")
+    page = effective_page_size(cfg, target)
+    if size % page == 0:
+        return passed(f"--chunked-prefill-size {size} with page size {page}", f"a multiple of {page}")
+    return failed(
+        f"--chunked-prefill-size {size} with page size {page}",
+        f"a multiple of {page}",
+        [f"--chunked-prefill-size {max(page, size - size % page)}"],
     )

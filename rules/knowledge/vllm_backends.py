@@ -25,9 +25,13 @@ Compute capabilities are (major, minor) tuples.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
+
+from packaging.version import Version
 
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge.backends import BackendInfo
@@ -177,6 +181,7 @@ class VllmBackend:
     head_sizes: HeadSizes = ANY_HEAD
     block_sizes: tuple[BlockSize, ...] = (MultipleOf(1),)  # get_supported_kernel_block_sizes
     sinks: Archs = NO_ARCH  # where supports_sink() is True
+    sink_fa_versions: frozenset[int] = frozenset({3, 4})  # FLASH_ATTN: the FA versions that take sinks
     sliding_window: bool = False  # supports_sliding_window
     auto_selected: bool = False  # in the CUDA priority list (_get_backend_priorities)
     notes: str = ""
@@ -558,8 +563,8 @@ UNREGISTERED: Mapping[str, str] = MappingProxyType(
 )
 
 ENUM_SOURCE = (
-    "vllm-project/vllm: vllm/v1/attention/backends/registry.py AttentionBackendEnum in the 0.13.0, "
-    "0.15.0, 0.20.0, 0.26.0, 0.30.0 and 0.33.0 wheels"
+    "vllm-project/vllm: the attention-backend enum (_Backend, then AttentionBackendEnum) in the 35 wheels "
+    "0.10.0-0.33.0 (rules/knowledge/vllm_backend_enum.json)"
 )
 
 # The backends of the newest declared range (RELEASES), modelled and not, by name (read-only).
@@ -584,54 +589,26 @@ MLA_BACKENDS = frozenset(name for name, b in BY_NAME.items() if b.mla)  # is_mla
 
 # Every value `--attention-backend` accepts in vLLM 0.33.0 (case-insensitive; "auto" means no choice).
 VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
-# AttentionBackendEnum's members in each release read (vllm/v1/attention/backends/registry.py; 0.13.0:
-# vllm/attention/backends/registry.py). Releases between two of these were not read.
+# The attention-backend enum's members in every release read from the wheels, 0.10.0 to 0.33.0
+# (vllm_backend_enum.json, written by bench/vllm_backend_enum.py: `_Backend` in platforms/interface.py through
+# 0.11.0, AttentionBackendEnum in attention/backends/registry.py, then v1/attention/backends/registry.py).
+# Releases between two read ones (0.10.1, 0.11.1, ...) were not read.
 ENUM_BY_RELEASE: Mapping[str, frozenset[str]] = MappingProxyType(
     {
-        "0.13.0": frozenset(
-            "FLASH_ATTN TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE "
-            "TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA PALLAS "
-            "IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
-        ),
-        "0.15.0": frozenset(
-            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
-            "ROCM_AITER_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
-            "FLASH_ATTN_MLA IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
-        ),
-        "0.20.0": frozenset(
-            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
-            "ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA FLASHINFER_MLA_SPARSE TRITON_MLA "
-            "CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA NO_ATTENTION FLEX_ATTENTION TREE_ATTN "
-            "ROCM_AITER_UNIFIED_ATTN CPU_ATTN TURBOQUANT CUSTOM".split()
-        ),
-        "0.26.0": frozenset(
-            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA "
-            "ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA "
-            "FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
-            "FLASHMLA_SPARSE_DSV4 FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASH_ATTN_MLA "
-            "FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE NO_ATTENTION FLEX_ATTENTION HPC_ATTN ROCM_AITER_UNIFIED_ATTN "
-            "CPU_ATTN TURBOQUANT CUSTOM".split()
-        ),
-        "0.30.0": frozenset(
-            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV TRITON_FLASH_ATTN ROCM_ATTN ROCM_AITER_MLA "
-            "ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER "
-            "TRITON_FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 "
-            "FLASHINFER_MLA_SPARSE_SM90 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASHMLA_SPARSE_DSV4 "
-            "FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASHMLA_SPARSE_DSV41 FLASHINFER_MLA_SPARSE_DSV41 B12X "
-            "FLASH_ATTN_MLA FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE CUTLASS_MSA TRITON_MSA NO_ATTENTION FLEX_ATTENTION "
-            "HPC_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CPU_MLA AMX_MLA TURBOQUANT CUSTOM".split()
-        ),
-        VLLM_VERSION: VALID_NAMES,
+        release: frozenset(entry["members"])
+        for release, entry in json.loads(
+            resources.files("rules.knowledge").joinpath("vllm_backend_enum.json").read_text(encoding="utf-8")
+        )["releases"].items()
     }
 )
-
 AUTO = "auto"
 # Names some release read accepted that 0.33.0 does not.
 REMOVED = frozenset().union(*ENUM_BY_RELEASE.values()) - VALID_NAMES
 
 
 def _v(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split("."))
+    """A release's numbers: '0.11.1rc7' -> (0, 11, 1) (a pre-release judged as its release)."""
+    return Version(text).release
 
 
 def name_in_release(name: str, version: Optional[str]) -> Optional[bool]:
@@ -696,15 +673,18 @@ CHANGES: tuple[Change, ...] = (
         since="0.26.0",
         seen="0.26.0",
     ),
-    Change(
+    Change(  # 0.32.0 adds the FA2 path on SM8x/SM9x/SM12x (flashinfer.py:109-110, :529-539), as 0.33.0 has it
         "FLASHINFER",
         "kv_dtype_archs",
         (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))),
-        until="0.33.0",
+        until="0.32.0",
         since="0.26.0",
-        seen="0.26.0, 0.30.0",
+        seen="0.26.0, 0.30.0, 0.31.0 (flashinfer.py:499-506: SM100 family only)",
     ),
-    Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.20.0, 0.26.0"),
+    Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.16.0, 0.17.0, 0.20.0, 0.26.0"),
+    # fa_utils.flash_attn_supports_sinks: get_flash_attn_version() == 3 (0.16.0 fa_utils.py:123-127, 0.19.0
+    # :164-168); (3, 4) from 0.20.0 (:200-203)
+    Change("FLASH_ATTN", "sink_fa_versions", frozenset({3}), until="0.20.0", seen="0.15.0, 0.16.0, 0.17.0, 0.19.0"),
     Change(
         "FLASH_ATTN",
         "kv_dtype_archs",
@@ -917,9 +897,10 @@ def flash_attn_fp8_kv_ok(cc: CC, kv_dtype: str, head_size: Optional[int], fa: Fa
     return (sm90_ok and cc[0] == 9) or (fa.version == 4 and cc[0] == 10)
 
 
-def flash_attn_sinks_ok(cc: CC, requested: Optional[int] = None) -> bool:
-    """fa_utils.flash_attn_supports_sinks: the layer-less FA version is 3 or 4."""
-    return flash_attn_version(cc, requested=requested).version in (3, 4)
+def flash_attn_sinks_ok(cc: CC, versions: frozenset[int], requested: Optional[int] = None) -> bool:
+    """fa_utils.flash_attn_supports_sinks: the layer-less FA version is one that takes sinks (3 or 4; 3 only
+    before vLLM 0.20.0)."""
+    return flash_attn_version(cc, requested=requested).version in versions
 
 
 # --- other supports_combination reasons ------------------------------------------------------------------
@@ -1040,7 +1021,7 @@ def flash_attn_for_kv(q: VllmQuery) -> FaResolution:
 def supports_sink(backend: VllmBackend, cc: CC, fa_version: Optional[int] = None) -> bool:
     """supports_sink() on this arch; FLASH_ATTN's answer follows the FA version (3 and 4 take sinks)."""
     if backend.name == "FLASH_ATTN":
-        return flash_attn_sinks_ok(cc, fa_version)
+        return flash_attn_sinks_ok(cc, backend.sink_fa_versions, fa_version)
     return cc in backend.sinks
 
 

@@ -88,6 +88,34 @@ FIXTURES = {
             {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--speculative-algorithm", "EAGLE"]},
         ],
     },
+    "hpc-ops-shapes": {
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]},
+            {
+                "gpu": "H100",
+                "argv": [
+                    "--model",
+                    "llama-3.1-70b",
+                    "--attention-backend",
+                    "hpc_ops",
+                    "--tp-size",
+                    "8",
+                    "--kv-cache-dtype",
+                    "fp8_e4m3",
+                ],
+            },
+        ],
+        "fail": [
+            # Qwen2.5-7B: 28 query heads over 4 KV heads, a GQA group of 7
+            {"gpu": "H100", "argv": ["--model", "qwen2.5-7b", "--attention-backend", "hpc_ops"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--kv-cache-dtype", "fp8_e4m3"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--kv-cache-dtype", "fp8_e5m2"]},
+        ],
+    },
+    "hpc-ops-sliding-window": {
+        "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]}],
+        "fail": [{"gpu": "H100", "argv": ["--model", "gemma-2-9b", "--attention-backend", "hpc_ops"]}],
+    },
     "hpc-ops-page-size": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--page-size", "64"]}],
         "fail": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"], "expect": "warn"}],
@@ -99,7 +127,7 @@ FIXTURES = {
             {"gpu": "H100", "argv": [], "command": ["vllm", "serve", "deepseek-ai/DeepSeek-V3"]},  # a preset's hub id
         ],
         "fail": [
-            {"gpu": "H100", "argv": ["--model", "Qwen/Qwen2.5-32B-Instruct"], "expect": "warn"},
+            {"gpu": "H100", "argv": ["--model", "Qwen/Qwen2.5-14B-Instruct"], "expect": "warn"},
             {
                 "gpu": "B200",
                 "command": ["python", "-m", "sglang.launch_server", "--model-path", "someone/fine-tune"],
@@ -118,18 +146,33 @@ FIXTURES = {
             },
         ],
         "fail": [
-            {
-                "gpu": "H100",
-                "argv": ["--model", "llama-3.1-8b"],
-                "engine_version": ["sglang==0.4.6.post5"],
-                "expect": "warn",
-            },
             {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"], "engine_version": ["sglang==0.9.0"], "expect": "warn"},
             {
                 "gpu": "H100",
                 "argv": ["--engine", "vllm", "--model", "llama-3.1-8b"],
-                "engine_version": ["vllm==0.10.0"],
+                "engine_version": ["vllm==0.40.0"],
                 "expect": "warn",
+            },
+        ],
+    },
+    "general-flags-known": {
+        "pass": [
+            # --tp and --dp are unique prefixes of --tp-size and --dp-size (SGLang's docs launch with them)
+            {"gpu": "H100", "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--tp", "1", "--dp", "1"]},
+            {"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-8b", "-tp", "1", "--block-size=16"]},
+        ],
+        "fail": [
+            # split into --cuda-graph-max-bs-decode / -prefill in 0.5.20: ambiguous there
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--cuda-graph-max-bs", "8"],
+                "engine_version": ["sglang==0.5.23"],
+            },
+            # --disable-log-requests left vLLM's frontend in 0.17.0
+            {
+                "gpu": "H100",
+                "command": ["vllm", "serve", "llama-3.1-8b", "--disable-log-requests"],
+                "engine_version": ["vllm==0.17.0"],
             },
         ],
     },
@@ -141,7 +184,7 @@ FIXTURES = {
         "fail": [
             {
                 "gpu": "H100",
-                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--config", "serve.yaml"],
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--context-length", "65536"],
                 "expect": "warn",
             },
             {
@@ -164,5 +207,24 @@ FIXTURES = {
     "flashinfer-arch": {
         "pass": [{"gpu": "T4", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
         "fail": [{"gpu": "V100", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
+    },
+    "general-chunked-prefill-page": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "8192"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
+            },
+        ],
+        "fail": [
+            # SM100's default trtllm_mha forces page size 64 first
+            {
+                "gpu": "B200",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
+            },
+        ],
     },
 }

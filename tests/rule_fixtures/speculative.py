@@ -208,4 +208,39 @@ FIXTURES = {
             )
         ],
     },
+    "spec-flashinfer-mla-topk": {
+        "pass": [
+            eagle("B200", "deepseek-v3", 1, "--attention-backend", "flashinfer", algorithm="NEXTN"),
+            eagle(
+                "H200",
+                "deepseek-v3",
+                1,
+                "--attention-backend",
+                "fa3",
+                "--speculative-draft-attention-backend",
+                "flashinfer",
+                algorithm="NEXTN",
+            ),
+        ],
+        "fail": [
+            eagle("B200", "deepseek-v3", 4, "--attention-backend", "flashinfer", algorithm="NEXTN"),
+            eagle(
+                "H200",
+                "deepseek-v3",
+                2,
+                "--attention-backend",
+                "fa3",
+                "--speculative-draft-attention-backend",
+                "flashinfer",
+                algorithm="NEXTN",
+            ),
+        ],
+    },
+    "spec-fa-swa-page-tree": {
+        "pass": [
+            eagle("H100", "gemma-2-9b", 4, "--attention-backend", "fa3"),
+            eagle("H100", "llama-3.1-8b", 4, "--attention-backend", "fa3", "--page-size", "16"),
+        ],
+        "fail": [eagle("H100", "gemma-2-9b", 4, "--attention-backend", "fa3", "--page-size", "16")],
+    },
 }
