@@ -1339,6 +1339,11 @@ def vllm_tp_heads(cfg, target):
     title="A float16/bfloat16 KV cache matches the model dtype",
     engine="vllm",
     versions="vllm>=0.33.0",
+    verified=(
+        "vllm 0.33.0: VllmConfig._reject_mismatched_float_kv_cache (config/vllm.py:1492-1508, called at :1540); "
+        "grep '_reject_mismatched_float_kv_cache' finds nothing in config/vllm.py of 0.11.1-0.32.0 "
+        "(the extracted wheels of bench/release_walk.py)"
+    ),
     needs_gpu=True,
     stage="startup",
     prevents='kv_cache_dtype="{cache_dtype}" is incompatible with dtype="{model_dtype}". Please set '
@@ -1373,6 +1378,11 @@ def vllm_float_kv_dtype(cfg, target):
     title="FLEX_ATTENTION cannot serve a model with attention logit soft-capping",
     engine="vllm",
     versions="vllm>=0.13.0",
+    verified=(
+        "vllm 0.13.0-0.33.0: FlexAttentionImpl.__init__ raises 'FlexAttention does not support logits soft cap "
+        "yet.' (flex_attention.py:812 in 0.13.0, :808 in 0.16.0, :960 in 0.20.0, :1060 in 0.24.0, :1209 in "
+        "0.26.0, :1222 in 0.30.0, :1188 in 0.33.0; the releases between them not read)"
+    ),
     needs_model=True,
     stage="init",
     prevents="FlexAttention does not support logits soft cap yet.",
