@@ -626,6 +626,22 @@ def _kv4_rule(kind: str, mla: bool):
     return template.format(choices=list(backend_kb.with_feature(feature)), backend="{backend}"), check
 
 
+# The MHA lists are the same in every release whose check covers nvfp4 / fp4_mx_block16; the MLA lists
+# named cutlass_mla (and flashmla) until 0.5.19, so the MLA rules start where 0.5.23's lists begin.
+_KV4_MHA_VERIFIED = (
+    "sglang 0.5.16-0.5.23: handle_kv4_compatibility gates on ('nvfp4', 'fp4_mx_block16') and its MHA lists "
+    "(KV4_ATTENTION_MHA_BACKEND_CHOICES, KV4_FA4_MHA_BACKEND_CHOICES) are the same in every release from 0.5.16 "
+    "to 0.5.23 (server_args.py:5078/5135/5114 in 0.5.16, also in 0.5.17-0.5.18; arg_groups/kv_cache_hook.py:41/98/77 "
+    "in 0.5.19, :42/97/77 in 0.5.20, :117/307/287 in 0.5.23); 0.5.15 and older check fp4_e2m1 instead. Found by "
+    "bench/oracle_diff.py against sglang 0.5.16's own resolution (bench/results/sglang-release-oracle.md)"
+)
+_KV4_MLA_VERIFIED = (
+    f"{SGLANG_NEWEST}: the KV4 assert's wording is in every sglang release read from 0.5.7 to 0.5.23 "
+    "(0.5.7: sglang/srt/server_args.py; bench/release_walk.py prevents); the MLA lists named cutlass_mla "
+    "(and flashmla) until 0.5.19, so the range starts where 0.5.23's lists were read"
+)
+
+
 def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
     prevents, check = _kv4_rule(kind, mla)
     what = "with fa4 prefill, the decode backend" if kind == "fa4" else "the attention backend"
@@ -633,12 +649,8 @@ def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
         id=rule_id,
         title=title,
         engine="sglang",
-        versions=SGLANG_NEWEST,
-        verified=(
-            f"{SGLANG_NEWEST}: the KV4 assert's wording is in every sglang release read from 0.5.7 to 0.5.23 "
-            "(0.5.7: sglang/srt/server_args.py; bench/release_walk.py prevents); the lists changed on the way "
-            "(cutlass_mla / flashmla for MLA earlier), so the range starts where 0.5.23's lists were read"
-        ),
+        versions=SGLANG_NEWEST if mla else "sglang>=0.5.16",
+        verified=_KV4_MLA_VERIFIED if mla else _KV4_MHA_VERIFIED,
         prevents=prevents,
         stage="startup",
         source=f"{KV_HOOK}, handle_kv4_compatibility",
