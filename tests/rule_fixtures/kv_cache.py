@@ -303,12 +303,24 @@ FIXTURES = {
         ],
     },
     "kv-fp4-mla-backend": {
+        # sglang 0.5.16's own resolution (bench/sglang_release_oracle.py): cutlass_mla accepted, triton refused
+        # with "KV4 MLA expects attention_backend to be one of ['cutlass_mla', 'flashinfer', 'trtllm_mla'], ..."
         "pass": [
-            {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "trtllm_mla", "--kv-cache-dtype", "fp4_mx_block16"]}
+            {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "trtllm_mla", "--kv-cache-dtype", "fp4_mx_block16"]},
+            {
+                "gpu": "B200",
+                "argv": [*DSV3, "--attention-backend", "cutlass_mla", "--kv-cache-dtype", "nvfp4"],
+                "engine_version": ["sglang==0.5.16"],
+            },
         ],
         "fail": [
             {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "triton", "--kv-cache-dtype", "fp4_mx_block16"]},
             {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "flashmla", "--kv-cache-dtype", "fp4_mx_block16"]},
+            {
+                "gpu": "B200",
+                "argv": [*DSV3, "--attention-backend", "triton", "--kv-cache-dtype", "nvfp4"],
+                "engine_version": ["sglang==0.5.16"],
+            },
         ],
     },
     "kv-fp4-fa4-mha-decode": {
