@@ -16,6 +16,12 @@ against rules.resolve.
 
     python bench/oracle_diff.py --fixtures                  # the rules' own pass/fail fixtures instead
 
+An older release: build its venv with the shared setup.sh (SGL_ORACLE_VENV=/tmp/sgl-oracle-X SGLANG_VERSION=X)
+and run its own resolution through bench/sglang_release_oracle.py:
+
+    python bench/oracle_diff.py --engine-version sglang==X --oracle-python /tmp/sgl-oracle-X/bin/python \
+        --oracle-script bench/sglang_release_oracle.py --cache /tmp/oracle_diff_cache-X.jsonl
+
 With --fixtures, every pass/fail case (tests/rule_fixtures) of a rule whose stage the oracle sees is sent as
 the equivalent launch line: a fail case must be rejected with the rule's upstream message, a pass case must
 not be rejected with it. Presets are written out as model directories; cases that need --feature (which
@@ -37,7 +43,6 @@ import sys
 from collections import Counter
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
 
 MODELS_DIR = os.path.join(REPO, "tests", "fixtures", "models")
 GPUS = [
@@ -118,7 +123,7 @@ def ask_oracle(cases, args) -> dict[str, dict]:
     return cache
 
 
-def ours(case):
+def ours(case, sglang_version: str = "0.5.23"):
     from attn_preflight.inputs import load_model
     from rules.config import make_config
     from rules.engine import evaluate
@@ -133,7 +138,7 @@ def ours(case):
         kv_cache_dtype=argv[argv.index("--kv-cache-dtype") + 1],
         deterministic="--enable-deterministic-inference" in argv,
     )
-    target = Target.from_gpu(case["gpu"]).with_engine_versions({"sglang": "0.5.23"})
+    target = Target.from_gpu(case["gpu"]).with_engine_versions({"sglang": sglang_version})
     report = evaluate(config, target, alternatives=False)
     failed = [f for f in report.findings if f.status.value == "fail"]
     return {
@@ -282,7 +287,19 @@ def main() -> None:
     parser.add_argument("--cache", default="/tmp/oracle_diff_cache.jsonl")
     parser.add_argument("--out", default="/tmp/oracle_diff.json")
     parser.add_argument("--fixtures", action="store_true", help="judge the rules' own fixtures instead")
+    parser.add_argument(
+        "--engine-version",
+        dest="sglang_version",
+        default="sglang==0.5.23",
+        type=lambda pin: pin.split("==", 1)[1] if pin.startswith("sglang==") else parser.error("sglang==VERSION"),
+        help="the release the oracle's venv has, passed to check as --engine-version (older releases: "
+        "--oracle-script bench/sglang_release_oracle.py)",
+    )
+    parser.add_argument(
+        "--rules-tree", default=REPO, help="judge with the rules of this checkout (e.g. another branch's export)"
+    )
     args = parser.parse_args()
+    sys.path.insert(0, os.path.abspath(args.rules_tree))
     if args.fixtures:
         fixtures_main(args)
         return
@@ -302,7 +319,7 @@ def main() -> None:
         if answer["status"] == "rejected" and "quantization" in (answer.get("error") or ""):
             tally["out_of_scope"] += 1  # refused for its weights' quantization, not for attention
             continue
-        mine = ours(case)
+        mine = ours(case, args.sglang_version)
         theirs = answer["status"] in ("rejected", "rejected_at_backend_init")
         key = ("reject" if theirs else "accept") + "/" + ("reject" if mine["reject"] else "accept")
         tally[key] += 1
@@ -332,7 +349,11 @@ def main() -> None:
                 )
     judged = sum(v for k, v in tally.items() if k not in ("harness_error", "out_of_scope", "staged_agree"))
     agree = tally["reject/reject"] + tally["accept/accept"]
+    import rules
+
     summary = {
+        "sglang": args.sglang_version,
+        "rules": os.path.dirname(os.path.dirname(os.path.abspath(rules.__file__))),
         "configs": len(cases),
         "judged": judged,
         "harness_error": tally["harness_error"],

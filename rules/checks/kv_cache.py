@@ -627,6 +627,15 @@ def _kv4_rule(kind: str, mla: bool):
     return template.format(choices=list(backend_kb.with_feature(feature)), backend="{backend}"), check
 
 
+_KV4_VERIFIED = (
+    "sglang 0.5.16-0.5.23: handle_kv4_compatibility gates on ('nvfp4', 'fp4_mx_block16') from 0.5.16 (0.5.15 and "
+    "older check fp4_e2m1) with the same MHA lists in every release to 0.5.23 (server_args.py:5078/5114/5135 in "
+    "0.5.16, also in 0.5.17-0.5.18; arg_groups/kv_cache_hook.py:41/77/98 in 0.5.19, :42/77/97 in 0.5.20, "
+    ":117/287/307 in 0.5.23); the MLA lists add cutlass_mla through 0.5.19 (its era in rules/knowledge/backends.py). "
+    "Checked against sglang 0.5.16's own resolution (bench/oracle_diff.py, bench/results/sglang-release-oracle.md)"
+)
+
+
 def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
     prevents, check = _kv4_rule(kind, mla)
     what = "with fa4 prefill, the decode backend" if kind == "fa4" else "the attention backend"
@@ -634,12 +643,8 @@ def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
         id=rule_id,
         title=title,
         engine="sglang",
-        versions=SGLANG_NEWEST,
-        verified=(
-            f"{SGLANG_NEWEST}: the KV4 assert's wording is in every sglang release read from 0.5.7 to 0.5.23 "
-            "(0.5.7: sglang/srt/server_args.py; bench/release_walk.py prevents); the lists changed on the way "
-            "(cutlass_mla / flashmla for MLA earlier), so the range starts where 0.5.23's lists were read"
-        ),
+        versions="sglang>=0.5.16",
+        verified=_KV4_VERIFIED,
         prevents=prevents,
         stage="startup",
         source=f"{KV_HOOK}, handle_kv4_compatibility",
@@ -647,8 +652,8 @@ def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
 {what} is one SGLang's KV4 list allows.
 
 SGLang asserts these lists at start-up. FA4 reads FP4 KV only for prefill, so with prefill fa4 the decode
-backend must be another one; fa4 for both phases is refused. Older SGLang lists also named cutlass_mla
-(and flashmla) for MLA; 0.5.23 allows flashinfer and trtllm_mla only, which is what is checked.""",
+backend must be another one; fa4 for both phases is refused. The MLA lists of 0.5.16-0.5.19 also name
+cutlass_mla; from 0.5.20 they are flashinfer and trtllm_mla. Before 0.5.16 the check covered fp4_e2m1 only.""",
         fix_title="Pick a backend from SGLang's KV4 list",
     )(check)
 

@@ -1332,3 +1332,80 @@ def vllm_tp_heads(cfg, target):
         return passed(found, "the head count divisible by the TP size")
     sizes = [t for t in (1, 2, 4, 8, 16, 32) if t < cfg.tp_size and heads % t == 0]
     return failed(found, "the head count divisible by the TP size", [f"--tensor-parallel-size {sizes[-1]}"])
+
+
+@rule(
+    id="vllm-float-kv-dtype",
+    title="A float16/bfloat16 KV cache matches the model dtype",
+    engine="vllm",
+    versions="vllm>=0.33.0",
+    verified=(
+        "vllm 0.33.0: VllmConfig._reject_mismatched_float_kv_cache (config/vllm.py:1492-1508, called at :1540); "
+        "grep '_reject_mismatched_float_kv_cache' finds nothing in config/vllm.py of 0.11.1-0.32.0 "
+        "(the extracted wheels of bench/release_walk.py)"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents='kv_cache_dtype="{cache_dtype}" is incompatible with dtype="{model_dtype}". Please set '
+    "`--kv-cache-dtype` to `auto` or `{model_dtype}`.",
+    source="vllm-project/vllm@v0.33.0: vllm/config/vllm.py:1492-1508, VllmConfig._reject_mismatched_float_kv_cache "
+    "(called from VllmConfig.__post_init__, :1540)",
+    docs="""Checks that an explicit `--kv-cache-dtype float16` or `bfloat16` is the dtype the model runs in.
+
+vLLM 0.33.0 builds its config with VllmConfig.__post_init__, which refuses an unquantised KV dtype other
+than the model's (vllm/config/vllm.py:1492-1508): `--kv-cache-dtype bfloat16` with `--dtype float16`, or
+with a bfloat16 checkpoint on a GPU below SM80 (vLLM runs it in float16, or float32 for Gemma 2/3). The
+model dtype is vLLM's resolution (rule vllm-bf16-arch). Not in vllm 0.32.0 or older (config/vllm.py of
+0.11.1-0.32.0 has no such check); found by bench/vllm_oracle_diff.py.""",
+    fix_title="Use --kv-cache-dtype auto (or the model's dtype)",
+)
+def vllm_float_kv_dtype(cfg, target):
+    kv = cfg.kv_cache_dtype
+    if kv not in ("float16", "bfloat16"):
+        return skipped("applies to --kv-cache-dtype float16 / bfloat16")
+    model_dtype = _model_dtype(cfg, target.cc)
+    if model_dtype is None:
+        return unknown("the model's dtype could not be read from its config")
+    found = f"--kv-cache-dtype {kv} with the model in {model_dtype} on {gpu(target)}"
+    if model_dtype == kv:
+        return passed(found, "the model's dtype")
+    required = f"auto or {model_dtype}" if model_dtype in ("float16", "bfloat16") else "auto"
+    return failed(found, required, ["--kv-cache-dtype auto"])
+
+
+@rule(
+    id="vllm-flex-softcap",
+    title="FLEX_ATTENTION cannot serve a model with attention logit soft-capping",
+    engine="vllm",
+    versions="vllm>=0.13.0",
+    verified=(
+        "vllm 0.13.0-0.33.0: FlexAttentionImpl.__init__ raises 'FlexAttention does not support logits soft cap "
+        "yet.' (flex_attention.py:812 in 0.13.0, :808 in 0.16.0, :960 in 0.20.0, :1060 in 0.24.0, :1209 in "
+        "0.26.0, :1222 in 0.30.0, :1188 in 0.33.0; the releases between them not read)"
+    ),
+    needs_model=True,
+    stage="init",
+    prevents="FlexAttention does not support logits soft cap yet.",
+    source=kb.src(f"{kb.BACKENDS_DIR}/flex_attention.py", "FlexAttentionImpl.__init__"),
+    docs="""Checks that a model whose attention logits are soft-capped (Gemma 2's attn_logit_softcapping) is not
+served by FLEX_ATTENTION, named or picked by vLLM's priority list.
+
+validate_configuration accepts the combination; FlexAttentionImpl.__init__ raises NotImplementedError when
+the layer is built, before the weights load (flex_attention.py:1185-1189 in vllm 0.33.0; the same raise at
+:812 in 0.13.0, :808 in 0.16.0, :960 in 0.20.0, :1060 in 0.24.0, :1209 in 0.26.0, :1222 in 0.30.0 — the
+wheels read). Found by bench/vllm_oracle_diff.py (gemma-2-9b, FLEX_ATTENTION).""",
+    fix_title="Use FLASH_ATTN, FLASHINFER or TRITON_ATTN (they take a soft cap)",
+)
+def vllm_flex_softcap(cfg, target):
+    if cfg.attention_backend is None and target.cc is not None:
+        if kb.select(query(cfg, target)).chosen != "FLEX_ATTENTION":
+            return skipped("vLLM does not select FLEX_ATTENTION for this config")
+    elif cfg.attention_backend != "FLEX_ATTENTION":
+        return skipped("applies to FLEX_ATTENTION")
+    if "softcap" not in cfg.features:
+        return passed("FLEX_ATTENTION, no logit soft cap", "no logit soft cap")
+    return failed(
+        f"FLEX_ATTENTION with the model's logit soft cap ({cfg.model.softcap})",
+        "no logit soft cap, or another backend",
+        [_use_backend("TRITON_ATTN", target)],
+    )

@@ -507,7 +507,14 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             removed="not in ATTENTION_BACKEND_CHOICES of sglang 0.5.23",
             source=f"{DOCS}; {CHOICES}",
             sources={"archs": "sglang: sgl-kernel cutlass_mla_decode (an SM100 kernel)"},
-            eras=(Era("<0.5.20", f"{CHOICES} through 0.5.19", {"removed": ""}),),
+            eras=(
+                Era(
+                    "<0.5.20",
+                    f"{CHOICES} through 0.5.19; the KV4 MLA lists of handle_kv4_compatibility name it through 0.5.19 "
+                    "(server_args.py:5104-5108 and :5125-5129 in 0.5.16, arg_groups/kv_cache_hook.py in 0.5.19)",
+                    {"removed": "", "features": frozenset({"kv4_mla", "kv4_fa4_mla_decode"})},
+                ),
+            ),
         ),
         BackendInfo(
             "hpc_ops",

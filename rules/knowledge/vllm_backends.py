@@ -1246,7 +1246,12 @@ def select(q: VllmQuery) -> Selection:
     for name in priorities(q):
         backend = BY_NAME[name]
         if not backend.modelled:
-            unmodelled.append(name)
+            # Its constraints are not declared, but its sparseness is: validate_configuration refuses a
+            # sparse backend for a dense layer (use_sparse != is_sparse()) whatever else it supports.
+            if backend.sparse and not q.use_sparse:
+                rejected[name] = (R_NON_SPARSE,)
+            else:
+                unmodelled.append(name)
             continue
         reasons = tuple(validate(backend, q))
         if not reasons:

@@ -293,15 +293,34 @@ FIXTURES = {
                 "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "fp4_mx_block16"],
             },
             {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype", "fp4_mx_block16"]},
+            # sglang 0.5.16's own resolution (bench/sglang_release_oracle.py): "KV4 MHA expects attention_backend
+            # to be one of ['triton', 'torch_native', 'flex_attention', 'trtllm_mha'], but got flashinfer"
+            {
+                "gpu": "B200",
+                "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "nvfp4"],
+                "engine_version": ["sglang==0.5.16"],
+            },
         ],
     },
     "kv-fp4-mla-backend": {
+        # sglang 0.5.16's own resolution (bench/sglang_release_oracle.py): cutlass_mla accepted, triton refused
+        # with "KV4 MLA expects attention_backend to be one of ['cutlass_mla', 'flashinfer', 'trtllm_mla'], ..."
         "pass": [
-            {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "trtllm_mla", "--kv-cache-dtype", "fp4_mx_block16"]}
+            {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "trtllm_mla", "--kv-cache-dtype", "fp4_mx_block16"]},
+            {
+                "gpu": "B200",
+                "argv": [*DSV3, "--attention-backend", "cutlass_mla", "--kv-cache-dtype", "nvfp4"],
+                "engine_version": ["sglang==0.5.16"],
+            },
         ],
         "fail": [
             {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "triton", "--kv-cache-dtype", "fp4_mx_block16"]},
             {"gpu": "B200", "argv": [*DSV3, "--attention-backend", "flashmla", "--kv-cache-dtype", "fp4_mx_block16"]},
+            {
+                "gpu": "B200",
+                "argv": [*DSV3, "--attention-backend", "triton", "--kv-cache-dtype", "nvfp4"],
+                "engine_version": ["sglang==0.5.16"],
+            },
         ],
     },
     "kv-fp4-fa4-mha-decode": {

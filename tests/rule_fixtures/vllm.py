@@ -471,6 +471,9 @@ FIXTURES = {
             {"gpu": "A100", "command": serve("deepseek-v3", "--kv-cache-dtype", "nvfp4")},
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--block-size", "8")},
             {"gpu": "B200", "command": serve("deepseek-v3", "--block-size", "16"), "expect": "warn"},
+            # vLLM 0.33.0 (the shared oracle): "No valid attention backend ... {TRITON_MLA: [kv_cache_dtype not
+            # supported], FLASHINFER_MLA_SPARSE_SM120: [..., non-sparse not supported, ...]}"
+            {"gpu": "RTX PRO 6000", "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2")},
         ],
     },
     "vllm-fa4-library": {
@@ -500,5 +503,23 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("qwen2.5-7b", "-tp", "4")},
         ],
         "fail": [{"gpu": "H100", "command": serve("qwen2.5-7b", "--tensor-parallel-size", "8")}],  # 28 heads
+    },
+    # vLLM 0.33.0 (the shared oracle): gemma-2-9b on FLEX_ATTENTION is refused by FlexAttentionImpl.__init__,
+    # llama-3.1-8b (no soft cap) is accepted on it.
+    "vllm-flex-softcap": {
+        "pass": [{"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION")}],
+        "fail": [{"gpu": "A100", "command": serve("gemma-2-9b", "--attention-backend", "FLEX_ATTENTION")}],
+    },
+    # Expectations from vLLM 0.33.0's own config creation (bench/vllm_oracle_diff.py, the shared oracle):
+    # 'kv_cache_dtype="bfloat16" is incompatible with dtype="float16"' / '... dtype="float32"'.
+    "vllm-float-kv-dtype": {
+        "pass": [
+            {"gpu": "H100", "command": serve("qwen3-8b", "--kv-cache-dtype", "bfloat16")},
+            {"gpu": "T4", "command": serve("llama-3.1-8b", "--kv-cache-dtype", "float16")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("qwen3-8b", "--kv-cache-dtype", "bfloat16", "--dtype", "float16")},
+            {"gpu": "T4", "command": serve("gemma-2-9b", "--kv-cache-dtype", "bfloat16")},  # runs in float32
+        ],
     },
 }
