@@ -25,8 +25,10 @@ from typing import Any, Mapping, Optional
 
 GIB = 1 << 30
 
-# Bytes per element of a checkpoint's torch_dtype.
-DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "float8_e4m3fn": 1}
+# Bytes per element the engines serve a checkpoint's torch_dtype in under --dtype auto: float32 checkpoints
+# (Gemma 2, and configs without a dtype) are downcast to 16 bits (sglang configs/model_config.py:2303-2318
+# _get_and_verify_dtype; vllm does the same).
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 2}
 
 # KV-cache element bytes per SGLang / vLLM --kv-cache-dtype; "auto" is the model dtype.
 KV_ELEMENT_BYTES = {
@@ -208,7 +210,7 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
     vocab = _int(text.get("vocab_size"))
     heads = _first_int(text, "num_attention_heads")
     dtype = text.get("torch_dtype") or text.get("dtype") or config.get("torch_dtype") or config.get("dtype")
-    # No dtype in config.json (gpt-oss): the engines' "auto" serves float32 checkpoints in bfloat16.
+    # No dtype in config.json (gpt-oss) reads as float32, served in 16 bits.
     dtype_bytes = DTYPE_BYTES.get(dtype, 0) if isinstance(dtype, str) else 2
     if not (hidden and layers and vocab and heads and dtype_bytes):
         return None
