@@ -54,6 +54,10 @@ class Config:
     speculative_algorithm: Optional[str] = None
     speculative_eagle_topk: Optional[int] = None
     tp_size: int = 1
+    pp_size: int = 1
+    # SGLang --mem-fraction-static / vLLM --gpu-memory-utilization; None: the engine's default
+    mem_fraction: Optional[float] = None
+    context_length: Optional[int] = None  # SGLang --context-length / vLLM --max-model-len; None: the model's
     dtype: str = "auto"
     model: Optional[ModelFeatures] = None
     model_missing: str = ""  # a model given (hub id) whose config.json was found nowhere
@@ -125,6 +129,9 @@ class Config:
             "speculative_algorithm": self.speculative_algorithm,
             "speculative_eagle_topk": self.speculative_eagle_topk,
             "tp_size": self.tp_size,
+            "pp_size": self.pp_size,
+            "mem_fraction": self.mem_fraction,
+            "context_length": self.context_length,
             "dtype": self.dtype,
             "model": self.model.to_dict() if self.model else None,
             "model_missing": self.model_missing or None,
@@ -194,17 +201,22 @@ def make_config(
         if name not in FEATURES:
             raise RulesInputError(f"--feature: unknown feature {feature!r}", choices=FEATURES, word=feature)
         wanted.add(name)
-    for key in ("page_size", "speculative_eagle_topk", "tp_size"):
+    for key in ("page_size", "speculative_eagle_topk", "tp_size", "pp_size", "context_length"):
         value = values.get(key)
         if value is not None and (not isinstance(value, int) or value < (1 if key != "speculative_eagle_topk" else 0)):
             raise RulesInputError(f"--{key.replace('_', '-')}: expected a positive integer, got {value!r}")
+    fraction = values.get("mem_fraction")
+    if fraction is not None and (
+        isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1
+    ):
+        raise RulesInputError(f"memory fraction: expected a number in (0, 1], got {fraction!r}")
     values = {k: v for k, v in values.items() if v is not None}
     return Config(engine=engine, model=model, extra_features=frozenset(wanted), **values)
 
 
 # --- pasted launch commands --------------------------------------------------------------------------------
 
-# flag -> (Config field or flags key, type). Types: "str", "int", "bool". SGLang spellings and aliases
+# flag -> (Config field or flags key, type). Types: "str", "int", "float", "bool". SGLang spellings and aliases
 # (sglang 0.5.23 python/sglang/srt/arg_groups/fields/*.py).
 _COMMON_SGLANG = {
     "--attention-backend": ("attention_backend", "str"),
@@ -222,6 +234,10 @@ _COMMON_SGLANG = {
     "--tp-size": ("tp_size", "int"),
     "--tp": ("tp_size", "int"),
     "--tensor-parallel-size": ("tp_size", "int"),
+    "--pp-size": ("pp_size", "int"),
+    "--pipeline-parallel-size": ("pp_size", "int"),
+    "--mem-fraction-static": ("mem_fraction", "float"),
+    "--context-length": ("context_length", "int"),
     "--dtype": ("dtype", "str"),
     "--model-path": ("model", "str"),
     "--model": ("model", "str"),
@@ -279,7 +295,12 @@ VLLM_FLAGS = {
     "--quantization": ("quantization", "str"),
     "-q": ("quantization", "str"),
     "--calculate-kv-scales": ("calculate_kv_scales", "bool"),
-    "--max-model-len": ("max_model_len", "int"),
+    "--max-model-len": ("context_length", "int"),
+    "--pipeline-parallel-size": ("pp_size", "int"),
+    "-pp": ("pp_size", "int"),
+    "--gpu-memory-utilization": ("mem_fraction", "float"),
+    "--data-parallel-size": ("dp_size", "int"),
+    "-dp": ("dp_size", "int"),
 }
 _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
 
@@ -290,14 +311,10 @@ UNMODELLED_BEARING_FLAGS = {
     "sglang": frozenset(
         {
             "--config",  # a YAML file of more flags (not read yet)
-            "--pp-size",
-            "--pipeline-parallel-size",
-            "--context-length",
             "--chunked-prefill-size",
             "--enable-mixed-chunk",
             "--json-model-override-args",
             "--revision",
-            "--mem-fraction-static",
             "--max-total-tokens",
             "--enable-double-sparsity",
             "--speculative-draft-model-quantization",
@@ -310,15 +327,10 @@ UNMODELLED_BEARING_FLAGS = {
     "vllm": frozenset(
         {
             "--config",
-            "--pipeline-parallel-size",
-            "-pp",
-            "--data-parallel-size",
-            "-dp",
             "--max-num-batched-tokens",
             "--enable-chunked-prefill",
             "--hf-overrides",
             "--revision",
-            "--gpu-memory-utilization",
             "--kv-transfer-config",
             "--enable-prefix-caching",
             "--num-gpu-blocks-override",
@@ -388,11 +400,12 @@ def read_flags(tokens: Sequence[str], table: Mapping[str, tuple[str, str]]) -> t
             else:
                 raise RulesInputError(f"{flag} in the pasted command has no value")
             value = raw
-            if kind == "int":
+            if kind in ("int", "float"):
                 try:
-                    value = int(raw)
+                    value = int(raw) if kind == "int" else float(raw)
                 except ValueError:
-                    raise RulesInputError(f"{flag} in the pasted command: expected an integer, got {raw!r}") from None
+                    expected = "an integer" if kind == "int" else "a number"
+                    raise RulesInputError(f"{flag} in the pasted command: expected {expected}, got {raw!r}") from None
         if dest in _CONFIG_FIELDS:
             values[dest] = value
         else:

@@ -277,11 +277,11 @@ def test_pasted_command_as_one_string_and_explicit_flags_win():
         "triton",
         "--",
         "SGLANG_FLASHATTENTION_VERSION=4 python3 -m sglang.launch_server --model-path llama-3.1-8b "
-        "--attention-backend fa3 --mem-fraction-static 0.8",
+        "--attention-backend fa3 --port 30000",
     )
     assert data["config"]["attention_backend"] == "triton"
     assert by_id(data)["general-flashattention-version-env"]["status"] == "warn"
-    assert data["config"]["ignored"] == ["--mem-fraction-static"]
+    assert data["config"]["ignored"] == ["--port"]
 
 
 # --- errors: one line, exit 2 ----------------------------------------------------------------------------

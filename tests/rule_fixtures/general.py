@@ -146,7 +146,7 @@ FIXTURES = {
             },
             {
                 "gpu": "H100",
-                "command": ["vllm", "serve", "llama-3.1-8b", "--data-parallel-size", "2"],
+                "command": ["vllm", "serve", "llama-3.1-8b", "--enable-expert-parallel"],
                 "expect": "warn",
             },
         ],
