@@ -2,8 +2,10 @@
 
 Three constructors, one shape:
 - `Target.from_facts(facts, kind="live"|"facts", label=...)`: a live probe or a saved report; software known.
-- `Target.from_gpu(name)`: a GPU profile (`--gpu H100`, `--gpu sm_90`); software facts are unknown, so rules
-  that need them answer skip, never pass.
+  With GPUs of different memory sizes, the memory is the smallest (the engine sizes every rank by it).
+- `Target.from_gpu(name, count)`: a GPU profile (`--gpu H100`, `--gpu sm_90`, `--gpu 8xH100`, or a count from
+  `--gpu-count`); software facts are unknown, so rules that need them answer skip, never pass. Without a count
+  the number of GPUs is unknown (gpu_count_known False) and rules about it skip.
 Files and the live probe are the face's (attn_preflight/inputs.py): rules only see their result.
 `with_engine_versions({"sglang": "0.5.23"})` pins versions (`--engine-version`), overriding what facts say.
 Everything rules read is computed once here, so evaluating a rule is attribute access.
@@ -11,6 +13,7 @@ Everything rules read is computed once here, so evaluating a rule is attribute a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Optional
@@ -47,6 +50,7 @@ class Target:
     cc: Optional[tuple[int, int]]
     memory_gib: Optional[float] = None
     gpu_count: int = 0
+    gpu_count_known: bool = True  # False for a --gpu profile given without a count
     software_known: bool = False  # False for --gpu: installs, torch build and versions are unknown
     versions: Mapping[str, str] = field(default_factory=dict)  # installed: sglang, vllm, flash-attn-4, flashinfer
     version_origin: str = ""  # "probe" | "facts file" | "--engine-version"
@@ -80,7 +84,14 @@ class Target:
         return f"{name} (compute capability {self.cc[0]}.{self.cc[1]}, {self.sm})"
 
     @classmethod
-    def from_gpu(cls, name: str) -> Target:
+    def from_gpu(cls, name: str, count: Optional[int] = None) -> Target:
+        counted = _COUNTED_GPU.match(name)
+        if counted:
+            if count is not None and count != int(counted["count"]):
+                raise RulesInputError(f"--gpu {name} says {counted['count']} GPUs but --gpu-count says {count}")
+            count, name = int(counted["count"]), counted["name"]
+        if count is not None and count < 1:
+            raise RulesInputError(f"GPU count: expected a positive integer, got {count}")
         profile = gpus.lookup(name)
         if profile is None:
             cc = gpus.parse_compute_capability(name)
@@ -93,11 +104,12 @@ class Target:
             profile = gpus.profile_for_cc(cc)
         return cls(
             kind="gpu",
-            label=f"--gpu {name}",
+            label=f"--gpu {count}x{name}" if count else f"--gpu {name}",
             gpu_name=profile.name,
             cc=profile.cc,
             memory_gib=profile.memory_gib,
-            gpu_count=1,
+            gpu_count=count or 1,
+            gpu_count_known=count is not None,
             software_known=False,
         )
 
@@ -117,7 +129,10 @@ class Target:
                     + f"; judged as GPU 0 ({first.name})"
                 )
             name = first.name
-            memory = round(first.memory_total_mib / 1024, 1) if first.memory_total_mib else None
+            sizes = [d.memory_total_mib for d in devices if d.memory_total_mib]
+            memory = round(min(sizes) / 1024, 1) if sizes else None
+            if len(set(sizes)) > 1:
+                note = "; ".join(filter(None, (note, f"memory sizes differ: judged at the smallest ({memory:g} GiB)")))
         else:
             cc, name, memory = None, None, None
             note = facts.gpus.error or "NVML reported no GPU"
@@ -161,11 +176,16 @@ class Target:
             "sm": self.sm if self.cc else None,
             "memory_gib": self.memory_gib,
             "gpu_count": self.gpu_count,
+            "gpu_count_known": self.gpu_count_known,
             "software_known": self.software_known,
             "versions": dict(sorted(self.versions.items())),
             "version_origin": self.version_origin or None,
             "note": self.gpu_note or None,
         }
+
+
+# `--gpu 8xH100`, `--gpu "2 x RTX 4090"`
+_COUNTED_GPU = re.compile(r"^\s*(?P<count>\d+)\s*[x×*]\s*(?P<name>\S.*)$", re.IGNORECASE)
 
 
 def parse_engine_versions(specs) -> dict[str, str]:
