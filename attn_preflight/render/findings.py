@@ -12,6 +12,7 @@ import textwrap
 from typing import Any
 
 from attn_preflight.render import heading, table, to_json
+from rules.checks.memory import memory_figures
 from rules.config import UNMODELLED_BEARING_FLAGS
 
 CHECK_SCHEMA_VERSION = 1
@@ -27,7 +28,30 @@ def report_to_dict(report) -> dict[str, Any]:
         "config": report.config.to_dict(),
         "findings": [f.to_dict() for f in report.findings],
         "alternatives": [a.to_dict() for a in report.alternatives],
+        "memory": _memory(report),
     }
+
+
+def _memory(report) -> Any:
+    figures = memory_figures(report.config, report.target)
+    return figures.to_dict() if figures else None
+
+
+def memory_lines(report) -> list[tuple[str, str]]:
+    """("memory", "weights 15.0 GiB per GPU of a 70.3 GiB budget"), ("kv capacity", "bf16 0.41 M tokens; ...")."""
+    figures = memory_figures(report.config, report.target)
+    if figures is None:
+        return []
+    lines = [
+        (
+            "memory",
+            f"weights {figures.weights_gib:.1f} GiB per GPU ({figures.weight_format}) of a {figures.budget_gib:.1f} "
+            f"GiB budget ({figures.gpu_memory_gib:g} GiB x {figures.fraction:.3f}, {figures.fraction_origin})",
+        )
+    ]
+    if figures.fits:
+        lines.append(("kv capacity", figures.capacity_line()))
+    return lines
 
 
 def _wrap(text: str, fmt: str, width: int = _WIDTH) -> str:
@@ -54,6 +78,8 @@ def config_line(config) -> str:
         parts.append(f"speculative {config.speculative_algorithm}{topk}")
     if config.tp_size != 1:
         parts.append(f"tp {config.tp_size}")
+    if config.pp_size != 1:
+        parts.append(f"pp {config.pp_size}")
     extra = sorted(config.extra_features)
     if extra:
         parts.append("features " + ", ".join(extra))
@@ -79,6 +105,7 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
         pairs.append(("ignored", "do not bear on attention: " + " ".join(ignored)))
     if target.gpu_note and target.cc is not None:
         pairs.append(("gpu note", target.gpu_note))
+    pairs.extend(memory_lines(report))
     out.append(
         "\n".join(f"{k}: {v}" for k, v in pairs)
         if fmt != "markdown"

@@ -17,6 +17,7 @@ ALL_MODULES = [
     "rules.checks.speculative",
     "rules.checks.mla_backends",
     "rules.checks.install",
+    "rules.checks.memory",
 ]
 
 for _module in ALL_MODULES:

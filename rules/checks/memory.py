@@ -1,0 +1,386 @@
+"""Will it fit: the weights per GPU against the engine's memory fraction, the KV tokens left after them, one
+request at the context length, and the GPUs a TP x PP x DP layout needs.
+
+`memory_figures(cfg, target)` computes the figures once (rules/knowledge/memory.py does the arithmetic); the
+rules judge them, and `check` shows them ("kv capacity: bf16 0.41 M tokens; fp8_e4m3 0.82 M") and puts them
+in its JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from rules.checks.common import gpu
+from rules.config import Config
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import memory
+from rules.knowledge.memory import GIB
+from rules.resolve import effective_page_size
+from rules.target import Target
+
+MEMORY_HOOK = "sglang: python/sglang/srt/arg_groups/memory_hook.py, handle_gpu_memory_settings (mem_fraction_static)"
+KV_BUDGET = (
+    "sglang: python/sglang/srt/mem_cache/kv_cache_configurator.py:2990-3007 _profile_available_bytes (free memory "
+    "after the weights less total x (1 - mem_fraction_static)); model_executor/pool_configurator.py _compute_cell_size"
+)
+VLLM_KV = "vllm: vllm/v1/core/kv_cache_planning.py:50-86 _check_enough_kv_cache_memory; vllm/v1/kv_cache_interface.py"
+# The TP sizes a fix offers (one node), then PP stages of TP 8.
+_TP_CHOICES = (1, 2, 4, 8)
+_MAX_PP = 16
+
+
+@dataclass(frozen=True)
+class KvCapacity:
+    kv_dtype: str  # as the engine spells it ("auto" shown as the model dtype)
+    label: str
+    bytes_per_token: float
+    tokens: int  # page-rounded
+
+
+@dataclass(frozen=True)
+class MemoryFigures:
+    engine: str
+    gpu_memory_gib: float
+    fraction: float
+    fraction_origin: str  # "--mem-fraction-static", "SGLang's default for 80 GiB", ...
+    tp: int
+    pp: int
+    attn_tp: int
+    weights_gib: float  # per GPU, the busiest PP stage
+    page_size: int
+    capacities: tuple[KvCapacity, ...]  # the configured KV dtype first
+    state_mib_per_request: float  # linear-attention / Mamba layers
+    context_length: Optional[int]
+    context_origin: str
+    weight_format: str
+
+    @property
+    def budget_gib(self) -> float:
+        return self.gpu_memory_gib * self.fraction
+
+    @property
+    def kv_gib(self) -> float:
+        return self.budget_gib - self.weights_gib
+
+    @property
+    def fits(self) -> bool:
+        return self.kv_gib > 0
+
+    @property
+    def configured(self) -> KvCapacity:
+        return self.capacities[0]
+
+    def capacity_line(self) -> str:
+        """ "bf16 0.41 M tokens; fp8_e4m3 0.82 M" (per GPU group: every TP rank holds its share of each token)."""
+        parts = [f"{c.label} {c.tokens / 1e6:.2f} M" for c in self.capacities]
+        parts[0] += " tokens"
+        line = "; ".join(parts)
+        if self.state_mib_per_request:
+            line += f" (+ {self.state_mib_per_request:.0f} MiB of linear-attention state per request)"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "gpu_memory_gib": self.gpu_memory_gib,
+            "memory_fraction": self.fraction,
+            "memory_fraction_origin": self.fraction_origin,
+            "tp_size": self.tp,
+            "pp_size": self.pp,
+            "attention_tp_size": self.attn_tp,
+            "weights_gib_per_gpu": round(self.weights_gib, 2),
+            "weight_format": self.weight_format,
+            "budget_gib_per_gpu": round(self.budget_gib, 2),
+            "kv_gib_per_gpu": round(self.kv_gib, 2),
+            "page_size": self.page_size,
+            "kv_capacity": [
+                {
+                    "kv_cache_dtype": c.kv_dtype,
+                    "label": c.label,
+                    "bytes_per_token": c.bytes_per_token,
+                    "tokens": c.tokens,
+                }
+                for c in self.capacities
+            ],
+            "state_mib_per_request": round(self.state_mib_per_request, 1),
+            "context_length": self.context_length,
+            "context_origin": self.context_origin,
+        }
+
+
+def attention_tp(cfg: Config) -> int:
+    """Attention's TP size: --tp-size, divided by --dp-size under SGLang's --enable-dp-attention."""
+    dp = cfg.flags.get("dp_size")
+    if cfg.engine == "sglang" and cfg.flags.get("enable_dp_attention") and isinstance(dp, int) and dp > 1:
+        return max(1, cfg.tp_size // dp)
+    return cfg.tp_size
+
+
+def gpus_needed(cfg: Config) -> int:
+    """GPUs one launch takes: TP x PP, times DP replicas (SGLang's DP attention lives inside TP)."""
+    dp = cfg.flags.get("dp_size")
+    replicas = dp if isinstance(dp, int) and dp > 1 else 1
+    if cfg.engine == "sglang" and cfg.flags.get("enable_dp_attention"):
+        replicas = 1
+    return cfg.tp_size * cfg.pp_size * replicas
+
+
+def _fraction(cfg: Config, memory_gib: float, tp: int, pp: int) -> tuple[float, str]:
+    if cfg.mem_fraction is not None:
+        flag = "--mem-fraction-static" if cfg.engine == "sglang" else "--gpu-memory-utilization"
+        return cfg.mem_fraction, flag
+    if cfg.engine == "vllm":
+        return memory.VLLM_GPU_MEMORY_UTILIZATION, "vLLM's default --gpu-memory-utilization"
+    fraction = memory.sglang_default_mem_fraction(memory_gib * 1024, tp, pp, cfg.mla)
+    return fraction, f"SGLang's default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
+
+
+def _kv_dtypes(cfg: Config) -> list[str]:
+    fp8 = "fp8_e4m3" if cfg.engine == "sglang" else "fp8"
+    return list(dict.fromkeys([cfg.kv_cache_dtype, "auto", fp8]))
+
+
+def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
+    if kv_dtype != "auto":
+        return kv_dtype
+    return "fp16" if model_dtype == "float16" else "bf16"
+
+
+def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Optional[int] = None):
+    """The figures for the config (or for another TP / PP of it); None without a model shape or GPU memory."""
+    shape = cfg.model.shape if cfg.model else None
+    if shape is None or not target.memory_gib:
+        return None
+    tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
+    attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
+    fraction, origin = _fraction(cfg, target.memory_gib, tp, pp)
+    weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp) / GIB
+    kv_bytes = (target.memory_gib * fraction - weights) * GIB
+    page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
+    capacities = []
+    state = 0.0
+    for kv_dtype in _kv_dtypes(cfg):
+        if kv_dtype != "auto" and kv_dtype not in memory.KV_ELEMENT_BYTES:
+            continue  # a dtype whose layout is not modelled (e.g. fp4 recipes): not guessed
+        cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp)
+        state = cost.state_bytes_per_request
+        tokens = int(max(kv_bytes, 0) // cost.bytes_per_token) // page * page if cost.bytes_per_token else 0
+        capacities.append(KvCapacity(kv_dtype, _label(kv_dtype, cfg.model.dtype), cost.bytes_per_token, tokens))
+    if not capacities:
+        return None
+    context = cfg.context_length or shape.max_position_embeddings
+    context_origin = (
+        ("--context-length" if cfg.engine == "sglang" else "--max-model-len")
+        if cfg.context_length
+        else ("the model's max_position_embeddings" if context else "")
+    )
+    quantization = shape.quantization
+    return MemoryFigures(
+        engine=cfg.engine,
+        gpu_memory_gib=target.memory_gib,
+        fraction=fraction,
+        fraction_origin=origin,
+        tp=tp,
+        pp=pp,
+        attn_tp=attn_tp,
+        weights_gib=weights,
+        page_size=page,
+        capacities=tuple(capacities),
+        state_mib_per_request=state / (1 << 20),
+        context_length=context,
+        context_origin=context_origin,
+        weight_format=quantization.method if quantization else f"{shape.dtype_bytes * 8}-bit",
+    )
+
+
+def _flag(cfg: Config, name: str) -> str:
+    flags = {
+        "sglang": {
+            "tp": "--tp-size",
+            "pp": "--pp-size",
+            "context": "--context-length",
+            "fraction": "--mem-fraction-static",
+        },
+        "vllm": {
+            "tp": "--tensor-parallel-size",
+            "pp": "--pipeline-parallel-size",
+            "context": "--max-model-len",
+            "fraction": "--gpu-memory-utilization",
+        },
+    }
+    return flags[cfg.engine][name]
+
+
+def _smallest_fitting_layout(cfg: Config, target: Target) -> Optional[tuple[int, int]]:
+    """The smallest TP (up to 8), else PP of TP 8 (up to 16 stages), whose weights fit."""
+    layouts = [(tp, cfg.pp_size) for tp in _TP_CHOICES if tp > cfg.tp_size]
+    layouts += [(max(8, cfg.tp_size), pp) for pp in range(cfg.pp_size + 1, _MAX_PP + 1)]
+    for tp, pp in layouts:
+        figures = memory_figures(cfg, target, tp, pp)
+        if figures is not None and figures.fits and figures.configured.tokens > 0:
+            return tp, pp
+    return None
+
+
+def _layout_fix(cfg: Config, layout: tuple[int, int]) -> str:
+    tp, pp = layout
+    fix = f"{_flag(cfg, 'tp')} {tp}"
+    return fix + (f" {_flag(cfg, 'pp')} {pp}" if pp != cfg.pp_size else "")
+
+
+def _describe(figures: MemoryFigures) -> str:
+    return (
+        f"{figures.weights_gib:.1f} GiB of {figures.weight_format} weights per GPU at TP {figures.tp} x PP "
+        f"{figures.pp}; {figures.gpu_memory_gib:g} GiB x {figures.fraction:.3f} ({figures.fraction_origin}) = "
+        f"{figures.budget_gib:.1f} GiB"
+    )
+
+
+@rule(
+    id="memory-weights-fit",
+    title="The weights fit in GPU memory x the engine's memory fraction",
+    engine="any",
+    versions="",
+    stage="load",
+    needs_model=True,
+    prevents="Not enough memory. Please try to increase --mem-fraction-static.",
+    references=(
+        "vllm: vllm/v1/core/kv_cache_planning.py:56-63 'No available memory for the cache blocks. Try increasing "
+        "`gpu_memory_utilization` when initializing the engine'",
+    ),
+    source=f"{MEMORY_HOOK}; {KV_BUDGET}; rules/knowledge/memory.py",
+    docs="""Checks that one GPU's share of the weights (TP-sharded, the busiest PP stage) fits in its memory times
+the engine's memory fraction, leaving room for at least one page of KV cache.
+
+The fraction is SGLang's --mem-fraction-static or the default sglang 0.5.23 computes per GPU memory
+(arg_groups/memory_hook.py:281-337: (memory - reserved) / memory, reserved = 512 MiB + 1.5 x the chunked
+prefill size + TP x PP / 8 GiB + the CUDA-graph reserve, at least 10 GiB above 60 GiB), or vLLM's
+--gpu-memory-utilization (default 0.92, vllm 0.33.0 vllm/config/cache.py:215). SGLang sizes the KV pool as
+the free memory after loading less total x (1 - fraction) (mem_cache/kv_cache_configurator.py:2990-3007); at
+zero tokens MemoryPoolConfig raises 'Not enough memory' (model_executor/pool_configurator.py:94-100), and vLLM
+raises 'No available memory for the cache blocks'. When the weights alone exceed the GPU the load itself runs
+out of memory.
+
+The weight bytes are an estimate from config.json (rules/knowledge/memory.py): parameter counts within 2% of
+the published ones for 18 models; quantized layers at their packed size plus scales; the vision tower of
+multimodal models, norms and biases not counted; vLLM's profiled activation peak and CUDA graphs not known
+before a run. Near the limit (within ~5%) the verdict can go either way; well past it, it cannot. The fix is
+the smallest TP (up to 8) or, past one node, PP stages of TP 8 that fit.""",
+    fix_title="Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory",
+)
+def memory_weights_fit(cfg, target):
+    if target.memory_gib is None:
+        return unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
+    figures = memory_figures(cfg, target)
+    if figures is None:
+        return unknown(f"{cfg.model.name}: config.json lacks the sizes the weight estimate needs")
+    found = _describe(figures)
+    if figures.fits and figures.configured.tokens > 0:
+        return passed(found, "the weights below the budget, with room for KV cache")
+    layout = _smallest_fitting_layout(cfg, target)
+    fix = [_layout_fix(cfg, layout)] if layout else []
+    reason = "" if layout else f"no TP up to 8 x PP up to {_MAX_PP} of {gpu(target)} holds them"
+    return failed(found, "the weights below the budget, with room for KV cache", fix, reason)
+
+
+@rule(
+    id="memory-kv-context",
+    title="One request at the context length fits in the KV cache left after the weights",
+    engine="any",
+    versions="",
+    stage="load",
+    needs_model=True,
+    prevents="Input length (N tokens) exceeds the maximum allowed length (M tokens). Use a shorter input or enable "
+    "--allow-auto-truncate.",
+    references=(
+        "vllm: vllm/v1/core/kv_cache_planning.py:66-86 'To serve at least one request with the model's max seq "
+        "len (...), (... GiB KV cache is needed, which is larger than the available KV cache memory' (start-up)",
+        "sglang: python/sglang/srt/managers/tp_worker.py:568-572 max_req_len = min(context_len - 1, kv_capacity - 1)",
+    ),
+    source=f"{KV_BUDGET}; {VLLM_KV}; rules/knowledge/memory.py kv_cost",
+    docs="""Checks that the KV tokens left after the weights hold one request at --context-length / --max-model-len
+(or the model's max_position_embeddings), and reports the capacity per KV dtype.
+
+Bytes per token per GPU: MHA/GQA layers kv heads per attention-TP rank (at least one) x (head_dim +
+v_head_dim) x the dtype's bytes (sglang model_executor/pool_configurator.py:491-497; vllm
+v1/kv_cache_interface.py:586-594 page_size_bytes / block_size); MLA layers (kv_lora_rank + qk_rope_head_dim) x
+bytes, one latent not divided by TP (pool_configurator.py:379-385); MXFP8 adds a scale byte per 32 elements
+(:524-528), FP4 a scale byte per 16 (:386-396); SGLang's sliding-window layers count at swa_full_tokens_ratio
+0.8 (pool_configurator.py:797-802); linear-attention layers hold a state per request instead. Tokens =
+(GPU memory x fraction - weights) / bytes per token, rounded down to the page size.
+
+SGLang starts anyway and caps a request at min(context length, KV capacity) - 1 tokens, rejecting longer
+inputs (managers/tp_worker.py:568-572, managers/utils.py:282-285): a warning. vLLM refuses to start (its
+estimate also subtracts the profiled activation peak, so its real capacity is lower than shown): a failure.""",
+    fix_title="Use an FP8 KV cache, a shorter --context-length, or shard wider",
+)
+def memory_kv_context(cfg, target):
+    if target.memory_gib is None:
+        return unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
+    figures = memory_figures(cfg, target)
+    if figures is None:
+        return unknown(f"{cfg.model.name}: config.json lacks the sizes the KV estimate needs")
+    if not figures.fits or figures.configured.tokens <= 0:
+        return skipped("the weights leave no KV cache (memory-weights-fit)")
+    capacity = f"kv capacity: {figures.capacity_line()}"
+    if not figures.context_length:
+        return passed(capacity, reason="no context length given and none in config.json")
+    needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
+    configured = figures.configured
+    found = f"one request at {figures.context_length} tokens ({figures.context_origin}); {capacity}"
+    required = f"{needed} tokens of KV cache at --kv-cache-dtype {configured.kv_dtype}"
+    if configured.tokens >= needed:
+        return passed(found, required)
+    fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if c.tokens >= needed]
+    fix.append(f"{_flag(cfg, 'context')} {configured.tokens}")
+    layout = next(
+        (
+            (tp, cfg.pp_size)
+            for tp in _TP_CHOICES
+            if tp > cfg.tp_size
+            and (wider := memory_figures(cfg, target, tp)) is not None
+            and wider.fits
+            and wider.configured.tokens >= needed
+        ),
+        None,
+    )
+    if layout:
+        fix.append(_layout_fix(cfg, layout))
+    outcome = failed if cfg.engine == "vllm" else warned
+    return outcome(found, required, fix)
+
+
+@rule(
+    id="parallel-gpu-count",
+    title="The target has the GPUs TP x PP x DP needs",
+    engine="any",
+    versions="",
+    stage="init",
+    reason="A launch that asks for more GPUs than the node has dies at distributed initialisation (a rank "
+    "without a device: 'invalid device ordinal' / CUDA error), after minutes of start-up.",
+    source="sglang: python/sglang/srt/entrypoints/engine.py (one scheduler process per TP x PP rank, DP replicas "
+    "beside them unless --enable-dp-attention); vllm: vllm/config/parallel.py world_size = pp x tp (x dp)",
+    docs="""Checks that the GPUs one launch takes (TP x PP, times --dp-size replicas; SGLang's DP attention lives
+inside TP) are no more than the target has: a live machine's visible GPUs, a facts file's, or a what-if
+`--gpu 8xH100` / `--gpu H100 --gpu-count 8`.
+
+A --gpu profile without a count says nothing about how many GPUs there are, so the rule skips there.""",
+    fix_title="Use as many GPUs as the node has (a smaller --tp-size / --pp-size / --dp-size) or a bigger node",
+)
+def parallel_gpu_count(cfg, target):
+    if not target.gpu_count_known:
+        return skipped("the GPU count is not given (--gpu 8xH100 or --gpu-count N)")
+    if target.cc is None:
+        return skipped("no CUDA GPU")
+    needed = gpus_needed(cfg)
+    found = f"TP {cfg.tp_size} x PP {cfg.pp_size}" + (
+        f" x DP {needed // (cfg.tp_size * cfg.pp_size)}" if needed > cfg.tp_size * cfg.pp_size else ""
+    )
+    found += f" = {needed} GPUs; the target has {target.gpu_count}"
+    if needed <= target.gpu_count:
+        return passed(found, f"at most {target.gpu_count} GPUs")
+    widest = 1 << (target.gpu_count.bit_length() - 1)  # TP sizes are powers of two in practice (head counts)
+    fix = [f"{_flag(cfg, 'tp')} {widest}"] if cfg.pp_size == 1 and needed == cfg.tp_size else []
+    return failed(found, f"at most {target.gpu_count} GPUs", fix)
