@@ -86,6 +86,8 @@ def test_seed_deterministic_absorbed_mla_on_fa4_needs_sm100():
         "--attention-backend",
         "fa4",
         "--enable-deterministic-inference",
+        "--tp-size",
+        "16",  # 671B of FP8 weights fit H100s at TP 16
     )
     assert result.exit_code == 1 and data["verdict"] == "fail"
     finding = by_id(data)["fa4-deterministic-mla-arch"]
