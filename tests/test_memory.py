@@ -89,6 +89,13 @@ def test_gpt_oss_mxfp4_keeps_attention_router_and_embeddings_in_bf16():
         ({"quant_method": "gptq", "bits": 8, "group_size": -1}, 1.0),
         ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}, 0.5 + 1 / 16),
         ({"quant_method": "fp8", "activation_scheme": "dynamic"}, 1.0),
+        (  # NVFP4 as llm-compressor writes it
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}},
+            },
+            0.5 + 1 / 16,
+        ),
     ],
 )
 def test_quantized_linear_layers_take_their_packed_size_plus_scales(quantization, bytes_per_weight):

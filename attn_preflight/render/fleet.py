@@ -88,9 +88,8 @@ def _gpu_counts(fleet: Fleet) -> str:
     enough = [g.id for g in fleet.groups if g.report.target.gpu_count >= needed]
     short = [f"{g.id} ({g.report.target.gpu_count})" for g in fleet.groups if g.report.target.gpu_count < needed]
     layout = f"TP {fleet.config.tp_size} x PP {fleet.config.pp_size}"
-    return (
-        f"{needed} per launch ({layout}); enough: {', '.join(enough) or 'none'}"
-        + (f"; too few: {', '.join(short)}" if short else "")
+    return f"{needed} per launch ({layout}); enough: {', '.join(enough) or 'none'}" + (
+        f"; too few: {', '.join(short)}" if short else ""
     )
 
 

@@ -153,6 +153,7 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
     shape = cfg.model.shape if cfg.model else None
     if shape is None or not target.memory_gib:
         return None
+    model_dtype = cfg.model.dtype if cfg.model else None
     tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
     fraction, origin = _fraction(cfg, target.memory_gib, tp, pp)
@@ -167,7 +168,7 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
         cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp)
         state = cost.state_bytes_per_request
         tokens = int(max(kv_bytes, 0) // cost.bytes_per_token) // page * page if cost.bytes_per_token else 0
-        capacities.append(KvCapacity(kv_dtype, _label(kv_dtype, cfg.model.dtype), cost.bytes_per_token, tokens))
+        capacities.append(KvCapacity(kv_dtype, _label(kv_dtype, model_dtype), cost.bytes_per_token, tokens))
     if not capacities:
         return None
     context = cfg.context_length or shape.max_position_embeddings

@@ -80,8 +80,8 @@ class ModelShape:
     v_head_dim: int
     intermediate_size: int  # dense MLP (0: every layer is MoE)
     # MLA (DeepSeek V2/V3, Kimi K2): low-rank Q and a latent KV of kv_lora_rank + qk_rope_head_dim
-    q_lora_rank: Optional[int] = None
-    kv_lora_rank: Optional[int] = None
+    q_lora_rank: int = 0  # 0: a full-rank Q projection
+    kv_lora_rank: int = 0  # 0: not MLA
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     # MoE
@@ -183,21 +183,21 @@ def quantization_from_config(config: Mapping[str, Any]) -> Optional[Quantization
         return Quantization("nvfp4", _scaled(4, group, 1), unquantized)
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = _int(quant.get("bits")) or _int(quant.get("w_bit")) or 4
-        group = _int(quant.get("group_size")) or _int(quant.get("q_group_size")) or 128
-        group = group if group > 0 else None  # -1: one scale per output channel
-        # fp16 scale plus a packed zero point per group
-        return Quantization(f"{method} {bits}-bit", _scaled(bits, group, 2 + bits / 8), unquantized)
+        size = _int(quant.get("group_size")) or _int(quant.get("q_group_size")) or 128
+        # fp16 scale plus a packed zero point per group; -1: one scale per output channel
+        return Quantization(
+            f"{method} {bits}-bit", _scaled(bits, size if size > 0 else None, 2 + bits / 8), unquantized
+        )
     if method == "compressed-tensors":
         groups = quant.get("config_groups")
-        weights = next(
-            (g.get("weights") for g in groups.values() if isinstance(g, dict)) if isinstance(groups, dict) else [],
-            None,
-        )
+        schemes = [g.get("weights") for g in groups.values() if isinstance(g, dict)] if isinstance(groups, dict) else []
+        weights = schemes[0] if schemes else None
         if isinstance(weights, dict) and _int(weights.get("num_bits")):
             bits = weights["num_bits"]
-            group = _int(weights.get("group_size"))
             scale = 1 if str(weights.get("type")) == "float" and bits == 4 else 2
-            return Quantization(f"compressed-tensors {bits}-bit", _scaled(bits, group, scale), unquantized)
+            return Quantization(
+                f"compressed-tensors {bits}-bit", _scaled(bits, _int(weights.get("group_size")), scale), unquantized
+            )
     return None
 
 
@@ -284,8 +284,8 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         head_dim=head_dim,
         v_head_dim=v_head_dim,
         intermediate_size=intermediate,
-        q_lora_rank=_int(text.get("q_lora_rank")),
-        kv_lora_rank=kv_lora or None,
+        q_lora_rank=_int(text.get("q_lora_rank")) or 0,
+        kv_lora_rank=kv_lora or 0,
         qk_nope_head_dim=nope or 0,
         qk_rope_head_dim=rope or 0,
         num_experts=experts,
