@@ -120,8 +120,18 @@ class ModelShape:
 # --- reading config.json -------------------------------------------------------------------------------------
 
 
+# Larger than any real dimension, layer or expert count (10M-token contexts aside): a config.json past it is
+# not a model's, and sizing it would overflow floats.
+_MAX_SIZE = 1 << 24
+
+
 def _int(value: Any) -> Optional[int]:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A size from config.json: a positive integer below _MAX_SIZE, else None (absent, junk, absurd)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < _MAX_SIZE else None
+
+
+def _context(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 40 else None
 
 
 def _first_int(section: Mapping[str, Any], *keys: str) -> Optional[int]:
@@ -183,11 +193,11 @@ def quantization_from_config(config: Mapping[str, Any]) -> Optional[Quantization
         return Quantization("nvfp4", _scaled(4, group, 1), unquantized)
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = _int(quant.get("bits")) or _int(quant.get("w_bit")) or 4
-        size = _int(quant.get("group_size")) or _int(quant.get("q_group_size")) or 128
-        # fp16 scale plus a packed zero point per group; -1: one scale per output channel
-        return Quantization(
-            f"{method} {bits}-bit", _scaled(bits, size if size > 0 else None, 2 + bits / 8), unquantized
-        )
+        size = _int(quant.get("group_size")) or _int(quant.get("q_group_size"))
+        if size is None and quant.get("group_size") != -1:  # -1: one scale per output channel
+            size = 128
+        # fp16 scale plus a packed zero point per group
+        return Quantization(f"{method} {bits}-bit", _scaled(bits, size, 2 + bits / 8), unquantized)
     if method == "compressed-tensors":
         groups = quant.get("config_groups")
         schemes = [g.get("weights") for g in groups.values() if isinstance(g, dict)] if isinstance(groups, dict) else []
@@ -304,7 +314,7 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         linear_conv_kernel=_int(text.get("linear_conv_kernel_dim")) or 0,
         gated_attention=text.get("model_type") == "qwen3_next",
         quantization=quantization_from_config(config),
-        max_position_embeddings=_int(text.get("max_position_embeddings")),
+        max_position_embeddings=_context(text.get("max_position_embeddings")),
     )
 
 
