@@ -56,6 +56,7 @@ class Target:
     version_origin: str = ""  # "probe" | "facts file" | "--engine-version"
     facts: Optional[Facts] = None
     gpu_note: str = ""  # e.g. mixed GPU models, or why there is no GPU
+    visible_gpus: tuple[int, ...] = ()  # NVML indices of the GPUs a process sees (CUDA_VISIBLE_DEVICES), in order
     # Derived: every SGLang backend as declared for the target's release (the newest verified one when unknown).
     sglang_backends: Mapping[str, BackendInfo] = field(init=False, repr=False, compare=False, default_factory=dict)
 
@@ -115,19 +116,16 @@ class Target:
 
     @classmethod
     def from_facts(cls, facts: Facts, kind: str = "live", label: str = "this machine") -> Target:
-        devices = [d for d in facts.gpus.devices if d.cc_major is not None and d.cc_minor is not None]
-        note = ""
+        listed = [d for d in facts.gpus.devices if d.cc_major is not None and d.cc_minor is not None]
+        devices, note = visible_devices(listed, facts.environment.get("CUDA_VISIBLE_DEVICES"))
         if devices:
             first = devices[0]
             assert first.cc_major is not None and first.cc_minor is not None  # devices are filtered on both
             cc: Optional[tuple[int, int]] = (first.cc_major, first.cc_minor)
             kinds = {(d.name, d.cc_major, d.cc_minor) for d in devices}
             if len(kinds) > 1:
-                note = (
-                    "mixed GPUs: "
-                    + ", ".join(sorted(f"{n} ({a}.{b})" for n, a, b in kinds))
-                    + f"; judged as GPU 0 ({first.name})"
-                )
+                mixed = ", ".join(sorted(f"{n} ({a}.{b})" for n, a, b in kinds))
+                note = "; ".join(filter(None, (note, f"mixed GPUs: {mixed}; judged as GPU 0 ({first.name})")))
             name = first.name
             sizes = [d.memory_total_mib for d in devices if d.memory_total_mib]
             memory = round(min(sizes) / 1024, 1) if sizes else None
@@ -135,7 +133,7 @@ class Target:
                 note = "; ".join(filter(None, (note, f"memory sizes differ: judged at the smallest ({memory:g} GiB)")))
         else:
             cc, name, memory = None, None, None
-            note = facts.gpus.error or "NVML reported no GPU"
+            note = note or facts.gpus.error or "NVML reported no GPU"
         versions = {}
         for key, (library_key, distributions) in VERSIONED.items():
             library = facts.library(library_key)
@@ -158,6 +156,7 @@ class Target:
             version_origin="probe" if kind == "live" else "facts file",
             facts=facts,
             gpu_note=note,
+            visible_gpus=tuple(d.index for d in devices),
         )
 
     def with_engine_versions(self, pins: Mapping[str, str]) -> Target:
@@ -182,6 +181,34 @@ class Target:
             "version_origin": self.version_origin or None,
             "note": self.gpu_note or None,
         }
+
+
+def visible_devices(devices: list, cuda_visible: Optional[str]) -> tuple[list, str]:
+    """The GPUs a CUDA process sees under CUDA_VISIBLE_DEVICES, in its order, and a note when it narrows them.
+
+    Entries are NVML indices or GPU UUIDs (a prefix is enough); CUDA stops at the first entry naming no GPU,
+    and an empty value hides every GPU. MIG-... entries name instances NVML's GPU list does not show: they are
+    left to the list as NVML gives it. Integer entries follow CUDA's order, which is NVML's PCI order only with
+    CUDA_DEVICE_ORDER=PCI_BUS_ID (the common setting on servers)."""
+    if cuda_visible is None or any(e.strip().upper().startswith("MIG-") for e in cuda_visible.split(",")):
+        return devices, ""
+    seen: list = []
+    for entry in (e.strip() for e in cuda_visible.split(",")):
+        match = next(
+            (
+                d
+                for d in devices
+                if (entry.isdigit() and d.index == int(entry))
+                or (entry.startswith("GPU-") and (d.uuid or "").startswith(entry))
+            ),
+            None,
+        )
+        if match is None or match in seen:
+            break
+        seen.append(match)
+    if len(seen) == len(devices):
+        return seen, ""
+    return seen, f"CUDA_VISIBLE_DEVICES={cuda_visible!r}: {len(seen)} of {len(devices)} GPUs visible"
 
 
 # `--gpu 8xH100`, `--gpu "2 x RTX 4090"`

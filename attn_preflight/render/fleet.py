@@ -23,7 +23,7 @@ from attn_preflight.fleet import (
 )
 from attn_preflight.render import heading, table, to_json
 from attn_preflight.render.findings import config_line, report_to_dict
-from rules.checks.memory import gpus_needed
+from rules.checks.parallel import gpus_needed
 from rules.engine import FLAGGED
 
 FLEET_SCHEMA_VERSION = 1

@@ -18,6 +18,7 @@ ALL_MODULES = [
     "rules.checks.mla_backends",
     "rules.checks.install",
     "rules.checks.memory",
+    "rules.checks.parallel",
 ]
 
 for _module in ALL_MODULES:

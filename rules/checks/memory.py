@@ -1,5 +1,5 @@
-"""Will it fit: the weights per GPU against the engine's memory fraction, the KV tokens left after them, one
-request at the context length, and the GPUs a TP x PP x DP layout needs.
+"""Will it fit: the weights per GPU against the engine's memory fraction, the KV tokens left after them, and one
+request at the context length.
 
 `memory_figures(cfg, target)` computes the figures once (rules/knowledge/memory.py does the arithmetic); the
 rules judge them, and `check` shows them ("kv capacity: bf16 0.41 M tokens; fp8_e4m3 0.82 M") and puts them
@@ -118,15 +118,6 @@ def attention_tp(cfg: Config) -> int:
     return cfg.tp_size
 
 
-def gpus_needed(cfg: Config) -> int:
-    """GPUs one launch takes: TP x PP, times DP replicas (SGLang's DP attention lives inside TP)."""
-    dp = cfg.flags.get("dp_size")
-    replicas = dp if isinstance(dp, int) and dp > 1 else 1
-    if cfg.engine == "sglang" and cfg.flags.get("enable_dp_attention"):
-        replicas = 1
-    return cfg.tp_size * cfg.pp_size * replicas
-
-
 def _fraction(cfg: Config, memory_gib: float, tp: int, pp: int) -> tuple[float, str]:
     if cfg.mem_fraction is not None:
         flag = "--mem-fraction-static" if cfg.engine == "sglang" else "--gpu-memory-utilization"
@@ -196,7 +187,8 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
     )
 
 
-def _flag(cfg: Config, name: str) -> str:
+def flag(cfg: Config, name: str) -> str:
+    """The engine's spelling of a layout or memory flag (name: tp, pp, context, fraction)."""
     flags = {
         "sglang": {
             "tp": "--tp-size",
@@ -227,8 +219,8 @@ def _smallest_fitting_layout(cfg: Config, target: Target) -> Optional[tuple[int,
 
 def _layout_fix(cfg: Config, layout: tuple[int, int]) -> str:
     tp, pp = layout
-    fix = f"{_flag(cfg, 'tp')} {tp}"
-    return fix + (f" {_flag(cfg, 'pp')} {pp}" if pp != cfg.pp_size else "")
+    fix = f"{flag(cfg, 'tp')} {tp}"
+    return fix + (f" {flag(cfg, 'pp')} {pp}" if pp != cfg.pp_size else "")
 
 
 def _describe(figures: MemoryFigures) -> str:
@@ -335,7 +327,7 @@ def memory_kv_context(cfg, target):
     if configured.tokens >= needed:
         return passed(found, required)
     fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if c.tokens >= needed]
-    fix.append(f"{_flag(cfg, 'context')} {configured.tokens}")
+    fix.append(f"{flag(cfg, 'context')} {configured.tokens}")
     layout = next(
         (
             (tp, cfg.pp_size)
@@ -351,37 +343,3 @@ def memory_kv_context(cfg, target):
         fix.append(_layout_fix(cfg, layout))
     outcome = failed if cfg.engine == "vllm" else warned
     return outcome(found, required, fix)
-
-
-@rule(
-    id="parallel-gpu-count",
-    title="The target has the GPUs TP x PP x DP needs",
-    engine="any",
-    versions="",
-    stage="init",
-    reason="A launch that asks for more GPUs than the node has dies at distributed initialisation (a rank "
-    "without a device: 'invalid device ordinal' / CUDA error), after minutes of start-up.",
-    source="sglang: python/sglang/srt/entrypoints/engine.py (one scheduler process per TP x PP rank, DP replicas "
-    "beside them unless --enable-dp-attention); vllm: vllm/config/parallel.py world_size = pp x tp (x dp)",
-    docs="""Checks that the GPUs one launch takes (TP x PP, times --dp-size replicas; SGLang's DP attention lives
-inside TP) are no more than the target has: a live machine's visible GPUs, a facts file's, or a what-if
-`--gpu 8xH100` / `--gpu H100 --gpu-count 8`.
-
-A --gpu profile without a count says nothing about how many GPUs there are, so the rule skips there.""",
-    fix_title="Use as many GPUs as the node has (a smaller --tp-size / --pp-size / --dp-size) or a bigger node",
-)
-def parallel_gpu_count(cfg, target):
-    if not target.gpu_count_known:
-        return skipped("the GPU count is not given (--gpu 8xH100 or --gpu-count N)")
-    if target.cc is None:
-        return skipped("no CUDA GPU")
-    needed = gpus_needed(cfg)
-    found = f"TP {cfg.tp_size} x PP {cfg.pp_size}" + (
-        f" x DP {needed // (cfg.tp_size * cfg.pp_size)}" if needed > cfg.tp_size * cfg.pp_size else ""
-    )
-    found += f" = {needed} GPUs; the target has {target.gpu_count}"
-    if needed <= target.gpu_count:
-        return passed(found, f"at most {target.gpu_count} GPUs")
-    widest = 1 << (target.gpu_count.bit_length() - 1)  # TP sizes are powers of two in practice (head counts)
-    fix = [f"{_flag(cfg, 'tp')} {widest}"] if cfg.pp_size == 1 and needed == cfg.tp_size else []
-    return failed(found, f"at most {target.gpu_count} GPUs", fix)

@@ -1,4 +1,4 @@
-"""Fixtures for rules/checks/memory.py: weights per GPU, one request's KV cache, and the GPUs a layout takes."""
+"""Fixtures for rules/checks/memory.py: weights per GPU and one request's KV cache."""
 
 FIXTURES = {
     "memory-weights-fit": {
@@ -24,30 +24,6 @@ FIXTURES = {
             {"gpu": "L4", "argv": ["--model", "llama-3.1-8b"], "expect": "warn"},
             # vLLM refuses to start instead
             {"gpu": "L4", "command": ["vllm", "serve", "llama-3.1-8b"]},
-        ],
-    },
-    "parallel-gpu-count": {
-        "pass": [
-            {"gpu": "8xH100", "argv": ["--model", "llama-3.1-70b", "--tp-size", "8"]},
-            {"gpu": "H100", "argv": ["--gpu-count", "4", "--tp-size", "2", "--pp-size", "2"]},
-        ],
-        "fail": [
-            {"gpu": "4xH100", "argv": ["--model", "llama-3.1-70b", "--tp-size", "8"]},
-            {  # DP replicas beside TP: 16 GPUs
-                "gpu": "H100",
-                "argv": ["--gpu-count", "8"],
-                "command": [
-                    "python",
-                    "-m",
-                    "sglang.launch_server",
-                    "--model-path",
-                    "qwen3-8b",
-                    "--tp",
-                    "8",
-                    "--dp",
-                    "2",
-                ],
-            },
         ],
     },
 }
