@@ -106,8 +106,8 @@ def _device(nvml: Any, index: int) -> GpuDevice:
         persistence if isinstance(persistence, str) or persistence is None else _enabled(persistence)
     )
     device.nvlink_links_up = _nvlink_links_up(nvml, handle, problems)
-    peers = ask("P2P", lambda: _p2p_peers(nvml, handle, index))
-    device.p2p_peers = peers
+    peers = ask("P2P", lambda: _peer_to_peer(nvml, handle, index))
+    device.peer_to_peer = peers
     if device.mig_mode == "enabled":
         device.mig_devices = ask("MIG devices", lambda: _mig_devices(nvml, handle))
     if problems:
@@ -130,7 +130,7 @@ def _nvlink_links_up(nvml: Any, handle: Any, problems: list[str]) -> Optional[in
     return up
 
 
-def _p2p_peers(nvml: Any, handle: Any, index: int) -> list[int]:
+def _peer_to_peer(nvml: Any, handle: Any, index: int) -> list[int]:
     """Other GPUs this one reads from peer to peer (NCCL and custom all-reduce need it between a TP group's GPUs);
     NVML answers from the topology, without a CUDA context."""
     peers = []

@@ -116,7 +116,7 @@ one custom all-reduce supports (2, 4, 6, 8).
 Otherwise SGLang disables its custom all-reduce at start-up and every TP all-reduce goes through NCCL: the
 server runs, decode at small batches is slower (custom all-reduce exists for the latency of small messages).
 A warning, with the cost; NVLink is read as 'every GPU of the group has active NVLink links' (SGLang asks NVML
-for NVLink P2P per pair). Reports from before P2P facts (no p2p_peers) cannot be judged: skip.""",
+for NVLink P2P per pair). Reports from before P2P facts (no peer_to_peer) cannot be judged: skip.""",
     fix_title="Pick GPUs with P2P (CUDA_VISIBLE_DEVICES), enable P2P (IOMMU/ACS off), or accept NCCL all-reduce",
 )
 def parallel_p2p(cfg, target):
@@ -126,12 +126,12 @@ def parallel_p2p(cfg, target):
     tp = attention_tp(cfg)
     if tp == 1:
         return skipped("TP 1: no all-reduce")
-    if len(group) < tp or any(d.p2p_peers is None for d in group):
+    if len(group) < tp or any(d.peer_to_peer is None for d in group):
         return skipped("the report has no P2P facts for the TP group's GPUs")
     indices = [d.index for d in group]
     found = f"TP {tp} on GPUs {', '.join(map(str, indices))}"
     required = "GPU P2P between every pair (NVLink above two GPUs), TP 2, 4, 6 or 8"
-    missing = [(d.index, o) for d in group for o in indices if o != d.index and o not in (d.p2p_peers or [])]
+    missing = [(d.index, o) for d in group for o in indices if o != d.index and o not in (d.peer_to_peer or [])]
     if tp not in (2, 4, 6, 8):
         return warned(f"{found}: custom all-reduce supports TP 2, 4, 6 and 8", required, [])
     if missing:
