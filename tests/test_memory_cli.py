@@ -128,3 +128,13 @@ def test_a_model_without_its_sizes_leaves_the_memory_rules_unknown():
     assert finding(data, "memory-weights-fit")["status"] == "unknown"
     assert finding(data, "memory-kv-context")["status"] == "unknown"
     assert data["memory"] is None and data["verdict"] != "pass"
+
+
+def test_nextn_speculative_decoding_loads_the_mtp_layer_too():
+    argv = ["--gpu", "8xH200", "--model", "deepseek-v3", "--tp-size", "8"]
+    plain = check_json(argv)[1]["memory"]
+    nextn = check_json([*argv, "--speculative-algorithm", "NEXTN"])[1]["memory"]
+    # DeepSeek V3's MTP layer: 11.6B parameters of FP8 (a byte each plus block scales) over TP 8
+    mtp_gib = nextn["weights_gib_per_gpu"] - plain["weights_gib_per_gpu"]
+    assert mtp_gib == pytest.approx(11.6e9 / 8 / GIB, rel=0.02)
+    assert nextn["weight_format"].endswith("+ 1 MTP layer(s)")

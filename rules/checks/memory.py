@@ -118,6 +118,19 @@ def attention_tp(cfg: Config) -> int:
     return cfg.tp_size
 
 
+def uses_mtp_layers(cfg: Config) -> bool:
+    """SGLang's NEXTN / EAGLE without a draft model runs the checkpoint's own MTP layers as the draft
+    (arg_groups/speculative_hook.py:109-116 promotes NEXTN to EAGLE), loading their weights beside the model's."""
+    shape = cfg.model.shape if cfg.model else None
+    return bool(
+        cfg.engine == "sglang"
+        and shape is not None
+        and shape.mtp_layers
+        and (cfg.speculative_algorithm or "").upper() in ("NEXTN", "EAGLE")
+        and not cfg.flags.get("speculative_draft_model_path")
+    )
+
+
 def _fraction(cfg: Config, memory_gib: float, tp: int, pp: int) -> tuple[float, str]:
     if cfg.mem_fraction is not None:
         flag = "--mem-fraction-static" if cfg.engine == "sglang" else "--gpu-memory-utilization"
@@ -149,6 +162,8 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
     fraction, origin = _fraction(cfg, target.memory_gib, tp, pp)
     weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp) / GIB
+    if uses_mtp_layers(cfg):
+        weights += memory.mtp_bytes_per_gpu(shape, tp) / GIB
     kv_bytes = (target.memory_gib * fraction - weights) * GIB
     page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
     capacities = []
@@ -169,6 +184,7 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
         else ("the model's max_position_embeddings" if context else "")
     )
     quantization = shape.quantization
+    weight_format = quantization.method if quantization else f"{shape.dtype_bytes * 8}-bit"
     return MemoryFigures(
         engine=cfg.engine,
         gpu_memory_gib=target.memory_gib,
@@ -183,7 +199,7 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
         state_mib_per_request=state / (1 << 20),
         context_length=context,
         context_origin=context_origin,
-        weight_format=quantization.method if quantization else f"{shape.dtype_bytes * 8}-bit",
+        weight_format=weight_format + (f" + {shape.mtp_layers} MTP layer(s)" if uses_mtp_layers(cfg) else ""),
     )
 
 
