@@ -138,3 +138,13 @@ def test_nextn_speculative_decoding_loads_the_mtp_layer_too():
     mtp_gib = nextn["weights_gib_per_gpu"] - plain["weights_gib_per_gpu"]
     assert mtp_gib == pytest.approx(11.6e9 / 8 / GIB, rel=0.02)
     assert nextn["weight_format"].endswith("+ 1 MTP layer(s)")
+
+
+def test_the_html_report_shows_the_memory_per_gpu(tmp_path):
+    page = tmp_path / "h200.html"
+    facts = str(FIXTURES / "probe-h200.json")
+    assert run_cli(["report", "-o", str(page), "--facts", facts, "--model", "llama-3.1-8b"]).code == 0
+    _, data = check_json(["--facts", facts, "--model", "llama-3.1-8b"])
+    html = page.read_text()
+    assert "Memory per GPU" in html and f"{data['memory']['weights_gib_per_gpu']:.1f} of " in html
+    assert "kv capacity: bf16 " in html

@@ -123,6 +123,7 @@ def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[
     """
     from attn_preflight.commands.check import target_from_options
     from attn_preflight.render.html import render_html
+    from rules.checks.memory import memory_figures
 
     check_output_writable(output)
     cfg = config_from_options(config)
@@ -130,6 +131,6 @@ def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[
     target = target_from_options(None, facts_file)
     matrix = matrix_for(cfg, target, cfg.backend_given, config.get("kv_cache_dtype") is not None)
     source = facts_file or "this machine (probed now)"
-    write_output(render_html(target.facts, matrix, smoke, source=source), output)
+    write_output(render_html(target.facts, matrix, smoke, source=source, memory=memory_figures(cfg, target)), output)
     if output != "-":
         click.echo(f"wrote {os.path.abspath(output)}", err=True)
