@@ -37,6 +37,7 @@ class KvCapacity:
     label: str
     bytes_per_token: float
     tokens: int  # page-rounded
+    formula: str  # how bytes_per_token is made: "8 kv heads x (128 + 128) x 2 B x 32 full layers"
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class MemoryFigures:
 
     def capacity_line(self) -> str:
         """ "bf16 0.41 M tokens; fp8_e4m3 0.82 M" (per GPU group: every TP rank holds its share of each token)."""
-        parts = [f"{c.label} {c.tokens / 1e6:.2f} M" for c in self.capacities]
+        parts = [f"{c.label} {_millions(c.tokens)}" for c in self.capacities]
         parts[0] += " tokens"
         line = "; ".join(parts)
         if self.state_mib_per_request:
@@ -100,6 +101,7 @@ class MemoryFigures:
                     "kv_cache_dtype": c.kv_dtype,
                     "label": c.label,
                     "bytes_per_token": c.bytes_per_token,
+                    "formula": c.formula,
                     "tokens": c.tokens,
                 }
                 for c in self.capacities
@@ -108,6 +110,11 @@ class MemoryFigures:
             "context_length": self.context_length,
             "context_origin": self.context_origin,
         }
+
+
+def _millions(tokens: int) -> str:
+    """0.41 M; below 0.1 M in thousands (15.9 k), where two decimals of a million say too little."""
+    return f"{tokens / 1e6:.2f} M" if tokens >= 100_000 else f"{tokens / 1e3:.1f} k"
 
 
 def attention_tp(cfg: Config) -> int:
@@ -174,7 +181,9 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
         cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp)
         state = cost.state_bytes_per_request
         tokens = int(max(kv_bytes, 0) // cost.bytes_per_token) // page * page if cost.bytes_per_token else 0
-        capacities.append(KvCapacity(kv_dtype, _label(kv_dtype, model_dtype), cost.bytes_per_token, tokens))
+        capacities.append(
+            KvCapacity(kv_dtype, _label(kv_dtype, model_dtype), cost.bytes_per_token, tokens, cost.formula)
+        )
     if not capacities:
         return None
     context = cfg.context_length or shape.max_position_embeddings
@@ -338,7 +347,10 @@ def memory_kv_context(cfg, target):
         return passed(capacity, reason="no context length given and none in config.json")
     needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
     configured = figures.configured
-    found = f"one request at {figures.context_length} tokens ({figures.context_origin}); {capacity}"
+    found = (
+        f"one request at {figures.context_length} tokens ({figures.context_origin}); {capacity}; "
+        f"{configured.bytes_per_token:g} B per token per GPU = {configured.formula}"
+    )
     required = f"{needed} tokens of KV cache at --kv-cache-dtype {configured.kv_dtype}"
     if configured.tokens >= needed:
         return passed(found, required)

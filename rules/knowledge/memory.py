@@ -52,8 +52,6 @@ KV_SCALE_BYTES = {"mxfp8": 1 / 32, "fp4_e2m1": 1 / 16, "nvfp4": 1 / 16}
 # Model types whose transformers config class defaults tie_word_embeddings to True (config.json omits defaults).
 TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
 
-# Parts of a checkpoint a quantization_config can leave at the checkpoint dtype.
-PARTS = ("embed", "lm_head", "attention", "dense_mlp", "experts", "shared_experts", "router", "linear_attention")
 # Parts every quantization method here leaves unquantized: embeddings, lm_head, the MoE router.
 NEVER_QUANTIZED = frozenset({"embed", "lm_head", "router"})
 
@@ -344,7 +342,9 @@ def _linear_attention_parameters(s: ModelShape) -> int:
 
 
 def parameters(s: ModelShape) -> dict[str, int]:
-    """Parameters by part (PARTS, plus "mtp" for the speculative-decoding layers)."""
+    """Parameters by part: embed, lm_head, attention, linear_attention, dense_mlp, experts, shared_experts,
+    router (a quantization_config may leave any of them at the checkpoint dtype), and mtp (the
+    speculative-decoding layers)."""
     h = s.hidden_size
     attention_layers = s.num_layers - s.linear_layers
     dense_mlp_layers = s.dense_layers if s.num_experts else s.num_layers
