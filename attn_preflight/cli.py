@@ -25,6 +25,7 @@ COMMANDS = {
     "explain": "attn_preflight.commands.explain:explain_command",
     "rules": "attn_preflight.commands.rules_cmd:rules_command",
     "gpus": "attn_preflight.commands.gpus:gpus_command",
+    "models": "attn_preflight.commands.models:models_command",
     "matrix": "attn_preflight.commands.matrix:matrix_command",
     "fleet": "attn_preflight.commands.fleet:fleet_command",
     "report": "attn_preflight.commands.report:report_command",

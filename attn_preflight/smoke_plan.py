@@ -33,9 +33,9 @@ SGLANG_BACKENDS = frozenset(BACKEND_KERNELS) & frozenset(backend_kb.SGLANG_BACKE
 VLLM_BACKENDS = {"FLASHINFER": "flashinfer", "FLASHMLA": "flashmla"}
 
 # Absorbed-MLA decode (q_nope folded into the latent space): (head_dim, head_dim_v) from (rope dim, kv_lora_rank).
-# FA4 takes the rope part as q/k and the latent part as `qv`/V (rules fa4-mla-arch; the smoke kernel has no qv
-# argument, so it runs the same head-dim validation, which is where SM90 refuses); FlashMLA takes one
-# 576 = latent + rope KV head (probe/smoke/kernels/flashmla.py).
+# FA4 takes the rope part as q/k and the latent part as `qv`/V (rules fa4-mla-arch; SGLang's
+# flashattention_backend.py forward_decode passes qv), so the case sets qv; FlashMLA takes one 576 = latent + rope
+# KV head (probe/smoke/kernels/flashmla.py).
 ABSORBED_DIMS = {
     "fa4": lambda rope, latent: (rope, latent),
     "flashmla": lambda rope, latent: (latent + rope, latent),
@@ -63,10 +63,11 @@ def _casts_q_to_fp8(key: str) -> bool:
     return key in backend_kb.SGLANG_BACKENDS and "fp8_q_cast" in backend_kb.SGLANG_BACKENDS[key].features
 
 
-# What a model may need that no smoke kernel's API can express.
+# Backends whose absorbed-MLA decode passes the latent part as `qv`.
+_ABSORBED_QV = frozenset({"fa4"})
+# What a model may need that no smoke kernel's API can express (sinks and score_mod go into the case: a kernel
+# without the argument is skipped as unable to express it).
 _NOT_EXPRESSIBLE = {
-    "sinks": "attention sinks",
-    "score_mod": "a custom score_mod",
     "rel_bias": "rel_bias",
     "chunked_local": "chunked local attention",
     "cross_attention": "cross attention",
@@ -199,6 +200,12 @@ def plan(config, target) -> SmokePlan:
         missing.append("the sliding window (no size in the model config)")
     if missing:
         notes.append("not smoked (no smoke kernel can express it): " + ", ".join(missing))
+    score_mod = "rel_bias" if "score_mod" in config.features else None
+    if score_mod:
+        notes.append(
+            "the model's score_mod is smoked as a stand-in relative bias (score - 0.01 |q_idx - kv_idx|): "
+            "the kernel's custom score_mod path, not the model's own function"
+        )
 
     base = dict(
         heads_q=heads // tp,
@@ -208,6 +215,8 @@ def plan(config, target) -> SmokePlan:
         softcap=softcap,
         window_left=window,
         page_size=_page_size(config, target),
+        sinks="sinks" in config.features,
+        score_mod=score_mod,
     )
     jobs: dict[tuple[str, Case], Job] = {}
     unsmokable = []
@@ -272,6 +281,7 @@ def _phase_shape(phase: str, key: str, model, base: dict) -> tuple[Optional[Mode
             return None, True, f"smoke has no kernel for absorbed-MLA decode on {key}"
         head_dim, head_dim_v = dims(model.qk_rope_head_dim, model.kv_lora_rank)
         fields["heads_kv"] = 1  # one latent KV head
+        fields["qv"] = key in _ABSORBED_QV
         if _casts_q_to_fp8(key):
             fields["kv_dtype"] = None  # MLA decode dequantizes (rule fa4-fp8-sm100)
     elif model.mla:

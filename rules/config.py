@@ -67,6 +67,7 @@ class Config:
     flags: Mapping[str, Any] = field(default_factory=dict)  # other attention-relevant flags, by SGLang dest name
     ignored: tuple[str, ...] = ()
     origin: str = "flags"  # "flags" or the kind of pasted command
+    command: tuple[str, ...] = ()  # the pasted command as split (secrets redacted), for the corrected command
     auto_backend: str = ""  # why, when the backend was not given and the engine's default was applied
     rewrites: Mapping[str, str] = field(default_factory=dict)  # field -> the value the engine silently replaced
 
@@ -357,6 +358,7 @@ class ParsedCommand:
     env: dict[str, str] = field(default_factory=dict)
     flags: dict[str, Any] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)  # the whole command as split, environment prefixes included
 
 
 def _split(argv: Sequence[str]) -> list[str]:
@@ -415,6 +417,7 @@ def read_flags(tokens: Sequence[str], table: Mapping[str, tuple[str, str]]) -> t
 
 def parse_command(argv: Sequence[str]) -> ParsedCommand:
     tokens = _split(argv)
+    pasted = list(tokens)
     env: dict[str, str] = {}
     ignored: list[str] = []
     while tokens and (tokens[0] == "env" or _ENV_ASSIGNMENT.match(tokens[0])):
@@ -449,10 +452,10 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
     else:
         raise RulesInputError(f"not a launch command: {' '.join(tokens[:2])} (expected {_LAUNCHERS})")
 
-    parsed = ParsedCommand(engine=engine, origin=origin, env=env, ignored=ignored)
+    parsed = ParsedCommand(engine=engine, origin=origin, env=env, ignored=ignored, tokens=pasted)
     if rest and not rest[0].startswith("-"):
         parsed.values["model"] = rest.pop(0)  # `vllm serve MODEL` / `sglang serve MODEL`
-    values, flags, unread = read_flags(rest, SGLANG_FLAGS if engine == "sglang" else VLLM_FLAGS)
+    values, flags, unread = read_flags(rest, flag_table(engine))
     parsed.values.update(values)
     parsed.flags.update(flags)
     ignored.extend(unread)
@@ -461,12 +464,22 @@ def parse_command(argv: Sequence[str]) -> ParsedCommand:
     return parsed
 
 
+def flag_table(engine: str) -> Mapping[str, tuple[str, str]]:
+    """The engine's flag table: flag spelling -> (Config field or flags key, "str" | "int" | "bool")."""
+    return SGLANG_FLAGS if engine == "sglang" else VLLM_FLAGS
+
+
+def superseded_env(engine: str, dest: str) -> Optional[str]:
+    """The environment variable a flag (by dest) takes the choice over from, if any."""
+    return _SUPERSEDED_ENV.get(engine, {}).get(dest)
+
+
 def apply_flags(config: Config, fix: str) -> Optional[Config]:
     """`config` with a fix's flags applied (e.g. "--attention-backend fa3", "--page-size 64"), read with the
     engine's own flag table; None when the fix is not flags of the config (an install command, a download, a
     model directory), which cannot be re-checked against it."""
     try:
-        values, read, unread = read_flags(shlex.split(fix), SGLANG_FLAGS if config.engine == "sglang" else VLLM_FLAGS)
+        values, read, unread = read_flags(shlex.split(fix), flag_table(config.engine))
     except ValueError:  # not shell words, or read_flags' RulesInputError (a flag without its value)
         return None
     if unread or "model" in values:
@@ -480,8 +493,7 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     if not values and flags == dict(config.flags):
         return None
     # A fix's flag takes the choice over from the environment variable it supersedes (the fix is the whole change).
-    superseded = _SUPERSEDED_ENV.get(config.engine, {})
-    env = {k: v for k, v in config.env.items() if k not in {superseded.get(d) for d in [*values, *read]}}
+    env = {k: v for k, v in config.env.items() if k not in {superseded_env(config.engine, d) for d in [*values, *read]}}
     if "attention_backend" in values:  # one backend for every phase, as the flag means
         config = config.with_backend(values.pop("attention_backend"))
     return replace(config, flags=flags, env=env, **values)

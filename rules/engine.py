@@ -43,7 +43,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
 
 from rules.config import Config, apply_flags, kv_dtype_choices
 from rules.knowledge import NEWEST_KNOWN
@@ -53,6 +53,9 @@ from rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
 from rules.resolve import resolve
 from rules.target import VERSIONED, Target
 from rules.versions import InvalidRange, VersionRange
+
+if TYPE_CHECKING:
+    from rules.correction import Correction
 
 
 class Status(str, enum.Enum):
@@ -429,6 +432,7 @@ class Report:
     findings: list[Finding]
     verdict: Status  # verdict_of(findings)
     alternatives: list[Alternative] = field(default_factory=list)
+    correction: Optional[Correction] = None  # the fewest-change corrected command, when something is to fix
 
     def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}
@@ -524,18 +528,23 @@ class Judge:
 
     def evaluate(self, config: Config, alternatives: bool = True) -> Report:
         """See `evaluate`."""
+        from rules.correction import correct, flag_moves
+
         target = self.target
         resolved = resolve(config, target)
         findings = self.findings(resolved)
         verdict = verdict_of(findings)
-        if alternatives and verdict is not Status.PASS:
-            findings = self._working_fixes(config, findings)
-        alts = (
-            self._alternatives(config, resolved)
-            if alternatives and verdict is not Status.PASS and target.cc is not None
-            else []
-        )
-        return Report(config=resolved, target=target, findings=findings, verdict=verdict, alternatives=alts)
+        report = Report(config=resolved, target=target, findings=findings, verdict=verdict)
+        if not alternatives or verdict is Status.PASS:
+            return report
+        report.findings = self._working_fixes(config, findings)
+        candidates = self._candidates(config, resolved) if target.cc is not None else []
+        report.alternatives = self._alternatives(config, candidates, findings)
+        if verdict is Status.FAIL or flag_moves(config, report.findings):  # a failure, or a fix that works
+            ranked = [f"{a.option} {a.value}" for a in report.alternatives]
+            rest = [f"{option} {value}" for option, value, _ in candidates]
+            report.correction = correct(self, config, findings, list(dict.fromkeys(ranked + rest)))
+        return report
 
     def _working_fixes(self, config: Config, findings: list[Finding]) -> list[Finding]:
         """Each finding with only the fixes that work: applied to the config as given and re-checked, a fix must
@@ -566,13 +575,11 @@ class Judge:
                 return False  # the fix breaks something else
         return True
 
-    def _alternatives(self, config: Config, resolved: Config) -> list[Alternative]:
-        """Single changes that would not fail: each other backend (same KV dtype), each other KV dtype (same
-        backend). Ranked: the engine's own choice for this GPU and model first, then passes before warnings,
-        then changes the engine keeps before those it silently replaces (shown as what they become), then the
-        engine's declaration order."""
+    def _candidates(self, config: Config, resolved: Config) -> list[tuple[str, str, Config]]:
+        """Single changes of the config as given: each other backend (same KV dtype), each other KV dtype (same
+        backend), in the engine's declaration order."""
         release = backend_kb.release_of(self.target)
-        candidates = [
+        return [
             ("--attention-backend", name, config.with_backend(name))
             for name in default_backends(config.engine, release)
             if name not in resolved.backends | config.backends
@@ -581,10 +588,19 @@ class Judge:
             for kv in default_kv_dtypes(config.engine)
             if kv != config.kv_cache_dtype and kv not in KV_DTYPE_SPELLINGS
         ]
+
+    def _alternatives(
+        self, config: Config, candidates: list[tuple[str, str, Config]], findings: list[Finding]
+    ) -> list[Alternative]:
+        """The candidates that would not fail, each with the verdict of what it changes: a warning or unknown
+        the config has anyway (an unmodelled flag, an unknown version) is not the alternative's. Ranked: the engine's own choice for this GPU and model first,
+        then passes before warnings, then changes the engine keeps before those it silently replaces (shown as
+        what they become), then the engine's declaration order."""
+        anyway = {(f.rule_id, f.status) for f in findings if f.status in (Status.WARN, Status.UNKNOWN)}
         out = []
         for option, value, candidate in candidates:
             judged = resolve(candidate, self.target)
-            verdict = verdict_of(self.findings(judged))
+            verdict = verdict_from(f.status for f in self.findings(judged) if (f.rule_id, f.status) not in anyway)
             if verdict is not Status.FAIL:
                 rewritten = any(key.endswith("attention_backend") for key in judged.rewrites)
                 out.append(Alternative(option, value, verdict, judged.backend_label() if rewritten else ""))

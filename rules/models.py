@@ -43,7 +43,7 @@ DEEPSEEK_FAMILY = frozenset(
     }
 )
 
-# Preset name -> {"aliases": [...], "config": {...config.json excerpt...}, "source": "..."}: package data.
+# Preset name -> {"hub_id": "org/name", "aliases": [...], "source": "...", "config": {...config.json excerpt...}}.
 PRESETS: dict[str, dict[str, Any]] = json.loads(
     resources.files("rules.knowledge").joinpath("model_presets.json").read_text(encoding="utf-8")
 )["presets"]
@@ -151,9 +151,12 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
     sinks = bool(architecture and architecture.startswith("GptOss")) or bool(text.get("attention_sinks"))
     chunk = _int(text.get("attention_chunk_size"))
     cross = bool(config.get("is_encoder_decoder")) or "cross_attention_layers" in text
+    attn_types = text.get("attn_type_list")
     hybrid = (
         any(isinstance(t, str) and t in ("linear_attention", "mamba", "gdn") for t in layer_types)
         or text.get("full_attention_interval") is not None
+        # MiniMax-M1 / Text-01: 0 = lightning (linear) attention, 1 = softmax (modeling_minimax_m1.py)
+        or (isinstance(attn_types, list) and 0 in attn_types)
     )
 
     features: set[str] = set()
@@ -201,19 +204,15 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
 
 
 def presets() -> dict[str, dict[str, Any]]:
-    """Preset name -> {"aliases": [...], "config": {...}, "source": "..."}."""
+    """Preset name -> {"hub_id": ..., "aliases": [...], "source": ..., "config": {...}}."""
     return PRESETS
 
 
 def _preset_spellings(key: str, preset: dict[str, Any]) -> set[str]:
-    """A preset's name, its aliases, its hub id (from its source) and the aliases under that organisation."""
-    spellings = {key.lower(), *(a.lower() for a in preset.get("aliases", []))}
-    source = preset.get("source", "")
-    if source.startswith("huggingface.co/"):
-        organisation, repo = source.split("/")[1:3]
-        spellings.add(f"{organisation}/{repo}".lower())
-        spellings.update(f"{organisation}/{alias}".lower() for alias in preset.get("aliases", []))
-    return spellings
+    """A preset's name, its aliases, its hub id and the aliases under the hub id's organisation."""
+    organisation = preset["hub_id"].split("/")[0]
+    aliases = [alias.lower() for alias in preset["aliases"]]
+    return {key.lower(), preset["hub_id"].lower(), *aliases, *(f"{organisation.lower()}/{a}" for a in aliases)}
 
 
 def _preset_key(name: str) -> Optional[str]:
@@ -227,4 +226,4 @@ def load_preset(name: str) -> Optional[ModelFeatures]:
     if key is None:
         return None
     preset = presets()[key]
-    return features_from_config(preset["config"], key, f"preset {key} ({preset['source']})")
+    return features_from_config(preset["config"], key, f"preset {key} ({preset['hub_id']})")

@@ -104,8 +104,36 @@ def test_plan_carries_softcap_and_window_and_says_what_it_cannot_express():
     jobs = jobs_by_kernel(report_for(model="gemma-2-9b", attention_backend="fa4"))
     case = jobs["fa4-dense"].case
     assert (case.head_dim, case.softcap, case.window_left) == (256, 50.0, 4096)
-    gpt_oss = smoke_plan.plan(report_for(model="gpt-oss-20b", attention_backend="fa4").config, H200)
-    assert any("attention sinks" in note for note in gpt_oss.notes)
+    gpt_oss = jobs_by_kernel(report_for(model="gpt-oss-20b", attention_backend="fa4"))
+    assert gpt_oss["fa4-dense"].case.sinks and gpt_oss["fa4-paged"].case.sinks  # FA4 takes learnable_sink=
+    inkling = smoke_plan.plan(
+        report_for(model="llama-3.1-8b", attention_backend="fa4", features=["score_mod"]).config, H200
+    )
+    assert {job.case.score_mod for job in inkling.jobs} == {"rel_bias"}
+    assert any("stand-in relative bias" in note for note in inkling.notes)
+    rel_bias = smoke_plan.plan(
+        report_for(model="llama-3.1-8b", attention_backend="fa4", features=["rel_bias"]).config, H200
+    )
+    assert any("not smoked" in note and "rel_bias" in note for note in rel_bias.notes)
+
+
+def test_plan_runs_fa4_absorbed_mla_decode_through_qv():
+    jobs = jobs_by_kernel(report_for(model="deepseek-v3", attention_backend="fa4"))
+    decode = jobs["fa4-paged"].case
+    assert (decode.head_dim, decode.dim_v, decode.heads_kv, decode.qv) == (64, 512, 1, True)
+    assert not jobs["fa4-dense"].case.qv  # MLA prefill runs the model's own head dims
+
+
+def test_a_kernel_without_the_argument_is_skipped_as_unable_to_express_it():
+    from probe.smoke.kernels import registry
+
+    kernels = registry()
+    sinks = replace(kernels["flashinfer-prefill"].quick, sinks=True)
+    assert "learnable-sink" in kernels["flashinfer-prefill"].inexpressible(sinks)
+    assert (
+        kernels["fa4-dense"].inexpressible(replace(kernels["fa4-dense"].quick, sinks=True, score_mod="rel_bias"))
+        is None
+    )
 
 
 def test_plan_fp8_kv_casts_q_for_fa4_decode_only():

@@ -54,8 +54,9 @@ def test_the_deepseek_v32_doc_line_is_checked_not_refused():
         "8",
         "--enable-dp-attention",
     )
-    assert run.code == 0 and report["verdict"] == "warn"  # its config.json is not in the (test) cache
-    assert finding(report, "general-model-config")["status"] == "warn"
+    assert run.code == 0 and report["config"]["model"]["name"] == "deepseek-v3.2-exp"  # the hub id's preset
+    heads = finding(report, "general-tp-heads")  # 128 heads over attention TP 8 / 8 = 1
+    assert heads["status"] == "pass" and "attention TP size 1" in heads["message"]
 
 
 def test_dp_attention_divides_the_attention_tp():

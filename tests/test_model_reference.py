@@ -13,8 +13,10 @@ from cli_run import check_json, finding, run_cli
 
 from attn_preflight.inputs import ModelNotFound, cached_config, hub_cache, load_model
 from rules.errors import RulesInputError
+from rules.models import load_preset
 
 COPY = "attn-preflight-tests/llama-3.1-8b-copy"  # in tests/fixtures/hf-cache (tests/conftest.py)
+UNCACHED = "Qwen/Qwen2.5-14B-Instruct"  # a real hub id, neither in the test cache nor a preset
 
 
 def check_h100(*argv):
@@ -72,24 +74,25 @@ def test_a_path_that_does_not_exist_is_an_input_error_never_a_preset():
 
 
 def test_a_hub_id_found_nowhere_is_judged_without_the_model():
-    run, report = check_h100("--model", "Qwen/Qwen2.5-32B-Instruct", "--attention-backend", "fa3")
+    assert load_preset(UNCACHED) is None
+    run, report = check_h100("--model", UNCACHED, "--attention-backend", "fa3")
     assert run.code == 0 and report["verdict"] == "warn"
     missing = finding(report, "general-model-config")
     assert missing["status"] == "warn" and "no config.json in the Hugging Face cache" in missing["message"]
-    assert missing["fix"] == ["hf download Qwen/Qwen2.5-32B-Instruct config.json", "--model DIR"]
+    assert missing["fix"] == [f"hf download {UNCACHED} config.json", "--model DIR"]
     unknown = [f["rule_id"] for f in report["findings"] if f["status"] == "unknown"]
     assert "general-tp-heads" in unknown and "fa3-head-dim" in unknown
     assert not any(
         f["status"] == "pass" and f["rule_id"] in ("general-tp-heads", "fa3-head-dim") for f in report["findings"]
     )
-    assert report["config"]["model_missing"] == "Qwen/Qwen2.5-32B-Instruct"
+    assert report["config"]["model_missing"] == UNCACHED
 
 
 @pytest.mark.parametrize(
     "command",
     [
-        ["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-32B-Instruct", "--tp", "2"],
-        ["vllm", "serve", "Qwen/Qwen2.5-32B-Instruct", "--tensor-parallel-size", "2"],
+        ["python", "-m", "sglang.launch_server", "--model-path", UNCACHED, "--tp", "2"],
+        ["vllm", "serve", UNCACHED, "--tensor-parallel-size", "2"],
     ],
 )
 def test_pasted_commands_name_the_model_the_same_way(command):

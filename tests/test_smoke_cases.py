@@ -144,6 +144,23 @@ def test_documented_limits_encode_fa4_fp8_on_sm90_and_cudnn_head_dims():
     assert limit("sdpa-cudnn", wide, cc=(9, 0), cudnn=92300) is None
 
 
+def test_documented_limits_encode_fa4_qv_score_mod_and_sink_asserts():
+    """flash-attn-4 4.0.0b36 interface.py: qv on Blackwell only, no custom score_mod on SM8x nor with softcap;
+    flash_fwd.py's SM80 kernel: no learnable sink."""
+
+    def limit(case, cc):
+        return documented_limit("fa4-paged", "fa4", case, MachineView(cc=cc))
+
+    absorbed = Case(seqlen_q=1, page_size=128, head_dim=64, head_dim_v=512, heads_kv=1, qv=True)
+    assert "only support Blackwell arch with qv" in limit(absorbed, (9, 0))
+    assert limit(absorbed, (10, 0)) is None
+    assert "not supported on SM8x" in limit(Case(score_mod="rel_bias"), (8, 0))
+    assert limit(Case(score_mod="rel_bias"), (9, 0)) is None
+    assert "cannot be used together" in limit(Case(score_mod="rel_bias", softcap=30.0), (9, 0))
+    assert "Learnable sink" in limit(Case(sinks=True), (8, 6))
+    assert limit(Case(sinks=True), (9, 0)) is None
+
+
 def test_shape_cases_apply_a_models_shape_to_each_backend_kernel():
     shape = ModelShape(
         head_dim=256,
@@ -180,14 +197,16 @@ from probe.smoke.reference import (  # noqa: E402
     PagedKV,
     attention_mask,
     attention_reference,
+    extras,
     paged_call,
     ragged_lengths,
     varlen_call,
 )
 
 
-def _naive(q, k, v, case, scale):
-    """Attention one (batch, head, query) at a time in float64: the slow, obvious definition."""
+def _naive(q, k, v, case, scale, sink=None, qv=None):
+    """Attention one (batch, head, query) at a time in float64: the slow, obvious definition. A sink is one more
+    exp() term in the normaliser; qv adds qv.v to each score; rel_bias subtracts 0.01 |query - key|."""
     b, sq, hq, _ = q.shape
     sk, hk = k.shape[1], k.shape[2]
     out = torch.zeros(b, sq, hq, v.shape[-1], dtype=torch.float64)
@@ -198,23 +217,62 @@ def _naive(q, k, v, case, scale):
                 keys = list(visible_keys(row, sq, sk, case.causal, case.window_left))
                 if not keys:
                     continue
-                s = torch.stack([(q[i, row, h].double() * k[i, j, g].double()).sum() * scale for j in keys])
+                s = torch.stack(
+                    [
+                        (
+                            (q[i, row, h].double() * k[i, j, g].double()).sum()
+                            + (0 if qv is None else (qv[i, row, h].double() * v[i, j, g].double()).sum())
+                        )
+                        * scale
+                        for j in keys
+                    ]
+                )
                 if case.softcap:
                     s = case.softcap * torch.tanh(s / case.softcap)
-                p = torch.softmax(s, 0)
-                out[i, row, h] = sum(p[n] * v[i, j, g].double() for n, j in enumerate(keys))
+                if case.score_mod == "rel_bias":
+                    s = s - 0.01 * torch.tensor([abs(row - j) for j in keys], dtype=torch.float64)
+                weights = torch.exp(s)
+                total = weights.sum() + (0 if sink is None else math.exp(float(sink[h])))
+                out[i, row, h] = sum(weights[n] / total * v[i, j, g].double() for n, j in enumerate(keys))
     return out
 
 
 @pytest.mark.parametrize(
-    "options", [dict(), dict(causal=False), dict(softcap=5.0), dict(window_left=3), dict(seqlen_q=2), dict(heads_kv=4)]
+    "options",
+    [
+        dict(),
+        dict(causal=False),
+        dict(softcap=5.0),
+        dict(window_left=3),
+        dict(seqlen_q=2),
+        dict(heads_kv=4),
+        dict(sinks=True),
+        dict(score_mod="rel_bias"),
+        dict(seqlen_q=1, score_mod="rel_bias", sinks=True),
+        dict(qv=True, heads_kv=1, head_dim=4, head_dim_v=8),
+    ],
 )
 def test_reference_matches_the_naive_definition(options):
     case = Case(**{**dict(batch=2, seqlen_q=7, seqlen_k=7, heads_q=4, heads_kv=2, head_dim=8, dtype="fp32"), **options})
-    q, k, v = Inputs(case, "cpu").dense()
-    got = attention_reference(q, k, v, case)
-    want = _naive(q, k, v, case, 1 / math.sqrt(case.head_dim))
+    inputs = Inputs(case, "cpu")
+    q, k, v = inputs.dense()
+    extra = extras(inputs)
+    sink, qv = extra.get("learnable_sink"), extra.get("qv")
+    got = attention_reference(q, k, v, case, sink=sink, qv=qv)
+    scale = 1 / math.sqrt(case.head_dim + (case.dim_v if case.qv else 0))
+    want = _naive(q, k, v, case, scale, sink=sink, qv=qv)
     assert torch.allclose(got.double(), want, atol=1e-5)
+
+
+def test_qv_is_attention_over_q_and_qv_side_by_side():
+    """Absorbed MLA: q.k + qv.v is one dot product of [q, qv] with [k, v] (the latent cache holds both)."""
+    case = Case(batch=1, seqlen_q=5, seqlen_k=9, heads_q=4, heads_kv=1, head_dim=4, head_dim_v=8, qv=True, dtype="fp32")
+    inputs = Inputs(case, "cpu")
+    q, k, v = inputs.dense()
+    qv = extras(inputs)["qv"]
+    joined = replace(case, head_dim=12, head_dim_v=8, qv=False)
+    want = attention_reference(torch.cat([q, qv], -1), torch.cat([k, v], -1), v, joined)
+    assert torch.allclose(attention_reference(q, k, v, case, qv=qv), want, atol=1e-6)
 
 
 def test_reference_matches_torch_sdpa_math_in_float64():

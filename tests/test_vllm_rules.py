@@ -197,7 +197,7 @@ def test_python_module_launcher_and_attention_config_flags(model_dir):
     assert "FA3 is only supported on devices with compute capability 9.x" in version["message"]
 
 
-@pytest.mark.parametrize("name", ["FLASH_ATTENTION", "flash-attn", "XFORMERS"])
+@pytest.mark.parametrize("name", ["FLASH_ATTENTION", "flash-attn", "XFORMER"])
 def test_unknown_backend_is_a_usage_error_with_did_you_mean(model_dir, name):
     result = check("--gpu", "H100", "--", "vllm", "serve", model_dir(LLAMA), "--attention-backend", name)
     assert result.exit_code == 2
@@ -218,10 +218,12 @@ def test_removed_backend_depends_on_the_installed_vllm(model_dir):
     code, newest = check_json("--gpu", "H100", *command)
     assert code == 1
     name = finding(newest, "vllm-backend-name")
-    assert name["status"] == "fail" and "gone in 0.26.0" in name["message"]
+    assert name["status"] == "fail" and "gone in 0.21.0" in name["message"]
     _, old = check_json("--gpu", "H100", "--engine-version", "vllm==0.20.0", *command)
     assert finding(old, "vllm-backend-name")["status"] == "pass"
-    _, between = check_json("--gpu", "H100", "--engine-version", "vllm==0.23.0", *command)
+    _, gone = check_json("--gpu", "H100", "--engine-version", "vllm==0.23.0", *command)
+    assert finding(gone, "vllm-backend-name")["status"] == "fail"
+    _, between = check_json("--gpu", "H100", "--engine-version", "vllm==0.20.5", *command)  # not read: 0.20.3+
     assert finding(between, "vllm-backend-name")["status"] == "unknown"
 
 
@@ -371,8 +373,9 @@ def test_enum_history():
     assert kb.name_in_release("TREE_ATTN", "0.20.0") is True
     assert kb.name_in_release("TREE_ATTN", "0.26.0") is False
     assert kb.name_in_release("TOKENSPEED_MLA", "0.20.0") is False
-    assert kb.name_in_release("TOKENSPEED_MLA", "0.23.1") is None  # between releases read
-    assert kb.name_in_release("FLASH_ATTN", "0.12.0") is None  # older than the oldest read
+    assert kb.name_in_release("TOKENSPEED_MLA", "0.23.1") is True  # 0.23.0 and 0.24.0 both have it
+    assert kb.name_in_release("TREE_ATTN", "0.20.5") is None  # in 0.20.2, gone in 0.21.0: not read between
+    assert kb.name_in_release("FLASH_ATTN", "0.9.2") is None  # older than the oldest read
 
 
 def test_changes_apply_only_inside_their_range():
@@ -601,3 +604,27 @@ def test_declarations_are_read_only_and_each_fact_has_a_source():
     for backend in kb.RELEASES[-1].backends.values():
         assert set(backend.sources) <= fields, backend.name
         assert all(backend.source_of(f).startswith(kb.REPO) for f in fields)
+
+
+def test_the_backend_enum_of_every_release_is_the_wheels_and_the_newest_is_the_declared_list():
+    """bench/vllm_backend_enum.py read the 35 wheels 0.10.0-0.33.0; the newest must be the declared backends."""
+    from packaging.version import Version
+
+    from rules.knowledge import vllm_backends as kb
+
+    assert len(kb.ENUM_BY_RELEASE) >= 30 and min(kb.ENUM_BY_RELEASE, key=Version) == "0.10.0"
+    assert kb.ENUM_BY_RELEASE[kb.VLLM_VERSION] == kb.VALID_NAMES
+    # the V1 spellings of vLLM 0.10 (platforms/interface.py _Backend), gone in 0.11.0
+    assert kb.name_in_release("TRITON_ATTN_VLLM_V1", "0.10.2") is True
+    assert kb.name_in_release("TRITON_ATTN_VLLM_V1", "0.11.0") is False
+    assert kb.name_in_release("XFORMERS", "0.11.2") is True and kb.name_in_release("XFORMERS", "0.12.0") is False
+
+
+def test_an_old_backend_name_is_judged_at_the_release_that_accepted_it():
+    from cli_run import check_json, finding
+
+    argv = ["--gpu", "H100", "--engine", "vllm", "--model", "llama-3.1-8b", "--attention-backend", "XFORMERS"]
+    run, old = check_json([*argv, "--engine-version", "vllm==0.11.2"])
+    assert run.code in (0, 1) and finding(old, "vllm-backend-name")["status"] != "fail"
+    run, new = check_json([*argv, "--engine-version", "vllm==0.33.0"])
+    assert run.code == 1 and finding(new, "vllm-backend-name")["status"] == "fail"

@@ -53,10 +53,23 @@ def input_error(err: RulesInputError) -> InputError:
     return InputError(err.message)
 
 
-def _preset_names() -> str:
-    from rules.models import presets
+def redacted_tokens(tokens: Sequence[str]) -> tuple[str, ...]:
+    """A pasted command's tokens with secrets redacted (environment values and flag values named like a secret,
+    URL passwords anywhere), as the corrected command prints them."""
+    from probe.environ import redact
 
-    return ", ".join(presets())
+    out: list[str] = []
+    secret_flag = ""
+    for token in tokens:
+        name, has_value, value = token.partition("=")
+        if secret_flag:
+            out.append(redact(secret_flag, token))
+        elif has_value:
+            out.append(f"{name}={redact(name.lstrip('-').replace('-', '_'), value)}")
+        else:
+            out.append(redact("", token))
+        secret_flag = token.lstrip("-").replace("-", "_") if token.startswith("-") and not has_value else ""
+    return tuple(out)
 
 
 def config_options(func):
@@ -120,7 +133,7 @@ def config_options(func):
             "--model",
             metavar="DIR|CONFIG|PRESET",
             help="Local HF model directory, its config.json, a hub id (read from the local Hugging Face cache, "
-            "never downloaded) or a preset: " + _preset_names() + ".",
+            "never downloaded) or a preset's name, hub id or alias (`attn-preflight models` lists them).",
         ),
         click.option(
             "--feature",
@@ -159,6 +172,7 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 "flags": parsed.flags,
                 "ignored": tuple(parsed.ignored),
                 "origin": parsed.origin,
+                "command": redacted_tokens(parsed.tokens),
             }
         for key in _CONFIG_KEYS:
             value = options.get(key)

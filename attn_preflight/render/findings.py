@@ -8,6 +8,7 @@ verdict line. Passed and skipped rules are counted, and listed with show_all (fi
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 from typing import Any
 
@@ -29,6 +30,7 @@ def report_to_dict(report) -> dict[str, Any]:
         "findings": [f.to_dict() for f in report.findings],
         "alternatives": [a.to_dict() for a in report.alternatives],
         "memory": _memory(report),
+        "correction": report.correction.to_dict() if report.correction else None,
     }
 
 
@@ -84,6 +86,43 @@ def config_line(config) -> str:
     if extra:
         parts.append("features " + ", ".join(extra))
     return " · ".join(parts)
+
+
+def _correction_block(correction, fmt: str) -> str:
+    """The corrected command (or flags), re-checked; long commands continued with backslashes, one flag and its
+    value per line, so that the block pastes into a shell as it is printed."""
+    title = "Corrected command" if correction.pasted else "Corrected flags"
+    level = 3 if fmt == "markdown" else 2
+    if correction.command is None:
+        return heading(title, fmt, level=level) + "\n" + f"none: {correction.reason}"
+    count = len(correction.changes)
+    head = heading(
+        f"{title} ({count} change{'s' if count != 1 else ''}, re-checked: {correction.verdict.value})", fmt, level
+    )
+    if fmt == "markdown":
+        return f"{head}\n```\n{correction.command}\n```"
+    lines = _command_lines(correction.command, _WIDTH + 30)
+    return head + "\n" + " \\\n".join(("  " if i == 0 else "    ") + line for i, line in enumerate(lines))
+
+
+def _command_lines(command: str, width: int) -> list[str]:
+    """`command` cut into lines of at most `width` where it can be, only between a flag's group (the flag and
+    its value) and the next: never inside a word."""
+    words = shlex.split(command)
+    quoted = [shlex.quote(w) for w in words]
+    groups: list[str] = []
+    for i, word in enumerate(quoted):
+        if groups and not word.startswith("-") and words[i - 1].startswith("-") and "=" not in words[i - 1]:
+            groups[-1] += " " + word  # a flag's value stays with its flag
+        else:
+            groups.append(word)
+    lines = [groups[0]]
+    for group in groups[1:]:
+        if len(lines[-1]) + 1 + len(group) > width:
+            lines.append(group)
+        else:
+            lines[-1] += " " + group
+    return lines
 
 
 def render_report(report, fmt: str, show_all: bool = False) -> str:
@@ -151,6 +190,8 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
             ]
             lines.append(f"- {option}: {', '.join(values)}")
         out.append("\n".join(lines))
+    if report.correction:
+        out.append(_correction_block(report.correction, fmt))
     notes = list(dict.fromkeys(f.note for f in report.findings if f.note))
     if notes:
         out.append("\n".join(f"note: {n}" for n in notes))

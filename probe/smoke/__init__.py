@@ -40,6 +40,9 @@ class ModelShape:
     softcap: float = 0.0  # attention logit softcap (Gemma-2, Grok); 0: none
     window_left: Optional[int] = None  # sliding window (Mistral, Gemma); None: none
     page_size: Optional[int] = None  # the engine's --page-size; None: each kernel's own default
+    sinks: bool = False  # learnable attention sinks (gpt-oss)
+    score_mod: Optional[str] = None  # a custom score_mod, as one of cases.SCORE_MODS standing in for the model's
+    qv: bool = False  # absorbed-MLA decode through a separate qv input (FA4)
 
     def case_fields(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

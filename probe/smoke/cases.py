@@ -33,6 +33,11 @@ TOLERANCE = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 3e-2, "fp8_e4m3": 1.5e-1}
 
 KINDS = ("attention", "elementwise")
 
+# Custom score_mods a case can ask for, applied to the scaled scores (FA4 interface.py apply_score_mod_inner
+# multiplies by softmax_scale first). "rel_bias" stands in for a model's relative-position bias (Inkling's is a
+# learned table; the kernel path is the same: a @cute.jit callable reading q_idx and kv_idx).
+SCORE_MODS = {"rel_bias": "score - 0.01 * |q_idx - kv_idx|"}
+
 
 @dataclass(frozen=True)
 class Case:
@@ -50,6 +55,9 @@ class Case:
     softcap: float = 0.0  # 0: off; else scores become softcap * tanh(scores / softcap)
     window_left: Optional[int] = None  # sliding window: keys at most this far left of the query; None: off
     page_size: Optional[int] = None  # paged KV cache with pages of this many tokens; None: contiguous
+    sinks: bool = False  # a learnable sink logit per query head: one more softmax column with no value
+    score_mod: Optional[str] = None  # a named custom score modification (SCORE_MODS); None: off
+    qv: bool = False  # absorbed MLA: q/k carry the rope dims (head_dim), qv/v the latent ones (head_dim_v)
     numel: int = 1 << 21  # elementwise kernels only
 
     @property
@@ -86,6 +94,12 @@ class Case:
             parts.append(f"window={self.window_left}")
         if self.page_size is not None:
             parts.append(f"page={self.page_size}")
+        if self.sinks:
+            parts.append("sinks")
+        if self.score_mod:
+            parts.append(f"score_mod={self.score_mod}")
+        if self.qv:
+            parts.append("qv")
         return " ".join(parts)
 
     def validate(self) -> Case:
@@ -107,6 +121,8 @@ class Case:
             raise ValueError("softcap and window_left cannot be negative")
         if self.page_size is not None and self.page_size < 1:
             raise ValueError(f"page_size must be at least 1, got {self.page_size}")
+        if self.score_mod is not None and self.score_mod not in SCORE_MODS:
+            raise ValueError(f"score_mod {self.score_mod!r} is not one of {', '.join(SCORE_MODS)}")
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,6 +186,12 @@ def sweep(base: Case, features: frozenset, dtypes: Optional[Sequence[str]] = Non
         extras.append(replace(anchor, window_left=256))
     if base.page_size is not None:
         extras.extend(replace(anchor, page_size=size) for size in features_page_sizes(features, base))
+    if "sinks" in features:
+        extras.append(replace(anchor, sinks=True))
+    if "score_mod" in features:
+        extras.append(replace(anchor, score_mod="rel_bias"))
+    if "qv" in features:  # DeepSeek's absorbed MLA: rope 64 as q/k, latent 512 as qv/v, one KV head
+        extras.append(replace(anchor, head_dim=64, head_dim_v=512, heads_kv=1, qv=True))
     return list(dict.fromkeys(cases + extras))  # unique, in order
 
 

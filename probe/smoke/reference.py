@@ -85,13 +85,19 @@ def attention_reference(
     kv_lens: Optional[Sequence[int]] = None,
     q_lens: Optional[Sequence[int]] = None,
     scale: Optional[float] = None,
+    sink: Optional[torch.Tensor] = None,
+    qv: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """fp32 attention over q (b, sq, hq, d), k (b, sk, hkv, d), v (b, sk, hkv, dv): GQA by repeating KV heads,
-    FlashAttention's bottom-right causal mask and window, softcap on the scaled scores. With `kv_lens` /
-    `q_lens`, sequence i uses only its first kv_lens[i] keys / q_lens[i] queries (rows past it are zero)."""
+    FlashAttention's bottom-right causal mask and window, softcap or the case's score_mod on the scaled scores.
+    With `kv_lens` / `q_lens`, sequence i uses only its first kv_lens[i] keys / q_lens[i] queries (rows past it
+    are zero). `sink` (hq,): one more softmax column per head with that logit and no value (FA4 softmax.py
+    apply_learnable_sink). `qv` (b, sq, hq, dv): absorbed MLA, scores = q.k + qv.v, scaled by
+    1/sqrt(d + dv) (FA4 interface.py _flash_attn_fwd)."""
     batch, seqlen_q, heads_q, _ = q.shape
     out = torch.zeros(batch, seqlen_q, heads_q, v.shape[-1], dtype=torch.float32, device=q.device)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1] + (v.shape[-1] if qv is not None else 0))
     ratio = heads_q // k.shape[2]
     for i in range(batch):
         sq = seqlen_q if q_lens is None else q_lens[i]
@@ -99,13 +105,35 @@ def attention_reference(
         qi = q[i, :sq].float().transpose(0, 1)  # (hq, sq, d)
         ki = k[i, :sk].float().repeat_interleave(ratio, dim=1).transpose(0, 1)
         vi = v[i, :sk].float().repeat_interleave(ratio, dim=1).transpose(0, 1)
-        scores = (qi @ ki.transpose(-1, -2)) * scale
+        scores = qi @ ki.transpose(-1, -2)
+        if qv is not None:
+            scores = scores + qv[i, :sq].float().transpose(0, 1) @ vi.transpose(-1, -2)
+        scores = scores * scale
         if case.softcap:
             scores = case.softcap * torch.tanh(scores / case.softcap)
+        if case.score_mod == "rel_bias":
+            rows = torch.arange(sq, device=q.device)[:, None]
+            cols = torch.arange(sk, device=q.device)[None, :]
+            scores = scores - 0.01 * (rows - cols).abs().float()
         scores = scores.masked_fill(~attention_mask(case, sq, sk, q.device), float("-inf"))
-        probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # a row that sees no key gives zeros, as FA does
+        if sink is not None:  # the sink column takes part in the softmax, then is dropped (it has no value)
+            column = sink.float().view(heads_q, 1, 1).expand(heads_q, sq, 1)
+            probs = torch.softmax(torch.cat([scores, column], dim=-1), dim=-1)[..., :-1]
+        else:
+            probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # a row that sees no key gives zeros, as FA does
         out[i, :sq] = (probs @ vi).transpose(0, 1)
     return out
+
+
+def extras(inputs: Inputs) -> dict[str, torch.Tensor]:
+    """The case's optional inputs, seeded like the rest: `learnable_sink` (hq,) fp32 and `qv` (b, sq, hq, dv)."""
+    case = inputs.case
+    made: dict[str, torch.Tensor] = {}
+    if case.sinks:
+        made["learnable_sink"] = inputs.tensor((case.heads_q,), "fp32")
+    if case.qv:
+        made["qv"] = inputs.tensor((case.batch, case.seqlen_q, case.heads_q, case.dim_v), case.dtype)
+    return made
 
 
 def attention_mask(case: Case, seqlen_q: int, seqlen_k: int, device) -> torch.Tensor:
@@ -169,17 +197,21 @@ def varlen_call(case: Case, device: str, call) -> Call:
 
 
 def paged_call(case: Case, device: str, call, q_dtype: Optional[str] = None, v_from_k: bool = False) -> Call:
-    """Decode against a paged KV cache of ragged lengths; `call(q, paged)` with `paged` a PagedKV. With
-    `v_from_k`, V is the first dim_v channels of K (MLA's latent cache)."""
+    """Decode against a paged KV cache of ragged lengths; `call(q, paged, **extras)` with `paged` a PagedKV and the
+    case's optional inputs (`extras`: learnable_sink, qv) as keywords. With `v_from_k`, V is the first dim_v
+    channels of K (MLA's latent cache)."""
     inputs = Inputs(case, device)
     q, k, v = inputs.dense(q_dtype=q_dtype)
     if v_from_k:
         v = k[..., : case.dim_v]
     lengths = ragged_lengths(case.seqlen_k, case.batch, floor=case.seqlen_q)
     paged = PagedKV(inputs, k, v, lengths)
-    reference = attention_reference(q, k, v, case, kv_lens=lengths)
+    extra = extras(inputs)
+    reference = attention_reference(
+        q, k, v, case, kv_lens=lengths, sink=extra.get("learnable_sink"), qv=extra.get("qv")
+    )
     flops = attention_flops(case, [(case.seqlen_q, n) for n in lengths])
-    return Call(lambda: call(q, paged), reference, flops, extract=first)
+    return Call(lambda: call(q, paged, **extra), reference, flops, extract=first)
 
 
 def elementwise_add(case: Case, device: str):

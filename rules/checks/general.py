@@ -370,8 +370,8 @@ def general_tp_heads(cfg, target):
     if not model.num_attention_heads:
         return skipped("the model's config gives no attention-head count")
     tp = cfg.tp_size
-    if cfg.flags.get("enable_dp_attention") and cfg.flags.get("dp_size"):
-        tp = max(1, tp // int(cfg.flags["dp_size"]))
+    dp = int(cfg.flags["dp_size"]) if cfg.flags.get("enable_dp_attention") and cfg.flags.get("dp_size") else 1
+    tp = max(1, tp // dp)
     heads, kv = model.num_attention_heads, model.num_key_value_heads or model.num_attention_heads
     if tp == 1:
         return passed("attention TP size 1", "heads divisible by the attention TP size")
@@ -379,11 +379,15 @@ def general_tp_heads(cfg, target):
     found = f"{heads} attention heads, {kv} KV heads, attention TP size {tp}"
     if heads % tp == 0 and (kv_ok or model.mla):
         return passed(found, "heads divisible by TP; KV heads divisible by TP or dividing it")
-    good = [t for t in (1, 2, 4, 8, 16) if heads % t == 0 and (model.mla or (kv % t == 0 if kv >= t else t % kv == 0))]
+    good = [
+        t for t in range(1, heads + 1) if heads % t == 0 and (model.mla or (kv % t == 0 if kv >= t else t % kv == 0))
+    ]
+    # the nearest split below (fewer GPUs) first, then the nearest above
+    nearest = [max(t for t in good if t < tp)] + [t for t in good if t > tp][:1]
     return failed(
         found,
         "heads divisible by TP; KV heads divisible by TP or dividing it",
-        [f"--tp-size {good[-1]}"] if good else [],
+        [f"--tp-size {t * dp}" for t in nearest],
     )
 
 

@@ -39,6 +39,18 @@ class CaseFields(Protocol):
     @property
     def page_size(self) -> Optional[int]: ...
 
+    @property
+    def softcap(self) -> float: ...
+
+    @property
+    def sinks(self) -> bool: ...
+
+    @property
+    def score_mod(self) -> Optional[str]: ...
+
+    @property
+    def qv(self) -> bool: ...
+
 
 @dataclass(frozen=True)
 class MachineView:
@@ -125,7 +137,8 @@ def sgl_fa3(case: CaseFields, machine: MachineView) -> Optional[str]:
 
 # -- FlashAttention 4 (the flash-attn-4 wheel; rules/knowledge/backends.py FA4 table) ---------------------------------
 def fa4(case: CaseFields, machine: MachineView) -> Optional[str]:
-    """The flash-attn-4 4.0.0b36 wheel's flash_attn/cute/interface.py (_flash_attn_fwd, _validate_head_dims)."""
+    """The flash-attn-4 4.0.0b36 wheel's flash_attn/cute/interface.py (_flash_attn_fwd, _validate_head_dims; the
+    qv, score_mod and learnable_sink asserts) and flash_fwd.py (FlashAttentionForwardSm80: no learnable sink)."""
     cc = machine.cc
     if cc is None:
         return None
@@ -137,6 +150,14 @@ def fa4(case: CaseFields, machine: MachineView) -> Optional[str]:
             f"FA4 fp8 is SM100-only, not {cc_text(machine)}: 'FP8 is only supported on SM100 (compute "
             f"capability 10.x) for FA4 CuTe.' ({FA4_WHEEL})"
         )
+    if case.qv and major not in (10, 11):
+        return f"FA4 takes qv (absorbed MLA) on SM100/SM110 only: 'only support Blackwell arch with qv' ({FA4_WHEEL})"
+    if case.score_mod and case.softcap:
+        return f"FA4: 'softcap and score_mod cannot be used together' ({FA4_WHEEL})"
+    if case.score_mod and major == 8:
+        return f"FA4: 'Custom user-provided score_mod is not supported on SM8x architectures.' ({FA4_WHEEL})"
+    if case.sinks and major == 8:
+        return f"FA4's SM80 kernel: 'Learnable sink is not supported in this kernel' ({FA4_WHEEL} flash_fwd.py)"
     head_dims = FA4_WHEEL_HEAD_DIMS.get(major)
     if head_dims is not None and not head_dims.takes(case.head_dim, case.dim_v):
         if major == 9:

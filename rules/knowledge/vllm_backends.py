@@ -25,7 +25,9 @@ Compute capabilities are (major, minor) tuples.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
@@ -558,8 +560,8 @@ UNREGISTERED: Mapping[str, str] = MappingProxyType(
 )
 
 ENUM_SOURCE = (
-    "vllm-project/vllm: vllm/v1/attention/backends/registry.py AttentionBackendEnum in the 0.13.0, "
-    "0.15.0, 0.20.0, 0.26.0, 0.30.0 and 0.33.0 wheels"
+    "vllm-project/vllm: the attention-backend enum (_Backend, then AttentionBackendEnum) in the 35 wheels "
+    "0.10.0-0.33.0 (rules/knowledge/vllm_backend_enum.json)"
 )
 
 # The backends of the newest declared range (RELEASES), modelled and not, by name (read-only).
@@ -584,47 +586,18 @@ MLA_BACKENDS = frozenset(name for name, b in BY_NAME.items() if b.mla)  # is_mla
 
 # Every value `--attention-backend` accepts in vLLM 0.33.0 (case-insensitive; "auto" means no choice).
 VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
-# AttentionBackendEnum's members in each release read (vllm/v1/attention/backends/registry.py; 0.13.0:
-# vllm/attention/backends/registry.py). Releases between two of these were not read.
+# The attention-backend enum's members in every release read from the wheels, 0.10.0 to 0.33.0
+# (vllm_backend_enum.json, written by bench/vllm_backend_enum.py: `_Backend` in platforms/interface.py through
+# 0.11.0, AttentionBackendEnum in attention/backends/registry.py, then v1/attention/backends/registry.py).
+# Releases between two read ones (0.10.1, 0.11.1, ...) were not read.
 ENUM_BY_RELEASE: Mapping[str, frozenset[str]] = MappingProxyType(
     {
-        "0.13.0": frozenset(
-            "FLASH_ATTN TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE "
-            "TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA PALLAS "
-            "IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
-        ),
-        "0.15.0": frozenset(
-            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
-            "ROCM_AITER_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
-            "FLASH_ATTN_MLA IPEX NO_ATTENTION FLEX_ATTENTION TREE_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CUSTOM".split()
-        ),
-        "0.20.0": frozenset(
-            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA "
-            "ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA FLASHINFER_MLA_SPARSE TRITON_MLA "
-            "CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASH_ATTN_MLA NO_ATTENTION FLEX_ATTENTION TREE_ATTN "
-            "ROCM_AITER_UNIFIED_ATTN CPU_ATTN TURBOQUANT CUSTOM".split()
-        ),
-        "0.26.0": frozenset(
-            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV ROCM_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA "
-            "ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA "
-            "FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE "
-            "FLASHMLA_SPARSE_DSV4 FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASH_ATTN_MLA "
-            "FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE NO_ATTENTION FLEX_ATTENTION HPC_ATTN ROCM_AITER_UNIFIED_ATTN "
-            "CPU_ATTN TURBOQUANT CUSTOM".split()
-        ),
-        "0.30.0": frozenset(
-            "FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV TRITON_FLASH_ATTN ROCM_ATTN ROCM_AITER_MLA "
-            "ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE XPU_MLA_SPARSE TORCH_SDPA FLASHINFER "
-            "TRITON_FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 "
-            "FLASHINFER_MLA_SPARSE_SM90 TRITON_MLA CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASHMLA_SPARSE_DSV4 "
-            "FLASHINFER_MLA_SPARSE_DSV4 ROCM_FLASHMLA_SPARSE_DSV4 FLASHMLA_SPARSE_DSV41 FLASHINFER_MLA_SPARSE_DSV41 B12X "
-            "FLASH_ATTN_MLA FLASH_ATTN_MLA_SPARSE MINIMAX_M3_SPARSE CUTLASS_MSA TRITON_MSA NO_ATTENTION FLEX_ATTENTION "
-            "HPC_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CPU_MLA AMX_MLA TURBOQUANT CUSTOM".split()
-        ),
-        VLLM_VERSION: VALID_NAMES,
+        release: frozenset(entry["members"])
+        for release, entry in json.loads(
+            resources.files("rules.knowledge").joinpath("vllm_backend_enum.json").read_text(encoding="utf-8")
+        )["releases"].items()
     }
 )
-
 AUTO = "auto"
 # Names some release read accepted that 0.33.0 does not.
 REMOVED = frozenset().union(*ENUM_BY_RELEASE.values()) - VALID_NAMES

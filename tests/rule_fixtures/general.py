@@ -99,7 +99,7 @@ FIXTURES = {
             {"gpu": "H100", "argv": [], "command": ["vllm", "serve", "deepseek-ai/DeepSeek-V3"]},  # a preset's hub id
         ],
         "fail": [
-            {"gpu": "H100", "argv": ["--model", "Qwen/Qwen2.5-32B-Instruct"], "expect": "warn"},
+            {"gpu": "H100", "argv": ["--model", "Qwen/Qwen2.5-14B-Instruct"], "expect": "warn"},
             {
                 "gpu": "B200",
                 "command": ["python", "-m", "sglang.launch_server", "--model-path", "someone/fine-tune"],

@@ -31,6 +31,9 @@ FAMILY_MODULES = (
 FEATURE_SOFTCAP = "softcap"
 FEATURE_WINDOW = "window"
 FEATURE_FP8 = "fp8"
+FEATURE_SINKS = "sinks"  # a learnable sink per query head
+FEATURE_SCORE_MOD = "score_mod"  # a custom score modification callable
+FEATURE_QV = "qv"  # absorbed MLA's separate qv input
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,13 @@ class Kernel:
             return f"{self.api} has no softcap argument"
         if case.window_left is not None and FEATURE_WINDOW not in self.features:
             return f"{self.api} has no sliding-window argument"
+        for wanted, feature, what in (
+            (case.sinks, FEATURE_SINKS, "learnable-sink"),
+            (case.score_mod, FEATURE_SCORE_MOD, "score_mod"),
+            (case.qv, FEATURE_QV, "qv"),
+        ):
+            if wanted and feature not in self.features:
+                return f"{self.api} has no {what} argument"
         if (case.page_size is None) != (self.quick.page_size is None):
             return f"{self.api} reads a {'paged' if self.quick.page_size else 'contiguous'} KV cache"
         return None

@@ -1,7 +1,7 @@
 """FlashAttention 4 (`flash-attn-4`, flash_attn.cute on the CUTLASS CuTe DSL): dense, varlen, paged decode.
 
 Signatures from the flash-attn-4 4.0.0b36 wheel, flash_attn/cute/interface.py: flash_attn_func(q, k, v,
-causal=, window_size=(left, right), softcap=) and flash_attn_varlen_func(q, k, v, cu_seqlens_q=,
+causal=, window_size=(left, right), softcap=, learnable_sink=, score_mod=, qv=) and flash_attn_varlen_func(q, k, v, cu_seqlens_q=,
 cu_seqlens_k=, max_seqlen_q=, max_seqlen_k=, seqused_k=, page_table=, ...); both return (out, lse). Paged
 decode is flash_attn_varlen_func with q (b, sq, h, d), k/v (num_pages, page_size, h_kv, d), page_table
 (b, pages) int32 and seqused_k (b,) int32: FA4 has no separate kvcache entry point. Kernels JIT-compile at
@@ -14,6 +14,9 @@ from __future__ import annotations
 from probe.smoke.cases import Case, attention_flops
 from probe.smoke.kernels import (
     FEATURE_FP8,
+    FEATURE_QV,
+    FEATURE_SCORE_MOD,
+    FEATURE_SINKS,
     FEATURE_SOFTCAP,
     FEATURE_WINDOW,
     Kernel,
@@ -27,6 +30,25 @@ def prepare() -> None:
     import flash_attn.cute  # noqa: F401  (imports the CUTLASS DSL: ~10 s on the H200)
 
 
+def score_mod(case: Case):
+    """The case's score_mod as FA4 takes it: a @cute.jit callable (flash-attn-4 4.0.0b36 softmax.py
+    call_score_mod passes score, batch_idx, head_idx and q_idx=, kv_idx=, seqlen_info=, aux_tensors= by keyword;
+    the form of Dao-AILab/flash-attention tests/cute score_mod_rel_bias). None when the case has none."""
+    if case.score_mod is None:
+        return None
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass._mlir.dialects import math as mlir_math
+
+    @cute.jit
+    def rel_bias(tSrS_ssa, b_idx, h_idx, q_idx, kv_idx, seqlen_info, aux_tensors):
+        diff = q_idx - kv_idx
+        distance = cute.TensorSSA(mlir_math.absi(diff), diff.shape, diff.dtype).to(cutlass.Float32)
+        return tSrS_ssa - distance * cute.full_like(distance, 0.01)
+
+    return {"rel_bias": rel_bias}[case.score_mod]
+
+
 def window(case: Case) -> tuple:
     """FA4 spells an unbounded side None (interface.py window_size: Tuple[Optional[int], Optional[int]])."""
     return (case.window_left, 0 if case.causal else None)
@@ -35,12 +57,17 @@ def window(case: Case) -> tuple:
 def _dense(case: Case, device: str):
     from flash_attn.cute import flash_attn_func
 
-    from probe.smoke.reference import Call, Inputs, attention_reference, first
+    from probe.smoke.reference import Call, Inputs, attention_reference, extras, first
 
-    q, k, v = Inputs(case, device).dense()
-    reference = attention_reference(q, k, v, case)
+    inputs = Inputs(case, device)
+    q, k, v = inputs.dense()
+    extra = extras(inputs)
+    reference = attention_reference(q, k, v, case, sink=extra.get("learnable_sink"), qv=extra.get("qv"))
+    mod = score_mod(case)
     return Call(
-        lambda: flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
+        lambda: flash_attn_func(
+            q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap, score_mod=mod, **extra
+        ),
         reference,
         attention_flops(case),
         extract=first,
@@ -75,10 +102,11 @@ def _paged(case: Case, device: str):
 
     from probe.smoke.reference import paged_call
 
+    mod = score_mod(case)
     return paged_call(
         case,
         device,
-        lambda q, paged: flash_attn_varlen_func(
+        lambda q, paged, **extra: flash_attn_varlen_func(
             q,
             paged.k_cache,
             paged.v_cache,
@@ -87,11 +115,16 @@ def _paged(case: Case, device: str):
             causal=case.causal,
             window_size=window(case),
             softcap=case.softcap,
+            score_mod=mod,
+            **extra,
         ),
     )
 
 
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW, FEATURE_FP8})
+# dense and paged decode also take learnable_sink=, score_mod= and qv= (interface.py flash_attn_func and
+# flash_attn_varlen_func); smoke's varlen kernel keeps the plain form
+EXTENDED = FEATURES | {FEATURE_SINKS, FEATURE_SCORE_MOD, FEATURE_QV}
 KERNELS = [
     Kernel(
         name="fa4-dense",
@@ -102,7 +135,7 @@ KERNELS = [
         build=_dense,
         prepare=prepare,
         library="fa4",
-        features=FEATURES,
+        features=EXTENDED,
     ),
     Kernel(
         name="fa4-varlen",
@@ -124,6 +157,6 @@ KERNELS = [
         build=_paged,
         prepare=prepare,
         library="fa4",
-        features=FEATURES | {"page:16"},
+        features=EXTENDED | {"page:16"},
     ),
 ]

@@ -1,0 +1,158 @@
+"""Real incidents as tests (issue 11, part 3): public GitHub issues and PRs where a user's launch line met an engine
+release on a GPU, and either the server started or it failed with an upstream error.
+
+tests/fixtures/incidents.json holds each incident with its source link, a quote of the evidence and what happened
+to the user; nothing in it comes from what attn-preflight says. Each is judged by the CLI at its own release
+(`check --gpu GPU --engine-version ENGINE==VER [--model M] -- COMMAND`), and scored strictly:
+
+- a `failed` incident is caught only when the verdict is FAIL (a WARN or an unknown does not stop the launch);
+- a `started` incident is judged right when the verdict is not FAIL, and the command is not refused as bad input
+  (exit 2: e.g. a backend name that release accepted).
+
+MISSES names every incident the tool gets wrong today, each with why. The test fails both ways: a miss that is
+now judged right says "remove it from MISSES", a hit that regresses says what the tool answered. README.md states
+the score, and test_readme_states_the_score keeps that sentence true.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from cli_run import assert_clean_outcome, check_json
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+INCIDENTS = json.loads((FIXTURES / "incidents.json").read_text())["incidents"]
+BY_ID = {incident["id"]: incident for incident in INCIDENTS}
+UPSTREAM_REPOS = ("sgl-project/sglang", "vllm-project/vllm", "flashinfer-ai/flashinfer", "Dao-AILab/flash-attention")
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+# Incident id -> why attn-preflight judges it wrong today. Fixing the cause turns the incident into a hit, and the
+# test then asks for its line here to go.
+MISSES: dict[str, str] = {
+    "flashinfer-2166-dsv32-rtx6000-flashinfer-mla": "version range: vLLM 0.12.0 is below the vllm rules' range; FLASHINFER_MLA has no sparse (DSA) path and no SM120 kernel",
+    "sglang-10618-qwen3next-sm89-fa3": "rule missing: before sglang PR #10816 the hybrid GDN backend hard-codes fa3 for full attention, which fails on SM89",
+    "sglang-12197-dsv31-cutlass-mla-fp8": "not modelled: cutlass_mla with an fp8_e4m3 KV cache crashes in CUDA-graph capture on sglang 0.5.4 (below the verified range)",
+    "sglang-12360-qwen3vl-b200-fa3-mm": "rule gap: Qwen3-VL's vision tower picks fa3 itself before sglang PR #13354; vision-fa3-blackwell sees only an explicit --mm-attention-backend fa3 (and 0.5.4 is below the verified range)",
+    "sglang-17880-dsv31-fp4-sm120-trtllm-mla": "rule gap: trtllm-mla-arch follows SGLang's is_blackwell gate (SM12x passes), but trtllm-gen FMHA has no SM120 kernel",
+    "sglang-23985-qwen36-27b-rtx5090-fa3-fp8e5m2": "rule gap: on SM120, sglang 0.5.10's fa3 with an FP8 KV cache lands on the FA4 CuTe kernel, whose FP8 assert is SM100-only; fa4-fp8-sm100 sees only --attention-backend fa4",
+    "sglang-24633-mla-sm120-default-trtllm-mla": "rule gap: trtllm-mla-arch follows SGLang's is_blackwell gate (SM12x passes), but trtllm-gen FMHA has no SM120 kernel",
+    "sglang-34684-gemma4-12b-sm100-deterministic": "rule missing: SGLang's Gemma-4 override picks trtllm_mha on SM100 before the deterministic-backend check refuses it",
+    "sglang-9140-gptoss-rtx5090-trtllm-mha": "version range: trtllm-mha-arch is not verified below sglang 0.5.5, though its docs say <= 0.5.9 refused every non-SM100 GPU",
+    "sglang-9330-dsv3-b200-trtllm-mla-hybrid-eagle": "version range: sglang 0.5.0's hybrid backend refuses speculative decoding (supported from PR #9573); 0.5.0 is below the verified range",
+    "vllm-22288-gptoss-sm75-mxfp4": "version range: vLLM 0.10.1 is below the vllm rules' range (mxfp4 needs SM80)",
+    "vllm-22331-gptoss-4090-sinks-fa3": "version range: vLLM 0.10.1 is below the vllm rules' range; its FLASH_ATTN asserts sinks need FlashAttention 3, which SM89 lacks",
+    "vllm-24358-gptoss20b-sm75-flex-swa": "version range and rule missing: vLLM 0.10.2 falls back to FlexAttention on SM75, which has no sliding window (gpt-oss)",
+    "vllm-24692-dsv2lite-flashinfer-mla-blocksize": "version range and rule missing: FLASHINFER_MLA with the default block size 16 before vLLM PR #24692",
+    "vllm-25811-qwen3next-b200-flashinfer": "version range and rule missing: vLLM 0.10.2 is below the vllm rules' range; FLASHINFER on SM100 uses trtllm-gen, which caps a KV page at 128 tokens, and the hybrid model's page is 544",
+    "vllm-26431-fp8kv-rtx3090-fp8e4nv": "version range: vLLM 0.11.0 is below the vllm rules' range; an FP8 KV cache needs fp8e4nv (SM89) in its Triton kernels",
+    "vllm-27604-flashinfer-fp8kv-hopper-jit": "version range: vLLM 0.11.0 is below the vllm rules' range; FlashInfer's SM90 FP8-KV prefill kernel failed to JIT-compile",
+    "vllm-28568-llama4-scout-hopper-flashinfer": "version range and rule missing: vLLM 0.11.1's FlashInfer chunked-local-attention path fails on Hopper for Llama 4 (below the vllm rules' range)",
+    "vllm-28589-gptoss-gb10-sinks": "version range: vLLM 0.11.1 is below the vllm rules' range; no backend with sinks on SM121",
+    "vllm-28993-llama4-scout-b200-flashinfer-metadata": "version range and rule missing: vLLM 0.11.1's FlashInfer chunked-local-attention metadata build fails for Llama 4 (below the vllm rules' range)",
+    "vllm-30195-dsv32-b200-default-cutlass-mla": "version range: vLLM 0.12.0 is below the vllm rules' range; its default picks CUTLASS_MLA, which has no sparse (DSA) support",
+    "vllm-31480-dsv32-rtxpro6000-no-backend": "rule missing: vLLM 0.13 has no sparse-MLA backend for SM120 (FLASHMLA_SPARSE is SM90/SM100)",
+    "vllm-32732-dsr1-nvfp4-rtxpro6000-014": "rule missing: vLLM 0.14.0 finds no MLA backend for SM120 (the regression the issue reports)",
+    "vllm-35720-llama31-v100-fp8kv-triton": "rule missing: TRITON_ATTN with an FP8 KV cache below SM89 (a runtime crash in vLLM 0.16, issue 11)",
+    "vllm-39807-flex-block-size-8": "rule missing: FLEX_ATTENTION accepts any --block-size before vLLM PR #41363, and one below 16 crashes in its Triton codegen",
+    "vllm-40153-gptoss20b-sm120-flashinfer": "version range: vllm-sinks holds from 0.20.0, but 0.17.0 already refuses FLASHINFER sinks off SM100 (issue 11)",
+    "vllm-40677-gemma4-e2b-sm120-flashinfer": "model not read: Gemma-4's global_head_dim 512 (full-attention layers) is not modelled, so FLASHINFER's head-size limit does not fire",
+    "vllm-41339-block-size-8-falls-back-to-flex": "rule missing: with --block-size below 16 vLLM falls back to FLEX_ATTENTION, which crashes in Triton codegen (fixed by PR #41363)",
+    "vllm-45317-glm51-gb10-dsa-no-backend": "rule missing: no sparse-MLA (DSA) backend on SM121 in vLLM 0.22",
+    "vllm-49011-nvfp4-kv-sm120": "version range: FLASHINFER's nvfp4-KV arch limit (SM100) is declared from vLLM 0.26.0; 0.25.1 refuses nvfp4 KV on SM120 too",
+    "vllm-50331-qwen36-gb10-fp8kv-flashinfer": "rule missing: FLASHINFER with an FP8 KV cache at head_dim 256 fails its first prefill on SM121 (vLLM 0.26.0)",
+    "vllm-51405-inkling-sm120-tml-fa4-paged": "rule missing: vLLM's Inkling tml_fa4 kernel has no paged KV on SM12x (the engine always pages)",
+    "vllm-55509-qwen38-27b-sm120-flashinfer": "not modelled: FLASHINFER's KV-cache footprint fails the startup KV-memory check at a length FLASH_ATTN serves",
+}
+
+
+def model_argument(reference: str) -> str:
+    """A preset name or hub id as is; `incident-models/NAME` is a config.json excerpt kept in tests/fixtures."""
+    if reference.startswith("incident-models/"):
+        return str(FIXTURES / reference)
+    return reference
+
+
+def judge(incident: dict) -> tuple[str, str]:
+    """The verdict (pass, warn, fail, or refused for an exit-2 input error) and what explains it."""
+    argv = ["--gpu", incident["gpu"], "--engine-version", f"{incident['engine']}=={incident['version']}"]
+    if incident.get("model"):
+        argv += ["--model", model_argument(incident["model"])]
+    argv += ["--", *shlex.split(incident["command"])]
+    run, report = check_json(argv)
+    assert_clean_outcome(run, argv)
+    if run.code == 2:
+        return "refused", run.err.strip()
+    assert report is not None, f"{incident['id']}: exit {run.code} without a report"
+    failing = [f["rule_id"] for f in report["findings"] if f["status"] == "fail"]
+    return report["verdict"], f"failing rules {failing}"
+
+
+def judged_right(incident: dict, verdict: str) -> bool:
+    if incident["outcome"] == "failed":
+        return verdict == "fail"
+    return verdict not in ("fail", "refused")
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, str]:
+    return {incident["id"]: judge(incident)[0] for incident in INCIDENTS}
+
+
+def test_incidents_are_sourced_and_complete():
+    assert len(INCIDENTS) == len(BY_ID), "incident ids must be unique"
+    for incident in INCIDENTS:
+        where = incident["id"]
+        assert re.match(r"^https://github\.com/([^/]+/[^/]+)/(issues|pull)/\d+", incident["source"]), where
+        assert incident["source"].split("/")[3] + "/" + incident["source"].split("/")[4] in UPSTREAM_REPOS, where
+        assert incident["quote"].strip() and incident["version_basis"].strip(), where
+        assert incident["engine"] in ("sglang", "vllm"), where
+        assert incident["outcome"] in ("started", "failed"), where
+        assert (incident["outcome"] == "failed") == bool(incident.get("error")), f"{where}: a failure has its error"
+        assert incident.get("stage") in (None, "config", "init", "forward"), where
+        if incident.get("model", "").startswith("incident-models/"):
+            config = json.loads(Path(model_argument(incident["model"]), "config.json").read_text())
+            assert config.get("_source"), f"{where}: the model excerpt names its source"
+
+
+def test_about_a_third_of_the_incidents_started():
+    started = sum(incident["outcome"] == "started" for incident in INCIDENTS)
+    assert started >= len(INCIDENTS) // 4, (len(INCIDENTS), started)
+
+
+def test_misses_name_real_incidents():
+    assert set(MISSES) <= set(BY_ID), set(MISSES) - set(BY_ID)
+    assert all(reason.strip() for reason in MISSES.values())
+
+
+@pytest.mark.parametrize("incident", INCIDENTS, ids=[incident["id"] for incident in INCIDENTS])
+def test_each_incident_is_judged_as_it_happened(incident):
+    verdict, why = judge(incident)
+    right = judged_right(incident, verdict)
+    said = f"verdict {verdict}: {why}"
+    if incident["id"] in MISSES:
+        assert not right, f"{incident['id']} is now judged right ({said}): remove it from MISSES"
+    else:
+        assert right, f"{incident['id']} ({incident['outcome']}: {incident.get('error', 'server started')}): {said}"
+
+
+def score(verdicts: dict[str, str]) -> tuple[int, int]:
+    hits = sum(judged_right(BY_ID[name], verdict) for name, verdict in verdicts.items())
+    return hits, len(verdicts)
+
+
+def test_readme_states_the_score(verdicts):
+    hits, total = score(verdicts)
+    failed = [incident["id"] for incident in INCIDENTS if incident["outcome"] == "failed"]
+    started = [incident["id"] for incident in INCIDENTS if incident["outcome"] == "started"]
+    caught = sum(verdicts[name] == "fail" for name in failed)
+    passed = sum(judged_right(BY_ID[name], verdicts[name]) for name in started)
+    statement = (
+        f"{hits} of {total} real incidents** judged right; {caught} of {len(failed)} failures caught, "
+        f"{passed} of {len(started)} working configs passed"
+    )
+    print(f"\n{statement}")
+    assert statement in README.read_text(), f"README.md must state: {statement}"
