@@ -64,12 +64,12 @@ def test_vllm_takes_its_default_utilization_and_fails_a_context_that_cannot_fit(
     # L4 24 GiB x 0.92 - 15 GiB of weights: ~7 GiB, 57k bf16 tokens, short of the 131072 one request needs
     _, data = check_json(["--gpu", "L4", "--", "vllm", "serve", "llama-3.1-8b"])
     assert data["memory"]["memory_fraction"] == 0.92
-    context = finding(data, "memory-kv-context")
+    context = finding(data, "vllm-memory-kv-context")
     assert context["status"] == "fail" and data["verdict"] == "fail"
     assert "--kv-cache-dtype fp8" not in context["fix"]  # fp8 halves it to 115k tokens: still short
     assert context["fix"][0] == f"--max-model-len {data['memory']['kv_capacity'][0]['tokens'] // 16 * 16}"
     _, shorter = check_json(["--gpu", "L4", "--", "vllm", "serve", "llama-3.1-8b", "--max-model-len", "32768"])
-    assert finding(shorter, "memory-kv-context")["status"] == "pass"
+    assert finding(shorter, "vllm-memory-kv-context")["status"] == "pass"
 
 
 def test_pasted_memory_flags_are_modelled_not_ignored():

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from rules.checks.common import gpu
+from rules.checks.common import SGLANG_NEWEST, gpu
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
@@ -26,6 +26,8 @@ KV_BUDGET = (
     "after the weights less total x (1 - mem_fraction_static)); model_executor/pool_configurator.py _compute_cell_size"
 )
 VLLM_KV = "vllm: vllm/v1/core/kv_cache_planning.py:50-86 _check_enough_kv_cache_memory; vllm/v1/kv_cache_interface.py"
+# The vLLM release whose KV planning (v1/core/kv_cache_planning.py) and KV specs these rules were read in.
+VLLM_VERIFIED = "vllm>=0.33.0"
 # The TP sizes a fix offers (one node), then PP stages of TP 8.
 _TP_CHOICES = (1, 2, 4, 8)
 _MAX_PP = 16
@@ -37,7 +39,8 @@ class KvCapacity:
     label: str
     bytes_per_token: float
     tokens: int  # page-rounded
-    formula: str  # how bytes_per_token is made: "8 kv heads x (128 + 128) x 2 B x 32 full layers"
+    formula: str
+    request_tokens: int  # the longest single request that fits (vLLM: sliding layers hold only their window)  # how bytes_per_token is made: "8 kv heads x (128 + 128) x 2 B x 32 full layers"
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,8 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
     shape = cfg.model.shape if cfg.model else None
     if shape is None or not target.memory_gib:
         return None
+    quantization_flag = cfg.flags.get("quantization")
+    shape = memory.with_quantization_flag(shape, quantization_flag if isinstance(quantization_flag, str) else None)
     model_dtype = cfg.model.dtype if cfg.model else None
     tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
@@ -182,7 +187,14 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
         state = cost.state_bytes_per_request
         tokens = int(max(kv_bytes, 0) // cost.bytes_per_token) // page * page if cost.bytes_per_token else 0
         capacities.append(
-            KvCapacity(kv_dtype, _label(kv_dtype, model_dtype), cost.bytes_per_token, tokens, cost.formula)
+            KvCapacity(
+                kv_dtype,
+                _label(kv_dtype, model_dtype),
+                cost.bytes_per_token,
+                tokens,
+                cost.formula,
+                _longest_request(cost, kv_bytes, page) if cfg.engine == "vllm" else tokens,
+            )
         )
     if not capacities:
         return None
@@ -210,6 +222,18 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
         context_origin=context_origin,
         weight_format=weight_format + (f" + {shape.mtp_layers} MTP layer(s)" if uses_mtp_layers(cfg) else ""),
     )
+
+
+def _longest_request(cost: memory.KvCost, kv_bytes: float, page: int) -> int:
+    """The most tokens one request can hold in `kv_bytes`: past the window, a token costs its full layers only."""
+    if kv_bytes <= 0 or not cost.bytes_per_token:
+        return 0
+    tokens = int(kv_bytes // cost.bytes_per_token)
+    if cost.window and tokens > cost.window and cost.full_bytes_per_token:
+        tokens = int((kv_bytes - cost.sliding_bytes_per_token * cost.window) // cost.full_bytes_per_token)
+    elif cost.window and not cost.full_bytes_per_token:
+        tokens = 1 << 40  # every layer sliding: one request never outgrows its window
+    return tokens // page * page
 
 
 def flag(cfg: Config, name: str) -> str:
@@ -256,37 +280,53 @@ def _describe(figures: MemoryFigures) -> str:
     )
 
 
-@rule(
-    id="memory-weights-fit",
-    title="The weights fit in GPU memory x the engine's memory fraction",
-    engine="any",
-    versions="",
-    stage="load",
-    needs_model=True,
-    prevents="Not enough memory. Please try to increase --mem-fraction-static.",
-    references=(
-        "vllm: vllm/v1/core/kv_cache_planning.py:56-63 'No available memory for the cache blocks. Try increasing "
-        "`gpu_memory_utilization` when initializing the engine'",
-    ),
-    source=f"{MEMORY_HOOK}; {KV_BUDGET}; rules/knowledge/memory.py",
-    docs="""Checks that one GPU's share of the weights (TP-sharded, the busiest PP stage) fits in its memory times
+WEIGHTS_DOCS = """Checks that one GPU's share of the weights (TP-sharded, the busiest PP stage) fits in its memory times
 the engine's memory fraction, leaving room for at least one page of KV cache.
 
-The fraction is SGLang's --mem-fraction-static or the default sglang 0.5.23 computes per GPU memory
-(arg_groups/memory_hook.py:281-337: (memory - reserved) / memory, reserved = 512 MiB + 1.5 x the chunked
-prefill size + TP x PP / 8 GiB + the CUDA-graph reserve, at least 10 GiB above 60 GiB), or vLLM's
---gpu-memory-utilization (default 0.92, vllm 0.33.0 vllm/config/cache.py:215). SGLang sizes the KV pool as
-the free memory after loading less total x (1 - fraction) (mem_cache/kv_cache_configurator.py:2990-3007); at
-zero tokens MemoryPoolConfig raises 'Not enough memory' (model_executor/pool_configurator.py:94-100), and vLLM
-raises 'No available memory for the cache blocks'. When the weights alone exceed the GPU the load itself runs
+The fraction is SGLang's --mem-fraction-static or the default sglang computes per GPU memory
+(sglang 0.5.23 arg_groups/memory_hook.py:281-337, the same from 0.5.20: (memory - reserved) / memory,
+reserved = 512 MiB + 1.5 x the chunked prefill size + TP x PP / 8 GiB + the CUDA-graph reserve, at least
+10 GiB above 60 GiB), or vLLM's --gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to
+0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
+(mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
+(model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'
+(vllm 0.33.0 v1/core/kv_cache_planning.py:56-63). When the weights alone exceed the GPU the load itself runs
 out of memory.
 
 The weight bytes are an estimate from config.json (rules/knowledge/memory.py): parameter counts within 2% of
-the published ones for 18 models; quantized layers at their packed size plus scales; the vision tower of
-multimodal models, norms and biases not counted; vLLM's profiled activation peak and CUDA graphs not known
-before a run. Near the limit (within ~5%) the verdict can go either way; well past it, it cannot. The fix is
-the smallest TP (up to 8) or, past one node, PP stages of TP 8 that fit.""",
-    fix_title="Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory",
+the published ones for 18 models; quantized layers at their packed size plus scales (`--quantization` names
+the checkpoint's format when given); the vision tower of multimodal models, norms and biases not counted;
+vLLM's profiled activation peak and CUDA graphs not known before a run. Near the limit (within ~5%) the
+verdict can go either way; well past it, it cannot. The fix is the smallest TP (up to 8) or, past one node,
+PP stages of TP 8 that fit."""
+WEIGHTS_TITLE = "The weights fit in GPU memory x the engine's memory fraction"
+WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory"
+
+
+@rule(
+    id="memory-weights-fit",
+    title=WEIGHTS_TITLE,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
+    stage="load",
+    needs_model=True,
+    prevents="Not enough memory. Please try to increase --mem-fraction-static.",
+    source=f"{MEMORY_HOOK}; {KV_BUDGET}; rules/knowledge/memory.py",
+    docs=WEIGHTS_DOCS,
+    fix_title=WEIGHTS_FIX,
+)
+@rule(
+    id="vllm-memory-weights-fit",
+    title=WEIGHTS_TITLE,
+    engine="vllm",
+    versions=VLLM_VERIFIED,
+    stage="load",
+    needs_model=True,
+    prevents="No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+    "the engine",
+    source=f"{VLLM_KV}; vllm: vllm/config/cache.py:215 gpu_memory_utilization; rules/knowledge/memory.py",
+    docs=WEIGHTS_DOCS,
+    fix_title=WEIGHTS_FIX,
 )
 def memory_weights_fit(cfg, target):
     if target.memory_gib is None:
@@ -303,36 +343,54 @@ def memory_weights_fit(cfg, target):
     return failed(found, "the weights below the budget, with room for KV cache", fix, reason)
 
 
-@rule(
-    id="memory-kv-context",
-    title="One request at the context length fits in the KV cache left after the weights",
-    engine="any",
-    versions="",
-    stage="load",
-    needs_model=True,
-    prevents="Input length (N tokens) exceeds the maximum allowed length (M tokens). Use a shorter input or enable "
-    "--allow-auto-truncate.",
-    references=(
-        "vllm: vllm/v1/core/kv_cache_planning.py:66-86 'To serve at least one request with the model's max seq "
-        "len (...), (... GiB KV cache is needed, which is larger than the available KV cache memory' (start-up)",
-        "sglang: python/sglang/srt/managers/tp_worker.py:568-572 max_req_len = min(context_len - 1, kv_capacity - 1)",
-    ),
-    source=f"{KV_BUDGET}; {VLLM_KV}; rules/knowledge/memory.py kv_cost",
-    docs="""Checks that the KV tokens left after the weights hold one request at --context-length / --max-model-len
+KV_DOCS = """Checks that the KV tokens left after the weights hold one request at --context-length / --max-model-len
 (or the model's max_position_embeddings), and reports the capacity per KV dtype.
 
 Bytes per token per GPU: MHA/GQA layers kv heads per attention-TP rank (at least one) x (head_dim +
 v_head_dim) x the dtype's bytes (sglang model_executor/pool_configurator.py:491-497; vllm
 v1/kv_cache_interface.py:586-594 page_size_bytes / block_size); MLA layers (kv_lora_rank + qk_rope_head_dim) x
 bytes, one latent not divided by TP (pool_configurator.py:379-385); MXFP8 adds a scale byte per 32 elements
-(:524-528), FP4 a scale byte per 16 (:386-396); SGLang's sliding-window layers count at swa_full_tokens_ratio
-0.8 (pool_configurator.py:797-802); linear-attention layers hold a state per request instead. Tokens =
-(GPU memory x fraction - weights) / bytes per token, rounded down to the page size.
+(:524-528), FP4 a scale byte per 16 (:386-396). Sliding-window layers: SGLang's hybrid-SWA models (gpt-oss,
+Llama 4's chunked layers; configs/model_config.py:2651-2711) count them at swa_full_tokens_ratio 0.8
+(pool_configurator.py:797-802), other models as full layers; vLLM counts them whole per token but one request
+holds only its window of them. Linear-attention layers hold a state per request instead. Tokens = (GPU
+memory x fraction - weights) / bytes per token, rounded down to the page size.
 
 SGLang starts anyway and caps a request at min(context length, KV capacity) - 1 tokens, rejecting longer
 inputs (managers/tp_worker.py:568-572, managers/utils.py:282-285): a warning. vLLM refuses to start (its
-estimate also subtracts the profiled activation peak, so its real capacity is lower than shown): a failure.""",
-    fix_title="Use an FP8 KV cache, a shorter --context-length, or shard wider",
+estimate also subtracts the profiled activation peak, so its real capacity is lower than shown): a failure."""
+KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
+KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
+
+
+@rule(
+    id="memory-kv-context",
+    title=KV_TITLE,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
+    stage="load",
+    needs_model=True,
+    prevents="Input length (N tokens) exceeds the maximum allowed length (M tokens). Use a shorter input or enable "
+    "--allow-auto-truncate.",
+    references=(
+        "sglang: python/sglang/srt/managers/tp_worker.py:568-572 max_req_len = min(context_len - 1, kv_capacity - 1)",
+    ),
+    source=f"{KV_BUDGET}; rules/knowledge/memory.py kv_cost",
+    docs=KV_DOCS,
+    fix_title=KV_FIX,
+)
+@rule(
+    id="vllm-memory-kv-context",
+    title=KV_TITLE,
+    engine="vllm",
+    versions=VLLM_VERIFIED,
+    stage="load",
+    needs_model=True,
+    prevents="To serve at least one request with the model's max seq len (...), (... GiB KV cache is needed, which is "
+    "larger than the available KV cache memory",
+    source=f"{VLLM_KV}; rules/knowledge/memory.py kv_cost",
+    docs=KV_DOCS,
+    fix_title=KV_FIX,
 )
 def memory_kv_context(cfg, target):
     if target.memory_gib is None:
@@ -352,10 +410,10 @@ def memory_kv_context(cfg, target):
         f"{configured.bytes_per_token:g} B per token per GPU = {configured.formula}"
     )
     required = f"{needed} tokens of KV cache at --kv-cache-dtype {configured.kv_dtype}"
-    if configured.tokens >= needed:
+    if configured.request_tokens >= needed:
         return passed(found, required)
-    fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if c.tokens >= needed]
-    fix.append(f"{flag(cfg, 'context')} {configured.tokens}")
+    fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if c.request_tokens >= needed]
+    fix.append(f"{flag(cfg, 'context')} {configured.request_tokens}")
     layout = next(
         (
             (tp, cfg.pp_size)
@@ -363,7 +421,7 @@ def memory_kv_context(cfg, target):
             if tp > cfg.tp_size
             and (wider := memory_figures(cfg, target, tp)) is not None
             and wider.fits
-            and wider.configured.tokens >= needed
+            and wider.configured.request_tokens >= needed
         ),
         None,
     )

@@ -20,7 +20,7 @@ differ by a few percent more. The rules leave that margin to the engine's own me
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
 GIB = 1 << 30
@@ -51,6 +51,20 @@ KV_SCALE_BYTES = {"mxfp8": 1 / 32, "fp4_e2m1": 1 / 16, "nvfp4": 1 / 16}
 
 # Model types whose transformers config class defaults tie_word_embeddings to True (config.json omits defaults).
 TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
+
+# Architectures SGLang gives a separate sliding-window KV pool (sglang 0.5.23 configs/model_config.py:88-96
+# SWA_SINK_ARCHS and 2651-2680 is_hybrid_swa_model); other sliding-window models (Gemma 2/3, Mistral, Phi-3)
+# keep every layer's KV for every token there.
+SGLANG_HYBRID_SWA = frozenset(
+    {
+        "GptOssForCausalLM",
+        "GraniteSWAForCausalLM",
+        "GraniteMoeSWAForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "Gemma4ForCausalLM",
+        "Gemma4ForConditionalGeneration",
+    }
+)
 
 # Parts every quantization method here leaves unquantized: embeddings, lm_head, the MoE router.
 NEVER_QUANTIZED = frozenset({"embed", "lm_head", "router"})
@@ -99,6 +113,7 @@ class ModelShape:
     linear_value_head_dim: int = 0
     linear_conv_kernel: int = 0
     gated_attention: bool = False  # Qwen3-Next: q_proj also emits an output gate
+    sglang_swa_pool: bool = False  # SGLang keeps the sliding layers in their own, smaller pool (is_hybrid_swa)
     quantization: Optional[Quantization] = None
     max_position_embeddings: Optional[int] = None
 
@@ -209,6 +224,32 @@ def quantization_from_config(config: Mapping[str, Any]) -> Optional[Quantization
     return None
 
 
+def quantization_from_flag(name: str) -> Optional[Quantization]:
+    """The weight format `--quantization NAME` gives a checkpoint that carries none (quantized as it loads); None
+    for a method not sized here."""
+    method = name.lower()
+    if method in ("fp8", "w8a8_fp8", "modelopt_fp8", "fbgemm_fp8", "ptpc_fp8"):
+        return Quantization(f"fp8 ({name})", 1.0)
+    if method in ("modelopt_fp4", "nvfp4", "w4a4_nvfp4"):
+        return Quantization(f"nvfp4 ({name})", _scaled(4, 16, 1))
+    if method == "mxfp4":
+        return Quantization("mxfp4", _scaled(4, 32, 1))
+    if method in ("w8a8_int8", "int8"):
+        return Quantization(f"int8 ({name})", 1.0)
+    return None
+
+
+def with_quantization_flag(s: ModelShape, name: Optional[str]) -> ModelShape:
+    """The shape with `--quantization NAME` applied. It wins over config.json's: the engines refuse a method
+    that contradicts the checkpoint's, so a run with the flag is of a checkpoint in that format (a preset
+    standing for an FP4 release of an FP8 model, say); the parts config.json leaves unquantized stay so."""
+    quantization = quantization_from_flag(name) if name else None
+    if quantization is None:
+        return s
+    unquantized = s.quantization.unquantized if s.quantization else quantization.unquantized
+    return replace(s, quantization=replace(quantization, unquantized=unquantized))
+
+
 def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
     """The numbers that size a checkpoint (multimodal configs: the language model's `text_config`)."""
     text_config = config.get("text_config")
@@ -274,8 +315,14 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         sliding_layers = layers // 2
     elif window and not layer_types and text.get("use_sliding_window") is not False and not linear_layers:
         sliding_layers = layers  # Mistral v0.1: every layer sliding
+    chunk = _int(text.get("attention_chunk_size"))
+    if chunk and text.get("model_type") == "llama4_text":
+        # Llama 4: chunked local attention on every layer but each fourth (sglang configs/model_config.py:2705-2711)
+        sliding_layers, window = layers - layers // 4, chunk
     if not sliding_layers:
         window = None
+    architectures = config.get("architectures")
+    architecture = architectures[0] if isinstance(architectures, list) and architectures else None
 
     return ModelShape(
         hidden_size=hidden,
@@ -311,6 +358,7 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         linear_value_head_dim=_int(text.get("linear_value_head_dim")) or 0,
         linear_conv_kernel=_int(text.get("linear_conv_kernel_dim")) or 0,
         gated_attention=text.get("model_type") == "qwen3_next",
+        sglang_swa_pool=architecture in SGLANG_HYBRID_SWA,
         quantization=quantization_from_config(config),
         max_position_embeddings=_context(text.get("max_position_embeddings")),
     )
@@ -422,6 +470,14 @@ class KvCost:
     bytes_per_token: float
     state_bytes_per_request: float
     formula: str
+    full_bytes_per_token: float  # the full-attention layers alone
+    sliding_bytes_per_token: float  # the sliding-window layers, unweighted
+    window: Optional[int] = None
+
+    def request_bytes(self, tokens: int) -> float:
+        """KV bytes one request of `tokens` holds: full layers for every token, sliding ones up to the window."""
+        sliding_tokens = min(tokens, self.window) if self.window else tokens
+        return self.full_bytes_per_token * tokens + self.sliding_bytes_per_token * sliding_tokens
 
 
 def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int = 1) -> KvCost:
@@ -432,9 +488,10 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
     AttentionSpec page_size_bytes / block_size). MLA: (kv_lora_rank + qk_rope_head_dim) x element bytes per layer,
     one latent for all heads, not divided by TP (sglang pool_configurator.py:379-385 with
     mem_cache/kv_cache_configurator.py:3419 calculate_mla_kv_cache_dim; vllm MLAAttentionSpec head_size_v = 0,
-    kv_cache_interface.py:743). Sliding-window layers: SGLang gives them swa_full_tokens_ratio (0.8,
-    arg_groups/fields/schedule.py:150) tokens per full-layer token (pool_configurator.py:797-802); vLLM's hybrid
-    allocator frees their blocks past the window, so they are counted per token too and bounded at runtime.
+    kv_cache_interface.py:743). Sliding-window layers: SGLang's hybrid-SWA models give them swa_full_tokens_ratio
+    (0.8, arg_groups/fields/schedule.py:150) tokens per full-layer token (pool_configurator.py:797-802), other
+    models a full layer's; vLLM's hybrid allocator frees their blocks past the window, so per token they count
+    whole and a request holds at most the window of them (KvCost.request_bytes).
     Linear-attention (Gated DeltaNet) layers keep a state per request: conv (kernel - 1) x conv dim and the
     float32 recurrent state value heads x key dim x value dim, sharded over TP.
     """
@@ -447,7 +504,7 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
         heads = kv_heads_per_rank(s, attn_tp)
         per_layer = heads * (s.head_dim + s.v_head_dim) * element
         formula = f"{heads} kv heads x ({s.head_dim} + {s.v_head_dim}) x {element:g} B"
-    sliding_weight = 0.8 if engine == "sglang" else 1.0
+    sliding_weight = 0.8 if engine == "sglang" and s.sglang_swa_pool else 1.0
     layers = s.full_attention_layers + sliding_weight * s.sliding_layers
     formula += f" x {s.full_attention_layers} full layers"
     if s.sliding_layers:
@@ -459,7 +516,14 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
         conv = (2 * key_dim + value_dim) * max(s.linear_conv_kernel - 1, 0) * s.dtype_bytes
         recurrent = s.linear_value_heads * s.linear_key_head_dim * s.linear_value_head_dim * 4
         state = s.linear_layers * (conv + recurrent) / attn_tp * layers_per_stage
-    return KvCost(per_layer * layers * layers_per_stage, state, formula)
+    return KvCost(
+        per_layer * layers * layers_per_stage,
+        state,
+        formula,
+        per_layer * s.full_attention_layers * layers_per_stage,
+        per_layer * s.sliding_layers * layers_per_stage,
+        s.sliding_window if engine == "vllm" else None,
+    )
 
 
 # --- the engines' memory budgets -----------------------------------------------------------------------------

@@ -11,8 +11,11 @@ FIXTURES = {
             {"gpu": "T4", "argv": ["--model", "deepseek-v3"]},
             {"gpu": "RTX 4090", "argv": ["--model", "llama-3.1-70b"]},
             {"gpu": "H100", "argv": ["--model", "llama-3.1-70b", "--tp-size", "2", "--mem-fraction-static", "0.5"]},
-            {"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-70b", "--gpu-memory-utilization", "0.9"]},
         ],
+    },
+    "vllm-memory-weights-fit": {
+        "pass": [{"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-8b"]}],
+        "fail": [{"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-70b", "--gpu-memory-utilization", "0.9"]}],
     },
     "memory-kv-context": {
         "pass": [
@@ -22,8 +25,11 @@ FIXTURES = {
         "fail": [
             # 15 GiB of weights in 24 GiB x 0.7: ~15k tokens of bf16 KV, short of 131072 (SGLang caps requests)
             {"gpu": "L4", "argv": ["--model", "llama-3.1-8b"], "expect": "warn"},
-            # vLLM refuses to start instead
-            {"gpu": "L4", "command": ["vllm", "serve", "llama-3.1-8b"]},
         ],
+    },
+    "vllm-memory-kv-context": {
+        "pass": [{"gpu": "L4", "command": ["vllm", "serve", "llama-3.1-8b", "--max-model-len", "32768"]}],
+        # vLLM refuses to start where SGLang caps the request
+        "fail": [{"gpu": "L4", "command": ["vllm", "serve", "llama-3.1-8b"]}],
     },
 }
