@@ -189,3 +189,32 @@ def test_sglang_default_mem_fraction_on_an_h100():
 def test_sglang_default_mem_fraction_on_a_t4_has_no_floor():
     reserved = 512 + 2048 * 1.5 + 128 + 8 * 2 + memory._prefill_capture_sizes(2048) * 8
     assert memory.sglang_default_mem_fraction(15360) == round((15360 - reserved) / 15360, 3)
+
+
+def test_sglang_keeps_gemma2s_sliding_layers_in_the_full_pool():
+    # Gemma2ForCausalLM is not one of SGLang's hybrid-SWA architectures: all 42 layers count per token
+    s = shape("Gemma 2 9B")  # 8 kv heads x (256 + 256), 21 of 42 layers sliding
+    assert (s.sliding_layers, s.sglang_swa_pool) == (21, False)
+    assert kv_cost(s, "sglang", "auto").bytes_per_token == 8 * 512 * 2 * 42
+
+
+def test_a_vllm_request_holds_only_the_window_of_its_sliding_layers():
+    s = shape("gpt-oss-20b")  # 12 full + 12 sliding layers of 8 x (64 + 64) x 2 bytes, window 128
+    cost = kv_cost(s, "vllm", "auto")
+    per_layer = 8 * 128 * 2
+    assert cost.request_bytes(131072) == 12 * per_layer * 131072 + 12 * per_layer * 128
+    assert cost.request_bytes(100) == 24 * per_layer * 100
+
+
+def test_llama4_chunked_layers_are_its_sliding_layers():
+    from rules.models import load_preset
+
+    s = load_preset("llama-4-scout").shape  # 48 layers: every fourth global, the others chunked at 8192
+    assert (s.full_attention_layers, s.sliding_layers, s.sliding_window, s.sglang_swa_pool) == (12, 36, 8192, True)
+
+
+def test_the_quantization_flag_names_the_checkpoints_format():
+    s = memory.with_quantization_flag(shape("DeepSeek V3"), "modelopt_fp4")
+    assert s.quantization.method == "nvfp4 (modelopt_fp4)" and s.quantization.bytes_per_weight == 0.5 + 1 / 16
+    assert "router" in s.quantization.unquantized  # what config.json leaves unquantized stays so
+    assert memory.with_quantization_flag(shape("Llama 3.1 8B"), "bitsandbytes").quantization is None  # not sized

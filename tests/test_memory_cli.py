@@ -148,3 +148,15 @@ def test_the_html_report_shows_the_memory_per_gpu(tmp_path):
     html = page.read_text()
     assert "Memory per GPU" in html and f"{data['memory']['weights_gib_per_gpu']:.1f} of " in html
     assert "kv capacity: bf16 " in html
+
+
+def test_an_fp4_run_of_the_deepseek_preset_fits_four_b200s():
+    """sglang#9704's launch line: nvidia/DeepSeek-R1-0528-FP4 on 4 x B200 started; the preset is the FP8 release."""
+    command = (
+        "python3 -m sglang.launch_server --model nvidia/DeepSeek-R1-0528-FP4 --quantization modelopt_fp4 --tp-size 4"
+    )
+    fp8 = check_json(["--gpu", "B200", "--model", "deepseek-r1", "--tp-size", "4"])[1]
+    fp4 = check_json(["--gpu", "B200", "--model", "deepseek-r1", "--", command])[1]
+    assert finding(fp8, "memory-weights-fit")["status"] == "fail"
+    assert finding(fp4, "memory-weights-fit")["status"] == "pass"
+    assert fp4["memory"]["weight_format"] == "nvfp4 (modelopt_fp4)"
