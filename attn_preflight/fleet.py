@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from probe.facts import HEALTH_BROKEN, HEALTH_NOT_INSTALLED, Facts
 
@@ -127,15 +127,22 @@ class Fleet:
 
 
 def merge(
-    nodes: Iterable[Node], skipped: Sequence[tuple[str, str]], reports_given: int, config, strict: bool = False
+    nodes: Iterable[Node],
+    skipped: Sequence[tuple[str, str]],
+    reports_given: int,
+    config,
+    strict: bool = False,
+    engine_versions: Optional[Mapping[str, str]] = None,
 ) -> Fleet:
-    """Groups the nodes and judges `config` once per group with the rules engine."""
+    """Groups the nodes and judges `config` once per group with the rules engine, each group's installed
+    versions overridden by `engine_versions` (--engine-version's pins)."""
     from rules.engine import evaluate
     from rules.target import Target
 
     groups = group_nodes(nodes)
     for group in groups:
         target = Target.from_facts(group.facts, kind="facts", label=f"group {group.id} ({len(group.nodes)} nodes)")
+        target = target.with_engine_versions(engine_versions or {})
         group.report = evaluate(config, target)
     return Fleet(
         groups=groups,

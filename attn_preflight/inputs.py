@@ -119,3 +119,17 @@ def cached_config(repo_id: str) -> Optional[str]:
     except OSError:
         return None
     return max((path for path in candidates if os.path.isfile(path)), key=os.path.getmtime, default=None)
+
+
+def read_launch_config(path: str) -> dict:
+    """The mapping of a pasted command's `--config FILE`: YAML read with attn_preflight/yaml_subset.py. Both
+    engines refuse a name not ending .yaml/.yml (sglang "Config file must be YAML format", vllm "Config file
+    must be of a yaml/yml type")."""
+    from attn_preflight.yaml_subset import YamlSubsetError, read_yaml_mapping
+
+    if not path.lower().endswith((".yaml", ".yml")):
+        raise RulesInputError(f"--config {path}: the engines read only .yaml/.yml config files")
+    try:
+        return read_yaml_mapping(path)
+    except YamlSubsetError as err:
+        raise RulesInputError(str(err)) from None

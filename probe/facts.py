@@ -179,10 +179,19 @@ class Facts:
         return FACTS_SCHEMA.read(data, "facts")
 
 
+# Field metadata: the field is written only when it differs from its default (a field added later, so that
+# what was recorded before it reads and writes back unchanged).
+OMIT_DEFAULT = {"omit_default": True}
+
+
 def to_jsonable(value: Any) -> Any:
     """A dataclass tree as JSON-ready dicts, lists and scalars (GpuDevice adds its derived fields)."""
     if dataclasses.is_dataclass(value):
-        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        out = {
+            f.name: to_jsonable(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get("omit_default") and getattr(value, f.name) == f.default)
+        }
         if isinstance(value, GpuDevice):  # derived, written for readers of the JSON
             out["compute_capability"] = value.compute_capability
             out["sm"] = value.sm

@@ -96,6 +96,12 @@ class Target:
         profile = gpus.lookup(name)
         if profile is None:
             cc = gpus.parse_compute_capability(name)
+            vendor = gpus.other_vendor(name)
+            if cc is None and vendor is not None:
+                raise RulesInputError(
+                    f"GPU {name!r} ({vendor}) is not profiled (NVIDIA only); "
+                    "`attn-preflight gpus` lists the GPUs the rules know"
+                )
             if cc is None:
                 raise RulesInputError(
                     f"unknown GPU {name!r} (a product name or a compute capability such as sm_90 or 12.1)",

@@ -279,11 +279,11 @@ def test_pasted_command_as_one_string_and_explicit_flags_win():
         "triton",
         "--",
         "SGLANG_FLASHATTENTION_VERSION=4 python3 -m sglang.launch_server --model-path llama-3.1-8b "
-        "--attention-backend fa3 --port 30000",
+        "--attention-backend fa3 --chunked-prefill-size 4096",
     )
     assert data["config"]["attention_backend"] == "triton"
     assert by_id(data)["general-flashattention-version-env"]["status"] == "warn"
-    assert data["config"]["ignored"] == ["--port"]
+    assert data["config"]["unmodelled"] == ["--chunked-prefill-size"] and data["config"]["ignored"] == []
 
 
 # --- errors: one line, exit 2 ----------------------------------------------------------------------------
@@ -323,6 +323,32 @@ def test_input_errors_are_one_line_exit_2(argv, needle, capsys):
     lines = out.err.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], out.err
     assert out.out == ""
+
+
+@pytest.mark.parametrize(
+    "verb,gpu,vendor",
+    [
+        ("check", "MI300X", "AMD Instinct"),
+        ("check", "MI250", "AMD Instinct"),
+        ("check", "AMD Instinct MI355X", "AMD Instinct"),
+        ("check", "Radeon RX 7900 XTX", "AMD Radeon"),
+        ("check", "gaudi3", "Intel Gaudi"),
+        ("check", "Intel Arc A770", "Intel Arc"),
+        ("matrix", "MI300X", "AMD Instinct"),
+    ],
+)
+def test_an_amd_or_intel_gpu_is_not_profiled_rather_than_a_close_nvidia_name(verb, gpu, vendor, capsys):
+    code, out = run_main([verb, "--gpu", gpu, "--model", "llama-3.1-8b"], capsys)
+    lines = out.err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, out.err
+    assert vendor in lines[0] and "not profiled (NVIDIA only)" in lines[0] and "did you mean" not in lines[0]
+
+
+def test_no_nvidia_name_is_taken_for_another_vendors():
+    from rules.knowledge.gpus import PROFILES, other_vendor
+
+    names = [name for p in PROFILES for name in (p.name, *p.aliases)]
+    assert [name for name in names + [f"NVIDIA {n}" for n in names] if other_vendor(name)] == []
 
 
 def test_facts_file_of_another_schema_version(tmp_path, capsys):

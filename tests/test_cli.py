@@ -16,6 +16,9 @@ def test_every_command_has_help(verb):
     command = cli.get_command(None, verb)
     assert command.help and command.help.strip(), f"{verb} has no help text"
     assert verb in result.output
+    examples = [line.strip() for line in command.help.splitlines() if line.strip().startswith(f"attn-preflight {verb}")]
+    assert examples, f"{verb}'s help has no example"
+    assert all(example in result.output for example in examples)  # shown as written: a \\b block is not rewrapped
 
 
 def test_group_help_lists_every_verb():

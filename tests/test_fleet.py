@@ -213,3 +213,22 @@ def test_real_probe_reports_merge(path, tmp_path):
     assert result.exit_code in (0, 1), result.stderr
     out = json.loads(result.stdout)
     assert len(out["groups"]) == 1 and out["groups"][0]["node_count"] == 3
+
+
+def test_engine_version_pins_every_groups_release(tmp_path):
+    """SGLang before 0.5.19 refused trtllm_mha prefill on SM120 (tests/test_rules_extra_e2e.py has the source)."""
+    rtx = write(tmp_path, "rtx", node_facts("NVIDIA GeForce RTX 5090", (12, 0), 32607, count=1, hostname="rtx"))
+    args = [rtx, "--model", "llama-3.1-8b", "--attention-backend", "trtllm_mha", "--format", "json"]
+    newest = fleet(*args)
+    assert newest.exit_code == 0 and json.loads(newest.stdout)["verdict"] == "pass"
+    pinned = fleet(*args, "--engine-version", "sglang==0.5.18")
+    assert pinned.exit_code == 1
+    check = json.loads(pinned.stdout)["groups"][0]["check"]
+    assert check["target"]["versions"]["sglang"] == "0.5.18"
+    assert next(f for f in check["findings"] if f["rule_id"] == "trtllm-mha-arch")["status"] == "fail"
+
+
+@pytest.mark.parametrize(("pin", "words"), [("sglang", "NAME==VERSION"), ("sglangg==0.5.23", "did you mean 'sglang'")])
+def test_a_bad_engine_version_is_one_line_exit_2(tmp_path, pin, words):
+    result = fleet(write(tmp_path, "h", node_facts()), "--engine-version", pin)
+    assert result.exit_code == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1

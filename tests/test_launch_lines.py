@@ -72,6 +72,14 @@ def test_dp_attention_divides_the_attention_tp():
     )
 
 
+def test_attn_dp_size_divides_the_attention_tp():
+    """sglang 0.5.22 arg_groups/fields/parallel.py: --attn-dp-size N replaces --dp-size N --enable-dp-attention."""
+    _, report = check("sglang", "serve", "--model-path", "Qwen/Qwen2.5-7B-Instruct", "--tp", "8", "--attn-dp-size", "4")
+    heads = finding(report, "general-tp-heads")
+    assert heads["status"] == "pass" and "attention TP size 2" in heads["message"]
+    assert finding(report, "general-unmodelled-flags")["status"] == "pass"
+
+
 def test_vllm_refuses_heads_tp_cannot_split():
     """vllm/config/model.py: 'Total number of attention heads (28) must be divisible by tensor parallel size (8).'"""
     run, report = check("vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "8", gpu="H100")

@@ -56,7 +56,7 @@ def test_table_and_markdown_point_at_problems_first():
     assert table.index("Problems") < table.index("Host") < table.index("GPUs") < table.index("Libraries")
     assert "imports were not checked (--no-imports)" in table
     markdown = invoke("--no-imports", "--format", "markdown")
-    assert markdown.startswith("# attn-preflight probe") and "\n## Problems (0)\n" in markdown
+    assert markdown.startswith("# attn-preflight probe") and "\n## Problems (" in markdown  # (N): this machine's
 
 
 def test_output_file(tmp_path):

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from attn_preflight.render import to_json
-from attn_preflight.render.facts import problems, render_facts
+from attn_preflight.render import Screen, to_json
+from attn_preflight.render.facts import CPU_ONLY_TORCH, NO_DEVICES, problems, render_facts
 from probe.facts import DERIVED_KEYS, Facts, GpuDevice, GpuFacts, ImportHealth, LibraryFacts
+from rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -37,30 +38,46 @@ def without_retired_keys(data):
     }
 
 
-def test_healthy_cpu_machine():
+def test_a_cpu_machine_has_no_gpu_and_a_cpu_only_torch_and_nothing_else():
     facts = load("probe-cpu-ci.json")
-    assert problems(facts) == []
+    no_gpu, cpu_torch = problems(facts)
+    assert no_gpu.startswith("no NVIDIA GPU seen: " + facts.gpus.error + "\n  → ") and "--gpus all" in no_gpu
+    assert cpu_torch == "torch 2.13.0+cpu is a CPU-only build (no CUDA): " + CPU_ONLY_TORCH
     text = render_facts(facts, "table")
-    assert "None found: every installed library imports (1 checked)." in text
+    assert "Problems (2)\n------------\n✗ no NVIDIA GPU seen: NVML library not found" in text
+    narrow = render_facts(facts, "table", Screen(width=50))  # the command to type stays whole, on its own line
+    assert f"\n  $ {INSTALL_CUDA_TORCH}\n" in narrow
     assert "None: NVML library not found (libnvidia-ml.so.1)" in text
     assert "none (CPU-only build)" in text and "2.13.0+cpu" in text
+
+
+def test_nvml_with_no_device_is_a_problem_and_a_rocm_torch_is_not_cpu_only():
+    facts = load("probe-cpu-ci.json")
+    facts.gpus = GpuFacts(driver_version="580.95.05", cuda_driver_version="13.0", devices=[])
+    facts.torch.version, facts.torch.hip, facts.torch.arch_list = "2.9.0+rocm6.4", "6.4", ["gfx942"]
+    assert [p.split("\n")[0] for p in problems(facts)] == ["no NVIDIA GPU seen: " + NO_DEVICES]
 
 
 def test_broken_machine_lists_each_failure_with_its_diagnosis():
     facts = load("probe-cpu-broken.json")
     found = problems(facts)
-    assert len(found) == 4
-    fa4, cutlass, triton, xformers = found  # in catalogue order
+    assert len(found) == 6
+    no_gpu, cpu_torch, fa4, cutlass, triton, xformers = found  # the machine, then libraries in catalogue order
+    assert no_gpu.startswith("no NVIDIA GPU seen: NVML library not found") and "CPU-only build" in cpu_torch
     assert fa4.startswith("FlashAttention 4 (CuTe DSL) (flash-attn-4 4.0.0b36): import error: ImportError:")
     assert "\n  → flash-attn-4 4.0.0b36: _C.so needs torch symbol" in fa4
     assert "its .pth file (nvidia_cutlass_dsl_packages.pth) was not processed" in cutlass
     assert triton.startswith("Triton (triton 3.5.0): import timeout")
     assert xformers.startswith("xFormers (xformers 0.0.30): import crashed: killed by SIGSEGV")
     text = render_facts(facts, "table")
-    assert text.index("Problems (4)") < text.index("Host")
+    assert text.index("Problems (6)") < text.index("Host")
     assert "crashed (SIGSEGV)" in text and "timeout 3.0 s" in text
     markdown = render_facts(facts, "markdown")
-    assert "## Problems (4)\n- FlashAttention 4" in markdown and "\n  → " in markdown
+    assert (
+        "## Problems (6)\n- no NVIDIA GPU seen" in markdown
+        and "\n- FlashAttention 4" in markdown
+        and "\n  → " in markdown
+    )
 
 
 def test_gpu_table_arch_coverage_and_per_gpu_errors():
@@ -76,7 +93,12 @@ def test_gpu_table_arch_coverage_and_per_gpu_errors():
     facts.torch.arch_list = ["sm_80", "sm_90"]
     found = problems(facts)
     assert "GPU 1 (NVIDIA RTX PRO 6000): NVML query failed: memory: GPU is lost" in found
-    assert "torch 2.13.0+cpu has no kernels for sm_120 (arch list: sm_80 sm_90)" in found
+    uncovered = [
+        p for p in found if p.startswith("torch 2.13.0+cpu has no kernels for sm_120 (arch list: sm_80 sm_90)")
+    ]
+    assert len(uncovered) == 1 and "no kernel image is available for execution on the device" in uncovered[0]
+    assert not any("no kernels for sm_90" in p for p in found)
+    assert not any(p.startswith("no NVIDIA GPU") for p in found)
     text = render_facts(facts, "table")
     assert "140.4 GiB" in text and "sm_90: yes" in text and "sm_120: NO" in text and "GPU is lost" in text
 
@@ -97,7 +119,7 @@ def test_skew_and_component_notes_are_problems_other_notes_are_not():
             ],
         )
     )
-    found = problems(facts)
+    found = [p for p in problems(facts) if p.startswith("FlashInfer")]
     assert found == ["FlashInfer: version skew: flashinfer-cubin 0.7.3 does not match flashinfer-python 0.7.4 (...)"]
     assert "- FlashInfer: flashinfer reports __version__ 0.0.0+unknown" in render_facts(facts, "table")
 

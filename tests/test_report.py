@@ -195,3 +195,19 @@ def test_report_says_where_it_wrote(tmp_path):
     result = CliRunner().invoke(cli, ["report", "-o", str(out), "--facts", facts_file(tmp_path)])
     assert result.exit_code == 0 and out.exists()
     assert f"wrote {out}" in result.output  # on stderr; CliRunner mixes the streams
+
+
+def test_engine_version_pins_the_release_the_matrix_is_judged_for(tmp_path):
+    """SGLang before 0.5.19 refused trtllm_mha prefill on SM120 (tests/test_rules_extra_e2e.py has the source)."""
+    rtx = facts_file(tmp_path, node_facts("NVIDIA GeForce RTX 5090", (12, 0), 32607, count=1))
+    _, newest = report(tmp_path, "--facts", rtx, "--model", "llama-3.1-8b")
+    assert Page(newest).cells[("trtllm_mha", "auto")][0] == "pass"
+    result, pinned = report(tmp_path, "--facts", rtx, "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.18")
+    assert result.exit_code == 0
+    status, title = Page(pinned).cells[("trtllm_mha", "auto")]
+    assert status == "fail" and "trtllm-mha-arch" in title
+
+
+def test_a_bad_engine_version_is_exit_2(tmp_path):
+    result, html = report(tmp_path, "--facts", facts_file(tmp_path), "--engine-version", "sglang==x")
+    assert result.exit_code == 2 and "not a version" in result.output and html is None

@@ -20,6 +20,7 @@ from attn_preflight.commands.common import (
     format_option,
     output_option,
     positive_seconds,
+    screen_for,
     write_output,
 )
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
@@ -153,7 +154,7 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
     """A validated rules.config.Config from the config options and an optional pasted command.
 
     Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
-    from attn_preflight.inputs import ModelNotFound, load_model
+    from attn_preflight.inputs import ModelNotFound, load_model, read_launch_config
     from probe.environ import redact
     from rules.config import make_config, parse_command
 
@@ -163,6 +164,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         engine = options.get("engine")
         if command:
             parsed = parse_command(command)
+            if parsed.config_file is not None:  # the engine reads it: its flags are judged like pasted ones
+                parsed = parse_command(command, config=read_launch_config(parsed.config_file))
             if engine and engine != parsed.engine:
                 raise InputError(f"--engine {engine} contradicts the pasted {parsed.origin} command")
             engine = parsed.engine
@@ -171,6 +174,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 "env": {name: redact(name, value) for name, value in parsed.env.items()},
                 "flags": parsed.flags,
                 "ignored": tuple(parsed.ignored),
+                "unmodelled": tuple(parsed.unmodelled),
+                "options": tuple(parsed.options),
                 "origin": parsed.origin,
                 "command": redacted_tokens(parsed.tokens),
             }
@@ -214,17 +219,32 @@ def target_options(func):
             type=click.Path(dir_okay=False),
             help="Judge a report saved by `attn-preflight probe --format json`.",
         ),
-        click.option(
-            "--engine-version",
-            "engine_versions",
-            multiple=True,
-            metavar="NAME==VER",
-            help="Pin an installed version (repeatable): sglang==0.5.23, vllm==..., flash-attn-4==...",
-        ),
+        engine_version_option(),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def engine_version_option():
+    """--engine-version, shared by `check`, `fleet` and `report`; `engine_pins` reads it."""
+    return click.option(
+        "--engine-version",
+        "engine_versions",
+        multiple=True,
+        metavar="NAME==VER",
+        help="Pin an installed version (repeatable): sglang==0.5.23, vllm==..., flash-attn-4==...",
+    )
+
+
+def engine_pins(engine_versions: Sequence[str]) -> dict[str, str]:
+    """{package: version} from --engine-version; InputError (exit 2) on a bad one."""
+    from rules.target import parse_engine_versions
+
+    try:
+        return parse_engine_versions(engine_versions)
+    except RulesInputError as err:
+        raise input_error(err) from None
 
 
 def target_from_options(
@@ -237,14 +257,14 @@ def target_from_options(
     """The target the options name; with neither --gpu nor --facts, this machine, its imports each checked
     within `probe_timeout` seconds."""
     from attn_preflight.inputs import live_target, load_facts_file
-    from rules.target import Target, parse_engine_versions
+    from rules.target import Target
 
     if gpu and facts_file:
         raise InputError("--gpu and --facts name two different targets; give one")
     if gpu_count is not None and not gpu:
         raise InputError("--gpu-count is the number of --gpu GPUs (a probe or --facts counts its own); add --gpu")
+    pins = engine_pins(engine_versions)
     try:
-        pins = parse_engine_versions(engine_versions)
         if gpu:
             target = Target.from_gpu(gpu, gpu_count)
         elif facts_file:
@@ -358,7 +378,7 @@ def check_command(
     report = evaluate(cfg, target)
     if smoke:
         report = _smoke(report, smoke_timeout)
-    write_output(render_report(report, fmt.lower(), show_all=show_all), output)
+    write_output(render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output)), output)
     code = report.exit_code(strict)
     if code:
         raise click.exceptions.Exit(EXIT_FAIL)

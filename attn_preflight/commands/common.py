@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from typing import Optional
 
 import click
 
 from attn_preflight.cli import InputError
+from attn_preflight.render import PLAIN, Screen
 
 FORMATS = ("table", "json", "markdown")
 
@@ -40,6 +42,23 @@ def positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -
     if value != value or value <= 0 or value == float("inf"):  # NaN, non-positive, infinite
         raise click.BadParameter(f"must be a positive number of seconds, got {value:g}")
     return value
+
+
+NARROWEST_WIDTH = 40  # columns: below this, wrapping helps nobody
+
+
+def screen_for(fmt: str, output: Optional[str]) -> Screen:
+    """How table-format output is laid out. Width: what shutil.get_terminal_size reads (COLUMNS, else the
+    terminal stdout is), for stdout and -o FILE alike; with neither (stdout a pipe or a file, no COLUMNS), no
+    limit, so that grep and a pager see one line per finding. Colour: only on stdout, never with NO_COLOR set
+    to anything but the empty string (no-color.org); click.echo drops it when stdout is not a terminal.
+    Markdown and JSON are never wrapped or coloured."""
+    if fmt.lower() != "table":
+        return PLAIN
+    columns = shutil.get_terminal_size(fallback=(0, 0)).columns
+    width = max(columns, NARROWEST_WIDTH) if columns > 0 else None
+    to_stdout = output is None or output == "-"
+    return Screen(width=width, colour=to_stdout and not os.environ.get("NO_COLOR"))
 
 
 def check_output_writable(path: Optional[str]) -> None:
@@ -79,7 +98,7 @@ def write_output(text: str, path: Optional[str]) -> None:
             text.encode(encoding)
         except (UnicodeEncodeError, LookupError):  # e.g. PYTHONIOENCODING=ascii or a latin-1 locale
             text = ascii_text(text, encoding)
-        sys.stdout.write(text)
+        click.echo(text, nl=False)  # strips colour when stdout is not a terminal
         sys.stdout.flush()
         return
     try:

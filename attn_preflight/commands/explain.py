@@ -8,11 +8,11 @@ from __future__ import annotations
 import click
 
 from attn_preflight.cli import InputError, did_you_mean
-from attn_preflight.commands.common import format_option
-from attn_preflight.render import heading, to_json
+from attn_preflight.commands.common import format_option, screen_for
+from attn_preflight.render import PLAIN, Screen, heading, reflow, to_json, wrap_lines
 
 
-def render_rule(r, fmt: str) -> str:
+def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
     """A rule's documentation, or a check --smoke finding's (attn_preflight.check_smoke.SmokeCheck)."""
     from rules.engine import STAGES, Rule
 
@@ -27,7 +27,7 @@ def render_rule(r, fmt: str) -> str:
         about = "reported by check --smoke, from the kernels' run on this machine (not a rule)"
     out = [
         heading(f"{r.id}: {r.title}", fmt, level=1),
-        about + (f"\nwithout it, the engine fails at {STAGES[r.stage]}" if r.stage else ""),
+        wrap_lines(about + (f"\nwithout it, the engine fails at {STAGES[r.stage]}" if r.stage else ""), screen),
     ]
     sections = [("What it checks", r.what), ("Why", r.why), ("Fix", r.fix_title)]
     if r.prevents:
@@ -39,7 +39,8 @@ def render_rule(r, fmt: str) -> str:
         sections.append(("References", "\n".join(f"- {ref}" for ref in r.references)))
     for title, body in sections:
         if body:
-            out.append(f"{heading(title, fmt, level=level)}\n{body.strip()}")
+            text = wrap_lines(reflow(body.strip(), screen), screen, labels=False)
+            out.append(f"{heading(title, fmt, level=level)}\n{text}")
     return "\n\n".join(out)
 
 
@@ -67,4 +68,4 @@ def explain_command(rule_id, fmt):
         raise InputError(
             f"unknown rule {rule_id!r}{did_you_mean(rule_id, known)}; list them with `attn-preflight rules`"
         )
-    click.echo(render_rule(r, fmt.lower()))
+    click.echo(render_rule(r, fmt.lower(), screen_for(fmt, None)))

@@ -14,8 +14,14 @@ from typing import Optional
 import click
 
 from attn_preflight.cli import InputError
-from attn_preflight.commands.check import config_from_options, config_options
-from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.check import config_from_options, config_options, engine_pins, engine_version_option
+from attn_preflight.commands.common import (
+    check_output_writable,
+    format_option,
+    output_option,
+    screen_for,
+    write_output,
+)
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
@@ -49,11 +55,14 @@ def read_report(path: str):
 
 @click.command("fleet")
 @config_options
+@engine_version_option()
 @click.option("--strict", is_flag=True, help="Exit 1 when a group only warns, too.")
 @format_option()
 @output_option()
 @click.argument("reports", nargs=-1, required=True, metavar="REPORT.json|DIR...")
-def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[str, ...], **config) -> None:
+def fleet_command(
+    engine_versions: tuple[str, ...], strict: bool, fmt: str, output: Optional[str], reports: tuple[str, ...], **config
+) -> None:
     """Merge reports saved by `probe --format json` (one per node): group identical nodes, show the fleet's
     hardware and library spread, and say which groups pass or fail a serving config, and why.
 
@@ -61,7 +70,7 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
     attn-preflight fleet reports/*.json --model ./Llama-3.1-8B --attention-backend fa3 --kv-cache-dtype fp8_e4m3
     attn-preflight fleet reports/ --format json
 
-    Takes the same config flags as `check`; without them, each group is judged with SGLang's default backend
+    Takes the same config flags and --engine-version as `check`; without them, each group is judged with SGLang's default backend
     for its GPU. Exit 0 when every node passes (warnings allowed), 1 when a group fails, 2 when a report is
     unreadable (each named on stderr; the others are still merged and shown).
     """
@@ -70,6 +79,7 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
 
     check_output_writable(output)
     cfg = config_from_options(config)
+    pins = engine_pins(engine_versions)
     paths = expand_paths(reports)
     nodes, skipped = [], []
     for path in paths:
@@ -80,8 +90,8 @@ def fleet_command(strict: bool, fmt: str, output: Optional[str], reports: tuple[
             click.echo(" ".join(f"attn-preflight: skipped {path}: {why}".split()), err=True)
         else:
             nodes.append(Node(source=path, facts=facts))
-    fleet = merge(nodes, skipped, len(paths), cfg, strict=strict)
-    write_output(render_fleet(fleet, fmt.lower()), output)
+    fleet = merge(nodes, skipped, len(paths), cfg, strict=strict, engine_versions=pins)
+    write_output(render_fleet(fleet, fmt.lower(), screen_for(fmt, output)), output)
     code = fleet.exit_code()
     if code:
         raise click.exceptions.Exit(code)

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import click
 
-from attn_preflight.commands.common import format_option
+from attn_preflight.commands.common import format_option, screen_for
 from attn_preflight.render import table, to_json
 
 
 @click.command("gpus")
 @format_option()
 def gpus_command(fmt):
-    """List GPU profiles (names and aliases accepted by --gpu; a compute capability such as sm_90 works too)."""
+    """List GPU profiles (names and aliases accepted by --gpu; a compute capability such as sm_90 works too).
+    NVIDIA only: an AMD or Intel name given to --gpu is refused as not profiled.
+
+    \b
+    attn-preflight gpus
+    attn-preflight gpus --format json
+    """
     from rules.knowledge.gpus import PROFILES
 
     fmt = fmt.lower()
@@ -34,4 +40,5 @@ def gpus_command(fmt):
         )
         return
     rows = [[p.name, p.compute_capability, p.sm, p.memory_gib, ", ".join(p.aliases), p.note] for p in PROFILES]
-    click.echo(table(["gpu", "cc", "sm", "memory GiB", "aliases", "note"], rows, fmt))
+    headers = ["gpu", "cc", "sm", "memory GiB", "aliases", "note"]
+    click.echo(table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=5))

@@ -5,7 +5,13 @@ from __future__ import annotations
 import click
 
 from attn_preflight.commands.check import input_error
-from attn_preflight.commands.common import check_output_writable, format_option, output_option, write_output
+from attn_preflight.commands.common import (
+    check_output_writable,
+    format_option,
+    output_option,
+    screen_for,
+    write_output,
+)
 from rules.errors import RulesInputError
 
 
@@ -60,4 +66,4 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
         raise input_error(err) from None
     columns = [backend_kb.canonical(engine, b) for b in backends]
     grid = judge_grid(config, gpu_targets(gpus), columns, list(kv_dtypes) or ["auto"])
-    write_output(render_matrix(grid, fmt.lower()), output)
+    write_output(render_matrix(grid, fmt.lower(), screen_for(fmt, output)), output)

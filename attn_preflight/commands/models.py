@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attn_preflight.commands.common import format_option
+from attn_preflight.commands.common import format_option, screen_for
 from attn_preflight.render import table, to_json
 
 
@@ -20,7 +20,12 @@ def _attention(model) -> str:
 @format_option()
 def models_command(fmt):
     """List the model presets (--model takes a preset's name, hub id or alias; anything else is read from disk or
-    the local Hugging Face cache)."""
+    the local Hugging Face cache).
+
+    \b
+    attn-preflight models
+    attn-preflight models --format json
+    """
     from rules.models import load_preset, presets
 
     fmt = fmt.lower()
@@ -44,4 +49,4 @@ def models_command(fmt):
     rows = [
         [name, "\n".join([preset["hub_id"], *preset["aliases"]]), _attention(model)] for name, preset, model in loaded
     ]
-    click.echo(table(["preset", "hub id, aliases", "attention"], rows, fmt))
+    click.echo(table(["preset", "hub id, aliases", "attention"], rows, fmt, width=screen_for(fmt, None).width))

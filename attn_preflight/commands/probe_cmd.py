@@ -15,6 +15,7 @@ from attn_preflight.commands.common import (
     format_option,
     output_option,
     positive_seconds,
+    screen_for,
     write_output,
 )
 
@@ -48,6 +49,11 @@ def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: fl
     Each import runs in its own subprocess, all in parallel, with a timeout; a failure is reported with
     what it means. Results are cached per install ($XDG_CACHE_HOME/attn-preflight). GPUs are read through
     NVML, without creating a CUDA context. Always exits 0: probe reports, `check` judges.
+
+    \b
+    attn-preflight probe
+    attn-preflight probe --format json -o node.json
+    attn-preflight probe --format markdown --no-imports
     """
     check_output_writable(output)
     from probe.collect import collect
@@ -66,5 +72,5 @@ def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: fl
     else:
         from attn_preflight.render.facts import render_facts
 
-        text = render_facts(facts, fmt.lower())
+        text = render_facts(facts, fmt.lower(), screen_for(fmt, output))
     write_output(text, output)

@@ -12,7 +12,7 @@ from typing import Optional
 import click
 
 from attn_preflight.cli import InputError
-from attn_preflight.commands.check import config_from_options, config_options
+from attn_preflight.commands.check import config_from_options, config_options, engine_version_option
 from attn_preflight.commands.common import check_output_writable, write_output
 
 
@@ -109,7 +109,10 @@ def smoke_table(path: str):
     help="A run saved by `attn-preflight smoke --format json`, shown with the page.",
 )
 @config_options
-def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[str], **config) -> None:
+@engine_version_option()
+def report_command(
+    output: str, facts_file: Optional[str], smoke_file: Optional[str], engine_versions: tuple[str, ...], **config
+) -> None:
     """Write one self-contained HTML page: this machine's facts, its libraries and their health, the
     attention backend × KV-cache dtype matrix for a model (pass/warn/fail, reasons on hover), and smoke results.
 
@@ -118,7 +121,7 @@ def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[
     attn-preflight report -o customer.html --facts customer-probe.json --model deepseek-ai/DeepSeek-V3
     attn-preflight report -o h200.html --smoke smoke.json --enable-deterministic-inference
 
-    Takes the same config flags as `check`; --attention-backend / --kv-cache-dtype narrow the matrix to
+    Takes the same config flags and --engine-version as `check`; --attention-backend / --kv-cache-dtype narrow the matrix to
     that row / column. No network is needed to view the page. Exit 0 once written, 2 for bad input.
     """
     from attn_preflight.commands.check import target_from_options
@@ -128,7 +131,7 @@ def report_command(output: str, facts_file: Optional[str], smoke_file: Optional[
     check_output_writable(output)
     cfg = config_from_options(config)
     smoke = smoke_table(smoke_file) if smoke_file else None
-    target = target_from_options(None, facts_file)
+    target = target_from_options(None, facts_file, engine_versions)
     matrix = matrix_for(cfg, target, cfg.backend_given, config.get("kv_cache_dtype") is not None)
     source = facts_file or "this machine (probed now)"
     write_output(render_html(target.facts, matrix, smoke, source=source, memory=memory_figures(cfg, target)), output)

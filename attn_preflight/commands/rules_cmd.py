@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attn_preflight.cli import InputError, did_you_mean
-from attn_preflight.commands.common import format_option
+from attn_preflight.commands.common import format_option, screen_for
 from attn_preflight.render import table, to_json
 
 
@@ -14,7 +14,13 @@ from attn_preflight.render import table, to_json
 @click.option("--subject", default=None, metavar="NAME", help="Only one subject (fa3, fa4, kv_cache, ...).")
 @format_option()
 def rules_command(engine, subject, fmt):
-    """List the rules `check` applies (id, engine, versions, title). `explain RULE` tells more."""
+    """List the rules `check` applies (id, engine, versions, title). `explain RULE` tells more.
+
+    \b
+    attn-preflight rules
+    attn-preflight rules --engine vllm --format json
+    attn-preflight rules --subject fa4
+    """
     from rules.engine import all_rules
 
     rules = all_rules()
@@ -30,5 +36,6 @@ def rules_command(engine, subject, fmt):
         click.echo(to_json([r.to_dict() for r in rules]))
         return
     rows = [[r.id, r.engine, r.versions, r.title] for r in rules]
-    click.echo(table(["rule", "engine", "holds for", "title"], rows, fmt))
+    headers = ["rule", "engine", "holds for", "title"]
+    click.echo(table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=3))
     click.echo(f"\n{len(rules)} rules; `attn-preflight explain RULE` for details")

@@ -13,6 +13,7 @@ from attn_preflight.commands.common import (
     format_option,
     output_option,
     positive_seconds,
+    screen_for,
     write_output,
 )
 
@@ -102,6 +103,6 @@ def smoke_command(
         plan(chosen, level.lower(), chosen_dtypes), level=level.lower()
     )
     report = judged(raw)  # an error confirming a documented limit is a skip, not a failure
-    write_output(render_smoke(report, fmt.lower()), output)
+    write_output(render_smoke(report, fmt.lower(), screen_for(fmt, output)), output)
     if report.failed:
         raise click.exceptions.Exit(EXIT_FAIL)

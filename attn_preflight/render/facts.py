@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from attn_preflight.render import heading, key_values, table
+from attn_preflight.render import PLAIN, Screen, heading, key_values, table, wrap_lines
 from probe.facts import (
     HEALTH_BROKEN,
     HEALTH_CRASHED,
@@ -19,30 +19,49 @@ from probe.facts import (
     LibraryFacts,
 )
 from probe.libraries import SKEW_NOTE
-from rules.knowledge.cuda_arch import torch_arch_coverage
+from rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, torch_arch_coverage
 from rules.knowledge.import_diagnosis import component_notes, diagnose
 
 
-def render_facts(facts: Facts, fmt: str) -> str:
+def render_facts(facts: Facts, fmt: str, screen: Screen = PLAIN) -> str:
     title = f"attn-preflight probe: {facts.host.hostname or 'this machine'}"
     when = f"collected {facts.collected_at} by attn-preflight {facts.tool_version}"
     sections = [
         heading(title, fmt, level=1),
         f"_{when}_" if fmt == "markdown" else when,
-        _problems(facts, fmt),
-        _host(facts, fmt),
-        _gpus(facts, fmt),
-        _toolkit(facts, fmt),
-        _torch(facts, fmt),
-        _libraries(facts, fmt),
-        _environment(facts, fmt),
+        _problems(facts, fmt, screen),
+        _host(facts, fmt, screen),
+        _gpus(facts, fmt, screen),
+        _toolkit(facts, fmt, screen),
+        _torch(facts, fmt, screen),
+        _libraries(facts, fmt, screen),
+        _environment(facts, fmt, screen),
     ]
     return "\n\n".join(sections) + "\n"
 
 
+# What each machine problem means, in the words of the rules that judge it (rules/checks/install.py); a
+# command on a line of its own, after "$ ", is never wrapped.
+NO_DEVICES = "NVML reports no devices"
+NO_GPU_FIX = "run on a GPU node; in a container pass --gpus all (NVIDIA Container Toolkit)"
+CPU_ONLY_TORCH = (
+    "every CUDA call fails ('Torch not compiled with CUDA enabled', torch/cuda/__init__.py _lazy_init); "
+    f"install a CUDA build:\n  $ {INSTALL_CUDA_TORCH}"
+)
+ARCH_NOT_BUILT = (
+    "torch says it 'does not include kernels for this GPU' and every CUDA kernel fails with 'no kernel image is "
+    "available for execution on the device' (torch/cuda/__init__.py _check_capability); install a build that "
+    f"covers it:\n  $ {INSTALL_CUDA_TORCH}"
+)
+
+
 def problems(facts: Facts) -> list[str]:
-    """One line per broken thing, with what it means."""
+    """One line per broken thing, with what it means: the machine (no GPU, a CPU-only torch) first."""
     found = []
+    if not facts.gpus.devices:
+        found.append(f"no NVIDIA GPU seen: {facts.gpus.error or NO_DEVICES}\n  → {NO_GPU_FIX}")
+    if facts.torch.installed and not facts.torch.error and facts.torch.cuda is None and facts.torch.hip is None:
+        found.append(f"torch {facts.torch.version} is a CPU-only build (no CUDA): {CPU_ONLY_TORCH}")
     for lib in facts.libraries:
         health = lib.health
         if health.status in HEALTH_BROKEN:
@@ -66,27 +85,29 @@ def problems(facts: Facts) -> list[str]:
         if not covered:
             found.append(
                 f"torch {facts.torch.version} has no kernels for {sm} (arch list: "
-                f"{' '.join(facts.torch.arch_list or []) or 'empty'})"
+                f"{' '.join(facts.torch.arch_list or []) or 'empty'})\n  → {ARCH_NOT_BUILT}"
             )
     return found
 
 
-def _problems(facts: Facts, fmt: str) -> str:
+def _problems(facts: Facts, fmt: str, screen: Screen) -> str:
     found = problems(facts)
     if found:
         if fmt == "markdown":  # list items; the diagnosis on its own line (a hard break: two spaces)
             body = "\n".join("- " + line.replace("\n  ", "  \n  ") for line in found)
         else:
             body = "\n".join("✗ " + line for line in found)
+        if not facts.imports_checked:
+            body += "\nImport health is unknown: imports were not checked (--no-imports)."
     elif not facts.imports_checked:
         body = "None found, but import health is unknown: imports were not checked (--no-imports)."
     else:
         checked = sum(1 for lib in facts.libraries if lib.health.status == HEALTH_OK)
         body = f"None found: every installed library imports ({checked} checked)."
-    return heading(f"Problems ({len(found)})", fmt) + "\n" + body
+    return heading(f"Problems ({len(found)})", fmt) + "\n" + wrap_lines(body, screen)
 
 
-def _host(facts: Facts, fmt: str) -> str:
+def _host(facts: Facts, fmt: str, screen: Screen) -> str:
     host = facts.host
     return (
         heading("Host", fmt)
@@ -100,11 +121,12 @@ def _host(facts: Facts, fmt: str) -> str:
                 ("virtualenv", host.virtualenv),
             ],
             fmt,
+            screen,
         )
     )
 
 
-def _gpus(facts: Facts, fmt: str) -> str:
+def _gpus(facts: Facts, fmt: str, screen: Screen) -> str:
     gpus = facts.gpus
     out = [heading(f"GPUs ({len(gpus.devices)})", fmt)]
     if gpus.driver_version or gpus.cuda_driver_version:
@@ -116,10 +138,11 @@ def _gpus(facts: Facts, fmt: str) -> str:
                     ("NVML", gpus.nvml_version),
                 ],
                 fmt,
+                screen,
             )
         )
     if not gpus.devices:
-        out.append(f"None: {gpus.error or 'NVML reports no devices'}")
+        out.append(wrap_lines(f"None: {gpus.error or 'NVML reports no devices'}", screen))
         return "\n".join(out)
     rows = [
         [
@@ -131,19 +154,20 @@ def _gpus(facts: Facts, fmt: str) -> str:
             d.mig_mode,
             d.persistence_mode,
             d.nvlink_links_up,
-            d.uuid,
             d.error,
         ]
         for d in gpus.devices
     ]
-    headers = ["#", "name", "CC", "arch", "memory", "MIG", "persistence", "NVLink up", "UUID", "error"]
+    headers = ["#", "name", "CC", "arch", "memory", "MIG", "persistence", "NVLink up", "error"]
     if not any(d.error for d in gpus.devices):
         headers, rows = headers[:-1], [row[:-1] for row in rows]
-    out.append(table(headers, rows, fmt))
-    return "\n".join(out)
+    out.append(table(headers, rows, fmt, width=screen.width))
+    # UUIDs apart: 40 columns that would not leave the table room at 100
+    out.append(table(["#", "UUID"], [[d.index, d.uuid] for d in gpus.devices], fmt, width=screen.width))
+    return out[0] + "\n" + "\n\n".join(out[1:])
 
 
-def _toolkit(facts: Facts, fmt: str) -> str:
+def _toolkit(facts: Facts, fmt: str, screen: Screen) -> str:
     kit, headers = facts.cuda_toolkit, facts.cutlass_headers
     cutlass = f"{headers.version} at {headers.path} (from {headers.source})" if headers.version else None
     pairs = [
@@ -155,13 +179,17 @@ def _toolkit(facts: Facts, fmt: str) -> str:
         pairs.append(("nvcc problem", kit.error))
     if headers.version and headers.error:
         pairs.append(("CUTLASS note", headers.error))
-    return heading("CUDA toolkit", fmt) + "\n" + key_values(pairs, fmt)
+    return heading("CUDA toolkit", fmt) + "\n" + key_values(pairs, fmt, screen)
 
 
-def _torch(facts: Facts, fmt: str) -> str:
+def _torch(facts: Facts, fmt: str, screen: Screen) -> str:
     torch = facts.torch
     if not torch.installed:
-        return heading("torch", fmt) + "\n" + f"Not installed: {torch.error or 'no torch distribution'}"
+        return (
+            heading("torch", fmt)
+            + "\n"
+            + wrap_lines(f"Not installed: {torch.error or 'no torch distribution'}", screen)
+        )
     if torch.arch_list is None:
         arch = "unknown (read inside the import check)" if not facts.imports_checked else "unknown"
     else:
@@ -178,10 +206,10 @@ def _torch(facts: Facts, fmt: str) -> str:
     ]
     if torch.error:
         pairs.append(("problem", torch.error))
-    return heading("torch", fmt) + "\n" + key_values(pairs, fmt)
+    return heading("torch", fmt) + "\n" + key_values(pairs, fmt, screen)
 
 
-def _libraries(facts: Facts, fmt: str) -> str:
+def _libraries(facts: Facts, fmt: str, screen: Screen) -> str:
     shown = [lib for lib in facts.libraries if lib.health.status != HEALTH_NOT_INSTALLED]
     missing = [lib.title for lib in facts.libraries if lib.health.status == HEALTH_NOT_INSTALLED]
     out = []
@@ -196,20 +224,22 @@ def _libraries(facts: Facts, fmt: str) -> str:
             ]
             for lib in shown
         ]
-        out.append(table(["library", "distributions", "version", "import", "import health"], rows, fmt))
+        headers = ["library", "distributions", "version", "import", "import health"]
+        out.append(table(headers, rows, fmt, width=screen.width))
     notes = [f"{lib.title}: {note}" for lib in shown for note in lib.notes if not note.startswith(SKEW_NOTE)]
     if notes:
-        out.append("Notes:\n" + "\n".join(f"- {note}" for note in notes))
+        out.append(wrap_lines("Notes:\n" + "\n".join(f"- {note}" for note in notes), screen))
     if missing:
-        out.append("Not installed: " + ", ".join(missing))
+        out.append(wrap_lines("Not installed: " + ", ".join(missing), screen))
     return heading(f"Libraries ({len(shown)} installed)", fmt) + "\n" + "\n\n".join(out)
 
 
-def _environment(facts: Facts, fmt: str) -> str:
+def _environment(facts: Facts, fmt: str, screen: Screen) -> str:
     out = heading("Environment", fmt) + "\n"
     if not facts.environment:
         return out + "No variables that affect backend selection are set."
-    return out + key_values([(name, _shorten(value)) for name, value in sorted(facts.environment.items())], fmt)
+    pairs = [(name, _shorten(value)) for name, value in sorted(facts.environment.items())]
+    return out + key_values(pairs, fmt, screen)
 
 
 ENV_VALUE_SHOWN = 160  # characters; the H200 image's NVIDIA_REQUIRE_CUDA is ~2,000 (JSON keeps it whole)

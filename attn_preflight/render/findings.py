@@ -9,15 +9,13 @@ verdict line. Passed and skipped rules are counted, and listed with show_all (fi
 from __future__ import annotations
 
 import shlex
-import textwrap
 from typing import Any
 
-from attn_preflight.render import heading, table, to_json
+from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
 from rules.checks.memory import memory_figures
-from rules.config import UNMODELLED_BEARING_FLAGS
 
 CHECK_SCHEMA_VERSION = 1
-_WIDTH = 64
+_COMMAND_WIDTH = 100  # columns a corrected command's lines fill when the screen sets no width
 
 
 def report_to_dict(report) -> dict[str, Any]:
@@ -56,12 +54,6 @@ def memory_lines(report) -> list[tuple[str, str]]:
     return lines
 
 
-def _wrap(text: str, fmt: str, width: int = _WIDTH) -> str:
-    if fmt == "markdown":
-        return text
-    return "\n".join(textwrap.wrap(text, width)) or text
-
-
 def config_line(config) -> str:
     parts = [config.engine]
     if config.model is not None:
@@ -88,20 +80,21 @@ def config_line(config) -> str:
     return " · ".join(parts)
 
 
-def _correction_block(correction, fmt: str) -> str:
+def _correction_block(correction, fmt: str, screen: Screen) -> str:
     """The corrected command (or flags), re-checked; long commands continued with backslashes, one flag and its
     value per line, so that the block pastes into a shell as it is printed."""
     title = "Corrected command" if correction.pasted else "Corrected flags"
     level = 3 if fmt == "markdown" else 2
     if correction.command is None:
-        return heading(title, fmt, level=level) + "\n" + f"none: {correction.reason}"
+        return heading(title, fmt, level=level) + "\n" + wrap_lines(f"none: {correction.reason}", screen)
     count = len(correction.changes)
     head = heading(
         f"{title} ({count} change{'s' if count != 1 else ''}, re-checked: {correction.verdict.value})", fmt, level
     )
     if fmt == "markdown":
         return f"{head}\n```\n{correction.command}\n```"
-    lines = _command_lines(correction.command, _WIDTH + 30)
+    # each line indented 4 and continued with " \\": 6 columns of the screen's width
+    lines = _command_lines(correction.command, (screen.width or _COMMAND_WIDTH) - 6)
     return head + "\n" + " \\\n".join(("  " if i == 0 else "    ") + line for i, line in enumerate(lines))
 
 
@@ -125,7 +118,7 @@ def _command_lines(command: str, width: int) -> list[str]:
     return lines
 
 
-def render_report(report, fmt: str, show_all: bool = False) -> str:
+def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLAIN) -> str:
     if fmt == "json":
         return to_json(report_to_dict(report))
     config, target = report.config, report.target
@@ -135,18 +128,15 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
         pairs.append(("backend", f"{config.attention_backend}: {config.auto_backend}"))
     if config.origin != "flags":
         pairs.append(("command", f"{config.origin} (parsed, not run)"))
-    bearing = UNMODELLED_BEARING_FLAGS[config.engine]
-    unmodelled = [flag for flag in config.ignored if flag in bearing]
-    ignored = [flag for flag in config.ignored if flag not in bearing]
-    if unmodelled:
-        pairs.append(("not modelled", "bear on attention, not judged: " + " ".join(unmodelled)))
-    if ignored:
-        pairs.append(("ignored", "do not bear on attention: " + " ".join(ignored)))
+    if config.unmodelled:
+        pairs.append(("not modelled", "bear on attention, not judged: " + " ".join(config.unmodelled)))
+    if config.ignored:
+        pairs.append(("ignored", "do not bear on attention: " + " ".join(config.ignored)))
     if target.gpu_note and target.cc is not None:
         pairs.append(("gpu note", target.gpu_note))
     pairs.extend(memory_lines(report))
     out.append(
-        "\n".join(f"{k}: {v}" for k, v in pairs)
+        wrap_lines("\n".join(f"{k}: {v}" for k, v in pairs), screen)
         if fmt != "markdown"
         else "\n".join(f"- **{k}**: {v}" for k, v in pairs)
     )
@@ -161,14 +151,15 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
     if shown:
         rows = [
             [
-                f.status.value.upper(),
+                status_word(f.status.value.upper(), screen),
                 f.rule_id,
-                _wrap(f.message, fmt),
+                f.message,
                 "\n".join(f.fix) if fmt != "markdown" else "<br>".join(f"`{x}`" for x in f.fix),
             ]
             for f in shown
         ]
-        out.append(table(["status", "rule", "found vs required", "fix"], rows, fmt))
+        headers = ["status", "rule", "found vs required", "fix"]
+        out.append(table(headers, rows, fmt, width=screen.width, whole={3}, title_columns=2, detail=2))
     if hidden:
         out.append(f"{hidden} rule{'s' if hidden != 1 else ''} passed (--all lists them)")
     prevents = [f for f in report.findings if f.status.value in ("fail", "warn") and f.prevents]
@@ -176,7 +167,7 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
         lines = [heading("Prevents", fmt, level=3 if fmt == "markdown" else 2)]
         for f in prevents:
             lines.append(f'- {f.rule_id}: "{f.prevents}"  ({f.source})')
-        out.append("\n".join(lines))
+        out.append(wrap_lines("\n".join(lines), screen))
     if report.alternatives:
         lines = [heading("Would pass instead", fmt, level=3 if fmt == "markdown" else 2)]
         for option in dict.fromkeys(a.option for a in report.alternatives):
@@ -189,12 +180,12 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
                 if a.option == option
             ]
             lines.append(f"- {option}: {', '.join(values)}")
-        out.append("\n".join(lines))
+        out.append(wrap_lines("\n".join(lines), screen))
     if report.correction:
-        out.append(_correction_block(report.correction, fmt))
+        out.append(_correction_block(report.correction, fmt, screen))
     notes = list(dict.fromkeys(f.note for f in report.findings if f.note))
     if notes:
-        out.append("\n".join(f"note: {n}" for n in notes))
+        out.append(wrap_lines("\n".join(f"note: {n}" for n in notes), screen))
     counts = report.counts()
     summary = ", ".join(
         f"{counts[s]} {label}"
@@ -207,6 +198,6 @@ def render_report(report, fmt: str, show_all: bool = False) -> str:
         )
         if counts[s]
     )
-    verdict = f"verdict: {report.verdict.upper()} ({summary})"
+    verdict = f"verdict: {status_word(report.verdict.upper(), screen)} ({summary})"
     out.append(f"**{verdict}**" if fmt == "markdown" else verdict)
     return "\n\n".join(out)

@@ -9,7 +9,6 @@ carries everything, with every node name.
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 from attn_preflight.fleet import (
@@ -21,7 +20,7 @@ from attn_preflight.fleet import (
     library_state,
     torch_summary,
 )
-from attn_preflight.render import heading, table, to_json
+from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
 from attn_preflight.render.findings import config_line, report_to_dict
 from rules.checks.parallel import gpus_needed
 from rules.engine import FLAGGED
@@ -48,7 +47,7 @@ def _instead(group: NodeGroup) -> str:
     )
 
 
-def _why(fleet: Fleet, fmt: str) -> str:
+def _why(fleet: Fleet, fmt: str, screen: Screen) -> str:
     """Each distinct problem once, with the groups and nodes it hits: a fleet of hundreds fails for few reasons."""
     hits: dict[tuple[str, str, str], list[NodeGroup]] = {}
     details: dict[tuple[str, str, str], Any] = {}
@@ -67,9 +66,9 @@ def _why(fleet: Fleet, fmt: str) -> str:
         finding = details.get(key)
         fix = f" Fix: {' '.join(finding.fix)}" if finding is not None and finding.fix else ""
         where = "all groups" if len(groups) == len(fleet.groups) else ", ".join(g.id for g in groups)
-        text = f"{status.upper()} {rule_id} [{where}; {nodes} node(s)]: {message}.{fix}"
-        lines.append(f"- {text}" if fmt == "markdown" else textwrap.fill(text, 110, subsequent_indent="    "))
-    return "\n".join(lines)
+        text = f"{status_word(status.upper(), screen)} {rule_id} [{where}; {nodes} node(s)]: {message}.{fix}"
+        lines.append(f"- {text}")
+    return wrap_lines("\n".join(lines), screen)
 
 
 def _gpu(facts) -> str:
@@ -124,7 +123,7 @@ def fleet_to_dict(fleet: Fleet) -> dict[str, Any]:
     }
 
 
-def render_fleet(fleet: Fleet, fmt: str) -> str:
+def render_fleet(fleet: Fleet, fmt: str, screen: Screen = PLAIN) -> str:
     if fmt == "json":
         return to_json(fleet_to_dict(fleet))
     out = [heading("attn-preflight fleet", fmt, level=1)]
@@ -140,7 +139,7 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
     if fleet.groups:
         pairs.append(("gpus", _gpu_counts(fleet)))
     out.append(
-        "\n".join(f"{k}: {v}" for k, v in pairs)
+        wrap_lines("\n".join(f"{k}: {v}" for k, v in pairs), screen)
         if fmt != "markdown"
         else "\n".join(f"- **{k}**: {v}" for k, v in pairs)
     )
@@ -149,7 +148,7 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
         differing = [d for d in differing_dimensions(fleet.spread) if d.startswith("lib ") and d != "lib torch"]
         backends = {g.report.config.backend_label() for g in fleet.groups}
         newline = "<br>" if fmt == "markdown" else "\n"
-        headers = ["group", "nodes", "GPU", "driver", "torch", "libraries that differ"]
+        headers = ["group", "nodes", "GPU", "driver", "torch"] + (["libraries that differ"] if differing else [])
         headers += ["backend"] if len(backends) > 1 else []
         headers += ["verdict", "rules", "passes instead"]
         rows = []
@@ -161,23 +160,27 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
                 _gpu(facts),
                 driver_summary(facts),
                 torch_summary(facts),
-                newline.join(f"{d[4:]} {library_state(facts, d[4:])}" for d in differing),
             ]
+            row += [newline.join(f"{d[4:]} {library_state(facts, d[4:])}" for d in differing)] if differing else []
             row += [group.report.config.backend_label()] if len(backends) > 1 else []
-            row += [group.report.verdict.upper(), _rules_cell(group), _instead(group)]
+            row += [status_word(group.report.verdict.upper(), screen), _rules_cell(group), _instead(group)]
             rows.append(row)
         out.append(heading("Node groups", fmt))
-        out.append(table(headers, rows, fmt))
-        why = _why(fleet, fmt)
+        out.append(table(headers, rows, fmt, width=screen.width, detail=len(headers) - 1))  # passes instead
+        why = _why(fleet, fmt, screen)
         if why:
             out.append(heading("Why", fmt))
             out.append(why)
         out.append(heading("Nodes", fmt))
-        out.append("\n".join(f"{'- ' if fmt == 'markdown' else ''}{g.id}: {_names(g)}" for g in fleet.groups))
+        out.append(
+            wrap_lines(
+                "\n".join(f"{'- ' if fmt == 'markdown' else ''}{g.id}: {_names(g)}" for g in fleet.groups), screen
+            )
+        )
         marked = set(differing_dimensions(fleet.spread))
         spread_rows = [[r.dimension + (" *" if r.dimension in marked else ""), r.value, r.nodes] for r in fleet.spread]
         out.append(heading("Spread (* = differs across the fleet)", fmt))
-        out.append(table(["dimension", "value", "nodes"], spread_rows, fmt))
+        out.append(table(["dimension", "value", "nodes"], spread_rows, fmt, width=screen.width))
     failing = [g for g in fleet.groups if g.report.verdict == "fail"]
     failing_nodes = sum(len(g.nodes) for g in failing)
     summary = (
@@ -187,6 +190,6 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
     )
     if fleet.skipped:
         summary += f"; {len(fleet.skipped)} report(s) skipped, never counted as passing"
-    verdict = f"verdict: {fleet.verdict.upper()} ({summary})"
+    verdict = f"verdict: {status_word(fleet.verdict.upper(), screen)} ({summary})"
     out.append(f"**{verdict}**" if fmt == "markdown" else verdict)
     return "\n\n".join(out)

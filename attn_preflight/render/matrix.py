@@ -4,7 +4,7 @@ Input: a rules.grid.Grid over GPU-profile targets (the `matrix` command)."""
 
 from __future__ import annotations
 
-from attn_preflight.render import heading, table, to_json
+from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
 
 MATRIX_SCHEMA_VERSION = 1
 _MARK = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
@@ -51,7 +51,7 @@ def matrix_to_dict(grid) -> dict:
     }
 
 
-def render_matrix(grid, fmt: str) -> str:
+def render_matrix(grid, fmt: str, screen: Screen = PLAIN) -> str:
     if fmt == "json":
         return to_json(matrix_to_dict(grid))
     model = grid.config.model
@@ -59,11 +59,17 @@ def render_matrix(grid, fmt: str) -> str:
     out = [heading(title, fmt, level=1)]
     cells = _cells(grid)
     for kv in grid.kv_dtypes:
-        rows = [[gpu] + [_MARK[cells[(kv, gpu, b)].verdict] for b in grid.backends] for gpu in _gpus(grid)]
+        rows = [
+            [gpu] + [status_word(_MARK[cells[(kv, gpu, b)].verdict], screen) for b in grid.backends]
+            for gpu in _gpus(grid)
+        ]
         out.append(heading(f"--kv-cache-dtype {kv}", fmt, level=2))
-        out.append(table(["gpu"] + list(grid.backends), rows, fmt))
+        out.append(table(["gpu"] + list(grid.backends), rows, fmt, width=screen.width, split=True))
     out.append(
-        "cells: pass | warn (runs, with a silent rewrite or something unverified) | FAIL; "
-        "`attn-preflight check --gpu GPU --attention-backend B ...` gives the reasons"
+        wrap_lines(
+            "cells: pass | warn (runs, with a silent rewrite or something unverified) | FAIL; "
+            "`attn-preflight check --gpu GPU --attention-backend B ...` gives the reasons",
+            screen,
+        )
     )
     return "\n\n".join(out)

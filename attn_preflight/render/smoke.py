@@ -9,14 +9,13 @@ comes raw from the runner or was saved already judged.
 
 from __future__ import annotations
 
-import textwrap
 from typing import Optional
 
-from attn_preflight.render import heading, key_values, table, to_json
+from attn_preflight.render import PLAIN, Screen, heading, key_values, status_word, table, to_json, wrap_lines
 from attn_preflight.smoke_judged import judged, judged_result
-from probe.smoke.results import MachineSummary
+from probe.smoke.results import FAILED_STATUSES, STATUS_OK, MachineSummary
 
-_WHY_WIDTH = 60
+_TONE = {STATUS_OK: "pass", **{status: "fail" for status in FAILED_STATUSES}}  # how a case's status is coloured
 
 
 def _seconds(value) -> str:
@@ -33,13 +32,11 @@ def _error(result) -> str:
     return f"{result.max_abs_error:.1e} / {result.tolerance:.0e}"
 
 
-def _why(result, fmt: str) -> str:
+def _why(result) -> str:
     text = result.message or ""
     if result.notes:
         text = "; ".join([text] + result.notes) if text else "; ".join(result.notes)
-    if fmt == "markdown" or len(text) <= _WHY_WIDTH:
-        return text
-    return "\n".join(textwrap.wrap(text, _WHY_WIDTH))
+    return text
 
 
 def _ran_on(report) -> str:
@@ -63,7 +60,7 @@ def summary(report) -> str:
     return f"{words} — {verdict} ({report.wall_s:.1f} s)" if report.wall_s is not None else f"{words} — {verdict}"
 
 
-def render_smoke(report, fmt: str) -> str:
+def render_smoke(report, fmt: str, screen: Screen = PLAIN) -> str:
     report = judged(report)
     if fmt == "json":
         return to_json(report.to_dict())
@@ -95,6 +92,7 @@ def render_smoke(report, fmt: str) -> str:
                 ("timeout", f"{report.timeout_s:g} s per case, {report.jobs} at once" if report.timeout_s else None),
             ],
             fmt,
+            screen,
         )
     )
     rows = []
@@ -103,17 +101,21 @@ def render_smoke(report, fmt: str) -> str:
             [
                 r.kernel,
                 r.case.label() if r.case else "",
-                r.status.upper() if r.failed else r.status,
+                status_word(r.status.upper() if r.failed else r.status, screen, _TONE.get(r.status)),
                 _error(r),
                 _seconds(r.first_call_s),
                 _millis(r.steady_ms),
                 "" if r.tflops is None else f"{r.tflops:.3g}",
-                _why(r, fmt),
+                _why(r),
             ]
         )
     parts.append(
         table(
-            ["kernel", "case", "status", "max err / tol", "first call", "steady", "TFLOP/s", "why / notes"], rows, fmt
+            ["kernel", "case", "status", "max err / tol", "first call", "steady", "TFLOP/s", "why / notes"],
+            rows,
+            fmt,
+            width=screen.width,
+            detail=7,  # why / notes: under its row when the table is too wide
         )
     )
     failed = report.failed
@@ -122,9 +124,12 @@ def render_smoke(report, fmt: str) -> str:
         for r in failed:
             lines = [f"{r.kernel} [{r.case.label() if r.case else 'all cases'}]: {r.status}: {r.message}"]
             lines += [f"    {line}" for line in r.details[:12]]
-            if r.reproduce:
-                lines.append(f"    reproduce: {r.reproduce}")
-            parts.append("\n".join(lines) if fmt != "markdown" else "```\n" + "\n".join(lines) + "\n```")
+            if fmt == "markdown":
+                lines += [f"    reproduce: {r.reproduce}"] if r.reproduce else []
+                parts.append("```\n" + "\n".join(lines) + "\n```")
+                continue
+            text = wrap_lines("\n".join(lines), screen)
+            parts.append(text + (f"\n    reproduce: {r.reproduce}" if r.reproduce else ""))  # a command stays whole
     parts.append(summary(report))
     return "\n\n".join(parts)
 

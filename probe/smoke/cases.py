@@ -7,8 +7,10 @@ report says exactly what ran. Nothing here imports torch: the runner and `check`
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence
+
+from probe.facts import OMIT_DEFAULT, to_jsonable
 
 # Case dtypes, spelled as in serving flags; torch names are looked up in the worker.
 DTYPES = ("bf16", "fp16", "fp8_e4m3", "fp32")
@@ -55,9 +57,10 @@ class Case:
     softcap: float = 0.0  # 0: off; else scores become softcap * tanh(scores / softcap)
     window_left: Optional[int] = None  # sliding window: keys at most this far left of the query; None: off
     page_size: Optional[int] = None  # paged KV cache with pages of this many tokens; None: contiguous
-    sinks: bool = False  # a learnable sink logit per query head: one more softmax column with no value
-    score_mod: Optional[str] = None  # a named custom score modification (SCORE_MODS); None: off
-    qv: bool = False  # absorbed MLA: q/k carry the rope dims (head_dim), qv/v the latent ones (head_dim_v)
+    # FA4's extended inputs, written only when set (OMIT_DEFAULT): reports recorded before them read back the same
+    sinks: bool = field(default=False, metadata=OMIT_DEFAULT)  # a learnable sink logit per query head
+    score_mod: Optional[str] = field(default=None, metadata=OMIT_DEFAULT)  # one of SCORE_MODS; None: off
+    qv: bool = field(default=False, metadata=OMIT_DEFAULT)  # absorbed MLA: rope dims as q/k, latent ones as qv/v
     numel: int = 1 << 21  # elementwise kernels only
 
     @property
@@ -126,7 +129,7 @@ class Case:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return to_jsonable(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Case:

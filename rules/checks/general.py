@@ -6,9 +6,9 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
-from rules.config import UNMODELLED_BEARING_FLAGS
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
+from rules.knowledge import flags as flag_kb
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from rules.resolve import effective_page_size
 
@@ -99,20 +99,22 @@ def general_engine_version(cfg, target):
     engine="any",
     versions="",
     stage="parse",
-    reason="A flag that changes attention or the KV cache (a --config file, context length, pipeline or data "
+    reason="A flag that changes attention or the KV cache (context length, pipeline or data "
     "parallelism, model overrides) but is not modelled would be dropped silently: the PASS would not be about "
     "the command given.",
-    source="rules/config.py UNMODELLED_BEARING_FLAGS (each engine's argparse: sglang arg_groups/fields, vllm "
+    source="rules/config.py UNMODELLED_BEARING_FLAGS and NOT_BEARING_FLAGS, by the dest each engine's argparse "
+    "stores a flag under (rules/knowledge/flags.py: sglang server_args.py and arg_groups/fields, vllm "
     "engine/arg_utils.py)",
     docs="""Checks that a pasted launch command carries no flag that bears on attention or the KV cache without
-being modelled by the rules (`--config serve.yaml`, `--context-length`, `--pp-size`, vLLM's
+being modelled by the rules (`--context-length`, `--pp-size`, vLLM's
 `--data-parallel-size`, `--hf-overrides`, ...).
 
-Such a flag is listed by name and the check is reported incomplete (a warning), so a PASS never hides it.""",
+Such a flag is listed by name and the check is reported incomplete (a warning), so a PASS never hides it. A
+flag the rules have not classified either way is listed too: it is never dropped silently.""",
     fix_title="Judge the command without the flag, or pass its effect as flags the rules read",
 )
 def general_unmodelled_flags(cfg, target):
-    unmodelled = sorted(set(cfg.ignored) & UNMODELLED_BEARING_FLAGS[cfg.engine])
+    unmodelled = cfg.unmodelled
     if not unmodelled:
         return passed("no flag bearing on attention left unmodelled", "every bearing flag modelled")
     return warned(
@@ -120,6 +122,58 @@ def general_unmodelled_flags(cfg, target):
         "every flag that bears on attention modelled",
         reason="the check is incomplete: what these flags change was not judged",
     )
+
+
+@rule(
+    id="general-flags-known",
+    title="Every flag of the launch command is one the engine's release has",
+    engine="any",
+    versions="",
+    stage="parse",
+    reason='argparse exits before anything loads when a flag is unknown to the release ("unrecognized '
+    'arguments") or an abbreviation matches more than one flag ("ambiguous option"); docs written for another '
+    "release carry such flags (sglang 0.5.20 split --cuda-graph-max-bs into -decode and -prefill).",
+    source="rules/knowledge/{sglang,vllm}_flags.json (bench/flag_tables.py: each release's server_args.py / "
+    "arg_utils.py argparse definitions); CPython Lib/argparse.py _parse_optional",
+    prevents="error: unrecognized arguments: --flag / error: ambiguous option: --x could match --x-a, --x-b",
+    docs="""Checks each option of a pasted launch command against the flag table of the target's release of the
+engine (probed, from a facts file or --engine-version; a .postN or unlisted patch uses its release's table),
+resolved as argparse does: exact, `--flag=value`, or a unique prefix (`--tp` is `--tp-size`).
+
+When the release is unknown the newest table is used, and the finding says so; a release older than every
+table is judged with the oldest one, also said.""",
+    fix_title="Use the flag's name in that release (see `--help` of that release)",
+)
+def general_flags_known(cfg, target):
+    if not cfg.options:
+        return skipped("no pasted command")
+    version = target.versions.get(cfg.engine)
+    release = flag_kb.table_release(cfg.engine, version)
+    if release is None and _readable(version):
+        release, said = flag_kb.releases(cfg.engine)[0], f" ({version} is older than every table: the oldest)"
+    elif release is None:
+        release, said = flag_kb.newest(cfg.engine), " (version unknown: the newest table)"
+    else:
+        said = "" if release == version else f" (the table for {version})"
+    table = flag_kb.flag_table(cfg.engine, release)
+    refused = []
+    for option in cfg.options:
+        try:
+            table.resolve(option)
+        except flag_kb.FlagError as err:
+            refused.append(str(err))
+    required = f"flags {cfg.engine} {release} has{said}"
+    if not refused:
+        return passed(f"every flag is one {cfg.engine} {release} has{said}", required)
+    return failed("; ".join(refused), required)
+
+
+def _readable(version) -> bool:
+    try:
+        Version(version or "")
+        return True
+    except InvalidVersion:
+        return False
 
 
 @rule(
@@ -360,7 +414,8 @@ def hpc_ops_page_size(cfg, target):
     source="sglang: python/sglang/srt/models/llama.py, LlamaAttention.__init__ (assert total_num_heads % tp_size "
     "== 0; KV heads divide or are divided by tp_size); same in qwen2.py and most decoder models",
     docs="""Checks that the attention-head count divides by the attention tensor-parallel size (--tp-size, divided
-by --dp-size with --enable-dp-attention), and that KV heads either divide by it or divide it (replication).
+by --dp-size with --enable-dp-attention, or by --attn-dp-size, its spelling from sglang 0.5.22: arg_groups/
+fields/parallel.py), and that KV heads either divide by it or divide it (replication).
 
 A bare assert fails at model construction otherwise. MLA models shard query heads the same way.""",
     fix_title="Pick a --tp-size that divides the number of attention heads",
@@ -370,7 +425,8 @@ def general_tp_heads(cfg, target):
     if not model.num_attention_heads:
         return skipped("the model's config gives no attention-head count")
     tp = cfg.tp_size
-    dp = int(cfg.flags["dp_size"]) if cfg.flags.get("enable_dp_attention") and cfg.flags.get("dp_size") else 1
+    # --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention
+    dp = int(cfg.flags.get("attn_dp_size") or (cfg.flags.get("dp_size") if cfg.flags.get("enable_dp_attention") else 1))
     tp = max(1, tp // dp)
     heads, kv = model.num_attention_heads, model.num_key_value_heads or model.num_attention_heads
     if tp == 1:

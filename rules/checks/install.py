@@ -14,9 +14,7 @@ from packaging.version import InvalidVersion, Version
 from rules.checks.common import HEALTH_OK, declared, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import backends as backend_kb
-from rules.knowledge.cuda_arch import arch_list_runs_on
-
-INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu129"
+from rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, arch_list_runs_on
 
 # --- attention libraries per backend ------------------------------------------------------------------------
 

@@ -21,6 +21,10 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from probe.facts import Facts
 
+# How to get a torch with CUDA kernels for current GPUs (pytorch.org/get-started/locally; the CUDA 12.9 and 13.0
+# x86_64 wheels add sm_100 and sm_120, as rule install-torch-arch says).
+INSTALL_CUDA_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cu129"
+
 INTEGRATED = frozenset({53, 62, 72, 87})
 THOR_CUDA12, THOR_CUDA13 = 101, 110
 _ARCH = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")

@@ -167,6 +167,36 @@ def lookup(name: str) -> Optional[GpuProfile]:
     return _BY_KEY.get(key) or _BY_KEY.get(key.replace(" ", ""))
 
 
+# Accelerators of other vendors, told apart from a misspelt NVIDIA name (the rules know CUDA GPUs only):
+# (vendor and family, pattern over the lower-cased name, source of the family's product names).
+OTHER_VENDORS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (
+        "AMD Instinct",
+        re.compile(r"^(amd[\s_-]*)?(instinct[\s_-]*)?mi[\s_-]*\d{2,3}[a-z]*\b"),
+        "rocm.docs.amd.com, GPU hardware specifications (MI50 ... MI355X)",
+    ),
+    (
+        "AMD Radeon",
+        re.compile(r"^(amd[\s_-]*)?(radeon\b|rx[\s_-]*\d{3,4}|(radeon[\s_-]*)?pro[\s_-]*w\d{4})"),
+        "rocm.docs.amd.com, GPU hardware specifications (Radeon RX 7900 XTX, Radeon PRO W7900, ...)",
+    ),
+    ("AMD", re.compile(r"^amd\b"), "AMD's own name prefix"),
+    ("Intel Gaudi", re.compile(r"^(intel[\s_-]*)?(habana[\s_-]*)?gaudi"), "intel.com, Intel Gaudi AI accelerators"),
+    (
+        "Intel Arc / Data Center GPU",
+        re.compile(r"^(intel[\s_-]*)?(arc\b|data[\s_-]*center[\s_-]*gpu|ponte[\s_-]*vecchio|iris\b)"),
+        "intel.com, Intel Arc and Data Center GPU Max/Flex series",
+    ),
+    ("Intel", re.compile(r"^intel\b"), "Intel's own name prefix"),
+)
+
+
+def other_vendor(name: str) -> Optional[str]:
+    """The vendor and family of a non-NVIDIA accelerator name ("MI300X" -> "AMD Instinct"), or None."""
+    text = name.strip().lower()
+    return next((vendor for vendor, pattern, _ in OTHER_VENDORS if pattern.match(text)), None)
+
+
 def profile_for_cc(cc: tuple[int, int]) -> GpuProfile:
     """A nameless profile for a bare compute capability (memory unknown)."""
     return GpuProfile(f"sm_{cc[0]}{cc[1]}", cc, None, source="given as a compute capability")

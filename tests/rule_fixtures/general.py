@@ -133,6 +133,27 @@ FIXTURES = {
             },
         ],
     },
+    "general-flags-known": {
+        "pass": [
+            # --tp and --dp are unique prefixes of --tp-size and --dp-size (SGLang's docs launch with them)
+            {"gpu": "H100", "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--tp", "1", "--dp", "1"]},
+            {"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-8b", "-tp", "1", "--block-size=16"]},
+        ],
+        "fail": [
+            # split into --cuda-graph-max-bs-decode / -prefill in 0.5.20: ambiguous there
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--cuda-graph-max-bs", "8"],
+                "engine_version": ["sglang==0.5.23"],
+            },
+            # --disable-log-requests left vLLM's frontend in 0.17.0
+            {
+                "gpu": "H100",
+                "command": ["vllm", "serve", "llama-3.1-8b", "--disable-log-requests"],
+                "engine_version": ["vllm==0.17.0"],
+            },
+        ],
+    },
     "general-unmodelled-flags": {
         "pass": [
             {"gpu": "H100", "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--host", "0.0.0.0"]},
@@ -141,7 +162,7 @@ FIXTURES = {
         "fail": [
             {
                 "gpu": "H100",
-                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--config", "serve.yaml"],
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--context-length", "65536"],
                 "expect": "warn",
             },
             {

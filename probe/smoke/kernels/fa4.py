@@ -33,17 +33,19 @@ def prepare() -> None:
 def score_mod(case: Case):
     """The case's score_mod as FA4 takes it: a @cute.jit callable (flash-attn-4 4.0.0b36 softmax.py
     call_score_mod passes score, batch_idx, head_idx and q_idx=, kv_idx=, seqlen_info=, aux_tensors= by keyword;
-    the form of Dao-AILab/flash-attention tests/cute score_mod_rel_bias). None when the case has none."""
+    as Dao-AILab/flash-attention tests/cute score_mod_rel_bias, with cute.where for the absolute value). None when the case has none."""
     if case.score_mod is None:
         return None
+    import operator
+
     import cutlass
     import cutlass.cute as cute
-    from cutlass._mlir.dialects import math as mlir_math
 
     @cute.jit
     def rel_bias(tSrS_ssa, b_idx, h_idx, q_idx, kv_idx, seqlen_info, aux_tensors):
         diff = q_idx - kv_idx
-        distance = cute.TensorSSA(mlir_math.absi(diff), diff.shape, diff.dtype).to(cutlass.Float32)
+        zero = cute.full_like(diff, 0)
+        distance = cute.where(operator.ge(diff, zero), diff, zero - diff).to(cutlass.Float32)  # |q_idx - kv_idx|
         return tSrS_ssa - distance * cute.full_like(distance, 0.01)
 
     return {"rel_bias": rel_bias}[case.score_mod]
