@@ -162,7 +162,7 @@ FIXTURES = {
         "fail": [
             {
                 "gpu": "H100",
-                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--context-length", "65536"],
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4096"],
                 "expect": "warn",
             },
             {
