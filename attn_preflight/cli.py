@@ -7,6 +7,7 @@ Every error the user can cause ends as one line on stderr and exit 2, never a tr
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import click
@@ -41,6 +42,43 @@ class InputError(click.ClickException):
     """Bad input from the user (a file, a name, a value): one line on stderr, exit 2."""
 
     exit_code = EXIT_USAGE
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
+
+
+# click.style's codes, as render.status_word makes them: colour and bold, and their reset
+_OUR_COLOUR = re.compile(r"\x1b\[(?:0|1|22|3[0-7]|39)m")
+
+
+def safe_text(text: str, keep_colour: bool = False) -> str:
+    """What we print, anywhere: secrets masked (probe.environ.redact_text), and control characters (ANSI
+    escapes in a report's hostname, a carriage return in a file name) shown as \\xNN instead of acting on the
+    terminal. With `keep_colour`, the colour and bold codes status words are styled with stay (only those: a
+    cursor move or a title change in a hostname is still shown, not obeyed)."""
+    from probe.environ import redact_text
+
+    text = redact_text(text)
+    if not keep_colour:
+        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    pieces = _OUR_COLOUR.split(text)
+    codes = _OUR_COLOUR.findall(text)
+    out = [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", piece) for piece in pieces]
+    return "".join(part for pair in zip(out, [*codes, ""]) for part in pair)
+
+
+class StdoutError(InputError):
+    """stdout cannot take our output (closed, a full device): one line on stderr, exit 2."""
+
+
+def discard_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit cannot fail a second time."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):  # no stdout at all: nothing to flush
+        pass
 
 
 class LazyGroup(click.Group):
@@ -96,9 +134,9 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(err.ctx.get_help())
         code = EXIT_OK
     except click.ClickException as err:
-        message = " ".join(err.format_message().split())
+        if isinstance(err, StdoutError):
+            discard_stdout()
+        message = safe_text(" ".join(err.format_message().split()))
         click.echo(f"attn-preflight: error: {message}", err=True)
         code = EXIT_USAGE if isinstance(err, click.UsageError) else err.exit_code
-    except BrokenPipeError:
-        code = EXIT_OK  # `attn-preflight probe | head` is not an error
     sys.exit(code or 0)

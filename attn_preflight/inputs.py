@@ -10,7 +10,7 @@ import os
 import re
 from typing import Optional
 
-from probe.jsonfile import JsonFileError, read_json
+from probe.jsonfile import JsonFileError, read_json, read_regular
 from rules.errors import RulesInputError
 from rules.models import ModelFeatures, features_from_config, load_preset, presets
 from rules.target import Target
@@ -107,12 +107,12 @@ def cached_config(repo_id: str) -> Optional[str]:
     """The cached config.json of `repo_id`: the snapshot `refs/main` names, else the newest snapshot holding one."""
     repo = os.path.join(hub_cache(), "models--" + repo_id.replace("/", "--"))
     snapshots = os.path.join(repo, "snapshots")
-    try:
-        with open(os.path.join(repo, "refs", "main"), encoding="utf-8") as handle:
-            main = os.path.join(snapshots, handle.read().strip(), "config.json")
-        if os.path.isfile(main):
+    try:  # a commit hash; the cache is the user's, so it may hold anything
+        commit = read_regular(os.path.join(repo, "refs", "main"), limit=4096).decode("utf-8", "replace").strip()
+        main = os.path.join(snapshots, commit, "config.json")
+        if commit and os.path.isfile(main):
             return main
-    except OSError:
+    except JsonFileError:
         pass
     try:
         candidates = [os.path.join(snapshots, name, "config.json") for name in os.listdir(snapshots)]

@@ -1,4 +1,5 @@
-"""Environment variables that change which attention backend or kernel build gets used, secrets redacted."""
+"""Environment variables that change which attention backend or kernel build gets used, secrets redacted; and
+`redact_text`, which every sink (stdout, --output files, error lines, the import cache) passes text through."""
 
 from __future__ import annotations
 
@@ -31,7 +32,25 @@ RELEVANT_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "CUDA_HOME", "C
 
 SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 REDACTED = "***"
-_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@/\s]*@")
+# scheme://user:password@host. The password runs to the last '@' before a space, quote or tag: it may hold '/'
+# ("abc/def") or an unescaped '@'; masking a path's '@' too errs on the safe side.
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*):[^\s\"<>]*@")
+_SECRET_NAME = r"[A-Za-z0-9_]*(?:" + "|".join(SECRET_WORDS) + r")[A-Za-z0-9_]*"
+# NAME=VALUE (a pasted env prefix, a variable in a library's message) and --api-key VALUE / --hf-token=VALUE.
+_SECRET_ASSIGNMENT = re.compile(r"(?P<head>\b" + _SECRET_NAME + r"=)[^\s\"<>]+", re.IGNORECASE)
+# A flag is secret when one of its words is (--api-key, --hf-token), not --max-total-tokens.
+_SECRET_FLAG = re.compile(
+    r"(?P<head>--(?:[a-z0-9]+-)*(?:"
+    + "|".join(SECRET_WORDS)
+    + r"|credentials)(?:-[a-z0-9]+)*(?:=|\s+))[^\s\"<>-][^\s\"<>]*",
+    re.IGNORECASE,
+)
+# Tokens whose shape says what they are: Hugging Face, OpenAI-style, GitHub, AWS access key ids, Slack, Bearer.
+_TOKEN_SHAPES = re.compile(
+    r"\b(?:hf_[A-Za-z0-9]{8,}|sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{12,}|xox[abpr]-[A-Za-z0-9-]{8,})|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}"
+)
+MIN_SECRET_VALUE = 6  # a secret variable's value this long or longer is masked wherever it appears
 
 
 def is_relevant(name: str) -> bool:
@@ -42,6 +61,34 @@ def redact(name: str, value: str) -> str:
     if any(word in name.upper() for word in SECRET_WORDS):
         return REDACTED
     return _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{REDACTED}@", value)
+
+
+def redact_text(text: str, environ: Optional[Mapping[str, str]] = None) -> str:
+    """`text` with every secret we can recognise masked: URL passwords, NAME=VALUE and --flag VALUE where the
+    name says secret, token shapes, and the value of any secret-named variable set in `environ`."""
+    environ = os.environ if environ is None else environ
+    for name, value in environ.items():
+        if len(value) >= MIN_SECRET_VALUE and value in text and any(w in name.upper() for w in SECRET_WORDS):
+            text = text.replace(value, REDACTED)
+    text = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{REDACTED}@", text)
+    text = _SECRET_ASSIGNMENT.sub(lambda m: m.group("head") + REDACTED, text)
+    text = _SECRET_FLAG.sub(lambda m: m.group("head") + REDACTED, text)
+    return _TOKEN_SHAPES.sub(REDACTED, text)
+
+
+def cache_home(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The base of our caches: $XDG_CACHE_HOME when it is an absolute path (the XDG Base Directory spec: a
+    relative one is invalid and ignored), else $HOME/.cache when HOME is absolute; None for no cache at all
+    (HOME='' must not mean /.cache, nor a relative path mean the working directory)."""
+    environ = os.environ if environ is None else environ
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return xdg
+    home = environ["HOME"] if "HOME" in environ else os.path.expanduser("~")
+    return os.path.join(home, ".cache") if os.path.isabs(home) else None
+
+
+NO_CACHE_HOME = "no cache directory: XDG_CACHE_HOME is not an absolute path and neither is HOME"
 
 
 def relevant_environment(environ: Optional[Mapping[str, str]] = None) -> dict[str, str]:

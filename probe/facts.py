@@ -176,7 +176,12 @@ class Facts:
                 f"schema_version {version!r} is not supported (this attn-preflight reads schema_version "
                 f"{SCHEMA_VERSION}); re-run `attn-preflight probe --format json` with this version"
             )
-        return FACTS_SCHEMA.read(data, "facts")
+        facts = FACTS_SCHEMA.read(data, "facts")
+        keys = [lib.key for lib in facts.libraries]
+        repeated = sorted({key for key in keys if keys.count(key) > 1})
+        if repeated:  # probe writes each once: which entry would be the library?
+            raise FactsError(f"facts.libraries: key {repeated[0]!r} appears more than once")
+        return facts
 
 
 # Field metadata: the field is written only when it differs from its default (a field added later, so that

@@ -12,6 +12,7 @@ provide X); what it means is judged when the report is rendered (rules/knowledge
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import json
@@ -27,13 +28,15 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Optional
 
 from probe import __version__
-from probe.environ import is_relevant, redact
+from probe.environ import cache_home, is_relevant, redact, redact_text
 from probe.facts import (
     HEALTH_CRASHED,
     HEALTH_ERROR,
     HEALTH_OK,
     HEALTH_TIMEOUT,
+    FactsError,
     ImportHealth,
+    Schema,
 )
 from probe.jsonfile import JsonFileError, read_json
 
@@ -296,11 +299,12 @@ def _read_result(path: str) -> Optional[dict]:
 
 CACHEABLE = (HEALTH_OK, HEALTH_ERROR, HEALTH_CRASHED)  # a timeout may be a slow disk: always re-checked
 KEEP_CACHE_FILES = 16
+HEALTH_SCHEMA = Schema(ImportHealth)  # a cache entry is read as typed as a saved report
 
 
-def cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "attn-preflight")
+def cache_dir() -> Optional[str]:
+    base = cache_home()
+    return os.path.join(base, "attn-preflight") if base else None
 
 
 def environment_fingerprint() -> str:
@@ -340,7 +344,7 @@ def _mtime(path: str) -> Optional[int]:
 
 def _read_first_line(path: str) -> Optional[str]:
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.readline().strip()
     except OSError:
         return None
@@ -350,13 +354,16 @@ class ImportCache:
     """One file per installed-environment fingerprint: {request -> ImportHealth}. Any I/O error just
     means no cache."""
 
-    def __init__(self, path: str, entries: dict):
-        self.path = path
+    def __init__(self, path: Optional[str], entries: dict):
+        self.path = path  # None: no cache directory (probe.environ.cache_home), nothing is kept
         self.entries = entries
 
     @classmethod
     def open(cls) -> ImportCache:
-        path = os.path.join(cache_dir(), f"imports-{environment_fingerprint()[:32]}.json")
+        directory = cache_dir()
+        if directory is None:
+            return cls(None, {})
+        path = os.path.join(directory, f"imports-{environment_fingerprint()[:32]}.json")
         try:
             entries = read_json(path)
         except JsonFileError:
@@ -371,28 +378,36 @@ class ImportCache:
 
     def get(self, request: ImportRequest) -> Optional[ImportHealth]:
         data = self.entries.get(self._key(request))
-        if not isinstance(data, dict):
-            return None
         try:
-            health = ImportHealth(**data)
-        except TypeError:  # written by another version of this model
+            health = HEALTH_SCHEMA.read(data, "cached import health")
+        except FactsError:  # written by another version of this model, or by hand: checked again
+            return None
+        if health.status not in CACHEABLE:
             return None
         health.cached = True
         return health
 
     def put(self, results: list[tuple[ImportRequest, ImportHealth]]) -> None:
+        if self.path is None:
+            return
         for request, health in results:
             if health.status in CACHEABLE:
                 self.entries[self._key(request)] = asdict(health)
+        tmp = None
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), prefix=".imports-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.entries, handle)
+                handle.write(redact_text(json.dumps(self.entries)))  # a library's error may quote a token
             os.replace(tmp, self.path)
+            tmp = None
             _prune(os.path.dirname(self.path))
         except OSError:
             pass
+        finally:
+            if tmp is not None:  # not moved into place (the cache path is a directory, the disk is full)
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
 
 
 def _prune(directory: str) -> None:
@@ -492,14 +507,18 @@ def _dist_name_version(dist_info: str) -> tuple[str, str]:
     import pathlib
 
     dist = importlib.metadata.PathDistribution(pathlib.Path(dist_info))
-    return dist.metadata["Name"] or os.path.basename(dist_info), dist.version or "unknown"
+    try:
+        return dist.metadata["Name"] or os.path.basename(dist_info), dist.version or "unknown"
+    except UnicodeDecodeError:  # a METADATA that is not UTF-8: the directory still names the distribution
+        name, _, version = os.path.basename(dist_info).removesuffix(".dist-info").partition("-")
+        return name, version or "unknown"
 
 
 def pth_added_paths(pth_path: str, site_dir: str) -> list[str]:
     """Directories a .pth file adds: its plain path lines, and `import` lines of the form
     os.path.join(<package>.__path__[0], '<sub>') (how nvidia_cutlass_dsl_packages.pth does it)."""
     try:
-        with open(pth_path, encoding="utf-8") as handle:
+        with open(pth_path, encoding="utf-8", errors="replace") as handle:  # site.py reads it as locale text
             lines = handle.read().splitlines()
     except OSError:
         return []

@@ -283,11 +283,12 @@ class VersionGate:
     version_range: VersionRange
     unknown: Gate  # software not probed: newest known behaviour
     absent: Gate  # software probed, package not installed: newest known behaviour
+    unreadable: Gate  # installed, its version cannot be read: newest known behaviour (general-engine-version: unknown)
 
     @classmethod
     def of(cls, r: Rule) -> VersionGate:
         if not r.package:  # every release
-            return cls(r.versions, "", r.version_range, Gate(True, ""), Gate(True, ""))
+            return cls(r.versions, "", r.version_range, Gate(True, ""), Gate(True, ""), Gate(True, ""))
         newest = NEWEST_KNOWN.get(r.package)
         judged = f" ({r.package} {newest})" if newest else ""
         holds = not newest or r.version_range.contains(newest)
@@ -296,11 +297,20 @@ class VersionGate:
             note = f"{r.package} {state}: newest known behaviour{judged} applied"
             return Gate(True, note) if holds else Gate(False, f"holds for {r.versions}; {note}")
 
-        return cls(r.versions, r.package, r.version_range, gate("version unknown"), gate("not installed on the target"))
+        return cls(
+            r.versions,
+            r.package,
+            r.version_range,
+            gate("version unknown"),
+            gate("not installed on the target"),
+            gate("version unreadable"),
+        )
 
     def gate(self, target: Target) -> Gate:
         installed = target.versions.get(self.package)
         if installed is None:
+            if self.package in target.unreadable_versions:
+                return self.unreadable
             return self.absent if target.software_known else self.unknown
         if self.version_range.contains(installed):
             return Gate(True, "")

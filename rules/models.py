@@ -3,11 +3,17 @@
 `features_from_config(dict, name, source)` reads a config.json already parsed (the face reads the file:
 attn_preflight/inputs.py `load_model`); `load_preset(name)` a built-in preset (rules/knowledge/model_presets.json
 holds excerpts of real configs, parsed by the same code).
+
+The numbers attention depends on are checked, never coerced: transformers' PretrainedConfig stores each key as
+given (configuration_utils.py, `setattr(self, key, value)` for every kwarg), so `"head_dim": "512"` reaches the
+engine as a string and `0` or `NaN` as that number. A value of the wrong type or range is a RulesInputError
+naming the field (exit 2), rather than read as absent and judged as a model without it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Optional
@@ -101,8 +107,56 @@ class ModelFeatures:
         return out
 
 
-def _int(value: Any) -> Optional[int]:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+# Integer fields: the smallest value that means something (0 is "none" where the config uses it that way).
+_INT_MINIMUM = {
+    "num_attention_heads": 1,
+    "decoder_attention_heads": 1,
+    "num_key_value_heads": 1,
+    "head_dim": 1,
+    "v_head_dim": 1,
+    "hidden_size": 1,
+    "d_model": 1,
+    "qk_nope_head_dim": 0,
+    "qk_rope_head_dim": 0,
+    "kv_lora_rank": 0,
+    "sliding_window": 0,
+    "sliding_window_pattern": 0,
+    "attention_chunk_size": 0,
+}
+
+
+def _checked_int(section: dict[str, Any], key: str, where: str) -> Optional[int]:
+    """`section[key]` as an integer of its range; None when absent or null; RulesInputError otherwise."""
+    value = section.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RulesInputError(f"{where}{key} must be an integer, got {type(value).__name__} {_shown(value)}")
+    if value < _INT_MINIMUM[key]:
+        raise RulesInputError(f"{where}{key} must be at least {_INT_MINIMUM[key]}, got {value}")
+    return value
+
+
+def _checked_softcap(section: dict[str, Any], where: str) -> Optional[float]:
+    """attn_logit_softcapping: None (absent, null or 0: no capping) or a positive finite number."""
+    key = "attn_logit_softcapping"
+    value = section.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise RulesInputError(f"{where}{key} must be a number, got {type(value).__name__} {_shown(value)}")
+    try:
+        cap = float(value)
+    except OverflowError:
+        raise RulesInputError(f"{where}{key} is too large to be a number ({len(str(value))} digits)") from None
+    if not math.isfinite(cap) or cap < 0:
+        raise RulesInputError(f"{where}{key} must be a positive finite number, got {cap:g}")
+    return cap or None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _str(value: Any) -> Optional[str]:
@@ -113,43 +167,45 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
     """ModelFeatures from a parsed config.json (multimodal configs: attention lives in `text_config`)."""
     if not isinstance(config, dict):
         raise RulesInputError(f"{source}: config.json must be a JSON object")
-    architectures = config.get("architectures") or []
-    architecture = _str(architectures[0]) if isinstance(architectures, list) and architectures else None
     text_config = config.get("text_config")
     text: dict[str, Any] = text_config if isinstance(text_config, dict) else config
+    where = f"{source}: " + ("text_config." if text is not config else "")
+
+    def _int(key: str) -> Optional[int]:
+        return _checked_int(text, key, where)
+
+    architectures = config.get("architectures") or []
+    architecture = _str(architectures[0]) if isinstance(architectures, list) and architectures else None
     # Some multimodal configs keep the dtype only at the top level.
     dtype = text.get("torch_dtype") or text.get("dtype") or config.get("torch_dtype") or config.get("dtype")
 
-    heads = _int(text.get("num_attention_heads")) or _int(text.get("decoder_attention_heads"))
-    kv_heads = _int(text.get("num_key_value_heads")) or heads
-    kv_lora_rank = _int(text.get("kv_lora_rank"))
+    heads = _int("num_attention_heads") or _int("decoder_attention_heads")
+    kv_heads = _int("num_key_value_heads") or heads
+    kv_lora_rank = _int("kv_lora_rank")
     mla = kv_lora_rank is not None and kv_lora_rank > 0
     if mla:
-        nope, rope = _int(text.get("qk_nope_head_dim")), _int(text.get("qk_rope_head_dim"))
+        nope, rope = _int("qk_nope_head_dim"), _int("qk_rope_head_dim")
         head_dim = nope + rope if nope is not None and rope is not None else None
-        v_head_dim = _int(text.get("v_head_dim"))
+        v_head_dim = _int("v_head_dim")
     else:
         rope = None
-        head_dim = _int(text.get("head_dim"))
-        hidden = _int(text.get("hidden_size")) or _int(text.get("d_model"))
+        head_dim = _int("head_dim")
+        hidden = _int("hidden_size") or _int("d_model")
         if head_dim is None and hidden and heads:
             head_dim = hidden // heads
-        v_head_dim = _int(text.get("v_head_dim")) or head_dim
+        v_head_dim = _int("v_head_dim") or head_dim
 
     listed_layer_types = text.get("layer_types")
     layer_types: list[Any] = listed_layer_types if isinstance(listed_layer_types, list) else []
     sliding_layers = any(isinstance(t, str) and "sliding" in t for t in layer_types)
-    sliding_window = _int(text.get("sliding_window"))
+    sliding_window = _int("sliding_window")
     if text.get("use_sliding_window") is False and not sliding_layers:
         sliding_window = None  # Qwen2/3 configs carry a window they do not use
-    sliding = sliding_layers or sliding_window is not None or _int(text.get("sliding_window_pattern")) is not None
+    sliding = sliding_layers or sliding_window is not None or _int("sliding_window_pattern") is not None
 
-    softcap = text.get("attn_logit_softcapping")
-    softcap = (
-        float(softcap) if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0 else None
-    )
+    softcap = _checked_softcap(text, where)
     sinks = bool(architecture and architecture.startswith("GptOss")) or bool(text.get("attention_sinks"))
-    chunk = _int(text.get("attention_chunk_size"))
+    chunk = _int("attention_chunk_size")
     cross = bool(config.get("is_encoder_decoder")) or "cross_attention_layers" in text
     attn_types = text.get("attn_type_list")
     hybrid = (

@@ -53,6 +53,8 @@ class Target:
     gpu_count_known: bool = True  # False for a --gpu profile given without a count
     software_known: bool = False  # False for --gpu: installs, torch build and versions are unknown
     versions: Mapping[str, str] = field(default_factory=dict)  # installed: sglang, vllm, flash-attn-4, flashinfer
+    # Installed, but the metadata's version is no version (missing, "unknown", "garbage"): name -> what it says.
+    unreadable_versions: Mapping[str, str] = field(default_factory=dict)
     version_origin: str = ""  # "probe" | "facts file" | "--engine-version"
     facts: Optional[Facts] = None
     gpu_note: str = ""  # e.g. mixed GPU models, or why there is no GPU
@@ -140,7 +142,9 @@ class Target:
         else:
             cc, name, memory = None, None, None
             note = note or facts.gpus.error or "NVML reported no GPU"
-        versions = {}
+        from packaging.version import InvalidVersion, Version
+
+        versions, unreadable = {}, {}
         for key, (library_key, distributions) in VERSIONED.items():
             library = facts.library(library_key)
             if library is None or not library.installed:
@@ -148,8 +152,11 @@ class Target:
             version = next(
                 (library.distributions[d] for d in distributions if d in library.distributions), library.version
             )
-            if version:
-                versions[key] = version
+            try:
+                Version(str(version))
+                versions[key] = str(version)
+            except InvalidVersion:
+                unreadable[key] = str(version or "")
         return cls(
             kind=kind,
             label=label,
@@ -159,6 +166,7 @@ class Target:
             gpu_count=len(devices),
             software_known=True,
             versions=versions,
+            unreadable_versions=unreadable,
             version_origin="probe" if kind == "live" else "facts file",
             facts=facts,
             gpu_note=note,
@@ -170,7 +178,8 @@ class Target:
             return self
         versions = dict(self.versions)
         versions.update(pins)
-        return replace(self, versions=versions, version_origin="--engine-version")
+        unreadable = {name: text for name, text in self.unreadable_versions.items() if name not in pins}
+        return replace(self, versions=versions, unreadable_versions=unreadable, version_origin="--engine-version")
 
     def to_dict(self) -> dict:
         return {

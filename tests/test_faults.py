@@ -462,7 +462,7 @@ def test_smoke_kernel_segfaults(fault_kernels):
     code, result = smoke("injected-segfault")
     assert code == 1
     assert result["status"] == "crashed" and result["message"].startswith("killed by SIGSEGV")
-    assert result["reproduce"].startswith("python -m probe.smoke.worker fault_kernels injected-segfault ")
+    assert result["reproduce"].startswith(f"{sys.executable} -m probe.smoke.worker fault_kernels injected-segfault ")
 
 
 def test_smoke_kernel_hangs(fault_kernels):

@@ -18,6 +18,8 @@ from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
 from attn_preflight.commands.common import (
     check_output_writable,
     format_option,
+    not_blank,
+    note,
     output_option,
     positive_seconds,
     screen_for,
@@ -133,6 +135,7 @@ def config_options(func):
         click.option(
             "--model",
             metavar="DIR|CONFIG|PRESET",
+            callback=not_blank,
             help="Local HF model directory, its config.json, a hub id (read from the local Hugging Face cache, "
             "never downloaded) or a preset's name, hub id or alias (`attn-preflight models` lists them).",
         ),
@@ -202,6 +205,7 @@ def target_options(func):
         click.option(
             "--gpu",
             metavar="NAME",
+            callback=not_blank,
             help="Judge for a GPU profile (H100, B200, RTX 5090, ...) or a compute capability (sm_90, 12.1) "
             "instead of this machine, optionally with a count (8xH100). Software facts are then unknown "
             "(reported as skipped).",
@@ -217,6 +221,7 @@ def target_options(func):
             "facts_file",
             metavar="FILE",
             type=click.Path(dir_okay=False),
+            callback=not_blank,
             help="Judge a report saved by `attn-preflight probe --format json`.",
         ),
         engine_version_option(),
@@ -290,7 +295,7 @@ def _smoke(report, timeout: Optional[float]):
     started = time.monotonic()
 
     def progress(result, machine) -> None:
-        click.echo(progress_line(result, time.monotonic() - started, machine), err=True)
+        note(progress_line(result, time.monotonic() - started, machine))
 
     jobs = smoke_plan.plan(report.config, report.target)
     return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))

@@ -9,7 +9,7 @@ from typing import Optional
 
 import click
 
-from attn_preflight.cli import InputError
+from attn_preflight.cli import InputError, StdoutError, discard_stdout, safe_text
 from attn_preflight.render import PLAIN, Screen
 
 FORMATS = ("table", "json", "markdown")
@@ -37,10 +37,21 @@ def output_option():
     )
 
 
+MAX_SECONDS = 86400.0  # a day: longer is a typo (1e10), and overflows the children's timers (faulthandler)
+
+
 def positive_seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    """A click callback for a time limit: a positive, finite number of seconds."""
-    if value != value or value <= 0 or value == float("inf"):  # NaN, non-positive, infinite
-        raise click.BadParameter(f"must be a positive number of seconds, got {value:g}")
+    """A click callback for a time limit: a positive number of seconds, at most MAX_SECONDS."""
+    if value != value or value <= 0 or value > MAX_SECONDS:  # NaN, non-positive, infinite or huge
+        raise click.BadParameter(f"must be a positive number of seconds, got {value:g} (at most {MAX_SECONDS:g})")
+    return value
+
+
+def not_blank(ctx: click.Context, param: click.Parameter, value):
+    """A click callback: a name or path that was given must say something (`--gpu ''` is not "no --gpu")."""
+    for given in value if isinstance(value, tuple) else (value,):
+        if given is not None and not given.strip():
+            raise click.BadParameter("must not be empty")
     return value
 
 
@@ -64,8 +75,13 @@ def screen_for(fmt: str, output: Optional[str]) -> Screen:
 def check_output_writable(path: Optional[str]) -> None:
     """Fails before any work is done, so a long probe or smoke run is never lost to a bad --output."""
     if path is None or path == "-":
+        if sys.stdout is None:
+            raise StdoutError("stdout is closed: nothing was written (use --output FILE)")
         return
-    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        directory = os.path.dirname(os.path.abspath(path))
+    except OSError as err:  # a relative path in a working directory that was deleted
+        raise InputError(f"cannot write --output {path}: the working directory is gone ({err.strerror})") from None
     if not os.path.isdir(directory):
         raise InputError(f"cannot write --output {path}: directory {directory} does not exist")
     if os.path.isdir(path):
@@ -89,18 +105,37 @@ def ascii_text(text: str, encoding: str = "ascii") -> str:
         return text.encode("ascii", errors="replace").decode("ascii")
 
 
+def note(text: str) -> None:
+    """One line on stderr beside the output (progress, a file skipped, where a report went), made safe_text."""
+    click.echo(safe_text(text), err=True)
+
+
 def write_output(text: str, path: Optional[str]) -> None:
+    """The one way our output leaves: to stdout or --output, made safe_text (secrets, control characters). Our
+    own colour codes (render.status_word) survive only on a terminal that shows colour (screen_for)."""
+    to_stdout = path is None or path == "-"
+    stdout = sys.stdout
+    colour = to_stdout and stdout is not None and stdout.isatty() and not os.environ.get("NO_COLOR")
+    text = safe_text(text, keep_colour=colour)
     if not text.endswith("\n"):
         text += "\n"
-    if path is None or path == "-":
-        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    if to_stdout:
+        if stdout is None:  # started with stdout closed (`>&-`)
+            raise StdoutError("stdout is closed: nothing was written (use --output FILE)")
+        encoding = getattr(stdout, "encoding", None) or "utf-8"
         try:
             text.encode(encoding)
         except (UnicodeEncodeError, LookupError):  # e.g. PYTHONIOENCODING=ascii or a latin-1 locale
             text = ascii_text(text, encoding)
-        click.echo(text, nl=False)  # strips colour when stdout is not a terminal
-        sys.stdout.flush()
+        try:
+            click.echo(text, nl=False)  # click drops colour codes when stdout is not a terminal
+            stdout.flush()
+        except BrokenPipeError:  # `| head` or `| true` closed the pipe: not an error; the verdict's exit stands
+            discard_stdout()
+        except OSError as err:  # e.g. stdout on /dev/full
+            raise StdoutError(f"cannot write to stdout: {err.strerror or err}") from None
         return
+    assert path is not None
     try:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)

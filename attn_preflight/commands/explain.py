@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from attn_preflight.cli import InputError, did_you_mean
-from attn_preflight.commands.common import format_option, screen_for
+from attn_preflight.commands.common import format_option, screen_for, write_output
 from attn_preflight.render import PLAIN, Screen, heading, reflow, to_json, wrap_lines
 
 
@@ -68,4 +68,4 @@ def explain_command(rule_id, fmt):
         raise InputError(
             f"unknown rule {rule_id!r}{did_you_mean(rule_id, known)}; list them with `attn-preflight rules`"
         )
-    click.echo(render_rule(r, fmt.lower(), screen_for(fmt, None)))
+    write_output(render_rule(r, fmt.lower(), screen_for(fmt, None)), None)

@@ -18,6 +18,7 @@ from attn_preflight.commands.check import config_from_options, config_options, e
 from attn_preflight.commands.common import (
     check_output_writable,
     format_option,
+    note,
     output_option,
     screen_for,
     write_output,
@@ -25,17 +26,23 @@ from attn_preflight.commands.common import (
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
-    """Files as given; a directory stands for the *.json files directly in it, sorted."""
-    files = []
+    """Files as given; a directory stands for the *.json files directly in it, sorted. A file named twice
+    (`r.json r.json`, `dir dir/r.json`, a link to it) is one node, kept where first named."""
+    files: dict[str, str] = {}  # real path -> the path as first named
     for path in paths:
         if os.path.isdir(path):
-            found = sorted(os.path.join(path, name) for name in os.listdir(path) if name.endswith(".json"))
+            try:
+                names = os.listdir(path)
+            except OSError as err:
+                raise InputError(f"cannot read directory {path}: {err.strerror or err}") from None
+            found = sorted(os.path.join(path, name) for name in names if name.endswith(".json"))
             if not found:
                 raise InputError(f"directory {path} holds no *.json report")
-            files.extend(found)
         else:
-            files.append(path)
-    return files
+            found = [path]
+        for file in found:
+            files.setdefault(os.path.realpath(file), file)
+    return list(files.values())
 
 
 def read_report(path: str):
@@ -87,7 +94,7 @@ def fleet_command(
         if facts is None:
             skipped.append((path, why))
             # one line per report, even for a file name with a newline or carriage return in it
-            click.echo(" ".join(f"attn-preflight: skipped {path}: {why}".split()), err=True)
+            note(" ".join(f"attn-preflight: skipped {path}: {why}".split()))
         else:
             nodes.append(Node(source=path, facts=facts))
     fleet = merge(nodes, skipped, len(paths), cfg, strict=strict, engine_versions=pins)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attn_preflight.commands.common import format_option, screen_for
+from attn_preflight.commands.common import format_option, screen_for, write_output
 from attn_preflight.render import table, to_json
 
 
@@ -22,7 +22,7 @@ def gpus_command(fmt):
 
     fmt = fmt.lower()
     if fmt == "json":
-        click.echo(
+        write_output(
             to_json(
                 [
                     {
@@ -36,9 +36,10 @@ def gpus_command(fmt):
                     }
                     for p in PROFILES
                 ]
-            )
+            ),
+            None,
         )
         return
     rows = [[p.name, p.compute_capability, p.sm, p.memory_gib, ", ".join(p.aliases), p.note] for p in PROFILES]
     headers = ["gpu", "cc", "sm", "memory GiB", "aliases", "note"]
-    click.echo(table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=5))
+    write_output(table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=5), None)

@@ -8,6 +8,7 @@ from attn_preflight.commands.check import input_error
 from attn_preflight.commands.common import (
     check_output_writable,
     format_option,
+    not_blank,
     output_option,
     screen_for,
     write_output,
@@ -17,7 +18,11 @@ from rules.errors import RulesInputError
 
 @click.command("matrix")
 @click.option(
-    "--model", required=True, metavar="DIR|CONFIG|PRESET", help="Local HF model directory, config.json or preset."
+    "--model",
+    required=True,
+    metavar="DIR|CONFIG|PRESET",
+    callback=not_blank,
+    help="Local HF model directory, config.json or preset.",
 )
 @click.option(
     "--kv-cache-dtype",
@@ -26,7 +31,9 @@ from rules.errors import RulesInputError
     metavar="DTYPE",
     help="KV-cache dtype (repeatable; one table each). Default: auto.",
 )
-@click.option("--gpu", "gpus", multiple=True, metavar="NAME", help="Only these GPU profiles (repeatable).")
+@click.option(
+    "--gpu", "gpus", multiple=True, metavar="NAME", callback=not_blank, help="Only these GPU profiles (repeatable)."
+)
 @click.option("--backend", "backends", multiple=True, metavar="NAME", help="Only these backends (repeatable).")
 @click.option("--engine", type=click.Choice(["sglang", "vllm"]), default="sglang", show_default=True)
 @click.option("--enable-deterministic-inference", "--deterministic", "deterministic", is_flag=True, default=None)

@@ -13,7 +13,7 @@ import click
 
 from attn_preflight.cli import InputError
 from attn_preflight.commands.check import config_from_options, config_options, engine_version_option
-from attn_preflight.commands.common import check_output_writable, write_output
+from attn_preflight.commands.common import check_output_writable, not_blank, note, write_output
 
 
 def matrix_for(config, target, backend_given: bool, kv_given: bool):
@@ -99,6 +99,7 @@ def smoke_table(path: str):
     "facts_file",
     metavar="FILE",
     type=click.Path(dir_okay=False),
+    callback=not_blank,
     help="A report saved by `attn-preflight probe --format json` (default: probe this machine now).",
 )
 @click.option(
@@ -106,6 +107,7 @@ def smoke_table(path: str):
     "smoke_file",
     metavar="RESULT.json",
     type=click.Path(dir_okay=False),
+    callback=not_blank,
     help="A run saved by `attn-preflight smoke --format json`, shown with the page.",
 )
 @config_options
@@ -136,4 +138,4 @@ def report_command(
     source = facts_file or "this machine (probed now)"
     write_output(render_html(target.facts, matrix, smoke, source=source, memory=memory_figures(cfg, target)), output)
     if output != "-":
-        click.echo(f"wrote {os.path.abspath(output)}", err=True)
+        note(f"wrote {os.path.abspath(output)}")

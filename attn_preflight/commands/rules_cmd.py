@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from attn_preflight.cli import InputError, did_you_mean
-from attn_preflight.commands.common import format_option, screen_for
+from attn_preflight.commands.common import format_option, screen_for, write_output
 from attn_preflight.render import table, to_json
 
 
@@ -33,9 +33,9 @@ def rules_command(engine, subject, fmt):
         rules = [r for r in rules if r.engine == engine]
     fmt = fmt.lower()
     if fmt == "json":
-        click.echo(to_json([r.to_dict() for r in rules]))
+        write_output(to_json([r.to_dict() for r in rules]), None)
         return
     rows = [[r.id, r.engine, r.versions, r.title] for r in rules]
     headers = ["rule", "engine", "holds for", "title"]
-    click.echo(table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=3))
-    click.echo(f"\n{len(rules)} rules; `attn-preflight explain RULE` for details")
+    listing = table(headers, rows, fmt, width=screen_for(fmt, None).width, detail=3)
+    write_output(f"{listing}\n\n{len(rules)} rules; `attn-preflight explain RULE` for details", None)

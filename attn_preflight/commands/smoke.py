@@ -11,6 +11,7 @@ from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
 from attn_preflight.commands.common import (
     check_output_writable,
     format_option,
+    note,
     output_option,
     positive_seconds,
     screen_for,
@@ -59,10 +60,18 @@ DTYPE_CHOICES = ("bf16", "fp16", "fp8", "fp32")
     metavar="N",
     help="Kernels run at once [default: 8 with a GPU (capped by CPUs), 1 without].",
 )
+@click.option("--strict", is_flag=True, help="Exit 1 when nothing ran (every case skipped), too.")
 @format_option()
 @output_option()
 def smoke_command(
-    kernel_names, level: str, dtypes, timeout: float, jobs: Optional[int], fmt: str, output: Optional[str]
+    kernel_names,
+    level: str,
+    dtypes,
+    timeout: float,
+    jobs: Optional[int],
+    strict: bool,
+    fmt: str,
+    output: Optional[str],
 ) -> None:
     """Run each installed attention kernel once, each in its own process with a timeout, and compare it with
     an fp32 reference: torch SDPA (flash, efficient, cuDNN, math), FlashAttention 2/3/4, sgl-kernel FA3,
@@ -76,7 +85,9 @@ def smoke_command(
     Per case: ok, wrong (max error above the tolerance), error (the kernel's own message), timeout,
     crashed (the signal, or a CUDA error such as an illegal memory access) or skipped (why). A crash or
     hang in one kernel never stops the others. Compile caches live in $XDG_CACHE_HOME/attn-preflight.
-    Progress goes to stderr. Exit 0 when nothing that ran failed, 1 otherwise, 2 for bad arguments.
+    Progress goes to stderr. Exit 0 when nothing that ran failed, 1 otherwise, 2 for bad arguments. When
+    every case was skipped (no GPU, nothing installed) the summary says "nothing ran" and the exit is 0: a
+    skip is a fact, not a failure; --strict makes it 1, for a CI job that must have tested a kernel.
     """
     from attn_preflight.render.smoke import progress_line, render_smoke
     from attn_preflight.smoke_judged import judged
@@ -96,7 +107,7 @@ def smoke_command(
     started = time.monotonic()
 
     def progress(result, machine) -> None:
-        click.echo(progress_line(result, time.monotonic() - started, machine), err=True)
+        note(progress_line(result, time.monotonic() - started, machine))
 
     chosen_dtypes = list(dict.fromkeys(DTYPE_ALIASES[d.lower()] for d in dtypes)) or None
     raw = Runner(timeout=timeout, parallel=jobs, progress=progress).run(
@@ -104,5 +115,5 @@ def smoke_command(
     )
     report = judged(raw)  # an error confirming a documented limit is a skip, not a failure
     write_output(render_smoke(report, fmt.lower(), screen_for(fmt, output)), output)
-    if report.failed:
+    if report.failed or (strict and not report.ran):
         raise click.exceptions.Exit(EXIT_FAIL)

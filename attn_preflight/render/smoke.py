@@ -56,7 +56,7 @@ def summary(report) -> str:
     counts = report.counts()
     words = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing ran"
     failed = len(report.failed)
-    verdict = f"{failed} failed" if failed else "no failures"
+    verdict = f"{failed} failed" if failed else ("no failures" if report.ran else "nothing ran: no kernel was tested")
     return f"{words} — {verdict} ({report.wall_s:.1f} s)" if report.wall_s is not None else f"{words} — {verdict}"
 
 

@@ -22,10 +22,11 @@ Variable names, read from the sources:
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Mapping, Optional
+
+from probe.environ import NO_CACHE_HOME, cache_home
 
 # variable -> (subdirectory, extra variables set with it)
 CACHE_VARIABLES = {
@@ -37,9 +38,9 @@ CACHE_VARIABLES = {
 }
 
 
-def cache_root(environ: Mapping[str, str]) -> Path:
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "attn-preflight"
+def cache_root(environ: Mapping[str, str]) -> Optional[Path]:
+    base = cache_home(environ)
+    return Path(base) / "attn-preflight" if base else None
 
 
 def writable_dir(path: Path) -> Optional[str]:
@@ -53,11 +54,14 @@ def writable_dir(path: Path) -> Optional[str]:
     return None
 
 
-def cache_environment(environ: Mapping[str, str]) -> tuple[dict[str, str], Path, list[str]]:
-    """The variables to add to the workers' environment, the cache root, and notes on caches left out."""
+def cache_environment(environ: Mapping[str, str]) -> tuple[dict[str, str], Optional[Path], list[str]]:
+    """The variables to add to the workers' environment, the cache root (None: none), and notes on caches
+    left out."""
     root = cache_root(environ)
     added: dict[str, str] = {}
     notes: list[str] = []
+    if root is None:
+        return added, None, [f"{NO_CACHE_HOME}; each library's default applies"]
     for variable, (subdirectory, companions) in CACHE_VARIABLES.items():
         if environ.get(variable):
             continue  # the user's choice

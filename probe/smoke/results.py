@@ -111,6 +111,11 @@ class SmokeReport:
     def failed(self) -> list[KernelResult]:
         return [r for r in self.results if r.failed]
 
+    @property
+    def ran(self) -> list[KernelResult]:
+        """The cases a kernel was actually called for: all but the skipped ones."""
+        return [r for r in self.results if r.status != STATUS_SKIPPED]
+
     def counts(self) -> dict[str, int]:
         counted = Counter(r.status for r in self.results)
         return {status: counted[status] for status in STATUSES if counted[status]}

@@ -98,8 +98,10 @@ def kernel_module(kernel: Kernel) -> str:
 
 
 def reproduce_command(kernel: Kernel, case: Case) -> str:
+    """The case alone, with the interpreter that ran it (a bare `python` may be another environment)."""
     cases = json.dumps([case.to_dict()], separators=(",", ":"))
-    return f"python -m probe.smoke.worker {kernel_module(kernel)} {kernel.name} {shlex.quote(cases)}"
+    worker = f"-m probe.smoke.worker {kernel_module(kernel)} {kernel.name} {shlex.quote(cases)}"
+    return f"{shlex.quote(sys.executable)} {worker}"
 
 
 @dataclass
@@ -135,7 +137,7 @@ class Runner:
         started = time.monotonic()
         machine = self._machine = machine_summary()
         cache_vars, root, notes = cache_environment(self.environ)
-        machine.cache_dir, machine.cache_notes = str(root), notes
+        machine.cache_dir, machine.cache_notes = (str(root) if root else None), notes
         installed = _installed([kernel for kernel, _ in jobs], machine)
         no_gpu = None if machine.gpus else f"no GPU: {machine.gpu_error or 'NVML reports no devices'}"
         parallel = self.parallel or (min(MAX_PARALLEL, os.cpu_count() or 1) if machine.gpus else 1)

@@ -62,26 +62,30 @@ between the oldest and the newest release the rules were checked against, and ca
 
 Older than the oldest, each rule is judged as its range says for that version (mostly: it does not apply;
 a range's start can be where a behaviour begins, so rules are not stretched back), and the verdict would be
-a PASS of skips; newer than the newest, changes since are not known. Either way this finding warns and names
-both versions. A version that is not a version is unknown.""",
+a PASS of skips: this finding is unknown, naming both versions, so the verdict (and an NFD label) never
+claims it serves. Newer than the newest, the newest known behaviour is applied and changes since are not
+known: this finding warns. An installed engine whose version cannot be read (a dist-info without `Version`,
+a report saying "unknown") is unknown too: every rule is judged as for the newest release, each saying so.""",
     fix_title="Check against a known release (--engine-version), or upgrade the engine",
 )
 def general_engine_version(cfg, target):
     installed = target.versions.get(cfg.engine)
     if installed is None:
+        unreadable = target.unreadable_versions.get(cfg.engine)
+        if unreadable is not None:
+            return unknown(
+                f"{cfg.engine} is installed, but its version {unreadable!r} cannot be read: no rule can be keyed on "
+                f"it (newest known behaviour applied; pin one with --engine-version {cfg.engine}==X)"
+            )
         return skipped(f"{cfg.engine} version unknown: the newest known behaviour applies (each finding says so)")
     oldest, newest = OLDEST_KNOWN[cfg.engine], NEWEST_KNOWN[cfg.engine]
-    try:
-        version = Version(installed)
-    except InvalidVersion:
-        return unknown(f"{cfg.engine} version {installed!r} cannot be read: no rule can be keyed on it")
+    version = Version(installed)  # Target keeps readable versions only
     checked = f"{cfg.engine} {oldest} to {newest} (the releases these rules were checked against)"
     if version < Version(oldest):
-        return warned(
-            f"{cfg.engine} {installed}, older than {oldest}",
-            checked,
-            [f"pip install '{cfg.engine}>={oldest}'"],
-            reason=f"rules whose range starts after {installed} do not apply, so most of this check is skipped",
+        # Rules whose range starts later do not apply: a verdict of skips would judge nothing, so unknown.
+        return unknown(
+            f"{cfg.engine} {installed} is older than {oldest}, the oldest of {checked}: rules whose range starts "
+            f"after it do not apply (pip install '{cfg.engine}>={oldest}')"
         )
     if version.release > Version(newest).release:
         return warned(

@@ -118,17 +118,11 @@ FIXTURES = {
             },
         ],
         "fail": [
-            {
-                "gpu": "H100",
-                "argv": ["--model", "llama-3.1-8b"],
-                "engine_version": ["sglang==0.4.6.post5"],
-                "expect": "warn",
-            },
             {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"], "engine_version": ["sglang==0.9.0"], "expect": "warn"},
             {
                 "gpu": "H100",
                 "argv": ["--engine", "vllm", "--model", "llama-3.1-8b"],
-                "engine_version": ["vllm==0.10.0"],
+                "engine_version": ["vllm==0.40.0"],
                 "expect": "warn",
             },
         ],
