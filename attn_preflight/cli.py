@@ -54,13 +54,13 @@ _OUR_COLOUR = re.compile(r"\x1b\[(?:0|1|22|3[0-7]|39)m")
 def safe_text(text: str, keep_colour: bool = False) -> str:
     """What we print, anywhere: secrets masked (probe.environ.redact_text), and control characters (ANSI
     escapes in a report's hostname, a carriage return in a file name) shown as \\xNN instead of acting on the
-    terminal. With `keep_colour`, the colour and bold codes status words are styled with stay (only those: a
-    cursor move or a title change in a hostname is still shown, not obeyed)."""
+    terminal. The colour and bold codes status words are styled with stay with `keep_colour`, else go (only
+    those: a cursor move or a title change in a hostname is shown, never obeyed)."""
     from probe.environ import redact_text
 
     text = redact_text(text)
-    if not keep_colour:
-        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if not keep_colour:  # no colour here: our codes go, as click.echo would drop them
+        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _OUR_COLOUR.sub("", text))
     pieces = _OUR_COLOUR.split(text)
     codes = _OUR_COLOUR.findall(text)
     out = [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", piece) for piece in pieces]

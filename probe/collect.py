@@ -1,6 +1,6 @@
 """The one entry point that gathers Facts about this machine. Every probe is wrapped: a failing probe
-becomes a value with a reason, never an exception. Import checks (seconds) start first and run in the
-background while the quick probes (NVML, nvcc, files) run here.
+becomes a value with a reason, never an exception. The NVML and nvcc children start first, then the import
+checks (seconds, in the background); the file probes run here meanwhile.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import os
 import platform
 import sys
 import threading
-from typing import TYPE_CHECKING, Callable, Generic, Optional, TypeVar
+from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
 from probe import __version__
+from probe.children import TerminateAsExit
 from probe.environ import relevant_environment
 from probe.facts import (
     HEALTH_NOT_INSTALLED,
@@ -30,22 +31,38 @@ from probe.facts import (
 )
 
 if TYPE_CHECKING:
+    from probe.gpus import GpuProbe
     from probe.libraries import LibrarySpec
+    from probe.toolkit import NvccProbe
 
 T = TypeVar("T")
 
 
 def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool = True) -> Facts:
-    from probe import gpus, libraries, toolkit
+    from probe import gpus
+
+    with TerminateAsExit():
+        # NVML's init and `nvcc --version` wait on the driver and a process: their children start first and
+        # run beside the file probes and the import checks.
+        gpu_probe = gpus.GpuProbe()
+        from probe import toolkit
+
+        nvcc_probe = toolkit.NvccProbe()
+        try:
+            return _gather(gpu_probe, nvcc_probe, check_imports, timeout, use_cache)
+        finally:  # also on Ctrl-C and SIGTERM: no child outlives us
+            gpu_probe.close()
+            nvcc_probe.close()
+
+
+def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, timeout: float, use_cache: bool) -> Facts:
+    from probe import libraries, toolkit
 
     facts = Facts(
         tool_version=__version__,
         imports_checked=check_imports,
         collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
-    # NVML's init and `nvcc --version` wait on the driver and a process: they run beside the file probes.
-    gpu_probe = _Background(gpus.collect_gpus, lambda e: GpuFacts(error=e))
-    nvcc_probe = _Background(toolkit.cuda_toolkit_facts, lambda e: CudaToolkitFacts(error=e))
     installed = libraries.DistributionIndex()
     facts.torch = _guard(functools.partial(toolkit.torch_facts, installed), lambda e: TorchFacts(error=e))
     facts.libraries = [
@@ -62,14 +79,14 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
         facts.host = _guard(host_facts, lambda e: HostFacts(os=e))
         facts.cutlass_headers = _guard(toolkit.cutlass_header_facts, lambda e: CutlassHeaderFacts(error=e))
         facts.environment = _guard(relevant_environment, lambda e: {"attn-preflight": e})
-        facts.gpus = gpu_probe.result()
-        facts.cuda_toolkit = nvcc_probe.result()
+        facts.gpus = _guard(gpu_probe.result, lambda e: GpuFacts(error=e))
+        facts.cuda_toolkit = _guard(nvcc_probe.result, lambda e: CudaToolkitFacts(error=e))
         if checks is not None:
-            checks.join()
-    except BaseException:  # Ctrl-C: stop the import checks, whose children would otherwise outlive us
+            checks.join()  # ended, not only finished: a fork after this (smoke's NVML query) sees one thread
+    except BaseException:  # Ctrl-C, SIGTERM: stop the import checks, whose children would otherwise outlive us
         if checks is not None:
             checks.cancel.set()
-            checks.join()
+            checks.finished.wait()
         raise
     if checks is not None:
         for lib in present:
@@ -78,23 +95,6 @@ def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool =
             )
             _guard(functools.partial(_interpret, lib, facts), lib.notes.append)
     return facts
-
-
-class _Background(threading.Thread, Generic[T]):
-    """One quick probe on a thread of its own, guarded as `_guard` does; `result()` waits for it."""
-
-    def __init__(self, probe: Callable[[], T], on_error: Callable[[str], T]):
-        super().__init__(name="attn-preflight-probe", daemon=True)
-        self.probe, self.on_error = probe, on_error
-        self.values: list[T] = []
-        self.start()
-
-    def run(self) -> None:
-        self.values.append(_guard(self.probe, self.on_error))
-
-    def result(self) -> T:
-        self.join()
-        return self.values[0]
 
 
 def host_facts() -> HostFacts:
@@ -131,6 +131,9 @@ class _ImportChecks(threading.Thread):
         self.results: dict = {}
         self.error: Optional[str] = None
         self.cancel = threading.Event()
+        # Waited on after an interrupt instead of a second join(): a join interrupted by Ctrl-C marks the thread
+        # stopped while it still runs (CPython's bpo-45274 fix), and would return before its children are killed.
+        self.finished = threading.Event()
 
     def run(self) -> None:
         from probe import health
@@ -139,6 +142,8 @@ class _ImportChecks(threading.Thread):
             self.results = health.check_imports(self.requests, self.timeout, self.use_cache, cancel=self.cancel)
         except Exception as err:  # the machinery itself failed (no fork, no temp dir): a value, not a crash
             self.error = f"import checks could not run: {type(err).__name__}: {err}"
+        finally:
+            self.finished.set()
 
 
 def _start_import_checks(present: list[LibraryFacts], timeout: float, use_cache: bool) -> _ImportChecks:

@@ -1,15 +1,70 @@
 """GPUs through NVML (nvidia-ml-py's `pynvml`): never a CUDA context, never torch.
 
-Every failure becomes a value: no NVML or no driver gives an empty device list with the reason; one GPU
-whose query fails gets `error` and the others stand. NVML numbers devices in PCI order, which is not
-CUDA's order under CUDA_VISIBLE_DEVICES (that variable is reported with the environment).
+NVML is queried in a forked child (`GpuProbe`): a libnvidia-ml whose init hangs, segfaults or aborts costs
+that child, and its fate is reported like any other answer. Every failure becomes a value: no NVML or no
+driver gives an empty device list with the reason; one GPU whose query fails gets `error` and the others
+stand. NVML numbers devices in PCI order, which is not CUDA's order under CUDA_VISIBLE_DEVICES (that
+variable is reported with the environment).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import sys
 from typing import Any, Callable, Optional
 
-from probe.facts import GpuDevice, GpuFacts
+from probe.children import ForkedCall, TerminateAsExit, environment_path, signal_name
+from probe.facts import FactsError, GpuDevice, GpuFacts, Schema, to_jsonable
+
+# Generous: without persistence mode, nvmlInit opens every GPU, seconds on a machine of eight.
+NVML_TIMEOUT_S = 15.0
+GPU_FACTS = Schema(GpuFacts)
+
+
+def collect_gpus() -> GpuFacts:
+    with TerminateAsExit():  # a SIGTERM while NVML hangs still kills its child (Ctrl-C does already)
+        return GpuProbe().result()
+
+
+class GpuProbe:
+    """The NVML query in a forked child of its own, started at once so that it runs beside our own work."""
+
+    def __init__(self, timeout: Optional[float] = None):
+        self.timeout = NVML_TIMEOUT_S if timeout is None else timeout
+        self.child: Optional[ForkedCall] = None
+        self.error: Optional[str] = None
+        try:
+            self.child = ForkedCall(functools.partial(_query_in_child, environment_path()), self.timeout)
+        except OSError as err:
+            self.error = f"the NVML query could not start: {type(err).__name__}: {err}"
+
+    def result(self) -> GpuFacts:
+        if self.child is None:
+            return GpuFacts(error=self.error)
+        out = self.child.communicate()
+        if out is None:
+            return GpuFacts(error=f"NVML query timed out after {self.timeout:g} s: libnvidia-ml did not answer")
+        code = self.child.returncode or 0
+        if code < 0:
+            return GpuFacts(error=f"NVML query crashed: killed by {signal_name(-code)}")
+        try:
+            return GPU_FACTS.read(ast.literal_eval(out), "nvml")
+        except (ValueError, SyntaxError, MemoryError, RecursionError, FactsError):
+            return GpuFacts(error=f"the NVML query gave no answer (exit status {code})")
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
+
+
+def _query_in_child(path: list[str]) -> str:
+    """The NVML child's work: this environment's sys.path without the cwd (a pynvml.py there is not NVML), its
+    answer as a Python literal."""
+    sys.path[:] = path
+    sys.modules.pop("pynvml", None)  # one this process imported (torch.cuda does) is not necessarily that one
+    return repr(to_jsonable(query_gpus()))
+
 
 # NVML error codes (nvml.h nvmlReturn_t), named here so a missing constant in an old binding cannot break us.
 _NOT_SUPPORTED = 3
@@ -35,7 +90,8 @@ _INIT_REASONS = {
 }
 
 
-def collect_gpus() -> GpuFacts:
+def query_gpus() -> GpuFacts:
+    """NVML asked in this process: what the NVML child does."""
     try:
         import pynvml
     except Exception as err:  # not installed, or a broken/old binding

@@ -1,9 +1,10 @@
 """Import health: each library imported in its own subprocess, all in parallel, each with a timeout.
 
 A broken kernel library fails in ways that must not take the report down with it: ImportError, a hang,
-a segfault. So the import runs in `sys.executable -c CHILD` (same interpreter flags and environment as
-a user's `python -c "import X"`), in its own session (no terminal to disturb; the whole process group is
-killed on timeout), and writes one JSON result file. Results are cached, keyed by everything installed,
+a segfault. So the import runs in `sys.executable -I -c CHILD` with this environment's sys.path (what a user's
+`python -c "import X"` finds, less the working directory: probe/children.py), in a fresh empty directory and
+a session of its own (no terminal to disturb; the whole process group is killed on timeout), and writes one
+JSON result file. Results are cached, keyed by everything installed,
 because the imports cost seconds (flash_attn.cute 10.3 s, torch 3.1 s on the H200).
 
 A failure is recorded as facts (the error chain; for "No module named X", what is installed that would
@@ -18,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Optional
 
 from probe import __version__
+from probe.children import environment_path, kill_group, python_argv, signal_name, spawn, user_site_dirs
 from probe.environ import cache_home, is_relevant, redact, redact_text
 from probe.facts import (
     HEALTH_CRASHED,
@@ -47,8 +48,12 @@ POLL_S = 0.01
 # leaves with os._exit so that no atexit hook or interpreter teardown of the library can hang or crash
 # after the answer is written. Standard library only.
 CHILD = r"""
-import faulthandler, importlib, json, os, sys, time
+import faulthandler, importlib, json, os, site, sys, time
+faulthandler.enable()
 request = json.loads(sys.argv[1])
+sys.path[:] = request["path"]
+for directory in request["site_dirs"]:
+    site.addsitedir(directory)  # its .pth files, which -I skipped
 faulthandler.dump_traceback_later(request["dump_after"], exit=False)
 
 def chain(err):
@@ -160,12 +165,12 @@ def _run_all(
                     if job.process.poll() is None and elapsed < timeout:
                         continue
                     timed_out = job.process.returncode is None
-                    _kill_group(job.process)
+                    kill_group(job.process)
                     running.remove(job)
                     results[job.request.key] = _finish(job, timed_out, timeout, elapsed)
         finally:
             for job in running:  # cancelled or interrupted: leave nothing behind
-                _kill_group(job.process)
+                kill_group(job.process)
                 job.output.close()
     return results
 
@@ -175,51 +180,22 @@ def _start(request: ImportRequest, timeout: float, workdir: str) -> _Running:
     payload = json.dumps(
         {
             "module": request.module,
+            "path": environment_path(),
+            "site_dirs": user_site_dirs(),
             "details": request.details,
             "components": request.components,
             # a Python stack of where a hanging import is, written just before it is killed
             "dump_after": max(timeout * 0.9, timeout - 1.0),
         }
     )
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"  # what a library printed before crashing reaches the output file
-    env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # torch.cuda.is_available() through NVML: no CUDA init
+    env = {**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}  # torch.cuda.is_available() through NVML
     output = open(stem + ".out", "wb")
-    process = subprocess.Popen(
-        [sys.executable, *interpreter_flags(), "-X", "faulthandler", "-c", CHILD, payload, stem + ".json"],
-        stdin=subprocess.DEVNULL,
-        stdout=output,
-        stderr=subprocess.STDOUT,
-        env=env,
-        start_new_session=True,  # no controlling terminal; its own process group, killed as a whole
-    )
+    cwd = os.path.join(workdir, "cwd")  # empty: whatever a library writes or reads relative lands nowhere
+    os.makedirs(cwd, exist_ok=True)
+    # -u: what a library printed before crashing reaches the output file
+    argv = python_argv(CHILD, payload, stem + ".json", options=("-u",))
+    process = spawn(argv, cwd, stdout=output, stderr=subprocess.STDOUT, env=env)
     return _Running(request, process, time.monotonic(), stem + ".json", stem + ".out", output)
-
-
-def interpreter_flags() -> list[str]:
-    """The flags that change what `import` finds, so the child sees what this interpreter sees."""
-    flags = sys.flags
-    if flags.isolated:
-        return ["-I"]
-    out = []
-    if flags.ignore_environment:
-        out.append("-E")
-    if flags.no_user_site:
-        out.append("-s")
-    if flags.no_site:
-        out.append("-S")
-    if getattr(flags, "safe_path", False):
-        out.append("-P")
-    return out
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    """Kills the child and anything it started (compile servers, workers) that is still around."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    process.wait()
 
 
 def _finish(job: _Running, timed_out: bool, timeout: float, elapsed: float) -> ImportHealth:
@@ -255,15 +231,6 @@ def _finish(job: _Running, timed_out: bool, timeout: float, elapsed: float) -> I
         health.error = f"the import check exited with status {job.process.returncode} before reporting"
         health.causes = [line for line in output.strip().splitlines()[-3:] if line.strip()]
     return health
-
-
-def signal_name(number: int) -> str:
-    try:
-        sig = signal.Signals(number)
-    except ValueError:
-        return f"signal {number}"
-    description = signal.strsignal(sig) if hasattr(signal, "strsignal") else None
-    return f"{sig.name} ({description})" if description else sig.name
 
 
 def _innermost_frames(output: str) -> list[str]:
@@ -315,14 +282,11 @@ def environment_fingerprint() -> str:
     def add(*parts: object) -> None:
         digest.update(repr(parts).encode())
 
-    add(__version__, CHILD, sys.executable, sys.version, interpreter_flags(), os.getcwd())
+    add(__version__, CHILD, sys.executable, sys.version, sys.flags.no_site, user_site_dirs())
     for name in sorted(os.environ):
-        if is_relevant(name) or name in ("PATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX"):
+        if is_relevant(name) or name in ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX"):
             add(name, redact(name, os.environ[name]))
-    for entry in sys.path:
-        if not entry or os.path.abspath(entry) == os.getcwd():
-            add(entry)  # the working directory's mtime changes with every file written there
-            continue
+    for entry in environment_path():  # the working directory is not on it: each directory shares one cache
         add(entry, _mtime(entry))
         try:
             names = sorted(os.listdir(entry))

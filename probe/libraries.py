@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib.machinery
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
+from probe.children import environment_path
 from probe.facts import HEALTH_SKIPPED, ImportHealth, LibraryFacts
 
 # Prefixes of the notes that say a library is broken (not just informative), for renderers.
@@ -250,8 +250,9 @@ class DistributionIndex:
     10x slower over the catalogue's 34 names)."""
 
     def __init__(self, path: Optional[list[str]] = None):
+        self.path = environment_path() if path is None else path
         self.found: dict[str, list[tuple[str, str]]] = {}  # name -> [(sys.path entry, metadata dir)]
-        for entry in sys.path if path is None else path:
+        for entry in self.path:
             try:
                 names = sorted(os.listdir(entry or "."))
             except OSError:
@@ -293,9 +294,10 @@ def metadata_version(metadata_dir: str) -> Optional[str]:
     return None
 
 
-def locate_module(dotted: str) -> Optional[str]:
-    """Where `dotted` would be imported from, found by walking sys.path without importing any package."""
-    path = None
+def locate_module(dotted: str, search: Optional[list[str]] = None) -> Optional[str]:
+    """Where `dotted` would be imported from, found by walking `search` (default: the environment's sys.path,
+    as the import checks see it) without importing any package."""
+    path: Optional[list[str]] = environment_path() if search is None else search
     spec = None
     parts = dotted.split(".")
     for depth in range(1, len(parts) + 1):
@@ -329,7 +331,7 @@ def library_facts(spec: LibrarySpec, index: Optional[DistributionIndex] = None) 
             facts.notes.append(f"{name} is also installed in {other}, shadowed by {dist.location}")
     primary = next((installed[n] for n in spec.primary_distributions if n in installed), None)
     facts.version = primary.version if primary else None
-    located = [(module, locate_module(module)) for module in spec.imports]
+    located = [(module, locate_module(module, index.path)) for module in spec.imports]
     facts.import_name, facts.module_path = next(((m, where) for m, where in located if where), (spec.imports[0], None))
     if not installed and facts.module_path:
         facts.notes.append(

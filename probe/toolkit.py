@@ -8,10 +8,10 @@ import ast
 import os
 import re
 import shutil
-import subprocess
 import sys
 from typing import Optional
 
+from probe.children import Child
 from probe.facts import CudaToolkitFacts, CutlassHeaderFacts, TorchFacts
 from probe.libraries import DistributionIndex, locate_module
 
@@ -66,33 +66,47 @@ def read_assignments(path: str, names: tuple[str, ...]) -> dict[str, Optional[st
 
 
 def cuda_toolkit_facts() -> CudaToolkitFacts:
-    facts = CudaToolkitFacts(cuda_home=_cuda_home())
-    try:
-        facts.nvcc_path = _find_nvcc(facts.cuda_home)
-        if facts.nvcc_path is None:
-            facts.error = "nvcc not found on PATH or under CUDA_HOME"
+    return NvccProbe().result()
+
+
+class NvccProbe:
+    """`nvcc --version`, started at once and read when wanted. A hung nvcc (or the wrapper script an nvcc on
+    PATH can be) is killed with whatever it started."""
+
+    def __init__(self) -> None:
+        self.facts = CudaToolkitFacts(cuda_home=_cuda_home())
+        self.child: Optional[Child] = None
+        try:
+            self.facts.nvcc_path = _find_nvcc(self.facts.cuda_home)
+            if self.facts.nvcc_path is None:
+                self.facts.error = "nvcc not found on PATH or under CUDA_HOME"
+            else:
+                self.child = Child([self.facts.nvcc_path, "--version"], NVCC_TIMEOUT_S)
+        except Exception as err:
+            self.facts.error = f"running nvcc failed: {type(err).__name__}: {err}"
+
+    def result(self) -> CudaToolkitFacts:
+        facts = self.facts
+        if self.child is None or facts.nvcc_path is None:
             return facts
-        out = subprocess.run(
-            [facts.nvcc_path, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=NVCC_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        match = re.search(r"release (\d+\.\d+)", out.stdout)
+        answer = self.child.communicate()
+        if answer is None:
+            facts.error = f"`nvcc --version` did not finish within {NVCC_TIMEOUT_S:g} s"
+            return facts
+        out, err = answer
+        match = re.search(r"release (\d+\.\d+)", out)
         if match:
             facts.nvcc_version = match.group(1)
         else:
-            tail = (out.stdout + out.stderr).strip().splitlines()[-1:] or [f"exit status {out.returncode}"]
+            tail = (out + err).strip().splitlines()[-1:] or [f"exit status {self.child.returncode}"]
             facts.error = f"`nvcc --version` printed no release: {tail[0]}"
         if facts.cuda_home is None:
             facts.cuda_home = _toolkit_root(facts.nvcc_path)
-    except subprocess.TimeoutExpired:
-        facts.error = f"`nvcc --version` did not finish within {NVCC_TIMEOUT_S:g} s"
-    except Exception as err:
-        facts.error = f"running nvcc failed: {type(err).__name__}: {err}"
-    return facts
+        return facts
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
 
 
 def _cuda_home() -> Optional[str]:

@@ -7,7 +7,10 @@ real subprocess machinery.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import re
+import time
 import types
 from pathlib import Path
 from typing import Optional
@@ -66,6 +69,9 @@ class NVMLError(Exception):
         super().__init__(text or f"NVML error {value}")
         self.value = value
 
+    def __repr__(self) -> str:  # source that rebuilds it, for write_fake_pynvml
+        return f"NVMLError({self.value!r}, {str(self)!r})"
+
 
 NVML_ERROR_NOT_SUPPORTED = 3
 NVML_ERROR_LIBRARY_NOT_FOUND = 12
@@ -74,11 +80,24 @@ NVML_ERROR_UNKNOWN = 999
 NVML_ERROR_GPU_IS_LOST = 15
 
 
+def _segfault() -> None:
+    ctypes.string_at(0)  # a read of address 0 in C: a real SIGSEGV, as a broken libnvidia-ml gives
+
+
+# What a libnvidia-ml whose init misbehaves does to the process that calls nvmlInit.
+INIT_FAULTS = {"hang": lambda: time.sleep(600), "segfault": _segfault, "abort": os.abort}
+
+
 def fake_pynvml(
-    devices: list[dict], init_error: Optional[NVMLError] = None, driver: str = "580.95.05", cuda: int = 13000
+    devices: list[dict],
+    init_error: Optional[NVMLError] = None,
+    driver: str = "580.95.05",
+    cuda: int = 13000,
+    init_fault: Optional[str] = None,
 ) -> types.ModuleType:
     """A pynvml stand-in. Each device is a dict of answers (name, uuid, cc, memory_mib, mig, persistence,
-    nvlink_up); an answer that is an exception instance is raised instead, as NVML would."""
+    nvlink_up); an answer that is an exception instance is raised instead, as NVML would. `init_fault` (a key
+    of INIT_FAULTS) is what nvmlInit does instead of answering."""
     nvml = types.ModuleType("pynvml")
     nvml.NVMLError = NVMLError
     nvml.NVML_NVLINK_MAX_LINKS = 18
@@ -91,6 +110,8 @@ def fake_pynvml(
         return value
 
     def init():
+        if init_fault is not None:
+            INIT_FAULTS[init_fault]()
         if init_error is not None:
             raise init_error
 
@@ -133,6 +154,23 @@ def fake_pynvml(
         return (index, slot)
 
     return nvml
+
+
+def write_fake_pynvml(directory: Path, devices: list[dict], **options) -> Path:
+    """A `pynvml.py` in `directory` that is fake_pynvml(devices, **options): what the NVML child imports when
+    `directory` is on our sys.path (tests/ must be too, for probe_fakes)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    arguments = "".join(f", {name}={value!r}" for name, value in options.items())
+    (directory / "pynvml.py").write_text(
+        "import sys\nfrom probe_fakes import NVMLError, fake_pynvml\n"
+        f"sys.modules[__name__] = fake_pynvml({devices!r}{arguments})\n"
+    )
+    return directory
+
+
+def use_fake_pynvml(monkeypatch, directory: Path, devices: list[dict], **options) -> None:
+    """NVML as write_fake_pynvml makes it, for the NVML child of this process."""
+    monkeypatch.syspath_prepend(str(write_fake_pynvml(directory, devices, **options)))
 
 
 def h200(index: int, **overrides) -> dict:

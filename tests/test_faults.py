@@ -26,10 +26,11 @@ from probe_fakes import (
     SEGFAULT,
     UNDEFINED_SYMBOL,
     NVMLError,
-    fake_pynvml,
     h200,
     make_cutlass_dsl,
     make_dist,
+    use_fake_pynvml,
+    write_fake_pynvml,
 )
 
 from probe.facts import Facts
@@ -45,8 +46,8 @@ IMPORT_TIMEOUT_S = "12"  # torch (the witness) must import in time on a loaded 2
 # ------------------------------------------------------------------------------------------------ helpers
 
 
-def use_nvml(monkeypatch, devices, init_error=None):
-    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(devices, init_error=init_error))
+def use_nvml(monkeypatch, tmp_path: Path, devices, **options):
+    use_fake_pynvml(monkeypatch, tmp_path / "nvml", devices, **options)
 
 
 def use_site(monkeypatch, site: Path) -> None:
@@ -136,8 +137,10 @@ def ci_facts_with(gpus: list[tuple[str, int, int, int]], **torch) -> dict:
 # ------------------------------------------------------------------------------------------------ NVML
 
 
-def test_no_nvml_library(monkeypatch):
-    use_nvml(monkeypatch, [], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found"))
+def test_no_nvml_library(monkeypatch, tmp_path):
+    use_nvml(
+        monkeypatch, tmp_path, [], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")
+    )
     facts = probe_facts()
     assert facts["gpus"]["devices"] == []
     assert facts["gpus"]["error"].startswith("NVML library not found (libnvidia-ml.so.1)")
@@ -150,8 +153,9 @@ def test_no_nvml_library(monkeypatch):
     assert report["verdict"] == "fail"
 
 
-def test_nvml_pynvml_binding_missing(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pynvml", None)  # `import pynvml` raises ImportError
+def test_nvml_pynvml_binding_missing(monkeypatch, tmp_path):
+    (tmp_path / "pynvml.py").write_text("raise ImportError('a broken nvidia-ml-py')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     facts = probe_facts("--no-imports")
     assert facts["gpus"]["devices"] == []
     assert facts["gpus"]["error"].startswith("nvidia-ml-py (pynvml) cannot be imported: ")
@@ -165,8 +169,8 @@ def test_nvml_pynvml_binding_missing(monkeypatch):
         (NVML_ERROR_UNKNOWN, "Unknown Error", "NVML initialisation failed: Unknown Error (NVML error 999)"),
     ],
 )
-def test_nvml_init_error(monkeypatch, code, text, reason):
-    use_nvml(monkeypatch, [h200(0)], init_error=NVMLError(code, text))
+def test_nvml_init_error(monkeypatch, tmp_path, code, text, reason):
+    use_nvml(monkeypatch, tmp_path, [h200(0)], init_error=NVMLError(code, text))
     facts = probe_facts("--no-imports")
     assert facts["gpus"]["devices"] == [] and facts["gpus"]["error"].startswith(reason)
     assert_report_complete(facts)
@@ -174,7 +178,7 @@ def test_nvml_init_error(monkeypatch, code, text, reason):
 
 def test_nvml_query_error_on_one_of_several_gpus(monkeypatch, tmp_path):
     lost = NVMLError(NVML_ERROR_GPU_IS_LOST, "GPU is lost")
-    use_nvml(monkeypatch, [h200(0), h200(1), h200(2, memory_mib=lost, cc=lost), h200(3)])
+    use_nvml(monkeypatch, tmp_path, [h200(0), h200(1), h200(2, memory_mib=lost, cc=lost), h200(3)])
     facts = probe_facts()
     devices = facts["gpus"]["devices"]
     assert [d["index"] for d in devices] == [0, 1, 2, 3]
@@ -211,9 +215,7 @@ def _bare_python_env(tmp_path: Path) -> dict:
         source = Path(module.__file__)
         source = source.parent if source.name == "__init__.py" else source
         (deps / source.name).symlink_to(source)
-    (deps / "pynvml.py").write_text(
-        "import sys\nfrom probe_fakes import fake_pynvml, h200\nsys.modules[__name__] = fake_pynvml([h200(0)])\n"
-    )
+    write_fake_pynvml(deps, [h200(0)])
     return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), str(deps), str(TESTS)]),
@@ -250,14 +252,14 @@ def test_torch_missing(tmp_path):
     assert torch_finding["status"] == "fail" and "torch not installed" in torch_finding["message"]
 
 
-def test_cpu_only_torch_on_a_gpu_machine(monkeypatch):
+def test_cpu_only_torch_on_a_gpu_machine(monkeypatch, tmp_path):
     """The torch installed here is a CPU build; NVML says there is an H200."""
     pytest.importorskip("torch")
     import torch
 
     if torch.version.cuda is not None:
         pytest.skip("needs a CPU-only torch (CI installs torch 2.13.0 CPU)")
-    use_nvml(monkeypatch, [h200(0)])
+    use_nvml(monkeypatch, tmp_path, [h200(0)])
     facts = probe_facts()
     assert facts["torch"]["installed"] and facts["torch"]["cuda"] is None
     assert torch_arch_coverage(Facts.from_dict(facts)) == {"sm_90": False}  # a value, not a guess
@@ -314,7 +316,7 @@ def test_torch_cuda_build_older_than_the_gpu_needs(tmp_path):
 def _probe_then_check(monkeypatch, tmp_path, site: Path, backend: str):
     """probe (import checks with a short timeout) saved to a file, then check of `backend` on that file."""
     use_site(monkeypatch, site)
-    use_nvml(monkeypatch, [h200(0)])
+    use_nvml(monkeypatch, tmp_path, [h200(0)])
     path = str(tmp_path / "facts.json")
     run = run_cli(["probe", "--format", "json", "--timeout", IMPORT_TIMEOUT_S, "-o", path])
     assert_clean_outcome(run)
@@ -359,7 +361,7 @@ def test_probe_timeout_cuts_a_hanging_import_in_a_live_check(monkeypatch, tmp_pa
     site = tmp_path / "site"
     make_dist(site, "flash-attn-4", "4.0.0b36", {"flash_attn/cute/__init__.py": HANG})
     use_site(monkeypatch, site)
-    use_nvml(monkeypatch, [h200(0)])
+    use_nvml(monkeypatch, tmp_path, [h200(0)])
     report = check_report("--probe-timeout", "2", "--model", "llama-3.1-8b", "--attention-backend", "fa4")
     assert report["target"]["kind"] == "live"
     finding = by_rule(report, "install-fa4-library")
@@ -506,8 +508,8 @@ def unwritable_cache(request, monkeypatch, tmp_path):
     read_only.chmod(0o755)
 
 
-def test_read_only_home_and_cache_probe_and_check(unwritable_cache, monkeypatch):
-    use_nvml(monkeypatch, [h200(0)])
+def test_read_only_home_and_cache_probe_and_check(unwritable_cache, monkeypatch, tmp_path):
+    use_nvml(monkeypatch, tmp_path, [h200(0)])
     for _ in range(2):  # the second run finds no cache either, and must not pretend it did
         facts = probe_facts()
         assert_report_complete(facts)

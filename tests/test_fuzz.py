@@ -17,7 +17,6 @@ import io
 import json
 import os
 import string
-import sys
 from pathlib import Path
 from unittest import mock
 
@@ -25,7 +24,7 @@ import pytest
 from cli_run import Run, assert_clean_outcome, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from probe_fakes import NVML_ERROR_LIBRARY_NOT_FOUND, NVMLError, fake_pynvml
+from probe_fakes import NVML_ERROR_LIBRARY_NOT_FOUND, NVMLError, use_fake_pynvml
 
 from attn_preflight.cli import main
 from rules.config import kv_dtype_choices
@@ -337,15 +336,12 @@ def test_report(scratch, facts, flags):
 
 
 @pytest.fixture(scope="module")
-def no_gpu():
+def no_gpu(tmp_path_factory):
     """No GPU, whatever this machine has: every GPU kernel is skipped at once, so only the arguments are fuzzed.
     Module-scoped: hypothesis' health check refuses a function-scoped fixture shared by generated cases."""
+    no_library = NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(
-            sys.modules,
-            "pynvml",
-            fake_pynvml([], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")),
-        )
+        use_fake_pynvml(patch, tmp_path_factory.mktemp("nvml"), [], init_error=no_library)
         yield
 
 

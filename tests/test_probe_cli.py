@@ -18,10 +18,10 @@ from probe_fakes import (
     SEGFAULT,
     UNDEFINED_SYMBOL,
     NVMLError,
-    fake_pynvml,
     h200,
     make_cutlass_dsl,
     make_dist,
+    use_fake_pynvml,
 )
 
 from attn_preflight.cli import cli, main
@@ -201,19 +201,17 @@ def test_torch_missing_is_reported_and_the_report_completes(tmp_path):
     "nvml, expected",
     [
         (
-            lambda: fake_pynvml(
-                [], init_error=NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")
-            ),
+            ([], {"init_error": NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found")}),
             lambda gpus: gpus.devices == [] and gpus.error.startswith("NVML library not found"),
         ),
         (
-            lambda: fake_pynvml([h200(0)], init_error=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")),
+            ([h200(0)], {"init_error": NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")}),
             lambda gpus: (
                 gpus.devices == [] and gpus.error == "NVML initialisation failed: Unknown Error (NVML error 999)"
             ),
         ),
         (
-            lambda: fake_pynvml([h200(0), h200(1, cc=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")), h200(2)]),
+            ([h200(0), h200(1, cc=NVMLError(NVML_ERROR_UNKNOWN, "Unknown Error")), h200(2)], {}),
             lambda gpus: (
                 [d.error for d in gpus.devices] == [None, "compute capability: Unknown Error (NVML error 999)", None]
             ),
@@ -221,8 +219,9 @@ def test_torch_missing_is_reported_and_the_report_completes(tmp_path):
     ],
     ids=["library-missing", "init-error", "one-gpu-query-raising"],
 )
-def test_nvml_failures_leave_a_complete_report_and_exit_0(nvml, expected, monkeypatch):
-    monkeypatch.setitem(sys.modules, "pynvml", nvml())
+def test_nvml_failures_leave_a_complete_report_and_exit_0(nvml, expected, monkeypatch, tmp_path):
+    devices, options = nvml
+    use_fake_pynvml(monkeypatch, tmp_path, devices, **options)
     facts = Facts.from_dict(json.loads(invoke("--format", "json", "--no-imports")))
     assert expected(facts.gpus)
     assert facts.host.python_version and len(facts.libraries) == len(CATALOGUE)  # the rest of the report stands

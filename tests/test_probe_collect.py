@@ -9,12 +9,12 @@ import subprocess
 import sys
 
 import pytest
-from probe_fakes import make_dist
+from probe_fakes import h200, make_dist, use_fake_pynvml
 
 from probe import collect as collect_module
 from probe import gpus, health, libraries, toolkit
 from probe.collect import collect, cudnn_version_text
-from probe.facts import HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED, GpuDevice, GpuFacts
+from probe.facts import HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED
 from rules.knowledge.cuda_arch import torch_arch_coverage
 from rules.knowledge.import_diagnosis import component_notes
 
@@ -36,9 +36,9 @@ def boom(*args, **kwargs):
 
 def test_every_probe_failing_still_gives_complete_facts(monkeypatch):
     for owner, name in [
-        (gpus, "collect_gpus"),
+        (gpus.GpuProbe, "result"),
         (toolkit, "torch_facts"),
-        (toolkit, "cuda_toolkit_facts"),
+        (toolkit.NvccProbe, "result"),
         (toolkit, "cutlass_header_facts"),
         (libraries, "library_facts"),
         (health, "check_imports"),
@@ -90,10 +90,7 @@ def h200_site(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(site))
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    h200 = GpuDevice(index=0, name="NVIDIA H200", cc_major=9, cc_minor=0, memory_total_mib=143771)
-    monkeypatch.setattr(
-        gpus, "collect_gpus", lambda: GpuFacts(devices=[h200], driver_version="580.95.05", cuda_driver_version="13.0")
-    )
+    use_fake_pynvml(monkeypatch, tmp_path / "nvml", [h200(0)])
     return site
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -204,14 +202,25 @@ def test_cancel_stops_running_checks(site):
     assert results == {} and time.monotonic() - started < 30
 
 
-def test_children_get_the_interpreter_flags_that_change_imports():
-    out = subprocess.run(
-        [sys.executable, "-S", "-s", "-c", "from probe.health import interpreter_flags as f; print(f())"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.getcwd()},
+def test_children_import_from_our_sys_path_and_never_from_the_working_directory(tmp_path, monkeypatch):
+    """The child gets this process's sys.path (not PYTHONPATH: -I ignores it) without the cwd, where a module
+    of the same name must not be what is imported."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    only_on_sys_path, cwd = tmp_path / "env", tmp_path / "cwd"
+    only_on_sys_path.mkdir(), cwd.mkdir()
+    module(only_on_sys_path, "extra", "WHERE = 'sys.path'\n")
+    monkeypatch.syspath_prepend(str(only_on_sys_path))
+    module(cwd, "cwdonly", "")
+    monkeypatch.chdir(cwd)
+    monkeypatch.syspath_prepend("")  # what `python -c` and `python -m` put first
+    monkeypatch.syspath_prepend(str(cwd))
+    requests = [ImportRequest("extra", "extra", details={"where": "mod.WHERE"}), ImportRequest("cwd", "cwdonly")]
+    results = check_imports(requests, timeout=30, use_cache=False)
+    assert results["extra"].status == HEALTH_OK and results["extra"].details["where"] == "sys.path"
+    assert (
+        results["cwd"].status == HEALTH_ERROR
+        and results["cwd"].error == "ModuleNotFoundError: No module named 'cwdonly'"
     )
-    assert "'-s', '-S'" in out.stdout, out.stderr
 
 
 # ------------------------------------------------------------------------------------------------ diagnoses

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import signal
 import stat
+import time
 
 from probe_fakes import make_dist
 
@@ -119,6 +122,31 @@ def test_nvcc_hanging_garbled_or_absent(tmp_path, monkeypatch):
     monkeypatch.setattr(toolkit, "DEFAULT_NVCC", str(tmp_path / "none" / "bin" / "nvcc"))
     facts = toolkit.cuda_toolkit_facts()
     assert facts.nvcc_path is None and facts.error == "nvcc not found on PATH or under CUDA_HOME"
+
+
+def test_a_hung_nvcc_is_killed_with_the_processes_it_started(tmp_path, monkeypatch):
+    """An nvcc wrapper script waiting on its own child: both go when the deadline passes."""
+    monkeypatch.setattr(toolkit, "NVCC_TIMEOUT_S", 0.5)
+    pid_file = tmp_path / "helper.pid"
+    monkeypatch.setenv("CUDA_HOME", str(fake_nvcc(tmp_path, f"sleep 600 &\necho $! > {pid_file}\nwait\n")))
+    assert toolkit.cuda_toolkit_facts().error == "`nvcc --version` did not finish within 0.5 s"
+    helper = int(pid_file.read_text())
+    try:
+        deadline = time.monotonic() + 5
+        while os.path.exists(f"/proc/{helper}") and _state(helper) != "Z":
+            assert time.monotonic() < deadline, "nvcc's child outlived it"
+            time.sleep(0.05)
+    finally:
+        if os.path.exists(f"/proc/{helper}") and _state(helper) != "Z":
+            os.kill(helper, signal.SIGKILL)
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "Z"
 
 
 VERSION_H = "#define CUTLASS_MAJOR 4\n#define CUTLASS_MINOR 7\n#define CUTLASS_PATCH 0\n"

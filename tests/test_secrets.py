@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from cli_run import assert_clean_outcome, run_cli
-from probe_fakes import fake_pynvml, h200
+from probe_fakes import h200, use_fake_pynvml
 
 MARKER = "SeCrEt"
 SECRETS = {
@@ -57,7 +56,7 @@ def secret_env(monkeypatch, tmp_path, cache_dir):
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_dir))
     monkeypatch.setenv("VLLM_ATTENTION_BACKEND", "FLASH_ATTN")  # a relevant variable that is not a secret
-    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml([h200(0), h200(1)]))
+    use_fake_pynvml(monkeypatch, tmp_path / "nvml", [h200(0), h200(1)])
     return tmp_path
 
 

@@ -30,10 +30,10 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import probe
+from probe.children import TerminateAsExit, kill_group, probe_argv, spawn
 from probe.smoke.caches import cache_environment
 from probe.smoke.cases import Case, sweep
 from probe.smoke.kernels import Kernel
@@ -167,14 +167,16 @@ class Runner:
             if todo:
                 runnable.append((number, kernel, todo))
 
-        with tempfile.TemporaryDirectory(prefix="attn-preflight-smoke-") as scratch, _TerminateAsExit():
+        with tempfile.TemporaryDirectory(prefix="attn-preflight-smoke-") as scratch, TerminateAsExit():
             env = self._worker_env(cache_vars, os.path.join(scratch, "gpu.lock"))
+            cwd = os.path.join(scratch, "cwd")  # empty: neither our cwd nor anything a worker writes there
+            os.mkdir(cwd)
             pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="smoke")
             try:
                 # Kernels that import a library (seconds: FA4 ~10 s) start first; torch-only ones fill in.
                 runnable.sort(key=lambda job: job[1].prepare is None)
                 futures = [
-                    (number, pool.submit(self._run_kernel, kernel, todo, env)) for number, kernel, todo in runnable
+                    (number, pool.submit(self._run_kernel, kernel, todo, env, cwd)) for number, kernel, todo in runnable
                 ]
                 for number, future in futures:
                     for index, result in future.result().items():
@@ -201,14 +203,14 @@ class Runner:
         with self._lock:
             self._stopped = True
             for process in list(self._live):
-                _kill_group(process)
+                kill_group(process)
 
     # -- one kernel --------------------------------------------------------------------------------------------
-    def _run_kernel(self, kernel: Kernel, todo: list[tuple[int, Case]], env: dict) -> dict[int, KernelResult]:
+    def _run_kernel(self, kernel: Kernel, todo: list[tuple[int, Case]], env: dict, cwd: str) -> dict[int, KernelResult]:
         done: dict[int, KernelResult] = {}
         pending = list(todo)
         while pending:
-            worker = self._spawn(kernel, [case for _, case in pending], env)
+            worker = self._spawn(kernel, [case for _, case in pending], env, cwd)
             current: Optional[int] = None  # position in `pending` of the case the worker is running
             started_any = False
             timed_out = False
@@ -218,7 +220,7 @@ class Runner:
                     event = worker.events.get(timeout=max(0.0, deadline - time.monotonic()))
                 except queue.Empty:
                     timed_out = True
-                    _kill_group(worker.process)
+                    kill_group(worker.process)
                     break
                 if event is None:
                     break
@@ -294,31 +296,20 @@ class Runner:
 
     # -- processes -----------------------------------------------------------------------------------------------
     def _worker_env(self, cache_vars: Mapping[str, str], lock_path: str) -> dict:
-        env = {**self.environ, **cache_vars, "ATTN_PREFLIGHT_SMOKE_GPU_LOCK": lock_path}
-        here = str(Path(probe.__file__).resolve().parent.parent)  # so `-m probe.smoke.worker` imports this probe
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
-        return env
+        return {**self.environ, **cache_vars, "ATTN_PREFLIGHT_SMOKE_GPU_LOCK": lock_path}
 
-    def _spawn(self, kernel: Kernel, cases: list[Case], env: dict) -> _Worker:
-        command = [
-            sys.executable,
-            "-m",
-            "probe.smoke.worker",
+    def _spawn(self, kernel: Kernel, cases: list[Case], env: dict, cwd: str) -> _Worker:
+        command = probe_argv(
+            "from probe.smoke.worker import main\nsys.exit(main(sys.argv[1:]))",
             kernel_module(kernel),
             kernel.name,
             json.dumps([case.to_dict() for case in cases]),
-        ]
+            pythonpath=env.get("PYTHONPATH"),  # -I ignores it: the worker's environment may set its own
+        )
         with self._lock:
             if self._stopped:
                 raise _Stopped()
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-            )
+            process = spawn(command, cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
             self._live.add(process)
         worker = _Worker(process, queue.Queue())
         worker.readers = [
@@ -333,7 +324,7 @@ class Runner:
         try:
             returncode = worker.process.wait(timeout=30)
         except subprocess.TimeoutExpired:  # closed its stdout but lingers
-            _kill_group(worker.process)
+            kill_group(worker.process)
             returncode = worker.process.wait()
         for reader in worker.readers:
             reader.join(timeout=5)
@@ -344,25 +335,6 @@ class Runner:
 
 class _Stopped(Exception):
     """The run was aborted: a kernel's thread ends instead of starting another worker."""
-
-
-class _TerminateAsExit:
-    """SIGTERM (`timeout`, a CI job cancelled) unwinds like Ctrl-C, so that Runner.run kills its workers: they
-    live in process groups of their own and would outlive us."""
-
-    def __enter__(self):
-        self.previous = None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGTERM, self._exit)
-        return self
-
-    @staticmethod
-    def _exit(signum, frame):
-        raise SystemExit(128 + signum)
-
-    def __exit__(self, *exc) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
 
 
 def _read_events(stream, events: queue.Queue[Optional[dict]]) -> None:
@@ -381,13 +353,6 @@ def _read_tail(stream, tail: deque) -> None:
         line = raw.decode("utf-8", "replace").rstrip()
         if line:
             tail.append(line[:400])
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)  # the worker and whatever it started (compilers)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _crash(kernel: Kernel, case: Case, returncode: int, stderr: deque) -> KernelResult:

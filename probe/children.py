@@ -1,0 +1,237 @@
+"""How probe runs other processes: import checks, smoke workers, nvcc, and the NVML query (a fork).
+
+Each child is isolated from the working directory: Python children run with `-I` (no cwd or script directory
+on sys.path, no PYTHON* variables, no user site) and get instead the explicit sys.path of the environment
+being probed, without the working directory, where a stray `torch.py` or `probe/` would shadow what is
+installed; the forked NVML child sets that sys.path itself and works in `/`. Each child runs in a session of
+its own (no terminal: Ctrl-C reaches only us) and is killed with everything it started, as a process group,
+on timeout and on every way out of the probe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import IO, Any, Callable, Optional, Union
+
+# Loads this probe package from where it lives, without putting its directory on the child's sys.path (where
+# it would shadow the environment's own packages, and a site-packages root would reorder them).
+PROBE_BOOTSTRAP = r"""
+import importlib.util, json, os, sys
+setup = json.loads(sys.argv.pop(1))
+sys.path[:] = setup["path"]
+spec = importlib.util.spec_from_file_location(
+    "probe", setup["package"], submodule_search_locations=[os.path.dirname(setup["package"])])
+sys.modules["probe"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sys.modules["probe"])
+del importlib, json, os, setup, spec
+"""
+NEUTRAL_CWD = os.sep  # for children that write nothing: nothing there is on their sys.path
+
+Output = Union[int, IO[Any], None]
+
+
+def environment_path(pythonpath: Optional[str] = None) -> list[str]:
+    """sys.path of the environment being probed, as a child gets it: absolute entries, in order, without the
+    working directory (`python -c`/`-m` put it first: a `torch.py` there is not the installed torch).
+    `pythonpath`: the PYTHONPATH of a child's own environment where it is not ours, its entries first."""
+    try:
+        cwd: Optional[str] = os.path.realpath(os.getcwd())
+    except OSError:  # a deleted working directory: relative entries point nowhere
+        cwd = None
+    path = []
+    for entry in (pythonpath.split(os.pathsep) if pythonpath else []) + sys.path:
+        if not entry or (cwd is None and not os.path.isabs(entry)):
+            continue
+        absolute = os.path.abspath(entry)
+        if os.path.realpath(absolute) != cwd:
+            path.append(absolute)
+    return list(dict.fromkeys(path))
+
+
+def user_site_dirs() -> list[str]:
+    """The user site directory when this interpreter uses it: `-I` skips it, so the child runs its .pth files."""
+    import site
+
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    return [user_site] if user_site and user_site in sys.path else []
+
+
+def python_argv(code: str, *args: str, options: tuple[str, ...] = ()) -> list[str]:
+    """`python -I OPTIONS -c CODE ARGS...` with this interpreter (`-S` too where it runs without site)."""
+    return [sys.executable, "-I", *(["-S"] if sys.flags.no_site else []), *options, "-c", code, *args]
+
+
+def probe_argv(statement: str, *args: str, pythonpath: Optional[str] = None) -> list[str]:
+    """A Python child that runs `statement` with this probe package importable (`from probe.x import y`) and
+    environment_path(pythonpath) as its sys.path."""
+    import probe
+
+    setup = {"path": environment_path(pythonpath), "package": os.path.abspath(probe.__file__)}
+    return python_argv(PROBE_BOOTSTRAP + statement, json.dumps(setup), *args)
+
+
+def spawn(
+    argv: list[str],
+    cwd: str,
+    stdout: Output = subprocess.DEVNULL,
+    stderr: Output = subprocess.DEVNULL,
+    env: Optional[dict] = None,
+) -> subprocess.Popen:
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,  # no controlling terminal; its own process group, killed as a whole
+    )
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """Kills the child and whatever it started (compile servers, workers, a wrapper's real nvcc) and reaps it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+class Child:
+    """A quick child with a deadline counted from its start: started at once, its output read when wanted."""
+
+    def __init__(self, argv: list[str], timeout: float, env: Optional[dict] = None):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.process = spawn(argv, NEUTRAL_CWD, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+    def communicate(self) -> Optional[tuple[str, str]]:
+        """(stdout, stderr) once it has exited; None when it ran past its deadline (then it has been killed)."""
+        try:
+            out, err = self.process.communicate(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return None
+        finally:
+            self.close()  # anything it left running in its session
+        return out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.process.returncode
+
+    def close(self) -> None:
+        kill_group(self.process)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+class ForkedCall:
+    """`call()` in a forked child of this process, in a session of its own, its answer (text) sent back through a
+    pipe, with a deadline counted from its start. Forked, not started afresh: the child repeats no interpreter
+    start-up and none of our imports, most of what a fresh `python` would cost a quick probe run every time
+    (NVML's). Fork before starting any thread (a thread's locks are not the child's to take)."""
+
+    def __init__(self, call: Callable[[], str], timeout: float):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.returncode: Optional[int] = None
+        read_end, write_end = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            _answer_and_exit(call, read_end, write_end)
+        os.close(write_end)
+        self._answer: Optional[int] = read_end
+
+    def communicate(self) -> Optional[str]:
+        """Its answer once it has exited; None when it ran past its deadline (then it has been killed)."""
+        chunks: list[bytes] = []
+        try:
+            while self._answer is not None and self._wait_readable(self._answer):
+                chunk = os.read(self._answer, 65536)
+                if not chunk:  # it closed the pipe: exiting
+                    while self._reap(os.WNOHANG) is None:
+                        if time.monotonic() >= self.deadline:
+                            return None
+                        time.sleep(0.001)
+                    return b"".join(chunks).decode("utf-8", "replace")
+                chunks.append(chunk)
+            return None
+        finally:
+            self.close()
+
+    def _wait_readable(self, fd: int) -> bool:
+        import select
+
+        remaining = self.deadline - time.monotonic()
+        return remaining > 0 and bool(select.select([fd], [], [], remaining)[0])
+
+    def _reap(self, flags: int = 0) -> Optional[int]:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, flags)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def close(self) -> None:
+        if self._answer is not None:
+            os.close(self._answer)
+            self._answer = None
+        if self.returncode is None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self._reap()
+
+
+def _answer_and_exit(call: Callable[[], str], read_end: int, write_end: int) -> None:
+    """The forked child: no terminal, nothing of ours written to (fds 0-2 are /dev/null), never back into the
+    parent's code (os._exit, whatever happens)."""
+    try:
+        os.setsid()
+        os.chdir(NEUTRAL_CWD)  # where a crash's core file would go: not the user's directory
+        os.close(read_end)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        data = call().encode("utf-8", "replace")
+        while data:
+            data = data[os.write(write_end, data) :]
+    finally:
+        os._exit(0)
+
+
+def signal_name(number: int) -> str:
+    """'SIGSEGV (Segmentation fault)' for 11."""
+    try:
+        sig = signal.Signals(number)
+    except ValueError:
+        return f"signal {number}"
+    description = signal.strsignal(sig) if hasattr(signal, "strsignal") else None
+    return f"{sig.name} ({description})" if description else sig.name
+
+
+class TerminateAsExit:
+    """SIGTERM (`timeout`, a CI job cancelled, `kill`) unwinds like Ctrl-C, so that the children, which live in
+    sessions of their own and would outlive us, are killed and temporary directories removed."""
+
+    def __enter__(self) -> TerminateAsExit:
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._exit)
+        return self
+
+    @staticmethod
+    def _exit(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
