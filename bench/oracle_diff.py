@@ -5,7 +5,8 @@ attention-backend factory on a simulated GPU and says accepted / rejected. It ca
 happen later (pool allocation, the first forward), so a config is counted as "rejected by us" only when a
 failing rule is one the oracle can see: stage parse or startup, or stage init where the check is the
 factory's own (attention_registry.py create_*; the oracle calls the factories with a fake model runner, so
-checks inside a backend's constructor stay unseen). Rules that state no stage are counted both ways: as
+checks inside a backend's constructor stay unseen), and not a check_server_args one (validation_hook.py,
+run at launch after resolution, which the oracle does not reach). Rules that state no stage are counted both ways: as
 seen (`accept_reject_agreement`) and as unseen (`agreement_stage_rules_only`).
 Also compared, for configs both sides accept: the attention backend and page size SGLang settles on
 against rules.resolve.
@@ -62,8 +63,15 @@ KV_DTYPES = ["auto", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4"]
 ORACLE_VISIBLE = {"parse", "startup"}
 
 
+# Start-up checks SGLang runs after argument resolution (ServerArgs.check_server_args, called by
+# entrypoints/engine.py when the server launches): the oracle stops at resolve_once, so it never runs them.
+AFTER_RESOLUTION = "check_server_args"
+
+
 def oracle_sees(rule) -> bool:
     """Whether the oracle can reject what `rule` catches (see the module docstring)."""
+    if AFTER_RESOLUTION in rule.source:
+        return False
     return rule.stage in ORACLE_VISIBLE or (rule.stage == "init" and "attention_registry.py, create_" in rule.source)
 
 

@@ -228,7 +228,7 @@ def _finish(job: _Running, timed_out: bool, timeout: float, elapsed: float) -> I
         health.causes = _innermost_frames(output)
     else:
         health.status = HEALTH_ERROR
-        health.error = f"the import check exited with status {job.process.returncode} before reporting"
+        health.error = f"{UNREPORTED}{job.process.returncode} before reporting"
         health.causes = [line for line in output.strip().splitlines()[-3:] if line.strip()]
     return health
 
@@ -265,6 +265,9 @@ def _read_result(path: str) -> Optional[dict]:
 # ---------------------------------------------------------------------------------------------------- cache
 
 CACHEABLE = (HEALTH_OK, HEALTH_ERROR, HEALTH_CRASHED)  # a timeout may be a slow disk: always re-checked
+# An error the import never reported (the child died without a result: a full disk, a timer it could not set)
+# may be ours, not the library's: never cached, so a false error is not kept.
+UNREPORTED = "the import check exited with status "
 KEEP_CACHE_FILES = 16
 HEALTH_SCHEMA = Schema(ImportHealth)  # a cache entry is read as typed as a saved report
 
@@ -355,7 +358,7 @@ class ImportCache:
         if self.path is None:
             return
         for request, health in results:
-            if health.status in CACHEABLE:
+            if health.status in CACHEABLE and not (health.error or "").startswith(UNREPORTED):
                 self.entries[self._key(request)] = asdict(health)
         tmp = None
         try:

@@ -321,6 +321,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_dp_attention": "bool",
                 "dp_size": "int",
                 "attn_dp_size": "int",  # 0.5.22+: what `--dp-size N --enable-dp-attention` became
+                "chunked_prefill_size": "int",
             }.items()
         },
     },
@@ -353,7 +354,6 @@ _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
 UNMODELLED_BEARING_FLAGS = {
     "sglang": frozenset(
         {
-            "chunked_prefill_size",
             "enable_mixed_chunk",
             "json_model_override_args",
             "revision",

@@ -155,6 +155,7 @@ class Rule(Documented):
     versions: str  # "sglang>=0.5.20": the range this rule holds for (the engine's or a kernel library's);
     # "" for a rule about the user's input rather than an engine's code: it holds for every release
     source: str  # "owner/repo: path, function"
+    verified: str  # how `versions` was read release by release: "sglang 0.5.1-0.5.23: <file>:<line> unchanged"
     docs: str  # first paragraph: what it checks; the rest: why
     fix_title: str
     check: Check
@@ -192,6 +193,7 @@ class Rule(Documented):
             "title": self.title,
             "engine": self.engine,
             "versions": self.versions,
+            "verified": self.verified or None,
             "prevents": self.prevents or None,
             "reason": self.reason or None,
             "source": self.source,
@@ -218,6 +220,7 @@ def rule(
     versions: str,
     source: str,
     docs: str,
+    verified: str = "",
     fix_title: str,
     prevents: str = "",
     reason: str = "",
@@ -245,6 +248,7 @@ def rule(
             title=title,
             engine=engine,
             versions=versions,
+            verified=verified,
             source=source,
             docs=docs,
             fix_title=fix_title,

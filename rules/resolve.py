@@ -14,7 +14,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
+from packaging.version import InvalidVersion, Version
+
 from rules.config import Config
+from rules.knowledge import NEWEST_KNOWN
+from rules.knowledge import backends as kb
 from rules.target import Target
 
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
@@ -74,8 +78,14 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         if arch == "MossVLForConditionalGeneration":
             # moss_vl.py: cross-attention prefill needs FlashInfer's custom mask; decode keeps the default
             return {"prefill_attention_backend": "flashinfer"}
+    iquest = arch in kb.IQUEST_Q1_ARCHITECTURES and _release(target) >= kb.IQUEST_Q1_FROM
+    if iquest and none_set:
+        return {"attention_backend": "fa3"}  # iquest_q1.py
     if config.attention_backend is not None:
         return {}
+    if iquest:  # iquest_q1.py: an unnamed phase gets fa3
+        phases = ("prefill_attention_backend", "decode_attention_backend")
+        return {phase: "fa3" for phase in phases if getattr(config, phase) is None}
     if arch.startswith("Llama4"):
         return {"attention_backend": {10: "trtllm_mha", 9: "fa3"}.get(major, "triton")}  # llama4.py
     if arch.startswith("Gemma4"):
@@ -91,7 +101,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         # default is trtllm_mha and speculative decoding or --disable-radix-cache is on (SGLang also weighs the
         # mamba extra-buffer strategy, not modelled here)
         plain = config.speculative_algorithm is None and not config.flags.get("disable_radix_cache")
-        if not plain and _generic_default(config, major) == "trtllm_mha":
+        if not plain and _generic_default(config, major, _release(target)) == "trtllm_mha":
             return {"attention_backend": "trtllm_mha", "page_size": 64}
         return {"attention_backend": "triton", "page_size": 1}
     return {}
@@ -103,26 +113,37 @@ def _deterministic_fallback(config: Config, major: int) -> str:
     return "fa3"
 
 
-def _generic_default(config: Config, major: int) -> str:
-    """get_default_attn_backend for CUDA GPUs."""
+def _generic_default(config: Config, major: int, release: Version) -> str:
+    """get_default_attn_backend for CUDA GPUs, as the target's SGLang release has it (rules/knowledge/backends.py
+    DEFAULT_BACKEND_SOURCE: what changed before 0.5.23)."""
     model = config.model
-    if model is not None and model.architecture == "WhisperForConditionalGeneration":
+    architecture = model.architecture if model is not None else None
+    if architecture == "WhisperForConditionalGeneration" and release >= kb.WHISPER_FLASHINFER_DEFAULT_FROM:
         return "flashinfer"
     if config.mla:
         return {9: "fa3", 10: "flashinfer"}.get(major, "triton")
-    if major == 9 and _topk_one(config):
+    fa3_architectures = kb.fa3_default_architectures(release)
+    if major == 9 and _topk_one(config) and (fa3_architectures is None or architecture in fa3_architectures):
         return "fa3"
+    dflash = release >= kb.DFLASH_TOPK_ONE_DEFAULT_FROM and (config.speculative_algorithm or "").upper() == "DFLASH"
     if (
         major == 10
+        and release >= kb.TRTLLM_MHA_DEFAULT_FROM
         and _topk_one(config)
-        and (
-            config.speculative_algorithm is None
-            or config.speculative_eagle_topk is not None
-            or config.speculative_algorithm.upper() == "DFLASH"
-        )
+        and (config.speculative_algorithm is None or config.speculative_eagle_topk is not None or dflash)
     ):
-        return "fa4" if "asymmetric_kv" in config.features else "trtllm_mha"
-    return "triton" if "sinks" in config.features else "flashinfer"
+        asymmetric = "asymmetric_kv" in config.features and release >= kb.ASYMMETRIC_KV_FA4_DEFAULT_FROM
+        return "fa4" if asymmetric else "trtllm_mha"
+    sinks = "sinks" in config.features and release >= kb.SINKS_TRITON_DEFAULT_FROM
+    return "triton" if sinks else "flashinfer"
+
+
+def _release(target: Target) -> Version:
+    """The target's SGLang release; the newest known one when unknown or unreadable."""
+    try:
+        return kb.release_of(target)
+    except InvalidVersion:
+        return Version(NEWEST_KNOWN["sglang"])
 
 
 def _apply_model_overrides(config: Config, target: Target) -> Config:
@@ -207,7 +228,7 @@ def resolve(config: Config, target: Target) -> Config:
             auto_backend=config.auto_backend
             or ("" if given else f"SGLang's deterministic-inference fallback on SM{major}x ({DETERMINISTIC_SOURCE})"),
         )
-    if config.kv_cache_dtype == "nvfp4":
+    if config.kv_cache_dtype == "nvfp4" and _release(target) >= kb.NVFP4_PLAN_FROM:
         prefill, error = nvfp4_plan(config, target)
         if not error and (config.prefill_backend, config.decode_backend) != (prefill, "trtllm_mha"):
             asked = {
@@ -231,12 +252,12 @@ def resolve(config: Config, target: Target) -> Config:
             config = replace(config, attention_backend=config.prefill_attention_backend)
         elif not config.backend_given:
             config = config.with_backend(
-                _generic_default(config, major),
+                _generic_default(config, major, _release(target)),
                 auto_reason=(f"SGLang's default for {'MLA' if config.mla else 'MHA'} models on SM{major}x ({SOURCE})"),
             )
         else:
             # one phase named: the other inherits the engine default (_attention_backend_default)
-            config = replace(config, attention_backend=_generic_default(config, major))
+            config = replace(config, attention_backend=_generic_default(config, major, _release(target)))
     elif (
         config.prefill_attention_backend
         and config.prefill_attention_backend == config.decode_attention_backend
@@ -285,7 +306,24 @@ def effective_page_size(config: Config, target: Target) -> int:
         page = snapped("trtllm_mha")
     if "hpc_ops" in backends:
         page = snapped("hpc_ops")
-    forced = declared["fa4"].arch_page_size.get(target.major or 0)
-    if "fa4" in config.backends and not config.mla and forced and (config.speculative_eagle_topk or 0) <= 1:
+    forced = fa4_page_size(config, target)
+    if forced:
         page = forced
     return 1 if page is None else page
+
+
+def fa4_page_size(config: Config, target: Target) -> Optional[int]:
+    """The page size SGLang's fa4 rewrite forces on this config in the target's release, or None (see
+    rules/knowledge/backends.py FA4_PAGE_REWRITE_*: which phases, models and GPUs each release rewrites)."""
+    release = _release(target)
+    if release < kb.FA4_PAGE_REWRITE_FROM:
+        return None
+    if release >= kb.FA4_PAGE_REWRITE_ANY_PHASE_FROM:
+        named = "fa4" in config.backends and (config.speculative_eagle_topk or 0) <= 1
+    else:  # the raw --prefill-attention-backend field only
+        named = config.prefill_attention_backend == "fa4"
+    if not named or (config.mla and release >= kb.FA4_PAGE_REWRITE_NON_MLA_FROM):
+        return None
+    if release >= kb.FA4_PAGE_REWRITE_SM100_FROM:
+        return target.sglang_backends["fa4"].arch_page_size.get(target.major or 0)
+    return 128

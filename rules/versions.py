@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass
+from typing import Optional, Sequence
 
 from packaging.version import InvalidVersion, Version
 
@@ -58,3 +59,36 @@ class VersionRange:
         except InvalidVersion:
             return False
         return all(_COMPARE[op](value, bound) for op, bound in self.clauses)
+
+
+def release_at_or_before(releases: Sequence[str], version: Optional[str]) -> Optional[str]:
+    """The release of `releases` (oldest first) whose table stands for `version`: itself, else the newest listed
+    release before it (a .postN or an unlisted patch keeps its release's table); None when the version is
+    unknown, unreadable or older than every listed release."""
+    if not version:
+        return None
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return None
+    earlier = [r for r in releases if Version(r) <= wanted]
+    return earlier[-1] if earlier else None
+
+
+def table_for(releases: Sequence[str], version: Optional[str]) -> tuple[str, str]:
+    """(the release whose table judges `version`, how the finding says so: "" when it is the version itself).
+    Older than every table: the oldest one; unknown or unreadable: the newest one."""
+    release = release_at_or_before(releases, version)
+    if release is None and version is not None and _readable(version):
+        return releases[0], f" ({version} is older than every table: the oldest)"
+    if release is None:
+        return releases[-1], " (version unknown: the newest table)"
+    return release, "" if release == version else f" (the table for {version})"
+
+
+def _readable(version: str) -> bool:
+    try:
+        Version(version)
+        return True
+    except InvalidVersion:
+        return False

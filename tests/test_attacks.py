@@ -256,7 +256,7 @@ def test_a_url_password_with_a_slash_is_masked_in_every_format_and_file(tmp_path
     assert_result(attn_preflight("probe", "--no-imports", "--format", "json", "-o", saved, env=env))
     assert_no_secret(saved.read_text(), "the saved facts")
     assert "s3://AKIA:***@minio:9000/models" in saved.read_text()
-    # a report hand-edited back to the secret is masked in both HTML pages (report, and check's --html)
+    # a report hand-edited back to the secret is masked in the HTML page (the live one: the import-error test)
     facts = json.loads(saved.read_text())
     facts["environment"]["SGLANG_MODEL_STORE"] = SLASHED
     saved.write_text(json.dumps(facts))
@@ -533,3 +533,16 @@ def test_a_hub_cache_whose_refs_main_is_special_still_finds_the_snapshot(tmp_pat
     )
     assert_result(done)  # a blocked or endless read runs into TIMEOUT
     assert "Gemma2ForCausalLM" in done.stdout
+
+
+def test_an_import_check_that_never_reported_is_not_cached(tmp_path):
+    # the child died without a result (here the library's os._exit; also a full disk or a timer it could not
+    # set, as --timeout 1e10 did): the error may be ours, so it is checked again next time, never kept
+    make_dist(tmp_path / "site", "quack-kernels", "0.6.5", {"quack/__init__.py": "import os\nos._exit(3)\n"})
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path / 'site'}"}
+    for _ in range(2):
+        done = attn_preflight("probe", "--format", "json", env=env)
+        assert_result(done)
+        quack = next(lib for lib in json.loads(done.stdout)["libraries"] if lib["key"] == "quack")
+        assert quack["health"]["error"] == "the import check exited with status 3 before reporting"
+        assert quack["health"]["cached"] is False

@@ -17,7 +17,20 @@ from rules.target import Target
 
 FIELDS = {f.name for f in fields(BackendInfo)}
 PROFILES = [Target.from_gpu(name) for name in gpu_kb.names()]
-RELEASES = ("0.5.5", "0.5.8", "0.5.9", "0.5.12", "0.5.16", "0.5.17", "0.5.19", "0.5.20", "0.5.22", "0.5.23")
+RELEASES = (
+    "0.5.1",
+    "0.5.4",
+    "0.5.5",
+    "0.5.8",
+    "0.5.9",
+    "0.5.12",
+    "0.5.16",
+    "0.5.17",
+    "0.5.19",
+    "0.5.20",
+    "0.5.22",
+    "0.5.23",
+)
 MLA_MODEL, MHA_MODEL = "deepseek-v3", "llama-3.1-8b"
 
 
@@ -91,7 +104,12 @@ def test_eras_answer_by_release():
         "fa3",
     }
     assert set(backend_kb.with_feature("spec_page_tree")) == {"flashinfer", "fa3", "triton"}
-    assert 12 not in declaration("fa4", "0.5.19").feature_archs["paged_kv"]
+    # SGLang's SM120 forward host (paged decode, rel_bias) arrives in 0.5.18: 0.5.17's vendored interface.py:1362
+    # refuses paged KV on SM 12.0 and :866-870 rel_bias off SM9x-SM11x; 0.5.18's flashattention_backend.py:274
+    assert 12 not in declaration("fa4", "0.5.17").feature_archs["paged_kv"]
+    assert 12 not in declaration("fa4", "0.5.17").feature_archs["rel_bias"]
+    assert 12 in declaration("fa4", "0.5.18").feature_archs["paged_kv"]
+    assert 12 in declaration("fa4", "0.5.18").feature_archs["rel_bias"]
     assert 12 in declaration("fa4").feature_archs["paged_kv"]
 
 
@@ -324,3 +342,13 @@ def test_library_rules_follow_the_declared_libraries(monkeypatch):
     assert "flash-attn-4" in required("0.5.12") and "flash-attn-4" not in required("0.5.23")
     declare(monkeypatch, "fa4", libraries=("cutlass_dsl", "quack", "fa4"))
     assert "flash-attn-4" in required("0.5.23")
+
+
+def test_fa4_sm90_head_dims_follow_the_release():
+    """SGLang's vendored FA4 takes (512, 512) on SM90 from 0.5.22 (interface.py:130-141, 'or both equal to 512');
+    0.5.16-0.5.21 validate 8..256 only (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109)."""
+    from packaging.version import Version
+
+    assert not backend_kb.fa4_head_dims(Version("0.5.21"))[9].takes(512, 512)
+    assert backend_kb.fa4_head_dims(Version("0.5.22"))[9].takes(512, 512)
+    assert backend_kb.fa4_head_dims(Version("0.5.16"))[9].takes(256, 256)

@@ -188,12 +188,46 @@ def test_version_outside_a_rule_range_skips_it_and_unknown_version_says_newest_a
         "--engine-version",
         "sglang==0.5.10",
     )
-    assert by_id(old)["general-backend-removed"]["status"] == "skip"
-    assert "holds for sglang>=0.5.23" in by_id(old)["general-backend-removed"]["message"]
+    assert by_id(old)["general-backend-alias"]["status"] == "skip"
+    assert "holds for sglang>=0.5.20" in by_id(old)["general-backend-alias"]["message"]
+    # cutlass_mla left ATTENTION_BACKEND_CHOICES in 0.5.20: 0.5.10 still lists it
+    assert by_id(old)["general-backend-removed"]["status"] == "pass"
     _, new = check_json("--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "cutlass_mla")
     finding = by_id(new)["general-backend-removed"]
     assert finding["status"] == "fail"
     assert "newest known behaviour (sglang 0.5.23) applied" in finding["note"]
+
+
+def test_a_backend_the_release_does_not_list_fails_with_its_nearest_choice():
+    # sglang 0.5.1's ATTN_BACKENDS (server_args.py, add_cli_args) has fa3 but no fa4: argparse exits with
+    # "argument --attention-backend: invalid choice: 'fa4'" before anything loads
+    result, data = check_json(
+        "--gpu", "H100", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--engine-version", "sglang==0.5.1"
+    )
+    assert result.exit_code == 1 and data["verdict"] == "fail"
+    finding = by_id(data)["general-backend-removed"]
+    assert finding["status"] == "fail"
+    assert "--attention-backend fa4 is not a choice of sglang 0.5.1" in finding["message"]
+    assert finding["fix"][0] == "--attention-backend fa3"
+    assert "invalid choice" in finding["prevents"]
+    _, later = check_json(
+        "--gpu", "H100", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--engine-version", "sglang==0.5.3"
+    )
+    assert by_id(later)["general-backend-removed"]["status"] == "pass"
+
+
+def test_choices_of_an_unknown_or_older_release_say_which_table_judged():
+    _, unknown = check_json("--gpu", "B200", "--model", "llama-3.1-8b", "--kv-cache-dtype", "fp4_e2m1")
+    finding = by_id(unknown)["kv-dtype-removed"]
+    assert (
+        finding["status"] == "fail" and "sglang 0.5.23 lists (version unknown: the newest table)" in finding["message"]
+    )
+    assert finding["fix"][0] == "--kv-cache-dtype fp4_mx_block16"  # its new name (fields/model.py help): same family
+    _, older = check_json(
+        "--gpu", "B200", "--model", "llama-3.1-8b", "--kv-cache-dtype", "nvfp4", "--engine-version", "sglang==0.4.6"
+    )
+    finding = by_id(older)["kv-dtype-removed"]
+    assert finding["status"] == "fail" and "0.4.6 is older than every table: the oldest" in finding["message"]
 
 
 def test_live_target_uses_the_probe(monkeypatch):
@@ -279,11 +313,11 @@ def test_pasted_command_as_one_string_and_explicit_flags_win():
         "triton",
         "--",
         "SGLANG_FLASHATTENTION_VERSION=4 python3 -m sglang.launch_server --model-path llama-3.1-8b "
-        "--attention-backend fa3 --chunked-prefill-size 4096",
+        "--attention-backend fa3 --max-total-tokens 100000",
     )
     assert data["config"]["attention_backend"] == "triton"
     assert by_id(data)["general-flashattention-version-env"]["status"] == "warn"
-    assert data["config"]["unmodelled"] == ["--chunked-prefill-size"] and data["config"]["ignored"] == []
+    assert data["config"]["unmodelled"] == ["--max-total-tokens"] and data["config"]["ignored"] == []
 
 
 # --- errors: one line, exit 2 ----------------------------------------------------------------------------

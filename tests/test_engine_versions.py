@@ -20,8 +20,8 @@ def test_an_older_release_is_unknown():
     run, report = check("--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.4.6.post5")
     assert run.code == 0 and report["verdict"] == "warn"
     version = finding(report, "general-engine-version")
-    assert version["status"] == "unknown" and "sglang 0.4.6.post5 is older than 0.5.5" in version["message"]
-    assert "holds for sglang>=0.5.20; target has sglang 0.4.6.post5" in finding(report, "fa3-arch")["message"]
+    assert version["status"] == "unknown" and "sglang 0.4.6.post5 is older than 0.5.1" in version["message"]
+    assert "holds for sglang>=0.5.1; target has sglang 0.4.6.post5" in finding(report, "fa3-arch")["message"]
 
 
 def test_a_newer_release_is_warned_about():
@@ -40,3 +40,26 @@ def test_an_unreadable_version_in_a_report_is_unknown(tmp_path):
     version = finding(report, "general-engine-version")
     assert version["status"] == "unknown" and "'garbage' cannot be read" in version["message"]
     assert report["verdict"] != "pass"
+
+
+def test_fa4_fp8_before_the_vendored_copy_follows_the_installed_wheel():
+    """sglang 0.5.10-0.5.15 import flash-attn-4 (jit_kernel/flash_attention_v4.py:10); its FP8 assert arrived in
+    4.0.0b10 (interface.py:470; absent from 4.0.0b9), so an older wheel is not judged by it."""
+    argv = ("--gpu", "H200", "--model", "llama-3.1-8b", "--attention-backend", "fa4", "--kv-cache-dtype", "fp8_e4m3")
+    _, old_wheel = check(*argv, "--engine-version", "sglang==0.5.12", "--engine-version", "flash-attn-4==4.0.0b9")
+    assert finding(old_wheel, "fa4-fp8-sm100")["status"] == "skip"
+    _, new_wheel = check(*argv, "--engine-version", "sglang==0.5.12", "--engine-version", "flash-attn-4==4.0.0b10")
+    assert finding(new_wheel, "fa4-fp8-sm100")["status"] == "fail"
+    _, vendored = check(*argv, "--engine-version", "sglang==0.5.16", "--engine-version", "flash-attn-4==4.0.0b9")
+    assert finding(vendored, "fa4-fp8-sm100")["status"] == "fail"
+
+
+def test_releases_from_0_5_1_are_known():
+    """Every sglang release from 0.5.1 was read (bench/release_walk.py); 0.5.0 was never a final release."""
+    _, report = check("--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.3")
+    assert finding(report, "general-engine-version")["status"] == "pass"
+    # and rules read that far judge it: 0.5.3's create_flashattention_v3_backend has the same assert
+    _, report = check(
+        "--gpu", "B200", "--model", "llama-3.1-8b", "--attention-backend", "fa3", "--engine-version", "sglang==0.5.3"
+    )
+    assert finding(report, "fa3-arch")["status"] == "fail"

@@ -22,7 +22,7 @@ def test_version_gates():
     assert f.status is Status.FAIL and f.note == ""
     # out of range: skipped, and the message says why
     f = finding(fa4_on("RTX 5090", "sglang==0.5.23"), "fa4-sm12x-paged-kv")
-    assert f.status is Status.SKIP and "holds for sglang<0.5.20; target has sglang 0.5.23" in f.message
+    assert f.status is Status.SKIP and "holds for sglang<0.5.18; target has sglang 0.5.23" in f.message
     # unknown: the newest known release decides, and the finding says so
     f = finding(fa4_on("RTX 5090"), "fa4-sm12x-paged-kv")
     assert f.status is Status.SKIP and "newest known behaviour (sglang 0.5.23) applied" in f.message
@@ -174,3 +174,36 @@ def test_declared_applicability_is_judged_by_the_engine():
     assert finding(blind, "fa4-arch").status is Status.UNKNOWN
     assert finding(fa4_on("H100"), "fa4-arch").status is Status.PASS
     assert finding(fa4_on("V100"), "fa4-arch").status is Status.FAIL
+
+
+def test_the_default_backend_follows_the_release():
+    """get_default_attn_backend as each SGLang release has it (read in the wheels; rules/knowledge/backends.py):
+    fa3 on SM90 only for is_fa3_default_architecture's list through 0.5.7, trtllm_mha on SM100 from 0.5.6.post2."""
+
+    def default(model, gpu, release):
+        target = Target.from_gpu(gpu).with_engine_versions({"sglang": release})
+        return resolve(make_config(model=load_model(model)), target).attention_backend
+
+    # MistralForCausalLM is not in 0.5.7's list (utils/common.py); 0.5.8 drops the list
+    assert default("mistral-7b", "H100", "0.5.7") == "flashinfer"
+    assert default("mistral-7b", "H100", "0.5.8") == "fa3"
+    assert default("llama-3.1-8b", "H100", "0.5.5") == "fa3"
+    # SM100 MHA: flashinfer through 0.5.6 (server_args.py:1307), trtllm_mha from 0.5.6.post2 (:1383)
+    assert default("llama-3.1-8b", "B200", "0.5.6") == "flashinfer"
+    assert default("llama-3.1-8b", "B200", "0.5.6.post2") == "trtllm_mha"
+    assert default("llama-3.1-8b", "B200", "0.5.23") == "trtllm_mha"
+
+
+def test_the_fa4_page_rewrite_follows_the_release():
+    """'FA4 backend only supports page size 128': any phase on SM100 from 0.5.15 (overrides.py:1678-1690), an
+    explicit prefill fa4 on SM100 in 0.5.10-0.5.14 (server_args.py:2795-2797), on every GPU before (0.5.8 :1779)."""
+
+    def page(gpu, release, **backends):
+        target = Target.from_gpu(gpu).with_engine_versions({"sglang": release})
+        return effective_page_size(resolve(make_config(model=load_model("llama-3.1-8b"), **backends), target), target)
+
+    assert page("B200", "0.5.23", attention_backend="fa4") == 128
+    assert page("B200", "0.5.12", attention_backend="fa4") == 1
+    assert page("B200", "0.5.12", prefill_attention_backend="fa4", decode_attention_backend="triton") == 128
+    assert page("H100", "0.5.12", prefill_attention_backend="fa4", decode_attention_backend="fa3") == 1
+    assert page("H100", "0.5.8", prefill_attention_backend="fa4", decode_attention_backend="fa3") == 128

@@ -25,6 +25,14 @@ def test_rule_is_complete(rule):
     assert rule.id == rule.id.lower() and " " not in rule.id
 
 
+@pytest.mark.parametrize("rule", [r for r in RULES if r.versions], ids=lambda r: r.id)
+def test_rule_says_how_its_range_was_verified(rule):
+    """Each range carries a note of the releases read (issue 11: verified release by release), naming every bound."""
+    assert rule.verified.strip(), f"{rule.id}: versions={rule.versions!r} with no verified note"
+    for _, bound in rule.version_range.clauses:
+        assert str(bound) in rule.verified, f"{rule.id}: the verified note does not mention {bound}"
+
+
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
 def test_rule_states_when_the_engine_would_fail(rule):
     """explain, the JSON and bench/oracle_diff.py read it: a runtime failure is not one start-up resolution sees."""

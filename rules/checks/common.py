@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+import difflib
+from typing import Mapping, NamedTuple, Optional
 
 from packaging.version import Version
 
 from rules.config import Config
 from rules.knowledge import backends as backend_kb
+from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import BackendInfo
 from rules.target import Target
+from rules.versions import table_for
 
 SGLANG_NEWEST = "sglang>=0.5.20"
 
@@ -28,6 +31,40 @@ def declared(target: Target, backend: str) -> BackendInfo:
 def blackwell_majors(target: Target) -> frozenset[int]:
     """Compute-capability majors SGLang's is_blackwell accepts in the target's release."""
     return backend_kb.blackwell_majors(backend_kb.release_of(target))
+
+
+class Refused(NamedTuple):
+    """A flag value the release's argparse refuses ("invalid choice"), and the valid choices nearest to it."""
+
+    flag: str
+    value: str
+    closest: tuple[str, ...]
+
+
+class ChoiceCheck(NamedTuple):
+    release: str  # the release whose choices judged (rules/knowledge/sglang_choices.json)
+    said: str  # how the finding says which table stood in: "" when the target's own release
+    refused: list[Refused]
+
+
+def choice_check(
+    target: Target, given: Mapping[str, Optional[str]], usable=lambda value: True, family=lambda value: ""
+) -> ChoiceCheck:
+    """argparse's `choices` test of the target's SGLang release on the values `given` by flag (None: not given).
+    `closest` holds up to three of the release's choices `usable` accepts, nearest first: those of the refused
+    value's `family` before the rest, each group by spelling compared as lower-case (an 'eagle' is nearest
+    'EAGLE')."""
+    release, said = table_for(choices_kb.releases(), target.versions.get("sglang"))
+    refused = []
+    for flag, value in given.items():
+        allowed = choices_kb.accepted(release, flag)
+        if value is None or allowed is None or value in allowed:
+            continue
+        by_lower = {choice.lower(): choice for choice in sorted(allowed) if usable(choice)}
+        spelled = difflib.get_close_matches(value.lower(), by_lower, n=len(by_lower), cutoff=0)
+        nearest = sorted((by_lower[n] for n in spelled), key=lambda choice: family(choice) != family(value))
+        refused.append(Refused(flag, value, tuple(nearest[:3])))
+    return ChoiceCheck(release, said, refused)
 
 
 def gpu(target: Target) -> str:

@@ -8,9 +8,13 @@ The fa4 arch rule for absorbed MLA is fa4-deterministic-mla-arch (rules/checks/f
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST
+from rules.checks.common import sglang_release
 from rules.engine import failed, passed, rule, skipped, warned
-from rules.knowledge.backends import SGLANG_BACKENDS
+from rules.knowledge.backends import (
+    DETERMINISTIC_DEEPSEEK_BACKENDS_BEFORE_RADIX,
+    DETERMINISTIC_MLA_RADIX_FROM,
+    SGLANG_BACKENDS,
+)
 
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
@@ -22,11 +26,29 @@ def _applies(cfg):
     return cfg.deterministic and cfg.attention_backend is not None
 
 
+def _deterministic(target):
+    """DETERMINISTIC_ATTENTION_BACKEND_CHOICES in the target's release (rules/knowledge/backends.py eras)."""
+    return [n for n, b in sorted(target.sglang_backends.items()) if b.deterministic]
+
+
+def _radix(target):
+    """RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND in the target's release."""
+    return [n for n, b in sorted(target.sglang_backends.items()) if b.radix_deterministic]
+
+
 @rule(
     id="deterministic-backend",
     title="Deterministic inference needs a batch-invariant attention backend",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.4",
+    verified=(
+        "sglang 0.5.4-0.5.23 (bench/release_walk.py grep): the same ValueError for an explicitly specified "
+        "backend outside DETERMINISTIC_ATTENTION_BACKEND_CHOICES in every release (server_args.py:1817-1821 "
+        "in 0.5.5, arg_groups/overrides.py:1117-1122 in 0.5.23); the list by release (flashinfer, fa3, "
+        "triton; ascend from 0.5.13, fa4 from 0.5.16, intel_xpu from 0.5.19) is in "
+        "rules/knowledge/backends.py DETERMINISTIC_LISTS. 0.5.3/0.5.3.post3 not judged (the radix list "
+        "differs there)"
+    ),
     stage="startup",
     prevents=f"Currently only {DETERMINISTIC} attention backends are supported for deterministic inference, but "
     "you explicitly specified '{attention_backend}'.",
@@ -44,18 +66,24 @@ DeepSeek-V3 with no backend on SM100 gets trtllm_mla and is refused with this me
 def deterministic_backend(cfg, target):
     if not _applies(cfg):
         return skipped("applies to --enable-deterministic-inference")
-    backend = cfg.attention_backend
-    if backend in DETERMINISTIC:
-        return passed(backend, "one of " + ", ".join(DETERMINISTIC))
+    backend, allowed = cfg.attention_backend, _deterministic(target)
+    if backend in allowed:
+        return passed(backend, "one of " + ", ".join(allowed))
     fix = ["--attention-backend fa3"] if target.major in (8, 9) and not cfg.mla else ["--attention-backend triton"]
-    return failed(f"--attention-backend {backend}", "one of " + ", ".join(DETERMINISTIC), fix)
+    return failed(f"--attention-backend {backend}", "one of " + ", ".join(allowed), fix)
 
 
 @rule(
     id="deterministic-mla-backend",
     title="Deterministic inference of DeepSeek-family models needs fa3, fa4 or triton",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.4",
+    verified=(
+        "sglang 0.5.4-0.5.23 (bench/release_walk.py grep): 0.5.4-0.5.17 refuse a DeepSeek model on anything "
+        "but fa3/triton ('... with DeepSeek models. But you're using', 0.5.5 server_args.py:1824-1827); from "
+        "0.5.18 the radix list ('... with absorbed-MLA models', server_args.py:8243 in 0.5.18, "
+        "attention_hook.py:641-646 in 0.5.23)"
+    ),
     needs_model=True,
     stage="startup",
     prevents=f"Currently only {RADIX} attention backends are supported for deterministic inference with "
@@ -74,12 +102,19 @@ def deterministic_mla_backend(cfg, target):
     if not cfg.model.deepseek_family:
         return skipped(f"applies to DeepSeek-family models ({cfg.model.architecture} is not one)")
     backend = cfg.attention_backend
-    if backend in RADIX:
-        return passed(backend, "one of " + ", ".join(RADIX))
+    allowed = (
+        _radix(target)
+        if sglang_release(target) >= DETERMINISTIC_MLA_RADIX_FROM
+        else list(DETERMINISTIC_DEEPSEEK_BACKENDS_BEFORE_RADIX)
+    )
+    if backend in allowed:
+        return passed(backend, "one of " + ", ".join(allowed))
     fix = {9: "fa3", 10: "fa4", 11: "fa4"}.get(target.major, "triton")
+    if fix not in allowed:
+        fix = "triton"
     return failed(
         f"--attention-backend {backend} for {cfg.model.architecture}",
-        "one of " + ", ".join(RADIX),
+        "one of " + ", ".join(allowed),
         [f"--attention-backend {fix}"],
     )
 
@@ -88,7 +123,14 @@ def deterministic_mla_backend(cfg, target):
     id="deterministic-radix-cache",
     title="Deterministic inference on flashinfer silently disables the radix cache",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.4.post3",
+    verified=(
+        "sglang 0.5.4.post3-0.5.23 (bench/release_walk.py grep): the backend outside "
+        "RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND gets disable_radix_cache and this warning in every "
+        "release (server_args.py:1830-1837 in 0.5.5, attention_hook.py:660-666 in 0.5.23); the radix list is "
+        "fa3, triton from 0.5.4.post3 (server_args.py:139), ascend from 0.5.13, fa4 from 0.5.16 "
+        "(DETERMINISTIC_LISTS)"
+    ),
     stage="startup",
     prevents="Currently radix cache is not compatible with {attention_backend} attention backend for deterministic "
     "inference. It will be supported in the future.",
@@ -104,16 +146,18 @@ for chat and agent workloads. This is also SGLang's own default on SM100/SM120 f
 def deterministic_radix_cache(cfg, target):
     if not _applies(cfg):
         return skipped("applies to --enable-deterministic-inference")
-    backend = cfg.attention_backend
-    if backend not in DETERMINISTIC:
+    backend, radix = cfg.attention_backend, _radix(target)
+    if backend not in _deterministic(target):
         return skipped("deterministic-backend judges this backend")
-    if backend in RADIX:
+    if backend in radix:
         return passed(backend, "a backend that keeps the radix cache")
     if cfg.flags.get("disable_radix_cache"):
         return passed(f"{backend} with --disable-radix-cache", "radix cache off by choice")
     fix = {9: "fa3", 10: "fa4"}.get(target.major, "triton")
+    if fix not in radix:
+        fix = "triton"
     return warned(
         f"--attention-backend {backend} (SGLang disables the radix cache)",
-        "one of " + ", ".join(RADIX),
+        "one of " + ", ".join(radix),
         [f"--attention-backend {fix}", "--disable-radix-cache"],
     )

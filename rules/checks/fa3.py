@@ -20,7 +20,13 @@ FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please
     id="fa3-arch",
     title="fa3 runs on SM80-SM90 only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
+        "model_runner.py:1539-1542 (0.5.1, in _get_attention_backend_from_str), attention_registry.py "
+        "create_flashattention_v3_backend from 0.5.5 (:128-131; 0.5.10 :130-133; 0.5.16 :201-202, now skipped "
+        "on MUSA; 0.5.19 :220-221; 0.5.23 :243)"
+    ),
     backends=("fa3",),
     needs_gpu=True,
     stage="init",
@@ -57,7 +63,12 @@ def fa3_arch(cfg, target):
     id="fa3-mla-sm8x",
     title="fa3 serves MLA models on SM90 only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
+        "model_runner.py:1539-1542 (0.5.1), attention_registry.py create_flashattention_v3_backend from 0.5.5 "
+        "(:128-131; 0.5.16 :201-202; 0.5.23 :243)"
+    ),
     backends=("fa3",),
     stage="init",
     prevents=FA3_ARCH_MESSAGE,
@@ -88,7 +99,11 @@ def fa3_mla_sm8x(cfg, target):
     id="fa3-score-mod",
     title="A custom score_mod needs the FA4 backend",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (score_mod arrives in 0.5.16): forward_extend / forward_decode raise it when "
+        "fa_impl_ver != 4, flashattention_backend.py:1116 and :1696 in 0.5.16, :1497 and :2092 in 0.5.23"
+    ),
     backends=("fa3",),
     stage="runtime",
     prevents="score_mod is only supported by the FA4 backend.",
@@ -117,7 +132,11 @@ def fa3_score_mod(cfg, target):
     id="fa3-rel-bias",
     title="A sheared relative bias (rel_bias) needs the FA4 backend",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (rel_bias arrives in 0.5.16): forward_extend / forward_decode raise it when "
+        "fa_impl_ver != 4, flashattention_backend.py:1249 and :1761 in 0.5.16, :1633 and :2160 in 0.5.23"
+    ),
     backends=("fa3",),
     stage="runtime",
     prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
@@ -141,7 +160,13 @@ def fa3_rel_bias(cfg, target):
     id="fa3-fp8-e5m2-rewrite",
     title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep): the same condition and warning in "
+        "model_runner.py (0.5.1 :490-498, through 0.5.4 :616), server_args.py (0.5.4.post3 :1242 ... 0.5.10.post1 "
+        ":2399, 0.5.14 :4646), arg_groups/overrides.py (0.5.15 :1667 ... 0.5.23 :1263-1270); before 0.5.4.post3 it "
+        "runs when the model runner starts, not at argument resolution"
+    ),
     stage="startup",
     prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
     source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
@@ -150,7 +175,9 @@ runs triton instead, so the server starts on a backend nobody asked for.
 
 FA3's FP8 path takes only E4M3 ("FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
 hopper/flash_api.cpp). The rewrite looks at --attention-backend only (and at prefill/decode backends when
-both name fa3). attn-preflight judges the rest of the config as triton, which is what would run.""",
+both name fa3). attn-preflight judges the rest of the config as triton, which is what would run. The
+rewrite is in every release from 0.5.0rc2 (model_runner.py until 0.5.4, server_args.py from 0.5.4.post3,
+arg_groups/overrides.py:1263-1270 in 0.5.23).""",
     fix_title="Use --kv-cache-dtype fp8_e4m3 to keep fa3",
 )
 def fa3_fp8_e5m2_rewrite(cfg, target):
@@ -170,6 +197,10 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
     title="fa3 on SM8x cannot read an FP8 KV cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
@@ -202,6 +233,10 @@ def fa3_fp8_sm8x(cfg, target):
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("fa3",),
     needs_model=True,
     stage="runtime",
@@ -245,6 +280,10 @@ def fa3_head_dim(cfg, target):
     title="fa3 computes in fp16 or bf16 only",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",

@@ -9,11 +9,13 @@ The interface dispatches on `arch // 10` with arch = major * 10 + minor (`_get_d
 
 from __future__ import annotations
 
-from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
+from packaging.version import InvalidVersion, Version
+
+from rules.checks.common import declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, FA4_HEAD_DIMS
+from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, fa4_head_dims
 from rules.knowledge.kv_dtypes import FP8
-from rules.resolve import effective_page_size
+from rules.resolve import effective_page_size, fa4_page_size
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
@@ -34,7 +36,14 @@ def _fa4_fix_for(target):
     id="fa4-arch",
     title="fa4 runs on SM80 and newer",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (SGLang's vendored FA4; 0.5.10-0.5.15 import the flash-attn-4 wheel): 0.5.16 "
+        "jit_kernel/flash_attn/cute/interface.py:490-496 asserts arch // 10 in 8..12 (0.5.16/0.5.17 run SM12x "
+        "on the SM120 kernel); from 0.5.18 8..11 or a forward host (0.5.19 :579-582, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:621-624), SM12x through fa4_sm120. The accepted "
+        "majors are 8-12 in every one"
+    ),
     backends=("fa4",),
     needs_gpu=True,
     stage="runtime",
@@ -60,7 +69,12 @@ def fa4_arch(cfg, target):
     id="fa4-paged-kv-sm8x",
     title="fa4 cannot serve a paged KV cache on SM8x",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: 'paged KV not supported on SM 8.0' / 'SplitKV not supported on SM 8.0' in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1202-1203, 0.5.19 "
+        ":1384-1385, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1431-1432)"
+    ),
     backends=("fa4",),
     needs_gpu=True,
     stage="runtime",
@@ -85,7 +99,14 @@ def fa4_paged_kv_sm8x(cfg, target):
     id="fa4-fp8-sm100",
     title="fa4 reads an FP8 KV cache only on SM10x",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 import flash_attn.cute from the "
+        "flash-attn-4 wheel (METADATA: >=4.0.0b4 in 0.5.10, >=4.0.0b9 in 0.5.11-0.5.13, ==4.0.0b15 in 0.5.14/0.5.15), "
+        "whose assert is in 4.0.0b10 interface.py:470 and 4.0.0b15 :480 and not in 4.0.0b9; vendored from 0.5.16 "
+        "(jit_kernel/flash_attn/cute/interface.py), 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:729. "
+        "0.5.9's vendored FA4 has no FP8 path at all (not judged)"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
@@ -95,12 +116,21 @@ def fa4_paged_kv_sm8x(cfg, target):
 With an FP8 KV cache SGLang casts the query to the KV dtype for decode and calls FA4 with FP8 Q/K/V; FA4's
 FP8 path exists only in the SM100 kernel (`arch // 10 == 10`). SM90, SM110, SM12x (SGLang's SM120 host has
 no FP8 path either) and SM8x fail at the first decode. Seen on a real H200 with flash-attn-4 4.0.0b36,
-whose interface has the same assert.""",
+whose interface has the same assert.
+
+The assert is in SGLang's vendored FA4 from 0.5.16 (0.5.23 interface.py:729). SGLang 0.5.10-0.5.15 run the
+flash-attn-4 wheel instead (jit_kernel/flash_attention_v4.py:10), which has the assert from 4.0.0b10
+(interface.py:470); with an older wheel installed there the rule does not judge.""",
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
 def fa4_fp8_sm100(cfg, target):
     if cfg.kv_cache_dtype not in FP8 or cfg.mla:
         return skipped("applies to non-MLA models with an FP8 KV cache (MLA decode dequantizes)")
+    if sglang_release(target) < FA4_VENDORED_FROM and _older_fa4_wheel(target, FA4_WHEEL_FP8_ASSERT_FROM):
+        return skipped(
+            f"SGLang {sglang_release(target)} runs the flash-attn-4 wheel; "
+            f"{target.versions['flash-attn-4']} predates its FP8 assert ({FA4_WHEEL_FP8_ASSERT_FROM})"
+        )
     if target.major is None:
         return unknown("compute capability unknown")
     if target.major in declared(target, "fa4").kv_dtype_archs[cfg.kv_cache_dtype]:
@@ -115,10 +145,26 @@ def fa4_fp8_sm100(cfg, target):
     )
 
 
-def _takes(major, hd, hv):
-    """Whether SGLang's vendored FA4 takes (hd, hv) on this major (rules/knowledge/backends.py FA4_HEAD_DIMS)."""
+# SGLang runs its vendored FA4 from 0.5.16; 0.5.10-0.5.15 import the flash-attn-4 wheel (flash_attention_v4.py:10).
+FA4_VENDORED_FROM = Version("0.5.16")
+# flash-attn-4's FP8 assert: not in 4.0.0b9, in 4.0.0b10 (interface.py:470).
+FA4_WHEEL_FP8_ASSERT_FROM = Version("4.0.0b10")
+
+
+def _older_fa4_wheel(target, than):
+    """Whether the target's installed flash-attn-4 wheel is known and older than `than`."""
+    installed = target.versions.get("flash-attn-4")
+    try:
+        return installed is not None and Version(installed) < than
+    except InvalidVersion:
+        return False
+
+
+def _takes(target, major, hd, hv):
+    """Whether the target release's vendored FA4 takes (hd, hv) on this major (rules/knowledge/backends.py)."""
     multiple = FA4_HEAD_DIM_MULTIPLE
-    return FA4_HEAD_DIMS[major].takes(hd, hv) and hd % multiple == 0 and hv % multiple == 0
+    takes = fa4_head_dims(sglang_release(target))[major].takes(hd, hv)
+    return takes and hd % multiple == 0 and hv % multiple == 0
 
 
 def _head_dims(cfg):
@@ -132,7 +178,13 @@ def _head_dims(cfg):
     id="fa4-head-dim-sm90",
     title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: _validate_head_dims on SM90 in every vendored interface; 8..256 in "
+        "0.5.16-0.5.21 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109), (512, 512) added in 0.5.22 "
+        "(0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:130-141), read by "
+        "rules/knowledge/backends.py fa4_head_dims"
+    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -154,13 +206,14 @@ def fa4_head_dim_sm90(cfg, target):
     if dims is None:
         return skipped("the model's config gives no head_dim")
     hd, hv = dims
-    ok = _takes(9, hd, hv)
+    ok = _takes(target, 9, hd, hv)
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
     if ok:
         return passed(shape, "8..256 and divisible by 8 on SM90")
     return failed(
         f"{shape} on {gpu(target)}",
-        "8..256 and divisible by 8, or (512, 512)",
+        "8..256 and divisible by 8"
+        + (", or (512, 512)" if (512, 512) in fa4_head_dims(sglang_release(target))[9].shapes else ""),
         ["--attention-backend fa3", "--attention-backend flashinfer"],
     )
 
@@ -169,7 +222,13 @@ def fa4_head_dim_sm90(cfg, target):
     id="fa4-head-dim-sm100",
     title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: _validate_head_dims on SM100/SM110 unchanged (0.5.16 "
+        "jit_kernel/flash_attn/cute/interface.py:110-122, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:142-152: <= 128, (192, 128), (64|hd, 512), (256, "
+        "256))"
+    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -192,7 +251,7 @@ def fa4_head_dim_sm100(cfg, target):
     if dims is None:
         return skipped("the model's config gives no head_dim")
     hd, hv = dims
-    ok = _takes(target.major, hd, hv)
+    ok = _takes(target, target.major, hd, hv)
     shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
     if ok:
         return passed(shape, "<=128, (192,128), (64,512) or (256,256) on SM100/SM110")
@@ -207,7 +266,12 @@ def fa4_head_dim_sm100(cfg, target):
     id="fa4-hd256-sm100",
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: the four 'SM100 forward with head_dim=256 does not support ...' asserts in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1269-1278, 0.5.19 "
+        ":1451-1460, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1497-1506)"
+    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -243,7 +307,12 @@ def fa4_hd256_sm100(cfg, target):
     id="fa4-mla-arch",
     title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: 'only support Blackwell arch with qv' (arch // 10 in [10, 11]) in every "
+        "vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:796, 0.5.19 :971, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:1016); SM90 fails _validate_head_dims first"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
@@ -281,7 +350,13 @@ def fa4_mla_arch(cfg, target):
     id="fa4-deterministic-mla-arch",
     title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.18",
+    verified=(
+        "sglang 0.5.18-0.5.23, every release (bench/release_walk.py grep): the same SM100/SM110 ValueError "
+        "after the radix-list check for DeepSeek-family models, first in 0.5.18 (server_args.py:8245-8251), "
+        "arg_groups/attention_hook.py:648-652 in 0.5.23; before 0.5.18 fa4 is not allowed there at all "
+        "(deterministic-mla-backend)"
+    ),
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
     "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
@@ -316,7 +391,12 @@ def fa4_deterministic_mla_arch(cfg, target):
     id="fa4-score-mod-sm8x",
     title="A custom score_mod on fa4 needs SM90 or newer",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: 'Custom user-provided score_mod is not supported on SM8x architectures.' in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:736, 0.5.19 :911, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:956)"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
@@ -347,7 +427,12 @@ def fa4_score_mod_sm8x(cfg, target):
     id="fa4-softcap-score-mod",
     title="fa4 cannot combine logit soft-capping with a custom score_mod",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: 'softcap and score_mod cannot be used together' in every vendored interface "
+        "(0.5.16 jit_kernel/flash_attn/cute/interface.py:731, 0.5.19 :906, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:951)"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="softcap and score_mod cannot be used together",
@@ -372,7 +457,14 @@ def fa4_softcap_score_mod(cfg, target):
     id="fa4-rel-bias-arch",
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (bench/release_walk.py grep): rel_bias first in the vendored interface of 0.5.16; "
+        "0.5.16 jit_kernel/flash_attn/cute/interface.py:855 and 0.5.17 kernels/ops/attention/flash_attn/cute/"
+        "interface.py:866-870 assert arch // 10 in [9, 10, 11] (an era in rules/knowledge/backends.py); from "
+        "0.5.18 (:997-1000; 0.5.23 :1071-1074) SM12x through the forward host, head dims <= 128 "
+        "(fa4_sm120/runtime.py:628 in 0.5.18-0.5.23)"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
@@ -381,8 +473,9 @@ def fa4_softcap_score_mod(cfg, target):
 SM12x through SGLang's SM120 host when head_dim and v_head_dim are at most 128 ("SM120 relative bias
 currently supports head_dim and head_dim_v up to 128").
 
-rel_bias exists only in SGLang's vendored FA4, not in the flash-attn-4 wheel. On SM8x the interface
-asserts. Older research notes said SM9x/10x only; the 0.5.23 code adds SM11x and the SM120 host.""",
+rel_bias exists only in SGLang's vendored FA4 (from 0.5.16), not in the flash-attn-4 wheel. On SM8x the
+interface asserts. 0.5.16 and 0.5.17 assert SM9x-SM11x ("rel_bias (sheared bias) is only supported on
+SM9x/10x", 0.5.17 interface.py:866-870); 0.5.18 adds SGLang's SM120 forward host (interface.py:997-1000).""",
     fix_title="Use --attention-backend triton",
 )
 def fa4_rel_bias_arch(cfg, target):
@@ -393,7 +486,7 @@ def fa4_rel_bias_arch(cfg, target):
     if target.major not in declared(target, "fa4").feature_archs["rel_bias"]:
         return failed(
             f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-            "SM90-SM110 or SM12x",
+            "SM90-SM110" + (" or SM12x" if 12 in declared(target, "fa4").feature_archs["rel_bias"] else ""),
             ["--attention-backend triton"],
         )
     if target.major == 12:  # SGLang's SM120 forward host
@@ -411,10 +504,48 @@ def fa4_rel_bias_arch(cfg, target):
 
 
 @rule(
+    id="fa4-prefill-only",
+    title="sglang 0.5.4-0.5.7 run fa4 for prefill only",
+    engine="sglang",
+    versions="sglang>=0.5.4,<0.5.8",
+    verified=(
+        "sglang 0.5.4-0.5.7 (bench/release_walk.py grep): server_args.py raises when --attention-backend or "
+        "--decode-attention-backend is fa4 (0.5.4 :1143-1146, 0.5.5 :1261, 0.5.6 :1411, 0.5.7 :1647-1650); "
+        "no such check in 0.5.3.post3 or from 0.5.8"
+    ),
+    backends=("fa4",),
+    stage="startup",
+    prevents="FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
+    source="sglang 0.5.7: python/sglang/srt/server_args.py, ServerArgs._handle_attention_backend_compatibility",
+    docs="""Checks that on sglang 0.5.4-0.5.7 fa4 is named only for prefill.
+
+Those releases refuse `--attention-backend fa4` and `--decode-attention-backend fa4` at start-up with a
+ValueError (server_args.py:1643-1650 in 0.5.7); fa4 decode arrives in 0.5.8.""",
+    fix_title="Use --prefill-attention-backend fa4 with another decode backend, or upgrade SGLang",
+)
+def fa4_prefill_only(cfg, target):
+    if cfg.attention_backend == "fa4" or cfg.decode_attention_backend == "fa4":
+        flag = "--attention-backend" if cfg.attention_backend == "fa4" else "--decode-attention-backend"
+        return failed(
+            f"{flag} fa4 on sglang {sglang_release(target)}",
+            "fa4 for prefill only (--prefill-attention-backend fa4)",
+            [f"--prefill-attention-backend fa4 --decode-attention-backend {_fa4_fix_for(target)[0].split()[-1]}"],
+        )
+    return passed("fa4 for prefill only", "--prefill-attention-backend fa4")
+
+
+@rule(
     id="fa4-page-size-128",
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.4",
+    verified=(
+        "sglang 0.5.4-0.5.23, every release (bench/release_walk.py grep 'FA4 backend only supports page size "
+        "128'): an explicit --prefill-attention-backend fa4 in 0.5.4-0.5.5 (server_args.py:1147-1150, every "
+        "model and GPU), non-MLA from 0.5.5.post3 (:1299), SM100 only from 0.5.10 (:2404-2410), any phase "
+        "naming fa4 with EAGLE top-k <= 1 from 0.5.15 (arg_groups/overrides.py:1678-1690; 0.5.23 :1274-1297); "
+        "rules/resolve.py fa4_page_size"
+    ),
     backends=("fa4",),
     stage="startup",
     prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
@@ -424,17 +555,18 @@ def fa4_rel_bias_arch(cfg, target):
 SGLang logs a warning and uses 128, changing prefix-cache granularity and KV memory rounding.
 
 The rewrite applies only on SM100 (is_sm100) and only when EAGLE top-k <= 1 (the top-k > 1 page-tree
-cascade needs page size 1). Passing --page-size 128 makes the choice explicit.""",
+cascade needs page size 1). Passing --page-size 128 makes the choice explicit. Older releases rewrite
+differently: through 0.5.14 only an explicit `--prefill-attention-backend fa4` triggers it; 0.5.10-0.5.14 on
+SM100 only, 0.5.5.post3-0.5.9 on every GPU, and 0.5.4-0.5.5 for MLA models too.""",
     fix_title="Pass --page-size 128",
 )
 def fa4_page_size_128(cfg, target):
-    if cfg.mla:
-        return skipped("applies to non-MLA models")
-    forced = declared(target, "fa4").arch_page_size.get(target.major)
+    forced = fa4_page_size(cfg, target)
     if forced is None:
-        return skipped("applies to SM100/SM103")
-    if (cfg.speculative_eagle_topk or 0) > 1:
-        return skipped("not applied with EAGLE top-k > 1")
+        return skipped(
+            "SGLang does not rewrite the page size here (non-MLA models on SM100/SM103 with EAGLE top-k <= 1 "
+            "from 0.5.15; an explicit prefill fa4 before)"
+        )
     if cfg.page_size == forced:
         return passed(f"--page-size {forced}", f"{forced} on SM100 fa4")
     given = "no --page-size (default 1)" if cfg.page_size is None else f"--page-size {cfg.page_size}"
@@ -449,7 +581,14 @@ def fa4_page_size_128(cfg, target):
     id="fa4-sm12x-paged-kv",
     title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
     engine="sglang",
-    versions="sglang<0.5.20",
+    versions="sglang<0.5.18",
+    verified=(
+        "sglang 0.5.10-0.5.17: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 imports flash_attn.cute from "
+        "flash-attn-4, whose interface refuses paged KV on SM12x; 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347 "
+        "and 0.5.17 kernels/ops/attention/flash_attn/cute/interface.py:1362 'Paged KV not supported on SM 12.0 in "
+        "this PR'; gone from 0.5.18, where flashattention_backend.py:274 routes SM12x to flash_attention_v4_sm120 "
+        "and fa4_sm120/runtime.py:1322 serves paged decode (bench/release_walk.py grep)"
+    ),
     backends=("fa4",),
     needs_gpu=True,
     stage="runtime",
@@ -460,18 +599,18 @@ def fa4_page_size_128(cfg, target):
     docs="""Checks `fa4` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10) for SGLang releases before its SM120 forward
 host.
 
-Up to 0.5.13 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.17 its vendored copy; both send SM12x to
-FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR") and split-KV.
-SGLang always pages its KV cache, so the first forward fails. 0.5.20 (checked) routes SM12x to
-kernels/ops/attention/fa4_sm120, which serves paged decode; releases between 0.5.17 and 0.5.20 were not
-checked, so the boundary is put at 0.5.20.""",
-    fix_title="Upgrade SGLang to 0.5.20 or newer, or use --attention-backend flashinfer/triton on SM12x",
+Up to 0.5.15 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.16/0.5.17 its vendored copy; both send SM12x
+to FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR",
+0.5.17 interface.py:1362) and split-KV. SGLang always pages its KV cache, so the first forward fails. 0.5.18
+routes SM12x to kernels/ops/attention/fa4_sm120 (flashattention_backend.py:274-281), which serves paged
+decode (fa4_sm120/runtime.py:1322 try_paged_decode, :1472 register_paged_decode).""",
+    fix_title="Upgrade SGLang to 0.5.18 or newer, or use --attention-backend flashinfer/triton on SM12x",
 )
 def fa4_sm12x_paged_kv(cfg, target):
     if target.major != 12 or target.major in declared(target, "fa4").feature_archs["paged_kv"]:
         return passed(gpu(target), "not SM12x")
     return failed(
         f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}",
-        "SGLang >= 0.5.20 for fa4 on SM12x",
-        ["pip install 'sglang>=0.5.20'", "--attention-backend flashinfer"],
+        "SGLang >= 0.5.18 for fa4 on SM12x",
+        ["pip install 'sglang>=0.5.18'", "--attention-backend flashinfer"],
     )

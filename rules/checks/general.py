@@ -3,14 +3,16 @@ environment variables SGLang does not read, HPC-Ops, cross attention on triton, 
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from rules.checks.common import SGLANG_NEWEST, declared, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, choice_check, declared, gpu, phases_using
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from rules.knowledge import flags as flag_kb
+from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from rules.resolve import effective_page_size
+from rules.versions import table_for
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
@@ -151,14 +153,7 @@ table is judged with the oldest one, also said.""",
 def general_flags_known(cfg, target):
     if not cfg.options:
         return skipped("no pasted command")
-    version = target.versions.get(cfg.engine)
-    release = flag_kb.table_release(cfg.engine, version)
-    if release is None and _readable(version):
-        release, said = flag_kb.releases(cfg.engine)[0], f" ({version} is older than every table: the oldest)"
-    elif release is None:
-        release, said = flag_kb.newest(cfg.engine), " (version unknown: the newest table)"
-    else:
-        said = "" if release == version else f" (the table for {version})"
+    release, said = table_for(flag_kb.releases(cfg.engine), target.versions.get(cfg.engine))
     table = flag_kb.flag_table(cfg.engine, release)
     refused = []
     for option in cfg.options:
@@ -172,19 +167,15 @@ def general_flags_known(cfg, target):
     return failed("; ".join(refused), required)
 
 
-def _readable(version) -> bool:
-    try:
-        Version(version or "")
-        return True
-    except InvalidVersion:
-        return False
-
-
 @rule(
     id="general-backend-platform",
     title="The attention backend is built for NVIDIA CUDA",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="load",
     reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
     source=CHOICES,
@@ -206,37 +197,58 @@ def general_backend_platform(cfg, target):
     return failed(f"{platforms} on an NVIDIA GPU", "a CUDA attention backend", ["--attention-backend triton"])
 
 
+BACKEND_FLAGS = (
+    ("attention_backend", "--attention-backend"),
+    ("prefill_attention_backend", "--prefill-attention-backend"),
+    ("decode_attention_backend", "--decode-attention-backend"),
+)
+
+
 @rule(
     id="general-backend-removed",
-    title="The attention backend is one the newest SGLang still accepts",
+    title="Each attention backend named is a choice of the engine's release",
     engine="sglang",
-    versions="sglang>=0.5.23",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
+        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
+    ),
     stage="parse",
-    prevents="argument --attention-backend: invalid choice: '{backend}'",
-    source=CHOICES,
-    docs="""Checks that the backend names are still in SGLang's ATTENTION_BACKEND_CHOICES.
+    prevents="argument --attention-backend: invalid choice: 'fa4' (choose from ...); the same error for "
+    "--prefill-attention-backend, --decode-attention-backend and --mm-attention-backend",
+    source=f"{choices_kb.SOURCE}; {CHOICES}; CPython Lib/argparse.py _check_value",
+    docs="""Checks each backend of --attention-backend, --prefill-attention-backend, --decode-attention-backend
+and --mm-attention-backend against the choices of the target's SGLang release (probed, from a facts file
+or --engine-version; a .postN or an unlisted patch uses its release's choices).
 
-sglang 0.5.23 no longer lists cutlass_mla or dual_chunk_flash_attn, so argparse refuses a launch line
-written for an older release before anything loads. Older docs and notes still describe both; the 0.5.23
-code is followed here. Pin --engine-version to judge an older SGLang.""",
-    fix_title="Use a current backend: flashinfer or trtllm_mla for MLA on Blackwell",
+Backends came and went: fa4 is not a choice before 0.5.3, sglang 0.5.20 no longer lists cutlass_mla or
+dual_chunk_flash_attn, and argparse refuses a launch line written for another release before anything
+loads. When the release is unknown the newest choices are used, and the finding says so; a release older
+than every table is judged with the oldest one (0.5.1), also said.""",
+    fix_title="Use a backend that release lists (the nearest CUDA one is offered)",
 )
 def general_backend_removed(cfg, target):
-    if not cfg.backends:
-        return skipped("no attention backend chosen")
-    removed = sorted(b for b in cfg.backends if declared(target, b).removed)
-    if not removed:
-        return passed(", ".join(sorted(cfg.backends)), "current ATTENTION_BACKEND_CHOICES values")
-    fix = (
-        ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]
-        if cfg.mla
-        else ["--attention-backend flashinfer"]
-    )
+    given = {flag: cfg.rewrites.get(field, getattr(cfg, field)) for field, flag in BACKEND_FLAGS}
+    if cfg.auto_backend:  # the engine chose them: no --*-attention-backend reached its argparse
+        given = {}
+    given["--mm-attention-backend"] = cfg.mm_attention_backend
+    if not any(given.values()):
+        return skipped("no attention backend named")
+    check = choice_check(target, given, usable=lambda name: _cuda(target, name))
+    required = f"a backend sglang {check.release} lists{check.said}"
+    if not check.refused:  # the values only: a phase the engine filled in was not named on the command line
+        return passed(", ".join(sorted({value for value in given.values() if value})), required)
     return failed(
-        ", ".join(f"{b} ({declared(target, b).removed})" for b in removed),
-        "a current ATTENTION_BACKEND_CHOICES value",
-        fix,
+        "; ".join(f"{r.flag} {r.value} is not a choice of sglang {check.release}" for r in check.refused),
+        required,
+        [f"{r.flag} {choice}" for r in check.refused for choice in r.closest],
     )
+
+
+def _cuda(target, name: str) -> bool:
+    """Whether an attention backend is one SGLang builds for NVIDIA GPUs (a vision backend: always)."""
+    info = target.sglang_backends.get(name)
+    return info is None or info.platform in ("cuda", "any")
 
 
 @rule(
@@ -244,6 +256,10 @@ def general_backend_removed(cfg, target):
     title="The attention backend is not a deprecated alias",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="parse",
     reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
     source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
@@ -271,7 +287,11 @@ def general_backend_alias(cfg, target):
     id="general-flashattention-version-env",
     title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: no file of the 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.19 or 0.5.23 wheels mentions "
+        "SGLANG_FLASHATTENTION_VERSION (unzip -p | grep -c: 0 in each)"
+    ),
     stage="startup",
     reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
     "the launch keeps the FA version of --attention-backend and fails the same way.",
@@ -300,7 +320,12 @@ def general_flashattention_version_env(cfg, target):
     id="general-triton-cross-attention",
     title="triton has no cross attention (encoder-decoder models)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: 'assert not ...is_encoder_decoder' with this message in every release: "
+        "model_runner.py:1514-1515 (0.5.1), attention_registry.py create_triton_backend from 0.5.5 (:87-88; "
+        "0.5.23 :207-210)"
+    ),
     backends=("triton",),
     stage="init",
     prevents="Cross attention is not supported in the triton attention backend. Please use "
@@ -326,17 +351,22 @@ def general_triton_cross_attention(cfg, target):
     id="hpc-ops-arch",
     title="hpc_ops runs on Hopper (SM90) only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep): hpc_ops first appears in 0.5.17 (server_args.py:195, "
+        "attention_registry.py:260); HpcOpsAttnBackend.__init__ raises on major != 9 in every one "
+        "(hpc_ops_backend.py:138 in 0.5.17-0.5.21, :139 in 0.5.22, :141 in 0.5.23)"
+    ),
     backends=("hpc_ops",),
     needs_gpu=True,
-    stage="runtime",
-    reason="SGLang has no start-up arch check for hpc_ops; its kernels are Hopper-only, so other GPUs fail at the "
-    "first kernel launch.",
-    source=f"{CHOICES} (comment 'HPC-Ops (https://github.com/Tencent/hpc-ops), Hopper (SM90) only, requires "
-    "--page-size 64')",
+    stage="init",
+    prevents="The hpc_ops attention backend requires an SM90 (Hopper) GPU (the HPC-Ops kernels ship sm90a only), "
+    "got sm{major}{minor}.",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__",
     docs="""Checks that `hpc_ops` runs on an SM90 GPU.
 
-The choice list documents Hopper as the only target; no code refuses other archs before the kernels run.""",
+The backend's constructor raises on any other major (hpc_ops_backend.py:138-143 in sglang 0.5.23), when the
+model runner builds the attention backend after the weights load: argument resolution has no arch check.""",
     fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
 )
 def hpc_ops_arch(cfg, target):
@@ -349,7 +379,12 @@ def hpc_ops_arch(cfg, target):
     id="hpc-ops-model",
     title="hpc_ops: no MLA, no cross attention, no speculative decoding",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): create_hpc_ops_backend raises the same three "
+        "ValueErrors (MLA, cross attention, speculative) in every release, attention_registry.py:260-271 in "
+        "0.5.17, :289-295 in 0.5.23"
+    ),
     backends=("hpc_ops",),
     stage="init",
     prevents="hpc_ops backend can only be used with non-MLA models.",
@@ -385,7 +420,11 @@ def hpc_ops_model(cfg, target):
     id="hpc-ops-page-size",
     title="hpc_ops silently forces page size 64",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): the same page_size != 64 rewrite for any phase "
+        "naming hpc_ops, arg_groups/overrides.py:2096-2102 in 0.5.17, :1189-1195 in 0.5.23"
+    ),
     backends=("hpc_ops",),
     stage="startup",
     prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
@@ -407,11 +446,109 @@ def hpc_ops_page_size(cfg, target):
     )
 
 
+# hpc_ops_backend.py (sglang 0.5.17-0.5.23): _SUPPORTED_HEAD_DIM, _SUPPORTED_GQA_GROUP_SIZES,
+# FP8_ROPE_SUPPORTED_HEAD_CONFIGS (per-rank (q heads, kv heads) of the fused RoPE+FP8 kernel).
+HPC_OPS_HEAD_DIM = 128
+HPC_OPS_GQA_GROUPS = (4, 8)
+HPC_OPS_FP8_HEADS = ((8, 1), (64, 8))
+HPC_OPS_KV_DTYPES = ("bfloat16", "fp8_e4m3")
+HPC_OPS_SOURCE = "sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__"
+
+
+def _kv_dtype_run(cfg):
+    """The KV dtype SGLang stores: --kv-cache-dtype, or the model's dtype for auto (None when unknown)."""
+    if cfg.kv_cache_dtype not in ("auto", None):
+        return {"bf16": "bfloat16"}.get(cfg.kv_cache_dtype, cfg.kv_cache_dtype)
+    dtype = cfg.dtype if cfg.dtype not in (None, "auto") else (cfg.model.dtype if cfg.model else None)
+    return {"bf16": "bfloat16", "half": "float16", "fp16": "float16"}.get(dtype, dtype)
+
+
+@rule(
+    id="hpc-ops-shapes",
+    title="hpc_ops takes head_dim 128, GQA groups of 4 or 8, and a bf16 or fp8_e4m3 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (hpc_ops' first release is 0.5.17; bench/release_walk.py grep): the constructor's "
+        "KV-dtype, FP8 head-config and head_dim/GQA ValueErrors in every release (hpc_ops_backend.py:156, :167-176 "
+        "and :187 in 0.5.17; :159, :172 and :189 in 0.5.23), FP8_ROPE_SUPPORTED_HEAD_CONFIGS ((8, 1), (64, 8)) "
+        "in each"
+    ),
+    backends=("hpc_ops",),
+    needs_model=True,
+    stage="init",
+    prevents="The hpc_ops attention backend requires head_dim == 128 and num_q_heads // num_kv_heads in (4, 8), got "
+    "head_dim={head_dim}, num_q_heads={num_q_heads}, num_kv_heads={num_kv_heads}.",
+    source=HPC_OPS_SOURCE,
+    docs="""Checks the model shapes and KV dtype hpc_ops' constructor accepts: head_dim 128, per-rank query heads
+per KV head 4 or 8, a bf16 or fp8_e4m3 KV cache, and with fp8_e4m3 per-rank (query, KV) heads (8, 1) or (64, 8).
+
+HpcOpsAttnBackend.__init__ raises each of these as a ValueError when the model runner builds the backend
+(hpc_ops_backend.py:156-197 in sglang 0.5.23): the HPC-Ops kernels are compiled for those shapes only. An
+auto KV cache stores the model's dtype, so an fp16 model is refused too.""",
+    fix_title="Use --attention-backend fa3 for this model",
+)
+def hpc_ops_shapes(cfg, target):
+    model = cfg.model
+    if model.mla:
+        return skipped("MLA models: rule hpc-ops-model")
+    if not model.head_dim or not model.num_attention_heads:
+        return skipped("the model's config gives no head_dim or head count")
+    tp = max(1, cfg.tp_size)
+    q_heads = model.num_attention_heads // tp
+    kv_heads = max(1, (model.num_key_value_heads or model.num_attention_heads) // tp)
+    kv_dtype = _kv_dtype_run(cfg)
+    problems = []
+    if model.head_dim != HPC_OPS_HEAD_DIM:
+        problems.append(f"head_dim {model.head_dim}")
+    if q_heads // kv_heads not in HPC_OPS_GQA_GROUPS:
+        problems.append(f"{q_heads} query heads per {kv_heads} KV heads per rank")
+    if kv_dtype is not None and kv_dtype not in HPC_OPS_KV_DTYPES:
+        problems.append(f"a {kv_dtype} KV cache")
+    if kv_dtype == "fp8_e4m3" and (q_heads, kv_heads) not in HPC_OPS_FP8_HEADS:
+        problems.append(f"fp8_e4m3 with per-rank heads ({q_heads}, {kv_heads})")
+    required = "head_dim 128, GQA 4 or 8, bf16/fp8_e4m3 KV (FP8: per-rank heads (8, 1) or (64, 8))"
+    if not problems:
+        return passed(f"head_dim {model.head_dim}, per-rank heads ({q_heads}, {kv_heads}), KV {kv_dtype}", required)
+    return failed(f"hpc_ops with {', '.join(problems)}", required, ["--attention-backend fa3"])
+
+
+@rule(
+    id="hpc-ops-sliding-window",
+    title="hpc_ops has no sliding-window attention",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep): _check_layer_supported raises it from the forward in "
+        "every release (hpc_ops_backend.py:344 in 0.5.17-0.5.20, :343 in 0.5.21, :346 in 0.5.23)"
+    ),
+    backends=("hpc_ops",),
+    stage="runtime",
+    prevents="The hpc_ops attention backend does not support sliding window.",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend._check_layer_supported",
+    docs="""Checks that a model with sliding-window layers (Gemma 2/3, GPT-OSS, Mistral with a window, ...) is not
+served by hpc_ops.
+
+The backend refuses any layer with a sliding window when it first runs it (hpc_ops_backend.py:345-348 in
+sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights have loaded.""",
+    fix_title="Use --attention-backend fa3",
+)
+def hpc_ops_sliding_window(cfg, target):
+    if "sliding_window" in cfg.features or "chunked_local" in cfg.features:
+        return failed("hpc_ops with sliding-window layers", "no sliding window on hpc_ops", ["--attention-backend fa3"])
+    return passed("no sliding-window layers", "no sliding window on hpc_ops")
+
+
 @rule(
     id="general-tp-heads",
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: LlamaAttention.__init__ asserts total_num_heads % tp_size == 0 and the KV-head "
+        "split in every release read (models/llama.py:129-139 in 0.5.1, :139-149 in 0.5.10, :183-193 in "
+        "0.5.23)"
+    ),
     needs_model=True,
     stage="load",
     reason="SGLang's attention layers assert the head split when the model is built, after the process group is up.",
@@ -455,7 +592,12 @@ def general_tp_heads(cfg, target):
     id="flashinfer-arch",
     title="FlashInfer needs compute capability 7.5 or newer",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: a FlashInfer fact (its README's GPU support, SM75 and newer), not an SGLang "
+        "check; every SGLang release read runs flashinfer_backend.py on the flashinfer package for this "
+        "backend"
+    ),
     backends=("flashinfer",),
     needs_gpu=True,
     stage="runtime",
@@ -476,4 +618,41 @@ def flashinfer_arch(cfg, target):
         f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}",
         "compute capability 7.5 or newer",
         ["--attention-backend triton"],
+    )
+
+
+@rule(
+    id="general-chunked-prefill-page",
+    title="--chunked-prefill-size must be a multiple of the page size SGLang settles on",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'chunked_prefill_size must be divisible "
+        "by page_size'): server_args.py check_server_args (0.5.1 :2130-2131, 0.5.18 :9203-9204), "
+        "arg_groups/validation_hook.py from 0.5.19 (:106-107; 0.5.23 :243-246), after the page-size rewrites"
+    ),
+    stage="startup",
+    prevents="chunked_prefill_size must be divisible by page_size",
+    source="sglang: python/sglang/srt/arg_groups/validation_hook.py, check_server_args (run by "
+    "entrypoints/engine.py:2158 once arguments are resolved)",
+    docs="""Checks that an explicit `--chunked-prefill-size` (> 0) divides by the page size SGLang ends up with.
+
+SGLang asserts it at start-up (validation_hook.py:243-246 in sglang 0.5.23), after it has rewritten the
+page size for the backend: 64 for trtllm_mha/trtllm_mla/flashmla/cutedsl_mla/hpc_ops, 128 for fa4 on SM100
+or cutlass_mla. So `--chunked-prefill-size 4000` that runs on page size 1 fails once a backend forces 64.
+SGLang's own default sizes are powers of two and pass; a size <= 0 turns chunked prefill off and is not
+checked (nor is a PD-disaggregation decode server, whose flag this tool does not read).""",
+    fix_title="Use a --chunked-prefill-size that is a multiple of the page size",
+)
+def general_chunked_prefill_page(cfg, target):
+    size = cfg.flags.get("chunked_prefill_size")
+    if not isinstance(size, int) or size <= 0:
+        return skipped("applies to an explicit --chunked-prefill-size > 0")
+    page = effective_page_size(cfg, target)
+    if size % page == 0:
+        return passed(f"--chunked-prefill-size {size} with page size {page}", f"a multiple of {page}")
+    return failed(
+        f"--chunked-prefill-size {size} with page size {page}",
+        f"a multiple of {page}",
+        [f"--chunked-prefill-size {max(page, size - size % page)}"],
     )

@@ -41,6 +41,13 @@ def _fa4_libraries(cfg, target) -> tuple[tuple[str, ...], str]:
     title="The fa4 backend needs a working CUTLASS CuTe DSL and quack-kernels (flash-attn-4 on sglang 0.5.10-0.5.15)",
     engine="sglang",
     versions="sglang>=0.5.9",
+    verified=(
+        "sglang 0.5.9-0.5.23: jit_kernel/flash_attention_v4.py imports sglang.jit_kernel.flash_attention.cute "
+        "in 0.5.9 (:8), flash_attn.cute from flash-attn-4 in 0.5.10-0.5.15 (:10), the vendored "
+        "sglang.jit_kernel.flash_attn.cute from 0.5.16 (:14-16); this message from 0.5.16 "
+        "(bench/release_walk.py prevents), 0.5.10-0.5.15 word it 'Vendored FlashAttention CUTE is not "
+        "available'"
+    ),
     backends=("fa4",),
     stage="runtime",
     needs_software=True,
@@ -94,6 +101,10 @@ def install_fa4_library(cfg, target):
     title="The fa3 backend needs sgl-kernel with its FlashAttention 3 ops",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("fa3",),
     stage="init",
     needs_software=True,
@@ -137,6 +148,10 @@ FLASHINFER_BACKENDS = tuple(n for n, b in backend_kb.SGLANG_BACKENDS.items() if 
     title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=FLASHINFER_BACKENDS,
     stage="runtime",
     needs_software=True,
@@ -182,6 +197,7 @@ def _cuda_version(text: Optional[str]) -> Optional[Version]:
     title="The machine has a CUDA GPU",
     engine="any",
     versions="torch>=2.0",
+    verified=("torch>=2.0: a torch fact, not tied to an engine release; not walked here"),
     stage="startup",
     needs_software=True,
     prevents="RuntimeError: No CUDA GPUs are available",
@@ -208,6 +224,7 @@ def install_no_cuda_gpu(cfg, target):
     title="torch is a CUDA build",
     engine="any",
     versions="torch>=2.0",
+    verified=("torch>=2.0: a torch fact, not tied to an engine release; not walked here"),
     stage="startup",
     needs_software=True,
     prevents="AssertionError: Torch not compiled with CUDA enabled",
@@ -243,6 +260,7 @@ def _cuda_needed(major: int) -> Optional[Version]:
     title="torch's CUDA build is new enough for the GPU (SM100/SM110/SM120 need 12.8, SM90 12.3)",
     engine="any",
     versions="torch>=2.0",
+    verified=("torch>=2.0: a torch fact, not tied to an engine release; not walked here"),
     stage="startup",
     needs_software=True,
     prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
@@ -281,6 +299,7 @@ def install_torch_cuda_version(cfg, target):
     title="torch is compiled for the GPU's architecture",
     engine="any",
     versions="torch>=2.0",
+    verified=("torch>=2.0: a torch fact, not tied to an engine release; not walked here"),
     stage="load",
     needs_software=True,
     prevents="Found GPU0 {name} which is of compute capability (CC) {major}.{minor}. ... Your installed "

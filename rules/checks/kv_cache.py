@@ -9,9 +9,11 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import SGLANG_NEWEST, blackwell_majors, declared, gpu
+from rules.checks.common import SGLANG_NEWEST, blackwell_majors, choice_check, declared, gpu
+from rules.checks.speculative import NGRAM_DEFAULT_BREADTH
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
+from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
 from rules.resolve import NVFP4_SOURCE, effective_page_size, nvfp4_plan
 
@@ -29,7 +31,12 @@ def _mxfp8(cfg):
     id="kv-mxfp8-requires-fa4",
     title="An MXFP8 KV cache needs the FA4 backend",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): FlashAttentionBackend raises for fa_impl_ver != 4 in "
+        "every release (flashattention_backend.py:356-359 in 0.5.16, :451-454 in 0.5.23; "
+        "flashinfer/triton/trtllm_mha have no mxfp8 path)"
+    ),
     stage="runtime",
     prevents="MXFP8 KV cache requires the FA4 backend.",
     source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs",
@@ -59,7 +66,11 @@ def kv_mxfp8_requires_fa4(cfg, target):
     id="kv-mxfp8-q-scales",
     title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): the q_descale RuntimeError follows the FA4 one in every "
+        "release (flashattention_backend.py:360-362 in 0.5.16, :455-457 in 0.5.23)"
+    ),
     backends=("fa4",),
     stage="runtime",
     prevents="MXFP8 KV cache requires per-token Q scales (q_descale) from the attention layer for the "
@@ -92,7 +103,12 @@ def kv_mxfp8_q_scales(cfg, target):
     id="kv-mxfp8-arch",
     title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (the MXFP8 KV cache's first release is 0.5.16: no 'kv-cache-dtype=mxfp8' "
+        "before): the same is_blackwell ValueError in every release (server_args.py:5064-5071 in 0.5.16, "
+        "arg_groups/kv_cache_hook.py:100-108 in 0.5.23; bench/release_walk.py prevents)"
+    ),
     stage="startup",
     prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
     "the FA4 MXFP8 attention path.",
@@ -124,7 +140,12 @@ def kv_mxfp8_arch(cfg, target):
     id="kv-mxfp8-kernel-arch",
     title="MXFP8 passes SGLang's gate on SM110/SM12x, but FA4's block-scaled kernel is SM100-only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): the vendored FA4's 'FP8 is only supported on SM100' "
+        "assert in every release (0.5.16 jit_kernel/flash_attn/cute/interface.py, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:729)"
+    ),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
@@ -155,6 +176,10 @@ def kv_mxfp8_kernel_arch(cfg, target):
     title="An MXFP8 KV cache needs page size 128",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     prevents="MXFP8 KV cache requires the page_size=128 interleaved scale layout",
     source=f"{POOL} (set_kv_buffer); sglang: arg_groups/overrides.py, _fa4_page_constraint",
@@ -181,6 +206,10 @@ def kv_mxfp8_page_size(cfg, target):
     title="An MXFP8 KV cache needs head dims divisible by 32",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     needs_model=True,
     stage="load",
     prevents="MXFP8 KV cache requires head_dim divisible by 32, got {head_dim}.",
@@ -211,6 +240,11 @@ def _prefill_only(cfg):
     title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.12 to 0.5.23 (0.5.12: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=mxfp8 because the MXFP8 "
     "pool stores separate scale-factor buffers.",
@@ -233,10 +267,87 @@ def kv_mxfp8_prefill_only(cfg, target):
 
 
 @rule(
+    id="kv-prefill-only-preconditions",
+    title="--prefill-only-disable-kv-cache needs --chunked-prefill-size -1 and --disable-radix-cache",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'requires --chunked-prefill-size=-1'): "
+        "both ValueErrors first in 0.5.12 (server_args.py:3385-3396) and unchanged through 0.5.23 "
+        "(arg_groups/kv_cache_hook.py:904-914), before the prefill-backend check"
+    ),
+    stage="startup",
+    prevents="--prefill-only-disable-kv-cache requires --chunked-prefill-size=-1 so the FA backend takes the "
+    "fa_skip_kv_cache path; otherwise the pool would be touched between prefill chunks.",
+    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks the two flags `--prefill-only-disable-kv-cache` needs: `--chunked-prefill-size -1` and
+`--disable-radix-cache`.
+
+The KV-free prefill path keeps each request in one forward and lets the radix cache index nothing, so SGLang
+refuses the flag at start-up unless chunked prefill is off and the radix cache disabled
+(kv_cache_hook.py:904-914 in sglang 0.5.23; "... requires --disable-radix-cache because the radix cache
+indexes KV pool slots that no longer hold real data."). SGLang's default chunked-prefill size is not -1.""",
+    fix_title="Add --chunked-prefill-size -1 --disable-radix-cache",
+)
+def kv_prefill_only_preconditions(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    missing = []
+    if cfg.flags.get("chunked_prefill_size") != -1:
+        missing.append("--chunked-prefill-size -1")
+    if not cfg.flags.get("disable_radix_cache"):
+        missing.append("--disable-radix-cache")
+    required = "--chunked-prefill-size -1 and --disable-radix-cache"
+    if not missing:
+        return passed("--chunked-prefill-size -1 and --disable-radix-cache", required)
+    return failed(f"--prefill-only-disable-kv-cache without {' and '.join(missing)}", required, [" ".join(missing)])
+
+
+@rule(
+    id="kv-prefill-only-backend",
+    title="--prefill-only-disable-kv-cache needs fa3 or fa4 for prefill",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep): the ValueError on the resolved prefill "
+        "backend first appears in 0.5.12 (server_args.py:3439-3445) and is unchanged through 0.5.23 "
+        "(arg_groups/kv_cache_hook.py:342-348)"
+    ),
+    stage="startup",
+    prevents="--prefill-only-disable-kv-cache currently requires the FA prefill backend (fa3/fa4), but got prefill "
+    "backend {prefill_backend!r}. Other prefill-only workloads and backends may be supported in a future change.",
+    source=f"{KV_HOOK}, handle_prefill_only_disable_kv_cache",
+    docs="""Checks that `--prefill-only-disable-kv-cache` runs its prefill on fa3 or fa4.
+
+SGLang resolves the backends first (its default included) and then refuses any other prefill backend at
+start-up (kv_cache_hook.py:342-348 in sglang 0.5.23): the KV-free prefill path exists only in the
+FlashAttention backend. So on SM100, whose default is trtllm_mha, the flag alone is refused.""",
+    fix_title="Add --prefill-attention-backend fa3 (SM8x/SM90) or fa4 (SM90/SM100)",
+)
+def kv_prefill_only_backend(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    prefill = cfg.prefill_backend
+    if prefill in ("fa3", "fa4"):
+        return passed(f"prefill attention backend {prefill}", "fa3 or fa4 for prefill")
+    fix = "fa3" if target.major in (8, 9) else "fa4"
+    return failed(
+        f"--prefill-only-disable-kv-cache with prefill attention backend {prefill}",
+        "fa3 or fa4 for prefill",
+        [f"--prefill-attention-backend {fix}"],
+    )
+
+
+@rule(
     id="kv-fp4-prefill-only",
     title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.12 to 0.5.23 (0.5.12: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=nvfp4 or "
     "--kv-cache-dtype=fp4_mx_block16 because the FP4 pool uses a separate allocation path.",
@@ -264,7 +375,12 @@ def kv_fp4_prefill_only(cfg, target):
     id="kv-nvfp4-arch",
     title="An NVFP4 KV cache needs SM100 or SM12x",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23, every release (bench/release_walk.py grep): the same is_sm100 or is_sm120 "
+        "RuntimeError for --kv-cache-dtype nvfp4, first in 0.5.16 (server_args.py:5085-5090), "
+        "arg_groups/kv_cache_hook.py:124-129 in 0.5.23"
+    ),
     stage="startup",
     prevents="--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 for "
     "the block-size-16 FP4 recipe.",
@@ -294,7 +410,12 @@ def kv_nvfp4_arch(cfg, target):
     id="kv-nvfp4-backends",
     title="An NVFP4 KV cache takes flashinfer or trtllm_mha prefill and trtllm_mha decode",
     engine="sglang",
-    versions="sglang>=0.5.23",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_nvfp4_prefill_kv_dequant_dtype first appears in 0.5.21 and "
+        "arg_groups/kv_cache_hook.py:20-100 is the same code in 0.5.21, 0.5.22 and 0.5.23 (diff: one import "
+        "line); rules/resolve.py applies the plan from 0.5.21 (NVFP4_PLAN_FROM)"
+    ),
     stage="startup",
     prevents="NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {backend!r} provides neither.",
     source=NVFP4_SOURCE,
@@ -328,10 +449,105 @@ def kv_nvfp4_backends(cfg, target):
 
 
 @rule(
+    id="kv-nvfp4-dequant-dtype",
+    title="--prefill-kv-cache-dequant-dtype needs --kv-cache-dtype nvfp4",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang>=0.5.21: the ValueError is in every release read from 0.5.21 to 0.5.23 "
+        "(arg_groups/kv_cache_hook.py:40-44 in each; bench/release_walk.py grep 'applies only with'); none in 0.5.20"
+    ),
+    stage="startup",
+    prevents="--prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.",
+    source=NVFP4_SOURCE,
+    docs="""Checks that `--prefill-kv-cache-dequant-dtype` is left at auto unless the KV cache is nvfp4.
+
+SGLang's NVFP4 step raises at start-up when the flag is set with any other KV dtype
+(kv_cache_hook.py:40-44 in sglang 0.5.23): the dequant dtype only chooses how NVFP4 prefill reads the cache.""",
+    fix_title="Drop --prefill-kv-cache-dequant-dtype, or use --kv-cache-dtype nvfp4",
+)
+def kv_nvfp4_dequant_dtype(cfg, target):
+    requested = cfg.flags.get("prefill_kv_cache_dequant_dtype", "auto")
+    if requested == "auto" or cfg.kv_cache_dtype == "nvfp4":
+        return passed(
+            f"--prefill-kv-cache-dequant-dtype {requested} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+            "auto, or an nvfp4 KV cache",
+        )
+    return failed(
+        f"--prefill-kv-cache-dequant-dtype {requested} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+        "--kv-cache-dtype nvfp4 for a prefill dequant dtype",
+        ["drop --prefill-kv-cache-dequant-dtype"],
+    )
+
+
+# kv_cache_hook.py handle_kv4_compatibility (0.5.21-0.5.23, :139-232): speculative decoding on SM100's native
+# NVFP4 layout (trtllm_mha on a phase).
+NVFP4_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "NGRAM")
+NVFP4_SPEC_UNSUPPORTED = ("DFLASH", "DSPARK")
+
+
+@rule(
+    id="kv-nvfp4-speculative",
+    title="Speculative decoding on SM100's native NVFP4 KV: EAGLE/NEXTN with a trtllm_mha draft, or breadth-1 NGRAM",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_kv4_compatibility's native-NVFP4 speculative checks (kv_cache_hook.py:139-232) "
+        "are the same code in 0.5.21, 0.5.22 and 0.5.23 (diff of :125-260: none); the message first appears in "
+        "0.5.21 (:227; bench/release_walk.py grep)"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="SM100 native NVFP4 speculative decoding requires --speculative-draft-attention-backend=trtllm_mha so "
+    "the draft worker consumes its physical NVFP4 KV layout; got {draft_backend!r}.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Checks speculative decoding with `--kv-cache-dtype nvfp4` on SM100/SM103, where trtllm_mha serves a phase
+from the native NVFP4 layout.
+
+SGLang refuses at start-up (kv_cache_hook.py:165-232 in sglang 0.5.23): DFLASH and DSPARK ("does not yet
+support"), any algorithm but EAGLE, EAGLE3, NEXTN and NGRAM, NGRAM with a tree
+(--speculative-ngram-max-bfs-breadth other than 1; its default is 10), and a draft model whose
+--speculative-draft-attention-backend is not trtllm_mha (unset, SGLang picks trtllm_mha itself and logs it).""",
+    fix_title="Use EAGLE/NEXTN with --speculative-draft-attention-backend trtllm_mha, or NGRAM with breadth 1",
+)
+def kv_nvfp4_speculative(cfg, target):
+    algorithm = (cfg.speculative_algorithm or "").upper()
+    if cfg.kv_cache_dtype != "nvfp4" or not algorithm:
+        return skipped("applies to speculative decoding with --kv-cache-dtype nvfp4")
+    if target.major != 10 or "trtllm_mha" not in (cfg.prefill_backend, cfg.decode_backend):
+        return skipped("applies to SM100's native NVFP4 layout (trtllm_mha on a phase)")
+    required = "EAGLE/EAGLE3/NEXTN with a trtllm_mha draft, or NGRAM with breadth 1"
+    if algorithm in NVFP4_SPEC_UNSUPPORTED or algorithm not in NVFP4_SPEC_ALGORITHMS:
+        return failed(
+            f"--speculative-algorithm {algorithm} on native NVFP4", required, ["--speculative-algorithm EAGLE"]
+        )
+    if algorithm == "NGRAM":
+        breadth = cfg.flags.get("speculative_ngram_max_bfs_breadth", NGRAM_DEFAULT_BREADTH)
+        if breadth != 1:
+            return failed(
+                f"NGRAM with --speculative-ngram-max-bfs-breadth {breadth} on native NVFP4",
+                required,
+                ["--speculative-ngram-max-bfs-breadth 1"],
+            )
+        return passed("NGRAM with breadth 1", required)
+    if cfg.draft_attention_backend not in (None, "trtllm_mha"):
+        return failed(
+            f"--speculative-draft-attention-backend {cfg.draft_attention_backend} on native NVFP4",
+            required,
+            ["--speculative-draft-attention-backend trtllm_mha"],
+        )
+    return passed(f"{algorithm} with a trtllm_mha draft", required)
+
+
+@rule(
     id="kv-nvfp4-rewrite",
     title="An NVFP4 KV cache silently moves decode (and prefill) to SGLang's NVFP4 backends",
     engine="sglang",
-    versions="sglang>=0.5.23",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: the NVFP4 prefill/decode rewrite (kv_cache_hook.py:84-97) is the same code in "
+        "0.5.21, 0.5.22 and 0.5.23 (diff of :20-100: one import line); none in 0.5.20"
+    ),
     stage="startup",
     reason="SGLang replaces the backend asked for with its NVFP4 pair (logged at info level only), so the server "
     "runs kernels nobody named.",
@@ -419,6 +635,11 @@ def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
         title=title,
         engine="sglang",
         versions=SGLANG_NEWEST,
+        verified=(
+            f"{SGLANG_NEWEST}: the KV4 assert's wording is in every sglang release read from 0.5.7 to 0.5.23 "
+            "(0.5.7: sglang/srt/server_args.py; bench/release_walk.py prevents); the lists changed on the way "
+            "(cutlass_mla / flashmla for MLA earlier), so the range starts where 0.5.23's lists were read"
+        ),
         prevents=prevents,
         stage="startup",
         source=f"{KV_HOOK}, handle_kv4_compatibility",
@@ -445,6 +666,11 @@ _register_kv4("kv-fp4-fa4-mla-decode", "FP4 KV with fa4 prefill (MLA): decode on
     title="FP4 KV with different prefill and decode backends is unchecked by SGLang",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.7 to 0.5.23 (0.5.7: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="Attention: Using KV4 with PREFILL = {prefill} and DECODE = {decode}. Compatibility issues are unlikely, "
     "but may occur in rare edge cases.",
@@ -472,28 +698,49 @@ def kv_fp4_mixed_phases(cfg, target):
 
 @rule(
     id="kv-dtype-removed",
-    title="--kv-cache-dtype fp4_e2m1 is no longer accepted",
+    title="The KV-cache dtype is a choice of the engine's release",
     engine="sglang",
-    versions="sglang>=0.5.23",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
+        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
+    ),
     stage="parse",
-    prevents="argument --kv-cache-dtype: invalid choice: 'fp4_e2m1'",
-    source=FIELD,
-    docs="""Checks that the KV dtype is one the newest SGLang parser accepts.
+    prevents="argument --kv-cache-dtype: invalid choice: 'nvfp4' (choose from ...); the same error for "
+    "--speculative-draft-kv-cache-dtype",
+    source=f"{choices_kb.SOURCE}; {FIELD}; CPython Lib/argparse.py _check_value",
+    docs="""Checks --kv-cache-dtype and --speculative-draft-kv-cache-dtype against the choices of the target's
+SGLang release (probed, from a facts file or --engine-version; a .postN or an unlisted patch uses its
+release's choices).
 
-fp4_e2m1 was the old name of the MX-style FP4 recipe; sglang 0.5.23 lists auto, fp8_e5m2, fp8_e4m3, mxfp8,
-bf16, bfloat16, nvfp4 and fp4_mx_block16, so argparse refuses it before anything else runs. Older notes
-still list it as a choice; the 0.5.23 code is followed here.""",
-    fix_title="Use --kv-cache-dtype fp4_mx_block16",
+sglang 0.5.1 to 0.5.3 list only auto, fp8_e5m2 and fp8_e4m3; bf16 came in 0.5.4, fp4_e2m1 in 0.5.4.post3, mxfp8, nvfp4 and
+fp4_mx_block16 in 0.5.16, and 0.5.21 dropped fp4_e2m1 (its new name is fp4_mx_block16). argparse refuses any
+other value before anything loads. When the release is unknown the newest choices are used, and the
+finding says so.""",
+    fix_title="Use a KV dtype that release lists (the nearest is offered)",
 )
 def kv_dtype_removed(cfg, target):
-    dtype = KV_DTYPES.get(cfg.kv_cache_dtype)
-    if dtype is None or not dtype.removed:
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "a current choice")
+    given = {
+        "--kv-cache-dtype": cfg.kv_cache_dtype,
+        "--speculative-draft-kv-cache-dtype": cfg.flags.get("speculative_draft_kv_cache_dtype"),
+    }
+    check = choice_check(target, given, family=_kv_family)
+    required = f"a KV dtype sglang {check.release} lists{check.said}"
+    if not check.refused:
+        return passed(", ".join(f"{flag} {value}" for flag, value in given.items() if value), required)
     return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} ({dtype.removed})",
-        "a current choice",
-        ["--kv-cache-dtype fp4_mx_block16"],
+        "; ".join(f"{r.flag} {r.value} is not a choice of sglang {check.release}" for r in check.refused),
+        required,
+        [f"{r.flag} {choice}" for r in check.refused for choice in r.closest],
     )
+
+
+def _kv_family(name: str) -> str:
+    """The kind of KV cache a dtype gives, for the nearest choice: bf16 is nearest auto, fp4_e2m1 fp4_mx_block16."""
+    dtype = KV_DTYPES.get(name)
+    if dtype is None or dtype.bits in (None, 16):
+        return "unquantised"
+    return dtype.family
 
 
 def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
@@ -516,6 +763,10 @@ def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
     title="An FP4 KV cache needs torch >= 2.8 built for CUDA >= 12.8",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="load",
     reason="SGLang documents the requirement in --kv-cache-dtype's help; an older torch lacks the FP4 dtypes and "
     "kernels and fails when the pool is allocated or first written.",
@@ -549,6 +800,10 @@ def kv_fp4_torch(cfg, target):
     title="An MXFP8 KV cache needs torch with float8_e8m0fnu (>= 2.7)",
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=(
+        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="load",
     prevents="MXFP8 KV cache requires torch.float8_e8m0fnu support.",
     source=POOL,

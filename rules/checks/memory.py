@@ -28,6 +28,17 @@ KV_BUDGET = (
 VLLM_KV = "vllm: vllm/v1/core/kv_cache_planning.py:50-86 _check_enough_kv_cache_memory; vllm/v1/kv_cache_interface.py"
 # The vLLM release whose KV planning (v1/core/kv_cache_planning.py) and KV specs these rules were read in.
 VLLM_VERIFIED = "vllm>=0.33.0"
+VLLM_VERIFIED_NOTE = (
+    "vllm 0.33.0: v1/core/kv_cache_planning.py:50-86, v1/kv_cache_interface.py:586-594 and :743, "
+    "config/cache.py:215 read in that wheel only (the 0.92 default is the same from 0.20.0; 0.9 before)"
+)
+SGLANG_VERIFIED = (
+    "sglang 0.5.20-0.5.23: arg_groups/memory_hook.py handle_gpu_memory_settings diffed across the four wheels "
+    "(the same mem_fraction_static heuristic; 0.5.23 adds the decode max_bs cap by --max-running-requests and "
+    "an MLA prefill graph size the flat 1.5 GiB MLA reserve does not read); the pool sizing "
+    "(pool_configurator.py, kv_cache_configurator.py) read in 0.5.23 only; 0.5.19 moved the heuristic out of "
+    "server_args.py and differs"
+)
 # The TP sizes a fix offers (one node), then PP stages of TP 8.
 _TP_CHOICES = (1, 2, 4, 8)
 _MAX_PP = 16
@@ -308,6 +319,7 @@ WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with 
     title=WEIGHTS_TITLE,
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=SGLANG_VERIFIED,
     stage="load",
     needs_model=True,
     prevents="Not enough memory. Please try to increase --mem-fraction-static.",
@@ -320,6 +332,7 @@ WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with 
     title=WEIGHTS_TITLE,
     engine="vllm",
     versions=VLLM_VERIFIED,
+    verified=VLLM_VERIFIED_NOTE,
     stage="load",
     needs_model=True,
     prevents="No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
@@ -368,6 +381,7 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     title=KV_TITLE,
     engine="sglang",
     versions=SGLANG_NEWEST,
+    verified=SGLANG_VERIFIED,
     stage="load",
     needs_model=True,
     prevents="Input length (N tokens) exceeds the maximum allowed length (M tokens). Use a shorter input or enable "
@@ -384,6 +398,7 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     title=KV_TITLE,
     engine="vllm",
     versions=VLLM_VERIFIED,
+    verified=VLLM_VERIFIED_NOTE,
     stage="load",
     needs_model=True,
     prevents="To serve at least one request with the model's max seq len (...), (... GiB KV cache is needed, which is "

@@ -49,6 +49,11 @@ def _page_snap(cfg, info):
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.19 to 0.5.23 (0.5.19: "
+        "sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents). The range's start was set "
+        "from the earlier reading and the condition was not re-read release by release"
+    ),
     backends=("trtllm_mha",),
     needs_gpu=True,
     stage="startup",
@@ -89,6 +94,12 @@ def trtllm_mha_arch(cfg, target):
     title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
     engine="sglang",
     versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: the upstream message first appears in 0.5.19 "
+        "(sglang/srt/arg_groups/attention_hook.py) and is in every release read from there to 0.5.23 "
+        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
+        "not diffed release by release"
+    ),
     backends=("trtllm_mha",),
     stage="startup",
     prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
@@ -121,6 +132,11 @@ def trtllm_mha_sm120_fp8_prefill(cfg, target):
     title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
+        "sglang/srt/arg_groups/overrides.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
     prevents="TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64.",
@@ -143,6 +159,12 @@ def trtllm_mha_page(cfg, target):
     title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
     engine="sglang",
     versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23: the upstream message first appears in 0.5.17 "
+        "(sglang/srt/layers/attention/trtllm_mha_backend.py) and is in every release read from there to "
+        "0.5.23 (bench/release_walk.py prevents), so the range starts where the check does; the code around "
+        "it was not diffed release by release"
+    ),
     backends=("trtllm_mha",),
     stage="init",
     prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
@@ -190,7 +212,12 @@ def trtllm_mha_page128_gqa(cfg, target):
     id="trtllm-mha-mla-model",
     title="An MLA model cannot use trtllm_mha",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: 'trtllm_mha backend can only be used with non-MLA models.' when the model "
+        "runner builds the backend in every release (model_runner.py _get_attention_backend_from_str through "
+        "0.5.2, attention_registry.py create_trtllm_mha_backend from 0.5.3, :278-281 in 0.5.23)"
+    ),
     backends=("trtllm_mha",),
     stage="init",
     prevents="trtllm_mha backend can only be used with non-MLA models.",
@@ -229,7 +256,12 @@ def _mha_model_on(cfg, target, backends: tuple[str, ...]):
     id="mla-backend-mha-model",
     title="trtllm_mla and cutedsl_mla need an MLA model",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: 'trtllm_mla backend can only be used with MLA models.' when the model runner "
+        "builds the backend in every release (model_runner.py through 0.5.2, attention_registry.py "
+        "create_trtllm_mla_backend from 0.5.3, :97 in 0.5.23; cutedsl_mla's :121 from its first release)"
+    ),
     backends=MLA_ONLY_CHECKED,
     stage="init",
     prevents="trtllm_mla backend can only be used with MLA models.",
@@ -252,6 +284,10 @@ def mla_backend_mha_model(cfg, target):
     title="flashmla and cutlass_mla need an MLA model",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=MLA_ONLY_UNCHECKED,
     stage="init",
     reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
@@ -278,7 +314,13 @@ def flashmla_mha_model(cfg, target):
     id="trtllm-mla-arch",
     title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the same ValueError in every release; the arch "
+        "test is is_sm100_supported() through 0.5.4 (0.5.1 server_args.py:479-481), is_blackwell_supported() "
+        "from 0.5.4.post3 (majors 10 and 12 through 0.5.8, 10/11/12 from 0.5.9), "
+        "arg_groups/overrides.py:1209-1213 in 0.5.23: eras of trtllm_mla in rules/knowledge/backends.py"
+    ),
     stage="startup",
     prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; utils/common.py is_blackwell",
@@ -306,7 +348,13 @@ def trtllm_mla_arch(cfg, target):
     id="trtllm-mla-kv-dtype",
     title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the KV-dtype ValueError in every release, its list "
+        "by release: fp8_e4m3/auto through 0.5.4 (0.5.1 server_args.py:492), + fp4_e2m1 from 0.5.4.post3, + "
+        "bf16 from 0.5.7, fp4_e2m1 gone from 0.5.21 (arg_groups/overrides.py:1214-1217 in 0.5.23): eras of "
+        "trtllm_mla"
+    ),
     stage="startup",
     prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
@@ -335,7 +383,12 @@ def trtllm_mla_kv_dtype(cfg, target):
     id="trtllm-mla-page",
     title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same page_size not in [32, 64] -> 64 rewrite for --attention-backend / "
+        "--decode-attention-backend trtllm_mla in every release (0.5.1 server_args.py:483-488, "
+        "arg_groups/overrides.py:1154-1163 in 0.5.23; bench/release_walk.py grep)"
+    ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
@@ -373,6 +426,11 @@ def _cutedsl_phases(cfg, target) -> set[str]:
     title="cutedsl_mla is decode-only",
     engine="sglang",
     versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA only supports decoding for now",
@@ -402,6 +460,11 @@ def cutedsl_mla_decode_only(cfg, target):
     title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
     engine="sglang",
     versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
@@ -431,6 +494,11 @@ def cutedsl_mla_arch(cfg, target):
     title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
     engine="sglang",
     versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
@@ -458,6 +526,11 @@ def cutedsl_mla_kv_dtype(cfg, target):
     title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
     engine="sglang",
     versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
@@ -483,6 +556,11 @@ def _tokenspeed(cfg) -> bool:
     title="tokenspeed_mla needs a Blackwell GPU (sglang 0.5.12-0.5.22)",
     engine="sglang",
     versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     stage="startup",
     prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (sglang 0.5.12-0.5.22)",
@@ -512,6 +590,11 @@ def tokenspeed_mla_arch(cfg, target):
     title="tokenspeed_mla needs an fp8_e4m3 KV cache",
     engine="sglang",
     versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args (0.5.23)",
@@ -546,6 +629,11 @@ def tokenspeed_mla_kv_dtype(cfg, target):
     title="tokenspeed_mla page size: SGLang snaps unsupported sizes to 64 (sglang 0.5.12-0.5.22)",
     engine="sglang",
     versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="tokenspeed_mla only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
@@ -573,6 +661,10 @@ def tokenspeed_mla_page(cfg, target):
     title="flashmla needs an SM90 or SM100 GPU",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     backends=("flashmla",),
     needs_gpu=True,
     stage="runtime",
@@ -601,7 +693,12 @@ def flashmla_arch(cfg, target):
     id="flashmla-page",
     title="flashmla page size: SGLang forces 64",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same flashmla page_size -> 64 rewrite for --attention-backend / "
+        "--decode-attention-backend flashmla in every release (server_args.py in 0.5.1-0.5.14, "
+        "arg_groups/overrides.py:1146-1152 in 0.5.23; bench/release_walk.py grep)"
+    ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="FlashMLA only supports a page_size of 64, change page_size to 64.",
@@ -631,6 +728,10 @@ def _cutlass_mla(cfg, target):
     title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
     "first decode (after weights load) elsewhere.",
@@ -663,7 +764,12 @@ def cutlass_mla_arch(cfg, target):
     id="cutlass-mla-page",
     title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.19: the same cutlass_mla page_size -> 128 rewrite in every release that has the "
+        "backend (server_args.py, then arg_groups/overrides.py; bench/release_walk.py grep); cutlass_mla is "
+        "no longer a choice from 0.5.20 (general-backend-removed)"
+    ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
     prevents="Cutlass MLA only supports a page_size of 128, change page_size to 128.",

@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES
 from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
@@ -43,13 +44,22 @@ def _working_swa_backend(target) -> str:
 # --- GPT-OSS ----------------------------------------------------------------------------------------------
 
 GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx", "intel_xpu", "aiter")
+# fa4 joined the list in 0.5.3.post3 (server_args.py); 0.5.1-0.5.3 allow triton, trtllm_mha and fa3.
+GPT_OSS_FA4_FROM = Version("0.5.3.post3")
+GPT_OSS_BEFORE_FA4 = ("triton", "trtllm_mha", "fa3")
 
 
 @rule(
     id="model-gpt-oss-backends",
     title="GPT-OSS needs a backend with attention sinks and sliding window",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'GptOssForCausalLM requires one of'): "
+        "server_args.py asserts supported_backends, triton/trtllm_mha/fa3 in 0.5.1-0.5.3, + fa4 from "
+        "0.5.3.post3, + ascend (0.5.8) and the other non-CUDA names later; arg_groups/model_hook.py:536 in "
+        "0.5.23"
+    ),
     needs_model=True,
     stage="startup",
     prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
@@ -61,8 +71,9 @@ triton, trtllm_mha, fa3, fa4 (or the non-NVIDIA ascend, intel_amx, intel_xpu, ai
 
 GPT-OSS layers alternate sliding-window and full attention and every layer adds learnable attention sinks.
 FlashInfer, torch_native and flex_attention implement no sinks, so SGLang asserts the list above at
-start-up (the same list since at least sglang 0.5.5). SGLang's own default is trtllm_mha on SM100, fa3 on
-SM90 and triton elsewhere (model_overrides/gpt_oss.py).""",
+start-up (its CUDA members unchanged since 0.5.3.post3). SGLang's own default is trtllm_mha on SM100, fa3 on
+SM90 and triton elsewhere (model_overrides/gpt_oss.py). fa4 is in the list from 0.5.3.post3; 0.5.1-0.5.3
+allow triton, trtllm_mha and fa3 only.""",
     fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
 )
 def model_gpt_oss_backends(cfg, target):
@@ -70,9 +81,10 @@ def model_gpt_oss_backends(cfg, target):
         return skipped("applies to GPT-OSS (GptOssForCausalLM)")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
-    bad = _outside(cfg, GPT_OSS_BACKENDS)
+    allowed = GPT_OSS_BACKENDS if sglang_release(target) >= GPT_OSS_FA4_FROM else GPT_OSS_BEFORE_FA4
+    bad = _outside(cfg, allowed)
     if not bad:
-        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(GPT_OSS_BACKENDS[:4]))
+        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(b for b in allowed[:4]))
     return failed(
         f"GPT-OSS on {', '.join(bad)}",
         "one of " + ", ".join(GPT_OSS_BACKENDS[:4]) + " for prefill and decode",
@@ -98,6 +110,11 @@ def _llama4_backends(release: Version) -> tuple[str, ...]:
     title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.10 to 0.5.23 (0.5.10: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
@@ -132,6 +149,12 @@ def model_llama4_backends(cfg, target):
     title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
     engine="sglang",
     versions="sglang>=0.5.8",
+    verified=(
+        "sglang 0.5.8-0.5.23: the upstream message first appears in 0.5.8 "
+        "(sglang/srt/layers/attention/flashattention_backend.py) and is in every release read from there to "
+        "0.5.23 (bench/release_walk.py prevents), so the range starts where the check does; the code around "
+        "it was not diffed release by release"
+    ),
     backends=("fa3", "fa4"),
     needs_model=True,
     stage="init",
@@ -179,6 +202,11 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
     title="Gemma 4 needs trtllm_mha, triton or fa4",
     engine="sglang",
     versions="sglang>=0.5.13",
+    verified=(
+        "sglang>=0.5.13: the upstream message is in every sglang release read from 0.5.22 to 0.5.23 (0.5.22: "
+        "sglang/srt/arg_groups/model_hook.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
@@ -215,6 +243,11 @@ def model_gemma4_backends(cfg, target):
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
+        "sglang/srt/layers/attention/hpc_ops_backend.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="runtime",
     prevents="The hpc_ops attention backend does not support logit cap.",
     source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
@@ -258,6 +291,11 @@ EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
     title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
     engine="sglang",
     versions="sglang>=0.5.9",
+    verified=(
+        "sglang 0.5.9-0.5.23: the upstream message first appears in 0.5.9 (sglang/srt/server_args.py) and is "
+        "in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
@@ -291,7 +329,12 @@ def model_exaone_swa_backends(cfg, target):
     id="model-olmo-flashinfer",
     title="OLMo 2/3 must not use FlashInfer",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.4",
+    verified=(
+        "sglang 0.5.4-0.5.23: the same assert attention_backend != flashinfer for Olmo3 in every release from "
+        "the first with it (server_args.py in 0.5.4-0.5.14, arg_groups/model_hook.py:690 in 0.5.23; "
+        "bench/release_walk.py grep)"
+    ),
     needs_model=True,
     stage="startup",
     prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
@@ -324,6 +367,11 @@ def model_olmo_flashinfer(cfg, target):
     title="LFM2 must not use the triton backend",
     engine="sglang",
     versions="sglang>=0.5.9",
+    verified=(
+        "sglang 0.5.9-0.5.23: the upstream message first appears in 0.5.9 (sglang/srt/server_args.py) and is "
+        "in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
@@ -360,6 +408,11 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
     title="Inkling runs only on fa4 or triton",
     engine="sglang",
     versions="sglang>=0.5.16",
+    verified=(
+        "sglang>=0.5.16: the upstream message is in every sglang release read from 0.5.15 to 0.5.23 (0.5.15: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="runtime",
     prevents='assert attention_backend in ("fa4", "triton")',
@@ -393,6 +446,11 @@ def model_inkling_backends(cfg, target):
     title="Moss-VL needs FlashInfer for prefill",
     engine="sglang",
     versions="sglang>=0.5.11",
+    verified=(
+        "sglang 0.5.11-0.5.23: the upstream message first appears in 0.5.11 (sglang/srt/server_args.py) and "
+        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
+        "where the check does; the code around it was not diffed release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
@@ -426,7 +484,13 @@ def model_moss_vl_prefill(cfg, target):
     id="model-dual-chunk-backend",
     title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the refusal is in every release through 0.5.19 (model_runner.py:403-410 in "
+        "0.5.1, server_args.py:1307 in 0.5.4.post3, arg_groups/attention_hook.py in 0.5.15-0.5.19); through "
+        "0.5.4 it runs before the generic default, so no backend means dual_chunk_flash_attn; the backend is "
+        "gone from 0.5.20 (a warning)"
+    ),
     needs_model=True,
     stage="startup",
     prevents="Dual chunk attention is enabled, but attention backend is set to {backend}. Please set it to "
@@ -438,8 +502,9 @@ def model_moss_vl_prefill(cfg, target):
 Through sglang 0.5.19 such a model runs only on `dual_chunk_flash_attn`, and it has to be named: SGLang
 fills its generic default backend (`_attention_backend_default`: fa3 on SM90, flashinfer elsewhere) before
 the dual-chunk check runs, so that check's "turned on by default" branch is never reached and a launch
-without `--attention-backend` is refused like any other backend (read in server_args.py 0.5.5-0.5.14 and
-arg_groups/attention_hook.py 0.5.15-0.5.19). sglang 0.5.20 removed the backend: the model is then served
+without `--attention-backend` is refused like any other backend (read in server_args.py 0.5.4.post3-0.5.14
+and arg_groups/attention_hook.py 0.5.15-0.5.19). Through 0.5.4 the check ran in model_runner.py before the
+default, so a launch without a backend got dual_chunk_flash_attn. sglang 0.5.20 removed the backend: the model is then served
 with ordinary attention and only its dual-chunk rotary embedding is kept, so dual-chunk attention, which
 these models rely on beyond their 256K-token native window, no longer applies. That is reported as a
 warning.""",
@@ -457,11 +522,18 @@ def model_dual_chunk_backend(cfg, target):
         )
     if cfg.attention_backend == "dual_chunk_flash_attn":
         return passed("--attention-backend dual_chunk_flash_attn", "dual_chunk_flash_attn")
+    if not cfg.backend_given and sglang_release(target) < DUAL_CHUNK_CHECK_AFTER_DEFAULT_FROM:
+        return passed("no --attention-backend (SGLang picks dual_chunk_flash_attn)", "dual_chunk_flash_attn")
     return failed(
         f"a dual-chunk model on {_backends_found(cfg)}",
         "--attention-backend dual_chunk_flash_attn",
         ["--attention-backend dual_chunk_flash_attn"],
     )
+
+
+# Through 0.5.4 model_runner.py's model_specific_adjustment fills dual_chunk_flash_attn before the generic default
+# (0.5.1 :403-410, default at :416); from 0.5.4.post3 server_args.py fills the default first (:1120, check :1307).
+DUAL_CHUNK_CHECK_AFTER_DEFAULT_FROM = Version("0.5.4.post3")
 
 
 # --- Hybrid GDN (Qwen3-Next / Qwen3.5) on Blackwell --------------------------------------------------------
@@ -489,8 +561,8 @@ def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
         return ("triton", "trtllm_mha", "fa4")
     if release >= Version("0.5.10"):
         return ("triton", "trtllm_mha", "fa4", "flashinfer")
-    if release >= Version("0.5.6"):
-        return ("triton", "trtllm_mha")
+    if release >= Version("0.5.5.post3") or release < Version("0.5.3.post3"):
+        return ("triton", "trtllm_mha")  # 0.5.3 too; 0.5.3.post3-0.5.5 took triton only
     return ("triton",)
 
 
@@ -498,7 +570,14 @@ def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
     id="model-hybrid-gdn-blackwell",
     title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.3",
+    verified=(
+        "sglang 0.5.3-0.5.23, every release (bench/release_walk.py grep 'on Blackwell GPUs for hybrid GDN'): "
+        "attention_registry.py attn_backend_wrapper asserts the allowed list from 0.5.3 (:181-188): triton or "
+        "trtllm_mha in 0.5.3, triton only in 0.5.3.post3-0.5.5, triton or trtllm_mha from 0.5.5.post3, + fa4 "
+        "and flashinfer from 0.5.10, flashinfer off SM100 in 0.5.16-0.5.20, SM12x without fa4 from 0.5.16 "
+        "(0.5.23 :460-476); none in 0.5.1/0.5.2"
+    ),
     needs_model=True,
     stage="init",
     prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
@@ -510,8 +589,8 @@ Intern-S2-Preview, Jet-Nemotron) on a Blackwell-class GPU (compute capability 10
 SGLang wraps the full-attention backend with its GDN linear-attention backend and, on Blackwell, allows
 only a few full-attention backends. sglang 0.5.23: SM100/SM103/SM110 allow triton, trtllm_mha, fa4,
 flashinfer; SM120/SM121 allow triton, trtllm_mha, flashinfer. History: 0.5.16-0.5.20 dropped flashinfer on
-SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.6-0.5.9 triton
-or trtllm_mha; 0.5.5 triton only. The check runs when the model runner builds the backend, after the
+SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.5.post3-0.5.9 triton
+or trtllm_mha; 0.5.3.post3-0.5.5 triton only; 0.5.3 (the first with the check) triton or trtllm_mha. The check runs when the model runner builds the backend, after the
 weights have loaded. SM110 counts as Blackwell only from 0.5.9 (is_blackwell majors 10, 11, 12).""",
     fix_title="Use --attention-backend triton (or trtllm_mha)",
 )
@@ -536,35 +615,80 @@ def model_hybrid_gdn_blackwell(cfg, target):
     )
 
 
+@rule(
+    id="model-iquest-q1-fa3",
+    title="IQuestQ1 runs on fa3 only, its MTP draft too, with EAGLE top-k 1",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: arg_groups/model_overrides/iquest_q1.py is the same in each (diff 0.5.21..0.5.23: "
+        "the DP-attention test only); IQuestQ1 first appears in 0.5.21 (bench/release_walk.py grep)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="IQuestQ1 applies its attention sink from the softmax LSE and requires FA3 attention for both prefill "
+    "and decode.",
+    source=f"{OVERRIDES_DIR}/iquest_q1.py, _iquest_q1_overrides",
+    docs="""Checks an IQuestQ1 model (IQuestQ1ForCausalLM, its IQuestQ1MTP draft): every named attention backend is
+fa3, the MTP draft's too, and EAGLE top-k is 1.
+
+SGLang's override refuses anything else at start-up (iquest_q1.py:13-35 in sglang 0.5.23: "requires FA3 attention
+for both prefill and decode", "requires FA3 attention for the MTP draft", "requires --speculative-eagle-topk 1")
+and sets fa3 itself where no backend is named, so the model needs a GPU fa3 runs on (SM90, or SM8x).""",
+    fix_title="Use --attention-backend fa3 (on SM90)",
+)
+def model_iquest_q1_fa3(cfg, target):
+    if _arch(cfg) not in IQUEST_Q1_ARCHITECTURES:
+        return skipped("applies to IQuestQ1 models")
+    named = [b for b in (cfg.attention_backend, cfg.prefill_attention_backend, cfg.decode_attention_backend) if b]
+    problems = [f"attention backend {b}" for b in dict.fromkeys(named) if b != "fa3"]
+    if cfg.draft_attention_backend not in (None, "fa3"):
+        problems.append(f"draft attention backend {cfg.draft_attention_backend}")
+    if (cfg.speculative_eagle_topk or 0) > 1:
+        problems.append(f"--speculative-eagle-topk {cfg.speculative_eagle_topk}")
+    required = "fa3 for prefill, decode and the MTP draft; top-k 1"
+    if not problems:
+        return passed(_backends_found(cfg), required)
+    return failed(f"IQuestQ1 with {', '.join(problems)}", required, ["--attention-backend fa3"])
+
+
 # --- Cross attention ----------------------------------------------------------------------------------------
 
 
 @rule(
     id="model-fa-swa-cross-attention",
-    title="fa3/fa4 cannot serve sliding window together with cross attention",
+    title="fa3, fa4, flashinfer and triton cannot serve sliding window together with cross attention",
     engine="sglang",
-    versions="sglang>=0.5.5",
-    backends=("fa3", "fa4"),
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23 (every release, bench/release_walk.py grep): the same assert in "
+        "flashattention_backend.py (0.5.1 :306-309, 0.5.18 :163-166, 0.5.23 :172-175), "
+        "flashinfer_backend.py (0.5.1 :99-102, 0.5.23 :406-409) and triton_backend.py (0.5.1 :93-96, "
+        "0.5.23 :374-377); torch_native_backend.py has none and serves cross attention (is_cross_attention)"
+    ),
+    backends=("fa3", "fa4", "flashinfer", "triton"),
     stage="init",
     prevents="Sliding window and cross attention are not supported together",
-    source=f"{FA_BACKEND}, FlashAttentionBackend.__init__",
-    docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3 or fa4.
+    source=f"{FA_BACKEND}, FlashAttentionBackend.__init__; flashinfer_backend.py and triton_backend.py, __init__",
+    docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3, fa4, flashinfer or triton.
 
-SGLang's FlashAttention backend (fa3 and fa4) asserts at construction that a model is not both
-encoder-decoder and sliding-window (SGLang derives the window from the model, or from Llama 4's
-attention_chunk_size).""",
-    fix_title="Use --attention-backend flashinfer",
+SGLang's FlashAttention (fa3 and fa4), FlashInfer and Triton backends each assert at construction that a
+model is not both encoder-decoder and sliding-window (SGLang derives the window from the model, or from
+Llama 4's attention_chunk_size): flashattention_backend.py:172-175, flashinfer_backend.py:406-409 and
+triton_backend.py:374-377 in sglang 0.5.23, the same assert in every release from 0.5.0rc2. torch_native
+has no such assert and handles both (torch_native_backend.py:293-330), so it is the backend left.""",
+    fix_title="Use --attention-backend torch_native",
 )
 def model_fa_swa_cross_attention(cfg, target):
     if "cross_attention" not in cfg.features:
         return skipped("applies to encoder-decoder (cross-attention) models")
-    used = sorted(cfg.backends & {"fa3", "fa4"})
+    used = sorted(cfg.backends & {"fa3", "fa4", "flashinfer", "triton"})
     if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
         return passed(
             f"cross attention without a sliding window on {', '.join(used)}", "no sliding window with cross attention"
         )
     return failed(
         f"cross attention with a sliding window on {', '.join(used)}",
-        "no sliding window with cross attention on fa3/fa4",
-        ["--attention-backend flashinfer"],
+        "no sliding window with cross attention on fa3/fa4/flashinfer/triton",
+        ["--attention-backend torch_native"],
     )

@@ -102,6 +102,8 @@ def parallel_mig_tp(cfg, target):
     title="The GPUs of a TP group can reach each other peer to peer (custom all-reduce)",
     engine="sglang",
     versions="sglang>=0.5.20",
+    verified="sglang 0.5.23: custom_all_reduce_utils.py:442-510 and custom_all_reduce.py:41 read there; the "
+    "same warnings in 0.5.20-0.5.22 were not re-read line by line",
     stage="init",
     prevents="CustomAllreduce is disabled because your platform lacks GPU P2P capability or P2P test failed.",
     references=(

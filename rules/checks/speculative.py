@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import sglang_release
+from rules.checks.common import choice_check, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
+from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
 from rules.resolve import effective_page_size
 
@@ -42,10 +43,52 @@ def _topk_label(cfg) -> str:
 
 
 @rule(
+    id="spec-algorithm-choice",
+    title="The speculative algorithm is a choice of the engine's release",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
+        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
+    ),
+    stage="parse",
+    prevents="argument --speculative-algorithm: invalid choice: 'STANDALONE' (choose from ...)",
+    source=f"{choices_kb.SOURCE}; sglang: python/sglang/srt/server_args.py --speculative-algorithm; CPython "
+    "Lib/argparse.py _check_value",
+    docs="""Checks --speculative-algorithm against the choices of the target's SGLang release, as argparse compares
+them: case and all.
+
+sglang 0.5.1 lists EAGLE, EAGLE3 and NEXTN; STANDALONE came in 0.5.2, NGRAM in 0.5.3, DFLASH in 0.5.11. From
+0.5.12 the flag takes any name (plugins register algorithms) and SpeculativeAlgorithm.from_string judges
+it at start-up instead, so this check passes there. When the release is unknown the newest choices are
+used, and the finding says so.""",
+    fix_title="Use an algorithm that release lists (the nearest is offered)",
+)
+def spec_algorithm_choice(cfg, target):
+    if not cfg.speculative_algorithm:
+        return skipped("no speculative algorithm")
+    check = choice_check(target, {"--speculative-algorithm": cfg.speculative_algorithm})
+    required = f"an algorithm sglang {check.release} lists{check.said}"
+    if not check.refused:
+        return passed(f"--speculative-algorithm {cfg.speculative_algorithm}", required)
+    (refused,) = check.refused
+    return failed(
+        f"--speculative-algorithm {refused.value} is not a choice of sglang {check.release}",
+        required,
+        [f"--speculative-algorithm {choice}" for choice in refused.closest],
+    )
+
+
+@rule(
     id="spec-trtllm-mha-topk",
     title="trtllm_mha supports speculative decoding only with top-k 1",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same ValueError when any phase is trtllm_mha and speculative_eagle_topk > 1 "
+        "in every release (server_args.py in 0.5.1-0.5.14, arg_groups/speculative_hook.py:1176-1180 in "
+        "0.5.23; bench/release_walk.py grep)"
+    ),
     backends=("trtllm_mha",),
     stage="startup",
     prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
@@ -70,6 +113,12 @@ def spec_trtllm_mha_topk(cfg, target):
     title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
+        "sglang/srt/arg_groups/hisparse_hook.py, "
+        "sglang/srt/layers/attention/minimax_sparse_ops/common/utils.py; bench/release_walk.py prevents). The "
+        "range's start was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
     "is None`)",
@@ -111,7 +160,14 @@ def spec_eagle_topk_needs_steps(cfg, target):
     id="spec-eagle-page-tree",
     title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.2",
+    verified=(
+        "sglang 0.5.2-0.5.23, every release (bench/release_walk.py grep): the EAGLE branch refuses top-k > 1 "
+        "with page size > 1 off a list, != flashinfer in 0.5.2-0.5.5 (server_args.py:790 in 0.5.2, :1612 in "
+        "0.5.5), [flashinfer, fa3] in 0.5.6-0.5.12, _PAGE_TREE_SPEC_BACKENDS (flashinfer, fa3, triton) from "
+        "0.5.13 (speculative_hook.py:1271-1283 in 0.5.23): the spec_page_tree eras of "
+        "rules/knowledge/backends.py; none in 0.5.1"
+    ),
     stage="startup",
     prevents="speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
     "got attention_backend={backend!r}. Use page_size == 1 or one of those backends.",
@@ -153,6 +209,11 @@ def spec_eagle_page_tree(cfg, target):
     title="NGRAM speculative decoding with page size > 1 needs flashinfer",
     engine="sglang",
     versions="sglang>=0.5.5",
+    verified=(
+        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.2 to 0.5.23 (0.5.2: "
+        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents="speculative_eagle_topk({topk}) > 1 with page_size({page_size}) > 1 is unstable and produces incorrect "
     "results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
@@ -187,7 +248,12 @@ def spec_ngram_page(cfg, target):
     id="spec-flex-attention",
     title="flex_attention does not support speculative decoding",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.3",
+    verified=(
+        "sglang 0.5.3-0.5.23: the same assert speculative_algorithm is None for flex_attention in every "
+        "release from the first with the backend (server_args.py in 0.5.3-0.5.14, "
+        "arg_groups/attention_hook.py:144-163 in 0.5.23; bench/release_walk.py grep)"
+    ),
     stage="startup",
     prevents="Speculative decoding is currently not supported with Flex Attention backend",
     source="sglang: python/sglang/srt/arg_groups/attention_hook.py, handle_attention_backend_compatibility",
@@ -215,6 +281,11 @@ def spec_flex_attention(cfg, target):
     title="DFLASH's draft worker silently switches unsupported attention backends",
     engine="sglang",
     versions="sglang>=0.5.15",
+    verified=(
+        "sglang>=0.5.15: the upstream message is in every sglang release read from 0.5.21 to 0.5.23 (0.5.21: "
+        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
+        "set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     reason="SGLang rewrites the DFLASH draft backend with only a log line; the draft then runs on a backend the "
     "user did not choose (flashinfer).",
@@ -255,6 +326,12 @@ def spec_dflash_draft_backend(cfg, target):
     title="Rejection sampling needs EAGLE with top-k 1",
     engine="sglang",
     versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23: the upstream message first appears in 0.5.14 "
+        "(sglang/srt/arg_groups/speculative_hook.py) and is in every release read from there to 0.5.23 "
+        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
+        "not diffed release by release"
+    ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
@@ -294,6 +371,12 @@ def spec_rejection_sampling_topk(cfg, target):
     title="Rejection sampling and deterministic inference (sglang 0.5.14-0.5.22)",
     engine="sglang",
     versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23: the upstream message first appears in 0.5.14 "
+        "(sglang/srt/arg_groups/speculative_hook.py) and is in every release read from there to 0.5.23 "
+        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
+        "not diffed release by release"
+    ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
     "sampling kernel draws coins from the global RNG and is not batch-invariant.",
@@ -314,4 +397,90 @@ def spec_rejection_sampling_deterministic(cfg, target):
         return passed(f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23 on CUDA")
     return failed(
         f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23", ["pip install 'sglang>=0.5.23'"]
+    )
+
+
+def _draft_decode_backend(cfg) -> str | None:
+    """The backend the multi-step draft decode runs on: --speculative-draft-attention-backend, else decode's."""
+    return cfg.draft_attention_backend or cfg.decode_backend
+
+
+@rule(
+    id="spec-flashinfer-mla-topk",
+    title="A FlashInfer MLA draft decodes only with EAGLE top-k 1",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Currently Flashinfer MLA only supports "
+        "topk=1'): FlashInferMLAMultiStepDraftBackend.__init__ raises for topk > 1 (flashinfer_mla_backend.py:909 "
+        "in 0.5.1, :1196-1199 in 0.5.23); speculative/draft_utils.py builds it for an MLA draft on flashinfer "
+        "when speculative_num_steps > 1 (:84-87, :226-248 in 0.5.23)"
+    ),
+    needs_model=True,
+    stage="init",
+    prevents="Currently Flashinfer MLA only supports topk=1 for speculative decoding",
+    source="sglang: python/sglang/srt/layers/attention/flashinfer_mla_backend.py, "
+    "FlashInferMLAMultiStepDraftBackend.__init__; speculative/draft_utils.py, _create_flashinfer_decode_backend",
+    docs="""Checks that an MLA model (DeepSeek, Kimi K2, ...) whose EAGLE/MTP draft decodes on flashinfer uses top-k 1.
+
+With more than one draft step SGLang builds FlashInferMLAMultiStepDraftBackend for an MLA draft on
+flashinfer, and its constructor raises for top-k > 1 (flashinfer_mla_backend.py:1196-1199 in sglang 0.5.23),
+when the draft worker starts. flashinfer is in the paged draft-tree list, so spec-eagle-page-tree passes it.""",
+    fix_title="Use --speculative-eagle-topk 1, or a draft attention backend with draft trees (fa3 on SM90, triton)",
+)
+def spec_flashinfer_mla_topk(cfg, target):
+    if _algorithm(cfg) not in EAGLE_FAMILY:
+        return skipped("applies to EAGLE-family speculative decoding")
+    if not cfg.mla:
+        return skipped("applies to MLA models")
+    if _draft_decode_backend(cfg) != "flashinfer":
+        return skipped("applies to a draft decoding on flashinfer")
+    steps = cfg.flags.get("speculative_num_steps")
+    if eagle_topk(cfg) <= 1 or (isinstance(steps, int) and steps <= 1):
+        return passed(f"{_topk_label(cfg)} on a flashinfer MLA draft", "top-k 1 (or a single draft step)")
+    return failed(
+        f"{_topk_label(cfg)} on a flashinfer MLA draft",
+        "top-k 1 for a multi-step flashinfer MLA draft",
+        ["--speculative-eagle-topk 1"],
+    )
+
+
+@rule(
+    id="spec-fa-swa-page-tree",
+    title="fa3/fa4 draft trees on a paged KV cache cannot serve sliding-window layers",
+    engine="sglang",
+    versions="sglang>=0.5.1.post3",
+    verified=(
+        "sglang 0.5.1.post3-0.5.23, every release (bench/release_walk.py grep 'page size > 1 sliding window'): "
+        "FlashAttentionBackend._init_sliding_window_attn_spec_metadata asserts page_size == 1 "
+        "(flashattention_backend.py:2132 in 0.5.1.post3, :3417-3419 in 0.5.23); not in 0.5.1"
+    ),
+    backends=("fa3", "fa4"),
+    stage="runtime",
+    prevents="FlashAttention backend doesn't support topk > 1 speculative decoding with page size > 1 sliding "
+    "window attention",
+    source="sglang: python/sglang/srt/layers/attention/flashattention_backend.py, "
+    "FlashAttentionBackend._init_sliding_window_attn_spec_metadata",
+    docs="""Checks EAGLE draft trees (top-k > 1) on fa3/fa4 with a paged KV cache (page size > 1) for a model with
+sliding-window layers (Gemma 2/3, GPT-OSS, Llama 4's chunked attention, ...).
+
+fa3 is in SGLang's paged draft-tree list, so start-up accepts it (spec-eagle-page-tree), but the FlashAttention
+backend's sliding-window target-verify metadata asserts page size 1 (flashattention_backend.py:3417-3419 in
+sglang 0.5.23) at the first speculative forward.""",
+    fix_title="Use --page-size 1 or --speculative-eagle-topk 1",
+)
+def spec_fa_swa_page_tree(cfg, target):
+    if _algorithm(cfg) not in EAGLE_FAMILY:
+        return skipped("applies to EAGLE-family speculative decoding")
+    if eagle_topk(cfg) <= 1:
+        return skipped("applies to a draft tree (top-k > 1)")
+    if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
+        return passed("no sliding-window layers", "page size 1 for sliding-window draft trees on fa3/fa4")
+    page = effective_page_size(cfg, target)
+    if page <= 1:
+        return passed(f"{_topk_label(cfg)}, page size 1", "page size 1 for sliding-window draft trees on fa3/fa4")
+    return failed(
+        f"{_topk_label(cfg)} with page size {page} and sliding-window layers on fa3/fa4",
+        "page size 1 (or top-k 1)",
+        ["--page-size 1", "--speculative-eagle-topk 1"],
     )

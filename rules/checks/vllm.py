@@ -174,7 +174,16 @@ def _cc(target: Target) -> str:
     id="vllm-backend-name",
     title="The vLLM attention backend name exists and can be used",
     engine="vllm",
-    versions="vllm>=0.13.0",
+    versions="vllm>=0.10.0",
+    verified=(
+        "vllm 0.10.0-0.33.0, every minor release's x.y.0 and last x.y.z: membership per release is the "
+        "wheel's own enum, _Backend in platforms/interface.py (0.10.0-0.11.0) or AttentionBackendEnum "
+        "(attention/backends/registry.py 0.11.2-0.13.x, v1/attention/backends/registry.py from 0.14.0); read "
+        "by bench/release_walk.py and equal to rules/knowledge/vllm_backend_enum.json "
+        "(bench/vllm_backend_enum.py). A non-member fails in each: 'Invalid attention backend for ...' "
+        "(0.10.0 selector.py:31, :203), 'Invalid attention backend: ...' (0.12.0 selector.py:151), 'Unknown "
+        "attention backend' (registry.py:29 from 0.12.0)"
+    ),
     stage="startup",
     prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),
     source=kb.UNKNOWN_BACKEND_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum.get_path"),
@@ -218,6 +227,10 @@ def vllm_backend_name(cfg, target):
     title="The vLLM attention backend is one vLLM's CUDA platform can run",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
     "at import or kernel launch, after the weights load.",
@@ -253,6 +266,10 @@ def vllm_backend_platform(cfg, target):
     title="VLLM_ATTENTION_BACKEND is read by this vLLM",
     engine="vllm",
     versions="vllm>=0.13.0",
+    verified=(
+        "vllm>=0.13.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     prevents=kb.ENV_UNKNOWN_WARNING.format(env=kb.ENV_BACKEND),
     source=kb.ENV_SOURCE,
@@ -307,6 +324,11 @@ def vllm_env_backend(cfg, target):
     title="The vLLM attention backend supports this GPU's compute capability",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_CC,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_compute_capability",
@@ -350,6 +372,11 @@ def vllm_compute_capability(cfg, target):
     title="Dense FlashMLA runs on Hopper only",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/ops/flashmla.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.FLASHMLA_DENSE_REASON,
     source=kb.FLASHMLA_DENSE_SOURCE,
@@ -380,6 +407,10 @@ def vllm_flashmla_dense_hopper(cfg, target):
     title="The requested FlashAttention version runs on this GPU",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     prevents="Cannot use FA version 3 is not supported due to " + kb.FA_UNSUPPORTED_REASON[3],
     source=kb.FA_VERSION_SOURCE + "; " + kb.FA_SUPPORT_SOURCE,
@@ -425,6 +456,10 @@ def vllm_flash_attn_version(cfg, target):
     title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
     engine="vllm",
     versions="vllm>=0.30.0",
+    verified=(
+        "vllm>=0.30.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="init",
     prevents=kb.FA4_TMEM_MESSAGE.format(head_size=192),
     reason="vLLM silently falls back to FA2 (a warning in the log), which runs but is slower than FA3/FA4.",
@@ -466,6 +501,10 @@ def vllm_flash_attn_fallback(cfg, target):
     title="FLASH_ATTN on FA4 needs a working CUTLASS CuTe DSL and quack-kernels",
     engine="vllm",
     versions="vllm>=0.33.0",
+    verified=(
+        "vllm>=0.33.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="runtime",
     needs_software=True,
     prevents="ModuleNotFoundError: No module named 'cutlass'",
@@ -524,6 +563,11 @@ def vllm_fa4_library(cfg, target):
     title="The vLLM attention backend supports the model's head size",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_HEAD_SIZE,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_head_size / get_supported_head_sizes",
@@ -554,6 +598,11 @@ def vllm_head_size(cfg, target):
     title="The vLLM attention backend supports the model dtype",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_DTYPE,
     source=kb.VALIDATE_SOURCE + "; each backend's supported_dtypes",
@@ -597,6 +646,11 @@ def vllm_dtype(cfg, target):
     title="bfloat16 needs compute capability 8.0",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 (0.10.2: "
+        "vllm/platforms/cuda.py; bench/release_walk.py prevents). The range's start was set from the earlier "
+        "reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.BF16_ARCH_MESSAGE.format(gpu="Tesla T4", cc="7.5"),
     source=kb.BF16_ARCH_SOURCE,
@@ -631,6 +685,10 @@ def vllm_bf16_arch(cfg, target):
     title="The model accepts float16",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     prevents=kb.FLOAT16_MODEL_MESSAGE.format(model_type="gemma2", reason=kb.FLOAT16_UNSUPPORTED_MODELS["gemma2"]),
     source=kb.FLOAT16_MODEL_SOURCE,
@@ -656,6 +714,11 @@ def vllm_fp16_model(cfg, target):
     title="The vLLM attention backend supports the KV-cache dtype",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_KV_DTYPE,
     source=kb.VALIDATE_SOURCE + "; each backend's supported_kv_cache_dtypes / supports_kv_cache_dtype",
@@ -695,6 +758,13 @@ def vllm_kv_cache_dtype(cfg, target):
     title="FLASH_ATTN stores an FP8 KV cache only with FA3 on SM90 or FA4 on SM100",
     engine="vllm",
     versions="vllm>=0.30.0",
+    verified=(
+        "vllm 0.30.0-0.33.0 (bench/release_walk.py grep 'FP8 KV cache requires'): "
+        "FlashAttentionBackend.supports_combination refuses an FP8 KV cache off FA3-on-SM90 / FA4-on-SM100 in "
+        "each (flash_attn.py:434 in 0.30.0, :489 in 0.31.0); 0.30.0 does not yet take FA4 with head_size 512 "
+        "on SM90 (added in 0.31.0), which the rule allows there: lax for that one shape in 0.30.x. Before "
+        "0.30 the fp8 KV limit is the FLASH_ATTN kv_dtype_archs Change (SM90 only)"
+    ),
     stage="startup",
     prevents=kb.FA_FP8_KV_REASON,
     source=kb.FA_FP8_KV_SOURCE,
@@ -732,7 +802,13 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     id="vllm-flashinfer-nvfp4-head64",
     title="FlashInfer's FA2 path cannot read an NVFP4 KV cache at head size 64",
     engine="vllm",
-    versions="vllm>=0.33.0",
+    versions="vllm>=0.32.0",
+    verified=(
+        "vllm 0.32.0-0.33.0 (bench/release_walk.py prevents): FlashInferBackend.supports_combination returns "
+        "this reason for an NVFP4 KV cache on majors 8/9/12 in both (flashinfer.py:554-560 in 0.32.0, "
+        ":679-685 in 0.33.0); 0.31.0 takes NVFP4 on the SM100 family only (:499-506), refused by the KV-dtype "
+        "check instead"
+    ),
     stage="startup",
     prevents=kb.FI_NVFP4_HEAD64_REASON,
     source=kb.FI_NVFP4_SOURCE,
@@ -751,7 +827,12 @@ def vllm_flashinfer_nvfp4_head64(cfg, target):
     id="vllm-flashinfer-nvfp4-sinks",
     title="FlashInfer's sink prefill cannot read an NVFP4 KV cache",
     engine="vllm",
-    versions="vllm>=0.33.0",
+    versions="vllm>=0.32.0",
+    verified=(
+        "vllm 0.32.0-0.33.0 (bench/release_walk.py prevents): FlashInferBackend.supports_combination returns "
+        "this reason for an NVFP4 KV cache with sinks on majors 8/9/12 in both (flashinfer.py:561-562 in "
+        "0.32.0, :686-687 in 0.33.0); 0.31.0 takes NVFP4 on the SM100 family only (:499-506)"
+    ),
     stage="startup",
     prevents=kb.FI_NVFP4_SINK_REASON,
     source=kb.FI_NVFP4_SOURCE,
@@ -790,7 +871,16 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     id="vllm-sinks",
     title="The vLLM attention backend supports attention sinks",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.15.0",
+    verified=(
+        "vllm 0.15.0-0.33.0 (bench/release_walk.py grep): FlashInferBackend.supports_sink is "
+        "supports_trtllm_attention(), SM100 family only (0.16.0 flashinfer.py:360-373, utils/flashinfer.py:277-289; "
+        "0.20.0 flashinfer.py:411-424; 0.26.0 :481-484 is_device_capability_family(100)); 0.30.0 adds SM90 and "
+        "SM12x XQA decode (:528-533). FLASH_ATTN: flash_attn_supports_sinks is get_flash_attn_version() == 3 "
+        "through 0.19.x (0.16.0 fa_utils.py:123-127, 0.19.0 :164-168), (3, 4) from 0.20.0 (:200-203). The reason "
+        "reads 'sink setting not supported' through 0.17.x (0.16.0 backend.py:249-250), 'attention sinks not "
+        "supported' from 0.18.0 (backend.py:284)"
+    ),
     stage="startup",
     prevents=kb.R_SINKS,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_sink",
@@ -798,8 +888,10 @@ def _flashinfer_nvfp4(cfg, target, what, key):
 supports_sink() holds on this GPU.
 
 FLASH_ATTN: only where FA3 or FA4 resolves (9.x, 10.x; also "sink not supported on compute capability <
-9.0"). FLASHINFER: through TRT-LLM kernels on SM100/SM103 and XQA decode on SM90 and SM12x (needs
-FlashInfer's cubins). TRITON_ATTN: everywhere. FLEX_ATTENTION and every MLA backend: never.""",
+9.0"); before vLLM 0.20.0 only FA3, so SM90 (fa_utils.flash_attn_supports_sinks: version == 3). FLASHINFER:
+through TRT-LLM kernels on SM100/SM103, and from 0.30.0 XQA decode on SM90 and SM12x (needs FlashInfer's
+cubins). TRITON_ATTN: everywhere. FLEX_ATTENTION and every MLA backend: never. Through 0.17.x vLLM words the
+refusal "sink setting not supported".""",
     fix_title="Use TRITON_ATTN (sinks on every GPU), or FLASH_ATTN on SM90/SM100",
 )
 def vllm_sinks(cfg, target):
@@ -823,6 +915,12 @@ def vllm_sinks(cfg, target):
     title="An MLA model needs an MLA backend",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 except "
+        "['0.11.0'] (0.10.2: vllm/v1/attention/backends/mla/cutlass_mla.py; bench/release_walk.py prevents). "
+        "The range's start was set from the earlier reading and the condition was not re-read release by "
+        "release"
+    ),
     stage="startup",
     prevents=kb.R_MLA,
     source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
@@ -852,6 +950,11 @@ def vllm_mla_model_backend(cfg, target):
     title="An MLA backend needs an MLA model",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_NON_MLA,
     source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
@@ -880,6 +983,11 @@ def vllm_non_mla_model_backend(cfg, target):
     title="A sparse-attention MLA model needs a sparse MLA backend, and a dense one a dense backend",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_SPARSE,
     source=kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse()); "
@@ -916,6 +1024,11 @@ def vllm_sparse_mla_backend(cfg, target):
     title="--block-size is a multiple of the backend's kernel block size",
     engine="vllm",
     versions="vllm>=0.20.0",
+    verified=(
+        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
+        "the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_BLOCK_SIZE,
     source=kb.VALIDATE_SOURCE + "; AttentionBackend.supports_block_size; each backend's "
@@ -945,6 +1058,11 @@ def vllm_block_size(cfg, target):
     title="The vLLM attention backend supports sliding-window attention",
     engine="vllm",
     versions="vllm>=0.26.0",
+    verified=(
+        "vllm>=0.26.0: the upstream message is in every vllm release read from 0.26.0 to 0.33.0 (0.26.0: "
+        "vllm/v1/attention/backend.py; bench/release_walk.py prevents). The range's start was set from the "
+        "earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.R_SLIDING_WINDOW,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_sliding_window",
@@ -977,6 +1095,11 @@ def vllm_sliding_window(cfg, target):
     title="FLASHINFER_MLA needs qk_nope_head_dim 64, 128 or 192",
     engine="vllm",
     versions="vllm>=0.15.0",
+    verified=(
+        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.18.0 to 0.33.0 (0.18.0: "
+        "vllm/v1/attention/backends/mla/flashinfer_mla.py; bench/release_walk.py prevents). The range's start "
+        "was set from the earlier reading and the condition was not re-read release by release"
+    ),
     stage="startup",
     prevents=kb.FI_MLA_QK_NOPE_REASON.format(got=96),
     source=kb.FI_MLA_QK_NOPE_SOURCE,
@@ -1006,7 +1129,12 @@ def vllm_flashinfer_mla_qk_nope(cfg, target):
     id="vllm-tokenspeed-mla-dims",
     title="TOKENSPEED_MLA needs DeepSeek-R1 MLA dimensions",
     engine="vllm",
-    versions="vllm>=0.26.0",
+    versions="vllm>=0.21.0",
+    verified=(
+        "vllm 0.21.0-0.33.0 (TOKENSPEED_MLA's first release is 0.21.0: registry.py:66, none in 0.20.2): "
+        "TokenspeedMLABackend.supports_combination refuses dims other than (128, 64, 128) in every release "
+        "read (mla/tokenspeed_mla.py:118 in 0.21.0, :139 in 0.26.0, :165 in 0.33.0)"
+    ),
     stage="startup",
     prevents=kb.TOKENSPEED_DIMS_REASON.format(got="192, 64, 128"),
     source=kb.TOKENSPEED_SOURCE,
@@ -1035,11 +1163,41 @@ def vllm_tokenspeed_mla_dims(cfg, target):
     return failed(found, "128/64/128", _instead(q, target, backend.name))
 
 
+def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
+    """TRITON_ATTN / TRITON_MLA's constructor: an FP8 KV cache needs SM89 (Triton's fp8e4nv), bfloat16 SM80."""
+    if cfg.attention_backend is None and target.cc is not None and cfg.model is not None:
+        if kb.select(query(cfg, target)).chosen != backend:
+            return skipped(f"vLLM does not select {backend} for this config")
+    elif cfg.attention_backend != backend:
+        return skipped(f"applies to {backend}")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    kv = cfg.kv_cache_dtype
+    suggested = "float16" if target.cc < (8, 0) else "bfloat16"
+    if kv.startswith("fp8") and target.cc < (8, 9):
+        return failed(
+            f"--kv-cache-dtype {kv} on {backend} ({gpu(target)})",
+            "compute capability >= 8.9",
+            [f"--kv-cache-dtype {suggested}"],
+        )
+    if kv == "bfloat16" and target.cc < (8, 0):
+        return failed(
+            f"--kv-cache-dtype bfloat16 on {backend} ({gpu(target)})",
+            "compute capability >= 8.0",
+            ["--kv-cache-dtype float16"],
+        )
+    return passed(f"--kv-cache-dtype {kv} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+
+
 @rule(
     id="vllm-triton-mla-fp8-kv-arch",
     title="TRITON_MLA reads an FP8 KV cache only on SM89 and newer",
     engine="vllm",
-    versions="vllm>=0.33.0",
+    versions="vllm>=0.26.0",
+    verified=(
+        "vllm 0.26.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonMLAImpl.__init__ raises in every "
+        "one (mla/triton_mla.py:196 in 0.26.0, :243 in 0.30.0, :212 in 0.33.0); no such check in 0.25.x"
+    ),
     stage="init",
     prevents="FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100-SXM4-80GB (compute "
     "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
@@ -1053,28 +1211,36 @@ selection, while the model is being constructed.""",
     fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
 )
 def vllm_triton_mla_fp8_kv_arch(cfg, target):
-    if cfg.attention_backend is None and target.cc is not None and cfg.model is not None:
-        if kb.select(query(cfg, target)).chosen != "TRITON_MLA":
-            return skipped("vLLM does not select TRITON_MLA for this config")
-    elif cfg.attention_backend != "TRITON_MLA":
-        return skipped("applies to TRITON_MLA")
-    if target.cc is None:
-        return unknown("no CUDA GPU on the target")
-    kv = cfg.kv_cache_dtype
-    suggested = "float16" if target.cc < (8, 0) else "bfloat16"
-    if kv.startswith("fp8") and target.cc < (8, 9):
-        return failed(
-            f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})",
-            "compute capability >= 8.9",
-            [f"--kv-cache-dtype {suggested}"],
-        )
-    if kv == "bfloat16" and target.cc < (8, 0):
-        return failed(
-            f"--kv-cache-dtype bfloat16 on TRITON_MLA ({gpu(target)})",
-            "compute capability >= 8.0",
-            ["--kv-cache-dtype float16"],
-        )
-    return passed(f"--kv-cache-dtype {kv} on TRITON_MLA ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+    return _triton_kv_dtype_arch(cfg, target, "TRITON_MLA")
+
+
+@rule(
+    id="vllm-triton-fp8-kv-arch",
+    title="TRITON_ATTN reads an FP8 KV cache only on SM89 and newer",
+    engine="vllm",
+    versions="vllm>=0.16.0",
+    verified=(
+        "vllm 0.24.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonAttentionImpl.__init__ raises "
+        "(triton_attn.py:480 in 0.24.0, :530 in 0.26.0, :523 in 0.33.0). vllm 0.16.0-0.23.x accept fp8 for "
+        "TRITON_ATTN on every GPU and the Triton kernel fails to compile fp8e4nv below SM89 at the first forward "
+        "(vllm-project/vllm PR #35720, reported on 0.16.0)"
+    ),
+    stage="init",
+    prevents="FP8 KV cache is not supported by the Triton attention backend on NVIDIA A100-SXM4-80GB (compute "
+    "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
+    source=kb.src(f"{kb.BACKENDS_DIR}/triton_attn.py", "TritonAttentionImpl.__init__"),
+    references=("https://github.com/vllm-project/vllm/pull/35720",),
+    docs="""Checks TRITON_ATTN with an FP8 KV cache on GPUs older than SM89 (A100, A10, V100, T4), and a
+bfloat16 KV cache below SM80.
+
+validate_configuration accepts fp8 for TRITON_ATTN on every GPU. From vLLM 0.24.0 TritonAttentionImpl
+raises when the layer is built (triton_attn.py:510-533 in 0.33.0): Triton's native FP8 type (fp8e4nv)
+needs SM89, and bfloat16 needs SM80. Before that (0.16.0, PR #35720) the same config crashed at the first
+forward, when Triton compiled the FP8 kernel.""",
+    fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
+)
+def vllm_triton_fp8_kv_arch(cfg, target):
+    return _triton_kv_dtype_arch(cfg, target, "TRITON_ATTN")
 
 
 # --- no backend named ----------------------------------------------------------------------------------------
@@ -1085,6 +1251,10 @@ def vllm_triton_mla_fp8_kv_arch(cfg, target):
     title="vLLM finds a valid attention backend by itself",
     engine="vllm",
     versions="vllm>=0.26.0",
+    verified=(
+        "vllm>=0.26.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+    ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
     source=kb.SELECT_SOURCE + "; " + kb.PRIORITY_SOURCE,
@@ -1137,6 +1307,11 @@ def vllm_auto_select(cfg, target):
     title="vLLM: attention heads split evenly over tensor-parallel ranks",
     engine="vllm",
     versions="vllm>=0.13.0",
+    verified=(
+        "vllm>=0.13.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 (0.10.2: "
+        "vllm/config/__init__.py; bench/release_walk.py prevents). The range's start was set from the earlier "
+        "reading and the condition was not re-read release by release"
+    ),
     needs_model=True,
     stage="startup",
     prevents="Total number of attention heads ({total_num_attention_heads}) must be divisible by tensor parallel "

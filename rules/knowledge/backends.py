@@ -166,9 +166,11 @@ FA4_FEATURE_ARCHS = {
     "rel_bias": _arch(9, 10, 11, 12),
     "paged_kv": _arch(9, 10, 11, 12),
 }
-# They differ here: the wheel (like SGLang before 0.5.20) has no paged KV on SM12x either ('paged KV not supported
+# They differ here: the wheel (like SGLang before 0.5.18) has no paged KV on SM12x either ('paged KV not supported
 # on SM 8.0' / 'Paged KV not supported on SM 12.0 in this PR'): it has no SM120 forward host.
 FA4_WHEEL_PAGED_KV_ARCHS = _arch(9, 10, 11)
+# Before the SM120 host (sglang < 0.5.18) the vendored rel_bias ran on SM9x-SM11x only.
+FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS = _arch(9, 10, 11)
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,27 @@ _FA4_SM100_HEAD_DIMS = HeadDims(128, ((192, 128), (64, 512), (512, 512), (256, 2
 FA4_HEAD_DIMS = {9: HeadDims(256, ((512, 512),)), 10: _FA4_SM100_HEAD_DIMS, 11: _FA4_SM100_HEAD_DIMS}
 FA4_WHEEL_HEAD_DIMS = {**FA4_HEAD_DIMS, 9: HeadDims(256)}
 FA4_HEAD_DIM_MULTIPLE = 8
+# The vendored copy takes (512, 512) on SM90 from sglang 0.5.22 (interface.py:130-141, "or both equal to 512");
+# 0.5.16-0.5.21 validate SM90 as the wheel does, 8..256 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109).
+FA4_SM90_512_FROM = Version("0.5.22")
+
+
+def fa4_head_dims(release: Version) -> Mapping[int, HeadDims]:
+    """_validate_head_dims of the FA4 an SGLang release runs, by major."""
+    return FA4_HEAD_DIMS if release >= FA4_SM90_512_FROM else FA4_WHEEL_HEAD_DIMS
+
+
+# DETERMINISTIC_ATTENTION_BACKEND_CHOICES / RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND by release (server_args.py
+# through 0.5.19, arg_groups/choices.py after): flashinfer, fa3, triton from 0.5.3 (radix: fa3, triton from
+# 0.5.4.post3); ascend added in 0.5.13, fa4 in 0.5.16, intel_xpu in 0.5.19 (not radix).
+DETERMINISTIC_LISTS = (
+    "sglang: server_args.py DETERMINISTIC_ATTENTION_BACKEND_CHOICES (0.5.5 :138, 0.5.13 :199, 0.5.16 :223, "
+    "0.5.19 :234), arg_groups/choices.py (0.5.23 :113, :249)"
+)
+# Deterministic inference of a DeepSeek model before 0.5.18: a fixed ["fa3", "triton"] ("... with DeepSeek models.
+# But you're using ..."; 0.5.5 server_args.py:1825-1827); from 0.5.18 the radix list ("... with absorbed-MLA models").
+DETERMINISTIC_DEEPSEEK_BACKENDS_BEFORE_RADIX = ("fa3", "triton")
+DETERMINISTIC_MLA_RADIX_FROM = Version("0.5.18")
 _BLACKWELL_ERA = Era("<0.5.9", f"{BLACKWELL_SOURCE} (majors 10, 12 through 0.5.8)", {"archs": BLACKWELL_BEFORE_SM110})
 
 
@@ -263,16 +286,26 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             },
             eras=(
                 Era(
-                    "<0.5.20",
-                    "sglang 0.5.17 flash_attn/cute/interface.py ('Paged KV not supported on SM 12.0 in this PR'); "
-                    "0.5.13 imports the flash-attn-4 wheel (same assert); 0.5.20 adds the fa4_sm120 host",
-                    {"feature_archs": {**FA4_FEATURE_ARCHS, "paged_kv": FA4_WHEEL_PAGED_KV_ARCHS}},  # as the wheel
+                    "<0.5.18",
+                    "sglang 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347 and 0.5.17 "
+                    "kernels/ops/attention/flash_attn/cute/interface.py:1362 ('Paged KV not supported on SM 12.0 in "
+                    "this PR'); 0.5.10-0.5.15 import the flash-attn-4 wheel (same assert); 0.5.18 adds the "
+                    "fa4_sm120 host (flashattention_backend.py:274, fa4_sm120/runtime.py:1322 try_paged_decode); "
+                    "rel_bias asserts arch // 10 in [9, 10, 11] (0.5.16 :855, 0.5.17 :866-870)",
+                    {
+                        "feature_archs": {
+                            **FA4_FEATURE_ARCHS,
+                            "paged_kv": FA4_WHEEL_PAGED_KV_ARCHS,  # as the wheel
+                            "rel_bias": FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS,
+                        }
+                    },
                 ),
                 Era(
                     ">=0.5.10,<0.5.16",
                     "sglang 0.5.10-0.5.15: jit_kernel/flash_attention_v4.py imports flash_attn.cute from flash-attn-4",
                     {"libraries": ("cutlass_dsl", "quack", "fa4")},
                 ),
+                Era("<0.5.16", DETERMINISTIC_LISTS, {"deterministic": False, "radix_deterministic": False}),
             ),
         ),
         BackendInfo(
@@ -396,8 +429,14 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 ),
                 Era(
                     "<0.5.7",
-                    "sglang 0.5.5-0.5.6: server_args.py (no bf16)",
+                    "sglang 0.5.4.post3-0.5.6: server_args.py (no bf16)",
                     {"kv_dtypes": ("fp8_e4m3", "fp4_e2m1", "auto")},
+                ),
+                Era(
+                    "<0.5.4.post3",
+                    "sglang 0.5.1-0.5.4: server_args.py (0.5.1 :479-492, 0.5.4 :1098-1111) checks is_sm100_supported(), SM100 only, "
+                    "and kv-cache-dtype fp8_e4m3 or auto",
+                    {"archs": _arch(10), "kv_dtypes": ("fp8_e4m3", "auto")},
                 ),
             ),
         ),
@@ -540,8 +579,17 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             deterministic=True,
             radix_deterministic=True,
             source=CHOICES,
+            eras=(Era("<0.5.13", DETERMINISTIC_LISTS, {"deterministic": False, "radix_deterministic": False}),),
         ),
-        BackendInfo("intel_xpu", "Intel XPU", platform="xpu", general=False, deterministic=True, source=CHOICES),
+        BackendInfo(
+            "intel_xpu",
+            "Intel XPU",
+            platform="xpu",
+            general=False,
+            deterministic=True,
+            source=CHOICES,
+            eras=(Era("<0.5.19", DETERMINISTIC_LISTS, {"deterministic": False}),),
+        ),
     )
 }
 
@@ -557,6 +605,79 @@ MM_ATTENTION_BACKENDS = (
     "amx_attn",
     "xpu_attn",
 )
+
+# --- get_default_attn_backend (CUDA, MHA models) before 0.5.23, read in each wheel (bench/release_walk.py) -------
+# The default it picks changed in these releases; rules/resolve.py applies them by the target's release.
+DEFAULT_BACKEND_SOURCE = (
+    "sglang: server_args.py _get_default_attn_backend (0.5.4.post3-0.5.18; model_runner.py before), "
+    "arg_groups/model_override_base.py get_default_attn_backend (0.5.19+)"
+)
+# SM90 takes fa3 only for utils/common.py is_fa3_default_architecture's list through 0.5.7 (0.5.5 common.py:2650-2667);
+# from 0.5.8 every MHA architecture. Each entry: the first release with that list.
+FA3_DEFAULT_ARCHITECTURES_UNTIL = Version("0.5.8")
+_FA3_DEFAULT_0_5_1 = frozenset(
+    {
+        "Qwen2ForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "LlamaForCausalLM",
+        "Gemma2ForCausalLM",
+        "Gemma3ForConditionalGeneration",
+        "Qwen3ForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4vMoeForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+    }
+)
+_FA3_DEFAULT_0_5_4 = _FA3_DEFAULT_0_5_1 | {"Olmo2ForCausalLM"}
+FA3_DEFAULT_ARCHITECTURES = (
+    (
+        Version("0.5.6.post2"),
+        _FA3_DEFAULT_0_5_4
+        | {"Glm4vForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"},
+    ),
+    (Version("0.5.4"), _FA3_DEFAULT_0_5_4),
+    (Version("0.0"), _FA3_DEFAULT_0_5_1),
+)
+# SM100 MHA default trtllm_mha from 0.5.6.post2 (server_args.py:1383); flashinfer before (0.5.6 :1307).
+TRTLLM_MHA_DEFAULT_FROM = Version("0.5.6.post2")
+# WhisperForConditionalGeneration -> flashinfer from 0.5.10 (server_args.py:2231-2235).
+WHISPER_FLASHINFER_DEFAULT_FROM = Version("0.5.10")
+# A model with attention sinks gets triton instead of flashinfer from 0.5.11 (server_args.py:2511-2513).
+SINKS_TRITON_DEFAULT_FROM = Version("0.5.11")
+# SM100 with asymmetric K/V head dims gets fa4 instead of trtllm_mha from 0.5.17 (server_args.py:5697-5701).
+ASYMMETRIC_KV_FA4_DEFAULT_FROM = Version("0.5.17")
+# DFLASH counts as EAGLE top-k 1 for the SM100 default from 0.5.23 (model_override_base.py:318).
+DFLASH_TOPK_ONE_DEFAULT_FROM = Version("0.5.23")
+
+
+# The fa4 page-size rewrite to 128 ("FA4 backend only supports page size 128 ..."), read in each wheel:
+# 0.5.4-0.5.5: an explicit --prefill-attention-backend fa4, any model, any GPU (0.5.4 server_args.py:1147-1150);
+# 0.5.5.post3-0.5.9: non-MLA models only (0.5.8 :1779); 0.5.10-0.5.14: and on SM100 only (0.5.12 :2795-2797);
+# from 0.5.15 any phase naming fa4, with EAGLE top-k <= 1 (arg_groups/overrides.py:1678-1690, 0.5.23 :1274-1297).
+FA4_PAGE_REWRITE_FROM = Version("0.5.4")
+FA4_PAGE_REWRITE_NON_MLA_FROM = Version("0.5.5.post3")
+FA4_PAGE_REWRITE_SM100_FROM = Version("0.5.10")
+FA4_PAGE_REWRITE_ANY_PHASE_FROM = Version("0.5.15")
+
+
+# The NVFP4 KV plan (kv_cache_hook.handle_nvfp4_prefill_kv_dequant_dtype: prefill flashinfer / trtllm_mha, decode
+# trtllm_mha) first appears in 0.5.21 and is the same code through 0.5.23 (kv_cache_hook.py:20-100).
+NVFP4_PLAN_FROM = Version("0.5.21")
+
+
+# IQuestQ1's override (arg_groups/model_overrides/iquest_q1.py, 0.5.21-0.5.23): fa3 for every phase and its MTP
+# draft, EAGLE top-k 1; it sets fa3 itself where no backend is named.
+IQUEST_Q1_ARCHITECTURES = frozenset({"IQuestQ1ForCausalLM", "IQuestQ1MTP"})
+IQUEST_Q1_FROM = Version("0.5.21")
+
+
+def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
+    """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
+    if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:
+        return None
+    return next(archs for since, archs in FA3_DEFAULT_ARCHITECTURES if release >= since)
+
 
 # `--speculative-draft-attention-backend`: choices.py DRAFT_ATTENTION_BACKEND_CHOICES.
 DRAFT_ATTENTION_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")

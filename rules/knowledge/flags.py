@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Mapping, Optional, Union
 
-from packaging.version import InvalidVersion, Version
+from rules.versions import release_at_or_before
 
 Nargs = Union[int, str]  # 0, 1, '?', '*', '+' or a count, as argparse consumes values
 
@@ -97,17 +97,8 @@ def newest(engine: str) -> str:
 
 
 def table_release(engine: str, version: Optional[str]) -> Optional[str]:
-    """The release whose table stands for `version`: itself, else the newest listed release before it (a
-    .postN or an unlisted patch keeps its release's flags); None when the version is unknown, unreadable or
-    older than every table."""
-    if not version:
-        return None
-    try:
-        wanted = Version(version)
-    except InvalidVersion:
-        return None
-    earlier = [r for r in releases(engine) if Version(r) <= wanted]
-    return earlier[-1] if earlier else None
+    """The release whose flag table stands for `version` (rules.versions.release_at_or_before)."""
+    return release_at_or_before(releases(engine), version)
 
 
 @cache

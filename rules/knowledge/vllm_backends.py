@@ -31,6 +31,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
+from packaging.version import Version
+
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge.backends import BackendInfo
 
@@ -179,6 +181,7 @@ class VllmBackend:
     head_sizes: HeadSizes = ANY_HEAD
     block_sizes: tuple[BlockSize, ...] = (MultipleOf(1),)  # get_supported_kernel_block_sizes
     sinks: Archs = NO_ARCH  # where supports_sink() is True
+    sink_fa_versions: frozenset[int] = frozenset({3, 4})  # FLASH_ATTN: the FA versions that take sinks
     sliding_window: bool = False  # supports_sliding_window
     auto_selected: bool = False  # in the CUDA priority list (_get_backend_priorities)
     notes: str = ""
@@ -604,7 +607,8 @@ REMOVED = frozenset().union(*ENUM_BY_RELEASE.values()) - VALID_NAMES
 
 
 def _v(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split("."))
+    """A release's numbers: '0.11.1rc7' -> (0, 11, 1) (a pre-release judged as its release)."""
+    return Version(text).release
 
 
 def name_in_release(name: str, version: Optional[str]) -> Optional[bool]:
@@ -669,15 +673,18 @@ CHANGES: tuple[Change, ...] = (
         since="0.26.0",
         seen="0.26.0",
     ),
-    Change(
+    Change(  # 0.32.0 adds the FA2 path on SM8x/SM9x/SM12x (flashinfer.py:109-110, :529-539), as 0.33.0 has it
         "FLASHINFER",
         "kv_dtype_archs",
         (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))),
-        until="0.33.0",
+        until="0.32.0",
         since="0.26.0",
-        seen="0.26.0, 0.30.0",
+        seen="0.26.0, 0.30.0, 0.31.0 (flashinfer.py:499-506: SM100 family only)",
     ),
-    Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.20.0, 0.26.0"),
+    Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.16.0, 0.17.0, 0.20.0, 0.26.0"),
+    # fa_utils.flash_attn_supports_sinks: get_flash_attn_version() == 3 (0.16.0 fa_utils.py:123-127, 0.19.0
+    # :164-168); (3, 4) from 0.20.0 (:200-203)
+    Change("FLASH_ATTN", "sink_fa_versions", frozenset({3}), until="0.20.0", seen="0.15.0, 0.16.0, 0.17.0, 0.19.0"),
     Change(
         "FLASH_ATTN",
         "kv_dtype_archs",
@@ -890,9 +897,10 @@ def flash_attn_fp8_kv_ok(cc: CC, kv_dtype: str, head_size: Optional[int], fa: Fa
     return (sm90_ok and cc[0] == 9) or (fa.version == 4 and cc[0] == 10)
 
 
-def flash_attn_sinks_ok(cc: CC, requested: Optional[int] = None) -> bool:
-    """fa_utils.flash_attn_supports_sinks: the layer-less FA version is 3 or 4."""
-    return flash_attn_version(cc, requested=requested).version in (3, 4)
+def flash_attn_sinks_ok(cc: CC, versions: frozenset[int], requested: Optional[int] = None) -> bool:
+    """fa_utils.flash_attn_supports_sinks: the layer-less FA version is one that takes sinks (3 or 4; 3 only
+    before vLLM 0.20.0)."""
+    return flash_attn_version(cc, requested=requested).version in versions
 
 
 # --- other supports_combination reasons ------------------------------------------------------------------
@@ -1013,7 +1021,7 @@ def flash_attn_for_kv(q: VllmQuery) -> FaResolution:
 def supports_sink(backend: VllmBackend, cc: CC, fa_version: Optional[int] = None) -> bool:
     """supports_sink() on this arch; FLASH_ATTN's answer follows the FA version (3 and 4 take sinks)."""
     if backend.name == "FLASH_ATTN":
-        return flash_attn_sinks_ok(cc, fa_version)
+        return flash_attn_sinks_ok(cc, backend.sink_fa_versions, fa_version)
     return cc in backend.sinks
 
 

@@ -14,6 +14,13 @@ FIXTURES = {
         ],
         "fail": [
             {"gpu": "B200", "argv": ["--attention-backend", "trtllm_mha", *DET]},
+            # fa4 joins DETERMINISTIC_ATTENTION_BACKEND_CHOICES in 0.5.16 (0.5.15 server_args.py: flashinfer, fa3,
+            # triton, ascend)
+            {
+                "gpu": "B200",
+                "argv": ["--model", "llama-3.1-8b", "--attention-backend", "fa4", *DET],
+                "engine_version": ["sglang==0.5.15"],
+            },
             # SGLang's DeepSeek-V3 default on SM100 (trtllm_mla) is set before the deterministic fallback
             # (confirmed with sglang 0.5.23's own resolution)
             {"gpu": "B200", "argv": ["--model", "deepseek-v3", *DET]},
@@ -35,9 +42,22 @@ FIXTURES = {
     "deterministic-mla-backend": {
         "pass": [
             {"gpu": "H200", "argv": ["--model", "deepseek-v3", "--attention-backend", "fa3", *DET]},
+            {
+                "gpu": "B200",
+                "argv": ["--model", "deepseek-v3", "--attention-backend", "fa4", *DET],
+                "engine_version": ["sglang==0.5.18"],
+            },
             {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "triton", *DET]},
         ],
-        "fail": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "flashinfer", *DET]}],
+        "fail": [
+            {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "flashinfer", *DET]},
+            # before 0.5.18 a fixed ["fa3", "triton"] for DeepSeek models (0.5.17 server_args.py)
+            {
+                "gpu": "B200",
+                "argv": ["--model", "deepseek-v3", "--attention-backend", "fa4", *DET],
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
     },
     "deterministic-radix-cache": {
         "pass": [

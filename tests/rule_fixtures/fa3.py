@@ -82,6 +82,12 @@ FIXTURES = {
                 "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype", "fp8_e5m2"],
                 "expect": "warn",
             },
+            {  # the same rewrite in 0.5.10.post1 server_args.py:2399
+                "gpu": "H100",
+                "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype", "fp8_e5m2"],
+                "engine_version": ["sglang==0.5.10.post1"],
+                "expect": "warn",
+            },
             {
                 "gpu": "H100",
                 "argv": [

@@ -25,6 +25,12 @@ FIXTURES = {
             {"gpu": "H200", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
             {"gpu": "RTX PRO 6000", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
             {"gpu": "Jetson Thor", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e5m2"]},
+            # 0.5.10-0.5.15 run the flash-attn-4 wheel, which asserts the same from 4.0.0b10
+            {
+                "gpu": "H200",
+                "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"],
+                "engine_version": ["sglang==0.5.14", "flash-attn-4==4.0.0b15"],
+            },
         ],
     },
     "fa4-head-dim-sm90": {
@@ -102,21 +108,57 @@ FIXTURES = {
         "pass": [
             {"gpu": "H100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
             {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
+            {"gpu": "H100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"], "engine_version": ["sglang==0.5.16"]},
         ],
         "fail": [
             {"gpu": "A100", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"]},
             {"gpu": "RTX 5090", "argv": ["--model", "gemma-2-9b", *FA4, "--feature", "rel_bias"]},
+            # before the SM120 host (0.5.18) rel_bias asserts SM9x-SM11x (0.5.17 interface.py:866-870)
+            {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4, "--feature", "rel_bias"], "engine_version": ["sglang==0.5.17"]},
+        ],
+    },
+    "fa4-prefill-only": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend", "fa3"],
+                "engine_version": ["sglang==0.5.7"],
+            }
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.5"]},
+            {
+                "gpu": "B200",
+                "argv": [*LLAMA, "--prefill-attention-backend", "triton", "--decode-attention-backend", "fa4"],
+                "engine_version": ["sglang==0.5.4"],
+            },
         ],
     },
     "fa4-page-size-128": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, *FA4, "--page-size", "128"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, *FA4, "--page-size", "128"]},
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--page-size", "128"],
+                "engine_version": ["sglang==0.5.8"],
+            },
+        ],
         "fail": [
             {"gpu": "B200", "argv": [*LLAMA, *FA4], "expect": "warn"},
             {"gpu": "B300", "argv": [*LLAMA, *FA4, "--page-size", "16"], "expect": "warn"},
+            # before 0.5.10 an explicit prefill fa4 is rewritten on every GPU (0.5.8 server_args.py:1779)
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend", "fa3"],
+                "engine_version": ["sglang==0.5.8"],
+                "expect": "warn",
+            },
         ],
     },
     "fa4-sm12x-paged-kv": {
-        "pass": [{"gpu": "H100", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]}],
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]},
+        ],
         "fail": [
             {"gpu": "RTX 5090", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.17"]},
             {"gpu": "GB10", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.13"]},

@@ -11,8 +11,31 @@ FIXTURES = {
         ],
     },
     "general-backend-removed": {
-        "pass": [{"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "trtllm_mla"]}],
+        "pass": [
+            {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "trtllm_mla"]},
+            # sglang 0.5.1's ATTN_BACKENDS (server_args.py add_cli_args) lists fa3 and cutlass_mla, not fa4
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3"], "engine_version": ["sglang==0.5.1"]},
+            {
+                "gpu": "B200",
+                "argv": ["--model", "deepseek-v3", "--attention-backend", "cutlass_mla"],
+                "engine_version": ["sglang==0.5.19"],
+            },
+            # fa4 is a choice from 0.5.3 (ATTENTION_BACKEND_CHOICES), a .postN uses its release's list
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa4"], "engine_version": ["sglang==0.5.3.post1"]},
+        ],
         "fail": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa4"], "engine_version": ["sglang==0.5.1"]},
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--prefill-attention-backend", "fa4", "--decode-attention-backend", "fa3"],
+                "engine_version": ["sglang==0.5.2"],
+            },
+            # --mm-attention-backend fa4 is a choice from 0.5.9
+            {
+                "gpu": "H100",
+                "argv": ["--model", "gemma-3-27b", "--mm-attention-backend", "fa4"],
+                "engine_version": ["sglang==0.5.8"],
+            },
             {"gpu": "B200", "argv": ["--model", "deepseek-v3", "--attention-backend", "cutlass_mla"]},
             {
                 "gpu": "H100",
@@ -88,6 +111,34 @@ FIXTURES = {
             {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--speculative-algorithm", "EAGLE"]},
         ],
     },
+    "hpc-ops-shapes": {
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]},
+            {
+                "gpu": "H100",
+                "argv": [
+                    "--model",
+                    "llama-3.1-70b",
+                    "--attention-backend",
+                    "hpc_ops",
+                    "--tp-size",
+                    "8",
+                    "--kv-cache-dtype",
+                    "fp8_e4m3",
+                ],
+            },
+        ],
+        "fail": [
+            # Qwen2.5-7B: 28 query heads over 4 KV heads, a GQA group of 7
+            {"gpu": "H100", "argv": ["--model", "qwen2.5-7b", "--attention-backend", "hpc_ops"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--kv-cache-dtype", "fp8_e4m3"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--kv-cache-dtype", "fp8_e5m2"]},
+        ],
+    },
+    "hpc-ops-sliding-window": {
+        "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]}],
+        "fail": [{"gpu": "H100", "argv": ["--model", "gemma-2-9b", "--attention-backend", "hpc_ops"]}],
+    },
     "hpc-ops-page-size": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--page-size", "64"]}],
         "fail": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"], "expect": "warn"}],
@@ -156,7 +207,7 @@ FIXTURES = {
         "fail": [
             {
                 "gpu": "H100",
-                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4096"],
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--max-total-tokens", "100000"],
                 "expect": "warn",
             },
             {
@@ -179,5 +230,24 @@ FIXTURES = {
     "flashinfer-arch": {
         "pass": [{"gpu": "T4", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
         "fail": [{"gpu": "V100", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
+    },
+    "general-chunked-prefill-page": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "8192"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
+            },
+        ],
+        "fail": [
+            # SM100's default trtllm_mha forces page size 64 first
+            {
+                "gpu": "B200",
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
+            },
+        ],
     },
 }

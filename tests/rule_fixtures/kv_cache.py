@@ -13,6 +13,9 @@ PREFILL_ONLY = [
     "llama-3.1-8b",
     "--is-embedding",
     "--prefill-only-disable-kv-cache",
+    "--chunked-prefill-size",
+    "-1",
+    "--disable-radix-cache",
     "--attention-backend",
     "fa3",
 ]
@@ -93,6 +96,24 @@ FIXTURES = {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
         "fail": [{"gpu": "B200", "argv": [*MXFP8, *PREFILL_ONLY]}],
     },
+    "kv-prefill-only-preconditions": {
+        "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
+        "fail": [
+            {"gpu": "H100", "argv": [*PREFILL_ONLY[:-5], "--attention-backend", "fa3"]},
+            {"gpu": "H100", "argv": [*PREFILL_ONLY[:-3], "--attention-backend", "fa3"]},
+        ],
+    },
+    "kv-prefill-only-backend": {
+        "pass": [
+            {"gpu": "H100", "argv": PREFILL_ONLY},
+            {"gpu": "B200", "argv": [*PREFILL_ONLY[:-2], "--prefill-attention-backend", "fa4"]},
+        ],
+        "fail": [
+            # SM100's default is trtllm_mha
+            {"gpu": "B200", "argv": PREFILL_ONLY[:-2]},
+            {"gpu": "H100", "argv": [*PREFILL_ONLY[:-2], "--attention-backend", "flashinfer"]},
+        ],
+    },
     "kv-fp4-prefill-only": {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
         "fail": [{"gpu": "B200", "argv": ["--kv-cache-dtype", "fp4_mx_block16", *PREFILL_ONLY]}],
@@ -106,6 +127,111 @@ FIXTURES = {
         "fail": [
             {"gpu": "H100", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"]},
             {"gpu": "H20", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--kv-cache-dtype", "nvfp4"]},
+        ],
+    },
+    "kv-nvfp4-dequant-dtype": {
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp8_e4m3"]},
+            {
+                "gpu": "B200",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                    "--prefill-kv-cache-dequant-dtype",
+                    "fp8_e4m3",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--kv-cache-dtype",
+                    "fp8_e4m3",
+                    "--prefill-kv-cache-dequant-dtype",
+                    "fp8_e4m3",
+                ],
+            },
+        ],
+    },
+    "kv-nvfp4-speculative": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-draft-model-path",
+                    "llama-3.1-8b",
+                ],
+            },
+            {
+                "gpu": "B200",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                    "--speculative-algorithm",
+                    "NGRAM",
+                    "--speculative-ngram-max-bfs-breadth",
+                    "1",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                    "--speculative-algorithm",
+                    "NGRAM",
+                ],
+            },
+            {
+                "gpu": "B200",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-draft-model-path",
+                    "llama-3.1-8b",
+                    "--speculative-draft-attention-backend",
+                    "fa4",
+                ],
+            },
         ],
     },
     "kv-nvfp4-backends": {
@@ -258,8 +384,19 @@ FIXTURES = {
         ],
     },
     "kv-dtype-removed": {
-        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_mx_block16"]}],
-        "fail": [{"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_e2m1"]}],
+        "pass": [
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_mx_block16"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--kv-cache-dtype", "fp8_e4m3"], "engine_version": ["sglang==0.5.1"]},
+            # fp4_e2m1 is a choice from 0.5.4.post3 through 0.5.20
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_e2m1"], "engine_version": ["sglang==0.5.20"]},
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "fp4_e2m1"]},
+            # sglang 0.5.1 lists auto, fp8_e5m2, fp8_e4m3; nvfp4 and mxfp8 came in 0.5.16
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "nvfp4"], "engine_version": ["sglang==0.5.1"]},
+            {"gpu": "B200", "argv": [*LLAMA, "--kv-cache-dtype", "mxfp8"], "engine_version": ["sglang==0.5.15"]},
+            {"gpu": "H100", "argv": [*LLAMA, "--kv-cache-dtype", "bf16"], "engine_version": ["sglang==0.5.3"]},
+        ],
     },
     "kv-fp4-torch": {
         "pass": [

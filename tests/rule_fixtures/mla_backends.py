@@ -141,6 +141,8 @@ FIXTURES = {
                 "A100", *DEEPSEEK, "--decode-attention-backend", "trtllm_mla", "--prefill-attention-backend", "triton"
             ),
             case("Jetson Thor", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.8"]),
+            # is_sm100_supported() through 0.5.4 (0.5.1 server_args.py:479-481): SM12x is refused too
+            case("RTX PRO 6000", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.3"]),
         ],
     },
     "trtllm-mla-kv-dtype": {

@@ -82,6 +82,17 @@ MODEL_CONFIGS = {
         "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
         "full_attn_idxs": [2, 5],
     },
+    # IQuestQ1 (sglang 0.5.21+ arg_groups/model_overrides/iquest_q1.py): synthetic, only its architecture matters
+    "iquest-q1": {
+        **_COMMON,
+        "architectures": ["IQuestQ1ForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_hidden_layers": 4,
+    },
     "inkling": {
         "architectures": ["InklingForConditionalGeneration"],
         "model_type": "inkling_model",
@@ -191,6 +202,8 @@ FIXTURES = {
         ],
         "fail": [
             case("H100", "--model", "gpt-oss-20b", "--attention-backend", "flashinfer"),
+            # fa4 joins the list in 0.5.3.post3
+            case("B200", "--model", "gpt-oss-20b", "--attention-backend", "fa4", engine_version=["sglang==0.5.3"]),
             case(
                 "B200",
                 "--model",
@@ -328,6 +341,14 @@ FIXTURES = {
             case("B200", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa4"),
             case("RTX 5090", "--model", "qwen3-next-80b-a3b", "--attention-backend", "flashinfer"),
             case("B200", "--model", "qwen3-next-80b-a3b"),
+            case(
+                "B200",
+                "--model",
+                "qwen3-next-80b-a3b",
+                "--attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.3"],
+            ),
         ],
         "fail": [
             case("RTX 5090", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa4"),
@@ -340,10 +361,38 @@ FIXTURES = {
                 engine_version=["sglang==0.5.20"],
             ),
             case("B300", "--model", "qwen3-next-80b-a3b", "--attention-backend", "fa3"),
+            # 0.5.3.post3-0.5.5: triton only (attention_registry.py, 'triton backend is the only supported backend')
+            case(
+                "B200",
+                "--model",
+                "qwen3-next-80b-a3b",
+                "--attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.4"],
+            ),
         ],
     },
     "model-fa-swa-cross-attention": {
-        "pass": [case("H100", "--model", "llama-3.2-11b-vision", "--attention-backend", "fa3")],
-        "fail": [case("H100", "--attention-backend", "fa3", "--feature", "sliding_window", model="whisper")],
+        "pass": [
+            case("H100", "--model", "llama-3.2-11b-vision", "--attention-backend", "fa3"),
+            case("H100", "--model", "llama-3.2-11b-vision", "--attention-backend", "flashinfer"),
+        ],
+        "fail": [
+            case("H100", "--attention-backend", "fa3", "--feature", "sliding_window", model="whisper"),
+            case("H100", "--attention-backend", "flashinfer", "--feature", "sliding_window", model="whisper"),
+            case("A100", "--attention-backend", "triton", "--feature", "sliding_window", model="whisper"),
+        ],
+    },
+    "model-iquest-q1-fa3": {
+        "pass": [
+            case("H100", model="iquest-q1"),
+            case("H100", "--attention-backend", "fa3", model="iquest-q1"),
+        ],
+        "fail": [
+            case("H100", "--attention-backend", "flashinfer", model="iquest-q1"),
+            case(
+                "H100", "--prefill-attention-backend", "fa3", "--decode-attention-backend", "triton", model="iquest-q1"
+            ),
+        ],
     },
 }

@@ -30,6 +30,54 @@ def eagle(gpu: str, model: str, topk: int, *flags: str, algorithm: str = "EAGLE"
 
 
 FIXTURES = {
+    "spec-algorithm-choice": {
+        "pass": [
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                engine_version=["sglang==0.5.1"],
+            ),
+            # from 0.5.12 the flag takes any name (SpeculativeAlgorithm.register)
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "NGRAM",
+                engine_version=["sglang==0.5.12"],
+            ),
+        ],
+        "fail": [
+            # STANDALONE is a choice from 0.5.2, NGRAM from 0.5.3; argparse compares case and all
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "STANDALONE",
+                engine_version=["sglang==0.5.1"],
+            ),
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "NGRAM",
+                engine_version=["sglang==0.5.2"],
+            ),
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "eagle",
+                engine_version=["sglang==0.5.11"],
+            ),
+        ],
+    },
     "spec-trtllm-mha-topk": {
         "pass": [eagle("B200", "llama-3.1-8b", 1, "--attention-backend", "trtllm_mha")],
         "fail": [
@@ -207,5 +255,40 @@ FIXTURES = {
                 engine_version=["sglang==0.5.22"],
             )
         ],
+    },
+    "spec-flashinfer-mla-topk": {
+        "pass": [
+            eagle("B200", "deepseek-v3", 1, "--attention-backend", "flashinfer", algorithm="NEXTN"),
+            eagle(
+                "H200",
+                "deepseek-v3",
+                1,
+                "--attention-backend",
+                "fa3",
+                "--speculative-draft-attention-backend",
+                "flashinfer",
+                algorithm="NEXTN",
+            ),
+        ],
+        "fail": [
+            eagle("B200", "deepseek-v3", 4, "--attention-backend", "flashinfer", algorithm="NEXTN"),
+            eagle(
+                "H200",
+                "deepseek-v3",
+                2,
+                "--attention-backend",
+                "fa3",
+                "--speculative-draft-attention-backend",
+                "flashinfer",
+                algorithm="NEXTN",
+            ),
+        ],
+    },
+    "spec-fa-swa-page-tree": {
+        "pass": [
+            eagle("H100", "gemma-2-9b", 4, "--attention-backend", "fa3"),
+            eagle("H100", "llama-3.1-8b", 4, "--attention-backend", "fa3", "--page-size", "16"),
+        ],
+        "fail": [eagle("H100", "gemma-2-9b", 4, "--attention-backend", "fa3", "--page-size", "16")],
     },
 }

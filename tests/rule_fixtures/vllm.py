@@ -298,9 +298,35 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
             {"gpu": "A100", "command": serve("gpt-oss-20b", "--attention-backend", "TRITON_ATTN")},
             {"gpu": "RTX 5090", "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER")},
+            # 0.16/0.17: FlashInfer sinks through TRT-LLM on SM100 only; FLASH_ATTN sinks where FA3 runs (SM90)
+            {
+                "gpu": "B200",
+                "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER"),
+                "engine_version": ["vllm==0.16.0"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN"),
+                "engine_version": ["vllm==0.17.0"],
+            },
         ],
         "fail": [
             {"gpu": "A100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
+            {
+                "gpu": "H100",
+                "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER"),
+                "engine_version": ["vllm==0.16.0"],
+            },
+            {
+                "gpu": "RTX 5090",
+                "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER"),
+                "engine_version": ["vllm==0.17.0"],
+            },
+            {  # FA4 on SM100 takes no sinks before 0.20.0 (fa_utils.flash_attn_supports_sinks: version == 3)
+                "gpu": "B200",
+                "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN"),
+                "engine_version": ["vllm==0.19.0"],
+            },
             {"gpu": "RTX 5090", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
             {"gpu": "H100", "command": serve("gpt-oss-20b", "--attention-backend", "FLEX_ATTENTION")},
             {
@@ -412,6 +438,26 @@ FIXTURES = {
                     "--dtype",
                     "half",
                 ),
+            },
+        ],
+    },
+    "vllm-triton-fp8-kv-arch": {
+        "pass": [
+            {
+                "gpu": "L4",
+                "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+            {"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN")},
+        ],
+        "fail": [
+            {
+                "gpu": "A100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
+            },
+            {  # PR #35720: a crash at the first forward in 0.16.0
+                "gpu": "A100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
+                "engine_version": ["vllm==0.16.0"],
             },
         ],
     },
