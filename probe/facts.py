@@ -53,6 +53,9 @@ class GpuDevice:
     mig_mode: Optional[str] = None  # "enabled" | "disabled" | "unsupported"
     persistence_mode: Optional[str] = None  # "enabled" | "disabled" | "unsupported"
     nvlink_links_up: Optional[int] = None
+    # NVML indices of the other GPUs this one can read from peer to peer (NVLink or PCIe); None: not asked
+    peer_to_peer: Optional[list[int]] = None
+    mig_devices: Optional[int] = None  # MIG instances carved out of it (MIG enabled); None: MIG off or unknown
     error: Optional[str] = None  # a query that failed for this GPU: the rest of the report stands
 
     @property

@@ -75,6 +75,10 @@ _LIBRARY_NOT_FOUND = 12
 _FUNCTION_NOT_FOUND = 13
 _LIB_RM_VERSION_MISMATCH = 18
 _GPU_IS_LOST = 15
+_NOT_FOUND = 6
+# nvmlGpuP2PCapsIndex_t / nvmlGpuP2PStatus_t (nvml.h)
+_P2P_CAPS_INDEX_READ = 0
+_P2P_STATUS_OK = 0
 
 _INIT_REASONS = {
     _LIBRARY_NOT_FOUND: "NVML library not found (libnvidia-ml.so.1): no NVIDIA driver is installed, or it is "
@@ -158,6 +162,10 @@ def _device(nvml: Any, index: int) -> GpuDevice:
         persistence if isinstance(persistence, str) or persistence is None else _enabled(persistence)
     )
     device.nvlink_links_up = _nvlink_links_up(nvml, handle, problems)
+    peers = ask("P2P", lambda: _peer_to_peer(nvml, handle, index))
+    device.peer_to_peer = peers
+    if device.mig_mode == "enabled":
+        device.mig_devices = ask("MIG devices", lambda: _mig_devices(nvml, handle))
     if problems:
         device.error = "; ".join(problems)
     return device
@@ -176,6 +184,36 @@ def _nvlink_links_up(nvml: Any, handle: Any, problems: list[str]) -> Optional[in
             return None
         up += 1 if state else 0
     return up
+
+
+def _peer_to_peer(nvml: Any, handle: Any, index: int) -> list[int]:
+    """Other GPUs this one reads from peer to peer (NCCL and custom all-reduce need it between a TP group's GPUs);
+    NVML answers from the topology, without a CUDA context."""
+    peers = []
+    for other in range(nvml.nvmlDeviceGetCount()):
+        if other == index:
+            continue
+        try:
+            peer = nvml.nvmlDeviceGetHandleByIndex(other)
+        except Exception:  # that GPU's own entry reports its handle error
+            continue
+        if nvml.nvmlDeviceGetP2PStatus(handle, peer, _P2P_CAPS_INDEX_READ) == _P2P_STATUS_OK:
+            peers.append(other)
+    return peers
+
+
+def _mig_devices(nvml: Any, handle: Any) -> int:
+    """MIG instances present: the slots up to the maximum that hold one (an empty slot is NOT_FOUND)."""
+    present = 0
+    for slot in range(nvml.nvmlDeviceGetMaxMigDeviceCount(handle)):
+        try:
+            nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
+        except Exception as err:
+            if _code(err) == _NOT_FOUND:
+                continue
+            raise
+        present += 1
+    return present
 
 
 def _system(call: Callable[[], Any], what: str, problems: list[str]) -> Any:

@@ -58,6 +58,10 @@ class Config:
     speculative_algorithm: Optional[str] = None
     speculative_eagle_topk: Optional[int] = None
     tp_size: int = 1
+    pp_size: int = 1
+    # SGLang --mem-fraction-static / vLLM --gpu-memory-utilization; None: the engine's default
+    mem_fraction: Optional[float] = None
+    context_length: Optional[int] = None  # SGLang --context-length / vLLM --max-model-len; None: the model's
     dtype: str = "auto"
     model: Optional[ModelFeatures] = None
     model_missing: str = ""  # a model given (hub id) whose config.json was found nowhere
@@ -132,6 +136,9 @@ class Config:
             "speculative_algorithm": self.speculative_algorithm,
             "speculative_eagle_topk": self.speculative_eagle_topk,
             "tp_size": self.tp_size,
+            "pp_size": self.pp_size,
+            "mem_fraction": self.mem_fraction,
+            "context_length": self.context_length,
             "dtype": self.dtype,
             "model": self.model.to_dict() if self.model else None,
             "model_missing": self.model_missing or None,
@@ -169,7 +176,13 @@ _KV_DTYPE_MEANT = {"fp8": "fp8_e4m3", "float8": "fp8_e4m3", "e4m3": "fp8_e4m3", 
 
 # The integers a launch can hold: the engines set no upper bound (a plain `type=int`), so these are ours, far
 # beyond any real value (the largest KV page any backend uses is 128 tokens; topk and TP are in the tens).
-_INT_BOUNDS = {"page_size": (1, 1 << 20), "speculative_eagle_topk": (0, 1 << 10), "tp_size": (1, 1 << 16)}
+_INT_BOUNDS = {
+    "page_size": (1, 1 << 20),
+    "speculative_eagle_topk": (0, 1 << 10),
+    "tp_size": (1, 1 << 16),
+    "pp_size": (1, 1 << 16),
+    "context_length": (1, 1 << 40),
+}
 # SGLang's speculative algorithms (0.5.23 python/sglang/srt/speculative/spec_info.py SpeculativeAlgorithm, and
 # NEXTN from spec_registry.py _RESERVED_ALIASES); from_string upper-cases the name and raises "Unknown
 # speculative algorithm name" for any other one that no plugin registered.
@@ -241,6 +254,11 @@ def make_config(
             choices=SGLANG_SPECULATIVE_ALGORITHMS,
             word=algorithm,
         )
+    fraction = values.get("mem_fraction")
+    if fraction is not None and (
+        isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1
+    ):
+        raise RulesInputError(f"memory fraction: expected a number in (0, 1], got {fraction!r}")
     values = {k: v for k, v in values.items() if v is not None}
     return Config(engine=engine, model=model, extra_features=frozenset(wanted), **values)
 
@@ -249,7 +267,7 @@ def make_config(
 
 # What a pasted command's flags mean to the rules, by argparse dest (the name each engine's parser stores the
 # value under, rules/knowledge/flags.py; an older release's dest where it differs): a Config field or a
-# Config.flags key, and how its value is read ("str", "int", "bool").
+# Config.flags key, and how its value is read ("str", "int", "float", "bool").
 _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
     "sglang": {
         "model_path": ("model", "str"),
@@ -266,6 +284,10 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "tp_size": ("tp_size", "int"),
         "tensor_parallel_size": ("tp_size", "int"),  # the dest until 0.5.13.post1
         "data_parallel_size": ("dp_size", "int"),  # the dest until 0.5.13.post1
+        "pp_size": ("pp_size", "int"),
+        "pipeline_parallel_size": ("pp_size", "int"),  # the dest until 0.5.13.post1
+        "mem_fraction_static": ("mem_fraction", "float"),
+        "context_length": ("context_length", "int"),
         "dtype": ("dtype", "str"),
         **{
             dest: (dest, kind)
@@ -314,7 +336,10 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "speculative_config": ("speculative_config", "str"),
         "quantization": ("quantization", "str"),
         "calculate_kv_scales": ("calculate_kv_scales", "bool"),
-        "max_model_len": ("max_model_len", "int"),
+        "max_model_len": ("context_length", "int"),
+        "pipeline_parallel_size": ("pp_size", "int"),
+        "gpu_memory_utilization": ("mem_fraction", "float"),
+        "data_parallel_size": ("dp_size", "int"),
     },
 }
 # vLLM's --attention-config / -ac JSON (dotted `-ac.backend X` is merged into it): the keys the rules read.
@@ -329,13 +354,9 @@ _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
 UNMODELLED_BEARING_FLAGS = {
     "sglang": frozenset(
         {
-            "pp_size",
-            "pipeline_parallel_size",
-            "context_length",
             "enable_mixed_chunk",
             "json_model_override_args",
             "revision",
-            "mem_fraction_static",
             "max_total_tokens",
             "enable_double_sparsity",
             "speculative_draft_model_quantization",
@@ -354,13 +375,10 @@ UNMODELLED_BEARING_FLAGS = {
     ),
     "vllm": frozenset(
         {
-            "pipeline_parallel_size",
-            "data_parallel_size",
             "max_num_batched_tokens",
             "enable_chunked_prefill",
             "hf_overrides",
             "revision",
-            "gpu_memory_utilization",
             "kv_transfer_config",
             "enable_prefix_caching",
             "num_gpu_blocks_override",
@@ -786,11 +804,12 @@ def _convert(flag: str, kind: str, value: Any) -> Any:
         return value if isinstance(value, bool) else True
     if isinstance(value, list):
         value = " ".join(value)
-    if kind == "int":
+    if kind in ("int", "float"):
         try:
-            return int(value)
+            return int(value) if kind == "int" else float(value)
         except ValueError:
-            raise RulesInputError(f"{flag} in the pasted command: expected an integer, got {value!r}") from None
+            expected = "an integer" if kind == "int" else "a number"
+            raise RulesInputError(f"{flag} in the pasted command: expected {expected}, got {value!r}") from None
     return value
 
 

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any, Optional
 
 from rules.errors import RulesInputError
+from rules.knowledge.memory import ModelShape, shape_from_config, total_parameters
 
 # --feature names: what a config.json cannot say (or to force a feature on).
 FEATURES = {
@@ -77,6 +78,7 @@ class ModelFeatures:
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
     features: frozenset[str] = field(default_factory=frozenset)
+    shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
 
     @property
     def gqa_ratio(self) -> Optional[int]:
@@ -96,9 +98,12 @@ class ModelFeatures:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "features"}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("features", "shape")}
         out["features"] = sorted(self.features)
         out["gqa_ratio"] = self.gqa_ratio
+        out["parameters"] = total_parameters(self.shape) if self.shape else None
+        quantization = self.shape.quantization if self.shape else None
+        out["weight_format"] = quantization.method if quantization else None
         return out
 
 
@@ -250,6 +255,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
         features=frozenset(features),
+        shape=shape_from_config(config),
     )
 
 

@@ -2,8 +2,10 @@
 
 Three constructors, one shape:
 - `Target.from_facts(facts, kind="live"|"facts", label=...)`: a live probe or a saved report; software known.
-- `Target.from_gpu(name)`: a GPU profile (`--gpu H100`, `--gpu sm_90`); software facts are unknown, so rules
-  that need them answer skip, never pass.
+  With GPUs of different memory sizes, the memory is the smallest (the engine sizes every rank by it).
+- `Target.from_gpu(name, count)`: a GPU profile (`--gpu H100`, `--gpu sm_90`, `--gpu 8xH100`, or a count from
+  `--gpu-count`); software facts are unknown, so rules that need them answer skip, never pass. Without a count
+  the number of GPUs is unknown (gpu_count_known False) and rules about it skip.
 Files and the live probe are the face's (attn_preflight/inputs.py): rules only see their result.
 `with_engine_versions({"sglang": "0.5.23"})` pins versions (`--engine-version`), overriding what facts say.
 Everything rules read is computed once here, so evaluating a rule is attribute access.
@@ -11,6 +13,7 @@ Everything rules read is computed once here, so evaluating a rule is attribute a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Optional
@@ -47,6 +50,7 @@ class Target:
     cc: Optional[tuple[int, int]]
     memory_gib: Optional[float] = None
     gpu_count: int = 0
+    gpu_count_known: bool = True  # False for a --gpu profile given without a count
     software_known: bool = False  # False for --gpu: installs, torch build and versions are unknown
     versions: Mapping[str, str] = field(default_factory=dict)  # installed: sglang, vllm, flash-attn-4, flashinfer
     # Installed, but the metadata's version is no version (missing, "unknown", "garbage"): name -> what it says.
@@ -54,6 +58,7 @@ class Target:
     version_origin: str = ""  # "probe" | "facts file" | "--engine-version"
     facts: Optional[Facts] = None
     gpu_note: str = ""  # e.g. mixed GPU models, or why there is no GPU
+    visible_gpus: tuple[int, ...] = ()  # NVML indices of the GPUs a process sees (CUDA_VISIBLE_DEVICES), in order
     # Derived: every SGLang backend as declared for the target's release (the newest verified one when unknown).
     sglang_backends: Mapping[str, BackendInfo] = field(init=False, repr=False, compare=False, default_factory=dict)
 
@@ -82,7 +87,14 @@ class Target:
         return f"{name} (compute capability {self.cc[0]}.{self.cc[1]}, {self.sm})"
 
     @classmethod
-    def from_gpu(cls, name: str) -> Target:
+    def from_gpu(cls, name: str, count: Optional[int] = None) -> Target:
+        counted = _COUNTED_GPU.match(name)
+        if counted:
+            if count is not None and count != int(counted["count"]):
+                raise RulesInputError(f"--gpu {name} says {counted['count']} GPUs but --gpu-count says {count}")
+            count, name = int(counted["count"]), counted["name"]
+        if count is not None and count < 1:
+            raise RulesInputError(f"GPU count: expected a positive integer, got {count}")
         profile = gpus.lookup(name)
         if profile is None:
             cc = gpus.parse_compute_capability(name)
@@ -101,34 +113,35 @@ class Target:
             profile = gpus.profile_for_cc(cc)
         return cls(
             kind="gpu",
-            label=f"--gpu {name}",
+            label=f"--gpu {count}x{name}" if count else f"--gpu {name}",
             gpu_name=profile.name,
             cc=profile.cc,
             memory_gib=profile.memory_gib,
-            gpu_count=1,
+            gpu_count=count or 1,
+            gpu_count_known=count is not None,
             software_known=False,
         )
 
     @classmethod
     def from_facts(cls, facts: Facts, kind: str = "live", label: str = "this machine") -> Target:
-        devices = [d for d in facts.gpus.devices if d.cc_major is not None and d.cc_minor is not None]
-        note = ""
+        listed = [d for d in facts.gpus.devices if d.cc_major is not None and d.cc_minor is not None]
+        devices, note = visible_devices(listed, facts.environment.get("CUDA_VISIBLE_DEVICES"))
         if devices:
             first = devices[0]
             assert first.cc_major is not None and first.cc_minor is not None  # devices are filtered on both
             cc: Optional[tuple[int, int]] = (first.cc_major, first.cc_minor)
             kinds = {(d.name, d.cc_major, d.cc_minor) for d in devices}
             if len(kinds) > 1:
-                note = (
-                    "mixed GPUs: "
-                    + ", ".join(sorted(f"{n} ({a}.{b})" for n, a, b in kinds))
-                    + f"; judged as GPU 0 ({first.name})"
-                )
+                mixed = ", ".join(sorted(f"{n} ({a}.{b})" for n, a, b in kinds))
+                note = "; ".join(filter(None, (note, f"mixed GPUs: {mixed}; judged as GPU 0 ({first.name})")))
             name = first.name
-            memory = round(first.memory_total_mib / 1024, 1) if first.memory_total_mib else None
+            sizes = [d.memory_total_mib for d in devices if d.memory_total_mib]
+            memory = round(min(sizes) / 1024, 1) if sizes else None
+            if len(set(sizes)) > 1:
+                note = "; ".join(filter(None, (note, f"memory sizes differ: judged at the smallest ({memory:g} GiB)")))
         else:
             cc, name, memory = None, None, None
-            note = facts.gpus.error or "NVML reported no GPU"
+            note = note or facts.gpus.error or "NVML reported no GPU"
         from packaging.version import InvalidVersion, Version
 
         versions, unreadable = {}, {}
@@ -157,6 +170,7 @@ class Target:
             version_origin="probe" if kind == "live" else "facts file",
             facts=facts,
             gpu_note=note,
+            visible_gpus=tuple(d.index for d in devices),
         )
 
     def with_engine_versions(self, pins: Mapping[str, str]) -> Target:
@@ -176,11 +190,44 @@ class Target:
             "sm": self.sm if self.cc else None,
             "memory_gib": self.memory_gib,
             "gpu_count": self.gpu_count,
+            "gpu_count_known": self.gpu_count_known,
             "software_known": self.software_known,
             "versions": dict(sorted(self.versions.items())),
             "version_origin": self.version_origin or None,
             "note": self.gpu_note or None,
         }
+
+
+def visible_devices(devices: list, cuda_visible: Optional[str]) -> tuple[list, str]:
+    """The GPUs a CUDA process sees under CUDA_VISIBLE_DEVICES, in its order, and a note when it narrows them.
+
+    Entries are NVML indices or GPU UUIDs (a prefix is enough); CUDA stops at the first entry naming no GPU,
+    and an empty value hides every GPU. MIG-... entries name instances NVML's GPU list does not show: they are
+    left to the list as NVML gives it. Integer entries follow CUDA's order, which is NVML's PCI order only with
+    CUDA_DEVICE_ORDER=PCI_BUS_ID (the common setting on servers)."""
+    if cuda_visible is None or any(e.strip().upper().startswith("MIG-") for e in cuda_visible.split(",")):
+        return devices, ""
+    seen: list = []
+    for entry in (e.strip() for e in cuda_visible.split(",")):
+        match = next(
+            (
+                d
+                for d in devices
+                if (entry.isdigit() and d.index == int(entry))
+                or (entry.startswith("GPU-") and (d.uuid or "").startswith(entry))
+            ),
+            None,
+        )
+        if match is None or match in seen:
+            break
+        seen.append(match)
+    if len(seen) == len(devices):
+        return seen, ""
+    return seen, f"CUDA_VISIBLE_DEVICES={cuda_visible!r}: {len(seen)} of {len(devices)} GPUs visible"
+
+
+# `--gpu 8xH100`, `--gpu "2 x RTX 4090"`
+_COUNTED_GPU = re.compile(r"^\s*(?P<count>\d+)\s*[x×*]\s*(?P<name>\S.*)$", re.IGNORECASE)
 
 
 def parse_engine_versions(specs) -> dict[str, str]:

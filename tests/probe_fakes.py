@@ -143,6 +143,16 @@ def fake_pynvml(
     nvml.nvmlDeviceGetMigMode = lambda i: answer(i, "mig")
     nvml.nvmlDeviceGetPersistenceMode = lambda i: answer(i, "persistence")
     nvml.nvmlDeviceGetNvLinkState = nvlink_state
+    # P2P: the peers listed under "p2p" (default: every other device) read OK (0), others are unsupported (2)
+    nvml.nvmlDeviceGetP2PStatus = lambda i, j, caps: 0 if j in devices[i].get("p2p", range(len(devices))) else 2
+    nvml.nvmlDeviceGetMaxMigDeviceCount = lambda i: 7
+    nvml.nvmlDeviceGetMigDeviceHandleByIndex = lambda i, slot: mig_handle(i, slot)
+
+    def mig_handle(index, slot):
+        if slot >= devices[index].get("mig_devices", 0):
+            raise NVMLError(6)  # NVML_ERROR_NOT_FOUND: an empty slot
+        return (index, slot)
+
     return nvml
 
 

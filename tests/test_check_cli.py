@@ -86,6 +86,8 @@ def test_seed_deterministic_absorbed_mla_on_fa4_needs_sm100():
         "--attention-backend",
         "fa4",
         "--enable-deterministic-inference",
+        "--tp-size",
+        "16",  # 671B of FP8 weights fit H100s at TP 16
     )
     assert result.exit_code == 1 and data["verdict"] == "fail"
     finding = by_id(data)["fa4-deterministic-mla-arch"]
@@ -311,11 +313,11 @@ def test_pasted_command_as_one_string_and_explicit_flags_win():
         "triton",
         "--",
         "SGLANG_FLASHATTENTION_VERSION=4 python3 -m sglang.launch_server --model-path llama-3.1-8b "
-        "--attention-backend fa3 --mem-fraction-static 0.8",
+        "--attention-backend fa3 --max-total-tokens 100000",
     )
     assert data["config"]["attention_backend"] == "triton"
     assert by_id(data)["general-flashattention-version-env"]["status"] == "warn"
-    assert data["config"]["unmodelled"] == ["--mem-fraction-static"] and data["config"]["ignored"] == []
+    assert data["config"]["unmodelled"] == ["--max-total-tokens"] and data["config"]["ignored"] == []
 
 
 # --- errors: one line, exit 2 ----------------------------------------------------------------------------

@@ -218,7 +218,9 @@ def test_real_probe_reports_merge(path, tmp_path):
 def test_engine_version_pins_every_groups_release(tmp_path):
     """SGLang before 0.5.19 refused trtllm_mha prefill on SM120 (tests/test_rules_extra_e2e.py has the source)."""
     rtx = write(tmp_path, "rtx", node_facts("NVIDIA GeForce RTX 5090", (12, 0), 32607, count=1, hostname="rtx"))
-    args = [rtx, "--model", "llama-3.1-8b", "--attention-backend", "trtllm_mha", "--format", "json"]
+    # a 32k context: 128k of bf16 KV would not fit beside 15 GiB of weights (memory-kv-context warns)
+    args = [rtx, "--model", "llama-3.1-8b", "--context-length", "32768", "--attention-backend", "trtllm_mha"]
+    args += ["--format", "json"]
     newest = fleet(*args)
     assert newest.exit_code == 0 and json.loads(newest.stdout)["verdict"] == "pass"
     pinned = fleet(*args, "--engine-version", "sglang==0.5.18")

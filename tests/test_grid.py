@@ -46,9 +46,9 @@ def statuses(grid):
 # --- the grid is the engine's answer, cell by cell -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", ["llama-3.1-8b", "deepseek-v3"])
-def test_each_cell_is_the_engines_verdict_for_that_backend_and_kv_dtype(model):
-    config = make_config(model=load_model(model))
+@pytest.mark.parametrize("model, tp", [("llama-3.1-8b", 1), ("deepseek-v3", 16)])  # DeepSeek V3 fits H100s at TP 16
+def test_each_cell_is_the_engines_verdict_for_that_backend_and_kv_dtype(model, tp):
+    config = make_config(model=load_model(model), tp_size=tp)
     targets = gpu_targets(["H100", "B200", "A100"])
     grid = judge_grid(config, targets, (), ["auto", "fp8_e4m3", "mxfp8"])
     assert grid.backends == tuple(default_backends("sglang"))
@@ -77,12 +77,13 @@ def test_a_cell_with_a_missing_fact_is_unknown_and_never_serves():
 
 
 def test_matrix_json_is_the_grid():
-    argv = ["matrix", "--model", "deepseek-v3", "--gpu", "H100", "--gpu", "B200", "--kv-cache-dtype", "auto"]
+    argv = ["matrix", "--model", "deepseek-v3", "--tp-size", "16", "--gpu", "H100", "--gpu", "B200"]
+    argv += ["--kv-cache-dtype", "auto"]
     result = CliRunner().invoke(cli, [*argv, "--kv-cache-dtype", "fp8_e4m3", "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     targets = gpu_targets(["H100", "B200"])
-    grid = judge_grid(make_config(model=load_model("deepseek-v3")), targets, (), ["auto", "fp8_e4m3"])
+    grid = judge_grid(make_config(model=load_model("deepseek-v3"), tp_size=16), targets, (), ["auto", "fp8_e4m3"])
     assert len(data["cells"]) == len(grid.cells) and {c["verdict"] for c in data["cells"]} >= {"pass", "fail"}
     index = {t.gpu_name: i for i, t in enumerate(targets)}
     for printed in data["cells"]:
@@ -198,7 +199,8 @@ def test_verdict_from_is_the_one_verdict_rule():
     assert verdict_from([Status.PASS, Status.UNKNOWN]) is Status.WARN
     assert verdict_from([Status.SKIP]) is Status.WARN  # nothing judged is never a pass
     assert verdict_from([Status.WARN, Status.FAIL, Status.PASS]) is Status.FAIL
-    report = evaluate(make_config(model=load_model("deepseek-v3"), attention_backend="fa3"), Target.from_gpu("B200"))
+    config = make_config(model=load_model("deepseek-v3"), attention_backend="fa3", tp_size=8)
+    report = evaluate(config, Target.from_gpu("B200"))
     assert report.verdict is verdict_of(report.findings) is Status.FAIL
     assert all(isinstance(a.verdict, Status) for a in report.alternatives) and report.alternatives
     assert json.loads(json.dumps(report.alternatives[0].to_dict()))["verdict"] in ("pass", "warn")

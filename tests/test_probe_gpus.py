@@ -70,7 +70,26 @@ def test_two_h200s_read_completely(monkeypatch):
         None,
     )
     assert (second.persistence_mode, second.nvlink_links_up) == ("disabled", 0)
+    assert (first.peer_to_peer, second.peer_to_peer) == ([1], [0]) and first.mig_devices is None
     assert nvml.shutdown_calls == 1
+
+
+def test_peer_to_peer_are_the_gpus_nvml_says_this_one_reads_from(monkeypatch):
+    use(monkeypatch, fake_pynvml([h200(0, p2p=[2]), h200(1, p2p=[]), h200(2, p2p=[0])]))
+    assert [d.peer_to_peer for d in gpus.query_gpus().devices] == [[2], [], [0]]
+
+
+def test_one_gpu_has_no_peers(monkeypatch):
+    """As on the H200 machine: one GPU, so no P2P peer."""
+    use(monkeypatch, fake_pynvml([h200(0, nvlink_up=0)]))
+    (device,) = gpus.query_gpus().devices
+    assert (device.peer_to_peer, device.nvlink_links_up, device.error) == ([], 0, None)
+
+
+def test_mig_devices_are_counted_only_with_mig_enabled(monkeypatch):
+    use(monkeypatch, fake_pynvml([h200(0, mig=[1, 1], mig_devices=3), h200(1, mig_devices=3)]))
+    first, second = gpus.query_gpus().devices
+    assert (first.mig_mode, first.mig_devices, second.mig_devices) == ("enabled", 3, None)
 
 
 def test_one_gpu_query_raising_marks_that_gpu_and_the_others_stand(monkeypatch):

@@ -92,7 +92,18 @@ def test_healthy_report_passes_the_install_rules_it_can_judge():
 
 
 def test_page_size_snap_is_a_warning_and_strict_turns_it_into_exit_1():
-    argv = ("--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "trtllm_mla", "--page-size", "16")
+    argv = (
+        "--gpu",
+        "B200",
+        "--model",
+        "deepseek-v3",
+        "--attention-backend",
+        "trtllm_mla",
+        "--page-size",
+        "16",
+        "--tp",
+        "8",
+    )
     result, data, by_id = findings(*argv)
     assert result.exit_code == 0 and data["verdict"] == "warn"
     assert by_id["trtllm-mla-page"]["status"] == "warn"

@@ -26,7 +26,18 @@ DEEPSEEK_V3 = {
     "qk_nope_head_dim": 128,
     "qk_rope_head_dim": 64,
     "v_head_dim": 128,
+    # the sizes (memory rules): FP8 weights of 671B, which fit H100s at TP 8 x PP 2
+    "num_hidden_layers": 61,
+    "q_lora_rank": 1536,
+    "intermediate_size": 18432,
+    "moe_intermediate_size": 2048,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "first_k_dense_replace": 3,
+    "vocab_size": 129280,
+    "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]},
 }
+DEEPSEEK_LAYOUT = ("--tensor-parallel-size", "8", "--pipeline-parallel-size", "2")
 LLAMA = {
     "architectures": ["LlamaForCausalLM"],
     "model_type": "llama",
@@ -34,6 +45,9 @@ LLAMA = {
     "hidden_size": 4096,
     "num_attention_heads": 32,
     "num_key_value_heads": 8,
+    "num_hidden_layers": 32,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
 }
 
 
@@ -67,7 +81,15 @@ def finding(data, rule_id):
 
 def test_flashinfer_mla_on_h100_fails_with_vllm_reason_and_fix(model_dir):
     code, data = check_json(
-        "--gpu", "H100", "--", "vllm", "serve", model_dir(DEEPSEEK_V3), "--attention-backend", "FLASHINFER_MLA"
+        "--gpu",
+        "H100",
+        "--",
+        "vllm",
+        "serve",
+        model_dir(DEEPSEEK_V3),
+        "--attention-backend",
+        "FLASHINFER_MLA",
+        *DEEPSEEK_LAYOUT,
     )
     assert code == 1 and data["verdict"] == "fail"
     assert data["config"]["engine"] == "vllm" and data["config"]["attention_backend"] == "FLASHINFER_MLA"
@@ -87,10 +109,12 @@ def test_flashinfer_mla_on_h100_fails_with_vllm_reason_and_fix(model_dir):
 
 def test_the_suggested_fix_passes(model_dir):
     model = model_dir(DEEPSEEK_V3)
-    _, bad = check_json("--gpu", "H100", "--", "vllm", "serve", model, "--attention-backend", "CUTLASS_MLA")
+    _, bad = check_json(
+        "--gpu", "H100", "--", "vllm", "serve", model, "--attention-backend", "CUTLASS_MLA", *DEEPSEEK_LAYOUT
+    )
     fix = finding(bad, "vllm-compute-capability")["fix"]
     assert fix and fix[0].startswith("--attention-backend ")
-    code, good = check_json("--gpu", "H100", "--", "vllm", "serve", model, *fix[0].split())
+    code, good = check_json("--gpu", "H100", "--", "vllm", "serve", model, *fix[0].split(), *DEEPSEEK_LAYOUT)
     assert code == 0 and good["verdict"] == "pass"
 
 
@@ -382,6 +406,7 @@ def test_mla_disabled_runs_the_model_as_plain_attention(model_dir):
         model_dir(DEEPSEEK_V3),
         "--attention-backend",
         "FLASH_ATTN",
+        *DEEPSEEK_LAYOUT,
     )
     assert code == 0, data["findings"]
     assert finding(data, "vllm-mla-model-backend")["status"] == "skip"

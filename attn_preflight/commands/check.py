@@ -39,6 +39,9 @@ _CONFIG_KEYS = (
     "speculative_algorithm",
     "speculative_eagle_topk",
     "tp_size",
+    "pp_size",
+    "mem_fraction",
+    "context_length",
     "dtype",
     "model",
     "features",
@@ -108,6 +111,26 @@ def config_options(func):
         click.option("--speculative-algorithm", metavar="NAME", help="EAGLE, EAGLE3, NEXTN, NGRAM, DFLASH, ..."),
         click.option("--speculative-eagle-topk", type=int, metavar="K", help="EAGLE draft tree top-k."),
         click.option("--tp-size", "--tp", "tp_size", type=int, metavar="N", help="Tensor-parallel size."),
+        click.option(
+            "--pp-size", "--pipeline-parallel-size", "pp_size", type=int, metavar="N", help="Pipeline-parallel size."
+        ),
+        click.option(
+            "--mem-fraction-static",
+            "--gpu-memory-utilization",
+            "mem_fraction",
+            type=float,
+            metavar="F",
+            help="Share of GPU memory for weights and KV cache (SGLang --mem-fraction-static, vLLM "
+            "--gpu-memory-utilization) [default: the engine's].",
+        ),
+        click.option(
+            "--context-length",
+            "--max-model-len",
+            "context_length",
+            type=int,
+            metavar="N",
+            help="Longest request in tokens (SGLang --context-length, vLLM --max-model-len) [default: the model's].",
+        ),
         click.option("--dtype", metavar="DTYPE", help="Model dtype (auto, bfloat16, float16, ...)."),
         click.option(
             "--model",
@@ -184,7 +207,14 @@ def target_options(func):
             metavar="NAME",
             callback=not_blank,
             help="Judge for a GPU profile (H100, B200, RTX 5090, ...) or a compute capability (sm_90, 12.1) "
-            "instead of this machine. Software facts are then unknown (reported as skipped).",
+            "instead of this machine, optionally with a count (8xH100). Software facts are then unknown "
+            "(reported as skipped).",
+        ),
+        click.option(
+            "--gpu-count",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="How many GPUs of the --gpu profile the node has (same as --gpu NxNAME).",
         ),
         click.option(
             "--facts",
@@ -227,6 +257,7 @@ def target_from_options(
     facts_file: Optional[str],
     engine_versions: Sequence[str] = (),
     probe_timeout: float = PROBE_TIMEOUT_S,
+    gpu_count: Optional[int] = None,
 ):
     """The target the options name; with neither --gpu nor --facts, this machine, its imports each checked
     within `probe_timeout` seconds."""
@@ -235,10 +266,12 @@ def target_from_options(
 
     if gpu and facts_file:
         raise InputError("--gpu and --facts name two different targets; give one")
+    if gpu_count is not None and not gpu:
+        raise InputError("--gpu-count is the number of --gpu GPUs (a probe or --facts counts its own); add --gpu")
     pins = engine_pins(engine_versions)
     try:
         if gpu:
-            target = Target.from_gpu(gpu)
+            target = Target.from_gpu(gpu, gpu_count)
         elif facts_file:
             target = load_facts_file(facts_file)
         else:
@@ -307,6 +340,7 @@ def _smoke(report, timeout: Optional[float]):
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
 def check_command(
     gpu,
+    gpu_count,
     facts_file,
     engine_versions,
     strict,
@@ -345,7 +379,7 @@ def check_command(
         )
     check_output_writable(output)
     cfg = config_from_options(config, command)
-    target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S)
+    target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S, gpu_count)
     report = evaluate(cfg, target)
     if smoke:
         report = _smoke(report, smoke_timeout)

@@ -128,6 +128,7 @@ def report_command(
     """
     from attn_preflight.commands.check import target_from_options
     from attn_preflight.render.html import render_html
+    from rules.checks.memory import memory_figures
 
     check_output_writable(output)
     cfg = config_from_options(config)
@@ -135,6 +136,6 @@ def report_command(
     target = target_from_options(None, facts_file, engine_versions)
     matrix = matrix_for(cfg, target, cfg.backend_given, config.get("kv_cache_dtype") is not None)
     source = facts_file or "this machine (probed now)"
-    write_output(render_html(target.facts, matrix, smoke, source=source), output)
+    write_output(render_html(target.facts, matrix, smoke, source=source, memory=memory_figures(cfg, target)), output)
     if output != "-":
         note(f"wrote {os.path.abspath(output)}")

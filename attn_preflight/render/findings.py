@@ -12,6 +12,7 @@ import shlex
 from typing import Any
 
 from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
+from rules.checks.memory import memory_figures
 
 CHECK_SCHEMA_VERSION = 1
 _COMMAND_WIDTH = 100  # columns a corrected command's lines fill when the screen sets no width
@@ -26,8 +27,31 @@ def report_to_dict(report) -> dict[str, Any]:
         "config": report.config.to_dict(),
         "findings": [f.to_dict() for f in report.findings],
         "alternatives": [a.to_dict() for a in report.alternatives],
+        "memory": _memory(report),
         "correction": report.correction.to_dict() if report.correction else None,
     }
+
+
+def _memory(report) -> Any:
+    figures = memory_figures(report.config, report.target)
+    return figures.to_dict() if figures else None
+
+
+def memory_lines(report) -> list[tuple[str, str]]:
+    """("memory", "weights 15.0 GiB per GPU of a 70.3 GiB budget"), ("kv capacity", "bf16 0.41 M tokens; ...")."""
+    figures = memory_figures(report.config, report.target)
+    if figures is None:
+        return []
+    lines = [
+        (
+            "memory",
+            f"weights {figures.weights_gib:.1f} GiB per GPU ({figures.weight_format}) of a {figures.budget_gib:.1f} "
+            f"GiB budget ({figures.gpu_memory_gib:g} GiB x {figures.fraction:.3f}, {figures.fraction_origin})",
+        )
+    ]
+    if figures.fits:
+        lines.append(("kv capacity", figures.capacity_line()))
+    return lines
 
 
 def config_line(config) -> str:
@@ -48,6 +72,8 @@ def config_line(config) -> str:
         parts.append(f"speculative {config.speculative_algorithm}{topk}")
     if config.tp_size != 1:
         parts.append(f"tp {config.tp_size}")
+    if config.pp_size != 1:
+        parts.append(f"pp {config.pp_size}")
     extra = sorted(config.extra_features)
     if extra:
         parts.append("features " + ", ".join(extra))
@@ -108,6 +134,7 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
         pairs.append(("ignored", "do not bear on attention: " + " ".join(config.ignored)))
     if target.gpu_note and target.cc is not None:
         pairs.append(("gpu note", target.gpu_note))
+    pairs.extend(memory_lines(report))
     out.append(
         wrap_lines("\n".join(f"{k}: {v}" for k, v in pairs), screen)
         if fmt != "markdown"

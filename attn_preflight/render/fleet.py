@@ -22,6 +22,7 @@ from attn_preflight.fleet import (
 )
 from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
 from attn_preflight.render.findings import config_line, report_to_dict
+from rules.checks.parallel import gpus_needed
 from rules.engine import FLAGGED
 
 FLEET_SCHEMA_VERSION = 1
@@ -80,6 +81,17 @@ def _names(group: NodeGroup) -> str:
     return shown + (f", … (+{len(names) - _NAMES_SHOWN} more)" if len(names) > _NAMES_SHOWN else "")
 
 
+def _gpu_counts(fleet: Fleet) -> str:
+    """'8 per launch (TP 8 x PP 1); enough: G1, G3; too few: G2 (4)'."""
+    needed = gpus_needed(fleet.config)
+    enough = [g.id for g in fleet.groups if g.report.target.gpu_count >= needed]
+    short = [f"{g.id} ({g.report.target.gpu_count})" for g in fleet.groups if g.report.target.gpu_count < needed]
+    layout = f"TP {fleet.config.tp_size} x PP {fleet.config.pp_size}"
+    return f"{needed} per launch ({layout}); enough: {', '.join(enough) or 'none'}" + (
+        f"; too few: {', '.join(short)}" if short else ""
+    )
+
+
 def fleet_to_dict(fleet: Fleet) -> dict[str, Any]:
     differing = [d for d in differing_dimensions(fleet.spread) if d.startswith("lib ")]
     return {
@@ -89,6 +101,7 @@ def fleet_to_dict(fleet: Fleet) -> dict[str, Any]:
         "reports": fleet.reports_given,
         "skipped": [{"file": path, "reason": reason} for path, reason in fleet.skipped],
         "config": fleet.config.to_dict(),
+        "gpus_needed": gpus_needed(fleet.config),
         "groups": [
             {
                 "id": group.id,
@@ -96,6 +109,8 @@ def fleet_to_dict(fleet: Fleet) -> dict[str, Any]:
                 "node_count": len(group.nodes),
                 "nodes": [{"name": node.name, "file": node.source} for node in group.nodes],
                 "gpu": gpu_summary(group.facts),
+                "gpu_count": group.report.target.gpu_count,
+                "enough_gpus": group.report.target.gpu_count >= gpus_needed(fleet.config),
                 "driver_version": group.facts.gpus.driver_version,
                 "cuda_driver_version": group.facts.gpus.cuda_driver_version,
                 "torch": group.facts.torch.version,
@@ -121,6 +136,8 @@ def render_fleet(fleet: Fleet, fmt: str, screen: Screen = PLAIN) -> str:
         )
     ]
     pairs.append(("config", config_line(fleet.config)))
+    if fleet.groups:
+        pairs.append(("gpus", _gpu_counts(fleet)))
     out.append(
         wrap_lines("\n".join(f"{k}: {v}" for k, v in pairs), screen)
         if fmt != "markdown"

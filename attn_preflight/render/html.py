@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 from string import Template
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from probe import __version__
 from probe.environ import redact
@@ -31,6 +31,9 @@ from rules.engine import Status
 from rules.grid import Cell, Reason
 from rules.knowledge.cuda_arch import torch_arch_coverage
 from rules.knowledge.import_diagnosis import component_notes, diagnose
+
+if TYPE_CHECKING:  # the figures come from the report command
+    from rules.checks.memory import MemoryFigures
 
 # status -> (css class, symbol, word shown)
 STATUS_STYLE = {
@@ -107,7 +110,7 @@ def _gib(mib: Optional[int]) -> str:
     return f"{mib / 1024:.1f} GiB" if mib else "—"
 
 
-def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
+def _cards(facts: Facts, matrix: Optional[Matrix], memory: Optional[MemoryFigures] = None) -> str:
     devices = facts.gpus.devices
     if devices:
         first = devices[0]
@@ -160,6 +163,15 @@ def _cards(facts: Facts, matrix: Optional[Matrix]) -> str:
                 f"{runs} of {total}",
                 " · ".join(f"{n} {s}" for s, n in counts.items() if n or s in ("pass", "fail")),
                 "pass" if runs == total else ("fail" if runs == 0 else "warn"),
+            )
+        )
+    if memory is not None:
+        cards.append(
+            (
+                "Memory per GPU",
+                f"{memory.weights_gib:.1f} of {memory.budget_gib:.1f} GiB",
+                f"kv capacity: {memory.capacity_line()}" if memory.fits else "the weights do not fit",
+                "pass" if memory.fits else "fail",
             )
         )
     html = []
@@ -511,9 +523,14 @@ def _when(iso: str) -> str:
 
 
 def render_html(
-    facts: Facts, matrix: Optional[Matrix] = None, smoke: Optional[SmokeTable] = None, source: str = "this machine"
+    facts: Facts,
+    matrix: Optional[Matrix] = None,
+    smoke: Optional[SmokeTable] = None,
+    source: str = "this machine",
+    memory: Optional[MemoryFigures] = None,
 ) -> str:
-    """The page. `source` names where the facts came from (this machine, or the report file)."""
+    """The page. `source` names where the facts came from (this machine, or the report file); `memory` the
+    weights and KV figures of the model on it (rules.checks.memory.memory_figures), when known."""
     host = facts.host.hostname or source
     meta_parts = [
         f"Probed {_when(facts.collected_at)}" if facts.collected_at else "Probe time unknown",
@@ -529,7 +546,7 @@ def render_html(
         sections.append(("smoke", "Smoke", _smoke(smoke)))
     sections.append(("machine", "Machine", _machine(facts)))
     nav = "".join(f'<a href="#{sid}">{_e(label)}</a>' for sid, label, _ in sections)
-    body = _cards(facts, matrix) + "\n".join(html for _, _, html in sections)
+    body = _cards(facts, matrix, memory) + "\n".join(html for _, _, html in sections)
     subject = f" — {matrix.subject}" if matrix is not None else ""
     return _PAGE.substitute(
         version=_e(__version__),

@@ -17,6 +17,8 @@ ALL_MODULES = [
     "rules.checks.speculative",
     "rules.checks.mla_backends",
     "rules.checks.install",
+    "rules.checks.memory",
+    "rules.checks.parallel",
 ]
 
 for _module in ALL_MODULES:

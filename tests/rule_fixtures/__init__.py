@@ -39,7 +39,9 @@ def run_case(case: dict, alternatives: bool = False):
 
     params = check_command.make_context("check", check_argv(case)).params
     config = config_from_options(params, params["command"])
-    target = target_from_options(params["gpu"], params["facts_file"], params["engine_versions"])
+    target = target_from_options(
+        params["gpu"], params["facts_file"], params["engine_versions"], gpu_count=params["gpu_count"]
+    )
     return evaluate(config, target, alternatives=alternatives)
 
 

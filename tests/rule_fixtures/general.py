@@ -207,12 +207,12 @@ FIXTURES = {
         "fail": [
             {
                 "gpu": "H100",
-                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--context-length", "65536"],
+                "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--max-total-tokens", "100000"],
                 "expect": "warn",
             },
             {
                 "gpu": "H100",
-                "command": ["vllm", "serve", "llama-3.1-8b", "--data-parallel-size", "2"],
+                "command": ["vllm", "serve", "llama-3.1-8b", "--enable-expert-parallel"],
                 "expect": "warn",
             },
         ],

@@ -1,0 +1,446 @@
+"""Will it fit: the weights per GPU against the engine's memory fraction, the KV tokens left after them, and one
+request at the context length.
+
+`memory_figures(cfg, target)` computes the figures once (rules/knowledge/memory.py does the arithmetic); the
+rules judge them, and `check` shows them ("kv capacity: bf16 0.41 M tokens; fp8_e4m3 0.82 M") and puts them
+in its JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from rules.checks.common import SGLANG_NEWEST, gpu
+from rules.config import Config
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import memory
+from rules.knowledge.memory import GIB
+from rules.resolve import effective_page_size
+from rules.target import Target
+
+MEMORY_HOOK = "sglang: python/sglang/srt/arg_groups/memory_hook.py, handle_gpu_memory_settings (mem_fraction_static)"
+KV_BUDGET = (
+    "sglang: python/sglang/srt/mem_cache/kv_cache_configurator.py:2990-3007 _profile_available_bytes (free memory "
+    "after the weights less total x (1 - mem_fraction_static)); model_executor/pool_configurator.py _compute_cell_size"
+)
+VLLM_KV = "vllm: vllm/v1/core/kv_cache_planning.py:50-86 _check_enough_kv_cache_memory; vllm/v1/kv_cache_interface.py"
+# The vLLM release whose KV planning (v1/core/kv_cache_planning.py) and KV specs these rules were read in.
+VLLM_VERIFIED = "vllm>=0.33.0"
+VLLM_VERIFIED_NOTE = (
+    "vllm 0.33.0: v1/core/kv_cache_planning.py:50-86, v1/kv_cache_interface.py:586-594 and :743, "
+    "config/cache.py:215 read in that wheel only (the 0.92 default is the same from 0.20.0; 0.9 before)"
+)
+SGLANG_VERIFIED = (
+    "sglang 0.5.20-0.5.23: arg_groups/memory_hook.py handle_gpu_memory_settings diffed across the four wheels "
+    "(the same mem_fraction_static heuristic; 0.5.23 adds the decode max_bs cap by --max-running-requests and "
+    "an MLA prefill graph size the flat 1.5 GiB MLA reserve does not read); the pool sizing "
+    "(pool_configurator.py, kv_cache_configurator.py) read in 0.5.23 only; 0.5.19 moved the heuristic out of "
+    "server_args.py and differs"
+)
+# The TP sizes a fix offers (one node), then PP stages of TP 8.
+_TP_CHOICES = (1, 2, 4, 8)
+_MAX_PP = 16
+
+
+@dataclass(frozen=True)
+class KvCapacity:
+    kv_dtype: str  # as the engine spells it ("auto" shown as the model dtype)
+    label: str
+    bytes_per_token: float
+    tokens: int  # page-rounded
+    formula: str
+    request_tokens: int  # the longest single request that fits (vLLM: sliding layers hold only their window)  # how bytes_per_token is made: "8 kv heads x (128 + 128) x 2 B x 32 full layers"
+
+
+@dataclass(frozen=True)
+class MemoryFigures:
+    engine: str
+    gpu_memory_gib: float
+    fraction: float
+    fraction_origin: str  # "--mem-fraction-static", "SGLang's default for 80 GiB", ...
+    tp: int
+    pp: int
+    attn_tp: int
+    weights_gib: float  # per GPU, the busiest PP stage
+    page_size: int
+    capacities: tuple[KvCapacity, ...]  # the configured KV dtype first
+    state_mib_per_request: float  # linear-attention / Mamba layers
+    context_length: Optional[int]
+    context_origin: str
+    weight_format: str
+
+    @property
+    def budget_gib(self) -> float:
+        return self.gpu_memory_gib * self.fraction
+
+    @property
+    def kv_gib(self) -> float:
+        return self.budget_gib - self.weights_gib
+
+    @property
+    def fits(self) -> bool:
+        return self.kv_gib > 0
+
+    @property
+    def configured(self) -> KvCapacity:
+        return self.capacities[0]
+
+    def capacity_line(self) -> str:
+        """ "bf16 0.41 M tokens; fp8_e4m3 0.82 M" (per GPU group: every TP rank holds its share of each token)."""
+        parts = [f"{c.label} {_millions(c.tokens)}" for c in self.capacities]
+        parts[0] += " tokens"
+        line = "; ".join(parts)
+        if self.state_mib_per_request:
+            line += f" (+ {self.state_mib_per_request:.0f} MiB of linear-attention state per request)"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "gpu_memory_gib": self.gpu_memory_gib,
+            "memory_fraction": self.fraction,
+            "memory_fraction_origin": self.fraction_origin,
+            "tp_size": self.tp,
+            "pp_size": self.pp,
+            "attention_tp_size": self.attn_tp,
+            "weights_gib_per_gpu": round(self.weights_gib, 2),
+            "weight_format": self.weight_format,
+            "budget_gib_per_gpu": round(self.budget_gib, 2),
+            "kv_gib_per_gpu": round(self.kv_gib, 2),
+            "page_size": self.page_size,
+            "kv_capacity": [
+                {
+                    "kv_cache_dtype": c.kv_dtype,
+                    "label": c.label,
+                    "bytes_per_token": c.bytes_per_token,
+                    "formula": c.formula,
+                    "tokens": c.tokens,
+                }
+                for c in self.capacities
+            ],
+            "state_mib_per_request": round(self.state_mib_per_request, 1),
+            "context_length": self.context_length,
+            "context_origin": self.context_origin,
+        }
+
+
+def _millions(tokens: int) -> str:
+    """0.41 M; below 0.1 M in thousands (15.9 k), where two decimals of a million say too little."""
+    return f"{tokens / 1e6:.2f} M" if tokens >= 100_000 else f"{tokens / 1e3:.1f} k"
+
+
+def attention_tp(cfg: Config) -> int:
+    """Attention's TP size: --tp-size, divided by --dp-size under SGLang's --enable-dp-attention."""
+    dp = cfg.flags.get("dp_size")
+    if cfg.engine == "sglang" and cfg.flags.get("enable_dp_attention") and isinstance(dp, int) and dp > 1:
+        return max(1, cfg.tp_size // dp)
+    return cfg.tp_size
+
+
+def uses_mtp_layers(cfg: Config) -> bool:
+    """SGLang's NEXTN / EAGLE without a draft model runs the checkpoint's own MTP layers as the draft
+    (arg_groups/speculative_hook.py:109-116 promotes NEXTN to EAGLE), loading their weights beside the model's."""
+    shape = cfg.model.shape if cfg.model else None
+    return bool(
+        cfg.engine == "sglang"
+        and shape is not None
+        and shape.mtp_layers
+        and (cfg.speculative_algorithm or "").upper() in ("NEXTN", "EAGLE")
+        and not cfg.flags.get("speculative_draft_model_path")
+    )
+
+
+def _fraction(cfg: Config, memory_gib: float, tp: int, pp: int) -> tuple[float, str]:
+    if cfg.mem_fraction is not None:
+        flag = "--mem-fraction-static" if cfg.engine == "sglang" else "--gpu-memory-utilization"
+        return cfg.mem_fraction, flag
+    if cfg.engine == "vllm":
+        return memory.VLLM_GPU_MEMORY_UTILIZATION, "vLLM's default --gpu-memory-utilization"
+    fraction = memory.sglang_default_mem_fraction(memory_gib * 1024, tp, pp, cfg.mla)
+    return fraction, f"SGLang's default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
+
+
+def _kv_dtypes(cfg: Config) -> list[str]:
+    fp8 = "fp8_e4m3" if cfg.engine == "sglang" else "fp8"
+    return list(dict.fromkeys([cfg.kv_cache_dtype, "auto", fp8]))
+
+
+def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
+    if kv_dtype != "auto":
+        return kv_dtype
+    return "fp16" if model_dtype == "float16" else "bf16"
+
+
+def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Optional[int] = None):
+    """The figures for the config (or for another TP / PP of it); None without a model shape or GPU memory."""
+    shape = cfg.model.shape if cfg.model else None
+    if shape is None or not target.memory_gib:
+        return None
+    quantization_flag = cfg.flags.get("quantization")
+    shape = memory.with_quantization_flag(shape, quantization_flag if isinstance(quantization_flag, str) else None)
+    model_dtype = cfg.model.dtype if cfg.model else None
+    tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
+    attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
+    fraction, origin = _fraction(cfg, target.memory_gib, tp, pp)
+    weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp) / GIB
+    if uses_mtp_layers(cfg):
+        weights += memory.mtp_bytes_per_gpu(shape, tp) / GIB
+    kv_bytes = (target.memory_gib * fraction - weights) * GIB
+    page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
+    capacities = []
+    state = 0.0
+    for kv_dtype in _kv_dtypes(cfg):
+        if kv_dtype != "auto" and kv_dtype not in memory.KV_ELEMENT_BYTES:
+            continue  # a dtype whose layout is not modelled (e.g. fp4 recipes): not guessed
+        cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp)
+        state = cost.state_bytes_per_request
+        tokens = int(max(kv_bytes, 0) // cost.bytes_per_token) // page * page if cost.bytes_per_token else 0
+        capacities.append(
+            KvCapacity(
+                kv_dtype,
+                _label(kv_dtype, model_dtype),
+                cost.bytes_per_token,
+                tokens,
+                cost.formula,
+                _longest_request(cost, kv_bytes, page) if cfg.engine == "vllm" else tokens,
+            )
+        )
+    if not capacities:
+        return None
+    context = cfg.context_length or shape.max_position_embeddings
+    context_origin = (
+        ("--context-length" if cfg.engine == "sglang" else "--max-model-len")
+        if cfg.context_length
+        else ("the model's max_position_embeddings" if context else "")
+    )
+    quantization = shape.quantization
+    weight_format = quantization.method if quantization else f"{shape.dtype_bytes * 8}-bit"
+    return MemoryFigures(
+        engine=cfg.engine,
+        gpu_memory_gib=target.memory_gib,
+        fraction=fraction,
+        fraction_origin=origin,
+        tp=tp,
+        pp=pp,
+        attn_tp=attn_tp,
+        weights_gib=weights,
+        page_size=page,
+        capacities=tuple(capacities),
+        state_mib_per_request=state / (1 << 20),
+        context_length=context,
+        context_origin=context_origin,
+        weight_format=weight_format + (f" + {shape.mtp_layers} MTP layer(s)" if uses_mtp_layers(cfg) else ""),
+    )
+
+
+def _longest_request(cost: memory.KvCost, kv_bytes: float, page: int) -> int:
+    """The most tokens one request can hold in `kv_bytes`: past the window, a token costs its full layers only."""
+    if kv_bytes <= 0 or not cost.bytes_per_token:
+        return 0
+    tokens = int(kv_bytes // cost.bytes_per_token)
+    if cost.window and tokens > cost.window and cost.full_bytes_per_token:
+        tokens = int((kv_bytes - cost.sliding_bytes_per_token * cost.window) // cost.full_bytes_per_token)
+    elif cost.window and not cost.full_bytes_per_token:
+        tokens = 1 << 40  # every layer sliding: one request never outgrows its window
+    return tokens // page * page
+
+
+def flag(cfg: Config, name: str) -> str:
+    """The engine's spelling of a layout or memory flag (name: tp, pp, context, fraction)."""
+    flags = {
+        "sglang": {
+            "tp": "--tp-size",
+            "pp": "--pp-size",
+            "context": "--context-length",
+            "fraction": "--mem-fraction-static",
+        },
+        "vllm": {
+            "tp": "--tensor-parallel-size",
+            "pp": "--pipeline-parallel-size",
+            "context": "--max-model-len",
+            "fraction": "--gpu-memory-utilization",
+        },
+    }
+    return flags[cfg.engine][name]
+
+
+def _smallest_fitting_layout(cfg: Config, target: Target) -> Optional[tuple[int, int]]:
+    """The smallest TP (up to 8), else PP of TP 8 (up to 16 stages), whose weights fit."""
+    layouts = [(tp, cfg.pp_size) for tp in _TP_CHOICES if tp > cfg.tp_size]
+    layouts += [(max(8, cfg.tp_size), pp) for pp in range(cfg.pp_size + 1, _MAX_PP + 1)]
+    for tp, pp in layouts:
+        figures = memory_figures(cfg, target, tp, pp)
+        if figures is not None and figures.fits and figures.configured.tokens > 0:
+            return tp, pp
+    return None
+
+
+def _layout_fix(cfg: Config, layout: tuple[int, int]) -> str:
+    tp, pp = layout
+    fix = f"{flag(cfg, 'tp')} {tp}"
+    return fix + (f" {flag(cfg, 'pp')} {pp}" if pp != cfg.pp_size else "")
+
+
+def _describe(figures: MemoryFigures) -> str:
+    return (
+        f"{figures.weights_gib:.1f} GiB of {figures.weight_format} weights per GPU at TP {figures.tp} x PP "
+        f"{figures.pp}; {figures.gpu_memory_gib:g} GiB x {figures.fraction:.3f} ({figures.fraction_origin}) = "
+        f"{figures.budget_gib:.1f} GiB"
+    )
+
+
+WEIGHTS_DOCS = """Checks that one GPU's share of the weights (TP-sharded, the busiest PP stage) fits in its memory times
+the engine's memory fraction, leaving room for at least one page of KV cache.
+
+The fraction is SGLang's --mem-fraction-static or the default sglang computes per GPU memory
+(sglang 0.5.23 arg_groups/memory_hook.py:281-337, the same from 0.5.20: (memory - reserved) / memory,
+reserved = 512 MiB + 1.5 x the chunked prefill size + TP x PP / 8 GiB + the CUDA-graph reserve, at least
+10 GiB above 60 GiB), or vLLM's --gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to
+0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
+(mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
+(model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'
+(vllm 0.33.0 v1/core/kv_cache_planning.py:56-63). When the weights alone exceed the GPU the load itself runs
+out of memory.
+
+The weight bytes are an estimate from config.json (rules/knowledge/memory.py): parameter counts within 2% of
+the published ones for 18 models; quantized layers at their packed size plus scales (`--quantization` names
+the checkpoint's format when given); the vision tower of multimodal models, norms and biases not counted;
+vLLM's profiled activation peak and CUDA graphs not known before a run. Near the limit (within ~5%) the
+verdict can go either way; well past it, it cannot. The fix is the smallest TP (up to 8) or, past one node,
+PP stages of TP 8 that fit."""
+WEIGHTS_TITLE = "The weights fit in GPU memory x the engine's memory fraction"
+WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory"
+
+
+@rule(
+    id="memory-weights-fit",
+    title=WEIGHTS_TITLE,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
+    verified=SGLANG_VERIFIED,
+    stage="load",
+    needs_model=True,
+    prevents="Not enough memory. Please try to increase --mem-fraction-static.",
+    source=f"{MEMORY_HOOK}; {KV_BUDGET}; rules/knowledge/memory.py",
+    docs=WEIGHTS_DOCS,
+    fix_title=WEIGHTS_FIX,
+)
+@rule(
+    id="vllm-memory-weights-fit",
+    title=WEIGHTS_TITLE,
+    engine="vllm",
+    versions=VLLM_VERIFIED,
+    verified=VLLM_VERIFIED_NOTE,
+    stage="load",
+    needs_model=True,
+    prevents="No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+    "the engine",
+    source=f"{VLLM_KV}; vllm: vllm/config/cache.py:215 gpu_memory_utilization; rules/knowledge/memory.py",
+    docs=WEIGHTS_DOCS,
+    fix_title=WEIGHTS_FIX,
+)
+def memory_weights_fit(cfg, target):
+    if target.memory_gib is None:
+        return unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
+    figures = memory_figures(cfg, target)
+    if figures is None:
+        return unknown(f"{cfg.model.name}: config.json lacks the sizes the weight estimate needs")
+    found = _describe(figures)
+    if figures.fits and figures.configured.tokens > 0:
+        return passed(found, "the weights below the budget, with room for KV cache")
+    layout = _smallest_fitting_layout(cfg, target)
+    fix = [_layout_fix(cfg, layout)] if layout else []
+    reason = "" if layout else f"no TP up to 8 x PP up to {_MAX_PP} of {gpu(target)} holds them"
+    return failed(found, "the weights below the budget, with room for KV cache", fix, reason)
+
+
+KV_DOCS = """Checks that the KV tokens left after the weights hold one request at --context-length / --max-model-len
+(or the model's max_position_embeddings), and reports the capacity per KV dtype.
+
+Bytes per token per GPU: MHA/GQA layers kv heads per attention-TP rank (at least one) x (head_dim +
+v_head_dim) x the dtype's bytes (sglang model_executor/pool_configurator.py:491-497; vllm
+v1/kv_cache_interface.py:586-594 page_size_bytes / block_size); MLA layers (kv_lora_rank + qk_rope_head_dim) x
+bytes, one latent not divided by TP (pool_configurator.py:379-385); MXFP8 adds a scale byte per 32 elements
+(:524-528), FP4 a scale byte per 16 (:386-396). Sliding-window layers: SGLang's hybrid-SWA models (gpt-oss,
+Llama 4's chunked layers; configs/model_config.py:2651-2711) count them at swa_full_tokens_ratio 0.8
+(pool_configurator.py:797-802), other models as full layers; vLLM counts them whole per token but one request
+holds only its window of them. Linear-attention layers hold a state per request instead. Tokens = (GPU
+memory x fraction - weights) / bytes per token, rounded down to the page size.
+
+SGLang starts anyway and caps a request at min(context length, KV capacity) - 1 tokens, rejecting longer
+inputs (managers/tp_worker.py:568-572, managers/utils.py:282-285): a warning. vLLM refuses to start (its
+estimate also subtracts the profiled activation peak, so its real capacity is lower than shown): a failure."""
+KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
+KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
+
+
+@rule(
+    id="memory-kv-context",
+    title=KV_TITLE,
+    engine="sglang",
+    versions=SGLANG_NEWEST,
+    verified=SGLANG_VERIFIED,
+    stage="load",
+    needs_model=True,
+    prevents="Input length (N tokens) exceeds the maximum allowed length (M tokens). Use a shorter input or enable "
+    "--allow-auto-truncate.",
+    references=(
+        "sglang: python/sglang/srt/managers/tp_worker.py:568-572 max_req_len = min(context_len - 1, kv_capacity - 1)",
+    ),
+    source=f"{KV_BUDGET}; rules/knowledge/memory.py kv_cost",
+    docs=KV_DOCS,
+    fix_title=KV_FIX,
+)
+@rule(
+    id="vllm-memory-kv-context",
+    title=KV_TITLE,
+    engine="vllm",
+    versions=VLLM_VERIFIED,
+    verified=VLLM_VERIFIED_NOTE,
+    stage="load",
+    needs_model=True,
+    prevents="To serve at least one request with the model's max seq len (...), (... GiB KV cache is needed, which is "
+    "larger than the available KV cache memory",
+    source=f"{VLLM_KV}; rules/knowledge/memory.py kv_cost",
+    docs=KV_DOCS,
+    fix_title=KV_FIX,
+)
+def memory_kv_context(cfg, target):
+    if target.memory_gib is None:
+        return unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
+    figures = memory_figures(cfg, target)
+    if figures is None:
+        return unknown(f"{cfg.model.name}: config.json lacks the sizes the KV estimate needs")
+    if not figures.fits or figures.configured.tokens <= 0:
+        return skipped("the weights leave no KV cache (memory-weights-fit)")
+    capacity = f"kv capacity: {figures.capacity_line()}"
+    if not figures.context_length:
+        return passed(capacity, reason="no context length given and none in config.json")
+    needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
+    configured = figures.configured
+    found = (
+        f"one request at {figures.context_length} tokens ({figures.context_origin}); {capacity}; "
+        f"{configured.bytes_per_token:g} B per token per GPU = {configured.formula}"
+    )
+    required = f"{needed} tokens of KV cache at --kv-cache-dtype {configured.kv_dtype}"
+    if configured.request_tokens >= needed:
+        return passed(found, required)
+    fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if c.request_tokens >= needed]
+    fix.append(f"{flag(cfg, 'context')} {configured.request_tokens}")
+    layout = next(
+        (
+            (tp, cfg.pp_size)
+            for tp in _TP_CHOICES
+            if tp > cfg.tp_size
+            and (wider := memory_figures(cfg, target, tp)) is not None
+            and wider.fits
+            and wider.configured.request_tokens >= needed
+        ),
+        None,
+    )
+    if layout:
+        fix.append(_layout_fix(cfg, layout))
+    outcome = failed if cfg.engine == "vllm" else warned
+    return outcome(found, required, fix)

@@ -1,0 +1,570 @@
+"""Weights and KV-cache bytes of a model, from its config.json alone (pure: no I/O, no torch).
+
+`shape_from_config(config)` reads the numbers that size a checkpoint: layers, hidden size, intermediate sizes,
+MoE experts, vocabulary, tied embeddings, MTP layers, layer types and `quantization_config`. It returns None
+when one of the numbers a count needs is missing (then the memory rules answer unknown, never pass).
+
+`parameters(shape)` counts parameters by part (embedding, lm_head, attention, MLP, experts ...), the way the
+Hugging Face checkpoints lay them out; norms and biases are left out (< 0.1% of every model checked).
+`weight_bytes_per_gpu(shape, tp, pp)` is what one GPU holds: the linear layers sharded over TP (VocabParallel
+embedding and lm_head too), the layers split over PP (the busiest stage: ceil(layers / pp) layers plus the
+larger of embedding and lm_head), quantized parts at their packed size plus their scales.
+`kv_bytes_per_token(shape, engine, kv_dtype, attn_tp, pp)` follows each engine's own sizing (cited below).
+
+How far off the weight estimate can be: the parameter counts agree with the published counts of the models in
+tests/test_memory.py within 2%; per GPU, replicated parts (norms, router, KV heads when TP exceeds them), the
+vision tower of multimodal models (not counted) and a quantization's exact packing make the real figure
+differ by a few percent more. The rules leave that margin to the engine's own memory fraction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Optional
+
+GIB = 1 << 30
+
+# Bytes per element the engines serve a checkpoint's torch_dtype in under --dtype auto: float32 checkpoints
+# (Gemma 2, and configs without a dtype) are downcast to 16 bits (sglang configs/model_config.py:2303-2318
+# _get_and_verify_dtype; vllm does the same).
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 2}
+
+# KV-cache element bytes per SGLang / vLLM --kv-cache-dtype; "auto" is the model dtype.
+KV_ELEMENT_BYTES = {
+    "bf16": 2,
+    "bfloat16": 2,
+    "float16": 2,
+    "half": 2,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "fp8_inc": 1,
+    "fp8_ds_mla": 1,
+    "mxfp8": 1,
+    "fp4_e2m1": 0.5,
+    "nvfp4": 0.5,
+}
+# Block-scale overhead per KV element: MXFP8 one e8m0 byte per 32 (sglang pool_configurator.py:524-528),
+# NVFP4 one fp8 byte per 16 (sglang pool_configurator.py:386-396, scale_block_size = 16).
+KV_SCALE_BYTES = {"mxfp8": 1 / 32, "fp4_e2m1": 1 / 16, "nvfp4": 1 / 16}
+
+# Model types whose transformers config class defaults tie_word_embeddings to True (config.json omits defaults).
+TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
+
+# Architectures SGLang gives a separate sliding-window KV pool (sglang 0.5.23 configs/model_config.py:88-96
+# SWA_SINK_ARCHS and 2651-2680 is_hybrid_swa_model); other sliding-window models (Gemma 2/3, Mistral, Phi-3)
+# keep every layer's KV for every token there.
+SGLANG_HYBRID_SWA = frozenset(
+    {
+        "GptOssForCausalLM",
+        "GraniteSWAForCausalLM",
+        "GraniteMoeSWAForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "Gemma4ForCausalLM",
+        "Gemma4ForConditionalGeneration",
+    }
+)
+
+# Parts every quantization method here leaves unquantized: embeddings, lm_head, the MoE router.
+NEVER_QUANTIZED = frozenset({"embed", "lm_head", "router"})
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """A checkpoint's weight format: bytes per weight of its quantized linear layers (scales included)."""
+
+    method: str  # "fp8 block 128x128", "mxfp4", "nvfp4", "awq 4-bit g128" ...
+    bytes_per_weight: float
+    unquantized: frozenset[str] = NEVER_QUANTIZED  # parts kept at the checkpoint dtype
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    hidden_size: int
+    num_layers: int
+    vocab_size: int
+    tie_word_embeddings: bool
+    dtype_bytes: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    v_head_dim: int
+    intermediate_size: int  # dense MLP (0: every layer is MoE)
+    # MLA (DeepSeek V2/V3, Kimi K2): low-rank Q and a latent KV of kv_lora_rank + qk_rope_head_dim
+    q_lora_rank: int = 0  # 0: a full-rank Q projection
+    kv_lora_rank: int = 0  # 0: not MLA
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    # MoE
+    num_experts: int = 0
+    moe_intermediate_size: int = 0
+    num_shared_experts: int = 0
+    shared_expert_intermediate_size: int = 0
+    dense_layers: int = 0  # first_k_dense_replace: leading layers with a dense MLP
+    mtp_layers: int = 0  # num_nextn_predict_layers: loaded only for NEXTN/EAGLE speculative decoding
+    # layer types: full attention, sliding window (bounded KV), linear attention / Mamba (state per request)
+    sliding_layers: int = 0
+    sliding_window: Optional[int] = None
+    linear_layers: int = 0
+    linear_key_heads: int = 0
+    linear_value_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    linear_conv_kernel: int = 0
+    gated_attention: bool = False  # Qwen3-Next: q_proj also emits an output gate
+    sglang_swa_pool: bool = False  # SGLang keeps the sliding layers in their own, smaller pool (is_hybrid_swa)
+    quantization: Optional[Quantization] = None
+    max_position_embeddings: Optional[int] = None
+
+    @property
+    def mla(self) -> bool:
+        return bool(self.kv_lora_rank)
+
+    @property
+    def full_attention_layers(self) -> int:
+        return self.num_layers - self.sliding_layers - self.linear_layers
+
+    @property
+    def moe_layers(self) -> int:
+        return self.num_layers - self.dense_layers if self.num_experts else 0
+
+
+# --- reading config.json -------------------------------------------------------------------------------------
+
+
+# Larger than any real dimension, layer or expert count (10M-token contexts aside): a config.json past it is
+# not a model's, and sizing it would overflow floats.
+_MAX_SIZE = 1 << 24
+
+
+def _int(value: Any) -> Optional[int]:
+    """A size from config.json: a positive integer below _MAX_SIZE, else None (absent, junk, absurd)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < _MAX_SIZE else None
+
+
+def _context(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 40 else None
+
+
+def _first_int(section: Mapping[str, Any], *keys: str) -> Optional[int]:
+    return next((v for v in (_int(section.get(k)) for k in keys) if v is not None), None)
+
+
+def _part_of(module: str) -> Optional[str]:
+    """The part a `modules_to_not_convert` / `ignore` entry names ("lm_head", "model.layers.*.self_attn")."""
+    name = module.lower().removeprefix("re:")
+    if "lm_head" in name:
+        return "lm_head"
+    if "embed" in name:
+        return "embed"
+    if "shared_expert" in name:
+        return "shared_experts"
+    if "expert" in name:
+        return "experts"
+    if "linear_attn" in name or "mamba" in name:
+        return "linear_attention"
+    if "attn" in name or "attention" in name:
+        return "attention"
+    if name.rstrip("$").endswith("mlp.gate") or "router" in name:
+        return "router"
+    if "mlp" in name:
+        return "dense_mlp"
+    return None
+
+
+def _scaled(bits: float, group: Optional[int], scale_bytes: float) -> float:
+    """Bytes per weight of `bits`-bit weights with one scale of `scale_bytes` per `group` weights."""
+    return bits / 8 + (scale_bytes / group if group else 0.0)
+
+
+def quantization_from_config(config: Mapping[str, Any]) -> Optional[Quantization]:
+    """The checkpoint's weight format from `quantization_config` (None: not quantized, or not a format known here)."""
+    quant = config.get("quantization_config")
+    if not isinstance(quant, dict):
+        return None
+    method = str(quant.get("quant_method", "")).lower()
+    algo = str(quant.get("quant_algo", "")).upper()
+    skipped = [
+        *(quant.get("modules_to_not_convert") or []),
+        *(quant.get("ignore") or []),
+        *(quant.get("ignored_layers") or []),
+        *(quant.get("exclude_modules") or []),
+    ]
+    unquantized = NEVER_QUANTIZED | {p for p in (_part_of(m) for m in skipped if isinstance(m, str)) if p}
+    if method == "fp8" or (method == "modelopt" and algo == "FP8"):
+        block = quant.get("weight_block_size")
+        if isinstance(block, list) and len(block) == 2 and all(_int(b) for b in block):
+            # one float32 scale_inv per block (DeepSeek V3's 128x128)
+            return Quantization(f"fp8 block {block[0]}x{block[1]}", 1 + 4 / (block[0] * block[1]), unquantized)
+        return Quantization("fp8 per tensor", 1.0, unquantized)
+    if method == "mxfp4":
+        # gpt-oss: 4-bit e2m1 with one e8m0 scale per 32; attention stays bf16 (modules_to_not_convert)
+        return Quantization("mxfp4", _scaled(4, 32, 1), unquantized)
+    if method == "modelopt" and algo in ("NVFP4", "FP4"):
+        group = _int(quant.get("group_size")) or 16
+        return Quantization("nvfp4", _scaled(4, group, 1), unquantized)
+    if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
+        bits = _int(quant.get("bits")) or _int(quant.get("w_bit")) or 4
+        size = _int(quant.get("group_size")) or _int(quant.get("q_group_size"))
+        if size is None and quant.get("group_size") != -1:  # -1: one scale per output channel
+            size = 128
+        # fp16 scale plus a packed zero point per group
+        return Quantization(f"{method} {bits}-bit", _scaled(bits, size, 2 + bits / 8), unquantized)
+    if method == "compressed-tensors":
+        groups = quant.get("config_groups")
+        schemes = [g.get("weights") for g in groups.values() if isinstance(g, dict)] if isinstance(groups, dict) else []
+        weights = schemes[0] if schemes else None
+        if isinstance(weights, dict) and _int(weights.get("num_bits")):
+            bits = weights["num_bits"]
+            scale = 1 if str(weights.get("type")) == "float" and bits == 4 else 2
+            return Quantization(
+                f"compressed-tensors {bits}-bit", _scaled(bits, _int(weights.get("group_size")), scale), unquantized
+            )
+    return None
+
+
+def quantization_from_flag(name: str) -> Optional[Quantization]:
+    """The weight format `--quantization NAME` gives a checkpoint that carries none (quantized as it loads); None
+    for a method not sized here."""
+    method = name.lower()
+    if method in ("fp8", "w8a8_fp8", "modelopt_fp8", "fbgemm_fp8", "ptpc_fp8"):
+        return Quantization(f"fp8 ({name})", 1.0)
+    if method in ("modelopt_fp4", "nvfp4", "w4a4_nvfp4"):
+        return Quantization(f"nvfp4 ({name})", _scaled(4, 16, 1))
+    if method == "mxfp4":
+        return Quantization("mxfp4", _scaled(4, 32, 1))
+    if method in ("w8a8_int8", "int8"):
+        return Quantization(f"int8 ({name})", 1.0)
+    return None
+
+
+def with_quantization_flag(s: ModelShape, name: Optional[str]) -> ModelShape:
+    """The shape with `--quantization NAME` applied. It wins over config.json's: the engines refuse a method
+    that contradicts the checkpoint's, so a run with the flag is of a checkpoint in that format (a preset
+    standing for an FP4 release of an FP8 model, say); the parts config.json leaves unquantized stay so."""
+    quantization = quantization_from_flag(name) if name else None
+    if quantization is None:
+        return s
+    unquantized = s.quantization.unquantized if s.quantization else quantization.unquantized
+    return replace(s, quantization=replace(quantization, unquantized=unquantized))
+
+
+def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
+    """The numbers that size a checkpoint (multimodal configs: the language model's `text_config`)."""
+    text_config = config.get("text_config")
+    text: Mapping[str, Any] = text_config if isinstance(text_config, dict) else config
+    hidden = _first_int(text, "hidden_size", "d_model")
+    layers = _first_int(text, "num_hidden_layers", "num_layers")
+    vocab = _int(text.get("vocab_size"))
+    heads = _first_int(text, "num_attention_heads")
+    dtype = text.get("torch_dtype") or text.get("dtype") or config.get("torch_dtype") or config.get("dtype")
+    # No dtype in config.json (gpt-oss) reads as float32, served in 16 bits.
+    dtype_bytes = DTYPE_BYTES.get(dtype, 0) if isinstance(dtype, str) else 2
+    if not (hidden and layers and vocab and heads and dtype_bytes):
+        return None
+    kv_heads = _first_int(text, "num_key_value_heads") or heads
+    kv_lora = _int(text.get("kv_lora_rank"))
+    if kv_lora:
+        nope, rope = _int(text.get("qk_nope_head_dim")), _int(text.get("qk_rope_head_dim"))
+        v_head_dim = _int(text.get("v_head_dim"))
+        if nope is None or rope is None or v_head_dim is None:
+            return None
+        head_dim = nope + rope
+    else:
+        nope, rope = 0, 0
+        head_dim = _int(text.get("head_dim")) or hidden // heads
+        v_head_dim = _int(text.get("v_head_dim")) or head_dim
+
+    experts = _first_int(text, "n_routed_experts", "num_local_experts", "num_experts") or 0
+    moe_intermediate = _first_int(text, "moe_intermediate_size") or 0
+    intermediate = _first_int(text, "intermediate_size") or 0
+    if experts and not moe_intermediate:
+        # Mixtral and gpt-oss name the expert size intermediate_size; Llama 4 keeps the dense one apart
+        moe_intermediate, intermediate = intermediate, _first_int(text, "intermediate_size_mlp") or 0
+    if not intermediate and not experts:
+        return None
+    shared = _first_int(text, "n_shared_experts", "num_shared_experts") or 0
+    shared_size = _first_int(text, "shared_expert_intermediate_size") or 0
+    if shared_size and not shared:
+        shared = 1  # Qwen2-MoE / Qwen3-Next: one shared expert of its own size
+    elif shared and not shared_size:
+        shared_size = moe_intermediate
+    if experts and intermediate and not shared and _int(text.get("interleave_moe_layer_step")):
+        shared, shared_size = 1, moe_intermediate  # Llama 4: one shared expert beside the routed ones
+    dense_layers = _first_int(text, "first_k_dense_replace") or 0
+    mlp_only = text.get("mlp_only_layers")
+    if isinstance(mlp_only, list):
+        dense_layers += len(mlp_only)
+    step = _int(text.get("interleave_moe_layer_step")) or _int(text.get("decoder_sparse_step")) or 1
+    if experts and step > 1:
+        dense_layers += layers - layers // step
+
+    types = text.get("layer_types")
+    layer_types = [t for t in types if isinstance(t, str)] if isinstance(types, list) else []
+    sliding_layers = sum("sliding" in t for t in layer_types)
+    linear_layers = sum(t in ("linear_attention", "mamba", "gdn") for t in layer_types)
+    interval = _int(text.get("full_attention_interval"))
+    if interval and not layer_types:
+        linear_layers = layers - layers // interval
+    window = _int(text.get("sliding_window"))
+    pattern = _int(text.get("sliding_window_pattern"))
+    if window and not layer_types and pattern:  # Gemma 3: every pattern-th layer global
+        sliding_layers = layers - layers // pattern
+    elif window and not layer_types and text.get("model_type") == "gemma2":  # alternating local / global
+        sliding_layers = layers // 2
+    elif window and not layer_types and text.get("use_sliding_window") is not False and not linear_layers:
+        sliding_layers = layers  # Mistral v0.1: every layer sliding
+    chunk = _int(text.get("attention_chunk_size"))
+    if chunk and text.get("model_type") == "llama4_text":
+        # Llama 4: chunked local attention on every layer but each fourth (sglang configs/model_config.py:2705-2711)
+        sliding_layers, window = layers - layers // 4, chunk
+    if not sliding_layers:
+        window = None
+    architectures = config.get("architectures")
+    architecture = architectures[0] if isinstance(architectures, list) and architectures else None
+
+    return ModelShape(
+        hidden_size=hidden,
+        num_layers=layers,
+        vocab_size=vocab,
+        tie_word_embeddings=bool(
+            text.get(
+                "tie_word_embeddings", config.get("tie_word_embeddings", text.get("model_type") in TIED_BY_DEFAULT)
+            )
+        ),
+        dtype_bytes=dtype_bytes,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        v_head_dim=v_head_dim,
+        intermediate_size=intermediate,
+        q_lora_rank=_int(text.get("q_lora_rank")) or 0,
+        kv_lora_rank=kv_lora or 0,
+        qk_nope_head_dim=nope or 0,
+        qk_rope_head_dim=rope or 0,
+        num_experts=experts,
+        moe_intermediate_size=moe_intermediate,
+        num_shared_experts=shared,
+        shared_expert_intermediate_size=shared_size,
+        dense_layers=dense_layers if experts else 0,
+        mtp_layers=_first_int(text, "num_nextn_predict_layers", "mtp_num_hidden_layers") or 0,
+        sliding_layers=sliding_layers,
+        sliding_window=window,
+        linear_layers=linear_layers,
+        linear_key_heads=_int(text.get("linear_num_key_heads")) or 0,
+        linear_value_heads=_int(text.get("linear_num_value_heads")) or 0,
+        linear_key_head_dim=_int(text.get("linear_key_head_dim")) or 0,
+        linear_value_head_dim=_int(text.get("linear_value_head_dim")) or 0,
+        linear_conv_kernel=_int(text.get("linear_conv_kernel_dim")) or 0,
+        gated_attention=text.get("model_type") == "qwen3_next",
+        sglang_swa_pool=architecture in SGLANG_HYBRID_SWA,
+        quantization=quantization_from_config(config),
+        max_position_embeddings=_context(text.get("max_position_embeddings")),
+    )
+
+
+# --- parameters and weight bytes ----------------------------------------------------------------------------
+
+
+def _attention_parameters(s: ModelShape) -> int:
+    h = s.hidden_size
+    if s.mla:
+        q_dim = s.num_heads * (s.qk_nope_head_dim + s.qk_rope_head_dim)
+        q = h * s.q_lora_rank + s.q_lora_rank * q_dim if s.q_lora_rank else h * q_dim
+        kv_a = h * (s.kv_lora_rank + s.qk_rope_head_dim)
+        kv_b = s.kv_lora_rank * s.num_heads * (s.qk_nope_head_dim + s.v_head_dim)
+        return q + kv_a + kv_b + s.num_heads * s.v_head_dim * h
+    q = h * s.num_heads * s.head_dim * (2 if s.gated_attention else 1)
+    kv = h * s.num_kv_heads * (s.head_dim + s.v_head_dim)
+    return q + kv + s.num_heads * s.v_head_dim * h
+
+
+def _linear_attention_parameters(s: ModelShape) -> int:
+    """A Gated DeltaNet layer (Qwen3-Next): in_proj_qkvz, in_proj_ba, conv1d, out_proj."""
+    key_dim = s.linear_key_heads * s.linear_key_head_dim
+    value_dim = s.linear_value_heads * s.linear_value_head_dim
+    in_proj = s.hidden_size * (2 * key_dim + 2 * value_dim) + s.hidden_size * 2 * s.linear_value_heads
+    conv = (2 * key_dim + value_dim) * s.linear_conv_kernel
+    return in_proj + conv + value_dim * s.hidden_size
+
+
+def parameters(s: ModelShape) -> dict[str, int]:
+    """Parameters by part: embed, lm_head, attention, linear_attention, dense_mlp, experts, shared_experts,
+    router (a quantization_config may leave any of them at the checkpoint dtype), and mtp (the
+    speculative-decoding layers)."""
+    h = s.hidden_size
+    attention_layers = s.num_layers - s.linear_layers
+    dense_mlp_layers = s.dense_layers if s.num_experts else s.num_layers
+    expert = 3 * h * s.moe_intermediate_size  # gate, up and down projections
+    moe_layer = (
+        s.num_experts * expert + s.num_shared_experts * 3 * h * s.shared_expert_intermediate_size + h * s.num_experts
+    )
+    parts = {
+        "embed": s.vocab_size * h,
+        "lm_head": 0 if s.tie_word_embeddings else s.vocab_size * h,
+        "attention": attention_layers * _attention_parameters(s),
+        "linear_attention": s.linear_layers * _linear_attention_parameters(s) if s.linear_layers else 0,
+        "dense_mlp": dense_mlp_layers * 3 * h * s.intermediate_size,
+        "experts": s.moe_layers * s.num_experts * expert,
+        "shared_experts": s.moe_layers * s.num_shared_experts * 3 * h * s.shared_expert_intermediate_size,
+        "router": s.moe_layers * h * s.num_experts,
+    }
+    # An MTP layer is one more decoder layer (MoE where the model is) plus its eh_proj (2h -> h).
+    mtp_layer = _attention_parameters(s) + (moe_layer if s.num_experts else 3 * h * s.intermediate_size) + 2 * h * h
+    parts["mtp"] = s.mtp_layers * mtp_layer
+    return parts
+
+
+def total_parameters(s: ModelShape) -> int:
+    """Parameters of the served model, without the MTP layers (as model cards count them)."""
+    return sum(v for k, v in parameters(s).items() if k != "mtp")
+
+
+def _bytes_per_weight(s: ModelShape, part: str) -> float:
+    q = s.quantization
+    return s.dtype_bytes if q is None or part in q.unquantized else q.bytes_per_weight
+
+
+def weight_bytes_per_gpu(s: ModelShape, tp: int = 1, pp: int = 1, attn_tp: Optional[int] = None) -> float:
+    """Weight bytes on the busiest GPU of a TP x PP group (attn_tp: attention's TP under DP attention)."""
+    attn_tp = attn_tp or tp
+    parts = parameters(s)
+    layer_parts = ("attention", "linear_attention", "dense_mlp", "experts", "shared_experts")
+    layers_bytes = sum(parts[p] * _bytes_per_weight(s, p) / (attn_tp if p == "attention" else tp) for p in layer_parts)
+    layers_bytes += parts["router"] * _bytes_per_weight(s, "router")  # replicated
+    per_stage = layers_bytes * math.ceil(s.num_layers / pp) / s.num_layers
+    embed = parts["embed"] * _bytes_per_weight(s, "embed") / tp
+    head = (parts["lm_head"] or parts["embed"]) * _bytes_per_weight(s, "lm_head") / tp
+    # Tied embeddings are one tensor when one stage holds both ends; with PP each end keeps its copy.
+    ends = embed + (parts["lm_head"] * _bytes_per_weight(s, "lm_head") / tp) if pp == 1 else max(embed, head)
+    return per_stage + ends
+
+
+def mtp_bytes_per_gpu(s: ModelShape, tp: int = 1) -> float:
+    """The NEXTN/EAGLE draft layers' weights on one GPU (embedding and head are shared with the model)."""
+    return parameters(s)["mtp"] * _bytes_per_weight(s, "experts") / tp
+
+
+# --- KV cache -----------------------------------------------------------------------------------------------
+
+
+def kv_element_bytes(s: ModelShape, kv_dtype: str) -> float:
+    """Bytes of one KV element under --kv-cache-dtype (block scales included); "auto" is the model dtype."""
+    if kv_dtype == "auto":
+        return s.dtype_bytes
+    return KV_ELEMENT_BYTES[kv_dtype] + KV_SCALE_BYTES.get(kv_dtype, 0.0)
+
+
+def kv_heads_per_rank(s: ModelShape, attn_tp: int) -> int:
+    """KV heads on one GPU: sharded over attention TP, one kept when TP exceeds them (sglang
+    configs/model_config.py:1700-1711 get_num_kv_heads; vllm shards the same way)."""
+    return max(1, s.num_kv_heads // attn_tp)
+
+
+@dataclass(frozen=True)
+class KvCost:
+    """What the KV cache costs on one GPU: bytes per token (full-attention layers, and the sliding-window layers
+    scaled as the engine sizes them), and the fixed state per request of linear-attention layers."""
+
+    bytes_per_token: float
+    state_bytes_per_request: float
+    formula: str
+    full_bytes_per_token: float  # the full-attention layers alone
+    sliding_bytes_per_token: float  # the sliding-window layers, unweighted
+    window: Optional[int] = None
+
+    def request_bytes(self, tokens: int) -> float:
+        """KV bytes one request of `tokens` holds: full layers for every token, sliding ones up to the window."""
+        sliding_tokens = min(tokens, self.window) if self.window else tokens
+        return self.full_bytes_per_token * tokens + self.sliding_bytes_per_token * sliding_tokens
+
+
+def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int = 1) -> KvCost:
+    """KV bytes per token on one GPU of one PP stage.
+
+    MHA/GQA: kv heads per rank x (head_dim + v_head_dim) x element bytes per layer (sglang
+    model_executor/pool_configurator.py:491-497 _compute_cell_size; vllm v1/kv_cache_interface.py:586-594
+    AttentionSpec page_size_bytes / block_size). MLA: (kv_lora_rank + qk_rope_head_dim) x element bytes per layer,
+    one latent for all heads, not divided by TP (sglang pool_configurator.py:379-385 with
+    mem_cache/kv_cache_configurator.py:3419 calculate_mla_kv_cache_dim; vllm MLAAttentionSpec head_size_v = 0,
+    kv_cache_interface.py:743). Sliding-window layers: SGLang's hybrid-SWA models give them swa_full_tokens_ratio
+    (0.8, arg_groups/fields/schedule.py:150) tokens per full-layer token (pool_configurator.py:797-802), other
+    models a full layer's; vLLM's hybrid allocator frees their blocks past the window, so per token they count
+    whole and a request holds at most the window of them (KvCost.request_bytes).
+    Linear-attention (Gated DeltaNet) layers keep a state per request: conv (kernel - 1) x conv dim and the
+    float32 recurrent state value heads x key dim x value dim, sharded over TP.
+    """
+    element = kv_element_bytes(s, kv_dtype)
+    layers_per_stage = math.ceil(s.num_layers / pp) / s.num_layers
+    if s.mla:
+        per_layer = (s.kv_lora_rank + s.qk_rope_head_dim) * element
+        formula = f"({s.kv_lora_rank} + {s.qk_rope_head_dim}) x {element:g} B"
+    else:
+        heads = kv_heads_per_rank(s, attn_tp)
+        per_layer = heads * (s.head_dim + s.v_head_dim) * element
+        formula = f"{heads} kv heads x ({s.head_dim} + {s.v_head_dim}) x {element:g} B"
+    sliding_weight = 0.8 if engine == "sglang" and s.sglang_swa_pool else 1.0
+    layers = s.full_attention_layers + sliding_weight * s.sliding_layers
+    formula += f" x {s.full_attention_layers} full layers"
+    if s.sliding_layers:
+        formula += f" + {sliding_weight:g} x {s.sliding_layers} sliding layers"
+    state = 0.0
+    if s.linear_layers:
+        key_dim = s.linear_key_heads * s.linear_key_head_dim
+        value_dim = s.linear_value_heads * s.linear_value_head_dim
+        conv = (2 * key_dim + value_dim) * max(s.linear_conv_kernel - 1, 0) * s.dtype_bytes
+        recurrent = s.linear_value_heads * s.linear_key_head_dim * s.linear_value_head_dim * 4
+        state = s.linear_layers * (conv + recurrent) / attn_tp * layers_per_stage
+    return KvCost(
+        per_layer * layers * layers_per_stage,
+        state,
+        formula,
+        per_layer * s.full_attention_layers * layers_per_stage,
+        per_layer * s.sliding_layers * layers_per_stage,
+        s.sliding_window if engine == "vllm" else None,
+    )
+
+
+# --- the engines' memory budgets -----------------------------------------------------------------------------
+
+VLLM_GPU_MEMORY_UTILIZATION = 0.92  # vllm 0.33.0 vllm/config/cache.py:215 (Field(default=0.92))
+
+
+def sglang_default_mem_fraction(gpu_mib: float, tp: int = 1, pp: int = 1, mla: bool = False) -> float:
+    """SGLang's --mem-fraction-static when not given, as sglang 0.5.23 arg_groups/memory_hook.py:281-337 computes
+    it: (GPU memory - reserved) / GPU memory, reserved (MiB) = 512 + 1.5 x max(chunked_prefill_size, 2048)
+    + tp x pp / 8 x 1024 + the CUDA-graph reserve (memory_hook.py:357-399: 2 x decode max_bs, and per prefill
+    capture size 8 MiB, or 1.5 GiB for MLA), at least 10 GiB on GPUs over 60 GiB. The chunked prefill size and
+    decode max_bs are its per-memory defaults (memory_hook.py:89-170). Multimodal and DP-attention extras are
+    left out."""
+    gib = gpu_mib / 1024
+    if gib < 20:
+        chunk, max_bs = 2048, 8
+    elif gib < 35:
+        chunk, max_bs = 4096, 48 if tp < 4 else 160
+    elif gib < 60:
+        chunk, max_bs = 4096, 32 if tp < 4 else 160
+    elif gib < 160:
+        chunk, max_bs = 8192, 256 if tp < 4 else 512
+    else:
+        chunk, max_bs = 16384, 512
+    prefill_graph_sizes = _prefill_capture_sizes(min(8192, chunk) if mla else chunk)
+    graph = max_bs * 2 + (1.5 * 1024 if mla else prefill_graph_sizes * 8)
+    reserved = 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 + graph
+    if gpu_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return round((gpu_mib - reserved) / gpu_mib, 3)
+
+
+def _prefill_capture_sizes(max_bs: int) -> int:
+    """How many prefill CUDA-graph sizes SGLang captures (arg_groups/cuda_graph_hook.py:480-497)."""
+    sizes = [
+        *range(4, 33, 4),
+        *range(48, 257, 16),
+        *range(288, 513, 32),
+        *range(576, 1025, 64),
+        *range(1280, 4097, 256),
+        *range(4608, max_bs + 1, 512),
+    ]
+    return sum(size <= max_bs for size in sizes)

@@ -1,0 +1,35 @@
+"""Fixtures for rules/checks/memory.py: weights per GPU and one request's KV cache."""
+
+FIXTURES = {
+    "memory-weights-fit": {
+        "pass": [
+            {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"]},
+            {"gpu": "8xH200", "argv": ["--model", "deepseek-v3", "--tp-size", "8"]},
+            {"gpu": "H100", "argv": ["--model", "gpt-oss-120b"]},  # mxfp4 experts: ~61 GiB
+        ],
+        "fail": [
+            {"gpu": "T4", "argv": ["--model", "deepseek-v3"]},
+            {"gpu": "RTX 4090", "argv": ["--model", "llama-3.1-70b"]},
+            {"gpu": "H100", "argv": ["--model", "llama-3.1-70b", "--tp-size", "2", "--mem-fraction-static", "0.5"]},
+        ],
+    },
+    "vllm-memory-weights-fit": {
+        "pass": [{"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-8b"]}],
+        "fail": [{"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-70b", "--gpu-memory-utilization", "0.9"]}],
+    },
+    "memory-kv-context": {
+        "pass": [
+            {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"]},
+            {"gpu": "L4", "argv": ["--model", "llama-3.1-8b", "--context-length", "8192"]},
+        ],
+        "fail": [
+            # 15 GiB of weights in 24 GiB x 0.7: ~15k tokens of bf16 KV, short of 131072 (SGLang caps requests)
+            {"gpu": "L4", "argv": ["--model", "llama-3.1-8b"], "expect": "warn"},
+        ],
+    },
+    "vllm-memory-kv-context": {
+        "pass": [{"gpu": "L4", "command": ["vllm", "serve", "llama-3.1-8b", "--max-model-len", "32768"]}],
+        # vLLM refuses to start where SGLang caps the request
+        "fail": [{"gpu": "L4", "command": ["vllm", "serve", "llama-3.1-8b"]}],
+    },
+}

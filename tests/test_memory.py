@@ -1,0 +1,220 @@
+"""Weights and KV-cache sizing (issue 13): parameter counts against the counts publishers give, and the KV bytes
+per token against numbers computed by hand from the engines' formulas (sglang pool_configurator
+_compute_cell_size, vllm AttentionSpec.page_size_bytes), for MHA, GQA, MLA, SWA-mixed, hybrid linear and MoE."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rules.knowledge import memory
+from rules.knowledge.memory import GIB, kv_cost, shape_from_config, total_parameters, weight_bytes_per_gpu
+
+SIZES = json.loads((Path(__file__).parent / "fixtures" / "model_sizes.json").read_text())["models"]
+BY_NAME = {m["name"]: m for m in SIZES}
+
+
+def shape(name, **changes):
+    return shape_from_config({**BY_NAME[name]["config"], **changes})
+
+
+def test_at_least_15_models_are_checked_each_with_its_sources():
+    assert len(SIZES) >= 15
+    assert all(m["config_source"] and m["published_source"] for m in SIZES)
+
+
+@pytest.mark.parametrize("model", SIZES, ids=[m["name"] for m in SIZES])
+def test_parameter_count_is_within_2_percent_of_the_published_count(model):
+    counted = total_parameters(shape_from_config(model["config"]))
+    assert counted == pytest.approx(model["published_parameters"], rel=0.02)
+
+
+def test_deepseek_v3_mtp_layer_matches_its_published_size():
+    # README_WEIGHTS.md: the MTP module has 11.5B unique parameters (embedding and head shared)
+    assert memory.parameters(shape("DeepSeek V3"))["mtp"] == pytest.approx(11.5e9, rel=0.02)
+
+
+def test_gemma_ties_its_embeddings_when_config_json_omits_the_key():
+    assert shape("Gemma 2 9B").tie_word_embeddings  # Gemma2Config's default; the oracle's config.json omits it
+
+
+def test_a_config_missing_a_size_gives_no_shape():
+    config = dict(BY_NAME["Llama 3.1 8B"]["config"])
+    del config["intermediate_size"]
+    assert shape_from_config(config) is None
+
+
+# --- weights per GPU ----------------------------------------------------------------------------------------
+
+
+def test_llama_8b_bf16_weights_are_two_bytes_a_parameter_and_halve_under_tp2():
+    s = shape("Llama 3.1 8B")
+    counted = total_parameters(s)  # 8,030,261,248 published, less 65 norms of 4096 that the count leaves out
+    assert counted == 8030261248 - 65 * 4096
+    assert weight_bytes_per_gpu(s) == counted * 2
+    assert weight_bytes_per_gpu(s, tp=2) == counted
+
+
+def test_pipeline_stages_hold_their_share_of_layers_plus_the_larger_end():
+    s = shape("Llama 3.1 70B")
+    embed = 128256 * 8192 * 2
+    layer = (total_parameters(s) * 2 - 2 * embed) / 80
+    assert weight_bytes_per_gpu(s, pp=4) == pytest.approx(20 * layer + embed)
+
+
+def test_deepseek_v3_fp8_block_weights_are_a_byte_plus_a_float32_scale_per_128x128_block():
+    s = shape("DeepSeek V3")
+    parts = memory.parameters(s)
+    kept = parts["embed"] + parts["lm_head"] + parts["router"]  # bf16
+    expected = (total_parameters(s) - kept) * (1 + 4 / 128**2) + kept * 2
+    assert weight_bytes_per_gpu(s) == pytest.approx(expected)
+    assert 620 < weight_bytes_per_gpu(s) / GIB < 640  # the FP8 checkpoint is ~642 GB (690 GB with MTP)
+
+
+def test_gpt_oss_mxfp4_keeps_attention_router_and_embeddings_in_bf16():
+    s = shape("gpt-oss-120b")
+    assert s.quantization.method == "mxfp4" and "attention" in s.quantization.unquantized
+    parts = memory.parameters(s)
+    expected = parts["experts"] * (0.5 + 1 / 32) + (total_parameters(s) - parts["experts"]) * 2
+    assert weight_bytes_per_gpu(s) == pytest.approx(expected)
+    assert 60 < weight_bytes_per_gpu(s) / GIB < 64  # openai: gpt-oss-120b runs within one 80 GB GPU
+
+
+@pytest.mark.parametrize(
+    "quantization, bytes_per_weight",
+    [
+        ({"quant_method": "awq", "bits": 4, "group_size": 128}, 0.5 + (2 + 0.5) / 128),
+        ({"quant_method": "gptq", "bits": 8, "group_size": -1}, 1.0),
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}, 0.5 + 1 / 16),
+        ({"quant_method": "fp8", "activation_scheme": "dynamic"}, 1.0),
+        (  # NVFP4 as llm-compressor writes it
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}},
+            },
+            0.5 + 1 / 16,
+        ),
+    ],
+)
+def test_quantized_linear_layers_take_their_packed_size_plus_scales(quantization, bytes_per_weight):
+    s = shape("Llama 3.1 8B", quantization_config=quantization)
+    assert s.quantization.bytes_per_weight == pytest.approx(bytes_per_weight)
+
+
+def test_modules_to_not_convert_stay_in_the_checkpoint_dtype():
+    s = shape("Llama 3.1 8B", quantization_config={"quant_method": "awq", "modules_to_not_convert": ["self_attn"]})
+    assert "attention" in s.quantization.unquantized and "dense_mlp" not in s.quantization.unquantized
+
+
+# --- KV bytes per token, by hand ----------------------------------------------------------------------------
+
+
+def test_mha_phi3_every_head_has_its_own_kv():
+    s = shape("Phi-3 mini")  # 32 kv heads, head_dim 3072 / 32 = 96, 32 layers
+    assert kv_cost(s, "sglang", "auto").bytes_per_token == 32 * (96 + 96) * 2 * 32
+    assert kv_cost(s, "sglang", "auto", attn_tp=2).bytes_per_token == 16 * (96 + 96) * 2 * 32
+
+
+def test_gqa_llama_8b_kv_heads_shard_over_tp_and_stay_one_past_it():
+    s = shape("Llama 3.1 8B")  # 8 kv heads x 128, 32 layers
+    assert kv_cost(s, "sglang", "auto").bytes_per_token == 8 * 256 * 2 * 32 == 131072
+    assert kv_cost(s, "sglang", "fp8_e4m3").bytes_per_token == 65536
+    assert kv_cost(s, "sglang", "auto", attn_tp=16).bytes_per_token == 1 * 256 * 2 * 32
+    assert kv_cost(s, "sglang", "mxfp8").bytes_per_token == 8 * 256 * 32 * (1 + 1 / 32)
+
+
+def test_mla_deepseek_v3_one_latent_per_token_not_divided_by_tp():
+    s = shape("DeepSeek V3")  # (512 + 64) per layer, 61 layers
+    assert kv_cost(s, "sglang", "auto").bytes_per_token == 576 * 2 * 61 == 70272
+    assert kv_cost(s, "sglang", "auto", attn_tp=8).bytes_per_token == 70272
+    # fp4: half a byte per element plus one fp8 scale per 16 (pool_configurator.py cell_size // 2 + dim // 16)
+    assert kv_cost(s, "sglang", "fp4_e2m1").bytes_per_token == 576 * 61 // 2 + 576 // 16 * 61
+
+
+def test_swa_mixed_gpt_oss_sglang_counts_sliding_layers_at_the_swa_ratio():
+    s = shape("gpt-oss-20b")  # 12 full + 12 sliding layers, 8 kv heads x 64
+    per_layer = 8 * (64 + 64) * 2
+    assert kv_cost(s, "sglang", "auto").bytes_per_token == pytest.approx(per_layer * (12 + 0.8 * 12))
+    assert kv_cost(s, "vllm", "auto").bytes_per_token == per_layer * 24
+
+
+def test_hybrid_linear_qwen3_next_kv_on_full_layers_and_state_per_request():
+    config = {
+        "torch_dtype": "bfloat16",
+        "model_type": "qwen3_next",
+        "hidden_size": 2048,
+        "num_hidden_layers": 48,
+        "full_attention_interval": 4,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+        "vocab_size": 151936,
+        "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512,
+        "num_experts": 512,
+        "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32,
+        "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4,
+    }  # huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct config.json
+    s = shape_from_config(config)
+    assert (s.full_attention_layers, s.linear_layers) == (12, 36)
+    cost = kv_cost(s, "sglang", "auto")
+    assert cost.bytes_per_token == 2 * (256 + 256) * 2 * 12
+    conv = (2 * 16 * 128 + 32 * 128) * 3 * 2  # conv dim x (kernel - 1) x bf16
+    recurrent = 32 * 128 * 128 * 4  # value heads x key dim x value dim x float32
+    assert cost.state_bytes_per_request == 36 * (conv + recurrent)
+    assert total_parameters(s) == pytest.approx(80e9, rel=0.02)  # Qwen3-Next-80B-A3B
+
+
+def test_moe_mixtral_kv_is_its_attention_alone():
+    s = shape("Mixtral 8x7B")  # MoE changes weights, not KV: 8 kv heads x 128, 32 layers
+    assert kv_cost(s, "vllm", "auto").bytes_per_token == 8 * 256 * 2 * 32
+
+
+# --- the engines' memory fractions --------------------------------------------------------------------------
+
+
+def test_sglang_default_mem_fraction_on_an_h100():
+    # 81559 MiB; chunk 8192, max_bs 256; prefill graph sizes up to 8192: 8 + 14 + 8 + 8 + 12 + 8 = 58;
+    # 512 + 8192 * 1.5 + 1/8 * 1024 + 256 * 2 + 58 * 8 = 13904 MiB (above the 10 GiB floor)
+    reserved = 512 + 8192 * 1.5 + 128 + 512 + 58 * 8
+    assert memory._prefill_capture_sizes(8192) == 8 + 14 + 8 + 8 + 12 + 8
+    assert memory.sglang_default_mem_fraction(81559) == round((81559 - reserved) / 81559, 3)
+
+
+def test_sglang_default_mem_fraction_on_a_t4_has_no_floor():
+    reserved = 512 + 2048 * 1.5 + 128 + 8 * 2 + memory._prefill_capture_sizes(2048) * 8
+    assert memory.sglang_default_mem_fraction(15360) == round((15360 - reserved) / 15360, 3)
+
+
+def test_sglang_keeps_gemma2s_sliding_layers_in_the_full_pool():
+    # Gemma2ForCausalLM is not one of SGLang's hybrid-SWA architectures: all 42 layers count per token
+    s = shape("Gemma 2 9B")  # 8 kv heads x (256 + 256), 21 of 42 layers sliding
+    assert (s.sliding_layers, s.sglang_swa_pool) == (21, False)
+    assert kv_cost(s, "sglang", "auto").bytes_per_token == 8 * 512 * 2 * 42
+
+
+def test_a_vllm_request_holds_only_the_window_of_its_sliding_layers():
+    s = shape("gpt-oss-20b")  # 12 full + 12 sliding layers of 8 x (64 + 64) x 2 bytes, window 128
+    cost = kv_cost(s, "vllm", "auto")
+    per_layer = 8 * 128 * 2
+    assert cost.request_bytes(131072) == 12 * per_layer * 131072 + 12 * per_layer * 128
+    assert cost.request_bytes(100) == 24 * per_layer * 100
+
+
+def test_llama4_chunked_layers_are_its_sliding_layers():
+    from rules.models import load_preset
+
+    s = load_preset("llama-4-scout").shape  # 48 layers: every fourth global, the others chunked at 8192
+    assert (s.full_attention_layers, s.sliding_layers, s.sliding_window, s.sglang_swa_pool) == (12, 36, 8192, True)
+
+
+def test_the_quantization_flag_names_the_checkpoints_format():
+    s = memory.with_quantization_flag(shape("DeepSeek V3"), "modelopt_fp4")
+    assert s.quantization.method == "nvfp4 (modelopt_fp4)" and s.quantization.bytes_per_weight == 0.5 + 1 / 16
+    assert "router" in s.quantization.unquantized  # what config.json leaves unquantized stays so
+    assert memory.with_quantization_flag(shape("Llama 3.1 8B"), "bitsandbytes").quantization is None  # not sized

@@ -1,0 +1,162 @@
+"""Will it fit, through the CLI (issue 13): the weights and KV figures in `check`, the what-if GPU count, the
+memory flags of pasted commands, and a saved H200 report's figures. Expected numbers are computed here by hand
+from the engines' formulas (see tests/test_memory.py for the formulas' sources)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_run import check_json, finding, run_cli
+
+from probe.facts import Facts
+from rules.target import Target
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GIB = 1 << 30
+LLAMA_8B_PARAMETERS = 8030261248 - 65 * 4096  # the published count less its norms, which the estimate leaves out
+
+
+def test_deepseek_v3_on_a_t4_fails_and_no_layout_of_t4s_holds_it():
+    result, data = check_json(["--gpu", "T4", "--model", "deepseek-v3"])
+    assert result.code == 1 and data["verdict"] == "fail"
+    weights = finding(data, "memory-weights-fit")
+    assert weights["status"] == "fail" and weights["fix"] == []
+    assert data["memory"]["weights_gib_per_gpu"] > 600  # 671B parameters, a byte each (FP8 blocks)
+
+
+def test_llama_70b_on_an_rtx_4090_fails_with_a_layout_that_fits():
+    result, data = check_json(["--gpu", "RTX 4090", "--model", "llama-3.1-70b"])
+    assert result.code == 1 and data["verdict"] == "fail"
+    weights = finding(data, "memory-weights-fit")
+    assert weights["status"] == "fail" and weights["fix"] == ["--tp-size 8 --pp-size 2"]
+    fixed = check_json(["--gpu", "RTX 4090", "--model", "llama-3.1-70b", "--tp-size", "8", "--pp-size", "2"])[1]
+    assert finding(fixed, "memory-weights-fit")["status"] == "pass"
+
+
+def test_check_shows_the_kv_capacity_per_kv_dtype_computed_by_hand():
+    # H100 80 GiB, SGLang's default fraction there: (81920 - 13904) / 81920 -> 0.830 (test_memory.py)
+    budget = 80 * 0.830 * GIB - LLAMA_8B_PARAMETERS * 2
+    bf16, fp8 = int(budget // 131072), int(budget // 65536)  # 8 kv heads x 256 x 32 layers x 2 / 1 bytes
+    result, data = check_json(["--gpu", "H100", "--model", "llama-3.1-8b"])
+    memory = data["memory"]
+    assert memory["memory_fraction"] == 0.83 and memory["page_size"] == 1
+    assert [(c["kv_cache_dtype"], c["tokens"]) for c in memory["kv_capacity"]] == [("auto", bf16), ("fp8_e4m3", fp8)]
+    table = run_cli(["check", "--gpu", "H100", "--model", "llama-3.1-8b"]).out
+    assert f"kv capacity: bf16 {bf16 / 1e6:.2f} M tokens; fp8_e4m3 {fp8 / 1e6:.2f} M" in table
+
+
+def test_a_saved_h200_report_gives_its_memory_figures():
+    # NVML's 143771 MiB (140.4 GiB): chunk 8192, decode max_bs 256, 58 prefill graph sizes -> 13904 MiB reserved
+    gpu_mib = 140.4 * 1024
+    fraction = round((gpu_mib - 13904) / gpu_mib, 3)
+    budget = 140.4 * fraction * GIB - LLAMA_8B_PARAMETERS * 2
+    _, data = check_json(["--facts", str(FIXTURES / "probe-h200.json"), "--model", "llama-3.1-8b"])
+    memory = data["memory"]
+    assert memory["gpu_memory_gib"] == 140.4 and memory["memory_fraction"] == fraction == 0.903
+    assert memory["kv_capacity"][0]["tokens"] == int(budget // 131072)
+    assert finding(data, "memory-kv-context")["status"] == "pass"  # 131072 tokens fit ~0.9 M
+    assert finding(data, "parallel-gpu-count")["status"] == "pass"  # TP 1 on its one GPU
+
+
+def test_vllm_takes_its_default_utilization_and_fails_a_context_that_cannot_fit():
+    # L4 24 GiB x 0.92 - 15 GiB of weights: ~7 GiB, 57k bf16 tokens, short of the 131072 one request needs
+    _, data = check_json(["--gpu", "L4", "--", "vllm", "serve", "llama-3.1-8b"])
+    assert data["memory"]["memory_fraction"] == 0.92
+    context = finding(data, "vllm-memory-kv-context")
+    assert context["status"] == "fail" and data["verdict"] == "fail"
+    assert "--kv-cache-dtype fp8" not in context["fix"]  # fp8 halves it to 115k tokens: still short
+    assert context["fix"][0] == f"--max-model-len {data['memory']['kv_capacity'][0]['tokens'] // 16 * 16}"
+    _, shorter = check_json(["--gpu", "L4", "--", "vllm", "serve", "llama-3.1-8b", "--max-model-len", "32768"])
+    assert finding(shorter, "vllm-memory-kv-context")["status"] == "pass"
+
+
+def test_pasted_memory_flags_are_modelled_not_ignored():
+    _, data = check_json(
+        [
+            "--gpu",
+            "H100",
+            "--",
+            "python -m sglang.launch_server --model-path llama-3.1-8b --mem-fraction-static 0.5 "
+            "--context-length 4096 --pp-size 2",
+        ]
+    )
+    config = data["config"]
+    assert (config["mem_fraction"], config["context_length"], config["pp_size"]) == (0.5, 4096, 2)
+    assert config["ignored"] == [] and data["memory"]["memory_fraction_origin"] == "--mem-fraction-static"
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "lots"])
+def test_a_memory_fraction_outside_0_to_1_is_a_usage_error(value):
+    result = run_cli(["check", "--gpu", "H100", "--", "sglang", "serve", "--mem-fraction-static", value])
+    assert result.code == 2 and len(result.err_lines) == 1
+
+
+def test_gpu_count_what_if_two_spellings_one_target():
+    assert Target.from_gpu("8xH100") == Target.from_gpu("H100", 8)
+    for argv in (["--gpu", "8xH100"], ["--gpu", "H100", "--gpu-count", "8"]):
+        _, data = check_json([*argv, "--model", "llama-3.1-70b", "--tp-size", "8"])
+        assert data["target"]["gpu_count"] == 8 and data["target"]["gpu_count_known"]
+        assert finding(data, "parallel-gpu-count")["status"] == "pass"
+    _, short = check_json(["--gpu", "4xH100", "--model", "llama-3.1-70b", "--tp-size", "8"])
+    assert finding(short, "parallel-gpu-count")["status"] == "fail"
+    _, unknown = check_json(["--gpu", "H100", "--model", "llama-3.1-70b", "--tp-size", "8"])
+    assert finding(unknown, "parallel-gpu-count")["status"] == "skip"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--gpu", "8xH100", "--gpu-count", "4"], ["--gpu-count", "4"], ["--gpu", "H100", "--gpu-count", "0"]],
+)
+def test_contradicting_or_orphan_gpu_counts_are_usage_errors(argv):
+    result = run_cli(["check", *argv])
+    assert result.code == 2 and len(result.err_lines) == 1
+
+
+def test_mixed_memory_sizes_are_judged_at_the_smallest():
+    raw = json.loads((FIXTURES / "probe-h200.json").read_text())
+    small = {**raw["gpus"]["devices"][0], "index": 1, "memory_total_mib": 81559, "name": "NVIDIA H100 80GB HBM3"}
+    raw["gpus"]["devices"].append(small)
+    target = Target.from_facts(Facts.from_dict(raw))
+    assert target.memory_gib == round(81559 / 1024, 1) and target.gpu_count == 2
+    assert "judged at the smallest" in target.gpu_note
+
+
+def test_a_model_without_its_sizes_leaves_the_memory_rules_unknown():
+    _, data = check_json(["--gpu", "H100", "--model", str(FIXTURES / "models" / "synthetic-head-dim-160")])
+    assert finding(data, "memory-weights-fit")["status"] == "unknown"
+    assert finding(data, "memory-kv-context")["status"] == "unknown"
+    assert data["memory"] is None and data["verdict"] != "pass"
+
+
+def test_nextn_speculative_decoding_loads_the_mtp_layer_too():
+    argv = ["--gpu", "8xH200", "--model", "deepseek-v3", "--tp-size", "8"]
+    plain = check_json(argv)[1]["memory"]
+    nextn = check_json([*argv, "--speculative-algorithm", "NEXTN"])[1]["memory"]
+    # DeepSeek V3's MTP layer: 11.6B parameters of FP8 (a byte each plus block scales) over TP 8
+    mtp_gib = nextn["weights_gib_per_gpu"] - plain["weights_gib_per_gpu"]
+    assert mtp_gib == pytest.approx(11.6e9 / 8 / GIB, rel=0.02)
+    assert nextn["weight_format"].endswith("+ 1 MTP layer(s)")
+
+
+def test_the_html_report_shows_the_memory_per_gpu(tmp_path):
+    page = tmp_path / "h200.html"
+    facts = str(FIXTURES / "probe-h200.json")
+    assert run_cli(["report", "-o", str(page), "--facts", facts, "--model", "llama-3.1-8b"]).code == 0
+    _, data = check_json(["--facts", facts, "--model", "llama-3.1-8b"])
+    html = page.read_text()
+    assert "Memory per GPU" in html and f"{data['memory']['weights_gib_per_gpu']:.1f} of " in html
+    assert "kv capacity: bf16 " in html
+
+
+def test_an_fp4_run_of_the_deepseek_preset_fits_four_b200s():
+    """sglang#9704's launch line: nvidia/DeepSeek-R1-0528-FP4 on 4 x B200 started; the preset is the FP8 release."""
+    command = (
+        "python3 -m sglang.launch_server --model nvidia/DeepSeek-R1-0528-FP4 --quantization modelopt_fp4 --tp-size 4"
+    )
+    fp8 = check_json(["--gpu", "B200", "--model", "deepseek-r1", "--tp-size", "4"])[1]
+    fp4 = check_json(["--gpu", "B200", "--model", "deepseek-r1", "--", command])[1]
+    assert finding(fp8, "memory-weights-fit")["status"] == "fail"
+    assert finding(fp4, "memory-weights-fit")["status"] == "pass"
+    assert fp4["memory"]["weight_format"] == "nvfp4 (modelopt_fp4)"
