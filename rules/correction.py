@@ -35,7 +35,7 @@ _STATES_PER_ROUND = 48  # bounds the search; the first round alone is every back
 class Correction:
     """What `check` prints as the corrected command; `command` is None when no change within MAX_CHANGES settles."""
 
-    changes: tuple[str, ...]  # the moves applied, e.g. ("--attention-backend flashinfer", "--page-size 128")
+    changes: tuple[str, ...]  # one per flag changed, e.g. ("--attention-backend flashinfer", "--page-size 128")
     command: Optional[str]  # shell-quoted, ready to copy: the pasted command rewritten, or the flags
     verdict: Optional[Status]  # of the corrected config, re-checked
     pasted: bool  # `command` is the user's pasted command rewritten (else the flags alone)
@@ -165,7 +165,8 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
         command = shlex.join(rewrite(config.command, config.engine, [t for _, t in best.changed]))
     else:
         command = " ".join(shlex.join(tokens) for _, tokens in best.changed)
-    return Correction(best.moves, command, verdict_of(best.findings), pasted)
+    changes = tuple(shlex.join(tokens) for _, tokens in best.changed)  # one per flag changed
+    return Correction(changes, command, verdict_of(best.findings), pasted)
 
 
 def _rewritten(state: _State, judge: Judge) -> bool:
