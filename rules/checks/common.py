@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Mapping, NamedTuple, Optional
 
 from packaging.version import Version
@@ -60,6 +59,8 @@ def choice_check(
         allowed = choices_kb.accepted(release, flag)
         if value is None or allowed is None or value in allowed:
             continue
+        import difflib  # only for a refused value: its nearest choices
+
         by_lower = {choice.lower(): choice for choice in sorted(allowed) if usable(choice)}
         spelled = difflib.get_close_matches(value.lower(), by_lower, n=len(by_lower), cutoff=0)
         nearest = sorted((by_lower[n] for n in spelled), key=lambda choice: family(choice) != family(value))
