@@ -64,7 +64,9 @@ def test_restricted_rows_and_columns_table_and_markdown():
     )
     assert result.exit_code == 0
     rows = {
-        line.split()[0]: line.split()[1:] for line in result.output.splitlines() if line.startswith(("H100", "A100"))
+        line.split()[0]: line.split()[1:]
+        for line in result.output.split("Memory per GPU")[0].splitlines()
+        if line.startswith(("H100", "A100"))
     }
     assert rows == {"H100": ["pass", "FAIL"], "A100": ["FAIL", "FAIL"]}
     md = matrix("--model", "llama-3.1-8b", "--gpu", "B200", "--backend", "fa4", "--format", "markdown").output
@@ -85,3 +87,19 @@ def test_matrix_input_errors(argv, needle, capsys):
         main(["matrix", *argv])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_matrix_shows_memory_per_gpu_profile():
+    """Llama 3.1 70B in 16 bits: 70.55 B parameters x 2 bytes = 131.4 GiB at TP 1 (issue 13: the matrix shows
+    the memory figures too). It fits no 80 GB GPU, and fits a B200 (180 GB) with room for KV cache."""
+    from cli_run import run_cli
+
+    run = run_cli(["matrix", "--model", "llama-3.1-70b", "--kv-cache-dtype", "auto", "--format", "json"])
+    memory = json.loads(run.out)["memory"]
+    assert abs(memory["H100"]["weights_gib_per_gpu"] - 70.55e9 * 2 / 2**30) < 0.5
+    assert memory["H100"]["kv_capacity"] == [] or all(k["tokens"] == 0 for k in memory["H100"]["kv_capacity"])
+    assert any(k["tokens"] > 0 for k in memory["B200"]["kv_capacity"])
+    table = run_cli(["matrix", "--model", "llama-3.1-70b", "--kv-cache-dtype", "auto"]).out
+    assert "Memory per GPU" in table
+    h100 = next(line for line in table.splitlines() if line.startswith("H100 ") and "GiB" in line)
+    assert "weights do not fit" in h100

@@ -5,6 +5,7 @@ Input: a rules.grid.Grid over GPU-profile targets (the `matrix` command)."""
 from __future__ import annotations
 
 from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
+from rules.checks.memory import memory_figures
 
 MATRIX_SCHEMA_VERSION = 1
 _MARK = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
@@ -24,6 +25,24 @@ def _cells(grid) -> dict:
     }
 
 
+def _memory(grid) -> dict:
+    """GPU -> the memory figures of the config on that profile (rules.checks.memory.memory_figures), or None
+    when they cannot be computed (no model shape, no memory size)."""
+    return {target.gpu_name: memory_figures(grid.config, target) for target in grid.targets}
+
+
+def _memory_rows(grid) -> list[list[str]]:
+    rows = []
+    for gpu, figures in _memory(grid).items():
+        if figures is None:
+            rows.append([gpu, "unknown", "", ""])
+            continue
+        weights = f"{figures.weights_gib:.1f} of {figures.budget_gib:.1f} GiB"
+        kv = figures.capacity_line() if figures.fits else "weights do not fit"
+        rows.append([gpu, weights, f"{figures.fraction:.3f}", kv])
+    return rows
+
+
 def matrix_to_dict(grid) -> dict:
     model = grid.config.model
     return {
@@ -34,6 +53,7 @@ def matrix_to_dict(grid) -> dict:
         "gpus": _gpus(grid),
         "backends": list(grid.backends),
         "kv_cache_dtypes": list(grid.kv_dtypes),
+        "memory": {gpu: figures.to_dict() if figures else None for gpu, figures in _memory(grid).items()},
         "cells": [
             {
                 "kv_cache_dtype": kv,
@@ -65,6 +85,10 @@ def render_matrix(grid, fmt: str, screen: Screen = PLAIN) -> str:
         ]
         out.append(heading(f"--kv-cache-dtype {kv}", fmt, level=2))
         out.append(table(["gpu"] + list(grid.backends), rows, fmt, width=screen.width, split=True))
+    out.append(heading("Memory per GPU (weights of the budget, the memory fraction, KV capacity)", fmt, level=2))
+    out.append(
+        table(["gpu", "weights", "fraction", "kv capacity"], _memory_rows(grid), fmt, width=screen.width, detail=3)
+    )
     out.append(
         wrap_lines(
             "cells: pass | warn (runs, with a silent rewrite or something unverified) | FAIL; "
