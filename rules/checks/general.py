@@ -208,7 +208,7 @@ BACKEND_FLAGS = (
     id="general-backend-removed",
     title="Each attention backend named is a choice of the engine's release",
     engine="sglang",
-    versions="sglang>=0.5.1",
+    versions="",  # every release: one older than the tables is judged with the oldest (it says so)
     verified=(
         "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
         "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
