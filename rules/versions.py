@@ -27,6 +27,17 @@ _COMPARE = {
 }
 
 
+_PARSED: dict[str, Version] = {}  # a release string -> its Version: a check reads the same few hundreds of times
+
+
+def parse_version(text: str) -> Version:
+    """`Version(text)`, parsed once per string (InvalidVersion as Version raises it)."""
+    parsed = _PARSED.get(text)
+    if parsed is None:
+        parsed = _PARSED[text] = Version(text)
+    return parsed
+
+
 class InvalidRange(ValueError):
     """A range that is not 'name<op><version>[,<op><version>...]'."""
 
@@ -47,7 +58,7 @@ class VersionRange:
             if clause is None:
                 raise InvalidRange(f"{text!r}: {part.strip()!r} is not '<op><version>' (ops: {', '.join(_COMPARE)})")
             try:
-                clauses.append((clause.group(1), Version(clause.group(2))))
+                clauses.append((clause.group(1), parse_version(clause.group(2))))
             except InvalidVersion:
                 raise InvalidRange(f"{text!r}: {clause.group(2)!r} is not a version") from None
         return cls(match.group(1).lower(), tuple(clauses))
@@ -55,7 +66,7 @@ class VersionRange:
     def contains(self, version: str | Version) -> bool:
         """Whether `version` is inside; False for a version that cannot be read."""
         try:
-            value = version if isinstance(version, Version) else Version(version)
+            value = version if isinstance(version, Version) else parse_version(version)
         except InvalidVersion:
             return False
         return all(_COMPARE[op](value, bound) for op, bound in self.clauses)

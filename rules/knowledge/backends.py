@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Union
 from packaging.version import InvalidVersion, Version
 
 from rules.knowledge import NEWEST_KNOWN
-from rules.versions import VersionRange
+from rules.versions import VersionRange, parse_version
 
 if TYPE_CHECKING:
     from rules.target import Target
@@ -695,7 +695,7 @@ def declaration(name: str, release: Union[Version, str, None] = None) -> Backend
     declaration with the facts of every era containing the release applied, in declared order."""
     base = SGLANG_BACKENDS[name]
     try:
-        version = Version(str(release or NEWEST_KNOWN["sglang"]))  # parsed once for every era
+        version = parse_version(str(release or NEWEST_KNOWN["sglang"]))  # parsed once for every era
     except InvalidVersion:  # an unreadable release is inside no era (general-engine-version says so)
         return base
     facts: dict[str, Any] = {}

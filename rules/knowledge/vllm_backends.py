@@ -31,10 +31,9 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
-from packaging.version import Version
-
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge.backends import BackendInfo
+from rules.versions import parse_version
 
 VLLM_VERSION = NEWEST_KNOWN["vllm"]  # the release every fact below was read from
 REPO = f"vllm-project/vllm@v{VLLM_VERSION}"
@@ -608,7 +607,7 @@ REMOVED = frozenset().union(*ENUM_BY_RELEASE.values()) - VALID_NAMES
 
 def _v(text: str) -> tuple[int, ...]:
     """A release's numbers: '0.11.1rc7' -> (0, 11, 1) (a pre-release judged as its release)."""
-    return Version(text).release
+    return parse_version(text).release
 
 
 # The releases read, oldest first, with their numbers: parsed once (every name's history reads them).
