@@ -94,25 +94,27 @@ def case_id(case) -> str:
     return hashlib.sha1(json.dumps([case["cc"], case["argv"]]).encode()).hexdigest()[:16]
 
 
-def ask_oracle(cases, args) -> dict[str, dict]:
+def ask_oracle(cases, args, key=case_id, environ=None) -> dict[str, dict]:
+    """The oracle's answer to each case by `key(case)`, asked in one batch for the cases not in --cache (answers
+    appended to it); the oracle runs with `environ` (default: this one) and no PYTHONPATH. The vLLM harness
+    (bench/vllm_oracle_diff.py) asks through this too."""
     cache = {}
     if os.path.exists(args.cache):
         with open(args.cache) as handle:
             for line in handle:
                 answer = json.loads(line)
                 cache[answer["id"]] = answer
-    missing = [c for c in cases if case_id(c) not in cache]
+    missing = [c for c in cases if key(c) not in cache]
     if missing:
         batch = "".join(
-            json.dumps({"id": case_id(c), "cc": c["cc"], "gpu_name": c["gpu"], "argv": c["argv"]}) + "\n"
-            for c in missing
+            json.dumps({"id": key(c), "cc": c["cc"], "gpu_name": c["gpu"], "argv": c["argv"]}) + "\n" for c in missing
         )
         done = subprocess.run(
             [args.oracle_python, args.oracle_script, "--batch", "-", "--jobs", str(args.jobs)],
             input=batch,
             capture_output=True,
             text=True,
-            env={**os.environ, "PYTHONPATH": ""},
+            env={**(os.environ if environ is None else environ), "PYTHONPATH": ""},
         )
         sys.stderr.write(done.stderr.strip().splitlines()[-1] + "\n" if done.stderr.strip() else "")
         with open(args.cache, "a") as handle:

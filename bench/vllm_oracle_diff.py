@@ -11,7 +11,8 @@ says accepted / rejected and which backend each layer got. Each random config is
 
 Accept-reject agreement: the oracle accepts ⇔ our verdict is not fail. The oracle cannot see what happens
 after the metadata builders (weight loading, KV memory planning, the first forward), so a fail of ours from
-a rule of stage runtime is also reported apart (`we_reject_only_at_runtime`). For configs both sides accept:
+rules of stage load or runtime only (ORACLE_BLIND_STAGES) is also reported apart
+(`we_reject_only_at_load_or_runtime`). For configs both sides accept:
 the backend vLLM built the attention layers with against ours (the named one, else vLLM's priority list as
 rules/knowledge/vllm_backends.select runs it), and for FLASH_ATTN the FlashAttention version.
 
@@ -31,7 +32,6 @@ import hashlib
 import json
 import os
 import random
-import subprocess
 import sys
 from collections import Counter
 
@@ -119,38 +119,20 @@ def draw_cases(count: int, seed: int, dirs: dict[str, str]) -> list[dict]:
     return cases
 
 
+# What the oracle never reaches: weight loading and KV memory planning (the memory rules), the first forward.
+ORACLE_BLIND_STAGES = frozenset({"load", "runtime"})
+
+
 def case_id(case) -> str:
     return hashlib.sha1(json.dumps([case["cc"], case["gpu"], case["argv"]]).encode()).hexdigest()[:16]
 
 
-def ask_oracle(cases, args) -> dict[str, dict]:
-    cache = {}
-    if os.path.exists(args.cache):
-        with open(args.cache) as handle:
-            for line in handle:
-                answer = json.loads(line)
-                cache[answer["id"]] = answer
-    missing = [c for c in cases if case_id(c) not in cache]
-    if missing:
-        batch = "".join(
-            json.dumps({"id": case_id(c), "cc": c["cc"], "gpu_name": c["gpu"], "argv": c["argv"]}) + "\n"
-            for c in missing
-        )
-        clean_env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
-        done = subprocess.run(
-            [args.oracle_python, args.oracle_script, "--batch", "-", "--jobs", str(args.jobs)],
-            input=batch,
-            capture_output=True,
-            text=True,
-            env={**clean_env, "PYTHONPATH": ""},
-        )
-        sys.stderr.write(done.stderr.strip().splitlines()[-1] + "\n" if done.stderr.strip() else "")
-        with open(args.cache, "a") as handle:
-            for line in done.stdout.splitlines():
-                answer = json.loads(line)
-                cache[answer["id"]] = answer
-                handle.write(line + "\n")
-    return cache
+def ask_vllm_oracle(cases, args) -> dict[str, dict]:
+    """oracle_diff.ask_oracle, keyed by GPU too, with no VLLM_* variable of this shell reaching vLLM."""
+    from oracle_diff import ask_oracle
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
+    return ask_oracle(cases, args, key=case_id, environ=clean)
 
 
 def ours(case) -> dict:
@@ -173,7 +155,7 @@ def ours(case) -> dict:
             fa_version = _flash_attn_resolution(q).version
     return {
         "reject": bool(failed),
-        "reject_visible": any(f.rule.stage != "runtime" for f in failed),
+        "reject_visible": any(f.rule.stage not in ORACLE_BLIND_STAGES for f in failed),
         "failed": [f"{f.rule_id}[{f.rule.stage or '-'}]" for f in failed],
         "messages": [f.message[:200] for f in failed],
         "backend": backend,
@@ -211,7 +193,7 @@ def main() -> None:
     import rules
 
     cases = draw_cases(args.sample, args.seed, model_dirs(args.models_dir))
-    answers = ask_oracle(cases, args)
+    answers = ask_vllm_oracle(cases, args)
 
     tally, backend_tally, fa_tally = Counter(), Counter(), Counter()
     disagreements, harness_errors = [], []
@@ -228,7 +210,7 @@ def main() -> None:
         key = ("reject" if theirs else "accept") + "/" + ("reject" if mine["reject"] else "accept")
         tally[key] += 1
         if not theirs and mine["reject"] and not mine["reject_visible"]:
-            tally["we_reject_only_at_runtime"] += 1
+            tally["we_reject_only_at_load_or_runtime"] += 1
         if theirs != mine["reject"]:
             disagreements.append(
                 {
@@ -279,7 +261,7 @@ def main() -> None:
         "oracle_accept_we_accept": tally["accept/accept"],
         "oracle_reject_we_accept": tally["reject/accept"],
         "oracle_accept_we_reject": tally["accept/reject"],
-        "we_reject_only_at_runtime": tally["we_reject_only_at_runtime"],
+        "we_reject_only_at_load_or_runtime": tally["we_reject_only_at_load_or_runtime"],
         "resolved_backend": dict(backend_tally),
         "resolved_flash_attn_version": dict(fa_tally),
     }
