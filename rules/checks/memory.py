@@ -314,6 +314,16 @@ WEIGHTS_TITLE = "The weights fit in GPU memory x the engine's memory fraction"
 WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory"
 
 
+def _figures_or_unknown(cfg, target, estimate: str):
+    """(the memory figures, None), or (None, the unknown outcome saying which fact is missing)."""
+    if target.memory_gib is None:
+        return None, unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
+    figures = memory_figures(cfg, target)
+    if figures is None:
+        return None, unknown(f"{cfg.model.name}: config.json lacks the sizes the {estimate} estimate needs")
+    return figures, None
+
+
 @rule(
     id="memory-weights-fit",
     title=WEIGHTS_TITLE,
@@ -342,11 +352,9 @@ WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with 
     fix_title=WEIGHTS_FIX,
 )
 def memory_weights_fit(cfg, target):
-    if target.memory_gib is None:
-        return unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
-    figures = memory_figures(cfg, target)
-    if figures is None:
-        return unknown(f"{cfg.model.name}: config.json lacks the sizes the weight estimate needs")
+    figures, missing = _figures_or_unknown(cfg, target, "weight")
+    if missing:
+        return missing
     found = _describe(figures)
     if figures.fits and figures.configured.tokens > 0:
         return passed(found, "the weights below the budget, with room for KV cache")
@@ -408,11 +416,9 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     fix_title=KV_FIX,
 )
 def memory_kv_context(cfg, target):
-    if target.memory_gib is None:
-        return unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
-    figures = memory_figures(cfg, target)
-    if figures is None:
-        return unknown(f"{cfg.model.name}: config.json lacks the sizes the KV estimate needs")
+    figures, missing = _figures_or_unknown(cfg, target, "KV")
+    if missing:
+        return missing
     if not figures.fits or figures.configured.tokens <= 0:
         return skipped("the weights leave no KV cache (memory-weights-fit)")
     capacity = f"kv capacity: {figures.capacity_line()}"
