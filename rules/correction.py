@@ -106,7 +106,8 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
         changed = dict(state.changed)
         for dest, flag_tokens in tokens:
             changed.pop(dest, None)
-            changed[dest] = flag_tokens
+            if apply_flags(config, shlex.join(flag_tokens)) != config:  # a flag at the value given is no change
+                changed[dest] = flag_tokens
         return _State(
             state.moves + (move,),
             tuple(changed.items()),
