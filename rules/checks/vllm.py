@@ -121,7 +121,7 @@ def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optio
     """The backend named on the command line, or the outcome for a rule that cannot judge it."""
     if cfg.attention_backend is None:
         return None, skipped("no backend named: vLLM selects one (rule vllm-auto-select)")
-    backend = kb.backend_at(cfg.attention_backend, _release(target))
+    backend = kb.backend_at(kb.enum_name(cfg.attention_backend, _release(target)), _release(target))
     if backend is None:
         return None, skipped(f"{cfg.attention_backend} is not a usable backend (rule vllm-backend-name)")
     if backend.platform != "cuda":
@@ -142,7 +142,7 @@ def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict
 
 def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     """The backend vLLM would pick for the same config, as the flag that selects it (or dropping the flag)."""
-    chosen = kb.select(q).chosen
+    chosen = kb.select(q, _release(target)).chosen
     if chosen is None or chosen == failing:
         return []
     return [_use_backend(chosen, target)]
@@ -205,6 +205,7 @@ def vllm_backend_name(cfg, target):
     if name is None:
         return skipped("no backend named")
     release = _release(target)
+    name = kb.enum_name(name, release)
     fix = ["drop --attention-backend (vLLM selects a backend)"]
     if name in kb.UNREGISTERED:
         return failed(
@@ -323,8 +324,12 @@ def vllm_env_backend(cfg, target):
     id="vllm-compute-capability",
     title="The vLLM attention backend supports this GPU's compute capability",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:209 in 0.11.1 "
+        "and 0.11.2, :235 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
+        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
+        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
         "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
         "the earlier reading and the condition was not re-read release by release"
@@ -371,8 +376,11 @@ def vllm_compute_capability(cfg, target):
     id="vllm-flashmla-dense-hopper",
     title="Dense FlashMLA runs on Hopper only",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: FlashMLABackend.supports_combination returns is_flashmla_dense_supported()'s "
+        "reason (mla/flashmla.py:69-83 in 0.12.0, :66-80 in 0.11.2; attention/ops/flashmla.py:59 in 0.11.1, "
+        "0.11.2 and 0.12.0), the validator of 0.11.1rc7 on (vllm#28589). "
         "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/ops/flashmla.py; bench/release_walk.py prevents). The range's start was set from the "
         "earlier reading and the condition was not re-read release by release"
@@ -479,7 +487,7 @@ def vllm_flash_attn_fallback(cfg, target):
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
     q = query(cfg, target)
-    if cfg.attention_backend is None and kb.select(q).chosen != "FLASH_ATTN":
+    if cfg.attention_backend is None and kb.select(q, _release(target)).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
@@ -530,7 +538,7 @@ def vllm_fa4_library(cfg, target):
     if target.cc is None:
         return skipped("no CUDA GPU (rule install-no-cuda-gpu)")
     q = query(cfg, target)
-    if cfg.attention_backend is None and kb.select(q).chosen != "FLASH_ATTN":
+    if cfg.attention_backend is None and kb.select(q, _release(target)).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
     version = _flash_attn_resolution(q).version
     if version != 4:
@@ -562,8 +570,12 @@ def vllm_fa4_library(cfg, target):
     id="vllm-head-size",
     title="The vLLM attention backend supports the model's head size",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:189 in 0.11.1 "
+        "and 0.11.2, :215 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
+        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
+        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
         "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
         "the earlier reading and the condition was not re-read release by release"
@@ -597,8 +609,12 @@ def vllm_head_size(cfg, target):
     id="vllm-dtype",
     title="The vLLM attention backend supports the model dtype",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:191 in 0.11.1 "
+        "and 0.11.2, :217 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
+        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
+        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
         "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
         "the earlier reading and the condition was not re-read release by release"
@@ -713,8 +729,12 @@ def vllm_fp16_model(cfg, target):
     id="vllm-kv-cache-dtype",
     title="The vLLM attention backend supports the KV-cache dtype",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:193 in 0.11.1 "
+        "and 0.11.2, :219 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
+        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
+        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
         "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
         "the earlier reading and the condition was not re-read release by release"
@@ -871,8 +891,12 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     id="vllm-sinks",
     title="The vLLM attention backend supports attention sinks",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:202 in 0.11.1 "
+        "and 0.11.2, :228 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
+        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
+        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
         "vllm 0.15.0-0.33.0 (bench/release_walk.py grep): FlashInferBackend.supports_sink is "
         "supports_trtllm_attention(), SM100 family only (0.16.0 flashinfer.py:360-373, utils/flashinfer.py:277-289; "
         "0.20.0 flashinfer.py:411-424; 0.26.0 :481-484 is_device_capability_family(100)); 0.30.0 adds SM90 and "
@@ -914,8 +938,12 @@ def vllm_sinks(cfg, target):
     id="vllm-mla-model-backend",
     title="An MLA model needs an MLA backend",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:198 in 0.11.1 "
+        "and 0.11.2, :224 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
+        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
+        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
         "vllm>=0.15.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 except "
         "['0.11.0'] (0.10.2: vllm/v1/attention/backends/mla/cutlass_mla.py; bench/release_walk.py prevents). "
         "The range's start was set from the earlier reading and the condition was not re-read release by "
@@ -949,8 +977,12 @@ def vllm_mla_model_backend(cfg, target):
     id="vllm-non-mla-model-backend",
     title="An MLA backend needs an MLA model",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:200 in 0.11.1 "
+        "and 0.11.2, :226 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
+        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
+        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
         "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
         "the earlier reading and the condition was not re-read release by release"
@@ -982,8 +1014,12 @@ def vllm_non_mla_model_backend(cfg, target):
     id="vllm-sparse-mla-backend",
     title="A sparse-attention MLA model needs a sparse MLA backend, and a dense one a dense backend",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
+        "vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:205-207 in "
+        "0.11.1 and 0.11.2, :231-233 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), "
+        "read with the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 "
+        "validate no named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
         "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
         "the earlier reading and the condition was not re-read release by release"
@@ -1165,8 +1201,8 @@ def vllm_tokenspeed_mla_dims(cfg, target):
 
 def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
     """TRITON_ATTN / TRITON_MLA's constructor: an FP8 KV cache needs SM89 (Triton's fp8e4nv), bfloat16 SM80."""
-    if cfg.attention_backend is None and target.cc is not None and cfg.model is not None:
-        if kb.select(query(cfg, target)).chosen != backend:
+    if cfg.attention_backend is None and target.cc is not None:
+        if kb.select(query(cfg, target), _release(target)).chosen != backend:
             return skipped(f"vLLM does not select {backend} for this config")
     elif cfg.attention_backend != backend:
         return skipped(f"applies to {backend}")
@@ -1218,8 +1254,13 @@ def vllm_triton_mla_fp8_kv_arch(cfg, target):
     id="vllm-triton-fp8-kv-arch",
     title="TRITON_ATTN reads an FP8 KV cache only on SM89 and newer",
     engine="vllm",
-    versions="vllm>=0.16.0",
+    versions="vllm>=0.11.0",
     verified=(
+        "vllm 0.11.0-0.15.x: no check, and the Triton kernel reads the cache as fp8e4nv "
+        "(attention/ops/triton_unified_attention.py:17, float8_info = torch.finfo(current_platform.fp8_dtype()), "
+        "in 0.11.0 and 0.12.0), which fails below SM89 at the first forward (vllm#26431 on 0.11.0, RTX 3090: "
+        "'type fp8e4nv not supported in this architecture'); 0.11.0 picks TRITON_ATTN by itself for an FP8 KV "
+        "cache off SM 9.0 (platforms/cuda.py:358-362). 0.10.x sent FP8 KV below SM 9.0 to FLASH_ATTN or V0. "
         "vllm 0.24.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonAttentionImpl.__init__ raises "
         "(triton_attn.py:480 in 0.24.0, :530 in 0.26.0, :523 in 0.33.0). vllm 0.16.0-0.23.x accept fp8 for "
         "TRITON_ATTN on every GPU and the Triton kernel fails to compile fp8e4nv below SM89 at the first forward "
@@ -1279,7 +1320,7 @@ def vllm_auto_select(cfg, target):
     q = query(cfg, target)
     if q.head_size is None:
         return unknown("the model's head size could not be read from its config")
-    selection = kb.select(q)
+    selection = kb.select(q, _release(target))
     tried = "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
     if selection.chosen is None:
         if selection.unmodelled:
@@ -1398,7 +1439,7 @@ wheels read). Found by bench/vllm_oracle_diff.py (gemma-2-9b, FLEX_ATTENTION).""
 )
 def vllm_flex_softcap(cfg, target):
     if cfg.attention_backend is None and target.cc is not None:
-        if kb.select(query(cfg, target)).chosen != "FLEX_ATTENTION":
+        if kb.select(query(cfg, target), _release(target)).chosen != "FLEX_ATTENTION":
             return skipped("vLLM does not select FLEX_ATTENTION for this config")
     elif cfg.attention_backend != "FLEX_ATTENTION":
         return skipped("applies to FLEX_ATTENTION")
@@ -1408,4 +1449,102 @@ def vllm_flex_softcap(cfg, target):
         f"FLEX_ATTENTION with the model's logit soft cap ({cfg.model.softcap})",
         "no logit soft cap, or another backend",
         [_use_backend("TRITON_ATTN", target)],
+    )
+
+
+# --- releases before 0.13.0 ------------------------------------------------------------------------------------
+
+
+@rule(
+    id="vllm-cutlass-mla-forced",
+    title="vLLM 0.11-0.12 forces CUTLASS_MLA for an MLA model on SM 10.0",
+    engine="vllm",
+    versions="vllm>=0.11.1rc7,<0.13.0",
+    verified=(
+        "vllm 0.11.1rc7-0.12.x: CudaPlatformBase.check_and_update_config sets VLLM_ATTENTION_BACKEND="
+        "'CUTLASS_MLA' for an MLA model on SM 10.0 when no backend is named (platforms/cuda.py:184-190 in "
+        "0.12.0, :186-192 in 0.11.1 and 0.11.2), and get_attn_backend_cls then validates it as a named "
+        "backend (:342-362 in 0.12.0); 0.13.0 skips it for sparse models (:186, 'unless sparse, i.e. "
+        "DSv3.2'). 0.10.2-0.11.0 force it too (:154-159, :145-150) but validate nothing: not judged there"
+    ),
+    stage="startup",
+    prevents="Selected backend AttentionBackendEnum.CUTLASS_MLA is not valid for this configuration. Reason: "
+    "['kv_cache_dtype not supported', 'sparse not supported']",
+    source="vllm-project/vllm@v0.12.0: vllm/platforms/cuda.py, CudaPlatformBase.check_and_update_config (:182-190) "
+    "and get_attn_backend_cls (:342-362); fixed for sparse models by vllm PR #30195",
+    references=("https://github.com/vllm-project/vllm/pull/30195",),
+    docs="""Checks, on vLLM 0.11.1-0.12.x with no backend named, that CUTLASS_MLA can serve an MLA model on an SM
+10.0 GPU (B200, GB200), since vLLM picks it without looking further.
+
+check_and_update_config sets VLLM_ATTENTION_BACKEND=CUTLASS_MLA for every MLA model on SM 10.0 and forces
+the block size to 128; the selector then validates it as if the user had named it. CUTLASS_MLA is dense:
+DeepSeek-V3.2's sparse attention fails with "Selected backend AttentionBackendEnum.CUTLASS_MLA is not valid
+for this configuration. Reason: [... 'sparse not supported']" instead of falling back to FLASHMLA_SPARSE
+(vllm PR #30195, in 0.13.0).""",
+    fix_title="Name the backend vLLM's priority list would pick (VLLM_ATTENTION_BACKEND=FLASHMLA_SPARSE for "
+    "DeepSeek-V3.2), or upgrade to vLLM 0.13",
+)
+def vllm_cutlass_mla_forced(cfg, target):
+    if cfg.attention_backend is not None:
+        return skipped("a backend is named")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    if not _uses_mla(cfg):
+        return skipped("vLLM does not run this model with MLA")
+    if target.cc != (10, 0):
+        return skipped(f"vLLM forces CUTLASS_MLA on SM 10.0 only, not on {gpu(target)}")
+    release = _release(target)
+    q = replace(query(cfg, target), block_size=None)  # validated without the block size (cuda.py:349 in 0.12.0)
+    backend = kb.backend_at("CUTLASS_MLA", release)
+    assert backend is not None, "CUTLASS_MLA is in every release of this range"
+    reasons = kb.validate(backend, q, kb.release_for(release))
+    required = "an MLA model CUTLASS_MLA serves, or a backend named"
+    if not reasons:
+        return passed(f"CUTLASS_MLA (forced on {gpu(target)})", required)
+    return failed(
+        f"CUTLASS_MLA, which vllm {release} forces for MLA on {gpu(target)}: {', '.join(reasons)}",
+        required,
+        _instead(q, target, "CUTLASS_MLA"),
+        reason=f"Selected backend AttentionBackendEnum.CUTLASS_MLA is not valid for this configuration. Reason: "
+        f"{reasons}",
+    )
+
+
+@rule(
+    id="vllm-flex-sliding-window",
+    title="FLEX_ATTENTION in vLLM 0.10 cannot serve a sliding-window model",
+    engine="vllm",
+    versions="vllm>=0.10.0,<0.11.0",
+    verified=(
+        "vllm 0.10.0-0.10.x: FlexAttentionImpl.__init__ raises 'FlexAttention does not support sliding window "
+        "yet.' (flex_attention.py:361 in 0.10.0, :392 in 0.10.1.1, :646 in 0.10.2); grep finds it in no "
+        "flex_attention.py of the 0.11.0-0.33.0 wheels"
+    ),
+    needs_model=True,
+    stage="init",
+    prevents="FlexAttention does not support sliding window yet.",
+    source="vllm-project/vllm@v0.10.2: vllm/v1/attention/backends/flex_attention.py, FlexAttentionImpl.__init__ "
+    "(:644-646); " + kb.LEGACY_SELECT_SOURCE,
+    references=("https://github.com/vllm-project/vllm/issues/24358",),
+    docs="""Checks that a model with sliding-window layers (gpt-oss, Mistral, Gemma 2/3) is not served by
+FLEX_ATTENTION on vLLM 0.10, named or picked by vLLM's default.
+
+vLLM 0.10.x picks FlexAttention for every model on GPUs below SM80 (V100, T4, RTX 20xx), and on newer GPUs
+where FLASH_ATTN does not take the head size or dtype; FlexAttentionImpl raises NotImplementedError for a
+sliding window when the layer is built, before the weights load (vllm#24358: gpt-oss-20b on an RTX 2080).
+vLLM 0.11.0 implements sliding windows in FlexAttention.""",
+    fix_title="Upgrade to vLLM 0.11, or name TRITON_ATTN_VLLM_V1",
+)
+def vllm_flex_sliding_window(cfg, target):
+    if cfg.attention_backend is None and target.cc is not None:
+        if kb.select(query(cfg, target), _release(target)).chosen != "FLEX_ATTENTION":
+            return skipped("vLLM does not select FLEX_ATTENTION for this config")
+    elif cfg.attention_backend != "FLEX_ATTENTION":
+        return skipped("applies to FLEX_ATTENTION")
+    if "sliding_window" not in cfg.features:
+        return passed("FLEX_ATTENTION, no sliding window", "no sliding-window layers")
+    return failed(
+        f"FLEX_ATTENTION with the model's sliding-window layers on vllm {_release(target)}",
+        "no sliding window, or another backend",
+        [f"{kb.ENV_BACKEND}=TRITON_ATTN_VLLM_V1"],
     )

@@ -6,9 +6,9 @@ capabilities on each backend class (`supported_dtypes`, `supports_head_size`, `s
 platform raises `Selected backend ... is not valid for this configuration. Reason: [...]` for an explicit
 choice, or tries its priority list. This module holds those declarations as data, once each:
 
-- RELEASES: one declaration per range of vLLM releases (only 0.33.0 is populated; CHANGES gives the older
-  values read in the 0.15-0.30 wheels): the backends (VllmBackend, each fact's source: `source_of`) and
-  the reasons;
+- RELEASES: one declaration per range of vLLM releases (0.11.1-0.12.x, and 0.13.0 on as 0.33.0 declares it;
+  CHANGES gives the older values read in the 0.11.1-0.30 wheels): the backends (VllmBackend, each fact's
+  source: `source_of`) and the reasons;
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
@@ -63,6 +63,9 @@ R_NON_SPARSE = "non-sparse not supported"
 R_CC = "compute capability not supported"
 R_SLIDING_WINDOW = "sliding window not supported"
 VALIDATE_SOURCE = src(BACKEND_PY, "AttentionBackend.validate_configuration")
+# The first release whose get_attn_backend_cls validates backends (validate_configuration, vllm PR #24794):
+# 0.11.1's pre-release rc7 already does (vllm#28589 quotes its "sink setting not supported"); 0.11.0 does not.
+VALIDATE_SINCE = "0.11.1rc7"
 
 NONE_VALID = "No valid attention backend found for cuda with {config}. Reasons: {reasons}."
 SELECT_SOURCE = src(CUDA_PY, "CudaPlatformBase.get_attn_backend_cls")
@@ -630,6 +633,22 @@ def name_in_release(name: str, version: Optional[str]) -> Optional[bool]:
     return None
 
 
+V1_SUFFIX = "_VLLM_V1"
+V1_SUFFIX_SOURCE = (
+    "vllm-project/vllm: vllm/attention/selector.py, the env var's '_VLLM_V1' suffix removed before the enum lookup "
+    "(:192-199 in 0.11.0, :128-136 in 0.11.1 and 0.11.2, :138-146 in 0.12.0; gone in 0.13.0)"
+)
+
+
+def enum_name(name: str, version: Optional[str]) -> str:
+    """The enum member vLLM looks `name` up as: in 0.11.0-0.12.x the selector drops a '_VLLM_V1' suffix (with a
+    warning), so FLASH_ATTN_VLLM_V1 names FLASH_ATTN; in 0.10.x such names are members of their own, and from
+    0.13.0 the name is looked up as given."""
+    if name.endswith(V1_SUFFIX) and version is not None and (0, 11, 0) <= _v(version)[:3] < (0, 13, 0):
+        return name.removesuffix(V1_SUFFIX)
+    return name
+
+
 def name_history(name: str) -> str:
     """'in vllm 0.10.2-0.20.2, gone in 0.21.0' from the releases read."""
     present = [r for _, r in _READ if name in ENUM_BY_RELEASE[r]]
@@ -643,7 +662,8 @@ def name_history(name: str) -> str:
 @dataclass(frozen=True)
 class Change:
     """An older value of one declared capability: it held for releases in [since, until). Read from the same
-    backend classes in the vllm 0.15.0, 0.20.0, 0.26.0 and 0.30.0 wheels."""
+    backend classes in the vllm 0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.20.0, 0.26.0 and 0.30.0
+    wheels (a pre-release `since` is judged as its release)."""
 
     backend: str
     field: str
@@ -654,9 +674,29 @@ class Change:
 
 
 CHANGES: tuple[Change, ...] = (
-    Change("FLASHINFER", "archs", Archs(lo=(7, 5), hi=(12, 1)), until="0.26.0", seen="0.15.0, 0.20.0"),
-    Change(
-        "FLASHINFER", "head_sizes", HeadSizes(allowed=frozenset({64, 128, 256})), until="0.26.0", seen="0.15.0, 0.20.0"
+    Change(  # flashinfer.py:352-356 in 0.12.0, :339-343 in 0.11.1
+        "FLASHINFER",
+        "archs",
+        Archs(lo=(7, 5), hi=(12, 1)),
+        until="0.26.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.20.0",
+    ),
+    Change(  # flashinfer.py:347-348 in 0.12.0, :334-335 in 0.11.1
+        "FLASHINFER",
+        "head_sizes",
+        HeadSizes(allowed=frozenset({64, 128, 256})),
+        until="0.26.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.20.0",
+    ),
+    Change(  # flashinfer.py:281-286 in 0.12.0; 0.15.0 adds bfloat16
+        "FLASHINFER",
+        "kv_dtypes",
+        frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
+        until="0.15.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
     ),
     Change(
         "FLASHINFER",
@@ -682,10 +722,63 @@ CHANGES: tuple[Change, ...] = (
         since="0.26.0",
         seen="0.26.0, 0.30.0, 0.31.0 (flashinfer.py:499-506: SM100 family only)",
     ),
-    Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.16.0, 0.17.0, 0.20.0, 0.26.0"),
+    # supports_sink -> utils/flashinfer.py supports_trtllm_attention: is_device_capability(100), SM 10.0 only
+    # (0.11.1 and 0.11.2 :229, 0.12.0 :267); is_device_capability_family(100) from 0.13.0 (:268, 0.14.1 :285)
+    Change("FLASHINFER", "sinks", Archs(exact=frozenset({(10, 0)})), until="0.13.0", since=VALIDATE_SINCE),
+    Change(
+        "FLASHINFER",
+        "sinks",
+        majors(10),
+        until="0.30.0",
+        since="0.13.0",
+        seen="0.13.0, 0.14.1, 0.16.0, 0.17.0, 0.20.0, 0.26.0",
+    ),
     # fa_utils.flash_attn_supports_sinks: get_flash_attn_version() == 3 (0.16.0 fa_utils.py:123-127, 0.19.0
     # :164-168); (3, 4) from 0.20.0 (:200-203)
-    Change("FLASH_ATTN", "sink_fa_versions", frozenset({3}), until="0.20.0", seen="0.15.0, 0.16.0, 0.17.0, 0.19.0"),
+    Change(  # 0.12.0 attention/utils/fa_utils.py:91-95
+        "FLASH_ATTN",
+        "sink_fa_versions",
+        frozenset({3}),
+        until="0.20.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.16.0, 0.17.0, 0.19.0",
+    ),
+    # FlashAttentionBackend.get_supported_head_sizes: 32..256 by 32 (flash_attn.py:122-123 in 0.11.1/0.11.2);
+    # supports_head_size `% 8 == 0 and <= 256` from 0.12.0 (:143-144) through 0.19.x; 512 with FA4 from 0.20.0
+    Change(
+        "FLASH_ATTN",
+        "head_sizes",
+        HeadSizes(allowed=frozenset(range(32, 257, 32))),
+        until="0.12.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.1, 0.11.2",
+    ),
+    Change(
+        "FLASH_ATTN",
+        "head_sizes",
+        HeadSizes(multiple_of=8, maximum=256),
+        until="0.20.0",
+        since="0.12.0",
+        seen="0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0",
+    ),
+    # supports_kv_cache_dtype: any fp8* where flash_attn_supports_fp8() (FA3 on 9.x, fa_utils.py:84-88 in 0.12.0),
+    # else only "auto" (flash_attn.py:147-152 in 0.12.0); 0.15.0 adds bfloat16
+    Change(
+        "FLASH_ATTN",
+        "kv_dtypes",
+        frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
+        until="0.15.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
+    ),
+    Change(
+        "FLASH_ATTN",
+        "kv_dtype_archs",
+        tuple((kv, majors(9)) for kv in ("fp8", "fp8_e4m3", "fp8_e5m2")),
+        until="0.15.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
+    ),
     Change(
         "FLASH_ATTN",
         "kv_dtype_archs",
@@ -720,6 +813,41 @@ CHANGES: tuple[Change, ...] = (
             seen="0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)",
         )
         for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA")
+    ),
+    Change(  # triton_attn.py:157-162 in 0.12.0; 0.15.0 adds bfloat16
+        "TRITON_ATTN",
+        "kv_dtypes",
+        frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
+        until="0.15.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
+    ),
+    # The MLA backends' and FLEX_ATTENTION's KV dtypes before 0.15.0 added bfloat16 (0.12.0: flashmla.py:42,
+    # cutlass_mla.py:39, flashinfer_mla.py:38, flashattn_mla.py:44, triton_mla.py:31, flashmla_sparse.py:58,
+    # flex_attention.py:82); every MLACommonBackend subclass, TRITON_MLA too, takes head size 576 only
+    # (mla/common.py:321-322 in 0.12.0, :312 in 0.11.1)
+    *(
+        Change(name, "kv_dtypes", kv, until="0.15.0", since=VALIDATE_SINCE, seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1")
+        for name, kv in (
+            ("FLASHMLA", frozenset({"auto", "fp8", "fp8_e4m3"})),
+            ("CUTLASS_MLA", frozenset({"auto", "fp8", "fp8_e4m3"})),
+            ("FLASHINFER_MLA", frozenset({"auto", "fp8", "fp8_e4m3"})),
+            ("FLASH_ATTN_MLA", frozenset({"auto"})),
+            ("TRITON_MLA", frozenset({"auto"})),
+            ("FLASHMLA_SPARSE", frozenset({"auto", "fp8_ds_mla"})),
+            ("FLEX_ATTENTION", frozenset({"auto"})),
+        )
+    ),
+    *(
+        Change(
+            name,
+            "head_sizes",
+            HeadSizes(allowed=frozenset({576})),
+            until="0.15.0",
+            since=VALIDATE_SINCE,
+            seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
+        )
+        for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TRITON_MLA", "FLASHMLA_SPARSE")
     ),
     Change(
         "TRITON_ATTN",
@@ -1185,10 +1313,10 @@ def rejections(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = 
     )
 
 
-def validate(backend: VllmBackend, q: VllmQuery) -> list[str]:
+def validate(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = None) -> list[str]:
     """AttentionBackend.validate_configuration: the reasons vLLM lists, in its order (modelled backends only)."""
     out, combined = [], False
-    for rejection in rejections(backend, q):
+    for rejection in rejections(backend, q, release):
         if rejection.combination:
             if combined:
                 continue
@@ -1200,8 +1328,17 @@ def validate(backend: VllmBackend, q: VllmQuery) -> list[str]:
 PRIORITY_SOURCE = src(CUDA_PY, "_get_backend_priorities")
 
 
-def priorities(q: VllmQuery) -> tuple[str, ...]:
+def priorities(q: VllmQuery, version: Optional[str] = None) -> tuple[str, ...]:
     """The CUDA priority list for a layer (multimodal-prefix and non-causal variants left out)."""
+    if version is not None and _v(version)[:3] < (0, 13, 0):
+        # vllm 0.11.1-0.12.x, platforms/cuda.py _get_backend_priorities (:46-83 in 0.12.0, :46-85 in 0.11.1/0.11.2)
+        if q.use_mla:
+            head = ("CUTLASS_MLA", "FLASHINFER_MLA", "FLASH_ATTN_MLA", "FLASHMLA")
+            if q.cc[0] != 10:
+                head = ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA")
+            return (*head, "TRITON_MLA", "FLASHMLA_SPARSE")
+        first = ("FLASHINFER", "FLASH_ATTN") if q.cc[0] == 10 else ("FLASH_ATTN", "FLASHINFER")
+        return (*first, "TRITON_ATTN", "FLEX_ATTENTION")
     if q.use_mla:
         if q.cc[0] == 10:
             sparse: tuple[str, ...]
@@ -1237,13 +1374,49 @@ class Selection:
     unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
 
 
-def select(q: VllmQuery) -> Selection:
-    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named."""
+LEGACY_SELECT_SOURCE = (
+    "vllm-project/vllm@v0.11.0: vllm/platforms/cuda.py, CudaPlatformBase.get_attn_backend_cls, the V1 defaults "
+    "(:336-388; 0.10.0 :264-312, 0.10.2 :340-376)"
+)
+
+
+def _legacy_select(q: VllmQuery, version: str) -> Selection:
+    """vLLM 0.10.0-0.11.0 chose a non-MLA layer's V1 backend with no validation: FLASHINFER on SM 10.0 where it
+    takes the head size and dtype, FLASH_ATTN from SM80 (TRITON_ATTN off SM 9.0 for a sink model from 0.10.1
+    and for an FP8 KV cache in 0.11.0), FLEX_ATTENTION below SM80 or where FLASH_ATTN does not take the head
+    size or dtype (selector.is_attn_backend_supported). Its MLA defaults are not modelled."""
+    if q.use_mla:
+        return Selection(None, MappingProxyType({}), ("the MLA defaults of vllm < 0.11.1",))
+    if q.cc == (10, 0) and q.head_size in (64, 128, 256) and q.dtype in HALF:
+        return Selection("FLASHINFER", MappingProxyType({}))
+    if q.cc < (8, 0):
+        return Selection("FLEX_ATTENTION", MappingProxyType({}))
+    release = _v(version)[:3]
+    to_triton = (q.has_sink and release >= (0, 10, 1)) or (is_quantised_kv(q.kv_dtype) and release >= (0, 11, 0))
+    if to_triton and q.cc != (9, 0):
+        return Selection("TRITON_ATTN", MappingProxyType({}))
+    if q.head_size is None:
+        return Selection(None, MappingProxyType({}), ("FLASH_ATTN (needs the head size)",))
+    # FlashAttentionBackend.get_supported_head_sizes in 0.10.x-0.11.0: 32 to 256 in steps of 32
+    if q.head_size in range(32, 257, 32) and q.dtype in HALF:
+        return Selection("FLASH_ATTN", MappingProxyType({}))
+    return Selection("FLEX_ATTENTION", MappingProxyType({}))
+
+
+def select(q: VllmQuery, version: Optional[str] = None) -> Selection:
+    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named, on
+    the given release (the newest read when None)."""
+    if version is not None and _v(version)[:3] < _v(VALIDATE_SINCE)[:3]:
+        return _legacy_select(q, version)
+    release = release_for(version)
+    if version is not None and release is RELEASES[0]:
+        q = replace(q, block_size=None)  # 0.11.1-0.12.x validate without the block size (cuda.py:373 in 0.12.0)
     rejected: dict[str, tuple[str, ...]] = {}
     unmodelled = []
     chosen = None
-    for name in priorities(q):
-        backend = BY_NAME[name]
+    for name in priorities(q, version):
+        backend = backend_at(name, version)
+        assert backend is not None, f"{name} is in the priority list of its release"
         if not backend.modelled:
             # Its constraints are not declared, but its sparseness is: validate_configuration refuses a
             # sparse backend for a dense layer (use_sparse != is_sparse()) whatever else it supports.
@@ -1252,7 +1425,7 @@ def select(q: VllmQuery) -> Selection:
             else:
                 unmodelled.append(name)
             continue
-        reasons = tuple(validate(backend, q))
+        reasons = tuple(validate(backend, q, release))
         if not reasons:
             chosen = name
             break
@@ -1263,11 +1436,12 @@ def select(q: VllmQuery) -> Selection:
 # --- one declaration per range of vLLM releases -------------------------------------------------------------
 @dataclass(frozen=True)
 class Release:
-    """What one range of vLLM releases declares, read from one wheel: every backend with its capabilities
-    (each fact's source: VllmBackend.source_of) and every reason validate_configuration gives (REASONS).
+    """What one range of vLLM releases declares: every backend with its capabilities (each fact's source:
+    VllmBackend.source_of) and every reason validate_configuration gives (REASONS).
 
-    A range holds from `since` up to the next declared one. Only the vllm 0.33.0 range is declared; older
-    releases get it with CHANGES applied (the older capability values read in the 0.15.0-0.30.0 wheels)."""
+    A range holds from `since` up to the next declared one. The newest range is read from the vllm 0.33.0
+    wheel, its older releases get it with CHANGES applied (the older values read in the 0.11.1-0.30.0
+    wheels); the 0.11.1 range is the first with validate_configuration (vllm PR #24794)."""
 
     since: str
     read_from: str
@@ -1275,9 +1449,43 @@ class Release:
     reasons: tuple[Reason, ...]
 
 
+# vllm 0.11.1-0.12.x (attention/backends/abstract.py:201-249 in 0.12.0, :175-223 in 0.11.1/0.11.2): the
+# same checks, but the sink reason reads "sink setting not supported" (:228), get_attn_backend_cls passes
+# block_size=None (platforms/cuda.py:349, :373 in 0.12.0; :362 in 0.11.1), and no sliding-window check yet;
+# the supports_combination texts of that range are FLASH_ATTN's sink/cc, FLASHMLA's dense-Hopper and
+# FLASH_ATTN_MLA's device check.
+R_SINK_SETTING = "sink setting not supported"
+_VALIDATE_0_11_KEYS = frozenset(
+    {
+        "head_size",
+        "dtype",
+        "kv_cache_dtype",
+        "mla",
+        "non_mla",
+        "sinks",
+        "sparse",
+        "non_sparse",
+        "cc",
+        "fa_sink_cc",
+        "flashmla_dense",
+        "fa_mla_device",
+    }
+)
+REASONS_0_11 = tuple(
+    replace(r, text=R_SINK_SETTING) if r.key == "sinks" else r for r in REASONS if r.key in _VALIDATE_0_11_KEYS
+)
+# The enum of vllm 0.11.2 and 0.12.0 (vllm/attention/backends/registry.py): the names that range can run.
+_NAMES_0_11 = ENUM_BY_RELEASE["0.11.2"] | ENUM_BY_RELEASE["0.12.0"]
+
 RELEASES: tuple[Release, ...] = (
     Release(
-        since=VLLM_VERSION,
+        since=VALIDATE_SINCE,
+        read_from="the vllm 0.11.1, 0.11.2 and 0.12.0 wheels (pip download --no-deps vllm==VERSION)",
+        backends=MappingProxyType({name: b for name, b in BY_NAME.items() if name in _NAMES_0_11}),
+        reasons=REASONS_0_11,
+    ),
+    Release(
+        since="0.13.0",
         read_from=f"the vllm {VLLM_VERSION} wheel (pip download --no-deps vllm=={VLLM_VERSION})",
         backends=BY_NAME,
         reasons=REASONS,

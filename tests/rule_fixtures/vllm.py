@@ -57,6 +57,17 @@ FIXTURES = {
                 "command": serve("llama-3.1-8b", "--attention-backend", "TREE_ATTN"),
                 "engine_version": ["vllm==0.20.0"],
             },
+            # 0.12.0's selector drops the '_VLLM_V1' suffix (attention/selector.py:138-146); 0.10.2 has the member
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.12.0"],
+            },
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
         ],
         "fail": [
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "TREE_ATTN")},
@@ -295,6 +306,12 @@ FIXTURES = {
     },
     "vllm-sinks": {
         "pass": [
+            # 0.12.0: FlashInfer takes sinks through TRT-LLM on SM 10.0 only (utils/flashinfer.py:267)
+            {
+                "gpu": "B200",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("gpt-oss-20b")],
+                "engine_version": ["vllm==0.12.0"],
+            },
             {"gpu": "H100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
             {"gpu": "A100", "command": serve("gpt-oss-20b", "--attention-backend", "TRITON_ATTN")},
             {"gpu": "RTX 5090", "command": serve("gpt-oss-20b", "--attention-backend", "FLASHINFER")},
@@ -311,6 +328,12 @@ FIXTURES = {
             },
         ],
         "fail": [
+            # 0.11.1rc7 (vllm#28589): "sink setting not supported" for FLASHINFER on a GB10 (SM121)
+            {
+                "gpu": "GB10",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("gpt-oss-20b")],
+                "engine_version": ["vllm==0.11.1rc7"],
+            },
             {"gpu": "A100", "command": serve("gpt-oss-20b", "--attention-backend", "FLASH_ATTN")},
             {
                 "gpu": "H100",
@@ -521,5 +544,17 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("qwen3-8b", "--kv-cache-dtype", "bfloat16", "--dtype", "float16")},
             {"gpu": "T4", "command": serve("gemma-2-9b", "--kv-cache-dtype", "bfloat16")},  # runs in float32
         ],
+    },
+    # vLLM 0.12.0 forces CUTLASS_MLA for MLA on SM 10.0 (platforms/cuda.py:184-190); vllm PR #30195 reports
+    # "Selected backend AttentionBackendEnum.CUTLASS_MLA is not valid ... 'sparse not supported'" for DeepSeek-V3.2
+    "vllm-cutlass-mla-forced": {
+        "pass": [{"gpu": "B200", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.12.0"]}],
+        "fail": [{"gpu": "B200", "command": serve("deepseek-v3.2-exp"), "engine_version": ["vllm==0.12.0"]}],
+    },
+    # vLLM 0.10.2 picks FlexAttention below SM80, which raises for a sliding window (flex_attention.py:646;
+    # vllm#24358: gpt-oss-20b on an RTX 2080)
+    "vllm-flex-sliding-window": {
+        "pass": [{"gpu": "T4", "command": serve("llama-3.1-8b"), "engine_version": ["vllm==0.10.2"]}],
+        "fail": [{"gpu": "T4", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.10.2"]}],
     },
 }
