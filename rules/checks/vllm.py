@@ -1548,3 +1548,51 @@ def vllm_flex_sliding_window(cfg, target):
         "no sliding window, or another backend",
         [f"{kb.ENV_BACKEND}=TRITON_ATTN_VLLM_V1"],
     )
+
+
+# The quantization methods' get_min_capability in vllm 0.10.1-0.12.0, as vLLM's int (major * 10 + minor):
+# model_executor/layers/quantization/mxfp4.py, Mxfp4Config (:75-76 in 0.10.1.1, :117 in 0.10.2, :122 in
+# 0.11.0, :167 in 0.11.1, :187-188 in 0.12.0).
+MIN_CAPABILITY = {"mxfp4": 80}
+
+
+@rule(
+    id="vllm-quantization-arch",
+    title="The checkpoint's quantization method runs on this GPU",
+    engine="vllm",
+    versions="vllm>=0.10.1,<0.13.0",
+    verified=(
+        "vllm 0.10.1-0.12.x: VllmConfig._get_quantization_config raises when the capability is below the "
+        "method's get_min_capability (config/__init__.py:3448-3457 in 0.10.1.1, config/vllm.py:366-378 in "
+        "0.12.0); Mxfp4Config.get_min_capability is 80 in 0.10.1.1, 0.10.2, 0.11.0, 0.11.1 and 0.12.0 (0.10.0 "
+        "has no mxfp4). 0.13.0 and later keep the raise (config/vllm.py:933 in 0.33.0) but their quantization "
+        "modules were not read"
+    ),
+    needs_gpu=True,
+    needs_model=True,
+    stage="startup",
+    prevents="The quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80. Current "
+    "capability: 75.",
+    source="vllm-project/vllm@v0.12.0: vllm/config/vllm.py, VllmConfig._get_quantization_config (:366-378); "
+    "model_executor/layers/quantization/mxfp4.py, Mxfp4Config.get_min_capability",
+    references=("https://github.com/vllm-project/vllm/issues/22288",),
+    docs="""Checks the checkpoint's quantization method (config.json quantization_config, or --quantization)
+against the minimum compute capability vLLM declares for it: MXFP4 (gpt-oss) needs SM80.
+
+vLLM reads the method's get_min_capability when it builds its config and refuses to start below it ("The
+quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80. Current capability:
+75."), before any weight loads: gpt-oss on a T4, V100 or RTX 20xx (vllm#22288).""",
+    fix_title="Use a GPU with compute capability 8.0 or newer, or a checkpoint in another format",
+)
+def vllm_quantization_arch(cfg, target):
+    flag = cfg.flags.get("quantization")
+    shape_quantization = cfg.model.shape.quantization if cfg.model.shape else None
+    method = flag if isinstance(flag, str) else shape_quantization.method if shape_quantization else None
+    if method not in MIN_CAPABILITY:
+        return skipped(f"no minimum capability read for {method or 'an unquantised checkpoint'}")
+    minimum = MIN_CAPABILITY[method]
+    found = f"{method} on {gpu(target)}"
+    required = f"compute capability >= {minimum // 10}.{minimum % 10}"
+    if target.cc[0] * 10 + target.cc[1] >= minimum:
+        return passed(found, required)
+    return failed(found, required, [])

@@ -827,7 +827,9 @@ CHANGES: tuple[Change, ...] = (
     # flex_attention.py:82); every MLACommonBackend subclass, TRITON_MLA too, takes head size 576 only
     # (mla/common.py:321-322 in 0.12.0, :312 in 0.11.1)
     *(
-        Change(name, "kv_dtypes", kv, until="0.15.0", since=VALIDATE_SINCE, seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1")
+        Change(
+            name, "kv_dtypes", kv, until="0.15.0", since=VALIDATE_SINCE, seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1"
+        )
         for name, kv in (
             ("FLASHMLA", frozenset({"auto", "fp8", "fp8_e4m3"})),
             ("CUTLASS_MLA", frozenset({"auto", "fp8", "fp8_e4m3"})),
@@ -1333,10 +1335,9 @@ def priorities(q: VllmQuery, version: Optional[str] = None) -> tuple[str, ...]:
     if version is not None and _v(version)[:3] < (0, 13, 0):
         # vllm 0.11.1-0.12.x, platforms/cuda.py _get_backend_priorities (:46-83 in 0.12.0, :46-85 in 0.11.1/0.11.2)
         if q.use_mla:
-            head = ("CUTLASS_MLA", "FLASHINFER_MLA", "FLASH_ATTN_MLA", "FLASHMLA")
-            if q.cc[0] != 10:
-                head = ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA")
-            return (*head, "TRITON_MLA", "FLASHMLA_SPARSE")
+            if q.cc[0] == 10:
+                return "CUTLASS_MLA", "FLASHINFER_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA", "FLASHMLA_SPARSE"
+            return "FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", "FLASHMLA_SPARSE"
         first = ("FLASHINFER", "FLASH_ATTN") if q.cc[0] == 10 else ("FLASH_ATTN", "FLASHINFER")
         return (*first, "TRITON_ATTN", "FLEX_ATTENTION")
     if q.use_mla:

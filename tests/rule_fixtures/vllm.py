@@ -557,4 +557,9 @@ FIXTURES = {
         "pass": [{"gpu": "T4", "command": serve("llama-3.1-8b"), "engine_version": ["vllm==0.10.2"]}],
         "fail": [{"gpu": "T4", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.10.2"]}],
     },
+    # vllm#22288: "The quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80"
+    "vllm-quantization-arch": {
+        "pass": [{"gpu": "A100", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.12.0"]}],
+        "fail": [{"gpu": "T4", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.12.0"]}],
+    },
 }
