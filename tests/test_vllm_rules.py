@@ -387,6 +387,57 @@ def test_changes_apply_only_inside_their_range():
     assert kb.backend_at("FLASHMLA_SPARSE", "0.20.0").head_sizes.accepts(512, (9, 0)) is True
 
 
+def test_changes_before_0_20_follow_the_wheels():
+    # utils/flashinfer.py supports_trtllm_attention: is_device_capability(100) in 0.12.0 (:267), the family in 0.13.0
+    assert (10, 3) not in kb.backend_at("FLASHINFER", "0.12.0").sinks
+    assert (10, 3) in kb.backend_at("FLASHINFER", "0.13.0").sinks
+    # FlashAttentionBackend: 32..256 by 32 in 0.11.2 (flash_attn.py:122-123), `% 8 == 0 and <= 256` in 0.12.0
+    assert not kb.backend_at("FLASH_ATTN", "0.11.2").head_sizes.accepts(104, (9, 0))
+    assert kb.backend_at("FLASH_ATTN", "0.12.0").head_sizes.accepts(104, (9, 0))
+    assert not kb.backend_at("FLASH_ATTN", "0.19.0").head_sizes.accepts(512, (10, 0))
+    # flash_attn_supports_fp8: FA3 on 9.x only through 0.19.x; "bfloat16" KV from 0.15.0, "float16" from 0.18.0
+    assert not kb.backend_at("FLASH_ATTN", "0.19.0").accepts_kv_dtype("fp8", (10, 0))
+    assert kb.backend_at("FLASH_ATTN", "0.12.0").accepts_kv_dtype("fp8_e5m2", (9, 0))
+    assert not kb.backend_at("FLASH_ATTN", "0.14.1").accepts_kv_dtype("bfloat16", (9, 0))
+    assert kb.backend_at("FLASH_ATTN", "0.15.0").accepts_kv_dtype("bfloat16", (9, 0))
+    assert not kb.backend_at("TRITON_ATTN", "0.17.0").accepts_kv_dtype("float16", (9, 0))
+    # TRITON_MLA inherits MLACommonBackend's [576] until its own `[]` in 0.18.0 (triton_mla.py:41-42)
+    assert not kb.backend_at("TRITON_MLA", "0.17.0").head_sizes.accepts(320, (9, 0))
+    assert kb.backend_at("TRITON_MLA", "0.18.0").head_sizes.accepts(320, (9, 0))
+
+
+@pytest.mark.parametrize(
+    "version,query,expected",
+    [
+        # 0.11.1-0.12.x _get_backend_priorities (platforms/cuda.py:46-83 in 0.12.0): FLASHINFER first on SM 10.x
+        ("0.12.0", kb.VllmQuery(cc=(10, 0), head_size=128), "FLASHINFER"),
+        # FLASH_ATTN refuses fp8 KV off FA3 (fa_utils.py:84-88); FLASHINFER 7.5-12.1 takes it
+        ("0.12.0", kb.VllmQuery(cc=(8, 6), head_size=128, kv_dtype="fp8"), "FLASHINFER"),
+        ("0.12.0", kb.VllmQuery(cc=(7, 5), head_size=128, dtype="float16"), "FLASHINFER"),
+        # the DeepSeek-V3.2 layers: only FLASHMLA_SPARSE is sparse (flashmla_sparse.py:85-86)
+        ("0.12.0", kb.VllmQuery(cc=(10, 0), head_size=576, use_mla=True, use_sparse=True), "FLASHMLA_SPARSE"),
+        # 0.10.0-0.11.0 V1 defaults (platforms/cuda.py:336-388 in 0.11.0, :264-312 in 0.10.0)
+        ("0.10.2", kb.VllmQuery(cc=(7, 5), head_size=64, dtype="float16"), "FLEX_ATTENTION"),
+        ("0.11.0", kb.VllmQuery(cc=(8, 6), head_size=None, kv_dtype="fp8"), "TRITON_ATTN"),
+        ("0.10.2", kb.VllmQuery(cc=(8, 6), head_size=128, kv_dtype="fp8"), None),  # V0 (arg_utils.py:1465-1469)
+        ("0.10.2", kb.VllmQuery(cc=(8, 9), head_size=64, has_sink=True), "TRITON_ATTN"),
+        ("0.10.0", kb.VllmQuery(cc=(8, 9), head_size=64, has_sink=True), "FLASH_ATTN"),
+        ("0.10.2", kb.VllmQuery(cc=(8, 0), head_size=80), "FLEX_ATTENTION"),
+        ("0.11.0", kb.VllmQuery(cc=(10, 0), head_size=128), "FLASHINFER"),
+    ],
+)
+def test_selection_in_old_releases(version, query, expected):
+    assert kb.select(query, version).chosen == expected
+
+
+def test_the_v1_suffix_is_dropped_where_the_selector_drops_it():
+    # attention/selector.py removesuffix("_VLLM_V1"): 0.11.0 :198-199, 0.12.0 :146; 0.10.x enums have the names
+    assert kb.enum_name("TRITON_ATTN_VLLM_V1", "0.10.2") == "TRITON_ATTN_VLLM_V1"
+    assert kb.enum_name("TRITON_ATTN_VLLM_V1", "0.11.0") == "TRITON_ATTN"
+    assert kb.enum_name("FLASH_ATTN_VLLM_V1", "0.12.0") == "FLASH_ATTN"
+    assert kb.enum_name("FLASH_ATTN_VLLM_V1", "0.13.0") == "FLASH_ATTN_VLLM_V1"
+
+
 def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
     for name, backend in kb.BY_NAME.items():
         assert name in kb.VALID_NAMES

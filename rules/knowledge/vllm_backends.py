@@ -673,14 +673,65 @@ class Change:
     seen: str = ""  # the releases read that show it
 
 
+# KV-cache dtypes before 0.15.0 (0.12.0: flash_attn.py:147-152, flashinfer.py:281-286, triton_attn.py:157-162,
+# flex_attention.py:82, mla/flashmla.py:42, cutlass_mla.py:39, flashinfer_mla.py:38, flashattn_mla.py:44,
+# triton_mla.py:31, flashmla_sparse.py:58); 0.15.0 adds "bfloat16" to each list and 0.18.0 "float16" (and
+# TRITON_MLA fp8, FLASHMLA_SPARSE the "fp8" alias), which is what 0.33.0 declares for the MLA backends and FLEX.
+# FLASH_ATTN takes any fp8* only where flash_attn_supports_fp8() (FA3 on 9.x: fa_utils.py:84-88 in 0.12.0, the
+# same through 0.19.x), so its fp8 names carry that arch (FLASH_ATTN kv_dtype_archs below).
+_KV_BEFORE_0_15: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "FLASH_ATTN": frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
+        "FLASHINFER": frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
+        "TRITON_ATTN": frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
+        "FLEX_ATTENTION": frozenset({"auto"}),
+        "FLASHMLA": frozenset({"auto", "fp8", "fp8_e4m3"}),
+        "CUTLASS_MLA": frozenset({"auto", "fp8", "fp8_e4m3"}),
+        "FLASHINFER_MLA": frozenset({"auto", "fp8", "fp8_e4m3"}),
+        "FLASH_ATTN_MLA": frozenset({"auto"}),
+        "TRITON_MLA": frozenset({"auto"}),
+        "FLASHMLA_SPARSE": frozenset({"auto", "fp8_ds_mla"}),
+    }
+)
+_SEEN_0_11_TO_0_14 = "0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1"
+_SEEN_0_15_TO_0_17 = "0.15.0, 0.15.1, 0.16.0, 0.17.0, 0.17.1"
+_SEEN_0_18_TO_0_19 = "0.18.0, 0.18.1, 0.19.0, 0.19.1"
+
 CHANGES: tuple[Change, ...] = (
+    *(
+        Change(name, "kv_dtypes", kv, until="0.15.0", since=VALIDATE_SINCE, seen=_SEEN_0_11_TO_0_14)
+        for name, kv in _KV_BEFORE_0_15.items()
+    ),
+    *(
+        Change(name, "kv_dtypes", kv | {"bfloat16"}, until="0.18.0", since="0.15.0", seen=_SEEN_0_15_TO_0_17)
+        for name, kv in _KV_BEFORE_0_15.items()
+    ),
+    *(
+        Change(
+            name,
+            "kv_dtypes",
+            _KV_BEFORE_0_15[name] | {"float16", "bfloat16"},
+            until="0.20.0",
+            since="0.18.0",
+            seen=_SEEN_0_18_TO_0_19,
+        )
+        for name in ("FLASH_ATTN", "TRITON_ATTN")
+    ),
+    Change(
+        "FLASH_ATTN",
+        "kv_dtype_archs",
+        tuple((kv, majors(9)) for kv in ("fp8", "fp8_e4m3", "fp8_e5m2")),
+        until="0.20.0",
+        since=VALIDATE_SINCE,
+        seen=f"{_SEEN_0_11_TO_0_14}, {_SEEN_0_15_TO_0_17}, {_SEEN_0_18_TO_0_19}",
+    ),
     Change(  # flashinfer.py:352-356 in 0.12.0, :339-343 in 0.11.1
         "FLASHINFER",
         "archs",
         Archs(lo=(7, 5), hi=(12, 1)),
         until="0.26.0",
         since=VALIDATE_SINCE,
-        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.20.0",
+        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.20.0",
     ),
     Change(  # flashinfer.py:347-348 in 0.12.0, :334-335 in 0.11.1
         "FLASHINFER",
@@ -688,23 +739,15 @@ CHANGES: tuple[Change, ...] = (
         HeadSizes(allowed=frozenset({64, 128, 256})),
         until="0.26.0",
         since=VALIDATE_SINCE,
-        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.20.0",
-    ),
-    Change(  # flashinfer.py:281-286 in 0.12.0; 0.15.0 adds bfloat16
-        "FLASHINFER",
-        "kv_dtypes",
-        frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
-        until="0.15.0",
-        since=VALIDATE_SINCE,
-        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
+        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.20.0",
     ),
     Change(
         "FLASHINFER",
         "kv_dtypes",
         frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}),
         until="0.26.0",
-        since="0.20.0",
-        seen="0.20.0",
+        since="0.18.0",
+        seen="0.18.0, 0.19.1, 0.20.0",
     ),
     Change(
         "FLASHINFER",
@@ -733,15 +776,15 @@ CHANGES: tuple[Change, ...] = (
         since="0.13.0",
         seen="0.13.0, 0.14.1, 0.16.0, 0.17.0, 0.20.0, 0.26.0",
     ),
-    # fa_utils.flash_attn_supports_sinks: get_flash_attn_version() == 3 (0.16.0 fa_utils.py:123-127, 0.19.0
-    # :164-168); (3, 4) from 0.20.0 (:200-203)
-    Change(  # 0.12.0 attention/utils/fa_utils.py:91-95
+    # fa_utils.flash_attn_supports_sinks: get_flash_attn_version() == 3 (0.12.0 attention/utils/fa_utils.py:91-95,
+    # 0.16.0 fa_utils.py:123-127, 0.19.0 :164-168); (3, 4) from 0.20.0 (:200-203)
+    Change(
         "FLASH_ATTN",
         "sink_fa_versions",
         frozenset({3}),
         until="0.20.0",
         since=VALIDATE_SINCE,
-        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.16.0, 0.17.0, 0.19.0",
+        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.16.0, 0.17.0, 0.19.0",
     ),
     # FlashAttentionBackend.get_supported_head_sizes: 32..256 by 32 (flash_attn.py:122-123 in 0.11.1/0.11.2);
     # supports_head_size `% 8 == 0 and <= 256` from 0.12.0 (:143-144) through 0.19.x; 512 with FA4 from 0.20.0
@@ -759,25 +802,7 @@ CHANGES: tuple[Change, ...] = (
         HeadSizes(multiple_of=8, maximum=256),
         until="0.20.0",
         since="0.12.0",
-        seen="0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0",
-    ),
-    # supports_kv_cache_dtype: any fp8* where flash_attn_supports_fp8() (FA3 on 9.x, fa_utils.py:84-88 in 0.12.0),
-    # else only "auto" (flash_attn.py:147-152 in 0.12.0); 0.15.0 adds bfloat16
-    Change(
-        "FLASH_ATTN",
-        "kv_dtypes",
-        frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
-        until="0.15.0",
-        since=VALIDATE_SINCE,
-        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
-    ),
-    Change(
-        "FLASH_ATTN",
-        "kv_dtype_archs",
-        tuple((kv, majors(9)) for kv in ("fp8", "fp8_e4m3", "fp8_e5m2")),
-        until="0.15.0",
-        since=VALIDATE_SINCE,
-        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
+        seen=f"0.12.0, 0.13.0, 0.14.1, {_SEEN_0_15_TO_0_17}, {_SEEN_0_18_TO_0_19}",
     ),
     Change(
         "FLASH_ATTN",
@@ -786,6 +811,16 @@ CHANGES: tuple[Change, ...] = (
         until="0.30.0",
         since="0.20.0",
         seen="0.20.0, 0.26.0 (fp8 KV only where get_flash_attn_version() == 3)",
+    ),
+    # The sparse MLA head: 576 through 0.19.x (flashmla_sparse.py:58-59 in 0.12.0, :103 in 0.15.0, :107 in 0.18.0
+    # and 0.19.1), 512 or 576 in 0.20.0-0.25.x, 576 again in 0.26.0-0.30.0
+    Change(
+        "FLASHMLA_SPARSE",
+        "head_sizes",
+        HeadSizes(allowed=frozenset({576})),
+        until="0.20.0",
+        since=VALIDATE_SINCE,
+        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.17.0, 0.18.0, 0.19.1",
     ),
     Change(
         "FLASHMLA_SPARSE",
@@ -800,8 +835,22 @@ CHANGES: tuple[Change, ...] = (
         "kv_dtypes",
         frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8"}),
         until="0.33.0",
-        since="0.20.0",
-        seen="0.20.0, 0.26.0, 0.30.0",
+        since="0.18.0",
+        seen="0.18.0, 0.19.1, 0.20.0, 0.26.0, 0.30.0",
+    ),
+    # MLACommonBackend.get_supported_head_sizes, which every dense MLA backend inherits (TRITON_MLA too until its
+    # own `[]` in 0.18.0): [576] (mla/common.py:321-322 in 0.12.0, :312 in 0.11.1; model_executor/layers/attention/
+    # mla_attention.py:359 in 0.15.0, :1017 in 0.16.0, :1093 in 0.17.0), [320, 576] from 0.18.0 (:1154)
+    *(
+        Change(
+            name,
+            "head_sizes",
+            HeadSizes(allowed=frozenset({576})),
+            until="0.18.0",
+            since=VALIDATE_SINCE,
+            seen=f"{_SEEN_0_11_TO_0_14}, {_SEEN_0_15_TO_0_17}",
+        )
+        for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TRITON_MLA")
     ),
     *(
         Change(
@@ -809,47 +858,10 @@ CHANGES: tuple[Change, ...] = (
             "head_sizes",
             HeadSizes(allowed=frozenset({320, 576})),
             until="0.30.0",
-            since="0.20.0",
-            seen="0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)",
+            since="0.18.0",
+            seen="0.18.0, 0.19.1, 0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)",
         )
         for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA")
-    ),
-    Change(  # triton_attn.py:157-162 in 0.12.0; 0.15.0 adds bfloat16
-        "TRITON_ATTN",
-        "kv_dtypes",
-        frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"}),
-        until="0.15.0",
-        since=VALIDATE_SINCE,
-        seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
-    ),
-    # The MLA backends' and FLEX_ATTENTION's KV dtypes before 0.15.0 added bfloat16 (0.12.0: flashmla.py:42,
-    # cutlass_mla.py:39, flashinfer_mla.py:38, flashattn_mla.py:44, triton_mla.py:31, flashmla_sparse.py:58,
-    # flex_attention.py:82); every MLACommonBackend subclass, TRITON_MLA too, takes head size 576 only
-    # (mla/common.py:321-322 in 0.12.0, :312 in 0.11.1)
-    *(
-        Change(
-            name, "kv_dtypes", kv, until="0.15.0", since=VALIDATE_SINCE, seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1"
-        )
-        for name, kv in (
-            ("FLASHMLA", frozenset({"auto", "fp8", "fp8_e4m3"})),
-            ("CUTLASS_MLA", frozenset({"auto", "fp8", "fp8_e4m3"})),
-            ("FLASHINFER_MLA", frozenset({"auto", "fp8", "fp8_e4m3"})),
-            ("FLASH_ATTN_MLA", frozenset({"auto"})),
-            ("TRITON_MLA", frozenset({"auto"})),
-            ("FLASHMLA_SPARSE", frozenset({"auto", "fp8_ds_mla"})),
-            ("FLEX_ATTENTION", frozenset({"auto"})),
-        )
-    ),
-    *(
-        Change(
-            name,
-            "head_sizes",
-            HeadSizes(allowed=frozenset({576})),
-            until="0.15.0",
-            since=VALIDATE_SINCE,
-            seen="0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1",
-        )
-        for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TRITON_MLA", "FLASHMLA_SPARSE")
     ),
     Change(
         "TRITON_ATTN",
@@ -1385,7 +1397,8 @@ def _legacy_select(q: VllmQuery, version: str) -> Selection:
     """vLLM 0.10.0-0.11.0 chose a non-MLA layer's V1 backend with no validation: FLASHINFER on SM 10.0 where it
     takes the head size and dtype, FLASH_ATTN from SM80 (TRITON_ATTN off SM 9.0 for a sink model from 0.10.1
     and for an FP8 KV cache in 0.11.0), FLEX_ATTENTION below SM80 or where FLASH_ATTN does not take the head
-    size or dtype (selector.is_attn_backend_supported). Its MLA defaults are not modelled."""
+    size or dtype (selector.is_attn_backend_supported). Its MLA defaults, and the V0 engine 0.10.x falls back
+    to, are not modelled."""
     if q.use_mla:
         return Selection(None, MappingProxyType({}), ("the MLA defaults of vllm < 0.11.1",))
     if q.cc == (10, 0) and q.head_size in (64, 128, 256) and q.dtype in HALF:
@@ -1393,6 +1406,10 @@ def _legacy_select(q: VllmQuery, version: str) -> Selection:
     if q.cc < (8, 0):
         return Selection("FLEX_ATTENTION", MappingProxyType({}))
     release = _v(version)[:3]
+    if release < (0, 11, 0) and is_quantised_kv(q.kv_dtype) and q.cc[0] != 9:
+        # EngineArgs._is_v1_supported_oracle falls back to V0 for a KV dtype CudaPlatform.is_kv_cache_dtype_supported
+        # refuses (the default FLASH_ATTN takes fp8 only with FA3: platforms/cuda.py:522-561 in 0.10.2)
+        return Selection(None, MappingProxyType({}), ("the V0 engine (vllm 0.10 falls back to it for this KV cache)",))
     to_triton = (q.has_sink and release >= (0, 10, 1)) or (is_quantised_kv(q.kv_dtype) and release >= (0, 11, 0))
     if to_triton and q.cc != (9, 0):
         return Selection("TRITON_ATTN", MappingProxyType({}))
