@@ -44,7 +44,6 @@ MISSES: dict[str, str] = {
     "sglang-9140-gptoss-rtx5090-trtllm-mha": "version range: trtllm-mha-arch is not verified below sglang 0.5.5, though its docs say <= 0.5.9 refused every non-SM100 GPU",
     "sglang-9330-dsv3-b200-trtllm-mla-hybrid-eagle": "version range: sglang 0.5.0's hybrid backend refuses speculative decoding (supported from PR #9573); 0.5.0 is below the verified range",
     "vllm-22331-gptoss-4090-sinks-fa3": "evidence disputed by the code: vllm 0.10.1's get_attn_backend_cls picks TRITON_ATTN_VLLM_V1 for a sink model off SM 9.0 (platforms/cuda.py:322-324 in 0.10.1.1), so FLASH_ATTN's 'Sinks are only supported in FlashAttention 3' assert is the earlier vllm-openai:gptoss image's",
-    "vllm-24692-dsv2lite-flashinfer-mla-blocksize": "version range and rule missing: FLASHINFER_MLA with the default block size 16 before vLLM PR #24692",
     "vllm-25811-qwen3next-b200-flashinfer": "version range and rule missing: vLLM 0.10.2 is below the vllm rules' range; FLASHINFER on SM100 uses trtllm-gen, which caps a KV page at 128 tokens, and the hybrid model's page is 544",
     "vllm-27604-flashinfer-fp8kv-hopper-jit": "version range: vLLM 0.11.0 is below the vllm rules' range; FlashInfer's SM90 FP8-KV prefill kernel failed to JIT-compile",
     "vllm-28568-llama4-scout-hopper-flashinfer": "version range and rule missing: vLLM 0.11.1's FlashInfer chunked-local-attention path fails on Hopper for Llama 4 (below the vllm rules' range)",

@@ -663,7 +663,8 @@ def test_declarations_are_read_only_and_each_fact_has_a_source():
 
 
 def test_the_backend_enum_of_every_release_is_the_wheels_and_the_newest_is_the_declared_list():
-    """bench/vllm_backend_enum.py read the 35 wheels 0.10.0-0.33.0; the newest must be the declared backends."""
+    """bench/vllm_backend_enum.py read the 37 wheels 0.10.0-0.33.0 (with 0.10.1.1 and 0.11.1); the newest must be
+    the declared backends."""
     from packaging.version import Version
 
     from rules.knowledge import vllm_backends as kb
@@ -674,6 +675,8 @@ def test_the_backend_enum_of_every_release_is_the_wheels_and_the_newest_is_the_d
     assert kb.name_in_release("TRITON_ATTN_VLLM_V1", "0.10.2") is True
     assert kb.name_in_release("TRITON_ATTN_VLLM_V1", "0.11.0") is False
     assert kb.name_in_release("XFORMERS", "0.11.2") is True and kb.name_in_release("XFORMERS", "0.12.0") is False
+    # FLASHINFER_MLA is first in 0.10.2: 0.10.1.1's selector raises "Invalid attention backend" (selector.py:198-202)
+    assert kb.name_in_release("FLASHINFER_MLA", "0.10.1") is False
 
 
 def test_an_old_backend_name_is_judged_at_the_release_that_accepted_it():

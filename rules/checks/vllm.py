@@ -176,13 +176,15 @@ def _cc(target: Target) -> str:
     engine="vllm",
     versions="vllm>=0.10.0",
     verified=(
-        "vllm 0.10.0-0.33.0, every minor release's x.y.0 and last x.y.z: membership per release is the "
+        "vllm 0.10.0-0.33.0, every minor release's x.y.0 and last x.y.z, and 0.10.1.1 and 0.11.1: membership "
+        "per release is the "
         "wheel's own enum, _Backend in platforms/interface.py (0.10.0-0.11.0) or AttentionBackendEnum "
         "(attention/backends/registry.py 0.11.2-0.13.x, v1/attention/backends/registry.py from 0.14.0); read "
         "by bench/release_walk.py and equal to rules/knowledge/vllm_backend_enum.json "
         "(bench/vllm_backend_enum.py). A non-member fails in each: 'Invalid attention backend for ...' "
         "(0.10.0 selector.py:31, :203), 'Invalid attention backend: ...' (0.12.0 selector.py:151), 'Unknown "
-        "attention backend' (registry.py:29 from 0.12.0)"
+        "attention backend' (registry.py:29 from 0.12.0). A '_VLLM_V1' suffix is dropped before the lookup in "
+        "0.11.0-0.12.x (attention/selector.py:198-199 in 0.11.0, :146 in 0.12.0): judged as the name without it"
     ),
     stage="startup",
     prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),

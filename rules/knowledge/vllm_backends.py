@@ -565,7 +565,7 @@ UNREGISTERED: Mapping[str, str] = MappingProxyType(
 )
 
 ENUM_SOURCE = (
-    "vllm-project/vllm: the attention-backend enum (_Backend, then AttentionBackendEnum) in the 35 wheels "
+    "vllm-project/vllm: the attention-backend enum (_Backend, then AttentionBackendEnum) in the 37 wheels "
     "0.10.0-0.33.0 (rules/knowledge/vllm_backend_enum.json)"
 )
 
@@ -594,7 +594,7 @@ VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
 # The attention-backend enum's members in every release read from the wheels, 0.10.0 to 0.33.0
 # (vllm_backend_enum.json, written by bench/vllm_backend_enum.py: `_Backend` in platforms/interface.py through
 # 0.11.0, AttentionBackendEnum in attention/backends/registry.py, then v1/attention/backends/registry.py).
-# Releases between two read ones (0.10.1, 0.11.1, ...) were not read.
+# Releases between two read ones (0.12.1, 0.13.1, ...) were not read; 0.10.1.1 stands for 0.10.1.
 ENUM_BY_RELEASE: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         release: frozenset(entry["members"])
