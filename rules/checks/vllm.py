@@ -1606,3 +1606,56 @@ def vllm_quantization_arch(cfg, target):
     if target.cc[0] * 10 + target.cc[1] >= minimum:
         return passed(found, required)
     return failed(found, required, [])
+
+
+@rule(
+    id="vllm-sinks-unvalidated",
+    title="vLLM 0.10-0.11.0: the named backend takes the model's attention sinks",
+    engine="vllm",
+    versions="vllm>=0.10.1,<0.11.1rc7",
+    verified=(
+        "vllm 0.10.1-0.11.0 validate no named backend (platforms/cuda.py get_attn_backend_cls returns it as "
+        "asked); FlashAttentionImpl.__init__ asserts 'Sinks are only supported in FlashAttention 3' "
+        "(v1/attention/backends/flash_attn.py:423-425 in 0.10.1.1, :415-417 in 0.10.2 and 0.11.0), FA3 being "
+        "the version on 9.x only (attention/utils/fa_utils.py:36-37); FlashInferMetadataBuilder raises "
+        "'FlashInfer backend currently does not support attention sinks' off SM 10.0 with TRT-LLM "
+        "(flashinfer.py:301-305 in 0.10.2, :321-325 in 0.11.0; 0.10.1.1 has no such check: not judged); "
+        "TRITON_ATTN takes sinks. 0.10.0 has no sink models (gpt-oss support is 0.10.1); from 0.11.1rc7 "
+        "validate_configuration refuses these (rule vllm-sinks)"
+    ),
+    stage="init",
+    prevents="AssertionError: Sinks are only supported in FlashAttention 3",
+    source="vllm-project/vllm@v0.11.0: vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl.__init__ "
+    "(:415-417); vllm/v1/attention/backends/flashinfer.py, FlashInferMetadataBuilder.__init__ (:321-325)",
+    references=("https://github.com/vllm-project/vllm/issues/22331",),
+    docs="""Checks, on vLLM 0.10.1-0.11.0, that a backend named for a model with learnable attention sinks
+(gpt-oss) serves sinks on this GPU: FLASH_ATTN only where FlashAttention 3 runs (SM 9.x), FLASHINFER only
+through TRT-LLM on SM 10.0 (from 0.10.2), TRITON_ATTN everywhere.
+
+These releases validate no named backend at start-up; the layer's constructor fails instead ("Sinks are
+only supported in FlashAttention 3", vllm#22331 on an RTX 4090), before the weights load. With no backend
+named they pick TRITON_ATTN for a sink model off SM 9.0 by themselves. From 0.11.1 the same limits are
+validate_configuration's "sink setting not supported" (rule vllm-sinks).""",
+    fix_title="Name TRITON_ATTN (VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1), or drop VLLM_ATTENTION_BACKEND",
+)
+def vllm_sinks_unvalidated(cfg, target):
+    if cfg.attention_backend is None:
+        return skipped("no backend named: these releases send a sink model to TRITON_ATTN off SM 9.0")
+    if "sinks" not in cfg.features:
+        return skipped("the model has no attention sinks")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    release = _release(target)
+    name = kb.enum_name(cfg.attention_backend, release)
+    if name == "FLASH_ATTN":
+        takes, required = target.cc[0] == 9, "FlashAttention 3 (SM 9.x)"
+    elif name == "FLASHINFER" and Version(release) >= Version("0.10.2"):
+        takes, required = target.cc == (10, 0), "TRT-LLM attention (SM 10.0)"
+    elif name in ("TRITON_ATTN", "TRITON_ATTN_VLLM_V1"):
+        takes, required = True, "a backend with sinks"
+    else:
+        return skipped(f"the sink support of {name} in vllm {release} is not read")
+    found = f"a model with attention sinks on {name} ({gpu(target)})"
+    if takes:
+        return passed(found, required)
+    return failed(found, required, [f"{kb.ENV_BACKEND}=TRITON_ATTN_VLLM_V1", f"unset {kb.ENV_BACKEND}"])

@@ -562,4 +562,32 @@ FIXTURES = {
         "pass": [{"gpu": "A100", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.12.0"]}],
         "fail": [{"gpu": "T4", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.12.0"]}],
     },
+    # vllm 0.10.2/0.11.0 FlashAttentionImpl: "Sinks are only supported in FlashAttention 3" (flash_attn.py:415-417);
+    # FlashInferMetadataBuilder: "FlashInfer backend currently does not support attention sinks" (flashinfer.py:321-325)
+    "vllm-sinks-unvalidated": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("gpt-oss-20b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1", *serve("gpt-oss-20b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "RTX 4090",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("gpt-oss-20b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("gpt-oss-20b")],
+                "engine_version": ["vllm==0.11.0"],
+            },
+        ],
+    },
 }
