@@ -669,8 +669,12 @@ def vllm_dtype(cfg, target):
     id="vllm-bf16-arch",
     title="bfloat16 needs compute capability 8.0",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.10.0",
     verified=(
+        "vllm 0.10.0-0.13.0 read: the worker raises it for --dtype bfloat16 below SM80 (v1/worker/gpu_worker.py:601 in "
+        "0.10.0, :629 in 0.10.1.1; platforms/cuda.py:577 in 0.10.2, :510 in 0.11.0, :478 in 0.11.2, :463 in 0.12.0, "
+        ":439 in 0.13.0) and --dtype auto resolves from the platform's supported dtypes (config.py _resolve_auto_dtype "
+        ":3357-3373 in 0.10.0). "
         "vllm>=0.15.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 (0.10.2: "
         "vllm/platforms/cuda.py; bench/release_walk.py prevents). The range's start was set from the earlier "
         "reading and the condition was not re-read release by release"
@@ -708,8 +712,13 @@ def vllm_bf16_arch(cfg, target):
     id="vllm-fp16-model",
     title="The model accepts float16",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.10.2",
     verified=(
+        "vllm 0.10.2-0.16.0 read: _FLOAT16_NOT_SUPPORTED_MODELS has gemma2, gemma3, gemma3_text, plamo2 and glm4 "
+        "(config/__init__.py:2615-2622 in 0.10.2, config/model.py:1581-1588 in 0.11.0, :1937-1943 in 0.12.0, :1853 in "
+        "0.13.0; the same in 0.14.0-0.16.0), 0.33.0 gemma2, gemma3, gemma3_text and glm4: the rule omits plamo2 (lax for "
+        "it). 0.10.0 and 0.10.1.1 lack gemma3_text (config.py:3293-3298, config/__init__.py:2669-2674), so the range "
+        "starts at 0.10.2. "
         "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
         "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
@@ -1357,8 +1366,11 @@ def vllm_auto_select(cfg, target):
     id="vllm-tp-heads",
     title="vLLM: attention heads split evenly over tensor-parallel ranks",
     engine="vllm",
-    versions="vllm>=0.13.0",
+    versions="vllm>=0.10.0",
     verified=(
+        "vllm 0.10.0-0.13.0 read: ModelConfig.verify_with_parallel_config raises it (config.py:1210 in 0.10.0, "
+        "config/__init__.py:1307 in 0.10.1.1, :1357 in 0.10.2, config/model.py:1051 in 0.11.0, :1153 in 0.11.2, :1146 "
+        "in 0.12.0, :1036 in 0.13.0). "
         "vllm>=0.13.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 (0.10.2: "
         "vllm/config/__init__.py; bench/release_walk.py prevents). The range's start was set from the earlier "
         "reading and the condition was not re-read release by release"
@@ -1428,8 +1440,11 @@ def vllm_float_kv_dtype(cfg, target):
     id="vllm-flex-softcap",
     title="FLEX_ATTENTION cannot serve a model with attention logit soft-capping",
     engine="vllm",
-    versions="vllm>=0.13.0",
+    versions="vllm>=0.10.0",
     verified=(
+        "vllm 0.10.0-0.12.0 too: the same raise (flex_attention.py:368 in 0.10.0, :653 in 0.10.2, :693 in 0.11.0, "
+        ":725 in 0.11.2, :750 in 0.12.0); 0.10.0-0.11.0 pick FLEX_ATTENTION by themselves below SM80 "
+        "(vllm_backends._legacy_select). "
         "vllm 0.13.0-0.33.0: FlexAttentionImpl.__init__ raises 'FlexAttention does not support logits soft cap "
         "yet.' (flex_attention.py:812 in 0.13.0, :808 in 0.16.0, :960 in 0.20.0, :1060 in 0.24.0, :1209 in "
         "0.26.0, :1222 in 0.30.0, :1188 in 0.33.0; the releases between them not read)"

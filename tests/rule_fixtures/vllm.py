@@ -202,6 +202,8 @@ FIXTURES = {
         "fail": [
             {"gpu": "T4", "command": serve("llama-3.1-8b", "--dtype", "bfloat16")},
             {"gpu": "V100", "command": serve("llama-3.1-8b"), "expect": "warn"},
+            # vllm 0.10.0 v1/worker/gpu_worker.py:601
+            {"gpu": "T4", "command": serve("llama-3.1-8b", "--dtype", "bfloat16"), "engine_version": ["vllm==0.10.0"]},
         ],
     },
     "vllm-fp16-model": {
@@ -209,6 +211,8 @@ FIXTURES = {
         "fail": [
             {"gpu": "A100", "command": serve("gemma-2-9b", "--dtype", "half")},
             {"gpu": "T4", "command": serve("gemma-3-27b", "--dtype", "float16")},
+            # vllm 0.10.2 config/__init__.py:2615-2622
+            {"gpu": "A100", "command": serve("gemma-2-9b", "--dtype", "half"), "engine_version": ["vllm==0.10.2"]},
         ],
     },
     "vllm-kv-cache-dtype": {
@@ -525,13 +529,25 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--tensor-parallel-size", "8")},
             {"gpu": "H100", "command": serve("qwen2.5-7b", "-tp", "4")},
         ],
-        "fail": [{"gpu": "H100", "command": serve("qwen2.5-7b", "--tensor-parallel-size", "8")}],  # 28 heads
+        "fail": [
+            {"gpu": "H100", "command": serve("qwen2.5-7b", "--tensor-parallel-size", "8")},  # 28 heads
+            # vllm 0.10.0 config.py:1210
+            {
+                "gpu": "H100",
+                "command": serve("qwen2.5-7b", "--tensor-parallel-size", "8"),
+                "engine_version": ["vllm==0.10.0"],
+            },
+        ],
     },
     # vLLM 0.33.0 (the shared oracle): gemma-2-9b on FLEX_ATTENTION is refused by FlexAttentionImpl.__init__,
     # llama-3.1-8b (no soft cap) is accepted on it.
     "vllm-flex-softcap": {
         "pass": [{"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION")}],
-        "fail": [{"gpu": "A100", "command": serve("gemma-2-9b", "--attention-backend", "FLEX_ATTENTION")}],
+        "fail": [
+            {"gpu": "A100", "command": serve("gemma-2-9b", "--attention-backend", "FLEX_ATTENTION")},
+            # vllm 0.11.0 picks FlexAttention below SM80 (platforms/cuda.py:370-373); flex_attention.py:693 raises
+            {"gpu": "T4", "command": serve("gemma-2-9b"), "engine_version": ["vllm==0.11.0"]},
+        ],
     },
     # Expectations from vLLM 0.33.0's own config creation (bench/vllm_oracle_diff.py, the shared oracle):
     # 'kv_cache_dtype="bfloat16" is incompatible with dtype="float16"' / '... dtype="float32"'.
