@@ -21,9 +21,11 @@ from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import vllm_backends as kb
 from rules.target import Target
 
-# Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the 0.13.0, 0.15.0,
-# 0.20.0, 0.26.0 and 0.30.0 wheels from which its check and message hold (older capability values are
-# applied from vllm_backends.CHANGES).
+# Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the wheels read
+# (0.10.0 to 0.33.0, its `verified` note names them) from which its check and message hold; older capability
+# values are applied from vllm_backends.CHANGES and RELEASES. vLLM validates a backend from 0.11.1 on
+# (validate_configuration); 0.10.0-0.11.0 return the named backend unchecked and fail in its constructor, so
+# those releases have rules of their own (the section "releases before 0.13.0" at the end).
 # Stages, as vllm 0.33.0 raises: create_engine_config and the worker's init_device, and backend selection
 # (get_attn_backend_cls: validate_configuration, when the model's attention layers are built, before the
 # weights load) -> startup; a backend Impl's __init__ -> init; the first forward (profile run) -> runtime.
@@ -932,9 +934,10 @@ supports_sink() holds on this GPU.
 
 FLASH_ATTN: only where FA3 or FA4 resolves (9.x, 10.x; also "sink not supported on compute capability <
 9.0"); before vLLM 0.20.0 only FA3, so SM90 (fa_utils.flash_attn_supports_sinks: version == 3). FLASHINFER:
-through TRT-LLM kernels on SM100/SM103, and from 0.30.0 XQA decode on SM90 and SM12x (needs FlashInfer's
-cubins). TRITON_ATTN: everywhere. FLEX_ATTENTION and every MLA backend: never. Through 0.17.x vLLM words the
-refusal "sink setting not supported".""",
+through TRT-LLM kernels on SM100/SM103 (SM 10.0 only before 0.13.0: vllm#28589, gpt-oss on a GB10 with vLLM
+0.11.1), and from 0.30.0 XQA decode on SM90 and SM12x (needs FlashInfer's cubins). TRITON_ATTN: everywhere.
+FLEX_ATTENTION and every MLA backend: never. Through 0.17.x vLLM words the refusal "sink setting not
+supported". Before 0.11.1 no named backend is validated (rule vllm-sinks-unvalidated).""",
     fix_title="Use TRITON_ATTN (sinks on every GPU), or FLASH_ATTN on SM90/SM100",
 )
 def vllm_sinks(cfg, target):
