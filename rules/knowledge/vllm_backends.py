@@ -812,7 +812,7 @@ CHANGES: tuple[Change, ...] = (
         since="0.20.0",
         seen="0.20.0, 0.26.0 (fp8 KV only where get_flash_attn_version() == 3)",
     ),
-    # The sparse MLA head: 576 through 0.19.x (flashmla_sparse.py:58-59 in 0.12.0, :103 in 0.15.0, :107 in 0.18.0
+    # The sparse MLA head: 576 through 0.19.x (flashmla_sparse.py:77-78 in 0.12.0, :103 in 0.15.0, :107 in 0.18.0
     # and 0.19.1), 512 or 576 in 0.20.0-0.25.x, 576 again in 0.26.0-0.30.0
     Change(
         "FLASHMLA_SPARSE",
@@ -1389,7 +1389,7 @@ class Selection:
 
 LEGACY_SELECT_SOURCE = (
     "vllm-project/vllm@v0.11.0: vllm/platforms/cuda.py, CudaPlatformBase.get_attn_backend_cls, the V1 defaults "
-    "(:336-388; 0.10.0 :264-312, 0.10.2 :340-376)"
+    "(:336-388; 0.10.0 :264-312, 0.10.2 :333-384)"
 )
 
 
