@@ -420,6 +420,8 @@ def test_changes_before_0_20_follow_the_wheels():
         ("0.10.2", kb.VllmQuery(cc=(7, 5), head_size=64, dtype="float16"), "FLEX_ATTENTION"),
         ("0.11.0", kb.VllmQuery(cc=(8, 6), head_size=None, kv_dtype="fp8"), "TRITON_ATTN"),
         ("0.10.2", kb.VllmQuery(cc=(8, 6), head_size=128, kv_dtype="fp8"), None),  # V0 (arg_utils.py:1465-1469)
+        ("0.10.2", kb.VllmQuery(cc=(7, 5), head_size=128, dtype="float16", kv_dtype="fp8"), None),  # V0 too
+        ("0.10.2", kb.VllmQuery(cc=(10, 0), head_size=128, kv_dtype="fp8"), "FLASHINFER"),  # cuda.py:548-549
         ("0.10.2", kb.VllmQuery(cc=(8, 9), head_size=64, has_sink=True), "TRITON_ATTN"),
         ("0.10.0", kb.VllmQuery(cc=(8, 9), head_size=64, has_sink=True), "FLASH_ATTN"),
         ("0.10.2", kb.VllmQuery(cc=(8, 0), head_size=80), "FLEX_ATTENTION"),

@@ -1401,15 +1401,15 @@ def _legacy_select(q: VllmQuery, version: str) -> Selection:
     to, are not modelled."""
     if q.use_mla:
         return Selection(None, MappingProxyType({}), ("the MLA defaults of vllm < 0.11.1",))
+    release = _v(version)[:3]
+    if release < (0, 11, 0) and is_quantised_kv(q.kv_dtype) and q.cc[0] != 9 and q.cc != (10, 0):
+        # EngineArgs._is_v1_supported_oracle falls back to V0 for a KV dtype CudaPlatform.is_kv_cache_dtype_supported
+        # refuses: SM 10.0 takes any, the default FLASH_ATTN fp8 only with FA3 (platforms/cuda.py:522-561 in 0.10.2)
+        return Selection(None, MappingProxyType({}), ("the V0 engine (vllm 0.10 falls back to it for this KV cache)",))
     if q.cc == (10, 0) and q.head_size in (64, 128, 256) and q.dtype in HALF:
         return Selection("FLASHINFER", MappingProxyType({}))
     if q.cc < (8, 0):
         return Selection("FLEX_ATTENTION", MappingProxyType({}))
-    release = _v(version)[:3]
-    if release < (0, 11, 0) and is_quantised_kv(q.kv_dtype) and q.cc[0] != 9:
-        # EngineArgs._is_v1_supported_oracle falls back to V0 for a KV dtype CudaPlatform.is_kv_cache_dtype_supported
-        # refuses (the default FLASH_ATTN takes fp8 only with FA3: platforms/cuda.py:522-561 in 0.10.2)
-        return Selection(None, MappingProxyType({}), ("the V0 engine (vllm 0.10 falls back to it for this KV cache)",))
     to_triton = (q.has_sink and release >= (0, 10, 1)) or (is_quantised_kv(q.kv_dtype) and release >= (0, 11, 0))
     if to_triton and q.cc != (9, 0):
         return Selection("TRITON_ATTN", MappingProxyType({}))
