@@ -273,7 +273,7 @@ def vllm_backend_platform(cfg, target):
     engine="vllm",
     versions="vllm>=0.13.0",
     verified=(
-        "Begins at 0.13.0, the first release with --attention-backend (engine/arg_utils.py:546, :727); in 0.10.0-0.12.x the variable is the only way to name a backend (attention/selector.py), and the other rules read it as the named backend. "
+        "Begins at 0.13.0, the first release with --attention-backend (engine/arg_utils.py:546, :727 in 0.13.0; none in 0.12.0); in 0.10.0-0.12.x the variable is the only way to name a backend (attention/selector.py), and the other rules read it as the named backend. "
         "vllm>=0.13.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
         "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
