@@ -233,7 +233,8 @@ def vllm_backend_name(cfg, target):
     engine="vllm",
     versions="vllm>=0.15.0",
     verified=(
-        "Not before 0.15.0: the ROCm/CPU/TPU names of 0.10.0-0.14.x (ROCM_FLASH, PALLAS, IPEX, ...) are not declared by platform here (vllm-backend-name judges their membership). "
+        "Not before 0.15.0: the ROCm/CPU/TPU names of 0.10.0-0.14.x (ROCM_FLASH, PALLAS, IPEX, ...) are not declared "
+        "by platform here (vllm-backend-name judges their membership). "
         "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
         "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
@@ -273,7 +274,9 @@ def vllm_backend_platform(cfg, target):
     engine="vllm",
     versions="vllm>=0.13.0",
     verified=(
-        "Begins at 0.13.0, the first release with --attention-backend (engine/arg_utils.py:546, :727 in 0.13.0; none in 0.12.0); in 0.10.0-0.12.x the variable is the only way to name a backend (attention/selector.py), and the other rules read it as the named backend. "
+        "Begins at 0.13.0, the first release with --attention-backend (engine/arg_utils.py:546, :727 in 0.13.0; none "
+        "in 0.12.0); in 0.10.0-0.12.x the variable is the only way to name a backend (attention/selector.py), and "
+        "the other rules read it as the named backend. "
         "vllm>=0.13.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
         "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
@@ -424,7 +427,8 @@ def vllm_flashmla_dense_hopper(cfg, target):
     engine="vllm",
     versions="vllm>=0.20.0",
     verified=(
-        "Not before 0.13.0 in this form: until 0.12.x the version is VLLM_FLASH_ATTN_VERSION, 2 or 3 only (attention/utils/fa_utils.py:53-55 in 0.12.0), which no rule reads. "
+        "Not before 0.13.0 in this form: until 0.12.x the version is VLLM_FLASH_ATTN_VERSION, 2 or 3 only "
+        "(attention/utils/fa_utils.py:53-55 in 0.12.0), which no rule reads. "
         "vllm>=0.20.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
         "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
@@ -721,7 +725,8 @@ def vllm_bf16_arch(cfg, target):
     verified=(
         "vllm 0.10.2-0.16.0 read: _FLOAT16_NOT_SUPPORTED_MODELS has gemma2, gemma3, gemma3_text, plamo2 and glm4 "
         "(config/__init__.py:2615-2622 in 0.10.2, config/model.py:1581-1588 in 0.11.0, :1937-1943 in 0.12.0, :1853 in "
-        "0.13.0; the same in 0.14.0-0.16.0), 0.33.0 gemma2, gemma3, gemma3_text and glm4: the rule omits plamo2 (lax for "
+        "0.13.0; the same in 0.14.0-0.16.0), 0.33.0 gemma2, gemma3, gemma3_text and glm4: the rule omits plamo2 (lax "
+        "for "
         "it). 0.10.0 and 0.10.1.1 lack gemma3_text (config.py:3293-3298, config/__init__.py:2669-2674), so the range "
         "starts at 0.10.2. "
         "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
@@ -1086,7 +1091,8 @@ def vllm_sparse_mla_backend(cfg, target):
     engine="vllm",
     versions="vllm>=0.20.0",
     verified=(
-        "Not before: 0.11.1-0.12.x validate without the block size (get_attn_backend_cls passes block_size=None, platforms/cuda.py:349 and :373 in 0.12.0, :362 in 0.11.1). "
+        "Not before: 0.11.1-0.12.x validate without the block size (get_attn_backend_cls passes block_size=None, "
+        "platforms/cuda.py:349 and :373 in 0.12.0, :362 in 0.11.1). "
         "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
         "the earlier reading and the condition was not re-read release by release"
@@ -1319,7 +1325,9 @@ def vllm_triton_fp8_kv_arch(cfg, target):
     engine="vllm",
     versions="vllm>=0.26.0",
     verified=(
-        "0.11.1-0.12.x: their priority list is declared (vllm_backends.priorities, platforms/cuda.py:46-83 in 0.12.0) but this rule's range was not walked there; their forced SM 10.0 MLA default is rule vllm-cutlass-mla-forced. "
+        "0.11.1-0.12.x: their priority list is declared (vllm_backends.priorities, platforms/cuda.py:46-83 in "
+        "0.12.0) but this rule's range was not walked there; their forced SM 10.0 MLA default is rule "
+        "vllm-cutlass-mla-forced. "
         "vllm>=0.26.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
         "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
