@@ -519,9 +519,9 @@ class Judge:
     __slots__ = ("target", "index", "gates")
 
     def __init__(self, target: Target, index: Optional[RuleIndex] = None):
-        self.target = target
+        self.target = target.as_oldest_known()
         self.index = registry() if index is None else index
-        self.gates = self.index.gates(target)
+        self.gates = self.index.gates(self.target)
 
     def findings(self, config: Config) -> list[Finding]:
         """Every rule of `config`'s engine judged on the target, in display order (`config` as resolved)."""
