@@ -19,9 +19,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Optional
 
 from rules.errors import RulesInputError
-from rules.knowledge import OLDEST_KNOWN
+from rules.knowledge import OLDEST_KNOWN, gpus
 from rules.knowledge import backends as backend_kb
-from rules.knowledge import gpus
 from rules.knowledge.backends import BackendInfo
 from rules.versions import parse_version
 

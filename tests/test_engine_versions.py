@@ -28,7 +28,9 @@ def test_an_older_release_is_judged_as_the_oldest_known_and_warned_about():
     assert report["target"]["judged_as"] == {"sglang": "0.5.1"}
     _, at_oldest = check(*argv, "--engine-version", "sglang==0.5.1")
     judged = {f["rule_id"]: f["status"] for f in report["findings"] if f["rule_id"] != "general-engine-version"}
-    assert judged == {f["rule_id"]: f["status"] for f in at_oldest["findings"] if f["rule_id"] != "general-engine-version"}
+    assert judged == {
+        f["rule_id"]: f["status"] for f in at_oldest["findings"] if f["rule_id"] != "general-engine-version"
+    }
 
 
 def test_an_older_release_with_nothing_wrong_warns_not_passes():
