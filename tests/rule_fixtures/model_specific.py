@@ -7,7 +7,9 @@ same directories feed bench/oracle_extra.py, which runs these cases through SGLa
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -181,6 +183,7 @@ def model_dir(name: str) -> str:
     global _ROOT
     if _ROOT is None:
         _ROOT = Path(tempfile.mkdtemp(prefix="attn-preflight-models-"))
+        atexit.register(shutil.rmtree, _ROOT, True)  # the test session's, gone with it
         for model, config in MODEL_CONFIGS.items():
             (_ROOT / model).mkdir()
             (_ROOT / model / "config.json").write_text(json.dumps(config, indent=1))
