@@ -22,14 +22,12 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from rules.errors import RulesInputError
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import flags as flag_kb
-from rules.knowledge import vllm_backends
 from rules.knowledge.kv_dtypes import KV_DTYPES
 from rules.models import FEATURES, ModelFeatures
 
 ENGINES = ("sglang", "vllm")
 
 # vLLM's --kv-cache-dtype choices (vllm/config/cache.py CacheDType).
-VLLM_KV_DTYPES = vllm_backends.KV_CACHE_DTYPES
 
 # Environment variables that bear on attention; others in a pasted command are ignored.
 _ENV_PREFIXES = (
@@ -156,12 +154,21 @@ class Config:
 
 
 def kv_dtype_choices(engine: str) -> Sequence[str]:
-    return tuple(KV_DTYPES) if engine == "sglang" else VLLM_KV_DTYPES
+    if engine == "sglang":
+        return tuple(KV_DTYPES)
+    from rules.knowledge import vllm_backends  # loaded for vLLM configs only
+
+    return vllm_backends.KV_CACHE_DTYPES
 
 
 def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
-    if value is None or (engine == "vllm" and value.lower() == vllm_backends.AUTO):
-        return None  # vLLM: "auto" means no choice (AttentionConfig.validate_backend_before)
+    if value is None:
+        return None
+    if engine == "vllm":
+        from rules.knowledge import vllm_backends
+
+        if value.lower() == vllm_backends.AUTO:
+            return None  # vLLM: "auto" means no choice (AttentionConfig.validate_backend_before)
     name = backend_kb.canonical(engine, value)
     if name is None:
         raise RulesInputError(
@@ -1043,7 +1050,15 @@ def flag_table(engine: str) -> Mapping[str, tuple[str, str]]:
 
 def superseded_env(engine: str, dest: str) -> Optional[str]:
     """The environment variable a flag (by dest) takes the choice over from, if any."""
-    return _SUPERSEDED_ENV.get(engine, {}).get(dest)
+    if engine != "vllm":
+        return None
+    from rules.knowledge import vllm_backends
+
+    # vllm: AttentionConfig replaced the variables in 0.13
+    return {
+        "attention_backend": vllm_backends.ENV_BACKEND,
+        "attention_config.flash_attn_version": vllm_backends.ENV_FA_VERSION,
+    }.get(dest)
 
 
 def apply_flags(config: Config, fix: str) -> Optional[Config]:
@@ -1069,12 +1084,3 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     if "attention_backend" in values:  # one backend for every phase, as the flag means
         config = config.with_backend(values.pop("attention_backend"))
     return replace(config, flags=flags, env=env, **values)
-
-
-# flag dest -> the environment variable it supersedes (vllm: AttentionConfig replaced the variables in 0.13)
-_SUPERSEDED_ENV = {
-    "vllm": {
-        "attention_backend": vllm_backends.ENV_BACKEND,
-        "attention_config.flash_attn_version": vllm_backends.ENV_FA_VERSION,
-    }
-}
