@@ -263,6 +263,16 @@ def test_an_era_changes_the_verdict_for_its_releases_only(monkeypatch):
     assert judge("spec-eagle-page-tree", "H100", "0.5.22", **EAGLE_TREE, attention_backend="triton") is Status.PASS
 
 
+def test_kernel_arch_verdicts_follow_the_declaration(monkeypatch):
+    dsv3 = {"model": MLA_MODEL, "attention_backend": "trtllm_mla"}
+    assert judge("trtllm-mla-arch", "RTX PRO 6000", **dsv3) is Status.PASS  # admitted at start-up
+    assert judge("trtllm-mla-sm100-prefill", "RTX PRO 6000", **dsv3) is Status.FAIL
+    assert judge("trtllm-mla-sm100-prefill", "B200", **dsv3) is Status.PASS
+    declare(monkeypatch, "trtllm_mla", kernel_archs={"prefill": frozenset({10, 12})})
+    assert judge("trtllm-mla-sm100-prefill", "RTX PRO 6000", **dsv3) is Status.PASS
+    assert judge("trtllm-mla-sm100-prefill", "Jetson Thor", **dsv3) is Status.FAIL
+
+
 EAGLE_TREE = {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 4, "page_size": 64}
 
 
