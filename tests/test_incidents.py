@@ -39,7 +39,7 @@ MISSES: dict[str, str] = {
     "sglang-10618-qwen3next-sm89-fa3": "rule missing: before sglang PR #10816 the hybrid GDN backend hard-codes fa3 for full attention, which fails on SM89",
     "sglang-12197-dsv31-cutlass-mla-fp8": "not modelled: cutlass_mla with an fp8_e4m3 KV cache crashes in CUDA-graph capture on sglang 0.5.4 (below the verified range)",
     "sglang-12360-qwen3vl-b200-fa3-mm": "rule gap: Qwen3-VL's vision tower picks fa3 itself before sglang PR #13354; vision-fa3-blackwell sees only an explicit --mm-attention-backend fa3 (and 0.5.4 is below the verified range)",
-    "sglang-23985-qwen36-27b-rtx5090-fa3-fp8e5m2": "rule gap: on SM120, sglang 0.5.10's fa3 with an FP8 KV cache lands on the FA4 CuTe kernel, whose FP8 assert is SM100-only; fa4-fp8-sm100 sees only --attention-backend fa4",
+    "sglang-23985-qwen36-27b-rtx5090-fa3-fp8e5m2": "evidence disputed by the code: the posted line names fa3, which sglang 0.5.10 switches to triton for an fp8_e5m2 KV cache (server_args.py:2397-2402; 0.5.10.post1 the same, 0.5.11 :2653) and nothing in 0.5.10 builds FA4 for fa3 (fa_impl_ver=4 only for fa4: attention_registry.py:141-145, speculative/draft_utils.py); the SM100-only FP8 assert is FA4's, reached with --attention-backend fa4, which the issue text names ('with the FA4 backend') and fa4-fp8-sm100 fails",
     "sglang-9140-gptoss-rtx5090-trtllm-mha": "version range: trtllm-mha-arch is not verified below sglang 0.5.5, though its docs say <= 0.5.9 refused every non-SM100 GPU",
     "sglang-9330-dsv3-b200-trtllm-mla-hybrid-eagle": "version range: sglang 0.5.0's hybrid backend refuses speculative decoding (supported from PR #9573); 0.5.0 is below the verified range",
     "vllm-22288-gptoss-sm75-mxfp4": "version range: vLLM 0.10.1 is below the vllm rules' range (mxfp4 needs SM80)",
@@ -59,9 +59,7 @@ MISSES: dict[str, str] = {
     "vllm-40677-gemma4-e2b-sm120-flashinfer": "model not read: Gemma-4's global_head_dim 512 (full-attention layers) is not modelled, so FLASHINFER's head-size limit does not fire",
     "vllm-41339-block-size-8-falls-back-to-flex": "rule missing: with --block-size below 16 vLLM falls back to FLEX_ATTENTION, which crashes in Triton codegen (fixed by PR #41363)",
     "vllm-45317-glm51-gb10-dsa-no-backend": "rule missing: no sparse-MLA (DSA) backend on SM121 in vLLM 0.22",
-    "vllm-49011-nvfp4-kv-sm120": "version range: FLASHINFER's nvfp4-KV arch limit (SM100) is declared from vLLM 0.26.0; 0.25.1 refuses nvfp4 KV on SM120 too",
     "vllm-50331-qwen36-gb10-fp8kv-flashinfer": "rule missing: FLASHINFER with an FP8 KV cache at head_dim 256 fails its first prefill on SM121 (vLLM 0.26.0)",
-    "vllm-51405-inkling-sm120-tml-fa4-paged": "rule missing: vLLM's Inkling tml_fa4 kernel has no paged KV on SM12x (the engine always pages)",
     "vllm-55509-qwen38-27b-sm120-flashinfer": "not modelled: FLASHINFER's KV-cache footprint fails the startup KV-memory check at a length FLASH_ATTN serves",
 }
 

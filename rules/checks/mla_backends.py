@@ -28,7 +28,8 @@ def _mla_fallback(target) -> str:
 
 def _trtllm_mla_runs(target) -> bool:
     trtllm_mla = declared(target, "trtllm_mla")
-    return target.major in trtllm_mla.archs and target.major in trtllm_mla.kernel_archs["prefill"]
+    admitted = trtllm_mla.archs is None or target.major in trtllm_mla.archs
+    return admitted and target.major in trtllm_mla.kernel_archs["prefill"]
 
 
 def _page_snap(cfg, info):
@@ -390,7 +391,7 @@ def trtllm_mla_sm100_prefill(cfg, target):
     if cfg.prefill_backend != "trtllm_mla":
         return skipped("applies to trtllm_mla prefill")
     trtllm_mla = declared(target, "trtllm_mla")
-    if target.major not in trtllm_mla.archs:
+    if trtllm_mla.archs is not None and target.major not in trtllm_mla.archs:
         return skipped(f"SGLang refuses trtllm_mla on {gpu(target)} at start-up (trtllm-mla-arch)")
     kernels = trtllm_mla.kernel_archs["prefill"]
     need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(kernels)) + " (trtllm-gen FMHA cubins)"
