@@ -54,12 +54,12 @@ MISSES: dict[str, str] = {
     "vllm-28993-llama4-scout-b200-flashinfer-metadata": "version range and rule missing: vLLM 0.11.1's FlashInfer chunked-local-attention metadata build fails for Llama 4 (below the vllm rules' range)",
     "vllm-30195-dsv32-b200-default-cutlass-mla": "version range: vLLM 0.12.0 is below the vllm rules' range; its default picks CUTLASS_MLA, which has no sparse (DSA) support",
     "vllm-31480-dsv32-rtxpro6000-no-backend": "rule missing: vLLM 0.13 has no sparse-MLA backend for SM120 (FLASHMLA_SPARSE is SM90/SM100)",
-    "vllm-32732-dsr1-nvfp4-rtxpro6000-014": "rule missing: vLLM 0.14.0 finds no MLA backend for SM120 (the regression the issue reports)",
+    "vllm-32732-dsr1-nvfp4-rtxpro6000-014": "not modelled: from 0.14.0 vLLM resolves --kv-cache-dtype auto to the checkpoint's kv_cache_quant_algo (engine/arg_utils.py:1398, utils/torch_utils.py resolve_kv_cache_dtype_string; ModelOpt NVFP4 checkpoints carry FP8), and 0.14.0's TRITON_MLA takes only 'auto' (triton_mla.py:31; fp8 by 0.20.0), the one MLA backend its SM12x list could pick; the rules read no kv_cache_quant_algo, the preset is the FP8 DeepSeek-R1, and vllm-auto-select is verified from 0.25.0",
     "vllm-39807-flex-block-size-8": "rule missing: FLEX_ATTENTION accepts any --block-size before vLLM PR #41363, and one below 16 crashes in its Triton codegen",
     "vllm-40677-gemma4-e2b-sm120-flashinfer": "model not read: Gemma-4's global_head_dim 512 (full-attention layers) is not modelled, so FLASHINFER's head-size limit does not fire",
     "vllm-41339-block-size-8-falls-back-to-flex": "rule missing: with --block-size below 16 vLLM falls back to FLEX_ATTENTION, which crashes in Triton codegen (fixed by PR #41363)",
     "vllm-45317-glm51-gb10-dsa-no-backend": "rule missing: no sparse-MLA (DSA) backend on SM121 in vLLM 0.22",
-    "vllm-50331-qwen36-gb10-fp8kv-flashinfer": "rule missing: FLASHINFER with an FP8 KV cache at head_dim 256 fails its first prefill on SM121 (vLLM 0.26.0)",
+    "vllm-50331-qwen36-gb10-fp8kv-flashinfer": "rule missing, and no check in the code to source one: FLASHINFER with an FP8 KV cache at head_dim 256 passes vLLM 0.26.0's validation on SM121 and the FA2 prefill kernel fails to launch at the first request (invalid resource handle; no upstream fix or limit stated)",
     "vllm-55509-qwen38-27b-sm120-flashinfer": "not modelled: FLASHINFER's KV-cache footprint fails the startup KV-memory check at a length FLASH_ATTN serves",
 }
 
