@@ -1305,14 +1305,15 @@ class Release:
 
 
 RELEASES: tuple[Release, ...] = (
-    # validate_configuration (v1/attention/backend.py) has no sliding-window check before 0.26.0 (none in the
-    # 0.14.0 and 0.20.0-0.25.1 wheels; `if has_sliding_window and not cls.supports_sliding_window()` from 0.26.0);
-    # its other reasons and the backends are 0.33.0's with CHANGES applied, as for every older release
+    # Before 0.26.0 validate_configuration (v1/attention/backend.py) has no sliding-window check (none in the
+    # 0.14.0 and 0.20.0-0.25.1 wheels; `if has_sliding_window and not cls.supports_sliding_window()` from 0.26.0)
+    # and FlashInferBackend no supports_combination (none in 0.14.0-0.28.0, so neither NVFP4 combination
+    # reason); the other reasons and the backends are 0.33.0's with CHANGES applied, as for every older release
     Release(
         since="0.14.0",
-        read_from="the vllm 0.14.0 and 0.20.0-0.25.1 wheels' validate_configuration: no sliding-window reason",
+        read_from="the vllm 0.14.0 and 0.20.0-0.25.1 wheels' validate_configuration and FlashInferBackend",
         backends=BY_NAME,
-        reasons=tuple(r for r in REASONS if r.text != R_SLIDING_WINDOW),
+        reasons=tuple(r for r in REASONS if r.key not in ("sliding_window", "fi_nvfp4_head64", "fi_nvfp4_sinks")),
     ),
     Release(
         since="0.26.0",  # the first release whose validate_configuration has every reason 0.33.0 gives
