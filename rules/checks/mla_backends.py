@@ -360,10 +360,11 @@ def trtllm_mla_arch(cfg, target):
         "flashinfer.prefill.trtllm_ragged_attention_deepseek in every release, reached for every extend without "
         "speculative decoding through handle_attention_trtllm_mla's MHA_CHUNKED_KV (deepseek_v2.py:377 in "
         "0.5.4.post3, deepseek_common/attention_backend_handler.py:124 in 0.5.8-0.5.12, :171 in 0.5.20-0.5.23); "
-        "the flashinfer each pins (0.5.0 in 0.5.4.post3 ... 0.7.2 in 0.5.23, METADATA) has TllmGenFmhaRunner's "
-        "SM100/SM103(/SM107) check (fmhaRunner.cuh: v0.5.0, v0.5.3, v0.6.1, v0.6.3, v0.6.7.post2, v0.6.8.post1, "
-        "v0.6.11.post1, v0.6.12, v0.6.14, v0.6.15.post1, v0.6.17 tags and the 0.7.2 wheel). Before 0.5.4.post3 "
-        "SGLang refuses trtllm_mla off SM100 at start-up (trtllm-mla-arch)"
+        "every flashinfer_python they pin (METADATA: 0.5.0 in 0.5.4.post3 ... 0.7.2 in 0.5.23) has "
+        "TllmGenFmhaRunner's SM100/SM103(/SM107) check (fmhaRunner.cuh in the v0.5.0, v0.5.2, v0.5.3, v0.6.1, "
+        "v0.6.3, v0.6.7.post2, v0.6.7.post3, v0.6.8.post1, v0.6.11.post1, v0.6.12, v0.6.14, v0.6.15.post1 and "
+        "v0.6.17 tags and the 0.6.18, 0.7.1 and 0.7.2 wheels). Before 0.5.4.post3 SGLang refuses trtllm_mla off "
+        "SM100 at start-up (trtllm-mla-arch)"
     ),
     backends=("trtllm_mla",),
     needs_gpu=True,

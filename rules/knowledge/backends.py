@@ -78,8 +78,8 @@ BLACKWELL_SOURCE = "sglang: python/sglang/srt/utils/common.py, is_blackwell / is
 # the same check in every flashinfer SGLang pins from 0.5.4.post3 (flashinfer 0.5.0) to 0.5.23 (0.7.2).
 TRTLLM_GEN_FMHA = (
     "flashinfer-ai/flashinfer: include/flashinfer/trtllm/fmha/fmhaRunner.cuh, TllmGenFmhaRunner (0.5.0 :30, "
-    "0.6.7.post2 :30, 0.6.12 :37, 0.7.2 :37-38); reached from sglang layers/attention/trtllm_mla_backend.py "
-    "forward_extend (flashinfer.prefill.trtllm_ragged_attention_deepseek)"
+    "0.6.7.post2 :30, 0.6.12 :37, 0.6.18 / 0.7.1 / 0.7.2 :37-38); reached from sglang "
+    "layers/attention/trtllm_mla_backend.py forward_extend (flashinfer.prefill.trtllm_ragged_attention_deepseek)"
 )
 TRTLLM_GEN_FMHA_ARCHS = frozenset({10})
 
