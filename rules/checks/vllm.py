@@ -1391,8 +1391,9 @@ def vllm_float_kv_dtype(cfg, target):
         "vllm 0.26.0, 0.27.0 and 0.27.1 wheels: Inkling registered from 0.26.0 (model_executor/models/"
         "registry.py:162-165; not in 0.25.1); fa4_rel_attention.py _use_sheared_bias is major in (10, 11) and "
         "inkling_fa4_rel_attention passes page_table=block_table (0.26.0 :152, 0.27.0/0.27.1 :159); the "
-        "vendored FA4's SM12x branch asserts page_table is None (vllm_flash_attn/cute/interface.py:1091 in "
-        "0.26.0, :1101 in 0.27.0/0.27.1). 0.28.0 has a new SM120 forward without that assert (not judged)"
+        "vendored FA4 asserts page_table is None on SM12x (vllm_flash_attn/cute/interface.py:1091 in 0.26.0, "
+        ":1101 in 0.27.0/0.27.1) and SM8x (:942 in 0.26.0, :952 in 0.27.0/0.27.1). 0.28.0 has a new SM120 "
+        "forward without that assert (not judged)"
     ),
     needs_model=True,
     needs_gpu=True,

@@ -643,7 +643,7 @@ def name_history(name: str) -> str:
 @dataclass(frozen=True)
 class Change:
     """An older value of one declared capability: it held for releases in [since, until). Read from the same
-    backend classes in the vllm 0.15.0, 0.20.0, 0.26.0 and 0.30.0 wheels."""
+    backend classes in the vllm 0.15.0, 0.20.0, 0.26.0 and 0.30.0 wheels (FLASHINFER's also in 0.21.0-0.25.1)."""
 
     backend: str
     field: str
