@@ -19,11 +19,17 @@ TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_back
 
 
 def _mla_fallback(target) -> str:
-    """The MLA backend to suggest instead: trtllm_mla where is_blackwell admits it, fa3 on SM90, else triton."""
-    archs = declared(target, "trtllm_mla").archs
-    if archs is None or target.major in archs:
+    """The MLA backend to suggest instead: trtllm_mla where is_blackwell admits it and its prefill kernels run
+    (SM10x), fa3 on SM90, else triton (SGLang's own MLA default off SM90/SM100)."""
+    if _trtllm_mla_runs(target):
         return "trtllm_mla"
     return "fa3" if target.major == 9 else "triton"
+
+
+def _trtllm_mla_runs(target) -> bool:
+    trtllm_mla = declared(target, "trtllm_mla")
+    admitted = trtllm_mla.archs is None or target.major in trtllm_mla.archs
+    return admitted and target.major in trtllm_mla.kernel_archs["prefill"]
 
 
 def _page_snap(cfg, info):
@@ -342,6 +348,58 @@ def trtllm_mla_arch(cfg, target):
     if target.major in majors:
         return passed(gpu(target), need)
     return failed(f"trtllm_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
+
+
+@rule(
+    id="trtllm-mla-sm100-prefill",
+    title="trtllm_mla prefill runs FlashInfer's trtllm-gen FMHA, which has SM100/SM103 kernels only",
+    engine="sglang",
+    versions="sglang>=0.5.4.post3",
+    verified=(
+        "sglang 0.5.4.post3-0.5.23 (each wheel read): trtllm_mla_backend.py forward_extend calls "
+        "flashinfer.prefill.trtllm_ragged_attention_deepseek in every release, reached for every extend without "
+        "speculative decoding through handle_attention_trtllm_mla's MHA_CHUNKED_KV (deepseek_v2.py:377 in "
+        "0.5.4.post3, deepseek_common/attention_backend_handler.py:124 in 0.5.8-0.5.12, :171 in 0.5.20-0.5.23); "
+        "every flashinfer_python they pin (METADATA: 0.5.0 in 0.5.4.post3 ... 0.7.2 in 0.5.23) has "
+        "TllmGenFmhaRunner's SM100/SM103(/SM107) check (fmhaRunner.cuh in the v0.5.0, v0.5.2, v0.5.3, v0.6.1, "
+        "v0.6.3, v0.6.7.post2, v0.6.7.post3, v0.6.8.post1, v0.6.11.post1, v0.6.12, v0.6.14, v0.6.15.post1 and "
+        "v0.6.17 tags and the 0.6.18, 0.7.1 and 0.7.2 wheels). Before 0.5.4.post3 SGLang refuses trtllm_mla off "
+        "SM100 at start-up (trtllm-mla-arch)"
+    ),
+    backends=("trtllm_mla",),
+    needs_gpu=True,
+    stage="runtime",
+    prevents="TllmGenFmhaRunner: Unsupported architecture",
+    source="sglang: python/sglang/srt/layers/attention/trtllm_mla_backend.py, forward_extend; "
+    "flashinfer-ai/flashinfer: include/flashinfer/trtllm/fmha/fmhaRunner.cuh, TllmGenFmhaRunner",
+    references=(
+        "https://github.com/sgl-project/sglang/issues/24633",
+        "https://github.com/sgl-project/sglang/issues/17880",
+    ),
+    docs="""Checks that trtllm_mla serves prefill only on SM100/SM103 (B200, GB200, B300), although SGLang
+admits it on every GPU its is_blackwell probe accepts (SM100, SM110, SM12x; trtllm-mla-arch).
+
+For an extend without speculative decoding SGLang's DeepSeek attention takes the MHA path on trtllm_mla
+(handle_attention_trtllm_mla: MHA_CHUNKED_KV), which calls FlashInfer's trtllm_ragged_attention_deepseek.
+That kernel's runner (TllmGenFmhaRunner) has cubins for SM100/SM103 only and throws "Unsupported
+architecture" elsewhere, so on an RTX 50xx / RTX PRO 6000 / GB10 (SM12x) or Jetson Thor (SM110) the server
+starts and dies at its first prefill. SGLang itself defaults MLA models to triton on those GPUs
+(get_default_attn_backend: fa3 on SM90, flashinfer on SM100, triton otherwise; DeepSeek's trtllm_mla
+default is is_sm100 only).""",
+    fix_title="Use --attention-backend triton (SGLang's MLA default on SM11x/SM12x)",
+)
+def trtllm_mla_sm100_prefill(cfg, target):
+    if cfg.prefill_backend != "trtllm_mla":
+        return skipped("applies to trtllm_mla prefill")
+    trtllm_mla = declared(target, "trtllm_mla")
+    if trtllm_mla.archs is not None and target.major not in trtllm_mla.archs:
+        return skipped(f"SGLang refuses trtllm_mla on {gpu(target)} at start-up (trtllm-mla-arch)")
+    kernels = trtllm_mla.kernel_archs["prefill"]
+    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(kernels)) + " (trtllm-gen FMHA cubins)"
+    if target.major in kernels:
+        return passed(f"trtllm_mla prefill on {gpu(target)}", need)
+    flag = "--prefill-attention-backend" if cfg.prefill_attention_backend else "--attention-backend"
+    return failed(f"trtllm_mla prefill on {gpu(target)}", need, [f"{flag} {_mla_fallback(target)}"])
 
 
 @rule(

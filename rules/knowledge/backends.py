@@ -71,6 +71,18 @@ BLACKWELL = frozenset({10, 11, 12})
 BLACKWELL_BEFORE_SM110 = frozenset({10, 12})
 BLACKWELL_SOURCE = "sglang: python/sglang/srt/utils/common.py, is_blackwell / is_blackwell_supported"
 
+# trtllm_mla prefill (forward_extend, the MHA_CHUNKED_KV path models/deepseek_common/attention_backend_handler.py
+# handle_attention_trtllm_mla picks for every extend without speculative decoding; deepseek_v2.py before 0.5.8) calls
+# flashinfer.prefill.trtllm_ragged_attention_deepseek, whose TllmGenFmhaRunner accepts SM100/SM103 only
+# (FLASHINFER_CHECK(mSM == kSM_100 || mSM == kSM_103, "Unsupported architecture"); kSM_107 added in 0.6.17):
+# the same check in every flashinfer SGLang pins from 0.5.4.post3 (flashinfer 0.5.0) to 0.5.23 (0.7.2).
+TRTLLM_GEN_FMHA = (
+    "flashinfer-ai/flashinfer: include/flashinfer/trtllm/fmha/fmhaRunner.cuh, TllmGenFmhaRunner (0.5.0 :30, "
+    "0.6.7.post2 :30, 0.6.12 :37, 0.6.18 / 0.7.1 / 0.7.2 :37-38); reached from sglang "
+    "layers/attention/trtllm_mla_backend.py forward_extend (flashinfer.prefill.trtllm_ragged_attention_deepseek)"
+)
+TRTLLM_GEN_FMHA_ARCHS = frozenset({10})
+
 
 @dataclass(frozen=True)
 class Era:
@@ -118,6 +130,9 @@ class BackendInfo:
     kv_dtype_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # KV dtypes read only on these majors
     feature_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # features that run only on these
     max_head_dim: Optional[int] = None  # the largest Q/K head dim its kernels take
+    # phase -> the majors its kernels serve that phase on, where fewer than `archs`: SGLang starts, the first
+    # forward fails elsewhere
+    kernel_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)
     drops: frozenset[str] = frozenset()  # model features it accepts but silently ignores (no error, wrong output)
     refuses: frozenset[str] = frozenset()  # features it refuses with an error (start-up or first forward)
     page_snap: Optional[int] = None  # the page size SGLang switches to when the given one is not in page_sizes
@@ -410,12 +425,14 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             kv_dtypes=("fp8_e4m3", "bf16", "auto"),
             page_sizes=(32, 64),
             page_snap=64,
+            kernel_archs={"prefill": TRTLLM_GEN_FMHA_ARCHS},
             features=frozenset({"kv4_mla", "kv4_fa4_mla_decode"}),
             libraries=("flashinfer",),
             source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (is_blackwell: majors 10, 11, 12 in utils/common.py); "
             "attention_registry.create_trtllm_mla_backend",
             sources={
                 "archs": BLACKWELL_SOURCE,
+                "kernel_archs": TRTLLM_GEN_FMHA,
                 "page_sizes": PAGE_CONSTRAINTS,
                 "page_snap": PAGE_CONSTRAINTS,
                 "features": KV4_LISTS,

@@ -6,9 +6,9 @@ capabilities on each backend class (`supported_dtypes`, `supports_head_size`, `s
 platform raises `Selected backend ... is not valid for this configuration. Reason: [...]` for an explicit
 choice, or tries its priority list. This module holds those declarations as data, once each:
 
-- RELEASES: one declaration per range of vLLM releases (only 0.33.0 is populated; CHANGES gives the older
-  values read in the 0.15-0.30 wheels): the backends (VllmBackend, each fact's source: `source_of`) and
-  the reasons;
+- RELEASES: one declaration per range of vLLM releases (0.33.0's backends in each, CHANGES gives the older
+  values read in the 0.15-0.30 wheels; the reasons differ before 0.26.0): the backends (VllmBackend, each
+  fact's source: `source_of`) and the reasons;
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
@@ -643,7 +643,7 @@ def name_history(name: str) -> str:
 @dataclass(frozen=True)
 class Change:
     """An older value of one declared capability: it held for releases in [since, until). Read from the same
-    backend classes in the vllm 0.15.0, 0.20.0, 0.26.0 and 0.30.0 wheels."""
+    backend classes in the vllm 0.15.0, 0.20.0, 0.26.0 and 0.30.0 wheels (FLASHINFER's also in 0.21.0-0.25.1)."""
 
     backend: str
     field: str
@@ -654,33 +654,48 @@ class Change:
 
 
 CHANGES: tuple[Change, ...] = (
-    Change("FLASHINFER", "archs", Archs(lo=(7, 5), hi=(12, 1)), until="0.26.0", seen="0.15.0, 0.20.0"),
+    # FlashInferBackend.supports_compute_capability: >= 7.5 through 0.23 (0.23.0 flashinfer.py:408), >= 8.0 from
+    # 0.24.0 (:432, the SM75 comment); get_supported_head_sizes gains 512 in 0.22.0 (0.21.0 :406, 0.22.0 :405)
+    Change("FLASHINFER", "archs", Archs(lo=(7, 5), hi=(12, 1)), until="0.24.0", seen="0.15.0, 0.20.0, 0.23.0"),
     Change(
-        "FLASHINFER", "head_sizes", HeadSizes(allowed=frozenset({64, 128, 256})), until="0.26.0", seen="0.15.0, 0.20.0"
+        "FLASHINFER",
+        "head_sizes",
+        HeadSizes(allowed=frozenset({64, 128, 256})),
+        until="0.22.0",
+        seen="0.15.0, 0.20.0, 0.21.0",
     ),
     Change(
         "FLASHINFER",
         "kv_dtypes",
         frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}),
-        until="0.26.0",
+        until="0.21.0",
         since="0.20.0",
         seen="0.20.0",
     ),
-    Change(
+    Change(  # supported_kv_cache_dtypes gains nvfp4 in 0.21.0 (flashinfer.py:329-337)
         "FLASHINFER",
         "kv_dtypes",
         frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"}),
         until="0.30.0",
-        since="0.26.0",
-        seen="0.26.0",
+        since="0.21.0",
+        seen="0.21.0, 0.23.0, 0.24.0, 0.25.0, 0.25.1, 0.26.0",
+    ),
+    Change(  # 0.21-0.24: no supports_kv_cache_dtype override, the class takes nvfp4 on every arch it admits
+        "FLASHINFER",
+        "kv_dtype_archs",
+        (),
+        until="0.25.0",
+        since="0.21.0",
+        seen="0.21.0, 0.23.0, 0.24.0",
     ),
     Change(  # 0.32.0 adds the FA2 path on SM8x/SM9x/SM12x (flashinfer.py:109-110, :529-539), as 0.33.0 has it
         "FLASHINFER",
         "kv_dtype_archs",
         (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))),
         until="0.32.0",
-        since="0.26.0",
-        seen="0.26.0, 0.30.0, 0.31.0 (flashinfer.py:499-506: SM100 family only)",
+        since="0.25.0",
+        seen="0.25.0 and 0.25.1 (flashinfer.py:427-434), 0.26.0 (:446-453), 0.30.0, 0.31.0 (:499-506): SM100 "
+        "family only",
     ),
     Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.16.0, 0.17.0, 0.20.0, 0.26.0"),
     # fa_utils.flash_attn_supports_sinks: get_flash_attn_version() == 3 (0.16.0 fa_utils.py:123-127, 0.19.0
@@ -981,6 +996,17 @@ MLA_DISABLE_ENV = "VLLM_MLA_DISABLE"
 # whose configs carry it stand in for it.
 SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32", "glm_moe_dsa"})
 
+# Inkling (vllm/models/inkling, in the model registry from 0.26.0) runs its own relative attention whatever
+# --attention-backend says: models/inkling/nvidia/ops/fa4_rel_attention.py calls tml_fa4 (vllm/third_party,
+# sheared bias) on SM10x/SM11x (_use_sheared_bias) and the vendored FA4 (vllm/vllm_flash_attn/cute, score_mod)
+# elsewhere, always with the paged KV cache's block table (page_table=block_table; nvidia/attention.py:316).
+# The vendored FA4 refuses a page table on SM8x ("paged KV not supported on SM 8.0", interface.py:952 in 0.27.0)
+# and SM12x ("Paged KV not supported on SM 12.0 in this PR", :1091 in 0.26.0, :1101 in 0.27.0 and 0.27.1); 0.28.0
+# replaces its SM120 forward (flash_fwd_sm120, no such assert), which is not judged here.
+INKLING_ARCHITECTURES = frozenset({"InklingForCausalLM", "InklingForConditionalGeneration"})
+INKLING_PAGED_KV_MAJORS = frozenset({9, 10, 11})
+INKLING_SOURCE = src("vllm/models/inkling/nvidia/ops/fa4_rel_attention.py", "inkling_fa4_rel_attention")
+
 
 # --- the selection vLLM would make ---------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -1185,10 +1211,10 @@ def rejections(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = 
     )
 
 
-def validate(backend: VllmBackend, q: VllmQuery) -> list[str]:
+def validate(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = None) -> list[str]:
     """AttentionBackend.validate_configuration: the reasons vLLM lists, in its order (modelled backends only)."""
     out, combined = [], False
-    for rejection in rejections(backend, q):
+    for rejection in rejections(backend, q, release):
         if rejection.combination:
             if combined:
                 continue
@@ -1237,13 +1263,15 @@ class Selection:
     unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
 
 
-def select(q: VllmQuery) -> Selection:
-    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named."""
+def select(q: VllmQuery, version: Optional[str] = None) -> Selection:
+    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named, with
+    the backends and reasons of the given release (the newest read when None)."""
     rejected: dict[str, tuple[str, ...]] = {}
     unmodelled = []
     chosen = None
+    release = release_for(version)
     for name in priorities(q):
-        backend = BY_NAME[name]
+        backend = backend_at(name, version) or BY_NAME[name]
         if not backend.modelled:
             # Its constraints are not declared, but its sparseness is: validate_configuration refuses a
             # sparse backend for a dense layer (use_sparse != is_sparse()) whatever else it supports.
@@ -1252,7 +1280,7 @@ def select(q: VllmQuery) -> Selection:
             else:
                 unmodelled.append(name)
             continue
-        reasons = tuple(validate(backend, q))
+        reasons = tuple(validate(backend, q, release))
         if not reasons:
             chosen = name
             break
@@ -1266,8 +1294,9 @@ class Release:
     """What one range of vLLM releases declares, read from one wheel: every backend with its capabilities
     (each fact's source: VllmBackend.source_of) and every reason validate_configuration gives (REASONS).
 
-    A range holds from `since` up to the next declared one. Only the vllm 0.33.0 range is declared; older
-    releases get it with CHANGES applied (the older capability values read in the 0.15.0-0.30.0 wheels)."""
+    A range holds from `since` up to the next declared one. Both ranges declare the vllm 0.33.0 backends, which
+    older releases get with CHANGES applied (the older capability values read in the 0.15.0-0.30.0 wheels); they
+    differ in the reasons (the sliding-window check is new in 0.26.0)."""
 
     since: str
     read_from: str
@@ -1276,8 +1305,18 @@ class Release:
 
 
 RELEASES: tuple[Release, ...] = (
+    # Before 0.26.0 validate_configuration (v1/attention/backend.py) has no sliding-window check (none in the
+    # 0.14.0 and 0.20.0-0.25.1 wheels; `if has_sliding_window and not cls.supports_sliding_window()` from 0.26.0)
+    # and FlashInferBackend no supports_combination (none in 0.14.0-0.28.0, so neither NVFP4 combination
+    # reason); the other reasons and the backends are 0.33.0's with CHANGES applied, as for every older release
     Release(
-        since=VLLM_VERSION,
+        since="0.14.0",
+        read_from="the vllm 0.14.0 and 0.20.0-0.25.1 wheels' validate_configuration and FlashInferBackend",
+        backends=BY_NAME,
+        reasons=tuple(r for r in REASONS if r.key not in ("sliding_window", "fi_nvfp4_head64", "fi_nvfp4_sinks")),
+    ),
+    Release(
+        since="0.26.0",  # the first release whose validate_configuration has every reason 0.33.0 gives
         read_from=f"the vllm {VLLM_VERSION} wheel (pip download --no-deps vllm=={VLLM_VERSION})",
         backends=BY_NAME,
         reasons=REASONS,

@@ -145,6 +145,24 @@ FIXTURES = {
             case("RTX PRO 6000", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.3"]),
         ],
     },
+    "trtllm-mla-sm100-prefill": {
+        "pass": [
+            case("B200", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
+            case("B300", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.10"]),
+            case(
+                "B200", *DEEPSEEK, "--prefill-attention-backend", "trtllm_mla", "--decode-attention-backend", "triton"
+            ),
+        ],
+        "fail": [
+            # sglang#24633 (0.5.10) and sglang#17880 (0.5.8): admitted at start-up, "Unsupported architecture" at prefill
+            case("RTX PRO 6000", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.10"]),
+            case("RTX 5090", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.8"]),
+            case("Jetson Thor", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
+            case(
+                "GB10", *DEEPSEEK, "--prefill-attention-backend", "trtllm_mla", "--decode-attention-backend", "triton"
+            ),
+        ],
+    },
     "trtllm-mla-kv-dtype": {
         "pass": [
             case("B200", *DEEPSEEK, "--attention-backend", "trtllm_mla", "--kv-cache-dtype", "fp8_e4m3"),
