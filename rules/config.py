@@ -375,12 +375,16 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "ds_sparse_decode_threshold enable_double_sparsity enable_hisparse "
             "hierarchical_sparse_attention_extra_config hisparse_config"
         ),
-        "KV cache size and layout (sliding-window pools, canaries, scales, memory saver)": (
+        (
+            "KV cache size and layout (sliding-window pools, canaries, scales, memory saver, a GPU pool for "
+            "multimodal features: serving_hook.py 'reduces KV cache headroom')"
+        ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
             "enable_dsa_cache_layer_split enable_encoder_swa_bounded_replay enable_kv_cache_sharding "
             "enable_linker_mla_dedup enable_memory_saver enable_streaming_session encoder_only "
-            "hybrid_kvcache_ratio kv_canary kv_canary_real_data kv_canary_sweep_interval language_model_only "
-            "language_only max_total_tokens quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
+            "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
+            "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
+            "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
         ),
         "linear attention and Mamba state (backends, state memory)": (
             "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint enable_linear_replayssm "
@@ -405,7 +409,11 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enforce_piecewise_cuda_graph max_running_requests msprobe_dump_config piecewise_cuda_graph_compiler "
             "piecewise_cuda_graph_max_tokens piecewise_cuda_graph_tokens record_nolora_graph"
         ),
-        "chunked prefill and mixed batches": "enable_dynamic_chunking enable_mixed_chunk",
+        (
+            "chunked prefill, mixed batches and the prefill token budget (the default mem_fraction_static "
+            "reserves 1.5 x max(chunked_prefill_size, or max_prefill_tokens when chunking is off, 2048): "
+            "memory_hook.py:297-308)"
+        ): "enable_dynamic_chunking enable_mixed_chunk max_prefill_tokens",
         "quantization (weights loaded as another format: --load-format gguf sets quantization)": (
             "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve rl_on_policy_target "
             "rl_quant_profile speculative_draft_model_quantization torchao_config"
@@ -463,10 +471,11 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
     },
     "vllm": {
         "model, its config, architecture overrides and runner (heads, layers, context, attention kind)": (
-            "additional_config aux_output_config config convert device_ids diffusion_config "
-            "disable_sliding_window engram_config hf_config_path hf_overrides model_class_overrides model_impl "
-            "override_attention_dtype override_neuron_config override_pooler_config pooler_config revision "
-            "rope_scaling rope_theta runner scheduler_cls task worker_cls worker_extension_cls"
+            "additional_config aux_output_config code_revision config config_format convert device_ids "
+            "diffusion_config disable_sliding_window engram_config hf_config_path hf_overrides "
+            "model_class_overrides model_impl override_attention_dtype override_neuron_config "
+            "override_pooler_config pooler_config revision rope_scaling rope_theta runner scheduler_cls task "
+            "worker_cls worker_extension_cls"
         ),
         "attention and its kernels (--attention-config keys other than backend / flash_attn_version)": (
             "attention_config dbo_decode_token_threshold dbo_prefill_token_threshold disable_cascade_attn "
@@ -474,11 +483,11 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "kernel_config mm_encoder_attn_backend mm_encoder_attn_dtype mm_encoder_fp8_scale_path monokernel "
             "sparse_indexer_topk_backend ubatch_size"
         ),
-        "KV cache size and layout, prefix caching": (
+        "KV cache size and layout, prefix caching, GPU memory taken outside the KV budget": (
             "disable_hybrid_kv_cache_manager enable_prefix_caching enable_sleep_mode kv_cache_dtype_skip_layers "
             "kv_cache_memory_bytes kv_sharing_fast_prefill language_model_only mm_encoder_only "
-            "mm_ipc_gpu_memory_gb num_gpu_blocks_override prefix_cache_retention_interval prefix_match_unit "
-            "skip_mm_profiling swa_bounded_replay"
+            "mm_ipc_gpu_memory_gb mm_processor_device num_gpu_blocks_override prefix_cache_retention_interval "
+            "prefix_match_unit skip_mm_profiling swa_bounded_replay"
         ),
         "Mamba state and its kernels": (
             "enable_mamba_cache_stochastic_rounding enable_mamba_fine_grained_prefix_cache "
@@ -557,9 +566,9 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "disable_fast_image_processor enable_adaptive_dispatch_to_encoder enable_broadcast_mm_inputs_process "
             "enable_mm_global_cache enable_precise_embedding_interpolation enable_prefix_mm_cache "
             "encoder_bootstrap_port encoder_register_urls encoder_transfer_backend encoder_urls "
-            "image_processor_backend keep_mm_feature_on_device limit_mm_data_per_request mm_feature_transport "
-            "mm_global_cache_backend mm_io_worker_num mm_max_concurrent_calls mm_per_request_timeout "
-            "mm_preprocess_cache_size_mb mm_process_config mm_processor_worker_num trust_mm_content_hashes"
+            "image_processor_backend limit_mm_data_per_request mm_global_cache_backend mm_io_worker_num "
+            "mm_max_concurrent_calls mm_per_request_timeout mm_preprocess_cache_size_mb mm_process_config "
+            "mm_processor_worker_num trust_mm_content_hashes"
         ),
         "sampling, grammar and output post-processing": (
             "constrained_json_disable_any_whitespace constrained_json_max_whitespace_cnt "
@@ -583,10 +592,10 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "request scheduling, admission, priorities and cache eviction order": (
             "abort_on_priority_when_disabled default_priority_value disable_overlap_schedule "
             "disable_priority_preemption enable_dp_attention_local_control_broadcast enable_prefill_delayer "
-            "enable_priority_scheduling enable_session_radix_cache load_balance_method max_prefill_tokens "
-            "max_queued_requests min_free_slots_delay num_continuous_decode_steps num_reserved_decode_tokens "
-            "prefill_decode_interval prefill_decode_interval_min_bs prefill_delayer_forward_passes_buckets "
-            "prefill_delayer_max_delay_ms prefill_delayer_max_delay_passes prefill_delayer_queue_min_ratio "
+            "enable_priority_scheduling enable_session_radix_cache load_balance_method max_queued_requests "
+            "min_free_slots_delay num_continuous_decode_steps num_reserved_decode_tokens prefill_decode_interval "
+            "prefill_decode_interval_min_bs prefill_delayer_forward_passes_buckets prefill_delayer_max_delay_ms "
+            "prefill_delayer_max_delay_passes prefill_delayer_queue_min_ratio "
             "prefill_delayer_token_usage_low_watermark prefill_delayer_wait_seconds_buckets prefill_max_requests "
             "prefill_round_robin_balance priority_scheduling_preemption_threshold radix_eviction_policy "
             "radix_eviction_policy_config retraction_policy schedule_conservativeness "
@@ -659,9 +668,8 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "allowed_local_media_path allowed_media_domains disable_mm_preprocessor_cache enable_shm_tensor_arena "
             "interleave_mm_strings limit_mm_per_prompt media_io_kwargs mm_device_do_normalize "
             "mm_encoder_fp8_scale_save_margin mm_encoder_fp8_scale_save_path mm_hasher_algorithm "
-            "mm_processor_cache_gb mm_processor_cache_type mm_processor_device mm_processor_kwargs "
-            "mm_shm_cache_max_object_size_mb mm_tensor_ipc trust_request_mm_kwargs video_pruning_method "
-            "video_pruning_rate"
+            "mm_processor_cache_gb mm_processor_cache_type mm_processor_kwargs mm_shm_cache_max_object_size_mb "
+            "mm_tensor_ipc trust_request_mm_kwargs video_pruning_method video_pruning_rate"
         ),
         "sampling, structured output and output post-processing": (
             "disable_async_output_proc enable_batch_sharded_sampling enable_flash_late_interaction "
@@ -672,10 +680,10 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "structured_outputs_config use_fp64_gumbel use_gpu_for_pooling_score watermark_config"
         ),
         "weight download and loading, weight sync for RL": (
-            "allow_deprecated_quantization code_revision config_format download_dir enable_ep_weight_filter "
-            "hf_token ignore_patterns load_format max_parallel_loading_workers model_loader_extra_config "
-            "pt_load_map_location safetensors_load_strategy safetensors_prefetch_block_size "
-            "safetensors_prefetch_num_threads use_tqdm_on_load weight_transfer_config"
+            "allow_deprecated_quantization download_dir enable_ep_weight_filter hf_token ignore_patterns "
+            "load_format max_parallel_loading_workers model_loader_extra_config pt_load_map_location "
+            "safetensors_load_strategy safetensors_prefetch_block_size safetensors_prefetch_num_threads "
+            "use_tqdm_on_load weight_transfer_config"
         ),
         "request scheduling, admission and preemption": (
             "async_scheduling long_prefill_token_threshold long_prefill_token_threshold_adaptive "
