@@ -483,11 +483,15 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "kernel_config mm_encoder_attn_backend mm_encoder_attn_dtype mm_encoder_fp8_scale_path monokernel "
             "sparse_indexer_topk_backend ubatch_size"
         ),
-        "KV cache size and layout, prefix caching, GPU memory taken outside the KV budget": (
-            "disable_hybrid_kv_cache_manager enable_prefix_caching enable_sleep_mode kv_cache_dtype_skip_layers "
-            "kv_cache_memory_bytes kv_sharing_fast_prefill language_model_only mm_encoder_only "
-            "mm_ipc_gpu_memory_gb mm_processor_device num_gpu_blocks_override prefix_cache_retention_interval "
-            "prefix_match_unit skip_mm_profiling swa_bounded_replay"
+        (
+            "KV cache size and layout, prefix caching, GPU memory taken outside the KV budget (async "
+            "scheduling doubles the in-flight tokens a sliding-window or chunked-local layer holds: vllm "
+            "0.33.0 config/vllm.py:587-609, v1/kv_cache_interface.py:918-940)"
+        ): (
+            "async_scheduling disable_hybrid_kv_cache_manager enable_prefix_caching enable_sleep_mode "
+            "kv_cache_dtype_skip_layers kv_cache_memory_bytes kv_sharing_fast_prefill language_model_only "
+            "mm_encoder_only mm_ipc_gpu_memory_gb mm_processor_device num_gpu_blocks_override "
+            "prefix_cache_retention_interval prefix_match_unit skip_mm_profiling swa_bounded_replay"
         ),
         "Mamba state and its kernels": (
             "enable_mamba_cache_stochastic_rounding enable_mamba_fine_grained_prefix_cache "
@@ -686,11 +690,10 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "use_tqdm_on_load weight_transfer_config"
         ),
         "request scheduling, admission and preemption": (
-            "async_scheduling long_prefill_token_threshold long_prefill_token_threshold_adaptive "
-            "max_long_partial_prefills max_num_active_seqs max_num_partial_prefills max_num_queued_reqs "
-            "max_num_queued_tokens max_num_seqs preemption_mode prefill_schedule_interval "
-            "prefix_caching_hash_algo scheduler_delay_factor scheduler_reserve_full_isl scheduling_policy "
-            "swap_space watermark"
+            "long_prefill_token_threshold long_prefill_token_threshold_adaptive max_long_partial_prefills "
+            "max_num_active_seqs max_num_partial_prefills max_num_queued_reqs max_num_queued_tokens max_num_seqs "
+            "preemption_mode prefill_schedule_interval prefix_caching_hash_algo scheduler_delay_factor "
+            "scheduler_reserve_full_isl scheduling_policy swap_space watermark"
         ),
         "processes, GPU placement, NUMA, rendezvous, collectives other than attention's, fault tolerance": (
             "cpu_distributed_timeout_seconds data_parallel_address data_parallel_backend "
