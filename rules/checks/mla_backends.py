@@ -48,11 +48,14 @@ def _page_snap(cfg, info):
     id="trtllm-mha-arch",
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.19 to 0.5.23 (0.5.19: "
-        "sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.9: server_args.py raises 'TRTLLM MHA backend is only supported on Blackwell GPUs "
+        "(SM100)' when any phase names trtllm_mha and not is_sm100_supported() (major == 10), read in each wheel "
+        "(0.5.0rc2 :466-468, 0.5.1 :500-502, 0.5.2 :603-605, 0.5.3 :919-921, 0.5.4 :1119-1121, 0.5.5 :1241-1243, "
+        "0.5.9 :1899-1901; 0.5.0 was never published, between 0.5.0rc2 and 0.5.1); 0.5.10 splits prefill (SM100) "
+        "from decode (SM90/SM100/SM120; :2373-2388); the 0.5.19 message is in every release read from 0.5.19 to "
+        "0.5.23 (sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents)"
     ),
     backends=("trtllm_mha",),
     needs_gpu=True,

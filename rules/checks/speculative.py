@@ -277,6 +277,43 @@ def spec_flex_attention(cfg, target):
 
 
 @rule(
+    id="spec-hybrid-backend",
+    title="Before sglang 0.5.2 a prefill backend other than decode's cannot be used with speculative decoding",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2,<0.5.2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.1.post3: ModelRunner._get_attention_backend asserts speculative_algorithm is None "
+        "before building HybridAttnBackend when the prefill and decode backend names differ (model_runner.py "
+        "0.5.0rc2 :1432-1435, 0.5.1 and 0.5.1.post3 :1442-1445; 0.5.0 was never published, between 0.5.0rc2 and "
+        "0.5.1); 0.5.2 drops the assert (:1556, PR #9573: hybrid_attn_backend.py picks the backend for "
+        "target_verify / draft_extend by speculative_attention_mode)"
+    ),
+    stage="init",
+    prevents="Currently HybridAttentionBackend does not support speculative decoding.",
+    source="sglang: python/sglang/srt/model_executor/model_runner.py, ModelRunner._get_attention_backend",
+    references=("https://github.com/sgl-project/sglang/issues/9330", "https://github.com/sgl-project/sglang/pull/9573"),
+    docs="""Checks that `--speculative-algorithm` is not combined with different prefill and decode attention
+backends (`--prefill-attention-backend` / `--decode-attention-backend` naming another backend than the other
+phase's) on sglang before 0.5.2.
+
+Different backends for the two phases make SGLang wrap them in HybridAttnBackend, which in 0.5.0 and 0.5.1
+had no target-verify or draft-extend path: the model runner asserts against any speculative algorithm when it
+builds the attention backend. sglang 0.5.2 added both paths (PR #9573).""",
+    fix_title="Use one backend for both phases, or upgrade to sglang >= 0.5.2",
+)
+def spec_hybrid_backend(cfg, target):
+    if not cfg.speculative_algorithm:
+        return skipped("applies to speculative decoding")
+    if cfg.prefill_backend == cfg.decode_backend:
+        return passed(f"{_algorithm(cfg)} on {cfg.backend_label()}", "one backend for prefill and decode")
+    return failed(
+        f"{_algorithm(cfg)} speculative decoding with {cfg.backend_label()} on sglang {sglang_release(target)}",
+        "one backend for prefill and decode (sglang >= 0.5.2 for two)",
+        [f"--prefill-attention-backend {cfg.decode_backend}"],
+    )
+
+
+@rule(
     id="spec-dflash-draft-backend",
     title="DFLASH's draft worker silently switches unsupported attention backends",
     engine="sglang",

@@ -11,6 +11,7 @@ FIXTURES = {
             case("RTX 5090", *LLAMA, "--attention-backend", "trtllm_mha"),
             case("H100", *LLAMA, "--attention-backend", "trtllm_mha"),
             case("B200", *LLAMA, "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.9"]),
+            case("B200", *LLAMA, "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.1"]),
             case(
                 "RTX 5090",
                 *LLAMA,
@@ -26,6 +27,7 @@ FIXTURES = {
             case("Jetson Thor", *LLAMA, "--attention-backend", "trtllm_mha"),
             # the SM120 history: refused before 0.5.19 for prefill, before 0.5.10 for decode too
             case("RTX 5090", *LLAMA, "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.18"]),
+            case("RTX 5090", *LLAMA, "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.1"]),
             case(
                 "H100",
                 *LLAMA,

@@ -189,6 +189,34 @@ FIXTURES = {
             )
         ],
     },
+    "spec-hybrid-backend": {
+        "pass": [
+            launch(
+                "B200",
+                "--model-path",
+                "deepseek-v3",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "trtllm_mla",
+                engine_version=["sglang==0.5.1"],
+            ),
+        ],
+        "fail": [
+            launch(
+                "B200",
+                "--model-path",
+                "deepseek-v3",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "trtllm_mla",
+                "--prefill-attention-backend",
+                "flashinfer",
+                engine_version=["sglang==0.5.1.post3"],
+            ),
+        ],
+    },
     "spec-dflash-draft-backend": {
         "pass": [
             launch(
