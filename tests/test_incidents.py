@@ -38,7 +38,6 @@ MISSES: dict[str, str] = {
     "flashinfer-2166-dsv32-rtx6000-flashinfer-mla": "version range: vLLM 0.12.0 is below the vllm rules' range; FLASHINFER_MLA has no sparse (DSA) path and no SM120 kernel",
     "sglang-10618-qwen3next-sm89-fa3": "rule missing: before sglang PR #10816 the hybrid GDN backend hard-codes fa3 for full attention, which fails on SM89",
     "sglang-12197-dsv31-cutlass-mla-fp8": "not modelled: cutlass_mla with an fp8_e4m3 KV cache crashes in CUDA-graph capture on sglang 0.5.4 (below the verified range)",
-    "sglang-12360-qwen3vl-b200-fa3-mm": "rule gap: Qwen3-VL's vision tower picks fa3 itself before sglang PR #13354; vision-fa3-blackwell sees only an explicit --mm-attention-backend fa3 (and 0.5.4 is below the verified range)",
     "sglang-17880-dsv31-fp4-sm120-trtllm-mla": "rule gap: trtllm-mla-arch follows SGLang's is_blackwell gate (SM12x passes), but trtllm-gen FMHA has no SM120 kernel",
     "sglang-23985-qwen36-27b-rtx5090-fa3-fp8e5m2": "rule gap: on SM120, sglang 0.5.10's fa3 with an FP8 KV cache lands on the FA4 CuTe kernel, whose FP8 assert is SM100-only; fa4-fp8-sm100 sees only --attention-backend fa4",
     "sglang-24633-mla-sm120-default-trtllm-mla": "rule gap: trtllm-mla-arch follows SGLang's is_blackwell gate (SM12x passes), but trtllm-gen FMHA has no SM120 kernel",
