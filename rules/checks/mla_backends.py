@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rules.checks.common import declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge.kv_dtypes import FP8
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
@@ -730,10 +731,12 @@ def _cutlass_mla(cfg, target):
     id="cutlass-mla-arch",
     title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode calls sgl-kernel's cutlass_mla_decode in every "
+        "release that has the backend (cutlass_mla_backend.py :277 in 0.5.0rc2-0.5.12.post1, :242-243 after), and "
+        "no release checks the arch for cutlass_mla at start-up (server_args.py / arg_groups: the page size only, "
+        "read in 0.5.0rc2, 0.5.1, 0.5.3, 0.5.4, 0.5.5, 0.5.10, 0.5.15, 0.5.19); from 0.5.20 it is not a choice"
     ),
     stage="runtime",
     reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
@@ -760,6 +763,48 @@ def cutlass_mla_arch(cfg, target):
         return passed(gpu(target), "compute capability 10.x")
     return failed(
         f"cutlass_mla on {gpu(target)}", "compute capability 10.x", [f"--attention-backend {_mla_fallback(target)}"]
+    )
+
+
+@rule(
+    id="cutlass-mla-fp8-kv",
+    title="cutlass_mla cannot decode from an FP8 KV cache (sglang <= 0.5.19)",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2,<0.5.20",
+    verified=(
+        "sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode casts the query to model_runner.dtype and hands "
+        "the KV buffer to cutlass_mla_decode in every release that has the backend (cutlass_mla_backend.py "
+        ":79, :269-270, :277 in 0.5.0rc2-0.5.12.post1; :81, :234-235, :242 in 0.5.13, 0.5.13.post1, 0.5.18, "
+        "0.5.19; :82, :235-236, :243 in 0.5.14-0.5.17); no release checks the KV dtype for cutlass_mla (server_args.py "
+        "0.5.4 :1085-1092 forces the page size only); the backend is gone from 0.5.20"
+    ),
+    stage="runtime",
+    reason="SGLang casts the query to the model dtype (bf16) and sgl-kernel's cutlass_mla_decode takes its element "
+    "type from the query, so an FP8 KV cache is read as bf16 (twice its bytes): the first decode, CUDA-graph "
+    "capture at start-up, crashes (sglang issue #12197, 'Cutlass MLA fp8_e4m3 launch failed').",
+    source="sglang: python/sglang/srt/layers/attention/cutlass_mla_backend.py, CutlassMLABackend.forward_decode; "
+    "sgl-project/sglang: sgl-kernel/csrc/attention/cutlass_mla_kernel.cu, cutlass_mla_decode / args_from_options",
+    references=("https://github.com/sgl-project/sglang/issues/12197",),
+    docs="""Checks that cutlass_mla (attention or decode backend) is not given `--kv-cache-dtype fp8_e4m3` or
+`fp8_e5m2`, on sglang releases that still have it (<= 0.5.19).
+
+CutlassMLABackend.forward_decode converts the query to the model dtype and passes the KV buffer as it is;
+sgl-kernel's cutlass_mla_decode picks the kernel's element type from the query's dtype and casts the KV
+cache pointer to it, with strides counted in elements. With an FP8 cache the kernel reads bf16 rows twice the
+size of the stored ones, past the end of the pool, when CUDA graphs are captured at start-up. SGLang accepts
+the combination at start-up (its cutlass_mla check forces the page size only).""",
+    fix_title="Use --attention-backend trtllm_mla (it reads fp8_e4m3), or drop --kv-cache-dtype",
+)
+def cutlass_mla_fp8_kv(cfg, target):
+    not_applicable = _cutlass_mla(cfg, target)
+    if not_applicable:
+        return not_applicable
+    if cfg.kv_cache_dtype not in FP8:
+        return passed(f"{cfg.kv_cache_dtype} KV cache on cutlass_mla", "a KV cache in the model dtype")
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutlass_mla",
+        "a KV cache in the model dtype (the query's)",
+        ["--attention-backend trtllm_mla"],
     )
 
 

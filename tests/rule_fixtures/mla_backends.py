@@ -308,6 +308,29 @@ FIXTURES = {
             case("RTX 5090", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.10"]),
         ],
     },
+    "cutlass-mla-fp8-kv": {
+        "pass": [case("B200", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.4"])],
+        "fail": [
+            case(
+                "B200",
+                *DEEPSEEK,
+                "--attention-backend",
+                "cutlass_mla",
+                "--kv-cache-dtype",
+                "fp8_e4m3",
+                engine_version=["sglang==0.5.4"],
+            ),
+            case(
+                "B200",
+                *DEEPSEEK,
+                "--decode-attention-backend",
+                "cutlass_mla",
+                "--kv-cache-dtype",
+                "fp8_e4m3",
+                engine_version=["sglang==0.5.19"],
+            ),
+        ],
+    },
     "cutlass-mla-page": {
         "pass": [
             case(
