@@ -86,7 +86,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
     if iquest:  # iquest_q1.py: an unnamed phase gets fa3
         phases = ("prefill_attention_backend", "decode_attention_backend")
         return {phase: "fa3" for phase in phases if getattr(config, phase) is None}
-    if arch.startswith("Llama4"):
+    if arch.startswith("Llama4") and _release(target) >= kb.LLAMA4_DEFAULT_FROM:
         return {"attention_backend": {10: "trtllm_mha", 9: "fa3"}.get(major, "triton")}  # llama4.py
     if arch.startswith("Gemma4"):
         return {"attention_backend": "trtllm_mha" if major == 10 else "triton"}  # gemma4.py
@@ -220,7 +220,11 @@ def resolve(config: Config, target: Target) -> Config:
     major = target.cc[0]
     given = config.backend_given
     config = _apply_model_overrides(config, target)
-    if config.deterministic and config.attention_backend is None:
+    if (
+        config.deterministic
+        and config.attention_backend is None
+        and not kb.DETERMINISTIC_AFTER_DEFAULT.contains(_release(target))
+    ):
         # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
         config = replace(
             config,

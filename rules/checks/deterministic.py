@@ -60,7 +60,10 @@ Deterministic mode needs batch-invariant kernels (fixed split-KV, no atomics); o
 at start-up. Without a backend, SGLang first applies model defaults (GPT-OSS, Llama 4, Gemma 4, DeepSeek-V3
 ...), then falls back to fa3, or on SM100/SM120 to flashinfer (triton for DeepSeek-family models). So
 DeepSeek-V3 with no backend on SM100 gets trtllm_mla and is refused with this message although nothing was
-"explicitly specified" (confirmed against sglang 0.5.23's own resolution).""",
+"explicitly specified" (confirmed against sglang 0.5.23's own resolution). From 0.5.4.post3 to 0.5.11 SGLang
+fills its generic default before this check, so the fallback never runs: trtllm_mha on SM100 (from
+0.5.6.post2) is refused the same way, and an A100 runs flashinfer, not fa3 (rules/knowledge/backends.py
+DETERMINISTIC_AFTER_DEFAULT; sglang 0.5.5 and 0.5.10's own resolution agree).""",
     fix_title="Use --attention-backend fa3 (SM8x/SM90), flashinfer or triton",
 )
 def deterministic_backend(cfg, target):
@@ -70,7 +73,8 @@ def deterministic_backend(cfg, target):
     if backend in allowed:
         return passed(backend, "one of " + ", ".join(allowed))
     fix = ["--attention-backend fa3"] if target.major in (8, 9) and not cfg.mla else ["--attention-backend triton"]
-    return failed(f"--attention-backend {backend}", "one of " + ", ".join(allowed), fix)
+    found = f"--attention-backend {backend}" + (" (SGLang's default, checked as if given)" if cfg.auto_backend else "")
+    return failed(found, "one of " + ", ".join(allowed), fix)
 
 
 @rule(

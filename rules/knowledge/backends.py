@@ -656,6 +656,16 @@ SINKS_TRITON_DEFAULT_FROM = Version("0.5.11")
 ASYMMETRIC_KV_FA4_DEFAULT_FROM = Version("0.5.17")
 # DFLASH counts as EAGLE top-k 1 for the SM100 default from 0.5.23 (model_override_base.py:318).
 DFLASH_TOPK_ONE_DEFAULT_FROM = Version("0.5.23")
+# Llama 4 gets a default backend (trtllm_mha on SM100, fa3 on SM90, triton elsewhere) from 0.5.6 (server_args.py
+# :1125-1139); before, model_specific_adjustments asserts its list on --attention-backend as given, so no backend
+# fails (0.5.5 server_args.py:999-1005, the trtllm_mha default after the assert cannot run).
+LLAMA4_DEFAULT_FROM = Version("0.5.6")
+# Where --enable-deterministic-inference's fallback (fa3; flashinfer / triton on SM100/SM120) can apply. From
+# 0.5.4.post3 to 0.5.11 the generic default is filled first (server_args.py _handle_attention_backend_compatibility,
+# :596 before _handle_deterministic_inference :638 in 0.5.5, :791 / :841 in 0.5.10), so the fallback never runs and
+# the deterministic list is checked against the default; 0.5.12 swaps the two (:935 / :936). Before 0.5.4.post3
+# the generic default is the model runner's, after ServerArgs.
+DETERMINISTIC_AFTER_DEFAULT = VersionRange.parse("sglang>=0.5.4.post3,<0.5.12")
 
 
 # The fa4 page-size rewrite to 128 ("FA4 backend only supports page size 128 ..."), read in each wheel:
