@@ -135,11 +135,13 @@ def trtllm_mha_sm120_fp8_prefill(cfg, target):
     id="trtllm-mha-page",
     title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
-        "sglang/srt/arg_groups/overrides.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'TensorRT-LLM MHA only supports "
+        "page_size'): the page size of a launch with any phase on trtllm_mha is changed to 64 unless it is 16, "
+        "32 or 64 (server_args.py 0.5.0rc2 :473, 0.5.1 :507, 0.5.5 :1248, 0.5.14 :4640; "
+        "arg_groups/overrides.py 0.5.15 :1577, 0.5.16 :1739), or 16, 32, 64 or 128 from 0.5.17 (:2092; 0.5.23 "
+        ":1185)"
     ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",

@@ -112,12 +112,15 @@ def spec_trtllm_mha_topk(cfg, target):
     id="spec-eagle-topk-needs-steps",
     title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
-        "sglang/srt/arg_groups/hisparse_hook.py, "
-        "sglang/srt/layers/attention/minimax_sparse_ops/common/utils.py; bench/release_walk.py prevents). The "
-        "range's start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: the EAGLE branch of server_args.py (EAGLE, EAGLE3, NEXTN "
+        "renamed to EAGLE; + STANDALONE from 0.5.2) asserts speculative_eagle_topk is None and "
+        "speculative_num_draft_tokens is None when speculative_num_steps is None, before "
+        "auto_choose_speculative_params (0.5.0rc2 :616-619, 0.5.1 :648-651, 0.5.2 :754-757, 0.5.3 :1088-1091, "
+        "0.5.4 :1330-1333, 0.5.4.post3 :1547-1550, 0.5.5 :1577-1580); the same bare assert in every later "
+        "release to 0.5.23 (server_args.py to 0.5.13, arg_groups/speculative_hook.py _handle_eagle_family from "
+        "0.5.14: 0.5.16 :559-562)"
     ),
     stage="startup",
     prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
@@ -127,7 +130,7 @@ def spec_trtllm_mha_topk(cfg, target):
 or `--speculative-num-draft-tokens` also sets `--speculative-num-steps`.
 
 Without num-steps SGLang chooses all three parameters itself and asserts that the other two were left
-unset: a bare AssertionError with no message at start-up (the same since at least 0.5.5). It is judged on
+unset: a bare AssertionError with no message at start-up (the same since 0.5.0rc2). It is judged on
 a pasted launch command, where num-steps is visible; `check`'s own flags have no --speculative-num-steps.
 (`--speculative-adaptive` also lifts the assert; attn-preflight does not read that flag.)""",
     fix_title="Add --speculative-num-steps 3 --speculative-num-draft-tokens 4 (or drop --speculative-eagle-topk)",

@@ -75,6 +75,16 @@ FIXTURES = {
                 engine_version=["sglang==0.5.16"],
                 expect="warn",
             ),
+            case(
+                "B200",
+                *LLAMA,
+                "--attention-backend",
+                "trtllm_mha",
+                "--page-size",
+                "128",
+                engine_version=["sglang==0.5.1"],
+                expect="warn",
+            ),
         ],
     },
     "trtllm-mha-page128-gqa": {

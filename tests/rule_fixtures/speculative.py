@@ -117,6 +117,16 @@ FIXTURES = {
                 "--speculative-num-draft-tokens",
                 "4",
             ),
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-eagle-topk",
+                "1",
+                engine_version=["sglang==0.5.1"],
+            ),
         ],
     },
     "spec-eagle-page-tree": {
