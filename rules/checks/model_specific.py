@@ -608,7 +608,8 @@ only a few full-attention backends. sglang 0.5.23: SM100/SM103/SM110 allow trito
 flashinfer; SM120/SM121 allow triton, trtllm_mha, flashinfer. History: 0.5.16-0.5.20 dropped flashinfer on
 SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.5.post3-0.5.9 triton
 or trtllm_mha; 0.5.3.post3-0.5.5 triton only; 0.5.3 (the first with the check) triton or trtllm_mha. The check runs when the model runner builds the backend, after the
-weights have loaded. SM110 counts as Blackwell only from 0.5.9 (is_blackwell majors 10, 11, 12).""",
+weights have loaded. SM12x counts as Blackwell only from 0.5.4.post3 and SM110 from 0.5.9 (is_blackwell:
+major 10 through 0.5.4, then 10 and 12, then 10, 11 and 12).""",
     fix_title="Use --attention-backend triton (or trtllm_mha)",
 )
 def model_hybrid_gdn_blackwell(cfg, target):

@@ -65,10 +65,14 @@ FEATURES = (
 )
 PHASES = frozenset({"prefill", "decode"})
 
-# utils/common.py is_blackwell(_supported): majors [10, 12] through 0.5.8, [10, 11, 12] (Jetson Thor) since 0.5.9.
+# utils/common.py is_blackwell(_supported): major 10 only through 0.5.4 (utils.py `[0] == 10` in 0.5.0rc2-0.5.2,
+# utils/common.py:194 in 0.5.4), [10, 12] from 0.5.4.post3 to 0.5.8 (0.5.6.post2 :224), [10, 11, 12] (Jetson Thor)
+# since 0.5.9.
+BLACKWELL_SM120_SINCE = Version("0.5.4.post3")
 BLACKWELL_SM110_SINCE = Version("0.5.9")
 BLACKWELL = frozenset({10, 11, 12})
 BLACKWELL_BEFORE_SM110 = frozenset({10, 12})
+BLACKWELL_BEFORE_SM120 = frozenset({10})
 BLACKWELL_SOURCE = "sglang: python/sglang/srt/utils/common.py, is_blackwell / is_blackwell_supported"
 
 
@@ -147,7 +151,10 @@ def release_of(target: Target) -> Version:
 
 def blackwell_majors(release: Union[Version, str]) -> frozenset[int]:
     """Compute-capability majors SGLang's is_blackwell accepts in one release."""
-    return BLACKWELL if Version(str(release)) >= BLACKWELL_SM110_SINCE else BLACKWELL_BEFORE_SM110
+    version = Version(str(release))
+    if version >= BLACKWELL_SM110_SINCE:
+        return BLACKWELL
+    return BLACKWELL_BEFORE_SM110 if version >= BLACKWELL_SM120_SINCE else BLACKWELL_BEFORE_SM120
 
 
 # flash_attn.cute's kernel limits. SGLang's fa4 runs its vendored copy (FA4_INTERFACE); `attn-preflight smoke`
