@@ -58,7 +58,7 @@ def vision_fa3_blackwell(cfg, target):
     versions="sglang>=0.5.3,<0.5.5.post3",
     verified=(
         "sglang 0.5.3-0.5.5: Qwen3_VisionTransformer / Qwen3VLMoeVisionModel build every Qwen3_VisionBlock with "
-        "attn_implementation=\"flash_attention_3\", which passes qkv_backend=\"fa3\" to VisionAttention (qwen3_vl.py "
+        'attn_implementation="flash_attention_3", which passes qkv_backend="fa3" to VisionAttention (qwen3_vl.py '
         ":282 in 0.5.3 and 0.5.3.post3, :285 in 0.5.4, :286 in 0.5.4.post3 and 0.5.5); _determine_attention_backend "
         "takes it unless --mm-attention-backend is given and raises for fa3 on is_blackwell (vision.py :545 in "
         "0.5.3-0.5.4.post3, :601 in 0.5.5); is_blackwell is major 10 through 0.5.4, 10 or 12 from 0.5.4.post3; "
@@ -69,7 +69,10 @@ def vision_fa3_blackwell(cfg, target):
     stage="load",
     prevents="The 'fa3' backend is not supported on Blackwell GPUs",
     source=f"{QWEN3_VL}; {VISION}",
-    references=("https://github.com/sgl-project/sglang/issues/12360", "https://github.com/sgl-project/sglang/pull/13354"),
+    references=(
+        "https://github.com/sgl-project/sglang/issues/12360",
+        "https://github.com/sgl-project/sglang/pull/13354",
+    ),
     docs="""Checks that a Qwen3-VL (or, from sglang 0.5.4, Qwen3-Omni) model launched without
 `--mm-attention-backend` runs on a GPU where the fa3 vision backend runs (SM8x, SM90), on sglang 0.5.3-0.5.5.
 

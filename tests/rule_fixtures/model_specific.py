@@ -226,7 +226,14 @@ FIXTURES = {
             case("H100", "--model", "llama-4-scout", "--attention-backend", "flashinfer"),
             # before 0.5.6 the list is asserted on --attention-backend as given (sglang 0.5.5's own resolution)
             case("H100", "--model", "llama-4-scout", engine_version=["sglang==0.5.5"]),
-            case("B200", "--model", "llama-4-scout", "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.4"]),
+            case(
+                "B200",
+                "--model",
+                "llama-4-scout",
+                "--attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.4"],
+            ),
         ],
     },
     "model-llama4-chunk-size": {
