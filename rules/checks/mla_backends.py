@@ -289,10 +289,14 @@ def mla_backend_mha_model(cfg, target):
     id="flashmla-mha-model",
     title="flashmla and cutlass_mla need an MLA model",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.0rc2-0.5.23, every release: FlashMLABackend.__init__ reads model_runner.model_config."
+        "kv_lora_rank (flashmla_backend.py :70 in 0.5.0rc2-0.5.5.post3, :71 0.5.6-0.5.9, :66 0.5.10-0.5.12.post1, "
+        ":70 0.5.13-0.5.14, :77 0.5.15, :83 0.5.16, :84 0.5.17-0.5.21, :87 0.5.22, :90 0.5.23), "
+        "CutlassMLABackend.__init__ too (cutlass_mla_backend.py :73 to 0.5.12.post1, :75-76 0.5.13-0.5.19); configs/model_config.py sets "
+        "kv_lora_rank in its MLA branches only (0.5.1 :205-230), and 0.5.0rc2-0.5.2's model_runner.py builds "
+        "either backend for an MHA model without a check (0.5.1 :1534-1555)"
     ),
     backends=MLA_ONLY_UNCHECKED,
     stage="init",

@@ -139,6 +139,7 @@ FIXTURES = {
         "fail": [
             case("H100", *LLAMA, "--attention-backend", "flashmla"),
             case("B200", "--model", "qwen3-8b", "--decode-attention-backend", "flashmla"),
+            case("B200", *LLAMA, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.1"]),
         ],
     },
     "trtllm-mla-arch": {
