@@ -259,11 +259,13 @@ def model_gemma4_backends(cfg, target):
     id="model-softcap-backend",
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
-        "sglang/srt/layers/attention/hpc_ops_backend.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashattention_backend.py, flashinfer_backend.py (:483, "
+        ":579) and triton_backend.py (0.5.0rc2 :729, :779) pass layer.logit_cap to their kernels; "
+        "trtllm_mha_backend.py, torch_native_backend.py and torch_flex_backend.py (from 0.5.3) never read it "
+        "(0.5.5-0.5.23 as the earlier reading); hpc_ops (0.5.17-0.5.23) refuses it with the upstream message (hpc_ops_backend.py; bench/release_walk.py "
+        "prevents)"
     ),
     stage="runtime",
     prevents="The hpc_ops attention backend does not support logit cap.",

@@ -256,9 +256,19 @@ FIXTURES = {
         "pass": [
             case("H100", "--model", "gemma-2-9b", "--attention-backend", "fa3"),
             case("B200", "--model", "gemma-2-9b", "--attention-backend", "flashinfer"),
+            case("A100", "--model", "gemma-2-9b", "--attention-backend", "triton", engine_version=["sglang==0.5.1"]),
         ],
         "fail": [
             case("B200", "--model", "gemma-2-9b", expect="warn"),
+            case(
+                "B200",
+                "--model",
+                "gemma-2-9b",
+                "--attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.1"],
+                expect="warn",
+            ),
             case("H100", "--model", "gemma-2-9b", "--attention-backend", "hpc_ops", "--page-size", "64"),
         ],
     },
