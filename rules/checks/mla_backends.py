@@ -3,8 +3,9 @@ MLA/MHA model rules.
 
 SGLang's gates test the compute-capability major only (utils/common.py `_check_cuda_device_version`):
 is_sm90 = 9, is_sm100 = 10 (SM103 included), is_sm120 = 12 (SM121 included), is_blackwell = 10, 11, 12 since
-0.5.9 (10, 12 before). Page-size snaps are SGLang rewrites and reported as warnings, never as passes.
-Verified against the sglang wheels 0.5.5 ... 0.5.23; eras are taken from the target's SGLang release.
+0.5.9 (10, 12 from 0.5.4.post3, 10 before). Page-size snaps are SGLang rewrites and reported as warnings, never as passes.
+Read in the sglang wheels 0.5.0rc2 ... 0.5.23 (each rule's verified note names the releases); eras are taken from
+the target's SGLang release.
 """
 
 from __future__ import annotations

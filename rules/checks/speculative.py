@@ -1,8 +1,9 @@
 """Speculative decoding (`--speculative-algorithm`): draft-tree top-k, page size and backend limits.
 
-Verified against the sglang wheels 0.5.5 ... 0.5.23 (python/sglang/srt/arg_groups/speculative_hook.py, earlier
-server_args.py). SGLang resolves the attention backend and page size before its speculative hook runs, so
-the checks here read the resolved backend and rules.resolve.effective_page_size.
+Read in the sglang wheels 0.5.0rc2 ... 0.5.23 (python/sglang/srt/arg_groups/speculative_hook.py, earlier
+server_args.py and model_runner.py; each rule's verified note names the releases). SGLang resolves the
+attention backend and page size before its speculative hook runs, so the checks here read the resolved
+backend and rules.resolve.effective_page_size.
 """
 
 from __future__ import annotations
