@@ -667,12 +667,21 @@ DFLASH_TOPK_ONE_DEFAULT_FROM = Version("0.5.23")
 # :1125-1139); before, model_specific_adjustments asserts its list on --attention-backend as given, so no backend
 # fails (0.5.5 server_args.py:999-1005, the trtllm_mha default after the assert cannot run).
 LLAMA4_DEFAULT_FROM = Version("0.5.6")
-# Where --enable-deterministic-inference's fallback (fa3; flashinfer / triton on SM100/SM120) can apply. From
-# 0.5.4.post3 to 0.5.11 the generic default is filled first (server_args.py _handle_attention_backend_compatibility,
-# :596 before _handle_deterministic_inference :638 in 0.5.5, :791 / :841 in 0.5.10), so the fallback never runs and
-# the deterministic list is checked against the default; 0.5.12 swaps the two (:935 / :936). Before 0.5.4.post3
-# the generic default is the model runner's, after ServerArgs.
+# --enable-deterministic-inference without a backend. 0.5.3 and 0.5.3.post3 have no fallback: the list is checked
+# against the unset backend and refuses it (0.5.3 server_args.py:1264-1267). From 0.5.4 the fallback fills it: fa3,
+# or flashinfer on SM100/SM120 (0.5.4 :1526-1533), triton there for DeepSeek models from 0.5.4.post3. From
+# 0.5.4.post3 to 0.5.11 the generic default is filled first (_handle_attention_backend_compatibility :596 before
+# _handle_deterministic_inference :638 in 0.5.5, :791 / :841 in 0.5.10), so the fallback never runs and the list is
+# checked against the default; 0.5.12 swaps the two (:935 / :936). Before 0.5.4.post3 the generic default is the
+# model runner's, after ServerArgs.
+DETERMINISTIC_FALLBACK_FROM = Version("0.5.4")
+DETERMINISTIC_DEEPSEEK_TRITON_FROM = Version("0.5.4.post3")
 DETERMINISTIC_AFTER_DEFAULT = VersionRange.parse("sglang>=0.5.4.post3,<0.5.12")
+
+
+def deterministic_fallback_runs(release: Version) -> bool:
+    """Whether SGLang's deterministic fallback fills an unset --attention-backend in this release."""
+    return release >= DETERMINISTIC_FALLBACK_FROM and not DETERMINISTIC_AFTER_DEFAULT.contains(release)
 
 
 # The fa4 page-size rewrite to 128 ("FA4 backend only supports page size 128 ..."), read in each wheel:
