@@ -65,10 +65,14 @@ FEATURES = (
 )
 PHASES = frozenset({"prefill", "decode"})
 
-# utils/common.py is_blackwell(_supported): majors [10, 12] through 0.5.8, [10, 11, 12] (Jetson Thor) since 0.5.9.
+# utils/common.py is_blackwell(_supported): major 10 only through 0.5.4 (utils.py `[0] == 10` in 0.5.0rc2-0.5.2,
+# utils/common.py:194 in 0.5.4), [10, 12] from 0.5.4.post3 to 0.5.8 (0.5.6.post2 :224), [10, 11, 12] (Jetson Thor)
+# since 0.5.9.
+BLACKWELL_SM120_SINCE = Version("0.5.4.post3")
 BLACKWELL_SM110_SINCE = Version("0.5.9")
 BLACKWELL = frozenset({10, 11, 12})
 BLACKWELL_BEFORE_SM110 = frozenset({10, 12})
+BLACKWELL_BEFORE_SM120 = frozenset({10})
 BLACKWELL_SOURCE = "sglang: python/sglang/srt/utils/common.py, is_blackwell / is_blackwell_supported"
 
 # trtllm_mla prefill (forward_extend, the MHA_CHUNKED_KV path models/deepseek_common/attention_backend_handler.py
@@ -162,7 +166,10 @@ def release_of(target: Target) -> Version:
 
 def blackwell_majors(release: Union[Version, str]) -> frozenset[int]:
     """Compute-capability majors SGLang's is_blackwell accepts in one release."""
-    return BLACKWELL if Version(str(release)) >= BLACKWELL_SM110_SINCE else BLACKWELL_BEFORE_SM110
+    version = Version(str(release))
+    if version >= BLACKWELL_SM110_SINCE:
+        return BLACKWELL
+    return BLACKWELL_BEFORE_SM110 if version >= BLACKWELL_SM120_SINCE else BLACKWELL_BEFORE_SM120
 
 
 # flash_attn.cute's kernel limits. SGLang's fa4 runs its vendored copy (FA4_INTERFACE); `attn-preflight smoke`
@@ -673,6 +680,25 @@ SINKS_TRITON_DEFAULT_FROM = Version("0.5.11")
 ASYMMETRIC_KV_FA4_DEFAULT_FROM = Version("0.5.17")
 # DFLASH counts as EAGLE top-k 1 for the SM100 default from 0.5.23 (model_override_base.py:318).
 DFLASH_TOPK_ONE_DEFAULT_FROM = Version("0.5.23")
+# Llama 4 gets a default backend (trtllm_mha on SM100, fa3 on SM90, triton elsewhere) from 0.5.6 (server_args.py
+# :1125-1139); before, model_specific_adjustments asserts its list on --attention-backend as given, so no backend
+# fails (0.5.5 server_args.py:999-1005, the trtllm_mha default after the assert cannot run).
+LLAMA4_DEFAULT_FROM = Version("0.5.6")
+# --enable-deterministic-inference without a backend. 0.5.3 and 0.5.3.post3 have no fallback: the list is checked
+# against the unset backend and refuses it (0.5.3 server_args.py:1264-1267). From 0.5.4 the fallback fills it: fa3,
+# or flashinfer on SM100/SM120 (0.5.4 :1526-1533), triton there for DeepSeek models from 0.5.4.post3. From
+# 0.5.4.post3 to 0.5.11 the generic default is filled first (_handle_attention_backend_compatibility :596 before
+# _handle_deterministic_inference :638 in 0.5.5, :791 / :841 in 0.5.10), so the fallback never runs and the list is
+# checked against the default; 0.5.12 swaps the two (:935 / :936). Before 0.5.4.post3 the generic default is the
+# model runner's, after ServerArgs.
+DETERMINISTIC_FALLBACK_FROM = Version("0.5.4")
+DETERMINISTIC_DEEPSEEK_TRITON_FROM = Version("0.5.4.post3")
+DETERMINISTIC_AFTER_DEFAULT = VersionRange.parse("sglang>=0.5.4.post3,<0.5.12")
+
+
+def deterministic_fallback_runs(release: Version) -> bool:
+    """Whether SGLang's deterministic fallback fills an unset --attention-backend in this release."""
+    return release >= DETERMINISTIC_FALLBACK_FROM and not DETERMINISTIC_AFTER_DEFAULT.contains(release)
 
 
 # The fa4 page-size rewrite to 128 ("FA4 backend only supports page size 128 ..."), read in each wheel:

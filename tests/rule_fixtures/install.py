@@ -184,6 +184,7 @@ FIXTURES = {
         "fail": [
             on("b200-no-flashinfer", *LLAMA, "--attention-backend", "trtllm_mha"),
             on("rtx5090-flashinfer-broken", *LLAMA),
+            on("b200-no-flashinfer", *LLAMA, "--attention-backend", "flashinfer", engine_version=["sglang==0.5.1"]),
         ],
     },
     "install-no-cuda-gpu": {
