@@ -440,6 +440,20 @@ def test_the_v1_suffix_is_dropped_where_the_selector_drops_it():
     assert kb.enum_name("FLASH_ATTN_VLLM_V1", "0.13.0") == "FLASH_ATTN_VLLM_V1"
 
 
+def test_selection_reads_the_releases_declarations():
+    """vllm#49011: 0.25.1's FlashInferBackend.supports_kv_cache_dtype takes nvfp4 on SM100 only (flashinfer.py:427-434);
+    0.24.0 has no such gate, 0.32.0 adds the FA2 path on SM12x."""
+    nvfp4_sm120 = kb.VllmQuery(cc=(12, 0), head_size=128, kv_dtype="nvfp4")
+    assert kb.select(nvfp4_sm120, "0.25.1").chosen is None
+    assert kb.select(nvfp4_sm120, "0.24.0").chosen == "FLASHINFER"
+    assert kb.select(nvfp4_sm120, "0.32.0").chosen == "FLASHINFER"
+    assert kb.select(replace(nvfp4_sm120, cc=(10, 0)), "0.25.1").chosen == "FLASHINFER"
+    # no sliding-window reason before 0.26.0: a backend without supports_sliding_window is still valid
+    swa_mla = kb.VllmQuery(cc=(12, 0), head_size=576, use_mla=True, has_sliding_window=True, qk_nope_head_dim=128)
+    assert kb.select(swa_mla, "0.25.1").chosen == "TRITON_MLA"
+    assert kb.select(swa_mla, "0.26.0").chosen is None
+
+
 def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
     for name, backend in kb.BY_NAME.items():
         assert name in kb.VALID_NAMES
@@ -656,7 +670,8 @@ def test_declarations_are_read_only_and_each_fact_has_a_source():
         selection.rejected["FLASH_ATTN"] = ()  # cached: a caller must not change what the next one reads
     with pytest.raises(TypeError):
         kb.BY_NAME["X"] = kb.BY_NAME["FLASH_ATTN"]
-    assert kb.release_for(None) is kb.RELEASES[-1] and kb.release_for("0.20.0") is kb.RELEASES[-1]
+    assert kb.release_for(None) is kb.RELEASES[-1] and kb.release_for("0.26.0") is kb.RELEASES[-1]
+    assert kb.release_for("0.20.0") is kb.RELEASES[1] and kb.release_for("0.13.0") is kb.RELEASES[1]
     assert kb.release_for("0.12.0") is kb.RELEASES[0] and kb.release_for("0.10.0") is kb.RELEASES[0]
     fields = set(kb.VllmBackend.__dataclass_fields__)
     for backend in kb.RELEASES[-1].backends.values():

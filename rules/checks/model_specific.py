@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES
+from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES, LLAMA4_DEFAULT_FROM
 from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
@@ -100,20 +100,30 @@ LLAMA4 = ("Llama4ForConditionalGeneration", "Llama4ForCausalLM")
 def _llama4_backends(release: Version) -> tuple[str, ...]:
     if release >= Version("0.5.10"):
         return ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu")
-    if release >= Version("0.5.6"):
+    if release >= Version("0.5.5.post3"):
         return ("fa3", "aiter", "triton", "trtllm_mha", "intel_xpu")
-    return ("fa3", "aiter", "triton", "trtllm_mha")
+    if release >= Version("0.5.4.post3"):
+        return ("fa3", "aiter", "triton", "trtllm_mha")
+    if release >= Version("0.5.2"):
+        return ("fa3", "aiter", "triton")
+    if release >= Version("0.5.1"):
+        return ("fa3", "aiter")
+    return ("fa3",)
 
 
 @rule(
     id="model-llama4-backends",
     title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.10 to 0.5.23 (0.5.10: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'is required for Llama4 model'): the "
+        "list asserted on the Llama 4 branch of the model adjustments grows fa3 (0.5.0rc2 server_args.py:2166), "
+        "+ aiter (0.5.1 :2279-2282), + triton (0.5.2 :2494-2498), + trtllm_mha (0.5.4.post3 :988-993), + "
+        "intel_xpu (0.5.5.post3 :1028-1034), + ascend (0.5.10 :1851-1858; arg_groups/model_hook.py:630 in "
+        "0.5.23); before 0.5.6 no default is picked first (0.5.5 :999-1005: the assert reads --attention-backend "
+        "as given; sglang 0.5.5's own resolution rejects Llama 4 without a backend on every GPU), from 0.5.6 "
+        "SGLang picks trtllm_mha / fa3 / triton itself (:1125-1139)"
     ),
     needs_model=True,
     stage="startup",
@@ -124,8 +134,10 @@ fa3, trtllm_mha or triton (or the non-NVIDIA aiter, ascend, intel_xpu).
 
 Llama 4 interleaves chunked local attention (attention_chunk_size) with global NoPE layers; only these
 backends implement the chunked mask, so SGLang asserts the list at start-up. fa4 and flashinfer are not
-in it. History: ascend joined the list in 0.5.10, intel_xpu in 0.5.6. SGLang's default is trtllm_mha on
-SM100, fa3 on SM90, triton elsewhere (model_overrides/llama4.py).""",
+in it. History: fa3 only in 0.5.0rc2, aiter from 0.5.1, triton from 0.5.2, trtllm_mha from 0.5.4.post3,
+intel_xpu from 0.5.5.post3, ascend from 0.5.10. SGLang's default is trtllm_mha on SM100, fa3 on SM90, triton
+elsewhere (model_overrides/llama4.py), from 0.5.6: before, the list is asserted on --attention-backend as
+given, so a Llama 4 launch without one fails on every GPU.""",
     fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
 )
 def model_llama4_backends(cfg, target):
@@ -133,15 +145,20 @@ def model_llama4_backends(cfg, target):
         return skipped("applies to Llama 4 (Llama4ForConditionalGeneration / Llama4ForCausalLM)")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
-    allowed = _llama4_backends(sglang_release(target))
+    release = sglang_release(target)
+    allowed = _llama4_backends(release)
+    preferred = _default_for(target, "trtllm_mha", "fa3", "triton")
+    fix = [f"--attention-backend {preferred if preferred in allowed else allowed[0]}"]
+    if cfg.auto_backend and release < LLAMA4_DEFAULT_FROM:
+        return failed(
+            f"Llama 4 without --attention-backend on sglang {release} (it picks no default first)",
+            "--attention-backend one of " + ", ".join(allowed),
+            fix,
+        )
     bad = _outside(cfg, allowed)
     if not bad:
         return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
-    return failed(
-        f"Llama 4 on {', '.join(bad)}",
-        "one of " + ", ".join(allowed),
-        [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"],
-    )
+    return failed(f"Llama 4 on {', '.join(bad)}", "one of " + ", ".join(allowed), fix)
 
 
 @rule(
@@ -242,11 +259,13 @@ def model_gemma4_backends(cfg, target):
     id="model-softcap-backend",
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
-        "sglang/srt/layers/attention/hpc_ops_backend.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashattention_backend.py, flashinfer_backend.py (:483, "
+        ":579) and triton_backend.py (0.5.0rc2 :729, :779) pass layer.logit_cap to their kernels; "
+        "trtllm_mha_backend.py, torch_native_backend.py and torch_flex_backend.py (from 0.5.3) never read it "
+        "(0.5.5-0.5.23 as the earlier reading); hpc_ops (0.5.17-0.5.23) refuses it with the upstream message (hpc_ops_backend.py; bench/release_walk.py "
+        "prevents)"
     ),
     stage="runtime",
     prevents="The hpc_ops attention backend does not support logit cap.",
@@ -591,7 +610,8 @@ only a few full-attention backends. sglang 0.5.23: SM100/SM103/SM110 allow trito
 flashinfer; SM120/SM121 allow triton, trtllm_mha, flashinfer. History: 0.5.16-0.5.20 dropped flashinfer on
 SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.5.post3-0.5.9 triton
 or trtllm_mha; 0.5.3.post3-0.5.5 triton only; 0.5.3 (the first with the check) triton or trtllm_mha. The check runs when the model runner builds the backend, after the
-weights have loaded. SM110 counts as Blackwell only from 0.5.9 (is_blackwell majors 10, 11, 12).""",
+weights have loaded. SM12x counts as Blackwell only from 0.5.4.post3 and SM110 from 0.5.9 (is_blackwell:
+major 10 through 0.5.4, then 10 and 12, then 10, 11 and 12).""",
     fix_title="Use --attention-backend triton (or trtllm_mha)",
 )
 def model_hybrid_gdn_blackwell(cfg, target):

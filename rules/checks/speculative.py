@@ -1,8 +1,9 @@
 """Speculative decoding (`--speculative-algorithm`): draft-tree top-k, page size and backend limits.
 
-Verified against the sglang wheels 0.5.5 ... 0.5.23 (python/sglang/srt/arg_groups/speculative_hook.py, earlier
-server_args.py). SGLang resolves the attention backend and page size before its speculative hook runs, so
-the checks here read the resolved backend and rules.resolve.effective_page_size.
+Read in the sglang wheels 0.5.0rc2 ... 0.5.23 (python/sglang/srt/arg_groups/speculative_hook.py, earlier
+server_args.py and model_runner.py; each rule's verified note names the releases). SGLang resolves the
+attention backend and page size before its speculative hook runs, so the checks here read the resolved
+backend and rules.resolve.effective_page_size.
 """
 
 from __future__ import annotations
@@ -112,12 +113,15 @@ def spec_trtllm_mha_topk(cfg, target):
     id="spec-eagle-topk-needs-steps",
     title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
-        "sglang/srt/arg_groups/hisparse_hook.py, "
-        "sglang/srt/layers/attention/minimax_sparse_ops/common/utils.py; bench/release_walk.py prevents). The "
-        "range's start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: the EAGLE branch of server_args.py (EAGLE, EAGLE3, NEXTN "
+        "renamed to EAGLE; + STANDALONE from 0.5.2) asserts speculative_eagle_topk is None and "
+        "speculative_num_draft_tokens is None when speculative_num_steps is None, before "
+        "auto_choose_speculative_params (0.5.0rc2 :616-619, 0.5.1 :648-651, 0.5.2 :754-757, 0.5.3 :1088-1091, "
+        "0.5.4 :1330-1333, 0.5.4.post3 :1547-1550, 0.5.5 :1577-1580); the same bare assert in every later "
+        "release to 0.5.23 (server_args.py to 0.5.13, arg_groups/speculative_hook.py _handle_eagle_family from "
+        "0.5.14: 0.5.16 :559-562)"
     ),
     stage="startup",
     prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
@@ -127,7 +131,7 @@ def spec_trtllm_mha_topk(cfg, target):
 or `--speculative-num-draft-tokens` also sets `--speculative-num-steps`.
 
 Without num-steps SGLang chooses all three parameters itself and asserts that the other two were left
-unset: a bare AssertionError with no message at start-up (the same since at least 0.5.5). It is judged on
+unset: a bare AssertionError with no message at start-up (the same since 0.5.0rc2). It is judged on
 a pasted launch command, where num-steps is visible; `check`'s own flags have no --speculative-num-steps.
 (`--speculative-adaptive` also lifts the assert; attn-preflight does not read that flag.)""",
     fix_title="Add --speculative-num-steps 3 --speculative-num-draft-tokens 4 (or drop --speculative-eagle-topk)",
@@ -273,6 +277,43 @@ def spec_flex_attention(cfg, target):
         f"{_algorithm(cfg)} speculative decoding on flex_attention",
         "a backend other than flex_attention",
         ["--attention-backend triton"],
+    )
+
+
+@rule(
+    id="spec-hybrid-backend",
+    title="Before sglang 0.5.2 a prefill backend other than decode's cannot be used with speculative decoding",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2,<0.5.2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.1.post3: ModelRunner._get_attention_backend asserts speculative_algorithm is None "
+        "before building HybridAttnBackend when the prefill and decode backend names differ (model_runner.py "
+        "0.5.0rc2 :1432-1435, 0.5.1 and 0.5.1.post3 :1442-1445; 0.5.0 was never published, between 0.5.0rc2 and "
+        "0.5.1); 0.5.2 drops the assert (:1556, PR #9573: hybrid_attn_backend.py picks the backend for "
+        "target_verify / draft_extend by speculative_attention_mode)"
+    ),
+    stage="init",
+    prevents="Currently HybridAttentionBackend does not support speculative decoding.",
+    source="sglang: python/sglang/srt/model_executor/model_runner.py, ModelRunner._get_attention_backend",
+    references=("https://github.com/sgl-project/sglang/issues/9330", "https://github.com/sgl-project/sglang/pull/9573"),
+    docs="""Checks that `--speculative-algorithm` is not combined with different prefill and decode attention
+backends (`--prefill-attention-backend` / `--decode-attention-backend` naming another backend than the other
+phase's) on sglang before 0.5.2.
+
+Different backends for the two phases make SGLang wrap them in HybridAttnBackend, which in 0.5.0 and 0.5.1
+had no target-verify or draft-extend path: the model runner asserts against any speculative algorithm when it
+builds the attention backend. sglang 0.5.2 added both paths (PR #9573).""",
+    fix_title="Use one backend for both phases, or upgrade to sglang >= 0.5.2",
+)
+def spec_hybrid_backend(cfg, target):
+    if not cfg.speculative_algorithm:
+        return skipped("applies to speculative decoding")
+    if cfg.prefill_backend == cfg.decode_backend:
+        return passed(f"{_algorithm(cfg)} on {cfg.backend_label()}", "one backend for prefill and decode")
+    return failed(
+        f"{_algorithm(cfg)} speculative decoding with {cfg.backend_label()} on sglang {sglang_release(target)}",
+        "one backend for prefill and decode (sglang >= 0.5.2 for two)",
+        [f"--prefill-attention-backend {cfg.decode_backend}"],
     )
 
 

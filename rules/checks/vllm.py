@@ -135,6 +135,11 @@ def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optio
     return backend, None
 
 
+def _select(q: kb.VllmQuery, target: Target) -> kb.Selection:
+    """What vLLM picks with no backend named, in the target's release."""
+    return kb.select(q, _release(target))
+
+
 def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict[str, kb.Rejection]:
     """The validator's reasons (vllm_backends.rejections) against the named backend, by key: every rule
     about a validate_configuration / supports_combination reason reads its own key here."""
@@ -144,7 +149,7 @@ def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict
 
 def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     """The backend vLLM would pick for the same config, as the flag that selects it (or dropping the flag)."""
-    chosen = kb.select(q, _release(target)).chosen
+    chosen = _select(q, target).chosen
     if chosen is None or chosen == failing:
         return []
     return [_use_backend(chosen, target)]
@@ -500,7 +505,7 @@ def vllm_flash_attn_fallback(cfg, target):
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
     q = query(cfg, target)
-    if cfg.attention_backend is None and kb.select(q, _release(target)).chosen != "FLASH_ATTN":
+    if cfg.attention_backend is None and _select(q, target).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
@@ -551,7 +556,7 @@ def vllm_fa4_library(cfg, target):
     if target.cc is None:
         return skipped("no CUDA GPU (rule install-no-cuda-gpu)")
     q = query(cfg, target)
-    if cfg.attention_backend is None and kb.select(q, _release(target)).chosen != "FLASH_ATTN":
+    if cfg.attention_backend is None and _select(q, target).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
     version = _flash_attn_resolution(q).version
     if version != 4:
@@ -1234,7 +1239,7 @@ def vllm_tokenspeed_mla_dims(cfg, target):
 def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
     """TRITON_ATTN / TRITON_MLA's constructor: an FP8 KV cache needs SM89 (Triton's fp8e4nv), bfloat16 SM80."""
     if cfg.attention_backend is None and target.cc is not None:
-        if kb.select(query(cfg, target), _release(target)).chosen != backend:
+        if _select(query(cfg, target), target).chosen != backend:
             return skipped(f"vLLM does not select {backend} for this config")
     elif cfg.attention_backend != backend:
         return skipped(f"applies to {backend}")
@@ -1323,13 +1328,17 @@ def vllm_triton_fp8_kv_arch(cfg, target):
     id="vllm-auto-select",
     title="vLLM finds a valid attention backend by itself",
     engine="vllm",
-    versions="vllm>=0.26.0",
+    versions="vllm>=0.25.0",
     verified=(
         "0.11.1-0.12.x: their priority list is declared (vllm_backends.priorities, platforms/cuda.py:46-83 in "
         "0.12.0) but this rule's range was not walked there; their forced SM 10.0 MLA default is rule "
         "vllm-cutlass-mla-forced. "
         "vllm>=0.26.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading. "
+        "0.25.0/0.25.1 read against 0.26.0: the same _get_backend_priorities lists (platforms/cuda.py, bar "
+        "0.26.0's non-causal variant) and fa_utils.py; the backend classes' supports_*/supported_* differ only "
+        "by supports_sliding_window, which validate_configuration checks from 0.26.0 (backend.py; the 0.25 "
+        "range's reasons in vllm_backends.RELEASES have none); 0.25.0 == 0.25.1 in every file the selection reads"
     ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
@@ -1355,7 +1364,7 @@ def vllm_auto_select(cfg, target):
     q = query(cfg, target)
     if q.head_size is None:
         return unknown("the model's head size could not be read from its config")
-    selection = kb.select(q, _release(target))
+    selection = _select(q, target)
     tried = "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
     if selection.chosen is None:
         if selection.unmodelled:
@@ -1453,6 +1462,45 @@ def vllm_float_kv_dtype(cfg, target):
 
 
 @rule(
+    id="vllm-inkling-paged-kv",
+    title="vLLM's Inkling attention pages its KV cache, which its FA4 kernel cannot read on SM8x/SM12x",
+    engine="vllm",
+    versions="vllm>=0.26.0,<0.28.0",
+    verified=(
+        "vllm 0.26.0, 0.27.0 and 0.27.1 wheels: Inkling registered from 0.26.0 (model_executor/models/"
+        "registry.py:162-165; not in 0.25.1); fa4_rel_attention.py _use_sheared_bias is major in (10, 11) and "
+        "inkling_fa4_rel_attention passes page_table=block_table (0.26.0 :152, 0.27.0/0.27.1 :159); the "
+        "vendored FA4 asserts page_table is None on SM12x (vllm_flash_attn/cute/interface.py:1091 in 0.26.0, "
+        ":1101 in 0.27.0/0.27.1) and SM8x (:942 in 0.26.0, :952 in 0.27.0/0.27.1). 0.28.0 has a new SM120 "
+        "forward without that assert (not judged)"
+    ),
+    needs_model=True,
+    needs_gpu=True,
+    stage="runtime",
+    prevents="Paged KV not supported on SM 12.0 in this PR",
+    source=kb.INKLING_SOURCE + "; vllm/vllm_flash_attn/cute/interface.py, _flash_attn_fwd",
+    references=("https://github.com/vllm-project/vllm/issues/51405",),
+    docs="""Checks that an Inkling model (InklingForConditionalGeneration / InklingForCausalLM) is served by
+vLLM 0.26-0.27 on a GPU whose Inkling attention kernel reads a paged KV cache: SM90, SM100, SM110.
+
+Inkling brings its own relative attention, whatever --attention-backend names: on SM10x/SM11x the bundled
+tml_fa4 with a sheared bias, elsewhere vLLM's vendored FA4 with a score_mod, and always with the paged KV
+cache's block table. The vendored FA4 has no paged KV on SM12x ("Paged KV not supported on SM 12.0 in this
+PR") or SM8x ("paged KV not supported on SM 8.0"), so on an RTX 50xx / RTX PRO 6000 / GB10 or an A100 the
+server dies in its first forward (the start-up profile run). vLLM 0.28.0 replaces the SM120 forward.""",
+    fix_title="Serve Inkling on SM90/SM100 with vLLM 0.26-0.27, or use another engine release",
+)
+def vllm_inkling_paged_kv(cfg, target):
+    if cfg.model.architecture not in kb.INKLING_ARCHITECTURES:
+        return skipped("applies to Inkling models")
+    found = f"Inkling on {gpu(target)}"
+    required = "SM90, SM100 or SM110 (a kernel that reads the paged KV cache)"
+    if target.major in kb.INKLING_PAGED_KV_MAJORS:
+        return passed(found, required)
+    return failed(found, required, [])
+
+
+@rule(
     id="vllm-flex-softcap",
     title="FLEX_ATTENTION cannot serve a model with attention logit soft-capping",
     engine="vllm",
@@ -1480,7 +1528,7 @@ wheels read). Found by bench/vllm_oracle_diff.py (gemma-2-9b, FLEX_ATTENTION).""
 )
 def vllm_flex_softcap(cfg, target):
     if cfg.attention_backend is None and target.cc is not None:
-        if kb.select(query(cfg, target), _release(target)).chosen != "FLEX_ATTENTION":
+        if _select(query(cfg, target), target).chosen != "FLEX_ATTENTION":
             return skipped("vLLM does not select FLEX_ATTENTION for this config")
     elif cfg.attention_backend != "FLEX_ATTENTION":
         return skipped("applies to FLEX_ATTENTION")
@@ -1578,7 +1626,7 @@ vLLM 0.11.0 implements sliding windows in FlexAttention.""",
 )
 def vllm_flex_sliding_window(cfg, target):
     if cfg.attention_backend is None and target.cc is not None:
-        if kb.select(query(cfg, target), _release(target)).chosen != "FLEX_ATTENTION":
+        if _select(query(cfg, target), target).chosen != "FLEX_ATTENTION":
             return skipped("vLLM does not select FLEX_ATTENTION for this config")
     elif cfg.attention_backend != "FLEX_ATTENTION":
         return skipped("applies to FLEX_ATTENTION")

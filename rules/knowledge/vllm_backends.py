@@ -6,9 +6,9 @@ capabilities on each backend class (`supported_dtypes`, `supports_head_size`, `s
 platform raises `Selected backend ... is not valid for this configuration. Reason: [...]` for an explicit
 choice, or tries its priority list. This module holds those declarations as data, once each:
 
-- RELEASES: one declaration per range of vLLM releases (0.11.1-0.12.x, and 0.13.0 on as 0.33.0 declares it;
-  CHANGES gives the older values read in the 0.11.1-0.30 wheels): the backends (VllmBackend, each fact's
-  source: `source_of`) and the reasons;
+- RELEASES: one declaration per range of vLLM releases (0.11.1-0.12.x, 0.13.0-0.25.x and 0.26.0 on, these two
+  with 0.33.0's backends; CHANGES gives the older values read in the 0.11.1-0.30 wheels; the reasons differ
+  before 0.13.0 and before 0.26.0): the backends (VllmBackend, each fact's source: `source_of`) and the reasons;
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
@@ -662,8 +662,8 @@ def name_history(name: str) -> str:
 @dataclass(frozen=True)
 class Change:
     """An older value of one declared capability: it held for releases in [since, until). Read from the same
-    backend classes in the vllm 0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.20.0, 0.26.0 and 0.30.0
-    wheels (a pre-release `since` is judged as its release)."""
+    backend classes in the vllm 0.11.1, 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.15.0-0.19.1, 0.20.0, 0.26.0 and 0.30.0
+    wheels (FLASHINFER's also in 0.21.0-0.25.1; a pre-release `since` is judged as its release)."""
 
     backend: str
     field: str
@@ -725,45 +725,57 @@ CHANGES: tuple[Change, ...] = (
         since=VALIDATE_SINCE,
         seen=f"{_SEEN_0_11_TO_0_14}, {_SEEN_0_15_TO_0_17}, {_SEEN_0_18_TO_0_19}",
     ),
-    Change(  # flashinfer.py:352-356 in 0.12.0, :339-343 in 0.11.1
+    # FlashInferBackend.supports_compute_capability: >= 7.5 through 0.23 (flashinfer.py:352-356 in 0.12.0, :339-343
+    # in 0.11.1, :408 in 0.23.0), >= 8.0 from 0.24.0 (:432, the SM75 comment); get_supported_head_sizes gains 512
+    # in 0.22.0 (:347-348 in 0.12.0, :334-335 in 0.11.1, 0.21.0 :406, 0.22.0 :405)
+    Change(
         "FLASHINFER",
         "archs",
         Archs(lo=(7, 5), hi=(12, 1)),
-        until="0.26.0",
+        until="0.24.0",
         since=VALIDATE_SINCE,
-        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.20.0",
+        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.20.0, 0.23.0",
     ),
-    Change(  # flashinfer.py:347-348 in 0.12.0, :334-335 in 0.11.1
+    Change(
         "FLASHINFER",
         "head_sizes",
         HeadSizes(allowed=frozenset({64, 128, 256})),
-        until="0.26.0",
+        until="0.22.0",
         since=VALIDATE_SINCE,
-        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.20.0",
+        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.20.0, 0.21.0",
     ),
     Change(
         "FLASHINFER",
         "kv_dtypes",
         frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}),
-        until="0.26.0",
+        until="0.21.0",
         since="0.18.0",
         seen="0.18.0, 0.19.1, 0.20.0",
     ),
-    Change(
+    Change(  # supported_kv_cache_dtypes gains nvfp4 in 0.21.0 (flashinfer.py:329-337)
         "FLASHINFER",
         "kv_dtypes",
         frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"}),
         until="0.30.0",
-        since="0.26.0",
-        seen="0.26.0",
+        since="0.21.0",
+        seen="0.21.0, 0.23.0, 0.24.0, 0.25.0, 0.25.1, 0.26.0",
+    ),
+    Change(  # 0.21-0.24: no supports_kv_cache_dtype override, the class takes nvfp4 on every arch it admits
+        "FLASHINFER",
+        "kv_dtype_archs",
+        (),
+        until="0.25.0",
+        since="0.21.0",
+        seen="0.21.0, 0.23.0, 0.24.0",
     ),
     Change(  # 0.32.0 adds the FA2 path on SM8x/SM9x/SM12x (flashinfer.py:109-110, :529-539), as 0.33.0 has it
         "FLASHINFER",
         "kv_dtype_archs",
         (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))),
         until="0.32.0",
-        since="0.26.0",
-        seen="0.26.0, 0.30.0, 0.31.0 (flashinfer.py:499-506: SM100 family only)",
+        since="0.25.0",
+        seen="0.25.0 and 0.25.1 (flashinfer.py:427-434), 0.26.0 (:446-453), 0.30.0, 0.31.0 (:499-506): SM100 "
+        "family only",
     ),
     # supports_sink -> utils/flashinfer.py supports_trtllm_attention: is_device_capability(100), SM 10.0 only
     # (0.11.1 and 0.11.2 :229, 0.12.0 :267); is_device_capability_family(100) from 0.13.0 (:268, 0.14.1 :285)
@@ -1123,6 +1135,17 @@ MLA_DISABLE_ENV = "VLLM_MLA_DISABLE"
 # whose configs carry it stand in for it.
 SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32", "glm_moe_dsa"})
 
+# Inkling (vllm/models/inkling, in the model registry from 0.26.0) runs its own relative attention whatever
+# --attention-backend says: models/inkling/nvidia/ops/fa4_rel_attention.py calls tml_fa4 (vllm/third_party,
+# sheared bias) on SM10x/SM11x (_use_sheared_bias) and the vendored FA4 (vllm/vllm_flash_attn/cute, score_mod)
+# elsewhere, always with the paged KV cache's block table (page_table=block_table; nvidia/attention.py:316).
+# The vendored FA4 refuses a page table on SM8x ("paged KV not supported on SM 8.0", interface.py:952 in 0.27.0)
+# and SM12x ("Paged KV not supported on SM 12.0 in this PR", :1091 in 0.26.0, :1101 in 0.27.0 and 0.27.1); 0.28.0
+# replaces its SM120 forward (flash_fwd_sm120, no such assert), which is not judged here.
+INKLING_ARCHITECTURES = frozenset({"InklingForCausalLM", "InklingForConditionalGeneration"})
+INKLING_PAGED_KV_MAJORS = frozenset({9, 10, 11})
+INKLING_SOURCE = src("vllm/models/inkling/nvidia/ops/fa4_rel_attention.py", "inkling_fa4_rel_attention")
+
 
 # --- the selection vLLM would make ---------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -1457,9 +1480,10 @@ class Release:
     """What one range of vLLM releases declares: every backend with its capabilities (each fact's source:
     VllmBackend.source_of) and every reason validate_configuration gives (REASONS).
 
-    A range holds from `since` up to the next declared one. The newest range is read from the vllm 0.33.0
-    wheel, its older releases get it with CHANGES applied (the older values read in the 0.11.1-0.30.0
-    wheels); the 0.11.1 range is the first with validate_configuration (vllm PR #24794)."""
+    A range holds from `since` up to the next declared one. The two newest ranges declare the vllm 0.33.0
+    backends, which their older releases get with CHANGES applied (the older values read in the 0.11.1-0.30.0
+    wheels), and differ in the reasons (the sliding-window check is new in 0.26.0); the 0.11.1 range is the
+    first with validate_configuration (vllm PR #24794)."""
 
     since: str
     read_from: str
@@ -1502,8 +1526,19 @@ RELEASES: tuple[Release, ...] = (
         backends=MappingProxyType({name: b for name, b in BY_NAME.items() if name in _NAMES_0_11}),
         reasons=REASONS_0_11,
     ),
+    # Before 0.26.0 validate_configuration has no sliding-window check (none in the 0.13.0 and 0.14.0
+    # attention/backends/abstract.py, nor in v1/attention/backend.py of 0.20.0-0.25.1; `if has_sliding_window and
+    # not cls.supports_sliding_window()` from 0.26.0) and FlashInferBackend no supports_combination (none in
+    # 0.13.0-0.28.0, so neither NVFP4 combination reason); the other reasons and the backends are 0.33.0's with
+    # CHANGES applied, as for every older release
     Release(
         since="0.13.0",
+        read_from="the vllm 0.13.0, 0.14.0 and 0.20.0-0.25.1 wheels' validate_configuration and FlashInferBackend",
+        backends=BY_NAME,
+        reasons=tuple(r for r in REASONS if r.key not in ("sliding_window", "fi_nvfp4_head64", "fi_nvfp4_sinks")),
+    ),
+    Release(
+        since="0.26.0",  # the first release whose validate_configuration has every reason 0.33.0 gives
         read_from=f"the vllm {VLLM_VERSION} wheel (pip download --no-deps vllm=={VLLM_VERSION})",
         backends=BY_NAME,
         reasons=REASONS,

@@ -117,6 +117,16 @@ FIXTURES = {
                 "--speculative-num-draft-tokens",
                 "4",
             ),
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-eagle-topk",
+                "1",
+                engine_version=["sglang==0.5.1"],
+            ),
         ],
     },
     "spec-eagle-page-tree": {
@@ -187,6 +197,34 @@ FIXTURES = {
                 "--speculative-algorithm",
                 "NGRAM",
             )
+        ],
+    },
+    "spec-hybrid-backend": {
+        "pass": [
+            launch(
+                "B200",
+                "--model-path",
+                "deepseek-v3",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "trtllm_mla",
+                engine_version=["sglang==0.5.1"],
+            ),
+        ],
+        "fail": [
+            launch(
+                "B200",
+                "--model-path",
+                "deepseek-v3",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "trtllm_mla",
+                "--prefill-attention-backend",
+                "flashinfer",
+                engine_version=["sglang==0.5.1.post3"],
+            ),
         ],
     },
     "spec-dflash-draft-backend": {
