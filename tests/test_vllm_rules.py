@@ -704,3 +704,17 @@ def test_an_old_backend_name_is_judged_at_the_release_that_accepted_it():
     assert run.code in (0, 1) and finding(old, "vllm-backend-name")["status"] != "fail"
     run, new = check_json([*argv, "--engine-version", "vllm==0.33.0"])
     assert run.code == 1 and finding(new, "vllm-backend-name")["status"] == "fail"
+
+
+def test_qwen3_next_attention_block_is_the_one_vllm_0_10_2_logged():
+    """vllm#25811 (Qwen3-Next-80B on B200, vLLM 0.10.2): trtllm-gen refused numTokensPerPage=544; 0.10.2's
+    HybridAttentionMambaModelConfig gives 16 x ceil(274432 x 2 B / (16 x 1024 B)) = 544 at TP 2 (one KV head per
+    rank, conv 3 x 4096 + state 16 x 128 x 128 in bfloat16) and 272 at TP 4."""
+    from cli_run import check_json, finding
+
+    for tp, tokens in (("2", 544), ("4", 272)):
+        argv = ["--gpu", "B200", "--engine-version", "vllm==0.10.2", "--", "vllm", "serve", "qwen3-next-80b-a3b"]
+        run, report = check_json([*argv, "-tp", tp])
+        assert (
+            run.code == 1 and f"blocks of {tokens} tokens" in finding(report, "vllm-hybrid-flashinfer-page")["message"]
+        )

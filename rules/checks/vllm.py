@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from rules.checks.common import gpu, library_state
 from rules.config import Config
 from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import memory
 from rules.knowledge import vllm_backends as kb
 from rules.target import Target
 
@@ -1738,3 +1739,101 @@ def vllm_sinks_unvalidated(cfg, target):
     if takes:
         return passed(found, required)
     return failed(found, required, [f"{kb.ENV_BACKEND}=TRITON_ATTN_VLLM_V1", f"unset {kb.ENV_BACKEND}"])
+
+
+# TRT-LLM-gen's FMHA kernels take a KV page of at most 128 tokens: TllmGenFmhaKernel.hashID checks
+# "Expect (32 <= headDim <= 2048) && (numTokensPerPage <= 128)" (NVIDIA/TensorRT-LLM fmhaKernels.h, the kernels
+# FlashInfer's trtllm-gen decode launches).
+TRTLLM_MAX_PAGE_TOKENS = 128
+# vllm 0.10.2 utils/flashinfer.py supports_trtllm_attention (:160-176): set, the variable decides; "0" keeps
+# FlashInfer's own kernels, which take any page size.
+TRTLLM_ENV = "VLLM_USE_TRTLLM_ATTENTION"
+
+
+def _gated_deltanet_attention_block_size(cfg: Config) -> Optional[int]:
+    """The attention block size vLLM 0.10.2-0.11.0 sets for Qwen3-Next, so that one attention page holds a Gated
+    DeltaNet state: 16 x ceil(state bytes / (16 x one token's K and V bytes)) (HybridAttentionMambaModelConfig,
+    model_executor/models/config.py:358-389 in 0.10.2; the state shapes are Qwen3NextForCausalLM's
+    get_mamba_state_shape_from_config, qwen3_next.py:1184-1200 -> layers/mamba/mamba_utils.py:177-202, both
+    in the model dtype, mamba_utils.py:74-80)."""
+    shape = cfg.model.shape if cfg.model else None
+    if shape is None or not shape.linear_layers or not shape.linear_key_heads or not shape.linear_conv_kernel:
+        return None
+    # the cache dtype's element: the model's for "auto", one byte for an FP8 cache (STR_DTYPE_TO_TORCH_DTYPE)
+    kv = cfg.kv_cache_dtype
+    element = (
+        shape.dtype_bytes if kv == "auto" else 2 if kv in ("float16", "bfloat16") else 1 if kv.startswith("fp8") else 0
+    )
+    if not element:
+        return None
+    tp = cfg.tp_size
+    token = 2 * memory.kv_heads_per_rank(shape, tp) * shape.head_dim * element
+    conv_dim = (
+        2 * shape.linear_key_heads * shape.linear_key_head_dim + shape.linear_value_heads * shape.linear_value_head_dim
+    )
+    conv = conv_dim // tp * (shape.linear_conv_kernel - 1)
+    temporal = shape.linear_value_heads // tp * shape.linear_key_head_dim * shape.linear_value_head_dim
+    state = (conv + temporal) * shape.dtype_bytes
+    return 16 * -(-state // (16 * token))
+
+
+@rule(
+    id="vllm-hybrid-flashinfer-page",
+    title="vLLM 0.10.2-0.11.0: FlashInfer's TRT-LLM decode on SM 10.0 takes Qwen3-Next's attention pages",
+    engine="vllm",
+    versions="vllm>=0.10.2,<0.11.1rc7",
+    verified=(
+        "vllm 0.10.2-0.11.0: HybridAttentionMambaModelConfig sets the attention block size to 16 x ceil(mamba page / "
+        "(16 x attention page per token)) (model_executor/models/config.py:381-389 in 0.10.2, the same formula in "
+        "0.11.0; called for hybrid models from config/__init__.py:3695-3701 in 0.10.2), and FlashInfer on SM 10.0 "
+        "decodes through TRT-LLM (utils/flashinfer.py:157-178 supports_trtllm_attention, is_device_capability(100)) "
+        "with that page. From 0.11.1 FlashInferBackend splits a block into kernel blocks of 16, 32 or 64 "
+        "(supported_kernel_block_sizes, flashinfer.py:281 in 0.11.1 and 0.11.2); its pre-releases before "
+        "0.11.1rc7 were not read. Qwen3-Next is first in 0.10.2"
+    ),
+    needs_model=True,
+    stage="runtime",
+    prevents="RuntimeError: Expect (32 <= headDim <= 2048) && (numTokensPerPage <= 128), got headDimPerCtaV=256, "
+    "headDimQk=256, headDimV=256, numTokensPerPage=544",
+    source="vllm-project/vllm@v0.10.2: vllm/model_executor/models/config.py, "
+    "HybridAttentionMambaModelConfig.verify_and_update_config (:327-414); vllm/utils/flashinfer.py, "
+    "supports_trtllm_attention / use_trtllm_attention; the trtllm-gen FMHA page limit (NVIDIA/TensorRT-LLM "
+    "fmhaKernels.h, TllmGenFmhaKernel.hashID)",
+    references=("https://github.com/vllm-project/vllm/issues/25811",),
+    docs="""Checks, on vLLM 0.10.2-0.11.0, that FLASHINFER on an SM 10.0 GPU (B200, GB200) is not given a
+Qwen3-Next model, whose attention block size vLLM raises past what FlashInfer's TRT-LLM decode kernels take.
+
+vLLM sizes a hybrid model's attention block so that one attention page holds a Gated DeltaNet state; for
+Qwen3-Next-80B that is 544 tokens at TP 1 or 2 (272 at TP 4). On SM 10.0 FlashInfer decodes through TRT-LLM-gen,
+whose kernels take at most 128 tokens per page, so the first decode fails with "Expect (32 <= headDim <= 2048)
+&& (numTokensPerPage <= 128)" (vllm#25811); FLASHINFER is the default there (vLLM's own comment says FA does not
+serve mamba layers yet, models/config.py:377-380). VLLM_USE_TRTLLM_ATTENTION=0 keeps FlashInfer's own kernels;
+vLLM 0.11.1 splits the block into kernel blocks of at most 64 tokens.""",
+    fix_title="Set VLLM_USE_TRTLLM_ATTENTION=0 (FlashInfer's own decode kernels), or upgrade to vLLM 0.11.1",
+)
+def vllm_hybrid_flashinfer_page(cfg, target):
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    if cfg.attention_backend is None:
+        if _select(query(cfg, target), target).chosen != "FLASHINFER":
+            return skipped("vLLM does not select FLASHINFER for this config")
+    elif kb.enum_name(cfg.attention_backend, _release(target)) != "FLASHINFER":
+        return skipped("applies to FLASHINFER")
+    if target.cc != (10, 0):
+        return skipped(f"FlashInfer decodes through TRT-LLM on SM 10.0 only, not on {gpu(target)}")
+    if cfg.env.get(TRTLLM_ENV) == "0":
+        return passed(
+            f"{TRTLLM_ENV}=0: FlashInfer's own decode kernels", "no TRT-LLM decode, or pages of <= 128 tokens"
+        )
+    if cfg.model.model_type != "qwen3_next":
+        return skipped("applies to Qwen3-Next (the hybrid model whose state shapes are read)")
+    block = _gated_deltanet_attention_block_size(cfg)
+    if block is None:
+        return unknown(
+            f"the model's Gated DeltaNet dimensions or the KV dtype ({cfg.kv_cache_dtype}) could not be read"
+        )
+    found = f"attention blocks of {block} tokens (Qwen3-Next at TP {cfg.tp_size}) on FLASHINFER ({gpu(target)})"
+    required = f"at most {TRTLLM_MAX_PAGE_TOKENS} tokens per page (TRT-LLM decode)"
+    if block <= TRTLLM_MAX_PAGE_TOKENS:
+        return passed(found, required)
+    return failed(found, required, [f"{TRTLLM_ENV}=0"])

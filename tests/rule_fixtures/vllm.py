@@ -636,4 +636,18 @@ FIXTURES = {
             },
         ],
     },
+    # vllm 0.10.2 sizes Qwen3-Next's attention blocks to hold a Gated DeltaNet state (models/config.py:381-389):
+    # 544 tokens at TP 2, which TRT-LLM decode refuses (vllm#25811: "numTokensPerPage <= 128 ... 544")
+    "vllm-hybrid-flashinfer-page": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": ["VLLM_USE_TRTLLM_ATTENTION=0", *serve("qwen3-next-80b-a3b", "-tp", "2")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+        ],
+        "fail": [
+            {"gpu": "B200", "command": serve("qwen3-next-80b-a3b", "-tp", "2"), "engine_version": ["vllm==0.10.2"]},
+        ],
+    },
 }
