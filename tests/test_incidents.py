@@ -43,7 +43,6 @@ MISSES: dict[str, str] = {
     "sglang-24633-mla-sm120-default-trtllm-mla": "rule gap: trtllm-mla-arch follows SGLang's is_blackwell gate (SM12x passes), but trtllm-gen FMHA has no SM120 kernel",
     "sglang-9140-gptoss-rtx5090-trtllm-mha": "version range: trtllm-mha-arch is not verified below sglang 0.5.5, though its docs say <= 0.5.9 refused every non-SM100 GPU",
     "sglang-9330-dsv3-b200-trtllm-mla-hybrid-eagle": "version range: sglang 0.5.0's hybrid backend refuses speculative decoding (supported from PR #9573); 0.5.0 is below the verified range",
-    "vllm-22288-gptoss-sm75-mxfp4": "version range: vLLM 0.10.1 is below the vllm rules' range (mxfp4 needs SM80)",
     "vllm-22331-gptoss-4090-sinks-fa3": "version range: vLLM 0.10.1 is below the vllm rules' range; its FLASH_ATTN asserts sinks need FlashAttention 3, which SM89 lacks",
     "vllm-24358-gptoss20b-sm75-flex-swa": "version range and rule missing: vLLM 0.10.2 falls back to FlexAttention on SM75, which has no sliding window (gpt-oss)",
     "vllm-24692-dsv2lite-flashinfer-mla-blocksize": "version range and rule missing: FLASHINFER_MLA with the default block size 16 before vLLM PR #24692",

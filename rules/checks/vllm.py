@@ -1533,12 +1533,12 @@ def vllm_flex_block_size(cfg, target):
     id="vllm-quantization-arch",
     title="The checkpoint's quantization method runs on this GPU and in this model dtype",
     engine="vllm",
-    versions="vllm>=0.13.0",
+    versions="vllm>=0.10.1",
     verified=(
-        "vllm 0.13.0-0.33.0: VllmConfig._get_quantization_config raises both messages (config/vllm.py:393 in "
-        "0.13.0, :422 in 0.15.0, :513 in 0.17.0, :525 in 0.19.1, :940 in 0.33.0); each method's "
+        "vllm 0.10.1-0.33.0: VllmConfig._get_quantization_config raises both messages (config/__init__.py:3455 "
+        "in 0.10.1, :264 in 0.11.0; config/vllm.py:374 in 0.12.0, :393 in 0.13.0, :422 in 0.15.0, :513 in 0.17.0, :525 in 0.19.1, :940 in 0.33.0); each method's "
         "get_min_capability / get_supported_act_dtypes per range in rules/knowledge/vllm_quantization.py, read in "
-        "0.13.0, 0.14.1, 0.15.0, 0.17.0, 0.19.1 and 0.33.0 (a release in no range read is unknown)"
+        "0.10.1, 0.11.0, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.17.0, 0.19.1 and 0.33.0 (a release in no range read is unknown)"
     ),
     needs_gpu=True,
     needs_model=True,

@@ -1,7 +1,7 @@
 """What each vLLM quantization method asks of the GPU and the model dtype, per release range.
 
-vLLM builds the quantization config in VllmConfig._get_quantization_config (vllm/config/vllm.py: :393 in
-0.13.0, :422 in 0.15.0, :525 in 0.19.1, :940 in 0.33.0) and refuses, before any weight loads:
+vLLM builds the quantization config in VllmConfig._get_quantization_config (vllm/config/__init__.py:3455 in
+0.10.1, :264 in 0.11.0; vllm/config/vllm.py:374 in 0.12.0, :393 in 0.13.0, :422 in 0.15.0, :525 in 0.19.1, :940 in 0.33.0) and refuses, before any weight loads:
 - a GPU below the method's get_min_capability(): "The quantization method {method} is not supported for the
   current GPU. Minimum capability: {min}. Current capability: {cc}.";
 - a model dtype outside get_supported_act_dtypes(): "{dtype} is not supported for quantization method
@@ -46,7 +46,12 @@ def _gate(releases: str, min_capability: int, act_dtypes: frozenset[str], seen: 
 GATES: Mapping[str, tuple[QuantGate, ...]] = MappingProxyType(
     {
         "fp8": (
-            _gate("vllm>=0.13.0,<0.14.0", 80, HALF, "Fp8Config.get_min_capability `return 80` (fp8.py, 0.13.0)"),
+            _gate(
+                "vllm>=0.10.1,<0.14.0",
+                80,
+                HALF,
+                "Fp8Config.get_min_capability `return 80` (fp8.py of 0.10.1, 0.11.0, 0.12.0, 0.13.0)",
+            ),
             _gate(
                 "vllm>=0.14.1",
                 75,
@@ -56,19 +61,19 @@ GATES: Mapping[str, tuple[QuantGate, ...]] = MappingProxyType(
         ),
         "mxfp4": (
             _gate(
-                "vllm>=0.13.0",
+                "vllm>=0.10.1",
                 80,
                 frozenset({"bfloat16"}),
                 "Mxfp4Config.get_min_capability `return 80`, get_supported_act_dtypes `[torch.bfloat16]` (mxfp4.py "
-                "of 0.13.0, 0.14.1, 0.15.0, 0.17.0, 0.19.1, 0.33.0; named gpt_oss_mxfp4 in 0.33.0, mxfp4.py:126)",
+                "of 0.10.1, 0.11.0, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.17.0, 0.19.1, 0.33.0; named gpt_oss_mxfp4 in 0.33.0, mxfp4.py:126)",
             ),
         ),
         "modelopt": (
             _gate(
-                "vllm>=0.13.0,<0.20.0",
+                "vllm>=0.10.1,<0.20.0",
                 89,
                 HALF,
-                "ModelOptFp8Config.get_min_capability `return 89` (modelopt.py:325 in 0.13.0, :377 in 0.15.0, :408 "
+                "ModelOptFp8Config.get_min_capability `return 89` (0.10.1, 0.11.0, 0.12.0; modelopt.py:325 in 0.13.0, :377 in 0.15.0, :408 "
                 "in 0.19.1; 0.14.1, 0.17.0)",
             ),
             _gate(
@@ -77,10 +82,10 @@ GATES: Mapping[str, tuple[QuantGate, ...]] = MappingProxyType(
         ),
         "modelopt_fp4": (
             _gate(
-                "vllm>=0.13.0,<0.14.0",
+                "vllm>=0.10.1,<0.14.0",
                 80,
                 frozenset({"float16", "bfloat16", "float8_e4m3fn"}),
-                "ModelOptNvFp4Config.get_min_capability `return 80` (modelopt.py:873, 0.13.0)",
+                "ModelOptNvFp4Config.get_min_capability `return 80` (0.10.1, 0.11.0, 0.12.0; modelopt.py:873 in 0.13.0)",
             ),
             _gate(
                 "vllm>=0.14.1",
