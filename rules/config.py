@@ -305,6 +305,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "disable_cuda_graph": "bool",
                 "dsa_prefill_backend": "str",
                 "dsa_decode_backend": "str",
+                "enable_hisparse": "bool",
                 "speculative_num_steps": "int",
                 "speculative_num_draft_tokens": "int",
                 "speculative_draft_model_path": "str",

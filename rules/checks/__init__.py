@@ -16,6 +16,7 @@ ALL_MODULES = [
     "rules.checks.model_specific",
     "rules.checks.speculative",
     "rules.checks.mla_backends",
+    "rules.checks.dsa",
     "rules.checks.install",
     "rules.checks.memory",
     "rules.checks.parallel",
