@@ -18,8 +18,8 @@ from packaging.version import InvalidVersion, Version
 from rules.checks.common import gpu, library_state
 from rules.config import Config
 from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
-from rules.knowledge import vllm_quantization as kb_quant
 from rules.target import Target
 
 # Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the 0.13.0, 0.15.0,
@@ -1544,7 +1544,7 @@ def vllm_flex_block_size(cfg, target):
     needs_model=True,
     stage="startup",
     prevents=kb_quant.MIN_CAPABILITY_MESSAGE.format(method="mxfp4", minimum=80, current=75),
-    source=kb_quant.SOURCE,
+    source=kb_quant.SOURCE["vllm"],
     docs="""Checks that the checkpoint's quantization method (config.json `quantization_config`, or
 `--quantization`) accepts this GPU's compute capability and the model dtype vLLM runs in.
 
@@ -1559,7 +1559,7 @@ def vllm_quantization_arch(cfg, target):
     method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method
     if method is None:
         return skipped("the checkpoint is not quantized")
-    gate, known = kb_quant.gate_for(method, _release(target))
+    gate, known = kb_quant.gate_for("vllm", method, _release(target))
     if not known:
         return skipped(f"quantization method {method} is not modelled")
     if gate is None:

@@ -1,4 +1,4 @@
-"""What each vLLM quantization method asks of the GPU and the model dtype, per release range.
+"""What each quantization method asks of the GPU and the model dtype, per engine and release range.
 
 vLLM builds the quantization config in VllmConfig._get_quantization_config (vllm/config/__init__.py:3455 in
 0.10.1, :264 in 0.11.0; vllm/config/vllm.py:374 in 0.12.0, :393 in 0.13.0, :422 in 0.15.0, :525 in 0.19.1, :940 in 0.33.0) and refuses, before any weight loads:
@@ -7,9 +7,12 @@ vLLM builds the quantization config in VllmConfig._get_quantization_config (vllm
 - a model dtype outside get_supported_act_dtypes(): "{dtype} is not supported for quantization method
   {method}. Supported dtypes: [...]".
 
-Each entry below was read in the quantization module's class (vllm/model_executor/layers/quantization/) of the
-wheels it names (`pip download --no-deps vllm==X`, read, not installed); a release in no entry's range was not
-read, and the rule answers unknown there.
+SGLang does the same when the model loader builds it (python/sglang/srt/model_loader/loader.py
+_get_quantization_config, :199-205 in 0.5.5, :259-265 in 0.5.23), with the same two messages.
+
+Each entry below was read in the quantization module's class (vllm/model_executor/layers/quantization/,
+sglang/srt/layers/quantization/) of the wheels it names (`pip download --no-deps NAME==X`, read, not
+installed); a release in no entry's range was not read, and the rule answers unknown there.
 """
 
 from __future__ import annotations
@@ -24,7 +27,12 @@ MIN_CAPABILITY_MESSAGE = (
     "Current capability: {current}."
 )
 ACT_DTYPE_MESSAGE = "{dtype} is not supported for quantization method {method}. Supported dtypes: {dtypes}"
-SOURCE = "vllm-project/vllm: vllm/config/vllm.py, VllmConfig._get_quantization_config"
+SOURCE = MappingProxyType(
+    {
+        "vllm": "vllm-project/vllm: vllm/config/vllm.py, VllmConfig._get_quantization_config",
+        "sglang": "sglang: python/sglang/srt/model_loader/loader.py, _get_quantization_config",
+    }
+)
 
 HALF = frozenset({"float16", "bfloat16"})
 
@@ -43,7 +51,7 @@ def _gate(releases: str, min_capability: int, act_dtypes: frozenset[str], seen: 
 
 
 # vLLM's method name (config.json quantization_config.quant_method; modelopt by quant_algo) -> its gates.
-GATES: Mapping[str, tuple[QuantGate, ...]] = MappingProxyType(
+VLLM_GATES: Mapping[str, tuple[QuantGate, ...]] = MappingProxyType(
     {
         "fp8": (
             _gate(
@@ -99,9 +107,27 @@ GATES: Mapping[str, tuple[QuantGate, ...]] = MappingProxyType(
 )
 
 
-def gate_for(method: str, version: Optional[str]) -> tuple[Optional[QuantGate], bool]:
+# SGLang: Mxfp4Config.get_min_capability `return 80`, get_supported_act_dtypes [bfloat16, float16]
+# (srt/layers/quantization/mxfp4.py of 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.20, 0.5.23; :338-339 in 0.5.23).
+SGLANG_GATES: Mapping[str, tuple[QuantGate, ...]] = MappingProxyType(
+    {
+        "mxfp4": (
+            _gate(
+                "sglang>=0.5.1",
+                80,
+                HALF,
+                "Mxfp4Config.get_min_capability `return 80`, get_supported_act_dtypes `[torch.bfloat16, "
+                "torch.float16]` (mxfp4.py of 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.20, 0.5.23)",
+            ),
+        ),
+    }
+)
+GATES = MappingProxyType({"vllm": VLLM_GATES, "sglang": SGLANG_GATES})
+
+
+def gate_for(engine: str, method: str, version: Optional[str]) -> tuple[Optional[QuantGate], bool]:
     """(the gate holding `version`, whether the method is known here). No version: the newest range."""
-    gates = GATES.get(method)
+    gates = GATES[engine].get(method)
     if gates is None:
         return None, False
     if version is None:
