@@ -730,13 +730,22 @@ CHANGES: tuple[Change, ...] = (
         since="0.17.0",
         seen="0.17.0, 0.18.0, 0.19.1, 0.20.2, 0.22.1, 0.24.0, 0.26.0, 0.29.0",
     ),
+    # FlashMLASparseBackend.supported_kv_cache_dtypes: no "fp8" alias of fp8_ds_mla before 0.18.0
+    # (flashmla_sparse.py:79-83 in 0.15.0, :82-86 in 0.17.0 and 0.17.1)
+    Change(
+        "FLASHMLA_SPARSE",
+        "kv_dtypes",
+        frozenset({"auto", "bfloat16", "fp8_ds_mla"}),
+        until="0.18.0",
+        seen="0.15.0, 0.17.0, 0.17.1",
+    ),
     Change(
         "FLASHMLA_SPARSE",
         "kv_dtypes",
         frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8"}),
         until="0.33.0",
-        since="0.20.0",
-        seen="0.20.0, 0.26.0, 0.30.0",
+        since="0.18.0",
+        seen="0.18.0, 0.18.1, 0.19.0, 0.19.1, 0.20.0, 0.26.0, 0.30.0",
     ),
     # MLACommonBackend.get_supported_head_sizes (model_executor/layers/attention/mla_attention.py): [576]
     # (:359 in 0.15.0, :1093 in 0.17.1), [320, 576] (:1154 in 0.18.0, :1152 in 0.19.1, :1235 in 0.20.0)
