@@ -518,8 +518,9 @@ def _failing(cfg, target) -> dict[str, str]:
     source=f"{DRAFT_WORKER}, resolve_draft_worker_attention_backend; sglang: "
     "python/sglang/srt/model_executor/model_runner.py, _get_attention_backend",
     docs="""Checks `--speculative-draft-attention-backend` with the same rules as the target's attention
-backend: the config is judged again with the draft backend as the attention backend (and
-`--speculative-draft-kv-cache-dtype`, when given, as the KV dtype), and every failure of a rule about that
+backend: the config is judged again with the draft backend as the attention backend, the draft checkpoint
+(`--speculative-draft-model-path`, read like `--model` when it is found) as the model, and
+`--speculative-draft-kv-cache-dtype`, when given, as the KV dtype; every failure of a rule about that
 backend (its arch, KV dtype, page size, head dims, ...) or of its construction and kernels (stage init or
 runtime) that the target's own config does not have is reported here.
 
@@ -535,7 +536,9 @@ def spec_draft_backend(cfg, target):
     if cfg.speculative_algorithm is None:
         return skipped("no speculative decoding")
     draft_kv = cfg.flags.get("speculative_draft_kv_cache_dtype")
-    draft_cfg = cfg.with_backend(draft)
+    # the draft checkpoint's own attention when --speculative-draft-model-path was read (EAGLE heads); MTP/NextN
+    # drafts are layers of the target model and share its attention
+    draft_cfg = replace(cfg.with_backend(draft), model=cfg.draft_model or cfg.model)
     if isinstance(draft_kv, str):
         draft_cfg = draft_cfg.with_kv_dtype(draft_kv)
     judged_by = {r.id for r in registry().by_engine["sglang"] if draft in r.backends or r.stage in ("init", "runtime")}
@@ -545,13 +548,18 @@ def spec_draft_backend(cfg, target):
         for rule_id, message in _failing(draft_cfg, target).items()
         if rule_id in judged_by and rule_id not in target_fails
     }
+    judged = f"draft backend {draft}"
+    if cfg.draft_model is not None:
+        judged += f" with the draft model {cfg.draft_model.name}"
+    elif isinstance(cfg.flags.get("speculative_draft_model_path"), str):
+        judged += " (the draft model is not found here: judged with the target's model)"
     if not draft_fails:
-        return passed(f"draft backend {draft}", "the backend rules pass for the draft backend")
+        return passed(judged, "the backend rules pass for the draft backend")
     # the target's own decode backend passes here by construction; triton where that is no draft choice
     same = cfg.decode_backend if cfg.decode_backend in DRAFT_ATTENTION_BACKENDS else "triton"
     fix = [f"--speculative-draft-attention-backend {same}"]
     return failed(
-        f"draft backend {draft}: " + "; ".join(f"{rule_id}: {message}" for rule_id, message in draft_fails.items()),
+        f"{judged}: " + "; ".join(f"{rule_id}: {message}" for rule_id, message in draft_fails.items()),
         "a draft backend that passes the backend rules here",
         fix,
     )
