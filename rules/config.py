@@ -309,6 +309,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "dsa_prefill_backend": "str",
                 "dsa_decode_backend": "str",
                 "enable_hisparse": "bool",
+                "dsv4_attn_backend": "str",
                 "speculative_num_steps": "int",
                 "speculative_num_draft_tokens": "int",
                 "speculative_draft_model_path": "str",

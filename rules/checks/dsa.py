@@ -315,3 +315,65 @@ def dsv4_kv_cache_dtype(cfg, target):
         required,
         ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype bfloat16"],
     )
+
+
+@rule(
+    id="dsv4-attn-backend",
+    title="DeepSeek-V4's trtllm and flashmla_mega attention backends: SM100, FP8 KV, no HiSparse or CP",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: the five '--dsv4-attn-backend trtllm ...' asserts first appear in 0.5.20 "
+        "(arg_groups/deepseek_v4_hook.py:138-171) and are in 0.5.21, 0.5.22 and 0.5.23 (:110-129); the "
+        "flashmla_mega assert only in 0.5.23 (:101-107); 0.5.19 has no --dsv4-attn-backend "
+        "(rules/knowledge/sglang_flags.json)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--dsv4-attn-backend trtllm requires an SM100/SM103 (Blackwell) GPU.",
+    source=f"{kb.DSV4_HOOK}, validate_hisparse (the DeepSeek-V4 attention-backend asserts)",
+    docs="""Checks `--dsv4-attn-backend trtllm` and `flashmla_mega` for DeepSeek-V4: trtllm needs an SM100/SM103
+GPU, an fp8_e4m3 (or auto) KV cache, no `--enable-hisparse`, no context parallelism (`--attn-cp-size`,
+`--dcp-size`, prefill CP) and chunked prefill on; flashmla_mega needs DeepSeek-V4.1 on SM100/SM103.
+
+trtllm switches the SWA and compressed KV pools to a uniform 512-dim FP8 layout served by FlashInfer's
+trtllm-gen sparse MLA kernel, which exists for SM100 only; its semaphore buffer is sized from the prefill
+chunk. SGLang asserts each of these at start-up.""",
+    fix_title="Use --dsv4-attn-backend flashmla (or auto)",
+)
+def dsv4_attn_backend(cfg, target):
+    backend = cfg.flags.get("dsv4_attn_backend")
+    if backend not in ("trtllm", "flashmla_mega"):
+        return skipped("applies to --dsv4-attn-backend trtllm / flashmla_mega")
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    problems = []
+    if target.major != kb.DSV4_SM100_MAJOR:
+        problems.append(f"{gpu(target)}, not SM100/SM103")
+    if backend == "flashmla_mega":
+        if cfg.model.model_type != kb.DSV41_MODEL_TYPE:
+            problems.append(f"model_type {cfg.model.model_type}, not DeepSeek-V4.1 ({kb.DSV41_MODEL_TYPE})")
+    else:
+        if cfg.kv_cache_dtype not in kb.DSV4_TRTLLM_KV_DTYPES:
+            problems.append(f"--kv-cache-dtype {cfg.kv_cache_dtype}")
+        if cfg.flags.get("enable_hisparse"):
+            problems.append("--enable-hisparse")
+        for name in ("attn_cp_size", "dcp_size"):
+            size = cfg.flags.get(name)
+            if isinstance(size, int) and size > 1:
+                problems.append(f"--{name.replace('_', '-')} {size}")
+        if cfg.flags.get("enable_prefill_context_parallel"):
+            problems.append("prefill context parallelism")
+        chunk = cfg.flags.get("chunked_prefill_size")
+        if isinstance(chunk, int) and chunk <= 0:
+            problems.append(f"--chunked-prefill-size {chunk}")
+    required = (
+        "SM100/SM103, fp8_e4m3 KV, no HiSparse or context parallelism, chunked prefill"
+        if backend == "trtllm"
+        else "DeepSeek-V4.1 on SM100/SM103"
+    )
+    if not problems:
+        return passed(f"--dsv4-attn-backend {backend} on {gpu(target)}", required)
+    return failed(f"--dsv4-attn-backend {backend}: {', '.join(problems)}", required, ["--dsv4-attn-backend flashmla"])

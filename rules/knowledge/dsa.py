@@ -55,3 +55,10 @@ HISPARSE_CUDA_BACKENDS = MappingProxyType(
 # (_deepseek_v4_kv_cache_dtype, overrides.py:1308-1317 in 0.5.15, :922-925 in 0.5.19, :897-910 in 0.5.23).
 DSV4_ARCHITECTURE = "DeepseekV4ForCausalLM"
 DSV4_KV_DTYPES = ("auto", "fp8_e4m3", "bfloat16")
+DSV4_HOOK = "sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py"
+# --dsv4-attn-backend trtllm (from 0.5.20): SM100/SM103 (is_sm100_supported), an fp8_e4m3 (or auto) KV cache, no
+# HiSparse, no context parallelism, chunked prefill on (deepseek_v4_hook.py:138-171 in 0.5.20, :110-129 in
+# 0.5.23); flashmla_mega (0.5.23, :101-107): DeepSeek-V4.1 (model_type deepseek_v41) on SM100/SM103.
+DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
+DSV4_SM100_MAJOR = 10
+DSV41_MODEL_TYPE = "deepseek_v41"

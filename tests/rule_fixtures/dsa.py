@@ -25,6 +25,7 @@ def _model(name: str, config: dict) -> str:
 DSA = ("--model", "deepseek-v3.2-exp")
 DSA_SINKS = ("--model", _model("dsa-sinks", {**presets()["deepseek-v3.2-exp"]["config"], "learnable_sink": True}))
 DSV4 = ("--model", _model("dsv4", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}))
+DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
 
 
 def launch(gpu: str, model: tuple[str, str], *flags: str) -> dict:
@@ -86,5 +87,16 @@ FIXTURES = {
     "dsv4-kv-cache-dtype": {
         "pass": [case("B200", *DSV4), case("B200", *DSV4, "--kv-cache-dtype", "bfloat16")],
         "fail": [case("B200", *DSV4, "--kv-cache-dtype", "bf16")],
+    },
+    "dsv4-attn-backend": {
+        "pass": [
+            launch("B200", DSV4, "--dsv4-attn-backend", "trtllm"),
+            launch("B200", DSV41, "--dsv4-attn-backend", "flashmla_mega"),
+        ],
+        "fail": [
+            launch("H200", DSV4, "--dsv4-attn-backend", "trtllm"),
+            launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--kv-cache-dtype", "bfloat16", "--dcp-size", "2"),
+            launch("B200", DSV4, "--dsv4-attn-backend", "flashmla_mega"),
+        ],
     },
 }
