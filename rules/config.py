@@ -62,6 +62,9 @@ class Config:
     context_length: Optional[int] = None  # SGLang --context-length / vLLM --max-model-len; None: the model's
     dtype: str = "auto"
     model: Optional[ModelFeatures] = None
+    # --speculative-draft-model-path as the face read it (EAGLE drafts are checkpoints of their own); None: not
+    # given, or found nowhere (the draft is then judged with the target's model)
+    draft_model: Optional[ModelFeatures] = None
     model_missing: str = ""  # a model given (hub id) whose config.json was found nowhere
     model_looked_in: str = ""  # where it was looked for (the Hugging Face cache directories)
     extra_features: frozenset[str] = frozenset()  # --feature
@@ -312,6 +315,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "disable_cuda_graph": "bool",
                 "dsa_prefill_backend": "str",
                 "dsa_decode_backend": "str",
+                "enable_hisparse": "bool",
+                "dsv4_attn_backend": "str",
                 "speculative_num_steps": "int",
                 "speculative_num_draft_tokens": "int",
                 "speculative_draft_model_path": "str",

@@ -16,6 +16,7 @@ MODULES = {
     "rules.checks.model_specific": "sglang",
     "rules.checks.speculative": "sglang",
     "rules.checks.mla_backends": "sglang",
+    "rules.checks.dsa": "sglang",
     "rules.checks.install": "any",
     "rules.checks.memory": "any",
     "rules.checks.parallel": "any",

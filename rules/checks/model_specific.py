@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import quantization as kb_quant
 from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES, LLAMA4_DEFAULT_FROM
 from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
 
@@ -712,3 +713,68 @@ def model_fa_swa_cross_attention(cfg, target):
         "no sliding window with cross attention on fa3/fa4/flashinfer/triton",
         ["--attention-backend torch_native"],
     )
+
+
+# SGLang's `--dtype` spellings (server_args.py / fields choices: auto, half, float16, bfloat16, float, float32).
+_SGLANG_DTYPES = {
+    "half": "float16",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "float": "float32",
+    "float32": "float32",
+}
+
+
+@rule(
+    id="model-quantization-arch",
+    title="The checkpoint's quantization method runs on this GPU (SGLang's model loader)",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: model_loader/loader.py _get_quantization_config raises both messages in every "
+        "release read (0.5.1, 0.5.5 :199-205, 0.5.10, 0.5.15, 0.5.20, 0.5.23 :259-265); mxfp4's minimum and "
+        "dtypes in rules/knowledge/quantization.py SGLANG_GATES, read in the same six wheels"
+    ),
+    needs_gpu=True,
+    needs_model=True,
+    stage="load",
+    prevents=kb_quant.MIN_CAPABILITY_MESSAGE.format(method="mxfp4", minimum=80, current=75),
+    source=kb_quant.SOURCE["sglang"],
+    docs="""Checks that the checkpoint's quantization method (config.json `quantization_config`, or
+`--quantization`) accepts this GPU's compute capability and the `--dtype` given.
+
+SGLang's model loader refuses a GPU below the method's get_min_capability() and a dtype outside
+get_supported_act_dtypes() when it builds the quantization config, before the weights load: gpt-oss's mxfp4
+needs SM80 (bfloat16 or float16). Only mxfp4 is modelled for SGLang; fp8's minimum depends on the
+checkpoint's scheme (MXFP8: SM100) and is not judged here.""",
+    fix_title="Use a GPU of the method's minimum compute capability (SM80 for mxfp4)",
+)
+def model_quantization_arch(cfg, target):
+    flag = cfg.flags.get("quantization")
+    method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method
+    if method is None:
+        return skipped("the checkpoint is not quantized")
+    gate, known = kb_quant.gate_for("sglang", method, str(sglang_release(target)))
+    if not known:
+        return skipped(f"quantization method {method} is not modelled for SGLang")
+    if gate is None:
+        return unknown(f"quantization method {method}: sglang {sglang_release(target)} was not read")
+    assert target.cc is not None, "needs_gpu"
+    current = target.cc[0] * 10 + target.cc[1]
+    if current < gate.min_capability:
+        return failed(
+            f"quantization {method} on {gpu(target)} (capability {current})",
+            f"capability {gate.min_capability} or newer",
+            [],
+            reason=kb_quant.MIN_CAPABILITY_MESSAGE.format(method=method, minimum=gate.min_capability, current=current),
+        )
+    dtype = _SGLANG_DTYPES.get(cfg.dtype)
+    if dtype is not None and dtype not in gate.act_dtypes:
+        dtypes = ", ".join(sorted(gate.act_dtypes))
+        return failed(
+            f"quantization {method} with --dtype {cfg.dtype}",
+            f"a dtype of {dtypes}",
+            ["--dtype bfloat16"],
+            reason=kb_quant.ACT_DTYPE_MESSAGE.format(dtype=f"torch.{dtype}", method=method, dtypes=dtypes),
+        )
+    return passed(f"quantization {method} on {gpu(target)}", f"capability >= {gate.min_capability}")

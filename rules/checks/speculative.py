@@ -8,10 +8,12 @@ backend and rules.resolve.effective_page_size.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from packaging.version import Version
 
 from rules.checks.common import choice_check, sglang_release
-from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.engine import failed, passed, registry, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
@@ -524,4 +526,81 @@ def spec_fa_swa_page_tree(cfg, target):
         f"{_topk_label(cfg)} with page size {page} and sliding-window layers on fa3/fa4",
         "page size 1 (or top-k 1)",
         ["--page-size 1", "--speculative-eagle-topk 1"],
+    )
+
+
+DRAFT_WORKER = "sglang: python/sglang/srt/speculative/draft_worker_common.py"
+
+
+def _failing(cfg, target) -> dict[str, str]:
+    """rule id -> message of every failure `cfg` meets on `target` (the draft's own backend left out)."""
+    from rules.engine import Status, evaluate
+
+    report = evaluate(replace(cfg, draft_attention_backend=None), target, alternatives=False)
+    return {f.rule_id: f.outcome.found for f in report.findings if f.status is Status.FAIL}
+
+
+@rule(
+    id="spec-draft-backend",
+    title="The speculative draft attention backend passes the backend rules the target's backend is judged by",
+    engine="sglang",
+    versions="sglang>=0.5.7",
+    verified=(
+        "sglang 0.5.7-0.5.23: --speculative-draft-attention-backend is a flag of every release from 0.5.7 "
+        "(rules/knowledge/sglang_flags.json) and the draft worker builds its model runner with it: "
+        "model_runner.py _get_attention_backend 'Overriding draft attention backend' (:1593-1597 in 0.5.7; "
+        "0.5.10, 0.5.15), speculative/draft_worker_common.py resolve_draft_worker_attention_backend (0.5.19, "
+        "0.5.23; model_runner.py:320 in 0.5.23)"
+    ),
+    stage="init",
+    reason="The draft worker builds its own attention backend from --speculative-draft-attention-backend, through "
+    "the same factory (attention_registry.py), KV-cache dtype and page size as the target's: a backend that "
+    "cannot run here fails when the draft worker starts, after the target's weights load.",
+    source=f"{DRAFT_WORKER}, resolve_draft_worker_attention_backend; sglang: "
+    "python/sglang/srt/model_executor/model_runner.py, _get_attention_backend",
+    docs="""Checks `--speculative-draft-attention-backend` with the same rules as the target's attention
+backend: the config is judged again with the draft backend as the attention backend, the draft checkpoint
+(`--speculative-draft-model-path`, read like `--model` when it is found) as the model, and
+`--speculative-draft-kv-cache-dtype`, when given, as the KV dtype; every failure of a rule about that
+backend (its arch, KV dtype, page size, head dims, ...) or of its construction and kernels (stage init or
+runtime) that the target's own config does not have is reported here.
+
+SGLang's draft worker (EAGLE, EAGLE3, NEXTN/MTP, STANDALONE, DFLASH) runs its own model runner whose
+attention backend is the named draft backend (DFLASH replaces one outside DRAFT_ATTENTION_BACKEND_CHOICES
+with flashinfer: spec-dflash-draft-backend).""",
+    fix_title="Name the target's decode backend (or triton) as --speculative-draft-attention-backend",
+)
+def spec_draft_backend(cfg, target):
+    draft = cfg.draft_attention_backend
+    if draft is None:
+        return skipped("no --speculative-draft-attention-backend")
+    if cfg.speculative_algorithm is None:
+        return skipped("no speculative decoding")
+    draft_kv = cfg.flags.get("speculative_draft_kv_cache_dtype")
+    # the draft checkpoint's own attention when --speculative-draft-model-path was read (EAGLE heads); MTP/NextN
+    # drafts are layers of the target model and share its attention
+    draft_cfg = replace(cfg.with_backend(draft), model=cfg.draft_model or cfg.model)
+    if isinstance(draft_kv, str):
+        draft_cfg = draft_cfg.with_kv_dtype(draft_kv)
+    judged_by = {r.id for r in registry().by_engine["sglang"] if draft in r.backends or r.stage in ("init", "runtime")}
+    target_fails = _failing(cfg, target)
+    draft_fails = {
+        rule_id: message
+        for rule_id, message in _failing(draft_cfg, target).items()
+        if rule_id in judged_by and rule_id not in target_fails
+    }
+    judged = f"draft backend {draft}"
+    if cfg.draft_model is not None:
+        judged += f" with the draft model {cfg.draft_model.name}"
+    elif isinstance(cfg.flags.get("speculative_draft_model_path"), str):
+        judged += " (the draft model is not found here: judged with the target's model)"
+    if not draft_fails:
+        return passed(judged, "the backend rules pass for the draft backend")
+    # the target's own decode backend passes here by construction; triton where that is no draft choice
+    same = cfg.decode_backend if cfg.decode_backend in DRAFT_ATTENTION_BACKENDS else "triton"
+    fix = [f"--speculative-draft-attention-backend {same}"]
+    return failed(
+        f"{judged}: " + "; ".join(f"{rule_id}: {message}" for rule_id, message in draft_fails.items()),
+        "a draft backend that passes the backend rules here",
+        fix,
     )

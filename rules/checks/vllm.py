@@ -19,6 +19,7 @@ from rules.checks.common import gpu, library_state
 from rules.config import Config
 from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
+from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
 from rules.target import Target
 
@@ -102,7 +103,7 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
         kv_dtype=cfg.kv_cache_dtype,
         block_size=cfg.page_size,
         use_mla=mla,
-        use_sparse=bool(model and model.model_type in kb.SPARSE_MLA_MODEL_TYPES),
+        use_sparse=bool(mla and model and model.dsa),
         has_sink="sinks" in cfg.features,
         has_sliding_window="sliding_window" in cfg.features,
         softcap="softcap" in cfg.features,
@@ -113,6 +114,17 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
         v_head_dim=model.v_head_dim if model else None,
         num_heads=model.num_attention_heads if model else None,
     )
+
+
+def layer_queries(cfg: Config, target: Target) -> tuple[kb.VllmQuery, ...]:
+    """One query per distinct head size of the model's attention layers: vLLM validates the backend for each
+    layer with its own head size (Gemma-4's full-attention layers: global_head_dim, gemma4.py
+    Gemma4Attention.__init__). MLA layers have one latent head size."""
+    q = query(cfg, target)
+    model = cfg.model
+    if q.use_mla or model is None or len(model.layer_head_dims) < 2:
+        return (q,)
+    return tuple(replace(q, head_size=hd, head_size_v=hv) for hd, hv in model.layer_head_dims)
 
 
 def _release(target: Target) -> Optional[str]:
@@ -595,35 +607,46 @@ def vllm_fa4_library(cfg, target):
         "and 0.11.2, :215 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
         "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
         "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "0.13.0-0.19.x: the backends' declarations read in the 0.13.0, 0.14.1, 0.15.0, 0.15.1, 0.16.0, 0.17.0, "
-        "0.17.1, 0.18.0, 0.18.1, 0.19.0 and 0.19.1 wheels (their differences from 0.33.0 are CHANGES). "
-        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "0.13.0-0.14.x: the declarations read in the 0.13.0 and 0.14.1 wheels (CHANGES). "
+        "vllm 0.15.0-0.33.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents); the head sizes of FLASH_ATTN "
+        "(<= 256 before 0.20.0), FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, MLACommonBackend ([576] before 0.18.0; "
+        "TRITON_MLA its own from 0.18.0), FLASHMLA_SPARSE and FLASHINFER_MLA_SPARSE read in 0.15.0, 0.16.0, "
+        "0.17.0, 0.17.1, 0.18.0, 0.19.0, 0.19.1, 0.20.0, 0.22.1, 0.26.0, 0.30.0, 0.33.0 "
+        "(rules/knowledge/vllm_backends.py CHANGES)"
     ),
     stage="startup",
     prevents=kb.R_HEAD_SIZE,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_head_size / get_supported_head_sizes",
-    docs="""Checks the model's attention head size against the named backend's supported head sizes.
+    docs="""Checks the head size of every attention layer of the model against the named backend's supported
+head sizes (vLLM validates the backend for each layer: Gemma-4's full-attention layers have global_head_dim 512).
 
 FLASH_ATTN: a multiple of 8 up to 256, or up to 512 where FA4 runs (9.x, 10.x, 11.x). FLASHINFER: 64, 128,
 256 or 512. TRITON_ATTN: 32 or more. FLEX_ATTENTION and TRITON_MLA: any. MLA backends see the latent head
 (kv_lora_rank + qk_rope_head_dim: 576 for DeepSeek V2/V3): FLASHMLA, CUTLASS_MLA, FLASH_ATTN_MLA,
 FLASHINFER_MLA and TOKENSPEED_MLA take 320, 512 or 576 (MLACommonBackend); FLASHMLA_SPARSE and
-FLASHINFER_MLA_SPARSE 512 or 576.""",
+FLASHINFER_MLA_SPARSE 512 or 576. Older releases take fewer: FLASH_ATTN at most 256 before 0.20, FLASHINFER
+64, 128 or 256 before 0.26, the MLA backends 576 only before 0.18 (320 or 576 until 0.30).""",
     fix_title="Use a backend that takes this head size (TRITON_ATTN takes any head size >= 32)",
 )
 def vllm_head_size(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    q = query(cfg, target)
-    if q.head_size is None:
+    queries = layer_queries(cfg, target)
+    if queries[0].head_size is None:
         return skipped("needs the model's head size (--model)")
     required = f"head size {backend.head_sizes.describe(target.cc)}"
-    if "head_size" not in rejections(backend, q, target):
-        return passed(f"head size {q.head_size}", required)
-    return failed(f"head size {q.head_size} on {backend.name}", required, _instead(q, target, backend.name))
+    sizes = " and ".join(str(q.head_size) for q in queries)
+    refused = [q for q in queries if "head_size" in rejections(backend, q, target)]
+    if not refused:
+        return passed(f"head size {sizes}", required)
+    return failed(
+        f"head size {' and '.join(str(q.head_size) for q in refused)} on {backend.name}"
+        + (f" (the model's layers: {sizes})" if len(queries) > 1 else ""),
+        required,
+        _instead(refused[0], target, backend.name),
+    )
 
 
 @rule(
@@ -1068,8 +1091,8 @@ def vllm_non_mla_model_backend(cfg, target):
 GLM-5) is on a sparse MLA backend (FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE, FLASH_ATTN_MLA_SPARSE, …), and
 that a dense MLA model is not ("non-sparse not supported").
 
-vLLM marks the layers sparse when config.json has index_topk; attn-preflight recognises the deepseek_v32
-and glm_moe_dsa model types, whose configs carry it.""",
+vLLM marks the layers sparse when the model's config has index_topk (config.json, or the default of
+transformers' GlmMoeDsaConfig for glm_moe_dsa).""",
     fix_title="Sparse models: FLASHMLA_SPARSE (SM90/SM100); dense models: FLASH_ATTN_MLA / FLASHINFER_MLA / TRITON_MLA",
     backends=kb.MLA_BACKENDS,
 )
@@ -1640,54 +1663,6 @@ def vllm_flex_sliding_window(cfg, target):
     )
 
 
-# The quantization methods' get_min_capability in vllm 0.10.1-0.12.0, as vLLM's int (major * 10 + minor):
-# model_executor/layers/quantization/mxfp4.py, Mxfp4Config (:75-76 in 0.10.1.1, :117 in 0.10.2, :122 in
-# 0.11.0, :167 in 0.11.1, :187-188 in 0.12.0).
-MIN_CAPABILITY = {"mxfp4": 80}
-
-
-@rule(
-    id="vllm-quantization-arch",
-    title="The checkpoint's quantization method runs on this GPU",
-    engine="vllm",
-    versions="vllm>=0.10.1,<0.13.0",
-    verified=(
-        "vllm 0.10.1-0.12.x: VllmConfig._get_quantization_config raises when the capability is below the "
-        "method's get_min_capability (config/__init__.py:3448-3457 in 0.10.1.1, config/vllm.py:366-378 in "
-        "0.12.0); Mxfp4Config.get_min_capability is 80 in 0.10.1.1, 0.10.2, 0.11.0, 0.11.1 and 0.12.0 (0.10.0 "
-        "has no mxfp4). 0.13.0 and later keep the raise (config/vllm.py:933 in 0.33.0) but their quantization "
-        "modules were not read"
-    ),
-    needs_gpu=True,
-    needs_model=True,
-    stage="startup",
-    prevents="The quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80. Current "
-    "capability: 75.",
-    source="vllm-project/vllm@v0.12.0: vllm/config/vllm.py, VllmConfig._get_quantization_config (:366-378); "
-    "model_executor/layers/quantization/mxfp4.py, Mxfp4Config.get_min_capability",
-    references=("https://github.com/vllm-project/vllm/issues/22288",),
-    docs="""Checks the checkpoint's quantization method (config.json quantization_config, or --quantization)
-against the minimum compute capability vLLM declares for it: MXFP4 (gpt-oss) needs SM80.
-
-vLLM reads the method's get_min_capability when it builds its config and refuses to start below it ("The
-quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80. Current capability:
-75."), before any weight loads: gpt-oss on a T4, V100 or RTX 20xx (vllm#22288).""",
-    fix_title="Use a GPU with compute capability 8.0 or newer, or a checkpoint in another format",
-)
-def vllm_quantization_arch(cfg, target):
-    flag = cfg.flags.get("quantization")
-    shape_quantization = cfg.model.shape.quantization if cfg.model.shape else None
-    method = flag if isinstance(flag, str) else shape_quantization.method if shape_quantization else None
-    if method not in MIN_CAPABILITY:
-        return skipped(f"no minimum capability read for {method or 'an unquantised checkpoint'}")
-    minimum = MIN_CAPABILITY[method]
-    found = f"{method} on {gpu(target)}"
-    required = f"compute capability >= {minimum // 10}.{minimum % 10}"
-    if target.cc[0] * 10 + target.cc[1] >= minimum:
-        return passed(found, required)
-    return failed(found, required, [])
-
-
 @rule(
     id="vllm-sinks-unvalidated",
     title="vLLM 0.10-0.11.0: the named backend takes the model's attention sinks",
@@ -1837,3 +1812,156 @@ def vllm_hybrid_flashinfer_page(cfg, target):
     if block <= TRTLLM_MAX_PAGE_TOKENS:
         return passed(found, required)
     return failed(found, required, [f"{TRTLLM_ENV}=0"])
+
+
+# --- what real models ask of a release: DSA backends per arch, FlexAttention block size, quantization --------
+
+
+@rule(
+    id="vllm-sparse-mla-arch",
+    title="A DeepSeek sparse attention (DSA) model needs a GPU one of the release's sparse MLA backends runs on",
+    engine="vllm",
+    versions="vllm>=0.11.2",
+    verified=(
+        "vllm 0.11.2-0.33.0: the sparse MLA entries of platforms/cuda.py _get_backend_priorities and each sparse "
+        "backend's supports_compute_capability, read in 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.16.0, 0.17.0, 0.19.1, "
+        "0.20.0, 0.22.1, 0.23.0 (FLASHMLA_SPARSE majors 9/10, FLASHINFER_MLA_SPARSE 10: no SM12x branch) and "
+        "0.24.0, 0.25.0, 0.26.0, 0.30.0, 0.33.0 (an SM12x branch with FLASHINFER_MLA_SPARSE_SM120, major 12); "
+        "rules/knowledge/vllm_backends.py SPARSE_MLA_ARCHS"
+    ),
+    needs_gpu=True,
+    needs_model=True,
+    stage="startup",
+    prevents=kb.NONE_VALID.format(
+        config="AttentionSelectorConfig(head_size=576, use_mla=True, use_sparse=True)",
+        reasons="{FLASHMLA_SPARSE: [compute capability not supported]}",
+    ),
+    source=kb.SPARSE_MLA_ARCHS_SOURCE + "; " + kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse())",
+    docs="""Checks that a model with DeepSeek sparse attention (an `index_topk` indexer: DeepSeek-V3.2(-Exp),
+GLM-5/5.1) runs on a GPU where some sparse MLA backend of the target's vLLM release runs.
+
+vLLM marks such layers sparse, and only a sparse MLA backend validates them ("sparse not supported" for the
+dense ones). Through vLLM 0.23 the sparse backends were FLASHMLA_SPARSE (SM90, SM100) and, from 0.17,
+FLASHINFER_MLA_SPARSE (SM100), so an SM12x GPU (RTX PRO 6000, RTX 5090, GB10 / DGX Spark) or anything below
+SM90 gets "No valid attention backend found" when the layers are built (vllm#31480 on 0.13, vllm#45317 on
+0.22). vLLM 0.24.0 added FLASHINFER_MLA_SPARSE_SM120 to the SM12x list.""",
+    fix_title="Run on SM90/SM100, or upgrade to vllm >= 0.24.0 on SM12x (FLASHINFER_MLA_SPARSE_SM120)",
+)
+def vllm_sparse_mla_arch(cfg, target):
+    if not cfg.model.dsa or not _uses_mla(cfg):
+        return skipped("applies to models with DeepSeek sparse attention (index_topk) run as MLA")
+    entry = kb.sparse_mla_archs(_release(target))
+    need = "compute capability " + " or ".join(f"{m}.x" for m in sorted(entry.majors))
+    if target.major in entry.majors:
+        return passed(f"a DSA model on {gpu(target)}", need)
+    newer = kb.SPARSE_MLA_ARCHS[-1]
+    fix = [f"upgrade to vllm >= {newer.since}"] if target.major in newer.majors else ["run on an SM90 or SM100 GPU"]
+    release = _release(target) or f"{kb.VLLM_VERSION} (newest read)"
+    return failed(f"a DSA model on {gpu(target)} with vllm {release}", f"{need} ({entry.backends})", fix)
+
+
+@rule(
+    id="vllm-flex-block-size",
+    title="FLEX_ATTENTION with a --block-size below 16 crashes in its Triton kernel (vllm < 0.21.0)",
+    engine="vllm",
+    versions="vllm>=0.15.0,<0.21.0",
+    verified=(
+        "vllm 0.15.0-0.20.2: flex_attention.py has no get_supported_kernel_block_sizes, so FLEX_ATTENTION takes "
+        "the base [MultipleOf(1)] (v1/attention/backend.py:60-61 in 0.15.0, :64-65 in 0.19.1), read in 0.15.0, "
+        "0.19.0, 0.19.1, 0.20.0, 0.20.2; from 0.21.0 it declares [MultipleOf(16)] (flex_attention.py:143-144, "
+        "vllm PR #41363) and validate_configuration refuses it (rules vllm-block-size, vllm-auto-select)"
+    ),
+    needs_gpu=True,
+    stage="runtime",
+    reason="Before vllm 0.21.0 FlexAttention accepts any block size at start-up; below 16, the kernel's minimum, "
+    "the first forward fails in torch.compile's Triton codegen (vllm#39807, vllm#41339). With no backend named, "
+    "FLASH_ATTN, FLASHINFER and TRITON_ATTN refuse such a block size, so vLLM silently falls back to "
+    "FLEX_ATTENTION.",
+    source=kb.src(
+        f"{kb.BACKENDS_DIR}/flex_attention.py", "FlexAttentionBackend (get_supported_kernel_block_sizes from 0.21.0)"
+    )
+    + "; "
+    + kb.SELECT_SOURCE,
+    docs="""Checks that FLEX_ATTENTION, named or reached by vLLM's fallback, is not given a `--block-size`
+below 16 on vLLM releases before 0.21.0.
+
+FlexAttentionBackend declared no kernel block sizes until vllm PR #41363 (released in 0.21.0), so it
+inherited MultipleOf(1) and passed backend selection with `--block-size 8`; the crash came in the Triton
+code generation of the first forward. Every other non-MLA CUDA backend takes only multiples of 16, so a
+small block size also sends an unnamed config to FLEX_ATTENTION.""",
+    fix_title="Drop --block-size (or use 16 or a multiple of 16)",
+)
+def vllm_flex_block_size(cfg, target):
+    if cfg.page_size is None:
+        return skipped("no --block-size given")
+    if cfg.attention_backend is None:
+        chosen = kb.select(query(cfg, target), _release(target)).chosen
+        if chosen != "FLEX_ATTENTION":
+            return skipped(f"vLLM selects {chosen or 'no modelled backend'}, not FLEX_ATTENTION")
+        where = f"vLLM falls back to FLEX_ATTENTION for --block-size {cfg.page_size}"
+    elif cfg.attention_backend != "FLEX_ATTENTION":
+        return skipped("applies to FLEX_ATTENTION")
+    else:
+        where = f"FLEX_ATTENTION with --block-size {cfg.page_size}"
+    if cfg.page_size >= 16:
+        return passed(where, "a block size of at least 16")
+    return failed(where, "a block size of at least 16 (FlexAttention's kernel minimum)", ["drop --block-size"])
+
+
+@rule(
+    id="vllm-quantization-arch",
+    title="The checkpoint's quantization method runs on this GPU and in this model dtype",
+    engine="vllm",
+    versions="vllm>=0.10.1",
+    verified=(
+        "vllm 0.10.1-0.33.0: VllmConfig._get_quantization_config raises both messages (config/__init__.py:3455 "
+        "in 0.10.1, :264 in 0.11.0; config/vllm.py:374 in 0.12.0, :393 in 0.13.0, :422 in 0.15.0, :513 in 0.17.0, :525 in 0.19.1, :940 in 0.33.0); each method's "
+        "get_min_capability / get_supported_act_dtypes per range in rules/knowledge/vllm_quantization.py, read in "
+        "0.10.1, 0.11.0, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.17.0, 0.19.1 and 0.33.0 (a release in no range read is unknown)"
+    ),
+    needs_gpu=True,
+    needs_model=True,
+    stage="startup",
+    prevents=kb_quant.MIN_CAPABILITY_MESSAGE.format(method="mxfp4", minimum=80, current=75),
+    source=kb_quant.SOURCE["vllm"],
+    docs="""Checks that the checkpoint's quantization method (config.json `quantization_config`, or
+`--quantization`) accepts this GPU's compute capability and the model dtype vLLM runs in.
+
+vLLM refuses, when it builds its config and before any weight loads, a GPU below the method's minimum
+capability (gpt-oss's mxfp4 needs SM80, fp8 SM75 from vllm 0.14.1 and SM80 in 0.13, ModelOpt FP8 SM89
+before 0.20 and SM80 in 0.33, ModelOpt NVFP4 SM75) and a model dtype the method cannot take ("torch.float16
+is not supported for quantization method gpt_oss_mxfp4": mxfp4 runs in bfloat16 only).""",
+    fix_title="Use a GPU of the method's minimum compute capability, or a dtype it supports (--dtype bfloat16)",
+)
+def vllm_quantization_arch(cfg, target):
+    flag = cfg.flags.get("quantization")
+    method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method
+    if method is None:
+        return skipped("the checkpoint is not quantized")
+    gate, known = kb_quant.gate_for("vllm", method, _release(target))
+    if not known:
+        return skipped(f"quantization method {method} is not modelled")
+    if gate is None:
+        return unknown(f"quantization method {method}: vllm {_release(target)} was not read")
+    assert target.cc is not None, "needs_gpu"
+    current = target.cc[0] * 10 + target.cc[1]
+    if current < gate.min_capability:
+        return failed(
+            f"quantization {method} on {gpu(target)} (capability {current})",
+            f"capability {gate.min_capability} or newer",
+            [],
+            reason=kb_quant.MIN_CAPABILITY_MESSAGE.format(method=method, minimum=gate.min_capability, current=current),
+        )
+    dtype = _model_dtype(cfg, target.cc)
+    if dtype is None:
+        return unknown("the model's dtype could not be read from its config")
+    dtypes = ", ".join(sorted(gate.act_dtypes))
+    if dtype not in gate.act_dtypes:
+        fix = ["--dtype bfloat16"] if "bfloat16" in gate.act_dtypes and target.cc >= (8, 0) else []
+        return failed(
+            f"quantization {method} with the model in {dtype}",
+            f"a dtype of {dtypes}",
+            fix,
+            reason=kb_quant.ACT_DTYPE_MESSAGE.format(dtype=f"torch.{dtype}", method=method, dtypes=dtypes),
+        )
+    return passed(f"quantization {method} on {gpu(target)} in {dtype}", f"capability >= {gate.min_capability}")

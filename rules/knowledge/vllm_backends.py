@@ -824,35 +824,48 @@ CHANGES: tuple[Change, ...] = (
         since="0.20.0",
         seen="0.20.0, 0.26.0 (fp8 KV only where get_flash_attn_version() == 3)",
     ),
-    # The sparse MLA head: 576 through 0.19.x (flashmla_sparse.py:77-78 in 0.12.0, :103 in 0.15.0, :107 in 0.18.0
-    # and 0.19.1), 512 or 576 in 0.20.0-0.25.x, 576 again in 0.26.0-0.30.0
+    # FlashMLASparseBackend.get_supported_head_sizes: [576] (flashmla_sparse.py:77-78 in 0.12.0, :103 in 0.15.0,
+    # :107 in 0.19.1, :123 in 0.22.1, :116 in 0.26.0); [512, 576] in 0.20.0-0.21.0 (:121) and 0.33.0
     Change(
         "FLASHMLA_SPARSE",
         "head_sizes",
         HeadSizes(allowed=frozenset({576})),
         until="0.20.0",
         since=VALIDATE_SINCE,
-        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.17.0, 0.18.0, 0.19.1",
+        seen=f"{_SEEN_0_11_TO_0_14}, 0.15.0, 0.17.0, 0.18.0, 0.19.0, 0.19.1",
     ),
     Change(
         "FLASHMLA_SPARSE",
         "head_sizes",
         HeadSizes(allowed=frozenset({576})),
         until="0.33.0",
-        since="0.26.0",
-        seen="0.26.0, 0.30.0",
+        since="0.22.0",
+        seen="0.22.0, 0.22.1, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.30.0",
     ),
+    # FlashInferMLASparseBackend.get_supported_head_sizes: [576] (flashinfer_mla_sparse.py:86 in 0.17.0, :56 in
+    # 0.29.0); [512, 576] from 0.30.0 (:57)
+    Change(
+        "FLASHINFER_MLA_SPARSE",
+        "head_sizes",
+        HeadSizes(allowed=frozenset({576})),
+        until="0.30.0",
+        since="0.17.0",
+        seen="0.17.0, 0.18.0, 0.19.1, 0.20.2, 0.22.1, 0.24.0, 0.26.0, 0.29.0",
+    ),
+    # FlashMLASparseBackend.supported_kv_cache_dtypes: the "fp8" alias of fp8_ds_mla from 0.18.0 (before it, the
+    # _KV_BEFORE_0_15 lists above: flashmla_sparse.py:79-83 in 0.15.0, :82-86 in 0.17.0 and 0.17.1)
     Change(
         "FLASHMLA_SPARSE",
         "kv_dtypes",
         frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8"}),
         until="0.33.0",
         since="0.18.0",
-        seen="0.18.0, 0.19.1, 0.20.0, 0.26.0, 0.30.0",
+        seen="0.18.0, 0.18.1, 0.19.0, 0.19.1, 0.20.0, 0.26.0, 0.30.0",
     ),
     # MLACommonBackend.get_supported_head_sizes, which every dense MLA backend inherits (TRITON_MLA too until its
-    # own `[]` in 0.18.0): [576] (mla/common.py:321-322 in 0.12.0, :312 in 0.11.1; model_executor/layers/attention/
-    # mla_attention.py:359 in 0.15.0, :1017 in 0.16.0, :1093 in 0.17.0), [320, 576] from 0.18.0 (:1154)
+    # own `[]`, any size, in 0.18.0): [576] (mla/common.py:321-322 in 0.12.0, :312 in 0.11.1; model_executor/layers/
+    # attention/mla_attention.py:359 in 0.15.0, :1017 in 0.16.0, :1093 in 0.17.0 and 0.17.1), [320, 576] (:1154 in
+    # 0.18.0, :1152 in 0.19.1, :1235 in 0.20.0)
     *(
         Change(
             name,
@@ -862,7 +875,7 @@ CHANGES: tuple[Change, ...] = (
             since=VALIDATE_SINCE,
             seen=f"{_SEEN_0_11_TO_0_14}, {_SEEN_0_15_TO_0_17}",
         )
-        for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TRITON_MLA")
+        for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA", "TRITON_MLA")
     ),
     *(
         Change(
@@ -871,9 +884,19 @@ CHANGES: tuple[Change, ...] = (
             HeadSizes(allowed=frozenset({320, 576})),
             until="0.30.0",
             since="0.18.0",
-            seen="0.18.0, 0.19.1, 0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)",
+            seen="0.18.0, 0.19.0, 0.19.1, 0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)",
         )
         for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA")
+    ),
+    # FlexAttentionBackend had no get_supported_kernel_block_sizes before 0.21.0 and inherited the base
+    # [MultipleOf(1)] (v1/attention/backend.py:64-65 in 0.19.1); [MultipleOf(16)] from 0.21.0
+    # (flex_attention.py:143-144), vllm PR #41363
+    Change(
+        "FLEX_ATTENTION",
+        "block_sizes",
+        (MultipleOf(1),),
+        until="0.21.0",
+        seen="0.15.0, 0.19.0, 0.19.1, 0.20.0, 0.20.2 (no override in flex_attention.py)",
     ),
     Change(
         "TRITON_ATTN",
@@ -1130,10 +1153,50 @@ MLA_MODEL_TYPES = frozenset(
 )
 MLA_DISABLE_ENV = "VLLM_MLA_DISABLE"
 
-# Models vLLM runs as sparse MLA: config.json has `index_topk` (model_executor/models/deepseek_v2.py,
-# `self.is_v32 = hasattr(config, "index_topk")`). ModelFeatures does not keep index_topk, so the model types
-# whose configs carry it stand in for it.
-SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32", "glm_moe_dsa"})
+
+class SparseMlaArchs(NamedTuple):
+    """The compute-capability majors on which some sparse MLA backend of vLLM's CUDA priority list runs, for
+    the releases from `since` to the next entry: the union of each listed sparse backend's
+    supports_compute_capability."""
+
+    since: str
+    majors: frozenset[int]
+    backends: str  # the sparse backends listed, by major
+    seen: str  # the wheels read, with file:line
+
+
+SPARSE_MLA_ARCHS: tuple[SparseMlaArchs, ...] = (
+    SparseMlaArchs(
+        "0.11.2",
+        frozenset({9, 10}),
+        "FLASHMLA_SPARSE (majors 9, 10) in both MLA branches; FLASHINFER_MLA_SPARSE (major 10) in the SM10x branch "
+        "from 0.17.0",
+        "platforms/cuda.py _get_backend_priorities of 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.16.0, 0.17.0, 0.19.1 "
+        "(:58-98), 0.20.0, 0.22.1, 0.23.0: no SM12x branch; flashmla_sparse.py supports_compute_capability "
+        "`capability.major in [9, 10]` (:86-87 in 0.11.2, :107-108 in 0.13.0, :135-136 in 0.22.1); "
+        "flashinfer_mla_sparse.py `capability.major == 10` (:99 in 0.17.0, :102 in 0.22.1)",
+    ),
+    SparseMlaArchs(
+        "0.24.0",
+        frozenset({9, 10, 12}),
+        "an SM12x branch [TRITON_MLA, FLASHINFER_MLA_SPARSE_SM120 (major 12)]; FLASH_ATTN_MLA_SPARSE (major 9) from "
+        "0.25.0, FLASHINFER_MLA_SPARSE_SM90 from 0.30.0, FLASH_ATTN_MLA_SPARSE_FA4 (major 10) in 0.33.0",
+        "platforms/cuda.py _get_backend_priorities of 0.24.0 (:47-51 of the function), 0.25.0, 0.26.0, 0.30.0, "
+        "0.33.0; flashinfer_mla_sparse.py FlashInferMLASparseSM120Backend.supports_compute_capability "
+        "`capability.major == 12` (:171 in 0.24.0, :170 in 0.26.0, :193 in 0.33.0)",
+    ),
+)
+SPARSE_MLA_ARCHS_SOURCE = src(CUDA_PY, "_get_backend_priorities (the sparse MLA entries)")
+
+
+def sparse_mla_archs(version: Optional[str]) -> SparseMlaArchs:
+    """The entry holding `version` (the newest for an unknown version, the oldest for older releases)."""
+    if version is None:
+        return SPARSE_MLA_ARCHS[-1]
+    wanted = _v(version)[:3]
+    holding = [entry for entry in SPARSE_MLA_ARCHS if _v(entry.since) <= wanted]
+    return holding[-1] if holding else SPARSE_MLA_ARCHS[0]
+
 
 # Inkling (vllm/models/inkling, in the model registry from 0.26.0) runs its own relative attention whatever
 # --attention-backend says: models/inkling/nvidia/ops/fa4_rel_attention.py calls tml_fa4 (vllm/third_party,

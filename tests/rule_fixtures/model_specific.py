@@ -419,4 +419,11 @@ FIXTURES = {
             ),
         ],
     },
+    "model-quantization-arch": {
+        "pass": [case("A100", "--model", "gpt-oss-20b"), case("H100", "--model", "gpt-oss-20b", "--dtype", "float16")],
+        "fail": [
+            case("T4", "--model", "gpt-oss-20b"),
+            case("H100", "--model", "gpt-oss-20b", "--dtype", "float32"),
+        ],
+    },
 }

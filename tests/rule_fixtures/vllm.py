@@ -10,6 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tests.rule_fixtures import FIXTURES_DIR
 from tests.rule_fixtures.install import on
 
 _MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-vllm-fixtures-"))
@@ -36,6 +37,7 @@ def _mla_model(name, qk_nope, qk_rope, v_head):
     return str(directory)
 
 
+GEMMA4 = str(FIXTURES_DIR / "incident-models" / "gemma-4")
 MLA_NOPE_96 = _mla_model("mla-nope96", 96, 64, 128)
 MLA_NOPE_192_V256 = _mla_model("mla-nope192-v256", 192, 64, 256)
 # vllm#51405's model: only its architecture is known, which is what selects Inkling's own attention
@@ -169,10 +171,18 @@ FIXTURES = {
         "pass": [
             {"gpu": "H100", "command": serve("gemma-2-9b", "--attention-backend", "FLASHINFER")},
             {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")},
+            # Gemma-4: sliding layers head_dim 256, full-attention layers global_head_dim 512 (FLASHINFER: 512
+            # from vllm 0.26.0)
+            {"gpu": "RTX PRO 6000", "command": serve(GEMMA4, "--attention-backend", "FLASHINFER")},
         ],
         "fail": [
             {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER")},
             {"gpu": "A100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN")},
+            {
+                "gpu": "RTX PRO 6000",
+                "command": serve(GEMMA4, "--attention-backend", "FLASHINFER"),
+                "engine_version": ["vllm==0.19.1"],
+            },
         ],
     },
     "vllm-dtype": {
@@ -603,11 +613,6 @@ FIXTURES = {
         "pass": [{"gpu": "T4", "command": serve("llama-3.1-8b"), "engine_version": ["vllm==0.10.2"]}],
         "fail": [{"gpu": "T4", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.10.2"]}],
     },
-    # vllm#22288: "The quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80"
-    "vllm-quantization-arch": {
-        "pass": [{"gpu": "A100", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.12.0"]}],
-        "fail": [{"gpu": "T4", "command": serve("gpt-oss-20b"), "engine_version": ["vllm==0.12.0"]}],
-    },
     # vllm 0.10.2/0.11.0 FlashAttentionImpl: "Sinks are only supported in FlashAttention 3" (flash_attn.py:415-417);
     # FlashInferMetadataBuilder: "FlashInfer backend currently does not support attention sinks" (flashinfer.py:321-325)
     "vllm-sinks-unvalidated": {
@@ -648,6 +653,49 @@ FIXTURES = {
         ],
         "fail": [
             {"gpu": "B200", "command": serve("qwen3-next-80b-a3b", "-tp", "2"), "engine_version": ["vllm==0.10.2"]},
+        ],
+    },
+    "vllm-sparse-mla-arch": {
+        "pass": [
+            {"gpu": "H100", "command": serve("deepseek-v3.2-exp"), "engine_version": ["vllm==0.13.0"]},
+            {"gpu": "RTX PRO 6000", "command": serve("glm-5"), "engine_version": ["vllm==0.24.0"]},
+        ],
+        "fail": [
+            {"gpu": "RTX PRO 6000", "command": serve("deepseek-v3.2-exp"), "engine_version": ["vllm==0.13.0"]},
+            {"gpu": "GB10", "command": serve("glm-5"), "engine_version": ["vllm==0.22.1"]},
+            {"gpu": "A100", "command": serve("deepseek-v3.2-exp")},
+        ],
+    },
+    "vllm-flex-block-size": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION", "--block-size", "16"),
+                "engine_version": ["vllm==0.19.1"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION", "--block-size", "8"),
+                "engine_version": ["vllm==0.19.1"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--block-size", "8"),
+                "engine_version": ["vllm==0.20.0"],
+            },
+        ],
+    },
+    "vllm-quantization-arch": {
+        "pass": [
+            {"gpu": "A100", "command": serve("gpt-oss-20b")},
+            {"gpu": "T4", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.19.1"]},
+        ],
+        "fail": [
+            {"gpu": "T4", "command": serve("gpt-oss-20b")},
+            {"gpu": "H100", "command": serve("gpt-oss-20b", "--dtype", "float16")},
+            {"gpu": "T4", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.13.0"]},
         ],
     },
 }
