@@ -25,10 +25,36 @@ def test_at_least_15_models_are_checked_each_with_its_sources():
     assert all(m["config_source"] and m["published_source"] for m in SIZES)
 
 
+def _to_significant_digits(value: float, digits: int) -> float:
+    return float(f"{value:.{digits}g}")
+
+
 @pytest.mark.parametrize("model", SIZES, ids=[m["name"] for m in SIZES])
 def test_parameter_count_is_within_2_percent_of_the_published_count(model):
     counted = total_parameters(shape_from_config(model["config"]))
-    assert counted == pytest.approx(model["published_parameters"], rel=0.02)
+    published = model["published_parameters"]
+    if "published_digits" in model:
+        # a publisher's "1T" says no more than its digit: the count must round to it
+        assert _to_significant_digits(counted, model["published_digits"]) == published
+    else:
+        assert counted == pytest.approx(published, rel=0.02)
+
+
+def test_minimax_m1_counts_its_70_lightning_layers_as_linear_attention():
+    s = shape("MiniMax-M1")  # attn_type_list: every eighth layer softmax attention
+    assert (s.linear_layers, s.full_attention_layers) == (70, 10)
+    # modeling_minimax_m1.py: qkv_proj (h -> 3 x 64 x 128), output_gate (h -> 64 x 128), out_proj (64 x 128 -> h)
+    assert memory.parameters(s)["linear_attention"] == 70 * 5 * 6144 * 64 * 128
+    # per request and layer one float32 64 x 128 x 128 state; only the 10 softmax layers hold KV per token
+    cost = kv_cost(s, "vllm", "auto")
+    assert cost.state_bytes_per_request == 70 * 64 * 128 * 128 * 4
+    assert cost.bytes_per_token == 8 * 256 * 2 * 10
+
+
+def test_linear_attention_layers_without_their_sizes_give_no_shape():
+    config = dict(BY_NAME["Qwen3.5 35B-A3B"]["config"])
+    config["text_config"] = {k: v for k, v in config["text_config"].items() if k != "linear_num_value_heads"}
+    assert shape_from_config(config) is None
 
 
 def test_deepseek_v3_mtp_layer_matches_its_published_size():

@@ -305,8 +305,8 @@ reserved = 512 MiB + 1.5 x the chunked prefill size + TP x PP / 8 GiB + the CUDA
 out of memory.
 
 The weight bytes are an estimate from config.json (rules/knowledge/memory.py): parameter counts within 2% of
-the published ones for 18 models; quantized layers at their packed size plus scales (`--quantization` names
-the checkpoint's format when given); the vision tower of multimodal models, norms and biases not counted;
+the published ones for 36 models (Kimi K2: to its published 1T); quantized layers at their packed size plus
+scales (`--quantization` names the checkpoint's format when given); the vision tower of multimodal models, norms and biases not counted;
 vLLM's profiled activation peak and CUDA graphs not known before a run. Near the limit (within ~5%) the
 verdict can go either way; well past it, it cannot. The fix is the smallest TP (up to 8) or, past one node,
 PP stages of TP 8 that fit."""

@@ -66,6 +66,18 @@ SGLANG_HYBRID_SWA = frozenset(
     }
 )
 
+# The Gated DeltaNet sizes a linear-attention layer's weights and state need (Qwen3-Next / Qwen3.5 config.json).
+LINEAR_ATTENTION_SIZES = (
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+)
+
+# Model types whose full-attention q_proj also emits a sigmoid output gate (transformers' Qwen3-Next and
+# Qwen3.5 attention; slime scripts/models/qwen3.5-35B-A3B.sh --attention-output-gate).
+GATED_ATTENTION_TYPES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
+
 # Parts every quantization method here leaves unquantized: embeddings, lm_head, the MoE router.
 NEVER_QUANTIZED = frozenset({"embed", "lm_head", "router"})
 
@@ -112,7 +124,8 @@ class ModelShape:
     linear_key_head_dim: int = 0
     linear_value_head_dim: int = 0
     linear_conv_kernel: int = 0
-    gated_attention: bool = False  # Qwen3-Next: q_proj also emits an output gate
+    gated_attention: bool = False  # Qwen3-Next, Qwen3.5: q_proj also emits an output gate
+    lightning_attention: bool = False  # MiniMax-M1: the linear layers are lightning attention, not Gated DeltaNet
     sglang_swa_pool: bool = False  # SGLang keeps the sliding layers in their own, smaller pool (is_hybrid_swa)
     quantization: Optional[Quantization] = None
     max_position_embeddings: Optional[int] = None
@@ -307,6 +320,14 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
     interval = _int(text.get("full_attention_interval"))
     if interval and not layer_types:
         linear_layers = layers - layers // interval
+    attn_types = text.get("attn_type_list")
+    lightning = isinstance(attn_types, list) and not layer_types
+    if lightning:
+        # MiniMax-M1 config.json: 0 = lightning (linear) attention, 1 = softmax attention
+        linear_layers = sum(t == 0 for t in attn_types)
+    linear_sizes = [_int(text.get(k)) for k in LINEAR_ATTENTION_SIZES]
+    if linear_layers and not lightning and not all(linear_sizes):
+        return None  # linear-attention layers whose weights and state cannot be sized
     window = _int(text.get("sliding_window"))
     pattern = _int(text.get("sliding_window_pattern"))
     if window and not layer_types and pattern:  # Gemma 3: every pattern-th layer global
@@ -352,12 +373,15 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         sliding_layers=sliding_layers,
         sliding_window=window,
         linear_layers=linear_layers,
-        linear_key_heads=_int(text.get("linear_num_key_heads")) or 0,
-        linear_value_heads=_int(text.get("linear_num_value_heads")) or 0,
-        linear_key_head_dim=_int(text.get("linear_key_head_dim")) or 0,
-        linear_value_head_dim=_int(text.get("linear_value_head_dim")) or 0,
-        linear_conv_kernel=_int(text.get("linear_conv_kernel_dim")) or 0,
-        gated_attention=text.get("model_type") == "qwen3_next",
+        # a lightning layer keeps heads x head_dim x head_dim per request (modeling_minimax_m1.py; sglang
+        # layers/attention/linear/lightning_backend.py:55-57 kv_history (h, d, e = d)), like a DeltaNet state
+        linear_key_heads=heads if lightning else linear_sizes[0] or 0,
+        linear_value_heads=heads if lightning else linear_sizes[1] or 0,
+        linear_key_head_dim=head_dim if lightning else linear_sizes[2] or 0,
+        linear_value_head_dim=head_dim if lightning else linear_sizes[3] or 0,
+        linear_conv_kernel=0 if lightning else _int(text.get("linear_conv_kernel_dim")) or 0,
+        gated_attention=text.get("model_type") in GATED_ATTENTION_TYPES,
+        lightning_attention=lightning,
         sglang_swa_pool=architecture in SGLANG_HYBRID_SWA,
         quantization=quantization_from_config(config),
         max_position_embeddings=_context(text.get("max_position_embeddings")),
@@ -381,7 +405,10 @@ def _attention_parameters(s: ModelShape) -> int:
 
 
 def _linear_attention_parameters(s: ModelShape) -> int:
-    """A Gated DeltaNet layer (Qwen3-Next): in_proj_qkvz, in_proj_ba, conv1d, out_proj."""
+    """A Gated DeltaNet layer (Qwen3-Next): in_proj_qkvz, in_proj_ba, conv1d, out_proj; a lightning layer
+    (MiniMax-M1 modeling_minimax_m1.py MiniMaxM1LightningAttention): qkv_proj, output_gate, out_proj."""
+    if s.lightning_attention:
+        return 5 * s.hidden_size * s.linear_value_heads * s.linear_value_head_dim
     key_dim = s.linear_key_heads * s.linear_key_head_dim
     value_dim = s.linear_value_heads * s.linear_value_head_dim
     in_proj = s.hidden_size * (2 * key_dim + 2 * value_dim) + s.hidden_size * 2 * s.linear_value_heads
