@@ -160,3 +160,19 @@ def test_an_fp4_run_of_the_deepseek_preset_fits_four_b200s():
     assert finding(fp8, "memory-weights-fit")["status"] == "fail"
     assert finding(fp4, "memory-weights-fit")["status"] == "pass"
     assert fp4["memory"]["weight_format"] == "nvfp4 (modelopt_fp4)"
+
+
+def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_rendering(monkeypatch):
+    from attn_preflight.render.findings import memory_lines, report_to_dict
+    from rules.checks import memory as memory_checks
+    from rules.config import make_config
+    from rules.engine import evaluate
+    from rules.models import load_preset
+
+    computed = []
+    compute = memory_checks._compute_figures
+    monkeypatch.setattr(memory_checks, "_compute_figures", lambda *args: computed.append(args) or compute(*args))
+    report = evaluate(make_config("sglang", model=load_preset("llama-3.1-8b")), Target.from_gpu("H100"))
+    assert {f.rule_id: f.status.value for f in report.findings}["memory-kv-context"] == "pass"
+    assert report_to_dict(report)["memory"] and memory_lines(report)
+    assert len(computed) == 1  # two rules, the JSON and the table lines read one computation

@@ -174,7 +174,17 @@ def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
 
 
 def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Optional[int] = None):
-    """The figures for the config (or for another TP / PP of it); None without a model shape or GPU memory."""
+    """The figures for the config (or for another TP / PP of it); None without a model shape or GPU memory.
+
+    Computed once per (config, target, layout): the two memory rules, `check`'s rendering and the matrix read
+    the same figures. The entry holds the target itself, so its id stays its own while the entry lives."""
+    key = ("memory", id(target), tp or cfg.tp_size, pp or cfg.pp_size)
+    if key not in cfg.per_target:
+        cfg.per_target[key] = (target, _compute_figures(cfg, target, tp, pp))
+    return cfg.per_target[key][1]
+
+
+def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optional[int]) -> Optional[MemoryFigures]:
     shape = cfg.model.shape if cfg.model else None
     if shape is None or not target.memory_gib:
         return None

@@ -320,10 +320,10 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
     interval = _int(text.get("full_attention_interval"))
     if interval and not layer_types:
         linear_layers = layers - layers // interval
+    # MiniMax-M1 config.json: attn_type_list, 0 = lightning (linear) attention, 1 = softmax attention
     attn_types = text.get("attn_type_list")
     lightning = isinstance(attn_types, list) and not layer_types
-    if lightning:
-        # MiniMax-M1 config.json: 0 = lightning (linear) attention, 1 = softmax attention
+    if isinstance(attn_types, list) and lightning:
         linear_layers = sum(t == 0 for t in attn_types)
     linear_sizes = [_int(text.get(k)) for k in LINEAR_ATTENTION_SIZES]
     if linear_layers and not lightning and not all(linear_sizes):
