@@ -176,3 +176,28 @@ def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_renderin
     assert {f.rule_id: f.status.value for f in report.findings}["memory-kv-context"] == "pass"
     assert report_to_dict(report)["memory"] and memory_lines(report)
     assert len(computed) == 1  # two rules, the JSON and the table lines read one computation
+
+
+def test_an_older_sglang_release_is_judged_with_its_own_default_fraction():
+    # sglang 0.5.5 on an 80 GiB H100: 512 + 8192 x 1.5 + 256 x 2 + 128 = 13440 MiB reserved, no prefill graphs
+    argv = ["--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.5"]
+    data = check_json(argv)[1]
+    memory = data["memory"]
+    assert memory["memory_fraction"] == round((80 * 1024 - 13440) / (80 * 1024), 3) == 0.836
+    assert memory["memory_fraction_origin"].startswith("SGLang 0.5.5's default")
+    assert finding(data, "memory-weights-fit")["status"] == "pass"  # the rule's range reaches 0.5.5
+
+
+def test_a_quantization_method_the_estimate_cannot_size_leaves_the_weights_unknown():
+    # Qwen3-32B at 16 bits (61 GiB) cannot fit an RTX 5090; as a compressed-tensors checkpoint whose format
+    # config.json does not give, it may: neither verdict is the tool's to give
+    command = ["--", "python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-32B"]
+    plain = check_json(["--gpu", "RTX 5090", "--model", "qwen3-32b", *command])[1]
+    assert finding(plain, "memory-weights-fit")["status"] == "fail"
+    _, quantized = check_json(
+        ["--gpu", "RTX 5090", "--model", "qwen3-32b", *command, "--quantization", "compressed-tensors"]
+    )
+    weights = finding(quantized, "memory-weights-fit")
+    assert weights["status"] == "unknown" and "--quantization compressed-tensors" in weights["message"]
+    _, fp8 = check_json(["--gpu", "RTX 5090", "--model", "qwen3-32b", *command, "--quantization", "fp8"])
+    assert finding(fp8, "memory-weights-fit")["status"] == "fail"  # a byte a weight: 32 GiB of a 25 GiB budget

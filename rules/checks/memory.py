@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from rules.checks.common import SGLANG_NEWEST, gpu
+from rules.checks.common import gpu, sglang_release, vllm_release
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
@@ -32,12 +32,17 @@ VLLM_VERIFIED_NOTE = (
     "vllm 0.33.0: v1/core/kv_cache_planning.py:50-86, v1/kv_cache_interface.py:586-594 and :743, "
     "config/cache.py:215 read in that wheel only (the 0.92 default is the same from 0.20.0; 0.9 before)"
 )
+# Every SGLang release from 0.5.1 sizes the pool the same way and raises the same error; the default fraction
+# changes with the release (rules/knowledge/memory.py SGLANG_FRACTION_RULES).
+SGLANG_RELEASES = "sglang>=0.5.1"
 SGLANG_VERIFIED = (
-    "sglang 0.5.20-0.5.23: arg_groups/memory_hook.py handle_gpu_memory_settings diffed across the four wheels "
-    "(the same mem_fraction_static heuristic; 0.5.23 adds the decode max_bs cap by --max-running-requests and "
-    "an MLA prefill graph size the flat 1.5 GiB MLA reserve does not read); the pool sizing "
-    "(pool_configurator.py, kv_cache_configurator.py) read in 0.5.23 only; 0.5.19 moved the heuristic out of "
-    "server_args.py and differs"
+    "sglang 0.5.1-0.5.23, every wheel: the mem_fraction_static default (server_args.py __post_init__ to 0.5.2, "
+    "_handle_gpu_memory_settings 0.5.3-0.5.18, arg_groups/memory_hook.py from 0.5.19) diffed release to release, "
+    "each change kept as data per range (SGLANG_FRACTION_RULES); the KV budget (free memory before loading less "
+    "it x (1 - mem_fraction_static)) read in model_runner.py profile_max_num_token (0.5.1), "
+    "model_runner_kv_cache_mixin.py (0.5.7, 0.5.10, 0.5.14) and mem_cache/kv_cache_configurator.py (0.5.16, "
+    "0.5.19, 0.5.20, 0.5.23); 'Not enough memory. Please try to increase --mem-fraction-static.' in "
+    "model_runner.py to 0.5.6.post2, model_runner_kv_cache_mixin.py 0.5.7-0.5.13, pool_configurator.py from 0.5.14"
 )
 # The TP sizes a fix offers (one node), then PP stages of TP 8.
 _TP_CHOICES = (1, 2, 4, 8)
@@ -152,14 +157,18 @@ def uses_mtp_layers(cfg: Config) -> bool:
     )
 
 
-def _fraction(cfg: Config, memory_gib: float, tp: int, pp: int) -> tuple[float, str]:
+def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) -> tuple[float, str]:
     if cfg.mem_fraction is not None:
         flag = "--mem-fraction-static" if cfg.engine == "sglang" else "--gpu-memory-utilization"
         return cfg.mem_fraction, flag
     if cfg.engine == "vllm":
-        return memory.VLLM_GPU_MEMORY_UTILIZATION, "vLLM's default --gpu-memory-utilization"
-    fraction = memory.sglang_default_mem_fraction(memory_gib * 1024, tp, pp, cfg.mla)
-    return fraction, f"SGLang's default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
+        release = vllm_release(target)
+        return memory.vllm_gpu_memory_utilization(release), f"vLLM {release}'s default --gpu-memory-utilization"
+    release = sglang_release(target)
+    fraction = memory.sglang_default_mem_fraction(
+        memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm
+    )
+    return fraction, f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
 
 
 def _kv_dtypes(cfg: Config) -> list[str]:
@@ -186,14 +195,14 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
 
 def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optional[int]) -> Optional[MemoryFigures]:
     shape = cfg.model.shape if cfg.model else None
-    if shape is None or not target.memory_gib:
+    if shape is None or not target.memory_gib or unsized_quantization(cfg):
         return None
     quantization_flag = cfg.flags.get("quantization")
     shape = memory.with_quantization_flag(shape, quantization_flag if isinstance(quantization_flag, str) else None)
     model_dtype = cfg.model.dtype if cfg.model else None
     tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
-    fraction, origin = _fraction(cfg, target.memory_gib, tp, pp)
+    fraction, origin = _fraction(cfg, target, target.memory_gib, tp, pp)
     weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp) / GIB
     if uses_mtp_layers(cfg):
         weights += memory.mtp_bytes_per_gpu(shape, tp) / GIB
@@ -304,11 +313,12 @@ def _describe(figures: MemoryFigures) -> str:
 WEIGHTS_DOCS = """Checks that one GPU's share of the weights (TP-sharded, the busiest PP stage) fits in its memory times
 the engine's memory fraction, leaving room for at least one page of KV cache.
 
-The fraction is SGLang's --mem-fraction-static or the default sglang computes per GPU memory
-(sglang 0.5.23 arg_groups/memory_hook.py:281-337, the same from 0.5.20: (memory - reserved) / memory,
-reserved = 512 MiB + 1.5 x the chunked prefill size + TP x PP / 8 GiB + the CUDA-graph reserve, at least
-10 GiB above 60 GiB), or vLLM's --gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to
-0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
+The fraction is SGLang's --mem-fraction-static or the default the target's sglang release computes per GPU
+memory ((memory - reserved) / memory; from 0.5.3 reserved = 512 MiB + 1.5 x the chunked prefill size + 2 x
+the decode CUDA-graph max batch + TP x PP / 8 GiB, from 0.5.10 plus the prefill CUDA graphs, at least 10 GiB
+above 60 GiB, to 0.5.13 plus the speculative reserve; before 0.5.3 a fixed reserve per memory tier; the
+tiers moved in 0.5.4.post3 and 0.5.20: rules/knowledge/memory.py SGLANG_FRACTION_RULES), or vLLM's
+--gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to 0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
 (mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
 (model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'
 (vllm 0.33.0 v1/core/kv_cache_planning.py:56-63). When the weights alone exceed the GPU the load itself runs
@@ -316,7 +326,8 @@ out of memory.
 
 The weight bytes are an estimate from config.json (rules/knowledge/memory.py): parameter counts within 2% of
 the published ones for 36 models (Kimi K2: to its published 1T); quantized layers at their packed size plus
-scales (`--quantization` names the checkpoint's format when given); the vision tower of multimodal models, norms and biases not counted;
+scales (`--quantization` names the checkpoint's format when given; a method not sized here, with no
+quantization_config to read, leaves the rules unknown); the vision tower of multimodal models, norms and biases not counted;
 vLLM's profiled activation peak and CUDA graphs not known before a run. Near the limit (within ~5%) the
 verdict can go either way; well past it, it cannot. The fix is the smallest TP (up to 8) or, past one node,
 PP stages of TP 8 that fit."""
@@ -324,10 +335,24 @@ WEIGHTS_TITLE = "The weights fit in GPU memory x the engine's memory fraction"
 WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory"
 
 
+def unsized_quantization(cfg: Config) -> Optional[str]:
+    """A --quantization method that says the checkpoint is quantized in a format the estimate cannot size
+    (compressed-tensors, gguf ...) while config.json carries no quantization_config to read it from: counting
+    its weights at the checkpoint dtype would judge a 4-bit checkpoint as a 16-bit one."""
+    method = cfg.flags.get("quantization")
+    shape = cfg.model.shape if cfg.model else None
+    if not isinstance(method, str) or shape is None or shape.quantization is not None:
+        return None
+    return None if memory.quantization_from_flag(method) else method
+
+
 def _figures_or_unknown(cfg, target, estimate: str):
     """(the memory figures, None), or (None, the unknown outcome saying which fact is missing)."""
     if target.memory_gib is None:
         return None, unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
+    method = unsized_quantization(cfg)
+    if method:
+        return None, unknown(f"--quantization {method}: a weight format the {estimate} estimate does not size")
     figures = memory_figures(cfg, target)
     if figures is None:
         return None, unknown(f"{cfg.model.name}: config.json lacks the sizes the {estimate} estimate needs")
@@ -338,7 +363,7 @@ def _figures_or_unknown(cfg, target, estimate: str):
     id="memory-weights-fit",
     title=WEIGHTS_TITLE,
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions=SGLANG_RELEASES,
     verified=SGLANG_VERIFIED,
     stage="load",
     needs_model=True,
@@ -398,7 +423,7 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     id="memory-kv-context",
     title=KV_TITLE,
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions=SGLANG_RELEASES,
     verified=SGLANG_VERIFIED,
     stage="load",
     needs_model=True,
