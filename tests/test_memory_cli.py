@@ -72,6 +72,19 @@ def test_vllm_takes_its_default_utilization_and_fails_a_context_that_cannot_fit(
     assert finding(shorter, "vllm-memory-kv-context")["status"] == "pass"
 
 
+def test_vllm_before_0_20_takes_0_9_and_says_its_capacity_is_an_upper_bound():
+    # vllm 0.19.1 vllm/config/cache.py: gpu_memory_utilization default 0.9 (0.92 from 0.20.0)
+    argv = ["--gpu", "L4", "--engine-version", "vllm==0.19.1", "--", "vllm", "serve", "llama-3.1-8b"]
+    _, data = check_json([*argv, "--max-model-len", "16384"])
+    assert data["memory"]["memory_fraction"] == 0.9
+    assert data["memory"]["memory_fraction_origin"] == "vLLM 0.19.1's default --gpu-memory-utilization"
+    context = finding(data, "vllm-memory-kv-context")
+    assert (
+        context["status"] == "pass"
+        and "at most: vLLM also subtracts its profiled activation peak" in context["message"]
+    )
+
+
 def test_pasted_memory_flags_are_modelled_not_ignored():
     _, data = check_json(
         [

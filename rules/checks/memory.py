@@ -25,13 +25,23 @@ KV_BUDGET = (
     "sglang: python/sglang/srt/mem_cache/kv_cache_configurator.py:2990-3007 _profile_available_bytes (free memory "
     "after the weights less total x (1 - mem_fraction_static)); model_executor/pool_configurator.py _compute_cell_size"
 )
-VLLM_KV = "vllm: vllm/v1/core/kv_cache_planning.py:50-86 _check_enough_kv_cache_memory; vllm/v1/kv_cache_interface.py"
-# The vLLM release whose KV planning (v1/core/kv_cache_planning.py) and KV specs these rules were read in.
-VLLM_VERIFIED = "vllm>=0.33.0"
-VLLM_VERIFIED_NOTE = (
-    "vllm 0.33.0: v1/core/kv_cache_planning.py:50-86, v1/kv_cache_interface.py:586-594 and :743, "
-    "config/cache.py:215 read in that wheel only (the 0.92 default is the same from 0.20.0; 0.9 before)"
+VLLM_KV = (
+    "vllm: vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.33.0: v1/core/kv_cache_planning.py:50-86 "
+    "_check_enough_kv_cache_memory); vllm/v1/kv_cache_interface.py"
 )
+# vLLM's memory checks start where the project's vLLM rules start (rules/knowledge OLDEST_KNOWN); the same holds
+# from 0.10.0.
+VLLM_RELEASES = "vllm>=0.13.0"
+VLLM_VERIFIED_NOTE = (
+    "vllm 0.10.0-0.33.0, every wheel (the range starts at 0.13.0 with the project's vLLM rules): the KV check and both errors in v1/core/kv_cache_utils.py (v1/core/"
+    "kv_cache_planning.py in 0.33.0; 'models's max seq len' to 0.21.0, 'model's' from 0.22.0); the budget total "
+    "x gpu_memory_utilization less the profiled non-KV memory in v1/worker/gpu_worker.py; the default utilization "
+    "0.9 to 0.19.1 and 0.92 from 0.20.0 (config.py, then config/cache.py); the page 2 x block x kv heads x "
+    "head size x dtype bytes (kv_cache_interface.py, head_size_v from 0.14.0), MLA one latent; the default "
+    "block 16 (platforms/cuda.py to 0.17.1, CacheConfig.DEFAULT_BLOCK_SIZE from 0.18.0)"
+)
+# vLLM subtracts memory it measures at start-up from its KV budget; the figures here cannot know it.
+VLLM_UPPER_BOUND = " (at most: vLLM also subtracts its profiled activation peak and CUDA graphs)"
 # Every SGLang release from 0.5.1 sizes the pool the same way and raises the same error; the default fraction
 # changes with the release (rules/knowledge/memory.py SGLANG_FRACTION_RULES).
 SGLANG_RELEASES = "sglang>=0.5.1"
@@ -376,7 +386,7 @@ def _figures_or_unknown(cfg, target, estimate: str):
     id="vllm-memory-weights-fit",
     title=WEIGHTS_TITLE,
     engine="vllm",
-    versions=VLLM_VERIFIED,
+    versions=VLLM_RELEASES,
     verified=VLLM_VERIFIED_NOTE,
     stage="load",
     needs_model=True,
@@ -413,8 +423,16 @@ holds only its window of them. Linear-attention layers hold a state per request 
 memory x fraction - weights) / bytes per token, rounded down to the page size.
 
 SGLang starts anyway and caps a request at min(context length, KV capacity) - 1 tokens, rejecting longer
-inputs (managers/tp_worker.py:568-572, managers/utils.py:282-285): a warning. vLLM refuses to start (its
-estimate also subtracts the profiled activation peak, so its real capacity is lower than shown): a failure."""
+inputs (managers/tp_worker.py:568-572, managers/utils.py:282-285): a warning. vLLM refuses to start: a
+failure.
+
+How far off vLLM's figure can be: vLLM's KV budget is total x gpu_memory_utilization less what it measures at
+start-up (v1/worker/gpu_worker.py determine_available_memory: the weights, the peak of a dummy forward of
+max_num_batched_tokens, non-torch allocations, and from 0.21.0 its CUDA-graph estimate; the log line
+'Available KV cache memory' gives the result). Only the weights are known before a run, so the capacity shown
+for vLLM is an upper bound: the real one is lower by that activation and graph memory, which grows with
+max_num_batched_tokens, the model's width and the captured batch sizes. A context that fails here fails there;
+one that passes with a margin smaller than that memory may still fail."""
 KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
 KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
 
@@ -440,7 +458,7 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     id="vllm-memory-kv-context",
     title=KV_TITLE,
     engine="vllm",
-    versions=VLLM_VERIFIED,
+    versions=VLLM_RELEASES,
     verified=VLLM_VERIFIED_NOTE,
     stage="load",
     needs_model=True,
@@ -457,6 +475,8 @@ def memory_kv_context(cfg, target):
     if not figures.fits or figures.configured.tokens <= 0:
         return skipped("the weights leave no KV cache (memory-weights-fit)")
     capacity = f"kv capacity: {figures.capacity_line()}"
+    if cfg.engine == "vllm":
+        capacity += VLLM_UPPER_BOUND
     if not figures.context_length:
         return passed(capacity, reason="no context length given and none in config.json")
     needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
