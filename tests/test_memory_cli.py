@@ -214,3 +214,14 @@ def test_a_quantization_method_the_estimate_cannot_size_leaves_the_weights_unkno
     assert weights["status"] == "unknown" and "--quantization compressed-tensors" in weights["message"]
     _, fp8 = check_json(["--gpu", "RTX 5090", "--model", "qwen3-32b", *command, "--quantization", "fp8"])
     assert finding(fp8, "memory-weights-fit")["status"] == "fail"  # a byte a weight: 32 GiB of a 25 GiB budget
+
+
+def test_on_mig_the_memory_rules_judge_the_largest_slice_or_say_they_cannot():
+    slices = FIXTURES / "facts" / "h200x2-mig-slices.json"  # 3g.71gb + 2g.35gb + 1g.18gb per H200
+    _, data = check_json(["--facts", str(slices), "--model", "qwen3-8b"])
+    memory = data["memory"]
+    assert memory["gpu_memory_gib"] == round(71 * 10**9 / 2**30, 1) == 66.1  # not the GPU's 140.4 GiB
+    assert memory["gpu_memory_origin"] == "the largest MIG slice of GPU 0"
+    _, old = check_json(["--facts", str(FIXTURES / "facts" / "h200x2-mig.json"), "--model", "qwen3-8b"])
+    weights = finding(old, "memory-weights-fit")
+    assert weights["status"] == "unknown" and "MIG mode" in weights["message"] and old["memory"] is None

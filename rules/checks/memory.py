@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from probe.facts import GpuDevice
 from rules.checks.common import gpu, sglang_release, vllm_release
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
@@ -85,6 +86,7 @@ class MemoryFigures:
     context_length: Optional[int]
     context_origin: str
     weight_format: str
+    memory_origin: str = ""  # "" for the GPU's own memory; "the largest MIG slice of GPU 0" on a MIG GPU
 
     @property
     def budget_gib(self) -> float:
@@ -115,6 +117,7 @@ class MemoryFigures:
         return {
             "engine": self.engine,
             "gpu_memory_gib": self.gpu_memory_gib,
+            "gpu_memory_origin": self.memory_origin,
             "memory_fraction": self.fraction,
             "memory_fraction_origin": self.fraction_origin,
             "tp_size": self.tp,
@@ -205,18 +208,19 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
 
 def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optional[int]) -> Optional[MemoryFigures]:
     shape = cfg.model.shape if cfg.model else None
-    if shape is None or not target.memory_gib or unsized_quantization(cfg):
+    memory_gib, memory_origin = judged_memory(target)
+    if shape is None or not memory_gib or unsized_quantization(cfg):
         return None
     quantization_flag = cfg.flags.get("quantization")
     shape = memory.with_quantization_flag(shape, quantization_flag if isinstance(quantization_flag, str) else None)
     model_dtype = cfg.model.dtype if cfg.model else None
     tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
-    fraction, origin = _fraction(cfg, target, target.memory_gib, tp, pp)
+    fraction, origin = _fraction(cfg, target, memory_gib, tp, pp)
     weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp) / GIB
     if uses_mtp_layers(cfg):
         weights += memory.mtp_bytes_per_gpu(shape, tp) / GIB
-    kv_bytes = (target.memory_gib * fraction - weights) * GIB
+    kv_bytes = (memory_gib * fraction - weights) * GIB
     page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
     capacities = []
     state = 0.0
@@ -248,7 +252,8 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
     weight_format = quantization.method if quantization else f"{shape.dtype_bytes * 8}-bit"
     return MemoryFigures(
         engine=cfg.engine,
-        gpu_memory_gib=target.memory_gib,
+        gpu_memory_gib=memory_gib,
+        memory_origin=memory_origin,
         fraction=fraction,
         fraction_origin=origin,
         tp=tp,
@@ -315,7 +320,8 @@ def _layout_fix(cfg: Config, layout: tuple[int, int]) -> str:
 def _describe(figures: MemoryFigures) -> str:
     return (
         f"{figures.weights_gib:.1f} GiB of {figures.weight_format} weights per GPU at TP {figures.tp} x PP "
-        f"{figures.pp}; {figures.gpu_memory_gib:g} GiB x {figures.fraction:.3f} ({figures.fraction_origin}) = "
+        f"{figures.pp}; {figures.gpu_memory_gib:g} GiB{f' ({figures.memory_origin})' if figures.memory_origin else ''}"
+        f" x {figures.fraction:.3f} ({figures.fraction_origin}) = "
         f"{figures.budget_gib:.1f} GiB"
     )
 
@@ -332,7 +338,8 @@ tiers moved in 0.5.4.post3 and 0.5.20: rules/knowledge/memory.py SGLANG_FRACTION
 (mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
 (model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'
 (vllm 0.33.0 v1/core/kv_cache_planning.py:56-63). When the weights alone exceed the GPU the load itself runs
-out of memory.
+out of memory. On a GPU in MIG mode a process has one slice: the rules judge the largest slice the probe
+recorded (an upper bound of the one the process is given), and answer unknown without the slices' sizes.
 
 The weight bytes are an estimate from config.json (rules/knowledge/memory.py): parameter counts within 2% of
 the published ones for 36 models (Kimi K2: to its published 1T); quantized layers at their packed size plus
@@ -356,10 +363,34 @@ def unsized_quantization(cfg: Config) -> Optional[str]:
     return None if memory.quantization_from_flag(method) else method
 
 
+def _mig_gpus(target: Target) -> list[GpuDevice]:
+    """The visible GPUs in MIG mode, from a probe or a saved report."""
+    if target.facts is None:
+        return []
+    return [d for d in target.facts.gpus.devices if d.index in target.visible_gpus and d.mig_mode == "enabled"]
+
+
+def judged_memory(target: Target) -> tuple[Optional[float], str]:
+    """(GiB one engine process has, where that figure comes from). On MIG a process has one slice, not the GPU
+    (NVIDIA MIG user guide: each instance has its own memory slices; NVML's GPU total is the whole GPU): the
+    largest slice the facts show, an upper bound of whichever the process is given; None when MIG is on and
+    the facts do not give the slices' memory (a report of an older probe)."""
+    mig = _mig_gpus(target)
+    if not mig:
+        return target.memory_gib, ""
+    slices = [(mib, d.index) for d in mig for mib in d.mig_memory_mib or []]
+    if not slices:
+        return None, ""
+    mib, index = max(slices, key=lambda s: (s[0], -s[1]))  # the first GPU holding the largest slice
+    return round(mib / 1024, 1), f"the largest MIG slice of GPU {index}"
+
+
 def _figures_or_unknown(cfg, target, estimate: str):
     """(the memory figures, None), or (None, the unknown outcome saying which fact is missing)."""
     if target.memory_gib is None:
         return None, unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
+    if judged_memory(target)[0] is None:
+        return None, unknown("MIG mode: the memory of its slices is not in the facts (probe again to record it)")
     method = unsized_quantization(cfg)
     if method:
         return None, unknown(f"--quantization {method}: a weight format the {estimate} estimate does not size")
