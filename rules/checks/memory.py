@@ -44,12 +44,12 @@ VLLM_VERIFIED_NOTE = (
 # vLLM subtracts memory it measures at start-up from its KV budget; the figures here cannot know it.
 VLLM_UPPER_BOUND = " (at most: vLLM also subtracts its profiled activation peak and CUDA graphs)"
 # Every SGLang release from 0.5.1 sizes the pool the same way and raises the same error; the default fraction
-# changes with the release (rules/knowledge/memory.py SGLANG_FRACTION_RULES).
+# changes with the release (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS).
 SGLANG_RELEASES = "sglang>=0.5.1"
 SGLANG_VERIFIED = (
     "sglang 0.5.1-0.5.23, every wheel: the mem_fraction_static default (server_args.py __post_init__ to 0.5.2, "
     "_handle_gpu_memory_settings 0.5.3-0.5.18, arg_groups/memory_hook.py from 0.5.19) diffed release to release, "
-    "each change kept as data per range (SGLANG_FRACTION_RULES); the KV budget (free memory before loading less "
+    "each change kept as data per range (SGLANG_FRACTION_HEURISTICS); the KV budget (free memory before loading less "
     "it x (1 - mem_fraction_static)) read in model_runner.py profile_max_num_token (0.5.1), "
     "model_runner_kv_cache_mixin.py (0.5.7, 0.5.10, 0.5.14) and mem_cache/kv_cache_configurator.py (0.5.16, "
     "0.5.19, 0.5.20, 0.5.23); 'Not enough memory. Please try to increase --mem-fraction-static.' in "
@@ -333,7 +333,7 @@ The fraction is SGLang's --mem-fraction-static or the default the target's sglan
 memory ((memory - reserved) / memory; from 0.5.3 reserved = 512 MiB + 1.5 x the chunked prefill size + 2 x
 the decode CUDA-graph max batch + TP x PP / 8 GiB, from 0.5.10 plus the prefill CUDA graphs, at least 10 GiB
 above 60 GiB, to 0.5.13 plus the speculative reserve; before 0.5.3 a fixed reserve per memory tier; the
-tiers moved in 0.5.4.post3 and 0.5.20: rules/knowledge/memory.py SGLANG_FRACTION_RULES), or vLLM's
+tiers moved in 0.5.4.post3 and 0.5.20: rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS), or vLLM's
 --gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to 0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
 (mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
 (model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'

@@ -574,7 +574,7 @@ def vllm_gpu_memory_utilization(release: Optional[Version] = None) -> float:
 
 
 @dataclass(frozen=True)
-class SglangFractionRule:
+class SglangFractionHeuristic:
     """How a range of SGLang releases sets --mem-fraction-static when it is not given, on CUDA for one model
     without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places."""
 
@@ -621,29 +621,29 @@ _FIXED_0_5_1 = ((35, 2.8, 0.1), (90, 9.5, 0.5), (160, 12, 0.5), (_UNBOUNDED, 32,
 
 # Newest first; each range read in every wheel it names (the function diffed release to release, unchanged
 # within a range but for NPU / CPU / XPU branches, PD-disaggregation and DP-attention terms not modelled here).
-SGLANG_FRACTION_RULES = (
-    SglangFractionRule(
+SGLANG_FRACTION_HEURISTICS = (
+    SglangFractionHeuristic(
         "sglang>=0.5.20",
         "sglang 0.5.20-0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings (0.5.23: :47-262)",
         tiers=_TIERS_0_5_20,
         prefill_graphs=True,
         pp_prefill_cap=8192,
     ),
-    SglangFractionRule(
+    SglangFractionHeuristic(
         "sglang>=0.5.19,<0.5.20",
         "sglang 0.5.19 arg_groups/memory_hook.py handle_gpu_memory_settings (A10-class tier: chunk 2048, max_bs 24)",
         tiers=_TIERS_0_5_4_POST3,
         prefill_graphs=True,
         pp_prefill_cap=8192,
     ),
-    SglangFractionRule(
+    SglangFractionHeuristic(
         "sglang>=0.5.14,<0.5.19",
         "sglang 0.5.14-0.5.18 server_args.py _handle_gpu_memory_settings with reserve_for_graph_mb (cuda_graph_config"
         ".prefill on by default; the speculative reserve no longer here)",
         tiers=_TIERS_0_5_4_POST3,
         prefill_graphs=True,
     ),
-    SglangFractionRule(
+    SglangFractionHeuristic(
         "sglang>=0.5.10,<0.5.14",
         "sglang 0.5.10-0.5.13 server_args.py _handle_gpu_memory_settings (piecewise CUDA graphs on by default: "
         "disable_piecewise_cuda_graph False; speculative + 4 GiB, STANDALONE + 6 GiB)",
@@ -651,27 +651,27 @@ SGLANG_FRACTION_RULES = (
         prefill_graphs=True,
         speculative_mib=(6144, 0, 4096),
     ),
-    SglangFractionRule(
+    SglangFractionHeuristic(
         "sglang>=0.5.4.post3,<0.5.10",
         "sglang 0.5.4.post3-0.5.9 server_args.py _handle_gpu_memory_settings (piecewise CUDA graphs off by default: "
         "enable_piecewise_cuda_graph False; speculative + 2 GiB, STANDALONE + 6 GiB)",
         tiers=_TIERS_0_5_4_POST3,
         speculative_mib=(6144, 0, 2048),
     ),
-    SglangFractionRule(
+    SglangFractionHeuristic(
         "sglang>=0.5.3,<0.5.4.post3",
         "sglang 0.5.3-0.5.4 server_args.py _handle_gpu_memory_settings (A10-class tier at TP < 4: max_bs 16)",
         tiers=_TIERS_0_5_3,
         speculative_mib=(6144, 0, 2048),
     ),
-    SglangFractionRule(
+    SglangFractionHeuristic(
         "sglang>=0.5.2,<0.5.3",
         "sglang 0.5.2 server_args.py __post_init__ (a fixed reserve per GPU-memory tier; STANDALONE + 6 GiB, other "
         "speculative + 2 GiB)",
         fixed=_FIXED_0_5_1,
         speculative_mib=(6144, 2048, 2048),
     ),
-    SglangFractionRule(
+    SglangFractionHeuristic(
         "sglang<0.5.2",
         "sglang 0.5.0rc2-0.5.1.post3 server_args.py __post_init__ (a fixed reserve per GPU-memory tier; speculative "
         "+ 2 GiB)",
@@ -681,11 +681,11 @@ SGLANG_FRACTION_RULES = (
 )
 
 
-def sglang_fraction_rule(release: Optional[Version] = None) -> SglangFractionRule:
+def sglang_fraction_heuristic(release: Optional[Version] = None) -> SglangFractionHeuristic:
     """The rule `release` computes its default --mem-fraction-static by; the newest for None."""
     if release is None:
-        return SGLANG_FRACTION_RULES[0]
-    return next(r for r in SGLANG_FRACTION_RULES if VersionRange.parse(r.releases).contains(release))
+        return SGLANG_FRACTION_HEURISTICS[0]
+    return next(r for r in SGLANG_FRACTION_HEURISTICS if VersionRange.parse(r.releases).contains(release))
 
 
 def sglang_default_mem_fraction(
@@ -696,24 +696,24 @@ def sglang_default_mem_fraction(
     release: Optional[Version] = None,
     speculative: Optional[str] = None,
 ) -> float:
-    """SGLang's --mem-fraction-static when not given, as `release` computes it (SGLANG_FRACTION_RULES; None: the
+    """SGLang's --mem-fraction-static when not given, as `release` computes it (SGLANG_FRACTION_HEURISTICS; None: the
     newest). Multimodal, DP-attention, PD-disaggregation and DeepEP extras are left out."""
-    rule = sglang_fraction_rule(release)
+    heuristic = sglang_fraction_heuristic(release)
     gib = gpu_mib / 1024
-    if rule.fixed:
-        below, base, per_rank = next(t for t in rule.fixed if gib < t[0])
+    if heuristic.fixed:
+        _, base, per_rank = next(t for t in heuristic.fixed if gib < t[0])
         reserved = (base + per_rank * tp * pp) * 1024
     else:
-        _, chunk, small_tp_bs, large_tp_bs = next(t for t in rule.tiers if gib < t[0])
+        _, chunk, small_tp_bs, large_tp_bs = next(t for t in heuristic.tiers if gib < t[0])
         max_bs = small_tp_bs if tp < 4 else large_tp_bs
         reserved = 512 + max(chunk, 2048) * 1.5 + max_bs * 2 + tp * pp / 8 * 1024
-        if rule.prefill_graphs:
-            prefill_max = min(chunk, rule.pp_prefill_cap) if rule.pp_prefill_cap and pp > 1 else chunk
+        if heuristic.prefill_graphs:
+            prefill_max = min(chunk, heuristic.pp_prefill_cap) if heuristic.pp_prefill_cap and pp > 1 else chunk
             reserved += 1.5 * 1024 if mla else _prefill_capture_sizes(prefill_max) * 8
         if gpu_mib > 60 * 1024:
             reserved = max(reserved, 10 * 1024)
     if speculative:
-        standalone, ngram, other = rule.speculative_mib
+        standalone, ngram, other = heuristic.speculative_mib
         reserved += {"STANDALONE": standalone, "NGRAM": ngram}.get(speculative.upper(), other)
     return round((gpu_mib - reserved) / gpu_mib, 3)
 
