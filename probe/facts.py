@@ -42,6 +42,11 @@ class HostFacts:
     cpu_arch: Optional[str] = None  # platform.machine()
 
 
+# Field metadata: the field is written only when it differs from its default (a field added later, so that
+# what was recorded before it reads and writes back unchanged).
+OMIT_DEFAULT = {"omit_default": True}
+
+
 @dataclass
 class GpuDevice:
     index: int
@@ -56,6 +61,8 @@ class GpuDevice:
     # NVML indices of the other GPUs this one can read from peer to peer (NVLink or PCIe); None: not asked
     peer_to_peer: Optional[list[int]] = None
     mig_devices: Optional[int] = None  # MIG instances carved out of it (MIG enabled); None: MIG off or unknown
+    # The memory of each MIG instance (what a process on that slice has), MiB; None: MIG off or not asked
+    mig_memory_mib: Optional[list[int]] = field(default=None, metadata=OMIT_DEFAULT)
     error: Optional[str] = None  # a query that failed for this GPU: the rest of the report stands
 
     @property
@@ -182,11 +189,6 @@ class Facts:
         if repeated:  # probe writes each once: which entry would be the library?
             raise FactsError(f"facts.libraries: key {repeated[0]!r} appears more than once")
         return facts
-
-
-# Field metadata: the field is written only when it differs from its default (a field added later, so that
-# what was recorded before it reads and writes back unchanged).
-OMIT_DEFAULT = {"omit_default": True}
 
 
 def to_jsonable(value: Any) -> Any:

@@ -165,7 +165,10 @@ def _device(nvml: Any, index: int) -> GpuDevice:
     peers = ask("P2P", lambda: _peer_to_peer(nvml, handle, index))
     device.peer_to_peer = peers
     if device.mig_mode == "enabled":
-        device.mig_devices = ask("MIG devices", lambda: _mig_devices(nvml, handle))
+        instances = ask("MIG devices", lambda: _mig_instances(nvml, handle))
+        if instances is not None:
+            device.mig_devices = len(instances)
+            device.mig_memory_mib = [mib for mib in instances if mib is not None] or None
     if problems:
         device.error = "; ".join(problems)
     return device
@@ -202,18 +205,22 @@ def _peer_to_peer(nvml: Any, handle: Any, index: int) -> list[int]:
     return peers
 
 
-def _mig_devices(nvml: Any, handle: Any) -> int:
-    """MIG instances present: the slots up to the maximum that hold one (an empty slot is NOT_FOUND)."""
-    present = 0
+def _mig_instances(nvml: Any, handle: Any) -> list[Optional[int]]:
+    """The MIG instances present, each as its memory in MiB (None where NVML does not say): the slots up to the
+    maximum that hold one (an empty slot is NOT_FOUND)."""
+    instances: list[Optional[int]] = []
     for slot in range(nvml.nvmlDeviceGetMaxMigDeviceCount(handle)):
         try:
-            nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
+            instance = nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
         except Exception as err:
             if _code(err) == _NOT_FOUND:
                 continue
             raise
-        present += 1
-    return present
+        try:
+            instances.append(int(nvml.nvmlDeviceGetMemoryInfo(instance).total) // (1024 * 1024))
+        except Exception:
+            instances.append(None)
+    return instances
 
 
 def _system(call: Callable[[], Any], what: str, problems: list[str]) -> Any:

@@ -17,6 +17,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from rules.errors import RulesInputError
@@ -92,6 +93,12 @@ class Config:
         object.__setattr__(self, "prefill_backend", prefill)
         object.__setattr__(self, "decode_backend", decode)
         object.__setattr__(self, "backends", frozenset(b for b in (prefill, decode) if b))
+
+    @cached_property
+    def per_target(self) -> dict[Any, Any]:
+        """What is derived from this config and a target once per pair (rules.checks.memory's figures, read by two
+        rules and the renderers): kept on the config, which is never changed, not in module state."""
+        return {}
 
     @property
     def mla(self) -> bool:

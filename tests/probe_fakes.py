@@ -96,7 +96,7 @@ def fake_pynvml(
     init_fault: Optional[str] = None,
 ) -> types.ModuleType:
     """A pynvml stand-in. Each device is a dict of answers (name, uuid, cc, memory_mib, mig, persistence,
-    nvlink_up); an answer that is an exception instance is raised instead, as NVML would. `init_fault` (a key
+    nvlink_up, and mig_devices / mig_memory_mib for its MIG instances); an answer that is an exception instance is raised instead, as NVML would. `init_fault` (a key
     of INIT_FAULTS) is what nvmlInit does instead of answering."""
     nvml = types.ModuleType("pynvml")
     nvml.NVMLError = NVMLError
@@ -139,7 +139,7 @@ def fake_pynvml(
     nvml.nvmlDeviceGetName = lambda i: answer(i, "name")
     nvml.nvmlDeviceGetUUID = lambda i: answer(i, "uuid")
     nvml.nvmlDeviceGetCudaComputeCapability = lambda i: answer(i, "cc")
-    nvml.nvmlDeviceGetMemoryInfo = lambda i: types.SimpleNamespace(total=answer(i, "memory_mib") * 1024 * 1024)
+    nvml.nvmlDeviceGetMemoryInfo = lambda i: types.SimpleNamespace(total=memory_mib(i) * 1024 * 1024)
     nvml.nvmlDeviceGetMigMode = lambda i: answer(i, "mig")
     nvml.nvmlDeviceGetPersistenceMode = lambda i: answer(i, "persistence")
     nvml.nvmlDeviceGetNvLinkState = nvlink_state
@@ -147,6 +147,13 @@ def fake_pynvml(
     nvml.nvmlDeviceGetP2PStatus = lambda i, j, caps: 0 if j in devices[i].get("p2p", range(len(devices))) else 2
     nvml.nvmlDeviceGetMaxMigDeviceCount = lambda i: 7
     nvml.nvmlDeviceGetMigDeviceHandleByIndex = lambda i, slot: mig_handle(i, slot)
+
+    def memory_mib(handle):
+        """A GPU's memory, or a MIG instance's ((index, slot) handles): "mig_memory_mib", one per slot."""
+        if isinstance(handle, tuple):
+            index, slot = handle
+            return devices[index]["mig_memory_mib"][slot]
+        return answer(handle, "memory_mib")
 
     def mig_handle(index, slot):
         if slot >= devices[index].get("mig_devices", 0):

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from rules.knowledge import memory
 from rules.knowledge.memory import GIB, kv_cost, shape_from_config, total_parameters, weight_bytes_per_gpu
@@ -25,10 +26,36 @@ def test_at_least_15_models_are_checked_each_with_its_sources():
     assert all(m["config_source"] and m["published_source"] for m in SIZES)
 
 
+def _to_significant_digits(value: float, digits: int) -> float:
+    return float(f"{value:.{digits}g}")
+
+
 @pytest.mark.parametrize("model", SIZES, ids=[m["name"] for m in SIZES])
 def test_parameter_count_is_within_2_percent_of_the_published_count(model):
     counted = total_parameters(shape_from_config(model["config"]))
-    assert counted == pytest.approx(model["published_parameters"], rel=0.02)
+    published = model["published_parameters"]
+    if "published_digits" in model:
+        # a publisher's "1T" says no more than its digit: the count must round to it
+        assert _to_significant_digits(counted, model["published_digits"]) == published
+    else:
+        assert counted == pytest.approx(published, rel=0.02)
+
+
+def test_minimax_m1_counts_its_70_lightning_layers_as_linear_attention():
+    s = shape("MiniMax-M1")  # attn_type_list: every eighth layer softmax attention
+    assert (s.linear_layers, s.full_attention_layers) == (70, 10)
+    # modeling_minimax_m1.py: qkv_proj (h -> 3 x 64 x 128), output_gate (h -> 64 x 128), out_proj (64 x 128 -> h)
+    assert memory.parameters(s)["linear_attention"] == 70 * 5 * 6144 * 64 * 128
+    # per request and layer one float32 64 x 128 x 128 state; only the 10 softmax layers hold KV per token
+    cost = kv_cost(s, "vllm", "auto")
+    assert cost.state_bytes_per_request == 70 * 64 * 128 * 128 * 4
+    assert cost.bytes_per_token == 8 * 256 * 2 * 10
+
+
+def test_linear_attention_layers_without_their_sizes_give_no_shape():
+    config = dict(BY_NAME["Qwen3.5 35B-A3B"]["config"])
+    config["text_config"] = {k: v for k, v in config["text_config"].items() if k != "linear_num_value_heads"}
+    assert shape_from_config(config) is None
 
 
 def test_deepseek_v3_mtp_layer_matches_its_published_size():
@@ -189,6 +216,80 @@ def test_sglang_default_mem_fraction_on_an_h100():
 def test_sglang_default_mem_fraction_on_a_t4_has_no_floor():
     reserved = 512 + 2048 * 1.5 + 128 + 8 * 2 + memory._prefill_capture_sizes(2048) * 8
     assert memory.sglang_default_mem_fraction(15360) == round((15360 - reserved) / 15360, 3)
+
+
+H100_MIB = 81559  # what NVML reports for an H100 80GB
+RTX_4090_MIB = 24564
+
+
+def fraction(gpu_mib, reserved_mib):
+    return round((gpu_mib - reserved_mib) / gpu_mib, 3)
+
+
+@pytest.mark.parametrize(
+    "release, reserved",
+    [
+        # sglang 0.5.1 server_args.py: H100 tier (< 90 GiB) reserves (9.5 + TP x PP / 2) GiB
+        ("0.5.1", (9.5 + 0.5) * 1024),
+        ("0.5.2", (9.5 + 0.5) * 1024),
+        # 0.5.3-0.5.9: 512 + 8192 x 1.5 + 256 x 2 + 1/8 x 1024, no prefill graphs (piecewise off by default)
+        ("0.5.3", 512 + 8192 * 1.5 + 256 * 2 + 128),
+        ("0.5.9", 512 + 8192 * 1.5 + 256 * 2 + 128),
+        # 0.5.10 on: plus 8 MiB for each of the 58 prefill graph sizes up to 8192
+        ("0.5.10", 512 + 8192 * 1.5 + 256 * 2 + 128 + 58 * 8),
+        ("0.5.19", 512 + 8192 * 1.5 + 256 * 2 + 128 + 58 * 8),
+        ("0.5.23", 512 + 8192 * 1.5 + 256 * 2 + 128 + 58 * 8),
+    ],
+)
+def test_sglang_default_mem_fraction_on_an_h100_release_by_release(release, reserved):
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release)) == fraction(H100_MIB, reserved)
+
+
+@pytest.mark.parametrize(
+    "release, reserved",
+    [
+        ("0.5.1", (2.8 + 0.1) * 1024),  # the < 35 GiB tier's fixed reserve
+        ("0.5.4", 512 + 2048 * 1.5 + 16 * 2 + 128),  # chunk 2048, decode max_bs 16 at TP < 4
+        ("0.5.4.post3", 512 + 2048 * 1.5 + 24 * 2 + 128),  # max_bs 24
+        ("0.5.10", 512 + 2048 * 1.5 + 24 * 2 + 128 + 42 * 8),  # 42 prefill graph sizes up to 2048
+        ("0.5.20", 512 + 4096 * 1.5 + 48 * 2 + 128 + 50 * 8),  # chunk 4096, max_bs 48, 50 sizes up to 4096
+    ],
+)
+def test_sglang_default_mem_fraction_on_an_rtx_4090_follows_its_tier_changes(release, reserved):
+    assert memory._prefill_capture_sizes(2048) == 8 + 14 + 8 + 8 + 4
+    assert memory.sglang_default_mem_fraction(RTX_4090_MIB, release=Version(release)) == fraction(
+        RTX_4090_MIB, reserved
+    )
+
+
+@pytest.mark.parametrize(
+    "release, extra",
+    [("0.5.1", 2048), ("0.5.9", 2048), ("0.5.13", 4096), ("0.5.14", 0)],  # 0.5.14 moved it out of the heuristic
+)
+def test_sglang_reserves_for_eagle_until_0_5_14(release, extra):
+    base = 512 + 8192 * 1.5 + 256 * 2 + 128 + (58 * 8 if Version(release) >= Version("0.5.10") else 0)
+    base = (9.5 + 0.5) * 1024 if release == "0.5.1" else base
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), speculative="EAGLE") == fraction(
+        H100_MIB, base + extra
+    )
+
+
+def test_sglang_reserves_a_flat_1_5_gib_of_prefill_graphs_for_mla_from_0_5_10():
+    mla = memory.sglang_default_mem_fraction(H100_MIB, mla=True, release=Version("0.5.10"))
+    assert mla == fraction(H100_MIB, 512 + 8192 * 1.5 + 256 * 2 + 128 + 1536)
+
+
+def test_sglang_caps_the_prefill_graphs_at_8192_tokens_under_pp_from_0_5_19():
+    b200 = 183 * 1024  # chunk 16384, max_bs 512; PP 2 caps the prefill graph sizes at 8192 (58 of them)
+    base = 512 + 16384 * 1.5 + 512 * 2 + 2 / 8 * 1024
+    assert memory._prefill_capture_sizes(16384) == 58 + 16  # 4608..16384 step 512 past 4096
+    assert memory.sglang_default_mem_fraction(b200, pp=2, release=Version("0.5.19")) == fraction(b200, base + 58 * 8)
+    assert memory.sglang_default_mem_fraction(b200, pp=2, release=Version("0.5.18")) == fraction(b200, base + 74 * 8)
+
+
+@pytest.mark.parametrize("release, default", [("0.13.0", 0.9), ("0.19.1", 0.9), ("0.20.0", 0.92), ("0.33.0", 0.92)])
+def test_vllm_default_gpu_memory_utilization_by_release(release, default):
+    assert memory.vllm_gpu_memory_utilization(Version(release)) == default
 
 
 def test_sglang_keeps_gemma2s_sliding_layers_in_the_full_pool():

@@ -72,6 +72,19 @@ def test_vllm_takes_its_default_utilization_and_fails_a_context_that_cannot_fit(
     assert finding(shorter, "vllm-memory-kv-context")["status"] == "pass"
 
 
+def test_vllm_before_0_20_takes_0_9_and_says_its_capacity_is_an_upper_bound():
+    # vllm 0.19.1 vllm/config/cache.py: gpu_memory_utilization default 0.9 (0.92 from 0.20.0)
+    argv = ["--gpu", "L4", "--engine-version", "vllm==0.19.1", "--", "vllm", "serve", "llama-3.1-8b"]
+    _, data = check_json([*argv, "--max-model-len", "16384"])
+    assert data["memory"]["memory_fraction"] == 0.9
+    assert data["memory"]["memory_fraction_origin"] == "vLLM 0.19.1's default --gpu-memory-utilization"
+    context = finding(data, "vllm-memory-kv-context")
+    assert (
+        context["status"] == "pass"
+        and "at most: vLLM also subtracts its profiled activation peak" in context["message"]
+    )
+
+
 def test_pasted_memory_flags_are_modelled_not_ignored():
     _, data = check_json(
         [
@@ -160,3 +173,55 @@ def test_an_fp4_run_of_the_deepseek_preset_fits_four_b200s():
     assert finding(fp8, "memory-weights-fit")["status"] == "fail"
     assert finding(fp4, "memory-weights-fit")["status"] == "pass"
     assert fp4["memory"]["weight_format"] == "nvfp4 (modelopt_fp4)"
+
+
+def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_rendering(monkeypatch):
+    from attn_preflight.render.findings import memory_lines, report_to_dict
+    from rules.checks import memory as memory_checks
+    from rules.config import make_config
+    from rules.engine import evaluate
+    from rules.models import load_preset
+
+    computed = []
+    compute = memory_checks._compute_figures
+    monkeypatch.setattr(memory_checks, "_compute_figures", lambda *args: computed.append(args) or compute(*args))
+    report = evaluate(make_config("sglang", model=load_preset("llama-3.1-8b")), Target.from_gpu("H100"))
+    assert {f.rule_id: f.status.value for f in report.findings}["memory-kv-context"] == "pass"
+    assert report_to_dict(report)["memory"] and memory_lines(report)
+    assert len(computed) == 1  # two rules, the JSON and the table lines read one computation
+
+
+def test_an_older_sglang_release_is_judged_with_its_own_default_fraction():
+    # sglang 0.5.5 on an 80 GiB H100: 512 + 8192 x 1.5 + 256 x 2 + 128 = 13440 MiB reserved, no prefill graphs
+    argv = ["--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.5"]
+    data = check_json(argv)[1]
+    memory = data["memory"]
+    assert memory["memory_fraction"] == round((80 * 1024 - 13440) / (80 * 1024), 3) == 0.836
+    assert memory["memory_fraction_origin"].startswith("SGLang 0.5.5's default")
+    assert finding(data, "memory-weights-fit")["status"] == "pass"  # the rule's range reaches 0.5.5
+
+
+def test_a_quantization_method_the_estimate_cannot_size_leaves_the_weights_unknown():
+    # Qwen3-32B at 16 bits (61 GiB) cannot fit an RTX 5090; as a compressed-tensors checkpoint whose format
+    # config.json does not give, it may: neither verdict is the tool's to give
+    command = ["--", "python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-32B"]
+    plain = check_json(["--gpu", "RTX 5090", "--model", "qwen3-32b", *command])[1]
+    assert finding(plain, "memory-weights-fit")["status"] == "fail"
+    _, quantized = check_json(
+        ["--gpu", "RTX 5090", "--model", "qwen3-32b", *command, "--quantization", "compressed-tensors"]
+    )
+    weights = finding(quantized, "memory-weights-fit")
+    assert weights["status"] == "unknown" and "--quantization compressed-tensors" in weights["message"]
+    _, fp8 = check_json(["--gpu", "RTX 5090", "--model", "qwen3-32b", *command, "--quantization", "fp8"])
+    assert finding(fp8, "memory-weights-fit")["status"] == "fail"  # a byte a weight: 32 GiB of a 25 GiB budget
+
+
+def test_on_mig_the_memory_rules_judge_the_largest_slice_or_say_they_cannot():
+    slices = FIXTURES / "facts" / "h200x2-mig-slices.json"  # 3g.71gb + 2g.35gb + 1g.18gb per H200
+    _, data = check_json(["--facts", str(slices), "--model", "qwen3-8b"])
+    memory = data["memory"]
+    assert memory["gpu_memory_gib"] == round(71 * 10**9 / 2**30, 1) == 66.1  # not the GPU's 140.4 GiB
+    assert memory["gpu_memory_origin"] == "the largest MIG slice of GPU 0"
+    _, old = check_json(["--facts", str(FIXTURES / "facts" / "h200x2-mig.json"), "--model", "qwen3-8b"])
+    weights = finding(old, "memory-weights-fit")
+    assert weights["status"] == "unknown" and "MIG mode" in weights["message"] and old["memory"] is None

@@ -90,6 +90,15 @@ def test_mig_devices_are_counted_only_with_mig_enabled(monkeypatch):
     use(monkeypatch, fake_pynvml([h200(0, mig=[1, 1], mig_devices=3), h200(1, mig_devices=3)]))
     first, second = gpus.query_gpus().devices
     assert (first.mig_mode, first.mig_devices, second.mig_devices) == ("enabled", 3, None)
+    assert first.mig_memory_mib is None  # NVML gave no instance memory: none recorded, the count stands
+
+
+def test_each_mig_instance_records_its_memory(monkeypatch):
+    # an H200 cut as 3g.71gb + 2g.35gb + 1g.18gb: what each process on a slice can hold
+    slices = [71 * 10**9 // 2**20, 35 * 10**9 // 2**20, 18 * 10**9 // 2**20]
+    use(monkeypatch, fake_pynvml([h200(0, mig=[1, 1], mig_devices=3, mig_memory_mib=slices)]))
+    (device,) = gpus.query_gpus().devices
+    assert (device.mig_devices, device.mig_memory_mib) == (3, slices)
 
 
 def test_one_gpu_query_raising_marks_that_gpu_and_the_others_stand(monkeypatch):

@@ -46,7 +46,8 @@ def memory_lines(report) -> list[tuple[str, str]]:
         (
             "memory",
             f"weights {figures.weights_gib:.1f} GiB per GPU ({figures.weight_format}) of a {figures.budget_gib:.1f} "
-            f"GiB budget ({figures.gpu_memory_gib:g} GiB x {figures.fraction:.3f}, {figures.fraction_origin})",
+            f"GiB budget ({figures.gpu_memory_gib:g} GiB{f' of {figures.memory_origin}' if figures.memory_origin else ''} x "
+            f"{figures.fraction:.3f}, {figures.fraction_origin})",
         )
     ]
     if figures.fits:

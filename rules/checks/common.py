@@ -8,6 +8,7 @@ from typing import Mapping, NamedTuple, Optional
 from packaging.version import Version
 
 from rules.config import Config
+from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import BackendInfo
@@ -20,6 +21,11 @@ SGLANG_NEWEST = "sglang>=0.5.20"
 def sglang_release(target: Target) -> Version:
     """The target's SGLang release; the newest verified one when it is not known (--gpu, not installed)."""
     return backend_kb.release_of(target)
+
+
+def vllm_release(target: Target) -> Version:
+    """The target's vLLM release; the newest verified one when it is not known (--gpu, not installed)."""
+    return Version(target.versions.get("vllm") or NEWEST_KNOWN["vllm"])
 
 
 def declared(target: Target, backend: str) -> BackendInfo:

@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from rules.checks.common import SGLANG_NEWEST, gpu
+from probe.facts import GpuDevice
+from rules.checks.common import gpu, sglang_release, vllm_release
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
@@ -25,19 +26,34 @@ KV_BUDGET = (
     "sglang: python/sglang/srt/mem_cache/kv_cache_configurator.py:2990-3007 _profile_available_bytes (free memory "
     "after the weights less total x (1 - mem_fraction_static)); model_executor/pool_configurator.py _compute_cell_size"
 )
-VLLM_KV = "vllm: vllm/v1/core/kv_cache_planning.py:50-86 _check_enough_kv_cache_memory; vllm/v1/kv_cache_interface.py"
-# The vLLM release whose KV planning (v1/core/kv_cache_planning.py) and KV specs these rules were read in.
-VLLM_VERIFIED = "vllm>=0.33.0"
-VLLM_VERIFIED_NOTE = (
-    "vllm 0.33.0: v1/core/kv_cache_planning.py:50-86, v1/kv_cache_interface.py:586-594 and :743, "
-    "config/cache.py:215 read in that wheel only (the 0.92 default is the same from 0.20.0; 0.9 before)"
+VLLM_KV = (
+    "vllm: vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.33.0: v1/core/kv_cache_planning.py:50-86 "
+    "_check_enough_kv_cache_memory); vllm/v1/kv_cache_interface.py"
 )
+# vLLM's memory checks start where the project's vLLM rules start (rules/knowledge OLDEST_KNOWN); the same holds
+# from 0.10.0.
+VLLM_RELEASES = "vllm>=0.13.0"
+VLLM_VERIFIED_NOTE = (
+    "vllm 0.10.0-0.33.0, every wheel (the range starts at 0.13.0 with the project's vLLM rules): the KV check and both errors in v1/core/kv_cache_utils.py (v1/core/"
+    "kv_cache_planning.py in 0.33.0; 'models's max seq len' to 0.21.0, 'model's' from 0.22.0); the budget total "
+    "x gpu_memory_utilization less the profiled non-KV memory in v1/worker/gpu_worker.py; the default utilization "
+    "0.9 to 0.19.1 and 0.92 from 0.20.0 (config.py, then config/cache.py); the page 2 x block x kv heads x "
+    "head size x dtype bytes (kv_cache_interface.py, head_size_v from 0.14.0), MLA one latent; the default "
+    "block 16 (platforms/cuda.py to 0.17.1, CacheConfig.DEFAULT_BLOCK_SIZE from 0.18.0)"
+)
+# vLLM subtracts memory it measures at start-up from its KV budget; the figures here cannot know it.
+VLLM_UPPER_BOUND = " (at most: vLLM also subtracts its profiled activation peak and CUDA graphs)"
+# Every SGLang release from 0.5.1 sizes the pool the same way and raises the same error; the default fraction
+# changes with the release (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS).
+SGLANG_RELEASES = "sglang>=0.5.1"
 SGLANG_VERIFIED = (
-    "sglang 0.5.20-0.5.23: arg_groups/memory_hook.py handle_gpu_memory_settings diffed across the four wheels "
-    "(the same mem_fraction_static heuristic; 0.5.23 adds the decode max_bs cap by --max-running-requests and "
-    "an MLA prefill graph size the flat 1.5 GiB MLA reserve does not read); the pool sizing "
-    "(pool_configurator.py, kv_cache_configurator.py) read in 0.5.23 only; 0.5.19 moved the heuristic out of "
-    "server_args.py and differs"
+    "sglang 0.5.1-0.5.23, every wheel: the mem_fraction_static default (server_args.py __post_init__ to 0.5.2, "
+    "_handle_gpu_memory_settings 0.5.3-0.5.18, arg_groups/memory_hook.py from 0.5.19) diffed release to release, "
+    "each change kept as data per range (SGLANG_FRACTION_HEURISTICS); the KV budget (free memory before loading less "
+    "it x (1 - mem_fraction_static)) read in model_runner.py profile_max_num_token (0.5.1), "
+    "model_runner_kv_cache_mixin.py (0.5.7, 0.5.10, 0.5.14) and mem_cache/kv_cache_configurator.py (0.5.16, "
+    "0.5.19, 0.5.20, 0.5.23); 'Not enough memory. Please try to increase --mem-fraction-static.' in "
+    "model_runner.py to 0.5.6.post2, model_runner_kv_cache_mixin.py 0.5.7-0.5.13, pool_configurator.py from 0.5.14"
 )
 # The TP sizes a fix offers (one node), then PP stages of TP 8.
 _TP_CHOICES = (1, 2, 4, 8)
@@ -70,6 +86,7 @@ class MemoryFigures:
     context_length: Optional[int]
     context_origin: str
     weight_format: str
+    memory_origin: str = ""  # "" for the GPU's own memory; "the largest MIG slice of GPU 0" on a MIG GPU
 
     @property
     def budget_gib(self) -> float:
@@ -100,6 +117,7 @@ class MemoryFigures:
         return {
             "engine": self.engine,
             "gpu_memory_gib": self.gpu_memory_gib,
+            "gpu_memory_origin": self.memory_origin,
             "memory_fraction": self.fraction,
             "memory_fraction_origin": self.fraction_origin,
             "tp_size": self.tp,
@@ -152,14 +170,18 @@ def uses_mtp_layers(cfg: Config) -> bool:
     )
 
 
-def _fraction(cfg: Config, memory_gib: float, tp: int, pp: int) -> tuple[float, str]:
+def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) -> tuple[float, str]:
     if cfg.mem_fraction is not None:
         flag = "--mem-fraction-static" if cfg.engine == "sglang" else "--gpu-memory-utilization"
         return cfg.mem_fraction, flag
     if cfg.engine == "vllm":
-        return memory.VLLM_GPU_MEMORY_UTILIZATION, "vLLM's default --gpu-memory-utilization"
-    fraction = memory.sglang_default_mem_fraction(memory_gib * 1024, tp, pp, cfg.mla)
-    return fraction, f"SGLang's default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
+        release = vllm_release(target)
+        return memory.vllm_gpu_memory_utilization(release), f"vLLM {release}'s default --gpu-memory-utilization"
+    release = sglang_release(target)
+    fraction = memory.sglang_default_mem_fraction(
+        memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm
+    )
+    return fraction, f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
 
 
 def _kv_dtypes(cfg: Config) -> list[str]:
@@ -174,20 +196,31 @@ def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
 
 
 def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Optional[int] = None):
-    """The figures for the config (or for another TP / PP of it); None without a model shape or GPU memory."""
+    """The figures for the config (or for another TP / PP of it); None without a model shape or GPU memory.
+
+    Computed once per (config, target, layout): the two memory rules, `check`'s rendering and the matrix read
+    the same figures. The entry holds the target itself, so its id stays its own while the entry lives."""
+    key = ("memory", id(target), tp or cfg.tp_size, pp or cfg.pp_size)
+    if key not in cfg.per_target:
+        cfg.per_target[key] = (target, _compute_figures(cfg, target, tp, pp))
+    return cfg.per_target[key][1]
+
+
+def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optional[int]) -> Optional[MemoryFigures]:
     shape = cfg.model.shape if cfg.model else None
-    if shape is None or not target.memory_gib:
+    memory_gib, memory_origin = judged_memory(target)
+    if shape is None or not memory_gib or unsized_quantization(cfg):
         return None
     quantization_flag = cfg.flags.get("quantization")
     shape = memory.with_quantization_flag(shape, quantization_flag if isinstance(quantization_flag, str) else None)
     model_dtype = cfg.model.dtype if cfg.model else None
     tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
-    fraction, origin = _fraction(cfg, target.memory_gib, tp, pp)
+    fraction, origin = _fraction(cfg, target, memory_gib, tp, pp)
     weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp) / GIB
     if uses_mtp_layers(cfg):
         weights += memory.mtp_bytes_per_gpu(shape, tp) / GIB
-    kv_bytes = (target.memory_gib * fraction - weights) * GIB
+    kv_bytes = (memory_gib * fraction - weights) * GIB
     page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
     capacities = []
     state = 0.0
@@ -219,7 +252,8 @@ def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Op
     weight_format = quantization.method if quantization else f"{shape.dtype_bytes * 8}-bit"
     return MemoryFigures(
         engine=cfg.engine,
-        gpu_memory_gib=target.memory_gib,
+        gpu_memory_gib=memory_gib,
+        memory_origin=memory_origin,
         fraction=fraction,
         fraction_origin=origin,
         tp=tp,
@@ -286,7 +320,8 @@ def _layout_fix(cfg: Config, layout: tuple[int, int]) -> str:
 def _describe(figures: MemoryFigures) -> str:
     return (
         f"{figures.weights_gib:.1f} GiB of {figures.weight_format} weights per GPU at TP {figures.tp} x PP "
-        f"{figures.pp}; {figures.gpu_memory_gib:g} GiB x {figures.fraction:.3f} ({figures.fraction_origin}) = "
+        f"{figures.pp}; {figures.gpu_memory_gib:g} GiB{f' ({figures.memory_origin})' if figures.memory_origin else ''}"
+        f" x {figures.fraction:.3f} ({figures.fraction_origin}) = "
         f"{figures.budget_gib:.1f} GiB"
     )
 
@@ -294,19 +329,22 @@ def _describe(figures: MemoryFigures) -> str:
 WEIGHTS_DOCS = """Checks that one GPU's share of the weights (TP-sharded, the busiest PP stage) fits in its memory times
 the engine's memory fraction, leaving room for at least one page of KV cache.
 
-The fraction is SGLang's --mem-fraction-static or the default sglang computes per GPU memory
-(sglang 0.5.23 arg_groups/memory_hook.py:281-337, the same from 0.5.20: (memory - reserved) / memory,
-reserved = 512 MiB + 1.5 x the chunked prefill size + TP x PP / 8 GiB + the CUDA-graph reserve, at least
-10 GiB above 60 GiB), or vLLM's --gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to
-0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
+The fraction is SGLang's --mem-fraction-static or the default the target's sglang release computes per GPU
+memory ((memory - reserved) / memory; from 0.5.3 reserved = 512 MiB + 1.5 x the chunked prefill size + 2 x
+the decode CUDA-graph max batch + TP x PP / 8 GiB, from 0.5.10 plus the prefill CUDA graphs, at least 10 GiB
+above 60 GiB, to 0.5.13 plus the speculative reserve; before 0.5.3 a fixed reserve per memory tier; the
+tiers moved in 0.5.4.post3 and 0.5.20: rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS), or vLLM's
+--gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to 0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
 (mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
 (model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'
 (vllm 0.33.0 v1/core/kv_cache_planning.py:56-63). When the weights alone exceed the GPU the load itself runs
-out of memory.
+out of memory. On a GPU in MIG mode a process has one slice: the rules judge the largest slice the probe
+recorded (an upper bound of the one the process is given), and answer unknown without the slices' sizes.
 
 The weight bytes are an estimate from config.json (rules/knowledge/memory.py): parameter counts within 2% of
-the published ones for 18 models; quantized layers at their packed size plus scales (`--quantization` names
-the checkpoint's format when given); the vision tower of multimodal models, norms and biases not counted;
+the published ones for 36 models (Kimi K2: to its published 1T); quantized layers at their packed size plus
+scales (`--quantization` names the checkpoint's format when given; a method not sized here, with no
+quantization_config to read, leaves the rules unknown); the vision tower of multimodal models, norms and biases not counted;
 vLLM's profiled activation peak and CUDA graphs not known before a run. Near the limit (within ~5%) the
 verdict can go either way; well past it, it cannot. The fix is the smallest TP (up to 8) or, past one node,
 PP stages of TP 8 that fit."""
@@ -314,10 +352,48 @@ WEIGHTS_TITLE = "The weights fit in GPU memory x the engine's memory fraction"
 WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory"
 
 
+def unsized_quantization(cfg: Config) -> Optional[str]:
+    """A --quantization method that says the checkpoint is quantized in a format the estimate cannot size
+    (compressed-tensors, gguf ...) while config.json carries no quantization_config to read it from: counting
+    its weights at the checkpoint dtype would judge a 4-bit checkpoint as a 16-bit one."""
+    method = cfg.flags.get("quantization")
+    shape = cfg.model.shape if cfg.model else None
+    if not isinstance(method, str) or shape is None or shape.quantization is not None:
+        return None
+    return None if memory.quantization_from_flag(method) else method
+
+
+def _mig_gpus(target: Target) -> list[GpuDevice]:
+    """The visible GPUs in MIG mode, from a probe or a saved report."""
+    if target.facts is None:
+        return []
+    return [d for d in target.facts.gpus.devices if d.index in target.visible_gpus and d.mig_mode == "enabled"]
+
+
+def judged_memory(target: Target) -> tuple[Optional[float], str]:
+    """(GiB one engine process has, where that figure comes from). On MIG a process has one slice, not the GPU
+    (NVIDIA MIG user guide: each instance has its own memory slices; NVML's GPU total is the whole GPU): the
+    largest slice the facts show, an upper bound of whichever the process is given; None when MIG is on and
+    the facts do not give the slices' memory (a report of an older probe)."""
+    mig = _mig_gpus(target)
+    if not mig:
+        return target.memory_gib, ""
+    slices = [(mib, d.index) for d in mig for mib in d.mig_memory_mib or []]
+    if not slices:
+        return None, ""
+    mib, index = max(slices, key=lambda s: (s[0], -s[1]))  # the first GPU holding the largest slice
+    return round(mib / 1024, 1), f"the largest MIG slice of GPU {index}"
+
+
 def _figures_or_unknown(cfg, target, estimate: str):
     """(the memory figures, None), or (None, the unknown outcome saying which fact is missing)."""
     if target.memory_gib is None:
         return None, unknown(f"the memory of {gpu(target) if target.cc else target.label} is unknown")
+    if judged_memory(target)[0] is None:
+        return None, unknown("MIG mode: the memory of its slices is not in the facts (probe again to record it)")
+    method = unsized_quantization(cfg)
+    if method:
+        return None, unknown(f"--quantization {method}: a weight format the {estimate} estimate does not size")
     figures = memory_figures(cfg, target)
     if figures is None:
         return None, unknown(f"{cfg.model.name}: config.json lacks the sizes the {estimate} estimate needs")
@@ -328,7 +404,7 @@ def _figures_or_unknown(cfg, target, estimate: str):
     id="memory-weights-fit",
     title=WEIGHTS_TITLE,
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions=SGLANG_RELEASES,
     verified=SGLANG_VERIFIED,
     stage="load",
     needs_model=True,
@@ -341,7 +417,7 @@ def _figures_or_unknown(cfg, target, estimate: str):
     id="vllm-memory-weights-fit",
     title=WEIGHTS_TITLE,
     engine="vllm",
-    versions=VLLM_VERIFIED,
+    versions=VLLM_RELEASES,
     verified=VLLM_VERIFIED_NOTE,
     stage="load",
     needs_model=True,
@@ -378,8 +454,16 @@ holds only its window of them. Linear-attention layers hold a state per request 
 memory x fraction - weights) / bytes per token, rounded down to the page size.
 
 SGLang starts anyway and caps a request at min(context length, KV capacity) - 1 tokens, rejecting longer
-inputs (managers/tp_worker.py:568-572, managers/utils.py:282-285): a warning. vLLM refuses to start (its
-estimate also subtracts the profiled activation peak, so its real capacity is lower than shown): a failure."""
+inputs (managers/tp_worker.py:568-572, managers/utils.py:282-285): a warning. vLLM refuses to start: a
+failure.
+
+How far off vLLM's figure can be: vLLM's KV budget is total x gpu_memory_utilization less what it measures at
+start-up (v1/worker/gpu_worker.py determine_available_memory: the weights, the peak of a dummy forward of
+max_num_batched_tokens, non-torch allocations, and from 0.21.0 its CUDA-graph estimate; the log line
+'Available KV cache memory' gives the result). Only the weights are known before a run, so the capacity shown
+for vLLM is an upper bound: the real one is lower by that activation and graph memory, which grows with
+max_num_batched_tokens, the model's width and the captured batch sizes. A context that fails here fails there;
+one that passes with a margin smaller than that memory may still fail."""
 KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
 KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
 
@@ -388,7 +472,7 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     id="memory-kv-context",
     title=KV_TITLE,
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions=SGLANG_RELEASES,
     verified=SGLANG_VERIFIED,
     stage="load",
     needs_model=True,
@@ -405,7 +489,7 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     id="vllm-memory-kv-context",
     title=KV_TITLE,
     engine="vllm",
-    versions=VLLM_VERIFIED,
+    versions=VLLM_RELEASES,
     verified=VLLM_VERIFIED_NOTE,
     stage="load",
     needs_model=True,
@@ -422,6 +506,8 @@ def memory_kv_context(cfg, target):
     if not figures.fits or figures.configured.tokens <= 0:
         return skipped("the weights leave no KV cache (memory-weights-fit)")
     capacity = f"kv capacity: {figures.capacity_line()}"
+    if cfg.engine == "vllm":
+        capacity += VLLM_UPPER_BOUND
     if not figures.context_length:
         return passed(capacity, reason="no context length given and none in config.json")
     needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size

@@ -77,8 +77,9 @@ def _tp_group(cfg: Config, target):
     docs="""Checks that a config with TP x PP above 1 does not run on GPUs in MIG mode (a live probe or a saved
 report says so through NVML).
 
-A MIG slice also has only its share of the GPU's memory, which NVML's total does not show: the memory rules
-judge the whole GPU there, so they are optimistic on MIG.""",
+A MIG slice also has only its share of the GPU's memory, which NVML's GPU total does not show: the memory
+rules judge the largest slice a probe recorded (probe/gpus.py _mig_instances), and answer unknown for a
+report that has no slice sizes.""",
     fix_title="Turn MIG off for multi-GPU serving (nvidia-smi -mig 0), or serve on one slice with TP 1",
 )
 def parallel_mig_tp(cfg, target):

@@ -23,6 +23,10 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
+from packaging.version import Version
+
+from rules.versions import VersionRange
+
 GIB = 1 << 30
 
 # Bytes per element the engines serve a checkpoint's torch_dtype in under --dtype auto: float32 checkpoints
@@ -65,6 +69,18 @@ SGLANG_HYBRID_SWA = frozenset(
         "Gemma4ForConditionalGeneration",
     }
 )
+
+# The Gated DeltaNet sizes a linear-attention layer's weights and state need (Qwen3-Next / Qwen3.5 config.json).
+LINEAR_ATTENTION_SIZES = (
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+)
+
+# Model types whose full-attention q_proj also emits a sigmoid output gate (transformers' Qwen3-Next and
+# Qwen3.5 attention; slime scripts/models/qwen3.5-35B-A3B.sh --attention-output-gate).
+GATED_ATTENTION_TYPES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
 
 # Parts every quantization method here leaves unquantized: embeddings, lm_head, the MoE router.
 NEVER_QUANTIZED = frozenset({"embed", "lm_head", "router"})
@@ -112,7 +128,8 @@ class ModelShape:
     linear_key_head_dim: int = 0
     linear_value_head_dim: int = 0
     linear_conv_kernel: int = 0
-    gated_attention: bool = False  # Qwen3-Next: q_proj also emits an output gate
+    gated_attention: bool = False  # Qwen3-Next, Qwen3.5: q_proj also emits an output gate
+    lightning_attention: bool = False  # MiniMax-M1: the linear layers are lightning attention, not Gated DeltaNet
     sglang_swa_pool: bool = False  # SGLang keeps the sliding layers in their own, smaller pool (is_hybrid_swa)
     quantization: Optional[Quantization] = None
     max_position_embeddings: Optional[int] = None
@@ -307,6 +324,14 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
     interval = _int(text.get("full_attention_interval"))
     if interval and not layer_types:
         linear_layers = layers - layers // interval
+    # MiniMax-M1 config.json: attn_type_list, 0 = lightning (linear) attention, 1 = softmax attention
+    attn_types = text.get("attn_type_list")
+    lightning = isinstance(attn_types, list) and not layer_types
+    if isinstance(attn_types, list) and lightning:
+        linear_layers = sum(t == 0 for t in attn_types)
+    linear_sizes = [_int(text.get(k)) for k in LINEAR_ATTENTION_SIZES]
+    if linear_layers and not lightning and not all(linear_sizes):
+        return None  # linear-attention layers whose weights and state cannot be sized
     window = _int(text.get("sliding_window"))
     pattern = _int(text.get("sliding_window_pattern"))
     if window and not layer_types and pattern:  # Gemma 3: every pattern-th layer global
@@ -352,12 +377,15 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         sliding_layers=sliding_layers,
         sliding_window=window,
         linear_layers=linear_layers,
-        linear_key_heads=_int(text.get("linear_num_key_heads")) or 0,
-        linear_value_heads=_int(text.get("linear_num_value_heads")) or 0,
-        linear_key_head_dim=_int(text.get("linear_key_head_dim")) or 0,
-        linear_value_head_dim=_int(text.get("linear_value_head_dim")) or 0,
-        linear_conv_kernel=_int(text.get("linear_conv_kernel_dim")) or 0,
-        gated_attention=text.get("model_type") == "qwen3_next",
+        # a lightning layer keeps heads x head_dim x head_dim per request (modeling_minimax_m1.py; sglang
+        # layers/attention/linear/lightning_backend.py:55-57 kv_history (h, d, e = d)), like a DeltaNet state
+        linear_key_heads=heads if lightning else linear_sizes[0] or 0,
+        linear_value_heads=heads if lightning else linear_sizes[1] or 0,
+        linear_key_head_dim=head_dim if lightning else linear_sizes[2] or 0,
+        linear_value_head_dim=head_dim if lightning else linear_sizes[3] or 0,
+        linear_conv_kernel=0 if lightning else _int(text.get("linear_conv_kernel_dim")) or 0,
+        gated_attention=text.get("model_type") in GATED_ATTENTION_TYPES,
+        lightning_attention=lightning,
         sglang_swa_pool=architecture in SGLANG_HYBRID_SWA,
         quantization=quantization_from_config(config),
         max_position_embeddings=_context(text.get("max_position_embeddings")),
@@ -381,7 +409,10 @@ def _attention_parameters(s: ModelShape) -> int:
 
 
 def _linear_attention_parameters(s: ModelShape) -> int:
-    """A Gated DeltaNet layer (Qwen3-Next): in_proj_qkvz, in_proj_ba, conv1d, out_proj."""
+    """A Gated DeltaNet layer (Qwen3-Next): in_proj_qkvz, in_proj_ba, conv1d, out_proj; a lightning layer
+    (MiniMax-M1 modeling_minimax_m1.py MiniMaxM1LightningAttention): qkv_proj, output_gate, out_proj."""
+    if s.lightning_attention:
+        return 5 * s.hidden_size * s.linear_value_heads * s.linear_value_head_dim
     key_dim = s.linear_key_heads * s.linear_key_head_dim
     value_dim = s.linear_value_heads * s.linear_value_head_dim
     in_proj = s.hidden_size * (2 * key_dim + 2 * value_dim) + s.hidden_size * 2 * s.linear_value_heads
@@ -528,37 +559,168 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
 
 # --- the engines' memory budgets -----------------------------------------------------------------------------
 
-VLLM_GPU_MEMORY_UTILIZATION = 0.92  # vllm 0.33.0 vllm/config/cache.py:215 (Field(default=0.92))
+# vLLM's --gpu-memory-utilization default, newest first: (release range, default, where it was read).
+VLLM_GPU_MEMORY_UTILIZATION = (
+    ("vllm>=0.20.0", 0.92, "vllm 0.20.0-0.33.0 vllm/config/cache.py (0.33.0: :215 Field(default=0.92))"),
+    ("vllm<0.20.0", 0.9, "vllm 0.10.0-0.19.1 vllm/config.py CacheConfig, then vllm/config/cache.py (default 0.9)"),
+)
 
 
-def sglang_default_mem_fraction(gpu_mib: float, tp: int = 1, pp: int = 1, mla: bool = False) -> float:
-    """SGLang's --mem-fraction-static when not given, as sglang 0.5.23 arg_groups/memory_hook.py:281-337 computes
-    it: (GPU memory - reserved) / GPU memory, reserved (MiB) = 512 + 1.5 x max(chunked_prefill_size, 2048)
-    + tp x pp / 8 x 1024 + the CUDA-graph reserve (memory_hook.py:357-399: 2 x decode max_bs, and per prefill
-    capture size 8 MiB, or 1.5 GiB for MLA), at least 10 GiB on GPUs over 60 GiB. The chunked prefill size and
-    decode max_bs are its per-memory defaults (memory_hook.py:89-170). Multimodal and DP-attention extras are
-    left out."""
+def vllm_gpu_memory_utilization(release: Optional[Version] = None) -> float:
+    """vLLM's default --gpu-memory-utilization in `release` (None: the newest)."""
+    if release is None:
+        return VLLM_GPU_MEMORY_UTILIZATION[0][1]
+    return next(value for bound, value, _ in VLLM_GPU_MEMORY_UTILIZATION if VersionRange.parse(bound).contains(release))
+
+
+@dataclass(frozen=True)
+class SglangFractionHeuristic:
+    """How a range of SGLang releases sets --mem-fraction-static when it is not given, on CUDA for one model
+    without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places."""
+
+    releases: str  # a release range, rules/versions.py
+    source: str
+    # (below GiB, chunked_prefill_size, decode CUDA-graph max_bs at TP < 4, at TP >= 4); the last has no bound.
+    # reserved MiB = 512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x max_bs + TP x PP / 8 x 1024 (+ the prefill
+    # graphs), at least 10 GiB on GPUs over 60 GiB, then the speculative reserve.
+    tiers: tuple[tuple[float, int, int, int], ...] = ()
+    # Before 0.5.3 a fixed reserve instead: (below GiB, GiB, GiB per TP x PP rank); the last has no bound.
+    fixed: tuple[tuple[float, float, float], ...] = ()
+    # The prefill (piecewise / breakable) CUDA graphs, on by default: 8 MiB per capture size up to the chunked
+    # prefill size, a flat 1.5 GiB for MLA models.
+    prefill_graphs: bool = False
+    pp_prefill_cap: Optional[int] = None  # PP > 1 caps the prefill capture sizes at this many tokens
+    # MiB reserved for speculative decoding: (STANDALONE, NGRAM, any other algorithm).
+    speculative_mib: tuple[int, int, int] = (0, 0, 0)
+
+
+_UNBOUNDED = float("inf")
+# The decode max_bs / chunked prefill tiers, as three eras of SGLang wrote them (A10-class GPUs moved most).
+_TIERS_0_5_3 = (
+    (20, 2048, 8, 8),
+    (35, 2048, 16, 80),
+    (60, 4096, 32, 160),
+    (160, 8192, 256, 512),
+    (_UNBOUNDED, 16384, 512, 512),
+)
+_TIERS_0_5_4_POST3 = (
+    (20, 2048, 8, 8),
+    (35, 2048, 24, 80),
+    (60, 4096, 32, 160),
+    (160, 8192, 256, 512),
+    (_UNBOUNDED, 16384, 512, 512),
+)
+_TIERS_0_5_20 = (
+    (20, 2048, 8, 8),
+    (35, 4096, 48, 160),
+    (60, 4096, 32, 160),
+    (160, 8192, 256, 512),
+    (_UNBOUNDED, 16384, 512, 512),
+)
+_FIXED_0_5_1 = ((35, 2.8, 0.1), (90, 9.5, 0.5), (160, 12, 0.5), (_UNBOUNDED, 32, 0))
+
+# Newest first; each range read in every wheel it names (the function diffed release to release, unchanged
+# within a range but for NPU / CPU / XPU branches, PD-disaggregation and DP-attention terms not modelled here).
+SGLANG_FRACTION_HEURISTICS = (
+    SglangFractionHeuristic(
+        "sglang>=0.5.20",
+        "sglang 0.5.20-0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings (0.5.23: :47-262)",
+        tiers=_TIERS_0_5_20,
+        prefill_graphs=True,
+        pp_prefill_cap=8192,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.19,<0.5.20",
+        "sglang 0.5.19 arg_groups/memory_hook.py handle_gpu_memory_settings (A10-class tier: chunk 2048, max_bs 24)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        pp_prefill_cap=8192,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.14,<0.5.19",
+        "sglang 0.5.14-0.5.18 server_args.py _handle_gpu_memory_settings with reserve_for_graph_mb (cuda_graph_config"
+        ".prefill on by default; the speculative reserve no longer here)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.10,<0.5.14",
+        "sglang 0.5.10-0.5.13 server_args.py _handle_gpu_memory_settings (piecewise CUDA graphs on by default: "
+        "disable_piecewise_cuda_graph False; speculative + 4 GiB, STANDALONE + 6 GiB)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        speculative_mib=(6144, 0, 4096),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.4.post3,<0.5.10",
+        "sglang 0.5.4.post3-0.5.9 server_args.py _handle_gpu_memory_settings (piecewise CUDA graphs off by default: "
+        "enable_piecewise_cuda_graph False; speculative + 2 GiB, STANDALONE + 6 GiB)",
+        tiers=_TIERS_0_5_4_POST3,
+        speculative_mib=(6144, 0, 2048),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.3,<0.5.4.post3",
+        "sglang 0.5.3-0.5.4 server_args.py _handle_gpu_memory_settings (A10-class tier at TP < 4: max_bs 16)",
+        tiers=_TIERS_0_5_3,
+        speculative_mib=(6144, 0, 2048),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.2,<0.5.3",
+        "sglang 0.5.2 server_args.py __post_init__ (a fixed reserve per GPU-memory tier; STANDALONE + 6 GiB, other "
+        "speculative + 2 GiB)",
+        fixed=_FIXED_0_5_1,
+        speculative_mib=(6144, 2048, 2048),
+    ),
+    SglangFractionHeuristic(
+        "sglang<0.5.2",
+        "sglang 0.5.0rc2-0.5.1.post3 server_args.py __post_init__ (a fixed reserve per GPU-memory tier; speculative "
+        "+ 2 GiB)",
+        fixed=_FIXED_0_5_1,
+        speculative_mib=(2048, 2048, 2048),
+    ),
+)
+
+
+def sglang_fraction_heuristic(release: Optional[Version] = None) -> SglangFractionHeuristic:
+    """The rule `release` computes its default --mem-fraction-static by; the newest for None."""
+    if release is None:
+        return SGLANG_FRACTION_HEURISTICS[0]
+    return next(r for r in SGLANG_FRACTION_HEURISTICS if VersionRange.parse(r.releases).contains(release))
+
+
+def sglang_default_mem_fraction(
+    gpu_mib: float,
+    tp: int = 1,
+    pp: int = 1,
+    mla: bool = False,
+    release: Optional[Version] = None,
+    speculative: Optional[str] = None,
+) -> float:
+    """SGLang's --mem-fraction-static when not given, as `release` computes it (SGLANG_FRACTION_HEURISTICS; None: the
+    newest). Multimodal, DP-attention, PD-disaggregation and DeepEP extras are left out."""
+    heuristic = sglang_fraction_heuristic(release)
     gib = gpu_mib / 1024
-    if gib < 20:
-        chunk, max_bs = 2048, 8
-    elif gib < 35:
-        chunk, max_bs = 4096, 48 if tp < 4 else 160
-    elif gib < 60:
-        chunk, max_bs = 4096, 32 if tp < 4 else 160
-    elif gib < 160:
-        chunk, max_bs = 8192, 256 if tp < 4 else 512
+    if heuristic.fixed:
+        _, base, per_rank = next(t for t in heuristic.fixed if gib < t[0])
+        reserved = (base + per_rank * tp * pp) * 1024
     else:
-        chunk, max_bs = 16384, 512
-    prefill_graph_sizes = _prefill_capture_sizes(min(8192, chunk) if mla else chunk)
-    graph = max_bs * 2 + (1.5 * 1024 if mla else prefill_graph_sizes * 8)
-    reserved = 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 + graph
-    if gpu_mib > 60 * 1024:
-        reserved = max(reserved, 10 * 1024)
+        _, chunk, small_tp_bs, large_tp_bs = next(t for t in heuristic.tiers if gib < t[0])
+        max_bs = small_tp_bs if tp < 4 else large_tp_bs
+        reserved = 512 + max(chunk, 2048) * 1.5 + max_bs * 2 + tp * pp / 8 * 1024
+        if heuristic.prefill_graphs:
+            prefill_max = min(chunk, heuristic.pp_prefill_cap) if heuristic.pp_prefill_cap and pp > 1 else chunk
+            reserved += 1.5 * 1024 if mla else _prefill_capture_sizes(prefill_max) * 8
+        if gpu_mib > 60 * 1024:
+            reserved = max(reserved, 10 * 1024)
+    if speculative:
+        standalone, ngram, other = heuristic.speculative_mib
+        reserved += {"STANDALONE": standalone, "NGRAM": ngram}.get(speculative.upper(), other)
     return round((gpu_mib - reserved) / gpu_mib, 3)
 
 
 def _prefill_capture_sizes(max_bs: int) -> int:
-    """How many prefill CUDA-graph sizes SGLang captures (arg_groups/cuda_graph_hook.py:480-497)."""
+    """How many prefill CUDA-graph sizes SGLang captures up to `max_bs` (the same list in 0.5.10-0.5.23:
+    server_args.py _generate_piecewise_cuda_graph_tokens, then arg_groups/cuda_graph_hook.py:480-497)."""
     sizes = [
         *range(4, 33, 4),
         *range(48, 257, 16),

@@ -1,16 +1,22 @@
 """Fixtures for rules/checks/memory.py: weights per GPU and one request's KV cache."""
 
+# Two H200s in MIG mode, each cut 3g.71gb + 2g.35gb + 1g.18gb: a process has at most the 66.1 GiB slice
+MIG_SLICES = "facts/h200x2-mig-slices.json"
+
 FIXTURES = {
     "memory-weights-fit": {
         "pass": [
             {"gpu": "H100", "argv": ["--model", "llama-3.1-8b"]},
             {"gpu": "8xH200", "argv": ["--model", "deepseek-v3", "--tp-size", "8"]},
             {"gpu": "H100", "argv": ["--model", "gpt-oss-120b"]},  # mxfp4 experts: ~61 GiB
+            {"facts": MIG_SLICES, "argv": ["--model", "qwen3-8b"]},  # 15 GiB in the largest slice
         ],
         "fail": [
             {"gpu": "T4", "argv": ["--model", "deepseek-v3"]},
             {"gpu": "RTX 4090", "argv": ["--model", "llama-3.1-70b"]},
             {"gpu": "H100", "argv": ["--model", "llama-3.1-70b", "--tp-size", "2", "--mem-fraction-static", "0.5"]},
+            # 61 GiB of Qwen3-32B fits a whole H200, not its largest MIG slice x SGLang's fraction there
+            {"facts": MIG_SLICES, "argv": ["--model", "qwen3-32b"]},
         ],
     },
     "vllm-memory-weights-fit": {
