@@ -381,7 +381,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "attention kernels and their options": (
             "disable_chunked_prefix_cache dsa_paged_mqa_logits_backend dsa_topk_backend dsa_triton_union "
-            "dsv4_attn_backend dsv4_prefill_backend enable_amd_monokernel enable_deepseek_v4_fp4_indexer "
+            "dsv4_prefill_backend enable_amd_monokernel enable_deepseek_v4_fp4_indexer "
             "enable_dsa_fused_indexer enable_fused_qk_norm_rope enable_lean_attention enable_nvidia_megakernel "
             "enable_pdmux enable_return_indexer_topk enable_single_batch_overlap enable_two_batch_overlap "
             "flashinfer_mla_disable_ragged nsa_decode nsa_decode_backend nsa_prefill nsa_prefill_backend "
@@ -391,7 +391,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "sparse attention (double sparsity, hierarchical sparse)": (
             "ds_channel_config_path ds_heavy_channel_num ds_heavy_channel_type ds_heavy_token_num "
-            "ds_sparse_decode_threshold enable_double_sparsity enable_hisparse "
+            "ds_sparse_decode_threshold enable_double_sparsity "
             "hierarchical_sparse_attention_extra_config hisparse_config"
         ),
         (
