@@ -30,11 +30,10 @@ VLLM_KV = (
     "vllm: vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (0.33.0: v1/core/kv_cache_planning.py:50-86 "
     "_check_enough_kv_cache_memory); vllm/v1/kv_cache_interface.py"
 )
-# vLLM's memory checks start where the project's vLLM rules start (rules/knowledge OLDEST_KNOWN); the same holds
-# from 0.10.0.
-VLLM_RELEASES = "vllm>=0.13.0"
+# vLLM's memory checks: the same code in every wheel read from 0.10.0 (OLDEST_KNOWN).
+VLLM_RELEASES = "vllm>=0.10.0"
 VLLM_VERIFIED_NOTE = (
-    "vllm 0.10.0-0.33.0, every wheel (the range starts at 0.13.0 with the project's vLLM rules): the KV check and both errors in v1/core/kv_cache_utils.py (v1/core/"
+    "vllm 0.10.0-0.33.0, every wheel: the KV check and both errors in v1/core/kv_cache_utils.py (v1/core/"
     "kv_cache_planning.py in 0.33.0; 'models's max seq len' to 0.21.0, 'model's' from 0.22.0); the budget total "
     "x gpu_memory_utilization less the profiled non-KV memory in v1/worker/gpu_worker.py; the default utilization "
     "0.9 to 0.19.1 and 0.92 from 0.20.0 (config.py, then config/cache.py); the page 2 x block x kv heads x "
