@@ -9,6 +9,8 @@ Verified against the sglang wheels 0.5.5 ... 0.5.23; eras are taken from the tar
 
 from __future__ import annotations
 
+from packaging.version import Version
+
 from rules.checks.common import declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 
@@ -16,6 +18,8 @@ ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py"
+# attention_hook.py: 0.5.19 also counts --enable-prefill-context-parallel as prefill CP; from 0.5.20 attn_cp_size only
+CP_SIZE_ONLY_FROM = Version("0.5.20")
 
 
 def _mla_fallback(target) -> str:
@@ -87,6 +91,48 @@ def trtllm_mha_arch(cfg, target):
         else [f"--attention-backend {fix}"]
     )
     return failed(f"trtllm_mha ({', '.join(refused)}) on {gpu(target)} with sglang {release}", need, flags)
+
+
+@rule(
+    id="trtllm-mha-prefill-cp",
+    title="Prefill context parallelism on trtllm_mha prefill needs SM100",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: the ValueError first appears in 0.5.19 (arg_groups/attention_hook.py:161-170, "
+        "'enable_prefill_context_parallel or attn_cp_size > 1') and is in every release to 0.5.23 (:229-238, "
+        "'attn_cp_size > 1' from 0.5.20; bench/release_walk.py grep 'Prefill context parallelism with the TRTLLM "
+        "MHA prefill')"
+    ),
+    backends=("trtllm_mha",),
+    needs_gpu=True,
+    stage="startup",
+    prevents="Prefill context parallelism with the TRTLLM MHA prefill backend requires SM100 (trtllm-gen context "
+    "kernel): the SM90/SM120 fmha_v2 prefill path does not implement CP shard masking.",
+    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+    docs="""Checks that trtllm_mha prefill with attention context parallelism (`--attn-cp-size` > 1; in 0.5.19
+also `--enable-prefill-context-parallel`) runs on SM100/SM103.
+
+On SM90 and SM120 trtllm_mha prefill runs the fmha_v2 kernels, which cannot mask a context-parallel shard;
+only SM100's trtllm-gen context kernel can, and SGLang refuses the rest at start-up.""",
+    fix_title="Use --attn-cp-size 1, or another prefill backend (fa3 on SM90, flashinfer elsewhere)",
+)
+def trtllm_mha_prefill_cp(cfg, target):
+    if cfg.prefill_backend != "trtllm_mha":
+        return skipped("applies to prefill on trtllm_mha")
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    enabled = cfg.flags.get("enable_prefill_context_parallel") and sglang_release(target) < CP_SIZE_ONLY_FROM
+    if cp_size <= 1 and not enabled:
+        return skipped("applies to prefill context parallelism (--attn-cp-size > 1)")
+    found = f"--attn-cp-size {cp_size}" if cp_size > 1 else "--enable-prefill-context-parallel"
+    if target.major == 10:
+        return passed(f"{found} on trtllm_mha prefill, {gpu(target)}", "SM100")
+    other = "fa3" if target.major == 9 else "flashinfer"
+    return failed(
+        f"{found} on trtllm_mha prefill, {gpu(target)}",
+        "SM100 for context-parallel trtllm_mha prefill",
+        ["--attn-cp-size 1", f"--prefill-attention-backend {other}"],
+    )
 
 
 @rule(

@@ -362,12 +362,14 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             "PyTorch FlexAttention",
             features=frozenset({"kv4_mha", "kv4_fa4_mha_decode"}),
             drops=frozenset({"softcap"}),
-            refuses=frozenset({"speculative_decoding"}),
+            refuses=frozenset({"speculative_decoding", "cross_attention"}),
             sources={
                 "drops": "sglang: python/sglang/srt/layers/attention/torch_flex_backend.py (no logit_cap)",
                 "features": KV4_LISTS,
                 "refuses": f"{ATTENTION_HOOK}, handle_attention_backend_compatibility ('Speculative decoding is "
-                "currently not supported with Flex Attention backend')",
+                "currently not supported with Flex Attention backend'); sglang: python/sglang/srt/layers/attention/"
+                "torch_flex_backend.py, forward_extend ('TorchFlexAttnBackend does not support non-causal attention "
+                "for now.', cross-attention and encoder-only layers)",
             },
         ),
         BackendInfo(

@@ -250,4 +250,71 @@ FIXTURES = {
             },
         ],
     },
+    "general-cuda-graph-disabled": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "torch_native",
+                    "--disable-cuda-graph",
+                ],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "torch_native"], "expect": "warn"},
+            {"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "flex_attention"], "expect": "warn"},
+            {  # server_args.py:445-449 in 0.5.1
+                "gpu": "A100",
+                "argv": [*LLAMA, "--attention-backend", "torch_native"],
+                "engine_version": ["sglang==0.5.1"],
+                "expect": "warn",
+            },
+        ],
+    },
+    "general-flex-cross-attention": {
+        "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "flex_attention"]}],
+        "fail": [
+            {"gpu": "H100", "argv": ["--model", "llama-3.2-11b-vision", "--attention-backend", "flex_attention"]},
+            {"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "flex_attention", "--feature", "cross_attention"]},
+        ],
+    },
+    "general-mis-flashinfer": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--enable-mis",
+                    "--attention-backend",
+                    "flashinfer",
+                ],
+            },
+        ],
+        "fail": [
+            # H100's default for Llama is fa3
+            {"gpu": "H100", "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--enable-mis"]},
+            {
+                "gpu": "A100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--enable-mis",
+                    "--decode-attention-backend",
+                    "triton",
+                ],
+                "engine_version": ["sglang==0.5.11"],
+            },
+        ],
+    },
 }

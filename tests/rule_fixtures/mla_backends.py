@@ -331,4 +331,53 @@ FIXTURES = {
             )
         ],
     },
+    "trtllm-mha-prefill-cp": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "trtllm_mha",
+                    "--tp-size",
+                    "2",
+                    "--attn-cp-size",
+                    "2",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "trtllm_mha",
+                    "--tp-size",
+                    "2",
+                    "--attn-cp-size",
+                    "2",
+                ],
+            },
+            {
+                "gpu": "RTX PRO 6000",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "trtllm_mha",
+                    "--enable-prefill-context-parallel",
+                ],
+                "engine_version": ["sglang==0.5.19"],
+            },
+        ],
+    },
 }
