@@ -4,7 +4,7 @@ Rules judge the resolved config, so a config without `--attention-backend` is ju
 would pick, and a rewrite SGLang makes (fa3 + fp8_e5m2 -> triton) is judged as rewritten and reported as a
 warning. SGLang 0.5.23 sources: python/sglang/srt/arg_groups/overrides.py (`_deterministic_attention_backend`,
 `_attention_backend_default`, `_attention_backend_fa3_fp8_fallback`, `_mla_backend_page_constraints`,
-`_fa4_page_constraint`, `_page_size_default`), arg_groups/model_overrides/*.py, and
+`_fa4_page_constraint`, `_page_size_default`, `_hrm_text_attention_force`), arg_groups/model_overrides/*.py, and
 arg_groups/model_override_base.py `get_default_attn_backend`. Platform probes test the compute-capability
 major only (utils/common.py `_check_cuda_device_version`): SM103 resolves like SM100, SM121 like SM120.
 """
@@ -23,6 +23,7 @@ from rules.target import Target
 
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
 DETERMINISTIC_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _deterministic_attention_backend"
+HRM_TEXT_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _hrm_text_attention_force"
 DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
 QWEN_HYBRID_ARCHITECTURES = frozenset(
     {
@@ -274,7 +275,24 @@ def resolve(config: Config, target: Target) -> Config:
             decode_attention_backend=None,
             rewrites={**config.rewrites, "attention_backend": "fa3"},
         )
+    if hrm_text(config) and _release(target) >= kb.HRM_TEXT_TRITON_FROM and config.attention_backend != "triton":
+        # _hrm_text_attention_force, the last attention declaration: --attention-backend becomes triton (a named
+        # phase keeps its backend); logged only when a backend was asked for.
+        config = replace(
+            config,
+            attention_backend="triton",
+            rewrites={**config.rewrites, "attention_backend": config.attention_backend} if given else config.rewrites,
+            auto_backend=config.auto_backend and f"SGLang forces triton for HRM-Text ({HRM_TEXT_SOURCE})",
+        )
     return config
+
+
+def hrm_text(config: Config) -> bool:
+    """arg_groups/model_hook.py is_hrm_text (prefix_lm, which defaults to true, is not read here)."""
+    model = config.model
+    return model is not None and (
+        model.model_type == kb.HRM_TEXT_MODEL_TYPE or model.architecture == kb.HRM_TEXT_ARCHITECTURE
+    )
 
 
 def effective_page_size(config: Config, target: Target) -> int:

@@ -12,7 +12,7 @@ from packaging.version import Version
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES
-from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
+from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES, hrm_text
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
@@ -692,3 +692,47 @@ def model_fa_swa_cross_attention(cfg, target):
         "no sliding window with cross attention on fa3/fa4/flashinfer/triton",
         ["--attention-backend torch_native"],
     )
+
+
+# --- HRM-Text -----------------------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-hrm-text-triton",
+    title="HRM-Text runs on triton only: SGLang overrides any other --attention-backend",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'HRM-Text (prefix_lm) detected'): "
+        "model_runner.py:1150-1166 in 0.5.15 (at model-runner start), server_args.py with overrides.py "
+        "_hrm_text_attention_force in 0.5.16-0.5.18 (:2218), arg_groups/model_hook.py + overrides.py from 0.5.19 "
+        "(0.5.23 model_hook.py:766-813, overrides.py:1773-1783); the same condition (model_type hrm_text or "
+        "HrmTextForCausalLM, prefix_lm default true) and the same override in each"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Overriding --attention-backend {backend!r} -> 'triton': only the Triton backend supports HRM-Text's "
+    "bidirectional prefix attention.",
+    source=f"{MODEL_HOOK}, handle_model_capability_adjustments; sglang: python/sglang/srt/arg_groups/overrides.py, "
+    "_hrm_text_attention_force",
+    docs="""Warns when an HRM-Text model (model_type hrm_text, HrmTextForCausalLM) is given an attention backend
+other than triton: SGLang logs a warning and runs triton instead.
+
+HRM-Text attends bidirectionally over the prompt (prefix LM), which only SGLang's Triton kernels honour.
+SGLang also sets `--chunked-prefill-size -1`, `--disable-radix-cache` and `--disable-cuda-graph` for it,
+whatever the backend. The rest of the config is judged as triton, which is what runs. (SGLang skips all
+of this when the config sets prefix_lm false, a key attn-preflight does not read.)""",
+    fix_title="Use --attention-backend triton",
+)
+def model_hrm_text_triton(cfg, target):
+    if not hrm_text(cfg):
+        return skipped("applies to HRM-Text (model_type hrm_text)")
+    asked = cfg.rewrites.get("attention_backend")
+    forced = "with chunked prefill, the radix cache and CUDA graphs off"
+    if asked and cfg.attention_backend == "triton":
+        return warned(
+            f"--attention-backend {asked} for HRM-Text (SGLang runs triton instead, {forced})",
+            "--attention-backend triton",
+            ["--attention-backend triton"],
+        )
+    return passed(f"HRM-Text on {cfg.backend_label()}", "--attention-backend triton", reason=f"SGLang runs it {forced}")

@@ -681,6 +681,15 @@ IQUEST_Q1_ARCHITECTURES = frozenset({"IQuestQ1ForCausalLM", "IQuestQ1MTP"})
 IQUEST_Q1_FROM = Version("0.5.21")
 
 
+# HRM-Text (prefix_lm): SGLang forces --attention-backend triton as the last step of resolution, with chunked
+# prefill, the radix cache and CUDA graphs off (model_runner.py :1150-1166 in 0.5.15 at model-runner start;
+# overrides.py _hrm_text_attention_force from 0.5.16, run by arg_groups/model_hook.py: 0.5.23 :766-813,
+# overrides.py :1773-1783). SGLang matches model_type "hrm_text" or this architecture.
+HRM_TEXT_ARCHITECTURE = "HrmTextForCausalLM"
+HRM_TEXT_MODEL_TYPE = "hrm_text"
+HRM_TEXT_TRITON_FROM = Version("0.5.15")
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:

@@ -395,4 +395,26 @@ FIXTURES = {
             ),
         ],
     },
+    "model-hrm-text-triton": {
+        "pass": [
+            {"gpu": "H100", "argv": ["--model", "tests/fixtures/models/synthetic-hrm-text"]},
+            {
+                "gpu": "B200",
+                "argv": ["--model", "tests/fixtures/models/synthetic-hrm-text", "--attention-backend", "triton"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "argv": ["--model", "tests/fixtures/models/synthetic-hrm-text", "--attention-backend", "fa3"],
+                "expect": "warn",
+            },
+            {  # model_runner.py:1150-1166 in 0.5.15
+                "gpu": "B200",
+                "argv": ["--model", "tests/fixtures/models/synthetic-hrm-text", "--attention-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.15"],
+                "expect": "warn",
+            },
+        ],
+    },
 }
