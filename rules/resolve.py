@@ -275,14 +275,14 @@ def resolve(config: Config, target: Target) -> Config:
             decode_attention_backend=None,
             rewrites={**config.rewrites, "attention_backend": "fa3"},
         )
-    asked = config.attention_backend
-    if hrm_text(config) and _release(target) >= kb.HRM_TEXT_TRITON_FROM and asked not in (None, "triton"):
+    before_hrm = config.attention_backend
+    if hrm_text(config) and _release(target) >= kb.HRM_TEXT_TRITON_FROM and before_hrm not in (None, "triton"):
         # _hrm_text_attention_force, the last attention declaration: --attention-backend becomes triton (a named
         # phase keeps its backend); logged only when a backend was asked for.
         config = replace(
             config,
             attention_backend="triton",
-            rewrites={**config.rewrites, "attention_backend": asked} if given else config.rewrites,
+            rewrites={**config.rewrites, "attention_backend": before_hrm} if given and before_hrm else config.rewrites,
             auto_backend=config.auto_backend and f"SGLang forces triton for HRM-Text ({HRM_TEXT_SOURCE})",
         )
     return config
