@@ -310,6 +310,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "speculative_draft_model_path": "str",
                 "speculative_draft_kv_cache_dtype": "str",
                 "speculative_ngram_max_bfs_breadth": "int",
+                "speculative_attention_mode": "str",
                 "quantization": "str",
                 "mamba_ssm_dtype": "str",
                 "linear_attn_prefill_backend": "str",

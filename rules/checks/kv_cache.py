@@ -484,6 +484,7 @@ def kv_nvfp4_dequant_dtype(cfg, target):
 # NVFP4 layout (trtllm_mha on a phase).
 NVFP4_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "NGRAM")
 NVFP4_SPEC_UNSUPPORTED = ("DFLASH", "DSPARK")
+SPEC_ATTENTION_MODE_DEFAULT = "prefill"  # fields/spec.py speculative_attention_mode
 
 
 @rule(
@@ -537,6 +538,46 @@ def kv_nvfp4_speculative(cfg, target):
             ["--speculative-draft-attention-backend trtllm_mha"],
         )
     return passed(f"{algorithm} with a trtllm_mha draft", required)
+
+
+@rule(
+    id="kv-nvfp4-spec-attention-mode",
+    title="Speculative decoding on SM100's mixed NVFP4 KV: target verify is switched to decode attention",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: the warning and the override of speculative_attention_mode first appear in 0.5.21 "
+        "(kv_cache_hook.py:242) and are the same code to 0.5.23 (:233-250; bench/release_walk.py grep 'routes "
+        "target verify')"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="SM100 mixed NVFP4 speculative decoding routes target verify to trtllm_mha; overriding "
+    "--speculative-attention-mode=prefill to decode.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Warns when speculative decoding on SM100/SM103 with `--kv-cache-dtype nvfp4` runs the mixed NVFP4 pair
+(prefill flashinfer on an FP8 dequant workspace, decode trtllm_mha) with `--speculative-attention-mode
+prefill`, SGLang's default: SGLang logs a warning and verifies on the decode backend instead.
+
+FlashInfer prefill reads a transient FP8 dequant workspace whose host-built page layout cannot be
+refreshed inside a target-verify CUDA graph; the trtllm_mha decode child reads the NVFP4 cache directly.
+The mixed pair is what `--prefill-kv-cache-dequant-dtype fp8_e4m3` (or an explicit flashinfer prefill)
+gives on SM100; SGLang's own NVFP4 choice there is trtllm_mha for both phases.""",
+    fix_title="Pass --speculative-attention-mode decode (what SGLang switches to)",
+)
+def kv_nvfp4_spec_attention_mode(cfg, target):
+    if cfg.kv_cache_dtype != "nvfp4" or not cfg.speculative_algorithm:
+        return skipped("applies to speculative decoding with --kv-cache-dtype nvfp4")
+    if target.major != 10 or (cfg.prefill_backend, cfg.decode_backend) != ("flashinfer", "trtllm_mha"):
+        return skipped("applies to SM100's mixed NVFP4 pair (prefill flashinfer, decode trtllm_mha)")
+    mode = cfg.flags.get("speculative_attention_mode", SPEC_ATTENTION_MODE_DEFAULT)
+    if mode == "decode":
+        return passed("--speculative-attention-mode decode", "decode attention for target verify")
+    return warned(
+        f"--speculative-attention-mode {mode} on the mixed NVFP4 pair (SGLang switches it to decode)",
+        "--speculative-attention-mode decode",
+        ["--speculative-attention-mode decode"],
+    )
 
 
 @rule(

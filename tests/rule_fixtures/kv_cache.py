@@ -20,6 +20,23 @@ PREFILL_ONLY = [
     "fa3",
 ]
 
+# SM100 NVFP4 with an FP8 E4M3 prefill workspace: prefill flashinfer, decode trtllm_mha (the mixed pair)
+NVFP4_MIXED_EAGLE = [
+    "python",
+    "-m",
+    "sglang.launch_server",
+    "--model-path",
+    "llama-3.1-8b",
+    "--kv-cache-dtype",
+    "nvfp4",
+    "--prefill-kv-cache-dequant-dtype",
+    "fp8_e4m3",
+    "--speculative-algorithm",
+    "EAGLE",
+    "--speculative-draft-model-path",
+    "llama-3.1-8b",
+]
+
 FIXTURES = {
     "kv-mxfp8-requires-fa4": {
         "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8, "--page-size", "128"]}],
@@ -443,6 +460,17 @@ FIXTURES = {
                 "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8],
                 "engine_version": ["sglang==0.5.23"],
             }
+        ],
+    },
+    "kv-nvfp4-spec-attention-mode": {
+        "pass": [{"gpu": "B200", "command": [*NVFP4_MIXED_EAGLE, "--speculative-attention-mode", "decode"]}],
+        "fail": [
+            {"gpu": "B200", "command": NVFP4_MIXED_EAGLE, "expect": "warn"},
+            {
+                "gpu": "B300",
+                "command": [*NVFP4_MIXED_EAGLE, "--speculative-attention-mode", "prefill"],
+                "expect": "warn",
+            },
         ],
     },
 }
