@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES
+from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES, MAMBA_RADIX_CACHE_ARCHITECTURES, MAMBA_RADIX_CACHE_SOURCE
 from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES, hrm_text
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
@@ -736,3 +736,57 @@ def model_hrm_text_triton(cfg, target):
             ["--attention-backend triton"],
         )
     return passed(f"HRM-Text on {cfg.backend_label()}", "--attention-backend triton", reason=f"SGLang runs it {forced}")
+
+
+# --- hybrid Mamba / linear attention ------------------------------------------------------------------------
+
+
+@rule(
+    id="model-mamba-no-buffer",
+    title="--mamba-radix-cache-strategy no_buffer needs page size 1, --disable-overlap-schedule and no trtllm_mha",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23: the three asserts first appear in 0.5.14 (server_args.py:4355-4363 "
+        "_validate_mamba_no_buffer) and are the same in every release to 0.5.23 (arg_groups/mamba_hook.py:156-163; "
+        "bench/release_walk.py grep 'no_buffer do not support trtllm_mha' and 'no_buffer only supports "
+        "page_size=1'); 0.5.9-0.5.13.post1 (--mamba-scheduler-strategy) turned overlap scheduling off "
+        "themselves and are not judged. The architecture list is 0.5.23's"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.",
+    source=f"sglang: python/sglang/srt/arg_groups/mamba_hook.py, validate_mamba_no_buffer; {MAMBA_RADIX_CACHE_SOURCE}",
+    docs="""Checks an explicit `--mamba-radix-cache-strategy no_buffer` on a hybrid Mamba / linear-attention model
+whose state rides the radix cache (Qwen3-Next, Qwen3.5, Nemotron-H, Falcon-H1, Kimi-Linear, ...): it
+needs `--page-size 1` (or none), `--disable-overlap-schedule`, and an `--attention-backend` other than
+trtllm_mha.
+
+SGLang asserts all three at start-up, before it picks a default backend or page size, so they are
+judged on the flags as given ("no_buffer only supports page_size=1.", "no_buffer do not support overlap
+schedule. Try to set disable_overlap_schedule=True.", "no_buffer do not support trtllm_mha attention
+backend."). Only its `auto` strategy turns overlap scheduling off by itself; with `--disable-radix-cache`
+no strategy applies.""",
+    fix_title="Add --disable-overlap-schedule (and --page-size 1, another backend), or use the auto strategy",
+)
+def model_mamba_no_buffer(cfg, target):
+    if _arch(cfg) not in MAMBA_RADIX_CACHE_ARCHITECTURES:
+        return skipped("applies to hybrid Mamba / linear-attention models on the radix cache")
+    if cfg.flags.get("mamba_radix_cache_strategy") != "no_buffer":
+        return skipped("applies to --mamba-radix-cache-strategy no_buffer")
+    if cfg.flags.get("disable_radix_cache"):
+        return skipped("--disable-radix-cache: no Mamba radix-cache strategy applies")
+    problems, fix = [], []
+    if cfg.page_size not in (None, 1):
+        problems.append(f"--page-size {cfg.page_size}")
+        fix.append("--page-size 1")
+    if not cfg.flags.get("disable_overlap_schedule"):
+        problems.append("overlap scheduling on")
+        fix.append("--disable-overlap-schedule")
+    if cfg.attention_backend == "trtllm_mha" and not cfg.auto_backend:
+        problems.append("--attention-backend trtllm_mha")
+        fix.append("--attention-backend triton")
+    required = "page size 1, --disable-overlap-schedule, a backend other than trtllm_mha"
+    if not problems:
+        return passed("no_buffer with page size 1 and overlap scheduling off", required)
+    return failed(f"no_buffer with {', '.join(problems)}", required, [" ".join(fix)])

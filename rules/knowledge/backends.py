@@ -690,6 +690,41 @@ HRM_TEXT_MODEL_TYPE = "hrm_text"
 HRM_TEXT_TRITON_FROM = Version("0.5.15")
 
 
+# Hybrid models whose Mamba/linear-attention state rides the radix cache (arg_groups/overrides.py
+# _MAMBA_RADIX_CACHE_ARCHS, sglang 0.5.23 :369-399; also GraniteMoeHybrid with mamba layers and any
+# linear-attention spec registered with uses_mamba_radix_cache): `--mamba-radix-cache-strategy` applies to them.
+MAMBA_RADIX_CACHE_ARCHITECTURES = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "KimiK3ForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "BailingMoeV3VLForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "Qwen3_5MoeForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+        "InternS2MobiusForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForCausalLM",
+        "Qwen3_5ForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "MiniCPMV4_7ForConditionalGeneration",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+        "NemotronH_Omni_Reasoning_V3",
+        "FalconH1ForCausalLM",
+        "JetNemotronForCausalLM",
+        "JetVLMForConditionalGeneration",
+        "Lfm2ForCausalLM",
+        "Lfm2MoeForCausalLM",
+        "ZayaForCausalLM",
+        "Glm5NextForConditionalGeneration",
+    }
+)
+MAMBA_RADIX_CACHE_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _MAMBA_RADIX_CACHE_ARCHS"
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:

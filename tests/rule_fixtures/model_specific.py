@@ -417,4 +417,50 @@ FIXTURES = {
             },
         ],
     },
+    "model-mamba-no-buffer": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "qwen3-next-80b-a3b",
+                    "--mamba-radix-cache-strategy",
+                    "no_buffer",
+                    "--disable-overlap-schedule",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "qwen3-next-80b-a3b",
+                    "--mamba-radix-cache-strategy",
+                    "no_buffer",
+                ],
+            },
+            {
+                "gpu": "B200",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "qwen3.5-35b-a3b",
+                    "--mamba-radix-cache-strategy",
+                    "no_buffer",
+                    "--disable-overlap-schedule",
+                    "--attention-backend",
+                    "trtllm_mha",
+                    "--page-size",
+                    "64",
+                ],
+                "engine_version": ["sglang==0.5.14"],
+            },
+        ],
+    },
 }
