@@ -315,6 +315,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "disable_overlap_schedule": "bool",
                 "quantization": "str",
                 "mamba_ssm_dtype": "str",
+                "linear_attn_backend": "str",
                 "linear_attn_prefill_backend": "str",
                 "linear_attn_decode_backend": "str",
                 "linear_attn_verify_backend": "str",

@@ -790,3 +790,92 @@ def model_mamba_no_buffer(cfg, target):
     if not problems:
         return passed("no_buffer with page size 1 and overlap scheduling off", required)
     return failed(f"no_buffer with {', '.join(problems)}", required, [" ".join(fix)])
+
+
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+LINEAR_VERIFY_CHECK_FROM = Version("0.5.17")  # the verify-backend twin of the decode check
+
+
+def _linear_attn(cfg, phase: str) -> str:
+    """The linear-attention (GDN/KDA) kernel backend of a phase: its own flag, else --linear-attn-backend (triton)."""
+    return cfg.flags.get(f"linear_attn_{phase}_backend") or cfg.flags.get("linear_attn_backend") or "triton"
+
+
+@rule(
+    id="model-linear-attn-flashinfer-ssm-dtype",
+    title="FlashInfer linear-attention decode / verify on SM100+ needs --mamba-ssm-dtype bfloat16",
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23, every release (bench/release_walk.py grep '--linear-attn-decode-backend flashinfer "
+        "on SM100+ requires'): server_args.py _handle_linear_attn_backend (0.5.10 :2584-2598 ... 0.5.18 :6294), "
+        "arg_groups/attention_hook.py handle_linear_attn_backend from 0.5.19 (0.5.23 :309-378); the verify-backend "
+        "twin from 0.5.17 (server_args.py:6083-6096). --mamba-ssm-dtype defaults to None and nothing fills it "
+        "before the check (0.5.23 fields/exec_.py:490-496)"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="--linear-attn-decode-backend flashinfer on SM100+ requires --mamba-ssm-dtype bfloat16, got "
+    "{mamba_ssm_dtype!r}",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks that FlashInfer's linear-attention (GDN/KDA) decode kernels on a compute capability 10.x or
+newer GPU get `--mamba-ssm-dtype bfloat16`: `--linear-attn-decode-backend flashinfer` (or
+`--linear-attn-backend flashinfer`), and from 0.5.17 the target-verify backend, which follows decode
+when not given.
+
+FlashInfer's SM100+ GDN decode keeps its recurrent state in bfloat16 (SM90 uses float32). SGLang refuses
+any other --mamba-ssm-dtype at start-up, including none: the flag is not filled from the model's config
+before this check. (SGLang itself picks flashinfer decode on SM100 only when bfloat16 is given.)""",
+    fix_title="Add --mamba-ssm-dtype bfloat16, or use --linear-attn-decode-backend triton",
+)
+def model_linear_attn_flashinfer_ssm_dtype(cfg, target):
+    if target.major < 10:
+        return skipped("applies to compute capability 10.x and newer")
+    decode = _linear_attn(cfg, "decode")
+    verify = cfg.flags.get("linear_attn_verify_backend") or ("flashinfer" if decode == "flashinfer" else None)
+    phases = ["decode"] if decode == "flashinfer" else []
+    if verify == "flashinfer" and sglang_release(target) >= LINEAR_VERIFY_CHECK_FROM and decode != "flashinfer":
+        phases.append("verify")
+    if not phases:
+        return skipped("applies to FlashInfer linear-attention decode or verify")
+    dtype = cfg.flags.get("mamba_ssm_dtype")
+    found = f"linear-attention {' and '.join(phases)} on flashinfer, --mamba-ssm-dtype {dtype or '(not given)'}"
+    if dtype == "bfloat16":
+        return passed(found, "--mamba-ssm-dtype bfloat16")
+    return failed(f"{found} on {gpu(target)}", "--mamba-ssm-dtype bfloat16", ["--mamba-ssm-dtype bfloat16"])
+
+
+@rule(
+    id="model-linear-attn-flashinfer-cuda13",
+    title="FlashInfer linear-attention prefill on SM100+ needs a CUDA 13 torch",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23, every release (bench/release_walk.py grep '--linear-attn-prefill-backend "
+        "flashinfer on SM100+ requires CUDA 13'): server_args.py _handle_linear_attn_backend (0.5.13 :3250-3265 "
+        "... 0.5.18 :6326), arg_groups/attention_hook.py from 0.5.19 (0.5.23 :380-393); none in 0.5.12"
+    ),
+    needs_gpu=True,
+    needs_software=True,
+    stage="startup",
+    prevents="--linear-attn-prefill-backend flashinfer on SM100+ requires CUDA 13+, got CUDA {cuda_version}",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks that FlashInfer's linear-attention (GDN) prefill (`--linear-attn-prefill-backend flashinfer`,
+or `--linear-attn-backend flashinfer`) on a compute capability 10.x or newer GPU runs with a torch built
+for CUDA 13 or newer.
+
+The SM100+ GDN prefill kernel is a CuTe DSL kernel that needs CUDA 13; SGLang reads torch.version.cuda
+and refuses an older build at start-up. Judged on the probed torch (a live probe or --facts).""",
+    fix_title="Install a CUDA 13 torch (cu130), or use --linear-attn-prefill-backend triton",
+)
+def model_linear_attn_flashinfer_cuda13(cfg, target):
+    if target.major < 10:
+        return skipped("applies to compute capability 10.x and newer")
+    if _linear_attn(cfg, "prefill") != "flashinfer":
+        return skipped("applies to FlashInfer linear-attention prefill")
+    cuda = target.facts.torch.cuda if target.facts is not None else None
+    major = int(cuda.split(".")[0]) if cuda and cuda.split(".")[0].isdigit() else 0
+    found = f"linear-attention prefill on flashinfer with torch CUDA {cuda or 'unknown'} on {gpu(target)}"
+    if major >= 13:
+        return passed(found, "torch CUDA 13+")
+    return failed(found, "torch CUDA 13+", ["--linear-attn-prefill-backend triton"])

@@ -11,6 +11,8 @@ import json
 import tempfile
 from pathlib import Path
 
+from .install import on
+
 _COMMON = {
     "vocab_size": 32000,
     "max_position_embeddings": 32768,
@@ -192,6 +194,8 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
     args = list(argv) + (["--model", model_dir(model)] if model else [])
     return {"gpu": gpu, "argv": args, **extra}
 
+
+QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
 
 FIXTURES = {
     "model-gpt-oss-backends": {
@@ -461,6 +465,38 @@ FIXTURES = {
                 ],
                 "engine_version": ["sglang==0.5.14"],
             },
+        ],
+    },
+    "model-linear-attn-flashinfer-ssm-dtype": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": [*QWEN3_NEXT, "--linear-attn-decode-backend", "flashinfer", "--mamba-ssm-dtype", "bfloat16"],
+            },
+        ],
+        "fail": [
+            {"gpu": "B200", "command": [*QWEN3_NEXT, "--linear-attn-decode-backend", "flashinfer"]},
+            {
+                "gpu": "B300",
+                "command": [*QWEN3_NEXT, "--linear-attn-backend", "flashinfer", "--mamba-ssm-dtype", "float32"],
+            },
+            {"gpu": "RTX 5090", "command": [*QWEN3_NEXT, "--linear-attn-verify-backend", "flashinfer"]},
+            {
+                "gpu": "B200",
+                "command": [*QWEN3_NEXT, "--linear-attn-decode-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.10"],
+            },
+        ],
+    },
+    "model-linear-attn-flashinfer-cuda13": {
+        "pass": [
+            on("b200-torch-cu130", command=[*QWEN3_NEXT, "--linear-attn-prefill-backend", "flashinfer"]),
+        ],
+        "fail": [
+            on("b200-ok", command=[*QWEN3_NEXT, "--linear-attn-prefill-backend", "flashinfer"]),
+            on(
+                "b200-ok", command=[*QWEN3_NEXT, "--linear-attn-backend", "flashinfer", "--mamba-ssm-dtype", "bfloat16"]
+            ),
         ],
     },
 }
