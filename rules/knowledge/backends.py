@@ -725,6 +725,31 @@ MAMBA_RADIX_CACHE_ARCHITECTURES = frozenset(
 MAMBA_RADIX_CACHE_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _MAMBA_RADIX_CACHE_ARCHS"
 
 
+# --enable-page-major-kv-layout (which --enable-unified-memory implies) admits only backends whose kernels read
+# the per-layer views by their strides (kv_cache_hook.py handle_page_major_kv_layout: 0.5.19 :290-360 ... 0.5.23
+# :771-827, the lists unchanged but for tokenspeed_mla, renamed cutedsl_mla in 0.5.23). K/V head dims that differ
+# (MiMo-V2 192/128) were refused outright before 0.5.23 ("--enable-unified-memory requires uniform K/V rows" /
+# "... does not yet admit asymmetric K/V rows"); 0.5.23 admits them on the backends that carry v_head_dim.
+PAGE_MAJOR_SOURCE = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_page_major_kv_layout"
+PAGE_MAJOR_FROM = Version("0.5.19")
+PAGE_MAJOR_MLA_BACKENDS = ("triton", "fa3", "trtllm_mla", "flashinfer", "cutedsl_mla", "flashmla")
+PAGE_MAJOR_MLA_BEFORE_ALIAS = (*PAGE_MAJOR_MLA_BACKENDS, "tokenspeed_mla")  # 0.5.19-0.5.22
+TOKENSPEED_MLA_ALIAS_FROM = Version("0.5.23")  # tokenspeed_mla becomes an alias of cutedsl_mla (serving_hook.py)
+PAGE_MAJOR_MHA_BACKENDS = ("triton", "fa3", "fa4", "flashinfer", "trtllm_mha")
+PAGE_MAJOR_ASYMMETRIC_KV_BACKENDS = ("triton", "fa3", "fa4")  # ASYMMETRIC_KV_BACKENDS
+PAGE_MAJOR_ASYMMETRIC_KV_FROM = Version("0.5.23")
+
+# --enable-unified-memory's speculative and DCP limits as sglang 0.5.23 has them (kv_cache_hook.py
+# handle_unified_memory_pool :528-720, _validate_unified_memory_dcp :723-760; the sets changed in every release
+# from 0.5.18, so only 0.5.23's are declared).
+UNIFIED_MEMORY_SOURCE = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_unified_memory_pool"
+UNIFIED_MEMORY_SPEC_ALGORITHMS = ("DSPARK", "EAGLE", "EAGLE3", "DFLASH")
+UNIFIED_SPEC_VERIFY_BACKENDS = ("triton", "trtllm_mla", "cutedsl_mla", "flashmla", "flashinfer", "fa3")
+UNIFIED_SPEC_MHA_BACKENDS = ("triton", "flashinfer", "fa3", "trtllm_mha")  # _SPEC_MHA_AUDITED_BACKENDS
+UNIFIED_DSPARK_BACKENDS = (*UNIFIED_SPEC_VERIFY_BACKENDS, "fa4")
+UNIFIED_DCP_BACKENDS = ("flashinfer", "trtllm_mla", "cutedsl_mla")
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:
