@@ -1033,8 +1033,9 @@ def kv_unified_memory_speculative(cfg, target):
     verified=(
         "sglang 0.5.20-0.5.23: _validate_unified_memory_dcp first appears in 0.5.20 (kv_cache_hook.py:300-335) "
         "and keeps its asserts to 0.5.23 (:723-760; bench/release_walk.py grep '--enable-unified-memory with "
-        "decode context parallelism'); its backend set names tokenspeed_mla too through 0.5.22 (renamed "
-        "cutedsl_mla in 0.5.23); the 0.5.20 and 0.5.21 sets were not diffed"
+        "decode context parallelism'): the MLA, hybrid-SWA, PD and backend asserts read in 0.5.20 (:295-335), "
+        "0.5.21 (:613-653), 0.5.22 (:724-764) and 0.5.23; the backend set names tokenspeed_mla too through 0.5.22 "
+        "(an alias of cutedsl_mla in 0.5.23)"
     ),
     stage="startup",
     prevents="--enable-unified-memory with decode context parallelism (--dcp-size > 1) supports MLA models only "
