@@ -312,6 +312,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "speculative_ngram_max_bfs_breadth": "int",
                 "speculative_attention_mode": "str",
                 "mamba_radix_cache_strategy": "str",
+                "enable_kv_cache_sharding": "bool",
+                "disable_chunked_prefix_cache": "bool",
                 "disable_overlap_schedule": "bool",
                 "quantization": "str",
                 "mamba_ssm_dtype": "str",

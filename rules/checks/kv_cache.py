@@ -15,7 +15,7 @@ from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
-from rules.resolve import NVFP4_SOURCE, effective_page_size, nvfp4_plan
+from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, effective_page_size, nvfp4_plan
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
@@ -1075,3 +1075,59 @@ def kv_unified_memory_dcp(cfg, target):
             f"--enable-unified-memory with DCP on {', '.join(outside)}", required, ["--attention-backend flashinfer"]
         )
     return passed(f"--enable-unified-memory with DCP on {cfg.backend_label()}", required)
+
+
+KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
+DSA_KV_SHARDING_FROM = Version("0.5.23")  # DSA models get their own requirements (the dsa backend)
+
+
+@rule(
+    id="kv-sharding-backend",
+    title="--enable-kv-cache-sharding needs an fa3 prefill, or trtllm_mla for a plain-TP MLA model",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: validate_kv_shard_attention_backend first appears in 0.5.22 (kv_shard_hook.py:26-45) "
+        "and keeps its fa3 / trtllm_mla branch in 0.5.23 (:64-88), which adds a DSA branch before it (:33-66; "
+        "bench/release_walk.py grep '--enable-kv-cache-sharding currently requires the fa3')"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding currently requires the fa3 prefill attention backend, or trtllm_mla for "
+    "plain-TP MLA; got {prefill_backend!r}.",
+    source=f"{KV_SHARD_HOOK}, validate_kv_shard_attention_backend",
+    docs="""Checks the prefill backend of `--enable-kv-cache-sharding` (a PD prefill worker striping each cached page
+across ranks): fa3, or trtllm_mla for an MLA model with `--attn-cp-size` 1 and chunked prefix caching on.
+
+Only those prefill paths read a rank's stripe of each page; SGLang refuses the rest at start-up ("KV
+sharding with trtllm_mla requires an MLA model.", "... only supports plain-TP MLA (attn_cp_size must be
+1).", "... requires chunked prefix caching."). From 0.5.23 DSA models (DeepSeek V3.2, GLM-5) have their
+own requirements on the dsa backend, not judged here; neither is the PD-prefill-only requirement (the
+disaggregation flags are not read).""",
+    fix_title="Use --prefill-attention-backend fa3 (SM90), or trtllm_mla for an MLA model on Blackwell",
+)
+def kv_sharding_backend(cfg, target):
+    if not cfg.flags.get("enable_kv_cache_sharding"):
+        return skipped("applies to --enable-kv-cache-sharding")
+    architecture = cfg.model.architecture if cfg.model else None
+    if architecture in DSA_ARCHITECTURES and sglang_release(target) >= DSA_KV_SHARDING_FROM:
+        return skipped("DSA KV sharding has its own requirements on the dsa backend (not judged here)")
+    prefill = cfg.prefill_backend
+    if prefill is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    required = "prefill fa3, or trtllm_mla for a plain-TP MLA model with chunked prefix caching"
+    if prefill == "fa3":
+        return passed("KV sharding with prefill fa3", required)
+    if prefill != "trtllm_mla":
+        return failed(f"KV sharding with prefill {prefill}", required, ["--prefill-attention-backend fa3"])
+    if not cfg.mla:
+        return failed(
+            "KV sharding with prefill trtllm_mla on an MHA model", required, ["--prefill-attention-backend fa3"]
+        )
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    if cp_size > 1:
+        return failed(
+            f"KV sharding with prefill trtllm_mla and --attn-cp-size {cp_size}", required, ["--attn-cp-size 1"]
+        )
+    if cfg.flags.get("disable_chunked_prefix_cache"):
+        return failed("KV sharding with prefill trtllm_mla and --disable-chunked-prefix-cache", required)
+    return passed("KV sharding with prefill trtllm_mla on a plain-TP MLA model", required)

@@ -589,4 +589,27 @@ FIXTURES = {
             },
         ],
     },
+    "kv-sharding-backend": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--enable-kv-cache-sharding", "--attention-backend", "fa3"),
+            },
+            {"gpu": "B200", "command": serve("deepseek-v3", "--enable-kv-cache-sharding", "--tp-size", "8")},
+        ],
+        "fail": [
+            {"gpu": "B200", "command": serve("llama-3.1-8b", "--enable-kv-cache-sharding")},
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--enable-kv-cache-sharding", "--tp-size", "8", "--attn-cp-size", "2"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-v3", "--enable-kv-cache-sharding", "--tp-size", "8", "--attention-backend", "flashinfer"
+                ),
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
 }
