@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import SGLANG_NEWEST, choice_check, declared, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, choice_check, declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from rules.knowledge import flags as flag_kb
@@ -774,4 +774,53 @@ def general_mis_flashinfer(cfg, target):
         f"--enable-mis on {cfg.backend_label()}",
         "flashinfer for prefill and decode",
         ["--attention-backend flashinfer"],
+    )
+
+
+# triton_backend.py under --dcp-size > 1: the features its DCP extend / decode paths refuse (each a
+# NotImplementedError at the first forward), with the release each refusal appears in.
+TRITON_DCP_REFUSES = {
+    "sinks": ("DCP Triton extend does not support sinks", Version("0.5.15")),
+    "sliding_window": ("DCP Triton extend does not support sliding window", Version("0.5.15")),
+    "score_mod": ("DCP Triton extend does not support score_mod", Version("0.5.16")),
+}
+
+
+@rule(
+    id="general-triton-dcp",
+    title="triton under decode context parallelism has no sinks, sliding window or score_mod",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep): triton_backend.py's DCP extend refuses "
+        "sinks and sliding-window layers from 0.5.15 (:1382-1389; 0.5.23 _forward_extend_dcp :2009-2016), "
+        "score_mod in extend and decode from 0.5.16 (:1746; 0.5.23 :1789-1792, :2423-2426)"
+    ),
+    backends=("triton",),
+    stage="runtime",
+    prevents="DCP Triton extend does not support sinks",
+    source="sglang: python/sglang/srt/layers/attention/triton_backend.py, TritonAttnBackend.forward_extend / "
+    "_forward_extend_dcp / forward_decode",
+    docs="""Checks that triton with decode context parallelism (`--dcp-size` > 1) serves a model without attention
+sinks, sliding-window layers or a score_mod.
+
+Triton's DCP path splits each sequence's KV across ranks and merges partial results; its extend kernel
+has no sink, window or score-mod support under DCP, and decode none for score_mod. Each is a
+NotImplementedError at the first forward, after the weights load. (A custom attention mask, as
+multi-item scoring uses, is refused too.)""",
+    fix_title="Use --dcp-size 1 for this model on triton, or another backend",
+)
+def general_triton_dcp(cfg, target):
+    dcp = cfg.flags.get("dcp_size") or 1
+    if dcp <= 1:
+        return skipped("applies to --dcp-size > 1")
+    release = sglang_release(target)
+    refused = [f for f, (_, since) in TRITON_DCP_REFUSES.items() if f in cfg.features and release >= since]
+    required = "no sinks, sliding window or score_mod on triton under DCP"
+    if not refused:
+        return passed(f"triton with --dcp-size {dcp}, none of {', '.join(TRITON_DCP_REFUSES)}", required)
+    return failed(
+        f"{', '.join(refused).replace('_', ' ')} on {phases_using(cfg, 'triton')} with --dcp-size {dcp}",
+        required,
+        ["--dcp-size 1"],
     )

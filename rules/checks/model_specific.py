@@ -11,8 +11,9 @@ from packaging.version import Version
 
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import backends as backend_kb
 from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES, MAMBA_RADIX_CACHE_ARCHITECTURES, MAMBA_RADIX_CACHE_SOURCE
-from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES, hrm_text
+from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES, effective_page_size, hrm_text
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
@@ -879,3 +880,91 @@ def model_linear_attn_flashinfer_cuda13(cfg, target):
     if major >= 13:
         return passed(found, "torch CUDA 13+")
     return failed(found, "torch CUDA 13+", ["--linear-attn-prefill-backend triton"])
+
+
+# --- Kimi-K3 and Unlimited-OCR ------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-kimi-k3-dcp",
+    title="Kimi-K3 with decode context parallelism decodes on cutedsl_mla only",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23, every release (bench/release_walk.py grep 'Decode attention backend for Kimi-K3 DCP "
+        "must be'): overrides.py in 0.5.17 (:398-428), arg_groups/model_overrides/kimi_k3.py from 0.5.20 (:129; "
+        "0.5.23 :88-113), read in 0.5.17, 0.5.20, 0.5.22 and 0.5.23: cutedsl_mla or no decode backend becomes "
+        "prefill trtllm_mla + decode cutedsl_mla; tokenspeed_mla its own pair through 0.5.22; aiter (ROCm) from "
+        "0.5.20"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got {decode_backend!r}.",
+    source=backend_kb.KIMI_K3_DCP_SOURCE,
+    docs="""Checks that Kimi-K3 (KimiK3ForConditionalGeneration) with `--dcp-size` > 1 is given no decode backend,
+or cutedsl_mla (tokenspeed_mla through 0.5.22; aiter on ROCm).
+
+Kimi-K3's override then sets prefill trtllm_mla and decode cutedsl_mla itself, whatever prefill backend
+was named (cutedsl_mla's decode kernel implements the DCP signature); any other decode backend, including
+one inherited from `--attention-backend`, is an AssertionError at start-up. (attn-preflight judges the
+other rules on the backends as given, not on that pair.)""",
+    fix_title="Pass --decode-attention-backend cutedsl_mla (or name no backend)",
+)
+def model_kimi_k3_dcp(cfg, target):
+    if _arch(cfg) != backend_kb.KIMI_K3_ARCHITECTURE:
+        return skipped("applies to Kimi-K3 (KimiK3ForConditionalGeneration)")
+    dcp = cfg.flags.get("dcp_size") or 1
+    if dcp <= 1:
+        return skipped("applies to --dcp-size > 1")
+    allowed = backend_kb.KIMI_K3_DCP_DECODE_BACKENDS
+    if sglang_release(target) < backend_kb.TOKENSPEED_MLA_ALIAS_FROM:
+        allowed = (*allowed, "tokenspeed_mla")
+    given = None if cfg.auto_backend else cfg.decode_attention_backend or cfg.attention_backend
+    required = f"no decode backend, or one of {', '.join(allowed)}"
+    if given is None or given in allowed:
+        return passed(
+            f"Kimi-K3 DCP with decode {given or '(not given)'}",
+            required,
+            reason="SGLang runs prefill trtllm_mla, decode cutedsl_mla" if given in (None, "cutedsl_mla") else "",
+        )
+    return failed(
+        f"Kimi-K3 with --dcp-size {dcp} and decode {given}", required, ["--decode-attention-backend cutedsl_mla"]
+    )
+
+
+@rule(
+    id="model-prefill-aware-swa-page",
+    title="Unlimited-OCR on fa3/fa4 (prefill-aware sliding window) needs page size 1 and no unified memory",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'Prefill-aware SWA requires page_size=1'): "
+        "flashattention_backend.py (0.5.15 :293-297, 0.5.23 :257-268); models/unlimited_ocr.py is the only model "
+        "with is_prefill_aware_swa in the 0.5.15, 0.5.19 and 0.5.23 wheels; the unified-memory assert from 0.5.19"
+    ),
+    needs_model=True,
+    backends=("fa3", "fa4"),
+    stage="init",
+    prevents="Prefill-aware SWA requires page_size=1, got page_size={page_size}",
+    source="sglang: python/sglang/srt/layers/attention/flashattention_backend.py, FlashAttentionBackend.__init__",
+    docs="""Checks that Unlimited-OCR (UnlimitedOCRForCausalLM), whose sliding window keeps the prompt's tokens
+during decode ("prefill-aware SWA"), runs fa3/fa4 with page size 1 (after SGLang's page-size snaps:
+fa4 on SM100 forces 128) and, from 0.5.19, without `--enable-unified-memory`.
+
+SGLang's FlashAttention backend builds the prefill-aware window's page table token by token; it asserts
+both when the backend is constructed ("--enable-unified-memory does not support the prefill-aware SWA
+decode mode; disable it for this model.").""",
+    fix_title="Use --page-size 1 (fa3), or drop --enable-unified-memory",
+)
+def model_prefill_aware_swa_page(cfg, target):
+    if _arch(cfg) not in backend_kb.PREFILL_AWARE_SWA_ARCHITECTURES:
+        return skipped("applies to Unlimited-OCR (prefill-aware sliding window)")
+    page = effective_page_size(cfg, target)
+    required = "page size 1, no --enable-unified-memory"
+    if page != 1:
+        fix = ["--page-size 1"] if cfg.page_size not in (None, 1) else ["--attention-backend fa3"]
+        return failed(f"prefill-aware SWA on {cfg.backend_label()} with page size {page}", required, fix)
+    unified = cfg.flags.get("enable_unified_memory")
+    if unified and sglang_release(target) >= backend_kb.PREFILL_AWARE_SWA_UNIFIED_FROM:
+        return failed("prefill-aware SWA with --enable-unified-memory", required)
+    return passed(f"prefill-aware SWA on {cfg.backend_label()} with page size 1", required)

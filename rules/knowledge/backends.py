@@ -750,6 +750,21 @@ UNIFIED_DSPARK_BACKENDS = (*UNIFIED_SPEC_VERIFY_BACKENDS, "fa4")
 UNIFIED_DCP_BACKENDS = ("flashinfer", "trtllm_mla", "cutedsl_mla")
 
 
+# Kimi-K3 with --dcp-size > 1 (arg_groups/model_overrides/kimi_k3.py _kimi_k3_overrides, 0.5.23 :54-113; in
+# overrides.py from 0.5.17): decode cutedsl_mla (or none named) becomes prefill trtllm_mla + decode cutedsl_mla,
+# aiter is the ROCm path, tokenspeed_mla its own pair before it became cutedsl_mla's alias; any other decode
+# backend is an AssertionError.
+KIMI_K3_ARCHITECTURE = "KimiK3ForConditionalGeneration"
+KIMI_K3_DCP_DECODE_BACKENDS = ("cutedsl_mla", "aiter")
+KIMI_K3_DCP_SOURCE = "sglang: python/sglang/srt/arg_groups/model_overrides/kimi_k3.py, _kimi_k3_overrides"
+
+# Models whose FlashAttention backend runs "prefill-aware SWA" (model.is_prefill_aware_swa(): prefill tokens stay
+# in the window during decode), which asserts page size 1 (flashattention_backend.py 0.5.15 :293-297, 0.5.23
+# :257-268; the only such model in every release 0.5.15-0.5.23 is models/unlimited_ocr.py).
+PREFILL_AWARE_SWA_ARCHITECTURES = frozenset({"UnlimitedOCRForCausalLM"})
+PREFILL_AWARE_SWA_UNIFIED_FROM = Version("0.5.19")  # ... and refuses --enable-unified-memory
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:

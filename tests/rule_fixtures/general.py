@@ -317,4 +317,56 @@ FIXTURES = {
             },
         ],
     },
+    "general-triton-dcp": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--tp-size",
+                    "2",
+                    "--dcp-size",
+                    "2",
+                    "--attention-backend",
+                    "triton",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "gpt-oss-20b",
+                    "--tp-size",
+                    "2",
+                    "--dcp-size",
+                    "2",
+                    "--attention-backend",
+                    "triton",
+                ],
+            },
+            {
+                "gpu": "A100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "gemma-3-27b",
+                    "--tp-size",
+                    "2",
+                    "--dcp-size",
+                    "2",
+                    "--attention-backend",
+                    "triton",
+                ],
+                "engine_version": ["sglang==0.5.15"],
+            },
+        ],
+    },
 }

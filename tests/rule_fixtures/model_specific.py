@@ -196,6 +196,8 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
 
 
 QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
+KIMI_K3 = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-kimi-k3"]
+UNLIMITED_OCR = ["--model", "tests/fixtures/models/synthetic-unlimited-ocr"]
 
 FIXTURES = {
     "model-gpt-oss-backends": {
@@ -497,6 +499,37 @@ FIXTURES = {
             on(
                 "b200-ok", command=[*QWEN3_NEXT, "--linear-attn-backend", "flashinfer", "--mamba-ssm-dtype", "bfloat16"]
             ),
+        ],
+    },
+    "model-kimi-k3-dcp": {
+        "pass": [
+            {"gpu": "B200", "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8"]},
+            {
+                "gpu": "B200",
+                "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8", "--decode-attention-backend", "cutedsl_mla"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8", "--attention-backend", "trtllm_mla"],
+            },
+            {
+                "gpu": "B200",
+                "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8", "--decode-attention-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
+    },
+    "model-prefill-aware-swa-page": {
+        "pass": [{"gpu": "H100", "argv": [*UNLIMITED_OCR, "--attention-backend", "fa3"]}],
+        "fail": [
+            {"gpu": "H100", "argv": [*UNLIMITED_OCR, "--attention-backend", "fa3", "--page-size", "16"]},
+            {"gpu": "B200", "argv": [*UNLIMITED_OCR, "--attention-backend", "fa4"]},
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", UNLIMITED_OCR[1], "--enable-unified-memory"],
+            },
         ],
     },
 }
