@@ -313,6 +313,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "speculative_attention_mode": "str",
                 "mamba_radix_cache_strategy": "str",
                 "enable_kv_cache_sharding": "bool",
+                "dllm_algorithm": "str",
                 "disable_chunked_prefix_cache": "bool",
                 "disable_overlap_schedule": "bool",
                 "quantization": "str",

@@ -4,8 +4,8 @@ Rules judge the resolved config, so a config without `--attention-backend` is ju
 would pick, and a rewrite SGLang makes (fa3 + fp8_e5m2 -> triton) is judged as rewritten and reported as a
 warning. SGLang 0.5.23 sources: python/sglang/srt/arg_groups/overrides.py (`_deterministic_attention_backend`,
 `_attention_backend_default`, `_attention_backend_fa3_fp8_fallback`, `_mla_backend_page_constraints`,
-`_fa4_page_constraint`, `_page_size_default`, `_hrm_text_attention_force`), arg_groups/model_overrides/*.py, and
-arg_groups/model_override_base.py `get_default_attn_backend`. Platform probes test the compute-capability
+`_fa4_page_constraint`, `_page_size_default`, `_hrm_text_attention_force`, `_dllm_attention_backend`),
+arg_groups/model_overrides/*.py, and arg_groups/model_override_base.py `get_default_attn_backend`. Platform probes test the compute-capability
 major only (utils/common.py `_check_cuda_device_version`): SM103 resolves like SM100, SM121 like SM120.
 """
 
@@ -106,6 +106,46 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
             return {"attention_backend": "trtllm_mha", "page_size": 64}
         return {"attention_backend": "triton", "page_size": 1}
     return {}
+
+
+def _dllm_backend(config: Config, release: Version) -> Config:
+    """overrides.py _dllm_attention_backend on CUDA (rules/knowledge/backends.py DLLM_*): an algorithm's required
+    backend for every phase, or flashinfer for --attention-backend while decode CUDA graphs are on."""
+    algorithm = config.flags.get("dllm_algorithm")
+    if not algorithm or release < kb.DLLM_FLASHINFER_FROM:
+        return config
+    phases = (config.prefill_attention_backend, config.decode_attention_backend)
+    declared = kb.DLLM_ALGORITHM_BACKENDS.get(algorithm) if release >= kb.DLLM_REQUIRED_BACKEND_FROM else None
+    if declared is not None:
+        required, supported = declared
+        if release >= kb.DLLM_SUPPORTED_BACKENDS_FROM and (
+            config.attention_backend in supported and all(p in (None, *supported) for p in phases)
+        ):
+            return config
+        every_phase = True
+        backend = required
+    elif config.flags.get("disable_cuda_graph"):
+        return config
+    else:
+        every_phase = False
+        backend = kb.DLLM_CUDA_GRAPH_BACKEND
+    before = {"attention_backend": config.attention_backend}
+    if every_phase:
+        before.update(prefill_attention_backend=phases[0], decode_attention_backend=phases[1])
+    changed = {field: value for field, value in before.items() if value != backend}
+    if not changed:
+        return config
+    # what the user asked for (a model override's own choice is no request)
+    asked = {field: value for field, value in changed.items() if value is not None and config.backend_given}
+    return replace(
+        config,
+        attention_backend=backend,
+        prefill_attention_backend=backend if every_phase else config.prefill_attention_backend,
+        decode_attention_backend=backend if every_phase else config.decode_attention_backend,
+        rewrites={**config.rewrites, **asked},
+        auto_backend=config.auto_backend
+        or ("" if config.backend_given else f"SGLang's diffusion-LLM backend ({kb.DLLM_SOURCE})"),
+    )
 
 
 def _deterministic_fallback(config: Config, major: int) -> str:
@@ -221,6 +261,7 @@ def resolve(config: Config, target: Target) -> Config:
     major = target.cc[0]
     given = config.backend_given
     config = _apply_model_overrides(config, target)
+    config = _dllm_backend(config, _release(target))
     if config.deterministic and config.attention_backend is None:
         # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
         config = replace(

@@ -9,6 +9,7 @@ from packaging.version import Version
 from rules.checks.common import SGLANG_NEWEST, choice_check, declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
+from rules.knowledge import backends as backend_kb
 from rules.knowledge import flags as flag_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
@@ -661,6 +662,7 @@ def general_chunked_prefill_page(cfg, target):
 
 
 # attention_hook.py handle_attention_backend_compatibility: these backends turn CUDA graphs off (decode and prefill).
+DLLM_BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
 CUDA_GRAPH_OFF_BACKENDS = {
     "torch_native": "Cuda graph is disabled because of using torch native attention backend",
     "flex_attention": "Cuda graph is disabled because of using torch Flex Attention backend",
@@ -823,4 +825,47 @@ def general_triton_dcp(cfg, target):
         f"{', '.join(refused).replace('_', ' ')} on {phases_using(cfg, 'triton')} with --dcp-size {dcp}",
         required,
         ["--dcp-size 1"],
+    )
+
+
+@rule(
+    id="general-dllm-backend",
+    title="Diffusion LLMs (--dllm-algorithm) silently switch the attention backend",
+    engine="sglang",
+    versions="sglang>=0.5.6.post2",
+    verified=(
+        "sglang 0.5.6.post2-0.5.23, every release (bench/release_walk.py grep 'Attention backend is set to "
+        "flashinfer because of enabling cuda graph in diffusion'): server_args.py _handle_dllm_inference "
+        "(0.5.6.post2 :2082-2100) through 0.5.18, arg_groups/overrides.py _dllm_attention_backend from 0.5.19 "
+        "(0.5.20, 0.5.21, 0.5.22 read; 0.5.23 :1671-1714); the per-algorithm required backend from 0.5.21 "
+        "(Gemma4Renoise: triton), its supported set (triton, fa4) kept from 0.5.22 (dllm/algorithm/"
+        "gemma4_renoise.py in the 0.5.21-0.5.23 wheels)"
+    ),
+    stage="startup",
+    prevents="Attention backend is set to flashinfer because of enabling cuda graph in diffusion LLM inference",
+    source=backend_kb.DLLM_SOURCE,
+    docs="""Warns when a diffusion LLM launch (`--dllm-algorithm`) names an attention backend SGLang replaces: with
+decode CUDA graphs on it sets `--attention-backend flashinfer` (phase flags keep their backends); an
+algorithm that requires a backend (Gemma4Renoise: triton, from 0.5.21; triton or fa4 kept from 0.5.22)
+gets it for every phase.
+
+Block-diffusion decoding captures one fixed batch shape per CUDA graph, which SGLang's FlashInfer path
+serves; the rest of the config is judged on the backend SGLang switches to. `--disable-cuda-graph` keeps
+the backend as given for the other algorithms. (The page size SGLang then aligns to the model's block
+size is not judged.)""",
+    fix_title="Use --attention-backend flashinfer (Gemma4Renoise: triton or fa4), or --disable-cuda-graph",
+)
+def general_dllm_backend(cfg, target):
+    algorithm = cfg.flags.get("dllm_algorithm")
+    if not algorithm:
+        return skipped("applies to --dllm-algorithm")
+    asked = {field: cfg.rewrites[field] for field in DLLM_BACKEND_FIELDS if field in cfg.rewrites}
+    label = cfg.backend_label()
+    if not asked:
+        return passed(f"{algorithm} on {label}", "a backend SGLang keeps for diffusion LLMs")
+    given = ", ".join(f"--{field.replace('_', '-')} {value}" for field, value in asked.items())
+    return warned(
+        f"{given} for {algorithm} (SGLang runs {label} instead)",
+        "a backend SGLang keeps for diffusion LLMs",
+        [f"--attention-backend {cfg.attention_backend}"],
     )

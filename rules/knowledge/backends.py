@@ -765,6 +765,19 @@ PREFILL_AWARE_SWA_ARCHITECTURES = frozenset({"UnlimitedOCRForCausalLM"})
 PREFILL_AWARE_SWA_UNIFIED_FROM = Version("0.5.19")  # ... and refuses --enable-unified-memory
 
 
+# Diffusion LLMs (--dllm-algorithm): overrides.py _dllm_attention_backend (server_args.py _handle_dllm_inference
+# from 0.5.6.post2 :2082-2100; 0.5.23 overrides.py:1671-1714). On CUDA with decode CUDA graphs on, SGLang sets
+# --attention-backend flashinfer. From 0.5.21 an algorithm may require a backend for every phase instead
+# (dllm/algorithm/*.py required_attention_backend): Gemma4Renoise requires triton; from 0.5.22 its
+# supported_attention_backends (triton, fa4) are kept as given.
+DLLM_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _dllm_attention_backend"
+DLLM_FLASHINFER_FROM = Version("0.5.6.post2")
+DLLM_CUDA_GRAPH_BACKEND = "flashinfer"
+DLLM_REQUIRED_BACKEND_FROM = Version("0.5.21")
+DLLM_SUPPORTED_BACKENDS_FROM = Version("0.5.22")
+DLLM_ALGORITHM_BACKENDS = {"Gemma4Renoise": ("triton", ("triton", "fa4"))}  # required, supported
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:

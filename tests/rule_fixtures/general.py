@@ -1,6 +1,8 @@
 """Fixtures for rules/checks/general.py."""
 
 LLAMA = ["--model", "llama-3.1-8b"]
+# a diffusion LLM by its hub id (not in the Hugging Face cache here: the dLLM rule reads the flags only)
+LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
 
 FIXTURES = {
     "general-backend-platform": {
@@ -366,6 +368,42 @@ FIXTURES = {
                     "triton",
                 ],
                 "engine_version": ["sglang==0.5.15"],
+            },
+        ],
+    },
+    "general-dllm-backend": {
+        "pass": [
+            {"gpu": "H100", "command": [*LLADA2, "--dllm-algorithm", "LowConfidence"]},
+            {
+                "gpu": "H100",
+                "command": [
+                    *LLADA2,
+                    "--dllm-algorithm",
+                    "LowConfidence",
+                    "--attention-backend",
+                    "fa3",
+                    "--disable-cuda-graph",
+                ],
+            },
+            {"gpu": "B200", "command": [*LLADA2, "--dllm-algorithm", "Gemma4Renoise", "--attention-backend", "fa4"]},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [*LLADA2, "--dllm-algorithm", "LowConfidence", "--attention-backend", "fa3"],
+                "expect": "warn",
+            },
+            {
+                "gpu": "B200",
+                "command": [*LLADA2, "--dllm-algorithm", "Gemma4Renoise", "--attention-backend", "fa4"],
+                "engine_version": ["sglang==0.5.21"],
+                "expect": "warn",
+            },
+            {
+                "gpu": "A100",
+                "command": [*LLADA2, "--dllm-algorithm", "LowConfidence", "--attention-backend", "triton"],
+                "engine_version": ["sglang==0.5.6.post2"],
+                "expect": "warn",
             },
         ],
     },
