@@ -4,9 +4,10 @@ Rules judge the resolved config, so a config without `--attention-backend` is ju
 would pick, and a rewrite SGLang makes (fa3 + fp8_e5m2 -> triton) is judged as rewritten and reported as a
 warning. SGLang 0.5.23 sources: python/sglang/srt/arg_groups/overrides.py (`_deterministic_attention_backend`,
 `_attention_backend_default`, `_attention_backend_fa3_fp8_fallback`, `_mla_backend_page_constraints`,
-`_fa4_page_constraint`, `_page_size_default`, `_hrm_text_attention_force`, `_dllm_attention_backend`),
-arg_groups/model_overrides/*.py, and arg_groups/model_override_base.py `get_default_attn_backend`. Platform probes test the compute-capability
-major only (utils/common.py `_check_cuda_device_version`): SM103 resolves like SM100, SM121 like SM120.
+`_cutedsl_prefill_backend_fill`, `_fa4_page_constraint`, `_page_size_default`, `_hrm_text_attention_force`,
+`_dllm_attention_backend`), arg_groups/model_overrides/*.py, and arg_groups/model_override_base.py
+`get_default_attn_backend`. Platform probes test the compute-capability major only (utils/common.py
+`_check_cuda_device_version`): SM103 resolves like SM100, SM121 like SM120.
 """
 
 from __future__ import annotations
@@ -146,6 +147,15 @@ def _dllm_backend(config: Config, release: Version) -> Config:
         auto_backend=config.auto_backend
         or ("" if config.backend_given else f"SGLang's diffusion-LLM backend ({kb.DLLM_SOURCE})"),
     )
+
+
+def _cutedsl_prefill_backend_fill(config: Config, release: Version) -> Config:
+    """overrides.py _cutedsl_prefill_backend_fill (server_args.py in 0.5.13-0.5.15): cutedsl_mla serves decode
+    only, so with no --prefill-attention-backend SGLang's prefill is trtllm_mla."""
+    named = (config.attention_backend, config.prefill_attention_backend, config.decode_attention_backend)
+    if release < kb.CUTEDSL_PREFILL_FILL_FROM or "cutedsl_mla" not in named or config.prefill_attention_backend:
+        return config
+    return replace(config, prefill_attention_backend="trtllm_mla")
 
 
 def _deterministic_fallback(config: Config, major: int) -> str:
@@ -307,6 +317,7 @@ def resolve(config: Config, target: Target) -> Config:
     ):
         # _attention_backend_default: equal phase backends override --attention-backend.
         config = replace(config, attention_backend=config.prefill_attention_backend)
+    config = _cutedsl_prefill_backend_fill(config, _release(target))
     if config.attention_backend == "fa3" and config.kv_cache_dtype == "fp8_e5m2":
         # _attention_backend_fa3_fp8_fallback: logged, then triton runs instead.
         config = replace(

@@ -778,6 +778,11 @@ DLLM_SUPPORTED_BACKENDS_FROM = Version("0.5.22")
 DLLM_ALGORITHM_BACKENDS = {"Gemma4Renoise": ("triton", ("triton", "fa4"))}  # required, supported
 
 
+# cutedsl_mla serves decode only; with no --prefill-attention-backend SGLang fills prefill with trtllm_mla
+# (server_args.py :2930-2976 in 0.5.13, overrides.py _cutedsl_prefill_backend_fill from 0.5.16; 0.5.23 :1232-1258).
+CUTEDSL_PREFILL_FILL_FROM = Version("0.5.13")
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:
