@@ -35,7 +35,16 @@ def test_cutedsl_mla_before_the_backend_existed_is_not_filled():
 @pytest.mark.parametrize("release", ["0.5.15", "0.5.23"])
 def test_hrm_text_runs_triton_whatever_backend_is_asked(release):
     """model_runner.py:1150-1166 (0.5.15) and overrides.py:1773-1783 (0.5.23) set attention_backend = triton."""
-    argv = ("--gpu", "H100", "--model", HRM_TEXT, "--attention-backend", "fa3", "--engine-version", f"sglang=={release}")
+    argv = (
+        "--gpu",
+        "H100",
+        "--model",
+        HRM_TEXT,
+        "--attention-backend",
+        "fa3",
+        "--engine-version",
+        f"sglang=={release}",
+    )
     assert resolved(*argv) == ("triton", "triton", {"attention_backend": "fa3"})
 
 
