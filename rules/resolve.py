@@ -67,6 +67,8 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         return {}
     major = target.major or 0  # 0: no GPU, which no override names
     none_set = not config.backend_given
+    if minimax_m3_nvfp4(config, _release(target)):
+        return _minimax_m3_nvfp4_overrides(config, major in kb.blackwell_majors(_release(target)))
     if none_set:
         if arch in DSA_ARCHITECTURES:
             return {"attention_backend": "dsa"}  # deepseek_v2.py: DeepSeek V3.2 / GLM-5
@@ -156,6 +158,31 @@ def _cutedsl_prefill_backend_fill(config: Config, release: Version) -> Config:
     if release < kb.CUTEDSL_PREFILL_FILL_FROM or "cutedsl_mla" not in named or config.prefill_attention_backend:
         return config
     return replace(config, prefill_attention_backend="trtllm_mla")
+
+
+def minimax_m3_nvfp4(config: Config, release: Version) -> bool:
+    """A MiniMax-M3.1 NVFP4 launch: an M3 architecture with --quantization minimax_m3_nvfp4 (the checkpoint's own
+    quantization_config, which SGLang also resolves to it, is not read here)."""
+    model = config.model
+    return (
+        release >= kb.MINIMAX_M3_NVFP4_FROM
+        and model is not None
+        and model.architecture in kb.MINIMAX_M3_ARCHITECTURES
+        and config.flags.get("quantization") == kb.MINIMAX_M3_NVFP4
+    )
+
+
+def _minimax_m3_nvfp4_overrides(config: Config, blackwell: bool) -> dict[str, Any]:
+    """minimax_m3.py: page size 128, on Blackwell an fp8_e4m3 KV cache for auto; trtllm_mha (Blackwell) or fa3
+    where no backend is named. A conflicting page size or KV dtype is refused there, so it is left as given."""
+    declared: dict[str, Any] = {}
+    if config.page_size is None:
+        declared["page_size"] = kb.MINIMAX_M3_NVFP4_PAGE
+    if blackwell and config.kv_cache_dtype == "auto":
+        declared["kv_cache_dtype"] = kb.MINIMAX_M3_NVFP4_KV
+    if not config.backend_given:
+        declared["attention_backend"] = "trtllm_mha" if blackwell else "fa3"
+    return declared
 
 
 def _deterministic_fallback(config: Config, major: int) -> str:

@@ -13,7 +13,14 @@ from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES, MAMBA_RADIX_CACHE_ARCHITECTURES, MAMBA_RADIX_CACHE_SOURCE
-from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES, effective_page_size, hrm_text
+from rules.resolve import (
+    EXAONE_ARCHITECTURES,
+    LFM2_ARCHITECTURES,
+    OLMO_ARCHITECTURES,
+    effective_page_size,
+    hrm_text,
+    minimax_m3_nvfp4,
+)
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
@@ -968,3 +975,56 @@ def model_prefill_aware_swa_page(cfg, target):
     if unified and sglang_release(target) >= backend_kb.PREFILL_AWARE_SWA_UNIFIED_FROM:
         return failed("prefill-aware SWA with --enable-unified-memory", required)
     return passed(f"prefill-aware SWA on {cfg.backend_label()} with page size 1", required)
+
+
+# --- MiniMax-M3.1 NVFP4 -------------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-minimax-m3-nvfp4",
+    title="MiniMax-M3.1 NVFP4 needs page size 128, an fp8_e4m3 KV cache on Blackwell, and DSPARK/DFLASH speculation",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 NVFP4 "
+        "requires --page-size 128': only 0.5.23, :93; the KV dtype check :119, the speculation check :59)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="M3.1 NVFP4 requires --page-size 128",
+    source=backend_kb.MINIMAX_M3_SOURCE,
+    docs="""Checks a MiniMax-M3.1 NVFP4 launch (a MiniMaxM3Sparse architecture with `--quantization
+minimax_m3_nvfp4`): `--page-size` 128 or none, on Blackwell `--kv-cache-dtype fp8_e4m3` or auto, and
+`--speculative-algorithm` DSPARK, DFLASH or none.
+
+SGLang's M3 override refuses each other value at start-up ("M3.1 NVFP4 requires --kv-cache-dtype
+fp8_e4m3", "M3.1 NVFP4 only supports DSPARK or DFLASH speculation") and otherwise sets page size 128,
+the fp8_e4m3 KV cache (Blackwell) and trtllm_mha (Blackwell) or fa3 where no backend is named: the rest
+of the config is judged on those. A checkpoint whose own quantization_config makes it M3.1 NVFP4 is
+recognised only with the --quantization flag (attn-preflight does not read that field).""",
+    fix_title="Drop --page-size (or 128), use --kv-cache-dtype fp8_e4m3, DSPARK/DFLASH speculation",
+)
+def model_minimax_m3_nvfp4(cfg, target):
+    if _arch(cfg) not in backend_kb.MINIMAX_M3_ARCHITECTURES:
+        return skipped("applies to MiniMax-M3 (MiniMaxM3Sparse*)")
+    if not minimax_m3_nvfp4(cfg, sglang_release(target)):
+        return skipped("applies to --quantization minimax_m3_nvfp4 (M3.1 NVFP4)")
+    page, kv = backend_kb.MINIMAX_M3_NVFP4_PAGE, backend_kb.MINIMAX_M3_NVFP4_KV
+    allowed = backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE
+    required = f"page size {page}, --kv-cache-dtype {kv} on Blackwell, speculation {' or '.join(allowed)} or none"
+    if cfg.page_size not in (None, page):
+        return failed(f"M3.1 NVFP4 with --page-size {cfg.page_size}", required, [f"--page-size {page}"])
+    if cfg.speculative_algorithm and cfg.speculative_algorithm not in allowed:
+        return failed(
+            f"M3.1 NVFP4 with --speculative-algorithm {cfg.speculative_algorithm}",
+            required,
+            [f"--speculative-algorithm {allowed[0]}"],
+        )
+    blackwell = target.major in blackwell_majors(target)
+    if blackwell and cfg.kv_cache_dtype != kv:
+        return failed(
+            f"M3.1 NVFP4 on {gpu(target)} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+            required,
+            [f"--kv-cache-dtype {kv}"],
+        )
+    return passed(f"M3.1 NVFP4 with page size {page}, KV {cfg.kv_cache_dtype}", required)

@@ -783,6 +783,19 @@ DLLM_ALGORITHM_BACKENDS = {"Gemma4Renoise": ("triton", ("triton", "fa4"))}  # re
 CUTEDSL_PREFILL_FILL_FROM = Version("0.5.13")
 
 
+# MiniMax-M3.1 NVFP4 (arg_groups/model_overrides/minimax_m3.py _minimax_m3_overrides, new in 0.5.23 :38-124):
+# the checkpoint's quantization resolves to minimax_m3_nvfp4; then page size 128 (any other given is refused), on
+# Blackwell an fp8_e4m3 KV cache (auto becomes it, any other is refused) and trtllm_mha where no backend is named,
+# fa3 elsewhere; speculative decoding DSPARK or DFLASH only.
+MINIMAX_M3_ARCHITECTURES = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
+MINIMAX_M3_NVFP4 = "minimax_m3_nvfp4"
+MINIMAX_M3_NVFP4_FROM = Version("0.5.23")
+MINIMAX_M3_NVFP4_PAGE = 128
+MINIMAX_M3_NVFP4_KV = "fp8_e4m3"
+MINIMAX_M3_NVFP4_SPECULATIVE = ("DSPARK", "DFLASH")
+MINIMAX_M3_SOURCE = "sglang: python/sglang/srt/arg_groups/model_overrides/minimax_m3.py, _minimax_m3_overrides"
+
+
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
     """The MHA architectures SGLang defaults to fa3 on SM90 in one release; None: every one (0.5.8+)."""
     if release >= FA3_DEFAULT_ARCHITECTURES_UNTIL:

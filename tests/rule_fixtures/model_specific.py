@@ -198,6 +198,14 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
 QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
 KIMI_K3 = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-kimi-k3"]
 UNLIMITED_OCR = ["--model", "tests/fixtures/models/synthetic-unlimited-ocr"]
+M3_NVFP4 = [
+    "sglang",
+    "serve",
+    "--model-path",
+    "tests/fixtures/models/synthetic-minimax-m3",
+    "--quantization",
+    "minimax_m3_nvfp4",
+]
 
 FIXTURES = {
     "model-gpt-oss-backends": {
@@ -530,6 +538,18 @@ FIXTURES = {
                 "gpu": "H100",
                 "command": ["sglang", "serve", "--model-path", UNLIMITED_OCR[1], "--enable-unified-memory"],
             },
+        ],
+    },
+    "model-minimax-m3-nvfp4": {
+        "pass": [
+            {"gpu": "B200", "command": M3_NVFP4},
+            {"gpu": "H100", "command": [*M3_NVFP4, "--page-size", "128"]},
+            {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "DFLASH"]},
+        ],
+        "fail": [
+            {"gpu": "B200", "command": [*M3_NVFP4, "--kv-cache-dtype", "bf16"]},
+            {"gpu": "H100", "command": [*M3_NVFP4, "--page-size", "64"]},
+            {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "EAGLE"]},
         ],
     },
 }
