@@ -70,3 +70,15 @@ def test_dllm_gemma4_renoise_keeps_fa4_from_0_5_22_only():
         "triton",
         {"attention_backend": "fa4"},
     )
+
+
+@pytest.mark.parametrize("gpu,backend,kv", [("B200", "trtllm_mha", "fp8_e4m3"), ("H100", "fa3", "auto")])
+def test_minimax_m3_nvfp4_sets_page_128_and_its_blackwell_kv(gpu, backend, kv):
+    """model_overrides/minimax_m3.py:93-123 (0.5.23): page 128; on Blackwell fp8_e4m3 for auto and trtllm_mha,
+    elsewhere fa3 and the model dtype's KV."""
+    launch = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-minimax-m3"]
+    run, report = check_json(["--gpu", gpu, "--", *launch, "--quantization", "minimax_m3_nvfp4"])
+    config = report["config"]
+    assert (config["attention_backend"], config["kv_cache_dtype"], config["page_size"]) == (backend, kv, 128)
+    _, plain = check_json(["--gpu", gpu, "--", *launch])
+    assert (plain["config"]["kv_cache_dtype"], plain["config"]["page_size"]) == ("auto", None)
