@@ -77,7 +77,7 @@ def test_minimax_m3_nvfp4_sets_page_128_and_its_blackwell_kv(gpu, backend, kv):
     """model_overrides/minimax_m3.py:93-123 (0.5.23): page 128; on Blackwell fp8_e4m3 for auto and trtllm_mha,
     elsewhere fa3 and the model dtype's KV."""
     launch = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-minimax-m3"]
-    run, report = check_json(["--gpu", gpu, "--", *launch, "--quantization", "minimax_m3_nvfp4"])
+    _, report = check_json(["--gpu", gpu, "--", *launch, "--quantization", "minimax_m3_nvfp4"])
     config = report["config"]
     assert (config["attention_backend"], config["kv_cache_dtype"], config["page_size"]) == (backend, kv, 128)
     _, plain = check_json(["--gpu", gpu, "--", *launch])
