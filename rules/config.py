@@ -314,6 +314,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "mamba_radix_cache_strategy": "str",
                 "enable_kv_cache_sharding": "bool",
                 "dllm_algorithm": "str",
+                "enable_linear_replayssm": "bool",
+                "enable_linear_replayssm_spec": "bool",
                 "disable_chunked_prefix_cache": "bool",
                 "disable_overlap_schedule": "bool",
                 "quantization": "str",

@@ -1028,3 +1028,92 @@ def model_minimax_m3_nvfp4(cfg, target):
             [f"--kv-cache-dtype {kv}"],
         )
     return passed(f"M3.1 NVFP4 with page size {page}, KV {cfg.kv_cache_dtype}", required)
+
+
+# attention_hook.py handle_linear_attn_backend: on SM100 with --mamba-ssm-dtype bfloat16 and no decode backend
+# named, linear-attention decode defaults to flashinfer (server_args.py from 0.5.11; 0.5.23 :285-307).
+LINEAR_FLASHINFER_DECODE_DEFAULT_FROM = Version("0.5.11")
+REPLAYSSM_DECODE = ((Version("0.5.18"), ("triton", "helion")), (Version("0.5.15"), ("triton",)))
+REPLAYSSM_NO_EXTRA_BUFFER_FROM = Version("0.5.16")
+REPLAYSSM_SPEC_FROM = Version("0.5.17")
+REPLAYSSM_SPEC_DECODE = ("triton", "flashinfer")
+
+
+def _linear_decode(cfg, target) -> str:
+    """The linear-attention decode backend SGLang settles on (its SM100 flashinfer default included)."""
+    if (
+        cfg.flags.get("linear_attn_decode_backend") is None
+        and cfg.flags.get("linear_attn_backend") != "helion"
+        and target.major == 10
+        and cfg.flags.get("mamba_ssm_dtype") == "bfloat16"
+        and sglang_release(target) >= LINEAR_FLASHINFER_DECODE_DEFAULT_FROM
+    ):
+        return "flashinfer"
+    return _linear_attn(cfg, "decode")
+
+
+@rule(
+    id="model-linear-replayssm",
+    title="--enable-linear-replayssm(-spec): the linear-attention decode backend and draft shape they need",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23 (bench/release_walk.py grep): '--enable-linear-replayssm requires the Triton' in "
+        "0.5.15-0.5.17 (server_args.py:4740-4746), 'requires Triton, or Helion for' from 0.5.18 (0.5.23 "
+        "attention_hook.py:409-415); its refusal of the extra_buffer strategy from 0.5.16 (0.5.23 :417-423); "
+        "--enable-linear-replayssm-spec's linear-chain and triton/flashinfer decode checks from 0.5.17 (0.5.23 "
+        ":450-463); SGLang's SM100 flashinfer decode default from 0.5.11"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="--enable-linear-replayssm requires Triton, or Helion for KDA, as the linear-attn decode backend; got "
+    "--linear-attn-decode-backend={decode!r}.",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks the ReplaySSM options of hybrid linear-attention models: `--enable-linear-replayssm` needs a
+triton linear-attention decode backend (or helion, for KDA, from 0.5.18) and no
+`--mamba-radix-cache-strategy extra_buffer` / `extra_buffer_lazy` (from 0.5.16);
+`--enable-linear-replayssm-spec` (from 0.5.17) needs a linear draft chain (`--speculative-eagle-topk` 1
+or unset) and a triton or flashinfer decode backend.
+
+The decode backend is SGLang's: on SM100 with `--mamba-ssm-dtype bfloat16` and no decode backend named
+it is flashinfer. SGLang refuses each at start-up. Not judged: the `auto` strategy resolving to
+extra_buffer, PD disaggregation, SGLANG_RAGGED_VERIFY_MODE and the two options together.""",
+    fix_title="Pass --linear-attn-decode-backend triton (and --speculative-eagle-topk 1 for the -spec option)",
+)
+def model_linear_replayssm(cfg, target):
+    replay, spec = cfg.flags.get("enable_linear_replayssm"), cfg.flags.get("enable_linear_replayssm_spec")
+    release = sglang_release(target)
+    if not replay and not (spec and release >= REPLAYSSM_SPEC_FROM):
+        return skipped("applies to --enable-linear-replayssm or --enable-linear-replayssm-spec")
+    decode = _linear_decode(cfg, target)
+    if replay:
+        allowed = next(backends for since, backends in REPLAYSSM_DECODE if release >= since)
+        strategy = cfg.flags.get("mamba_radix_cache_strategy")
+        required = f"linear-attention decode {' or '.join(allowed)}, no extra_buffer strategy"
+        if decode not in allowed:
+            return failed(
+                f"--enable-linear-replayssm with linear-attention decode {decode}",
+                required,
+                ["--linear-attn-decode-backend triton"],
+            )
+        if strategy in ("extra_buffer", "extra_buffer_lazy") and release >= REPLAYSSM_NO_EXTRA_BUFFER_FROM:
+            return failed(
+                f"--enable-linear-replayssm with --mamba-radix-cache-strategy {strategy}",
+                required,
+                ["--mamba-radix-cache-strategy no_buffer"],
+            )
+        return passed(f"--enable-linear-replayssm with linear-attention decode {decode}", required)
+    required = f"a linear draft chain (top-k 1), linear-attention decode {' or '.join(REPLAYSSM_SPEC_DECODE)}"
+    if cfg.speculative_eagle_topk not in (None, 1):
+        return failed(
+            f"--enable-linear-replayssm-spec with --speculative-eagle-topk {cfg.speculative_eagle_topk}",
+            required,
+            ["--speculative-eagle-topk 1"],
+        )
+    if decode not in REPLAYSSM_SPEC_DECODE:
+        return failed(
+            f"--enable-linear-replayssm-spec with linear-attention decode {decode}",
+            required,
+            ["--linear-attn-decode-backend triton"],
+        )
+    return passed(f"--enable-linear-replayssm-spec with linear-attention decode {decode}", required)

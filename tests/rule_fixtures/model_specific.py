@@ -552,4 +552,39 @@ FIXTURES = {
             {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "EAGLE"]},
         ],
     },
+    "model-linear-replayssm": {
+        "pass": [
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--enable-linear-replayssm"]},
+            {
+                "gpu": "B200",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm-spec", "--mamba-ssm-dtype", "bfloat16"],
+            },
+        ],
+        "fail": [
+            # SM100 + bfloat16 SSM state: SGLang's linear-attention decode default is flashinfer
+            {"gpu": "B200", "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--mamba-ssm-dtype", "bfloat16"]},
+            {
+                "gpu": "H100",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--mamba-radix-cache-strategy", "extra_buffer"],
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--enable-linear-replayssm-spec",
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-eagle-topk",
+                    "4",
+                    "--speculative-num-steps",
+                    "3",
+                ],
+            },
+            {
+                "gpu": "H100",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--linear-attn-decode-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.15"],
+            },
+        ],
+    },
 }
