@@ -1062,7 +1062,8 @@ def _linear_decode(cfg, target) -> str:
         "0.5.15-0.5.17 (server_args.py:4740-4746), 'requires Triton, or Helion for' from 0.5.18 (0.5.23 "
         "attention_hook.py:409-415); its refusal of the extra_buffer strategy from 0.5.16 (0.5.23 :417-423); "
         "--enable-linear-replayssm-spec's linear-chain and triton/flashinfer decode checks from 0.5.17 (0.5.23 "
-        ":450-463); SGLang's SM100 flashinfer decode default from 0.5.11"
+        ":450-463) and its refusal of both options together from 0.5.17 (server_args.py:6224; 0.5.23 :500-505); "
+        "SGLang's SM100 flashinfer decode default from 0.5.11"
     ),
     needs_gpu=True,
     stage="startup",
@@ -1073,17 +1074,18 @@ def _linear_decode(cfg, target) -> str:
 triton linear-attention decode backend (or helion, for KDA, from 0.5.18) and no
 `--mamba-radix-cache-strategy extra_buffer` / `extra_buffer_lazy` (from 0.5.16);
 `--enable-linear-replayssm-spec` (from 0.5.17) needs a linear draft chain (`--speculative-eagle-topk` 1
-or unset) and a triton or flashinfer decode backend.
+or unset) and a triton or flashinfer decode backend, and is not combined with the first.
 
 The decode backend is SGLang's: on SM100 with `--mamba-ssm-dtype bfloat16` and no decode backend named
 it is flashinfer. SGLang refuses each at start-up. Not judged: the `auto` strategy resolving to
-extra_buffer, PD disaggregation, SGLANG_RAGGED_VERIFY_MODE and the two options together.""",
+extra_buffer, PD disaggregation and SGLANG_RAGGED_VERIFY_MODE.""",
     fix_title="Pass --linear-attn-decode-backend triton (and --speculative-eagle-topk 1 for the -spec option)",
 )
 def model_linear_replayssm(cfg, target):
-    replay, spec = cfg.flags.get("enable_linear_replayssm"), cfg.flags.get("enable_linear_replayssm_spec")
     release = sglang_release(target)
-    if not replay and not (spec and release >= REPLAYSSM_SPEC_FROM):
+    replay = cfg.flags.get("enable_linear_replayssm")
+    spec = cfg.flags.get("enable_linear_replayssm_spec") and release >= REPLAYSSM_SPEC_FROM
+    if not replay and not spec:
         return skipped("applies to --enable-linear-replayssm or --enable-linear-replayssm-spec")
     decode = _linear_decode(cfg, target)
     if replay:
@@ -1102,7 +1104,8 @@ def model_linear_replayssm(cfg, target):
                 required,
                 ["--mamba-radix-cache-strategy no_buffer"],
             )
-        return passed(f"--enable-linear-replayssm with linear-attention decode {decode}", required)
+        if not spec:
+            return passed(f"--enable-linear-replayssm with linear-attention decode {decode}", required)
     required = f"a linear draft chain (top-k 1), linear-attention decode {' or '.join(REPLAYSSM_SPEC_DECODE)}"
     if cfg.speculative_eagle_topk not in (None, 1):
         return failed(
@@ -1116,4 +1119,6 @@ def model_linear_replayssm(cfg, target):
             required,
             ["--linear-attn-decode-backend triton"],
         )
+    if replay:
+        return failed("--enable-linear-replayssm-spec with --enable-linear-replayssm", f"{required}, one of the two")
     return passed(f"--enable-linear-replayssm-spec with linear-attention decode {decode}", required)
