@@ -679,8 +679,8 @@ CUDA_GRAPH_OFF_BACKENDS = {
         "torch native'): server_args.py (0.5.1 :445-449 `self.disable_cuda_graph = True`, 0.5.18 :5968), "
         "arg_groups/attention_hook.py from 0.5.19 (:59; 0.5.23 :124-143, both phases' cuda_graph_config "
         "DISABLED); the flex_attention twin from 0.5.3, the first release with that backend (0.5.23 :145-161). "
-        "Through 0.5.15 the test reads --attention-backend as given; from 0.5.16 the resolved one (equal phase "
-        "backends count)"
+        "Through 0.5.14 the test reads self.attention_backend (0.5.5, 0.5.10, 0.5.14 read); from 0.5.15 "
+        "resolved_view(...).attention_backend (equal phase backends count)"
     ),
     stage="startup",
     prevents="Cuda graph is disabled because of using torch native attention backend",
