@@ -731,7 +731,7 @@ server starts, loads the weights, then the first request (or warm-up) fails.""",
 )
 def general_flex_cross_attention(cfg, target):
     if cfg.prefill_backend != "flex_attention":
-        return skipped("applies to prefill on flex_attention (decode never refuses it)")
+        return skipped("applies to prefill on flex_attention (its forward_extend refuses cross attention)")
     if "cross_attention" not in cfg.features or "cross_attention" not in declared(target, "flex_attention").refuses:
         return passed("no cross attention", "decoder-only on flex_attention")
     return failed(
