@@ -1,3 +1,3 @@
-from attn_preflight.cli import main
+from attn_preflight.start import main
 
 main()

@@ -9,10 +9,14 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from probe import __version__
+
+if TYPE_CHECKING:
+    from probe.gpus import GpuProbe
 
 EXIT_OK = 0
 EXIT_FAIL = 1
@@ -121,10 +125,11 @@ def cli() -> None:
     """
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: turns every click usage error into one line and exit 2."""
+def main(argv: list[str] | None = None, gpu_probe: GpuProbe | None = None) -> None:
+    """Runs the group, turning every click usage error into one line and exit 2. `gpu_probe`: the NVML query
+    attn_preflight.start began for `probe` before this module loaded (click's context object carries it)."""
     try:
-        code = cli.main(args=argv, prog_name="attn-preflight", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="attn-preflight", standalone_mode=False, obj={"gpu_probe": gpu_probe})
     except click.exceptions.Exit as stop:
         code = stop.exit_code
     except click.Abort:

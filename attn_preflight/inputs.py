@@ -69,27 +69,39 @@ class ModelNotFound(Exception):
         self.reference, self.looked_in = reference, looked_in
 
 
-def load_model(spec: str) -> ModelFeatures:
-    """A local directory or config.json; a hub id's config.json in the local Hugging Face cache; a preset by its
-    exact name, alias or hub id. RulesInputError for a path that does not exist or a name that is none of
-    these; ModelNotFound for a hub id found nowhere."""
+def _found_model(spec: str) -> Optional[ModelFeatures]:
+    """A local directory or config.json, a hub id's cached config.json, or a preset; None when it is none here."""
     if os.path.exists(spec):
         return load_config_file(spec)
-    if spec.startswith((".", "/", "~")) or spec.endswith(".json") or spec.count("/") > 1:
-        raise RulesInputError(f"--model {spec}: no such file or directory")
     if _HUB_ID.match(spec):
         cached = cached_config(spec)
         if cached is not None:
             config = read_json_input(cached, "model config")
             return features_from_config(config, spec, cached)
-    preset = load_preset(spec)
-    if preset is not None:
-        return preset
+    return load_preset(spec)
+
+
+def load_model(spec: str) -> ModelFeatures:
+    """A local directory or config.json; a hub id's config.json in the local Hugging Face cache; a preset by its
+    exact name, alias or hub id. RulesInputError for a path that does not exist or a name that is none of
+    these; ModelNotFound for a hub id found nowhere."""
+    if not os.path.exists(spec) and (spec.startswith((".", "/", "~")) or spec.endswith(".json") or spec.count("/") > 1):
+        raise RulesInputError(f"--model {spec}: no such file or directory")
+    found = _found_model(spec)
+    if found is not None:
+        return found
     if _HUB_ID.match(spec):
         raise ModelNotFound(spec, hub_cache())
     raise RulesInputError(
         f"--model {spec!r} is neither a local model directory, a hub id nor a preset", choices=presets(), word=spec
     )
+
+
+def load_draft_model(spec: str) -> Optional[ModelFeatures]:
+    """A pasted command's `--speculative-draft-model-path`, read as `--model` is where it is found here; None where
+    it is not (a path of the serving machine, a hub id not cached): the draft is then judged with the target's
+    model. A config.json that is found but malformed is still an input error."""
+    return _found_model(spec)
 
 
 def hub_cache() -> str:

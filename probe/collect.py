@@ -38,13 +38,17 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def collect(check_imports: bool = True, timeout: float = 60.0, use_cache: bool = True) -> Facts:
+def collect(
+    check_imports: bool = True, timeout: float = 60.0, use_cache: bool = True, gpu_probe: Optional[GpuProbe] = None
+) -> Facts:
+    """`gpu_probe`: an NVML query already started (attn_preflight.start forks it before the CLI loads); it is
+    closed here like one started here."""
     from probe import gpus
 
     with TerminateAsExit():
         # NVML's init and `nvcc --version` wait on the driver and a process: their children start first and
         # run beside the file probes and the import checks.
-        gpu_probe = gpus.GpuProbe()
+        gpu_probe = gpu_probe or gpus.GpuProbe()
         from probe import toolkit
 
         nvcc_probe = toolkit.NvccProbe()

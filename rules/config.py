@@ -22,14 +22,12 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from rules.errors import RulesInputError
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import flags as flag_kb
-from rules.knowledge import vllm_backends
 from rules.knowledge.kv_dtypes import KV_DTYPES
 from rules.models import FEATURES, ModelFeatures
 
 ENGINES = ("sglang", "vllm")
 
 # vLLM's --kv-cache-dtype choices (vllm/config/cache.py CacheDType).
-VLLM_KV_DTYPES = vllm_backends.KV_CACHE_DTYPES
 
 # Environment variables that bear on attention; others in a pasted command are ignored.
 _ENV_PREFIXES = (
@@ -64,6 +62,9 @@ class Config:
     context_length: Optional[int] = None  # SGLang --context-length / vLLM --max-model-len; None: the model's
     dtype: str = "auto"
     model: Optional[ModelFeatures] = None
+    # --speculative-draft-model-path as the face read it (EAGLE drafts are checkpoints of their own); None: not
+    # given, or found nowhere (the draft is then judged with the target's model)
+    draft_model: Optional[ModelFeatures] = None
     model_missing: str = ""  # a model given (hub id) whose config.json was found nowhere
     model_looked_in: str = ""  # where it was looked for (the Hugging Face cache directories)
     extra_features: frozenset[str] = frozenset()  # --feature
@@ -156,12 +157,21 @@ class Config:
 
 
 def kv_dtype_choices(engine: str) -> Sequence[str]:
-    return tuple(KV_DTYPES) if engine == "sglang" else VLLM_KV_DTYPES
+    if engine == "sglang":
+        return tuple(KV_DTYPES)
+    from rules.knowledge import vllm_backends  # loaded for vLLM configs only
+
+    return vllm_backends.KV_CACHE_DTYPES
 
 
 def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
-    if value is None or (engine == "vllm" and value.lower() == vllm_backends.AUTO):
-        return None  # vLLM: "auto" means no choice (AttentionConfig.validate_backend_before)
+    if value is None:
+        return None
+    if engine == "vllm":
+        from rules.knowledge import vllm_backends
+
+        if value.lower() == vllm_backends.AUTO:
+            return None  # vLLM: "auto" means no choice (AttentionConfig.validate_backend_before)
     name = backend_kb.canonical(engine, value)
     if name is None:
         raise RulesInputError(
@@ -305,6 +315,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "disable_cuda_graph": "bool",
                 "dsa_prefill_backend": "str",
                 "dsa_decode_backend": "str",
+                "enable_hisparse": "bool",
+                "dsv4_attn_backend": "str",
                 "speculative_num_steps": "int",
                 "speculative_num_draft_tokens": "int",
                 "speculative_draft_model_path": "str",
@@ -358,285 +370,378 @@ _VLLM_ATTENTION_CONFIG = {
 }
 _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
 
-# Flags that bear on attention or the KV cache which no rule models yet, by dest: a pasted command carrying one
-# is judged incomplete (general-unmodelled-flags), never silently.
-UNMODELLED_BEARING_FLAGS = {
-    "sglang": frozenset(
-        {
-            "enable_mixed_chunk",
-            "json_model_override_args",
-            "revision",
-            "max_total_tokens",
-            "enable_double_sparsity",
-            "speculative_draft_model_quantization",
-            "ep_size",
-            "expert_parallel_size",
-            "moe_dp_size",
-            "enable_torch_compile",
-            "disaggregation_mode",  # PD disaggregation moves the KV cache between servers
-            "enable_nsa_prefill_context_parallel",
-            "enable_dsa_prefill_context_parallel",  # its dest from 0.5.13
-            "nsa_prefill_backend",
-            "nsa_decode_backend",
-            "hybrid_kvcache_ratio",
-            "swa_full_tokens_ratio",
-        }
-    ),
-    "vllm": frozenset(
-        {
-            "max_num_batched_tokens",
-            "enable_chunked_prefill",
-            "hf_overrides",
-            "revision",
-            "kv_transfer_config",
-            "enable_prefix_caching",
-            "num_gpu_blocks_override",
-            "cpu_offload_gb",
-            "enforce_eager",
-            "compilation_config",
-            "optimization_level",
-            "enable_expert_parallel",
-            "attention_config",  # keys other than backend / flash_attn_version
-            "mm_encoder_tp_mode",  # the vision encoder's attention runs data-parallel
-            "mm_encoder_attn_backend",
-            "mamba_cache_mode",
-            "mamba_cache_dtype",
-            "kv_cache_memory_bytes",
-            "decode_context_parallel_size",
-        }
-    ),
+# What the flags no rule reads mean for attention, by argparse dest, in groups whose names say why (bench/
+# flag_classes.py lists every dest of every release with its class and help text). Bearing: it can change the
+# attention backend chosen, the KV cache's dtype, layout or size, the page size, heads per rank, the context or the
+# kernels run; a pasted command carrying one is judged incomplete (general-unmodelled-flags), never silently. Where
+# reading the wheels left a doubt, a flag bears.
+UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
+    "sglang": {
+        "model, its config and its revision (heads, layers, context, attention kind)": (
+            "config decrypted_config_file decrypted_draft_config_file device forward_hooks is_embedding "
+            "json_model_override_args model_config_parser model_impl multi_item_scoring_delimiter revision"
+        ),
+        "attention kernels and their options": (
+            "dsa_paged_mqa_logits_backend dsa_topk_backend dsa_triton_union "
+            "dsv4_attn_backend dsv4_prefill_backend enable_amd_monokernel enable_deepseek_v4_fp4_indexer "
+            "enable_dsa_fused_indexer enable_fused_qk_norm_rope enable_lean_attention enable_nvidia_megakernel "
+            "enable_pdmux enable_return_indexer_topk enable_single_batch_overlap enable_two_batch_overlap "
+            "flashinfer_mla_disable_ragged nsa_decode nsa_decode_backend nsa_prefill nsa_prefill_backend "
+            "pdmux_config_path qsa_indexer_dtype sm_group_num speculative_dsa_topk_backend "
+            "tbo_token_distribution_threshold triton_attention_num_kv_splits triton_attention_reduce_in_fp32 "
+            "triton_attention_split_tile_size"
+        ),
+        "sparse attention (double sparsity, hierarchical sparse)": (
+            "ds_channel_config_path ds_heavy_channel_num ds_heavy_channel_type ds_heavy_token_num "
+            "ds_sparse_decode_threshold enable_double_sparsity enable_hisparse "
+            "hierarchical_sparse_attention_extra_config hisparse_config"
+        ),
+        (
+            "KV cache size and layout (sliding-window pools, canaries, scales, memory saver, a GPU pool for "
+            "multimodal features: serving_hook.py 'reduces KV cache headroom')"
+        ): (
+            "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
+            "enable_dsa_cache_layer_split enable_encoder_swa_bounded_replay "
+            "enable_linker_mla_dedup enable_memory_saver enable_streaming_session encoder_only "
+            "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
+            "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
+            "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
+        ),
+        "linear attention and Mamba state (backends, state memory)": (
+            "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint "
+            "enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
+            "linear_replayssm_cache_len mamba_backend mamba_cache_philox_rounds "
+            "mamba_full_memory_ratio mamba_max_states_per_path "
+            "mamba_scheduler_strategy mamba_track_interval max_mamba_cache_size"
+        ),
+        "diffusion LLMs (block attention)": "dllm_algorithm_config dllm_block_size dllm_fdfo",
+        (
+            "CUDA graphs and torch.compile (the default mem_fraction_static reserves memory for the captured "
+            "batch sizes, which --max-running-requests caps: sglang 0.5.23 arg_groups/memory_hook.py:83-188, "
+            ":300)"
+        ): (
+            "cuda_graph_backend_decode cuda_graph_backend_prefill cuda_graph_bs cuda_graph_bs_decode "
+            "cuda_graph_bs_prefill cuda_graph_config cuda_graph_max_bs cuda_graph_max_bs_decode "
+            "cuda_graph_max_bs_prefill cuda_graph_max_seq_len_prefill cuda_graph_prefill_max_context "
+            "cuda_graph_tc_compiler debug_cuda_graph debug_tensor_dump_inject debug_tensor_dump_input_file "
+            "debug_tensor_dump_output_folder disable_cuda_graph_padding disable_decode_cuda_graph "
+            "disable_piecewise_cuda_graph disable_prefill_cuda_graph enable_breakable_cuda_graph "
+            "enable_piecewise_cuda_graph enable_symm_mem enable_torch_compile enable_torch_compile_debug_mode "
+            "enforce_piecewise_cuda_graph max_running_requests msprobe_dump_config piecewise_cuda_graph_compiler "
+            "piecewise_cuda_graph_max_tokens piecewise_cuda_graph_tokens record_nolora_graph"
+        ),
+        (
+            "chunked prefill, mixed batches and the prefill token budget (the default mem_fraction_static "
+            "reserves 1.5 x max(chunked_prefill_size, or max_prefill_tokens when chunking is off, 2048): "
+            "memory_hook.py:297-308)"
+        ): "enable_dynamic_chunking enable_mixed_chunk max_prefill_tokens",
+        "quantization (weights loaded as another format: --load-format gguf sets quantization)": (
+            "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve rl_on_policy_target "
+            "rl_quant_profile speculative_draft_model_quantization torchao_config"
+        ),
+        "LoRA adapters": (
+            "enable_lora experts_shared_outer_loras lora_backend lora_paths lora_target_modules "
+            "lora_use_virtual_experts max_lora_chunk_size max_lora_rank max_loras_per_batch uno_lora_path"
+        ),
+        "speculative decoding": (
+            "decoupled_spec_role enable_beta_spec enable_multi_layer_eagle enable_return_aux_hidden_states "
+            "enable_return_hidden_states return_aux_hidden_state_layer_ids return_hidden_states_mode "
+            "speculative_accept_threshold_acc speculative_accept_threshold_single speculative_adaptive "
+            "speculative_adaptive_config speculative_dflash_block_size "
+            "speculative_dflash_draft_window_size speculative_draft_model_revision speculative_draft_sink_size "
+            "speculative_draft_window_size speculative_dspark_align_verify_tokens_to_graph_tier "
+            "speculative_dspark_block_size speculative_dspark_confidence_sts_path "
+            "speculative_dspark_sps_table_path speculative_moe_a2a_backend speculative_ngram_branch_length "
+            "speculative_ngram_external_sam_budget speculative_ngram_match_type "
+            "speculative_ngram_max_match_window_size speculative_ngram_max_trie_depth "
+            "speculative_ngram_min_bfs_breadth speculative_ngram_min_match_window_size "
+            "speculative_skip_dp_mlp_sync speculative_use_block_verification"
+        ),
+        "PD disaggregation (the KV cache moves between servers)": (
+            "disaggregation_decode_allocation_policy disaggregation_decode_dp "
+            "disaggregation_decode_enable_offload_kvcache disaggregation_decode_enable_radix_cache "
+            "disaggregation_decode_extra_slots disaggregation_decode_host_receive_threshold "
+            "disaggregation_decode_retraction_backup disaggregation_decode_tp disaggregation_mode "
+            "disaggregation_prefill_pp disaggregation_transfer_backend enable_pd_role_switch"
+        ),
+        "hierarchical cache and KV or weight offload": (
+            "cpu_offload_gb enable_flexkv enable_lmcache enable_paged_experts "
+            "enable_unified_cache_external_linker flexkv_config_file hicache_host_memory_fraction "
+            "hicache_host_memory_mode hicache_mem_layout hicache_ratio hicache_size hicache_storage_backend "
+            "hicache_storage_backend_extra_config hicache_storage_prefetch_policy "
+            "hicache_storage_prefetch_retry_max_attempts hicache_storage_prefetch_retry_poll_interval "
+            "hicache_write_policy kt_amx_method kt_amx_weight_path kt_cpuinfer kt_max_deferred_experts_per_token "
+            "kt_method kt_num_gpu_experts kt_threadpool_count kt_weight_path lmcache_config_file "
+            "offload_group_size offload_mode offload_num_in_group offload_prefetch_step "
+            "paged_experts_num_resident ple_offload_backend ple_offload_dir ple_offload_embedding "
+            "radix_cache_backend unified_cache_external_linker_backend unified_cache_external_linker_config "
+            "weight_cache_mode"
+        ),
+        "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (
+            "attention_context_parallel_size boundary_reduction cp_strategy dcp_comm_backend dcp_replicate_q_proj "
+            "deepep_mode disable_attn_tp_gather dsa_prefill_cp_mode dwdp_size elastic_ep_initial_size "
+            "enable_attn_tp_input_scattered enable_cp_decode_attn_tp enable_deepep_moe enable_deepep_waterfill "
+            "enable_dense_mlp_attn_tp enable_dsa_prefill_context_parallel enable_ep_moe enable_eplb "
+            "enable_expert_distribution_metrics enable_layernorm_sp enable_nsa_prefill_context_parallel "
+            "enable_prefill_cp enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "
+            "ep_num_redundant_experts ep_size expert_distribution_recorder_mode expert_parallel_size max_ep_size "
+            "max_micro_batch_size mm_enable_dp_encoder moe_a2a_backend moe_data_parallel_size moe_dense_tp_size "
+            "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size prefill_cp_mode "
+            "shared_experts_tp_size"
+        ),
+    },
+    "vllm": {
+        "model, its config, architecture overrides and runner (heads, layers, context, attention kind)": (
+            "additional_config aux_output_config code_revision config config_format convert device_ids "
+            "diffusion_config disable_sliding_window engram_config hf_config_path hf_overrides "
+            "model_class_overrides model_impl override_attention_dtype override_neuron_config "
+            "override_pooler_config pooler_config revision rope_scaling rope_theta runner scheduler_cls task "
+            "worker_cls worker_extension_cls"
+        ),
+        "attention and its kernels (--attention-config keys other than backend / flash_attn_version)": (
+            "attention_config dbo_decode_token_threshold dbo_prefill_token_threshold disable_cascade_attn "
+            "enable_dbo enable_hc_sp gdn_prefill_backend ir_op_priority kda_decode_backend kda_prefill_backend "
+            "kernel_config mm_encoder_attn_backend mm_encoder_attn_dtype mm_encoder_fp8_scale_path monokernel "
+            "sparse_indexer_topk_backend ubatch_size"
+        ),
+        (
+            "KV cache size and layout, prefix caching, GPU memory taken outside the KV budget (async "
+            "scheduling doubles the in-flight tokens a sliding-window or chunked-local layer holds: vllm "
+            "0.33.0 config/vllm.py:587-609, v1/kv_cache_interface.py:918-940)"
+        ): (
+            "async_scheduling disable_hybrid_kv_cache_manager enable_prefix_caching enable_sleep_mode "
+            "kv_cache_dtype_skip_layers kv_cache_memory_bytes kv_sharing_fast_prefill language_model_only "
+            "mm_encoder_only mm_ipc_gpu_memory_gb mm_processor_device num_gpu_blocks_override "
+            "prefix_cache_retention_interval prefix_match_unit skip_mm_profiling swa_bounded_replay"
+        ),
+        "Mamba state and its kernels": (
+            "enable_mamba_cache_stochastic_rounding enable_mamba_fine_grained_prefix_cache "
+            "enable_mamba_shared_prefix_checkpoint mamba_backend mamba_block_size mamba_cache_dtype "
+            "mamba_cache_mode mamba_cache_philox_rounds mamba_ssm_cache_dtype mamba_ssu_algorithm "
+            "replayssm_buffer_len use_replayssm"
+        ),
+        "CUDA graphs and torch.compile": (
+            "compilation_config cuda_graph_sizes cudagraph_capture_sizes enforce_eager max_cudagraph_capture_size "
+            "max_seq_len_to_capture optimization_level"
+        ),
+        "chunked prefill and the token budget": (
+            "disable_chunked_mm_input enable_chunked_prefill max_num_batched_tokens max_num_scheduled_tokens "
+            "num_scheduler_steps performance_mode"
+        ),
+        "quantization": "quantization_config",
+        "LoRA adapters": (
+            "default_mm_loras enable_lora enable_lora_bias enable_mixed_moe_lora_format enable_moe_shared_loras "
+            "enable_tower_connector_lora fully_sharded_loras lora_dtype lora_extra_vocab_size lora_modules "
+            "lora_target_modules max_lora_cls_labels max_lora_rank max_loras specialize_active_lora"
+        ),
+        "speculative decoding": "num_lookahead_slots spec_method spec_model spec_tokens",
+        "KV transfer (disaggregation), KV offload, weight offload": (
+            "cpu_offload_gb cpu_offload_params ec_manager_config ec_transfer_config kv_offloading_backend "
+            "kv_offloading_size kv_transfer_config offload_backend offload_group_size offload_num_in_group "
+            "offload_params offload_prefetch_step"
+        ),
+        "data, expert and context parallelism (attention TP, weights per GPU)": (
+            "all2all_backend cp_kv_cache_interleave_size data_parallel_size_local dcp_comm_backend "
+            "dcp_kv_cache_interleave_size dcp_q_replicate decode_context_parallel_size elastic_ep_max_dp_size "
+            "enable_elastic_ep enable_eplb enable_expert_parallel enable_multimodal_encoder_data_parallel "
+            "eplb_config mm_encoder_tp_mode num_redundant_experts prefill_context_parallel_size"
+        ),
+    },
 }
-# Flags that do not bear on attention or the KV cache, by dest: the HTTP server, API, logging, tokenizer and
-# chat/tool/reasoning parsing, weight download, scheduling limits and multimodal input limits. A flag in none of
-# these three sets is reported with the unmodelled ones (general-unmodelled-flags): never dropped silently.
-NOT_BEARING_FLAGS = {
-    "sglang": frozenset(
-        {
-            "host",
-            "port",
-            "api_key",
-            "trust_remote_code",
-            "served_model_name",
-            "tool_call_parser",
-            "reasoning_parser",
-            "chat_template",
-            "log_level",
-            "enable_metrics",
-            "tool_server",
-            "dist_init_addr",
-            "disaggregation_bootstrap_port",
-            "max_running_requests",
-            "moe_runner_backend",
-            "cuda_graph_max_bs",
-            "cuda_graph_max_bs_decode",
-            "torch_compile_max_bs",
-            "speculative_token_map",
-            "tokenizer_path",
-            "download_dir",
-            "nnodes",
-            "node_rank",
-            "random_seed",
-            "log_requests",
-            "stream_interval",
-            "skip_server_warmup",
-            "watchdog_timeout",
-            "admin_api_key",
-            "allowed_media_domains",
-            "bucket_e2e_request_latency",
-            "bucket_inter_token_latency",
-            "bucket_time_to_first_token",
-            "completion_template",
-            "constrained_json_disable_any_whitespace",
-            "constrained_json_max_whitespace_cnt",
-            "constrained_json_whitespace_pattern",
-            "crash_dump_folder",
-            "decode_log_interval",
-            "default_chat_template_kwargs",
-            "detokenizer_worker_num",
-            "dist_timeout",
-            "enable_cache_report",
-            "enable_custom_logit_processor",
-            "enable_http2",
-            "enable_http_worker_reuseport",
-            "enable_metrics_for_all_schedulers",
-            "enable_mfu_metrics",
-            "enable_p2p_check",
-            "enable_request_time_stats_logging",
-            "enable_ssl_refresh",
-            "enable_trace",
-            "export_metrics_to_file",
-            "export_metrics_to_file_dir",
-            "extra_metric_labels",
-            "fastapi_root_path",
-            "file_storage_path",
-            "gc_threshold",
-            "gc_warning_threshold_secs",
-            "generation_tokens_buckets",
-            "grammar_backend",
-            "hf_chat_template_name",
-            "http2_initial_connection_window_size",
-            "http2_max_concurrent_streams",
-            "log_level_http",
-            "log_requests_format",
-            "log_requests_level",
-            "log_requests_target",
-            "media_url_max_file_size_mb",
-            "nccl_port",
-            "otlp_service_name",
-            "otlp_traces_endpoint",
-            "prompt_tokens_buckets",
-            "show_time_cost",
-            "skip_tokenizer_init",
-            "ssl_ca_certs",
-            "ssl_certfile",
-            "ssl_keyfile",
-            "ssl_keyfile_password",
-            "stream_response_default_include_usage",
-            "tokenizer_backend",
-            "tokenizer_metrics_allowed_custom_labels",
-            "tokenizer_metrics_custom_labels_header",
-            "tokenizer_mode",
-            "tokenizer_worker_num",
-            "trust_request_chat_template",
-            "uvicorn_access_log_exclude_prefixes",
-            "weight_version",
-            "base_gpu_id",
-            "gpu_id_step",
-            "schedule_policy",
-            "schedule_conservativeness",
-            "load_format",
-            "model_loader_extra_config",
-            "enable_strict_thinking",
-            "sampling_backend",
-            "sampling_defaults",
-            "preferred_sampling_params",
-            "trace_modules",
-            "enable_forward_pass_metrics",
-            "forward_pass_metrics_ipc_name",
-            "forward_pass_metrics_worker_id",
-            "max_queued_requests",
-            "default_priority_value",
-            "enable_priority_scheduling",
-            "abort_on_priority_when_disabled",
-            "schedule_low_priority_values_first",
-            "priority_scheduling_preemption_threshold",
-            "disable_priority_preemption",
-            "grpc_mode",
-            "grpc_port",
-            "grpc_response_timeout_secs",
-            "incremental_streaming_output",
-            "enable_response_store",
-        }
-    ),
-    "vllm": frozenset(
-        {
-            "host",
-            "port",
-            "api_key",
-            "trust_remote_code",
-            "served_model_name",
-            "tool_call_parser",
-            "reasoning_parser",
-            "enable_auto_tool_choice",
-            "chat_template",
-            "tokenizer_mode",
-            "tokenizer",
-            "logits_processors",
-            "mm_processor_cache_gb",
-            "mm_processor_cache_type",
-            "mm_processor_kwargs",
-            "limit_mm_per_prompt",
-            "allowed_local_media_path",
-            "async_scheduling",
-            "max_num_seqs",
-            "disable_log_requests",
-            "disable_log_stats",
-            "swap_space",
-            "distributed_executor_backend",
-            "download_dir",
-            "seed",
-            "hf_token",
-            "uvicorn_log_level",
-            "tool_server",
-            "stream_interval",
-            "headless",
-            "api_server_count",
-            "allow_credentials",
-            "allowed_headers",
-            "allowed_media_domains",
-            "allowed_methods",
-            "allowed_origins",
-            "chat_template_content_format",
-            "code_revision",
-            "collect_detailed_traces",
-            "config_format",
-            "custom_histogram_buckets",
-            "default_chat_template_kwargs",
-            "disable_access_log_for_endpoints",
-            "disable_fastapi_docs",
-            "disable_uvicorn_access_log",
-            "enable_force_include_usage",
-            "enable_log_deltas",
-            "enable_log_outputs",
-            "enable_log_requests",
-            "enable_logging_iteration_details",
-            "enable_offline_docs",
-            "enable_per_request_metrics",
-            "enable_prompt_tokens_details",
-            "enable_request_id_headers",
-            "enable_server_load_tracking",
-            "enable_ssl_refresh",
-            "enable_tokenizer_info_endpoint",
-            "exclude_tools_when_tool_choice_none",
-            "generation_config",
-            "grpc",
-            "grpc_port",
-            "h11_max_header_count",
-            "h11_max_incomplete_event_size",
-            "ignore_patterns",
-            "load_format",
-            "log_config_file",
-            "log_error_stack",
-            "log_level",
-            "logging_config",
-            "logprobs_mode",
-            "max_log_len",
-            "max_logprobs",
-            "max_parallel_loading_workers",
-            "middleware",
-            "model_loader_extra_config",
-            "otlp_traces_endpoint",
-            "override_generation_config",
-            "reasoning_parser_plugin",
-            "response_role",
-            "return_tokens_as_token_ids",
-            "root_path",
-            "show_hidden_metrics_for_version",
-            "shutdown_timeout",
-            "skip_tokenizer_init",
-            "sse_keep_alive_interval",
-            "ssl_ca_certs",
-            "ssl_cert_reqs",
-            "ssl_certfile",
-            "ssl_ciphers",
-            "ssl_keyfile",
-            "structured_outputs_config",
-            "tokenizer_revision",
-            "tool_parser_plugin",
-            "tool_strict_level",
-            "trust_request_chat_template",
-            "uds",
-            "use_tqdm_on_load",
-            "master_addr",
-            "master_port",
-            "nnodes",
-            "node_rank",
-            "scheduling_policy",
-            "max_num_queued_reqs",
-            "aggregate_engine_logging",
-        }
-    ),
+# Not bearing: reading the wheels' code (server_args.py and arg_groups/*_hook.py, vllm/config/*.py) shows it
+# cannot change any of these. A dest in neither set is reported with the unmodelled ones: never dropped silently.
+NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
+    "sglang": {
+        "HTTP and gRPC server, API, request and response handling": (
+            "admin_api_key allow_auto_truncate allowed_media_domains api_key asr_max_buffer_seconds "
+            "asr_max_concurrent_sessions batch_notify_size custom_sigquit_handler enable_cache_report "
+            "enable_http2 enable_http_worker_reuseport enable_response_store enable_ssl_refresh fastapi_root_path "
+            "file_storage_path gated_launch_port grpc_http_sidecar_port grpc_mode grpc_port "
+            "grpc_response_timeout_secs host http2_initial_connection_window_size http2_max_concurrent_streams "
+            "incremental_streaming_output media_url_max_file_size_mb port return_input_ids return_output_ids "
+            "served_model_name sidecar sidecar_args skip_server_warmup smg_grpc_mode smg_http_sidecar_port "
+            "soft_watchdog_timeout ssl_ca_certs ssl_certfile ssl_keyfile ssl_keyfile_password stream_interval "
+            "stream_output stream_response_default_include_usage uvicorn_access_log_exclude_prefixes warmups "
+            "watchdog_timeout weight_version"
+        ),
+        "logging, metrics, tracing, profiling, crash dumps": (
+            "bucket_e2e_request_latency bucket_inter_token_latency bucket_time_to_first_token "
+            "collect_tokens_histogram crash_dump_folder debug_tensor_dump_layers debug_tensor_dump_prefill_only "
+            "decode_log_interval enable_forward_pass_metrics enable_layerwise_nvtx_marker enable_metrics "
+            "enable_metrics_for_all_schedulers enable_mfu_metrics enable_profile_cuda_graph "
+            "enable_request_time_stats_logging enable_return_routed_experts enable_trace "
+            "expert_balancedness_report_mode expert_distribution_recorder_buffer_size export_metrics_to_file "
+            "export_metrics_to_file_dir extra_metric_labels forward_pass_metrics_ipc_name "
+            "forward_pass_metrics_worker_id gc_threshold gc_warning_threshold_secs generation_tokens_buckets "
+            "kv_events_config load_publish_endpoint load_snapshot_publish_interval load_watch_interval log_level "
+            "log_level_http log_requests log_requests_format log_requests_level log_requests_target "
+            "oltp_traces_endpoint otlp_service_name otlp_traces_endpoint prompt_tokens_buckets show_time_cost "
+            "spec_trace_dir tokenizer_metrics_allowed_custom_labels tokenizer_metrics_custom_labels_header "
+            "trace_modules"
+        ),
+        "tokenizer, chat template, tool and reasoning parsing": (
+            "chat_template completion_template default_chat_template_kwargs detokenizer_worker_num "
+            "disable_tokenizer_batch_decode dynamic_batch_tokenizer_batch_size "
+            "dynamic_batch_tokenizer_batch_timeout enable_dynamic_batch_tokenizer enable_strict_thinking "
+            "enable_tokenizer_batch_encode hf_chat_template_name reasoning_parser skip_tokenizer_init "
+            "tokenizer_backend tokenizer_mode tokenizer_path tokenizer_worker_num tool_call_parser tool_server "
+            "trust_remote_code trust_request_chat_template"
+        ),
+        "multimodal input preprocessing and transport (the encoder's attention is --mm-attention-backend)": (
+            "disable_fast_image_processor enable_adaptive_dispatch_to_encoder enable_broadcast_mm_inputs_process "
+            "enable_mm_global_cache enable_precise_embedding_interpolation enable_prefix_mm_cache "
+            "encoder_bootstrap_port encoder_register_urls encoder_transfer_backend encoder_urls "
+            "image_processor_backend limit_mm_data_per_request mm_global_cache_backend mm_io_worker_num "
+            "mm_max_concurrent_calls mm_per_request_timeout mm_preprocess_cache_size_mb mm_process_config "
+            "mm_processor_worker_num trust_mm_content_hashes"
+        ),
+        "sampling, grammar and output post-processing": (
+            "constrained_json_disable_any_whitespace constrained_json_max_whitespace_cnt "
+            "constrained_json_whitespace_pattern crash_on_nan disable_outlines_disk_cache "
+            "enable_custom_logit_processor enable_fp32_lm_head enable_nan_detection enable_watermark "
+            "grammar_backend mlx_enable_sampling preferred_sampling_params random_seed sampling_backend "
+            "sampling_defaults sampling_mask_max_tokens speculative_domino_candidate_pool_size watermark_config"
+        ),
+        "weight download and loading, checkpoints, weight sync for RL": (
+            "checkpoint_engine_wait_weights_before_ready custom_weight_loader delete_ckpt_after_loading "
+            "download_dir enable_draft_weights_cpu_backup enable_weights_cpu_backup model_checksum "
+            "model_loader_extra_config modelexpress_config modelopt_checkpoint_save_path modelopt_export_path "
+            "remote_instance_weight_loader_backend remote_instance_weight_loader_seed_instance_ip "
+            "remote_instance_weight_loader_seed_instance_service_port "
+            "remote_instance_weight_loader_send_weights_group_ports "
+            "remote_instance_weight_loader_start_seed_via_transfer_engine speculative_draft_load_format "
+            "speculative_token_map startup_weight_load_mode weight_cache_socket weight_cache_timeout "
+            "weight_loader_disable_mmap weight_loader_drop_cache_after_load weight_loader_prefetch_checkpoints "
+            "weight_loader_prefetch_num_threads"
+        ),
+        "request scheduling, admission, priorities and cache eviction order": (
+            "abort_on_priority_when_disabled default_priority_value "
+            "disable_priority_preemption enable_dp_attention_local_control_broadcast enable_prefill_delayer "
+            "enable_priority_scheduling enable_session_radix_cache load_balance_method max_queued_requests "
+            "min_free_slots_delay num_continuous_decode_steps num_reserved_decode_tokens prefill_decode_interval "
+            "prefill_decode_interval_min_bs prefill_delayer_forward_passes_buckets prefill_delayer_max_delay_ms "
+            "prefill_delayer_max_delay_passes prefill_delayer_queue_min_ratio "
+            "prefill_delayer_token_usage_low_watermark prefill_delayer_wait_seconds_buckets prefill_max_requests "
+            "prefill_round_robin_balance priority_scheduling_preemption_threshold radix_eviction_policy "
+            "radix_eviction_policy_config retraction_policy schedule_conservativeness "
+            "schedule_low_priority_values_first schedule_policy scheduler_recv_interval sleep_on_idle "
+            "speculative_ngram_capacity speculative_ngram_external_corpus_max_tokens "
+            "speculative_ngram_external_corpus_path strip_thinking_cache"
+        ),
+        ("processes, GPUs ids, NUMA, rendezvous and bootstrap addresses, collectives other than attention's"): (
+            "base_gpu_id decoupled_spec_bind_endpoint decoupled_spec_connect_endpoints decoupled_spec_rank "
+            "disable_aiter_allreduce_fusion_in_decode disable_aiter_allreduce_fusion_in_prefill "
+            "disable_custom_all_reduce disable_hicache_numa_detect disaggregation_bootstrap_port "
+            "disaggregation_decode_enable_fake_auto disaggregation_decode_polling_interval "
+            "disaggregation_enable_kv_checksum disaggregation_ib_device dist_init_addr dist_timeout "
+            "enable_aiter_allreduce_fusion enable_flashinfer_allreduce_fusion enable_mscclpp enable_nccl_nvls "
+            "enable_p2p_check enable_quant_communications enable_torch_symm_mem "
+            "enforce_disable_flashinfer_allreduce_fusion engine_info_bootstrap_port "
+            "flashinfer_allreduce_fusion_backend gpu_id_step mooncake_ib_device nccl_port nnodes node_rank "
+            "numa_node optimistic_prefill_attempts optimistic_prefill_retries pdlb_url pre_warm_nccl use_ray"
+        ),
+        ("MoE expert kernels, routing and placement, GEMM kernels (the expert and data parallel sizes bear)"): (
+            "bf16_gemm_backend deepep_config deepep_dispatcher_output_dtype deepep_v2_mode "
+            "disable_flashinfer_autotune disable_flashinfer_cutlass_moe_fp4_allgather "
+            "disable_shared_experts_fusion elastic_ep_backend elastic_ep_rejoin elastic_ep_scale_timeout "
+            "enable_cudagraph_gc enable_dp_lm_head enable_elastic_expert_backup enable_flashinfer_autotune "
+            "enable_flashinfer_cutedsl_moe enable_flashinfer_cutlass_moe enable_flashinfer_mxfp4_moe "
+            "enable_flashinfer_trtllm_moe enable_fused_moe_sum_all_reduce enable_megamoe_for_layernorm_sp "
+            "enable_tf32_matmul enable_tp_lm_head_all_to_all enable_triton_kernel_moe enable_w4a4_mxfp4_megamoe "
+            "enforce_shared_experts_fusion ep_dispatch_algorithm ep_join_mode ep_join_rank_offset eplb_algorithm "
+            "eplb_min_rebalancing_utilization_threshold eplb_rebalance_layers_per_chunk "
+            "eplb_rebalance_num_iterations flashinfer_a2a_dispatch_type flashinfer_autotune_skip_ops "
+            "flashinfer_mxfp4_moe_precision fp4_gemm_runner_backend fp8_gemm_runner_backend fuseep_mode "
+            "init_expert_location moe_runner_backend speculative_enable_w4a4_mxfp4_megamoe "
+            "speculative_moe_runner_backend torch_compile_max_bs"
+        ),
+        "LoRA adapter pool management (the adapters and their shapes bear)": (
+            "enable_lora_overlap_loading lora_drain_wait_threshold lora_eviction_policy lora_strict_loading "
+            "max_loaded_loras"
+        ),
+    },
+    "vllm": {
+        "HTTP server, API, request and response handling": (
+            "allow_credentials allowed_headers allowed_methods allowed_origins anthropic_disabled_thinking_effort "
+            "api_key api_server_count cohere_format cohere_is_reasoning_model disable_fastapi_docs "
+            "disable_frontend_multiprocessing enable_force_include_usage enable_mm_embeds enable_offline_docs "
+            "enable_prompt_adapter enable_prompt_embeds enable_prompt_tokens_details enable_request_id_headers "
+            "enable_scale_out enable_server_load_tracking enable_ssl_refresh enable_tokenizer_info_endpoint "
+            "fingerprint_mode fingerprint_value grpc grpc_port h11_max_header_count h11_max_incomplete_event_size "
+            "headless host io_processor_plugin middleware per_request_spec_decode_metrics port "
+            "reasoning_effort_map renderer_num_workers response_role return_tokens_as_token_ids root_path "
+            "served_model_name shutdown_timeout sse_keep_alive_interval ssl_ca_certs ssl_cert_reqs ssl_certfile "
+            "ssl_ciphers ssl_keyfile stream_interval tokens_only uds"
+        ),
+        "logging, metrics, tracing, profiling": (
+            "aggregate_engine_logging collect_detailed_traces cudagraph_metrics custom_histogram_buckets "
+            "disable_access_log_for_endpoints disable_log_requests disable_log_stats disable_uvicorn_access_log "
+            "enable_layerwise_nvtx_tracing enable_log_deltas enable_log_outputs enable_log_requests "
+            "enable_logging_iteration_details enable_mfu_metrics enable_per_request_metrics "
+            "enable_return_routed_experts eplb_log_balancedness jit_monitor_mode jit_monitor_verbose "
+            "kv_cache_metrics kv_cache_metrics_sample kv_events_config log_config_file log_error_stack log_level "
+            "logging_config max_log_len otlp_traces_endpoint profiler_config ray_workers_use_nsight "
+            "show_hidden_metrics_for_version uvicorn_log_level watchdog_config"
+        ),
+        "tokenizer, chat template, tool and reasoning parsing": (
+            "chat_template chat_template_content_format default_chat_template_kwargs enable_auto_tool_choice "
+            "exclude_tools_when_tool_choice_none reasoning_config reasoning_parser reasoning_parser_plugin "
+            "skip_tokenizer_init tokenizer tokenizer_mode tokenizer_revision tool_call_parser tool_parser_plugin "
+            "tool_server tool_strict_level trust_remote_code trust_request_chat_template"
+        ),
+        ("multimodal input preprocessing and transport (the encoder's attention is --mm-encoder-attn-backend)"): (
+            "allowed_local_media_path allowed_media_domains disable_mm_preprocessor_cache enable_shm_tensor_arena "
+            "interleave_mm_strings limit_mm_per_prompt media_io_kwargs mm_device_do_normalize "
+            "mm_encoder_fp8_scale_save_margin mm_encoder_fp8_scale_save_path mm_hasher_algorithm "
+            "mm_processor_cache_gb mm_processor_cache_type mm_processor_kwargs mm_shm_cache_max_object_size_mb "
+            "mm_tensor_ipc trust_request_mm_kwargs video_pruning_method video_pruning_rate"
+        ),
+        "sampling, structured output and output post-processing": (
+            "disable_async_output_proc enable_batch_sharded_sampling enable_flash_late_interaction "
+            "enable_trace_replay generation_config guided_decoding_backend "
+            "guided_decoding_disable_additional_properties guided_decoding_disable_any_whitespace "
+            "guided_decoding_disable_fallback logits_processor_pattern logits_processors logprobs_mode "
+            "max_logprobs multi_step_stream_outputs override_generation_config return_sampling_mask seed "
+            "structured_outputs_config use_fp64_gumbel use_gpu_for_pooling_score watermark_config"
+        ),
+        "weight download and loading, weight sync for RL": (
+            "allow_deprecated_quantization download_dir enable_ep_weight_filter hf_token ignore_patterns "
+            "load_format max_parallel_loading_workers model_loader_extra_config pt_load_map_location "
+            "safetensors_load_strategy safetensors_prefetch_block_size safetensors_prefetch_num_threads "
+            "use_tqdm_on_load weight_transfer_config"
+        ),
+        "request scheduling, admission and preemption": (
+            "long_prefill_token_threshold long_prefill_token_threshold_adaptive max_long_partial_prefills "
+            "max_num_active_seqs max_num_partial_prefills max_num_queued_reqs max_num_queued_tokens max_num_seqs "
+            "preemption_mode prefill_schedule_interval prefix_caching_hash_algo scheduler_delay_factor "
+            "scheduler_reserve_full_isl scheduling_policy swap_space watermark"
+        ),
+        "processes, GPU placement, NUMA, rendezvous, collectives other than attention's, fault tolerance": (
+            "cpu_distributed_timeout_seconds data_parallel_address data_parallel_backend "
+            "data_parallel_external_lb data_parallel_hybrid_lb data_parallel_multi_port_external_lb "
+            "data_parallel_rank data_parallel_rpc_port data_parallel_start_rank data_parallel_supervisor_port "
+            "disable_custom_all_reduce disable_nccl_for_dp_synchronization distributed_executor_backend "
+            "distributed_timeout_seconds dp_supervisor_probe_failure_threshold dp_supervisor_probe_interval_s "
+            "dp_supervisor_probe_timeout_s dp_sync_interval enable_cumem_allocator enable_fault_tolerance "
+            "enable_nccl_comm_suspend fail_on_environ_validation fault_tolerance_config master_addr master_port "
+            "nnodes node_rank numa_bind numa_bind_cpus numa_bind_nodes"
+        ),
+        "sleep mode's state handling (sleep mode itself bears)": "sleep_mode_backend sleep_mode_offload_cudagraph sleep_preserve_parameter_names",
+        "MoE expert kernels and placement, GEMM kernels (the expert and data parallel sizes bear)": (
+            "enable_bf16x3_router_gemm enable_flashinfer_autotune eplb_step_interval eplb_window_size "
+            "expert_placement_strategy linear_backend moe_backend"
+        ),
+        "LoRA adapters kept in CPU memory (the adapters and their shapes bear)": "max_cpu_loras",
+    },
 }
+
+
+def _dests(groups: dict[str, dict[str, str]]) -> dict[str, frozenset[str]]:
+    return {engine: frozenset(" ".join(by_reason.values()).split()) for engine, by_reason in groups.items()}
+
+
+UNMODELLED_BEARING_FLAGS = _dests(UNMODELLED_BEARING_GROUPS)
+NOT_BEARING_FLAGS = _dests(NOT_BEARING_GROUPS)
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -1051,7 +1156,15 @@ def flag_table(engine: str) -> Mapping[str, tuple[str, str]]:
 
 def superseded_env(engine: str, dest: str) -> Optional[str]:
     """The environment variable a flag (by dest) takes the choice over from, if any."""
-    return _SUPERSEDED_ENV.get(engine, {}).get(dest)
+    if engine != "vllm":
+        return None
+    from rules.knowledge import vllm_backends
+
+    # vllm: AttentionConfig replaced the variables in 0.13
+    return {
+        "attention_backend": vllm_backends.ENV_BACKEND,
+        "attention_config.flash_attn_version": vllm_backends.ENV_FA_VERSION,
+    }.get(dest)
 
 
 def apply_flags(config: Config, fix: str) -> Optional[Config]:
@@ -1077,12 +1190,3 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     if "attention_backend" in values:  # one backend for every phase, as the flag means
         config = config.with_backend(values.pop("attention_backend"))
     return replace(config, flags=flags, env=env, **values)
-
-
-# flag dest -> the environment variable it supersedes (vllm: AttentionConfig replaced the variables in 0.13)
-_SUPERSEDED_ENV = {
-    "vllm": {
-        "attention_backend": vllm_backends.ENV_BACKEND,
-        "attention_config.flash_attn_version": vllm_backends.ENV_FA_VERSION,
-    }
-}

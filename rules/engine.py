@@ -345,16 +345,12 @@ class RuleIndex:
             requirements=tuple(requirements.values()),
         )
 
-    def gates(self, target: Target) -> dict[str, Gate]:
-        """versions requirement -> whether its rules apply to this target's versions, and the note they carry."""
-        return {req.versions: req.gate(target) for req in self.requirements}
 
+def registry(engine: Optional[str] = None) -> RuleIndex:
+    """The frozen index of `engine`'s rules (every rule when None): rules.registry imports and indexes them, once."""
+    from rules.registry import index
 
-def registry() -> RuleIndex:
-    """The frozen index of every rule (importing rules.registry registers and indexes them, once)."""
-    from rules.registry import INDEX
-
-    return INDEX
+    return index(engine)
 
 
 def all_rules() -> list[Rule]:
@@ -513,22 +509,29 @@ def verdict_of(findings: Iterable[Finding]) -> Status:
 
 
 class Judge:
-    """Judges configs on one target: the target's version gates are computed once, when the Judge is made, and
-    every config judged with it (the config, its alternatives, a grid's cells) reads them."""
+    """Judges configs on one target: each version requirement's gate for the target is computed once, the first
+    time a config of its engine is judged, and every config judged with it (the config, its alternatives, a
+    grid's cells) reads them."""
 
-    __slots__ = ("target", "index", "gates")
+    __slots__ = ("target", "_gates")
 
-    def __init__(self, target: Target, index: Optional[RuleIndex] = None):
-        self.target = target
-        self.index = registry() if index is None else index
-        self.gates = self.index.gates(target)
+    def __init__(self, target: Target):
+        self.target = target.as_oldest_known()
+        self._gates: dict[str, Gate] = {}
+
+    def gates(self, engine: str) -> Mapping[str, Gate]:
+        """versions requirement -> its gate on the target, for every requirement of `engine`'s rules."""
+        for req in registry(engine).requirements:
+            if req.versions not in self._gates:
+                self._gates[req.versions] = req.gate(self.target)
+        return self._gates
 
     def findings(self, config: Config) -> list[Finding]:
         """Every rule of `config`'s engine judged on the target, in display order (`config` as resolved)."""
-        target, gates = self.target, self.gates
+        target, gates = self.target, self.gates(config.engine)
         software = target.software_known
         findings = []
-        for r in self.index.by_engine[config.engine]:
+        for r in registry(config.engine).by_engine[config.engine]:
             applies, note = gates[r.versions]
             if not applies:
                 findings.append(Finding(r, skipped(note)))

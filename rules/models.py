@@ -16,6 +16,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from importlib import resources
+from types import MappingProxyType
 from typing import Any, Optional
 
 from rules.errors import RulesInputError
@@ -49,6 +50,11 @@ DEEPSEEK_FAMILY = frozenset(
     }
 )
 
+# Model type -> the `index_topk` its transformers config class defaults to, so that every such model has a
+# DeepSeek sparse attention (DSA) indexer whether or not its config.json names the field: transformers
+# src/transformers/models/glm_moe_dsa/configuration_glm_moe_dsa.py (GlmMoeDsaConfig, `index_topk: int = 2048`).
+DEFAULT_INDEX_TOPK = MappingProxyType({"glm_moe_dsa": 2048})
+
 # Preset name -> {"hub_id": "org/name", "aliases": [...], "source": "...", "config": {...config.json excerpt...}}.
 PRESETS: dict[str, dict[str, Any]] = json.loads(
     resources.files("rules.knowledge").joinpath("model_presets.json").read_text(encoding="utf-8")
@@ -66,17 +72,23 @@ class ModelFeatures:
     num_key_value_heads: Optional[int] = None
     head_dim: Optional[int] = None  # Q/K head dim of the attention kernel (MLA: nope + rope, the prefill shape)
     v_head_dim: Optional[int] = None
+    # (head_dim, v_head_dim) of every layer type, distinct, the default layers' first: Gemma-4's full-attention
+    # layers use global_head_dim (vllm gemma4.py Gemma4Attention, `getattr(config, "global_head_dim", ...)`)
+    layer_head_dims: tuple[tuple[int, int], ...] = ()
     mla: bool = False
     kv_lora_rank: Optional[int] = None
     qk_rope_head_dim: Optional[int] = None
     sliding_window: Optional[int] = None
     sliding_window_layers: bool = False  # some or all layers use a sliding window
     attention_sinks: bool = False
+    learnable_sink: bool = False  # config.json `learnable_sink`: DSA models with learnable sinks (SGLang overrides.py)
+    index_topk: Optional[int] = None  # the DSA indexer's top-k: DeepSeek-V3.2, GLM-5 (sparse MLA)
     softcap: Optional[float] = None
     attention_chunk_size: Optional[int] = None
     cross_attention: bool = False
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
+    quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
     features: frozenset[str] = field(default_factory=frozenset)
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
 
@@ -85,6 +97,12 @@ class ModelFeatures:
         if self.num_attention_heads and self.num_key_value_heads:
             return self.num_attention_heads // self.num_key_value_heads
         return None
+
+    @property
+    def dsa(self) -> bool:
+        """DeepSeek sparse attention: an MLA model with an `index_topk` indexer (vllm deepseek_v2.py
+        `is_v32 = hasattr(config, "index_topk")`; sglang model_config.py is_deepseek_dsa)."""
+        return self.mla and self.index_topk is not None
 
     @property
     def deepseek_family(self) -> bool:
@@ -122,6 +140,8 @@ _INT_MINIMUM = {
     "sliding_window": 0,
     "sliding_window_pattern": 0,
     "attention_chunk_size": 0,
+    "global_head_dim": 1,
+    "index_topk": 1,
 }
 
 
@@ -195,6 +215,12 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
             head_dim = hidden // heads
         v_head_dim = _int("v_head_dim") or head_dim
 
+    layer_head_dims = _layer_head_dims(head_dim, v_head_dim, _int("global_head_dim"), text.get("layer_types"))
+    model_type = _str(text.get("model_type")) or _str(config.get("model_type"))
+    index_topk = _int("index_topk")
+    if index_topk is None and mla:
+        index_topk = DEFAULT_INDEX_TOPK.get(model_type or "")
+
     listed_layer_types = text.get("layer_types")
     layer_types: list[Any] = listed_layer_types if isinstance(listed_layer_types, list) else []
     sliding_layers = any(isinstance(t, str) and "sliding" in t for t in layer_types)
@@ -237,26 +263,56 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         name=name,
         source=source,
         architecture=architecture,
-        model_type=_str(text.get("model_type")) or _str(config.get("model_type")),
+        model_type=model_type,
         dtype=dtype if isinstance(dtype, str) else None,
         num_attention_heads=heads,
         num_key_value_heads=kv_heads,
         head_dim=head_dim,
         v_head_dim=v_head_dim,
+        layer_head_dims=layer_head_dims,
         mla=mla,
         kv_lora_rank=kv_lora_rank,
         qk_rope_head_dim=rope,
         sliding_window=sliding_window,
         sliding_window_layers=sliding,
         attention_sinks=sinks,
+        learnable_sink=text.get("learnable_sink") is True,
+        index_topk=index_topk,
         softcap=softcap,
         attention_chunk_size=chunk,
         cross_attention=cross,
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
+        quant_method=_quant_method(config),
         features=frozenset(features),
         shape=shape_from_config(config),
     )
+
+
+def _quant_method(config: dict[str, Any]) -> Optional[str]:
+    """config.json quantization_config.quant_method, lowercased; ModelOpt's NVFP4 checkpoints are vLLM's
+    modelopt_fp4 (vllm modelopt.py ModelOptNvFp4Config.override_quantization_method, by quant_algo)."""
+    quant = config.get("quantization_config")
+    if not isinstance(quant, dict) or not isinstance(quant.get("quant_method"), str):
+        return None
+    method = quant["quant_method"].lower()
+    if method == "modelopt" and "FP4" in str(quant.get("quant_algo", "")).upper():
+        return "modelopt_fp4"
+    return method
+
+
+def _layer_head_dims(
+    head_dim: Optional[int], v_head_dim: Optional[int], global_head_dim: Optional[int], layer_types: Any
+) -> tuple[tuple[int, int], ...]:
+    """The distinct (head_dim, v_head_dim) of the model's layer types. `global_head_dim` is the head dim of the
+    full-attention layers (Gemma-4; K and V alike), on every layer when the config lists no layer types."""
+    dims: list[tuple[int, int]] = []
+    if head_dim is not None:
+        dims.append((head_dim, v_head_dim or head_dim))
+    full_layers = not isinstance(layer_types, list) or "full_attention" in layer_types
+    if global_head_dim is not None and full_layers and (global_head_dim, global_head_dim) not in dims:
+        dims.append((global_head_dim, global_head_dim))
+    return tuple(dims)
 
 
 def presets() -> dict[str, dict[str, Any]]:

@@ -90,7 +90,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
     if iquest:  # iquest_q1.py: an unnamed phase gets fa3
         phases = ("prefill_attention_backend", "decode_attention_backend")
         return {phase: "fa3" for phase in phases if getattr(config, phase) is None}
-    if arch.startswith("Llama4"):
+    if arch.startswith("Llama4") and _release(target) >= kb.LLAMA4_DEFAULT_FROM:
         return {"attention_backend": {10: "trtllm_mha", 9: "fa3"}.get(major, "triton")}  # llama4.py
     if arch.startswith("Gemma4"):
         return {"attention_backend": "trtllm_mha" if major == 10 else "triton"}  # gemma4.py
@@ -185,9 +185,10 @@ def _minimax_m3_nvfp4_overrides(config: Config, blackwell: bool) -> dict[str, An
     return declared
 
 
-def _deterministic_fallback(config: Config, major: int) -> str:
+def _deterministic_fallback(config: Config, major: int, release: Version) -> str:
     if major in (10, 12):
-        return "triton" if config.model is not None and config.model.deepseek_family else "flashinfer"
+        deepseek = config.model is not None and config.model.deepseek_family
+        return "triton" if deepseek and release >= kb.DETERMINISTIC_DEEPSEEK_TRITON_FROM else "flashinfer"
     return "fa3"
 
 
@@ -298,16 +299,17 @@ def resolve(config: Config, target: Target) -> Config:
     major = target.cc[0]
     given = config.backend_given
     config = _apply_model_overrides(config, target)
-    config = _dllm_backend(config, _release(target))
-    if config.deterministic and config.attention_backend is None:
+    release = _release(target)
+    config = _dllm_backend(config, release)
+    if config.deterministic and config.attention_backend is None and kb.deterministic_fallback_runs(release):
         # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
         config = replace(
             config,
-            attention_backend=_deterministic_fallback(config, major),
+            attention_backend=_deterministic_fallback(config, major, release),
             auto_backend=config.auto_backend
             or ("" if given else f"SGLang's deterministic-inference fallback on SM{major}x ({DETERMINISTIC_SOURCE})"),
         )
-    if config.kv_cache_dtype == "nvfp4" and _release(target) >= kb.NVFP4_PLAN_FROM:
+    if config.kv_cache_dtype == "nvfp4" and release >= kb.NVFP4_PLAN_FROM:
         prefill, error = nvfp4_plan(config, target)
         if not error and (config.prefill_backend, config.decode_backend) != (prefill, "trtllm_mha"):
             asked = {
@@ -331,12 +333,12 @@ def resolve(config: Config, target: Target) -> Config:
             config = replace(config, attention_backend=config.prefill_attention_backend)
         elif not config.backend_given:
             config = config.with_backend(
-                _generic_default(config, major, _release(target)),
+                _generic_default(config, major, release),
                 auto_reason=(f"SGLang's default for {'MLA' if config.mla else 'MHA'} models on SM{major}x ({SOURCE})"),
             )
         else:
             # one phase named: the other inherits the engine default (_attention_backend_default)
-            config = replace(config, attention_backend=_generic_default(config, major, _release(target)))
+            config = replace(config, attention_backend=_generic_default(config, major, release))
     elif (
         config.prefill_attention_backend
         and config.prefill_attention_backend == config.decode_attention_backend
@@ -344,7 +346,7 @@ def resolve(config: Config, target: Target) -> Config:
     ):
         # _attention_backend_default: equal phase backends override --attention-backend.
         config = replace(config, attention_backend=config.prefill_attention_backend)
-    config = _cutedsl_prefill_backend_fill(config, _release(target))
+    config = _cutedsl_prefill_backend_fill(config, release)
     if config.attention_backend == "fa3" and config.kv_cache_dtype == "fp8_e5m2":
         # _attention_backend_fa3_fp8_fallback: logged, then triton runs instead.
         config = replace(
@@ -355,7 +357,7 @@ def resolve(config: Config, target: Target) -> Config:
             rewrites={**config.rewrites, "attention_backend": "fa3"},
         )
     before_hrm = config.attention_backend
-    if hrm_text(config) and _release(target) >= kb.HRM_TEXT_TRITON_FROM and before_hrm not in (None, "triton"):
+    if hrm_text(config) and release >= kb.HRM_TEXT_TRITON_FROM and before_hrm not in (None, "triton"):
         # _hrm_text_attention_force, the last attention declaration: --attention-backend becomes triton (a named
         # phase keeps its backend); logged only when a backend was asked for.
         config = replace(

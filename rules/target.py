@@ -19,9 +19,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Optional
 
 from rules.errors import RulesInputError
+from rules.knowledge import OLDEST_KNOWN, gpus
 from rules.knowledge import backends as backend_kb
-from rules.knowledge import gpus
 from rules.knowledge.backends import BackendInfo
+from rules.versions import parse_version
 
 if TYPE_CHECKING:  # the facts model is only needed for live/facts targets
     from probe.facts import Facts
@@ -59,6 +60,9 @@ class Target:
     facts: Optional[Facts] = None
     gpu_note: str = ""  # e.g. mixed GPU models, or why there is no GPU
     visible_gpus: tuple[int, ...] = ()  # NVML indices of the GPUs a process sees (CUDA_VISIBLE_DEVICES), in order
+    # Engine releases older than every release the rules were read in: name -> the installed version, which
+    # `versions` then holds as the oldest known one (as_oldest_known).
+    judged_from: Mapping[str, str] = field(default_factory=dict)
     # Derived: every SGLang backend as declared for the target's release (the newest verified one when unknown).
     sglang_backends: Mapping[str, BackendInfo] = field(init=False, repr=False, compare=False, default_factory=dict)
 
@@ -181,6 +185,23 @@ class Target:
         unreadable = {name: text for name, text in self.unreadable_versions.items() if name not in pins}
         return replace(self, versions=versions, unreadable_versions=unreadable, version_origin="--engine-version")
 
+    def as_oldest_known(self) -> Target:
+        """The target as the rules judge it (issue 10): an engine release older than the oldest the rules were
+        read in (OLDEST_KNOWN) is judged with that oldest release's behaviour; `judged_from` keeps the release
+        installed, for general-engine-version to warn about and for what is shown."""
+        older = {
+            name: version
+            for name, version in self.versions.items()
+            if name in OLDEST_KNOWN and parse_version(version) < parse_version(OLDEST_KNOWN[name])
+        }
+        if not older:
+            return self
+        return replace(
+            self,
+            versions={**self.versions, **{name: OLDEST_KNOWN[name] for name in older}},
+            judged_from={**self.judged_from, **older},
+        )
+
     def to_dict(self) -> dict:
         return {
             "kind": self.kind,
@@ -192,7 +213,8 @@ class Target:
             "gpu_count": self.gpu_count,
             "gpu_count_known": self.gpu_count_known,
             "software_known": self.software_known,
-            "versions": dict(sorted(self.versions.items())),
+            "versions": dict(sorted({**self.versions, **self.judged_from}.items())),
+            "judged_as": {name: self.versions[name] for name in sorted(self.judged_from)} or None,
             "version_origin": self.version_origin or None,
             "note": self.gpu_note or None,
         }

@@ -263,6 +263,29 @@ def test_an_era_changes_the_verdict_for_its_releases_only(monkeypatch):
     assert judge("spec-eagle-page-tree", "H100", "0.5.22", **EAGLE_TREE, attention_backend="triton") is Status.PASS
 
 
+def test_kernel_arch_verdicts_follow_the_declaration(monkeypatch):
+    dsv3 = {"model": MLA_MODEL, "attention_backend": "trtllm_mla"}
+    assert judge("trtllm-mla-arch", "RTX PRO 6000", **dsv3) is Status.PASS  # admitted at start-up
+    assert judge("trtllm-mla-sm100-prefill", "RTX PRO 6000", **dsv3) is Status.FAIL
+    assert judge("trtllm-mla-sm100-prefill", "B200", **dsv3) is Status.PASS
+    declare(monkeypatch, "trtllm_mla", kernel_archs={"prefill": frozenset({10, 12})})
+    assert judge("trtllm-mla-sm100-prefill", "RTX PRO 6000", **dsv3) is Status.PASS
+    assert judge("trtllm-mla-sm100-prefill", "Jetson Thor", **dsv3) is Status.FAIL
+
+
+@pytest.mark.parametrize("gpu", ["RTX PRO 6000", "RTX 5090", "GB10", "Jetson Thor"])
+def test_mla_default_off_sm90_and_sm100_is_triton_in_every_release(gpu):
+    """get_default_attn_backend's MLA branch: fa3 on SM90, flashinfer on is_sm100, triton otherwise (model_runner.py
+    in 0.5.1, server_args.py 0.5.10 :2260-2275, model_override_base.py 0.5.23 :337-347), and DeepSeek's trtllm_mla
+    override is is_sm100 only (server_args.py 0.5.10 :1602, model_overrides/deepseek_v2.py 0.5.23 :179)."""
+    for release in RELEASES:
+        target = Target.from_gpu(gpu).with_engine_versions({"sglang": release})
+        resolved = resolve(make_config(model=load_model(MLA_MODEL)), target)
+        assert resolved.attention_backend == "triton", (gpu, release, resolved.attention_backend)
+        report = evaluate(make_config(model=load_model(MLA_MODEL)), target, alternatives=False)
+        assert finding(report, "trtllm-mla-sm100-prefill").status is Status.SKIP
+
+
 EAGLE_TREE = {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 4, "page_size": 64}
 
 

@@ -227,7 +227,8 @@ def test_choices_of_an_unknown_or_older_release_say_which_table_judged():
         "--gpu", "B200", "--model", "llama-3.1-8b", "--kv-cache-dtype", "nvfp4", "--engine-version", "sglang==0.4.6"
     )
     finding = by_id(older)["kv-dtype-removed"]
-    assert finding["status"] == "fail" and "0.4.6 is older than every table: the oldest" in finding["message"]
+    assert finding["status"] == "fail" and "not a choice of sglang 0.5.1" in finding["message"]  # the oldest table
+    assert "every rule judged as sglang 0.5.1" in by_id(older)["general-engine-version"]["message"]
 
 
 def test_live_target_uses_the_probe(monkeypatch):

@@ -1,6 +1,6 @@
 """Versions told plainly (issue 10, part 4): a release older than the oldest the rules were checked against, or
-newer than the newest, is named; newer is a warning, older or unreadable is unknown. Never a bare PASS of skips.
-Rules keep their own ranges (a range's start can be where a behaviour begins: see OLDEST_KNOWN)."""
+newer than the newest, is named and warned about; an older one is judged with the oldest known behaviour
+(Target.as_oldest_known), newer with the newest; unreadable is unknown. Never a bare PASS of skips."""
 
 from __future__ import annotations
 
@@ -16,12 +16,27 @@ def check(*argv):
     return check_json(argv)
 
 
-def test_an_older_release_is_unknown():
+def test_an_older_release_is_judged_as_the_oldest_known_and_warned_about():
+    argv = ("--gpu", "B200", "--model", "llama-3.1-8b", "--attention-backend", "fa3")
+    run, report = check(*argv, "--engine-version", "sglang==0.4.6.post5")
+    version = finding(report, "general-engine-version")
+    assert version["status"] == "warn"
+    assert "sglang 0.4.6.post5, older than 0.5.1: every rule judged as sglang 0.5.1" in version["message"]
+    # judged, not skipped: 0.5.1's create_flashattention_v3_backend asserts SM8x/SM90, as 0.4.6's did
+    assert run.code == 1 and finding(report, "fa3-arch")["status"] == "fail"
+    assert report["target"]["versions"]["sglang"] == "0.4.6.post5"
+    assert report["target"]["judged_as"] == {"sglang": "0.5.1"}
+    _, at_oldest = check(*argv, "--engine-version", "sglang==0.5.1")
+    judged = {f["rule_id"]: f["status"] for f in report["findings"] if f["rule_id"] != "general-engine-version"}
+    assert judged == {
+        f["rule_id"]: f["status"] for f in at_oldest["findings"] if f["rule_id"] != "general-engine-version"
+    }
+
+
+def test_an_older_release_with_nothing_wrong_warns_not_passes():
     run, report = check("--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.4.6.post5")
     assert run.code == 0 and report["verdict"] == "warn"
-    version = finding(report, "general-engine-version")
-    assert version["status"] == "unknown" and "sglang 0.4.6.post5 is older than 0.5.1" in version["message"]
-    assert "holds for sglang>=0.5.1; target has sglang 0.4.6.post5" in finding(report, "fa3-arch")["message"]
+    assert finding(report, "general-engine-version")["status"] == "warn"
 
 
 def test_a_newer_release_is_warned_about():

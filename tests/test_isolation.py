@@ -28,7 +28,7 @@ CODE_ROOT = Path(probe.__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
 # Leaves a mark next to itself when imported: nothing of ours may import it.
 TRAP = "import pathlib\npathlib.Path(__file__).resolve().parent.joinpath('TRAP-RAN').write_text(__name__)\n"
-CONSOLE_SCRIPT = "import sys\nfrom attn_preflight.cli import main\nsys.exit(main())\n"
+CONSOLE_SCRIPT = "import sys\nfrom attn_preflight.start import main\nsys.exit(main())\n"
 
 
 @pytest.fixture
@@ -232,3 +232,41 @@ def test_interrupting_probe_mid_import_leaves_no_child_and_no_temp_dir(world, si
         process.kill()
         for pid in filter(alive, pids):
             os.kill(pid, signal.SIGKILL)
+
+
+# nvmlInit that notes what the NVML child had loaded when it began, then answers as an H200 would.
+NOTING_NVML = """import sys
+from probe_fakes import fake_pynvml, h200
+_nvml = fake_pynvml([h200(0)])
+def _init():
+    with open({mark!r}, "w") as out:
+        out.write(repr(sorted(name for name in ("click", "attn_preflight.cli", "rules") if name in sys.modules)))
+_nvml.nvmlInit = _init
+sys.modules[__name__] = _nvml
+"""
+
+
+@pytest.mark.parametrize("as_module", [True, False], ids=["python-m", "console-script"])
+def test_probe_forks_the_nvml_query_before_the_cli_loads(world, as_module):
+    """NVML's init is most of a quick probe's time: it runs beside click's and the tool's imports (issue 9)."""
+    site, mark = world["root"] / "site", world["root"] / "loaded"
+    site.mkdir()
+    (site / "pynvml.py").write_text(NOTING_NVML.format(mark=str(mark)))
+    on_path(world, site)
+    done = attn_preflight(world, "probe", "--no-imports", "--format", "json", as_module=as_module)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["gpus"]["devices"][0]["name"] == "NVIDIA H200"
+    assert mark.read_text() == "[]"
+
+
+def test_a_probe_usage_error_leaves_no_nvml_child(world):
+    site, nvml_pids = world["root"] / "site", world["root"] / "nvml.pids"
+    site.mkdir()
+    (site / "pynvml.py").write_text(HANGING_NVML.format(pids=str(nvml_pids)))
+    on_path(world, site)
+    started = time.monotonic()
+    done = attn_preflight(world, "probe", "--format", "nope", timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert time.monotonic() - started < 10  # not NVML's 15 s deadline: the child was killed, not waited for
+    pids = [int(pid) for pid in nvml_pids.read_text().split()] if nvml_pids.exists() else []
+    wait_for(lambda: not any(alive(pid) for pid in pids), seconds=5)

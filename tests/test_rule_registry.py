@@ -64,3 +64,37 @@ def test_fixture_gives_expected_status(rule_id, bucket, case):
     else:
         assert finding.status == Status.PASS
         assert get_rule(rule_id) is not None
+
+
+def test_each_rule_module_holds_the_engine_it_is_loaded_for():
+    """rules.registry loads only an engine's modules for its check (and "any" ones for both): a vLLM rule in a
+    module named for SGLang would never run."""
+    from rules.checks import MODULES
+
+    for rule in RULES:
+        module_engine = MODULES[rule.check.__module__]
+        assert module_engine == "any" or rule.engine == module_engine, (rule.id, rule.check.__module__)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_an_engine_index_is_every_rule_of_that_engine_in_registry_order(engine):
+    from rules.engine import registry
+
+    assert list(registry(engine).by_id.values()) == [r for r in RULES if r.engine in (engine, "any")]
+
+
+def test_an_sglang_check_does_not_load_vllm_declarations():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from attn_preflight.cli import main\n"
+        "try:\n"
+        "    main(['check', '--gpu', 'H100', '--model', 'llama-3.1-8b', '--attention-backend', 'fa3'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if 'vllm' in m), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr

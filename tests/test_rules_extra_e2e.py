@@ -165,11 +165,12 @@ def test_mla_rules_admit_sm110_from_sglang_0_5_9():
     assert then["trtllm-mla-arch"]["status"] == "fail" and then["trtllm-mla-arch"]["fix"] == [
         "--attention-backend triton"
     ]
-    # the backend a refused MLA config is pointed to follows the same release
+    # admitted is not served: trtllm_mla's prefill kernel (FlashInfer's TllmGenFmhaRunner) is SM100/SM103 only, so a
+    # refused MLA config is pointed to triton on Thor in either release
+    assert now["trtllm-mla-sm100-prefill"]["status"] == "fail"
     _, _, now = findings(*thor, "--attention-backend", "flashmla")
     _, _, then = findings(*thor, "--attention-backend", "flashmla", "--engine-version", "sglang==0.5.8")
-    assert now["flashmla-arch"]["fix"] == ["--attention-backend trtllm_mla"]
-    assert then["flashmla-arch"]["fix"] == ["--attention-backend triton"]
+    assert now["flashmla-arch"]["fix"] == then["flashmla-arch"]["fix"] == ["--attention-backend triton"]
 
 
 def test_fa4_on_the_recorded_h200_reports():

@@ -387,6 +387,20 @@ def test_changes_apply_only_inside_their_range():
     assert kb.backend_at("FLASHMLA_SPARSE", "0.20.0").head_sizes.accepts(512, (9, 0)) is True
 
 
+def test_selection_reads_the_releases_declarations():
+    """vllm#49011: 0.25.1's FlashInferBackend.supports_kv_cache_dtype takes nvfp4 on SM100 only (flashinfer.py:427-434);
+    0.24.0 has no such gate, 0.32.0 adds the FA2 path on SM12x."""
+    nvfp4_sm120 = kb.VllmQuery(cc=(12, 0), head_size=128, kv_dtype="nvfp4")
+    assert kb.select(nvfp4_sm120, "0.25.1").chosen is None
+    assert kb.select(nvfp4_sm120, "0.24.0").chosen == "FLASHINFER"
+    assert kb.select(nvfp4_sm120, "0.32.0").chosen == "FLASHINFER"
+    assert kb.select(replace(nvfp4_sm120, cc=(10, 0)), "0.25.1").chosen == "FLASHINFER"
+    # no sliding-window reason before 0.26.0: a backend without supports_sliding_window is still valid
+    swa_mla = kb.VllmQuery(cc=(12, 0), head_size=576, use_mla=True, has_sliding_window=True, qk_nope_head_dim=128)
+    assert kb.select(swa_mla, "0.25.1").chosen == "TRITON_MLA"
+    assert kb.select(swa_mla, "0.26.0").chosen is None
+
+
 def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
     for name, backend in kb.BY_NAME.items():
         assert name in kb.VALID_NAMES
@@ -504,7 +518,10 @@ def _judged(case):
     backend = kb.backend_at(cfg.attention_backend, target.versions.get("vllm")) if cfg.attention_backend else None
     if backend is None or not backend.modelled or backend.platform != "cuda" or target.cc is None:
         return report, None
-    return report, set(vllm_rules.rejections(backend, vllm_rules.query(cfg, target), target))
+    # every layer's query: a model whose layers differ in head size is refused for any of them
+    return report, {
+        key for q in vllm_rules.layer_queries(cfg, target) for key in vllm_rules.rejections(backend, q, target)
+    }
 
 
 def test_each_reason_is_declared_once():

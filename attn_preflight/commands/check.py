@@ -157,7 +157,7 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
     """A validated rules.config.Config from the config options and an optional pasted command.
 
     Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
-    from attn_preflight.inputs import ModelNotFound, load_model, read_launch_config
+    from attn_preflight.inputs import ModelNotFound, load_draft_model, load_model, read_launch_config
     from probe.environ import redact
     from rules.config import make_config, parse_command
 
@@ -195,6 +195,9 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 model = load_model(reference)
             except ModelNotFound as err:  # judged without the model: its rules answer unknown, never pass
                 missing = {"model_missing": err.reference, "model_looked_in": err.looked_in}
+        draft_reference = extra.get("flags", {}).get("speculative_draft_model_path")
+        if isinstance(draft_reference, str):
+            values["draft_model"] = load_draft_model(draft_reference)
         return make_config(engine=engine or "sglang", model=model, **missing, **values, **extra)
     except RulesInputError as err:
         raise input_error(err) from None

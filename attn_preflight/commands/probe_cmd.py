@@ -42,7 +42,10 @@ DEFAULT_TIMEOUT_S = 60.0
 @click.option(
     "--no-cache", is_flag=True, help="Import every library afresh: neither read nor write the import-check cache."
 )
-def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: float, no_cache: bool) -> None:
+@click.pass_context
+def probe_command(
+    ctx: click.Context, fmt: str, output: Optional[str], no_imports: bool, timeout: float, no_cache: bool
+) -> None:
     """Report GPUs, driver, CUDA toolkit, torch build and every attention library (FlashAttention 2/3/4,
     FlashInfer, sgl-kernel, CUTLASS, triton, xformers, ...) with its version and whether it imports.
 
@@ -58,7 +61,8 @@ def probe_command(fmt: str, output: Optional[str], no_imports: bool, timeout: fl
     check_output_writable(output)
     from probe.collect import collect
 
-    facts = collect(check_imports=not no_imports, timeout=timeout, use_cache=not no_cache)
+    started = (ctx.obj or {}).get("gpu_probe")  # forked by attn_preflight.start, before click loaded
+    facts = collect(check_imports=not no_imports, timeout=timeout, use_cache=not no_cache, gpu_probe=started)
     if fmt.lower() == "json":
         from attn_preflight.render import to_json
         from attn_preflight.render.facts import facts_document

@@ -1,25 +1,23 @@
-"""Rule modules, one per subject. Importing this package registers every rule (see rules.engine.rule).
+"""Rule modules, one per subject, each named with the engine its rules are for ("any": rules of either engine or
+of both). Importing a module registers its rules (see rules.engine.rule); rules.registry imports the modules an
+engine's check needs, so an SGLang check never loads vLLM's declarations.
 
 One line per module; add yours in the list below.
 """
 
-import importlib
-
-ALL_MODULES = [
-    "rules.checks.general",
-    "rules.checks.fa3",
-    "rules.checks.fa4",
-    "rules.checks.kv_cache",
-    "rules.checks.deterministic",
-    "rules.checks.vision",
-    "rules.checks.vllm",
-    "rules.checks.model_specific",
-    "rules.checks.speculative",
-    "rules.checks.mla_backends",
-    "rules.checks.install",
-    "rules.checks.memory",
-    "rules.checks.parallel",
-]
-
-for _module in ALL_MODULES:
-    importlib.import_module(_module)
+MODULES = {
+    "rules.checks.general": "any",
+    "rules.checks.fa3": "sglang",
+    "rules.checks.fa4": "sglang",
+    "rules.checks.kv_cache": "sglang",
+    "rules.checks.deterministic": "sglang",
+    "rules.checks.vision": "sglang",
+    "rules.checks.vllm": "vllm",
+    "rules.checks.model_specific": "sglang",
+    "rules.checks.speculative": "sglang",
+    "rules.checks.mla_backends": "sglang",
+    "rules.checks.dsa": "sglang",
+    "rules.checks.install": "any",
+    "rules.checks.memory": "any",
+    "rules.checks.parallel": "any",
+}

@@ -12,6 +12,7 @@ from rules.checks.common import sglang_release
 from rules.engine import failed, passed, rule, skipped, warned
 from rules.knowledge.backends import (
     DETERMINISTIC_DEEPSEEK_BACKENDS_BEFORE_RADIX,
+    DETERMINISTIC_FALLBACK_FROM,
     DETERMINISTIC_MLA_RADIX_FROM,
     SGLANG_BACKENDS,
 )
@@ -40,14 +41,16 @@ def _radix(target):
     id="deterministic-backend",
     title="Deterministic inference needs a batch-invariant attention backend",
     engine="sglang",
-    versions="sglang>=0.5.4",
+    versions="sglang>=0.5.3",
     verified=(
-        "sglang 0.5.4-0.5.23 (bench/release_walk.py grep): the same ValueError for an explicitly specified "
-        "backend outside DETERMINISTIC_ATTENTION_BACKEND_CHOICES in every release (server_args.py:1817-1821 "
-        "in 0.5.5, arg_groups/overrides.py:1117-1122 in 0.5.23); the list by release (flashinfer, fa3, "
-        "triton; ascend from 0.5.13, fa4 from 0.5.16, intel_xpu from 0.5.19) is in "
-        "rules/knowledge/backends.py DETERMINISTIC_LISTS. 0.5.3/0.5.3.post3 not judged (the radix list "
-        "differs there)"
+        "sglang 0.5.3-0.5.23 (bench/release_walk.py grep): the same ValueError for an explicitly specified "
+        "backend outside DETERMINISTIC_ATTENTION_BACKEND_CHOICES in every release from 0.5.4 "
+        "(server_args.py:1538-1542 in 0.5.4, :1817-1821 in 0.5.5, arg_groups/overrides.py:1117-1122 in "
+        "0.5.23); 0.5.3 and 0.5.3.post3 raise it without the fallback, so an unset backend fails too "
+        "(server_args.py:1264-1267 in 0.5.3, :1409-1412 in 0.5.3.post3: '... are supported for deterministic "
+        "inference.'); the list by release (flashinfer, fa3, triton; ascend from 0.5.13, fa4 from 0.5.16, "
+        "intel_xpu from 0.5.19) is in rules/knowledge/backends.py DETERMINISTIC_LISTS; when the fallback runs, "
+        "DETERMINISTIC_FALLBACK_FROM / DETERMINISTIC_AFTER_DEFAULT"
     ),
     stage="startup",
     prevents=f"Currently only {DETERMINISTIC} attention backends are supported for deterministic inference, but "
@@ -60,29 +63,42 @@ Deterministic mode needs batch-invariant kernels (fixed split-KV, no atomics); o
 at start-up. Without a backend, SGLang first applies model defaults (GPT-OSS, Llama 4, Gemma 4, DeepSeek-V3
 ...), then falls back to fa3, or on SM100/SM120 to flashinfer (triton for DeepSeek-family models). So
 DeepSeek-V3 with no backend on SM100 gets trtllm_mla and is refused with this message although nothing was
-"explicitly specified" (confirmed against sglang 0.5.23's own resolution).""",
+"explicitly specified" (confirmed against sglang 0.5.23's own resolution). From 0.5.4.post3 to 0.5.11 SGLang
+fills its generic default before this check, so the fallback never runs: trtllm_mha on SM100 (from
+0.5.6.post2) is refused the same way, and an A100 runs flashinfer, not fa3 (rules/knowledge/backends.py
+DETERMINISTIC_AFTER_DEFAULT; sglang 0.5.5 and 0.5.10's own resolution agree). 0.5.3 and 0.5.3.post3 have no
+fallback at all: without --attention-backend the list check refuses the unset backend.""",
     fix_title="Use --attention-backend fa3 (SM8x/SM90), flashinfer or triton",
 )
 def deterministic_backend(cfg, target):
     if not _applies(cfg):
         return skipped("applies to --enable-deterministic-inference")
     backend, allowed = cfg.attention_backend, _deterministic(target)
+    fix = ["--attention-backend fa3"] if target.major in (8, 9) and not cfg.mla else ["--attention-backend triton"]
+    release = sglang_release(target)
+    if cfg.auto_backend and release < DETERMINISTIC_FALLBACK_FROM:
+        return failed(
+            f"no --attention-backend on sglang {release} (no deterministic fallback before 0.5.4)",
+            "--attention-backend one of " + ", ".join(allowed),
+            fix,
+        )
     if backend in allowed:
         return passed(backend, "one of " + ", ".join(allowed))
-    fix = ["--attention-backend fa3"] if target.major in (8, 9) and not cfg.mla else ["--attention-backend triton"]
-    return failed(f"--attention-backend {backend}", "one of " + ", ".join(allowed), fix)
+    found = f"--attention-backend {backend}" + (" (SGLang's default, checked as if given)" if cfg.auto_backend else "")
+    return failed(found, "one of " + ", ".join(allowed), fix)
 
 
 @rule(
     id="deterministic-mla-backend",
     title="Deterministic inference of DeepSeek-family models needs fa3, fa4 or triton",
     engine="sglang",
-    versions="sglang>=0.5.4",
+    versions="sglang>=0.5.4.post3",
     verified=(
-        "sglang 0.5.4-0.5.23 (bench/release_walk.py grep): 0.5.4-0.5.17 refuse a DeepSeek model on anything "
-        "but fa3/triton ('... with DeepSeek models. But you're using', 0.5.5 server_args.py:1824-1827); from "
-        "0.5.18 the radix list ('... with absorbed-MLA models', server_args.py:8243 in 0.5.18, "
-        "attention_hook.py:641-646 in 0.5.23)"
+        "sglang 0.5.4.post3-0.5.23 (bench/release_walk.py grep): 0.5.4.post3-0.5.17 refuse a DeepSeek model on "
+        "anything but fa3/triton ('... with DeepSeek models. But you're using', 0.5.4.post3 server_args.py:1798, "
+        "0.5.5 :1824-1827); from 0.5.18 the radix list ('... with absorbed-MLA models', server_args.py:8243 in "
+        "0.5.18, attention_hook.py:641-646 in 0.5.23); 0.5.4 has no such check (server_args.py "
+        "_handle_deterministic_inference :1517-1545)"
     ),
     needs_model=True,
     stage="startup",

@@ -242,7 +242,7 @@ def fa3_fp8_sm8x(cfg, target):
     stage="runtime",
     prevents="FlashAttention forward only supports head dimension at most 256",
     source=FA3_API,
-    docs="""Checks the model's (head_dim, v_head_dim) against FA3's forward: head_dim <= 256, multiples of 8,
+    docs="""Checks every layer type's (head_dim, v_head_dim) against FA3's forward: head_dim <= 256, multiples of 8,
 and K/V head dims that differ only on Hopper and only in FA3's two asymmetric families ((128, 192] with V
 in (96, 128], or Q/K <= 64 with V <= 512).
 
@@ -257,22 +257,24 @@ def fa3_head_dim(cfg, target):
     model = cfg.model
     if model.head_dim is None:
         return skipped("the model's config gives no head_dim")
-    hd, hv = model.head_dim, model.v_head_dim or model.head_dim
-    shape = f"(head_dim, v_head_dim) = ({hd}, {hv})"
     fa3 = declared(target, "fa3")
-    if hd > fa3.max_head_dim or hd % 8 or hv % 8:
-        return failed(shape, f"head_dim <= {fa3.max_head_dim} and multiples of 8", ["--attention-backend flashinfer"])
-    if hd != hv:
-        if target.major is None:
-            return unknown("compute capability unknown")
-        family = (128 < hd <= 192 and 96 < hv <= 128) or (hd <= 64 and hv <= 512)
-        if target.major not in fa3.feature_archs["asymmetric_kv"] or not family:
-            return failed(
-                f"{shape} on {gpu(target)}",
-                "equal K/V head dims, or Hopper with FA3's asymmetric shapes",
-                ["--attention-backend flashinfer", "--attention-backend triton"],
-            )
-    return passed(shape, f"head_dim <= {fa3.max_head_dim}, multiples of 8")
+    for hd, hv in model.layer_head_dims:  # every layer type (Gemma-4: head_dim and global_head_dim)
+        shape = f"(head_dim, v_head_dim) = ({hd}, {hv})"
+        if hd > fa3.max_head_dim or hd % 8 or hv % 8:
+            required = f"head_dim <= {fa3.max_head_dim} and multiples of 8"
+            return failed(shape, required, ["--attention-backend flashinfer"])
+        if hd != hv:
+            if target.major is None:
+                return unknown("compute capability unknown")
+            family = (128 < hd <= 192 and 96 < hv <= 128) or (hd <= 64 and hv <= 512)
+            if target.major not in fa3.feature_archs["asymmetric_kv"] or not family:
+                return failed(
+                    f"{shape} on {gpu(target)}",
+                    "equal K/V head dims, or Hopper with FA3's asymmetric shapes",
+                    ["--attention-backend flashinfer", "--attention-backend triton"],
+                )
+    shapes = " and ".join(f"({hd}, {hv})" for hd, hv in model.layer_head_dims)
+    return passed(f"(head_dim, v_head_dim) = {shapes}", f"head_dim <= {fa3.max_head_dim}, multiples of 8")
 
 
 @rule(

@@ -167,11 +167,16 @@ def _takes(target, major, hd, hv):
     return takes and hd % multiple == 0 and hv % multiple == 0
 
 
-def _head_dims(cfg):
+def _head_dims(cfg) -> tuple[tuple[int, int], ...]:
+    """(head_dim, head_dim_v) of every layer type (Gemma-4: head_dim and global_head_dim); () without them."""
     model = cfg.model
     if model is None or model.head_dim is None:
-        return None
-    return model.head_dim, model.v_head_dim or model.head_dim
+        return ()
+    return model.layer_head_dims
+
+
+def _shapes(dims) -> str:
+    return " and ".join(f"({hd}, {hv})" for hd, hv in dims)
 
 
 @rule(
@@ -191,7 +196,7 @@ def _head_dims(cfg):
     prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
     "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
     source=f"{INTERFACE}, _validate_head_dims",
-    docs="""Checks the model's (head_dim, v_head_dim) against FA4's SM90 kernels: both in 8..256 and divisible
+    docs="""Checks every layer type's (head_dim, v_head_dim) against FA4's SM90 kernels: both in 8..256 and divisible
 by 16 / element size (8 for bf16/fp16), or both 512.
 
 The check runs at the first forward. SGLang's vendored copy adds the 512/512 shape; the flash-attn-4
@@ -203,15 +208,13 @@ def fa4_head_dim_sm90(cfg, target):
     if target.major != 9:
         return skipped("applies to SM90")
     dims = _head_dims(cfg)
-    if dims is None:
+    if not dims:
         return skipped("the model's config gives no head_dim")
-    hd, hv = dims
-    ok = _takes(target, 9, hd, hv)
-    shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
-    if ok:
-        return passed(shape, "8..256 and divisible by 8 on SM90")
+    refused = [(hd, hv) for hd, hv in dims if not _takes(target, 9, hd, hv)]
+    if not refused:
+        return passed(f"(head_dim, head_dim_v) = {_shapes(dims)}", "8..256 and divisible by 8 on SM90")
     return failed(
-        f"{shape} on {gpu(target)}",
+        f"(head_dim, head_dim_v) = {_shapes(refused)} on {gpu(target)}",
         "8..256 and divisible by 8"
         + (", or (512, 512)" if (512, 512) in fa4_head_dims(sglang_release(target))[9].shapes else ""),
         ["--attention-backend fa3", "--attention-backend flashinfer"],
@@ -236,7 +239,7 @@ def fa4_head_dim_sm90(cfg, target):
     "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
     "(256, 256) for hd256.",
     source=f"{INTERFACE}, _validate_head_dims",
-    docs="""Checks the model's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels: both in 8..128, or
+    docs="""Checks every layer type's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels: both in 8..128, or
 DeepSeek's (192, 128), the absorbed-MLA (64, 512), or the dedicated hd256 kernel's (256, 256); multiples
 of 8 for bf16/fp16.
 
@@ -248,15 +251,15 @@ def fa4_head_dim_sm100(cfg, target):
     if target.major not in (10, 11):
         return skipped("applies to SM100/SM110")
     dims = _head_dims(cfg)
-    if dims is None:
+    if not dims:
         return skipped("the model's config gives no head_dim")
-    hd, hv = dims
-    ok = _takes(target, target.major, hd, hv)
-    shape = f"(head_dim, head_dim_v) = ({hd}, {hv})"
-    if ok:
-        return passed(shape, "<=128, (192,128), (64,512) or (256,256) on SM100/SM110")
+    refused = [(hd, hv) for hd, hv in dims if not _takes(target, target.major, hd, hv)]
+    if not refused:
+        return passed(
+            f"(head_dim, head_dim_v) = {_shapes(dims)}", "<=128, (192,128), (64,512) or (256,256) on SM100/SM110"
+        )
     return failed(
-        f"{shape} on {gpu(target)}",
+        f"(head_dim, head_dim_v) = {_shapes(refused)} on {gpu(target)}",
         "<=128, (192,128), (64,512) or (256,256)",
         ["--attention-backend trtllm_mha", "--attention-backend flashinfer"],
     )
@@ -290,10 +293,11 @@ decode fails even without softcap or sinks; this last step is read from the code
 def fa4_hd256_sm100(cfg, target):
     if target.major not in (10, 11):
         return skipped("applies to SM100/SM110")
-    if _head_dims(cfg) is None:
+    dims = _head_dims(cfg)
+    if not dims:
         return skipped("the model's config gives no head_dim")
-    if _head_dims(cfg) != (256, 256):
-        return passed(f"head_dim {cfg.model.head_dim}", "not the hd256 kernel")
+    if (256, 256) not in dims:
+        return passed(f"(head_dim, head_dim_v) = {_shapes(dims)}", "not the hd256 kernel")
     extras = [f for f in ("softcap", "sinks") if f in cfg.features]
     found = "head_dim 256" + (f" with {' and '.join(extras)}" if extras else "") + f" on {gpu(target)}"
     return failed(
@@ -491,12 +495,12 @@ def fa4_rel_bias_arch(cfg, target):
         )
     if target.major == 12:  # SGLang's SM120 forward host
         dims = _head_dims(cfg)
-        if dims is None:
+        if not dims:
             return unknown("SM12x needs head dims <= 128 for rel_bias: give --model")
-        if max(dims) <= 128:
-            return passed(f"head dims {dims} on {gpu(target)}", "<= 128 on SM12x")
+        if max(max(shape) for shape in dims) <= 128:
+            return passed(f"head dims {_shapes(dims)} on {gpu(target)}", "<= 128 on SM12x")
         return failed(
-            f"rel_bias with head dims {dims} on {gpu(target)}",
+            f"rel_bias with head dims {_shapes(dims)} on {gpu(target)}",
             "head dims <= 128 on SM12x",
             ["--attention-backend triton"],
         )

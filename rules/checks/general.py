@@ -65,16 +65,26 @@ def general_model_config(cfg, target):
     docs="""Checks that the target's sglang or vllm version (probed, from a facts file or --engine-version) lies
 between the oldest and the newest release the rules were checked against, and can be read.
 
-Older than the oldest, each rule is judged as its range says for that version (mostly: it does not apply;
-a range's start can be where a behaviour begins, so rules are not stretched back), and the verdict would be
-a PASS of skips: this finding is unknown, naming both versions, so the verdict (and an NFD label) never
-claims it serves. Newer than the newest, the newest known behaviour is applied and changes since are not
-known: this finding warns. An installed engine whose version cannot be read (a dist-info without `Version`,
+Older than the oldest, every rule is judged as for the oldest release (Target.as_oldest_known: its ranges,
+its flag and choice tables, its defaults), never as a PASS of skips, and this finding warns, naming both
+versions: a limit added or lifted before the oldest release is not known. Newer than the newest, the newest
+known behaviour is applied and changes since are not known: this finding warns too. An installed engine whose version cannot be read (a dist-info without `Version`,
 a report saying "unknown") is unknown too: every rule is judged as for the newest release, each saying so.""",
     fix_title="Check against a known release (--engine-version), or upgrade the engine",
 )
 def general_engine_version(cfg, target):
     installed = target.versions.get(cfg.engine)
+    oldest, newest = OLDEST_KNOWN[cfg.engine], NEWEST_KNOWN[cfg.engine]
+    checked = f"{cfg.engine} {oldest} to {newest} (the releases these rules were checked against)"
+    older = target.judged_from.get(cfg.engine)
+    if older is not None:  # the rules saw the oldest known release in its place
+        return warned(
+            f"{cfg.engine} {older}, older than {oldest}: every rule judged as {cfg.engine} {oldest}, the oldest "
+            "known behaviour",
+            checked,
+            [f"pip install '{cfg.engine}>={oldest}'"],
+            reason=f"a limit added or lifted before {cfg.engine} {oldest} is not known to the rules",
+        )
     if installed is None:
         unreadable = target.unreadable_versions.get(cfg.engine)
         if unreadable is not None:
@@ -83,15 +93,7 @@ def general_engine_version(cfg, target):
                 f"it (newest known behaviour applied; pin one with --engine-version {cfg.engine}==X)"
             )
         return skipped(f"{cfg.engine} version unknown: the newest known behaviour applies (each finding says so)")
-    oldest, newest = OLDEST_KNOWN[cfg.engine], NEWEST_KNOWN[cfg.engine]
     version = Version(installed)  # Target keeps readable versions only
-    checked = f"{cfg.engine} {oldest} to {newest} (the releases these rules were checked against)"
-    if version < Version(oldest):
-        # Rules whose range starts later do not apply: a verdict of skips would judge nothing, so unknown.
-        return unknown(
-            f"{cfg.engine} {installed} is older than {oldest}, the oldest of {checked}: rules whose range starts "
-            f"after it do not apply (pip install '{cfg.engine}>={oldest}')"
-        )
     if version.release > Version(newest).release:
         return warned(
             f"{cfg.engine} {installed}, newer than {newest}",

@@ -147,10 +147,12 @@ FLASHINFER_BACKENDS = tuple(n for n, b in backend_kb.SGLANG_BACKENDS.items() if 
     id="install-flashinfer-library",
     title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashinfer_backend.py, trtllm_mha_backend.py and "
+        "trtllm_mla_backend.py import flashinfer under `if is_flashinfer_available():` (0.5.0rc2 :39, :17, :23; "
+        "0.5.1 :39, :20, :26; 0.5.3 :45, :20, :27; 0.5.5 :45, :20, :29); later releases as the earlier reading "
+        "(cutedsl_mla_backend.py from 0.5.13)"
     ),
     backends=FLASHINFER_BACKENDS,
     stage="runtime",

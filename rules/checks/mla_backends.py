@@ -3,8 +3,9 @@ MLA/MHA model rules.
 
 SGLang's gates test the compute-capability major only (utils/common.py `_check_cuda_device_version`):
 is_sm90 = 9, is_sm100 = 10 (SM103 included), is_sm120 = 12 (SM121 included), is_blackwell = 10, 11, 12 since
-0.5.9 (10, 12 before). Page-size snaps are SGLang rewrites and reported as warnings, never as passes.
-Verified against the sglang wheels 0.5.5 ... 0.5.23; eras are taken from the target's SGLang release.
+0.5.9 (10, 12 from 0.5.4.post3, 10 before). Page-size snaps are SGLang rewrites and reported as warnings, never as passes.
+Read in the sglang wheels 0.5.0rc2 ... 0.5.23 (each rule's verified note names the releases); eras are taken from
+the target's SGLang release.
 """
 
 from __future__ import annotations
@@ -26,11 +27,17 @@ DCP_VERIFY_CHECK_FROM = Version("0.5.19")  # trtllm_mla_backend.py refuses q_len
 
 
 def _mla_fallback(target) -> str:
-    """The MLA backend to suggest instead: trtllm_mla where is_blackwell admits it, fa3 on SM90, else triton."""
-    archs = declared(target, "trtllm_mla").archs
-    if archs is None or target.major in archs:
+    """The MLA backend to suggest instead: trtllm_mla where is_blackwell admits it and its prefill kernels run
+    (SM10x), fa3 on SM90, else triton (SGLang's own MLA default off SM90/SM100)."""
+    if _trtllm_mla_runs(target):
         return "trtllm_mla"
     return "fa3" if target.major == 9 else "triton"
+
+
+def _trtllm_mla_runs(target) -> bool:
+    trtllm_mla = declared(target, "trtllm_mla")
+    admitted = trtllm_mla.archs is None or target.major in trtllm_mla.archs
+    return admitted and target.major in trtllm_mla.kernel_archs["prefill"]
 
 
 def _page_snap(cfg, info):
@@ -55,11 +62,14 @@ def _page_snap(cfg, info):
     id="trtllm-mha-arch",
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.19 to 0.5.23 (0.5.19: "
-        "sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents). The range's start was set "
-        "from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.9: server_args.py raises 'TRTLLM MHA backend is only supported on Blackwell GPUs "
+        "(SM100)' when any phase names trtllm_mha and not is_sm100_supported() (major == 10), read in each wheel "
+        "(0.5.0rc2 :466-468, 0.5.1 :500-502, 0.5.2 :603-605, 0.5.3 :919-921, 0.5.4 :1119-1121, 0.5.5 :1241-1243, "
+        "0.5.9 :1899-1901; 0.5.0 was never published, between 0.5.0rc2 and 0.5.1); 0.5.10 splits prefill (SM100) "
+        "from decode (SM90/SM100/SM120; :2373-2388); the 0.5.19 message is in every release read from 0.5.19 to "
+        "0.5.23 (sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents)"
     ),
     backends=("trtllm_mha",),
     needs_gpu=True,
@@ -180,11 +190,13 @@ def trtllm_mha_sm120_fp8_prefill(cfg, target):
     id="trtllm-mha-page",
     title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
-        "sglang/srt/arg_groups/overrides.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'TensorRT-LLM MHA only supports "
+        "page_size'): the page size of a launch with any phase on trtllm_mha is changed to 64 unless it is 16, "
+        "32 or 64 (server_args.py 0.5.0rc2 :473, 0.5.1 :507, 0.5.5 :1248, 0.5.14 :4640; "
+        "arg_groups/overrides.py 0.5.15 :1577, 0.5.16 :1739), or 16, 32, 64 or 128 from 0.5.17 (:2092; 0.5.23 "
+        ":1185)"
     ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
@@ -332,10 +344,14 @@ def mla_backend_mha_model(cfg, target):
     id="flashmla-mha-model",
     title="flashmla and cutlass_mla need an MLA model",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.0rc2-0.5.23, every release: FlashMLABackend.__init__ reads model_runner.model_config."
+        "kv_lora_rank (flashmla_backend.py :70 in 0.5.0rc2-0.5.5.post3, :71 0.5.6-0.5.9, :66 0.5.10-0.5.12.post1, "
+        ":70 0.5.13-0.5.14, :77 0.5.15, :83 0.5.16, :84 0.5.17-0.5.21, :87 0.5.22, :90 0.5.23), "
+        "CutlassMLABackend.__init__ too (cutlass_mla_backend.py :73 to 0.5.12.post1, :75-76 0.5.13-0.5.19); configs/model_config.py sets "
+        "kv_lora_rank in its MLA branches only (0.5.1 :205-230), and 0.5.0rc2-0.5.2's model_runner.py builds "
+        "either backend for an MHA model without a check (0.5.1 :1534-1555)"
     ),
     backends=MLA_ONLY_UNCHECKED,
     stage="init",
@@ -391,6 +407,58 @@ def trtllm_mla_arch(cfg, target):
     if target.major in majors:
         return passed(gpu(target), need)
     return failed(f"trtllm_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
+
+
+@rule(
+    id="trtllm-mla-sm100-prefill",
+    title="trtllm_mla prefill runs FlashInfer's trtllm-gen FMHA, which has SM100/SM103 kernels only",
+    engine="sglang",
+    versions="sglang>=0.5.4.post3",
+    verified=(
+        "sglang 0.5.4.post3-0.5.23 (each wheel read): trtllm_mla_backend.py forward_extend calls "
+        "flashinfer.prefill.trtllm_ragged_attention_deepseek in every release, reached for every extend without "
+        "speculative decoding through handle_attention_trtllm_mla's MHA_CHUNKED_KV (deepseek_v2.py:377 in "
+        "0.5.4.post3, deepseek_common/attention_backend_handler.py:124 in 0.5.8-0.5.12, :171 in 0.5.20-0.5.23); "
+        "every flashinfer_python they pin (METADATA: 0.5.0 in 0.5.4.post3 ... 0.7.2 in 0.5.23) has "
+        "TllmGenFmhaRunner's SM100/SM103(/SM107) check (fmhaRunner.cuh in the v0.5.0, v0.5.2, v0.5.3, v0.6.1, "
+        "v0.6.3, v0.6.7.post2, v0.6.7.post3, v0.6.8.post1, v0.6.11.post1, v0.6.12, v0.6.14, v0.6.15.post1 and "
+        "v0.6.17 tags and the 0.6.18, 0.7.1 and 0.7.2 wheels). Before 0.5.4.post3 SGLang refuses trtllm_mla off "
+        "SM100 at start-up (trtllm-mla-arch)"
+    ),
+    backends=("trtllm_mla",),
+    needs_gpu=True,
+    stage="runtime",
+    prevents="TllmGenFmhaRunner: Unsupported architecture",
+    source="sglang: python/sglang/srt/layers/attention/trtllm_mla_backend.py, forward_extend; "
+    "flashinfer-ai/flashinfer: include/flashinfer/trtllm/fmha/fmhaRunner.cuh, TllmGenFmhaRunner",
+    references=(
+        "https://github.com/sgl-project/sglang/issues/24633",
+        "https://github.com/sgl-project/sglang/issues/17880",
+    ),
+    docs="""Checks that trtllm_mla serves prefill only on SM100/SM103 (B200, GB200, B300), although SGLang
+admits it on every GPU its is_blackwell probe accepts (SM100, SM110, SM12x; trtllm-mla-arch).
+
+For an extend without speculative decoding SGLang's DeepSeek attention takes the MHA path on trtllm_mla
+(handle_attention_trtllm_mla: MHA_CHUNKED_KV), which calls FlashInfer's trtllm_ragged_attention_deepseek.
+That kernel's runner (TllmGenFmhaRunner) has cubins for SM100/SM103 only and throws "Unsupported
+architecture" elsewhere, so on an RTX 50xx / RTX PRO 6000 / GB10 (SM12x) or Jetson Thor (SM110) the server
+starts and dies at its first prefill. SGLang itself defaults MLA models to triton on those GPUs
+(get_default_attn_backend: fa3 on SM90, flashinfer on SM100, triton otherwise; DeepSeek's trtllm_mla
+default is is_sm100 only).""",
+    fix_title="Use --attention-backend triton (SGLang's MLA default on SM11x/SM12x)",
+)
+def trtllm_mla_sm100_prefill(cfg, target):
+    if cfg.prefill_backend != "trtllm_mla":
+        return skipped("applies to trtllm_mla prefill")
+    trtllm_mla = declared(target, "trtllm_mla")
+    if trtllm_mla.archs is not None and target.major not in trtllm_mla.archs:
+        return skipped(f"SGLang refuses trtllm_mla on {gpu(target)} at start-up (trtllm-mla-arch)")
+    kernels = trtllm_mla.kernel_archs["prefill"]
+    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(kernels)) + " (trtllm-gen FMHA cubins)"
+    if target.major in kernels:
+        return passed(f"trtllm_mla prefill on {gpu(target)}", need)
+    flag = "--prefill-attention-backend" if cfg.prefill_attention_backend else "--attention-backend"
+    return failed(f"trtllm_mla prefill on {gpu(target)}", need, [f"{flag} {_mla_fallback(target)}"])
 
 
 @rule(
@@ -776,10 +844,12 @@ def _cutlass_mla(cfg, target):
     id="cutlass-mla-arch",
     title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode calls sgl-kernel's cutlass_mla_decode in every "
+        "release that has the backend (cutlass_mla_backend.py :277 in 0.5.0rc2-0.5.12.post1, :242-243 after), and "
+        "no release checks the arch for cutlass_mla at start-up (server_args.py / arg_groups: the page size only, "
+        "read in 0.5.0rc2, 0.5.1, 0.5.3, 0.5.4, 0.5.5, 0.5.10, 0.5.15, 0.5.19); from 0.5.20 it is not a choice"
     ),
     stage="runtime",
     reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
@@ -806,6 +876,48 @@ def cutlass_mla_arch(cfg, target):
         return passed(gpu(target), "compute capability 10.x")
     return failed(
         f"cutlass_mla on {gpu(target)}", "compute capability 10.x", [f"--attention-backend {_mla_fallback(target)}"]
+    )
+
+
+@rule(
+    id="cutlass-mla-fp8-kv",
+    title="cutlass_mla cannot decode from an FP8 KV cache (sglang <= 0.5.19)",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2,<0.5.20",
+    verified=(
+        "sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode casts the query to model_runner.dtype and hands "
+        "the KV buffer to cutlass_mla_decode in every release that has the backend (cutlass_mla_backend.py "
+        ":79, :269-270, :277 in 0.5.0rc2-0.5.12.post1; :81, :234-235, :242 in 0.5.13, 0.5.13.post1, 0.5.18, "
+        "0.5.19; :82, :235-236, :243 in 0.5.14-0.5.17); no release checks the KV dtype for cutlass_mla (server_args.py "
+        "0.5.4 :1085-1092 forces the page size only); the backend is gone from 0.5.20"
+    ),
+    stage="runtime",
+    reason="SGLang casts the query to the model dtype (bf16) and sgl-kernel's cutlass_mla_decode takes its element "
+    "type from the query, so an FP8 KV cache is read as bf16 (twice its bytes): the first decode, CUDA-graph "
+    "capture at start-up, crashes (sglang issue #12197, 'Cutlass MLA fp8_e4m3 launch failed').",
+    source="sglang: python/sglang/srt/layers/attention/cutlass_mla_backend.py, CutlassMLABackend.forward_decode; "
+    "sgl-project/sglang: sgl-kernel/csrc/attention/cutlass_mla_kernel.cu, cutlass_mla_decode / args_from_options",
+    references=("https://github.com/sgl-project/sglang/issues/12197",),
+    docs="""Checks that cutlass_mla (attention or decode backend) is not given `--kv-cache-dtype fp8_e4m3` or
+`fp8_e5m2`, on sglang releases that still have it (<= 0.5.19).
+
+CutlassMLABackend.forward_decode converts the query to the model dtype and passes the KV buffer as it is;
+sgl-kernel's cutlass_mla_decode picks the kernel's element type from the query's dtype and casts the KV
+cache pointer to it, with strides counted in elements. With an FP8 cache the kernel reads bf16 rows twice the
+size of the stored ones, past the end of the pool, when CUDA graphs are captured at start-up. SGLang accepts
+the combination at start-up (its cutlass_mla check forces the page size only).""",
+    fix_title="Use --attention-backend trtllm_mla (it reads fp8_e4m3), or drop --kv-cache-dtype",
+)
+def cutlass_mla_fp8_kv(cfg, target):
+    not_applicable = _cutlass_mla(cfg, target)
+    if not_applicable:
+        return not_applicable
+    if cfg.kv_cache_dtype not in FP8:
+        return passed(f"{cfg.kv_cache_dtype} KV cache on cutlass_mla", "a KV cache in the model dtype")
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutlass_mla",
+        "a KV cache in the model dtype (the query's)",
+        ["--attention-backend trtllm_mla"],
     )
 
 

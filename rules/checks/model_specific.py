@@ -12,7 +12,13 @@ from packaging.version import Version
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
-from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES, MAMBA_RADIX_CACHE_ARCHITECTURES, MAMBA_RADIX_CACHE_SOURCE
+from rules.knowledge import quantization as kb_quant
+from rules.knowledge.backends import (
+    IQUEST_Q1_ARCHITECTURES,
+    LLAMA4_DEFAULT_FROM,
+    MAMBA_RADIX_CACHE_ARCHITECTURES,
+    MAMBA_RADIX_CACHE_SOURCE,
+)
 from rules.resolve import (
     EXAONE_ARCHITECTURES,
     LFM2_ARCHITECTURES,
@@ -108,20 +114,30 @@ LLAMA4 = ("Llama4ForConditionalGeneration", "Llama4ForCausalLM")
 def _llama4_backends(release: Version) -> tuple[str, ...]:
     if release >= Version("0.5.10"):
         return ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu")
-    if release >= Version("0.5.6"):
+    if release >= Version("0.5.5.post3"):
         return ("fa3", "aiter", "triton", "trtllm_mha", "intel_xpu")
-    return ("fa3", "aiter", "triton", "trtllm_mha")
+    if release >= Version("0.5.4.post3"):
+        return ("fa3", "aiter", "triton", "trtllm_mha")
+    if release >= Version("0.5.2"):
+        return ("fa3", "aiter", "triton")
+    if release >= Version("0.5.1"):
+        return ("fa3", "aiter")
+    return ("fa3",)
 
 
 @rule(
     id="model-llama4-backends",
     title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.10 to 0.5.23 (0.5.10: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'is required for Llama4 model'): the "
+        "list asserted on the Llama 4 branch of the model adjustments grows fa3 (0.5.0rc2 server_args.py:2166), "
+        "+ aiter (0.5.1 :2279-2282), + triton (0.5.2 :2494-2498), + trtllm_mha (0.5.4.post3 :988-993), + "
+        "intel_xpu (0.5.5.post3 :1028-1034), + ascend (0.5.10 :1851-1858; arg_groups/model_hook.py:630 in "
+        "0.5.23); before 0.5.6 no default is picked first (0.5.5 :999-1005: the assert reads --attention-backend "
+        "as given; sglang 0.5.5's own resolution rejects Llama 4 without a backend on every GPU), from 0.5.6 "
+        "SGLang picks trtllm_mha / fa3 / triton itself (:1125-1139)"
     ),
     needs_model=True,
     stage="startup",
@@ -132,8 +148,10 @@ fa3, trtllm_mha or triton (or the non-NVIDIA aiter, ascend, intel_xpu).
 
 Llama 4 interleaves chunked local attention (attention_chunk_size) with global NoPE layers; only these
 backends implement the chunked mask, so SGLang asserts the list at start-up. fa4 and flashinfer are not
-in it. History: ascend joined the list in 0.5.10, intel_xpu in 0.5.6. SGLang's default is trtllm_mha on
-SM100, fa3 on SM90, triton elsewhere (model_overrides/llama4.py).""",
+in it. History: fa3 only in 0.5.0rc2, aiter from 0.5.1, triton from 0.5.2, trtllm_mha from 0.5.4.post3,
+intel_xpu from 0.5.5.post3, ascend from 0.5.10. SGLang's default is trtllm_mha on SM100, fa3 on SM90, triton
+elsewhere (model_overrides/llama4.py), from 0.5.6: before, the list is asserted on --attention-backend as
+given, so a Llama 4 launch without one fails on every GPU.""",
     fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
 )
 def model_llama4_backends(cfg, target):
@@ -141,15 +159,20 @@ def model_llama4_backends(cfg, target):
         return skipped("applies to Llama 4 (Llama4ForConditionalGeneration / Llama4ForCausalLM)")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
-    allowed = _llama4_backends(sglang_release(target))
+    release = sglang_release(target)
+    allowed = _llama4_backends(release)
+    preferred = _default_for(target, "trtllm_mha", "fa3", "triton")
+    fix = [f"--attention-backend {preferred if preferred in allowed else allowed[0]}"]
+    if cfg.auto_backend and release < LLAMA4_DEFAULT_FROM:
+        return failed(
+            f"Llama 4 without --attention-backend on sglang {release} (it picks no default first)",
+            "--attention-backend one of " + ", ".join(allowed),
+            fix,
+        )
     bad = _outside(cfg, allowed)
     if not bad:
         return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
-    return failed(
-        f"Llama 4 on {', '.join(bad)}",
-        "one of " + ", ".join(allowed),
-        [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"],
-    )
+    return failed(f"Llama 4 on {', '.join(bad)}", "one of " + ", ".join(allowed), fix)
 
 
 @rule(
@@ -250,11 +273,13 @@ def model_gemma4_backends(cfg, target):
     id="model-softcap-backend",
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.17 to 0.5.23 (0.5.17: "
-        "sglang/srt/layers/attention/hpc_ops_backend.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashattention_backend.py, flashinfer_backend.py (:483, "
+        ":579) and triton_backend.py (0.5.0rc2 :729, :779) pass layer.logit_cap to their kernels; "
+        "trtllm_mha_backend.py, torch_native_backend.py and torch_flex_backend.py (from 0.5.3) never read it "
+        "(0.5.5-0.5.23 as the earlier reading); hpc_ops (0.5.17-0.5.23) refuses it with the upstream message (hpc_ops_backend.py; bench/release_walk.py "
+        "prevents)"
     ),
     stage="runtime",
     prevents="The hpc_ops attention backend does not support logit cap.",
@@ -599,7 +624,8 @@ only a few full-attention backends. sglang 0.5.23: SM100/SM103/SM110 allow trito
 flashinfer; SM120/SM121 allow triton, trtllm_mha, flashinfer. History: 0.5.16-0.5.20 dropped flashinfer on
 SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.5.post3-0.5.9 triton
 or trtllm_mha; 0.5.3.post3-0.5.5 triton only; 0.5.3 (the first with the check) triton or trtllm_mha. The check runs when the model runner builds the backend, after the
-weights have loaded. SM110 counts as Blackwell only from 0.5.9 (is_blackwell majors 10, 11, 12).""",
+weights have loaded. SM12x counts as Blackwell only from 0.5.4.post3 and SM110 from 0.5.9 (is_blackwell:
+major 10 through 0.5.4, then 10 and 12, then 10, 11 and 12).""",
     fix_title="Use --attention-backend triton (or trtllm_mha)",
 )
 def model_hybrid_gdn_blackwell(cfg, target):
@@ -1122,3 +1148,68 @@ def model_linear_replayssm(cfg, target):
     if replay:
         return failed("--enable-linear-replayssm-spec with --enable-linear-replayssm", f"{required}, one of the two")
     return passed(f"--enable-linear-replayssm-spec with linear-attention decode {decode}", required)
+
+
+# SGLang's `--dtype` spellings (server_args.py / fields choices: auto, half, float16, bfloat16, float, float32).
+_SGLANG_DTYPES = {
+    "half": "float16",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "float": "float32",
+    "float32": "float32",
+}
+
+
+@rule(
+    id="model-quantization-arch",
+    title="The checkpoint's quantization method runs on this GPU (SGLang's model loader)",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: model_loader/loader.py _get_quantization_config raises both messages in every "
+        "release read (0.5.1, 0.5.5 :199-205, 0.5.10, 0.5.15, 0.5.20, 0.5.23 :259-265); mxfp4's minimum and "
+        "dtypes in rules/knowledge/quantization.py SGLANG_GATES, read in the same six wheels"
+    ),
+    needs_gpu=True,
+    needs_model=True,
+    stage="load",
+    prevents=kb_quant.MIN_CAPABILITY_MESSAGE.format(method="mxfp4", minimum=80, current=75),
+    source=kb_quant.SOURCE["sglang"],
+    docs="""Checks that the checkpoint's quantization method (config.json `quantization_config`, or
+`--quantization`) accepts this GPU's compute capability and the `--dtype` given.
+
+SGLang's model loader refuses a GPU below the method's get_min_capability() and a dtype outside
+get_supported_act_dtypes() when it builds the quantization config, before the weights load: gpt-oss's mxfp4
+needs SM80 (bfloat16 or float16). Only mxfp4 is modelled for SGLang; fp8's minimum depends on the
+checkpoint's scheme (MXFP8: SM100) and is not judged here.""",
+    fix_title="Use a GPU of the method's minimum compute capability (SM80 for mxfp4)",
+)
+def model_quantization_arch(cfg, target):
+    flag = cfg.flags.get("quantization")
+    method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method
+    if method is None:
+        return skipped("the checkpoint is not quantized")
+    gate, known = kb_quant.gate_for("sglang", method, str(sglang_release(target)))
+    if not known:
+        return skipped(f"quantization method {method} is not modelled for SGLang")
+    if gate is None:
+        return unknown(f"quantization method {method}: sglang {sglang_release(target)} was not read")
+    assert target.cc is not None, "needs_gpu"
+    current = target.cc[0] * 10 + target.cc[1]
+    if current < gate.min_capability:
+        return failed(
+            f"quantization {method} on {gpu(target)} (capability {current})",
+            f"capability {gate.min_capability} or newer",
+            [],
+            reason=kb_quant.MIN_CAPABILITY_MESSAGE.format(method=method, minimum=gate.min_capability, current=current),
+        )
+    dtype = _SGLANG_DTYPES.get(cfg.dtype)
+    if dtype is not None and dtype not in gate.act_dtypes:
+        dtypes = ", ".join(sorted(gate.act_dtypes))
+        return failed(
+            f"quantization {method} with --dtype {cfg.dtype}",
+            f"a dtype of {dtypes}",
+            ["--dtype bfloat16"],
+            reason=kb_quant.ACT_DTYPE_MESSAGE.format(dtype=f"torch.{dtype}", method=method, dtypes=dtypes),
+        )
+    return passed(f"quantization {method} on {gpu(target)}", f"capability >= {gate.min_capability}")

@@ -1,16 +1,19 @@
 """Speculative decoding (`--speculative-algorithm`): draft-tree top-k, page size and backend limits.
 
-Verified against the sglang wheels 0.5.5 ... 0.5.23 (python/sglang/srt/arg_groups/speculative_hook.py, earlier
-server_args.py). SGLang resolves the attention backend and page size before its speculative hook runs, so
-the checks here read the resolved backend and rules.resolve.effective_page_size.
+Read in the sglang wheels 0.5.0rc2 ... 0.5.23 (python/sglang/srt/arg_groups/speculative_hook.py, earlier
+server_args.py and model_runner.py; each rule's verified note names the releases). SGLang resolves the
+attention backend and page size before its speculative hook runs, so the checks here read the resolved
+backend and rules.resolve.effective_page_size.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from packaging.version import Version
 
 from rules.checks.common import choice_check, sglang_release
-from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.engine import failed, passed, registry, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
@@ -112,12 +115,15 @@ def spec_trtllm_mha_topk(cfg, target):
     id="spec-eagle-topk-needs-steps",
     title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.14 to 0.5.23 (0.5.14: "
-        "sglang/srt/arg_groups/hisparse_hook.py, "
-        "sglang/srt/layers/attention/minimax_sparse_ops/common/utils.py; bench/release_walk.py prevents). The "
-        "range's start was set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: the EAGLE branch of server_args.py (EAGLE, EAGLE3, NEXTN "
+        "renamed to EAGLE; + STANDALONE from 0.5.2) asserts speculative_eagle_topk is None and "
+        "speculative_num_draft_tokens is None when speculative_num_steps is None, before "
+        "auto_choose_speculative_params (0.5.0rc2 :616-619, 0.5.1 :648-651, 0.5.2 :754-757, 0.5.3 :1088-1091, "
+        "0.5.4 :1330-1333, 0.5.4.post3 :1547-1550, 0.5.5 :1577-1580); the same bare assert in every later "
+        "release to 0.5.23 (server_args.py to 0.5.13, arg_groups/speculative_hook.py _handle_eagle_family from "
+        "0.5.14: 0.5.16 :559-562)"
     ),
     stage="startup",
     prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
@@ -127,7 +133,7 @@ def spec_trtllm_mha_topk(cfg, target):
 or `--speculative-num-draft-tokens` also sets `--speculative-num-steps`.
 
 Without num-steps SGLang chooses all three parameters itself and asserts that the other two were left
-unset: a bare AssertionError with no message at start-up (the same since at least 0.5.5). It is judged on
+unset: a bare AssertionError with no message at start-up (the same since 0.5.0rc2). It is judged on
 a pasted launch command, where num-steps is visible; `check`'s own flags have no --speculative-num-steps.
 (`--speculative-adaptive` also lifts the assert; attn-preflight does not read that flag.)""",
     fix_title="Add --speculative-num-steps 3 --speculative-num-draft-tokens 4 (or drop --speculative-eagle-topk)",
@@ -273,6 +279,43 @@ def spec_flex_attention(cfg, target):
         f"{_algorithm(cfg)} speculative decoding on flex_attention",
         "a backend other than flex_attention",
         ["--attention-backend triton"],
+    )
+
+
+@rule(
+    id="spec-hybrid-backend",
+    title="Before sglang 0.5.2 a prefill backend other than decode's cannot be used with speculative decoding",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2,<0.5.2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.1.post3: ModelRunner._get_attention_backend asserts speculative_algorithm is None "
+        "before building HybridAttnBackend when the prefill and decode backend names differ (model_runner.py "
+        "0.5.0rc2 :1432-1435, 0.5.1 and 0.5.1.post3 :1442-1445; 0.5.0 was never published, between 0.5.0rc2 and "
+        "0.5.1); 0.5.2 drops the assert (:1556, PR #9573: hybrid_attn_backend.py picks the backend for "
+        "target_verify / draft_extend by speculative_attention_mode)"
+    ),
+    stage="init",
+    prevents="Currently HybridAttentionBackend does not support speculative decoding.",
+    source="sglang: python/sglang/srt/model_executor/model_runner.py, ModelRunner._get_attention_backend",
+    references=("https://github.com/sgl-project/sglang/issues/9330", "https://github.com/sgl-project/sglang/pull/9573"),
+    docs="""Checks that `--speculative-algorithm` is not combined with different prefill and decode attention
+backends (`--prefill-attention-backend` / `--decode-attention-backend` naming another backend than the other
+phase's) on sglang before 0.5.2.
+
+Different backends for the two phases make SGLang wrap them in HybridAttnBackend, which in 0.5.0 and 0.5.1
+had no target-verify or draft-extend path: the model runner asserts against any speculative algorithm when it
+builds the attention backend. sglang 0.5.2 added both paths (PR #9573).""",
+    fix_title="Use one backend for both phases, or upgrade to sglang >= 0.5.2",
+)
+def spec_hybrid_backend(cfg, target):
+    if not cfg.speculative_algorithm:
+        return skipped("applies to speculative decoding")
+    if cfg.prefill_backend == cfg.decode_backend:
+        return passed(f"{_algorithm(cfg)} on {cfg.backend_label()}", "one backend for prefill and decode")
+    return failed(
+        f"{_algorithm(cfg)} speculative decoding with {cfg.backend_label()} on sglang {sglang_release(target)}",
+        "one backend for prefill and decode (sglang >= 0.5.2 for two)",
+        [f"--prefill-attention-backend {cfg.decode_backend}"],
     )
 
 
@@ -483,6 +526,83 @@ def spec_fa_swa_page_tree(cfg, target):
         f"{_topk_label(cfg)} with page size {page} and sliding-window layers on fa3/fa4",
         "page size 1 (or top-k 1)",
         ["--page-size 1", "--speculative-eagle-topk 1"],
+    )
+
+
+DRAFT_WORKER = "sglang: python/sglang/srt/speculative/draft_worker_common.py"
+
+
+def _failing(cfg, target) -> dict[str, str]:
+    """rule id -> message of every failure `cfg` meets on `target` (the draft's own backend left out)."""
+    from rules.engine import Status, evaluate
+
+    report = evaluate(replace(cfg, draft_attention_backend=None), target, alternatives=False)
+    return {f.rule_id: f.outcome.found for f in report.findings if f.status is Status.FAIL}
+
+
+@rule(
+    id="spec-draft-backend",
+    title="The speculative draft attention backend passes the backend rules the target's backend is judged by",
+    engine="sglang",
+    versions="sglang>=0.5.7",
+    verified=(
+        "sglang 0.5.7-0.5.23: --speculative-draft-attention-backend is a flag of every release from 0.5.7 "
+        "(rules/knowledge/sglang_flags.json) and the draft worker builds its model runner with it: "
+        "model_runner.py _get_attention_backend 'Overriding draft attention backend' (:1593-1597 in 0.5.7; "
+        "0.5.10, 0.5.15), speculative/draft_worker_common.py resolve_draft_worker_attention_backend (0.5.19, "
+        "0.5.23; model_runner.py:320 in 0.5.23)"
+    ),
+    stage="init",
+    reason="The draft worker builds its own attention backend from --speculative-draft-attention-backend, through "
+    "the same factory (attention_registry.py), KV-cache dtype and page size as the target's: a backend that "
+    "cannot run here fails when the draft worker starts, after the target's weights load.",
+    source=f"{DRAFT_WORKER}, resolve_draft_worker_attention_backend; sglang: "
+    "python/sglang/srt/model_executor/model_runner.py, _get_attention_backend",
+    docs="""Checks `--speculative-draft-attention-backend` with the same rules as the target's attention
+backend: the config is judged again with the draft backend as the attention backend, the draft checkpoint
+(`--speculative-draft-model-path`, read like `--model` when it is found) as the model, and
+`--speculative-draft-kv-cache-dtype`, when given, as the KV dtype; every failure of a rule about that
+backend (its arch, KV dtype, page size, head dims, ...) or of its construction and kernels (stage init or
+runtime) that the target's own config does not have is reported here.
+
+SGLang's draft worker (EAGLE, EAGLE3, NEXTN/MTP, STANDALONE, DFLASH) runs its own model runner whose
+attention backend is the named draft backend (DFLASH replaces one outside DRAFT_ATTENTION_BACKEND_CHOICES
+with flashinfer: spec-dflash-draft-backend).""",
+    fix_title="Name the target's decode backend (or triton) as --speculative-draft-attention-backend",
+)
+def spec_draft_backend(cfg, target):
+    draft = cfg.draft_attention_backend
+    if draft is None:
+        return skipped("no --speculative-draft-attention-backend")
+    if cfg.speculative_algorithm is None:
+        return skipped("no speculative decoding")
+    draft_kv = cfg.flags.get("speculative_draft_kv_cache_dtype")
+    # the draft checkpoint's own attention when --speculative-draft-model-path was read (EAGLE heads); MTP/NextN
+    # drafts are layers of the target model and share its attention
+    draft_cfg = replace(cfg.with_backend(draft), model=cfg.draft_model or cfg.model)
+    if isinstance(draft_kv, str):
+        draft_cfg = draft_cfg.with_kv_dtype(draft_kv)
+    judged_by = {r.id for r in registry().by_engine["sglang"] if draft in r.backends or r.stage in ("init", "runtime")}
+    target_fails = _failing(cfg, target)
+    draft_fails = {
+        rule_id: message
+        for rule_id, message in _failing(draft_cfg, target).items()
+        if rule_id in judged_by and rule_id not in target_fails
+    }
+    judged = f"draft backend {draft}"
+    if cfg.draft_model is not None:
+        judged += f" with the draft model {cfg.draft_model.name}"
+    elif isinstance(cfg.flags.get("speculative_draft_model_path"), str):
+        judged += " (the draft model is not found here: judged with the target's model)"
+    if not draft_fails:
+        return passed(judged, "the backend rules pass for the draft backend")
+    # the target's own decode backend passes here by construction; triton where that is no draft choice
+    same = cfg.decode_backend if cfg.decode_backend in DRAFT_ATTENTION_BACKENDS else "triton"
+    fix = [f"--speculative-draft-attention-backend {same}"]
+    return failed(
+        f"{judged}: " + "; ".join(f"{rule_id}: {message}" for rule_id, message in draft_fails.items()),
+        "a draft backend that passes the backend rules here",
+        fix,
     )
 
 

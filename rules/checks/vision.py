@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import gpu, sglang_release
+from rules.checks.common import declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 
 # VisionAttention takes "fa4" from sglang 0.5.9 (vision.py; no "fa4" there through 0.5.8.post1).
 VISION_FA4_FROM = Version("0.5.9")
 VISION = "sglang: python/sglang/srt/layers/attention/vision.py, VisionAttention._determine_attention_backend"
+QWEN3_VL = "sglang: python/sglang/srt/models/qwen3_vl.py, Qwen3_VisionBlock"
+# Qwen3-VL's vision blocks ask VisionAttention for fa3 themselves (attn_implementation="flash_attention_3") in
+# sglang 0.5.3-0.5.5 (PR #13354 removed it in 0.5.5.post3); Qwen3-Omni's vision model is the same from 0.5.4.
+QWEN3_VL_FA3_ARCHITECTURES = frozenset({"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"})
+QWEN3_OMNI_ARCHITECTURE = "Qwen3OmniMoeForConditionalGeneration"
+QWEN3_OMNI_FROM = Version("0.5.4")
 
 
 @rule(
@@ -29,7 +35,8 @@ VISION = "sglang: python/sglang/srt/layers/attention/vision.py, VisionAttention.
 
 VisionAttention raises when the vision tower is built on an is_blackwell GPU: majors 10, 11 and 12 in
 sglang 0.5.23 (utils/common.py is_blackwell_supported; older notes list 10 and 12 only). SGLang's own default
-is fa3 on SM90, fa4 on SM10x and triton_attn elsewhere, so this only bites when fa3 is named.""",
+is fa3 on SM90, fa4 on SM10x and triton_attn elsewhere, so this only bites when fa3 is named (or, in
+sglang 0.5.3-0.5.5, chosen by Qwen3-VL itself: rule vision-qwen3-vl-fa3).""",
     fix_title="Use --mm-attention-backend fa4 on SM100, triton_attn or sdpa elsewhere",
 )
 def vision_fa3_blackwell(cfg, target):
@@ -42,3 +49,52 @@ def vision_fa3_blackwell(cfg, target):
     fa4 = target.major in (10, 11) and sglang_release(target) >= VISION_FA4_FROM
     fix = ["--mm-attention-backend fa4"] if fa4 else ["--mm-attention-backend triton_attn"]
     return failed(f"--mm-attention-backend fa3 on {gpu(target)}", "a non-Blackwell GPU (SM8x/SM90)", fix)
+
+
+@rule(
+    id="vision-qwen3-vl-fa3",
+    title="Before sglang 0.5.5.post3 Qwen3-VL's vision tower runs fa3, which does not run on Blackwell",
+    engine="sglang",
+    versions="sglang>=0.5.3,<0.5.5.post3",
+    verified=(
+        "sglang 0.5.3-0.5.5: Qwen3_VisionTransformer / Qwen3VLMoeVisionModel build every Qwen3_VisionBlock with "
+        'attn_implementation="flash_attention_3", which passes qkv_backend="fa3" to VisionAttention (qwen3_vl.py '
+        ":282 in 0.5.3 and 0.5.3.post3, :285 in 0.5.4, :286 in 0.5.4.post3 and 0.5.5); _determine_attention_backend "
+        "takes it unless --mm-attention-backend is given and raises for fa3 on is_blackwell (vision.py :545 in "
+        "0.5.3-0.5.4.post3, :601 in 0.5.5); is_blackwell is major 10 through 0.5.4, 10 or 12 from 0.5.4.post3; "
+        "0.5.5.post3 passes no backend (PR #13354), so the platform default applies; Qwen3-VL first appears in 0.5.3"
+    ),
+    needs_model=True,
+    needs_gpu=True,
+    stage="load",
+    prevents="The 'fa3' backend is not supported on Blackwell GPUs",
+    source=f"{QWEN3_VL}; {VISION}",
+    references=(
+        "https://github.com/sgl-project/sglang/issues/12360",
+        "https://github.com/sgl-project/sglang/pull/13354",
+    ),
+    docs="""Checks that a Qwen3-VL (or, from sglang 0.5.4, Qwen3-Omni) model launched without
+`--mm-attention-backend` runs on a GPU where the fa3 vision backend runs (SM8x, SM90), on sglang 0.5.3-0.5.5.
+
+In those releases the model's vision blocks ask VisionAttention for fa3 themselves, whatever the GPU, so
+SGLang's platform default (triton_attn off SM90) never applies: on a Blackwell GPU the vision tower raises
+while the model loads; on other GPUs without FA3 kernels the first image fails. An explicit
+--mm-attention-backend wins over the model's choice (rule vision-fa3-blackwell judges it). sglang 0.5.5.post3
+dropped the model's choice (PR #13354).""",
+    fix_title="Pass --mm-attention-backend triton_attn (or sdpa), or upgrade to sglang >= 0.5.5.post3",
+)
+def vision_qwen3_vl_fa3(cfg, target):
+    architecture = cfg.model.architecture
+    omni = architecture == QWEN3_OMNI_ARCHITECTURE and sglang_release(target) >= QWEN3_OMNI_FROM
+    if architecture not in QWEN3_VL_FA3_ARCHITECTURES and not omni:
+        return skipped("applies to Qwen3-VL / Qwen3-Omni models")
+    if cfg.mm_attention_backend is not None:
+        return skipped(f"--mm-attention-backend {cfg.mm_attention_backend} is given (it wins over the model's fa3)")
+    if target.major in declared(target, "fa3").archs:
+        return passed(f"{architecture}'s fa3 vision tower on {gpu(target)}", "SM8x/SM90 for the fa3 vision backend")
+    return failed(
+        f"{architecture}'s fa3 vision tower (no --mm-attention-backend) on {gpu(target)} with sglang "
+        f"{sglang_release(target)}",
+        "a GPU with fa3 (SM8x/SM90), or another vision backend",
+        ["--mm-attention-backend triton_attn"],
+    )

@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from rules.checks.common import gpu, library_state
 from rules.config import Config
 from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
 from rules.target import Target
 
@@ -99,7 +100,7 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
         kv_dtype=cfg.kv_cache_dtype,
         block_size=cfg.page_size,
         use_mla=mla,
-        use_sparse=bool(model and model.model_type in kb.SPARSE_MLA_MODEL_TYPES),
+        use_sparse=bool(mla and model and model.dsa),
         has_sink="sinks" in cfg.features,
         has_sliding_window="sliding_window" in cfg.features,
         softcap="softcap" in cfg.features,
@@ -110,6 +111,17 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
         v_head_dim=model.v_head_dim if model else None,
         num_heads=model.num_attention_heads if model else None,
     )
+
+
+def layer_queries(cfg: Config, target: Target) -> tuple[kb.VllmQuery, ...]:
+    """One query per distinct head size of the model's attention layers: vLLM validates the backend for each
+    layer with its own head size (Gemma-4's full-attention layers: global_head_dim, gemma4.py
+    Gemma4Attention.__init__). MLA layers have one latent head size."""
+    q = query(cfg, target)
+    model = cfg.model
+    if q.use_mla or model is None or len(model.layer_head_dims) < 2:
+        return (q,)
+    return tuple(replace(q, head_size=hd, head_size_v=hv) for hd, hv in model.layer_head_dims)
 
 
 def _release(target: Target) -> Optional[str]:
@@ -133,6 +145,11 @@ def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optio
     return backend, None
 
 
+def _select(q: kb.VllmQuery, target: Target) -> kb.Selection:
+    """What vLLM picks with no backend named, in the target's release."""
+    return kb.select(q, _release(target))
+
+
 def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict[str, kb.Rejection]:
     """The validator's reasons (vllm_backends.rejections) against the named backend, by key: every rule
     about a validate_configuration / supports_combination reason reads its own key here."""
@@ -142,7 +159,7 @@ def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict
 
 def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     """The backend vLLM would pick for the same config, as the flag that selects it (or dropping the flag)."""
-    chosen = kb.select(q).chosen
+    chosen = _select(q, target).chosen
     if chosen is None or chosen == failing:
         return []
     return [_use_backend(chosen, target)]
@@ -479,7 +496,7 @@ def vllm_flash_attn_fallback(cfg, target):
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
     q = query(cfg, target)
-    if cfg.attention_backend is None and kb.select(q).chosen != "FLASH_ATTN":
+    if cfg.attention_backend is None and _select(q, target).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
@@ -530,7 +547,7 @@ def vllm_fa4_library(cfg, target):
     if target.cc is None:
         return skipped("no CUDA GPU (rule install-no-cuda-gpu)")
     q = query(cfg, target)
-    if cfg.attention_backend is None and kb.select(q).chosen != "FLASH_ATTN":
+    if cfg.attention_backend is None and _select(q, target).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
     version = _flash_attn_resolution(q).version
     if version != 4:
@@ -562,35 +579,47 @@ def vllm_fa4_library(cfg, target):
     id="vllm-head-size",
     title="The vLLM attention backend supports the model's head size",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.15.0",
     verified=(
-        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "vllm 0.15.0-0.33.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
+        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents); the head sizes of FLASH_ATTN "
+        "(<= 256 before 0.20.0), FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, MLACommonBackend ([576] before 0.18.0; "
+        "TRITON_MLA its own from 0.18.0), FLASHMLA_SPARSE and FLASHINFER_MLA_SPARSE read in 0.15.0, 0.16.0, "
+        "0.17.0, 0.17.1, 0.18.0, 0.19.0, 0.19.1, 0.20.0, 0.22.1, 0.26.0, 0.30.0, 0.33.0 "
+        "(rules/knowledge/vllm_backends.py CHANGES)"
     ),
     stage="startup",
     prevents=kb.R_HEAD_SIZE,
     source=kb.VALIDATE_SOURCE + "; each backend's supports_head_size / get_supported_head_sizes",
-    docs="""Checks the model's attention head size against the named backend's supported head sizes.
+    docs="""Checks the head size of every attention layer of the model against the named backend's supported
+head sizes (vLLM validates the backend for each layer: Gemma-4's full-attention layers have global_head_dim 512).
 
 FLASH_ATTN: a multiple of 8 up to 256, or up to 512 where FA4 runs (9.x, 10.x, 11.x). FLASHINFER: 64, 128,
 256 or 512. TRITON_ATTN: 32 or more. FLEX_ATTENTION and TRITON_MLA: any. MLA backends see the latent head
 (kv_lora_rank + qk_rope_head_dim: 576 for DeepSeek V2/V3): FLASHMLA, CUTLASS_MLA, FLASH_ATTN_MLA,
 FLASHINFER_MLA and TOKENSPEED_MLA take 320, 512 or 576 (MLACommonBackend); FLASHMLA_SPARSE and
-FLASHINFER_MLA_SPARSE 512 or 576.""",
+FLASHINFER_MLA_SPARSE 512 or 576. Older releases take fewer: FLASH_ATTN at most 256 before 0.20, FLASHINFER
+64, 128 or 256 before 0.26, the MLA backends 576 only before 0.18 (320 or 576 until 0.30).""",
     fix_title="Use a backend that takes this head size (TRITON_ATTN takes any head size >= 32)",
 )
 def vllm_head_size(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    q = query(cfg, target)
-    if q.head_size is None:
+    queries = layer_queries(cfg, target)
+    if queries[0].head_size is None:
         return skipped("needs the model's head size (--model)")
     required = f"head size {backend.head_sizes.describe(target.cc)}"
-    if "head_size" not in rejections(backend, q, target):
-        return passed(f"head size {q.head_size}", required)
-    return failed(f"head size {q.head_size} on {backend.name}", required, _instead(q, target, backend.name))
+    sizes = " and ".join(str(q.head_size) for q in queries)
+    refused = [q for q in queries if "head_size" in rejections(backend, q, target)]
+    if not refused:
+        return passed(f"head size {sizes}", required)
+    return failed(
+        f"head size {' and '.join(str(q.head_size) for q in refused)} on {backend.name}"
+        + (f" (the model's layers: {sizes})" if len(queries) > 1 else ""),
+        required,
+        _instead(refused[0], target, backend.name),
+    )
 
 
 @rule(
@@ -996,8 +1025,8 @@ def vllm_non_mla_model_backend(cfg, target):
 GLM-5) is on a sparse MLA backend (FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE, FLASH_ATTN_MLA_SPARSE, …), and
 that a dense MLA model is not ("non-sparse not supported").
 
-vLLM marks the layers sparse when config.json has index_topk; attn-preflight recognises the deepseek_v32
-and glm_moe_dsa model types, whose configs carry it.""",
+vLLM marks the layers sparse when the model's config has index_topk (config.json, or the default of
+transformers' GlmMoeDsaConfig for glm_moe_dsa).""",
     fix_title="Sparse models: FLASHMLA_SPARSE (SM90/SM100); dense models: FLASH_ATTN_MLA / FLASHINFER_MLA / TRITON_MLA",
     backends=kb.MLA_BACKENDS,
 )
@@ -1166,7 +1195,7 @@ def vllm_tokenspeed_mla_dims(cfg, target):
 def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
     """TRITON_ATTN / TRITON_MLA's constructor: an FP8 KV cache needs SM89 (Triton's fp8e4nv), bfloat16 SM80."""
     if cfg.attention_backend is None and target.cc is not None and cfg.model is not None:
-        if kb.select(query(cfg, target)).chosen != backend:
+        if _select(query(cfg, target), target).chosen != backend:
             return skipped(f"vLLM does not select {backend} for this config")
     elif cfg.attention_backend != backend:
         return skipped(f"applies to {backend}")
@@ -1250,10 +1279,14 @@ def vllm_triton_fp8_kv_arch(cfg, target):
     id="vllm-auto-select",
     title="vLLM finds a valid attention backend by itself",
     engine="vllm",
-    versions="vllm>=0.26.0",
+    versions="vllm>=0.25.0",
     verified=(
         "vllm>=0.26.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading. "
+        "0.25.0/0.25.1 read against 0.26.0: the same _get_backend_priorities lists (platforms/cuda.py, bar "
+        "0.26.0's non-causal variant) and fa_utils.py; the backend classes' supports_*/supported_* differ only "
+        "by supports_sliding_window, which validate_configuration checks from 0.26.0 (backend.py; the 0.25 "
+        "range's reasons in vllm_backends.RELEASES have none); 0.25.0 == 0.25.1 in every file the selection reads"
     ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
@@ -1279,7 +1312,7 @@ def vllm_auto_select(cfg, target):
     q = query(cfg, target)
     if q.head_size is None:
         return unknown("the model's head size could not be read from its config")
-    selection = kb.select(q)
+    selection = _select(q, target)
     tried = "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
     if selection.chosen is None:
         if selection.unmodelled:
@@ -1374,6 +1407,45 @@ def vllm_float_kv_dtype(cfg, target):
 
 
 @rule(
+    id="vllm-inkling-paged-kv",
+    title="vLLM's Inkling attention pages its KV cache, which its FA4 kernel cannot read on SM8x/SM12x",
+    engine="vllm",
+    versions="vllm>=0.26.0,<0.28.0",
+    verified=(
+        "vllm 0.26.0, 0.27.0 and 0.27.1 wheels: Inkling registered from 0.26.0 (model_executor/models/"
+        "registry.py:162-165; not in 0.25.1); fa4_rel_attention.py _use_sheared_bias is major in (10, 11) and "
+        "inkling_fa4_rel_attention passes page_table=block_table (0.26.0 :152, 0.27.0/0.27.1 :159); the "
+        "vendored FA4 asserts page_table is None on SM12x (vllm_flash_attn/cute/interface.py:1091 in 0.26.0, "
+        ":1101 in 0.27.0/0.27.1) and SM8x (:942 in 0.26.0, :952 in 0.27.0/0.27.1). 0.28.0 has a new SM120 "
+        "forward without that assert (not judged)"
+    ),
+    needs_model=True,
+    needs_gpu=True,
+    stage="runtime",
+    prevents="Paged KV not supported on SM 12.0 in this PR",
+    source=kb.INKLING_SOURCE + "; vllm/vllm_flash_attn/cute/interface.py, _flash_attn_fwd",
+    references=("https://github.com/vllm-project/vllm/issues/51405",),
+    docs="""Checks that an Inkling model (InklingForConditionalGeneration / InklingForCausalLM) is served by
+vLLM 0.26-0.27 on a GPU whose Inkling attention kernel reads a paged KV cache: SM90, SM100, SM110.
+
+Inkling brings its own relative attention, whatever --attention-backend names: on SM10x/SM11x the bundled
+tml_fa4 with a sheared bias, elsewhere vLLM's vendored FA4 with a score_mod, and always with the paged KV
+cache's block table. The vendored FA4 has no paged KV on SM12x ("Paged KV not supported on SM 12.0 in this
+PR") or SM8x ("paged KV not supported on SM 8.0"), so on an RTX 50xx / RTX PRO 6000 / GB10 or an A100 the
+server dies in its first forward (the start-up profile run). vLLM 0.28.0 replaces the SM120 forward.""",
+    fix_title="Serve Inkling on SM90/SM100 with vLLM 0.26-0.27, or use another engine release",
+)
+def vllm_inkling_paged_kv(cfg, target):
+    if cfg.model.architecture not in kb.INKLING_ARCHITECTURES:
+        return skipped("applies to Inkling models")
+    found = f"Inkling on {gpu(target)}"
+    required = "SM90, SM100 or SM110 (a kernel that reads the paged KV cache)"
+    if target.major in kb.INKLING_PAGED_KV_MAJORS:
+        return passed(found, required)
+    return failed(found, required, [])
+
+
+@rule(
     id="vllm-flex-softcap",
     title="FLEX_ATTENTION cannot serve a model with attention logit soft-capping",
     engine="vllm",
@@ -1398,7 +1470,7 @@ wheels read). Found by bench/vllm_oracle_diff.py (gemma-2-9b, FLEX_ATTENTION).""
 )
 def vllm_flex_softcap(cfg, target):
     if cfg.attention_backend is None and target.cc is not None:
-        if kb.select(query(cfg, target)).chosen != "FLEX_ATTENTION":
+        if _select(query(cfg, target), target).chosen != "FLEX_ATTENTION":
             return skipped("vLLM does not select FLEX_ATTENTION for this config")
     elif cfg.attention_backend != "FLEX_ATTENTION":
         return skipped("applies to FLEX_ATTENTION")
@@ -1409,3 +1481,156 @@ def vllm_flex_softcap(cfg, target):
         "no logit soft cap, or another backend",
         [_use_backend("TRITON_ATTN", target)],
     )
+
+
+# --- what real models ask of a release: DSA backends per arch, FlexAttention block size, quantization --------
+
+
+@rule(
+    id="vllm-sparse-mla-arch",
+    title="A DeepSeek sparse attention (DSA) model needs a GPU one of the release's sparse MLA backends runs on",
+    engine="vllm",
+    versions="vllm>=0.11.2",
+    verified=(
+        "vllm 0.11.2-0.33.0: the sparse MLA entries of platforms/cuda.py _get_backend_priorities and each sparse "
+        "backend's supports_compute_capability, read in 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.16.0, 0.17.0, 0.19.1, "
+        "0.20.0, 0.22.1, 0.23.0 (FLASHMLA_SPARSE majors 9/10, FLASHINFER_MLA_SPARSE 10: no SM12x branch) and "
+        "0.24.0, 0.25.0, 0.26.0, 0.30.0, 0.33.0 (an SM12x branch with FLASHINFER_MLA_SPARSE_SM120, major 12); "
+        "rules/knowledge/vllm_backends.py SPARSE_MLA_ARCHS"
+    ),
+    needs_gpu=True,
+    needs_model=True,
+    stage="startup",
+    prevents=kb.NONE_VALID.format(
+        config="AttentionSelectorConfig(head_size=576, use_mla=True, use_sparse=True)",
+        reasons="{FLASHMLA_SPARSE: [compute capability not supported]}",
+    ),
+    source=kb.SPARSE_MLA_ARCHS_SOURCE + "; " + kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse())",
+    docs="""Checks that a model with DeepSeek sparse attention (an `index_topk` indexer: DeepSeek-V3.2(-Exp),
+GLM-5/5.1) runs on a GPU where some sparse MLA backend of the target's vLLM release runs.
+
+vLLM marks such layers sparse, and only a sparse MLA backend validates them ("sparse not supported" for the
+dense ones). Through vLLM 0.23 the sparse backends were FLASHMLA_SPARSE (SM90, SM100) and, from 0.17,
+FLASHINFER_MLA_SPARSE (SM100), so an SM12x GPU (RTX PRO 6000, RTX 5090, GB10 / DGX Spark) or anything below
+SM90 gets "No valid attention backend found" when the layers are built (vllm#31480 on 0.13, vllm#45317 on
+0.22). vLLM 0.24.0 added FLASHINFER_MLA_SPARSE_SM120 to the SM12x list.""",
+    fix_title="Run on SM90/SM100, or upgrade to vllm >= 0.24.0 on SM12x (FLASHINFER_MLA_SPARSE_SM120)",
+)
+def vllm_sparse_mla_arch(cfg, target):
+    if not cfg.model.dsa or not _uses_mla(cfg):
+        return skipped("applies to models with DeepSeek sparse attention (index_topk) run as MLA")
+    entry = kb.sparse_mla_archs(_release(target))
+    need = "compute capability " + " or ".join(f"{m}.x" for m in sorted(entry.majors))
+    if target.major in entry.majors:
+        return passed(f"a DSA model on {gpu(target)}", need)
+    newer = kb.SPARSE_MLA_ARCHS[-1]
+    fix = [f"upgrade to vllm >= {newer.since}"] if target.major in newer.majors else ["run on an SM90 or SM100 GPU"]
+    release = _release(target) or f"{kb.VLLM_VERSION} (newest read)"
+    return failed(f"a DSA model on {gpu(target)} with vllm {release}", f"{need} ({entry.backends})", fix)
+
+
+@rule(
+    id="vllm-flex-block-size",
+    title="FLEX_ATTENTION with a --block-size below 16 crashes in its Triton kernel (vllm < 0.21.0)",
+    engine="vllm",
+    versions="vllm>=0.15.0,<0.21.0",
+    verified=(
+        "vllm 0.15.0-0.20.2: flex_attention.py has no get_supported_kernel_block_sizes, so FLEX_ATTENTION takes "
+        "the base [MultipleOf(1)] (v1/attention/backend.py:60-61 in 0.15.0, :64-65 in 0.19.1), read in 0.15.0, "
+        "0.19.0, 0.19.1, 0.20.0, 0.20.2; from 0.21.0 it declares [MultipleOf(16)] (flex_attention.py:143-144, "
+        "vllm PR #41363) and validate_configuration refuses it (rules vllm-block-size, vllm-auto-select)"
+    ),
+    needs_gpu=True,
+    stage="runtime",
+    reason="Before vllm 0.21.0 FlexAttention accepts any block size at start-up; below 16, the kernel's minimum, "
+    "the first forward fails in torch.compile's Triton codegen (vllm#39807, vllm#41339). With no backend named, "
+    "FLASH_ATTN, FLASHINFER and TRITON_ATTN refuse such a block size, so vLLM silently falls back to "
+    "FLEX_ATTENTION.",
+    source=kb.src(
+        f"{kb.BACKENDS_DIR}/flex_attention.py", "FlexAttentionBackend (get_supported_kernel_block_sizes from 0.21.0)"
+    )
+    + "; "
+    + kb.SELECT_SOURCE,
+    docs="""Checks that FLEX_ATTENTION, named or reached by vLLM's fallback, is not given a `--block-size`
+below 16 on vLLM releases before 0.21.0.
+
+FlexAttentionBackend declared no kernel block sizes until vllm PR #41363 (released in 0.21.0), so it
+inherited MultipleOf(1) and passed backend selection with `--block-size 8`; the crash came in the Triton
+code generation of the first forward. Every other non-MLA CUDA backend takes only multiples of 16, so a
+small block size also sends an unnamed config to FLEX_ATTENTION.""",
+    fix_title="Drop --block-size (or use 16 or a multiple of 16)",
+)
+def vllm_flex_block_size(cfg, target):
+    if cfg.page_size is None:
+        return skipped("no --block-size given")
+    if cfg.attention_backend is None:
+        chosen = kb.select(query(cfg, target), _release(target)).chosen
+        if chosen != "FLEX_ATTENTION":
+            return skipped(f"vLLM selects {chosen or 'no modelled backend'}, not FLEX_ATTENTION")
+        where = f"vLLM falls back to FLEX_ATTENTION for --block-size {cfg.page_size}"
+    elif cfg.attention_backend != "FLEX_ATTENTION":
+        return skipped("applies to FLEX_ATTENTION")
+    else:
+        where = f"FLEX_ATTENTION with --block-size {cfg.page_size}"
+    if cfg.page_size >= 16:
+        return passed(where, "a block size of at least 16")
+    return failed(where, "a block size of at least 16 (FlexAttention's kernel minimum)", ["drop --block-size"])
+
+
+@rule(
+    id="vllm-quantization-arch",
+    title="The checkpoint's quantization method runs on this GPU and in this model dtype",
+    engine="vllm",
+    versions="vllm>=0.10.1",
+    verified=(
+        "vllm 0.10.1-0.33.0: VllmConfig._get_quantization_config raises both messages (config/__init__.py:3455 "
+        "in 0.10.1, :264 in 0.11.0; config/vllm.py:374 in 0.12.0, :393 in 0.13.0, :422 in 0.15.0, :513 in 0.17.0, :525 in 0.19.1, :940 in 0.33.0); each method's "
+        "get_min_capability / get_supported_act_dtypes per range in rules/knowledge/vllm_quantization.py, read in "
+        "0.10.1, 0.11.0, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.17.0, 0.19.1 and 0.33.0 (a release in no range read is unknown)"
+    ),
+    needs_gpu=True,
+    needs_model=True,
+    stage="startup",
+    prevents=kb_quant.MIN_CAPABILITY_MESSAGE.format(method="mxfp4", minimum=80, current=75),
+    source=kb_quant.SOURCE["vllm"],
+    docs="""Checks that the checkpoint's quantization method (config.json `quantization_config`, or
+`--quantization`) accepts this GPU's compute capability and the model dtype vLLM runs in.
+
+vLLM refuses, when it builds its config and before any weight loads, a GPU below the method's minimum
+capability (gpt-oss's mxfp4 needs SM80, fp8 SM75 from vllm 0.14.1 and SM80 in 0.13, ModelOpt FP8 SM89
+before 0.20 and SM80 in 0.33, ModelOpt NVFP4 SM75) and a model dtype the method cannot take ("torch.float16
+is not supported for quantization method gpt_oss_mxfp4": mxfp4 runs in bfloat16 only).""",
+    fix_title="Use a GPU of the method's minimum compute capability, or a dtype it supports (--dtype bfloat16)",
+)
+def vllm_quantization_arch(cfg, target):
+    flag = cfg.flags.get("quantization")
+    method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method
+    if method is None:
+        return skipped("the checkpoint is not quantized")
+    gate, known = kb_quant.gate_for("vllm", method, _release(target))
+    if not known:
+        return skipped(f"quantization method {method} is not modelled")
+    if gate is None:
+        return unknown(f"quantization method {method}: vllm {_release(target)} was not read")
+    assert target.cc is not None, "needs_gpu"
+    current = target.cc[0] * 10 + target.cc[1]
+    if current < gate.min_capability:
+        return failed(
+            f"quantization {method} on {gpu(target)} (capability {current})",
+            f"capability {gate.min_capability} or newer",
+            [],
+            reason=kb_quant.MIN_CAPABILITY_MESSAGE.format(method=method, minimum=gate.min_capability, current=current),
+        )
+    dtype = _model_dtype(cfg, target.cc)
+    if dtype is None:
+        return unknown("the model's dtype could not be read from its config")
+    dtypes = ", ".join(sorted(gate.act_dtypes))
+    if dtype not in gate.act_dtypes:
+        fix = ["--dtype bfloat16"] if "bfloat16" in gate.act_dtypes and target.cc >= (8, 0) else []
+        return failed(
+            f"quantization {method} with the model in {dtype}",
+            f"a dtype of {dtypes}",
+            fix,
+            reason=kb_quant.ACT_DTYPE_MESSAGE.format(dtype=f"torch.{dtype}", method=method, dtypes=dtypes),
+        )
+    return passed(f"quantization {method} on {gpu(target)} in {dtype}", f"capability >= {gate.min_capability}")

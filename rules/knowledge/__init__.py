@@ -6,12 +6,10 @@ NEWEST_KNOWN = {
     "flash-attn-4": "4.0.0b36",
     "vllm": "0.33.0",  # rules/knowledge/vllm_backends.py and rules/checks/vllm.py were read in this wheel
 }
-# The oldest release of each engine any rule's range starts at (sglang>=0.5.1, vllm>=0.13.0): an older target
-# is warned about (general-engine-version). Every sglang release from 0.5.1 (0.5.0 was never published as a
-# final release; 0.5.0rc2 is the nearest) to 0.5.23 was read by bench/release_walk.py; each rule's `verified`
-# note says how far its own range was. Its rules stay gated by their own ranges: a range's start can be
-# where a behaviour begins (vllm-env-backend: the env var was the way to choose before 0.13), so judging an
-# older release as the oldest known one would invent findings.
+# The oldest release of each engine any rule's range starts at (sglang>=0.5.1, vllm>=0.13.0). Every sglang
+# release from 0.5.1 (0.5.0 was never published as a final release; 0.5.0rc2 is the nearest) to 0.5.23 was read
+# by bench/release_walk.py; each rule's `verified` note says how far its own range was. An older target is
+# judged as this release (rules/target.py Target.as_oldest_known) and warned about (general-engine-version).
 OLDEST_KNOWN = {
     "sglang": "0.5.1",
     "vllm": "0.13.0",

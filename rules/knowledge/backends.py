@@ -65,11 +65,27 @@ FEATURES = (
 )
 PHASES = frozenset({"prefill", "decode"})
 
-# utils/common.py is_blackwell(_supported): majors [10, 12] through 0.5.8, [10, 11, 12] (Jetson Thor) since 0.5.9.
+# utils/common.py is_blackwell(_supported): major 10 only through 0.5.4 (utils.py `[0] == 10` in 0.5.0rc2-0.5.2,
+# utils/common.py:194 in 0.5.4), [10, 12] from 0.5.4.post3 to 0.5.8 (0.5.6.post2 :224), [10, 11, 12] (Jetson Thor)
+# since 0.5.9.
+BLACKWELL_SM120_SINCE = Version("0.5.4.post3")
 BLACKWELL_SM110_SINCE = Version("0.5.9")
 BLACKWELL = frozenset({10, 11, 12})
 BLACKWELL_BEFORE_SM110 = frozenset({10, 12})
+BLACKWELL_BEFORE_SM120 = frozenset({10})
 BLACKWELL_SOURCE = "sglang: python/sglang/srt/utils/common.py, is_blackwell / is_blackwell_supported"
+
+# trtllm_mla prefill (forward_extend, the MHA_CHUNKED_KV path models/deepseek_common/attention_backend_handler.py
+# handle_attention_trtllm_mla picks for every extend without speculative decoding; deepseek_v2.py before 0.5.8) calls
+# flashinfer.prefill.trtllm_ragged_attention_deepseek, whose TllmGenFmhaRunner accepts SM100/SM103 only
+# (FLASHINFER_CHECK(mSM == kSM_100 || mSM == kSM_103, "Unsupported architecture"); kSM_107 added in 0.6.17):
+# the same check in every flashinfer SGLang pins from 0.5.4.post3 (flashinfer 0.5.0) to 0.5.23 (0.7.2).
+TRTLLM_GEN_FMHA = (
+    "flashinfer-ai/flashinfer: include/flashinfer/trtllm/fmha/fmhaRunner.cuh, TllmGenFmhaRunner (0.5.0 :30, "
+    "0.6.7.post2 :30, 0.6.12 :37, 0.6.18 / 0.7.1 / 0.7.2 :37-38); reached from sglang "
+    "layers/attention/trtllm_mla_backend.py forward_extend (flashinfer.prefill.trtllm_ragged_attention_deepseek)"
+)
+TRTLLM_GEN_FMHA_ARCHS = frozenset({10})
 
 
 @dataclass(frozen=True)
@@ -118,6 +134,9 @@ class BackendInfo:
     kv_dtype_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # KV dtypes read only on these majors
     feature_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # features that run only on these
     max_head_dim: Optional[int] = None  # the largest Q/K head dim its kernels take
+    # phase -> the majors its kernels serve that phase on, where fewer than `archs`: SGLang starts, the first
+    # forward fails elsewhere
+    kernel_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)
     drops: frozenset[str] = frozenset()  # model features it accepts but silently ignores (no error, wrong output)
     refuses: frozenset[str] = frozenset()  # features it refuses with an error (start-up or first forward)
     page_snap: Optional[int] = None  # the page size SGLang switches to when the given one is not in page_sizes
@@ -147,7 +166,10 @@ def release_of(target: Target) -> Version:
 
 def blackwell_majors(release: Union[Version, str]) -> frozenset[int]:
     """Compute-capability majors SGLang's is_blackwell accepts in one release."""
-    return BLACKWELL if Version(str(release)) >= BLACKWELL_SM110_SINCE else BLACKWELL_BEFORE_SM110
+    version = Version(str(release))
+    if version >= BLACKWELL_SM110_SINCE:
+        return BLACKWELL
+    return BLACKWELL_BEFORE_SM110 if version >= BLACKWELL_SM120_SINCE else BLACKWELL_BEFORE_SM120
 
 
 # flash_attn.cute's kernel limits. SGLang's fa4 runs its vendored copy (FA4_INTERFACE); `attn-preflight smoke`
@@ -412,12 +434,14 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             kv_dtypes=("fp8_e4m3", "bf16", "auto"),
             page_sizes=(32, 64),
             page_snap=64,
+            kernel_archs={"prefill": TRTLLM_GEN_FMHA_ARCHS},
             features=frozenset({"kv4_mla", "kv4_fa4_mla_decode"}),
             libraries=("flashinfer",),
             source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (is_blackwell: majors 10, 11, 12 in utils/common.py); "
             "attention_registry.create_trtllm_mla_backend",
             sources={
                 "archs": BLACKWELL_SOURCE,
+                "kernel_archs": TRTLLM_GEN_FMHA,
                 "page_sizes": PAGE_CONSTRAINTS,
                 "page_snap": PAGE_CONSTRAINTS,
                 "features": KV4_LISTS,
@@ -658,6 +682,25 @@ SINKS_TRITON_DEFAULT_FROM = Version("0.5.11")
 ASYMMETRIC_KV_FA4_DEFAULT_FROM = Version("0.5.17")
 # DFLASH counts as EAGLE top-k 1 for the SM100 default from 0.5.23 (model_override_base.py:318).
 DFLASH_TOPK_ONE_DEFAULT_FROM = Version("0.5.23")
+# Llama 4 gets a default backend (trtllm_mha on SM100, fa3 on SM90, triton elsewhere) from 0.5.6 (server_args.py
+# :1125-1139); before, model_specific_adjustments asserts its list on --attention-backend as given, so no backend
+# fails (0.5.5 server_args.py:999-1005, the trtllm_mha default after the assert cannot run).
+LLAMA4_DEFAULT_FROM = Version("0.5.6")
+# --enable-deterministic-inference without a backend. 0.5.3 and 0.5.3.post3 have no fallback: the list is checked
+# against the unset backend and refuses it (0.5.3 server_args.py:1264-1267). From 0.5.4 the fallback fills it: fa3,
+# or flashinfer on SM100/SM120 (0.5.4 :1526-1533), triton there for DeepSeek models from 0.5.4.post3. From
+# 0.5.4.post3 to 0.5.11 the generic default is filled first (_handle_attention_backend_compatibility :596 before
+# _handle_deterministic_inference :638 in 0.5.5, :791 / :841 in 0.5.10), so the fallback never runs and the list is
+# checked against the default; 0.5.12 swaps the two (:935 / :936). Before 0.5.4.post3 the generic default is the
+# model runner's, after ServerArgs.
+DETERMINISTIC_FALLBACK_FROM = Version("0.5.4")
+DETERMINISTIC_DEEPSEEK_TRITON_FROM = Version("0.5.4.post3")
+DETERMINISTIC_AFTER_DEFAULT = VersionRange.parse("sglang>=0.5.4.post3,<0.5.12")
+
+
+def deterministic_fallback_runs(release: Version) -> bool:
+    """Whether SGLang's deterministic fallback fills an unset --attention-backend in this release."""
+    return release >= DETERMINISTIC_FALLBACK_FROM and not DETERMINISTIC_AFTER_DEFAULT.contains(release)
 
 
 # The fa4 page-size rewrite to 128 ("FA4 backend only supports page size 128 ..."), read in each wheel:

@@ -6,9 +6,9 @@ capabilities on each backend class (`supported_dtypes`, `supports_head_size`, `s
 platform raises `Selected backend ... is not valid for this configuration. Reason: [...]` for an explicit
 choice, or tries its priority list. This module holds those declarations as data, once each:
 
-- RELEASES: one declaration per range of vLLM releases (only 0.33.0 is populated; CHANGES gives the older
-  values read in the 0.15-0.30 wheels): the backends (VllmBackend, each fact's source: `source_of`) and
-  the reasons;
+- RELEASES: one declaration per range of vLLM releases (0.33.0's backends in each, CHANGES gives the older
+  values read in the 0.15-0.30 wheels; the reasons differ before 0.26.0): the backends (VllmBackend, each
+  fact's source: `source_of`) and the reasons;
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
@@ -643,7 +643,7 @@ def name_history(name: str) -> str:
 @dataclass(frozen=True)
 class Change:
     """An older value of one declared capability: it held for releases in [since, until). Read from the same
-    backend classes in the vllm 0.15.0, 0.20.0, 0.26.0 and 0.30.0 wheels."""
+    backend classes in the vllm 0.15.0, 0.20.0, 0.26.0 and 0.30.0 wheels (FLASHINFER's also in 0.21.0-0.25.1)."""
 
     backend: str
     field: str
@@ -654,33 +654,48 @@ class Change:
 
 
 CHANGES: tuple[Change, ...] = (
-    Change("FLASHINFER", "archs", Archs(lo=(7, 5), hi=(12, 1)), until="0.26.0", seen="0.15.0, 0.20.0"),
+    # FlashInferBackend.supports_compute_capability: >= 7.5 through 0.23 (0.23.0 flashinfer.py:408), >= 8.0 from
+    # 0.24.0 (:432, the SM75 comment); get_supported_head_sizes gains 512 in 0.22.0 (0.21.0 :406, 0.22.0 :405)
+    Change("FLASHINFER", "archs", Archs(lo=(7, 5), hi=(12, 1)), until="0.24.0", seen="0.15.0, 0.20.0, 0.23.0"),
     Change(
-        "FLASHINFER", "head_sizes", HeadSizes(allowed=frozenset({64, 128, 256})), until="0.26.0", seen="0.15.0, 0.20.0"
+        "FLASHINFER",
+        "head_sizes",
+        HeadSizes(allowed=frozenset({64, 128, 256})),
+        until="0.22.0",
+        seen="0.15.0, 0.20.0, 0.21.0",
     ),
     Change(
         "FLASHINFER",
         "kv_dtypes",
         frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}),
-        until="0.26.0",
+        until="0.21.0",
         since="0.20.0",
         seen="0.20.0",
     ),
-    Change(
+    Change(  # supported_kv_cache_dtypes gains nvfp4 in 0.21.0 (flashinfer.py:329-337)
         "FLASHINFER",
         "kv_dtypes",
         frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"}),
         until="0.30.0",
-        since="0.26.0",
-        seen="0.26.0",
+        since="0.21.0",
+        seen="0.21.0, 0.23.0, 0.24.0, 0.25.0, 0.25.1, 0.26.0",
+    ),
+    Change(  # 0.21-0.24: no supports_kv_cache_dtype override, the class takes nvfp4 on every arch it admits
+        "FLASHINFER",
+        "kv_dtype_archs",
+        (),
+        until="0.25.0",
+        since="0.21.0",
+        seen="0.21.0, 0.23.0, 0.24.0",
     ),
     Change(  # 0.32.0 adds the FA2 path on SM8x/SM9x/SM12x (flashinfer.py:109-110, :529-539), as 0.33.0 has it
         "FLASHINFER",
         "kv_dtype_archs",
         (("nvfp4", majors(10)), ("nvfp4_4over6", majors(10))),
         until="0.32.0",
-        since="0.26.0",
-        seen="0.26.0, 0.30.0, 0.31.0 (flashinfer.py:499-506: SM100 family only)",
+        since="0.25.0",
+        seen="0.25.0 and 0.25.1 (flashinfer.py:427-434), 0.26.0 (:446-453), 0.30.0, 0.31.0 (:499-506): SM100 "
+        "family only",
     ),
     Change("FLASHINFER", "sinks", majors(10), until="0.30.0", seen="0.16.0, 0.17.0, 0.20.0, 0.26.0"),
     # fa_utils.flash_attn_supports_sinks: get_flash_attn_version() == 3 (0.16.0 fa_utils.py:123-127, 0.19.0
@@ -694,21 +709,71 @@ CHANGES: tuple[Change, ...] = (
         since="0.20.0",
         seen="0.20.0, 0.26.0 (fp8 KV only where get_flash_attn_version() == 3)",
     ),
+    # FlashAttentionBackend.supports_head_size: `head_size % 8 == 0 and head_size <= 256` (flash_attn.py:148
+    # in 0.15.0, :162 in 0.19.1); the FA4 bound of 512 from 0.20.0
+    Change(
+        "FLASH_ATTN",
+        "head_sizes",
+        HeadSizes(multiple_of=8, maximum=256),
+        until="0.20.0",
+        seen="0.15.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0, 0.19.1",
+    ),
+    # FlashMLASparseBackend.get_supported_head_sizes: [576] (flashmla_sparse.py:103 in 0.15.0, :107 in 0.19.1,
+    # :123 in 0.22.1, :116 in 0.26.0); [512, 576] in 0.20.0-0.21.0 (:121) and 0.33.0
+    Change(
+        "FLASHMLA_SPARSE",
+        "head_sizes",
+        HeadSizes(allowed=frozenset({576})),
+        until="0.20.0",
+        seen="0.15.0, 0.17.0, 0.18.0, 0.19.0, 0.19.1",
+    ),
     Change(
         "FLASHMLA_SPARSE",
         "head_sizes",
         HeadSizes(allowed=frozenset({576})),
         until="0.33.0",
-        since="0.26.0",
-        seen="0.26.0, 0.30.0",
+        since="0.22.0",
+        seen="0.22.0, 0.22.1, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.30.0",
+    ),
+    # FlashInferMLASparseBackend.get_supported_head_sizes: [576] (flashinfer_mla_sparse.py:86 in 0.17.0, :56 in
+    # 0.29.0); [512, 576] from 0.30.0 (:57)
+    Change(
+        "FLASHINFER_MLA_SPARSE",
+        "head_sizes",
+        HeadSizes(allowed=frozenset({576})),
+        until="0.30.0",
+        since="0.17.0",
+        seen="0.17.0, 0.18.0, 0.19.1, 0.20.2, 0.22.1, 0.24.0, 0.26.0, 0.29.0",
+    ),
+    # FlashMLASparseBackend.supported_kv_cache_dtypes: no "fp8" alias of fp8_ds_mla before 0.18.0
+    # (flashmla_sparse.py:79-83 in 0.15.0, :82-86 in 0.17.0 and 0.17.1)
+    Change(
+        "FLASHMLA_SPARSE",
+        "kv_dtypes",
+        frozenset({"auto", "bfloat16", "fp8_ds_mla"}),
+        until="0.18.0",
+        seen="0.15.0, 0.17.0, 0.17.1",
     ),
     Change(
         "FLASHMLA_SPARSE",
         "kv_dtypes",
         frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8"}),
         until="0.33.0",
-        since="0.20.0",
-        seen="0.20.0, 0.26.0, 0.30.0",
+        since="0.18.0",
+        seen="0.18.0, 0.18.1, 0.19.0, 0.19.1, 0.20.0, 0.26.0, 0.30.0",
+    ),
+    # MLACommonBackend.get_supported_head_sizes (model_executor/layers/attention/mla_attention.py): [576]
+    # (:359 in 0.15.0, :1093 in 0.17.1), [320, 576] (:1154 in 0.18.0, :1152 in 0.19.1, :1235 in 0.20.0)
+    *(
+        Change(
+            name,
+            "head_sizes",
+            HeadSizes(allowed=frozenset({576})),
+            until="0.18.0",
+            seen="0.15.0, 0.16.0, 0.17.0, 0.17.1 (MLACommonBackend.get_supported_head_sizes; TRITON_MLA has "
+            "its own, any size, from 0.18.0)",
+        )
+        for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA", "TRITON_MLA")
     ),
     *(
         Change(
@@ -716,10 +781,20 @@ CHANGES: tuple[Change, ...] = (
             "head_sizes",
             HeadSizes(allowed=frozenset({320, 576})),
             until="0.30.0",
-            since="0.20.0",
-            seen="0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)",
+            since="0.18.0",
+            seen="0.18.0, 0.19.0, 0.19.1, 0.20.0, 0.26.0 (MLACommonBackend.get_supported_head_sizes)",
         )
         for name in ("FLASHMLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHINFER_MLA", "TOKENSPEED_MLA")
+    ),
+    # FlexAttentionBackend had no get_supported_kernel_block_sizes before 0.21.0 and inherited the base
+    # [MultipleOf(1)] (v1/attention/backend.py:64-65 in 0.19.1); [MultipleOf(16)] from 0.21.0
+    # (flex_attention.py:143-144), vllm PR #41363
+    Change(
+        "FLEX_ATTENTION",
+        "block_sizes",
+        (MultipleOf(1),),
+        until="0.21.0",
+        seen="0.15.0, 0.19.0, 0.19.1, 0.20.0, 0.20.2 (no override in flex_attention.py)",
     ),
     Change(
         "TRITON_ATTN",
@@ -976,10 +1051,60 @@ MLA_MODEL_TYPES = frozenset(
 )
 MLA_DISABLE_ENV = "VLLM_MLA_DISABLE"
 
-# Models vLLM runs as sparse MLA: config.json has `index_topk` (model_executor/models/deepseek_v2.py,
-# `self.is_v32 = hasattr(config, "index_topk")`). ModelFeatures does not keep index_topk, so the model types
-# whose configs carry it stand in for it.
-SPARSE_MLA_MODEL_TYPES = frozenset({"deepseek_v32", "glm_moe_dsa"})
+
+class SparseMlaArchs(NamedTuple):
+    """The compute-capability majors on which some sparse MLA backend of vLLM's CUDA priority list runs, for
+    the releases from `since` to the next entry: the union of each listed sparse backend's
+    supports_compute_capability."""
+
+    since: str
+    majors: frozenset[int]
+    backends: str  # the sparse backends listed, by major
+    seen: str  # the wheels read, with file:line
+
+
+SPARSE_MLA_ARCHS: tuple[SparseMlaArchs, ...] = (
+    SparseMlaArchs(
+        "0.11.2",
+        frozenset({9, 10}),
+        "FLASHMLA_SPARSE (majors 9, 10) in both MLA branches; FLASHINFER_MLA_SPARSE (major 10) in the SM10x branch "
+        "from 0.17.0",
+        "platforms/cuda.py _get_backend_priorities of 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.16.0, 0.17.0, 0.19.1 "
+        "(:58-98), 0.20.0, 0.22.1, 0.23.0: no SM12x branch; flashmla_sparse.py supports_compute_capability "
+        "`capability.major in [9, 10]` (:86-87 in 0.11.2, :107-108 in 0.13.0, :135-136 in 0.22.1); "
+        "flashinfer_mla_sparse.py `capability.major == 10` (:99 in 0.17.0, :102 in 0.22.1)",
+    ),
+    SparseMlaArchs(
+        "0.24.0",
+        frozenset({9, 10, 12}),
+        "an SM12x branch [TRITON_MLA, FLASHINFER_MLA_SPARSE_SM120 (major 12)]; FLASH_ATTN_MLA_SPARSE (major 9) from "
+        "0.25.0, FLASHINFER_MLA_SPARSE_SM90 from 0.30.0, FLASH_ATTN_MLA_SPARSE_FA4 (major 10) in 0.33.0",
+        "platforms/cuda.py _get_backend_priorities of 0.24.0 (:47-51 of the function), 0.25.0, 0.26.0, 0.30.0, "
+        "0.33.0; flashinfer_mla_sparse.py FlashInferMLASparseSM120Backend.supports_compute_capability "
+        "`capability.major == 12` (:171 in 0.24.0, :170 in 0.26.0, :193 in 0.33.0)",
+    ),
+)
+SPARSE_MLA_ARCHS_SOURCE = src(CUDA_PY, "_get_backend_priorities (the sparse MLA entries)")
+
+
+def sparse_mla_archs(version: Optional[str]) -> SparseMlaArchs:
+    """The entry holding `version` (the newest for an unknown version, the oldest for older releases)."""
+    if version is None:
+        return SPARSE_MLA_ARCHS[-1]
+    wanted = _v(version)[:3]
+    holding = [entry for entry in SPARSE_MLA_ARCHS if _v(entry.since) <= wanted]
+    return holding[-1] if holding else SPARSE_MLA_ARCHS[0]
+
+# Inkling (vllm/models/inkling, in the model registry from 0.26.0) runs its own relative attention whatever
+# --attention-backend says: models/inkling/nvidia/ops/fa4_rel_attention.py calls tml_fa4 (vllm/third_party,
+# sheared bias) on SM10x/SM11x (_use_sheared_bias) and the vendored FA4 (vllm/vllm_flash_attn/cute, score_mod)
+# elsewhere, always with the paged KV cache's block table (page_table=block_table; nvidia/attention.py:316).
+# The vendored FA4 refuses a page table on SM8x ("paged KV not supported on SM 8.0", interface.py:952 in 0.27.0)
+# and SM12x ("Paged KV not supported on SM 12.0 in this PR", :1091 in 0.26.0, :1101 in 0.27.0 and 0.27.1); 0.28.0
+# replaces its SM120 forward (flash_fwd_sm120, no such assert), which is not judged here.
+INKLING_ARCHITECTURES = frozenset({"InklingForCausalLM", "InklingForConditionalGeneration"})
+INKLING_PAGED_KV_MAJORS = frozenset({9, 10, 11})
+INKLING_SOURCE = src("vllm/models/inkling/nvidia/ops/fa4_rel_attention.py", "inkling_fa4_rel_attention")
 
 
 # --- the selection vLLM would make ---------------------------------------------------------------------
@@ -1185,10 +1310,10 @@ def rejections(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = 
     )
 
 
-def validate(backend: VllmBackend, q: VllmQuery) -> list[str]:
+def validate(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = None) -> list[str]:
     """AttentionBackend.validate_configuration: the reasons vLLM lists, in its order (modelled backends only)."""
     out, combined = [], False
-    for rejection in rejections(backend, q):
+    for rejection in rejections(backend, q, release):
         if rejection.combination:
             if combined:
                 continue
@@ -1237,13 +1362,15 @@ class Selection:
     unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
 
 
-def select(q: VllmQuery) -> Selection:
-    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named."""
+def select(q: VllmQuery, version: Optional[str] = None) -> Selection:
+    """CudaPlatformBase.get_valid_backends + the first valid one: what vLLM picks with no backend named, with
+    the backends and reasons of the given release (the newest read when None)."""
     rejected: dict[str, tuple[str, ...]] = {}
     unmodelled = []
     chosen = None
+    release = release_for(version)
     for name in priorities(q):
-        backend = BY_NAME[name]
+        backend = backend_at(name, version) or BY_NAME[name]
         if not backend.modelled:
             # Its constraints are not declared, but its sparseness is: validate_configuration refuses a
             # sparse backend for a dense layer (use_sparse != is_sparse()) whatever else it supports.
@@ -1252,7 +1379,7 @@ def select(q: VllmQuery) -> Selection:
             else:
                 unmodelled.append(name)
             continue
-        reasons = tuple(validate(backend, q))
+        reasons = tuple(validate(backend, q, release))
         if not reasons:
             chosen = name
             break
@@ -1266,8 +1393,9 @@ class Release:
     """What one range of vLLM releases declares, read from one wheel: every backend with its capabilities
     (each fact's source: VllmBackend.source_of) and every reason validate_configuration gives (REASONS).
 
-    A range holds from `since` up to the next declared one. Only the vllm 0.33.0 range is declared; older
-    releases get it with CHANGES applied (the older capability values read in the 0.15.0-0.30.0 wheels)."""
+    A range holds from `since` up to the next declared one. Both ranges declare the vllm 0.33.0 backends, which
+    older releases get with CHANGES applied (the older capability values read in the 0.15.0-0.30.0 wheels); they
+    differ in the reasons (the sliding-window check is new in 0.26.0)."""
 
     since: str
     read_from: str
@@ -1276,8 +1404,18 @@ class Release:
 
 
 RELEASES: tuple[Release, ...] = (
+    # Before 0.26.0 validate_configuration (v1/attention/backend.py) has no sliding-window check (none in the
+    # 0.14.0 and 0.20.0-0.25.1 wheels; `if has_sliding_window and not cls.supports_sliding_window()` from 0.26.0)
+    # and FlashInferBackend no supports_combination (none in 0.14.0-0.28.0, so neither NVFP4 combination
+    # reason); the other reasons and the backends are 0.33.0's with CHANGES applied, as for every older release
     Release(
-        since=VLLM_VERSION,
+        since="0.14.0",
+        read_from="the vllm 0.14.0 and 0.20.0-0.25.1 wheels' validate_configuration and FlashInferBackend",
+        backends=BY_NAME,
+        reasons=tuple(r for r in REASONS if r.key not in ("sliding_window", "fi_nvfp4_head64", "fi_nvfp4_sinks")),
+    ),
+    Release(
+        since="0.26.0",  # the first release whose validate_configuration has every reason 0.33.0 gives
         read_from=f"the vllm {VLLM_VERSION} wheel (pip download --no-deps vllm=={VLLM_VERSION})",
         backends=BY_NAME,
         reasons=REASONS,

@@ -11,9 +11,21 @@ FIXTURES = {
             {"gpu": "B200", "argv": ["--model", "llama-3.1-8b", *DET]},
             # LFM2's SM100 default (flashinfer, model_overrides/lfm2.py) precedes the fallback
             {"gpu": "B200", "argv": ["--model", model_dir("lfm2"), *DET]},
+            # 0.5.5: the generic default (flashinfer before 0.5.6.post2) is filled before the deterministic check
+            {"gpu": "B200", "argv": ["--model", "llama-3.1-8b", *DET], "engine_version": ["sglang==0.5.5"]},
+            {
+                "gpu": "H100",
+                "argv": ["--model", "qwen3-8b", "--attention-backend", "triton", *DET],
+                "engine_version": ["sglang==0.5.3"],
+            },
         ],
         "fail": [
             {"gpu": "B200", "argv": ["--attention-backend", "trtllm_mha", *DET]},
+            # 0.5.4.post3-0.5.11: the generic default (trtllm_mha on SM100 from 0.5.6.post2) meets the deterministic
+            # list instead of the fallback (sglang 0.5.10's own resolution: rejected)
+            {"gpu": "B200", "argv": ["--model", "llama-3.1-8b", *DET], "engine_version": ["sglang==0.5.10"]},
+            # 0.5.3 / 0.5.3.post3: no fallback, the list refuses the unset backend
+            {"gpu": "H100", "argv": ["--model", "qwen3-8b", *DET], "engine_version": ["sglang==0.5.3.post3"]},
             # fa4 joins DETERMINISTIC_ATTENTION_BACKEND_CHOICES in 0.5.16 (0.5.15 server_args.py: flashinfer, fa3,
             # triton, ascend)
             {

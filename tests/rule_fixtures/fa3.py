@@ -124,6 +124,11 @@ FIXTURES = {
     "fa3-head-dim": {
         "pass": [{"gpu": "H100", "argv": ["--model", "gemma-2-9b", "--attention-backend", "fa3"]}],
         "fail": [
+            # Gemma-4's full-attention layers: global_head_dim 512
+            {
+                "gpu": "H100",
+                "argv": ["--model", "tests/fixtures/incident-models/gemma-4", "--attention-backend", "fa3"],
+            },
             {
                 "gpu": "H100",
                 "argv": [

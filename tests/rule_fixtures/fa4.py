@@ -3,6 +3,7 @@
 LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
 FA4 = ["--attention-backend", "fa4"]
+GEMMA4 = ("--model", "tests/fixtures/incident-models/gemma-4")
 
 FIXTURES = {
     "fa4-arch": {
@@ -34,8 +35,16 @@ FIXTURES = {
         ],
     },
     "fa4-head-dim-sm90": {
-        "pass": [{"gpu": "H100", "argv": ["--model", "gemma-2-9b", *FA4]}, {"gpu": "H100", "argv": [*DSV3, *FA4]}],
-        "fail": [{"gpu": "H100", "argv": ["--model", "tests/fixtures/models/synthetic-head-dim-320", *FA4]}],
+        "pass": [
+            {"gpu": "H100", "argv": ["--model", "gemma-2-9b", *FA4]},
+            {"gpu": "H100", "argv": [*DSV3, *FA4]},
+            # Gemma-4: sliding layers (256, 256), full-attention layers global_head_dim (512, 512), SM90 from 0.5.22
+            {"gpu": "H100", "argv": [*GEMMA4, *FA4], "engine_version": ["sglang==0.5.22"]},
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": ["--model", "tests/fixtures/models/synthetic-head-dim-320", *FA4]},
+            {"gpu": "H100", "argv": [*GEMMA4, *FA4], "engine_version": ["sglang==0.5.21"]},
+        ],
     },
     "fa4-head-dim-sm100": {
         "pass": [

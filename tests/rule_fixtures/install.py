@@ -6,8 +6,10 @@ in a temporary directory) and returns its absolute path. The two real CPU report
 
 from __future__ import annotations
 
+import atexit
 import copy
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -113,6 +115,7 @@ def facts_file(name: str) -> str:
     global _ROOT
     if _ROOT is None:
         _ROOT = Path(tempfile.mkdtemp(prefix="attn-preflight-facts-"))
+        atexit.register(shutil.rmtree, _ROOT, True)  # the test session's, gone with it
         for variant, report in FACTS_VARIANTS.items():
             (_ROOT / f"{variant}.json").write_text(json.dumps(report, indent=1))
     return str(_ROOT / f"{name}.json")
@@ -182,6 +185,7 @@ FIXTURES = {
         "fail": [
             on("b200-no-flashinfer", *LLAMA, "--attention-backend", "trtllm_mha"),
             on("rtx5090-flashinfer-broken", *LLAMA),
+            on("b200-no-flashinfer", *LLAMA, "--attention-backend", "flashinfer", engine_version=["sglang==0.5.1"]),
         ],
     },
     "install-no-cuda-gpu": {

@@ -11,6 +11,7 @@ FIXTURES = {
             case("RTX 5090", *LLAMA, "--attention-backend", "trtllm_mha"),
             case("H100", *LLAMA, "--attention-backend", "trtllm_mha"),
             case("B200", *LLAMA, "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.9"]),
+            case("B200", *LLAMA, "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.1"]),
             case(
                 "RTX 5090",
                 *LLAMA,
@@ -26,6 +27,7 @@ FIXTURES = {
             case("Jetson Thor", *LLAMA, "--attention-backend", "trtllm_mha"),
             # the SM120 history: refused before 0.5.19 for prefill, before 0.5.10 for decode too
             case("RTX 5090", *LLAMA, "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.18"]),
+            case("RTX 5090", *LLAMA, "--attention-backend", "trtllm_mha", engine_version=["sglang==0.5.1"]),
             case(
                 "H100",
                 *LLAMA,
@@ -71,6 +73,16 @@ FIXTURES = {
                 "--page-size",
                 "128",
                 engine_version=["sglang==0.5.16"],
+                expect="warn",
+            ),
+            case(
+                "B200",
+                *LLAMA,
+                "--attention-backend",
+                "trtllm_mha",
+                "--page-size",
+                "128",
+                engine_version=["sglang==0.5.1"],
                 expect="warn",
             ),
         ],
@@ -127,6 +139,7 @@ FIXTURES = {
         "fail": [
             case("H100", *LLAMA, "--attention-backend", "flashmla"),
             case("B200", "--model", "qwen3-8b", "--decode-attention-backend", "flashmla"),
+            case("B200", *LLAMA, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.1"]),
         ],
     },
     "trtllm-mla-arch": {
@@ -143,6 +156,24 @@ FIXTURES = {
             case("Jetson Thor", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.8"]),
             # is_sm100_supported() through 0.5.4 (0.5.1 server_args.py:479-481): SM12x is refused too
             case("RTX PRO 6000", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.3"]),
+        ],
+    },
+    "trtllm-mla-sm100-prefill": {
+        "pass": [
+            case("B200", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
+            case("B300", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.10"]),
+            case(
+                "B200", *DEEPSEEK, "--prefill-attention-backend", "trtllm_mla", "--decode-attention-backend", "triton"
+            ),
+        ],
+        "fail": [
+            # sglang#24633 (0.5.10) and sglang#17880 (0.5.8): admitted at start-up, "Unsupported architecture" at prefill
+            case("RTX PRO 6000", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.10"]),
+            case("RTX 5090", *DEEPSEEK, "--attention-backend", "trtllm_mla", engine_version=["sglang==0.5.8"]),
+            case("Jetson Thor", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
+            case(
+                "GB10", *DEEPSEEK, "--prefill-attention-backend", "trtllm_mla", "--decode-attention-backend", "triton"
+            ),
         ],
     },
     "trtllm-mla-kv-dtype": {
@@ -304,6 +335,29 @@ FIXTURES = {
             case("H100", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.19"]),
             case("Jetson Thor", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.19"]),
             case("RTX 5090", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.10"]),
+        ],
+    },
+    "cutlass-mla-fp8-kv": {
+        "pass": [case("B200", *DEEPSEEK, "--attention-backend", "cutlass_mla", engine_version=["sglang==0.5.4"])],
+        "fail": [
+            case(
+                "B200",
+                *DEEPSEEK,
+                "--attention-backend",
+                "cutlass_mla",
+                "--kv-cache-dtype",
+                "fp8_e4m3",
+                engine_version=["sglang==0.5.4"],
+            ),
+            case(
+                "B200",
+                *DEEPSEEK,
+                "--decode-attention-backend",
+                "cutlass_mla",
+                "--kv-cache-dtype",
+                "fp8_e4m3",
+                engine_version=["sglang==0.5.19"],
+            ),
         ],
     },
     "cutlass-mla-page": {

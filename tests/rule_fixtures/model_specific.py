@@ -7,7 +7,9 @@ same directories feed bench/oracle_extra.py, which runs these cases through SGLa
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -183,6 +185,7 @@ def model_dir(name: str) -> str:
     global _ROOT
     if _ROOT is None:
         _ROOT = Path(tempfile.mkdtemp(prefix="attn-preflight-models-"))
+        atexit.register(shutil.rmtree, _ROOT, True)  # the test session's, gone with it
         for model, config in MODEL_CONFIGS.items():
             (_ROOT / model).mkdir()
             (_ROOT / model / "config.json").write_text(json.dumps(config, indent=1))
@@ -233,10 +236,21 @@ FIXTURES = {
         "pass": [
             case("H100", "--model", "llama-4-scout", "--attention-backend", "fa3"),
             case("B200", "--model", "llama-4-scout"),
+            case("H100", "--model", "llama-4-scout", "--attention-backend", "fa3", engine_version=["sglang==0.5.1"]),
         ],
         "fail": [
             case("B200", "--model", "llama-4-scout", "--attention-backend", "fa4"),
             case("H100", "--model", "llama-4-scout", "--attention-backend", "flashinfer"),
+            # before 0.5.6 the list is asserted on --attention-backend as given (sglang 0.5.5's own resolution)
+            case("H100", "--model", "llama-4-scout", engine_version=["sglang==0.5.5"]),
+            case(
+                "B200",
+                "--model",
+                "llama-4-scout",
+                "--attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.4"],
+            ),
         ],
     },
     "model-llama4-chunk-size": {
@@ -259,9 +273,19 @@ FIXTURES = {
         "pass": [
             case("H100", "--model", "gemma-2-9b", "--attention-backend", "fa3"),
             case("B200", "--model", "gemma-2-9b", "--attention-backend", "flashinfer"),
+            case("A100", "--model", "gemma-2-9b", "--attention-backend", "triton", engine_version=["sglang==0.5.1"]),
         ],
         "fail": [
             case("B200", "--model", "gemma-2-9b", expect="warn"),
+            case(
+                "B200",
+                "--model",
+                "gemma-2-9b",
+                "--attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.1"],
+                expect="warn",
+            ),
             case("H100", "--model", "gemma-2-9b", "--attention-backend", "hpc_ops", "--page-size", "64"),
         ],
     },
@@ -586,6 +610,13 @@ FIXTURES = {
                 "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--linear-attn-decode-backend", "flashinfer"],
                 "engine_version": ["sglang==0.5.15"],
             },
+        ],
+    },
+    "model-quantization-arch": {
+        "pass": [case("A100", "--model", "gpt-oss-20b"), case("H100", "--model", "gpt-oss-20b", "--dtype", "float16")],
+        "fail": [
+            case("T4", "--model", "gpt-oss-20b"),
+            case("H100", "--model", "gpt-oss-20b", "--dtype", "float32"),
         ],
     },
 }

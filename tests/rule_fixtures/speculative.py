@@ -117,6 +117,16 @@ FIXTURES = {
                 "--speculative-num-draft-tokens",
                 "4",
             ),
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-eagle-topk",
+                "1",
+                engine_version=["sglang==0.5.1"],
+            ),
         ],
     },
     "spec-eagle-page-tree": {
@@ -187,6 +197,89 @@ FIXTURES = {
                 "--speculative-algorithm",
                 "NGRAM",
             )
+        ],
+    },
+    "spec-hybrid-backend": {
+        "pass": [
+            launch(
+                "B200",
+                "--model-path",
+                "deepseek-v3",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "trtllm_mla",
+                engine_version=["sglang==0.5.1"],
+            ),
+        ],
+        "fail": [
+            launch(
+                "B200",
+                "--model-path",
+                "deepseek-v3",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "trtllm_mla",
+                "--prefill-attention-backend",
+                "flashinfer",
+                engine_version=["sglang==0.5.1.post3"],
+            ),
+        ],
+    },
+    "spec-draft-backend": {
+        "pass": [
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "flashinfer",
+                "--speculative-draft-attention-backend",
+                "fa3",
+            ),
+        ],
+        "fail": [
+            # the draft worker builds fa4 on SM80 (fa4-arch), while the target's flashinfer runs there
+            launch(
+                "A100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "flashinfer",
+                "--speculative-draft-attention-backend",
+                "fa4",
+            ),
+            # the draft checkpoint's own attention: gemma-2-9b's head_dim 256 with softcap on fa4's SM100 hd256
+            # kernel (fa4-hd256-sm100), while the llama target on triton has none of it
+            launch(
+                "B200",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--attention-backend",
+                "triton",
+                "--speculative-draft-attention-backend",
+                "fa4",
+                "--speculative-draft-model-path",
+                "gemma-2-9b",
+            ),
+            # trtllm_mha is a target backend on SM100 only before sglang 0.5.19 (trtllm-mha-arch)
+            launch(
+                "H100",
+                "--model-path",
+                "llama-3.1-8b",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-draft-attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.9"],
+            ),
         ],
     },
     "spec-dflash-draft-backend": {

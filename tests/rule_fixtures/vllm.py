@@ -10,6 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tests.rule_fixtures import FIXTURES_DIR
 from tests.rule_fixtures.install import on
 
 _MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-vllm-fixtures-"))
@@ -36,8 +37,11 @@ def _mla_model(name, qk_nope, qk_rope, v_head):
     return str(directory)
 
 
+GEMMA4 = str(FIXTURES_DIR / "incident-models" / "gemma-4")
 MLA_NOPE_96 = _mla_model("mla-nope96", 96, 64, 128)
 MLA_NOPE_192_V256 = _mla_model("mla-nope192-v256", 192, 64, 256)
+# vllm#51405's model: only its architecture is known, which is what selects Inkling's own attention
+INKLING = str(Path(__file__).resolve().parent.parent / "fixtures" / "incident-models" / "inkling-small")
 
 
 def serve(model, *flags):
@@ -156,10 +160,18 @@ FIXTURES = {
         "pass": [
             {"gpu": "H100", "command": serve("gemma-2-9b", "--attention-backend", "FLASHINFER")},
             {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHMLA")},
+            # Gemma-4: sliding layers head_dim 256, full-attention layers global_head_dim 512 (FLASHINFER: 512
+            # from vllm 0.26.0)
+            {"gpu": "RTX PRO 6000", "command": serve(GEMMA4, "--attention-backend", "FLASHINFER")},
         ],
         "fail": [
             {"gpu": "H100", "command": serve("deepseek-v3", "--attention-backend", "FLASHINFER")},
             {"gpu": "A100", "command": serve("deepseek-v3", "--attention-backend", "FLASH_ATTN")},
+            {
+                "gpu": "RTX PRO 6000",
+                "command": serve(GEMMA4, "--attention-backend", "FLASHINFER"),
+                "engine_version": ["vllm==0.19.1"],
+            },
         ],
     },
     "vllm-dtype": {
@@ -466,9 +478,21 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("llama-3.1-8b")},
             {"gpu": "RTX 5090", "command": serve("deepseek-v3")},
             {"gpu": "A100", "command": serve("gpt-oss-20b")},
+            # FLASHINFER's FA2 path takes nvfp4 KV on SM12x from 0.32.0
+            {
+                "gpu": "RTX 5090",
+                "command": serve("qwen3-8b", "--kv-cache-dtype", "nvfp4"),
+                "engine_version": ["vllm==0.32.0"],
+            },
         ],
         "fail": [
             {"gpu": "A100", "command": serve("deepseek-v3", "--kv-cache-dtype", "nvfp4")},
+            # vllm#49011: FlashInferBackend.supports_kv_cache_dtype takes nvfp4 on SM100 only in 0.25.0-0.31.x
+            {
+                "gpu": "RTX 5090",
+                "command": serve("qwen3-8b", "--kv-cache-dtype", "nvfp4"),
+                "engine_version": ["vllm==0.25.1"],
+            },
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--block-size", "8")},
             {"gpu": "B200", "command": serve("deepseek-v3", "--block-size", "16"), "expect": "warn"},
             # vLLM 0.33.0 (the shared oracle): "No valid attention backend ... {TRITON_MLA: [kv_cache_dtype not
@@ -506,6 +530,22 @@ FIXTURES = {
     },
     # vLLM 0.33.0 (the shared oracle): gemma-2-9b on FLEX_ATTENTION is refused by FlexAttentionImpl.__init__,
     # llama-3.1-8b (no soft cap) is accepted on it.
+    "vllm-inkling-paged-kv": {
+        "pass": [
+            {"gpu": "H100", "command": serve(INKLING), "engine_version": ["vllm==0.27.0"]},
+            {"gpu": "B200", "command": serve(INKLING), "engine_version": ["vllm==0.26.0"]},
+        ],
+        "fail": [
+            # vllm#51405: "AssertionError: Paged KV not supported on SM 12.0 in this PR"
+            {"gpu": "RTX PRO 6000", "command": serve(INKLING), "engine_version": ["vllm==0.27.0"]},
+            {
+                "gpu": "GB10",
+                "command": serve(INKLING, "--attention-backend", "FLASHINFER"),
+                "engine_version": ["vllm==0.26.0"],
+            },
+            {"gpu": "A100", "command": serve(INKLING), "engine_version": ["vllm==0.27.1"]},
+        ],
+    },
     "vllm-flex-softcap": {
         "pass": [{"gpu": "A100", "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION")}],
         "fail": [{"gpu": "A100", "command": serve("gemma-2-9b", "--attention-backend", "FLEX_ATTENTION")}],
@@ -520,6 +560,49 @@ FIXTURES = {
         "fail": [
             {"gpu": "H100", "command": serve("qwen3-8b", "--kv-cache-dtype", "bfloat16", "--dtype", "float16")},
             {"gpu": "T4", "command": serve("gemma-2-9b", "--kv-cache-dtype", "bfloat16")},  # runs in float32
+        ],
+    },
+    "vllm-sparse-mla-arch": {
+        "pass": [
+            {"gpu": "H100", "command": serve("deepseek-v3.2-exp"), "engine_version": ["vllm==0.13.0"]},
+            {"gpu": "RTX PRO 6000", "command": serve("glm-5"), "engine_version": ["vllm==0.24.0"]},
+        ],
+        "fail": [
+            {"gpu": "RTX PRO 6000", "command": serve("deepseek-v3.2-exp"), "engine_version": ["vllm==0.13.0"]},
+            {"gpu": "GB10", "command": serve("glm-5"), "engine_version": ["vllm==0.22.1"]},
+            {"gpu": "A100", "command": serve("deepseek-v3.2-exp")},
+        ],
+    },
+    "vllm-flex-block-size": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION", "--block-size", "16"),
+                "engine_version": ["vllm==0.19.1"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLEX_ATTENTION", "--block-size", "8"),
+                "engine_version": ["vllm==0.19.1"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--block-size", "8"),
+                "engine_version": ["vllm==0.20.0"],
+            },
+        ],
+    },
+    "vllm-quantization-arch": {
+        "pass": [
+            {"gpu": "A100", "command": serve("gpt-oss-20b")},
+            {"gpu": "T4", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.19.1"]},
+        ],
+        "fail": [
+            {"gpu": "T4", "command": serve("gpt-oss-20b")},
+            {"gpu": "H100", "command": serve("gpt-oss-20b", "--dtype", "float16")},
+            {"gpu": "T4", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.13.0"]},
         ],
     },
 }

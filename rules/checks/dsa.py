@@ -1,0 +1,379 @@
+"""SGLang's DeepSeek sparse attention (DSA: DeepSeek-V3.2, GLM-5, ...) and DeepSeek-V4: the KV dtypes and DSA
+sub-backends (`--dsa-prefill-backend` / `--dsa-decode-backend`) each accepts, per release.
+
+The facts are rules/knowledge/dsa.py; a model is DSA when its architecture takes SGLang's DSA path in the
+target's release and its config has `index_topk` (ModelFeatures.dsa).
+"""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from rules.checks.common import gpu, sglang_release
+from rules.engine import failed, passed, rule, skipped, unknown
+from rules.knowledge import dsa as kb
+
+SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
+
+
+def _dsa_model(cfg, target) -> bool:
+    model = cfg.model
+    since = kb.DSA_ARCHITECTURES_SINCE.get(model.architecture or "")
+    return model.dsa and since is not None and sglang_release(target) >= Version(since)
+
+
+def _dsa_backends(cfg) -> dict[str, str]:
+    """The DSA sub-backends named, by flag."""
+    named = {phase: cfg.flags.get(f"dsa_{phase}_backend") for phase in ("prefill", "decode")}
+    return {f"--dsa-{phase}-backend": value for phase, value in named.items() if isinstance(value, str)}
+
+
+@rule(
+    id="dsa-kv-cache-dtype",
+    title="A DeepSeek sparse attention model needs a bfloat16 or fp8_e4m3 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.4.post3",
+    verified=(
+        "sglang 0.5.4.post3-0.5.23: the same auto/bf16 handling and assert in every release read (server_args.py "
+        ":1077-1080 in 0.5.4.post3 as 'DeepSeek NSA only supports ...', :1440-1443 in 0.5.10, arg_groups/"
+        "overrides.py:637-640 in 0.5.19, :612-615 in 0.5.20, :541-544 in 0.5.23); bench/release_walk.py greps the "
+        "message in each wheel from 0.5.4.post3"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
+    source=f"{kb.OVERRIDES}, _dsa_kv_cache_dtype_default (server_args.py _handle_model_specific_adjustments "
+    "before 0.5.15)",
+    docs="""Checks that a model with DeepSeek sparse attention (DeepSeek-V3.2(-Exp), GLM-5, Mistral Large 3, ...:
+an architecture on SGLang's DSA path with `index_topk`) is given `--kv-cache-dtype` auto, bf16, bfloat16 or
+fp8_e4m3.
+
+SGLang resolves auto to fp8_e4m3 on SM100 and newer (bfloat16 below, and for learnable sinks) and asserts
+that the DSA KV pool is bfloat16 or fp8_e4m3: FP8 E5M2, MXFP8 and FP4 caches are refused at start-up.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bfloat16)",
+)
+def dsa_kv_cache_dtype(cfg, target):
+    if not _dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    required = "one of " + ", ".join(kb.DSA_KV_DTYPES)
+    if cfg.kv_cache_dtype in kb.DSA_KV_DTYPES:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", required)
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} for a DSA model",
+        required,
+        ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype bfloat16"],
+    )
+
+
+@rule(
+    id="dsa-learnable-sink-kv",
+    title="DSA learnable attention sinks need a bfloat16 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: the upstream message first appears in 0.5.20 (sglang/srt/arg_groups/overrides.py) "
+        "and is in every release read from there to 0.5.23 (:528 in 0.5.23; grep of each extracted wheel)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Learnable DSA attention sinks require a bfloat16 KV cache; got kv_cache_dtype={kv_cache_dtype}.",
+    source=f"{kb.OVERRIDES}, _dsa_kv_cache_dtype_default",
+    docs="""Checks that a DSA model with learnable attention sinks (config.json `learnable_sink`) is given a
+bfloat16 KV cache (auto, bf16 or bfloat16).
+
+SGLang's DSA path keeps sinks only in the bfloat16 pool: an fp8_e4m3 KV cache is refused at start-up, and
+auto resolves to bfloat16 for such a model on every GPU.""",
+    fix_title="Pass --kv-cache-dtype bfloat16 (or leave it auto)",
+)
+def dsa_learnable_sink_kv(cfg, target):
+    if not _dsa_model(cfg, target) or not cfg.model.learnable_sink:
+        return skipped("applies to DSA models with learnable attention sinks (learnable_sink)")
+    required = "one of " + ", ".join(kb.SINK_KV_DTYPES)
+    if cfg.kv_cache_dtype in kb.SINK_KV_DTYPES:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", required)
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} with learnable DSA sinks", required, ["--kv-cache-dtype bfloat16"]
+    )
+
+
+@rule(
+    id="dsa-learnable-sink-backend",
+    title="DSA learnable attention sinks need flashmla_sparse for both DSA phases",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: the upstream message first appears in 0.5.20 (sglang/srt/arg_groups/overrides.py) "
+        "and is in every release read from there to 0.5.23 (:650 in 0.5.23; grep of each extracted wheel)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="{model_arch} uses learnable attention sinks and requires {option} 'flashmla_sparse'; got {value!r}",
+    source=f"{kb.OVERRIDES}, _dsa_split_backend_resolution",
+    docs="""Checks that `--dsa-prefill-backend` and `--dsa-decode-backend`, when given for a DSA model with
+learnable attention sinks, are flashmla_sparse.
+
+Only FlashMLA's sparse kernels take the sinks; SGLang sets flashmla_sparse for a phase left unset and
+refuses any other named backend at start-up.""",
+    fix_title="Pass --dsa-prefill-backend flashmla_sparse --dsa-decode-backend flashmla_sparse (or drop them)",
+)
+def dsa_learnable_sink_backend(cfg, target):
+    if not _dsa_model(cfg, target) or not cfg.model.learnable_sink:
+        return skipped("applies to DSA models with learnable attention sinks (learnable_sink)")
+    named = _dsa_backends(cfg)
+    wrong = {flag: value for flag, value in named.items() if value != kb.SINK_DSA_BACKEND}
+    if not wrong:
+        return passed(", ".join(f"{f} {v}" for f, v in named.items()) or "no DSA backend named", kb.SINK_DSA_BACKEND)
+    return failed(
+        ", ".join(f"{flag} {value}" for flag, value in wrong.items()) + " with learnable DSA sinks",
+        f"{kb.SINK_DSA_BACKEND} for both DSA phases",
+        [f"{flag} {kb.SINK_DSA_BACKEND}" for flag in wrong],
+    )
+
+
+@rule(
+    id="dsa-rocm-only-backend",
+    title="The triton DSA backend runs on ROCm only",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        'sglang 0.5.20-0.5.23: _check_dsa_backend_constraints\' `rocm_only = {"triton"}` and its message in '
+        "every release read (overrides.py:631-637 in 0.5.20, :534-540 in 0.5.21, :537-543 in 0.5.22, :560-566 "
+        "in 0.5.23); 0.5.19 has no such check"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="The triton DSA backend is only supported on ROCm/HIP. Pick an alternative DSA backend for CUDA "
+    "(flashmla_kv on Hopper, trtllm on Blackwell).",
+    source=f"{kb.OVERRIDES}, _check_dsa_backend_constraints",
+    docs="""Checks that `--dsa-prefill-backend` / `--dsa-decode-backend` do not name triton on an NVIDIA GPU.
+
+SGLang's triton DSA kernels are the ROCm path; on CUDA the DSA backend resolution refuses them at start-up
+and names the CUDA choices: flashmla_kv on Hopper, trtllm on Blackwell.""",
+    fix_title="Use --dsa-prefill-backend / --dsa-decode-backend flashmla_kv (SM90) or trtllm (SM100)",
+)
+def dsa_rocm_only_backend(cfg, target):
+    named = _dsa_backends(cfg)
+    rocm = {flag: value for flag, value in named.items() if value in kb.ROCM_ONLY_DSA_BACKENDS}
+    if not named:
+        return skipped("no --dsa-prefill-backend / --dsa-decode-backend given")
+    if not rocm:
+        return passed(", ".join(f"{f} {v}" for f, v in named.items()), "a CUDA DSA backend")
+    cuda = "trtllm" if (target.major or 0) >= 10 else "flashmla_kv"
+    return failed(
+        ", ".join(f"{flag} {value}" for flag, value in rocm.items()) + f" on {gpu(target)}",
+        "a CUDA DSA backend",
+        [f"{flag} {cuda}" for flag in rocm],
+    )
+
+
+def _dsa_kv(cfg, target):
+    """The KV dtype the DSA path runs (auto: fp8_e4m3 on SM100+ without learnable sinks, else bfloat16); None
+    when auto and the compute capability is unknown."""
+    kv = {"bf16": "bfloat16"}.get(cfg.kv_cache_dtype, cfg.kv_cache_dtype)
+    if kv != "auto":
+        return kv
+    if target.major is None:
+        return None
+    return "fp8_e4m3" if target.major >= 10 and not cfg.model.learnable_sink else "bfloat16"
+
+
+@rule(
+    id="dsa-tilelang-fp8-kv",
+    title="TileLang DSA with an FP8 KV cache: both phases, no decode CP, SM89+, no HiSparse",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: the four 'CUDA TileLang FP8 KV ...' messages first appear in 0.5.22 "
+        "(arg_groups/overrides.py:549, :553, :559, :668) and are in 0.5.23 (:572, :577, :583, :692); no earlier "
+        "release read has them"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="CUDA TileLang FP8 KV requires both DSA backends to be tilelang; raw and scaled FP8 KV layouts cannot "
+    "be mixed.",
+    source=f"{kb.OVERRIDES}, _check_dsa_backend_constraints, _dsa_split_backend_resolution (HiSparse arm)",
+    docs="""Checks a DSA model whose `--dsa-prefill-backend` or `--dsa-decode-backend` is tilelang with an
+fp8_e4m3 KV cache (given, or auto on SM100+): tilelang must serve both phases, `--dcp-size` must be 1, the
+GPU SM89 or newer, and `--enable-hisparse` off.
+
+TileLang's CUDA FP8 KV pool uses a raw FP8 layout the other DSA backends (scaled FP8) cannot read, and its
+kernels need SM89's FP8; SGLang refuses each of these at start-up ("CUDA TileLang FP8 KV does not support
+--dcp-size > 1.", "... requires SM89 or newer.", "... does not support HiSparse.").""",
+    fix_title="Name tilelang for both DSA phases, or use a bfloat16 KV cache",
+)
+def dsa_tilelang_fp8_kv(cfg, target):
+    named = _dsa_backends(cfg)
+    if kb.TILELANG_DSA_BACKEND not in named.values():
+        return skipped("applies to the tilelang DSA backend")
+    if not _dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    kv = _dsa_kv(cfg, target)
+    if kv is None:
+        return unknown("compute capability unknown: SGLang resolves auto by it")
+    if kv != "fp8_e4m3":
+        return passed(f"tilelang with a {kv} KV cache", "no FP8 KV constraint")
+    problems, fix = [], []
+    others = [flag for flag in ("--dsa-prefill-backend", "--dsa-decode-backend") if named.get(flag) != "tilelang"]
+    if others:
+        problems.append(" and ".join(others) + " not tilelang")
+        fix += [f"{flag} tilelang" for flag in others]
+    dcp = cfg.flags.get("dcp_size")
+    if isinstance(dcp, int) and dcp > 1:
+        problems.append(f"--dcp-size {dcp}")
+        fix.append("--dcp-size 1")
+    if target.cc is not None and target.cc < kb.TILELANG_FP8_MIN_CC:
+        problems.append(f"{gpu(target)} below SM89")
+    if cfg.flags.get("enable_hisparse"):
+        problems.append("--enable-hisparse")
+    required = "tilelang for both phases, --dcp-size 1, SM89+, no HiSparse"
+    if not problems:
+        return passed("tilelang for both DSA phases with an fp8_e4m3 KV cache", required)
+    return failed(
+        f"tilelang with an fp8_e4m3 KV cache: {', '.join(problems)}", required, fix or ["--kv-cache-dtype bfloat16"]
+    )
+
+
+@rule(
+    id="dsa-hisparse",
+    title="HiSparse needs a bfloat16 or fp8_e4m3 KV cache and a DSA backend it supports for that dtype",
+    engine="sglang",
+    versions="sglang>=0.5.18",
+    verified=(
+        "sglang 0.5.18-0.5.23: HISPARSE_KV_CACHE_DTYPES and HISPARSE_CUDA_DSA_BACKENDS_BY_DTYPE unchanged "
+        "(hisparse_hook.py:16-23; bfloat16 -> flashmla_sparse, fp8_e4m3 -> flashmla_kv, flashinfer_sparse_mla) in "
+        "every release read from 0.5.18 to 0.5.23; 0.5.17 allowed only flashmla_kv for fp8_e4m3"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="HiSparse requires one of ('bfloat16', 'fp8_e4m3') KV cache dtypes, but got "
+    "--kv-cache-dtype={kv_cache_dtype}. Please use --kv-cache-dtype=bfloat16 or --kv-cache-dtype=fp8_e4m3.",
+    source=f"{kb.HISPARSE_HOOK}, validate_hisparse_kv_cache_dtype, validate_hisparse_dsa_backend",
+    docs="""Checks, with `--enable-hisparse` on a DSA model, that the KV cache is bfloat16 or fp8_e4m3 and that a
+named DSA backend is one HiSparse supports for it on CUDA: flashmla_sparse for bfloat16; flashmla_kv or
+flashinfer_sparse_mla for fp8_e4m3.
+
+SGLang checks both after it resolves the DSA KV dtype (auto: fp8_e4m3 on SM100+, bfloat16 below) and
+refuses the launch ("HiSparse supports DSA {label} backend(s) [...] on this platform with
+--kv-cache-dtype=..., but got --dsa-{label}-backend=...").""",
+    fix_title="Pass --kv-cache-dtype bfloat16 or fp8_e4m3, and a DSA backend HiSparse takes for it (or drop it)",
+)
+def dsa_hisparse(cfg, target):
+    if not cfg.flags.get("enable_hisparse"):
+        return skipped("applies to --enable-hisparse")
+    if not _dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    kv = _dsa_kv(cfg, target)
+    if kv is None:
+        return unknown("compute capability unknown: SGLang resolves auto by it")
+    if kv not in kb.HISPARSE_KV_DTYPES:
+        return failed(
+            f"--enable-hisparse with --kv-cache-dtype {cfg.kv_cache_dtype}",
+            "bfloat16 or fp8_e4m3",
+            ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype bfloat16"],
+        )
+    allowed = kb.HISPARSE_CUDA_BACKENDS[kv]
+    wrong = {flag: value for flag, value in _dsa_backends(cfg).items() if value not in allowed}
+    required = f"DSA backends {', '.join(sorted(allowed))} for a {kv} KV cache"
+    if not wrong:
+        return passed(f"--enable-hisparse with a {kv} KV cache", required)
+    return failed(
+        ", ".join(f"{flag} {value}" for flag, value in wrong.items()) + f" with --enable-hisparse and a {kv} KV cache",
+        required,
+        [f"{flag} {sorted(allowed)[0]}" for flag in wrong],
+    )
+
+
+@rule(
+    id="dsv4-kv-cache-dtype",
+    title="DeepSeek-V4 needs an fp8_e4m3 or bfloat16 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23: the auto -> fp8_e4m3 default and the assert in every release read "
+        "(overrides.py:1308-1317 in 0.5.15, :922-925 in 0.5.19, :897-910 in 0.5.23; 0.5.15.post1, 0.5.16-0.5.18, "
+        "0.5.20-0.5.22 by grep); 0.5.14 has the DeepSeek-V4 overrides but no such assert"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="{kv_cache_dtype} is not supported for DeepseekV4ForCausalLM",
+    source=f"{kb.OVERRIDES}, _deepseek_v4_kv_cache_dtype",
+    docs="""Checks that DeepSeek-V4 (DeepseekV4ForCausalLM) is given `--kv-cache-dtype` auto, fp8_e4m3 or
+bfloat16.
+
+SGLang resolves auto to fp8_e4m3 for it (bfloat16 on NPU) and asserts one of the two at start-up; unlike
+the DSA path it does not rewrite the `bf16` spelling, so `--kv-cache-dtype bf16` is refused too.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bfloat16)",
+)
+def dsv4_kv_cache_dtype(cfg, target):
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    required = "one of " + ", ".join(kb.DSV4_KV_DTYPES)
+    if cfg.kv_cache_dtype in kb.DSV4_KV_DTYPES:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", required)
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} for DeepSeek-V4",
+        required,
+        ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype bfloat16"],
+    )
+
+
+@rule(
+    id="dsv4-attn-backend",
+    title="DeepSeek-V4's trtllm and flashmla_mega attention backends: SM100, FP8 KV, no HiSparse or CP",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: the five '--dsv4-attn-backend trtllm ...' asserts first appear in 0.5.20 "
+        "(arg_groups/deepseek_v4_hook.py:138-171) and are in 0.5.21, 0.5.22 and 0.5.23 (:110-129); the "
+        "flashmla_mega assert only in 0.5.23 (:101-107); 0.5.19 has no --dsv4-attn-backend "
+        "(rules/knowledge/sglang_flags.json)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--dsv4-attn-backend trtllm requires an SM100/SM103 (Blackwell) GPU.",
+    source=f"{kb.DSV4_HOOK}, validate_hisparse (the DeepSeek-V4 attention-backend asserts)",
+    docs="""Checks `--dsv4-attn-backend trtllm` and `flashmla_mega` for DeepSeek-V4: trtllm needs an SM100/SM103
+GPU, an fp8_e4m3 (or auto) KV cache, no `--enable-hisparse`, no context parallelism (`--attn-cp-size`,
+`--dcp-size`, prefill CP) and chunked prefill on; flashmla_mega needs DeepSeek-V4.1 on SM100/SM103.
+
+trtllm switches the SWA and compressed KV pools to a uniform 512-dim FP8 layout served by FlashInfer's
+trtllm-gen sparse MLA kernel, which exists for SM100 only; its semaphore buffer is sized from the prefill
+chunk. SGLang asserts each of these at start-up.""",
+    fix_title="Use --dsv4-attn-backend flashmla (or auto)",
+)
+def dsv4_attn_backend(cfg, target):
+    backend = cfg.flags.get("dsv4_attn_backend")
+    if backend not in ("trtllm", "flashmla_mega"):
+        return skipped("applies to --dsv4-attn-backend trtllm / flashmla_mega")
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    problems = []
+    if target.major != kb.DSV4_SM100_MAJOR:
+        problems.append(f"{gpu(target)}, not SM100/SM103")
+    if backend == "flashmla_mega":
+        if cfg.model.model_type != kb.DSV41_MODEL_TYPE:
+            problems.append(f"model_type {cfg.model.model_type}, not DeepSeek-V4.1 ({kb.DSV41_MODEL_TYPE})")
+    else:
+        if cfg.kv_cache_dtype not in kb.DSV4_TRTLLM_KV_DTYPES:
+            problems.append(f"--kv-cache-dtype {cfg.kv_cache_dtype}")
+        if cfg.flags.get("enable_hisparse"):
+            problems.append("--enable-hisparse")
+        for name in ("attn_cp_size", "dcp_size"):
+            size = cfg.flags.get(name)
+            if isinstance(size, int) and size > 1:
+                problems.append(f"--{name.replace('_', '-')} {size}")
+        if cfg.flags.get("enable_prefill_context_parallel"):
+            problems.append("prefill context parallelism")
+        chunk = cfg.flags.get("chunked_prefill_size")
+        if isinstance(chunk, int) and chunk <= 0:
+            problems.append(f"--chunked-prefill-size {chunk}")
+    required = (
+        "SM100/SM103, fp8_e4m3 KV, no HiSparse or context parallelism, chunked prefill"
+        if backend == "trtllm"
+        else "DeepSeek-V4.1 on SM100/SM103"
+    )
+    if not problems:
+        return passed(f"--dsv4-attn-backend {backend} on {gpu(target)}", required)
+    return failed(f"--dsv4-attn-backend {backend}: {', '.join(problems)}", required, ["--dsv4-attn-backend flashmla"])

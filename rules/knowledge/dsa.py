@@ -1,0 +1,64 @@
+"""SGLang's DeepSeek sparse attention (DSA: DeepSeek-V3.2, GLM-5, ...) and DeepSeek-V4: which architectures take
+the DSA path per release, and the KV dtypes and DSA sub-backends each path accepts. Read from the sglang wheels
+(/work/wheels/sglang/extracted/VER, not installed); each value names where.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
+HISPARSE_HOOK = "sglang: python/sglang/srt/arg_groups/hisparse_hook.py"
+
+# Architecture -> the first release whose is_deepseek_dsa (configs/model_config.py; is_deepseek_nsa before
+# 0.5.11) lists it; the model is DSA when it also has index_topk. Read in 0.5.4.post3, 0.5.6, 0.5.7, 0.5.8,
+# 0.5.9, 0.5.10, 0.5.12-0.5.17, 0.5.19, 0.5.20, 0.5.22, 0.5.23 (the NextN draft heads left out: never a
+# served model's architecture).
+DSA_ARCHITECTURES_SINCE = MappingProxyType(
+    {
+        "DeepseekV3ForCausalLM": "0.5.4.post3",
+        "DeepseekV32ForCausalLM": "0.5.4.post3",
+        "MistralLarge3ForCausalLM": "0.5.7",
+        "PixtralForConditionalGeneration": "0.5.7",
+        "GlmMoeDsaForCausalLM": "0.5.9",
+        "LongcatFlashForCausalLM": "0.5.16",
+        "Dots3NoteForCausalLM": "0.5.19",
+        "Glm5NextForConditionalGeneration": "0.5.20",
+        "HYV4ForCausalLM": "0.5.20",
+    }
+)
+
+# `--kv-cache-dtype` values the DSA path keeps: auto becomes fp8_e4m3 on SM100+ (bfloat16 below, and with
+# learnable sinks), bf16 becomes bfloat16, and anything else fails "DeepSeek DSA only supports bf16/bfloat16 or
+# fp8_e4m3 kv_cache_dtype" (server_args.py:1077-1080 in 0.5.4.post3, "NSA" in the message through 0.5.9;
+# :1440-1443 in 0.5.10; overrides.py:637-640 in 0.5.19, :541-544 in 0.5.23).
+DSA_KV_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3")
+# Learnable DSA sinks (config.json learnable_sink) need a bfloat16 KV cache and flashmla_sparse for both DSA
+# phases (overrides.py:527-531 and :645-654 in 0.5.23; from 0.5.20).
+SINK_KV_DTYPES = ("auto", "bf16", "bfloat16")
+SINK_DSA_BACKEND = "flashmla_sparse"
+# DSA sub-backends that exist only on ROCm/HIP (_check_dsa_backend_constraints: `rocm_only = {"triton"}`,
+# overrides.py:631 in 0.5.20, :534 in 0.5.21, :537 in 0.5.22, :560 in 0.5.23).
+ROCM_ONLY_DSA_BACKENDS = frozenset({"triton"})
+# TileLang's CUDA FP8 KV layout (_check_dsa_backend_constraints, overrides.py:545-559 in 0.5.22, :568-583 in
+# 0.5.23; the HiSparse arm :668 in 0.5.22, :692 in 0.5.23): with fp8_e4m3 KV, tilelang must serve both DSA
+# phases, without decode context parallelism, on SM89 or newer, and without HiSparse.
+TILELANG_DSA_BACKEND = "tilelang"
+TILELANG_FP8_MIN_CC = (8, 9)
+# HiSparse (--enable-hisparse): KV dtypes, and the CUDA DSA backends per KV dtype (hisparse_hook.py:16-23 from
+# 0.5.18 to 0.5.23; 0.5.17 had only flashmla_kv for fp8_e4m3).
+HISPARSE_KV_DTYPES = ("bfloat16", "fp8_e4m3")
+HISPARSE_CUDA_BACKENDS = MappingProxyType(
+    {"bfloat16": frozenset({"flashmla_sparse"}), "fp8_e4m3": frozenset({"flashmla_kv", "flashinfer_sparse_mla"})}
+)
+# DeepSeek-V4 (DeepseekV4ForCausalLM): auto becomes fp8_e4m3; only fp8_e4m3 and bfloat16 are kept
+# (_deepseek_v4_kv_cache_dtype, overrides.py:1308-1317 in 0.5.15, :922-925 in 0.5.19, :897-910 in 0.5.23).
+DSV4_ARCHITECTURE = "DeepseekV4ForCausalLM"
+DSV4_KV_DTYPES = ("auto", "fp8_e4m3", "bfloat16")
+DSV4_HOOK = "sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py"
+# --dsv4-attn-backend trtllm (from 0.5.20): SM100/SM103 (is_sm100_supported), an fp8_e4m3 (or auto) KV cache, no
+# HiSparse, no context parallelism, chunked prefill on (deepseek_v4_hook.py:138-171 in 0.5.20, :110-129 in
+# 0.5.23); flashmla_mega (0.5.23, :101-107): DeepSeek-V4.1 (model_type deepseek_v41) on SM100/SM103.
+DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
+DSV4_SM100_MAJOR = 10
+DSV41_MODEL_TYPE = "deepseek_v41"

@@ -1,0 +1,102 @@
+"""Fixtures for rules/checks/dsa.py. No preset has learnable DSA sinks or is DeepSeek-V4, so two config.json
+excerpts are written once to a temporary directory: DeepSeek-V3.2-Exp's attention fields with
+`learnable_sink: true`, and a DeepseekV4ForCausalLM architecture (the rule reads only that)."""
+
+import atexit
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from rules.models import presets
+from tests.rule_fixtures.model_specific import case
+
+_MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-dsa-fixtures-"))
+atexit.register(shutil.rmtree, _MODELS, True)
+
+
+def _model(name: str, config: dict) -> str:
+    directory = _MODELS / name
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config))
+    return str(directory)
+
+
+DSA = ("--model", "deepseek-v3.2-exp")
+DSA_SINKS = ("--model", _model("dsa-sinks", {**presets()["deepseek-v3.2-exp"]["config"], "learnable_sink": True}))
+DSV4 = ("--model", _model("dsv4", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}))
+DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
+
+
+def launch(gpu: str, model: tuple[str, str], *flags: str) -> dict:
+    """A pasted `sglang.launch_server` line: the DSA flags are SGLang's, not check's own options."""
+    return {"gpu": gpu, "command": ["python", "-m", "sglang.launch_server", "--model-path", model[1], *flags]}
+
+
+FIXTURES = {
+    "dsa-kv-cache-dtype": {
+        "pass": [case("H200", *DSA, "--kv-cache-dtype", "bf16"), case("B200", *DSA)],
+        "fail": [
+            case("H200", *DSA, "--kv-cache-dtype", "fp8_e5m2"),
+            case("B200", *DSA, "--kv-cache-dtype", "mxfp8", engine_version=["sglang==0.5.10"]),
+        ],
+    },
+    "dsa-learnable-sink-kv": {
+        "pass": [case("B200", *DSA_SINKS)],
+        "fail": [case("B200", *DSA_SINKS, "--kv-cache-dtype", "fp8_e4m3")],
+    },
+    "dsa-learnable-sink-backend": {
+        "pass": [launch("H200", DSA_SINKS, "--dsa-decode-backend", "flashmla_sparse")],
+        "fail": [launch("H200", DSA_SINKS, "--dsa-prefill-backend", "flashmla_kv")],
+    },
+    "dsa-rocm-only-backend": {
+        "pass": [launch("H200", DSA, "--dsa-prefill-backend", "flashmla_kv")],
+        "fail": [launch("B200", DSA, "--dsa-decode-backend", "triton")],
+    },
+    "dsa-tilelang-fp8-kv": {
+        "pass": [
+            launch("B200", DSA, "--dsa-prefill-backend", "tilelang", "--dsa-decode-backend", "tilelang"),
+            launch("H200", DSA, "--dsa-prefill-backend", "tilelang"),
+        ],
+        "fail": [
+            launch("B200", DSA, "--dsa-prefill-backend", "tilelang"),
+            launch(
+                "A100",
+                DSA,
+                "--kv-cache-dtype",
+                "fp8_e4m3",
+                "--dsa-prefill-backend",
+                "tilelang",
+                "--dsa-decode-backend",
+                "tilelang",
+            ),
+        ],
+    },
+    "dsa-hisparse": {
+        "pass": [
+            launch("B200", DSA, "--enable-hisparse"),
+            launch(
+                "H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "fp8_e4m3", "--dsa-decode-backend", "flashmla_kv"
+            ),
+        ],
+        "fail": [
+            launch("H200", DSA, "--enable-hisparse", "--dsa-decode-backend", "flashmla_kv"),
+            launch("H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "fp8_e5m2"),
+        ],
+    },
+    "dsv4-kv-cache-dtype": {
+        "pass": [case("B200", *DSV4), case("B200", *DSV4, "--kv-cache-dtype", "bfloat16")],
+        "fail": [case("B200", *DSV4, "--kv-cache-dtype", "bf16")],
+    },
+    "dsv4-attn-backend": {
+        "pass": [
+            launch("B200", DSV4, "--dsv4-attn-backend", "trtllm"),
+            launch("B200", DSV41, "--dsv4-attn-backend", "flashmla_mega"),
+        ],
+        "fail": [
+            launch("H200", DSV4, "--dsv4-attn-backend", "trtllm"),
+            launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--kv-cache-dtype", "bfloat16", "--dcp-size", "2"),
+            launch("B200", DSV4, "--dsv4-attn-backend", "flashmla_mega"),
+        ],
+    },
+}
