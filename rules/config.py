@@ -329,8 +329,17 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "speculative_draft_model_path": "str",
                 "speculative_draft_kv_cache_dtype": "str",
                 "speculative_ngram_max_bfs_breadth": "int",
+                "speculative_attention_mode": "str",
+                "mamba_radix_cache_strategy": "str",
+                "enable_kv_cache_sharding": "bool",
+                "dllm_algorithm": "str",
+                "enable_linear_replayssm": "bool",
+                "enable_linear_replayssm_spec": "bool",
+                "disable_chunked_prefix_cache": "bool",
+                "disable_overlap_schedule": "bool",
                 "quantization": "str",
                 "mamba_ssm_dtype": "str",
+                "linear_attn_backend": "str",
                 "linear_attn_prefill_backend": "str",
                 "linear_attn_decode_backend": "str",
                 "linear_attn_verify_backend": "str",
@@ -380,7 +389,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "json_model_override_args model_config_parser model_impl multi_item_scoring_delimiter revision"
         ),
         "attention kernels and their options": (
-            "disable_chunked_prefix_cache dsa_paged_mqa_logits_backend dsa_topk_backend dsa_triton_union "
+            "dsa_paged_mqa_logits_backend dsa_topk_backend dsa_triton_union "
             "dsv4_prefill_backend enable_amd_monokernel enable_deepseek_v4_fp4_indexer "
             "enable_dsa_fused_indexer enable_fused_qk_norm_rope enable_lean_attention enable_nvidia_megakernel "
             "enable_pdmux enable_return_indexer_topk enable_single_batch_overlap enable_two_batch_overlap "
@@ -399,20 +408,20 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "multimodal features: serving_hook.py 'reduces KV cache headroom')"
         ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
-            "enable_dsa_cache_layer_split enable_encoder_swa_bounded_replay enable_kv_cache_sharding "
+            "enable_dsa_cache_layer_split enable_encoder_swa_bounded_replay "
             "enable_linker_mla_dedup enable_memory_saver enable_streaming_session encoder_only "
             "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
             "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
             "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
         ),
         "linear attention and Mamba state (backends, state memory)": (
-            "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint enable_linear_replayssm "
-            "enable_linear_replayssm_spec enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
-            "linear_attn_backend linear_replayssm_cache_len mamba_backend mamba_cache_philox_rounds "
-            "mamba_full_memory_ratio mamba_max_states_per_path mamba_radix_cache_strategy "
+            "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint "
+            "enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
+            "linear_replayssm_cache_len mamba_backend mamba_cache_philox_rounds "
+            "mamba_full_memory_ratio mamba_max_states_per_path "
             "mamba_scheduler_strategy mamba_track_interval max_mamba_cache_size"
         ),
-        "diffusion LLMs (block attention)": "dllm_algorithm dllm_algorithm_config dllm_block_size dllm_fdfo",
+        "diffusion LLMs (block attention)": "dllm_algorithm_config dllm_block_size dllm_fdfo",
         (
             "CUDA graphs and torch.compile (the default mem_fraction_static reserves memory for the captured "
             "batch sizes, which --max-running-requests caps: sglang 0.5.23 arg_groups/memory_hook.py:83-188, "
@@ -445,7 +454,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "decoupled_spec_role enable_beta_spec enable_multi_layer_eagle enable_return_aux_hidden_states "
             "enable_return_hidden_states return_aux_hidden_state_layer_ids return_hidden_states_mode "
             "speculative_accept_threshold_acc speculative_accept_threshold_single speculative_adaptive "
-            "speculative_adaptive_config speculative_attention_mode speculative_dflash_block_size "
+            "speculative_adaptive_config speculative_dflash_block_size "
             "speculative_dflash_draft_window_size speculative_draft_model_revision speculative_draft_sink_size "
             "speculative_draft_window_size speculative_dspark_align_verify_tokens_to_graph_tier "
             "speculative_dspark_block_size speculative_dspark_confidence_sts_path "
@@ -613,7 +622,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "weight_loader_prefetch_num_threads"
         ),
         "request scheduling, admission, priorities and cache eviction order": (
-            "abort_on_priority_when_disabled default_priority_value disable_overlap_schedule "
+            "abort_on_priority_when_disabled default_priority_value "
             "disable_priority_preemption enable_dp_attention_local_control_broadcast enable_prefill_delayer "
             "enable_priority_scheduling enable_session_radix_cache load_balance_method max_queued_requests "
             "min_free_slots_delay num_continuous_decode_steps num_reserved_decode_tokens prefill_decode_interval "

@@ -4,9 +4,10 @@ Rules judge the resolved config, so a config without `--attention-backend` is ju
 would pick, and a rewrite SGLang makes (fa3 + fp8_e5m2 -> triton) is judged as rewritten and reported as a
 warning. SGLang 0.5.23 sources: python/sglang/srt/arg_groups/overrides.py (`_deterministic_attention_backend`,
 `_attention_backend_default`, `_attention_backend_fa3_fp8_fallback`, `_mla_backend_page_constraints`,
-`_fa4_page_constraint`, `_page_size_default`), arg_groups/model_overrides/*.py, and
-arg_groups/model_override_base.py `get_default_attn_backend`. Platform probes test the compute-capability
-major only (utils/common.py `_check_cuda_device_version`): SM103 resolves like SM100, SM121 like SM120.
+`_cutedsl_prefill_backend_fill`, `_fa4_page_constraint`, `_page_size_default`, `_hrm_text_attention_force`,
+`_dllm_attention_backend`), arg_groups/model_overrides/*.py, and arg_groups/model_override_base.py
+`get_default_attn_backend`. Platform probes test the compute-capability major only (utils/common.py
+`_check_cuda_device_version`): SM103 resolves like SM100, SM121 like SM120.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rules.target import Target
 
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
 DETERMINISTIC_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _deterministic_attention_backend"
+HRM_TEXT_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _hrm_text_attention_force"
 DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
 QWEN_HYBRID_ARCHITECTURES = frozenset(
     {
@@ -65,6 +67,8 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         return {}
     major = target.major or 0  # 0: no GPU, which no override names
     none_set = not config.backend_given
+    if minimax_m3_nvfp4(config, _release(target)):
+        return _minimax_m3_nvfp4_overrides(config, major in kb.blackwell_majors(_release(target)))
     if none_set:
         if arch in DSA_ARCHITECTURES:
             return {"attention_backend": "dsa"}  # deepseek_v2.py: DeepSeek V3.2 / GLM-5
@@ -105,6 +109,80 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
             return {"attention_backend": "trtllm_mha", "page_size": 64}
         return {"attention_backend": "triton", "page_size": 1}
     return {}
+
+
+def _dllm_backend(config: Config, release: Version) -> Config:
+    """overrides.py _dllm_attention_backend on CUDA (rules/knowledge/backends.py DLLM_*): an algorithm's required
+    backend for every phase, or flashinfer for --attention-backend while decode CUDA graphs are on."""
+    algorithm = config.flags.get("dllm_algorithm")
+    if not algorithm or release < kb.DLLM_FLASHINFER_FROM:
+        return config
+    phases = (config.prefill_attention_backend, config.decode_attention_backend)
+    declared = kb.DLLM_ALGORITHM_BACKENDS.get(algorithm) if release >= kb.DLLM_REQUIRED_BACKEND_FROM else None
+    if declared is not None:
+        required, supported = declared
+        if release >= kb.DLLM_SUPPORTED_BACKENDS_FROM and (
+            config.attention_backend in supported and all(p in (None, *supported) for p in phases)
+        ):
+            return config
+        every_phase = True
+        backend = required
+    elif config.flags.get("disable_cuda_graph"):
+        return config
+    else:
+        every_phase = False
+        backend = kb.DLLM_CUDA_GRAPH_BACKEND
+    before = {"attention_backend": config.attention_backend}
+    if every_phase:
+        before.update(prefill_attention_backend=phases[0], decode_attention_backend=phases[1])
+    changed = {field: value for field, value in before.items() if value != backend}
+    if not changed:
+        return config
+    # what the user asked for (a model override's own choice is no request)
+    asked = {field: value for field, value in changed.items() if value is not None and config.backend_given}
+    return replace(
+        config,
+        attention_backend=backend,
+        prefill_attention_backend=backend if every_phase else config.prefill_attention_backend,
+        decode_attention_backend=backend if every_phase else config.decode_attention_backend,
+        rewrites={**config.rewrites, **asked},
+        auto_backend=config.auto_backend
+        or ("" if config.backend_given else f"SGLang's diffusion-LLM backend ({kb.DLLM_SOURCE})"),
+    )
+
+
+def _cutedsl_prefill_backend_fill(config: Config, release: Version) -> Config:
+    """overrides.py _cutedsl_prefill_backend_fill (server_args.py in 0.5.13-0.5.15): cutedsl_mla serves decode
+    only, so with no --prefill-attention-backend SGLang's prefill is trtllm_mla."""
+    named = (config.attention_backend, config.prefill_attention_backend, config.decode_attention_backend)
+    if release < kb.CUTEDSL_PREFILL_FILL_FROM or "cutedsl_mla" not in named or config.prefill_attention_backend:
+        return config
+    return replace(config, prefill_attention_backend="trtllm_mla")
+
+
+def minimax_m3_nvfp4(config: Config, release: Version) -> bool:
+    """A MiniMax-M3.1 NVFP4 launch: an M3 architecture with --quantization minimax_m3_nvfp4 (the checkpoint's own
+    quantization_config, which SGLang also resolves to it, is not read here)."""
+    model = config.model
+    return (
+        release >= kb.MINIMAX_M3_NVFP4_FROM
+        and model is not None
+        and model.architecture in kb.MINIMAX_M3_ARCHITECTURES
+        and config.flags.get("quantization") == kb.MINIMAX_M3_NVFP4
+    )
+
+
+def _minimax_m3_nvfp4_overrides(config: Config, blackwell: bool) -> dict[str, Any]:
+    """minimax_m3.py: page size 128, on Blackwell an fp8_e4m3 KV cache for auto; trtllm_mha (Blackwell) or fa3
+    where no backend is named. A conflicting page size or KV dtype is refused there, so it is left as given."""
+    declared: dict[str, Any] = {}
+    if config.page_size is None:
+        declared["page_size"] = kb.MINIMAX_M3_NVFP4_PAGE
+    if blackwell and config.kv_cache_dtype == "auto":
+        declared["kv_cache_dtype"] = kb.MINIMAX_M3_NVFP4_KV
+    if not config.backend_given:
+        declared["attention_backend"] = "trtllm_mha" if blackwell else "fa3"
+    return declared
 
 
 def _deterministic_fallback(config: Config, major: int, release: Version) -> str:
@@ -222,6 +300,7 @@ def resolve(config: Config, target: Target) -> Config:
     given = config.backend_given
     config = _apply_model_overrides(config, target)
     release = _release(target)
+    config = _dllm_backend(config, release)
     if config.deterministic and config.attention_backend is None and kb.deterministic_fallback_runs(release):
         # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
         config = replace(
@@ -267,6 +346,7 @@ def resolve(config: Config, target: Target) -> Config:
     ):
         # _attention_backend_default: equal phase backends override --attention-backend.
         config = replace(config, attention_backend=config.prefill_attention_backend)
+    config = _cutedsl_prefill_backend_fill(config, release)
     if config.attention_backend == "fa3" and config.kv_cache_dtype == "fp8_e5m2":
         # _attention_backend_fa3_fp8_fallback: logged, then triton runs instead.
         config = replace(
@@ -276,7 +356,25 @@ def resolve(config: Config, target: Target) -> Config:
             decode_attention_backend=None,
             rewrites={**config.rewrites, "attention_backend": "fa3"},
         )
+    before_hrm = config.attention_backend
+    if hrm_text(config) and release >= kb.HRM_TEXT_TRITON_FROM and before_hrm not in (None, "triton"):
+        # _hrm_text_attention_force, the last attention declaration: --attention-backend becomes triton (a named
+        # phase keeps its backend); logged only when a backend was asked for.
+        config = replace(
+            config,
+            attention_backend="triton",
+            rewrites={**config.rewrites, "attention_backend": before_hrm} if given and before_hrm else config.rewrites,
+            auto_backend=config.auto_backend and f"SGLang forces triton for HRM-Text ({HRM_TEXT_SOURCE})",
+        )
     return config
+
+
+def hrm_text(config: Config) -> bool:
+    """arg_groups/model_hook.py is_hrm_text (prefix_lm, which defaults to true, is not read here)."""
+    model = config.model
+    return model is not None and (
+        model.model_type == kb.HRM_TEXT_MODEL_TYPE or model.architecture == kb.HRM_TEXT_ARCHITECTURE
+    )
 
 
 def effective_page_size(config: Config, target: Target) -> int:

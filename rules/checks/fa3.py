@@ -181,7 +181,7 @@ arg_groups/overrides.py:1263-1270 in 0.5.23).""",
     fix_title="Use --kv-cache-dtype fp8_e4m3 to keep fa3",
 )
 def fa3_fp8_e5m2_rewrite(cfg, target):
-    if cfg.rewrites.get("attention_backend") == "fa3":
+    if cfg.rewrites.get("attention_backend") == "fa3" and cfg.kv_cache_dtype == "fp8_e5m2":  # not another rewrite
         return warned(
             "--attention-backend fa3 with --kv-cache-dtype fp8_e5m2 (SGLang runs triton instead)",
             "fp8_e4m3 for FP8 on fa3",

@@ -618,3 +618,52 @@ def fa4_sm12x_paged_kv(cfg, target):
         "SGLang >= 0.5.18 for fa4 on SM12x",
         ["pip install 'sglang>=0.5.18'", "--attention-backend flashinfer"],
     )
+
+
+# models/gpt_oss.py GptOssAttention: sinks are float32 when the (resolved) --attention-backend is trtllm_mha,
+# bfloat16 otherwise (sglang 0.5.16 :389-390 ... 0.5.23 :427-431).
+FLOAT32_SINKS_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
+FLOAT32_SINKS_BACKEND = "trtllm_mha"
+SM120_HOST_FROM = Version("0.5.18")  # flashattention_backend.py routes SM12x to flash_attention_v4_sm120
+
+
+@rule(
+    id="fa4-sinks-dtype",
+    title="fa4 takes bfloat16 attention sinks only: GPT-OSS with --attention-backend trtllm_mha has float32 ones",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: the vendored interface asserts 'learnable_sink must be bfloat16' from 0.5.16 "
+        "(jit_kernel/flash_attn/cute/interface.py:468; 0.5.23 kernels/ops/attention/flash_attn/cute/"
+        "interface.py:598-600; bench/release_walk.py grep), and models/gpt_oss.py makes the sinks float32 for "
+        "trtllm_mha in every release from 0.5.16 (0.5.16 :389-390, 0.5.19 :422-423, 0.5.22 :426-427, 0.5.23 "
+        ":427-431, read in each wheel). Older releases import the flash-attn-4 wheel, whose b9-b15 assert the "
+        "same (b36 accepts float32 too): not judged here"
+    ),
+    backends=("fa4",),
+    needs_model=True,
+    stage="runtime",
+    prevents="learnable_sink must be bfloat16",
+    source=f"{INTERFACE}, _flash_attn_fwd; sglang: python/sglang/srt/models/gpt_oss.py, GptOssAttention.__init__",
+    docs="""Checks that fa4 is not handed float32 attention sinks: a GPT-OSS model whose `--attention-backend` is
+trtllm_mha while fa4 serves prefill or decode (a split `--prefill-attention-backend fa4`).
+
+GPT-OSS allocates its sinks as float32 when the server's attention backend is trtllm_mha (the TRT-LLM
+kernels read float32) and as bfloat16 otherwise. SGLang's FA4 forward asserts bfloat16 sinks, so the split
+config loads and then fails at the first fa4 forward (or CUDA-graph capture). On SM12x from sglang 0.5.18
+fa4 runs SGLang's SM120 host, which does not go through that assert.""",
+    fix_title="Use fa4 for both phases (--attention-backend fa4), or trtllm_mha for both",
+)
+def fa4_sinks_dtype(cfg, target):
+    if cfg.model.architecture not in FLOAT32_SINKS_ARCHITECTURES:
+        return skipped("applies to GPT-OSS (GptOssForCausalLM), whose sinks dtype follows --attention-backend")
+    if target.major == 12 and sglang_release(target) >= SM120_HOST_FROM:
+        return skipped("SM12x runs fa4 through SGLang's SM120 host, not the interface that asserts the sinks dtype")
+    if cfg.attention_backend != FLOAT32_SINKS_BACKEND:
+        return passed(f"bfloat16 sinks (--attention-backend {cfg.attention_backend})", "bfloat16 sinks on fa4")
+    phase = "prefill" if cfg.prefill_backend == "fa4" else "decode"  # resolved: equal phases would name fa4 overall
+    return failed(
+        f"float32 sinks (--attention-backend trtllm_mha) on {phases_using(cfg, 'fa4')}",
+        "bfloat16 sinks on fa4: --attention-backend other than trtllm_mha",
+        ["--attention-backend fa4", f"--{phase}-attention-backend trtllm_mha"],
+    )

@@ -1,13 +1,15 @@
 """Rules about the backend choice itself and the launch line: platform, removed and deprecated names,
-environment variables SGLang does not read, HPC-Ops, cross attention on triton, tensor-parallel heads."""
+environment variables SGLang does not read, HPC-Ops, cross attention on triton and flex_attention, tensor-parallel
+heads, the backends that turn CUDA graphs off, multi-item scoring."""
 
 from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import SGLANG_NEWEST, choice_check, declared, gpu, phases_using
+from rules.checks.common import SGLANG_NEWEST, choice_check, declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
+from rules.knowledge import backends as backend_kb
 from rules.knowledge import flags as flag_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
@@ -16,6 +18,7 @@ from rules.versions import table_for
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 
 
 @rule(
@@ -657,4 +660,214 @@ def general_chunked_prefill_page(cfg, target):
         f"--chunked-prefill-size {size} with page size {page}",
         f"a multiple of {page}",
         [f"--chunked-prefill-size {max(page, size - size % page)}"],
+    )
+
+
+# attention_hook.py handle_attention_backend_compatibility: these backends turn CUDA graphs off (decode and prefill).
+DLLM_BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+CUDA_GRAPH_OFF_BACKENDS = {
+    "torch_native": "Cuda graph is disabled because of using torch native attention backend",
+    "flex_attention": "Cuda graph is disabled because of using torch Flex Attention backend",
+}
+
+
+@rule(
+    id="general-cuda-graph-disabled",
+    title="torch_native and flex_attention silently turn CUDA graphs off",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Cuda graph is disabled because of using "
+        "torch native'): server_args.py (0.5.1 :445-449 `self.disable_cuda_graph = True`, 0.5.18 :5968), "
+        "arg_groups/attention_hook.py from 0.5.19 (:59; 0.5.23 :124-143, both phases' cuda_graph_config "
+        "DISABLED); the flex_attention twin from 0.5.3, the first release with that backend (0.5.23 :145-161). "
+        "Through 0.5.14 the test reads self.attention_backend (0.5.5, 0.5.10, 0.5.14 read); from 0.5.15 "
+        "resolved_view(...).attention_backend (equal phase backends count)"
+    ),
+    stage="startup",
+    prevents="Cuda graph is disabled because of using torch native attention backend",
+    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+    docs="""Warns when `--attention-backend torch_native` or `flex_attention` will run: SGLang logs a warning and
+disables CUDA graphs for decode and prefill, so every decode step launches its kernels eagerly.
+
+Neither backend can be captured in a CUDA graph (torch_native is PyTorch SDPA per request; FlexAttention
+compiles its block masks per batch). The server starts, but decode is several times slower than on a
+backend that keeps CUDA graphs (triton runs on every GPU). Passing `--disable-cuda-graph` yourself says
+the same thing and the rule then passes.""",
+    fix_title="Use --attention-backend triton (keeps CUDA graphs), or pass --disable-cuda-graph knowingly",
+)
+def general_cuda_graph_disabled(cfg, target):
+    backend = cfg.attention_backend
+    if backend not in CUDA_GRAPH_OFF_BACKENDS:
+        return skipped("applies to --attention-backend torch_native or flex_attention")
+    if cfg.flags.get("disable_cuda_graph"):
+        return passed(f"{backend} with --disable-cuda-graph", "CUDA graphs off knowingly, or a backend that keeps them")
+    return warned(
+        f"{backend}: SGLang disables CUDA graphs for decode and prefill",
+        "a backend that keeps CUDA graphs, or --disable-cuda-graph given knowingly",
+        ["--attention-backend triton", "--disable-cuda-graph"],
+    )
+
+
+@rule(
+    id="general-flex-cross-attention",
+    title="flex_attention has no cross attention (encoder-decoder models)",
+    engine="sglang",
+    versions="sglang>=0.5.3",
+    verified=(
+        "sglang 0.5.3-0.5.23, every release with the backend (bench/release_walk.py grep 'TorchFlexAttnBackend "
+        "does not support non-causal'): torch_flex_backend.py forward_extend (0.5.3 :263, 0.5.23 :266-270); "
+        "flex_attention is no choice before 0.5.3"
+    ),
+    backends=("flex_attention",),
+    stage="runtime",
+    prevents="TorchFlexAttnBackend does not support non-causal attention for now.",
+    source="sglang: python/sglang/srt/layers/attention/torch_flex_backend.py, TorchFlexAttnBackend.forward_extend",
+    docs="""Checks that an encoder-decoder model (cross attention: Whisper, Mllama, ...) does not prefill on
+flex_attention.
+
+SGLang's FlexAttention backend builds causal block masks only; its forward_extend raises
+NotImplementedError for a cross-attention layer (and for an encoder-only layer) at the first prefill. The
+server starts, loads the weights, then the first request (or warm-up) fails.""",
+    fix_title="Use --attention-backend flashinfer",
+)
+def general_flex_cross_attention(cfg, target):
+    if cfg.prefill_backend != "flex_attention":
+        return skipped("applies to prefill on flex_attention (its forward_extend refuses cross attention)")
+    if "cross_attention" not in cfg.features or "cross_attention" not in declared(target, "flex_attention").refuses:
+        return passed("no cross attention", "decoder-only on flex_attention")
+    return failed(
+        f"cross attention on {phases_using(cfg, 'flex_attention')}",
+        "a backend with cross attention",
+        ["--attention-backend flashinfer"],
+    )
+
+
+@rule(
+    id="general-mis-flashinfer",
+    title="Multi-item scoring (--enable-mis) needs flashinfer for prefill and decode",
+    engine="sglang",
+    versions="sglang>=0.5.11",
+    verified=(
+        "sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'Multi-item scoring requires flashinfer "
+        "attention backend'): server_args.py _handle_multi_item_scoring (0.5.11 :1287-1292) through 0.5.18, "
+        "arg_groups/attention_hook.py handle_multi_item_scoring from 0.5.19 (0.5.23 :572-577); 0.5.10 has no "
+        "--enable-mis (only --multi-item-scoring-delimiter, with no backend check)"
+    ),
+    stage="startup",
+    prevents="Multi-item scoring requires flashinfer attention backend for custom attention mask support. Please "
+    "set --attention-backend flashinfer when using --enable-mis. Current backends: prefill={prefill_backend}, "
+    "decode={decode_backend}",
+    source=f"{ATTENTION_HOOK}, handle_multi_item_scoring",
+    docs="""Checks that `--enable-mis` (multi-item scoring) runs flashinfer for both prefill and decode, after
+SGLang's own default backend is applied.
+
+Multi-item scoring packs several candidate items after one query and masks them from each other with a
+custom attention mask, which only FlashInfer takes. SGLang asserts the backends at start-up; it also turns
+off CUDA graphs, the radix cache and chunked prefill for it (logged, not refused).""",
+    fix_title="Use --attention-backend flashinfer",
+)
+def general_mis_flashinfer(cfg, target):
+    if not cfg.flags.get("enable_mis"):
+        return skipped("applies to --enable-mis")
+    if cfg.attention_backend is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if cfg.prefill_backend == cfg.decode_backend == "flashinfer":
+        return passed("--enable-mis on flashinfer", "flashinfer for prefill and decode")
+    return failed(
+        f"--enable-mis on {cfg.backend_label()}",
+        "flashinfer for prefill and decode",
+        ["--attention-backend flashinfer"],
+    )
+
+
+# triton_backend.py under --dcp-size > 1: the features its DCP extend / decode paths refuse (each a
+# NotImplementedError at the first forward), with the release each refusal appears in.
+TRITON_DCP_REFUSES = {
+    "sinks": ("DCP Triton extend does not support sinks", Version("0.5.15")),
+    "sliding_window": ("DCP Triton extend does not support sliding window", Version("0.5.15")),
+    "score_mod": ("DCP Triton extend does not support score_mod", Version("0.5.16")),
+}
+
+
+@rule(
+    id="general-triton-dcp",
+    title="triton under decode context parallelism has no sinks, sliding window or score_mod",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep): triton_backend.py's DCP extend refuses "
+        "sinks and sliding-window layers from 0.5.15 (:1382-1389; 0.5.23 _forward_extend_dcp :2009-2016), "
+        "score_mod in extend and decode from 0.5.16 (:1746; 0.5.23 :1789-1792, :2423-2426)"
+    ),
+    backends=("triton",),
+    stage="runtime",
+    prevents="DCP Triton extend does not support sinks",
+    source="sglang: python/sglang/srt/layers/attention/triton_backend.py, TritonAttnBackend.forward_extend / "
+    "_forward_extend_dcp / forward_decode",
+    docs="""Checks that triton with decode context parallelism (`--dcp-size` > 1) serves a model without attention
+sinks, sliding-window layers or a score_mod.
+
+Triton's DCP path splits each sequence's KV across ranks and merges partial results; its extend kernel
+has no sink, window or score-mod support under DCP, and decode none for score_mod. Each is a
+NotImplementedError at the first forward, after the weights load. (A custom attention mask, as
+multi-item scoring uses, is refused too.)""",
+    fix_title="Use --dcp-size 1 for this model on triton, or another backend",
+)
+def general_triton_dcp(cfg, target):
+    dcp = cfg.flags.get("dcp_size") or 1
+    if dcp <= 1:
+        return skipped("applies to --dcp-size > 1")
+    release = sglang_release(target)
+    refused = [f for f, (_, since) in TRITON_DCP_REFUSES.items() if f in cfg.features and release >= since]
+    required = "no sinks, sliding window or score_mod on triton under DCP"
+    if not refused:
+        return passed(f"triton with --dcp-size {dcp}, none of {', '.join(TRITON_DCP_REFUSES)}", required)
+    return failed(
+        f"{', '.join(refused).replace('_', ' ')} on {phases_using(cfg, 'triton')} with --dcp-size {dcp}",
+        required,
+        ["--dcp-size 1"],
+    )
+
+
+@rule(
+    id="general-dllm-backend",
+    title="Diffusion LLMs (--dllm-algorithm) silently switch the attention backend",
+    engine="sglang",
+    versions="sglang>=0.5.6.post2",
+    verified=(
+        "sglang 0.5.6.post2-0.5.23, every release (bench/release_walk.py grep 'Attention backend is set to "
+        "flashinfer because of enabling cuda graph in diffusion'): server_args.py _handle_dllm_inference "
+        "(0.5.6.post2 :2082-2100) through 0.5.18, arg_groups/overrides.py _dllm_attention_backend from 0.5.19 "
+        "(0.5.20, 0.5.21, 0.5.22 read; 0.5.23 :1671-1714); the per-algorithm required backend from 0.5.21 "
+        "(Gemma4Renoise: triton), its supported set (triton, fa4) kept from 0.5.22 (dllm/algorithm/"
+        "gemma4_renoise.py in the 0.5.21-0.5.23 wheels)"
+    ),
+    stage="startup",
+    prevents="Attention backend is set to flashinfer because of enabling cuda graph in diffusion LLM inference",
+    source=backend_kb.DLLM_SOURCE,
+    docs="""Warns when a diffusion LLM launch (`--dllm-algorithm`) names an attention backend SGLang replaces: with
+decode CUDA graphs on it sets `--attention-backend flashinfer` (phase flags keep their backends); an
+algorithm that requires a backend (Gemma4Renoise: triton, from 0.5.21; triton or fa4 kept from 0.5.22)
+gets it for every phase.
+
+Block-diffusion decoding captures one fixed batch shape per CUDA graph, which SGLang's FlashInfer path
+serves; the rest of the config is judged on the backend SGLang switches to. `--disable-cuda-graph` keeps
+the backend as given for the other algorithms. (The page size SGLang then aligns to the model's block
+size is not judged.)""",
+    fix_title="Use --attention-backend flashinfer (Gemma4Renoise: triton or fa4), or --disable-cuda-graph",
+)
+def general_dllm_backend(cfg, target):
+    algorithm = cfg.flags.get("dllm_algorithm")
+    if not algorithm:
+        return skipped("applies to --dllm-algorithm")
+    asked = {field: cfg.rewrites[field] for field in DLLM_BACKEND_FIELDS if field in cfg.rewrites}
+    label = cfg.backend_label()
+    if not asked:
+        return passed(f"{algorithm} on {label}", "a backend SGLang keeps for diffusion LLMs")
+    given = ", ".join(f"--{field.replace('_', '-')} {value}" for field, value in asked.items())
+    return warned(
+        f"{given} for {algorithm} (SGLang runs {label} instead)",
+        "a backend SGLang keeps for diffusion LLMs",
+        [f"--attention-backend {cfg.attention_backend}"],
     )

@@ -9,13 +9,13 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import SGLANG_NEWEST, blackwell_majors, choice_check, declared, gpu
+from rules.checks.common import SGLANG_NEWEST, blackwell_majors, choice_check, declared, gpu, sglang_release
 from rules.checks.speculative import NGRAM_DEFAULT_BREADTH
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
-from rules.resolve import NVFP4_SOURCE, effective_page_size, nvfp4_plan
+from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, effective_page_size, nvfp4_plan
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
@@ -484,6 +484,7 @@ def kv_nvfp4_dequant_dtype(cfg, target):
 # NVFP4 layout (trtllm_mha on a phase).
 NVFP4_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "NGRAM")
 NVFP4_SPEC_UNSUPPORTED = ("DFLASH", "DSPARK")
+SPEC_ATTENTION_MODE_DEFAULT = "prefill"  # fields/spec.py speculative_attention_mode
 
 
 @rule(
@@ -537,6 +538,46 @@ def kv_nvfp4_speculative(cfg, target):
             ["--speculative-draft-attention-backend trtllm_mha"],
         )
     return passed(f"{algorithm} with a trtllm_mha draft", required)
+
+
+@rule(
+    id="kv-nvfp4-spec-attention-mode",
+    title="Speculative decoding on SM100's mixed NVFP4 KV: target verify is switched to decode attention",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: the warning and the override of speculative_attention_mode first appear in 0.5.21 "
+        "(kv_cache_hook.py:242) and are the same code to 0.5.23 (:233-250; bench/release_walk.py grep 'routes "
+        "target verify')"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="SM100 mixed NVFP4 speculative decoding routes target verify to trtllm_mha; overriding "
+    "--speculative-attention-mode=prefill to decode.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Warns when speculative decoding on SM100/SM103 with `--kv-cache-dtype nvfp4` runs the mixed NVFP4 pair
+(prefill flashinfer on an FP8 dequant workspace, decode trtllm_mha) with `--speculative-attention-mode
+prefill`, SGLang's default: SGLang logs a warning and verifies on the decode backend instead.
+
+FlashInfer prefill reads a transient FP8 dequant workspace whose host-built page layout cannot be
+refreshed inside a target-verify CUDA graph; the trtllm_mha decode child reads the NVFP4 cache directly.
+The mixed pair is what `--prefill-kv-cache-dequant-dtype fp8_e4m3` (or an explicit flashinfer prefill)
+gives on SM100; SGLang's own NVFP4 choice there is trtllm_mha for both phases.""",
+    fix_title="Pass --speculative-attention-mode decode (what SGLang switches to)",
+)
+def kv_nvfp4_spec_attention_mode(cfg, target):
+    if cfg.kv_cache_dtype != "nvfp4" or not cfg.speculative_algorithm:
+        return skipped("applies to speculative decoding with --kv-cache-dtype nvfp4")
+    if target.major != 10 or (cfg.prefill_backend, cfg.decode_backend) != ("flashinfer", "trtllm_mha"):
+        return skipped("applies to SM100's mixed NVFP4 pair (prefill flashinfer, decode trtllm_mha)")
+    mode = cfg.flags.get("speculative_attention_mode", SPEC_ATTENTION_MODE_DEFAULT)
+    if mode == "decode":
+        return passed("--speculative-attention-mode decode", "decode attention for target verify")
+    return warned(
+        f"--speculative-attention-mode {mode} on the mixed NVFP4 pair (SGLang switches it to decode)",
+        "--speculative-attention-mode decode",
+        ["--speculative-attention-mode decode"],
+    )
 
 
 @rule(
@@ -829,3 +870,264 @@ def kv_mxfp8_torch(cfg, target):
     if version < Version("2.7"):
         return failed(f"torch {version}", "torch >= 2.7 (float8_e8m0fnu)", ["pip install 'torch>=2.7'"])
     return passed(f"torch {version}", "torch >= 2.7")
+
+
+# --- unified memory and the page-major KV layout ------------------------------------------------------------
+
+
+def _unified_memory(cfg) -> bool:
+    return bool(cfg.flags.get("enable_unified_memory"))
+
+
+def _outside_of(cfg, allowed) -> list[str]:
+    return sorted(b for b in cfg.backends if b not in allowed)
+
+
+@rule(
+    id="kv-page-major-backends",
+    title="The page-major KV layout (and so --enable-unified-memory) admits only stride-aware backends",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: handle_page_major_kv_layout read in each release (kv_cache_hook.py 0.5.19 :290-360, "
+        "0.5.20 :347-415, 0.5.21 :665-733, 0.5.22 :775-840, 0.5.23 :771-827): page-major asserts unified memory, "
+        "the MLA list (with tokenspeed_mla through 0.5.22) and the MHA list are the same in each; K/V head dims "
+        "that differ are refused under unified memory through 0.5.22 and admitted on triton/fa3/fa4 in 0.5.23 "
+        "(bench/release_walk.py grep '--enable-page-major-kv-layout: the resolved attention backends')"
+    ),
+    stage="startup",
+    prevents="--enable-page-major-kv-layout: the resolved attention backends {backends} are not in the allowed set "
+    "{allowed_full} for this configuration. Pass a compatible --attention-backend.",
+    source=backend_kb.PAGE_MAJOR_SOURCE,
+    docs="""Checks `--enable-page-major-kv-layout` and `--enable-unified-memory` (which turns the page-major layout
+on): page-major needs unified memory, and the resolved prefill and decode backends must be in SGLang's
+allow-list: triton, fa3, trtllm_mla, flashinfer, cutedsl_mla, flashmla for MLA models; triton, fa3, fa4,
+flashinfer, trtllm_mha for the rest; triton, fa3, fa4 when K and V head dims differ (from 0.5.23; earlier
+releases refuse such a model under unified memory).
+
+In the page-major layout one page holds every layer's K/V, so a slot's stride is the whole entry; only
+backends whose kernels address the per-layer views by their strides read it correctly, and SGLang refuses
+the others at start-up. (The linear-attention and Mamba kernels of hybrid models have their own list,
+not judged here.)""",
+    fix_title="Use --attention-backend triton (or another backend of the list)",
+)
+def kv_page_major_backends(cfg, target):
+    page_major = bool(cfg.flags.get("enable_page_major_kv_layout"))
+    if not (page_major or _unified_memory(cfg)):
+        return skipped("applies to --enable-page-major-kv-layout or --enable-unified-memory")
+    if not _unified_memory(cfg):
+        return failed(
+            "--enable-page-major-kv-layout without --enable-unified-memory",
+            "--enable-unified-memory with it",
+            ["--enable-unified-memory"],
+        )
+    if cfg.attention_backend is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    release = sglang_release(target)
+    asymmetric = "asymmetric_kv" in cfg.features and not cfg.mla
+    if asymmetric and release < backend_kb.PAGE_MAJOR_ASYMMETRIC_KV_FROM:
+        return failed(
+            f"--enable-unified-memory with K/V head dims that differ, sglang {release}",
+            f"equal K/V head dims before sglang {backend_kb.PAGE_MAJOR_ASYMMETRIC_KV_FROM}",
+        )
+    if cfg.mla:
+        allowed = backend_kb.PAGE_MAJOR_MLA_BACKENDS
+        if release < backend_kb.TOKENSPEED_MLA_ALIAS_FROM:
+            allowed = backend_kb.PAGE_MAJOR_MLA_BEFORE_ALIAS
+    elif asymmetric:
+        allowed = backend_kb.PAGE_MAJOR_ASYMMETRIC_KV_BACKENDS
+    else:
+        allowed = backend_kb.PAGE_MAJOR_MHA_BACKENDS
+    required = f"prefill and decode in {', '.join(allowed)}"
+    outside = _outside_of(cfg, allowed)
+    if not outside:
+        return passed(f"the page-major layout on {cfg.backend_label()}", required)
+    return failed(f"the page-major layout on {', '.join(outside)}", required, ["--attention-backend triton"])
+
+
+@rule(
+    id="kv-unified-memory-speculative",
+    title="--enable-unified-memory with speculative decoding: EAGLE/EAGLE3/DSPARK/DFLASH, a linear chain, audited "
+    "backends",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: handle_unified_memory_pool read (kv_cache_hook.py:477-497 the audited sets, :500-526, "
+        ":591-654). The checks change in every release from 0.5.18 (0.5.22: no top-k check, EAGLE's MHA set "
+        "without trtllm_mha, DSPARK without fa4; 0.5.18-0.5.21 other sets; diffed 0.5.21-0.5.23), so only 0.5.23 "
+        "is judged"
+    ),
+    stage="startup",
+    prevents="--enable-unified-memory + EAGLE/EAGLE3 requires the target on the spec-verify-audited attention "
+    "backends {eagle_allowed} (got {eagle_backends}).",
+    source=f"{backend_kb.UNIFIED_MEMORY_SOURCE}, _assert_spec_verify_backends",
+    docs="""Checks speculative decoding with `--enable-unified-memory`: the algorithm is EAGLE, EAGLE3, DSPARK or
+DFLASH; the draft is a linear chain (`--speculative-eagle-topk` 1 or unset); EAGLE/EAGLE3 needs a
+hybrid target (sliding-window or Mamba layers: its draft lives inside the target's entries), target
+backends among triton/flashinfer/fa3/trtllm_mha (MLA: triton, trtllm_mla, cutedsl_mla, flashmla,
+flashinfer, fa3) and a draft backend among triton/flashinfer/fa3/trtllm_mha; DSPARK's backends among the
+MLA list plus fa4, DFLASH's among triton/flashinfer/fa3/trtllm_mha; with `--dcp-size` > 1 flashinfer is
+not audited for DSPARK/DFLASH verify.
+
+The unified pool hands out virtual KV ids; only these paths translate speculative verify indices to
+physical ones, and SGLang asserts the rest at start-up. A model whose every layer is windowed counts as
+hybrid here (SGLang's is_hybrid_swa does not).""",
+    fix_title="Use EAGLE on a hybrid model with fa3/flashinfer/triton, top-k 1; or drop --enable-unified-memory",
+)
+def kv_unified_memory_speculative(cfg, target):
+    algorithm = (cfg.speculative_algorithm or "").upper()
+    if not _unified_memory(cfg) or not algorithm:
+        return skipped("applies to speculative decoding with --enable-unified-memory")
+    if algorithm not in backend_kb.UNIFIED_MEMORY_SPEC_ALGORITHMS:
+        return failed(
+            f"--speculative-algorithm {algorithm} with --enable-unified-memory",
+            f"one of {', '.join(backend_kb.UNIFIED_MEMORY_SPEC_ALGORITHMS)}",
+            ["--speculative-algorithm EAGLE"],
+        )
+    if cfg.speculative_eagle_topk not in (None, 1):
+        return failed(
+            f"--speculative-eagle-topk {cfg.speculative_eagle_topk} with --enable-unified-memory",
+            "a linear draft chain (top-k 1)",
+            ["--speculative-eagle-topk 1"],
+        )
+    if cfg.attention_backend is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    dcp = (cfg.flags.get("dcp_size") or 1) > 1
+    if algorithm in ("EAGLE", "EAGLE3"):
+        if cfg.model is None:
+            return unknown("EAGLE with --enable-unified-memory needs a hybrid target: give --model")
+        if "sliding_window" not in cfg.features and not cfg.model.hybrid_linear:
+            return failed(
+                f"{algorithm} with --enable-unified-memory on {cfg.model.name} (no sliding-window or Mamba layers)",
+                "a hybrid-SWA or Mamba-hybrid target",
+            )
+        allowed = backend_kb.UNIFIED_SPEC_VERIFY_BACKENDS if cfg.mla else backend_kb.UNIFIED_SPEC_MHA_BACKENDS
+        draft = {cfg.draft_attention_backend} if cfg.draft_attention_backend else set(cfg.backends)
+        draft_outside = sorted(b for b in draft if b not in backend_kb.UNIFIED_SPEC_MHA_BACKENDS)
+    else:
+        allowed = backend_kb.UNIFIED_DSPARK_BACKENDS if algorithm == "DSPARK" else backend_kb.UNIFIED_SPEC_MHA_BACKENDS
+        if dcp:
+            allowed = tuple(b for b in allowed if b != "flashinfer")
+        draft_outside = []
+    required = f"target backends in {', '.join(allowed)}"
+    outside = _outside_of(cfg, allowed)
+    if outside:
+        return failed(
+            f"{algorithm} with --enable-unified-memory on {', '.join(outside)}", required, ["--attention-backend fa3"]
+        )
+    if draft_outside:
+        return failed(
+            f"{algorithm} draft on {', '.join(draft_outside)} with --enable-unified-memory",
+            f"a draft backend in {', '.join(backend_kb.UNIFIED_SPEC_MHA_BACKENDS)}",
+            ["--speculative-draft-attention-backend triton"],
+        )
+    return passed(f"{algorithm} with --enable-unified-memory on {cfg.backend_label()}", required)
+
+
+@rule(
+    id="kv-unified-memory-dcp",
+    title="--enable-unified-memory with --dcp-size > 1: MLA models only, no sliding window, flashinfer / trtllm_mla / "
+    "cutedsl_mla",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: _validate_unified_memory_dcp first appears in 0.5.20 (kv_cache_hook.py:300-335) "
+        "and keeps its asserts to 0.5.23 (:723-760; bench/release_walk.py grep '--enable-unified-memory with "
+        "decode context parallelism'): the MLA, hybrid-SWA, PD and backend asserts read in 0.5.20 (:295-335), "
+        "0.5.21 (:613-653), 0.5.22 (:724-764) and 0.5.23; the backend set names tokenspeed_mla too through 0.5.22 "
+        "(an alias of cutedsl_mla in 0.5.23)"
+    ),
+    stage="startup",
+    prevents="--enable-unified-memory with decode context parallelism (--dcp-size > 1) supports MLA models only "
+    "(e.g. kimi-linear): the MHA unified pool has no DCP-aware masked write path "
+    "(UnifiedMHATokenToKVPool.set_kv_buffer asserts dcp_kv_mask is None).",
+    source=f"{backend_kb.UNIFIED_MEMORY_SOURCE}, _validate_unified_memory_dcp",
+    docs="""Checks `--enable-unified-memory` with decode context parallelism (`--dcp-size` > 1): the model is MLA,
+has no sliding-window layers, and its full-attention layers run flashinfer, trtllm_mla or cutedsl_mla.
+
+Under DCP the unified allocator widens its virtual id space; only the MLA pool has a DCP-aware write
+path, the SWA allocator does not widen, and only those three backends translate their block tables
+through the unified pool. SGLang asserts each at start-up.""",
+    fix_title="Use --attention-backend flashinfer (or trtllm_mla on Blackwell) with an MLA model, or --dcp-size 1",
+)
+def kv_unified_memory_dcp(cfg, target):
+    if not _unified_memory(cfg) or (cfg.flags.get("dcp_size") or 1) <= 1:
+        return skipped("applies to --enable-unified-memory with --dcp-size > 1")
+    if cfg.model is None:
+        return unknown("needs the model (MLA or not, sliding window or not): give --model")
+    if not cfg.mla:
+        return failed(
+            f"--enable-unified-memory --dcp-size {cfg.flags['dcp_size']} on an MHA model",
+            "an MLA model",
+            ["--dcp-size 1"],
+        )
+    if "sliding_window" in cfg.features:
+        return failed(
+            "--enable-unified-memory with DCP on a sliding-window model", "no sliding-window layers", ["--dcp-size 1"]
+        )
+    allowed = backend_kb.UNIFIED_DCP_BACKENDS
+    if sglang_release(target) < backend_kb.TOKENSPEED_MLA_ALIAS_FROM:
+        allowed = (*allowed, "tokenspeed_mla")
+    outside = _outside_of(cfg, allowed)
+    required = f"prefill and decode in {', '.join(allowed)}"
+    if outside:
+        return failed(
+            f"--enable-unified-memory with DCP on {', '.join(outside)}", required, ["--attention-backend flashinfer"]
+        )
+    return passed(f"--enable-unified-memory with DCP on {cfg.backend_label()}", required)
+
+
+KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
+DSA_KV_SHARDING_FROM = Version("0.5.23")  # DSA models get their own requirements (the dsa backend)
+
+
+@rule(
+    id="kv-sharding-backend",
+    title="--enable-kv-cache-sharding needs an fa3 prefill, or trtllm_mla for a plain-TP MLA model",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: validate_kv_shard_attention_backend first appears in 0.5.22 (kv_shard_hook.py:26-45) "
+        "and keeps its fa3 / trtllm_mla branch in 0.5.23 (:64-88), which adds a DSA branch before it (:33-66; "
+        "bench/release_walk.py grep '--enable-kv-cache-sharding currently requires the fa3')"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding currently requires the fa3 prefill attention backend, or trtllm_mla for "
+    "plain-TP MLA; got {prefill_backend!r}.",
+    source=f"{KV_SHARD_HOOK}, validate_kv_shard_attention_backend",
+    docs="""Checks the prefill backend of `--enable-kv-cache-sharding` (a PD prefill worker striping each cached page
+across ranks): fa3, or trtllm_mla for an MLA model with `--attn-cp-size` 1 and chunked prefix caching on.
+
+Only those prefill paths read a rank's stripe of each page; SGLang refuses the rest at start-up ("KV
+sharding with trtllm_mla requires an MLA model.", "... only supports plain-TP MLA (attn_cp_size must be
+1).", "... requires chunked prefix caching."). From 0.5.23 DSA models (DeepSeek V3.2, GLM-5) have their
+own requirements on the dsa backend, not judged here; neither is the PD-prefill-only requirement (the
+disaggregation flags are not read).""",
+    fix_title="Use --prefill-attention-backend fa3 (SM90), or trtllm_mla for an MLA model on Blackwell",
+)
+def kv_sharding_backend(cfg, target):
+    if not cfg.flags.get("enable_kv_cache_sharding"):
+        return skipped("applies to --enable-kv-cache-sharding")
+    architecture = cfg.model.architecture if cfg.model else None
+    if architecture in DSA_ARCHITECTURES and sglang_release(target) >= DSA_KV_SHARDING_FROM:
+        return skipped("DSA KV sharding has its own requirements on the dsa backend (not judged here)")
+    prefill = cfg.prefill_backend
+    if prefill is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    required = "prefill fa3, or trtllm_mla for a plain-TP MLA model with chunked prefix caching"
+    if prefill == "fa3":
+        return passed("KV sharding with prefill fa3", required)
+    if prefill != "trtllm_mla":
+        return failed(f"KV sharding with prefill {prefill}", required, ["--prefill-attention-backend fa3"])
+    if not cfg.mla:
+        return failed(
+            "KV sharding with prefill trtllm_mla on an MHA model", required, ["--prefill-attention-backend fa3"]
+        )
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    if cp_size > 1:
+        return failed(
+            f"KV sharding with prefill trtllm_mla and --attn-cp-size {cp_size}", required, ["--attn-cp-size 1"]
+        )
+    if cfg.flags.get("disable_chunked_prefix_cache"):
+        return failed("KV sharding with prefill trtllm_mla and --disable-chunked-prefix-cache", required)
+    return passed("KV sharding with prefill trtllm_mla on a plain-TP MLA model", required)

@@ -10,7 +10,9 @@ the target's SGLang release.
 
 from __future__ import annotations
 
-from rules.checks.common import declared, gpu, sglang_release
+from packaging.version import Version
+
+from rules.checks.common import declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.kv_dtypes import FP8
 
@@ -18,6 +20,10 @@ ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py"
+TRTLLM_MLA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mla_backend.py"
+# attention_hook.py: 0.5.19 also counts --enable-prefill-context-parallel as prefill CP; from 0.5.20 attn_cp_size only
+CP_SIZE_ONLY_FROM = Version("0.5.20")
+DCP_VERIFY_CHECK_FROM = Version("0.5.19")  # trtllm_mla_backend.py refuses q_len > 1 under DCP (verify, draft extend)
 
 
 def _mla_fallback(target) -> str:
@@ -98,6 +104,48 @@ def trtllm_mha_arch(cfg, target):
         else [f"--attention-backend {fix}"]
     )
     return failed(f"trtllm_mha ({', '.join(refused)}) on {gpu(target)} with sglang {release}", need, flags)
+
+
+@rule(
+    id="trtllm-mha-prefill-cp",
+    title="Prefill context parallelism on trtllm_mha prefill needs SM100",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: the ValueError first appears in 0.5.19 (arg_groups/attention_hook.py:161-170, "
+        "'enable_prefill_context_parallel or attn_cp_size > 1') and is in every release to 0.5.23 (:229-238, "
+        "'attn_cp_size > 1' from 0.5.20; bench/release_walk.py grep 'Prefill context parallelism with the TRTLLM "
+        "MHA prefill')"
+    ),
+    backends=("trtllm_mha",),
+    needs_gpu=True,
+    stage="startup",
+    prevents="Prefill context parallelism with the TRTLLM MHA prefill backend requires SM100 (trtllm-gen context "
+    "kernel): the SM90/SM120 fmha_v2 prefill path does not implement CP shard masking.",
+    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+    docs="""Checks that trtllm_mha prefill with attention context parallelism (`--attn-cp-size` > 1; in 0.5.19
+also `--enable-prefill-context-parallel`) runs on SM100/SM103.
+
+On SM90 and SM120 trtllm_mha prefill runs the fmha_v2 kernels, which cannot mask a context-parallel shard;
+only SM100's trtllm-gen context kernel can, and SGLang refuses the rest at start-up.""",
+    fix_title="Use --attn-cp-size 1, or another prefill backend (fa3 on SM90, flashinfer elsewhere)",
+)
+def trtllm_mha_prefill_cp(cfg, target):
+    if cfg.prefill_backend != "trtllm_mha":
+        return skipped("applies to prefill on trtllm_mha")
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    enabled = cfg.flags.get("enable_prefill_context_parallel") and sglang_release(target) < CP_SIZE_ONLY_FROM
+    if cp_size <= 1 and not enabled:
+        return skipped("applies to prefill context parallelism (--attn-cp-size > 1)")
+    found = f"--attn-cp-size {cp_size}" if cp_size > 1 else "--enable-prefill-context-parallel"
+    if target.major == 10:
+        return passed(f"{found} on trtllm_mha prefill, {gpu(target)}", "SM100")
+    other = "fa3" if target.major == 9 else "flashinfer"
+    return failed(
+        f"{found} on trtllm_mha prefill, {gpu(target)}",
+        "SM100 for context-parallel trtllm_mha prefill",
+        ["--attn-cp-size 1", f"--prefill-attention-backend {other}"],
+    )
 
 
 @rule(
@@ -897,3 +945,90 @@ def cutlass_mla_page(cfg, target):
     if not_applicable:
         return not_applicable
     return _page_snap(cfg, declared(target, "cutlass_mla"))
+
+
+# --- decode context parallelism (--dcp-size > 1) on the MLA decode kernels ----------------------------------
+
+
+def _dcp_size(cfg) -> int:
+    return cfg.flags.get("dcp_size") or 1
+
+
+@rule(
+    id="trtllm-mla-dcp-speculative",
+    title="trtllm_mla cannot serve speculative decoding under decode context parallelism",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23, every release (bench/release_walk.py grep 'trtllm_mla cannot serve decode context "
+        "parallelism with speculative'): attention_registry.py create_trtllm_mla_backend (0.5.17 :80, 0.5.23 "
+        ":98-106); the forward's own refusal of q_len > 1 under DCP from 0.5.19 (trtllm_mla_backend.py:1036, "
+        "0.5.23 :1014-1021)"
+    ),
+    backends=("trtllm_mla",),
+    stage="init",
+    prevents="trtllm_mla cannot serve decode context parallelism with speculative decoding: it does not forward the "
+    "cyclic DCP metadata to its decode kernel and returns no rank-local LSE for the cross-rank merge. Select "
+    "cutedsl_mla.",
+    source=f"{REGISTRY}, create_trtllm_mla_backend; {TRTLLM_MLA_BACKEND}, _run_decode_kernel",
+    docs="""Checks that speculative decoding with decode context parallelism (`--dcp-size` > 1) does not run
+trtllm_mla where a draft is verified: as the decode backend SGLang refuses it when the backend is built;
+as the prefill backend under `--speculative-attention-mode prefill` (the default, which verifies the
+draft on the prefill backend) the first target verify fails ("trtllm_mla cannot forward a global
+causal bound to its decode kernel, which is required for DCP with q_len > 1 ...", from 0.5.19).
+
+Under DCP each rank holds a shard of the KV cache and the ranks merge their partial results by LSE;
+trtllm_mla's kernel takes neither the cyclic DCP metadata nor returns the rank-local LSE for more than
+one query token. cutedsl_mla implements both.""",
+    fix_title="Use --decode-attention-backend cutedsl_mla --speculative-attention-mode decode (SM100)",
+)
+def trtllm_mla_dcp_speculative(cfg, target):
+    if _dcp_size(cfg) <= 1 or not cfg.speculative_algorithm:
+        return skipped("applies to speculative decoding with --dcp-size > 1")
+    mode = cfg.flags.get("speculative_attention_mode", "prefill")
+    verifies_on_prefill = cfg.prefill_backend == "trtllm_mla" and mode != "decode"
+    runtime_check = sglang_release(target) >= DCP_VERIFY_CHECK_FROM
+    required = "cutedsl_mla decode, verifying on it (--speculative-attention-mode decode)"
+    if cfg.decode_backend != "trtllm_mla" and not (verifies_on_prefill and runtime_check):
+        return passed(f"decode {cfg.decode_backend}, --speculative-attention-mode {mode} under DCP", required)
+    fix = [] if cfg.decode_backend != "trtllm_mla" else ["--decode-attention-backend cutedsl_mla"]
+    if verifies_on_prefill:
+        fix.append("--speculative-attention-mode decode")
+    found = f"{phases_using(cfg, 'trtllm_mla')} with --dcp-size {_dcp_size(cfg)} and speculative decoding"
+    if verifies_on_prefill:
+        found += f" (--speculative-attention-mode {mode} verifies on trtllm_mla)"
+    return failed(found, required, [" ".join(fix)])
+
+
+@rule(
+    id="flashmla-fp8-dcp",
+    title="flashmla cannot read an FP8 KV cache under decode context parallelism",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'FlashMLA does not support DCP for FP8 kv "
+        "cache'): flashmla_backend.py forward_decode (0.5.15 :343, 0.5.23 :457-460); --dcp-size first appears "
+        "in 0.5.15"
+    ),
+    backends=("flashmla",),
+    stage="runtime",
+    prevents="FlashMLA does not support DCP for FP8 kv cache",
+    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.forward_decode",
+    docs="""Checks that flashmla decode with an FP8 KV cache (fp8_e4m3 / fp8_e5m2) does not run with decode context
+parallelism (`--dcp-size` > 1).
+
+FlashMLA's FP8 decode path asserts one DCP rank; the server loads and the first decode step fails.""",
+    fix_title="Use --kv-cache-dtype auto with flashmla under DCP, or --dcp-size 1",
+)
+def flashmla_fp8_dcp(cfg, target):
+    if _dcp_size(cfg) <= 1:
+        return skipped("applies to --dcp-size > 1")
+    if cfg.decode_backend != "flashmla":
+        return skipped("applies to flashmla decode")
+    if cfg.kv_cache_dtype not in FP8:
+        return passed(f"flashmla decode with --kv-cache-dtype {cfg.kv_cache_dtype} under DCP", "no FP8 KV under DCP")
+    return failed(
+        f"flashmla decode with --kv-cache-dtype {cfg.kv_cache_dtype} and --dcp-size {_dcp_size(cfg)}",
+        "no FP8 KV cache on flashmla under DCP",
+        ["--kv-cache-dtype auto", "--dcp-size 1"],
+    )

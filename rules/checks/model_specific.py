@@ -11,9 +11,22 @@ from packaging.version import Version
 
 from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import backends as backend_kb
 from rules.knowledge import quantization as kb_quant
-from rules.knowledge.backends import IQUEST_Q1_ARCHITECTURES, LLAMA4_DEFAULT_FROM
-from rules.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
+from rules.knowledge.backends import (
+    IQUEST_Q1_ARCHITECTURES,
+    LLAMA4_DEFAULT_FROM,
+    MAMBA_RADIX_CACHE_ARCHITECTURES,
+    MAMBA_RADIX_CACHE_SOURCE,
+)
+from rules.resolve import (
+    EXAONE_ARCHITECTURES,
+    LFM2_ARCHITECTURES,
+    OLMO_ARCHITECTURES,
+    effective_page_size,
+    hrm_text,
+    minimax_m3_nvfp4,
+)
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
@@ -713,6 +726,428 @@ def model_fa_swa_cross_attention(cfg, target):
         "no sliding window with cross attention on fa3/fa4/flashinfer/triton",
         ["--attention-backend torch_native"],
     )
+
+
+# --- HRM-Text -----------------------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-hrm-text-triton",
+    title="HRM-Text runs on triton only: SGLang overrides any other --attention-backend",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'HRM-Text (prefix_lm) detected'): "
+        "model_runner.py:1150-1166 in 0.5.15 (at model-runner start), server_args.py with overrides.py "
+        "_hrm_text_attention_force in 0.5.16-0.5.18 (:2218), arg_groups/model_hook.py + overrides.py from 0.5.19 "
+        "(0.5.23 model_hook.py:766-813, overrides.py:1773-1783); the same condition (model_type hrm_text or "
+        "HrmTextForCausalLM, prefix_lm default true) and the same override in each"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Overriding --attention-backend {backend!r} -> 'triton': only the Triton backend supports HRM-Text's "
+    "bidirectional prefix attention.",
+    source=f"{MODEL_HOOK}, handle_model_capability_adjustments; sglang: python/sglang/srt/arg_groups/overrides.py, "
+    "_hrm_text_attention_force",
+    docs="""Warns when an HRM-Text model (model_type hrm_text, HrmTextForCausalLM) is given an attention backend
+other than triton: SGLang logs a warning and runs triton instead.
+
+HRM-Text attends bidirectionally over the prompt (prefix LM), which only SGLang's Triton kernels honour.
+SGLang also sets `--chunked-prefill-size -1`, `--disable-radix-cache` and `--disable-cuda-graph` for it,
+whatever the backend. The rest of the config is judged as triton, which is what runs. (SGLang skips all
+of this when the config sets prefix_lm false, a key attn-preflight does not read.)""",
+    fix_title="Use --attention-backend triton",
+)
+def model_hrm_text_triton(cfg, target):
+    if not hrm_text(cfg):
+        return skipped("applies to HRM-Text (model_type hrm_text)")
+    asked = cfg.rewrites.get("attention_backend")
+    forced = "with chunked prefill, the radix cache and CUDA graphs off"
+    if asked and cfg.attention_backend == "triton":
+        return warned(
+            f"--attention-backend {asked} for HRM-Text (SGLang runs triton instead, {forced})",
+            "--attention-backend triton",
+            ["--attention-backend triton"],
+        )
+    return passed(f"HRM-Text on {cfg.backend_label()}", "--attention-backend triton", reason=f"SGLang runs it {forced}")
+
+
+# --- hybrid Mamba / linear attention ------------------------------------------------------------------------
+
+
+@rule(
+    id="model-mamba-no-buffer",
+    title="--mamba-radix-cache-strategy no_buffer needs page size 1, --disable-overlap-schedule and no trtllm_mha",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23: the three asserts first appear in 0.5.14 (server_args.py:4355-4363 "
+        "_validate_mamba_no_buffer) and are the same in every release to 0.5.23 (arg_groups/mamba_hook.py:156-163; "
+        "bench/release_walk.py grep 'no_buffer do not support trtllm_mha' and 'no_buffer only supports "
+        "page_size=1'); 0.5.9-0.5.13.post1 (--mamba-scheduler-strategy) turned overlap scheduling off "
+        "themselves and are not judged. The architecture list is 0.5.23's"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.",
+    source=f"sglang: python/sglang/srt/arg_groups/mamba_hook.py, validate_mamba_no_buffer; {MAMBA_RADIX_CACHE_SOURCE}",
+    docs="""Checks an explicit `--mamba-radix-cache-strategy no_buffer` on a hybrid Mamba / linear-attention model
+whose state rides the radix cache (Qwen3-Next, Qwen3.5, Nemotron-H, Falcon-H1, Kimi-Linear, ...): it
+needs `--page-size 1` (or none), `--disable-overlap-schedule`, and an `--attention-backend` other than
+trtllm_mha.
+
+SGLang asserts all three at start-up, before it picks a default backend or page size, so they are
+judged on the flags as given ("no_buffer only supports page_size=1.", "no_buffer do not support overlap
+schedule. Try to set disable_overlap_schedule=True.", "no_buffer do not support trtllm_mha attention
+backend."). Only its `auto` strategy turns overlap scheduling off by itself; with `--disable-radix-cache`
+no strategy applies.""",
+    fix_title="Add --disable-overlap-schedule (and --page-size 1, another backend), or use the auto strategy",
+)
+def model_mamba_no_buffer(cfg, target):
+    if _arch(cfg) not in MAMBA_RADIX_CACHE_ARCHITECTURES:
+        return skipped("applies to hybrid Mamba / linear-attention models on the radix cache")
+    if cfg.flags.get("mamba_radix_cache_strategy") != "no_buffer":
+        return skipped("applies to --mamba-radix-cache-strategy no_buffer")
+    if cfg.flags.get("disable_radix_cache"):
+        return skipped("--disable-radix-cache: no Mamba radix-cache strategy applies")
+    problems, fix = [], []
+    if cfg.page_size not in (None, 1):
+        problems.append(f"--page-size {cfg.page_size}")
+        fix.append("--page-size 1")
+    if not cfg.flags.get("disable_overlap_schedule"):
+        problems.append("overlap scheduling on")
+        fix.append("--disable-overlap-schedule")
+    if cfg.attention_backend == "trtllm_mha" and not cfg.auto_backend:
+        problems.append("--attention-backend trtllm_mha")
+        fix.append("--attention-backend triton")
+    required = "page size 1, --disable-overlap-schedule, a backend other than trtllm_mha"
+    if not problems:
+        return passed("no_buffer with page size 1 and overlap scheduling off", required)
+    return failed(f"no_buffer with {', '.join(problems)}", required, [" ".join(fix)])
+
+
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+LINEAR_VERIFY_CHECK_FROM = Version("0.5.17")  # the verify-backend twin of the decode check
+
+
+def _linear_attn(cfg, phase: str) -> str:
+    """The linear-attention (GDN/KDA) kernel backend of a phase: its own flag, else --linear-attn-backend (triton)."""
+    return cfg.flags.get(f"linear_attn_{phase}_backend") or cfg.flags.get("linear_attn_backend") or "triton"
+
+
+@rule(
+    id="model-linear-attn-flashinfer-ssm-dtype",
+    title="FlashInfer linear-attention decode / verify on SM100+ needs --mamba-ssm-dtype bfloat16",
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23, every release (bench/release_walk.py grep '--linear-attn-decode-backend flashinfer "
+        "on SM100+ requires'): server_args.py _handle_linear_attn_backend (0.5.10 :2584-2598 ... 0.5.18 :6294), "
+        "arg_groups/attention_hook.py handle_linear_attn_backend from 0.5.19 (0.5.23 :309-378); the verify-backend "
+        "twin from 0.5.17 (server_args.py:6083-6096). --mamba-ssm-dtype defaults to None and nothing fills it "
+        "before the check (0.5.23 fields/exec_.py:490-496)"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="--linear-attn-decode-backend flashinfer on SM100+ requires --mamba-ssm-dtype bfloat16, got "
+    "{mamba_ssm_dtype!r}",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks that FlashInfer's linear-attention (GDN/KDA) decode kernels on a compute capability 10.x or
+newer GPU get `--mamba-ssm-dtype bfloat16`: `--linear-attn-decode-backend flashinfer` (or
+`--linear-attn-backend flashinfer`), and from 0.5.17 the target-verify backend, which follows decode
+when not given.
+
+FlashInfer's SM100+ GDN decode keeps its recurrent state in bfloat16 (SM90 uses float32). SGLang refuses
+any other --mamba-ssm-dtype at start-up, including none: the flag is not filled from the model's config
+before this check. (SGLang itself picks flashinfer decode on SM100 only when bfloat16 is given.)""",
+    fix_title="Add --mamba-ssm-dtype bfloat16, or use --linear-attn-decode-backend triton",
+)
+def model_linear_attn_flashinfer_ssm_dtype(cfg, target):
+    if target.major < 10:
+        return skipped("applies to compute capability 10.x and newer")
+    decode = _linear_attn(cfg, "decode")
+    verify = cfg.flags.get("linear_attn_verify_backend") or ("flashinfer" if decode == "flashinfer" else None)
+    phases = ["decode"] if decode == "flashinfer" else []
+    if verify == "flashinfer" and sglang_release(target) >= LINEAR_VERIFY_CHECK_FROM and decode != "flashinfer":
+        phases.append("verify")
+    if not phases:
+        return skipped("applies to FlashInfer linear-attention decode or verify")
+    dtype = cfg.flags.get("mamba_ssm_dtype")
+    found = f"linear-attention {' and '.join(phases)} on flashinfer, --mamba-ssm-dtype {dtype or '(not given)'}"
+    if dtype == "bfloat16":
+        return passed(found, "--mamba-ssm-dtype bfloat16")
+    return failed(f"{found} on {gpu(target)}", "--mamba-ssm-dtype bfloat16", ["--mamba-ssm-dtype bfloat16"])
+
+
+@rule(
+    id="model-linear-attn-flashinfer-cuda13",
+    title="FlashInfer linear-attention prefill on SM100+ needs a CUDA 13 torch",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23, every release (bench/release_walk.py grep '--linear-attn-prefill-backend "
+        "flashinfer on SM100+ requires CUDA 13'): server_args.py _handle_linear_attn_backend (0.5.13 :3250-3265 "
+        "... 0.5.18 :6326), arg_groups/attention_hook.py from 0.5.19 (0.5.23 :380-393); none in 0.5.12"
+    ),
+    needs_gpu=True,
+    needs_software=True,
+    stage="startup",
+    prevents="--linear-attn-prefill-backend flashinfer on SM100+ requires CUDA 13+, got CUDA {cuda_version}",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks that FlashInfer's linear-attention (GDN) prefill (`--linear-attn-prefill-backend flashinfer`,
+or `--linear-attn-backend flashinfer`) on a compute capability 10.x or newer GPU runs with a torch built
+for CUDA 13 or newer.
+
+The SM100+ GDN prefill kernel is a CuTe DSL kernel that needs CUDA 13; SGLang reads torch.version.cuda
+and refuses an older build at start-up. Judged on the probed torch (a live probe or --facts).""",
+    fix_title="Install a CUDA 13 torch (cu130), or use --linear-attn-prefill-backend triton",
+)
+def model_linear_attn_flashinfer_cuda13(cfg, target):
+    if target.major < 10:
+        return skipped("applies to compute capability 10.x and newer")
+    if _linear_attn(cfg, "prefill") != "flashinfer":
+        return skipped("applies to FlashInfer linear-attention prefill")
+    cuda = target.facts.torch.cuda if target.facts is not None else None
+    major = int(cuda.split(".")[0]) if cuda and cuda.split(".")[0].isdigit() else 0
+    found = f"linear-attention prefill on flashinfer with torch CUDA {cuda or 'unknown'} on {gpu(target)}"
+    if major >= 13:
+        return passed(found, "torch CUDA 13+")
+    return failed(found, "torch CUDA 13+", ["--linear-attn-prefill-backend triton"])
+
+
+# --- Kimi-K3 and Unlimited-OCR ------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-kimi-k3-dcp",
+    title="Kimi-K3 with decode context parallelism decodes on cutedsl_mla only",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23, every release (bench/release_walk.py grep 'Decode attention backend for Kimi-K3 DCP "
+        "must be'): overrides.py in 0.5.17 (:398-428), arg_groups/model_overrides/kimi_k3.py from 0.5.20 (:129; "
+        "0.5.23 :88-113), read in 0.5.17, 0.5.20, 0.5.22 and 0.5.23: cutedsl_mla or no decode backend becomes "
+        "prefill trtllm_mla + decode cutedsl_mla; tokenspeed_mla its own pair through 0.5.22; aiter (ROCm) from "
+        "0.5.20"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got {decode_backend!r}.",
+    source=backend_kb.KIMI_K3_DCP_SOURCE,
+    docs="""Checks that Kimi-K3 (KimiK3ForConditionalGeneration) with `--dcp-size` > 1 is given no decode backend,
+or cutedsl_mla (tokenspeed_mla through 0.5.22; aiter on ROCm).
+
+Kimi-K3's override then sets prefill trtllm_mla and decode cutedsl_mla itself, whatever prefill backend
+was named (cutedsl_mla's decode kernel implements the DCP signature); any other decode backend, including
+one inherited from `--attention-backend`, is an AssertionError at start-up. (attn-preflight judges the
+other rules on the backends as given, not on that pair.)""",
+    fix_title="Pass --decode-attention-backend cutedsl_mla (or name no backend)",
+)
+def model_kimi_k3_dcp(cfg, target):
+    if _arch(cfg) != backend_kb.KIMI_K3_ARCHITECTURE:
+        return skipped("applies to Kimi-K3 (KimiK3ForConditionalGeneration)")
+    dcp = cfg.flags.get("dcp_size") or 1
+    if dcp <= 1:
+        return skipped("applies to --dcp-size > 1")
+    allowed = backend_kb.KIMI_K3_DCP_DECODE_BACKENDS
+    if sglang_release(target) < backend_kb.TOKENSPEED_MLA_ALIAS_FROM:
+        allowed = (*allowed, "tokenspeed_mla")
+    given = None if cfg.auto_backend else cfg.decode_attention_backend or cfg.attention_backend
+    required = f"no decode backend, or one of {', '.join(allowed)}"
+    if given is None or given in allowed:
+        return passed(
+            f"Kimi-K3 DCP with decode {given or '(not given)'}",
+            required,
+            reason="SGLang runs prefill trtllm_mla, decode cutedsl_mla" if given in (None, "cutedsl_mla") else "",
+        )
+    return failed(
+        f"Kimi-K3 with --dcp-size {dcp} and decode {given}", required, ["--decode-attention-backend cutedsl_mla"]
+    )
+
+
+@rule(
+    id="model-prefill-aware-swa-page",
+    title="Unlimited-OCR on fa3/fa4 (prefill-aware sliding window) needs page size 1 and no unified memory",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'Prefill-aware SWA requires page_size=1'): "
+        "flashattention_backend.py (0.5.15 :293-297, 0.5.23 :257-268); models/unlimited_ocr.py is the only model "
+        "with is_prefill_aware_swa in the 0.5.15, 0.5.19 and 0.5.23 wheels; the unified-memory assert from 0.5.19"
+    ),
+    needs_model=True,
+    backends=("fa3", "fa4"),
+    stage="init",
+    prevents="Prefill-aware SWA requires page_size=1, got page_size={page_size}",
+    source="sglang: python/sglang/srt/layers/attention/flashattention_backend.py, FlashAttentionBackend.__init__",
+    docs="""Checks that Unlimited-OCR (UnlimitedOCRForCausalLM), whose sliding window keeps the prompt's tokens
+during decode ("prefill-aware SWA"), runs fa3/fa4 with page size 1 (after SGLang's page-size snaps:
+fa4 on SM100 forces 128) and, from 0.5.19, without `--enable-unified-memory`.
+
+SGLang's FlashAttention backend builds the prefill-aware window's page table token by token; it asserts
+both when the backend is constructed ("--enable-unified-memory does not support the prefill-aware SWA
+decode mode; disable it for this model.").""",
+    fix_title="Use --page-size 1 (fa3), or drop --enable-unified-memory",
+)
+def model_prefill_aware_swa_page(cfg, target):
+    if _arch(cfg) not in backend_kb.PREFILL_AWARE_SWA_ARCHITECTURES:
+        return skipped("applies to Unlimited-OCR (prefill-aware sliding window)")
+    page = effective_page_size(cfg, target)
+    required = "page size 1, no --enable-unified-memory"
+    if page != 1:
+        fix = ["--page-size 1"] if cfg.page_size not in (None, 1) else ["--attention-backend fa3"]
+        return failed(f"prefill-aware SWA on {cfg.backend_label()} with page size {page}", required, fix)
+    unified = cfg.flags.get("enable_unified_memory")
+    if unified and sglang_release(target) >= backend_kb.PREFILL_AWARE_SWA_UNIFIED_FROM:
+        return failed("prefill-aware SWA with --enable-unified-memory", required)
+    return passed(f"prefill-aware SWA on {cfg.backend_label()} with page size 1", required)
+
+
+# --- MiniMax-M3.1 NVFP4 -------------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-minimax-m3-nvfp4",
+    title="MiniMax-M3.1 NVFP4 needs page size 128, an fp8_e4m3 KV cache on Blackwell, and DSPARK/DFLASH speculation",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 NVFP4 "
+        "requires --page-size 128': only 0.5.23, :93; the KV dtype check :119, the speculation check :59)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="M3.1 NVFP4 requires --page-size 128",
+    source=backend_kb.MINIMAX_M3_SOURCE,
+    docs="""Checks a MiniMax-M3.1 NVFP4 launch (a MiniMaxM3Sparse architecture with `--quantization
+minimax_m3_nvfp4`): `--page-size` 128 or none, on Blackwell `--kv-cache-dtype fp8_e4m3` or auto, and
+`--speculative-algorithm` DSPARK, DFLASH or none.
+
+SGLang's M3 override refuses each other value at start-up ("M3.1 NVFP4 requires --kv-cache-dtype
+fp8_e4m3", "M3.1 NVFP4 only supports DSPARK or DFLASH speculation") and otherwise sets page size 128,
+the fp8_e4m3 KV cache (Blackwell) and trtllm_mha (Blackwell) or fa3 where no backend is named: the rest
+of the config is judged on those. A checkpoint whose own quantization_config makes it M3.1 NVFP4 is
+recognised only with the --quantization flag (attn-preflight does not read that field).""",
+    fix_title="Drop --page-size (or 128), use --kv-cache-dtype fp8_e4m3, DSPARK/DFLASH speculation",
+)
+def model_minimax_m3_nvfp4(cfg, target):
+    if _arch(cfg) not in backend_kb.MINIMAX_M3_ARCHITECTURES:
+        return skipped("applies to MiniMax-M3 (MiniMaxM3Sparse*)")
+    if not minimax_m3_nvfp4(cfg, sglang_release(target)):
+        return skipped("applies to --quantization minimax_m3_nvfp4 (M3.1 NVFP4)")
+    page, kv = backend_kb.MINIMAX_M3_NVFP4_PAGE, backend_kb.MINIMAX_M3_NVFP4_KV
+    allowed = backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE
+    required = f"page size {page}, --kv-cache-dtype {kv} on Blackwell, speculation {' or '.join(allowed)} or none"
+    if cfg.page_size not in (None, page):
+        return failed(f"M3.1 NVFP4 with --page-size {cfg.page_size}", required, [f"--page-size {page}"])
+    if cfg.speculative_algorithm and cfg.speculative_algorithm not in allowed:
+        return failed(
+            f"M3.1 NVFP4 with --speculative-algorithm {cfg.speculative_algorithm}",
+            required,
+            [f"--speculative-algorithm {allowed[0]}"],
+        )
+    blackwell = target.major in blackwell_majors(target)
+    if blackwell and cfg.kv_cache_dtype != kv:
+        return failed(
+            f"M3.1 NVFP4 on {gpu(target)} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+            required,
+            [f"--kv-cache-dtype {kv}"],
+        )
+    return passed(f"M3.1 NVFP4 with page size {page}, KV {cfg.kv_cache_dtype}", required)
+
+
+# attention_hook.py handle_linear_attn_backend: on SM100 with --mamba-ssm-dtype bfloat16 and no decode backend
+# named, linear-attention decode defaults to flashinfer (server_args.py from 0.5.11; 0.5.23 :285-307).
+LINEAR_FLASHINFER_DECODE_DEFAULT_FROM = Version("0.5.11")
+REPLAYSSM_DECODE = ((Version("0.5.18"), ("triton", "helion")), (Version("0.5.15"), ("triton",)))
+REPLAYSSM_NO_EXTRA_BUFFER_FROM = Version("0.5.16")
+REPLAYSSM_SPEC_FROM = Version("0.5.17")
+REPLAYSSM_SPEC_DECODE = ("triton", "flashinfer")
+
+
+def _linear_decode(cfg, target) -> str:
+    """The linear-attention decode backend SGLang settles on (its SM100 flashinfer default included)."""
+    if (
+        cfg.flags.get("linear_attn_decode_backend") is None
+        and cfg.flags.get("linear_attn_backend") != "helion"
+        and target.major == 10
+        and cfg.flags.get("mamba_ssm_dtype") == "bfloat16"
+        and sglang_release(target) >= LINEAR_FLASHINFER_DECODE_DEFAULT_FROM
+    ):
+        return "flashinfer"
+    return _linear_attn(cfg, "decode")
+
+
+@rule(
+    id="model-linear-replayssm",
+    title="--enable-linear-replayssm(-spec): the linear-attention decode backend and draft shape they need",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23 (bench/release_walk.py grep): '--enable-linear-replayssm requires the Triton' in "
+        "0.5.15-0.5.17 (server_args.py:4740-4746), 'requires Triton, or Helion for' from 0.5.18 (0.5.23 "
+        "attention_hook.py:409-415); its refusal of the extra_buffer strategy from 0.5.16 (0.5.23 :417-423); "
+        "--enable-linear-replayssm-spec's linear-chain and triton/flashinfer decode checks from 0.5.17 (0.5.23 "
+        ":450-463) and its refusal of both options together from 0.5.17 (server_args.py:6224; 0.5.23 :500-505); "
+        "SGLang's SM100 flashinfer decode default from 0.5.11"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="--enable-linear-replayssm requires Triton, or Helion for KDA, as the linear-attn decode backend; got "
+    "--linear-attn-decode-backend={decode!r}.",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks the ReplaySSM options of hybrid linear-attention models: `--enable-linear-replayssm` needs a
+triton linear-attention decode backend (or helion, for KDA, from 0.5.18) and no
+`--mamba-radix-cache-strategy extra_buffer` / `extra_buffer_lazy` (from 0.5.16);
+`--enable-linear-replayssm-spec` (from 0.5.17) needs a linear draft chain (`--speculative-eagle-topk` 1
+or unset) and a triton or flashinfer decode backend, and is not combined with the first.
+
+The decode backend is SGLang's: on SM100 with `--mamba-ssm-dtype bfloat16` and no decode backend named
+it is flashinfer. SGLang refuses each at start-up. Not judged: the `auto` strategy resolving to
+extra_buffer, PD disaggregation and SGLANG_RAGGED_VERIFY_MODE.""",
+    fix_title="Pass --linear-attn-decode-backend triton (and --speculative-eagle-topk 1 for the -spec option)",
+)
+def model_linear_replayssm(cfg, target):
+    release = sglang_release(target)
+    replay = cfg.flags.get("enable_linear_replayssm")
+    spec = cfg.flags.get("enable_linear_replayssm_spec") and release >= REPLAYSSM_SPEC_FROM
+    if not replay and not spec:
+        return skipped("applies to --enable-linear-replayssm or --enable-linear-replayssm-spec")
+    decode = _linear_decode(cfg, target)
+    if replay:
+        allowed = next(backends for since, backends in REPLAYSSM_DECODE if release >= since)
+        strategy = cfg.flags.get("mamba_radix_cache_strategy")
+        required = f"linear-attention decode {' or '.join(allowed)}, no extra_buffer strategy"
+        if decode not in allowed:
+            return failed(
+                f"--enable-linear-replayssm with linear-attention decode {decode}",
+                required,
+                ["--linear-attn-decode-backend triton"],
+            )
+        if strategy in ("extra_buffer", "extra_buffer_lazy") and release >= REPLAYSSM_NO_EXTRA_BUFFER_FROM:
+            return failed(
+                f"--enable-linear-replayssm with --mamba-radix-cache-strategy {strategy}",
+                required,
+                ["--mamba-radix-cache-strategy no_buffer"],
+            )
+        if not spec:
+            return passed(f"--enable-linear-replayssm with linear-attention decode {decode}", required)
+    required = f"a linear draft chain (top-k 1), linear-attention decode {' or '.join(REPLAYSSM_SPEC_DECODE)}"
+    if cfg.speculative_eagle_topk not in (None, 1):
+        return failed(
+            f"--enable-linear-replayssm-spec with --speculative-eagle-topk {cfg.speculative_eagle_topk}",
+            required,
+            ["--speculative-eagle-topk 1"],
+        )
+    if decode not in REPLAYSSM_SPEC_DECODE:
+        return failed(
+            f"--enable-linear-replayssm-spec with linear-attention decode {decode}",
+            required,
+            ["--linear-attn-decode-backend triton"],
+        )
+    if replay:
+        return failed("--enable-linear-replayssm-spec with --enable-linear-replayssm", f"{required}, one of the two")
+    return passed(f"--enable-linear-replayssm-spec with linear-attention decode {decode}", required)
 
 
 # SGLang's `--dtype` spellings (server_args.py / fields choices: auto, half, float16, bfloat16, float, float32).

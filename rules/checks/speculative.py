@@ -604,3 +604,44 @@ def spec_draft_backend(cfg, target):
         "a draft backend that passes the backend rules here",
         fix,
     )
+
+
+@rule(
+    id="spec-uno",
+    title="UNO speculative decoding needs fa3 for prefill and decode, and no deterministic inference",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: _handle_uno's two ValueErrors first appear in 0.5.20 (speculative_hook.py:360 "
+        "deterministic, :505-509 fa3) and are in every release to 0.5.23 (:462-466, :607-612; bench/release_walk.py "
+        "grep 'UNO requires FA3 for both prefill' and 'UNO does not support --enable-deterministic-inference'); "
+        "UNO is no algorithm before 0.5.20"
+    ),
+    stage="startup",
+    prevents="UNO requires FA3 for both prefill and decode attention; got prefill={prefill_backend!r}, "
+    "decode={decode_backend!r}.",
+    source=f"{SPEC_HOOK}, _handle_uno",
+    docs="""Checks that `--speculative-algorithm UNO` runs fa3 for both prefill and decode (after SGLang's default
+backend is applied) and is not combined with `--enable-deterministic-inference`.
+
+UNO drafts with the target model itself (a LoRA on it) and verifies through FA3's paths only; SGLang
+refuses any other backend pair at start-up. Its stochastic verification does not use per-request seeds,
+so deterministic inference is refused too ("UNO does not support --enable-deterministic-inference because
+its sampling path does not use per-request seeds."). fa3 runs on SM90 (and SM8x for MHA models), so UNO
+cannot run on Blackwell. UNO's other start-up checks (--uno-lora-path given, no draft model) are about
+its own flags, not attention.""",
+    fix_title="Use --attention-backend fa3 (SM90) and drop --enable-deterministic-inference",
+)
+def spec_uno(cfg, target):
+    if _algorithm(cfg) != "UNO":
+        return skipped("applies to UNO speculative decoding")
+    if cfg.deterministic:
+        return failed(
+            "UNO with --enable-deterministic-inference",
+            "no deterministic inference with UNO",
+        )
+    if cfg.attention_backend is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if cfg.prefill_backend == cfg.decode_backend == "fa3":
+        return passed("UNO on fa3", "fa3 for prefill and decode")
+    return failed(f"UNO on {cfg.backend_label()}", "fa3 for prefill and decode", ["--attention-backend fa3"])

@@ -384,12 +384,14 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             "PyTorch FlexAttention",
             features=frozenset({"kv4_mha", "kv4_fa4_mha_decode"}),
             drops=frozenset({"softcap"}),
-            refuses=frozenset({"speculative_decoding"}),
+            refuses=frozenset({"speculative_decoding", "cross_attention"}),
             sources={
                 "drops": "sglang: python/sglang/srt/layers/attention/torch_flex_backend.py (no logit_cap)",
                 "features": KV4_LISTS,
                 "refuses": f"{ATTENTION_HOOK}, handle_attention_backend_compatibility ('Speculative decoding is "
-                "currently not supported with Flex Attention backend')",
+                "currently not supported with Flex Attention backend'); sglang: python/sglang/srt/layers/attention/"
+                "torch_flex_backend.py, forward_extend ('TorchFlexAttnBackend does not support non-causal attention "
+                "for now.', cross-attention and encoder-only layers)",
             },
         ),
         BackendInfo(
@@ -720,6 +722,121 @@ NVFP4_PLAN_FROM = Version("0.5.21")
 # draft, EAGLE top-k 1; it sets fa3 itself where no backend is named.
 IQUEST_Q1_ARCHITECTURES = frozenset({"IQuestQ1ForCausalLM", "IQuestQ1MTP"})
 IQUEST_Q1_FROM = Version("0.5.21")
+
+
+# HRM-Text (prefix_lm): SGLang forces --attention-backend triton as the last step of resolution, with chunked
+# prefill, the radix cache and CUDA graphs off (model_runner.py :1150-1166 in 0.5.15 at model-runner start;
+# overrides.py _hrm_text_attention_force from 0.5.16, run by arg_groups/model_hook.py: 0.5.23 :766-813,
+# overrides.py :1773-1783). SGLang matches model_type "hrm_text" or this architecture.
+HRM_TEXT_ARCHITECTURE = "HrmTextForCausalLM"
+HRM_TEXT_MODEL_TYPE = "hrm_text"
+HRM_TEXT_TRITON_FROM = Version("0.5.15")
+
+
+# Hybrid models whose Mamba/linear-attention state rides the radix cache (arg_groups/overrides.py
+# _MAMBA_RADIX_CACHE_ARCHS, sglang 0.5.23 :369-399; also GraniteMoeHybrid with mamba layers and any
+# linear-attention spec registered with uses_mamba_radix_cache): `--mamba-radix-cache-strategy` applies to them.
+MAMBA_RADIX_CACHE_ARCHITECTURES = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "KimiK3ForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "BailingMoeV3VLForConditionalGeneration",
+        "Qwen3NextForCausalLM",
+        "Qwen3_5MoeForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+        "InternS2MobiusForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForCausalLM",
+        "Qwen3_5ForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "MiniCPMV4_7ForConditionalGeneration",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+        "NemotronH_Omni_Reasoning_V3",
+        "FalconH1ForCausalLM",
+        "JetNemotronForCausalLM",
+        "JetVLMForConditionalGeneration",
+        "Lfm2ForCausalLM",
+        "Lfm2MoeForCausalLM",
+        "ZayaForCausalLM",
+        "Glm5NextForConditionalGeneration",
+    }
+)
+MAMBA_RADIX_CACHE_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _MAMBA_RADIX_CACHE_ARCHS"
+
+
+# --enable-page-major-kv-layout (which --enable-unified-memory implies) admits only backends whose kernels read
+# the per-layer views by their strides (kv_cache_hook.py handle_page_major_kv_layout: 0.5.19 :290-360 ... 0.5.23
+# :771-827, the lists unchanged but for tokenspeed_mla, renamed cutedsl_mla in 0.5.23). K/V head dims that differ
+# (MiMo-V2 192/128) were refused outright before 0.5.23 ("--enable-unified-memory requires uniform K/V rows" /
+# "... does not yet admit asymmetric K/V rows"); 0.5.23 admits them on the backends that carry v_head_dim.
+PAGE_MAJOR_SOURCE = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_page_major_kv_layout"
+PAGE_MAJOR_FROM = Version("0.5.19")
+PAGE_MAJOR_MLA_BACKENDS = ("triton", "fa3", "trtllm_mla", "flashinfer", "cutedsl_mla", "flashmla")
+PAGE_MAJOR_MLA_BEFORE_ALIAS = (*PAGE_MAJOR_MLA_BACKENDS, "tokenspeed_mla")  # 0.5.19-0.5.22
+TOKENSPEED_MLA_ALIAS_FROM = Version("0.5.23")  # tokenspeed_mla becomes an alias of cutedsl_mla (serving_hook.py)
+PAGE_MAJOR_MHA_BACKENDS = ("triton", "fa3", "fa4", "flashinfer", "trtllm_mha")
+PAGE_MAJOR_ASYMMETRIC_KV_BACKENDS = ("triton", "fa3", "fa4")  # ASYMMETRIC_KV_BACKENDS
+PAGE_MAJOR_ASYMMETRIC_KV_FROM = Version("0.5.23")
+
+# --enable-unified-memory's speculative and DCP limits as sglang 0.5.23 has them (kv_cache_hook.py
+# handle_unified_memory_pool :528-720, _validate_unified_memory_dcp :723-760; the sets changed in every release
+# from 0.5.18, so only 0.5.23's are declared).
+UNIFIED_MEMORY_SOURCE = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_unified_memory_pool"
+UNIFIED_MEMORY_SPEC_ALGORITHMS = ("DSPARK", "EAGLE", "EAGLE3", "DFLASH")
+UNIFIED_SPEC_VERIFY_BACKENDS = ("triton", "trtllm_mla", "cutedsl_mla", "flashmla", "flashinfer", "fa3")
+UNIFIED_SPEC_MHA_BACKENDS = ("triton", "flashinfer", "fa3", "trtllm_mha")  # _SPEC_MHA_AUDITED_BACKENDS
+UNIFIED_DSPARK_BACKENDS = (*UNIFIED_SPEC_VERIFY_BACKENDS, "fa4")
+UNIFIED_DCP_BACKENDS = ("flashinfer", "trtllm_mla", "cutedsl_mla")
+
+
+# Kimi-K3 with --dcp-size > 1 (arg_groups/model_overrides/kimi_k3.py _kimi_k3_overrides, 0.5.23 :54-113; in
+# overrides.py from 0.5.17): decode cutedsl_mla (or none named) becomes prefill trtllm_mla + decode cutedsl_mla,
+# aiter is the ROCm path, tokenspeed_mla its own pair before it became cutedsl_mla's alias; any other decode
+# backend is an AssertionError.
+KIMI_K3_ARCHITECTURE = "KimiK3ForConditionalGeneration"
+KIMI_K3_DCP_DECODE_BACKENDS = ("cutedsl_mla", "aiter")
+KIMI_K3_DCP_SOURCE = "sglang: python/sglang/srt/arg_groups/model_overrides/kimi_k3.py, _kimi_k3_overrides"
+
+# Models whose FlashAttention backend runs "prefill-aware SWA" (model.is_prefill_aware_swa(): prefill tokens stay
+# in the window during decode), which asserts page size 1 (flashattention_backend.py 0.5.15 :293-297, 0.5.23
+# :257-268; the only such model in every release 0.5.15-0.5.23 is models/unlimited_ocr.py).
+PREFILL_AWARE_SWA_ARCHITECTURES = frozenset({"UnlimitedOCRForCausalLM"})
+PREFILL_AWARE_SWA_UNIFIED_FROM = Version("0.5.19")  # ... and refuses --enable-unified-memory
+
+
+# Diffusion LLMs (--dllm-algorithm): overrides.py _dllm_attention_backend (server_args.py _handle_dllm_inference
+# from 0.5.6.post2 :2082-2100; 0.5.23 overrides.py:1671-1714). On CUDA with decode CUDA graphs on, SGLang sets
+# --attention-backend flashinfer. From 0.5.21 an algorithm may require a backend for every phase instead
+# (dllm/algorithm/*.py required_attention_backend): Gemma4Renoise requires triton; from 0.5.22 its
+# supported_attention_backends (triton, fa4) are kept as given.
+DLLM_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _dllm_attention_backend"
+DLLM_FLASHINFER_FROM = Version("0.5.6.post2")
+DLLM_CUDA_GRAPH_BACKEND = "flashinfer"
+DLLM_REQUIRED_BACKEND_FROM = Version("0.5.21")
+DLLM_SUPPORTED_BACKENDS_FROM = Version("0.5.22")
+DLLM_ALGORITHM_BACKENDS = {"Gemma4Renoise": ("triton", ("triton", "fa4"))}  # required, supported
+
+
+# cutedsl_mla serves decode only; with no --prefill-attention-backend SGLang fills prefill with trtllm_mla
+# (server_args.py :2930-2976 in 0.5.13, overrides.py _cutedsl_prefill_backend_fill from 0.5.16; 0.5.23 :1232-1258).
+CUTEDSL_PREFILL_FILL_FROM = Version("0.5.13")
+
+
+# MiniMax-M3.1 NVFP4 (arg_groups/model_overrides/minimax_m3.py _minimax_m3_overrides, new in 0.5.23 :38-124):
+# the checkpoint's quantization resolves to minimax_m3_nvfp4; then page size 128 (any other given is refused), on
+# Blackwell an fp8_e4m3 KV cache (auto becomes it, any other is refused) and trtllm_mha where no backend is named,
+# fa3 elsewhere; speculative decoding DSPARK or DFLASH only.
+MINIMAX_M3_ARCHITECTURES = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
+MINIMAX_M3_NVFP4 = "minimax_m3_nvfp4"
+MINIMAX_M3_NVFP4_FROM = Version("0.5.23")
+MINIMAX_M3_NVFP4_PAGE = 128
+MINIMAX_M3_NVFP4_KV = "fp8_e4m3"
+MINIMAX_M3_NVFP4_SPECULATIVE = ("DSPARK", "DFLASH")
+MINIMAX_M3_SOURCE = "sglang: python/sglang/srt/arg_groups/model_overrides/minimax_m3.py, _minimax_m3_overrides"
 
 
 def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:

@@ -173,4 +173,44 @@ FIXTURES = {
             {"gpu": "GB10", "argv": [*LLAMA, *FA4], "engine_version": ["sglang==0.5.13"]},
         ],
     },
+    "fa4-sinks-dtype": {
+        "pass": [
+            {"gpu": "B200", "argv": ["--model", "gpt-oss-20b", "--attention-backend", "fa4"]},
+            {
+                "gpu": "B200",
+                "argv": [
+                    "--model",
+                    "gpt-oss-20b",
+                    "--attention-backend",
+                    "triton",
+                    "--prefill-attention-backend",
+                    "fa4",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "argv": [
+                    "--model",
+                    "gpt-oss-20b",
+                    "--attention-backend",
+                    "trtllm_mha",
+                    "--prefill-attention-backend",
+                    "fa4",
+                ],
+            },
+            {
+                "gpu": "H100",
+                "argv": [
+                    "--model",
+                    "gpt-oss-20b",
+                    "--attention-backend",
+                    "trtllm_mha",
+                    "--decode-attention-backend",
+                    "fa4",
+                ],
+            },
+        ],
+    },
 }

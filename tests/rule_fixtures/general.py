@@ -1,6 +1,8 @@
 """Fixtures for rules/checks/general.py."""
 
 LLAMA = ["--model", "llama-3.1-8b"]
+# a diffusion LLM by its hub id (not in the Hugging Face cache here: the dLLM rule reads the flags only)
+LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
 
 FIXTURES = {
     "general-backend-platform": {
@@ -247,6 +249,161 @@ FIXTURES = {
             {
                 "gpu": "B200",
                 "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
+            },
+        ],
+    },
+    "general-cuda-graph-disabled": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "python",
+                    "-m",
+                    "sglang.launch_server",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "torch_native",
+                    "--disable-cuda-graph",
+                ],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "torch_native"], "expect": "warn"},
+            {"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "flex_attention"], "expect": "warn"},
+            {  # server_args.py:445-449 in 0.5.1
+                "gpu": "A100",
+                "argv": [*LLAMA, "--attention-backend", "torch_native"],
+                "engine_version": ["sglang==0.5.1"],
+                "expect": "warn",
+            },
+        ],
+    },
+    "general-flex-cross-attention": {
+        "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "flex_attention"]}],
+        "fail": [
+            {"gpu": "H100", "argv": ["--model", "llama-3.2-11b-vision", "--attention-backend", "flex_attention"]},
+            {"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "flex_attention", "--feature", "cross_attention"]},
+        ],
+    },
+    "general-mis-flashinfer": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--enable-mis",
+                    "--attention-backend",
+                    "flashinfer",
+                ],
+            },
+        ],
+        "fail": [
+            # H100's default for Llama is fa3
+            {"gpu": "H100", "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--enable-mis"]},
+            {
+                "gpu": "A100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--enable-mis",
+                    "--decode-attention-backend",
+                    "triton",
+                ],
+                "engine_version": ["sglang==0.5.11"],
+            },
+        ],
+    },
+    "general-triton-dcp": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--tp-size",
+                    "2",
+                    "--dcp-size",
+                    "2",
+                    "--attention-backend",
+                    "triton",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "gpt-oss-20b",
+                    "--tp-size",
+                    "2",
+                    "--dcp-size",
+                    "2",
+                    "--attention-backend",
+                    "triton",
+                ],
+            },
+            {
+                "gpu": "A100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "gemma-3-27b",
+                    "--tp-size",
+                    "2",
+                    "--dcp-size",
+                    "2",
+                    "--attention-backend",
+                    "triton",
+                ],
+                "engine_version": ["sglang==0.5.15"],
+            },
+        ],
+    },
+    "general-dllm-backend": {
+        "pass": [
+            {"gpu": "H100", "command": [*LLADA2, "--dllm-algorithm", "LowConfidence"]},
+            {
+                "gpu": "H100",
+                "command": [
+                    *LLADA2,
+                    "--dllm-algorithm",
+                    "LowConfidence",
+                    "--attention-backend",
+                    "fa3",
+                    "--disable-cuda-graph",
+                ],
+            },
+            {"gpu": "B200", "command": [*LLADA2, "--dllm-algorithm", "Gemma4Renoise", "--attention-backend", "fa4"]},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [*LLADA2, "--dllm-algorithm", "LowConfidence", "--attention-backend", "fa3"],
+                "expect": "warn",
+            },
+            {
+                "gpu": "B200",
+                "command": [*LLADA2, "--dllm-algorithm", "Gemma4Renoise", "--attention-backend", "fa4"],
+                "engine_version": ["sglang==0.5.21"],
+                "expect": "warn",
+            },
+            {
+                "gpu": "A100",
+                "command": [*LLADA2, "--dllm-algorithm", "LowConfidence", "--attention-backend", "triton"],
+                "engine_version": ["sglang==0.5.6.post2"],
+                "expect": "warn",
             },
         ],
     },

@@ -90,6 +90,7 @@ def _machine(
 FACTS_VARIANTS = {
     "h100-ok": _machine("H100"),
     "b200-ok": _machine("B200"),
+    "b200-torch-cu130": _machine("B200", torch_cuda="13.0"),
     "rtx5090-ok": _machine("RTX 5090"),
     "b200-cutlass-dsl-broken": _machine("B200", broken=("cutlass_dsl", "fa4")),
     "b200-no-quack": _machine("B200", missing=("quack",)),

@@ -20,6 +20,32 @@ PREFILL_ONLY = [
     "fa3",
 ]
 
+# SM100 NVFP4 with an FP8 E4M3 prefill workspace: prefill flashinfer, decode trtllm_mha (the mixed pair)
+NVFP4_MIXED_EAGLE = [
+    "python",
+    "-m",
+    "sglang.launch_server",
+    "--model-path",
+    "llama-3.1-8b",
+    "--kv-cache-dtype",
+    "nvfp4",
+    "--prefill-kv-cache-dequant-dtype",
+    "fp8_e4m3",
+    "--speculative-algorithm",
+    "EAGLE",
+    "--speculative-draft-model-path",
+    "llama-3.1-8b",
+]
+
+
+def serve(model: str, *flags: str) -> list[str]:
+    """A pasted `sglang serve` launch of `model` with `flags`."""
+    return ["sglang", "serve", "--model-path", model, *flags]
+
+
+UNIFIED = "--enable-unified-memory"
+ASYMMETRIC = "tests/fixtures/models/synthetic-asymmetric-kv"
+
 FIXTURES = {
     "kv-mxfp8-requires-fa4": {
         "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8, "--page-size", "128"]}],
@@ -443,6 +469,147 @@ FIXTURES = {
                 "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8],
                 "engine_version": ["sglang==0.5.23"],
             }
+        ],
+    },
+    "kv-nvfp4-spec-attention-mode": {
+        "pass": [{"gpu": "B200", "command": [*NVFP4_MIXED_EAGLE, "--speculative-attention-mode", "decode"]}],
+        "fail": [
+            {"gpu": "B200", "command": NVFP4_MIXED_EAGLE, "expect": "warn"},
+            {
+                "gpu": "B300",
+                "command": [*NVFP4_MIXED_EAGLE, "--speculative-attention-mode", "prefill"],
+                "expect": "warn",
+            },
+        ],
+    },
+    "kv-page-major-backends": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--attention-backend", "fa3")},
+            {"gpu": "B200", "command": serve("deepseek-v3", UNIFIED, "--enable-page-major-kv-layout")},
+            {"gpu": "H100", "command": serve(ASYMMETRIC, UNIFIED, "--attention-backend", "fa3")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-page-major-kv-layout")},
+            {"gpu": "A100", "command": serve("llama-3.1-8b", UNIFIED, "--attention-backend", "torch_native")},
+            {"gpu": "H100", "command": serve(ASYMMETRIC, UNIFIED, "--attention-backend", "flashinfer")},
+            {
+                "gpu": "H100",
+                "command": serve(ASYMMETRIC, UNIFIED, "--attention-backend", "fa3"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-v3",
+                    UNIFIED,
+                    "--attention-backend",
+                    "flashinfer",
+                    "--decode-attention-backend",
+                    "trtllm_mha",
+                ),
+                "engine_version": ["sglang==0.5.19"],
+            },
+        ],
+    },
+    "kv-unified-memory-speculative": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-20b", UNIFIED, "--attention-backend", "fa3", "--speculative-algorithm", "EAGLE3"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", UNIFIED, "--attention-backend", "fa3", "--speculative-algorithm", "DFLASH"
+                ),
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", UNIFIED, "--attention-backend", "fa3", "--speculative-algorithm", "EAGLE"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-20b", UNIFIED, "--attention-backend", "fa3", "--speculative-algorithm", "NGRAM"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-20b",
+                    UNIFIED,
+                    "--attention-backend",
+                    "fa3",
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-eagle-topk",
+                    "4",
+                    "--speculative-num-steps",
+                    "3",
+                ),
+            },
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "gpt-oss-20b", UNIFIED, "--attention-backend", "fa4", "--speculative-algorithm", "EAGLE"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-20b",
+                    UNIFIED,
+                    "--attention-backend",
+                    "fa3",
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-draft-attention-backend",
+                    "fa4",
+                ),
+            },
+        ],
+    },
+    "kv-unified-memory-dcp": {
+        "pass": [
+            {"gpu": "B200", "command": serve("deepseek-v3", UNIFIED, "--tp-size", "8", "--dcp-size", "8")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--tp-size", "2", "--dcp-size", "2")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-v3", UNIFIED, "--tp-size", "8", "--dcp-size", "8", "--attention-backend", "fa3"
+                ),
+            },
+        ],
+    },
+    "kv-sharding-backend": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--enable-kv-cache-sharding", "--attention-backend", "fa3"),
+            },
+            {"gpu": "B200", "command": serve("deepseek-v3", "--enable-kv-cache-sharding", "--tp-size", "8")},
+        ],
+        "fail": [
+            {"gpu": "B200", "command": serve("llama-3.1-8b", "--enable-kv-cache-sharding")},
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--enable-kv-cache-sharding", "--tp-size", "8", "--attn-cp-size", "2"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-v3", "--enable-kv-cache-sharding", "--tp-size", "8", "--attention-backend", "flashinfer"
+                ),
+                "engine_version": ["sglang==0.5.22"],
+            },
         ],
     },
 }

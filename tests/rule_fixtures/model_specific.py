@@ -13,6 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .install import on
+
 _COMMON = {
     "vocab_size": 32000,
     "max_position_embeddings": 32768,
@@ -195,6 +197,18 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
     args = list(argv) + (["--model", model_dir(model)] if model else [])
     return {"gpu": gpu, "argv": args, **extra}
 
+
+QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
+KIMI_K3 = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-kimi-k3"]
+UNLIMITED_OCR = ["--model", "tests/fixtures/models/synthetic-unlimited-ocr"]
+M3_NVFP4 = [
+    "sglang",
+    "serve",
+    "--model-path",
+    "tests/fixtures/models/synthetic-minimax-m3",
+    "--quantization",
+    "minimax_m3_nvfp4",
+]
 
 FIXTURES = {
     "model-gpt-oss-backends": {
@@ -417,6 +431,185 @@ FIXTURES = {
             case(
                 "H100", "--prefill-attention-backend", "fa3", "--decode-attention-backend", "triton", model="iquest-q1"
             ),
+        ],
+    },
+    "model-hrm-text-triton": {
+        "pass": [
+            {"gpu": "H100", "argv": ["--model", "tests/fixtures/models/synthetic-hrm-text"]},
+            {
+                "gpu": "B200",
+                "argv": ["--model", "tests/fixtures/models/synthetic-hrm-text", "--attention-backend", "triton"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "argv": ["--model", "tests/fixtures/models/synthetic-hrm-text", "--attention-backend", "fa3"],
+                "expect": "warn",
+            },
+            {  # model_runner.py:1150-1166 in 0.5.15
+                "gpu": "B200",
+                "argv": ["--model", "tests/fixtures/models/synthetic-hrm-text", "--attention-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.15"],
+                "expect": "warn",
+            },
+        ],
+    },
+    "model-mamba-no-buffer": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "qwen3-next-80b-a3b",
+                    "--mamba-radix-cache-strategy",
+                    "no_buffer",
+                    "--disable-overlap-schedule",
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "qwen3-next-80b-a3b",
+                    "--mamba-radix-cache-strategy",
+                    "no_buffer",
+                ],
+            },
+            {
+                "gpu": "B200",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "qwen3.5-35b-a3b",
+                    "--mamba-radix-cache-strategy",
+                    "no_buffer",
+                    "--disable-overlap-schedule",
+                    "--attention-backend",
+                    "trtllm_mha",
+                    "--page-size",
+                    "64",
+                ],
+                "engine_version": ["sglang==0.5.14"],
+            },
+        ],
+    },
+    "model-linear-attn-flashinfer-ssm-dtype": {
+        "pass": [
+            {
+                "gpu": "B200",
+                "command": [*QWEN3_NEXT, "--linear-attn-decode-backend", "flashinfer", "--mamba-ssm-dtype", "bfloat16"],
+            },
+        ],
+        "fail": [
+            {"gpu": "B200", "command": [*QWEN3_NEXT, "--linear-attn-decode-backend", "flashinfer"]},
+            {
+                "gpu": "B300",
+                "command": [*QWEN3_NEXT, "--linear-attn-backend", "flashinfer", "--mamba-ssm-dtype", "float32"],
+            },
+            {"gpu": "RTX 5090", "command": [*QWEN3_NEXT, "--linear-attn-verify-backend", "flashinfer"]},
+            {
+                "gpu": "B200",
+                "command": [*QWEN3_NEXT, "--linear-attn-decode-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.10"],
+            },
+        ],
+    },
+    "model-linear-attn-flashinfer-cuda13": {
+        "pass": [
+            on("b200-torch-cu130", command=[*QWEN3_NEXT, "--linear-attn-prefill-backend", "flashinfer"]),
+        ],
+        "fail": [
+            on("b200-ok", command=[*QWEN3_NEXT, "--linear-attn-prefill-backend", "flashinfer"]),
+            on(
+                "b200-ok", command=[*QWEN3_NEXT, "--linear-attn-backend", "flashinfer", "--mamba-ssm-dtype", "bfloat16"]
+            ),
+        ],
+    },
+    "model-kimi-k3-dcp": {
+        "pass": [
+            {"gpu": "B200", "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8"]},
+            {
+                "gpu": "B200",
+                "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8", "--decode-attention-backend", "cutedsl_mla"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8", "--attention-backend", "trtllm_mla"],
+            },
+            {
+                "gpu": "B200",
+                "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8", "--decode-attention-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
+    },
+    "model-prefill-aware-swa-page": {
+        "pass": [{"gpu": "H100", "argv": [*UNLIMITED_OCR, "--attention-backend", "fa3"]}],
+        "fail": [
+            {"gpu": "H100", "argv": [*UNLIMITED_OCR, "--attention-backend", "fa3", "--page-size", "16"]},
+            {"gpu": "B200", "argv": [*UNLIMITED_OCR, "--attention-backend", "fa4"]},
+            {
+                "gpu": "H100",
+                "command": ["sglang", "serve", "--model-path", UNLIMITED_OCR[1], "--enable-unified-memory"],
+            },
+        ],
+    },
+    "model-minimax-m3-nvfp4": {
+        "pass": [
+            {"gpu": "B200", "command": M3_NVFP4},
+            {"gpu": "H100", "command": [*M3_NVFP4, "--page-size", "128"]},
+            {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "DFLASH"]},
+        ],
+        "fail": [
+            {"gpu": "B200", "command": [*M3_NVFP4, "--kv-cache-dtype", "bf16"]},
+            {"gpu": "H100", "command": [*M3_NVFP4, "--page-size", "64"]},
+            {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "EAGLE"]},
+        ],
+    },
+    "model-linear-replayssm": {
+        "pass": [
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--enable-linear-replayssm"]},
+            {
+                "gpu": "B200",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm-spec", "--mamba-ssm-dtype", "bfloat16"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--enable-linear-replayssm-spec"]},
+            # SM100 + bfloat16 SSM state: SGLang's linear-attention decode default is flashinfer
+            {"gpu": "B200", "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--mamba-ssm-dtype", "bfloat16"]},
+            {
+                "gpu": "H100",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--mamba-radix-cache-strategy", "extra_buffer"],
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--enable-linear-replayssm-spec",
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-eagle-topk",
+                    "4",
+                    "--speculative-num-steps",
+                    "3",
+                ],
+            },
+            {
+                "gpu": "H100",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--linear-attn-decode-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.15"],
+            },
         ],
     },
     "model-quantization-arch": {

@@ -384,4 +384,33 @@ FIXTURES = {
         ],
         "fail": [eagle("H100", "gemma-2-9b", 4, "--attention-backend", "fa3", "--page-size", "16")],
     },
+    "spec-uno": {
+        "pass": [{"gpu": "H100", "argv": ["--model", "llama-3.1-8b", "--speculative-algorithm", "UNO"]}],
+        "fail": [
+            {"gpu": "B200", "argv": ["--model", "llama-3.1-8b", "--speculative-algorithm", "UNO"]},
+            {
+                "gpu": "H100",
+                "argv": [
+                    "--model",
+                    "llama-3.1-8b",
+                    "--speculative-algorithm",
+                    "UNO",
+                    "--attention-backend",
+                    "flashinfer",
+                ],
+            },
+            {
+                "gpu": "H100",
+                "argv": [
+                    "--model",
+                    "llama-3.1-8b",
+                    "--speculative-algorithm",
+                    "UNO",
+                    "--attention-backend",
+                    "fa3",
+                    "--enable-deterministic-inference",
+                ],
+            },
+        ],
+    },
 }

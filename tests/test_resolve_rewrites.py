@@ -1,0 +1,84 @@
+"""SGLang's silent backend replacements that rules/resolve.py applies, so every rule judges what will run: the
+resolved backends `check --format json` reports, against the code of the sglang release named (line numbers
+of the wheels under /work/wheels/sglang/extracted)."""
+
+from __future__ import annotations
+
+import pytest
+from cli_run import check_json
+
+HRM_TEXT = "tests/fixtures/models/synthetic-hrm-text"
+LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
+
+
+def resolved(*argv):
+    run, report = check_json(argv)
+    assert run.code in (0, 1), run.err
+    config = report["config"]
+    return config["prefill_attention_backend"], config["decode_attention_backend"], config["rewritten_by_engine"]
+
+
+def test_cutedsl_mla_prefill_is_filled_with_trtllm_mla():
+    """overrides.py:1256-1257 (0.5.23): decode-only cutedsl_mla, no prefill backend named -> prefill trtllm_mla."""
+    argv = ("--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "cutedsl_mla")
+    assert resolved(*argv)[:2] == ("trtllm_mla", "cutedsl_mla")
+    named = (*argv, "--prefill-attention-backend", "flashinfer")
+    assert resolved(*named)[:2] == ("flashinfer", "cutedsl_mla")
+
+
+def test_cutedsl_mla_before_the_backend_existed_is_not_filled():
+    """cutedsl_mla and its fill arrive in 0.5.13 (server_args.py:2930-2976); 0.5.12 has neither."""
+    argv = ("--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "cutedsl_mla")
+    assert resolved(*argv, "--engine-version", "sglang==0.5.12")[:2] == ("cutedsl_mla", "cutedsl_mla")
+
+
+@pytest.mark.parametrize("release", ["0.5.15", "0.5.23"])
+def test_hrm_text_runs_triton_whatever_backend_is_asked(release):
+    """model_runner.py:1150-1166 (0.5.15) and overrides.py:1773-1783 (0.5.23) set attention_backend = triton."""
+    argv = (
+        "--gpu",
+        "H100",
+        "--model",
+        HRM_TEXT,
+        "--attention-backend",
+        "fa3",
+        "--engine-version",
+        f"sglang=={release}",
+    )
+    assert resolved(*argv) == ("triton", "triton", {"attention_backend": "fa3"})
+
+
+def test_hrm_text_before_0_5_15_keeps_its_backend():
+    argv = ("--gpu", "H100", "--model", HRM_TEXT, "--attention-backend", "fa3", "--engine-version", "sglang==0.5.14")
+    assert resolved(*argv) == ("fa3", "fa3", None)
+
+
+def test_dllm_with_cuda_graphs_runs_flashinfer_unless_graphs_are_off():
+    """overrides.py:1709-1714 (0.5.23): decode CUDA graphs on -> --attention-backend flashinfer; off -> as given."""
+    given = (*LLADA2, "--dllm-algorithm", "LowConfidence", "--attention-backend", "fa3")
+    assert resolved("--gpu", "H100", "--", *given) == ("flashinfer", "flashinfer", {"attention_backend": "fa3"})
+    assert resolved("--gpu", "H100", "--", *given, "--disable-cuda-graph") == ("fa3", "fa3", None)
+
+
+def test_dllm_gemma4_renoise_keeps_fa4_from_0_5_22_only():
+    """0.5.21 overrides.py _dllm_attention_backend forces the required triton on every phase; 0.5.22 keeps a
+    supported backend (dllm/algorithm/gemma4_renoise.py: triton, fa4)."""
+    launch = ("--", *LLADA2, "--dllm-algorithm", "Gemma4Renoise", "--attention-backend", "fa4")
+    assert resolved("--gpu", "B200", "--engine-version", "sglang==0.5.22", *launch)[:2] == ("fa4", "fa4")
+    assert resolved("--gpu", "B200", "--engine-version", "sglang==0.5.21", *launch) == (
+        "triton",
+        "triton",
+        {"attention_backend": "fa4"},
+    )
+
+
+@pytest.mark.parametrize("gpu,backend,kv", [("B200", "trtllm_mha", "fp8_e4m3"), ("H100", "fa3", "auto")])
+def test_minimax_m3_nvfp4_sets_page_128_and_its_blackwell_kv(gpu, backend, kv):
+    """model_overrides/minimax_m3.py:93-123 (0.5.23): page 128; on Blackwell fp8_e4m3 for auto and trtllm_mha,
+    elsewhere fa3 and the model dtype's KV."""
+    launch = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-minimax-m3"]
+    _, report = check_json(["--gpu", gpu, "--", *launch, "--quantization", "minimax_m3_nvfp4"])
+    config = report["config"]
+    assert (config["attention_backend"], config["kv_cache_dtype"], config["page_size"]) == (backend, kv, 128)
+    _, plain = check_json(["--gpu", gpu, "--", *launch])
+    assert (plain["config"]["kv_cache_dtype"], plain["config"]["page_size"]) == ("auto", None)
