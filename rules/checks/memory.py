@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
-from probe.facts import GpuDevice
 from rules.checks.common import gpu, sglang_release, vllm_release
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
@@ -20,6 +19,9 @@ from rules.knowledge import memory
 from rules.knowledge.memory import GIB
 from rules.resolve import effective_page_size
 from rules.target import Target
+
+if TYPE_CHECKING:  # the facts model is a live or saved target's; --gpu never loads it
+    from probe.facts import GpuDevice
 
 MEMORY_HOOK = "sglang: python/sglang/srt/arg_groups/memory_hook.py, handle_gpu_memory_settings (mem_fraction_static)"
 KV_BUDGET = (
@@ -59,8 +61,7 @@ _TP_CHOICES = (1, 2, 4, 8)
 _MAX_PP = 16
 
 
-@dataclass(frozen=True)
-class KvCapacity:
+class KvCapacity(NamedTuple):
     kv_dtype: str  # as the engine spells it ("auto" shown as the model dtype)
     label: str
     bytes_per_token: float
