@@ -191,6 +191,20 @@ def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_renderin
     assert len(computed) == 1  # two rules, the JSON and the table lines read one computation
 
 
+def test_a_pasted_cuda_graph_max_bs_is_read_into_sglangs_default_fraction():
+    # sglang-11948's launch line on its A800s (0.5.3.post3, TP 2, EAGLE3, --cuda-graph-max-bs 128): 512 + 8192 x 1.5
+    # + 128 x 2 + 2/8 x 1024 + 2048 for EAGLE3 = 15360 MiB of 81920 -> 0.812 (the tier's max_bs 256 gives 0.809)
+    command = (
+        "python3 -m sglang.launch_server --model Qwen3-8B --speculative-algorithm EAGLE3 --tensor-parallel-size 2 "
+        "--speculative-draft-model-path AngelSlim/Qwen3-8B_eagle3 --cuda-graph-max-bs 128"
+    )
+    argv = ["--gpu", "8xA800", "--engine-version", "sglang==0.5.3.post3", "--", command]
+    data = check_json(argv)[1]
+    assert data["config"]["unmodelled"] == [] and data["config"]["flags"]["cuda_graph_max_bs"] == 128
+    assert data["memory"]["memory_fraction"] == round((81920 - 15360) / 81920, 3) == 0.812
+    assert data["memory"]["memory_fraction_origin"].endswith("with --cuda-graph-max-bs 128")
+
+
 def test_an_older_sglang_release_is_judged_with_its_own_default_fraction():
     # sglang 0.5.5 on an 80 GiB H100: 512 + 8192 x 1.5 + 256 x 2 + 128 = 13440 MiB reserved, no prefill graphs
     argv = ["--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.5"]

@@ -177,10 +177,36 @@ def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) 
         release = vllm_release(target)
         return memory.vllm_gpu_memory_utilization(release), f"vLLM {release}'s default --gpu-memory-utilization"
     release = sglang_release(target)
+    flags = sglang_memory_flags(cfg)
     fraction = memory.sglang_default_mem_fraction(
-        memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm
+        memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm, flags, bool(cfg.model and cfg.model.dsa)
     )
-    return fraction, f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
+    given = ", ".join(
+        f"--{name.replace('_', '-')}{'' if value is True else f' {value}'}"
+        for name, value in vars(flags).items()
+        if value not in (None, False) and name != "context_length"
+    )
+    return fraction, (
+        f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
+        + (f" with {given}" if given else "")
+    )
+
+
+def sglang_memory_flags(cfg: Config) -> memory.SglangMemoryFlags:
+    """The launch flags SGLang's default --mem-fraction-static reads, from the config."""
+
+    def count(key: str) -> Optional[int]:
+        value = cfg.flags.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return memory.SglangMemoryFlags(
+        chunked_prefill_size=count("chunked_prefill_size"),
+        max_prefill_tokens=count("max_prefill_tokens"),
+        cuda_graph_max_bs=count("cuda_graph_max_bs"),
+        max_running_requests=count("max_running_requests"),
+        disable_cuda_graph=bool(cfg.flags.get("disable_cuda_graph")),
+        context_length=cfg.context_length,
+    )
 
 
 def _kv_dtypes(cfg: Config) -> list[str]:
@@ -329,10 +355,18 @@ WEIGHTS_DOCS = """Checks that one GPU's share of the weights (TP-sharded, the bu
 the engine's memory fraction, leaving room for at least one page of KV cache.
 
 The fraction is SGLang's --mem-fraction-static or the default the target's sglang release computes per GPU
-memory ((memory - reserved) / memory; from 0.5.3 reserved = 512 MiB + 1.5 x the chunked prefill size + 2 x
-the decode CUDA-graph max batch + TP x PP / 8 GiB, from 0.5.10 plus the prefill CUDA graphs, at least 10 GiB
-above 60 GiB, to 0.5.13 plus the speculative reserve; before 0.5.3 a fixed reserve per memory tier; the
-tiers moved in 0.5.4.post3 and 0.5.20: rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS), or vLLM's
+memory and launch flags ((memory - reserved) / memory; from 0.5.3 reserved = 512 MiB + 1.5 x max(the chunked
+prefill size, or --max-prefill-tokens when --chunked-prefill-size is -1, 2048) + 2 x the decode CUDA-graph max
+batch + TP x PP / 8 GiB, from 0.5.10 plus the prefill CUDA graphs (8 MiB per capture size up to the chunk, 1.5
+GiB for MLA), at least 10 GiB above 60 GiB, to 0.5.13 plus the speculative reserve; before 0.5.3 a fixed
+reserve per memory tier whatever the flags; the tiers moved in 0.5.4.post3 and 0.5.20: sglang 0.5.3
+server_args.py:566-675, 0.5.23 arg_groups/memory_hook.py:89-399). --chunked-prefill-size and
+--cuda-graph-max-bs(-decode) replace the tier's defaults; from 0.5.22 --max-running-requests lowers a default
+decode max batch to it (memory_hook.py:182-188); from 0.5.14 --disable-cuda-graph drops the prefill graphs'
+reserve and from 0.5.15 the decode graphs' too (0.5.23 cuda_graph_hook.py:55-57, memory_hook.py:357-399); the
+prefill graphs are off under PP > 1 except in 0.5.15-0.5.18 (0.5.23 cuda_graph_hook.py:150-161), for MLA
+models other than DSA ones in 0.5.15-0.5.17, under speculative decoding in 0.5.10, and their capture sizes stop
+at --context-length in 0.5.13-0.5.16 (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS). Or vLLM's
 --gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to 0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
 (mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
 (model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'

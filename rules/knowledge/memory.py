@@ -574,22 +574,48 @@ def vllm_gpu_memory_utilization(release: Optional[Version] = None) -> float:
 
 
 @dataclass(frozen=True)
+class SglangMemoryFlags:
+    """The launch flags SGLang's default --mem-fraction-static reads; None: not given, the release's default."""
+
+    chunked_prefill_size: Optional[int] = None  # --chunked-prefill-size; -1 turns chunking off
+    max_prefill_tokens: Optional[int] = None  # --max-prefill-tokens (16384), the activation term when chunking is off
+    cuda_graph_max_bs: Optional[int] = None  # --cuda-graph-max-bs (0.5.3-0.5.19), --cuda-graph-max-bs-decode (0.5.14+)
+    max_running_requests: Optional[int] = None  # --max-running-requests
+    disable_cuda_graph: bool = False  # --disable-cuda-graph
+    context_length: Optional[int] = None  # --context-length
+
+
+# Every release from 0.5.3 to 0.5.23 defaults --max-prefill-tokens to 16384 (server_args.py 0.5.3 :191, 0.5.13
+# :430; arg_groups/fields/schedule.py:71-81 in 0.5.23).
+SGLANG_MAX_PREFILL_TOKENS = 16384
+
+
+@dataclass(frozen=True)
 class SglangFractionHeuristic:
     """How a range of SGLang releases sets --mem-fraction-static when it is not given, on CUDA for one model
     without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places."""
 
     releases: str  # a release range, rules/versions.py
     source: str
-    # (below GiB, chunked_prefill_size, decode CUDA-graph max_bs at TP < 4, at TP >= 4); the last has no bound.
-    # reserved MiB = 512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x max_bs + TP x PP / 8 x 1024 (+ the prefill
-    # graphs), at least 10 GiB on GPUs over 60 GiB, then the speculative reserve.
+    # (below GiB, chunked_prefill_size, decode CUDA-graph max_bs at TP < 4, at TP >= 4); the last has no bound. The
+    # tier's chunk and max_bs are defaults: --chunked-prefill-size and --cuda-graph-max-bs(-decode) replace them.
+    # reserved MiB = 512 + 1.5 x max(chunked_prefill_size, or max_prefill_tokens when chunking is off, 2048)
+    # + 2 x max_bs + TP x PP / 8 x 1024 (+ the prefill graphs), at least 10 GiB on GPUs over 60 GiB, then the
+    # speculative reserve.
     tiers: tuple[tuple[float, int, int, int], ...] = ()
     # Before 0.5.3 a fixed reserve instead: (below GiB, GiB, GiB per TP x PP rank); the last has no bound.
     fixed: tuple[tuple[float, float, float], ...] = ()
     # The prefill (piecewise / breakable) CUDA graphs, on by default: 8 MiB per capture size up to the chunked
     # prefill size, a flat 1.5 GiB for MLA models.
     prefill_graphs: bool = False
-    pp_prefill_cap: Optional[int] = None  # PP > 1 caps the prefill capture sizes at this many tokens
+    prefill_graphs_capped_at_context: bool = False  # the prefill capture sizes stop at --context-length
+    # What turns the default prefill graphs (and their reserve) off before the fraction is computed:
+    # "speculative", "pp" (pp_size > 1), "mla", "mla_non_dsa" (an MLA model without DeepSeek sparse attention).
+    prefill_graphs_off_under: frozenset[str] = frozenset()
+    # The reserves --disable-cuda-graph drops: "prefill", "decode" (before 0.5.14 it drops none).
+    disabled_graphs_unreserved: frozenset[str] = frozenset()
+    # A default decode max_bs above --max-running-requests is lowered to it.
+    max_bs_capped_at_running_requests: bool = False
     # MiB reserved for speculative decoding: (STANDALONE, NGRAM, any other algorithm).
     speculative_mib: tuple[int, int, int] = (0, 0, 0)
 
@@ -618,37 +644,116 @@ _TIERS_0_5_20 = (
     (_UNBOUNDED, 16384, 512, 512),
 )
 _FIXED_0_5_1 = ((35, 2.8, 0.1), (90, 9.5, 0.5), (160, 12, 0.5), (_UNBOUNDED, 32, 0))
+_BOTH_GRAPHS = frozenset({"prefill", "decode"})
 
 # Newest first; each range read in every wheel it names (the function diffed release to release, unchanged
 # within a range but for NPU / CPU / XPU branches, PD-disaggregation and DP-attention terms not modelled here).
 SGLANG_FRACTION_HEURISTICS = (
     SglangFractionHeuristic(
-        "sglang>=0.5.20",
-        "sglang 0.5.20-0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings (0.5.23: :47-262)",
+        "sglang>=0.5.22",
+        "sglang 0.5.22-0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings (0.5.23: tiers :89-180, a "
+        "default max_bs lowered to --max-running-requests :182-188, prefill max_bs :233-263, reserve :297-315, "
+        "reserve_for_graph_mb :357-399); run after handle_cuda_graph_config (pipeline.py:191, :218), where "
+        "--disable-cuda-graph sets both graph backends DISABLED (cuda_graph_hook.py:55-57) and PP > 1 the default "
+        "breakable prefill graphs (:150-161; the 8192-token PP cap of memory_hook.py:243-250 is for an explicit "
+        "--cuda-graph-backend-prefill breakable)",
         tiers=_TIERS_0_5_20,
         prefill_graphs=True,
-        pp_prefill_cap=8192,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
+        max_bs_capped_at_running_requests=True,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.20,<0.5.22",
+        "sglang 0.5.20-0.5.21 arg_groups/memory_hook.py handle_gpu_memory_settings (A10-class tier: chunk 4096, "
+        "max_bs 48 / 160; --max-running-requests does not lower max_bs; PP > 1 turns the prefill graphs off: "
+        "0.5.20 cuda_graph_hook.py:122)",
+        tiers=_TIERS_0_5_20,
+        prefill_graphs=True,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
     ),
     SglangFractionHeuristic(
         "sglang>=0.5.19,<0.5.20",
-        "sglang 0.5.19 arg_groups/memory_hook.py handle_gpu_memory_settings (A10-class tier: chunk 2048, max_bs 24)",
+        "sglang 0.5.19 arg_groups/memory_hook.py handle_gpu_memory_settings (A10-class tier: chunk 2048, max_bs "
+        "24), after handle_cuda_graph_config (pipeline.py:192, :228), which turns the prefill graphs off under PP "
+        "> 1 (cuda_graph_hook.py:122)",
         tiers=_TIERS_0_5_4_POST3,
         prefill_graphs=True,
-        pp_prefill_cap=8192,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
     ),
     SglangFractionHeuristic(
-        "sglang>=0.5.14,<0.5.19",
-        "sglang 0.5.14-0.5.18 server_args.py _handle_gpu_memory_settings with reserve_for_graph_mb (cuda_graph_config"
-        ".prefill on by default; the speculative reserve no longer here)",
+        "sglang>=0.5.18,<0.5.19",
+        "sglang 0.5.18 server_args.py _handle_gpu_memory_settings with reserve_for_graph_mb (breakable prefill "
+        "graphs by default on CUDA, model_executor/cuda_graph_config.py default_prefill_backend; "
+        "_disable_breakable_cudagraph_if_incompatible :4666 names neither PP nor MLA)",
         tiers=_TIERS_0_5_4_POST3,
         prefill_graphs=True,
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
     ),
     SglangFractionHeuristic(
-        "sglang>=0.5.10,<0.5.14",
-        "sglang 0.5.10-0.5.13 server_args.py _handle_gpu_memory_settings (piecewise CUDA graphs on by default: "
-        "disable_piecewise_cuda_graph False; speculative + 4 GiB, STANDALONE + 6 GiB)",
+        "sglang>=0.5.17,<0.5.18",
+        "sglang 0.5.17 server_args.py _handle_gpu_memory_settings (the prefill capture sizes no longer stop at "
+        "--context-length; breakable prefill graphs off for MLA models other than DSA ones: "
+        "_disable_breakable_cudagraph_if_incompatible :4466-4472)",
         tiers=_TIERS_0_5_4_POST3,
         prefill_graphs=True,
+        prefill_graphs_off_under=frozenset({"mla_non_dsa"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.15,<0.5.17",
+        "sglang 0.5.15-0.5.16 server_args.py _handle_gpu_memory_settings (a DISABLED decode graph, which "
+        "--disable-cuda-graph sets, reserves nothing from 0.5.15; the prefill default turns breakable on CUDA, "
+        "model_executor/cuda_graph_config.py default_prefill_backend, and off for MLA models: 0.5.15 "
+        "server_args.py:3352)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_capped_at_context=True,
+        prefill_graphs_off_under=frozenset({"mla"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.14,<0.5.15",
+        "sglang 0.5.14 server_args.py _handle_gpu_memory_settings :3122-3329 (tc_piecewise prefill graphs by "
+        "default, model_executor/cuda_graph_config.py:91, off under PP > 1 :3009; --disable-cuda-graph turns them "
+        "off in _handle_cuda_graph_config :2942-2944 but the decode max_bs x 2 stays; the speculative reserve no "
+        "longer here)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_capped_at_context=True,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        disabled_graphs_unreserved=frozenset({"prefill"}),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.13,<0.5.14",
+        "sglang 0.5.13-0.5.13.post1 server_args.py _handle_gpu_memory_settings :1444-1654 (the piecewise capture "
+        "sizes stop at --context-length; PP > 1 turns piecewise graphs off in _handle_piecewise_cuda_graph "
+        ":1358-1360)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_capped_at_context=True,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        speculative_mib=(6144, 0, 4096),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.11,<0.5.13",
+        "sglang 0.5.11-0.5.12 server_args.py _handle_gpu_memory_settings (PP > 1 turns piecewise graphs off in "
+        "_handle_piecewise_cuda_graph, 0.5.11 :1210-1212; speculative decoding no longer does)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        speculative_mib=(6144, 0, 4096),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.10,<0.5.11",
+        "sglang 0.5.10-0.5.10.post1 server_args.py _handle_gpu_memory_settings :1141-1343 (piecewise CUDA graphs on "
+        "by default: disable_piecewise_cuda_graph False, but _handle_piecewise_cuda_graph :1078-1099, run before "
+        "it, turns them off under speculative decoding and PP > 1; speculative + 4 GiB, STANDALONE + 6 GiB)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_off_under=frozenset({"speculative", "pp"}),
         speculative_mib=(6144, 0, 4096),
     ),
     SglangFractionHeuristic(
@@ -660,21 +765,22 @@ SGLANG_FRACTION_HEURISTICS = (
     ),
     SglangFractionHeuristic(
         "sglang>=0.5.3,<0.5.4.post3",
-        "sglang 0.5.3-0.5.4 server_args.py _handle_gpu_memory_settings (A10-class tier at TP < 4: max_bs 16)",
+        "sglang 0.5.3-0.5.4 server_args.py _handle_gpu_memory_settings (0.5.3: tiers :566-629, reserve :637-675, "
+        "A10-class tier at TP < 4: max_bs 16)",
         tiers=_TIERS_0_5_3,
         speculative_mib=(6144, 0, 2048),
     ),
     SglangFractionHeuristic(
         "sglang>=0.5.2,<0.5.3",
-        "sglang 0.5.2 server_args.py __post_init__ (a fixed reserve per GPU-memory tier; STANDALONE + 6 GiB, other "
-        "speculative + 2 GiB)",
+        "sglang 0.5.2 server_args.py __post_init__ (a fixed reserve per GPU-memory tier, whatever the flags; "
+        "STANDALONE + 6 GiB, other speculative + 2 GiB)",
         fixed=_FIXED_0_5_1,
         speculative_mib=(6144, 2048, 2048),
     ),
     SglangFractionHeuristic(
         "sglang<0.5.2",
-        "sglang 0.5.0rc2-0.5.1.post3 server_args.py __post_init__ (a fixed reserve per GPU-memory tier; speculative "
-        "+ 2 GiB)",
+        "sglang 0.5.0rc2-0.5.1.post3 server_args.py __post_init__ (a fixed reserve per GPU-memory tier, whatever "
+        "the flags; speculative + 2 GiB)",
         fixed=_FIXED_0_5_1,
         speculative_mib=(2048, 2048, 2048),
     ),
@@ -695,27 +801,62 @@ def sglang_default_mem_fraction(
     mla: bool = False,
     release: Optional[Version] = None,
     speculative: Optional[str] = None,
+    flags: SglangMemoryFlags = SglangMemoryFlags(),
+    dsa: bool = False,
 ) -> float:
-    """SGLang's --mem-fraction-static when not given, as `release` computes it (SGLANG_FRACTION_HEURISTICS; None: the
-    newest). Multimodal, DP-attention, PD-disaggregation and DeepEP extras are left out."""
+    """SGLang's --mem-fraction-static when not given, as `release` computes it from the GPU memory and the launch
+    flags (SGLANG_FRACTION_HEURISTICS; None: the newest); `dsa`: an MLA model with DeepSeek sparse attention.
+    Multimodal, DP-attention, PD-disaggregation and DeepEP extras are left out."""
     heuristic = sglang_fraction_heuristic(release)
     gib = gpu_mib / 1024
     if heuristic.fixed:
         _, base, per_rank = next(t for t in heuristic.fixed if gib < t[0])
         reserved = (base + per_rank * tp * pp) * 1024
     else:
-        _, chunk, small_tp_bs, large_tp_bs = next(t for t in heuristic.tiers if gib < t[0])
-        max_bs = small_tp_bs if tp < 4 else large_tp_bs
-        reserved = 512 + max(chunk, 2048) * 1.5 + max_bs * 2 + tp * pp / 8 * 1024
-        if heuristic.prefill_graphs:
-            prefill_max = min(chunk, heuristic.pp_prefill_cap) if heuristic.pp_prefill_cap and pp > 1 else chunk
-            reserved += 1.5 * 1024 if mla else _prefill_capture_sizes(prefill_max) * 8
+        reserved = _sglang_graph_and_activation_mib(heuristic, gib, tp, pp, mla, dsa, speculative, flags)
         if gpu_mib > 60 * 1024:
             reserved = max(reserved, 10 * 1024)
     if speculative:
         standalone, ngram, other = heuristic.speculative_mib
         reserved += {"STANDALONE": standalone, "NGRAM": ngram}.get(speculative.upper(), other)
     return round((gpu_mib - reserved) / gpu_mib, 3)
+
+
+def _sglang_graph_and_activation_mib(
+    heuristic: SglangFractionHeuristic,
+    gib: float,
+    tp: int,
+    pp: int,
+    mla: bool,
+    dsa: bool,
+    speculative: Optional[str],
+    flags: SglangMemoryFlags,
+) -> float:
+    """The tiered releases' reserve before the 10 GiB floor: the metadata constant, the activations of one
+    prefill, the parallel slack and the decode and prefill CUDA graphs."""
+    _, tier_chunk, small_tp_bs, large_tp_bs = next(t for t in heuristic.tiers if gib < t[0])
+    chunk = tier_chunk if flags.chunked_prefill_size is None else flags.chunked_prefill_size
+    max_bs = flags.cuda_graph_max_bs
+    if max_bs is None:
+        max_bs = small_tp_bs if tp < 4 else large_tp_bs
+        if heuristic.max_bs_capped_at_running_requests and flags.max_running_requests is not None:
+            max_bs = min(max_bs, flags.max_running_requests)
+    activation_tokens = chunk if chunk > 0 else (flags.max_prefill_tokens or SGLANG_MAX_PREFILL_TOKENS)
+    reserved = 512 + max(activation_tokens, 2048) * 1.5 + tp * pp / 8 * 1024
+    graphs_off = heuristic.disabled_graphs_unreserved if flags.disable_cuda_graph else frozenset()
+    if "decode" not in graphs_off:
+        reserved += max_bs * 2
+    prefill_off = {"speculative": bool(speculative), "pp": pp > 1, "mla": mla, "mla_non_dsa": mla and not dsa}
+    if (
+        heuristic.prefill_graphs
+        and "prefill" not in graphs_off
+        and not any(prefill_off[cause] for cause in heuristic.prefill_graphs_off_under)
+    ):
+        prefill_max = chunk
+        if heuristic.prefill_graphs_capped_at_context and flags.context_length:
+            prefill_max = min(prefill_max, flags.context_length)
+        reserved += 1.5 * 1024 if mla else _prefill_capture_sizes(prefill_max) * 8
+    return reserved
 
 
 def _prefill_capture_sizes(max_bs: int) -> int:
