@@ -525,11 +525,16 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "mm_encoder_only mm_ipc_gpu_memory_gb mm_processor_device num_gpu_blocks_override "
             "prefix_cache_retention_interval prefix_match_unit skip_mm_profiling swa_bounded_replay"
         ),
-        "Mamba state and its kernels": (
+        (
+            "Mamba state and its kernels (from 0.20.0 a hybrid model whose --max-num-seqs exceeds its Mamba cache "
+            "blocks fails full CUDA-graph capture, 'max_num_seqs (N) exceeds available Mamba cache blocks': vllm "
+            "0.33.0 config/compilation.py:1510-1532; for other models --max-num-seqs sizes only memory vLLM "
+            "profiles at start-up, config/scheduler.py:72-73, which the KV figures leave out as an upper bound)"
+        ): (
             "enable_mamba_cache_stochastic_rounding enable_mamba_fine_grained_prefix_cache "
             "enable_mamba_shared_prefix_checkpoint mamba_backend mamba_block_size mamba_cache_dtype "
             "mamba_cache_mode mamba_cache_philox_rounds mamba_ssm_cache_dtype mamba_ssu_algorithm "
-            "replayssm_buffer_len use_replayssm"
+            "max_num_seqs replayssm_buffer_len use_replayssm"
         ),
         "CUDA graphs and torch.compile": (
             "compilation_config cuda_graph_sizes cudagraph_capture_sizes enforce_eager max_cudagraph_capture_size "
@@ -723,7 +728,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "request scheduling, admission and preemption": (
             "long_prefill_token_threshold long_prefill_token_threshold_adaptive max_long_partial_prefills "
-            "max_num_active_seqs max_num_partial_prefills max_num_queued_reqs max_num_queued_tokens max_num_seqs "
+            "max_num_active_seqs max_num_partial_prefills max_num_queued_reqs max_num_queued_tokens "
             "preemption_mode prefill_schedule_interval prefix_caching_hash_algo scheduler_delay_factor "
             "scheduler_reserve_full_isl scheduling_policy swap_space watermark"
         ),
