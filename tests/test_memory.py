@@ -160,6 +160,13 @@ def test_mla_deepseek_v3_one_latent_per_token_not_divided_by_tp():
     assert kv_cost(s, "sglang", "fp4_e2m1").bytes_per_token == 576 * 61 // 2 + 576 // 16 * 61
 
 
+def test_vllm_fp8_ds_mla_packs_a_token_in_656_bytes_a_layer():
+    # 512 fp8 NoPE values + 4 float32 scales + 64 bf16 RoPE values (vllm flashmla_sparse.py:76-87), 61 layers
+    s = shape("DeepSeek V3.2-Exp")
+    assert kv_cost(s, "vllm", "fp8_ds_mla").bytes_per_token == (512 + 4 * 4 + 64 * 2) * 61 == 656 * 61
+    assert kv_cost(s, "vllm", "fp8").bytes_per_token == 576 * 61  # the plain fp8 layout: one byte an element
+
+
 def test_swa_mixed_gpt_oss_sglang_counts_sliding_layers_at_the_swa_ratio():
     s = shape("gpt-oss-20b")  # 12 full + 12 sliding layers, 8 kv heads x 64
     per_layer = 8 * (64 + 64) * 2

@@ -53,6 +53,12 @@ KV_ELEMENT_BYTES = {
 # NVFP4 one fp8 byte per 16 (sglang pool_configurator.py:386-396, scale_block_size = 16).
 KV_SCALE_BYTES = {"mxfp8": 1 / 32, "fp4_e2m1": 1 / 16, "nvfp4": 1 / 16}
 
+# vLLM's packed per-token MLA layouts, bytes per layer whatever the latent size: fp8_ds_mla is 512 fp8 NoPE
+# values, 4 float32 scales (one per 128) and 64 bf16 RoPE values (vllm 0.33.0 model_executor/layers/attention/
+# mla_attention.py:1383-1388 state_content_bytes, v1/attention/backends/mla/flashmla_sparse.py:76-87; 656 from
+# 0.11.0, FlashMLASparseBackend.get_kv_cache_shape).
+VLLM_PACKED_MLA_BYTES = {"fp8_ds_mla": 656}
+
 # Model types whose transformers config class defaults tie_word_embeddings to True (config.json omits defaults).
 TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
 
@@ -519,7 +525,7 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
     AttentionSpec page_size_bytes / block_size). MLA: (kv_lora_rank + qk_rope_head_dim) x element bytes per layer,
     one latent for all heads, not divided by TP (sglang pool_configurator.py:379-385 with
     mem_cache/kv_cache_configurator.py:3419 calculate_mla_kv_cache_dim; vllm MLAAttentionSpec head_size_v = 0,
-    kv_cache_interface.py:743). Sliding-window layers: SGLang's hybrid-SWA models give them swa_full_tokens_ratio
+    kv_cache_interface.py:743); vLLM's fp8_ds_mla packs a layer's token in 656 bytes (VLLM_PACKED_MLA_BYTES). Sliding-window layers: SGLang's hybrid-SWA models give them swa_full_tokens_ratio
     (0.8, arg_groups/fields/schedule.py:150) tokens per full-layer token (pool_configurator.py:797-802), other
     models a full layer's; vLLM's hybrid allocator frees their blocks past the window, so per token they count
     whole and a request holds at most the window of them (KvCost.request_bytes).
@@ -528,7 +534,11 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
     """
     element = kv_element_bytes(s, kv_dtype)
     layers_per_stage = math.ceil(s.num_layers / pp) / s.num_layers
-    if s.mla:
+    packed = VLLM_PACKED_MLA_BYTES.get(kv_dtype) if engine == "vllm" and s.mla else None
+    if packed:
+        per_layer = float(packed)
+        formula = f"{packed} B ({kv_dtype}: {s.kv_lora_rank} fp8 + scales + {s.qk_rope_head_dim} bf16)"
+    elif s.mla:
         per_layer = (s.kv_lora_rank + s.qk_rope_head_dim) * element
         formula = f"({s.kv_lora_rank} + {s.qk_rope_head_dim}) x {element:g} B"
     else:
