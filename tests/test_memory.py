@@ -437,6 +437,42 @@ def test_before_0_5_3_the_reserve_is_fixed_whatever_the_flags():
     )
 
 
+@pytest.mark.parametrize(
+    "tower, factor",
+    [
+        ((24, 1024), 0.95),  # ViT-L/14 itself: the base 0.95
+        ((27, 1152), 0.95 * (1 - 0.1 * (27 * 1152**2 / (24 * 1024**2) - 1))),  # 1.42 x ViT-L: 0.9576
+        ((12, 768), 0.95 * 1.05),  # a small tower: the factor stops at 1.05
+        ((45, 3200), 0.95 * 0.8),  # InternViT-6B-sized: it stops at 0.8
+    ],
+)
+def test_sglang_scales_its_fraction_by_the_vision_towers_size(tower, factor):
+    assert memory.sglang_vision_factor(tower) == pytest.approx(factor, abs=1e-12)
+    # applied to the rounded fraction, not rounded again (0.5.23 memory_hook.py:324-337, :461-462)
+    got = memory.sglang_default_mem_fraction(H100_MIB, vision_tower=tower)
+    assert got == pytest.approx(fraction(H100_MIB, 13904) * factor, abs=1e-12)
+
+
+def test_vision_config_without_its_sizes_takes_sglangs_defaults():
+    config = {**BY_NAME["Llama 3.1 8B"]["config"], "vision_config": {"depth": 32, "hidden_size": 1280}}
+    assert shape_from_config(config).vision_tower == (24, 1280)  # no num_hidden_layers: getattr's 24
+    assert shape("Llama 3.1 8B").vision_tower is None
+
+
+@pytest.mark.parametrize(
+    "architecture, release, served",
+    [
+        ("Qwen2_5_VLForConditionalGeneration", None, True),
+        ("Gemma3ForConditionalGeneration", Version("0.5.1"), False),  # mm_disabled_models, every release
+        ("Llama4ForConditionalGeneration", None, False),
+        ("InklingForConditionalGeneration", Version("0.5.15"), True),
+        ("InklingForConditionalGeneration", Version("0.5.16"), False),  # listed from 0.5.16
+    ],
+)
+def test_sglang_serves_some_multimodal_architectures_text_only_by_default(architecture, release, served):
+    assert memory.sglang_multimodal_by_default(architecture, release) is served
+
+
 @pytest.mark.parametrize("release, default", [("0.13.0", 0.9), ("0.19.1", 0.9), ("0.20.0", 0.92), ("0.33.0", 0.92)])
 def test_vllm_default_gpu_memory_utilization_by_release(release, default):
     assert memory.vllm_gpu_memory_utilization(Version(release)) == default

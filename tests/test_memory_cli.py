@@ -205,6 +205,25 @@ def test_a_pasted_cuda_graph_max_bs_is_read_into_sglangs_default_fraction():
     assert data["memory"]["memory_fraction_origin"].endswith("with --cuda-graph-max-bs 128")
 
 
+def test_sglang_lowers_its_fraction_for_a_vision_tower_only_where_it_serves_one(tmp_path):
+    # Gemma 3 27B with its SigLIP tower (huggingface.co/google/gemma-3-27b-it config.json vision_config: 27 layers,
+    # hidden 1152); SGLang serves Gemma3ForConditionalGeneration text-only unless --enable-multimodal
+    # (configs/model_config.py mm_disabled_models). H100, 0.5.23: (81920 - 13904) / 81920 -> 0.830, then
+    # x 0.95 x (1 - 0.1 x (27 x 1152^2 / (24 x 1024^2) - 1))
+    sizes = json.loads((FIXTURES / "model_sizes.json").read_text())["models"]
+    config = next(m["config"] for m in sizes if m["name"] == "Gemma 3 27B")
+    (tmp_path / "config.json").write_text(
+        json.dumps({**config, "vision_config": {"hidden_size": 1152, "num_hidden_layers": 27}})
+    )
+    launch = f"python -m sglang.launch_server --model-path {tmp_path}"
+    text_only = check_json(["--gpu", "H100", "--", launch])[1]["memory"]
+    assert text_only["memory_fraction"] == 0.83
+    vision = check_json(["--gpu", "H100", "--", launch + " --enable-multimodal"])[1]["memory"]
+    factor = 0.95 * (1 - 0.1 * (27 * 1152**2 / (24 * 1024**2) - 1))
+    assert vision["memory_fraction"] == pytest.approx(0.83 * factor, abs=1e-9)
+    assert vision["memory_fraction_origin"].endswith(f"x {factor:.3f} for the vision tower")
+
+
 def test_an_older_sglang_release_is_judged_with_its_own_default_fraction():
     # sglang 0.5.5 on an 80 GiB H100: 512 + 8192 x 1.5 + 256 x 2 + 128 = 13440 MiB reserved, no prefill graphs
     argv = ["--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.5"]

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from packaging.version import Version
+
 from probe.facts import GpuDevice
 from rules.checks.common import gpu, sglang_release, vllm_release
 from rules.config import Config
@@ -178,18 +180,32 @@ def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) 
         return memory.vllm_gpu_memory_utilization(release), f"vLLM {release}'s default --gpu-memory-utilization"
     release = sglang_release(target)
     flags = sglang_memory_flags(cfg)
+    vision = sglang_vision_tower(cfg, release)
+    dsa = bool(cfg.model and cfg.model.dsa)
     fraction = memory.sglang_default_mem_fraction(
-        memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm, flags, bool(cfg.model and cfg.model.dsa)
+        memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm, flags, dsa, vision
     )
     given = ", ".join(
         f"--{name.replace('_', '-')}{'' if value is True else f' {value}'}"
         for name, value in vars(flags).items()
         if value not in (None, False) and name != "context_length"
     )
+    vision_note = f", x {memory.sglang_vision_factor(vision):.3f} for the vision tower" if vision else ""
     return fraction, (
         f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
         + (f" with {given}" if given else "")
+        + vision_note
     )
+
+
+def sglang_vision_tower(cfg: Config, release: Optional[Version]) -> Optional[tuple[int, int]]:
+    """The vision tower SGLang lowers its default fraction for: a config.json vision_config, on an architecture
+    served multimodal by default or under --enable-multimodal."""
+    model = cfg.model
+    if model is None or model.shape is None or model.shape.vision_tower is None:
+        return None
+    served = cfg.flags.get("enable_multimodal") or memory.sglang_multimodal_by_default(model.architecture, release)
+    return model.shape.vision_tower if served else None
 
 
 def sglang_memory_flags(cfg: Config) -> memory.SglangMemoryFlags:
@@ -366,7 +382,10 @@ decode max batch to it (memory_hook.py:182-188); from 0.5.14 --disable-cuda-grap
 reserve and from 0.5.15 the decode graphs' too (0.5.23 cuda_graph_hook.py:55-57, memory_hook.py:357-399); the
 prefill graphs are off under PP > 1 except in 0.5.15-0.5.18 (0.5.23 cuda_graph_hook.py:150-161), for MLA
 models other than DSA ones in 0.5.15-0.5.17, under speculative decoding in 0.5.10, and their capture sizes stop
-at --context-length in 0.5.13-0.5.16 (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS). Or vLLM's
+at --context-length in 0.5.13-0.5.16 (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS). A model with a
+vision_config that SGLang serves multimodal (all but Gemma 3, Llama 4, Step3-VL and, from 0.5.16, Inkling, which
+need --enable-multimodal: configs/model_config.py mm_disabled_models) has the fraction multiplied by 0.95 x a
+factor of its tower's size clamped to 0.8-1.05 (0.5.23 arg_groups/memory_hook.py:417-462). Or vLLM's
 --gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to 0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
 (mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
 (model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'

@@ -139,6 +139,9 @@ class ModelShape:
     sglang_swa_pool: bool = False  # SGLang keeps the sliding layers in their own, smaller pool (is_hybrid_swa)
     quantization: Optional[Quantization] = None
     max_position_embeddings: Optional[int] = None
+    # (layers, hidden size) of config.json's vision_config, SGLang's defaults 24 / 1024 for a missing key; None:
+    # no vision tower
+    vision_tower: Optional[tuple[int, int]] = None
 
     @property
     def mla(self) -> bool:
@@ -395,7 +398,16 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         sglang_swa_pool=architecture in SGLANG_HYBRID_SWA,
         quantization=quantization_from_config(config),
         max_position_embeddings=_context(text.get("max_position_embeddings")),
+        vision_tower=_vision_tower(config.get("vision_config")),
     )
+
+
+def _vision_tower(vision: Any) -> Optional[tuple[int, int]]:
+    """(layers, hidden size) as SGLang reads them off vision_config: getattr(..., "num_hidden_layers", 24),
+    getattr(..., "hidden_size", 1024) (0.5.23 arg_groups/memory_hook.py:440-441)."""
+    if not isinstance(vision, dict):
+        return None
+    return _int(vision.get("num_hidden_layers")) or 24, _int(vision.get("hidden_size")) or 1024
 
 
 # --- parameters and weight bytes ----------------------------------------------------------------------------
@@ -603,7 +615,8 @@ SGLANG_MAX_PREFILL_TOKENS = 16384
 @dataclass(frozen=True)
 class SglangFractionHeuristic:
     """How a range of SGLang releases sets --mem-fraction-static when it is not given, on CUDA for one model
-    without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places."""
+    without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places (then
+    the vision factor for a multimodal model, sglang_vision_factor)."""
 
     releases: str  # a release range, rules/versions.py
     source: str
@@ -797,6 +810,37 @@ SGLANG_FRACTION_HEURISTICS = (
 )
 
 
+# Multimodal architectures SGLang serves text-only unless --enable-multimodal (configs/model_config.py
+# mm_disabled_models: 0.5.3 :123-127, 0.5.23 :692-702; Inkling from 0.5.16): no vision reduction for them.
+SGLANG_MULTIMODAL_OFF_BY_DEFAULT = (
+    (
+        "sglang>=0.5.0rc2",
+        frozenset(
+            {"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration", "Step3VLForConditionalGeneration"}
+        ),
+    ),
+    ("sglang>=0.5.16", frozenset({"InklingForConditionalGeneration"})),
+)
+
+
+def sglang_multimodal_by_default(architecture: Optional[str], release: Optional[Version] = None) -> bool:
+    """Whether `release` serves a multimodal architecture with its vision tower when --enable-multimodal is not
+    given (None: the newest)."""
+    return not any(
+        architecture in archs and (release is None or VersionRange.parse(bound).contains(release))
+        for bound, archs in SGLANG_MULTIMODAL_OFF_BY_DEFAULT
+    )
+
+
+def sglang_vision_factor(vision_tower: tuple[int, int]) -> float:
+    """What SGLang multiplies its default fraction by for a vision model: 0.95 x (1 - 0.1 x (the tower's layers x
+    hidden^2 over ViT-L/14's 24 x 1024^2, less 1)) clamped to 0.8-1.05, the same in every release (0.5.0rc2
+    server_args.py adjust_mem_fraction_for_vlm, 0.5.23 arg_groups/memory_hook.py:417-462), not rounded after."""
+    layers, hidden = vision_tower
+    ratio = layers * hidden**2 / (24 * 1024**2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+
+
 def sglang_fraction_heuristic(release: Optional[Version] = None) -> SglangFractionHeuristic:
     """The rule `release` computes its default --mem-fraction-static by; the newest for None."""
     if release is None:
@@ -813,10 +857,12 @@ def sglang_default_mem_fraction(
     speculative: Optional[str] = None,
     flags: SglangMemoryFlags = SglangMemoryFlags(),
     dsa: bool = False,
+    vision_tower: Optional[tuple[int, int]] = None,
 ) -> float:
     """SGLang's --mem-fraction-static when not given, as `release` computes it from the GPU memory and the launch
-    flags (SGLANG_FRACTION_HEURISTICS; None: the newest); `dsa`: an MLA model with DeepSeek sparse attention.
-    Multimodal, DP-attention, PD-disaggregation and DeepEP extras are left out."""
+    flags (SGLANG_FRACTION_HEURISTICS; None: the newest); `dsa`: an MLA model with DeepSeek sparse attention;
+    `vision_tower`: the (layers, hidden size) of a multimodal model served with it (sglang_vision_factor).
+    DP-attention, PD-disaggregation and DeepEP extras are left out."""
     heuristic = sglang_fraction_heuristic(release)
     gib = gpu_mib / 1024
     if heuristic.fixed:
@@ -829,7 +875,8 @@ def sglang_default_mem_fraction(
     if speculative:
         standalone, ngram, other = heuristic.speculative_mib
         reserved += {"STANDALONE": standalone, "NGRAM": ngram}.get(speculative.upper(), other)
-    return round((gpu_mib - reserved) / gpu_mib, 3)
+    fraction = round((gpu_mib - reserved) / gpu_mib, 3)
+    return fraction * sglang_vision_factor(vision_tower) if vision_tower else fraction
 
 
 def _sglang_graph_and_activation_mib(
