@@ -142,6 +142,7 @@ class ModelShape:
     # (layers, hidden size) of config.json's vision_config, SGLang's defaults 24 / 1024 for a missing key; None:
     # no vision tower
     vision_tower: Optional[tuple[int, int]] = None
+    index_head_dim: int = 0  # the DSA indexer's key size (DeepSeek-V3.2: 128); 0: no indexer
 
     @property
     def mla(self) -> bool:
@@ -399,6 +400,7 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         quantization=quantization_from_config(config),
         max_position_embeddings=_context(text.get("max_position_embeddings")),
         vision_tower=_vision_tower(config.get("vision_config")),
+        index_head_dim=_int(text.get("index_head_dim")) or 0,
     )
 
 
@@ -529,7 +531,21 @@ class KvCost:
         return self.full_bytes_per_token * tokens + self.sliding_bytes_per_token * sliding_tokens
 
 
-def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int = 1) -> KvCost:
+# SGLang's DSA indexer keeps, per token and layer, index_head_dim fp8 keys plus one float32 scale per 128 of them,
+# counted in the pool's cell size from 0.5.3.post3 (model_runner.py profile_max_num_token, then
+# model_runner_kv_cache_mixin.py, pool_configurator.py; 0.5.23 pool_configurator.py:399-408, :560-636 with
+# DSATokenToKVPool.quant_block_size 128, uint8 elements). Not divided by TP.
+SGLANG_DSA_INDEXER_SCALE_BLOCK = 128
+
+
+def sglang_dsa_indexer_bytes(s: ModelShape) -> int:
+    """Bytes of SGLang's DSA indexer cache per token and layer (DeepSeek-V3.2: 128 + 4 = 132)."""
+    return s.index_head_dim + s.index_head_dim // SGLANG_DSA_INDEXER_SCALE_BLOCK * 4
+
+
+def kv_cost(
+    s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int = 1, dsa_indexer: bool = False
+) -> KvCost:
     """KV bytes per token on one GPU of one PP stage.
 
     MHA/GQA: kv heads per rank x (head_dim + v_head_dim) x element bytes per layer (sglang
@@ -557,6 +573,9 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
         heads = kv_heads_per_rank(s, attn_tp)
         per_layer = heads * (s.head_dim + s.v_head_dim) * element
         formula = f"{heads} kv heads x ({s.head_dim} + {s.v_head_dim}) x {element:g} B"
+    if dsa_indexer and engine == "sglang" and s.index_head_dim:
+        per_layer += sglang_dsa_indexer_bytes(s)
+        formula = f"({formula} + {sglang_dsa_indexer_bytes(s)} B DSA indexer)"
     sliding_weight = 0.8 if engine == "sglang" and s.sglang_swa_pool else 1.0
     layers = s.full_attention_layers + sliding_weight * s.sliding_layers
     formula += f" x {s.full_attention_layers} full layers"
