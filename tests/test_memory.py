@@ -167,15 +167,16 @@ def test_vllm_fp8_ds_mla_packs_a_token_in_656_bytes_a_layer():
     assert kv_cost(s, "vllm", "fp8").bytes_per_token == 576 * 61  # the plain fp8 layout: one byte an element
 
 
-def test_sglang_adds_the_dsa_indexers_132_bytes_a_layer_to_deepseek_v32s_kv():
+def test_the_dsa_indexer_adds_132_bytes_a_layer_to_deepseek_v32s_kv():
     # index_head_dim 128 fp8 keys + 128 // 128 float32 scales (0.5.23 pool_configurator.py:560-636), 61 layers,
     # on top of the latent (512 + 64) x 2 B; not divided by TP
     s = shape("DeepSeek V3.2-Exp")
-    assert memory.sglang_dsa_indexer_bytes(s) == 128 + 4
+    assert memory.dsa_indexer_bytes(s) == 128 + 4
     cost = kv_cost(s, "sglang", "auto", attn_tp=8, dsa_indexer=True)
     assert cost.bytes_per_token == (576 * 2 + 132) * 61 == 78324
     assert kv_cost(s, "sglang", "auto", dsa_indexer=False).bytes_per_token == 576 * 2 * 61
-    assert kv_cost(s, "vllm", "auto", dsa_indexer=True).bytes_per_token == 576 * 2 * 61  # SGLang's pool only
+    # vLLM: the indexer's MLAAttentionSpec(head_size 132, uint8) page beside fp8_ds_mla's 656 bytes
+    assert kv_cost(s, "vllm", "fp8_ds_mla", dsa_indexer=True).bytes_per_token == (656 + 132) * 61
 
 
 def test_swa_mixed_gpt_oss_sglang_counts_sliding_layers_at_the_swa_ratio():

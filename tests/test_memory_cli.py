@@ -224,10 +224,14 @@ def test_sglang_lowers_its_fraction_for_a_vision_tower_only_where_it_serves_one(
     assert vision["memory_fraction_origin"].endswith(f"x {factor:.3f} for the vision tower")
 
 
-def test_a_dsa_model_on_sglang_counts_its_indexer_cache():
+def test_a_dsa_model_counts_its_indexer_cache():
     # DeepSeek-V3.2-Exp at TP 8 on H200s: (512 + 64) x 2 B + the indexer's 128 + 4 B, for each of 61 layers
     data = check_json(["--gpu", "8xH200", "--model", "deepseek-v3.2-exp", "--tp-size", "8"])[1]
     assert data["memory"]["kv_capacity"][0]["bytes_per_token"] == (1152 + 132) * 61
+    # vLLM with --kv-cache-dtype fp8_ds_mla: 656 + 132 bytes a layer
+    argv = ["--gpu", "8xH200", "--engine", "vllm", "--model", "deepseek-v3.2-exp", "--tp-size", "8"]
+    data = check_json([*argv, "--kv-cache-dtype", "fp8_ds_mla"])[1]
+    assert data["memory"]["kv_capacity"][0]["bytes_per_token"] == (656 + 132) * 61
 
 
 def test_an_older_sglang_release_is_judged_with_its_own_default_fraction():

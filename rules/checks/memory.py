@@ -266,7 +266,8 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
     page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
     capacities = []
     state = 0.0
-    indexer = cfg.engine == "sglang" and dsa_model(cfg, target)
+    # vLLM keys the indexer on index_topk alone (deepseek_v2.py is_v32), SGLang on its DSA architectures too
+    indexer = dsa_model(cfg, target) if cfg.engine == "sglang" else bool(cfg.model and cfg.model.dsa)
     for kv_dtype in _kv_dtypes(cfg):
         if kv_dtype != "auto" and kv_dtype not in memory.KV_ELEMENT_BYTES:
             continue  # a dtype whose layout is not modelled (e.g. fp4 recipes): not guessed
@@ -503,8 +504,8 @@ v1/kv_cache_interface.py:586-594 page_size_bytes / block_size); MLA layers (kv_l
 bytes, one latent not divided by TP (pool_configurator.py:379-385); MXFP8 adds a scale byte per 32 elements
 (:524-528), FP4 a scale byte per 16 (:386-396); SGLang's DSA models (DeepSeek-V3.2 ...) add the indexer's
 index_head_dim + index_head_dim / 128 x 4 bytes per layer (132; from 0.5.3.post3, 0.5.23 pool_configurator.py
-:399-408, :560-636), and vLLM's fp8_ds_mla takes 656 bytes per layer (model_executor/layers/attention/
-mla_attention.py:1383-1388). Sliding-window layers: SGLang's hybrid-SWA models (gpt-oss,
+:399-408, :560-636), and so do vLLM's (0.33.0 model_executor/models/deepseek_v2.py:658-666), whose fp8_ds_mla
+takes 656 bytes per layer (model_executor/layers/attention/mla_attention.py:1383-1388). Sliding-window layers: SGLang's hybrid-SWA models (gpt-oss,
 Llama 4's chunked layers; configs/model_config.py:2651-2711) count them at swa_full_tokens_ratio 0.8
 (pool_configurator.py:797-802), other models as full layers; vLLM counts them whole per token but one request
 holds only its window of them. Linear-attention layers hold a state per request instead. Tokens = (GPU

@@ -531,16 +531,19 @@ class KvCost:
         return self.full_bytes_per_token * tokens + self.sliding_bytes_per_token * sliding_tokens
 
 
-# SGLang's DSA indexer keeps, per token and layer, index_head_dim fp8 keys plus one float32 scale per 128 of them,
-# counted in the pool's cell size from 0.5.3.post3 (model_runner.py profile_max_num_token, then
-# model_runner_kv_cache_mixin.py, pool_configurator.py; 0.5.23 pool_configurator.py:399-408, :560-636 with
-# DSATokenToKVPool.quant_block_size 128, uint8 elements). Not divided by TP.
-SGLANG_DSA_INDEXER_SCALE_BLOCK = 128
+# The DSA indexer keeps, per token and layer, index_head_dim fp8 keys plus one float32 scale per 128 of them, not
+# divided by TP. SGLang counts it in the pool's cell size from 0.5.3.post3 (model_runner.py profile_max_num_token,
+# then model_runner_kv_cache_mixin.py, pool_configurator.py; 0.5.23 pool_configurator.py:399-408, :560-636 with
+# DSATokenToKVPool.quant_block_size 128, uint8 elements); vLLM gives each layer a DeepseekV32IndexerCache of
+# MLAAttentionSpec(head_size = index_head_dim + index_head_dim // 128 * 4, uint8) (0.33.0 model_executor/models/
+# deepseek_v2.py:658-666, :731-736) whose page adds to the latent's in one uniform-type group
+# (v1/kv_cache_interface.py:1319-1320, v1/core/kv_cache_planning.py UniformTypeKVCacheSpecs.from_specs).
+DSA_INDEXER_SCALE_BLOCK = 128
 
 
-def sglang_dsa_indexer_bytes(s: ModelShape) -> int:
-    """Bytes of SGLang's DSA indexer cache per token and layer (DeepSeek-V3.2: 128 + 4 = 132)."""
-    return s.index_head_dim + s.index_head_dim // SGLANG_DSA_INDEXER_SCALE_BLOCK * 4
+def dsa_indexer_bytes(s: ModelShape) -> int:
+    """Bytes of the DSA indexer cache per token and layer (DeepSeek-V3.2: 128 + 4 = 132)."""
+    return s.index_head_dim + s.index_head_dim // DSA_INDEXER_SCALE_BLOCK * 4
 
 
 def kv_cost(
@@ -573,9 +576,9 @@ def kv_cost(
         heads = kv_heads_per_rank(s, attn_tp)
         per_layer = heads * (s.head_dim + s.v_head_dim) * element
         formula = f"{heads} kv heads x ({s.head_dim} + {s.v_head_dim}) x {element:g} B"
-    if dsa_indexer and engine == "sglang" and s.index_head_dim:
-        per_layer += sglang_dsa_indexer_bytes(s)
-        formula = f"({formula} + {sglang_dsa_indexer_bytes(s)} B DSA indexer)"
+    if dsa_indexer and s.index_head_dim:
+        per_layer += dsa_indexer_bytes(s)
+        formula = f"({formula} + {dsa_indexer_bytes(s)} B DSA indexer)"
     sliding_weight = 0.8 if engine == "sglang" and s.sglang_swa_pool else 1.0
     layers = s.full_attention_layers + sliding_weight * s.sliding_layers
     formula += f" x {s.full_attention_layers} full layers"
