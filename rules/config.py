@@ -353,6 +353,9 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 # the default mem_fraction_static reads them (rules/knowledge/memory.py SglangMemoryFlags)
                 "max_prefill_tokens": "int",
                 "max_running_requests": "int",
+                "disable_piecewise_cuda_graph": "bool",
+                "disable_prefill_cuda_graph": "bool",
+                "disable_decode_cuda_graph": "bool",
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -430,14 +433,13 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "diffusion LLMs (block attention)": "dllm_algorithm_config dllm_block_size dllm_fdfo",
         (
             "CUDA graphs and torch.compile (the default mem_fraction_static reserves memory for the captured "
-            "batch sizes: sglang 0.5.23 arg_groups/memory_hook.py:89-263, :357-399; --cuda-graph-max-bs(-decode) "
-            "and --disable-cuda-graph are modelled)"
+            "batch sizes: sglang 0.5.23 arg_groups/memory_hook.py:89-263, :357-399; --cuda-graph-max-bs(-decode), "
+            "--disable-cuda-graph and the per-phase --disable-*-cuda-graph flags are modelled)"
         ): (
             "cuda_graph_backend_decode cuda_graph_backend_prefill cuda_graph_bs cuda_graph_bs_decode "
             "cuda_graph_bs_prefill cuda_graph_config cuda_graph_max_bs_prefill cuda_graph_max_seq_len_prefill cuda_graph_prefill_max_context "
             "cuda_graph_tc_compiler debug_cuda_graph debug_tensor_dump_inject debug_tensor_dump_input_file "
-            "debug_tensor_dump_output_folder disable_cuda_graph_padding disable_decode_cuda_graph "
-            "disable_piecewise_cuda_graph disable_prefill_cuda_graph enable_breakable_cuda_graph "
+            "debug_tensor_dump_output_folder disable_cuda_graph_padding enable_breakable_cuda_graph "
             "enable_piecewise_cuda_graph enable_symm_mem enable_torch_compile enable_torch_compile_debug_mode "
             "enforce_piecewise_cuda_graph msprobe_dump_config piecewise_cuda_graph_compiler "
             "piecewise_cuda_graph_max_tokens piecewise_cuda_graph_tokens record_nolora_graph"

@@ -422,6 +422,25 @@ def test_disable_cuda_graph_drops_the_graph_reserve_from_0_5_14(release, reserve
     )
 
 
+@pytest.mark.parametrize(
+    "release, phases, reserved",
+    [
+        # --disable-piecewise-cuda-graph: `if not self.disable_piecewise_cuda_graph` guards the 58 x 8 MiB
+        ("0.5.13", {"prefill"}, 512 + 8192 * 1.5 + 256 * 2 + 128),
+        # --disable-prefill-cuda-graph: a DISABLED prefill backend reserves nothing
+        ("0.5.23", {"prefill"}, 512 + 8192 * 1.5 + 256 * 2 + 128),
+        # --disable-decode-cuda-graph: 0.5.14 still reserves max_bs x 2, 0.5.15 on do not
+        ("0.5.14", {"decode"}, 512 + 8192 * 1.5 + 256 * 2 + 128 + 58 * 8),
+        ("0.5.15", {"decode"}, 512 + 8192 * 1.5 + 128 + 58 * 8),
+    ],
+)
+def test_a_phases_own_off_switch_drops_its_graph_reserve(release, phases, reserved):
+    flags = Flags(disabled_graph_phases=frozenset(phases))
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=flags) == fraction(
+        H100_MIB, reserved
+    )
+
+
 def test_piecewise_graphs_are_off_under_speculative_decoding_in_0_5_10():
     # 0.5.10 server_args.py _handle_piecewise_cuda_graph turns them off for speculative decoding (gone in 0.5.11)
     base = 512 + 8192 * 1.5 + 256 * 2 + 128 + 4096

@@ -191,7 +191,7 @@ def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_renderin
     assert len(computed) == 1  # two rules, the JSON and the table lines read one computation
 
 
-def test_a_pasted_cuda_graph_max_bs_is_read_into_sglangs_default_fraction():
+def test_pasted_cuda_graph_flags_are_read_into_sglangs_default_fraction():
     # sglang-11948's launch line on its A800s (0.5.3.post3, TP 2, EAGLE3, --cuda-graph-max-bs 128): 512 + 8192 x 1.5
     # + 128 x 2 + 2/8 x 1024 + 2048 for EAGLE3 = 15360 MiB of 81920 -> 0.812 (the tier's max_bs 256 gives 0.809)
     command = (
@@ -203,6 +203,11 @@ def test_a_pasted_cuda_graph_max_bs_is_read_into_sglangs_default_fraction():
     assert data["config"]["unmodelled"] == [] and data["config"]["flags"]["cuda_graph_max_bs"] == 128
     assert data["memory"]["memory_fraction"] == round((81920 - 15360) / 81920, 3) == 0.812
     assert data["memory"]["memory_fraction_origin"].endswith("with --cuda-graph-max-bs 128")
+    # 0.5.23 on an H100 with --disable-prefill-cuda-graph: 512 + 8192 x 1.5 + 256 x 2 + 128, no prefill graphs
+    launch = "python -m sglang.launch_server --model-path llama-3.1-8b --disable-prefill-cuda-graph"
+    data = check_json(["--gpu", "H100", "--", launch])[1]
+    assert data["config"]["unmodelled"] == []
+    assert data["memory"]["memory_fraction"] == round((81920 - 13440) / 81920, 3) == 0.836
 
 
 def test_sglang_lowers_its_fraction_for_a_vision_tower_only_where_it_serves_one(tmp_path):

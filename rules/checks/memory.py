@@ -189,8 +189,10 @@ def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) 
     given = ", ".join(
         f"--{name.replace('_', '-')}{'' if value is True else f' {value}'}"
         for name, value in vars(flags).items()
-        if value not in (None, False) and name != "context_length"
+        if value not in (None, False) and name not in ("context_length", "disabled_graph_phases")
     )
+    given += "".join(f", no {phase} CUDA graphs" for phase in sorted(flags.disabled_graph_phases))
+    given = given.removeprefix(", ")
     vision_note = f", x {memory.sglang_vision_factor(vision):.3f} for the vision tower" if vision else ""
     return fraction, (
         f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
@@ -222,6 +224,14 @@ def sglang_memory_flags(cfg: Config) -> memory.SglangMemoryFlags:
         cuda_graph_max_bs=count("cuda_graph_max_bs"),
         max_running_requests=count("max_running_requests"),
         disable_cuda_graph=bool(cfg.flags.get("disable_cuda_graph")),
+        disabled_graph_phases=frozenset(
+            phase
+            for phase, dests in (
+                ("prefill", ("disable_piecewise_cuda_graph", "disable_prefill_cuda_graph")),
+                ("decode", ("disable_decode_cuda_graph",)),
+            )
+            if any(cfg.flags.get(dest) for dest in dests)
+        ),
         context_length=cfg.context_length,
     )
 

@@ -626,6 +626,9 @@ class SglangMemoryFlags:
     cuda_graph_max_bs: Optional[int] = None  # --cuda-graph-max-bs (0.5.3-0.5.19), --cuda-graph-max-bs-decode (0.5.14+)
     max_running_requests: Optional[int] = None  # --max-running-requests
     disable_cuda_graph: bool = False  # --disable-cuda-graph
+    # The graph phases a per-phase flag turns off: "prefill" (--disable-piecewise-cuda-graph 0.5.10-0.5.13,
+    # --disable-prefill-cuda-graph 0.5.14+), "decode" (--disable-decode-cuda-graph 0.5.14+)
+    disabled_graph_phases: frozenset[str] = frozenset()
     context_length: Optional[int] = None  # --context-length
 
 
@@ -922,7 +925,11 @@ def _sglang_graph_and_activation_mib(
             max_bs = min(max_bs, flags.max_running_requests)
     activation_tokens = chunk if chunk > 0 else (flags.max_prefill_tokens or SGLANG_MAX_PREFILL_TOKENS)
     reserved = 512 + max(activation_tokens, 2048) * 1.5 + tp * pp / 8 * 1024
-    graphs_off = heuristic.disabled_graphs_unreserved if flags.disable_cuda_graph else frozenset()
+    # a phase's own flag always drops its prefill reserve (disable_piecewise_cuda_graph, then a DISABLED prefill
+    # backend); a DISABLED decode graph reserves nothing only where --disable-cuda-graph's does (0.5.15+)
+    graphs_off = (heuristic.disabled_graphs_unreserved if flags.disable_cuda_graph else frozenset()) | (
+        flags.disabled_graph_phases & (heuristic.disabled_graphs_unreserved | {"prefill"})
+    )
     if "decode" not in graphs_off:
         reserved += max_bs * 2
     prefill_off = {"speculative": bool(speculative), "pp": pp > 1, "mla": mla, "mla_non_dsa": mla and not dsa}
