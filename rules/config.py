@@ -361,6 +361,12 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
         # (the flag and --cuda-graph-max-bs-decode, 0.5.14+): one value, the decode graphs' largest batch
         **{dest: ("cuda_graph_max_bs", "int") for dest in ("cuda_graph_max_bs", "cuda_graph_max_bs_decode")},
+        # the prefill graphs' largest size: piecewise_cuda_graph_max_tokens to 0.5.13.post1, then
+        # cuda_graph_max_bs_prefill (--cuda-graph-max-bs-prefill, and --piecewise-cuda-graph-max-tokens to 0.5.19)
+        **{
+            dest: ("prefill_graph_max_bs", "int")
+            for dest in ("piecewise_cuda_graph_max_tokens", "cuda_graph_max_bs_prefill")
+        },
     },
     "vllm": {
         "model": ("model", "str"),
@@ -434,15 +440,16 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         (
             "CUDA graphs and torch.compile (the default mem_fraction_static reserves memory for the captured "
             "batch sizes: sglang 0.5.23 arg_groups/memory_hook.py:89-263, :357-399; --cuda-graph-max-bs(-decode), "
-            "--disable-cuda-graph and the per-phase --disable-*-cuda-graph flags are modelled)"
+            "--cuda-graph-max-bs-prefill, --disable-cuda-graph and the per-phase --disable-*-cuda-graph flags are "
+            "modelled)"
         ): (
             "cuda_graph_backend_decode cuda_graph_backend_prefill cuda_graph_bs cuda_graph_bs_decode "
-            "cuda_graph_bs_prefill cuda_graph_config cuda_graph_max_bs_prefill cuda_graph_max_seq_len_prefill cuda_graph_prefill_max_context "
+            "cuda_graph_bs_prefill cuda_graph_config cuda_graph_max_seq_len_prefill cuda_graph_prefill_max_context "
             "cuda_graph_tc_compiler debug_cuda_graph debug_tensor_dump_inject debug_tensor_dump_input_file "
             "debug_tensor_dump_output_folder disable_cuda_graph_padding enable_breakable_cuda_graph "
             "enable_piecewise_cuda_graph enable_symm_mem enable_torch_compile enable_torch_compile_debug_mode "
             "enforce_piecewise_cuda_graph msprobe_dump_config piecewise_cuda_graph_compiler "
-            "piecewise_cuda_graph_max_tokens piecewise_cuda_graph_tokens record_nolora_graph"
+            "piecewise_cuda_graph_tokens record_nolora_graph"
         ),
         (
             "chunked prefill: dynamic chunk sizes (chunks can grow toward max_prefill_tokens: sglang 0.5.14 "

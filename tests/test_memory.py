@@ -441,6 +441,17 @@ def test_a_phases_own_off_switch_drops_its_graph_reserve(release, phases, reserv
     )
 
 
+@pytest.mark.parametrize("release", ["0.5.13", "0.5.23"])
+def test_an_explicit_prefill_graph_max_replaces_the_chunk_and_its_context_cap(release):
+    # --piecewise-cuda-graph-max-tokens 1024 (0.5.13) / --cuda-graph-max-bs-prefill 1024 (0.5.23): 38 capture
+    # sizes up to 1024, the --context-length 512 cap (0.5.13) applying only to the default
+    assert memory._prefill_capture_sizes(1024) == 8 + 14 + 8 + 8  # 4..32, 48..256, 288..512, 576..1024
+    flags = Flags(prefill_graph_max_bs=1024, context_length=512)
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=flags) == fraction(
+        H100_MIB, 512 + 8192 * 1.5 + 256 * 2 + 128 + 38 * 8
+    )
+
+
 def test_piecewise_graphs_are_off_under_speculative_decoding_in_0_5_10():
     # 0.5.10 server_args.py _handle_piecewise_cuda_graph turns them off for speculative decoding (gone in 0.5.11)
     base = 512 + 8192 * 1.5 + 256 * 2 + 128 + 4096

@@ -187,12 +187,16 @@ def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) 
         memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm, flags, dsa, vision
     )
     given = ", ".join(
-        f"--{name.replace('_', '-')}{'' if value is True else f' {value}'}"
-        for name, value in vars(flags).items()
-        if value not in (None, False) and name not in ("context_length", "disabled_graph_phases")
+        [
+            *(
+                f"--{name.replace('_', '-')}{'' if value is True else f' {value}'}"
+                for name, value in vars(flags).items()
+                if value not in (None, False) and name in _FRACTION_FLAGS
+            ),
+            *([f"prefill graphs up to {flags.prefill_graph_max_bs} tokens"] if flags.prefill_graph_max_bs else []),
+            *(f"no {phase} CUDA graphs" for phase in sorted(flags.disabled_graph_phases)),
+        ]
     )
-    given += "".join(f", no {phase} CUDA graphs" for phase in sorted(flags.disabled_graph_phases))
-    given = given.removeprefix(", ")
     vision_note = f", x {memory.sglang_vision_factor(vision):.3f} for the vision tower" if vision else ""
     return fraction, (
         f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
@@ -211,6 +215,16 @@ def sglang_vision_tower(cfg: Config, release: Optional[Version]) -> Optional[tup
     return model.shape.vision_tower if served else None
 
 
+# SglangMemoryFlags fields named as the flag is spelled.
+_FRACTION_FLAGS = (
+    "chunked_prefill_size",
+    "max_prefill_tokens",
+    "cuda_graph_max_bs",
+    "max_running_requests",
+    "disable_cuda_graph",
+)
+
+
 def sglang_memory_flags(cfg: Config) -> memory.SglangMemoryFlags:
     """The launch flags SGLang's default --mem-fraction-static reads, from the config."""
 
@@ -223,6 +237,7 @@ def sglang_memory_flags(cfg: Config) -> memory.SglangMemoryFlags:
         max_prefill_tokens=count("max_prefill_tokens"),
         cuda_graph_max_bs=count("cuda_graph_max_bs"),
         max_running_requests=count("max_running_requests"),
+        prefill_graph_max_bs=count("prefill_graph_max_bs"),
         disable_cuda_graph=bool(cfg.flags.get("disable_cuda_graph")),
         disabled_graph_phases=frozenset(
             phase

@@ -625,6 +625,9 @@ class SglangMemoryFlags:
     max_prefill_tokens: Optional[int] = None  # --max-prefill-tokens (16384), the activation term when chunking is off
     cuda_graph_max_bs: Optional[int] = None  # --cuda-graph-max-bs (0.5.3-0.5.19), --cuda-graph-max-bs-decode (0.5.14+)
     max_running_requests: Optional[int] = None  # --max-running-requests
+    # The prefill graphs' largest capture size: --piecewise-cuda-graph-max-tokens (0.5.3.post2-0.5.19),
+    # --cuda-graph-max-bs-prefill (0.5.14+); the chunked prefill size (capped as the release caps it) when not given
+    prefill_graph_max_bs: Optional[int] = None
     disable_cuda_graph: bool = False  # --disable-cuda-graph
     # The graph phases a per-phase flag turns off: "prefill" (--disable-piecewise-cuda-graph 0.5.10-0.5.13,
     # --disable-prefill-cuda-graph 0.5.14+), "decode" (--disable-decode-cuda-graph 0.5.14+)
@@ -938,8 +941,8 @@ def _sglang_graph_and_activation_mib(
         and "prefill" not in graphs_off
         and not any(prefill_off[cause] for cause in heuristic.prefill_graphs_off_under)
     ):
-        prefill_max = chunk
-        if heuristic.prefill_graphs_capped_at_context and flags.context_length:
+        prefill_max = chunk if flags.prefill_graph_max_bs is None else flags.prefill_graph_max_bs
+        if flags.prefill_graph_max_bs is None and heuristic.prefill_graphs_capped_at_context and flags.context_length:
             prefill_max = min(prefill_max, flags.context_length)
         reserved += 1.5 * 1024 if mla else _prefill_capture_sizes(prefill_max) * 8
     return reserved
