@@ -182,7 +182,7 @@ def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) 
     release = sglang_release(target)
     flags = sglang_memory_flags(cfg)
     vision = sglang_vision_tower(cfg, release)
-    dsa = bool(cfg.model and cfg.model.dsa)
+    dsa = dsa_model(cfg, target)
     fraction = memory.sglang_default_mem_fraction(
         memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm, flags, dsa, vision
     )
