@@ -123,3 +123,24 @@ def library_state(target: Target, key: str) -> LibraryState:
 
     detail = "; ".join(part for part in (probed.health.error, diagnose(probed, facts)) if part)
     return LibraryState(False, f"installed{version} but its import {status}", detail)
+
+
+def kv_from_checkpoint(cfg: Config) -> bool:
+    """Whether the engine took this KV dtype from the checkpoint for --kv-cache-dtype auto (rules.resolve)."""
+    return cfg.rewrites.get("kv_cache_dtype") == "auto" and cfg.model is not None and cfg.model.kv_quant is not None
+
+
+def kv_found(cfg: Config) -> str:
+    """The KV dtype judged, as a finding states it: the flag as given, or where the engine took it from."""
+    if kv_from_checkpoint(cfg):
+        assert cfg.model is not None and cfg.model.kv_quant is not None, "kv_from_checkpoint checked both"
+        return f"KV {cfg.kv_cache_dtype} (--kv-cache-dtype auto takes the checkpoint's {cfg.model.kv_quant.declared})"
+    return f"--kv-cache-dtype {cfg.kv_cache_dtype}"
+
+
+def kv_unquantised_fix(cfg: Config, model_dtype: Optional[str]) -> list[str]:
+    """The flag that turns the KV cache back to the model's dtype: auto, or the model's dtype named where auto
+    takes the checkpoint's quantized KV (none when that dtype is unknown)."""
+    if not kv_from_checkpoint(cfg):
+        return ["--kv-cache-dtype auto"]
+    return [f"--kv-cache-dtype {model_dtype}"] if model_dtype in ("float16", "bfloat16") else []

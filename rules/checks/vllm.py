@@ -15,7 +15,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import gpu, library_state
+from rules.checks.common import gpu, kv_found, kv_from_checkpoint, kv_unquantised_fix, library_state
 from rules.config import Config
 from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
@@ -814,19 +814,22 @@ def vllm_kv_cache_dtype(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    kv = cfg.kv_cache_dtype
     q = query(cfg, target)
     if "kv_cache_dtype" not in rejections(backend, q, target):
-        return passed(f"--kv-cache-dtype {kv} on {backend.name}", "a dtype the backend stores")
+        return passed(f"{kv_found(cfg)} on {backend.name}", "a dtype the backend stores")
     accepted = [
         d
         for d in sorted(backend.kv_dtypes or ())
         if "kv_cache_dtype" not in rejections(backend, replace(q, kv_dtype=d), target)
     ]
-    fix = [] if "auto" not in accepted else ["--kv-cache-dtype auto"]
+    unquantised = kv_unquantised_fix(cfg, q.dtype)
+    fix = [f for f in unquantised if f.split()[-1] in accepted]
+    required = "one of " + ", ".join(accepted)
+    if kv_from_checkpoint(cfg) and "auto" in accepted:
+        required += f" (auto, with this checkpoint, is {cfg.kv_cache_dtype})"
     return failed(
-        f"--kv-cache-dtype {kv} on {backend.name} ({gpu(target)})",
-        "one of " + ", ".join(accepted),
+        f"{kv_found(cfg)} on {backend.name} ({gpu(target)})",
+        required,
         fix + _instead(q, target, backend.name),
     )
 
@@ -866,13 +869,13 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     fa = kb.flash_attn_for_kv(q)
-    found = f"{cfg.kv_cache_dtype} KV with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
+    found = f"{kv_found(cfg)} with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
     if "fa_fp8_kv" not in rejections(backend, q, target):
         return passed(found, "FA3 on SM90 or FA4 on SM100")
     return failed(
         found,
         "FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100",
-        ["--kv-cache-dtype auto", *_instead(q, target, "FLASH_ATTN")],
+        [*kv_unquantised_fix(cfg, q.dtype), *_instead(q, target, "FLASH_ATTN")],
     )
 
 
@@ -941,7 +944,9 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     if key not in rejections(backend, q, target):
         return passed(f"NVFP4 KV without {what} on {gpu(target)}", f"no {what}")
     return failed(
-        f"NVFP4 KV with {what} on {gpu(target)}", f"no {what} with NVFP4 KV below SM100", ["--kv-cache-dtype fp8"]
+        f"{kv_found(cfg)} with {what} on {gpu(target)}",
+        f"no {what} with NVFP4 KV below SM100",
+        ["--kv-cache-dtype fp8"],
     )
 
 
@@ -1273,7 +1278,7 @@ def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
     suggested = "float16" if target.cc < (8, 0) else "bfloat16"
     if kv.startswith("fp8") and target.cc < (8, 9):
         return failed(
-            f"--kv-cache-dtype {kv} on {backend} ({gpu(target)})",
+            f"{kv_found(cfg)} on {backend} ({gpu(target)})",
             "compute capability >= 8.9",
             [f"--kv-cache-dtype {suggested}"],
         )
@@ -1283,7 +1288,7 @@ def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
             "compute capability >= 8.0",
             ["--kv-cache-dtype float16"],
         )
-    return passed(f"--kv-cache-dtype {kv} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+    return passed(f"{kv_found(cfg)} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
 
 
 @rule(
@@ -1393,10 +1398,15 @@ def vllm_auto_select(cfg, target):
     if selection.chosen is None:
         if selection.unmodelled:
             return unknown(f"no modelled backend is valid ({tried}); not modelled: {', '.join(selection.unmodelled)}")
-        fix = ["--kv-cache-dtype auto"] if kb.is_quantised_kv(q.kv_dtype) else []
+        unquantised = kv_unquantised_fix(cfg, q.dtype) if kb.is_quantised_kv(q.kv_dtype) else []
+        # offered only where the list then finds a backend (0.14.0's TRITON_MLA takes "auto" alone)
+        fix = [f for f in unquantised if _select(replace(q, kv_dtype=f.split()[-1]), target).chosen]
         if cfg.page_size is not None:
             fix.append("drop --block-size")
-        return failed(f"no valid backend on {gpu(target)} ({tried})", "one valid backend in vLLM's priority list", fix)
+        kv = f", {kv_found(cfg)}" if kv_from_checkpoint(cfg) else ""
+        return failed(
+            f"no valid backend on {gpu(target)}{kv} ({tried})", "one valid backend in vLLM's priority list", fix
+        )
     blocked = [name for name, reasons in selection.rejected.items() if reasons == (kb.R_BLOCK_SIZE,)]
     if blocked:
         return warned(

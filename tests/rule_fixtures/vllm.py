@@ -38,6 +38,9 @@ def _mla_model(name, qk_nope, qk_rope, v_head):
 
 
 GEMMA4 = str(FIXTURES_DIR / "incident-models" / "gemma-4")
+# DeepSeek-R1's attention with ModelOpt's hf_quant_config.json (NVFP4 weights, kv_cache_quant_algo FP8): from
+# vllm 0.14.0 --kv-cache-dtype auto runs an fp8_e4m3 KV cache (rules/knowledge/checkpoint_kv.py)
+DSR1_NVFP4 = str(FIXTURES_DIR / "incident-models" / "deepseek-r1-nvfp4")
 MLA_NOPE_96 = _mla_model("mla-nope96", 96, 64, 128)
 MLA_NOPE_192_V256 = _mla_model("mla-nope192-v256", 192, 64, 256)
 # vllm#51405's model: only its architecture is known, which is what selects Inkling's own attention
@@ -229,6 +232,12 @@ FIXTURES = {
     },
     "vllm-kv-cache-dtype": {
         "pass": [
+            # 0.13.0 hands auto to CacheConfig as given (no checkpoint resolution before 0.14.0)
+            {
+                "gpu": "RTX PRO 6000",
+                "command": serve(DSR1_NVFP4, "--attention-backend", "TRITON_MLA"),
+                "engine_version": ["vllm==0.13.0"],
+            },
             {
                 "gpu": "H100",
                 "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8"),
@@ -460,8 +469,12 @@ FIXTURES = {
                 "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8"),
             },
             {"gpu": "A100", "command": serve("deepseek-v2-lite", "--kv-cache-dtype", "bfloat16")},
+            # a named dtype is not resolved: the checkpoint's FP8 KV is then not used
+            {"gpu": "A100", "command": serve(DSR1_NVFP4, "--kv-cache-dtype", "bfloat16")},
         ],
         "fail": [
+            # auto runs the checkpoint's fp8_e4m3 KV, on TRITON_MLA (the one MLA backend vLLM lists for SM8x)
+            {"gpu": "A100", "command": serve(DSR1_NVFP4)},
             {
                 "gpu": "A100",
                 "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8"),

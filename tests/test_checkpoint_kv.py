@@ -1,0 +1,119 @@
+"""The checkpoint's own KV quantization (issue 11 part 2): what config.json / hf_quant_config.json declare, and the
+KV dtype vLLM runs for --kv-cache-dtype auto in each release. Expectations are vLLM's code as read in its wheels:
+utils/torch_utils.py get_kv_cache_quant_algo_string (quant_method must start "modelopt"; a static 8-bit float
+scheme is fp8; nvfp4 from 0.20.0), engine/arg_utils.py resolve_kv_cache_dtype_string (from 0.14.0, "auto"
+only), transformers_utils/config.py (hf_quant_config.json when config.json has no quantization_config)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_run import check_json
+from packaging.version import Version
+
+from rules.knowledge.checkpoint_kv import vllm_auto_kv_dtype
+from rules.models import features_from_config
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+DSR1_NVFP4 = FIXTURES / "incident-models" / "deepseek-r1-nvfp4"
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32}
+
+
+def kv_quant(quantization_config):
+    return features_from_config({**LLAMA, "quantization_config": quantization_config}, "m", "test").kv_quant
+
+
+def resolved(quantization_config, release):
+    return vllm_auto_kv_dtype(kv_quant(quantization_config), Version(release))
+
+
+MODELOPT_FP8 = {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}
+LEGACY_NVFP4 = {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}}
+
+
+@pytest.mark.parametrize(
+    "quantization_config, release, expected",
+    [
+        (MODELOPT_FP8, "0.13.0", None),  # no resolution before 0.14.0
+        (MODELOPT_FP8, "0.14.0", "fp8_e4m3"),
+        (MODELOPT_FP8, "0.33.0", "fp8_e4m3"),
+        # the legacy file: vLLM sets quant_method from quant_algo (modelopt_fp4), which starts "modelopt"
+        (LEGACY_NVFP4, "0.14.0", "fp8_e4m3"),
+        ({**MODELOPT_FP8, "kv_cache_quant_algo": "NVFP4"}, "0.19.0", None),  # unknown then: "auto" with a warning
+        ({**MODELOPT_FP8, "kv_cache_quant_algo": "NVFP4"}, "0.20.0", "nvfp4"),
+        ({**MODELOPT_FP8, "kv_cache_scheme": {"type": "float", "num_bits": 8, "dynamic": False}}, "0.14.0", "fp8_e4m3"),
+        ({**MODELOPT_FP8, "kv_cache_scheme": {"type": "float", "num_bits": 8, "dynamic": True}}, "0.33.0", None),
+        (
+            {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_scheme": {"type": "float", "num_bits": 4}},
+            "0.19.0",
+            None,
+        ),
+        (
+            {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_scheme": {"type": "float", "num_bits": 4}},
+            "0.20.0",
+            "nvfp4",
+        ),
+        # compressed-tensors' kv_cache_scheme is not read by the resolver (quant_method is not modelopt)
+        (
+            {
+                "quant_method": "compressed-tensors",
+                "kv_cache_scheme": {"type": "float", "num_bits": 8, "dynamic": False},
+            },
+            "0.33.0",
+            None,
+        ),
+        ({"quant_method": "modelopt", "quant_algo": "FP8"}, "0.33.0", None),  # weights only: the KV stays auto
+    ],
+)
+def test_vllm_resolves_auto_from_the_checkpoint(quantization_config, release, expected):
+    assert resolved(quantization_config, release) == expected
+
+
+def test_a_scheme_wins_over_an_algo_as_vllm_reads_them():
+    both = {**MODELOPT_FP8, "kv_cache_scheme": {"type": "float", "num_bits": 8, "dynamic": True}}
+    assert kv_quant(both).algo is None  # the dynamic scheme is read, so vLLM falls back to auto
+    assert resolved(both, "0.33.0") is None
+
+
+def test_an_unquantized_checkpoint_declares_no_kv_quantization():
+    assert features_from_config(LLAMA, "m", "test").kv_quant is None
+
+
+def judged(model_dir, *flags, version="0.14.0", gpu="RTX PRO 6000"):
+    argv = ["--gpu", gpu, "--engine-version", f"vllm=={version}", "--model", str(model_dir), "--", "vllm", "serve", "m"]
+    run, report = check_json([*argv, *flags])
+    assert run.code in (0, 1), run.err
+    return report
+
+
+def test_the_sidecar_file_decides_the_kv_dtype(tmp_path):
+    with_sidecar = judged(DSR1_NVFP4, "--attention-backend", "TRITON_MLA")
+    assert with_sidecar["config"]["kv_cache_dtype"] == "fp8_e4m3"
+    finding = next(f for f in with_sidecar["findings"] if f["rule_id"] == "vllm-kv-cache-dtype")
+    assert finding["status"] == "fail" and "checkpoint's kv_cache_quant_algo 'FP8'" in finding["message"]
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(DSR1_NVFP4 / "config.json", bare / "config.json")
+    without = judged(bare, "--attention-backend", "TRITON_MLA")
+    assert without["config"]["kv_cache_dtype"] == "auto"
+    assert next(f for f in without["findings"] if f["rule_id"] == "vllm-kv-cache-dtype")["status"] == "pass"
+
+
+def test_config_json_quantization_wins_over_the_sidecar(tmp_path):
+    model = tmp_path / "m"
+    model.mkdir()
+    config = json.loads((DSR1_NVFP4 / "config.json").read_text())
+    config["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "NVFP4"}  # no KV quantization
+    (model / "config.json").write_text(json.dumps(config))
+    shutil.copy(DSR1_NVFP4 / "hf_quant_config.json", model / "hf_quant_config.json")
+    assert judged(model, "--attention-backend", "TRITON_MLA")["config"]["kv_cache_dtype"] == "auto"
+
+
+def test_a_named_kv_dtype_is_not_resolved():
+    report = judged(DSR1_NVFP4, "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8_e5m2")
+    assert report["config"]["kv_cache_dtype"] == "fp8_e5m2"
+    assert not report["config"]["rewritten_by_engine"]
