@@ -14,8 +14,13 @@ import pytest
 from cli_run import check_json
 from packaging.version import Version
 
+from attn_preflight.inputs import load_model
+from rules.checks.vllm import _select, query
+from rules.config import Config
 from rules.knowledge.checkpoint_kv import vllm_auto_kv_dtype
 from rules.models import features_from_config
+from rules.resolve import resolve
+from rules.target import Target
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DSR1_NVFP4 = FIXTURES / "incident-models" / "deepseek-r1-nvfp4"
@@ -117,3 +122,15 @@ def test_a_named_kv_dtype_is_not_resolved():
     report = judged(DSR1_NVFP4, "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8_e5m2")
     assert report["config"]["kv_cache_dtype"] == "fp8_e5m2"
     assert not report["config"]["rewritten_by_engine"]
+
+
+def test_vllm_0_14_finds_no_mla_backend_for_the_nvfp4_checkpoint_on_sm120():
+    """vllm#32732 (0.14.0, DeepSeek-R1-0528-NVFP4, RTX PRO 6000): with auto resolved to the checkpoint's FP8,
+    vLLM's SM12x MLA list has no backend left ("No valid attention backend found"); with the model's own dtype it
+    has (TRITON_MLA, whose supported_kv_cache_dtypes are ["auto"] in 0.14.0: mla/triton_mla.py:31)."""
+    target = Target.from_gpu("RTX PRO 6000").with_engine_versions({"vllm": "0.14.0"})
+    config = resolve(Config(engine="vllm", model=load_model(str(DSR1_NVFP4))), target)
+    assert config.kv_cache_dtype == "fp8_e4m3"
+    assert _select(query(config, target), target).chosen is None
+    before = target.with_engine_versions({"vllm": "0.13.0"})
+    assert resolve(Config(engine="vllm", model=load_model(str(DSR1_NVFP4))), before).kv_cache_dtype == "auto"
