@@ -21,6 +21,7 @@ from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
+from rules.knowledge import vllm_gemma4 as kb_gemma4
 from rules.target import Target
 
 # Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the wheels read
@@ -96,6 +97,9 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
         else:
             head_size, head_size_v = model.head_dim, model.v_head_dim  # with MLA disabled: nope + rope
     requested = cfg.flags.get("attention_config.flash_attn_version")
+    forced = gemma4_forcing(cfg, target)
+    if requested is None and forced is not None:
+        requested = forced.fa_version
     return kb.VllmQuery(
         cc=cc,
         head_size=head_size,
@@ -113,6 +117,23 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
         qk_rope_head_dim=rope,
         v_head_dim=model.v_head_dim if model else None,
         num_heads=model.num_attention_heads if model else None,
+    )
+
+
+def gemma4_forcing(cfg: Config, target: Target) -> Optional[kb_gemma4.Gemma4Forcing]:
+    """What vLLM's Gemma4Config forces for this launch (rules/knowledge/vllm_gemma4.py), before any selection."""
+    model = cfg.model
+    if model is None or target.cc is None:
+        return None
+    requested = cfg.flags.get("attention_config.flash_attn_version")
+    return kb_gemma4.forcing(
+        model.architecture,
+        frozenset(hd for hd, _ in model.layer_head_dims),
+        target.cc,
+        cfg.kv_cache_dtype,
+        kb.enum_name(cfg.attention_backend, _release(target)) if cfg.attention_backend else None,
+        int(requested) if requested is not None else None,
+        Version(_release(target) or kb.VLLM_VERSION),
     )
 
 
@@ -1268,7 +1289,9 @@ def vllm_tokenspeed_mla_dims(cfg, target):
 def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
     """TRITON_ATTN / TRITON_MLA's constructor: an FP8 KV cache needs SM89 (Triton's fp8e4nv), bfloat16 SM80."""
     if cfg.attention_backend is None and target.cc is not None:
-        if _select(query(cfg, target), target).chosen != backend:
+        forced = gemma4_forcing(cfg, target)
+        chosen = forced.backend if forced and forced.backend else _select(query(cfg, target), target).chosen
+        if chosen != backend:
             return skipped(f"vLLM does not select {backend} for this config")
     elif cfg.attention_backend != backend:
         return skipped(f"applies to {backend}")
@@ -1367,7 +1390,11 @@ def vllm_triton_fp8_kv_arch(cfg, target):
         "0.25.0/0.25.1 read against 0.26.0: the same _get_backend_priorities lists (platforms/cuda.py, bar "
         "0.26.0's non-causal variant) and fa_utils.py; the backend classes' supports_*/supported_* differ only "
         "by supports_sliding_window, which validate_configuration checks from 0.26.0 (backend.py; the 0.25 "
-        "range's reasons in vllm_backends.RELEASES have none); 0.25.0 == 0.25.1 in every file the selection reads"
+        "range's reasons in vllm_backends.RELEASES have none); 0.25.0 == 0.25.1 in every file the selection reads. "
+        "Gemma-4 (rules/knowledge/vllm_gemma4.py): Gemma4Config.verify_and_update_config read in every wheel "
+        "0.18.0-0.33.0 (model_executor/models/config.py:198 in 0.25.0-0.27.0, :199 in 0.28.0, :209 in 0.29.0-0.31.0, "
+        ":229 in 0.32.0, :301 in 0.33.0): TRITON_ATTN or FA4 forced before selection; every layer's head size "
+        "(head_dim, global_head_dim) is then validated (gemma4.py Gemma4Attention)"
     ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
@@ -1390,14 +1417,30 @@ def vllm_auto_select(cfg, target):
         return unknown("no CUDA GPU on the target")
     if cfg.model is None:
         return skipped("needs the model (--model or `vllm serve MODEL`) to run vLLM's selection")
-    q = query(cfg, target)
-    if q.head_size is None:
+    queries = layer_queries(cfg, target)
+    if any(q.head_size is None for q in queries):
         return unknown("the model's head size could not be read from its config")
-    selection = _select(q, target)
-    tried = "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
-    if selection.chosen is None:
+    forced = gemma4_forcing(cfg, target)
+    if forced is not None and forced.backend is not None:
+        return _gemma4_forced_backend(cfg, forced, queries, target)
+    said = f"{forced.said}; " if forced is not None else ""
+    selections = [(q, _select(q, target)) for q in queries]
+    every_layer = len(selections) > 1
+
+    def layer(q: kb.VllmQuery) -> str:
+        return f" for the head-size-{q.head_size} layers" if every_layer else ""
+
+    def tried(selection: kb.Selection) -> str:
+        return "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
+
+    for q, selection in selections:
+        if selection.chosen is not None:
+            continue
         if selection.unmodelled:
-            return unknown(f"no modelled backend is valid ({tried}); not modelled: {', '.join(selection.unmodelled)}")
+            return unknown(
+                f"{said}no modelled backend is valid{layer(q)} ({tried(selection)}); not modelled: "
+                f"{', '.join(selection.unmodelled)}"
+            )
         unquantised = kv_unquantised_fix(cfg, q.dtype) if kb.is_quantised_kv(q.kv_dtype) else []
         # offered only where the list then finds a backend (0.14.0's TRITON_MLA takes "auto" alone)
         fix = [f for f in unquantised if _select(replace(q, kv_dtype=f.split()[-1]), target).chosen]
@@ -1405,20 +1448,59 @@ def vllm_auto_select(cfg, target):
             fix.append("drop --block-size")
         kv = f", {kv_found(cfg)}" if kv_from_checkpoint(cfg) else ""
         return failed(
-            f"no valid backend on {gpu(target)}{kv} ({tried})", "one valid backend in vLLM's priority list", fix
+            f"{said}no valid backend{layer(q)} on {gpu(target)}{kv} ({tried(selection)})",
+            "one valid backend in vLLM's priority list" + (" for every layer" if every_layer else ""),
+            fix,
         )
-    blocked = [name for name, reasons in selection.rejected.items() if reasons == (kb.R_BLOCK_SIZE,)]
+    blocked = sorted(
+        {
+            name
+            for _, selection in selections
+            for name, reasons in selection.rejected.items()
+            if reasons == (kb.R_BLOCK_SIZE,)
+        }
+    )
+    picks = {selection.chosen for _, selection in selections}
+    chosen = (
+        f"{picks.pop()}"
+        + (f" for every layer (head sizes {', '.join(str(q.head_size) for q in queries)})" if every_layer else "")
+        if len(picks) == 1
+        else ", ".join(f"{selection.chosen}{layer(q)}" for q, selection in selections)
+    )
     if blocked:
         return warned(
-            f"--block-size {cfg.page_size}: vLLM picks {selection.chosen}",
+            f"--block-size {cfg.page_size}: vLLM picks {chosen}",
             f"a block size {', '.join(blocked)} accept",
             ["drop --block-size"],
             reason=f"--block-size {cfg.page_size} precluded higher-priority backend(s) {', '.join(blocked)}",
         )
+    skipped_ = "; ".join(t for t in dict.fromkeys(tried(selection) for _, selection in selections) if t)
     return passed(
-        f"vLLM selects {selection.chosen} on {gpu(target)}" + (f" (skipped: {tried})" if tried else ""),
-        "a valid backend",
+        f"{said}vLLM selects {chosen} on {gpu(target)}" + (f" (skipped: {skipped_})" if skipped_ else ""),
+        "a valid backend" + (" for every layer" if every_layer else ""),
     )
+
+
+def _gemma4_forced_backend(
+    cfg: Config, forced: kb_gemma4.Gemma4Forcing, queries: tuple[kb.VllmQuery, ...], target: Target
+) -> Outcome:
+    """Gemma4Config named the backend: vLLM validates it for each layer as if it had been named (get_attn_backend_cls
+    raises "Selected backend … is not valid for this configuration")."""
+    assert forced.backend is not None, "called for a forced backend"
+    backend = kb.backend_at(forced.backend, _release(target))
+    assert backend is not None, "TRITON_ATTN is in every release Gemma4Config forces it in"
+    for q in queries:
+        rejected = rejections(backend, q, target)
+        if rejected:
+            reasons = [r.text for r in rejected.values()]
+            return failed(
+                f"{forced.said}; {backend.name} on {gpu(target)} for the head-size-{q.head_size} layers: "
+                f"{', '.join(reasons)}",
+                f"a configuration {backend.name} takes",
+                kv_unquantised_fix(cfg, q.dtype) if "kv_cache_dtype" in rejected else [],
+                reason=f"Selected backend {backend.name} is not valid for this configuration. Reason: {reasons}",
+            )
+    return passed(f"{forced.said} on {gpu(target)}", "a valid backend for every layer")
 
 
 @rule(

@@ -506,6 +506,8 @@ FIXTURES = {
                 "gpu": "A100",
                 "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
             },
+            # no backend named: Gemma4Config forces TRITON_ATTN on SM8x (no FA4 there)
+            {"gpu": "A100", "command": serve(GEMMA4, "--kv-cache-dtype", "fp8")},
             {  # PR #35720: a crash at the first forward in 0.16.0
                 "gpu": "A100",
                 "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
@@ -518,6 +520,8 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("llama-3.1-8b")},
             {"gpu": "RTX 5090", "command": serve("deepseek-v3")},
             {"gpu": "A100", "command": serve("gpt-oss-20b")},
+            # Gemma4Config (config.py:301 in 0.33.0): FA4 for every layer on SM90, FLASH_ATTN takes 256 and 512
+            {"gpu": "H100", "command": serve(GEMMA4)},
             # FLASHINFER's FA2 path takes nvfp4 KV on SM12x from 0.32.0
             {
                 "gpu": "RTX 5090",
@@ -538,6 +542,8 @@ FIXTURES = {
             # vLLM 0.33.0 (the shared oracle): "No valid attention backend ... {TRITON_MLA: [kv_cache_dtype not
             # supported], FLASHINFER_MLA_SPARSE_SM120: [..., non-sparse not supported, ...]}"
             {"gpu": "RTX PRO 6000", "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2")},
+            # Gemma4Config forces TRITON_ATTN where FA4 is not supported (SM12x), which stores no nvfp4 KV
+            {"gpu": "RTX PRO 6000", "command": serve(GEMMA4, "--kv-cache-dtype", "nvfp4")},
         ],
     },
     "vllm-fa4-library": {
