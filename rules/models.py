@@ -70,6 +70,7 @@ class CheckpointKvQuant:
 
     quant_method: str  # as vLLM names it: "modelopt", "modelopt_fp4", "compressed-tensors", ...
     algo: Optional[str] = None  # kv_cache_quant_algo as written ("FP8")
+    nested: bool = False  # read from hf_quant_config.json's `quantization` section (SGLang reads that one apart)
     scheme_type: Optional[str] = None  # kv_cache_scheme's type ("float"), num_bits and dynamic
     scheme_bits: Optional[int] = None
     scheme_dynamic: Optional[bool] = None
@@ -351,8 +352,9 @@ def _kv_quant(config: dict[str, Any]) -> Optional[CheckpointKvQuant]:
         or section.get("kv_cache_quant_algo")
         or quant.get("kv_cache_quant_algo")
     )
+    nested = section is not quant
     if isinstance(declared, str):
-        return CheckpointKvQuant(method, algo=declared)
+        return CheckpointKvQuant(method, algo=declared, nested=nested)
     if isinstance(declared, dict):
         bits = declared.get("num_bits")
         dynamic = declared.get("dynamic")
@@ -361,6 +363,7 @@ def _kv_quant(config: dict[str, Any]) -> Optional[CheckpointKvQuant]:
             scheme_type=_str(declared.get("type")),
             scheme_bits=bits if isinstance(bits, int) and not isinstance(bits, bool) else None,
             scheme_dynamic=dynamic if isinstance(dynamic, bool) else None,
+            nested=nested,
         )
     return None
 

@@ -17,7 +17,7 @@ from packaging.version import Version
 from attn_preflight.inputs import load_model
 from rules.checks.vllm import _select, query
 from rules.config import Config
-from rules.knowledge.checkpoint_kv import vllm_auto_kv_dtype
+from rules.knowledge.checkpoint_kv import sglang_auto_kv_dtype, vllm_auto_kv_dtype
 from rules.models import features_from_config
 from rules.resolve import resolve
 from rules.target import Target
@@ -134,3 +134,28 @@ def test_vllm_0_14_finds_no_mla_backend_for_the_nvfp4_checkpoint_on_sm120():
     assert _select(query(config, target), target).chosen is None
     before = target.with_engine_versions({"vllm": "0.13.0"})
     assert resolve(Config(engine="vllm", model=load_model(str(DSR1_NVFP4))), before).kv_cache_dtype == "auto"
+
+
+@pytest.mark.parametrize(
+    "quantization_config, release, expected",
+    [
+        (LEGACY_NVFP4, "0.5.8", None),  # the pool is FP8 there, but server_args stays "auto" for the backends
+        (LEGACY_NVFP4, "0.5.9", "fp8_e4m3"),  # model_runner.py:1679 writes it back before the backends
+        ({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}, "0.5.14", None),
+        ({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}, "0.5.15", "fp8_e4m3"),
+        # SGLang reads a float 8-bit scheme as FP8 whether dynamic or not
+        (
+            {
+                "quant_method": "modelopt",
+                "quant_algo": "FP8",
+                "kv_cache_scheme": {"type": "float", "num_bits": 8, "dynamic": True},
+            },
+            "0.5.23",
+            "fp8_e4m3",
+        ),
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "NVFP4"}, "0.5.23", None),
+        ({"quant_method": "compressed-tensors", "kv_cache_scheme": {"type": "float", "num_bits": 8}}, "0.5.23", None),
+    ],
+)
+def test_sglang_backends_run_the_checkpoints_fp8(quantization_config, release, expected):
+    assert sglang_auto_kv_dtype(kv_quant(quantization_config), Version(release)) == expected

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import declared, gpu, phases_using, sglang_release
+from rules.checks.common import (
+    backend_kv_dtype,
+    declared,
+    gpu,
+    kv_found,
+    kv_unquantised_fix,
+    phases_using,
+    sglang_release,
+)
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, fa4_head_dims
 from rules.knowledge.kv_dtypes import FP8
@@ -124,7 +132,8 @@ flash-attn-4 wheel instead (jit_kernel/flash_attention_v4.py:10), which has the 
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
 def fa4_fp8_sm100(cfg, target):
-    if cfg.kv_cache_dtype not in FP8 or cfg.mla:
+    kv = backend_kv_dtype(cfg, target)
+    if kv not in FP8 or cfg.mla:
         return skipped("applies to non-MLA models with an FP8 KV cache (MLA decode dequantizes)")
     if sglang_release(target) < FA4_VENDORED_FROM and _older_fa4_wheel(target, FA4_WHEEL_FP8_ASSERT_FROM):
         return skipped(
@@ -133,13 +142,13 @@ def fa4_fp8_sm100(cfg, target):
         )
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in declared(target, "fa4").kv_dtype_archs[cfg.kv_cache_dtype]:
+    if target.major in declared(target, "fa4").kv_dtype_archs[kv]:
         return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
-    fix = ["--kv-cache-dtype auto"] + (
-        ["--attention-backend fa3"] if target.major == 9 and cfg.kv_cache_dtype == "fp8_e4m3" else []
+    fix = kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None) + (
+        ["--attention-backend fa3"] if target.major == 9 and kv == "fp8_e4m3" else []
     )
     return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
         "SM100/SM103 for an FP8 KV cache on fa4",
         fix,
     )

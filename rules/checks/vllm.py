@@ -837,19 +837,19 @@ def vllm_kv_cache_dtype(cfg, target):
         return outcome
     q = query(cfg, target)
     if "kv_cache_dtype" not in rejections(backend, q, target):
-        return passed(f"{kv_found(cfg)} on {backend.name}", "a dtype the backend stores")
+        return passed(f"{kv_found(cfg, target)} on {backend.name}", "a dtype the backend stores")
     accepted = [
         d
         for d in sorted(backend.kv_dtypes or ())
         if "kv_cache_dtype" not in rejections(backend, replace(q, kv_dtype=d), target)
     ]
-    unquantised = kv_unquantised_fix(cfg, q.dtype)
+    unquantised = kv_unquantised_fix(cfg, target, q.dtype)
     fix = [f for f in unquantised if f.split()[-1] in accepted]
     required = "one of " + ", ".join(accepted)
-    if kv_from_checkpoint(cfg) and "auto" in accepted:
+    if kv_from_checkpoint(cfg, target) and "auto" in accepted:
         required += f" (auto, with this checkpoint, is {cfg.kv_cache_dtype})"
     return failed(
-        f"{kv_found(cfg)} on {backend.name} ({gpu(target)})",
+        f"{kv_found(cfg, target)} on {backend.name} ({gpu(target)})",
         required,
         fix + _instead(q, target, backend.name),
     )
@@ -890,13 +890,13 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     fa = kb.flash_attn_for_kv(q)
-    found = f"{kv_found(cfg)} with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
+    found = f"{kv_found(cfg, target)} with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
     if "fa_fp8_kv" not in rejections(backend, q, target):
         return passed(found, "FA3 on SM90 or FA4 on SM100")
     return failed(
         found,
         "FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100",
-        [*kv_unquantised_fix(cfg, q.dtype), *_instead(q, target, "FLASH_ATTN")],
+        [*kv_unquantised_fix(cfg, target, q.dtype), *_instead(q, target, "FLASH_ATTN")],
     )
 
 
@@ -965,7 +965,7 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     if key not in rejections(backend, q, target):
         return passed(f"NVFP4 KV without {what} on {gpu(target)}", f"no {what}")
     return failed(
-        f"{kv_found(cfg)} with {what} on {gpu(target)}",
+        f"{kv_found(cfg, target)} with {what} on {gpu(target)}",
         f"no {what} with NVFP4 KV below SM100",
         ["--kv-cache-dtype fp8"],
     )
@@ -1301,7 +1301,7 @@ def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
     suggested = "float16" if target.cc < (8, 0) else "bfloat16"
     if kv.startswith("fp8") and target.cc < (8, 9):
         return failed(
-            f"{kv_found(cfg)} on {backend} ({gpu(target)})",
+            f"{kv_found(cfg, target)} on {backend} ({gpu(target)})",
             "compute capability >= 8.9",
             [f"--kv-cache-dtype {suggested}"],
         )
@@ -1311,7 +1311,7 @@ def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
             "compute capability >= 8.0",
             ["--kv-cache-dtype float16"],
         )
-    return passed(f"{kv_found(cfg)} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+    return passed(f"{kv_found(cfg, target)} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
 
 
 @rule(
@@ -1441,12 +1441,12 @@ def vllm_auto_select(cfg, target):
                 f"{said}no modelled backend is valid{layer(q)} ({tried(selection)}); not modelled: "
                 f"{', '.join(selection.unmodelled)}"
             )
-        unquantised = kv_unquantised_fix(cfg, q.dtype) if kb.is_quantised_kv(q.kv_dtype) else []
+        unquantised = kv_unquantised_fix(cfg, target, q.dtype) if kb.is_quantised_kv(q.kv_dtype) else []
         # offered only where the list then finds a backend (0.14.0's TRITON_MLA takes "auto" alone)
         fix = [f for f in unquantised if _select(replace(q, kv_dtype=f.split()[-1]), target).chosen]
         if cfg.page_size is not None:
             fix.append("drop --block-size")
-        kv = f", {kv_found(cfg)}" if kv_from_checkpoint(cfg) else ""
+        kv = f", {kv_found(cfg, target)}" if kv_from_checkpoint(cfg, target) else ""
         return failed(
             f"{said}no valid backend{layer(q)} on {gpu(target)}{kv} ({tried(selection)})",
             "one valid backend in vLLM's priority list" + (" for every layer" if every_layer else ""),
@@ -1497,7 +1497,7 @@ def _gemma4_forced_backend(
                 f"{forced.said}; {backend.name} on {gpu(target)} for the head-size-{q.head_size} layers: "
                 f"{', '.join(reasons)}",
                 f"a configuration {backend.name} takes",
-                kv_unquantised_fix(cfg, q.dtype) if "kv_cache_dtype" in rejected else [],
+                kv_unquantised_fix(cfg, target, q.dtype) if "kv_cache_dtype" in rejected else [],
                 reason=f"Selected backend {backend.name} is not valid for this configuration. Reason: {reasons}",
             )
     return passed(f"{forced.said} on {gpu(target)}", "a valid backend for every layer")

@@ -8,10 +8,17 @@ kv_cache_scheme is not resolved there. A legacy hf_quant_config.json gets its qu
 first (transformers_utils/model_arch_config_convertor.py _normalize_quantization_config). Unknown values fall
 back to "auto" with a warning. Read in every vllm wheel from 0.13.0 to 0.33.0 (VLLM_READ below).
 
-SGLang resolves it later and elsewhere: the memory pool's configure_kv_cache_dtype (0.5.23
-mem_cache/kv_cache_dtype.py:48-57; model_executor/model_runner.py init_memory_pool before 0.5.16, :1509-1520 in
-0.5.5) turns "auto" into FP8 E4M3 when the loaded quant config's kv_cache_quant_algo is "FP8", after every
-server-args check has seen "auto".
+SGLang resolves it later and elsewhere: after the model loads, the model runner's KV dtype step turns "auto" into
+FP8 E4M3 when the loaded quant config's kv_cache_quant_algo is "FP8" (model_executor/model_runner.py: :1399 in
+0.5.3, :1511 in 0.5.5, :1672 in 0.5.9, :2343 in 0.5.12, :2449 in 0.5.15; mem_cache/kv_cache_dtype.py
+configure_kv_cache_dtype from 0.5.16, :48-57 in 0.5.23). Every server-args check (server_args.py, arg_groups/)
+has seen "auto" by then; the attention backends, built after, see the FP8 dtype from 0.5.9, where the runner
+writes it back over server_args.kv_cache_dtype (model_runner.py:1679 in 0.5.9; a load-time override from 0.5.15;
+ModelRunner.kv_cache_dtype_str, which flashattention_backend.py reads, from 0.5.17). 0.5.3-0.5.8 size the pool in
+FP8 but leave server_args at "auto" (not modelled). Only SGLang's ModelOpt configs are read here
+(layers/quantization/modelopt_quant.py from_config): hf_quant_config.json's quantization.kv_cache_quant_algo;
+config.json's kv_cache_scheme (type float, 8 bits: FP8, whether dynamic or not), or from 0.5.15 its
+kv_cache_quant_algo string (:458 in 0.5.15, :490 in 0.5.23; 0.5.9-0.5.14 read only the scheme there).
 """
 
 from __future__ import annotations
@@ -66,3 +73,23 @@ def vllm_auto_kv_dtype(kv_quant: Optional[CheckpointKvQuant], release: Version) 
     if dtype == "nvfp4" and release < VLLM_NVFP4_FROM:
         return None
     return dtype
+
+
+SGLANG_BACKENDS_SEE_FROM = Version("0.5.9")
+SGLANG_FLAT_ALGO_FROM = Version("0.5.15")
+SGLANG_SOURCE = (
+    "sglang: python/sglang/srt/mem_cache/kv_cache_dtype.py configure_kv_cache_dtype (model_executor/model_runner.py "
+    "before 0.5.16); layers/quantization/modelopt_quant.py from_config"
+)
+
+
+def sglang_auto_kv_dtype(kv_quant: Optional[CheckpointKvQuant], release: Version) -> Optional[str]:
+    """The KV dtype SGLang's attention backends run for --kv-cache-dtype auto with this checkpoint; None: the
+    model's dtype (or a release where the backends still see "auto")."""
+    if kv_quant is None or release < SGLANG_BACKENDS_SEE_FROM or not kv_quant.quant_method.startswith("modelopt"):
+        return None
+    if kv_quant.algo is None:
+        fp8 = kv_quant.scheme_type == "float" and kv_quant.scheme_bits == 8
+    else:
+        fp8 = kv_quant.algo.upper() == "FP8" and (kv_quant.nested or release >= SGLANG_FLAT_ALGO_FROM)
+    return "fp8_e4m3" if fp8 else None
