@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_run import check_json
+from cli_run import check_json, finding
 from packaging.version import Version
 
 from attn_preflight.inputs import load_model
@@ -159,3 +159,31 @@ def test_vllm_0_14_finds_no_mla_backend_for_the_nvfp4_checkpoint_on_sm120():
 )
 def test_sglang_backends_run_the_checkpoints_fp8(quantization_config, release, expected):
     assert sglang_auto_kv_dtype(kv_quant(quantization_config), Version(release)) == expected
+
+
+MODELOPT_FP8_KV = FIXTURES / "models" / "synthetic-modelopt-fp8-kv"
+
+
+@pytest.mark.parametrize(
+    "argv, rule, too_small",
+    [
+        (
+            ["--engine-version", "vllm==0.33.0", "--", "vllm", "serve", "m", "--max-model-len", "131072"],
+            "vllm-memory-kv-context",
+            "fail",  # vLLM refuses to start
+        ),
+        # SGLang starts and refuses the request
+        (["--engine-version", "sglang==0.5.23", "--context-length", "131072"], "memory-kv-context", "warn"),
+    ],
+)
+def test_the_kv_pool_is_sized_in_the_checkpoints_dtype(argv, rule, too_small):
+    """Llama-3.1-8B's 32 layers x 8 KV heads x (128 + 128) take 64 KiB a token in FP8, 128 KiB in BF16: on an L4
+    (24 GiB) a 131072-token request fits only in the FP8 pool that auto gets from this checkpoint."""
+    head, tail = (argv, []) if "--" not in argv else (argv[: argv.index("--")], argv[argv.index("--") :])
+    base = ["--gpu", "L4", "--model", str(MODELOPT_FP8_KV), *head]
+    run, auto = check_json([*base, *tail])
+    assert run.code in (0, 1), run.err
+    assert finding(auto, rule)["status"] == "pass"
+    named = [*tail, "--kv-cache-dtype", "bfloat16"] if tail else ["--kv-cache-dtype", "bf16"]
+    run, bf16 = check_json([*base, *named])
+    assert finding(bf16, rule)["status"] == too_small

@@ -125,12 +125,21 @@ def library_state(target: Target, key: str) -> LibraryState:
     return LibraryState(False, f"installed{version} but its import {status}", detail)
 
 
+def auto_kv_dtype(cfg: Config, target: Target) -> str:
+    """The KV dtype the attention backends run for --kv-cache-dtype auto: the checkpoint's quantized one where the
+    engine takes it (rules/knowledge/checkpoint_kv.py), else "auto" (the model's dtype)."""
+    kv_quant = cfg.model.kv_quant if cfg.model is not None else None
+    if cfg.engine == "vllm":
+        return checkpoint_kv.vllm_auto_kv_dtype(kv_quant, vllm_release(target)) or "auto"
+    return checkpoint_kv.sglang_auto_kv_dtype(kv_quant, sglang_release(target)) or "auto"
+
+
 def backend_kv_dtype(cfg: Config, target: Target) -> str:
     """The KV dtype the attention backends run. vLLM's is the config's (rules.resolve applied the checkpoint's
-    to --kv-cache-dtype auto); SGLang takes the checkpoint's after every server-args check has seen "auto"
-    (rules/knowledge/checkpoint_kv.py), so only rules about the backends' kernels read it here."""
-    if cfg.engine == "sglang" and cfg.kv_cache_dtype == "auto" and cfg.model is not None:
-        return checkpoint_kv.sglang_auto_kv_dtype(cfg.model.kv_quant, sglang_release(target)) or "auto"
+    to --kv-cache-dtype auto); SGLang takes the checkpoint's after every server-args check has seen "auto", so
+    only rules about the backends' kernels and the pool read it here."""
+    if cfg.engine == "sglang" and cfg.kv_cache_dtype == "auto":
+        return auto_kv_dtype(cfg, target)
     return cfg.kv_cache_dtype
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from probe.facts import GpuDevice
-from rules.checks.common import gpu, sglang_release, vllm_release
+from rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
@@ -183,9 +183,10 @@ def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) 
     return fraction, f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
 
 
-def _kv_dtypes(cfg: Config) -> list[str]:
+def _kv_dtypes(cfg: Config, target: Target) -> list[str]:
     fp8 = "fp8_e4m3" if cfg.engine == "sglang" else "fp8"
-    return list(dict.fromkeys([cfg.kv_cache_dtype, "auto", fp8]))
+    # the pool's dtype, then what auto gives (the checkpoint's quantized KV where the engine takes it), then FP8
+    return list(dict.fromkeys([backend_kv_dtype(cfg, target), auto_kv_dtype(cfg, target), fp8]))
 
 
 def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
@@ -223,7 +224,7 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
     page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
     capacities = []
     state = 0.0
-    for kv_dtype in _kv_dtypes(cfg):
+    for kv_dtype in _kv_dtypes(cfg, target):
         if kv_dtype != "auto" and kv_dtype not in memory.KV_ELEMENT_BYTES:
             continue  # a dtype whose layout is not modelled (e.g. fp4 recipes): not guessed
         cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp)
