@@ -207,7 +207,11 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
     versions=SGLANG_NEWEST,
     verified=(
         "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading. "
+        "--kv-cache-dtype auto with a ModelOpt FP8-KV checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner "
+        "writes it over server_args before building the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a "
+        "load-time override from 0.5.15), flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from "
+        "0.5.17 (:175 in 0.5.17, :181 in 0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23)"
     ),
     backends=("fa3",),
     stage="runtime",

@@ -113,7 +113,11 @@ def fa4_paged_kv_sm8x(cfg, target):
         "flash-attn-4 wheel (METADATA: >=4.0.0b4 in 0.5.10, >=4.0.0b9 in 0.5.11-0.5.13, ==4.0.0b15 in 0.5.14/0.5.15), "
         "whose assert is in 4.0.0b10 interface.py:470 and 4.0.0b15 :480 and not in 4.0.0b9; vendored from 0.5.16 "
         "(jit_kernel/flash_attn/cute/interface.py), 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:729. "
-        "0.5.9's vendored FA4 has no FP8 path at all (not judged)"
+        "0.5.9's vendored FA4 has no FP8 path at all (not judged). "
+        "--kv-cache-dtype auto with a ModelOpt FP8-KV checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner "
+        "writes it over server_args before building the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a "
+        "load-time override from 0.5.15), flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from "
+        "0.5.17 (:175 in 0.5.17, :181 in 0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23)"
     ),
     backends=("fa4",),
     stage="runtime",

@@ -816,7 +816,9 @@ def vllm_fp16_model(cfg, target):
         "0.17.1, 0.18.0, 0.18.1, 0.19.0 and 0.19.1 wheels (their differences from 0.33.0 are CHANGES). "
         "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "the earlier reading and the condition was not re-read release by release. "
+        "--kv-cache-dtype auto is judged as the checkpoint's KV dtype from 0.14.0 (engine/arg_utils.py:1398 in "
+        "0.14.0 to :2297 in 0.33.0, each release's line in rules/knowledge/checkpoint_kv.py VLLM_READ)"
     ),
     stage="startup",
     prevents=kb.R_KV_DTYPE,
@@ -1462,7 +1464,7 @@ def vllm_auto_select(cfg, target):
     )
     picks = {selection.chosen for _, selection in selections}
     chosen = (
-        f"{picks.pop()}"
+        str(picks.pop())
         + (f" for every layer (head sizes {', '.join(str(q.head_size) for q in queries)})" if every_layer else "")
         if len(picks) == 1
         else ", ".join(f"{selection.chosen}{layer(q)}" for q, selection in selections)
@@ -1474,9 +1476,9 @@ def vllm_auto_select(cfg, target):
             ["drop --block-size"],
             reason=f"--block-size {cfg.page_size} precluded higher-priority backend(s) {', '.join(blocked)}",
         )
-    skipped_ = "; ".join(t for t in dict.fromkeys(tried(selection) for _, selection in selections) if t)
+    passed_over = "; ".join(t for t in dict.fromkeys(tried(selection) for _, selection in selections) if t)
     return passed(
-        f"{said}vLLM selects {chosen} on {gpu(target)}" + (f" (skipped: {skipped_})" if skipped_ else ""),
+        f"{said}vLLM selects {chosen} on {gpu(target)}" + (f" (skipped: {passed_over})" if passed_over else ""),
         "a valid backend" + (" for every layer" if every_layer else ""),
     )
 
