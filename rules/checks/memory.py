@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from rules.checks.common import gpu, sglang_release, vllm_release
+from rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
 from rules.checks.dsa import dsa_model
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
@@ -252,9 +252,10 @@ def sglang_memory_flags(cfg: Config) -> memory.SglangMemoryFlags:
     )
 
 
-def _kv_dtypes(cfg: Config) -> list[str]:
+def _kv_dtypes(cfg: Config, target: Target) -> list[str]:
     fp8 = "fp8_e4m3" if cfg.engine == "sglang" else "fp8"
-    return list(dict.fromkeys([cfg.kv_cache_dtype, "auto", fp8]))
+    # the pool's dtype, then what auto gives (the checkpoint's quantized KV where the engine takes it), then FP8
+    return list(dict.fromkeys([backend_kv_dtype(cfg, target), auto_kv_dtype(cfg, target), fp8]))
 
 
 def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
@@ -294,7 +295,7 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
     state = 0.0
     # vLLM keys the indexer on index_topk alone (deepseek_v2.py is_v32), SGLang on its DSA architectures too
     indexer = dsa_model(cfg, target) if cfg.engine == "sglang" else bool(cfg.model and cfg.model.dsa)
-    for kv_dtype in _kv_dtypes(cfg):
+    for kv_dtype in _kv_dtypes(cfg, target):
         if kv_dtype != "auto" and kv_dtype not in memory.KV_ELEMENT_BYTES:
             continue  # a dtype whose layout is not modelled (e.g. fp4 recipes): not guessed
         cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp, indexer)
