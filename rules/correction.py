@@ -22,7 +22,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from rules.config import Config, apply_flags, flag_table, superseded_env
+from rules.config import ENV_ASSIGNMENT, ENV_PREFIXES, Config, apply_flags, flag_table, superseded_env
 
 if TYPE_CHECKING:
     from rules.engine import Finding, Judge, Status
@@ -162,11 +162,12 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
     pasted = bool(config.command)
     if best is None:
         return Correction((), None, None, pasted, _why_not(closest))
+    changed = sorted(best.changed, key=lambda c: not c[0].startswith(ENV_DEST))  # a variable goes before flags
     if pasted:
-        command = shlex.join(rewrite(config.command, config.engine, [t for _, t in best.changed]))
+        command = shlex.join(rewrite(config.command, config.engine, [t for _, t in changed]))
     else:
-        command = " ".join(shlex.join(tokens) for _, tokens in best.changed)
-    changes = tuple(shlex.join(tokens) for _, tokens in best.changed)  # one per flag changed
+        command = " ".join(shlex.join(tokens) for _, tokens in changed)
+    changes = tuple(shlex.join(tokens) for _, tokens in changed)  # one per flag or variable changed
     return Correction(changes, command, verdict_of(best.findings), pasted)
 
 
@@ -192,9 +193,18 @@ def _why_not(closest: _State) -> str:
     return reason
 
 
+ENV_DEST = "$"  # the key of a changed environment variable: "$" + its name (flags are keyed by dest)
+
+
+def _env_name(word: str) -> str:
+    """The variable a `NAME=value` word assigns ("" for any other word)."""
+    return word.partition("=")[0] if ENV_ASSIGNMENT.match(word) else ""
+
+
 def _flag_tokens(engine: str, fix: str) -> Optional[list[tuple[str, list[str]]]]:
-    """A fix's flags as (dest, tokens) pairs, e.g. "--page-size 64" -> [("page_size", ["--page-size", "64"])];
-    None when the fix is not flags of the engine (an install, a download)."""
+    """A fix's flags as (dest, tokens) pairs, e.g. "--page-size 64" -> [("page_size", ["--page-size", "64"])],
+    and its leading environment assignments as ("$NAME", ["NAME=value"]); None when the fix is not flags of the
+    engine (an install, a download)."""
     try:
         words = shlex.split(fix)
     except ValueError:
@@ -202,6 +212,11 @@ def _flag_tokens(engine: str, fix: str) -> Optional[list[tuple[str, list[str]]]]
     table = flag_table(engine)
     out: list[tuple[str, list[str]]] = []
     i = 0
+    while i < len(words) and _env_name(words[i]):  # environment assignments lead, as in a command
+        if not _env_name(words[i]).startswith(ENV_PREFIXES):
+            return None
+        out.append((ENV_DEST + _env_name(words[i]), [words[i]]))
+        i += 1
     while i < len(words):
         flag, has_inline, inline = words[i].partition("=")
         spec = table.get(flag)
@@ -223,17 +238,23 @@ _PHASE_BACKENDS = ("prefill_attention_backend", "decode_attention_backend")
 
 
 def rewrite(tokens: Sequence[str], engine: str, changes: Sequence[Sequence[str]]) -> list[str]:
-    """`tokens` (a pasted command as split) with each change (the flag tokens that set one flag) applied: the
-    user's occurrences of that flag (any spelling, `--flag value` or `--flag=value`) take the new value; a flag
-    not given is appended; `--attention-backend` also replaces the phase-specific backend flags; an environment
-    prefix the change supersedes is dropped."""
+    """`tokens` (a pasted command as split) with each change (the flag tokens that set one flag, or one
+    `NAME=value` environment assignment) applied: the user's occurrences of that flag (any spelling, `--flag
+    value` or `--flag=value`) take the new value; a flag not given is appended; `--attention-backend` also
+    replaces the phase-specific backend flags; an environment prefix the change supersedes is dropped. An
+    assignment replaces the user's own of that variable or joins the prefix, and drops the flag it stands for
+    (vLLM before 0.13 has no --attention-backend: its argparse refuses it)."""
     table = flag_table(engine)
-    wanted = {table[change[0].partition("=")[0]][0]: list(change) for change in changes}
+    assigned = {_env_name(change[0]): change[0] for change in changes if _env_name(change[0])}
+    wanted = {
+        table[change[0].partition("=")[0]][0]: list(change) for change in changes if not _env_name(change[0])
+    }
     appended = {
         dest: _respelled(new[0].partition("=")[0], False, table[new[0].partition("=")[0]][1], new)
         for dest, new in wanted.items()
     }
     dropped = set(_PHASE_BACKENDS) if "attention_backend" in wanted else set()
+    dropped |= {dest for dest in (*_PHASE_BACKENDS, "attention_backend") if superseded_env(engine, dest) in assigned}
     env_gone = {superseded_env(engine, dest) for dest in wanted} - {None}
     out: list[str] = []
     placed: set[str] = set()
@@ -246,9 +267,15 @@ def rewrite(tokens: Sequence[str], engine: str, changes: Sequence[Sequence[str]]
             out.append(token)
             continue
         if in_prefix and "=" in token and not token.startswith("-"):
-            if token.partition("=")[0] not in env_gone:
+            name = token.partition("=")[0]
+            if name in assigned:
+                out.append(assigned[name])
+                placed.add(ENV_DEST + name)
+            elif name not in env_gone:
                 out.append(token)
             continue
+        if in_prefix:  # the program: the assignments the user did not give go just before it
+            out.extend(word for name, word in assigned.items() if ENV_DEST + name not in placed)
         in_prefix = False
         flag, has_inline, _ = token.partition("=")
         spec = table.get(flag) if token.startswith("-") else None

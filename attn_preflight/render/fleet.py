@@ -43,7 +43,7 @@ def _rules_cell(group: NodeGroup) -> str:
 
 def _instead(group: NodeGroup) -> str:
     return ", ".join(
-        a.value for a in group.report.alternatives if a.option == "--attention-backend" and a.verdict == "pass"
+        a.value for a in group.report.alternatives if a.picks_backend and a.verdict == "pass"
     )
 
 

@@ -16,8 +16,8 @@ from typing import Optional
 from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import gpu, library_state
-from rules.config import Config
-from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from rules.config import Config, setting
+from rules.engine import Outcome, backend_option, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
@@ -45,11 +45,8 @@ def _installed(target: Target) -> Optional[Version]:
 
 
 def _use_backend(name: str, target: Target) -> str:
-    """The flag that picks a backend on the target's vLLM (the env var before 0.13, which had no flag)."""
-    installed = _installed(target)
-    if installed is not None and installed < Version(kb.FLAG_SINCE):
-        return f"{kb.ENV_BACKEND}={name}"
-    return f"--attention-backend {name}"
+    """The fix that picks a backend on the target's vLLM (the env var before 0.13, which had no flag)."""
+    return setting(backend_option("vllm", target), name)
 
 
 def _model_dtype(cfg: Config, cc: kb.CC) -> Optional[str]:

@@ -972,6 +972,14 @@ ENV_BACKEND = "VLLM_ATTENTION_BACKEND"
 ENV_FA_VERSION = "VLLM_FLASH_ATTN_VERSION"
 FLAG_SINCE = "0.13.0"  # --attention-backend first in engine/arg_utils.py of 0.13.0 (0.12.0: env var only)
 ENV_REMOVED_IN = "0.15.0"  # 0.13.0-0.14.1: read by AttentionConfig._set_from_env_if_set with a deprecation warning
+
+
+def backend_option(vllm_version: Optional[str]) -> str:
+    """What names the attention backend on a vLLM release: ENV_BACKEND before FLAG_SINCE, whose argparse refuses
+    --attention-backend, the flag from then on (and the newest known behaviour when the release is unknown)."""
+    if vllm_version is not None and parse_version(vllm_version) < parse_version(FLAG_SINCE):
+        return ENV_BACKEND
+    return "--attention-backend"
 ENV_UNKNOWN_WARNING = "Unknown vLLM environment variable detected: {env}"
 ENV_SOURCE = (
     src("vllm/platforms/interface.py", "Platform.validate_environ")
