@@ -1192,6 +1192,8 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
         words = shlex.split(fix)
     except ValueError:
         return None
+    if words[:1] == ["unset"]:
+        return _unset(config, words[1:])
     assigned: dict[str, str] = {}
     while words and ENV_ASSIGNMENT.match(words[0]):
         key, _, value = words.pop(0).partition("=")
@@ -1209,8 +1211,7 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     if named and "attention_backend" not in values:
         # the variable names the backend, as parse_command reads it; the flag it stands for goes with it
         values["attention_backend"] = named
-        table = flag_table(config.engine)
-        kept_options = tuple(o for o in kept_options if table.get(o.partition("=")[0], ("",))[0] != "attention_backend")
+        kept_options = tuple(o for o in kept_options if not _names_backend(config.engine, o))
     for dest, value in values.items():
         if dest.endswith("attention_backend"):
             values[dest] = backend_kb.canonical(config.engine, value)
@@ -1226,3 +1227,26 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     if "attention_backend" in values:  # one backend for every phase, as the flag means
         config = config.with_backend(values.pop("attention_backend"))
     return replace(config, flags=flags, env=env, options=options, **values)
+
+
+def _names_backend(engine: str, option: str) -> bool:
+    """Whether an option as the parser is given it is the engine's --attention-backend (any spelling)."""
+    return flag_table(engine).get(option.partition("=")[0], ("",))[0] == "attention_backend"
+
+
+def _unset(config: Config, names: Sequence[str]) -> Optional[Config]:
+    """`config` with the fix `unset NAME…`: the variables gone, and on vLLM the backend VLLM_ATTENTION_BACKEND
+    named with them unless the flag names it (parse_command reads the variable only without the flag)."""
+    from rules.knowledge import vllm_backends
+
+    if not names or not all(name.startswith(ENV_PREFIXES) for name in names):
+        return None
+    env = {k: v for k, v in config.env.items() if k not in names}
+    named_by_env = (
+        config.engine == "vllm"
+        and vllm_backends.ENV_BACKEND in names
+        and vllm_backends.ENV_BACKEND in config.env
+        and not any(_names_backend(config.engine, o) for o in config.options)
+    )
+    config = replace(config, env=env)
+    return config.with_backend(None) if named_by_env else config

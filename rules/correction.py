@@ -201,6 +201,15 @@ def _env_name(word: str) -> str:
     return word.partition("=")[0] if ENV_ASSIGNMENT.match(word) else ""
 
 
+def _env_change(change: Sequence[str]) -> Optional[tuple[str, list[str]]]:
+    """A change of an environment variable as (its name, the words that set it before the program): `NAME=value`,
+    or none for `unset NAME` (Config.env holds only what the pasted prefix assigns)."""
+    if list(change[:1]) == ["unset"]:
+        return change[1], []
+    name = _env_name(change[0])
+    return (name, [change[0]]) if name else None
+
+
 def _flag_tokens(engine: str, fix: str) -> Optional[list[tuple[str, list[str]]]]:
     """A fix's flags as (dest, tokens) pairs, e.g. "--page-size 64" -> [("page_size", ["--page-size", "64"])],
     and its leading environment assignments as ("$NAME", ["NAME=value"]); None when the fix is not flags of the
@@ -212,6 +221,8 @@ def _flag_tokens(engine: str, fix: str) -> Optional[list[tuple[str, list[str]]]]
     table = flag_table(engine)
     out: list[tuple[str, list[str]]] = []
     i = 0
+    if words[:1] == ["unset"] and len(words) == 2 and words[1].startswith(ENV_PREFIXES):
+        return [(ENV_DEST + words[1], words)]
     while i < len(words) and _env_name(words[i]):  # environment assignments lead, as in a command
         if not _env_name(words[i]).startswith(ENV_PREFIXES):
             return None
@@ -243,18 +254,22 @@ def rewrite(tokens: Sequence[str], engine: str, changes: Sequence[Sequence[str]]
     value` or `--flag=value`) take the new value; a flag not given is appended; `--attention-backend` also
     replaces the phase-specific backend flags; an environment prefix the change supersedes is dropped. An
     assignment replaces the user's own of that variable or joins the prefix, and drops the flag it stands for
-    (vLLM before 0.13 has no --attention-backend: its argparse refuses it)."""
+    (vLLM before 0.13 has no --attention-backend: its argparse refuses it); `unset NAME` drops the user's
+    assignment."""
     table = flag_table(engine)
-    assigned = {_env_name(change[0]): change[0] for change in changes if _env_name(change[0])}
-    wanted = {
-        table[change[0].partition("=")[0]][0]: list(change) for change in changes if not _env_name(change[0])
-    }
+    assigned = dict(filter(None, map(_env_change, changes)))
+    unset = {change[1] for change in changes if list(change[:1]) == ["unset"]}
+    wanted = {table[change[0].partition("=")[0]][0]: list(change) for change in changes if not _env_change(change)}
     appended = {
         dest: _respelled(new[0].partition("=")[0], False, table[new[0].partition("=")[0]][1], new)
         for dest, new in wanted.items()
     }
     dropped = set(_PHASE_BACKENDS) if "attention_backend" in wanted else set()
-    dropped |= {dest for dest in (*_PHASE_BACKENDS, "attention_backend") if superseded_env(engine, dest) in assigned}
+    dropped |= {
+        dest
+        for dest in (*_PHASE_BACKENDS, "attention_backend")
+        if superseded_env(engine, dest) in set(assigned) - unset
+    }
     env_gone = {superseded_env(engine, dest) for dest in wanted} - {None}
     out: list[str] = []
     placed: set[str] = set()
@@ -269,13 +284,15 @@ def rewrite(tokens: Sequence[str], engine: str, changes: Sequence[Sequence[str]]
         if in_prefix and "=" in token and not token.startswith("-"):
             name = token.partition("=")[0]
             if name in assigned:
-                out.append(assigned[name])
+                out.extend(assigned[name])
                 placed.add(ENV_DEST + name)
             elif name not in env_gone:
                 out.append(token)
             continue
         if in_prefix:  # the program: the assignments the user did not give go just before it
-            out.extend(word for name, word in assigned.items() if ENV_DEST + name not in placed)
+            out.extend(
+                w for name, setting_words in assigned.items() if ENV_DEST + name not in placed for w in setting_words
+            )
         in_prefix = False
         flag, has_inline, _ = token.partition("=")
         spec = table.get(flag) if token.startswith("-") else None

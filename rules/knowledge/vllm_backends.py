@@ -980,6 +980,8 @@ def backend_option(vllm_version: Optional[str]) -> str:
     if vllm_version is not None and parse_version(vllm_version) < parse_version(FLAG_SINCE):
         return ENV_BACKEND
     return "--attention-backend"
+
+
 ENV_UNKNOWN_WARNING = "Unknown vLLM environment variable detected: {env}"
 ENV_SOURCE = (
     src("vllm/platforms/interface.py", "Platform.validate_environ")
