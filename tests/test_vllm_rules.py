@@ -345,6 +345,36 @@ def test_validate_gives_every_reason_in_vllms_order():
 
 
 @pytest.mark.parametrize(
+    "release,expected",
+    [  # the texts as each wheel has them (validate_configuration; FlashInferMLABackend.supports_combination)
+        ("0.14.1", ["sink setting not supported"]),  # v1/attention/backend.py:243; no qk_nope check yet
+        (
+            "0.17.1",
+            ["sink setting not supported", "FlashInfer MLA kernel requires qk_nope_head_dim == 128, but got 96"],
+        ),
+        (
+            "0.18.0",
+            [
+                "attention sinks not supported",
+                "FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128], but got 96",
+            ],
+        ),
+        (
+            "0.19.0",
+            [
+                "attention sinks not supported",
+                "FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], but got 96",
+            ],
+        ),
+    ],
+)
+def test_reason_texts_follow_the_release(release, expected):
+    backend = kb.backend_at("FLASHINFER_MLA", release)
+    query = kb.VllmQuery(cc=(10, 0), head_size=576, use_mla=True, has_sink=True, qk_nope_head_dim=96)
+    assert kb.validate(backend, query, kb.release_for(release)) == expected
+
+
+@pytest.mark.parametrize(
     "cc,mla,expected",
     [
         ((9, 0), False, "FLASH_ATTN"),

@@ -1186,22 +1186,25 @@ def vllm_sliding_window(cfg, target):
 
 @rule(
     id="vllm-flashinfer-mla-qk-nope",
-    title="FLASHINFER_MLA needs qk_nope_head_dim 64, 128 or 192",
+    title="FLASHINFER_MLA takes the model's qk_nope_head_dim",
     engine="vllm",
     versions="vllm>=0.15.0",
     verified=(
-        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.18.0 to 0.33.0 (0.18.0: "
-        "vllm/v1/attention/backends/mla/flashinfer_mla.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "vllm 0.15.0-0.33.0, release by release in vllm/v1/attention/backends/mla/flashinfer_mla.py "
+        "FlashInferMLABackend.supports_combination: `qk_nope_head_dim != 128` in 0.15.0, 0.15.1, 0.16.0, 0.17.0 "
+        "and 0.17.1 (:85-88); `not in [64, 128]` in 0.18.0 and 0.18.1 (:87-90); `not in [64, 128, 192]` in "
+        "0.19.0, 0.19.1 and 0.20.0 (:87-90) and 0.33.0 (:245-248); no such check in 0.11.2-0.14.1 "
+        "(vllm_backends.CHANGES, each release's wording: fi_mla_qk_nope_reason)"
     ),
     stage="startup",
     prevents=kb.FI_MLA_QK_NOPE_REASON.format(got=96),
     source=kb.FI_MLA_QK_NOPE_SOURCE,
     docs="""Checks the MLA model's qk_nope_head_dim (the non-rotary part of the query/key head) for
-FLASHINFER_MLA.
+FLASHINFER_MLA, against the values the target's vLLM release accepts.
 
-FlashInfer's TRT-LLM MLA kernels are built for qk_nope_head_dim 64, 128 and 192 (DeepSeek V2/V3/R1 and
-Kimi K2 use 128); FlashInferMLABackend.supports_combination rejects any other value.""",
+FlashInfer's TRT-LLM MLA kernels are built for a few qk_nope_head_dim values (DeepSeek V2/V3/R1 and Kimi K2
+use 128); FlashInferMLABackend.supports_combination rejects any other value. vLLM 0.15-0.17 accept 128 only,
+0.18 adds 64, 0.19 and later 192 as well; 0.11.1-0.14 do not check.""",
     fix_title="Use CUTLASS_MLA or TRITON_MLA for this model",
     backends=("FLASHINFER_MLA",),
 )
@@ -1214,9 +1217,14 @@ def vllm_flashinfer_mla_qk_nope(cfg, target):
     q = query(cfg, target)
     if q.qk_nope_head_dim is None:
         return skipped("needs the model's qk_nope_head_dim (--model)")
+    if backend.qk_nope_head_dims is None:
+        return skipped(f"FLASHINFER_MLA checks no qk_nope_head_dim in vllm {_release(target)}")
+    dims = backend.qk_nope_head_dims
+    required = " or ".join([", ".join(map(str, dims[:-1])), str(dims[-1])] if len(dims) > 1 else [str(dims[0])])
+    found = f"qk_nope_head_dim {q.qk_nope_head_dim}"
     if "fi_mla_qk_nope" not in rejections(backend, q, target):
-        return passed(f"qk_nope_head_dim {q.qk_nope_head_dim}", "64, 128 or 192")
-    return failed(f"qk_nope_head_dim {q.qk_nope_head_dim}", "64, 128 or 192", _instead(q, target, backend.name))
+        return passed(found, required)
+    return failed(found, required, _instead(q, target, backend.name))
 
 
 @rule(

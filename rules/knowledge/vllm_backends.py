@@ -6,9 +6,10 @@ capabilities on each backend class (`supported_dtypes`, `supports_head_size`, `s
 platform raises `Selected backend ... is not valid for this configuration. Reason: [...]` for an explicit
 choice, or tries its priority list. This module holds those declarations as data, once each:
 
-- RELEASES: one declaration per range of vLLM releases (0.11.1-0.12.x, 0.13.0-0.25.x and 0.26.0 on, these two
-  with 0.33.0's backends; CHANGES gives the older values read in the 0.11.1-0.30 wheels; the reasons differ
-  before 0.13.0 and before 0.26.0): the backends (VllmBackend, each fact's source: `source_of`) and the reasons;
+- RELEASES: one declaration per range of vLLM releases (0.11.1-0.12.x, 0.13.0-0.17.x, 0.18.0-0.25.x and 0.26.0
+  on, the last three with 0.33.0's backends; CHANGES gives the older values read in the 0.11.1-0.30 wheels; the
+  reasons differ before 0.13.0, before 0.18.0 (the sink text) and before 0.26.0): the backends (VllmBackend,
+  each fact's source: `source_of`) and the reasons;
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
@@ -185,6 +186,7 @@ class VllmBackend:
     sinks: Archs = NO_ARCH  # where supports_sink() is True
     sink_fa_versions: frozenset[int] = frozenset({3, 4})  # FLASH_ATTN: the FA versions that take sinks
     sliding_window: bool = False  # supports_sliding_window
+    qk_nope_head_dims: Optional[tuple[int, ...]] = None  # supports_combination's qk_nope_head_dim list; None: any
     auto_selected: bool = False  # in the CUDA priority list (_get_backend_priorities)
     notes: str = ""
     sources: Mapping[str, str] = field(default_factory=dict)  # fact -> where it was read, beyond `source`
@@ -445,9 +447,10 @@ BACKEND_LIST: tuple[VllmBackend, ...] = (
         kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
         head_sizes=MLA_HEADS,
         block_sizes=(32, 64),
+        qk_nope_head_dims=(64, 128, 192),
         auto_selected=True,
-        notes="supports_combination: qk_nope_head_dim must be 64, 128 or 192",
-        sources={"head_sizes": MLA_COMMON},
+        notes="supports_combination: the model's qk_nope_head_dim must be one FlashInfer's MLA kernel takes",
+        sources={"head_sizes": MLA_COMMON, "qk_nope_head_dims": f"{BACKENDS_DIR}/mla/flashinfer_mla.py:240-250"},
     ),
     VllmBackend(
         "TOKENSPEED_MLA",
@@ -698,6 +701,20 @@ _SEEN_0_15_TO_0_17 = "0.15.0, 0.15.1, 0.16.0, 0.17.0, 0.17.1"
 _SEEN_0_18_TO_0_19 = "0.18.0, 0.18.1, 0.19.0, 0.19.1"
 
 CHANGES: tuple[Change, ...] = (
+    # FlashInferMLABackend.supports_combination: no qk_nope_head_dim check in 0.11.1-0.14.x (none in
+    # flashinfer_mla.py of 0.11.2, 0.12.0, 0.13.0, 0.14.0 and 0.14.1); `!= 128` in 0.15.0-0.17.x (:85 in 0.15.0,
+    # 0.15.1, 0.16.0, 0.17.0 and 0.17.1); `not in [64, 128]` in 0.18.x (:87 in 0.18.0 and 0.18.1); [64, 128, 192]
+    # from 0.19.0 (:87 in 0.19.0-0.20.0, :245 in 0.33.0)
+    Change(
+        "FLASHINFER_MLA",
+        "qk_nope_head_dims",
+        None,
+        until="0.15.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.2, 0.12.0, 0.13.0, 0.14.0, 0.14.1",
+    ),
+    Change("FLASHINFER_MLA", "qk_nope_head_dims", (128,), until="0.18.0", since="0.15.0", seen=_SEEN_0_15_TO_0_17),
+    Change("FLASHINFER_MLA", "qk_nope_head_dims", (64, 128), until="0.19.0", since="0.18.0", seen="0.18.0, 0.18.1"),
     *(
         Change(name, "kv_dtypes", kv, until="0.15.0", since=VALIDATE_SINCE, seen=_SEEN_0_11_TO_0_14)
         for name, kv in _KV_BEFORE_0_15.items()
@@ -1103,8 +1120,18 @@ FLASHMLA_SPARSE_NVFP4_REASON = "FLASHMLA_SPARSE only supports the nvfp4_ds_mla k
 FI_NVFP4_HEAD64_REASON = "fa2 prefill misreads an NVFP4 KV cache at head_size 64"
 FI_NVFP4_SINK_REASON = "the sink prefill wrapper cannot read an NVFP4 KV cache"
 FI_NVFP4_SOURCE = src(_FI, "FlashInferBackend.supports_combination")
-FI_MLA_QK_NOPE = (64, 128, 192)
 FI_MLA_QK_NOPE_REASON = "FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], but got {got}"
+
+
+def fi_mla_qk_nope_reason(backend: VllmBackend) -> str:
+    """FlashInferMLABackend.supports_combination's text in the backend's release: "== 128" in 0.15.0-0.17.x
+    (flashinfer_mla.py:85-88 in 0.15.0 and 0.17.1), "in [64, 128]" in 0.18.x (:87-90 in 0.18.0 and 0.18.1), "in
+    [64, 128, 192]" from 0.19.0 (:87-90 in 0.19.0, :245-248 in 0.33.0)."""
+    dims = backend.qk_nope_head_dims or ()
+    wanted = f"== {dims[0]}" if len(dims) == 1 else f"in {list(dims)}"
+    return f"FlashInfer MLA kernel requires qk_nope_head_dim {wanted}, but got {{got}}"
+
+
 FI_MLA_QK_NOPE_SOURCE = src(f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend.supports_combination")
 TOKENSPEED_DIMS = (128, 64, 128)  # qk_nope_head_dim, qk_rope_head_dim, v_head_dim
 TOKENSPEED_DIMS_REASON = (
@@ -1285,9 +1312,11 @@ class Reason:
     holds: Callable[[VllmBackend, VllmQuery], bool]
     backend: str = ""
     got: Optional[Callable[[VllmQuery], str]] = None
+    worded: Optional[Callable[[VllmBackend], str]] = None  # the text where the backend's release words it apart
 
-    def message(self, q: VllmQuery) -> str:
-        return self.text.format(got=self.got(q)) if self.got is not None else self.text
+    def message(self, backend: VllmBackend, q: VllmQuery) -> str:
+        text = self.worded(backend) if self.worded is not None else self.text
+        return text.format(got=self.got(q)) if self.got is not None else text
 
 
 FA_MLA_DEVICE_REASON = "FlashAttention MLA not supported on this device"
@@ -1387,9 +1416,14 @@ REASONS: tuple[Reason, ...] = (
         "fi_mla_qk_nope",
         FI_MLA_QK_NOPE_REASON,
         FI_MLA_QK_NOPE_SOURCE,
-        lambda b, q: q.qk_nope_head_dim is not None and q.qk_nope_head_dim not in FI_MLA_QK_NOPE,
+        lambda b, q: (
+            b.qk_nope_head_dims is not None
+            and q.qk_nope_head_dim is not None
+            and q.qk_nope_head_dim not in b.qk_nope_head_dims
+        ),
         "FLASHINFER_MLA",
         got=lambda q: str(q.qk_nope_head_dim),
+        worded=fi_mla_qk_nope_reason,
     ),
     Reason(
         "tokenspeed_dims",
@@ -1417,7 +1451,7 @@ def rejections(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = 
     supports_combination text, so that each of them can be reported; `validate` gives vLLM's list."""
     reasons = (release or RELEASES[-1]).reasons
     return tuple(
-        Rejection(r.key, r.message(q), bool(r.backend))
+        Rejection(r.key, r.message(backend, q), bool(r.backend))
         for r in reasons
         if r.backend in ("", backend.name) and r.holds(backend, q)
     )
@@ -1592,6 +1626,8 @@ REASONS_0_11 = tuple(
 # The enum of vllm 0.11.2 and 0.12.0 (vllm/attention/backends/registry.py): the names that range can run.
 _NAMES_0_11 = ENUM_BY_RELEASE["0.11.2"] | ENUM_BY_RELEASE["0.12.0"]
 
+_REASONS_0_13 = tuple(r for r in REASONS if r.key not in ("sliding_window", "fi_nvfp4_head64", "fi_nvfp4_sinks"))
+
 RELEASES: tuple[Release, ...] = (
     Release(
         since=VALIDATE_SINCE,
@@ -1608,7 +1644,16 @@ RELEASES: tuple[Release, ...] = (
         since="0.13.0",
         read_from="the vllm 0.13.0, 0.14.0 and 0.20.0-0.25.1 wheels' validate_configuration and FlashInferBackend",
         backends=BY_NAME,
-        reasons=tuple(r for r in REASONS if r.key not in ("sliding_window", "fi_nvfp4_head64", "fi_nvfp4_sinks")),
+        reasons=tuple(replace(r, text=R_SINK_SETTING) if r.key == "sinks" else r for r in _REASONS_0_13),
+    ),
+    # validate_configuration's sink text is "sink setting not supported" through 0.17.x (abstract.py:237 in
+    # 0.13.0; v1/attention/backend.py:243 in 0.14.1, :250 in 0.15.0 and 0.16.0, :255 in 0.17.0, :275 in 0.17.1)
+    # and "attention sinks not supported" from 0.18.0 (:284 in 0.18.0, 0.18.1 and 0.19.0, :306 in 0.20.0)
+    Release(
+        since="0.18.0",
+        read_from="the vllm 0.17.0-0.20.0 wheels' v1/attention/backend.py validate_configuration",
+        backends=BY_NAME,
+        reasons=_REASONS_0_13,
     ),
     Release(
         since="0.26.0",  # the first release whose validate_configuration has every reason 0.33.0 gives

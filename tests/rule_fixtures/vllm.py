@@ -39,6 +39,7 @@ def _mla_model(name, qk_nope, qk_rope, v_head):
 
 GEMMA4 = str(FIXTURES_DIR / "incident-models" / "gemma-4")
 MLA_NOPE_96 = _mla_model("mla-nope96", 96, 64, 128)
+MLA_NOPE_64 = _mla_model("mla-nope64", 64, 64, 128)
 MLA_NOPE_192_V256 = _mla_model("mla-nope192-v256", 192, 64, 256)
 # vllm#51405's model: only its architecture is known, which is what selects Inkling's own attention
 INKLING = str(Path(__file__).resolve().parent.parent / "fixtures" / "incident-models" / "inkling-small")
@@ -432,8 +433,34 @@ FIXTURES = {
         ],
     },
     "vllm-flashinfer-mla-qk-nope": {
-        "pass": [{"gpu": "B200", "command": serve("kimi-k2", "--attention-backend", "FLASHINFER_MLA")}],
-        "fail": [{"gpu": "B200", "command": serve(MLA_NOPE_96, "--attention-backend", "FLASHINFER_MLA")}],
+        # flashinfer_mla.py supports_combination: 128 only in 0.15.0-0.17.x, [64, 128] in 0.18.x, [64, 128, 192]
+        # from 0.19.0
+        "pass": [
+            {"gpu": "B200", "command": serve("kimi-k2", "--attention-backend", "FLASHINFER_MLA")},
+            {
+                "gpu": "B200",
+                "engine_version": ["vllm==0.18.0"],
+                "command": serve(MLA_NOPE_64, "--attention-backend", "FLASHINFER_MLA"),
+            },
+            {
+                "gpu": "B200",
+                "engine_version": ["vllm==0.19.0"],
+                "command": serve(MLA_NOPE_192_V256, "--attention-backend", "FLASHINFER_MLA"),
+            },
+        ],
+        "fail": [
+            {"gpu": "B200", "command": serve(MLA_NOPE_96, "--attention-backend", "FLASHINFER_MLA")},
+            {
+                "gpu": "B200",
+                "engine_version": ["vllm==0.17.0"],
+                "command": serve(MLA_NOPE_64, "--attention-backend", "FLASHINFER_MLA"),
+            },
+            {
+                "gpu": "B200",
+                "engine_version": ["vllm==0.18.1"],
+                "command": serve(MLA_NOPE_192_V256, "--attention-backend", "FLASHINFER_MLA"),
+            },
+        ],
     },
     "vllm-tokenspeed-mla-dims": {
         "pass": [
