@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, 
 from rules.config import Config, apply_flags, kv_dtype_choices, setting
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge import backends as backend_kb
-from rules.knowledge import vllm_backends as vllm_kb
 from rules.knowledge.kv_dtypes import KV_DTYPES
 from rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
 from rules.resolve import resolve
@@ -423,7 +422,11 @@ class Finding:
 def backend_option(engine: str, target: Target) -> str:
     """What names the attention backend on the target's release of the engine: the flag, or for vLLM before
     0.13 the VLLM_ATTENTION_BACKEND environment variable (vllm_backends.backend_option)."""
-    return vllm_kb.backend_option(target.versions.get("vllm")) if engine == "vllm" else "--attention-backend"
+    if engine != "vllm":
+        return "--attention-backend"
+    from rules.knowledge import vllm_backends  # an SGLang check never loads the vLLM declarations
+
+    return vllm_backends.backend_option(target.versions.get("vllm"))
 
 
 @dataclass(frozen=True)
@@ -440,7 +443,7 @@ class Alternative:
 
     @property
     def picks_backend(self) -> bool:
-        return self.option in ("--attention-backend", vllm_kb.ENV_BACKEND)
+        return not self.option.startswith("--") or self.option == "--attention-backend"  # the flag, or vLLM's env var
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -450,7 +450,12 @@ BACKEND_LIST: tuple[VllmBackend, ...] = (
         qk_nope_head_dims=(64, 128, 192),
         auto_selected=True,
         notes="supports_combination: the model's qk_nope_head_dim must be one FlashInfer's MLA kernel takes",
-        sources={"head_sizes": MLA_COMMON, "qk_nope_head_dims": f"{BACKENDS_DIR}/mla/flashinfer_mla.py:240-250"},
+        sources={
+            "head_sizes": MLA_COMMON,
+            "qk_nope_head_dims": src(
+                f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend.supports_combination"
+            ),
+        },
     ),
     VllmBackend(
         "TOKENSPEED_MLA",
@@ -1473,8 +1478,11 @@ PRIORITY_SOURCE = src(CUDA_PY, "_get_backend_priorities")
 
 
 def priorities(q: VllmQuery, version: Optional[str] = None) -> tuple[str, ...]:
-    """The CUDA priority list for a layer (multimodal-prefix and non-causal variants left out)."""
-    if version is not None and _v(version)[:3] < (0, 13, 0):
+    """The CUDA priority list for a layer in a release (multimodal-prefix and non-causal variants left out):
+    platforms/cuda.py _get_backend_priorities (:45 in 0.13.0, :79 in 0.20.0, :84 in 0.33.0), read in the
+    wheels from 0.11.1 to 0.33.0 (the newest when None)."""
+    release = _v(version)[:3] if version is not None else _v(VLLM_VERSION)[:3]
+    if release < (0, 13, 0):
         # vllm 0.11.1-0.12.x, platforms/cuda.py _get_backend_priorities (:46-83 in 0.12.0, :46-85 in 0.11.1/0.11.2)
         if q.use_mla:
             if q.cc[0] == 10:
@@ -1483,31 +1491,50 @@ def priorities(q: VllmQuery, version: Optional[str] = None) -> tuple[str, ...]:
         first = ("FLASHINFER", "FLASH_ATTN") if q.cc[0] == 10 else ("FLASH_ATTN", "FLASHINFER")
         return (*first, "TRITON_ATTN", "FLEX_ATTENTION")
     if q.use_mla:
-        if q.cc[0] == 10:
-            sparse: tuple[str, ...]
-            if is_quantised_kv(q.kv_dtype):
-                sparse = ("FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
-            elif q.num_heads is not None and q.num_heads <= 16:
-                sparse = ("FLASH_ATTN_MLA_SPARSE_FA4", "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
-            else:
-                sparse = ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE")
-            return (
-                "FLASHINFER_MLA",
-                "TOKENSPEED_MLA",
-                "CUTLASS_MLA",
-                "FLASH_ATTN_MLA",
-                "FLASHMLA",
-                "TRITON_MLA",
-                *sparse,
-            )
-        if q.cc[0] == 12:
-            return "TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120"
-        tail = ["FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE"]
-        tail.insert(0 if q.head_size == 512 else 2, "FLASHINFER_MLA_SPARSE_SM90")
-        return ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", *tail)
+        return _mla_priorities(q, release)
+    # TURBOQUANT last from 0.20.0 (absent in 0.13.0-0.19.1)
+    turboquant = ("TURBOQUANT",) if release >= (0, 20, 0) else ()
+    first = ("FLASHINFER", "FLASH_ATTN") if q.cc[0] == 10 else ("FLASH_ATTN", "FLASHINFER")
+    return (*first, "TRITON_ATTN", "FLEX_ATTENTION", *turboquant)
+
+
+def _mla_priorities(q: VllmQuery, release: tuple[int, ...]) -> tuple[str, ...]:
+    """_get_backend_priorities for an MLA layer from 0.13.0, as each wheel reads (the lists differ between
+    0.13.0/0.14.1, 0.15.0/0.16.0, 0.17.0/0.18.0, 0.19.0, 0.20.0, 0.21.0-0.23.0, 0.24.0, 0.25.0, 0.26.0-0.29.0,
+    0.30.0-0.32.0 and 0.33.0; releases between two read alike are taken as they read)."""
     if q.cc[0] == 10:
-        return "FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"
-    return "FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"
+        # CUTLASS_MLA first until 0.14.x, after FLASHINFER_MLA from 0.15.0; TOKENSPEED_MLA second from 0.21.0
+        dense = ["FLASHINFER_MLA", "CUTLASS_MLA"] if release >= (0, 15, 0) else ["CUTLASS_MLA", "FLASHINFER_MLA"]
+        if release >= (0, 21, 0):
+            dense.insert(1, "TOKENSPEED_MLA")
+        return (*dense, "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA", *_sm100_sparse(q, release))
+    if q.cc[0] == 12 and release >= (0, 24, 0):  # an SM12x branch of its own from 0.24.0
+        return "TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120"
+    if release < (0, 25, 0):
+        tail = ["FLASHMLA_SPARSE"]
+    else:  # FLASH_ATTN_MLA_SPARSE first from 0.25.0; FLASHINFER_MLA_SPARSE_SM90 from 0.30.0
+        tail = ["FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE"]
+        if release >= (0, 30, 0):
+            tail.insert(0 if q.head_size == 512 else 2, "FLASHINFER_MLA_SPARSE_SM90")
+    return ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", *tail)
+
+
+def _sm100_sparse(q: VllmQuery, release: tuple[int, ...]) -> tuple[str, ...]:
+    """The sparse MLA backends at the end of the SM10x list: FLASHMLA_SPARSE alone until 0.16.x; from 0.17.0
+    FLASHINFER_MLA_SPARSE first for 16 heads or fewer; from 0.19.0 also for an fp8* KV cache (0.19.x:
+    kv_cache_dtype.startswith("fp8"), from 0.20.0 any quantised one); from 0.33.0 FLASH_ATTN_MLA_SPARSE_FA4 first
+    for 16 heads or fewer."""
+    if release < (0, 17, 0):
+        return ("FLASHMLA_SPARSE",)
+    quantised = release >= (0, 19, 0) and (
+        q.kv_dtype.startswith("fp8") if release < (0, 20, 0) else is_quantised_kv(q.kv_dtype)
+    )
+    if quantised:
+        return "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE"
+    if q.num_heads is not None and q.num_heads <= 16:
+        fa4 = ("FLASH_ATTN_MLA_SPARSE_FA4",) if release >= (0, 33, 0) else ()
+        return (*fa4, "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
+    return "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE"
 
 
 @dataclass(frozen=True)
@@ -1557,8 +1584,11 @@ def select(q: VllmQuery, version: Optional[str] = None) -> Selection:
     if version is not None and _v(version)[:3] < _v(VALIDATE_SINCE)[:3]:
         return _legacy_select(q, version)
     release = release_for(version)
-    if version is not None and release is RELEASES[0]:
-        q = replace(q, block_size=None)  # 0.11.1-0.12.x validate without the block size (cuda.py:373 in 0.12.0)
+    if version is not None and _v(version)[:3] < (0, 18, 0):
+        # 0.11.1-0.17.x validate without the block size (cuda.py:373 in 0.12.0; `attn_selector_config._replace(
+        # block_size=None)` at :298 in 0.13.0 and 0.14.1, :311 in 0.15.0, :314 in 0.16.0, :351 in 0.17.1; none in
+        # 0.18.0, whose selection warns "--block-size %d precluded higher-priority backend(s)" instead, :308)
+        q = replace(q, block_size=None)
     rejected: dict[str, tuple[str, ...]] = {}
     unmodelled = []
     chosen = None
