@@ -157,6 +157,19 @@ def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict
     return {r.key: r for r in kb.rejections(backend, q, release)}
 
 
+def _valid_named(q: kb.VllmQuery, target: Target) -> list[str]:
+    """The backends of the release's priority list that would pass validation if named, in its order."""
+    release = _release(target)
+    named = kb.release_for(release)
+    return [
+        name
+        for name in kb.priorities(q, release)
+        if (backend := kb.backend_at(name, release)) is not None
+        and backend.modelled
+        and not kb.validate(backend, q, named)
+    ]
+
+
 def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     """The backend vLLM would pick for the same config, as the flag that selects it (or dropping the flag)."""
     chosen = _select(q, target).chosen
@@ -1357,17 +1370,17 @@ def vllm_triton_fp8_kv_arch(cfg, target):
     id="vllm-auto-select",
     title="vLLM finds a valid attention backend by itself",
     engine="vllm",
-    versions="vllm>=0.25.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
-        "0.11.1-0.12.x: their priority list is declared (vllm_backends.priorities, platforms/cuda.py:46-83 in "
-        "0.12.0) but this rule's range was not walked there; their forced SM 10.0 MLA default is rule "
-        "vllm-cutlass-mla-forced. "
-        "vllm>=0.26.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading. "
-        "0.25.0/0.25.1 read against 0.26.0: the same _get_backend_priorities lists (platforms/cuda.py, bar "
-        "0.26.0's non-causal variant) and fa_utils.py; the backend classes' supports_*/supported_* differ only "
-        "by supports_sliding_window, which validate_configuration checks from 0.26.0 (backend.py; the 0.25 "
-        "range's reasons in vllm_backends.RELEASES have none); 0.25.0 == 0.25.1 in every file the selection reads"
+        "vllm 0.11.1rc7-0.33.0 (0.11.1rc7: the first build with validate_configuration), release by release: the priority list is each wheel's platforms/cuda.py "
+        "_get_backend_priorities (bench/vllm_priorities.py runs the function of the 0.11.2-0.33.0 wheels: 6144 "
+        "lists, none differ from vllm_backends.priorities), validated with each range's reasons (RELEASES) and "
+        "the backends' older values (CHANGES); the 'No valid attention backend found' raise is in "
+        "get_attn_backend_cls of every wheel from 0.11.2 (cuda.py:412 in 0.11.2, :399 in 0.12.0, :339 in 0.13.0, "
+        ":393 in 0.17.0, :333 in 0.20.0, :447 in 0.26.0); 0.11.1-0.17.x validate without the block size (the "
+        "'--block-size precluded' warning is new in 0.18.0, cuda.py:308); check_and_update_config names the "
+        "backend itself for dense MLA on SM10x in 0.13.0-0.17.x (vllm_backends.forced_mla) and for MLA on SM 10.0 "
+        "in 0.11.1-0.12.x (rule vllm-cutlass-mla-forced judges that)"
     ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
@@ -1379,7 +1392,11 @@ Non-MLA models: FLASHINFER first on SM10x, FLASH_ATTN first elsewhere, then TRIT
 MLA models: FLASHINFER_MLA, TOKENSPEED_MLA, CUTLASS_MLA first on SM10x; FLASH_ATTN_MLA, FLASHMLA on SM90;
 TRITON_MLA on SM12x and elsewhere. vLLM validates each in order and takes the first valid one; when none is
 valid it raises "No valid attention backend found for cuda with …". A --block-size that rules out
-higher-priority backends is warned about ("--block-size N precluded higher-priority backend(s) …").""",
+higher-priority backends is warned about ("--block-size N precluded higher-priority backend(s) …") from
+0.18.0; before it the selection ignores the block size. The list is the target release's own (TOKENSPEED_MLA from
+0.21, TURBOQUANT from 0.20, CUTLASS_MLA first on SM10x until 0.14, ...). vLLM 0.13-0.17 skip the list for a
+dense MLA model on SM10x: they name CUTLASS_MLA (0.13-0.14) or, for qk_nope_head_dim 128, FLASHINFER_MLA
+(0.15-0.17) themselves, and a refusal reads "Selected backend … is not valid for this configuration".""",
     fix_title="Change what the reasons name (dtype, KV dtype, block size), or run on a GPU a backend supports",
     references=(DOCS_URL,),
 )
@@ -1393,8 +1410,23 @@ def vllm_auto_select(cfg, target):
     q = query(cfg, target)
     if q.head_size is None:
         return unknown("the model's head size could not be read from its config")
+    release = _release(target)
+    if q.use_mla and target.cc == (10, 0) and release is not None and Version(release) < Version(kb.FLAG_SINCE):
+        return skipped(f"vllm {release} forces CUTLASS_MLA for MLA on {gpu(target)} (rule vllm-cutlass-mla-forced)")
     selection = _select(q, target)
     tried = "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
+    if selection.forced:
+        found = f"{selection.forced}, which vllm {release} names itself for dense MLA on {gpu(target)}"
+        if selection.chosen is None:
+            fix = [_use_backend(name, target) for name in _valid_named(q, target)][:1]
+            return failed(
+                f"{found}: {tried}",
+                "a backend named that serves the model",
+                fix or (["--kv-cache-dtype auto"] if kb.is_quantised_kv(q.kv_dtype) else []),
+                reason=f"Selected backend AttentionBackendEnum.{selection.forced} is not valid for this configuration. "
+                f"Reason: {list(selection.rejected[selection.forced])}",
+            )
+        return passed(found, "a valid backend")
     if selection.chosen is None:
         if selection.unmodelled:
             return unknown(f"no modelled backend is valid ({tried}); not modelled: {', '.join(selection.unmodelled)}")

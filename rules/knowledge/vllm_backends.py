@@ -1542,6 +1542,26 @@ class Selection:
     chosen: Optional[str]
     rejected: Mapping[str, tuple[str, ...]]  # backend -> vLLM's reasons, in priority order (read-only)
     unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
+    forced: str = ""  # the backend vLLM names itself before the list is read (forced_mla), validated as named
+
+
+FORCED_MLA_SOURCE = src(CUDA_PY, "CudaPlatformBase.check_and_update_config") + (
+    " (0.13.0 :183-192 and 0.14.1: CUTLASS_MLA for a dense MLA model on SM10x; 0.15.0 :185-201 through 0.17.1: "
+    "FLASHINFER_MLA when qk_nope_head_dim is 128; none from 0.18.0)"
+)
+
+
+def forced_mla(q: VllmQuery, version: Optional[str]) -> Optional[str]:
+    """The backend check_and_update_config names for a dense MLA model on SM10x when none is given, from 0.13.0
+    (0.11.1-0.12.x force CUTLASS_MLA on SM 10.0 for every MLA model: rule vllm-cutlass-mla-forced)."""
+    if version is None or not q.use_mla or q.use_sparse or q.cc[0] != 10:
+        return None
+    release = _v(version)[:3]
+    if not (0, 13, 0) <= release < (0, 18, 0):
+        return None
+    if release < (0, 15, 0):
+        return "CUTLASS_MLA"
+    return "FLASHINFER_MLA" if q.qk_nope_head_dim == 128 else None
 
 
 LEGACY_SELECT_SOURCE = (
@@ -1589,6 +1609,14 @@ def select(q: VllmQuery, version: Optional[str] = None) -> Selection:
         # block_size=None)` at :298 in 0.13.0 and 0.14.1, :311 in 0.15.0, :314 in 0.16.0, :351 in 0.17.1; none in
         # 0.18.0, whose selection warns "--block-size %d precluded higher-priority backend(s)" instead, :308)
         q = replace(q, block_size=None)
+    forced = forced_mla(q, version)
+    if forced is not None:
+        backend = backend_at(forced, version)
+        assert backend is not None, f"{forced} is in every release that forces it"
+        reasons = tuple(validate(backend, q, release))
+        return Selection(
+            None if reasons else forced, MappingProxyType({forced: reasons} if reasons else {}), (), forced
+        )
     rejected: dict[str, tuple[str, ...]] = {}
     unmodelled = []
     chosen = None

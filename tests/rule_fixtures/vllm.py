@@ -538,6 +538,8 @@ FIXTURES = {
                 "command": serve("qwen3-8b", "--kv-cache-dtype", "nvfp4"),
                 "engine_version": ["vllm==0.32.0"],
             },
+            {"gpu": "B200", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.13.0"]},
+            {"gpu": "H100", "command": serve("llama-3.1-8b"), "engine_version": ["vllm==0.12.0"]},
         ],
         "fail": [
             {"gpu": "A100", "command": serve("deepseek-v3", "--kv-cache-dtype", "nvfp4")},
@@ -552,6 +554,24 @@ FIXTURES = {
             # vLLM 0.33.0 (the shared oracle): "No valid attention backend ... {TRITON_MLA: [kv_cache_dtype not
             # supported], FLASHINFER_MLA_SPARSE_SM120: [..., non-sparse not supported, ...]}"
             {"gpu": "RTX PRO 6000", "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2")},
+            # 0.13.0-0.14.x name CUTLASS_MLA themselves for dense MLA on SM10x (platforms/cuda.py:183-192), which
+            # takes no fp8_e5m2 KV; 0.15.0-0.17.x name FLASHINFER_MLA for qk_nope_head_dim 128 (:185-201)
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2"),
+                "engine_version": ["vllm==0.13.0"],
+            },
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2"),
+                "engine_version": ["vllm==0.16.0"],
+            },
+            # 0.12.0's list (platforms/cuda.py:46-83) has nothing for fp8_e5m2 on an H100 either
+            {
+                "gpu": "H100",
+                "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2"),
+                "engine_version": ["vllm==0.12.0"],
+            },
         ],
     },
     "vllm-fa4-library": {
