@@ -504,10 +504,16 @@ def vllm_flash_attn_version(cfg, target):
     id="vllm-flash-attn-fallback",
     title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
     engine="vllm",
-    versions="vllm>=0.30.0",
+    versions="vllm>=0.29.0",
     verified=(
-        "vllm>=0.30.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.29.0-0.33.0, release by release: fa_utils.get_flash_attn_version reads the same in every wheel "
+        "(the function, comments aside, is one text in 0.29.0, 0.30.0, 0.31.0, 0.32.0 and 0.33.0; the TMEM "
+        "message at v1/attention/backends/fa_utils.py:205 in each), and FlashAttentionBackend/Impl call it with "
+        "supports_fa4_hd256=True from 0.29.0 (flash_attn.py:104, :225 in 0.29.0; :349, :492 in 0.33.0); "
+        "fa_utils.py of 0.31.0-0.33.0 differs from 0.30.0's only in flash_attn_supports_kv_cache_dtype and "
+        "an XPU case. Not before 0.29.0: 0.28.0 turns FA4 off for every head_size 256 on Blackwell ('FA4 on "
+        "Blackwell is temporarily disabled for head_size=256', no hd256 kernel), which flash_attn_version "
+        "does not model"
     ),
     stage="init",
     prevents=kb.FA4_TMEM_MESSAGE.format(head_size=192),

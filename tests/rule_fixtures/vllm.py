@@ -166,6 +166,13 @@ FIXTURES = {
                 "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN", "--block-size", "16"),
                 "expect": "warn",
             },
+            # the oldest release whose get_flash_attn_version reads as 0.33.0's (fa_utils.py, the hd256 kernel)
+            {
+                "gpu": "B200",
+                "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN", "--block-size", "16"),
+                "engine_version": ["vllm==0.29.0"],
+                "expect": "warn",
+            },
         ],
     },
     "vllm-head-size": {
