@@ -1201,7 +1201,7 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
             return None
         assigned[key] = value
     try:
-        values, read, unmodelled, ignored, options = read_flags(config.engine, words)
+        values, read, unmodelled, ignored, given = read_flags(config.engine, words)
     except ValueError:  # read_flags' RulesInputError: a flag without its value
         return None
     if unmodelled or ignored or "model" in values:
@@ -1223,7 +1223,7 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     # A fix's flag takes the choice over from the environment variable it supersedes (the fix is the whole change).
     superseded = {superseded_env(config.engine, d) for d in [*values, *read]} - set(assigned)
     env = {k: v for k, v in config.env.items() if k not in superseded} | assigned
-    options = kept_options + tuple(o for o in options if o not in kept_options)
+    options = kept_options + tuple(o for o in given if o not in kept_options)
     if "attention_backend" in values:  # one backend for every phase, as the flag means
         config = config.with_backend(values.pop("attention_backend"))
     return replace(config, flags=flags, env=env, options=options, **values)
