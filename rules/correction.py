@@ -13,7 +13,9 @@ Each candidate is the config as given with the moves applied through `rules.conf
 the engine resolves it (the same re-check the fixes get). The command is then written from the pasted tokens
 (`rewrite`): a changed flag keeps the user's spelling and position, a flag the user did not give is appended,
 a phase-specific backend flag goes when `--attention-backend` replaces it, and an environment variable the
-new flag supersedes is dropped. Without a pasted command the changes are given as flags.
+new flag supersedes is dropped. A move can also be an environment assignment (vLLM before 0.13 names its
+backend only with VLLM_ATTENTION_BACKEND: rules.engine.backend_option) or `unset NAME`: it goes in the
+command's prefix, before the program. Without a pasted command the changes are given as flags (variables first).
 """
 
 from __future__ import annotations
