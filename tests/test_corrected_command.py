@@ -311,3 +311,15 @@ def test_random_vllm_configs_get_fixes_and_a_correction_their_release_accepts(re
     assert not any(
         f["status"] == "fail" or (f["status"] == "warn" and any(map(is_change, f["fix"]))) for f in again["findings"]
     ), (command, correction, [f["rule_id"] for f in again["findings"] if f["status"] in ("fail", "warn")])
+
+
+def test_vllm_0_12_foreign_backend_is_unset_and_the_corrected_command_drops_the_variable():
+    """ROCM_ATTN named on an H100: vllm 0.12.0 builds it (no ROCm class refuses a CUDA arch) and its kernels fail;
+    with the variable gone vLLM picks its own CUDA backend."""
+    command = [f"{BACKEND_ENV}=ROCM_ATTN", "vllm", "serve", "qwen3-8b", "--port", "8000"]
+    report = pasted_at("0.12.0", "H100", command)
+    platform = next(f for f in report["findings"] if f["rule_id"] == "vllm-backend-platform")
+    assert platform["status"] == "fail" and platform["fix"] == [f"unset {BACKEND_ENV}"]
+    words = shlex.split(report["correction"]["command"])
+    assert words == command[1:]
+    assert pasted_at("0.12.0", "H100", words)["verdict"] == "pass"

@@ -259,12 +259,19 @@ def vllm_backend_name(cfg, target):
     id="vllm-backend-platform",
     title="The vLLM attention backend is one vLLM's CUDA platform can run",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
-        "Not before 0.15.0: the ROCm/CPU/TPU names of 0.10.0-0.14.x (ROCM_FLASH, PALLAS, IPEX, ...) are not declared "
-        "by platform here (vllm-backend-name judges their membership). "
-        "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.11.1rc7-0.14.x (0.11.2, 0.12.0, 0.13.0, 0.14.0, 0.14.1 read): get_attn_backend_cls imports the "
+        "named class and validates it (platforms/cuda.py:357 in 0.11.2, :344 in 0.12.0, :302 in 0.13.0-0.14.1), "
+        "and supports_compute_capability is True unless a class overrides it (attention/backends/abstract.py:183 "
+        "in 0.12.0, v1/attention/backend.py:193 in 0.14.1), which no ROCm or CPU backend of these releases does "
+        "against CUDA (rocm_*.py, mla/rocm_*.py, cpu_attn.py; AiterMLABackend returns True, mla/rocm_aiter_mla.py:183 "
+        "in 0.12.0): the foreign backend is built and fails at its import or first kernel launch. The names only "
+        "these releases have (PALLAS, IPEX, TORCH_SDPA) are not declared by platform here (vllm-backend-name "
+        "judges their membership). Not before 0.11.1: 0.10.0-0.11.0 dispatch only their CUDA names and run their "
+        "default for any other (cuda.py:308-330 in 0.10.2, :311-336 in 0.11.0), so a foreign name is ignored "
+        "there, not fatal. vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to "
+        "grep: the check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
     stage="runtime",
     reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
@@ -289,10 +296,11 @@ def vllm_backend_platform(cfg, target):
         return unknown("no NVIDIA GPU on the target")
     if backend.platform in ("cuda", "any"):
         return passed(f"{backend.name} (CUDA)", "a CUDA backend")
+    by_env = backend_option("vllm", target) == kb.ENV_BACKEND  # before 0.13 the variable names it
     return failed(
         f"{backend.name}, a {backend.platform} backend, on {gpu(target)}",
         "a CUDA backend",
-        ["drop --attention-backend (vLLM selects a CUDA backend)"],
+        [f"unset {kb.ENV_BACKEND}" if by_env else "drop --attention-backend (vLLM selects a CUDA backend)"],
     )
 
 

@@ -89,6 +89,12 @@ FIXTURES = {
         "fail": [
             {"gpu": "H100", "command": serve("qwen3-8b", "--attention-backend", "ROCM_ATTN")},
             {"gpu": "B200", "argv": vllm("--model", "deepseek-v3", "--attention-backend", "CPU_MLA")},
+            # 0.12.0 validates the named class (cuda.py:344) and no ROCm class refuses a CUDA arch
+            {
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=ROCM_ATTN", *serve("qwen3-8b")],
+                "engine_version": ["vllm==0.12.0"],
+            },
         ],
     },
     "vllm-env-backend": {
