@@ -31,7 +31,7 @@ ENGINES = ("sglang", "vllm")
 # vLLM's --kv-cache-dtype choices (vllm/config/cache.py CacheDType).
 
 # Environment variables that bear on attention; others in a pasted command are ignored.
-_ENV_PREFIXES = (
+ENV_PREFIXES = (
     "SGLANG_",
     "VLLM_",
     "FLASHINFER_",
@@ -768,7 +768,7 @@ def _dests(groups: dict[str, dict[str, str]]) -> dict[str, frozenset[str]]:
 UNMODELLED_BEARING_FLAGS = _dests(UNMODELLED_BEARING_GROUPS)
 NOT_BEARING_FLAGS = _dests(NOT_BEARING_GROUPS)
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
-_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 _LAUNCHERS = "`python -m sglang.launch_server …`, `sglang serve …` or `vllm serve MODEL …`"
 # CPython's command-line options that take a value (Python/getopt.c: "bBc:dEhiIm:OPqRsStuvVW:xX:?"), and the one
@@ -1079,12 +1079,12 @@ def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = Non
     words = list(tokens)
     env: dict[str, str] = {}
     ignored: list[str] = []
-    while words and (words[0] == "env" or _ENV_ASSIGNMENT.match(words[0])):
+    while words and (words[0] == "env" or ENV_ASSIGNMENT.match(words[0])):
         word = words.pop(0)
         if word == "env":
             continue
         key, _, assigned = word.partition("=")
-        if key.startswith(_ENV_PREFIXES):
+        if key.startswith(ENV_PREFIXES):
             env[key] = assigned
         else:
             ignored.append(key)
@@ -1192,26 +1192,79 @@ def superseded_env(engine: str, dest: str) -> Optional[str]:
     }.get(dest)
 
 
+def setting(option: str, value: str) -> str:
+    """The fix that sets `option` to `value`: `--flag value`, or `NAME=value` for an environment variable (how
+    vLLM before 0.13 names its backend: vllm_backends.backend_option)."""
+    return f"{option} {shlex.quote(value)}" if option.startswith("-") else f"{option}={shlex.quote(value)}"
+
+
 def apply_flags(config: Config, fix: str) -> Optional[Config]:
-    """`config` with a fix's flags applied (e.g. "--attention-backend fa3", "--page-size 64"), read with the
-    engine's own flag table; None when the fix is not flags of the config (an install command, a download, a
-    model directory), which cannot be re-checked against it."""
+    """`config` with a fix applied: its flags (e.g. "--attention-backend fa3", "--page-size 64"), read with the
+    engine's own flag table, after any environment assignments that lead it ("VLLM_ATTENTION_BACKEND=FLASH_ATTN",
+    read as parse_command reads a prefix); the flags join the options the release check judges. None when the
+    fix is not flags of the config (an install command, a download, a model directory), which cannot be
+    re-checked against it."""
+    from rules.knowledge import vllm_backends
+
     try:
-        values, read, unmodelled, ignored, _ = read_flags(config.engine, shlex.split(fix))
-    except ValueError:  # not shell words, or read_flags' RulesInputError (a flag without its value)
+        words = shlex.split(fix)
+    except ValueError:
+        return None
+    if words[:1] == ["unset"]:
+        return _unset(config, words[1:])
+    assigned: dict[str, str] = {}
+    while words and ENV_ASSIGNMENT.match(words[0]):
+        key, _, value = words.pop(0).partition("=")
+        if not key.startswith(ENV_PREFIXES):
+            return None
+        assigned[key] = value
+    try:
+        values, read, unmodelled, ignored, given = read_flags(config.engine, words)
+    except ValueError:  # read_flags' RulesInputError: a flag without its value
         return None
     if unmodelled or ignored or "model" in values:
         return None
+    kept_options = config.options
+    named = assigned.get(vllm_backends.ENV_BACKEND) if config.engine == "vllm" else None
+    if named and "attention_backend" not in values:
+        # the variable names the backend, as parse_command reads it; the flag it stands for goes with it
+        values["attention_backend"] = named
+        kept_options = tuple(o for o in kept_options if not _names_backend(config.engine, o))
     for dest, value in values.items():
         if dest.endswith("attention_backend"):
             values[dest] = backend_kb.canonical(config.engine, value)
             if values[dest] is None:
                 return None
     flags = {**config.flags, **read}
-    if not values and flags == dict(config.flags):
+    if not values and not assigned and flags == dict(config.flags):
         return None
     # A fix's flag takes the choice over from the environment variable it supersedes (the fix is the whole change).
-    env = {k: v for k, v in config.env.items() if k not in {superseded_env(config.engine, d) for d in [*values, *read]}}
+    superseded = {superseded_env(config.engine, d) for d in [*values, *read]} - set(assigned)
+    env = {k: v for k, v in config.env.items() if k not in superseded} | assigned
+    options = kept_options + tuple(o for o in given if o not in kept_options)
     if "attention_backend" in values:  # one backend for every phase, as the flag means
         config = config.with_backend(values.pop("attention_backend"))
-    return replace(config, flags=flags, env=env, **values)
+    return replace(config, flags=flags, env=env, options=options, **values)
+
+
+def _names_backend(engine: str, option: str) -> bool:
+    """Whether an option as the parser is given it is the engine's --attention-backend (any spelling)."""
+    return flag_table(engine).get(option.partition("=")[0], ("",))[0] == "attention_backend"
+
+
+def _unset(config: Config, names: Sequence[str]) -> Optional[Config]:
+    """`config` with the fix `unset NAME…`: the variables gone, and on vLLM the backend VLLM_ATTENTION_BACKEND
+    named with them unless the flag names it (parse_command reads the variable only without the flag)."""
+    from rules.knowledge import vllm_backends
+
+    if not names or not all(name.startswith(ENV_PREFIXES) for name in names):
+        return None
+    env = {k: v for k, v in config.env.items() if k not in names}
+    named_by_env = (
+        config.engine == "vllm"
+        and vllm_backends.ENV_BACKEND in names
+        and vllm_backends.ENV_BACKEND in config.env
+        and not any(_names_backend(config.engine, o) for o in config.options)
+    )
+    config = replace(config, env=env)
+    return config.with_backend(None) if named_by_env else config

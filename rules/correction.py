@@ -13,7 +13,9 @@ Each candidate is the config as given with the moves applied through `rules.conf
 the engine resolves it (the same re-check the fixes get). The command is then written from the pasted tokens
 (`rewrite`): a changed flag keeps the user's spelling and position, a flag the user did not give is appended,
 a phase-specific backend flag goes when `--attention-backend` replaces it, and an environment variable the
-new flag supersedes is dropped. Without a pasted command the changes are given as flags.
+new flag supersedes is dropped. A move can also be an environment assignment (vLLM before 0.13 names its
+backend only with VLLM_ATTENTION_BACKEND: rules.engine.backend_option) or `unset NAME`: it goes in the
+command's prefix, before the program. Without a pasted command the changes are given as flags (variables first).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from rules.config import Config, apply_flags, flag_table, superseded_env
+from rules.config import ENV_ASSIGNMENT, ENV_PREFIXES, Config, apply_flags, flag_table, superseded_env
 
 if TYPE_CHECKING:
     from rules.engine import Finding, Judge, Status
@@ -162,11 +164,12 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
     pasted = bool(config.command)
     if best is None:
         return Correction((), None, None, pasted, _why_not(closest))
+    changed = sorted(best.changed, key=lambda c: not c[0].startswith(ENV_DEST))  # a variable goes before flags
     if pasted:
-        command = shlex.join(rewrite(config.command, config.engine, [t for _, t in best.changed]))
+        command = shlex.join(rewrite(config.command, config.engine, [t for _, t in changed]))
     else:
-        command = " ".join(shlex.join(tokens) for _, tokens in best.changed)
-    changes = tuple(shlex.join(tokens) for _, tokens in best.changed)  # one per flag changed
+        command = " ".join(shlex.join(tokens) for _, tokens in changed)
+    changes = tuple(shlex.join(tokens) for _, tokens in changed)  # one per flag or variable changed
     return Correction(changes, command, verdict_of(best.findings), pasted)
 
 
@@ -192,9 +195,27 @@ def _why_not(closest: _State) -> str:
     return reason
 
 
+ENV_DEST = "$"  # the key of a changed environment variable: "$" + its name (flags are keyed by dest)
+
+
+def _env_name(word: str) -> str:
+    """The variable a `NAME=value` word assigns ("" for any other word)."""
+    return word.partition("=")[0] if ENV_ASSIGNMENT.match(word) else ""
+
+
+def _env_change(change: Sequence[str]) -> Optional[tuple[str, list[str]]]:
+    """A change of an environment variable as (its name, the words that set it before the program): `NAME=value`,
+    or none for `unset NAME` (Config.env holds only what the pasted prefix assigns)."""
+    if list(change[:1]) == ["unset"]:
+        return change[1], []
+    name = _env_name(change[0])
+    return (name, [change[0]]) if name else None
+
+
 def _flag_tokens(engine: str, fix: str) -> Optional[list[tuple[str, list[str]]]]:
-    """A fix's flags as (dest, tokens) pairs, e.g. "--page-size 64" -> [("page_size", ["--page-size", "64"])];
-    None when the fix is not flags of the engine (an install, a download)."""
+    """A fix's flags as (dest, tokens) pairs, e.g. "--page-size 64" -> [("page_size", ["--page-size", "64"])],
+    and its leading environment assignments as ("$NAME", ["NAME=value"]); None when the fix is not flags of the
+    engine (an install, a download)."""
     try:
         words = shlex.split(fix)
     except ValueError:
@@ -202,6 +223,13 @@ def _flag_tokens(engine: str, fix: str) -> Optional[list[tuple[str, list[str]]]]
     table = flag_table(engine)
     out: list[tuple[str, list[str]]] = []
     i = 0
+    if words[:1] == ["unset"] and len(words) == 2 and words[1].startswith(ENV_PREFIXES):
+        return [(ENV_DEST + words[1], words)]
+    while i < len(words) and _env_name(words[i]):  # environment assignments lead, as in a command
+        if not _env_name(words[i]).startswith(ENV_PREFIXES):
+            return None
+        out.append((ENV_DEST + _env_name(words[i]), [words[i]]))
+        i += 1
     while i < len(words):
         flag, has_inline, inline = words[i].partition("=")
         spec = table.get(flag)
@@ -223,17 +251,27 @@ _PHASE_BACKENDS = ("prefill_attention_backend", "decode_attention_backend")
 
 
 def rewrite(tokens: Sequence[str], engine: str, changes: Sequence[Sequence[str]]) -> list[str]:
-    """`tokens` (a pasted command as split) with each change (the flag tokens that set one flag) applied: the
-    user's occurrences of that flag (any spelling, `--flag value` or `--flag=value`) take the new value; a flag
-    not given is appended; `--attention-backend` also replaces the phase-specific backend flags; an environment
-    prefix the change supersedes is dropped."""
+    """`tokens` (a pasted command as split) with each change (the flag tokens that set one flag, or one
+    `NAME=value` environment assignment) applied: the user's occurrences of that flag (any spelling, `--flag
+    value` or `--flag=value`) take the new value; a flag not given is appended; `--attention-backend` also
+    replaces the phase-specific backend flags; an environment prefix the change supersedes is dropped. An
+    assignment replaces the user's own of that variable or joins the prefix, and drops the flag it stands for
+    (vLLM before 0.13 has no --attention-backend: its argparse refuses it); `unset NAME` drops the user's
+    assignment."""
     table = flag_table(engine)
-    wanted = {table[change[0].partition("=")[0]][0]: list(change) for change in changes}
+    assigned = dict(filter(None, map(_env_change, changes)))
+    unset = {change[1] for change in changes if list(change[:1]) == ["unset"]}
+    wanted = {table[change[0].partition("=")[0]][0]: list(change) for change in changes if not _env_change(change)}
     appended = {
         dest: _respelled(new[0].partition("=")[0], False, table[new[0].partition("=")[0]][1], new)
         for dest, new in wanted.items()
     }
     dropped = set(_PHASE_BACKENDS) if "attention_backend" in wanted else set()
+    dropped |= {
+        dest
+        for dest in (*_PHASE_BACKENDS, "attention_backend")
+        if superseded_env(engine, dest) in set(assigned) - unset
+    }
     env_gone = {superseded_env(engine, dest) for dest in wanted} - {None}
     out: list[str] = []
     placed: set[str] = set()
@@ -246,9 +284,17 @@ def rewrite(tokens: Sequence[str], engine: str, changes: Sequence[Sequence[str]]
             out.append(token)
             continue
         if in_prefix and "=" in token and not token.startswith("-"):
-            if token.partition("=")[0] not in env_gone:
+            name = token.partition("=")[0]
+            if name in assigned:
+                out.extend(assigned[name])
+                placed.add(ENV_DEST + name)
+            elif name not in env_gone:
                 out.append(token)
             continue
+        if in_prefix:  # the program: the assignments the user did not give go just before it
+            out.extend(
+                w for name, setting_words in assigned.items() if ENV_DEST + name not in placed for w in setting_words
+            )
         in_prefix = False
         flag, has_inline, _ = token.partition("=")
         spec = table.get(flag) if token.startswith("-") else None

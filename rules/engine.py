@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
 
-from rules.config import Config, apply_flags, kv_dtype_choices
+from rules.config import Config, apply_flags, kv_dtype_choices, setting
 from rules.knowledge import NEWEST_KNOWN
 from rules.knowledge import backends as backend_kb
 from rules.knowledge.kv_dtypes import KV_DTYPES
@@ -417,11 +417,30 @@ class Finding:
         }
 
 
+def backend_option(engine: str, target: Target) -> str:
+    """What names the attention backend on the target's release of the engine: the flag, or for vLLM before
+    0.13 the VLLM_ATTENTION_BACKEND environment variable (vllm_backends.backend_option)."""
+    if engine != "vllm":
+        return "--attention-backend"
+    from rules.knowledge import vllm_backends  # an SGLang check never loads the vLLM declarations
+
+    return vllm_backends.backend_option(target.versions.get("vllm"))
+
+
 class Alternative(NamedTuple):
-    option: str  # "--attention-backend" | "--kv-cache-dtype"
+    option: str  # "--attention-backend" | "--kv-cache-dtype" | "VLLM_ATTENTION_BACKEND" (vLLM before 0.13)
     value: str
     verdict: Status
     becomes: str = ""  # the backends the engine would run instead, when it silently replaces the choice
+
+    @property
+    def setting(self) -> str:
+        """The fix that applies it: "--attention-backend fa3", "VLLM_ATTENTION_BACKEND=FLASH_ATTN"."""
+        return setting(self.option, self.value)
+
+    @property
+    def picks_backend(self) -> bool:
+        return not self.option.startswith("--") or self.option == "--attention-backend"  # the flag, or vLLM's env var
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -555,8 +574,8 @@ class Judge:
         candidates = self._candidates(config, resolved) if target.cc is not None else []
         report.alternatives = self._alternatives(config, candidates, findings)
         if verdict is Status.FAIL or flag_moves(config, report.findings):  # a failure, or a fix that works
-            ranked = [f"{a.option} {a.value}" for a in report.alternatives]
-            rest = [f"{option} {value}" for option, value, _ in candidates]
+            ranked = [a.setting for a in report.alternatives]
+            rest = [setting(option, value) for option, value, _ in candidates]
             report.correction = correct(self, config, findings, list(dict.fromkeys(ranked + rest)))
         return report
 
@@ -590,18 +609,21 @@ class Judge:
         return True
 
     def _candidates(self, config: Config, resolved: Config) -> list[tuple[str, str, Config]]:
-        """Single changes of the config as given: each other backend (same KV dtype), each other KV dtype (same
-        backend), in the engine's declaration order."""
+        """Single changes of the config as given, each applied as the fix that makes it (apply_flags): each other
+        backend (same KV dtype), each other KV dtype (same backend), in the engine's declaration order."""
         release = backend_kb.release_of(self.target)
-        return [
-            ("--attention-backend", name, config.with_backend(name))
+        option = backend_option(config.engine, self.target)
+        moves = [
+            (option, name)
             for name in default_backends(config.engine, release)
             if name not in resolved.backends | config.backends
         ] + [
-            ("--kv-cache-dtype", kv, config.with_kv_dtype(kv))
+            ("--kv-cache-dtype", kv)
             for kv in default_kv_dtypes(config.engine)
             if kv != config.kv_cache_dtype and kv not in KV_DTYPE_SPELLINGS
         ]
+        applied = [(option, value, apply_flags(config, setting(option, value))) for option, value in moves]
+        return [(option, value, candidate) for option, value, candidate in applied if candidate is not None]
 
     def _alternatives(
         self, config: Config, candidates: list[tuple[str, str, Config]], findings: list[Finding]
@@ -622,8 +644,8 @@ class Judge:
         order = {(a.option, a.value): i for i, a in enumerate(out)}
         out.sort(
             key=lambda a: (
-                a.option,
-                not (a.option == "--attention-backend" and a.value in preferred),
+                not a.picks_backend,  # backends first, then KV dtypes
+                not (a.picks_backend and a.value in preferred),
                 a.verdict is not Status.PASS,
                 bool(a.becomes),
                 order[(a.option, a.value)],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
 from cli_run import check_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -177,3 +178,148 @@ def test_random_failing_configs_are_corrected_with_the_fewest_changes(
             if sum(word.startswith("--") for word in shlex.split(single)) >= len(correction["changes"]):
                 continue  # as many flags as the correction changes: not fewer
             assert not settled(pasted(gpu, *command, *shlex.split(single))), (command, single, correction)
+
+
+# --- vLLM, release by release: before 0.13.0 the backend is VLLM_ATTENTION_BACKEND (no --attention-backend) ---
+
+VLLM_RELEASES = ("0.11.0", "0.12.0", "0.13.0", "0.14.1", "0.20.0")
+VLLM_BACKENDS = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "FLASHMLA", "CUTLASS_MLA", "TRITON_MLA")
+VLLM_KV_DTYPES = ("auto", "fp8", "fp8_e5m2", "nvfp4")
+VLLM_MODELS = ("meta-llama/Llama-3.1-8B-Instruct", "openai/gpt-oss-20b", "deepseek-ai/DeepSeek-V2-Lite")
+BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
+
+
+def is_change(fix: str) -> bool:
+    """A fix that changes the command (a flag, an environment assignment, `unset NAME`), not an install."""
+    first = fix.split(" ", 1)[0]
+    return first.startswith("--") or first == "unset" or ("=" in first and first.split("=")[0].isupper())
+
+
+def vllm_command(release: str, model: str, backend: str, kv: str) -> list[str]:
+    """`vllm serve` naming the backend as that release reads it (vllm 0.12.0's engine/arg_utils.py has no
+    --attention-backend; 0.13.0 added it)."""
+    flags = ["--kv-cache-dtype", kv]
+    if tuple(map(int, release.split("."))) < (0, 13):
+        return [f"{BACKEND_ENV}={backend}", "vllm", "serve", model, *flags]
+    return ["vllm", "serve", model, "--attention-backend", backend, *flags]
+
+
+def applied(command: list[str], fix: str) -> list[str]:
+    """`command` with a printed fix applied by hand, as a user would: an assignment replaces theirs in the prefix,
+    `unset NAME` drops it, flags are appended (argparse keeps the last value)."""
+    words = shlex.split(fix)
+    program = next(i for i, w in enumerate(command) if w in ("vllm", "python"))
+    prefix, rest = command[:program], command[program:]
+    if words[0] == "unset":
+        return [w for w in prefix if not w.startswith(words[1] + "=")] + rest
+    assigned = [w for w in words if not w.startswith("-") and "=" in w]
+    names = {w.split("=")[0] for w in assigned}
+    prefix = [w for w in prefix if w.split("=")[0] not in names] + assigned
+    return prefix + rest + [w for w in words if w not in assigned]
+
+
+def pasted_at(release, gpu, command):
+    return judged(["--gpu", gpu, "--engine-version", f"vllm=={release}", "--", *command])
+
+
+def refused_flags(report) -> str:
+    known = next(f for f in report["findings"] if f["rule_id"] == "general-flags-known")
+    return known["message"] if known["status"] == "fail" else ""
+
+
+@pytest.mark.parametrize("release", ["0.11.0", "0.12.0"])
+def test_vllm_before_0_13_is_fixed_and_corrected_with_the_env_var(release):
+    """gpt-oss's attention sinks on FLASH_ATTN need FA3 (SM 9.x): on an A100 each release refuses it. vllm 0.12.0's
+    argparse has no --attention-backend (engine/arg_utils.py; `--attention-backend` first in 0.13.0), so every
+    fix, alternative and the corrected command name the backend with VLLM_ATTENTION_BACKEND."""
+    command = vllm_command(release, "openai/gpt-oss-20b", "FLASH_ATTN", "auto")
+    report = pasted_at(release, "A100", command)
+    assert report["verdict"] == "fail"
+    fixes = [fix for f in report["findings"] for fix in f["fix"]]
+    assert fixes and all(f"{BACKEND_ENV}=" in fix or fix.startswith("unset ") for fix in fixes), fixes
+    assert report["alternatives"] and {a["option"] for a in report["alternatives"]} <= {BACKEND_ENV, "--kv-cache-dtype"}
+    correction = report["correction"]
+    words = shlex.split(correction["command"])
+    assert "--attention-backend" not in words and words[0].startswith(f"{BACKEND_ENV}=TRITON_ATTN")
+    assert words[1:] == command[1:]
+    again = pasted_at(release, "A100", words)
+    assert again["verdict"] == "pass", [f["rule_id"] for f in again["findings"] if f["status"] == "fail"]
+    # the flag form the fix used to print is refused by that release's argparse
+    flag_form = pasted_at(
+        release, "A100", ["vllm", "serve", "openai/gpt-oss-20b", "--attention-backend", "TRITON_ATTN"]
+    )
+    assert "--attention-backend" in refused_flags(flag_form)
+
+
+def test_vllm_0_12_command_with_the_flag_is_corrected_to_the_env_var_and_the_flag_goes():
+    command = ["vllm", "serve", "openai/gpt-oss-20b", "--attention-backend", "FLASH_ATTN", "--port", "8000"]
+    report = pasted_at("0.12.0", "A100", command)
+    assert "--attention-backend" in refused_flags(report)
+    words = shlex.split(report["correction"]["command"])
+    assert words == [f"{BACKEND_ENV}=TRITON_ATTN", "vllm", "serve", "openai/gpt-oss-20b", "--port", "8000"], words
+    assert pasted_at("0.12.0", "A100", words)["verdict"] == "pass"
+
+
+def test_vllm_0_13_is_corrected_with_the_flag_and_the_deprecated_env_var_goes():
+    command = vllm_command("0.12.0", "openai/gpt-oss-20b", "FLASH_ATTN", "auto")  # the 0.12 habit, on 0.13
+    report = pasted_at("0.13.0", "A100", command)
+    words = shlex.split(report["correction"]["command"])
+    assert words == [
+        "vllm",
+        "serve",
+        "openai/gpt-oss-20b",
+        "--kv-cache-dtype",
+        "auto",
+        "--attention-backend",
+        "TRITON_ATTN",
+    ]
+    assert pasted_at("0.13.0", "A100", words)["verdict"] == "pass"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    release=st.sampled_from(VLLM_RELEASES),
+    gpu=st.sampled_from(("A100", "H100", "B200", "L4")),
+    backend=st.sampled_from(VLLM_BACKENDS),
+    kv=st.sampled_from(VLLM_KV_DTYPES),
+    model=st.sampled_from(VLLM_MODELS),
+)
+def test_random_vllm_configs_get_fixes_and_a_correction_their_release_accepts(release, gpu, backend, kv, model):
+    command = vllm_command(release, model, backend, kv)
+    report = pasted_at(release, gpu, command)
+    failing = {f["rule_id"] for f in report["findings"] if f["status"] == "fail"}
+    for finding in report["findings"]:
+        if finding["status"] not in ("fail", "warn"):
+            continue
+        for fix in filter(is_change, finding["fix"]):
+            after = pasted_at(release, gpu, applied(command, fix))
+            again = {f["rule_id"]: f["status"] for f in after["findings"]}
+            assert again.get(finding["rule_id"]) in ("pass", "skip", None), (command, fix, finding["rule_id"])
+            assert not {r for r, s in again.items() if s == "fail"} - failing, (command, fix, again)
+    for alternative in report["alternatives"]:
+        fix = (
+            f"{alternative['option']}={alternative['value']}"
+            if alternative["option"] == BACKEND_ENV
+            else f"{alternative['option']} {alternative['value']}"
+        )
+        assert not refused_flags(pasted_at(release, gpu, applied(command, fix))), (command, fix)
+    correction = report["correction"]
+    if correction is None or correction["command"] is None:
+        return
+    again = pasted_at(release, gpu, shlex.split(correction["command"]))
+    assert not refused_flags(again), (command, correction)
+    assert not any(
+        f["status"] == "fail" or (f["status"] == "warn" and any(map(is_change, f["fix"]))) for f in again["findings"]
+    ), (command, correction, [f["rule_id"] for f in again["findings"] if f["status"] in ("fail", "warn")])
+
+
+def test_vllm_0_12_foreign_backend_is_unset_and_the_corrected_command_drops_the_variable():
+    """ROCM_ATTN named on an H100: vllm 0.12.0 builds it (no ROCm class refuses a CUDA arch) and its kernels fail;
+    with the variable gone vLLM picks its own CUDA backend."""
+    command = [f"{BACKEND_ENV}=ROCM_ATTN", "vllm", "serve", "qwen3-8b", "--port", "8000"]
+    report = pasted_at("0.12.0", "H100", command)
+    platform = next(f for f in report["findings"] if f["rule_id"] == "vllm-backend-platform")
+    assert platform["status"] == "fail" and platform["fix"] == [f"unset {BACKEND_ENV}"]
+    words = shlex.split(report["correction"]["command"])
+    assert words == command[1:]
+    assert pasted_at("0.12.0", "H100", words)["verdict"] == "pass"

@@ -345,6 +345,67 @@ def test_validate_gives_every_reason_in_vllms_order():
 
 
 @pytest.mark.parametrize(
+    "release,query,expected",
+    [  # platforms/cuda.py _get_backend_priorities as each wheel reads (bench/vllm_priorities.py runs them all)
+        ("0.14.1", dict(cc=(10, 0), use_mla=True), ("CUTLASS_MLA", "FLASHINFER_MLA")),  # :45-54
+        ("0.15.0", dict(cc=(10, 0), use_mla=True), ("FLASHINFER_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA")),
+        ("0.21.0", dict(cc=(10, 0), use_mla=True), ("FLASHINFER_MLA", "TOKENSPEED_MLA", "CUTLASS_MLA")),
+        ("0.23.0", dict(cc=(12, 0), use_mla=True), ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")),
+        ("0.24.0", dict(cc=(12, 0), use_mla=True), ("TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120")),
+        ("0.19.1", dict(cc=(9, 0)), ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")),
+        ("0.20.0", dict(cc=(9, 0)), ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT")),
+    ],
+)
+def test_priority_lists_follow_the_release(release, query, expected):
+    listed = kb.priorities(kb.VllmQuery(head_size=576 if query.get("use_mla") else 128, **query), release)
+    assert listed[: len(expected)] == expected
+
+
+@pytest.mark.parametrize(
+    "release,tail",
+    [  # the sparse MLA backends that end the SM10x list, for 16 heads and a bf16 KV cache
+        ("0.16.0", ("FLASHMLA_SPARSE",)),
+        ("0.25.0", ("FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")),
+        ("0.33.0", ("FLASH_ATTN_MLA_SPARSE_FA4", "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")),
+    ],
+)
+def test_sparse_mla_priorities_follow_the_release(release, tail):
+    q = kb.VllmQuery(cc=(10, 0), head_size=576, use_mla=True, use_sparse=True, num_heads=16)
+    assert kb.priorities(q, release)[-len(tail) :] == tail
+    assert kb.priorities(q, release)[-len(tail) - 1] == "TRITON_MLA"
+
+
+@pytest.mark.parametrize(
+    "release,expected",
+    [  # the texts as each wheel has them (validate_configuration; FlashInferMLABackend.supports_combination)
+        ("0.14.1", ["sink setting not supported"]),  # v1/attention/backend.py:243; no qk_nope check yet
+        (
+            "0.17.1",
+            ["sink setting not supported", "FlashInfer MLA kernel requires qk_nope_head_dim == 128, but got 96"],
+        ),
+        (
+            "0.18.0",
+            [
+                "attention sinks not supported",
+                "FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128], but got 96",
+            ],
+        ),
+        (
+            "0.19.0",
+            [
+                "attention sinks not supported",
+                "FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], but got 96",
+            ],
+        ),
+    ],
+)
+def test_reason_texts_follow_the_release(release, expected):
+    backend = kb.backend_at("FLASHINFER_MLA", release)
+    query = kb.VllmQuery(cc=(10, 0), head_size=576, use_mla=True, has_sink=True, qk_nope_head_dim=96)
+    assert kb.validate(backend, query, kb.release_for(release)) == expected
+
+
+@pytest.mark.parametrize(
     "cc,mla,expected",
     [
         ((9, 0), False, "FLASH_ATTN"),
@@ -674,7 +735,8 @@ def test_declarations_are_read_only_and_each_fact_has_a_source():
     with pytest.raises(TypeError):
         kb.BY_NAME["X"] = kb.BY_NAME["FLASH_ATTN"]
     assert kb.release_for(None) is kb.RELEASES[-1] and kb.release_for("0.26.0") is kb.RELEASES[-1]
-    assert kb.release_for("0.20.0") is kb.RELEASES[1] and kb.release_for("0.13.0") is kb.RELEASES[1]
+    assert kb.release_for("0.20.0") is kb.RELEASES[2] and kb.release_for("0.18.0") is kb.RELEASES[2]
+    assert kb.release_for("0.17.1") is kb.RELEASES[1] and kb.release_for("0.13.0") is kb.RELEASES[1]
     assert kb.release_for("0.12.0") is kb.RELEASES[0] and kb.release_for("0.10.0") is kb.RELEASES[0]
     fields = set(kb.VllmBackend.__dataclass_fields__)
     for backend in kb.RELEASES[-1].backends.values():

@@ -180,7 +180,8 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
                 for a in report.alternatives
                 if a.option == option
             ]
-            lines.append(f"- {option}: {', '.join(values)}")
+            label = option if option.startswith("-") else f"{option}=… (environment variable)"
+            lines.append(f"- {label}: {', '.join(values)}")
         out.append(wrap_lines("\n".join(lines), screen))
     if report.correction:
         out.append(_correction_block(report.correction, fmt, screen))

@@ -42,9 +42,7 @@ def _rules_cell(group: NodeGroup) -> str:
 
 
 def _instead(group: NodeGroup) -> str:
-    return ", ".join(
-        a.value for a in group.report.alternatives if a.option == "--attention-backend" and a.verdict == "pass"
-    )
+    return ", ".join(a.value for a in group.report.alternatives if a.picks_backend and a.verdict == "pass")
 
 
 def _why(fleet: Fleet, fmt: str, screen: Screen) -> str:

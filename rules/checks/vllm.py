@@ -16,8 +16,8 @@ from typing import Optional
 from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import gpu, kv_found, kv_from_checkpoint, kv_unquantised_fix, library_state
-from rules.config import Config
-from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from rules.config import Config, setting
+from rules.engine import Outcome, backend_option, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
@@ -46,11 +46,8 @@ def _installed(target: Target) -> Optional[Version]:
 
 
 def _use_backend(name: str, target: Target) -> str:
-    """The flag that picks a backend on the target's vLLM (the env var before 0.13, which had no flag)."""
-    installed = _installed(target)
-    if installed is not None and installed < Version(kb.FLAG_SINCE):
-        return f"{kb.ENV_BACKEND}={name}"
-    return f"--attention-backend {name}"
+    """The fix that picks a backend on the target's vLLM (the env var before 0.13, which had no flag)."""
+    return setting(backend_option("vllm", target), name)
 
 
 def _model_dtype(cfg: Config, cc: kb.CC) -> Optional[str]:
@@ -181,6 +178,19 @@ def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict
     return {r.key: r for r in kb.rejections(backend, q, release)}
 
 
+def _valid_named(q: kb.VllmQuery, target: Target) -> list[str]:
+    """The backends of the release's priority list that would pass validation if named, in its order."""
+    release = _release(target)
+    named = kb.release_for(release)
+    return [
+        name
+        for name in kb.priorities(q, release)
+        if (backend := kb.backend_at(name, release)) is not None
+        and backend.modelled
+        and not kb.validate(backend, q, named)
+    ]
+
+
 def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     """The backend vLLM would pick for the same config, as the flag that selects it (or dropping the flag)."""
     chosen = _select(q, target).chosen
@@ -270,12 +280,19 @@ def vllm_backend_name(cfg, target):
     id="vllm-backend-platform",
     title="The vLLM attention backend is one vLLM's CUDA platform can run",
     engine="vllm",
-    versions="vllm>=0.15.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
-        "Not before 0.15.0: the ROCm/CPU/TPU names of 0.10.0-0.14.x (ROCM_FLASH, PALLAS, IPEX, ...) are not declared "
-        "by platform here (vllm-backend-name judges their membership). "
-        "vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.11.1rc7-0.14.x (0.11.2, 0.12.0, 0.13.0, 0.14.0, 0.14.1 read): get_attn_backend_cls imports the "
+        "named class and validates it (platforms/cuda.py:357 in 0.11.2, :344 in 0.12.0, :302 in 0.13.0-0.14.1), "
+        "and supports_compute_capability is True unless a class overrides it (attention/backends/abstract.py:183 "
+        "in 0.12.0, v1/attention/backend.py:193 in 0.14.1), which no ROCm or CPU backend of these releases does "
+        "against CUDA (rocm_*.py, mla/rocm_*.py, cpu_attn.py; AiterMLABackend returns True, mla/rocm_aiter_mla.py:183 "
+        "in 0.12.0): the foreign backend is built and fails at its import or first kernel launch. The names only "
+        "these releases have (PALLAS, IPEX, TORCH_SDPA) are not declared by platform here (vllm-backend-name "
+        "judges their membership). Not before 0.11.1: 0.10.0-0.11.0 dispatch only their CUDA names and run their "
+        "default for any other (cuda.py:308-330 in 0.10.2, :311-336 in 0.11.0), so a foreign name is ignored "
+        "there, not fatal. vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to "
+        "grep: the check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
     stage="runtime",
     reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
@@ -300,10 +317,11 @@ def vllm_backend_platform(cfg, target):
         return unknown("no NVIDIA GPU on the target")
     if backend.platform in ("cuda", "any"):
         return passed(f"{backend.name} (CUDA)", "a CUDA backend")
+    by_env = backend_option("vllm", target) == kb.ENV_BACKEND  # before 0.13 the variable names it
     return failed(
         f"{backend.name}, a {backend.platform} backend, on {gpu(target)}",
         "a CUDA backend",
-        ["drop --attention-backend (vLLM selects a CUDA backend)"],
+        [f"unset {kb.ENV_BACKEND}" if by_env else "drop --attention-backend (vLLM selects a CUDA backend)"],
     )
 
 
@@ -515,10 +533,16 @@ def vllm_flash_attn_version(cfg, target):
     id="vllm-flash-attn-fallback",
     title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
     engine="vllm",
-    versions="vllm>=0.30.0",
+    versions="vllm>=0.29.0",
     verified=(
-        "vllm>=0.30.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.29.0-0.33.0, release by release: fa_utils.get_flash_attn_version reads the same in every wheel "
+        "(the function, comments aside, is one text in 0.29.0, 0.30.0, 0.31.0, 0.32.0 and 0.33.0; the TMEM "
+        "message at v1/attention/backends/fa_utils.py:205 in each), and FlashAttentionBackend/Impl call it with "
+        "supports_fa4_hd256=True from 0.29.0 (flash_attn.py:104, :225 in 0.29.0; :349, :492 in 0.33.0); "
+        "fa_utils.py of 0.31.0-0.33.0 differs from 0.30.0's only in flash_attn_supports_kv_cache_dtype and "
+        "an XPU case. Not before 0.29.0: 0.28.0 turns FA4 off for every head_size 256 on Blackwell ('FA4 on "
+        "Blackwell is temporarily disabled for head_size=256', no hd256 kernel), which flash_attn_version "
+        "does not model"
     ),
     stage="init",
     prevents=kb.FA4_TMEM_MESSAGE.format(head_size=192),
@@ -1217,22 +1241,25 @@ def vllm_sliding_window(cfg, target):
 
 @rule(
     id="vllm-flashinfer-mla-qk-nope",
-    title="FLASHINFER_MLA needs qk_nope_head_dim 64, 128 or 192",
+    title="FLASHINFER_MLA takes the model's qk_nope_head_dim",
     engine="vllm",
     versions="vllm>=0.15.0",
     verified=(
-        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.18.0 to 0.33.0 (0.18.0: "
-        "vllm/v1/attention/backends/mla/flashinfer_mla.py; bench/release_walk.py prevents). The range's start "
-        "was set from the earlier reading and the condition was not re-read release by release"
+        "vllm 0.15.0-0.33.0, release by release in vllm/v1/attention/backends/mla/flashinfer_mla.py "
+        "FlashInferMLABackend.supports_combination: `qk_nope_head_dim != 128` in 0.15.0, 0.15.1, 0.16.0, 0.17.0 "
+        "and 0.17.1 (:85-88); `not in [64, 128]` in 0.18.0 and 0.18.1 (:87-90); `not in [64, 128, 192]` in "
+        "0.19.0, 0.19.1 and 0.20.0 (:87-90) and 0.33.0 (:245-248); no such check in 0.11.2-0.14.1 "
+        "(vllm_backends.CHANGES, each release's wording: fi_mla_qk_nope_reason)"
     ),
     stage="startup",
     prevents=kb.FI_MLA_QK_NOPE_REASON.format(got=96),
     source=kb.FI_MLA_QK_NOPE_SOURCE,
     docs="""Checks the MLA model's qk_nope_head_dim (the non-rotary part of the query/key head) for
-FLASHINFER_MLA.
+FLASHINFER_MLA, against the values the target's vLLM release accepts.
 
-FlashInfer's TRT-LLM MLA kernels are built for qk_nope_head_dim 64, 128 and 192 (DeepSeek V2/V3/R1 and
-Kimi K2 use 128); FlashInferMLABackend.supports_combination rejects any other value.""",
+FlashInfer's TRT-LLM MLA kernels are built for a few qk_nope_head_dim values (DeepSeek V2/V3/R1 and Kimi K2
+use 128); FlashInferMLABackend.supports_combination rejects any other value. vLLM 0.15-0.17 accept 128 only,
+0.18 adds 64, 0.19 and later 192 as well; 0.11.1-0.14 do not check.""",
     fix_title="Use CUTLASS_MLA or TRITON_MLA for this model",
     backends=("FLASHINFER_MLA",),
 )
@@ -1245,9 +1272,14 @@ def vllm_flashinfer_mla_qk_nope(cfg, target):
     q = query(cfg, target)
     if q.qk_nope_head_dim is None:
         return skipped("needs the model's qk_nope_head_dim (--model)")
+    if backend.qk_nope_head_dims is None:
+        return skipped(f"FLASHINFER_MLA checks no qk_nope_head_dim in vllm {_release(target)}")
+    dims = backend.qk_nope_head_dims
+    required = " or ".join([", ".join(map(str, dims[:-1])), str(dims[-1])] if len(dims) > 1 else [str(dims[0])])
+    found = f"qk_nope_head_dim {q.qk_nope_head_dim}"
     if "fi_mla_qk_nope" not in rejections(backend, q, target):
-        return passed(f"qk_nope_head_dim {q.qk_nope_head_dim}", "64, 128 or 192")
-    return failed(f"qk_nope_head_dim {q.qk_nope_head_dim}", "64, 128 or 192", _instead(q, target, backend.name))
+        return passed(found, required)
+    return failed(found, required, _instead(q, target, backend.name))
 
 
 @rule(
@@ -1382,17 +1414,17 @@ def vllm_triton_fp8_kv_arch(cfg, target):
     id="vllm-auto-select",
     title="vLLM finds a valid attention backend by itself",
     engine="vllm",
-    versions="vllm>=0.25.0",
+    versions="vllm>=0.11.1rc7",
     verified=(
-        "0.11.1-0.12.x: their priority list is declared (vllm_backends.priorities, platforms/cuda.py:46-83 in "
-        "0.12.0) but this rule's range was not walked there; their forced SM 10.0 MLA default is rule "
-        "vllm-cutlass-mla-forced. "
-        "vllm>=0.26.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading. "
-        "0.25.0/0.25.1 read against 0.26.0: the same _get_backend_priorities lists (platforms/cuda.py, bar "
-        "0.26.0's non-causal variant) and fa_utils.py; the backend classes' supports_*/supported_* differ only "
-        "by supports_sliding_window, which validate_configuration checks from 0.26.0 (backend.py; the 0.25 "
-        "range's reasons in vllm_backends.RELEASES have none); 0.25.0 == 0.25.1 in every file the selection reads. "
+        "vllm 0.11.1rc7-0.33.0 (0.11.1rc7: the first build with validate_configuration), release by release: the priority list is each wheel's platforms/cuda.py "
+        "_get_backend_priorities (bench/vllm_priorities.py runs the function of the 0.11.2-0.33.0 wheels: 6144 "
+        "lists, none differ from vllm_backends.priorities), validated with each range's reasons (RELEASES) and "
+        "the backends' older values (CHANGES); the 'No valid attention backend found' raise is in "
+        "get_attn_backend_cls of every wheel from 0.11.2 (cuda.py:412 in 0.11.2, :399 in 0.12.0, :339 in 0.13.0, "
+        ":393 in 0.17.0, :333 in 0.20.0, :447 in 0.26.0); 0.11.1-0.17.x validate without the block size (the "
+        "'--block-size precluded' warning is new in 0.18.0, cuda.py:308); check_and_update_config names the "
+        "backend itself for dense MLA on SM10x in 0.13.0-0.17.x (vllm_backends.forced_mla) and for MLA on SM 10.0 "
+        "in 0.11.1-0.12.x (rule vllm-cutlass-mla-forced judges that). "
         "Gemma-4 (rules/knowledge/vllm_gemma4.py): Gemma4Config.verify_and_update_config read in every wheel "
         "0.18.0-0.33.0 (model_executor/models/config.py:198 in 0.25.0-0.27.0, :199 in 0.28.0, :209 in 0.29.0-0.31.0, "
         ":229 in 0.32.0, :301 in 0.33.0): TRITON_ATTN or FA4 forced before selection; every layer's head size "
@@ -1408,7 +1440,11 @@ Non-MLA models: FLASHINFER first on SM10x, FLASH_ATTN first elsewhere, then TRIT
 MLA models: FLASHINFER_MLA, TOKENSPEED_MLA, CUTLASS_MLA first on SM10x; FLASH_ATTN_MLA, FLASHMLA on SM90;
 TRITON_MLA on SM12x and elsewhere. vLLM validates each in order and takes the first valid one; when none is
 valid it raises "No valid attention backend found for cuda with …". A --block-size that rules out
-higher-priority backends is warned about ("--block-size N precluded higher-priority backend(s) …").""",
+higher-priority backends is warned about ("--block-size N precluded higher-priority backend(s) …") from
+0.18.0; before it the selection ignores the block size. The list is the target release's own (TOKENSPEED_MLA from
+0.21, TURBOQUANT from 0.20, CUTLASS_MLA first on SM10x until 0.14, ...). vLLM 0.13-0.17 skip the list for a
+dense MLA model on SM10x: they name CUTLASS_MLA (0.13-0.14) or, for qk_nope_head_dim 128, FLASHINFER_MLA
+(0.15-0.17) themselves, and a refusal reads "Selected backend … is not valid for this configuration".""",
     fix_title="Change what the reasons name (dtype, KV dtype, block size), or run on a GPU a backend supports",
     references=(DOCS_URL,),
 )
@@ -1422,6 +1458,14 @@ def vllm_auto_select(cfg, target):
     queries = layer_queries(cfg, target)
     if any(q.head_size is None for q in queries):
         return unknown("the model's head size could not be read from its config")
+    release = _release(target)
+    if (
+        queries[0].use_mla
+        and target.cc == (10, 0)
+        and release is not None
+        and Version(release) < Version(kb.FLAG_SINCE)
+    ):
+        return skipped(f"vllm {release} forces CUTLASS_MLA for MLA on {gpu(target)} (rule vllm-cutlass-mla-forced)")
     forced = gemma4_forcing(cfg, target)
     if forced is not None and forced.backend is not None:
         return _gemma4_forced_backend(cfg, forced, queries, target)
@@ -1435,6 +1479,19 @@ def vllm_auto_select(cfg, target):
     def tried(selection: kb.Selection) -> str:
         return "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
 
+    q, selection = selections[0]
+    if selection.forced:  # 0.13-0.17: check_and_update_config names the backend for dense MLA on SM10x
+        found = f"{selection.forced}, which vllm {release} names itself for dense MLA on {gpu(target)}"
+        if selection.chosen is None:
+            fix = [_use_backend(name, target) for name in _valid_named(q, target)][:1]
+            return failed(
+                f"{found}: {tried(selection)}",
+                "a backend named that serves the model",
+                fix or (kv_unquantised_fix(cfg, target, q.dtype) if kb.is_quantised_kv(q.kv_dtype) else []),
+                reason=f"Selected backend AttentionBackendEnum.{selection.forced} is not valid for this configuration. "
+                f"Reason: {list(selection.rejected[selection.forced])}",
+            )
+        return passed(found, "a valid backend")
     for q, selection in selections:
         if selection.chosen is not None:
             continue

@@ -6,9 +6,10 @@ capabilities on each backend class (`supported_dtypes`, `supports_head_size`, `s
 platform raises `Selected backend ... is not valid for this configuration. Reason: [...]` for an explicit
 choice, or tries its priority list. This module holds those declarations as data, once each:
 
-- RELEASES: one declaration per range of vLLM releases (0.11.1-0.12.x, 0.13.0-0.25.x and 0.26.0 on, these two
-  with 0.33.0's backends; CHANGES gives the older values read in the 0.11.1-0.30 wheels; the reasons differ
-  before 0.13.0 and before 0.26.0): the backends (VllmBackend, each fact's source: `source_of`) and the reasons;
+- RELEASES: one declaration per range of vLLM releases (0.11.1-0.12.x, 0.13.0-0.17.x, 0.18.0-0.25.x and 0.26.0
+  on, the last three with 0.33.0's backends; CHANGES gives the older values read in the 0.11.1-0.30 wheels; the
+  reasons differ before 0.13.0, before 0.18.0 (the sink text) and before 0.26.0): the backends (VllmBackend,
+  each fact's source: `source_of`) and the reasons;
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
@@ -185,6 +186,7 @@ class VllmBackend:
     sinks: Archs = NO_ARCH  # where supports_sink() is True
     sink_fa_versions: frozenset[int] = frozenset({3, 4})  # FLASH_ATTN: the FA versions that take sinks
     sliding_window: bool = False  # supports_sliding_window
+    qk_nope_head_dims: Optional[tuple[int, ...]] = None  # supports_combination's qk_nope_head_dim list; None: any
     auto_selected: bool = False  # in the CUDA priority list (_get_backend_priorities)
     notes: str = ""
     sources: Mapping[str, str] = field(default_factory=dict)  # fact -> where it was read, beyond `source`
@@ -445,9 +447,15 @@ BACKEND_LIST: tuple[VllmBackend, ...] = (
         kv_dtypes=frozenset({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3"}),
         head_sizes=MLA_HEADS,
         block_sizes=(32, 64),
+        qk_nope_head_dims=(64, 128, 192),
         auto_selected=True,
-        notes="supports_combination: qk_nope_head_dim must be 64, 128 or 192",
-        sources={"head_sizes": MLA_COMMON},
+        notes="supports_combination: the model's qk_nope_head_dim must be one FlashInfer's MLA kernel takes",
+        sources={
+            "head_sizes": MLA_COMMON,
+            "qk_nope_head_dims": src(
+                f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend.supports_combination"
+            ),
+        },
     ),
     VllmBackend(
         "TOKENSPEED_MLA",
@@ -698,6 +706,20 @@ _SEEN_0_15_TO_0_17 = "0.15.0, 0.15.1, 0.16.0, 0.17.0, 0.17.1"
 _SEEN_0_18_TO_0_19 = "0.18.0, 0.18.1, 0.19.0, 0.19.1"
 
 CHANGES: tuple[Change, ...] = (
+    # FlashInferMLABackend.supports_combination: no qk_nope_head_dim check in 0.11.1-0.14.x (none in
+    # flashinfer_mla.py of 0.11.2, 0.12.0, 0.13.0, 0.14.0 and 0.14.1); `!= 128` in 0.15.0-0.17.x (:85 in 0.15.0,
+    # 0.15.1, 0.16.0, 0.17.0 and 0.17.1); `not in [64, 128]` in 0.18.x (:87 in 0.18.0 and 0.18.1); [64, 128, 192]
+    # from 0.19.0 (:87 in 0.19.0-0.20.0, :245 in 0.33.0)
+    Change(
+        "FLASHINFER_MLA",
+        "qk_nope_head_dims",
+        None,
+        until="0.15.0",
+        since=VALIDATE_SINCE,
+        seen="0.11.2, 0.12.0, 0.13.0, 0.14.0, 0.14.1",
+    ),
+    Change("FLASHINFER_MLA", "qk_nope_head_dims", (128,), until="0.18.0", since="0.15.0", seen=_SEEN_0_15_TO_0_17),
+    Change("FLASHINFER_MLA", "qk_nope_head_dims", (64, 128), until="0.19.0", since="0.18.0", seen="0.18.0, 0.18.1"),
     *(
         Change(name, "kv_dtypes", kv, until="0.15.0", since=VALIDATE_SINCE, seen=_SEEN_0_11_TO_0_14)
         for name, kv in _KV_BEFORE_0_15.items()
@@ -972,6 +994,16 @@ ENV_BACKEND = "VLLM_ATTENTION_BACKEND"
 ENV_FA_VERSION = "VLLM_FLASH_ATTN_VERSION"
 FLAG_SINCE = "0.13.0"  # --attention-backend first in engine/arg_utils.py of 0.13.0 (0.12.0: env var only)
 ENV_REMOVED_IN = "0.15.0"  # 0.13.0-0.14.1: read by AttentionConfig._set_from_env_if_set with a deprecation warning
+
+
+def backend_option(vllm_version: Optional[str]) -> str:
+    """What names the attention backend on a vLLM release: ENV_BACKEND before FLAG_SINCE, whose argparse refuses
+    --attention-backend, the flag from then on (and the newest known behaviour when the release is unknown)."""
+    if vllm_version is not None and parse_version(vllm_version) < parse_version(FLAG_SINCE):
+        return ENV_BACKEND
+    return "--attention-backend"
+
+
 ENV_UNKNOWN_WARNING = "Unknown vLLM environment variable detected: {env}"
 ENV_SOURCE = (
     src("vllm/platforms/interface.py", "Platform.validate_environ")
@@ -1093,8 +1125,18 @@ FLASHMLA_SPARSE_NVFP4_REASON = "FLASHMLA_SPARSE only supports the nvfp4_ds_mla k
 FI_NVFP4_HEAD64_REASON = "fa2 prefill misreads an NVFP4 KV cache at head_size 64"
 FI_NVFP4_SINK_REASON = "the sink prefill wrapper cannot read an NVFP4 KV cache"
 FI_NVFP4_SOURCE = src(_FI, "FlashInferBackend.supports_combination")
-FI_MLA_QK_NOPE = (64, 128, 192)
 FI_MLA_QK_NOPE_REASON = "FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], but got {got}"
+
+
+def fi_mla_qk_nope_reason(backend: VllmBackend) -> str:
+    """FlashInferMLABackend.supports_combination's text in the backend's release: "== 128" in 0.15.0-0.17.x
+    (flashinfer_mla.py:85-88 in 0.15.0 and 0.17.1), "in [64, 128]" in 0.18.x (:87-90 in 0.18.0 and 0.18.1), "in
+    [64, 128, 192]" from 0.19.0 (:87-90 in 0.19.0, :245-248 in 0.33.0)."""
+    dims = backend.qk_nope_head_dims or ()
+    wanted = f"== {dims[0]}" if len(dims) == 1 else f"in {list(dims)}"
+    return f"FlashInfer MLA kernel requires qk_nope_head_dim {wanted}, but got {{got}}"
+
+
 FI_MLA_QK_NOPE_SOURCE = src(f"{BACKENDS_DIR}/mla/flashinfer_mla.py", "FlashInferMLABackend.supports_combination")
 TOKENSPEED_DIMS = (128, 64, 128)  # qk_nope_head_dim, qk_rope_head_dim, v_head_dim
 TOKENSPEED_DIMS_REASON = (
@@ -1275,9 +1317,11 @@ class Reason:
     holds: Callable[[VllmBackend, VllmQuery], bool]
     backend: str = ""
     got: Optional[Callable[[VllmQuery], str]] = None
+    worded: Optional[Callable[[VllmBackend], str]] = None  # the text where the backend's release words it apart
 
-    def message(self, q: VllmQuery) -> str:
-        return self.text.format(got=self.got(q)) if self.got is not None else self.text
+    def message(self, backend: VllmBackend, q: VllmQuery) -> str:
+        text = self.worded(backend) if self.worded is not None else self.text
+        return text.format(got=self.got(q)) if self.got is not None else text
 
 
 FA_MLA_DEVICE_REASON = "FlashAttention MLA not supported on this device"
@@ -1377,9 +1421,14 @@ REASONS: tuple[Reason, ...] = (
         "fi_mla_qk_nope",
         FI_MLA_QK_NOPE_REASON,
         FI_MLA_QK_NOPE_SOURCE,
-        lambda b, q: q.qk_nope_head_dim is not None and q.qk_nope_head_dim not in FI_MLA_QK_NOPE,
+        lambda b, q: (
+            b.qk_nope_head_dims is not None
+            and q.qk_nope_head_dim is not None
+            and q.qk_nope_head_dim not in b.qk_nope_head_dims
+        ),
         "FLASHINFER_MLA",
         got=lambda q: str(q.qk_nope_head_dim),
+        worded=fi_mla_qk_nope_reason,
     ),
     Reason(
         "tokenspeed_dims",
@@ -1407,7 +1456,7 @@ def rejections(backend: VllmBackend, q: VllmQuery, release: Optional[Release] = 
     supports_combination text, so that each of them can be reported; `validate` gives vLLM's list."""
     reasons = (release or RELEASES[-1]).reasons
     return tuple(
-        Rejection(r.key, r.message(q), bool(r.backend))
+        Rejection(r.key, r.message(backend, q), bool(r.backend))
         for r in reasons
         if r.backend in ("", backend.name) and r.holds(backend, q)
     )
@@ -1429,8 +1478,11 @@ PRIORITY_SOURCE = src(CUDA_PY, "_get_backend_priorities")
 
 
 def priorities(q: VllmQuery, version: Optional[str] = None) -> tuple[str, ...]:
-    """The CUDA priority list for a layer (multimodal-prefix and non-causal variants left out)."""
-    if version is not None and _v(version)[:3] < (0, 13, 0):
+    """The CUDA priority list for a layer in a release (multimodal-prefix and non-causal variants left out):
+    platforms/cuda.py _get_backend_priorities (:45 in 0.13.0, :79 in 0.20.0, :84 in 0.33.0), read in the
+    wheels from 0.11.1 to 0.33.0 (the newest when None)."""
+    release = _v(version)[:3] if version is not None else _v(VLLM_VERSION)[:3]
+    if release < (0, 13, 0):
         # vllm 0.11.1-0.12.x, platforms/cuda.py _get_backend_priorities (:46-83 in 0.12.0, :46-85 in 0.11.1/0.11.2)
         if q.use_mla:
             if q.cc[0] == 10:
@@ -1439,31 +1491,50 @@ def priorities(q: VllmQuery, version: Optional[str] = None) -> tuple[str, ...]:
         first = ("FLASHINFER", "FLASH_ATTN") if q.cc[0] == 10 else ("FLASH_ATTN", "FLASHINFER")
         return (*first, "TRITON_ATTN", "FLEX_ATTENTION")
     if q.use_mla:
-        if q.cc[0] == 10:
-            sparse: tuple[str, ...]
-            if is_quantised_kv(q.kv_dtype):
-                sparse = ("FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
-            elif q.num_heads is not None and q.num_heads <= 16:
-                sparse = ("FLASH_ATTN_MLA_SPARSE_FA4", "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
-            else:
-                sparse = ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE")
-            return (
-                "FLASHINFER_MLA",
-                "TOKENSPEED_MLA",
-                "CUTLASS_MLA",
-                "FLASH_ATTN_MLA",
-                "FLASHMLA",
-                "TRITON_MLA",
-                *sparse,
-            )
-        if q.cc[0] == 12:
-            return "TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120"
-        tail = ["FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE"]
-        tail.insert(0 if q.head_size == 512 else 2, "FLASHINFER_MLA_SPARSE_SM90")
-        return ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", *tail)
+        return _mla_priorities(q, release)
+    # TURBOQUANT last from 0.20.0 (absent in 0.13.0-0.19.1)
+    turboquant = ("TURBOQUANT",) if release >= (0, 20, 0) else ()
+    first = ("FLASHINFER", "FLASH_ATTN") if q.cc[0] == 10 else ("FLASH_ATTN", "FLASHINFER")
+    return (*first, "TRITON_ATTN", "FLEX_ATTENTION", *turboquant)
+
+
+def _mla_priorities(q: VllmQuery, release: tuple[int, ...]) -> tuple[str, ...]:
+    """_get_backend_priorities for an MLA layer from 0.13.0, as each wheel reads (the lists differ between
+    0.13.0/0.14.1, 0.15.0/0.16.0, 0.17.0/0.18.0, 0.19.0, 0.20.0, 0.21.0-0.23.0, 0.24.0, 0.25.0, 0.26.0-0.29.0,
+    0.30.0-0.32.0 and 0.33.0; releases between two read alike are taken as they read)."""
     if q.cc[0] == 10:
-        return "FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"
-    return "FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"
+        # CUTLASS_MLA first until 0.14.x, after FLASHINFER_MLA from 0.15.0; TOKENSPEED_MLA second from 0.21.0
+        dense = ["FLASHINFER_MLA", "CUTLASS_MLA"] if release >= (0, 15, 0) else ["CUTLASS_MLA", "FLASHINFER_MLA"]
+        if release >= (0, 21, 0):
+            dense.insert(1, "TOKENSPEED_MLA")
+        return (*dense, "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA", *_sm100_sparse(q, release))
+    if q.cc[0] == 12 and release >= (0, 24, 0):  # an SM12x branch of its own from 0.24.0
+        return "TRITON_MLA", "FLASHINFER_MLA_SPARSE_SM120"
+    if release < (0, 25, 0):
+        tail = ["FLASHMLA_SPARSE"]
+    else:  # FLASH_ATTN_MLA_SPARSE first from 0.25.0; FLASHINFER_MLA_SPARSE_SM90 from 0.30.0
+        tail = ["FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE"]
+        if release >= (0, 30, 0):
+            tail.insert(0 if q.head_size == 512 else 2, "FLASHINFER_MLA_SPARSE_SM90")
+    return ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", *tail)
+
+
+def _sm100_sparse(q: VllmQuery, release: tuple[int, ...]) -> tuple[str, ...]:
+    """The sparse MLA backends at the end of the SM10x list: FLASHMLA_SPARSE alone until 0.16.x; from 0.17.0
+    FLASHINFER_MLA_SPARSE first for 16 heads or fewer; from 0.19.0 also for an fp8* KV cache (0.19.x:
+    kv_cache_dtype.startswith("fp8"), from 0.20.0 any quantised one); from 0.33.0 FLASH_ATTN_MLA_SPARSE_FA4 first
+    for 16 heads or fewer."""
+    if release < (0, 17, 0):
+        return ("FLASHMLA_SPARSE",)
+    quantised = release >= (0, 19, 0) and (
+        q.kv_dtype.startswith("fp8") if release < (0, 20, 0) else is_quantised_kv(q.kv_dtype)
+    )
+    if quantised:
+        return "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE"
+    if q.num_heads is not None and q.num_heads <= 16:
+        fa4 = ("FLASH_ATTN_MLA_SPARSE_FA4",) if release >= (0, 33, 0) else ()
+        return (*fa4, "FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
+    return "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE"
 
 
 @dataclass(frozen=True)
@@ -1471,6 +1542,26 @@ class Selection:
     chosen: Optional[str]
     rejected: Mapping[str, tuple[str, ...]]  # backend -> vLLM's reasons, in priority order (read-only)
     unmodelled: tuple[str, ...] = ()  # backends in the list whose constraints this module does not know
+    forced: str = ""  # the backend vLLM names itself before the list is read (forced_mla), validated as named
+
+
+FORCED_MLA_SOURCE = src(CUDA_PY, "CudaPlatformBase.check_and_update_config") + (
+    " (0.13.0 :183-192 and 0.14.1: CUTLASS_MLA for a dense MLA model on SM10x; 0.15.0 :185-201 through 0.17.1: "
+    "FLASHINFER_MLA when qk_nope_head_dim is 128; none from 0.18.0)"
+)
+
+
+def forced_mla(q: VllmQuery, version: Optional[str]) -> Optional[str]:
+    """The backend check_and_update_config names for a dense MLA model on SM10x when none is given, from 0.13.0
+    (0.11.1-0.12.x force CUTLASS_MLA on SM 10.0 for every MLA model: rule vllm-cutlass-mla-forced)."""
+    if version is None or not q.use_mla or q.use_sparse or q.cc[0] != 10:
+        return None
+    release = _v(version)[:3]
+    if not (0, 13, 0) <= release < (0, 18, 0):
+        return None
+    if release < (0, 15, 0):
+        return "CUTLASS_MLA"
+    return "FLASHINFER_MLA" if q.qk_nope_head_dim == 128 else None
 
 
 LEGACY_SELECT_SOURCE = (
@@ -1513,8 +1604,19 @@ def select(q: VllmQuery, version: Optional[str] = None) -> Selection:
     if version is not None and _v(version)[:3] < _v(VALIDATE_SINCE)[:3]:
         return _legacy_select(q, version)
     release = release_for(version)
-    if version is not None and release is RELEASES[0]:
-        q = replace(q, block_size=None)  # 0.11.1-0.12.x validate without the block size (cuda.py:373 in 0.12.0)
+    if version is not None and _v(version)[:3] < (0, 18, 0):
+        # 0.11.1-0.17.x validate without the block size (cuda.py:373 in 0.12.0; `attn_selector_config._replace(
+        # block_size=None)` at :298 in 0.13.0 and 0.14.1, :311 in 0.15.0, :314 in 0.16.0, :351 in 0.17.1; none in
+        # 0.18.0, whose selection warns "--block-size %d precluded higher-priority backend(s)" instead, :308)
+        q = replace(q, block_size=None)
+    forced = forced_mla(q, version)
+    if forced is not None:
+        backend = backend_at(forced, version)
+        assert backend is not None, f"{forced} is in every release that forces it"
+        reasons = tuple(validate(backend, q, release))
+        return Selection(
+            None if reasons else forced, MappingProxyType({forced: reasons} if reasons else {}), (), forced
+        )
     rejected: dict[str, tuple[str, ...]] = {}
     unmodelled = []
     chosen = None
@@ -1582,6 +1684,8 @@ REASONS_0_11 = tuple(
 # The enum of vllm 0.11.2 and 0.12.0 (vllm/attention/backends/registry.py): the names that range can run.
 _NAMES_0_11 = ENUM_BY_RELEASE["0.11.2"] | ENUM_BY_RELEASE["0.12.0"]
 
+_REASONS_0_13 = tuple(r for r in REASONS if r.key not in ("sliding_window", "fi_nvfp4_head64", "fi_nvfp4_sinks"))
+
 RELEASES: tuple[Release, ...] = (
     Release(
         since=VALIDATE_SINCE,
@@ -1598,7 +1702,16 @@ RELEASES: tuple[Release, ...] = (
         since="0.13.0",
         read_from="the vllm 0.13.0, 0.14.0 and 0.20.0-0.25.1 wheels' validate_configuration and FlashInferBackend",
         backends=BY_NAME,
-        reasons=tuple(r for r in REASONS if r.key not in ("sliding_window", "fi_nvfp4_head64", "fi_nvfp4_sinks")),
+        reasons=tuple(replace(r, text=R_SINK_SETTING) if r.key == "sinks" else r for r in _REASONS_0_13),
+    ),
+    # validate_configuration's sink text is "sink setting not supported" through 0.17.x (abstract.py:237 in
+    # 0.13.0; v1/attention/backend.py:243 in 0.14.1, :250 in 0.15.0 and 0.16.0, :255 in 0.17.0, :275 in 0.17.1)
+    # and "attention sinks not supported" from 0.18.0 (:284 in 0.18.0, 0.18.1 and 0.19.0, :306 in 0.20.0)
+    Release(
+        since="0.18.0",
+        read_from="the vllm 0.17.0-0.20.0 wheels' v1/attention/backend.py validate_configuration",
+        backends=BY_NAME,
+        reasons=_REASONS_0_13,
     ),
     Release(
         since="0.26.0",  # the first release whose validate_configuration has every reason 0.33.0 gives

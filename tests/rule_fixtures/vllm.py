@@ -42,6 +42,7 @@ GEMMA4 = str(FIXTURES_DIR / "incident-models" / "gemma-4")
 # vllm 0.14.0 --kv-cache-dtype auto runs an fp8_e4m3 KV cache (rules/knowledge/checkpoint_kv.py)
 DSR1_NVFP4 = str(FIXTURES_DIR / "incident-models" / "deepseek-r1-nvfp4")
 MLA_NOPE_96 = _mla_model("mla-nope96", 96, 64, 128)
+MLA_NOPE_64 = _mla_model("mla-nope64", 64, 64, 128)
 MLA_NOPE_192_V256 = _mla_model("mla-nope192-v256", 192, 64, 256)
 # vllm#51405's model: only its architecture is known, which is what selects Inkling's own attention
 INKLING = str(Path(__file__).resolve().parent.parent / "fixtures" / "incident-models" / "inkling-small")
@@ -91,6 +92,12 @@ FIXTURES = {
         "fail": [
             {"gpu": "H100", "command": serve("qwen3-8b", "--attention-backend", "ROCM_ATTN")},
             {"gpu": "B200", "argv": vllm("--model", "deepseek-v3", "--attention-backend", "CPU_MLA")},
+            # 0.12.0 validates the named class (cuda.py:344) and no ROCm class refuses a CUDA arch
+            {
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=ROCM_ATTN", *serve("qwen3-8b")],
+                "engine_version": ["vllm==0.12.0"],
+            },
         ],
     },
     "vllm-env-backend": {
@@ -166,6 +173,13 @@ FIXTURES = {
             {
                 "gpu": "B200",
                 "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN", "--block-size", "16"),
+                "expect": "warn",
+            },
+            # the oldest release whose get_flash_attn_version reads as 0.33.0's (fa_utils.py, the hd256 kernel)
+            {
+                "gpu": "B200",
+                "command": serve("qwen3-next-80b-a3b", "--attention-backend", "FLASH_ATTN", "--block-size", "16"),
+                "engine_version": ["vllm==0.29.0"],
                 "expect": "warn",
             },
         ],
@@ -441,8 +455,34 @@ FIXTURES = {
         ],
     },
     "vllm-flashinfer-mla-qk-nope": {
-        "pass": [{"gpu": "B200", "command": serve("kimi-k2", "--attention-backend", "FLASHINFER_MLA")}],
-        "fail": [{"gpu": "B200", "command": serve(MLA_NOPE_96, "--attention-backend", "FLASHINFER_MLA")}],
+        # flashinfer_mla.py supports_combination: 128 only in 0.15.0-0.17.x, [64, 128] in 0.18.x, [64, 128, 192]
+        # from 0.19.0
+        "pass": [
+            {"gpu": "B200", "command": serve("kimi-k2", "--attention-backend", "FLASHINFER_MLA")},
+            {
+                "gpu": "B200",
+                "engine_version": ["vllm==0.18.0"],
+                "command": serve(MLA_NOPE_64, "--attention-backend", "FLASHINFER_MLA"),
+            },
+            {
+                "gpu": "B200",
+                "engine_version": ["vllm==0.19.0"],
+                "command": serve(MLA_NOPE_192_V256, "--attention-backend", "FLASHINFER_MLA"),
+            },
+        ],
+        "fail": [
+            {"gpu": "B200", "command": serve(MLA_NOPE_96, "--attention-backend", "FLASHINFER_MLA")},
+            {
+                "gpu": "B200",
+                "engine_version": ["vllm==0.17.0"],
+                "command": serve(MLA_NOPE_64, "--attention-backend", "FLASHINFER_MLA"),
+            },
+            {
+                "gpu": "B200",
+                "engine_version": ["vllm==0.18.1"],
+                "command": serve(MLA_NOPE_192_V256, "--attention-backend", "FLASHINFER_MLA"),
+            },
+        ],
     },
     "vllm-tokenspeed-mla-dims": {
         "pass": [
@@ -528,6 +568,8 @@ FIXTURES = {
                 "command": serve("qwen3-8b", "--kv-cache-dtype", "nvfp4"),
                 "engine_version": ["vllm==0.32.0"],
             },
+            {"gpu": "B200", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.13.0"]},
+            {"gpu": "H100", "command": serve("llama-3.1-8b"), "engine_version": ["vllm==0.12.0"]},
         ],
         "fail": [
             {"gpu": "A100", "command": serve("deepseek-v3", "--kv-cache-dtype", "nvfp4")},
@@ -544,6 +586,24 @@ FIXTURES = {
             {"gpu": "RTX PRO 6000", "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2")},
             # Gemma4Config forces TRITON_ATTN where FA4 is not supported (SM12x), which stores no nvfp4 KV
             {"gpu": "RTX PRO 6000", "command": serve(GEMMA4, "--kv-cache-dtype", "nvfp4")},
+            # 0.13.0-0.14.x name CUTLASS_MLA themselves for dense MLA on SM10x (platforms/cuda.py:183-192), which
+            # takes no fp8_e5m2 KV; 0.15.0-0.17.x name FLASHINFER_MLA for qk_nope_head_dim 128 (:185-201)
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2"),
+                "engine_version": ["vllm==0.13.0"],
+            },
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2"),
+                "engine_version": ["vllm==0.16.0"],
+            },
+            # 0.12.0's list (platforms/cuda.py:46-83) has nothing for fp8_e5m2 on an H100 either
+            {
+                "gpu": "H100",
+                "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2"),
+                "engine_version": ["vllm==0.12.0"],
+            },
         ],
     },
     "vllm-fa4-library": {
