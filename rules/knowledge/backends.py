@@ -572,6 +572,13 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             general=False,
             alias_of="dsa",
             source=CHOICES,
+            eras=(
+                Era(
+                    "<0.5.13",
+                    "sglang: server_args.py ATTENTION_BACKEND_CHOICES (0.5.3-0.5.12: nsa is the backend, no dsa)",
+                    {"alias_of": None},
+                ),
+            ),
         ),
         BackendInfo("qsa", "QSA sparse attention", general=False, source=CHOICES),
         BackendInfo("dsv4", "DeepSeek-V4 compressed attention", mha=False, general=False, source=CHOICES),
