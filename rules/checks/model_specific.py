@@ -225,6 +225,8 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
         return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx", "aiter")
     if release >= Version("0.5.18"):
         return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx")
+    if release >= Version("0.5.14"):
+        return ("trtllm_mha", "triton", "ascend", "intel_xpu")
     return ("trtllm_mha", "triton", "intel_xpu")
 
 
@@ -234,9 +236,11 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang>=0.5.13: the upstream message is in every sglang release read from 0.5.22 to 0.5.23 (0.5.22: "
-        "sglang/srt/arg_groups/model_hook.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.13-0.5.23: the accepted_backends tuple asserted for the three Gemma 4 architectures, read "
+        "in each release: trtllm_mha, triton, intel_xpu in 0.5.13 (server_args.py:2395-2400, the first release "
+        "with the branch); + ascend from 0.5.14 (:4078-4083; 0.5.17 :5459-5464, its message still naming three); "
+        "+ intel_amx from 0.5.18 (:5672-5683; arg_groups/model_hook.py:484-494 in 0.5.19); + aiter from 0.5.20 "
+        "(model_hook.py:546-557, 0.5.21 :606-617); + fa4 from 0.5.22 (:640-652; 0.5.23 :646-658)"
     ),
     needs_model=True,
     stage="startup",
@@ -248,7 +252,7 @@ Gemma4UnifiedForConditionalGeneration) is served, for prefill and decode, by trt
 the non-NVIDIA ascend, intel_xpu, intel_amx, aiter).
 
 Gemma 4 mixes sliding and global layers with different head dims; SGLang asserts this list at start-up.
-History: fa4 was added in 0.5.22, aiter in 0.5.20, ascend/intel_amx in 0.5.18; 0.5.13-0.5.17 allowed only
+History: fa4 was added in 0.5.22, aiter in 0.5.20, intel_amx in 0.5.18, ascend in 0.5.14; 0.5.13 allowed only
 trtllm_mha, triton, intel_xpu. fa3 and flashinfer were never allowed. SGLang's default is trtllm_mha on
 SM100 and triton elsewhere.""",
     fix_title="Use --attention-backend trtllm_mha (SM100) or triton",
