@@ -446,9 +446,11 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
     engine="sglang",
     versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.16: the upstream message is in every sglang release read from 0.5.15 to 0.5.23 (0.5.15: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: InklingAttention.forward asserts the backend in ('fa4', 'triton') in every release "
+        "with the model (models/inkling_common/attn.py, absent before 0.5.16): on server_args.attention_backend in "
+        "0.5.16 (:723) and 0.5.17 (:730), on the backend serving the batch (serving_attention_backend) from 0.5.18 "
+        "(:770 through 0.5.21, :744 in 0.5.22-0.5.23); the rule judges both phases, which is what the later form "
+        "asserts"
     ),
     needs_model=True,
     stage="runtime",
@@ -459,7 +461,7 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
 
 Inkling's relative attention is a sheared bias (rel_bias) or a CuTe score_mod that only the FA4 kernels
 and SGLang's triton path implement; its attention layer asserts the backend at the first forward (a bare
-assert, after weights load; read in 0.5.23, the model exists since 0.5.16). SGLang's default is fa4 on SM90/SM100 and triton elsewhere; the FA4 path has
+assert, after weights load; in every release from 0.5.16, where the model appears). SGLang's default is fa4 on SM90/SM100 and triton elsewhere; the FA4 path has
 its own arch limits (rules fa4-score-mod-sm8x, fa4-rel-bias-arch).""",
     fix_title="Use --attention-backend fa4 (SM90/SM100) or triton",
 )
