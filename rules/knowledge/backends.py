@@ -856,6 +856,26 @@ def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
 # `--speculative-draft-attention-backend`: choices.py DRAFT_ATTENTION_BACKEND_CHOICES.
 DRAFT_ATTENTION_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
 
+# The backends the DFLASH draft worker keeps (others are replaced by flashinfer), by release: each entry the first
+# release with that list. Before 0.5.17 trtllm_mha is always replaced; from then only for a draft that is neither
+# all-sliding nor causal.
+DFLASH_DRAFT_SOURCE = (
+    "sglang: speculative/dflash_worker.py supported_draft_backends (0.5.11 :102, 0.5.13 :104), "
+    "arg_groups/speculative_hook.py _resolve_dflash_draft_attention_backend (0.5.15 :263, 0.5.17 :443-450, "
+    "DRAFT_ATTENTION_BACKEND_CHOICES from 0.5.20 :730)"
+)
+DFLASH_DRAFT_BACKENDS = (
+    (Version("0.5.20"), DRAFT_ATTENTION_BACKENDS),
+    (Version("0.5.17"), ("flashinfer", "fa3", "fa4", "triton", "trtllm_mha", "ascend")),
+    (Version("0.5.13"), ("flashinfer", "fa3", "fa4", "triton", "ascend")),
+    (Version("0.5.11"), ("flashinfer", "fa3", "fa4", "triton")),
+)
+
+
+def dflash_draft_backends(release: Version) -> tuple[str, ...]:
+    """The attention backends SGLang's DFLASH draft worker keeps in one release (the oldest list before 0.5.11)."""
+    return next((kept for since, kept in DFLASH_DRAFT_BACKENDS if release >= since), DFLASH_DRAFT_BACKENDS[-1][1])
+
 
 def declaration(name: str, release: Union[Version, str, None] = None) -> BackendInfo:
     """An SGLang backend's facts as they hold in one release (the newest verified one when None): the newest
