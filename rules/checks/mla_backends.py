@@ -775,34 +775,42 @@ def tokenspeed_mla_page(cfg, target):
 
 @rule(
     id="flashmla-arch",
-    title="flashmla needs an SM90 or SM100 GPU",
+    title="flashmla needs an SM90 (Hopper) GPU",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.4.post3",
     verified=(
-        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.4.post3-0.5.23: the flashmla backend decodes with FlashMLA's dense kernel and SGLang has no "
+        "start-up arch check: sgl_kernel.flash_mla in 0.5.4.post3-0.5.22 (flashmla_backend.py:12, :13 from "
+        "0.5.13), sglang.kernels.ops.attention.flash_mla_interface over sgl-flash-mla 1.0.0 in 0.5.23 (:14, its "
+        "legacy dense kernels). The pinned kernel builds: sgl-kernel 0.3.16.post4 (0.5.4.post3) ... 0.3.21 "
+        "(0.5.8-0.5.9), sglang-kernel 0.4.1 (0.5.10) ... 0.4.9 (0.5.22), sgl-flash-mla 1.0.0 (0.5.23); read "
+        "(strings of flashmla_ops.abi3.so, flash_mla/_C_legacy.abi3.so) in sgl-kernel 0.3.16.post4, sglang-kernel "
+        "0.4.9 and sgl-flash-mla 1.0.0: dense decode SM90 only, SM100 only sparse; the pins between not read. "
+        "0.5.0rc2-0.5.4 import the standalone flash_mla package, which the wheels do not pin, so they are not judged"
     ),
     backends=("flashmla",),
     needs_gpu=True,
     stage="runtime",
-    reason="SGLang has no start-up check: FlashMLA's kernels are built for SM90 and SM100 only and fail at the "
-    "first decode (after weights load) on other GPUs.",
-    prevents="FlashMLA is only supported on Hopper devices.",
-    source="sglang: sgl-kernel flash_mla (csrc/flashmla, SM90/SM100 builds); vllm: vllm/attention/ops/flashmla.py "
-    "is_flashmla_supported",
-    docs="""Checks that flashmla runs on a compute-capability 9.x or 10.x GPU.
+    reason="SGLang has no start-up check: FlashMLA's dense decode kernels are SM90 only and fail at the first "
+    "decode (after weights load) on other GPUs, Blackwell included.",
+    prevents="Dense decode MLA is only supported on SM90a architecture",
+    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py (flash_mla_with_kvcache, dense); "
+    "sgl-kernel sgl_kernel/flash_mla.py and flashmla_ops (FlashMLA csrc); sgl-flash-mla flash_mla (0.5.23)",
+    docs="""Checks that flashmla runs on a compute-capability 9.x (Hopper) GPU.
 
-DeepSeek's FlashMLA kernels (vendored in sgl-kernel) exist for SM90 and SM100 only; sgl-kernel's own tests
-skip elsewhere ("FlashMLA sparse prefill requires SM90 or SM100-family"). SGLang accepts the backend on any
-GPU at start-up, so the failure comes at the first decode. vLLM refuses it up front (older releases:
-"FlashMLA is only supported on Hopper devices.").""",
-    fix_title="Use --attention-backend trtllm_mla (SM110/SM12x) or triton",
+SGLang's flashmla backend decodes dense MLA through FlashMLA (vendored in sgl-kernel up to sglang 0.5.22,
+the sgl-flash-mla package in 0.5.23). FlashMLA's SM100 kernels are sparse-attention ones (DeepSeek V3.2's DSA
+backends use them); dense decode has SM90 kernels only, and the kernel refuses other GPUs ("BF16 Dence MLA
+is not supported on SM100" in sgl-kernel 0.3.16.post4, "Dense decode MLA is only supported on SM90a
+architecture" in sglang-kernel 0.4.9). SGLang accepts the backend on any GPU at start-up, so the failure
+comes at the first decode. Read from the kernel builds, not seen on a Blackwell GPU.""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell) or triton",
 )
 def flashmla_arch(cfg, target):
     if target.major in declared(target, "flashmla").archs:
-        return passed(gpu(target), "compute capability 9.x or 10.x")
+        return passed(gpu(target), "compute capability 9.x")
     return failed(
-        f"flashmla on {gpu(target)}", "compute capability 9.x or 10.x", [f"--attention-backend {_mla_fallback(target)}"]
+        f"flashmla on {gpu(target)}", "compute capability 9.x", [f"--attention-backend {_mla_fallback(target)}"]
     )
 
 

@@ -515,12 +515,18 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
         BackendInfo(
             "flashmla",
             "FlashMLA",
-            archs=_arch(9, 10),
+            archs=_arch(9),
             mha=False,
             page_sizes=(64,),
             page_snap=64,
             source=f"{OVERRIDES}, _mla_backend_page_constraints; {DOCS}",
-            sources={"archs": "sglang: sgl-kernel flash_mla (csrc/flashmla, SM90/SM100 builds)"},
+            sources={
+                "archs": "FlashMLA's dense MLA decode (what the flashmla backend calls) has SM90 kernels only: "
+                "sgl-kernel 0.3.16.post4 flashmla_ops ('BF16 Dence MLA is not supported on SM100', 'FP8 Dence MLA is "
+                "not supported on SM100'), sglang-kernel 0.4.9 ('Dense decode MLA is only supported on SM90a "
+                "architecture'), sgl-flash-mla 1.0.0 (dense decode only among its legacy SM90 kernels; its SM100 "
+                "kernels are sparse)"
+            },
         ),
         BackendInfo(
             "cutlass_mla",
