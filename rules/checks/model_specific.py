@@ -181,10 +181,12 @@ def model_llama4_backends(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.8",
     verified=(
-        "sglang 0.5.8-0.5.23: the upstream message first appears in 0.5.8 "
-        "(sglang/srt/layers/attention/flashattention_backend.py) and is in every release read from there to "
-        "0.5.23 (bench/release_walk.py prevents), so the range starts where the check does; the code around "
-        "it was not diffed release by release"
+        "sglang 0.5.8-0.5.23: the FA backend asserts attention_chunk_size when the model is a local-attention "
+        "one, and is_local_attention_model is Llama4ForConditionalGeneration alone in every release "
+        "(configs/model_config.py:1195 in 0.5.8, :2549 in 0.5.23); the assert in FlashAttentionBackend.__init__ "
+        "(flashattention_backend.py:365 in 0.5.8, :149 in 0.5.10, :235 in 0.5.18, :241 in 0.5.19, :256 in 0.5.21), "
+        "in the local-attention metadata builder in 0.5.22-0.5.23 (:395), the block read in every wheel; "
+        "0.5.7 reads the chunk size with hasattr and asserts nothing (:356)"
     ),
     backends=("fa3", "fa4"),
     needs_model=True,
@@ -321,6 +323,9 @@ def model_softcap_backend(cfg, target):
 # --- Exaone, Olmo, LFM2 -------------------------------------------------------------------------------------
 
 EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
+# From this release the assert reads the resolved backend; before, --attention-backend as given (None when omitted:
+# SGLang picks its default only after the model checks).
+EXAONE_RESOLVED_BACKEND_SINCE = Version("0.5.15")
 
 
 @rule(
@@ -329,9 +334,13 @@ EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
     engine="sglang",
     versions="sglang>=0.5.9",
     verified=(
-        "sglang 0.5.9-0.5.23: the upstream message first appears in 0.5.9 (sglang/srt/server_args.py) and is "
-        "in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.9-0.5.23: the accepted list ['fa3', 'triton', 'trtllm_mha'] asserted when "
+        "sliding_window_pattern is set, the block read in every wheel: on self.attention_backend in "
+        "_handle_model_specific_adjustments in 0.5.9-0.5.14 (server_args.py:1496-1498 in 0.5.9, :4116 in 0.5.14), "
+        "which runs before _handle_attention_backend_compatibility picks the default, so an omitted flag fails "
+        "('but got None'); on resolved_view(...).attention_backend from 0.5.15 (server_args.py:4159 in 0.5.15, "
+        ":5702 in 0.5.18; arg_groups/model_hook.py:513 in 0.5.19, :575 in 0.5.20, :680 in 0.5.23); "
+        "ExaoneMoeForCausalLM is in the branch from 0.5.22 (:674); the branch is absent in 0.5.8"
     ),
     needs_model=True,
     stage="startup",
@@ -344,12 +353,20 @@ SGLang applies this when the config's `sliding_window_pattern` is set, which tra
 sglang 0.5.23 pins) always does for these configs: 4 by default, 0 without a window. Its hybrid
 sliding-window layers are only implemented by those backends (SGLang also disables hybrid-SWA
 memory for it). SGLang's default is trtllm_mha on SM100 and fa3 on any other GPU of SM80 or newer, which
-fa3's own arch check then refuses on SM110/SM120 (rule fa3-arch): pass triton there.""",
+fa3's own arch check then refuses on SM110/SM120 (rule fa3-arch): pass triton there. Before sglang 0.5.15 the
+assert runs before SGLang picks its default, so the flag must be given.""",
     fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
 )
 def model_exaone_swa_backends(cfg, target):
     if _arch(cfg) not in EXAONE_ARCHITECTURES:
         return skipped("applies to EXAONE 4 / EXAONE MoE")
+    release = sglang_release(target)
+    if cfg.auto_backend and release < EXAONE_RESOLVED_BACKEND_SINCE:
+        return failed(
+            f"{_arch(cfg)} without --attention-backend on sglang {release} (its assert reads the flag as given)",
+            "--attention-backend " + ", ".join(EXAONE_BACKENDS),
+            [f"--attention-backend {_working_swa_backend(target)}"],
+        )
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
     bad = _outside(cfg, EXAONE_BACKENDS)

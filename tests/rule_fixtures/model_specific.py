@@ -299,10 +299,15 @@ FIXTURES = {
             case("A100", model="exaone-4"),  # exaone.py: fa3 on SM80+ (the generic default is flashinfer)
             case("T4", model="exaone-4"),  # triton below SM80
             case("A100", "--attention-backend", "fa3", model="exaone-4"),
+            case("H100", "--attention-backend", "fa3", model="exaone-4", engine_version=["sglang==0.5.9"]),
+            # from 0.5.15 the assert reads the resolved default
+            case("H100", model="exaone-4", engine_version=["sglang==0.5.15"]),
         ],
         "fail": [
             case("H100", "--attention-backend", "flashinfer", model="exaone-4"),
             case("B200", "--attention-backend", "fa4", model="exaone-4"),
+            # 0.5.9-0.5.14 assert --attention-backend as given, before any default ("but got None")
+            case("H100", model="exaone-4", engine_version=["sglang==0.5.14"]),
         ],
     },
     "model-olmo-flashinfer": {
