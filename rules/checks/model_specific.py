@@ -416,15 +416,21 @@ def model_olmo_flashinfer(cfg, target):
     )
 
 
+# The first release whose LFM2 branch names Lfm2MoeForCausalLM too.
+LFM2_MOE_ASSERTED_SINCE = Version("0.5.17")
+
+
 @rule(
     id="model-lfm2-triton",
     title="LFM2 must not use the triton backend",
     engine="sglang",
     versions="sglang>=0.5.9",
     verified=(
-        "sglang 0.5.9-0.5.23: the upstream message first appears in 0.5.9 (sglang/srt/server_args.py) and is "
-        "in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.9-0.5.23: the assert != 'triton' in the LFM2 branch, read in every wheel: Lfm2ForCausalLM "
+        "only in 0.5.9-0.5.16 (server_args.py:1662 in 0.5.9, :2414 in 0.5.12, :4270 in 0.5.14, :4207 in 0.5.15), "
+        "+ Lfm2MoeForCausalLM from 0.5.17 (:5531; arg_groups/model_hook.py:551 in 0.5.19, :720 in 0.5.23); through "
+        "0.5.14 it reads --attention-backend as given, before SGLang's default (a defaulted triton is not "
+        "refused there; not modelled), from 0.5.15 the resolved backend; absent in 0.5.8"
     ),
     needs_model=True,
     stage="startup",
@@ -441,6 +447,8 @@ SGLang's default is flashinfer on SM100 and the generic choice (fa3 on SM90, fla
 def model_lfm2_triton(cfg, target):
     if _arch(cfg) not in LFM2_ARCHITECTURES:
         return skipped("applies to LFM2 / LFM2-MoE")
+    if _arch(cfg) == "Lfm2MoeForCausalLM" and sglang_release(target) < LFM2_MOE_ASSERTED_SINCE:
+        return skipped("SGLang asserts this for Lfm2MoeForCausalLM from sglang 0.5.17")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
     if "triton" not in cfg.backends:

@@ -86,6 +86,14 @@ MODEL_CONFIGS = {
         "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
         "full_attn_idxs": [2, 5],
     },
+    # LFM2-MoE: synthetic, the LFM2 layout under the MoE architecture name (only the name is judged)
+    "lfm2-moe": {
+        **_COMMON,
+        "architectures": ["Lfm2MoeForCausalLM"],
+        "model_type": "lfm2_moe",
+        "num_hidden_layers": 6,
+        "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
+    },
     # IQuestQ1 (sglang 0.5.21+ arg_groups/model_overrides/iquest_q1.py): synthetic, only its architecture matters
     "iquest-q1": {
         **_COMMON,
@@ -342,7 +350,11 @@ FIXTURES = {
             ),
             case("H100", "--attention-backend", "fa3", model="lfm2"),
         ],
-        "fail": [case("H100", "--attention-backend", "triton", model="lfm2")],
+        "fail": [
+            case("H100", "--attention-backend", "triton", model="lfm2"),
+            # the branch names Lfm2MoeForCausalLM from 0.5.17
+            case("H100", "--attention-backend", "triton", model="lfm2-moe", engine_version=["sglang==0.5.17"]),
+        ],
     },
     "model-inkling-backends": {
         "pass": [case("B200", model="inkling"), case("RTX 5090", "--attention-backend", "triton", model="inkling")],
