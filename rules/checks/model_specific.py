@@ -511,9 +511,11 @@ def model_inkling_backends(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.11",
     verified=(
-        "sglang 0.5.11-0.5.23: the upstream message first appears in 0.5.11 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.11-0.5.23: the same logic in every wheel (the block read in each): no backend given -> "
+        "prefill flashinfer, then assert the prefill backend is flashinfer; in _handle_model_specific_adjustments "
+        "in 0.5.11-0.5.14 (server_args.py:2099 in 0.5.11, :4103 in 0.5.14), _moss_vl_overrides from 0.5.15 "
+        "(arg_groups/overrides.py:644 in 0.5.15, :1098 in 0.5.18; arg_groups/model_overrides/moss_vl.py:31 in "
+        "0.5.19, :28 in 0.5.21-0.5.23); absent in 0.5.10.post1"
     ),
     needs_model=True,
     stage="startup",
