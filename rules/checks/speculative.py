@@ -381,10 +381,10 @@ def spec_dflash_draft_backend(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.14",
     verified=(
-        "sglang 0.5.14-0.5.23: the upstream message first appears in 0.5.14 "
-        "(sglang/srt/arg_groups/speculative_hook.py) and is in every release read from there to 0.5.23 "
-        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
-        "not diffed release by release"
+        "sglang 0.5.14-0.5.23: under speculative_use_rejection_sampling the same two raises in every wheel (the "
+        "block read in each): an algorithm other than EAGLE/EAGLE3 (NEXTN resolved to EAGLE) is NotImplementedError, "
+        "topk != 1 ValueError (arg_groups/speculative_hook.py:341-356 in 0.5.14, :409 in 0.5.15, :640 in 0.5.18, "
+        ":758 in 0.5.19, :1132 in 0.5.22, :1223 in 0.5.23); no rejection-sampling flag before 0.5.14"
     ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
@@ -426,10 +426,11 @@ def spec_rejection_sampling_topk(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.14",
     verified=(
-        "sglang 0.5.14-0.5.23: the upstream message first appears in 0.5.14 "
-        "(sglang/srt/arg_groups/speculative_hook.py) and is in every release read from there to 0.5.23 "
-        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
-        "not diffed release by release"
+        "sglang 0.5.14-0.5.23, the block read in every wheel: 0.5.14-0.5.22 raise for "
+        "enable_deterministic_inference under rejection sampling (arg_groups/speculative_hook.py:366 in 0.5.14, "
+        ":421 in 0.5.15, :652 in 0.5.18, :770 in 0.5.19, :948 in 0.5.20, :1144 in 0.5.22); 0.5.23 raises only off "
+        "CUDA ('Deterministic rejection sampling is currently supported only on CUDA-compatible devices', :1225), "
+        "which the rule passes"
     ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
