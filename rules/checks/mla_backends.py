@@ -154,10 +154,10 @@ def trtllm_mha_prefill_cp(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.19",
     verified=(
-        "sglang 0.5.19-0.5.23: the upstream message first appears in 0.5.19 "
-        "(sglang/srt/arg_groups/attention_hook.py) and is in every release read from there to 0.5.23 "
-        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
-        "not diffed release by release"
+        "sglang 0.5.19-0.5.23: the same raise for prefill trtllm_mha on is_sm120 with fp8_e4m3 KV (or the "
+        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR env, not modelled) in every wheel, the block read in "
+        "each (arg_groups/attention_hook.py:152 in 0.5.19, :150 in 0.5.20-0.5.21, :218 in 0.5.22, :219 in 0.5.23); "
+        "before 0.5.19 trtllm_mha prefill is refused off SM100 altogether (rule trtllm-mha-arch)"
     ),
     backends=("trtllm_mha",),
     stage="startup",
@@ -221,10 +221,11 @@ def trtllm_mha_page(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.17",
     verified=(
-        "sglang 0.5.17-0.5.23: the upstream message first appears in 0.5.17 "
-        "(sglang/srt/layers/attention/trtllm_mha_backend.py) and is in every release read from there to "
-        "0.5.23 (bench/release_walk.py prevents), so the range starts where the check does; the code around "
-        "it was not diffed release by release"
+        "sglang 0.5.17-0.5.23: TRTLLMHAAttnBackend.__init__ raises for page_size >= 128 off XQA (is_xqa_impl = "
+        "is_sm90 or is_sm120: :208 in 0.5.17, :258 in 0.5.23) unless q heads per KV head > 1, equal QK/V head dims "
+        "and a power-of-2 page, the same block in every wheel (layers/attention/trtllm_mha_backend.py:228 in "
+        "0.5.17, :255 in 0.5.19, :254 in 0.5.20, :367 in 0.5.21, :384 in 0.5.23); 0.5.17 is also the first release "
+        "whose trtllm_mha page-size pass keeps 128 (arg_groups/overrides.py:2092; 16/32/64 through 0.5.16, :1739)"
     ),
     backends=("trtllm_mha",),
     stage="init",
