@@ -545,9 +545,11 @@ def _cutedsl_phases(cfg, target) -> set[str]:
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.13-0.5.23: assert prefill_attention_backend != 'cutedsl_mla' whenever a phase names it (an "
+        "unset prefill is filled with trtllm_mla after), the block read in every wheel: in "
+        "_handle_attention_backend_compatibility through 0.5.14 (server_args.py:2943 in 0.5.13, :4587 in 0.5.14), "
+        "then arg_groups/overrides.py (:1644 in 0.5.15, :1266 in 0.5.19, :1303 in 0.5.20, "
+        "_cutedsl_prefill_backend_fill :1242 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -579,9 +581,10 @@ def cutedsl_mla_decode_only(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.13-0.5.23: raise unless is_sm100 (major 10) whenever a phase names cutedsl_mla, the block read in "
+        "every wheel: in _handle_attention_backend_compatibility through 0.5.14 (server_args.py :2946 in 0.5.13, :4590 "
+        "in 0.5.14), then arg_groups/overrides.py (:1647 in 0.5.15, :1269 in 0.5.19, :1307 in 0.5.20, :1246 in 0.5.23);"
+        " cutedsl_mla is not a choice before 0.5.13"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -613,9 +616,10 @@ def cutedsl_mla_arch(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.13-0.5.23: raise unless kv_cache_dtype in fp8_e4m3/bf16/bfloat16/auto, the same list in every "
+        "release, the block read in every wheel: in _handle_attention_backend_compatibility through 0.5.14 "
+        "(server_args.py :2960 in 0.5.13, :4604 in 0.5.14), then arg_groups/overrides.py (:1656 in 0.5.15, :1278 in "
+        "0.5.19, :1316 in 0.5.20, :1255 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -645,9 +649,9 @@ def cutedsl_mla_kv_dtype(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.13-0.5.23: page_size not in [32, 64] -> 64 with a warning in every release (server_args.py:2950 in "
+        "0.5.13, :4594 in 0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1567 in 0.5.15, :1175 in "
+        "0.5.19, :1213 in 0.5.20, :1171 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -675,9 +679,10 @@ def _tokenspeed(cfg) -> bool:
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.12-0.5.22: raise unless is_blackwell when attention or decode names tokenspeed_mla, the block read "
+        "in every wheel (server_args.py:2739 in 0.5.12, :4567 in 0.5.14; arg_groups/overrides.py:1609 in 0.5.15, :1231 "
+        "in 0.5.19 as get_platform().is_blackwell, :1155 in 0.5.21, :1174 in 0.5.22); in 0.5.23 tokenspeed_mla is an "
+        "alias of cutedsl_mla (no such check)"
     ),
     stage="startup",
     prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
@@ -709,9 +714,9 @@ def tokenspeed_mla_arch(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.12-0.5.22: raise unless kv_cache_dtype == 'fp8_e4m3' when attention or decode names tokenspeed_mla,"
+        " the block read in every wheel (server_args.py:2748 in 0.5.12, :4576 in 0.5.14; arg_groups/overrides.py:1613 "
+        "in 0.5.15, :1235 in 0.5.19, :1159 in 0.5.21, :1178 in 0.5.22); gone in 0.5.23 (alias of cutedsl_mla)"
     ),
     stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
@@ -748,9 +753,9 @@ def tokenspeed_mla_kv_dtype(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.12-0.5.22: page_size not in [32, 64] -> 64 with a warning (server_args.py:2743 in 0.5.12, :4571 in "
+        "0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1557 in 0.5.15, :1165 in 0.5.19, :1092 in "
+        "0.5.21, :1111 in 0.5.22), the block read in every wheel; gone in 0.5.23 (alias of cutedsl_mla)"
     ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
