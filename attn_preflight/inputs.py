@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from probe.jsonfile import JsonFileError, read_json, read_regular
 from rules.errors import RulesInputError
@@ -50,9 +50,20 @@ def live_target(timeout: float) -> Target:
 def load_config_file(path: str) -> ModelFeatures:
     """A model directory's config.json, or a config.json path."""
     config_path = os.path.join(path, "config.json") if os.path.isdir(path) else path
-    data = read_json_input(config_path, "model config")
+    data = _with_quant_sidecar(read_json_input(config_path, "model config"), config_path)
     absolute = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(os.path.abspath(config_path)))
     return features_from_config(data, os.path.basename(absolute), config_path)
+
+
+def _with_quant_sidecar(config: Any, config_path: str) -> Any:
+    """config.json with ModelOpt's hf_quant_config.json beside it as its quantization_config, where config.json
+    has none: vLLM reads it so (transformers_utils/config.py get_config, "ModelOpt 0.29.0 and before saves the
+    quantization config in a separate hf_quant_config.json"), and SGLang too (configs/model_config.py
+    _parse_quant_hf_config)."""
+    sidecar = os.path.join(os.path.dirname(os.path.abspath(config_path)), "hf_quant_config.json")
+    if not isinstance(config, dict) or config.get("quantization_config") is not None or not os.path.isfile(sidecar):
+        return config
+    return {**config, "quantization_config": read_json_input(sidecar, "model quantization config")}
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
@@ -76,7 +87,7 @@ def _found_model(spec: str) -> Optional[ModelFeatures]:
     if _HUB_ID.match(spec):
         cached = cached_config(spec)
         if cached is not None:
-            config = read_json_input(cached, "model config")
+            config = _with_quant_sidecar(read_json_input(cached, "model config"), cached)
             return features_from_config(config, spec, cached)
     return load_preset(spec)
 

@@ -350,7 +350,22 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "dp_size": "int",
                 "attn_dp_size": "int",  # 0.5.22+: what `--dp-size N --enable-dp-attention` became
                 "chunked_prefill_size": "int",
+                # the default mem_fraction_static reads them (rules/knowledge/memory.py SglangMemoryFlags)
+                "max_prefill_tokens": "int",
+                "max_running_requests": "int",
+                "disable_piecewise_cuda_graph": "bool",
+                "disable_prefill_cuda_graph": "bool",
+                "disable_decode_cuda_graph": "bool",
             }.items()
+        },
+        # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
+        # (the flag and --cuda-graph-max-bs-decode, 0.5.14+): one value, the decode graphs' largest batch
+        **{dest: ("cuda_graph_max_bs", "int") for dest in ("cuda_graph_max_bs", "cuda_graph_max_bs_decode")},
+        # the prefill graphs' largest size: piecewise_cuda_graph_max_tokens to 0.5.13.post1, then
+        # cuda_graph_max_bs_prefill (--cuda-graph-max-bs-prefill, and --piecewise-cuda-graph-max-tokens to 0.5.19)
+        **{
+            dest: ("prefill_graph_max_bs", "int")
+            for dest in ("piecewise_cuda_graph_max_tokens", "cuda_graph_max_bs_prefill")
         },
     },
     "vllm": {
@@ -424,24 +439,22 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "diffusion LLMs (block attention)": "dllm_algorithm_config dllm_block_size dllm_fdfo",
         (
             "CUDA graphs and torch.compile (the default mem_fraction_static reserves memory for the captured "
-            "batch sizes, which --max-running-requests caps: sglang 0.5.23 arg_groups/memory_hook.py:83-188, "
-            ":300)"
+            "batch sizes: sglang 0.5.23 arg_groups/memory_hook.py:89-263, :357-399; --cuda-graph-max-bs(-decode), "
+            "--cuda-graph-max-bs-prefill, --disable-cuda-graph and the per-phase --disable-*-cuda-graph flags are "
+            "modelled)"
         ): (
             "cuda_graph_backend_decode cuda_graph_backend_prefill cuda_graph_bs cuda_graph_bs_decode "
-            "cuda_graph_bs_prefill cuda_graph_config cuda_graph_max_bs cuda_graph_max_bs_decode "
-            "cuda_graph_max_bs_prefill cuda_graph_max_seq_len_prefill cuda_graph_prefill_max_context "
+            "cuda_graph_bs_prefill cuda_graph_config cuda_graph_max_seq_len_prefill cuda_graph_prefill_max_context "
             "cuda_graph_tc_compiler debug_cuda_graph debug_tensor_dump_inject debug_tensor_dump_input_file "
-            "debug_tensor_dump_output_folder disable_cuda_graph_padding disable_decode_cuda_graph "
-            "disable_piecewise_cuda_graph disable_prefill_cuda_graph enable_breakable_cuda_graph "
+            "debug_tensor_dump_output_folder disable_cuda_graph_padding enable_breakable_cuda_graph "
             "enable_piecewise_cuda_graph enable_symm_mem enable_torch_compile enable_torch_compile_debug_mode "
-            "enforce_piecewise_cuda_graph max_running_requests msprobe_dump_config piecewise_cuda_graph_compiler "
-            "piecewise_cuda_graph_max_tokens piecewise_cuda_graph_tokens record_nolora_graph"
+            "enforce_piecewise_cuda_graph msprobe_dump_config piecewise_cuda_graph_compiler "
+            "piecewise_cuda_graph_tokens record_nolora_graph"
         ),
         (
-            "chunked prefill, mixed batches and the prefill token budget (the default mem_fraction_static "
-            "reserves 1.5 x max(chunked_prefill_size, or max_prefill_tokens when chunking is off, 2048): "
-            "memory_hook.py:297-308)"
-        ): "enable_dynamic_chunking enable_mixed_chunk max_prefill_tokens",
+            "chunked prefill: dynamic chunk sizes (chunks can grow toward max_prefill_tokens: sglang 0.5.14 "
+            "server_args.py:5208) and mixed prefill-decode batches"
+        ): "enable_dynamic_chunking enable_mixed_chunk",
         "quantization (weights loaded as another format: --load-format gguf sets quantization)": (
             "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve rl_on_policy_target "
             "rl_quant_profile speculative_draft_model_quantization torchao_config"
@@ -521,11 +534,16 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "mm_encoder_only mm_ipc_gpu_memory_gb mm_processor_device num_gpu_blocks_override "
             "prefix_cache_retention_interval prefix_match_unit skip_mm_profiling swa_bounded_replay"
         ),
-        "Mamba state and its kernels": (
+        (
+            "Mamba state and its kernels (from 0.20.0 a hybrid model whose --max-num-seqs exceeds its Mamba cache "
+            "blocks fails full CUDA-graph capture, 'max_num_seqs (N) exceeds available Mamba cache blocks': vllm "
+            "0.33.0 config/compilation.py:1510-1532; for other models --max-num-seqs sizes only memory vLLM "
+            "profiles at start-up, config/scheduler.py:72-73, which the KV figures leave out as an upper bound)"
+        ): (
             "enable_mamba_cache_stochastic_rounding enable_mamba_fine_grained_prefix_cache "
             "enable_mamba_shared_prefix_checkpoint mamba_backend mamba_block_size mamba_cache_dtype "
             "mamba_cache_mode mamba_cache_philox_rounds mamba_ssm_cache_dtype mamba_ssu_algorithm "
-            "replayssm_buffer_len use_replayssm"
+            "max_num_seqs replayssm_buffer_len use_replayssm"
         ),
         "CUDA graphs and torch.compile": (
             "compilation_config cuda_graph_sizes cudagraph_capture_sizes enforce_eager max_cudagraph_capture_size "
@@ -719,7 +737,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "request scheduling, admission and preemption": (
             "long_prefill_token_threshold long_prefill_token_threshold_adaptive max_long_partial_prefills "
-            "max_num_active_seqs max_num_partial_prefills max_num_queued_reqs max_num_queued_tokens max_num_seqs "
+            "max_num_active_seqs max_num_partial_prefills max_num_queued_reqs max_num_queued_tokens "
             "preemption_mode prefill_schedule_interval prefix_caching_hash_algo scheduler_delay_factor "
             "scheduler_reserve_full_isl scheduling_policy swap_space watermark"
         ),

@@ -278,8 +278,7 @@ class Gate(NamedTuple):
     note: str  # why it does not apply, or which behaviour was assumed ("" when the target's version is in range)
 
 
-@dataclass(frozen=True)
-class VersionGate:
+class VersionGate(NamedTuple):
     """One distinct `versions=` of the rules ("sglang>=0.5.20"), with its gate where the version is not installed."""
 
     versions: str
@@ -321,8 +320,7 @@ class VersionGate:
         return Gate(False, f"holds for {self.versions}; target has {self.package} {installed}")
 
 
-@dataclass(frozen=True)
-class RuleIndex:
+class RuleIndex(NamedTuple):
     """Every rule, frozen once: by id, the rules each engine runs (registry order), and the distinct version
     requirements (a target's gates judge each requirement once, not each rule)."""
 
@@ -419,8 +417,7 @@ class Finding:
         }
 
 
-@dataclass(frozen=True)
-class Alternative:
+class Alternative(NamedTuple):
     option: str  # "--attention-backend" | "--kv-cache-dtype"
     value: str
     verdict: Status

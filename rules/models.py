@@ -62,6 +62,29 @@ PRESETS: dict[str, dict[str, Any]] = json.loads(
 
 
 @dataclass(frozen=True)
+class CheckpointKvQuant:
+    """The KV-cache quantization a checkpoint's quantization_config (or ModelOpt's hf_quant_config.json) declares:
+    ModelOpt's `kv_cache_quant_algo` string or a `kv_cache_scheme` mapping, read where vLLM reads them
+    (utils/torch_utils.py get_kv_cache_quant_algo_string: the `quantization` section first, then the top level;
+    a scheme before an algo). What an engine makes of it is the engine's (rules/knowledge/checkpoint_kv.py)."""
+
+    quant_method: str  # as vLLM names it: "modelopt", "modelopt_fp4", "compressed-tensors", ...
+    algo: Optional[str] = None  # kv_cache_quant_algo as written ("FP8")
+    nested: bool = False  # read from hf_quant_config.json's `quantization` section (SGLang reads that one apart)
+    scheme_type: Optional[str] = None  # kv_cache_scheme's type ("float"), num_bits and dynamic
+    scheme_bits: Optional[int] = None
+    scheme_dynamic: Optional[bool] = None
+
+    @property
+    def declared(self) -> str:
+        """What the checkpoint says, as a person reads it in its config."""
+        if self.algo is not None:
+            return f"kv_cache_quant_algo {self.algo!r}"
+        dynamic = {True: ", dynamic", False: ", static", None: ""}[self.scheme_dynamic]
+        return f"kv_cache_scheme {self.scheme_bits}-bit {self.scheme_type}{dynamic}"
+
+
+@dataclass(frozen=True)
 class ModelFeatures:
     name: str
     source: str  # "preset <name>" or the config.json path
@@ -89,6 +112,7 @@ class ModelFeatures:
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
+    kv_quant: Optional[CheckpointKvQuant] = None  # the KV-cache quantization the checkpoint declares
     features: frozenset[str] = field(default_factory=frozenset)
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
 
@@ -116,8 +140,9 @@ class ModelFeatures:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("features", "shape")}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("features", "shape", "kv_quant")}
         out["features"] = sorted(self.features)
+        out["kv_cache_quantization"] = self.kv_quant.declared if self.kv_quant else None
         out["gqa_ratio"] = self.gqa_ratio
         out["parameters"] = total_parameters(self.shape) if self.shape else None
         quantization = self.shape.quantization if self.shape else None
@@ -284,6 +309,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
         quant_method=_quant_method(config),
+        kv_quant=_kv_quant(config),
         features=frozenset(features),
         shape=shape_from_config(config),
     )
@@ -291,14 +317,55 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
 
 def _quant_method(config: dict[str, Any]) -> Optional[str]:
     """config.json quantization_config.quant_method, lowercased; ModelOpt's NVFP4 checkpoints are vLLM's
-    modelopt_fp4 (vllm modelopt.py ModelOptNvFp4Config.override_quantization_method, by quant_algo)."""
+    modelopt_fp4 (vllm modelopt.py ModelOptNvFp4Config.override_quantization_method, by quant_algo). A ModelOpt
+    hf_quant_config.json (`producer.name` "modelopt", no quant_method) gets the method vLLM sets from its
+    quant_algo (vllm transformers_utils/model_arch_config_convertor.py _normalize_quantization_config, 0.14.0)."""
     quant = config.get("quantization_config")
-    if not isinstance(quant, dict) or not isinstance(quant.get("quant_method"), str):
+    if not isinstance(quant, dict):
         return None
+    if not isinstance(quant.get("quant_method"), str):
+        producer = quant.get("producer")
+        section = quant.get("quantization")
+        if not (isinstance(producer, dict) and producer.get("name") == "modelopt" and isinstance(section, dict)):
+            return None
+        algo = str(section.get("quant_algo", "")).upper()
+        methods = {"NVFP4": "modelopt_fp4", "MIXED_PRECISION": "modelopt_mixed"}
+        return methods.get(algo) or ("modelopt" if algo.startswith("FP8") else None)
     method = quant["quant_method"].lower()
     if method == "modelopt" and "FP4" in str(quant.get("quant_algo", "")).upper():
         return "modelopt_fp4"
     return method
+
+
+def _kv_quant(config: dict[str, Any]) -> Optional[CheckpointKvQuant]:
+    """The checkpoint's declared KV-cache quantization (CheckpointKvQuant), None when it declares none."""
+    method = _quant_method(config)
+    quant = config.get("quantization_config")
+    if method is None or not isinstance(quant, dict):
+        return None
+    inner = quant.get("quantization")
+    section: dict[str, Any] = inner if isinstance(inner, dict) else quant
+    # vLLM's order: `a or b or c or d`, so an empty value falls through to the next
+    declared = (
+        section.get("kv_cache_scheme")
+        or quant.get("kv_cache_scheme")
+        or section.get("kv_cache_quant_algo")
+        or quant.get("kv_cache_quant_algo")
+    )
+    nested = section is not quant
+    if isinstance(declared, str):
+        return CheckpointKvQuant(method, algo=declared, nested=nested)
+    if isinstance(declared, dict):
+        bits = declared.get("num_bits")
+        dynamic = declared.get("dynamic")
+        return CheckpointKvQuant(
+            method,
+            scheme_type=_str(declared.get("type")),
+            scheme_bits=bits if isinstance(bits, int) and not isinstance(bits, bool) else None,
+            scheme_dynamic=dynamic if isinstance(dynamic, bool) else None,
+            nested=nested,
+        )
+    return None
 
 
 def _layer_head_dims(

@@ -18,7 +18,7 @@ from typing import Any, Optional
 from packaging.version import InvalidVersion, Version
 
 from rules.config import Config
-from rules.knowledge import NEWEST_KNOWN
+from rules.knowledge import NEWEST_KNOWN, checkpoint_kv
 from rules.knowledge import backends as kb
 from rules.target import Target
 
@@ -294,6 +294,8 @@ def nvfp4_plan(config: Config, target: Target) -> tuple[Optional[str], str]:
 def resolve(config: Config, target: Target) -> Config:
     """The config as the engine will run it: default backend filled in, silent rewrites applied (each recorded
     in Config.rewrites as field -> the value asked for)."""
+    if config.engine == "vllm":
+        return _vllm_checkpoint_kv(config, target)
     if config.engine != "sglang" or target.cc is None:
         return config
     major = target.cc[0]
@@ -367,6 +369,21 @@ def resolve(config: Config, target: Target) -> Config:
             auto_backend=config.auto_backend and f"SGLang forces triton for HRM-Text ({HRM_TEXT_SOURCE})",
         )
     return config
+
+
+def _vllm_checkpoint_kv(config: Config, target: Target) -> Config:
+    """vLLM's --kv-cache-dtype auto as the checkpoint's KV quantization resolves it (rules/knowledge/checkpoint_kv.py),
+    recorded in Config.rewrites as kv_cache_dtype -> "auto"."""
+    if config.kv_cache_dtype != "auto" or config.model is None:
+        return config
+    try:
+        release = Version(target.versions.get("vllm") or NEWEST_KNOWN["vllm"])
+    except InvalidVersion:
+        release = Version(NEWEST_KNOWN["vllm"])
+    resolved = checkpoint_kv.vllm_auto_kv_dtype(config.model.kv_quant, release)
+    if resolved is None:
+        return config
+    return replace(config, kv_cache_dtype=resolved, rewrites={**config.rewrites, "kv_cache_dtype": "auto"})
 
 
 def hrm_text(config: Config) -> bool:

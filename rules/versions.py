@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import operator
 import re
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 from packaging.version import InvalidVersion, Version
 
@@ -42,8 +41,7 @@ class InvalidRange(ValueError):
     """A range that is not 'name<op><version>[,<op><version>...]'."""
 
 
-@dataclass(frozen=True)
-class VersionRange:
+class VersionRange(NamedTuple):
     package: str  # lower-case distribution name, e.g. "sglang", "flash-attn-4"
     clauses: tuple[tuple[str, Version], ...]
 

@@ -160,6 +160,25 @@ def test_mla_deepseek_v3_one_latent_per_token_not_divided_by_tp():
     assert kv_cost(s, "sglang", "fp4_e2m1").bytes_per_token == 576 * 61 // 2 + 576 // 16 * 61
 
 
+def test_vllm_fp8_ds_mla_packs_a_token_in_656_bytes_a_layer():
+    # 512 fp8 NoPE values + 4 float32 scales + 64 bf16 RoPE values (vllm flashmla_sparse.py:76-87), 61 layers
+    s = shape("DeepSeek V3.2-Exp")
+    assert kv_cost(s, "vllm", "fp8_ds_mla").bytes_per_token == (512 + 4 * 4 + 64 * 2) * 61 == 656 * 61
+    assert kv_cost(s, "vllm", "fp8").bytes_per_token == 576 * 61  # the plain fp8 layout: one byte an element
+
+
+def test_the_dsa_indexer_adds_132_bytes_a_layer_to_deepseek_v32s_kv():
+    # index_head_dim 128 fp8 keys + 128 // 128 float32 scales (0.5.23 pool_configurator.py:560-636), 61 layers,
+    # on top of the latent (512 + 64) x 2 B; not divided by TP
+    s = shape("DeepSeek V3.2-Exp")
+    assert memory.dsa_indexer_bytes(s) == 128 + 4
+    cost = kv_cost(s, "sglang", "auto", attn_tp=8, dsa_indexer=True)
+    assert cost.bytes_per_token == (576 * 2 + 132) * 61 == 78324
+    assert kv_cost(s, "sglang", "auto", dsa_indexer=False).bytes_per_token == 576 * 2 * 61
+    # vLLM: the indexer's MLAAttentionSpec(head_size 132, uint8) page beside fp8_ds_mla's 656 bytes
+    assert kv_cost(s, "vllm", "fp8_ds_mla", dsa_indexer=True).bytes_per_token == (656 + 132) * 61
+
+
 def test_swa_mixed_gpt_oss_sglang_counts_sliding_layers_at_the_swa_ratio():
     s = shape("gpt-oss-20b")  # 12 full + 12 sliding layers, 8 kv heads x 64
     per_layer = 8 * (64 + 64) * 2
@@ -279,12 +298,221 @@ def test_sglang_reserves_a_flat_1_5_gib_of_prefill_graphs_for_mla_from_0_5_10():
     assert mla == fraction(H100_MIB, 512 + 8192 * 1.5 + 256 * 2 + 128 + 1536)
 
 
-def test_sglang_caps_the_prefill_graphs_at_8192_tokens_under_pp_from_0_5_19():
-    b200 = 183 * 1024  # chunk 16384, max_bs 512; PP 2 caps the prefill graph sizes at 8192 (58 of them)
+@pytest.mark.parametrize(
+    "release, prefill_sizes",
+    [
+        ("0.5.13", 0),  # _handle_piecewise_cuda_graph: PP > 1 turns piecewise graphs off
+        ("0.5.14", 0),  # tc_piecewise by default, incompatible with PP (server_args.py:3009)
+        ("0.5.15", 74),  # breakable by default, whose incompatibilities do not name PP
+        ("0.5.18", 74),
+        ("0.5.19", 0),  # PP > 1 turns the default breakable graphs off (cuda_graph_hook.py:122) before the fraction
+        ("0.5.23", 0),
+    ],
+)
+def test_pipeline_parallelism_keeps_the_prefill_graphs_only_from_0_5_15_to_0_5_18(release, prefill_sizes):
+    b200 = 183 * 1024  # chunk 16384, max_bs 512; 74 prefill graph sizes up to 16384
     base = 512 + 16384 * 1.5 + 512 * 2 + 2 / 8 * 1024
     assert memory._prefill_capture_sizes(16384) == 58 + 16  # 4608..16384 step 512 past 4096
-    assert memory.sglang_default_mem_fraction(b200, pp=2, release=Version("0.5.19")) == fraction(b200, base + 58 * 8)
-    assert memory.sglang_default_mem_fraction(b200, pp=2, release=Version("0.5.18")) == fraction(b200, base + 74 * 8)
+    assert memory.sglang_default_mem_fraction(b200, pp=2, release=Version(release)) == fraction(
+        b200, base + prefill_sizes * 8
+    )
+
+
+@pytest.mark.parametrize(
+    "release, mla_reserve, dsa_reserve",
+    [
+        ("0.5.14", 1536, 1536),
+        ("0.5.16", 0, 0),  # breakable prefill graphs are incompatible with MLA (0.5.15 server_args.py:3352)
+        ("0.5.17", 0, 1536),  # ... but for DSA models (0.5.17 :4466-4472)
+        ("0.5.18", 1536, 1536),  # no MLA rule any more
+    ],
+)
+def test_mla_models_lose_the_prefill_graphs_under_breakable_in_0_5_15_to_0_5_17(release, mla_reserve, dsa_reserve):
+    base = 512 + 8192 * 1.5 + 256 * 2 + 128
+    mla = memory.sglang_default_mem_fraction(H100_MIB, mla=True, release=Version(release))
+    dsa = memory.sglang_default_mem_fraction(H100_MIB, mla=True, dsa=True, release=Version(release))
+    assert (mla, dsa) == (fraction(H100_MIB, base + mla_reserve), fraction(H100_MIB, base + dsa_reserve))
+
+
+# --- the launch flags SGLang's default fraction reads (0.5.3 server_args.py:566-675, 0.5.23 memory_hook.py:89-399)
+
+A800_MIB = 80 * 1024
+B200_MIB = 183 * 1024
+Flags = memory.SglangMemoryFlags
+
+
+def test_a_cuda_graph_max_bs_replaces_the_tiers_decode_max_bs():
+    # sglang-11948: 0.5.3.post3, A800 80 GiB, TP 2, EAGLE3, --cuda-graph-max-bs 128 (the tier's 256 otherwise):
+    # 512 + 8192 x 1.5 + 128 x 2 + 2/8 x 1024 = 13312 (over the 10 GiB floor), + 2048 for EAGLE3
+    got = memory.sglang_default_mem_fraction(
+        A800_MIB, tp=2, release=Version("0.5.3.post3"), speculative="EAGLE3", flags=Flags(cuda_graph_max_bs=128)
+    )
+    assert got == fraction(A800_MIB, 512 + 12288 + 256 + 256 + 2048) == 0.812
+    # 0.5.23 on a B200: 512 + 16384 x 1.5 + 1024 x 2 + 128 + 74 prefill graph sizes x 8
+    got = memory.sglang_default_mem_fraction(B200_MIB, release=Version("0.5.23"), flags=Flags(cuda_graph_max_bs=1024))
+    assert got == fraction(B200_MIB, 512 + 24576 + 2048 + 128 + 74 * 8)
+
+
+def test_a_smaller_chunked_prefill_size_shrinks_activations_and_prefill_graphs_down_to_the_floor():
+    # 0.5.23, H100: 512 + 4096 x 1.5 + 64 x 2 + 128 + 50 sizes up to 4096 x 8 = 7312 < 10 GiB: the floor holds
+    flags = Flags(chunked_prefill_size=4096, cuda_graph_max_bs=64)
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version("0.5.23"), flags=flags) == fraction(
+        H100_MIB, 10 * 1024
+    )
+    # a 24 GiB RTX 4090 has no floor: 0.5.9 (no prefill graphs) 512 + 2048 (the max with 2048) x 1.5 + 8 x 2 + 128
+    flags = Flags(chunked_prefill_size=1024, cuda_graph_max_bs=8)
+    assert memory.sglang_default_mem_fraction(RTX_4090_MIB, release=Version("0.5.9"), flags=flags) == fraction(
+        RTX_4090_MIB, 512 + 3072 + 16 + 128
+    )
+
+
+@pytest.mark.parametrize("release", ["0.5.9", "0.5.10", "0.5.23"])
+def test_chunking_off_reserves_for_max_prefill_tokens(release):
+    # --chunked-prefill-size -1: 1.5 x max(max_prefill_tokens, 2048), and no prefill capture size is <= -1
+    base = 512 + 256 * 2 + 128
+    off = memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=Flags(chunked_prefill_size=-1))
+    assert off == fraction(H100_MIB, base + 16384 * 1.5)  # the default --max-prefill-tokens
+    flags = Flags(chunked_prefill_size=-1, max_prefill_tokens=32768)
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=flags) == fraction(
+        H100_MIB, base + 32768 * 1.5
+    )
+    # with chunking on, --max-prefill-tokens is not read
+    flags = Flags(max_prefill_tokens=32768)
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=flags) == (
+        memory.sglang_default_mem_fraction(H100_MIB, release=Version(release))
+    )
+
+
+@pytest.mark.parametrize(
+    "release, running_64, running_64_with_max_bs_512",
+    [
+        ("0.5.21", 256 * 2, 512 * 2),  # --max-running-requests does not touch max_bs before 0.5.22
+        ("0.5.22", 64 * 2, 512 * 2),  # a default max_bs above it is lowered to it (memory_hook.py:182-188)
+        ("0.5.23", 64 * 2, 512 * 2),  # an explicit --cuda-graph-max-bs(-decode) stays
+    ],
+)
+def test_max_running_requests_lowers_only_a_default_decode_max_bs_from_0_5_22(
+    release, running_64, running_64_with_max_bs_512
+):
+    base = 512 + 8192 * 1.5 + 128 + 58 * 8
+    capped = memory.sglang_default_mem_fraction(
+        H100_MIB, release=Version(release), flags=Flags(max_running_requests=64)
+    )
+    assert capped == fraction(H100_MIB, base + running_64)
+    explicit = memory.sglang_default_mem_fraction(
+        H100_MIB, release=Version(release), flags=Flags(max_running_requests=64, cuda_graph_max_bs=512)
+    )
+    assert explicit == fraction(H100_MIB, base + running_64_with_max_bs_512)
+
+
+@pytest.mark.parametrize(
+    "release, reserved",
+    [
+        ("0.5.9", 512 + 8192 * 1.5 + 256 * 2 + 128),  # the decode max_bs x 2 is reserved whatever the flag
+        ("0.5.13", 512 + 8192 * 1.5 + 256 * 2 + 128 + 58 * 8),  # the flag does not turn piecewise graphs off
+        ("0.5.14", 512 + 8192 * 1.5 + 256 * 2 + 128),  # prefill DISABLED (server_args.py:2942-2944), decode kept
+        ("0.5.15", 512 + 8192 * 1.5 + 128),  # a DISABLED decode graph reserves nothing either
+        ("0.5.23", 512 + 8192 * 1.5 + 128),
+    ],
+)
+def test_disable_cuda_graph_drops_the_graph_reserve_from_0_5_14(release, reserved):
+    flags = Flags(disable_cuda_graph=True)
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=flags) == fraction(
+        H100_MIB, reserved
+    )
+
+
+@pytest.mark.parametrize(
+    "release, phases, reserved",
+    [
+        # --disable-piecewise-cuda-graph: `if not self.disable_piecewise_cuda_graph` guards the 58 x 8 MiB
+        ("0.5.13", {"prefill"}, 512 + 8192 * 1.5 + 256 * 2 + 128),
+        # --disable-prefill-cuda-graph: a DISABLED prefill backend reserves nothing
+        ("0.5.23", {"prefill"}, 512 + 8192 * 1.5 + 256 * 2 + 128),
+        # --disable-decode-cuda-graph: 0.5.14 still reserves max_bs x 2, 0.5.15 on do not
+        ("0.5.14", {"decode"}, 512 + 8192 * 1.5 + 256 * 2 + 128 + 58 * 8),
+        ("0.5.15", {"decode"}, 512 + 8192 * 1.5 + 128 + 58 * 8),
+    ],
+)
+def test_a_phases_own_off_switch_drops_its_graph_reserve(release, phases, reserved):
+    flags = Flags(disabled_graph_phases=frozenset(phases))
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=flags) == fraction(
+        H100_MIB, reserved
+    )
+
+
+@pytest.mark.parametrize("release", ["0.5.13", "0.5.23"])
+def test_an_explicit_prefill_graph_max_replaces_the_chunk_and_its_context_cap(release):
+    # --piecewise-cuda-graph-max-tokens 1024 (0.5.13) / --cuda-graph-max-bs-prefill 1024 (0.5.23): 38 capture
+    # sizes up to 1024, the --context-length 512 cap (0.5.13) applying only to the default
+    assert memory._prefill_capture_sizes(1024) == 8 + 14 + 8 + 8  # 4..32, 48..256, 288..512, 576..1024
+    flags = Flags(prefill_graph_max_bs=1024, context_length=512)
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=flags) == fraction(
+        H100_MIB, 512 + 8192 * 1.5 + 256 * 2 + 128 + 38 * 8
+    )
+
+
+def test_piecewise_graphs_are_off_under_speculative_decoding_in_0_5_10():
+    # 0.5.10 server_args.py _handle_piecewise_cuda_graph turns them off for speculative decoding (gone in 0.5.11)
+    base = 512 + 8192 * 1.5 + 256 * 2 + 128 + 4096
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version("0.5.10"), speculative="EAGLE") == fraction(
+        H100_MIB, base
+    )
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version("0.5.11"), speculative="EAGLE") == fraction(
+        H100_MIB, base + 58 * 8
+    )
+
+
+@pytest.mark.parametrize("release, sizes", [("0.5.12", 58), ("0.5.13", 42), ("0.5.16", 42), ("0.5.17", 58)])
+def test_the_prefill_capture_sizes_stop_at_the_context_length_from_0_5_13_to_0_5_16(release, sizes):
+    # --context-length 2048 on an H100: 42 capture sizes up to 2048 instead of 58 up to the 8192 chunk
+    flags = Flags(context_length=2048)
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version(release), flags=flags) == fraction(
+        H100_MIB, 512 + 8192 * 1.5 + 256 * 2 + 128 + sizes * 8
+    )
+
+
+def test_before_0_5_3_the_reserve_is_fixed_whatever_the_flags():
+    flags = Flags(chunked_prefill_size=2048, cuda_graph_max_bs=8, disable_cuda_graph=True, max_running_requests=4)
+    assert memory.sglang_default_mem_fraction(H100_MIB, release=Version("0.5.2"), flags=flags) == fraction(
+        H100_MIB, (9.5 + 0.5) * 1024
+    )
+
+
+@pytest.mark.parametrize(
+    "tower, factor",
+    [
+        ((24, 1024), 0.95),  # ViT-L/14 itself: the base 0.95
+        ((27, 1152), 0.95 * (1 - 0.1 * (27 * 1152**2 / (24 * 1024**2) - 1))),  # 1.42 x ViT-L: 0.9576
+        ((12, 768), 0.95 * 1.05),  # a small tower: the factor stops at 1.05
+        ((45, 3200), 0.95 * 0.8),  # InternViT-6B-sized: it stops at 0.8
+    ],
+)
+def test_sglang_scales_its_fraction_by_the_vision_towers_size(tower, factor):
+    assert memory.sglang_vision_factor(tower) == pytest.approx(factor, abs=1e-12)
+    # applied to the rounded fraction, not rounded again (0.5.23 memory_hook.py:324-337, :461-462)
+    got = memory.sglang_default_mem_fraction(H100_MIB, vision_tower=tower)
+    assert got == pytest.approx(fraction(H100_MIB, 13904) * factor, abs=1e-12)
+
+
+def test_vision_config_without_its_sizes_takes_sglangs_defaults():
+    config = {**BY_NAME["Llama 3.1 8B"]["config"], "vision_config": {"depth": 32, "hidden_size": 1280}}
+    assert shape_from_config(config).vision_tower == (24, 1280)  # no num_hidden_layers: getattr's 24
+    assert shape("Llama 3.1 8B").vision_tower is None
+
+
+@pytest.mark.parametrize(
+    "architecture, release, served",
+    [
+        ("Qwen2_5_VLForConditionalGeneration", None, True),
+        ("Gemma3ForConditionalGeneration", Version("0.5.1"), False),  # mm_disabled_models, every release
+        ("Llama4ForConditionalGeneration", None, False),
+        ("InklingForConditionalGeneration", Version("0.5.15"), True),
+        ("InklingForConditionalGeneration", Version("0.5.16"), False),  # listed from 0.5.16
+    ],
+)
+def test_sglang_serves_some_multimodal_architectures_text_only_by_default(architecture, release, served):
+    assert memory.sglang_multimodal_by_default(architecture, release) is served
 
 
 @pytest.mark.parametrize("release, default", [("0.13.0", 0.9), ("0.19.1", 0.9), ("0.20.0", 0.92), ("0.33.0", 0.92)])

@@ -191,6 +191,54 @@ def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_renderin
     assert len(computed) == 1  # two rules, the JSON and the table lines read one computation
 
 
+def test_pasted_cuda_graph_flags_are_read_into_sglangs_default_fraction():
+    # sglang-11948's launch line on its A800s (0.5.3.post3, TP 2, EAGLE3, --cuda-graph-max-bs 128): 512 + 8192 x 1.5
+    # + 128 x 2 + 2/8 x 1024 + 2048 for EAGLE3 = 15360 MiB of 81920 -> 0.812 (the tier's max_bs 256 gives 0.809)
+    command = (
+        "python3 -m sglang.launch_server --model Qwen3-8B --speculative-algorithm EAGLE3 --tensor-parallel-size 2 "
+        "--speculative-draft-model-path AngelSlim/Qwen3-8B_eagle3 --cuda-graph-max-bs 128"
+    )
+    argv = ["--gpu", "8xA800", "--engine-version", "sglang==0.5.3.post3", "--", command]
+    data = check_json(argv)[1]
+    assert data["config"]["unmodelled"] == [] and data["config"]["flags"]["cuda_graph_max_bs"] == 128
+    assert data["memory"]["memory_fraction"] == round((81920 - 15360) / 81920, 3) == 0.812
+    assert data["memory"]["memory_fraction_origin"].endswith("with --cuda-graph-max-bs 128")
+    # 0.5.23 on an H100 with --disable-prefill-cuda-graph: 512 + 8192 x 1.5 + 256 x 2 + 128, no prefill graphs
+    launch = "python -m sglang.launch_server --model-path llama-3.1-8b --disable-prefill-cuda-graph"
+    data = check_json(["--gpu", "H100", "--", launch])[1]
+    assert data["config"]["unmodelled"] == []
+    assert data["memory"]["memory_fraction"] == round((81920 - 13440) / 81920, 3) == 0.836
+
+
+def test_sglang_lowers_its_fraction_for_a_vision_tower_only_where_it_serves_one(tmp_path):
+    # Gemma 3 27B with its SigLIP tower (huggingface.co/google/gemma-3-27b-it config.json vision_config: 27 layers,
+    # hidden 1152); SGLang serves Gemma3ForConditionalGeneration text-only unless --enable-multimodal
+    # (configs/model_config.py mm_disabled_models). H100, 0.5.23: (81920 - 13904) / 81920 -> 0.830, then
+    # x 0.95 x (1 - 0.1 x (27 x 1152^2 / (24 x 1024^2) - 1))
+    sizes = json.loads((FIXTURES / "model_sizes.json").read_text())["models"]
+    config = next(m["config"] for m in sizes if m["name"] == "Gemma 3 27B")
+    (tmp_path / "config.json").write_text(
+        json.dumps({**config, "vision_config": {"hidden_size": 1152, "num_hidden_layers": 27}})
+    )
+    launch = f"python -m sglang.launch_server --model-path {tmp_path}"
+    text_only = check_json(["--gpu", "H100", "--", launch])[1]["memory"]
+    assert text_only["memory_fraction"] == 0.83
+    vision = check_json(["--gpu", "H100", "--", launch + " --enable-multimodal"])[1]["memory"]
+    factor = 0.95 * (1 - 0.1 * (27 * 1152**2 / (24 * 1024**2) - 1))
+    assert vision["memory_fraction"] == pytest.approx(0.83 * factor, abs=1e-9)
+    assert vision["memory_fraction_origin"].endswith(f"x {factor:.3f} for the vision tower")
+
+
+def test_a_dsa_model_counts_its_indexer_cache():
+    # DeepSeek-V3.2-Exp at TP 8 on H200s: (512 + 64) x 2 B + the indexer's 128 + 4 B, for each of 61 layers
+    data = check_json(["--gpu", "8xH200", "--model", "deepseek-v3.2-exp", "--tp-size", "8"])[1]
+    assert data["memory"]["kv_capacity"][0]["bytes_per_token"] == (1152 + 132) * 61
+    # vLLM with --kv-cache-dtype fp8_ds_mla: 656 + 132 bytes a layer
+    argv = ["--gpu", "8xH200", "--engine", "vllm", "--model", "deepseek-v3.2-exp", "--tp-size", "8"]
+    data = check_json([*argv, "--kv-cache-dtype", "fp8_ds_mla"])[1]
+    assert data["memory"]["kv_capacity"][0]["bytes_per_token"] == (656 + 132) * 61
+
+
 def test_an_older_sglang_release_is_judged_with_its_own_default_fraction():
     # sglang 0.5.5 on an 80 GiB H100: 512 + 8192 x 1.5 + 256 x 2 + 128 = 13440 MiB reserved, no prefill graphs
     argv = ["--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.5"]

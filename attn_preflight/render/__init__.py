@@ -15,14 +15,12 @@ import json
 import re
 import textwrap
 import unicodedata
-from dataclasses import dataclass
-from typing import Any, Collection, Iterable, Optional, Sequence
+from typing import Any, Collection, Iterable, NamedTuple, Optional, Sequence
 
 import click
 
 
-@dataclass(frozen=True)
-class Screen:
+class Screen(NamedTuple):
     """Where table-format text is shown: `width` columns (None: no limit) and whether to colour status words."""
 
     width: Optional[int] = None

@@ -8,7 +8,7 @@ from typing import Mapping, NamedTuple, Optional
 from packaging.version import Version
 
 from rules.config import Config
-from rules.knowledge import NEWEST_KNOWN
+from rules.knowledge import NEWEST_KNOWN, checkpoint_kv
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import BackendInfo
@@ -121,3 +121,46 @@ def library_state(target: Target, key: str) -> LibraryState:
 
     detail = "; ".join(part for part in (probed.health.error, diagnose(probed, facts)) if part)
     return LibraryState(False, f"installed{version} but its import {status}", detail)
+
+
+def auto_kv_dtype(cfg: Config, target: Target) -> str:
+    """The KV dtype the attention backends run for --kv-cache-dtype auto: the checkpoint's quantized one where the
+    engine takes it (rules/knowledge/checkpoint_kv.py), else "auto" (the model's dtype)."""
+    kv_quant = cfg.model.kv_quant if cfg.model is not None else None
+    if cfg.engine == "vllm":
+        return checkpoint_kv.vllm_auto_kv_dtype(kv_quant, vllm_release(target)) or "auto"
+    return checkpoint_kv.sglang_auto_kv_dtype(kv_quant, sglang_release(target)) or "auto"
+
+
+def backend_kv_dtype(cfg: Config, target: Target) -> str:
+    """The KV dtype the attention backends run. vLLM's is the config's (rules.resolve applied the checkpoint's
+    to --kv-cache-dtype auto); SGLang takes the checkpoint's after every server-args check has seen "auto", so
+    only rules about the backends' kernels and the pool read it here."""
+    if cfg.engine == "sglang" and cfg.kv_cache_dtype == "auto":
+        return auto_kv_dtype(cfg, target)
+    return cfg.kv_cache_dtype
+
+
+def kv_from_checkpoint(cfg: Config, target: Target) -> bool:
+    """Whether the engine took the KV dtype its backends run from the checkpoint, for --kv-cache-dtype auto."""
+    if cfg.model is None or cfg.model.kv_quant is None:
+        return False
+    return cfg.rewrites.get("kv_cache_dtype") == "auto" or backend_kv_dtype(cfg, target) != cfg.kv_cache_dtype
+
+
+def kv_found(cfg: Config, target: Target) -> str:
+    """The KV dtype the backends run, as a finding states it: the flag as given, or where the engine took it from."""
+    kv = backend_kv_dtype(cfg, target)
+    if kv_from_checkpoint(cfg, target):
+        assert cfg.model is not None and cfg.model.kv_quant is not None, "kv_from_checkpoint checked both"
+        return f"KV {kv} (--kv-cache-dtype auto takes the checkpoint's {cfg.model.kv_quant.declared})"
+    return f"--kv-cache-dtype {kv}"
+
+
+def kv_unquantised_fix(cfg: Config, target: Target, model_dtype: Optional[str]) -> list[str]:
+    """The flag that turns the KV cache back to the model's dtype: auto, or the model's dtype named where auto
+    takes the checkpoint's quantized KV (none when that dtype is unknown)."""
+    if not kv_from_checkpoint(cfg, target):
+        return ["--kv-cache-dtype auto"]
+    named = {"float16": "float16", "bfloat16": "bfloat16" if cfg.engine == "vllm" else "bf16"}.get(model_dtype or "")
+    return [f"--kv-cache-dtype {named}"] if named else []

@@ -16,8 +16,11 @@ from rules.knowledge import dsa as kb
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
 
 
-def _dsa_model(cfg, target) -> bool:
+def dsa_model(cfg, target) -> bool:
+    """The model takes SGLang's DSA path at the target's release (an index_topk model of a listed architecture)."""
     model = cfg.model
+    if model is None:
+        return False
     since = kb.DSA_ARCHITECTURES_SINCE.get(model.architecture or "")
     return model.dsa and since is not None and sglang_release(target) >= Version(since)
 
@@ -53,7 +56,7 @@ that the DSA KV pool is bfloat16 or fp8_e4m3: FP8 E5M2, MXFP8 and FP4 caches are
     fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bfloat16)",
 )
 def dsa_kv_cache_dtype(cfg, target):
-    if not _dsa_model(cfg, target):
+    if not dsa_model(cfg, target):
         return skipped(SKIP_NOT_DSA)
     required = "one of " + ", ".join(kb.DSA_KV_DTYPES)
     if cfg.kv_cache_dtype in kb.DSA_KV_DTYPES:
@@ -87,7 +90,7 @@ auto resolves to bfloat16 for such a model on every GPU.""",
     fix_title="Pass --kv-cache-dtype bfloat16 (or leave it auto)",
 )
 def dsa_learnable_sink_kv(cfg, target):
-    if not _dsa_model(cfg, target) or not cfg.model.learnable_sink:
+    if not dsa_model(cfg, target) or not cfg.model.learnable_sink:
         return skipped("applies to DSA models with learnable attention sinks (learnable_sink)")
     required = "one of " + ", ".join(kb.SINK_KV_DTYPES)
     if cfg.kv_cache_dtype in kb.SINK_KV_DTYPES:
@@ -119,7 +122,7 @@ refuses any other named backend at start-up.""",
     fix_title="Pass --dsa-prefill-backend flashmla_sparse --dsa-decode-backend flashmla_sparse (or drop them)",
 )
 def dsa_learnable_sink_backend(cfg, target):
-    if not _dsa_model(cfg, target) or not cfg.model.learnable_sink:
+    if not dsa_model(cfg, target) or not cfg.model.learnable_sink:
         return skipped("applies to DSA models with learnable attention sinks (learnable_sink)")
     named = _dsa_backends(cfg)
     wrong = {flag: value for flag, value in named.items() if value != kb.SINK_DSA_BACKEND}
@@ -207,7 +210,7 @@ def dsa_tilelang_fp8_kv(cfg, target):
     named = _dsa_backends(cfg)
     if kb.TILELANG_DSA_BACKEND not in named.values():
         return skipped("applies to the tilelang DSA backend")
-    if not _dsa_model(cfg, target):
+    if not dsa_model(cfg, target):
         return skipped(SKIP_NOT_DSA)
     kv = _dsa_kv(cfg, target)
     if kv is None:
@@ -262,7 +265,7 @@ refuses the launch ("HiSparse supports DSA {label} backend(s) [...] on this plat
 def dsa_hisparse(cfg, target):
     if not cfg.flags.get("enable_hisparse"):
         return skipped("applies to --enable-hisparse")
-    if not _dsa_model(cfg, target):
+    if not dsa_model(cfg, target):
         return skipped(SKIP_NOT_DSA)
     kv = _dsa_kv(cfg, target)
     if kv is None:

@@ -6,7 +6,14 @@ flash-attention's hopper/ sources) and fa4 (fa_impl_ver=4, flash_attn.cute).
 
 from __future__ import annotations
 
-from rules.checks.common import declared, gpu, phases_using
+from rules.checks.common import (
+    backend_kv_dtype,
+    declared,
+    gpu,
+    kv_found,
+    kv_unquantised_fix,
+    phases_using,
+)
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.kv_dtypes import FP8
 
@@ -214,7 +221,11 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
         "sglang 0.5.0rc2-0.5.23: with --kv-cache-dtype not auto and head_dim <= 256 the FA backend casts q to the "
         "KV dtype in every release (flashattention_backend.py:669-674 in 0.5.0rc2, :784-792 in 0.5.9, :586-594 "
         "in 0.5.10, :1427-1436 in 0.5.23) and hands FA3 FP8 inputs, which it refuses off Hopper ('FlashAttention "
-        "on Ampere/Ada cards only supports fp16 and bf16 data type'). " + FA3_KERNEL_WALK
+        "on Ampere/Ada cards only supports fp16 and bf16 data type'). --kv-cache-dtype auto with a ModelOpt FP8-KV "
+        "checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner writes it over server_args before building "
+        "the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a load-time override from 0.5.15), "
+        "flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from 0.5.17 (:175 in 0.5.17, :181 in "
+        "0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23). " + FA3_KERNEL_WALK
     ),
     backends=("fa3",),
     stage="runtime",
@@ -229,17 +240,18 @@ call is refused at the first forward. (MLA models dequantize instead, but fa3 do
     fix_title="Use --kv-cache-dtype auto on SM8x with fa3, or flashinfer/triton for an FP8 KV cache",
 )
 def fa3_fp8_sm8x(cfg, target):
-    if cfg.kv_cache_dtype not in FP8:
+    kv = backend_kv_dtype(cfg, target)
+    if kv not in FP8:
         return skipped("applies to an FP8 KV cache")
     if target.major is None:
         return unknown("compute capability unknown")
     fa3 = declared(target, "fa3")
-    if target.major not in fa3.archs or target.major in fa3.kv_dtype_archs[cfg.kv_cache_dtype]:
+    if target.major not in fa3.archs or target.major in fa3.kv_dtype_archs[kv]:
         return passed(gpu(target), "SM90 for FP8 on fa3")
     return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
+        f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
         "fp16/bf16 KV on SM8x with fa3",
-        ["--kv-cache-dtype auto", "--attention-backend flashinfer"],
+        [*kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None), "--attention-backend flashinfer"],
     )
 
 

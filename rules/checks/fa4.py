@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import declared, gpu, phases_using, sglang_release
+from rules.checks.common import (
+    backend_kv_dtype,
+    declared,
+    gpu,
+    kv_found,
+    kv_unquantised_fix,
+    phases_using,
+    sglang_release,
+)
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, fa4_head_dims
 from rules.knowledge.kv_dtypes import FP8
@@ -105,7 +113,11 @@ def fa4_paged_kv_sm8x(cfg, target):
         "flash-attn-4 wheel (METADATA: >=4.0.0b4 in 0.5.10, >=4.0.0b9 in 0.5.11-0.5.13, ==4.0.0b15 in 0.5.14/0.5.15), "
         "whose assert is in 4.0.0b10 interface.py:470 and 4.0.0b15 :480 and not in 4.0.0b9; vendored from 0.5.16 "
         "(jit_kernel/flash_attn/cute/interface.py), 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:729. "
-        "0.5.9's vendored FA4 has no FP8 path at all (not judged)"
+        "0.5.9's vendored FA4 has no FP8 path at all (not judged). "
+        "--kv-cache-dtype auto with a ModelOpt FP8-KV checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner "
+        "writes it over server_args before building the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a "
+        "load-time override from 0.5.15), flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from "
+        "0.5.17 (:175 in 0.5.17, :181 in 0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23)"
     ),
     backends=("fa4",),
     stage="runtime",
@@ -124,7 +136,8 @@ flash-attn-4 wheel instead (jit_kernel/flash_attention_v4.py:10), which has the 
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
 def fa4_fp8_sm100(cfg, target):
-    if cfg.kv_cache_dtype not in FP8 or cfg.mla:
+    kv = backend_kv_dtype(cfg, target)
+    if kv not in FP8 or cfg.mla:
         return skipped("applies to non-MLA models with an FP8 KV cache (MLA decode dequantizes)")
     if sglang_release(target) < FA4_VENDORED_FROM and _older_fa4_wheel(target, FA4_WHEEL_FP8_ASSERT_FROM):
         return skipped(
@@ -133,13 +146,13 @@ def fa4_fp8_sm100(cfg, target):
         )
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in declared(target, "fa4").kv_dtype_archs[cfg.kv_cache_dtype]:
+    if target.major in declared(target, "fa4").kv_dtype_archs[kv]:
         return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
-    fix = ["--kv-cache-dtype auto"] + (
-        ["--attention-backend fa3"] if target.major == 9 and cfg.kv_cache_dtype == "fp8_e4m3" else []
+    fix = kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None) + (
+        ["--attention-backend fa3"] if target.major == 9 and kv == "fp8_e4m3" else []
     )
     return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
         "SM100/SM103 for an FP8 KV cache on fa4",
         fix,
     )

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
-from probe.facts import GpuDevice
-from rules.checks.common import gpu, sglang_release, vllm_release
+from packaging.version import Version
+
+from rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
+from rules.checks.dsa import dsa_model
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
 from rules.knowledge.memory import GIB
 from rules.resolve import effective_page_size
 from rules.target import Target
+
+if TYPE_CHECKING:  # the facts model is a live or saved target's; --gpu never loads it
+    from probe.facts import GpuDevice
 
 MEMORY_HOOK = "sglang: python/sglang/srt/arg_groups/memory_hook.py, handle_gpu_memory_settings (mem_fraction_static)"
 KV_BUDGET = (
@@ -59,8 +64,7 @@ _TP_CHOICES = (1, 2, 4, 8)
 _MAX_PP = 16
 
 
-@dataclass(frozen=True)
-class KvCapacity:
+class KvCapacity(NamedTuple):
     kv_dtype: str  # as the engine spells it ("auto" shown as the model dtype)
     label: str
     bytes_per_token: float
@@ -177,15 +181,81 @@ def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) 
         release = vllm_release(target)
         return memory.vllm_gpu_memory_utilization(release), f"vLLM {release}'s default --gpu-memory-utilization"
     release = sglang_release(target)
+    flags = sglang_memory_flags(cfg)
+    vision = sglang_vision_tower(cfg, release)
+    dsa = dsa_model(cfg, target)
     fraction = memory.sglang_default_mem_fraction(
-        memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm
+        memory_gib * 1024, tp, pp, cfg.mla, release, cfg.speculative_algorithm, flags, dsa, vision
     )
-    return fraction, f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
+    given = ", ".join(
+        [
+            *(
+                f"--{name.replace('_', '-')}{'' if value is True else f' {value}'}"
+                for name, value in vars(flags).items()
+                if value not in (None, False) and name in _FRACTION_FLAGS
+            ),
+            *([f"prefill graphs up to {flags.prefill_graph_max_bs} tokens"] if flags.prefill_graph_max_bs else []),
+            *(f"no {phase} CUDA graphs" for phase in sorted(flags.disabled_graph_phases)),
+        ]
+    )
+    vision_note = f", x {memory.sglang_vision_factor(vision):.3f} for the vision tower" if vision else ""
+    return fraction, (
+        f"SGLang {release}'s default --mem-fraction-static for {memory_gib:g} GiB at TP {tp} x PP {pp}"
+        + (f" with {given}" if given else "")
+        + vision_note
+    )
 
 
-def _kv_dtypes(cfg: Config) -> list[str]:
+def sglang_vision_tower(cfg: Config, release: Optional[Version]) -> Optional[tuple[int, int]]:
+    """The vision tower SGLang lowers its default fraction for: a config.json vision_config, on an architecture
+    served multimodal by default or under --enable-multimodal."""
+    model = cfg.model
+    if model is None or model.shape is None or model.shape.vision_tower is None:
+        return None
+    served = cfg.flags.get("enable_multimodal") or memory.sglang_multimodal_by_default(model.architecture, release)
+    return model.shape.vision_tower if served else None
+
+
+# SglangMemoryFlags fields named as the flag is spelled.
+_FRACTION_FLAGS = (
+    "chunked_prefill_size",
+    "max_prefill_tokens",
+    "cuda_graph_max_bs",
+    "max_running_requests",
+    "disable_cuda_graph",
+)
+
+
+def sglang_memory_flags(cfg: Config) -> memory.SglangMemoryFlags:
+    """The launch flags SGLang's default --mem-fraction-static reads, from the config."""
+
+    def count(key: str) -> Optional[int]:
+        value = cfg.flags.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return memory.SglangMemoryFlags(
+        chunked_prefill_size=count("chunked_prefill_size"),
+        max_prefill_tokens=count("max_prefill_tokens"),
+        cuda_graph_max_bs=count("cuda_graph_max_bs"),
+        max_running_requests=count("max_running_requests"),
+        prefill_graph_max_bs=count("prefill_graph_max_bs"),
+        disable_cuda_graph=bool(cfg.flags.get("disable_cuda_graph")),
+        disabled_graph_phases=frozenset(
+            phase
+            for phase, dests in (
+                ("prefill", ("disable_piecewise_cuda_graph", "disable_prefill_cuda_graph")),
+                ("decode", ("disable_decode_cuda_graph",)),
+            )
+            if any(cfg.flags.get(dest) for dest in dests)
+        ),
+        context_length=cfg.context_length,
+    )
+
+
+def _kv_dtypes(cfg: Config, target: Target) -> list[str]:
     fp8 = "fp8_e4m3" if cfg.engine == "sglang" else "fp8"
-    return list(dict.fromkeys([cfg.kv_cache_dtype, "auto", fp8]))
+    # the pool's dtype, then what auto gives (the checkpoint's quantized KV where the engine takes it), then FP8
+    return list(dict.fromkeys([backend_kv_dtype(cfg, target), auto_kv_dtype(cfg, target), fp8]))
 
 
 def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
@@ -223,10 +293,12 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
     page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
     capacities = []
     state = 0.0
-    for kv_dtype in _kv_dtypes(cfg):
+    # vLLM keys the indexer on index_topk alone (deepseek_v2.py is_v32), SGLang on its DSA architectures too
+    indexer = dsa_model(cfg, target) if cfg.engine == "sglang" else bool(cfg.model and cfg.model.dsa)
+    for kv_dtype in _kv_dtypes(cfg, target):
         if kv_dtype != "auto" and kv_dtype not in memory.KV_ELEMENT_BYTES:
             continue  # a dtype whose layout is not modelled (e.g. fp4 recipes): not guessed
-        cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp)
+        cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp, indexer)
         state = cost.state_bytes_per_request
         tokens = int(max(kv_bytes, 0) // cost.bytes_per_token) // page * page if cost.bytes_per_token else 0
         capacities.append(
@@ -329,10 +401,21 @@ WEIGHTS_DOCS = """Checks that one GPU's share of the weights (TP-sharded, the bu
 the engine's memory fraction, leaving room for at least one page of KV cache.
 
 The fraction is SGLang's --mem-fraction-static or the default the target's sglang release computes per GPU
-memory ((memory - reserved) / memory; from 0.5.3 reserved = 512 MiB + 1.5 x the chunked prefill size + 2 x
-the decode CUDA-graph max batch + TP x PP / 8 GiB, from 0.5.10 plus the prefill CUDA graphs, at least 10 GiB
-above 60 GiB, to 0.5.13 plus the speculative reserve; before 0.5.3 a fixed reserve per memory tier; the
-tiers moved in 0.5.4.post3 and 0.5.20: rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS), or vLLM's
+memory and launch flags ((memory - reserved) / memory; from 0.5.3 reserved = 512 MiB + 1.5 x max(the chunked
+prefill size, or --max-prefill-tokens when --chunked-prefill-size is -1, 2048) + 2 x the decode CUDA-graph max
+batch + TP x PP / 8 GiB, from 0.5.10 plus the prefill CUDA graphs (8 MiB per capture size up to the chunk, 1.5
+GiB for MLA), at least 10 GiB above 60 GiB, to 0.5.13 plus the speculative reserve; before 0.5.3 a fixed
+reserve per memory tier whatever the flags; the tiers moved in 0.5.4.post3 and 0.5.20: sglang 0.5.3
+server_args.py:566-675, 0.5.23 arg_groups/memory_hook.py:89-399). --chunked-prefill-size and
+--cuda-graph-max-bs(-decode) replace the tier's defaults; from 0.5.22 --max-running-requests lowers a default
+decode max batch to it (memory_hook.py:182-188); from 0.5.14 --disable-cuda-graph drops the prefill graphs'
+reserve and from 0.5.15 the decode graphs' too (0.5.23 cuda_graph_hook.py:55-57, memory_hook.py:357-399); the
+prefill graphs are off under PP > 1 except in 0.5.15-0.5.18 (0.5.23 cuda_graph_hook.py:150-161), for MLA
+models other than DSA ones in 0.5.15-0.5.17, under speculative decoding in 0.5.10, and their capture sizes stop
+at --context-length in 0.5.13-0.5.16 (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS). A model with a
+vision_config that SGLang serves multimodal (all but Gemma 3, Llama 4, Step3-VL and, from 0.5.16, Inkling, which
+need --enable-multimodal: configs/model_config.py mm_disabled_models) has the fraction multiplied by 0.95 x a
+factor of its tower's size clamped to 0.8-1.05 (0.5.23 arg_groups/memory_hook.py:417-462). Or vLLM's
 --gpu-memory-utilization (default 0.92 in vllm/config/cache.py from 0.20.0 to 0.33.0, 0.9 before). SGLang sizes the KV pool as the free memory after loading less total x (1 - fraction)
 (mem_cache/kv_cache_configurator.py:2990-3007); at zero tokens MemoryPoolConfig raises 'Not enough memory'
 (model_executor/pool_configurator.py:94-100), and vLLM raises 'No available memory for the cache blocks'
@@ -446,7 +529,10 @@ Bytes per token per GPU: MHA/GQA layers kv heads per attention-TP rank (at least
 v_head_dim) x the dtype's bytes (sglang model_executor/pool_configurator.py:491-497; vllm
 v1/kv_cache_interface.py:586-594 page_size_bytes / block_size); MLA layers (kv_lora_rank + qk_rope_head_dim) x
 bytes, one latent not divided by TP (pool_configurator.py:379-385); MXFP8 adds a scale byte per 32 elements
-(:524-528), FP4 a scale byte per 16 (:386-396). Sliding-window layers: SGLang's hybrid-SWA models (gpt-oss,
+(:524-528), FP4 a scale byte per 16 (:386-396); SGLang's DSA models (DeepSeek-V3.2 ...) add the indexer's
+index_head_dim + index_head_dim / 128 x 4 bytes per layer (132; from 0.5.3.post3, 0.5.23 pool_configurator.py
+:399-408, :560-636), and so do vLLM's (0.33.0 model_executor/models/deepseek_v2.py:658-666), whose fp8_ds_mla
+takes 656 bytes per layer (model_executor/layers/attention/mla_attention.py:1383-1388). Sliding-window layers: SGLang's hybrid-SWA models (gpt-oss,
 Llama 4's chunked layers; configs/model_config.py:2651-2711) count them at swa_full_tokens_ratio 0.8
 (pool_configurator.py:797-802), other models as full layers; vLLM counts them whole per token but one request
 holds only its window of them. Linear-attention layers hold a state per request instead. Tokens = (GPU

@@ -15,12 +15,13 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import gpu, library_state
+from rules.checks.common import gpu, kv_found, kv_from_checkpoint, kv_unquantised_fix, library_state
 from rules.config import Config
 from rules.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
+from rules.knowledge import vllm_gemma4 as kb_gemma4
 from rules.target import Target
 
 # Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the wheels read
@@ -96,6 +97,9 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
         else:
             head_size, head_size_v = model.head_dim, model.v_head_dim  # with MLA disabled: nope + rope
     requested = cfg.flags.get("attention_config.flash_attn_version")
+    forced = gemma4_forcing(cfg, target)
+    if requested is None and forced is not None:
+        requested = forced.fa_version
     return kb.VllmQuery(
         cc=cc,
         head_size=head_size,
@@ -113,6 +117,23 @@ def query(cfg: Config, target: Target) -> kb.VllmQuery:
         qk_rope_head_dim=rope,
         v_head_dim=model.v_head_dim if model else None,
         num_heads=model.num_attention_heads if model else None,
+    )
+
+
+def gemma4_forcing(cfg: Config, target: Target) -> Optional[kb_gemma4.Gemma4Forcing]:
+    """What vLLM's Gemma4Config forces for this launch (rules/knowledge/vllm_gemma4.py), before any selection."""
+    model = cfg.model
+    if model is None or target.cc is None:
+        return None
+    requested = cfg.flags.get("attention_config.flash_attn_version")
+    return kb_gemma4.forcing(
+        model.architecture,
+        frozenset(hd for hd, _ in model.layer_head_dims),
+        target.cc,
+        cfg.kv_cache_dtype,
+        kb.enum_name(cfg.attention_backend, _release(target)) if cfg.attention_backend else None,
+        int(requested) if requested is not None else None,
+        Version(_release(target) or kb.VLLM_VERSION),
     )
 
 
@@ -795,7 +816,9 @@ def vllm_fp16_model(cfg, target):
         "0.17.1, 0.18.0, 0.18.1, 0.19.0 and 0.19.1 wheels (their differences from 0.33.0 are CHANGES). "
         "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
         "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "the earlier reading and the condition was not re-read release by release. "
+        "--kv-cache-dtype auto is judged as the checkpoint's KV dtype from 0.14.0 (engine/arg_utils.py:1398 in "
+        "0.14.0 to :2297 in 0.33.0, each release's line in rules/knowledge/checkpoint_kv.py VLLM_READ)"
     ),
     stage="startup",
     prevents=kb.R_KV_DTYPE,
@@ -814,19 +837,22 @@ def vllm_kv_cache_dtype(cfg, target):
     backend, outcome = _named(cfg, target)
     if outcome:
         return outcome
-    kv = cfg.kv_cache_dtype
     q = query(cfg, target)
     if "kv_cache_dtype" not in rejections(backend, q, target):
-        return passed(f"--kv-cache-dtype {kv} on {backend.name}", "a dtype the backend stores")
+        return passed(f"{kv_found(cfg, target)} on {backend.name}", "a dtype the backend stores")
     accepted = [
         d
         for d in sorted(backend.kv_dtypes or ())
         if "kv_cache_dtype" not in rejections(backend, replace(q, kv_dtype=d), target)
     ]
-    fix = [] if "auto" not in accepted else ["--kv-cache-dtype auto"]
+    unquantised = kv_unquantised_fix(cfg, target, q.dtype)
+    fix = [f for f in unquantised if f.split()[-1] in accepted]
+    required = "one of " + ", ".join(accepted)
+    if kv_from_checkpoint(cfg, target) and "auto" in accepted:
+        required += f" (auto, with this checkpoint, is {cfg.kv_cache_dtype})"
     return failed(
-        f"--kv-cache-dtype {kv} on {backend.name} ({gpu(target)})",
-        "one of " + ", ".join(accepted),
+        f"{kv_found(cfg, target)} on {backend.name} ({gpu(target)})",
+        required,
         fix + _instead(q, target, backend.name),
     )
 
@@ -866,13 +892,13 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     fa = kb.flash_attn_for_kv(q)
-    found = f"{cfg.kv_cache_dtype} KV with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
+    found = f"{kv_found(cfg, target)} with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
     if "fa_fp8_kv" not in rejections(backend, q, target):
         return passed(found, "FA3 on SM90 or FA4 on SM100")
     return failed(
         found,
         "FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100",
-        ["--kv-cache-dtype auto", *_instead(q, target, "FLASH_ATTN")],
+        [*kv_unquantised_fix(cfg, target, q.dtype), *_instead(q, target, "FLASH_ATTN")],
     )
 
 
@@ -941,7 +967,9 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     if key not in rejections(backend, q, target):
         return passed(f"NVFP4 KV without {what} on {gpu(target)}", f"no {what}")
     return failed(
-        f"NVFP4 KV with {what} on {gpu(target)}", f"no {what} with NVFP4 KV below SM100", ["--kv-cache-dtype fp8"]
+        f"{kv_found(cfg, target)} with {what} on {gpu(target)}",
+        f"no {what} with NVFP4 KV below SM100",
+        ["--kv-cache-dtype fp8"],
     )
 
 
@@ -1263,7 +1291,9 @@ def vllm_tokenspeed_mla_dims(cfg, target):
 def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
     """TRITON_ATTN / TRITON_MLA's constructor: an FP8 KV cache needs SM89 (Triton's fp8e4nv), bfloat16 SM80."""
     if cfg.attention_backend is None and target.cc is not None:
-        if _select(query(cfg, target), target).chosen != backend:
+        forced = gemma4_forcing(cfg, target)
+        chosen = forced.backend if forced and forced.backend else _select(query(cfg, target), target).chosen
+        if chosen != backend:
             return skipped(f"vLLM does not select {backend} for this config")
     elif cfg.attention_backend != backend:
         return skipped(f"applies to {backend}")
@@ -1273,7 +1303,7 @@ def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
     suggested = "float16" if target.cc < (8, 0) else "bfloat16"
     if kv.startswith("fp8") and target.cc < (8, 9):
         return failed(
-            f"--kv-cache-dtype {kv} on {backend} ({gpu(target)})",
+            f"{kv_found(cfg, target)} on {backend} ({gpu(target)})",
             "compute capability >= 8.9",
             [f"--kv-cache-dtype {suggested}"],
         )
@@ -1283,7 +1313,7 @@ def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
             "compute capability >= 8.0",
             ["--kv-cache-dtype float16"],
         )
-    return passed(f"--kv-cache-dtype {kv} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+    return passed(f"{kv_found(cfg, target)} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
 
 
 @rule(
@@ -1362,7 +1392,11 @@ def vllm_triton_fp8_kv_arch(cfg, target):
         "0.25.0/0.25.1 read against 0.26.0: the same _get_backend_priorities lists (platforms/cuda.py, bar "
         "0.26.0's non-causal variant) and fa_utils.py; the backend classes' supports_*/supported_* differ only "
         "by supports_sliding_window, which validate_configuration checks from 0.26.0 (backend.py; the 0.25 "
-        "range's reasons in vllm_backends.RELEASES have none); 0.25.0 == 0.25.1 in every file the selection reads"
+        "range's reasons in vllm_backends.RELEASES have none); 0.25.0 == 0.25.1 in every file the selection reads. "
+        "Gemma-4 (rules/knowledge/vllm_gemma4.py): Gemma4Config.verify_and_update_config read in every wheel "
+        "0.18.0-0.33.0 (model_executor/models/config.py:198 in 0.25.0-0.27.0, :199 in 0.28.0, :209 in 0.29.0-0.31.0, "
+        ":229 in 0.32.0, :301 in 0.33.0): TRITON_ATTN or FA4 forced before selection; every layer's head size "
+        "(head_dim, global_head_dim) is then validated (gemma4.py Gemma4Attention)"
     ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
@@ -1385,30 +1419,90 @@ def vllm_auto_select(cfg, target):
         return unknown("no CUDA GPU on the target")
     if cfg.model is None:
         return skipped("needs the model (--model or `vllm serve MODEL`) to run vLLM's selection")
-    q = query(cfg, target)
-    if q.head_size is None:
+    queries = layer_queries(cfg, target)
+    if any(q.head_size is None for q in queries):
         return unknown("the model's head size could not be read from its config")
-    selection = _select(q, target)
-    tried = "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
-    if selection.chosen is None:
+    forced = gemma4_forcing(cfg, target)
+    if forced is not None and forced.backend is not None:
+        return _gemma4_forced_backend(cfg, forced, queries, target)
+    said = f"{forced.said}; " if forced is not None else ""
+    selections = [(q, _select(q, target)) for q in queries]
+    every_layer = len(selections) > 1
+
+    def layer(q: kb.VllmQuery) -> str:
+        return f" for the head-size-{q.head_size} layers" if every_layer else ""
+
+    def tried(selection: kb.Selection) -> str:
+        return "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
+
+    for q, selection in selections:
+        if selection.chosen is not None:
+            continue
         if selection.unmodelled:
-            return unknown(f"no modelled backend is valid ({tried}); not modelled: {', '.join(selection.unmodelled)}")
-        fix = ["--kv-cache-dtype auto"] if kb.is_quantised_kv(q.kv_dtype) else []
+            return unknown(
+                f"{said}no modelled backend is valid{layer(q)} ({tried(selection)}); not modelled: "
+                f"{', '.join(selection.unmodelled)}"
+            )
+        unquantised = kv_unquantised_fix(cfg, target, q.dtype) if kb.is_quantised_kv(q.kv_dtype) else []
+        # offered only where the list then finds a backend (0.14.0's TRITON_MLA takes "auto" alone)
+        fix = [f for f in unquantised if _select(replace(q, kv_dtype=f.split()[-1]), target).chosen]
         if cfg.page_size is not None:
             fix.append("drop --block-size")
-        return failed(f"no valid backend on {gpu(target)} ({tried})", "one valid backend in vLLM's priority list", fix)
-    blocked = [name for name, reasons in selection.rejected.items() if reasons == (kb.R_BLOCK_SIZE,)]
+        kv = f", {kv_found(cfg, target)}" if kv_from_checkpoint(cfg, target) else ""
+        return failed(
+            f"{said}no valid backend{layer(q)} on {gpu(target)}{kv} ({tried(selection)})",
+            "one valid backend in vLLM's priority list" + (" for every layer" if every_layer else ""),
+            fix,
+        )
+    blocked = sorted(
+        {
+            name
+            for _, selection in selections
+            for name, reasons in selection.rejected.items()
+            if reasons == (kb.R_BLOCK_SIZE,)
+        }
+    )
+    picks = {selection.chosen for _, selection in selections}
+    chosen = (
+        str(picks.pop())
+        + (f" for every layer (head sizes {', '.join(str(q.head_size) for q in queries)})" if every_layer else "")
+        if len(picks) == 1
+        else ", ".join(f"{selection.chosen}{layer(q)}" for q, selection in selections)
+    )
     if blocked:
         return warned(
-            f"--block-size {cfg.page_size}: vLLM picks {selection.chosen}",
+            f"--block-size {cfg.page_size}: vLLM picks {chosen}",
             f"a block size {', '.join(blocked)} accept",
             ["drop --block-size"],
             reason=f"--block-size {cfg.page_size} precluded higher-priority backend(s) {', '.join(blocked)}",
         )
+    passed_over = "; ".join(t for t in dict.fromkeys(tried(selection) for _, selection in selections) if t)
     return passed(
-        f"vLLM selects {selection.chosen} on {gpu(target)}" + (f" (skipped: {tried})" if tried else ""),
-        "a valid backend",
+        f"{said}vLLM selects {chosen} on {gpu(target)}" + (f" (skipped: {passed_over})" if passed_over else ""),
+        "a valid backend" + (" for every layer" if every_layer else ""),
     )
+
+
+def _gemma4_forced_backend(
+    cfg: Config, forced: kb_gemma4.Gemma4Forcing, queries: tuple[kb.VllmQuery, ...], target: Target
+) -> Outcome:
+    """Gemma4Config named the backend: vLLM validates it for each layer as if it had been named (get_attn_backend_cls
+    raises "Selected backend … is not valid for this configuration")."""
+    assert forced.backend is not None, "called for a forced backend"
+    backend = kb.backend_at(forced.backend, _release(target))
+    assert backend is not None, "TRITON_ATTN is in every release Gemma4Config forces it in"
+    for q in queries:
+        rejected = rejections(backend, q, target)
+        if rejected:
+            reasons = [r.text for r in rejected.values()]
+            return failed(
+                f"{forced.said}; {backend.name} on {gpu(target)} for the head-size-{q.head_size} layers: "
+                f"{', '.join(reasons)}",
+                f"a configuration {backend.name} takes",
+                kv_unquantised_fix(cfg, target, q.dtype) if "kv_cache_dtype" in rejected else [],
+                reason=f"Selected backend {backend.name} is not valid for this configuration. Reason: {reasons}",
+            )
+    return passed(f"{forced.said} on {gpu(target)}", "a valid backend for every layer")
 
 
 @rule(

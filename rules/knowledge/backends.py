@@ -17,7 +17,7 @@ dataclass); `choices(engine)` is the one way to list either engine's backends.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Collection, Mapping, NamedTuple, Optional, Union
 
 from packaging.version import InvalidVersion, Version
 
@@ -195,8 +195,7 @@ FA4_WHEEL_PAGED_KV_ARCHS = _arch(9, 10, 11)
 FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS = _arch(9, 10, 11)
 
 
-@dataclass(frozen=True)
-class HeadDims:
+class HeadDims(NamedTuple):
     """The (head_dim, head_dim_v) shapes a kernel takes on one arch: both in lo..hi, or one of `shapes`."""
 
     hi: int

@@ -11,24 +11,21 @@ single-dash option with its value attached (`-tp8` is not one, `-q` + `fp8` is);
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Mapping, Optional, Union
+from typing import Mapping, NamedTuple, Optional, Union
 
 from rules.versions import release_at_or_before
 
 Nargs = Union[int, str]  # 0, 1, '?', '*', '+' or a count, as argparse consumes values
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     dest: str
     nargs: Nargs
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     """What argparse makes of one option token: the option string it matched, and a value attached to the
     token (`--opt=value`, `-qfp8`), if any."""
 
@@ -41,8 +38,7 @@ class FlagError(ValueError):
     """An option token the release's argparse refuses: unknown or ambiguous (the message says which)."""
 
 
-@dataclass(frozen=True)
-class FlagTable:
+class FlagTable(NamedTuple):
     engine: str
     release: str  # the release whose table this is
     options: Mapping[str, Option]

@@ -9,14 +9,12 @@ less); unified-memory parts (Thor, GB10) give the shared LPDDR size.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 NVIDIA_CUDA_GPUS = "developer.nvidia.com/cuda-gpus (compute capability table)"
 
 
-@dataclass(frozen=True)
-class GpuProfile:
+class GpuProfile(NamedTuple):
     name: str
     cc: tuple[int, int]
     memory_gib: Optional[float]

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 FIELD = "sglang: python/sglang/srt/arg_groups/fields/model.py, kv_cache_dtype (choices and help)"
 
 
-@dataclass(frozen=True)
-class KvDtype:
+class KvDtype(NamedTuple):
     name: str
     family: str  # "model" (auto), "bf16", "fp8", "mxfp8", "fp4"
     bits: Optional[int]

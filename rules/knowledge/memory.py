@@ -53,6 +53,12 @@ KV_ELEMENT_BYTES = {
 # NVFP4 one fp8 byte per 16 (sglang pool_configurator.py:386-396, scale_block_size = 16).
 KV_SCALE_BYTES = {"mxfp8": 1 / 32, "fp4_e2m1": 1 / 16, "nvfp4": 1 / 16}
 
+# vLLM's packed per-token MLA layouts, bytes per layer whatever the latent size: fp8_ds_mla is 512 fp8 NoPE
+# values, 4 float32 scales (one per 128) and 64 bf16 RoPE values (vllm 0.33.0 model_executor/layers/attention/
+# mla_attention.py:1383-1388 state_content_bytes, v1/attention/backends/mla/flashmla_sparse.py:76-87; 656 from
+# 0.11.0, FlashMLASparseBackend.get_kv_cache_shape).
+VLLM_PACKED_MLA_BYTES = {"fp8_ds_mla": 656}
+
 # Model types whose transformers config class defaults tie_word_embeddings to True (config.json omits defaults).
 TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
 
@@ -133,6 +139,10 @@ class ModelShape:
     sglang_swa_pool: bool = False  # SGLang keeps the sliding layers in their own, smaller pool (is_hybrid_swa)
     quantization: Optional[Quantization] = None
     max_position_embeddings: Optional[int] = None
+    # (layers, hidden size) of config.json's vision_config, SGLang's defaults 24 / 1024 for a missing key; None:
+    # no vision tower
+    vision_tower: Optional[tuple[int, int]] = None
+    index_head_dim: int = 0  # the DSA indexer's key size (DeepSeek-V3.2: 128); 0: no indexer
 
     @property
     def mla(self) -> bool:
@@ -389,7 +399,17 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         sglang_swa_pool=architecture in SGLANG_HYBRID_SWA,
         quantization=quantization_from_config(config),
         max_position_embeddings=_context(text.get("max_position_embeddings")),
+        vision_tower=_vision_tower(config.get("vision_config")),
+        index_head_dim=_int(text.get("index_head_dim")) or 0,
     )
+
+
+def _vision_tower(vision: Any) -> Optional[tuple[int, int]]:
+    """(layers, hidden size) as SGLang reads them off vision_config: getattr(..., "num_hidden_layers", 24),
+    getattr(..., "hidden_size", 1024) (0.5.23 arg_groups/memory_hook.py:440-441)."""
+    if not isinstance(vision, dict):
+        return None
+    return _int(vision.get("num_hidden_layers")) or 24, _int(vision.get("hidden_size")) or 1024
 
 
 # --- parameters and weight bytes ----------------------------------------------------------------------------
@@ -511,7 +531,24 @@ class KvCost:
         return self.full_bytes_per_token * tokens + self.sliding_bytes_per_token * sliding_tokens
 
 
-def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int = 1) -> KvCost:
+# The DSA indexer keeps, per token and layer, index_head_dim fp8 keys plus one float32 scale per 128 of them, not
+# divided by TP. SGLang counts it in the pool's cell size from 0.5.3.post3 (model_runner.py profile_max_num_token,
+# then model_runner_kv_cache_mixin.py, pool_configurator.py; 0.5.23 pool_configurator.py:399-408, :560-636 with
+# DSATokenToKVPool.quant_block_size 128, uint8 elements); vLLM gives each layer a DeepseekV32IndexerCache of
+# MLAAttentionSpec(head_size = index_head_dim + index_head_dim // 128 * 4, uint8) (0.33.0 model_executor/models/
+# deepseek_v2.py:658-666, :731-736) whose page adds to the latent's in one uniform-type group
+# (v1/kv_cache_interface.py:1319-1320, v1/core/kv_cache_planning.py UniformTypeKVCacheSpecs.from_specs).
+DSA_INDEXER_SCALE_BLOCK = 128
+
+
+def dsa_indexer_bytes(s: ModelShape) -> int:
+    """Bytes of the DSA indexer cache per token and layer (DeepSeek-V3.2: 128 + 4 = 132)."""
+    return s.index_head_dim + s.index_head_dim // DSA_INDEXER_SCALE_BLOCK * 4
+
+
+def kv_cost(
+    s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int = 1, dsa_indexer: bool = False
+) -> KvCost:
     """KV bytes per token on one GPU of one PP stage.
 
     MHA/GQA: kv heads per rank x (head_dim + v_head_dim) x element bytes per layer (sglang
@@ -519,7 +556,7 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
     AttentionSpec page_size_bytes / block_size). MLA: (kv_lora_rank + qk_rope_head_dim) x element bytes per layer,
     one latent for all heads, not divided by TP (sglang pool_configurator.py:379-385 with
     mem_cache/kv_cache_configurator.py:3419 calculate_mla_kv_cache_dim; vllm MLAAttentionSpec head_size_v = 0,
-    kv_cache_interface.py:743). Sliding-window layers: SGLang's hybrid-SWA models give them swa_full_tokens_ratio
+    kv_cache_interface.py:743); vLLM's fp8_ds_mla packs a layer's token in 656 bytes (VLLM_PACKED_MLA_BYTES). Sliding-window layers: SGLang's hybrid-SWA models give them swa_full_tokens_ratio
     (0.8, arg_groups/fields/schedule.py:150) tokens per full-layer token (pool_configurator.py:797-802), other
     models a full layer's; vLLM's hybrid allocator frees their blocks past the window, so per token they count
     whole and a request holds at most the window of them (KvCost.request_bytes).
@@ -528,13 +565,20 @@ def kv_cost(s: ModelShape, engine: str, kv_dtype: str, attn_tp: int = 1, pp: int
     """
     element = kv_element_bytes(s, kv_dtype)
     layers_per_stage = math.ceil(s.num_layers / pp) / s.num_layers
-    if s.mla:
+    packed = VLLM_PACKED_MLA_BYTES.get(kv_dtype) if engine == "vllm" and s.mla else None
+    if packed:
+        per_layer = float(packed)
+        formula = f"{packed} B ({kv_dtype}: {s.kv_lora_rank} fp8 + scales + {s.qk_rope_head_dim} bf16)"
+    elif s.mla:
         per_layer = (s.kv_lora_rank + s.qk_rope_head_dim) * element
         formula = f"({s.kv_lora_rank} + {s.qk_rope_head_dim}) x {element:g} B"
     else:
         heads = kv_heads_per_rank(s, attn_tp)
         per_layer = heads * (s.head_dim + s.v_head_dim) * element
         formula = f"{heads} kv heads x ({s.head_dim} + {s.v_head_dim}) x {element:g} B"
+    if dsa_indexer and s.index_head_dim:
+        per_layer += dsa_indexer_bytes(s)
+        formula = f"({formula} + {dsa_indexer_bytes(s)} B DSA indexer)"
     sliding_weight = 0.8 if engine == "sglang" and s.sglang_swa_pool else 1.0
     layers = s.full_attention_layers + sliding_weight * s.sliding_layers
     formula += f" x {s.full_attention_layers} full layers"
@@ -574,22 +618,55 @@ def vllm_gpu_memory_utilization(release: Optional[Version] = None) -> float:
 
 
 @dataclass(frozen=True)
+class SglangMemoryFlags:
+    """The launch flags SGLang's default --mem-fraction-static reads; None: not given, the release's default."""
+
+    chunked_prefill_size: Optional[int] = None  # --chunked-prefill-size; -1 turns chunking off
+    max_prefill_tokens: Optional[int] = None  # --max-prefill-tokens (16384), the activation term when chunking is off
+    cuda_graph_max_bs: Optional[int] = None  # --cuda-graph-max-bs (0.5.3-0.5.19), --cuda-graph-max-bs-decode (0.5.14+)
+    max_running_requests: Optional[int] = None  # --max-running-requests
+    # The prefill graphs' largest capture size: --piecewise-cuda-graph-max-tokens (0.5.3.post2-0.5.19),
+    # --cuda-graph-max-bs-prefill (0.5.14+); the chunked prefill size (capped as the release caps it) when not given
+    prefill_graph_max_bs: Optional[int] = None
+    disable_cuda_graph: bool = False  # --disable-cuda-graph
+    # The graph phases a per-phase flag turns off: "prefill" (--disable-piecewise-cuda-graph 0.5.10-0.5.13,
+    # --disable-prefill-cuda-graph 0.5.14+), "decode" (--disable-decode-cuda-graph 0.5.14+)
+    disabled_graph_phases: frozenset[str] = frozenset()
+    context_length: Optional[int] = None  # --context-length
+
+
+# Every release from 0.5.3 to 0.5.23 defaults --max-prefill-tokens to 16384 (server_args.py 0.5.3 :191, 0.5.13
+# :430; arg_groups/fields/schedule.py:71-81 in 0.5.23).
+SGLANG_MAX_PREFILL_TOKENS = 16384
+
+
+@dataclass(frozen=True)
 class SglangFractionHeuristic:
     """How a range of SGLang releases sets --mem-fraction-static when it is not given, on CUDA for one model
-    without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places."""
+    without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places (then
+    the vision factor for a multimodal model, sglang_vision_factor)."""
 
     releases: str  # a release range, rules/versions.py
     source: str
-    # (below GiB, chunked_prefill_size, decode CUDA-graph max_bs at TP < 4, at TP >= 4); the last has no bound.
-    # reserved MiB = 512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x max_bs + TP x PP / 8 x 1024 (+ the prefill
-    # graphs), at least 10 GiB on GPUs over 60 GiB, then the speculative reserve.
+    # (below GiB, chunked_prefill_size, decode CUDA-graph max_bs at TP < 4, at TP >= 4); the last has no bound. The
+    # tier's chunk and max_bs are defaults: --chunked-prefill-size and --cuda-graph-max-bs(-decode) replace them.
+    # reserved MiB = 512 + 1.5 x max(chunked_prefill_size, or max_prefill_tokens when chunking is off, 2048)
+    # + 2 x max_bs + TP x PP / 8 x 1024 (+ the prefill graphs), at least 10 GiB on GPUs over 60 GiB, then the
+    # speculative reserve.
     tiers: tuple[tuple[float, int, int, int], ...] = ()
     # Before 0.5.3 a fixed reserve instead: (below GiB, GiB, GiB per TP x PP rank); the last has no bound.
     fixed: tuple[tuple[float, float, float], ...] = ()
     # The prefill (piecewise / breakable) CUDA graphs, on by default: 8 MiB per capture size up to the chunked
     # prefill size, a flat 1.5 GiB for MLA models.
     prefill_graphs: bool = False
-    pp_prefill_cap: Optional[int] = None  # PP > 1 caps the prefill capture sizes at this many tokens
+    prefill_graphs_capped_at_context: bool = False  # the prefill capture sizes stop at --context-length
+    # What turns the default prefill graphs (and their reserve) off before the fraction is computed:
+    # "speculative", "pp" (pp_size > 1), "mla", "mla_non_dsa" (an MLA model without DeepSeek sparse attention).
+    prefill_graphs_off_under: frozenset[str] = frozenset()
+    # The reserves --disable-cuda-graph drops: "prefill", "decode" (before 0.5.14 it drops none).
+    disabled_graphs_unreserved: frozenset[str] = frozenset()
+    # A default decode max_bs above --max-running-requests is lowered to it.
+    max_bs_capped_at_running_requests: bool = False
     # MiB reserved for speculative decoding: (STANDALONE, NGRAM, any other algorithm).
     speculative_mib: tuple[int, int, int] = (0, 0, 0)
 
@@ -618,37 +695,116 @@ _TIERS_0_5_20 = (
     (_UNBOUNDED, 16384, 512, 512),
 )
 _FIXED_0_5_1 = ((35, 2.8, 0.1), (90, 9.5, 0.5), (160, 12, 0.5), (_UNBOUNDED, 32, 0))
+_BOTH_GRAPHS = frozenset({"prefill", "decode"})
 
 # Newest first; each range read in every wheel it names (the function diffed release to release, unchanged
 # within a range but for NPU / CPU / XPU branches, PD-disaggregation and DP-attention terms not modelled here).
 SGLANG_FRACTION_HEURISTICS = (
     SglangFractionHeuristic(
-        "sglang>=0.5.20",
-        "sglang 0.5.20-0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings (0.5.23: :47-262)",
+        "sglang>=0.5.22",
+        "sglang 0.5.22-0.5.23 arg_groups/memory_hook.py handle_gpu_memory_settings (0.5.23: tiers :89-180, a "
+        "default max_bs lowered to --max-running-requests :182-188, prefill max_bs :233-263, reserve :297-315, "
+        "reserve_for_graph_mb :357-399); run after handle_cuda_graph_config (pipeline.py:191, :218), where "
+        "--disable-cuda-graph sets both graph backends DISABLED (cuda_graph_hook.py:55-57) and PP > 1 the default "
+        "breakable prefill graphs (:150-161; the 8192-token PP cap of memory_hook.py:243-250 is for an explicit "
+        "--cuda-graph-backend-prefill breakable)",
         tiers=_TIERS_0_5_20,
         prefill_graphs=True,
-        pp_prefill_cap=8192,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
+        max_bs_capped_at_running_requests=True,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.20,<0.5.22",
+        "sglang 0.5.20-0.5.21 arg_groups/memory_hook.py handle_gpu_memory_settings (A10-class tier: chunk 4096, "
+        "max_bs 48 / 160; --max-running-requests does not lower max_bs; PP > 1 turns the prefill graphs off: "
+        "0.5.20 cuda_graph_hook.py:122)",
+        tiers=_TIERS_0_5_20,
+        prefill_graphs=True,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
     ),
     SglangFractionHeuristic(
         "sglang>=0.5.19,<0.5.20",
-        "sglang 0.5.19 arg_groups/memory_hook.py handle_gpu_memory_settings (A10-class tier: chunk 2048, max_bs 24)",
+        "sglang 0.5.19 arg_groups/memory_hook.py handle_gpu_memory_settings (A10-class tier: chunk 2048, max_bs "
+        "24), after handle_cuda_graph_config (pipeline.py:192, :228), which turns the prefill graphs off under PP "
+        "> 1 (cuda_graph_hook.py:122)",
         tiers=_TIERS_0_5_4_POST3,
         prefill_graphs=True,
-        pp_prefill_cap=8192,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
     ),
     SglangFractionHeuristic(
-        "sglang>=0.5.14,<0.5.19",
-        "sglang 0.5.14-0.5.18 server_args.py _handle_gpu_memory_settings with reserve_for_graph_mb (cuda_graph_config"
-        ".prefill on by default; the speculative reserve no longer here)",
+        "sglang>=0.5.18,<0.5.19",
+        "sglang 0.5.18 server_args.py _handle_gpu_memory_settings with reserve_for_graph_mb (breakable prefill "
+        "graphs by default on CUDA, model_executor/cuda_graph_config.py default_prefill_backend; "
+        "_disable_breakable_cudagraph_if_incompatible :4666 names neither PP nor MLA)",
         tiers=_TIERS_0_5_4_POST3,
         prefill_graphs=True,
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
     ),
     SglangFractionHeuristic(
-        "sglang>=0.5.10,<0.5.14",
-        "sglang 0.5.10-0.5.13 server_args.py _handle_gpu_memory_settings (piecewise CUDA graphs on by default: "
-        "disable_piecewise_cuda_graph False; speculative + 4 GiB, STANDALONE + 6 GiB)",
+        "sglang>=0.5.17,<0.5.18",
+        "sglang 0.5.17 server_args.py _handle_gpu_memory_settings (the prefill capture sizes no longer stop at "
+        "--context-length; breakable prefill graphs off for MLA models other than DSA ones: "
+        "_disable_breakable_cudagraph_if_incompatible :4466-4472)",
         tiers=_TIERS_0_5_4_POST3,
         prefill_graphs=True,
+        prefill_graphs_off_under=frozenset({"mla_non_dsa"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.15,<0.5.17",
+        "sglang 0.5.15-0.5.16 server_args.py _handle_gpu_memory_settings (a DISABLED decode graph, which "
+        "--disable-cuda-graph sets, reserves nothing from 0.5.15; the prefill default turns breakable on CUDA, "
+        "model_executor/cuda_graph_config.py default_prefill_backend, and off for MLA models: 0.5.15 "
+        "server_args.py:3352)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_capped_at_context=True,
+        prefill_graphs_off_under=frozenset({"mla"}),
+        disabled_graphs_unreserved=_BOTH_GRAPHS,
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.14,<0.5.15",
+        "sglang 0.5.14 server_args.py _handle_gpu_memory_settings :3122-3329 (tc_piecewise prefill graphs by "
+        "default, model_executor/cuda_graph_config.py:91, off under PP > 1 :3009; --disable-cuda-graph turns them "
+        "off in _handle_cuda_graph_config :2942-2944 but the decode max_bs x 2 stays; the speculative reserve no "
+        "longer here)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_capped_at_context=True,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        disabled_graphs_unreserved=frozenset({"prefill"}),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.13,<0.5.14",
+        "sglang 0.5.13-0.5.13.post1 server_args.py _handle_gpu_memory_settings :1444-1654 (the piecewise capture "
+        "sizes stop at --context-length; PP > 1 turns piecewise graphs off in _handle_piecewise_cuda_graph "
+        ":1358-1360)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_capped_at_context=True,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        speculative_mib=(6144, 0, 4096),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.11,<0.5.13",
+        "sglang 0.5.11-0.5.12 server_args.py _handle_gpu_memory_settings (PP > 1 turns piecewise graphs off in "
+        "_handle_piecewise_cuda_graph, 0.5.11 :1210-1212; speculative decoding no longer does)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_off_under=frozenset({"pp"}),
+        speculative_mib=(6144, 0, 4096),
+    ),
+    SglangFractionHeuristic(
+        "sglang>=0.5.10,<0.5.11",
+        "sglang 0.5.10-0.5.10.post1 server_args.py _handle_gpu_memory_settings :1141-1343 (piecewise CUDA graphs on "
+        "by default: disable_piecewise_cuda_graph False, but _handle_piecewise_cuda_graph :1078-1099, run before "
+        "it, turns them off under speculative decoding and PP > 1; speculative + 4 GiB, STANDALONE + 6 GiB)",
+        tiers=_TIERS_0_5_4_POST3,
+        prefill_graphs=True,
+        prefill_graphs_off_under=frozenset({"speculative", "pp"}),
         speculative_mib=(6144, 0, 4096),
     ),
     SglangFractionHeuristic(
@@ -660,25 +816,57 @@ SGLANG_FRACTION_HEURISTICS = (
     ),
     SglangFractionHeuristic(
         "sglang>=0.5.3,<0.5.4.post3",
-        "sglang 0.5.3-0.5.4 server_args.py _handle_gpu_memory_settings (A10-class tier at TP < 4: max_bs 16)",
+        "sglang 0.5.3-0.5.4 server_args.py _handle_gpu_memory_settings (0.5.3: tiers :566-629, reserve :637-675, "
+        "A10-class tier at TP < 4: max_bs 16)",
         tiers=_TIERS_0_5_3,
         speculative_mib=(6144, 0, 2048),
     ),
     SglangFractionHeuristic(
         "sglang>=0.5.2,<0.5.3",
-        "sglang 0.5.2 server_args.py __post_init__ (a fixed reserve per GPU-memory tier; STANDALONE + 6 GiB, other "
-        "speculative + 2 GiB)",
+        "sglang 0.5.2 server_args.py __post_init__ (a fixed reserve per GPU-memory tier, whatever the flags; "
+        "STANDALONE + 6 GiB, other speculative + 2 GiB)",
         fixed=_FIXED_0_5_1,
         speculative_mib=(6144, 2048, 2048),
     ),
     SglangFractionHeuristic(
         "sglang<0.5.2",
-        "sglang 0.5.0rc2-0.5.1.post3 server_args.py __post_init__ (a fixed reserve per GPU-memory tier; speculative "
-        "+ 2 GiB)",
+        "sglang 0.5.0rc2-0.5.1.post3 server_args.py __post_init__ (a fixed reserve per GPU-memory tier, whatever "
+        "the flags; speculative + 2 GiB)",
         fixed=_FIXED_0_5_1,
         speculative_mib=(2048, 2048, 2048),
     ),
 )
+
+
+# Multimodal architectures SGLang serves text-only unless --enable-multimodal (configs/model_config.py
+# mm_disabled_models: 0.5.3 :123-127, 0.5.23 :692-702; Inkling from 0.5.16): no vision reduction for them.
+SGLANG_MULTIMODAL_OFF_BY_DEFAULT = (
+    (
+        "sglang>=0.5.0rc2",
+        frozenset(
+            {"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration", "Step3VLForConditionalGeneration"}
+        ),
+    ),
+    ("sglang>=0.5.16", frozenset({"InklingForConditionalGeneration"})),
+)
+
+
+def sglang_multimodal_by_default(architecture: Optional[str], release: Optional[Version] = None) -> bool:
+    """Whether `release` serves a multimodal architecture with its vision tower when --enable-multimodal is not
+    given (None: the newest)."""
+    return not any(
+        architecture in archs and (release is None or VersionRange.parse(bound).contains(release))
+        for bound, archs in SGLANG_MULTIMODAL_OFF_BY_DEFAULT
+    )
+
+
+def sglang_vision_factor(vision_tower: tuple[int, int]) -> float:
+    """What SGLang multiplies its default fraction by for a vision model: 0.95 x (1 - 0.1 x (the tower's layers x
+    hidden^2 over ViT-L/14's 24 x 1024^2, less 1)) clamped to 0.8-1.05, the same in every release (0.5.0rc2
+    server_args.py adjust_mem_fraction_for_vlm, 0.5.23 arg_groups/memory_hook.py:417-462), not rounded after."""
+    layers, hidden = vision_tower
+    ratio = layers * hidden**2 / (24 * 1024**2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
 
 
 def sglang_fraction_heuristic(release: Optional[Version] = None) -> SglangFractionHeuristic:
@@ -695,27 +883,69 @@ def sglang_default_mem_fraction(
     mla: bool = False,
     release: Optional[Version] = None,
     speculative: Optional[str] = None,
+    flags: SglangMemoryFlags = SglangMemoryFlags(),
+    dsa: bool = False,
+    vision_tower: Optional[tuple[int, int]] = None,
 ) -> float:
-    """SGLang's --mem-fraction-static when not given, as `release` computes it (SGLANG_FRACTION_HEURISTICS; None: the
-    newest). Multimodal, DP-attention, PD-disaggregation and DeepEP extras are left out."""
+    """SGLang's --mem-fraction-static when not given, as `release` computes it from the GPU memory and the launch
+    flags (SGLANG_FRACTION_HEURISTICS; None: the newest); `dsa`: an MLA model with DeepSeek sparse attention;
+    `vision_tower`: the (layers, hidden size) of a multimodal model served with it (sglang_vision_factor).
+    DP-attention, PD-disaggregation and DeepEP extras are left out."""
     heuristic = sglang_fraction_heuristic(release)
     gib = gpu_mib / 1024
     if heuristic.fixed:
         _, base, per_rank = next(t for t in heuristic.fixed if gib < t[0])
         reserved = (base + per_rank * tp * pp) * 1024
     else:
-        _, chunk, small_tp_bs, large_tp_bs = next(t for t in heuristic.tiers if gib < t[0])
-        max_bs = small_tp_bs if tp < 4 else large_tp_bs
-        reserved = 512 + max(chunk, 2048) * 1.5 + max_bs * 2 + tp * pp / 8 * 1024
-        if heuristic.prefill_graphs:
-            prefill_max = min(chunk, heuristic.pp_prefill_cap) if heuristic.pp_prefill_cap and pp > 1 else chunk
-            reserved += 1.5 * 1024 if mla else _prefill_capture_sizes(prefill_max) * 8
+        reserved = _sglang_graph_and_activation_mib(heuristic, gib, tp, pp, mla, dsa, speculative, flags)
         if gpu_mib > 60 * 1024:
             reserved = max(reserved, 10 * 1024)
     if speculative:
         standalone, ngram, other = heuristic.speculative_mib
         reserved += {"STANDALONE": standalone, "NGRAM": ngram}.get(speculative.upper(), other)
-    return round((gpu_mib - reserved) / gpu_mib, 3)
+    fraction = round((gpu_mib - reserved) / gpu_mib, 3)
+    return fraction * sglang_vision_factor(vision_tower) if vision_tower else fraction
+
+
+def _sglang_graph_and_activation_mib(
+    heuristic: SglangFractionHeuristic,
+    gib: float,
+    tp: int,
+    pp: int,
+    mla: bool,
+    dsa: bool,
+    speculative: Optional[str],
+    flags: SglangMemoryFlags,
+) -> float:
+    """The tiered releases' reserve before the 10 GiB floor: the metadata constant, the activations of one
+    prefill, the parallel slack and the decode and prefill CUDA graphs."""
+    _, tier_chunk, small_tp_bs, large_tp_bs = next(t for t in heuristic.tiers if gib < t[0])
+    chunk = tier_chunk if flags.chunked_prefill_size is None else flags.chunked_prefill_size
+    max_bs = flags.cuda_graph_max_bs
+    if max_bs is None:
+        max_bs = small_tp_bs if tp < 4 else large_tp_bs
+        if heuristic.max_bs_capped_at_running_requests and flags.max_running_requests is not None:
+            max_bs = min(max_bs, flags.max_running_requests)
+    activation_tokens = chunk if chunk > 0 else (flags.max_prefill_tokens or SGLANG_MAX_PREFILL_TOKENS)
+    reserved = 512 + max(activation_tokens, 2048) * 1.5 + tp * pp / 8 * 1024
+    # a phase's own flag always drops its prefill reserve (disable_piecewise_cuda_graph, then a DISABLED prefill
+    # backend); a DISABLED decode graph reserves nothing only where --disable-cuda-graph's does (0.5.15+)
+    graphs_off = (heuristic.disabled_graphs_unreserved if flags.disable_cuda_graph else frozenset()) | (
+        flags.disabled_graph_phases & (heuristic.disabled_graphs_unreserved | {"prefill"})
+    )
+    if "decode" not in graphs_off:
+        reserved += max_bs * 2
+    prefill_off = {"speculative": bool(speculative), "pp": pp > 1, "mla": mla, "mla_non_dsa": mla and not dsa}
+    if (
+        heuristic.prefill_graphs
+        and "prefill" not in graphs_off
+        and not any(prefill_off[cause] for cause in heuristic.prefill_graphs_off_under)
+    ):
+        prefill_max = chunk if flags.prefill_graph_max_bs is None else flags.prefill_graph_max_bs
+        if flags.prefill_graph_max_bs is None and heuristic.prefill_graphs_capped_at_context and flags.context_length:
+            prefill_max = min(prefill_max, flags.context_length)
+        reserved += 1.5 * 1024 if mla else _prefill_capture_sizes(prefill_max) * 8
+    return reserved
 
 
 def _prefill_capture_sizes(max_bs: int) -> int:

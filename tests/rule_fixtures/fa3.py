@@ -1,9 +1,11 @@
 """Fixtures for rules/checks/fa3.py."""
 
+from tests.rule_fixtures import FIXTURES_DIR
 from tests.rule_fixtures.model_specific import model_dir
 
 LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
+MODELOPT_FP8_KV = ["--model", str(FIXTURES_DIR / "models" / "synthetic-modelopt-fp8-kv")]
 
 FIXTURES = {
     "fa3-arch": {
@@ -104,9 +106,15 @@ FIXTURES = {
         ],
     },
     "fa3-fp8-sm8x": {
-        "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype", "fp8_e4m3"]}],
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype", "fp8_e4m3"]},
+            # the checkpoint's FP8 E4M3 (for auto) on SM90, where fa3 reads it
+            {"gpu": "H100", "argv": [*MODELOPT_FP8_KV, "--attention-backend", "fa3"]},
+        ],
         "fail": [
             {"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype", "fp8_e4m3"]},
+            # auto: the model runner writes the checkpoint's FP8 E4M3 over it before the backend is built
+            {"gpu": "A100", "argv": [*MODELOPT_FP8_KV, "--attention-backend", "fa3"]},
             {
                 "gpu": "RTX 4090",
                 "argv": [

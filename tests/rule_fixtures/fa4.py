@@ -4,6 +4,7 @@ LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
 FA4 = ["--attention-backend", "fa4"]
 GEMMA4 = ("--model", "tests/fixtures/incident-models/gemma-4")
+MODELOPT_FP8_KV = ("--model", "tests/fixtures/models/synthetic-modelopt-fp8-kv")
 
 FIXTURES = {
     "fa4-arch": {
@@ -24,6 +25,8 @@ FIXTURES = {
         ],
         "fail": [
             {"gpu": "H200", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
+            # auto runs the checkpoint's FP8 E4M3 in the backends (sglang 0.5.9+ model_runner writes it back)
+            {"gpu": "H200", "argv": [*MODELOPT_FP8_KV, *FA4]},
             {"gpu": "RTX PRO 6000", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e4m3"]},
             {"gpu": "Jetson Thor", "argv": [*LLAMA, *FA4, "--kv-cache-dtype", "fp8_e5m2"]},
             # 0.5.10-0.5.15 run the flash-attn-4 wheel, which asserts the same from 4.0.0b10

@@ -38,6 +38,9 @@ def _mla_model(name, qk_nope, qk_rope, v_head):
 
 
 GEMMA4 = str(FIXTURES_DIR / "incident-models" / "gemma-4")
+# DeepSeek-R1's attention with ModelOpt's hf_quant_config.json (NVFP4 weights, kv_cache_quant_algo FP8): from
+# vllm 0.14.0 --kv-cache-dtype auto runs an fp8_e4m3 KV cache (rules/knowledge/checkpoint_kv.py)
+DSR1_NVFP4 = str(FIXTURES_DIR / "incident-models" / "deepseek-r1-nvfp4")
 MLA_NOPE_96 = _mla_model("mla-nope96", 96, 64, 128)
 MLA_NOPE_192_V256 = _mla_model("mla-nope192-v256", 192, 64, 256)
 # vllm#51405's model: only its architecture is known, which is what selects Inkling's own attention
@@ -229,6 +232,12 @@ FIXTURES = {
     },
     "vllm-kv-cache-dtype": {
         "pass": [
+            # 0.13.0 hands auto to CacheConfig as given (no checkpoint resolution before 0.14.0)
+            {
+                "gpu": "RTX PRO 6000",
+                "command": serve(DSR1_NVFP4, "--attention-backend", "TRITON_MLA"),
+                "engine_version": ["vllm==0.13.0"],
+            },
             {
                 "gpu": "H100",
                 "command": serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN", "--kv-cache-dtype", "fp8"),
@@ -460,8 +469,12 @@ FIXTURES = {
                 "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8"),
             },
             {"gpu": "A100", "command": serve("deepseek-v2-lite", "--kv-cache-dtype", "bfloat16")},
+            # a named dtype is not resolved: the checkpoint's FP8 KV is then not used
+            {"gpu": "A100", "command": serve(DSR1_NVFP4, "--kv-cache-dtype", "bfloat16")},
         ],
         "fail": [
+            # auto runs the checkpoint's fp8_e4m3 KV, on TRITON_MLA (the one MLA backend vLLM lists for SM8x)
+            {"gpu": "A100", "command": serve(DSR1_NVFP4)},
             {
                 "gpu": "A100",
                 "command": serve("deepseek-v2-lite", "--attention-backend", "TRITON_MLA", "--kv-cache-dtype", "fp8"),
@@ -493,6 +506,8 @@ FIXTURES = {
                 "gpu": "A100",
                 "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
             },
+            # no backend named: Gemma4Config forces TRITON_ATTN on SM8x (no FA4 there)
+            {"gpu": "A100", "command": serve(GEMMA4, "--kv-cache-dtype", "fp8")},
             {  # PR #35720: a crash at the first forward in 0.16.0
                 "gpu": "A100",
                 "command": serve("llama-3.1-8b", "--attention-backend", "TRITON_ATTN", "--kv-cache-dtype", "fp8"),
@@ -505,6 +520,8 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("llama-3.1-8b")},
             {"gpu": "RTX 5090", "command": serve("deepseek-v3")},
             {"gpu": "A100", "command": serve("gpt-oss-20b")},
+            # Gemma4Config (config.py:301 in 0.33.0): FA4 for every layer on SM90, FLASH_ATTN takes 256 and 512
+            {"gpu": "H100", "command": serve(GEMMA4)},
             # FLASHINFER's FA2 path takes nvfp4 KV on SM12x from 0.32.0
             {
                 "gpu": "RTX 5090",
@@ -525,6 +542,8 @@ FIXTURES = {
             # vLLM 0.33.0 (the shared oracle): "No valid attention backend ... {TRITON_MLA: [kv_cache_dtype not
             # supported], FLASHINFER_MLA_SPARSE_SM120: [..., non-sparse not supported, ...]}"
             {"gpu": "RTX PRO 6000", "command": serve("deepseek-v3", "--kv-cache-dtype", "fp8_e5m2")},
+            # Gemma4Config forces TRITON_ATTN where FA4 is not supported (SM12x), which stores no nvfp4 KV
+            {"gpu": "RTX PRO 6000", "command": serve(GEMMA4, "--kv-cache-dtype", "nvfp4")},
         ],
     },
     "vllm-fa4-library": {
