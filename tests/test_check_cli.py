@@ -189,7 +189,7 @@ def test_version_outside_a_rule_range_skips_it_and_unknown_version_says_newest_a
         "sglang==0.5.10",
     )
     assert by_id(old)["general-backend-alias"]["status"] == "skip"
-    assert "holds for sglang>=0.5.20" in by_id(old)["general-backend-alias"]["message"]
+    assert "holds for sglang>=0.5.12" in by_id(old)["general-backend-alias"]["message"]  # no alias before 0.5.12
     # cutlass_mla left ATTENTION_BACKEND_CHOICES in 0.5.20: 0.5.10 still lists it
     assert by_id(old)["general-backend-removed"]["status"] == "pass"
     _, new = check_json("--gpu", "B200", "--model", "deepseek-v3", "--attention-backend", "cutlass_mla")

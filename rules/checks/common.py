@@ -15,8 +15,6 @@ from rules.knowledge.backends import BackendInfo
 from rules.target import Target
 from rules.versions import table_for
 
-SGLANG_NEWEST = "sglang>=0.5.20"
-
 
 def sglang_release(target: Target) -> Version:
     """The target's SGLang release; the newest verified one when it is not known (--gpu, not installed)."""

@@ -74,8 +74,9 @@ def dsa_kv_cache_dtype(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.20",
     verified=(
-        "sglang 0.5.20-0.5.23: the upstream message first appears in 0.5.20 (sglang/srt/arg_groups/overrides.py) "
-        "and is in every release read from there to 0.5.23 (:528 in 0.5.23; grep of each extracted wheel)"
+        "sglang 0.5.20-0.5.23: with hf_config.learnable_sink the same raise for a kv_cache_dtype not in auto/bf16/"
+        "bfloat16, the block identical in every wheel (arg_groups/overrides.py:600 in 0.5.20, :503 in 0.5.21, :505 "
+        "in 0.5.22, :529 in 0.5.23); 0.5.19 has no learnable-sink check"
     ),
     needs_model=True,
     stage="startup",
@@ -105,8 +106,9 @@ def dsa_learnable_sink_kv(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.20",
     verified=(
-        "sglang 0.5.20-0.5.23: the upstream message first appears in 0.5.20 (sglang/srt/arg_groups/overrides.py) "
-        "and is in every release read from there to 0.5.23 (:650 in 0.5.23; grep of each extracted wheel)"
+        "sglang 0.5.20-0.5.23: with hf_config.learnable_sink, a --dsa-prefill-backend or --dsa-decode-backend set to "
+        "anything but flashmla_sparse raises, the block identical in every wheel (arg_groups/overrides.py:718 in "
+        "0.5.20, :622 in 0.5.21, :627 in 0.5.22, :651 in 0.5.23); 0.5.19 has no learnable-sink check"
     ),
     needs_model=True,
     stage="startup",

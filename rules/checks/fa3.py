@@ -7,7 +7,6 @@ flash-attention's hopper/ sources) and fa4 (fa_impl_ver=4, flash_attn.cute).
 from __future__ import annotations
 
 from rules.checks.common import (
-    SGLANG_NEWEST,
     backend_kv_dtype,
     declared,
     gpu,
@@ -20,6 +19,19 @@ from rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py, create_flashattention_v3_backend"
+# How the FA3 kernel rules (fa3-fp8-sm8x, fa3-head-dim, fa3-dtype) were read: SGLang's side in every wheel, the
+# kernel's checks in the sgl-kernel builds those wheels pin (METADATA Requires-Dist).
+FA3_KERNEL_WALK = (
+    "fa3 calls sgl_kernel.flash_attn in every release (flashattention_backend.py:21 in 0.5.0rc2, :25 in 0.5.9, "
+    "imported lazily from 0.5.10 :162 to 0.5.23 :282) on SM80-SM90 (the 'FlashAttention v3 Backend requires "
+    "SM>=80 and SM<=90' assert: model_runner.py:1532 in 0.5.0rc2, :1654 in 0.5.2; attention_registry.py:122 in "
+    "0.5.3, :244 in 0.5.23). The limits are FA3's hopper/flash_api.cpp checks compiled into sgl-kernel, pinned "
+    "0.3.5 (0.5.0rc2, 0.5.1), 0.3.7, 0.3.9.post2, 0.3.14.post1, 0.3.15, 0.3.16.post3-post5 (0.5.4-0.5.5), "
+    "0.3.17.post1, 0.3.18.post2, 0.3.19, 0.3.20 (0.5.7), 0.3.21 (0.5.8-0.5.9), then sglang-kernel 0.4.1 "
+    "(0.5.10), 0.4.2, 0.4.2.post2, 0.4.3, 0.4.4 (0.5.14-0.5.15.post1), 0.4.5, 0.4.6.post1, 0.4.7 (0.5.20-0.5.21), "
+    "0.4.9, 0.4.10 (0.5.23); its messages read (strings of sgl_kernel/flash_ops.abi3.so) in the two ends, "
+    "sgl-kernel 0.3.5 and sglang-kernel 0.4.10, the same in both; the pins between were not downloaded"
+)
 FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel builds its FA3 from it)"
 FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
 
@@ -204,14 +216,16 @@ def fa3_fp8_e5m2_rewrite(cfg, target):
     id="fa3-fp8-sm8x",
     title="fa3 on SM8x cannot read an FP8 KV cache",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading. "
-        "--kv-cache-dtype auto with a ModelOpt FP8-KV checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner "
-        "writes it over server_args before building the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a "
-        "load-time override from 0.5.15), flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from "
-        "0.5.17 (:175 in 0.5.17, :181 in 0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23)"
+        "sglang 0.5.0rc2-0.5.23: with --kv-cache-dtype not auto and head_dim <= 256 the FA backend casts q to the "
+        "KV dtype in every release (flashattention_backend.py:669-674 in 0.5.0rc2, :784-792 in 0.5.9, :586-594 "
+        "in 0.5.10, :1427-1436 in 0.5.23) and hands FA3 FP8 inputs, which it refuses off Hopper ('FlashAttention "
+        "on Ampere/Ada cards only supports fp16 and bf16 data type'). --kv-cache-dtype auto with a ModelOpt FP8-KV "
+        "checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner writes it over server_args before building "
+        "the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a load-time override from 0.5.15), "
+        "flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from 0.5.17 (:175 in 0.5.17, :181 in "
+        "0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23). " + FA3_KERNEL_WALK
     ),
     backends=("fa3",),
     stage="runtime",
@@ -245,10 +259,12 @@ def fa3_fp8_sm8x(cfg, target):
     id="fa3-head-dim",
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.0rc2-0.5.23: no SGLang release checks the head dims for fa3 before the kernel does (grep "
+        "'head_dim > 256' of each wheel finds only the FP8 q cast's head_dim <= 256); FA3's 'FlashAttention "
+        "forward only supports head dimension at most', 'head_size_v should be a multiple of', 'Only Hopper "
+        "supports different V headdim' and the asymmetric-shape message decide. " + FA3_KERNEL_WALK
     ),
     backends=("fa3",),
     needs_model=True,
@@ -294,10 +310,11 @@ def fa3_head_dim(cfg, target):
     id="fa3-dtype",
     title="fa3 computes in fp16 or bf16 only",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.0rc2-0.5.23: the FA backend casts q/k/v only to an FP8 KV dtype, never from float32 (no "
+        "'float32' in flashattention_backend.py of any wheel), and FA3 refuses fp32 ('FlashAttention only "
+        "supports fp16, bf16, and fp8_e4m3 data type'). " + FA3_KERNEL_WALK
     ),
     backends=("fa3",),
     stage="runtime",

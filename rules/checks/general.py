@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import SGLANG_NEWEST, choice_check, declared, gpu, phases_using, sglang_release
+from rules.checks.common import choice_check, declared, gpu, phases_using, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from rules.knowledge import backends as backend_kb
@@ -176,10 +176,13 @@ def general_flags_known(cfg, target):
     id="general-backend-platform",
     title="The attention backend is built for NVIDIA CUDA",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.1",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.1-0.5.23: ATTENTION_BACKEND_CHOICES groups the same foreign backends under '# AMD specific' "
+        "(aiter, wave) and '# Other platforms' (intel_amx, ascend, and intel_xpu from 0.5.4) in every release "
+        "(server_args.py:1376-1381 in 0.5.1, :113-119 in 0.5.4; arg_groups/choices.py:92-98 in 0.5.23); the "
+        "choices of each of the 33 wheels are in rules/knowledge/sglang_choices.json (bench/sglang_choices.py), "
+        "and a backend a release does not list is general-backend-removed's"
     ),
     stage="load",
     reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
@@ -260,16 +263,19 @@ def _cuda(target, name: str) -> bool:
     id="general-backend-alias",
     title="The attention backend is not a deprecated alias",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.12",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.12-0.5.23: ATTENTION_BACKEND_CHOICES' '# Deprecated alias for' comments read in each release: "
+        "compressed -> dsv4 from 0.5.12 (server_args.py:154), nsa -> dsa from 0.5.13 (server_args.py:176-178; "
+        "in 0.5.3-0.5.12 nsa is the backend itself and there is no dsa: its era in rules/knowledge/backends.py), "
+        "the same through 0.5.19 (server_args.py:177-179) and arg_groups/choices.py from 0.5.20 (:80-83; 0.5.23 "
+        ":75-78), tokenspeed_mla -> cutedsl_mla only in 0.5.23 (choices.py:87); 0.5.1-0.5.11 list no alias"
     ),
     stage="parse",
     reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
     source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
-    docs="""Warns when a backend is given by a deprecated alias: nsa (dsa), compressed (dsv4), tokenspeed_mla
-(cutedsl_mla).
+    docs="""Warns when a backend is given by a deprecated alias: nsa (dsa, from sglang 0.5.13), compressed (dsv4),
+tokenspeed_mla (cutedsl_mla, from 0.5.23).
 
 ATTENTION_BACKEND_CHOICES keeps them for old launch lines; the launch line should name the backend that
 actually runs.""",

@@ -100,10 +100,15 @@ def install_fa4_library(cfg, target):
     id="install-fa3-library",
     title="The fa3 backend needs sgl-kernel with its FlashAttention 3 ops",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.0rc2",
     verified=(
-        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.0rc2-0.5.23: the fa3 backend imports sgl_kernel.flash_attn in every release "
+        "(flashattention_backend.py:21 in 0.5.0rc2, :25 in 0.5.9, at backend init from 0.5.10 :162 to 0.5.23 "
+        ":282); each wheel pins the kernel package: sgl-kernel 0.3.5 (0.5.0rc2) ... 0.3.21 (0.5.9), renamed "
+        "sglang-kernel from 0.5.10 (0.4.1) to 0.5.23 (0.4.10), the import name sgl_kernel throughout. "
+        "sgl_kernel/flash_attn.py imports flash_ops and raises ImportError when it fails, read in sgl-kernel "
+        "0.3.5 (:7-9, this message) and sglang-kernel 0.4.10 (:8-11, 'Can not import FA3 in sgl_kernel. Please "
+        "check your installation.')"
     ),
     backends=("fa3",),
     stage="init",

@@ -9,7 +9,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import SGLANG_NEWEST, blackwell_majors, choice_check, declared, gpu, sglang_release
+from rules.checks.common import blackwell_majors, choice_check, declared, gpu, sglang_release
 from rules.checks.speculative import NGRAM_DEFAULT_BREADTH
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
@@ -175,10 +175,13 @@ def kv_mxfp8_kernel_arch(cfg, target):
     id="kv-mxfp8-page-size",
     title="An MXFP8 KV cache needs page size 128",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.21",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.21-0.5.23: MHATokenToKVPoolMXFP8 sets mxfp8_sf_interleaved = page_size == 128 and set_kv_buffer "
+        "asserts it ('requires the page_size=128 interleaved scale layout'; mem_cache/memory_pool.py 0.5.21 :3551/"
+        ":3674, 0.5.22 :3841/:3961, 0.5.23 :3918/:4040); 0.5.16-0.5.20 (:3257 in 0.5.16, :3468 in 0.5.20) have no "
+        "assert and write the scales flat when page_size != 128 (_write_scales), so no page size is refused there "
+        "(grep of memory_pool.py read from each wheel with unzip -p)"
     ),
     stage="runtime",
     prevents="MXFP8 KV cache requires the page_size=128 interleaved scale layout",
@@ -205,10 +208,12 @@ def kv_mxfp8_page_size(cfg, target):
     id="kv-mxfp8-head-dim",
     title="An MXFP8 KV cache needs head dims divisible by 32",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.16-0.5.23: the MXFP8 pool's _create_buffers raises when head_dim or v_head_dim % "
+        "MXFP8_SCALE_BLOCK_SIZE (32) != 0, the same in every release (mem_cache/memory_pool.py 0.5.16 :3220, "
+        "0.5.17 :3290, 0.5.18 :3312, 0.5.19 :3283, 0.5.20 :3431, 0.5.21 :3514, 0.5.22 :3804, 0.5.23 :3881); "
+        "mxfp8 is not a --kv-cache-dtype choice before 0.5.16 and no release before has the pool"
     ),
     needs_model=True,
     stage="load",
@@ -239,11 +244,12 @@ def _prefill_only(cfg):
     id="kv-mxfp8-prefill-only",
     title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.12 to 0.5.23 (0.5.12: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype == 'mxfp8' "
+        "in every release (server_args.py 0.5.16 :6153, 0.5.17 :7062, 0.5.18 :7290; arg_groups/kv_cache_hook.py "
+        "0.5.19 :421, 0.5.20 :478, 0.5.21 :796, 0.5.22 :903, 0.5.23 :891); the flag exists from 0.5.12, but "
+        "0.5.12-0.5.15 have no mxfp8 KV dtype and refuse only fp4_e2m1 (server_args.py:3374 in 0.5.12)"
     ),
     stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=mxfp8 because the MXFP8 "
@@ -342,11 +348,13 @@ def kv_prefill_only_backend(cfg, target):
     id="kv-fp4-prefill-only",
     title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.12 to 0.5.23 (0.5.12: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype in ('nvfp4', "
+        "'fp4_mx_block16') in every release (server_args.py 0.5.16 :6147, 0.5.17 :7056, 0.5.18 :7284; "
+        "arg_groups/kv_cache_hook.py 0.5.19 :415, 0.5.20 :472, 0.5.21 :790, 0.5.22 :897, 0.5.23 :885); "
+        "0.5.12-0.5.15 refuse the older fp4_e2m1 under that name only (server_args.py:3374 in 0.5.12, :5266 in "
+        "0.5.15), before the FP4 dtypes this rule names existed"
     ),
     stage="startup",
     prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=nvfp4 or "
@@ -707,15 +715,22 @@ _register_kv4(
 _register_kv4("kv-fp4-fa4-mla-decode", "FP4 KV with fa4 prefill (MLA): decode on flashinfer or trtllm_mla", "fa4", True)
 
 
+# kv_cache_hook.py uses_mixed_nvfp4: from this release the NVFP4 flashinfer + trtllm_mha pair is not warned about.
+MIXED_NVFP4_RECIPE_SINCE = Version("0.5.21")
+
+
 @rule(
     id="kv-fp4-mixed-phases",
     title="FP4 KV with different prefill and decode backends is unchecked by SGLang",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: the upstream message is in every sglang release read from 0.5.7 to 0.5.23 (0.5.7: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: _handle_kv4_compatibility warns when prefill != decode and prefill is not fa4, "
+        "gated on ('nvfp4', 'fp4_mx_block16') from 0.5.16 (server_args.py:5097 in 0.5.16, :5873 in 0.5.17, "
+        ":6088 in 0.5.18; arg_groups/kv_cache_hook.py:60 in 0.5.19, :61 in 0.5.20, :270 in 0.5.21-0.5.23); "
+        "0.5.7-0.5.15 gave the warning for fp4_e2m1 only; the nvfp4 flashinfer-prefill + trtllm_mha-decode "
+        "exemption (uses_mixed_nvfp4) first in 0.5.21 (kv_cache_hook.py:148, the same in 0.5.23), so 0.5.16-0.5.20 "
+        "warn for that pair too"
     ),
     stage="startup",
     prevents="Attention: Using KV4 with PREFILL = {prefill} and DECODE = {decode}. Compatibility issues are unlikely, "
@@ -724,7 +739,8 @@ _register_kv4("kv-fp4-fa4-mla-decode", "FP4 KV with fa4 prefill (MLA): decode on
     docs="""Warns when an FP4 KV cache is used with different prefill and decode backends and prefill is not
 fa4 (except the supported NVFP4 flashinfer-prefill + trtllm_mha-decode recipe).
 
-SGLang skips its KV4 backend lists in this case and only logs a warning, so the pair is untested.""",
+SGLang skips its KV4 backend lists in this case and only logs a warning, so the pair is untested. The NVFP4
+flashinfer + trtllm_mha pair is warned about too before sglang 0.5.21, which made it a supported recipe.""",
     fix_title="Use one backend from SGLang's KV4 list for both phases",
 )
 def kv_fp4_mixed_phases(cfg, target):
@@ -733,7 +749,8 @@ def kv_fp4_mixed_phases(cfg, target):
     prefill, decode = cfg.prefill_backend, cfg.decode_backend
     if not cfg.backends or prefill == decode or prefill == "fa4":
         return skipped("applies to different prefill and decode backends without fa4 prefill")
-    if cfg.kv_cache_dtype == "nvfp4" and (prefill, decode) == ("flashinfer", "trtllm_mha"):
+    recipe = cfg.kv_cache_dtype == "nvfp4" and (prefill, decode) == ("flashinfer", "trtllm_mha")
+    if recipe and sglang_release(target) >= MIXED_NVFP4_RECIPE_SINCE:
         return passed("flashinfer prefill + trtllm_mha decode", "SGLang's mixed NVFP4 recipe")
     return warned(
         f"prefill {prefill} and decode {decode} with --kv-cache-dtype {cfg.kv_cache_dtype}",
@@ -808,10 +825,13 @@ def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
     id="kv-fp4-torch",
     title="An FP4 KV cache needs torch >= 2.8 built for CUDA >= 12.8",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.16-0.5.23: --kv-cache-dtype's help says 'Both require CUDA 12.8+ and PyTorch 2.8.0+' of nvfp4 "
+        "and fp4_mx_block16 in every release (server_args.py 0.5.16 :614, 0.5.17 :681, 0.5.18 :690, 0.5.19 :602; "
+        "arg_groups/fields/model.py 0.5.20 :206, 0.5.21 :199, 0.5.22 :201, 0.5.23 :207); neither dtype is a "
+        "choice before 0.5.16. The wheels pin torch 2.11.0 (0.5.16-0.5.17), 2.13.0 (0.5.18-0.5.21), 2.14.1 "
+        "(0.5.22-0.5.23) (METADATA Requires-Dist)"
     ),
     stage="load",
     reason="SGLang documents the requirement in --kv-cache-dtype's help; an older torch lacks the FP4 dtypes and "
@@ -845,10 +865,12 @@ def kv_fp4_torch(cfg, target):
     id="kv-mxfp8-torch",
     title="An MXFP8 KV cache needs torch with float8_e8m0fnu (>= 2.7)",
     engine="sglang",
-    versions=SGLANG_NEWEST,
+    versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.20: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.16-0.5.23: the MXFP8 pool's _create_buffers raises 'MXFP8 KV cache requires "
+        "torch.float8_e8m0fnu support.' when torch lacks the dtype, in every release (mem_cache/memory_pool.py "
+        "0.5.16 :3230, 0.5.17 :3300, 0.5.18 :3322, 0.5.19 :3293, 0.5.20 :3441, 0.5.21 :3524, 0.5.22 :3814, "
+        "0.5.23 :3891); mxfp8 is not a choice before 0.5.16"
     ),
     stage="load",
     prevents="MXFP8 KV cache requires torch.float8_e8m0fnu support.",

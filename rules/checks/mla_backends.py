@@ -154,10 +154,10 @@ def trtllm_mha_prefill_cp(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.19",
     verified=(
-        "sglang 0.5.19-0.5.23: the upstream message first appears in 0.5.19 "
-        "(sglang/srt/arg_groups/attention_hook.py) and is in every release read from there to 0.5.23 "
-        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
-        "not diffed release by release"
+        "sglang 0.5.19-0.5.23: the same raise for prefill trtllm_mha on is_sm120 with fp8_e4m3 KV (or the "
+        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR env, not modelled) in every wheel, the block read in "
+        "each (arg_groups/attention_hook.py:152 in 0.5.19, :150 in 0.5.20-0.5.21, :218 in 0.5.22, :219 in 0.5.23); "
+        "before 0.5.19 trtllm_mha prefill is refused off SM100 altogether (rule trtllm-mha-arch)"
     ),
     backends=("trtllm_mha",),
     stage="startup",
@@ -221,10 +221,11 @@ def trtllm_mha_page(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.17",
     verified=(
-        "sglang 0.5.17-0.5.23: the upstream message first appears in 0.5.17 "
-        "(sglang/srt/layers/attention/trtllm_mha_backend.py) and is in every release read from there to "
-        "0.5.23 (bench/release_walk.py prevents), so the range starts where the check does; the code around "
-        "it was not diffed release by release"
+        "sglang 0.5.17-0.5.23: TRTLLMHAAttnBackend.__init__ raises for page_size >= 128 off XQA (is_xqa_impl = "
+        "is_sm90 or is_sm120: :208 in 0.5.17, :258 in 0.5.23) unless q heads per KV head > 1, equal QK/V head dims "
+        "and a power-of-2 page, the same block in every wheel (layers/attention/trtllm_mha_backend.py:228 in "
+        "0.5.17, :255 in 0.5.19, :254 in 0.5.20, :367 in 0.5.21, :384 in 0.5.23); 0.5.17 is also the first release "
+        "whose trtllm_mha page-size pass keeps 128 (arg_groups/overrides.py:2092; 16/32/64 through 0.5.16, :1739)"
     ),
     backends=("trtllm_mha",),
     stage="init",
@@ -544,9 +545,11 @@ def _cutedsl_phases(cfg, target) -> set[str]:
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.13-0.5.23: assert prefill_attention_backend != 'cutedsl_mla' whenever a phase names it (an "
+        "unset prefill is filled with trtllm_mla after), the block read in every wheel: in "
+        "_handle_attention_backend_compatibility through 0.5.14 (server_args.py:2943 in 0.5.13, :4587 in 0.5.14), "
+        "then arg_groups/overrides.py (:1644 in 0.5.15, :1266 in 0.5.19, :1303 in 0.5.20, "
+        "_cutedsl_prefill_backend_fill :1242 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -578,9 +581,10 @@ def cutedsl_mla_decode_only(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.13-0.5.23: raise unless is_sm100 (major 10) whenever a phase names cutedsl_mla, the block read in "
+        "every wheel: in _handle_attention_backend_compatibility through 0.5.14 (server_args.py :2946 in 0.5.13, :4590 "
+        "in 0.5.14), then arg_groups/overrides.py (:1647 in 0.5.15, :1269 in 0.5.19, :1307 in 0.5.20, :1246 in 0.5.23);"
+        " cutedsl_mla is not a choice before 0.5.13"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -612,9 +616,10 @@ def cutedsl_mla_arch(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.13-0.5.23: raise unless kv_cache_dtype in fp8_e4m3/bf16/bfloat16/auto, the same list in every "
+        "release, the block read in every wheel: in _handle_attention_backend_compatibility through 0.5.14 "
+        "(server_args.py :2960 in 0.5.13, :4604 in 0.5.14), then arg_groups/overrides.py (:1656 in 0.5.15, :1278 in "
+        "0.5.19, :1316 in 0.5.20, :1255 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -644,9 +649,9 @@ def cutedsl_mla_kv_dtype(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang 0.5.13-0.5.23: the upstream message first appears in 0.5.13 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.13-0.5.23: page_size not in [32, 64] -> 64 with a warning in every release (server_args.py:2950 in "
+        "0.5.13, :4594 in 0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1567 in 0.5.15, :1175 in "
+        "0.5.19, :1213 in 0.5.20, :1171 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
     ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
@@ -674,9 +679,10 @@ def _tokenspeed(cfg) -> bool:
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.12-0.5.22: raise unless is_blackwell when attention or decode names tokenspeed_mla, the block read "
+        "in every wheel (server_args.py:2739 in 0.5.12, :4567 in 0.5.14; arg_groups/overrides.py:1609 in 0.5.15, :1231 "
+        "in 0.5.19 as get_platform().is_blackwell, :1155 in 0.5.21, :1174 in 0.5.22); in 0.5.23 tokenspeed_mla is an "
+        "alias of cutedsl_mla (no such check)"
     ),
     stage="startup",
     prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
@@ -708,9 +714,9 @@ def tokenspeed_mla_arch(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.12-0.5.22: raise unless kv_cache_dtype == 'fp8_e4m3' when attention or decode names tokenspeed_mla,"
+        " the block read in every wheel (server_args.py:2748 in 0.5.12, :4576 in 0.5.14; arg_groups/overrides.py:1613 "
+        "in 0.5.15, :1235 in 0.5.19, :1159 in 0.5.21, :1178 in 0.5.22); gone in 0.5.23 (alias of cutedsl_mla)"
     ),
     stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
@@ -747,9 +753,9 @@ def tokenspeed_mla_kv_dtype(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.12",
     verified=(
-        "sglang 0.5.12-0.5.22: the upstream message first appears in 0.5.12 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.22 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.12-0.5.22: page_size not in [32, 64] -> 64 with a warning (server_args.py:2743 in 0.5.12, :4571 in "
+        "0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1557 in 0.5.15, :1165 in 0.5.19, :1092 in "
+        "0.5.21, :1111 in 0.5.22), the block read in every wheel; gone in 0.5.23 (alias of cutedsl_mla)"
     ),
     stage="startup",
     reason="SGLang silently changes the page size (a logged warning).",
@@ -775,34 +781,42 @@ def tokenspeed_mla_page(cfg, target):
 
 @rule(
     id="flashmla-arch",
-    title="flashmla needs an SM90 or SM100 GPU",
+    title="flashmla needs an SM90 (Hopper) GPU",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.4.post3",
     verified=(
-        "sglang>=0.5.5: not walked release by release (no upstream message in the sglang wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "sglang 0.5.4.post3-0.5.23: the flashmla backend decodes with FlashMLA's dense kernel and SGLang has no "
+        "start-up arch check: sgl_kernel.flash_mla in 0.5.4.post3-0.5.22 (flashmla_backend.py:12, :13 from "
+        "0.5.13), sglang.kernels.ops.attention.flash_mla_interface over sgl-flash-mla 1.0.0 in 0.5.23 (:14, its "
+        "legacy dense kernels). The pinned kernel builds: sgl-kernel 0.3.16.post4 (0.5.4.post3) ... 0.3.21 "
+        "(0.5.8-0.5.9), sglang-kernel 0.4.1 (0.5.10) ... 0.4.9 (0.5.22), sgl-flash-mla 1.0.0 (0.5.23); read "
+        "(strings of flashmla_ops.abi3.so, flash_mla/_C_legacy.abi3.so) in sgl-kernel 0.3.16.post4, sglang-kernel "
+        "0.4.9 and sgl-flash-mla 1.0.0: dense decode SM90 only, SM100 only sparse; the pins between not read. "
+        "0.5.0rc2-0.5.4 import the standalone flash_mla package, which the wheels do not pin, so they are not judged"
     ),
     backends=("flashmla",),
     needs_gpu=True,
     stage="runtime",
-    reason="SGLang has no start-up check: FlashMLA's kernels are built for SM90 and SM100 only and fail at the "
-    "first decode (after weights load) on other GPUs.",
-    prevents="FlashMLA is only supported on Hopper devices.",
-    source="sglang: sgl-kernel flash_mla (csrc/flashmla, SM90/SM100 builds); vllm: vllm/attention/ops/flashmla.py "
-    "is_flashmla_supported",
-    docs="""Checks that flashmla runs on a compute-capability 9.x or 10.x GPU.
+    reason="SGLang has no start-up check: FlashMLA's dense decode kernels are SM90 only and fail at the first "
+    "decode (after weights load) on other GPUs, Blackwell included.",
+    prevents="Dense decode MLA is only supported on SM90a architecture",
+    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py (flash_mla_with_kvcache, dense); "
+    "sgl-kernel sgl_kernel/flash_mla.py and flashmla_ops (FlashMLA csrc); sgl-flash-mla flash_mla (0.5.23)",
+    docs="""Checks that flashmla runs on a compute-capability 9.x (Hopper) GPU.
 
-DeepSeek's FlashMLA kernels (vendored in sgl-kernel) exist for SM90 and SM100 only; sgl-kernel's own tests
-skip elsewhere ("FlashMLA sparse prefill requires SM90 or SM100-family"). SGLang accepts the backend on any
-GPU at start-up, so the failure comes at the first decode. vLLM refuses it up front (older releases:
-"FlashMLA is only supported on Hopper devices.").""",
-    fix_title="Use --attention-backend trtllm_mla (SM110/SM12x) or triton",
+SGLang's flashmla backend decodes dense MLA through FlashMLA (vendored in sgl-kernel up to sglang 0.5.22,
+the sgl-flash-mla package in 0.5.23). FlashMLA's SM100 kernels are sparse-attention ones (DeepSeek V3.2's DSA
+backends use them); dense decode has SM90 kernels only, and the kernel refuses other GPUs ("BF16 Dence MLA
+is not supported on SM100" in sgl-kernel 0.3.16.post4, "Dense decode MLA is only supported on SM90a
+architecture" in sglang-kernel 0.4.9). SGLang accepts the backend on any GPU at start-up, so the failure
+comes at the first decode. Read from the kernel builds, not seen on a Blackwell GPU.""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell) or triton",
 )
 def flashmla_arch(cfg, target):
     if target.major in declared(target, "flashmla").archs:
-        return passed(gpu(target), "compute capability 9.x or 10.x")
+        return passed(gpu(target), "compute capability 9.x")
     return failed(
-        f"flashmla on {gpu(target)}", "compute capability 9.x or 10.x", [f"--attention-backend {_mla_fallback(target)}"]
+        f"flashmla on {gpu(target)}", "compute capability 9.x", [f"--attention-backend {_mla_fallback(target)}"]
     )
 
 

@@ -181,10 +181,12 @@ def model_llama4_backends(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.8",
     verified=(
-        "sglang 0.5.8-0.5.23: the upstream message first appears in 0.5.8 "
-        "(sglang/srt/layers/attention/flashattention_backend.py) and is in every release read from there to "
-        "0.5.23 (bench/release_walk.py prevents), so the range starts where the check does; the code around "
-        "it was not diffed release by release"
+        "sglang 0.5.8-0.5.23: the FA backend asserts attention_chunk_size when the model is a local-attention "
+        "one, and is_local_attention_model is Llama4ForConditionalGeneration alone in every release "
+        "(configs/model_config.py:1195 in 0.5.8, :2549 in 0.5.23); the assert in FlashAttentionBackend.__init__ "
+        "(flashattention_backend.py:365 in 0.5.8, :149 in 0.5.10, :235 in 0.5.18, :241 in 0.5.19, :256 in 0.5.21), "
+        "in the local-attention metadata builder in 0.5.22-0.5.23 (:395), the block read in every wheel; "
+        "0.5.7 reads the chunk size with hasattr and asserts nothing (:356)"
     ),
     backends=("fa3", "fa4"),
     needs_model=True,
@@ -225,6 +227,8 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
         return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx", "aiter")
     if release >= Version("0.5.18"):
         return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx")
+    if release >= Version("0.5.14"):
+        return ("trtllm_mha", "triton", "ascend", "intel_xpu")
     return ("trtllm_mha", "triton", "intel_xpu")
 
 
@@ -234,9 +238,11 @@ def _gemma4_backends(release: Version) -> tuple[str, ...]:
     engine="sglang",
     versions="sglang>=0.5.13",
     verified=(
-        "sglang>=0.5.13: the upstream message is in every sglang release read from 0.5.22 to 0.5.23 (0.5.22: "
-        "sglang/srt/arg_groups/model_hook.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.13-0.5.23: the accepted_backends tuple asserted for the three Gemma 4 architectures, read "
+        "in each release: trtllm_mha, triton, intel_xpu in 0.5.13 (server_args.py:2395-2400, the first release "
+        "with the branch); + ascend from 0.5.14 (:4078-4083; 0.5.17 :5459-5464, its message still naming three); "
+        "+ intel_amx from 0.5.18 (:5672-5683; arg_groups/model_hook.py:484-494 in 0.5.19); + aiter from 0.5.20 "
+        "(model_hook.py:546-557, 0.5.21 :606-617); + fa4 from 0.5.22 (:640-652; 0.5.23 :646-658)"
     ),
     needs_model=True,
     stage="startup",
@@ -248,7 +254,7 @@ Gemma4UnifiedForConditionalGeneration) is served, for prefill and decode, by trt
 the non-NVIDIA ascend, intel_xpu, intel_amx, aiter).
 
 Gemma 4 mixes sliding and global layers with different head dims; SGLang asserts this list at start-up.
-History: fa4 was added in 0.5.22, aiter in 0.5.20, ascend/intel_amx in 0.5.18; 0.5.13-0.5.17 allowed only
+History: fa4 was added in 0.5.22, aiter in 0.5.20, intel_amx in 0.5.18, ascend in 0.5.14; 0.5.13 allowed only
 trtllm_mha, triton, intel_xpu. fa3 and flashinfer were never allowed. SGLang's default is trtllm_mha on
 SM100 and triton elsewhere.""",
     fix_title="Use --attention-backend trtllm_mha (SM100) or triton",
@@ -317,6 +323,9 @@ def model_softcap_backend(cfg, target):
 # --- Exaone, Olmo, LFM2 -------------------------------------------------------------------------------------
 
 EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
+# From this release the assert reads the resolved backend; before, --attention-backend as given (None when omitted:
+# SGLang picks its default only after the model checks).
+EXAONE_RESOLVED_BACKEND_SINCE = Version("0.5.15")
 
 
 @rule(
@@ -325,9 +334,13 @@ EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
     engine="sglang",
     versions="sglang>=0.5.9",
     verified=(
-        "sglang 0.5.9-0.5.23: the upstream message first appears in 0.5.9 (sglang/srt/server_args.py) and is "
-        "in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.9-0.5.23: the accepted list ['fa3', 'triton', 'trtllm_mha'] asserted when "
+        "sliding_window_pattern is set, the block read in every wheel: on self.attention_backend in "
+        "_handle_model_specific_adjustments in 0.5.9-0.5.14 (server_args.py:1496-1498 in 0.5.9, :4116 in 0.5.14), "
+        "which runs before _handle_attention_backend_compatibility picks the default, so an omitted flag fails "
+        "('but got None'); on resolved_view(...).attention_backend from 0.5.15 (server_args.py:4159 in 0.5.15, "
+        ":5702 in 0.5.18; arg_groups/model_hook.py:513 in 0.5.19, :575 in 0.5.20, :680 in 0.5.23); "
+        "ExaoneMoeForCausalLM is in the branch from 0.5.22 (:674); the branch is absent in 0.5.8"
     ),
     needs_model=True,
     stage="startup",
@@ -340,12 +353,20 @@ SGLang applies this when the config's `sliding_window_pattern` is set, which tra
 sglang 0.5.23 pins) always does for these configs: 4 by default, 0 without a window. Its hybrid
 sliding-window layers are only implemented by those backends (SGLang also disables hybrid-SWA
 memory for it). SGLang's default is trtllm_mha on SM100 and fa3 on any other GPU of SM80 or newer, which
-fa3's own arch check then refuses on SM110/SM120 (rule fa3-arch): pass triton there.""",
+fa3's own arch check then refuses on SM110/SM120 (rule fa3-arch): pass triton there. Before sglang 0.5.15 the
+assert runs before SGLang picks its default, so the flag must be given.""",
     fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
 )
 def model_exaone_swa_backends(cfg, target):
     if _arch(cfg) not in EXAONE_ARCHITECTURES:
         return skipped("applies to EXAONE 4 / EXAONE MoE")
+    release = sglang_release(target)
+    if cfg.auto_backend and release < EXAONE_RESOLVED_BACKEND_SINCE:
+        return failed(
+            f"{_arch(cfg)} without --attention-backend on sglang {release} (its assert reads the flag as given)",
+            "--attention-backend " + ", ".join(EXAONE_BACKENDS),
+            [f"--attention-backend {_working_swa_backend(target)}"],
+        )
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
     bad = _outside(cfg, EXAONE_BACKENDS)
@@ -395,15 +416,21 @@ def model_olmo_flashinfer(cfg, target):
     )
 
 
+# The first release whose LFM2 branch names Lfm2MoeForCausalLM too.
+LFM2_MOE_ASSERTED_SINCE = Version("0.5.17")
+
+
 @rule(
     id="model-lfm2-triton",
     title="LFM2 must not use the triton backend",
     engine="sglang",
     versions="sglang>=0.5.9",
     verified=(
-        "sglang 0.5.9-0.5.23: the upstream message first appears in 0.5.9 (sglang/srt/server_args.py) and is "
-        "in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.9-0.5.23: the assert != 'triton' in the LFM2 branch, read in every wheel: Lfm2ForCausalLM "
+        "only in 0.5.9-0.5.16 (server_args.py:1662 in 0.5.9, :2414 in 0.5.12, :4270 in 0.5.14, :4207 in 0.5.15), "
+        "+ Lfm2MoeForCausalLM from 0.5.17 (:5531; arg_groups/model_hook.py:551 in 0.5.19, :720 in 0.5.23); through "
+        "0.5.14 it reads --attention-backend as given, before SGLang's default (a defaulted triton is not "
+        "refused there; not modelled), from 0.5.15 the resolved backend; absent in 0.5.8"
     ),
     needs_model=True,
     stage="startup",
@@ -420,6 +447,8 @@ SGLang's default is flashinfer on SM100 and the generic choice (fa3 on SM90, fla
 def model_lfm2_triton(cfg, target):
     if _arch(cfg) not in LFM2_ARCHITECTURES:
         return skipped("applies to LFM2 / LFM2-MoE")
+    if _arch(cfg) == "Lfm2MoeForCausalLM" and sglang_release(target) < LFM2_MOE_ASSERTED_SINCE:
+        return skipped("SGLang asserts this for Lfm2MoeForCausalLM from sglang 0.5.17")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
     if "triton" not in cfg.backends:
@@ -442,9 +471,11 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
     engine="sglang",
     versions="sglang>=0.5.16",
     verified=(
-        "sglang>=0.5.16: the upstream message is in every sglang release read from 0.5.15 to 0.5.23 (0.5.15: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.16-0.5.23: InklingAttention.forward asserts the backend in ('fa4', 'triton') in every release "
+        "with the model (models/inkling_common/attn.py, absent before 0.5.16): on server_args.attention_backend in "
+        "0.5.16 (:723) and 0.5.17 (:730), on the backend serving the batch (serving_attention_backend) from 0.5.18 "
+        "(:770 through 0.5.21, :744 in 0.5.22-0.5.23); the rule judges both phases, which is what the later form "
+        "asserts"
     ),
     needs_model=True,
     stage="runtime",
@@ -455,7 +486,7 @@ INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMT
 
 Inkling's relative attention is a sheared bias (rel_bias) or a CuTe score_mod that only the FA4 kernels
 and SGLang's triton path implement; its attention layer asserts the backend at the first forward (a bare
-assert, after weights load; read in 0.5.23, the model exists since 0.5.16). SGLang's default is fa4 on SM90/SM100 and triton elsewhere; the FA4 path has
+assert, after weights load; in every release from 0.5.16, where the model appears). SGLang's default is fa4 on SM90/SM100 and triton elsewhere; the FA4 path has
 its own arch limits (rules fa4-score-mod-sm8x, fa4-rel-bias-arch).""",
     fix_title="Use --attention-backend fa4 (SM90/SM100) or triton",
 )
@@ -480,9 +511,11 @@ def model_inkling_backends(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.11",
     verified=(
-        "sglang 0.5.11-0.5.23: the upstream message first appears in 0.5.11 (sglang/srt/server_args.py) and "
-        "is in every release read from there to 0.5.23 (bench/release_walk.py prevents), so the range starts "
-        "where the check does; the code around it was not diffed release by release"
+        "sglang 0.5.11-0.5.23: the same logic in every wheel (the block read in each): no backend given -> "
+        "prefill flashinfer, then assert the prefill backend is flashinfer; in _handle_model_specific_adjustments "
+        "in 0.5.11-0.5.14 (server_args.py:2099 in 0.5.11, :4103 in 0.5.14), _moss_vl_overrides from 0.5.15 "
+        "(arg_groups/overrides.py:644 in 0.5.15, :1098 in 0.5.18; arg_groups/model_overrides/moss_vl.py:31 in "
+        "0.5.19, :28 in 0.5.21-0.5.23); absent in 0.5.10.post1"
     ),
     needs_model=True,
     stage="startup",

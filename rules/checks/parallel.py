@@ -102,9 +102,13 @@ def parallel_mig_tp(cfg, target):
     id="parallel-p2p",
     title="The GPUs of a TP group can reach each other peer to peer (custom all-reduce)",
     engine="sglang",
-    versions="sglang>=0.5.20",
-    verified="sglang 0.5.23: custom_all_reduce_utils.py:442-510 and custom_all_reduce.py:41 read there; the "
-    "same warnings in 0.5.20-0.5.22 were not re-read line by line",
+    versions="sglang>=0.5.0rc2",
+    verified="sglang 0.5.0rc2-0.5.23: the same three gates in every release (grep 'lacks GPU P2P capability' and "
+    "'more than two PCIe-only GPUs' of each wheel's device_communicators/): world size in [2, 4, 6, 8], world size > 2 "
+    "needs full NVLink, and the P2P test; in CustomAllreduce.__init__ through 0.5.9 (custom_all_reduce.py:59, "
+    ":110-116, :146-151, :159 in 0.5.0rc2), in custom_all_reduce_utils.py can_use_custom_all_reduce_with_nvlink "
+    "from 0.5.10 (:402-455 in 0.5.10, :442-510 in 0.5.23; _SUPPORTED_WORLD_SIZES custom_all_reduce.py:37 in 0.5.10, "
+    ":41 in 0.5.23)",
     stage="init",
     prevents="CustomAllreduce is disabled because your platform lacks GPU P2P capability or P2P test failed.",
     references=(

@@ -214,11 +214,14 @@ def spec_eagle_page_tree(cfg, target):
     id="spec-ngram-page",
     title="NGRAM speculative decoding with page size > 1 needs flashinfer",
     engine="sglang",
-    versions="sglang>=0.5.5",
+    versions="sglang>=0.5.3",
     verified=(
-        "sglang>=0.5.5: the upstream message is in every sglang release read from 0.5.2 to 0.5.23 (0.5.2: "
-        "sglang/srt/server_args.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.3-0.5.23: the NGRAM branch sets speculative_eagle_topk to speculative_ngram_max_bfs_breadth "
+        "(default 10: server_args.py:308 in 0.5.3, :602 in 0.5.12; arg_groups/fields/spec.py:259 in 0.5.23) and "
+        "raises for topk > 1, page_size > 1 and attention_backend != 'flashinfer', after the backend and "
+        "page-size passes, in every release (server_args.py:1136-1156 in 0.5.3, :3843 in 0.5.12; "
+        "arg_groups/speculative_hook.py:432-442 in 0.5.13, :892-902 in 0.5.19, :1356-1366 in 0.5.23; grep "
+        "'is unstable' of each wheel); NGRAM is not an algorithm before 0.5.3 (0.5.2's message is EAGLE's)"
     ),
     stage="startup",
     prevents="speculative_eagle_topk({topk}) > 1 with page_size({page_size}) > 1 is unstable and produces incorrect "
@@ -323,26 +326,33 @@ def spec_hybrid_backend(cfg, target):
     id="spec-dflash-draft-backend",
     title="DFLASH's draft worker silently switches unsupported attention backends",
     engine="sglang",
-    versions="sglang>=0.5.15",
+    versions="sglang>=0.5.11",
     verified=(
-        "sglang>=0.5.15: the upstream message is in every sglang release read from 0.5.21 to 0.5.23 (0.5.21: "
-        "sglang/srt/arg_groups/speculative_hook.py; bench/release_walk.py prevents). The range's start was "
-        "set from the earlier reading and the condition was not re-read release by release"
+        "sglang 0.5.11-0.5.23: the draft backend (--speculative-draft-attention-backend, else the prefill backend) "
+        "is replaced by flashinfer with a warning when not kept, in every release with DFLASH (0.5.11 first; "
+        "grep 'DFLASH draft worker' of each wheel): the DFLASH worker's list flashinfer/fa3/fa4/triton in "
+        "0.5.11-0.5.12 (speculative/dflash_worker.py:102-135), + ascend from 0.5.13 (:104; dflash_worker_v2.py:121-"
+        "132 in 0.5.14), moved to arg_groups/speculative_hook.py in 0.5.15 (:263-287, 0.5.16 :441-465), trtllm_mha "
+        "replaced always through 0.5.16 and kept for all-sliding or causal drafts from 0.5.17 (:464-495), "
+        "DRAFT_ATTENTION_BACKEND_CHOICES (+ intel_xpu) from 0.5.20 (:730), the platform-named message from 0.5.21 "
+        "(:840; 0.5.23 :938)"
     ),
     stage="startup",
     reason="SGLang rewrites the DFLASH draft backend with only a log line; the draft then runs on a backend the "
     "user did not choose (flashinfer).",
     prevents="DFLASH draft worker does not support attention_backend {backend!r} on {platform}. "
     "Falling back to 'flashinfer'.",
-    source=f"{SPEC_HOOK}, _resolve_dflash_draft_attention_backend; choices.py DRAFT_ATTENTION_BACKEND_CHOICES",
+    source=f"{SPEC_HOOK}, _resolve_dflash_draft_attention_backend; choices.py DRAFT_ATTENTION_BACKEND_CHOICES; "
+    f"{backend_kb.DFLASH_DRAFT_SOURCE}",
     docs="""Checks the attention backend of the DFLASH draft worker: `--speculative-draft-attention-backend`,
 else the prefill backend, must be one of flashinfer, fa3, fa4, triton, trtllm_mha (or ascend, intel_xpu).
 
 Otherwise SGLang logs a warning and runs the draft on flashinfer (triton on ROCm/XPU): a silent rewrite,
 reported as a warning. A trtllm_mha draft is kept only when every draft layer is sliding-window or the
 draft config says `is_causal`; that depends on the draft checkpoint, which attn-preflight does not read,
-so it is reported as unknown. History: 0.5.15-0.5.20 logged "DFLASH draft worker only supports
-attention_backend in ... for now".""",
+so it is reported as unknown; before sglang 0.5.17 a trtllm_mha draft is always replaced. History: 0.5.11-0.5.20
+logged "DFLASH draft worker only supports attention_backend in ... for now"; ascend was added in 0.5.13,
+intel_xpu in 0.5.20.""",
     fix_title="Pass --speculative-draft-attention-backend flashinfer (or fa3 / fa4 / triton)",
 )
 def spec_dflash_draft_backend(cfg, target):
@@ -351,15 +361,16 @@ def spec_dflash_draft_backend(cfg, target):
     draft = cfg.draft_attention_backend or cfg.prefill_backend
     if draft is None:
         return passed("no draft backend: SGLang uses flashinfer", "a supported draft backend")
-    if draft == "trtllm_mha":
+    kept = backend_kb.dflash_draft_backends(sglang_release(target))
+    if draft == "trtllm_mha" and draft in kept:
         return unknown(
             "a trtllm_mha DFLASH draft is kept only for all-sliding or causal drafts (draft config not read)"
         )
-    if draft in DRAFT_ATTENTION_BACKENDS:
-        return passed(f"DFLASH draft on {draft}", "one of " + ", ".join(DRAFT_ATTENTION_BACKENDS))
+    if draft in kept:
+        return passed(f"DFLASH draft on {draft}", "one of " + ", ".join(kept))
     return warned(
         f"DFLASH draft on {draft}, which SGLang replaces with flashinfer",
-        "one of " + ", ".join(DRAFT_ATTENTION_BACKENDS),
+        "one of " + ", ".join(kept),
         ["--speculative-draft-attention-backend flashinfer"],
     )
 
@@ -370,10 +381,10 @@ def spec_dflash_draft_backend(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.14",
     verified=(
-        "sglang 0.5.14-0.5.23: the upstream message first appears in 0.5.14 "
-        "(sglang/srt/arg_groups/speculative_hook.py) and is in every release read from there to 0.5.23 "
-        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
-        "not diffed release by release"
+        "sglang 0.5.14-0.5.23: under speculative_use_rejection_sampling the same two raises in every wheel (the "
+        "block read in each): an algorithm other than EAGLE/EAGLE3 (NEXTN resolved to EAGLE) is NotImplementedError, "
+        "topk != 1 ValueError (arg_groups/speculative_hook.py:341-356 in 0.5.14, :409 in 0.5.15, :640 in 0.5.18, "
+        ":758 in 0.5.19, :1132 in 0.5.22, :1223 in 0.5.23); no rejection-sampling flag before 0.5.14"
     ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
@@ -415,10 +426,11 @@ def spec_rejection_sampling_topk(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.14",
     verified=(
-        "sglang 0.5.14-0.5.23: the upstream message first appears in 0.5.14 "
-        "(sglang/srt/arg_groups/speculative_hook.py) and is in every release read from there to 0.5.23 "
-        "(bench/release_walk.py prevents), so the range starts where the check does; the code around it was "
-        "not diffed release by release"
+        "sglang 0.5.14-0.5.23, the block read in every wheel: 0.5.14-0.5.22 raise for "
+        "enable_deterministic_inference under rejection sampling (arg_groups/speculative_hook.py:366 in 0.5.14, "
+        ":421 in 0.5.15, :652 in 0.5.18, :770 in 0.5.19, :948 in 0.5.20, :1144 in 0.5.22); 0.5.23 raises only off "
+        "CUDA ('Deterministic rejection sampling is currently supported only on CUDA-compatible devices', :1225), "
+        "which the rule passes"
     ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "

@@ -514,12 +514,18 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
         BackendInfo(
             "flashmla",
             "FlashMLA",
-            archs=_arch(9, 10),
+            archs=_arch(9),
             mha=False,
             page_sizes=(64,),
             page_snap=64,
             source=f"{OVERRIDES}, _mla_backend_page_constraints; {DOCS}",
-            sources={"archs": "sglang: sgl-kernel flash_mla (csrc/flashmla, SM90/SM100 builds)"},
+            sources={
+                "archs": "FlashMLA's dense MLA decode (what the flashmla backend calls) has SM90 kernels only: "
+                "sgl-kernel 0.3.16.post4 flashmla_ops ('BF16 Dence MLA is not supported on SM100', 'FP8 Dence MLA is "
+                "not supported on SM100'), sglang-kernel 0.4.9 ('Dense decode MLA is only supported on SM90a "
+                "architecture'), sgl-flash-mla 1.0.0 (dense decode only among its legacy SM90 kernels; its SM100 "
+                "kernels are sparse)"
+            },
         ),
         BackendInfo(
             "cutlass_mla",
@@ -571,6 +577,13 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             general=False,
             alias_of="dsa",
             source=CHOICES,
+            eras=(
+                Era(
+                    "<0.5.13",
+                    "sglang: server_args.py ATTENTION_BACKEND_CHOICES (0.5.3-0.5.12: nsa is the backend, no dsa)",
+                    {"alias_of": None},
+                ),
+            ),
         ),
         BackendInfo("qsa", "QSA sparse attention", general=False, source=CHOICES),
         BackendInfo("dsv4", "DeepSeek-V4 compressed attention", mha=False, general=False, source=CHOICES),
@@ -847,6 +860,26 @@ def fa3_default_architectures(release: Version) -> Optional[frozenset[str]]:
 
 # `--speculative-draft-attention-backend`: choices.py DRAFT_ATTENTION_BACKEND_CHOICES.
 DRAFT_ATTENTION_BACKENDS = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
+
+# The backends the DFLASH draft worker keeps (others are replaced by flashinfer), by release: each entry the first
+# release with that list. Before 0.5.17 trtllm_mha is always replaced; from then only for a draft that is neither
+# all-sliding nor causal.
+DFLASH_DRAFT_SOURCE = (
+    "sglang: speculative/dflash_worker.py supported_draft_backends (0.5.11 :102, 0.5.13 :104), "
+    "arg_groups/speculative_hook.py _resolve_dflash_draft_attention_backend (0.5.15 :263, 0.5.17 :443-450, "
+    "DRAFT_ATTENTION_BACKEND_CHOICES from 0.5.20 :730)"
+)
+DFLASH_DRAFT_BACKENDS = (
+    (Version("0.5.20"), DRAFT_ATTENTION_BACKENDS),
+    (Version("0.5.17"), ("flashinfer", "fa3", "fa4", "triton", "trtllm_mha", "ascend")),
+    (Version("0.5.13"), ("flashinfer", "fa3", "fa4", "triton", "ascend")),
+    (Version("0.5.11"), ("flashinfer", "fa3", "fa4", "triton")),
+)
+
+
+def dflash_draft_backends(release: Version) -> tuple[str, ...]:
+    """The attention backends SGLang's DFLASH draft worker keeps in one release (the oldest list before 0.5.11)."""
+    return next((kept for since, kept in DFLASH_DRAFT_BACKENDS if release >= since), DFLASH_DRAFT_BACKENDS[-1][1])
 
 
 def declaration(name: str, release: Union[Version, str, None] = None) -> BackendInfo:

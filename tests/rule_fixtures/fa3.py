@@ -127,6 +127,12 @@ FIXTURES = {
                     "fp8_e4m3",
                 ],
             },
+            # the oldest release read: the same q cast and sgl-kernel FA3
+            {
+                "gpu": "A100",
+                "argv": [*LLAMA, "--attention-backend", "fa3", "--kv-cache-dtype", "fp8_e4m3"],
+                "engine_version": ["sglang==0.5.0rc2"],
+            },
         ],
     },
     "fa3-head-dim": {
@@ -147,6 +153,16 @@ FIXTURES = {
                 ],
             },
             {
+                "gpu": "H100",
+                "argv": [
+                    "--model",
+                    "tests/fixtures/models/synthetic-head-dim-320/config.json",
+                    "--attention-backend",
+                    "fa3",
+                ],
+                "engine_version": ["sglang==0.5.0rc2"],
+            },
+            {
                 "gpu": "A100",
                 "argv": [
                     "--model",
@@ -159,6 +175,13 @@ FIXTURES = {
     },
     "fa3-dtype": {
         "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3", "--dtype", "bfloat16"]}],
-        "fail": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3", "--dtype", "float32"]}],
+        "fail": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa3", "--dtype", "float32"]},
+            {
+                "gpu": "H100",
+                "argv": [*LLAMA, "--attention-backend", "fa3", "--dtype", "float32"],
+                "engine_version": ["sglang==0.5.0rc2"],
+            },
+        ],
     },
 }

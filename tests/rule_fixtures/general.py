@@ -10,6 +10,7 @@ FIXTURES = {
         "fail": [
             {"gpu": "H100", "argv": ["--attention-backend", "aiter"]},
             {"gpu": "B200", "argv": ["--attention-backend", "intel_xpu"]},
+            {"gpu": "H100", "argv": ["--attention-backend", "ascend"], "engine_version": ["sglang==0.5.1"]},
         ],
     },
     "general-backend-removed": {
@@ -55,13 +56,32 @@ FIXTURES = {
                 "argv": ["--model", "deepseek-v3", "--decode-attention-backend", "tokenspeed_mla"],
                 "engine_version": ["sglang==0.5.22"],
             },
+            # before 0.5.13 nsa is the DeepSeek sparse backend itself (no dsa to prefer)
+            {
+                "gpu": "H200",
+                "argv": ["--model", "deepseek-v3", "--attention-backend", "nsa"],
+                "engine_version": ["sglang==0.5.12"],
+            },
         ],
         "fail": [
             {
                 "gpu": "B200",
                 "argv": ["--model", "deepseek-v3", "--decode-attention-backend", "tokenspeed_mla"],
                 "expect": "warn",
-            }
+            },
+            {
+                "gpu": "H200",
+                "argv": ["--model", "deepseek-v3", "--attention-backend", "nsa"],
+                "engine_version": ["sglang==0.5.13"],
+                "expect": "warn",
+            },
+            # compressed is an alias of dsv4 from 0.5.12, the range's start
+            {
+                "gpu": "H200",
+                "argv": ["--model", "deepseek-v3", "--attention-backend", "compressed"],
+                "engine_version": ["sglang==0.5.12"],
+                "expect": "warn",
+            },
         ],
     },
     "general-flashattention-version-env": {

@@ -110,17 +110,31 @@ FIXTURES = {
                 ],
             },
             {"gpu": "RTX PRO 6000", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]},
+            # 0.5.21 is the first release whose set_kv_buffer asserts the interleaved (page 128) layout
+            {
+                "gpu": "RTX PRO 6000",
+                "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8],
+                "engine_version": ["sglang==0.5.21"],
+            },
         ],
     },
     "kv-mxfp8-head-dim": {
         "pass": [{"gpu": "B200", "argv": [*INKLING, "--attention-backend", "fa4", *MXFP8]}],
         "fail": [
-            {"gpu": "B200", "argv": ["--model", "tests/fixtures/models/phi-2", "--attention-backend", "fa4", *MXFP8]}
+            {"gpu": "B200", "argv": ["--model", "tests/fixtures/models/phi-2", "--attention-backend", "fa4", *MXFP8]},
+            {
+                "gpu": "B200",
+                "argv": ["--model", "tests/fixtures/models/phi-2", "--attention-backend", "fa4", *MXFP8],
+                "engine_version": ["sglang==0.5.16"],
+            },
         ],
     },
     "kv-mxfp8-prefill-only": {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
-        "fail": [{"gpu": "B200", "argv": [*MXFP8, *PREFILL_ONLY]}],
+        "fail": [
+            {"gpu": "B200", "argv": [*MXFP8, *PREFILL_ONLY]},
+            {"gpu": "B200", "argv": [*MXFP8, *PREFILL_ONLY], "engine_version": ["sglang==0.5.16"]},
+        ],
     },
     "kv-prefill-only-preconditions": {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
@@ -142,7 +156,10 @@ FIXTURES = {
     },
     "kv-fp4-prefill-only": {
         "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
-        "fail": [{"gpu": "B200", "argv": ["--kv-cache-dtype", "fp4_mx_block16", *PREFILL_ONLY]}],
+        "fail": [
+            {"gpu": "B200", "argv": ["--kv-cache-dtype", "fp4_mx_block16", *PREFILL_ONLY]},
+            {"gpu": "B200", "argv": ["--kv-cache-dtype", "nvfp4", *PREFILL_ONLY], "engine_version": ["sglang==0.5.16"]},
+        ],
     },
     "kv-nvfp4-arch": {
         "pass": [
@@ -425,7 +442,22 @@ FIXTURES = {
                     "fp4_mx_block16",
                 ],
                 "expect": "warn",
-            }
+            },
+            # the NVFP4 flashinfer + trtllm_mha recipe is warned about before 0.5.21 (no uses_mixed_nvfp4)
+            {
+                "gpu": "B200",
+                "argv": [
+                    *LLAMA,
+                    "--prefill-attention-backend",
+                    "flashinfer",
+                    "--decode-attention-backend",
+                    "trtllm_mha",
+                    "--kv-cache-dtype",
+                    "nvfp4",
+                ],
+                "engine_version": ["sglang==0.5.20"],
+                "expect": "warn",
+            },
         ],
     },
     "kv-dtype-removed": {

@@ -86,6 +86,14 @@ MODEL_CONFIGS = {
         "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
         "full_attn_idxs": [2, 5],
     },
+    # LFM2-MoE: synthetic, the LFM2 layout under the MoE architecture name (only the name is judged)
+    "lfm2-moe": {
+        **_COMMON,
+        "architectures": ["Lfm2MoeForCausalLM"],
+        "model_type": "lfm2_moe",
+        "num_hidden_layers": 6,
+        "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention"],
+    },
     # IQuestQ1 (sglang 0.5.21+ arg_groups/model_overrides/iquest_q1.py): synthetic, only its architecture matters
     "iquest-q1": {
         **_COMMON,
@@ -262,9 +270,13 @@ FIXTURES = {
             case("H100", model="gemma-4"),
             case("B200", "--attention-backend", "fa4", model="gemma-4"),
             case("B200", "--attention-backend", "trtllm_mha", model="gemma-4"),
+            case("H100", "--attention-backend", "triton", model="gemma-4", engine_version=["sglang==0.5.13"]),
+            # ascend joined the accepted tuple in 0.5.14 (general-backend-platform judges it on NVIDIA)
+            case("H100", "--attention-backend", "ascend", model="gemma-4", engine_version=["sglang==0.5.14"]),
         ],
         "fail": [
             case("H100", "--attention-backend", "fa3", model="gemma-4"),
+            case("H100", "--attention-backend", "ascend", model="gemma-4", engine_version=["sglang==0.5.13"]),
             case("B200", "--attention-backend", "fa4", model="gemma-4", engine_version=["sglang==0.5.21"]),
             case("B200", "--attention-backend", "flashinfer", model="gemma-4"),
         ],
@@ -295,10 +307,15 @@ FIXTURES = {
             case("A100", model="exaone-4"),  # exaone.py: fa3 on SM80+ (the generic default is flashinfer)
             case("T4", model="exaone-4"),  # triton below SM80
             case("A100", "--attention-backend", "fa3", model="exaone-4"),
+            case("H100", "--attention-backend", "fa3", model="exaone-4", engine_version=["sglang==0.5.9"]),
+            # from 0.5.15 the assert reads the resolved default
+            case("H100", model="exaone-4", engine_version=["sglang==0.5.15"]),
         ],
         "fail": [
             case("H100", "--attention-backend", "flashinfer", model="exaone-4"),
             case("B200", "--attention-backend", "fa4", model="exaone-4"),
+            # 0.5.9-0.5.14 assert --attention-backend as given, before any default ("but got None")
+            case("H100", model="exaone-4", engine_version=["sglang==0.5.14"]),
         ],
     },
     "model-olmo-flashinfer": {
@@ -333,7 +350,11 @@ FIXTURES = {
             ),
             case("H100", "--attention-backend", "fa3", model="lfm2"),
         ],
-        "fail": [case("H100", "--attention-backend", "triton", model="lfm2")],
+        "fail": [
+            case("H100", "--attention-backend", "triton", model="lfm2"),
+            # the branch names Lfm2MoeForCausalLM from 0.5.17
+            case("H100", "--attention-backend", "triton", model="lfm2-moe", engine_version=["sglang==0.5.17"]),
+        ],
     },
     "model-inkling-backends": {
         "pass": [case("B200", model="inkling"), case("RTX 5090", "--attention-backend", "triton", model="inkling")],

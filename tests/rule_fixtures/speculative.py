@@ -181,6 +181,19 @@ FIXTURES = {
             case(
                 "B200", "--model", "qwen3-8b", "--attention-backend", "trtllm_mha", "--speculative-algorithm", "NGRAM"
             ),
+            # 0.5.3, the first release with NGRAM, raises the same
+            case(
+                "H100",
+                "--model",
+                "qwen3-8b",
+                "--attention-backend",
+                "fa3",
+                "--page-size",
+                "16",
+                "--speculative-algorithm",
+                "NGRAM",
+                engine_version=["sglang==0.5.3"],
+            ),
         ],
     },
     "spec-flex-attention": {
@@ -286,7 +299,17 @@ FIXTURES = {
         "pass": [
             launch(
                 "H100", "--model-path", "qwen3-8b", "--speculative-algorithm", "DFLASH", "--attention-backend", "fa3"
-            )
+            ),
+            launch(
+                "H100",
+                "--model-path",
+                "qwen3-8b",
+                "--speculative-algorithm",
+                "DFLASH",
+                "--attention-backend",
+                "fa3",
+                engine_version=["sglang==0.5.11"],
+            ),
         ],
         "fail": [
             launch(
@@ -298,7 +321,19 @@ FIXTURES = {
                 "--attention-backend",
                 "flashmla",
                 expect="warn",
-            )
+            ),
+            # before 0.5.17 a trtllm_mha draft is always replaced (no all-sliding / causal exception)
+            launch(
+                "B200",
+                "--model-path",
+                "qwen3-8b",
+                "--speculative-algorithm",
+                "DFLASH",
+                "--speculative-draft-attention-backend",
+                "trtllm_mha",
+                engine_version=["sglang==0.5.16"],
+                expect="warn",
+            ),
         ],
     },
     "spec-rejection-sampling-topk": {
