@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from rules.errors import RulesInputError
 from rules.knowledge.memory import ModelShape, shape_from_config, total_parameters
@@ -61,8 +61,7 @@ PRESETS: dict[str, dict[str, Any]] = json.loads(
 )["presets"]
 
 
-@dataclass(frozen=True)
-class CheckpointKvQuant:
+class CheckpointKvQuant(NamedTuple):
     """The KV-cache quantization a checkpoint's quantization_config (or ModelOpt's hf_quant_config.json) declares:
     ModelOpt's `kv_cache_quant_algo` string or a `kv_cache_scheme` mapping, read where vLLM reads them
     (utils/torch_utils.py get_kv_cache_quant_algo_string: the `quantization` section first, then the top level;

@@ -9,7 +9,6 @@ in its JSON.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from packaging.version import Version
@@ -73,8 +72,7 @@ class KvCapacity(NamedTuple):
     request_tokens: int  # the longest single request that fits (vLLM: sliding layers hold only their window)  # how bytes_per_token is made: "8 kv heads x (128 + 128) x 2 B x 32 full layers"
 
 
-@dataclass(frozen=True)
-class MemoryFigures:
+class MemoryFigures(NamedTuple):
     engine: str
     gpu_memory_gib: float
     fraction: float
@@ -191,7 +189,7 @@ def _fraction(cfg: Config, target: Target, memory_gib: float, tp: int, pp: int) 
         [
             *(
                 f"--{name.replace('_', '-')}{'' if value is True else f' {value}'}"
-                for name, value in vars(flags).items()
+                for name, value in flags._asdict().items()
                 if value not in (None, False) and name in _FRACTION_FLAGS
             ),
             *([f"prefill graphs up to {flags.prefill_graph_max_bs} tokens"] if flags.prefill_graph_max_bs else []),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
 from packaging.version import Version
 
@@ -92,8 +92,7 @@ GATED_ATTENTION_TYPES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_te
 NEVER_QUANTIZED = frozenset({"embed", "lm_head", "router"})
 
 
-@dataclass(frozen=True)
-class Quantization:
+class Quantization(NamedTuple):
     """A checkpoint's weight format: bytes per weight of its quantized linear layers (scales included)."""
 
     method: str  # "fp8 block 128x128", "mxfp4", "nvfp4", "awq 4-bit g128" ...
@@ -274,7 +273,7 @@ def with_quantization_flag(s: ModelShape, name: Optional[str]) -> ModelShape:
     if quantization is None:
         return s
     unquantized = s.quantization.unquantized if s.quantization else quantization.unquantized
-    return replace(s, quantization=replace(quantization, unquantized=unquantized))
+    return replace(s, quantization=quantization._replace(unquantized=unquantized))
 
 
 def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
@@ -513,8 +512,7 @@ def kv_heads_per_rank(s: ModelShape, attn_tp: int) -> int:
     return max(1, s.num_kv_heads // attn_tp)
 
 
-@dataclass(frozen=True)
-class KvCost:
+class KvCost(NamedTuple):
     """What the KV cache costs on one GPU: bytes per token (full-attention layers, and the sliding-window layers
     scaled as the engine sizes them), and the fixed state per request of linear-attention layers."""
 
@@ -617,8 +615,7 @@ def vllm_gpu_memory_utilization(release: Optional[Version] = None) -> float:
     return next(value for bound, value, _ in VLLM_GPU_MEMORY_UTILIZATION if VersionRange.parse(bound).contains(release))
 
 
-@dataclass(frozen=True)
-class SglangMemoryFlags:
+class SglangMemoryFlags(NamedTuple):
     """The launch flags SGLang's default --mem-fraction-static reads; None: not given, the release's default."""
 
     chunked_prefill_size: Optional[int] = None  # --chunked-prefill-size; -1 turns chunking off
@@ -640,8 +637,7 @@ class SglangMemoryFlags:
 SGLANG_MAX_PREFILL_TOKENS = 16384
 
 
-@dataclass(frozen=True)
-class SglangFractionHeuristic:
+class SglangFractionHeuristic(NamedTuple):
     """How a range of SGLang releases sets --mem-fraction-static when it is not given, on CUDA for one model
     without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places (then
     the vision factor for a multimodal model, sglang_vision_factor)."""
