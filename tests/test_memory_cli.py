@@ -35,6 +35,16 @@ def test_llama_70b_on_an_rtx_4090_fails_with_a_layout_that_fits():
     assert finding(fixed, "memory-weights-fit")["status"] == "pass"
 
 
+def test_a_layout_that_needs_more_gpus_than_the_target_has_is_said_not_offered():
+    """DeepSeek-V3's 627 GiB of FP8 weights need TP 8 x PP 2 of 80 GiB cards: not a fix on a node of eight."""
+    _, eight_h100 = check_json(["--gpu", "8xH100", "--model", "deepseek-v3"])
+    weights = finding(eight_h100, "memory-weights-fit")
+    assert weights["status"] == "fail" and weights["fix"] == []
+    assert "they fit from TP 8 x PP 2: 16 GPUs, more than the 8 of the target" in weights["message"]
+    _, eight_h200 = check_json(["--gpu", "8xH200", "--model", "deepseek-v3"])
+    assert finding(eight_h200, "memory-weights-fit")["fix"] == ["--tp-size 8"]
+
+
 def test_check_shows_the_kv_capacity_per_kv_dtype_computed_by_hand():
     # H100 80 GiB, SGLang's default fraction there: (81920 - 13904) / 81920 -> 0.830 (test_memory.py)
     budget = 80 * 0.830 * GIB - LLAMA_8B_PARAMETERS * 2

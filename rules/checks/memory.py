@@ -514,10 +514,18 @@ def memory_weights_fit(cfg, target):
     found = _describe(figures)
     if figures.fits and figures.configured.tokens > 0:
         return passed(found, "the weights below the budget, with room for KV cache")
+    required = "the weights below the budget, with room for KV cache"
     layout = _smallest_fitting_layout(cfg, target)
-    fix = [_layout_fix(cfg, layout)] if layout else []
-    reason = "" if layout else f"no TP up to 8 x PP up to {_MAX_PP} of {gpu(target)} holds them"
-    return failed(found, "the weights below the budget, with room for KV cache", fix, reason)
+    if layout is None:
+        return failed(found, required, reason=f"no TP up to 8 x PP up to {_MAX_PP} of {gpu(target)} holds them")
+    tp, pp = layout
+    if target.gpu_count_known and tp * pp > target.gpu_count:  # the layout's fix would fail the GPU count
+        return failed(
+            found,
+            required,
+            reason=f"they fit from TP {tp} x PP {pp}: {tp * pp} GPUs, more than the {target.gpu_count} of the target",
+        )
+    return failed(found, required, [_layout_fix(cfg, layout)])
 
 
 KV_DOCS = """Checks that the KV tokens left after the weights hold one request at --context-length / --max-model-len
