@@ -877,3 +877,60 @@ def general_dllm_backend(cfg, target):
         "a backend SGLang keeps for diffusion LLMs",
         [f"--attention-backend {cfg.attention_backend}"],
     )
+
+
+# sglang 0.5.16-0.5.23: the attention backends whose forward_extend / forward_decode take **kwargs and so drop a
+# score_mod without a word (trtllm_mha_backend.py, hpc_ops_backend.py; AttentionBackend.forward passes its
+# keywords on, base_attn_backend.py:321-360 in 0.5.23).
+SCORE_MOD_DROPPED = frozenset({"trtllm_mha", "hpc_ops"})
+
+
+@rule(
+    id="general-score-mod-backend",
+    title="A model's custom score_mod reaches a backend that applies it",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16, 0.5.18, 0.5.20, 0.5.22 and 0.5.23 read (the forward_extend / forward_decode signatures of "
+        "every layers/attention/*.py class): only FlashAttentionBackend (flashattention_backend.py:1491 and :2086 "
+        "in 0.5.23, where fa3 raises: rule fa3-score-mod) and TritonAttnBackend (triton_backend.py:1678) take "
+        "score_mod; TRTLLMHAAttnBackend (all five) and HPCOpsAttnBackend (from 0.5.18) take **kwargs; every other "
+        "backend takes neither; 0.5.15 has no backend taking score_mod (it arrives in 0.5.16)"
+    ),
+    stage="runtime",
+    prevents="forward_extend() got an unexpected keyword argument 'score_mod'",
+    source="sglang: python/sglang/srt/layers/attention/base_attn_backend.py, AttentionBackend.forward (its "
+    "keywords go to forward_extend / forward_decode); flashattention_backend.py, triton_backend.py (score_mod=None)",
+    docs="""Checks that a model which passes a custom `score_mod` to attention (Inkling, `--feature score_mod`) is
+served in each phase by a backend that takes it: fa4 (FA4's kernels, SM90 and newer) or triton.
+
+SGLang's attention layer hands the score_mod to the backend's forward as a keyword. FlashAttention's and Triton's
+forwards take it (fa3 then raises: rule fa3-score-mod); trtllm_mha and hpc_ops take any keyword and drop it, so
+attention runs without the model's score modification; every other backend's forward has no such parameter and
+raises a TypeError at the first forward.""",
+    fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
+)
+def general_score_mod_backend(cfg, target):
+    if "score_mod" not in cfg.features:
+        return passed("no custom score_mod", "fa4 or triton in each phase for a custom score_mod")
+    phases = (("prefill", cfg.prefill_backend), ("decode", cfg.decode_backend))
+    wrong = [
+        (phase, name)
+        for phase, name in phases
+        if name in target.sglang_backends
+        and "score_mod" not in declared(target, name).features
+        and "score_mod" not in declared(target, name).refuses  # fa3: fa3-score-mod
+    ]
+    if not wrong:
+        return passed("score_mod on a backend that takes it", "fa4 or triton in each phase")
+    named = ", ".join(f"{phase} {name}" for phase, name in wrong)
+    dropped = [name for _, name in wrong if name in SCORE_MOD_DROPPED]
+    reason = (
+        f"{', '.join(sorted(set(dropped)))} take any keyword and drop it: attention runs without the score_mod"
+        if dropped
+        else "its forward has no score_mod parameter: a TypeError at the first forward"
+    )
+    fix = (["--attention-backend fa4"] if target.major is not None and target.major >= 9 else []) + [
+        "--attention-backend triton"
+    ]
+    return failed(f"a model with a custom score_mod on {named}", "fa4 or triton in each phase", fix, reason)

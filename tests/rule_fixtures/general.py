@@ -5,6 +5,31 @@ LLAMA = ["--model", "llama-3.1-8b"]
 LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
 
 FIXTURES = {
+    "general-score-mod-backend": {
+        "pass": [
+            {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "fa4", "--feature", "score_mod"]},
+            {"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "triton", "--feature", "score_mod"]},
+            {"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "flashinfer"]},
+        ],
+        "fail": [
+            # FlashInferAttnBackend.forward_extend has no score_mod parameter (flashinfer_backend.py:1357)
+            {"gpu": "A100", "argv": [*LLAMA, "--attention-backend", "flashinfer", "--feature", "score_mod"]},
+            # trtllm_mha takes **kwargs: the score_mod is dropped
+            {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--feature", "score_mod"]},
+            {
+                "gpu": "H100",
+                "argv": [
+                    *LLAMA,
+                    "--feature",
+                    "score_mod",
+                    "--prefill-attention-backend",
+                    "fa4",
+                    "--decode-attention-backend",
+                    "flashinfer",
+                ],
+            },
+        ],
+    },
     "general-backend-platform": {
         "pass": [{"gpu": "H100", "argv": ["--attention-backend", "flashinfer"]}],
         "fail": [
