@@ -100,11 +100,13 @@ def all_cases():
 # The DSA space (--space dsa): DeepSeek-V3.2-Exp, whose config.json is DeepSeek-V3's plus the indexer fields
 # (github.com/deepseek-ai/DeepSeek-V3.2-Exp config_671B_v3.2.json: index_n_heads 64, index_head_dim 128,
 # index_topk 2048) under its own architecture, × the DSA sub-backends (SGLang's --dsa-*-backend choices, less
-# the HIP / XPU-only aiter and intel_xpu) × KV dtype × --enable-hisparse.
+# the HIP / XPU-only aiter and intel_xpu) × KV dtype × --enable-hisparse (± --disable-radix-cache).
 DSA_MODEL = "DeepSeek-V3.2-Exp"
 DSA_BACKENDS = [None, "flashmla_sparse", "flashmla_kv", "flashmla_auto", "flashinfer_sparse_mla", "fa3", "tilelang"]
 DSA_BACKENDS += ["triton", "trtllm"]
 DSA_KV_DTYPES = ["auto", "bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4"]
+# HiSparse also needs the radix cache off (hisparse_hook.py validate_hisparse in 0.5.23), drawn both ways.
+HISPARSE_FLAGS = [[], ["--enable-hisparse"], ["--enable-hisparse", "--disable-radix-cache"]]
 
 
 def dsa_model_dir(models_dir: str) -> str:
@@ -124,20 +126,28 @@ def dsa_model_dir(models_dir: str) -> str:
 def dsa_cases(models_dir: str):
     model = dsa_model_dir(models_dir)
     for (gpu, cc), kv, prefill, decode, hisparse in itertools.product(
-        GPUS, DSA_KV_DTYPES, DSA_BACKENDS, DSA_BACKENDS, (False, True)
+        GPUS, DSA_KV_DTYPES, DSA_BACKENDS, DSA_BACKENDS, HISPARSE_FLAGS
     ):
         argv = ["--model-path", model, "--kv-cache-dtype", kv]
         if prefill:
             argv += ["--dsa-prefill-backend", prefill]
         if decode:
             argv += ["--dsa-decode-backend", decode]
-        if hisparse:
-            argv.append("--enable-hisparse")
+        argv += hisparse
         yield {"gpu": gpu, "cc": cc, "argv": argv}
 
 
+def config_digest(model_dir: str) -> str:
+    """The model's config.json content, hashed: a cached answer is for the config the oracle read, not for a
+    directory whose config.json has changed since (presets gain fields; --space dsa rewrites its model)."""
+    with open(os.path.join(model_dir, "config.json"), "rb") as handle:
+        return hashlib.sha1(handle.read()).hexdigest()
+
+
 def case_id(case) -> str:
-    return hashlib.sha1(json.dumps([case["cc"], case["argv"]]).encode()).hexdigest()[:16]
+    argv = case["argv"]
+    digest = config_digest(argv[argv.index("--model-path") + 1])
+    return hashlib.sha1(json.dumps([case["cc"], argv, digest]).encode()).hexdigest()[:16]
 
 
 def ask_oracle(cases, args, key=case_id, environ=None) -> dict[str, dict]:

@@ -124,7 +124,11 @@ ORACLE_BLIND_STAGES = frozenset({"load", "runtime"})
 
 
 def case_id(case) -> str:
-    return hashlib.sha1(json.dumps([case["cc"], case["gpu"], case["argv"]]).encode()).hexdigest()[:16]
+    """Keyed by the model's config.json content too (oracle_diff.config_digest): the preset excerpts change."""
+    from oracle_diff import config_digest
+
+    digest = config_digest(case["argv"][1])
+    return hashlib.sha1(json.dumps([case["cc"], case["gpu"], case["argv"], digest]).encode()).hexdigest()[:16]
 
 
 def ask_vllm_oracle(cases, args) -> dict[str, dict]:
