@@ -7,19 +7,12 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 
 from __future__ import annotations
 
-from packaging.version import Version
-
-from rules.checks.common import gpu, sglang_release
+from rules.checks.common import gpu
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import dsa as kb
+from rules.resolve import dsa_model
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
-
-
-def _dsa_model(cfg, target) -> bool:
-    model = cfg.model
-    since = kb.DSA_ARCHITECTURES_SINCE.get(model.architecture or "")
-    return model.dsa and since is not None and sglang_release(target) >= Version(since)
 
 
 def _dsa_backends(cfg) -> dict[str, str]:
@@ -53,7 +46,7 @@ that the DSA KV pool is bfloat16 or fp8_e4m3: FP8 E5M2, MXFP8 and FP4 caches are
     fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bfloat16)",
 )
 def dsa_kv_cache_dtype(cfg, target):
-    if not _dsa_model(cfg, target):
+    if not dsa_model(cfg, target):
         return skipped(SKIP_NOT_DSA)
     required = "one of " + ", ".join(kb.DSA_KV_DTYPES)
     if cfg.kv_cache_dtype in kb.DSA_KV_DTYPES:
@@ -86,7 +79,7 @@ auto resolves to bfloat16 for such a model on every GPU.""",
     fix_title="Pass --kv-cache-dtype bfloat16 (or leave it auto)",
 )
 def dsa_learnable_sink_kv(cfg, target):
-    if not _dsa_model(cfg, target) or not cfg.model.learnable_sink:
+    if not dsa_model(cfg, target) or not cfg.model.learnable_sink:
         return skipped("applies to DSA models with learnable attention sinks (learnable_sink)")
     required = "one of " + ", ".join(kb.SINK_KV_DTYPES)
     if cfg.kv_cache_dtype in kb.SINK_KV_DTYPES:
@@ -117,7 +110,7 @@ refuses any other named backend at start-up.""",
     fix_title="Pass --dsa-prefill-backend flashmla_sparse --dsa-decode-backend flashmla_sparse (or drop them)",
 )
 def dsa_learnable_sink_backend(cfg, target):
-    if not _dsa_model(cfg, target) or not cfg.model.learnable_sink:
+    if not dsa_model(cfg, target) or not cfg.model.learnable_sink:
         return skipped("applies to DSA models with learnable attention sinks (learnable_sink)")
     named = _dsa_backends(cfg)
     wrong = {flag: value for flag, value in named.items() if value != kb.SINK_DSA_BACKEND}
@@ -205,7 +198,7 @@ def dsa_tilelang_fp8_kv(cfg, target):
     named = _dsa_backends(cfg)
     if kb.TILELANG_DSA_BACKEND not in named.values():
         return skipped("applies to the tilelang DSA backend")
-    if not _dsa_model(cfg, target):
+    if not dsa_model(cfg, target):
         return skipped(SKIP_NOT_DSA)
     kv = _dsa_kv(cfg, target)
     if kv is None:
@@ -247,7 +240,9 @@ def dsa_tilelang_fp8_kv(cfg, target):
     stage="startup",
     prevents="HiSparse requires one of ('bfloat16', 'fp8_e4m3') KV cache dtypes, but got "
     "--kv-cache-dtype={kv_cache_dtype}. Please use --kv-cache-dtype=bfloat16 or --kv-cache-dtype=fp8_e4m3.",
-    source=f"{kb.HISPARSE_HOOK}, validate_hisparse_kv_cache_dtype, validate_hisparse_dsa_backend",
+    source=f"{kb.HISPARSE_HOOK}, validate_hisparse_kv_cache_dtype, validate_hisparse_dsa_backend (run at launch by "
+    "check_server_args, after resolution: arg_groups/validation_hook.py:312 in 0.5.23, :203 in 0.5.20, "
+    "server_args.py:9278 in 0.5.18)",
     docs="""Checks, with `--enable-hisparse` on a DSA model, that the KV cache is bfloat16 or fp8_e4m3 and that a
 named DSA backend is one HiSparse supports for it on CUDA: flashmla_sparse for bfloat16; flashmla_kv or
 flashinfer_sparse_mla for fp8_e4m3.
@@ -260,7 +255,7 @@ refuses the launch ("HiSparse supports DSA {label} backend(s) [...] on this plat
 def dsa_hisparse(cfg, target):
     if not cfg.flags.get("enable_hisparse"):
         return skipped("applies to --enable-hisparse")
-    if not _dsa_model(cfg, target):
+    if not dsa_model(cfg, target):
         return skipped(SKIP_NOT_DSA)
     kv = _dsa_kv(cfg, target)
     if kv is None:

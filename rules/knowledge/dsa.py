@@ -28,6 +28,9 @@ DSA_ARCHITECTURES_SINCE = MappingProxyType(
     }
 )
 
+# The KV page size the DSA path sets on CUDA, replacing --page-size (see rules/resolve.py effective_page_size for
+# where, per release).
+DSA_PAGE_SIZE = 64
 # `--kv-cache-dtype` values the DSA path keeps: auto becomes fp8_e4m3 on SM100+ (bfloat16 below, and with
 # learnable sinks), bf16 becomes bfloat16, and anything else fails "DeepSeek DSA only supports bf16/bfloat16 or
 # fp8_e4m3 kv_cache_dtype" (server_args.py:1077-1080 in 0.5.4.post3, "NSA" in the message through 0.5.9;
