@@ -279,6 +279,39 @@ def dsa_hisparse(cfg, target):
 
 
 @rule(
+    id="dsa-hisparse-radix-cache",
+    title="HiSparse needs the radix cache off",
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23: the assert in validate_hisparse, run by check_server_args, in every release read "
+        "(server_args.py:6191 in 0.5.10; hisparse_hook.py:68 in 0.5.12, :114 in 0.5.14, :101 in 0.5.16, :100 in "
+        "0.5.18 and 0.5.20, :110 in 0.5.22 and 0.5.23); 0.5.9 has no --enable-hisparse"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Hierarchical sparse attention currently requires --disable-radix-cache.",
+    source=f"{kb.HISPARSE_HOOK}, validate_hisparse (run at launch by check_server_args, after resolution: "
+    "arg_groups/validation_hook.py:312 in 0.5.23, server_args.py:6191 in 0.5.10)",
+    docs="""Checks that `--enable-hisparse` on a DSA model comes with `--disable-radix-cache`.
+
+SGLang asserts it when the server starts, right after checking the model is one HiSparse serves, so every
+HiSparse launch that keeps the (default) radix cache fails before loading weights. bench/oracle_diff.py --space
+dsa drew such launches; SGLang's resolution accepts them and the assert comes later, at check_server_args.""",
+    fix_title="Add --disable-radix-cache",
+)
+def dsa_hisparse_radix_cache(cfg, target):
+    if not cfg.flags.get("enable_hisparse"):
+        return skipped("applies to --enable-hisparse")
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    required = "--disable-radix-cache with --enable-hisparse"
+    if cfg.flags.get("disable_radix_cache"):
+        return passed("--enable-hisparse with --disable-radix-cache", required)
+    return failed("--enable-hisparse with the radix cache on", required, ["--disable-radix-cache"])
+
+
+@rule(
     id="dsv4-kv-cache-dtype",
     title="DeepSeek-V4 needs an fp8_e4m3 or bfloat16 KV cache",
     engine="sglang",

@@ -84,6 +84,16 @@ FIXTURES = {
             launch("H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "fp8_e5m2"),
         ],
     },
+    "dsa-hisparse-radix-cache": {
+        "pass": [
+            launch("B200", DSA, "--enable-hisparse", "--disable-radix-cache"),
+            launch("H200", DSA, "--enable-hisparse", "--disable-radix-cache", "--kv-cache-dtype", "bfloat16"),
+        ],
+        "fail": [
+            launch("B200", DSA, "--enable-hisparse"),
+            launch("H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "bfloat16"),
+        ],
+    },
     "dsv4-kv-cache-dtype": {
         "pass": [case("B200", *DSV4), case("B200", *DSV4, "--kv-cache-dtype", "bfloat16")],
         "fail": [case("B200", *DSV4, "--kv-cache-dtype", "bf16")],
