@@ -7,7 +7,7 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 
 from __future__ import annotations
 
-from rules.checks.common import gpu
+from rules.checks.common import gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import dsa as kb
 from rules.resolve import dsa_model
@@ -168,6 +168,55 @@ def _dsa_kv(cfg, target):
     if target.major is None:
         return None
     return "fp8_e4m3" if target.major >= 10 and not cfg.model.learnable_sink else "bfloat16"
+
+
+@rule(
+    id="dsa-tilelang-cuda-fp8-kv",
+    title="TileLang DSA on CUDA needs a bfloat16 KV cache (sglang 0.5.17-0.5.21)",
+    engine="sglang",
+    versions="sglang>=0.5.17,<0.5.22",
+    verified=(
+        "sglang 0.5.17-0.5.21: the raise in _check_tilelang_dsa_fp8_kv (overrides.py:1569 in 0.5.17, :1657 in "
+        "0.5.18, :661 in 0.5.19) / _check_dsa_backend_constraints (:643 in 0.5.20, :546 in 0.5.21), called after "
+        "the DSA defaults (:1654, :1742, :746) and, from 0.5.20, in the HiSparse arm too (:757 and :787 in 0.5.20, "
+        ":661 and :691 in 0.5.21); absent from 0.5.16; 0.5.22 replaced it with dsa-tilelang-fp8-kv's checks. "
+        "bench/oracle_diff.py --space dsa on 0.5.20: each tilelang launch with an fp8_e4m3 KV rejected with it, the 0.5.20 fixtures too"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="The tilelang DSA prefill/decode kernels only support an fp8_e4m3 KV cache on ROCm/HIP; on CUDA they "
+    "require a bfloat16 KV cache.",
+    source=f"{kb.OVERRIDES}, _check_tilelang_dsa_fp8_kv (_check_dsa_backend_constraints from 0.5.20), called by "
+    "_dsa_split_backend_resolution",
+    docs="""Checks a DSA model whose `--dsa-prefill-backend` or `--dsa-decode-backend` is tilelang, in sglang
+0.5.17 to 0.5.21: the KV cache must be bfloat16 (given, or auto below SM100).
+
+In those releases TileLang's fp8 KV path is ROCm-only (the CUDA kernel hardcodes bfloat16), and SGLang refuses
+tilelang with an fp8_e4m3 KV cache at start-up instead of crashing at decode CUDA-graph capture. Through 0.5.19
+the check is skipped with `--enable-hisparse` (its branch returns first); 0.5.20 and 0.5.21 check it there
+too. From 0.5.22 CUDA TileLang has an FP8 KV layout (dsa-tilelang-fp8-kv).""",
+    fix_title="Use --kv-cache-dtype bfloat16 with tilelang, or an fp8-capable DSA backend",
+)
+def dsa_tilelang_cuda_fp8_kv(cfg, target):
+    named = _dsa_backends(cfg)
+    if kb.TILELANG_DSA_BACKEND not in named.values():
+        return skipped("applies to the tilelang DSA backend")
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    if cfg.flags.get("enable_hisparse") and sglang_release(target) < kb.TILELANG_CUDA_FP8_HISPARSE_CHECKED_FROM:
+        return skipped("with --enable-hisparse, SGLang before 0.5.20 does not check it")
+    kv = _dsa_kv(cfg, target)
+    if kv is None:
+        return unknown("compute capability unknown: SGLang resolves auto by it")
+    required = "a bfloat16 KV cache with tilelang on CUDA"
+    if kv != "fp8_e4m3":
+        return passed(f"tilelang with a {kv} KV cache", required)
+    others = "flashmla_kv" if (target.major or 0) < 10 else "trtllm"
+    return failed(
+        f"tilelang with an fp8_e4m3 KV cache{' (auto on ' + gpu(target) + ')' if cfg.kv_cache_dtype == 'auto' else ''}",
+        required,
+        ["--kv-cache-dtype bfloat16"] + [f"{flag} {others}" for flag, value in named.items() if value == "tilelang"],
+    )
 
 
 @rule(

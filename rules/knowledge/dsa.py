@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from packaging.version import Version
+
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 HISPARSE_HOOK = "sglang: python/sglang/srt/arg_groups/hisparse_hook.py"
 
@@ -47,6 +49,9 @@ ROCM_ONLY_DSA_BACKENDS = frozenset({"triton"})
 # 0.5.23; the HiSparse arm :668 in 0.5.22, :692 in 0.5.23): with fp8_e4m3 KV, tilelang must serve both DSA
 # phases, without decode context parallelism, on SM89 or newer, and without HiSparse.
 TILELANG_DSA_BACKEND = "tilelang"
+# 0.5.17-0.5.21: tilelang with an fp8_e4m3 KV cache is refused on CUDA (the CUDA kernel is bfloat16 only;
+# overrides.py:1569 in 0.5.17, :643 in 0.5.20); the HiSparse branch checks it from 0.5.20 (:757 in 0.5.20).
+TILELANG_CUDA_FP8_HISPARSE_CHECKED_FROM = Version("0.5.20")
 TILELANG_FP8_MIN_CC = (8, 9)
 # HiSparse (--enable-hisparse): KV dtypes, and the CUDA DSA backends per KV dtype (hisparse_hook.py:16-23 from
 # 0.5.18 to 0.5.23; 0.5.17 had only flashmla_kv for fp8_e4m3).

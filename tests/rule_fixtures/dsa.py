@@ -84,6 +84,22 @@ FIXTURES = {
             launch("H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "fp8_e5m2"),
         ],
     },
+    "dsa-tilelang-cuda-fp8-kv": {
+        "pass": [
+            {**launch("H200", DSA, "--dsa-decode-backend", "tilelang"), "engine_version": ["sglang==0.5.18"]},
+            {
+                **launch("B200", DSA, "--dsa-decode-backend", "tilelang", "--kv-cache-dtype", "bfloat16"),
+                "engine_version": ["sglang==0.5.20"],
+            },
+        ],
+        "fail": [
+            {**launch("B200", DSA, "--dsa-decode-backend", "tilelang"), "engine_version": ["sglang==0.5.20"]},
+            {
+                **launch("H200", DSA, "--dsa-prefill-backend", "tilelang", "--kv-cache-dtype", "fp8_e4m3"),
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
+    },
     "dsa-hisparse-radix-cache": {
         "pass": [
             launch("B200", DSA, "--enable-hisparse", "--disable-radix-cache"),
