@@ -71,7 +71,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
     if minimax_m3_nvfp4(config, _release(target)):
         return _minimax_m3_nvfp4_overrides(config, major in kb.blackwell_majors(_release(target)))
     if none_set:
-        if arch in DSA_ARCHITECTURES:
+        if dsa_model(config, target):
             return {"attention_backend": "dsa"}  # deepseek_v2.py: DeepSeek V3.2 / GLM-5
         if arch == "DeepseekV3ForCausalLM" and major == 10:
             return {"attention_backend": "trtllm_mla"}  # deepseek_v2.py: DeepSeek V3/R1/V3.1 on SM100
@@ -385,7 +385,11 @@ def dsa_model(config: Config, target: Target) -> bool:
     if model is None or not model.dsa:
         return False
     since = dsa_kb.DSA_ARCHITECTURES_SINCE.get(model.architecture or "")
-    return since is not None and _release(target) >= Version(since)
+    release = _release(target)
+    gap = dsa_kb.DSA_PATH_GAPS.get(model.architecture or "")
+    if gap and gap[0] <= release < gap[1]:
+        return False
+    return since is not None and release >= Version(since)
 
 
 def effective_page_size(config: Config, target: Target) -> int:

@@ -126,6 +126,10 @@ def test_dsa_model_page_size_is_64():
     assert page("deepseek-v3.2-exp", "B200", page_size=16) == 64
     assert page("deepseek-v3.2-exp", "RTX PRO 6000", release="0.5.5") == 64
     assert page("deepseek-v3", "H100") == 1
+    # 0.5.6-0.5.11 leave DeepseekV32ForCausalLM off the DSA path: fa3, page 1 on H100 (the 0.5.10 oracle)
+    target = Target.from_gpu("H100").with_engine_versions({"sglang": "0.5.10"})
+    cfg = resolve(make_config(model=load_model("deepseek-v3.2-exp")), target)
+    assert (cfg.attention_backend, effective_page_size(cfg, target)) == ("fa3", 1)
 
 
 def test_model_overrides_set_sglangs_default_backends():

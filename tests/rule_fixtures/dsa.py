@@ -38,7 +38,8 @@ FIXTURES = {
         "pass": [case("H200", *DSA, "--kv-cache-dtype", "bf16"), case("B200", *DSA)],
         "fail": [
             case("H200", *DSA, "--kv-cache-dtype", "fp8_e5m2"),
-            case("B200", *DSA, "--kv-cache-dtype", "mxfp8", engine_version=["sglang==0.5.10"]),
+            # 0.5.5 asserts it for DeepseekV32ForCausalLM; 0.5.6-0.5.11 leave that architecture off the DSA path
+            case("B200", *DSA, "--kv-cache-dtype", "fp8_e5m2", engine_version=["sglang==0.5.5"]),
         ],
     },
     "dsa-learnable-sink-kv": {
