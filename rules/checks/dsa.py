@@ -7,9 +7,10 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 
 from __future__ import annotations
 
-from rules.checks.common import gpu, sglang_release
+from rules.checks.common import choice_check, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import dsa as kb
+from rules.knowledge import sglang_choices as choices_kb
 from rules.resolve import dsa_model
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
@@ -19,6 +20,44 @@ def _dsa_backends(cfg) -> dict[str, str]:
     """The DSA sub-backends named, by flag."""
     named = {phase: cfg.flags.get(f"dsa_{phase}_backend") for phase in ("prefill", "decode")}
     return {f"--dsa-{phase}-backend": value for phase, value in named.items() if isinstance(value, str)}
+
+
+@rule(
+    id="dsa-backend-choice",
+    title="Each DSA sub-backend named is a choice of the engine's release",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the --dsa-prefill-backend / --dsa-decode-backend choices of every final release and "
+        ".postN wheel read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json (the flags are "
+        "--nsa-* before 0.5.13); bench/oracle_diff.py --space dsa on 0.5.16: each triton or flashinfer_sparse_mla "
+        "refused by argparse"
+    ),
+    stage="parse",
+    prevents="argument --dsa-prefill-backend: invalid choice: 'triton' (choose from ...); the same error for "
+    "--dsa-decode-backend",
+    source=f"{choices_kb.SOURCE}; CPython Lib/argparse.py _check_value",
+    docs="""Checks each backend of --dsa-prefill-backend and --dsa-decode-backend against the choices of the
+target's SGLang release.
+
+The DSA sub-backends grew release by release (flashinfer_sparse_mla and triton are not choices in 0.5.16,
+flashmla_sparse_q8 not in 0.5.13), and argparse refuses a launch line written for a newer release before
+anything loads.""",
+    fix_title="Use a DSA backend that release lists",
+)
+def dsa_backend_choice(cfg, target):
+    named = _dsa_backends(cfg)
+    if not named:
+        return skipped("no DSA backend named")
+    check = choice_check(target, named)
+    required = f"a DSA backend sglang {check.release} lists{check.said}"
+    if not check.refused:
+        return passed(", ".join(f"{flag} {value}" for flag, value in named.items()), required)
+    return failed(
+        "; ".join(f"{r.flag} {r.value} is not a choice of sglang {check.release}" for r in check.refused),
+        required,
+        [f"{r.flag} {choice}" for r in check.refused for choice in r.closest],
+    )
 
 
 @rule(

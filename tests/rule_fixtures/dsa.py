@@ -34,6 +34,19 @@ def launch(gpu: str, model: tuple[str, str], *flags: str) -> dict:
 
 
 FIXTURES = {
+    "dsa-backend-choice": {
+        "pass": [
+            {**launch("H200", DSA, "--dsa-decode-backend", "flashmla_kv"), "engine_version": ["sglang==0.5.16"]},
+            launch("B200", DSA, "--dsa-prefill-backend", "flashinfer_sparse_mla"),
+        ],
+        "fail": [
+            {**launch("H200", DSA, "--dsa-prefill-backend", "triton"), "engine_version": ["sglang==0.5.16"]},
+            {
+                **launch("B200", DSA, "--dsa-decode-backend", "flashinfer_sparse_mla"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+        ],
+    },
     "dsa-kv-cache-dtype": {
         "pass": [case("H200", *DSA, "--kv-cache-dtype", "bf16"), case("B200", *DSA)],
         "fail": [
