@@ -27,7 +27,14 @@ the equivalent launch line: a fail case must be rejected with the rule's upstrea
 not be rejected with it. Presets are written out as model directories; cases that need --feature (which
 has no SGLang flag) or a facts file are left out.
 
-Oracle answers are cached by config in --cache, so a rerun only asks for new configs.
+The DeepSeek sparse attention rules (rules/checks/dsa.py) need a DSA model and the --dsa-*-backend flags, which
+the default space never draws; `--space dsa` draws DeepSeek-V3.2-Exp launches over those instead:
+
+    python bench/oracle_diff.py --space dsa --sample 150 --cache /tmp/oracle_diff_cache-dsa.jsonl
+
+Ours is `check --gpu GPU --engine-version sglang==X -- python -m sglang.launch_server ARGV`, through the
+functions the command calls. Oracle answers are cached by config in --cache, so a rerun only asks for new
+configs.
 """
 
 from __future__ import annotations
@@ -90,8 +97,57 @@ def all_cases():
         yield {"gpu": gpu, "cc": cc, "argv": argv}
 
 
+# The DSA space (--space dsa): DeepSeek-V3.2-Exp, whose config.json is DeepSeek-V3's plus the indexer fields
+# (github.com/deepseek-ai/DeepSeek-V3.2-Exp config_671B_v3.2.json: index_n_heads 64, index_head_dim 128,
+# index_topk 2048) under its own architecture, × the DSA sub-backends (SGLang's --dsa-*-backend choices, less
+# the HIP / XPU-only aiter and intel_xpu) × KV dtype × --enable-hisparse (± --disable-radix-cache).
+DSA_MODEL = "DeepSeek-V3.2-Exp"
+DSA_BACKENDS = [None, "flashmla_sparse", "flashmla_kv", "flashmla_auto", "flashinfer_sparse_mla", "fa3", "tilelang"]
+DSA_BACKENDS += ["triton", "trtllm"]
+DSA_KV_DTYPES = ["auto", "bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4"]
+# HiSparse also needs the radix cache off (hisparse_hook.py validate_hisparse in 0.5.23), drawn both ways.
+HISPARSE_FLAGS = [[], ["--enable-hisparse"], ["--enable-hisparse", "--disable-radix-cache"]]
+
+
+def dsa_model_dir(models_dir: str) -> str:
+    """DeepSeek-V3.2-Exp's config.json, written under `models_dir` from the DeepSeek-V3 fixture."""
+    with open(os.path.join(MODELS_DIR, "DeepSeek-V3", "config.json")) as handle:
+        config = json.load(handle)
+    config.pop("auto_map")  # V3.2 has no remote code: transformers' own deepseek_v32 config reads it
+    config.update(architectures=["DeepseekV32ForCausalLM"], model_type="deepseek_v32")
+    config.update(index_n_heads=64, index_head_dim=128, index_topk=2048)
+    path = os.path.join(models_dir, DSA_MODEL)
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "config.json"), "w") as handle:
+        json.dump(config, handle, indent=1)
+    return path
+
+
+def dsa_cases(models_dir: str):
+    model = dsa_model_dir(models_dir)
+    for (gpu, cc), kv, prefill, decode, hisparse in itertools.product(
+        GPUS, DSA_KV_DTYPES, DSA_BACKENDS, DSA_BACKENDS, HISPARSE_FLAGS
+    ):
+        argv = ["--model-path", model, "--kv-cache-dtype", kv]
+        if prefill:
+            argv += ["--dsa-prefill-backend", prefill]
+        if decode:
+            argv += ["--dsa-decode-backend", decode]
+        argv += hisparse
+        yield {"gpu": gpu, "cc": cc, "argv": argv}
+
+
+def config_digest(model_dir: str) -> str:
+    """The model's config.json content, hashed: a cached answer is for the config the oracle read, not for a
+    directory whose config.json has changed since (presets gain fields; --space dsa rewrites its model)."""
+    with open(os.path.join(model_dir, "config.json"), "rb") as handle:
+        return hashlib.sha1(handle.read()).hexdigest()
+
+
 def case_id(case) -> str:
-    return hashlib.sha1(json.dumps([case["cc"], case["argv"]]).encode()).hexdigest()[:16]
+    argv = case["argv"]
+    digest = config_digest(argv[argv.index("--model-path") + 1])
+    return hashlib.sha1(json.dumps([case["cc"], argv, digest]).encode()).hexdigest()[:16]
 
 
 def ask_oracle(cases, args, key=case_id, environ=None) -> dict[str, dict]:
@@ -126,21 +182,14 @@ def ask_oracle(cases, args, key=case_id, environ=None) -> dict[str, dict]:
 
 
 def ours(case, sglang_version: str = "0.5.23"):
-    from attn_preflight.inputs import load_model
-    from rules.config import make_config
+    """What `attn-preflight check --gpu GPU --engine-version sglang==X -- python -m sglang.launch_server ARGV`
+    decides, in process through the functions the `check` command calls."""
+    from attn_preflight.commands.check import config_from_options, target_from_options
     from rules.engine import evaluate
     from rules.resolve import effective_page_size
-    from rules.target import Target
 
-    argv = case["argv"]
-    backend = argv[argv.index("--attention-backend") + 1] if "--attention-backend" in argv else None
-    config = make_config(
-        model=load_model(argv[1]),
-        attention_backend=backend,
-        kv_cache_dtype=argv[argv.index("--kv-cache-dtype") + 1],
-        deterministic="--enable-deterministic-inference" in argv,
-    )
-    target = Target.from_gpu(case["gpu"]).with_engine_versions({"sglang": sglang_version})
+    config = config_from_options({"engine": "sglang"}, ["python", "-m", "sglang.launch_server", *case["argv"]])
+    target = target_from_options(case["gpu"], None, [f"sglang=={sglang_version}"])
     report = evaluate(config, target, alternatives=False)
     failed = [f for f in report.findings if f.status.value == "fail"]
     return {
@@ -298,6 +347,18 @@ def main() -> None:
         "--oracle-script bench/sglang_release_oracle.py)",
     )
     parser.add_argument(
+        "--space",
+        choices=("attention", "dsa"),
+        default="attention",
+        help="attention: GPU x model x --attention-backend x KV dtype x deterministic; dsa: DeepSeek-V3.2-Exp x "
+        "GPU x KV dtype x --dsa-prefill/decode-backend x --enable-hisparse",
+    )
+    parser.add_argument(
+        "--models-dir",
+        default="/tmp/oracle-diff-models",
+        help="where --space dsa writes its model's config.json (a fixed path keeps --cache's keys stable)",
+    )
+    parser.add_argument(
         "--rules-tree", default=REPO, help="judge with the rules of this checkout (e.g. another branch's export)"
     )
     args = parser.parse_args()
@@ -306,7 +367,7 @@ def main() -> None:
         fixtures_main(args)
         return
 
-    cases = list(all_cases())
+    cases = list(dsa_cases(args.models_dir) if args.space == "dsa" else all_cases())
     random.Random(args.seed).shuffle(cases)
     cases = cases[: args.sample]
     answers = ask_oracle(cases, args)
@@ -355,6 +416,7 @@ def main() -> None:
 
     summary = {
         "sglang": args.sglang_version,
+        "space": args.space,
         "rules": os.path.dirname(os.path.dirname(os.path.abspath(rules.__file__))),
         "configs": len(cases),
         "judged": judged,

@@ -37,6 +37,8 @@ FLAGS = (
     "--speculative-algorithm",
     "--speculative-draft-attention-backend",
     "--speculative-draft-kv-cache-dtype",
+    "--dsa-prefill-backend",
+    "--dsa-decode-backend",
 )
 
 

@@ -12,7 +12,8 @@ says accepted / rejected and which backend each layer got. Each random config is
 Accept-reject agreement: the oracle accepts ⇔ our verdict is not fail. The oracle cannot see what happens
 after the metadata builders (weight loading, KV memory planning, the first forward), so a fail of ours from
 rules of stage load or runtime only (ORACLE_BLIND_STAGES) is also reported apart
-(`we_reject_only_at_load_or_runtime`). For configs both sides accept:
+(`we_reject_only_at_load_or_runtime`), and agreement counting only our fails of the stages the oracle reaches
+(`agreement_oracle_visible_rules_only`). For configs both sides accept:
 the backend vLLM built the attention layers with against ours (the named one, else vLLM's priority list as
 rules/knowledge/vllm_backends.select runs it), and for FLASH_ATTN the FlashAttention version.
 
@@ -124,7 +125,11 @@ ORACLE_BLIND_STAGES = frozenset({"load", "runtime"})
 
 
 def case_id(case) -> str:
-    return hashlib.sha1(json.dumps([case["cc"], case["gpu"], case["argv"]]).encode()).hexdigest()[:16]
+    """Keyed by the model's config.json content too (oracle_diff.config_digest): the preset excerpts change."""
+    from oracle_diff import config_digest
+
+    digest = config_digest(case["argv"][1])
+    return hashlib.sha1(json.dumps([case["cc"], case["gpu"], case["argv"], digest]).encode()).hexdigest()[:16]
 
 
 def ask_vllm_oracle(cases, args) -> dict[str, dict]:
@@ -209,6 +214,7 @@ def main() -> None:
         theirs = answer["status"] == "rejected"
         key = ("reject" if theirs else "accept") + "/" + ("reject" if mine["reject"] else "accept")
         tally[key] += 1
+        tally["visible_agree"] += theirs == mine["reject_visible"]
         if not theirs and mine["reject"] and not mine["reject_visible"]:
             tally["we_reject_only_at_load_or_runtime"] += 1
         if theirs != mine["reject"]:
@@ -257,6 +263,7 @@ def main() -> None:
         "judged": judged,
         "harness_error": tally["harness_error"],
         "accept_reject_agreement": round(agree / judged, 4) if judged else None,
+        "agreement_oracle_visible_rules_only": round(tally["visible_agree"] / judged, 4) if judged else None,
         "oracle_reject_we_reject": tally["reject/reject"],
         "oracle_accept_we_accept": tally["accept/accept"],
         "oracle_reject_we_accept": tally["reject/accept"],

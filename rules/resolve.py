@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 from rules.config import Config
 from rules.knowledge import NEWEST_KNOWN, checkpoint_kv
 from rules.knowledge import backends as kb
+from rules.knowledge import dsa as dsa_kb
 from rules.target import Target
 
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
@@ -70,7 +71,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
     if minimax_m3_nvfp4(config, _release(target)):
         return _minimax_m3_nvfp4_overrides(config, major in kb.blackwell_majors(_release(target)))
     if none_set:
-        if arch in DSA_ARCHITECTURES:
+        if dsa_model(config, target):
             return {"attention_backend": "dsa"}  # deepseek_v2.py: DeepSeek V3.2 / GLM-5
         if arch == "DeepseekV3ForCausalLM" and major == 10:
             return {"attention_backend": "trtllm_mla"}  # deepseek_v2.py: DeepSeek V3/R1/V3.1 on SM100
@@ -394,10 +395,28 @@ def hrm_text(config: Config) -> bool:
     )
 
 
+def dsa_model(config: Config, target: Target) -> bool:
+    """Whether SGLang runs the model on its DeepSeek sparse attention path in the target's release
+    (configs/model_config.py is_deepseek_dsa: the architecture listed, and index_topk in its config)."""
+    model = config.model
+    if model is None or not model.dsa:
+        return False
+    since = dsa_kb.DSA_ARCHITECTURES_SINCE.get(model.architecture or "")
+    release = _release(target)
+    gap = dsa_kb.DSA_PATH_GAPS.get(model.architecture or "")
+    if gap and gap[0] <= release < gap[1]:
+        return False
+    return since is not None and release >= Version(since)
+
+
 def effective_page_size(config: Config, target: Target) -> int:
     """The KV page size SGLang settles on, applying its snaps in pipeline order (see module docstring); the sizes
     each backend accepts and snaps to are its declaration's (rules/knowledge/backends.py) in the target's release."""
-    page = config.page_size
+    # A DSA model's page is set outright, whatever --page-size says, before any backend snap (on CUDA; 64 x
+    # index_kpool from 0.5.22, and no DSA config here has index_kpool): "Setting page size to 64 for DeepSeek
+    # DSA" (NSA before 0.5.10), server_args.py:1075-1076 in 0.5.5, :1583-1584 in 0.5.10, arg_groups/overrides.py
+    # :401-402 in 0.5.16, model_overrides/deepseek_v2.py:144-145 in 0.5.20, :170-173 in 0.5.23.
+    page = dsa_kb.DSA_PAGE_SIZE if dsa_model(config, target) else config.page_size
     backends = config.backends | ({config.draft_attention_backend} if config.draft_attention_backend else set())
 
     declared = target.sglang_backends

@@ -112,6 +112,26 @@ def test_resolution_follows_sglang_order():
     )
 
 
+def test_dsa_model_page_size_is_64():
+    """SGLang's DSA path sets page 64 on CUDA, replacing --page-size, in every release with DSA (read in the 0.5.5,
+    0.5.10, 0.5.16, 0.5.20, 0.5.23 wheels; bench/oracle_diff.py --space dsa: page 64 in each config 0.5.23
+    accepted, and with --page-size 16 on B200 and 1 on H100 in 0.5.5 and 0.5.23); a DeepSeek model without
+    index_topk keeps its own."""
+
+    def page(model, gpu, release="0.5.23", **values):
+        target = Target.from_gpu(gpu).with_engine_versions({"sglang": release})
+        return effective_page_size(resolve(make_config(model=load_model(model), **values), target), target)
+
+    assert page("deepseek-v3.2-exp", "H100") == 64
+    assert page("deepseek-v3.2-exp", "B200", page_size=16) == 64
+    assert page("deepseek-v3.2-exp", "RTX PRO 6000", release="0.5.5") == 64
+    assert page("deepseek-v3", "H100") == 1
+    # 0.5.6-0.5.11 leave DeepseekV32ForCausalLM off the DSA path: fa3, page 1 on H100 (the 0.5.10 oracle)
+    target = Target.from_gpu("H100").with_engine_versions({"sglang": "0.5.10"})
+    cfg = resolve(make_config(model=load_model("deepseek-v3.2-exp")), target)
+    assert (cfg.attention_backend, effective_page_size(cfg, target)) == ("fa3", 1)
+
+
 def test_model_overrides_set_sglangs_default_backends():
     """arg_groups/model_overrides/*.py of sglang 0.5.23, each case checked with SGLang's own resolution."""
     from tests.rule_fixtures.model_specific import model_dir

@@ -7,28 +7,57 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 
 from __future__ import annotations
 
-from packaging.version import Version
-
-from rules.checks.common import gpu, sglang_release
+from rules.checks.common import choice_check, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import dsa as kb
+from rules.knowledge import sglang_choices as choices_kb
+from rules.resolve import dsa_model
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
-
-
-def dsa_model(cfg, target) -> bool:
-    """The model takes SGLang's DSA path at the target's release (an index_topk model of a listed architecture)."""
-    model = cfg.model
-    if model is None:
-        return False
-    since = kb.DSA_ARCHITECTURES_SINCE.get(model.architecture or "")
-    return model.dsa and since is not None and sglang_release(target) >= Version(since)
 
 
 def _dsa_backends(cfg) -> dict[str, str]:
     """The DSA sub-backends named, by flag."""
     named = {phase: cfg.flags.get(f"dsa_{phase}_backend") for phase in ("prefill", "decode")}
     return {f"--dsa-{phase}-backend": value for phase, value in named.items() if isinstance(value, str)}
+
+
+@rule(
+    id="dsa-backend-choice",
+    title="Each DSA sub-backend named is a choice of the engine's release",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the --dsa-prefill-backend / --dsa-decode-backend choices of every final release and "
+        ".postN wheel read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json (the flags are "
+        "--nsa-* before 0.5.13); bench/oracle_diff.py --space dsa on 0.5.16: each triton or flashinfer_sparse_mla "
+        "refused by argparse"
+    ),
+    stage="parse",
+    prevents="argument --dsa-prefill-backend: invalid choice: 'triton' (choose from ...); the same error for "
+    "--dsa-decode-backend",
+    source=f"{choices_kb.SOURCE}; CPython Lib/argparse.py _check_value",
+    docs="""Checks each backend of --dsa-prefill-backend and --dsa-decode-backend against the choices of the
+target's SGLang release.
+
+The DSA sub-backends grew release by release (flashinfer_sparse_mla and triton are not choices in 0.5.16,
+flashmla_sparse_q8 not in 0.5.13), and argparse refuses a launch line written for a newer release before
+anything loads.""",
+    fix_title="Use a DSA backend that release lists",
+)
+def dsa_backend_choice(cfg, target):
+    named = _dsa_backends(cfg)
+    if not named:
+        return skipped("no DSA backend named")
+    check = choice_check(target, named)
+    required = f"a DSA backend sglang {check.release} lists{check.said}"
+    if not check.refused:
+        return passed(", ".join(f"{flag} {value}" for flag, value in named.items()), required)
+    return failed(
+        "; ".join(f"{r.flag} {r.value} is not a choice of sglang {check.release}" for r in check.refused),
+        required,
+        [f"{r.flag} {choice}" for r in check.refused for choice in r.closest],
+    )
 
 
 @rule(
@@ -183,6 +212,55 @@ def _dsa_kv(cfg, target):
 
 
 @rule(
+    id="dsa-tilelang-cuda-fp8-kv",
+    title="TileLang DSA on CUDA needs a bfloat16 KV cache (sglang 0.5.17-0.5.21)",
+    engine="sglang",
+    versions="sglang>=0.5.17,<0.5.22",
+    verified=(
+        "sglang 0.5.17-0.5.21: the raise in _check_tilelang_dsa_fp8_kv (overrides.py:1569 in 0.5.17, :1657 in "
+        "0.5.18, :661 in 0.5.19) / _check_dsa_backend_constraints (:643 in 0.5.20, :546 in 0.5.21), called after "
+        "the DSA defaults (:1654, :1742, :746) and, from 0.5.20, in the HiSparse arm too (:757 and :787 in 0.5.20, "
+        ":661 and :691 in 0.5.21); absent from 0.5.16; 0.5.22 replaced it with dsa-tilelang-fp8-kv's checks. "
+        "bench/oracle_diff.py --space dsa on 0.5.20: each tilelang launch with an fp8_e4m3 KV rejected with it, the 0.5.20 fixtures too"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="The tilelang DSA prefill/decode kernels only support an fp8_e4m3 KV cache on ROCm/HIP; on CUDA they "
+    "require a bfloat16 KV cache.",
+    source=f"{kb.OVERRIDES}, _check_tilelang_dsa_fp8_kv (_check_dsa_backend_constraints from 0.5.20), called by "
+    "_dsa_split_backend_resolution",
+    docs="""Checks a DSA model whose `--dsa-prefill-backend` or `--dsa-decode-backend` is tilelang, in sglang
+0.5.17 to 0.5.21: the KV cache must be bfloat16 (given, or auto below SM100).
+
+In those releases TileLang's fp8 KV path is ROCm-only (the CUDA kernel hardcodes bfloat16), and SGLang refuses
+tilelang with an fp8_e4m3 KV cache at start-up instead of crashing at decode CUDA-graph capture. Through 0.5.19
+the check is skipped with `--enable-hisparse` (its branch returns first); 0.5.20 and 0.5.21 check it there
+too. From 0.5.22 CUDA TileLang has an FP8 KV layout (dsa-tilelang-fp8-kv).""",
+    fix_title="Use --kv-cache-dtype bfloat16 with tilelang, or an fp8-capable DSA backend",
+)
+def dsa_tilelang_cuda_fp8_kv(cfg, target):
+    named = _dsa_backends(cfg)
+    if kb.TILELANG_DSA_BACKEND not in named.values():
+        return skipped("applies to the tilelang DSA backend")
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    if cfg.flags.get("enable_hisparse") and sglang_release(target) < kb.TILELANG_CUDA_FP8_HISPARSE_CHECKED_FROM:
+        return skipped("with --enable-hisparse, SGLang before 0.5.20 does not check it")
+    kv = _dsa_kv(cfg, target)
+    if kv is None:
+        return unknown("compute capability unknown: SGLang resolves auto by it")
+    required = "a bfloat16 KV cache with tilelang on CUDA"
+    if kv != "fp8_e4m3":
+        return passed(f"tilelang with a {kv} KV cache", required)
+    others = "flashmla_kv" if (target.major or 0) < 10 else "trtllm"
+    return failed(
+        f"tilelang with an fp8_e4m3 KV cache{' (auto on ' + gpu(target) + ')' if cfg.kv_cache_dtype == 'auto' else ''}",
+        required,
+        ["--kv-cache-dtype bfloat16"] + [f"{flag} {others}" for flag, value in named.items() if value == "tilelang"],
+    )
+
+
+@rule(
     id="dsa-tilelang-fp8-kv",
     title="TileLang DSA with an FP8 KV cache: both phases, no decode CP, SM89+, no HiSparse",
     engine="sglang",
@@ -252,7 +330,9 @@ def dsa_tilelang_fp8_kv(cfg, target):
     stage="startup",
     prevents="HiSparse requires one of ('bfloat16', 'fp8_e4m3') KV cache dtypes, but got "
     "--kv-cache-dtype={kv_cache_dtype}. Please use --kv-cache-dtype=bfloat16 or --kv-cache-dtype=fp8_e4m3.",
-    source=f"{kb.HISPARSE_HOOK}, validate_hisparse_kv_cache_dtype, validate_hisparse_dsa_backend",
+    source=f"{kb.HISPARSE_HOOK}, validate_hisparse_kv_cache_dtype, validate_hisparse_dsa_backend (run at launch by "
+    "check_server_args, after resolution: arg_groups/validation_hook.py:312 in 0.5.23, :203 in 0.5.20, "
+    "server_args.py:9278 in 0.5.18)",
     docs="""Checks, with `--enable-hisparse` on a DSA model, that the KV cache is bfloat16 or fp8_e4m3 and that a
 named DSA backend is one HiSparse supports for it on CUDA: flashmla_sparse for bfloat16; flashmla_kv or
 flashinfer_sparse_mla for fp8_e4m3.
@@ -286,6 +366,39 @@ def dsa_hisparse(cfg, target):
         required,
         [f"{flag} {sorted(allowed)[0]}" for flag in wrong],
     )
+
+
+@rule(
+    id="dsa-hisparse-radix-cache",
+    title="HiSparse needs the radix cache off",
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23: the assert in validate_hisparse, run by check_server_args, in every release read "
+        "(server_args.py:6191 in 0.5.10; hisparse_hook.py:68 in 0.5.12, :114 in 0.5.14, :101 in 0.5.16, :100 in "
+        "0.5.18 and 0.5.20, :110 in 0.5.22 and 0.5.23); 0.5.9 has no --enable-hisparse"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Hierarchical sparse attention currently requires --disable-radix-cache.",
+    source=f"{kb.HISPARSE_HOOK}, validate_hisparse (run at launch by check_server_args, after resolution: "
+    "arg_groups/validation_hook.py:312 in 0.5.23, server_args.py:6191 in 0.5.10)",
+    docs="""Checks that `--enable-hisparse` on a DSA model comes with `--disable-radix-cache`.
+
+SGLang asserts it when the server starts, right after checking the model is one HiSparse serves, so every
+HiSparse launch that keeps the (default) radix cache fails before loading weights. bench/oracle_diff.py --space
+dsa drew such launches; SGLang's resolution accepts them and the assert comes later, at check_server_args.""",
+    fix_title="Add --disable-radix-cache",
+)
+def dsa_hisparse_radix_cache(cfg, target):
+    if not cfg.flags.get("enable_hisparse"):
+        return skipped("applies to --enable-hisparse")
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    required = "--disable-radix-cache with --enable-hisparse"
+    if cfg.flags.get("disable_radix_cache"):
+        return passed("--enable-hisparse with --disable-radix-cache", required)
+    return failed("--enable-hisparse with the radix cache on", required, ["--disable-radix-cache"])
 
 
 @rule(

@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 from packaging.version import Version
 
 from rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
-from rules.checks.dsa import dsa_model
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import memory
 from rules.knowledge.memory import GIB
-from rules.resolve import effective_page_size
+from rules.resolve import dsa_model, effective_page_size
 from rules.target import Target
 
 if TYPE_CHECKING:  # the facts model is a live or saved target's; --gpu never loads it

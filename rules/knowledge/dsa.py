@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from packaging.version import Version
+
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 HISPARSE_HOOK = "sglang: python/sglang/srt/arg_groups/hisparse_hook.py"
 
@@ -28,6 +30,15 @@ DSA_ARCHITECTURES_SINCE = MappingProxyType(
     }
 )
 
+# The KV page size the DSA path sets on CUDA, replacing --page-size (see rules/resolve.py effective_page_size for
+# where, per release).
+DSA_PAGE_SIZE = 64
+# Releases whose model adjustments leave an architecture off the DSA path although is_deepseek_dsa lists it:
+# 0.5.6-0.5.11 gate the DSA arm of _handle_model_specific_adjustments on a DeepSeek list without
+# DeepseekV32ForCausalLM (server_args.py:939-940 in 0.5.6, :1507-1515 in 0.5.10, :1673-1681 in 0.5.11; 0.5.5
+# runs the arm for every is_deepseek_nsa model, 0.5.12 adds it to the list), so SGLang resolves it like
+# DeepSeek-V3 there: the generic default backend, page 1, no DSA KV assert (oracle, 0.5.10).
+DSA_PATH_GAPS = MappingProxyType({"DeepseekV32ForCausalLM": (Version("0.5.6"), Version("0.5.12"))})
 # `--kv-cache-dtype` values the DSA path keeps: auto becomes fp8_e4m3 on SM100+ (bfloat16 below, and with
 # learnable sinks), bf16 becomes bfloat16, and anything else fails "DeepSeek DSA only supports bf16/bfloat16 or
 # fp8_e4m3 kv_cache_dtype" (server_args.py:1077-1080 in 0.5.4.post3, "NSA" in the message through 0.5.9;
@@ -44,6 +55,9 @@ ROCM_ONLY_DSA_BACKENDS = frozenset({"triton"})
 # 0.5.23; the HiSparse arm :668 in 0.5.22, :692 in 0.5.23): with fp8_e4m3 KV, tilelang must serve both DSA
 # phases, without decode context parallelism, on SM89 or newer, and without HiSparse.
 TILELANG_DSA_BACKEND = "tilelang"
+# 0.5.17-0.5.21: tilelang with an fp8_e4m3 KV cache is refused on CUDA (the CUDA kernel is bfloat16 only;
+# overrides.py:1569 in 0.5.17, :643 in 0.5.20); the HiSparse branch checks it from 0.5.20 (:757 in 0.5.20).
+TILELANG_CUDA_FP8_HISPARSE_CHECKED_FROM = Version("0.5.20")
 TILELANG_FP8_MIN_CC = (8, 9)
 # HiSparse (--enable-hisparse): KV dtypes, and the CUDA DSA backends per KV dtype (hisparse_hook.py:16-23 from
 # 0.5.18 to 0.5.23; 0.5.17 had only flashmla_kv for fp8_e4m3).

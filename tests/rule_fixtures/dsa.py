@@ -34,11 +34,25 @@ def launch(gpu: str, model: tuple[str, str], *flags: str) -> dict:
 
 
 FIXTURES = {
+    "dsa-backend-choice": {
+        "pass": [
+            {**launch("H200", DSA, "--dsa-decode-backend", "flashmla_kv"), "engine_version": ["sglang==0.5.16"]},
+            launch("B200", DSA, "--dsa-prefill-backend", "flashinfer_sparse_mla"),
+        ],
+        "fail": [
+            {**launch("H200", DSA, "--dsa-prefill-backend", "triton"), "engine_version": ["sglang==0.5.16"]},
+            {
+                **launch("B200", DSA, "--dsa-decode-backend", "flashinfer_sparse_mla"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+        ],
+    },
     "dsa-kv-cache-dtype": {
         "pass": [case("H200", *DSA, "--kv-cache-dtype", "bf16"), case("B200", *DSA)],
         "fail": [
             case("H200", *DSA, "--kv-cache-dtype", "fp8_e5m2"),
-            case("B200", *DSA, "--kv-cache-dtype", "mxfp8", engine_version=["sglang==0.5.10"]),
+            # 0.5.5 asserts it for DeepseekV32ForCausalLM; 0.5.6-0.5.11 leave that architecture off the DSA path
+            case("B200", *DSA, "--kv-cache-dtype", "fp8_e5m2", engine_version=["sglang==0.5.5"]),
         ],
     },
     "dsa-learnable-sink-kv": {
@@ -82,6 +96,32 @@ FIXTURES = {
         "fail": [
             launch("H200", DSA, "--enable-hisparse", "--dsa-decode-backend", "flashmla_kv"),
             launch("H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "fp8_e5m2"),
+        ],
+    },
+    "dsa-tilelang-cuda-fp8-kv": {
+        "pass": [
+            {**launch("H200", DSA, "--dsa-decode-backend", "tilelang"), "engine_version": ["sglang==0.5.18"]},
+            {
+                **launch("B200", DSA, "--dsa-decode-backend", "tilelang", "--kv-cache-dtype", "bfloat16"),
+                "engine_version": ["sglang==0.5.20"],
+            },
+        ],
+        "fail": [
+            {**launch("B200", DSA, "--dsa-decode-backend", "tilelang"), "engine_version": ["sglang==0.5.20"]},
+            {
+                **launch("H200", DSA, "--dsa-prefill-backend", "tilelang", "--kv-cache-dtype", "fp8_e4m3"),
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
+    },
+    "dsa-hisparse-radix-cache": {
+        "pass": [
+            launch("B200", DSA, "--enable-hisparse", "--disable-radix-cache"),
+            launch("H200", DSA, "--enable-hisparse", "--disable-radix-cache", "--kv-cache-dtype", "bfloat16"),
+        ],
+        "fail": [
+            launch("B200", DSA, "--enable-hisparse"),
+            launch("H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "bfloat16"),
         ],
     },
     "dsv4-kv-cache-dtype": {
