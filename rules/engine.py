@@ -533,14 +533,13 @@ class Judge:
 
     def __init__(self, target: Target):
         self.target = target.as_oldest_known()
-        self._gates: dict[str, Gate] = {}
+        self._gates: dict[str, Mapping[str, Gate]] = {}  # by engine
 
     def gates(self, engine: str) -> Mapping[str, Gate]:
         """versions requirement -> its gate on the target, for every requirement of `engine`'s rules."""
-        for req in registry(engine).requirements:
-            if req.versions not in self._gates:
-                self._gates[req.versions] = req.gate(self.target)
-        return self._gates
+        if engine not in self._gates:
+            self._gates[engine] = {req.versions: req.gate(self.target) for req in registry(engine).requirements}
+        return self._gates[engine]
 
     def findings(self, config: Config) -> list[Finding]:
         """Every rule of `config`'s engine judged on the target, in display order (`config` as resolved)."""

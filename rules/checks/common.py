@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Mapping, NamedTuple, Optional
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from rules.config import Config
 from rules.knowledge import NEWEST_KNOWN, checkpoint_kv
@@ -75,6 +75,14 @@ def choice_check(
 def gpu(target: Target) -> str:
     """'H100 (SM90)' or 'SM90' for findings."""
     return f"{target.gpu_name} ({target.sm})" if target.gpu_name and target.gpu_name != target.sm.lower() else target.sm
+
+
+def cuda_version(text: Optional[str]) -> Optional[Version]:
+    """A torch build's CUDA version ("12.8"), or None when it has none or it cannot be read."""
+    try:
+        return Version(text) if text else None
+    except InvalidVersion:
+        return None
 
 
 def phases_using(config: Config, backend: str) -> str:

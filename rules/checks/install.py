@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from rules.checks.common import HEALTH_OK, declared, gpu, library, library_state, sglang_release
+from rules.checks.common import HEALTH_OK, cuda_version, declared, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import backends as backend_kb
 from rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, arch_list_runs_on
@@ -192,13 +192,6 @@ def install_flashinfer_library(cfg, target):
 # --- torch and the GPU ----------------------------------------------------------------------------------------
 
 
-def _cuda_version(text: Optional[str]) -> Optional[Version]:
-    try:
-        return Version(text) if text else None
-    except InvalidVersion:
-        return None
-
-
 @rule(
     id="install-no-cuda-gpu",
     title="The machine has a CUDA GPU",
@@ -289,7 +282,7 @@ def install_torch_cuda_version(cfg, target):
     needed = _cuda_needed(target.major)
     if needed is None:
         return skipped(f"no CUDA minimum beyond torch's own for {gpu(target)}")
-    have = _cuda_version(target.facts.torch.cuda)
+    have = cuda_version(target.facts.torch.cuda)
     if have is None:
         return skipped("torch is not a CUDA build (rule install-torch-cpu-only)")
     if have >= needed:

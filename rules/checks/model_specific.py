@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import blackwell_majors, declared, gpu, sglang_release
+from rules.checks.common import blackwell_majors, cuda_version, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import quantization as kb_quant
@@ -941,9 +941,9 @@ def model_linear_attn_flashinfer_cuda13(cfg, target):
     if _linear_attn(cfg, "prefill") != "flashinfer":
         return skipped("applies to FlashInfer linear-attention prefill")
     cuda = target.facts.torch.cuda if target.facts is not None else None
-    major = int(cuda.split(".")[0]) if cuda and cuda.split(".")[0].isdigit() else 0
+    version = cuda_version(cuda)
     found = f"linear-attention prefill on flashinfer with torch CUDA {cuda or 'unknown'} on {gpu(target)}"
-    if major >= 13:
+    if version is not None and version.major >= 13:
         return passed(found, "torch CUDA 13+")
     return failed(found, "torch CUDA 13+", ["--linear-attn-prefill-backend triton"])
 

@@ -171,6 +171,16 @@ def _select(q: kb.VllmQuery, target: Target) -> kb.Selection:
     return kb.select(q, _release(target))
 
 
+def _flex_not_used(cfg: Config, target: Target) -> Optional[Outcome]:
+    """The skip when FLEX_ATTENTION is neither named nor what vLLM's priority list picks; None when it runs."""
+    if cfg.attention_backend is None and target.cc is not None:
+        if _select(query(cfg, target), target).chosen != "FLEX_ATTENTION":
+            return skipped("vLLM does not select FLEX_ATTENTION for this config")
+    elif cfg.attention_backend != "FLEX_ATTENTION":
+        return skipped("applies to FLEX_ATTENTION")
+    return None
+
+
 def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict[str, kb.Rejection]:
     """The validator's reasons (vllm_backends.rejections) against the named backend, by key: every rule
     about a validate_configuration / supports_combination reason reads its own key here."""
@@ -1702,11 +1712,9 @@ wheels read). Found by bench/vllm_oracle_diff.py (gemma-2-9b, FLEX_ATTENTION).""
     fix_title="Use FLASH_ATTN, FLASHINFER or TRITON_ATTN (they take a soft cap)",
 )
 def vllm_flex_softcap(cfg, target):
-    if cfg.attention_backend is None and target.cc is not None:
-        if _select(query(cfg, target), target).chosen != "FLEX_ATTENTION":
-            return skipped("vLLM does not select FLEX_ATTENTION for this config")
-    elif cfg.attention_backend != "FLEX_ATTENTION":
-        return skipped("applies to FLEX_ATTENTION")
+    off = _flex_not_used(cfg, target)
+    if off is not None:
+        return off
     if "softcap" not in cfg.features:
         return passed("FLEX_ATTENTION, no logit soft cap", "no logit soft cap")
     return failed(
@@ -1800,11 +1808,9 @@ vLLM 0.11.0 implements sliding windows in FlexAttention.""",
     fix_title="Upgrade to vLLM 0.11, or name TRITON_ATTN_VLLM_V1",
 )
 def vllm_flex_sliding_window(cfg, target):
-    if cfg.attention_backend is None and target.cc is not None:
-        if _select(query(cfg, target), target).chosen != "FLEX_ATTENTION":
-            return skipped("vLLM does not select FLEX_ATTENTION for this config")
-    elif cfg.attention_backend != "FLEX_ATTENTION":
-        return skipped("applies to FLEX_ATTENTION")
+    off = _flex_not_used(cfg, target)
+    if off is not None:
+        return off
     if "sliding_window" not in cfg.features:
         return passed("FLEX_ATTENTION, no sliding window", "no sliding-window layers")
     return failed(
@@ -2046,7 +2052,7 @@ def vllm_flex_block_size(cfg, target):
     if cfg.page_size is None:
         return skipped("no --block-size given")
     if cfg.attention_backend is None:
-        chosen = kb.select(query(cfg, target), _release(target)).chosen
+        chosen = _select(query(cfg, target), target).chosen
         if chosen != "FLEX_ATTENTION":
             return skipped(f"vLLM selects {chosen or 'no modelled backend'}, not FLEX_ATTENTION")
         where = f"vLLM falls back to FLEX_ATTENTION for --block-size {cfg.page_size}"
