@@ -1859,11 +1859,12 @@ def vllm_sinks_unvalidated(cfg, target):
         return unknown("no CUDA GPU on the target")
     release = _release(target)
     name = kb.enum_name(cfg.attention_backend, release)
-    if name == "FLASH_ATTN":
+    backend = name.removesuffix("_VLLM_V1")  # 0.10.x's V1 names run the same backends (FLASH_ATTN_VLLM_V1, ...)
+    if backend == "FLASH_ATTN":
         takes, required = target.cc[0] == 9, "FlashAttention 3 (SM 9.x)"
-    elif name == "FLASHINFER" and Version(release) >= Version("0.10.2"):
+    elif backend == "FLASHINFER" and Version(release) >= Version("0.10.2"):
         takes, required = target.cc == (10, 0), "TRT-LLM attention (SM 10.0)"
-    elif name in ("TRITON_ATTN", "TRITON_ATTN_VLLM_V1"):
+    elif backend == "TRITON_ATTN":
         takes, required = True, "a backend with sinks"
     else:
         return skipped(f"the sink support of {name} in vllm {release} is not read")

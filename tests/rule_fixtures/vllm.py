@@ -718,6 +718,12 @@ FIXTURES = {
                 "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("gpt-oss-20b")],
                 "engine_version": ["vllm==0.11.0"],
             },
+            # 0.10.x's V1 spelling of the same FlashAttention backend
+            {
+                "gpu": "A10",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN_VLLM_V1", *serve("gpt-oss-20b")],
+                "engine_version": ["vllm==0.10.1"],
+            },
         ],
     },
     # vllm 0.10.2 sizes Qwen3-Next's attention blocks to hold a Gated DeltaNet state (models/config.py:381-389):
