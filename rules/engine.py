@@ -628,16 +628,23 @@ class Judge:
         self, config: Config, candidates: list[tuple[str, str, Config]], findings: list[Finding]
     ) -> list[Alternative]:
         """The candidates that would not fail, each with the verdict of what it changes: a warning or unknown
-        the config has anyway (an unmodelled flag, an unknown version) is not the alternative's. Ranked: the engine's own choice for this GPU and model first,
+        the config has anyway (an unmodelled flag, an unknown version) is not the alternative's. A backend the
+        engine would replace by another is not offered; a KV dtype that makes the engine replace the backend says
+        what it becomes. Ranked: the engine's own choice for this GPU and model first,
         then passes before warnings, then changes the engine keeps before those it silently replaces (shown as
         what they become), then the engine's declaration order."""
         anyway = {(f.rule_id, f.status) for f in findings if f.status in (Status.WARN, Status.UNKNOWN)}
+        runs = resolve(config, self.target).backend_label()
         out = []
         for option, value, candidate in candidates:
             judged = resolve(candidate, self.target)
+            if option == backend_option(config.engine, self.target) and value not in judged.backends:
+                continue  # the engine would run another backend: not an alternative that picks this one
             verdict = verdict_from(f.status for f in self.findings(judged) if (f.rule_id, f.status) not in anyway)
             if verdict is not Status.FAIL:
-                rewritten = any(key.endswith("attention_backend") for key in judged.rewrites)
+                rewritten = judged.backend_label() != runs and any(
+                    k.endswith("attention_backend") for k in judged.rewrites
+                )
                 out.append(Alternative(option, value, verdict, judged.backend_label() if rewritten else ""))
         preferred = resolve(config.with_backend(None), self.target).backends  # what the engine picks itself
         order = {(a.option, a.value): i for i, a in enumerate(out)}

@@ -296,7 +296,7 @@ def resolve(config: Config, target: Target) -> Config:
     """The config as the engine will run it: default backend filled in, silent rewrites applied (each recorded
     in Config.rewrites as field -> the value asked for)."""
     if config.engine == "vllm":
-        return _vllm_checkpoint_kv(config, target)
+        return _vllm_legacy_backend(_vllm_checkpoint_kv(config, target), target)
     if config.engine != "sglang" or target.cc is None:
         return config
     major = target.cc[0]
@@ -370,6 +370,33 @@ def resolve(config: Config, target: Target) -> Config:
             auto_backend=config.auto_backend and f"SGLang forces triton for HRM-Text ({HRM_TEXT_SOURCE})",
         )
     return config
+
+
+def _vllm_legacy_backend(config: Config, target: Target) -> Config:
+    """vLLM 0.10.0-0.11.0 run another backend than VLLM_ATTENTION_BACKEND names where their selection chain does not
+    take the name for the model (rules/knowledge/vllm_legacy.py): judged as what runs, recorded in Config.rewrites
+    as attention_backend -> the name asked for (rule vllm-named-backend-runs warns)."""
+    from rules.knowledge import vllm_backends, vllm_legacy  # loaded for vLLM configs only
+
+    release = target.versions.get("vllm")
+    if config.attention_backend is None or target.cc is None or release is None:
+        return config
+    try:
+        if Version(release) >= Version(vllm_backends.VALIDATE_SINCE):
+            return config
+    except InvalidVersion:
+        return config
+    from rules.checks.vllm import query  # the layer vLLM selects for is read where the vLLM rules read it
+
+    name = config.env.get(vllm_backends.ENV_BACKEND, config.attention_backend)
+    outcome = vllm_legacy.named(name, query(config, target), release, config.env.get(vllm_legacy.ENV_USE_V1))
+    if outcome.runs is None or outcome.as_named or outcome.v0:
+        return config
+    return replace(
+        config,
+        attention_backend=outcome.runs,
+        rewrites={**config.rewrites, "attention_backend": config.attention_backend},
+    )
 
 
 def _vllm_checkpoint_kv(config: Config, target: Target) -> Config:

@@ -22,6 +22,7 @@ from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
 from rules.knowledge import vllm_gemma4 as kb_gemma4
+from rules.knowledge import vllm_legacy as kb_legacy
 from rules.target import Target
 
 # Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the wheels read
@@ -1872,6 +1873,83 @@ def vllm_sinks_unvalidated(cfg, target):
     if takes:
         return passed(found, required)
     return failed(found, required, [f"{kb.ENV_BACKEND}=TRITON_ATTN_VLLM_V1", f"unset {kb.ENV_BACKEND}"])
+
+
+@rule(
+    id="vllm-named-backend-runs",
+    title="vLLM 0.10-0.11.0 runs the backend VLLM_ATTENTION_BACKEND names",
+    engine="vllm",
+    versions="vllm>=0.10.0,<0.11.1rc7",
+    verified=(
+        "vllm 0.10.0, 0.10.1.1, 0.10.2 and 0.11.0, each wheel read (rules/knowledge/vllm_legacy.py LEGACY_RELEASES, "
+        "file:line per release): the V1_BACKENDS list of EngineArgs._is_v1_supported_oracle (engine/arg_utils.py:1404 "
+        "in 0.10.0, :1456 in 0.10.1.1, :1502 in 0.10.2, :1491 in 0.11.0), the MLA and non-MLA if/elif chains of "
+        "CudaPlatformBase.get_attn_backend_cls (platforms/cuda.py:201-260 in 0.10.0, :226-295 in 0.10.1.1, :236-329 "
+        "in 0.10.2, :252-332 in 0.11.0) and their V0 chain (:314-341, :352-379, :386-403; 0.11.0 asserts "
+        "VLLM_USE_V1 in entrypoints/openai/api_server.py:209); the non-MLA Impls' __init__ take no **kwargs but "
+        "FlexAttentionImpl from 0.10.2 (v1/attention/backends/*.py, attention/backends/*.py). From 0.11.1rc7 a "
+        "named backend is validated (validate_configuration: rules vllm-mla-model-backend, "
+        "vllm-non-mla-model-backend)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents=kb_legacy.MLA_KWARGS.format(impl="FlashAttentionImpl")
+    + "; "
+    + kb_legacy.V0_FALLBACK.format(name="XFORMERS")
+    + "; "
+    + kb_legacy.FA_FP8_KV_REFUSED,
+    source="vllm-project/vllm@v0.10.2: vllm/platforms/cuda.py, CudaPlatformBase.get_attn_backend_cls (:226-403); "
+    "vllm/engine/arg_utils.py, EngineArgs._is_v1_supported_oracle (:1502-1525) and _raise_or_fallback (:1792-1800)",
+    references=("https://github.com/vllm-project/vllm/pull/13092",),
+    docs="""Checks, on vLLM 0.10.0-0.11.0, what the backend named by VLLM_ATTENTION_BACKEND really becomes for
+the model: these releases validate no named backend.
+
+get_attn_backend_cls picks from two if/elif chains, one for MLA models (DeepSeek, Kimi) and one for the rest.
+A name the chain does not handle falls through to the default without a word (FLASHMLA for Llama runs
+FLASH_ATTN; in 0.10.0-0.10.1 any name but CUTLASS MLA runs TRITON_MLA for an MLA model below block size 64):
+a warning naming what runs. An MLA model whose name falls through the MLA chain gets a non-MLA backend, whose
+Impl refuses the MLA layer's arguments ("FlashAttentionImpl.__init__() got an unexpected keyword argument
+'q_lora_rank'"). In 0.10.x a name outside the V1 engine's list (XFORMERS, ROCM_FLASH, ...) falls back to the V0
+engine with a warning, or fails with VLLM_USE_V1=1; 0.11.0 has no V0 engine and stops. A name the release
+does not have at all is rule vllm-backend-name's.""",
+    fix_title="Unset VLLM_ATTENTION_BACKEND, or name the backend that release dispatches for the model",
+)
+def vllm_named_backend_runs(cfg, target):
+    asked = cfg.rewrites.get("attention_backend", cfg.attention_backend)
+    if asked is None:
+        return skipped("no backend named")
+    if target.cc is None:
+        return unknown("no CUDA GPU on the target")
+    release = _release(target)
+    name = cfg.env.get(kb.ENV_BACKEND, asked)  # as typed: these releases compare names case-sensitively
+    if name not in kb_legacy.valid_names(release) and kb_legacy.legacy_release(release).refuses_non_members:
+        return skipped(f"{name} is not a backend of vllm {release} (rule vllm-backend-name)")
+    q = query(cfg, target)
+    outcome = kb_legacy.named(name, q, release, cfg.env.get(kb_legacy.ENV_USE_V1))
+    kind = "MLA" if q.use_mla else "not MLA"
+    found = f"{kb.ENV_BACKEND}={name} for this model ({kind}) on {gpu(target)}"
+    unset = f"unset {kb.ENV_BACKEND}"
+    if outcome.error:
+        required = f"a backend vllm {release} runs for the model"
+        return failed(found, required, [unset], reason=outcome.error)
+    if outcome.runs is None:
+        return unknown(f"{found}: {outcome.note or 'the backend that runs'} is not modelled")
+    named_as = kb_legacy.spelling(outcome.runs, release)
+    fix = [f"{kb.ENV_BACKEND}={named_as}"] if named_as else []
+    if outcome.v0:
+        return warned(
+            f"vLLM {release} falls back to its V0 engine for {kb.ENV_BACKEND}={name} and runs {outcome.runs} there",
+            "a backend the V1 engine takes",
+            [unset],
+            reason=outcome.fallback,
+        )
+    if not outcome.as_named:
+        return warned(
+            f"vLLM {release} ignores {kb.ENV_BACKEND}={name} for this model ({kind}) and runs {outcome.runs}",
+            f"a name vLLM {release} dispatches for {'MLA' if q.use_mla else 'non-MLA'} models",
+            [*fix, unset],
+        )
+    return passed(f"{found}: vLLM {release} runs {outcome.runs}", "a name the selection dispatches")
 
 
 # TRT-LLM-gen's FMHA kernels take a KV page of at most 128 tokens: TllmGenFmhaKernel.hashID checks

@@ -694,6 +694,77 @@ FIXTURES = {
     },
     # vllm 0.10.2/0.11.0 FlashAttentionImpl: "Sinks are only supported in FlashAttention 3" (flash_attn.py:415-417);
     # FlashInferMetadataBuilder: "FlashInfer backend currently does not support attention sinks" (flashinfer.py:321-325)
+    # rules/knowledge/vllm_legacy.py: the selection chains of platforms/cuda.py get_attn_backend_cls and the V1
+    # oracle of engine/arg_utils.py, read in the 0.10.0, 0.10.1.1, 0.10.2 and 0.11.0 wheels
+    "vllm-named-backend-runs": {
+        "pass": [
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+            # 0.10.x's own spelling: the V1 chain takes TRITON_ATTN_VLLM_V1 (cuda.py:318-320 in 0.10.2)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+            # the MLA chain takes FLASHMLA, whose block size 64 check_and_update_config forces on Hopper
+            {
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHMLA", *serve("deepseek-v2-lite")],
+                "engine_version": ["vllm==0.11.0"],
+            },
+        ],
+        "fail": [
+            # XFORMERS is not in 0.10.2's V1_BACKENDS (arg_utils.py:1502-1521): the V0 engine runs it, with a warning
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=XFORMERS", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.10.2"],
+                "expect": "warn",
+            },
+            # ... and with VLLM_USE_V1=1 _raise_or_fallback raises instead (arg_utils.py:1792-1795)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_USE_V1=1", "VLLM_ATTENTION_BACKEND=XFORMERS", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+            # FLASHMLA is no name of the non-MLA chain: the default runs (a warning naming FLASH_ATTN)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHMLA", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.11.0"],
+                "expect": "warn",
+            },
+            # 0.10.0's MLA chain runs TRITON_MLA for any name below block size 64 (cuda.py:209-216)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("deepseek-v2-lite")],
+                "engine_version": ["vllm==0.10.0"],
+                "expect": "warn",
+            },
+            # 0.10.2's MLA chain does not take FLASH_ATTN; the non-MLA chain returns FlashAttentionBackend, whose
+            # Impl refuses the MLA layer's q_lora_rank (vllm PR #13092)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("deepseek-v2-lite")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+            # 0.11.0 has no V0 engine: a name outside V1_BACKENDS stops at api_server.py:209
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=DUAL_CHUNK_FLASH_ATTN", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.11.0"],
+            },
+            # 0.11.0's FlashAttentionImpl refuses an fp8 KV cache off FA3 (flash_attn.py:408-412)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("llama-3.1-8b", "--kv-cache-dtype", "fp8")],
+                "engine_version": ["vllm==0.11.0"],
+            },
+        ],
+    },
     "vllm-sinks-unvalidated": {
         "pass": [
             {
@@ -706,6 +777,13 @@ FIXTURES = {
                 "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1", *serve("gpt-oss-20b")],
                 "engine_version": ["vllm==0.10.2"],
             },
+            # FLASH_ATTN_VLLM_V1 is not in 0.10.1's V1 chain (platforms/cuda.py:274-295 in 0.10.1.1): the default
+            # runs, TRITON_ATTN for a sink model off SM 9.0 (:313-315), which takes sinks (vllm-named-backend-runs warns)
+            {
+                "gpu": "A10",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN_VLLM_V1", *serve("gpt-oss-20b")],
+                "engine_version": ["vllm==0.10.1"],
+            },
         ],
         "fail": [
             {
@@ -717,12 +795,6 @@ FIXTURES = {
                 "gpu": "H100",
                 "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("gpt-oss-20b")],
                 "engine_version": ["vllm==0.11.0"],
-            },
-            # 0.10.x's V1 spelling of the same FlashAttention backend
-            {
-                "gpu": "A10",
-                "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN_VLLM_V1", *serve("gpt-oss-20b")],
-                "engine_version": ["vllm==0.10.1"],
             },
         ],
     },
