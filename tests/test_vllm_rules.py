@@ -13,6 +13,7 @@ from attn_preflight.cli import cli
 from rules.checks import vllm as vllm_rules
 from rules.engine import all_rules
 from rules.knowledge import vllm_backends as kb
+from rules.knowledge import vllm_legacy as legacy
 from tests.rule_fixtures import all_fixtures, run_case
 
 DEEPSEEK_V3 = {
@@ -493,12 +494,19 @@ def test_selection_in_old_releases(version, query, expected):
     assert kb.select(query, version).chosen == expected
 
 
-def test_the_v1_suffix_is_dropped_where_the_selector_drops_it():
-    # attention/selector.py removesuffix("_VLLM_V1"): 0.11.0 :198-199, 0.12.0 :146; 0.10.x enums have the names
-    assert kb.enum_name("TRITON_ATTN_VLLM_V1", "0.10.2") == "TRITON_ATTN_VLLM_V1"
-    assert kb.enum_name("TRITON_ATTN_VLLM_V1", "0.11.0") == "TRITON_ATTN"
-    assert kb.enum_name("FLASH_ATTN_VLLM_V1", "0.12.0") == "FLASH_ATTN"
-    assert kb.enum_name("FLASH_ATTN_VLLM_V1", "0.13.0") == "FLASH_ATTN_VLLM_V1"
+def test_the_variable_is_checked_as_each_release_checks_it():
+    """0.10.0: selector.py backend_name_to_enum gives None (:21-32), no raise; 0.10.1/0.10.2: "Invalid attention
+    backend" (selector.py:196-202); 0.11.0-0.12.x: envs.py env_with_choices (:269-271 in 0.11.0, :323-326 in
+    0.12.0) at the first read, before the selector's removesuffix('_VLLM_V1'). Case-sensitive in each."""
+    assert legacy.env_refusal("TRITON_ATTN", "0.10.0") is None
+    assert legacy.env_refusal("TRITON_ATTN_VLLM_V1", "0.10.2") is None
+    assert legacy.env_refusal("TRITON_ATTN", "0.10.2").startswith("Invalid attention backend: 'TRITON_ATTN'.")
+    assert legacy.env_refusal("flash_attn", "0.10.1").startswith("Invalid attention backend: 'flash_attn'.")
+    refused = legacy.env_refusal("TRITON_ATTN_VLLM_V1", "0.12.0")
+    assert refused.startswith("Invalid value 'TRITON_ATTN_VLLM_V1' for VLLM_ATTENTION_BACKEND. Valid options: [")
+    assert "'TRITON_ATTN'" in refused and "'FLASHMLA_SPARSE'" in refused  # 0.12.0's own members
+    assert "'TRITON_ATTN_VLLM_V1'" in legacy.env_refusal("TRITON_ATTN", "0.10.1")  # 0.10.1.1's members
+    assert legacy.env_refusal("TRITON_ATTN", "0.11.0") is None
 
 
 def test_selection_reads_the_releases_declarations():

@@ -129,7 +129,7 @@ def gemma4_forcing(cfg: Config, target: Target) -> Optional[kb_gemma4.Gemma4Forc
         frozenset(hd for hd, _ in model.layer_head_dims),
         target.cc,
         cfg.kv_cache_dtype,
-        kb.enum_name(cfg.attention_backend, _release(target)) if cfg.attention_backend else None,
+        cfg.attention_backend,
         int(requested) if requested is not None else None,
         Version(_release(target) or kb.VLLM_VERSION),
     )
@@ -155,7 +155,7 @@ def _named(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend], Optio
     """The backend named on the command line, or the outcome for a rule that cannot judge it."""
     if cfg.attention_backend is None:
         return None, skipped("no backend named: vLLM selects one (rule vllm-auto-select)")
-    backend = kb.backend_at(kb.enum_name(cfg.attention_backend, _release(target)), _release(target))
+    backend = kb.backend_at(cfg.attention_backend, _release(target))
     if backend is None:
         return None, skipped(f"{cfg.attention_backend} is not a usable backend (rule vllm-backend-name)")
     if backend.platform != "cuda":
@@ -239,14 +239,15 @@ def _cc(target: Target) -> str:
     versions="vllm>=0.10.0",
     verified=(
         "vllm 0.10.0-0.33.0, every minor release's x.y.0 and last x.y.z, and 0.10.1.1 and 0.11.1: membership "
-        "per release is the "
-        "wheel's own enum, _Backend in platforms/interface.py (0.10.0-0.11.0) or AttentionBackendEnum "
-        "(attention/backends/registry.py 0.11.2-0.13.x, v1/attention/backends/registry.py from 0.14.0); read "
-        "by bench/release_walk.py and equal to rules/knowledge/vllm_backend_enum.json "
-        "(bench/vllm_backend_enum.py). A non-member fails in each: 'Invalid attention backend for ...' "
-        "(0.10.0 selector.py:31, :203), 'Invalid attention backend: ...' (0.12.0 selector.py:151), 'Unknown "
-        "attention backend' (registry.py:29 from 0.12.0). A '_VLLM_V1' suffix is dropped before the lookup in "
-        "0.11.0-0.12.x (attention/selector.py:198-199 in 0.11.0, :146 in 0.12.0): judged as the name without it"
+        "per release is the wheel's own enum, _Backend in platforms/interface.py (0.10.0-0.11.0) or "
+        "AttentionBackendEnum (attention/backends/registry.py 0.11.2-0.13.x, v1/attention/backends/registry.py from "
+        "0.14.0); read by bench/release_walk.py and equal to rules/knowledge/vllm_backend_enum.json "
+        "(bench/vllm_backend_enum.py). VLLM_ATTENTION_BACKEND before 0.13.0, as typed (case-sensitive), read in the "
+        "0.10.0, 0.10.1.1, 0.10.2, 0.11.0, 0.11.2 and 0.12.0 wheels (vllm_legacy.ENV_CHECKS): 0.10.0 runs its "
+        "default for a non-member (selector.py:21-32, :192-195); 0.10.1-0.10.2 raise 'Invalid attention backend: "
+        "...' (selector.py:196-202); 0.11.0-0.12.x raise envs.py's 'Invalid value ... for VLLM_ATTENTION_BACKEND' at "
+        "its first read (config/model.py:417 in 0.11.0, :472 in 0.12.0), so a '_VLLM_V1' suffix is refused before "
+        "the selector could drop it. From 0.13.0 --attention-backend: 'Unknown attention backend' (registry.py)"
     ),
     stage="startup",
     prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),
@@ -258,18 +259,22 @@ vLLM parses the name with `AttentionBackendEnum[name.upper()]` (config/attention
 validate_backend_before); a name removed from the enum (TREE_ATTN, PALLAS, IPEX, XFORMERS) raises "Unknown
 attention backend: '…'. Valid options are: …". TORCH_SDPA (a tag for vision encoders) and CUSTOM (a
 plug-in placeholder) are members with no class path: get_path raises "Backend TORCH_SDPA must be
-registered before use." Names that never existed are refused by attn-preflight itself (exit 2, with a
-did-you-mean).""",
+registered before use." Before 0.13.0 the name is VLLM_ATTENTION_BACKEND's, compared as typed with that
+release's own enum: 0.10.1-0.10.2 raise "Invalid attention backend: '…'. Valid backends are: […]", 0.11.0-0.12.x
+"Invalid value '…' for VLLM_ATTENTION_BACKEND. Valid options: […]." (so FLASH_ATTN_VLLM_V1 and flash_attn
+fail there), and 0.10.0 runs its default (rule vllm-named-backend-runs). Names that no release ever had are
+refused by attn-preflight itself (exit 2, with every name of every release).""",
     fix_title="Use a backend vLLM 0.33 builds for CUDA (FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, "
     "or an MLA backend for DeepSeek-style models), or drop the flag",
     references=(DOCS_URL,),
 )
 def vllm_backend_name(cfg, target):
-    name = cfg.attention_backend
+    name = cfg.rewrites.get("attention_backend", cfg.attention_backend)  # the name given, not what runs
     if name is None:
         return skipped("no backend named")
     release = _release(target)
-    name = kb.enum_name(name, release)
+    if release is not None and Version(release) < Version(kb.FLAG_SINCE):
+        return _env_backend_name(cfg.env.get(kb.ENV_BACKEND, name), release)
     fix = ["drop --attention-backend (vLLM selects a backend)"]
     if name in kb.UNREGISTERED:
         return failed(
@@ -283,8 +288,31 @@ def vllm_backend_name(cfg, target):
     if present is None:
         return unknown(f"{name} is {kb.name_history(name)}; the releases around {on} were not read")
     if not present:
-        return failed(f"{name} on {on} ({kb.name_history(name)})", "a member of vLLM's AttentionBackendEnum", fix)
+        valid = sorted(kb.ENUM_BY_RELEASE[release] if release in kb.ENUM_BY_RELEASE else kb.VALID_NAMES)
+        return failed(
+            f"{name} on {on} ({kb.name_history(name)})",
+            "a member of vLLM's AttentionBackendEnum",
+            fix,
+            reason=kb.UNKNOWN_BACKEND.format(name=name, valid=", ".join(valid)),
+        )
     return passed(f"{name} on {on}", "a member of AttentionBackendEnum with a class")
+
+
+def _env_backend_name(name: str, release: str) -> Outcome:
+    """VLLM_ATTENTION_BACKEND=name before 0.13.0, as the release checks the variable (vllm_legacy.ENV_CHECKS): as
+    typed, against the release's own enum."""
+    members = kb_legacy.valid_names(release)
+    if name in members:
+        return passed(f"{kb.ENV_BACKEND}={name} on vllm {release}", "a member of that release's _Backend enum")
+    refusal = kb_legacy.env_refusal(name, release)
+    if refusal is None:
+        return skipped(f"vllm {release} runs its default for a name it does not have (rule vllm-named-backend-runs)")
+    return failed(
+        f"{kb.ENV_BACKEND}={name} on vllm {release} ({kb.name_history(name.upper())})",
+        f"one of vllm {release}'s {len(members)} backend names, as spelled there",
+        [f"unset {kb.ENV_BACKEND}"],
+        reason=refusal,
+    )
 
 
 @rule(
@@ -1849,7 +1877,8 @@ These releases validate no named backend at start-up; the layer's constructor fa
 only supported in FlashAttention 3", vllm#22331 on an RTX 4090), before the weights load. With no backend
 named they pick TRITON_ATTN for a sink model off SM 9.0 by themselves. From 0.11.1 the same limits are
 validate_configuration's "sink setting not supported" (rule vllm-sinks).""",
-    fix_title="Name TRITON_ATTN (VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1), or drop VLLM_ATTENTION_BACKEND",
+    fix_title="Name TRITON_ATTN (VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1 in 0.10.x, TRITON_ATTN in 0.11.0), or drop "
+    "VLLM_ATTENTION_BACKEND",
 )
 def vllm_sinks_unvalidated(cfg, target):
     if cfg.attention_backend is None:
@@ -1859,7 +1888,7 @@ def vllm_sinks_unvalidated(cfg, target):
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
     release = _release(target)
-    name = kb.enum_name(cfg.attention_backend, release)
+    name = cfg.attention_backend
     backend = name.removesuffix("_VLLM_V1")  # 0.10.x's V1 names run the same backends (FLASH_ATTN_VLLM_V1, ...)
     if backend == "FLASH_ATTN":
         takes, required = target.cc[0] == 9, "FlashAttention 3 (SM 9.x)"
@@ -1872,7 +1901,8 @@ def vllm_sinks_unvalidated(cfg, target):
     found = f"a model with attention sinks on {name} ({gpu(target)})"
     if takes:
         return passed(found, required)
-    return failed(found, required, [f"{kb.ENV_BACKEND}=TRITON_ATTN_VLLM_V1", f"unset {kb.ENV_BACKEND}"])
+    triton = kb_legacy.spelling("TRITON_ATTN", release)  # TRITON_ATTN_VLLM_V1 in 0.10.x, refused by 0.11.0
+    return failed(found, required, [f"{kb.ENV_BACKEND}={triton}", f"unset {kb.ENV_BACKEND}"])
 
 
 @rule(
@@ -1922,7 +1952,7 @@ def vllm_named_backend_runs(cfg, target):
         return unknown("no CUDA GPU on the target")
     release = _release(target)
     name = cfg.env.get(kb.ENV_BACKEND, asked)  # as typed: these releases compare names case-sensitively
-    if name not in kb_legacy.valid_names(release) and kb_legacy.legacy_release(release).refuses_non_members:
+    if kb_legacy.env_refusal(name, release):
         return skipped(f"{name} is not a backend of vllm {release} (rule vllm-backend-name)")
     q = query(cfg, target)
     outcome = kb_legacy.named(name, q, release, cfg.env.get(kb_legacy.ENV_USE_V1))
@@ -2028,7 +2058,7 @@ def vllm_hybrid_flashinfer_page(cfg, target):
     if cfg.attention_backend is None:
         if _select(query(cfg, target), target).chosen != "FLASHINFER":
             return skipped("vLLM does not select FLASHINFER for this config")
-    elif kb.enum_name(cfg.attention_backend, _release(target)) != "FLASHINFER":
+    elif cfg.attention_backend != "FLASHINFER":
         return skipped("applies to FLASHINFER")
     if target.cc != (10, 0):
         return skipped(f"FlashInfer decodes through TRT-LLM on SM 10.0 only, not on {gpu(target)}")

@@ -641,22 +641,6 @@ def name_in_release(name: str, version: Optional[str]) -> Optional[bool]:
     return None
 
 
-V1_SUFFIX = "_VLLM_V1"
-V1_SUFFIX_SOURCE = (
-    "vllm-project/vllm: vllm/attention/selector.py, the env var's '_VLLM_V1' suffix removed before the enum lookup "
-    "(:192-199 in 0.11.0, :128-136 in 0.11.1 and 0.11.2, :138-146 in 0.12.0; gone in 0.13.0)"
-)
-
-
-def enum_name(name: str, version: Optional[str]) -> str:
-    """The enum member vLLM looks `name` up as: in 0.11.0-0.12.x the selector drops a '_VLLM_V1' suffix (with a
-    warning), so FLASH_ATTN_VLLM_V1 names FLASH_ATTN; in 0.10.x such names are members of their own, and from
-    0.13.0 the name is looked up as given."""
-    if name.endswith(V1_SUFFIX) and version is not None and (0, 11, 0) <= _v(version)[:3] < (0, 13, 0):
-        return name.removesuffix(V1_SUFFIX)
-    return name
-
-
 def name_history(name: str) -> str:
     """'in vllm 0.10.2-0.20.2, gone in 0.21.0' from the releases read."""
     present = [r for _, r in _READ if name in ENUM_BY_RELEASE[r]]

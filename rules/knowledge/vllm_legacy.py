@@ -80,18 +80,11 @@ class LegacyRelease:
     mla_chain: Mapping[str, str]  # the names the MLA chain returns a backend for (FLASHMLA: block size 64 only)
     mla_by_block: bool  # 0.10.0-0.10.1: any name runs TRITON_MLA unless the block size is 64
     v0_chain: Optional[Mapping[str, str]]  # the V0 non-MLA chain; None: no V0 engine
-    selector_raises: bool  # a non-member raises "Invalid attention backend" (0.10.0 runs the default)
-    env_checked: bool  # envs.py validates the variable against the enum (0.11.0)
     kwargs_impls: frozenset[str]  # non-MLA V1 backends whose Impl takes **kwargs (no TypeError for MLA)
     # the oracle's is_kv_cache_dtype_supported for a quantised KV cache off SM 10.0: names -> the archs that take
     # it ("fp8" in the name: FlashAttention 3, i.e. SM 9.x; "any"; "sm89"); None: the oracle does not ask (0.11.0)
     kv_oracle: Optional[Mapping[str, str]]
     sources: Mapping[str, str]
-
-    @property
-    def refuses_non_members(self) -> bool:
-        """A name that is not a _Backend member stops vLLM (0.10.0 runs its default instead)."""
-        return self.selector_raises or self.env_checked
 
     def source(self, *facts: str) -> str:
         return f"vllm-project/vllm@v{self.read_from}: " + "; ".join(self.sources[f] for f in facts)
@@ -130,8 +123,6 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         mla_chain=MappingProxyType({"CUTLASS_MLA_VLLM_V1": "CUTLASS_MLA", "TRITON_MLA": "TRITON_MLA"}),
         mla_by_block=True,
         v0_chain=MappingProxyType({**_V0_CHAIN, "FLASHINFER": "FLASHINFER"}),
-        selector_raises=False,
-        env_checked=False,
         kwargs_impls=frozenset(),
         kv_oracle=MappingProxyType({"FLASH_ATTN_VLLM_V1": "fa3"}),
         sources=MappingProxyType(
@@ -141,8 +132,6 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
                 "fa_fp8": "vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl.__init__ (:383-387)",
                 "oracle": "vllm/engine/arg_utils.py, _is_v1_supported_oracle (V1_BACKENDS :1404-1423) and "
                 "_raise_or_fallback (:1681-1690)",
-                "selector": "vllm/attention/selector.py, backend_name_to_enum (:21-32: None for a non-member, "
-                "no raise, :192-195)",
                 "mla": "vllm/platforms/cuda.py, get_attn_backend_cls (MLA chain :201-237; block size forced by "
                 "check_and_update_config :155-170)",
                 "v1": "vllm/platforms/cuda.py, get_attn_backend_cls (V1 chain :245-260, default :262-312)",
@@ -165,8 +154,6 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         mla_chain=MappingProxyType({"CUTLASS_MLA": "CUTLASS_MLA", "TRITON_MLA": "TRITON_MLA"}),
         mla_by_block=True,
         v0_chain=MappingProxyType({**_V0_CHAIN, "FLASHINFER": "FLASHINFER"}),
-        selector_raises=True,
-        env_checked=False,
         kwargs_impls=frozenset(),
         kv_oracle=MappingProxyType({"FLASH_ATTN_VLLM_V1": "fa3"}),
         sources=MappingProxyType(
@@ -176,7 +163,6 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
                 "fa_fp8": "vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl.__init__ (:417-420)",
                 "oracle": "vllm/engine/arg_utils.py, _is_v1_supported_oracle (V1_BACKENDS :1456-1477) and "
                 "_raise_or_fallback (:1762-1770)",
-                "selector": "vllm/attention/selector.py, _cached_get_attn_backend (:196-202)",
                 "mla": "vllm/platforms/cuda.py, get_attn_backend_cls (MLA chain :226-264; block size forced by "
                 "check_and_update_config :150-178)",
                 "v1": "vllm/platforms/cuda.py, get_attn_backend_cls (V1 chain :274-295, default :297-350)",
@@ -209,8 +195,6 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         ),
         mla_by_block=False,
         v0_chain=MappingProxyType(_V0_CHAIN),
-        selector_raises=True,
-        env_checked=False,
         kwargs_impls=frozenset({"FLEX_ATTENTION"}),  # FlexAttentionImpl.__init__(..., **kwargs), :614-626
         kv_oracle=MappingProxyType(
             {
@@ -229,7 +213,6 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
                 "fa_fp8": "vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl.__init__ (:408-412)",
                 "oracle": "vllm/engine/arg_utils.py, _is_v1_supported_oracle (V1_BACKENDS :1502-1525) and "
                 "_raise_or_fallback (:1792-1800)",
-                "selector": "vllm/attention/selector.py, _cached_get_attn_backend (:196-202)",
                 "mla": "vllm/platforms/cuda.py, get_attn_backend_cls (MLA chain :236-298; block size forced by "
                 "check_and_update_config :162-185)",
                 "v1": "vllm/platforms/cuda.py, get_attn_backend_cls (V1 chain :308-329, default :331-384)",
@@ -273,18 +256,13 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         ),
         mla_by_block=False,
         v0_chain=None,
-        selector_raises=True,
-        env_checked=True,
         kwargs_impls=frozenset({"FLEX_ATTENTION"}),  # FlexAttentionImpl.__init__(..., **kwargs), :656-668
         kv_oracle=None,  # is_kv_cache_dtype_supported (cuda.py:453) is called by nothing in 0.11.0
         sources=MappingProxyType(
             {
                 "fa_fp8": "vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl.__init__ (:408-412)",
-                "env": "vllm/envs.py, env_with_choices (VLLM_ATTENTION_BACKEND :612-615, raise :269-271; first "
-                "read by ModelConfig.__post_init__, config/model.py:417)",
                 "oracle": "vllm/engine/arg_utils.py, _is_v1_supported_oracle (V1_BACKENDS :1491-1512) and "
                 "_raise_or_fallback (:1728-1737); vllm/entrypoints/openai/api_server.py:209 assert envs.VLLM_USE_V1",
-                "selector": "vllm/attention/selector.py, _cached_get_attn_backend (:190-204)",
                 "mla": "vllm/platforms/cuda.py, get_attn_backend_cls (sparse MLA :252-255, MLA chain :257-299; "
                 "block size forced by check_and_update_config :153-182)",
                 "v1": "vllm/platforms/cuda.py, get_attn_backend_cls (V1 chain :311-332, default :334-388)",
@@ -364,15 +342,66 @@ def _mla_chain(name: Optional[str], q: kb.VllmQuery, release: LegacyRelease) -> 
     return runs
 
 
+class EnvCheck(NamedTuple):
+    """How releases from `since` (to the next entry) treat a VLLM_ATTENTION_BACKEND value that is no member of their
+    enum, compared case-sensitively; `message` None: the default runs."""
+
+    since: str
+    message: Optional[str]
+    before_oracle: bool  # raised at the variable's first read, before the V1 oracle (else at backend selection)
+    source: str
+
+
+ENV_CHECKS: tuple[EnvCheck, ...] = (
+    EnvCheck(
+        "0.10.0",
+        None,
+        False,
+        "vllm-project/vllm@v0.10.0: vllm/attention/selector.py, backend_name_to_enum (:21-32) gives None and "
+        "_cached_get_attn_backend selects as if no name were set (:192-195)",
+    ),
+    EnvCheck(
+        "0.10.1",
+        INVALID_BACKEND,
+        False,
+        "vllm-project/vllm@v0.10.2: vllm/attention/selector.py, _cached_get_attn_backend (:196-202, the same lines "
+        "in 0.10.1.1)",
+    ),
+    EnvCheck(
+        "0.11.0",
+        INVALID_VALUE,
+        True,
+        "vllm-project/vllm@v0.11.0: vllm/envs.py, env_with_choices (VLLM_ATTENTION_BACKEND :612-615, raise :269-271; "
+        "0.11.2 :637-645 and :313-316, 0.12.0 :652-660 and :323-326), first read by ModelConfig.__post_init__ "
+        "(config/model.py:417 in 0.11.0, :480 in 0.11.2, :472 in 0.12.0), before the selector's removesuffix"
+        "('_VLLM_V1') (attention/selector.py:192-199 in 0.11.0, :138-146 in 0.12.0) is reached",
+    ),
+)
+
+
+def env_check(version: str) -> EnvCheck:
+    """The entry holding `version`, a release before --attention-backend (0.13.0)."""
+    wanted = kb._v(version)[:3]
+    return [c for c in ENV_CHECKS if kb._v(c.since) <= wanted][-1] if wanted >= (0, 10, 0) else ENV_CHECKS[0]
+
+
+def env_refusal(name: str, version: str) -> Optional[str]:
+    """vLLM's message for VLLM_ATTENTION_BACKEND=name where the release refuses the name, else None."""
+    check = env_check(version)
+    if check.message is None or name in valid_names(version):
+        return None
+    return check.message.format(name=name, valid=valid_names(version))
+
+
 def named(name: str, q: kb.VllmQuery, version: str, use_v1: Optional[str] = None) -> Named:
     """What vLLM `version` (before 0.11.1) runs for VLLM_ATTENTION_BACKEND=name on this layer; `use_v1` is the
     VLLM_USE_V1 value when set."""
     release = legacy_release(version)
     member = name in valid_names(version)
     forced_v1 = bool(int(use_v1)) if use_v1 is not None and use_v1.strip().isdigit() else None  # envs.VLLM_USE_V1
-    if not member and release.env_checked:
-        message = INVALID_VALUE.format(name=name, valid=valid_names(version))
-        return Named(None, False, error=message, source=release.source("env"))
+    check, refusal = env_check(version), env_refusal(name, version)
+    if refusal and check.before_oracle:
+        return Named(None, False, error=refusal, source=check.source)
     fallback, refused, source = "", "", release.source("oracle")
     if forced_v1 is not False and not _kv_supported(name, q, release):
         fallback, refused, source = KV_FALLBACK, KV_USE_V1_REFUSED, release.source("kv", "oracle")
@@ -383,9 +412,8 @@ def named(name: str, q: kb.VllmQuery, version: str, use_v1: Optional[str] = None
     v0 = forced_v1 is False or bool(fallback)
     if v0 and release.v0_chain is None:
         return Named(None, False, True, error=NO_V0.format(fallback=fallback), source=source)
-    if not member and release.selector_raises:
-        message = INVALID_BACKEND.format(name=name, valid=valid_names(version))
-        return Named(None, False, v0, error=message, source=release.source("selector"), fallback=fallback)
+    if refusal:
+        return Named(None, False, v0, error=refusal, source=check.source, fallback=fallback)
     selected = name if member else None
     outcome = _v0(selected, q, release) if v0 else _v1(selected, q, version, release)
     return outcome._replace(fallback=fallback)

@@ -65,7 +65,21 @@ FIXTURES = {
                 "command": serve("llama-3.1-8b", "--attention-backend", "TREE_ATTN"),
                 "engine_version": ["vllm==0.20.0"],
             },
-            # 0.12.0's selector drops the '_VLLM_V1' suffix (attention/selector.py:138-146); 0.10.2 has the member
+            # 0.10.2's _Backend has TRITON_ATTN_VLLM_V1 (platforms/interface.py:44)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.12.0"],
+            },
+        ],
+        "fail": [
+            # envs.py env_with_choices refuses the suffix at the variable's first read (config/model.py:472), before
+            # the selector's removesuffix (attention/selector.py:138-146) is reached
             {
                 "gpu": "A100",
                 "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1", *serve("llama-3.1-8b")],
@@ -74,10 +88,20 @@ FIXTURES = {
             {
                 "gpu": "A100",
                 "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.11.0"],
+            },
+            # 0.11.0's spelling on 0.10.2: "Invalid attention backend: 'TRITON_ATTN'" (attention/selector.py:196-202)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN", *serve("llama-3.1-8b")],
                 "engine_version": ["vllm==0.10.2"],
             },
-        ],
-        "fail": [
+            # compared as typed (backend_name_to_enum: `backend_name in _Backend.__members__`, selector.py:31)
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=flash_attn", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.10.2"],
+            },
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "TREE_ATTN")},
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--attention-backend", "TORCH_SDPA")},
             {
@@ -750,6 +774,14 @@ FIXTURES = {
                 "gpu": "A100",
                 "command": ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", *serve("deepseek-v2-lite")],
                 "engine_version": ["vllm==0.10.2"],
+            },
+            # 0.10.0 has no TRITON_ATTN (0.11's name): the oracle falls back to V0 (arg_utils.py:1419-1423) and the
+            # selector's backend_name_to_enum gives None (selector.py:21-32): V0's default runs
+            {
+                "gpu": "A100",
+                "command": ["VLLM_ATTENTION_BACKEND=TRITON_ATTN", *serve("llama-3.1-8b")],
+                "engine_version": ["vllm==0.10.0"],
+                "expect": "warn",
             },
             # 0.11.0 has no V0 engine: a name outside V1_BACKENDS stops at api_server.py:209
             {
