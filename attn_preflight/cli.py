@@ -112,8 +112,7 @@ def did_you_mean(word: str, choices) -> str:
     if close:
         match = next(c for c in choices if c.lower() == close[0])
         return f" (did you mean {match!r}?)"
-    shown = ", ".join(choices[:40]) + (", ..." if len(choices) > 40 else "")
-    return f"; valid: {shown}"
+    return f"; valid: {', '.join(choices)}"  # every one: a vLLM backend list spans every release read
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

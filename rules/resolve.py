@@ -390,7 +390,7 @@ def _vllm_legacy_backend(config: Config, target: Target) -> Config:
 
     name = config.env.get(vllm_backends.ENV_BACKEND, config.attention_backend)
     outcome = vllm_legacy.named(name, query(config, target), release, config.env.get(vllm_legacy.ENV_USE_V1))
-    if outcome.runs is None or outcome.as_named or outcome.v0:
+    if outcome.runs is None or outcome.as_named:
         return config
     return replace(
         config,
