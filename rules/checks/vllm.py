@@ -328,9 +328,9 @@ def _env_backend_name(name: str, release: str) -> Outcome:
         "against CUDA (rocm_*.py, mla/rocm_*.py, cpu_attn.py; AiterMLABackend returns True, mla/rocm_aiter_mla.py:183 "
         "in 0.12.0): the foreign backend is built and fails at its import or first kernel launch. The names only "
         "these releases have (PALLAS, IPEX, TORCH_SDPA) are not declared by platform here (vllm-backend-name "
-        "judges their membership). Not before 0.11.1: 0.10.0-0.11.0 dispatch only their CUDA names and run their "
-        "default for any other (cuda.py:308-330 in 0.10.2, :311-336 in 0.11.0), so a foreign name is ignored "
-        "there, not fatal. vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to "
+        "judges their membership). Not before 0.11.1: what 0.10.0-0.11.0 do with a foreign name (their V1 chain "
+        "ignores it, cuda.py:308-330 in 0.10.2, :311-336 in 0.11.0; one outside V1_BACKENDS falls back to V0, whose "
+        "chain raises, cuda.py:400-403 in 0.10.2) is rule vllm-named-backend-runs'. vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to "
         "grep: the check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
     ),
     stage="runtime",

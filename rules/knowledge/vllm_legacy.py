@@ -329,7 +329,7 @@ def _mla_chain(name: Optional[str], q: kb.VllmQuery, release: LegacyRelease) -> 
     """The MLA backend the MLA chain returns, or None where it falls through to the non-MLA chain."""
     block = _mla_block(name, q, release)
     if release.mla_by_block:
-        if name in release.mla_chain and release.mla_chain[name] == "CUTLASS_MLA":
+        if release.mla_chain.get(name or "") == "CUTLASS_MLA":
             return "CUTLASS_MLA"
         if name == "TRITON_MLA" or block != 64:
             return "TRITON_MLA"
