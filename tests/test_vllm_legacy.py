@@ -34,6 +34,9 @@ DEEPSEEK = kb.VllmQuery(cc=A100, head_size=576, use_mla=True)  # kv_lora_rank 51
         ("0.10.2", "ROCM_FLASH", LLAMA, None, None, True, "Invalid attention backend for cuda, with use_v1: False"),
         # 0.11.0: no V0 engine behind the fallback (entrypoints/openai/api_server.py:209)
         ("0.11.0", "IPEX", LLAMA, None, None, True, "AssertionError (assert envs.VLLM_USE_V1)"),
+        ("0.11.0", "FLASH_ATTN", LLAMA, "0", None, True, "AssertionError (assert envs.VLLM_USE_V1)"),
+        # VLLM_USE_V1=0: no oracle (arg_utils.py:1127-1129 in 0.10.2), V0's chain takes FLASH_ATTN (cuda.py:398-399)
+        ("0.10.2", "FLASH_ATTN", LLAMA, "0", "FLASH_ATTN", True, ""),
         # 0.10.0 selects as if no name were set for a non-member (selector.py:21-32), after the V0 fallback
         ("0.10.0", "TRITON_ATTN", LLAMA, None, "FLASH_ATTN", True, ""),
         ("0.10.1", "TRITON_ATTN", LLAMA, None, None, True, "Invalid attention backend: 'TRITON_ATTN'."),

@@ -1958,7 +1958,8 @@ def vllm_named_backend_runs(cfg, target):
     outcome = kb_legacy.named(name, q, release, cfg.env.get(kb_legacy.ENV_USE_V1))
     kind = "MLA" if q.use_mla else "not MLA"
     found = f"{kb.ENV_BACKEND}={name} for this model ({kind}) on {gpu(target)}"
-    unset = f"unset {kb.ENV_BACKEND}"
+    forced_v0 = kb_legacy.FORCED_V0 in (outcome.fallback, outcome.error.rsplit("after: ", 1)[-1])
+    unset = f"unset {kb_legacy.ENV_USE_V1 if forced_v0 else kb.ENV_BACKEND}"
     if outcome.error:
         required = f"a backend vllm {release} runs for the model"
         return failed(found, required, [unset], reason=outcome.error)
@@ -1968,7 +1969,7 @@ def vllm_named_backend_runs(cfg, target):
     fix = [f"{kb.ENV_BACKEND}={named_as}"] if named_as else []
     if outcome.v0:
         return warned(
-            f"vLLM {release} falls back to its V0 engine for {kb.ENV_BACKEND}={name} and runs {outcome.runs} there",
+            f"{kb.ENV_BACKEND}={name}: vLLM {release} runs {outcome.runs} on its V0 engine",
             "a backend the V1 engine takes",
             [unset],
             reason=outcome.fallback,

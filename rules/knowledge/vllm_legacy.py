@@ -42,7 +42,8 @@ KV_FALLBACK = "--kv-cache-dtype is not supported by the V1 Engine. Falling back 
 KV_USE_V1_REFUSED = "VLLM_USE_V1=1 is not supported with --kv-cache-dtype."
 FA_FP8_KV_REFUSED = "FlashAttention does not support fp8 kv-cache on this device."
 V0_INVALID = "Invalid attention backend for cuda, with use_v1: False use_mla: {mla}"
-NO_V0 = "AssertionError (assert envs.VLLM_USE_V1), after: {fallback}"
+NO_V0 = "AssertionError (assert envs.VLLM_USE_V1)"
+FORCED_V0 = "VLLM_USE_V1=0 selects the V0 engine"
 MLA_KWARGS = "TypeError: {impl}.__init__() got an unexpected keyword argument 'q_lora_rank'"
 
 # The Impl class each non-MLA backend builds (v1/attention/backends/*.py; V0: attention/backends/*.py).
@@ -411,12 +412,12 @@ def named(name: str, q: kb.VllmQuery, version: str, use_v1: Optional[str] = None
         return Named(None, False, error=refused, source=source)
     v0 = forced_v1 is False or bool(fallback)
     if v0 and release.v0_chain is None:
-        return Named(None, False, True, error=NO_V0.format(fallback=fallback), source=source)
+        return Named(None, False, True, error=f"{NO_V0}, after: {fallback or FORCED_V0}", source=source)
     if refusal:
         return Named(None, False, v0, error=refusal, source=check.source, fallback=fallback)
     selected = name if member else None
     outcome = _v0(selected, q, release) if v0 else _v1(selected, q, version, release)
-    return outcome._replace(fallback=fallback)
+    return outcome._replace(fallback=fallback or (FORCED_V0 if v0 else ""))
 
 
 def _kv_supported(name: str, q: kb.VllmQuery, release: LegacyRelease) -> bool:
