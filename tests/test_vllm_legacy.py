@@ -50,6 +50,8 @@ DEEPSEEK = kb.VllmQuery(cc=A100, head_size=576, use_mla=True)  # kv_lora_rank 51
         # ... FlashMLA only at block size 64, which check_and_update_config forces on Hopper only (:170-174): off
         # Hopper the default runs, FlexAttention for head size 576 (:365-384), whose Impl takes **kwargs (not judged)
         ("0.10.2", "FLASHMLA", DEEPSEEK, None, None, False, ""),
+        # ... CUTLASS_MLA as named, on an A100 its SM100 kernels were not built for: no release before 0.11.1 checks
+        ("0.10.2", "CUTLASS_MLA", DEEPSEEK, None, None, False, ""),
         # ... and a non-MLA name reaches the non-MLA chain, whose Impl refuses q_lora_rank
         ("0.10.2", "FLASH_ATTN", DEEPSEEK, None, None, False, "TypeError: FlashAttentionImpl.__init__()"),
         ("0.11.0", "TRITON_ATTN", DEEPSEEK, None, None, False, "TypeError: TritonAttentionImpl.__init__()"),
@@ -65,6 +67,11 @@ def test_what_each_release_runs_for_a_name(version, name, q, use_v1, runs, v0, e
     assert (outcome.runs, outcome.v0) == (runs, v0)
     assert outcome.error.startswith(error) and bool(outcome.error) == bool(error)
     assert outcome.source.startswith("vllm-project/vllm@v")
+
+
+def test_a_named_backend_off_its_archs_is_not_judged_as_running():
+    outcome = legacy.named("FLASHINFER_MLA", DEEPSEEK, "0.11.0")
+    assert outcome.runs is None and "outside the 10.x" in outcome.note
 
 
 def test_an_ignored_name_is_judged_as_what_runs():

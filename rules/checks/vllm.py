@@ -1964,7 +1964,7 @@ def vllm_named_backend_runs(cfg, target):
         required = f"a backend vllm {release} runs for the model"
         return failed(found, required, [unset], reason=outcome.error)
     if outcome.runs is None:
-        return unknown(f"{found}: {outcome.note or 'the backend that runs'} is not modelled")
+        return unknown(f"{found}: {outcome.note}")
     named_as = kb_legacy.spelling(outcome.runs, release)
     fix = [f"{kb.ENV_BACKEND}={named_as}"] if named_as else []
     if outcome.v0:

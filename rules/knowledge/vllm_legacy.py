@@ -417,7 +417,16 @@ def named(name: str, q: kb.VllmQuery, version: str, use_v1: Optional[str] = None
         return Named(None, False, v0, error=refusal, source=check.source, fallback=fallback)
     selected = name if member else None
     outcome = _v0(selected, q, release) if v0 else _v1(selected, q, version, release)
-    return outcome._replace(fallback=fallback or (FORCED_V0 if v0 else ""))
+    outcome = outcome._replace(fallback=fallback or (FORCED_V0 if v0 else ""))
+    declared = kb.backend_at(outcome.runs, kb.VALIDATE_SINCE) if outcome.runs and outcome.as_named else None
+    if declared is not None and not outcome.v0 and q.cc not in declared.archs:
+        # no release before 0.11.1 checks the GPU for a named backend: its kernels run where they were not built for
+        note = (
+            f"{outcome.runs} runs unchecked on SM{q.cc[0]}{q.cc[1]}, outside the {declared.archs.describe()} that "
+            f"vllm {kb.VALIDATE_SINCE} declares for it (supports_compute_capability); how its kernels fail is not read"
+        )
+        return outcome._replace(runs=None, as_named=False, note=note)
+    return outcome
 
 
 def _kv_supported(name: str, q: kb.VllmQuery, release: LegacyRelease) -> bool:
@@ -444,13 +453,13 @@ def _v1(selected: Optional[str], q: kb.VllmQuery, version: str, release: LegacyR
         runs = _v1_default(q, version)
     source = release.source(*(("mla", "v1") if q.use_mla else ("v1",)))
     if runs is None:
-        return Named(None, False, note="the V1 default for this layer", source=source)
+        return Named(None, False, note="the V1 default for this layer is not modelled", source=source)
     if not q.use_mla:
         if runs == "FLASH_ATTN" and kb.is_quantised_kv(q.kv_dtype) and q.cc[0] != 9:  # FA3 on 9.x takes fp8
             return Named(None, False, error=FA_FP8_KV_REFUSED, stage="init", source=release.source("fa_fp8"))
         return Named(runs, as_named, source=source)
     if runs in release.kwargs_impls:
-        note = f"the non-MLA {V1_IMPLS[runs]} built for MLA layers (it takes **kwargs) past its constructor"
+        note = f"the non-MLA {V1_IMPLS[runs]} is built for the MLA layers (it takes **kwargs); what it then does is not read"
         return Named(None, False, note=note, source=source)
     return Named(None, False, error=MLA_KWARGS.format(impl=V1_IMPLS[runs]), stage="init", source=source)
 
