@@ -88,7 +88,23 @@ def test_an_ignored_name_is_judged_as_what_runs():
     assert data["config"]["attention_backend"] == "TRITON_ATTN"
 
 
-@pytest.mark.parametrize("version", ["0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.12.0", "0.20.0", "0.33.0"])
+@pytest.mark.parametrize(
+    "version",
+    [
+        "0.10.0",
+        "0.10.1",
+        "0.10.2",
+        "0.11.0",
+        "0.11.2",
+        "0.12.0",
+        "0.13.0",
+        "0.15.0",
+        "0.18.0",
+        "0.20.0",
+        "0.26.0",
+        "0.33.0",
+    ],
+)
 def test_no_mla_backend_is_offered_for_a_model_without_mla(version):
     """No release runs an MLA backend for non-MLA layers: before 0.11.1 the non-MLA chain of get_attn_backend_cls
     returns no MLA class, from 0.11.1 validate_configuration refuses one ("non-MLA not supported")."""
