@@ -1889,7 +1889,9 @@ def vllm_sinks_unvalidated(cfg, target):
         return unknown("no CUDA GPU on the target")
     release = _release(target)
     name = cfg.attention_backend
-    backend = name.removesuffix("_VLLM_V1")  # 0.10.x's V1 names run the same backends (FLASH_ATTN_VLLM_V1, ...)
+    # TRITON_ATTN_VLLM_V1 (0.10.x): TRITON_ATTN; FLASH_ATTN_VLLM_V1 / FLASHINFER_VLLM_V1 are no names of the V1 chain,
+    # so rules.resolve has already replaced them by the default that runs (vllm-named-backend-runs)
+    backend = name.removesuffix("_VLLM_V1")
     if backend == "FLASH_ATTN":
         takes, required = target.cc[0] == 9, "FlashAttention 3 (SM 9.x)"
     elif backend == "FLASHINFER" and Version(release) >= Version("0.10.2"):
