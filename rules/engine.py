@@ -485,6 +485,18 @@ def default_backends(engine: str, release=None) -> list[str]:
     return backend_kb.offered(engine, release)
 
 
+def _offered(engine: str, target: Target) -> list[str]:
+    """default_backends as the target's release spells them: vLLM 0.10.x names some of them its own way
+    (TRITON_ATTN_VLLM_V1, CUTLASS_MLA_VLLM_V1: vllm_legacy.spelled)."""
+    names = default_backends(engine, backend_kb.release_of(target))
+    version = target.versions.get("vllm") if engine == "vllm" else None
+    if version is None:
+        return names
+    from rules.knowledge import vllm_legacy  # an SGLang check never loads the vLLM declarations
+
+    return vllm_legacy.spelled(names, version)
+
+
 def default_kv_dtypes(engine: str) -> list[str]:
     """Every KV-cache dtype the engine accepts (not removed), spellings of one dtype included."""
     return [kv for kv in kv_dtype_choices(engine) if not (kv in KV_DTYPES and KV_DTYPES[kv].removed)]
@@ -610,11 +622,10 @@ class Judge:
     def _candidates(self, config: Config, resolved: Config) -> list[tuple[str, str, Config]]:
         """Single changes of the config as given, each applied as the fix that makes it (apply_flags): each other
         backend (same KV dtype), each other KV dtype (same backend), in the engine's declaration order."""
-        release = backend_kb.release_of(self.target)
         option = backend_option(config.engine, self.target)
         moves = [
             (option, name)
-            for name in default_backends(config.engine, release)
+            for name in _offered(config.engine, self.target)
             if name not in resolved.backends | config.backends
         ] + [
             ("--kv-cache-dtype", kv)

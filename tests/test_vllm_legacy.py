@@ -122,3 +122,14 @@ def test_an_unknown_name_lists_every_name_of_every_release():
     listed = set(result.output.split("valid: ", 1)[1].strip().split(", "))
     every = frozenset().union(*kb.ENUM_BY_RELEASE.values())  # the enum of each wheel, 0.10.0-0.33.0
     assert every <= listed, sorted(every - listed)
+
+
+def test_alternatives_are_spelled_as_the_release_takes_them():
+    """0.10.2's _Backend has no TRITON_ATTN: its V1 chain takes TRITON_ATTN_VLLM_V1 (platforms/cuda.py:318-320), the
+    backend that serves gpt-oss's sinks off Hopper (vllm#22331, an RTX 4090)."""
+    argv = ["check", "--gpu", "RTX 4090", "--engine-version", "vllm==0.10.2", "--format", "json"]
+    argv += ["--", "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", "gpt-oss-20b"]
+    data = json.loads(CliRunner().invoke(cli, argv).output)
+    offered = [a["value"] for a in data["alternatives"] if a["option"] == "VLLM_ATTENTION_BACKEND"]
+    assert "TRITON_ATTN_VLLM_V1" in offered and "TRITON_ATTN" not in offered
+    assert data["correction"]["command"].startswith("VLLM_ATTENTION_BACKEND=TRITON_ATTN_VLLM_V1 ")

@@ -28,6 +28,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping, NamedTuple, Optional
 
+from packaging.version import InvalidVersion
+
 from rules.knowledge import vllm_backends as kb
 
 ENV_USE_V1 = "VLLM_USE_V1"
@@ -488,3 +490,14 @@ def spelling(backend: str, version: str) -> Optional[str]:
     release = legacy_release(version)
     chains = {**release.mla_chain, **release.v1_chain}
     return next((name for name, runs in chains.items() if runs == backend), None)
+
+
+def spelled(names: list[str], version: str) -> list[str]:
+    """Backend names as a release before 0.11.1 takes them (TRITON_ATTN -> TRITON_ATTN_VLLM_V1 in 0.10.x), once each;
+    as given for a later or unreadable release."""
+    try:
+        if kb._v(version)[:3] >= kb._v(kb.VALIDATE_SINCE)[:3]:
+            return names
+    except InvalidVersion:
+        return names
+    return list(dict.fromkeys(spelling(name, version) or name for name in names))
