@@ -69,6 +69,16 @@ def test_what_each_release_runs_for_a_name(version, name, q, use_v1, runs, v0, e
     assert outcome.source.startswith("vllm-project/vllm@v")
 
 
+def test_with_vllm_use_v1_the_oracle_refuses_a_non_member_before_the_selector():
+    """0.10.2: _is_v1_supported_oracle runs at create_engine_config (arg_utils.py:1128) and raises for a name outside
+    V1_BACKENDS when VLLM_USE_V1=1 (:1792-1795), before any layer reaches the selector (selector.py:196-202)."""
+    assert (
+        legacy.env_refusal("TRITON_ATTN", "0.10.2", "1")
+        == "VLLM_USE_V1=1 is not supported with VLLM_ATTENTION_BACKEND=TRITON_ATTN."
+    )
+    assert legacy.env_refusal("TRITON_ATTN", "0.10.2").startswith("Invalid attention backend")
+
+
 def test_a_named_backend_off_its_archs_is_not_judged_as_running():
     outcome = legacy.named("FLASHINFER_MLA", DEEPSEEK, "0.11.0")
     assert outcome.runs is None and "outside the 10.x" in outcome.note

@@ -274,7 +274,7 @@ def vllm_backend_name(cfg, target):
         return skipped("no backend named")
     release = _release(target)
     if release is not None and Version(release) < Version(kb.FLAG_SINCE):
-        return _env_backend_name(cfg.env.get(kb.ENV_BACKEND, name), release)
+        return _env_backend_name(cfg.env.get(kb.ENV_BACKEND, name), release, cfg.env.get(kb_legacy.ENV_USE_V1))
     fix = ["drop --attention-backend (vLLM selects a backend)"]
     if name in kb.UNREGISTERED:
         return failed(
@@ -298,13 +298,13 @@ def vllm_backend_name(cfg, target):
     return passed(f"{name} on {on}", "a member of AttentionBackendEnum with a class")
 
 
-def _env_backend_name(name: str, release: str) -> Outcome:
+def _env_backend_name(name: str, release: str, use_v1: Optional[str]) -> Outcome:
     """VLLM_ATTENTION_BACKEND=name before 0.13.0, as the release checks the variable (vllm_legacy.ENV_CHECKS): as
     typed, against the release's own enum."""
     members = kb_legacy.valid_names(release)
     if name in members:
         return passed(f"{kb.ENV_BACKEND}={name} on vllm {release}", "a member of that release's _Backend enum")
-    refusal = kb_legacy.env_refusal(name, release)
+    refusal = kb_legacy.env_refusal(name, release, use_v1)
     if refusal is None:
         return skipped(f"vllm {release} runs its default for a name it does not have (rule vllm-named-backend-runs)")
     return failed(
@@ -1971,7 +1971,9 @@ def vllm_named_backend_runs(cfg, target):
     fix = [f"{kb.ENV_BACKEND}={named_as}"] if named_as else []
     if outcome.v0:
         return warned(
-            f"{kb.ENV_BACKEND}={name}: vLLM {release} runs {outcome.runs} on its V0 engine",
+            f"{kb.ENV_BACKEND}={name}: vLLM {release} "
+            + ("runs it" if outcome.as_named else f"ignores it and runs {outcome.runs}")
+            + " on its V0 engine",
             "a backend the V1 engine takes",
             [unset],
             reason=outcome.fallback,

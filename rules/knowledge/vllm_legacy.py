@@ -388,11 +388,20 @@ def env_check(version: str) -> EnvCheck:
     return [c for c in ENV_CHECKS if kb._v(c.since) <= wanted][-1] if wanted >= (0, 10, 0) else ENV_CHECKS[0]
 
 
-def env_refusal(name: str, version: str) -> Optional[str]:
-    """vLLM's message for VLLM_ATTENTION_BACKEND=name where the release refuses the name, else None."""
+def forced_v1(use_v1: Optional[str]) -> Optional[bool]:
+    """envs.VLLM_USE_V1 when the variable is set (bool(int(value))), else None."""
+    return bool(int(use_v1)) if use_v1 is not None and use_v1.strip().isdigit() else None
+
+
+def env_refusal(name: str, version: str, use_v1: Optional[str] = None) -> Optional[str]:
+    """vLLM's message for VLLM_ATTENTION_BACKEND=name where the release refuses the name, else None. A check made
+    at selection comes after the V1 oracle, which VLLM_USE_V1=1 makes raise first for a name outside V1_BACKENDS
+    (no non-member is in it)."""
     check = env_check(version)
     if check.message is None or name in valid_names(version):
         return None
+    if not check.before_oracle and forced_v1(use_v1):
+        return USE_V1_REFUSED.format(name=name)
     return check.message.format(name=name, valid=valid_names(version))
 
 
@@ -401,18 +410,18 @@ def named(name: str, q: kb.VllmQuery, version: str, use_v1: Optional[str] = None
     VLLM_USE_V1 value when set."""
     release = legacy_release(version)
     member = name in valid_names(version)
-    forced_v1 = bool(int(use_v1)) if use_v1 is not None and use_v1.strip().isdigit() else None  # envs.VLLM_USE_V1
-    check, refusal = env_check(version), env_refusal(name, version)
+    forced = forced_v1(use_v1)
+    check, refusal = env_check(version), env_refusal(name, version, use_v1)
     if refusal and check.before_oracle:
         return Named(None, False, error=refusal, source=check.source)
     fallback, refused, source = "", "", release.source("oracle")
-    if forced_v1 is not False and not _kv_supported(name, q, release):
+    if forced is not False and not _kv_supported(name, q, release):
         fallback, refused, source = KV_FALLBACK, KV_USE_V1_REFUSED, release.source("kv", "oracle")
-    elif forced_v1 is not False and name not in release.v1_backends:
+    elif forced is not False and name not in release.v1_backends:
         fallback, refused = V0_FALLBACK.format(name=name), USE_V1_REFUSED.format(name=name)
-    if refused and forced_v1:
+    if refused and forced:
         return Named(None, False, error=refused, source=source)
-    v0 = forced_v1 is False or bool(fallback)
+    v0 = forced is False or bool(fallback)
     if v0 and release.v0_chain is None:
         return Named(None, False, True, error=f"{NO_V0}, after: {fallback or FORCED_V0}", source=source)
     if refusal:
