@@ -1963,8 +1963,9 @@ def vllm_named_backend_runs(cfg, target):
     forced_v0 = kb_legacy.FORCED_V0 in (outcome.fallback, outcome.error.rsplit("after: ", 1)[-1])
     unset = f"unset {kb_legacy.ENV_USE_V1 if forced_v0 else kb.ENV_BACKEND}"
     if outcome.error:
+        when = "when the attention layers are built" if outcome.stage == "init" else "at start-up"
         required = f"a backend vllm {release} runs for the model"
-        return failed(found, required, [unset], reason=outcome.error)
+        return failed(f"{found}: vLLM stops {when}", required, [unset], reason=outcome.error)
     if outcome.runs is None:
         return unknown(f"{found}: {outcome.note}")
     named_as = kb_legacy.spelling(outcome.runs, release)

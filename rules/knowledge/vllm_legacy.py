@@ -82,6 +82,7 @@ class LegacyRelease:
     v1_chain: Mapping[str, str]  # the non-MLA V1 if/elif chain: name -> the backend it returns
     mla_chain: Mapping[str, str]  # the names the MLA chain returns a backend for (FLASHMLA: block size 64 only)
     mla_by_block: bool  # 0.10.0-0.10.1: any name runs TRITON_MLA unless the block size is 64
+    sparse_mla: Optional[str]  # the backend every sparse MLA layer gets before the chain (0.11.0), whatever the name
     v0_chain: Optional[Mapping[str, str]]  # the V0 non-MLA chain; None: no V0 engine
     kwargs_impls: frozenset[str]  # non-MLA V1 backends whose Impl takes **kwargs (no TypeError for MLA)
     # the oracle's is_kv_cache_dtype_supported for a quantised KV cache off SM 10.0: names -> the archs that take
@@ -125,6 +126,7 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         v1_chain=MappingProxyType({**_V1_CHAIN_0_10_0, "TRITON_ATTN_VLLM_V1": "TRITON_ATTN"}),
         mla_chain=MappingProxyType({"CUTLASS_MLA_VLLM_V1": "CUTLASS_MLA", "TRITON_MLA": "TRITON_MLA"}),
         mla_by_block=True,
+        sparse_mla=None,
         v0_chain=MappingProxyType({**_V0_CHAIN, "FLASHINFER": "FLASHINFER"}),
         kwargs_impls=frozenset(),
         kv_oracle=MappingProxyType({"FLASH_ATTN_VLLM_V1": "fa3"}),
@@ -156,6 +158,7 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         ),
         mla_chain=MappingProxyType({"CUTLASS_MLA": "CUTLASS_MLA", "TRITON_MLA": "TRITON_MLA"}),
         mla_by_block=True,
+        sparse_mla=None,
         v0_chain=MappingProxyType({**_V0_CHAIN, "FLASHINFER": "FLASHINFER"}),
         kwargs_impls=frozenset(),
         kv_oracle=MappingProxyType({"FLASH_ATTN_VLLM_V1": "fa3"}),
@@ -197,6 +200,7 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
             }
         ),
         mla_by_block=False,
+        sparse_mla=None,
         v0_chain=MappingProxyType(_V0_CHAIN),
         kwargs_impls=frozenset({"FLEX_ATTENTION"}),  # FlexAttentionImpl.__init__(..., **kwargs), :614-626
         kv_oracle=MappingProxyType(
@@ -258,6 +262,7 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
             }
         ),
         mla_by_block=False,
+        sparse_mla="FLASHMLA_SPARSE",
         v0_chain=None,
         kwargs_impls=frozenset({"FLEX_ATTENTION"}),  # FlexAttentionImpl.__init__(..., **kwargs), :656-668
         kv_oracle=None,  # is_kv_cache_dtype_supported (cuda.py:453) is called by nothing in 0.11.0
@@ -318,8 +323,7 @@ def _v0_default(q: kb.VllmQuery) -> str:
 def _mla_block(name: Optional[str], q: kb.VllmQuery, release: LegacyRelease) -> int:
     """The block size check_and_update_config leaves for an MLA model: FlashMLA's 64 on Hopper (named, or no
     name), CUTLASS MLA's 128, FlashInfer MLA's 64 (0.10.2-0.11.0), else --block-size or 16."""
-    cutlass = "CUTLASS_MLA_VLLM_V1" if release.since == "0.10.0" else "CUTLASS_MLA"
-    if name == cutlass:
+    if release.mla_chain.get(name or "") == "CUTLASS_MLA":
         return 128
     if name in (None, "FLASHMLA") and q.cc[0] == 9:
         return 64
@@ -337,8 +341,8 @@ def _mla_chain(name: Optional[str], q: kb.VllmQuery, release: LegacyRelease) -> 
         if name == "TRITON_MLA" or block != 64:
             return "TRITON_MLA"
         return "FLASHMLA" if q.cc[0] == 9 else None  # is_flashmla_supported: Hopper only
-    if release.since == "0.11.0" and q.use_sparse:
-        return "FLASHMLA_SPARSE"  # whatever the name
+    if release.sparse_mla is not None and q.use_sparse:
+        return release.sparse_mla  # whatever the name
     runs = release.mla_chain.get(name or "")
     if runs == "FLASHMLA" and block != 64:
         return None  # "FlashMLA backend is not supported for block size %d", and on
