@@ -1956,12 +1956,12 @@ def vllm_named_backend_runs(cfg, target):
     name = cfg.env.get(kb.ENV_BACKEND, asked)  # as typed: these releases compare names case-sensitively
     if kb_legacy.env_refusal(name, release):
         return skipped(f"{name} is not a backend of vllm {release} (rule vllm-backend-name)")
-    q = query(cfg, target)
-    outcome = kb_legacy.named(name, q, release, cfg.env.get(kb_legacy.ENV_USE_V1))
+    q, use_v1 = query(cfg, target), cfg.env.get(kb_legacy.ENV_USE_V1)
+    outcome = kb_legacy.named(name, q, release, use_v1)
     kind = "MLA" if q.use_mla else "not MLA"
     found = f"{kb.ENV_BACKEND}={name} for this model ({kind}) on {gpu(target)}"
-    forced_v0 = kb_legacy.FORCED_V0 in (outcome.fallback, outcome.error.rsplit("after: ", 1)[-1])
-    unset = f"unset {kb_legacy.ENV_USE_V1 if forced_v0 else kb.ENV_BACKEND}"
+    # VLLM_USE_V1=0 asks for the V0 engine: undoing that is the fix, not dropping the name
+    unset = f"unset {kb_legacy.ENV_USE_V1 if kb_legacy.forced_v1(use_v1) is False else kb.ENV_BACKEND}"
     if outcome.error:
         when = "when the attention layers are built" if outcome.stage == "init" else "at start-up"
         required = f"a backend vllm {release} runs for the model"
