@@ -9,7 +9,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import blackwell_majors, choice_check, declared, gpu, sglang_release
+from rules.checks.common import blackwell_majors, choice_check, cuda_version, declared, gpu, sglang_release
 from rules.checks.speculative import NGRAM_DEFAULT_BREADTH
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
@@ -806,7 +806,7 @@ def _kv_family(name: str) -> str:
     return dtype.family
 
 
-def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
+def _torch(target) -> tuple[Optional[Version], Optional[Version]]:
     torch = target.facts.torch if target.facts else None
     if torch is None or not torch.installed or not torch.version:
         return None, None
@@ -814,11 +814,7 @@ def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
         version = Version(torch.version.split("+")[0])
     except InvalidVersion:
         version = None
-    cuda = None
-    if torch.cuda:
-        major, _, minor = torch.cuda.partition(".")
-        cuda = (int(major), int(minor or 0)) if major.isdigit() and (minor or "0").isdigit() else None
-    return version, cuda
+    return version, cuda_version(torch.cuda)
 
 
 @rule(
@@ -855,10 +851,10 @@ def kv_fp4_torch(cfg, target):
             "torch >= 2.8 with CUDA >= 12.8",
             ["pip install 'torch>=2.8'"],
         )
-    if version < Version("2.8") or cuda is None or cuda < (12, 8):
-        cuda_text = f"CUDA {cuda[0]}.{cuda[1]}" if cuda else "no CUDA"
+    if version < Version("2.8") or cuda is None or cuda < Version("12.8"):
+        cuda_text = f"CUDA {cuda}" if cuda else "no CUDA"
         return failed(f"torch {version} ({cuda_text})", "torch >= 2.8 with CUDA >= 12.8", ["pip install 'torch>=2.8'"])
-    return passed(f"torch {version} (CUDA {cuda[0]}.{cuda[1]})", "torch >= 2.8 with CUDA >= 12.8")
+    return passed(f"torch {version} (CUDA {cuda})", "torch >= 2.8 with CUDA >= 12.8")
 
 
 @rule(
