@@ -143,7 +143,9 @@ def main() -> int:
             continue
         os.makedirs(target, exist_ok=True)
         kept, fetched = extract(urls[version], args.include, target)
-        print(f"{args.package} {version}: {kept} files, {fetched / 1e6:.1f} MB read of {os.path.basename(urls[version])}")
+        print(
+            f"{args.package} {version}: {kept} files, {fetched / 1e6:.1f} MB read of {os.path.basename(urls[version])}"
+        )
     return status
 
 
