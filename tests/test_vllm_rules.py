@@ -575,6 +575,21 @@ def test_mla_disabled_runs_the_model_as_plain_attention(model_dir):
     assert finding(data, "vllm-head-size")["message"].startswith("found head size 192")
 
 
+def test_mla_disabled_head_size_192_runs_fa2_on_blackwell(model_dir):
+    """FlashAttentionImpl passes get_flash_attn_version no head_size_v (flash_attn.py:1104-1110 in 0.33.0), so
+    the TMEM check's 192/128 exemption (fa_utils.py:199-201) does not hold for a plain-attention head of 192."""
+    _, data = check_json(
+        "--gpu",
+        "B200",
+        "--",
+        *("VLLM_MLA_DISABLE=1", "vllm", "serve", model_dir(DEEPSEEK_V3), "--attention-backend", "FLASH_ATTN"),
+        *DEEPSEEK_LAYOUT,
+    )
+    fallback = finding(data, "vllm-flash-attn-fallback")
+    assert fallback["status"] == "warn"
+    assert "head_size=192 due to TMEM capacity limits" in fallback["message"]
+
+
 def test_kv_lora_rank_outside_vllms_mla_model_types_is_not_mla(model_dir):
     minicpm3 = {
         "architectures": ["MiniCPM3ForCausalLM"],

@@ -567,7 +567,8 @@ def vllm_flash_attn_version(cfg, target):
 FA3 (9.x), because of the model's head size or features.
 
 On Blackwell, FA4's tensor-memory budget limits head sizes: above 128 only 256 (hd256 kernel) and 192/128
-are kept, anything else logs "FA4 on Blackwell does not support head_size=N due to TMEM capacity limits,
+are kept (192/128 only for a caller passing head_size_v, which FlashAttentionImpl never does: an MLA-disabled
+DeepSeek's head size 192 runs FA2), anything else logs "FA4 on Blackwell does not support head_size=N due to TMEM capacity limits,
 defaulting to FA version 2." The hd256 kernel itself falls back to FA2 for attention sinks, logit soft-cap,
 a quantised KV cache or a block size that is not a multiple of 128. ALiBi forces FA2 on any arch.""",
     fix_title="Accept FA2, or use FLASHINFER (the default on SM100) for this model",
