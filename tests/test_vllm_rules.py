@@ -576,8 +576,10 @@ def test_mla_disabled_runs_the_model_as_plain_attention(model_dir):
 
 
 def test_mla_disabled_head_size_192_runs_fa2_on_blackwell(model_dir):
-    """FlashAttentionImpl passes get_flash_attn_version no head_size_v (flash_attn.py:1104-1110 in 0.33.0), so
-    the TMEM check's 192/128 exemption (fa_utils.py:199-201) does not hold for a plain-attention head of 192."""
+    """With MLA disabled DeepseekV2Attention is Attention(heads, qk_head_dim) with v padded to it
+    (models/deepseek_v2.py:580-589, :627 in 0.33.0), and FlashAttentionImpl passes get_flash_attn_version no
+    head_size_v (flash_attn.py:1104-1110), so the TMEM check's 192/128 exemption (fa_utils.py:199-201) does not
+    hold."""
     _, data = check_json(
         "--gpu",
         "B200",
