@@ -331,27 +331,26 @@ def test_fa3_on_hopper_upgrades_to_fa4_above_256():
 
 
 # get_flash_attn_version on a B200 as FlashAttentionImpl calls it (no head_size_v), release by release:
-# 0.17.x fa_utils.py:117-128 (FA2 above 128); 0.18.0 :130-142 (head_size != 192 kept); 0.27.0 :242-252 (FA2 for 256
-# with local attention) and :258-270 (256 kept, 192 only with head_size_v 128); 0.28.0 :173-178 (256 "temporarily
-# disabled") and :185-197; 0.29.0 :178-209 (the hd256 kernel)
+# 0.17.x fa_utils.py:117-128 (FA2 above 128); 0.18.0 :130-142 (head_size != 192 kept); 0.27.0 :258-270 (256 kept,
+# 192 only with head_size_v 128); 0.28.0 :173-178 (256 "temporarily disabled") and :185-197; 0.29.0 :178-209 (the
+# hd256 kernel)
 @pytest.mark.parametrize(
-    "release,head_size,sliding_window,expected,logged",
+    "release,head_size,expected,logged",
     [
-        ("0.17.0", 128, False, 4, None),
-        ("0.17.1", 192, False, 2, "TMEM capacity"),
-        ("0.18.0", 192, False, 4, None),
-        ("0.26.0", 192, False, 4, None),
-        ("0.27.0", 192, False, 2, "TMEM capacity"),
-        ("0.33.0", 192, False, 2, "TMEM capacity"),
-        ("0.26.0", 256, False, 2, "TMEM capacity"),
-        ("0.27.0", 256, False, 4, None),
-        ("0.27.1", 256, True, 2, "does not support local attention with head_size=256"),
-        ("0.28.0", 256, False, 2, "temporarily disabled for head_size=256"),
-        ("0.29.0", 256, True, 4, None),
+        ("0.17.0", 128, 4, None),
+        ("0.17.1", 192, 2, "TMEM capacity"),
+        ("0.18.0", 192, 4, None),
+        ("0.26.0", 192, 4, None),
+        ("0.27.0", 192, 2, "TMEM capacity"),
+        ("0.33.0", 192, 2, "TMEM capacity"),
+        ("0.26.0", 256, 2, "TMEM capacity"),
+        ("0.27.1", 256, 4, None),
+        ("0.28.0", 256, 2, "temporarily disabled for head_size=256"),
+        ("0.29.0", 256, 4, None),
     ],
 )
-def test_fa4_blackwell_head_sizes_follow_the_release(release, head_size, sliding_window, expected, logged):
-    resolution = kb.flash_attn_version((10, 0), head_size, sliding_window=sliding_window, release=release)
+def test_fa4_blackwell_head_sizes_follow_the_release(release, head_size, expected, logged):
+    resolution = kb.flash_attn_version((10, 0), head_size, release=release)
     assert resolution.version == expected
     if logged:
         assert logged in resolution.notes[-1]
@@ -701,6 +700,26 @@ def test_vllm_fa4_library_applies_where_the_release_runs_fa4(model_dir, head_dim
         f"vllm=={release}",
         "--",
         *("vllm", "serve", model, "--attention-backend", "FLASH_ATTN"),
+    )
+    assert finding(data, "vllm-fa4-library")["status"] == status
+
+
+@pytest.mark.parametrize(
+    "release,status", [("0.26.0", "skip"), ("0.27.0", "fail"), ("0.28.0", "skip"), ("0.29.0", "skip")]
+)
+def test_vllm_fa4_library_on_gemma_2s_head_size_256(release, status):
+    """Gemma-2 (head size 256, soft-cap, sliding window every other layer): 0.27.0 keeps 256 on FA4 (fa_utils.py:263)
+    for its full-attention layers; 0.26.0 (TMEM, :246), 0.28.0 (disabled, :175) and 0.29.0 (the hd256 kernel has
+    no soft-cap, _fa4_hd256_fallback_reason) run FA2."""
+    from tests.rule_fixtures.install import facts_file
+
+    _, data = check_json(
+        "--facts",
+        facts_file("b200-cutlass-dsl-broken"),
+        "--engine-version",
+        f"vllm=={release}",
+        "--",
+        *("vllm", "serve", "gemma-2-9b", "--attention-backend", "FLASH_ATTN"),
     )
     assert finding(data, "vllm-fa4-library")["status"] == status
 

@@ -223,7 +223,6 @@ def _flash_attn_resolution(q: kb.VllmQuery, target: Target) -> kb.FaResolution:
         q.softcap,
         kv_dtype=q.kv_dtype,
         block_size=q.block_size,
-        sliding_window=q.has_sliding_window,
         release=_release(target),
     )
 
@@ -641,7 +640,7 @@ flash-attn-4 package. vLLM counts FA4 as available when cute/interface.py exists
 weights; the first FA4 call imports the interface, which imports `cutlass` and `quack`, and fails there. A
 `cutlass` that imports only from a source tree (its .pth file not processed) shows here as a failed import.
 Which head sizes keep FA4 on Blackwell changed from release to release (0.17.x: none above 128; 0.18-0.26:
-192 too; 0.27: 256 unless sliding window; 0.28: not 256; 0.29 on: 256 through its own kernel). The fix installs
+192 too; 0.27: 256, except on sliding-window layers; 0.28: not 256; 0.29 on: 256 through its own kernel). The fix installs
 the versions the target's vLLM release requires (from nvidia-cutlass-dsl>=4.4.0.dev1 and quack-kernels>=0.2.7
 in 0.17.0 to nvidia-cutlass-dsl[cu13]==4.8.0 and quack-kernels==0.6.5 in 0.32.0 and 0.33.0).""",
     fix_title="Install the nvidia-cutlass-dsl and quack-kernels versions the vLLM release requires",

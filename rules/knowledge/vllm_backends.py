@@ -1042,7 +1042,6 @@ def flash_attn_version(
     alibi: bool = False,
     kv_dtype: Optional[str] = None,
     block_size: Optional[int] = None,
-    sliding_window: bool = False,
     release: Optional[str] = None,
 ) -> FaResolution:
     """fa_utils.get_flash_attn_version as FlashAttentionBackend calls it (supports_fa4_hd256=True), in the FA4
@@ -1066,9 +1065,8 @@ def flash_attn_version(
     if era.sm90_upgrade and version == 3 and cc[0] == 9 and head_size is not None and head_size > 256:
         notes.append(f"FA3 does not support head_size={head_size} on SM90: upgrading FlashAttention 3 -> 4")
         version = 4
-    blackwell_256 = version == 4 and cc[0] >= 10 and head_size == 256
-    if blackwell_256 and (era.hd256 == "off" or (era.hd256 == "local" and sliding_window)):
-        notes.append(vllm_fa4.FA4_HD256_OFF_MESSAGE if era.hd256 == "off" else vllm_fa4.FA4_HD256_LOCAL_MESSAGE)
+    if era.hd256 == "off" and version == 4 and cc[0] >= 10 and head_size == 256:
+        notes.append(vllm_fa4.FA4_HD256_OFF_MESSAGE)
         version = 2
     hd256 = head_size == 256 and head_size_v in (None, 256) and cc[0] in (10, 11)
     if version == 4 and hd256 and era.hd256 == "kernel":

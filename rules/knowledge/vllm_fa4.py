@@ -17,7 +17,7 @@ v1/attention/backends/flash_attn.py by bench/release_walk.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, TypeVar
+from typing import Literal, Optional, TypeVar
 
 from rules.versions import parse_version
 
@@ -69,9 +69,9 @@ class FaEra:
     # The head sizes FA4 keeps above 128, each with the head_size_v values it needs (None: any); the rest log
     # the TMEM message and run FA2.
     tmem_kept: tuple[tuple[int, Optional[tuple[Optional[int], ...]]], ...]
-    # head size 256: "tmem" (as any other size), "local" (FA2 with a sliding window), "off" (always FA2),
-    # "kernel" (the hd256 kernel, FA2 for sinks, soft-cap, a quantised KV cache or a block size % 128)
-    hd256: str
+    # head size 256: "tmem" (as tmem_kept says), "off" (always FA2), "kernel" (the hd256 kernel, FA2 for sinks,
+    # soft-cap, a quantised KV cache or a block size % 128)
+    hd256: Literal["tmem", "off", "kernel"]
     sm90_upgrade: bool  # FA3 becomes FA4 on 9.x above head size 256
     source: str
 
@@ -104,10 +104,11 @@ FA_ERAS: tuple[FaEra, ...] = (
     FaEra(
         "0.27.0",
         ((256, None), (192, (128,))),
-        "local",
+        "tmem",
         True,
-        "head_size 256 with local attention runs FA2 (fa_utils.py:250), the TMEM check keeps 256 and 192/128 "
-        "(:263, message :266) in 0.27.0 and 0.27.1",
+        "the TMEM check keeps 256 and 192/128 (fa_utils.py:263, message :266) in 0.27.0 and 0.27.1; a sliding-window "
+        "layer of head size 256 runs FA2 (:250), not modelled: the full-attention layers of the models with it "
+        "(Gemma's interleave) still run FA4",
     ),
     FaEra(
         "0.28.0",
@@ -127,10 +128,7 @@ FA_ERAS: tuple[FaEra, ...] = (
     ),
 )
 
-# vLLM's own log lines for the 0.27.0 and 0.28.0 head-size-256 steps
-FA4_HD256_LOCAL_MESSAGE = (
-    "FA4 on Blackwell does not support local attention with head_size=256, defaulting to FA version 2."
-)
+# vLLM's own log line for 0.28.0's head-size-256 step
 FA4_HD256_OFF_MESSAGE = "FA4 on Blackwell is temporarily disabled for head_size=256, defaulting to FA version 2."
 
 
