@@ -614,9 +614,9 @@ def vllm_flash_attn_fallback(cfg, target):
         "_is_fa4_supported takes 9.x, 10.x and 11.x (:84), and flash_attn_varlen_func imports "
         "vllm.vllm_flash_attn.cute.interface when fa_version == 4 (:377 in 0.17.0-0.19.1, :370 in 0.20.0-0.23.0, "
         ":389 in 0.24.0-0.26.0, :400 in 0.27.x, :405 in 0.28.0-0.30.0, :435 in 0.31.0-0.32.0, :454 in 0.33.0); "
-        "cute/interface.py imports cutlass (:32 in 0.17.0-0.19.1, after cuda.bindings.driver :30, with quack "
-        "through flash_fwd.py:23; :33 and quack.compile_utils :36 in 0.20.0-0.21.0; :15/:18 in 0.22.0-0.25.1; "
-        ":14/:17 in 0.26.0-0.33.0). fa_utils.get_flash_attn_version defaults to FA4 on 10.x from 0.17.0 "
+        "cute/interface.py imports cutlass (:32 in 0.17.0-0.19.1, with quack through flash_fwd.py:23; :33 and "
+        "quack.compile_utils :36 in 0.20.0-0.21.0; :15/:18 in 0.22.0-0.25.1; :14/:17 in 0.26.0-0.33.0), after "
+        "cuda.bindings.driver through 0.25.1 (:30, :31, :13; the DSL's own dependency). fa_utils.get_flash_attn_version defaults to FA4 on 10.x from 0.17.0 "
         "(fa_utils.py:77 in 0.17.x, :78 in 0.18.0-0.19.1, :81 in 0.20.0-0.24.0, :157 in 0.25.0-0.26.0, :166 in "
         "0.27.x, :95 in 0.28.0, :102 in 0.29.0-0.33.0); which head sizes keep FA4 per release is "
         "vllm_fa4.FA_ERAS. The METADATA pins differ by release: vllm_fa4.PINS"
@@ -639,9 +639,10 @@ vLLM runs FA4 from its own vllm_flash_attn build (vllm/vllm_flash_attn/cute, fro
 flash-attn-4 package. vLLM counts FA4 as available when cute/interface.py exists, so it starts and loads the
 weights; the first FA4 call imports the interface, which imports `cutlass` and `quack`, and fails there. A
 `cutlass` that imports only from a source tree (its .pth file not processed) shows here as a failed import.
-Which head sizes keep FA4 on Blackwell changed from release to release (0.17.x: none above 128; 0.18-0.26:
-192 too; 0.27: 256, except on sliding-window layers; 0.28: not 256; 0.29 on: 256 through its own kernel). The fix installs
-the versions the target's vLLM release requires (from nvidia-cutlass-dsl>=4.4.0.dev1 and quack-kernels>=0.2.7
+Which head sizes above 128 keep FA4 on Blackwell changed by release: none in 0.17.x; 192 in 0.18-0.26; 256 in
+0.27 (not on its sliding-window layers); none in 0.28; 256 through its own kernel from 0.29 (not with sinks,
+soft-cap, a quantised KV cache or a block size that is not a multiple of 128). The fix installs the versions
+the target's vLLM release requires (from nvidia-cutlass-dsl>=4.4.0.dev1 and quack-kernels>=0.2.7
 in 0.17.0 to nvidia-cutlass-dsl[cu13]==4.8.0 and quack-kernels==0.6.5 in 0.32.0 and 0.33.0).""",
     fix_title="Install the nvidia-cutlass-dsl and quack-kernels versions the vLLM release requires",
 )

@@ -58,7 +58,7 @@ PINS: tuple[Pins, ...] = (
     Pins("0.30.0", "nvidia-cutlass-dsl[cu13]==4.7.1", "quack-kernels==0.6.5", "0.30.0, 0.31.0"),
     Pins("0.32.0", "nvidia-cutlass-dsl[cu13]==4.8.0", "quack-kernels==0.6.5", "0.32.0, 0.33.0"),
 )
-PINS_SOURCE = "vllm-VERSION.dist-info/METADATA Requires-Dist of each wheel (PINS.seen)"
+PINS_SOURCE = "Requires-Dist of each wheel's vllm-VERSION.dist-info/METADATA (rules/knowledge/vllm_fa4.py PINS)"
 
 
 @dataclass(frozen=True)
