@@ -643,6 +643,21 @@ def test_vllm_fa4_needs_the_cutlass_dsl_not_flash_attn_4():
     assert finding(data, "vllm-fa4-library")["status"] == "pass"
 
 
+def _fa4_on_a_broken_b200(release, model):
+    """The vllm-fa4-library finding for FLASH_ATTN on a B200 whose CuTe DSL does not import, at a vLLM release."""
+    from tests.rule_fixtures.install import facts_file
+
+    _, data = check_json(
+        "--facts",
+        facts_file("b200-cutlass-dsl-broken"),
+        "--engine-version",
+        f"vllm=={release}",
+        "--",
+        *("vllm", "serve", model, "--attention-backend", "FLASH_ATTN"),
+    )
+    return finding(data, "vllm-fa4-library")
+
+
 # Each release's METADATA Requires-Dist (vllm-VERSION.dist-info/METADATA, read by bench/wheel_ranges.py)
 @pytest.mark.parametrize(
     "release,cutlass_dsl,quack",
@@ -661,18 +676,8 @@ def test_vllm_fa4_needs_the_cutlass_dsl_not_flash_attn_4():
     ],
 )
 def test_vllm_fa4_fix_installs_the_releases_pins(release, cutlass_dsl, quack):
-    from tests.rule_fixtures.install import facts_file
-
-    code, data = check_json(
-        "--facts",
-        facts_file("b200-cutlass-dsl-broken"),
-        "--engine-version",
-        f"vllm=={release}",
-        "--",
-        *("vllm", "serve", "llama-3.1-8b", "--attention-backend", "FLASH_ATTN"),
-    )
-    fa4 = finding(data, "vllm-fa4-library")
-    assert code == 1 and fa4["status"] == "fail"
+    fa4 = _fa4_on_a_broken_b200(release, "llama-3.1-8b")
+    assert fa4["status"] == "fail"
     assert fa4["fix"] == [f"pip install --force-reinstall '{cutlass_dsl}' '{quack}'"]
 
 
@@ -690,18 +695,8 @@ def test_vllm_fa4_fix_installs_the_releases_pins(release, cutlass_dsl, quack):
     ],
 )
 def test_vllm_fa4_library_applies_where_the_release_runs_fa4(model_dir, head_dim, release, status):
-    from tests.rule_fixtures.install import facts_file
-
     model = model_dir({**LLAMA, "head_dim": head_dim})
-    _, data = check_json(
-        "--facts",
-        facts_file("b200-cutlass-dsl-broken"),
-        "--engine-version",
-        f"vllm=={release}",
-        "--",
-        *("vllm", "serve", model, "--attention-backend", "FLASH_ATTN"),
-    )
-    assert finding(data, "vllm-fa4-library")["status"] == status
+    assert _fa4_on_a_broken_b200(release, model)["status"] == status
 
 
 @pytest.mark.parametrize(
@@ -711,17 +706,7 @@ def test_vllm_fa4_library_on_gemma_2s_head_size_256(release, status):
     """Gemma-2 (head size 256, soft-cap, sliding window every other layer): 0.27.0 keeps 256 on FA4 (fa_utils.py:263)
     for its full-attention layers; 0.26.0 (TMEM, :246), 0.28.0 (disabled, :175) and 0.29.0 (the hd256 kernel has
     no soft-cap, _fa4_hd256_fallback_reason) run FA2."""
-    from tests.rule_fixtures.install import facts_file
-
-    _, data = check_json(
-        "--facts",
-        facts_file("b200-cutlass-dsl-broken"),
-        "--engine-version",
-        f"vllm=={release}",
-        "--",
-        *("vllm", "serve", "gemma-2-9b", "--attention-backend", "FLASH_ATTN"),
-    )
-    assert finding(data, "vllm-fa4-library")["status"] == status
+    assert _fa4_on_a_broken_b200(release, "gemma-2-9b")["status"] == status
 
 
 # --- each reason once: the declaration, the validator, and the rules that read it ---------------------------
