@@ -21,6 +21,7 @@ from rules.engine import Outcome, backend_option, failed, passed, rule, skipped,
 from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
+from rules.knowledge import vllm_fa4 as kb_fa4
 from rules.knowledge import vllm_gemma4 as kb_gemma4
 from rules.target import Target
 
@@ -209,17 +210,20 @@ def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     return [_use_backend(chosen, target)]
 
 
-def _flash_attn_resolution(q: kb.VllmQuery) -> kb.FaResolution:
-    """The FlashAttention version FLASH_ATTN runs for this query (fa_utils.get_flash_attn_version)."""
+def _flash_attn_resolution(q: kb.VllmQuery, target: Target) -> kb.FaResolution:
+    """The FlashAttention version FLASH_ATTN runs for this query in the target's release: what
+    FlashAttentionImpl.__init__ gets from fa_utils.get_flash_attn_version, which it passes no head_size_v
+    (flash_attn.py:583-586 in 0.17.0, :1104-1110 in 0.33.0)."""
     return kb.flash_attn_version(
         q.cc,
         q.head_size,
-        q.head_size_v,
+        None,
         q.fa_version,
         q.has_sink,
         q.softcap,
         kv_dtype=q.kv_dtype,
         block_size=q.block_size,
+        release=_release(target),
     )
 
 
@@ -562,7 +566,8 @@ def vllm_flash_attn_version(cfg, target):
 FA3 (9.x), because of the model's head size or features.
 
 On Blackwell, FA4's tensor-memory budget limits head sizes: above 128 only 256 (hd256 kernel) and 192/128
-are kept, anything else logs "FA4 on Blackwell does not support head_size=N due to TMEM capacity limits,
+are kept (192/128 only for a caller passing head_size_v, which FlashAttentionImpl never does: an MLA-disabled
+DeepSeek's head size 192 runs FA2), anything else logs "FA4 on Blackwell does not support head_size=N due to TMEM capacity limits,
 defaulting to FA version 2." The hd256 kernel itself falls back to FA2 for attention sinks, logit soft-cap,
 a quantised KV cache or a block size that is not a multiple of 128. ALiBi forces FA2 on any arch.""",
     fix_title="Accept FA2, or use FLASHINFER (the default on SM100) for this model",
@@ -578,7 +583,7 @@ def vllm_flash_attn_fallback(cfg, target):
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     default = kb.flash_attn_version(target.cc).version
-    resolution = _flash_attn_resolution(q)
+    resolution = _flash_attn_resolution(q, target)
     wanted = q.fa_version or default
     if resolution.version == 2 and wanted in (3, 4):
         return warned(
@@ -594,10 +599,27 @@ def vllm_flash_attn_fallback(cfg, target):
     id="vllm-fa4-library",
     title="FLASH_ATTN on FA4 needs a working CUTLASS CuTe DSL and quack-kernels",
     engine="vllm",
-    versions="vllm>=0.33.0",
+    versions=f"vllm>={kb_fa4.FA4_SINCE}",
     verified=(
-        "vllm>=0.33.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.17.0-0.33.0, release by release (every x.y.0 and last x.y.z; vllm_flash_attn/**/*.py and METADATA "
+        "read by bench/wheel_ranges.py). Begins at 0.17.0: no wheel from 0.10.0 to 0.16.0 ships "
+        "vllm_flash_attn/cute/ (0.11.2-0.16.0 point FA4 at the pip flash_attn.cute.interface, "
+        "flash_attn_interface.py:29), and their get_flash_attn_version never picks 4 (VLLM_FLASH_ATTN_VERSION "
+        "asserted in [2, 3], attention/utils/fa_utils.py:41 in 0.11.0, :54 in 0.12.0; "
+        "AttentionConfig.flash_attn_version Literal[2, 3] in 0.13.0-0.16.0, config/attention.py:24 in 0.13.0, "
+        ":19 in 0.16.0; the default FA3 on 9.x, else FA2); Literal[2, 3, 4] from 0.17.0 (:19 in 0.17.0, :57 in 0.33.0), "
+        "the only spelling --attention-config.flash_attn_version (VLLM_FLASH_ATTN_VERSION is gone from 0.15.0). "
+        "In every release from "
+        "0.17.0 to 0.33.0: FA4_AVAILABLE is only os.path.exists(cute/interface.py) (flash_attn_interface.py:38), "
+        "_is_fa4_supported takes 9.x, 10.x and 11.x (:84), and flash_attn_varlen_func imports "
+        "vllm.vllm_flash_attn.cute.interface when fa_version == 4 (:377 in 0.17.0-0.19.1, :370 in 0.20.0-0.23.0, "
+        ":389 in 0.24.0-0.26.0, :400 in 0.27.x, :405 in 0.28.0-0.30.0, :435 in 0.31.0-0.32.0, :454 in 0.33.0); "
+        "cute/interface.py imports cutlass (:32 in 0.17.0-0.19.1, with quack through flash_fwd.py:23; :33 and "
+        "quack.compile_utils :36 in 0.20.0-0.21.0; :15/:18 in 0.22.0-0.25.1; :14/:17 in 0.26.0-0.33.0), after "
+        "cuda.bindings.driver through 0.25.1 (:30, :31, :13; the DSL's own dependency). fa_utils.get_flash_attn_version defaults to FA4 on 10.x from 0.17.0 "
+        "(fa_utils.py:77 in 0.17.x, :78 in 0.18.0-0.19.1, :81 in 0.20.0-0.24.0, :157 in 0.25.0-0.26.0, :166 in "
+        "0.27.x, :95 in 0.28.0, :102 in 0.29.0-0.33.0); which head sizes keep FA4 per release is "
+        "vllm_fa4.FA_ERAS. The METADATA pins differ by release: vllm_fa4.PINS"
     ),
     stage="runtime",
     needs_software=True,
@@ -607,16 +629,22 @@ def vllm_flash_attn_fallback(cfg, target):
         "flash_attn_varlen_func (imports vllm.vllm_flash_attn.cute.interface at the first FA4 "
         "call; FA4_AVAILABLE only checks that cute/interface.py exists)",
     )
-    + "; vllm 0.33.0 METADATA Requires-Dist nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5",
+    + "; "
+    + kb_fa4.PINS_SOURCE,
     docs="""Checks, when FLASH_ATTN resolves FlashAttention 4 (by default on 10.x, or by
 --attention-config.flash_attn_version=4), that the CUTLASS CuTe DSL (nvidia-cutlass-dsl, `cutlass.cute`) and
 quack-kernels are installed and import.
 
-vLLM runs FA4 from its own vllm_flash_attn build (vllm/vllm_flash_attn/cute), not from the pip flash-attn-4
-package. vLLM counts FA4 as available when cute/interface.py exists, so it starts and loads the weights;
-the first FA4 call imports the interface, which imports `cutlass` and `quack`, and fails there. A `cutlass`
-that imports only from a source tree (its .pth file not processed) shows here as a failed import.""",
-    fix_title="pip install 'nvidia-cutlass-dsl[cu13]==4.8.0' quack-kernels==0.6.5 (the versions vLLM pins)",
+vLLM runs FA4 from its own vllm_flash_attn build (vllm/vllm_flash_attn/cute, from vLLM 0.17.0), not from the pip
+flash-attn-4 package. vLLM counts FA4 as available when cute/interface.py exists, so it starts and loads the
+weights; the first FA4 call imports the interface, which imports `cutlass` and `quack`, and fails there. A
+`cutlass` that imports only from a source tree (its .pth file not processed) shows here as a failed import.
+Which head sizes above 128 keep FA4 on Blackwell changed by release: none in 0.17.x; 192 in 0.18-0.26; 256 in
+0.27 (not on its sliding-window layers); none in 0.28; 256 through its own kernel from 0.29 (not with sinks,
+soft-cap, a quantised KV cache or a block size that is not a multiple of 128). The fix installs the versions
+the target's vLLM release requires (from nvidia-cutlass-dsl>=4.4.0.dev1 and quack-kernels>=0.2.7
+in 0.17.0 to nvidia-cutlass-dsl[cu13]==4.8.0 and quack-kernels==0.6.5 in 0.32.0 and 0.33.0).""",
+    fix_title="Install the nvidia-cutlass-dsl and quack-kernels versions the vLLM release requires",
 )
 def vllm_fa4_library(cfg, target):
     if cfg.attention_backend not in (None, "FLASH_ATTN"):
@@ -626,7 +654,7 @@ def vllm_fa4_library(cfg, target):
     q = query(cfg, target)
     if cfg.attention_backend is None and _select(q, target).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
-    version = _flash_attn_resolution(q).version
+    version = _flash_attn_resolution(q, target).version
     if version != 4:
         return skipped(
             f"applies to FA4; FLASH_ATTN resolves {f'FA{version}' if version else 'no FA version'} on {gpu(target)}"
@@ -641,9 +669,7 @@ def vllm_fa4_library(cfg, target):
     )
     required = "nvidia-cutlass-dsl and quack-kernels that import (FA4 on vllm_flash_attn)"
     if any(state.healthy is False for state in states.values()):
-        return failed(
-            found, required, ["pip install --force-reinstall 'nvidia-cutlass-dsl[cu13]==4.8.0' quack-kernels==0.6.5"]
-        )
+        return failed(found, required, [kb_fa4.pins(_release(target)).install()])
     if any(state.healthy is None for state in states.values()):
         return unknown(f"import health not checked: {found}")
     return passed(found, required)

@@ -32,7 +32,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
-from rules.knowledge import NEWEST_KNOWN
+from rules.knowledge import NEWEST_KNOWN, vllm_fa4
 from rules.knowledge.backends import BackendInfo
 from rules.versions import parse_version
 
@@ -1042,8 +1042,11 @@ def flash_attn_version(
     alibi: bool = False,
     kv_dtype: Optional[str] = None,
     block_size: Optional[int] = None,
+    release: Optional[str] = None,
 ) -> FaResolution:
-    """fa_utils.get_flash_attn_version as FlashAttentionBackend calls it (supports_fa4_hd256=True)."""
+    """fa_utils.get_flash_attn_version as FlashAttentionBackend calls it (supports_fa4_hd256=True), in the FA4
+    behaviour of `release` (vllm_fa4.FA_ERAS; the newest when None)."""
+    era = vllm_fa4.era(release)
     notes = []
     if cc[0] == 9:
         version = 3
@@ -1059,11 +1062,14 @@ def flash_attn_version(
     if alibi and version in (3, 4):
         notes.append(f"Cannot use FA version {version} with ALiBi, defaulting to FA version 2.")
         version = 2
-    if version == 3 and cc[0] == 9 and head_size is not None and head_size > 256:
+    if era.sm90_upgrade and version == 3 and cc[0] == 9 and head_size is not None and head_size > 256:
         notes.append(f"FA3 does not support head_size={head_size} on SM90: upgrading FlashAttention 3 -> 4")
         version = 4
+    if era.hd256 == "off" and version == 4 and cc[0] >= 10 and head_size == 256:
+        notes.append(vllm_fa4.FA4_HD256_OFF_MESSAGE)
+        version = 2
     hd256 = head_size == 256 and head_size_v in (None, 256) and cc[0] in (10, 11)
-    if version == 4 and hd256:
+    if version == 4 and hd256 and era.hd256 == "kernel":
         reason = (
             "attention sinks"
             if has_sinks
@@ -1083,7 +1089,7 @@ def flash_attn_version(
         and cc[0] >= 10
         and head_size is not None
         and head_size > 128
-        and not ((head_size == 256 and head_size_v in (None, 256)) or (head_size == 192 and head_size_v == 128))
+        and not any(head_size == kept and (vs is None or head_size_v in vs) for kept, vs in era.tmem_kept)
     ):
         notes.append(FA4_TMEM_MESSAGE.format(head_size=head_size))
         version = 2

@@ -607,9 +607,15 @@ FIXTURES = {
         ],
     },
     "vllm-fa4-library": {
-        # FLASH_ATTN defaults to FA4 on 10.x; on the H200 (9.x) FA4 is asked for
+        # FLASH_ATTN defaults to FA4 on 10.x; on the H200 (9.x) FA4 is asked for. 0.17.0 is the first release with
+        # vllm_flash_attn/cute/interface.py (flash_attn_interface.py:38) and FA4 by default on 10.x (fa_utils.py:77)
         "pass": [
             on("b200-ok", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
+            on(
+                "b200-ok",
+                command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN"),
+                engine_version=["vllm==0.17.0"],
+            ),
             on(
                 "probe-h200.json",
                 command=serve(
@@ -619,6 +625,17 @@ FIXTURES = {
         ],
         "fail": [
             on("b200-cutlass-dsl-broken", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
+            on(
+                "b200-cutlass-dsl-broken",
+                command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN"),
+                engine_version=["vllm==0.17.0"],
+            ),
+            # 0.17.0's cute/interface.py imports quack through flash_fwd.py:23
+            on(
+                "b200-no-quack",
+                command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN"),
+                engine_version=["vllm==0.17.0"],
+            ),
             on(
                 "probe-h200-nopth.json",
                 command=serve(
