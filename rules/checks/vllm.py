@@ -496,12 +496,18 @@ def vllm_flashmla_dense_hopper(cfg, target):
     id="vllm-flash-attn-version",
     title="The requested FlashAttention version runs on this GPU",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.13.0",
     verified=(
-        "Not before 0.13.0 in this form: until 0.12.x the version is VLLM_FLASH_ATTN_VERSION, 2 or 3 only "
-        "(attention/utils/fa_utils.py:53-55 in 0.12.0), which no rule reads. "
-        "vllm>=0.20.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.13.0-0.33.0, release by release (fa_utils.get_flash_attn_version, config/attention.py and the "
+        "vllm_flash_attn interface's _is_fa*_supported, read with bench/wheel_ranges.py). Begins at 0.13.0, the "
+        "first release with --attention-config (engine/arg_utils.py:546 in 0.13.0; until 0.12.x the version is "
+        "VLLM_FLASH_ATTN_VERSION alone, attention/utils/fa_utils.py:53-55 in 0.12.0). 0.13.0-0.16.0: "
+        "flash_attn_version is Literal[2, 3] (config/attention.py:24 in 0.13.0, :19 in 0.16.0), FA3 on 10.x "
+        "becomes FA2 and on 12.x is refused (attention/utils/fa_utils.py:59-79 in 0.13.0, "
+        "v1/attention/backends/fa_utils.py:90-110 in 0.16.0; 0.14.0, 0.15.0 the same; FA3 only on 9.x, "
+        "flash_attn_interface.py:51-54). 0.17.0-0.33.0: Literal[2, 3, 4] (config/attention.py:19 in 0.17.0), FA3 "
+        "on >= 10.x becomes FA4 if supported, else FA2 (fa_utils.py:95-100 in 0.17.0, :96-101 in 0.19.1, :99-104 "
+        "in 0.20.0, the same text through 0.33.0), FA4 on 9.x, 10.x and 11.x (flash_attn_interface.py:84)"
     ),
     stage="runtime",
     prevents="Cannot use FA version 3 is not supported due to " + kb.FA_UNSUPPORTED_REASON[3],
@@ -516,8 +522,11 @@ version is supported: on failure it logs "Cannot use FA version N is not support
 None, and the FlashAttention layer fails with "FlashAttention version not detected." Without the flag
 vLLM picks FA3 on 9.x, FA4 on 10.x and FA2 elsewhere.
 
+Before 0.17.0 there is no FA4: version 4 is refused when the config is parsed (flash_attn_version is
+Literal[2, 3]), FA3 on 10.x becomes FA2, and FA3 on 12.x is refused.
+
 Where sources disagree: the 2026-05 backends matrix read vLLM's pinned FA fork, whose _is_fa4_supported
-accepted 10.x only; the fork shipped in vllm 0.33.0 accepts 9.x, 10.x and 11.x. This rule follows 0.33.0.""",
+accepted 10.x only; the fork shipped from vllm 0.17.0 accepts 9.x, 10.x and 11.x. This rule follows the wheels.""",
     fix_title="Drop --attention-config.flash_attn_version, or request a version this GPU runs",
 )
 def vllm_flash_attn_version(cfg, target):
@@ -529,8 +538,10 @@ def vllm_flash_attn_version(cfg, target):
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
     requested = int(requested)
-    resolution = kb.flash_attn_version(target.cc, requested=requested)
+    resolution = kb.flash_attn_version(target.cc, requested=requested, release=_release(target))
     fix = ["drop --attention-config.flash_attn_version"]
+    if resolution.notes == (kb.FA_VERSION_LITERAL_MESSAGE,):
+        return failed(f"FA{requested} at vllm {_release(target)}", "FA 2 or 3 (FA4 from vllm 0.17.0)", fix)
     if resolution.version is None:
         return failed(f"FA{requested} on {gpu(target)}", kb.FA_UNSUPPORTED_REASON.get(requested, "FA 2, 3 or 4"), fix)
     if resolution.version != requested:

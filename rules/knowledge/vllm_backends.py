@@ -1029,6 +1029,9 @@ FA4_TMEM_MESSAGE = (
 FA3_BLACKWELL_MESSAGE = (
     "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 4 if supported, otherwise FA2."
 )
+FA3_BLACKWELL_FA2_MESSAGE = "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 2."  # 0.13-0.16
+# pydantic's refusal of --attention-config.flash_attn_version=4 before 0.17.0 (flash_attn_version: Literal[2, 3])
+FA_VERSION_LITERAL_MESSAGE = "flash_attn_version: Input should be 2 or 3"
 FA4_HD256_MESSAGE = "FA4's Blackwell head_size=256 kernel does not support {reason}, defaulting to FA version 2."
 
 
@@ -1050,15 +1053,17 @@ def flash_attn_version(
     notes = []
     if cc[0] == 9:
         version = 3
-    elif cc[0] == 10:
+    elif cc[0] == 10 and era.fa4:
         version = 4
     else:
         version = 2
     if requested is not None:
         version = requested
-    if cc[0] >= 10 and version == 3:
-        notes.append(FA3_BLACKWELL_MESSAGE)
-        version = 4 if cc in FA4_ARCHS else 2
+    if version == 4 and not era.fa4:
+        return FaResolution(None, (FA_VERSION_LITERAL_MESSAGE,))
+    if version == 3 and (cc[0] >= 10 if era.fa4 else cc[0] == 10):
+        notes.append(FA3_BLACKWELL_MESSAGE if era.fa4 else FA3_BLACKWELL_FA2_MESSAGE)
+        version = 4 if era.fa4 and cc in FA4_ARCHS else 2
     if alibi and version in (3, 4):
         notes.append(f"Cannot use FA version {version} with ALiBi, defaulting to FA version 2.")
         version = 2

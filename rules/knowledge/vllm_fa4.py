@@ -74,9 +74,22 @@ class FaEra:
     hd256: Literal["tmem", "off", "kernel"]
     sm90_upgrade: bool  # FA3 becomes FA4 on 9.x above head size 256
     source: str
+    fa4: bool = True  # FA4 exists: the 10.x default, and FA3 on >= 10.x becomes FA4
 
 
 FA_ERAS: tuple[FaEra, ...] = (
+    FaEra(
+        "0.13.0",
+        (),
+        "tmem",
+        False,
+        "no FA4 before 0.17.0: the default is FA3 on 9.x and FA2 elsewhere, FA3 on 10.x only (not 12.x) becomes "
+        "FA2 ('Cannot use FA version 3 on Blackwell platform, defaulting to FA version 2.'), and "
+        "flash_attn_version is Literal[2, 3] (attention/utils/fa_utils.py:47-64 and config/attention.py:24 in "
+        "0.13.0; v1/attention/backends/fa_utils.py:74-95 and config/attention.py:19 in 0.16.0; 0.14.0 and "
+        "0.15.0 the same)",
+        fa4=False,
+    ),
     FaEra(
         "0.17.0",
         (),
@@ -137,7 +150,7 @@ _Row = TypeVar("_Row", Pins, FaEra)
 
 def _at(rows: tuple[_Row, ...], release: Optional[str]) -> _Row:
     """The row holding a release: the newest for an unknown one, the oldest for an older release (the rules
-    that read these start at FA4_SINCE or later)."""
+    that read these start no earlier than their first row)."""
     if release is None:
         return rows[-1]
     wanted = parse_version(release).release

@@ -161,6 +161,18 @@ FIXTURES = {
             {"gpu": "A100", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3")},
             {"gpu": "RTX 5090", "command": serve("qwen3-8b", "-ac.flash_attn_version=4")},
             {"gpu": "B200", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3"), "expect": "warn"},
+            # before 0.17.0: flash_attn_version is Literal[2, 3], and FA3 on 10.x becomes FA2 (fa_utils.py:90-95)
+            {
+                "gpu": "B200",
+                "command": serve("qwen3-8b", "--attention-config.flash_attn_version=4"),
+                "engine_version": ["vllm==0.13.0", "vllm==0.16.0"],
+            },
+            {
+                "gpu": "B200",
+                "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3"),
+                "engine_version": ["vllm==0.13.0"],
+                "expect": "warn",
+            },
         ],
     },
     "vllm-flash-attn-fallback": {
