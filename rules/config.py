@@ -335,6 +335,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "dllm_algorithm": "str",
                 "enable_linear_replayssm": "bool",
                 "enable_linear_replayssm_spec": "bool",
+                "linear_replayssm_cache_len": "int",
+                "disaggregation_mode": "str",
                 "disable_chunked_prefix_cache": "bool",
                 "disable_overlap_schedule": "bool",
                 "quantization": "str",
@@ -432,7 +434,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "linear attention and Mamba state (backends, state memory)": (
             "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint "
             "enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
-            "linear_replayssm_cache_len mamba_backend mamba_cache_philox_rounds "
+            "mamba_backend mamba_cache_philox_rounds "
             "mamba_full_memory_ratio mamba_max_states_per_path "
             "mamba_scheduler_strategy mamba_track_interval max_mamba_cache_size"
         ),
@@ -481,7 +483,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "disaggregation_decode_allocation_policy disaggregation_decode_dp "
             "disaggregation_decode_enable_offload_kvcache disaggregation_decode_enable_radix_cache "
             "disaggregation_decode_extra_slots disaggregation_decode_host_receive_threshold "
-            "disaggregation_decode_retraction_backup disaggregation_decode_tp disaggregation_mode "
+            "disaggregation_decode_retraction_backup disaggregation_decode_tp "
             "disaggregation_prefill_pp disaggregation_transfer_backend enable_pd_role_switch"
         ),
         "hierarchical cache and KV or weight offload": (
