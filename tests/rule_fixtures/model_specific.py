@@ -628,7 +628,10 @@ FIXTURES = {
                 "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--linear-replayssm-cache-len", "0"],
                 "engine_version": ["sglang==0.5.15"],
             },
-            {"gpu": "H100", "command": [*QWEN3_NEXT, "--enable-linear-replayssm-spec", "--disaggregation-mode", "prefill"]},
+            {
+                "gpu": "H100",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm-spec", "--disaggregation-mode", "prefill"],
+            },
             # SGLang reads --linear-attn-verify-backend itself: with none named a ragged mode is refused
             {
                 "gpu": "H100",
