@@ -5,6 +5,7 @@ FP8 per backend lives with the backend (fa3-fp8-sm8x, fa4-fp8-sm100, the MLA bac
 
 from __future__ import annotations
 
+import json
 from typing import Optional
 
 from packaging.version import InvalidVersion, Version
@@ -1097,6 +1098,82 @@ def kv_unified_memory_dcp(cfg, target):
             f"--enable-unified-memory with DCP on {', '.join(outside)}", required, ["--attention-backend flashinfer"]
         )
     return passed(f"--enable-unified-memory with DCP on {cfg.backend_label()}", required)
+
+
+def _full_prefill_graph_source(cfg) -> Optional[str]:
+    """Where SGLang's prefill CUDA-graph backend FULL comes from, if it is FULL: --cuda-graph-config (JSON, first),
+    --cuda-graph-backend-prefill, or Inkling's default when neither that flag nor --disable-prefill-cuda-graph
+    is given."""
+    try:
+        graphs = json.loads(cfg.flags.get("cuda_graph_config") or "{}")
+    except ValueError:
+        graphs = {}
+    prefill = graphs.get("prefill") if isinstance(graphs, dict) else None
+    if isinstance(prefill, dict) and "backend" in prefill:
+        return "--cuda-graph-config" if prefill["backend"] == "full" else None
+    named = cfg.flags.get("cuda_graph_backend_prefill")
+    if named is not None:
+        return "--cuda-graph-backend-prefill full" if named == "full" else None
+    architecture = cfg.model.architecture if cfg.model else None
+    if architecture in backend_kb.INKLING_FULL_PREFILL_GRAPH_ARCHITECTURES and not cfg.flags.get(
+        "disable_prefill_cuda_graph"
+    ):
+        return f"{architecture}'s default"
+    return None
+
+
+@rule(
+    id="kv-unified-memory-full-prefill-graph",
+    title="--enable-unified-memory switches the FULL prefill CUDA graph off unless attention is fa3/fa4",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: 'disabling the FULL prefill cuda-graph backend' in handle_unified_memory_pool "
+        "(kv_cache_hook.py:285 in 0.5.20, :603 in 0.5.21, :702 in 0.5.22, :709 in 0.5.23; bench/release_walk.py "
+        "grep), the fa3/fa4 set the same in each; none before 0.5.20. What makes prefill FULL, read in each: "
+        "parse_cuda_graph_config's precedence (JSON, then --cuda-graph-backend-prefill, then the legacy off "
+        "switches: diffed 0.5.20-0.5.23, only other keys changed), apply_inkling_prefill_cuda_graph_default (from "
+        "0.5.19: cuda_graph_hook.py:500-505 in 0.5.20, :366-371 in 0.5.23), run before handle_cuda_graph_config and "
+        "before handle_unified_memory_pool in each pipeline.py (0.5.20 :196, :202, :352); torch_native, "
+        "flex_attention and --enable-mis switch both phases off first (attention_hook.py)"
+    ),
+    stage="startup",
+    reason="SGLang replaces the FULL prefill CUDA graph asked for (or Inkling's default) with eager prefill, "
+    "logging a warning only, so the server runs without the prefill graph the launch line names.",
+    source=f"{backend_kb.UNIFIED_MEMORY_SOURCE} (the FULL prefill cuda-graph fallback)",
+    docs="""Warns when `--enable-unified-memory` makes SGLang switch off a FULL prefill CUDA graph: FULL from
+`--cuda-graph-config` (`{"prefill": {"backend": "full"}}`, which wins), `--cuda-graph-backend-prefill full`,
+or Inkling's model default (unless `--cuda-graph-backend-prefill` or `--disable-prefill-cuda-graph` is
+given), with a prefill or decode attention backend other than fa3 or fa4.
+
+FULL prefill capture builds its block table in a metadata path only the FlashAttention backends have; the
+other backends' graph path has no extend branch, so SGLang runs prefill eagerly instead (decode capture is
+unaffected). Naming `--cuda-graph-backend-prefill disabled` (or fa3 / fa4) makes the launch line say what
+runs. Not modelled: other start-up steps that switch prefill capture off before this one (DSA prefill context
+parallelism, Qwen4-Exp CP-TP sharing).""",
+    fix_title="Pass --cuda-graph-backend-prefill disabled (what SGLang runs), or serve with fa3 / fa4",
+)
+def kv_unified_memory_full_prefill_graph(cfg, target):
+    if not _unified_memory(cfg):
+        return skipped("applies to --enable-unified-memory")
+    source = _full_prefill_graph_source(cfg)
+    if source is None:
+        return skipped("applies to a FULL prefill CUDA graph")
+    if cfg.attention_backend in backend_kb.NO_CUDA_GRAPH_BACKENDS or cfg.flags.get("enable_mis"):
+        return skipped("CUDA graphs are already off (torch_native / flex_attention backend, or --enable-mis)")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    required = f"attention {' or '.join(backend_kb.FULL_PREFILL_GRAPH_BACKENDS)} for a FULL prefill graph"
+    outside = _outside_of(cfg, backend_kb.FULL_PREFILL_GRAPH_BACKENDS)
+    if not outside:
+        return passed(f"FULL prefill graph ({source}) on {cfg.backend_label()}", required)
+    fix = [] if source == "--cuda-graph-config" else ["--cuda-graph-backend-prefill disabled"]
+    return warned(
+        f"FULL prefill graph ({source}) with --enable-unified-memory on {', '.join(outside)} (SGLang runs prefill "
+        "without a CUDA graph)",
+        required,
+        fix,
+    )
 
 
 KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"

@@ -47,6 +47,7 @@ UNIFIED = "--enable-unified-memory"
 SHARDED = ("--enable-kv-cache-sharding", "--attention-backend", "fa3")
 SHARDED_PD = ("--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--tp-size", "8")
 GLM5_NEXTN = "tests/fixtures/models/synthetic-glm-5-nextn"
+FULL_PREFILL_GRAPH = ("--cuda-graph-backend-prefill", "full")
 ASYMMETRIC = "tests/fixtures/models/synthetic-asymmetric-kv"
 
 FIXTURES = {
@@ -699,6 +700,39 @@ FIXTURES = {
                 "gpu": "B200",
                 "command": serve(GLM5_NEXTN, *SHARDED_PD, "--speculative-algorithm", "EAGLE"),
                 "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
+    "kv-unified-memory-full-prefill-graph": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", UNIFIED, "--attention-backend", "fa3", *FULL_PREFILL_GRAPH),
+            },
+            {"gpu": "B200", "command": serve(INKLING[1], UNIFIED, "--attention-backend", "fa4")},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", UNIFIED, "--attention-backend", "triton", *FULL_PREFILL_GRAPH),
+                "expect": "warn",
+            },
+            # Inkling declares FULL prefill capture itself
+            {"gpu": "H100", "command": serve(INKLING[1], UNIFIED, "--attention-backend", "triton"), "expect": "warn"},
+            # the JSON wins over --cuda-graph-backend-prefill
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    UNIFIED,
+                    "--attention-backend",
+                    "flashinfer",
+                    "--cuda-graph-backend-prefill",
+                    "breakable",
+                    "--cuda-graph-config",
+                    '{"prefill": {"backend": "full"}}',
+                ),
+                "expect": "warn",
             },
         ],
     },
