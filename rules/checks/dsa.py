@@ -562,7 +562,7 @@ def kv_sharding_dsa(cfg, target):
         return failed(
             f"KV sharding of {cfg.model.name} with prefill {cfg.prefill_backend}",
             "the dsa prefill backend",
-            ["--prefill-attention-backend dsa"],
+            ["--attention-backend dsa"],
         )
     kv = _dsa_kv(cfg, target)
     if kv is None:
