@@ -1145,7 +1145,8 @@ def _linear_decode(cfg, target) -> str:
     "--linear-attn-decode-backend={decode!r}; --enable-linear-replayssm is not supported under PD "
     "disaggregation yet (follow-up); --linear-replayssm-cache-len must be >= 1; --enable-linear-replayssm-spec "
     "with SGLANG_RAGGED_VERIFY_MODE={mode} requires the KDA fold-every-commit family (DSPARK/DFLASH) and a "
-    "ring-writing verify kernel; --enable-linear-replayssm-spec is not supported on a PD prefill server",
+    "ring-writing verify kernel; invalid SGLANG_RAGGED_VERIFY_MODE={value!r}; expected one of 'static', "
+    "'cap-accept', 'compact'; --enable-linear-replayssm-spec is not supported on a PD prefill server",
     source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
     docs="""Checks the ReplaySSM options of hybrid linear-attention models: `--enable-linear-replayssm` needs a
 triton linear-attention decode backend (or helion, for KDA, from 0.5.18), no
