@@ -105,6 +105,11 @@ class ModelFeatures:
     attention_sinks: bool = False
     learnable_sink: bool = False  # config.json `learnable_sink`: DSA models with learnable sinks (SGLang overrides.py)
     index_topk: Optional[int] = None  # the DSA indexer's top-k: DeepSeek-V3.2, GLM-5 (sparse MLA)
+    # the DSA indexer's key pooling, absent meaning 1 and uncompressed (sglang model_config.py get_dsa_index_kpool,
+    # get_dsa_index_kpool_compress)
+    index_kpool: Optional[int] = None
+    index_kpool_compress: bool = False
+    num_nextn_predict_layers: Optional[int] = None  # MTP / NextN draft layers shipped in the checkpoint
     softcap: Optional[float] = None
     attention_chunk_size: Optional[int] = None
     cross_attention: bool = False
@@ -166,6 +171,8 @@ _INT_MINIMUM = {
     "attention_chunk_size": 0,
     "global_head_dim": 1,
     "index_topk": 1,
+    "index_kpool": 1,
+    "num_nextn_predict_layers": 0,
 }
 
 
@@ -302,6 +309,9 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         attention_sinks=sinks,
         learnable_sink=text.get("learnable_sink") is True,
         index_topk=index_topk,
+        index_kpool=_int("index_kpool"),
+        index_kpool_compress=text.get("index_kpool_compress") is True,
+        num_nextn_predict_layers=_int("num_nextn_predict_layers"),
         softcap=softcap,
         attention_chunk_size=chunk,
         cross_attention=cross,

@@ -803,6 +803,19 @@ UNIFIED_SPEC_VERIFY_BACKENDS = ("triton", "trtllm_mla", "cutedsl_mla", "flashmla
 UNIFIED_SPEC_MHA_BACKENDS = ("triton", "flashinfer", "fa3", "trtllm_mha")  # _SPEC_MHA_AUDITED_BACKENDS
 UNIFIED_DSPARK_BACKENDS = (*UNIFIED_SPEC_VERIFY_BACKENDS, "fa4")
 UNIFIED_DCP_BACKENDS = ("flashinfer", "trtllm_mla", "cutedsl_mla")
+# The FULL prefill CUDA graph builds its block table in _init_full_cg_prefill_metadata, which only fa3/fa4
+# implement: with --enable-unified-memory on any other backend SGLang switches prefill capture off, warned only
+# (kv_cache_hook.py:271-291 in 0.5.20, :696-716 in 0.5.23). FULL comes from --cuda-graph-config's prefill backend,
+# else --cuda-graph-backend-prefill, else Inkling's model default (cuda_graph_hook.py parse_cuda_graph_config and
+# apply_inkling_prefill_cuda_graph_default, the same in 0.5.20-0.5.23).
+UNIFIED_FULL_PREFILL_GRAPH_FROM = Version("0.5.20")
+FULL_PREFILL_GRAPH_BACKENDS = ("fa3", "fa4")
+INKLING_FULL_PREFILL_GRAPH_ARCHITECTURES = frozenset(
+    {"InklingForConditionalGeneration", "InklingForConditionalGenerationMTP"}
+)
+# Backends that switch off both graph phases before the unified-memory hook runs (attention_hook.py
+# handle_attention_backend_compatibility)
+NO_CUDA_GRAPH_BACKENDS = ("torch_native", "flex_attention")
 
 
 # Kimi-K3 with --dcp-size > 1 (arg_groups/model_overrides/kimi_k3.py _kimi_k3_overrides, 0.5.23 :54-113; in

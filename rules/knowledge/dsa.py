@@ -76,3 +76,17 @@ DSV4_HOOK = "sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py"
 DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
 DSV4_SM100_MAJOR = 10
 DSV41_MODEL_TYPE = "deepseek_v41"
+# DSA with --enable-kv-cache-sharding (0.5.23 kv_shard_hook.py:33-67, validate_kv_shard_attention_backend; 0.5.22
+# has no DSA branch): the dsa prefill backend, interleaved prefill CP over more than one rank on PP 1, trtllm for
+# both DSA phases, an fp8_e4m3 KV cache at page 64, the Mooncake transfer backend, no DSA cache layer split, and
+# an uncompressed index_kpool of 1.
+KV_SHARD_DSA_FROM = Version("0.5.23")
+KV_SHARD_DSA_CP_STRATEGY = "interleave"
+KV_SHARD_DSA_BACKEND = "trtllm"
+KV_SHARD_DSA_KV = "fp8_e4m3"
+KV_SHARD_DSA_TRANSFER = "mooncake"
+# The DSA sub-backends 0.5.23 fills in where none is named (overrides.py:600-720 _dsa_split_backend_resolution,
+# CUDA): learnable sinks take SINK_DSA_BACKEND; GLM-5 with fp8_e4m3 on SM12x flashinfer_sparse_mla; fp8_e4m3
+# trtllm on SM100+ and flashmla_kv below; otherwise flashmla_sparse prefill with trtllm (SM100+) or fa3 decode.
+GLM_SM12_FP8_DSA_BACKEND = "flashinfer_sparse_mla"
+GLM_DSA_ARCHITECTURE = "GlmMoeDsaForCausalLM"
