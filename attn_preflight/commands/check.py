@@ -59,19 +59,21 @@ def input_error(err: RulesInputError) -> InputError:
 def redacted_tokens(tokens: Sequence[str]) -> tuple[str, ...]:
     """A pasted command's tokens with secrets redacted (environment values and flag values named like a secret,
     URL passwords anywhere), as the corrected command prints them."""
-    from probe.environ import redact
+    from probe.environ import REDACTED, is_secret_flag, redact, redact_url
 
     out: list[str] = []
-    secret_flag = ""
+    secret_value_next = False
     for token in tokens:
         name, has_value, value = token.partition("=")
-        if secret_flag:
-            out.append(redact(secret_flag, token))
-        elif has_value:
-            out.append(f"{name}={redact(name.lstrip('-').replace('-', '_'), value)}")
+        if secret_value_next:
+            out.append(REDACTED)
+        elif has_value and name.startswith("-"):
+            out.append(f"{name}={REDACTED if is_secret_flag(name) else redact_url(value)}")
+        elif has_value:  # an environment prefix, NAME=VALUE
+            out.append(f"{name}={redact(name, value)}")
         else:
-            out.append(redact("", token))
-        secret_flag = token.lstrip("-").replace("-", "_") if token.startswith("-") and not has_value else ""
+            out.append(redact_url(token))
+        secret_value_next = token.startswith("-") and not has_value and is_secret_flag(token)
     return tuple(out)
 
 

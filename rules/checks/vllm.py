@@ -963,7 +963,8 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     fa = kb.flash_attn_for_kv(q)
-    found = f"{kv_found(cfg, target)} with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
+    runs = f"FA{fa.version}" if fa.version else "no FlashAttention version (rule vllm-flash-attn-version)"
+    found = f"{kv_found(cfg, target)} with {runs} (head size {q.head_size}) on {gpu(target)}"
     if "fa_fp8_kv" not in rejections(backend, q, target):
         return passed(found, "FA3 on SM90 or FA4 on SM100")
     return failed(
