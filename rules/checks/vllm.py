@@ -1015,14 +1015,14 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     versions="vllm>=0.10.2",
     verified=(
         "vllm 0.10.2-0.16.0, each wheel read: off SM100 FlashInferMetadataBuilder keeps the query in the model's "
-        "dtype (q_data_type: flashinfer.py:299-305 in 0.11.0, :570-581 in 0.14.0; supports_trtllm_attention is "
+        "dtype (q_data_type: flashinfer.py:297-305 in 0.11.0, :570-581 in 0.14.0; supports_trtllm_attention is "
         "SM100 only in utils/flashinfer.py) and builds the prefill wrapper with FlashInfer's backend auto "
         "(flashinfer.py:347 in 0.10.2, :367 in 0.11.0, :597 in 0.11.2, :680 in 0.15.0, :718 in 0.16.0); they pin "
         "flashinfer-python 0.3.0 (0.10.2), 0.3.1 (0.11.0), 0.5.2, 0.5.3, 0.6.1 and 0.6.3 (0.16.0), whose "
         "is_fa3_backend_supported ignores the dtypes (utils.py in each of those wheels). 0.17.0-0.33.0 pin 0.6.4 ... "
         "0.7.2.post1, whose test refuses the pair so FA2 serves it: there the rule fails only an older FlashInfer "
         "installed. Before 0.10.2 V1 does not take an FP8 KV cache on FLASHINFER off SM100 (platforms/cuda.py "
-        "is_kv_cache_dtype_supported: 0.10.0:460-470; 0.10.2 accepts FLASHINFER, :546-547, vLLM PR #24577)"
+        "is_kv_cache_dtype_supported: 0.10.0:460-470; 0.10.2 accepts FLASHINFER, :557-558, vLLM PR #24577)"
     ),
     needs_gpu=True,
     stage="runtime",
