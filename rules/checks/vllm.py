@@ -1044,7 +1044,7 @@ Off SM100 vLLM keeps the query in the model's dtype (bf16/fp16) and asks FlashIn
 kernels with backend "auto". Up to FlashInfer 0.6.3, "auto" picks the FA3 (SM90) kernels on Hopper whatever
 the dtypes, and the FA3 kernel has no tensor-core MMA for a 16-bit query over an FP8 cache: its JIT build
 fails (cute::make_tiled_mma / rs_op_selector, vllm#27604 on vLLM 0.11.0, vllm#31843 on FlashInfer 0.5.3) and
-the engine dies before it serves. FlashInfer 0.6.4 (PR #2536) sends that pair to its FA2 kernel instead;
+the engine dies at its first prefill. FlashInfer 0.6.4 (PR #2536) sends that pair to its FA2 kernel instead;
 vLLM 0.17.0 is the first release to pin it. FLASH_ATTN reads an FP8 KV cache on SM90 with FA3.""",
     fix_title="Use FLASH_ATTN (FA3 reads an FP8 KV cache on SM90) or --kv-cache-dtype auto; or FlashInfer 0.6.4+ "
     "(pinned from vLLM 0.17.0)",
