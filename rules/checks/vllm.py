@@ -22,6 +22,7 @@ from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
 from rules.knowledge import vllm_fa4 as kb_fa4
+from rules.knowledge import vllm_flashinfer as kb_fi
 from rules.knowledge import vllm_gemma4 as kb_gemma4
 from rules.target import Target
 
@@ -1043,6 +1044,90 @@ def _flashinfer_nvfp4(cfg, target, what, key):
         f"no {what} with NVFP4 KV below SM100",
         ["--kv-cache-dtype fp8"],
     )
+
+
+@rule(
+    id="vllm-flashinfer-fp8-kv-sm90",
+    title="FlashInfer before 0.6.4 compiles its SM90 (FA3) prefill for a 16-bit query over an FP8 KV cache, and fails",
+    engine="vllm",
+    versions="vllm>=0.10.2",
+    verified=(
+        "vllm 0.10.2-0.16.0, each wheel read: off SM100 FlashInferMetadataBuilder keeps the query in the model's "
+        "dtype (q_data_type: flashinfer.py:297-305 in 0.11.0, :570-581 in 0.14.0; supports_trtllm_attention is "
+        "SM100 only in utils/flashinfer.py) and builds the prefill wrapper with FlashInfer's backend auto "
+        "(flashinfer.py:347 in 0.10.2, :367 in 0.11.0, :597 in 0.11.2, :680 in 0.15.0, :718 in 0.16.0); they pin "
+        "flashinfer-python 0.3.0 (0.10.2), 0.3.1 (0.11.0), 0.5.2, 0.5.3, 0.6.1 and 0.6.3 (0.16.0), whose "
+        "is_fa3_backend_supported ignores the dtypes (utils.py in each of those wheels). 0.17.0-0.33.0 pin 0.6.4 ... "
+        "0.7.2.post1, whose test refuses the pair so FA2 serves it: there the rule fails only an older FlashInfer "
+        "installed. Before 0.10.2 V1 does not take an FP8 KV cache on FLASHINFER off SM100 (platforms/cuda.py "
+        "is_kv_cache_dtype_supported: 0.10.0:460-470; 0.10.2 accepts FLASHINFER, :557-558, vLLM PR #24577)"
+    ),
+    needs_gpu=True,
+    stage="runtime",
+    prevents='kernel_traits.cuh(74): error: no instance of overloaded function "cute::make_tiled_mma" matches the '
+    "argument list",
+    source=f"{kb_fi.FA3_DTYPE_CHECK_SOURCE}; vllm: vllm/v1/attention/backends/flashinfer.py, "
+    f"FlashInferMetadataBuilder (q_data_type, _get_prefill_wrapper); the pins: {kb_fi.PINS_SOURCE}",
+    references=(
+        "https://github.com/vllm-project/vllm/issues/27604",
+        "https://github.com/vllm-project/vllm/issues/31843",
+        "https://github.com/flashinfer-ai/flashinfer/issues/2348",
+        "https://github.com/flashinfer-ai/flashinfer/pull/2536",
+    ),
+    docs="""Checks FLASHINFER with an FP8 KV cache (fp8, fp8_e4m3, fp8_e5m2) on an SM90 GPU (H100, H200, H20)
+against the FlashInfer that runs it: the installed one when the target's software is known (a probe,
+--facts, --engine-version flashinfer==X), else the flashinfer-python the vLLM release pins.
+
+Off SM100 vLLM keeps the query in the model's dtype (bf16/fp16) and asks FlashInfer for its prefill
+kernels with backend "auto". Up to FlashInfer 0.6.3, "auto" picks the FA3 (SM90) kernels on Hopper whatever
+the dtypes, and the FA3 kernel has no tensor-core MMA for a 16-bit query over an FP8 cache: its JIT build
+fails (cute::make_tiled_mma / rs_op_selector, vllm#27604 on vLLM 0.11.0, vllm#31843 on FlashInfer 0.5.3) and
+the engine dies at its first prefill. FlashInfer 0.6.4 (PR #2536) sends that pair to its FA2 kernel instead;
+vLLM 0.17.0 is the first release to pin it. FLASH_ATTN reads an FP8 KV cache on SM90 with FA3.""",
+    fix_title="Use FLASH_ATTN (FA3 reads an FP8 KV cache on SM90) or --kv-cache-dtype auto; or FlashInfer 0.6.4+ "
+    "(pinned from vLLM 0.17.0)",
+)
+def vllm_flashinfer_fp8_kv_sm90(cfg, target):
+    q = query(cfg, target)
+    if cfg.attention_backend is None:
+        if _select(q, target).chosen != "FLASHINFER":
+            return skipped("vLLM does not select FLASHINFER for this config")
+    elif kb.enum_name(cfg.attention_backend, _release(target)) != "FLASHINFER":
+        return skipped("applies to FLASHINFER")
+    if target.major != 9:
+        return skipped(f"FlashInfer's FA3 prefill kernels run on SM90 only, not on {gpu(target)}")
+    if cfg.kv_cache_dtype not in kb_fi.FP8_KV_DTYPES:
+        return skipped("applies to an FP8 KV cache")
+    if q.use_mla:
+        return skipped("FLASHINFER serves non-MLA attention (vllm-non-mla-model-backend)")
+    version, known_as = _flashinfer_version(target)
+    if version is None:
+        return skipped(known_as)
+    found = f"{kv_found(cfg, target)} on FLASHINFER, {gpu(target)}, flashinfer {version}{known_as}"
+    required = f"flashinfer {kb_fi.FA3_DTYPE_CHECK_FROM}+ (FA2 serves a 16-bit query over an FP8 KV cache)"
+    try:
+        fixed = Version(version) >= Version(kb_fi.FA3_DTYPE_CHECK_FROM)
+    except InvalidVersion:
+        return unknown(f"flashinfer version {version!r} cannot be read")
+    if fixed:
+        return passed(found, required)
+    flash_attn = _use_backend("FLASH_ATTN", target)
+    return failed(found, required, [flash_attn, *kv_unquantised_fix(cfg, target, q.dtype)])
+
+
+def _flashinfer_version(target: Target) -> tuple[Optional[str], str]:
+    """The flashinfer-python that runs: the installed (or --engine-version) one, else the one the target's vLLM
+    release pins; with how the finding says which (or, with no version, why)."""
+    installed = target.versions.get("flashinfer")
+    if installed is not None:
+        return installed, ""
+    if target.software_known:
+        return None, "flashinfer-python is not installed on the target"
+    release = _release(target) or kb.VLLM_VERSION
+    pin = kb_fi.pinned(release)
+    if pin is None:
+        return None, f"vllm {release} pins no flashinfer-python"
+    return pin, f" (the flashinfer-python vllm {release} pins)"
 
 
 @rule(

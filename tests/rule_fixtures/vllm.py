@@ -355,6 +355,42 @@ FIXTURES = {
             }
         ],
     },
+    "vllm-flashinfer-fp8-kv-sm90": {
+        "pass": [
+            {  # vllm 0.17.0 pins flashinfer-python 0.6.4, whose auto backend sends the pair to FA2
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "fp8"),
+                "engine_version": ["vllm==0.17.0"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("llama-3.1-8b", "--kv-cache-dtype", "fp8")],
+                "engine_version": ["vllm==0.11.0", "flashinfer==0.6.4"],
+            },
+            on(  # a probed machine: its flashinfer 0.7.2 runs, not the 0.3.1 vllm 0.11.0 pins
+                "h100-ok",
+                command=["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("llama-3.1-8b", "--kv-cache-dtype", "fp8")],
+                engine_version=["vllm==0.11.0"],
+            ),
+        ],
+        "fail": [
+            {  # vllm#27604: vllm 0.11.0 (flashinfer 0.3.1) on an H100
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", "vllm", "serve", "--kv-cache-dtype", "fp8"],
+                "engine_version": ["vllm==0.11.0"],
+            },
+            {  # vllm#31843: flashinfer 0.5.3, which vllm 0.12.0-0.14.1 pin
+                "gpu": "H200",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "fp8_e4m3"),
+                "engine_version": ["vllm==0.14.1"],
+            },
+            {  # a newer vLLM over an older FlashInfer installed
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "fp8_e5m2"),
+                "engine_version": ["vllm==0.20.0", "flashinfer==0.6.3"],
+            },
+        ],
+    },
     "vllm-sinks": {
         "pass": [
             # 0.12.0: FlashInfer takes sinks through TRT-LLM on SM 10.0 only (utils/flashinfer.py:267)
