@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from importlib import resources
 from types import MappingProxyType
 from typing import Any, NamedTuple, Optional
 
 from rules.errors import RulesInputError
+from rules.knowledge import data_text
 from rules.knowledge.memory import ModelShape, shape_from_config, total_parameters
 
 # --feature names: what a config.json cannot say (or to force a feature on).
@@ -56,9 +56,7 @@ DEEPSEEK_FAMILY = frozenset(
 DEFAULT_INDEX_TOPK = MappingProxyType({"glm_moe_dsa": 2048})
 
 # Preset name -> {"hub_id": "org/name", "aliases": [...], "source": "...", "config": {...config.json excerpt...}}.
-PRESETS: dict[str, dict[str, Any]] = json.loads(
-    resources.files("rules.knowledge").joinpath("model_presets.json").read_text(encoding="utf-8")
-)["presets"]
+PRESETS: dict[str, dict[str, Any]] = json.loads(data_text("model_presets.json"))["presets"]
 
 
 class CheckpointKvQuant(NamedTuple):

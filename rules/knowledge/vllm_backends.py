@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
-from rules.knowledge import NEWEST_KNOWN, vllm_fa4
+from rules.knowledge import NEWEST_KNOWN, data_text, vllm_fa4
 from rules.knowledge.backends import BackendInfo
 from rules.versions import parse_version
 
@@ -606,9 +605,7 @@ VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
 ENUM_BY_RELEASE: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         release: frozenset(entry["members"])
-        for release, entry in json.loads(
-            resources.files("rules.knowledge").joinpath("vllm_backend_enum.json").read_text(encoding="utf-8")
-        )["releases"].items()
+        for release, entry in json.loads(data_text("vllm_backend_enum.json"))["releases"].items()
     }
 )
 AUTO = "auto"
