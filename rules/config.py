@@ -315,6 +315,12 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "prefill_only_disable_kv_cache": "bool",
                 "speculative_use_rejection_sampling": "bool",
                 "enable_prefill_context_parallel": "bool",
+                # prefill CP as DeepSeek-V4's check reads it (rules/knowledge/dsa.py CP_LEGACY_MODES)
+                "enable_prefill_cp": "bool",
+                "cp_strategy": "str",
+                "enable_dsa_prefill_context_parallel": "bool",
+                "dsa_prefill_cp_mode": "str",
+                "prefill_cp_mode": "str",
                 "attn_cp_size": "int",
                 "dcp_size": "int",
                 "enable_unified_memory": "bool",
@@ -498,15 +504,15 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "weight_cache_mode"
         ),
         "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (
-            "attention_context_parallel_size boundary_reduction cp_strategy dcp_comm_backend dcp_replicate_q_proj "
-            "deepep_mode disable_attn_tp_gather dsa_prefill_cp_mode dwdp_size elastic_ep_initial_size "
+            "attention_context_parallel_size boundary_reduction dcp_comm_backend dcp_replicate_q_proj "
+            "deepep_mode disable_attn_tp_gather dwdp_size elastic_ep_initial_size "
             "enable_attn_tp_input_scattered enable_cp_decode_attn_tp enable_deepep_moe enable_deepep_waterfill "
-            "enable_dense_mlp_attn_tp enable_dsa_prefill_context_parallel enable_ep_moe enable_eplb "
+            "enable_dense_mlp_attn_tp enable_ep_moe enable_eplb "
             "enable_expert_distribution_metrics enable_layernorm_sp enable_nsa_prefill_context_parallel "
-            "enable_prefill_cp enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "
+            "enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "
             "ep_num_redundant_experts ep_size expert_distribution_recorder_mode expert_parallel_size max_ep_size "
             "max_micro_batch_size mm_enable_dp_encoder moe_a2a_backend moe_data_parallel_size moe_dense_tp_size "
-            "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size prefill_cp_mode "
+            "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size "
             "shared_experts_tp_size"
         ),
     },
