@@ -1151,7 +1151,8 @@ def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = Non
 
 class _ModelledFlags(Mapping[str, tuple[str, str]]):
     """The flags the rules model, by any spelling the engine's newest release accepts (an option string, an
-    alias, a unique prefix such as --tp): spelling -> (Config field or flags key, "str" | "int" | "bool")."""
+    alias, a unique prefix such as --tp), and by the exact option string of one only an older release has (read
+    as _read reads it: --nsa-prefill-cp-mode): spelling -> (Config field or flags key, "str" | "int" | "bool")."""
 
     def __init__(self, engine: str):
         self._modelled = _MODELLED[engine]
@@ -1161,10 +1162,17 @@ class _ModelledFlags(Mapping[str, tuple[str, str]]):
             for option, spec in self._table.options.items()
             if spec.dest in self._modelled
         }
+        self._older = {
+            option: self._modelled[spec.dest]
+            for option, spec in flag_kb.any_release(engine).items()
+            if option not in self._table.options and spec.dest in self._modelled
+        }
 
     def __getitem__(self, flag: str) -> tuple[str, str]:
         if flag in self._options:
             return self._options[flag]
+        if flag in self._older:
+            return self._older[flag]
         try:
             resolved = self._table.resolve(flag)
         except flag_kb.FlagError:
