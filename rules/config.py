@@ -66,6 +66,9 @@ class Config:
     # --speculative-draft-model-path as the face read it (EAGLE drafts are checkpoints of their own); None: not
     # given, or found nowhere (the draft is then judged with the target's model)
     draft_model: Optional[ModelFeatures] = None
+    # --dllm-algorithm-config's YAML mapping as the face read it; None: not given, or not found here (a path of the
+    # serving machine)
+    dllm_algorithm_yaml: Optional[Mapping[str, Any]] = None
     model_missing: str = ""  # a model given (hub id) whose config.json was found nowhere
     model_looked_in: str = ""  # where it was looked for (the Hugging Face cache directories)
     extra_features: frozenset[str] = frozenset()  # --feature
@@ -339,6 +342,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "mamba_radix_cache_strategy": "str",
                 "enable_kv_cache_sharding": "bool",
                 "dllm_algorithm": "str",
+                "dllm_algorithm_config": "str",
                 "enable_linear_replayssm": "bool",
                 "enable_linear_replayssm_spec": "bool",
                 "disable_chunked_prefix_cache": "bool",
@@ -442,7 +446,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "mamba_full_memory_ratio mamba_max_states_per_path "
             "mamba_scheduler_strategy mamba_track_interval max_mamba_cache_size"
         ),
-        "diffusion LLMs (block attention)": "dllm_algorithm_config dllm_block_size dllm_fdfo",
+        "diffusion LLMs (block attention)": "dllm_block_size dllm_fdfo",
         (
             "CUDA graphs and torch.compile (the default mem_fraction_static reserves memory for the captured "
             "batch sizes: sglang 0.5.23 arg_groups/memory_hook.py:89-263, :357-399; --cuda-graph-max-bs(-decode), "

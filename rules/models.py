@@ -111,6 +111,8 @@ class ModelFeatures:
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
+    # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
+    canvas_length: Optional[int] = None
     kv_quant: Optional[CheckpointKvQuant] = None  # the KV-cache quantization the checkpoint declares
     features: frozenset[str] = field(default_factory=frozenset)
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
@@ -166,6 +168,7 @@ _INT_MINIMUM = {
     "attention_chunk_size": 0,
     "global_head_dim": 1,
     "index_topk": 1,
+    "canvas_length": 1,
 }
 
 
@@ -308,6 +311,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
         quant_method=_quant_method(config),
+        canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         kv_quant=_kv_quant(config),
         features=frozenset(features),
         shape=shape_from_config(config),
