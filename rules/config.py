@@ -343,6 +343,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_kv_cache_sharding": "bool",
                 "dllm_algorithm": "str",
                 "dllm_algorithm_config": "str",
+                "is_embedding": "bool",
                 "enable_linear_replayssm": "bool",
                 "enable_linear_replayssm_spec": "bool",
                 "disable_chunked_prefix_cache": "bool",
@@ -410,7 +411,7 @@ _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
 UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
     "sglang": {
         "model, its config and its revision (heads, layers, context, attention kind)": (
-            "config decrypted_config_file decrypted_draft_config_file device forward_hooks is_embedding "
+            "config decrypted_config_file decrypted_draft_config_file device forward_hooks "
             "json_model_override_args model_config_parser model_impl multi_item_scoring_delimiter revision"
         ),
         "attention kernels and their options": (

@@ -409,6 +409,26 @@ def dsa_model(config: Config, target: Target) -> bool:
     return since is not None and release >= Version(since)
 
 
+def prefill_cp(config: Config, target: Target) -> tuple[bool, Optional[str]]:
+    """Whether the launch asks for prefill context parallelism, and the CP strategy SGLang resolves for it in the
+    target's release (rules/knowledge/dsa.py CP_LEGACY_MODES: the legacy flags and their default modes)."""
+    flags = config.flags
+    release = _release(target)
+    dsa_legacy = bool(flags.get("enable_dsa_prefill_context_parallel"))
+    dsa_mode = dsa_kb.CP_LEGACY_MODES.get(flags.get("dsa_prefill_cp_mode") or "round-robin-split")
+    if release < dsa_kb.CP_STRATEGY_FLAG_FROM:
+        return dsa_legacy, dsa_mode
+    enabled, strategy = bool(flags.get("enable_prefill_cp")), flags.get("cp_strategy")
+    if release >= dsa_kb.CP_LEGACY_FLAGS_GONE_FROM:
+        return enabled, strategy
+    legacy = bool(flags.get("enable_prefill_context_parallel"))
+    if strategy is None and legacy:
+        strategy = dsa_kb.CP_LEGACY_MODES.get(flags.get("prefill_cp_mode") or "in-seq-split")
+    if strategy is None and dsa_legacy:
+        strategy = dsa_mode
+    return enabled or legacy or dsa_legacy, strategy
+
+
 def effective_page_size(config: Config, target: Target) -> int:
     """The KV page size SGLang settles on, applying its snaps in pipeline order (see module docstring); the sizes
     each backend accepts and snaps to are its declaration's (rules/knowledge/backends.py) in the target's release.

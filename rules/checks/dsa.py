@@ -7,13 +7,11 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 
 from __future__ import annotations
 
-from typing import Optional
-
 from rules.checks.common import choice_check, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import dsa as kb
 from rules.knowledge import sglang_choices as choices_kb
-from rules.resolve import dsa_model
+from rules.resolve import dsa_model, prefill_cp
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
 
@@ -403,26 +401,6 @@ def dsa_hisparse_radix_cache(cfg, target):
     return failed("--enable-hisparse with the radix cache on", required, ["--disable-radix-cache"])
 
 
-def _prefill_cp(cfg, target) -> tuple[bool, Optional[str]]:
-    """Whether the launch asks for prefill context parallelism, and the CP strategy DeepSeek-V4's check then reads
-    in the target's release (rules/knowledge/dsa.py: the legacy flags and their default modes, per release)."""
-    flags = cfg.flags
-    release = sglang_release(target)
-    dsa_legacy = bool(flags.get("enable_dsa_prefill_context_parallel"))
-    dsa_mode = kb.CP_LEGACY_MODES.get(flags.get("dsa_prefill_cp_mode") or "round-robin-split")
-    if release < kb.CP_STRATEGY_FLAG_FROM:
-        return dsa_legacy, dsa_mode
-    enabled, strategy = bool(flags.get("enable_prefill_cp")), flags.get("cp_strategy")
-    if release >= kb.CP_LEGACY_FLAGS_GONE_FROM:
-        return enabled, strategy
-    legacy = bool(flags.get("enable_prefill_context_parallel"))
-    if strategy is None and legacy:
-        strategy = kb.CP_LEGACY_MODES.get(flags.get("prefill_cp_mode") or "in-seq-split")
-    if strategy is None and dsa_legacy:
-        strategy = dsa_mode
-    return enabled or legacy or dsa_legacy, strategy
-
-
 @rule(
     id="dsv4-kv-cache-dtype",
     title="DeepSeek-V4 needs an fp8_e4m3 or bfloat16 KV cache",
@@ -504,7 +482,7 @@ def dsv4_attn_backend(cfg, target):
             size = cfg.flags.get(name)
             if isinstance(size, int) and size > 1:
                 problems.append(f"--{name.replace('_', '-')} {size}")
-        if _prefill_cp(cfg, target)[0]:
+        if prefill_cp(cfg, target)[0]:
             problems.append("prefill context parallelism")
         chunk = cfg.flags.get("chunked_prefill_size")
         if isinstance(chunk, int) and chunk <= 0:
@@ -553,7 +531,7 @@ needing the dsv4 backend for both phases, is ROCm's and never reached on an NVID
 def dsv4_prefill_cp_strategy(cfg, target):
     if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
         return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
-    enabled, strategy = _prefill_cp(cfg, target)
+    enabled, strategy = prefill_cp(cfg, target)
     if not enabled:
         return skipped("applies to prefill context parallelism")
     required = f"the {kb.DSV4_CP_STRATEGY} CP strategy on CUDA"

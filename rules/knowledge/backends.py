@@ -856,6 +856,19 @@ DLLM_PAGE_ALIGN_FROM = Version("0.5.10")
 DLLM_PAGE_CAP_FROM = Version("0.5.15")
 
 
+# FA4 image masks (0.5.22-0.5.23): a Gemma-4 multimodal prefill with images on an fa4 prefill backend gets
+# image_token_ranges in its FlashAttention metadata (models/gemma4_mm.py prepare_attn_masks, the fa_impl_ver == 4
+# branch, :344-380 in 0.5.22, :343-379 in 0.5.23, called for an EXTEND forward with image inputs at :688-696 /
+# :687-695; Gemma4UnifiedForConditionalGeneration inherits that forward, gemma4_diffusion.py:531-534 calls it on
+# DiffusionGemma's context pass). FlashAttentionBackend.forward_extend then raises NotImplementedError when that
+# forward runs prefill CP, skips the KV cache (embedding mode), or passes a score_mod (flashattention_backend.py
+# :1518-1534 in 0.5.22, :1602-1618 in 0.5.23).
+FA4_IMAGE_MASK_ARCHITECTURES = frozenset(
+    {"Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration", "DiffusionGemmaForBlockDiffusion"}
+)
+FA4_IMAGE_MASK_FROM = Version("0.5.22")
+
+
 # cutedsl_mla serves decode only; with no --prefill-attention-backend SGLang fills prefill with trtllm_mla
 # (server_args.py :2930-2976 in 0.5.13, overrides.py _cutedsl_prefill_backend_fill from 0.5.16; 0.5.23 :1232-1258).
 CUTEDSL_PREFILL_FILL_FROM = Version("0.5.13")
