@@ -66,6 +66,9 @@ class Config:
     # --speculative-draft-model-path as the face read it (EAGLE drafts are checkpoints of their own); None: not
     # given, or found nowhere (the draft is then judged with the target's model)
     draft_model: Optional[ModelFeatures] = None
+    # --dllm-algorithm-config's YAML mapping as the face read it; None: not given, or not found here (a path of the
+    # serving machine)
+    dllm_algorithm_yaml: Optional[Mapping[str, Any]] = None
     model_missing: str = ""  # a model given (hub id) whose config.json was found nowhere
     model_looked_in: str = ""  # where it was looked for (the Hugging Face cache directories)
     extra_features: frozenset[str] = frozenset()  # --feature
@@ -315,6 +318,12 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "prefill_only_disable_kv_cache": "bool",
                 "speculative_use_rejection_sampling": "bool",
                 "enable_prefill_context_parallel": "bool",
+                # prefill CP as DeepSeek-V4's check reads it (rules/knowledge/dsa.py CP_LEGACY_MODES)
+                "enable_prefill_cp": "bool",
+                "cp_strategy": "str",
+                "enable_dsa_prefill_context_parallel": "bool",
+                "dsa_prefill_cp_mode": "str",
+                "prefill_cp_mode": "str",
                 "attn_cp_size": "int",
                 "dcp_size": "int",
                 "enable_unified_memory": "bool",
@@ -333,6 +342,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "mamba_radix_cache_strategy": "str",
                 "enable_kv_cache_sharding": "bool",
                 "dllm_algorithm": "str",
+                "dllm_algorithm_config": "str",
+                "is_embedding": "bool",
                 "enable_linear_replayssm": "bool",
                 "enable_linear_replayssm_spec": "bool",
                 "linear_replayssm_cache_len": "int",
@@ -340,8 +351,6 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "disaggregation_transfer_backend": "str",
                 "radix_cache_backend": "str",
                 "enable_multi_layer_eagle": "bool",
-                "enable_prefill_cp": "bool",
-                "cp_strategy": "str",
                 "enable_dsa_cache_layer_split": "bool",
                 "cuda_graph_backend_prefill": "str",
                 "cuda_graph_config": "str",
@@ -410,7 +419,7 @@ _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
 UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
     "sglang": {
         "model, its config and its revision (heads, layers, context, attention kind)": (
-            "config decrypted_config_file decrypted_draft_config_file device forward_hooks is_embedding "
+            "config decrypted_config_file decrypted_draft_config_file device forward_hooks "
             "json_model_override_args model_config_parser model_impl multi_item_scoring_delimiter revision"
         ),
         "attention kernels and their options": (
@@ -446,7 +455,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "mamba_full_memory_ratio mamba_max_states_per_path "
             "mamba_scheduler_strategy mamba_track_interval max_mamba_cache_size"
         ),
-        "diffusion LLMs (block attention)": "dllm_algorithm_config dllm_block_size dllm_fdfo",
+        "diffusion LLMs (block attention)": "dllm_block_size dllm_fdfo",
         (
             "CUDA graphs and torch.compile (the default mem_fraction_static reserves memory for the captured "
             "batch sizes: sglang 0.5.23 arg_groups/memory_hook.py:89-263, :357-399; --cuda-graph-max-bs(-decode), "
@@ -509,14 +518,14 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (
             "attention_context_parallel_size boundary_reduction dcp_comm_backend dcp_replicate_q_proj "
-            "deepep_mode disable_attn_tp_gather dsa_prefill_cp_mode dwdp_size elastic_ep_initial_size "
+            "deepep_mode disable_attn_tp_gather dwdp_size elastic_ep_initial_size "
             "enable_attn_tp_input_scattered enable_cp_decode_attn_tp enable_deepep_moe enable_deepep_waterfill "
-            "enable_dense_mlp_attn_tp enable_dsa_prefill_context_parallel enable_ep_moe enable_eplb "
+            "enable_dense_mlp_attn_tp enable_ep_moe enable_eplb "
             "enable_expert_distribution_metrics enable_layernorm_sp enable_nsa_prefill_context_parallel "
             "enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "
             "ep_num_redundant_experts ep_size expert_distribution_recorder_mode expert_parallel_size max_ep_size "
             "max_micro_batch_size mm_enable_dp_encoder moe_a2a_backend moe_data_parallel_size moe_dense_tp_size "
-            "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size prefill_cp_mode "
+            "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size "
             "shared_experts_tp_size"
         ),
     },
@@ -1155,7 +1164,8 @@ def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = Non
 
 class _ModelledFlags(Mapping[str, tuple[str, str]]):
     """The flags the rules model, by any spelling the engine's newest release accepts (an option string, an
-    alias, a unique prefix such as --tp): spelling -> (Config field or flags key, "str" | "int" | "bool")."""
+    alias, a unique prefix such as --tp), and by the exact option string of one only an older release has (read
+    as _read reads it: --nsa-prefill-cp-mode): spelling -> (Config field or flags key, "str" | "int" | "bool")."""
 
     def __init__(self, engine: str):
         self._modelled = _MODELLED[engine]
@@ -1165,10 +1175,17 @@ class _ModelledFlags(Mapping[str, tuple[str, str]]):
             for option, spec in self._table.options.items()
             if spec.dest in self._modelled
         }
+        self._older = {
+            option: self._modelled[spec.dest]
+            for option, spec in flag_kb.any_release(engine).items()
+            if option not in self._table.options and spec.dest in self._modelled
+        }
 
     def __getitem__(self, flag: str) -> tuple[str, str]:
         if flag in self._options:
             return self._options[flag]
+        if flag in self._older:
+            return self._older[flag]
         try:
             resolved = self._table.resolve(flag)
         except flag_kb.FlagError:

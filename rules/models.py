@@ -114,6 +114,8 @@ class ModelFeatures:
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
+    # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
+    canvas_length: Optional[int] = None
     kv_quant: Optional[CheckpointKvQuant] = None  # the KV-cache quantization the checkpoint declares
     features: frozenset[str] = field(default_factory=frozenset)
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
@@ -171,6 +173,7 @@ _INT_MINIMUM = {
     "index_topk": 1,
     "index_kpool": 1,
     "num_nextn_predict_layers": 0,
+    "canvas_length": 1,
 }
 
 
@@ -316,6 +319,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
         quant_method=_quant_method(config),
+        canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         kv_quant=_kv_quant(config),
         features=frozenset(features),
         shape=shape_from_config(config),

@@ -159,7 +159,13 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
     """A validated rules.config.Config from the config options and an optional pasted command.
 
     Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
-    from attn_preflight.inputs import ModelNotFound, load_draft_model, load_model, read_launch_config
+    from attn_preflight.inputs import (
+        ModelNotFound,
+        load_draft_model,
+        load_model,
+        read_dllm_algorithm_config,
+        read_launch_config,
+    )
     from probe.environ import redact
     from rules.config import make_config, parse_command
 
@@ -200,6 +206,9 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         draft_reference = extra.get("flags", {}).get("speculative_draft_model_path")
         if isinstance(draft_reference, str):
             values["draft_model"] = load_draft_model(draft_reference)
+        dllm_config = extra.get("flags", {}).get("dllm_algorithm_config")
+        if isinstance(dllm_config, str):
+            values["dllm_algorithm_yaml"] = read_dllm_algorithm_config(dllm_config)
         return make_config(engine=engine or "sglang", model=model, **missing, **values, **extra)
     except RulesInputError as err:
         raise input_error(err) from None

@@ -11,7 +11,7 @@ from rules.checks.common import choice_check, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import dsa as kb
 from rules.knowledge import sglang_choices as choices_kb
-from rules.resolve import dsa_model, effective_page_size
+from rules.resolve import dsa_model, effective_page_size, prefill_cp
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
 
@@ -482,7 +482,7 @@ def dsv4_attn_backend(cfg, target):
             size = cfg.flags.get(name)
             if isinstance(size, int) and size > 1:
                 problems.append(f"--{name.replace('_', '-')} {size}")
-        if cfg.flags.get("enable_prefill_context_parallel"):
+        if prefill_cp(cfg, target)[0]:
             problems.append("prefill context parallelism")
         chunk = cfg.flags.get("chunked_prefill_size")
         if isinstance(chunk, int) and chunk <= 0:
@@ -603,3 +603,52 @@ def kv_sharding_dsa(cfg, target):
             f"DSA KV sharding of {cfg.model.name} (index_kpool {cfg.model.index_kpool or 1}{compressed})", required
         )
     return passed(f"DSA KV sharding with interleaved prefill CP {cp}, TRTLLM DSA, {kv} KV", required)
+
+
+@rule(
+    id="dsv4-prefill-cp-strategy",
+    title="DeepSeek-V4 prefill context parallelism on CUDA takes the interleave strategy only",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23: validate_deepseek_v4_cp, called for DeepseekV4ForCausalLM by the model adjustments "
+        "(server_args.py:2005 in 0.5.12, :3785 in 0.5.14, :5295 in 0.5.17; arg_groups/model_hook.py:332 in 0.5.19, "
+        ":381 in 0.5.20, :480 in 0.5.23), raises for any mode but round-robin-split in 0.5.12-0.5.13.post1 "
+        "(deepseek_v4_hook.py:67 in 0.5.12, :60 in 0.5.12.post1, 0.5.13, 0.5.13.post1), for any --cp-strategy but "
+        "interleave in 0.5.14-0.5.20 (:79 in 0.5.14, :69 in 0.5.15 and 0.5.15.post1, :71 in 0.5.16, :163 in 0.5.17, "
+        ":160 in 0.5.18, :164 in 0.5.19, :207 in 0.5.20), for zigzag off NPU (and any strategy but interleave or "
+        "zigzag) in 0.5.21-0.5.23 (:117-125 in 0.5.21, :123-131 in 0.5.22, :167-177 in 0.5.23); 0.5.11 has no "
+        "DeepSeek-V4 (no deepseek_v4_hook.py, no DeepseekV4ForCausalLM in server_args.py)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="DeepSeekV4 zigzag CP requires the NPU backend; CUDA/HIP backends reindex with interleave order.",
+    source=f"{kb.DSV4_HOOK}, validate_deepseek_v4_cp",
+    docs="""Checks that DeepSeek-V4 (DeepseekV4ForCausalLM) with prefill context parallelism (`--enable-prefill-cp`;
+before 0.5.20 also the legacy `--enable-prefill-context-parallel` / `--enable-nsa-prefill-context-parallel`) uses
+`--cp-strategy interleave`.
+
+DeepSeek-V4's CUDA attention reindexes the split sequence in interleave (round-robin) order; SGLang refuses zigzag
+at start-up ("DeepSeekV4 zigzag CP requires the NPU backend", from 0.5.21; "DeepSeekV4 only supports interleave CP
+strategy" in 0.5.14-0.5.20, "... round-robin-split CP mode" in 0.5.12-0.5.13), and --enable-prefill-cp without a
+--cp-strategy is refused the same way (got None). Before 0.5.20 the legacy --enable-prefill-context-parallel maps
+to zigzag unless --prefill-cp-mode round-robin-split is given. SGLang's other branch here, prefill CP on HIP
+needing the dsv4 backend for both phases, is ROCm's and never reached on an NVIDIA GPU.""",
+    fix_title="Pass --cp-strategy interleave",
+)
+def dsv4_prefill_cp_strategy(cfg, target):
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    enabled, strategy = prefill_cp(cfg, target)
+    if not enabled:
+        return skipped("applies to prefill context parallelism")
+    required = f"the {kb.DSV4_CP_STRATEGY} CP strategy on CUDA"
+    if strategy == kb.DSV4_CP_STRATEGY:
+        return passed(f"DeepSeek-V4 prefill CP with the {strategy} strategy", required)
+    found = f"the {strategy} strategy" if strategy else "no --cp-strategy"
+    fix = (
+        "--nsa-prefill-cp-mode round-robin-split"
+        if sglang_release(target) < kb.CP_STRATEGY_FLAG_FROM
+        else (f"--cp-strategy {kb.DSV4_CP_STRATEGY}")
+    )
+    return failed(f"DeepSeek-V4 prefill CP with {found}", required, [fix])

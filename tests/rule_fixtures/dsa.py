@@ -150,6 +150,44 @@ FIXTURES = {
             launch("H200", DSV4, "--dsv4-attn-backend", "trtllm"),
             launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--kv-cache-dtype", "bfloat16", "--dcp-size", "2"),
             launch("B200", DSV4, "--dsv4-attn-backend", "flashmla_mega"),
+            # 0.5.20+: prefill CP is --enable-prefill-cp (deepseek_v4_hook.py:115-120 in 0.5.23)
+            launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+        ],
+    },
+    "dsv4-prefill-cp-strategy": {
+        "pass": [
+            launch("B200", DSV4, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+            # 0.5.16: the legacy DSA flag's mode defaults to round-robin-split (interleave)
+            {
+                **launch("H200", DSV4, "--tp", "8", "--enable-nsa-prefill-context-parallel"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+            {
+                **launch("H200", DSV4, "--tp", "8", "--enable-nsa-prefill-context-parallel"),
+                "engine_version": ["sglang==0.5.12"],
+            },
+        ],
+        "fail": [
+            launch("B200", DSV4, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "zigzag"),
+            # no --cp-strategy: "DeepSeekV4 only supports interleave/zigzag CP strategy, got None"
+            launch("H200", DSV4, "--tp", "8", "--enable-prefill-cp"),
+            # 0.5.16: --enable-prefill-context-parallel's mode defaults to in-seq-split (zigzag)
+            {
+                **launch("H200", DSV4, "--tp", "8", "--enable-prefill-context-parallel"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+            {
+                **launch(
+                    "H200",
+                    DSV4,
+                    "--tp",
+                    "8",
+                    "--enable-nsa-prefill-context-parallel",
+                    "--nsa-prefill-cp-mode",
+                    "in-seq-split",
+                ),
+                "engine_version": ["sglang==0.5.12"],
+            },
         ],
     },
     "kv-sharding-dsa": {

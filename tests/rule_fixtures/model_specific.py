@@ -183,6 +183,29 @@ MODEL_CONFIGS = {
         "num_hidden_layers": 4,
         "max_position_embeddings": 4096,
     },
+    # inclusionAI/LLaDA2.0-mini: a block-diffusion MoE (its architecture decides SGLang's dLLM block size, 32)
+    "llada2-mini": {
+        **_COMMON,
+        "architectures": ["LLaDA2MoeModelLM"],
+        "model_type": "llada2_moe",
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+    },
+    # DiffusionGemma: the dLLM block is config.json canvas_length (sglang dllm/config.py, 256 when absent)
+    "diffusion-gemma": {
+        **_COMMON,
+        "architectures": ["DiffusionGemmaForBlockDiffusion"],
+        "model_type": "gemma4_text",
+        "canvas_length": 64,
+        "hidden_size": 2560,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+        "num_hidden_layers": 4,
+    },
 }
 
 _ROOT = None
