@@ -156,3 +156,22 @@ def read_launch_config(path: str) -> dict:
         return read_yaml_mapping(path)
     except YamlSubsetError as err:
         raise RulesInputError(str(err)) from None
+
+
+def read_dllm_algorithm_config(path: str) -> Optional[dict]:
+    """A pasted command's `--dllm-algorithm-config FILE` (SGLang's dllm/config.py reads it with yaml.safe_load),
+    read with attn_preflight/yaml_subset.py where the file is here; None where it is not (a path of the serving
+    machine): what it sets is then unknown. Its `block_size` replaces the model's diffusion block, so it must be a
+    positive integer (SGLang takes the page size modulo it)."""
+    from attn_preflight.yaml_subset import YamlSubsetError, read_yaml_mapping
+
+    if not os.path.isfile(path):
+        return None
+    try:
+        mapping = read_yaml_mapping(path, flag="--dllm-algorithm-config")
+    except YamlSubsetError as err:
+        raise RulesInputError(str(err)) from None
+    block = mapping.get("block_size")
+    if block is not None and (not isinstance(block, int) or isinstance(block, bool) or block < 1):
+        raise RulesInputError(f"--dllm-algorithm-config {path}: block_size must be a positive integer, got {block!r}")
+    return mapping

@@ -35,21 +35,21 @@ class YamlSubsetError(ValueError):
     """A config file the subset cannot read; the message names the file and line."""
 
 
-def read_yaml_mapping(path: str) -> dict[str, Any]:
-    """The mapping in the YAML file at `path`: a regular file of at most MAX_BYTES, UTF-8."""
+def read_yaml_mapping(path: str, flag: str = "--config") -> dict[str, Any]:
+    """The mapping in the YAML file at `path` (given as `flag`): a regular file of at most MAX_BYTES, UTF-8."""
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
-            raise YamlSubsetError(f"--config {path}: not a regular file")
+            raise YamlSubsetError(f"{flag} {path}: not a regular file")
         if info.st_size > MAX_BYTES:
-            raise YamlSubsetError(f"--config {path}: larger than {MAX_BYTES // 1024} KiB, not a config file")
+            raise YamlSubsetError(f"{flag} {path}: larger than {MAX_BYTES // 1024} KiB, not a config file")
         with open(path, "rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
         text = raw.decode("utf-8-sig")
     except FileNotFoundError:
-        raise YamlSubsetError(f"--config {path}: no such file") from None
+        raise YamlSubsetError(f"{flag} {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
-        raise YamlSubsetError(f"--config {path}: cannot be read ({err.__class__.__name__})") from None
+        raise YamlSubsetError(f"{flag} {path}: cannot be read ({err.__class__.__name__})") from None
     return parse_yaml_mapping(text, path)
 
 

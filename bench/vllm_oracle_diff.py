@@ -157,7 +157,7 @@ def ours(case) -> dict:
         if backend is None and q.head_size is not None:
             backend = kb.select(q).chosen
         if backend == "FLASH_ATTN":
-            fa_version = _flash_attn_resolution(q).version
+            fa_version = _flash_attn_resolution(q, target).version
     return {
         "reject": bool(failed),
         "reject_visible": any(f.rule.stage not in ORACLE_BLIND_STAGES for f in failed),

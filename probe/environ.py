@@ -36,13 +36,14 @@ REDACTED = "***"
 # ("abc/def") or an unescaped '@'; masking a path's '@' too errs on the safe side.
 _URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*):[^\s\"<>]*@")
 _SECRET_NAME = r"[A-Za-z0-9_]*(?:" + "|".join(SECRET_WORDS) + r")[A-Za-z0-9_]*"
-# NAME=VALUE (a pasted env prefix, a variable in a library's message) and --api-key VALUE / --hf-token=VALUE.
-_SECRET_ASSIGNMENT = re.compile(r"(?P<head>\b" + _SECRET_NAME + r"=)[^\s\"<>]+", re.IGNORECASE)
+# NAME=VALUE (a pasted env prefix, a variable in a library's message) and --api-key VALUE / --hf-token=VALUE; a
+# value ends at a quote too, so a shell-quoted '--api-key=VALUE' keeps its closing quote.
+_SECRET_ASSIGNMENT = re.compile(r"(?P<head>\b" + _SECRET_NAME + r"=)[^\s\"'<>]+", re.IGNORECASE)
 # A flag is secret when one of its words is (--api-key, --hf-token), not --max-total-tokens.
 _SECRET_FLAG = re.compile(
     r"(?P<head>--(?:[a-z0-9]+-)*(?:"
     + "|".join(SECRET_WORDS)
-    + r"|credentials)(?:-[a-z0-9]+)*(?:=|\s+))[^\s\"<>-][^\s\"<>]*",
+    + r"|credentials)(?:-[a-z0-9]+)*(?:=|\s+))[^\s\"'<>-][^\s\"'<>]*",
     re.IGNORECASE,
 )
 # Tokens whose shape says what they are: Hugging Face, OpenAI-style, GitHub, AWS access key ids, Slack, Bearer.
@@ -60,7 +61,18 @@ def is_relevant(name: str) -> bool:
 def redact(name: str, value: str) -> str:
     if any(word in name.upper() for word in SECRET_WORDS):
         return REDACTED
+    return redact_url(value)
+
+
+def redact_url(value: str) -> str:
     return _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{REDACTED}@", value)
+
+
+def is_secret_flag(flag: str) -> bool:
+    """--api-key, --hf-token, --aws-credentials: one of the flag's words is a secret word, as _SECRET_FLAG
+    reads it; --max-total-tokens and --speculative-num-draft-tokens are counts, not secrets."""
+    words = re.split(r"[-_]+", flag.strip("-").upper())
+    return any(word in SECRET_WORDS or word == "CREDENTIALS" for word in words)
 
 
 def redact_text(text: str, environ: Optional[Mapping[str, str]] = None) -> str:

@@ -66,6 +66,9 @@ class Config:
     # --speculative-draft-model-path as the face read it (EAGLE drafts are checkpoints of their own); None: not
     # given, or found nowhere (the draft is then judged with the target's model)
     draft_model: Optional[ModelFeatures] = None
+    # --dllm-algorithm-config's YAML mapping as the face read it; None: not given, or not found here (a path of the
+    # serving machine)
+    dllm_algorithm_yaml: Optional[Mapping[str, Any]] = None
     model_missing: str = ""  # a model given (hub id) whose config.json was found nowhere
     model_looked_in: str = ""  # where it was looked for (the Hugging Face cache directories)
     extra_features: frozenset[str] = frozenset()  # --feature
@@ -315,6 +318,12 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "prefill_only_disable_kv_cache": "bool",
                 "speculative_use_rejection_sampling": "bool",
                 "enable_prefill_context_parallel": "bool",
+                # prefill CP as DeepSeek-V4's check reads it (rules/knowledge/dsa.py CP_LEGACY_MODES)
+                "enable_prefill_cp": "bool",
+                "cp_strategy": "str",
+                "enable_dsa_prefill_context_parallel": "bool",
+                "dsa_prefill_cp_mode": "str",
+                "prefill_cp_mode": "str",
                 "attn_cp_size": "int",
                 "dcp_size": "int",
                 "enable_unified_memory": "bool",
@@ -333,8 +342,18 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "mamba_radix_cache_strategy": "str",
                 "enable_kv_cache_sharding": "bool",
                 "dllm_algorithm": "str",
+                "dllm_algorithm_config": "str",
+                "is_embedding": "bool",
                 "enable_linear_replayssm": "bool",
                 "enable_linear_replayssm_spec": "bool",
+                "linear_replayssm_cache_len": "int",
+                "disaggregation_mode": "str",
+                "disaggregation_transfer_backend": "str",
+                "radix_cache_backend": "str",
+                "enable_multi_layer_eagle": "bool",
+                "enable_dsa_cache_layer_split": "bool",
+                "cuda_graph_backend_prefill": "str",
+                "cuda_graph_config": "str",
                 "disable_chunked_prefix_cache": "bool",
                 "disable_overlap_schedule": "bool",
                 "quantization": "str",
@@ -400,7 +419,7 @@ _CONFIG_FIELDS = {f for f in Config.__dataclass_fields__} | {"model"}
 UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
     "sglang": {
         "model, its config and its revision (heads, layers, context, attention kind)": (
-            "config decrypted_config_file decrypted_draft_config_file device forward_hooks is_embedding "
+            "config decrypted_config_file decrypted_draft_config_file device forward_hooks "
             "json_model_override_args model_config_parser model_impl multi_item_scoring_delimiter revision"
         ),
         "attention kernels and their options": (
@@ -423,7 +442,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "multimodal features: serving_hook.py 'reduces KV cache headroom')"
         ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
-            "enable_dsa_cache_layer_split enable_encoder_swa_bounded_replay "
+            "enable_encoder_swa_bounded_replay "
             "enable_linker_mla_dedup enable_memory_saver enable_streaming_session encoder_only "
             "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
             "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
@@ -432,19 +451,19 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "linear attention and Mamba state (backends, state memory)": (
             "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint "
             "enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
-            "linear_replayssm_cache_len mamba_backend mamba_cache_philox_rounds "
+            "mamba_backend mamba_cache_philox_rounds "
             "mamba_full_memory_ratio mamba_max_states_per_path "
             "mamba_scheduler_strategy mamba_track_interval max_mamba_cache_size"
         ),
-        "diffusion LLMs (block attention)": "dllm_algorithm_config dllm_block_size dllm_fdfo",
+        "diffusion LLMs (block attention)": "dllm_block_size dllm_fdfo",
         (
             "CUDA graphs and torch.compile (the default mem_fraction_static reserves memory for the captured "
             "batch sizes: sglang 0.5.23 arg_groups/memory_hook.py:89-263, :357-399; --cuda-graph-max-bs(-decode), "
             "--cuda-graph-max-bs-prefill, --disable-cuda-graph and the per-phase --disable-*-cuda-graph flags are "
             "modelled)"
         ): (
-            "cuda_graph_backend_decode cuda_graph_backend_prefill cuda_graph_bs cuda_graph_bs_decode "
-            "cuda_graph_bs_prefill cuda_graph_config cuda_graph_max_seq_len_prefill cuda_graph_prefill_max_context "
+            "cuda_graph_backend_decode cuda_graph_bs cuda_graph_bs_decode "
+            "cuda_graph_bs_prefill cuda_graph_max_seq_len_prefill cuda_graph_prefill_max_context "
             "cuda_graph_tc_compiler debug_cuda_graph debug_tensor_dump_inject debug_tensor_dump_input_file "
             "debug_tensor_dump_output_folder disable_cuda_graph_padding enable_breakable_cuda_graph "
             "enable_piecewise_cuda_graph enable_symm_mem enable_torch_compile enable_torch_compile_debug_mode "
@@ -464,7 +483,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "lora_use_virtual_experts max_lora_chunk_size max_lora_rank max_loras_per_batch uno_lora_path"
         ),
         "speculative decoding": (
-            "decoupled_spec_role enable_beta_spec enable_multi_layer_eagle enable_return_aux_hidden_states "
+            "decoupled_spec_role enable_beta_spec enable_return_aux_hidden_states "
             "enable_return_hidden_states return_aux_hidden_state_layer_ids return_hidden_states_mode "
             "speculative_accept_threshold_acc speculative_accept_threshold_single speculative_adaptive "
             "speculative_adaptive_config speculative_dflash_block_size "
@@ -481,8 +500,8 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "disaggregation_decode_allocation_policy disaggregation_decode_dp "
             "disaggregation_decode_enable_offload_kvcache disaggregation_decode_enable_radix_cache "
             "disaggregation_decode_extra_slots disaggregation_decode_host_receive_threshold "
-            "disaggregation_decode_retraction_backup disaggregation_decode_tp disaggregation_mode "
-            "disaggregation_prefill_pp disaggregation_transfer_backend enable_pd_role_switch"
+            "disaggregation_decode_retraction_backup disaggregation_decode_tp "
+            "disaggregation_prefill_pp enable_pd_role_switch"
         ),
         "hierarchical cache and KV or weight offload": (
             "cpu_offload_gb enable_flexkv enable_lmcache enable_paged_experts "
@@ -494,19 +513,19 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "kt_method kt_num_gpu_experts kt_threadpool_count kt_weight_path lmcache_config_file "
             "offload_group_size offload_mode offload_num_in_group offload_prefetch_step "
             "paged_experts_num_resident ple_offload_backend ple_offload_dir ple_offload_embedding "
-            "radix_cache_backend unified_cache_external_linker_backend unified_cache_external_linker_config "
+            "unified_cache_external_linker_backend unified_cache_external_linker_config "
             "weight_cache_mode"
         ),
         "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (
-            "attention_context_parallel_size boundary_reduction cp_strategy dcp_comm_backend dcp_replicate_q_proj "
-            "deepep_mode disable_attn_tp_gather dsa_prefill_cp_mode dwdp_size elastic_ep_initial_size "
+            "attention_context_parallel_size boundary_reduction dcp_comm_backend dcp_replicate_q_proj "
+            "deepep_mode disable_attn_tp_gather dwdp_size elastic_ep_initial_size "
             "enable_attn_tp_input_scattered enable_cp_decode_attn_tp enable_deepep_moe enable_deepep_waterfill "
-            "enable_dense_mlp_attn_tp enable_dsa_prefill_context_parallel enable_ep_moe enable_eplb "
+            "enable_dense_mlp_attn_tp enable_ep_moe enable_eplb "
             "enable_expert_distribution_metrics enable_layernorm_sp enable_nsa_prefill_context_parallel "
-            "enable_prefill_cp enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "
+            "enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "
             "ep_num_redundant_experts ep_size expert_distribution_recorder_mode expert_parallel_size max_ep_size "
             "max_micro_batch_size mm_enable_dp_encoder moe_a2a_backend moe_data_parallel_size moe_dense_tp_size "
-            "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size prefill_cp_mode "
+            "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size "
             "shared_experts_tp_size"
         ),
     },
@@ -1145,7 +1164,8 @@ def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = Non
 
 class _ModelledFlags(Mapping[str, tuple[str, str]]):
     """The flags the rules model, by any spelling the engine's newest release accepts (an option string, an
-    alias, a unique prefix such as --tp): spelling -> (Config field or flags key, "str" | "int" | "bool")."""
+    alias, a unique prefix such as --tp), and by the exact option string of one only an older release has (read
+    as _read reads it: --nsa-prefill-cp-mode): spelling -> (Config field or flags key, "str" | "int" | "bool")."""
 
     def __init__(self, engine: str):
         self._modelled = _MODELLED[engine]
@@ -1155,10 +1175,17 @@ class _ModelledFlags(Mapping[str, tuple[str, str]]):
             for option, spec in self._table.options.items()
             if spec.dest in self._modelled
         }
+        self._older = {
+            option: self._modelled[spec.dest]
+            for option, spec in flag_kb.any_release(engine).items()
+            if option not in self._table.options and spec.dest in self._modelled
+        }
 
     def __getitem__(self, flag: str) -> tuple[str, str]:
         if flag in self._options:
             return self._options[flag]
+        if flag in self._older:
+            return self._older[flag]
         try:
             resolved = self._table.resolve(flag)
         except flag_kb.FlagError:

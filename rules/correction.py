@@ -190,7 +190,10 @@ def _why_not(closest: _State) -> str:
     reason = f"no change of at most {MAX_CHANGES} flags passes{tried}: still failing " + ", ".join(
         f.rule_id for f in failing
     )
-    if unfixable:
+    if unfixable == [f.rule_id for f in failing]:
+        reason += ", which need" if len(unfixable) > 1 else ", which needs"
+        reason += " more than a flag (see the fix)"
+    elif unfixable:
         reason += f"; {', '.join(unfixable)} need more than a flag (see their fix)"
     return reason
 

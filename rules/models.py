@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from importlib import resources
 from types import MappingProxyType
 from typing import Any, NamedTuple, Optional
 
 from rules.errors import RulesInputError
+from rules.knowledge import data_text
 from rules.knowledge.memory import ModelShape, shape_from_config, total_parameters
 
 # --feature names: what a config.json cannot say (or to force a feature on).
@@ -56,9 +56,7 @@ DEEPSEEK_FAMILY = frozenset(
 DEFAULT_INDEX_TOPK = MappingProxyType({"glm_moe_dsa": 2048})
 
 # Preset name -> {"hub_id": "org/name", "aliases": [...], "source": "...", "config": {...config.json excerpt...}}.
-PRESETS: dict[str, dict[str, Any]] = json.loads(
-    resources.files("rules.knowledge").joinpath("model_presets.json").read_text(encoding="utf-8")
-)["presets"]
+PRESETS: dict[str, dict[str, Any]] = json.loads(data_text("model_presets.json"))["presets"]
 
 
 class CheckpointKvQuant(NamedTuple):
@@ -105,12 +103,19 @@ class ModelFeatures:
     attention_sinks: bool = False
     learnable_sink: bool = False  # config.json `learnable_sink`: DSA models with learnable sinks (SGLang overrides.py)
     index_topk: Optional[int] = None  # the DSA indexer's top-k: DeepSeek-V3.2, GLM-5 (sparse MLA)
+    # the DSA indexer's key pooling, absent meaning 1 and uncompressed (sglang model_config.py get_dsa_index_kpool,
+    # get_dsa_index_kpool_compress)
+    index_kpool: Optional[int] = None
+    index_kpool_compress: bool = False
+    num_nextn_predict_layers: Optional[int] = None  # MTP / NextN draft layers shipped in the checkpoint
     softcap: Optional[float] = None
     attention_chunk_size: Optional[int] = None
     cross_attention: bool = False
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
+    # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
+    canvas_length: Optional[int] = None
     kv_quant: Optional[CheckpointKvQuant] = None  # the KV-cache quantization the checkpoint declares
     features: frozenset[str] = field(default_factory=frozenset)
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
@@ -166,6 +171,9 @@ _INT_MINIMUM = {
     "attention_chunk_size": 0,
     "global_head_dim": 1,
     "index_topk": 1,
+    "index_kpool": 1,
+    "num_nextn_predict_layers": 0,
+    "canvas_length": 1,
 }
 
 
@@ -302,12 +310,16 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         attention_sinks=sinks,
         learnable_sink=text.get("learnable_sink") is True,
         index_topk=index_topk,
+        index_kpool=_int("index_kpool"),
+        index_kpool_compress=text.get("index_kpool_compress") is True,
+        num_nextn_predict_layers=_int("num_nextn_predict_layers"),
         softcap=softcap,
         attention_chunk_size=chunk,
         cross_attention=cross,
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
         quant_method=_quant_method(config),
+        canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         kv_quant=_kv_quant(config),
         features=frozenset(features),
         shape=shape_from_config(config),

@@ -436,9 +436,66 @@ def dsa_model(config: Config, target: Target) -> bool:
     return since is not None and release >= Version(since)
 
 
+def prefill_cp(config: Config, target: Target) -> tuple[bool, Optional[str]]:
+    """Whether the launch asks for prefill context parallelism, and the CP strategy SGLang resolves for it in the
+    target's release (rules/knowledge/dsa.py CP_LEGACY_MODES: the legacy flags and their default modes)."""
+    flags = config.flags
+    release = _release(target)
+    dsa_legacy = bool(flags.get("enable_dsa_prefill_context_parallel"))
+    dsa_mode = dsa_kb.CP_LEGACY_MODES.get(flags.get("dsa_prefill_cp_mode") or "round-robin-split")
+    if release < dsa_kb.CP_STRATEGY_FLAG_FROM:
+        return dsa_legacy, dsa_mode
+    enabled, strategy = bool(flags.get("enable_prefill_cp")), flags.get("cp_strategy")
+    if release >= dsa_kb.CP_LEGACY_FLAGS_GONE_FROM:
+        return enabled, strategy
+    legacy = bool(flags.get("enable_prefill_context_parallel"))
+    if strategy is None and legacy:
+        strategy = dsa_kb.CP_LEGACY_MODES.get(flags.get("prefill_cp_mode") or "in-seq-split")
+    if strategy is None and dsa_legacy:
+        strategy = dsa_mode
+    return enabled or legacy or dsa_legacy, strategy
+
+
 def effective_page_size(config: Config, target: Target) -> int:
     """The KV page size SGLang settles on, applying its snaps in pipeline order (see module docstring); the sizes
-    each backend accepts and snaps to are its declaration's (rules/knowledge/backends.py) in the target's release."""
+    each backend accepts and snaps to are its declaration's (rules/knowledge/backends.py) in the target's release.
+    A diffusion LLM's block alignment comes last (a post-process pass after every page declaration)."""
+    return dllm_page_size(config, target, backend_page_size(config, target))
+
+
+def dllm_block_size(config: Config, target: Target) -> Optional[int]:
+    """The diffusion block SGLang's DllmConfig settles on in the target's release: the checkpoint's by architecture
+    (rules/knowledge/backends.py DLLM_BLOCK_SIZES), or --dllm-algorithm-config's `block_size`; None where it cannot
+    be known here (no model, an architecture SGLang does not list, a --dllm-algorithm-config file not read)."""
+    model = config.model
+    listed = kb.DLLM_BLOCK_SIZES.get(model.architecture or "") if model else None
+    if model is None or listed is None or _release(target) < listed[0]:
+        return None
+    if config.flags.get("dllm_algorithm_config") is not None:
+        if config.dllm_algorithm_yaml is None:
+            return None
+        given = config.dllm_algorithm_yaml.get("block_size")
+        if given is not None:
+            return given
+    return listed[1] or model.canvas_length or kb.DLLM_CANVAS_DEFAULT
+
+
+def dllm_page_size(config: Config, target: Target, page: int) -> int:
+    """overrides.py _dllm_page_size (server_args.py _handle_dllm_inference before 0.5.15): the page size a
+    diffusion LLM runs with, given the page size the rest of the pipeline settled on; `page` when its block size
+    is not known here."""
+    release = _release(target)
+    if not config.flags.get("dllm_algorithm") or release < kb.DLLM_PAGE_ALIGN_FROM:
+        return page
+    block = dllm_block_size(config, target)
+    if block is None:
+        return page
+    misaligned = not config.flags.get("disable_radix_cache") and page % block != 0
+    return block if misaligned or (release >= kb.DLLM_PAGE_CAP_FROM and page > block) else page
+
+
+def backend_page_size(config: Config, target: Target) -> int:
+    """The page size SGLang's page declarations settle on before a diffusion LLM's block alignment."""
     # A DSA model's page is set outright, whatever --page-size says, before any backend snap (on CUDA; 64 x
     # index_kpool from 0.5.22, and no DSA config here has index_kpool): "Setting page size to 64 for DeepSeek
     # DSA" (NSA before 0.5.10), server_args.py:1075-1076 in 0.5.5, :1583-1584 in 0.5.10, arg_groups/overrides.py

@@ -12,7 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 FACTS_MODEL = "probe.facts"
 # Modules that touch files, processes, the network, the environment or the clock: rules/ imports none of them
-# (its own package data is read with importlib.resources).
+# (its own package data is read with pkgutil.get_data, rules.knowledge.data_text).
 IMPURE_MODULES = {
     "os",
     "io",

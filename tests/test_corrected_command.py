@@ -323,3 +323,36 @@ def test_vllm_0_12_foreign_backend_is_unset_and_the_corrected_command_drops_the_
     words = shlex.split(report["correction"]["command"])
     assert words == command[1:]
     assert pasted_at("0.12.0", "H100", words)["verdict"] == "pass"
+
+
+def test_corrected_command_masks_secret_flags_and_keeps_counts_named_tokens():
+    """A flag is a secret by its words (--api-key, --hf-token), not by a substring: the corrected command keeps
+    --max-num-batched-tokens 8192 (which a substring test masked, so the printed command no longer ran), masks
+    the secrets, and stays one shell line that splits back into the same words."""
+    report = pasted(
+        "A100",
+        "vllm",
+        "serve",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--attention-backend",
+        "FLASH_ATTN",
+        "--kv-cache-dtype",
+        "fp8",
+        "--max-num-batched-tokens",
+        "8192",
+        "--api-key=SeCrEt01",
+        "--hf-token",
+        "hf_SeCrEt0102",
+    )
+    command = report["correction"]["command"]
+    words = shlex.split(command)
+    assert words[words.index("--max-num-batched-tokens") + 1] == "8192"
+    assert "--api-key=***" in words and words[words.index("--hf-token") + 1] == "***"
+    assert "SeCrEt" not in command
+
+
+def test_the_reason_names_a_rule_that_needs_more_than_a_flag_once():
+    report = pasted("A100", "python", "-m", "sglang.launch_server", "--model-path", "llama-3.1-8b", "--hf-token", "x")
+    reason = report["correction"]["reason"]
+    assert reason.count("general-flags-known") == 1, reason
+    assert "needs more than a flag" in reason

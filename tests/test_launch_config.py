@@ -9,6 +9,7 @@ import pytest
 from cli_run import assert_clean_outcome, check_json, finding, run_cli
 
 from attn_preflight.yaml_subset import YamlSubsetError, parse_yaml_mapping
+from tests.rule_fixtures.model_specific import model_dir
 
 # sgl-project/sglang docs/advanced_features/server_arguments.md ("Common launch commands"), verbatim
 SGLANG_DOC_YAML = """model-path: meta-llama/Meta-Llama-3-8B-Instruct
@@ -161,3 +162,48 @@ def test_sglang_serve_needs_the_model_on_the_command_line(tmp_path):
     run = run_cli(["check", "--gpu", "H100", "--", "sglang", "serve", "--config", path])
     assert run.code == 2 and "--model-path is required" in run.err
     assert config_of("sglang", "serve", "--model-path", "llama-3.1-8b", "--config", path)["config"]["tp_size"] == 2
+
+
+# sglang 0.5.23 dllm/config.py DllmConfig.from_server_args: `block_size` in --dllm-algorithm-config's YAML replaces
+# the architecture's block (LLaDA2MoeModelLM: 32), and overrides.py _dllm_page_size aligns the page size to it.
+def _dllm_line(*flags: str) -> list[str]:
+    return [
+        "check",
+        "--gpu",
+        "H100",
+        "--format",
+        "json",
+        "--",
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        model_dir("llada2-mini"),
+        "--dllm-algorithm",
+        "LowConfidence",
+        *flags,
+    ]
+
+
+def test_a_dllm_algorithm_config_block_size_decides_the_page_size(tmp_path):
+    path = write(tmp_path, "threshold: 0.95\nblock_size: 64\n")
+    judged = json.loads(run_cli(_dllm_line("--dllm-algorithm-config", path, "--page-size", "32")).out)
+    page = finding(judged, "general-dllm-page-size")
+    assert page["status"] == "warn" and page["fix"] == ["--page-size 64"]
+    kept = json.loads(run_cli(_dllm_line("--dllm-algorithm-config", path, "--page-size", "64")).out)
+    assert finding(kept, "general-dllm-page-size")["status"] == "pass"
+    plain = write(tmp_path, "threshold: 0.9\n", name="plain.yaml")
+    without = json.loads(run_cli(_dllm_line("--dllm-algorithm-config", plain, "--page-size", "64")).out)
+    assert finding(without, "general-dllm-page-size")["fix"] == ["--page-size 32"]  # the checkpoint's block
+
+
+def test_a_dllm_algorithm_config_not_here_leaves_the_page_size_unknown(tmp_path):
+    judged = json.loads(run_cli(_dllm_line("--dllm-algorithm-config", str(tmp_path / "absent.yaml"))).out)
+    assert finding(judged, "general-dllm-page-size")["status"] == "unknown"
+
+
+def test_a_dllm_block_size_that_is_no_positive_integer_is_exit_2(tmp_path):
+    argv = _dllm_line("--dllm-algorithm-config", write(tmp_path, 'block_size: "32"\n'))
+    run = run_cli(argv)
+    assert_clean_outcome(run, argv)
+    assert run.code == 2 and "block_size must be a positive integer" in run.err

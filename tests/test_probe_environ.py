@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from probe.environ import REDACTED, redact, relevant_environment
+from probe.environ import REDACTED, is_secret_flag, redact, relevant_environment
 
 
 def test_relevant_variables_are_kept_and_others_dropped():
@@ -56,3 +57,20 @@ def test_passwords_inside_urls_are_redacted():
 def test_no_url_password_survives(user, password):
     value = f"postgresql://{user}:{password}@db.internal:5432/app"
     assert redact("VLLM_DATABASE_URL", value) == f"postgresql://{user}:***@db.internal:5432/app"
+
+
+@pytest.mark.parametrize(
+    ("flag", "secret"),
+    [
+        ("--api-key", True),
+        ("--hf-token", True),
+        ("--aws-credentials", True),
+        ("--ssl-keyfile-password", True),
+        ("--max-num-batched-tokens", False),
+        ("--speculative-num-draft-tokens", False),
+        ("--max-total-tokens", False),
+        ("--kv-cache-dtype", False),
+    ],
+)
+def test_a_flag_is_secret_by_its_words(flag, secret):
+    assert is_secret_flag(flag) is secret

@@ -331,6 +331,39 @@ def test_fa3_on_hopper_upgrades_to_fa4_above_256():
     assert kb.flash_attn_version((9, 0), 256).version == 3
 
 
+# get_flash_attn_version on a B200 as FlashAttentionImpl calls it (no head_size_v), release by release:
+# 0.17.x fa_utils.py:117-128 (FA2 above 128); 0.18.0 :130-142 (head_size != 192 kept); 0.27.0 :258-270 (256 kept,
+# 192 only with head_size_v 128); 0.28.0 :173-178 (256 "temporarily disabled") and :185-197; 0.29.0 :178-209 (the
+# hd256 kernel)
+@pytest.mark.parametrize(
+    "release,head_size,expected,logged",
+    [
+        ("0.17.0", 128, 4, None),
+        ("0.17.1", 192, 2, "TMEM capacity"),
+        ("0.18.0", 192, 4, None),
+        ("0.26.0", 192, 4, None),
+        ("0.27.0", 192, 2, "TMEM capacity"),
+        ("0.33.0", 192, 2, "TMEM capacity"),
+        ("0.26.0", 256, 2, "TMEM capacity"),
+        ("0.27.1", 256, 4, None),
+        ("0.28.0", 256, 2, "temporarily disabled for head_size=256"),
+        ("0.29.0", 256, 4, None),
+    ],
+)
+def test_fa4_blackwell_head_sizes_follow_the_release(release, head_size, expected, logged):
+    resolution = kb.flash_attn_version((10, 0), head_size, release=release)
+    assert resolution.version == expected
+    if logged:
+        assert logged in resolution.notes[-1]
+
+
+def test_fa3_on_hopper_upgrades_to_fa4_above_256_from_0_20():
+    """FlashAttentionImpl upgrades from 0.20.0 (flash_attn.py:638-645), fa_utils from 0.21.0 (:119-140)."""
+    assert kb.flash_attn_version((9, 0), 512, release="0.19.1").version == 3
+    assert kb.flash_attn_version((9, 0), 512, release="0.20.0").version == 4
+    assert kb.flash_attn_version((9, 0), 512, release="0.21.0").version == 4
+
+
 def test_validate_gives_every_reason_in_vllms_order():
     backend = kb.BY_NAME["CUTLASS_MLA"]
     query = kb.VllmQuery(cc=(9, 0), head_size=128, dtype="float32", kv_dtype="fp8_e5m2", block_size=64, has_sink=True)
@@ -549,6 +582,23 @@ def test_mla_disabled_runs_the_model_as_plain_attention(model_dir):
     assert finding(data, "vllm-head-size")["message"].startswith("found head size 192")
 
 
+def test_mla_disabled_head_size_192_runs_fa2_on_blackwell(model_dir):
+    """With MLA disabled DeepseekV2Attention is Attention(heads, qk_head_dim) with v padded to it
+    (models/deepseek_v2.py:580-589, :627 in 0.33.0), and FlashAttentionImpl passes get_flash_attn_version no
+    head_size_v (flash_attn.py:1104-1110), so the TMEM check's 192/128 exemption (fa_utils.py:199-201) does not
+    hold."""
+    _, data = check_json(
+        "--gpu",
+        "B200",
+        "--",
+        *("VLLM_MLA_DISABLE=1", "vllm", "serve", model_dir(DEEPSEEK_V3), "--attention-backend", "FLASH_ATTN"),
+        *DEEPSEEK_LAYOUT,
+    )
+    fallback = finding(data, "vllm-flash-attn-fallback")
+    assert fallback["status"] == "warn"
+    assert "head_size=192 due to TMEM capacity limits" in fallback["message"]
+
+
 def test_kv_lora_rank_outside_vllms_mla_model_types_is_not_mla(model_dir):
     minicpm3 = {
         "architectures": ["MiniCPM3ForCausalLM"],
@@ -599,6 +649,72 @@ def test_vllm_fa4_needs_the_cutlass_dsl_not_flash_attn_4():
     assert "flash-attn-4" not in fa4["message"]
     code, data = check_json("--facts", str(FIXTURES_DIR / "probe-h200.json"), *command)
     assert finding(data, "vllm-fa4-library")["status"] == "pass"
+
+
+def _fa4_on_a_broken_b200(release, model):
+    """The vllm-fa4-library finding for FLASH_ATTN on a B200 whose CuTe DSL does not import, at a vLLM release."""
+    from tests.rule_fixtures.install import facts_file
+
+    _, data = check_json(
+        "--facts",
+        facts_file("b200-cutlass-dsl-broken"),
+        "--engine-version",
+        f"vllm=={release}",
+        "--",
+        *("vllm", "serve", model, "--attention-backend", "FLASH_ATTN"),
+    )
+    return finding(data, "vllm-fa4-library")
+
+
+# Each release's METADATA Requires-Dist (vllm-VERSION.dist-info/METADATA, read by bench/wheel_ranges.py)
+@pytest.mark.parametrize(
+    "release,cutlass_dsl,quack",
+    [
+        ("0.17.0", "nvidia-cutlass-dsl>=4.4.0.dev1", "quack-kernels>=0.2.7"),
+        ("0.19.1", "nvidia-cutlass-dsl>=4.4.0.dev1", "quack-kernels>=0.2.7"),
+        ("0.20.2", "nvidia-cutlass-dsl>=4.4.2", "quack-kernels>=0.3.3"),
+        ("0.21.0", "nvidia-cutlass-dsl==4.4.2", "quack-kernels>=0.3.3"),
+        ("0.25.1", "nvidia-cutlass-dsl[cu13]==4.5.2", "quack-kernels>=0.3.3"),
+        ("0.26.0", "nvidia-cutlass-dsl[cu13]==4.6.0", "quack-kernels>=0.4.0"),
+        ("0.27.1", "nvidia-cutlass-dsl[cu13]==4.6.0", "quack-kernels==0.6.1"),
+        ("0.29.0", "nvidia-cutlass-dsl[cu13]==4.6.2", "quack-kernels==0.6.4"),
+        ("0.31.0", "nvidia-cutlass-dsl[cu13]==4.7.1", "quack-kernels==0.6.5"),
+        ("0.32.0", "nvidia-cutlass-dsl[cu13]==4.8.0", "quack-kernels==0.6.5"),
+        ("0.33.0", "nvidia-cutlass-dsl[cu13]==4.8.0", "quack-kernels==0.6.5"),
+    ],
+)
+def test_vllm_fa4_fix_installs_the_releases_pins(release, cutlass_dsl, quack):
+    fa4 = _fa4_on_a_broken_b200(release, "llama-3.1-8b")
+    assert fa4["status"] == "fail"
+    assert fa4["fix"] == [f"pip install --force-reinstall '{cutlass_dsl}' '{quack}'"]
+
+
+@pytest.mark.parametrize(
+    "head_dim,release,status",
+    [
+        (192, "0.17.1", "skip"),  # FA2: every head size above 128
+        (192, "0.18.0", "fail"),
+        (192, "0.27.0", "skip"),  # FA2: 192 kept only with head_size_v 128, which FlashAttentionImpl never passes
+        (256, "0.26.0", "skip"),
+        (256, "0.27.0", "fail"),
+        (256, "0.28.0", "skip"),  # "temporarily disabled for head_size=256"
+        (256, "0.29.0", "fail"),  # the hd256 kernel
+        (128, "0.16.0", "skip"),  # before vllm_flash_attn/cute
+    ],
+)
+def test_vllm_fa4_library_applies_where_the_release_runs_fa4(model_dir, head_dim, release, status):
+    model = model_dir({**LLAMA, "head_dim": head_dim})
+    assert _fa4_on_a_broken_b200(release, model)["status"] == status
+
+
+@pytest.mark.parametrize(
+    "release,status", [("0.26.0", "skip"), ("0.27.0", "fail"), ("0.28.0", "skip"), ("0.29.0", "skip")]
+)
+def test_vllm_fa4_library_on_gemma_2s_head_size_256(release, status):
+    """Gemma-2 (head size 256, soft-cap, sliding window every other layer): 0.27.0 keeps 256 on FA4 (fa_utils.py:263)
+    for its full-attention layers; 0.26.0 (TMEM, :246), 0.28.0 (disabled, :175) and 0.29.0 (the hd256 kernel has
+    no soft-cap, _fa4_hd256_fallback_reason) run FA2."""
+    assert _fa4_on_a_broken_b200(release, "gemma-2-9b")["status"] == status
 
 
 # --- each reason once: the declaration, the validator, and the rules that read it ---------------------------

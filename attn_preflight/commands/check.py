@@ -59,19 +59,21 @@ def input_error(err: RulesInputError) -> InputError:
 def redacted_tokens(tokens: Sequence[str]) -> tuple[str, ...]:
     """A pasted command's tokens with secrets redacted (environment values and flag values named like a secret,
     URL passwords anywhere), as the corrected command prints them."""
-    from probe.environ import redact
+    from probe.environ import REDACTED, is_secret_flag, redact, redact_url
 
     out: list[str] = []
-    secret_flag = ""
+    secret_value_next = False
     for token in tokens:
         name, has_value, value = token.partition("=")
-        if secret_flag:
-            out.append(redact(secret_flag, token))
-        elif has_value:
-            out.append(f"{name}={redact(name.lstrip('-').replace('-', '_'), value)}")
+        if secret_value_next:
+            out.append(REDACTED)
+        elif has_value and name.startswith("-"):
+            out.append(f"{name}={REDACTED if is_secret_flag(name) else redact_url(value)}")
+        elif has_value:  # an environment prefix, NAME=VALUE
+            out.append(f"{name}={redact(name, value)}")
         else:
-            out.append(redact("", token))
-        secret_flag = token.lstrip("-").replace("-", "_") if token.startswith("-") and not has_value else ""
+            out.append(redact_url(token))
+        secret_value_next = token.startswith("-") and not has_value and is_secret_flag(token)
     return tuple(out)
 
 
@@ -157,7 +159,13 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
     """A validated rules.config.Config from the config options and an optional pasted command.
 
     Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
-    from attn_preflight.inputs import ModelNotFound, load_draft_model, load_model, read_launch_config
+    from attn_preflight.inputs import (
+        ModelNotFound,
+        load_draft_model,
+        load_model,
+        read_dllm_algorithm_config,
+        read_launch_config,
+    )
     from probe.environ import redact
     from rules.config import make_config, parse_command
 
@@ -198,6 +206,9 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         draft_reference = extra.get("flags", {}).get("speculative_draft_model_path")
         if isinstance(draft_reference, str):
             values["draft_model"] = load_draft_model(draft_reference)
+        dllm_config = extra.get("flags", {}).get("dllm_algorithm_config")
+        if isinstance(dllm_config, str):
+            values["dllm_algorithm_yaml"] = read_dllm_algorithm_config(dllm_config)
         return make_config(engine=engine or "sglang", model=model, **missing, **values, **extra)
     except RulesInputError as err:
         raise input_error(err) from None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from typing import Optional
 
@@ -58,15 +57,29 @@ def not_blank(ctx: click.Context, param: click.Parameter, value):
 NARROWEST_WIDTH = 40  # columns: below this, wrapping helps nobody
 
 
+def terminal_columns() -> int:
+    """shutil.get_terminal_size's columns with a fallback of 0, without importing shutil (and, through it, bz2
+    and lzma) on every check: a positive COLUMNS, else the width of the terminal sys.__stdout__ is."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 def screen_for(fmt: str, output: Optional[str]) -> Screen:
-    """How table-format output is laid out. Width: what shutil.get_terminal_size reads (COLUMNS, else the
-    terminal stdout is), for stdout and -o FILE alike; with neither (stdout a pipe or a file, no COLUMNS), no
+    """How table-format output is laid out. Width: COLUMNS, else the terminal stdout is, for stdout and -o FILE alike; with neither (stdout a pipe or a file, no COLUMNS), no
     limit, so that grep and a pager see one line per finding. Colour: only on stdout, never with NO_COLOR set
     to anything but the empty string (no-color.org); click.echo drops it when stdout is not a terminal.
     Markdown and JSON are never wrapped or coloured."""
     if fmt.lower() != "table":
         return PLAIN
-    columns = shutil.get_terminal_size(fallback=(0, 0)).columns
+    columns = terminal_columns()
     width = max(columns, NARROWEST_WIDTH) if columns > 0 else None
     to_stdout = output is None or output == "-"
     return Screen(width=width, colour=to_stdout and not os.environ.get("NO_COLOR"))

@@ -11,7 +11,7 @@ from rules.checks.common import choice_check, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
 from rules.knowledge import dsa as kb
 from rules.knowledge import sglang_choices as choices_kb
-from rules.resolve import dsa_model
+from rules.resolve import dsa_model, effective_page_size, prefill_cp
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
 
@@ -482,7 +482,7 @@ def dsv4_attn_backend(cfg, target):
             size = cfg.flags.get(name)
             if isinstance(size, int) and size > 1:
                 problems.append(f"--{name.replace('_', '-')} {size}")
-        if cfg.flags.get("enable_prefill_context_parallel"):
+        if prefill_cp(cfg, target)[0]:
             problems.append("prefill context parallelism")
         chunk = cfg.flags.get("chunked_prefill_size")
         if isinstance(chunk, int) and chunk <= 0:
@@ -495,3 +495,160 @@ def dsv4_attn_backend(cfg, target):
     if not problems:
         return passed(f"--dsv4-attn-backend {backend} on {gpu(target)}", required)
     return failed(f"--dsv4-attn-backend {backend}: {', '.join(problems)}", required, ["--dsv4-attn-backend flashmla"])
+
+
+def _dsa_sub_backends(cfg, target, kv: str) -> tuple[str, str]:
+    """The (prefill, decode) DSA sub-backends SGLang 0.5.23 runs on CUDA: each named one, else its default."""
+    major = target.major or 0
+    if cfg.model.learnable_sink:
+        default = (kb.SINK_DSA_BACKEND, kb.SINK_DSA_BACKEND)
+    elif cfg.model.architecture == kb.GLM_DSA_ARCHITECTURE and major == 12 and kv == "fp8_e4m3":
+        default = (kb.GLM_SM12_FP8_DSA_BACKEND, kb.GLM_SM12_FP8_DSA_BACKEND)
+    elif kv == "fp8_e4m3":
+        default = ("trtllm", "trtllm") if major >= 10 else ("flashmla_kv", "flashmla_kv")
+    else:
+        default = ("flashmla_sparse", "trtllm" if major >= 10 else "fa3")
+    prefill = cfg.flags.get("dsa_prefill_backend") or default[0]
+    return prefill, cfg.flags.get("dsa_decode_backend") or default[1]
+
+
+def _dsa_cp_size(cfg) -> int:
+    """Prefill CP ranks of a DSA model with --enable-prefill-cp: --attn-cp-size when interleaved and above 1, else
+    the TP ranks per attention-DP group (model_overrides/deepseek_v2.py:129-134 in 0.5.23)."""
+    given = cfg.flags.get("attn_cp_size") or 1
+    if cfg.flags.get("cp_strategy") == kb.KV_SHARD_DSA_CP_STRATEGY and given > 1:
+        return given
+    return cfg.tp_size // max(cfg.flags.get("attn_dp_size") or 1, 1)
+
+
+@rule(
+    id="kv-sharding-dsa",
+    title="KV sharding of a DSA model: the dsa backend, interleaved prefill CP, TRTLLM DSA with FP8 KV, Mooncake",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: validate_kv_shard_attention_backend's DSA branch (kv_shard_hook.py:33-65) and its refusal "
+        "of a DSA model on another prefill backend (:66-67); absent from 0.5.22, whose only branch asks for fa3 "
+        "or trtllm_mla (kv-sharding-backend); bench/release_walk.py grep 'DSA KV sharding requires' finds "
+        "0.5.23 only. The DSA defaults it sees: overrides.py:600-720 (sub-backends), deepseek_v2.py:129-134 "
+        "(attn_cp_size under prefill CP) and :162-173 (page 64 x index_kpool)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="DSA KV sharding requires CUDA interleave prefill CP > 1 and PP1.; DSA KV sharding requires TRTLLM "
+    "prefill/decode with fp8_e4m3 KV and page size 64.; DSA KV sharding requires Mooncake, uncompressed "
+    "index_kpool=1 and no DSA cache layer splitting.; DSA KV sharding requires the dsa attention backend.",
+    source="sglang: python/sglang/srt/arg_groups/kv_shard_hook.py, validate_kv_shard_attention_backend",
+    docs="""Checks `--enable-kv-cache-sharding` on a DeepSeek sparse attention model (DeepSeek-V3.2, GLM-5): prefill
+runs the dsa backend; `--enable-prefill-cp` with `--cp-strategy interleave` over more than one rank and
+`--pp-size` 1; trtllm for both DSA phases (named, or SGLang's default with fp8_e4m3 on SM100+), an fp8_e4m3
+KV cache (given, or auto on SM100+) at page 64; `--disaggregation-transfer-backend mooncake` (the default),
+no `--enable-dsa-cache-layer-split`, and a checkpoint whose indexer pools one key (`index_kpool` 1 or
+absent, `index_kpool_compress` off).
+
+Only TRTLLM's sparse MLA reads a rank's stripe of the DSA KV and indexer caches, through Mooncake's all-rank
+transfer; SGLang refuses the rest at start-up.""",
+    fix_title="Use --enable-prefill-cp --cp-strategy interleave with --dsa-prefill-backend / --dsa-decode-backend "
+    "trtllm and --kv-cache-dtype fp8_e4m3 on Blackwell",
+)
+def kv_sharding_dsa(cfg, target):
+    if not cfg.flags.get("enable_kv_cache_sharding"):
+        return skipped("applies to --enable-kv-cache-sharding")
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    if cfg.prefill_backend is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if cfg.prefill_backend != "dsa":
+        return failed(
+            f"KV sharding of {cfg.model.name} with prefill {cfg.prefill_backend}",
+            "the dsa prefill backend",
+            ["--attention-backend dsa"],
+        )
+    kv = _dsa_kv(cfg, target)
+    if kv is None:
+        return unknown("compute capability unknown: SGLang resolves auto by it")
+    required = (
+        f"interleaved prefill CP > 1 on PP 1, DSA {kb.KV_SHARD_DSA_BACKEND} for both phases, {kb.KV_SHARD_DSA_KV} "
+        f"KV at page {kb.DSA_PAGE_SIZE}, {kb.KV_SHARD_DSA_TRANSFER}, index_kpool 1, no DSA cache layer split"
+    )
+    strategy = cfg.flags.get("cp_strategy")
+    cp = _dsa_cp_size(cfg) if cfg.flags.get("enable_prefill_cp") else 1
+    if cp <= 1 or strategy != kb.KV_SHARD_DSA_CP_STRATEGY or cfg.pp_size != 1:
+        found = f"prefill CP {cp} ({strategy or 'no strategy'}), PP {cfg.pp_size}"
+        fix = [f"--enable-prefill-cp --cp-strategy {kb.KV_SHARD_DSA_CP_STRATEGY}"] if cfg.pp_size == 1 else []
+        return failed(f"DSA KV sharding with {found}", required, fix)
+    phases = _dsa_sub_backends(cfg, target, kv)
+    page = effective_page_size(cfg, target)
+    if set(phases) != {kb.KV_SHARD_DSA_BACKEND} or kv != kb.KV_SHARD_DSA_KV or page != kb.DSA_PAGE_SIZE:
+        return failed(
+            f"DSA KV sharding with DSA prefill {phases[0]}, decode {phases[1]}, {kv} KV, page {page}",
+            required,
+            [
+                f"--dsa-prefill-backend {kb.KV_SHARD_DSA_BACKEND} --dsa-decode-backend {kb.KV_SHARD_DSA_BACKEND} "
+                f"--kv-cache-dtype {kb.KV_SHARD_DSA_KV}"
+            ],
+        )
+    transfer = cfg.flags.get("disaggregation_transfer_backend") or kb.KV_SHARD_DSA_TRANSFER
+    if transfer != kb.KV_SHARD_DSA_TRANSFER:
+        return failed(
+            f"DSA KV sharding over {transfer}",
+            required,
+            [f"--disaggregation-transfer-backend {kb.KV_SHARD_DSA_TRANSFER}"],
+        )
+    if cfg.flags.get("enable_dsa_cache_layer_split"):
+        return failed("DSA KV sharding with --enable-dsa-cache-layer-split", required)
+    if (cfg.model.index_kpool or 1) != 1 or cfg.model.index_kpool_compress:
+        compressed = ", compressed" if cfg.model.index_kpool_compress else ""
+        return failed(
+            f"DSA KV sharding of {cfg.model.name} (index_kpool {cfg.model.index_kpool or 1}{compressed})", required
+        )
+    return passed(f"DSA KV sharding with interleaved prefill CP {cp}, TRTLLM DSA, {kv} KV", required)
+
+
+@rule(
+    id="dsv4-prefill-cp-strategy",
+    title="DeepSeek-V4 prefill context parallelism on CUDA takes the interleave strategy only",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23: validate_deepseek_v4_cp, called for DeepseekV4ForCausalLM by the model adjustments "
+        "(server_args.py:2005 in 0.5.12, :3785 in 0.5.14, :5295 in 0.5.17; arg_groups/model_hook.py:332 in 0.5.19, "
+        ":381 in 0.5.20, :480 in 0.5.23), raises for any mode but round-robin-split in 0.5.12-0.5.13.post1 "
+        "(deepseek_v4_hook.py:67 in 0.5.12, :60 in 0.5.12.post1, 0.5.13, 0.5.13.post1), for any --cp-strategy but "
+        "interleave in 0.5.14-0.5.20 (:79 in 0.5.14, :69 in 0.5.15 and 0.5.15.post1, :71 in 0.5.16, :163 in 0.5.17, "
+        ":160 in 0.5.18, :164 in 0.5.19, :207 in 0.5.20), for zigzag off NPU (and any strategy but interleave or "
+        "zigzag) in 0.5.21-0.5.23 (:117-125 in 0.5.21, :123-131 in 0.5.22, :167-177 in 0.5.23); 0.5.11 has no "
+        "DeepSeek-V4 (no deepseek_v4_hook.py, no DeepseekV4ForCausalLM in server_args.py)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="DeepSeekV4 zigzag CP requires the NPU backend; CUDA/HIP backends reindex with interleave order.",
+    source=f"{kb.DSV4_HOOK}, validate_deepseek_v4_cp",
+    docs="""Checks that DeepSeek-V4 (DeepseekV4ForCausalLM) with prefill context parallelism (`--enable-prefill-cp`;
+before 0.5.20 also the legacy `--enable-prefill-context-parallel` / `--enable-nsa-prefill-context-parallel`) uses
+`--cp-strategy interleave`.
+
+DeepSeek-V4's CUDA attention reindexes the split sequence in interleave (round-robin) order; SGLang refuses zigzag
+at start-up ("DeepSeekV4 zigzag CP requires the NPU backend", from 0.5.21; "DeepSeekV4 only supports interleave CP
+strategy" in 0.5.14-0.5.20, "... round-robin-split CP mode" in 0.5.12-0.5.13), and --enable-prefill-cp without a
+--cp-strategy is refused the same way (got None). Before 0.5.20 the legacy --enable-prefill-context-parallel maps
+to zigzag unless --prefill-cp-mode round-robin-split is given. SGLang's other branch here, prefill CP on HIP
+needing the dsv4 backend for both phases, is ROCm's and never reached on an NVIDIA GPU.""",
+    fix_title="Pass --cp-strategy interleave",
+)
+def dsv4_prefill_cp_strategy(cfg, target):
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    enabled, strategy = prefill_cp(cfg, target)
+    if not enabled:
+        return skipped("applies to prefill context parallelism")
+    required = f"the {kb.DSV4_CP_STRATEGY} CP strategy on CUDA"
+    if strategy == kb.DSV4_CP_STRATEGY:
+        return passed(f"DeepSeek-V4 prefill CP with the {strategy} strategy", required)
+    found = f"the {strategy} strategy" if strategy else "no --cp-strategy"
+    fix = (
+        "--nsa-prefill-cp-mode round-robin-split"
+        if sglang_release(target) < kb.CP_STRATEGY_FLAG_FROM
+        else (f"--cp-strategy {kb.DSV4_CP_STRATEGY}")
+    )
+    return failed(f"DeepSeek-V4 prefill CP with {found}", required, [fix])

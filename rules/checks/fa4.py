@@ -21,9 +21,14 @@ from rules.checks.common import (
     sglang_release,
 )
 from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge.backends import FA4_HEAD_DIM_MULTIPLE, fa4_head_dims
+from rules.knowledge.backends import (
+    FA4_HEAD_DIM_MULTIPLE,
+    FA4_IMAGE_MASK_ARCHITECTURES,
+    FA4_IMAGE_MASK_FROM,
+    fa4_head_dims,
+)
 from rules.knowledge.kv_dtypes import FP8
-from rules.resolve import effective_page_size, fa4_page_size
+from rules.resolve import effective_page_size, fa4_page_size, prefill_cp
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
@@ -679,4 +684,67 @@ def fa4_sinks_dtype(cfg, target):
         f"float32 sinks (--attention-backend trtllm_mha) on {phases_using(cfg, 'fa4')}",
         "bfloat16 sinks on fa4: --attention-backend other than trtllm_mha",
         ["--attention-backend fa4", f"--{phase}-attention-backend trtllm_mha"],
+    )
+
+
+@rule(
+    id="fa4-image-masks",
+    title="Gemma-4 image prefill on fa4: no prefill CP, no skipped KV cache, no score_mod",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: the 'FA4 image masks require standard paged MHA prefill' raise "
+        "(layers/attention/flashattention_backend.py:1518-1534 in 0.5.22, :1602-1618 in 0.5.23) on the "
+        "image_token_ranges models/gemma4_mm.py prepare_attn_masks sets for an fa4 prefill (:344-380 in 0.5.22, "
+        ":343-379 in 0.5.23; gemma4_unified.py and gemma4_diffusion.py:531-534 reuse it), fa_skip_kv_cache (:367-372 "
+        "in both), init_cp_strategy's cp_size = attn_cp_size (arg_groups/parallel_hook.py:190-194 in 0.5.22); the "
+        "FULL prefill graph runs FA4 multimodal batches eagerly (model_executor/runner/prefill_cuda_graph_runner.py"
+        ":1302-1305 in 0.5.22, :1358-1361 in 0.5.23); 0.5.21 has no image_token_ranges (and Gemma-4 takes no fa4: "
+        "model-gemma4-backends)"
+    ),
+    needs_model=True,
+    stage="runtime",
+    prevents="FA4 image masks require standard paged MHA prefill without context parallelism, full prefill graphs, "
+    "speculative metadata, or score modifiers.",
+    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend; models/gemma4_mm.py, prepare_attn_masks",
+    docs="""Checks a Gemma-4 multimodal model (Gemma4ForConditionalGeneration, Gemma4UnifiedForConditionalGeneration,
+DiffusionGemmaForBlockDiffusion) whose prefill runs on fa4: its first image request fails when that prefill runs
+with prefill context parallelism (`--enable-prefill-cp` with `--attn-cp-size` > 1), skips the KV cache (embedding
+mode: `--is-embedding` with `--chunked-prefill-size -1` and `--disable-radix-cache`), or passes a score_mod
+(`--feature score_mod`).
+
+Gemma-4 attends bidirectionally within each image; on FA4 SGLang builds that as a mask_mod over per-token image
+ranges, which only its standard paged MHA prefill takes: FlashAttentionBackend raises NotImplementedError at the
+forward otherwise. Text-only requests are unaffected. The raise's other conditions are never met on such a forward:
+cascade attention and the SWA speculative metadata belong to target-verify forwards (images are masked on EXTEND
+forwards only), the FULL prefill CUDA graph runs FA4 multimodal batches eagerly, Gemma-4 has neither MLA nor
+chunked local attention, and only an fa4 prefill sets the ranges.""",
+    fix_title="Use --prefill-attention-backend triton (its bidirectional image mask), or drop what the forward refuses",
+)
+def fa4_image_masks(cfg, target):
+    if cfg.model.architecture not in FA4_IMAGE_MASK_ARCHITECTURES:
+        return skipped("applies to Gemma-4 multimodal models")
+    if cfg.prefill_backend != "fa4":
+        return skipped("applies to an fa4 prefill")
+    if sglang_release(target) < FA4_IMAGE_MASK_FROM:
+        return skipped(f"sglang {sglang_release(target)} sets no FA4 image masks")
+    refused, fix = [], []
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    if prefill_cp(cfg, target)[0] and cp_size > 1:
+        refused.append(f"prefill context parallelism (--attn-cp-size {cp_size})")
+        fix.append("--attn-cp-size 1")
+    flags = cfg.flags
+    if flags.get("is_embedding") and flags.get("chunked_prefill_size") == -1 and flags.get("disable_radix_cache"):
+        refused.append("a skipped KV cache (--is-embedding, --chunked-prefill-size -1, --disable-radix-cache)")
+        fix.append("--chunked-prefill-size 8192")
+    if "score_mod" in cfg.features:
+        refused.append("a score_mod")
+    required = "standard paged MHA prefill for FA4's image masks"
+    if not refused:
+        return passed("fa4 prefill without prefill CP, a skipped KV cache or a score_mod", required)
+    return failed(
+        f"an fa4 image prefill with {', '.join(refused)}",
+        required,
+        ["--prefill-attention-backend triton", *fix],
+        "raised at the first request with an image",
     )

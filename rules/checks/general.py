@@ -13,7 +13,7 @@ from rules.knowledge import backends as backend_kb
 from rules.knowledge import flags as flag_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
-from rules.resolve import effective_page_size
+from rules.resolve import backend_page_size, dllm_block_size, effective_page_size
 from rules.versions import table_for
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
@@ -860,7 +860,7 @@ gets it for every phase.
 Block-diffusion decoding captures one fixed batch shape per CUDA graph, which SGLang's FlashInfer path
 serves; the rest of the config is judged on the backend SGLang switches to. `--disable-cuda-graph` keeps
 the backend as given for the other algorithms. (The page size SGLang then aligns to the model's block
-size is not judged.)""",
+size: general-dllm-page-size.)""",
     fix_title="Use --attention-backend flashinfer (Gemma4Renoise: triton or fa4), or --disable-cuda-graph",
 )
 def general_dllm_backend(cfg, target):
@@ -876,6 +876,62 @@ def general_dllm_backend(cfg, target):
         f"{given} for {algorithm} (SGLang runs {label} instead)",
         "a backend SGLang keeps for diffusion LLMs",
         [f"--attention-backend {cfg.attention_backend}"],
+    )
+
+
+@rule(
+    id="general-dllm-page-size",
+    title="A diffusion LLM's page size is aligned to its block size",
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23, every release (bench/release_walk.py grep 'Setting page size to {'): "
+        "server_args.py _handle_dllm_inference 0.5.10-0.5.14 (:3555-3559 in 0.5.10 and 0.5.10.post1, :6101-6105 in "
+        "0.5.14), arg_groups/overrides.py _dllm_page_size 0.5.15-0.5.23 (:2016-2029 in 0.5.15, :1737-1749 in "
+        "0.5.23) with the larger-page cap ('should not be larger than dllm block size', in managers/scheduler.py "
+        ":450-456 in 0.5.10, :604-610 in 0.5.14); dllm/config.py DLLM_PARAMS and the YAML block_size read in the "
+        "0.5.10-0.5.23 wheels (DiffusionGemma's canvas_length from 0.5.21); 0.5.6-0.5.9 turn the radix cache off "
+        "for diffusion LLMs and leave the page size"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Setting page size to {block_size} for diffusion LLM inference",
+    source=backend_kb.DLLM_PAGE_SOURCE,
+    docs="""Warns when a diffusion LLM launch (`--dllm-algorithm`) gives a `--page-size` SGLang replaces with the
+model's diffusion block size: with the radix cache on, a page size that is not a multiple of the block; from
+0.5.15, also one larger than the block (with or without the radix cache).
+
+The block size is the checkpoint's, by architecture (LLaDA2-MoE 32, SDAR 4, DiffusionGemma its config.json
+`canvas_length`, 256 when absent), or `block_size` in the `--dllm-algorithm-config` YAML, which attn-preflight reads
+when the file is here; when it is not, the block size is unknown and so is this finding. The rest of the config
+is judged on the page size SGLang runs. Without `--page-size` SGLang's own default is aligned the same way, which
+is no choice of the user's and passes.""",
+    fix_title="Pass --page-size equal to the block size",
+)
+def general_dllm_page_size(cfg, target):
+    if not cfg.flags.get("dllm_algorithm"):
+        return skipped("applies to --dllm-algorithm")
+    block = dllm_block_size(cfg, target)
+    if block is None:
+        if cfg.flags.get("dllm_algorithm_config") is not None and cfg.dllm_algorithm_yaml is None:
+            return unknown(
+                f"--dllm-algorithm-config {cfg.flags['dllm_algorithm_config']} is not a file here: the block_size it may set "
+                "decides the page size SGLang runs"
+            )
+        return unknown(
+            f"{cfg.model.architecture or 'the model'}: sglang {sglang_release(target)} lists no diffusion block size "
+            "for it (dllm/config.py raises 'Unknown diffusion LLM'), so the page size is not judged"
+        )
+    before, after = backend_page_size(cfg, target), effective_page_size(cfg, target)
+    required = f"a page size SGLang keeps for a diffusion block of {block}"
+    if before == after:
+        return passed(f"page size {after} with a diffusion block of {block}", required)
+    if cfg.page_size is None:
+        return passed(f"no --page-size: SGLang sets {after}, the diffusion block", required)
+    return warned(
+        f"--page-size {cfg.page_size} with a diffusion block of {block} (SGLang runs page size {after} instead)",
+        required,
+        [f"--page-size {after}"],
     )
 
 

@@ -5,12 +5,13 @@ FP8 per backend lives with the backend (fa3-fp8-sm8x, fa4-fp8-sm100, the MLA bac
 
 from __future__ import annotations
 
+import json
 from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import blackwell_majors, choice_check, declared, gpu, sglang_release
-from rules.checks.speculative import NGRAM_DEFAULT_BREADTH
+from rules.checks.common import blackwell_majors, choice_check, cuda_version, declared, gpu, sglang_release
+from rules.checks.speculative import NGRAM_DEFAULT_BREADTH, eagle_topk
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
@@ -806,7 +807,7 @@ def _kv_family(name: str) -> str:
     return dtype.family
 
 
-def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
+def _torch(target) -> tuple[Optional[Version], Optional[Version]]:
     torch = target.facts.torch if target.facts else None
     if torch is None or not torch.installed or not torch.version:
         return None, None
@@ -814,11 +815,7 @@ def _torch(target) -> tuple[Optional[Version], Optional[tuple[int, int]]]:
         version = Version(torch.version.split("+")[0])
     except InvalidVersion:
         version = None
-    cuda = None
-    if torch.cuda:
-        major, _, minor = torch.cuda.partition(".")
-        cuda = (int(major), int(minor or 0)) if major.isdigit() and (minor or "0").isdigit() else None
-    return version, cuda
+    return version, cuda_version(torch.cuda)
 
 
 @rule(
@@ -855,10 +852,10 @@ def kv_fp4_torch(cfg, target):
             "torch >= 2.8 with CUDA >= 12.8",
             ["pip install 'torch>=2.8'"],
         )
-    if version < Version("2.8") or cuda is None or cuda < (12, 8):
-        cuda_text = f"CUDA {cuda[0]}.{cuda[1]}" if cuda else "no CUDA"
+    if version < Version("2.8") or cuda is None or cuda < Version("12.8"):
+        cuda_text = f"CUDA {cuda}" if cuda else "no CUDA"
         return failed(f"torch {version} ({cuda_text})", "torch >= 2.8 with CUDA >= 12.8", ["pip install 'torch>=2.8'"])
-    return passed(f"torch {version} (CUDA {cuda[0]}.{cuda[1]})", "torch >= 2.8 with CUDA >= 12.8")
+    return passed(f"torch {version} (CUDA {cuda})", "torch >= 2.8 with CUDA >= 12.8")
 
 
 @rule(
@@ -1099,8 +1096,88 @@ def kv_unified_memory_dcp(cfg, target):
     return passed(f"--enable-unified-memory with DCP on {cfg.backend_label()}", required)
 
 
+def _full_prefill_graph_source(cfg) -> Optional[str]:
+    """Where SGLang's prefill CUDA-graph backend FULL comes from, if it is FULL: --cuda-graph-config (JSON, first),
+    --cuda-graph-backend-prefill, or Inkling's default when neither that flag nor --disable-prefill-cuda-graph
+    is given."""
+    try:
+        graphs = json.loads(cfg.flags.get("cuda_graph_config") or "{}")
+    except ValueError:
+        graphs = {}
+    prefill = graphs.get("prefill") if isinstance(graphs, dict) else None
+    if isinstance(prefill, dict) and "backend" in prefill:
+        return "--cuda-graph-config" if prefill["backend"] == "full" else None
+    named = cfg.flags.get("cuda_graph_backend_prefill")
+    if named is not None:
+        return "--cuda-graph-backend-prefill full" if named == "full" else None
+    architecture = cfg.model.architecture if cfg.model else None
+    if architecture in backend_kb.INKLING_FULL_PREFILL_GRAPH_ARCHITECTURES and not cfg.flags.get(
+        "disable_prefill_cuda_graph"
+    ):
+        return f"{architecture}'s default"
+    return None
+
+
+@rule(
+    id="kv-unified-memory-full-prefill-graph",
+    title="--enable-unified-memory switches the FULL prefill CUDA graph off unless attention is fa3/fa4",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: 'disabling the FULL prefill cuda-graph backend' in handle_unified_memory_pool "
+        "(kv_cache_hook.py:285 in 0.5.20, :603 in 0.5.21, :702 in 0.5.22, :709 in 0.5.23; bench/release_walk.py "
+        "grep), the fa3/fa4 set the same in each; none before 0.5.20. What makes prefill FULL, read in each: "
+        "parse_cuda_graph_config's precedence (JSON, then --cuda-graph-backend-prefill, then the legacy off "
+        "switches: diffed 0.5.20-0.5.23, only other keys changed), apply_inkling_prefill_cuda_graph_default (from "
+        "0.5.19: cuda_graph_hook.py:500-505 in 0.5.20, :366-371 in 0.5.23), run before handle_cuda_graph_config and "
+        "before handle_unified_memory_pool in each pipeline.py (0.5.20 :196, :202, :352); torch_native, "
+        "flex_attention and --enable-mis switch both phases off first (attention_hook.py)"
+    ),
+    stage="startup",
+    reason="SGLang replaces the FULL prefill CUDA graph asked for (or Inkling's default) with eager prefill, "
+    "logging a warning only, so the server runs without the prefill graph the launch line names.",
+    source=f"{backend_kb.UNIFIED_MEMORY_SOURCE} (the FULL prefill cuda-graph fallback)",
+    docs="""Warns when `--enable-unified-memory` makes SGLang switch off a FULL prefill CUDA graph: FULL from
+`--cuda-graph-config` (`{"prefill": {"backend": "full"}}`, which wins), `--cuda-graph-backend-prefill full`,
+or Inkling's model default (unless `--cuda-graph-backend-prefill` or `--disable-prefill-cuda-graph` is
+given), with a prefill or decode attention backend other than fa3 or fa4.
+
+FULL prefill capture builds its block table in a metadata path only the FlashAttention backends have; the
+other backends' graph path has no extend branch, so SGLang runs prefill eagerly instead (decode capture is
+unaffected). Naming `--cuda-graph-backend-prefill disabled` (or fa3 / fa4) makes the launch line say what
+runs. Not modelled: other start-up steps that switch prefill capture off before this one (DSA prefill context
+parallelism, Qwen4-Exp CP-TP sharing).""",
+    fix_title="Pass --cuda-graph-backend-prefill disabled (what SGLang runs), or serve with fa3 / fa4",
+)
+def kv_unified_memory_full_prefill_graph(cfg, target):
+    if not _unified_memory(cfg):
+        return skipped("applies to --enable-unified-memory")
+    source = _full_prefill_graph_source(cfg)
+    if source is None:
+        return skipped("applies to a FULL prefill CUDA graph")
+    if cfg.attention_backend in backend_kb.NO_CUDA_GRAPH_BACKENDS or cfg.flags.get("enable_mis"):
+        return skipped("CUDA graphs are already off (torch_native / flex_attention backend, or --enable-mis)")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    required = f"attention {' or '.join(backend_kb.FULL_PREFILL_GRAPH_BACKENDS)} for a FULL prefill graph"
+    outside = _outside_of(cfg, backend_kb.FULL_PREFILL_GRAPH_BACKENDS)
+    if not outside:
+        return passed(f"FULL prefill graph ({source}) on {cfg.backend_label()}", required)
+    fix = [] if source == "--cuda-graph-config" else ["--cuda-graph-backend-prefill disabled"]
+    return warned(
+        f"FULL prefill graph ({source}) with --enable-unified-memory on {', '.join(outside)} (SGLang runs prefill "
+        "without a CUDA graph)",
+        required,
+        fix,
+    )
+
+
 KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
 DSA_KV_SHARDING_FROM = Version("0.5.23")  # DSA models get their own requirements (the dsa backend)
+# 0.5.23 admits one speculative shape with sharding (kv_shard_hook.py:105-118; 0.5.22 refuses any, :66-69):
+# GLM-5's own single NextN layer as EAGLE (NEXTN is its alias by then), top-k 1, no multi-layer EAGLE
+SHARDED_SPEC_FROM = Version("0.5.23")
+SHARDED_SPEC_ARCHITECTURE = "GlmMoeDsaForCausalLM"
 
 
 @rule(
@@ -1123,8 +1200,7 @@ across ranks): fa3, or trtllm_mla for an MLA model with `--attn-cp-size` 1 and c
 Only those prefill paths read a rank's stripe of each page; SGLang refuses the rest at start-up ("KV
 sharding with trtllm_mla requires an MLA model.", "... only supports plain-TP MLA (attn_cp_size must be
 1).", "... requires chunked prefix caching."). From 0.5.23 DSA models (DeepSeek V3.2, GLM-5) have their
-own requirements on the dsa backend, not judged here; neither is the PD-prefill-only requirement (the
-disaggregation flags are not read).""",
+own requirements on the dsa backend (kv-sharding-dsa); the serving mode is kv-sharding-prefill-worker's.""",
     fix_title="Use --prefill-attention-backend fa3 (SM90), or trtllm_mla for an MLA model on Blackwell",
 )
 def kv_sharding_backend(cfg, target):
@@ -1132,7 +1208,7 @@ def kv_sharding_backend(cfg, target):
         return skipped("applies to --enable-kv-cache-sharding")
     architecture = cfg.model.architecture if cfg.model else None
     if architecture in DSA_ARCHITECTURES and sglang_release(target) >= DSA_KV_SHARDING_FROM:
-        return skipped("DSA KV sharding has its own requirements on the dsa backend (not judged here)")
+        return skipped("DSA KV sharding has its own requirements on the dsa backend (kv-sharding-dsa)")
     prefill = cfg.prefill_backend
     if prefill is None:
         return unknown("no attention backend chosen and none can be derived for this target")
@@ -1153,3 +1229,102 @@ def kv_sharding_backend(cfg, target):
     if cfg.flags.get("disable_chunked_prefix_cache"):
         return failed("KV sharding with prefill trtllm_mla and --disable-chunked-prefix-cache", required)
     return passed("KV sharding with prefill trtllm_mla on a plain-TP MLA model", required)
+
+
+@rule(
+    id="kv-sharding-prefill-worker",
+    title="--enable-kv-cache-sharding runs on a PD prefill worker only, with no dLLM and the built-in radix cache",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding first appears in 0.5.22 and refuses, in this order, a "
+        "--disaggregation-mode other than prefill (kv_shard_hook.py:60-65 in 0.5.22, :99-104 in 0.5.23), a "
+        "--dllm-algorithm (:70-75, :119-124) and a --radix-cache-backend (:76-82, :125-131) in both "
+        "(bench/release_walk.py grep 'is only supported on PD prefill', 'does not support diffusion language', "
+        "'requires the built-in')"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding is only supported on PD prefill workers: a rank's pool holds only its "
+    "stripe of every cached page, which is incompatible with local decode.; --enable-kv-cache-sharding does not "
+    "support diffusion language models; --enable-kv-cache-sharding requires the built-in UnifiedRadixCache with "
+    "a rotation-aware UnifiedTreeCore and does not support --radix-cache-backend={backend!r}.",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks where `--enable-kv-cache-sharding` runs: `--disaggregation-mode prefill` (a PD prefill worker),
+no `--dllm-algorithm`, no `--radix-cache-backend`.
+
+A sharded rank's pool holds only its stripe of every cached page, so it cannot decode locally; dLLM admission
+bypasses the shard-scratch budget and leaves PD-prefill mode; a registered radix-cache backend has no
+rotation-aware tree core. SGLang refuses each at start-up, before it looks at the attention backend.""",
+    fix_title="Run the sharded server as the prefill side of a PD pair (--disaggregation-mode prefill)",
+)
+def kv_sharding_prefill_worker(cfg, target):
+    if not cfg.flags.get("enable_kv_cache_sharding"):
+        return skipped("applies to --enable-kv-cache-sharding")
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    required = "--disaggregation-mode prefill, no --dllm-algorithm, no --radix-cache-backend"
+    if mode != "prefill":
+        found = "not disaggregated" if mode == "null" else f"--disaggregation-mode {mode}"
+        return failed(f"KV sharding {found}", required, ["--disaggregation-mode prefill"])
+    for flag in ("dllm_algorithm", "radix_cache_backend"):
+        value = cfg.flags.get(flag)
+        if value is not None:
+            return failed(f"KV sharding with --{flag.replace('_', '-')} {value}", required)
+    return passed("KV sharding on a PD prefill worker", required)
+
+
+@rule(
+    id="kv-sharding-speculative",
+    title="--enable-kv-cache-sharding with speculative decoding: only GLM-5's single NextN layer as EAGLE, top-k 1",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22: '--enable-kv-cache-sharding does not support speculative decoding.' for any algorithm "
+        "(kv_shard_hook.py:66-69); 0.5.23: 'KV sharding supports speculative decoding only for GLM DSA' "
+        "(:105-118) unless EAGLE (NEXTN resolved to it in handle_speculative_decoding, run before it: "
+        "pipeline.py), GlmMoeDsaForCausalLM, model_config.num_nextn_predict_layers 1 (the config's field: "
+        "configs/model_config.py:1602), speculative_eagle_topk 1 (after _auto_choose_speculative_params: 1 for "
+        "GlmMoeDsaForCausalLM) and no --enable-multi-layer-eagle"
+    ),
+    stage="startup",
+    prevents="KV sharding supports speculative decoding only for GLM DSA single-layer NextN MTP with EAGLE and "
+    "topk=1.; --enable-kv-cache-sharding does not support speculative decoding. (0.5.22)",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks speculative decoding with `--enable-kv-cache-sharding`: from 0.5.23 only EAGLE (or NEXTN) on a
+GLM-5 checkpoint (GlmMoeDsaForCausalLM) with one NextN layer (`num_nextn_predict_layers` 1 in its
+config.json), a top-k of 1 (given or SGLang's auto choice) and no `--enable-multi-layer-eagle`; 0.5.22 admits
+no speculative decoding at all.
+
+The prefill worker's draft-extend runs on the request's shard plan, wired only for that shape; SGLang refuses
+the rest at start-up. A model whose config.json leaves out num_nextn_predict_layers is reported unknown.""",
+    fix_title="Serve GLM-5's NextN layer with --speculative-algorithm EAGLE --speculative-eagle-topk 1, or no "
+    "speculative decoding",
+)
+def kv_sharding_speculative(cfg, target):
+    algorithm = (cfg.speculative_algorithm or "").upper()
+    if not cfg.flags.get("enable_kv_cache_sharding") or not algorithm:
+        return skipped("applies to speculative decoding with --enable-kv-cache-sharding")
+    if sglang_release(target) < SHARDED_SPEC_FROM:
+        return failed(
+            f"KV sharding with --speculative-algorithm {algorithm}",
+            f"no speculative decoding (sglang {sglang_release(target)})",
+        )
+    required = "EAGLE on GLM-5's single NextN layer (num_nextn_predict_layers 1), top-k 1, no multi-layer EAGLE"
+    if algorithm not in ("EAGLE", "NEXTN"):
+        return failed(
+            f"KV sharding with --speculative-algorithm {algorithm}", required, ["--speculative-algorithm EAGLE"]
+        )
+    if cfg.model is None:
+        return unknown("needs the model (GLM-5 and its NextN layers): give --model")
+    if cfg.model.architecture != SHARDED_SPEC_ARCHITECTURE:
+        return failed(f"KV sharding with {algorithm} on {cfg.model.architecture or cfg.model.name}", required)
+    layers = cfg.model.num_nextn_predict_layers
+    if layers is None:
+        return unknown(f"{cfg.model.name}'s config.json does not give num_nextn_predict_layers")
+    if layers != 1:
+        return failed(f"KV sharding with {algorithm} on {cfg.model.name} ({layers} NextN layers)", required)
+    topk = eagle_topk(cfg)
+    if topk != 1:
+        return failed(f"KV sharding with {algorithm} top-k {topk}", required, ["--speculative-eagle-topk 1"])
+    if cfg.flags.get("enable_multi_layer_eagle"):
+        return failed(f"KV sharding with {algorithm} and --enable-multi-layer-eagle", required)
+    return passed(f"KV sharding with {algorithm} on {cfg.model.name}'s NextN layer, top-k 1", required)

@@ -1096,6 +1096,13 @@ REPLAYSSM_DECODE = ((Version("0.5.18"), ("triton", "helion")), (Version("0.5.15"
 REPLAYSSM_NO_EXTRA_BUFFER_FROM = Version("0.5.16")
 REPLAYSSM_SPEC_FROM = Version("0.5.17")
 REPLAYSSM_SPEC_DECODE = ("triton", "flashinfer")
+# SGLANG_RAGGED_VERIFY_MODE (speculative/ragged_verify.py RaggedVerifyMode; environ.py default "static"): a ragged
+# mode needs the KDA fold-every-commit algorithms and a ring-writing verify kernel, named by the flag itself
+REPLAYSSM_CACHE_LEN_DEFAULT = 16  # fields/exec_.py linear_replayssm_cache_len, 0.5.15-0.5.23
+RAGGED_VERIFY_ENV = "SGLANG_RAGGED_VERIFY_MODE"
+RAGGED_VERIFY_MODES = ("static", "cap-accept", "compact")
+RAGGED_VERIFY_ALGORITHMS = ("DSPARK", "DFLASH")
+RAGGED_VERIFY_KERNELS = ("triton", "nv_cutedsl")
 
 
 def _linear_decode(cfg, target) -> str:
@@ -1113,32 +1120,49 @@ def _linear_decode(cfg, target) -> str:
 
 @rule(
     id="model-linear-replayssm",
-    title="--enable-linear-replayssm(-spec): the linear-attention decode backend and draft shape they need",
+    title="--enable-linear-replayssm(-spec): the linear-attention decode backend, draft shape and serving mode they "
+    "need",
     engine="sglang",
     versions="sglang>=0.5.15",
     verified=(
         "sglang 0.5.15-0.5.23 (bench/release_walk.py grep): '--enable-linear-replayssm requires the Triton' in "
         "0.5.15-0.5.17 (server_args.py:4740-4746), 'requires Triton, or Helion for' from 0.5.18 (0.5.23 "
-        "attention_hook.py:409-415); its refusal of the extra_buffer strategy from 0.5.16 (0.5.23 :417-423); "
+        "attention_hook.py:409-415); its refusal of the extra_buffer strategy from 0.5.16 (0.5.23 :417-423); its "
+        "refusals of PD disaggregation and of a --linear-replayssm-cache-len below 1 in every release from 0.5.15 "
+        "('is not supported under PD': 0.5.15 server_args.py:4765, 0.5.17 :6152, 0.5.19 attention_hook.py:363, "
+        "0.5.22 :429, 0.5.23 :430; 'cache-len must be >= 1' at the next lines); "
         "--enable-linear-replayssm-spec's linear-chain and triton/flashinfer decode checks from 0.5.17 (0.5.23 "
-        ":450-463) and its refusal of both options together from 0.5.17 (server_args.py:6224; 0.5.23 :500-505); "
-        "SGLang's SM100 flashinfer decode default from 0.5.11"
+        ":450-463), its SGLANG_RAGGED_VERIFY_MODE check (0.5.17 server_args.py:6193-6214, 0.5.19 "
+        "attention_hook.py:404-419, 0.5.23 :471-486, the same DSPARK/DFLASH and triton/nv_cutedsl sets; the "
+        "modes static/cap-accept/compact of speculative/ragged_verify.py in each, environ.py default static) and "
+        "its PD-prefill refusal from 0.5.17 (server_args.py:6215; 0.5.23 :491-496), its refusal of both options "
+        "together from 0.5.17 (server_args.py:6224; 0.5.23 :500-505); SGLang's SM100 flashinfer decode default "
+        "from 0.5.11"
     ),
     needs_gpu=True,
     stage="startup",
     prevents="--enable-linear-replayssm requires Triton, or Helion for KDA, as the linear-attn decode backend; got "
-    "--linear-attn-decode-backend={decode!r}.",
+    "--linear-attn-decode-backend={decode!r}; --enable-linear-replayssm is not supported under PD "
+    "disaggregation yet (follow-up); --linear-replayssm-cache-len must be >= 1; --enable-linear-replayssm-spec "
+    "with SGLANG_RAGGED_VERIFY_MODE={mode} requires the KDA fold-every-commit family (DSPARK/DFLASH) and a "
+    "ring-writing verify kernel; invalid SGLANG_RAGGED_VERIFY_MODE={value!r}; expected one of 'static', "
+    "'cap-accept', 'compact'; --enable-linear-replayssm-spec is not supported on a PD prefill server",
     source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
     docs="""Checks the ReplaySSM options of hybrid linear-attention models: `--enable-linear-replayssm` needs a
-triton linear-attention decode backend (or helion, for KDA, from 0.5.18) and no
-`--mamba-radix-cache-strategy extra_buffer` / `extra_buffer_lazy` (from 0.5.16);
+triton linear-attention decode backend (or helion, for KDA, from 0.5.18), no
+`--mamba-radix-cache-strategy extra_buffer` / `extra_buffer_lazy` (from 0.5.16), no PD disaggregation
+(`--disaggregation-mode` prefill or decode) and a `--linear-replayssm-cache-len` of at least 1;
 `--enable-linear-replayssm-spec` (from 0.5.17) needs a linear draft chain (`--speculative-eagle-topk` 1
-or unset) and a triton or flashinfer decode backend, and is not combined with the first.
+or unset), a triton or flashinfer decode backend, with `SGLANG_RAGGED_VERIFY_MODE` other than `static`
+the DSPARK or DFLASH algorithm and `--linear-attn-verify-backend` triton or nv_cutedsl (named: SGLang reads
+the flag, not its default), no PD prefill server, and is not combined with the first.
 
 The decode backend is SGLang's: on SM100 with `--mamba-ssm-dtype bfloat16` and no decode backend named
-it is flashinfer. SGLang refuses each at start-up. Not judged: the `auto` strategy resolving to
-extra_buffer, PD disaggregation and SGLANG_RAGGED_VERIFY_MODE.""",
-    fix_title="Pass --linear-attn-decode-backend triton (and --speculative-eagle-topk 1 for the -spec option)",
+it is flashinfer. The disaggregated decode pool is not wired for the ReplaySSM ring, a ragged verify
+layout needs a kernel that writes the ring, and a prefill server never runs spec verify: SGLang refuses
+each at start-up. Not judged: the `auto` strategy resolving to extra_buffer.""",
+    fix_title="Pass --linear-attn-decode-backend triton (and --speculative-eagle-topk 1 for the -spec option); "
+    "drop the option on a PD server",
 )
 def model_linear_replayssm(cfg, target):
     release = sglang_release(target)
@@ -1147,10 +1171,12 @@ def model_linear_replayssm(cfg, target):
     if not replay and not spec:
         return skipped("applies to --enable-linear-replayssm or --enable-linear-replayssm-spec")
     decode = _linear_decode(cfg, target)
+    pd_mode = cfg.flags.get("disaggregation_mode") or "null"
     if replay:
         allowed = next(backends for since, backends in REPLAYSSM_DECODE if release >= since)
         strategy = cfg.flags.get("mamba_radix_cache_strategy")
-        required = f"linear-attention decode {' or '.join(allowed)}, no extra_buffer strategy"
+        cache_len = cfg.flags.get("linear_replayssm_cache_len")
+        required = f"linear-attention decode {' or '.join(allowed)}, no extra_buffer strategy, no PD disaggregation"
         if decode not in allowed:
             return failed(
                 f"--enable-linear-replayssm with linear-attention decode {decode}",
@@ -1162,6 +1188,14 @@ def model_linear_replayssm(cfg, target):
                 f"--enable-linear-replayssm with --mamba-radix-cache-strategy {strategy}",
                 required,
                 ["--mamba-radix-cache-strategy no_buffer"],
+            )
+        if pd_mode != "null":
+            return failed(f"--enable-linear-replayssm with --disaggregation-mode {pd_mode}", required)
+        if cache_len is not None and cache_len < 1:
+            return failed(
+                f"--enable-linear-replayssm with --linear-replayssm-cache-len {cache_len}",
+                f"{required}, a cache length of at least 1",
+                [f"--linear-replayssm-cache-len {REPLAYSSM_CACHE_LEN_DEFAULT}"],
             )
         if not spec:
             return passed(f"--enable-linear-replayssm with linear-attention decode {decode}", required)
@@ -1178,9 +1212,33 @@ def model_linear_replayssm(cfg, target):
             required,
             ["--linear-attn-decode-backend triton"],
         )
+    ragged = _ragged_verify(cfg)
+    if ragged is not None:
+        return ragged
+    if pd_mode == "prefill":
+        return failed("--enable-linear-replayssm-spec on a PD prefill server", f"{required}, not a PD prefill server")
     if replay:
         return failed("--enable-linear-replayssm-spec with --enable-linear-replayssm", f"{required}, one of the two")
     return passed(f"--enable-linear-replayssm-spec with linear-attention decode {decode}", required)
+
+
+def _ragged_verify(cfg):
+    """The failure of --enable-linear-replayssm-spec under SGLANG_RAGGED_VERIFY_MODE, if any."""
+    mode = cfg.env.get(RAGGED_VERIFY_ENV, "static")
+    static = f"{RAGGED_VERIFY_ENV}=static"
+    if mode not in RAGGED_VERIFY_MODES:
+        return failed(f"{RAGGED_VERIFY_ENV}={mode}", f"one of {', '.join(RAGGED_VERIFY_MODES)}", [static])
+    algorithm = (cfg.speculative_algorithm or "").upper()
+    verify = cfg.flags.get("linear_attn_verify_backend")
+    if mode == "static" or (algorithm in RAGGED_VERIFY_ALGORITHMS and verify in RAGGED_VERIFY_KERNELS):
+        return None
+    return failed(
+        f"--enable-linear-replayssm-spec with {RAGGED_VERIFY_ENV}={mode}, algorithm {algorithm or 'none'}, "
+        f"--linear-attn-verify-backend {verify or 'not named'}",
+        f"{static}, or algorithm {' or '.join(RAGGED_VERIFY_ALGORITHMS)} with --linear-attn-verify-backend "
+        f"{' or '.join(RAGGED_VERIFY_KERNELS)}",
+        [static],
+    )
 
 
 # SGLang's `--dtype` spellings (server_args.py / fields choices: auto, half, float16, bfloat16, float, float32).

@@ -21,6 +21,8 @@ from rules.engine import Outcome, backend_option, failed, passed, rule, skipped,
 from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
+from rules.knowledge import vllm_fa4 as kb_fa4
+from rules.knowledge import vllm_flashinfer as kb_fi
 from rules.knowledge import vllm_gemma4 as kb_gemma4
 from rules.knowledge import vllm_legacy as kb_legacy
 from rules.target import Target
@@ -210,17 +212,20 @@ def _instead(q: kb.VllmQuery, target: Target, failing: str) -> list[str]:
     return [_use_backend(chosen, target)]
 
 
-def _flash_attn_resolution(q: kb.VllmQuery) -> kb.FaResolution:
-    """The FlashAttention version FLASH_ATTN runs for this query (fa_utils.get_flash_attn_version)."""
+def _flash_attn_resolution(q: kb.VllmQuery, target: Target) -> kb.FaResolution:
+    """The FlashAttention version FLASH_ATTN runs for this query in the target's release: what
+    FlashAttentionImpl.__init__ gets from fa_utils.get_flash_attn_version, which it passes no head_size_v
+    (flash_attn.py:583-586 in 0.17.0, :1104-1110 in 0.33.0)."""
     return kb.flash_attn_version(
         q.cc,
         q.head_size,
-        q.head_size_v,
+        None,
         q.fa_version,
         q.has_sink,
         q.softcap,
         kv_dtype=q.kv_dtype,
         block_size=q.block_size,
+        release=_release(target),
     )
 
 
@@ -521,12 +526,18 @@ def vllm_flashmla_dense_hopper(cfg, target):
     id="vllm-flash-attn-version",
     title="The requested FlashAttention version runs on this GPU",
     engine="vllm",
-    versions="vllm>=0.20.0",
+    versions="vllm>=0.13.0",
     verified=(
-        "Not before 0.13.0 in this form: until 0.12.x the version is VLLM_FLASH_ATTN_VERSION, 2 or 3 only "
-        "(attention/utils/fa_utils.py:53-55 in 0.12.0), which no rule reads. "
-        "vllm>=0.20.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.13.0-0.33.0, release by release (fa_utils.get_flash_attn_version, config/attention.py and the "
+        "vllm_flash_attn interface's _is_fa*_supported, read with bench/wheel_ranges.py). Begins at 0.13.0, the "
+        "first release with --attention-config (engine/arg_utils.py:546 in 0.13.0; until 0.12.x the version is "
+        "VLLM_FLASH_ATTN_VERSION alone, attention/utils/fa_utils.py:53-55 in 0.12.0). 0.13.0-0.16.0: "
+        "flash_attn_version is Literal[2, 3] (config/attention.py:24 in 0.13.0, :19 in 0.16.0), FA3 on 10.x "
+        "becomes FA2 and on 12.x is refused (attention/utils/fa_utils.py:59-79 in 0.13.0, "
+        "v1/attention/backends/fa_utils.py:90-110 in 0.16.0; 0.14.0, 0.15.0 the same; FA3 only on 9.x, "
+        "flash_attn_interface.py:51-54). 0.17.0-0.33.0: Literal[2, 3, 4] (config/attention.py:19 in 0.17.0), FA3 "
+        "on >= 10.x becomes FA4 if supported, else FA2 (fa_utils.py:95-100 in 0.17.0, :96-101 in 0.19.1, :99-104 "
+        "in 0.20.0, the same text through 0.33.0), FA4 on 9.x, 10.x and 11.x (flash_attn_interface.py:84)"
     ),
     stage="runtime",
     prevents="Cannot use FA version 3 is not supported due to " + kb.FA_UNSUPPORTED_REASON[3],
@@ -541,8 +552,11 @@ version is supported: on failure it logs "Cannot use FA version N is not support
 None, and the FlashAttention layer fails with "FlashAttention version not detected." Without the flag
 vLLM picks FA3 on 9.x, FA4 on 10.x and FA2 elsewhere.
 
+Before 0.17.0 there is no FA4: version 4 is refused when the config is parsed (flash_attn_version is
+Literal[2, 3]), FA3 on 10.x becomes FA2, and FA3 on 12.x is refused.
+
 Where sources disagree: the 2026-05 backends matrix read vLLM's pinned FA fork, whose _is_fa4_supported
-accepted 10.x only; the fork shipped in vllm 0.33.0 accepts 9.x, 10.x and 11.x. This rule follows 0.33.0.""",
+accepted 10.x only; the fork shipped from vllm 0.17.0 accepts 9.x, 10.x and 11.x. This rule follows the wheels.""",
     fix_title="Drop --attention-config.flash_attn_version, or request a version this GPU runs",
 )
 def vllm_flash_attn_version(cfg, target):
@@ -554,8 +568,10 @@ def vllm_flash_attn_version(cfg, target):
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
     requested = int(requested)
-    resolution = kb.flash_attn_version(target.cc, requested=requested)
+    resolution = kb.flash_attn_version(target.cc, requested=requested, release=_release(target))
     fix = ["drop --attention-config.flash_attn_version"]
+    if resolution.notes == (kb.FA_VERSION_LITERAL_MESSAGE,):
+        return failed(f"FA{requested} at vllm {_release(target)}", "FA 2 or 3 (FA4 from vllm 0.17.0)", fix)
     if resolution.version is None:
         return failed(f"FA{requested} on {gpu(target)}", kb.FA_UNSUPPORTED_REASON.get(requested, "FA 2, 3 or 4"), fix)
     if resolution.version != requested:
@@ -591,7 +607,8 @@ def vllm_flash_attn_version(cfg, target):
 FA3 (9.x), because of the model's head size or features.
 
 On Blackwell, FA4's tensor-memory budget limits head sizes: above 128 only 256 (hd256 kernel) and 192/128
-are kept, anything else logs "FA4 on Blackwell does not support head_size=N due to TMEM capacity limits,
+are kept (192/128 only for a caller passing head_size_v, which FlashAttentionImpl never does: an MLA-disabled
+DeepSeek's head size 192 runs FA2), anything else logs "FA4 on Blackwell does not support head_size=N due to TMEM capacity limits,
 defaulting to FA version 2." The hd256 kernel itself falls back to FA2 for attention sinks, logit soft-cap,
 a quantised KV cache or a block size that is not a multiple of 128. ALiBi forces FA2 on any arch.""",
     fix_title="Accept FA2, or use FLASHINFER (the default on SM100) for this model",
@@ -607,7 +624,7 @@ def vllm_flash_attn_fallback(cfg, target):
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     default = kb.flash_attn_version(target.cc).version
-    resolution = _flash_attn_resolution(q)
+    resolution = _flash_attn_resolution(q, target)
     wanted = q.fa_version or default
     if resolution.version == 2 and wanted in (3, 4):
         return warned(
@@ -623,10 +640,27 @@ def vllm_flash_attn_fallback(cfg, target):
     id="vllm-fa4-library",
     title="FLASH_ATTN on FA4 needs a working CUTLASS CuTe DSL and quack-kernels",
     engine="vllm",
-    versions="vllm>=0.33.0",
+    versions=f"vllm>={kb_fa4.FA4_SINCE}",
     verified=(
-        "vllm>=0.33.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
+        "vllm 0.17.0-0.33.0, release by release (every x.y.0 and last x.y.z; vllm_flash_attn/**/*.py and METADATA "
+        "read by bench/wheel_ranges.py). Begins at 0.17.0: no wheel from 0.10.0 to 0.16.0 ships "
+        "vllm_flash_attn/cute/ (0.11.2-0.16.0 point FA4 at the pip flash_attn.cute.interface, "
+        "flash_attn_interface.py:29), and their get_flash_attn_version never picks 4 (VLLM_FLASH_ATTN_VERSION "
+        "asserted in [2, 3], attention/utils/fa_utils.py:41 in 0.11.0, :54 in 0.12.0; "
+        "AttentionConfig.flash_attn_version Literal[2, 3] in 0.13.0-0.16.0, config/attention.py:24 in 0.13.0, "
+        ":19 in 0.16.0; the default FA3 on 9.x, else FA2); Literal[2, 3, 4] from 0.17.0 (:19 in 0.17.0, :57 in 0.33.0), "
+        "the only spelling --attention-config.flash_attn_version (VLLM_FLASH_ATTN_VERSION is gone from 0.15.0). "
+        "In every release from "
+        "0.17.0 to 0.33.0: FA4_AVAILABLE is only os.path.exists(cute/interface.py) (flash_attn_interface.py:38), "
+        "_is_fa4_supported takes 9.x, 10.x and 11.x (:84), and flash_attn_varlen_func imports "
+        "vllm.vllm_flash_attn.cute.interface when fa_version == 4 (:377 in 0.17.0-0.19.1, :370 in 0.20.0-0.23.0, "
+        ":389 in 0.24.0-0.26.0, :400 in 0.27.x, :405 in 0.28.0-0.30.0, :435 in 0.31.0-0.32.0, :454 in 0.33.0); "
+        "cute/interface.py imports cutlass (:32 in 0.17.0-0.19.1, with quack through flash_fwd.py:23; :33 and "
+        "quack.compile_utils :36 in 0.20.0-0.21.0; :15/:18 in 0.22.0-0.25.1; :14/:17 in 0.26.0-0.33.0), after "
+        "cuda.bindings.driver through 0.25.1 (:30, :31, :13; the DSL's own dependency). fa_utils.get_flash_attn_version defaults to FA4 on 10.x from 0.17.0 "
+        "(fa_utils.py:77 in 0.17.x, :78 in 0.18.0-0.19.1, :81 in 0.20.0-0.24.0, :157 in 0.25.0-0.26.0, :166 in "
+        "0.27.x, :95 in 0.28.0, :102 in 0.29.0-0.33.0); which head sizes keep FA4 per release is "
+        "vllm_fa4.FA_ERAS. The METADATA pins differ by release: vllm_fa4.PINS"
     ),
     stage="runtime",
     needs_software=True,
@@ -636,16 +670,22 @@ def vllm_flash_attn_fallback(cfg, target):
         "flash_attn_varlen_func (imports vllm.vllm_flash_attn.cute.interface at the first FA4 "
         "call; FA4_AVAILABLE only checks that cute/interface.py exists)",
     )
-    + "; vllm 0.33.0 METADATA Requires-Dist nvidia-cutlass-dsl[cu13]==4.8.0, quack-kernels==0.6.5",
+    + "; "
+    + kb_fa4.PINS_SOURCE,
     docs="""Checks, when FLASH_ATTN resolves FlashAttention 4 (by default on 10.x, or by
 --attention-config.flash_attn_version=4), that the CUTLASS CuTe DSL (nvidia-cutlass-dsl, `cutlass.cute`) and
 quack-kernels are installed and import.
 
-vLLM runs FA4 from its own vllm_flash_attn build (vllm/vllm_flash_attn/cute), not from the pip flash-attn-4
-package. vLLM counts FA4 as available when cute/interface.py exists, so it starts and loads the weights;
-the first FA4 call imports the interface, which imports `cutlass` and `quack`, and fails there. A `cutlass`
-that imports only from a source tree (its .pth file not processed) shows here as a failed import.""",
-    fix_title="pip install 'nvidia-cutlass-dsl[cu13]==4.8.0' quack-kernels==0.6.5 (the versions vLLM pins)",
+vLLM runs FA4 from its own vllm_flash_attn build (vllm/vllm_flash_attn/cute, from vLLM 0.17.0), not from the pip
+flash-attn-4 package. vLLM counts FA4 as available when cute/interface.py exists, so it starts and loads the
+weights; the first FA4 call imports the interface, which imports `cutlass` and `quack`, and fails there. A
+`cutlass` that imports only from a source tree (its .pth file not processed) shows here as a failed import.
+Which head sizes above 128 keep FA4 on Blackwell changed by release: none in 0.17.x; 192 in 0.18-0.26; 256 in
+0.27 (not on its sliding-window layers); none in 0.28; 256 through its own kernel from 0.29 (not with sinks,
+soft-cap, a quantised KV cache or a block size that is not a multiple of 128). The fix installs the versions
+the target's vLLM release requires (from nvidia-cutlass-dsl>=4.4.0.dev1 and quack-kernels>=0.2.7
+in 0.17.0 to nvidia-cutlass-dsl[cu13]==4.8.0 and quack-kernels==0.6.5 in 0.32.0 and 0.33.0).""",
+    fix_title="Install the nvidia-cutlass-dsl and quack-kernels versions the vLLM release requires",
 )
 def vllm_fa4_library(cfg, target):
     if cfg.attention_backend not in (None, "FLASH_ATTN"):
@@ -655,7 +695,7 @@ def vllm_fa4_library(cfg, target):
     q = query(cfg, target)
     if cfg.attention_backend is None and _select(q, target).chosen != "FLASH_ATTN":
         return skipped("vLLM does not select FLASH_ATTN for this config")
-    version = _flash_attn_resolution(q).version
+    version = _flash_attn_resolution(q, target).version
     if version != 4:
         return skipped(
             f"applies to FA4; FLASH_ATTN resolves {f'FA{version}' if version else 'no FA version'} on {gpu(target)}"
@@ -670,9 +710,7 @@ def vllm_fa4_library(cfg, target):
     )
     required = "nvidia-cutlass-dsl and quack-kernels that import (FA4 on vllm_flash_attn)"
     if any(state.healthy is False for state in states.values()):
-        return failed(
-            found, required, ["pip install --force-reinstall 'nvidia-cutlass-dsl[cu13]==4.8.0' quack-kernels==0.6.5"]
-        )
+        return failed(found, required, [kb_fa4.pins(_release(target)).install()])
     if any(state.healthy is None for state in states.values()):
         return unknown(f"import health not checked: {found}")
     return passed(found, required)
@@ -955,7 +993,8 @@ def vllm_flash_attn_fp8_kv(cfg, target):
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     fa = kb.flash_attn_for_kv(q)
-    found = f"{kv_found(cfg, target)} with FA{fa.version} (head size {q.head_size}) on {gpu(target)}"
+    runs = f"FA{fa.version}" if fa.version else "no FlashAttention version (rule vllm-flash-attn-version)"
+    found = f"{kv_found(cfg, target)} with {runs} (head size {q.head_size}) on {gpu(target)}"
     if "fa_fp8_kv" not in rejections(backend, q, target):
         return passed(found, "FA3 on SM90 or FA4 on SM100")
     return failed(
@@ -1034,6 +1073,90 @@ def _flashinfer_nvfp4(cfg, target, what, key):
         f"no {what} with NVFP4 KV below SM100",
         ["--kv-cache-dtype fp8"],
     )
+
+
+@rule(
+    id="vllm-flashinfer-fp8-kv-sm90",
+    title="FlashInfer before 0.6.4 compiles its SM90 (FA3) prefill for a 16-bit query over an FP8 KV cache, and fails",
+    engine="vllm",
+    versions="vllm>=0.10.2",
+    verified=(
+        "vllm 0.10.2-0.16.0, each wheel read: off SM100 FlashInferMetadataBuilder keeps the query in the model's "
+        "dtype (q_data_type: flashinfer.py:297-305 in 0.11.0, :570-581 in 0.14.0; supports_trtllm_attention is "
+        "SM100 only in utils/flashinfer.py) and builds the prefill wrapper with FlashInfer's backend auto "
+        "(flashinfer.py:347 in 0.10.2, :367 in 0.11.0, :597 in 0.11.2, :680 in 0.15.0, :718 in 0.16.0); they pin "
+        "flashinfer-python 0.3.0 (0.10.2), 0.3.1 (0.11.0), 0.5.2, 0.5.3, 0.6.1 and 0.6.3 (0.16.0), whose "
+        "is_fa3_backend_supported ignores the dtypes (utils.py in each of those wheels). 0.17.0-0.33.0 pin 0.6.4 ... "
+        "0.7.2.post1, whose test refuses the pair so FA2 serves it: there the rule fails only an older FlashInfer "
+        "installed. Before 0.10.2 V1 does not take an FP8 KV cache on FLASHINFER off SM100 (platforms/cuda.py "
+        "is_kv_cache_dtype_supported: 0.10.0:460-470; 0.10.2 accepts FLASHINFER, :557-558, vLLM PR #24577)"
+    ),
+    needs_gpu=True,
+    stage="runtime",
+    prevents='kernel_traits.cuh(74): error: no instance of overloaded function "cute::make_tiled_mma" matches the '
+    "argument list",
+    source=f"{kb_fi.FA3_DTYPE_CHECK_SOURCE}; vllm: vllm/v1/attention/backends/flashinfer.py, "
+    f"FlashInferMetadataBuilder (q_data_type, _get_prefill_wrapper); the pins: {kb_fi.PINS_SOURCE}",
+    references=(
+        "https://github.com/vllm-project/vllm/issues/27604",
+        "https://github.com/vllm-project/vllm/issues/31843",
+        "https://github.com/flashinfer-ai/flashinfer/issues/2348",
+        "https://github.com/flashinfer-ai/flashinfer/pull/2536",
+    ),
+    docs="""Checks FLASHINFER with an FP8 KV cache (fp8, fp8_e4m3, fp8_e5m2) on an SM90 GPU (H100, H200, H20)
+against the FlashInfer that runs it: the installed one when the target's software is known (a probe,
+--facts, --engine-version flashinfer==X), else the flashinfer-python the vLLM release pins.
+
+Off SM100 vLLM keeps the query in the model's dtype (bf16/fp16) and asks FlashInfer for its prefill
+kernels with backend "auto". Up to FlashInfer 0.6.3, "auto" picks the FA3 (SM90) kernels on Hopper whatever
+the dtypes, and the FA3 kernel has no tensor-core MMA for a 16-bit query over an FP8 cache: its JIT build
+fails (cute::make_tiled_mma / rs_op_selector, vllm#27604 on vLLM 0.11.0, vllm#31843 on FlashInfer 0.5.3) and
+the engine dies at its first prefill. FlashInfer 0.6.4 (PR #2536) sends that pair to its FA2 kernel instead;
+vLLM 0.17.0 is the first release to pin it. FLASH_ATTN reads an FP8 KV cache on SM90 with FA3.""",
+    fix_title="Use FLASH_ATTN (FA3 reads an FP8 KV cache on SM90) or --kv-cache-dtype auto; or FlashInfer 0.6.4+ "
+    "(pinned from vLLM 0.17.0)",
+)
+def vllm_flashinfer_fp8_kv_sm90(cfg, target):
+    q = query(cfg, target)
+    if cfg.attention_backend is None:
+        if _select(q, target).chosen != "FLASHINFER":
+            return skipped("vLLM does not select FLASHINFER for this config")
+    elif kb.enum_name(cfg.attention_backend, _release(target)) != "FLASHINFER":
+        return skipped("applies to FLASHINFER")
+    if target.major != 9:
+        return skipped(f"FlashInfer's FA3 prefill kernels run on SM90 only, not on {gpu(target)}")
+    if cfg.kv_cache_dtype not in kb_fi.FP8_KV_DTYPES:
+        return skipped("applies to an FP8 KV cache")
+    if q.use_mla:
+        return skipped("FLASHINFER serves non-MLA attention (vllm-non-mla-model-backend)")
+    version, known_as = _flashinfer_version(target)
+    if version is None:
+        return skipped(known_as)
+    found = f"{kv_found(cfg, target)} on FLASHINFER, {gpu(target)}, flashinfer {version}{known_as}"
+    required = f"flashinfer {kb_fi.FA3_DTYPE_CHECK_FROM}+ (FA2 serves a 16-bit query over an FP8 KV cache)"
+    try:
+        fixed = Version(version) >= Version(kb_fi.FA3_DTYPE_CHECK_FROM)
+    except InvalidVersion:
+        return unknown(f"flashinfer version {version!r} cannot be read")
+    if fixed:
+        return passed(found, required)
+    flash_attn = _use_backend("FLASH_ATTN", target)
+    return failed(found, required, [flash_attn, *kv_unquantised_fix(cfg, target, q.dtype)])
+
+
+def _flashinfer_version(target: Target) -> tuple[Optional[str], str]:
+    """The flashinfer-python that runs: the installed (or --engine-version) one, else the one the target's vLLM
+    release pins; with how the finding says which (or, with no version, why)."""
+    installed = target.versions.get("flashinfer")
+    if installed is not None:
+        return installed, ""
+    if target.software_known:
+        return None, "flashinfer-python is not installed on the target"
+    release = _release(target) or kb.VLLM_VERSION
+    pin = kb_fi.pinned(release)
+    if pin is None:
+        return None, f"vllm {release} pins no flashinfer-python"
+    return pin, f" (the flashinfer-python vllm {release} pins)"
 
 
 @rule(

@@ -17,6 +17,7 @@ dataclass); `choices(engine)` is the one way to list either engine's backends.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Collection, Mapping, NamedTuple, Optional, Union
 
 from packaging.version import InvalidVersion, Version
@@ -803,6 +804,19 @@ UNIFIED_SPEC_VERIFY_BACKENDS = ("triton", "trtllm_mla", "cutedsl_mla", "flashmla
 UNIFIED_SPEC_MHA_BACKENDS = ("triton", "flashinfer", "fa3", "trtllm_mha")  # _SPEC_MHA_AUDITED_BACKENDS
 UNIFIED_DSPARK_BACKENDS = (*UNIFIED_SPEC_VERIFY_BACKENDS, "fa4")
 UNIFIED_DCP_BACKENDS = ("flashinfer", "trtllm_mla", "cutedsl_mla")
+# The FULL prefill CUDA graph builds its block table in _init_full_cg_prefill_metadata, which only fa3/fa4
+# implement: with --enable-unified-memory on any other backend SGLang switches prefill capture off, warned only
+# (kv_cache_hook.py:271-291 in 0.5.20, :696-716 in 0.5.23). FULL comes from --cuda-graph-config's prefill backend,
+# else --cuda-graph-backend-prefill, else Inkling's model default (cuda_graph_hook.py parse_cuda_graph_config and
+# apply_inkling_prefill_cuda_graph_default, the same in 0.5.20-0.5.23).
+UNIFIED_FULL_PREFILL_GRAPH_FROM = Version("0.5.20")
+FULL_PREFILL_GRAPH_BACKENDS = ("fa3", "fa4")
+INKLING_FULL_PREFILL_GRAPH_ARCHITECTURES = frozenset(
+    {"InklingForConditionalGeneration", "InklingForConditionalGenerationMTP"}
+)
+# Backends that switch off both graph phases before the unified-memory hook runs (attention_hook.py
+# handle_attention_backend_compatibility)
+NO_CUDA_GRAPH_BACKENDS = ("torch_native", "flex_attention")
 
 
 # Kimi-K3 with --dcp-size > 1 (arg_groups/model_overrides/kimi_k3.py _kimi_k3_overrides, 0.5.23 :54-113; in
@@ -831,6 +845,41 @@ DLLM_CUDA_GRAPH_BACKEND = "flashinfer"
 DLLM_REQUIRED_BACKEND_FROM = Version("0.5.21")
 DLLM_SUPPORTED_BACKENDS_FROM = Version("0.5.22")
 DLLM_ALGORITHM_BACKENDS = {"Gemma4Renoise": ("triton", ("triton", "fa4"))}  # required, supported
+# The dLLM block size by architecture (dllm/config.py DllmConfig.from_server_args DLLM_PARAMS, unchanged from
+# 0.5.10 to 0.5.23: :35-37 in 0.5.10-0.5.15.post1, :37-39 in 0.5.16-0.5.18, :40-42 in 0.5.19-0.5.20, :47-53 in
+# 0.5.21, :53-59 in 0.5.22-0.5.23): (first release listing it, block size); DiffusionGemma's is its config.json
+# canvas_length, 256 when absent (from 0.5.21). `block_size` in --dllm-algorithm-config's YAML replaces it (:67
+# in 0.5.10, :154 in 0.5.23). Any other architecture: "Unknown diffusion LLM".
+DLLM_BLOCK_SIZES = MappingProxyType(
+    {
+        "LLaDA2MoeModelLM": (Version("0.5.10"), 32),
+        "SDARForCausalLM": (Version("0.5.10"), 4),
+        "SDARMoeForCausalLM": (Version("0.5.10"), 4),
+        "DiffusionGemmaForBlockDiffusion": (Version("0.5.21"), None),
+    }
+)
+DLLM_CANVAS_DEFAULT = 256
+# The page size then aligned to the block size: with the radix cache on, a page size that is not a multiple of
+# the block becomes the block (server_args.py _handle_dllm_inference from 0.5.10, :3555-3559 in 0.5.10, :6101-6105
+# in 0.5.14; overrides.py _dllm_page_size from 0.5.15, :2016-2020 in 0.5.15, :1737-1741 in 0.5.23); from 0.5.15
+# the same pass also caps a larger page at the block (:2021-2029 in 0.5.15, :1742-1749 in 0.5.23), which 0.5.10-0.5.14 did only in the scheduler's own
+# page size (managers/scheduler.py:450-456 in 0.5.10, :604-610 in 0.5.14, after the model runner has its page).
+DLLM_PAGE_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _dllm_page_size; dllm/config.py, DllmConfig"
+DLLM_PAGE_ALIGN_FROM = Version("0.5.10")
+DLLM_PAGE_CAP_FROM = Version("0.5.15")
+
+
+# FA4 image masks (0.5.22-0.5.23): a Gemma-4 multimodal prefill with images on an fa4 prefill backend gets
+# image_token_ranges in its FlashAttention metadata (models/gemma4_mm.py prepare_attn_masks, the fa_impl_ver == 4
+# branch, :344-380 in 0.5.22, :343-379 in 0.5.23, called for an EXTEND forward with image inputs at :688-696 /
+# :687-695; Gemma4UnifiedForConditionalGeneration inherits that forward, gemma4_diffusion.py:531-534 calls it on
+# DiffusionGemma's context pass). FlashAttentionBackend.forward_extend then raises NotImplementedError when that
+# forward runs prefill CP, skips the KV cache (embedding mode), or passes a score_mod (flashattention_backend.py
+# :1518-1534 in 0.5.22, :1602-1618 in 0.5.23).
+FA4_IMAGE_MASK_ARCHITECTURES = frozenset(
+    {"Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration", "DiffusionGemmaForBlockDiffusion"}
+)
+FA4_IMAGE_MASK_FROM = Version("0.5.22")
 
 
 # cutedsl_mla serves decode only; with no --prefill-attention-backend SGLang fills prefill with trtllm_mla

@@ -76,3 +76,35 @@ DSV4_HOOK = "sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py"
 DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
 DSV4_SM100_MAJOR = 10
 DSV41_MODEL_TYPE = "deepseek_v41"
+# DSA with --enable-kv-cache-sharding (0.5.23 kv_shard_hook.py:33-67, validate_kv_shard_attention_backend; 0.5.22
+# has no DSA branch): the dsa prefill backend, interleaved prefill CP over more than one rank on PP 1, trtllm for
+# both DSA phases, an fp8_e4m3 KV cache at page 64, the Mooncake transfer backend, no DSA cache layer split, and
+# an uncompressed index_kpool of 1.
+KV_SHARD_DSA_FROM = Version("0.5.23")
+KV_SHARD_DSA_CP_STRATEGY = "interleave"
+KV_SHARD_DSA_BACKEND = "trtllm"
+KV_SHARD_DSA_KV = "fp8_e4m3"
+KV_SHARD_DSA_TRANSFER = "mooncake"
+# The DSA sub-backends 0.5.23 fills in where none is named (overrides.py:600-720 _dsa_split_backend_resolution,
+# CUDA): learnable sinks take SINK_DSA_BACKEND; GLM-5 with fp8_e4m3 on SM12x flashinfer_sparse_mla; fp8_e4m3
+# trtllm on SM100+ and flashmla_kv below; otherwise flashmla_sparse prefill with trtllm (SM100+) or fa3 decode.
+GLM_SM12_FP8_DSA_BACKEND = "flashinfer_sparse_mla"
+GLM_DSA_ARCHITECTURE = "GlmMoeDsaForCausalLM"
+
+# DeepSeek-V4 prefill context parallelism on CUDA (validate_deepseek_v4_cp, run by the model adjustments for
+# DeepseekV4ForCausalLM) takes the interleave strategy only: any other is refused at start-up. How a launch
+# asks for prefill CP, per release:
+# - 0.5.12-0.5.13.post1: --enable-nsa-prefill-context-parallel (--enable-dsa-prefill-context-parallel from
+#   0.5.13) with --nsa-prefill-cp-mode, default round-robin-split (interleave); "DeepSeekV4 only supports
+#   round-robin-split CP mode" (deepseek_v4_hook.py:67-71 in 0.5.12, :60-64 in 0.5.12.post1-0.5.13.post1);
+# - 0.5.14-0.5.19: --enable-prefill-cp with --cp-strategy (no default), the legacy flags mapped onto them first
+#   by _handle_legacy_cp_arguments (server_args.py:4932-4952 in 0.5.14, parallel_hook.py:562-591 in 0.5.19, run
+#   before the model adjustments): --enable-prefill-context-parallel's mode defaults to in-seq-split (zigzag),
+#   the DSA flag's to round-robin-split; "DeepSeekV4 only supports interleave CP strategy" (:79-83 in 0.5.14,
+#   :207-210 in 0.5.20);
+# - 0.5.20 on: --enable-prefill-cp and --cp-strategy only (the legacy flags are gone); from 0.5.21 zigzag has a
+#   message of its own, "DeepSeekV4 zigzag CP requires the NPU backend" (:122 in 0.5.21, :172-176 in 0.5.23).
+DSV4_CP_STRATEGY = "interleave"
+CP_LEGACY_MODES = MappingProxyType({"in-seq-split": "zigzag", "round-robin-split": "interleave"})
+CP_STRATEGY_FLAG_FROM = Version("0.5.14")
+CP_LEGACY_FLAGS_GONE_FROM = Version("0.5.20")

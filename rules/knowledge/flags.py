@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Mapping, NamedTuple, Optional, Union
 
+from rules.knowledge import data_text
 from rules.versions import release_at_or_before
 
 Nargs = Union[int, str]  # 0, 1, '?', '*', '+' or a count, as argparse consumes values
@@ -80,7 +80,7 @@ class FlagTable(NamedTuple):
 
 @cache
 def _data(engine: str) -> dict:
-    text = resources.files("rules.knowledge").joinpath(f"{engine}_flags.json").read_text(encoding="utf-8")
+    text = data_text(f"{engine}_flags.json")
     return json.loads(text)
 
 

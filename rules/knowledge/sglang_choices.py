@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Optional
+
+from rules.knowledge import data_text
 
 SOURCE = (
     "rules/knowledge/sglang_choices.json (bench/sglang_choices.py: each release's server_args.py / "
@@ -20,7 +21,7 @@ SOURCE = (
 
 @cache
 def _releases() -> dict[str, dict]:
-    text = resources.files("rules.knowledge").joinpath("sglang_choices.json").read_text(encoding="utf-8")
+    text = data_text("sglang_choices.json")
     return json.loads(text)["releases"]
 
 

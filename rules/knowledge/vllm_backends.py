@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
-from rules.knowledge import NEWEST_KNOWN
+from rules.knowledge import NEWEST_KNOWN, data_text, vllm_fa4
 from rules.knowledge.backends import BackendInfo
 from rules.versions import parse_version
 
@@ -606,9 +605,7 @@ VALID_NAMES = frozenset(BY_NAME) | frozenset(UNREGISTERED)
 ENUM_BY_RELEASE: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         release: frozenset(entry["members"])
-        for release, entry in json.loads(
-            resources.files("rules.knowledge").joinpath("vllm_backend_enum.json").read_text(encoding="utf-8")
-        )["releases"].items()
+        for release, entry in json.loads(data_text("vllm_backend_enum.json"))["releases"].items()
     }
 )
 AUTO = "auto"
@@ -1013,6 +1010,9 @@ FA4_TMEM_MESSAGE = (
 FA3_BLACKWELL_MESSAGE = (
     "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 4 if supported, otherwise FA2."
 )
+FA3_BLACKWELL_FA2_MESSAGE = "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 2."  # 0.13-0.16
+# pydantic's refusal of --attention-config.flash_attn_version=4 before 0.17.0 (flash_attn_version: Literal[2, 3])
+FA_VERSION_LITERAL_MESSAGE = "flash_attn_version: Input should be 2 or 3"
 FA4_HD256_MESSAGE = "FA4's Blackwell head_size=256 kernel does not support {reason}, defaulting to FA version 2."
 
 
@@ -1026,28 +1026,36 @@ def flash_attn_version(
     alibi: bool = False,
     kv_dtype: Optional[str] = None,
     block_size: Optional[int] = None,
+    release: Optional[str] = None,
 ) -> FaResolution:
-    """fa_utils.get_flash_attn_version as FlashAttentionBackend calls it (supports_fa4_hd256=True)."""
+    """fa_utils.get_flash_attn_version as FlashAttentionBackend calls it (supports_fa4_hd256=True), in the FA4
+    behaviour of `release` (vllm_fa4.FA_ERAS; the newest when None)."""
+    era = vllm_fa4.era(release)
     notes = []
     if cc[0] == 9:
         version = 3
-    elif cc[0] == 10:
+    elif cc[0] == 10 and era.fa4:
         version = 4
     else:
         version = 2
     if requested is not None:
         version = requested
-    if cc[0] >= 10 and version == 3:
-        notes.append(FA3_BLACKWELL_MESSAGE)
-        version = 4 if cc in FA4_ARCHS else 2
+    if version == 4 and not era.fa4:
+        return FaResolution(None, (FA_VERSION_LITERAL_MESSAGE,))
+    if version == 3 and (cc[0] >= 10 if era.fa4 else cc[0] == 10):
+        notes.append(FA3_BLACKWELL_MESSAGE if era.fa4 else FA3_BLACKWELL_FA2_MESSAGE)
+        version = 4 if era.fa4 and cc in FA4_ARCHS else 2
     if alibi and version in (3, 4):
         notes.append(f"Cannot use FA version {version} with ALiBi, defaulting to FA version 2.")
         version = 2
-    if version == 3 and cc[0] == 9 and head_size is not None and head_size > 256:
+    if era.sm90_upgrade and version == 3 and cc[0] == 9 and head_size is not None and head_size > 256:
         notes.append(f"FA3 does not support head_size={head_size} on SM90: upgrading FlashAttention 3 -> 4")
         version = 4
+    if era.hd256 == "off" and version == 4 and cc[0] >= 10 and head_size == 256:
+        notes.append(vllm_fa4.FA4_HD256_OFF_MESSAGE)
+        version = 2
     hd256 = head_size == 256 and head_size_v in (None, 256) and cc[0] in (10, 11)
-    if version == 4 and hd256:
+    if version == 4 and hd256 and era.hd256 == "kernel":
         reason = (
             "attention sinks"
             if has_sinks
@@ -1067,7 +1075,7 @@ def flash_attn_version(
         and cc[0] >= 10
         and head_size is not None
         and head_size > 128
-        and not ((head_size == 256 and head_size_v in (None, 256)) or (head_size == 192 and head_size_v == 128))
+        and not any(head_size == kept and (vs is None or head_size_v in vs) for kept, vs in era.tmem_kept)
     ):
         notes.append(FA4_TMEM_MESSAGE.format(head_size=head_size))
         version = 2

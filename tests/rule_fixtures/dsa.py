@@ -26,6 +26,19 @@ DSA = ("--model", "deepseek-v3.2-exp")
 DSA_SINKS = ("--model", _model("dsa-sinks", {**presets()["deepseek-v3.2-exp"]["config"], "learnable_sink": True}))
 DSV4 = ("--model", _model("dsv4", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}))
 DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
+DSA_KPOOL = ("--model", _model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
+# A PD prefill worker sharding DeepSeek-V3.2's KV over 8 interleaved prefill-CP ranks on Blackwell (trtllm DSA and
+# fp8_e4m3 are SGLang's defaults there)
+SHARDED_PREFILL = (
+    "--enable-kv-cache-sharding",
+    "--disaggregation-mode",
+    "prefill",
+    "--tp-size",
+    "8",
+    "--enable-prefill-cp",
+    "--cp-strategy",
+    "interleave",
+)
 
 
 def launch(gpu: str, model: tuple[str, str], *flags: str) -> dict:
@@ -137,6 +150,58 @@ FIXTURES = {
             launch("H200", DSV4, "--dsv4-attn-backend", "trtllm"),
             launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--kv-cache-dtype", "bfloat16", "--dcp-size", "2"),
             launch("B200", DSV4, "--dsv4-attn-backend", "flashmla_mega"),
+            # 0.5.20+: prefill CP is --enable-prefill-cp (deepseek_v4_hook.py:115-120 in 0.5.23)
+            launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+        ],
+    },
+    "dsv4-prefill-cp-strategy": {
+        "pass": [
+            launch("B200", DSV4, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+            # 0.5.16: the legacy DSA flag's mode defaults to round-robin-split (interleave)
+            {
+                **launch("H200", DSV4, "--tp", "8", "--enable-nsa-prefill-context-parallel"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+            {
+                **launch("H200", DSV4, "--tp", "8", "--enable-nsa-prefill-context-parallel"),
+                "engine_version": ["sglang==0.5.12"],
+            },
+        ],
+        "fail": [
+            launch("B200", DSV4, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "zigzag"),
+            # no --cp-strategy: "DeepSeekV4 only supports interleave/zigzag CP strategy, got None"
+            launch("H200", DSV4, "--tp", "8", "--enable-prefill-cp"),
+            # 0.5.16: --enable-prefill-context-parallel's mode defaults to in-seq-split (zigzag)
+            {
+                **launch("H200", DSV4, "--tp", "8", "--enable-prefill-context-parallel"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+            {
+                **launch(
+                    "H200",
+                    DSV4,
+                    "--tp",
+                    "8",
+                    "--enable-nsa-prefill-context-parallel",
+                    "--nsa-prefill-cp-mode",
+                    "in-seq-split",
+                ),
+                "engine_version": ["sglang==0.5.12"],
+            },
+        ],
+    },
+    "kv-sharding-dsa": {
+        "pass": [
+            launch("B200", DSA, *SHARDED_PREFILL),
+            launch("B200", DSA, *SHARDED_PREFILL, "--dsa-prefill-backend", "trtllm", "--kv-cache-dtype", "fp8_e4m3"),
+        ],
+        "fail": [
+            launch("B200", DSA, *SHARDED_PREFILL[:5]),  # no prefill CP
+            launch("B200", DSA, *SHARDED_PREFILL, "--kv-cache-dtype", "bfloat16"),
+            launch("H200", DSA, *SHARDED_PREFILL),  # Hopper's fp8_e4m3 DSA default is flashmla_kv
+            launch("B200", DSA, *SHARDED_PREFILL, "--disaggregation-transfer-backend", "nixl"),
+            launch("B200", DSA_KPOOL, *SHARDED_PREFILL),
+            launch("B200", DSA, *SHARDED_PREFILL, "--attention-backend", "flashinfer"),
         ],
     },
 }

@@ -4,6 +4,7 @@ LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
 FA4 = ["--attention-backend", "fa4"]
 GEMMA4 = ("--model", "tests/fixtures/incident-models/gemma-4")
+GEMMA4_LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", GEMMA4[1]]
 MODELOPT_FP8_KV = ("--model", "tests/fixtures/models/synthetic-modelopt-fp8-kv")
 
 FIXTURES = {
@@ -214,6 +215,44 @@ FIXTURES = {
                     "fa4",
                 ],
             },
+        ],
+    },
+    "fa4-image-masks": {
+        "pass": [
+            {"gpu": "H200", "argv": [*GEMMA4, *FA4]},
+            # prefill CP with one CP rank shards nothing (init_cp_strategy's cp_size is --attn-cp-size)
+            {"gpu": "H200", "command": [*GEMMA4_LAUNCH, *FA4, "--enable-prefill-cp", "--cp-strategy", "interleave"]},
+            # embedding mode keeps the paged KV cache while chunked prefill is on
+            {"gpu": "H200", "command": [*GEMMA4_LAUNCH, *FA4, "--is-embedding", "--disable-radix-cache"]},
+        ],
+        "fail": [
+            {
+                "gpu": "8xH200",
+                "command": [
+                    *GEMMA4_LAUNCH,
+                    *FA4,
+                    "--tp",
+                    "8",
+                    "--enable-prefill-cp",
+                    "--cp-strategy",
+                    "zigzag",
+                    "--attn-cp-size",
+                    "8",
+                ],
+            },
+            # fa_skip_kv_cache: embedding mode without chunked prefill or the radix cache
+            {
+                "gpu": "H200",
+                "command": [
+                    *GEMMA4_LAUNCH,
+                    *FA4,
+                    "--is-embedding",
+                    "--chunked-prefill-size",
+                    "-1",
+                    "--disable-radix-cache",
+                ],
+            },
+            {"gpu": "B200", "argv": [*GEMMA4, *FA4, "--feature", "score_mod"]},
         ],
     },
 }

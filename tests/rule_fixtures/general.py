@@ -1,8 +1,11 @@
 """Fixtures for rules/checks/general.py."""
 
+from tests.rule_fixtures.model_specific import model_dir
+
 LLAMA = ["--model", "llama-3.1-8b"]
 # a diffusion LLM by its hub id (not in the Hugging Face cache here: the dLLM rule reads the flags only)
 LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
+DLLM_LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path"]
 
 FIXTURES = {
     "general-score-mod-backend": {
@@ -448,6 +451,78 @@ FIXTURES = {
                 "gpu": "A100",
                 "command": [*LLADA2, "--dllm-algorithm", "LowConfidence", "--attention-backend", "triton"],
                 "engine_version": ["sglang==0.5.6.post2"],
+                "expect": "warn",
+            },
+        ],
+    },
+    "general-dllm-page-size": {
+        "pass": [
+            {"gpu": "H100", "command": [*DLLM_LAUNCH, model_dir("llada2-mini"), "--dllm-algorithm", "LowConfidence"]},
+            {
+                "gpu": "H100",
+                "command": [
+                    *DLLM_LAUNCH,
+                    model_dir("llada2-mini"),
+                    "--dllm-algorithm",
+                    "LowConfidence",
+                    "--page-size",
+                    "32",
+                ],
+            },
+            # 0.5.10-0.5.14 cap a larger page only in the scheduler: with the radix cache off the engine keeps 64
+            {
+                "gpu": "H100",
+                "command": [
+                    *DLLM_LAUNCH,
+                    model_dir("llada2-mini"),
+                    "--dllm-algorithm",
+                    "LowConfidence",
+                    "--disable-radix-cache",
+                    "--page-size",
+                    "64",
+                ],
+                "engine_version": ["sglang==0.5.12"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    *DLLM_LAUNCH,
+                    model_dir("llada2-mini"),
+                    "--dllm-algorithm",
+                    "LowConfidence",
+                    "--page-size",
+                    "16",
+                ],
+                "expect": "warn",
+            },
+            # from 0.5.15 a page larger than the block falls back to it, radix cache or not
+            {
+                "gpu": "H100",
+                "command": [
+                    *DLLM_LAUNCH,
+                    model_dir("llada2-mini"),
+                    "--dllm-algorithm",
+                    "LowConfidence",
+                    "--disable-radix-cache",
+                    "--page-size",
+                    "64",
+                ],
+                "engine_version": ["sglang==0.5.16"],
+                "expect": "warn",
+            },
+            # DiffusionGemma's block is its canvas_length (64)
+            {
+                "gpu": "B200",
+                "command": [
+                    *DLLM_LAUNCH,
+                    model_dir("diffusion-gemma"),
+                    "--dllm-algorithm",
+                    "Gemma4Renoise",
+                    "--page-size",
+                    "128",
+                ],
                 "expect": "warn",
             },
         ],

@@ -44,6 +44,10 @@ def serve(model: str, *flags: str) -> list[str]:
 
 
 UNIFIED = "--enable-unified-memory"
+SHARDED = ("--enable-kv-cache-sharding", "--attention-backend", "fa3")
+SHARDED_PD = ("--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--tp-size", "8")
+GLM5_NEXTN = "tests/fixtures/models/synthetic-glm-5-nextn"
+FULL_PREFILL_GRAPH = ("--cuda-graph-backend-prefill", "full")
 ASYMMETRIC = "tests/fixtures/models/synthetic-asymmetric-kv"
 
 FIXTURES = {
@@ -641,6 +645,94 @@ FIXTURES = {
                     "deepseek-v3", "--enable-kv-cache-sharding", "--tp-size", "8", "--attention-backend", "flashinfer"
                 ),
                 "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
+    "kv-sharding-prefill-worker": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED, "--disaggregation-mode", "prefill")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED)},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED, "--disaggregation-mode", "decode")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *SHARDED, "--disaggregation-mode", "prefill", "--radix-cache-backend", "lmcache"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *SHARDED, "--disaggregation-mode", "prefill", "--dllm-algorithm", "LowConfidence"
+                ),
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
+    "kv-sharding-speculative": {
+        "pass": [
+            {"gpu": "B200", "command": serve(GLM5_NEXTN, *SHARDED_PD, "--speculative-algorithm", "EAGLE")},
+            {
+                "gpu": "B200",
+                "command": serve(
+                    GLM5_NEXTN, *SHARDED_PD, "--speculative-algorithm", "NEXTN", "--speculative-eagle-topk", "1"
+                ),
+            },
+        ],
+        "fail": [
+            {"gpu": "B200", "command": serve("deepseek-v3.2-exp", *SHARDED_PD, "--speculative-algorithm", "EAGLE")},
+            {
+                "gpu": "B200",
+                "command": serve(
+                    GLM5_NEXTN,
+                    *SHARDED_PD,
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-eagle-topk",
+                    "4",
+                    "--speculative-num-steps",
+                    "3",
+                    "--speculative-num-draft-tokens",
+                    "8",
+                ),
+            },
+            {"gpu": "B200", "command": serve(GLM5_NEXTN, *SHARDED_PD, "--speculative-algorithm", "DFLASH")},
+            {
+                "gpu": "B200",
+                "command": serve(GLM5_NEXTN, *SHARDED_PD, "--speculative-algorithm", "EAGLE"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
+    "kv-unified-memory-full-prefill-graph": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", UNIFIED, "--attention-backend", "fa3", *FULL_PREFILL_GRAPH),
+            },
+            {"gpu": "B200", "command": serve(INKLING[1], UNIFIED, "--attention-backend", "fa4")},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", UNIFIED, "--attention-backend", "triton", *FULL_PREFILL_GRAPH),
+                "expect": "warn",
+            },
+            # Inkling declares FULL prefill capture itself
+            {"gpu": "H100", "command": serve(INKLING[1], UNIFIED, "--attention-backend", "triton"), "expect": "warn"},
+            # the JSON wins over --cuda-graph-backend-prefill
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    UNIFIED,
+                    "--attention-backend",
+                    "flashinfer",
+                    "--cuda-graph-backend-prefill",
+                    "breakable",
+                    "--cuda-graph-config",
+                    '{"prefill": {"backend": "full"}}',
+                ),
+                "expect": "warn",
             },
         ],
     },

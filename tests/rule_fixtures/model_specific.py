@@ -183,6 +183,29 @@ MODEL_CONFIGS = {
         "num_hidden_layers": 4,
         "max_position_embeddings": 4096,
     },
+    # inclusionAI/LLaDA2.0-mini: a block-diffusion MoE (its architecture decides SGLang's dLLM block size, 32)
+    "llada2-mini": {
+        **_COMMON,
+        "architectures": ["LLaDA2MoeModelLM"],
+        "model_type": "llada2_moe",
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+    },
+    # DiffusionGemma: the dLLM block is config.json canvas_length (sglang dllm/config.py, 256 when absent)
+    "diffusion-gemma": {
+        **_COMMON,
+        "architectures": ["DiffusionGemmaForBlockDiffusion"],
+        "model_type": "gemma4_text",
+        "canvas_length": 64,
+        "hidden_size": 2560,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+        "num_hidden_layers": 4,
+    },
 }
 
 _ROOT = None
@@ -604,9 +627,50 @@ FIXTURES = {
                 "gpu": "B200",
                 "command": [*QWEN3_NEXT, "--enable-linear-replayssm-spec", "--mamba-ssm-dtype", "bfloat16"],
             },
+            # the decode server of a PD pair runs spec verify; a ragged mode with DFLASH and a ring-writing kernel
+            {
+                "gpu": "H100",
+                "command": [
+                    "SGLANG_RAGGED_VERIFY_MODE=compact",
+                    *QWEN3_NEXT,
+                    "--enable-linear-replayssm-spec",
+                    "--disaggregation-mode",
+                    "decode",
+                    "--speculative-algorithm",
+                    "DFLASH",
+                    "--linear-attn-verify-backend",
+                    "triton",
+                ],
+            },
         ],
         "fail": [
             {"gpu": "H100", "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--enable-linear-replayssm-spec"]},
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--disaggregation-mode", "decode"]},
+            {
+                "gpu": "H100",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--linear-replayssm-cache-len", "0"],
+                "engine_version": ["sglang==0.5.15"],
+            },
+            {
+                "gpu": "H100",
+                "command": [*QWEN3_NEXT, "--enable-linear-replayssm-spec", "--disaggregation-mode", "prefill"],
+            },
+            # SGLang reads --linear-attn-verify-backend itself: with none named a ragged mode is refused
+            {
+                "gpu": "H100",
+                "command": [
+                    "SGLANG_RAGGED_VERIFY_MODE=cap-accept",
+                    *QWEN3_NEXT,
+                    "--enable-linear-replayssm-spec",
+                    "--speculative-algorithm",
+                    "DFLASH",
+                ],
+            },
+            {
+                "gpu": "H100",
+                "command": ["SGLANG_RAGGED_VERIFY_MODE=ragged", *QWEN3_NEXT, "--enable-linear-replayssm-spec"],
+                "engine_version": ["sglang==0.5.17"],
+            },
             # SM100 + bfloat16 SSM state: SGLang's linear-attention decode default is flashinfer
             {"gpu": "B200", "command": [*QWEN3_NEXT, "--enable-linear-replayssm", "--mamba-ssm-dtype", "bfloat16"]},
             {

@@ -185,6 +185,18 @@ FIXTURES = {
             {"gpu": "A100", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3")},
             {"gpu": "RTX 5090", "command": serve("qwen3-8b", "-ac.flash_attn_version=4")},
             {"gpu": "B200", "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3"), "expect": "warn"},
+            # before 0.17.0: flash_attn_version is Literal[2, 3], and FA3 on 10.x becomes FA2 (fa_utils.py:90-95)
+            {
+                "gpu": "B200",
+                "command": serve("qwen3-8b", "--attention-config.flash_attn_version=4"),
+                "engine_version": ["vllm==0.13.0", "vllm==0.16.0"],
+            },
+            {
+                "gpu": "B200",
+                "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3"),
+                "engine_version": ["vllm==0.13.0"],
+                "expect": "warn",
+            },
         ],
     },
     "vllm-flash-attn-fallback": {
@@ -365,6 +377,42 @@ FIXTURES = {
                 "gpu": "H200",
                 "command": serve("gpt-oss-120b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "nvfp4"),
             }
+        ],
+    },
+    "vllm-flashinfer-fp8-kv-sm90": {
+        "pass": [
+            {  # vllm 0.17.0 pins flashinfer-python 0.6.4, whose auto backend sends the pair to FA2
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "fp8"),
+                "engine_version": ["vllm==0.17.0"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("llama-3.1-8b", "--kv-cache-dtype", "fp8")],
+                "engine_version": ["vllm==0.11.0", "flashinfer==0.6.4"],
+            },
+            on(  # a probed machine: its flashinfer 0.7.2 runs, not the 0.3.1 vllm 0.11.0 pins
+                "h100-ok",
+                command=["VLLM_ATTENTION_BACKEND=FLASHINFER", *serve("llama-3.1-8b", "--kv-cache-dtype", "fp8")],
+                engine_version=["vllm==0.11.0"],
+            ),
+        ],
+        "fail": [
+            {  # vllm#27604: vllm 0.11.0 (flashinfer 0.3.1) on an H100
+                "gpu": "H100",
+                "command": ["VLLM_ATTENTION_BACKEND=FLASHINFER", "vllm", "serve", "--kv-cache-dtype", "fp8"],
+                "engine_version": ["vllm==0.11.0"],
+            },
+            {  # vllm#31843: flashinfer 0.5.3, which vllm 0.12.0-0.14.1 pin
+                "gpu": "H200",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "fp8_e4m3"),
+                "engine_version": ["vllm==0.14.1"],
+            },
+            {  # a newer vLLM over an older FlashInfer installed
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--kv-cache-dtype", "fp8_e5m2"),
+                "engine_version": ["vllm==0.20.0", "flashinfer==0.6.3"],
+            },
         ],
     },
     "vllm-sinks": {
@@ -631,9 +679,15 @@ FIXTURES = {
         ],
     },
     "vllm-fa4-library": {
-        # FLASH_ATTN defaults to FA4 on 10.x; on the H200 (9.x) FA4 is asked for
+        # FLASH_ATTN defaults to FA4 on 10.x; on the H200 (9.x) FA4 is asked for. 0.17.0 is the first release with
+        # vllm_flash_attn/cute/interface.py (flash_attn_interface.py:38) and FA4 by default on 10.x (fa_utils.py:77)
         "pass": [
             on("b200-ok", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
+            on(
+                "b200-ok",
+                command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN"),
+                engine_version=["vllm==0.17.0"],
+            ),
             on(
                 "probe-h200.json",
                 command=serve(
@@ -643,6 +697,17 @@ FIXTURES = {
         ],
         "fail": [
             on("b200-cutlass-dsl-broken", command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN")),
+            on(
+                "b200-cutlass-dsl-broken",
+                command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN"),
+                engine_version=["vllm==0.17.0"],
+            ),
+            # 0.17.0's cute/interface.py imports quack through flash_fwd.py:23
+            on(
+                "b200-no-quack",
+                command=serve("llama-3.1-8b", "--attention-backend", "FLASH_ATTN"),
+                engine_version=["vllm==0.17.0"],
+            ),
             on(
                 "probe-h200-nopth.json",
                 command=serve(
