@@ -172,3 +172,16 @@ def kv_unquantised_fix(cfg: Config, target: Target, model_dtype: Optional[str]) 
         return ["--kv-cache-dtype auto"]
     named = {"float16": "float16", "bfloat16": "bfloat16" if cfg.engine == "vllm" else "bf16"}.get(model_dtype or "")
     return [f"--kv-cache-dtype {named}"] if named else []
+
+
+def running_flashinfer(target: Target, engine: str, release: str, pin: Optional[str]) -> tuple[Optional[str], str]:
+    """The flashinfer-python that runs: the installed (or --engine-version) one, else the one the engine release
+    pins (`pin`); with how the finding says which (or, with no version, why)."""
+    installed = target.versions.get("flashinfer")
+    if installed is not None:
+        return installed, ""
+    if target.software_known:
+        return None, "flashinfer-python is not installed on the target"
+    if pin is None:
+        return None, f"{engine} {release} pins no flashinfer-python"
+    return pin, f" (the flashinfer-python {engine} {release} pins)"
