@@ -4,7 +4,7 @@ heads, the backends that turn CUDA graphs off, multi-item scoring, FlashInfer's 
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from rules.checks.common import (
     backend_kv_dtype,
@@ -713,19 +713,17 @@ def flashinfer_fp8_kv_sm90(cfg, target):
             f"{sglang_fi.TENSOR_CORE_ENV}={tensor_cores}", "decode on FlashInfer's decode kernel (no tensor cores)"
         )
     release = str(sglang_release(target))
-    version, known_as = running_flashinfer(target, "sglang", release, sglang_fi.pinned(release))
-    if version is None:
-        return skipped(known_as)
-    found = f"{kv_found(cfg, target)} with flashinfer decode on {gpu(target)}, flashinfer {version}{known_as}"
+    run = running_flashinfer(
+        target, "sglang", release, sglang_fi.pinned(release), flashinfer_kb.tensor_core_decode_takes_fa3
+    )
+    if run.outcome is not None:
+        return run.outcome
+    found = f"{kv_found(cfg, target)} with flashinfer decode on {gpu(target)}, {run.said}"
     required = (
         f"flashinfer before {flashinfer_kb.FA3_TENSOR_CORE_DECODE_FROM} or from {flashinfer_kb.FA3_DTYPE_CHECK_FROM} "
         "(FA2 decodes a 16-bit query over an FP8 KV cache)"
     )
-    try:
-        fa3 = flashinfer_kb.tensor_core_decode_takes_fa3(version)
-    except InvalidVersion:
-        return unknown(f"flashinfer version {version!r} cannot be read")
-    if not fa3:
+    if not run.fa3:
         return passed(found, required)
     fa3_backend = ["--attention-backend fa3"] if kv == "fp8_e4m3" else []
     model_dtype = cfg.model.dtype if cfg.model else None

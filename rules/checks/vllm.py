@@ -1107,25 +1107,18 @@ def vllm_flashinfer_fp8_kv_sm90(cfg, target):
         return skipped("applies to an FP8 KV cache")
     if q.use_mla:
         return skipped("FLASHINFER serves non-MLA attention (vllm-non-mla-model-backend)")
-    version, known_as = _flashinfer_version(target)
-    if version is None:
-        return skipped(known_as)
-    found = f"{kv_found(cfg, target)} on FLASHINFER, {gpu(target)}, flashinfer {version}{known_as}"
+    release = _release(target) or kb.VLLM_VERSION
+    run = running_flashinfer(
+        target, "vllm", release, kb_fi.pinned(release), kb_flashinfer.fa3_takes_16bit_query_over_fp8
+    )
+    if run.outcome is not None:
+        return run.outcome
+    found = f"{kv_found(cfg, target)} on FLASHINFER, {gpu(target)}, {run.said}"
     required = f"flashinfer {kb_flashinfer.FA3_DTYPE_CHECK_FROM}+ (FA2 serves a 16-bit query over an FP8 KV cache)"
-    try:
-        fa3 = kb_flashinfer.fa3_takes_16bit_query_over_fp8(version)
-    except InvalidVersion:
-        return unknown(f"flashinfer version {version!r} cannot be read")
-    if not fa3:
+    if not run.fa3:
         return passed(found, required)
     flash_attn = _use_backend("FLASH_ATTN", target)
     return failed(found, required, [flash_attn, *kv_unquantised_fix(cfg, target, q.dtype)])
-
-
-def _flashinfer_version(target: Target) -> tuple[Optional[str], str]:
-    """The flashinfer-python that runs (common.running_flashinfer), keyed on the target's vLLM release's pin."""
-    release = _release(target) or kb.VLLM_VERSION
-    return running_flashinfer(target, "vllm", release, kb_fi.pinned(release))
 
 
 @rule(
