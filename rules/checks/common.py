@@ -1,5 +1,6 @@
 """Small helpers shared by rule modules: how targets and configs are named in findings, which SGLang release
-(and so which platform probes) a target is judged by, and the health of its probed libraries."""
+(and so which platform probes) a target is judged by, the health of its probed libraries, and the FlashInfer that
+runs it."""
 
 from __future__ import annotations
 
@@ -192,10 +193,9 @@ def running_flashinfer(
     installed = target.versions.get("flashinfer")
     if installed is None and target.software_known:
         return FlashinferRun("", False, skipped("flashinfer-python is not installed on the target"))
-    if installed is None and pin is None:
+    version = installed if installed is not None else pin
+    if version is None:
         return FlashinferRun("", False, skipped(f"{engine} {release} pins no flashinfer-python"))
-    version = installed or pin
-    assert version is not None, "installed or pinned, checked above"
     said = f"flashinfer {version}" + ("" if installed else f" (the flashinfer-python {engine} {release} pins)")
     try:
         return FlashinferRun(said, takes_fa3(version))
