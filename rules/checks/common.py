@@ -1,13 +1,15 @@
 """Small helpers shared by rule modules: how targets and configs are named in findings, which SGLang release
-(and so which platform probes) a target is judged by, and the health of its probed libraries."""
+(and so which platform probes) a target is judged by, the health of its probed libraries, and the FlashInfer that
+runs it."""
 
 from __future__ import annotations
 
-from typing import Mapping, NamedTuple, Optional
+from typing import Callable, Mapping, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from rules.config import Config
+from rules.engine import Outcome, skipped, unknown
 from rules.knowledge import NEWEST_KNOWN, checkpoint_kv
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
@@ -172,3 +174,30 @@ def kv_unquantised_fix(cfg: Config, target: Target, model_dtype: Optional[str]) 
         return ["--kv-cache-dtype auto"]
     named = {"float16": "float16", "bfloat16": "bfloat16" if cfg.engine == "vllm" else "bf16"}.get(model_dtype or "")
     return [f"--kv-cache-dtype {named}"] if named else []
+
+
+class FlashinferRun(NamedTuple):
+    """The flashinfer-python that runs a target, as a finding names it, and whether it takes FA3 for the case judged;
+    `outcome` is the skip or unknown to answer instead when there is no readable version to judge."""
+
+    said: str  # "flashinfer 0.6.1 (the flashinfer-python sglang 0.5.8 pins)"
+    fa3: bool
+    outcome: Optional[Outcome] = None
+
+
+def running_flashinfer(
+    target: Target, engine: str, release: str, pin: Optional[str], takes_fa3: Callable[[str], bool]
+) -> FlashinferRun:
+    """The flashinfer-python that runs: the installed (or --engine-version) one, else the one the engine release
+    pins (`pin`); judged by `takes_fa3` (rules/knowledge/flashinfer.py)."""
+    installed = target.versions.get("flashinfer")
+    if installed is None and target.software_known:
+        return FlashinferRun("", False, skipped("flashinfer-python is not installed on the target"))
+    version = installed if installed is not None else pin
+    if version is None:
+        return FlashinferRun("", False, skipped(f"{engine} {release} pins no flashinfer-python"))
+    said = f"flashinfer {version}" + ("" if installed else f" (the flashinfer-python {engine} {release} pins)")
+    try:
+        return FlashinferRun(said, takes_fa3(version))
+    except InvalidVersion:
+        return FlashinferRun(said, False, unknown(f"flashinfer version {version!r} cannot be read"))

@@ -1,18 +1,31 @@
 """Rules about the backend choice itself and the launch line: platform, removed and deprecated names,
 environment variables SGLang does not read, HPC-Ops, cross attention on triton and flex_attention, tensor-parallel
-heads, the backends that turn CUDA graphs off, multi-item scoring."""
+heads, the backends that turn CUDA graphs off, multi-item scoring, FlashInfer's SM90 decode over an FP8 KV cache."""
 
 from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import choice_check, declared, gpu, phases_using, sglang_release
+from rules.checks.common import (
+    backend_kv_dtype,
+    choice_check,
+    declared,
+    gpu,
+    kv_found,
+    kv_unquantised_fix,
+    phases_using,
+    running_flashinfer,
+    sglang_release,
+)
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import flags as flag_kb
+from rules.knowledge import flashinfer as flashinfer_kb
 from rules.knowledge import sglang_choices as choices_kb
+from rules.knowledge import sglang_flashinfer as sglang_fi
 from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
+from rules.knowledge.kv_dtypes import FP8
 from rules.resolve import backend_page_size, dllm_block_size, effective_page_size
 from rules.versions import table_for
 
@@ -629,6 +642,93 @@ def flashinfer_arch(cfg, target):
         f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}",
         "compute capability 7.5 or newer",
         ["--attention-backend triton"],
+    )
+
+
+FLASHINFER_BACKEND = "sglang: python/sglang/srt/layers/attention/flashinfer_backend.py"
+
+
+@rule(
+    id="flashinfer-fp8-kv-sm90",
+    title="FlashInfer 0.6.0-0.6.3 decodes an FP8 KV cache on SM90 with its FA3 kernel, which cannot be built for a "
+    "16-bit query",
+    engine="sglang",
+    versions="sglang<0.5.9",
+    verified=(
+        "sglang 0.5.0rc2-0.5.8.post1, each wheel read: FlashInferAttnBackend builds its decode wrappers with no "
+        "backend (flashinfer_backend.py:188 in 0.5.0rc2, :277 and the CUDA-graph one :555 in 0.5.8), so "
+        "FlashInfer's auto picks; should_use_tensor_core is True for fp8_e4m3/fp8_e5m2 in every release "
+        "(:1652-1653 in 0.5.8) and plan() gets q_data_type = the model's dtype, data_type = the KV dtype "
+        "(:1134-1135 in 0.5.8). The pins (METADATA): 0.2.11.post3 (0.5.0rc2, 0.5.1) ... 0.5.3 (0.5.6-0.5.7), whose "
+        "tensor-core decode builds FA2 (decode.py:994 in 0.2.11.post3, :1026 in 0.5.3); 0.6.1 (0.5.8, 0.5.8.post1), "
+        "whose decode resolves auto to FA3 on SM90 with no dtype test (decode.py:1037-1053, utils.py:375-411). "
+        "0.5.9 names fa2 for every paged wrapper (:124-125, :266-283; sglang PR #18364), as 0.5.10-0.5.23 do: "
+        "not affected whatever FlashInfer is installed. The other wrappers never reach FA3 over FP8 KV: paged "
+        "prefill names fa2, ragged prefill is planned 16-bit over 16-bit, verify plans a custom mask"
+    ),
+    backends=("flashinfer",),
+    needs_gpu=True,
+    stage="runtime",
+    prevents=flashinfer_kb.FA3_FP8_KV_JIT_ERROR,
+    source=f"{FLASHINFER_BACKEND}, FlashInferAttnBackend.__init__ (decode_wrappers) and should_use_tensor_core; "
+    f"{flashinfer_kb.FA3_TENSOR_CORE_DECODE_SOURCE}; {flashinfer_kb.FA3_DTYPE_CHECK_SOURCE}; the pins: "
+    f"{sglang_fi.PINS_SOURCE}",
+    references=(
+        "https://github.com/sgl-project/sglang/issues/18135",
+        "https://github.com/sgl-project/sglang/pull/18364",
+        "https://github.com/flashinfer-ai/flashinfer/pull/2148",
+        "https://github.com/flashinfer-ai/flashinfer/pull/2536",
+    ),
+    docs="""Checks flashinfer decode with an FP8 KV cache (fp8_e4m3, fp8_e5m2) on an SM90 GPU (H100, H200, H20) for
+SGLang releases before 0.5.9, against the FlashInfer that runs it: the installed one when the target's software
+is known (a probe, --facts, --engine-version flashinfer==X), else the flashinfer_python the SGLang release pins.
+
+Through 0.5.8.post1 SGLang's flashinfer backend leaves its decode wrappers on FlashInfer's backend "auto" and
+turns tensor cores on for an FP8 KV cache, so decode runs FlashInfer's prefill kernels with the query in the
+model's dtype (bf16/fp16). From FlashInfer 0.6.0 (PR #2148) tensor-core decode resolves "auto" like prefill does,
+and up to 0.6.3 that picks the FA3 (SM90) kernels whatever the dtypes; FA3 has no tensor-core MMA for a 16-bit
+query over FP8 pages, so its JIT build fails (cute::make_tiled_mma; the log names the module's
+batch_prefill_ragged_sm90 file, sglang#18135 on FlashInfer 0.6.1) the first time decode is planned: at CUDA-graph
+capture, or at the first decode step with --disable-cuda-graph. FlashInfer 0.6.4 (PR #2536) sends the pair to FA2,
+and SGLang 0.5.9 (PR #18364) names fa2 for every wrapper. sglang 0.5.8 and 0.5.8.post1 pin FlashInfer 0.6.1, the
+older releases pin FlashInfer before 0.6.0 (fine unless a newer one is installed). MLA models decode on
+flashinfer_mla_backend and are not judged here; SGLANG_FLASHINFER_USE_TENSOR_CORE=false keeps FlashInfer's decode
+kernel, which reads FP8 pages.""",
+    fix_title="Upgrade SGLang to 0.5.9 or newer (decode on FA2), or use --attention-backend fa3 (FP8 E4M3 on SM90) "
+    "or --kv-cache-dtype auto",
+)
+def flashinfer_fp8_kv_sm90(cfg, target):
+    if cfg.decode_backend != "flashinfer":
+        return skipped("applies to flashinfer decode")
+    if cfg.mla:
+        return skipped("an MLA model decodes on flashinfer_mla_backend, not on these wrappers")
+    if target.major != 9:
+        return skipped(f"FlashInfer's FA3 kernels run on SM90 only, not on {gpu(target)}")
+    kv = backend_kv_dtype(cfg, target)
+    if kv not in FP8:
+        return skipped("applies to an FP8 KV cache")
+    tensor_cores = cfg.env.get(sglang_fi.TENSOR_CORE_ENV)
+    if tensor_cores is not None and tensor_cores.lower() != "true":
+        return passed(
+            f"{sglang_fi.TENSOR_CORE_ENV}={tensor_cores}", "decode on FlashInfer's decode kernel (no tensor cores)"
+        )
+    release = str(sglang_release(target))
+    run = running_flashinfer(
+        target, "sglang", release, sglang_fi.pinned(release), flashinfer_kb.tensor_core_decode_takes_fa3
+    )
+    if run.outcome is not None:
+        return run.outcome
+    found = f"{kv_found(cfg, target)} with flashinfer decode on {gpu(target)}, {run.said}"
+    required = (
+        f"flashinfer before {flashinfer_kb.FA3_TENSOR_CORE_DECODE_FROM} or from {flashinfer_kb.FA3_DTYPE_CHECK_FROM} "
+        "(FA2 decodes a 16-bit query over an FP8 KV cache)"
+    )
+    if not run.fa3:
+        return passed(found, required)
+    fa3_backend = ["--attention-backend fa3"] if kv == "fp8_e4m3" else []
+    model_dtype = cfg.model.dtype if cfg.model else None
+    return failed(
+        found, required, [*fa3_backend, *kv_unquantised_fix(cfg, target, model_dtype), "pip install 'sglang>=0.5.9'"]
     )
 
 

@@ -15,9 +15,17 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import gpu, kv_found, kv_from_checkpoint, kv_unquantised_fix, library_state
+from rules.checks.common import (
+    gpu,
+    kv_found,
+    kv_from_checkpoint,
+    kv_unquantised_fix,
+    library_state,
+    running_flashinfer,
+)
 from rules.config import Config, setting
 from rules.engine import Outcome, backend_option, failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import flashinfer as kb_flashinfer
 from rules.knowledge import memory
 from rules.knowledge import quantization as kb_quant
 from rules.knowledge import vllm_backends as kb
@@ -1093,9 +1101,8 @@ def _flashinfer_nvfp4(cfg, target, what, key):
     ),
     needs_gpu=True,
     stage="runtime",
-    prevents='kernel_traits.cuh(74): error: no instance of overloaded function "cute::make_tiled_mma" matches the '
-    "argument list",
-    source=f"{kb_fi.FA3_DTYPE_CHECK_SOURCE}; vllm: vllm/v1/attention/backends/flashinfer.py, "
+    prevents=kb_flashinfer.FA3_FP8_KV_JIT_ERROR,
+    source=f"{kb_flashinfer.FA3_DTYPE_CHECK_SOURCE}; vllm: vllm/v1/attention/backends/flashinfer.py, "
     f"FlashInferMetadataBuilder (q_data_type, _get_prefill_wrapper); the pins: {kb_fi.PINS_SOURCE}",
     references=(
         "https://github.com/vllm-project/vllm/issues/27604",
@@ -1129,34 +1136,18 @@ def vllm_flashinfer_fp8_kv_sm90(cfg, target):
         return skipped("applies to an FP8 KV cache")
     if q.use_mla:
         return skipped("FLASHINFER serves non-MLA attention (vllm-non-mla-model-backend)")
-    version, known_as = _flashinfer_version(target)
-    if version is None:
-        return skipped(known_as)
-    found = f"{kv_found(cfg, target)} on FLASHINFER, {gpu(target)}, flashinfer {version}{known_as}"
-    required = f"flashinfer {kb_fi.FA3_DTYPE_CHECK_FROM}+ (FA2 serves a 16-bit query over an FP8 KV cache)"
-    try:
-        fixed = Version(version) >= Version(kb_fi.FA3_DTYPE_CHECK_FROM)
-    except InvalidVersion:
-        return unknown(f"flashinfer version {version!r} cannot be read")
-    if fixed:
+    release = _release(target) or kb.VLLM_VERSION
+    run = running_flashinfer(
+        target, "vllm", release, kb_fi.pinned(release), kb_flashinfer.fa3_takes_16bit_query_over_fp8
+    )
+    if run.outcome is not None:
+        return run.outcome
+    found = f"{kv_found(cfg, target)} on FLASHINFER, {gpu(target)}, {run.said}"
+    required = f"flashinfer {kb_flashinfer.FA3_DTYPE_CHECK_FROM}+ (FA2 serves a 16-bit query over an FP8 KV cache)"
+    if not run.fa3:
         return passed(found, required)
     flash_attn = _use_backend("FLASH_ATTN", target)
     return failed(found, required, [flash_attn, *kv_unquantised_fix(cfg, target, q.dtype)])
-
-
-def _flashinfer_version(target: Target) -> tuple[Optional[str], str]:
-    """The flashinfer-python that runs: the installed (or --engine-version) one, else the one the target's vLLM
-    release pins; with how the finding says which (or, with no version, why)."""
-    installed = target.versions.get("flashinfer")
-    if installed is not None:
-        return installed, ""
-    if target.software_known:
-        return None, "flashinfer-python is not installed on the target"
-    release = _release(target) or kb.VLLM_VERSION
-    pin = kb_fi.pinned(release)
-    if pin is None:
-        return None, f"vllm {release} pins no flashinfer-python"
-    return pin, f" (the flashinfer-python vllm {release} pins)"
 
 
 @rule(

@@ -7,16 +7,11 @@ the newest listed release before it (rules.versions.release_at_or_before).
 
 FA3 prefill: vLLM's FLASHINFER builds its prefill wrapper with FlashInfer's backend "auto"
 (BatchPrefillWithPagedKVCacheWrapper(workspace, layout): flashinfer.py:347 in 0.10.2, :367 in 0.11.0, :597 in
-0.11.2, :680 in 0.15.0, :718 in 0.16.0, :704 in 0.17.0), which plan() resolves with
-utils.determine_attention_backend: "fa3" on SM90 (is_sm90a_supported: major 9, CUDA 12.3+) whenever
-is_fa3_backend_supported, else "fa2". Up to FlashInfer 0.6.3 that test never looks at the dtypes (utils.py in
-the 0.3.0, 0.3.1, 0.5.2, 0.5.3, 0.6.1 and 0.6.3 wheels), so a 16-bit query over an FP8 KV cache JIT-compiles
-the FA3 kernel for that pair, which has no GMMA for it (kernel_traits.cuh rs_op_selector: "no instance of
-overloaded function cute::make_tiled_mma"; flashinfer-ai/flashinfer PR #1304 explains it). From 0.6.4
-(PR #2536, fixing issue #2348) the test refuses an FP8 KV cache with a non-FP8 query and FA2's mixed-precision
-kernel serves it (utils.py in the 0.6.4 ... 0.7.2.post1 wheels). vLLM quantises the query to FP8 only where
-TRT-LLM attention runs (supports_trtllm_attention / can_use_trtllm_attention: SM100 only, utils/flashinfer.py
-in 0.10.2-0.16.0), so on SM90 the query is the model's dtype.
+0.11.2, :680 in 0.15.0, :718 in 0.16.0, :704 in 0.17.0), which up to FlashInfer 0.6.3 sends a 16-bit query over an
+FP8 KV cache to the FA3 kernel that cannot be built for it (rules/knowledge/flashinfer.py, the fact both engines'
+rules read). vLLM quantises the query to FP8 only where TRT-LLM attention runs (supports_trtllm_attention /
+can_use_trtllm_attention: SM100 only, utils/flashinfer.py in 0.10.2-0.16.0), so on SM90 the query is the model's
+dtype.
 """
 
 from __future__ import annotations
@@ -68,12 +63,6 @@ PINS = {
 }
 _RELEASES = tuple(PINS)  # oldest first
 
-# The first FlashInfer whose is_fa3_backend_supported refuses an FP8 KV cache under a 16-bit query.
-FA3_DTYPE_CHECK_FROM = "0.6.4"
-FA3_DTYPE_CHECK_SOURCE = (
-    "flashinfer-ai/flashinfer: flashinfer/utils.py, is_fa3_backend_supported / determine_attention_backend "
-    "(the dtype test from v0.6.4, PR #2536)"
-)
 # vLLM's --kv-cache-dtype values that FlashInferBackend.get_fp8_dtype_for_flashinfer maps to an FP8 torch dtype.
 FP8_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
 

@@ -1,8 +1,10 @@
 """Fixtures for rules/checks/general.py."""
 
+from tests.rule_fixtures.install import on
 from tests.rule_fixtures.model_specific import model_dir
 
 LLAMA = ["--model", "llama-3.1-8b"]
+FLASHINFER = [*LLAMA, "--attention-backend", "flashinfer"]
 # a diffusion LLM by its hub id (not in the Hugging Face cache here: the dLLM rule reads the flags only)
 LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
 DLLM_LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path"]
@@ -280,6 +282,73 @@ FIXTURES = {
     "flashinfer-arch": {
         "pass": [{"gpu": "T4", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
         "fail": [{"gpu": "V100", "argv": [*LLAMA, "--attention-backend", "flashinfer"]}],
+    },
+    "flashinfer-fp8-kv-sm90": {
+        "pass": [
+            # sglang 0.5.7 pins flashinfer_python 0.5.3, whose tensor-core decode builds FA2 (decode.py:1026)
+            {
+                "gpu": "H100",
+                "argv": [*FLASHINFER, "--kv-cache-dtype", "fp8_e4m3"],
+                "engine_version": ["sglang==0.5.7"],
+            },
+            # flashinfer 0.6.4's auto sends a bf16 query over FP8 KV to FA2 (utils.py:411-417, PR #2536)
+            {
+                "gpu": "H200",
+                "argv": [*FLASHINFER, "--kv-cache-dtype", "fp8_e5m2"],
+                "engine_version": ["sglang==0.5.8", "flashinfer==0.6.4"],
+            },
+            # a probed machine: its flashinfer 0.7.2 runs, not the 0.6.1 sglang 0.5.8 pins
+            on("h100-ok", *FLASHINFER, "--kv-cache-dtype", "fp8_e4m3", engine_version=["sglang==0.5.8"]),
+            # should_use_tensor_core reads the variable first: "false" keeps FlashInfer's decode kernel
+            {
+                "gpu": "H100",
+                "command": [
+                    "SGLANG_FLASHINFER_USE_TENSOR_CORE=false",
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "llama-3.1-8b",
+                    "--attention-backend",
+                    "flashinfer",
+                    "--kv-cache-dtype",
+                    "fp8_e4m3",
+                ],
+                "engine_version": ["sglang==0.5.8"],
+            },
+        ],
+        "fail": [
+            # sglang 0.5.8 and 0.5.8.post1 pin flashinfer_python 0.6.1 (sglang#18135: its JIT cache 0.6.1/90a)
+            {
+                "gpu": "H100",
+                "argv": [*FLASHINFER, "--kv-cache-dtype", "fp8_e4m3"],
+                "engine_version": ["sglang==0.5.8"],
+            },
+            {
+                "gpu": "H20",
+                "argv": [*FLASHINFER, "--kv-cache-dtype", "fp8_e5m2"],
+                "engine_version": ["sglang==0.5.8.post1"],
+            },
+            # flashinfer decode only, under another prefill backend
+            {
+                "gpu": "H200",
+                "argv": [
+                    *LLAMA,
+                    "--prefill-attention-backend",
+                    "fa3",
+                    "--decode-attention-backend",
+                    "flashinfer",
+                    "--kv-cache-dtype",
+                    "fp8_e4m3",
+                ],
+                "engine_version": ["sglang==0.5.8"],
+            },
+            # an older sglang over a newer flashinfer installed: 0.6.0-0.6.3 pick FA3 for tensor-core decode
+            {
+                "gpu": "H100",
+                "argv": [*FLASHINFER, "--kv-cache-dtype", "fp8_e4m3"],
+                "engine_version": ["sglang==0.5.6", "flashinfer==0.6.3"],
+            },
+        ],
     },
     "general-chunked-prefill-page": {
         "pass": [
