@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple, Optional
 
@@ -81,8 +80,7 @@ class CheckpointKvQuant(NamedTuple):
         return f"kv_cache_scheme {self.scheme_bits}-bit {self.scheme_type}{dynamic}"
 
 
-@dataclass(frozen=True)
-class ModelFeatures:
+class ModelFeatures(NamedTuple):
     name: str
     source: str  # "preset <name>" or the config.json path
     architecture: Optional[str] = None
@@ -117,7 +115,7 @@ class ModelFeatures:
     # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
     canvas_length: Optional[int] = None
     kv_quant: Optional[CheckpointKvQuant] = None  # the KV-cache quantization the checkpoint declares
-    features: frozenset[str] = field(default_factory=frozenset)
+    features: frozenset[str] = frozenset()
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
 
     @property
@@ -144,7 +142,7 @@ class ModelFeatures:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("features", "shape", "kv_quant")}
+        out = {k: getattr(self, k) for k in self._fields if k not in ("features", "shape", "kv_quant")}
         out["features"] = sorted(self.features)
         out["kv_cache_quantization"] = self.kv_quant.declared if self.kv_quant else None
         out["gqa_ratio"] = self.gqa_ratio

@@ -1,8 +1,6 @@
 """rules/knowledge/backends.py is the one SGLang capability declaration: its eras answer by release, the rules
 agree with it on every GPU profile and release, and changing what it says changes the verdicts."""
 
-from dataclasses import fields, replace
-
 import pytest
 
 from attn_preflight.inputs import load_model
@@ -15,7 +13,7 @@ from rules.models import FEATURES as MODEL_FEATURES
 from rules.resolve import effective_page_size, resolve
 from rules.target import Target
 
-FIELDS = {f.name for f in fields(BackendInfo)}
+FIELDS = set(BackendInfo._fields)
 PROFILES = [Target.from_gpu(name) for name in gpu_kb.names()]
 RELEASES = (
     "0.5.1",
@@ -54,7 +52,7 @@ def judged(rule_id, releases=None):
 
 def declare(monkeypatch, name, **facts):
     """Change what the declaration says about one backend for the rest of the test."""
-    monkeypatch.setitem(SGLANG_BACKENDS, name, replace(SGLANG_BACKENDS[name], **facts))
+    monkeypatch.setitem(SGLANG_BACKENDS, name, SGLANG_BACKENDS[name]._replace(**facts))
 
 
 # --- the declaration itself ----------------------------------------------------------------------------------

@@ -10,13 +10,13 @@ SM100, SM121 as SM120). `SGLANG_BACKENDS` holds the newest verified release's fa
 a fact that was different in older releases is an `Era` of the backend, and `declaration(name, release)`
 returns the facts valid for one release (rules call rules.checks.common.declared(target, name)).
 
-vLLM's backends live in rules/knowledge/vllm_backends.py as `BACKENDS: dict[str, BackendInfo]` (same
-dataclass); `choices(engine)` is the one way to list either engine's backends.
+vLLM's backends live in rules/knowledge/vllm_backends.py as `BACKENDS: dict[str, BackendInfo]` (the same
+record); `choices(engine)` is the one way to list either engine's backends.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Collection, Mapping, NamedTuple, Optional, Union
 
@@ -109,8 +109,10 @@ class Era:
         return self.version_range.contains(release)
 
 
-@dataclass(frozen=True)
-class BackendInfo:
+_NO_FACTS: Mapping[Any, Any] = MappingProxyType({})  # an empty mapping default, shared and read-only
+
+
+class BackendInfo(NamedTuple):
     name: str
     title: str
     engine: str = "sglang"
@@ -127,24 +129,24 @@ class BackendInfo:
     removed: str = ""  # set when the release's argument parser no longer accepts the name: since when / why
     source: str = REGISTRY
     notes: str = ""
-    features: frozenset[str] = field(default_factory=frozenset)  # what it handles (see FEATURES)
+    features: frozenset[str] = frozenset()  # what it handles (see FEATURES)
     # Finer facts (SGLang only; vLLM's declaration has its own supports_* methods):
     min_cc: Optional[tuple[int, int]] = None  # the oldest compute capability its kernels are built for
     prefill_archs: Optional[frozenset[int]] = None  # majors admitted for prefill when fewer than `archs`
     mla_archs: Optional[frozenset[int]] = None  # majors on which it serves MLA models (None: as `archs`)
-    kv_dtype_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # KV dtypes read only on these majors
-    feature_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)  # features that run only on these
+    kv_dtype_archs: Mapping[str, frozenset[int]] = _NO_FACTS  # KV dtypes read only on these majors
+    feature_archs: Mapping[str, frozenset[int]] = _NO_FACTS  # features that run only on these
     max_head_dim: Optional[int] = None  # the largest Q/K head dim its kernels take
     # phase -> the majors its kernels serve that phase on, where fewer than `archs`: SGLang starts, the first
     # forward fails elsewhere
-    kernel_archs: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    kernel_archs: Mapping[str, frozenset[int]] = _NO_FACTS
     drops: frozenset[str] = frozenset()  # model features it accepts but silently ignores (no error, wrong output)
     refuses: frozenset[str] = frozenset()  # features it refuses with an error (start-up or first forward)
     page_snap: Optional[int] = None  # the page size SGLang switches to when the given one is not in page_sizes
-    arch_page_size: Mapping[int, int] = field(default_factory=dict)  # major -> the page size SGLang forces there
+    arch_page_size: Mapping[int, int] = _NO_FACTS  # major -> the page size SGLang forces there
     phases: frozenset[str] = PHASES  # the phases it serves
     libraries: tuple[str, ...] = ()  # probed libraries (probe.facts keys) its kernels are imported from
-    sources: Mapping[str, str] = field(default_factory=dict)  # field -> source, where it is not `source`
+    sources: Mapping[str, str] = _NO_FACTS  # field -> source, where it is not `source`
     eras: tuple[Era, ...] = ()  # facts of older SGLang releases
 
     def source_of(self, fact: str) -> str:
@@ -947,7 +949,7 @@ def declaration(name: str, release: Union[Version, str, None] = None) -> Backend
             dropped |= era.drop_features
     if dropped:
         facts["features"] = facts.get("features", base.features) - dropped
-    return replace(base, **facts) if facts else base
+    return base._replace(**facts) if facts else base
 
 
 def declarations(engine: str, release: Union[Version, str, None] = None) -> dict[str, BackendInfo]:

@@ -20,7 +20,6 @@ differ by a few percent more. The rules leave that margin to the engine's own me
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 from typing import Any, Mapping, NamedTuple, Optional
 
 from packaging.version import Version
@@ -100,8 +99,7 @@ class Quantization(NamedTuple):
     unquantized: frozenset[str] = NEVER_QUANTIZED  # parts kept at the checkpoint dtype
 
 
-@dataclass(frozen=True)
-class ModelShape:
+class ModelShape(NamedTuple):
     hidden_size: int
     num_layers: int
     vocab_size: int
@@ -273,7 +271,7 @@ def with_quantization_flag(s: ModelShape, name: Optional[str]) -> ModelShape:
     if quantization is None:
         return s
     unquantized = s.quantization.unquantized if s.quantization else quantization.unquantized
-    return replace(s, quantization=quantization._replace(unquantized=unquantized))
+    return s._replace(quantization=quantization._replace(unquantized=unquantized))
 
 
 def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
