@@ -172,3 +172,9 @@ def kv_unquantised_fix(cfg: Config, target: Target, model_dtype: Optional[str]) 
         return ["--kv-cache-dtype auto"]
     named = {"float16": "float16", "bfloat16": "bfloat16" if cfg.engine == "vllm" else "bf16"}.get(model_dtype or "")
     return [f"--kv-cache-dtype {named}"] if named else []
+
+
+def attention_dp_size(cfg) -> int:
+    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention."""
+    given = cfg.flags.get("attn_dp_size") or (cfg.flags.get("dp_size") if cfg.flags.get("enable_dp_attention") else 1)
+    return int(given or 1)

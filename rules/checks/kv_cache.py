@@ -10,13 +10,21 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import blackwell_majors, choice_check, cuda_version, declared, gpu, sglang_release
+from rules.checks.common import (
+    attention_dp_size,
+    blackwell_majors,
+    choice_check,
+    cuda_version,
+    declared,
+    gpu,
+    sglang_release,
+)
 from rules.checks.speculative import NGRAM_DEFAULT_BREADTH, eagle_topk
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
-from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, effective_page_size, nvfp4_plan
+from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, dsa_model, effective_page_size, nvfp4_plan
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
@@ -1328,3 +1336,223 @@ def kv_sharding_speculative(cfg, target):
     if cfg.flags.get("enable_multi_layer_eagle"):
         return failed(f"KV sharding with {algorithm} and --enable-multi-layer-eagle", required)
     return passed(f"KV sharding with {algorithm} on {cfg.model.name}'s NextN layer, top-k 1", required)
+
+
+def _sharding(cfg) -> bool:
+    return bool(cfg.flags.get("enable_kv_cache_sharding"))
+
+
+DSA_SHARDING_REFUSED_UNTIL = Version("0.5.23")  # 0.5.22: "does not support DSA models yet" (kv_shard_hook.py:187)
+
+
+@rule(
+    id="kv-sharding-shard-group",
+    title="--enable-kv-cache-sharding needs ranks to stripe over: prefill CP for a GQA model, plain TP for MLA",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding, after the backend and transfer checks: an MLA model "
+        "without prefill CP needs attention DP off and --tp-size > 1, any other model --enable-prefill-cp with "
+        "--attn-cp-size > 1 (kv_shard_hook.py:192-210 in 0.5.22, :251-270 in 0.5.23; bench/release_walk.py grep "
+        "'for GQA models shards across'); 0.5.22 refuses a DSA model there outright (:187-191), 0.5.23 sends it "
+        "down validate_kv_shard_attention_backend's DSA branch (kv-sharding-dsa)"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding for GQA models shards across attention-CP ranks and requires "
+    "--enable-prefill-cp with attn_cp_size > 1.; --enable-kv-cache-sharding for MLA models without prefill CP "
+    "shards across attention-TP ranks and needs tp_size > 1.; ... requires plain TP attention; set "
+    "--attn-dp-size=1.; --enable-kv-cache-sharding does not support DSA models yet (indexer buffers are not "
+    "striped). (0.5.22)",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that `--enable-kv-cache-sharding` has a group of ranks to stripe each cached page over: for a
+GQA / MHA model the attention-CP ranks (`--enable-prefill-cp` with `--attn-cp-size` > 1); for an MLA model
+either those, or with `--attn-cp-size` 1 the attention-TP ranks (`--tp-size` > 1 and no attention DP).
+
+The stripe is a rank's share of a page that the whole group otherwise replicates; with one rank, or with
+attention-DP groups that each hold their own pages, there is nothing to share and SGLang refuses at start-up.
+sglang 0.5.22 also refuses DSA models (DeepSeek-V3.2, GLM-5) here; 0.5.23 shards them under its own terms
+(kv-sharding-dsa).""",
+    fix_title="Add --enable-prefill-cp --attn-cp-size N (GQA), or serve the MLA model with --tp-size > 1 and no "
+    "attention DP",
+)
+def kv_sharding_shard_group(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    if cfg.model is None:
+        return unknown("needs the model (MLA or GQA decides the group): give --model")
+    release = sglang_release(target)
+    dsa = dsa_model(cfg, target)
+    if dsa and release >= DSA_SHARDING_REFUSED_UNTIL:
+        return skipped("DSA KV sharding has its own requirements on prefill CP (kv-sharding-dsa)")
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    prefill_cp = bool(cfg.flags.get("enable_prefill_cp")) and cp_size > 1
+    if dsa:
+        return failed(f"KV sharding of the DSA model {cfg.model.name}", f"a non-DSA model (sglang {release})")
+    if not cfg.mla:
+        required = "--enable-prefill-cp with --attn-cp-size > 1 (a GQA model shards over attention-CP ranks)"
+        if prefill_cp:
+            return passed(f"KV sharding over {cp_size} prefill-CP ranks", required)
+        found = "--enable-prefill-cp" if cfg.flags.get("enable_prefill_cp") else "no prefill CP"
+        return failed(
+            f"KV sharding of GQA model {cfg.model.name} with {found}, --attn-cp-size {cp_size}",
+            required,
+            # attn_cp_size must divide tp_size (parallel_hook.py:157-163 in 0.5.23)
+            [
+                f"--enable-prefill-cp --cp-strategy interleave --attn-cp-size {cfg.tp_size}"
+                if cfg.tp_size > 1
+                else "--tp-size 2 --enable-prefill-cp --cp-strategy interleave --attn-cp-size 2"
+            ],
+        )
+    required = "prefill CP > 1, or attention TP > 1 with no attention DP (an MLA model)"
+    if cp_size > 1:
+        return passed(f"KV sharding of MLA model {cfg.model.name} over {cp_size} attention-CP ranks", required)
+    dp = attention_dp_size(cfg)
+    if dp > 1:
+        return failed(f"KV sharding of MLA model {cfg.model.name} with attention DP {dp}", required)
+    if cfg.tp_size <= 1:
+        return failed(f"KV sharding of MLA model {cfg.model.name} on --tp-size {cfg.tp_size}", required)
+    return passed(f"KV sharding of MLA model {cfg.model.name} over {cfg.tp_size} attention-TP ranks", required)
+
+
+@rule(
+    id="kv-sharding-page-chunk",
+    title="--enable-kv-cache-sharding needs a page size above 1 and chunked prefill; a chunk is rounded to pages",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding raises for page size <= 1 (kv_shard_hook.py:212-219 in "
+        "0.5.22, :272-279 in 0.5.23) and for --chunked-prefill-size None or <= 0 (:220-225, :280-285), then "
+        "rounds a chunk size that is not a multiple of the page up, lowering mem_fraction_static when it was not "
+        "given (:227-265, :287-325); it runs after _page_size_default and the backends' page snaps "
+        "(pipeline.py:256, :270-272 in 0.5.23; bench/release_walk.py grep 'requires a real page size')"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding requires a real page size (--page-size 64 recommended): the physical page "
+    "is the P/D transfer descriptor and gather-copy unit; page_size=1 degenerates both into per-token "
+    "operations.; --enable-kv-cache-sharding requires chunked prefill (--chunked-prefill-size > 0).",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that `--enable-kv-cache-sharding` runs on a page size above 1 (given, or the one the backend
+snaps to) with chunked prefill on (no `--chunked-prefill-size` <= 0, no `--enable-mis`, which turns it off),
+and warns when the chunk size is not a multiple of the page: SGLang rounds it up (and, when
+`--mem-fraction-static` was not given, lowers the static memory fraction to pay for the larger chunk).
+
+The physical page is the unit PD transfer and the gather copy move between ranks, and a chunk boundary must
+fall on one; SGLang refuses page size 1 and unchunked prefill at start-up. Model-specific turn-offs of chunked
+prefill (embedding models, multimodal models without chunked-prefill support, HRM-Text) are not read.""",
+    fix_title="Add --page-size 64 and keep chunked prefill on, at a multiple of the page",
+)
+def kv_sharding_page_chunk(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    page = effective_page_size(cfg, target)
+    chunk = cfg.flags.get("chunked_prefill_size")
+    required = "page size > 1 and --chunked-prefill-size > 0, a multiple of the page"
+    if page <= 1:
+        return failed(f"KV sharding on page size {page}", required, ["--page-size 64"])
+    if cfg.flags.get("enable_mis"):
+        return failed("KV sharding with --enable-mis (it turns chunked prefill off)", required)
+    if chunk is not None and chunk <= 0:
+        return failed(f"KV sharding with --chunked-prefill-size {chunk}", required, ["--chunked-prefill-size 8192"])
+    if chunk is not None and chunk % page:
+        rounded = -(-chunk // page) * page
+        return warned(
+            f"--chunked-prefill-size {chunk} on page size {page} (SGLang rounds it up to {rounded})",
+            required,
+            [f"--chunked-prefill-size {rounded}"],
+        )
+    return passed(f"KV sharding on page size {page} with chunked prefill", required)
+
+
+SHARDED_TRANSFER_BACKENDS = ("mooncake", "nixl")
+DEFAULT_TRANSFER_BACKEND = "mooncake"  # fields/disagg.py:71 in 0.5.22 and 0.5.23
+STAGING_BUFFER_ENV = "SGLANG_DISAGG_STAGING_BUFFER"
+_ENV_TRUE = ("1", "true", "yes", "y", "on")  # environ.py EnvBool
+
+
+@rule(
+    id="kv-sharding-transfer-backend",
+    title="--enable-kv-cache-sharding sends pages over mooncake or nixl only, without the staging buffer",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses a --disaggregation-transfer-backend other than "
+        "mooncake / nixl and a true SGLANG_DISAGG_STAGING_BUFFER (kv_shard_hook.py:171-184 in 0.5.22, :236-249 "
+        "in 0.5.23; bench/release_walk.py grep 'only supports the mooncake'); the transfer default is mooncake "
+        "(fields/disagg.py:71 in both), the variable an EnvBool defaulting to False (environ.py:798 in 0.5.22, "
+        ":859 in 0.5.23)"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding currently only supports the mooncake and nixl transfer backends: both "
+    "route sends through CommonKVSender._prepare_send_indices and pair destinations by fancy index. Got "
+    "--disaggregation-transfer-backend {backend!r}.; --enable-kv-cache-sharding is incompatible with "
+    "SGLANG_DISAGG_STAGING_BUFFER (the staging path assumes contiguous send slices).",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that `--enable-kv-cache-sharding` moves its pages to the decode side with
+`--disaggregation-transfer-backend` mooncake (the default) or nixl, and without `SGLANG_DISAGG_STAGING_BUFFER`
+set true.
+
+Only those two senders pick each rank's stripe out of a page by index; the staging path copies contiguous
+slices, which a stripe is not. SGLang refuses both at start-up.""",
+    fix_title="Use --disaggregation-transfer-backend mooncake (or nixl) and leave SGLANG_DISAGG_STAGING_BUFFER unset",
+)
+def kv_sharding_transfer_backend(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    transfer = cfg.flags.get("disaggregation_transfer_backend") or DEFAULT_TRANSFER_BACKEND
+    required = f"--disaggregation-transfer-backend {' or '.join(SHARDED_TRANSFER_BACKENDS)}, no staging buffer"
+    if transfer not in SHARDED_TRANSFER_BACKENDS:
+        return failed(
+            f"KV sharding over --disaggregation-transfer-backend {transfer}",
+            required,
+            [f"--disaggregation-transfer-backend {DEFAULT_TRANSFER_BACKEND}"],
+        )
+    staging = cfg.env.get(STAGING_BUFFER_ENV)
+    if staging is not None and staging.strip().lower() in _ENV_TRUE:
+        return failed(f"KV sharding with {STAGING_BUFFER_ENV}={staging}", required, [f"unset {STAGING_BUFFER_ENV}"])
+    return passed(f"KV sharding over {transfer}", required)
+
+
+TREE_CORE_ENV = "SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND"
+SHARDING_SETS_PYTHON_TREE_CORE_FROM = Version("0.5.23")  # before it the variable's default, "rust", stands
+
+
+@rule(
+    id="kv-sharding-radix-tree-core",
+    title="--enable-kv-cache-sharding with the radix cache on needs the Python tree core (0.5.22 defaults to Rust)",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22: handle_kv_cache_sharding reads SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND (kv_shard_hook.py:83) "
+        "and refuses anything but python unless --disable-radix-cache (:86-91), and the variable defaults to "
+        "'rust' (environ.py:688; nothing in the wheel sets it: a prefill worker keeps its radix cache, "
+        "pd_disaggregation_hook.py:128-133 turns it off on decode servers only). 0.5.23 sets it to python when "
+        "unset (:132-135) before the same check (:136-144), so only an explicit non-python value fails"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding requires the Python UnifiedTreeCore: "
+    "SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND={tree_core_backend!r} is not supported for sharded KV.",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding; sglang: python/sglang/srt/environ.py",
+    docs="""Checks the radix tree core a sharded prefill worker runs: with the radix cache on (no
+`--disable-radix-cache`, no `--enable-mis`), SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND must be python. In sglang
+0.5.22 the variable defaults to rust, so every sharded launch that keeps the radix cache fails unless it sets
+the variable; 0.5.23 sets python itself when the variable is unset.
+
+Only the Python tree core carries the rotation base of a sharded page; a disabled radix cache never matches
+or inserts, so it never needs one. SGLang refuses the rest at start-up.""",
+    fix_title="Set SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python, or pass --disable-radix-cache",
+)
+def kv_sharding_radix_tree_core(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    required = f"{TREE_CORE_ENV}=python, or --disable-radix-cache"
+    if cfg.flags.get("disable_radix_cache") or cfg.flags.get("enable_mis"):
+        return passed("KV sharding with the radix cache off", required)
+    release = sglang_release(target)
+    given = cfg.env.get(TREE_CORE_ENV)
+    core = given or ("python" if release >= SHARDING_SETS_PYTHON_TREE_CORE_FROM else "rust")
+    if core == "python":
+        return passed(
+            f"KV sharding on the python tree core ({'given' if given else f'sglang {release} sets it'})", required
+        )
+    found = f"{TREE_CORE_ENV}={core}" + ("" if given else f" (sglang {release}'s default)")
+    return failed(f"KV sharding with the radix cache on and {found}", required, [f"{TREE_CORE_ENV}=python"])

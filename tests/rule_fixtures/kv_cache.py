@@ -47,6 +47,21 @@ UNIFIED = "--enable-unified-memory"
 SHARDED = ("--enable-kv-cache-sharding", "--attention-backend", "fa3")
 SHARDED_PD = ("--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--tp-size", "8")
 GLM5_NEXTN = "tests/fixtures/models/synthetic-glm-5-nextn"
+# a GQA prefill worker sharding over 4 prefill-CP ranks at page 64: what kv_shard_hook.py asks of a GQA model
+SHARDED_CP = (
+    *SHARDED,
+    "--disaggregation-mode",
+    "prefill",
+    "--tp-size",
+    "4",
+    "--enable-prefill-cp",
+    "--cp-strategy",
+    "interleave",
+    "--attn-cp-size",
+    "4",
+    "--page-size",
+    "64",
+)
 FULL_PREFILL_GRAPH = ("--cuda-graph-backend-prefill", "full")
 ASYMMETRIC = "tests/fixtures/models/synthetic-asymmetric-kv"
 
@@ -665,6 +680,89 @@ FIXTURES = {
                     "llama-3.1-8b", *SHARDED, "--disaggregation-mode", "prefill", "--dllm-algorithm", "LowConfidence"
                 ),
                 "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
+    "kv-sharding-shard-group": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            {"gpu": "B200", "command": serve("deepseek-v3", *SHARDED_PD)},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED, "--disaggregation-mode", "prefill")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *SHARDED,
+                    "--disaggregation-mode",
+                    "prefill",
+                    "--tp-size",
+                    "4",
+                    "--enable-prefill-cp",
+                ),
+            },
+            {"gpu": "B200", "command": serve("deepseek-v3", *SHARDED_PD, "--attn-dp-size", "8")},
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--enable-kv-cache-sharding", "--disaggregation-mode", "prefill"),
+            },
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3.2-exp", *SHARDED_PD, "--attn-cp-size", "8"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
+    "kv-sharding-page-chunk": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            # trtllm_mla snaps the page to 64 before the sharding hook reads it
+            {"gpu": "B200", "command": serve("deepseek-v3", *SHARDED_PD)},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP[:-2])},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--chunked-prefill-size", "-1")},
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP, "--chunked-prefill-size", "1000"),
+                "expect": "warn",
+            },
+        ],
+    },
+    "kv-sharding-transfer-backend": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--disaggregation-transfer-backend", "nixl")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--disaggregation-transfer-backend", "fake")},
+            {"gpu": "H100", "command": ["SGLANG_DISAGG_STAGING_BUFFER=1", *serve("llama-3.1-8b", *SHARDED_CP)]},
+        ],
+    },
+    "kv-sharding-radix-tree-core": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP, "--disable-radix-cache"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python", *serve("llama-3.1-8b", *SHARDED_CP)],
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=rust", *serve("llama-3.1-8b", *SHARDED_CP)],
             },
         ],
     },
