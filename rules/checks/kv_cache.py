@@ -1556,3 +1556,145 @@ def kv_sharding_radix_tree_core(cfg, target):
         )
     found = f"{TREE_CORE_ENV}={core}" + ("" if given else f" (sglang {release}'s default)")
     return failed(f"KV sharding with the radix cache on and {found}", required, [f"{TREE_CORE_ENV}=python"])
+
+
+# handle_kv_cache_sharding's refusals of other KV-cache features, in its order: (dest, as the user wrote it)
+SHARDING_REFUSED_FEATURES = (
+    ("enable_unified_cache_external_linker", "--enable-unified-cache-external-linker"),
+    ("enable_streaming_session", "--enable-streaming-session"),
+    ("enable_session_radix_cache", "--enable-session-radix-cache"),
+    ("enable_flexkv", "--enable-flexkv"),
+    ("enable_unified_memory", "--enable-unified-memory"),
+    ("enable_lmcache", "--enable-lmcache"),
+    ("enable_hisparse", "--enable-hisparse"),
+    ("enable_two_batch_overlap", "--enable-two-batch-overlap"),
+)
+SHARDED_HOST_OFFLOAD_FROM = Version("0.5.23")  # HiCache host offload allowed; 0.5.22 refuses any HiCache
+# A sharded DSA model's HiCache (0.5.23): the host memory mode, I/O backend and layouts it takes, and SGLang's
+# defaults for them (fields/memory.py)
+SHARDED_DSA_HICACHE = {
+    "hicache_host_memory_mode": ("cache",),
+    "hicache_io_backend": ("kernel",),
+    "hicache_mem_layout": ("layer_first", "page_first"),
+}
+HICACHE_DEFAULTS = {
+    "hicache_host_memory_mode": "cache",
+    "hicache_io_backend": "kernel",
+    "hicache_mem_layout": "page_first",
+}
+
+
+def _sharding_refusals(cfg, target) -> list[str]:
+    """The other KV-cache features handle_kv_cache_sharding refuses that the launch turns on, as written."""
+    found = [written for dest, written in SHARDING_REFUSED_FEATURES if cfg.flags.get(dest)]
+    if (cfg.flags.get("dcp_size") or 1) > 1:
+        found.append(f"--dcp-size {cfg.flags['dcp_size']}")
+    if cfg.flags.get("enable_dynamic_chunking") and cfg.pp_size > 1:
+        found.append(f"--enable-dynamic-chunking with --pp-size {cfg.pp_size}")
+    if not cfg.flags.get("enable_hierarchical_cache"):
+        return found
+    if sglang_release(target) < SHARDED_HOST_OFFLOAD_FROM:
+        found.append("--enable-hierarchical-cache")
+        return found
+    if cfg.flags.get("hicache_storage_backend") is not None:
+        found.append(f"--hicache-storage-backend {cfg.flags['hicache_storage_backend']}")
+    if dsa_model(cfg, target):
+        for dest, allowed in SHARDED_DSA_HICACHE.items():
+            value = cfg.flags.get(dest) or HICACHE_DEFAULTS[dest]
+            if value not in allowed:
+                found.append(f"--{dest.replace('_', '-')} {value} (DSA HiCache)")
+    return found
+
+
+@rule(
+    id="kv-sharding-cache-features",
+    title="--enable-kv-cache-sharding refuses other KV-cache features (KV offload, sessions, DCP, HiSparse, TBO, …)",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses, in this order, the unified-cache external "
+        "linker, streaming sessions, the session radix cache, FlexKV, unified memory, --dcp-size > 1, HiCache, "
+        "LMCache, HiSparse, dynamic chunking with PP > 1 and two-batch overlap (kv_shard_hook.py:92-154 in "
+        "0.5.22, :145-219 in 0.5.23; bench/release_walk.py grep 'does not support --enable-lmcache'). 0.5.22 "
+        "refuses any --enable-hierarchical-cache (:123-128); 0.5.23 only with --hicache-storage-backend "
+        "(:176-181) and, for a DSA model, a host memory mode other than cache or an I/O backend other than "
+        "kernel or a layout other than layer_first / page_first (:182-193; defaults cache, kernel, page_first: "
+        "fields/memory.py)"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding does not support --enable-lmcache.; ... does not support "
+    "--enable-flexkv; ... does not support streaming sessions; ... does not support session radix cache yet.; "
+    "... does not support --enable-unified-memory; --enable-kv-cache-sharding and decode context parallelism "
+    "(--dcp-size) are mutually exclusive users of the widened allocator index space.; --enable-kv-cache-sharding "
+    "supports HiCache host offload but not --hicache-storage-backend yet; ... does not support --enable-hisparse; "
+    "... does not support dynamic chunk sizing with pipeline parallelism; ... does not support "
+    "--enable-two-batch-overlap; CP-sharded DSA HiCache requires host memory mode cache",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that `--enable-kv-cache-sharding` comes without the KV-cache features SGLang refuses beside it:
+`--enable-unified-cache-external-linker`, `--enable-streaming-session`, `--enable-session-radix-cache`,
+`--enable-flexkv`, `--enable-unified-memory`, `--dcp-size` > 1, `--enable-lmcache`, `--enable-hisparse`,
+`--enable-two-batch-overlap`, `--enable-dynamic-chunking` with `--pp-size` > 1, and HiCache: any in sglang
+0.5.22; from 0.5.23 host offload is allowed but not `--hicache-storage-backend`, and a DSA model's HiCache
+needs host memory mode cache, the kernel I/O backend and the layer_first or page_first layout.
+
+Each of them allocates, loads back or plans KV as whole pages per rank (or rebuilds the one gather plan a
+sharded pool keeps), where a sharded rank holds only its stripe of each page; SGLang refuses them at
+start-up.""",
+    fix_title="Drop the KV-cache feature the sharded prefill worker cannot run with",
+)
+def kv_sharding_cache_features(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    required = "no KV offload / session / DCP / HiSparse / TBO feature SGLang refuses with KV sharding"
+    refused = _sharding_refusals(cfg, target)
+    if refused:
+        return failed(f"KV sharding with {', '.join(refused)}", required)
+    return passed("KV sharding with none of the features it refuses", required)
+
+
+# configs/model_config.py is_encoder_decoder_model, what the refusal reads (:2425-2431 in 0.5.22, :2540-2546 in 0.5.23)
+ENCODER_DECODER_ARCHITECTURES = (
+    "WhisperForConditionalGeneration",
+    "MllamaForConditionalGeneration",
+    "MossVLForConditionalGeneration",
+)
+
+
+@rule(
+    id="kv-sharding-model-attention",
+    title="--enable-kv-cache-sharding refuses encoder-decoder and chunked local-attention models",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses model_config.is_encoder_decoder and an "
+        "attention_chunk_size (kv_shard_hook.py:156-168 in 0.5.22, :221-233 in 0.5.23; bench/release_walk.py "
+        "grep 'does not support encoder-decoder'); is_encoder_decoder is an architecture list, the same three in "
+        "both (configs/model_config.py:2425-2431, :2540-2546)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--enable-kv-cache-sharding does not support encoder-decoder models: cross-attention uses a separate "
+    "encoder page table that is not part of the sharded gather plan.; --enable-kv-cache-sharding does not "
+    "support chunked/local-attention models yet: local-attention metadata is built from the page table before "
+    "the scratch translation.",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that a model served with `--enable-kv-cache-sharding` is not one SGLang runs as encoder-decoder
+(Whisper, Mllama, Moss-VL: the architectures its is_encoder_decoder lists) and has no chunked local attention
+(`attention_chunk_size` in its config.json: Llama 4).
+
+Cross attention reads a separate encoder page table, and local attention builds its metadata from the page
+table before the sharded scratch translation; neither is part of the sharded gather plan, and SGLang refuses
+both at start-up.""",
+    fix_title="Serve this model without --enable-kv-cache-sharding",
+)
+def kv_sharding_model_attention(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    required = "a decoder-only model without chunked local attention"
+    if cfg.model.architecture in ENCODER_DECODER_ARCHITECTURES:
+        return failed(f"KV sharding of {cfg.model.name} (encoder-decoder {cfg.model.architecture})", required)
+    if cfg.model.attention_chunk_size:
+        return failed(
+            f"KV sharding of {cfg.model.name} (attention_chunk_size {cfg.model.attention_chunk_size})", required
+        )
+    return passed(f"KV sharding of {cfg.model.name}", required)

@@ -766,6 +766,50 @@ FIXTURES = {
             },
         ],
     },
+    "kv-sharding-cache-features": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            # 0.5.23 lets HiCache offload to host memory under sharding
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-hierarchical-cache")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-lmcache")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-two-batch-overlap")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-session-radix-cache")},
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-dynamic-chunking", "--pp-size", "2"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *SHARDED_CP, "--enable-hierarchical-cache", "--hicache-storage-backend", "file"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-hierarchical-cache"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "deepseek-v3.2-exp",
+                    *SHARDED_PD,
+                    "--enable-hierarchical-cache",
+                    "--hicache-mem-layout",
+                    "page_first_direct",
+                ),
+            },
+        ],
+    },
+    "kv-sharding-model-attention": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-4-scout", *SHARDED_CP)},
+            {"gpu": "H100", "command": serve("llama-3.2-11b-vision", *SHARDED_CP)},
+        ],
+    },
     "kv-sharding-speculative": {
         "pass": [
             {"gpu": "B200", "command": serve(GLM5_NEXTN, *SHARDED_PD, "--speculative-algorithm", "EAGLE")},
