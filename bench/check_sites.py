@@ -104,9 +104,7 @@ def uncovered(table: dict, sites: list[dict]) -> list[dict]:
         for path, lines in row_lines(row["check"]).items():
             held.setdefault(path, set()).update(lines)
     excused = {(item["file"], item["line"]) for item in table.get("not_attention", [])}
-    return [
-        s for s in sites if s["line"] not in held.get(s["file"], set()) and (s["file"], s["line"]) not in excused
-    ]
+    return [s for s in sites if s["line"] not in held.get(s["file"], set()) and (s["file"], s["line"]) not in excused]
 
 
 def main(argv: list[str]) -> int:

@@ -1408,10 +1408,19 @@ def kv_sharding_shard_group(cfg, target):
         return passed(f"KV sharding of MLA model {cfg.model.name} over {cp_size} attention-CP ranks", required)
     dp = attention_dp_size(cfg)
     if dp > 1:
-        return failed(f"KV sharding of MLA model {cfg.model.name} with attention DP {dp}", required)
+        fix = ["--attn-dp-size 1"] if cfg.flags.get("attn_dp_size") else []
+        return failed(f"KV sharding of MLA model {cfg.model.name} with attention DP {dp}", required, fix)
     if cfg.tp_size <= 1:
         return failed(f"KV sharding of MLA model {cfg.model.name} on --tp-size {cfg.tp_size}", required)
     return passed(f"KV sharding of MLA model {cfg.model.name} over {cfg.tp_size} attention-TP ranks", required)
+
+
+SHARDED_PAGE = 64  # what SGLang's refusal recommends ("--page-size 64 recommended")
+
+
+def _rounded_to(chunk: int, page: int) -> int:
+    """The chunk size SGLang rounds a sharded chunk up to (kv_shard_hook.py:291 in 0.5.23)."""
+    return -(-chunk // page) * page
 
 
 @rule(
@@ -1448,13 +1457,16 @@ def kv_sharding_page_chunk(cfg, target):
     chunk = cfg.flags.get("chunked_prefill_size")
     required = "page size > 1 and --chunked-prefill-size > 0, a multiple of the page"
     if page <= 1:
-        return failed(f"KV sharding on page size {page}", required, ["--page-size 64"])
+        fix = f"--page-size {SHARDED_PAGE}"
+        if chunk is not None and chunk > 0 and chunk % SHARDED_PAGE:
+            fix += f" --chunked-prefill-size {_rounded_to(chunk, SHARDED_PAGE)}"
+        return failed(f"KV sharding on page size {page}", required, [fix])
     if cfg.flags.get("enable_mis"):
         return failed("KV sharding with --enable-mis (it turns chunked prefill off)", required)
     if chunk is not None and chunk <= 0:
         return failed(f"KV sharding with --chunked-prefill-size {chunk}", required, ["--chunked-prefill-size 8192"])
     if chunk is not None and chunk % page:
-        rounded = -(-chunk // page) * page
+        rounded = _rounded_to(chunk, page)
         return warned(
             f"--chunked-prefill-size {chunk} on page size {page} (SGLang rounds it up to {rounded})",
             required,

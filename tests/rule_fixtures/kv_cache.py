@@ -722,6 +722,7 @@ FIXTURES = {
         ],
         "fail": [
             {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP[:-2])},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP[:-2], "--chunked-prefill-size", "4000")},
             {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--chunked-prefill-size", "-1")},
             {
                 "gpu": "H100",
