@@ -25,7 +25,10 @@ TABLE = REPO / "tests" / "fixtures" / "sglang-0.5.23-check-coverage.json"
 SITES = REPO / "tests" / "fixtures" / "sglang-0.5.23-check-sites.json"
 # The files audited site by site so far; the rest of the table's rows came from the hand audit
 # (../shared/research/sglang-0.5.23-check-coverage.md).
-AUDITED = ("sglang/srt/arg_groups/kv_shard_hook.py",)
+AUDITED = (
+    "sglang/srt/arg_groups/kv_shard_hook.py",
+    "sglang/srt/arg_groups/attention_hook.py",
+)
 
 
 def _is_rewrite(node: ast.AST) -> bool:
