@@ -28,6 +28,7 @@ SITES = REPO / "tests" / "fixtures" / "sglang-0.5.23-check-sites.json"
 AUDITED = (
     "sglang/srt/arg_groups/kv_shard_hook.py",
     "sglang/srt/arg_groups/attention_hook.py",
+    "sglang/srt/arg_groups/kv_cache_hook.py",
 )
 
 

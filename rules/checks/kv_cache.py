@@ -319,6 +319,51 @@ def kv_prefill_only_preconditions(cfg, target):
 
 
 @rule(
+    id="kv-prefill-only-pool-writers",
+    title="--prefill-only-disable-kv-cache refuses context parallelism and HiSparse, which write the KV pool",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'incompatible with --attn-cp-size', 'the "
+        "prefill-CP path stages', 'is incompatible with --enable-hisparse'): the three ValueErrors first in 0.5.12 "
+        "(server_args.py:3400-3419, the prefill-CP one naming --enable-prefill-context-parallel, the flag until "
+        "0.5.19) and unchanged through 0.5.23 (arg_groups/kv_cache_hook.py:919-937), after the chunked-prefill and "
+        "radix-cache preconditions"
+    ),
+    stage="startup",
+    prevents="--prefill-only-disable-kv-cache is incompatible with --attn-cp-size > 1: the context-parallel "
+    "attention path writes K/V to the pool via set_kv_buffer, which the no-op pool intentionally rejects.; "
+    "--prefill-only-disable-kv-cache is incompatible with --enable-prefill-cp: the prefill-CP path stages K/V "
+    "through the paged cache, which the no-op pool does not support.; --prefill-only-disable-kv-cache is "
+    "incompatible with --enable-hisparse: HiSparse uses a dedicated pool family that is not the no-op MHA pool.",
+    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks that `--prefill-only-disable-kv-cache` comes without `--attn-cp-size` > 1, prefill context
+parallelism (`--enable-prefill-cp`, `--enable-prefill-context-parallel` until 0.5.19) or `--enable-hisparse`.
+
+The flag swaps the KV pool for a no-op one that rejects writes; context-parallel attention writes K/V to the
+pool and prefill CP stages K/V through it, and HiSparse brings a pool family of its own. SGLang refuses each
+at start-up (else the first request would fail on the no-op pool's write).""",
+    fix_title="Drop context parallelism / HiSparse, or keep the KV cache",
+)
+def kv_prefill_only_pool_writers(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    switches = [
+        f"--{dest.replace('_', '-')}"
+        for dest in ("enable_prefill_cp", "enable_prefill_context_parallel", "enable_hisparse")
+        if cfg.flags.get(dest)
+    ]
+    found = ([f"--attn-cp-size {cp_size}"] if cp_size > 1 else []) + switches
+    required = "no context parallelism, no HiSparse"
+    if found:
+        # a switch cannot be turned off by adding a flag; only the CP size can be set back
+        fix = ["--attn-cp-size 1"] if not switches else []
+        return failed(f"--prefill-only-disable-kv-cache with {', '.join(found)}", required, fix)
+    return passed("--prefill-only-disable-kv-cache without context parallelism or HiSparse", required)
+
+
+@rule(
     id="kv-prefill-only-backend",
     title="--prefill-only-disable-kv-cache needs fa3 or fa4 for prefill",
     engine="sglang",

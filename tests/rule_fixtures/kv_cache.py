@@ -640,6 +640,18 @@ FIXTURES = {
             },
         ],
     },
+    "kv-prefill-only-pool-writers": {
+        "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
+        "fail": [
+            {"gpu": "H100", "argv": [*PREFILL_ONLY, "--tp-size", "2", "--attn-cp-size", "2"]},
+            {
+                "gpu": "H100",
+                "argv": [*PREFILL_ONLY, "--enable-prefill-context-parallel"],
+                "engine_version": ["sglang==0.5.13"],
+            },
+            {"gpu": "H100", "argv": [*PREFILL_ONLY, "--enable-hisparse"]},
+        ],
+    },
     "kv-sharding-backend": {
         "pass": [
             {
