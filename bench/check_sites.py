@@ -29,6 +29,7 @@ AUDITED = (
     "sglang/srt/arg_groups/kv_shard_hook.py",
     "sglang/srt/arg_groups/attention_hook.py",
     "sglang/srt/arg_groups/kv_cache_hook.py",
+    "sglang/srt/arg_groups/overrides.py",
 )
 
 
