@@ -30,6 +30,7 @@ AUDITED = (
     "sglang/srt/arg_groups/attention_hook.py",
     "sglang/srt/arg_groups/kv_cache_hook.py",
     "sglang/srt/arg_groups/overrides.py",
+    "sglang/srt/arg_groups/model_hook.py",
 )
 
 
