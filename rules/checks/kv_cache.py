@@ -434,6 +434,38 @@ def kv_fp4_prefill_only(cfg, target):
 
 
 @rule(
+    id="kv-fp4-unified-memory",
+    title="An FP4 KV cache (nvfp4, fp4_mx_block16) cannot use --enable-unified-memory",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_kv4_compatibility raises for --enable-unified-memory with either FP4 dtype on "
+        "CUDA (kv_cache_hook.py:133-137 in 0.5.21, 0.5.22 and 0.5.23; bench/release_walk.py grep 'FP4 KV cache does "
+        "not yet support --enable-unified-memory' finds it from 0.5.21, the unified pool itself being 0.5.18+)"
+    ),
+    stage="startup",
+    prevents="FP4 KV cache does not yet support --enable-unified-memory: the unified MHA pool does not allocate FP4 "
+    "block scales or the prefill dequant workspace.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Checks that an FP4 KV cache (`--kv-cache-dtype nvfp4` or `fp4_mx_block16`) runs without
+`--enable-unified-memory`.
+
+The unified MHA pool allocates neither the FP4 block scales nor the prefill dequant workspace, so SGLang
+refuses the pair at start-up.""",
+    fix_title="Drop --enable-unified-memory, or use an FP8 KV cache with it",
+)
+def kv_fp4_unified_memory(cfg, target):
+    if cfg.kv_cache_dtype not in KV4:
+        return skipped("applies to an FP4 KV cache (nvfp4, fp4_mx_block16)")
+    required = "no --enable-unified-memory with an FP4 KV cache"
+    if _unified_memory(cfg):
+        return failed(
+            f"{cfg.kv_cache_dtype} KV cache with --enable-unified-memory", required, ["--kv-cache-dtype fp8_e4m3"]
+        )
+    return passed(f"{cfg.kv_cache_dtype} KV cache without unified memory", required)
+
+
+@rule(
     id="kv-nvfp4-arch",
     title="An NVFP4 KV cache needs SM100 or SM12x",
     engine="sglang",

@@ -180,6 +180,13 @@ FIXTURES = {
             {"gpu": "B200", "argv": ["--kv-cache-dtype", "nvfp4", *PREFILL_ONLY], "engine_version": ["sglang==0.5.16"]},
         ],
     },
+    "kv-fp4-unified-memory": {
+        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]}],
+        "fail": [
+            {"gpu": "B200", "command": serve("llama-3.1-8b", UNIFIED, "--kv-cache-dtype", "nvfp4")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--kv-cache-dtype", "fp4_mx_block16")},
+        ],
+    },
     "kv-nvfp4-arch": {
         "pass": [
             {"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]},
