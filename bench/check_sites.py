@@ -2,7 +2,7 @@
 extracted wheel (a rewrite: a declare_resolution call, how 0.5.23's hooks force a setting).
 
 The coverage table (tests/fixtures/sglang-0.5.23-check-coverage.json) must hold each listed site in a row's line
-ranges, or name it under not_attention with why: tests/test_check_coverage.py reads the listing this script
+ranges, or in a not_attention entry's (its `check` written as a row's, with why it bears on no attention): tests/test_check_coverage.py reads the listing this script
 writes, so a check a later release adds shows up as a site no row holds (issue 11 §1).
 
     python bench/check_sites.py                      # write tests/fixtures/sglang-0.5.23-check-sites.json
@@ -31,6 +31,7 @@ AUDITED = (
     "sglang/srt/arg_groups/kv_cache_hook.py",
     "sglang/srt/arg_groups/overrides.py",
     "sglang/srt/arg_groups/model_hook.py",
+    "sglang/srt/arg_groups/speculative_hook.py",
 )
 
 
@@ -103,14 +104,18 @@ def row_lines(check: str) -> dict[str, set[int]]:
     return named
 
 
-def uncovered(table: dict, sites: list[dict]) -> list[dict]:
-    """The sites no row's lines hold and not_attention does not name."""
+def _lines_of(entries: list[dict]) -> dict[str, set[int]]:
     held: dict[str, set[int]] = {}
-    for row in table["checks"]:
-        for path, lines in row_lines(row["check"]).items():
+    for entry in entries:
+        for path, lines in row_lines(entry["check"]).items():
             held.setdefault(path, set()).update(lines)
-    excused = {(item["file"], item["line"]) for item in table.get("not_attention", [])}
-    return [s for s in sites if s["line"] not in held.get(s["file"], set()) and (s["file"], s["line"]) not in excused]
+    return held
+
+
+def uncovered(table: dict, sites: list[dict]) -> list[dict]:
+    """The sites no row's lines hold and no not_attention entry's lines excuse."""
+    held = _lines_of(table["checks"] + table.get("not_attention", []))
+    return [s for s in sites if s["line"] not in held.get(s["file"], set())]
 
 
 def main(argv: list[str]) -> int:
