@@ -32,6 +32,7 @@ AUDITED = (
     "sglang/srt/arg_groups/overrides.py",
     "sglang/srt/arg_groups/model_hook.py",
     "sglang/srt/arg_groups/speculative_hook.py",
+    "sglang/srt/arg_groups/validation_hook.py",
 )
 
 
