@@ -23,17 +23,33 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TABLE = REPO / "tests" / "fixtures" / "sglang-0.5.23-check-coverage.json"
 SITES = REPO / "tests" / "fixtures" / "sglang-0.5.23-check-sites.json"
-# The files audited site by site so far; the rest of the table's rows came from the hand audit
-# (../shared/research/sglang-0.5.23-check-coverage.md).
-AUDITED = (
-    "sglang/srt/arg_groups/kv_shard_hook.py",
-    "sglang/srt/arg_groups/attention_hook.py",
-    "sglang/srt/arg_groups/kv_cache_hook.py",
-    "sglang/srt/arg_groups/overrides.py",
-    "sglang/srt/arg_groups/model_hook.py",
-    "sglang/srt/arg_groups/speculative_hook.py",
-    "sglang/srt/arg_groups/validation_hook.py",
-)
+# The files audited site by site so far, each with the functions whose sites count (None: every site; an attention
+# backend: its constructor, the checks it makes before any forward); the rest of the table's rows came from the
+# hand audit (../shared/research/sglang-0.5.23-check-coverage.md).
+CONSTRUCTOR = ("__init__",)
+AUDITED: dict[str, tuple[str, ...] | None] = {
+    "sglang/srt/arg_groups/kv_shard_hook.py": None,
+    "sglang/srt/arg_groups/attention_hook.py": None,
+    "sglang/srt/arg_groups/kv_cache_hook.py": None,
+    "sglang/srt/arg_groups/overrides.py": None,
+    "sglang/srt/arg_groups/model_hook.py": None,
+    "sglang/srt/arg_groups/speculative_hook.py": None,
+    "sglang/srt/arg_groups/validation_hook.py": None,
+    "sglang/srt/layers/attention/attention_registry.py": None,
+    **{
+        f"sglang/srt/layers/attention/{name}.py": CONSTRUCTOR
+        for name in (
+            "flashattention_backend",
+            "flashinfer_backend",
+            "triton_backend",
+            "trtllm_mha_backend",
+            "flashmla_backend",
+            "flashinfer_mla_backend",
+            "hpc_ops_backend",
+            "hybrid_linear_attn_backend",
+        )
+    },
+}
 
 
 def _is_rewrite(node: ast.AST) -> bool:
@@ -81,8 +97,17 @@ def sites_of(path: Path, relative: str) -> list[dict]:
 
 def listing(root: Path, release: str) -> dict:
     base = root / release
-    sites = [site for relative in AUDITED for site in sites_of(base / relative, relative)]
-    return {"release": f"sglang {release}", "files": list(AUDITED), "sites": sites}
+    sites = [
+        site
+        for relative, functions in AUDITED.items()
+        for site in sites_of(base / relative, relative)
+        if functions is None or site["function"] in functions
+    ]
+    return {
+        "release": f"sglang {release}",
+        "files": {relative: list(functions) if functions else "every site" for relative, functions in AUDITED.items()},
+        "sites": sites,
+    }
 
 
 def row_lines(check: str) -> dict[str, set[int]]:
