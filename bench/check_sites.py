@@ -35,6 +35,10 @@ AUDITED: dict[str, tuple[str, ...] | None] = {
     "sglang/srt/arg_groups/model_hook.py": None,
     "sglang/srt/arg_groups/speculative_hook.py": None,
     "sglang/srt/arg_groups/validation_hook.py": None,
+    "sglang/srt/arg_groups/mamba_hook.py": None,
+    "sglang/srt/arg_groups/hisparse_hook.py": None,
+    "sglang/srt/arg_groups/serving_hook.py": None,
+    "sglang/srt/server_args.py": None,
     "sglang/srt/layers/attention/attention_registry.py": None,
     **{
         f"sglang/srt/layers/attention/{name}.py": CONSTRUCTOR
