@@ -39,6 +39,22 @@ AUDITED: dict[str, tuple[str, ...] | None] = {
     "sglang/srt/arg_groups/hisparse_hook.py": None,
     "sglang/srt/arg_groups/serving_hook.py": None,
     "sglang/srt/server_args.py": None,
+    **{
+        f"sglang/srt/arg_groups/model_overrides/{name}.py": None
+        for name in (
+            "deepseek_v2",
+            "ernie45_vl",
+            "gpt_oss",
+            "iquest_q1",
+            "kimi_k3",
+            "minicpm",
+            "minimax_m3",
+            "moss_vl",
+            "nemotron_h",
+            "qwen3_moe",
+            "qwen4_exp",
+        )
+    },
     "sglang/srt/layers/attention/attention_registry.py": None,
     **{
         f"sglang/srt/layers/attention/{name}.py": CONSTRUCTOR
