@@ -40,6 +40,17 @@ AUDITED: dict[str, tuple[str, ...] | None] = {
     "sglang/srt/arg_groups/serving_hook.py": None,
     "sglang/srt/server_args.py": None,
     **{
+        f"sglang/srt/arg_groups/{name}.py": None
+        for name in (
+            "parallel_hook",
+            "cp_tp_group_sharing_hook",
+            "hicache_hook",
+            "pd_disaggregation_hook",
+            "memory_hook",
+            "cuda_graph_hook",
+        )
+    },
+    **{
         f"sglang/srt/arg_groups/model_overrides/{name}.py": None
         for name in (
             "deepseek_v2",

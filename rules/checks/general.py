@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import attention_dp_size, choice_check, declared, gpu, phases_using, sglang_release
+from rules.checks.common import (
+    attention_dp_size,
+    choice_check,
+    chunked_prefill_per_rank,
+    declared,
+    gpu,
+    phases_using,
+    sglang_release,
+)
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from rules.knowledge import backends as backend_kb
@@ -643,7 +651,8 @@ DECODE_SKIPS_CHUNK_CHECK_FROM = Version("0.5.3")
         "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'chunked_prefill_size must be divisible "
         "by page_size'): server_args.py check_server_args (0.5.1 :2130-2131, 0.5.18 :9203-9204), "
         "arg_groups/validation_hook.py from 0.5.19 (:106-107; 0.5.23 :243-246), after the page-size rewrites; a decode "
-        "server skips it from 0.5.3 ('Skip validation if disaggregation mode is decode', absent in 0.5.1-0.5.2)"
+        "server skips it from 0.5.3 ('Skip validation if disaggregation mode is decode', absent in 0.5.1-0.5.2); attention DP "
+        "divides the size first in every release (bench/release_walk.py grep 'chunked prefill size is adjusted')"
     ),
     stage="startup",
     prevents="chunked_prefill_size must be divisible by page_size",
@@ -657,7 +666,9 @@ or cutlass_mla. So `--chunked-prefill-size 4000` that runs on page size 1 fails 
 SGLang's own default sizes are powers of two and pass; a size <= 0 turns chunked prefill off and is not
 checked, nor, from 0.5.3, is a `--disaggregation-mode decode` server (validation_hook.py:243 in 0.5.23). With
 `--enable-kv-cache-sharding` (0.5.22+) SGLang rounds the chunk up to a page first (kv_shard_hook.py:290-292
-in 0.5.23, declared before this assert runs), which kv-sharding-page-chunk reports.""",
+in 0.5.23, declared before this assert runs), which kv-sharding-page-chunk reports. Under attention DP the
+size checked is each rank's share: SGLang divides it by the attention-DP size first (parallel_hook.py:326-334
+in 0.5.23, server_args.py:538 in 0.5.1), so 8192 over 3 ranks is 2730, a multiple of no page size above 2.""",
     fix_title="Use a --chunked-prefill-size that is a multiple of the page size",
 )
 def general_chunked_prefill_page(cfg, target):
@@ -669,13 +680,14 @@ def general_chunked_prefill_page(cfg, target):
     if cfg.flags.get("enable_kv_cache_sharding"):
         return skipped("KV sharding rounds the chunk up to a page before this check (kv-sharding-page-chunk)")
     page = effective_page_size(cfg, target)
-    if size % page == 0:
-        return passed(f"--chunked-prefill-size {size} with page size {page}", f"a multiple of {page}")
-    return failed(
-        f"--chunked-prefill-size {size} with page size {page}",
-        f"a multiple of {page}",
-        [f"--chunked-prefill-size {max(page, size - size % page)}"],
-    )
+    dp = attention_dp_size(cfg)
+    per_rank = chunked_prefill_per_rank(cfg)
+    found = f"--chunked-prefill-size {size}" + (f" ({per_rank} per attention-DP rank of {dp})" if dp > 1 else "")
+    found += f" with page size {page}"
+    if per_rank % page == 0:
+        return passed(found, f"a multiple of {page} per rank")
+    step = page * dp  # a size whose per-rank share is a whole number of pages
+    return failed(found, f"a multiple of {page} per rank", [f"--chunked-prefill-size {max(step, size - size % step)}"])
 
 
 # attention_hook.py handle_attention_backend_compatibility: these backends turn CUDA graphs off (decode and prefill).

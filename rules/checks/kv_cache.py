@@ -14,6 +14,7 @@ from rules.checks.common import (
     attention_dp_size,
     blackwell_majors,
     choice_check,
+    chunked_prefill_per_rank,
     cuda_version,
     declared,
     gpu,
@@ -1531,23 +1532,28 @@ def kv_sharding_page_chunk(cfg, target):
     if not _sharding(cfg):
         return skipped("applies to --enable-kv-cache-sharding")
     page = effective_page_size(cfg, target)
-    chunk = cfg.flags.get("chunked_prefill_size")
+    # the hook runs after attention DP divides the chunk (pipeline.py:274-281 in 0.5.23): it sees each rank's share
+    chunk = chunked_prefill_per_rank(cfg)
+    dp = attention_dp_size(cfg)
+    written = f"--chunked-prefill-size {cfg.flags.get('chunked_prefill_size')}" + (
+        f" ({chunk} per attention-DP rank)" if dp > 1 else ""
+    )
     required = "page size > 1 and --chunked-prefill-size > 0, a multiple of the page"
     if page <= 1:
         fix = f"--page-size {SHARDED_PAGE}"
         if chunk is not None and chunk > 0 and chunk % SHARDED_PAGE:
-            fix += f" --chunked-prefill-size {_rounded_to(chunk, SHARDED_PAGE)}"
+            fix += f" --chunked-prefill-size {_rounded_to(chunk, SHARDED_PAGE) * dp}"
         return failed(f"KV sharding on page size {page}", required, [fix])
     if cfg.flags.get("enable_mis"):
         return failed("KV sharding with --enable-mis (it turns chunked prefill off)", required)
     if chunk is not None and chunk <= 0:
-        return failed(f"KV sharding with --chunked-prefill-size {chunk}", required, ["--chunked-prefill-size 8192"])
+        return failed(f"KV sharding with {written}", required, ["--chunked-prefill-size 8192"])
     if chunk is not None and chunk % page:
         rounded = _rounded_to(chunk, page)
         return warned(
-            f"--chunked-prefill-size {chunk} on page size {page} (SGLang rounds it up to {rounded})",
+            f"{written} on page size {page} (SGLang rounds it up to {rounded})",
             required,
-            [f"--chunked-prefill-size {rounded}"],
+            [f"--chunked-prefill-size {rounded * dp}"],
         )
     return passed(f"KV sharding on page size {page} with chunked prefill", required)
 
