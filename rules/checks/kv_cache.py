@@ -1258,6 +1258,60 @@ def kv_unified_memory_full_prefill_graph(cfg, target):
     )
 
 
+# What handle_unified_memory_pool refuses beside --enable-unified-memory, each from the release that added it:
+# (dest, as written, first release); bench/release_walk.py grep finds each message first in that release
+UNIFIED_MEMORY_REFUSED = (
+    ("enable_two_batch_overlap", "--enable-two-batch-overlap", Version("0.5.20")),
+    ("enable_lmcache", "--enable-lmcache", Version("0.5.21")),
+    ("enable_unified_cache_external_linker", "--enable-unified-cache-external-linker", Version("0.5.22")),
+)
+UNIFIED_EAGLE_HICACHE_FROM = Version("0.5.22")
+
+
+@rule(
+    id="kv-unified-memory-cache-features",
+    title="--enable-unified-memory refuses two-batch overlap, LMCache, the external linker, and HiCache under EAGLE",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: handle_unified_memory_pool asserts no --enable-two-batch-overlap from 0.5.20 "
+        "(kv_cache_hook.py:251 in 0.5.20, :654 in 0.5.23), no --enable-lmcache from 0.5.21 (:577, :659), no "
+        "--enable-unified-cache-external-linker from 0.5.22 (:658, :665), and with EAGLE / EAGLE3 (NEXTN resolves to "
+        "EAGLE before it, pipeline.py) no --enable-hierarchical-cache from 0.5.22 (:675, :682); bench/release_walk.py "
+        "grep 'unified-memory does not support --enable-two-batch-overlap', 'is not yet compatible with "
+        "--enable-lmcache', 'external-linker: direct L3', 'EAGLE/EAGLE3 does not support'"
+    ),
+    stage="startup",
+    prevents="--enable-unified-memory does not support --enable-two-batch-overlap: the iteration's read tables are "
+    "indexed by the whole batch's rows, and a TBO child's readers do not offset into them.; --enable-unified-memory "
+    "is not yet compatible with --enable-lmcache; --enable-unified-memory does not support "
+    "--enable-unified-cache-external-linker; --enable-unified-memory + EAGLE/EAGLE3 does not support "
+    "--enable-hierarchical-cache",
+    source=f"{KV_HOOK}, handle_unified_memory_pool",
+    docs="""Checks the features `--enable-unified-memory` refuses beside it: `--enable-two-batch-overlap` (from
+0.5.20), `--enable-lmcache` (0.5.21), `--enable-unified-cache-external-linker` (0.5.22) and, with EAGLE /
+EAGLE3 / NEXTN, `--enable-hierarchical-cache` (0.5.22).
+
+The unified pool hands out virtual KV ids and one whole-batch read table; TBO's half-batches do not offset
+into it, LMCache and the external linker index device buffers with the ids they are given, and HiCache keeps
+a host pool the fused EAGLE draft does not have. SGLang asserts each at start-up. (Its refusal of
+`--disaggregation-decode-retraction-backup host_pool` under EAGLE reads a flag this tool does not model.)""",
+    fix_title="Drop the refused feature, or --enable-unified-memory",
+)
+def kv_unified_memory_cache_features(cfg, target):
+    if not _unified_memory(cfg):
+        return skipped("applies to --enable-unified-memory")
+    release = sglang_release(target)
+    refused = [written for dest, written, since in UNIFIED_MEMORY_REFUSED if release >= since and cfg.flags.get(dest)]
+    eagle = (cfg.speculative_algorithm or "").upper() in ("EAGLE", "EAGLE3", "NEXTN")
+    if eagle and release >= UNIFIED_EAGLE_HICACHE_FROM and cfg.flags.get("enable_hierarchical_cache"):
+        refused.append(f"--enable-hierarchical-cache with {cfg.speculative_algorithm.upper()}")
+    required = f"none of the features sglang {release} refuses with unified memory"
+    if refused:
+        return failed(f"--enable-unified-memory with {', '.join(refused)}", required)
+    return passed("--enable-unified-memory with none of the features it refuses", required)
+
+
 KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
 DSA_KV_SHARDING_FROM = Version("0.5.23")  # DSA models get their own requirements (the dsa backend)
 # 0.5.23 admits one speculative shape with sharding (kv_shard_hook.py:105-118; 0.5.22 refuses any, :66-69):

@@ -659,6 +659,20 @@ FIXTURES = {
             {"gpu": "H100", "argv": [*PREFILL_ONLY, "--enable-hisparse"]},
         ],
     },
+    "kv-unified-memory-cache-features": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--attention-backend", "fa3")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--enable-two-batch-overlap")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--enable-lmcache")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--enable-unified-cache-external-linker")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-20b", UNIFIED, "--speculative-algorithm", "EAGLE", "--enable-hierarchical-cache"
+                ),
+            },
+        ],
+    },
     "kv-sharding-backend": {
         "pass": [
             {
