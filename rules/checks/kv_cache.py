@@ -434,6 +434,48 @@ def kv_fp4_prefill_only(cfg, target):
     )
 
 
+NVFP4_NATIVE_TRANSFER_CHECK_FROM = Version("0.5.21")
+
+
+@rule(
+    id="kv-nvfp4-native-transfer",
+    title="SM100's native NVFP4 on trtllm_mha cannot leave the GPU: no PD disaggregation, HiCache or LMCache",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_kv4_compatibility raises, for --kv-cache-dtype nvfp4 on SM100 with trtllm_mha "
+        "on a phase, when --disaggregation-mode is not null and when --enable-hierarchical-cache or --enable-lmcache "
+        "is on (kv_cache_hook.py:251-263, the same lines in 0.5.21, 0.5.22 and 0.5.23; bench/release_walk.py grep "
+        "'native NVFP4 with trtllm_mha does not yet support' finds it from 0.5.21)"
+    ),
+    stage="startup",
+    prevents="SM100 native NVFP4 with trtllm_mha does not yet support PD disaggregation because its physical "
+    "block-scale layout is not implemented by the KV transfer path.; SM100 native NVFP4 with trtllm_mha does not "
+    "yet support hierarchical KV cache or LMCache because their host pools do not preserve the physical "
+    "block-scale layout.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Checks that an NVFP4 KV cache in SM100's native layout (trtllm_mha on prefill or decode, which SGLang
+picks by default on SM100) stays on the GPU: no `--disaggregation-mode` prefill / decode, no
+`--enable-hierarchical-cache`, no `--enable-lmcache`.
+
+trtllm_mha keeps NVFP4 with its kernel-native physical block scales; neither the PD transfer path nor the
+host pools of HiCache and LMCache preserve that layout, so SGLang refuses them at start-up.""",
+    fix_title="Use an FP8 KV cache for PD disaggregation or host offload, or serve without them",
+)
+def kv_nvfp4_native_transfer(cfg, target):
+    if cfg.kv_cache_dtype != "nvfp4":
+        return skipped("applies to --kv-cache-dtype nvfp4")
+    if target.major != 10 or "trtllm_mha" not in (cfg.prefill_backend, cfg.decode_backend):
+        return skipped("applies to SM100's native NVFP4 layout (trtllm_mha on a phase)")
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    found = [f"--disaggregation-mode {mode}"] if mode != "null" else []
+    found += [f"--{d.replace('_', '-')}" for d in ("enable_hierarchical_cache", "enable_lmcache") if cfg.flags.get(d)]
+    required = "no PD disaggregation, HiCache or LMCache with native NVFP4"
+    if found:
+        return failed(f"native NVFP4 on trtllm_mha with {', '.join(found)}", required, ["--kv-cache-dtype fp8_e4m3"])
+    return passed("native NVFP4 on trtllm_mha, kept on the GPU", required)
+
+
 @rule(
     id="kv-fp4-unified-memory",
     title="An FP4 KV cache (nvfp4, fp4_mx_block16) cannot use --enable-unified-memory",

@@ -180,6 +180,19 @@ FIXTURES = {
             {"gpu": "B200", "argv": ["--kv-cache-dtype", "nvfp4", *PREFILL_ONLY], "engine_version": ["sglang==0.5.16"]},
         ],
     },
+    "kv-nvfp4-native-transfer": {
+        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]}],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": serve("llama-3.1-8b", "--kv-cache-dtype", "nvfp4", "--disaggregation-mode", "prefill"),
+            },
+            {
+                "gpu": "B200",
+                "command": serve("llama-3.1-8b", "--kv-cache-dtype", "nvfp4", "--enable-hierarchical-cache"),
+            },
+        ],
+    },
     "kv-fp4-unified-memory": {
         "pass": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]}],
         "fail": [
