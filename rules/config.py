@@ -363,6 +363,17 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "linear_attn_decode_backend": "str",
                 "linear_attn_verify_backend": "str",
                 "hicache_io_backend": "str",
+                # what --enable-kv-cache-sharding refuses beside it (kv-sharding-cache-features)
+                "enable_unified_cache_external_linker": "bool",
+                "enable_streaming_session": "bool",
+                "enable_session_radix_cache": "bool",
+                "enable_flexkv": "bool",
+                "enable_lmcache": "bool",
+                "hicache_storage_backend": "str",
+                "hicache_host_memory_mode": "str",
+                "hicache_mem_layout": "str",
+                "enable_dynamic_chunking": "bool",
+                "enable_two_batch_overlap": "bool",
                 "enable_multimodal": "bool",
                 "prefill_kv_cache_dequant_dtype": "str",
                 "enable_dp_attention": "bool",
@@ -426,7 +437,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "dsa_paged_mqa_logits_backend dsa_topk_backend dsa_triton_union "
             "dsv4_prefill_backend enable_amd_monokernel enable_deepseek_v4_fp4_indexer "
             "enable_dsa_fused_indexer enable_fused_qk_norm_rope enable_lean_attention enable_nvidia_megakernel "
-            "enable_pdmux enable_return_indexer_topk enable_single_batch_overlap enable_two_batch_overlap "
+            "enable_pdmux enable_return_indexer_topk enable_single_batch_overlap "
             "flashinfer_mla_disable_ragged nsa_decode nsa_decode_backend nsa_prefill nsa_prefill_backend "
             "pdmux_config_path qsa_indexer_dtype sm_group_num speculative_dsa_topk_backend "
             "tbo_token_distribution_threshold triton_attention_num_kv_splits triton_attention_reduce_in_fp32 "
@@ -443,7 +454,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
             "enable_encoder_swa_bounded_replay "
-            "enable_linker_mla_dedup enable_memory_saver enable_streaming_session encoder_only "
+            "enable_linker_mla_dedup enable_memory_saver encoder_only "
             "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
             "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
             "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
@@ -470,10 +481,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enforce_piecewise_cuda_graph msprobe_dump_config piecewise_cuda_graph_compiler "
             "piecewise_cuda_graph_tokens record_nolora_graph"
         ),
-        (
-            "chunked prefill: dynamic chunk sizes (chunks can grow toward max_prefill_tokens: sglang 0.5.14 "
-            "server_args.py:5208) and mixed prefill-decode batches"
-        ): "enable_dynamic_chunking enable_mixed_chunk",
+        "chunked prefill: mixed prefill-decode batches": "enable_mixed_chunk",
         "quantization (weights loaded as another format: --load-format gguf sets quantization)": (
             "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve rl_on_policy_target "
             "rl_quant_profile speculative_draft_model_quantization torchao_config"
@@ -504,9 +512,9 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "disaggregation_prefill_pp enable_pd_role_switch"
         ),
         "hierarchical cache and KV or weight offload": (
-            "cpu_offload_gb enable_flexkv enable_lmcache enable_paged_experts "
-            "enable_unified_cache_external_linker flexkv_config_file hicache_host_memory_fraction "
-            "hicache_host_memory_mode hicache_mem_layout hicache_ratio hicache_size hicache_storage_backend "
+            "cpu_offload_gb enable_paged_experts "
+            "flexkv_config_file hicache_host_memory_fraction "
+            "hicache_ratio hicache_size "
             "hicache_storage_backend_extra_config hicache_storage_prefetch_policy "
             "hicache_storage_prefetch_retry_max_attempts hicache_storage_prefetch_retry_poll_interval "
             "hicache_write_policy kt_amx_method kt_amx_weight_path kt_cpuinfer kt_max_deferred_experts_per_token "
@@ -661,7 +669,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "request scheduling, admission, priorities and cache eviction order": (
             "abort_on_priority_when_disabled default_priority_value "
             "disable_priority_preemption enable_dp_attention_local_control_broadcast enable_prefill_delayer "
-            "enable_priority_scheduling enable_session_radix_cache load_balance_method max_queued_requests "
+            "enable_priority_scheduling load_balance_method max_queued_requests "
             "min_free_slots_delay num_continuous_decode_steps num_reserved_decode_tokens prefill_decode_interval "
             "prefill_decode_interval_min_bs prefill_delayer_forward_passes_buckets prefill_delayer_max_delay_ms "
             "prefill_delayer_max_delay_passes prefill_delayer_queue_min_ratio "

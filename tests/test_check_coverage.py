@@ -1,9 +1,12 @@
 """The coverage table of SGLang's attention checks (tests/fixtures/sglang-0.5.23-check-coverage.json) holds:
-every rule it names exists, every resolution step it names is in rules/resolve.py, and a check nothing covers
-is listed as uncovered, with why, rather than left out."""
+every rule it names exists, every resolution step it names is in rules/resolve.py, a check nothing covers is
+listed as uncovered, with why, rather than left out, and every raise / assert / declared rewrite of the files
+bench/check_sites.py audits (its listing, tests/fixtures/sglang-0.5.23-check-sites.json) lies in a row."""
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -13,7 +16,10 @@ import pytest
 import rules.resolve
 from rules.engine import all_rules
 
-TABLE = json.loads((Path(__file__).resolve().parent / "fixtures" / "sglang-0.5.23-check-coverage.json").read_text())
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = json.loads((ROOT / "tests" / "fixtures" / "sglang-0.5.23-check-coverage.json").read_text())
+SITES = json.loads((ROOT / "tests" / "fixtures" / "sglang-0.5.23-check-sites.json").read_text())
+WHEELS = Path("/work/wheels/sglang/extracted")
 CHECKS = TABLE["checks"]
 RULE_IDS = {r.id for r in all_rules()}
 
@@ -31,3 +37,48 @@ def test_each_check_is_covered_or_listed_as_uncovered(row):
 def test_rows_are_unique():
     rows = [row["row"] for row in CHECKS]
     assert len(rows) == len(set(rows))
+
+
+def _check_sites():
+    spec = importlib.util.spec_from_file_location("check_sites_bench", ROOT / "bench" / "check_sites.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_audited_site_lies_in_a_row():
+    """A raise, assert or rewrite of an audited file that no row's lines hold (nor not_attention excuses) is a
+    check the table misses."""
+    assert SITES["sites"], "the listing holds the audited files' sites"
+    assert _check_sites().uncovered(TABLE, SITES["sites"]) == []
+
+
+def test_a_site_outside_every_row_is_reported():
+    """Taking a row out leaves its sites uncovered: the containment test above can fail."""
+    table = copy.deepcopy(TABLE)
+    table["checks"] = [row for row in table["checks"] if row["row"] != "N9g"]
+    missing = _check_sites().uncovered(table, SITES["sites"])
+    assert [site["line"] for site in missing] == [254, 260, 266]
+    assert all("enable-kv-cache-sharding for" in site["message"] for site in missing)
+
+
+def test_row_lines_read_ranges_lists_and_sibling_files():
+    lines = _check_sites().row_lines("sglang/srt/arg_groups/model_hook.py:808 + overrides.py:1775-1777,1790")
+    assert lines == {
+        "sglang/srt/arg_groups/model_hook.py": {808},
+        "sglang/srt/arg_groups/overrides.py": {1775, 1776, 1777, 1790},
+    }
+
+
+@pytest.mark.skipif(not WHEELS.is_dir(), reason="the unzipped sglang wheels are not on this machine")
+def test_the_listing_is_what_the_wheel_says():
+    assert _check_sites().listing(WHEELS, "0.5.23") == SITES
+
+
+def test_each_not_attention_entry_excuses_a_listed_site_and_says_why():
+    """An entry's lines hold at least one raise / assert / rewrite of the listing; a stale one would excuse nothing."""
+    row_lines = _check_sites().row_lines
+    for entry in TABLE["not_attention"]:
+        lines = row_lines(entry["check"])
+        assert any(site["line"] in lines.get(site["file"], ()) for site in SITES["sites"]), entry
+        assert entry["reason"].strip(), entry

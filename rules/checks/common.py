@@ -201,3 +201,19 @@ def running_flashinfer(
         return FlashinferRun(said, takes_fa3(version))
     except InvalidVersion:
         return FlashinferRun(said, False, unknown(f"flashinfer version {version!r} cannot be read"))
+
+
+def attention_dp_size(cfg) -> int:
+    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention."""
+    given = cfg.flags.get("attn_dp_size") or (cfg.flags.get("dp_size") if cfg.flags.get("enable_dp_attention") else 1)
+    return int(given or 1)
+
+
+def chunked_prefill_per_rank(cfg) -> Optional[int]:
+    """--chunked-prefill-size as each attention-DP rank runs it: SGLang divides it by the attention-DP size in
+    every release (server_args.py:538 in 0.5.1, arg_groups/parallel_hook.py:326-334 in 0.5.23), before the
+    checks that read it. None when not given."""
+    size = cfg.flags.get("chunked_prefill_size")
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        return size
+    return size // attention_dp_size(cfg)

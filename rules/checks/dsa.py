@@ -652,3 +652,70 @@ def dsv4_prefill_cp_strategy(cfg, target):
         else (f"--cp-strategy {kb.DSV4_CP_STRATEGY}")
     )
     return failed(f"DeepSeek-V4 prefill CP with {found}", required, [fix])
+
+
+LAYER_SPLIT_TRANSFER = "mooncake"  # model_hook.py:392-400 in 0.5.23 (mooncake_tcp is mooncake's own mode)
+
+
+@rule(
+    id="dsa-cache-layer-split",
+    title="--enable-dsa-cache-layer-split: a DSA model on a PD prefill worker with interleaved prefill CP, mooncake, PP 1",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: handle_model_specific_adjustments refuses the flag for a non-DSA model "
+        "(model_hook.py:187-191 in 0.5.23) and, for a DSA model, off a PD prefill worker, without --enable-prefill-cp "
+        "--cp-strategy interleave, over a transfer backend other than mooncake, and with --pp-size > 1 "
+        "(:366-410); the block is identical in 0.5.20 (:265-315), 0.5.21 (:322-372) and 0.5.22 (:354-404). "
+        "0.5.16-0.5.19 also accept the legacy --enable-nsa-prefill-context-parallel --nsa-prefill-cp-mode "
+        "round-robin-split (server_args.py:4436-4485 in 0.5.16), flags this tool does not model, so they are not "
+        "judged"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--enable-dsa-cache-layer-split is only supported for DSA (DeepSeek Sparse Attention) models.; "
+    "--enable-dsa-cache-layer-split is only supported on PD prefill workers.; --enable-dsa-cache-layer-split "
+    "requires --enable-prefill-cp and --cp-strategy interleave.; --enable-dsa-cache-layer-split currently only "
+    "supports the mooncake transfer backend; --enable-dsa-cache-layer-split is not supported with pipeline "
+    "parallelism (pp_size > 1) yet.",
+    source="sglang: python/sglang/srt/arg_groups/model_hook.py, handle_model_specific_adjustments",
+    docs="""Checks `--enable-dsa-cache-layer-split`: a DeepSeek sparse attention model (DeepSeek-V3.2, GLM-5),
+`--disaggregation-mode prefill`, `--enable-prefill-cp --cp-strategy interleave`,
+`--disaggregation-transfer-backend mooncake` (the default) and `--pp-size` 1.
+
+Layer split keeps each prefill-CP rank's share of the DSA cache by layer and hands full shards to the decode
+side through Mooncake; a decode or colocated worker needs the whole local cache, and CP with PP is not
+validated. SGLang refuses the rest at start-up.""",
+    fix_title="Serve a DSA model's prefill worker with --disaggregation-mode prefill --enable-prefill-cp "
+    "--cp-strategy interleave",
+)
+def dsa_cache_layer_split(cfg, target):
+    if not cfg.flags.get("enable_dsa_cache_layer_split"):
+        return skipped("applies to --enable-dsa-cache-layer-split")
+    required = "a DSA model on a PD prefill worker, interleaved prefill CP, mooncake, PP 1"
+    if not dsa_model(cfg, target):
+        return failed(f"--enable-dsa-cache-layer-split on {cfg.model.name} (not a DSA model)", required)
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    if mode != "prefill":
+        found = "not disaggregated" if mode == "null" else f"--disaggregation-mode {mode}"
+        return failed(f"DSA cache layer split {found}", required, ["--disaggregation-mode prefill"])
+    if not cfg.flags.get("enable_prefill_cp") or cfg.flags.get("cp_strategy") != kb.KV_SHARD_DSA_CP_STRATEGY:
+        strategy = cfg.flags.get("cp_strategy") or "none"
+        found = f"--cp-strategy {strategy}" if cfg.flags.get("enable_prefill_cp") else "no --enable-prefill-cp"
+        return failed(
+            f"DSA cache layer split with {found}",
+            required,
+            [f"--enable-prefill-cp --cp-strategy {kb.KV_SHARD_DSA_CP_STRATEGY}"],
+        )
+    transfer = cfg.flags.get("disaggregation_transfer_backend") or LAYER_SPLIT_TRANSFER
+    if transfer != LAYER_SPLIT_TRANSFER:
+        return failed(
+            f"DSA cache layer split over {transfer}",
+            required,
+            [f"--disaggregation-transfer-backend {LAYER_SPLIT_TRANSFER}"],
+        )
+    if cfg.pp_size > 1:
+        return failed(f"DSA cache layer split with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    return passed(
+        f"DSA cache layer split of {cfg.model.name} on a PD prefill worker with interleaved prefill CP", required
+    )

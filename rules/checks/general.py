@@ -7,8 +7,10 @@ from __future__ import annotations
 from packaging.version import Version
 
 from rules.checks.common import (
+    attention_dp_size,
     backend_kv_dtype,
     choice_check,
+    chunked_prefill_per_rank,
     declared,
     gpu,
     kv_found,
@@ -590,8 +592,7 @@ def general_tp_heads(cfg, target):
     if not model.num_attention_heads:
         return skipped("the model's config gives no attention-head count")
     tp = cfg.tp_size
-    # --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention
-    dp = int(cfg.flags.get("attn_dp_size") or (cfg.flags.get("dp_size") if cfg.flags.get("enable_dp_attention") else 1))
+    dp = attention_dp_size(cfg)
     tp = max(1, tp // dp)
     heads, kv = model.num_attention_heads, model.num_key_value_heads or model.num_attention_heads
     if tp == 1:
@@ -732,6 +733,9 @@ def flashinfer_fp8_kv_sm90(cfg, target):
     )
 
 
+DECODE_SKIPS_CHUNK_CHECK_FROM = Version("0.5.3")
+
+
 @rule(
     id="general-chunked-prefill-page",
     title="--chunked-prefill-size must be a multiple of the page size SGLang settles on",
@@ -740,7 +744,9 @@ def flashinfer_fp8_kv_sm90(cfg, target):
     verified=(
         "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'chunked_prefill_size must be divisible "
         "by page_size'): server_args.py check_server_args (0.5.1 :2130-2131, 0.5.18 :9203-9204), "
-        "arg_groups/validation_hook.py from 0.5.19 (:106-107; 0.5.23 :243-246), after the page-size rewrites"
+        "arg_groups/validation_hook.py from 0.5.19 (:106-107; 0.5.23 :243-246), after the page-size rewrites; a decode "
+        "server skips it from 0.5.3 ('Skip validation if disaggregation mode is decode', absent in 0.5.1-0.5.2); attention DP "
+        "divides the size first in every release (bench/release_walk.py grep 'chunked prefill size is adjusted')"
     ),
     stage="startup",
     prevents="chunked_prefill_size must be divisible by page_size",
@@ -752,21 +758,30 @@ SGLang asserts it at start-up (validation_hook.py:243-246 in sglang 0.5.23), aft
 page size for the backend: 64 for trtllm_mha/trtllm_mla/flashmla/cutedsl_mla/hpc_ops, 128 for fa4 on SM100
 or cutlass_mla. So `--chunked-prefill-size 4000` that runs on page size 1 fails once a backend forces 64.
 SGLang's own default sizes are powers of two and pass; a size <= 0 turns chunked prefill off and is not
-checked (nor is a PD-disaggregation decode server, whose flag this tool does not read).""",
+checked, nor, from 0.5.3, is a `--disaggregation-mode decode` server (validation_hook.py:243 in 0.5.23). With
+`--enable-kv-cache-sharding` (0.5.22+) SGLang rounds the chunk up to a page first (kv_shard_hook.py:290-292
+in 0.5.23, declared before this assert runs), which kv-sharding-page-chunk reports. Under attention DP the
+size checked is each rank's share: SGLang divides it by the attention-DP size first (parallel_hook.py:326-334
+in 0.5.23, server_args.py:538 in 0.5.1), so 8192 over 3 ranks is 2730, a multiple of no page size above 2.""",
     fix_title="Use a --chunked-prefill-size that is a multiple of the page size",
 )
 def general_chunked_prefill_page(cfg, target):
     size = cfg.flags.get("chunked_prefill_size")
     if not isinstance(size, int) or size <= 0:
         return skipped("applies to an explicit --chunked-prefill-size > 0")
+    if cfg.flags.get("disaggregation_mode") == "decode" and sglang_release(target) >= DECODE_SKIPS_CHUNK_CHECK_FROM:
+        return skipped("a PD decode server does not check its chunk size (validation_hook.py:243 in 0.5.23)")
+    if cfg.flags.get("enable_kv_cache_sharding"):
+        return skipped("KV sharding rounds the chunk up to a page before this check (kv-sharding-page-chunk)")
     page = effective_page_size(cfg, target)
-    if size % page == 0:
-        return passed(f"--chunked-prefill-size {size} with page size {page}", f"a multiple of {page}")
-    return failed(
-        f"--chunked-prefill-size {size} with page size {page}",
-        f"a multiple of {page}",
-        [f"--chunked-prefill-size {max(page, size - size % page)}"],
-    )
+    dp = attention_dp_size(cfg)
+    per_rank = chunked_prefill_per_rank(cfg)
+    found = f"--chunked-prefill-size {size}" + (f" ({per_rank} per attention-DP rank of {dp})" if dp > 1 else "")
+    found += f" with page size {page}"
+    if per_rank % page == 0:
+        return passed(found, f"a multiple of {page} per rank")
+    step = page * dp  # a size whose per-rank share is a whole number of pages
+    return failed(found, f"a multiple of {page} per rank", [f"--chunked-prefill-size {max(step, size - size % step)}"])
 
 
 # attention_hook.py handle_attention_backend_compatibility: these backends turn CUDA graphs off (decode and prefill).

@@ -10,13 +10,22 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from rules.checks.common import blackwell_majors, choice_check, cuda_version, declared, gpu, sglang_release
+from rules.checks.common import (
+    attention_dp_size,
+    blackwell_majors,
+    choice_check,
+    chunked_prefill_per_rank,
+    cuda_version,
+    declared,
+    gpu,
+    sglang_release,
+)
 from rules.checks.speculative import NGRAM_DEFAULT_BREADTH, eagle_topk
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
-from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, effective_page_size, nvfp4_plan
+from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, dsa_model, effective_page_size, nvfp4_plan
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
@@ -311,6 +320,51 @@ def kv_prefill_only_preconditions(cfg, target):
 
 
 @rule(
+    id="kv-prefill-only-pool-writers",
+    title="--prefill-only-disable-kv-cache refuses context parallelism and HiSparse, which write the KV pool",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'incompatible with --attn-cp-size', 'the "
+        "prefill-CP path stages', 'is incompatible with --enable-hisparse'): the three ValueErrors first in 0.5.12 "
+        "(server_args.py:3400-3419, the prefill-CP one naming --enable-prefill-context-parallel, the flag until "
+        "0.5.19) and unchanged through 0.5.23 (arg_groups/kv_cache_hook.py:919-937), after the chunked-prefill and "
+        "radix-cache preconditions"
+    ),
+    stage="startup",
+    prevents="--prefill-only-disable-kv-cache is incompatible with --attn-cp-size > 1: the context-parallel "
+    "attention path writes K/V to the pool via set_kv_buffer, which the no-op pool intentionally rejects.; "
+    "--prefill-only-disable-kv-cache is incompatible with --enable-prefill-cp: the prefill-CP path stages K/V "
+    "through the paged cache, which the no-op pool does not support.; --prefill-only-disable-kv-cache is "
+    "incompatible with --enable-hisparse: HiSparse uses a dedicated pool family that is not the no-op MHA pool.",
+    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks that `--prefill-only-disable-kv-cache` comes without `--attn-cp-size` > 1, prefill context
+parallelism (`--enable-prefill-cp`, `--enable-prefill-context-parallel` until 0.5.19) or `--enable-hisparse`.
+
+The flag swaps the KV pool for a no-op one that rejects writes; context-parallel attention writes K/V to the
+pool and prefill CP stages K/V through it, and HiSparse brings a pool family of its own. SGLang refuses each
+at start-up (else the first request would fail on the no-op pool's write).""",
+    fix_title="Drop context parallelism / HiSparse, or keep the KV cache",
+)
+def kv_prefill_only_pool_writers(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    switches = [
+        f"--{dest.replace('_', '-')}"
+        for dest in ("enable_prefill_cp", "enable_prefill_context_parallel", "enable_hisparse")
+        if cfg.flags.get(dest)
+    ]
+    found = ([f"--attn-cp-size {cp_size}"] if cp_size > 1 else []) + switches
+    required = "no context parallelism, no HiSparse"
+    if found:
+        # a switch cannot be turned off by adding a flag; only the CP size can be set back
+        fix = ["--attn-cp-size 1"] if not switches else []
+        return failed(f"--prefill-only-disable-kv-cache with {', '.join(found)}", required, fix)
+    return passed("--prefill-only-disable-kv-cache without context parallelism or HiSparse", required)
+
+
+@rule(
     id="kv-prefill-only-backend",
     title="--prefill-only-disable-kv-cache needs fa3 or fa4 for prefill",
     engine="sglang",
@@ -378,6 +432,80 @@ def kv_fp4_prefill_only(cfg, target):
         "another KV dtype",
         ["--kv-cache-dtype auto"],
     )
+
+
+NVFP4_NATIVE_TRANSFER_CHECK_FROM = Version("0.5.21")
+
+
+@rule(
+    id="kv-nvfp4-native-transfer",
+    title="SM100's native NVFP4 on trtllm_mha cannot leave the GPU: no PD disaggregation, HiCache or LMCache",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_kv4_compatibility raises, for --kv-cache-dtype nvfp4 on SM100 with trtllm_mha "
+        "on a phase, when --disaggregation-mode is not null and when --enable-hierarchical-cache or --enable-lmcache "
+        "is on (kv_cache_hook.py:251-263, the same lines in 0.5.21, 0.5.22 and 0.5.23; bench/release_walk.py grep "
+        "'native NVFP4 with trtllm_mha does not yet support' finds it from 0.5.21)"
+    ),
+    stage="startup",
+    prevents="SM100 native NVFP4 with trtllm_mha does not yet support PD disaggregation because its physical "
+    "block-scale layout is not implemented by the KV transfer path.; SM100 native NVFP4 with trtllm_mha does not "
+    "yet support hierarchical KV cache or LMCache because their host pools do not preserve the physical "
+    "block-scale layout.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Checks that an NVFP4 KV cache in SM100's native layout (trtllm_mha on prefill or decode, which SGLang
+picks by default on SM100) stays on the GPU: no `--disaggregation-mode` prefill / decode, no
+`--enable-hierarchical-cache`, no `--enable-lmcache`.
+
+trtllm_mha keeps NVFP4 with its kernel-native physical block scales; neither the PD transfer path nor the
+host pools of HiCache and LMCache preserve that layout, so SGLang refuses them at start-up.""",
+    fix_title="Use an FP8 KV cache for PD disaggregation or host offload, or serve without them",
+)
+def kv_nvfp4_native_transfer(cfg, target):
+    if cfg.kv_cache_dtype != "nvfp4":
+        return skipped("applies to --kv-cache-dtype nvfp4")
+    if target.major != 10 or "trtllm_mha" not in (cfg.prefill_backend, cfg.decode_backend):
+        return skipped("applies to SM100's native NVFP4 layout (trtllm_mha on a phase)")
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    found = [f"--disaggregation-mode {mode}"] if mode != "null" else []
+    found += [f"--{d.replace('_', '-')}" for d in ("enable_hierarchical_cache", "enable_lmcache") if cfg.flags.get(d)]
+    required = "no PD disaggregation, HiCache or LMCache with native NVFP4"
+    if found:
+        return failed(f"native NVFP4 on trtllm_mha with {', '.join(found)}", required, ["--kv-cache-dtype fp8_e4m3"])
+    return passed("native NVFP4 on trtllm_mha, kept on the GPU", required)
+
+
+@rule(
+    id="kv-fp4-unified-memory",
+    title="An FP4 KV cache (nvfp4, fp4_mx_block16) cannot use --enable-unified-memory",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_kv4_compatibility raises for --enable-unified-memory with either FP4 dtype on "
+        "CUDA (kv_cache_hook.py:133-137 in 0.5.21, 0.5.22 and 0.5.23; bench/release_walk.py grep 'FP4 KV cache does "
+        "not yet support --enable-unified-memory' finds it from 0.5.21, the unified pool itself being 0.5.18+)"
+    ),
+    stage="startup",
+    prevents="FP4 KV cache does not yet support --enable-unified-memory: the unified MHA pool does not allocate FP4 "
+    "block scales or the prefill dequant workspace.",
+    source=f"{KV_HOOK}, handle_kv4_compatibility",
+    docs="""Checks that an FP4 KV cache (`--kv-cache-dtype nvfp4` or `fp4_mx_block16`) runs without
+`--enable-unified-memory`.
+
+The unified MHA pool allocates neither the FP4 block scales nor the prefill dequant workspace, so SGLang
+refuses the pair at start-up.""",
+    fix_title="Drop --enable-unified-memory, or use an FP8 KV cache with it",
+)
+def kv_fp4_unified_memory(cfg, target):
+    if cfg.kv_cache_dtype not in KV4:
+        return skipped("applies to an FP4 KV cache (nvfp4, fp4_mx_block16)")
+    required = "no --enable-unified-memory with an FP4 KV cache"
+    if _unified_memory(cfg):
+        return failed(
+            f"{cfg.kv_cache_dtype} KV cache with --enable-unified-memory", required, ["--kv-cache-dtype fp8_e4m3"]
+        )
+    return passed(f"{cfg.kv_cache_dtype} KV cache without unified memory", required)
 
 
 @rule(
@@ -1172,6 +1300,60 @@ def kv_unified_memory_full_prefill_graph(cfg, target):
     )
 
 
+# What handle_unified_memory_pool refuses beside --enable-unified-memory, each from the release that added it:
+# (dest, as written, first release); bench/release_walk.py grep finds each message first in that release
+UNIFIED_MEMORY_REFUSED = (
+    ("enable_two_batch_overlap", "--enable-two-batch-overlap", Version("0.5.20")),
+    ("enable_lmcache", "--enable-lmcache", Version("0.5.21")),
+    ("enable_unified_cache_external_linker", "--enable-unified-cache-external-linker", Version("0.5.22")),
+)
+UNIFIED_EAGLE_HICACHE_FROM = Version("0.5.22")
+
+
+@rule(
+    id="kv-unified-memory-cache-features",
+    title="--enable-unified-memory refuses two-batch overlap, LMCache, the external linker, and HiCache under EAGLE",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: handle_unified_memory_pool asserts no --enable-two-batch-overlap from 0.5.20 "
+        "(kv_cache_hook.py:251 in 0.5.20, :654 in 0.5.23), no --enable-lmcache from 0.5.21 (:577, :659), no "
+        "--enable-unified-cache-external-linker from 0.5.22 (:658, :665), and with EAGLE / EAGLE3 (NEXTN resolves to "
+        "EAGLE before it, pipeline.py) no --enable-hierarchical-cache from 0.5.22 (:675, :682); bench/release_walk.py "
+        "grep 'unified-memory does not support --enable-two-batch-overlap', 'is not yet compatible with "
+        "--enable-lmcache', 'external-linker: direct L3', 'EAGLE/EAGLE3 does not support'"
+    ),
+    stage="startup",
+    prevents="--enable-unified-memory does not support --enable-two-batch-overlap: the iteration's read tables are "
+    "indexed by the whole batch's rows, and a TBO child's readers do not offset into them.; --enable-unified-memory "
+    "is not yet compatible with --enable-lmcache; --enable-unified-memory does not support "
+    "--enable-unified-cache-external-linker; --enable-unified-memory + EAGLE/EAGLE3 does not support "
+    "--enable-hierarchical-cache",
+    source=f"{KV_HOOK}, handle_unified_memory_pool",
+    docs="""Checks the features `--enable-unified-memory` refuses beside it: `--enable-two-batch-overlap` (from
+0.5.20), `--enable-lmcache` (0.5.21), `--enable-unified-cache-external-linker` (0.5.22) and, with EAGLE /
+EAGLE3 / NEXTN, `--enable-hierarchical-cache` (0.5.22).
+
+The unified pool hands out virtual KV ids and one whole-batch read table; TBO's half-batches do not offset
+into it, LMCache and the external linker index device buffers with the ids they are given, and HiCache keeps
+a host pool the fused EAGLE draft does not have. SGLang asserts each at start-up. (Its refusal of
+`--disaggregation-decode-retraction-backup host_pool` under EAGLE reads a flag this tool does not model.)""",
+    fix_title="Drop the refused feature, or --enable-unified-memory",
+)
+def kv_unified_memory_cache_features(cfg, target):
+    if not _unified_memory(cfg):
+        return skipped("applies to --enable-unified-memory")
+    release = sglang_release(target)
+    refused = [written for dest, written, since in UNIFIED_MEMORY_REFUSED if release >= since and cfg.flags.get(dest)]
+    eagle = (cfg.speculative_algorithm or "").upper() in ("EAGLE", "EAGLE3", "NEXTN")
+    if eagle and release >= UNIFIED_EAGLE_HICACHE_FROM and cfg.flags.get("enable_hierarchical_cache"):
+        refused.append(f"--enable-hierarchical-cache with {cfg.speculative_algorithm.upper()}")
+    required = f"none of the features sglang {release} refuses with unified memory"
+    if refused:
+        return failed(f"--enable-unified-memory with {', '.join(refused)}", required)
+    return passed("--enable-unified-memory with none of the features it refuses", required)
+
+
 KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
 DSA_KV_SHARDING_FROM = Version("0.5.23")  # DSA models get their own requirements (the dsa backend)
 # 0.5.23 admits one speculative shape with sharding (kv_shard_hook.py:105-118; 0.5.22 refuses any, :66-69):
@@ -1328,3 +1510,382 @@ def kv_sharding_speculative(cfg, target):
     if cfg.flags.get("enable_multi_layer_eagle"):
         return failed(f"KV sharding with {algorithm} and --enable-multi-layer-eagle", required)
     return passed(f"KV sharding with {algorithm} on {cfg.model.name}'s NextN layer, top-k 1", required)
+
+
+def _sharding(cfg) -> bool:
+    return bool(cfg.flags.get("enable_kv_cache_sharding"))
+
+
+DSA_SHARDING_REFUSED_UNTIL = Version("0.5.23")  # 0.5.22: "does not support DSA models yet" (kv_shard_hook.py:187)
+
+
+@rule(
+    id="kv-sharding-shard-group",
+    title="--enable-kv-cache-sharding needs ranks to stripe over: prefill CP for a GQA model, plain TP for MLA",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding, after the backend and transfer checks: an MLA model "
+        "without prefill CP needs attention DP off and --tp-size > 1, any other model --enable-prefill-cp with "
+        "--attn-cp-size > 1 (kv_shard_hook.py:192-210 in 0.5.22, :251-270 in 0.5.23; bench/release_walk.py grep "
+        "'for GQA models shards across'); 0.5.22 refuses a DSA model there outright (:187-191), 0.5.23 sends it "
+        "down validate_kv_shard_attention_backend's DSA branch (kv-sharding-dsa)"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding for GQA models shards across attention-CP ranks and requires "
+    "--enable-prefill-cp with attn_cp_size > 1.; --enable-kv-cache-sharding for MLA models without prefill CP "
+    "shards across attention-TP ranks and needs tp_size > 1.; ... requires plain TP attention; set "
+    "--attn-dp-size=1.; --enable-kv-cache-sharding does not support DSA models yet (indexer buffers are not "
+    "striped). (0.5.22)",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that `--enable-kv-cache-sharding` has a group of ranks to stripe each cached page over: for a
+GQA / MHA model the attention-CP ranks (`--enable-prefill-cp` with `--attn-cp-size` > 1); for an MLA model
+either those, or with `--attn-cp-size` 1 the attention-TP ranks (`--tp-size` > 1 and no attention DP).
+
+The stripe is a rank's share of a page that the whole group otherwise replicates; with one rank, or with
+attention-DP groups that each hold their own pages, there is nothing to share and SGLang refuses at start-up.
+sglang 0.5.22 also refuses DSA models (DeepSeek-V3.2, GLM-5) here; 0.5.23 shards them under its own terms
+(kv-sharding-dsa).""",
+    fix_title="Add --enable-prefill-cp --attn-cp-size N (GQA), or serve the MLA model with --tp-size > 1 and no "
+    "attention DP",
+)
+def kv_sharding_shard_group(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    if cfg.model is None:
+        return unknown("needs the model (MLA or GQA decides the group): give --model")
+    release = sglang_release(target)
+    dsa = dsa_model(cfg, target)
+    if dsa and release >= DSA_SHARDING_REFUSED_UNTIL:
+        return skipped("DSA KV sharding has its own requirements on prefill CP (kv-sharding-dsa)")
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    prefill_cp = bool(cfg.flags.get("enable_prefill_cp")) and cp_size > 1
+    if dsa:
+        return failed(f"KV sharding of the DSA model {cfg.model.name}", f"a non-DSA model (sglang {release})")
+    if not cfg.mla:
+        required = "--enable-prefill-cp with --attn-cp-size > 1 (a GQA model shards over attention-CP ranks)"
+        if prefill_cp:
+            return passed(f"KV sharding over {cp_size} prefill-CP ranks", required)
+        found = "--enable-prefill-cp" if cfg.flags.get("enable_prefill_cp") else "no prefill CP"
+        return failed(
+            f"KV sharding of GQA model {cfg.model.name} with {found}, --attn-cp-size {cp_size}",
+            required,
+            # attn_cp_size must divide tp_size (parallel_hook.py:157-163 in 0.5.23)
+            [
+                f"--enable-prefill-cp --cp-strategy interleave --attn-cp-size {cfg.tp_size}"
+                if cfg.tp_size > 1
+                else "--tp-size 2 --enable-prefill-cp --cp-strategy interleave --attn-cp-size 2"
+            ],
+        )
+    required = "prefill CP > 1, or attention TP > 1 with no attention DP (an MLA model)"
+    if cp_size > 1:
+        return passed(f"KV sharding of MLA model {cfg.model.name} over {cp_size} attention-CP ranks", required)
+    dp = attention_dp_size(cfg)
+    if dp > 1:
+        fix = ["--attn-dp-size 1"] if cfg.flags.get("attn_dp_size") else []
+        return failed(f"KV sharding of MLA model {cfg.model.name} with attention DP {dp}", required, fix)
+    if cfg.tp_size <= 1:
+        return failed(f"KV sharding of MLA model {cfg.model.name} on --tp-size {cfg.tp_size}", required)
+    return passed(f"KV sharding of MLA model {cfg.model.name} over {cfg.tp_size} attention-TP ranks", required)
+
+
+SHARDED_PAGE = 64  # what SGLang's refusal recommends ("--page-size 64 recommended")
+
+
+def _rounded_to(chunk: int, page: int) -> int:
+    """The chunk size SGLang rounds a sharded chunk up to (kv_shard_hook.py:291 in 0.5.23)."""
+    return -(-chunk // page) * page
+
+
+@rule(
+    id="kv-sharding-page-chunk",
+    title="--enable-kv-cache-sharding needs a page size above 1 and chunked prefill; a chunk is rounded to pages",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding raises for page size <= 1 (kv_shard_hook.py:212-219 in "
+        "0.5.22, :272-279 in 0.5.23) and for --chunked-prefill-size None or <= 0 (:220-225, :280-285), then "
+        "rounds a chunk size that is not a multiple of the page up, lowering mem_fraction_static when it was not "
+        "given (:227-265, :287-325); it runs after _page_size_default and the backends' page snaps "
+        "(pipeline.py:256, :270-272 in 0.5.23; bench/release_walk.py grep 'requires a real page size')"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding requires a real page size (--page-size 64 recommended): the physical page "
+    "is the P/D transfer descriptor and gather-copy unit; page_size=1 degenerates both into per-token "
+    "operations.; --enable-kv-cache-sharding requires chunked prefill (--chunked-prefill-size > 0).",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that `--enable-kv-cache-sharding` runs on a page size above 1 (given, or the one the backend
+snaps to) with chunked prefill on (no `--chunked-prefill-size` <= 0, no `--enable-mis`, which turns it off),
+and warns when the chunk size is not a multiple of the page: SGLang rounds it up (and, when
+`--mem-fraction-static` was not given, lowers the static memory fraction to pay for the larger chunk).
+
+The physical page is the unit PD transfer and the gather copy move between ranks, and a chunk boundary must
+fall on one; SGLang refuses page size 1 and unchunked prefill at start-up. Model-specific turn-offs of chunked
+prefill (embedding models, multimodal models without chunked-prefill support, HRM-Text) are not read.""",
+    fix_title="Add --page-size 64 and keep chunked prefill on, at a multiple of the page",
+)
+def kv_sharding_page_chunk(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    page = effective_page_size(cfg, target)
+    # the hook runs after attention DP divides the chunk (pipeline.py:274-281 in 0.5.23): it sees each rank's share
+    chunk = chunked_prefill_per_rank(cfg)
+    dp = attention_dp_size(cfg)
+    written = f"--chunked-prefill-size {cfg.flags.get('chunked_prefill_size')}" + (
+        f" ({chunk} per attention-DP rank)" if dp > 1 else ""
+    )
+    required = "page size > 1 and --chunked-prefill-size > 0, a multiple of the page"
+    if page <= 1:
+        fix = f"--page-size {SHARDED_PAGE}"
+        if chunk is not None and chunk > 0 and chunk % SHARDED_PAGE:
+            fix += f" --chunked-prefill-size {_rounded_to(chunk, SHARDED_PAGE) * dp}"
+        return failed(f"KV sharding on page size {page}", required, [fix])
+    if cfg.flags.get("enable_mis"):
+        return failed("KV sharding with --enable-mis (it turns chunked prefill off)", required)
+    if chunk is not None and chunk <= 0:
+        return failed(f"KV sharding with {written}", required, ["--chunked-prefill-size 8192"])
+    if chunk is not None and chunk % page:
+        rounded = _rounded_to(chunk, page)
+        return warned(
+            f"{written} on page size {page} (SGLang rounds it up to {rounded})",
+            required,
+            [f"--chunked-prefill-size {rounded * dp}"],
+        )
+    return passed(f"KV sharding on page size {page} with chunked prefill", required)
+
+
+SHARDED_TRANSFER_BACKENDS = ("mooncake", "nixl")
+DEFAULT_TRANSFER_BACKEND = "mooncake"  # fields/disagg.py:71 in 0.5.22 and 0.5.23
+STAGING_BUFFER_ENV = "SGLANG_DISAGG_STAGING_BUFFER"
+_ENV_TRUE = ("1", "true", "yes", "y", "on")  # environ.py EnvBool
+
+
+@rule(
+    id="kv-sharding-transfer-backend",
+    title="--enable-kv-cache-sharding sends pages over mooncake or nixl only, without the staging buffer",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses a --disaggregation-transfer-backend other than "
+        "mooncake / nixl and a true SGLANG_DISAGG_STAGING_BUFFER (kv_shard_hook.py:171-184 in 0.5.22, :236-249 "
+        "in 0.5.23; bench/release_walk.py grep 'only supports the mooncake'); the transfer default is mooncake "
+        "(fields/disagg.py:71 in both), the variable an EnvBool defaulting to False (environ.py:798 in 0.5.22, "
+        ":859 in 0.5.23)"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding currently only supports the mooncake and nixl transfer backends: both "
+    "route sends through CommonKVSender._prepare_send_indices and pair destinations by fancy index. Got "
+    "--disaggregation-transfer-backend {backend!r}.; --enable-kv-cache-sharding is incompatible with "
+    "SGLANG_DISAGG_STAGING_BUFFER (the staging path assumes contiguous send slices).",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that `--enable-kv-cache-sharding` moves its pages to the decode side with
+`--disaggregation-transfer-backend` mooncake (the default) or nixl, and without `SGLANG_DISAGG_STAGING_BUFFER`
+set true.
+
+Only those two senders pick each rank's stripe out of a page by index; the staging path copies contiguous
+slices, which a stripe is not. SGLang refuses both at start-up.""",
+    fix_title="Use --disaggregation-transfer-backend mooncake (or nixl) and leave SGLANG_DISAGG_STAGING_BUFFER unset",
+)
+def kv_sharding_transfer_backend(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    transfer = cfg.flags.get("disaggregation_transfer_backend") or DEFAULT_TRANSFER_BACKEND
+    required = f"--disaggregation-transfer-backend {' or '.join(SHARDED_TRANSFER_BACKENDS)}, no staging buffer"
+    if transfer not in SHARDED_TRANSFER_BACKENDS:
+        return failed(
+            f"KV sharding over --disaggregation-transfer-backend {transfer}",
+            required,
+            [f"--disaggregation-transfer-backend {DEFAULT_TRANSFER_BACKEND}"],
+        )
+    staging = cfg.env.get(STAGING_BUFFER_ENV)
+    if staging is not None and staging.strip().lower() in _ENV_TRUE:
+        return failed(f"KV sharding with {STAGING_BUFFER_ENV}={staging}", required, [f"unset {STAGING_BUFFER_ENV}"])
+    return passed(f"KV sharding over {transfer}", required)
+
+
+TREE_CORE_ENV = "SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND"
+SHARDING_SETS_PYTHON_TREE_CORE_FROM = Version("0.5.23")  # before it the variable's default, "rust", stands
+
+
+@rule(
+    id="kv-sharding-radix-tree-core",
+    title="--enable-kv-cache-sharding with the radix cache on needs the Python tree core (0.5.22 defaults to Rust)",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22: handle_kv_cache_sharding reads SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND (kv_shard_hook.py:83) "
+        "and refuses anything but python unless --disable-radix-cache (:86-91), and the variable defaults to "
+        "'rust' (environ.py:688; nothing in the wheel sets it: a prefill worker keeps its radix cache, "
+        "pd_disaggregation_hook.py:128-133 turns it off on decode servers only). 0.5.23 sets it to python when "
+        "unset (:132-135) before the same check (:136-144), so only an explicit non-python value fails"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding requires the Python UnifiedTreeCore: "
+    "SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND={tree_core_backend!r} is not supported for sharded KV.",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding; sglang: python/sglang/srt/environ.py",
+    docs="""Checks the radix tree core a sharded prefill worker runs: with the radix cache on (no
+`--disable-radix-cache`, no `--enable-mis`), SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND must be python. In sglang
+0.5.22 the variable defaults to rust, so every sharded launch that keeps the radix cache fails unless it sets
+the variable; 0.5.23 sets python itself when the variable is unset.
+
+Only the Python tree core carries the rotation base of a sharded page; a disabled radix cache never matches
+or inserts, so it never needs one. SGLang refuses the rest at start-up.""",
+    fix_title="Set SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python, or pass --disable-radix-cache",
+)
+def kv_sharding_radix_tree_core(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    required = f"{TREE_CORE_ENV}=python, or --disable-radix-cache"
+    if cfg.flags.get("disable_radix_cache") or cfg.flags.get("enable_mis"):
+        return passed("KV sharding with the radix cache off", required)
+    release = sglang_release(target)
+    given = cfg.env.get(TREE_CORE_ENV)
+    core = given or ("python" if release >= SHARDING_SETS_PYTHON_TREE_CORE_FROM else "rust")
+    if core == "python":
+        return passed(
+            f"KV sharding on the python tree core ({'given' if given else f'sglang {release} sets it'})", required
+        )
+    found = f"{TREE_CORE_ENV}={core}" + ("" if given else f" (sglang {release}'s default)")
+    return failed(f"KV sharding with the radix cache on and {found}", required, [f"{TREE_CORE_ENV}=python"])
+
+
+# handle_kv_cache_sharding's refusals of other KV-cache features, in its order: (dest, as the user wrote it)
+SHARDING_REFUSED_FEATURES = (
+    ("enable_unified_cache_external_linker", "--enable-unified-cache-external-linker"),
+    ("enable_streaming_session", "--enable-streaming-session"),
+    ("enable_session_radix_cache", "--enable-session-radix-cache"),
+    ("enable_flexkv", "--enable-flexkv"),
+    ("enable_unified_memory", "--enable-unified-memory"),
+    ("enable_lmcache", "--enable-lmcache"),
+    ("enable_hisparse", "--enable-hisparse"),
+    ("enable_two_batch_overlap", "--enable-two-batch-overlap"),
+)
+SHARDED_HOST_OFFLOAD_FROM = Version("0.5.23")  # HiCache host offload allowed; 0.5.22 refuses any HiCache
+# A sharded DSA model's HiCache (0.5.23): the host memory mode, I/O backend and layouts it takes, and SGLang's
+# defaults for them (fields/memory.py)
+SHARDED_DSA_HICACHE = {
+    "hicache_host_memory_mode": ("cache",),
+    "hicache_io_backend": ("kernel",),
+    "hicache_mem_layout": ("layer_first", "page_first"),
+}
+HICACHE_DEFAULTS = {
+    "hicache_host_memory_mode": "cache",
+    "hicache_io_backend": "kernel",
+    "hicache_mem_layout": "page_first",
+}
+
+
+def _sharding_refusals(cfg, target) -> list[str]:
+    """The other KV-cache features handle_kv_cache_sharding refuses that the launch turns on, as written."""
+    found = [written for dest, written in SHARDING_REFUSED_FEATURES if cfg.flags.get(dest)]
+    if (cfg.flags.get("dcp_size") or 1) > 1:
+        found.append(f"--dcp-size {cfg.flags['dcp_size']}")
+    if cfg.flags.get("enable_dynamic_chunking") and cfg.pp_size > 1:
+        found.append(f"--enable-dynamic-chunking with --pp-size {cfg.pp_size}")
+    if not cfg.flags.get("enable_hierarchical_cache"):
+        return found
+    if sglang_release(target) < SHARDED_HOST_OFFLOAD_FROM:
+        found.append("--enable-hierarchical-cache")
+        return found
+    if cfg.flags.get("hicache_storage_backend") is not None:
+        found.append(f"--hicache-storage-backend {cfg.flags['hicache_storage_backend']}")
+    if dsa_model(cfg, target):
+        for dest, allowed in SHARDED_DSA_HICACHE.items():
+            value = cfg.flags.get(dest) or HICACHE_DEFAULTS[dest]
+            if value not in allowed:
+                found.append(f"--{dest.replace('_', '-')} {value} (DSA HiCache)")
+    return found
+
+
+@rule(
+    id="kv-sharding-cache-features",
+    title="--enable-kv-cache-sharding refuses other KV-cache features (KV offload, sessions, DCP, HiSparse, TBO, …)",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses, in this order, the unified-cache external "
+        "linker, streaming sessions, the session radix cache, FlexKV, unified memory, --dcp-size > 1, HiCache, "
+        "LMCache, HiSparse, dynamic chunking with PP > 1 and two-batch overlap (kv_shard_hook.py:92-154 in "
+        "0.5.22, :145-219 in 0.5.23; bench/release_walk.py grep 'does not support --enable-lmcache'). 0.5.22 "
+        "refuses any --enable-hierarchical-cache (:123-128); 0.5.23 only with --hicache-storage-backend "
+        "(:176-181) and, for a DSA model, a host memory mode other than cache or an I/O backend other than "
+        "kernel or a layout other than layer_first / page_first (:182-193; defaults cache, kernel, page_first: "
+        "fields/memory.py)"
+    ),
+    stage="startup",
+    prevents="--enable-kv-cache-sharding does not support --enable-lmcache.; ... does not support "
+    "--enable-flexkv; ... does not support streaming sessions; ... does not support session radix cache yet.; "
+    "... does not support --enable-unified-memory; --enable-kv-cache-sharding and decode context parallelism "
+    "(--dcp-size) are mutually exclusive users of the widened allocator index space.; --enable-kv-cache-sharding "
+    "supports HiCache host offload but not --hicache-storage-backend yet; ... does not support --enable-hisparse; "
+    "... does not support dynamic chunk sizing with pipeline parallelism; ... does not support "
+    "--enable-two-batch-overlap; CP-sharded DSA HiCache requires host memory mode cache",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that `--enable-kv-cache-sharding` comes without the KV-cache features SGLang refuses beside it:
+`--enable-unified-cache-external-linker`, `--enable-streaming-session`, `--enable-session-radix-cache`,
+`--enable-flexkv`, `--enable-unified-memory`, `--dcp-size` > 1, `--enable-lmcache`, `--enable-hisparse`,
+`--enable-two-batch-overlap`, `--enable-dynamic-chunking` with `--pp-size` > 1, and HiCache: any in sglang
+0.5.22; from 0.5.23 host offload is allowed but not `--hicache-storage-backend`, and a DSA model's HiCache
+needs host memory mode cache, the kernel I/O backend and the layer_first or page_first layout.
+
+Each of them allocates, loads back or plans KV as whole pages per rank (or rebuilds the one gather plan a
+sharded pool keeps), where a sharded rank holds only its stripe of each page; SGLang refuses them at
+start-up.""",
+    fix_title="Drop the KV-cache feature the sharded prefill worker cannot run with",
+)
+def kv_sharding_cache_features(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    required = "no KV offload / session / DCP / HiSparse / TBO feature SGLang refuses with KV sharding"
+    refused = _sharding_refusals(cfg, target)
+    if refused:
+        return failed(f"KV sharding with {', '.join(refused)}", required)
+    return passed("KV sharding with none of the features it refuses", required)
+
+
+# configs/model_config.py is_encoder_decoder_model, what the refusal reads (:2425-2431 in 0.5.22, :2540-2546 in 0.5.23)
+ENCODER_DECODER_ARCHITECTURES = (
+    "WhisperForConditionalGeneration",
+    "MllamaForConditionalGeneration",
+    "MossVLForConditionalGeneration",
+)
+
+
+@rule(
+    id="kv-sharding-model-attention",
+    title="--enable-kv-cache-sharding refuses encoder-decoder and chunked local-attention models",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses model_config.is_encoder_decoder and an "
+        "attention_chunk_size (kv_shard_hook.py:156-168 in 0.5.22, :221-233 in 0.5.23; bench/release_walk.py "
+        "grep 'does not support encoder-decoder'); is_encoder_decoder is an architecture list, the same three in "
+        "both (configs/model_config.py:2425-2431, :2540-2546)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--enable-kv-cache-sharding does not support encoder-decoder models: cross-attention uses a separate "
+    "encoder page table that is not part of the sharded gather plan.; --enable-kv-cache-sharding does not "
+    "support chunked/local-attention models yet: local-attention metadata is built from the page table before "
+    "the scratch translation.",
+    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+    docs="""Checks that a model served with `--enable-kv-cache-sharding` is not one SGLang runs as encoder-decoder
+(Whisper, Mllama, Moss-VL: the architectures its is_encoder_decoder lists) and has no chunked local attention
+(`attention_chunk_size` in its config.json: Llama 4).
+
+Cross attention reads a separate encoder page table, and local attention builds its metadata from the page
+table before the sharded scratch translation; neither is part of the sharded gather plan, and SGLang refuses
+both at start-up.""",
+    fix_title="Serve this model without --enable-kv-cache-sharding",
+)
+def kv_sharding_model_attention(cfg, target):
+    if not _sharding(cfg):
+        return skipped("applies to --enable-kv-cache-sharding")
+    required = "a decoder-only model without chunked local attention"
+    if cfg.model.architecture in ENCODER_DECODER_ARCHITECTURES:
+        return failed(f"KV sharding of {cfg.model.name} (encoder-decoder {cfg.model.architecture})", required)
+    if cfg.model.attention_chunk_size:
+        return failed(
+            f"KV sharding of {cfg.model.name} (attention_chunk_size {cfg.model.attention_chunk_size})", required
+        )
+    return passed(f"KV sharding of {cfg.model.name}", required)

@@ -29,6 +29,17 @@ DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"],
 DSA_KPOOL = ("--model", _model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
 # A PD prefill worker sharding DeepSeek-V3.2's KV over 8 interleaved prefill-CP ranks on Blackwell (trtllm DSA and
 # fp8_e4m3 are SGLang's defaults there)
+# a DSA prefill worker splitting its cache by layer over 8 interleaved prefill-CP ranks
+LAYER_SPLIT = (
+    "--enable-dsa-cache-layer-split",
+    "--disaggregation-mode",
+    "prefill",
+    "--tp-size",
+    "8",
+    "--enable-prefill-cp",
+    "--cp-strategy",
+    "interleave",
+)
 SHARDED_PREFILL = (
     "--enable-kv-cache-sharding",
     "--disaggregation-mode",
@@ -188,6 +199,16 @@ FIXTURES = {
                 ),
                 "engine_version": ["sglang==0.5.12"],
             },
+        ],
+    },
+    "dsa-cache-layer-split": {
+        "pass": [launch("B200", DSA, *LAYER_SPLIT)],
+        "fail": [
+            launch("B200", ("--model", "llama-3.1-8b"), *LAYER_SPLIT),
+            launch("B200", DSA, *LAYER_SPLIT[:1], *LAYER_SPLIT[3:]),  # not disaggregated
+            launch("B200", DSA, *LAYER_SPLIT[:5]),  # no prefill CP
+            launch("B200", DSA, *LAYER_SPLIT, "--disaggregation-transfer-backend", "nixl"),
+            launch("B200", DSA, *LAYER_SPLIT, "--pp-size", "2"),
         ],
     },
     "kv-sharding-dsa": {

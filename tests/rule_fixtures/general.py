@@ -9,6 +9,20 @@ FLASHINFER = [*LLAMA, "--attention-backend", "flashinfer"]
 LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
 DLLM_LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path"]
 
+# three attention-DP ranks of two TP ranks each, page 16 (fa3 takes any page size)
+DP3_PAGE16 = [
+    "sglang",
+    "serve",
+    "--model-path",
+    "llama-3.1-8b",
+    "--tp-size",
+    "6",
+    "--attn-dp-size",
+    "3",
+    "--page-size",
+    "16",
+]
+
 FIXTURES = {
     "general-score-mod-backend": {
         "pass": [
@@ -360,6 +374,7 @@ FIXTURES = {
                 "gpu": "H100",
                 "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
             },
+            {"gpu": "H100", "command": [*DP3_PAGE16, "--chunked-prefill-size", "8160"]},  # 2720 per rank
         ],
         "fail": [
             # SM100's default trtllm_mha forces page size 64 first
@@ -367,6 +382,8 @@ FIXTURES = {
                 "gpu": "B200",
                 "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "4000"],
             },
+            # attention DP divides the chunk first: 8192 / 3 = 2730 per rank, not a multiple of 16
+            {"gpu": "H100", "command": [*DP3_PAGE16, "--chunked-prefill-size", "8192"]},
         ],
     },
     "general-cuda-graph-disabled": {

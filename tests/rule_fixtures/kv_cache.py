@@ -47,6 +47,21 @@ UNIFIED = "--enable-unified-memory"
 SHARDED = ("--enable-kv-cache-sharding", "--attention-backend", "fa3")
 SHARDED_PD = ("--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--tp-size", "8")
 GLM5_NEXTN = "tests/fixtures/models/synthetic-glm-5-nextn"
+# a GQA prefill worker sharding over 4 prefill-CP ranks at page 64: what kv_shard_hook.py asks of a GQA model
+SHARDED_CP = (
+    *SHARDED,
+    "--disaggregation-mode",
+    "prefill",
+    "--tp-size",
+    "4",
+    "--enable-prefill-cp",
+    "--cp-strategy",
+    "interleave",
+    "--attn-cp-size",
+    "4",
+    "--page-size",
+    "64",
+)
 FULL_PREFILL_GRAPH = ("--cuda-graph-backend-prefill", "full")
 ASYMMETRIC = "tests/fixtures/models/synthetic-asymmetric-kv"
 
@@ -163,6 +178,26 @@ FIXTURES = {
         "fail": [
             {"gpu": "B200", "argv": ["--kv-cache-dtype", "fp4_mx_block16", *PREFILL_ONLY]},
             {"gpu": "B200", "argv": ["--kv-cache-dtype", "nvfp4", *PREFILL_ONLY], "engine_version": ["sglang==0.5.16"]},
+        ],
+    },
+    "kv-nvfp4-native-transfer": {
+        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]}],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": serve("llama-3.1-8b", "--kv-cache-dtype", "nvfp4", "--disaggregation-mode", "prefill"),
+            },
+            {
+                "gpu": "B200",
+                "command": serve("llama-3.1-8b", "--kv-cache-dtype", "nvfp4", "--enable-hierarchical-cache"),
+            },
+        ],
+    },
+    "kv-fp4-unified-memory": {
+        "pass": [{"gpu": "B200", "argv": [*LLAMA, "--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"]}],
+        "fail": [
+            {"gpu": "B200", "command": serve("llama-3.1-8b", UNIFIED, "--kv-cache-dtype", "nvfp4")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--kv-cache-dtype", "fp4_mx_block16")},
         ],
     },
     "kv-nvfp4-arch": {
@@ -625,6 +660,32 @@ FIXTURES = {
             },
         ],
     },
+    "kv-prefill-only-pool-writers": {
+        "pass": [{"gpu": "H100", "argv": PREFILL_ONLY}],
+        "fail": [
+            {"gpu": "H100", "argv": [*PREFILL_ONLY, "--tp-size", "2", "--attn-cp-size", "2"]},
+            {
+                "gpu": "H100",
+                "argv": [*PREFILL_ONLY, "--enable-prefill-context-parallel"],
+                "engine_version": ["sglang==0.5.13"],
+            },
+            {"gpu": "H100", "argv": [*PREFILL_ONLY, "--enable-hisparse"]},
+        ],
+    },
+    "kv-unified-memory-cache-features": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--attention-backend", "fa3")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--enable-two-batch-overlap")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--enable-lmcache")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--enable-unified-cache-external-linker")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-20b", UNIFIED, "--speculative-algorithm", "EAGLE", "--enable-hierarchical-cache"
+                ),
+            },
+        ],
+    },
     "kv-sharding-backend": {
         "pass": [
             {
@@ -666,6 +727,134 @@ FIXTURES = {
                 ),
                 "engine_version": ["sglang==0.5.22"],
             },
+        ],
+    },
+    "kv-sharding-shard-group": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            {"gpu": "B200", "command": serve("deepseek-v3", *SHARDED_PD)},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED, "--disaggregation-mode", "prefill")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *SHARDED,
+                    "--disaggregation-mode",
+                    "prefill",
+                    "--tp-size",
+                    "4",
+                    "--enable-prefill-cp",
+                ),
+            },
+            {"gpu": "B200", "command": serve("deepseek-v3", *SHARDED_PD, "--attn-dp-size", "8")},
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3", "--enable-kv-cache-sharding", "--disaggregation-mode", "prefill"),
+            },
+            {
+                "gpu": "B200",
+                "command": serve("deepseek-v3.2-exp", *SHARDED_PD, "--attn-cp-size", "8"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
+    "kv-sharding-page-chunk": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            # trtllm_mla snaps the page to 64 before the sharding hook reads it
+            {"gpu": "B200", "command": serve("deepseek-v3", *SHARDED_PD)},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP[:-2])},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP[:-2], "--chunked-prefill-size", "4000")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--chunked-prefill-size", "-1")},
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP, "--chunked-prefill-size", "1000"),
+                "expect": "warn",
+            },
+        ],
+    },
+    "kv-sharding-transfer-backend": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--disaggregation-transfer-backend", "nixl")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--disaggregation-transfer-backend", "fake")},
+            {"gpu": "H100", "command": ["SGLANG_DISAGG_STAGING_BUFFER=1", *serve("llama-3.1-8b", *SHARDED_CP)]},
+        ],
+    },
+    "kv-sharding-radix-tree-core": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP, "--disable-radix-cache"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python", *serve("llama-3.1-8b", *SHARDED_CP)],
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "H100",
+                "command": ["SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=rust", *serve("llama-3.1-8b", *SHARDED_CP)],
+            },
+        ],
+    },
+    "kv-sharding-cache-features": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)},
+            # 0.5.23 lets HiCache offload to host memory under sharding
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-hierarchical-cache")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-lmcache")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-two-batch-overlap")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-session-radix-cache")},
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-dynamic-chunking", "--pp-size", "2"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *SHARDED_CP, "--enable-hierarchical-cache", "--hicache-storage-backend", "file"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *SHARDED_CP, "--enable-hierarchical-cache"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "deepseek-v3.2-exp",
+                    *SHARDED_PD,
+                    "--enable-hierarchical-cache",
+                    "--hicache-mem-layout",
+                    "page_first_direct",
+                ),
+            },
+        ],
+    },
+    "kv-sharding-model-attention": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", *SHARDED_CP)}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-4-scout", *SHARDED_CP)},
+            {"gpu": "H100", "command": serve("llama-3.2-11b-vision", *SHARDED_CP)},
         ],
     },
     "kv-sharding-speculative": {

@@ -545,6 +545,22 @@ FIXTURES = {
             },
         ],
     },
+    "model-linear-attn-flashkda-decode": {
+        "pass": [
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--linear-attn-backend", "flashkda"]},
+            {
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--linear-attn-prefill-backend",
+                    "flashkda",
+                    "--linear-attn-decode-backend",
+                    "triton",
+                ],
+            },
+        ],
+        "fail": [{"gpu": "H100", "command": [*QWEN3_NEXT, "--linear-attn-decode-backend", "flashkda"]}],
+    },
     "model-linear-attn-flashinfer-ssm-dtype": {
         "pass": [
             {
