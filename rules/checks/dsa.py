@@ -8,7 +8,7 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 from __future__ import annotations
 
 from rules.checks.common import choice_check, gpu, sglang_release
-from rules.engine import failed, passed, rule, skipped, unknown
+from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import dsa as kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.resolve import dsa_model, effective_page_size, prefill_cp
@@ -403,35 +403,90 @@ def dsa_hisparse_radix_cache(cfg, target):
 
 @rule(
     id="dsv4-kv-cache-dtype",
-    title="DeepSeek-V4 needs an fp8_e4m3 or bfloat16 KV cache",
+    title="DeepSeek-V4 needs an fp8_e4m3 KV cache (or bfloat16, from sglang 0.5.14)",
     engine="sglang",
-    versions="sglang>=0.5.15",
+    versions="sglang>=0.5.12",
     verified=(
-        "sglang 0.5.15-0.5.23: the auto -> fp8_e4m3 default and the assert in every release read "
-        "(overrides.py:1308-1317 in 0.5.15, :922-925 in 0.5.19, :897-910 in 0.5.23; 0.5.15.post1, 0.5.16-0.5.18, "
-        "0.5.20-0.5.22 by grep); 0.5.14 has the DeepSeek-V4 overrides but no such assert"
+        "sglang 0.5.12-0.5.23: the auto -> fp8_e4m3 default and the assert in every release read: fp8_e4m3 only in "
+        "0.5.12, 0.5.12.post1, 0.5.13 and 0.5.13.post1 (deepseek_v4_hook.py:27-34 apply_deepseek_v4_defaults), "
+        "fp8_e4m3 or bfloat16 in 0.5.14 (:18-40) and from 0.5.15 (overrides.py:1308-1317 in 0.5.15, :922-925 in "
+        "0.5.19, :897-910 in 0.5.23; 0.5.15.post1, 0.5.16-0.5.18, 0.5.20-0.5.22 by grep); 0.5.11 has no "
+        "DeepSeek-V4 (no deepseek_v4_hook.py)"
     ),
     needs_model=True,
     stage="startup",
     prevents="{kv_cache_dtype} is not supported for DeepseekV4ForCausalLM",
-    source=f"{kb.OVERRIDES}, _deepseek_v4_kv_cache_dtype",
-    docs="""Checks that DeepSeek-V4 (DeepseekV4ForCausalLM) is given `--kv-cache-dtype` auto, fp8_e4m3 or
-bfloat16.
+    source=f"{kb.OVERRIDES}, _deepseek_v4_kv_cache_dtype (deepseek_v4_hook.py apply_deepseek_v4_defaults before "
+    "0.5.15)",
+    docs="""Checks that DeepSeek-V4 (DeepseekV4ForCausalLM) is given `--kv-cache-dtype` auto or fp8_e4m3, or
+bfloat16 from sglang 0.5.14.
 
-SGLang resolves auto to fp8_e4m3 for it (bfloat16 on NPU) and asserts one of the two at start-up; unlike
-the DSA path it does not rewrite the `bf16` spelling, so `--kv-cache-dtype bf16` is refused too.""",
-    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bfloat16)",
+SGLang resolves auto to fp8_e4m3 for it (bfloat16 on NPU) and asserts the dtype at start-up; 0.5.12-0.5.13.post1
+keep fp8_e4m3 only. Unlike the DSA path it does not rewrite the `bf16` spelling, so `--kv-cache-dtype bf16` is
+refused too.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bfloat16, from sglang 0.5.14)",
 )
 def dsv4_kv_cache_dtype(cfg, target):
     if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
         return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
-    required = "one of " + ", ".join(kb.DSV4_KV_DTYPES)
-    if cfg.kv_cache_dtype in kb.DSV4_KV_DTYPES:
+    release = sglang_release(target)
+    kept = [dtype for dtype, since in kb.DSV4_KV_DTYPES_SINCE.items() if release >= since]
+    required = f"one of {', '.join(kept)} (sglang {release})"
+    if cfg.kv_cache_dtype in kept:
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", required)
     return failed(
         f"--kv-cache-dtype {cfg.kv_cache_dtype} for DeepSeek-V4",
         required,
-        ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype bfloat16"],
+        [f"--kv-cache-dtype {dtype}" for dtype in kept if dtype != "auto"],
+    )
+
+
+@rule(
+    id="dsv4-backend-override",
+    title="SGLang runs DeepSeek-V4 on the dsv4 backend at page 256, whatever --attention-backend and --page-size say",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release read: apply_deepseek_v4_defaults assigns attention_backend dsv4 and "
+        "page_size 256 (deepseek_v4_hook.py:15-16 in 0.5.12, 0.5.12.post1, 0.5.13, 0.5.13.post1; :16-17 in 0.5.14); "
+        "_deepseek_v4_overrides declares them (overrides.py:692-704 in 0.5.15 and 0.5.15.post1, :793-805 in 0.5.16, "
+        ":1090-1102 in 0.5.17, :1146-1158 in 0.5.18; model_overrides/deepseek_v4.py:30-42 in 0.5.19, :29-41 in "
+        "0.5.20, :24-61 in 0.5.21, 0.5.22, 0.5.23); bench/sglang_release_oracle.py on SM90, SM100 and SM120 in 0.5.16, "
+        "0.5.20 and 0.5.23: --attention-backend fa3 or flashinfer resolves to dsv4, --page-size 64 to 256; 0.5.11 "
+        "has no DeepSeek-V4"
+    ),
+    needs_model=True,
+    stage="startup",
+    reason="SGLang replaces the flag with only an info line ('Use dsv4 attention backend for DeepseekV4ForCausalLM, "
+    "setting page_size to 256.'): the launch line names a backend or page size that does not run.",
+    source=kb.DSV4_OVERRIDE_SOURCE,
+    docs="""Warns when a DeepSeek-V4 launch (DeepseekV4ForCausalLM) names an `--attention-backend` other than dsv4 or a
+`--page-size` other than 256: SGLang's DeepSeek-V4 override replaces both on CUDA.
+
+DeepSeek-V4's compressed sparse attention (a 128-token sliding window plus 4x and 128x compressed KV with an
+indexer) is served by SGLang's dsv4 backend only, whose KV pools are laid out in 256-token pages; the model
+override declares both and a declaration wins over the flag. The rest of the config is judged on dsv4 at page 256,
+what runs. `--prefill-attention-backend` and `--decode-attention-backend` are kept, and equal ones replace dsv4
+as for any model. Which kernels dsv4 uses is `--dsv4-attn-backend` (dsv4-attn-backend).""",
+    fix_title="Drop --attention-backend / --page-size (or pass dsv4 and 256)",
+)
+def dsv4_backend_override(cfg, target):
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    if sglang_release(target) < kb.DSV4_FROM:
+        return skipped(f"sglang {sglang_release(target)} has no DeepSeek-V4 override")
+    required = f"--attention-backend {kb.DSV4_BACKEND} at page size {kb.DSV4_PAGE_SIZE} (or neither flag)"
+    replaced = [
+        (f"--{field.replace('_', '-')}", cfg.rewrites[field], value)
+        for field, value in (("attention_backend", cfg.attention_backend), ("page_size", cfg.page_size))
+        if field in cfg.rewrites
+    ]
+    if not replaced:
+        return passed(f"{cfg.backend_label()} at page size {cfg.page_size}", required)
+    return warned(
+        "; ".join(f"{flag} {asked} (SGLang runs {runs} instead)" for flag, asked, runs in replaced),
+        required,
+        [" ".join(f"{flag} {runs}" for flag, _, runs in replaced)],
     )
 
 
