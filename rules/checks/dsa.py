@@ -491,6 +491,57 @@ def dsv4_backend_override(cfg, target):
 
 
 @rule(
+    id="dsv4-speculative",
+    title="DeepSeek-V4 speculative decoding: EAGLE with --speculative-eagle-topk 1 (or DSPARK, from sglang 0.5.16)",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, apply_deepseek_v4_defaults read in every release: EAGLE only, with "
+        "speculative_eagle_topk == 1 (deepseek_v4_hook.py:36-42 in 0.5.12, 0.5.12.post1, 0.5.13, 0.5.13.post1; "
+        ":48-54 in 0.5.14; :55-61 in 0.5.15 and 0.5.15.post1), EAGLE or DSPARK from 0.5.16 (:55-63 in 0.5.16, "
+        ":147-155 in 0.5.17, :144-152 in 0.5.18, :147-155 in 0.5.19, :188-197 in 0.5.20, :96-105 in 0.5.21, :102-111 "
+        "in 0.5.22, :148-157 in 0.5.23); bench/sglang_release_oracle.py in 0.5.16, 0.5.20 and 0.5.23 on SM90 refuses "
+        "NEXTN, EAGLE3 and NGRAM, and EAGLE with no --speculative-eagle-topk or with 2, and accepts EAGLE with top-k 1; "
+        "0.5.11 has no DeepSeek-V4"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Only EAGLE speculative algorithm with topk == 1 is supported for DeepseekV4ForCausalLM; Only EAGLE and "
+    "DSPARK speculative algorithms are supported for DeepseekV4ForCausalLM",
+    source=f"{kb.DSV4_HOOK}, apply_deepseek_v4_defaults",
+    docs="""Checks a DeepSeek-V4 (DeepseekV4ForCausalLM) launch with `--speculative-algorithm`: EAGLE with
+`--speculative-eagle-topk 1` given, or DSPARK from sglang 0.5.16.
+
+SGLang asserts this in DeepSeek-V4's model defaults, which run before its speculative-decoding step: NEXTN is not
+yet renamed EAGLE there and EAGLE's top-k not yet filled in, so `--speculative-algorithm NEXTN`, and EAGLE without
+`--speculative-eagle-topk`, are refused at start-up although they start for DeepSeek-V3. DeepSeek-V4's MTP layer is
+drafted through EAGLE one token per step.""",
+    fix_title="Pass --speculative-algorithm EAGLE --speculative-eagle-topk 1",
+)
+def dsv4_speculative(cfg, target):
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    algorithm = cfg.speculative_algorithm
+    if algorithm is None:
+        return skipped("applies to speculative decoding")
+    release = sglang_release(target)
+    if release < kb.DSV4_FROM:
+        return skipped(f"sglang {release} has no DeepSeek-V4 defaults")
+    kept = [name for name, since in kb.DSV4_SPECULATIVE_SINCE.items() if release >= since]
+    required = f"{' or '.join(kept)} (EAGLE with --speculative-eagle-topk {kb.DSV4_EAGLE_TOPK} given)"
+    fix = [f"--speculative-algorithm EAGLE --speculative-eagle-topk {kb.DSV4_EAGLE_TOPK}"]
+    if algorithm not in kept:
+        return failed(f"--speculative-algorithm {algorithm} for DeepSeek-V4", required, fix)
+    topk = cfg.speculative_eagle_topk
+    if algorithm == "EAGLE" and topk != kb.DSV4_EAGLE_TOPK:
+        given = "no --speculative-eagle-topk" if topk is None else f"--speculative-eagle-topk {topk}"
+        return failed(f"EAGLE with {given} for DeepSeek-V4", required, fix)
+    return passed(
+        f"--speculative-algorithm {algorithm}" + (f", top-k {topk}" if algorithm == "EAGLE" else ""), required
+    )
+
+
+@rule(
     id="dsv4-attn-backend",
     title="DeepSeek-V4's trtllm and flashmla_mega attention backends: SM100, FP8 KV, no HiSparse or CP",
     engine="sglang",

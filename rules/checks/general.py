@@ -880,6 +880,48 @@ def general_dllm_backend(cfg, target):
 
 
 @rule(
+    id="general-dllm-architecture",
+    title="A diffusion LLM launch serves an architecture SGLang's diffusion config lists",
+    engine="sglang",
+    versions="sglang>=0.5.6",
+    verified=(
+        "sglang 0.5.6-0.5.23, dllm/config.py DllmConfig.from_server_args read in every wheel (0.5.6, 0.5.6.post2, "
+        "0.5.7, 0.5.8, 0.5.8.post1, 0.5.9, 0.5.10, 0.5.10.post1, 0.5.11-0.5.23 and their .post releases): 'Unknown "
+        "diffusion LLM' for any architecture but LLaDA2MoeModelLM (0.5.6-0.5.8.post1; :33 in 0.5.6, :40 in 0.5.8), "
+        "SDARForCausalLM and SDARMoeForCausalLM too from 0.5.9 (:46 in 0.5.9), DiffusionGemmaForBlockDiffusion too "
+        "from 0.5.21 (:66 in 0.5.21, :72 in 0.5.22 and 0.5.23); --dllm-algorithm first appears in 0.5.6 "
+        "(rules/knowledge/sglang_flags.json)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Unknown diffusion LLM: {arch}",
+    source=backend_kb.DLLM_CONFIG_SOURCE,
+    docs="""Checks that a `--dllm-algorithm` launch serves a diffusion LLM SGLang knows: LLaDA2-MoE (LLaDA2MoeModelLM),
+SDAR and SDAR-MoE (from 0.5.9), DiffusionGemma (from 0.5.21).
+
+SGLang's diffusion config takes the block size and mask token of each model from a table keyed by the
+architecture in config.json and refuses any other with "Unknown diffusion LLM" — during argument resolution
+from 0.5.10 (0.5.10-0.5.14 only with the radix cache on, as the server starts otherwise), at scheduler start
+before. A model of another architecture cannot be decoded by diffusion, whatever its weights; drop
+`--dllm-algorithm` to serve it autoregressively.""",
+    fix_title="Serve a diffusion LLM SGLang lists, or drop --dllm-algorithm",
+)
+def general_dllm_architecture(cfg, target):
+    algorithm = cfg.flags.get("dllm_algorithm")
+    if not algorithm:
+        return skipped("applies to --dllm-algorithm")
+    release = sglang_release(target)
+    listed = sorted(arch for arch, (since, _) in backend_kb.DLLM_BLOCK_SIZES.items() if release >= since)
+    required = f"a diffusion LLM sglang {release} lists: {', '.join(listed)}"
+    architecture = cfg.model.architecture
+    if architecture is None:
+        return unknown(f"{cfg.model.name}: config.json names no architecture")
+    if architecture in listed:
+        return passed(f"{algorithm} on {architecture}", required)
+    return failed(f"--dllm-algorithm {algorithm} with {architecture}", required)
+
+
+@rule(
     id="general-dllm-page-size",
     title="A diffusion LLM's page size is aligned to its block size",
     engine="sglang",

@@ -845,19 +845,26 @@ DLLM_CUDA_GRAPH_BACKEND = "flashinfer"
 DLLM_REQUIRED_BACKEND_FROM = Version("0.5.21")
 DLLM_SUPPORTED_BACKENDS_FROM = Version("0.5.22")
 DLLM_ALGORITHM_BACKENDS = {"Gemma4Renoise": ("triton", ("triton", "fa4"))}  # required, supported
-# The dLLM block size by architecture (dllm/config.py DllmConfig.from_server_args DLLM_PARAMS, unchanged from
-# 0.5.10 to 0.5.23: :35-37 in 0.5.10-0.5.15.post1, :37-39 in 0.5.16-0.5.18, :40-42 in 0.5.19-0.5.20, :47-53 in
-# 0.5.21, :53-59 in 0.5.22-0.5.23): (first release listing it, block size); DiffusionGemma's is its config.json
-# canvas_length, 256 when absent (from 0.5.21). `block_size` in --dllm-algorithm-config's YAML replaces it (:67
-# in 0.5.10, :154 in 0.5.23). Any other architecture: "Unknown diffusion LLM".
+# The diffusion LLMs SGLang serves, by architecture (dllm/config.py DllmConfig.from_server_args; --dllm-algorithm
+# exists from 0.5.6): (first release listing it, its block size). LLaDA2-MoE from 0.5.6 (:29 in 0.5.6, whose block
+# is --dllm-block-size; 32 from 0.5.6.post2, :33-34), SDAR and SDAR-MoE from 0.5.9 (DLLM_PARAMS :35-37 in
+# 0.5.9-0.5.15.post1, :37-39 in 0.5.16-0.5.18, :40-42 in 0.5.19-0.5.20, :47-53 in 0.5.21, :53-59 in 0.5.22-0.5.23),
+# DiffusionGemma from 0.5.21, whose block is its config.json canvas_length, 256 when absent. `block_size` in
+# --dllm-algorithm-config's YAML replaces it (:54 in 0.5.6.post2, :67 in 0.5.10, :154 in 0.5.23). Any other
+# architecture is refused: "Unknown diffusion LLM: {arch}" (:33 in 0.5.6, :38 in 0.5.6.post2 and 0.5.7, :40 in
+# 0.5.8 and 0.5.8.post1, :46 in 0.5.9-0.5.15.post1, :48 in 0.5.16-0.5.18, :51 in 0.5.19-0.5.20, :66 in 0.5.21,
+# :72 in 0.5.22-0.5.23), raised where the config is first built: the scheduler and FlashInfer backend at start
+# before 0.5.10, argument resolution from 0.5.10 (server_args.py _handle_dllm_inference with the radix cache on,
+# :3554 in 0.5.10; overrides.py _dllm_page_size from 0.5.15, :2015 in 0.5.15, :1736 in 0.5.23).
 DLLM_BLOCK_SIZES = MappingProxyType(
     {
-        "LLaDA2MoeModelLM": (Version("0.5.10"), 32),
-        "SDARForCausalLM": (Version("0.5.10"), 4),
-        "SDARMoeForCausalLM": (Version("0.5.10"), 4),
+        "LLaDA2MoeModelLM": (Version("0.5.6"), 32),
+        "SDARForCausalLM": (Version("0.5.9"), 4),
+        "SDARMoeForCausalLM": (Version("0.5.9"), 4),
         "DiffusionGemmaForBlockDiffusion": (Version("0.5.21"), None),
     }
 )
+DLLM_CONFIG_SOURCE = "sglang: python/sglang/srt/dllm/config.py, DllmConfig.from_server_args"
 DLLM_CANVAS_DEFAULT = 256
 # The page size then aligned to the block size: with the radix cache on, a page size that is not a multiple of
 # the block becomes the block (server_args.py _handle_dllm_inference from 0.5.10, :3555-3559 in 0.5.10, :6101-6105

@@ -83,6 +83,14 @@ DSV4_HOOK = "sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py"
 # differs (page 128, dsv4 for both phases). Equal --prefill- and --decode-attention-backend still replace it
 # (the default-backend step that follows, as for any model). SGLang's oracle agrees on SM90, SM100 and SM120 in
 # 0.5.16, 0.5.20 and 0.5.23 (dsv4, page 256 with no flag, --attention-backend fa3 / flashinfer, --page-size 64).
+# Speculative decoding of DeepSeek-V4 (apply_deepseek_v4_defaults, before SGLang turns NEXTN into EAGLE or fills
+# a default top-k): the algorithms kept, by the first release keeping them, EAGLE only with
+# --speculative-eagle-topk 1 given (deepseek_v4_hook.py:36-42 in 0.5.12-0.5.13.post1, :48-54 in 0.5.14, :55-61 in
+# 0.5.15 and 0.5.15.post1; DSPARK too from 0.5.16, :55-63 in 0.5.16, :147-155 in 0.5.17, :144-152 in 0.5.18,
+# :147-155 in 0.5.19, :188-197 in 0.5.20, :96-105 in 0.5.21, :102-111 in 0.5.22, :148-157 in 0.5.23). The oracle
+# (0.5.16, 0.5.20, 0.5.23) refuses NEXTN, EAGLE3, NGRAM, and EAGLE without a top-k or with top-k 2.
+DSV4_SPECULATIVE_SINCE = MappingProxyType({"EAGLE": DSV4_FROM, "DSPARK": Version("0.5.16")})
+DSV4_EAGLE_TOPK = 1
 DSV4_BACKEND = "dsv4"
 DSV4_PAGE_SIZE = 256
 DSV4_OVERRIDE_SOURCE = (

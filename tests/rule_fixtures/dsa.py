@@ -27,6 +27,14 @@ DSA_SINKS = ("--model", _model("dsa-sinks", {**presets()["deepseek-v3.2-exp"]["c
 DSV4 = ("--model", _model("dsv4", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}))
 # the real checkpoint's config.json (tests/fixtures/models/README.md)
 DSV4_FLASH = ("--model", "tests/fixtures/models/DeepSeek-V4-Flash-Base")
+DSV4_EAGLE_TOPK1 = (
+    "--speculative-eagle-topk",
+    "1",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-num-draft-tokens",
+    "4",
+)
 DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
 DSA_KPOOL = ("--model", _model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
 # A PD prefill worker sharding DeepSeek-V3.2's KV over 8 interleaved prefill-CP ranks on Blackwell (trtllm DSA and
@@ -165,6 +173,25 @@ FIXTURES = {
                 **launch("H200", DSV4_FLASH, "--tp", "8", "--attention-backend", "flashinfer"),
                 "engine_version": ["sglang==0.5.12"],
                 "expect": "warn",
+            },
+        ],
+    },
+    "dsv4-speculative": {
+        "pass": [
+            launch("H200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "EAGLE", *DSV4_EAGLE_TOPK1),
+            # DSPARK is kept from 0.5.16 (deepseek_v4_hook.py:55-59)
+            {
+                **launch("B200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "DSPARK"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+        ],
+        "fail": [
+            # no top-k given: SGLang has not filled it in yet (oracle 0.5.23: refused)
+            launch("H200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "EAGLE"),
+            launch("H200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "NEXTN"),
+            {
+                **launch("B200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "DSPARK"),
+                "engine_version": ["sglang==0.5.15"],
             },
         ],
     },

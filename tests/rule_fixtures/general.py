@@ -6,6 +6,7 @@ LLAMA = ["--model", "llama-3.1-8b"]
 # a diffusion LLM by its hub id (not in the Hugging Face cache here: the dLLM rule reads the flags only)
 LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
 DLLM_LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path"]
+LLAMA_DIR = "tests/fixtures/models/Llama-3.1-8B-Instruct"  # an autoregressive model
 
 FIXTURES = {
     "general-score-mod-backend": {
@@ -452,6 +453,25 @@ FIXTURES = {
                 "command": [*LLADA2, "--dllm-algorithm", "LowConfidence", "--attention-backend", "triton"],
                 "engine_version": ["sglang==0.5.6.post2"],
                 "expect": "warn",
+            },
+        ],
+    },
+    "general-dllm-architecture": {
+        "pass": [
+            {"gpu": "H100", "command": [*DLLM_LAUNCH, model_dir("llada2-mini"), "--dllm-algorithm", "LowConfidence"]},
+            # DiffusionGemma is listed from 0.5.21 (dllm/config.py:47-53)
+            {
+                "gpu": "B200",
+                "command": [*DLLM_LAUNCH, model_dir("diffusion-gemma"), "--dllm-algorithm", "Gemma4Renoise"],
+                "engine_version": ["sglang==0.5.21"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": [*DLLM_LAUNCH, LLAMA_DIR, "--dllm-algorithm", "LowConfidence"]},
+            {
+                "gpu": "B200",
+                "command": [*DLLM_LAUNCH, model_dir("diffusion-gemma"), "--dllm-algorithm", "Gemma4Renoise"],
+                "engine_version": ["sglang==0.5.20"],
             },
         ],
     },
