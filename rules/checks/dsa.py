@@ -547,8 +547,9 @@ def dsv4_speculative(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.20",
     verified=(
-        "sglang 0.5.20-0.5.23: the five '--dsv4-attn-backend trtllm ...' asserts first appear in 0.5.20 "
-        "(arg_groups/deepseek_v4_hook.py:138-171) and are in 0.5.21, 0.5.22 and 0.5.23 (:110-129); the "
+        "sglang 0.5.20-0.5.23: the six '--dsv4-attn-backend trtllm ...' asserts first appear in 0.5.20 "
+        "(arg_groups/deepseek_v4_hook.py:138-171, PD disaggregation :163) and are in 0.5.21, 0.5.22 and 0.5.23 "
+        "(:110-132, PD disaggregation :71 in 0.5.21, :77 in 0.5.22, :123-126 in 0.5.23); the "
         "flashmla_mega assert only in 0.5.23 (:101-107); 0.5.19 has no --dsv4-attn-backend "
         "(rules/knowledge/sglang_flags.json)"
     ),
@@ -558,7 +559,7 @@ def dsv4_speculative(cfg, target):
     source=f"{kb.DSV4_HOOK}, validate_hisparse (the DeepSeek-V4 attention-backend asserts)",
     docs="""Checks `--dsv4-attn-backend trtllm` and `flashmla_mega` for DeepSeek-V4: trtllm needs an SM100/SM103
 GPU, an fp8_e4m3 (or auto) KV cache, no `--enable-hisparse`, no context parallelism (`--attn-cp-size`,
-`--dcp-size`, prefill CP) and chunked prefill on; flashmla_mega needs DeepSeek-V4.1 on SM100/SM103.
+`--dcp-size`, prefill CP), no PD disaggregation (`--disaggregation-mode`) and chunked prefill on; flashmla_mega needs DeepSeek-V4.1 on SM100/SM103.
 
 trtllm switches the SWA and compressed KV pools to a uniform 512-dim FP8 layout served by FlashInfer's
 trtllm-gen sparse MLA kernel, which exists for SM100 only; its semaphore buffer is sized from the prefill
@@ -590,11 +591,14 @@ def dsv4_attn_backend(cfg, target):
                 problems.append(f"--{name.replace('_', '-')} {size}")
         if prefill_cp(cfg, target)[0]:
             problems.append("prefill context parallelism")
+        mode = cfg.flags.get("disaggregation_mode") or "null"
+        if mode != "null":
+            problems.append(f"--disaggregation-mode {mode}")
         chunk = cfg.flags.get("chunked_prefill_size")
         if isinstance(chunk, int) and chunk <= 0:
             problems.append(f"--chunked-prefill-size {chunk}")
     required = (
-        "SM100/SM103, fp8_e4m3 KV, no HiSparse or context parallelism, chunked prefill"
+        "SM100/SM103, fp8_e4m3 KV, no HiSparse, context parallelism or PD disaggregation, chunked prefill"
         if backend == "trtllm"
         else "DeepSeek-V4.1 on SM100/SM103"
     )

@@ -206,6 +206,8 @@ FIXTURES = {
             launch("B200", DSV4, "--dsv4-attn-backend", "flashmla_mega"),
             # 0.5.20+: prefill CP is --enable-prefill-cp (deepseek_v4_hook.py:115-120 in 0.5.23)
             launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+            # "--dsv4-attn-backend trtllm does not support PD disaggregation yet" (deepseek_v4_hook.py:123-126)
+            launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--disaggregation-mode", "decode"),
         ],
     },
     "dsv4-prefill-cp-strategy": {
