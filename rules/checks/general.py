@@ -890,7 +890,10 @@ def general_dllm_backend(cfg, target):
         "diffusion LLM' for any architecture but LLaDA2MoeModelLM (0.5.6-0.5.8.post1; :33 in 0.5.6, :40 in 0.5.8), "
         "SDARForCausalLM and SDARMoeForCausalLM too from 0.5.9 (:46 in 0.5.9), DiffusionGemmaForBlockDiffusion too "
         "from 0.5.21 (:66 in 0.5.21, :72 in 0.5.22 and 0.5.23); --dllm-algorithm first appears in 0.5.6 "
-        "(rules/knowledge/sglang_flags.json)"
+        "(rules/knowledge/sglang_flags.json). bench/sglang_release_oracle.py: Llama-3.1-8B with --dllm-algorithm "
+        "LowConfidence refused in resolution in 0.5.10 (radix cache on; off, it resolves and the scheduler raises), "
+        "0.5.16 and 0.5.20 either way, DiffusionGemma refused in 0.5.10, 0.5.16 and 0.5.20 (0.5.23's harness cannot "
+        "import the algorithms)"
     ),
     needs_model=True,
     stage="startup",
