@@ -865,6 +865,32 @@ DLLM_BLOCK_SIZES = MappingProxyType(
     }
 )
 DLLM_CONFIG_SOURCE = "sglang: python/sglang/srt/dllm/config.py, DllmConfig.from_server_args"
+# From 0.5.21 a diffusion LLM and an algorithm may require each other: DLLM_PARAMS' "algorithm" ("{arch} requires
+# the {algorithm} diffusion algorithm", dllm/config.py:71-75 in 0.5.21, :77-81 in 0.5.22-0.5.23) and the
+# algorithm's supported_architectures ("{algorithm} does not support model architecture {arch}", :76-82 in 0.5.21,
+# :82-88 in 0.5.22-0.5.23): DiffusionGemma takes Gemma4Renoise only, and Gemma4Renoise serves DiffusionGemma only
+# (dllm/algorithm/gemma4_renoise.py:43 in 0.5.21, :74 in 0.5.22-0.5.23).
+DLLM_PAIRED_ALGORITHMS = MappingProxyType({"DiffusionGemmaForBlockDiffusion": "Gemma4Renoise"})
+DLLM_PAIRED_FROM = Version("0.5.21")
+# The diffusion algorithms, by the first release having them: each dllm/algorithm/*.py module's `Algorithm` class,
+# keyed by its class name (dllm/algorithm/__init__.py import_algorithms): LowConfidence from 0.5.6, JointThreshold
+# from 0.5.9, Gemma4Renoise from 0.5.21, JointThresholdInDel from 0.5.22. Any other --dllm-algorithm is refused:
+# "Unknown diffusion LLM algorithm: {name}" (get_algorithm_cls, __init__.py:36 in 0.5.6-0.5.20, :35 in 0.5.21-0.5.23),
+# when the algorithm is built at start before 0.5.21 (dllm/algorithm/base.py DllmAlgorithm.from_server_args), in
+# argument resolution from 0.5.21 (arg_groups/dllm_hook.py handle_dllm_inference, :29 in 0.5.21, :30 in 0.5.23).
+DLLM_ALGORITHMS_SINCE = MappingProxyType(
+    {
+        "LowConfidence": Version("0.5.6"),
+        "JointThreshold": Version("0.5.9"),
+        "Gemma4Renoise": Version("0.5.21"),
+        "JointThresholdInDel": Version("0.5.22"),
+    }
+)
+DLLM_ALGORITHM_SOURCE = "sglang: python/sglang/srt/dllm/algorithm/__init__.py, get_algorithm_cls"
+# The algorithm every release has and no model is refused (no supported_architectures, no config.json fields it
+# needs, unlike JointThresholdInDel's delete_token_id / split_token_id, dllm/config.py:90-107 in 0.5.22): the fix
+# offered for a name or pairing SGLang refuses.
+DLLM_GENERIC_ALGORITHM = "LowConfidence"
 DLLM_CANVAS_DEFAULT = 256
 # The page size then aligned to the block size: with the radix cache on, a page size that is not a multiple of
 # the block becomes the block (server_args.py _handle_dllm_inference from 0.5.10, :3555-3559 in 0.5.10, :6101-6105

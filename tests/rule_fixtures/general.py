@@ -473,6 +473,33 @@ FIXTURES = {
                 "command": [*DLLM_LAUNCH, model_dir("diffusion-gemma"), "--dllm-algorithm", "Gemma4Renoise"],
                 "engine_version": ["sglang==0.5.20"],
             },
+            # "DiffusionGemmaForBlockDiffusion requires the Gemma4Renoise diffusion algorithm" (dllm/config.py:77-81)
+            {
+                "gpu": "B200",
+                "command": [*DLLM_LAUNCH, model_dir("diffusion-gemma"), "--dllm-algorithm", "LowConfidence"],
+            },
+            # "Gemma4Renoise does not support model architecture LLaDA2MoeModelLM" (dllm/config.py:82-88)
+            {"gpu": "B200", "command": [*DLLM_LAUNCH, model_dir("llada2-mini"), "--dllm-algorithm", "Gemma4Renoise"]},
+        ],
+    },
+    "general-dllm-algorithm": {
+        "pass": [
+            {"gpu": "H100", "command": [*DLLM_LAUNCH, model_dir("llada2-mini"), "--dllm-algorithm", "JointThreshold"]},
+            {
+                "gpu": "H100",
+                "command": [*LLADA2, "--dllm-algorithm", "LowConfidence"],
+                "engine_version": ["sglang==0.5.6"],
+            },
+        ],
+        "fail": [
+            # the names are the algorithm classes' own
+            {"gpu": "H100", "command": [*LLADA2, "--dllm-algorithm", "low_confidence"]},
+            # JointThreshold arrives in 0.5.9 (dllm/algorithm/joint_threshold.py)
+            {
+                "gpu": "H100",
+                "command": [*LLADA2, "--dllm-algorithm", "JointThreshold"],
+                "engine_version": ["sglang==0.5.8"],
+            },
         ],
     },
     "general-dllm-page-size": {
