@@ -83,6 +83,12 @@ DSV4_HOOK = "sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py"
 # differs (page 128, dsv4 for both phases). Equal --prefill- and --decode-attention-backend still replace it
 # (the default-backend step that follows, as for any model). SGLang's oracle agrees on SM90, SM100 and SM120 in
 # 0.5.16, 0.5.20 and 0.5.23 (dsv4, page 256 with no flag, --attention-backend fa3 / flashinfer, --page-size 64).
+DSV4_BACKEND = "dsv4"
+DSV4_PAGE_SIZE = 256
+DSV4_OVERRIDE_SOURCE = (
+    "sglang: python/sglang/srt/arg_groups/model_overrides/deepseek_v4.py, _deepseek_v4_overrides "
+    "(arg_groups/overrides.py in 0.5.15-0.5.18, deepseek_v4_hook.py apply_deepseek_v4_defaults in 0.5.12-0.5.14)"
+)
 # Speculative decoding of DeepSeek-V4 (apply_deepseek_v4_defaults, before SGLang turns NEXTN into EAGLE or fills
 # a default top-k): the algorithms kept, by the first release keeping them, EAGLE only with
 # --speculative-eagle-topk 1 given (deepseek_v4_hook.py:36-42 in 0.5.12-0.5.13.post1, :48-54 in 0.5.14, :55-61 in
@@ -91,14 +97,8 @@ DSV4_HOOK = "sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py"
 # (0.5.16, 0.5.20, 0.5.23) refuses NEXTN, EAGLE3, NGRAM, and EAGLE without a top-k or with top-k 2.
 DSV4_SPECULATIVE_SINCE = MappingProxyType({"EAGLE": DSV4_FROM, "DSPARK": Version("0.5.16")})
 DSV4_EAGLE_TOPK = 1
-DSV4_BACKEND = "dsv4"
-DSV4_PAGE_SIZE = 256
-DSV4_OVERRIDE_SOURCE = (
-    "sglang: python/sglang/srt/arg_groups/model_overrides/deepseek_v4.py, _deepseek_v4_overrides "
-    "(arg_groups/overrides.py in 0.5.15-0.5.18, deepseek_v4_hook.py apply_deepseek_v4_defaults in 0.5.12-0.5.14)"
-)
 # --dsv4-attn-backend trtllm (from 0.5.20): SM100/SM103 (is_sm100_supported), an fp8_e4m3 (or auto) KV cache, no
-# HiSparse, no context parallelism, chunked prefill on (deepseek_v4_hook.py:138-171 in 0.5.20, :110-129 in
+# HiSparse, no context parallelism, no PD disaggregation, chunked prefill on (deepseek_v4_hook.py:138-171 in 0.5.20, :110-132 in
 # 0.5.23); flashmla_mega (0.5.23, :101-107): DeepSeek-V4.1 (model_type deepseek_v41) on SM100/SM103.
 DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
 DSV4_SM100_MAJOR = 10
