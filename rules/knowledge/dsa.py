@@ -98,8 +98,9 @@ DSV4_OVERRIDE_SOURCE = (
 DSV4_SPECULATIVE_SINCE = MappingProxyType({"EAGLE": DSV4_FROM, "DSPARK": Version("0.5.16")})
 DSV4_EAGLE_TOPK = 1
 # --dsv4-attn-backend trtllm (from 0.5.20): SM100/SM103 (is_sm100_supported), an fp8_e4m3 (or auto) KV cache, no
-# HiSparse, no context parallelism, no PD disaggregation, chunked prefill on (deepseek_v4_hook.py:138-171 in 0.5.20, :110-132 in
-# 0.5.23); flashmla_mega (0.5.23, :101-107): DeepSeek-V4.1 (model_type deepseek_v41) on SM100/SM103.
+# HiSparse, no context parallelism, no PD disaggregation, chunked prefill on (deepseek_v4_hook.py:138-171 in
+# 0.5.20, :110-132 in 0.5.23); flashmla_mega (0.5.23, :101-107): DeepSeek-V4.1 (model_type deepseek_v41) on
+# SM100/SM103.
 DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
 DSV4_SM100_MAJOR = 10
 DSV41_MODEL_TYPE = "deepseek_v41"
