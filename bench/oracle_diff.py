@@ -32,6 +32,10 @@ the default space never draws; `--space dsa` draws DeepSeek-V3.2-Exp launches ov
 
     python bench/oracle_diff.py --space dsa --sample 150 --cache /tmp/oracle_diff_cache-dsa.jsonl
 
+`--space dsv4` draws DeepSeek-V4-Flash-Base launches (its model override replaces --attention-backend and --page-size):
+
+    python bench/oracle_diff.py --space dsv4 --sample 300 --cache /tmp/oracle_diff_cache-dsv4.jsonl
+
 Ours is `check --gpu GPU --engine-version sglang==X -- python -m sglang.launch_server ARGV`, through the
 functions the command calls. Oracle answers are cached by config in --cache, so a rerun only asks for new
 configs.
@@ -135,6 +139,35 @@ def dsa_cases(models_dir: str):
             argv += ["--dsa-decode-backend", decode]
         argv += hisparse
         yield {"gpu": gpu, "cc": cc, "argv": argv}
+
+
+# The DeepSeek-V4 space (--space dsv4): the DeepSeek-V4-Flash-Base fixture (tests/fixtures/models/README.md) x GPU x
+# --attention-backend (the alias compressed too) x --page-size x KV dtype x the flags its override and hook read:
+# deterministic inference, equal phase backends, --dsv4-attn-backend trtllm, EAGLE top-k 2.
+DSV4_MODEL = "DeepSeek-V4-Flash-Base"
+DSV4_BACKENDS = [None, "dsv4", "compressed", "fa3", "flashinfer", "triton"]
+DSV4_PAGE_SIZES = [None, 64, 256]
+DSV4_KV_DTYPES = ["auto", "fp8_e4m3", "bfloat16", "bf16", "fp8_e5m2"]
+DSV4_EXTRAS = [
+    [],
+    ["--enable-deterministic-inference"],
+    ["--prefill-attention-backend", "fa3", "--decode-attention-backend", "fa3"],
+    ["--dsv4-attn-backend", "trtllm"],
+    ["--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "2", "--speculative-num-steps", "3"],
+]
+
+
+def dsv4_cases():
+    model = os.path.join(MODELS_DIR, DSV4_MODEL)
+    for (gpu, cc), backend, page, kv, extra in itertools.product(
+        GPUS, DSV4_BACKENDS, DSV4_PAGE_SIZES, DSV4_KV_DTYPES, DSV4_EXTRAS
+    ):
+        argv = ["--model-path", model, "--tp-size", "8", "--kv-cache-dtype", kv]
+        if backend:
+            argv += ["--attention-backend", backend]
+        if page:
+            argv += ["--page-size", str(page)]
+        yield {"gpu": gpu, "cc": cc, "argv": argv + extra}
 
 
 def config_digest(model_dir: str) -> str:
@@ -348,10 +381,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--space",
-        choices=("attention", "dsa"),
+        choices=("attention", "dsa", "dsv4"),
         default="attention",
         help="attention: GPU x model x --attention-backend x KV dtype x deterministic; dsa: DeepSeek-V3.2-Exp x "
-        "GPU x KV dtype x --dsa-prefill/decode-backend x --enable-hisparse",
+        "GPU x KV dtype x --dsa-prefill/decode-backend x --enable-hisparse; dsv4: DeepSeek-V4-Flash-Base x GPU x "
+        "--attention-backend x --page-size x KV dtype x the flags DeepSeek-V4's hook reads",
     )
     parser.add_argument(
         "--models-dir",
@@ -367,7 +401,8 @@ def main() -> None:
         fixtures_main(args)
         return
 
-    cases = list(dsa_cases(args.models_dir) if args.space == "dsa" else all_cases())
+    spaces = {"attention": all_cases, "dsa": lambda: dsa_cases(args.models_dir), "dsv4": dsv4_cases}
+    cases = list(spaces[args.space]())
     random.Random(args.seed).shuffle(cases)
     cases = cases[: args.sample]
     answers = ask_oracle(cases, args)

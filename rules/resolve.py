@@ -60,14 +60,19 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
     """The backend fields an architecture's override declares (arg_groups/model_overrides/*.py), as SGLang
     applies them before its deterministic fallback and generic default; {} when none applies.
 
-    Some overrides act only when no backend flag is given (is_attention_backend_not_set: DeepSeek, GPT-OSS,
-    Inkling, Moss-VL); the others whenever --attention-backend is unset, so a named phase keeps its backend
-    and the override fills the other one."""
+    DeepSeek-V4's replaces --attention-backend and --page-size whatever they are. Some overrides act only when no
+    backend flag is given (is_attention_backend_not_set: DeepSeek, GPT-OSS, Inkling, Moss-VL); the others whenever
+    --attention-backend is unset, so a named phase keeps its backend and the override fills the other one."""
     arch = config.model.architecture if config.model else None
     if not arch:
         return {}
     major = target.major or 0  # 0: no GPU, which no override names
     none_set = not config.backend_given
+    if arch == dsa_kb.DSV4_ARCHITECTURE and _release(target) >= dsa_kb.DSV4_FROM:
+        # deepseek_v4.py (deepseek_v4_hook.py before 0.5.15): dsv4 at page 256, whatever the flags say; auto KV is
+        # fp8_e4m3 (_deepseek_v4_kv_cache_dtype)
+        declared = {"attention_backend": dsa_kb.DSV4_BACKEND, "page_size": dsa_kb.DSV4_PAGE_SIZE}
+        return declared | ({"kv_cache_dtype": dsa_kb.DSV4_AUTO_KV} if config.kv_cache_dtype == "auto" else {})
     if minimax_m3_nvfp4(config, _release(target)):
         return _minimax_m3_nvfp4_overrides(config, major in kb.blackwell_majors(_release(target)))
     if none_set:
@@ -233,6 +238,9 @@ def _apply_model_overrides(config: Config, target: Target) -> Config:
     rewrites = dict(config.rewrites)
     if "page_size" in declared and config.page_size is not None and config.page_size != declared["page_size"]:
         rewrites["page_size"] = str(config.page_size)  # a declaration wins over the flag
+    asked = config.attention_backend
+    if "attention_backend" in declared and asked is not None and asked != declared["attention_backend"]:
+        rewrites["attention_backend"] = asked  # DeepSeek-V4's override replaces a named backend
     why = config.auto_backend
     if not config.backend_given:
         chosen = ", ".join(

@@ -82,3 +82,45 @@ def test_minimax_m3_nvfp4_sets_page_128_and_its_blackwell_kv(gpu, backend, kv):
     assert (config["attention_backend"], config["kv_cache_dtype"], config["page_size"]) == (backend, kv, 128)
     _, plain = check_json(["--gpu", gpu, "--", *launch])
     assert (plain["config"]["kv_cache_dtype"], plain["config"]["page_size"]) == ("auto", None)
+
+
+DSV4_FLASH = ["sglang", "serve", "--model-path", "tests/fixtures/models/DeepSeek-V4-Flash-Base", "--tp", "8"]
+
+
+def dsv4_resolved(gpu, *flags, release="0.5.23"):
+    _, report = check_json(["--gpu", gpu, "--engine-version", f"sglang=={release}", "--", *DSV4_FLASH, *flags])
+    config = report["config"]
+    return config["attention_backend"], config["page_size"], config["kv_cache_dtype"], config["rewritten_by_engine"]
+
+
+# What bench/sglang_release_oracle.py answered for this config.json in 0.5.16, 0.5.20 and 0.5.23 on cc 9.0, 10.0
+# and 12.0 (attention_backend, page_size, kv_cache_dtype); 0.5.12-0.5.14 assign the same in
+# deepseek_v4_hook.py apply_deepseek_v4_defaults (:15-16 and :27-28 in 0.5.12).
+@pytest.mark.parametrize("release", ["0.5.12", "0.5.14", "0.5.16", "0.5.20", "0.5.23"])
+@pytest.mark.parametrize("gpu", ["H200", "B200", "RTX PRO 6000"])
+def test_deepseek_v4_runs_dsv4_at_page_256_on_every_arch(gpu, release):
+    assert dsv4_resolved(gpu, release=release) == ("dsv4", 256, "fp8_e4m3", None)
+
+
+@pytest.mark.parametrize("gpu", ["H200", "B200"])
+def test_deepseek_v4_replaces_a_named_backend_and_page_size(gpu):
+    """The override's declaration wins over --attention-backend fa3 / flashinfer and --page-size 64 (oracle)."""
+    assert dsv4_resolved(gpu, "--attention-backend", "fa3") == ("dsv4", 256, "fp8_e4m3", {"attention_backend": "fa3"})
+    assert dsv4_resolved(gpu, "--attention-backend", "flashinfer", "--page-size", "64") == (
+        "dsv4",
+        256,
+        "fp8_e4m3",
+        {"attention_backend": "flashinfer", "page_size": "64"},
+    )
+    assert dsv4_resolved(gpu, "--kv-cache-dtype", "bfloat16")[2] == "bfloat16"
+
+
+def test_deepseek_v4_equal_phase_backends_replace_dsv4():
+    """_attention_backend_default runs after the override: equal phases win (oracle: fa3 on cc 9.0)."""
+    flags = ("--prefill-attention-backend", "fa3", "--decode-attention-backend", "fa3")
+    assert dsv4_resolved("H200", *flags) == ("fa3", 256, "fp8_e4m3", None)
+
+
+def test_deepseek_v4_before_0_5_12_is_no_model_sglang_overrides():
+    """0.5.11 has no deepseek_v4_hook.py: the generic default (fa3 on SM90) and no page size."""
+    assert dsv4_resolved("H200", release="0.5.11") == ("fa3", None, "auto", None)

@@ -8,7 +8,7 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 from __future__ import annotations
 
 from rules.checks.common import choice_check, gpu, sglang_release
-from rules.engine import failed, passed, rule, skipped, unknown
+from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import dsa as kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.resolve import dsa_model, effective_page_size, prefill_cp
@@ -403,35 +403,141 @@ def dsa_hisparse_radix_cache(cfg, target):
 
 @rule(
     id="dsv4-kv-cache-dtype",
-    title="DeepSeek-V4 needs an fp8_e4m3 or bfloat16 KV cache",
+    title="DeepSeek-V4 needs an fp8_e4m3 KV cache (or bfloat16, from sglang 0.5.14)",
     engine="sglang",
-    versions="sglang>=0.5.15",
+    versions="sglang>=0.5.12",
     verified=(
-        "sglang 0.5.15-0.5.23: the auto -> fp8_e4m3 default and the assert in every release read "
-        "(overrides.py:1308-1317 in 0.5.15, :922-925 in 0.5.19, :897-910 in 0.5.23; 0.5.15.post1, 0.5.16-0.5.18, "
-        "0.5.20-0.5.22 by grep); 0.5.14 has the DeepSeek-V4 overrides but no such assert"
+        "sglang 0.5.12-0.5.23: the auto -> fp8_e4m3 default and the assert in every release read: fp8_e4m3 only in "
+        "0.5.12, 0.5.12.post1, 0.5.13 and 0.5.13.post1 (deepseek_v4_hook.py:27-34 apply_deepseek_v4_defaults), "
+        "fp8_e4m3 or bfloat16 in 0.5.14 (:18-40) and from 0.5.15 (overrides.py:1308-1317 in 0.5.15, :922-925 in "
+        "0.5.19, :897-910 in 0.5.23; 0.5.15.post1, 0.5.16-0.5.18, 0.5.20-0.5.22 by grep); 0.5.11 has no "
+        "DeepSeek-V4 (no deepseek_v4_hook.py)"
     ),
     needs_model=True,
     stage="startup",
     prevents="{kv_cache_dtype} is not supported for DeepseekV4ForCausalLM",
-    source=f"{kb.OVERRIDES}, _deepseek_v4_kv_cache_dtype",
-    docs="""Checks that DeepSeek-V4 (DeepseekV4ForCausalLM) is given `--kv-cache-dtype` auto, fp8_e4m3 or
-bfloat16.
+    source=f"{kb.OVERRIDES}, _deepseek_v4_kv_cache_dtype (deepseek_v4_hook.py apply_deepseek_v4_defaults before "
+    "0.5.15)",
+    docs="""Checks that DeepSeek-V4 (DeepseekV4ForCausalLM) is given `--kv-cache-dtype` auto or fp8_e4m3, or
+bfloat16 from sglang 0.5.14.
 
-SGLang resolves auto to fp8_e4m3 for it (bfloat16 on NPU) and asserts one of the two at start-up; unlike
-the DSA path it does not rewrite the `bf16` spelling, so `--kv-cache-dtype bf16` is refused too.""",
-    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bfloat16)",
+SGLang resolves auto to fp8_e4m3 for it (bfloat16 on NPU) and asserts the dtype at start-up; 0.5.12-0.5.13.post1
+keep fp8_e4m3 only. Unlike the DSA path it does not rewrite the `bf16` spelling, so `--kv-cache-dtype bf16` is
+refused too.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bfloat16, from sglang 0.5.14)",
 )
 def dsv4_kv_cache_dtype(cfg, target):
     if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
         return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
-    required = "one of " + ", ".join(kb.DSV4_KV_DTYPES)
-    if cfg.kv_cache_dtype in kb.DSV4_KV_DTYPES:
+    release = sglang_release(target)
+    kept = [dtype for dtype, since in kb.DSV4_KV_DTYPES_SINCE.items() if release >= since]
+    required = f"one of {', '.join(kept)} (sglang {release})"
+    if cfg.kv_cache_dtype in kept:
         return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", required)
     return failed(
         f"--kv-cache-dtype {cfg.kv_cache_dtype} for DeepSeek-V4",
         required,
-        ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype bfloat16"],
+        [f"--kv-cache-dtype {dtype}" for dtype in kept if dtype != "auto"],
+    )
+
+
+@rule(
+    id="dsv4-backend-override",
+    title="SGLang runs DeepSeek-V4 on the dsv4 backend at page 256, whatever --attention-backend and --page-size say",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release read: apply_deepseek_v4_defaults assigns attention_backend dsv4 and "
+        "page_size 256 (deepseek_v4_hook.py:15-16 in 0.5.12, 0.5.12.post1, 0.5.13, 0.5.13.post1; :16-17 in 0.5.14); "
+        "_deepseek_v4_overrides declares them (overrides.py:692-704 in 0.5.15 and 0.5.15.post1, :793-805 in 0.5.16, "
+        ":1090-1102 in 0.5.17, :1146-1158 in 0.5.18; model_overrides/deepseek_v4.py:30-42 in 0.5.19, :29-41 in "
+        "0.5.20, :24-61 in 0.5.21, 0.5.22, 0.5.23); bench/sglang_release_oracle.py on SM90, SM100 and SM120 in 0.5.16, "
+        "0.5.20 and 0.5.23: --attention-backend fa3 or flashinfer resolves to dsv4, --page-size 64 to 256; 0.5.11 "
+        "has no DeepSeek-V4"
+    ),
+    needs_model=True,
+    stage="startup",
+    reason="SGLang replaces the flag with only an info line ('Use dsv4 attention backend for DeepseekV4ForCausalLM, "
+    "setting page_size to 256.'): the launch line names a backend or page size that does not run.",
+    source=kb.DSV4_OVERRIDE_SOURCE,
+    docs="""Warns when a DeepSeek-V4 launch (DeepseekV4ForCausalLM) names an `--attention-backend` other than dsv4 or a
+`--page-size` other than 256: SGLang's DeepSeek-V4 override replaces both on CUDA.
+
+DeepSeek-V4's compressed sparse attention (a 128-token sliding window plus 4x and 128x compressed KV with an
+indexer) is served by SGLang's dsv4 backend only, whose KV pools are laid out in 256-token pages; the model
+override declares both and a declaration wins over the flag. The rest of the config is judged on dsv4 at page 256,
+what runs. `--prefill-attention-backend` and `--decode-attention-backend` are kept, and equal ones replace dsv4
+as for any model. Which kernels dsv4 uses is `--dsv4-attn-backend` (dsv4-attn-backend).""",
+    fix_title="Drop --attention-backend / --page-size (or pass dsv4 and 256)",
+)
+def dsv4_backend_override(cfg, target):
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    if sglang_release(target) < kb.DSV4_FROM:
+        return skipped(f"sglang {sglang_release(target)} has no DeepSeek-V4 override")
+    required = f"--attention-backend {kb.DSV4_BACKEND} at page size {kb.DSV4_PAGE_SIZE} (or neither flag)"
+    replaced = [
+        (f"--{field.replace('_', '-')}", cfg.rewrites[field], value)
+        for field, value in (("attention_backend", cfg.attention_backend), ("page_size", cfg.page_size))
+        if field in cfg.rewrites
+    ]
+    if not replaced:
+        return passed(f"{cfg.backend_label()} at page size {cfg.page_size}", required)
+    return warned(
+        "; ".join(f"{flag} {asked} (SGLang runs {runs} instead)" for flag, asked, runs in replaced),
+        required,
+        [" ".join(f"{flag} {runs}" for flag, _, runs in replaced)],
+    )
+
+
+@rule(
+    id="dsv4-speculative",
+    title="DeepSeek-V4 speculative decoding: EAGLE with --speculative-eagle-topk 1 (or DSPARK, from sglang 0.5.16)",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, apply_deepseek_v4_defaults read in every release: EAGLE only, with "
+        "speculative_eagle_topk == 1 (deepseek_v4_hook.py:36-42 in 0.5.12, 0.5.12.post1, 0.5.13, 0.5.13.post1; "
+        ":48-54 in 0.5.14; :55-61 in 0.5.15 and 0.5.15.post1), EAGLE or DSPARK from 0.5.16 (:55-63 in 0.5.16, "
+        ":147-155 in 0.5.17, :144-152 in 0.5.18, :147-155 in 0.5.19, :188-197 in 0.5.20, :96-105 in 0.5.21, :102-111 "
+        "in 0.5.22, :148-157 in 0.5.23); bench/sglang_release_oracle.py in 0.5.16, 0.5.20 and 0.5.23 on SM90 refuses "
+        "NEXTN, EAGLE3 and NGRAM, and EAGLE with no --speculative-eagle-topk or with 2, and accepts EAGLE with top-k 1; "
+        "0.5.11 has no DeepSeek-V4"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Only EAGLE speculative algorithm with topk == 1 is supported for DeepseekV4ForCausalLM; Only EAGLE and "
+    "DSPARK speculative algorithms are supported for DeepseekV4ForCausalLM",
+    source=f"{kb.DSV4_HOOK}, apply_deepseek_v4_defaults",
+    docs="""Checks a DeepSeek-V4 (DeepseekV4ForCausalLM) launch with `--speculative-algorithm`: EAGLE with
+`--speculative-eagle-topk 1` given, or DSPARK from sglang 0.5.16.
+
+SGLang asserts this in DeepSeek-V4's model defaults, which run before its speculative-decoding step: NEXTN is not
+yet renamed EAGLE there and EAGLE's top-k not yet filled in, so `--speculative-algorithm NEXTN`, and EAGLE without
+`--speculative-eagle-topk`, are refused at start-up although they start for DeepSeek-V3. DeepSeek-V4's MTP layer is
+drafted through EAGLE one token per step.""",
+    fix_title="Pass --speculative-algorithm EAGLE --speculative-eagle-topk 1",
+)
+def dsv4_speculative(cfg, target):
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE:
+        return skipped("applies to DeepSeek-V4 (DeepseekV4ForCausalLM)")
+    algorithm = cfg.speculative_algorithm
+    if algorithm is None:
+        return skipped("applies to speculative decoding")
+    release = sglang_release(target)
+    if release < kb.DSV4_FROM:
+        return skipped(f"sglang {release} has no DeepSeek-V4 defaults")
+    kept = [name for name, since in kb.DSV4_SPECULATIVE_SINCE.items() if release >= since]
+    required = f"{' or '.join(kept)} (EAGLE with --speculative-eagle-topk {kb.DSV4_EAGLE_TOPK} given)"
+    fix = [f"--speculative-algorithm EAGLE --speculative-eagle-topk {kb.DSV4_EAGLE_TOPK}"]
+    if algorithm not in kept:
+        return failed(f"--speculative-algorithm {algorithm} for DeepSeek-V4", required, fix)
+    topk = cfg.speculative_eagle_topk
+    if algorithm == "EAGLE" and topk != kb.DSV4_EAGLE_TOPK:
+        given = "no --speculative-eagle-topk" if topk is None else f"--speculative-eagle-topk {topk}"
+        return failed(f"EAGLE with {given} for DeepSeek-V4", required, fix)
+    return passed(
+        f"--speculative-algorithm {algorithm}" + (f", top-k {topk}" if algorithm == "EAGLE" else ""), required
     )
 
 
@@ -441,8 +547,9 @@ def dsv4_kv_cache_dtype(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.20",
     verified=(
-        "sglang 0.5.20-0.5.23: the five '--dsv4-attn-backend trtllm ...' asserts first appear in 0.5.20 "
-        "(arg_groups/deepseek_v4_hook.py:138-171) and are in 0.5.21, 0.5.22 and 0.5.23 (:110-129); the "
+        "sglang 0.5.20-0.5.23: the six '--dsv4-attn-backend trtllm ...' asserts first appear in 0.5.20 "
+        "(arg_groups/deepseek_v4_hook.py:138-171, PD disaggregation :163) and are in 0.5.21, 0.5.22 and 0.5.23 "
+        "(:110-132, PD disaggregation :71 in 0.5.21, :77 in 0.5.22, :123-126 in 0.5.23); the "
         "flashmla_mega assert only in 0.5.23 (:101-107); 0.5.19 has no --dsv4-attn-backend "
         "(rules/knowledge/sglang_flags.json)"
     ),
@@ -452,7 +559,7 @@ def dsv4_kv_cache_dtype(cfg, target):
     source=f"{kb.DSV4_HOOK}, validate_hisparse (the DeepSeek-V4 attention-backend asserts)",
     docs="""Checks `--dsv4-attn-backend trtllm` and `flashmla_mega` for DeepSeek-V4: trtllm needs an SM100/SM103
 GPU, an fp8_e4m3 (or auto) KV cache, no `--enable-hisparse`, no context parallelism (`--attn-cp-size`,
-`--dcp-size`, prefill CP) and chunked prefill on; flashmla_mega needs DeepSeek-V4.1 on SM100/SM103.
+`--dcp-size`, prefill CP), no PD disaggregation (`--disaggregation-mode`) and chunked prefill on; flashmla_mega needs DeepSeek-V4.1 on SM100/SM103.
 
 trtllm switches the SWA and compressed KV pools to a uniform 512-dim FP8 layout served by FlashInfer's
 trtllm-gen sparse MLA kernel, which exists for SM100 only; its semaphore buffer is sized from the prefill
@@ -484,11 +591,14 @@ def dsv4_attn_backend(cfg, target):
                 problems.append(f"--{name.replace('_', '-')} {size}")
         if prefill_cp(cfg, target)[0]:
             problems.append("prefill context parallelism")
+        mode = cfg.flags.get("disaggregation_mode") or "null"
+        if mode != "null":
+            problems.append(f"--disaggregation-mode {mode}")
         chunk = cfg.flags.get("chunked_prefill_size")
         if isinstance(chunk, int) and chunk <= 0:
             problems.append(f"--chunked-prefill-size {chunk}")
     required = (
-        "SM100/SM103, fp8_e4m3 KV, no HiSparse or context parallelism, chunked prefill"
+        "SM100/SM103, fp8_e4m3 KV, no HiSparse, context parallelism or PD disaggregation, chunked prefill"
         if backend == "trtllm"
         else "DeepSeek-V4.1 on SM100/SM103"
     )

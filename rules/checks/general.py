@@ -995,6 +995,99 @@ def general_dllm_backend(cfg, target):
 
 
 @rule(
+    id="general-dllm-architecture",
+    title="A diffusion LLM launch serves an architecture SGLang's diffusion config lists",
+    engine="sglang",
+    versions="sglang>=0.5.6",
+    verified=(
+        "sglang 0.5.6-0.5.23, dllm/config.py DllmConfig.from_server_args read in every wheel (0.5.6, 0.5.6.post2, "
+        "0.5.7, 0.5.8, 0.5.8.post1, 0.5.9, 0.5.10, 0.5.10.post1, 0.5.11-0.5.23 and their .post releases): 'Unknown "
+        "diffusion LLM' for any architecture but LLaDA2MoeModelLM (0.5.6-0.5.8.post1; :33 in 0.5.6, :40 in 0.5.8), "
+        "SDARForCausalLM and SDARMoeForCausalLM too from 0.5.9 (:46 in 0.5.9), DiffusionGemmaForBlockDiffusion too "
+        "from 0.5.21 (:66 in 0.5.21, :72 in 0.5.22 and 0.5.23); the DiffusionGemma / Gemma4Renoise pairing from "
+        "0.5.21 (:71-82 in 0.5.21, :77-88 in 0.5.22 and 0.5.23; 0.5.20 has neither); --dllm-algorithm first appears in 0.5.6 "
+        "(rules/knowledge/sglang_flags.json). bench/sglang_release_oracle.py: Llama-3.1-8B with --dllm-algorithm "
+        "LowConfidence refused in resolution in 0.5.10 (radix cache on; off, it resolves and the scheduler raises), "
+        "0.5.16 and 0.5.20 either way, DiffusionGemma refused in 0.5.10, 0.5.16 and 0.5.20 (0.5.23's harness cannot "
+        "import the algorithms)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Unknown diffusion LLM: {arch}; {arch} requires the {required_algorithm} diffusion algorithm; "
+    "{dllm_algorithm} does not support model architecture {arch}",
+    source=backend_kb.DLLM_CONFIG_SOURCE,
+    docs="""Checks that a `--dllm-algorithm` launch serves a diffusion LLM SGLang knows: LLaDA2-MoE (LLaDA2MoeModelLM),
+SDAR and SDAR-MoE (from 0.5.9), DiffusionGemma (from 0.5.21); and, from 0.5.21, that DiffusionGemma runs
+Gemma4Renoise and Gemma4Renoise runs DiffusionGemma, which require each other.
+
+SGLang's diffusion config takes the block size and mask token of each model from a table keyed by the
+architecture in config.json and refuses any other with "Unknown diffusion LLM" — during argument resolution
+from 0.5.10 (0.5.10-0.5.14 only with the radix cache on, as the server starts otherwise), at scheduler start
+before. A model of another architecture cannot be decoded by diffusion, whatever its weights; drop
+`--dllm-algorithm` to serve it autoregressively.""",
+    fix_title="Serve a diffusion LLM SGLang lists, or drop --dllm-algorithm",
+)
+def general_dllm_architecture(cfg, target):
+    algorithm = cfg.flags.get("dllm_algorithm")
+    if not algorithm:
+        return skipped("applies to --dllm-algorithm")
+    release = sglang_release(target)
+    listed = sorted(arch for arch, (since, _) in backend_kb.DLLM_BLOCK_SIZES.items() if release >= since)
+    required = f"a diffusion LLM sglang {release} lists: {', '.join(listed)}"
+    architecture = cfg.model.architecture
+    if architecture is None:
+        return unknown(f"{cfg.model.name}: config.json names no architecture")
+    if architecture not in listed:
+        return failed(f"--dllm-algorithm {algorithm} with {architecture}", required)
+    if release < backend_kb.DLLM_PAIRED_FROM:
+        return passed(f"{algorithm} on {architecture}", required)
+    paired = backend_kb.DLLM_PAIRED_ALGORITHMS
+    takes = paired.get(architecture)
+    serves = [arch for arch, name in paired.items() if name == algorithm]
+    if takes not in (None, algorithm) or (serves and architecture not in serves):
+        required = f"{architecture} with {takes}" if takes else f"{algorithm} with {', '.join(serves)}"
+        other = takes or backend_kb.DLLM_GENERIC_ALGORITHM
+        return failed(f"--dllm-algorithm {algorithm} with {architecture}", required, [f"--dllm-algorithm {other}"])
+    return passed(f"{algorithm} on {architecture}", required)
+
+
+@rule(
+    id="general-dllm-algorithm",
+    title="--dllm-algorithm names a diffusion algorithm of the target's SGLang release",
+    engine="sglang",
+    versions="sglang>=0.5.6",
+    verified=(
+        "sglang 0.5.6-0.5.23, every wheel's dllm/algorithm/*.py read (the class each module exports as Algorithm): "
+        "LowConfidence in 0.5.6-0.5.8.post1, JointThreshold too from 0.5.9, Gemma4Renoise from 0.5.21, "
+        "JointThresholdInDel from 0.5.22 (0.5.22 and 0.5.23 the same four); get_algorithm_cls raises for any other "
+        "name (__init__.py:36 in 0.5.6-0.5.20, :35 in 0.5.21-0.5.23); --dllm-algorithm first appears in 0.5.6"
+    ),
+    stage="startup",
+    prevents="Unknown diffusion LLM algorithm: {name}",
+    source=backend_kb.DLLM_ALGORITHM_SOURCE,
+    docs="""Checks that `--dllm-algorithm` names one of the target release's diffusion algorithms: LowConfidence,
+JointThreshold (from 0.5.9), Gemma4Renoise (from 0.5.21), JointThresholdInDel (from 0.5.22).
+
+The flag takes any string; SGLang looks the name up among the algorithm classes it ships (the name is the class's,
+case and all) and refuses any other with "Unknown diffusion LLM algorithm" — during argument resolution from
+0.5.21, when the algorithm is built at start before.""",
+    fix_title="Pass an algorithm the release has (the names are case-sensitive)",
+)
+def general_dllm_algorithm(cfg, target):
+    algorithm = cfg.flags.get("dllm_algorithm")
+    if not algorithm:
+        return skipped("applies to --dllm-algorithm")
+    release = sglang_release(target)
+    known = [name for name, since in backend_kb.DLLM_ALGORITHMS_SINCE.items() if release >= since]
+    required = f"one of {', '.join(known)} (sglang {release})"
+    if algorithm in known:
+        return passed(f"--dllm-algorithm {algorithm}", required)
+    spelled = [name for name in known if name.lower() == algorithm.replace("_", "").lower()]
+    fix = spelled or [backend_kb.DLLM_GENERIC_ALGORITHM]
+    return failed(f"--dllm-algorithm {algorithm}", required, [f"--dllm-algorithm {name}" for name in fix])
+
+
+@rule(
     id="general-dllm-page-size",
     title="A diffusion LLM's page size is aligned to its block size",
     engine="sglang",

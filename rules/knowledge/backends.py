@@ -847,19 +847,52 @@ DLLM_CUDA_GRAPH_BACKEND = "flashinfer"
 DLLM_REQUIRED_BACKEND_FROM = Version("0.5.21")
 DLLM_SUPPORTED_BACKENDS_FROM = Version("0.5.22")
 DLLM_ALGORITHM_BACKENDS = {"Gemma4Renoise": ("triton", ("triton", "fa4"))}  # required, supported
-# The dLLM block size by architecture (dllm/config.py DllmConfig.from_server_args DLLM_PARAMS, unchanged from
-# 0.5.10 to 0.5.23: :35-37 in 0.5.10-0.5.15.post1, :37-39 in 0.5.16-0.5.18, :40-42 in 0.5.19-0.5.20, :47-53 in
-# 0.5.21, :53-59 in 0.5.22-0.5.23): (first release listing it, block size); DiffusionGemma's is its config.json
-# canvas_length, 256 when absent (from 0.5.21). `block_size` in --dllm-algorithm-config's YAML replaces it (:67
-# in 0.5.10, :154 in 0.5.23). Any other architecture: "Unknown diffusion LLM".
+# The diffusion LLMs SGLang serves, by architecture (dllm/config.py DllmConfig.from_server_args; --dllm-algorithm
+# exists from 0.5.6): (first release listing it, its block size). LLaDA2-MoE from 0.5.6 (:29 in 0.5.6, whose block
+# is --dllm-block-size; 32 from 0.5.6.post2, :33-34), SDAR and SDAR-MoE from 0.5.9 (DLLM_PARAMS :35-37 in
+# 0.5.9-0.5.15.post1, :37-39 in 0.5.16-0.5.18, :40-42 in 0.5.19-0.5.20, :47-53 in 0.5.21, :53-59 in 0.5.22-0.5.23),
+# DiffusionGemma from 0.5.21, whose block is its config.json canvas_length, 256 when absent. `block_size` in
+# --dllm-algorithm-config's YAML replaces it (:54 in 0.5.6.post2, :67 in 0.5.10, :154 in 0.5.23). Any other
+# architecture is refused: "Unknown diffusion LLM: {arch}" (:33 in 0.5.6, :38 in 0.5.6.post2 and 0.5.7, :40 in
+# 0.5.8 and 0.5.8.post1, :46 in 0.5.9-0.5.15.post1, :48 in 0.5.16-0.5.18, :51 in 0.5.19-0.5.20, :66 in 0.5.21,
+# :72 in 0.5.22-0.5.23), raised where the config is first built: the scheduler and FlashInfer backend at start
+# before 0.5.10, argument resolution from 0.5.10 (server_args.py _handle_dllm_inference with the radix cache on,
+# :3554 in 0.5.10; overrides.py _dllm_page_size from 0.5.15, :2015 in 0.5.15, :1736 in 0.5.23).
 DLLM_BLOCK_SIZES = MappingProxyType(
     {
-        "LLaDA2MoeModelLM": (Version("0.5.10"), 32),
-        "SDARForCausalLM": (Version("0.5.10"), 4),
-        "SDARMoeForCausalLM": (Version("0.5.10"), 4),
+        "LLaDA2MoeModelLM": (Version("0.5.6"), 32),
+        "SDARForCausalLM": (Version("0.5.9"), 4),
+        "SDARMoeForCausalLM": (Version("0.5.9"), 4),
         "DiffusionGemmaForBlockDiffusion": (Version("0.5.21"), None),
     }
 )
+DLLM_CONFIG_SOURCE = "sglang: python/sglang/srt/dllm/config.py, DllmConfig.from_server_args"
+# From 0.5.21 a diffusion LLM and an algorithm may require each other: DLLM_PARAMS' "algorithm" ("{arch} requires
+# the {algorithm} diffusion algorithm", dllm/config.py:71-75 in 0.5.21, :77-81 in 0.5.22-0.5.23) and the
+# algorithm's supported_architectures ("{algorithm} does not support model architecture {arch}", :76-82 in 0.5.21,
+# :82-88 in 0.5.22-0.5.23): DiffusionGemma takes Gemma4Renoise only, and Gemma4Renoise serves DiffusionGemma only
+# (dllm/algorithm/gemma4_renoise.py:43 in 0.5.21, :74 in 0.5.22-0.5.23).
+DLLM_PAIRED_ALGORITHMS = MappingProxyType({"DiffusionGemmaForBlockDiffusion": "Gemma4Renoise"})
+DLLM_PAIRED_FROM = Version("0.5.21")
+# The diffusion algorithms, by the first release having them: each dllm/algorithm/*.py module's `Algorithm` class,
+# keyed by its class name (dllm/algorithm/__init__.py import_algorithms): LowConfidence from 0.5.6, JointThreshold
+# from 0.5.9, Gemma4Renoise from 0.5.21, JointThresholdInDel from 0.5.22. Any other --dllm-algorithm is refused:
+# "Unknown diffusion LLM algorithm: {name}" (get_algorithm_cls, __init__.py:36 in 0.5.6-0.5.20, :35 in 0.5.21-0.5.23),
+# when the algorithm is built at start before 0.5.21 (dllm/algorithm/base.py DllmAlgorithm.from_server_args), in
+# argument resolution from 0.5.21 (arg_groups/dllm_hook.py handle_dllm_inference, :29 in 0.5.21, :30 in 0.5.23).
+DLLM_ALGORITHMS_SINCE = MappingProxyType(
+    {
+        "LowConfidence": Version("0.5.6"),
+        "JointThreshold": Version("0.5.9"),
+        "Gemma4Renoise": Version("0.5.21"),
+        "JointThresholdInDel": Version("0.5.22"),
+    }
+)
+DLLM_ALGORITHM_SOURCE = "sglang: python/sglang/srt/dllm/algorithm/__init__.py, get_algorithm_cls"
+# The algorithm every release has and no model is refused (no supported_architectures, no config.json fields it
+# needs, unlike JointThresholdInDel's delete_token_id / split_token_id, dllm/config.py:90-107 in 0.5.22): the fix
+# offered for a name or pairing SGLang refuses.
+DLLM_GENERIC_ALGORITHM = "LowConfidence"
 DLLM_CANVAS_DEFAULT = 256
 # The page size then aligned to the block size: with the radix cache on, a page size that is not a multiple of
 # the block becomes the block (server_args.py _handle_dllm_inference from 0.5.10, :3555-3559 in 0.5.10, :6101-6105

@@ -65,14 +65,42 @@ HISPARSE_KV_DTYPES = ("bfloat16", "fp8_e4m3")
 HISPARSE_CUDA_BACKENDS = MappingProxyType(
     {"bfloat16": frozenset({"flashmla_sparse"}), "fp8_e4m3": frozenset({"flashmla_kv", "flashinfer_sparse_mla"})}
 )
-# DeepSeek-V4 (DeepseekV4ForCausalLM): auto becomes fp8_e4m3; only fp8_e4m3 and bfloat16 are kept
-# (_deepseek_v4_kv_cache_dtype, overrides.py:1308-1317 in 0.5.15, :922-925 in 0.5.19, :897-910 in 0.5.23).
+# DeepSeek-V4 (DeepseekV4ForCausalLM, from 0.5.12; 0.5.11 has no DeepSeek-V4): auto becomes fp8_e4m3; the KV
+# dtypes kept, by the first release keeping them: fp8_e4m3 only in 0.5.12-0.5.13.post1 (apply_deepseek_v4_defaults,
+# deepseek_v4_hook.py:27-34), bfloat16 too from 0.5.14 (:18-40 in 0.5.14; _deepseek_v4_kv_cache_dtype from 0.5.15,
+# overrides.py:1308-1317 in 0.5.15, :922-925 in 0.5.19, :897-910 in 0.5.23).
 DSV4_ARCHITECTURE = "DeepseekV4ForCausalLM"
-DSV4_KV_DTYPES = ("auto", "fp8_e4m3", "bfloat16")
+DSV4_FROM = Version("0.5.12")
+DSV4_KV_DTYPES_SINCE = MappingProxyType({"auto": DSV4_FROM, "fp8_e4m3": DSV4_FROM, "bfloat16": Version("0.5.14")})
+DSV4_AUTO_KV = "fp8_e4m3"
 DSV4_HOOK = "sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py"
+# On CUDA SGLang runs DeepSeek-V4 on the dsv4 backend at page 256 whatever --attention-backend and --page-size say:
+# apply_deepseek_v4_defaults assigns both in 0.5.12-0.5.14 (deepseek_v4_hook.py:15-16 in 0.5.12-0.5.13.post1,
+# :16-17 in 0.5.14, run by _handle_model_specific_adjustments before the default backend and page-size steps);
+# from 0.5.15 the model override _deepseek_v4_overrides declares them, and a declaration wins over the flag
+# (overrides.py:692-704 in 0.5.15 and 0.5.15.post1, :793-805 in 0.5.16, :1090-1102 in 0.5.17, :1146-1158 in
+# 0.5.18; model_overrides/deepseek_v4.py:30-42 in 0.5.19, :29-41 in 0.5.20, :24-61 in 0.5.21-0.5.23). Only NPU
+# differs (page 128, dsv4 for both phases). Equal --prefill- and --decode-attention-backend still replace it
+# (the default-backend step that follows, as for any model). SGLang's oracle agrees on SM90, SM100 and SM120 in
+# 0.5.16, 0.5.20 and 0.5.23 (dsv4, page 256 with no flag, --attention-backend fa3 / flashinfer, --page-size 64).
+DSV4_BACKEND = "dsv4"
+DSV4_PAGE_SIZE = 256
+DSV4_OVERRIDE_SOURCE = (
+    "sglang: python/sglang/srt/arg_groups/model_overrides/deepseek_v4.py, _deepseek_v4_overrides "
+    "(arg_groups/overrides.py in 0.5.15-0.5.18, deepseek_v4_hook.py apply_deepseek_v4_defaults in 0.5.12-0.5.14)"
+)
+# Speculative decoding of DeepSeek-V4 (apply_deepseek_v4_defaults, before SGLang turns NEXTN into EAGLE or fills
+# a default top-k): the algorithms kept, by the first release keeping them, EAGLE only with
+# --speculative-eagle-topk 1 given (deepseek_v4_hook.py:36-42 in 0.5.12-0.5.13.post1, :48-54 in 0.5.14, :55-61 in
+# 0.5.15 and 0.5.15.post1; DSPARK too from 0.5.16, :55-63 in 0.5.16, :147-155 in 0.5.17, :144-152 in 0.5.18,
+# :147-155 in 0.5.19, :188-197 in 0.5.20, :96-105 in 0.5.21, :102-111 in 0.5.22, :148-157 in 0.5.23). The oracle
+# (0.5.16, 0.5.20, 0.5.23) refuses NEXTN, EAGLE3, NGRAM, and EAGLE without a top-k or with top-k 2.
+DSV4_SPECULATIVE_SINCE = MappingProxyType({"EAGLE": DSV4_FROM, "DSPARK": Version("0.5.16")})
+DSV4_EAGLE_TOPK = 1
 # --dsv4-attn-backend trtllm (from 0.5.20): SM100/SM103 (is_sm100_supported), an fp8_e4m3 (or auto) KV cache, no
-# HiSparse, no context parallelism, chunked prefill on (deepseek_v4_hook.py:138-171 in 0.5.20, :110-129 in
-# 0.5.23); flashmla_mega (0.5.23, :101-107): DeepSeek-V4.1 (model_type deepseek_v41) on SM100/SM103.
+# HiSparse, no context parallelism, no PD disaggregation, chunked prefill on (deepseek_v4_hook.py:138-171 in
+# 0.5.20, :110-132 in 0.5.23); flashmla_mega (0.5.23, :101-107): DeepSeek-V4.1 (model_type deepseek_v41) on
+# SM100/SM103.
 DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
 DSV4_SM100_MAJOR = 10
 DSV41_MODEL_TYPE = "deepseek_v41"

@@ -25,6 +25,16 @@ def _model(name: str, config: dict) -> str:
 DSA = ("--model", "deepseek-v3.2-exp")
 DSA_SINKS = ("--model", _model("dsa-sinks", {**presets()["deepseek-v3.2-exp"]["config"], "learnable_sink": True}))
 DSV4 = ("--model", _model("dsv4", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}))
+# the real checkpoint's config.json (tests/fixtures/models/README.md)
+DSV4_FLASH = ("--model", "tests/fixtures/models/DeepSeek-V4-Flash-Base")
+DSV4_EAGLE_TOPK1 = (
+    "--speculative-eagle-topk",
+    "1",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-num-draft-tokens",
+    "4",
+)
 DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
 DSA_KPOOL = ("--model", _model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
 # A PD prefill worker sharding DeepSeek-V3.2's KV over 8 interleaved prefill-CP ranks on Blackwell (trtllm DSA and
@@ -149,8 +159,52 @@ FIXTURES = {
         ],
     },
     "dsv4-kv-cache-dtype": {
-        "pass": [case("B200", *DSV4), case("B200", *DSV4, "--kv-cache-dtype", "bfloat16")],
-        "fail": [case("B200", *DSV4, "--kv-cache-dtype", "bf16")],
+        "pass": [
+            case("B200", *DSV4),
+            case("B200", *DSV4, "--kv-cache-dtype", "bfloat16"),
+            # bfloat16 is kept from 0.5.14 (deepseek_v4_hook.py:37-40)
+            case("H200", *DSV4, "--kv-cache-dtype", "bfloat16", engine_version=["sglang==0.5.14"]),
+        ],
+        "fail": [
+            case("B200", *DSV4, "--kv-cache-dtype", "bf16"),
+            # 0.5.12-0.5.13.post1 keep fp8_e4m3 only (deepseek_v4_hook.py:32-34)
+            case("H200", *DSV4, "--kv-cache-dtype", "bfloat16", engine_version=["sglang==0.5.13.post1"]),
+        ],
+    },
+    "dsv4-backend-override": {
+        "pass": [
+            launch("H200", DSV4_FLASH, "--tp", "8"),
+            launch("B200", DSV4_FLASH, "--tp", "8", "--attention-backend", "dsv4", "--page-size", "256"),
+        ],
+        "fail": [
+            {**launch("H200", DSV4_FLASH, "--tp", "8", "--attention-backend", "fa3"), "expect": "warn"},
+            {**launch("B200", DSV4_FLASH, "--tp", "8", "--page-size", "64"), "expect": "warn"},
+            # 0.5.12 assigns them in apply_deepseek_v4_defaults (deepseek_v4_hook.py:15-16)
+            {
+                **launch("H200", DSV4_FLASH, "--tp", "8", "--attention-backend", "flashinfer"),
+                "engine_version": ["sglang==0.5.12"],
+                "expect": "warn",
+            },
+        ],
+    },
+    "dsv4-speculative": {
+        "pass": [
+            launch("H200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "EAGLE", *DSV4_EAGLE_TOPK1),
+            # DSPARK is kept from 0.5.16 (deepseek_v4_hook.py:55-59)
+            {
+                **launch("B200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "DSPARK"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+        ],
+        "fail": [
+            # no top-k given: SGLang has not filled it in yet (oracle 0.5.23: refused)
+            launch("H200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "EAGLE"),
+            launch("H200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "NEXTN"),
+            {
+                **launch("B200", DSV4_FLASH, "--tp", "8", "--speculative-algorithm", "DSPARK"),
+                "engine_version": ["sglang==0.5.15"],
+            },
+        ],
     },
     "dsv4-attn-backend": {
         "pass": [
@@ -163,6 +217,8 @@ FIXTURES = {
             launch("B200", DSV4, "--dsv4-attn-backend", "flashmla_mega"),
             # 0.5.20+: prefill CP is --enable-prefill-cp (deepseek_v4_hook.py:115-120 in 0.5.23)
             launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+            # "--dsv4-attn-backend trtllm does not support PD disaggregation yet" (deepseek_v4_hook.py:123-126)
+            launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--disaggregation-mode", "decode"),
         ],
     },
     "dsv4-prefill-cp-strategy": {

@@ -8,6 +8,7 @@ FLASHINFER = [*LLAMA, "--attention-backend", "flashinfer"]
 # a diffusion LLM by its hub id (not in the Hugging Face cache here: the dLLM rule reads the flags only)
 LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
 DLLM_LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path"]
+LLAMA_DIR = "tests/fixtures/models/Llama-3.1-8B-Instruct"  # an autoregressive model
 
 # three attention-DP ranks of two TP ranks each, page 16 (fa3 takes any page size)
 DP3_PAGE16 = [
@@ -538,6 +539,52 @@ FIXTURES = {
                 "command": [*LLADA2, "--dllm-algorithm", "LowConfidence", "--attention-backend", "triton"],
                 "engine_version": ["sglang==0.5.6.post2"],
                 "expect": "warn",
+            },
+        ],
+    },
+    "general-dllm-architecture": {
+        "pass": [
+            {"gpu": "H100", "command": [*DLLM_LAUNCH, model_dir("llada2-mini"), "--dllm-algorithm", "LowConfidence"]},
+            # DiffusionGemma is listed from 0.5.21 (dllm/config.py:47-53)
+            {
+                "gpu": "B200",
+                "command": [*DLLM_LAUNCH, model_dir("diffusion-gemma"), "--dllm-algorithm", "Gemma4Renoise"],
+                "engine_version": ["sglang==0.5.21"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": [*DLLM_LAUNCH, LLAMA_DIR, "--dllm-algorithm", "LowConfidence"]},
+            {
+                "gpu": "B200",
+                "command": [*DLLM_LAUNCH, model_dir("diffusion-gemma"), "--dllm-algorithm", "Gemma4Renoise"],
+                "engine_version": ["sglang==0.5.20"],
+            },
+            # "DiffusionGemmaForBlockDiffusion requires the Gemma4Renoise diffusion algorithm" (dllm/config.py:77-81)
+            {
+                "gpu": "B200",
+                "command": [*DLLM_LAUNCH, model_dir("diffusion-gemma"), "--dllm-algorithm", "LowConfidence"],
+            },
+            # "Gemma4Renoise does not support model architecture LLaDA2MoeModelLM" (dllm/config.py:82-88)
+            {"gpu": "B200", "command": [*DLLM_LAUNCH, model_dir("llada2-mini"), "--dllm-algorithm", "Gemma4Renoise"]},
+        ],
+    },
+    "general-dllm-algorithm": {
+        "pass": [
+            {"gpu": "H100", "command": [*DLLM_LAUNCH, model_dir("llada2-mini"), "--dllm-algorithm", "JointThreshold"]},
+            {
+                "gpu": "H100",
+                "command": [*LLADA2, "--dllm-algorithm", "LowConfidence"],
+                "engine_version": ["sglang==0.5.6"],
+            },
+        ],
+        "fail": [
+            # the names are the algorithm classes' own
+            {"gpu": "H100", "command": [*LLADA2, "--dllm-algorithm", "low_confidence"]},
+            # JointThreshold arrives in 0.5.9 (dllm/algorithm/joint_threshold.py)
+            {
+                "gpu": "H100",
+                "command": [*LLADA2, "--dllm-algorithm", "JointThreshold"],
+                "engine_version": ["sglang==0.5.8"],
             },
         ],
     },
