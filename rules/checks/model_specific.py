@@ -1069,7 +1069,7 @@ def model_prefill_aware_swa_page(cfg, target):
         return failed(f"prefill-aware SWA on {cfg.backend_label()} with page size {page}", required, fix)
     unified = cfg.flags.get("enable_unified_memory")
     if unified and sglang_release(target) >= backend_kb.PREFILL_AWARE_SWA_UNIFIED_FROM:
-        return failed("prefill-aware SWA with --enable-unified-memory", required)
+        return failed("prefill-aware SWA with --enable-unified-memory", required, ["--enable-unified-memory false"])
     return passed(f"prefill-aware SWA on {cfg.backend_label()} with page size 1", required)
 
 
