@@ -340,6 +340,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "speculative_ngram_max_bfs_breadth": "int",
                 "speculative_attention_mode": "str",
                 "mamba_radix_cache_strategy": "str",
+                "mamba_track_interval": "int",
+                "mamba_backend": "str",
                 "enable_kv_cache_sharding": "bool",
                 "dllm_algorithm": "str",
                 "dllm_algorithm_config": "str",
@@ -462,9 +464,9 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "linear attention and Mamba state (backends, state memory)": (
             "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint "
             "enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
-            "mamba_backend mamba_cache_philox_rounds "
+            "mamba_cache_philox_rounds "
             "mamba_full_memory_ratio mamba_max_states_per_path "
-            "mamba_scheduler_strategy mamba_track_interval max_mamba_cache_size"
+            "mamba_scheduler_strategy max_mamba_cache_size"
         ),
         "diffusion LLMs (block attention)": "dllm_block_size dllm_fdfo",
         (

@@ -114,6 +114,10 @@ class ModelFeatures(NamedTuple):
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
     # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
     canvas_length: Optional[int] = None
+    # config.json `mamba_chunk_size` and `chunk_size` (Nemotron-H's older name), at the top level where SGLang's
+    # mamba_cache_chunk_size reads hf_config (rules/knowledge/backends.py mamba_chunk_size)
+    mamba_chunk_size: Optional[int] = None
+    ssm_chunk_size: Optional[int] = None
     kv_quant: Optional[CheckpointKvQuant] = None  # the KV-cache quantization the checkpoint declares
     features: frozenset[str] = frozenset()
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
@@ -172,6 +176,8 @@ _INT_MINIMUM = {
     "index_kpool": 1,
     "num_nextn_predict_layers": 0,
     "canvas_length": 1,
+    "mamba_chunk_size": 1,
+    "chunk_size": 1,
 }
 
 
@@ -318,6 +324,9 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         hybrid_linear=hybrid,
         quant_method=_quant_method(config),
         canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
+        mamba_chunk_size=_checked_int(config, "mamba_chunk_size", f"{source}: "),
+        # another model's chunk_size can mean something else: read for Nemotron-H only (configs/nemotron_h.py)
+        ssm_chunk_size=_checked_int(config, "chunk_size", f"{source}: ") if model_type == "nemotron_h" else None,
         kv_quant=_kv_quant(config),
         features=frozenset(features),
         shape=shape_from_config(config),

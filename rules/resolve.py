@@ -108,9 +108,13 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         return {"attention_backend": "flashinfer"}  # lfm2.py
     if arch in QWEN_HYBRID_ARCHITECTURES and major == 10:
         # qwen3_5.py: triton with page 1 keeps the mamba radix cache; trtllm_mha with page 64 where the generic
-        # default is trtllm_mha and speculative decoding or --disable-radix-cache is on (SGLang also weighs the
-        # mamba extra-buffer strategy, not modelled here)
-        plain = config.speculative_algorithm is None and not config.flags.get("disable_radix_cache")
+        # default is trtllm_mha and speculative decoding, --disable-radix-cache or an extra-buffer strategy is on
+        # (an explicit one: auto is resolved after this override)
+        plain = (
+            config.speculative_algorithm is None
+            and not config.flags.get("disable_radix_cache")
+            and config.flags.get("mamba_radix_cache_strategy") not in kb.MAMBA_EXTRA_BUFFER_STRATEGIES
+        )
         if not plain and _generic_default(config, major, _release(target)) == "trtllm_mha":
             return {"attention_backend": "trtllm_mha", "page_size": 64}
         return {"attention_backend": "triton", "page_size": 1}

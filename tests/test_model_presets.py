@@ -14,6 +14,7 @@ from cli_run import check_json, finding, run_cli
 
 from attn_preflight.inputs import ModelNotFound, load_model
 from rules.errors import RulesInputError
+from rules.knowledge import backends as backend_kb
 from rules.models import features_from_config, load_preset, presets
 
 PRESETS = presets()
@@ -141,6 +142,31 @@ def test_minimax_m1_has_one_softmax_layer_in_eight():
 def test_a_linear_attention_layer_in_attn_type_list_makes_the_model_hybrid(attn_types, hybrid):
     config = {"architectures": ["MiniMaxText01ForCausalLM"], "num_attention_heads": 8, "attn_type_list": attn_types}
     assert features_from_config(config, "m", "test").hybrid_linear is hybrid
+
+
+@pytest.mark.parametrize(
+    ("config", "chunk"),
+    [
+        # sglang 0.5.23 configs/nemotron_h.py _resolve_mamba_chunk_size: mamba_chunk_size, else the older chunk_size,
+        # else 256 (the oracle's refusal names "chunk_size=128" for the first, "chunk_size=256" without either)
+        ({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "chunk_size": 128}, 128),
+        ({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h"}, 256),
+        ({"architectures": ["FalconH1ForCausalLM"], "mamba_chunk_size": 128}, 128),
+        # overrides.py mamba_cache_chunk_size: getattr(hf_config, "mamba_chunk_size", 64) on Qwen3-Next's config
+        ({"architectures": ["Qwen3NextForCausalLM"], "chunk_size": 128}, 64),
+        # configs/lfm2.py: a property, whatever config.json says
+        ({"architectures": ["Lfm2ForCausalLM"], "mamba_chunk_size": 256}, 1),
+    ],
+)
+def test_the_mamba_chunk_size_is_the_one_sglangs_config_class_reads(config, chunk):
+    model = features_from_config(config, "m", "test")
+    assert backend_kb.mamba_chunk_size(model.architecture, model.mamba_chunk_size, model.ssm_chunk_size) == chunk
+
+
+def test_a_mamba_chunk_size_that_is_no_integer_is_an_input_error_and_another_models_chunk_size_is_not_read():
+    with pytest.raises(RulesInputError, match="mamba_chunk_size must be an integer"):
+        features_from_config({"architectures": ["FalconH1ForCausalLM"], "mamba_chunk_size": "128"}, "m", "test")
+    assert features_from_config({"architectures": ["X"], "chunk_size": "any"}, "m", "test").ssm_chunk_size is None
 
 
 @pytest.mark.parametrize(

@@ -124,3 +124,16 @@ def test_deepseek_v4_equal_phase_backends_replace_dsv4():
 def test_deepseek_v4_before_0_5_12_is_no_model_sglang_overrides():
     """0.5.11 has no deepseek_v4_hook.py: the generic default (fa3 on SM90) and no page size."""
     assert dsv4_resolved("H200", release="0.5.11") == ("fa3", None, "auto", None)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "backend", "page"),
+    [(("--mamba-radix-cache-strategy", "extra_buffer"), "trtllm_mha", 64), ((), "triton", 1)],
+)
+def test_qwen3_5_on_blackwell_runs_trtllm_mha_at_page_64_for_an_explicit_extra_buffer(strategy, backend, page):
+    """model_overrides/qwen3_5.py:24-49 (0.5.23): trtllm_mha at page 64 unless the radix cache runs without an extra
+    buffer or speculation; the auto strategy is resolved after the override. The oracle (sglang 0.5.23, B200) answers
+    trtllm_mha / 64 for the explicit extra_buffer and triton / 1 without it."""
+    launch = ["sglang", "serve", "--model-path", "qwen3.5-35b-a3b", *strategy]
+    _, report = check_json(["--gpu", "B200", "--", *launch])
+    assert (report["config"]["attention_backend"], report["config"]["page_size"]) == (backend, page)

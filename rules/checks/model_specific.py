@@ -859,6 +859,157 @@ def model_mamba_no_buffer(cfg, target):
     return failed(f"no_buffer with {', '.join(problems)}", required, [" ".join(fix)])
 
 
+def _mamba_state(cfg) -> bool:
+    """The model keeps Mamba / linear-attention state on the radix cache (overrides.py _mamba_radix_cache_resolution,
+    Inkling's override)."""
+    arch = _arch(cfg)
+    if arch == backend_kb.GRANITE_HYBRID_ARCHITECTURE:
+        return cfg.model.hybrid_linear  # only with mamba layers in layer_types
+    return arch in MAMBA_RADIX_CACHE_ARCHITECTURES or arch in backend_kb.INKLING_ARCHITECTURES
+
+
+def _extra_buffer_supported(cfg) -> bool:
+    """overrides.py supports_mamba_cache_extra_buffer: a listed architecture on --linear-attn-backend triton."""
+    backend = cfg.flags.get("linear_attn_backend") or "triton"
+    return _arch(cfg) in backend_kb.MAMBA_EXTRA_BUFFER_ARCHITECTURES and backend == "triton"
+
+
+def _mamba_strategy(cfg) -> str:
+    """The strategy SGLang settles on: the one given, else (auto) extra_buffer where overlap scheduling or a page
+    above 1 wants it and the model takes it, no_buffer otherwise; Inkling's override pins extra_buffer."""
+    given = cfg.flags.get("mamba_radix_cache_strategy") or "auto"
+    if given != "auto":
+        return given
+    if _arch(cfg) in backend_kb.INKLING_ARCHITECTURES:
+        return "extra_buffer"
+    wants = not cfg.flags.get("disable_overlap_schedule") or (cfg.page_size or 1) > 1
+    return "extra_buffer" if wants and _extra_buffer_supported(cfg) else "no_buffer"
+
+
+def _divides(a: int, b: int) -> bool:
+    return max(a, b) % min(a, b) == 0
+
+
+def _fitting_page(page: int, chunk: int, track: int) -> int:
+    """The largest power of two up to `page` that divides (or is divided by) the chunk and divides the interval."""
+    size = 1 << (page.bit_length() - 1)
+    while size > 1 and not (_divides(size, chunk) and track % size == 0):
+        size //= 2
+    return size
+
+
+@rule(
+    id="model-mamba-extra-buffer",
+    title="--mamba-radix-cache-strategy extra_buffer needs a model and linear-attention backend that take it, a "
+    "track interval that fits, a page that divides the Mamba chunk",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'extra_buffer is not supported for', 'mamba_track_interval "
+        "% ', 'either chunk_size or page_size must be divisible'): server_args.py _validate_mamba_extra_buffer "
+        "(0.5.14 :4364-4377 ... 0.5.18 :5808-5824), arg_groups/mamba_hook.py validate_mamba_extra_buffer from 0.5.19 "
+        "(0.5.23 :105-150) with mamba_cache_chunk_size (server_args.py 0.5.14 :6626, overrides.py 0.5.23 :1920), "
+        "supports_mamba_cache_extra_buffer on --linear-attn-backend triton in each; extra_buffer_lazy refused with "
+        "speculative decoding 0.5.14-0.5.16, under PD disaggregation from 0.5.17 (server_args.py :5596); 'needs "
+        "mamba state' from 0.5.21 (model_hook.py :953; 0.5.23 :1065). Oracle (sglang 0.5.23, H100/B200): Qwen3-Next "
+        "extra_buffer with --page-size 48 (track 240), --page-size 96, track 96 on page 64, track 2 under 4 draft "
+        "tokens, extra_buffer_lazy with --disaggregation-mode prefill, --linear-attn-backend flashinfer and Llama "
+        "with extra_buffer are refused; extra_buffer with track 100 and no page, and Llama with "
+        "--disable-radix-cache, accepted. The architecture lists are 0.5.23's"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="extra_buffer is not supported for {architecture}; use no_buffer.",
+    source=f"{backend_kb.MAMBA_EXTRA_BUFFER_SOURCE}; sglang: python/sglang/srt/arg_groups/overrides.py, "
+    f"mamba_cache_chunk_size; {MODEL_HOOK}, handle_mamba_radix_cache",
+    docs="""Checks the extra-buffer Mamba radix-cache strategy (`--mamba-radix-cache-strategy extra_buffer` or
+`extra_buffer_lazy`, or what SGLang's `auto` strategy picks on a hybrid model with overlap scheduling on or a
+page above 1) against SGLang's start-up asserts:
+
+- the model must take it (Qwen3-Next, Qwen3.5, Kimi-Linear, Nemotron-H, Falcon-H1, ...; not LFM2, ZAYA1 or
+  Jet-Nemotron) and `--linear-attn-backend` must be triton ("extra_buffer is not supported for X; use
+  no_buffer.");
+- `extra_buffer_lazy` is refused under PD disaggregation (0.5.17+) and with speculative decoding (before);
+- `--mamba-track-interval` (256 by default) must be at least `--speculative-num-draft-tokens` and a
+  multiple of `--page-size`;
+- the page and the model's `mamba_chunk_size` (config.json; 64 when absent, 256 for Nemotron-H, Falcon-H1
+  and Granite-4.0-H) must divide one another ("For SSM models, either chunk_size or page_size must be
+  divisible by the other").
+
+The page judged is the one given or a model override's (Qwen3.5 on Blackwell): a backend's default page
+comes after these asserts. From 0.5.21 an explicit extra-buffer strategy on a model without Mamba state is
+refused too ("--mamba-radix-cache-strategy extra_buffer needs mamba state"); `--disable-radix-cache` turns
+every strategy off. A draft-token count SGLang fills in itself is not judged.""",
+    fix_title="Use --linear-attn-backend triton, a track interval of the page, a page that divides the chunk",
+)
+def model_mamba_extra_buffer(cfg, target):
+    arch = _arch(cfg)
+    given = cfg.flags.get("mamba_radix_cache_strategy")
+    radix = not cfg.flags.get("disable_radix_cache")
+    strategies = backend_kb.MAMBA_EXTRA_BUFFER_STRATEGIES
+    release = sglang_release(target)
+    if not _mamba_state(cfg):
+        if given in strategies and radix and release >= backend_kb.MAMBA_NEEDS_STATE_FROM:
+            return failed(
+                f"--mamba-radix-cache-strategy {given} on {arch or cfg.model.name}, a model without Mamba state",
+                "a hybrid Mamba / linear-attention model",
+                ["--mamba-radix-cache-strategy auto"],
+            )
+        return skipped("applies to hybrid Mamba / linear-attention models on the radix cache")
+    if not radix:
+        return skipped("--disable-radix-cache: no Mamba radix-cache strategy applies")
+    strategy = _mamba_strategy(cfg)
+    if strategy not in strategies:
+        return skipped(f"SGLang runs the {strategy} strategy here")
+    named = f"--mamba-radix-cache-strategy {strategy}" if given == strategy else f"{strategy} (SGLang's choice)"
+    required = "a model that takes it on --linear-attn-backend triton"
+    if not _extra_buffer_supported(cfg):
+        if arch in backend_kb.MAMBA_EXTRA_BUFFER_ARCHITECTURES:
+            backend = cfg.flags.get("linear_attn_backend")
+            return failed(f"{named} with --linear-attn-backend {backend}", required, ["--linear-attn-backend triton"])
+        return failed(f"{named} on {arch}", required, ["--mamba-radix-cache-strategy no_buffer"])
+    lazy_refused = ""
+    if strategy == "extra_buffer_lazy":
+        mode = cfg.flags.get("disaggregation_mode")
+        if release >= backend_kb.MAMBA_LAZY_PD_CHECK_FROM and mode not in (None, "null"):
+            lazy_refused = f"--disaggregation-mode {mode}"
+        elif release < backend_kb.MAMBA_LAZY_PD_CHECK_FROM and cfg.speculative_algorithm:
+            lazy_refused = f"--speculative-algorithm {cfg.speculative_algorithm}"
+    if lazy_refused:
+        return failed(
+            f"{named} with {lazy_refused}", "extra_buffer_lazy alone", ["--mamba-radix-cache-strategy extra_buffer"]
+        )
+    track = cfg.flags.get("mamba_track_interval") or backend_kb.MAMBA_TRACK_INTERVAL_DEFAULT
+    draft = cfg.flags.get("speculative_num_draft_tokens")
+    page = cfg.page_size
+    model = cfg.model
+    chunk = backend_kb.mamba_chunk_size(arch, model.mamba_chunk_size, model.ssm_chunk_size)
+    required = (
+        "--mamba-track-interval >= the draft tokens and a multiple of the page; page and mamba_chunk_size "
+        "dividing one another"
+    )
+    problems = []
+    if draft is not None and track < draft:
+        problems.append(f"--mamba-track-interval {track} below {draft} draft tokens")
+    if page is not None and track % page:
+        problems.append(f"--mamba-track-interval {track} not a multiple of page size {page}")
+    if page is not None and not _divides(chunk, page):
+        problems.append(f"page size {page} and mamba_chunk_size {chunk} not dividing one another")
+    found = f"{named}, --mamba-track-interval {track}, page size {page or '(not set yet)'}, mamba_chunk_size {chunk}"
+    if not problems:
+        return passed(found, required)
+    fix = []
+    if page is not None and not _divides(chunk, page):
+        page = _fitting_page(page, chunk, track)
+        fix.append(f"--page-size {page}")
+    step = page or 1
+    fitting = max(track, draft or 1)
+    fitting = -(-fitting // step) * step
+    if fitting != track:
+        fix.append(f"--mamba-track-interval {fitting}")
+    return failed(f"{named} with {'; '.join(problems)}", required, [" ".join(fix)])
+
+
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 LINEAR_VERIFY_CHECK_FROM = Version("0.5.17")  # the verify-backend twin of the decode check
 

@@ -782,6 +782,83 @@ MAMBA_RADIX_CACHE_ARCHITECTURES = frozenset(
 )
 MAMBA_RADIX_CACHE_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _MAMBA_RADIX_CACHE_ARCHS"
 
+# --mamba-radix-cache-strategy extra_buffer / extra_buffer_lazy (mamba_hook.py validate_mamba_extra_buffer, 0.5.23
+# :105-150; server_args.py _validate_mamba_extra_buffer 0.5.14-0.5.18). The architectures that take it, and only on
+# --linear-attn-backend triton (overrides.py _MAMBA_EXTRA_BUFFER_ARCHS and supports_mamba_cache_extra_buffer, 0.5.23
+# :403-451; the triton test the same from 0.5.14). Inkling pins extra_buffer itself and declares the Mamba radix
+# cache (model_overrides/inkling.py); GraniteMoeHybrid rides it when its layer_types name mamba layers.
+MAMBA_EXTRA_BUFFER_ARCHITECTURES = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5MoeForCausalLM",
+        "Qwen3_5ForCausalLM",
+        "Qwen3NextForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "MiniCPMV4_7ForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "BailingMoeV3VLForConditionalGeneration",
+        "FalconH1ForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "Glm5NextForConditionalGeneration",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+        "NemotronH_Omni_Reasoning_V3",
+        "KimiK3ForConditionalGeneration",
+        "InklingForConditionalGeneration",
+        "InklingForConditionalGenerationMTP",
+    }
+)
+MAMBA_EXTRA_BUFFER_SOURCE = "sglang: python/sglang/srt/arg_groups/mamba_hook.py, validate_mamba_extra_buffer"
+MAMBA_EXTRA_BUFFER_STRATEGIES = ("extra_buffer", "extra_buffer_lazy")
+INKLING_ARCHITECTURES = frozenset({"InklingForConditionalGeneration", "InklingForConditionalGenerationMTP"})
+GRANITE_HYBRID_ARCHITECTURE = "GraniteMoeHybridForCausalLM"
+MAMBA_TRACK_INTERVAL_DEFAULT = 256  # --mamba-track-interval (fields/exec_.py :530-533; server_args.py from 0.5.7)
+# extra_buffer_lazy: refused with speculative decoding in 0.5.14-0.5.16 ("extra_buffer_lazy unsupported with spec."),
+# under PD disaggregation from 0.5.17 ("extra_buffer_lazy unsupported under PD disaggregation")
+MAMBA_LAZY_PD_CHECK_FROM = Version("0.5.17")
+# model_hook.py handle_mamba_radix_cache: an explicit extra_buffer on a model without Mamba state raises from 0.5.21
+MAMBA_NEEDS_STATE_FROM = Version("0.5.21")
+# overrides.py mamba_cache_chunk_size (0.5.23 :1897-1925; server_args.py from 0.5.13): getattr(hf_config,
+# "mamba_chunk_size", 64), FLA's CHUNK_SIZE when the config has none. SGLang's own config classes fill it for some
+# architectures: a fixed value (configs/lfm2.py, zaya.py: 1; inkling.py: 64), or a default for an absent key
+# (falcon_h1.py, granitemoehybrid.py, nemotron_h.py: 256; Nemotron-H also reads the older `chunk_size` key first).
+FLA_CHUNK_SIZE = 64
+MAMBA_CHUNK_SIZE_FIXED = MappingProxyType(
+    {
+        "Lfm2ForCausalLM": 1,
+        "Lfm2MoeForCausalLM": 1,
+        "ZayaForCausalLM": 1,
+        "InklingForConditionalGeneration": 64,
+        "InklingForConditionalGenerationMTP": 64,
+    }
+)
+NEMOTRON_H_ARCHITECTURES = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
+MAMBA_CHUNK_SIZE_DEFAULTS = MappingProxyType(
+    {
+        "FalconH1ForCausalLM": 256,
+        GRANITE_HYBRID_ARCHITECTURE: 256,
+        **{arch: 256 for arch in NEMOTRON_H_ARCHITECTURES},
+    }
+)
+
+
+def mamba_chunk_size(architecture: Optional[str], given: Optional[int], legacy_chunk_size: Optional[int]) -> int:
+    """The mamba_chunk_size SGLang reads off the model's config (see MAMBA_CHUNK_SIZE_FIXED above): `given` is
+    config.json's mamba_chunk_size, `legacy_chunk_size` its chunk_size (Nemotron-H's older name)."""
+    arch = architecture or ""
+    if arch in MAMBA_CHUNK_SIZE_FIXED:
+        return MAMBA_CHUNK_SIZE_FIXED[arch]
+    if given is not None:
+        return given
+    if arch in NEMOTRON_H_ARCHITECTURES and legacy_chunk_size is not None:
+        return legacy_chunk_size
+    return MAMBA_CHUNK_SIZE_DEFAULTS.get(arch, FLA_CHUNK_SIZE)
+
 
 # --enable-page-major-kv-layout (which --enable-unified-memory implies) admits only backends whose kernels read
 # the per-layer views by their strides (kv_cache_hook.py handle_page_major_kv_layout: 0.5.19 :290-360 ... 0.5.23

@@ -206,6 +206,28 @@ MODEL_CONFIGS = {
         "head_dim": 256,
         "num_hidden_layers": 4,
     },
+    # nvidia/NVIDIA-Nemotron-Nano-9B-v2, trimmed: Mamba2 layers with the older `chunk_size` key (SGLang's
+    # NemotronHConfig reads it as mamba_chunk_size: 128, 256 when absent)
+    "nemotron-h": {
+        **_COMMON,
+        "architectures": ["NemotronHForCausalLM"],
+        "model_type": "nemotron_h",
+        "hidden_size": 4480,
+        "intermediate_size": 15680,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+        "hybrid_override_pattern": "M-M*",
+        "mamba_num_heads": 128,
+        "mamba_head_dim": 80,
+        "n_groups": 8,
+        "ssm_state_size": 128,
+        "conv_kernel": 4,
+        "chunk_size": 128,
+        "mlp_hidden_act": "relu2",
+        "vocab_size": 131072,
+    },
 }
 
 _ROOT = None
@@ -230,6 +252,8 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
 
 
 QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
+_NEMOTRON_H = ["sglang", "serve", "--model-path", model_dir("nemotron-h")]
+_LLAMA = ["sglang", "serve", "--model-path", "tests/fixtures/models/Llama-3.1-8B-Instruct"]
 KIMI_K3 = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-kimi-k3"]
 UNLIMITED_OCR = ["--model", "tests/fixtures/models/synthetic-unlimited-ocr"]
 M3_NVFP4 = [
@@ -542,6 +566,132 @@ FIXTURES = {
                     "64",
                 ],
                 "engine_version": ["sglang==0.5.14"],
+            },
+        ],
+    },
+    "model-mamba-extra-buffer": {
+        "pass": [
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--mamba-radix-cache-strategy", "extra_buffer"]},
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--page-size", "64"]},  # auto picks extra_buffer
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--mamba-track-interval", "100"]},  # no page given yet
+            {  # the checkpoint's chunk_size 128 divides page 384 (the default 256 would not)
+                "gpu": "H100",
+                "command": [
+                    *_NEMOTRON_H,
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer",
+                    "--attention-backend",
+                    "fa3",
+                    "--page-size",
+                    "384",
+                    "--mamba-track-interval",
+                    "384",
+                ],
+            },
+            {  # the PD check is new in 0.5.17
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer_lazy",
+                    "--disaggregation-mode",
+                    "decode",
+                ],
+                "engine_version": ["sglang==0.5.16"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer",
+                    "--attention-backend",
+                    "fa3",
+                    "--page-size",
+                    "48",
+                    "--mamba-track-interval",
+                    "240",
+                ],
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    *_NEMOTRON_H,
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer",
+                    "--attention-backend",
+                    "fa3",
+                    "--page-size",
+                    "96",
+                    "--mamba-track-interval",
+                    "384",
+                ],
+            },
+            {"gpu": "H100", "command": [*QWEN3_NEXT, "--page-size", "64", "--mamba-track-interval", "96"]},
+            {"gpu": "H100", "command": [*_LLAMA, "--mamba-radix-cache-strategy", "extra_buffer"]},
+            {
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer_lazy",
+                    "--disaggregation-mode",
+                    "prefill",
+                ],
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer_lazy",
+                    "--speculative-algorithm",
+                    "EAGLE",
+                ],
+                "engine_version": ["sglang==0.5.16"],
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer",
+                    "--linear-attn-backend",
+                    "flashinfer",
+                ],
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    *QWEN3_NEXT,
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer",
+                    "--speculative-algorithm",
+                    "EAGLE",
+                    "--speculative-num-steps",
+                    "3",
+                    "--speculative-eagle-topk",
+                    "1",
+                    "--speculative-num-draft-tokens",
+                    "4",
+                    "--mamba-track-interval",
+                    "2",
+                ],
+            },
+            {  # Qwen3.5's Blackwell override sets trtllm_mha at page 64 for an explicit extra_buffer
+                "gpu": "B200",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    "qwen3.5-35b-a3b",
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer",
+                    "--mamba-track-interval",
+                    "96",
+                ],
             },
         ],
     },
