@@ -1054,8 +1054,8 @@ releases refuse such a model under unified memory).
 
 In the page-major layout one page holds every layer's K/V, so a slot's stride is the whole entry; only
 backends whose kernels address the per-layer views by their strides read it correctly, and SGLang refuses
-the others at start-up. (The linear-attention and Mamba kernels of hybrid models have their own list,
-not judged here.)""",
+the others at start-up. (The linear-attention and Mamba kernels have their own list:
+kv-page-major-linear-attn.)""",
     fix_title="Use --attention-backend triton (or another backend of the list)",
 )
 def kv_page_major_backends(cfg, target):
@@ -1090,6 +1090,69 @@ def kv_page_major_backends(cfg, target):
     if not outside:
         return passed(f"the page-major layout on {cfg.backend_label()}", required)
     return failed(f"the page-major layout on {', '.join(outside)}", required, ["--attention-backend triton"])
+
+
+@rule(
+    id="kv-page-major-linear-attn",
+    title="The page-major KV layout (and so --enable-unified-memory) admits only stride-aware linear-attention and "
+    "Mamba kernels",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: handle_page_major_kv_layout read in each release (bench/release_walk.py grep "
+        "'linear-attention DECODE backend must'; kv_cache_hook.py 0.5.19 :379, 0.5.20 :436, 0.5.21 :754, 0.5.22 "
+        ":861, 0.5.23 :849): decode triton / flashinfer, prefill triton / flashkda (flashinfer added in 0.5.23), "
+        "cutedsl and helion added for MLA models, --mamba-backend triton; the same asserts in server_args.py 0.5.17 "
+        "(:7988, helion from 0.5.18) behind a triton-only page-major layout, not judged. Oracle (sglang 0.5.23): "
+        "Qwen3-Next and Llama with --enable-unified-memory and linear decode cutedsl refused, Qwen3-Next prefill "
+        "cutedsl refused, prefill flashinfer accepted, Kimi-K3 (MLA) decode cutedsl accepted"
+    ),
+    stage="startup",
+    prevents="--enable-page-major-kv-layout: linear-attention DECODE backend must be one of {decode_allowed} for the "
+    "strided conv/SSM state; got {resolved_linear_decode!r}.",
+    source=backend_kb.PAGE_MAJOR_SOURCE,
+    docs="""Checks the linear-attention (GDN/KDA) and Mamba kernels under `--enable-page-major-kv-layout` or
+`--enable-unified-memory` (which turns the page-major layout on): the decode backend
+(`--linear-attn-decode-backend`, else `--linear-attn-backend`) must be triton or flashinfer, the prefill
+backend triton, flashkda or (from 0.5.23) flashinfer, MLA models (the KDA hybrids Kimi-Linear and
+Kimi-K3) may use cutedsl and helion for both, and `--mamba-backend` must be triton or unset.
+
+The page-major layout stores the conv/SSM state in strided views; only kernels audited for those strides
+read it correctly. SGLang asserts the flags whatever the model, so a launch that names another kernel is
+refused at start-up even when the model has no linear-attention layers.""",
+    fix_title="Use --linear-attn-backend triton and --mamba-backend triton",
+)
+def kv_page_major_linear_attn(cfg, target):
+    if not (cfg.flags.get("enable_page_major_kv_layout") or _unified_memory(cfg)):
+        return skipped("applies to --enable-page-major-kv-layout or --enable-unified-memory")
+    release = sglang_release(target)
+    mla_extra = backend_kb.PAGE_MAJOR_LINEAR_MLA_BACKENDS if cfg.mla else ()
+    decode_allowed = (*backend_kb.PAGE_MAJOR_LINEAR_DECODE_BACKENDS, *mla_extra)
+    prefill_allowed = (*backend_kb.PAGE_MAJOR_LINEAR_PREFILL_BACKENDS, *mla_extra)
+    if release >= backend_kb.PAGE_MAJOR_LINEAR_PREFILL_FLASHINFER_FROM:
+        prefill_allowed = (*prefill_allowed, "flashinfer")
+    default = cfg.flags.get("linear_attn_backend")
+    phases = (
+        ("decode", cfg.flags.get("linear_attn_decode_backend") or default, decode_allowed),
+        ("prefill", cfg.flags.get("linear_attn_prefill_backend") or default, prefill_allowed),
+    )
+    problems, fix = [], []
+    for phase, backend, allowed in phases:
+        if backend not in (None, *allowed):
+            problems.append(f"linear-attention {phase} {backend}")
+            fix.append(f"--linear-attn-{phase}-backend triton")
+    mamba = cfg.flags.get("mamba_backend")
+    if mamba not in (None, backend_kb.PAGE_MAJOR_MAMBA_BACKEND):
+        problems.append(f"--mamba-backend {mamba}")
+        fix.append(f"--mamba-backend {backend_kb.PAGE_MAJOR_MAMBA_BACKEND}")
+    required = (
+        f"linear-attention decode in {', '.join(decode_allowed)}, prefill in {', '.join(prefill_allowed)}, "
+        "--mamba-backend triton"
+    )
+    if not problems:
+        found = ", ".join(f"linear-attention {phase} {backend or 'triton'}" for phase, backend, _ in phases)
+        return passed(f"the page-major layout with {found}", required)
+    return failed(f"the page-major layout with {', '.join(problems)}", required, [" ".join(fix)])
 
 
 @rule(

@@ -873,6 +873,15 @@ TOKENSPEED_MLA_ALIAS_FROM = Version("0.5.23")  # tokenspeed_mla becomes an alias
 PAGE_MAJOR_MHA_BACKENDS = ("triton", "fa3", "fa4", "flashinfer", "trtllm_mha")
 PAGE_MAJOR_ASYMMETRIC_KV_BACKENDS = ("triton", "fa3", "fa4")  # ASYMMETRIC_KV_BACKENDS
 PAGE_MAJOR_ASYMMETRIC_KV_FROM = Version("0.5.23")
+# The linear-attention and Mamba kernels that read the strided conv/SSM state of the page-major layout, on every
+# model (handle_page_major_kv_layout 0.5.19 :370-392 ... 0.5.23 :828-862): decode triton / flashinfer, prefill
+# triton / flashkda and from 0.5.23 flashinfer; MLA (KDA-hybrid) models add cutedsl and helion to both; --mamba-backend
+# triton or none.
+PAGE_MAJOR_LINEAR_DECODE_BACKENDS = ("triton", "flashinfer")
+PAGE_MAJOR_LINEAR_PREFILL_BACKENDS = ("triton", "flashkda")
+PAGE_MAJOR_LINEAR_PREFILL_FLASHINFER_FROM = Version("0.5.23")
+PAGE_MAJOR_LINEAR_MLA_BACKENDS = ("cutedsl", "helion")
+PAGE_MAJOR_MAMBA_BACKEND = "triton"
 
 # --enable-unified-memory's speculative and DCP limits as sglang 0.5.23 has them (kv_cache_hook.py
 # handle_unified_memory_pool :528-720, _validate_unified_memory_dcp :723-760; the sets changed in every release

@@ -582,6 +582,36 @@ FIXTURES = {
             },
         ],
     },
+    "kv-page-major-linear-attn": {
+        "pass": [
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", UNIFIED)},
+            {
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", UNIFIED, "--linear-attn-prefill-backend", "flashinfer"),
+            },
+            {  # MLA (KDA-hybrid) models may decode on cutedsl
+                "gpu": "B200",
+                "command": serve(
+                    "tests/fixtures/models/synthetic-kimi-k3", UNIFIED, "--linear-attn-decode-backend", "cutedsl"
+                ),
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", UNIFIED, "--linear-attn-decode-backend", "cutedsl")},
+            {
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", UNIFIED, "--linear-attn-prefill-backend", "cutedsl"),
+            },
+            # asserted whatever the model
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, "--linear-attn-decode-backend", "cutedsl")},
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", UNIFIED, "--mamba-backend", "flashinfer")},
+            {  # prefill flashinfer is admitted from 0.5.23
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", UNIFIED, "--linear-attn-prefill-backend", "flashinfer"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
     "kv-unified-memory-speculative": {
         "pass": [
             {
