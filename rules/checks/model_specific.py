@@ -1010,6 +1010,53 @@ def model_mamba_extra_buffer(cfg, target):
     return failed(f"{named} with {'; '.join(problems)}", required, [" ".join(fix)])
 
 
+@rule(
+    id="model-mamba2-track-interval",
+    title="Nemotron-H / Falcon-H1 with the Mamba extra buffer need --mamba-track-interval of at least the Mamba chunk",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'must be >= mamba_chunk_size': "
+        "layers/attention/hybrid_linear_attn_backend.py 0.5.13 :677, 0.5.14 :602, 0.5.18 :852, 0.5.23 :1082), "
+        "Mamba2AttnBackend.__init__ under the extra buffer in each; mamba_chunk_size the mamba2 config's (0.5.14 "
+        ":591), hf_text_config's with 64 when absent in 0.5.23 (:137-142), NemotronHConfig / FalconH1Config filling 256 (configs/nemotron_h.py :224-243, "
+        "falcon_h1.py :166). The strategy is judged from 0.5.14 (--mamba-radix-cache-strategy); the architecture "
+        "lists are 0.5.23's"
+    ),
+    needs_model=True,
+    stage="init",
+    prevents="mamba_track_interval ({mamba_track_interval}) must be >= mamba_chunk_size ({mamba_chunk_size})",
+    source="sglang: python/sglang/srt/layers/attention/hybrid_linear_attn_backend.py, Mamba2AttnBackend.__init__",
+    docs="""Checks that a Nemotron-H or Falcon-H1 model (whose SSM layers run SGLang's Mamba2 backend) on the
+extra-buffer Mamba radix cache (`--mamba-radix-cache-strategy extra_buffer`, or SGLang's auto choice with
+overlap scheduling on) keeps `--mamba-track-interval` (256 by default) at least its `mamba_chunk_size`
+(config.json, Nemotron-H's older `chunk_size`, else 256).
+
+The Mamba2 backend snapshots the SSM state at chunk boundaries; it asserts the interval when the model
+runner builds it. It also asserts the conv state (conv_kernel - 1, 3 in the released configs) below the
+chunk, which holds for every chunk size these configs carry (128, 256) and is not read here.""",
+    fix_title="Raise --mamba-track-interval to the model's mamba_chunk_size (or leave it at 256)",
+)
+def model_mamba2_track_interval(cfg, target):
+    arch = _arch(cfg)
+    if arch not in backend_kb.MAMBA2_BACKEND_ARCHITECTURES:
+        return skipped("applies to Nemotron-H and Falcon-H1 (the Mamba2 backend)")
+    if cfg.flags.get("disable_radix_cache"):
+        return skipped("--disable-radix-cache: no Mamba extra buffer")
+    strategy = _mamba_strategy(cfg)
+    if strategy not in backend_kb.MAMBA_EXTRA_BUFFER_STRATEGIES or not _extra_buffer_supported(cfg):
+        return skipped("applies to the Mamba extra buffer")
+    model = cfg.model
+    chunk = backend_kb.mamba_chunk_size(arch, model.mamba_chunk_size, model.ssm_chunk_size)
+    track = cfg.flags.get("mamba_track_interval") or backend_kb.MAMBA_TRACK_INTERVAL_DEFAULT
+    found = f"{strategy} with --mamba-track-interval {track}, mamba_chunk_size {chunk}"
+    required = f"--mamba-track-interval >= {chunk}"
+    if track >= chunk:
+        return passed(found, required)
+    page = cfg.page_size or 1
+    return failed(found, required, [f"--mamba-track-interval {-(-chunk // page) * page}"])
+
+
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 LINEAR_VERIFY_CHECK_FROM = Version("0.5.17")  # the verify-backend twin of the decode check
 

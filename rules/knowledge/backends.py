@@ -846,6 +846,11 @@ MAMBA_CHUNK_SIZE_DEFAULTS = MappingProxyType(
     }
 )
 
+# Hybrids whose SSM layers run SGLang's Mamba2AttnBackend and take the extra buffer (attention_registry.py
+# attn_backend_wrapper: mamba2_config's FalconH1Config / NemotronHConfig, short-conv LFM2 / ZAYA1 aside): with the extra
+# buffer it asserts --mamba-track-interval >= mamba_chunk_size (hybrid_linear_attn_backend.py 0.5.23 :1075-1083)
+MAMBA2_BACKEND_ARCHITECTURES = frozenset({"FalconH1ForCausalLM", *NEMOTRON_H_ARCHITECTURES})
+
 
 def mamba_chunk_size(architecture: Optional[str], given: Optional[int], legacy_chunk_size: Optional[int]) -> int:
     """The mamba_chunk_size SGLang reads off the model's config (see MAMBA_CHUNK_SIZE_FIXED above): `given` is

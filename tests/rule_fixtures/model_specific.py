@@ -228,6 +228,19 @@ MODEL_CONFIGS = {
         "mlp_hidden_act": "relu2",
         "vocab_size": 131072,
     },
+    # Falcon-H1: synthetic, no mamba_chunk_size (SGLang's FalconH1Config fills 256)
+    "falcon-h1": {
+        **_COMMON,
+        "architectures": ["FalconH1ForCausalLM"],
+        "model_type": "falcon_h1",
+        "hidden_size": 1024,
+        "intermediate_size": 2048,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+        "mamba_d_conv": 4,
+    },
 }
 
 _ROOT = None
@@ -691,6 +704,28 @@ FIXTURES = {
                     "extra_buffer",
                     "--mamba-track-interval",
                     "96",
+                ],
+            },
+        ],
+    },
+    "model-mamba2-track-interval": {
+        "pass": [
+            {"gpu": "H100", "command": _NEMOTRON_H},
+            {"gpu": "H100", "command": [*_NEMOTRON_H, "--mamba-track-interval", "128"]},  # its chunk_size
+        ],
+        "fail": [
+            {"gpu": "H100", "command": [*_NEMOTRON_H, "--mamba-track-interval", "64"]},
+            {
+                "gpu": "H100",
+                "command": [
+                    "sglang",
+                    "serve",
+                    "--model-path",
+                    model_dir("falcon-h1"),
+                    "--mamba-radix-cache-strategy",
+                    "extra_buffer",
+                    "--mamba-track-interval",
+                    "128",
                 ],
             },
         ],
