@@ -398,6 +398,8 @@ CONFIG_KEYS = [
     "d_model",
     "attention_sinks",
     "num_hidden_layers",
+    "mamba_chunk_size",
+    "chunk_size",
 ]
 WEIRD = st.one_of(
     st.none(),
