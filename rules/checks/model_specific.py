@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import blackwell_majors, cuda_version, declared, gpu, sglang_release
+from rules.checks.common import attention_dp_size, blackwell_majors, cuda_version, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import quantization as kb_quant
@@ -717,6 +717,118 @@ def model_iquest_q1_fa3(cfg, target):
     if not problems:
         return passed(_backends_found(cfg), required)
     return failed(f"IQuestQ1 with {', '.join(problems)}", required, ["--attention-backend fa3"])
+
+
+# attn_dp_enabled_of (runtime_context.py: attn_dp_size > 1) from 0.5.22, where `--dp-size N --enable-dp-attention`
+# became --attn-dp-size N (parallel_hook.py:39-61 in 0.5.23); until 0.5.21 the overrides read enable_dp_attention.
+ATTN_DP_SIZE_FROM = Version("0.5.22")
+
+
+def _dp_attention(cfg, release: Version) -> str:
+    """The DP-attention flags as a model override sees them enabled; "" when it does not."""
+    if release >= ATTN_DP_SIZE_FROM:
+        dp = attention_dp_size(cfg)
+        return f"attention DP {dp}" if dp > 1 else ""
+    return "--enable-dp-attention" if cfg.flags.get("enable_dp_attention") else ""
+
+
+def _dp_attention_off(cfg) -> list[str]:
+    """The fix that turns DP attention off, where a flag value can (a store-true flag cannot be unset)."""
+    if cfg.flags.get("attn_dp_size"):
+        return ["--attn-dp-size 1"]
+    return ["--dp-size 1"] if cfg.flags.get("dp_size") and cfg.flags.get("enable_dp_attention") else []
+
+
+@rule(
+    id="model-iquest-q1-parallel",
+    title="IQuestQ1 drafts with serial EAGLE / NEXTN only and takes no context, DP-attention or pipeline parallelism",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23 (bench/release_walk.py grep 'IQuest Q1 MTP requires serial', 'IQuestQ1 does not "
+        "support context', 'IQuest Q1 does not support DP', '... pipeline'): iquest_q1.py:24-40 in 0.5.21, "
+        ":25-41 in 0.5.22 and 0.5.23; the only change is the DP test, cfg.enable_dp_attention in 0.5.21, "
+        "attn_dp_enabled_of (attn_dp_size > 1) from 0.5.22"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="IQuest Q1 MTP requires serial EAGLE or NEXTN drafting.; IQuestQ1 does not support context "
+    "parallelism.; IQuest Q1 MTP drafting does not support multi-layer EAGLE.; IQuest Q1 does not support DP "
+    "attention.; IQuest Q1 does not support pipeline parallelism.",
+    source=f"{OVERRIDES_DIR}/iquest_q1.py, _iquest_q1_overrides",
+    docs="""Checks an IQuestQ1 model (IQuestQ1ForCausalLM, its IQuestQ1MTP draft) for what its override refuses
+beside the backend (model-iquest-q1-fa3): a speculative algorithm other than EAGLE or NEXTN, context parallelism
+(`--attn-cp-size` or `--dcp-size` above 1, `--enable-prefill-cp`), `--enable-multi-layer-eagle`, DP attention
+(`--attn-dp-size` above 1; until 0.5.21 `--enable-dp-attention`) and `--pp-size` above 1.
+
+SGLang's IQuestQ1 override raises each of these at start-up (iquest_q1.py:24-40 in sglang 0.5.23), after the
+backend checks; the MTP draft is a single-layer serial head (`--speculative-eagle-topk 1`, model-iquest-q1-fa3).""",
+    fix_title="Serve IQuestQ1 on plain TP: EAGLE drafting, no CP, DP attention or PP",
+)
+def model_iquest_q1_parallel(cfg, target):
+    if _arch(cfg) not in IQUEST_Q1_ARCHITECTURES:
+        return skipped("applies to IQuestQ1 models")
+    release = sglang_release(target)
+    required = "EAGLE or NEXTN drafting, no context parallelism, multi-layer EAGLE, DP attention or PP"
+    algorithm = cfg.speculative_algorithm
+    if algorithm and algorithm.upper() not in ("EAGLE", "NEXTN"):
+        return failed(f"IQuestQ1 with --speculative-algorithm {algorithm}", required, ["--speculative-algorithm EAGLE"])
+    cp_sizes = {
+        f"--{d.replace('_', '-')}": cfg.flags[d] for d in ("attn_cp_size", "dcp_size") if (cfg.flags.get(d) or 1) > 1
+    }
+    found = ", ".join(
+        [
+            *(["--enable-prefill-cp"] if cfg.flags.get("enable_prefill_cp") else []),
+            *(f"{flag} {size}" for flag, size in cp_sizes.items()),
+        ]
+    )
+    if found:
+        # --enable-prefill-cp is a store-true flag, which no flag of a fix turns off
+        fix = [] if cfg.flags.get("enable_prefill_cp") else [" ".join(f"{flag} 1" for flag in cp_sizes)]
+        return failed(f"IQuestQ1 with {found}", required, fix)
+    if cfg.flags.get("enable_multi_layer_eagle"):
+        return failed("IQuestQ1 with --enable-multi-layer-eagle", required)
+    dp = _dp_attention(cfg, release)
+    if dp:
+        return failed(f"IQuestQ1 with {dp}", required, _dp_attention_off(cfg))
+    if cfg.pp_size > 1:
+        return failed(f"IQuestQ1 with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    return passed(f"IQuestQ1 on TP {cfg.tp_size}" + (f" with {algorithm}" if algorithm else ""), required)
+
+
+# --- ERNIE 4.5 VL -------------------------------------------------------------------------------------------
+
+ERNIE45_VL_MOE = "Ernie4_5_VLMoeForConditionalGeneration"
+
+
+@rule(
+    id="model-ernie45-vl-dp-attention",
+    title="ERNIE 4.5 VL MoE takes no DP attention",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: model_overrides/ernie45_vl.py:14-18, the same in both (bench/release_walk.py grep "
+        "'ERNIE 4.5 VL MoE does not support DP': none before 0.5.22)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="ERNIE 4.5 VL MoE does not support DP attention: its attention heads are split over the full TP group.",
+    source=f"{OVERRIDES_DIR}/ernie45_vl.py, _ernie45_vl_overrides",
+    docs="""Checks that an ERNIE 4.5 VL MoE model (Ernie4_5_VLMoeForConditionalGeneration) runs without DP attention
+(`--attn-dp-size` 1, or `--dp-size N --enable-dp-attention`, which SGLang reads as `--attn-dp-size N`).
+
+The model splits its attention heads over the whole TP group, not over an attention-TP subgroup, so SGLang
+refuses attention DP at start-up (ernie45_vl.py:14-18 in sglang 0.5.22 and 0.5.23; no such check before 0.5.22).""",
+    fix_title="Use --attn-dp-size 1 (plain TP)",
+)
+def model_ernie45_vl_dp_attention(cfg, target):
+    if _arch(cfg) != ERNIE45_VL_MOE:
+        return skipped(f"applies to ERNIE 4.5 VL MoE ({ERNIE45_VL_MOE})")
+    required = "no DP attention (heads split over the full TP group)"
+    dp = _dp_attention(cfg, sglang_release(target))
+    if dp:
+        return failed(f"ERNIE 4.5 VL MoE with {dp}", required, _dp_attention_off(cfg))
+    return passed(f"ERNIE 4.5 VL MoE on TP {cfg.tp_size}", required)
 
 
 # --- Cross attention ----------------------------------------------------------------------------------------

@@ -105,6 +105,17 @@ MODEL_CONFIGS = {
         "num_key_value_heads": 8,
         "num_hidden_layers": 4,
     },
+    # baidu/ERNIE-4.5-VL-28B-A3B-PT (text fields; vision and MoE fields dropped)
+    "ernie-4.5-vl": {
+        **_COMMON,
+        "architectures": ["Ernie4_5_VLMoeForConditionalGeneration"],
+        "model_type": "ernie4_5_moe_vl",
+        "hidden_size": 2560,
+        "intermediate_size": 12288,
+        "num_attention_heads": 20,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 4,
+    },
     "inkling": {
         "architectures": ["InklingForConditionalGeneration"],
         "model_type": "inkling_model",
@@ -227,6 +238,11 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
     """A fixture case: `model` names a MODEL_CONFIGS entry (a local dir); other models go in argv as presets."""
     args = list(argv) + (["--model", model_dir(model)] if model else [])
     return {"gpu": gpu, "argv": args, **extra}
+
+
+def serve_dir(model: str, *flags: str) -> list[str]:
+    """A pasted `sglang serve` launch of the MODEL_CONFIGS entry `model` with `flags`."""
+    return ["sglang", "serve", "--model-path", model_dir(model), *flags]
 
 
 QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
@@ -475,6 +491,41 @@ FIXTURES = {
             case(
                 "H100", "--prefill-attention-backend", "fa3", "--decode-attention-backend", "triton", model="iquest-q1"
             ),
+        ],
+    },
+    "model-iquest-q1-parallel": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--tp-size", "2", "--speculative-algorithm", "EAGLE")},
+            # 0.5.22+: --enable-dp-attention with --dp-size 1 is attention DP 1 (parallel_hook.py:39-61)
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--enable-dp-attention", "--dp-size", "1")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--speculative-algorithm", "NGRAM")},
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--tp-size", "4", "--attn-cp-size", "2")},
+            {
+                "gpu": "H100",
+                "command": serve_dir("iquest-q1", "--speculative-algorithm", "EAGLE", "--enable-multi-layer-eagle"),
+            },
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--tp-size", "4", "--attn-dp-size", "2")},
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--tp-size", "2", "--pp-size", "2")},
+            {  # 0.5.21 reads enable_dp_attention itself (iquest_q1.py:36)
+                "gpu": "H100",
+                "command": serve_dir("iquest-q1", "--enable-dp-attention"),
+                "engine_version": ["sglang==0.5.21"],
+            },
+        ],
+    },
+    "model-ernie45-vl-dp-attention": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("ernie-4.5-vl", "--tp-size", "4")},
+            {"gpu": "H100", "command": serve_dir("ernie-4.5-vl", "--tp-size", "4", "--dp-size", "2")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve_dir("ernie-4.5-vl", "--tp-size", "4", "--attn-dp-size", "2")},
+            {
+                "gpu": "H100",
+                "command": serve_dir("ernie-4.5-vl", "--tp-size", "4", "--dp-size", "2", "--enable-dp-attention"),
+            },
         ],
     },
     "model-hrm-text-triton": {
