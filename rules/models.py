@@ -115,6 +115,10 @@ class ModelFeatures(NamedTuple):
     # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
     canvas_length: Optional[int] = None
     kv_quant: Optional[CheckpointKvQuant] = None  # the KV-cache quantization the checkpoint declares
+    # MiniCPM-SALA (model_type minicpm_sala): sglang configs/minicpm.py MiniCPMHybridConfig's
+    # has_minicpm_sparse_attention and has_lightning_layers, from config.json mixer_types and sparse_config
+    minicpm_sparse_attention: bool = False
+    minicpm_lightning_layers: bool = False
     features: frozenset[str] = frozenset()
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
 
@@ -319,9 +323,30 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         quant_method=_quant_method(config),
         canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         kv_quant=_kv_quant(config),
+        **_minicpm_sala_layers(text if model_type == "minicpm_sala" else {}),
         features=frozenset(features),
         shape=shape_from_config(config),
     )
+
+
+# sglang configs/minicpm.py _MIXER_TYPE_ALIASES (0.5.19-0.5.23): config.json mixer_types spellings -> the layer kind
+_MINICPM_MIXERS = {
+    **dict.fromkeys(("minicpm4", "minicpm", "standard", "attention", "attn"), "minicpm4"),
+    **dict.fromkeys(("lightning", "lightning_attn", "lightning-attn"), "lightning-attn"),
+}
+
+
+def _minicpm_sala_layers(text: dict[str, Any]) -> dict[str, bool]:
+    """MiniCPMHybridConfig's layer kinds: mixer_types (default ["minicpm4"]), sparse attention when sparse_config is
+    set and a minicpm4 layer exists (has_minicpm_sparse_attention), lightning layers (has_lightning_layers)."""
+    if not text:
+        return {}
+    mixers = text.get("mixer_types") or ["minicpm4"]
+    kinds = {_MINICPM_MIXERS.get(m) for m in mixers if isinstance(m, str)} if isinstance(mixers, list) else set()
+    return {
+        "minicpm_sparse_attention": text.get("sparse_config") is not None and "minicpm4" in kinds,
+        "minicpm_lightning_layers": "lightning-attn" in kinds,
+    }
 
 
 def _quant_method(config: dict[str, Any]) -> Optional[str]:

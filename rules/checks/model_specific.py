@@ -831,6 +831,74 @@ def model_ernie45_vl_dp_attention(cfg, target):
     return passed(f"ERNIE 4.5 VL MoE on TP {cfg.tp_size}", required)
 
 
+# --- MiniCPM / MiniCPM-SALA ---------------------------------------------------------------------------------
+
+MINICPM_ARCHITECTURES = ("MiniCPMForCausalLM", "MiniCPMSALAForCausalLM")
+MINICPM_SPARSE_BACKENDS = ("minicpm_flashattn", "minicpm_flashinfer")
+MINICPM_FORCE_DENSE_ENV = "SGLANG_MINICPM_FORCE_DENSE"
+ENV_BOOL_TRUE = ("true", "1", "yes", "y")  # sglang environ.py EnvBool.parse
+
+
+@rule(
+    id="model-minicpm-serving",
+    title="MiniCPM takes no DP attention; MiniCPM-SALA no HiCache, and its sparse attention no PD disaggregation",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23 (bench/release_walk.py grep 'MiniCPM does not support DP', 'MiniCPM SALA does not "
+        "support hier', 'MiniCPM sparse attention does not support PD'; none before 0.5.19, where MiniCPM-SALA "
+        "first appears): model_overrides/minicpm.py:20-29, :55-58 in 0.5.19-0.5.20, :17-26, :53-56 from 0.5.21; "
+        "the only change is the DP test, cfg.enable_dp_attention to 0.5.21, attn_dp_enabled_of from 0.5.22; "
+        "configs/minicpm.py has_minicpm_sparse_attention / has_lightning_layers the same in 0.5.19-0.5.23"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="MiniCPM does not support DP attention; MiniCPM SALA does not support hierarchical cache; MiniCPM "
+    "sparse attention does not support PD disaggregation",
+    source=f"{OVERRIDES_DIR}/minicpm.py, _minicpm_sala_overrides",
+    docs="""Checks a MiniCPM model (MiniCPMForCausalLM, MiniCPMSALAForCausalLM): no DP attention; for MiniCPM-SALA
+(model_type minicpm_sala) with sparse-attention or lightning layers, no `--enable-hierarchical-cache`; with
+sparse attention on its sparse backend (no backend named, or minicpm_flashattn / minicpm_flashinfer), no
+`--disaggregation-mode` prefill or decode unless `SGLANG_MINICPM_FORCE_DENSE` is set.
+
+SGLang's MiniCPM override raises each at start-up (minicpm.py:17-56 in sglang 0.5.23). MiniCPM-SALA's layers are
+sparse (sparse_config on minicpm4 mixers) or lightning (linear) attention, read from config.json mixer_types as
+sglang's MiniCPMHybridConfig reads them; SGLang also turns the radix cache off for them. SGLANG_MINICPM_FORCE_DENSE
+turns the sparse backends into dense ones (fa3 / fa4, flashinfer) and lifts the PD refusal; it changes the model's
+attention, so it is not offered as a fix.""",
+    fix_title="Use --attn-dp-size 1, drop --enable-hierarchical-cache; serve MiniCPM-SALA's sparse attention colocated",
+)
+def model_minicpm_serving(cfg, target):
+    if _arch(cfg) not in MINICPM_ARCHITECTURES:
+        return skipped("applies to MiniCPM (MiniCPMForCausalLM, MiniCPMSALAForCausalLM)")
+    model = cfg.model
+    sparse, lightning = model.minicpm_sparse_attention, model.minicpm_lightning_layers
+    required = "no DP attention" + (
+        "; no hierarchical cache" + ("; no PD disaggregation on the sparse backend" if sparse else "")
+        if sparse or lightning
+        else ""
+    )
+    dp = _dp_attention(cfg, sglang_release(target))
+    if dp:
+        return failed(f"MiniCPM with {dp}", required, _dp_attention_off(cfg))
+    if (sparse or lightning) and cfg.flags.get("enable_hierarchical_cache"):
+        return failed("MiniCPM-SALA with --enable-hierarchical-cache", required)
+    dense = (cfg.env.get(MINICPM_FORCE_DENSE_ENV) or "").lower() in ENV_BOOL_TRUE
+    named = (
+        []
+        if cfg.auto_backend
+        else [b for b in (cfg.attention_backend, cfg.prefill_attention_backend, cfg.decode_attention_backend) if b]
+    )
+    on_sparse = not named or any(b in MINICPM_SPARSE_BACKENDS for b in named)
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    if sparse and not dense and on_sparse and mode != "null":
+        return failed(f"MiniCPM sparse attention with --disaggregation-mode {mode}", required)
+    kind = "MiniCPM-SALA" if sparse or lightning else "MiniCPM"
+    return passed(
+        f"{kind} on TP {cfg.tp_size}" + (f", --disaggregation-mode {mode}" if mode != "null" else ""), required
+    )
+
+
 # --- Cross attention ----------------------------------------------------------------------------------------
 
 

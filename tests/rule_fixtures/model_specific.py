@@ -116,6 +116,34 @@ MODEL_CONFIGS = {
         "num_key_value_heads": 4,
         "num_hidden_layers": 4,
     },
+    # openbmb/MiniCPM-2B-sft-bf16 (layers trimmed)
+    "minicpm-2b": {
+        **_COMMON,
+        "architectures": ["MiniCPMForCausalLM"],
+        "model_type": "minicpm",
+        "hidden_size": 2304,
+        "intermediate_size": 5760,
+        "num_attention_heads": 36,
+        "num_key_value_heads": 36,
+        "num_hidden_layers": 4,
+    },
+    # MiniCPM-SALA: synthetic, the fields sglang configs/minicpm.py MiniCPMHybridConfig reads (one sparse minicpm4
+    # layer in four, the rest lightning attention)
+    "minicpm-sala": {
+        **_COMMON,
+        "architectures": ["MiniCPMSALAForCausalLM"],
+        "model_type": "minicpm_sala",
+        "hidden_size": 4096,
+        "intermediate_size": 16384,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+        "mixer_types": ["minicpm4", "lightning", "lightning", "lightning"],
+        "lightning_nh": 32,
+        "lightning_nkv": 32,
+        "sparse_config": {"kernel_size": 32, "kernel_stride": 16, "topk": 64, "block_size": 64},
+    },
     "inkling": {
         "architectures": ["InklingForConditionalGeneration"],
         "model_type": "inkling_model",
@@ -525,6 +553,40 @@ FIXTURES = {
             {
                 "gpu": "H100",
                 "command": serve_dir("ernie-4.5-vl", "--tp-size", "4", "--dp-size", "2", "--enable-dp-attention"),
+            },
+        ],
+    },
+    "model-minicpm-serving": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("minicpm-2b", "--tp-size", "2", "--enable-hierarchical-cache")},
+            {"gpu": "H100", "command": serve_dir("minicpm-sala", "--tp-size", "2")},
+            # dense attention on a named dense backend, or forced dense, may be disaggregated (minicpm.py:28-56)
+            {
+                "gpu": "H100",
+                "command": serve_dir("minicpm-sala", "--attention-backend", "fa3", "--disaggregation-mode", "prefill"),
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    "SGLANG_MINICPM_FORCE_DENSE=1",
+                    *serve_dir("minicpm-sala", "--disaggregation-mode", "decode"),
+                ],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve_dir("minicpm-2b", "--tp-size", "4", "--attn-dp-size", "2")},
+            {"gpu": "H100", "command": serve_dir("minicpm-sala", "--enable-hierarchical-cache")},
+            {"gpu": "H100", "command": serve_dir("minicpm-sala", "--disaggregation-mode", "prefill")},
+            {
+                "gpu": "B200",
+                "command": serve_dir(
+                    "minicpm-sala", "--attention-backend", "minicpm_flashinfer", "--disaggregation-mode", "decode"
+                ),
+            },
+            {  # 0.5.19-0.5.21 read enable_dp_attention itself (minicpm.py:20 in 0.5.19)
+                "gpu": "H100",
+                "command": serve_dir("minicpm-2b", "--enable-dp-attention"),
+                "engine_version": ["sglang==0.5.20"],
             },
         ],
     },
