@@ -1306,6 +1306,64 @@ def model_minimax_m3_nvfp4(cfg, target):
     return passed(f"M3.1 NVFP4 with page size {page}, KV {cfg.kv_cache_dtype}", required)
 
 
+MINIMAX_M3_DRAFT_HOST = "MiniMaxM3SparseForConditionalGeneration"  # the wrapper that captures the draft's states
+
+
+@rule(
+    id="model-minimax-m3-nvfp4-speculation",
+    title="MiniMax-M3.1 NVFP4 drafts with DSPARK / DFLASH only on Blackwell, its VL architecture, static ragged "
+    "verify, PP 1; DFLASH colocated",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 NVFP4 "
+        "only supports DSPARK': only 0.5.23, :58; the checks of a DSPARK / DFLASH launch :59-78); "
+        "SGLANG_RAGGED_VERIFY_MODE = EnvStr('static') in environ.py"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="M3.1 NVFP4 {algorithm} requires MiniMaxM3SparseForConditionalGeneration, got {arch}; M3.1 NVFP4 "
+    "{algorithm} requires Blackwell; M3.1 NVFP4 {algorithm} requires SGLANG_RAGGED_VERIFY_MODE=static; M3.1 NVFP4 "
+    "{algorithm} requires PP=1; M3.1 NVFP4 DFLASH currently requires colocated serving",
+    source=backend_kb.MINIMAX_M3_SOURCE,
+    docs="""Checks a MiniMax-M3.1 NVFP4 launch (`--quantization minimax_m3_nvfp4`) that drafts with
+`--speculative-algorithm` DSPARK or DFLASH: the checkpoint's architecture is
+MiniMaxM3SparseForConditionalGeneration, the GPU is a Blackwell one, `SGLANG_RAGGED_VERIFY_MODE` is static (its
+default), `--pp-size` is 1, and DFLASH runs without `--disaggregation-mode`.
+
+Only the vision-language wrapper captures the hidden states the draft reads, and the NVFP4 draft path is built
+for Blackwell, a static verify layout and one pipeline stage: SGLang's M3 override raises each of these at
+start-up (minimax_m3.py:59-78 in sglang 0.5.23). Which algorithms are allowed at all is model-minimax-m3-nvfp4's.""",
+    fix_title="Draft on a Blackwell GPU with the VL checkpoint, SGLANG_RAGGED_VERIFY_MODE=static and --pp-size 1",
+)
+def model_minimax_m3_nvfp4_speculation(cfg, target):
+    if not minimax_m3_nvfp4(cfg, sglang_release(target)):
+        return skipped("applies to MiniMax-M3 with --quantization minimax_m3_nvfp4 (M3.1 NVFP4)")
+    algorithm = cfg.speculative_algorithm
+    if algorithm not in backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE:
+        return skipped(f"applies to {' or '.join(backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE)} speculation")
+    required = f"{MINIMAX_M3_DRAFT_HOST}, a Blackwell GPU, {RAGGED_VERIFY_ENV}=static, PP 1" + (
+        ", colocated serving" if algorithm == "DFLASH" else ""
+    )
+    if _arch(cfg) != MINIMAX_M3_DRAFT_HOST:
+        return failed(f"M3.1 NVFP4 {algorithm} on {_arch(cfg)}", required)
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major not in blackwell_majors(target):
+        return failed(f"M3.1 NVFP4 {algorithm} on {gpu(target)}", required)
+    mode = cfg.env.get(RAGGED_VERIFY_ENV, "static")
+    if mode != "static":
+        return failed(
+            f"M3.1 NVFP4 {algorithm} with {RAGGED_VERIFY_ENV}={mode}", required, [f"{RAGGED_VERIFY_ENV}=static"]
+        )
+    if cfg.pp_size != 1:
+        return failed(f"M3.1 NVFP4 {algorithm} with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    pd_mode = cfg.flags.get("disaggregation_mode") or "null"
+    if algorithm == "DFLASH" and pd_mode != "null":
+        return failed(f"M3.1 NVFP4 DFLASH with --disaggregation-mode {pd_mode}", required)
+    return passed(f"M3.1 NVFP4 {algorithm} on {gpu(target)}", required)
+
+
 # attention_hook.py handle_linear_attn_backend: on SM100 with --mamba-ssm-dtype bfloat16 and no decode backend
 # named, linear-attention decode defaults to flashinfer (server_args.py from 0.5.11; 0.5.23 :285-307).
 LINEAR_FLASHINFER_DECODE_DEFAULT_FROM = Version("0.5.11")

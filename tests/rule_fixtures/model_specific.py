@@ -144,6 +144,18 @@ MODEL_CONFIGS = {
         "lightning_nkv": 32,
         "sparse_config": {"kernel_size": 32, "kernel_stride": 16, "topk": 64, "block_size": 64},
     },
+    # tests/fixtures/models/synthetic-minimax-m3 as its vision-language wrapper (what M3.1 NVFP4 drafting needs)
+    "minimax-m3-vl": {
+        "architectures": ["MiniMaxM3SparseForConditionalGeneration"],
+        "model_type": "minimax_m3",
+        "hidden_size": 6144,
+        "num_attention_heads": 48,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+        "vocab_size": 200064,
+        "torch_dtype": "bfloat16",
+    },
     "inkling": {
         "architectures": ["InklingForConditionalGeneration"],
         "model_type": "inkling_model",
@@ -284,6 +296,8 @@ M3_NVFP4 = [
     "--quantization",
     "minimax_m3_nvfp4",
 ]
+
+M3_VL_NVFP4 = ["sglang", "serve", "--model-path", model_dir("minimax-m3-vl"), "--quantization", "minimax_m3_nvfp4"]
 
 FIXTURES = {
     "model-gpt-oss-backends": {
@@ -747,6 +761,29 @@ FIXTURES = {
             {"gpu": "B200", "command": [*M3_NVFP4, "--kv-cache-dtype", "bf16"]},
             {"gpu": "H100", "command": [*M3_NVFP4, "--page-size", "64"]},
             {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "EAGLE"]},
+        ],
+    },
+    "model-minimax-m3-nvfp4-speculation": {
+        "pass": [
+            {"gpu": "B200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DSPARK"]},
+            {"gpu": "B200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DFLASH", "--tp-size", "4"]},
+            {
+                "gpu": "B200",
+                "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DSPARK", "--disaggregation-mode", "decode"],
+            },
+        ],
+        "fail": [
+            {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "DSPARK"]},
+            {"gpu": "H200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DSPARK"]},
+            {
+                "gpu": "B200",
+                "command": ["SGLANG_RAGGED_VERIFY_MODE=compact", *M3_VL_NVFP4, "--speculative-algorithm", "DFLASH"],
+            },
+            {"gpu": "B200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DSPARK", "--pp-size", "2"]},
+            {
+                "gpu": "B200",
+                "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DFLASH", "--disaggregation-mode", "prefill"],
+            },
         ],
     },
     "model-linear-replayssm": {
