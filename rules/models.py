@@ -119,6 +119,9 @@ class ModelFeatures(NamedTuple):
     # has_minicpm_sparse_attention and has_lightning_layers, from config.json mixer_types and sparse_config
     minicpm_sparse_attention: bool = False
     minicpm_lightning_layers: bool = False
+    # config.json attention_projection_layout "fused_qkv" (MiMoV2): the attention TP its qkv_proj weights are
+    # interleaved for, num_key_value_heads (sglang model_config.py get_mimo_v2_fused_qkv_expected_tp_size)
+    fused_qkv_tp_size: Optional[int] = None
     features: frozenset[str] = frozenset()
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
 
@@ -324,6 +327,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         kv_quant=_kv_quant(config),
         **_minicpm_sala_layers(text if model_type == "minicpm_sala" else {}),
+        fused_qkv_tp_size=_fused_qkv_tp_size(config, source),
         features=frozenset(features),
         shape=shape_from_config(config),
     )
@@ -347,6 +351,18 @@ def _minicpm_sala_layers(text: dict[str, Any]) -> dict[str, bool]:
         "minicpm_sparse_attention": text.get("sparse_config") is not None and "minicpm4" in kinds,
         "minicpm_lightning_layers": "lightning-attn" in kinds,
     }
+
+
+def _fused_qkv_tp_size(config: dict[str, Any], source: str) -> Optional[int]:
+    """get_mimo_v2_fused_qkv_expected_tp_size: with the top-level attention_projection_layout "fused_qkv", the
+    top-level num_key_value_heads, else text_config's."""
+    if config.get("attention_projection_layout") != "fused_qkv":
+        return None
+    kv_heads = _checked_int(config, "num_key_value_heads", f"{source}: ")
+    text = config.get("text_config")
+    if kv_heads is None and isinstance(text, dict):
+        kv_heads = _checked_int(text, "num_key_value_heads", f"{source}: text_config.")
+    return kv_heads
 
 
 def _quant_method(config: dict[str, Any]) -> Optional[str]:

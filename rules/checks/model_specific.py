@@ -831,6 +831,63 @@ def model_ernie45_vl_dp_attention(cfg, target):
     return passed(f"ERNIE 4.5 VL MoE on TP {cfg.tp_size}", required)
 
 
+# --- MiMo-V2 ------------------------------------------------------------------------------------------------
+
+MIMO_V2 = "MiMoV2ForCausalLM"
+# the attention TP must equal the interleaved TP to 0.5.16, divide it from 0.5.17
+MIMO_V2_TP_DIVIDES_FROM = Version("0.5.17")
+
+
+@rule(
+    id="model-mimo-v2-fused-qkv-tp",
+    title="MiMo-V2 with fused qkv_proj weights runs at the attention TP they were interleaved for",
+    engine="sglang",
+    versions="sglang>=0.5.11",
+    verified=(
+        "sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'requires effective attention TP'): "
+        "server_args.py:1987-2012 in 0.5.11 to 0.5.18 (:5601-5620), arg_groups/model_hook.py from 0.5.19 (0.5.23 "
+        ":573-596); attention TP = tp // attn-DP // attn_cp_size in each (dp_size with enable_dp_attention to "
+        "0.5.21, attn_dp_size from 0.5.22); it must equal the checkpoint's size to 0.5.16 and divide it from 0.5.17; "
+        "skipped for --encoder-only from 0.5.13; the size is num_key_value_heads under attention_projection_layout "
+        "fused_qkv (configs/model_config.py get_mimo_v2_fused_qkv_expected_tp_size, 0.5.11 :49-70, 0.5.23 :124-145)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="MiMoV2ForCausalLM requires effective attention TP size {expected} because its fused qkv_proj weights "
+    "are TP={expected}-interleaved; got {effective} (tp_size={tp}, attn_dp_size={dp}, attn_cp_size={cp}).",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (MiMoV2ForCausalLM branch); "
+    "sglang: python/sglang/srt/configs/model_config.py, get_mimo_v2_fused_qkv_expected_tp_size",
+    docs="""Checks a MiMo-V2 checkpoint (MiMoV2ForCausalLM) whose config.json sets `attention_projection_layout:
+"fused_qkv"`: its attention TP size (`--tp-size` / attention DP / `--attn-cp-size`) divides the TP its qkv_proj
+weights are interleaved for, which SGLang takes to be `num_key_value_heads` (equals it, sglang 0.5.11-0.5.16).
+
+The fused weights are stored interleaved for that many ranks, so SGLang refuses any other split at start-up
+(model_hook.py:573-596 in sglang 0.5.23). Not read: `--encoder-only`, with which SGLang skips the check (an
+unmodelled flag, reported as such), and layouts other than fused_qkv (split or none take no check).""",
+    fix_title="Set --tp-size (with attention DP and CP) so the attention TP is the checkpoint's fused-qkv size",
+)
+def model_mimo_v2_fused_qkv_tp(cfg, target):
+    if _arch(cfg) != MIMO_V2:
+        return skipped(f"applies to MiMo-V2 ({MIMO_V2})")
+    expected = cfg.model.fused_qkv_tp_size
+    if expected is None:
+        return skipped("applies to a fused_qkv attention_projection_layout with num_key_value_heads")
+    dp, cp = attention_dp_size(cfg), cfg.flags.get("attn_cp_size") or 1
+    effective = cfg.tp_size // dp // cp
+    if effective < 1:
+        return skipped(f"--tp-size {cfg.tp_size} is below attention DP {dp} x CP {cp} (a parallel layout rule's)")
+    divides = sglang_release(target) >= MIMO_V2_TP_DIVIDES_FROM
+    required = f"attention TP {'dividing' if divides else 'equal to'} {expected} (fused qkv_proj interleaving)"
+    if (expected % effective == 0) if divides else (effective == expected):
+        return passed(f"attention TP {effective} for qkv_proj interleaved for TP {expected}", required)
+    return failed(
+        f"attention TP {effective} (--tp-size {cfg.tp_size}, attention DP {dp}, CP {cp}) for qkv_proj interleaved "
+        f"for TP {expected}",
+        required,
+        [f"--tp-size {expected * dp * cp}"],
+    )
+
+
 # --- MiniCPM / MiniCPM-SALA ---------------------------------------------------------------------------------
 
 MINICPM_ARCHITECTURES = ("MiniCPMForCausalLM", "MiniCPMSALAForCausalLM")

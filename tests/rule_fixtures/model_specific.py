@@ -156,6 +156,19 @@ MODEL_CONFIGS = {
         "vocab_size": 200064,
         "torch_dtype": "bfloat16",
     },
+    # MiMoV2ForCausalLM with fused qkv_proj weights: synthetic (heads as XiaomiMiMo/MiMo-V2-Flash's full attention),
+    # the layout key as sglang configs/model_config.py get_mimo_v2_fused_qkv_expected_tp_size reads it
+    "mimo-v2-fused-qkv": {
+        **_COMMON,
+        "architectures": ["MiMoV2ForCausalLM"],
+        "model_type": "mimo_v2",
+        "attention_projection_layout": "fused_qkv",
+        "hidden_size": 4096,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+    },
     "inkling": {
         "architectures": ["InklingForConditionalGeneration"],
         "model_type": "inkling_model",
@@ -567,6 +580,22 @@ FIXTURES = {
             {
                 "gpu": "H100",
                 "command": serve_dir("ernie-4.5-vl", "--tp-size", "4", "--dp-size", "2", "--enable-dp-attention"),
+            },
+        ],
+    },
+    "model-mimo-v2-fused-qkv-tp": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "4")},
+            # 0.5.17+: an attention TP dividing the interleaved TP (model_hook.py:584 in 0.5.23)
+            {"gpu": "H100", "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "2")},
+            {"gpu": "H100", "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "8", "--attn-dp-size", "2")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "8")},
+            {  # 0.5.11-0.5.16: equal (server_args.py:4641 in 0.5.16)
+                "gpu": "H100",
+                "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "2"),
+                "engine_version": ["sglang==0.5.16"],
             },
         ],
     },
