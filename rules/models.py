@@ -122,6 +122,9 @@ class ModelFeatures(NamedTuple):
     # config.json attention_projection_layout "fused_qkv" (MiMoV2): the attention TP its qkv_proj weights are
     # interleaved for, num_key_value_heads (sglang model_config.py get_mimo_v2_fused_qkv_expected_tp_size)
     fused_qkv_tp_size: Optional[int] = None
+    # text config indexer_n_heads set: Qwen's compressed QSA indexer (sglang layers/attention/qsa/config.py
+    # parse_qsa_profile)
+    qsa_indexer: bool = False
     features: frozenset[str] = frozenset()
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
 
@@ -328,6 +331,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         kv_quant=_kv_quant(config),
         **_minicpm_sala_layers(text if model_type == "minicpm_sala" else {}),
         fused_qkv_tp_size=_fused_qkv_tp_size(config, source),
+        qsa_indexer=text.get("indexer_n_heads") is not None,
         features=frozenset(features),
         shape=shape_from_config(config),
     )

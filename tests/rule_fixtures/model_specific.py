@@ -169,6 +169,37 @@ MODEL_CONFIGS = {
         "head_dim": 128,
         "num_hidden_layers": 4,
     },
+    # Qwen4-Exp with Qwen's compressed QSA indexer: synthetic, the text_config key sglang layers/attention/qsa/
+    # config.py parse_qsa_profile tests (indexer_n_heads); "qwen4-exp-dense" lacks it
+    "qwen4-exp": {
+        "architectures": ["Qwen4ExpForConditionalGeneration"],
+        "model_type": "qwen4_exp",
+        "torch_dtype": "bfloat16",
+        "text_config": {
+            **_COMMON,
+            "model_type": "qwen4_exp_text",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 4,
+            "head_dim": 128,
+            "num_hidden_layers": 4,
+            "indexer_n_heads": 16,
+        },
+    },
+    "qwen4-exp-dense": {
+        "architectures": ["Qwen4ExpForConditionalGeneration"],
+        "model_type": "qwen4_exp",
+        "torch_dtype": "bfloat16",
+        "text_config": {
+            **_COMMON,
+            "model_type": "qwen4_exp_text",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 4,
+            "head_dim": 128,
+            "num_hidden_layers": 4,
+        },
+    },
     "inkling": {
         "architectures": ["InklingForConditionalGeneration"],
         "model_type": "inkling_model",
@@ -597,6 +628,43 @@ FIXTURES = {
                 "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "2"),
                 "engine_version": ["sglang==0.5.16"],
             },
+        ],
+    },
+    "model-qwen4-exp-serving": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("qwen4-exp", "--qsa-indexer-dtype", "fp8_e4m3")},
+            {"gpu": "B200", "command": serve_dir("qwen4-exp", "--qsa-indexer-dtype", "fp8_e4m3", "--tp-size", "2")},
+            {
+                "gpu": "H100",
+                "command": serve_dir(
+                    "qwen4-exp",
+                    "--disaggregation-mode",
+                    "prefill",
+                    "--disaggregation-transfer-backend",
+                    "mooncake",
+                    "--pp-size",
+                    "2",
+                ),
+            },
+            {"gpu": "A100", "command": serve_dir("qwen4-exp-dense", "--qsa-indexer-dtype", "bfloat16")},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve_dir(
+                    "qwen4-exp",
+                    "--disaggregation-mode",
+                    "decode",
+                    "--disaggregation-transfer-backend",
+                    "mori",
+                    "--pp-size",
+                    "2",
+                ),
+            },
+            {"gpu": "H100", "command": serve_dir("qwen4-exp", "--enable-unified-memory")},
+            {"gpu": "A100", "command": serve_dir("qwen4-exp", "--qsa-indexer-dtype", "fp8_e4m3")},
+            {"gpu": "RTX 5090", "command": serve_dir("qwen4-exp", "--qsa-indexer-dtype", "fp8_e4m3")},
+            {"gpu": "H100", "command": serve_dir("qwen4-exp-dense", "--qsa-indexer-dtype", "fp8_e4m3")},
         ],
     },
     "model-minicpm-serving": {
