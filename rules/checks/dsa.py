@@ -862,7 +862,7 @@ both at start-up (deepseek_v2.py:61-76 in sglang 0.5.23).""",
     fix_title="Serve HYV4 without --enable-prefill-cp, with --dcp-size 1",
 )
 def model_hyv4_context_parallel(cfg, target):
-    if (cfg.model.architecture if cfg.model else None) not in HYV4_ARCHITECTURES:
+    if cfg.model.architecture not in HYV4_ARCHITECTURES:
         return skipped("applies to HYV4 (HYV4ForCausalLM)")
     required = "no --enable-prefill-cp, --dcp-size 1"
     if cfg.flags.get("enable_prefill_cp"):

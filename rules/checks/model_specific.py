@@ -746,8 +746,8 @@ def _dp_attention_off(cfg) -> list[str]:
     versions="sglang>=0.5.21",
     verified=(
         "sglang 0.5.21-0.5.23 (bench/release_walk.py grep 'IQuest Q1 MTP requires serial', 'IQuestQ1 does not "
-        "support context', 'IQuest Q1 does not support DP', '... pipeline'): iquest_q1.py:24-40 in 0.5.21, "
-        ":25-41 in 0.5.22 and 0.5.23; the only change is the DP test, cfg.enable_dp_attention in 0.5.21, "
+        "support context', 'IQuest Q1 does not support DP', '... pipeline'): iquest_q1.py:23-39 in 0.5.21, "
+        ":24-40 in 0.5.22 and 0.5.23; the only change is the DP test, cfg.enable_dp_attention in 0.5.21, "
         "attn_dp_enabled_of (attn_dp_size > 1) from 0.5.22"
     ),
     needs_model=True,

@@ -852,7 +852,7 @@ FIXTURES = {
         "pass": [
             {"gpu": "B200", "command": M3_NVFP4},
             {"gpu": "H100", "command": [*M3_NVFP4, "--page-size", "128"]},
-            {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "DFLASH"]},
+            {"gpu": "B200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DFLASH"]},
         ],
         "fail": [
             {"gpu": "B200", "command": [*M3_NVFP4, "--kv-cache-dtype", "bf16"]},
