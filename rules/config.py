@@ -378,6 +378,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_two_batch_overlap": "bool",
                 "enable_multimodal": "bool",
                 "prefill_kv_cache_dequant_dtype": "str",
+                "qsa_indexer_dtype": "str",  # Qwen4-Exp's QSA indexer (model-qwen4-exp-serving)
                 "enable_dp_attention": "bool",
                 "dp_size": "int",
                 "attn_dp_size": "int",  # 0.5.22+: what `--dp-size N --enable-dp-attention` became
@@ -441,7 +442,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enable_dsa_fused_indexer enable_fused_qk_norm_rope enable_lean_attention enable_nvidia_megakernel "
             "enable_pdmux enable_return_indexer_topk enable_single_batch_overlap "
             "flashinfer_mla_disable_ragged nsa_decode nsa_decode_backend nsa_prefill nsa_prefill_backend "
-            "pdmux_config_path qsa_indexer_dtype sm_group_num speculative_dsa_topk_backend "
+            "pdmux_config_path sm_group_num speculative_dsa_topk_backend "
             "tbo_token_distribution_threshold triton_attention_num_kv_splits triton_attention_reduce_in_fp32 "
             "triton_attention_split_tile_size"
         ),

@@ -119,6 +119,16 @@ class ModelFeatures(NamedTuple):
     mamba_chunk_size: Optional[int] = None
     ssm_chunk_size: Optional[int] = None
     kv_quant: Optional[CheckpointKvQuant] = None  # the KV-cache quantization the checkpoint declares
+    # MiniCPM-SALA (model_type minicpm_sala): sglang configs/minicpm.py MiniCPMHybridConfig's
+    # has_minicpm_sparse_attention and has_lightning_layers, from config.json mixer_types and sparse_config
+    minicpm_sparse_attention: bool = False
+    minicpm_lightning_layers: bool = False
+    # config.json attention_projection_layout "fused_qkv" (MiMoV2): the attention TP its qkv_proj weights are
+    # interleaved for, num_key_value_heads (sglang model_config.py get_mimo_v2_fused_qkv_expected_tp_size)
+    fused_qkv_tp_size: Optional[int] = None
+    # text config indexer_n_heads set: Qwen's compressed QSA indexer (sglang layers/attention/qsa/config.py
+    # parse_qsa_profile)
+    qsa_indexer: bool = False
     features: frozenset[str] = frozenset()
     shape: Optional[ModelShape] = None  # what sizes weights and KV (rules/knowledge/memory.py); None: unknown
 
@@ -328,9 +338,44 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         # another model's chunk_size can mean something else: read for Nemotron-H only (configs/nemotron_h.py)
         ssm_chunk_size=_checked_int(config, "chunk_size", f"{source}: ") if model_type == "nemotron_h" else None,
         kv_quant=_kv_quant(config),
+        **_minicpm_sala_layers(text if model_type == "minicpm_sala" else {}),
+        fused_qkv_tp_size=_fused_qkv_tp_size(config, source),
+        qsa_indexer=text.get("indexer_n_heads") is not None,
         features=frozenset(features),
         shape=shape_from_config(config),
     )
+
+
+# sglang configs/minicpm.py _MIXER_TYPE_ALIASES (0.5.19-0.5.23): config.json mixer_types spellings -> the layer kind
+_MINICPM_MIXERS = {
+    **dict.fromkeys(("minicpm4", "minicpm", "standard", "attention", "attn"), "minicpm4"),
+    **dict.fromkeys(("lightning", "lightning_attn", "lightning-attn"), "lightning-attn"),
+}
+
+
+def _minicpm_sala_layers(text: dict[str, Any]) -> dict[str, bool]:
+    """MiniCPMHybridConfig's layer kinds: mixer_types (default ["minicpm4"]), sparse attention when sparse_config is
+    set and a minicpm4 layer exists (has_minicpm_sparse_attention), lightning layers (has_lightning_layers)."""
+    if not text:
+        return {}
+    mixers = text.get("mixer_types") or ["minicpm4"]
+    kinds = {_MINICPM_MIXERS.get(m) for m in mixers if isinstance(m, str)} if isinstance(mixers, list) else set()
+    return {
+        "minicpm_sparse_attention": text.get("sparse_config") is not None and "minicpm4" in kinds,
+        "minicpm_lightning_layers": "lightning-attn" in kinds,
+    }
+
+
+def _fused_qkv_tp_size(config: dict[str, Any], source: str) -> Optional[int]:
+    """get_mimo_v2_fused_qkv_expected_tp_size: with the top-level attention_projection_layout "fused_qkv", the
+    top-level num_key_value_heads, else text_config's."""
+    if config.get("attention_projection_layout") != "fused_qkv":
+        return None
+    kv_heads = _checked_int(config, "num_key_value_heads", f"{source}: ")
+    text = config.get("text_config")
+    if kv_heads is None and isinstance(text, dict):
+        kv_heads = _checked_int(text, "num_key_value_heads", f"{source}: text_config.")
+    return kv_heads
 
 
 def _quant_method(config: dict[str, Any]) -> Optional[str]:

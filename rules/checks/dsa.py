@@ -829,3 +829,137 @@ def dsa_cache_layer_split(cfg, target):
     return passed(
         f"DSA cache layer split of {cfg.model.name} on a PD prefill worker with interleaved prefill CP", required
     )
+
+
+DEEPSEEK_V2_OVERRIDES = "sglang: python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py"
+HYV4_ARCHITECTURES = ("HYV4ForCausalLM", "HYV4ForCausalLMNextN")
+
+
+@rule(
+    id="model-hyv4-context-parallel",
+    title="HYV4 takes no prefill context parallelism and no decode context parallelism",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23 (bench/release_walk.py grep 'is not supported for HYV4 because its', '--dcp-size > 1 "
+        "is not supported for HYV4'): model_overrides/deepseek_v2.py:47-61 in 0.5.20, :40-54 in 0.5.21, :61-76 in "
+        "0.5.22 and 0.5.23, the same two tests (enable_prefill_cp, dcp_size > 1) in each; HYV4 first appears in "
+        "0.5.20"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--enable-prefill-cp is not supported for HYV4 because its attention path does not implement DSA "
+    "context-parallel metadata and sharding.; --dcp-size > 1 is not supported for HYV4 because decode context "
+    "parallelism gathers query heads across DCP ranks but does not provide single-owner semantics for learnable "
+    "attention sinks.",
+    source=f"{DEEPSEEK_V2_OVERRIDES}, _deepseek_family_overrides",
+    docs="""Checks that an HYV4 model (HYV4ForCausalLM, its HYV4ForCausalLMNextN draft) runs without
+`--enable-prefill-cp` and with `--dcp-size` 1.
+
+HYV4's DSA attention path implements no context-parallel metadata or sharding, and decode CP would gather query
+heads across ranks without one owner for its learnable attention sinks: SGLang's DeepSeek-family override raises
+both at start-up (deepseek_v2.py:61-76 in sglang 0.5.23).""",
+    fix_title="Serve HYV4 without --enable-prefill-cp, with --dcp-size 1",
+)
+def model_hyv4_context_parallel(cfg, target):
+    if cfg.model.architecture not in HYV4_ARCHITECTURES:
+        return skipped("applies to HYV4 (HYV4ForCausalLM)")
+    required = "no --enable-prefill-cp, --dcp-size 1"
+    if cfg.flags.get("enable_prefill_cp"):
+        return failed("HYV4 with --enable-prefill-cp", required)
+    dcp = cfg.flags.get("dcp_size") or 1
+    if dcp > 1:
+        return failed(f"HYV4 with --dcp-size {dcp}", required, ["--dcp-size 1"])
+    return passed(f"HYV4 on TP {cfg.tp_size} without context parallelism", required)
+
+
+@rule(
+    id="dsa-dcp",
+    title="DSA decode context parallelism: no HiSparse / HiCache, no PD, EAGLE top-k 1, an unpooled index key",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23 (bench/release_walk.py grep 'DSA DCP does not support HiSparse', '... PD', 'DSA DCP "
+        "requires --speculative-eagle-topk 1', 'is not supported for DSA with'; none before 0.5.22): "
+        "model_overrides/deepseek_v2.py _dsa_dcp_overrides :18-34 and the index_kpool test :162-168 (:163-169 in "
+        "0.5.22), the same in both; the kpool test sits on the CUDA arm (not NPU / XPU, not ROCm's legacy path)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="DSA DCP does not support HiSparse or HiCache.; DSA DCP does not support PD disaggregation.; DSA DCP "
+    "requires --speculative-eagle-topk 1.; --dcp-size > 1 is not supported for DSA with index_kpool={index_kpool}: "
+    "a pooled index key spans positions owned by different DCP ranks.",
+    source=f"{DEEPSEEK_V2_OVERRIDES}, _dsa_dcp_overrides, _deepseek_family_overrides",
+    docs="""Checks a DeepSeek sparse attention model (DeepSeek-V3.2, GLM-5, ...) with `--dcp-size` above 1: no
+`--enable-hisparse` or `--enable-hierarchical-cache`, no `--disaggregation-mode` prefill or decode,
+`--speculative-eagle-topk` 1 or unset, and a checkpoint whose DSA indexer does not pool keys (`index_kpool` 1 or
+absent).
+
+SGLang's DSA decode CP splits the KV sequence over DCP ranks; the host caches, the PD transfer and tree drafting
+are not wired for that split, and a pooled index key would span positions owned by different ranks: SGLang raises
+each at start-up (deepseek_v2.py:18-34 and :162-168 in sglang 0.5.23). With DCP it also names trtllm for the DSA
+sub-backends not given (judged by the DSA backend rules).""",
+    fix_title="Drop --dcp-size (or keep it with no HiCache / HiSparse, colocated, top-k 1)",
+)
+def dsa_dcp(cfg, target):
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    dcp = cfg.flags.get("dcp_size") or 1
+    if dcp <= 1:
+        return skipped("applies to --dcp-size > 1")
+    required = "no HiSparse / HiCache, no PD disaggregation, EAGLE top-k 1, index_kpool 1"
+    caches = [f"--{d.replace('_', '-')}" for d in ("enable_hisparse", "enable_hierarchical_cache") if cfg.flags.get(d)]
+    if caches:
+        return failed(f"DSA DCP {dcp} with {', '.join(caches)}", required, ["--dcp-size 1"])
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    if mode != "null":
+        return failed(f"DSA DCP {dcp} with --disaggregation-mode {mode}", required, ["--dcp-size 1"])
+    if cfg.speculative_eagle_topk not in (None, 1):
+        return failed(
+            f"DSA DCP {dcp} with --speculative-eagle-topk {cfg.speculative_eagle_topk}",
+            required,
+            ["--speculative-eagle-topk 1"],
+        )
+    kpool = cfg.model.index_kpool or 1
+    if kpool > 1:
+        return failed(f"DSA DCP {dcp} with index_kpool {kpool}", required, ["--dcp-size 1"])
+    return passed(f"DSA DCP {dcp}", required)
+
+
+# the TP the DSA prefill-CP path asserts: one machine (cross-machine CP has precision issues)
+DSA_PREFILL_CP_MAX_TP = 8
+
+
+@rule(
+    id="dsa-prefill-cp-single-node",
+    title="DSA prefill context parallelism runs on one machine: --tp-size 8 at most",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23, every release (bench/release_walk.py grep 'Context parallel only supports single "
+        "machine'): the assert on the DSA prefill-CP arm, server_args.py:1901-1903 in 0.5.13 (0.5.14 :3579-3581), "
+        "arg_groups/overrides.py :351 in 0.5.15, :367 in 0.5.16, :595 in 0.5.17, :637 in 0.5.18, "
+        "model_overrides/deepseek_v2.py :67 in 0.5.19, :109 in 0.5.20, :102 in 0.5.21, :123-125 in 0.5.22 and "
+        "0.5.23; the CP flag per release as rules/resolve.py prefill_cp reads it (0.5.12's "
+        "--enable-nsa-prefill-context-parallel, with the same assert at server_args.py:1842, is an unmodelled flag)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Context parallel only supports single machine (tp_size <= 8). Cross-machine CP has precision issues.",
+    source=f"{DEEPSEEK_V2_OVERRIDES}, _deepseek_family_overrides (the DSA prefill-CP arm)",
+    docs="""Checks that a DeepSeek sparse attention model (DeepSeek-V3.2, GLM-5, ...) served with prefill context
+parallelism (`--enable-prefill-cp`, or its legacy spellings in older releases) has `--tp-size` 8 or less.
+
+SGLang asserts it on the DSA prefill-CP path at start-up (deepseek_v2.py:123-125 in sglang 0.5.23): its CP
+gather and reduce-scatter are validated inside one machine, and across machines they lose precision.""",
+    fix_title="Use --tp-size 8 (one machine) for DSA prefill CP",
+)
+def dsa_prefill_cp_single_node(cfg, target):
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    if not prefill_cp(cfg, target)[0]:
+        return skipped("applies to prefill context parallelism (--enable-prefill-cp)")
+    required = f"--tp-size {DSA_PREFILL_CP_MAX_TP} or less (one machine)"
+    if cfg.tp_size > DSA_PREFILL_CP_MAX_TP:
+        return failed(f"DSA prefill CP with --tp-size {cfg.tp_size}", required, [f"--tp-size {DSA_PREFILL_CP_MAX_TP}"])
+    return passed(f"DSA prefill CP on --tp-size {cfg.tp_size}", required)

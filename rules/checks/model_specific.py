@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import blackwell_majors, cuda_version, declared, gpu, sglang_release
+from rules.checks.common import attention_dp_size, blackwell_majors, cuda_version, declared, gpu, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import quantization as kb_quant
@@ -719,6 +719,304 @@ def model_iquest_q1_fa3(cfg, target):
     return failed(f"IQuestQ1 with {', '.join(problems)}", required, ["--attention-backend fa3"])
 
 
+# attn_dp_enabled_of (runtime_context.py: attn_dp_size > 1) from 0.5.22, where `--dp-size N --enable-dp-attention`
+# became --attn-dp-size N (parallel_hook.py:39-61 in 0.5.23); until 0.5.21 the overrides read enable_dp_attention.
+ATTN_DP_SIZE_FROM = Version("0.5.22")
+
+
+def _dp_attention(cfg, release: Version) -> str:
+    """The DP-attention flags as a model override sees them enabled; "" when it does not."""
+    if release >= ATTN_DP_SIZE_FROM:
+        dp = attention_dp_size(cfg)
+        return f"attention DP {dp}" if dp > 1 else ""
+    return "--enable-dp-attention" if cfg.flags.get("enable_dp_attention") else ""
+
+
+def _dp_attention_off(cfg) -> list[str]:
+    """The fix that turns DP attention off, where a flag value can (a store-true flag cannot be unset)."""
+    if cfg.flags.get("attn_dp_size"):
+        return ["--attn-dp-size 1"]
+    return ["--dp-size 1"] if cfg.flags.get("dp_size") and cfg.flags.get("enable_dp_attention") else []
+
+
+@rule(
+    id="model-iquest-q1-parallel",
+    title="IQuestQ1 drafts with serial EAGLE / NEXTN only and takes no context, DP-attention or pipeline parallelism",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23 (bench/release_walk.py grep 'IQuest Q1 MTP requires serial', 'IQuestQ1 does not "
+        "support context', 'IQuest Q1 does not support DP', '... pipeline'): iquest_q1.py:23-39 in 0.5.21, "
+        ":24-40 in 0.5.22 and 0.5.23; the only change is the DP test, cfg.enable_dp_attention in 0.5.21, "
+        "attn_dp_enabled_of (attn_dp_size > 1) from 0.5.22"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="IQuest Q1 MTP requires serial EAGLE or NEXTN drafting.; IQuestQ1 does not support context "
+    "parallelism.; IQuest Q1 MTP drafting does not support multi-layer EAGLE.; IQuest Q1 does not support DP "
+    "attention.; IQuest Q1 does not support pipeline parallelism.",
+    source=f"{OVERRIDES_DIR}/iquest_q1.py, _iquest_q1_overrides",
+    docs="""Checks an IQuestQ1 model (IQuestQ1ForCausalLM, its IQuestQ1MTP draft) for what its override refuses
+beside the backend (model-iquest-q1-fa3): a speculative algorithm other than EAGLE or NEXTN, context parallelism
+(`--attn-cp-size` or `--dcp-size` above 1, `--enable-prefill-cp`), `--enable-multi-layer-eagle`, DP attention
+(`--attn-dp-size` above 1; until 0.5.21 `--enable-dp-attention`) and `--pp-size` above 1.
+
+SGLang's IQuestQ1 override raises each of these at start-up (iquest_q1.py:24-40 in sglang 0.5.23), after the
+backend checks; the MTP draft is a single-layer serial head (`--speculative-eagle-topk 1`, model-iquest-q1-fa3).""",
+    fix_title="Serve IQuestQ1 on plain TP: EAGLE drafting, no CP, DP attention or PP",
+)
+def model_iquest_q1_parallel(cfg, target):
+    if _arch(cfg) not in IQUEST_Q1_ARCHITECTURES:
+        return skipped("applies to IQuestQ1 models")
+    release = sglang_release(target)
+    required = "EAGLE or NEXTN drafting, no context parallelism, multi-layer EAGLE, DP attention or PP"
+    algorithm = cfg.speculative_algorithm
+    if algorithm and algorithm.upper() not in ("EAGLE", "NEXTN"):
+        return failed(f"IQuestQ1 with --speculative-algorithm {algorithm}", required, ["--speculative-algorithm EAGLE"])
+    cp_sizes = {
+        f"--{d.replace('_', '-')}": cfg.flags[d] for d in ("attn_cp_size", "dcp_size") if (cfg.flags.get(d) or 1) > 1
+    }
+    found = ", ".join(
+        [
+            *(["--enable-prefill-cp"] if cfg.flags.get("enable_prefill_cp") else []),
+            *(f"{flag} {size}" for flag, size in cp_sizes.items()),
+        ]
+    )
+    if found:
+        # --enable-prefill-cp is a store-true flag, which no flag of a fix turns off
+        fix = [] if cfg.flags.get("enable_prefill_cp") else [" ".join(f"{flag} 1" for flag in cp_sizes)]
+        return failed(f"IQuestQ1 with {found}", required, fix)
+    if cfg.flags.get("enable_multi_layer_eagle"):
+        return failed("IQuestQ1 with --enable-multi-layer-eagle", required)
+    dp = _dp_attention(cfg, release)
+    if dp:
+        return failed(f"IQuestQ1 with {dp}", required, _dp_attention_off(cfg))
+    if cfg.pp_size > 1:
+        return failed(f"IQuestQ1 with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    return passed(f"IQuestQ1 on TP {cfg.tp_size}" + (f" with {algorithm}" if algorithm else ""), required)
+
+
+# --- ERNIE 4.5 VL -------------------------------------------------------------------------------------------
+
+ERNIE45_VL_MOE = "Ernie4_5_VLMoeForConditionalGeneration"
+
+
+@rule(
+    id="model-ernie45-vl-dp-attention",
+    title="ERNIE 4.5 VL MoE takes no DP attention",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: model_overrides/ernie45_vl.py:14-18, the same in both (bench/release_walk.py grep "
+        "'ERNIE 4.5 VL MoE does not support DP': none before 0.5.22)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="ERNIE 4.5 VL MoE does not support DP attention: its attention heads are split over the full TP group.",
+    source=f"{OVERRIDES_DIR}/ernie45_vl.py, _ernie45_vl_overrides",
+    docs="""Checks that an ERNIE 4.5 VL MoE model (Ernie4_5_VLMoeForConditionalGeneration) runs without DP attention
+(`--attn-dp-size` 1, or `--dp-size N --enable-dp-attention`, which SGLang reads as `--attn-dp-size N`).
+
+The model splits its attention heads over the whole TP group, not over an attention-TP subgroup, so SGLang
+refuses attention DP at start-up (ernie45_vl.py:14-18 in sglang 0.5.22 and 0.5.23; no such check before 0.5.22).""",
+    fix_title="Use --attn-dp-size 1 (plain TP)",
+)
+def model_ernie45_vl_dp_attention(cfg, target):
+    if _arch(cfg) != ERNIE45_VL_MOE:
+        return skipped(f"applies to ERNIE 4.5 VL MoE ({ERNIE45_VL_MOE})")
+    required = "no DP attention (heads split over the full TP group)"
+    dp = _dp_attention(cfg, sglang_release(target))
+    if dp:
+        return failed(f"ERNIE 4.5 VL MoE with {dp}", required, _dp_attention_off(cfg))
+    return passed(f"ERNIE 4.5 VL MoE on TP {cfg.tp_size}", required)
+
+
+# --- MiMo-V2 ------------------------------------------------------------------------------------------------
+
+MIMO_V2 = "MiMoV2ForCausalLM"
+# the attention TP must equal the interleaved TP to 0.5.16, divide it from 0.5.17
+MIMO_V2_TP_DIVIDES_FROM = Version("0.5.17")
+
+
+@rule(
+    id="model-mimo-v2-fused-qkv-tp",
+    title="MiMo-V2 with fused qkv_proj weights runs at the attention TP they were interleaved for",
+    engine="sglang",
+    versions="sglang>=0.5.11",
+    verified=(
+        "sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'requires effective attention TP'): "
+        "server_args.py:1987-2012 in 0.5.11 to 0.5.18 (:5601-5620), arg_groups/model_hook.py from 0.5.19 (0.5.23 "
+        ":573-596); attention TP = tp // attn-DP // attn_cp_size in each (dp_size with enable_dp_attention to "
+        "0.5.21, attn_dp_size from 0.5.22); it must equal the checkpoint's size to 0.5.16 and divide it from 0.5.17; "
+        "skipped for --encoder-only from 0.5.13; the size is num_key_value_heads under attention_projection_layout "
+        "fused_qkv (configs/model_config.py get_mimo_v2_fused_qkv_expected_tp_size, 0.5.11 :49-70, 0.5.23 :124-145)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="MiMoV2ForCausalLM requires effective attention TP size {expected} because its fused qkv_proj weights "
+    "are TP={expected}-interleaved; got {effective} (tp_size={tp}, attn_dp_size={dp}, attn_cp_size={cp}).",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (MiMoV2ForCausalLM branch); "
+    "sglang: python/sglang/srt/configs/model_config.py, get_mimo_v2_fused_qkv_expected_tp_size",
+    docs="""Checks a MiMo-V2 checkpoint (MiMoV2ForCausalLM) whose config.json sets `attention_projection_layout:
+"fused_qkv"`: its attention TP size (`--tp-size` / attention DP / `--attn-cp-size`) divides the TP its qkv_proj
+weights are interleaved for, which SGLang takes to be `num_key_value_heads` (equals it, sglang 0.5.11-0.5.16).
+
+The fused weights are stored interleaved for that many ranks, so SGLang refuses any other split at start-up
+(model_hook.py:573-596 in sglang 0.5.23). Not read: `--encoder-only`, with which SGLang skips the check (an
+unmodelled flag, reported as such), and layouts other than fused_qkv (split or none take no check).""",
+    fix_title="Set --tp-size (with attention DP and CP) so the attention TP is the checkpoint's fused-qkv size",
+)
+def model_mimo_v2_fused_qkv_tp(cfg, target):
+    if _arch(cfg) != MIMO_V2:
+        return skipped(f"applies to MiMo-V2 ({MIMO_V2})")
+    expected = cfg.model.fused_qkv_tp_size
+    if expected is None:
+        return skipped("applies to a fused_qkv attention_projection_layout with num_key_value_heads")
+    dp, cp = attention_dp_size(cfg), cfg.flags.get("attn_cp_size") or 1
+    effective = cfg.tp_size // dp // cp
+    if effective < 1:
+        return skipped(f"--tp-size {cfg.tp_size} is below attention DP {dp} x CP {cp} (a parallel layout rule's)")
+    divides = sglang_release(target) >= MIMO_V2_TP_DIVIDES_FROM
+    required = f"attention TP {'dividing' if divides else 'equal to'} {expected} (fused qkv_proj interleaving)"
+    if (expected % effective == 0) if divides else (effective == expected):
+        return passed(f"attention TP {effective} for qkv_proj interleaved for TP {expected}", required)
+    return failed(
+        f"attention TP {effective} (--tp-size {cfg.tp_size}, attention DP {dp}, CP {cp}) for qkv_proj interleaved "
+        f"for TP {expected}",
+        required,
+        [f"--tp-size {expected * dp * cp}"],
+    )
+
+
+# --- Qwen4-Exp (QSA sparse attention) -----------------------------------------------------------------------
+
+QWEN4_EXP = "Qwen4ExpForConditionalGeneration"
+QSA_FP8_FROM = Version("0.5.22")  # --qsa-indexer-dtype first appears in 0.5.22 (fields/model.py)
+QSA_FP8_MAJORS = (9, 10)  # get_platform().is_sm90 / is_sm100 (utils/common.py: majors 9 and 10)
+
+
+@rule(
+    id="model-qwen4-exp-serving",
+    title="Qwen4-Exp: PD over MORI needs PP 1, no unified memory; an fp8 QSA indexer needs SM90 / SM100 and the "
+    "compressed indexer",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23 (bench/release_walk.py grep 'Qwen4-Exp PD with MORI requires', 'Qwen4-Exp does not "
+        "support --enable-unified', 'qsa-indexer-dtype fp8_e4m3 requires'): model_overrides/qwen4_exp.py:31-42 in "
+        "0.5.20, :28-39 from 0.5.21 (the same tests); the fp8 indexer checks from 0.5.22, where --qsa-indexer-dtype "
+        "first appears (:78-88 in 0.5.22 and 0.5.23); layers/attention/qsa/config.py parse_qsa_profile: a profile "
+        "when the text config sets indexer_n_heads"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Qwen4-Exp PD with MORI requires --pp-size 1; MORI does not yet exchange the global QSA layer metadata "
+    "needed to pair compact state descriptors across pipeline stages.; Qwen4-Exp does not support "
+    "--enable-unified-memory yet; --qsa-indexer-dtype fp8_e4m3 requires a CUDA SM90/SM100 GPU; --qsa-indexer-dtype "
+    "fp8_e4m3 requires the compressed QSA indexer",
+    source=f"{OVERRIDES_DIR}/qwen4_exp.py, _qwen4_exp_overrides",
+    docs="""Checks a Qwen4-Exp model (Qwen4ExpForConditionalGeneration): PD disaggregation over
+`--disaggregation-transfer-backend mori` runs with `--pp-size 1`; no `--enable-unified-memory`; and
+`--qsa-indexer-dtype fp8_e4m3` (sglang 0.5.22+) runs on an SM90 or SM100-class GPU (compute capability 9.x or
+10.x) with a checkpoint whose text config has the compressed QSA indexer (`indexer_n_heads`).
+
+MORI does not exchange the QSA layer metadata across pipeline stages, unified memory is not wired for QSA, and
+the fp8 indexer scores blocks with TileLang fp8 GEMMs validated on Hopper and Blackwell only: SGLang's override
+raises each at start-up (qwen4_exp.py:28-88 in sglang 0.5.23). SGLang's platform test also wants a torch built
+for CUDA 12.3 (SM90) or 12.8 (SM100), which the install rules judge.""",
+    fix_title="Use --pp-size 1 with MORI, drop --enable-unified-memory, --qsa-indexer-dtype bfloat16 elsewhere",
+)
+def model_qwen4_exp_serving(cfg, target):
+    if _arch(cfg) != QWEN4_EXP:
+        return skipped(f"applies to Qwen4-Exp ({QWEN4_EXP})")
+    required = "PP 1 for PD over MORI, no unified memory, an fp8 QSA indexer on SM90/SM100 with the compressed indexer"
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    if mode != "null" and cfg.flags.get("disaggregation_transfer_backend") == "mori" and cfg.pp_size > 1:
+        return failed(f"Qwen4-Exp PD {mode} over MORI with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    if cfg.flags.get("enable_unified_memory"):
+        return failed("Qwen4-Exp with --enable-unified-memory", required)
+    fp8 = cfg.flags.get("qsa_indexer_dtype") == "fp8_e4m3" and sglang_release(target) >= QSA_FP8_FROM
+    if fp8 and target.major is None:
+        return unknown("compute capability unknown")
+    if fp8 and target.major not in QSA_FP8_MAJORS:
+        return failed(f"--qsa-indexer-dtype fp8_e4m3 on {gpu(target)}", required, ["--qsa-indexer-dtype bfloat16"])
+    if fp8 and not cfg.model.qsa_indexer:
+        return failed(
+            "--qsa-indexer-dtype fp8_e4m3 on a checkpoint without the compressed QSA indexer (no indexer_n_heads)",
+            required,
+            ["--qsa-indexer-dtype bfloat16"],
+        )
+    return passed("Qwen4-Exp" + (" with an fp8 QSA indexer" if fp8 else ""), required)
+
+
+# --- MiniCPM / MiniCPM-SALA ---------------------------------------------------------------------------------
+
+MINICPM_ARCHITECTURES = ("MiniCPMForCausalLM", "MiniCPMSALAForCausalLM")
+MINICPM_SPARSE_BACKENDS = ("minicpm_flashattn", "minicpm_flashinfer")
+MINICPM_FORCE_DENSE_ENV = "SGLANG_MINICPM_FORCE_DENSE"
+ENV_BOOL_TRUE = ("true", "1", "yes", "y")  # sglang environ.py EnvBool.parse
+
+
+@rule(
+    id="model-minicpm-serving",
+    title="MiniCPM takes no DP attention; MiniCPM-SALA no HiCache, and its sparse attention no PD disaggregation",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23 (bench/release_walk.py grep 'MiniCPM does not support DP', 'MiniCPM SALA does not "
+        "support hier', 'MiniCPM sparse attention does not support PD'; none before 0.5.19, where MiniCPM-SALA "
+        "first appears): model_overrides/minicpm.py:20-29, :55-58 in 0.5.19-0.5.20, :17-26, :53-56 from 0.5.21; "
+        "the only change is the DP test, cfg.enable_dp_attention to 0.5.21, attn_dp_enabled_of from 0.5.22; "
+        "configs/minicpm.py has_minicpm_sparse_attention / has_lightning_layers the same in 0.5.19-0.5.23"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="MiniCPM does not support DP attention; MiniCPM SALA does not support hierarchical cache; MiniCPM "
+    "sparse attention does not support PD disaggregation",
+    source=f"{OVERRIDES_DIR}/minicpm.py, _minicpm_sala_overrides",
+    docs="""Checks a MiniCPM model (MiniCPMForCausalLM, MiniCPMSALAForCausalLM): no DP attention; for MiniCPM-SALA
+(model_type minicpm_sala) with sparse-attention or lightning layers, no `--enable-hierarchical-cache`; with
+sparse attention on its sparse backend (no backend named, or minicpm_flashattn / minicpm_flashinfer), no
+`--disaggregation-mode` prefill or decode unless `SGLANG_MINICPM_FORCE_DENSE` is set.
+
+SGLang's MiniCPM override raises each at start-up (minicpm.py:17-56 in sglang 0.5.23). MiniCPM-SALA's layers are
+sparse (sparse_config on minicpm4 mixers) or lightning (linear) attention, read from config.json mixer_types as
+sglang's MiniCPMHybridConfig reads them; SGLang also turns the radix cache off for them. SGLANG_MINICPM_FORCE_DENSE
+turns the sparse backends into dense ones (fa3 / fa4, flashinfer) and lifts the PD refusal; it changes the model's
+attention, so it is not offered as a fix.""",
+    fix_title="Use --attn-dp-size 1, drop --enable-hierarchical-cache; serve MiniCPM-SALA's sparse attention colocated",
+)
+def model_minicpm_serving(cfg, target):
+    if _arch(cfg) not in MINICPM_ARCHITECTURES:
+        return skipped("applies to MiniCPM (MiniCPMForCausalLM, MiniCPMSALAForCausalLM)")
+    model = cfg.model
+    sparse, lightning = model.minicpm_sparse_attention, model.minicpm_lightning_layers
+    required = "no DP attention" + (
+        "; no hierarchical cache" + ("; no PD disaggregation on the sparse backend" if sparse else "")
+        if sparse or lightning
+        else ""
+    )
+    dp = _dp_attention(cfg, sglang_release(target))
+    if dp:
+        return failed(f"MiniCPM with {dp}", required, _dp_attention_off(cfg))
+    if (sparse or lightning) and cfg.flags.get("enable_hierarchical_cache"):
+        return failed("MiniCPM-SALA with --enable-hierarchical-cache", required)
+    dense = (cfg.env.get(MINICPM_FORCE_DENSE_ENV) or "").lower() in ENV_BOOL_TRUE
+    named = (
+        []
+        if cfg.auto_backend
+        else [b for b in (cfg.attention_backend, cfg.prefill_attention_backend, cfg.decode_attention_backend) if b]
+    )
+    on_sparse = not named or any(b in MINICPM_SPARSE_BACKENDS for b in named)
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    if sparse and not dense and on_sparse and mode != "null":
+        return failed(f"MiniCPM sparse attention with --disaggregation-mode {mode}", required)
+    kind = "MiniCPM-SALA" if sparse or lightning else "MiniCPM"
+    return passed(
+        f"{kind} on TP {cfg.tp_size}" + (f", --disaggregation-mode {mode}" if mode != "null" else ""), required
+    )
+
+
 # --- Cross attention ----------------------------------------------------------------------------------------
 
 
@@ -1322,6 +1620,64 @@ def model_minimax_m3_nvfp4(cfg, target):
             [f"--kv-cache-dtype {kv}"],
         )
     return passed(f"M3.1 NVFP4 with page size {page}, KV {cfg.kv_cache_dtype}", required)
+
+
+MINIMAX_M3_DRAFT_HOST = "MiniMaxM3SparseForConditionalGeneration"  # the wrapper that captures the draft's states
+
+
+@rule(
+    id="model-minimax-m3-nvfp4-speculation",
+    title="MiniMax-M3.1 NVFP4 drafts with DSPARK / DFLASH only on Blackwell, its VL architecture, static ragged "
+    "verify, PP 1; DFLASH colocated",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 NVFP4 "
+        "only supports DSPARK': only 0.5.23, :58; the checks of a DSPARK / DFLASH launch :59-78); "
+        "SGLANG_RAGGED_VERIFY_MODE = EnvStr('static') in environ.py"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="M3.1 NVFP4 {algorithm} requires MiniMaxM3SparseForConditionalGeneration, got {arch}; M3.1 NVFP4 "
+    "{algorithm} requires Blackwell; M3.1 NVFP4 {algorithm} requires SGLANG_RAGGED_VERIFY_MODE=static; M3.1 NVFP4 "
+    "{algorithm} requires PP=1; M3.1 NVFP4 DFLASH currently requires colocated serving",
+    source=backend_kb.MINIMAX_M3_SOURCE,
+    docs="""Checks a MiniMax-M3.1 NVFP4 launch (`--quantization minimax_m3_nvfp4`) that drafts with
+`--speculative-algorithm` DSPARK or DFLASH: the checkpoint's architecture is
+MiniMaxM3SparseForConditionalGeneration, the GPU is a Blackwell one, `SGLANG_RAGGED_VERIFY_MODE` is static (its
+default), `--pp-size` is 1, and DFLASH runs without `--disaggregation-mode`.
+
+Only the vision-language wrapper captures the hidden states the draft reads, and the NVFP4 draft path is built
+for Blackwell, a static verify layout and one pipeline stage: SGLang's M3 override raises each of these at
+start-up (minimax_m3.py:59-78 in sglang 0.5.23). Which algorithms are allowed at all is model-minimax-m3-nvfp4's.""",
+    fix_title="Draft on a Blackwell GPU with the VL checkpoint, SGLANG_RAGGED_VERIFY_MODE=static and --pp-size 1",
+)
+def model_minimax_m3_nvfp4_speculation(cfg, target):
+    if not minimax_m3_nvfp4(cfg, sglang_release(target)):
+        return skipped("applies to MiniMax-M3 with --quantization minimax_m3_nvfp4 (M3.1 NVFP4)")
+    algorithm = cfg.speculative_algorithm
+    if algorithm not in backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE:
+        return skipped(f"applies to {' or '.join(backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE)} speculation")
+    required = f"{MINIMAX_M3_DRAFT_HOST}, a Blackwell GPU, {RAGGED_VERIFY_ENV}=static, PP 1" + (
+        ", colocated serving" if algorithm == "DFLASH" else ""
+    )
+    if _arch(cfg) != MINIMAX_M3_DRAFT_HOST:
+        return failed(f"M3.1 NVFP4 {algorithm} on {_arch(cfg)}", required)
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major not in blackwell_majors(target):
+        return failed(f"M3.1 NVFP4 {algorithm} on {gpu(target)}", required)
+    mode = cfg.env.get(RAGGED_VERIFY_ENV, "static")
+    if mode != "static":
+        return failed(
+            f"M3.1 NVFP4 {algorithm} with {RAGGED_VERIFY_ENV}={mode}", required, [f"{RAGGED_VERIFY_ENV}=static"]
+        )
+    if cfg.pp_size != 1:
+        return failed(f"M3.1 NVFP4 {algorithm} with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    pd_mode = cfg.flags.get("disaggregation_mode") or "null"
+    if algorithm == "DFLASH" and pd_mode != "null":
+        return failed(f"M3.1 NVFP4 DFLASH with --disaggregation-mode {pd_mode}", required)
+    return passed(f"M3.1 NVFP4 {algorithm} on {gpu(target)}", required)
 
 
 # attention_hook.py handle_linear_attn_backend: on SM100 with --mamba-ssm-dtype bfloat16 and no decode backend

@@ -36,6 +36,8 @@ DSV4_EAGLE_TOPK1 = (
     "4",
 )
 DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
+# HYV4: synthetic, DeepSeek-V3.2-Exp's attention fields under the HYV4ForCausalLM architecture (the rule reads that)
+HYV4 = ("--model", _model("hyv4", {**presets()["deepseek-v3.2-exp"]["config"], "architectures": ["HYV4ForCausalLM"]}))
 DSA_KPOOL = ("--model", _model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
 # A PD prefill worker sharding DeepSeek-V3.2's KV over 8 interleaved prefill-CP ranks on Blackwell (trtllm DSA and
 # fp8_e4m3 are SGLang's defaults there)
@@ -279,6 +281,49 @@ FIXTURES = {
             launch("B200", DSA, *SHARDED_PREFILL, "--disaggregation-transfer-backend", "nixl"),
             launch("B200", DSA_KPOOL, *SHARDED_PREFILL),
             launch("B200", DSA, *SHARDED_PREFILL, "--attention-backend", "flashinfer"),
+        ],
+    },
+    "model-hyv4-context-parallel": {
+        "pass": [launch("H200", HYV4, "--tp-size", "8"), launch("H200", HYV4, "--tp-size", "8", "--dcp-size", "1")],
+        "fail": [
+            launch("H200", HYV4, "--tp-size", "8", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+            launch("H200", HYV4, "--tp-size", "8", "--dcp-size", "2"),
+        ],
+    },
+    "dsa-dcp": {
+        "pass": [
+            launch("H200", DSA, "--tp-size", "8", "--dcp-size", "8"),
+            launch("B200", DSA, "--tp-size", "8", "--dcp-size", "2", "--speculative-eagle-topk", "1"),
+        ],
+        "fail": [
+            launch("H200", DSA, "--tp-size", "8", "--dcp-size", "8", "--enable-hierarchical-cache"),
+            launch("H200", DSA, "--tp-size", "8", "--dcp-size", "8", "--disaggregation-mode", "decode"),
+            launch(
+                "H200",
+                DSA,
+                "--tp-size",
+                "8",
+                "--dcp-size",
+                "8",
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-eagle-topk",
+                "4",
+            ),
+            launch("H200", DSA_KPOOL, "--tp-size", "8", "--dcp-size", "8"),
+        ],
+    },
+    "dsa-prefill-cp-single-node": {
+        "pass": [
+            launch("H200", DSA, "--tp-size", "8", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+            launch("H200", DSA, "--tp-size", "4", "--enable-prefill-cp", "--cp-strategy", "zigzag"),
+        ],
+        "fail": [
+            launch("H200", DSA, "--tp-size", "16", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+            {  # 0.5.13: --enable-dsa-prefill-context-parallel (server_args.py:1901-1903)
+                **launch("H200", DSA, "--tp-size", "16", "--enable-dsa-prefill-context-parallel"),
+                "engine_version": ["sglang==0.5.13"],
+            },
         ],
     },
 }

@@ -105,6 +105,101 @@ MODEL_CONFIGS = {
         "num_key_value_heads": 8,
         "num_hidden_layers": 4,
     },
+    # baidu/ERNIE-4.5-VL-28B-A3B-PT (text fields; vision and MoE fields dropped)
+    "ernie-4.5-vl": {
+        **_COMMON,
+        "architectures": ["Ernie4_5_VLMoeForConditionalGeneration"],
+        "model_type": "ernie4_5_moe_vl",
+        "hidden_size": 2560,
+        "intermediate_size": 12288,
+        "num_attention_heads": 20,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 4,
+    },
+    # openbmb/MiniCPM-2B-sft-bf16 (layers trimmed)
+    "minicpm-2b": {
+        **_COMMON,
+        "architectures": ["MiniCPMForCausalLM"],
+        "model_type": "minicpm",
+        "hidden_size": 2304,
+        "intermediate_size": 5760,
+        "num_attention_heads": 36,
+        "num_key_value_heads": 36,
+        "num_hidden_layers": 4,
+    },
+    # MiniCPM-SALA: synthetic, the fields sglang configs/minicpm.py MiniCPMHybridConfig reads (one sparse minicpm4
+    # layer in four, the rest lightning attention)
+    "minicpm-sala": {
+        **_COMMON,
+        "architectures": ["MiniCPMSALAForCausalLM"],
+        "model_type": "minicpm_sala",
+        "hidden_size": 4096,
+        "intermediate_size": 16384,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+        "mixer_types": ["minicpm4", "lightning", "lightning", "lightning"],
+        "lightning_nh": 32,
+        "lightning_nkv": 32,
+        "sparse_config": {"kernel_size": 32, "kernel_stride": 16, "topk": 64, "block_size": 64},
+    },
+    # tests/fixtures/models/synthetic-minimax-m3 as its vision-language wrapper (what M3.1 NVFP4 drafting needs)
+    "minimax-m3-vl": {
+        "architectures": ["MiniMaxM3SparseForConditionalGeneration"],
+        "model_type": "minimax_m3",
+        "hidden_size": 6144,
+        "num_attention_heads": 48,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+        "vocab_size": 200064,
+        "torch_dtype": "bfloat16",
+    },
+    # MiMoV2ForCausalLM with fused qkv_proj weights: synthetic (heads as XiaomiMiMo/MiMo-V2-Flash's full attention),
+    # the layout key as sglang configs/model_config.py get_mimo_v2_fused_qkv_expected_tp_size reads it
+    "mimo-v2-fused-qkv": {
+        **_COMMON,
+        "architectures": ["MiMoV2ForCausalLM"],
+        "model_type": "mimo_v2",
+        "attention_projection_layout": "fused_qkv",
+        "hidden_size": 4096,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "num_hidden_layers": 4,
+    },
+    # Qwen4-Exp with Qwen's compressed QSA indexer: synthetic, the text_config key sglang layers/attention/qsa/
+    # config.py parse_qsa_profile tests (indexer_n_heads); "qwen4-exp-dense" lacks it
+    "qwen4-exp": {
+        "architectures": ["Qwen4ExpForConditionalGeneration"],
+        "model_type": "qwen4_exp",
+        "torch_dtype": "bfloat16",
+        "text_config": {
+            **_COMMON,
+            "model_type": "qwen4_exp_text",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 4,
+            "head_dim": 128,
+            "num_hidden_layers": 4,
+            "indexer_n_heads": 16,
+        },
+    },
+    "qwen4-exp-dense": {
+        "architectures": ["Qwen4ExpForConditionalGeneration"],
+        "model_type": "qwen4_exp",
+        "torch_dtype": "bfloat16",
+        "text_config": {
+            **_COMMON,
+            "model_type": "qwen4_exp_text",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 4,
+            "head_dim": 128,
+            "num_hidden_layers": 4,
+        },
+    },
     "inkling": {
         "architectures": ["InklingForConditionalGeneration"],
         "model_type": "inkling_model",
@@ -264,6 +359,11 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
     return {"gpu": gpu, "argv": args, **extra}
 
 
+def serve_dir(model: str, *flags: str) -> list[str]:
+    """A pasted `sglang serve` launch of the MODEL_CONFIGS entry `model` with `flags`."""
+    return ["sglang", "serve", "--model-path", model_dir(model), *flags]
+
+
 QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
 _NEMOTRON_H = ["sglang", "serve", "--model-path", model_dir("nemotron-h")]
 _LLAMA = ["sglang", "serve", "--model-path", "tests/fixtures/models/Llama-3.1-8B-Instruct"]
@@ -277,6 +377,8 @@ M3_NVFP4 = [
     "--quantization",
     "minimax_m3_nvfp4",
 ]
+
+M3_VL_NVFP4 = ["sglang", "serve", "--model-path", model_dir("minimax-m3-vl"), "--quantization", "minimax_m3_nvfp4"]
 
 FIXTURES = {
     "model-gpt-oss-backends": {
@@ -512,6 +614,128 @@ FIXTURES = {
             case(
                 "H100", "--prefill-attention-backend", "fa3", "--decode-attention-backend", "triton", model="iquest-q1"
             ),
+        ],
+    },
+    "model-iquest-q1-parallel": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--tp-size", "2", "--speculative-algorithm", "EAGLE")},
+            # 0.5.22+: --enable-dp-attention with --dp-size 1 is attention DP 1 (parallel_hook.py:39-61)
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--enable-dp-attention", "--dp-size", "1")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--speculative-algorithm", "NGRAM")},
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--tp-size", "4", "--attn-cp-size", "2")},
+            {
+                "gpu": "H100",
+                "command": serve_dir("iquest-q1", "--speculative-algorithm", "EAGLE", "--enable-multi-layer-eagle"),
+            },
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--tp-size", "4", "--attn-dp-size", "2")},
+            {"gpu": "H100", "command": serve_dir("iquest-q1", "--tp-size", "2", "--pp-size", "2")},
+            {  # 0.5.21 reads enable_dp_attention itself (iquest_q1.py:36)
+                "gpu": "H100",
+                "command": serve_dir("iquest-q1", "--enable-dp-attention"),
+                "engine_version": ["sglang==0.5.21"],
+            },
+        ],
+    },
+    "model-ernie45-vl-dp-attention": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("ernie-4.5-vl", "--tp-size", "4")},
+            {"gpu": "H100", "command": serve_dir("ernie-4.5-vl", "--tp-size", "4", "--dp-size", "2")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve_dir("ernie-4.5-vl", "--tp-size", "4", "--attn-dp-size", "2")},
+            {
+                "gpu": "H100",
+                "command": serve_dir("ernie-4.5-vl", "--tp-size", "4", "--dp-size", "2", "--enable-dp-attention"),
+            },
+        ],
+    },
+    "model-mimo-v2-fused-qkv-tp": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "4")},
+            # 0.5.17+: an attention TP dividing the interleaved TP (model_hook.py:584 in 0.5.23)
+            {"gpu": "H100", "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "2")},
+            {"gpu": "H100", "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "8", "--attn-dp-size", "2")},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "8")},
+            {  # 0.5.11-0.5.16: equal (server_args.py:4641 in 0.5.16)
+                "gpu": "H100",
+                "command": serve_dir("mimo-v2-fused-qkv", "--tp-size", "2"),
+                "engine_version": ["sglang==0.5.16"],
+            },
+        ],
+    },
+    "model-qwen4-exp-serving": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("qwen4-exp", "--qsa-indexer-dtype", "fp8_e4m3")},
+            {"gpu": "B200", "command": serve_dir("qwen4-exp", "--qsa-indexer-dtype", "fp8_e4m3", "--tp-size", "2")},
+            {
+                "gpu": "H100",
+                "command": serve_dir(
+                    "qwen4-exp",
+                    "--disaggregation-mode",
+                    "prefill",
+                    "--disaggregation-transfer-backend",
+                    "mooncake",
+                    "--pp-size",
+                    "2",
+                ),
+            },
+            {"gpu": "A100", "command": serve_dir("qwen4-exp-dense", "--qsa-indexer-dtype", "bfloat16")},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve_dir(
+                    "qwen4-exp",
+                    "--disaggregation-mode",
+                    "decode",
+                    "--disaggregation-transfer-backend",
+                    "mori",
+                    "--pp-size",
+                    "2",
+                ),
+            },
+            {"gpu": "H100", "command": serve_dir("qwen4-exp", "--enable-unified-memory")},
+            {"gpu": "A100", "command": serve_dir("qwen4-exp", "--qsa-indexer-dtype", "fp8_e4m3")},
+            {"gpu": "RTX 5090", "command": serve_dir("qwen4-exp", "--qsa-indexer-dtype", "fp8_e4m3")},
+            {"gpu": "H100", "command": serve_dir("qwen4-exp-dense", "--qsa-indexer-dtype", "fp8_e4m3")},
+        ],
+    },
+    "model-minicpm-serving": {
+        "pass": [
+            {"gpu": "H100", "command": serve_dir("minicpm-2b", "--tp-size", "2", "--enable-hierarchical-cache")},
+            {"gpu": "H100", "command": serve_dir("minicpm-sala", "--tp-size", "2")},
+            # dense attention on a named dense backend, or forced dense, may be disaggregated (minicpm.py:28-56)
+            {
+                "gpu": "H100",
+                "command": serve_dir("minicpm-sala", "--attention-backend", "fa3", "--disaggregation-mode", "prefill"),
+            },
+            {
+                "gpu": "H100",
+                "command": [
+                    "SGLANG_MINICPM_FORCE_DENSE=1",
+                    *serve_dir("minicpm-sala", "--disaggregation-mode", "decode"),
+                ],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve_dir("minicpm-2b", "--tp-size", "4", "--attn-dp-size", "2")},
+            {"gpu": "H100", "command": serve_dir("minicpm-sala", "--enable-hierarchical-cache")},
+            {"gpu": "H100", "command": serve_dir("minicpm-sala", "--disaggregation-mode", "prefill")},
+            {
+                "gpu": "B200",
+                "command": serve_dir(
+                    "minicpm-sala", "--attention-backend", "minicpm_flashinfer", "--disaggregation-mode", "decode"
+                ),
+            },
+            {  # 0.5.19-0.5.21 read enable_dp_attention itself (minicpm.py:20 in 0.5.19)
+                "gpu": "H100",
+                "command": serve_dir("minicpm-2b", "--enable-dp-attention"),
+                "engine_version": ["sglang==0.5.20"],
+            },
         ],
     },
     "model-hrm-text-triton": {
@@ -813,12 +1037,35 @@ FIXTURES = {
         "pass": [
             {"gpu": "B200", "command": M3_NVFP4},
             {"gpu": "H100", "command": [*M3_NVFP4, "--page-size", "128"]},
-            {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "DFLASH"]},
+            {"gpu": "B200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DFLASH"]},
         ],
         "fail": [
             {"gpu": "B200", "command": [*M3_NVFP4, "--kv-cache-dtype", "bf16"]},
             {"gpu": "H100", "command": [*M3_NVFP4, "--page-size", "64"]},
             {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "EAGLE"]},
+        ],
+    },
+    "model-minimax-m3-nvfp4-speculation": {
+        "pass": [
+            {"gpu": "B200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DSPARK"]},
+            {"gpu": "B200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DFLASH", "--tp-size", "4"]},
+            {
+                "gpu": "B200",
+                "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DSPARK", "--disaggregation-mode", "decode"],
+            },
+        ],
+        "fail": [
+            {"gpu": "B200", "command": [*M3_NVFP4, "--speculative-algorithm", "DSPARK"]},
+            {"gpu": "H200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DSPARK"]},
+            {
+                "gpu": "B200",
+                "command": ["SGLANG_RAGGED_VERIFY_MODE=compact", *M3_VL_NVFP4, "--speculative-algorithm", "DFLASH"],
+            },
+            {"gpu": "B200", "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DSPARK", "--pp-size", "2"]},
+            {
+                "gpu": "B200",
+                "command": [*M3_VL_NVFP4, "--speculative-algorithm", "DFLASH", "--disaggregation-mode", "prefill"],
+            },
         ],
     },
     "model-linear-replayssm": {
