@@ -320,6 +320,35 @@ def kv_prefill_only_preconditions(cfg, target):
 
 
 @rule(
+    id="kv-prefill-only-embedding",
+    title="--prefill-only-disable-kv-cache serves an embedding model only (--is-embedding)",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'currently requires --is-embedding'): the "
+        "ValueError is the first check of validate_prefill_only_disable_kv_cache_args, server_args.py 0.5.12 :3368, "
+        "0.5.13 :3679, 0.5.14 :5441, 0.5.15 :5260, 0.5.16 :6143, 0.5.17 :7052, 0.5.18 :7280, then "
+        "arg_groups/kv_cache_hook.py 0.5.19 :411, 0.5.20 :468, 0.5.21 :786, 0.5.22 :893, 0.5.23 :881"
+    ),
+    stage="startup",
+    prevents="--prefill-only-disable-kv-cache currently requires --is-embedding. Other prefill-only workloads may "
+    "be supported in a future change once their attention paths stop reading or writing the paged KV cache.",
+    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks that `--prefill-only-disable-kv-cache` comes with `--is-embedding`.
+
+The KV-free prefill path is scoped to embedding serving: other prefill-only paths (scoring, MIS) still stage
+K/V through the paged cache, so SGLang refuses the flag at start-up without `--is-embedding`.""",
+    fix_title="Add --is-embedding (the no-KV path serves embedding models only)",
+)
+def kv_prefill_only_embedding(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    if cfg.flags.get("is_embedding"):
+        return passed("--prefill-only-disable-kv-cache with --is-embedding", "--is-embedding")
+    return failed("--prefill-only-disable-kv-cache without --is-embedding", "--is-embedding", ["--is-embedding"])
+
+
+@rule(
     id="kv-prefill-only-pool-writers",
     title="--prefill-only-disable-kv-cache refuses context parallelism and HiSparse, which write the KV pool",
     engine="sglang",

@@ -162,6 +162,20 @@ FIXTURES = {
             {"gpu": "H100", "argv": [*PREFILL_ONLY[:-3], "--attention-backend", "fa3"]},
         ],
     },
+    "kv-prefill-only-embedding": {
+        "pass": [
+            {"gpu": "H100", "argv": PREFILL_ONLY},
+            {"gpu": "H100", "argv": PREFILL_ONLY, "engine_version": ["sglang==0.5.12"]},
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": [token for token in PREFILL_ONLY if token != "--is-embedding"]},
+            {
+                "gpu": "H100",
+                "argv": [token for token in PREFILL_ONLY if token != "--is-embedding"],
+                "engine_version": ["sglang==0.5.12"],
+            },
+        ],
+    },
     "kv-prefill-only-backend": {
         "pass": [
             {"gpu": "H100", "argv": PREFILL_ONLY},
