@@ -333,6 +333,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "dsa_decode_backend": "str",
                 "enable_hisparse": "bool",
                 "dsv4_attn_backend": "str",
+                "enable_deepseek_v4_fp4_indexer": "bool",
+                "enable_encoder_swa_bounded_replay": "bool",
                 "speculative_num_steps": "int",
                 "speculative_num_draft_tokens": "int",
                 "speculative_draft_model_path": "str",
@@ -435,7 +437,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "attention kernels and their options": (
             "dsa_paged_mqa_logits_backend dsa_topk_backend dsa_triton_union "
-            "dsv4_prefill_backend enable_amd_monokernel enable_deepseek_v4_fp4_indexer "
+            "dsv4_prefill_backend enable_amd_monokernel "
             "enable_dsa_fused_indexer enable_fused_qk_norm_rope enable_lean_attention enable_nvidia_megakernel "
             "enable_pdmux enable_return_indexer_topk enable_single_batch_overlap "
             "flashinfer_mla_disable_ragged nsa_decode nsa_decode_backend nsa_prefill nsa_prefill_backend "
@@ -453,7 +455,6 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "multimodal features: serving_hook.py 'reduces KV cache headroom')"
         ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
-            "enable_encoder_swa_bounded_replay "
             "enable_linker_mla_dedup enable_memory_saver encoder_only "
             "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
             "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
