@@ -334,6 +334,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_hisparse": "bool",
                 "dsv4_attn_backend": "str",
                 "enable_deepseek_v4_fp4_indexer": "bool",
+                "rl_on_policy_target": "str",  # turns deterministic inference on (rules/resolve.py)
                 "enable_encoder_swa_bounded_replay": "bool",
                 "speculative_num_steps": "int",
                 "speculative_num_draft_tokens": "int",
@@ -484,7 +485,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "chunked prefill: mixed prefill-decode batches": "enable_mixed_chunk",
         "quantization (weights loaded as another format: --load-format gguf sets quantization)": (
-            "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve rl_on_policy_target "
+            "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve "
             "rl_quant_profile speculative_draft_model_quantization torchao_config"
         ),
         "LoRA adapters": (

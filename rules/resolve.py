@@ -312,6 +312,9 @@ def resolve(config: Config, target: Target) -> Config:
     config = _apply_model_overrides(config, target)
     release = _release(target)
     config = _dllm_backend(config, release)
+    if config.flags.get("rl_on_policy_target") is not None and not config.deterministic:
+        # handle_deterministic_inference: "Enable deterministic inference because of rl_on_policy_target."
+        config = replace(config, deterministic=True, rewrites={**config.rewrites, "deterministic": False})
     if config.deterministic and config.attention_backend is None and kb.deterministic_fallback_runs(release):
         # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
         config = replace(
