@@ -334,6 +334,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_hisparse": "bool",
                 "dsv4_attn_backend": "str",
                 "enable_deepseek_v4_fp4_indexer": "bool",
+                "enable_int8_mamba_checkpoint": "bool",
                 "rl_on_policy_target": "str",  # turns deterministic inference on (rules/resolve.py)
                 "enable_encoder_swa_bounded_replay": "bool",
                 "speculative_num_steps": "int",
@@ -462,7 +463,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
         ),
         "linear attention and Mamba state (backends, state memory)": (
-            "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint "
+            "enable_gdn_replayssm_spec "
             "enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
             "mamba_backend mamba_cache_philox_rounds "
             "mamba_full_memory_ratio mamba_max_states_per_path "

@@ -31,6 +31,7 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
 POOL = "sglang: python/sglang/srt/mem_cache/memory_pool.py, MXFP8 KV pool"
 KV4 = ("nvfp4", "fp4_mx_block16")
+INT8_MAMBA_LMCACHE_FROM = Version("0.5.21")  # handle_int8_mamba_checkpoint refuses LMCache (mamba_hook.py:96-99)
 
 
 def _mxfp8(cfg):
@@ -1918,3 +1919,49 @@ def kv_sharding_model_attention(cfg, target):
             f"KV sharding of {cfg.model.name} (attention_chunk_size {cfg.model.attention_chunk_size})", required
         )
     return passed(f"KV sharding of {cfg.model.name}", required)
+
+
+@rule(
+    id="kv-int8-mamba-checkpoint-cache",
+    title="--enable-int8-mamba-checkpoint needs the built-in mamba radix cache: no HiCache, radix backend or LMCache",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'only supports the built-in mamba', 'LMCache is not "
+        "int8-aware'): the flag is new in 0.5.14 and _handle_int8_mamba_checkpoint refuses --enable-hierarchical-"
+        "cache and a --radix-cache-backend for any model (server_args.py:4870-4882 in 0.5.14, :6237 in 0.5.18; "
+        "arg_groups/mamba_hook.py:85-95 in 0.5.19-0.5.20); --enable-lmcache too from 0.5.21 (mamba_hook.py:96-99 "
+        "in 0.5.21, :97-100 in 0.5.22-0.5.23)"
+    ),
+    stage="startup",
+    prevents="--enable-int8-mamba-checkpoint is not supported together with --enable-hierarchical-cache: the "
+    "host-offload path is not int8-aware. Disable one of them.; --enable-int8-mamba-checkpoint only supports the "
+    "built-in mamba radix cache; --radix-cache-backend={backend!r} is not int8-aware. Omit --radix-cache-backend.; "
+    "--enable-int8-mamba-checkpoint is not supported together with --enable-lmcache: LMCache is not int8-aware. "
+    "Disable one of them.",
+    source="sglang: python/sglang/srt/arg_groups/mamba_hook.py, handle_int8_mamba_checkpoint (server_args.py "
+    "_handle_int8_mamba_checkpoint before 0.5.19)",
+    docs="""Checks the prefix caches beside `--enable-int8-mamba-checkpoint`: no `--enable-hierarchical-cache`, no
+`--radix-cache-backend`, and (from SGLang 0.5.21) no `--enable-lmcache`.
+
+The int8 Mamba checkpoint pool is wired into the built-in MambaRadixCache only; the host-offload path, registered
+radix-cache backends and LMCache would read int8 checkpoint slots as bf16 active state, so SGLang refuses each
+at start-up.""",
+    fix_title="Drop the other cache (or --enable-int8-mamba-checkpoint): the int8 checkpoint runs on the built-in "
+    "mamba radix cache only",
+)
+def kv_int8_mamba_checkpoint_cache(cfg, target):
+    if not cfg.flags.get("enable_int8_mamba_checkpoint"):
+        return skipped("applies to --enable-int8-mamba-checkpoint")
+    refused = []
+    if cfg.flags.get("enable_hierarchical_cache"):
+        refused.append("--enable-hierarchical-cache")
+    backend = cfg.flags.get("radix_cache_backend")
+    if backend is not None:
+        refused.append(f"--radix-cache-backend {backend}")
+    if cfg.flags.get("enable_lmcache") and sglang_release(target) >= INT8_MAMBA_LMCACHE_FROM:
+        refused.append("--enable-lmcache")
+    required = "the built-in mamba radix cache (no HiCache, --radix-cache-backend or LMCache)"
+    if not refused:
+        return passed("--enable-int8-mamba-checkpoint on the built-in mamba radix cache", required)
+    return failed(f"--enable-int8-mamba-checkpoint with {', '.join(refused)}", required)

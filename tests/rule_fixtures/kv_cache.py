@@ -44,6 +44,7 @@ def serve(model: str, *flags: str) -> list[str]:
 
 
 UNIFIED = "--enable-unified-memory"
+INT8_MAMBA = "--enable-int8-mamba-checkpoint"
 SHARDED = ("--enable-kv-cache-sharding", "--attention-backend", "fa3")
 SHARDED_PD = ("--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--tp-size", "8")
 GLM5_NEXTN = "tests/fixtures/models/synthetic-glm-5-nextn"
@@ -937,6 +938,26 @@ FIXTURES = {
                 ),
                 "expect": "warn",
             },
+        ],
+    },
+    "kv-int8-mamba-checkpoint-cache": {
+        "pass": [
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", INT8_MAMBA)},
+            # 0.5.14-0.5.20 do not check LMCache
+            {
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", INT8_MAMBA, "--enable-lmcache"),
+                "engine_version": ["sglang==0.5.20"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", INT8_MAMBA, "--enable-hierarchical-cache")},
+            {
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", INT8_MAMBA, "--radix-cache-backend", "lmcache"),
+                "engine_version": ["sglang==0.5.14"],
+            },
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", INT8_MAMBA, "--enable-lmcache")},
         ],
     },
 }
