@@ -335,6 +335,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "dsv4_attn_backend": "str",
                 "enable_deepseek_v4_fp4_indexer": "bool",
                 "enable_int8_mamba_checkpoint": "bool",
+                "enable_cp_decode_attn_tp": "bool",
                 "rl_on_policy_target": "str",  # turns deterministic inference on (rules/resolve.py)
                 "enable_encoder_swa_bounded_replay": "bool",
                 "speculative_num_steps": "int",
@@ -530,7 +531,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (
             "attention_context_parallel_size boundary_reduction dcp_comm_backend dcp_replicate_q_proj "
             "deepep_mode disable_attn_tp_gather dwdp_size elastic_ep_initial_size "
-            "enable_attn_tp_input_scattered enable_cp_decode_attn_tp enable_deepep_moe enable_deepep_waterfill "
+            "enable_attn_tp_input_scattered enable_deepep_moe enable_deepep_waterfill "
             "enable_dense_mlp_attn_tp enable_ep_moe enable_eplb "
             "enable_expert_distribution_metrics enable_layernorm_sp enable_nsa_prefill_context_parallel "
             "enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "

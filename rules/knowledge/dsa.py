@@ -104,6 +104,17 @@ DSV4_EAGLE_TOPK = 1
 DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
 DSV4_SM100_MAJOR = 10
 DSV41_MODEL_TYPE = "deepseek_v41"
+# --enable-cp-decode-attn-tp (0.5.17+): the architectures whose attention linears are replicated across CP ranks,
+# CP_DECODE_ATTN_TP_SUPPORTED_ARCHS (layers/cp/cp_decode_attn_tp.py:29-37, the same tuple in every release
+# 0.5.17-0.5.23), checked against config.json's architectures[0] (server_args.py:5062-5072 in 0.5.17,
+# arg_groups/model_hook.py:193-205 in 0.5.23).
+CP_DECODE_ATTN_TP_ARCHITECTURES = (
+    "DeepseekV4ForCausalLM",
+    "DeepseekV4ForCausalLMNextN",
+    "DeepseekV4ForCausalLMDSpark",
+    "GlmMoeDsaForCausalLM",
+    "GlmMoeDsaForCausalLMNextN",
+)
 # --enable-encoder-swa-bounded-replay (0.5.21+) requires DeepSeek-V4.1: refused for a DeepseekV4ForCausalLM of
 # another model_type in validate_deepseek_v41_features (deepseek_v4_hook.py:176-179 in 0.5.21, :211-214 in 0.5.22,
 # run for that architecture only: model_hook.py:432-441 in 0.5.21), and for any other model from 0.5.23
