@@ -200,6 +200,16 @@ CATALOGUE: tuple[LibrarySpec, ...] = (
         source="PyPI quack-kernels 0.6.5 wheel (package quack); flash-attn-4 METADATA Requires-Dist quack-kernels",
     ),
     LibrarySpec(
+        key="hpc_ops",
+        title="HPC-Ops (Tencent)",
+        distributions=("hpc-ops",),
+        imports=("hpc",),
+        healthy="hpc imports (loads its hpc._C extension); SGLang's hpc_ops backend needs only that the module "
+        "is found (importlib.util.find_spec('hpc'))",
+        source="Tencent/hpc-ops: setup.py (name hpc-ops, packages ['hpc'], extension hpc/_C.abi3.so); sglang "
+        "layers/attention/hpc_ops_backend.py has_hpc_ops",
+    ),
+    LibrarySpec(
         key="sglang",
         title="SGLang",
         distributions=("sglang",),

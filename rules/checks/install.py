@@ -144,6 +144,39 @@ def install_fa3_library(cfg, target):
     return failed(found, required, ["pip install sglang-kernel"])
 
 
+@rule(
+    id="install-hpc-ops-library",
+    title="The hpc_ops backend needs Tencent's HPC-Ops (the hpc package)",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'requires the `hpc` package'): HPCOpsAttnBackend.__init__ "
+        "raises ImportError unless has_hpc_ops(), importlib.util.find_spec('hpc') (hpc_ops_backend.py:74-76 and "
+        ":130-134 in 0.5.17, :77-79 and :132-136 in 0.5.23); the package is Tencent/hpc-ops (setup.py: "
+        "distribution hpc-ops, package hpc), not on PyPI"
+    ),
+    backends=("hpc_ops",),
+    stage="init",
+    needs_software=True,
+    prevents="The hpc_ops attention backend requires the `hpc` package. Install it from "
+    "https://github.com/Tencent/hpc-ops",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, has_hpc_ops, HPCOpsAttnBackend.__init__",
+    docs="""Checks, when hpc_ops serves any phase, that the `hpc` module of Tencent's HPC-Ops is on the path.
+
+SGLang looks only for the module (find_spec), when the model runner builds the attention backend after the
+weights load; the probe finds it without importing it, by its distribution hpc-ops or a source checkout.""",
+    fix_title="Build and install HPC-Ops from https://github.com/Tencent/hpc-ops (pip install . in its checkout)",
+)
+def install_hpc_ops_library(cfg, target):
+    probed = library(target, "hpc_ops")
+    if probed is None:
+        return unknown("the probe report does not list the hpc package (recorded before it was probed)")
+    required = "the hpc package (HPC-Ops) on the path"
+    if probed.installed or probed.module_path:
+        return passed(f"hpc {probed.label if probed.installed else 'found at ' + probed.module_path}", required)
+    return failed("no hpc module (hpc-ops not installed)", required)
+
+
 # The backends whose declaration names flashinfer as their kernel library (see the rule's source).
 FLASHINFER_BACKENDS = tuple(n for n, b in backend_kb.SGLANG_BACKENDS.items() if "flashinfer" in b.libraries)
 

@@ -35,6 +35,7 @@ HEALTHY = {  # key -> (distributions, health details)
     "cutlass_dsl": ({"nvidia-cutlass-dsl": "4.8.0", "nvidia-cutlass-dsl-libs-base": "4.8.0"}, {}),
     "quack": ({"quack-kernels": "0.6.5"}, {}),
     "fa4": ({"flash-attn-4": "4.0.0b36"}, {}),
+    "hpc_ops": ({"hpc-ops": "0.1.0.torch291"}, {}),
 }
 
 
@@ -60,6 +61,9 @@ def _machine(
     torch_version = "2.9.1" + (f"+cu{torch_cuda.replace('.', '')}" if torch_cuda else "+cpu")
     report["torch"].update(version=torch_version, cuda=torch_cuda, arch_list=list(arch_list) if torch_cuda else [])
     report["imports_checked"] = True
+    if not any(library["key"] == "hpc_ops" for library in report["libraries"]):  # a report from before it was probed
+        absent = copy.deepcopy(next(lib for lib in report["libraries"] if lib["key"] == "quack"))
+        report["libraries"].append({**absent, "key": "hpc_ops", "title": "HPC-Ops (Tencent)", "import_name": "hpc"})
     for library in report["libraries"]:
         key = library["key"]
         if key == "torch":
@@ -97,6 +101,7 @@ FACTS_VARIANTS = {
     "b200-no-flash-attn-4": _machine("B200", missing=("fa4",)),
     "b200-no-import-check": _machine("B200", unchecked=True),
     "h100-no-sgl-kernel": _machine("H100", missing=("sgl_kernel",)),
+    "h100-no-hpc-ops": _machine("H100", missing=("hpc_ops",)),
     "h100-fa3-ops-broken": _machine("H100", fa3_ops_error="ImportError: undefined symbol: _ZN3c104cuda9SetDeviceEi"),
     "b200-no-flashinfer": _machine("B200", missing=("flashinfer",)),
     "rtx5090-flashinfer-broken": _machine("RTX 5090", broken=("flashinfer",)),
@@ -180,6 +185,16 @@ FIXTURES = {
             on("h100-fa3-ops-broken", *LLAMA),
             # the oldest release read imports sgl_kernel.flash_attn the same way
             on("h100-no-sgl-kernel", *LLAMA, "--attention-backend", "fa3", engine_version=["sglang==0.5.0rc2"]),
+        ],
+    },
+    "install-hpc-ops-library": {
+        "pass": [
+            on("h100-ok", *LLAMA, "--attention-backend", "hpc_ops"),
+            on("h100-ok", *LLAMA, "--attention-backend", "hpc_ops", engine_version=["sglang==0.5.17"]),
+        ],
+        "fail": [
+            on("h100-no-hpc-ops", *LLAMA, "--attention-backend", "hpc_ops"),
+            on("h100-no-hpc-ops", *LLAMA, "--attention-backend", "hpc_ops", engine_version=["sglang==0.5.17"]),
         ],
     },
     "install-flashinfer-library": {
