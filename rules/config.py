@@ -336,6 +336,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_deepseek_v4_fp4_indexer": "bool",
                 "enable_int8_mamba_checkpoint": "bool",
                 "enable_cp_decode_attn_tp": "bool",
+                "speculative_draft_window_size": "int",
+                "speculative_draft_sink_size": "int",
                 "rl_on_policy_target": "str",  # turns deterministic inference on (rules/resolve.py)
                 "enable_encoder_swa_bounded_replay": "bool",
                 "speculative_num_steps": "int",
@@ -499,8 +501,8 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enable_return_hidden_states return_aux_hidden_state_layer_ids return_hidden_states_mode "
             "speculative_accept_threshold_acc speculative_accept_threshold_single speculative_adaptive "
             "speculative_adaptive_config speculative_dflash_block_size "
-            "speculative_dflash_draft_window_size speculative_draft_model_revision speculative_draft_sink_size "
-            "speculative_draft_window_size speculative_dspark_align_verify_tokens_to_graph_tier "
+            "speculative_dflash_draft_window_size speculative_draft_model_revision "
+            "speculative_dspark_align_verify_tokens_to_graph_tier "
             "speculative_dspark_block_size speculative_dspark_confidence_sts_path "
             "speculative_dspark_sps_table_path speculative_moe_a2a_backend speculative_ngram_branch_length "
             "speculative_ngram_external_sam_budget speculative_ngram_match_type "
