@@ -338,6 +338,13 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_cp_decode_attn_tp": "bool",
                 "speculative_draft_window_size": "int",
                 "speculative_draft_sink_size": "int",
+                # what --language-model-only refuses beside it (model-language-model-only)
+                "language_model_only": "bool",
+                "encoder_only": "bool",
+                "language_only": "bool",
+                "enable_prefix_mm_cache": "bool",
+                "enable_broadcast_mm_inputs_process": "bool",
+                "mm_enable_dp_encoder": "bool",
                 "rl_on_policy_target": "str",  # turns deterministic inference on (rules/resolve.py)
                 "enable_encoder_swa_bounded_replay": "bool",
                 "speculative_num_steps": "int",
@@ -460,9 +467,9 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "multimodal features: serving_hook.py 'reduces KV cache headroom')"
         ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
-            "enable_linker_mla_dedup enable_memory_saver encoder_only "
+            "enable_linker_mla_dedup enable_memory_saver "
             "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
-            "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
+            "kv_canary_sweep_interval max_total_tokens mm_feature_transport "
             "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
         ),
         "linear attention and Mamba state (backends, state memory)": (
@@ -538,7 +545,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enable_expert_distribution_metrics enable_layernorm_sp enable_nsa_prefill_context_parallel "
             "enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "
             "ep_num_redundant_experts ep_size expert_distribution_recorder_mode expert_parallel_size max_ep_size "
-            "max_micro_batch_size mm_enable_dp_encoder moe_a2a_backend moe_data_parallel_size moe_dense_tp_size "
+            "max_micro_batch_size moe_a2a_backend moe_data_parallel_size moe_dense_tp_size "
             "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size "
             "shared_experts_tp_size"
         ),
@@ -646,8 +653,8 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "trust_remote_code trust_request_chat_template"
         ),
         "multimodal input preprocessing and transport (the encoder's attention is --mm-attention-backend)": (
-            "disable_fast_image_processor enable_adaptive_dispatch_to_encoder enable_broadcast_mm_inputs_process "
-            "enable_mm_global_cache enable_precise_embedding_interpolation enable_prefix_mm_cache "
+            "disable_fast_image_processor enable_adaptive_dispatch_to_encoder "
+            "enable_mm_global_cache enable_precise_embedding_interpolation "
             "encoder_bootstrap_port encoder_register_urls encoder_transfer_backend encoder_urls "
             "image_processor_backend limit_mm_data_per_request mm_global_cache_backend mm_io_worker_num "
             "mm_max_concurrent_calls mm_per_request_timeout mm_preprocess_cache_size_mb mm_process_config "
