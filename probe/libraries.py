@@ -119,6 +119,8 @@ CATALOGUE: tuple[LibrarySpec, ...] = (
         companion_source="flashinfer-ai/flashinfer: flashinfer/jit/env.py raises RuntimeError when "
         "flashinfer-cubin differs from flashinfer (exact) or flashinfer-jit-cache does (ignoring +cuXYZ); "
         "FLASHINFER_DISABLE_VERSION_CHECK=1 bypasses it",
+        # SGLang's --mamba-backend flashinfer imports it at start-up (arg_groups/mamba_hook.py handle_mamba_backend)
+        components={"mamba": "flashinfer.mamba"},
     ),
     LibrarySpec(
         key="cutlass_dsl",

@@ -335,6 +335,10 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "dsv4_attn_backend": "str",
                 "enable_deepseek_v4_fp4_indexer": "bool",
                 "enable_int8_mamba_checkpoint": "bool",
+                "enable_mamba_cache_stochastic_rounding": "bool",
+                "mamba_backend": "str",
+                "mamba_cache_philox_rounds": "int",
+                "mamba_max_states_per_path": "int",
                 "enable_cp_decode_attn_tp": "bool",
                 "speculative_draft_window_size": "int",
                 "speculative_draft_sink_size": "int",
@@ -473,10 +477,8 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
         ),
         "linear attention and Mamba state (backends, state memory)": (
-            "enable_gdn_replayssm_spec "
-            "enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
-            "mamba_backend mamba_cache_philox_rounds "
-            "mamba_full_memory_ratio mamba_max_states_per_path "
+            "enable_gdn_replayssm_spec int8_mamba_ckpt_size "
+            "mamba_full_memory_ratio "
             "mamba_scheduler_strategy mamba_track_interval max_mamba_cache_size"
         ),
         "diffusion LLMs (block attention)": "dllm_block_size dllm_fdfo",

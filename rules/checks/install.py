@@ -222,6 +222,50 @@ def install_flashinfer_library(cfg, target):
     return failed(found, "flashinfer-python installed and importable", ["pip install flashinfer-python"])
 
 
+@rule(
+    id="install-flashinfer-mamba",
+    title="--mamba-backend flashinfer needs FlashInfer's mamba module",
+    engine="sglang",
+    versions="sglang>=0.5.9",
+    verified=(
+        "sglang 0.5.9-0.5.23 (bench/release_walk.py grep 'FlashInfer mamba module not available'): with "
+        "--mamba-backend flashinfer, _handle_mamba_backend raises unless flashinfer is available and "
+        "`import flashinfer.mamba` succeeds (server_args.py:2068-2081 in 0.5.9, :6202 in 0.5.18; "
+        "arg_groups/mamba_hook.py:53-72 in 0.5.23), for every model"
+    ),
+    stage="startup",
+    needs_software=True,
+    prevents="FlashInfer mamba module not available, please check the FlashInfer installation.",
+    source="sglang: python/sglang/srt/arg_groups/mamba_hook.py, handle_mamba_backend (server_args.py "
+    "_handle_mamba_backend before 0.5.19)",
+    docs="""Checks, with `--mamba-backend flashinfer`, that flashinfer imports and so does its `flashinfer.mamba`
+module (the probe imports it as a component of flashinfer).
+
+SGLang imports the module while resolving its arguments and refuses to start without it; FlashInfer builds
+older than its Mamba kernels have no such module.""",
+    fix_title="Install a flashinfer-python with flashinfer.mamba, or use --mamba-backend triton",
+)
+def install_flashinfer_mamba(cfg, target):
+    if cfg.flags.get("mamba_backend") != "flashinfer":
+        return skipped("applies to --mamba-backend flashinfer")
+    state = library_state(target, "flashinfer")
+    required = "flashinfer whose flashinfer.mamba imports"
+    if state.healthy is None:
+        return unknown(f"import health not checked: flashinfer {state}")
+    if not state.healthy:
+        return failed(f"flashinfer {state}", required, ["--mamba-backend triton"])
+    component = (library(target, "flashinfer").health.details.get("components") or {}).get("mamba")
+    if component is None:
+        return unknown("the probe report does not say whether flashinfer.mamba imports (recorded before it was probed)")
+    if component.get("status") != HEALTH_OK:
+        return failed(
+            f"flashinfer {state} but flashinfer.mamba fails ({component.get('error', '')})",
+            required,
+            ["--mamba-backend triton"],
+        )
+    return passed(f"flashinfer {state}, flashinfer.mamba imports", required)
+
+
 # --- torch and the GPU ----------------------------------------------------------------------------------------
 
 

@@ -31,7 +31,10 @@ HEALTHY = {  # key -> (distributions, health details)
         {"sglang-kernel": "0.4.10"},
         {"components": {"fa3_ops": {"module": "sgl_kernel.flash_attn", "status": "ok"}}},
     ),
-    "flashinfer": ({"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"}, {}),
+    "flashinfer": (
+        {"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"},
+        {"components": {"mamba": {"module": "flashinfer.mamba", "status": "ok"}}},
+    ),
     "cutlass_dsl": ({"nvidia-cutlass-dsl": "4.8.0", "nvidia-cutlass-dsl-libs-base": "4.8.0"}, {}),
     "quack": ({"quack-kernels": "0.6.5"}, {}),
     "fa4": ({"flash-attn-4": "4.0.0b36"}, {}),
@@ -47,6 +50,7 @@ def _machine(
     missing=(),
     unchecked=False,
     fa3_ops_error=None,
+    flashinfer_mamba_error=None,
     gpu_error=None,
 ) -> dict:
     """A GPU machine with SGLang 0.5.23's stack installed and healthy, then the changes asked for."""
@@ -85,6 +89,12 @@ def _machine(
                 "status": "error",
                 "error": fa3_ops_error,
             }
+        if key == "flashinfer" and flashinfer_mamba_error:
+            health["details"]["components"]["mamba"] = {
+                "module": "flashinfer.mamba",
+                "status": "error",
+                "error": flashinfer_mamba_error,
+            }
         library["health"] = {**library["health"], **health}
     if unchecked:
         report["imports_checked"] = False
@@ -104,6 +114,9 @@ FACTS_VARIANTS = {
     "h100-no-hpc-ops": _machine("H100", missing=("hpc_ops",)),
     "h100-fa3-ops-broken": _machine("H100", fa3_ops_error="ImportError: undefined symbol: _ZN3c104cuda9SetDeviceEi"),
     "b200-no-flashinfer": _machine("B200", missing=("flashinfer",)),
+    "h100-no-flashinfer-mamba": _machine(
+        "H100", flashinfer_mamba_error="ModuleNotFoundError: No module named 'flashinfer.mamba'"
+    ),
     "rtx5090-flashinfer-broken": _machine("RTX 5090", broken=("flashinfer",)),
     "b200-torch-cu126": _machine("B200", torch_cuda="12.6", arch_list=CUDA_126_ARCHS),
     "h100-torch-cu122": _machine("H100", torch_cuda="12.2", arch_list=CUDA_126_ARCHS),
@@ -134,6 +147,7 @@ def on(facts: str, *argv: str, **extra) -> dict:
 
 LLAMA = ("--model", "llama-3.1-8b")
 DEEPSEEK = ("--model", "deepseek-v3")
+MAMBA_FLASHINFER = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b", "--mamba-backend", "flashinfer"]
 
 FIXTURES = {
     "install-fa4-library": {
@@ -206,6 +220,16 @@ FIXTURES = {
             on("b200-no-flashinfer", *LLAMA, "--attention-backend", "trtllm_mha"),
             on("rtx5090-flashinfer-broken", *LLAMA),
             on("b200-no-flashinfer", *LLAMA, "--attention-backend", "flashinfer", engine_version=["sglang==0.5.1"]),
+        ],
+    },
+    "install-flashinfer-mamba": {
+        "pass": [
+            on("h100-ok", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER),
+            on("h100-ok", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER, engine_version=["sglang==0.5.9"]),
+        ],
+        "fail": [
+            on("h100-no-flashinfer-mamba", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER),
+            on("b200-no-flashinfer", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER),
         ],
     },
     "install-no-cuda-gpu": {
