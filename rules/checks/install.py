@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import HEALTH_OK, cuda_version, declared, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
@@ -264,6 +264,62 @@ def install_flashinfer_mamba(cfg, target):
             ["--mamba-backend triton"],
         )
     return passed(f"flashinfer {state}, flashinfer.mamba imports", required)
+
+
+@rule(
+    id="install-kimi-k3-dcp-flashinfer",
+    title="Kimi-K3 DCP decoding on cutedsl_mla needs FlashInfer 0.6.17+ (enable_dcp in its MLA decode kernel)",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'enable_dcp in the signature'): with --dcp-size > 1 and "
+        "decode cutedsl_mla or none named, Kimi-K3's override inspects "
+        "flashinfer.decode.trtllm_batch_decode_with_kv_cache_mla and raises RuntimeError without enable_dcp "
+        "(overrides.py:344-362 and :398-400 in 0.5.17, which asks for a DCP-patched build; 'FlashInfer 0.6.17 or "
+        "newer' from 0.5.18, overrides.py:413-428; arg_groups/model_overrides/kimi_k3.py:20-37 and :85-87 in "
+        "0.5.23)"
+    ),
+    stage="startup",
+    needs_software=True,
+    needs_model=True,
+    prevents="Kimi-K3 DCP with decode_attention_backend='cutedsl_mla' requires FlashInfer 0.6.17 or newer with "
+    "trtllm_batch_decode_with_kv_cache_mla exposing enable_dcp.",
+    source=f"{backend_kb.KIMI_K3_DCP_SOURCE}, _require_kimi_k3_cutedsl_dcp_support",
+    docs="""Checks, for Kimi-K3 with `--dcp-size` > 1 decoding on cutedsl_mla (named, or no decode backend given),
+that flashinfer is installed at 0.6.17 or newer.
+
+SGLang inspects FlashInfer's trtllm_batch_decode_with_kv_cache_mla for its `enable_dcp` parameter while resolving
+the arguments and refuses to start without it; the probe reads the installed version, the release SGLang names
+for that signature (the signature itself is not probed).""",
+    fix_title=f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}' (with its flashinfer-cubin)",
+)
+def install_kimi_k3_dcp_flashinfer(cfg, target):
+    architecture = cfg.model.architecture if cfg.model else None
+    dcp = cfg.flags.get("dcp_size") or 1
+    if architecture != backend_kb.KIMI_K3_ARCHITECTURE or dcp <= 1:
+        return skipped("applies to Kimi-K3 with --dcp-size > 1")
+    decode = None if cfg.auto_backend else cfg.decode_attention_backend or cfg.attention_backend
+    if decode not in (None, "cutedsl_mla"):
+        return skipped(f"decode {decode}: SGLang inspects FlashInfer for cutedsl_mla only (model-kimi-k3-dcp)")
+    required = f"flashinfer {backend_kb.KIMI_K3_DCP_FLASHINFER} or newer (enable_dcp in its MLA decode kernel)"
+    probed = library(target, "flashinfer")
+    if probed is None or not probed.installed:
+        return failed(
+            "flashinfer not installed",
+            required,
+            [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"],
+        )
+    try:
+        version = Version(probed.version or "")
+    except InvalidVersion:
+        return unknown(f"flashinfer version {probed.version!r} unreadable")
+    if version.release >= Version(backend_kb.KIMI_K3_DCP_FLASHINFER).release:
+        return passed(f"flashinfer {probed.version}", required)
+    return failed(
+        f"flashinfer {probed.version}",
+        required,
+        [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"],
+    )
 
 
 # --- torch and the GPU ----------------------------------------------------------------------------------------

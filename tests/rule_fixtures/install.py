@@ -51,6 +51,7 @@ def _machine(
     unchecked=False,
     fa3_ops_error=None,
     flashinfer_mamba_error=None,
+    flashinfer_version=None,
     gpu_error=None,
 ) -> dict:
     """A GPU machine with SGLang 0.5.23's stack installed and healthy, then the changes asked for."""
@@ -76,6 +77,8 @@ def _machine(
         if key not in HEALTHY or key in missing:
             continue
         distributions, details = HEALTHY[key]
+        if key == "flashinfer" and flashinfer_version:
+            distributions = {name: flashinfer_version for name in distributions}
         library["distributions"] = dict(distributions)
         library["version"] = next(iter(distributions.values()))
         health = {"status": "ok", "module": key, "seconds": 0.5, "details": copy.deepcopy(details)}
@@ -114,6 +117,7 @@ FACTS_VARIANTS = {
     "h100-no-hpc-ops": _machine("H100", missing=("hpc_ops",)),
     "h100-fa3-ops-broken": _machine("H100", fa3_ops_error="ImportError: undefined symbol: _ZN3c104cuda9SetDeviceEi"),
     "b200-no-flashinfer": _machine("B200", missing=("flashinfer",)),
+    "b200-flashinfer-0.6.8": _machine("B200", flashinfer_version="0.6.8"),
     "h100-no-flashinfer-mamba": _machine(
         "H100", flashinfer_mamba_error="ModuleNotFoundError: No module named 'flashinfer.mamba'"
     ),
@@ -147,6 +151,8 @@ def on(facts: str, *argv: str, **extra) -> dict:
 
 LLAMA = ("--model", "llama-3.1-8b")
 DEEPSEEK = ("--model", "deepseek-v3")
+KIMI_K3_MODEL = "tests/fixtures/models/synthetic-kimi-k3"
+KIMI_K3_DCP = ["sglang", "serve", "--model-path", KIMI_K3_MODEL, "--tp-size", "8", "--dcp-size", "8"]
 MAMBA_FLASHINFER = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b", "--mamba-backend", "flashinfer"]
 
 FIXTURES = {
@@ -230,6 +236,18 @@ FIXTURES = {
         "fail": [
             on("h100-no-flashinfer-mamba", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER),
             on("b200-no-flashinfer", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER),
+        ],
+    },
+    "install-kimi-k3-dcp-flashinfer": {
+        "pass": [
+            on("b200-ok", "--model", KIMI_K3_MODEL, command=KIMI_K3_DCP),
+            on(
+                "b200-ok", "--model", KIMI_K3_MODEL, command=[*KIMI_K3_DCP, "--decode-attention-backend", "cutedsl_mla"]
+            ),
+        ],
+        "fail": [
+            on("b200-flashinfer-0.6.8", "--model", KIMI_K3_MODEL, command=KIMI_K3_DCP),
+            on("b200-no-flashinfer", "--model", KIMI_K3_MODEL, command=KIMI_K3_DCP, engine_version=["sglang==0.5.17"]),
         ],
     },
     "install-no-cuda-gpu": {

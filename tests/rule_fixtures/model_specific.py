@@ -231,6 +231,7 @@ def case(gpu: str, *argv: str, model: str = "", **extra) -> dict:
 
 QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
 KIMI_K3 = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-kimi-k3"]
+KIMI_K3_DCP_DSPARK = ["--tp-size", "8", "--dcp-size", "8", "--speculative-algorithm", "DSPARK"]
 UNLIMITED_OCR = ["--model", "tests/fixtures/models/synthetic-unlimited-ocr"]
 M3_NVFP4 = [
     "sglang",
@@ -609,6 +610,20 @@ FIXTURES = {
             {
                 "gpu": "B200",
                 "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8", "--decode-attention-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
+    },
+    "model-kimi-k3-dcp-dspark": {
+        "pass": [
+            {"gpu": "B200", "command": [*KIMI_K3, *KIMI_K3_DCP_DSPARK]},
+            {"gpu": "B200", "command": ["env", "SGLANG_RAGGED_VERIFY_MODE=static", *KIMI_K3, *KIMI_K3_DCP_DSPARK]},
+        ],
+        "fail": [
+            {"gpu": "B200", "command": ["env", "SGLANG_RAGGED_VERIFY_MODE=compact", *KIMI_K3, *KIMI_K3_DCP_DSPARK]},
+            {
+                "gpu": "B200",
+                "command": ["env", "SGLANG_RAGGED_VERIFY_MODE=cap-accept", *KIMI_K3, *KIMI_K3_DCP_DSPARK],
                 "engine_version": ["sglang==0.5.17"],
             },
         ],
