@@ -1071,15 +1071,12 @@ def model_kimi_k3_dcp_dspark(cfg, target):
     dcp = kimi_k3_dcp_size(cfg)
     if dcp <= 1 or (cfg.speculative_algorithm or "").upper() != "DSPARK":
         return skipped("applies to Kimi-K3 with --dcp-size > 1 and DSPARK")
-    mode = cfg.env.get(backend_kb.RAGGED_VERIFY_ENV, backend_kb.RAGGED_VERIFY_STATIC)
-    required = f"{backend_kb.RAGGED_VERIFY_ENV}={backend_kb.RAGGED_VERIFY_STATIC}"
-    if mode == backend_kb.RAGGED_VERIFY_STATIC:
+    # SGLANG_RAGGED_VERIFY_MODE defaults to static (environ.py:1572 in 0.5.23)
+    mode = cfg.env.get(RAGGED_VERIFY_ENV, "static")
+    required = f"{RAGGED_VERIFY_ENV}=static"
+    if mode == "static":
         return passed(f"Kimi-K3 DCP + DSPARK with ragged verify {mode}", required)
-    return failed(
-        f"Kimi-K3 DCP + DSPARK with {backend_kb.RAGGED_VERIFY_ENV}={mode}",
-        required,
-        [f"{backend_kb.RAGGED_VERIFY_ENV}={backend_kb.RAGGED_VERIFY_STATIC}"],
-    )
+    return failed(f"Kimi-K3 DCP + DSPARK with {RAGGED_VERIFY_ENV}={mode}", required, [required])
 
 
 @rule(

@@ -830,13 +830,8 @@ KIMI_K3_DCP_DECODE_BACKENDS = ("cutedsl_mla", "aiter")
 KIMI_K3_DCP_SOURCE = "sglang: python/sglang/srt/arg_groups/model_overrides/kimi_k3.py, _kimi_k3_overrides"
 # Kimi-K3 DCP decoding on cutedsl_mla (given, or no decode backend) needs FlashInfer's
 # trtllm_batch_decode_with_kv_cache_mla with enable_dcp: "FlashInfer 0.6.17 or newer" (kimi_k3.py:20-37 in 0.5.23,
-# overrides.py:413-428 in 0.5.18; 0.5.17 asks for a DCP-patched build, :344-362). DSPARK under Kimi-K3 DCP needs
-# SGLANG_RAGGED_VERIFY_MODE=static, its default (environ.py:1572 in 0.5.23; kimi_k3.py:62-74, overrides.py:380-390
-# in 0.5.17).
+# overrides.py:413-428 in 0.5.18; 0.5.17 asks for a DCP-patched build, :344-362).
 KIMI_K3_DCP_FLASHINFER = "0.6.17"
-KIMI_K3_DCP_FROM = "0.5.17"
-RAGGED_VERIFY_ENV = "SGLANG_RAGGED_VERIFY_MODE"
-RAGGED_VERIFY_STATIC = "static"
 
 # Models whose FlashAttention backend runs "prefill-aware SWA" (model.is_prefill_aware_swa(): prefill tokens stay
 # in the window during decode), which asserts page size 1 (flashattention_backend.py 0.5.15 :293-297, 0.5.23
