@@ -551,11 +551,14 @@ DRAFT_WORKER = "sglang: python/sglang/srt/speculative/draft_worker_common.py"
 
 
 def _failing(cfg, target) -> dict[str, str]:
-    """rule id -> message of every failure `cfg` meets on `target` (the draft's own backend left out)."""
-    from rules.engine import Status, evaluate
+    """rule id -> message of every failure `cfg` meets on `target` (the draft's own backend left out, also the one
+    SGLang itself fills: rules.resolve.hybrid_spec_defaults)."""
+    from rules.engine import Judge, Status
+    from rules.resolve import resolve
 
-    report = evaluate(replace(cfg, draft_attention_backend=None), target, alternatives=False)
-    return {f.rule_id: f.outcome.found for f in report.findings if f.status is Status.FAIL}
+    judge = Judge(target)
+    judged = replace(resolve(replace(cfg, draft_attention_backend=None), judge.target), draft_attention_backend=None)
+    return {f.rule_id: f.outcome.found for f in judge.findings(judged) if f.status is Status.FAIL}
 
 
 @rule(
@@ -594,6 +597,11 @@ def spec_draft_backend(cfg, target):
         return skipped("no --speculative-draft-attention-backend")
     if cfg.speculative_algorithm is None:
         return skipped("no speculative decoding")
+    if cfg.draft_model is None and _algorithm(cfg) == "DSPARK":
+        # a DSPARK draft is its own checkpoint (Kimi's is dense MQA, kimi_k3_hook.py), never the target's layers
+        return unknown(
+            f"draft backend {draft}: the DSPARK draft checkpoint is not read here (--speculative-draft-model-path)"
+        )
     draft_kv = cfg.flags.get("speculative_draft_kv_cache_dtype")
     # the draft checkpoint's own attention when --speculative-draft-model-path was read (EAGLE heads); MTP/NextN
     # drafts are layers of the target model and share its attention
