@@ -340,7 +340,7 @@ def resolve(config: Config, target: Target) -> Config:
     config = _dllm_backend(config, release)
     if config.flags.get("rl_on_policy_target") is not None and not config.deterministic:
         # handle_deterministic_inference: "Enable deterministic inference because of rl_on_policy_target."
-        config = replace(config, deterministic=True, rewrites={**config.rewrites, "deterministic": False})
+        config = replace(config, deterministic=True, rewrites={**config.rewrites, "deterministic": "false"})
     if config.deterministic and config.attention_backend is None and kb.deterministic_fallback_runs(release):
         # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
         config = replace(

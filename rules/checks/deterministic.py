@@ -206,7 +206,7 @@ def deterministic_rl_on_policy(cfg, target):
     if target_name is None:
         return skipped("applies to --rl-on-policy-target")
     required = "--enable-deterministic-inference (SGLang turns it on)"
-    if cfg.rewrites.get("deterministic") is False:
+    if cfg.rewrites.get("deterministic") == "false":
         return warned(
             f"--rl-on-policy-target {target_name}: SGLang turns deterministic inference on",
             required,
