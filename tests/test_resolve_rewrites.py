@@ -5,7 +5,7 @@ of the wheels under /work/wheels/sglang/extracted)."""
 from __future__ import annotations
 
 import pytest
-from cli_run import check_json
+from cli_run import check_json, finding
 
 HRM_TEXT = "tests/fixtures/models/synthetic-hrm-text"
 LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
@@ -167,3 +167,12 @@ def test_glm5_next_speculative_verify_defaults_to_nv_cutedsl_on_sm100_from_0_5_2
     assert hybrid_defaults("B200", eagle)[1] == "nv_cutedsl"
     assert hybrid_defaults("H200", eagle)[1] is None
     assert hybrid_defaults("B200", eagle, "--engine-version", "sglang==0.5.21")[1] is None
+
+
+def test_kimi_dspark_default_draft_is_not_judged_on_the_targets_mla_attention():
+    """The filled trtllm_mha draft serves DSPARK's own dense-MQA checkpoint (kimi_k3_hook.py:41-44), not Kimi-K3's
+    MLA layers: without that checkpoint spec-draft-backend cannot judge it (it would fail trtllm-mha-mla-model)."""
+    run, report = check_json(("--gpu", "B200", "--", *KIMI_K3, "--speculative-algorithm", "DSPARK"))
+    assert run.code in (0, 1), run.err
+    judged = finding(report, "spec-draft-backend")
+    assert judged["status"] == "unknown" and "DSPARK draft checkpoint" in judged["message"]
