@@ -119,6 +119,8 @@ CATALOGUE: tuple[LibrarySpec, ...] = (
         companion_source="flashinfer-ai/flashinfer: flashinfer/jit/env.py raises RuntimeError when "
         "flashinfer-cubin differs from flashinfer (exact) or flashinfer-jit-cache does (ignoring +cuXYZ); "
         "FLASHINFER_DISABLE_VERSION_CHECK=1 bypasses it",
+        # SGLang's --mamba-backend flashinfer imports it at start-up (arg_groups/mamba_hook.py handle_mamba_backend)
+        components={"mamba": "flashinfer.mamba"},
     ),
     LibrarySpec(
         key="cutlass_dsl",
@@ -198,6 +200,16 @@ CATALOGUE: tuple[LibrarySpec, ...] = (
         imports=("quack",),
         healthy="quack imports (CuTe DSL kernels FA4 depends on)",
         source="PyPI quack-kernels 0.6.5 wheel (package quack); flash-attn-4 METADATA Requires-Dist quack-kernels",
+    ),
+    LibrarySpec(
+        key="hpc_ops",
+        title="HPC-Ops (Tencent)",
+        distributions=("hpc-ops",),
+        imports=("hpc",),
+        healthy="hpc imports (loads its hpc._C extension); SGLang's hpc_ops backend needs only that the module "
+        "is found (importlib.util.find_spec('hpc'))",
+        source="Tencent/hpc-ops: setup.py (name hpc-ops, packages ['hpc'], extension hpc/_C.abi3.so); sglang "
+        "layers/attention/hpc_ops_backend.py has_hpc_ops",
     ),
     LibrarySpec(
         key="sglang",

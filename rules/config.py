@@ -333,6 +333,24 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "dsa_decode_backend": "str",
                 "enable_hisparse": "bool",
                 "dsv4_attn_backend": "str",
+                "enable_deepseek_v4_fp4_indexer": "bool",
+                "enable_int8_mamba_checkpoint": "bool",
+                "enable_mamba_cache_stochastic_rounding": "bool",
+                "mamba_backend": "str",
+                "mamba_cache_philox_rounds": "int",
+                "mamba_max_states_per_path": "int",
+                "enable_cp_decode_attn_tp": "bool",
+                "speculative_draft_window_size": "int",
+                "speculative_draft_sink_size": "int",
+                # what --language-model-only refuses beside it (model-language-model-only)
+                "language_model_only": "bool",
+                "encoder_only": "bool",
+                "language_only": "bool",
+                "enable_prefix_mm_cache": "bool",
+                "enable_broadcast_mm_inputs_process": "bool",
+                "mm_enable_dp_encoder": "bool",
+                "rl_on_policy_target": "str",  # turns deterministic inference on (rules/resolve.py)
+                "enable_encoder_swa_bounded_replay": "bool",
                 "speculative_num_steps": "int",
                 "speculative_num_draft_tokens": "int",
                 "speculative_draft_model_path": "str",
@@ -341,7 +359,6 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "speculative_attention_mode": "str",
                 "mamba_radix_cache_strategy": "str",
                 "mamba_track_interval": "int",
-                "mamba_backend": "str",
                 "enable_kv_cache_sharding": "bool",
                 "dllm_algorithm": "str",
                 "dllm_algorithm_config": "str",
@@ -438,7 +455,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "attention kernels and their options": (
             "dsa_paged_mqa_logits_backend dsa_topk_backend dsa_triton_union "
-            "dsv4_prefill_backend enable_amd_monokernel enable_deepseek_v4_fp4_indexer "
+            "dsv4_prefill_backend enable_amd_monokernel "
             "enable_dsa_fused_indexer enable_fused_qk_norm_rope enable_lean_attention enable_nvidia_megakernel "
             "enable_pdmux enable_return_indexer_topk enable_single_batch_overlap "
             "flashinfer_mla_disable_ragged nsa_decode nsa_decode_backend nsa_prefill nsa_prefill_backend "
@@ -456,18 +473,13 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "multimodal features: serving_hook.py 'reduces KV cache headroom')"
         ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
-            "enable_encoder_swa_bounded_replay "
-            "enable_linker_mla_dedup enable_memory_saver encoder_only "
+            "enable_linker_mla_dedup enable_memory_saver "
             "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
-            "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
+            "kv_canary_sweep_interval max_total_tokens mm_feature_transport "
             "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
         ),
         "linear attention and Mamba state (backends, state memory)": (
-            "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint "
-            "enable_mamba_cache_stochastic_rounding int8_mamba_ckpt_size "
-            "mamba_cache_philox_rounds "
-            "mamba_full_memory_ratio mamba_max_states_per_path "
-            "mamba_scheduler_strategy max_mamba_cache_size"
+            "enable_gdn_replayssm_spec int8_mamba_ckpt_size mamba_full_memory_ratio mamba_scheduler_strategy max_mamba_cache_size"
         ),
         "diffusion LLMs (block attention)": "dllm_block_size dllm_fdfo",
         (
@@ -486,7 +498,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "chunked prefill: mixed prefill-decode batches": "enable_mixed_chunk",
         "quantization (weights loaded as another format: --load-format gguf sets quantization)": (
-            "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve rl_on_policy_target "
+            "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve "
             "rl_quant_profile speculative_draft_model_quantization torchao_config"
         ),
         "LoRA adapters": (
@@ -498,8 +510,8 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enable_return_hidden_states return_aux_hidden_state_layer_ids return_hidden_states_mode "
             "speculative_accept_threshold_acc speculative_accept_threshold_single speculative_adaptive "
             "speculative_adaptive_config speculative_dflash_block_size "
-            "speculative_dflash_draft_window_size speculative_draft_model_revision speculative_draft_sink_size "
-            "speculative_draft_window_size speculative_dspark_align_verify_tokens_to_graph_tier "
+            "speculative_dflash_draft_window_size speculative_draft_model_revision "
+            "speculative_dspark_align_verify_tokens_to_graph_tier "
             "speculative_dspark_block_size speculative_dspark_confidence_sts_path "
             "speculative_dspark_sps_table_path speculative_moe_a2a_backend speculative_ngram_branch_length "
             "speculative_ngram_external_sam_budget speculative_ngram_match_type "
@@ -530,12 +542,12 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (
             "attention_context_parallel_size boundary_reduction dcp_comm_backend dcp_replicate_q_proj "
             "deepep_mode disable_attn_tp_gather dwdp_size elastic_ep_initial_size "
-            "enable_attn_tp_input_scattered enable_cp_decode_attn_tp enable_deepep_moe enable_deepep_waterfill "
+            "enable_attn_tp_input_scattered enable_deepep_moe enable_deepep_waterfill "
             "enable_dense_mlp_attn_tp enable_ep_moe enable_eplb "
             "enable_expert_distribution_metrics enable_layernorm_sp enable_nsa_prefill_context_parallel "
             "enable_scattered_sconv enable_shared_experts_attn_tp enable_waterfill "
             "ep_num_redundant_experts ep_size expert_distribution_recorder_mode expert_parallel_size max_ep_size "
-            "max_micro_batch_size mm_enable_dp_encoder moe_a2a_backend moe_data_parallel_size moe_dense_tp_size "
+            "max_micro_batch_size moe_a2a_backend moe_data_parallel_size moe_dense_tp_size "
             "moe_dp_size nsa_prefill_cp_mode pp_async_batch_depth pp_max_micro_batch_size "
             "shared_experts_tp_size"
         ),
@@ -643,8 +655,8 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "trust_remote_code trust_request_chat_template"
         ),
         "multimodal input preprocessing and transport (the encoder's attention is --mm-attention-backend)": (
-            "disable_fast_image_processor enable_adaptive_dispatch_to_encoder enable_broadcast_mm_inputs_process "
-            "enable_mm_global_cache enable_precise_embedding_interpolation enable_prefix_mm_cache "
+            "disable_fast_image_processor enable_adaptive_dispatch_to_encoder "
+            "enable_mm_global_cache enable_precise_embedding_interpolation "
             "encoder_bootstrap_port encoder_register_urls encoder_transfer_backend encoder_urls "
             "image_processor_backend limit_mm_data_per_request mm_global_cache_backend mm_io_worker_num "
             "mm_max_concurrent_calls mm_per_request_timeout mm_preprocess_cache_size_mb mm_process_config "

@@ -260,6 +260,32 @@ def _apply_model_overrides(config: Config, target: Target) -> Config:
     return replace(config, **declared, rewrites=rewrites, auto_backend=why)
 
 
+def hybrid_spec_defaults(config: Config, target: Target) -> Config:
+    """The speculative and linear-attention backends SGLang fills, when none is given, for Kimi's hybrid models
+    (kimi_k3_hook.py apply_kimi_k3_linear_attn_defaults, apply_kimi_k3_spec_backend_defaults) and GLM-5-Next
+    (glm5_next_hook.py apply_glm5_next_spec_backend_defaults); rules/knowledge/backends.py says when."""
+    architecture = config.model.architecture if config.model else None
+    release, sm100 = _release(target), target.major == 10
+    kimi = architecture in kb.KIMI_HYBRID_ARCHITECTURES and release >= kb.KIMI_HYBRID_DEFAULTS_FROM
+    glm5_next = architecture == kb.GLM5_NEXT_ARCHITECTURE and release >= kb.GLM5_NEXT_DEFAULTS_FROM
+    if not (kimi or glm5_next):
+        return config
+    flags, draft = dict(config.flags), config.draft_attention_backend
+    speculative = config.speculative_algorithm is not None
+    if (
+        kimi
+        and sm100
+        and flags.get("linear_attn_decode_backend") is None
+        and flags.get("mamba_ssm_dtype") == "bfloat16"
+    ):
+        flags["linear_attn_decode_backend"] = kb.KIMI_BF16_DECODE_BACKEND
+    if speculative and flags.get("linear_attn_verify_backend") is None and (kimi or sm100):
+        flags["linear_attn_verify_backend"] = kb.HYBRID_SPEC_VERIFY_BACKEND
+    if kimi and sm100 and draft is None and (config.speculative_algorithm or "").upper() == "DSPARK":
+        draft = kb.KIMI_DSPARK_DRAFT_BACKEND
+    return replace(config, flags=flags, draft_attention_backend=draft)
+
+
 # --kv-cache-dtype nvfp4 (kv_cache_hook.handle_nvfp4_prefill_kv_dequant_dtype, before the generic default):
 # prefill reads an FP8 E4M3 workspace (flashinfer) or native NVFP4 (trtllm_mha, SM100 only); decode is trtllm_mha.
 NVFP4_PREFILL_BACKEND = {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}
@@ -313,9 +339,12 @@ def resolve(config: Config, target: Target) -> Config:
         return config
     major = target.cc[0]
     given = config.backend_given
-    config = _apply_model_overrides(config, target)
+    config = hybrid_spec_defaults(_apply_model_overrides(config, target), target)
     release = _release(target)
     config = _dllm_backend(config, release)
+    if config.flags.get("rl_on_policy_target") is not None and not config.deterministic:
+        # handle_deterministic_inference: "Enable deterministic inference because of rl_on_policy_target."
+        config = replace(config, deterministic=True, rewrites={**config.rewrites, "deterministic": "false"})
     if config.deterministic and config.attention_backend is None and kb.deterministic_fallback_runs(release):
         # _deterministic_attention_backend: fills --attention-backend; a named phase keeps its backend
         config = replace(

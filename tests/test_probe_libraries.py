@@ -29,6 +29,7 @@ def test_catalogue_covers_the_stack_with_sources_and_unique_names():
         "flash_mla",
         "deep_gemm",
         "quack",
+        "hpc_ops",
         "sglang",
         "vllm",
         "transformers",
@@ -100,6 +101,12 @@ def test_sgl_kernel_old_name(site):
     make_dist(site, "sgl-kernel", "0.3.9", {"sgl_kernel/__init__.py": ""})
     facts = library_facts(spec_for("sgl_kernel"))
     assert facts.distributions == {"sgl-kernel": "0.3.9"} and facts.version == "0.3.9"
+
+
+def test_hpc_ops_is_found_under_its_module_name(site):
+    make_dist(site, "hpc-ops", "0.1.0.torch291", {"hpc/__init__.py": ""})
+    facts = library_facts(spec_for("hpc_ops"))
+    assert facts.distributions == {"hpc-ops": "0.1.0.torch291"} and facts.module_path.endswith("__init__.py")
 
 
 def test_source_checkout_without_metadata_is_found_with_unknown_version(site):

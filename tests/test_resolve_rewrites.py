@@ -5,7 +5,7 @@ of the wheels under /work/wheels/sglang/extracted)."""
 from __future__ import annotations
 
 import pytest
-from cli_run import check_json
+from cli_run import check_json, finding
 
 HRM_TEXT = "tests/fixtures/models/synthetic-hrm-text"
 LLADA2 = ["sglang", "serve", "--model-path", "inclusionAI/LLaDA2.0-mini"]
@@ -137,3 +137,55 @@ def test_qwen3_5_on_blackwell_runs_trtllm_mha_at_page_64_for_an_explicit_extra_b
     launch = ["sglang", "serve", "--model-path", "qwen3.5-35b-a3b", *strategy]
     _, report = check_json(["--gpu", "B200", "--", *launch])
     assert (report["config"]["attention_backend"], report["config"]["page_size"]) == (backend, page)
+
+
+KIMI_K3 = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-kimi-k3"]
+
+
+def hybrid_defaults(gpu, command, *options):
+    run, report = check_json(("--gpu", gpu, *options, "--", *command))
+    assert run.code in (0, 1), run.err
+    config = report["config"]
+    flags = config["flags"]
+    return (
+        config["speculative_draft_attention_backend"],
+        flags.get("linear_attn_verify_backend"),
+        flags.get("linear_attn_decode_backend"),
+    )
+
+
+def test_kimi_dspark_on_sm100_drafts_on_trtllm_mha_and_verifies_on_nv_cutedsl():
+    """kimi_k3_hook.py:18-55 (0.5.23, :15-45 in 0.5.17): with speculative decoding an unset verify backend is pinned
+    to nv_cutedsl on any GPU; DSPARK's draft is trtllm_mha on SM100 only, a named one kept."""
+    dspark = [*KIMI_K3, "--speculative-algorithm", "DSPARK"]
+    assert hybrid_defaults("B200", dspark) == ("trtllm_mha", "nv_cutedsl", None)
+    assert hybrid_defaults("H200", dspark) == (None, "nv_cutedsl", None)
+    named = [*dspark, "--speculative-draft-attention-backend", "flashinfer", "--linear-attn-verify-backend", "triton"]
+    assert hybrid_defaults("B200", named) == ("flashinfer", "triton", None)
+    assert hybrid_defaults("B200", dspark, "--engine-version", "sglang==0.5.16") == (None, None, None)
+
+
+def test_kimi_bf16_ssm_state_decodes_kda_on_triton_on_sm100():
+    """kimi_k3_hook.py:59-79 (0.5.23): no decode backend, --mamba-ssm-dtype bfloat16, SM100 -> triton decode."""
+    bf16 = [*KIMI_K3, "--mamba-ssm-dtype", "bfloat16"]
+    assert hybrid_defaults("B200", bf16) == (None, None, "triton")
+    assert hybrid_defaults("H200", bf16) == (None, None, None)
+    assert hybrid_defaults("B200", [*bf16, "--linear-attn-decode-backend", "flashinfer"]) == (None, None, "flashinfer")
+
+
+def test_glm5_next_speculative_verify_defaults_to_nv_cutedsl_on_sm100_from_0_5_22(tmp_path):
+    """glm5_next_hook.py:18-35 (0.5.22-0.5.23): speculative decoding on SM100, no verify backend -> nv_cutedsl."""
+    (tmp_path / "config.json").write_text('{"architectures": ["Glm5NextForConditionalGeneration"]}')
+    eagle = ["sglang", "serve", "--model-path", str(tmp_path), "--speculative-algorithm", "EAGLE"]
+    assert hybrid_defaults("B200", eagle)[1] == "nv_cutedsl"
+    assert hybrid_defaults("H200", eagle)[1] is None
+    assert hybrid_defaults("B200", eagle, "--engine-version", "sglang==0.5.21")[1] is None
+
+
+def test_kimi_dspark_default_draft_is_not_judged_on_the_targets_mla_attention():
+    """The filled trtllm_mha draft serves DSPARK's own dense-MQA checkpoint (kimi_k3_hook.py:41-44), not Kimi-K3's
+    MLA layers: without that checkpoint spec-draft-backend cannot judge it (it would fail trtllm-mha-mla-model)."""
+    run, report = check_json(("--gpu", "B200", "--", *KIMI_K3, "--speculative-algorithm", "DSPARK"))
+    assert run.code in (0, 1), run.err
+    judged = finding(report, "spec-draft-backend")
+    assert judged["status"] == "unknown" and "DSPARK draft checkpoint" in judged["message"]

@@ -607,6 +607,82 @@ def dsv4_attn_backend(cfg, target):
     return failed(f"--dsv4-attn-backend {backend}: {', '.join(problems)}", required, ["--dsv4-attn-backend flashmla"])
 
 
+@rule(
+    id="dsv4-encoder-swa-replay-model",
+    title="--enable-encoder-swa-bounded-replay requires DeepSeek-V4.1",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23 (bench/release_walk.py grep 'requires DeepSeek-V4.1'): the flag is new in 0.5.21; "
+        "validate_deepseek_v41_features refuses it for a DeepseekV4ForCausalLM whose model_type is not "
+        "deepseek_v41 (deepseek_v4_hook.py:176-179 in 0.5.21, :211-214 in 0.5.22, :277-280 in 0.5.23), called for "
+        "that architecture only (model_hook.py:432-441 in 0.5.21, :464-473 in 0.5.22); 0.5.23 refuses it for "
+        "every other model too (handle_model_capability_adjustments, model_hook.py:1038-1045)"
+    ),
+    stage="startup",
+    prevents="--enable-encoder-swa-bounded-replay requires DeepSeek-V4.1",
+    source="sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py, validate_deepseek_v41_features; "
+    "python/sglang/srt/arg_groups/model_hook.py, handle_model_capability_adjustments",
+    docs="""Checks that `--enable-encoder-swa-bounded-replay` serves DeepSeek-V4.1 (config.json `model_type`
+deepseek_v41).
+
+The encoder's bounded sliding-window replay is a DeepSeek-V4.1 path. SGLang 0.5.21 and 0.5.22 refuse the flag
+for a DeepSeek-V4 checkpoint of another model_type (and ignore it for other architectures); 0.5.23 refuses it
+for every model but DeepSeek-V4.1.""",
+    fix_title="Drop --enable-encoder-swa-bounded-replay unless the model is DeepSeek-V4.1",
+)
+def dsv4_encoder_swa_replay_model(cfg, target):
+    if not cfg.flags.get("enable_encoder_swa_bounded_replay"):
+        return skipped("applies to --enable-encoder-swa-bounded-replay")
+    required = "DeepSeek-V4.1 (model_type deepseek_v41)"
+    if cfg.model is None:
+        return unknown("model unknown")
+    if cfg.model.model_type == kb.DSV41_MODEL_TYPE:
+        return passed(f"model_type {cfg.model.model_type}", required)
+    release = sglang_release(target)
+    if cfg.model.architecture != kb.DSV4_ARCHITECTURE and release < kb.ENCODER_SWA_REPLAY_ANY_MODEL_FROM:
+        return passed(
+            f"{cfg.model.architecture}: sglang {release} checks the flag for {kb.DSV4_ARCHITECTURE} only", required
+        )
+    return failed(f"--enable-encoder-swa-bounded-replay on model_type {cfg.model.model_type}", required)
+
+
+@rule(
+    id="dsv4-fp4-indexer-gpu",
+    title="--enable-deepseek-v4-fp4-indexer needs an SM100 or (from 0.5.18) SM120 GPU",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23 (bench/release_walk.py grep 'enable-deepseek-v4-fp4-indexer requires'): "
+        "is_sm100_supported only in 0.5.13-0.5.17 (server_args.py:4164 in 0.5.13, :6676 in 0.5.16), SM100 or SM120 "
+        "from 0.5.18 (server_args.py:8091-8095; arg_groups/serving_hook.py:421-425 in 0.5.19-0.5.20), gfx95 too "
+        "from 0.5.21 (:423-427; :464-470 in 0.5.23); the check reads no model"
+    ),
+    stage="startup",
+    prevents="--enable-deepseek-v4-fp4-indexer requires SM100, SM120, or gfx95 GPUs with FP4 indexer support.; "
+    "--enable-deepseek-v4-fp4-indexer requires SM100 GPUs with FP4 indexer support. (0.5.13-0.5.17)",
+    source="sglang: python/sglang/srt/arg_groups/serving_hook.py, handle_environment_variables "
+    "(server_args.py before 0.5.19)",
+    docs="""Checks the GPU of `--enable-deepseek-v4-fp4-indexer`: SM100/SM103, or SM120 from SGLang 0.5.18
+(ROCm gfx95 from 0.5.21, outside what this tool judges).
+
+The FP4 indexer kernels exist for those architectures only; SGLang refuses the flag at start-up on any other
+GPU, whatever the model.""",
+    fix_title="Drop --enable-deepseek-v4-fp4-indexer on this GPU (the default indexer runs)",
+)
+def dsv4_fp4_indexer_gpu(cfg, target):
+    if not cfg.flags.get("enable_deepseek_v4_fp4_indexer"):
+        return skipped("applies to --enable-deepseek-v4-fp4-indexer")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    release = sglang_release(target)
+    majors = sorted(major for major, since in kb.FP4_INDEXER_MAJORS_SINCE.items() if release >= since)
+    required = " or ".join(f"SM{major}x" for major in majors)
+    if target.major in majors:
+        return passed(f"--enable-deepseek-v4-fp4-indexer on {gpu(target)}", required)
+    return failed(f"--enable-deepseek-v4-fp4-indexer on {gpu(target)}", required)
+
+
 def _dsa_sub_backends(cfg, target, kv: str) -> tuple[str, str]:
     """The (prefill, decode) DSA sub-backends SGLang 0.5.23 runs on CUDA: each named one, else its default."""
     major = target.major or 0

@@ -443,6 +443,32 @@ def hpc_ops_model(cfg, target):
 
 
 @rule(
+    id="llada2-cfg-mha-model",
+    title="llada2_cfg_flashinfer (LLaDA2 CFG attention) does not serve MLA models",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23 (bench/release_walk.py grep 'llada2_cfg'): the backend is new in 0.5.22 "
+        "(choices.py:83) and create_llada2_cfg_flashinfer_backend raises for runner.use_mla_backend in both "
+        "(attention_registry.py:80-83)"
+    ),
+    backends=("llada2_cfg_flashinfer",),
+    stage="init",
+    prevents="LLaDA2 CFG attention does not use an MLA backend",
+    source=f"{REGISTRY}, create_llada2_cfg_flashinfer_backend",
+    docs="""Checks that `llada2_cfg_flashinfer`, the classifier-free-guidance attention of the LLaDA2 diffusion
+LLMs, serves an MHA model (no config.json `kv_lora_rank`).
+
+Its factory refuses an MLA model when the model runner builds the attention backend, after the weights load.""",
+    fix_title="Use an MLA backend for an MLA model: --attention-backend flashinfer (FlashInfer MLA)",
+)
+def llada2_cfg_mha_model(cfg, target):
+    if not cfg.mla:
+        return passed("an MHA model", "not an MLA model")
+    return failed("llada2_cfg_flashinfer with an MLA model", "not an MLA model", ["--attention-backend flashinfer"])
+
+
+@rule(
     id="hpc-ops-page-size",
     title="hpc_ops silently forces page size 64",
     engine="sglang",

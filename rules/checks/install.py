@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from rules.checks.common import HEALTH_OK, cuda_version, declared, gpu, library, library_state, sglang_release
 from rules.engine import failed, passed, rule, skipped, unknown
@@ -144,6 +144,39 @@ def install_fa3_library(cfg, target):
     return failed(found, required, ["pip install sglang-kernel"])
 
 
+@rule(
+    id="install-hpc-ops-library",
+    title="The hpc_ops backend needs Tencent's HPC-Ops (the hpc package)",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'requires the `hpc` package'): HPCOpsAttnBackend.__init__ "
+        "raises ImportError unless has_hpc_ops(), importlib.util.find_spec('hpc') (hpc_ops_backend.py:74-76 and "
+        ":130-134 in 0.5.17, :77-79 and :132-136 in 0.5.23); the package is Tencent/hpc-ops (setup.py: "
+        "distribution hpc-ops, package hpc), not on PyPI"
+    ),
+    backends=("hpc_ops",),
+    stage="init",
+    needs_software=True,
+    prevents="The hpc_ops attention backend requires the `hpc` package. Install it from "
+    "https://github.com/Tencent/hpc-ops",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, has_hpc_ops, HPCOpsAttnBackend.__init__",
+    docs="""Checks, when hpc_ops serves any phase, that the `hpc` module of Tencent's HPC-Ops is on the path.
+
+SGLang looks only for the module (find_spec), when the model runner builds the attention backend after the
+weights load; the probe finds it without importing it, by its distribution hpc-ops or a source checkout.""",
+    fix_title="Build and install HPC-Ops from https://github.com/Tencent/hpc-ops (pip install . in its checkout)",
+)
+def install_hpc_ops_library(cfg, target):
+    probed = library(target, "hpc_ops")
+    if probed is None:
+        return unknown("the probe report does not list the hpc package (recorded before it was probed)")
+    required = "the hpc package (HPC-Ops) on the path"
+    if probed.installed or probed.module_path:
+        return passed(f"hpc {probed.label if probed.installed else 'found at ' + probed.module_path}", required)
+    return failed("no hpc module (hpc-ops not installed)", required)
+
+
 # The backends whose declaration names flashinfer as their kernel library (see the rule's source).
 FLASHINFER_BACKENDS = tuple(n for n, b in backend_kb.SGLANG_BACKENDS.items() if "flashinfer" in b.libraries)
 
@@ -187,6 +220,106 @@ def install_flashinfer_library(cfg, target):
     if ok:
         return passed(found, "flashinfer that imports")
     return failed(found, "flashinfer-python installed and importable", ["pip install flashinfer-python"])
+
+
+@rule(
+    id="install-flashinfer-mamba",
+    title="--mamba-backend flashinfer needs FlashInfer's mamba module",
+    engine="sglang",
+    versions="sglang>=0.5.9",
+    verified=(
+        "sglang 0.5.9-0.5.23 (bench/release_walk.py grep 'FlashInfer mamba module not available'): with "
+        "--mamba-backend flashinfer, _handle_mamba_backend raises unless flashinfer is available and "
+        "`import flashinfer.mamba` succeeds (server_args.py:2068-2081 in 0.5.9, :6202 in 0.5.18; "
+        "arg_groups/mamba_hook.py:53-72 in 0.5.23), for every model"
+    ),
+    stage="startup",
+    needs_software=True,
+    prevents="FlashInfer mamba module not available, please check the FlashInfer installation.",
+    source="sglang: python/sglang/srt/arg_groups/mamba_hook.py, handle_mamba_backend (server_args.py "
+    "_handle_mamba_backend before 0.5.19)",
+    docs="""Checks, with `--mamba-backend flashinfer`, that flashinfer imports and so does its `flashinfer.mamba`
+module (the probe imports it as a component of flashinfer).
+
+SGLang imports the module while resolving its arguments and refuses to start without it; FlashInfer builds
+older than its Mamba kernels have no such module.""",
+    fix_title="Install a flashinfer-python with flashinfer.mamba, or use --mamba-backend triton",
+)
+def install_flashinfer_mamba(cfg, target):
+    if cfg.flags.get("mamba_backend") != "flashinfer":
+        return skipped("applies to --mamba-backend flashinfer")
+    state = library_state(target, "flashinfer")
+    required = "flashinfer whose flashinfer.mamba imports"
+    if state.healthy is None:
+        return unknown(f"import health not checked: flashinfer {state}")
+    if not state.healthy:
+        return failed(f"flashinfer {state}", required, ["--mamba-backend triton"])
+    component = (library(target, "flashinfer").health.details.get("components") or {}).get("mamba")
+    if component is None:
+        return unknown("the probe report does not say whether flashinfer.mamba imports (recorded before it was probed)")
+    if component.get("status") != HEALTH_OK:
+        return failed(
+            f"flashinfer {state} but flashinfer.mamba fails ({component.get('error', '')})",
+            required,
+            ["--mamba-backend triton"],
+        )
+    return passed(f"flashinfer {state}, flashinfer.mamba imports", required)
+
+
+@rule(
+    id="install-kimi-k3-dcp-flashinfer",
+    title="Kimi-K3 DCP decoding on cutedsl_mla needs FlashInfer 0.6.17+ (enable_dcp in its MLA decode kernel)",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'enable_dcp in the signature'): with --dcp-size > 1 and "
+        "decode cutedsl_mla or none named, Kimi-K3's override inspects "
+        "flashinfer.decode.trtllm_batch_decode_with_kv_cache_mla and raises RuntimeError without enable_dcp "
+        "(overrides.py:344-362 and :398-400 in 0.5.17, which asks for a DCP-patched build; 'FlashInfer 0.6.17 or "
+        "newer' from 0.5.18, overrides.py:413-428; arg_groups/model_overrides/kimi_k3.py:20-37 and :85-87 in "
+        "0.5.23)"
+    ),
+    stage="startup",
+    needs_software=True,
+    needs_model=True,
+    prevents="Kimi-K3 DCP with decode_attention_backend='cutedsl_mla' requires FlashInfer 0.6.17 or newer with "
+    "trtllm_batch_decode_with_kv_cache_mla exposing enable_dcp.",
+    source=f"{backend_kb.KIMI_K3_DCP_SOURCE}, _require_kimi_k3_cutedsl_dcp_support",
+    docs="""Checks, for Kimi-K3 with `--dcp-size` > 1 decoding on cutedsl_mla (named, or no decode backend given),
+that flashinfer is installed at 0.6.17 or newer.
+
+SGLang inspects FlashInfer's trtllm_batch_decode_with_kv_cache_mla for its `enable_dcp` parameter while resolving
+the arguments and refuses to start without it; the probe reads the installed version, the release SGLang names
+for that signature (the signature itself is not probed).""",
+    fix_title=f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}' (with its flashinfer-cubin)",
+)
+def install_kimi_k3_dcp_flashinfer(cfg, target):
+    architecture = cfg.model.architecture if cfg.model else None
+    dcp = cfg.flags.get("dcp_size") or 1
+    if architecture != backend_kb.KIMI_K3_ARCHITECTURE or dcp <= 1:
+        return skipped("applies to Kimi-K3 with --dcp-size > 1")
+    decode = None if cfg.auto_backend else cfg.decode_attention_backend or cfg.attention_backend
+    if decode not in (None, "cutedsl_mla"):
+        return skipped(f"decode {decode}: SGLang inspects FlashInfer for cutedsl_mla only (model-kimi-k3-dcp)")
+    required = f"flashinfer {backend_kb.KIMI_K3_DCP_FLASHINFER} or newer (enable_dcp in its MLA decode kernel)"
+    probed = library(target, "flashinfer")
+    if probed is None or not probed.installed:
+        return failed(
+            "flashinfer not installed",
+            required,
+            [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"],
+        )
+    try:
+        version = Version(probed.version or "")
+    except InvalidVersion:
+        return unknown(f"flashinfer version {probed.version!r} unreadable")
+    if version.release >= Version(backend_kb.KIMI_K3_DCP_FLASHINFER).release:
+        return passed(f"flashinfer {probed.version}", required)
+    return failed(
+        f"flashinfer {probed.version}",
+        required,
+        [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"],
+    )
 
 
 # --- torch and the GPU ----------------------------------------------------------------------------------------

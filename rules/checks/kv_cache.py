@@ -31,6 +31,8 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
 POOL = "sglang: python/sglang/srt/mem_cache/memory_pool.py, MXFP8 KV pool"
 KV4 = ("nvfp4", "fp4_mx_block16")
+MAMBA_HOOK = "sglang: python/sglang/srt/arg_groups/mamba_hook.py"
+INT8_MAMBA_LMCACHE_FROM = Version("0.5.21")  # handle_int8_mamba_checkpoint refuses LMCache (mamba_hook.py:96-99)
 
 
 def _mxfp8(cfg):
@@ -317,6 +319,35 @@ def kv_prefill_only_preconditions(cfg, target):
     if not missing:
         return passed("--chunked-prefill-size -1 and --disable-radix-cache", required)
     return failed(f"--prefill-only-disable-kv-cache without {' and '.join(missing)}", required, [" ".join(missing)])
+
+
+@rule(
+    id="kv-prefill-only-embedding",
+    title="--prefill-only-disable-kv-cache serves an embedding model only (--is-embedding)",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'currently requires --is-embedding'): the "
+        "ValueError is the first check of validate_prefill_only_disable_kv_cache_args, server_args.py 0.5.12 :3368, "
+        "0.5.13 :3679, 0.5.14 :5441, 0.5.15 :5260, 0.5.16 :6143, 0.5.17 :7052, 0.5.18 :7280, then "
+        "arg_groups/kv_cache_hook.py 0.5.19 :411, 0.5.20 :468, 0.5.21 :786, 0.5.22 :893, 0.5.23 :881"
+    ),
+    stage="startup",
+    prevents="--prefill-only-disable-kv-cache currently requires --is-embedding. Other prefill-only workloads may "
+    "be supported in a future change once their attention paths stop reading or writing the paged KV cache.",
+    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks that `--prefill-only-disable-kv-cache` comes with `--is-embedding`.
+
+The KV-free prefill path is scoped to embedding serving: other prefill-only paths (scoring, MIS) still stage
+K/V through the paged cache, so SGLang refuses the flag at start-up without `--is-embedding`.""",
+    fix_title="Add --is-embedding (the no-KV path serves embedding models only)",
+)
+def kv_prefill_only_embedding(cfg, target):
+    if not _prefill_only(cfg):
+        return skipped("applies to --prefill-only-disable-kv-cache")
+    if cfg.flags.get("is_embedding"):
+        return passed("--prefill-only-disable-kv-cache with --is-embedding", "--is-embedding")
+    return failed("--prefill-only-disable-kv-cache without --is-embedding", "--is-embedding", ["--is-embedding"])
 
 
 @rule(
@@ -1952,3 +1983,113 @@ def kv_sharding_model_attention(cfg, target):
             f"KV sharding of {cfg.model.name} (attention_chunk_size {cfg.model.attention_chunk_size})", required
         )
     return passed(f"KV sharding of {cfg.model.name}", required)
+
+
+@rule(
+    id="kv-int8-mamba-checkpoint-cache",
+    title="--enable-int8-mamba-checkpoint needs the built-in mamba radix cache: no HiCache, radix backend or LMCache",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'only supports the built-in mamba', 'LMCache is not "
+        "int8-aware'): the flag is new in 0.5.14 and _handle_int8_mamba_checkpoint refuses --enable-hierarchical-"
+        "cache and a --radix-cache-backend for any model (server_args.py:4870-4882 in 0.5.14, :6237 in 0.5.18; "
+        "arg_groups/mamba_hook.py:85-95 in 0.5.19-0.5.20); --enable-lmcache too from 0.5.21 (mamba_hook.py:96-99 "
+        "in 0.5.21, :97-100 in 0.5.22-0.5.23)"
+    ),
+    stage="startup",
+    prevents="--enable-int8-mamba-checkpoint is not supported together with --enable-hierarchical-cache: the "
+    "host-offload path is not int8-aware. Disable one of them.; --enable-int8-mamba-checkpoint only supports the "
+    "built-in mamba radix cache; --radix-cache-backend={backend!r} is not int8-aware. Omit --radix-cache-backend.; "
+    "--enable-int8-mamba-checkpoint is not supported together with --enable-lmcache: LMCache is not int8-aware. "
+    "Disable one of them.",
+    source=f"{MAMBA_HOOK}, handle_int8_mamba_checkpoint (server_args.py _handle_int8_mamba_checkpoint before 0.5.19)",
+    docs="""Checks the prefix caches beside `--enable-int8-mamba-checkpoint`: no `--enable-hierarchical-cache`, no
+`--radix-cache-backend`, and (from SGLang 0.5.21) no `--enable-lmcache`.
+
+The int8 Mamba checkpoint pool is wired into the built-in MambaRadixCache only; the host-offload path, registered
+radix-cache backends and LMCache would read int8 checkpoint slots as bf16 active state, so SGLang refuses each
+at start-up.""",
+    fix_title="Drop the other cache (or --enable-int8-mamba-checkpoint): the int8 checkpoint runs on the built-in "
+    "mamba radix cache only",
+)
+def kv_int8_mamba_checkpoint_cache(cfg, target):
+    if not cfg.flags.get("enable_int8_mamba_checkpoint"):
+        return skipped("applies to --enable-int8-mamba-checkpoint")
+    refused = []
+    if cfg.flags.get("enable_hierarchical_cache"):
+        refused.append("--enable-hierarchical-cache")
+    backend = cfg.flags.get("radix_cache_backend")
+    if backend is not None:
+        refused.append(f"--radix-cache-backend {backend}")
+    if cfg.flags.get("enable_lmcache") and sglang_release(target) >= INT8_MAMBA_LMCACHE_FROM:
+        refused.append("--enable-lmcache")
+    required = "the built-in mamba radix cache (no HiCache, --radix-cache-backend or LMCache)"
+    if not refused:
+        return passed("--enable-int8-mamba-checkpoint on the built-in mamba radix cache", required)
+    return failed(f"--enable-int8-mamba-checkpoint with {', '.join(refused)}", required)
+
+
+MAMBA_STATES_PER_PATH_FROM = Version("0.5.17")  # --mamba-max-states-per-path (server_args.py:5955-5960 in 0.5.17)
+MAMBA_STOCHASTIC_TRITON_MAJOR = 10  # the triton kernel's cvt.rs.f16x2.f32 (is_sm100_supported)
+
+
+@rule(
+    id="kv-mamba-cache-flags",
+    title="Mamba SSM cache flags: Philox rounds >= 0, states per path -1 or positive, stochastic rounding on float16 "
+    "(SM100 on triton)",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23 (bench/release_walk.py grep 'philox-rounds must be non-negative', "
+        "'max-states-per-path must be -1', 'cvt.rs.f16x2.f32'): _handle_mamba_backend refuses negative Philox "
+        "rounds and, with --enable-mamba-cache-stochastic-rounding, a --mamba-ssm-dtype other than float16 (unset "
+        "included: nothing fills it before this hook) and --mamba-backend triton off SM100 (server_args.py:4589-4614 "
+        "in 0.5.15, :6168-6198 in 0.5.18; arg_groups/mamba_hook.py:19-52 in 0.5.19-0.5.23); "
+        "--mamba-max-states-per-path 0 or below -1 from 0.5.17 (server_args.py:5957, mamba_hook.py:24-28 in "
+        "0.5.23); for every model"
+    ),
+    stage="startup",
+    prevents="--mamba-cache-philox-rounds must be non-negative.; --mamba-max-states-per-path must be -1 (unlimited) "
+    "or a positive integer, got {n}.; Stochastic rounding for the Mamba SSM cache requires --mamba-ssm-dtype "
+    "float16, got {dtype!r}. ...; Stochastic rounding for the Mamba SSM cache with --mamba-backend triton requires "
+    "SM100 with CUDA >= 12.8 because it uses the cvt.rs.f16x2.f32 PTX instruction. ...",
+    source=f"{MAMBA_HOOK}, handle_mamba_backend (server_args.py _handle_mamba_backend before 0.5.19)",
+    docs="""Checks the Mamba SSM cache flags SGLang validates for every model: `--mamba-cache-philox-rounds`
+non-negative, `--mamba-max-states-per-path` -1 or positive, and `--enable-mamba-cache-stochastic-rounding` only
+with `--mamba-ssm-dtype float16` and, on the default triton Mamba backend, an SM100 GPU.
+
+Stochastic rounding writes FP16 states; the triton kernel rounds with an SM100-only PTX instruction, so SGLang
+points SM90 users to `--mamba-backend flashinfer`. (FlashInfer's mamba module is install-flashinfer-mamba.)""",
+    fix_title="Add --mamba-ssm-dtype float16 (and --mamba-backend flashinfer off SM100) for stochastic rounding",
+)
+def kv_mamba_cache_flags(cfg, target):
+    release = sglang_release(target)
+    rounds = cfg.flags.get("mamba_cache_philox_rounds")
+    states = cfg.flags.get("mamba_max_states_per_path")
+    stochastic = cfg.flags.get("enable_mamba_cache_stochastic_rounding")
+    if rounds is None and states is None and not stochastic:
+        return skipped("applies to the Mamba SSM cache flags")
+    required = "rounds >= 0, states per path -1 or positive, stochastic rounding on float16 (SM100 on triton)"
+    if rounds is not None and rounds < 0:
+        return failed(f"--mamba-cache-philox-rounds {rounds}", required, ["--mamba-cache-philox-rounds 0"])
+    if states is not None and release >= MAMBA_STATES_PER_PATH_FROM and (states == 0 or states < -1):
+        return failed(f"--mamba-max-states-per-path {states}", required, ["--mamba-max-states-per-path -1"])
+    if stochastic:
+        dtype = cfg.flags.get("mamba_ssm_dtype")
+        if dtype != "float16":
+            return failed(
+                f"stochastic rounding with --mamba-ssm-dtype {dtype or 'unset'}",
+                required,
+                ["--mamba-ssm-dtype float16"],
+            )
+        backend = cfg.flags.get("mamba_backend") or "triton"
+        if target.major is None:
+            return unknown("compute capability unknown")
+        if backend == "triton" and target.major != MAMBA_STOCHASTIC_TRITON_MAJOR:
+            return failed(
+                f"stochastic rounding on --mamba-backend triton on {gpu(target)}",
+                required,
+                ["--mamba-backend flashinfer"],
+            )
+    return passed("Mamba SSM cache flags", required)

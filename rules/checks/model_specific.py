@@ -1531,6 +1531,50 @@ def model_kimi_k3_dcp(cfg, target):
     )
 
 
+def kimi_k3_dcp_size(cfg) -> int:
+    """--dcp-size of a Kimi-K3 launch (1 for any other model): above 1, its DCP override runs."""
+    if _arch(cfg) != backend_kb.KIMI_K3_ARCHITECTURE:
+        return 1
+    return cfg.flags.get("dcp_size") or 1
+
+
+@rule(
+    id="model-kimi-k3-dcp-dspark",
+    title="Kimi-K3 DCP with DSPARK needs SGLANG_RAGGED_VERIFY_MODE=static",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'SGLANG_RAGGED_VERIFY_MODE=static'): Kimi-K3's DCP "
+        "override raises for DSPARK unless read_ragged_verify_mode() is STATIC (overrides.py:380-390 in 0.5.17, "
+        ":446-455 in 0.5.18; arg_groups/model_overrides/kimi_k3.py:62-74 from 0.5.19 to 0.5.23); the variable "
+        "defaults to static (environ.py:1572 in 0.5.23) and another value than static / compact / cap-accept is "
+        "a ValueError of its own (speculative/ragged_verify.py:19-27)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Kimi-K3 DCP + DSPARK currently requires SGLANG_RAGGED_VERIFY_MODE=static; compact/cap-accept are not "
+    "validated under DCP (got {mode!r}).",
+    source=f"{backend_kb.KIMI_K3_DCP_SOURCE}; sglang: python/sglang/srt/speculative/ragged_verify.py, "
+    "read_ragged_verify_mode",
+    docs="""Checks that Kimi-K3 with `--dcp-size` > 1 and `--speculative-algorithm DSPARK` keeps
+SGLANG_RAGGED_VERIFY_MODE at static (its default).
+
+The compact and cap-accept ragged-verify modes are not validated under decode context parallelism, so Kimi-K3's
+override refuses them at start-up (and routes DSPARK's verify to the decode backend).""",
+    fix_title="Unset SGLANG_RAGGED_VERIFY_MODE (or set it to static)",
+)
+def model_kimi_k3_dcp_dspark(cfg, target):
+    dcp = kimi_k3_dcp_size(cfg)
+    if dcp <= 1 or (cfg.speculative_algorithm or "").upper() != "DSPARK":
+        return skipped("applies to Kimi-K3 with --dcp-size > 1 and DSPARK")
+    # SGLANG_RAGGED_VERIFY_MODE defaults to static (environ.py:1572 in 0.5.23)
+    mode = cfg.env.get(RAGGED_VERIFY_ENV, "static")
+    required = f"{RAGGED_VERIFY_ENV}=static"
+    if mode == "static":
+        return passed(f"Kimi-K3 DCP + DSPARK with ragged verify {mode}", required)
+    return failed(f"Kimi-K3 DCP + DSPARK with {RAGGED_VERIFY_ENV}={mode}", required, [required])
+
+
 @rule(
     id="model-prefill-aware-swa-page",
     title="Unlimited-OCR on fa3/fa4 (prefill-aware sliding window) needs page size 1 and no unified memory",

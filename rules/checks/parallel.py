@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from rules.checks.memory import attention_tp, flag
 from rules.config import Config
-from rules.engine import failed, passed, rule, skipped, warned
+from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.knowledge import dsa as dsa_kb
 
 CUSTOM_ALL_REDUCE = (
     "sglang: python/sglang/srt/distributed/device_communicators/custom_all_reduce_utils.py:442-510 "
@@ -149,3 +150,39 @@ def parallel_p2p(cfg, target):
     if tp > 2 and any(not d.nvlink_links_up for d in group):
         return warned(f"{found}: PCIe-only GPUs (no active NVLink); all-reduce falls back to NCCL", required)
     return passed(found + " with P2P" + (" over NVLink" if tp > 2 else ""), required)
+
+
+@rule(
+    id="parallel-cp-decode-attn-tp-model",
+    title="--enable-cp-decode-attn-tp only for DeepSeek-V4 and GLM-5 (attention linears replicated across CP ranks)",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'enable-cp-decode-attn-tp is only supported'): the flag "
+        "is new in 0.5.17; _handle_model_specific_adjustments refuses an architectures[0] outside "
+        "CP_DECODE_ATTN_TP_SUPPORTED_ARCHS (server_args.py:5062-5072 in 0.5.17, :5277 in 0.5.18; "
+        "arg_groups/model_hook.py:93-104 in 0.5.19, :193-205 in 0.5.23); the tuple (layers/cp/cp_decode_attn_tp.py"
+        ":29-37, read from each wheel) is the same in every release"
+    ),
+    stage="startup",
+    prevents="--enable-cp-decode-attn-tp is only supported for models whose attention linears are replicated "
+    "across CP ranks (attn_tp_size=1). Got {model_arch}; supported: [...].",
+    source="sglang: python/sglang/srt/arg_groups/model_hook.py, handle_model_specific_adjustments; "
+    "python/sglang/srt/layers/cp/cp_decode_attn_tp.py CP_DECODE_ATTN_TP_SUPPORTED_ARCHS",
+    docs="""Checks that `--enable-cp-decode-attn-tp` serves an architecture SGLang lists for it: DeepSeek-V4
+(DeepseekV4ForCausalLM and its NextN / DSpark drafts) or GLM-5 (GlmMoeDsaForCausalLM, its NextN).
+
+Slicing the attention linears to a rank's CP partition during decode is only equivalent to a TP GEMM where
+those linears are replicated under context parallelism; SGLang refuses any other model at start-up.""",
+    fix_title="Drop --enable-cp-decode-attn-tp for this model",
+)
+def parallel_cp_decode_attn_tp_model(cfg, target):
+    if not cfg.flags.get("enable_cp_decode_attn_tp"):
+        return skipped("applies to --enable-cp-decode-attn-tp")
+    architecture = cfg.model.architecture if cfg.model else None
+    if architecture is None:
+        return unknown("the model's architecture is unknown")
+    required = "one of " + ", ".join(dsa_kb.CP_DECODE_ATTN_TP_ARCHITECTURES)
+    if architecture in dsa_kb.CP_DECODE_ATTN_TP_ARCHITECTURES:
+        return passed(f"--enable-cp-decode-attn-tp on {architecture}", required)
+    return failed(f"--enable-cp-decode-attn-tp on {architecture}", required)

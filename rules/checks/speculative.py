@@ -24,6 +24,12 @@ EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
 # _auto_choose_speculative_params: (steps, topk, draft tokens) = (5, 4, 8) for these when nothing is given.
 AUTO_TOPK_4 = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
 NGRAM_DEFAULT_BREADTH = 10  # fields/spec.py speculative_ngram_max_bfs_breadth
+# --speculative-draft-window-size (0.5.12+): checked for DFLASH only in 0.5.12 (server_args.py:3647-3653), for any
+# algorithm from 0.5.13; the algorithms that honour it, by the first release (speculative_hook.py:87-92 in 0.5.13,
+# :145 in 0.5.20, :177 in 0.5.21, :213 in 0.5.23); --speculative-draft-sink-size from 0.5.21.
+DRAFT_WINDOW_ANY_ALGORITHM_FROM = Version("0.5.13")
+DRAFT_WINDOW_EAGLE_FROM = Version("0.5.21")
+DRAFT_SINK_FROM = Version("0.5.21")
 
 
 def _algorithm(cfg) -> str:
@@ -545,11 +551,14 @@ DRAFT_WORKER = "sglang: python/sglang/srt/speculative/draft_worker_common.py"
 
 
 def _failing(cfg, target) -> dict[str, str]:
-    """rule id -> message of every failure `cfg` meets on `target` (the draft's own backend left out)."""
-    from rules.engine import Status, evaluate
+    """rule id -> message of every failure `cfg` meets on `target` (the draft's own backend left out, also the one
+    SGLang itself fills: rules.resolve.hybrid_spec_defaults)."""
+    from rules.engine import Judge, Status
+    from rules.resolve import resolve
 
-    report = evaluate(replace(cfg, draft_attention_backend=None), target, alternatives=False)
-    return {f.rule_id: f.outcome.found for f in report.findings if f.status is Status.FAIL}
+    judge = Judge(target)
+    judged = replace(resolve(replace(cfg, draft_attention_backend=None), judge.target), draft_attention_backend=None)
+    return {f.rule_id: f.outcome.found for f in judge.findings(judged) if f.status is Status.FAIL}
 
 
 @rule(
@@ -588,6 +597,11 @@ def spec_draft_backend(cfg, target):
         return skipped("no --speculative-draft-attention-backend")
     if cfg.speculative_algorithm is None:
         return skipped("no speculative decoding")
+    if cfg.draft_model is None and _algorithm(cfg) == "DSPARK":
+        # a DSPARK draft is its own checkpoint (Kimi's is dense MQA, kimi_k3_hook.py), never the target's layers
+        return unknown(
+            f"draft backend {draft}: the DSPARK draft checkpoint is not read here (--speculative-draft-model-path)"
+        )
     draft_kv = cfg.flags.get("speculative_draft_kv_cache_dtype")
     # the draft checkpoint's own attention when --speculative-draft-model-path was read (EAGLE heads); MTP/NextN
     # drafts are layers of the target model and share its attention
@@ -657,3 +671,68 @@ def spec_uno(cfg, target):
     if cfg.prefill_backend == cfg.decode_backend == "fa3":
         return passed("UNO on fa3", "fa3 for prefill and decode")
     return failed(f"UNO on {cfg.backend_label()}", "fa3 for prefill and decode", ["--attention-backend fa3"])
+
+
+@rule(
+    id="spec-draft-window",
+    title="The draft's sliding window: a positive window, a non-negative sink only with it, DFLASH's window >= its "
+    "block",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.23 (bench/release_walk.py grep 'speculative-draft-window-size must be positive', "
+        "'must be >=', 'has no effect', 'sink-size'): 0.5.12-0.5.12.post1 check the window inside the DFLASH branch "
+        "only (server_args.py:3647-3653, :3688-3695); from 0.5.13 the window must be positive for any algorithm "
+        "and warns 'has no effect' outside EAGLE3 / DFLASH (speculative_hook.py:82-92 in 0.5.13, :137-150 in "
+        "0.5.19-0.5.20), EAGLE too from 0.5.21 (:170-181); the sink (0.5.21+) must be non-negative and needs a "
+        "window (:186-195 in 0.5.21, :220-230 in 0.5.23); DFLASH's window >= --speculative-num-draft-tokens in "
+        "every release (:229 in 0.5.13, :431 in 0.5.23)"
+    ),
+    stage="startup",
+    prevents="--speculative-draft-window-size must be positive, got {window_size}.; --speculative-draft-sink-size "
+    "must be non-negative, got {sink_size}.; --speculative-draft-sink-size requires --speculative-draft-window-size.; "
+    "--speculative-draft-window-size must be >= --speculative-num-draft-tokens (block_size).",
+    source=f"{SPEC_HOOK}, handle_speculative_decoding, _handle_dflash (server_args.py before 0.5.13)",
+    docs="""Checks `--speculative-draft-window-size` and `--speculative-draft-sink-size`, the sliding window (and
+StreamingLLM sink) the draft attends over: the window positive, the sink non-negative and only with a window, and
+for DFLASH the window at least its block (`--speculative-num-draft-tokens`). Warns when the algorithm ignores
+the window (SGLang logs "has no effect"): only DFLASH, EAGLE3 and, from 0.5.21, EAGLE / NEXTN honour it.
+
+DFLASH's block comes from the draft model's config when `--speculative-num-draft-tokens` is not given; the rule
+then judges the window's sign only.""",
+    fix_title="Give a positive --speculative-draft-window-size (at least the DFLASH block), the sink only with it",
+)
+def spec_draft_window(cfg, target):
+    window = cfg.flags.get("speculative_draft_window_size")
+    sink = cfg.flags.get("speculative_draft_sink_size")
+    if window is None and sink is None:
+        return skipped("applies to --speculative-draft-window-size / --speculative-draft-sink-size")
+    release, algorithm = sglang_release(target), _algorithm(cfg)
+    checked = algorithm == "DFLASH" or release >= DRAFT_WINDOW_ANY_ALGORITHM_FROM
+    required = "a positive window, a non-negative sink with it, DFLASH's window >= its block"
+    if window is not None and window <= 0 and checked:
+        return failed(f"--speculative-draft-window-size {window}", required)
+    if sink is not None and release >= DRAFT_SINK_FROM:
+        if sink < 0:
+            return failed(f"--speculative-draft-sink-size {sink}", required)
+        if window is None:
+            return failed(
+                f"--speculative-draft-sink-size {sink} without --speculative-draft-window-size",
+                required,
+                ["--speculative-draft-window-size 1024"],
+            )
+    tokens = cfg.flags.get("speculative_num_draft_tokens")
+    if algorithm == "DFLASH" and window is not None and isinstance(tokens, int) and window < tokens:
+        return failed(
+            f"--speculative-draft-window-size {window} below DFLASH's block of {tokens} draft tokens",
+            required,
+            [f"--speculative-draft-window-size {tokens}"],
+        )
+    honoured = {"DFLASH", "EAGLE3"} | ({"EAGLE", "NEXTN"} if release >= DRAFT_WINDOW_EAGLE_FROM else set())
+    if window is not None and release >= DRAFT_WINDOW_ANY_ALGORITHM_FROM and algorithm not in honoured:
+        return warned(
+            f"--speculative-draft-window-size {window} with {algorithm or 'no speculative algorithm'}: SGLang "
+            "ignores it",
+            "an algorithm that honours it: " + ", ".join(sorted(honoured)),
+        )
+    return passed(f"--speculative-draft-window-size {window} with {algorithm}", required)

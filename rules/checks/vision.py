@@ -16,6 +16,23 @@ QWEN3_VL = "sglang: python/sglang/srt/models/qwen3_vl.py, Qwen3_VisionBlock"
 QWEN3_VL_FA3_ARCHITECTURES = frozenset({"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"})
 QWEN3_OMNI_ARCHITECTURE = "Qwen3OmniMoeForConditionalGeneration"
 QWEN3_OMNI_FROM = Version("0.5.4")
+# --language-model-only (0.5.18+): ServerArgs.LANGUAGE_MODEL_ONLY_ARCHITECTURES (server_args.py), by the first release
+# listing each: MuseGlimmer (0.5.18 :7657), Cosmos3 and Cosmos3Edge (0.5.20), DeepSeek-V4 (0.5.22; :335-340 in
+# 0.5.23). A DeepSeek-V4.1 text-only worker may run under PD from 0.5.22 (model_hook.py:1071-1077 in 0.5.22).
+LANGUAGE_MODEL_ONLY_SINCE = {
+    "MuseGlimmerForConditionalGeneration": Version("0.5.18"),
+    "Cosmos3ForConditionalGeneration": Version("0.5.20"),
+    "Cosmos3EdgeForConditionalGeneration": Version("0.5.20"),
+    "DeepseekV4ForCausalLM": Version("0.5.22"),
+}
+LANGUAGE_MODEL_ONLY_V41_PD_FROM = Version("0.5.22")
+LANGUAGE_MODEL_ONLY_REFUSES = (
+    "encoder_only",
+    "language_only",
+    "enable_prefix_mm_cache",
+    "enable_broadcast_mm_inputs_process",
+    "mm_enable_dp_encoder",
+)
 
 
 @rule(
@@ -98,3 +115,55 @@ def vision_qwen3_vl_fa3(cfg, target):
         "a GPU with fa3 (SM8x/SM90), or another vision backend",
         ["--mm-attention-backend triton_attn"],
     )
+
+
+@rule(
+    id="model-language-model-only",
+    title="--language-model-only: the listed architectures only, no encoder split or multimodal caches, no PD",
+    engine="sglang",
+    versions="sglang>=0.5.18",
+    verified=(
+        "sglang 0.5.18-0.5.23 (bench/release_walk.py grep 'language-model-only does not support'): "
+        "_handle_language_model_only refuses, in this order, --encoder-only, --language-only, "
+        "--enable-prefix-mm-cache, --enable-broadcast-mm-inputs-process and --mm-enable-dp-encoder, then "
+        "--disaggregation-mode prefill/decode, then an architecture outside LANGUAGE_MODEL_ONLY_ARCHITECTURES "
+        "(server_args.py:7659-7684 in 0.5.18; arg_groups/model_hook.py :859 in 0.5.19, :1080-1110 in 0.5.23); "
+        "the list grows MuseGlimmer (0.5.18), Cosmos3 / Cosmos3Edge (0.5.20), DeepseekV4ForCausalLM (0.5.22); "
+        "from 0.5.22 a model_type deepseek_v41 worker may be PD (model_hook.py:1071-1077)"
+    ),
+    stage="startup",
+    prevents="--language-model-only cannot be combined with {name}; --language-model-only is incompatible with "
+    "--disaggregation-mode prefill/decode; --language-model-only does not support {architectures}. Supported: "
+    "[...].",
+    source="sglang: python/sglang/srt/arg_groups/model_hook.py, handle_language_model_only (server_args.py "
+    "_handle_language_model_only before 0.5.19); server_args.py LANGUAGE_MODEL_ONLY_ARCHITECTURES",
+    docs="""Checks `--language-model-only` (serve a multimodal checkpoint's language model without its encoder):
+the architecture must be one SGLang lists for it in the target's release (MuseGlimmer; Cosmos3 from 0.5.20;
+DeepSeek-V4 from 0.5.22), without `--encoder-only`, `--language-only`, `--enable-prefix-mm-cache`,
+`--enable-broadcast-mm-inputs-process` or `--mm-enable-dp-encoder`, and not as a PD prefill / decode worker
+(a DeepSeek-V4.1 worker may be, from 0.5.22).
+
+Only those models can skip loading their encoder, and the encoder-disaggregation and multimodal-cache paths need
+it; SGLang refuses each combination at start-up, before the weights load.""",
+    fix_title="Drop --language-model-only (or the encoder / multimodal-cache flags beside it)",
+)
+def model_language_model_only(cfg, target):
+    if not cfg.flags.get("language_model_only"):
+        return skipped("applies to --language-model-only")
+    release = sglang_release(target)
+    required = "a listed architecture, no encoder split or multimodal caches, no PD"
+    for flag in LANGUAGE_MODEL_ONLY_REFUSES:
+        if cfg.flags.get(flag):
+            return failed(f"--language-model-only with --{flag.replace('_', '-')}", required)
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    model_type = cfg.model.model_type if cfg.model else None
+    v41_pd = model_type == "deepseek_v41" and release >= LANGUAGE_MODEL_ONLY_V41_PD_FROM
+    if mode != "null" and not v41_pd:
+        return failed(f"--language-model-only with --disaggregation-mode {mode}", required)
+    architecture = cfg.model.architecture if cfg.model else None
+    if architecture is None:
+        return unknown("the model's architecture is unknown")
+    listed = sorted(a for a, since in LANGUAGE_MODEL_ONLY_SINCE.items() if release >= since)
+    if architecture not in listed:
+        return failed(f"--language-model-only on {architecture}", f"one of {', '.join(listed)} (sglang {release})")
+    return passed(f"--language-model-only on {architecture}", required)

@@ -919,6 +919,22 @@ NO_CUDA_GRAPH_BACKENDS = ("torch_native", "flex_attention")
 KIMI_K3_ARCHITECTURE = "KimiK3ForConditionalGeneration"
 KIMI_K3_DCP_DECODE_BACKENDS = ("cutedsl_mla", "aiter")
 KIMI_K3_DCP_SOURCE = "sglang: python/sglang/srt/arg_groups/model_overrides/kimi_k3.py, _kimi_k3_overrides"
+# Kimi-K3 DCP decoding on cutedsl_mla (given, or no decode backend) needs FlashInfer's
+# trtllm_batch_decode_with_kv_cache_mla with enable_dcp: "FlashInfer 0.6.17 or newer" (kimi_k3.py:20-37 in 0.5.23,
+# overrides.py:413-428 in 0.5.18; 0.5.17 asks for a DCP-patched build, :344-362).
+KIMI_K3_DCP_FLASHINFER = "0.6.17"
+# The speculative and linear-attention defaults SGLang fills for Kimi's hybrid models (model_hook.py:239-249 in
+# 0.5.23, from 0.5.17: kimi_k3_hook.py, the same conditions in every release) and GLM-5-Next (from 0.5.22:
+# glm5_next_hook.py:18-35): with speculative decoding an unset --linear-attn-verify-backend becomes nv_cutedsl (on
+# SM100 only for GLM-5-Next); Kimi's DSPARK draft on SM100 runs trtllm_mha when no draft backend is given, and its
+# KDA decode triton on SM100 with --mamba-ssm-dtype bfloat16 and no decode backend given.
+KIMI_HYBRID_ARCHITECTURES = frozenset({"KimiLinearForCausalLM", KIMI_K3_ARCHITECTURE})
+KIMI_HYBRID_DEFAULTS_FROM = Version("0.5.17")
+GLM5_NEXT_ARCHITECTURE = "Glm5NextForConditionalGeneration"
+GLM5_NEXT_DEFAULTS_FROM = Version("0.5.22")
+HYBRID_SPEC_VERIFY_BACKEND = "nv_cutedsl"
+KIMI_DSPARK_DRAFT_BACKEND = "trtllm_mha"
+KIMI_BF16_DECODE_BACKEND = "triton"
 
 # Models whose FlashAttention backend runs "prefill-aware SWA" (model.is_prefill_aware_swa(): prefill tokens stay
 # in the window during decode), which asserts page size 1 (flashattention_backend.py 0.5.15 :293-297, 0.5.23

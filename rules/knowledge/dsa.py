@@ -104,6 +104,28 @@ DSV4_EAGLE_TOPK = 1
 DSV4_TRTLLM_KV_DTYPES = ("auto", "fp8_e4m3")
 DSV4_SM100_MAJOR = 10
 DSV41_MODEL_TYPE = "deepseek_v41"
+# --enable-cp-decode-attn-tp (0.5.17+): the architectures whose attention linears are replicated across CP ranks,
+# CP_DECODE_ATTN_TP_SUPPORTED_ARCHS (layers/cp/cp_decode_attn_tp.py:29-37, the same tuple in every release
+# 0.5.17-0.5.23), checked against config.json's architectures[0] (server_args.py:5062-5072 in 0.5.17,
+# arg_groups/model_hook.py:193-205 in 0.5.23).
+CP_DECODE_ATTN_TP_ARCHITECTURES = (
+    "DeepseekV4ForCausalLM",
+    "DeepseekV4ForCausalLMNextN",
+    "DeepseekV4ForCausalLMDSpark",
+    "GlmMoeDsaForCausalLM",
+    "GlmMoeDsaForCausalLMNextN",
+)
+# --enable-encoder-swa-bounded-replay (0.5.21+) requires DeepSeek-V4.1: refused for a DeepseekV4ForCausalLM of
+# another model_type in validate_deepseek_v41_features (deepseek_v4_hook.py:176-179 in 0.5.21, :211-214 in 0.5.22,
+# run for that architecture only: model_hook.py:432-441 in 0.5.21), and for any other model from 0.5.23
+# (handle_model_capability_adjustments, model_hook.py:1038-1045).
+ENCODER_SWA_REPLAY_FROM = Version("0.5.21")
+ENCODER_SWA_REPLAY_ANY_MODEL_FROM = Version("0.5.23")
+# --enable-deepseek-v4-fp4-indexer (0.5.13+), for any model: SM100 (is_sm100_supported, server_args.py:4164 in
+# 0.5.13 to :6676 in 0.5.16 and 0.5.17), SM100 or SM120 from 0.5.18 (server_args.py:8091-8093; serving_hook.py
+# :421-423 in 0.5.19-0.5.20), gfx95 too from 0.5.21 (:423-425; :464-466 in 0.5.23): compute-capability majors on
+# CUDA, by the first release accepting them.
+FP4_INDEXER_MAJORS_SINCE = MappingProxyType({10: Version("0.5.13"), 12: Version("0.5.18")})
 # DSA with --enable-kv-cache-sharding (0.5.23 kv_shard_hook.py:33-67, validate_kv_shard_attention_backend; 0.5.22
 # has no DSA branch): the dsa prefill backend, interleaved prefill CP over more than one rank on PP 1, trtllm for
 # both DSA phases, an fp8_e4m3 KV cache at page 64, the Mooncake transfer backend, no DSA cache layer split, and

@@ -3,6 +3,7 @@
 from tests.rule_fixtures.model_specific import model_dir
 
 DET = ["--enable-deterministic-inference"]
+RL_ON_POLICY = ["sglang", "serve", "--model-path", "qwen3-8b", "--rl-on-policy-target", "fsdp"]
 
 FIXTURES = {
     "deterministic-backend": {
@@ -96,5 +97,9 @@ FIXTURES = {
             # SGLang's own deterministic default on SM100 for non-DeepSeek models is flashinfer
             {"gpu": "B200", "argv": ["--model", "qwen3-8b", *DET], "expect": "warn"},
         ],
+    },
+    "deterministic-rl-on-policy": {
+        "pass": [{"gpu": "H100", "command": [*RL_ON_POLICY, "--enable-deterministic-inference"]}],
+        "fail": [{"gpu": "H100", "command": RL_ON_POLICY, "expect": "warn"}],
     },
 }

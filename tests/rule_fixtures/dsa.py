@@ -223,6 +223,31 @@ FIXTURES = {
             launch("B200", DSV4, "--dsv4-attn-backend", "trtllm", "--disaggregation-mode", "decode"),
         ],
     },
+    "dsv4-encoder-swa-replay-model": {
+        "pass": [
+            launch("B200", DSV41, "--enable-encoder-swa-bounded-replay"),
+            # 0.5.21-0.5.22 check the flag for DeepseekV4ForCausalLM only
+            {**launch("H200", DSA, "--enable-encoder-swa-bounded-replay"), "engine_version": ["sglang==0.5.22"]},
+        ],
+        "fail": [
+            launch("B200", DSV4, "--enable-encoder-swa-bounded-replay"),
+            {**launch("B200", DSV4, "--enable-encoder-swa-bounded-replay"), "engine_version": ["sglang==0.5.21"]},
+            # 0.5.23: handle_model_capability_adjustments refuses it for any model but DeepSeek-V4.1
+            launch("H200", DSA, "--enable-encoder-swa-bounded-replay"),
+        ],
+    },
+    "dsv4-fp4-indexer-gpu": {
+        "pass": [
+            launch("B200", DSV4, "--enable-deepseek-v4-fp4-indexer"),
+            launch("RTX PRO 6000", DSV4, "--enable-deepseek-v4-fp4-indexer"),
+            {**launch("B200", DSV4, "--enable-deepseek-v4-fp4-indexer"), "engine_version": ["sglang==0.5.13"]},
+        ],
+        "fail": [
+            launch("H200", DSV4, "--enable-deepseek-v4-fp4-indexer"),
+            # SM120 from 0.5.18 only
+            {**launch("RTX PRO 6000", DSV4, "--enable-deepseek-v4-fp4-indexer"), "engine_version": ["sglang==0.5.17"]},
+        ],
+    },
     "dsv4-prefill-cp-strategy": {
         "pass": [
             launch("B200", DSV4, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "interleave"),

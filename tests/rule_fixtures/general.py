@@ -178,6 +178,17 @@ FIXTURES = {
             {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops", "--speculative-algorithm", "EAGLE"]},
         ],
     },
+    "llada2-cfg-mha-model": {
+        "pass": [{"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "llada2_cfg_flashinfer"]}],
+        "fail": [
+            {"gpu": "H100", "argv": ["--model", "deepseek-v3", "--attention-backend", "llada2_cfg_flashinfer"]},
+            {
+                "gpu": "H100",
+                "argv": ["--model", "deepseek-v3", "--attention-backend", "llada2_cfg_flashinfer"],
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+    },
     "hpc-ops-shapes": {
         "pass": [
             {"gpu": "H100", "argv": [*LLAMA, "--attention-backend", "hpc_ops"]},

@@ -31,10 +31,14 @@ HEALTHY = {  # key -> (distributions, health details)
         {"sglang-kernel": "0.4.10"},
         {"components": {"fa3_ops": {"module": "sgl_kernel.flash_attn", "status": "ok"}}},
     ),
-    "flashinfer": ({"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"}, {}),
+    "flashinfer": (
+        {"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"},
+        {"components": {"mamba": {"module": "flashinfer.mamba", "status": "ok"}}},
+    ),
     "cutlass_dsl": ({"nvidia-cutlass-dsl": "4.8.0", "nvidia-cutlass-dsl-libs-base": "4.8.0"}, {}),
     "quack": ({"quack-kernels": "0.6.5"}, {}),
     "fa4": ({"flash-attn-4": "4.0.0b36"}, {}),
+    "hpc_ops": ({"hpc-ops": "0.1.0.torch291"}, {}),
 }
 
 
@@ -46,6 +50,8 @@ def _machine(
     missing=(),
     unchecked=False,
     fa3_ops_error=None,
+    flashinfer_mamba_error=None,
+    flashinfer_version=None,
     gpu_error=None,
 ) -> dict:
     """A GPU machine with SGLang 0.5.23's stack installed and healthy, then the changes asked for."""
@@ -60,6 +66,9 @@ def _machine(
     torch_version = "2.9.1" + (f"+cu{torch_cuda.replace('.', '')}" if torch_cuda else "+cpu")
     report["torch"].update(version=torch_version, cuda=torch_cuda, arch_list=list(arch_list) if torch_cuda else [])
     report["imports_checked"] = True
+    if not any(library["key"] == "hpc_ops" for library in report["libraries"]):  # a report from before it was probed
+        absent = copy.deepcopy(next(lib for lib in report["libraries"] if lib["key"] == "quack"))
+        report["libraries"].append({**absent, "key": "hpc_ops", "title": "HPC-Ops (Tencent)", "import_name": "hpc"})
     for library in report["libraries"]:
         key = library["key"]
         if key == "torch":
@@ -68,6 +77,8 @@ def _machine(
         if key not in HEALTHY or key in missing:
             continue
         distributions, details = HEALTHY[key]
+        if key == "flashinfer" and flashinfer_version:
+            distributions = {name: flashinfer_version for name in distributions}
         library["distributions"] = dict(distributions)
         library["version"] = next(iter(distributions.values()))
         health = {"status": "ok", "module": key, "seconds": 0.5, "details": copy.deepcopy(details)}
@@ -80,6 +91,12 @@ def _machine(
                 "module": "sgl_kernel.flash_attn",
                 "status": "error",
                 "error": fa3_ops_error,
+            }
+        if key == "flashinfer" and flashinfer_mamba_error:
+            health["details"]["components"]["mamba"] = {
+                "module": "flashinfer.mamba",
+                "status": "error",
+                "error": flashinfer_mamba_error,
             }
         library["health"] = {**library["health"], **health}
     if unchecked:
@@ -97,8 +114,13 @@ FACTS_VARIANTS = {
     "b200-no-flash-attn-4": _machine("B200", missing=("fa4",)),
     "b200-no-import-check": _machine("B200", unchecked=True),
     "h100-no-sgl-kernel": _machine("H100", missing=("sgl_kernel",)),
+    "h100-no-hpc-ops": _machine("H100", missing=("hpc_ops",)),
     "h100-fa3-ops-broken": _machine("H100", fa3_ops_error="ImportError: undefined symbol: _ZN3c104cuda9SetDeviceEi"),
     "b200-no-flashinfer": _machine("B200", missing=("flashinfer",)),
+    "b200-flashinfer-0.6.8": _machine("B200", flashinfer_version="0.6.8"),
+    "h100-no-flashinfer-mamba": _machine(
+        "H100", flashinfer_mamba_error="ModuleNotFoundError: No module named 'flashinfer.mamba'"
+    ),
     "rtx5090-flashinfer-broken": _machine("RTX 5090", broken=("flashinfer",)),
     "b200-torch-cu126": _machine("B200", torch_cuda="12.6", arch_list=CUDA_126_ARCHS),
     "h100-torch-cu122": _machine("H100", torch_cuda="12.2", arch_list=CUDA_126_ARCHS),
@@ -129,6 +151,9 @@ def on(facts: str, *argv: str, **extra) -> dict:
 
 LLAMA = ("--model", "llama-3.1-8b")
 DEEPSEEK = ("--model", "deepseek-v3")
+KIMI_K3_MODEL = "tests/fixtures/models/synthetic-kimi-k3"
+KIMI_K3_DCP = ["sglang", "serve", "--model-path", KIMI_K3_MODEL, "--tp-size", "8", "--dcp-size", "8"]
+MAMBA_FLASHINFER = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b", "--mamba-backend", "flashinfer"]
 
 FIXTURES = {
     "install-fa4-library": {
@@ -182,6 +207,16 @@ FIXTURES = {
             on("h100-no-sgl-kernel", *LLAMA, "--attention-backend", "fa3", engine_version=["sglang==0.5.0rc2"]),
         ],
     },
+    "install-hpc-ops-library": {
+        "pass": [
+            on("h100-ok", *LLAMA, "--attention-backend", "hpc_ops"),
+            on("h100-ok", *LLAMA, "--attention-backend", "hpc_ops", engine_version=["sglang==0.5.17"]),
+        ],
+        "fail": [
+            on("h100-no-hpc-ops", *LLAMA, "--attention-backend", "hpc_ops"),
+            on("h100-no-hpc-ops", *LLAMA, "--attention-backend", "hpc_ops", engine_version=["sglang==0.5.17"]),
+        ],
+    },
     "install-flashinfer-library": {
         "pass": [
             on("b200-ok", *DEEPSEEK, "--attention-backend", "trtllm_mla"),
@@ -191,6 +226,28 @@ FIXTURES = {
             on("b200-no-flashinfer", *LLAMA, "--attention-backend", "trtllm_mha"),
             on("rtx5090-flashinfer-broken", *LLAMA),
             on("b200-no-flashinfer", *LLAMA, "--attention-backend", "flashinfer", engine_version=["sglang==0.5.1"]),
+        ],
+    },
+    "install-flashinfer-mamba": {
+        "pass": [
+            on("h100-ok", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER),
+            on("h100-ok", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER, engine_version=["sglang==0.5.9"]),
+        ],
+        "fail": [
+            on("h100-no-flashinfer-mamba", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER),
+            on("b200-no-flashinfer", "--model", "qwen3-next-80b-a3b", command=MAMBA_FLASHINFER),
+        ],
+    },
+    "install-kimi-k3-dcp-flashinfer": {
+        "pass": [
+            on("b200-ok", "--model", KIMI_K3_MODEL, command=KIMI_K3_DCP),
+            on(
+                "b200-ok", "--model", KIMI_K3_MODEL, command=[*KIMI_K3_DCP, "--decode-attention-backend", "cutedsl_mla"]
+            ),
+        ],
+        "fail": [
+            on("b200-flashinfer-0.6.8", "--model", KIMI_K3_MODEL, command=KIMI_K3_DCP),
+            on("b200-no-flashinfer", "--model", KIMI_K3_MODEL, command=KIMI_K3_DCP, engine_version=["sglang==0.5.17"]),
         ],
     },
     "install-no-cuda-gpu": {

@@ -44,6 +44,8 @@ def serve(model: str, *flags: str) -> list[str]:
 
 
 UNIFIED = "--enable-unified-memory"
+INT8_MAMBA = "--enable-int8-mamba-checkpoint"
+STOCHASTIC = ("--enable-mamba-cache-stochastic-rounding",)
 SHARDED = ("--enable-kv-cache-sharding", "--attention-backend", "fa3")
 SHARDED_PD = ("--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--tp-size", "8")
 GLM5_NEXTN = "tests/fixtures/models/synthetic-glm-5-nextn"
@@ -160,6 +162,20 @@ FIXTURES = {
         "fail": [
             {"gpu": "H100", "argv": [*PREFILL_ONLY[:-5], "--attention-backend", "fa3"]},
             {"gpu": "H100", "argv": [*PREFILL_ONLY[:-3], "--attention-backend", "fa3"]},
+        ],
+    },
+    "kv-prefill-only-embedding": {
+        "pass": [
+            {"gpu": "H100", "argv": PREFILL_ONLY},
+            {"gpu": "H100", "argv": PREFILL_ONLY, "engine_version": ["sglang==0.5.12"]},
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": [token for token in PREFILL_ONLY if token != "--is-embedding"]},
+            {
+                "gpu": "H100",
+                "argv": [token for token in PREFILL_ONLY if token != "--is-embedding"],
+                "engine_version": ["sglang==0.5.12"],
+            },
         ],
     },
     "kv-prefill-only-backend": {
@@ -952,6 +968,55 @@ FIXTURES = {
                     '{"prefill": {"backend": "full"}}',
                 ),
                 "expect": "warn",
+            },
+        ],
+    },
+    "kv-int8-mamba-checkpoint-cache": {
+        "pass": [
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", INT8_MAMBA)},
+            # 0.5.14-0.5.20 do not check LMCache
+            {
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", INT8_MAMBA, "--enable-lmcache"),
+                "engine_version": ["sglang==0.5.20"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", INT8_MAMBA, "--enable-hierarchical-cache")},
+            {
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", INT8_MAMBA, "--radix-cache-backend", "lmcache"),
+                "engine_version": ["sglang==0.5.14"],
+            },
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", INT8_MAMBA, "--enable-lmcache")},
+        ],
+    },
+    "kv-mamba-cache-flags": {
+        "pass": [
+            {"gpu": "B200", "command": serve("qwen3-next-80b-a3b", *STOCHASTIC, "--mamba-ssm-dtype", "float16")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "qwen3-next-80b-a3b", *STOCHASTIC, "--mamba-ssm-dtype", "float16", "--mamba-backend", "flashinfer"
+                ),
+            },
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", "--mamba-max-states-per-path", "-1")},
+            # 0.5.15-0.5.16 have no states-per-path check (the flag is 0.5.17's)
+            {
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", "--mamba-cache-philox-rounds", "10"),
+                "engine_version": ["sglang==0.5.15"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", "--mamba-cache-philox-rounds", "-1")},
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", "--mamba-max-states-per-path", "0")},
+            {"gpu": "B200", "command": serve("qwen3-next-80b-a3b", *STOCHASTIC)},
+            {"gpu": "H100", "command": serve("qwen3-next-80b-a3b", *STOCHASTIC, "--mamba-ssm-dtype", "float16")},
+            {
+                "gpu": "H100",
+                "command": serve("qwen3-next-80b-a3b", *STOCHASTIC, "--mamba-ssm-dtype", "float16"),
+                "engine_version": ["sglang==0.5.15"],
             },
         ],
     },

@@ -368,6 +368,7 @@ QWEN3_NEXT = ["sglang", "serve", "--model-path", "qwen3-next-80b-a3b"]
 _NEMOTRON_H = ["sglang", "serve", "--model-path", model_dir("nemotron-h")]
 _LLAMA = ["sglang", "serve", "--model-path", "tests/fixtures/models/Llama-3.1-8B-Instruct"]
 KIMI_K3 = ["sglang", "serve", "--model-path", "tests/fixtures/models/synthetic-kimi-k3"]
+KIMI_K3_DCP_DSPARK = ["--tp-size", "8", "--dcp-size", "8", "--speculative-algorithm", "DSPARK"]
 UNLIMITED_OCR = ["--model", "tests/fixtures/models/synthetic-unlimited-ocr"]
 M3_NVFP4 = [
     "sglang",
@@ -1018,6 +1019,20 @@ FIXTURES = {
             {
                 "gpu": "B200",
                 "command": [*KIMI_K3, "--tp-size", "8", "--dcp-size", "8", "--decode-attention-backend", "flashinfer"],
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
+    },
+    "model-kimi-k3-dcp-dspark": {
+        "pass": [
+            {"gpu": "B200", "command": [*KIMI_K3, *KIMI_K3_DCP_DSPARK]},
+            {"gpu": "B200", "command": ["env", "SGLANG_RAGGED_VERIFY_MODE=static", *KIMI_K3, *KIMI_K3_DCP_DSPARK]},
+        ],
+        "fail": [
+            {"gpu": "B200", "command": ["env", "SGLANG_RAGGED_VERIFY_MODE=compact", *KIMI_K3, *KIMI_K3_DCP_DSPARK]},
+            {
+                "gpu": "B200",
+                "command": ["env", "SGLANG_RAGGED_VERIFY_MODE=cap-accept", *KIMI_K3, *KIMI_K3_DCP_DSPARK],
                 "engine_version": ["sglang==0.5.17"],
             },
         ],

@@ -7,6 +7,17 @@ spec-eagle-topk-needs-steps), so cases with an explicit top-k are pasted launch 
 from tests.rule_fixtures.model_specific import case
 
 STEPS = ("--speculative-num-steps", "3", "--speculative-num-draft-tokens", "8")
+_SERVE = ("sglang", "serve", "--model-path", "llama-3.1-8b", "--speculative-draft-model-path", "llama-3.2-1b")
+# a DFLASH draft of 16-token blocks, then the window's value
+DFLASH_WINDOW = (
+    *_SERVE,
+    "--speculative-algorithm",
+    "DFLASH",
+    "--speculative-num-draft-tokens",
+    "16",
+    "--speculative-draft-window-size",
+)
+EAGLE_WINDOW = (*_SERVE, "--speculative-algorithm", "EAGLE", *STEPS, "--speculative-draft-window-size")
 
 
 def launch(gpu: str, *flags: str, **extra) -> dict:
@@ -446,6 +457,23 @@ FIXTURES = {
                     "--enable-deterministic-inference",
                 ],
             },
+        ],
+    },
+    "spec-draft-window": {
+        "pass": [
+            {"gpu": "H100", "command": [*DFLASH_WINDOW, "1024"]},
+            {"gpu": "H100", "command": [*EAGLE_WINDOW, "512", "--speculative-draft-sink-size", "4"]},
+            # 0.5.12 checks the window inside the DFLASH branch only
+            {"gpu": "H100", "command": [*EAGLE_WINDOW, "0"], "engine_version": ["sglang==0.5.12"]},
+        ],
+        "fail": [
+            {"gpu": "H100", "command": [*DFLASH_WINDOW, "0"]},
+            {"gpu": "H100", "command": [*DFLASH_WINDOW, "8"]},
+            {"gpu": "H100", "command": [*DFLASH_WINDOW, "8"], "engine_version": ["sglang==0.5.12"]},
+            {"gpu": "H100", "command": [*EAGLE_WINDOW, "512", "--speculative-draft-sink-size", "-1"]},
+            {"gpu": "H100", "command": [*EAGLE_WINDOW[:-1], "--speculative-draft-sink-size", "4"]},
+            # EAGLE honours the window from 0.5.21 only
+            {"gpu": "H100", "command": [*EAGLE_WINDOW, "512"], "engine_version": ["sglang==0.5.20"], "expect": "warn"},
         ],
     },
 }

@@ -3,6 +3,7 @@
 from tests.rule_fixtures import FIXTURES_DIR
 
 GEMMA3 = ["--model", "gemma-3-27b"]
+DSV4_SERVE = ["sglang", "serve", "--model-path", "tests/fixtures/models/DeepSeek-V4-Flash-Base"]
 QWEN3_VL = ["--model", str(FIXTURES_DIR / "incident-models" / "qwen3-vl-4b")]
 
 FIXTURES = {
@@ -33,6 +34,19 @@ FIXTURES = {
         "fail": [
             {"gpu": "B200", "argv": QWEN3_VL, "engine_version": ["sglang==0.5.4"]},
             {"gpu": "RTX 5090", "argv": QWEN3_VL, "engine_version": ["sglang==0.5.5"]},
+        ],
+    },
+    "model-language-model-only": {
+        "pass": [
+            {"gpu": "B200", "command": [*DSV4_SERVE, "--language-model-only"]},
+            {"gpu": "B200", "command": [*DSV4_SERVE, "--language-model-only", "--tp-size", "8"]},
+        ],
+        "fail": [
+            # DeepSeek-V4 joins the list in 0.5.22
+            {"gpu": "B200", "command": [*DSV4_SERVE, "--language-model-only"], "engine_version": ["sglang==0.5.21"]},
+            {"gpu": "B200", "command": [*DSV4_SERVE, "--language-model-only", "--encoder-only"]},
+            {"gpu": "B200", "command": [*DSV4_SERVE, "--language-model-only", "--disaggregation-mode", "decode"]},
+            {"gpu": "H100", "command": ["sglang", "serve", "--model-path", "gemma-3-27b", "--language-model-only"]},
         ],
     },
 }
