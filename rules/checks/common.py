@@ -79,6 +79,16 @@ def gpu(target: Target) -> str:
     return f"{target.gpu_name} ({target.sm})" if target.gpu_name and target.gpu_name != target.sm.lower() else target.sm
 
 
+# The values SGLang's EnvBool reads as true (sglang/srt/environ.py EnvBool.parse; "false", "0", "no", "n" are
+# false and anything else raises)
+ENV_BOOL_TRUE = ("true", "1", "yes", "y")
+
+
+def env_true(cfg, name: str) -> bool:
+    """An SGLang boolean environment variable of the launch, as EnvBool reads it."""
+    return (cfg.env.get(name) or "").strip().lower() in ENV_BOOL_TRUE
+
+
 def cuda_version(text: Optional[str]) -> Optional[Version]:
     """A torch build's CUDA version ("12.8"), or None when it has none or it cannot be read."""
     try:

@@ -17,6 +17,7 @@ from rules.checks.common import (
     chunked_prefill_per_rank,
     cuda_version,
     declared,
+    env_true,
     gpu,
     sglang_release,
 )
@@ -1751,7 +1752,6 @@ def kv_sharding_page_chunk(cfg, target):
 SHARDED_TRANSFER_BACKENDS = ("mooncake", "nixl")
 DEFAULT_TRANSFER_BACKEND = "mooncake"  # fields/disagg.py:71 in 0.5.22 and 0.5.23
 STAGING_BUFFER_ENV = "SGLANG_DISAGG_STAGING_BUFFER"
-_ENV_TRUE = ("1", "true", "yes", "y", "on")  # environ.py EnvBool
 
 
 @rule(
@@ -1791,9 +1791,12 @@ def kv_sharding_transfer_backend(cfg, target):
             required,
             [f"--disaggregation-transfer-backend {DEFAULT_TRANSFER_BACKEND}"],
         )
-    staging = cfg.env.get(STAGING_BUFFER_ENV)
-    if staging is not None and staging.strip().lower() in _ENV_TRUE:
-        return failed(f"KV sharding with {STAGING_BUFFER_ENV}={staging}", required, [f"unset {STAGING_BUFFER_ENV}"])
+    if env_true(cfg, STAGING_BUFFER_ENV):
+        return failed(
+            f"KV sharding with {STAGING_BUFFER_ENV}={cfg.env[STAGING_BUFFER_ENV]}",
+            required,
+            [f"unset {STAGING_BUFFER_ENV}"],
+        )
     return passed(f"KV sharding over {transfer}", required)
 
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import attention_dp_size, blackwell_majors, cuda_version, declared, gpu, sglang_release
+from rules.checks.common import (
+    attention_dp_size,
+    blackwell_majors,
+    cuda_version,
+    declared,
+    env_true,
+    gpu,
+    sglang_release,
+)
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import quantization as kb_quant
@@ -954,7 +962,6 @@ def model_qwen4_exp_serving(cfg, target):
 MINICPM_ARCHITECTURES = ("MiniCPMForCausalLM", "MiniCPMSALAForCausalLM")
 MINICPM_SPARSE_BACKENDS = ("minicpm_flashattn", "minicpm_flashinfer")
 MINICPM_FORCE_DENSE_ENV = "SGLANG_MINICPM_FORCE_DENSE"
-ENV_BOOL_TRUE = ("true", "1", "yes", "y")  # sglang environ.py EnvBool.parse
 
 
 @rule(
@@ -1001,7 +1008,7 @@ def model_minicpm_serving(cfg, target):
         return failed(f"MiniCPM with {dp}", required, _dp_attention_off(cfg))
     if (sparse or lightning) and cfg.flags.get("enable_hierarchical_cache"):
         return failed("MiniCPM-SALA with --enable-hierarchical-cache", required)
-    dense = (cfg.env.get(MINICPM_FORCE_DENSE_ENV) or "").lower() in ENV_BOOL_TRUE
+    dense = env_true(cfg, MINICPM_FORCE_DENSE_ENV)
     named = (
         []
         if cfg.auto_backend
