@@ -571,15 +571,20 @@ def vllm_flash_attn_version(cfg, target):
     requested = cfg.flags.get("attention_config.flash_attn_version")
     if requested is None:
         return skipped("no FA version requested")
+    requested = int(requested)
+    fix = ["drop --attention-config.flash_attn_version"]
+    accepted = (2, 3, 4) if kb_fa4.era(_release(target)).fa4 else (2, 3)
+    if requested not in accepted:  # AttentionConfig's Literal, checked when the flags are parsed, whatever the backend
+        return failed(
+            f"--attention-config.flash_attn_version={requested} at vllm {_release(target) or kb.VLLM_VERSION}",
+            f"one of {', '.join(map(str, accepted))}" + ("" if 4 in accepted else " (4 from vllm 0.17.0)"),
+            fix,
+        )
     if cfg.attention_backend not in (None, "FLASH_ATTN"):
         return skipped(f"the FA version applies to FLASH_ATTN, not {cfg.attention_backend}")
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
-    requested = int(requested)
     resolution = kb.flash_attn_version(target.cc, requested=requested, release=_release(target))
-    fix = ["drop --attention-config.flash_attn_version"]
-    if resolution.notes == (kb.FA_VERSION_LITERAL_MESSAGE,):
-        return failed(f"FA{requested} at vllm {_release(target)}", "FA 2 or 3 (FA4 from vllm 0.17.0)", fix)
     if resolution.version is None:
         return failed(f"FA{requested} on {gpu(target)}", kb.FA_UNSUPPORTED_REASON.get(requested, "FA 2, 3 or 4"), fix)
     if resolution.version != requested:

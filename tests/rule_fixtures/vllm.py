@@ -191,6 +191,14 @@ FIXTURES = {
                 "command": serve("qwen3-8b", "--attention-config.flash_attn_version=4"),
                 "engine_version": ["vllm==0.13.0", "vllm==0.16.0"],
             },
+            # the Literal is checked when the flags are parsed, whatever backend then runs
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "qwen3-8b", "--attention-backend", "FLASHINFER", "--attention-config.flash_attn_version=4"
+                ),
+                "engine_version": ["vllm==0.16.0"],
+            },
             {
                 "gpu": "B200",
                 "command": serve("qwen3-8b", "--attention-config.flash_attn_version=3"),
