@@ -402,6 +402,46 @@ def dsa_hisparse_radix_cache(cfg, target):
 
 
 @rule(
+    id="dsa-tbo-index-sharing",
+    title="Two-batch overlap cannot run a DSA model whose layers share top-k indices",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the refusal in the DSA branch of the model adjustments (server_args.py:1867-1878 in "
+        "0.5.13, :4394-4407 in 0.5.16, :5352-5364 in 0.5.18; arg_groups/model_hook.py:172-186 in 0.5.19, "
+        "_validate_dsa_tbo_index_sharing :48-70 in 0.5.20 and :54-75 in 0.5.23, called for is_deepseek_dsa "
+        "models); index_topk_freq > 1 or an 'S' in index_topk_pattern in each, and 'shared' in indexer_types "
+        "from 0.5.20 (bench/release_walk.py grep 'index-topk sharing'; none in 0.5.12.post1)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--enable-two-batch-overlap is not supported with DSA index-topk sharing: the TBO op path does not "
+    "propagate topk indices across layers, so shared layers would run sparse attention without indices. Got "
+    "index_topk_freq={index_topk_freq!r}, index_topk_pattern={index_topk_pattern!r}, and "
+    "indexer_types={indexer_types!r}.",
+    source="sglang: python/sglang/srt/arg_groups/model_hook.py, _validate_dsa_tbo_index_sharing",
+    docs="""Checks `--enable-two-batch-overlap` on a DSA model whose config.json makes some layers reuse an
+earlier layer's top-k indices: `index_topk_freq` > 1, an `S` in `index_topk_pattern`, or (from 0.5.20)
+`shared` in `indexer_types`.
+
+A shared layer runs sparse attention with the indices its predecessor's indexer chose; the TBO operation
+path does not carry them from layer to layer, so SGLang refuses the pair at start-up.""",
+    fix_title="Drop --enable-two-batch-overlap",
+)
+def dsa_tbo_index_sharing(cfg, target):
+    if not cfg.flags.get("enable_two_batch_overlap"):
+        return skipped("applies to --enable-two-batch-overlap")
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    model = cfg.model
+    shared = model.shared_index_topk(read_indexer_types=sglang_release(target) >= kb.SHARED_INDEXER_TYPES_FROM)
+    required = "no index-topk sharing under two-batch overlap"
+    if not shared:
+        return passed(f"--enable-two-batch-overlap on {model.name} (every DSA layer runs its own indexer)", required)
+    return failed(f"--enable-two-batch-overlap on {model.name} with {shared}", required)
+
+
+@rule(
     id="dsv4-kv-cache-dtype",
     title="DeepSeek-V4 needs an fp8_e4m3 KV cache (or bfloat16, from sglang 0.5.14)",
     engine="sglang",

@@ -11,6 +11,9 @@ from packaging.version import Version
 
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 HISPARSE_HOOK = "sglang: python/sglang/srt/arg_groups/hisparse_hook.py"
+# _validate_dsa_tbo_index_sharing reads indexer_types from this release (model_hook.py:55 in 0.5.20; 0.5.19 reads
+# index_topk_freq and index_topk_pattern only, :172-186)
+SHARED_INDEXER_TYPES_FROM = Version("0.5.20")
 
 # Architecture -> the first release whose is_deepseek_dsa (configs/model_config.py; is_deepseek_nsa before
 # 0.5.11) lists it; the model is DSA when it also has index_topk. Read in 0.5.4.post3, 0.5.6, 0.5.7, 0.5.8,

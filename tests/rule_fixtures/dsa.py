@@ -36,6 +36,16 @@ DSV4_EAGLE_TOPK1 = (
     "4",
 )
 DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
+# DSA index-topk sharing, one config field each (sglang model_config.py is_dsa_shared_topk_layer)
+DSA_TOPK_FREQ = ("--model", _model("dsa-topk-freq", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_freq": 2}))
+DSA_TOPK_PATTERN = (
+    "--model",
+    _model("dsa-topk-pattern", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_pattern": "FSFS"}),
+)
+DSA_SHARED_INDEXER = (
+    "--model",
+    _model("dsa-shared-indexer", {**presets()["deepseek-v3.2-exp"]["config"], "indexer_types": ["full", "shared"]}),
+)
 DSA_KPOOL = ("--model", _model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
 # A PD prefill worker sharding DeepSeek-V3.2's KV over 8 interleaved prefill-CP ranks on Blackwell (trtllm DSA and
 # fp8_e4m3 are SGLang's defaults there)
@@ -156,6 +166,18 @@ FIXTURES = {
         "fail": [
             launch("B200", DSA, "--enable-hisparse"),
             launch("H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "bfloat16"),
+        ],
+    },
+    "dsa-tbo-index-sharing": {
+        "pass": [
+            launch("H200", DSA, "--enable-two-batch-overlap"),
+            # indexer_types is read from 0.5.20 (model_hook.py:55)
+            {**launch("H200", DSA_SHARED_INDEXER, "--enable-two-batch-overlap"), "engine_version": ["sglang==0.5.19"]},
+        ],
+        "fail": [
+            launch("H200", DSA_TOPK_FREQ, "--enable-two-batch-overlap"),
+            launch("H200", DSA_TOPK_PATTERN, "--enable-two-batch-overlap"),
+            launch("H200", DSA_SHARED_INDEXER, "--enable-two-batch-overlap"),
         ],
     },
     "dsv4-kv-cache-dtype": {
