@@ -386,6 +386,11 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "disable_piecewise_cuda_graph": "bool",
                 "disable_prefill_cuda_graph": "bool",
                 "disable_decode_cuda_graph": "bool",
+                # the PD decode host pool (kv-decode-host-pool)
+                "disaggregation_decode_retraction_backup": "str",
+                "disaggregation_decode_enable_offload_kvcache": "bool",
+                "enable_priority_scheduling": "bool",
+                "disable_priority_preemption": "bool",
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -506,9 +511,9 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "PD disaggregation (the KV cache moves between servers)": (
             "disaggregation_decode_allocation_policy disaggregation_decode_dp "
-            "disaggregation_decode_enable_offload_kvcache disaggregation_decode_enable_radix_cache "
+            "disaggregation_decode_enable_radix_cache "
             "disaggregation_decode_extra_slots disaggregation_decode_host_receive_threshold "
-            "disaggregation_decode_retraction_backup disaggregation_decode_tp "
+            "disaggregation_decode_tp "
             "disaggregation_prefill_pp enable_pd_role_switch"
         ),
         "hierarchical cache and KV or weight offload": (
@@ -668,8 +673,8 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "request scheduling, admission, priorities and cache eviction order": (
             "abort_on_priority_when_disabled default_priority_value "
-            "disable_priority_preemption enable_dp_attention_local_control_broadcast enable_prefill_delayer "
-            "enable_priority_scheduling load_balance_method max_queued_requests "
+            "enable_dp_attention_local_control_broadcast enable_prefill_delayer "
+            "load_balance_method max_queued_requests "
             "min_free_slots_delay num_continuous_decode_steps num_reserved_decode_tokens prefill_decode_interval "
             "prefill_decode_interval_min_bs prefill_delayer_forward_passes_buckets prefill_delayer_max_delay_ms "
             "prefill_delayer_max_delay_passes prefill_delayer_queue_min_ratio "

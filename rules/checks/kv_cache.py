@@ -1354,6 +1354,179 @@ def kv_unified_memory_cache_features(cfg, target):
     return passed("--enable-unified-memory with none of the features it refuses", required)
 
 
+# --- host cache tiers: HiCache, LMCache, the decode host pool (handle_cache_compatibility) -------------------
+
+
+def _speculative(cfg) -> bool:
+    """SpeculativeAlgorithm.from_string(...).is_speculative(): an algorithm other than NONE."""
+    return (cfg.speculative_algorithm or "NONE").upper() != "NONE"
+
+
+@rule(
+    id="kv-hicache-radix-cache",
+    title="--enable-hierarchical-cache and --disable-radix-cache are mutually exclusive",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the refusal in _handle_cache_compatibility / handle_cache_compatibility of every "
+        "release read (server_args.py:728 in 0.5.1, :2273 in 0.5.7, :5939 in 0.5.14, :8151 in 0.5.18; "
+        "arg_groups/kv_cache_hook.py:169 in 0.5.19, :395 in 0.5.21-0.5.23; bench/release_walk.py grep "
+        "'enable-hierarchical-cache and disable-radix-cache are mutually exclusive'; none in 0.5.0rc2)"
+    ),
+    stage="startup",
+    prevents="The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot be "
+    "used at the same time. Please use only one of them.",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks that `--enable-hierarchical-cache` is not given with `--disable-radix-cache`.
+
+HiCache is a host (and storage) tier under the radix tree: it spills and reloads the tree's prefixes, so
+without the radix cache there is nothing to keep, and SGLang refuses the pair at start-up. (A model step
+that turns the radix cache off by itself, e.g. for an embedding model, meets the same refusal; only the
+flags are read here.)""",
+    fix_title="Drop --disable-radix-cache (HiCache needs the radix cache), or --enable-hierarchical-cache",
+)
+def kv_hicache_radix_cache(cfg, target):
+    if not cfg.flags.get("enable_hierarchical_cache"):
+        return skipped("applies to --enable-hierarchical-cache")
+    required = "the radix cache on under HiCache"
+    if cfg.flags.get("disable_radix_cache"):
+        return failed("--enable-hierarchical-cache with --disable-radix-cache", required)
+    return passed("--enable-hierarchical-cache with the radix cache on", required)
+
+
+@rule(
+    id="kv-lmcache-compatibility",
+    title="--enable-lmcache: the radix cache on, colocated serving, no HiCache, linker, speculative decoding, DP "
+    "attention, DCP or streaming sessions",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: the --enable-lmcache block of handle_cache_compatibility (kv_cache_hook.py:433-475), "
+        "diffed 0.5.21-0.5.23: the same checks, DP attention read as --enable-dp-attention through 0.5.22 and "
+        "attn_dp_enabled_of in 0.5.23; bench/release_walk.py grep 'LMCacheUnifiedRadixCache' finds none before "
+        "0.5.21 (0.5.17-0.5.20 refuse LMCache only with HiCache under DCP, hicache_hook.py)"
+    ),
+    stage="startup",
+    prevents="--enable-lmcache and --enable-hierarchical-cache are mutually exclusive; --enable-lmcache and "
+    "--enable-unified-cache-external-linker are mutually exclusive; --enable-lmcache requires radix cache to be "
+    "enabled; LMCacheUnifiedRadixCache does not yet support speculative decoding; LMCacheUnifiedRadixCache does not "
+    "yet support DP attention; --enable-lmcache with --dcp-size > 1 is not supported: LMCache has no DCP-aware "
+    "index translation; LMCacheUnifiedRadixCache does not yet support streaming sessions; "
+    "--hicache-host-memory-mode=buffer_only is a HiCache-only mode; LMCacheUnifiedRadixCache currently supports "
+    "colocated prefill/decode scheduling only",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks what `--enable-lmcache` refuses beside it: `--enable-hierarchical-cache`,
+`--enable-unified-cache-external-linker`, `--disable-radix-cache`, a speculative algorithm, DP attention,
+`--dcp-size` > 1, `--enable-streaming-session`, `--hicache-host-memory-mode buffer_only` and a
+`--disaggregation-mode` other than null.
+
+LMCache replaces the radix cache with its own LMCacheUnifiedRadixCache, which keeps one tree per
+colocated server and indexes device KV with the plain ids it is given: another cache tier, a draft
+model's pool, DP-attention groups, DCP's widened ids, streaming sessions and PD transfer are not wired
+into it yet, and SGLang refuses each at start-up.""",
+    fix_title="Drop the feature LMCache refuses (or --enable-lmcache)",
+)
+def kv_lmcache_compatibility(cfg, target):
+    if not cfg.flags.get("enable_lmcache"):
+        return skipped("applies to --enable-lmcache")
+    flags = cfg.flags
+    refused = [
+        flag
+        for flag, given in (
+            ("--enable-hierarchical-cache", flags.get("enable_hierarchical_cache")),
+            ("--enable-unified-cache-external-linker", flags.get("enable_unified_cache_external_linker")),
+            ("--disable-radix-cache", flags.get("disable_radix_cache")),
+            (f"--speculative-algorithm {cfg.speculative_algorithm}", _speculative(cfg)),
+            (f"DP attention ({attention_dp_size(cfg)} groups)", attention_dp_size(cfg) > 1),
+            (f"--dcp-size {flags.get('dcp_size')}", (flags.get("dcp_size") or 1) > 1),
+            ("--enable-streaming-session", flags.get("enable_streaming_session")),
+            ("--hicache-host-memory-mode buffer_only", flags.get("hicache_host_memory_mode") == "buffer_only"),
+            (
+                f"--disaggregation-mode {flags.get('disaggregation_mode')}",
+                (flags.get("disaggregation_mode") or "null") != "null",
+            ),
+        )
+        if given
+    ]
+    required = "LMCache on a colocated server with the radix cache and none of the features it refuses"
+    if refused:
+        return failed(f"--enable-lmcache with {', '.join(refused)}", required)
+    return passed("--enable-lmcache with none of the features it refuses", required)
+
+
+# The decode host pool's checks in handle_cache_compatibility, each from the release that added it
+# (bench/release_walk.py grep of each message: server_args.py through 0.5.18, kv_cache_hook.py after)
+HOST_POOL_BACKUP_FROM = Version("0.5.18")
+DECODE_OFFLOAD_STORAGE_FROM = Version("0.5.10")
+
+
+@rule(
+    id="kv-decode-host-pool",
+    title="The PD decode host pool: host_pool retraction backup and KV offload on a decode server, one of them, "
+    "offload with a storage backend",
+    engine="sglang",
+    versions="sglang>=0.5.3",
+    verified=(
+        "sglang 0.5.3-0.5.23: handle_cache_compatibility (_handle_cache_compatibility in server_args.py before "
+        "0.5.19) read in each release: --disaggregation-decode-enable-offload-kvcache refused off a decode server "
+        "from 0.5.3 (server_args.py:1243 in 0.5.3, kv_cache_hook.py:402 in 0.5.23), without "
+        "--hicache-storage-backend from 0.5.10 (:3415 in 0.5.10, :406 in 0.5.23); host_pool retraction backup off "
+        "a decode server, with --dcp-size > 1, with priority preemption, and with offload from 0.5.18 "
+        "(server_args.py:8128-8168 in 0.5.18; kv_cache_hook.py:149-186 in 0.5.19, :354-415 in 0.5.21-0.5.23); "
+        "bench/release_walk.py grep of each message"
+    ),
+    stage="startup",
+    prevents="--disaggregation-decode-retraction-backup=host_pool is only supported on a PD decode server.; "
+    "--disaggregation-decode-retraction-backup=host_pool does not support --dcp-size > 1.; "
+    "--disaggregation-decode-retraction-backup=host_pool requires --disable-priority-preemption when priority "
+    "scheduling is enabled.; The argument disaggregation-decode-enable-offload-kvcache is only supported for decode "
+    "side.; The argument disaggregation-decode-enable-offload-kvcache is only supported when hicache-storage-backend "
+    "is provided.; The arguments disaggregation-decode-enable-offload-kvcache and "
+    "disaggregation-decode-retraction-backup=host_pool are mutually exclusive: both build a decode host pool.",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks the decode host pool a PD decode server builds: `--disaggregation-decode-retraction-backup
+host_pool` (from 0.5.18) needs `--disaggregation-mode decode`, `--dcp-size` 1, and
+`--disable-priority-preemption` with `--enable-priority-scheduling`; `--disaggregation-decode-enable-offload-
+kvcache` needs `--disaggregation-mode decode`, a `--hicache-storage-backend` (from 0.5.10), and not the
+host_pool backup (from 0.5.18).
+
+Both keep decode KV in a reserved HiCache host pool that only a decode server has; the backup pool has no
+DCP index translation and cannot hand slots back to a preempting request, and two host pools on one server
+would each claim the same memory. SGLang refuses each at start-up. Only the named backup is judged: a
+`--disaggregation-decode-host-receive-threshold` below 1 makes SGLang pick host_pool itself (not modelled).""",
+    fix_title="Run the host pool on a decode server (--disaggregation-mode decode), with what it needs",
+)
+def kv_decode_host_pool(cfg, target):
+    flags = cfg.flags
+    backup = flags.get("disaggregation_decode_retraction_backup") == "host_pool"
+    offload = bool(flags.get("disaggregation_decode_enable_offload_kvcache"))
+    release = sglang_release(target)
+    backup = backup and release >= HOST_POOL_BACKUP_FROM
+    if not (backup or offload):
+        return skipped("applies to a decode host pool (host_pool retraction backup, decode KV offload)")
+    decode = flags.get("disaggregation_mode") == "decode"
+    problems, fix = [], []
+    if not decode:
+        problems.append(f"--disaggregation-mode {flags.get('disaggregation_mode') or 'null'}")
+        fix.append("--disaggregation-mode decode")
+    if backup and (flags.get("dcp_size") or 1) > 1:
+        problems.append(f"--dcp-size {flags['dcp_size']}")
+        fix.append("--dcp-size 1")
+    if backup and flags.get("enable_priority_scheduling") and not flags.get("disable_priority_preemption"):
+        problems.append("priority preemption (--enable-priority-scheduling)")
+        fix.append("--disable-priority-preemption")
+    if offload and release >= DECODE_OFFLOAD_STORAGE_FROM and flags.get("hicache_storage_backend") is None:
+        problems.append("no --hicache-storage-backend")
+        fix.append("--hicache-storage-backend file")
+    if offload and backup:
+        problems.append("both at once (two host pools)")
+    pool = " and ".join(name for name, on in (("host_pool backup", backup), ("decode KV offload", offload)) if on)
+    required = "a PD decode server, and what its host pool needs"
+    if problems:
+        return failed(f"{pool} with {', '.join(problems)}", required, [" ".join(fix)] if fix else [])
+    return passed(f"{pool} on a PD decode server", required)
+
+
 KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
 DSA_KV_SHARDING_FROM = Version("0.5.23")  # DSA models get their own requirements (the dsa backend)
 # 0.5.23 admits one speculative shape with sharding (kv_shard_hook.py:105-118; 0.5.22 refuses any, :66-69):

@@ -44,6 +44,8 @@ def serve(model: str, *flags: str) -> list[str]:
 
 
 UNIFIED = "--enable-unified-memory"
+DECODE = ("--disaggregation-mode", "decode")
+DECODE_OFFLOAD = ("--disaggregation-decode-enable-offload-kvcache", "--hicache-storage-backend", "file")
 SHARDED = ("--enable-kv-cache-sharding", "--attention-backend", "fa3")
 SHARDED_PD = ("--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--tp-size", "8")
 GLM5_NEXTN = "tests/fixtures/models/synthetic-glm-5-nextn"
@@ -682,6 +684,93 @@ FIXTURES = {
                 "gpu": "H100",
                 "command": serve(
                     "gpt-oss-20b", UNIFIED, "--speculative-algorithm", "EAGLE", "--enable-hierarchical-cache"
+                ),
+            },
+        ],
+    },
+    "kv-hicache-radix-cache": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-hierarchical-cache")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-hierarchical-cache", "--disable-radix-cache")}
+        ],
+    },
+    "kv-lmcache-compatibility": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-lmcache")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-lmcache", *refused)}
+            for refused in (
+                ["--enable-hierarchical-cache"],
+                ["--enable-unified-cache-external-linker"],
+                ["--disable-radix-cache"],
+                ["--speculative-algorithm", "NGRAM"],
+                ["--tp-size", "2", "--attn-dp-size", "2"],
+                ["--tp-size", "2", "--dcp-size", "2"],
+                ["--enable-streaming-session"],
+                ["--hicache-host-memory-mode", "buffer_only"],
+                ["--disaggregation-mode", "prefill"],
+            )
+        ],
+    },
+    "kv-decode-host-pool": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *DECODE, "--disaggregation-decode-retraction-backup", "host_pool"),
+            },
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *DECODE, *DECODE_OFFLOAD)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *DECODE,
+                    "--disaggregation-decode-retraction-backup",
+                    "host_pool",
+                    "--enable-priority-scheduling",
+                    "--disable-priority-preemption",
+                ),
+            },
+            # the host_pool backup is checked from 0.5.18 (server_args.py:8128-8168)
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *DECODE, *DECODE_OFFLOAD, "--disaggregation-decode-retraction-backup", "host_pool"
+                ),
+                "engine_version": ["sglang==0.5.17"],
+            },
+            # decode offload needs a storage backend from 0.5.10 (server_args.py:3415)
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *DECODE, "--disaggregation-decode-enable-offload-kvcache"),
+                "engine_version": ["sglang==0.5.9"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--disaggregation-decode-retraction-backup", "host_pool")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *DECODE_OFFLOAD)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *DECODE, "--disaggregation-decode-retraction-backup", "host_pool", "--dcp-size", "2"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *DECODE,
+                    "--disaggregation-decode-retraction-backup",
+                    "host_pool",
+                    "--enable-priority-scheduling",
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *DECODE, "--disaggregation-decode-enable-offload-kvcache"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *DECODE, *DECODE_OFFLOAD, "--disaggregation-decode-retraction-backup", "host_pool"
                 ),
             },
         ],
