@@ -1354,6 +1354,118 @@ def kv_unified_memory_cache_features(cfg, target):
     return passed("--enable-unified-memory with none of the features it refuses", required)
 
 
+LAZY_COMPACTION_ENV = "SGLANG_DISABLE_LAZY_COMPACTION"
+UNIFIED_PD_TRANSFER_BACKENDS = ("mooncake",)  # server_args.py _unified_memory_pd_transfer_backends, 0.5.21-0.5.23
+# handle_unified_memory_pool's PD checks added in 0.5.21 (kv_cache_hook.py:496-545): Mooncake with a speculative
+# algorithm, and the decode host pools' model limits (0.5.21 also refuses hybrid-SWA with the host_pool backup)
+UNIFIED_PD_HOST_POOLS_FROM = Version("0.5.21")
+UNIFIED_HOST_POOL_SWA_UNTIL = Version("0.5.22")
+# What a decode host pool's H2D/D2H copies cannot translate under the unified pool (use_mla_backend, mambaish_config,
+# model_config.is_hybrid_swa)
+HOST_POOL_MODEL_KINDS = {
+    "mla": "MLA",
+    "hybrid_linear": "Mamba / linear-attention layers",
+    "sliding_window": "sliding-window layers",
+}
+
+
+def _host_pool_model_kinds(cfg) -> set[str]:
+    model = cfg.model
+    on = {"mla": cfg.mla, "hybrid_linear": model.hybrid_linear, "sliding_window": "sliding_window" in cfg.features}
+    return {kind for kind, present in on.items() if present}
+
+
+@rule(
+    id="kv-unified-memory-pd",
+    title="--enable-unified-memory with PD disaggregation: Mooncake without speculation, no PP, lazy compaction, no "
+    "HiSparse; decode host pools on plain models",
+    engine="sglang",
+    versions="sglang>=0.5.18",
+    verified=(
+        "sglang 0.5.18-0.5.23: the PD block of _handle_unified_memory_pool / handle_unified_memory_pool read in each "
+        "release: mooncake only, --pp-size 1, lazy compaction and no --enable-hisparse from 0.5.18 (server_args.py:"
+        "8289-8310 in 0.5.18, kv_cache_hook.py:202-225 in 0.5.20); from 0.5.21 the transfer set comes from "
+        "server_args._unified_memory_pd_transfer_backends ({'mooncake'} in 0.5.21-0.5.23), Mooncake refuses a "
+        "speculative algorithm, decode KV offload needs file storage and no MLA / hybrid-Mamba / hybrid-SWA model, "
+        "and the host_pool backup no hybrid-Mamba model (kv_cache_hook.py:482-545 in 0.5.21, where the backup also "
+        "refuses hybrid-SWA and the decode radix cache; 0.5.22 :530-590 and 0.5.23 :533-593 the same, diffed)"
+    ),
+    stage="startup",
+    prevents="--enable-unified-memory with PD disaggregation supports only these transfer backends: mooncake; got "
+    "{backend!r}.; --enable-unified-memory with PD disaggregation does not support pipeline parallelism "
+    "(whole-envelope transfer has no per-layer entries to subset).; --enable-unified-memory with PD "
+    "disaggregation does not support speculative decoding with the Mooncake transfer backend.; "
+    "--enable-unified-memory with PD disaggregation requires lazy compaction; unset SGLANG_DISABLE_LAZY_COMPACTION.; "
+    "--enable-unified-memory with PD disaggregation is not compatible with --enable-hisparse: ...; "
+    "--enable-unified-memory with decode KV offload currently supports --hicache-storage-backend=file only.; "
+    "--enable-unified-memory decode KV offload does not support MLA models yet.; ... does not support hybrid-Mamba "
+    "models.; ... does not support hybrid-SWA H2D/D2H transfers yet.; --enable-unified-memory host-pool decode "
+    "retraction does not support hybrid-Mamba models.",
+    source=f"{backend_kb.UNIFIED_MEMORY_SOURCE} (PD disaggregation)",
+    docs="""Checks `--enable-unified-memory` on a PD server (`--disaggregation-mode` prefill or decode): the transfer
+backend is mooncake, `--pp-size` is 1, SGLANG_DISABLE_LAZY_COMPACTION is not set, `--enable-hisparse` is not
+given, and from 0.5.21 no speculative algorithm rides Mooncake; decode KV offload
+(`--disaggregation-decode-enable-offload-kvcache`) takes `--hicache-storage-backend file` and a model with no
+MLA, Mamba / linear or sliding-window layers; the host_pool retraction backup a model with no Mamba / linear
+layers (0.5.21: no sliding-window layers either).
+
+PD ships the unified pool's whole entries (every layer's K/V of a slot) in one transfer, which only Mooncake's
+path implements and which has no per-layer subset for pipeline stages; its ids are virtual, and the HiSparse
+prealloc path, a draft's KV and the host pools' H2D/D2H copies of MLA, Mamba and SWA rows do not translate
+them. SGLang asserts each at start-up. A model whose every layer is windowed counts as hybrid-SWA here. The
+0.5.21 refusal of the decode radix cache under the host_pool backup reads a flag this tool does not model.""",
+    fix_title="Use --disaggregation-transfer-backend mooncake, --pp-size 1, no speculative decoding or HiSparse (or "
+    "drop --enable-unified-memory)",
+)
+def kv_unified_memory_pd(cfg, target):
+    flags = cfg.flags
+    mode = flags.get("disaggregation_mode") or "null"
+    if not _unified_memory(cfg) or mode == "null":
+        return skipped("applies to --enable-unified-memory with PD disaggregation")
+    release = sglang_release(target)
+    transfer = flags.get("disaggregation_transfer_backend") or DEFAULT_TRANSFER_BACKEND
+    problems, fix = [], []
+    if transfer not in UNIFIED_PD_TRANSFER_BACKENDS:
+        problems.append(f"--disaggregation-transfer-backend {transfer}")
+        fix.append("--disaggregation-transfer-backend mooncake")
+    if cfg.pp_size > 1:
+        problems.append(f"--pp-size {cfg.pp_size}")
+        fix.append("--pp-size 1")
+    if release >= UNIFIED_PD_HOST_POOLS_FROM and _speculative(cfg):
+        problems.append(f"--speculative-algorithm {cfg.speculative_algorithm} over Mooncake")
+    lazy_off = cfg.env.get(LAZY_COMPACTION_ENV)
+    if lazy_off is not None and lazy_off.strip().lower() in _ENV_TRUE:
+        problems.append(f"{LAZY_COMPACTION_ENV}={lazy_off}")
+        fix.append(f"unset {LAZY_COMPACTION_ENV}")
+    if flags.get("enable_hisparse"):
+        problems.append("--enable-hisparse")
+    host_pool_limits = []
+    if release >= UNIFIED_PD_HOST_POOLS_FROM and flags.get("disaggregation_decode_enable_offload_kvcache"):
+        if flags.get("hicache_storage_backend") != "file":
+            problems.append(f"decode KV offload to --hicache-storage-backend {flags.get('hicache_storage_backend')}")
+            fix.append("--hicache-storage-backend file")
+        host_pool_limits.append(("decode KV offload", ("mla", "hybrid_linear", "sliding_window")))
+    if release >= UNIFIED_PD_HOST_POOLS_FROM and flags.get("disaggregation_decode_retraction_backup") == "host_pool":
+        backup_limits = (
+            ("hybrid_linear", "sliding_window") if release < UNIFIED_HOST_POOL_SWA_UNTIL else ("hybrid_linear",)
+        )
+        host_pool_limits.append(("the host_pool backup", backup_limits))
+    if host_pool_limits and cfg.model is None:
+        return unknown("the decode host pool's limits depend on the model (MLA, Mamba, sliding window): give --model")
+    kinds = _host_pool_model_kinds(cfg) if host_pool_limits else set()
+    problems.extend(
+        f"{pool} on a model with {HOST_POOL_MODEL_KINDS[kind]}"
+        for pool, limits in host_pool_limits
+        for kind in limits
+        if kind in kinds
+    )
+    required = "what the unified pool's whole-entry PD transfer supports"
+    found = f"--enable-unified-memory on a PD {mode} server"
+    if problems:
+        return failed(f"{found} with {', '.join(problems)}", required, [" ".join(fix)] if fix else [])
+    return passed(f"{found} over {transfer}", required)
+
+
 # --- host cache tiers: HiCache, LMCache, the decode host pool (handle_cache_compatibility) -------------------
 
 
@@ -1476,12 +1588,12 @@ DECODE_OFFLOAD_STORAGE_FROM = Version("0.5.10")
         "bench/release_walk.py grep of each message"
     ),
     stage="startup",
-    prevents="--disaggregation-decode-retraction-backup=host_pool is only supported on a PD decode server.; "
+    prevents="The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side.; The "
+    "argument disaggregation-decode-enable-offload-kvcache is only supported when hicache-storage-backend is "
+    "provided.; --disaggregation-decode-retraction-backup=host_pool is only supported on a PD decode server.; "
     "--disaggregation-decode-retraction-backup=host_pool does not support --dcp-size > 1.; "
     "--disaggregation-decode-retraction-backup=host_pool requires --disable-priority-preemption when priority "
-    "scheduling is enabled.; The argument disaggregation-decode-enable-offload-kvcache is only supported for decode "
-    "side.; The argument disaggregation-decode-enable-offload-kvcache is only supported when hicache-storage-backend "
-    "is provided.; The arguments disaggregation-decode-enable-offload-kvcache and "
+    "scheduling is enabled.; The arguments disaggregation-decode-enable-offload-kvcache and "
     "disaggregation-decode-retraction-backup=host_pool are mutually exclusive: both build a decode host pool.",
     source=f"{KV_HOOK}, handle_cache_compatibility",
     docs="""Checks the decode host pool a PD decode server builds: `--disaggregation-decode-retraction-backup

@@ -688,6 +688,61 @@ FIXTURES = {
             },
         ],
     },
+    "kv-unified-memory-pd": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, *DECODE, "--attention-backend", "fa3")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, *DECODE, *DECODE_OFFLOAD)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", UNIFIED, *DECODE, "--disaggregation-decode-retraction-backup", "host_pool"
+                ),
+            },
+            # the decode host pools are judged from 0.5.21 (kv_cache_hook.py:512-545)
+            {
+                "gpu": "H100",
+                "command": serve("deepseek-v3", UNIFIED, *DECODE, *DECODE_OFFLOAD, "--tp-size", "8"),
+                "engine_version": ["sglang==0.5.20"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", UNIFIED, *DECODE, "--disaggregation-transfer-backend", "nixl"),
+            },
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, *DECODE, "--pp-size", "2")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, *DECODE, "--enable-hisparse")},
+            {
+                "gpu": "H100",
+                "command": ["SGLANG_DISABLE_LAZY_COMPACTION=1", *serve("llama-3.1-8b", UNIFIED, *DECODE)],
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-20b", UNIFIED, "--disaggregation-mode", "prefill", "--speculative-algorithm", "EAGLE"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    UNIFIED,
+                    *DECODE,
+                    "--disaggregation-decode-enable-offload-kvcache",
+                    "--hicache-storage-backend",
+                    "mooncake",
+                ),
+            },
+            {"gpu": "H100", "command": serve("deepseek-v3", UNIFIED, *DECODE, *DECODE_OFFLOAD, "--tp-size", "8")},
+            {"gpu": "H100", "command": serve("gpt-oss-20b", UNIFIED, *DECODE, *DECODE_OFFLOAD)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "qwen3-next-80b-a3b", UNIFIED, *DECODE, "--disaggregation-decode-retraction-backup", "host_pool"
+                ),
+            },
+        ],
+    },
     "kv-hicache-radix-cache": {
         "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-hierarchical-cache")}],
         "fail": [
