@@ -391,6 +391,9 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "disaggregation_decode_enable_offload_kvcache": "bool",
                 "enable_priority_scheduling": "bool",
                 "disable_priority_preemption": "bool",
+                # what HiSparse refuses beside it (dsa-hisparse-serving)
+                "enable_mixed_chunk": "bool",
+                "speculative_adaptive": "bool",
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -486,7 +489,6 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enforce_piecewise_cuda_graph msprobe_dump_config piecewise_cuda_graph_compiler "
             "piecewise_cuda_graph_tokens record_nolora_graph"
         ),
-        "chunked prefill: mixed prefill-decode batches": "enable_mixed_chunk",
         "quantization (weights loaded as another format: --load-format gguf sets quantization)": (
             "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve rl_on_policy_target "
             "rl_quant_profile speculative_draft_model_quantization torchao_config"
@@ -498,7 +500,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "speculative decoding": (
             "decoupled_spec_role enable_beta_spec enable_return_aux_hidden_states "
             "enable_return_hidden_states return_aux_hidden_state_layer_ids return_hidden_states_mode "
-            "speculative_accept_threshold_acc speculative_accept_threshold_single speculative_adaptive "
+            "speculative_accept_threshold_acc speculative_accept_threshold_single "
             "speculative_adaptive_config speculative_dflash_block_size "
             "speculative_dflash_draft_window_size speculative_draft_model_revision speculative_draft_sink_size "
             "speculative_draft_window_size speculative_dspark_align_verify_tokens_to_graph_tier "

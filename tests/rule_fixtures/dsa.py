@@ -35,6 +35,7 @@ DSV4_EAGLE_TOPK1 = (
     "--speculative-num-draft-tokens",
     "4",
 )
+M3 = ("--model", "tests/fixtures/models/synthetic-minimax-m3")
 DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
 # DSA index-topk sharing, one config field each (sglang model_config.py is_dsa_shared_topk_layer)
 DSA_TOPK_FREQ = ("--model", _model("dsa-topk-freq", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_freq": 2}))
@@ -156,6 +157,28 @@ FIXTURES = {
                 **launch("H200", DSA, "--dsa-prefill-backend", "tilelang", "--kv-cache-dtype", "fp8_e4m3"),
                 "engine_version": ["sglang==0.5.17"],
             },
+        ],
+    },
+    "dsa-hisparse-serving": {
+        "pass": [
+            launch("H200", DSA, "--enable-hisparse", "--disable-radix-cache"),
+            launch("B200", DSV4, "--enable-hisparse", "--disable-radix-cache"),
+            launch("B200", M3, "--enable-hisparse", "--disable-radix-cache"),
+            launch(
+                "H200", DSA, "--enable-hisparse", "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "1"
+            ),
+            # the feature checks come in 0.5.22 (hisparse_hook.py:80-85)
+            {**launch("H200", DSA, "--enable-hisparse", "--enable-mixed-chunk"), "engine_version": ["sglang==0.5.21"]},
+        ],
+        "fail": [
+            launch("H200", ("--model", "llama-3.1-8b"), "--enable-hisparse", "--disable-radix-cache"),
+            # MiniMax-M3 is served from 0.5.21 (hisparse_hook.py:93-98)
+            {**launch("B200", M3, "--enable-hisparse"), "engine_version": ["sglang==0.5.20"]},
+            launch("H200", DSA, "--enable-hisparse", "--enable-mixed-chunk"),
+            launch(
+                "H200", DSA, "--enable-hisparse", "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "2"
+            ),
+            launch("H200", DSA, "--enable-hisparse", "--speculative-algorithm", "EAGLE", "--speculative-adaptive"),
         ],
     },
     "dsa-hisparse-radix-cache": {
