@@ -114,6 +114,9 @@ class ModelFeatures(NamedTuple):
     softcap: Optional[float] = None
     attention_chunk_size: Optional[int] = None
     cross_attention: bool = False
+    # config.json `use_bidirectional_attention`: EmbeddingGemma's Gemma3TextModel encodes bidirectionally (sglang
+    # configs/model_config.py is_embedding_gemma reads it with model_type gemma3_text)
+    bidirectional_attention: bool = False
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
@@ -341,6 +344,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         softcap=softcap,
         attention_chunk_size=chunk,
         cross_attention=cross,
+        bidirectional_attention=text.get("use_bidirectional_attention") is True,
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
         quant_method=_quant_method(config),

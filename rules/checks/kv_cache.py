@@ -6,6 +6,7 @@ FP8 per backend lives with the backend (fa3-fp8-sm8x, fa4-fp8-sm100, the MLA bac
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Optional
 
 from packaging.version import InvalidVersion, Version
@@ -21,7 +22,7 @@ from rules.checks.common import (
     sglang_release,
 )
 from rules.checks.speculative import NGRAM_DEFAULT_BREADTH, eagle_topk
-from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.engine import Status, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
@@ -29,6 +30,7 @@ from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, dsa_model, effective_
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
+MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 POOL = "sglang: python/sglang/srt/mem_cache/memory_pool.py, MXFP8 KV pool"
 KV4 = ("nvfp4", "fp4_mx_block16")
 
@@ -431,6 +433,90 @@ def kv_fp4_prefill_only(cfg, target):
         f"--prefill-only-disable-kv-cache with --kv-cache-dtype {cfg.kv_cache_dtype}",
         "another KV dtype",
         ["--kv-cache-dtype auto"],
+    )
+
+
+# EmbeddingGemma (configs/model_config.py is_embedding_gemma: model_type gemma3_text with
+# use_bidirectional_attention; embedding_model_spec.py gives it the FULL_ENCODER prefill policy in 0.5.23): on SM90 /
+# SM100 with prefill fa3 / fa4 or none named, the model adjustments turn --prefill-only-disable-kv-cache on (with
+# --is-embedding, --disable-radix-cache, --chunked-prefill-size -1) and re-run its validation (from 0.5.17).
+EMBEDDING_GEMMA_MODEL_TYPE = "gemma3_text"
+EMBEDDING_GEMMA_NO_KV_FROM = Version("0.5.17")
+EMBEDDING_GEMMA_NO_KV_MAJORS = (9, 10)
+# What is_embedding_gemma's rewrite sets before the no-KV validation runs
+EMBEDDING_GEMMA_IMPLIED = {
+    "prefill_only_disable_kv_cache": True,
+    "is_embedding": True,
+    "disable_radix_cache": True,
+    "chunked_prefill_size": -1,
+}
+# The no-KV path's checks that can still refuse once those are set (validate_prefill_only_disable_kv_cache_args,
+# handle_prefill_only_disable_kv_cache)
+NO_KV_CHECKS = (kv_fp4_prefill_only, kv_mxfp8_prefill_only, kv_prefill_only_pool_writers, kv_prefill_only_backend)
+
+
+@rule(
+    id="kv-prefill-only-embedding-gemma",
+    title="EmbeddingGemma on SM90 / SM100 with FlashAttention: SGLang turns --prefill-only-disable-kv-cache on",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23: the is_embedding_gemma branch of the model capability adjustments read in each "
+        "release (server_args.py:3714-3746 in 0.5.17, :3878-3910 in 0.5.18; arg_groups/model_hook.py:675-720 in "
+        "0.5.19, :739-784 in 0.5.20, :799-845 in 0.5.21, :856-902 in 0.5.22, :862-911 in 0.5.23): is_embedding, no "
+        "radix cache, chunked prefill -1, and on CUDA SM90 / SM100 with prefill fa3 / fa4 or none named, "
+        "prefill_only_disable_kv_cache followed by validate_prefill_only_disable_kv_cache_args; none in 0.5.16 "
+        "(bench/release_walk.py grep 'default FA backend can consume raw K/V')"
+    ),
+    needs_model=True,
+    needs_gpu=True,
+    stage="startup",
+    reason="SGLang serves EmbeddingGemma without a KV pool (prefill-only, raw K/V) although the launch line does "
+    "not say so, and the no-KV path's own refusals (FP4 / MXFP8 KV, context parallelism, HiSparse, a non-FA "
+    "prefill backend) then apply to a launch that never asked for it.",
+    source=f"{MODEL_HOOK}, _handle_model_capability_adjustments (is_embedding_gemma); {KV_HOOK}, "
+    "validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks an EmbeddingGemma checkpoint (config.json `model_type` gemma3_text with
+`use_bidirectional_attention` true) on SM90 or SM100 whose prefill backend is fa3, fa4 or not named: SGLang
+turns `--prefill-only-disable-kv-cache` on itself (with `--is-embedding`, `--disable-radix-cache` and
+`--chunked-prefill-size -1`) and validates it. A warning says so when the launch does not; a failure when
+that validation refuses the launch (kv-fp4-prefill-only, kv-mxfp8-prefill-only, kv-prefill-only-pool-writers,
+kv-prefill-only-backend, judged as if the flag were given).
+
+The FlashAttention prefill reads an embedding batch's K/V straight from the projection, so the encoder needs
+no paged pool; SGLang takes that path before sizing memory. Naming the flags makes the launch line say what
+runs, and the no-KV rules then judge it directly. A backend named for the phase only by a decode flag is
+read as none named.""",
+    fix_title="Pass --prefill-only-disable-kv-cache --chunked-prefill-size -1 --disable-radix-cache (what SGLang runs)",
+)
+def kv_prefill_only_embedding_gemma(cfg, target):
+    model = cfg.model
+    if model.model_type != EMBEDDING_GEMMA_MODEL_TYPE or not model.bidirectional_attention:
+        return skipped("applies to EmbeddingGemma (gemma3_text with use_bidirectional_attention)")
+    if target.major not in EMBEDDING_GEMMA_NO_KV_MAJORS:
+        return skipped("applies on SM90 / SM100, where SGLang serves EmbeddingGemma without a KV pool")
+    requested = cfg.prefill_attention_backend or (None if cfg.auto_backend else cfg.attention_backend)
+    if requested not in (None, "fa3", "fa4"):
+        return skipped(f"prefill {requested} keeps the paged KV cache")
+    implied = replace(cfg, flags={**cfg.flags, **EMBEDDING_GEMMA_IMPLIED})
+    refusals = [
+        outcome for outcome in (check(implied, target) for check in NO_KV_CHECKS) if outcome.status is Status.FAIL
+    ]
+    required = "a launch the no-KV path accepts"
+    if refusals:
+        return failed(
+            "EmbeddingGemma served without a KV pool (SGLang's own --prefill-only-disable-kv-cache): "
+            + "; ".join(o.found for o in refusals),
+            required,
+            [fix for outcome in refusals for fix in outcome.fix],
+        )
+    if _prefill_only(cfg):
+        return passed(f"EmbeddingGemma with --prefill-only-disable-kv-cache on {cfg.prefill_backend}", required)
+    return warned(
+        f"EmbeddingGemma on SM{target.major}0 with prefill {requested or 'not named'} (SGLang turns "
+        "--prefill-only-disable-kv-cache on: no KV pool, radix cache off, chunked prefill -1)",
+        "the launch line naming what runs",
+        ["--prefill-only-disable-kv-cache --chunked-prefill-size -1 --disable-radix-cache"],
     )
 
 

@@ -1,4 +1,12 @@
-"""Fixtures for rules/checks/kv_cache.py."""
+"""Fixtures for rules/checks/kv_cache.py. An EmbeddingGemma config.json excerpt is written once to a temporary
+directory: the two keys SGLang's is_embedding_gemma reads (model_type gemma3_text, use_bidirectional_attention) with
+an illustrative Gemma-3 text shape."""
+
+import atexit
+import json
+import shutil
+import tempfile
+from pathlib import Path
 
 LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
@@ -43,6 +51,26 @@ def serve(model: str, *flags: str) -> list[str]:
     return ["sglang", "serve", "--model-path", model, *flags]
 
 
+_MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-kv-fixtures-"))
+atexit.register(shutil.rmtree, _MODELS, True)
+EMBEDDING_GEMMA = str(_MODELS / "embedding-gemma")
+Path(EMBEDDING_GEMMA).mkdir()
+(Path(EMBEDDING_GEMMA) / "config.json").write_text(
+    json.dumps(
+        {
+            "architectures": ["Gemma3TextModel"],
+            "model_type": "gemma3_text",
+            "use_bidirectional_attention": True,
+            "hidden_size": 768,
+            "num_attention_heads": 3,
+            "num_key_value_heads": 1,
+            "head_dim": 256,
+            "num_hidden_layers": 24,
+            "sliding_window": 512,
+        }
+    )
+)
+NO_KV = ("--prefill-only-disable-kv-cache", "--chunked-prefill-size", "-1", "--disable-radix-cache")
 UNIFIED = "--enable-unified-memory"
 DECODE = ("--disaggregation-mode", "decode")
 DECODE_OFFLOAD = ("--disaggregation-decode-enable-offload-kvcache", "--hicache-storage-backend", "file")
@@ -686,6 +714,21 @@ FIXTURES = {
                     "gpt-oss-20b", UNIFIED, "--speculative-algorithm", "EAGLE", "--enable-hierarchical-cache"
                 ),
             },
+        ],
+    },
+    "kv-prefill-only-embedding-gemma": {
+        "pass": [
+            {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, *NO_KV)},
+            {"gpu": "B200", "command": serve(EMBEDDING_GEMMA, *NO_KV, "--attention-backend", "fa4")},
+        ],
+        "warn": [
+            {"gpu": "H100", "command": serve(EMBEDDING_GEMMA)},
+            {"gpu": "H200", "command": serve(EMBEDDING_GEMMA, "--attention-backend", "fa3")},
+        ],
+        "fail": [
+            # the re-validation refuses what the rewrite brings (kv_cache_hook.py:919-937)
+            {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, "--tp-size", "2", "--attn-cp-size", "2")},
+            {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, "--enable-hisparse")},
         ],
     },
     "kv-unified-memory-pd": {
