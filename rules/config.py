@@ -394,6 +394,10 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 # what HiSparse refuses beside it (dsa-hisparse-serving)
                 "enable_mixed_chunk": "bool",
                 "speculative_adaptive": "bool",
+                # the unified cache's external linker (kv-external-linker)
+                "enable_linker_mla_dedup": "bool",
+                "unified_cache_external_linker_backend": "str",
+                "hicache_write_policy": "str",  # kv-hicache-buffer-only
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -462,7 +466,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
             "enable_encoder_swa_bounded_replay "
-            "enable_linker_mla_dedup enable_memory_saver encoder_only "
+            "enable_memory_saver encoder_only "
             "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
             "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
             "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
@@ -524,11 +528,11 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "hicache_ratio hicache_size "
             "hicache_storage_backend_extra_config hicache_storage_prefetch_policy "
             "hicache_storage_prefetch_retry_max_attempts hicache_storage_prefetch_retry_poll_interval "
-            "hicache_write_policy kt_amx_method kt_amx_weight_path kt_cpuinfer kt_max_deferred_experts_per_token "
+            "kt_amx_method kt_amx_weight_path kt_cpuinfer kt_max_deferred_experts_per_token "
             "kt_method kt_num_gpu_experts kt_threadpool_count kt_weight_path lmcache_config_file "
             "offload_group_size offload_mode offload_num_in_group offload_prefetch_step "
             "paged_experts_num_resident ple_offload_backend ple_offload_dir ple_offload_embedding "
-            "unified_cache_external_linker_backend unified_cache_external_linker_config "
+            "unified_cache_external_linker_config "
             "weight_cache_mode"
         ),
         "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (

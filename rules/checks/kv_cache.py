@@ -1652,6 +1652,211 @@ def kv_lmcache_compatibility(cfg, target):
     return passed("--enable-lmcache with none of the features it refuses", required)
 
 
+HICACHE_HOOK = "sglang: python/sglang/srt/arg_groups/hicache_hook.py"
+# resolve_hicache_dcp_compatibility (server_args.py in 0.5.17-0.5.18): its refusals, by the releases they hold
+HICACHE_DCP_FROM = Version("0.5.17")
+HICACHE_DCP_DSPARK_FROM = Version("0.5.18")  # 0.5.17 refuses every speculative algorithm
+HICACHE_DCP_STORAGE_BUFFER_ONLY_FROM = Version("0.5.23")  # 0.5.17-0.5.22 refuse any L3 storage backend
+
+
+@rule(
+    id="kv-hicache-dcp",
+    title="HiCache with --dcp-size > 1: MLA models only, no LMCache / HiSparse, DSPARK as the only draft, L3 "
+    "storage limits",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23: resolve_hicache_dcp_compatibility read in each release (server_args.py:7160-7195 in "
+        "0.5.17, :7397-7430 in 0.5.18; arg_groups/hicache_hook.py:71-105 in 0.5.19, :110-145 in 0.5.21 and "
+        "0.5.22, :130-165 in 0.5.23): LMCache, HiSparse and an MHA model refused in each; every speculative "
+        "algorithm in 0.5.17, all but DSPARK from 0.5.18; any --hicache-storage-backend through 0.5.22, only with "
+        "--hicache-host-memory-mode buffer_only in 0.5.23 (bench/release_walk.py grep 'HiSparse host pool is "
+        "constructed without DCP', 'only supports DSPARK speculative'); none before 0.5.17"
+    ),
+    stage="startup",
+    prevents="HiCache L3 with DCP does not support buffer_only host memory.; HiCache with --dcp-size > 1 only "
+    "supports DSPARK speculative decoding; other draft-model host pools have no DCP index translation.; "
+    "--enable-lmcache with --dcp-size > 1 is not supported: LMCache has no DCP-aware index translation.; "
+    "--enable-hisparse with --dcp-size > 1 is not supported: the HiSparse host pool is constructed without DCP "
+    "translation.; HiCache with --dcp-size > 1 is only supported for MLA models: the index translation lives in "
+    "MLATokenToKVPoolHost, and the MHA host pool has none.",
+    source=f"{HICACHE_HOOK}, resolve_hicache_dcp_compatibility",
+    docs="""Checks `--enable-hierarchical-cache` with decode context parallelism (`--dcp-size` > 1): an MLA model,
+no `--enable-lmcache` or `--enable-hisparse`, no speculative algorithm but DSPARK (0.5.17: none at all), and
+no `--hicache-storage-backend` (0.5.17-0.5.22) or, in 0.5.23, none with `--hicache-host-memory-mode
+buffer_only`.
+
+Under DCP each rank holds an interleaved shard of every page and the host pool widens its slot ids; only the
+MLA host pool translates them to each rank's physical slots, and the draft-model, LMCache and HiSparse host
+pools do not. SGLang refuses each at start-up.""",
+    fix_title="Serve an MLA model, drop the refused feature, or --dcp-size 1",
+)
+def kv_hicache_dcp(cfg, target):
+    flags = cfg.flags
+    if not flags.get("enable_hierarchical_cache") or (flags.get("dcp_size") or 1) <= 1:
+        return skipped("applies to --enable-hierarchical-cache with --dcp-size > 1")
+    if cfg.model is None:
+        return unknown("HiCache with DCP needs an MLA model: give --model")
+    release = sglang_release(target)
+    refused = []
+    storage = flags.get("hicache_storage_backend")
+    if storage is not None and release < HICACHE_DCP_STORAGE_BUFFER_ONLY_FROM:
+        refused.append(f"--hicache-storage-backend {storage}")
+    elif storage is not None and flags.get("hicache_host_memory_mode") == "buffer_only":
+        refused.append(f"--hicache-storage-backend {storage} with --hicache-host-memory-mode buffer_only")
+    algorithm = (cfg.speculative_algorithm or "NONE").upper()
+    allowed_drafts = ("NONE", "DSPARK") if release >= HICACHE_DCP_DSPARK_FROM else ("NONE",)
+    if algorithm not in allowed_drafts:
+        refused.append(f"--speculative-algorithm {cfg.speculative_algorithm}")
+    refused += [flag for flag in ("--enable-lmcache", "--enable-hisparse") if flags.get(flag[2:].replace("-", "_"))]
+    if not cfg.mla:
+        refused.append(f"an MHA model ({cfg.model.name})")
+    required = "an MLA model without the host pools DCP cannot translate"
+    found = f"HiCache with --dcp-size {flags['dcp_size']}"
+    if refused:
+        return failed(f"{found} with {', '.join(refused)}", required, ["--dcp-size 1"])
+    return passed(f"{found} on {cfg.model.name}", required)
+
+
+# handle_hicache's checks of the unified cache's external linker (direct L3), by the first release holding them
+EXTERNAL_LINKER_FROM = Version("0.5.20")  # no HiCache, no --hicache-storage-backend (hicache_hook.py:24-33)
+LINKER_MLA_DEDUP_FROM = Version("0.5.21")  # --enable-linker-mla-dedup needs the Mooncake linker (:25-30)
+LINKER_RADIX_CACHE_FROM = Version("0.5.23")  # the default radix cache, on (:44-48)
+LINKER_MLA_DEDUP_BACKEND = "mooncake"
+DEFAULT_LINKER_BACKEND = "mooncake"  # fields/memory.py unified_cache_external_linker_backend, 0.5.21-0.5.23
+
+
+@rule(
+    id="kv-external-linker",
+    title="--enable-unified-cache-external-linker: the default radix cache on, no HiCache or HiCache storage; MLA "
+    "dedup needs the Mooncake linker",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: handle_hicache read in each release: the linker refuses --enable-hierarchical-cache "
+        "and --hicache-storage-backend from 0.5.20 (hicache_hook.py:24-33 in 0.5.20, :29-38 in 0.5.21 and 0.5.22, "
+        ":49-58 in 0.5.23); --enable-linker-mla-dedup needs the linker on the mooncake backend from 0.5.21 (:25-30, "
+        ":39-43 in 0.5.23); --disable-radix-cache and --radix-cache-backend are refused in 0.5.23 only (:44-48; "
+        "bench/release_walk.py grep 'requires the default'); 0.5.19 has no linker flag"
+    ),
+    stage="startup",
+    prevents="--enable-unified-cache-external-linker and --enable-hierarchical-cache are mutually exclusive.; "
+    "--enable-unified-cache-external-linker does not use --hicache-storage-backend.; --enable-linker-mla-dedup "
+    "requires the Mooncake linker.; --enable-unified-cache-external-linker requires the default UnifiedRadixCache "
+    "with radix caching enabled.",
+    source=f"{HICACHE_HOOK}, handle_hicache",
+    docs="""Checks the unified cache's external linker (direct L3): `--enable-unified-cache-external-linker` comes
+without `--enable-hierarchical-cache` or `--hicache-storage-backend` (from 0.5.20) and, in 0.5.23, without
+`--disable-radix-cache` or `--radix-cache-backend`; `--enable-linker-mla-dedup` (from 0.5.21) needs the linker on
+with `--unified-cache-external-linker-backend mooncake` (the default).
+
+The linker links SGLang's UnifiedRadixCache straight to an external KV store with no host tier, so HiCache and
+its storage backend are a second path to the same store, and a replaced or disabled radix cache has nothing
+to link; MLA dedup (rank 0 loads the replicated MLA KV and broadcasts each layer) exists only in the Mooncake
+linker. SGLang refuses each at start-up.""",
+    fix_title="Use the linker alone on the default radix cache (or HiCache alone)",
+)
+def kv_external_linker(cfg, target):
+    flags = cfg.flags
+    linker = bool(flags.get("enable_unified_cache_external_linker"))
+    dedup = bool(flags.get("enable_linker_mla_dedup"))
+    if not (linker or dedup):
+        return skipped("applies to --enable-unified-cache-external-linker or --enable-linker-mla-dedup")
+    release = sglang_release(target)
+    backend = flags.get("unified_cache_external_linker_backend") or DEFAULT_LINKER_BACKEND
+    refused, fix = [], []
+    if dedup and release >= LINKER_MLA_DEDUP_FROM and not (linker and backend == LINKER_MLA_DEDUP_BACKEND):
+        refused.append(f"--enable-linker-mla-dedup on the {backend} linker" if linker else "--enable-linker-mla-dedup")
+        fix.append("--enable-unified-cache-external-linker --unified-cache-external-linker-backend mooncake")
+    if linker and release >= LINKER_RADIX_CACHE_FROM:
+        if flags.get("disable_radix_cache"):
+            refused.append("--disable-radix-cache")
+        if flags.get("radix_cache_backend") is not None:
+            refused.append(f"--radix-cache-backend {flags['radix_cache_backend']}")
+    if linker and flags.get("enable_hierarchical_cache"):
+        refused.append("--enable-hierarchical-cache")
+    if linker and flags.get("hicache_storage_backend") is not None:
+        refused.append(f"--hicache-storage-backend {flags['hicache_storage_backend']}")
+    required = "the linker alone on the default radix cache; MLA dedup on the Mooncake linker"
+    found = "the external linker" if linker else "the unified cache without its external linker"
+    if refused:
+        return failed(f"{found} with {', '.join(refused)}", required, [" ".join(fix)] if fix else [])
+    return passed(f"the external linker on the {backend} backend", required)
+
+
+HOST_MEMORY_MODE_FROM = Version("0.5.19")  # validate_hicache_host_memory_mode (hicache_hook.py:167-210 in 0.5.19)
+BUFFER_ONLY_WRITE_BACK_REWRITE_FROM = Version("0.5.22")  # write_back becomes write_through; refused in 0.5.19-0.5.21
+
+
+def _host_cache_path(cfg) -> bool:
+    """Whether handle_hicache validates the host pool: HiCache, decode KV offload, or a PD decode server whose
+    retraction backup is unset or host_pool (and the external linker, which returns before, is off)."""
+    flags = cfg.flags
+    decode_pool = flags.get("disaggregation_mode") == "decode" and flags.get(
+        "disaggregation_decode_retraction_backup"
+    ) in (None, "host_pool")
+    active = flags.get("enable_hierarchical_cache") or flags.get("disaggregation_decode_enable_offload_kvcache")
+    return bool((active or decode_pool) and not flags.get("enable_unified_cache_external_linker"))
+
+
+@rule(
+    id="kv-hicache-buffer-only",
+    title="--hicache-host-memory-mode buffer_only needs a storage backend, a write-through policy and a non-decode "
+    "server",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: validate_hicache_host_memory_mode, run by handle_hicache when HiCache, decode KV "
+        "offload or a decode host pool is on, read in each release (hicache_hook.py:167-210 in 0.5.19, :180-223 in "
+        "0.5.20, :206-249 in 0.5.21, :206-254 in 0.5.22, :247-295 in 0.5.23): buffer_only without "
+        "--hicache-storage-backend and on a decode server refused in each; --hicache-write-policy write_back refused "
+        "in 0.5.19-0.5.21 and rewritten to write_through from 0.5.22 (bench/release_walk.py grep 'buffer_only "
+        "requires a storage backend', 'buffer_only is not supported on')"
+    ),
+    stage="startup",
+    prevents="--hicache-host-memory-mode buffer_only requires a storage backend (--hicache-storage-backend): host "
+    "memory is only a staging buffer and all cached data lives in storage.; --hicache-host-memory-mode buffer_only "
+    "does not support --hicache-write-policy write_back; ...; --hicache-host-memory-mode buffer_only is not "
+    "supported on decode instances: ...",
+    source=f"{HICACHE_HOOK}, validate_hicache_host_memory_mode",
+    docs="""Checks `--hicache-host-memory-mode buffer_only` where SGLang builds a host pool (HiCache, decode KV offload,
+a PD decode server): it needs a `--hicache-storage-backend`, runs on a prefill or colocated server only, and
+takes `--hicache-write-policy write_back` as write_through from 0.5.22 (a warning; 0.5.19-0.5.21 refuse it).
+
+In buffer_only mode host memory is only a staging buffer: every cached page lives in the storage tier, so
+there must be one, and there is no host tier to write back to. The decode server's prefetch and offload paths
+bypass the buffer pipeline, so SGLang refuses the mode there.""",
+    fix_title="Add --hicache-storage-backend (file, mooncake, ...) and --hicache-write-policy write_through, or "
+    "--hicache-host-memory-mode cache",
+)
+def kv_hicache_buffer_only(cfg, target):
+    flags = cfg.flags
+    if flags.get("hicache_host_memory_mode") != "buffer_only" or not _host_cache_path(cfg):
+        return skipped("applies to --hicache-host-memory-mode buffer_only where SGLang builds a host pool")
+    release = sglang_release(target)
+    refused, fix = [], []
+    if flags.get("hicache_storage_backend") is None:
+        refused.append("no --hicache-storage-backend")
+        fix.append("--hicache-storage-backend file")
+    write_back = flags.get("hicache_write_policy") == "write_back"
+    if write_back and release < BUFFER_ONLY_WRITE_BACK_REWRITE_FROM:
+        refused.append("--hicache-write-policy write_back")
+        fix.append("--hicache-write-policy write_through")
+    if flags.get("disaggregation_mode") == "decode":
+        refused.append("a PD decode server")
+        fix = ["--hicache-host-memory-mode cache"]
+    required = "a storage backend, write-through, a prefill or colocated server"
+    if refused:
+        return failed(f"--hicache-host-memory-mode buffer_only with {', '.join(refused)}", required, [" ".join(fix)])
+    if write_back:
+        return warned(
+            "--hicache-host-memory-mode buffer_only with --hicache-write-policy write_back (SGLang writes through)",
+            required,
+            ["--hicache-write-policy write_through"],
+        )
+    return passed("--hicache-host-memory-mode buffer_only over a storage backend", required)
+
+
 # The decode host pool's checks in handle_cache_compatibility, each from the release that added it
 # (bench/release_walk.py grep of each message: server_args.py through 0.5.18, kv_cache_hook.py after)
 HOST_POOL_BACKUP_FROM = Version("0.5.18")

@@ -70,6 +70,9 @@ Path(EMBEDDING_GEMMA).mkdir()
         }
     )
 )
+BUFFER_ONLY = ("--enable-hierarchical-cache", "--hicache-host-memory-mode", "buffer_only")
+LINKER = "--enable-unified-cache-external-linker"
+HICACHE_DCP = ("--enable-hierarchical-cache", "--tp-size", "8", "--dcp-size", "2")
 NO_KV = ("--prefill-only-disable-kv-cache", "--chunked-prefill-size", "-1", "--disable-radix-cache")
 UNIFIED = "--enable-unified-memory"
 DECODE = ("--disaggregation-mode", "decode")
@@ -807,6 +810,120 @@ FIXTURES = {
                 ["--hicache-host-memory-mode", "buffer_only"],
                 ["--disaggregation-mode", "prefill"],
             )
+        ],
+    },
+    "kv-hicache-dcp": {
+        "pass": [
+            {"gpu": "H200", "command": serve("deepseek-v3", *HICACHE_DCP)},
+            {"gpu": "H200", "command": serve("deepseek-v3", *HICACHE_DCP, "--hicache-storage-backend", "file")},
+            {
+                "gpu": "H200",
+                "command": serve("deepseek-v3", *HICACHE_DCP, "--speculative-algorithm", "DSPARK"),
+                "engine_version": ["sglang==0.5.18"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H200",
+                "command": serve("llama-3.1-8b", "--enable-hierarchical-cache", "--tp-size", "8", "--dcp-size", "2"),
+            },
+            {"gpu": "H200", "command": serve("deepseek-v3", *HICACHE_DCP, "--enable-hisparse")},
+            {"gpu": "H200", "command": serve("deepseek-v3", *HICACHE_DCP, "--speculative-algorithm", "EAGLE")},
+            {
+                "gpu": "H200",
+                "command": serve(
+                    "deepseek-v3",
+                    *HICACHE_DCP,
+                    "--hicache-storage-backend",
+                    "file",
+                    "--hicache-host-memory-mode",
+                    "buffer_only",
+                ),
+            },
+            # 0.5.17-0.5.22 refuse any L3 storage under DCP; 0.5.17 any draft (server_args.py:7160-7177)
+            {
+                "gpu": "H200",
+                "command": serve("deepseek-v3", *HICACHE_DCP, "--hicache-storage-backend", "file"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "H200",
+                "command": serve("deepseek-v3", *HICACHE_DCP, "--speculative-algorithm", "DSPARK"),
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
+    },
+    "kv-external-linker": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", LINKER)},
+            {"gpu": "H100", "command": serve("deepseek-v3", LINKER, "--enable-linker-mla-dedup", "--tp-size", "8")},
+            # the radix-cache refusal is 0.5.23's (hicache_hook.py:44-48)
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", LINKER, "--disable-radix-cache"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", LINKER, "--enable-hierarchical-cache")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", LINKER, "--hicache-storage-backend", "file")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", LINKER, "--disable-radix-cache")},
+            {"gpu": "H100", "command": serve("deepseek-v3", "--enable-linker-mla-dedup", "--tp-size", "8")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-v3",
+                    LINKER,
+                    "--unified-cache-external-linker-backend",
+                    "mori",
+                    "--enable-linker-mla-dedup",
+                    "--tp-size",
+                    "8",
+                ),
+            },
+        ],
+    },
+    "kv-hicache-buffer-only": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", *BUFFER_ONLY, "--hicache-storage-backend", "file")}],
+        "warn": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *BUFFER_ONLY,
+                    "--hicache-storage-backend",
+                    "file",
+                    "--hicache-write-policy",
+                    "write_back",
+                ),
+            }
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *BUFFER_ONLY)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *DECODE,
+                    "--hicache-host-memory-mode",
+                    "buffer_only",
+                    "--hicache-storage-backend",
+                    "file",
+                ),
+            },
+            # write_back is refused before 0.5.22 (hicache_hook.py:237-242 in 0.5.21)
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *BUFFER_ONLY,
+                    "--hicache-storage-backend",
+                    "file",
+                    "--hicache-write-policy",
+                    "write_back",
+                ),
+                "engine_version": ["sglang==0.5.21"],
+            },
         ],
     },
     "kv-decode-host-pool": {
