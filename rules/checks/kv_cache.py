@@ -1857,6 +1857,80 @@ def kv_hicache_buffer_only(cfg, target):
     return passed("--hicache-host-memory-mode buffer_only over a storage backend", required)
 
 
+# handle_hicache's layout / I/O normalisation in 0.5.23 (hicache_hook.py:168-244), with the defaults of fields/
+# memory.py:128-146: page_first layout, kernel I/O
+HICACHE_LAYOUT_FROM = Version("0.5.23")
+DEFAULT_HICACHE_LAYOUT = "page_first"
+DEFAULT_HICACHE_IO = "kernel"
+LAYER_FIRST_REFUSING_STORAGE = ("mooncake", "npu_memcache")
+
+
+def _hicache_layout(cfg) -> tuple[str, str]:
+    """(layout, I/O backend) after resolve_layout_io_compatibility, resolve_storage_layout_compatibility and
+    resolve_unified_memory_layout_io, in that order."""
+    flags = cfg.flags
+    layout = flags.get("hicache_mem_layout") or DEFAULT_HICACHE_LAYOUT
+    io = flags.get("hicache_io_backend") or DEFAULT_HICACHE_IO
+    if layout == "page_first_direct" and io == "kernel":
+        io = "direct"
+    if layout == "page_first" and io == "direct":
+        layout = "page_first_direct"
+    storage = flags.get("hicache_storage_backend")
+    mooncake_dcp = storage == "mooncake" and (flags.get("dcp_size") or 1) > 1
+    if storage in LAYER_FIRST_REFUSING_STORAGE and layout == "layer_first" and not mooncake_dcp:
+        layout = {"direct": "page_first_direct", "kernel": "page_first"}.get(io, layout)
+    if _unified_memory(cfg) and layout == "page_first_direct":
+        layout, io = "page_first", "kernel"
+    return layout, io
+
+
+@rule(
+    id="kv-hicache-layout-rewrite",
+    title="SGLang rewrites a HiCache host layout / I/O backend pair it cannot run",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: handle_hicache's resolve_layout_io_compatibility, resolve_storage_layout_compatibility and "
+        "resolve_unified_memory_layout_io read (hicache_hook.py:168-244). Each release differs before it (diffed "
+        "0.5.19-0.5.22: no unified-memory step, no Mooncake-under-DCP exception, npu_memcache from 0.5.20; the "
+        "layout defaults and the first two steps reach back to 0.5.8 and 0.5.10 in server_args.py), so only 0.5.23 "
+        "is judged"
+    ),
+    stage="startup",
+    reason="SGLang replaces the --hicache-mem-layout / --hicache-io-backend the launch names with another pair, "
+    "logging a warning only, so the host tier runs with a layout or copy path the launch line does not say.",
+    source=f"{HICACHE_HOOK}, resolve_layout_io_compatibility, resolve_storage_layout_compatibility, "
+    "resolve_unified_memory_layout_io",
+    docs="""Warns when SGLang rewrites the host cache's layout or I/O backend where it builds a host pool (HiCache,
+decode KV offload, a PD decode server): page_first_direct with the kernel I/O backend runs direct I/O;
+page_first with direct I/O runs page_first_direct; layer_first with a mooncake or npu_memcache storage backend
+runs page_first_direct (direct I/O) or page_first (kernel I/O), except mooncake under `--dcp-size` > 1; under
+`--enable-unified-memory`, page_first_direct runs page_first with kernel I/O.
+
+The direct copies read whole pages, the kernel copies strided rows, and the L3 backends and the unified pool
+each accept only some of the layouts, so SGLang picks the pair that works. Naming that pair makes the launch
+line say what runs. (A `--disaggregation-decode-host-receive-threshold` below 1, which forces layer_first, is not
+modelled.)""",
+    fix_title="Name the layout and I/O backend SGLang runs",
+)
+def kv_hicache_layout_rewrite(cfg, target):
+    if not _host_cache_path(cfg):
+        return skipped("applies where SGLang builds a host pool (HiCache, decode KV offload, a PD decode server)")
+    given = (
+        cfg.flags.get("hicache_mem_layout") or DEFAULT_HICACHE_LAYOUT,
+        cfg.flags.get("hicache_io_backend") or DEFAULT_HICACHE_IO,
+    )
+    layout, io = _hicache_layout(cfg)
+    required = "a layout and I/O backend SGLang runs as named"
+    if (layout, io) == given:
+        return passed(f"host layout {layout} with {io} I/O", required)
+    return warned(
+        f"host layout {given[0]} with {given[1]} I/O (SGLang runs {layout} with {io} I/O)",
+        required,
+        [f"--hicache-mem-layout {layout} --hicache-io-backend {io}"],
+    )
+
+
 # The decode host pool's checks in handle_cache_compatibility, each from the release that added it
 # (bench/release_walk.py grep of each message: server_args.py through 0.5.18, kv_cache_hook.py after)
 HOST_POOL_BACKUP_FROM = Version("0.5.18")

@@ -71,6 +71,12 @@ Path(EMBEDDING_GEMMA).mkdir()
     )
 )
 BUFFER_ONLY = ("--enable-hierarchical-cache", "--hicache-host-memory-mode", "buffer_only")
+
+
+def hicache_layout(layout: str, io: str) -> tuple[str, ...]:
+    return ("--enable-hierarchical-cache", "--hicache-mem-layout", layout, "--hicache-io-backend", io)
+
+
 LINKER = "--enable-unified-cache-external-linker"
 HICACHE_DCP = ("--enable-hierarchical-cache", "--tp-size", "8", "--dcp-size", "2")
 NO_KV = ("--prefill-only-disable-kv-cache", "--chunked-prefill-size", "-1", "--disable-radix-cache")
@@ -724,11 +730,9 @@ FIXTURES = {
             {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, *NO_KV)},
             {"gpu": "B200", "command": serve(EMBEDDING_GEMMA, *NO_KV, "--attention-backend", "fa4")},
         ],
-        "warn": [
-            {"gpu": "H100", "command": serve(EMBEDDING_GEMMA)},
-            {"gpu": "H200", "command": serve(EMBEDDING_GEMMA, "--attention-backend", "fa3")},
-        ],
         "fail": [
+            {"expect": "warn", "gpu": "H100", "command": serve(EMBEDDING_GEMMA)},
+            {"expect": "warn", "gpu": "H200", "command": serve(EMBEDDING_GEMMA, "--attention-backend", "fa3")},
             # the re-validation refuses what the rewrite brings (kv_cache_hook.py:919-937)
             {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, "--tp-size", "2", "--attn-cp-size", "2")},
             {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, "--enable-hisparse")},
@@ -885,8 +889,9 @@ FIXTURES = {
     },
     "kv-hicache-buffer-only": {
         "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", *BUFFER_ONLY, "--hicache-storage-backend", "file")}],
-        "warn": [
+        "fail": [
             {
+                "expect": "warn",
                 "gpu": "H100",
                 "command": serve(
                     "llama-3.1-8b",
@@ -896,9 +901,7 @@ FIXTURES = {
                     "--hicache-write-policy",
                     "write_back",
                 ),
-            }
-        ],
-        "fail": [
+            },
             {"gpu": "H100", "command": serve("llama-3.1-8b", *BUFFER_ONLY)},
             {
                 "gpu": "H100",
@@ -923,6 +926,56 @@ FIXTURES = {
                     "write_back",
                 ),
                 "engine_version": ["sglang==0.5.21"],
+            },
+        ],
+    },
+    "kv-hicache-layout-rewrite": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-hierarchical-cache")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *hicache_layout("page_first_direct", "direct"))},
+            # Mooncake keeps layer_first under DCP (hicache_hook.py:197-200)
+            {
+                "gpu": "H200",
+                "command": serve(
+                    "deepseek-v3",
+                    *hicache_layout("layer_first", "kernel"),
+                    "--hicache-storage-backend",
+                    "mooncake",
+                    "--tp-size",
+                    "8",
+                    "--dcp-size",
+                    "2",
+                ),
+            },
+        ],
+        "fail": [
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *hicache_layout("page_first_direct", "kernel")),
+            },
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *hicache_layout("page_first", "direct")),
+            },
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *hicache_layout("layer_first", "kernel"), "--hicache-storage-backend", "mooncake"
+                ),
+            },
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *hicache_layout("page_first_direct", "direct"),
+                    UNIFIED,
+                    "--attention-backend",
+                    "fa3",
+                ),
             },
         ],
     },
