@@ -392,8 +392,8 @@ def _hisparse_model(cfg, target) -> bool:
     ),
     needs_model=True,
     stage="startup",
-    prevents="--enable-hisparse is only supported for DSA (DeepSeek Sparse Attention) models (e.g., DeepSeek V3.2, "
-    "GLM-5), DeepSeek V4, and MiniMax M3 now. ; --enable-hisparse does not support --enable-mixed-chunk yet.; The "
+    prevents="--enable-hisparse is only supported for DSA (DeepSeek Sparse Attention) models ... (the models "
+    "listed grow by release); --enable-hisparse does not support --enable-mixed-chunk yet.; The "
     "minimal HiSparse spec integration supports linear speculation only; use --speculative-eagle-topk 1.; HiSparse "
     "speculative decoding uses statically sized swap state; --speculative-adaptive is not supported.",
     source=f"{kb.HISPARSE_HOOK}, validate_hisparse, validate_hisparse_feature_combos",

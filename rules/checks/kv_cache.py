@@ -1674,11 +1674,10 @@ HICACHE_DCP_STORAGE_BUFFER_ONLY_FROM = Version("0.5.23")  # 0.5.17-0.5.22 refuse
         "constructed without DCP', 'only supports DSPARK speculative'); none before 0.5.17"
     ),
     stage="startup",
-    prevents="HiCache L3 with DCP does not support buffer_only host memory.; HiCache with --dcp-size > 1 only "
-    "supports DSPARK speculative decoding; other draft-model host pools have no DCP index translation.; "
-    "--enable-lmcache with --dcp-size > 1 is not supported: LMCache has no DCP-aware index translation.; "
-    "--enable-hisparse with --dcp-size > 1 is not supported: the HiSparse host pool is constructed without DCP "
-    "translation.; HiCache with --dcp-size > 1 is only supported for MLA models: the index translation lives in "
+    prevents="--enable-hisparse with --dcp-size > 1 is not supported: the HiSparse host pool is constructed without "
+    "DCP translation.; --enable-lmcache with --dcp-size > 1 is not supported: LMCache has no DCP-aware index "
+    "translation.; HiCache L3 with DCP does not support buffer_only host memory.; HiCache with --dcp-size > 1 only "
+    "supports DSPARK speculative decoding; other draft-model host pools have no DCP index translation.; HiCache with --dcp-size > 1 is only supported for MLA models: the index translation lives in "
     "MLATokenToKVPoolHost, and the MHA host pool has none.",
     source=f"{HICACHE_HOOK}, resolve_hicache_dcp_compatibility",
     docs="""Checks `--enable-hierarchical-cache` with decode context parallelism (`--dcp-size` > 1): an MLA model,
