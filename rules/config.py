@@ -398,6 +398,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "enable_linker_mla_dedup": "bool",
                 "unified_cache_external_linker_backend": "str",
                 "hicache_write_policy": "str",  # kv-hicache-buffer-only
+                "radix_eviction_policy": "str",  # kv-radix-tlru-config
+                "radix_eviction_policy_config": "str",
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -685,8 +687,8 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "prefill_decode_interval_min_bs prefill_delayer_forward_passes_buckets prefill_delayer_max_delay_ms "
             "prefill_delayer_max_delay_passes prefill_delayer_queue_min_ratio "
             "prefill_delayer_token_usage_low_watermark prefill_delayer_wait_seconds_buckets prefill_max_requests "
-            "prefill_round_robin_balance priority_scheduling_preemption_threshold radix_eviction_policy "
-            "radix_eviction_policy_config retraction_policy schedule_conservativeness "
+            "prefill_round_robin_balance priority_scheduling_preemption_threshold "
+            "retraction_policy schedule_conservativeness "
             "schedule_low_priority_values_first schedule_policy scheduler_recv_interval sleep_on_idle "
             "speculative_ngram_capacity speculative_ngram_external_corpus_max_tokens "
             "speculative_ngram_external_corpus_path strip_thinking_cache"

@@ -1930,6 +1930,64 @@ def kv_hicache_layout_rewrite(cfg, target):
     )
 
 
+TLRU_CONFIG_FROM = Version("0.5.21")  # handle_cache_compatibility's tlru checks (kv_cache_hook.py:376-392)
+
+
+def _tlru_config(cfg) -> Optional[dict]:
+    """--radix-eviction-policy-config as SGLang's json.loads reads it; None when it is not a JSON object."""
+    text = cfg.flags.get("radix_eviction_policy_config")
+    if text is None:
+        return {}
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+@rule(
+    id="kv-radix-tlru-config",
+    title="--radix-eviction-policy tlru needs a threshold above next_prompt_estimate in --radix-eviction-policy-config",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: the tlru checks of handle_cache_compatibility (kv_cache_hook.py:376-392, diffed "
+        "0.5.21-0.5.23: unchanged); --radix-eviction-policy-config a JSON object (fields/memory.py, json.loads); "
+        "bench/release_walk.py grep \"needs 'threshold' greater\" finds it first in 0.5.21"
+    ),
+    stage="startup",
+    prevents="--radix-eviction-policy tlru requires non-negative 'threshold' and 'next_prompt_estimate' in "
+    "--radix-eviction-policy-config, got {threshold} and {next_prompt_estimate}.; --radix-eviction-policy tlru needs "
+    "'threshold' greater than 'next_prompt_estimate' in --radix-eviction-policy-config, got {threshold} <= "
+    "{next_prompt_estimate}; otherwise no tokens are ever TEL-safe and T-LRU is exactly LRU.",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks `--radix-eviction-policy tlru`: `--radix-eviction-policy-config` holds a non-negative
+`threshold` greater than its non-negative `next_prompt_estimate` (each 0 when absent, so tlru without a config
+is refused).
+
+Tail-optimized LRU evicts first the tokens of a conversation that cannot affect its tail time-to-first-token,
+those beyond `threshold` less the next prompt's estimate; with a threshold at or below the estimate no token
+qualifies and the policy is plain LRU, so SGLang refuses it at start-up.""",
+    fix_title="Pass --radix-eviction-policy-config with a threshold above next_prompt_estimate",
+)
+def kv_radix_tlru_config(cfg, target):
+    if cfg.flags.get("radix_eviction_policy") != "tlru":
+        return skipped("applies to --radix-eviction-policy tlru")
+    config = _tlru_config(cfg)
+    required = "0 <= next_prompt_estimate < threshold"
+    fix = ['--radix-eviction-policy-config \'{"threshold": 4096, "next_prompt_estimate": 512}\'']
+    if config is None:
+        return failed("--radix-eviction-policy-config that is not a JSON object", required, fix)
+    threshold, estimate = config.get("threshold", 0), config.get("next_prompt_estimate", 0)
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (threshold, estimate))
+    if not numbers:
+        return failed(f"threshold {threshold!r} and next_prompt_estimate {estimate!r}", required, fix)
+    found = f"tlru with threshold {threshold} and next_prompt_estimate {estimate}"
+    if threshold < 0 or estimate < 0 or threshold <= estimate:
+        return failed(found, required, fix)
+    return passed(found, required)
+
+
 # The decode host pool's checks in handle_cache_compatibility, each from the release that added it
 # (bench/release_walk.py grep of each message: server_args.py through 0.5.18, kv_cache_hook.py after)
 HOST_POOL_BACKUP_FROM = Version("0.5.18")

@@ -77,6 +77,7 @@ def hicache_layout(layout: str, io: str) -> tuple[str, ...]:
     return ("--enable-hierarchical-cache", "--hicache-mem-layout", layout, "--hicache-io-backend", io)
 
 
+TLRU = ("--radix-eviction-policy", "tlru", "--radix-eviction-policy-config")
 LINKER = "--enable-unified-cache-external-linker"
 HICACHE_DCP = ("--enable-hierarchical-cache", "--tp-size", "8", "--dcp-size", "2")
 NO_KV = ("--prefill-only-disable-kv-cache", "--chunked-prefill-size", "-1", "--disable-radix-cache")
@@ -977,6 +978,20 @@ FIXTURES = {
                     "fa3",
                 ),
             },
+        ],
+    },
+    "kv-radix-tlru-config": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *TLRU, '{"threshold": 4096, "next_prompt_estimate": 512}'),
+            }
+        ],
+        "fail": [
+            # no config: threshold and next_prompt_estimate both 0 (kv_cache_hook.py:377-379)
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--radix-eviction-policy", "tlru")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *TLRU, '{"threshold": 512, "next_prompt_estimate": 512}')},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *TLRU, '{"threshold": -1}')},
         ],
     },
     "kv-decode-host-pool": {
