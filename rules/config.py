@@ -400,6 +400,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "hicache_write_policy": "str",  # kv-hicache-buffer-only
                 "radix_eviction_policy": "str",  # kv-radix-tlru-config
                 "radix_eviction_policy_config": "str",
+                "hicache_host_memory_fraction": "float",  # kv-hicache-host-memory-fraction
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -526,7 +527,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "hierarchical cache and KV or weight offload": (
             "cpu_offload_gb enable_paged_experts "
-            "flexkv_config_file hicache_host_memory_fraction "
+            "flexkv_config_file "
             "hicache_ratio hicache_size "
             "hicache_storage_backend_extra_config hicache_storage_prefetch_policy "
             "hicache_storage_prefetch_retry_max_attempts hicache_storage_prefetch_retry_poll_interval "

@@ -1717,6 +1717,36 @@ def kv_hicache_dcp(cfg, target):
     return passed(f"{found} on {cfg.model.name}", required)
 
 
+@rule(
+    id="kv-hicache-host-memory-fraction",
+    title="--hicache-host-memory-fraction lies in (0, 1]",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_hicache_ratio_default, run for every launch early in the pipeline "
+        "(pipeline.py:69 in 0.5.21, :77 in 0.5.22 and 0.5.23), refuses a fraction outside (0, 1] "
+        "(hicache_hook.py:96-98 in 0.5.21 and 0.5.22, :115-117 in 0.5.23; bench/release_walk.py grep "
+        "'hicache-host-memory-fraction must be in' finds it first in 0.5.21)"
+    ),
+    stage="startup",
+    prevents="--hicache-host-memory-fraction must be in (0, 1].",
+    source=f"{HICACHE_HOOK}, handle_hicache_ratio_default",
+    docs="""Checks that `--hicache-host-memory-fraction`, when given, is above 0 and at most 1.
+
+The fraction sizes the HiCache host pool from the host's memory; SGLang checks its range for every launch,
+HiCache on or not, and refuses one outside it at start-up.""",
+    fix_title="Pass a fraction in (0, 1], e.g. --hicache-host-memory-fraction 0.8 (the default)",
+)
+def kv_hicache_host_memory_fraction(cfg, target):
+    fraction = cfg.flags.get("hicache_host_memory_fraction")
+    if fraction is None:
+        return skipped("applies to --hicache-host-memory-fraction")
+    required = "a fraction in (0, 1]"
+    if 0 < fraction <= 1:
+        return passed(f"--hicache-host-memory-fraction {fraction:g}", required)
+    return failed(f"--hicache-host-memory-fraction {fraction:g}", required, ["--hicache-host-memory-fraction 0.8"])
+
+
 # handle_hicache's checks of the unified cache's external linker (direct L3), by the first release holding them
 EXTERNAL_LINKER_FROM = Version("0.5.20")  # no HiCache, no --hicache-storage-backend (hicache_hook.py:24-33)
 LINKER_MLA_DEDUP_FROM = Version("0.5.21")  # --enable-linker-mla-dedup needs the Mooncake linker (:25-30)

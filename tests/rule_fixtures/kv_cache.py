@@ -994,6 +994,13 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("llama-3.1-8b", *TLRU, '{"threshold": -1}')},
         ],
     },
+    "kv-hicache-host-memory-fraction": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--hicache-host-memory-fraction", "0.5")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--hicache-host-memory-fraction", value)}
+            for value in ("0", "1.5")
+        ],
+    },
     "kv-decode-host-pool": {
         "pass": [
             {
