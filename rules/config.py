@@ -401,6 +401,8 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "radix_eviction_policy": "str",  # kv-radix-tlru-config
                 "radix_eviction_policy_config": "str",
                 "hicache_host_memory_fraction": "float",  # kv-hicache-host-memory-fraction
+                "swa_full_tokens_ratio": "float",  # kv-swa-ratio-range
+                "swa_prefix_tails": "int",
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -472,7 +474,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enable_memory_saver encoder_only "
             "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
             "kv_canary_sweep_interval language_model_only language_only max_total_tokens mm_feature_transport "
-            "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
+            "quantization_param_path"
         ),
         "linear attention and Mamba state (backends, state memory)": (
             "enable_gdn_replayssm_spec enable_int8_mamba_checkpoint "

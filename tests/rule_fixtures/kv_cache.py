@@ -1,6 +1,7 @@
-"""Fixtures for rules/checks/kv_cache.py. An EmbeddingGemma config.json excerpt is written once to a temporary
-directory: the two keys SGLang's is_embedding_gemma reads (model_type gemma3_text, use_bidirectional_attention) with
-an illustrative Gemma-3 text shape."""
+"""Fixtures for rules/checks/kv_cache.py. Two config.json excerpts are written once to a temporary directory: an
+EmbeddingGemma one (the two keys SGLang's is_embedding_gemma reads, model_type gemma3_text and
+use_bidirectional_attention, with an illustrative Gemma-3 text shape) and a Step-3.5 one (the architecture SGLang's
+_step3p_overrides keys on, with an illustrative shape)."""
 
 import atexit
 import json
@@ -80,6 +81,22 @@ def hicache_layout(layout: str, io: str) -> tuple[str, ...]:
 TLRU = ("--radix-eviction-policy", "tlru", "--radix-eviction-policy-config")
 LINKER = "--enable-unified-cache-external-linker"
 HICACHE_DCP = ("--enable-hierarchical-cache", "--tp-size", "8", "--dcp-size", "2")
+# Step-3.5's architecture (overrides.py _step3p_overrides keys on it) with an illustrative attention shape
+STEP3P5 = str(_MODELS / "step3p5")
+Path(STEP3P5).mkdir()
+(Path(STEP3P5) / "config.json").write_text(
+    json.dumps(
+        {
+            "architectures": ["Step3p5ForCausalLM"],
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "num_hidden_layers": 32,
+            "sliding_window": 512,
+        }
+    )
+)
 NO_KV = ("--prefill-only-disable-kv-cache", "--chunked-prefill-size", "-1", "--disable-radix-cache")
 UNIFIED = "--enable-unified-memory"
 DECODE = ("--disaggregation-mode", "decode")
@@ -1000,6 +1017,23 @@ FIXTURES = {
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--hicache-host-memory-fraction", value)}
             for value in ("0", "1.5")
         ],
+    },
+    "kv-swa-ratio-range": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("gpt-oss-20b", "--swa-full-tokens-ratio", "0.5", "--swa-prefix-tails", "0"),
+            },
+            # Step-3.5 with HiCache runs 1.0 whatever is given (overrides.py:351-355)
+            {
+                "gpu": "H100",
+                "command": serve(STEP3P5, "--enable-hierarchical-cache", "--swa-full-tokens-ratio", "1.5"),
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("gpt-oss-20b", "--swa-full-tokens-ratio", value)} for value in ("0", "1.5")
+        ]
+        + [{"gpu": "H100", "command": serve("gpt-oss-20b", "--swa-prefix-tails", "-1")}],
     },
     "kv-decode-host-pool": {
         "pass": [
