@@ -406,6 +406,23 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "disable_piecewise_cuda_graph": "bool",
                 "disable_prefill_cuda_graph": "bool",
                 "disable_decode_cuda_graph": "bool",
+                # the PD decode host pool (kv-decode-host-pool)
+                "disaggregation_decode_retraction_backup": "str",
+                "disaggregation_decode_enable_offload_kvcache": "bool",
+                "enable_priority_scheduling": "bool",
+                "disable_priority_preemption": "bool",
+                # what HiSparse refuses beside it (dsa-hisparse-serving)
+                "enable_mixed_chunk": "bool",
+                "speculative_adaptive": "bool",
+                # the unified cache's external linker (kv-external-linker)
+                "enable_linker_mla_dedup": "bool",
+                "unified_cache_external_linker_backend": "str",
+                "hicache_write_policy": "str",  # kv-hicache-buffer-only
+                "radix_eviction_policy": "str",  # kv-radix-tlru-config
+                "radix_eviction_policy_config": "str",
+                "hicache_host_memory_fraction": "float",  # kv-hicache-host-memory-fraction
+                "swa_full_tokens_ratio": "float",  # kv-swa-ratio-range
+                "swa_prefix_tails": "int",
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -473,10 +490,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "multimodal features: serving_hook.py 'reduces KV cache headroom')"
         ): (
             "c128_page_size disable_hybrid_swa_memory enable_decoder_swa_bounded_replay "
-            "enable_linker_mla_dedup enable_memory_saver "
-            "hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data "
-            "kv_canary_sweep_interval max_total_tokens mm_feature_transport "
-            "quantization_param_path swa_full_tokens_ratio swa_prefix_tails"
+            "enable_memory_saver hybrid_kvcache_ratio keep_mm_feature_on_device kv_canary kv_canary_real_data kv_canary_sweep_interval max_total_tokens mm_feature_transport quantization_param_path"
         ),
         "linear attention and Mamba state (backends, state memory)": (
             "enable_gdn_replayssm_spec int8_mamba_ckpt_size mamba_full_memory_ratio mamba_scheduler_strategy max_mamba_cache_size"
@@ -496,7 +510,6 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enforce_piecewise_cuda_graph msprobe_dump_config piecewise_cuda_graph_compiler "
             "piecewise_cuda_graph_tokens record_nolora_graph"
         ),
-        "chunked prefill: mixed prefill-decode batches": "enable_mixed_chunk",
         "quantization (weights loaded as another format: --load-format gguf sets quantization)": (
             "load_format modelopt_checkpoint_restore_path modelopt_quant quantize_and_serve "
             "rl_quant_profile speculative_draft_model_quantization torchao_config"
@@ -508,7 +521,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         "speculative decoding": (
             "decoupled_spec_role enable_beta_spec enable_return_aux_hidden_states "
             "enable_return_hidden_states return_aux_hidden_state_layer_ids return_hidden_states_mode "
-            "speculative_accept_threshold_acc speculative_accept_threshold_single speculative_adaptive "
+            "speculative_accept_threshold_acc speculative_accept_threshold_single "
             "speculative_adaptive_config speculative_dflash_block_size "
             "speculative_dflash_draft_window_size speculative_draft_model_revision "
             "speculative_dspark_align_verify_tokens_to_graph_tier "
@@ -521,22 +534,22 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "PD disaggregation (the KV cache moves between servers)": (
             "disaggregation_decode_allocation_policy disaggregation_decode_dp "
-            "disaggregation_decode_enable_offload_kvcache disaggregation_decode_enable_radix_cache "
+            "disaggregation_decode_enable_radix_cache "
             "disaggregation_decode_extra_slots disaggregation_decode_host_receive_threshold "
-            "disaggregation_decode_retraction_backup disaggregation_decode_tp "
+            "disaggregation_decode_tp "
             "disaggregation_prefill_pp enable_pd_role_switch"
         ),
         "hierarchical cache and KV or weight offload": (
             "cpu_offload_gb enable_paged_experts "
-            "flexkv_config_file hicache_host_memory_fraction "
+            "flexkv_config_file "
             "hicache_ratio hicache_size "
             "hicache_storage_backend_extra_config hicache_storage_prefetch_policy "
             "hicache_storage_prefetch_retry_max_attempts hicache_storage_prefetch_retry_poll_interval "
-            "hicache_write_policy kt_amx_method kt_amx_weight_path kt_cpuinfer kt_max_deferred_experts_per_token "
+            "kt_amx_method kt_amx_weight_path kt_cpuinfer kt_max_deferred_experts_per_token "
             "kt_method kt_num_gpu_experts kt_threadpool_count kt_weight_path lmcache_config_file "
             "offload_group_size offload_mode offload_num_in_group offload_prefetch_step "
             "paged_experts_num_resident ple_offload_backend ple_offload_dir ple_offload_embedding "
-            "unified_cache_external_linker_backend unified_cache_external_linker_config "
+            "unified_cache_external_linker_config "
             "weight_cache_mode"
         ),
         "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (
@@ -683,14 +696,14 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "request scheduling, admission, priorities and cache eviction order": (
             "abort_on_priority_when_disabled default_priority_value "
-            "disable_priority_preemption enable_dp_attention_local_control_broadcast enable_prefill_delayer "
-            "enable_priority_scheduling load_balance_method max_queued_requests "
+            "enable_dp_attention_local_control_broadcast enable_prefill_delayer "
+            "load_balance_method max_queued_requests "
             "min_free_slots_delay num_continuous_decode_steps num_reserved_decode_tokens prefill_decode_interval "
             "prefill_decode_interval_min_bs prefill_delayer_forward_passes_buckets prefill_delayer_max_delay_ms "
             "prefill_delayer_max_delay_passes prefill_delayer_queue_min_ratio "
             "prefill_delayer_token_usage_low_watermark prefill_delayer_wait_seconds_buckets prefill_max_requests "
-            "prefill_round_robin_balance priority_scheduling_preemption_threshold radix_eviction_policy "
-            "radix_eviction_policy_config retraction_policy schedule_conservativeness "
+            "prefill_round_robin_balance priority_scheduling_preemption_threshold "
+            "retraction_policy schedule_conservativeness "
             "schedule_low_priority_values_first schedule_policy scheduler_recv_interval sleep_on_idle "
             "speculative_ngram_capacity speculative_ngram_external_corpus_max_tokens "
             "speculative_ngram_external_corpus_path strip_thinking_cache"

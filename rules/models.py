@@ -105,10 +105,18 @@ class ModelFeatures(NamedTuple):
     # get_dsa_index_kpool_compress)
     index_kpool: Optional[int] = None
     index_kpool_compress: bool = False
+    # DSA index-topk sharing: layers that reuse an earlier layer's top-k indices (sglang model_config.py
+    # is_dsa_shared_topk_layer reads index_topk_freq, an "S" in index_topk_pattern, "shared" in indexer_types)
+    index_topk_freq: Optional[int] = None
+    index_topk_pattern: Optional[str] = None
+    indexer_types: tuple[str, ...] = ()
     num_nextn_predict_layers: Optional[int] = None  # MTP / NextN draft layers shipped in the checkpoint
     softcap: Optional[float] = None
     attention_chunk_size: Optional[int] = None
     cross_attention: bool = False
+    # config.json `use_bidirectional_attention`: EmbeddingGemma's Gemma3TextModel encodes bidirectionally (sglang
+    # configs/model_config.py is_embedding_gemma reads it with model_type gemma3_text)
+    bidirectional_attention: bool = False
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
@@ -143,6 +151,19 @@ class ModelFeatures(NamedTuple):
         """DeepSeek sparse attention: an MLA model with an `index_topk` indexer (vllm deepseek_v2.py
         `is_v32 = hasattr(config, "index_topk")`; sglang model_config.py is_deepseek_dsa)."""
         return self.mla and self.index_topk is not None
+
+    def shared_index_topk(self, read_indexer_types: bool = True) -> str:
+        """The config fields that make some DSA layers reuse an earlier layer's top-k indices, as written; "" when
+        none do (sglang 0.5.23 arg_groups/model_hook.py _validate_dsa_tbo_index_sharing; releases before 0.5.20
+        do not read indexer_types)."""
+        shared = []
+        if (self.index_topk_freq or 1) > 1:
+            shared.append(f"index_topk_freq={self.index_topk_freq}")
+        if self.index_topk_pattern is not None and "S" in self.index_topk_pattern:
+            shared.append(f"index_topk_pattern={self.index_topk_pattern!r}")
+        if read_indexer_types and "shared" in self.indexer_types:
+            shared.append("indexer_types with 'shared' layers")
+        return ", ".join(shared)
 
     @property
     def deepseek_family(self) -> bool:
@@ -184,6 +205,7 @@ _INT_MINIMUM = {
     "global_head_dim": 1,
     "index_topk": 1,
     "index_kpool": 1,
+    "index_topk_freq": 0,  # 0 is read as 1 (`getattr(hf_config, "index_topk_freq", 1) or 1`)
     "num_nextn_predict_layers": 0,
     "canvas_length": 1,
     "mamba_chunk_size": 1,
@@ -227,6 +249,11 @@ def _shown(value: Any) -> str:
 
 def _str(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A config.json list of names (per-layer types), its strings only; () when it is not a list."""
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
 
 
 def features_from_config(config: dict[str, Any], name: str, source: str) -> ModelFeatures:
@@ -326,10 +353,14 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         index_topk=index_topk,
         index_kpool=_int("index_kpool"),
         index_kpool_compress=text.get("index_kpool_compress") is True,
+        index_topk_freq=_int("index_topk_freq"),
+        index_topk_pattern=_str(text.get("index_topk_pattern")),
+        indexer_types=_strings(text.get("indexer_types")),
         num_nextn_predict_layers=_int("num_nextn_predict_layers"),
         softcap=softcap,
         attention_chunk_size=chunk,
         cross_attention=cross,
+        bidirectional_attention=text.get("use_bidirectional_attention") is True,
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
         quant_method=_quant_method(config),

@@ -8,6 +8,7 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 from __future__ import annotations
 
 from rules.checks.common import choice_check, gpu, sglang_release
+from rules.checks.speculative import eagle_topk
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import dsa as kb
 from rules.knowledge import sglang_choices as choices_kb
@@ -368,6 +369,72 @@ def dsa_hisparse(cfg, target):
     )
 
 
+def _hisparse_model(cfg, target) -> bool:
+    """Whether validate_hisparse's model assert admits the model in the target's release: a DSA model, or one of
+    HISPARSE_ARCHITECTURES_SINCE (DeepSeek-V4, MiniMax-M3)."""
+    since = kb.HISPARSE_ARCHITECTURES_SINCE.get(cfg.model.architecture or "")
+    return dsa_model(cfg, target) or (since is not None and sglang_release(target) >= since)
+
+
+@rule(
+    id="dsa-hisparse-serving",
+    title="HiSparse serves DSA, DeepSeek-V4 and MiniMax-M3 models, without mixed chunks, with linear, static "
+    "speculation",
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23: validate_hisparse, run at launch by check_server_args, read in each release: the "
+        "model assert admits DSA models only in 0.5.10-0.5.11 (server_args.py:6185), DeepSeek-V4 too from 0.5.12 "
+        "(hisparse_hook.py:60-64; the DSpark head from 0.5.16, configs/model_config.py is_deepseek_v4), MiniMax-M3 "
+        "too from 0.5.21 (:93-98; :101-106 in 0.5.23); --enable-mixed-chunk, a speculative top-k other than 1 and "
+        "--speculative-adaptive are refused from 0.5.22 (:80-85, :114-127 in 0.5.22 and 0.5.23; bench/release_walk.py "
+        "grep 'does not support --enable-mixed-chunk yet', 'supports linear speculation', 'statically sized swap')"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--enable-hisparse is only supported for DSA (DeepSeek Sparse Attention) models ... (the models "
+    "listed grow by release); --enable-hisparse does not support --enable-mixed-chunk yet.; The "
+    "minimal HiSparse spec integration supports linear speculation only; use --speculative-eagle-topk 1.; HiSparse "
+    "speculative decoding uses statically sized swap state; --speculative-adaptive is not supported.",
+    source=f"{kb.HISPARSE_HOOK}, validate_hisparse, validate_hisparse_feature_combos",
+    docs="""Checks `--enable-hisparse`: the model is one HiSparse serves in the target's release (DSA models:
+DeepSeek-V3.2, GLM-5; DeepSeek-V4 from 0.5.12; MiniMax-M3 from 0.5.21), and from 0.5.22 there is no
+`--enable-mixed-chunk`, a speculative draft is a linear chain (top-k 1, as SGLang resolves it) and not
+`--speculative-adaptive`.
+
+HiSparse keeps most of the KV cache in host memory and swaps the top-k selected pages in per decode step;
+only these models' sparse indexers choose those pages, a mixed prefill-decode batch cannot merge its decode
+batch, and its speculative swap state is sized once for a linear draft. SGLang refuses each at start-up.
+(Its ROCm DeepSeek-V4 unified-KV refusal is not judged: a ROCm path.)""",
+    fix_title="Serve a model HiSparse supports; drop --enable-mixed-chunk / --speculative-adaptive; use "
+    "--speculative-eagle-topk 1",
+)
+def dsa_hisparse_serving(cfg, target):
+    if not cfg.flags.get("enable_hisparse"):
+        return skipped("applies to --enable-hisparse")
+    release = sglang_release(target)
+    required = f"a model HiSparse serves in sglang {release}, no mixed chunks, a linear static draft"
+    if not _hisparse_model(cfg, target):
+        return failed(
+            f"--enable-hisparse on {cfg.model.name} ({cfg.model.architecture or 'no architecture'})", required
+        )
+    if release < kb.HISPARSE_FEATURE_CHECKS_FROM:
+        return passed(f"--enable-hisparse on {cfg.model.name}", required)
+    refused, fix = [], []
+    if cfg.flags.get("enable_mixed_chunk"):
+        refused.append("--enable-mixed-chunk")
+    if (cfg.speculative_algorithm or "NONE").upper() != "NONE":
+        topk = eagle_topk(cfg)
+        if topk != 1:
+            refused.append(f"speculative top-k {topk}")
+            fix.append("--speculative-eagle-topk 1")
+        if cfg.flags.get("speculative_adaptive"):
+            refused.append("--speculative-adaptive")
+    if refused:
+        return failed(f"--enable-hisparse with {', '.join(refused)}", required, fix)
+    return passed(f"--enable-hisparse on {cfg.model.name}", required)
+
+
 @rule(
     id="dsa-hisparse-radix-cache",
     title="HiSparse needs the radix cache off",
@@ -383,7 +450,8 @@ def dsa_hisparse(cfg, target):
     prevents="Hierarchical sparse attention currently requires --disable-radix-cache.",
     source=f"{kb.HISPARSE_HOOK}, validate_hisparse (run at launch by check_server_args, after resolution: "
     "arg_groups/validation_hook.py:312 in 0.5.23, server_args.py:6191 in 0.5.10)",
-    docs="""Checks that `--enable-hisparse` on a DSA model comes with `--disable-radix-cache`.
+    docs="""Checks that `--enable-hisparse` on a model HiSparse serves (DSA, DeepSeek-V4, MiniMax-M3:
+dsa-hisparse-serving) comes with `--disable-radix-cache`.
 
 SGLang asserts it when the server starts, right after checking the model is one HiSparse serves, so every
 HiSparse launch that keeps the (default) radix cache fails before loading weights. bench/oracle_diff.py --space
@@ -393,12 +461,52 @@ dsa drew such launches; SGLang's resolution accepts them and the assert comes la
 def dsa_hisparse_radix_cache(cfg, target):
     if not cfg.flags.get("enable_hisparse"):
         return skipped("applies to --enable-hisparse")
-    if not dsa_model(cfg, target):
-        return skipped(SKIP_NOT_DSA)
+    if not _hisparse_model(cfg, target):
+        return skipped("applies to the models HiSparse serves (DSA, DeepSeek-V4, MiniMax-M3)")
     required = "--disable-radix-cache with --enable-hisparse"
     if cfg.flags.get("disable_radix_cache"):
         return passed("--enable-hisparse with --disable-radix-cache", required)
     return failed("--enable-hisparse with the radix cache on", required, ["--disable-radix-cache"])
+
+
+@rule(
+    id="dsa-tbo-index-sharing",
+    title="Two-batch overlap cannot run a DSA model whose layers share top-k indices",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the refusal in the DSA branch of the model adjustments (server_args.py:1867-1878 in "
+        "0.5.13, :4394-4407 in 0.5.16, :5352-5364 in 0.5.18; arg_groups/model_hook.py:172-186 in 0.5.19, "
+        "_validate_dsa_tbo_index_sharing :48-70 in 0.5.20 and :54-75 in 0.5.23, called for is_deepseek_dsa "
+        "models); index_topk_freq > 1 or an 'S' in index_topk_pattern in each, and 'shared' in indexer_types "
+        "from 0.5.20 (bench/release_walk.py grep 'index-topk sharing'; none in 0.5.12.post1)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="--enable-two-batch-overlap is not supported with DSA index-topk sharing: the TBO op path does not "
+    "propagate topk indices across layers, so shared layers would run sparse attention without indices. Got "
+    "index_topk_freq={index_topk_freq!r}, index_topk_pattern={index_topk_pattern!r}, and "
+    "indexer_types={indexer_types!r}.",
+    source="sglang: python/sglang/srt/arg_groups/model_hook.py, _validate_dsa_tbo_index_sharing",
+    docs="""Checks `--enable-two-batch-overlap` on a DSA model whose config.json makes some layers reuse an
+earlier layer's top-k indices: `index_topk_freq` > 1, an `S` in `index_topk_pattern`, or (from 0.5.20)
+`shared` in `indexer_types`.
+
+A shared layer runs sparse attention with the indices its predecessor's indexer chose; the TBO operation
+path does not carry them from layer to layer, so SGLang refuses the pair at start-up.""",
+    fix_title="Drop --enable-two-batch-overlap",
+)
+def dsa_tbo_index_sharing(cfg, target):
+    if not cfg.flags.get("enable_two_batch_overlap"):
+        return skipped("applies to --enable-two-batch-overlap")
+    if not dsa_model(cfg, target):
+        return skipped(SKIP_NOT_DSA)
+    model = cfg.model
+    shared = model.shared_index_topk(read_indexer_types=sglang_release(target) >= kb.SHARED_INDEXER_TYPES_FROM)
+    required = "no index-topk sharing under two-batch overlap"
+    if not shared:
+        return passed(f"--enable-two-batch-overlap on {model.name} (every DSA layer runs its own indexer)", required)
+    return failed(f"--enable-two-batch-overlap on {model.name} with {shared}", required)
 
 
 @rule(

@@ -6,6 +6,7 @@ FP8 per backend lives with the backend (fa3-fp8-sm8x, fa4-fp8-sm100, the MLA bac
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Optional
 
 from packaging.version import InvalidVersion, Version
@@ -22,7 +23,7 @@ from rules.checks.common import (
     sglang_release,
 )
 from rules.checks.speculative import NGRAM_DEFAULT_BREADTH, eagle_topk
-from rules.engine import failed, passed, rule, skipped, unknown, warned
+from rules.engine import Status, failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import backends as backend_kb
 from rules.knowledge import sglang_choices as choices_kb
 from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
@@ -30,6 +31,7 @@ from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, dsa_model, effective_
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
+MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 POOL = "sglang: python/sglang/srt/mem_cache/memory_pool.py, MXFP8 KV pool"
 KV4 = ("nvfp4", "fp4_mx_block16")
 MAMBA_HOOK = "sglang: python/sglang/srt/arg_groups/mamba_hook.py"
@@ -463,6 +465,90 @@ def kv_fp4_prefill_only(cfg, target):
         f"--prefill-only-disable-kv-cache with --kv-cache-dtype {cfg.kv_cache_dtype}",
         "another KV dtype",
         ["--kv-cache-dtype auto"],
+    )
+
+
+# EmbeddingGemma (configs/model_config.py is_embedding_gemma: model_type gemma3_text with
+# use_bidirectional_attention; embedding_model_spec.py gives it the FULL_ENCODER prefill policy in 0.5.23): on SM90 /
+# SM100 with prefill fa3 / fa4 or none named, the model adjustments turn --prefill-only-disable-kv-cache on (with
+# --is-embedding, --disable-radix-cache, --chunked-prefill-size -1) and re-run its validation (from 0.5.17).
+EMBEDDING_GEMMA_MODEL_TYPE = "gemma3_text"
+EMBEDDING_GEMMA_NO_KV_FROM = Version("0.5.17")
+EMBEDDING_GEMMA_NO_KV_MAJORS = (9, 10)
+# What is_embedding_gemma's rewrite sets before the no-KV validation runs
+EMBEDDING_GEMMA_IMPLIED = {
+    "prefill_only_disable_kv_cache": True,
+    "is_embedding": True,
+    "disable_radix_cache": True,
+    "chunked_prefill_size": -1,
+}
+# The no-KV path's checks that can still refuse once those are set (validate_prefill_only_disable_kv_cache_args,
+# handle_prefill_only_disable_kv_cache)
+NO_KV_CHECKS = (kv_fp4_prefill_only, kv_mxfp8_prefill_only, kv_prefill_only_pool_writers, kv_prefill_only_backend)
+
+
+@rule(
+    id="kv-prefill-only-embedding-gemma",
+    title="EmbeddingGemma on SM90 / SM100 with FlashAttention: SGLang turns --prefill-only-disable-kv-cache on",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23: the is_embedding_gemma branch of the model capability adjustments read in each "
+        "release (server_args.py:3714-3746 in 0.5.17, :3878-3910 in 0.5.18; arg_groups/model_hook.py:675-720 in "
+        "0.5.19, :739-784 in 0.5.20, :799-845 in 0.5.21, :856-902 in 0.5.22, :862-911 in 0.5.23): is_embedding, no "
+        "radix cache, chunked prefill -1, and on CUDA SM90 / SM100 with prefill fa3 / fa4 or none named, "
+        "prefill_only_disable_kv_cache followed by validate_prefill_only_disable_kv_cache_args; none in 0.5.16 "
+        "(bench/release_walk.py grep 'default FA backend can consume raw K/V')"
+    ),
+    needs_model=True,
+    needs_gpu=True,
+    stage="startup",
+    reason="SGLang serves EmbeddingGemma without a KV pool (prefill-only, raw K/V) although the launch line does "
+    "not say so, and the no-KV path's own refusals (FP4 / MXFP8 KV, context parallelism, HiSparse, a non-FA "
+    "prefill backend) then apply to a launch that never asked for it.",
+    source=f"{MODEL_HOOK}, _handle_model_capability_adjustments (is_embedding_gemma); {KV_HOOK}, "
+    "validate_prefill_only_disable_kv_cache_args",
+    docs="""Checks an EmbeddingGemma checkpoint (config.json `model_type` gemma3_text with
+`use_bidirectional_attention` true) on SM90 or SM100 whose prefill backend is fa3, fa4 or not named: SGLang
+turns `--prefill-only-disable-kv-cache` on itself (with `--is-embedding`, `--disable-radix-cache` and
+`--chunked-prefill-size -1`) and validates it. A warning says so when the launch does not; a failure when
+that validation refuses the launch (kv-fp4-prefill-only, kv-mxfp8-prefill-only, kv-prefill-only-pool-writers,
+kv-prefill-only-backend, judged as if the flag were given).
+
+The FlashAttention prefill reads an embedding batch's K/V straight from the projection, so the encoder needs
+no paged pool; SGLang takes that path before sizing memory. Naming the flags makes the launch line say what
+runs, and the no-KV rules then judge it directly. A backend named for the phase only by a decode flag is
+read as none named.""",
+    fix_title="Pass --prefill-only-disable-kv-cache --chunked-prefill-size -1 --disable-radix-cache (what SGLang runs)",
+)
+def kv_prefill_only_embedding_gemma(cfg, target):
+    model = cfg.model
+    if model.model_type != EMBEDDING_GEMMA_MODEL_TYPE or not model.bidirectional_attention:
+        return skipped("applies to EmbeddingGemma (gemma3_text with use_bidirectional_attention)")
+    if target.major not in EMBEDDING_GEMMA_NO_KV_MAJORS:
+        return skipped("applies on SM90 / SM100, where SGLang serves EmbeddingGemma without a KV pool")
+    requested = cfg.prefill_attention_backend or (None if cfg.auto_backend else cfg.attention_backend)
+    if requested not in (None, "fa3", "fa4"):
+        return skipped(f"prefill {requested} keeps the paged KV cache")
+    implied = replace(cfg, flags={**cfg.flags, **EMBEDDING_GEMMA_IMPLIED})
+    refusals = [
+        outcome for outcome in (check(implied, target) for check in NO_KV_CHECKS) if outcome.status is Status.FAIL
+    ]
+    required = "a launch the no-KV path accepts"
+    if refusals:
+        return failed(
+            "EmbeddingGemma served without a KV pool (SGLang's own --prefill-only-disable-kv-cache): "
+            + "; ".join(o.found for o in refusals),
+            required,
+            [fix for outcome in refusals for fix in outcome.fix],
+        )
+    if _prefill_only(cfg):
+        return passed(f"EmbeddingGemma with --prefill-only-disable-kv-cache on {cfg.prefill_backend}", required)
+    return warned(
+        f"EmbeddingGemma on SM{target.major}0 with prefill {requested or 'not named'} (SGLang turns "
+        "--prefill-only-disable-kv-cache on: no KV pool, radix cache off, chunked prefill -1)",
+        "the launch line naming what runs",
+        ["--prefill-only-disable-kv-cache --chunked-prefill-size -1 --disable-radix-cache"],
     )
 
 
@@ -1447,6 +1533,713 @@ def kv_unified_memory_cache_features(cfg, target):
     if refused:
         return failed(f"--enable-unified-memory with {', '.join(refused)}", required)
     return passed("--enable-unified-memory with none of the features it refuses", required)
+
+
+LAZY_COMPACTION_ENV = "SGLANG_DISABLE_LAZY_COMPACTION"
+UNIFIED_PD_TRANSFER_BACKENDS = ("mooncake",)  # server_args.py _unified_memory_pd_transfer_backends, 0.5.21-0.5.23
+# handle_unified_memory_pool's PD checks added in 0.5.21 (kv_cache_hook.py:496-545): Mooncake with a speculative
+# algorithm, and the decode host pools' model limits (0.5.21 also refuses hybrid-SWA with the host_pool backup)
+UNIFIED_PD_HOST_POOLS_FROM = Version("0.5.21")
+UNIFIED_HOST_POOL_SWA_UNTIL = Version("0.5.22")
+# What a decode host pool's H2D/D2H copies cannot translate under the unified pool (use_mla_backend, mambaish_config,
+# model_config.is_hybrid_swa)
+HOST_POOL_MODEL_KINDS = {
+    "mla": "MLA",
+    "hybrid_linear": "Mamba / linear-attention layers",
+    "sliding_window": "sliding-window layers",
+}
+
+
+def _host_pool_model_kinds(cfg) -> set[str]:
+    model = cfg.model
+    on = {"mla": cfg.mla, "hybrid_linear": model.hybrid_linear, "sliding_window": "sliding_window" in cfg.features}
+    return {kind for kind, present in on.items() if present}
+
+
+@rule(
+    id="kv-unified-memory-pd",
+    title="--enable-unified-memory with PD disaggregation: Mooncake without speculation, no PP, lazy compaction, no "
+    "HiSparse; decode host pools on plain models",
+    engine="sglang",
+    versions="sglang>=0.5.18",
+    verified=(
+        "sglang 0.5.18-0.5.23: the PD block of _handle_unified_memory_pool / handle_unified_memory_pool read in each "
+        "release: mooncake only, --pp-size 1, lazy compaction and no --enable-hisparse from 0.5.18 (server_args.py:"
+        "8289-8310 in 0.5.18, kv_cache_hook.py:202-225 in 0.5.20); from 0.5.21 the transfer set comes from "
+        "server_args._unified_memory_pd_transfer_backends ({'mooncake'} in 0.5.21-0.5.23), Mooncake refuses a "
+        "speculative algorithm, decode KV offload needs file storage and no MLA / hybrid-Mamba / hybrid-SWA model, "
+        "and the host_pool backup no hybrid-Mamba model (kv_cache_hook.py:482-545 in 0.5.21, where the backup also "
+        "refuses hybrid-SWA and the decode radix cache; 0.5.22 :530-590 and 0.5.23 :533-593 the same, diffed)"
+    ),
+    stage="startup",
+    prevents="--enable-unified-memory with PD disaggregation supports only these transfer backends: mooncake; got "
+    "{backend!r}.; --enable-unified-memory with PD disaggregation does not support pipeline parallelism "
+    "(whole-envelope transfer has no per-layer entries to subset).; --enable-unified-memory with PD "
+    "disaggregation does not support speculative decoding with the Mooncake transfer backend.; "
+    "--enable-unified-memory with PD disaggregation requires lazy compaction; unset SGLANG_DISABLE_LAZY_COMPACTION.; "
+    "--enable-unified-memory with PD disaggregation is not compatible with --enable-hisparse: ...; "
+    "--enable-unified-memory with decode KV offload currently supports --hicache-storage-backend=file only.; "
+    "--enable-unified-memory decode KV offload does not support MLA models yet.; ... does not support hybrid-Mamba "
+    "models.; ... does not support hybrid-SWA H2D/D2H transfers yet.; --enable-unified-memory host-pool decode "
+    "retraction does not support hybrid-Mamba models.",
+    source=f"{backend_kb.UNIFIED_MEMORY_SOURCE} (PD disaggregation)",
+    docs="""Checks `--enable-unified-memory` on a PD server (`--disaggregation-mode` prefill or decode): the transfer
+backend is mooncake, `--pp-size` is 1, SGLANG_DISABLE_LAZY_COMPACTION is not set, `--enable-hisparse` is not
+given, and from 0.5.21 no speculative algorithm rides Mooncake; decode KV offload
+(`--disaggregation-decode-enable-offload-kvcache`) takes `--hicache-storage-backend file` and a model with no
+MLA, Mamba / linear or sliding-window layers; the host_pool retraction backup a model with no Mamba / linear
+layers (0.5.21: no sliding-window layers either).
+
+PD ships the unified pool's whole entries (every layer's K/V of a slot) in one transfer, which only Mooncake's
+path implements and which has no per-layer subset for pipeline stages; its ids are virtual, and the HiSparse
+prealloc path, a draft's KV and the host pools' H2D/D2H copies of MLA, Mamba and SWA rows do not translate
+them. SGLang asserts each at start-up. A model whose every layer is windowed counts as hybrid-SWA here. The
+0.5.21 refusal of the decode radix cache under the host_pool backup reads a flag this tool does not model.""",
+    fix_title="Use --disaggregation-transfer-backend mooncake, --pp-size 1, no speculative decoding or HiSparse (or "
+    "drop --enable-unified-memory)",
+)
+def kv_unified_memory_pd(cfg, target):
+    flags = cfg.flags
+    mode = flags.get("disaggregation_mode") or "null"
+    if not _unified_memory(cfg) or mode == "null":
+        return skipped("applies to --enable-unified-memory with PD disaggregation")
+    release = sglang_release(target)
+    transfer = flags.get("disaggregation_transfer_backend") or DEFAULT_TRANSFER_BACKEND
+    problems, fix = [], []
+    if transfer not in UNIFIED_PD_TRANSFER_BACKENDS:
+        problems.append(f"--disaggregation-transfer-backend {transfer}")
+        fix.append("--disaggregation-transfer-backend mooncake")
+    if cfg.pp_size > 1:
+        problems.append(f"--pp-size {cfg.pp_size}")
+        fix.append("--pp-size 1")
+    if release >= UNIFIED_PD_HOST_POOLS_FROM and _speculative(cfg):
+        problems.append(f"--speculative-algorithm {cfg.speculative_algorithm} over Mooncake")
+    if env_true(cfg, LAZY_COMPACTION_ENV):
+        problems.append(f"{LAZY_COMPACTION_ENV}={cfg.env[LAZY_COMPACTION_ENV]}")
+        fix.append(f"unset {LAZY_COMPACTION_ENV}")
+    if flags.get("enable_hisparse"):
+        problems.append("--enable-hisparse")
+    host_pool_limits = []
+    if release >= UNIFIED_PD_HOST_POOLS_FROM and flags.get("disaggregation_decode_enable_offload_kvcache"):
+        if flags.get("hicache_storage_backend") != "file":
+            problems.append(f"decode KV offload to --hicache-storage-backend {flags.get('hicache_storage_backend')}")
+            fix.append("--hicache-storage-backend file")
+        host_pool_limits.append(("decode KV offload", ("mla", "hybrid_linear", "sliding_window")))
+    if release >= UNIFIED_PD_HOST_POOLS_FROM and flags.get("disaggregation_decode_retraction_backup") == "host_pool":
+        backup_limits = (
+            ("hybrid_linear", "sliding_window") if release < UNIFIED_HOST_POOL_SWA_UNTIL else ("hybrid_linear",)
+        )
+        host_pool_limits.append(("the host_pool backup", backup_limits))
+    if host_pool_limits and cfg.model is None:
+        return unknown("the decode host pool's limits depend on the model (MLA, Mamba, sliding window): give --model")
+    kinds = _host_pool_model_kinds(cfg) if host_pool_limits else set()
+    problems.extend(
+        f"{pool} on a model with {HOST_POOL_MODEL_KINDS[kind]}"
+        for pool, limits in host_pool_limits
+        for kind in limits
+        if kind in kinds
+    )
+    required = "what the unified pool's whole-entry PD transfer supports"
+    found = f"--enable-unified-memory on a PD {mode} server"
+    if problems:
+        return failed(f"{found} with {', '.join(problems)}", required, [" ".join(fix)] if fix else [])
+    return passed(f"{found} over {transfer}", required)
+
+
+# --- host cache tiers: HiCache, LMCache, the decode host pool (handle_cache_compatibility) -------------------
+
+
+def _speculative(cfg) -> bool:
+    """SpeculativeAlgorithm.from_string(...).is_speculative(): an algorithm other than NONE."""
+    return (cfg.speculative_algorithm or "NONE").upper() != "NONE"
+
+
+@rule(
+    id="kv-hicache-radix-cache",
+    title="--enable-hierarchical-cache and --disable-radix-cache are mutually exclusive",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the refusal in _handle_cache_compatibility / handle_cache_compatibility of every "
+        "release read (server_args.py:728 in 0.5.1, :2273 in 0.5.7, :5939 in 0.5.14, :8151 in 0.5.18; "
+        "arg_groups/kv_cache_hook.py:169 in 0.5.19, :395 in 0.5.21-0.5.23; bench/release_walk.py grep "
+        "'enable-hierarchical-cache and disable-radix-cache are mutually exclusive'; none in 0.5.0rc2)"
+    ),
+    stage="startup",
+    prevents="The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot be "
+    "used at the same time. Please use only one of them.",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks that `--enable-hierarchical-cache` is not given with `--disable-radix-cache`.
+
+HiCache is a host (and storage) tier under the radix tree: it spills and reloads the tree's prefixes, so
+without the radix cache there is nothing to keep, and SGLang refuses the pair at start-up. (A model step
+that turns the radix cache off by itself, e.g. for an embedding model, meets the same refusal; only the
+flags are read here.)""",
+    fix_title="Drop --disable-radix-cache (HiCache needs the radix cache), or --enable-hierarchical-cache",
+)
+def kv_hicache_radix_cache(cfg, target):
+    if not cfg.flags.get("enable_hierarchical_cache"):
+        return skipped("applies to --enable-hierarchical-cache")
+    required = "the radix cache on under HiCache"
+    if cfg.flags.get("disable_radix_cache"):
+        return failed("--enable-hierarchical-cache with --disable-radix-cache", required)
+    return passed("--enable-hierarchical-cache with the radix cache on", required)
+
+
+@rule(
+    id="kv-lmcache-compatibility",
+    title="--enable-lmcache: the radix cache on, colocated serving, no HiCache, linker, speculative decoding, DP "
+    "attention, DCP or streaming sessions",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: the --enable-lmcache block of handle_cache_compatibility (kv_cache_hook.py:433-475), "
+        "diffed 0.5.21-0.5.23: the same checks, DP attention read as --enable-dp-attention through 0.5.22 and "
+        "attn_dp_enabled_of in 0.5.23; bench/release_walk.py grep 'LMCacheUnifiedRadixCache' finds none before "
+        "0.5.21 (0.5.17-0.5.20 refuse LMCache only with HiCache under DCP, hicache_hook.py)"
+    ),
+    stage="startup",
+    prevents="--enable-lmcache and --enable-hierarchical-cache are mutually exclusive; --enable-lmcache and "
+    "--enable-unified-cache-external-linker are mutually exclusive; --enable-lmcache requires radix cache to be "
+    "enabled; LMCacheUnifiedRadixCache does not yet support speculative decoding; LMCacheUnifiedRadixCache does not "
+    "yet support DP attention; --enable-lmcache with --dcp-size > 1 is not supported: LMCache has no DCP-aware "
+    "index translation; LMCacheUnifiedRadixCache does not yet support streaming sessions; "
+    "--hicache-host-memory-mode=buffer_only is a HiCache-only mode; LMCacheUnifiedRadixCache currently supports "
+    "colocated prefill/decode scheduling only",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks what `--enable-lmcache` refuses beside it: `--enable-hierarchical-cache`,
+`--enable-unified-cache-external-linker`, `--disable-radix-cache`, a speculative algorithm, DP attention,
+`--dcp-size` > 1, `--enable-streaming-session`, `--hicache-host-memory-mode buffer_only` and a
+`--disaggregation-mode` other than null.
+
+LMCache replaces the radix cache with its own LMCacheUnifiedRadixCache, which keeps one tree per
+colocated server and indexes device KV with the plain ids it is given: another cache tier, a draft
+model's pool, DP-attention groups, DCP's widened ids, streaming sessions and PD transfer are not wired
+into it yet, and SGLang refuses each at start-up.""",
+    fix_title="Drop the feature LMCache refuses (or --enable-lmcache)",
+)
+def kv_lmcache_compatibility(cfg, target):
+    if not cfg.flags.get("enable_lmcache"):
+        return skipped("applies to --enable-lmcache")
+    flags = cfg.flags
+    refused = [
+        flag
+        for flag, given in (
+            ("--enable-hierarchical-cache", flags.get("enable_hierarchical_cache")),
+            ("--enable-unified-cache-external-linker", flags.get("enable_unified_cache_external_linker")),
+            ("--disable-radix-cache", flags.get("disable_radix_cache")),
+            (f"--speculative-algorithm {cfg.speculative_algorithm}", _speculative(cfg)),
+            (f"DP attention ({attention_dp_size(cfg)} groups)", attention_dp_size(cfg) > 1),
+            (f"--dcp-size {flags.get('dcp_size')}", (flags.get("dcp_size") or 1) > 1),
+            ("--enable-streaming-session", flags.get("enable_streaming_session")),
+            ("--hicache-host-memory-mode buffer_only", flags.get("hicache_host_memory_mode") == "buffer_only"),
+            (
+                f"--disaggregation-mode {flags.get('disaggregation_mode')}",
+                (flags.get("disaggregation_mode") or "null") != "null",
+            ),
+        )
+        if given
+    ]
+    required = "LMCache on a colocated server with the radix cache and none of the features it refuses"
+    if refused:
+        return failed(f"--enable-lmcache with {', '.join(refused)}", required)
+    return passed("--enable-lmcache with none of the features it refuses", required)
+
+
+HICACHE_HOOK = "sglang: python/sglang/srt/arg_groups/hicache_hook.py"
+# resolve_hicache_dcp_compatibility (server_args.py in 0.5.17-0.5.18): its refusals, by the releases they hold
+HICACHE_DCP_FROM = Version("0.5.17")
+HICACHE_DCP_DSPARK_FROM = Version("0.5.18")  # 0.5.17 refuses every speculative algorithm
+HICACHE_DCP_STORAGE_BUFFER_ONLY_FROM = Version("0.5.23")  # 0.5.17-0.5.22 refuse any L3 storage backend
+
+
+@rule(
+    id="kv-hicache-dcp",
+    title="HiCache with --dcp-size > 1: MLA models only, no LMCache / HiSparse, DSPARK as the only draft, L3 "
+    "storage limits",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23: resolve_hicache_dcp_compatibility read in each release (server_args.py:7160-7195 in "
+        "0.5.17, :7397-7430 in 0.5.18; arg_groups/hicache_hook.py:71-105 in 0.5.19, :110-145 in 0.5.21 and "
+        "0.5.22, :130-165 in 0.5.23): LMCache, HiSparse and an MHA model refused in each; every speculative "
+        "algorithm in 0.5.17, all but DSPARK from 0.5.18; any --hicache-storage-backend through 0.5.22, only with "
+        "--hicache-host-memory-mode buffer_only in 0.5.23 (bench/release_walk.py grep 'HiSparse host pool is "
+        "constructed without DCP', 'only supports DSPARK speculative'); none before 0.5.17"
+    ),
+    stage="startup",
+    prevents="--enable-hisparse with --dcp-size > 1 is not supported: the HiSparse host pool is constructed without "
+    "DCP translation.; --enable-lmcache with --dcp-size > 1 is not supported: LMCache has no DCP-aware index "
+    "translation.; HiCache L3 with DCP does not support buffer_only host memory.; HiCache with --dcp-size > 1 only "
+    "supports DSPARK speculative decoding; other draft-model host pools have no DCP index translation.; HiCache with --dcp-size > 1 is only supported for MLA models: the index translation lives in "
+    "MLATokenToKVPoolHost, and the MHA host pool has none.",
+    source=f"{HICACHE_HOOK}, resolve_hicache_dcp_compatibility",
+    docs="""Checks `--enable-hierarchical-cache` with decode context parallelism (`--dcp-size` > 1): an MLA model,
+no `--enable-lmcache` or `--enable-hisparse`, no speculative algorithm but DSPARK (0.5.17: none at all), and
+no `--hicache-storage-backend` (0.5.17-0.5.22) or, in 0.5.23, none with `--hicache-host-memory-mode
+buffer_only`.
+
+Under DCP each rank holds an interleaved shard of every page and the host pool widens its slot ids; only the
+MLA host pool translates them to each rank's physical slots, and the draft-model, LMCache and HiSparse host
+pools do not. SGLang refuses each at start-up.""",
+    fix_title="Serve an MLA model, drop the refused feature, or --dcp-size 1",
+)
+def kv_hicache_dcp(cfg, target):
+    flags = cfg.flags
+    if not flags.get("enable_hierarchical_cache") or (flags.get("dcp_size") or 1) <= 1:
+        return skipped("applies to --enable-hierarchical-cache with --dcp-size > 1")
+    if cfg.model is None:
+        return unknown("HiCache with DCP needs an MLA model: give --model")
+    release = sglang_release(target)
+    refused = []
+    storage = flags.get("hicache_storage_backend")
+    if storage is not None and release < HICACHE_DCP_STORAGE_BUFFER_ONLY_FROM:
+        refused.append(f"--hicache-storage-backend {storage}")
+    elif storage is not None and flags.get("hicache_host_memory_mode") == "buffer_only":
+        refused.append(f"--hicache-storage-backend {storage} with --hicache-host-memory-mode buffer_only")
+    algorithm = (cfg.speculative_algorithm or "NONE").upper()
+    allowed_drafts = ("NONE", "DSPARK") if release >= HICACHE_DCP_DSPARK_FROM else ("NONE",)
+    if algorithm not in allowed_drafts:
+        refused.append(f"--speculative-algorithm {cfg.speculative_algorithm}")
+    refused += [flag for flag in ("--enable-lmcache", "--enable-hisparse") if flags.get(flag[2:].replace("-", "_"))]
+    if not cfg.mla:
+        refused.append(f"an MHA model ({cfg.model.name})")
+    required = "an MLA model without the host pools DCP cannot translate"
+    found = f"HiCache with --dcp-size {flags['dcp_size']}"
+    if refused:
+        return failed(f"{found} with {', '.join(refused)}", required, ["--dcp-size 1"])
+    return passed(f"{found} on {cfg.model.name}", required)
+
+
+@rule(
+    id="kv-hicache-host-memory-fraction",
+    title="--hicache-host-memory-fraction lies in (0, 1]",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: handle_hicache_ratio_default, run for every launch early in the pipeline "
+        "(pipeline.py:69 in 0.5.21, :77 in 0.5.22 and 0.5.23), refuses a fraction outside (0, 1] "
+        "(hicache_hook.py:96-98 in 0.5.21 and 0.5.22, :115-117 in 0.5.23; bench/release_walk.py grep "
+        "'hicache-host-memory-fraction must be in' finds it first in 0.5.21)"
+    ),
+    stage="startup",
+    prevents="--hicache-host-memory-fraction must be in (0, 1].",
+    source=f"{HICACHE_HOOK}, handle_hicache_ratio_default",
+    docs="""Checks that `--hicache-host-memory-fraction`, when given, is above 0 and at most 1.
+
+The fraction sizes the HiCache host pool from the host's memory; SGLang checks its range for every launch,
+HiCache on or not, and refuses one outside it at start-up.""",
+    fix_title="Pass a fraction in (0, 1], e.g. --hicache-host-memory-fraction 0.8 (the default)",
+)
+def kv_hicache_host_memory_fraction(cfg, target):
+    fraction = cfg.flags.get("hicache_host_memory_fraction")
+    if fraction is None:
+        return skipped("applies to --hicache-host-memory-fraction")
+    required = "a fraction in (0, 1]"
+    if 0 < fraction <= 1:
+        return passed(f"--hicache-host-memory-fraction {fraction:g}", required)
+    return failed(f"--hicache-host-memory-fraction {fraction:g}", required, ["--hicache-host-memory-fraction 0.8"])
+
+
+# handle_hicache's checks of the unified cache's external linker (direct L3), by the first release holding them
+EXTERNAL_LINKER_FROM = Version("0.5.20")  # no HiCache, no --hicache-storage-backend (hicache_hook.py:24-33)
+LINKER_MLA_DEDUP_FROM = Version("0.5.21")  # --enable-linker-mla-dedup needs the Mooncake linker (:25-30)
+LINKER_RADIX_CACHE_FROM = Version("0.5.23")  # the default radix cache, on (:44-48)
+LINKER_MLA_DEDUP_BACKEND = "mooncake"
+DEFAULT_LINKER_BACKEND = "mooncake"  # fields/memory.py unified_cache_external_linker_backend, 0.5.21-0.5.23
+
+
+@rule(
+    id="kv-external-linker",
+    title="--enable-unified-cache-external-linker: the default radix cache on, no HiCache or HiCache storage; MLA "
+    "dedup needs the Mooncake linker",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23: handle_hicache read in each release: the linker refuses --enable-hierarchical-cache "
+        "and --hicache-storage-backend from 0.5.20 (hicache_hook.py:24-33 in 0.5.20, :29-38 in 0.5.21 and 0.5.22, "
+        ":49-58 in 0.5.23); --enable-linker-mla-dedup needs the linker on the mooncake backend from 0.5.21 (:25-30, "
+        ":39-43 in 0.5.23); --disable-radix-cache and --radix-cache-backend are refused in 0.5.23 only (:44-48; "
+        "bench/release_walk.py grep 'requires the default'); 0.5.19 has no linker flag"
+    ),
+    stage="startup",
+    prevents="--enable-unified-cache-external-linker and --enable-hierarchical-cache are mutually exclusive.; "
+    "--enable-unified-cache-external-linker does not use --hicache-storage-backend.; --enable-linker-mla-dedup "
+    "requires the Mooncake linker.; --enable-unified-cache-external-linker requires the default UnifiedRadixCache "
+    "with radix caching enabled.",
+    source=f"{HICACHE_HOOK}, handle_hicache",
+    docs="""Checks the unified cache's external linker (direct L3): `--enable-unified-cache-external-linker` comes
+without `--enable-hierarchical-cache` or `--hicache-storage-backend` (from 0.5.20) and, in 0.5.23, without
+`--disable-radix-cache` or `--radix-cache-backend`; `--enable-linker-mla-dedup` (from 0.5.21) needs the linker on
+with `--unified-cache-external-linker-backend mooncake` (the default).
+
+The linker links SGLang's UnifiedRadixCache straight to an external KV store with no host tier, so HiCache and
+its storage backend are a second path to the same store, and a replaced or disabled radix cache has nothing
+to link; MLA dedup (rank 0 loads the replicated MLA KV and broadcasts each layer) exists only in the Mooncake
+linker. SGLang refuses each at start-up.""",
+    fix_title="Use the linker alone on the default radix cache (or HiCache alone)",
+)
+def kv_external_linker(cfg, target):
+    flags = cfg.flags
+    linker = bool(flags.get("enable_unified_cache_external_linker"))
+    dedup = bool(flags.get("enable_linker_mla_dedup"))
+    if not (linker or dedup):
+        return skipped("applies to --enable-unified-cache-external-linker or --enable-linker-mla-dedup")
+    release = sglang_release(target)
+    backend = flags.get("unified_cache_external_linker_backend") or DEFAULT_LINKER_BACKEND
+    refused, fix = [], []
+    if dedup and release >= LINKER_MLA_DEDUP_FROM and not (linker and backend == LINKER_MLA_DEDUP_BACKEND):
+        refused.append(f"--enable-linker-mla-dedup on the {backend} linker" if linker else "--enable-linker-mla-dedup")
+        fix.append("--enable-unified-cache-external-linker --unified-cache-external-linker-backend mooncake")
+    if linker and release >= LINKER_RADIX_CACHE_FROM:
+        if flags.get("disable_radix_cache"):
+            refused.append("--disable-radix-cache")
+        if flags.get("radix_cache_backend") is not None:
+            refused.append(f"--radix-cache-backend {flags['radix_cache_backend']}")
+    if linker and flags.get("enable_hierarchical_cache"):
+        refused.append("--enable-hierarchical-cache")
+    if linker and flags.get("hicache_storage_backend") is not None:
+        refused.append(f"--hicache-storage-backend {flags['hicache_storage_backend']}")
+    required = "the linker alone on the default radix cache; MLA dedup on the Mooncake linker"
+    found = "the external linker" if linker else "the unified cache without its external linker"
+    if refused:
+        return failed(f"{found} with {', '.join(refused)}", required, [" ".join(fix)] if fix else [])
+    return passed(f"the external linker on the {backend} backend", required)
+
+
+HOST_MEMORY_MODE_FROM = Version("0.5.19")  # validate_hicache_host_memory_mode (hicache_hook.py:167-210 in 0.5.19)
+BUFFER_ONLY_WRITE_BACK_REWRITE_FROM = Version("0.5.22")  # write_back becomes write_through; refused in 0.5.19-0.5.21
+
+
+def _host_cache_path(cfg) -> bool:
+    """Whether handle_hicache validates the host pool: HiCache, decode KV offload, or a PD decode server whose
+    retraction backup is unset or host_pool (and the external linker, which returns before, is off)."""
+    flags = cfg.flags
+    decode_pool = flags.get("disaggregation_mode") == "decode" and flags.get(
+        "disaggregation_decode_retraction_backup"
+    ) in (None, "host_pool")
+    active = flags.get("enable_hierarchical_cache") or flags.get("disaggregation_decode_enable_offload_kvcache")
+    return bool((active or decode_pool) and not flags.get("enable_unified_cache_external_linker"))
+
+
+@rule(
+    id="kv-hicache-buffer-only",
+    title="--hicache-host-memory-mode buffer_only needs a storage backend, a write-through policy and a non-decode "
+    "server",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: validate_hicache_host_memory_mode, run by handle_hicache when HiCache, decode KV "
+        "offload or a decode host pool is on, read in each release (hicache_hook.py:167-210 in 0.5.19, :180-223 in "
+        "0.5.20, :206-249 in 0.5.21, :206-254 in 0.5.22, :247-295 in 0.5.23): buffer_only without "
+        "--hicache-storage-backend and on a decode server refused in each; --hicache-write-policy write_back refused "
+        "in 0.5.19-0.5.21 and rewritten to write_through from 0.5.22 (bench/release_walk.py grep 'buffer_only "
+        "requires a storage backend', 'buffer_only is not supported on')"
+    ),
+    stage="startup",
+    prevents="--hicache-host-memory-mode buffer_only requires a storage backend (--hicache-storage-backend): host "
+    "memory is only a staging buffer and all cached data lives in storage.; --hicache-host-memory-mode buffer_only "
+    "does not support --hicache-write-policy write_back; ...; --hicache-host-memory-mode buffer_only is not "
+    "supported on decode instances: ...",
+    source=f"{HICACHE_HOOK}, validate_hicache_host_memory_mode",
+    docs="""Checks `--hicache-host-memory-mode buffer_only` where SGLang builds a host pool (HiCache, decode KV offload,
+a PD decode server): it needs a `--hicache-storage-backend`, runs on a prefill or colocated server only, and
+takes `--hicache-write-policy write_back` as write_through from 0.5.22 (a warning; 0.5.19-0.5.21 refuse it).
+
+In buffer_only mode host memory is only a staging buffer: every cached page lives in the storage tier, so
+there must be one, and there is no host tier to write back to. The decode server's prefetch and offload paths
+bypass the buffer pipeline, so SGLang refuses the mode there.""",
+    fix_title="Add --hicache-storage-backend (file, mooncake, ...) and --hicache-write-policy write_through, or "
+    "--hicache-host-memory-mode cache",
+)
+def kv_hicache_buffer_only(cfg, target):
+    flags = cfg.flags
+    if flags.get("hicache_host_memory_mode") != "buffer_only" or not _host_cache_path(cfg):
+        return skipped("applies to --hicache-host-memory-mode buffer_only where SGLang builds a host pool")
+    release = sglang_release(target)
+    refused, fix = [], []
+    if flags.get("hicache_storage_backend") is None:
+        refused.append("no --hicache-storage-backend")
+        fix.append("--hicache-storage-backend file")
+    write_back = flags.get("hicache_write_policy") == "write_back"
+    if write_back and release < BUFFER_ONLY_WRITE_BACK_REWRITE_FROM:
+        refused.append("--hicache-write-policy write_back")
+        fix.append("--hicache-write-policy write_through")
+    if flags.get("disaggregation_mode") == "decode":
+        refused.append("a PD decode server")
+        fix = ["--hicache-host-memory-mode cache"]
+    required = "a storage backend, write-through, a prefill or colocated server"
+    if refused:
+        return failed(f"--hicache-host-memory-mode buffer_only with {', '.join(refused)}", required, [" ".join(fix)])
+    if write_back:
+        return warned(
+            "--hicache-host-memory-mode buffer_only with --hicache-write-policy write_back (SGLang writes through)",
+            required,
+            ["--hicache-write-policy write_through"],
+        )
+    return passed("--hicache-host-memory-mode buffer_only over a storage backend", required)
+
+
+# handle_hicache's layout / I/O normalisation in 0.5.23 (hicache_hook.py:168-244), with the defaults of fields/
+# memory.py:128-146: page_first layout, kernel I/O
+HICACHE_LAYOUT_FROM = Version("0.5.23")
+DEFAULT_HICACHE_LAYOUT = "page_first"
+DEFAULT_HICACHE_IO = "kernel"
+LAYER_FIRST_REFUSING_STORAGE = ("mooncake", "npu_memcache")
+
+
+def _hicache_layout(cfg) -> tuple[str, str]:
+    """(layout, I/O backend) after resolve_layout_io_compatibility, resolve_storage_layout_compatibility and
+    resolve_unified_memory_layout_io, in that order."""
+    flags = cfg.flags
+    layout = flags.get("hicache_mem_layout") or DEFAULT_HICACHE_LAYOUT
+    io = flags.get("hicache_io_backend") or DEFAULT_HICACHE_IO
+    if layout == "page_first_direct" and io == "kernel":
+        io = "direct"
+    if layout == "page_first" and io == "direct":
+        layout = "page_first_direct"
+    storage = flags.get("hicache_storage_backend")
+    mooncake_dcp = storage == "mooncake" and (flags.get("dcp_size") or 1) > 1
+    if storage in LAYER_FIRST_REFUSING_STORAGE and layout == "layer_first" and not mooncake_dcp:
+        layout = {"direct": "page_first_direct", "kernel": "page_first"}.get(io, layout)
+    if _unified_memory(cfg) and layout == "page_first_direct":
+        layout, io = "page_first", "kernel"
+    return layout, io
+
+
+@rule(
+    id="kv-hicache-layout-rewrite",
+    title="SGLang rewrites a HiCache host layout / I/O backend pair it cannot run",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: handle_hicache's resolve_layout_io_compatibility, resolve_storage_layout_compatibility and "
+        "resolve_unified_memory_layout_io read (hicache_hook.py:168-244). Each release differs before it (diffed "
+        "0.5.19-0.5.22: no unified-memory step, no Mooncake-under-DCP exception, npu_memcache from 0.5.20; the "
+        "layout defaults and the first two steps reach back to 0.5.8 and 0.5.10 in server_args.py), so only 0.5.23 "
+        "is judged"
+    ),
+    stage="startup",
+    reason="SGLang replaces the --hicache-mem-layout / --hicache-io-backend the launch names with another pair, "
+    "logging a warning only, so the host tier runs with a layout or copy path the launch line does not say.",
+    source=f"{HICACHE_HOOK}, resolve_layout_io_compatibility, resolve_storage_layout_compatibility, "
+    "resolve_unified_memory_layout_io",
+    docs="""Warns when SGLang rewrites the host cache's layout or I/O backend where it builds a host pool (HiCache,
+decode KV offload, a PD decode server): page_first_direct with the kernel I/O backend runs direct I/O;
+page_first with direct I/O runs page_first_direct; layer_first with a mooncake or npu_memcache storage backend
+runs page_first_direct (direct I/O) or page_first (kernel I/O), except mooncake under `--dcp-size` > 1; under
+`--enable-unified-memory`, page_first_direct runs page_first with kernel I/O.
+
+The direct copies read whole pages, the kernel copies strided rows, and the L3 backends and the unified pool
+each accept only some of the layouts, so SGLang picks the pair that works. Naming that pair makes the launch
+line say what runs. (A `--disaggregation-decode-host-receive-threshold` below 1, which forces layer_first, is not
+modelled.)""",
+    fix_title="Name the layout and I/O backend SGLang runs",
+)
+def kv_hicache_layout_rewrite(cfg, target):
+    if not _host_cache_path(cfg):
+        return skipped("applies where SGLang builds a host pool (HiCache, decode KV offload, a PD decode server)")
+    given = (
+        cfg.flags.get("hicache_mem_layout") or DEFAULT_HICACHE_LAYOUT,
+        cfg.flags.get("hicache_io_backend") or DEFAULT_HICACHE_IO,
+    )
+    layout, io = _hicache_layout(cfg)
+    required = "a layout and I/O backend SGLang runs as named"
+    if (layout, io) == given:
+        return passed(f"host layout {layout} with {io} I/O", required)
+    return warned(
+        f"host layout {given[0]} with {given[1]} I/O (SGLang runs {layout} with {io} I/O)",
+        required,
+        [f"--hicache-mem-layout {layout} --hicache-io-backend {io}"],
+    )
+
+
+TLRU_CONFIG_FROM = Version("0.5.21")  # handle_cache_compatibility's tlru checks (kv_cache_hook.py:376-392)
+
+
+def _tlru_config(cfg) -> Optional[dict]:
+    """--radix-eviction-policy-config as SGLang's json.loads reads it; None when it is not a JSON object."""
+    text = cfg.flags.get("radix_eviction_policy_config")
+    if text is None:
+        return {}
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+@rule(
+    id="kv-radix-tlru-config",
+    title="--radix-eviction-policy tlru needs a threshold above next_prompt_estimate in --radix-eviction-policy-config",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: the tlru checks of handle_cache_compatibility (kv_cache_hook.py:376-392, diffed "
+        "0.5.21-0.5.23: unchanged); --radix-eviction-policy-config a JSON object (fields/memory.py, json.loads); "
+        "bench/release_walk.py grep \"needs 'threshold' greater\" finds it first in 0.5.21"
+    ),
+    stage="startup",
+    prevents="--radix-eviction-policy tlru requires non-negative 'threshold' and 'next_prompt_estimate' in "
+    "--radix-eviction-policy-config, got {threshold} and {next_prompt_estimate}.; --radix-eviction-policy tlru needs "
+    "'threshold' greater than 'next_prompt_estimate' in --radix-eviction-policy-config, got {threshold} <= "
+    "{next_prompt_estimate}; otherwise no tokens are ever TEL-safe and T-LRU is exactly LRU.",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks `--radix-eviction-policy tlru`: `--radix-eviction-policy-config` holds a non-negative
+`threshold` greater than its non-negative `next_prompt_estimate` (each 0 when absent, so tlru without a config
+is refused).
+
+Tail-optimized LRU evicts first the tokens of a conversation that cannot affect its tail time-to-first-token,
+those beyond `threshold` less the next prompt's estimate; with a threshold at or below the estimate no token
+qualifies and the policy is plain LRU, so SGLang refuses it at start-up.""",
+    fix_title="Pass --radix-eviction-policy-config with a threshold above next_prompt_estimate",
+)
+def kv_radix_tlru_config(cfg, target):
+    if cfg.flags.get("radix_eviction_policy") != "tlru":
+        return skipped("applies to --radix-eviction-policy tlru")
+    config = _tlru_config(cfg)
+    required = "0 <= next_prompt_estimate < threshold"
+    fix = ['--radix-eviction-policy-config \'{"threshold": 4096, "next_prompt_estimate": 512}\'']
+    if config is None:
+        return failed("--radix-eviction-policy-config that is not a JSON object", required, fix)
+    threshold, estimate = config.get("threshold", 0), config.get("next_prompt_estimate", 0)
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (threshold, estimate))
+    if not numbers:
+        return failed(f"threshold {threshold!r} and next_prompt_estimate {estimate!r}", required, fix)
+    found = f"tlru with threshold {threshold} and next_prompt_estimate {estimate}"
+    if threshold < 0 or estimate < 0 or threshold <= estimate:
+        return failed(found, required, fix)
+    return passed(found, required)
+
+
+SWA_RANGE_FROM = Version("0.5.23")
+# The model overrides that replace a given --swa-full-tokens-ratio in 0.5.23: _step3p_overrides sets 1.0 under
+# HiCache (overrides.py:331-359); DeepSeek-V4's and Inkling's 0.1 fill an unset ratio only
+SWA_RATIO_RESET_ARCHITECTURES = ("Step3p5ForCausalLM", "Step3p7ForConditionalGeneration")
+
+
+@rule(
+    id="kv-swa-ratio-range",
+    title="--swa-full-tokens-ratio lies in (0, 1] and --swa-prefix-tails is not negative",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: handle_cache_compatibility range-checks the effective ratio and the prefix tails "
+        "(kv_cache_hook.py:416-432), after the model overrides (Step3p5 / Step3p7 with HiCache: 1.0, overrides.py:"
+        "331-359). The ratio check exists from 0.5.7 (server_args.py:2290) and the tails check from 0.5.21 "
+        "(kv_cache_hook.py:431), but the models that reset the ratio differ by release (MiMo-V2-Flash in 0.5.7, "
+        "server_args.py:1228-1231; bench/release_walk.py grep 'Reset swa_full_tokens_ratio to 1.0'), so only 0.5.23 "
+        "is judged"
+    ),
+    stage="startup",
+    prevents="--swa-full-tokens-ratio should be in range (0, 1.0].; --swa-prefix-tails should be a non-negative "
+    "integer.",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks `--swa-full-tokens-ratio` (the sliding-window layers' KV tokens per full-attention layer token)
+is above 0 and at most 1, as SGLang resolves it (Step3p5 / Step3p7 with HiCache run 1.0 whatever is given), and
+that `--swa-prefix-tails` is not negative.
+
+The ratio sizes the sliding-window pool against the full-attention pool, and the tails how many cached
+prefix windows it keeps; SGLang refuses a value outside the range at start-up, for every model.""",
+    fix_title="Pass --swa-full-tokens-ratio in (0, 1] (0.8 is the default) and a non-negative --swa-prefix-tails",
+)
+def kv_swa_ratio_range(cfg, target):
+    flags = cfg.flags
+    ratio, tails = flags.get("swa_full_tokens_ratio"), flags.get("swa_prefix_tails")
+    if ratio is None and tails is None:
+        return skipped("applies to --swa-full-tokens-ratio or --swa-prefix-tails")
+    architecture = cfg.model.architecture if cfg.model else None
+    if ratio is not None and architecture in SWA_RATIO_RESET_ARCHITECTURES and flags.get("enable_hierarchical_cache"):
+        ratio = 1.0
+    refused, fix = [], []
+    if ratio is not None and not 0 < ratio <= 1:
+        refused.append(f"--swa-full-tokens-ratio {ratio:g}")
+        fix.append("--swa-full-tokens-ratio 0.8")
+    if tails is not None and tails < 0:
+        refused.append(f"--swa-prefix-tails {tails}")
+        fix.append("--swa-prefix-tails 0")
+    required = "a ratio in (0, 1], prefix tails >= 0"
+    if refused:
+        return failed(", ".join(refused), required, [" ".join(fix)])
+    given = ", ".join(
+        f"{flag} {value:g}"
+        for flag, value in (("--swa-full-tokens-ratio", ratio), ("--swa-prefix-tails", tails))
+        if value is not None
+    )
+    return passed(given, required)
+
+
+# The decode host pool's checks in handle_cache_compatibility, each from the release that added it
+# (bench/release_walk.py grep of each message: server_args.py through 0.5.18, kv_cache_hook.py after)
+HOST_POOL_BACKUP_FROM = Version("0.5.18")
+DECODE_OFFLOAD_STORAGE_FROM = Version("0.5.10")
+
+
+@rule(
+    id="kv-decode-host-pool",
+    title="The PD decode host pool: host_pool retraction backup and KV offload on a decode server, one of them, "
+    "offload with a storage backend",
+    engine="sglang",
+    versions="sglang>=0.5.3",
+    verified=(
+        "sglang 0.5.3-0.5.23: handle_cache_compatibility (_handle_cache_compatibility in server_args.py before "
+        "0.5.19) read in each release: --disaggregation-decode-enable-offload-kvcache refused off a decode server "
+        "from 0.5.3 (server_args.py:1243 in 0.5.3, kv_cache_hook.py:402 in 0.5.23), without "
+        "--hicache-storage-backend from 0.5.10 (:3415 in 0.5.10, :406 in 0.5.23); host_pool retraction backup off "
+        "a decode server, with --dcp-size > 1, with priority preemption, and with offload from 0.5.18 "
+        "(server_args.py:8128-8168 in 0.5.18; kv_cache_hook.py:149-186 in 0.5.19, :354-415 in 0.5.21-0.5.23); "
+        "bench/release_walk.py grep of each message"
+    ),
+    stage="startup",
+    prevents="The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side.; The "
+    "argument disaggregation-decode-enable-offload-kvcache is only supported when hicache-storage-backend is "
+    "provided.; --disaggregation-decode-retraction-backup=host_pool is only supported on a PD decode server.; "
+    "--disaggregation-decode-retraction-backup=host_pool does not support --dcp-size > 1.; "
+    "--disaggregation-decode-retraction-backup=host_pool requires --disable-priority-preemption when priority "
+    "scheduling is enabled.; The arguments disaggregation-decode-enable-offload-kvcache and "
+    "disaggregation-decode-retraction-backup=host_pool are mutually exclusive: both build a decode host pool.",
+    source=f"{KV_HOOK}, handle_cache_compatibility",
+    docs="""Checks the decode host pool a PD decode server builds: `--disaggregation-decode-retraction-backup
+host_pool` (from 0.5.18) needs `--disaggregation-mode decode`, `--dcp-size` 1, and
+`--disable-priority-preemption` with `--enable-priority-scheduling`; `--disaggregation-decode-enable-offload-
+kvcache` needs `--disaggregation-mode decode`, a `--hicache-storage-backend` (from 0.5.10), and not the
+host_pool backup (from 0.5.18).
+
+Both keep decode KV in a reserved HiCache host pool that only a decode server has; the backup pool has no
+DCP index translation and cannot hand slots back to a preempting request, and two host pools on one server
+would each claim the same memory. SGLang refuses each at start-up. Only the named backup is judged: a
+`--disaggregation-decode-host-receive-threshold` below 1 makes SGLang pick host_pool itself (not modelled).""",
+    fix_title="Run the host pool on a decode server (--disaggregation-mode decode), with what it needs",
+)
+def kv_decode_host_pool(cfg, target):
+    flags = cfg.flags
+    backup = flags.get("disaggregation_decode_retraction_backup") == "host_pool"
+    offload = bool(flags.get("disaggregation_decode_enable_offload_kvcache"))
+    release = sglang_release(target)
+    backup = backup and release >= HOST_POOL_BACKUP_FROM
+    if not (backup or offload):
+        return skipped("applies to a decode host pool (host_pool retraction backup, decode KV offload)")
+    decode = flags.get("disaggregation_mode") == "decode"
+    problems, fix = [], []
+    if not decode:
+        problems.append(f"--disaggregation-mode {flags.get('disaggregation_mode') or 'null'}")
+        fix.append("--disaggregation-mode decode")
+    if backup and (flags.get("dcp_size") or 1) > 1:
+        problems.append(f"--dcp-size {flags['dcp_size']}")
+        fix.append("--dcp-size 1")
+    if backup and flags.get("enable_priority_scheduling") and not flags.get("disable_priority_preemption"):
+        problems.append("priority preemption (--enable-priority-scheduling)")
+        fix.append("--disable-priority-preemption")
+    if offload and release >= DECODE_OFFLOAD_STORAGE_FROM and flags.get("hicache_storage_backend") is None:
+        problems.append("no --hicache-storage-backend")
+        fix.append("--hicache-storage-backend file")
+    if offload and backup:
+        problems.append("both at once (two host pools)")
+    pool = " and ".join(name for name, on in (("host_pool backup", backup), ("decode KV offload", offload)) if on)
+    required = "a PD decode server, and what its host pool needs"
+    if problems:
+        return failed(f"{pool} with {', '.join(problems)}", required, [" ".join(fix)] if fix else [])
+    return passed(f"{pool} on a PD decode server", required)
 
 
 KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"

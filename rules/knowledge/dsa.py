@@ -11,6 +11,9 @@ from packaging.version import Version
 
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 HISPARSE_HOOK = "sglang: python/sglang/srt/arg_groups/hisparse_hook.py"
+# _validate_dsa_tbo_index_sharing reads indexer_types from this release (model_hook.py:55 in 0.5.20; 0.5.19 reads
+# index_topk_freq and index_topk_pattern only, :172-186)
+SHARED_INDEXER_TYPES_FROM = Version("0.5.20")
 
 # Architecture -> the first release whose is_deepseek_dsa (configs/model_config.py; is_deepseek_nsa before
 # 0.5.11) lists it; the model is DSA when it also has index_topk. Read in 0.5.4.post3, 0.5.6, 0.5.7, 0.5.8,
@@ -65,6 +68,22 @@ HISPARSE_KV_DTYPES = ("bfloat16", "fp8_e4m3")
 HISPARSE_CUDA_BACKENDS = MappingProxyType(
     {"bfloat16": frozenset({"flashmla_sparse"}), "fp8_e4m3": frozenset({"flashmla_kv", "flashinfer_sparse_mla"})}
 )
+# The models --enable-hisparse serves besides DSA ones (validate_hisparse's assert: is_deepseek_v4 from 0.5.12,
+# hisparse_hook.py:60-64 in 0.5.12; is_minimax_sparse from 0.5.21, :93-98 in 0.5.21, :101-106 in 0.5.23; DSA only in
+# 0.5.10-0.5.11, server_args.py:6185), by architecture and the first release serving it (configs/model_config.py:
+# DeepseekV4ForCausalLMDSpark in is_deepseek_v4 from 0.5.16)
+HISPARSE_ARCHITECTURES_SINCE = MappingProxyType(
+    {
+        "DeepseekV4ForCausalLM": Version("0.5.12"),
+        "DeepseekV4ForCausalLMNextN": Version("0.5.12"),
+        "DeepseekV4ForCausalLMDSpark": Version("0.5.16"),
+        "MiniMaxM3SparseForCausalLM": Version("0.5.21"),
+        "MiniMaxM3SparseForConditionalGeneration": Version("0.5.21"),
+    }
+)
+# validate_hisparse refuses --enable-mixed-chunk, a speculative top-k other than 1 and --speculative-adaptive from
+# 0.5.22 (hisparse_hook.py:80-85, :114-127 in 0.5.22 and 0.5.23; none of the three in 0.5.21)
+HISPARSE_FEATURE_CHECKS_FROM = Version("0.5.22")
 # DeepSeek-V4 (DeepseekV4ForCausalLM, from 0.5.12; 0.5.11 has no DeepSeek-V4): auto becomes fp8_e4m3; the KV
 # dtypes kept, by the first release keeping them: fp8_e4m3 only in 0.5.12-0.5.13.post1 (apply_deepseek_v4_defaults,
 # deepseek_v4_hook.py:27-34), bfloat16 too from 0.5.14 (:18-40 in 0.5.14; _deepseek_v4_kv_cache_dtype from 0.5.15,

@@ -35,9 +35,20 @@ DSV4_EAGLE_TOPK1 = (
     "--speculative-num-draft-tokens",
     "4",
 )
+M3 = ("--model", "tests/fixtures/models/synthetic-minimax-m3")
 DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
 # HYV4: synthetic, DeepSeek-V3.2-Exp's attention fields under the HYV4ForCausalLM architecture (the rule reads that)
 HYV4 = ("--model", _model("hyv4", {**presets()["deepseek-v3.2-exp"]["config"], "architectures": ["HYV4ForCausalLM"]}))
+# DSA index-topk sharing, one config field each (sglang model_config.py is_dsa_shared_topk_layer)
+DSA_TOPK_FREQ = ("--model", _model("dsa-topk-freq", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_freq": 2}))
+DSA_TOPK_PATTERN = (
+    "--model",
+    _model("dsa-topk-pattern", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_pattern": "FSFS"}),
+)
+DSA_SHARED_INDEXER = (
+    "--model",
+    _model("dsa-shared-indexer", {**presets()["deepseek-v3.2-exp"]["config"], "indexer_types": ["full", "shared"]}),
+)
 DSA_KPOOL = ("--model", _model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
 # A PD prefill worker sharding DeepSeek-V3.2's KV over 8 interleaved prefill-CP ranks on Blackwell (trtllm DSA and
 # fp8_e4m3 are SGLang's defaults there)
@@ -150,6 +161,28 @@ FIXTURES = {
             },
         ],
     },
+    "dsa-hisparse-serving": {
+        "pass": [
+            launch("H200", DSA, "--enable-hisparse", "--disable-radix-cache"),
+            launch("B200", DSV4, "--enable-hisparse", "--disable-radix-cache"),
+            launch("B200", M3, "--enable-hisparse", "--disable-radix-cache"),
+            launch(
+                "H200", DSA, "--enable-hisparse", "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "1"
+            ),
+            # the feature checks come in 0.5.22 (hisparse_hook.py:80-85)
+            {**launch("H200", DSA, "--enable-hisparse", "--enable-mixed-chunk"), "engine_version": ["sglang==0.5.21"]},
+        ],
+        "fail": [
+            launch("H200", ("--model", "llama-3.1-8b"), "--enable-hisparse", "--disable-radix-cache"),
+            # MiniMax-M3 is served from 0.5.21 (hisparse_hook.py:93-98)
+            {**launch("B200", M3, "--enable-hisparse"), "engine_version": ["sglang==0.5.20"]},
+            launch("H200", DSA, "--enable-hisparse", "--enable-mixed-chunk"),
+            launch(
+                "H200", DSA, "--enable-hisparse", "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "2"
+            ),
+            launch("H200", DSA, "--enable-hisparse", "--speculative-algorithm", "EAGLE", "--speculative-adaptive"),
+        ],
+    },
     "dsa-hisparse-radix-cache": {
         "pass": [
             launch("B200", DSA, "--enable-hisparse", "--disable-radix-cache"),
@@ -158,6 +191,18 @@ FIXTURES = {
         "fail": [
             launch("B200", DSA, "--enable-hisparse"),
             launch("H200", DSA, "--enable-hisparse", "--kv-cache-dtype", "bfloat16"),
+        ],
+    },
+    "dsa-tbo-index-sharing": {
+        "pass": [
+            launch("H200", DSA, "--enable-two-batch-overlap"),
+            # indexer_types is read from 0.5.20 (model_hook.py:55)
+            {**launch("H200", DSA_SHARED_INDEXER, "--enable-two-batch-overlap"), "engine_version": ["sglang==0.5.19"]},
+        ],
+        "fail": [
+            launch("H200", DSA_TOPK_FREQ, "--enable-two-batch-overlap"),
+            launch("H200", DSA_TOPK_PATTERN, "--enable-two-batch-overlap"),
+            launch("H200", DSA_SHARED_INDEXER, "--enable-two-batch-overlap"),
         ],
     },
     "dsv4-kv-cache-dtype": {

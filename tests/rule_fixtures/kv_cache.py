@@ -1,4 +1,13 @@
-"""Fixtures for rules/checks/kv_cache.py."""
+"""Fixtures for rules/checks/kv_cache.py. Two config.json excerpts are written once to a temporary directory: an
+EmbeddingGemma one (the two keys SGLang's is_embedding_gemma reads, model_type gemma3_text and
+use_bidirectional_attention, with an illustrative Gemma-3 text shape) and a Step-3.5 one (the architecture SGLang's
+_step3p_overrides keys on, with an illustrative shape)."""
+
+import atexit
+import json
+import shutil
+import tempfile
+from pathlib import Path
 
 LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
@@ -43,9 +52,57 @@ def serve(model: str, *flags: str) -> list[str]:
     return ["sglang", "serve", "--model-path", model, *flags]
 
 
+_MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-kv-fixtures-"))
+atexit.register(shutil.rmtree, _MODELS, True)
+EMBEDDING_GEMMA = str(_MODELS / "embedding-gemma")
+Path(EMBEDDING_GEMMA).mkdir()
+(Path(EMBEDDING_GEMMA) / "config.json").write_text(
+    json.dumps(
+        {
+            "architectures": ["Gemma3TextModel"],
+            "model_type": "gemma3_text",
+            "use_bidirectional_attention": True,
+            "hidden_size": 768,
+            "num_attention_heads": 3,
+            "num_key_value_heads": 1,
+            "head_dim": 256,
+            "num_hidden_layers": 24,
+            "sliding_window": 512,
+        }
+    )
+)
+BUFFER_ONLY = ("--enable-hierarchical-cache", "--hicache-host-memory-mode", "buffer_only")
+
+
+def hicache_layout(layout: str, io: str) -> tuple[str, ...]:
+    return ("--enable-hierarchical-cache", "--hicache-mem-layout", layout, "--hicache-io-backend", io)
+
+
+TLRU = ("--radix-eviction-policy", "tlru", "--radix-eviction-policy-config")
+LINKER = "--enable-unified-cache-external-linker"
+HICACHE_DCP = ("--enable-hierarchical-cache", "--tp-size", "8", "--dcp-size", "2")
+# Step-3.5's architecture (overrides.py _step3p_overrides keys on it) with an illustrative attention shape
+STEP3P5 = str(_MODELS / "step3p5")
+Path(STEP3P5).mkdir()
+(Path(STEP3P5) / "config.json").write_text(
+    json.dumps(
+        {
+            "architectures": ["Step3p5ForCausalLM"],
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "num_hidden_layers": 32,
+            "sliding_window": 512,
+        }
+    )
+)
+NO_KV = ("--prefill-only-disable-kv-cache", "--chunked-prefill-size", "-1", "--disable-radix-cache")
 UNIFIED = "--enable-unified-memory"
 INT8_MAMBA = "--enable-int8-mamba-checkpoint"
 STOCHASTIC = ("--enable-mamba-cache-stochastic-rounding",)
+DECODE = ("--disaggregation-mode", "decode")
+DECODE_OFFLOAD = ("--disaggregation-decode-enable-offload-kvcache", "--hicache-storage-backend", "file")
 SHARDED = ("--enable-kv-cache-sharding", "--attention-backend", "fa3")
 SHARDED_PD = ("--enable-kv-cache-sharding", "--disaggregation-mode", "prefill", "--tp-size", "8")
 GLM5_NEXTN = "tests/fixtures/models/synthetic-glm-5-nextn"
@@ -728,6 +785,362 @@ FIXTURES = {
                 "gpu": "H100",
                 "command": serve(
                     "gpt-oss-20b", UNIFIED, "--speculative-algorithm", "EAGLE", "--enable-hierarchical-cache"
+                ),
+            },
+        ],
+    },
+    "kv-prefill-only-embedding-gemma": {
+        "pass": [
+            {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, *NO_KV)},
+            {"gpu": "B200", "command": serve(EMBEDDING_GEMMA, *NO_KV, "--attention-backend", "fa4")},
+        ],
+        "fail": [
+            {"expect": "warn", "gpu": "H100", "command": serve(EMBEDDING_GEMMA)},
+            {"expect": "warn", "gpu": "H200", "command": serve(EMBEDDING_GEMMA, "--attention-backend", "fa3")},
+            # the re-validation refuses what the rewrite brings (kv_cache_hook.py:919-937)
+            {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, "--tp-size", "2", "--attn-cp-size", "2")},
+            {"gpu": "H100", "command": serve(EMBEDDING_GEMMA, "--enable-hisparse")},
+        ],
+    },
+    "kv-unified-memory-pd": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, *DECODE, "--attention-backend", "fa3")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, *DECODE, *DECODE_OFFLOAD)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", UNIFIED, *DECODE, "--disaggregation-decode-retraction-backup", "host_pool"
+                ),
+            },
+            # the decode host pools are judged from 0.5.21 (kv_cache_hook.py:512-545)
+            {
+                "gpu": "H100",
+                "command": serve("deepseek-v3", UNIFIED, *DECODE, *DECODE_OFFLOAD, "--tp-size", "8"),
+                "engine_version": ["sglang==0.5.20"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", UNIFIED, *DECODE, "--disaggregation-transfer-backend", "nixl"),
+            },
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, *DECODE, "--pp-size", "2")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", UNIFIED, *DECODE, "--enable-hisparse")},
+            {
+                "gpu": "H100",
+                "command": ["SGLANG_DISABLE_LAZY_COMPACTION=1", *serve("llama-3.1-8b", UNIFIED, *DECODE)],
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-20b", UNIFIED, "--disaggregation-mode", "prefill", "--speculative-algorithm", "EAGLE"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    UNIFIED,
+                    *DECODE,
+                    "--disaggregation-decode-enable-offload-kvcache",
+                    "--hicache-storage-backend",
+                    "mooncake",
+                ),
+            },
+            {"gpu": "H100", "command": serve("deepseek-v3", UNIFIED, *DECODE, *DECODE_OFFLOAD, "--tp-size", "8")},
+            {"gpu": "H100", "command": serve("gpt-oss-20b", UNIFIED, *DECODE, *DECODE_OFFLOAD)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "qwen3-next-80b-a3b", UNIFIED, *DECODE, "--disaggregation-decode-retraction-backup", "host_pool"
+                ),
+            },
+        ],
+    },
+    "kv-hicache-radix-cache": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-hierarchical-cache")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-hierarchical-cache", "--disable-radix-cache")}
+        ],
+    },
+    "kv-lmcache-compatibility": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-lmcache")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-lmcache", *refused)}
+            for refused in (
+                ["--enable-hierarchical-cache"],
+                ["--enable-unified-cache-external-linker"],
+                ["--disable-radix-cache"],
+                ["--speculative-algorithm", "NGRAM"],
+                ["--tp-size", "2", "--attn-dp-size", "2"],
+                ["--tp-size", "2", "--dcp-size", "2"],
+                ["--enable-streaming-session"],
+                ["--hicache-host-memory-mode", "buffer_only"],
+                ["--disaggregation-mode", "prefill"],
+            )
+        ],
+    },
+    "kv-hicache-dcp": {
+        "pass": [
+            {"gpu": "H200", "command": serve("deepseek-v3", *HICACHE_DCP)},
+            {"gpu": "H200", "command": serve("deepseek-v3", *HICACHE_DCP, "--hicache-storage-backend", "file")},
+            {
+                "gpu": "H200",
+                "command": serve("deepseek-v3", *HICACHE_DCP, "--speculative-algorithm", "DSPARK"),
+                "engine_version": ["sglang==0.5.18"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H200",
+                "command": serve("llama-3.1-8b", "--enable-hierarchical-cache", "--tp-size", "8", "--dcp-size", "2"),
+            },
+            {"gpu": "H200", "command": serve("deepseek-v3", *HICACHE_DCP, "--enable-hisparse")},
+            {"gpu": "H200", "command": serve("deepseek-v3", *HICACHE_DCP, "--speculative-algorithm", "EAGLE")},
+            {
+                "gpu": "H200",
+                "command": serve(
+                    "deepseek-v3",
+                    *HICACHE_DCP,
+                    "--hicache-storage-backend",
+                    "file",
+                    "--hicache-host-memory-mode",
+                    "buffer_only",
+                ),
+            },
+            # 0.5.17-0.5.22 refuse any L3 storage under DCP; 0.5.17 any draft (server_args.py:7160-7177)
+            {
+                "gpu": "H200",
+                "command": serve("deepseek-v3", *HICACHE_DCP, "--hicache-storage-backend", "file"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+            {
+                "gpu": "H200",
+                "command": serve("deepseek-v3", *HICACHE_DCP, "--speculative-algorithm", "DSPARK"),
+                "engine_version": ["sglang==0.5.17"],
+            },
+        ],
+    },
+    "kv-external-linker": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", LINKER)},
+            {"gpu": "H100", "command": serve("deepseek-v3", LINKER, "--enable-linker-mla-dedup", "--tp-size", "8")},
+            # the radix-cache refusal is 0.5.23's (hicache_hook.py:44-48)
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", LINKER, "--disable-radix-cache"),
+                "engine_version": ["sglang==0.5.22"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", LINKER, "--enable-hierarchical-cache")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", LINKER, "--hicache-storage-backend", "file")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", LINKER, "--disable-radix-cache")},
+            {"gpu": "H100", "command": serve("deepseek-v3", "--enable-linker-mla-dedup", "--tp-size", "8")},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-v3",
+                    LINKER,
+                    "--unified-cache-external-linker-backend",
+                    "mori",
+                    "--enable-linker-mla-dedup",
+                    "--tp-size",
+                    "8",
+                ),
+            },
+        ],
+    },
+    "kv-hicache-buffer-only": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", *BUFFER_ONLY, "--hicache-storage-backend", "file")}],
+        "fail": [
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *BUFFER_ONLY,
+                    "--hicache-storage-backend",
+                    "file",
+                    "--hicache-write-policy",
+                    "write_back",
+                ),
+            },
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *BUFFER_ONLY)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *DECODE,
+                    "--hicache-host-memory-mode",
+                    "buffer_only",
+                    "--hicache-storage-backend",
+                    "file",
+                ),
+            },
+            # write_back is refused before 0.5.22 (hicache_hook.py:237-242 in 0.5.21)
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *BUFFER_ONLY,
+                    "--hicache-storage-backend",
+                    "file",
+                    "--hicache-write-policy",
+                    "write_back",
+                ),
+                "engine_version": ["sglang==0.5.21"],
+            },
+        ],
+    },
+    "kv-hicache-layout-rewrite": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--enable-hierarchical-cache")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *hicache_layout("page_first_direct", "direct"))},
+            # Mooncake keeps layer_first under DCP (hicache_hook.py:197-200)
+            {
+                "gpu": "H200",
+                "command": serve(
+                    "deepseek-v3",
+                    *hicache_layout("layer_first", "kernel"),
+                    "--hicache-storage-backend",
+                    "mooncake",
+                    "--tp-size",
+                    "8",
+                    "--dcp-size",
+                    "2",
+                ),
+            },
+        ],
+        "fail": [
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *hicache_layout("page_first_direct", "kernel")),
+            },
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *hicache_layout("page_first", "direct")),
+            },
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *hicache_layout("layer_first", "kernel"), "--hicache-storage-backend", "mooncake"
+                ),
+            },
+            {
+                "expect": "warn",
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *hicache_layout("page_first_direct", "direct"),
+                    UNIFIED,
+                    "--attention-backend",
+                    "fa3",
+                ),
+            },
+        ],
+    },
+    "kv-radix-tlru-config": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *TLRU, '{"threshold": 4096, "next_prompt_estimate": 512}'),
+            }
+        ],
+        "fail": [
+            # no config: threshold and next_prompt_estimate both 0 (kv_cache_hook.py:377-379)
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--radix-eviction-policy", "tlru")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *TLRU, '{"threshold": 512, "next_prompt_estimate": 512}')},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *TLRU, '{"threshold": -1}')},
+        ],
+    },
+    "kv-hicache-host-memory-fraction": {
+        "pass": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--hicache-host-memory-fraction", "0.5")}],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--hicache-host-memory-fraction", value)}
+            for value in ("0", "1.5")
+        ],
+    },
+    "kv-swa-ratio-range": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("gpt-oss-20b", "--swa-full-tokens-ratio", "0.5", "--swa-prefix-tails", "0"),
+            },
+            # Step-3.5 with HiCache runs 1.0 whatever is given (overrides.py:351-355)
+            {
+                "gpu": "H100",
+                "command": serve(STEP3P5, "--enable-hierarchical-cache", "--swa-full-tokens-ratio", "1.5"),
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("gpt-oss-20b", "--swa-full-tokens-ratio", value)} for value in ("0", "1.5")
+        ]
+        + [{"gpu": "H100", "command": serve("gpt-oss-20b", "--swa-prefix-tails", "-1")}],
+    },
+    "kv-decode-host-pool": {
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *DECODE, "--disaggregation-decode-retraction-backup", "host_pool"),
+            },
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *DECODE, *DECODE_OFFLOAD)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *DECODE,
+                    "--disaggregation-decode-retraction-backup",
+                    "host_pool",
+                    "--enable-priority-scheduling",
+                    "--disable-priority-preemption",
+                ),
+            },
+            # the host_pool backup is checked from 0.5.18 (server_args.py:8128-8168)
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *DECODE, *DECODE_OFFLOAD, "--disaggregation-decode-retraction-backup", "host_pool"
+                ),
+                "engine_version": ["sglang==0.5.17"],
+            },
+            # decode offload needs a storage backend from 0.5.10 (server_args.py:3415)
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *DECODE, "--disaggregation-decode-enable-offload-kvcache"),
+                "engine_version": ["sglang==0.5.9"],
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--disaggregation-decode-retraction-backup", "host_pool")},
+            {"gpu": "H100", "command": serve("llama-3.1-8b", *DECODE_OFFLOAD)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *DECODE, "--disaggregation-decode-retraction-backup", "host_pool", "--dcp-size", "2"
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    *DECODE,
+                    "--disaggregation-decode-retraction-backup",
+                    "host_pool",
+                    "--enable-priority-scheduling",
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", *DECODE, "--disaggregation-decode-enable-offload-kvcache"),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", *DECODE, *DECODE_OFFLOAD, "--disaggregation-decode-retraction-backup", "host_pool"
                 ),
             },
         ],
