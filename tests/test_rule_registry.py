@@ -50,6 +50,12 @@ def test_every_fixture_names_a_rule():
     assert sorted(set(FIXTURES) - {r.id for r in RULES}) == []
 
 
+def test_fixtures_come_in_pass_and_fail_buckets_only():
+    """A case under any other key (a "warn" bucket) would never run: a warning is a fail case with expect."""
+    stray = {rule_id: sorted(set(buckets) - {"pass", "fail"}) for rule_id, buckets in FIXTURES.items()}
+    assert {rule_id: keys for rule_id, keys in stray.items() if keys} == {}
+
+
 @pytest.mark.parametrize("rule_id,bucket,case", list(_cases()))
 def test_fixture_gives_expected_status(rule_id, bucket, case):
     report = run_case(case)
