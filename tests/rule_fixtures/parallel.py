@@ -1,4 +1,39 @@
-"""Fixtures for rules/checks/parallel.py: the GPUs a layout takes, MIG, and P2P within a TP group."""
+"""Fixtures for rules/checks/parallel.py: the GPUs a layout takes, MIG, P2P within a TP group, and SGLang's
+context-parallel and attention-DP layouts. No preset is Nemotron-H, LongCat-Flash or MiMo V2, so their
+config.json excerpts (the fields the rules read) are written once to a temporary directory."""
+
+import atexit
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from rules.models import presets
+
+_MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-parallel-fixtures-"))
+atexit.register(shutil.rmtree, _MODELS, True)
+
+
+def _model(name: str, config: dict) -> str:
+    directory = _MODELS / name
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config))
+    return str(directory)
+
+
+def sglang(gpu: str, model: str, *flags: str, **extra) -> dict:
+    """A pasted `sglang.launch_server` line."""
+    return {"gpu": gpu, "command": ["python", "-m", "sglang.launch_server", "--model-path", model, *flags], **extra}
+
+
+_DEEPSEEK_V3 = presets()["deepseek-v3"]["config"]
+NEMOTRON_H = _model("nemotron-h", {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h"})
+LONGCAT = _model(
+    "longcat-flash", {**_DEEPSEEK_V3, "architectures": ["LongcatFlashForCausalLM"], "model_type": "longcat_flash"}
+)
+MIMO_V2 = _model("mimo-v2-flash", {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash"})
+DSA = "deepseek-v3.2-exp"
+PD_DECODE_DCP = ("--disaggregation-mode", "decode", "--tp", "8", "--dcp-size", "8")
 
 H200X8 = "facts/h200x8-nvlink.json"
 H200X4_PCIE = "facts/h200x4-pcie-no-p2p.json"
@@ -39,6 +74,146 @@ FIXTURES = {
         "fail": [
             {"facts": H200X4_PCIE, "argv": [*QWEN, "--tp-size", "4"], "expect": "warn"},
             {"facts": H200X4_PCIE, "argv": [*QWEN, "--tp-size", "2"], "expect": "warn"},  # two GPUs, still no P2P
+        ],
+    },
+    "parallel-pd-decode-dcp-transfer": {
+        "pass": [
+            sglang("8xH200", DSA, *PD_DECODE_DCP),  # mooncake, the default
+            sglang("8xH200", DSA, *PD_DECODE_DCP, "--disaggregation-transfer-backend", "mori"),
+        ],
+        "fail": [
+            sglang(
+                "8xH200",
+                DSA,
+                *PD_DECODE_DCP,
+                "--disaggregation-transfer-backend",
+                "mori",
+                engine_version=["sglang==0.5.21"],
+            ),
+            sglang(
+                "8xH200",
+                DSA,
+                *PD_DECODE_DCP,
+                "--disaggregation-transfer-backend",
+                "fake",
+                engine_version=["sglang==0.5.18"],
+            ),
+        ],
+    },
+    "parallel-dsa-prefill-cp-decode": {
+        "pass": [sglang("8xH200", DSA, "--disaggregation-mode", "decode", "--tp", "8")],
+        "fail": [
+            sglang(
+                "8xH200",
+                DSA,
+                "--disaggregation-mode",
+                "decode",
+                "--tp",
+                "8",
+                "--enable-prefill-cp",
+                "--cp-strategy",
+                "interleave",
+            )
+        ],
+    },
+    "parallel-attn-dp-size": {
+        "pass": [
+            sglang("8xH200", "qwen3-8b", "--tp", "8", "--attn-dp-size", "4"),
+            sglang("8xH200", "qwen3-8b", "--tp", "8", "--dp-size", "4", "--enable-dp-attention"),  # the old spelling
+        ],
+        "fail": [
+            sglang("8xH200", "qwen3-8b", "--tp", "8", "--attn-dp-size", "0"),
+            sglang("8xH200", "qwen3-8b", "--tp", "4", "--attn-dp-size", "2", "--dp-size", "2"),
+        ],
+    },
+    "parallel-dcp-options": {
+        "pass": [
+            sglang("8xH200", DSA, "--tp", "8", "--dcp-size", "8", "--dcp-replicate-q-proj"),  # a2a resolved (0.5.20+)
+            sglang("8xH200", DSA, "--tp", "8", "--dcp-size", "8", "--dcp-comm-backend", "a2a"),
+        ],
+        "fail": [
+            sglang("8xH200", DSA, "--tp", "8", "--dcp-size", "0"),
+            sglang("8xH200", DSA, "--tp", "8", "--dcp-comm-backend", "a2a"),
+            sglang("8xH200", DSA, "--tp", "8", "--dcp-replicate-q-proj"),
+            sglang(
+                "8xH200",
+                DSA,
+                "--tp",
+                "8",
+                "--dcp-size",
+                "8",
+                "--dcp-replicate-q-proj",
+                engine_version=["sglang==0.5.19"],
+            ),
+            sglang("8xH200", DSA, "--tp", "8", "--dcp-size", "8", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+        ],
+    },
+    "parallel-cp-model": {
+        "pass": [
+            sglang("8xH200", NEMOTRON_H, "--tp", "8"),
+            sglang("8xH200", DSA, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "interleave"),
+            sglang(
+                "8xH200", MIMO_V2, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "zigzag", "--attn-cp-size", "8"
+            ),
+        ],
+        "fail": [
+            sglang("8xH200", NEMOTRON_H, "--tp", "8", "--attn-cp-size", "2"),
+            sglang("8xH200", LONGCAT, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "zigzag"),
+            sglang("8xH200", DSA, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "zigzag"),
+            sglang(
+                "8xH200",
+                MIMO_V2,
+                "--tp",
+                "8",
+                "--enable-prefill-cp",
+                "--cp-strategy",
+                "interleave",
+                "--attn-cp-size",
+                "8",
+            ),
+        ],
+    },
+    "parallel-cp-layout": {
+        "pass": [
+            sglang(
+                "8xH200",
+                "qwen3-8b",
+                "--tp",
+                "8",
+                "--enable-prefill-cp",
+                "--cp-strategy",
+                "zigzag",
+                "--attn-cp-size",
+                "4",
+            ),
+            sglang("8xH200", DSA, "--tp", "8", "--enable-prefill-cp", "--cp-strategy", "interleave"),  # CP 8 set by DSA
+        ],
+        "fail": [
+            sglang("8xH200", "qwen3-8b", "--tp", "8", "--enable-prefill-cp", "--attn-cp-size", "4"),
+            sglang(
+                "8xH200",
+                "qwen3-8b",
+                "--tp",
+                "8",
+                "--enable-prefill-cp",
+                "--cp-strategy",
+                "zigzag",
+                "--attn-cp-size",
+                "3",
+            ),
+            sglang(
+                "8xH200",
+                "qwen3-8b",
+                "--tp",
+                "8",
+                "--enable-prefill-cp",
+                "--cp-strategy",
+                "zigzag",
+                "--attn-cp-size",
+                "4",
+                "--attn-dp-size",
+                "4",
+            ),
         ],
     },
 }

@@ -1,0 +1,89 @@
+"""SGLang's context parallelism (prefill CP, decode CP) and attention data parallelism: the sizes, strategies and
+transfer backends its start-up checks accept, per release. Read from the sglang wheels
+(/work/wheels/sglang/extracted/VER, not installed); each value names where.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from packaging.version import Version
+
+PARALLEL_HOOK = "sglang: python/sglang/srt/arg_groups/parallel_hook.py"
+PD_HOOK = "sglang: python/sglang/srt/arg_groups/pd_disaggregation_hook.py"
+CP_TP_HOOK = "sglang: python/sglang/srt/arg_groups/cp_tp_group_sharing_hook.py"
+
+# --disaggregation-transfer-backend's default in every release (server_args.py:2995 in 0.5.17,
+# arg_groups/fields/disagg.py:71 in 0.5.23).
+DEFAULT_TRANSFER_BACKEND = "mooncake"
+# A PD decode worker with --dcp-size > 1 needs a transfer backend that relays out DCP pages, from the release
+# named on (handle_pd_disaggregation: pd_disaggregation_hook.py:37-43 in 0.5.17-0.5.18, :53-65 with fake in
+# 0.5.19-0.5.21, :82-98 with mori and ascend in 0.5.22-0.5.23).
+PD_DECODE_DCP_TRANSFERS = (
+    (Version("0.5.17"), ("mooncake", "nixl")),
+    (Version("0.5.19"), ("mooncake", "nixl", "fake")),
+    (Version("0.5.22"), ("mooncake", "nixl", "mori", "ascend", "fake")),
+)
+
+# --dcp-comm-backend: "ag_rs" by default in 0.5.17-0.5.19 (server_args.py:1088 in 0.5.17, :1029 in 0.5.19);
+# from 0.5.20 unset, resolved before the DCP checks (_dcp_comm_backend_default, overrides.py:1430-1450 in 0.5.20,
+# :1374-1396 in 0.5.23): ag_rs at --dcp-size 1, else fi_a2a where FlashInfer's MNNVL all-to-all is supported and
+# a2a on CUDA otherwise: an all-to-all backend either way.
+DCP_COMM_BACKEND_RESOLVED_FROM = Version("0.5.20")
+DCP_COMM_BACKEND_OLD_DEFAULT = "ag_rs"
+DCP_ALL_TO_ALL = ("a2a", "fi_a2a")
+# --dcp-size > 1 refuses --enable-prefill-cp from 0.5.22 (parallel_hook.py:243-244 in 0.5.22, :249-250 in 0.5.23).
+DCP_WITHOUT_PREFILL_CP_FROM = Version("0.5.22")
+
+# Attention DP (--attn-dp-size, 0.5.22+) is not combined with --dp-size replicas (handle_data_parallelism,
+# parallel_hook.py:279-286 in 0.5.22, :285-292 in 0.5.23; context_parallel_attn_dp_size asserts the same,
+# model_override_base.py:235-239 in 0.5.22-0.5.23).
+ATTN_DP_SIZE_FROM = Version("0.5.22")
+
+# The tp_size divisibility of prefill CP reads the data-parallel width as dp_size through 0.5.21 ("tp_size must
+# be divisible by dp_size * attn_cp_size", parallel_hook.py:109-113 in 0.5.21) and as attn_dp_size from 0.5.22
+# (:154-158 in 0.5.22, :159-164 in 0.5.23).
+CP_DIVISOR_ATTN_DP_FROM = Version("0.5.22")
+# The architectures whose model overrides set attn_cp_size themselves under prefill CP, tp_size // attention-DP
+# width (the DeepSeek family: model_overrides/deepseek_v2.py:37-50 and :99-215 in 0.5.23, DSA models and MLA
+# ones; DeepSeek-V4: deepseek_v4_hook.py:217-221), so --attn-cp-size is not what the CP checks see; a DSA model
+# with --cp-strategy interleave keeps a given --attn-cp-size > 1 (deepseek_v2.py:126-134).
+CP_SIZE_SET_BY_MODEL = frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "KimiK25ForConditionalGeneration",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "Glm5NextForConditionalGeneration",
+        "HYV4ForCausalLM",
+        "LongcatFlashForCausalLM",
+        "Dots3NoteForCausalLM",
+        "DeepseekV4ForCausalLM",
+    }
+)
+
+# Model-specific prefill-CP refusals (handle_context_parallelism and _boundary_parallelism_overrides): the
+# strategy a model refuses or needs, from the release named.
+# "DeepSeek V3.2 prefill CP does not support --cp-strategy zigzag; use interleave." (parallel_hook.py:47-53 in
+# 0.5.20, :123-131 in 0.5.23)
+CP_STRATEGY_REFUSED = MappingProxyType({"DeepseekV32ForCausalLM": ("zigzag", "interleave", Version("0.5.20"))})
+# "MiMo V2 prefill CP only supports --cp-strategy zigzag." (parallel_hook.py:56-62 in 0.5.20, :132-139 in 0.5.23)
+CP_STRATEGY_REQUIRED = MappingProxyType(
+    {arch: ("zigzag", Version("0.5.20")) for arch in ("MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM")}
+)
+# model_type -> the first release that refuses context parallelism for it: Nemotron-H any --attn-cp-size > 1,
+# LongCat-Flash prefill CP over more than one rank (parallel_hook.py:33-41 in 0.5.21, :64-81 in 0.5.23).
+NO_CP_MODEL_TYPES = MappingProxyType({"nemotron_h": Version("0.5.21"), "nemotron_h_puzzle": Version("0.5.21")})
+NO_PREFILL_CP_MODEL_TYPES = MappingProxyType({"longcat_flash": Version("0.5.21")})
+
+# CP-TP group sharing (resolve_cp_tp_group_sharing, cp_tp_group_sharing_hook.py:27-130 in 0.5.23): prefill CP over
+# attn_cp_size > 1 for these architectures makes the CP group the TP group. Architecture -> (the first release
+# that lists it, the --cp-strategy it requires). Glm5Next from 0.5.22 (:16-45 in 0.5.22), Qwen4-Exp from 0.5.23.
+CP_TP_GROUP_SHARING = MappingProxyType(
+    {
+        "Glm5NextForConditionalGeneration": (Version("0.5.22"), "interleave"),
+        "Qwen4ExpForConditionalGeneration": (Version("0.5.23"), "zigzag"),
+    }
+)
