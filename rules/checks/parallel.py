@@ -172,8 +172,8 @@ def _by_release(table, release: Version):
     versions="sglang>=0.5.17",
     verified="sglang 0.5.17-0.5.23: handle_pd_disaggregation refuses --disaggregation-mode decode with --dcp-size > "
     "1 over another transfer backend: mooncake or nixl in 0.5.17-0.5.18 (pd_disaggregation_hook.py:37-43), fake "
-    "added in 0.5.19-0.5.21 (:53-65 in 0.5.19, :71-83 in 0.5.21), mori and ascend added in 0.5.22-0.5.23 (:82-97 "
-    "in 0.5.22, :82-95 in 0.5.23); no such check before 0.5.17 (grep 'PD decode DCP requires')",
+    "added in 0.5.19-0.5.21 (:53-65 in 0.5.19, :71-83 in 0.5.21), mori and ascend added in 0.5.22-0.5.23 (:82-96 "
+    "in 0.5.22 and 0.5.23); no such check before 0.5.17 (grep 'PD decode DCP requires')",
     stage="startup",
     prevents="PD decode DCP requires --disaggregation-transfer-backend mooncake, nixl, mori, ascend, or fake for "
     "synthetic benchmarking, got '...'.",
@@ -210,7 +210,7 @@ def parallel_pd_decode_dcp_transfer(cfg, target):
     verified="sglang 0.5.13-0.5.23: the DeepSeek-family adjustments assert disaggregation_mode != 'decode' for a "
     "DSA model under prefill CP: --enable-dsa-prefill-context-parallel in 0.5.13 (server_args.py:1953-1956), "
     "--enable-prefill-cp (or the legacy flags mapped to it) in 0.5.14-0.5.18 (server_args.py:3631-3634 in 0.5.14), "
-    "arg_groups/model_hook.py:220-223 in 0.5.19, :261-265 in 0.5.20, :360-363 in 0.5.23. 0.5.8-0.5.12.post1 assert "
+    "arg_groups/model_hook.py:220-223 in 0.5.19, :263-265 in 0.5.20, :323-325 in 0.5.21, :355-357 in 0.5.22, :361-363 in 0.5.23. 0.5.8-0.5.12.post1 assert "
     "it for --enable-nsa-prefill-context-parallel (server_args.py:1191-1194 in 0.5.8), a flag not modelled here "
     "(general-unmodelled-flags reports it)",
     needs_model=True,
@@ -356,7 +356,8 @@ def _cp_dp_width(cfg, target, set_by_model: bool = False) -> int:
 def attention_cp_size(cfg, target) -> tuple[int, bool]:
     """The attn_cp_size SGLang's CP checks see, and whether the model set it: a DeepSeek-family (or DeepSeek-V4)
     model under prefill CP takes tp_size // its DP width, but a DSA model with --cp-strategy interleave keeps a
-    given --attn-cp-size > 1; otherwise --attn-cp-size as given (rules/knowledge/parallel.py CP_SIZE_SET_BY_MODEL)."""
+    given --attn-cp-size > 1 from 0.5.22; otherwise --attn-cp-size as given (rules/knowledge/parallel.py
+    CP_SIZE_SET_BY_MODEL, the 0.5.23 family list)."""
     given = cfg.flags.get("attn_cp_size") or 1
     enabled, strategy = prefill_cp(cfg, target)
     model = cfg.model
@@ -365,7 +366,12 @@ def attention_cp_size(cfg, target) -> tuple[int, bool]:
     dsa = dsa_model(cfg, target)
     if not (dsa or model.mla or model.architecture == "DeepseekV4ForCausalLM"):
         return given, False  # the MLA CP layout needs an MLA model
-    if dsa and strategy == "interleave" and given > 1:
+    if (
+        dsa
+        and strategy == "interleave"
+        and given > 1
+        and sglang_release(target) >= kb.DSA_INTERLEAVE_KEEPS_CP_SIZE_FROM
+    ):
         return given, False
     return cfg.tp_size // _cp_dp_width(cfg, target, set_by_model=True), True
 
@@ -376,10 +382,10 @@ def attention_cp_size(cfg, target) -> tuple[int, bool]:
     engine="sglang",
     versions="sglang>=0.5.20",
     verified="sglang 0.5.20-0.5.23: handle_context_parallelism refuses DeepSeek-V3.2 (DeepseekV32ForCausalLM) prefill "
-    "CP with --cp-strategy zigzag and MiMo V2 prefill CP with another strategy (arg_groups/parallel_hook.py:47-62 "
-    "in 0.5.20, :123-139 in 0.5.23); from 0.5.21 _boundary_parallelism_overrides refuses a Nemotron-H model_type "
+    "CP with --cp-strategy zigzag and MiMo V2 prefill CP with another strategy (arg_groups/parallel_hook.py:45-62 "
+    "in 0.5.20, :73-90 in 0.5.21, :117-134 in 0.5.22, :123-139 in 0.5.23); from 0.5.21 _boundary_parallelism_overrides refuses a Nemotron-H model_type "
     "(nemotron_h, nemotron_h_puzzle) with attn_cp_size > 1 and LongCat-Flash (longcat_flash) with prefill CP over "
-    "attn_cp_size > 1 (:33-41 in 0.5.21, :64-81 in 0.5.23), the size after the DeepSeek-family override set it "
+    "attn_cp_size > 1 (:32-40 in 0.5.21, :64-76 in 0.5.22, :64-80 in 0.5.23), the size after the DeepSeek-family override set it "
     "(model_overrides/deepseek_v2.py). None of these checks before 0.5.20 (grep each message)",
     needs_model=True,
     stage="startup",
@@ -444,10 +450,10 @@ def parallel_cp_model(cfg, target):
     engine="sglang",
     versions="sglang>=0.5.14",
     verified="sglang 0.5.14-0.5.23: --enable-prefill-cp without --cp-strategy refused (server_args.py:4986-4989 in "
-    "0.5.14, arg_groups/parallel_hook.py:66-69 in 0.5.19, :151-154 in 0.5.23); attn_cp_size > 1 asserts tp_size % "
+    "0.5.14, arg_groups/parallel_hook.py:66-68 in 0.5.19, :72-74 in 0.5.20, :151-153 in 0.5.23); attn_cp_size > 1 asserts tp_size % "
     "attn_cp_size == 0 and tp_size % (dp_size x attn_cp_size) == 0 (server_args.py:5004-5011 in 0.5.14, "
-    "parallel_hook.py:81-90 in 0.5.20, :105-114 in 0.5.21), attn_dp_size for dp_size from 0.5.22 (:154-158 in "
-    "0.5.22, :157-164 in 0.5.23). The asserts are older (server_args.py:2084-2091 in 0.5.9), over "
+    "parallel_hook.py:82-89 in 0.5.19, :78-84 in 0.5.20, :106-112 in 0.5.21), attn_dp_size for dp_size from 0.5.22 "
+    "(:151-157 in 0.5.22, :157-163 in 0.5.23). The asserts are older (server_args.py:2084-2091 in 0.5.9), over "
     "--attn-cp-size's 0.5.9-0.5.13 dest attention_context_parallel_size, not modelled (general-unmodelled-flags)",
     stage="startup",
     prevents="--cp-strategy must be set when --enable-prefill-cp is enabled.; AssertionError: tp_size must be "

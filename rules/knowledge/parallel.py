@@ -18,7 +18,7 @@ CP_TP_HOOK = "sglang: python/sglang/srt/arg_groups/cp_tp_group_sharing_hook.py"
 DEFAULT_TRANSFER_BACKEND = "mooncake"
 # A PD decode worker with --dcp-size > 1 needs a transfer backend that relays out DCP pages, from the release
 # named on (handle_pd_disaggregation: pd_disaggregation_hook.py:37-43 in 0.5.17-0.5.18, :53-65 with fake in
-# 0.5.19-0.5.21, :82-98 with mori and ascend in 0.5.22-0.5.23).
+# 0.5.19-0.5.21, :82-96 with mori and ascend in 0.5.22-0.5.23).
 PD_DECODE_DCP_TRANSFERS = (
     (Version("0.5.17"), ("mooncake", "nixl")),
     (Version("0.5.19"), ("mooncake", "nixl", "fake")),
@@ -41,13 +41,14 @@ DCP_WITHOUT_PREFILL_CP_FROM = Version("0.5.22")
 ATTN_DP_SIZE_FROM = Version("0.5.22")
 
 # The tp_size divisibility of prefill CP reads the data-parallel width as dp_size through 0.5.21 ("tp_size must
-# be divisible by dp_size * attn_cp_size", parallel_hook.py:109-113 in 0.5.21) and as attn_dp_size from 0.5.22
-# (:154-158 in 0.5.22, :159-164 in 0.5.23).
+# be divisible by dp_size * attn_cp_size", parallel_hook.py:106-112 in 0.5.21) and as attn_dp_size from 0.5.22
+# (:151-157 in 0.5.22, :157-163 in 0.5.23).
 CP_DIVISOR_ATTN_DP_FROM = Version("0.5.22")
 # The architectures whose model overrides set attn_cp_size themselves under prefill CP, tp_size // attention-DP
 # width (the DeepSeek family: model_overrides/deepseek_v2.py:37-50 and :99-215 in 0.5.23, DSA models and MLA
-# ones; DeepSeek-V4: deepseek_v4_hook.py:217-221), so --attn-cp-size is not what the CP checks see; a DSA model
-# with --cp-strategy interleave keeps a given --attn-cp-size > 1 (deepseek_v2.py:126-134).
+# ones; DeepSeek-V4: deepseek_v4_hook.py:217-221), so --attn-cp-size is not what the CP checks see. From 0.5.22 a
+# DSA model with --cp-strategy interleave keeps a given --attn-cp-size > 1 (deepseek_v2.py:126-134 in 0.5.22 and
+# 0.5.23; through 0.5.21 always tp_size // dp_size, :107 in 0.5.21).
 CP_SIZE_SET_BY_MODEL = frozenset(
     {
         "DeepseekV3ForCausalLM",
@@ -63,18 +64,19 @@ CP_SIZE_SET_BY_MODEL = frozenset(
         "DeepseekV4ForCausalLM",
     }
 )
+DSA_INTERLEAVE_KEEPS_CP_SIZE_FROM = Version("0.5.22")
 
 # Model-specific prefill-CP refusals (handle_context_parallelism and _boundary_parallelism_overrides): the
 # strategy a model refuses or needs, from the release named.
-# "DeepSeek V3.2 prefill CP does not support --cp-strategy zigzag; use interleave." (parallel_hook.py:47-53 in
+# "DeepSeek V3.2 prefill CP does not support --cp-strategy zigzag; use interleave." (parallel_hook.py:45-53 in
 # 0.5.20, :123-131 in 0.5.23)
 CP_STRATEGY_REFUSED = MappingProxyType({"DeepseekV32ForCausalLM": ("zigzag", "interleave", Version("0.5.20"))})
-# "MiMo V2 prefill CP only supports --cp-strategy zigzag." (parallel_hook.py:56-62 in 0.5.20, :132-139 in 0.5.23)
+# "MiMo V2 prefill CP only supports --cp-strategy zigzag." (parallel_hook.py:55-62 in 0.5.20, :132-139 in 0.5.23)
 CP_STRATEGY_REQUIRED = MappingProxyType(
     {arch: ("zigzag", Version("0.5.20")) for arch in ("MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM")}
 )
 # model_type -> the first release that refuses context parallelism for it: Nemotron-H any --attn-cp-size > 1,
-# LongCat-Flash prefill CP over more than one rank (parallel_hook.py:33-41 in 0.5.21, :64-81 in 0.5.23).
+# LongCat-Flash prefill CP over more than one rank (parallel_hook.py:32-40 in 0.5.21, :64-80 in 0.5.23).
 NO_CP_MODEL_TYPES = MappingProxyType({"nemotron_h": Version("0.5.21"), "nemotron_h_puzzle": Version("0.5.21")})
 NO_PREFILL_CP_MODEL_TYPES = MappingProxyType({"longcat_flash": Version("0.5.21")})
 
