@@ -483,3 +483,131 @@ def parallel_cp_layout(cfg, target):
         fix = [f"--attn-cp-size {fits}"] if fits > 1 and not set_by_model else []
         return failed(f"{said} x DP {dp} over --tp-size {cfg.tp_size}", required, fix)
     return passed(f"{said} x DP {dp} over --tp-size {cfg.tp_size}" + (f", {strategy}" if enabled else ""), required)
+
+
+def _cp_tp_speculative_refusal(cfg, target, arch: str) -> str:
+    """What CP-TP group sharing refuses of the speculative decoding asked ("" when nothing)."""
+    algorithm = cfg.speculative_algorithm
+    if algorithm is None:
+        return ""
+    if arch != kb.GLM5_NEXT:
+        return f"--speculative-algorithm {algorithm}"
+    if algorithm == "DFLASH" and sglang_release(target) >= kb.CP_TP_DFLASH_FROM:
+        return ""
+    draft = cfg.flags.get("speculative_draft_model_path")
+    own = draft is None or draft in (cfg.model.name, cfg.model.source)
+    if algorithm.upper() in kb.CP_TP_NATIVE_MTP and own and cfg.speculative_eagle_topk in (None, 1):
+        return ""
+    return (
+        f"--speculative-algorithm {algorithm}"
+        + ("" if own else " with another draft checkpoint")
+        + (
+            f" with --speculative-eagle-topk {cfg.speculative_eagle_topk}"
+            if cfg.speculative_eagle_topk not in (None, 1)
+            else ""
+        )
+    )
+
+
+def _linear_heads(cfg, arch: str) -> tuple[tuple[str, int], ...]:
+    """The linear-attention head counts CP-TP group sharing divides by --tp-size (GLM-5-Next's default when absent)."""
+    if cfg.model.linear_heads or arch != kb.GLM5_NEXT:
+        return cfg.model.linear_heads
+    return (("num_heads", kb.GLM5_NEXT_DEFAULT_LINEAR_HEADS),)
+
+
+@rule(
+    id="parallel-cp-tp-group-sharing",
+    title="CP-TP group sharing (GLM-5-Next, Qwen4-Exp prefill CP): CP over the whole TP group, its strategy, and "
+    "the features it takes",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified="sglang 0.5.22-0.5.23: resolve_cp_tp_group_sharing (arg_groups/cp_tp_group_sharing_hook.py, called from "
+    "handle_context_parallelism) for Glm5NextForConditionalGeneration from 0.5.22 and "
+    "Qwen4ExpForConditionalGeneration from 0.5.23, under --enable-prefill-cp with attn_cp_size > 1: attn_cp_size "
+    "== tp_size and the strategy (:32-43 in 0.5.22, :36-47 in 0.5.23); speculative decoding native MTP top-k 1 "
+    "only on GLM-5-Next (:48-54 in 0.5.22), DFLASH too from 0.5.23 (:53-65); no --enable-dsa-cache-layer-split, "
+    "--dcp-size > 1 (:56-65 in 0.5.22, :67-72 in 0.5.23); no PD disaggregation in 0.5.22 (:61); in 0.5.23 "
+    "Qwen4-Exp no --pp-size > 1 or PD decode (:73-83), a PD GLM-5-Next no decode worker, mooncake only, DFLASH "
+    "only, no --pp-size / --dp-size > 1 (:84-99), a PD prefill worker without SGLANG_DISAGG_STAGING_BUFFER "
+    "(:100-105); the linear-attention head counts divisible by tp_size (:67-80 in 0.5.22, :107-120 in 0.5.23). "
+    "No such hook before 0.5.22",
+    needs_model=True,
+    stage="startup",
+    prevents="CP-TP group sharing requires --attn-cp-size == --tp-size, got attn_cp_size=4, tp_size=8.; CP-TP group "
+    "sharing requires --cp-strategy interleave.; CP/TP group sharing only supports DFLASH or native MTP with top-k "
+    "1.; --speculative-algorithm is not supported with CP-TP group sharing.; --dcp-size > 1 is not supported with "
+    "CP-TP group sharing.; SGLANG_DISAGG_STAGING_BUFFER is not supported with CP-TP group sharing.; "
+    "num_heads=64 must be divisible by --tp-size=3.",
+    source=f"{kb.CP_TP_HOOK}, resolve_cp_tp_group_sharing",
+    docs="""Checks prefill context parallelism of the models that share their CP group with the TP group
+(GLM-5-Next from 0.5.22, Qwen4-Exp from 0.5.23): the attention-CP size equals `--tp-size` (no attention DP or
+attention TP beside it), `--cp-strategy` is interleave (GLM-5-Next) or zigzag (Qwen4-Exp), speculative decoding
+is GLM-5-Next's native MTP with top-k 1 (or DFLASH, 0.5.23), no DSA cache layer split or decode CP, the PD
+layouts each release takes, and every linear-attention head count divides by `--tp-size`.
+
+These ports CP-shard the residual stream, attention and indexer while MoE and linear attention keep their TP
+partition, so the CP group must be the TP group; SGLang refuses the rest at start-up. `--enable-mixed-chunk`,
+`--moe-dp-size`, expert parallelism, the MoE all-to-all backend and `--enable-waterfill`, also refused there, are
+flags this tool does not model (general-unmodelled-flags reports them).""",
+    fix_title="Run prefill CP over the whole TP group with the model's --cp-strategy, and drop what it refuses",
+)
+def parallel_cp_tp_group_sharing(cfg, target):
+    arch = cfg.model.architecture or ""
+    listed = kb.CP_TP_GROUP_SHARING.get(arch)
+    release = sglang_release(target)
+    if listed is None or release < listed[0]:
+        return skipped("applies to GLM-5-Next and Qwen4-Exp (CP-TP group sharing)")
+    enabled, strategy = prefill_cp(cfg, target)
+    cp, set_by_model = attention_cp_size(cfg, target)
+    if not enabled or cp <= 1:
+        return skipped("applies to prefill CP over more than one rank")
+    tp = cfg.tp_size
+    problems: list[str] = []
+    fix: list[str] = []
+    if cp != tp:
+        problems.append(f"attention CP {cp} under --tp-size {tp}")
+        fix += [] if set_by_model else [f"--attn-cp-size {tp}"]
+    if strategy != listed[1]:
+        problems.append(f"--cp-strategy {strategy or 'none'}")
+        fix.append(f"--cp-strategy {listed[1]}")
+    speculative = _cp_tp_speculative_refusal(cfg, target, arch)
+    if speculative:
+        problems.append(speculative)
+    dcp = cfg.flags.get("dcp_size") or 1
+    if dcp > 1:
+        problems.append(f"--dcp-size {dcp}")
+        fix.append("--dcp-size 1")
+    if cfg.flags.get("enable_dsa_cache_layer_split"):
+        problems.append("--enable-dsa-cache-layer-split")
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    if mode != "null" and release < kb.CP_TP_NO_PD_UNTIL:
+        problems.append(f"--disaggregation-mode {mode}")
+    elif mode == "decode":
+        problems.append("a PD decode worker")
+    if release >= kb.CP_TP_NO_PD_UNTIL and (arch != kb.GLM5_NEXT or mode != "null") and cfg.pp_size > 1:
+        problems.append(f"--pp-size {cfg.pp_size}")
+        fix.append("--pp-size 1")
+    if release >= kb.CP_TP_NO_PD_UNTIL and arch == kb.GLM5_NEXT and mode != "null":
+        transfer = cfg.flags.get("disaggregation_transfer_backend") or kb.DEFAULT_TRANSFER_BACKEND
+        if transfer != kb.CP_TP_PD_TRANSFER:
+            problems.append(f"--disaggregation-transfer-backend {transfer}")
+            fix.append(f"--disaggregation-transfer-backend {kb.CP_TP_PD_TRANSFER}")
+        if cfg.speculative_algorithm != "DFLASH" and not speculative:
+            problems.append("PD without DFLASH speculative decoding")
+            fix.append("--speculative-algorithm DFLASH")
+        dp = cfg.flags.get("dp_size") or 1
+        if dp > 1:
+            problems.append(f"--dp-size {dp}")
+            fix.append("--dp-size 1")
+    staging = cfg.env.get(kb.STAGING_BUFFER_ENV, "").lower() in kb.ENV_TRUE
+    if release >= kb.CP_TP_NO_PD_UNTIL and mode == "prefill" and staging:
+        problems.append(f"{kb.STAGING_BUFFER_ENV} on a PD prefill worker")
+        fix.append(f"unset {kb.STAGING_BUFFER_ENV}")
+    uneven = [f"{name}={count}" for name, count in _linear_heads(cfg, arch) if count % tp]
+    if uneven:
+        problems.append(f"linear attention {', '.join(uneven)} not divisible by --tp-size {tp}")
+    required = f"CP over the whole TP group ({tp}), --cp-strategy {listed[1]}, none of the features it refuses"
+    if problems:
+        return failed(f"CP-TP group sharing of {arch} with {'; '.join(problems)}", required, fix)
+    return passed(f"CP-TP group sharing of {arch}: CP {tp} = TP, {strategy}", required)

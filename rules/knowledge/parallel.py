@@ -82,10 +82,31 @@ NO_PREFILL_CP_MODEL_TYPES = MappingProxyType({"longcat_flash": Version("0.5.21")
 
 # CP-TP group sharing (resolve_cp_tp_group_sharing, cp_tp_group_sharing_hook.py:27-130 in 0.5.23): prefill CP over
 # attn_cp_size > 1 for these architectures makes the CP group the TP group. Architecture -> (the first release
-# that lists it, the --cp-strategy it requires). Glm5Next from 0.5.22 (:16-45 in 0.5.22), Qwen4-Exp from 0.5.23.
+# that lists it, the --cp-strategy it requires). Glm5Next from 0.5.22 (:20, :37-43 in 0.5.22), Qwen4-Exp from 0.5.23
+# (:21-24, :41-47 in 0.5.23).
 CP_TP_GROUP_SHARING = MappingProxyType(
     {
         "Glm5NextForConditionalGeneration": (Version("0.5.22"), "interleave"),
         "Qwen4ExpForConditionalGeneration": (Version("0.5.23"), "zigzag"),
     }
 )
+GLM5_NEXT = "Glm5NextForConditionalGeneration"
+# What CP-TP group sharing accepts beside it (cp_tp_group_sharing_hook.py):
+# - speculative decoding: GLM-5-Next only, native MTP (EAGLE / NEXTN on the target's own checkpoint) with top-k
+#   None or 1 (:45-54 in 0.5.22), and DFLASH from 0.5.23 (:53-65); another architecture refuses any algorithm;
+CP_TP_NATIVE_MTP = ("EAGLE", "NEXTN")
+CP_TP_DFLASH_FROM = Version("0.5.23")
+# - refused in every release: --enable-dsa-cache-layer-split, --dcp-size > 1 (and --enable-mixed-chunk,
+#   --moe-dp-size > 1, unmodelled) (:56-60 in 0.5.22, :67-72 in 0.5.23); any PD disaggregation in 0.5.22 (:61);
+CP_TP_NO_PD_UNTIL = Version("0.5.23")
+# - 0.5.23: Qwen4-Exp refuses --pp-size > 1 and a PD decode worker (and EP, an all-to-all MoE backend,
+#   --enable-waterfill, unmodelled) (:73-83); a PD GLM-5-Next refuses a decode worker, another transfer backend
+#   than mooncake, speculative decoding other than DFLASH, --pp-size > 1, --dp-size > 1 (and EP) (:84-96); a PD
+#   prefill worker refuses SGLANG_DISAGG_STAGING_BUFFER (:100-105, an EnvBool: environ.py:859, true for
+#   "true", "1", "yes", "y" in any case);
+CP_TP_PD_TRANSFER = "mooncake"
+STAGING_BUFFER_ENV = "SGLANG_DISAGG_STAGING_BUFFER"
+ENV_TRUE = ("true", "1", "yes", "y")
+# - each linear-attention head count divides by --tp-size (:107-120 in 0.5.23, :67-80 in 0.5.22); GLM-5-Next's
+#   KDA heads default to 64 without linear_attn_config or linear_num_heads (configs/glm5_next.py:130, :198-225).
+GLM5_NEXT_DEFAULT_LINEAR_HEADS = 64

@@ -32,6 +32,35 @@ LONGCAT = _model(
     "longcat-flash", {**_DEEPSEEK_V3, "architectures": ["LongcatFlashForCausalLM"], "model_type": "longcat_flash"}
 )
 MIMO_V2 = _model("mimo-v2-flash", {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash"})
+# GLM-5-Next: DSA MLA attention beside KDA linear attention (configs/glm5_next.py's fields); Qwen4-Exp: GDN heads
+GLM5_NEXT = _model(
+    "glm-5-next",
+    {
+        "architectures": ["Glm5NextForConditionalGeneration"],
+        "model_type": "glm5_next",
+        "text_config": {
+            **presets()["glm-5"]["config"],
+            "model_type": "glm5_next_text",
+            "index_topk": 2048,
+            "linear_attn_config": {"num_heads": 64, "head_dim": 128},
+        },
+    },
+)
+QWEN4_EXP = _model(
+    "qwen4-exp",
+    {
+        "architectures": ["Qwen4ExpForConditionalGeneration"],
+        "model_type": "qwen4_exp",
+        "text_config": {
+            **presets()["qwen3-8b"]["config"],
+            "model_type": "qwen4_exp_text",
+            "linear_num_key_heads": 16,
+            "linear_num_value_heads": 32,
+        },
+    },
+)
+CP_INTERLEAVE = ("--tp", "8", "--enable-prefill-cp", "--cp-strategy", "interleave")
+CP_ZIGZAG_8 = ("--tp", "8", "--enable-prefill-cp", "--cp-strategy", "zigzag", "--attn-cp-size", "8")
 DSA = "deepseek-v3.2-exp"
 PD_DECODE_DCP = ("--disaggregation-mode", "decode", "--tp", "8", "--dcp-size", "8")
 
@@ -214,6 +243,68 @@ FIXTURES = {
                 "--attn-dp-size",
                 "4",
             ),
+        ],
+    },
+    "parallel-cp-tp-group-sharing": {
+        "pass": [
+            sglang("8xH200", GLM5_NEXT, *CP_INTERLEAVE),  # the DSA CP layout sets attn_cp_size 8
+            sglang("8xH200", QWEN4_EXP, *CP_ZIGZAG_8),
+            sglang(
+                "8xH200", GLM5_NEXT, *CP_INTERLEAVE, "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "1"
+            ),
+        ],
+        "fail": [
+            sglang("8xH200", GLM5_NEXT, *CP_INTERLEAVE, "--attn-cp-size", "4"),
+            sglang("8xH200", QWEN4_EXP, *CP_ZIGZAG_8[:4], "interleave", *CP_ZIGZAG_8[5:]),
+            sglang(
+                "8xH200", GLM5_NEXT, *CP_INTERLEAVE, "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "4"
+            ),
+            sglang("8xH200", QWEN4_EXP, *CP_ZIGZAG_8, "--speculative-algorithm", "EAGLE"),
+            sglang(
+                "8xH200",
+                GLM5_NEXT,
+                *CP_INTERLEAVE,
+                "--speculative-algorithm",
+                "DFLASH",
+                engine_version=["sglang==0.5.22"],
+            ),
+            sglang("8xH200", GLM5_NEXT, *CP_INTERLEAVE, "--disaggregation-mode", "prefill"),  # PD needs DFLASH
+            sglang("8xH200", QWEN4_EXP, *CP_ZIGZAG_8, "--disaggregation-mode", "decode"),
+            sglang("8xH200", GLM5_NEXT, *CP_INTERLEAVE, "--dcp-size", "2"),
+            sglang(
+                "6xH200",
+                QWEN4_EXP,
+                "--tp",
+                "6",
+                "--enable-prefill-cp",
+                "--cp-strategy",
+                "zigzag",
+                "--attn-cp-size",
+                "6",
+            ),
+            {
+                **sglang(
+                    "8xH200",
+                    GLM5_NEXT,
+                    *CP_INTERLEAVE,
+                    "--disaggregation-mode",
+                    "prefill",
+                    "--speculative-algorithm",
+                    "DFLASH",
+                ),
+                "command": [
+                    "SGLANG_DISAGG_STAGING_BUFFER=1",
+                    *sglang(
+                        "8xH200",
+                        GLM5_NEXT,
+                        *CP_INTERLEAVE,
+                        "--disaggregation-mode",
+                        "prefill",
+                        "--speculative-algorithm",
+                        "DFLASH",
+                    )["command"],
+                ],
+            },
         ],
     },
 }
