@@ -526,8 +526,9 @@ def _linear_heads(cfg, arch: str) -> tuple[tuple[str, int], ...]:
     "handle_context_parallelism) for Glm5NextForConditionalGeneration from 0.5.22 and "
     "Qwen4ExpForConditionalGeneration from 0.5.23, under --enable-prefill-cp with attn_cp_size > 1: attn_cp_size "
     "== tp_size and the strategy (:32-43 in 0.5.22, :36-47 in 0.5.23); speculative decoding native MTP top-k 1 "
-    "only on GLM-5-Next (:48-54 in 0.5.22), DFLASH too from 0.5.23 (:53-65); no --enable-dsa-cache-layer-split, "
-    "--dcp-size > 1 (:56-65 in 0.5.22, :67-72 in 0.5.23); no PD disaggregation in 0.5.22 (:61); in 0.5.23 "
+    "only on GLM-5-Next (:48-54 in 0.5.22), DFLASH too from 0.5.23 (:53-65); no --enable-dsa-cache-layer-split "
+    "(:56-65 in 0.5.22, :67-72 in 0.5.23; its --dcp-size > 1 refusal is never reached: handle_decode_context_"
+    "parallelism refuses decode CP with prefill CP first, parallel-dcp-options); no PD disaggregation in 0.5.22 (:61); in 0.5.23 "
     "Qwen4-Exp no --pp-size > 1 or PD decode (:73-83), a PD GLM-5-Next no decode worker, mooncake only, DFLASH "
     "only, no --pp-size / --dp-size > 1 (:84-99), a PD prefill worker without SGLANG_DISAGG_STAGING_BUFFER "
     "(:100-105); the linear-attention head counts divisible by tp_size (:67-80 in 0.5.22, :107-120 in 0.5.23). "
@@ -536,15 +537,15 @@ def _linear_heads(cfg, arch: str) -> tuple[tuple[str, int], ...]:
     stage="startup",
     prevents="CP-TP group sharing requires --attn-cp-size == --tp-size, got attn_cp_size=4, tp_size=8.; CP-TP group "
     "sharing requires --cp-strategy interleave.; CP/TP group sharing only supports DFLASH or native MTP with top-k "
-    "1.; --speculative-algorithm is not supported with CP-TP group sharing.; --dcp-size > 1 is not supported with "
-    "CP-TP group sharing.; SGLANG_DISAGG_STAGING_BUFFER is not supported with CP-TP group sharing.; "
+    "1.; --speculative-algorithm is not supported with CP-TP group sharing.; --speculative-algorithm != DFLASH is not "
+    "supported with CP-TP group sharing.; SGLANG_DISAGG_STAGING_BUFFER is not supported with CP-TP group sharing.; "
     "num_heads=64 must be divisible by --tp-size=3.",
     source=f"{kb.CP_TP_HOOK}, resolve_cp_tp_group_sharing",
     docs="""Checks prefill context parallelism of the models that share their CP group with the TP group
 (GLM-5-Next from 0.5.22, Qwen4-Exp from 0.5.23): the attention-CP size equals `--tp-size` (no attention DP or
 attention TP beside it), `--cp-strategy` is interleave (GLM-5-Next) or zigzag (Qwen4-Exp), speculative decoding
-is GLM-5-Next's native MTP with top-k 1 (or DFLASH, 0.5.23), no DSA cache layer split or decode CP, the PD
-layouts each release takes, and every linear-attention head count divides by `--tp-size`.
+is GLM-5-Next's native MTP with top-k 1 (or DFLASH, 0.5.23), no DSA cache layer split, the PD layouts each
+release takes, and every linear-attention head count divides by `--tp-size`.
 
 These ports CP-shard the residual stream, attention and indexer while MoE and linear attention keep their TP
 partition, so the CP group must be the TP group; SGLang refuses the rest at start-up. `--enable-mixed-chunk`,
@@ -574,10 +575,7 @@ def parallel_cp_tp_group_sharing(cfg, target):
     speculative = _cp_tp_speculative_refusal(cfg, target, arch)
     if speculative:
         problems.append(speculative)
-    dcp = cfg.flags.get("dcp_size") or 1
-    if dcp > 1:
-        problems.append(f"--dcp-size {dcp}")
-        fix.append("--dcp-size 1")
+        fix += ["--speculative-eagle-topk 1"] if speculative.endswith(f"topk {cfg.speculative_eagle_topk}") else []
     if cfg.flags.get("enable_dsa_cache_layer_split"):
         problems.append("--enable-dsa-cache-layer-split")
     mode = cfg.flags.get("disaggregation_mode") or "null"

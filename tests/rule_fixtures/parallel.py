@@ -21,6 +21,11 @@ def _model(name: str, config: dict) -> str:
     return str(directory)
 
 
+def _text_config(preset: str, **fields) -> dict:
+    """A preset's config.json fields as a multimodal model's text_config (its architecture left to the outer config)."""
+    return {**{k: v for k, v in presets()[preset]["config"].items() if k != "architectures"}, **fields}
+
+
 def sglang(gpu: str, model: str, *flags: str, **extra) -> dict:
     """A pasted `sglang.launch_server` line."""
     return {"gpu": gpu, "command": ["python", "-m", "sglang.launch_server", "--model-path", model, *flags], **extra}
@@ -31,19 +36,33 @@ NEMOTRON_H = _model("nemotron-h", {"architectures": ["NemotronHForCausalLM"], "m
 LONGCAT = _model(
     "longcat-flash", {**_DEEPSEEK_V3, "architectures": ["LongcatFlashForCausalLM"], "model_type": "longcat_flash"}
 )
-MIMO_V2 = _model("mimo-v2-flash", {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash"})
+MIMO_V2 = _model(
+    "mimo-v2-flash",
+    {
+        **presets()["qwen3-8b"]["config"],
+        "architectures": ["MiMoV2FlashForCausalLM"],
+        "model_type": "mimo_v2_flash",
+        # MiMo-V2-Flash's hybrid layout (configs/model_config.py get_hybrid_layer_ids reads it): 1 = sliding window
+        "sliding_window": 128,
+        "hybrid_layer_pattern": [0, 1, 1, 1] * 9,
+    },
+)
 # GLM-5-Next: DSA MLA attention beside KDA linear attention (configs/glm5_next.py's fields); Qwen4-Exp: GDN heads
 GLM5_NEXT = _model(
     "glm-5-next",
     {
         "architectures": ["Glm5NextForConditionalGeneration"],
         "model_type": "glm5_next",
-        "text_config": {
-            **presets()["glm-5"]["config"],
-            "model_type": "glm5_next_text",
-            "index_topk": 2048,
-            "linear_attn_config": {"num_heads": 64, "head_dim": 128},
-        },
+        "text_config": _text_config(
+            "glm-5",
+            model_type="glm5_next_text",
+            index_topk=2048,
+            # GLM-5-Next's DSA attention has no RoPE part (configs/glm5_next.py:119-121 defaults)
+            qk_nope_head_dim=256,
+            qk_rope_head_dim=0,
+            v_head_dim=256,
+            linear_attn_config={"num_heads": 64, "head_dim": 128},
+        ),
     },
 )
 QWEN4_EXP = _model(
@@ -51,18 +70,16 @@ QWEN4_EXP = _model(
     {
         "architectures": ["Qwen4ExpForConditionalGeneration"],
         "model_type": "qwen4_exp",
-        "text_config": {
-            **presets()["qwen3-8b"]["config"],
-            "model_type": "qwen4_exp_text",
-            "linear_num_key_heads": 16,
-            "linear_num_value_heads": 32,
-        },
+        "text_config": _text_config(
+            "qwen3-8b", model_type="qwen4_exp_text", linear_num_key_heads=16, linear_num_value_heads=32
+        ),
     },
 )
 CP_INTERLEAVE = ("--tp", "8", "--enable-prefill-cp", "--cp-strategy", "interleave")
 CP_ZIGZAG_8 = ("--tp", "8", "--enable-prefill-cp", "--cp-strategy", "zigzag", "--attn-cp-size", "8")
 DSA = "deepseek-v3.2-exp"
 PD_DECODE_DCP = ("--disaggregation-mode", "decode", "--tp", "8", "--dcp-size", "8")
+MLA = "deepseek-v3"  # DSA refuses DCP under PD of its own (model_overrides/deepseek_v2.py _dsa_dcp_overrides)
 
 H200X8 = "facts/h200x8-nvlink.json"
 H200X4_PCIE = "facts/h200x4-pcie-no-p2p.json"
@@ -107,13 +124,13 @@ FIXTURES = {
     },
     "parallel-pd-decode-dcp-transfer": {
         "pass": [
-            sglang("8xH200", DSA, *PD_DECODE_DCP),  # mooncake, the default
-            sglang("8xH200", DSA, *PD_DECODE_DCP, "--disaggregation-transfer-backend", "mori"),
+            sglang("8xH200", MLA, *PD_DECODE_DCP),  # mooncake, the default
+            sglang("8xH200", MLA, *PD_DECODE_DCP, "--disaggregation-transfer-backend", "mori"),
         ],
         "fail": [
             sglang(
                 "8xH200",
-                DSA,
+                MLA,
                 *PD_DECODE_DCP,
                 "--disaggregation-transfer-backend",
                 "mori",
@@ -121,7 +138,7 @@ FIXTURES = {
             ),
             sglang(
                 "8xH200",
-                DSA,
+                MLA,
                 *PD_DECODE_DCP,
                 "--disaggregation-transfer-backend",
                 "fake",
@@ -250,7 +267,11 @@ FIXTURES = {
             sglang("8xH200", GLM5_NEXT, *CP_INTERLEAVE),  # the DSA CP layout sets attn_cp_size 8
             sglang("8xH200", QWEN4_EXP, *CP_ZIGZAG_8),
             sglang(
-                "8xH200", GLM5_NEXT, *CP_INTERLEAVE, "--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "1"
+                "8xH200",
+                GLM5_NEXT,
+                *CP_INTERLEAVE,
+                *("--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "1"),
+                *("--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4"),
             ),
         ],
         "fail": [
@@ -270,7 +291,6 @@ FIXTURES = {
             ),
             sglang("8xH200", GLM5_NEXT, *CP_INTERLEAVE, "--disaggregation-mode", "prefill"),  # PD needs DFLASH
             sglang("8xH200", QWEN4_EXP, *CP_ZIGZAG_8, "--disaggregation-mode", "decode"),
-            sglang("8xH200", GLM5_NEXT, *CP_INTERLEAVE, "--dcp-size", "2"),
             sglang(
                 "6xH200",
                 QWEN4_EXP,
