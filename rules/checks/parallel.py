@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rules.checks.common import attention_dp_size, sglang_release
+from rules.checks.common import attention_dp_size, gpu, sglang_release
 from rules.checks.memory import attention_tp, flag
 from rules.config import Config
 from rules.engine import failed, passed, rule, skipped, warned
@@ -609,3 +609,40 @@ def parallel_cp_tp_group_sharing(cfg, target):
     if problems:
         return failed(f"CP-TP group sharing of {arch} with {'; '.join(problems)}", required, fix)
     return passed(f"CP-TP group sharing of {arch}: CP {tp} = TP, {strategy}", required)
+
+
+@rule(
+    id="parallel-dcp-fi-a2a",
+    title="--dcp-comm-backend fi_a2a runs on an SM100 GPU (FlashInfer's MNNVL all-to-all)",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified="sglang 0.5.20-0.5.23: init_fi_a2a_workspace refuses a DCP group is_fi_a2a_supported rejects "
+    "(layers/dcp/comm.py:429-442 in 0.5.20, :398-411 in 0.5.21, :433-446 in 0.5.22, :435-448 in 0.5.23; "
+    "is_fi_a2a_supported: is_sm100, then MNNVL fabric or the DCP group in one node, utils/common.py:879-887 in 0.5.20, "
+    ":1056-1064 in 0.5.23). 0.5.17-0.5.19 ask for MNNVL fabric memory instead (comm.py:418-422 in 0.5.17), not "
+    "judged: a GPU name does not tell it",
+    needs_gpu=True,
+    stage="init",
+    prevents="--dcp-comm-backend fi_a2a needs a Blackwell system whose DCP group shares one MNNVL domain: either "
+    "MNNVL fabric memory (GB200/GB300) or a DCP group inside one node (got dcp_size=8, tp_size=8, pp_size=1, "
+    "nnodes=1). Use --dcp-comm-backend a2a or ag_rs otherwise.",
+    source="sglang: python/sglang/srt/layers/dcp/comm.py, init_fi_a2a_workspace; utils/common.py is_fi_a2a_supported",
+    docs="""Checks that `--dcp-comm-backend fi_a2a` with decode context parallelism (`--dcp-size` > 1) runs on an
+SM100 GPU (compute capability 10.x: B200, B300, GB200, GB300).
+
+fi_a2a hands the DCP reduction's exchange to FlashInfer's MNNVL all-to-all kernel, which SGLang builds only for
+SM100 and a DCP group inside one MNNVL domain; the model runner refuses the rest when it allocates the kernel's
+workspace, after the weights load. Left unset, SGLang picks fi_a2a only where it is supported (a2a elsewhere).
+The DCP group is taken to lie inside one node (`--nnodes` is not read).""",
+    fix_title="Use --dcp-comm-backend a2a (or leave it unset) off SM100",
+)
+def parallel_dcp_fi_a2a(cfg, target):
+    dcp = cfg.flags.get("dcp_size") or 1
+    if cfg.flags.get("dcp_comm_backend") != "fi_a2a" or dcp <= 1:
+        return skipped("applies to --dcp-comm-backend fi_a2a with --dcp-size > 1")
+    required = "an SM100 GPU (compute capability 10.x) for FlashInfer's MNNVL all-to-all"
+    if target.major == kb.FI_A2A_MAJOR:
+        return passed(f"--dcp-comm-backend fi_a2a with --dcp-size {dcp} on {gpu(target)}", required)
+    return failed(
+        f"--dcp-comm-backend fi_a2a with --dcp-size {dcp} on {gpu(target)}", required, ["--dcp-comm-backend a2a"]
+    )

@@ -110,3 +110,12 @@ ENV_TRUE = ("true", "1", "yes", "y")
 # - each linear-attention head count divides by --tp-size (:107-120 in 0.5.23, :67-80 in 0.5.22); GLM-5-Next's
 #   KDA heads default to 64 without linear_attn_config or linear_num_heads (configs/glm5_next.py:130, :198-225).
 GLM5_NEXT_DEFAULT_LINEAR_HEADS = 64
+
+# --dcp-comm-backend fi_a2a: the model runner allocates FlashInfer's MNNVL all-to-all workspace before CUDA-graph
+# capture and refuses a target is_fi_a2a_supported rejects (layers/dcp/comm.py init_fi_a2a_workspace, :429-442 in
+# 0.5.20, :435-448 in 0.5.23): an SM100 GPU (is_sm100_supported: compute capability major 10, CUDA 12.8;
+# utils/common.py:309-313 in 0.5.23) whose DCP group shares an MNNVL domain (MNNVL fabric memory, or the DCP group
+# inside one node: tp_size per node divisible by dcp_size; utils/common.py:1056-1064). 0.5.17-0.5.19 require MNNVL
+# fabric memory itself (comm.py:418-422 in 0.5.17), which a GPU name does not tell.
+FI_A2A_CHECKED_FROM = Version("0.5.20")
+FI_A2A_MAJOR = 10

@@ -327,4 +327,8 @@ FIXTURES = {
             },
         ],
     },
+    "parallel-dcp-fi-a2a": {
+        "pass": [sglang("8xB200", MLA, "--tp", "8", "--dcp-size", "8", "--dcp-comm-backend", "fi_a2a")],
+        "fail": [sglang("8xH200", MLA, "--tp", "8", "--dcp-size", "8", "--dcp-comm-backend", "fi_a2a")],
+    },
 }
