@@ -326,6 +326,9 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "prefill_cp_mode": "str",
                 "attn_cp_size": "int",
                 "dcp_size": "int",
+                # decode CP's reduction options (parallel-dcp-options)
+                "dcp_comm_backend": "str",
+                "dcp_replicate_q_proj": "bool",
                 "enable_unified_memory": "bool",
                 "enable_page_major_kv_layout": "bool",
                 "disable_cuda_graph": "bool",
@@ -553,7 +556,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "weight_cache_mode"
         ),
         "data, expert, pipeline and context parallelism (attention TP, weights per GPU)": (
-            "attention_context_parallel_size boundary_reduction dcp_comm_backend dcp_replicate_q_proj "
+            "attention_context_parallel_size boundary_reduction "
             "deepep_mode disable_attn_tp_gather dwdp_size elastic_ep_initial_size "
             "enable_attn_tp_input_scattered enable_deepep_moe enable_deepep_waterfill "
             "enable_dense_mlp_attn_tp enable_ep_moe enable_eplb "

@@ -119,6 +119,9 @@ class ModelFeatures(NamedTuple):
     bidirectional_attention: bool = False
     dual_chunk: bool = False
     hybrid_linear: bool = False  # GDN / Mamba / linear-attention layers beside full attention
+    # linear attention's head counts by config key, as SGLang's CP-TP group sharing reads them
+    # (cp_tp_group_sharing_hook.py: linear_num_key_heads / linear_num_value_heads, else linear_attn_config's num_heads)
+    linear_heads: tuple[tuple[str, int], ...] = ()
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
     # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
     canvas_length: Optional[int] = None
@@ -210,6 +213,11 @@ _INT_MINIMUM = {
     "canvas_length": 1,
     "mamba_chunk_size": 1,
     "chunk_size": 1,
+    # linear attention's heads (_linear_heads)
+    "linear_num_key_heads": 1,
+    "linear_num_value_heads": 1,
+    "linear_num_heads": 1,
+    "num_heads": 1,
 }
 
 
@@ -363,6 +371,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         bidirectional_attention=text.get("use_bidirectional_attention") is True,
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
+        linear_heads=_linear_heads(text, where),
         quant_method=_quant_method(config),
         canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         mamba_chunk_size=_checked_int(config, "mamba_chunk_size", f"{source}: "),
@@ -407,6 +416,21 @@ def _fused_qkv_tp_size(config: dict[str, Any], source: str) -> Optional[int]:
     if kv_heads is None and isinstance(text, dict):
         kv_heads = _checked_int(text, "num_key_value_heads", f"{source}: text_config.")
     return kv_heads
+
+
+def _linear_heads(text: dict[str, Any], where: str) -> tuple[tuple[str, int], ...]:
+    """Linear attention's head counts, named as SGLang reads them: GDN's linear_num_key_heads and
+    linear_num_value_heads, else KDA's linear_attn_config num_heads (GLM-5-Next builds it from linear_num_heads,
+    sglang 0.5.23 configs/glm5_next.py:198-225)."""
+    gdn = [(key, _checked_int(text, key, where)) for key in ("linear_num_key_heads", "linear_num_value_heads")]
+    if gdn[0][1] is not None:
+        return tuple((key, count) for key, count in gdn if count is not None)
+    linear = text.get("linear_attn_config")
+    if isinstance(linear, dict):
+        count = _checked_int(linear, "num_heads", f"{where}linear_attn_config.")
+    else:
+        count = _checked_int(text, "linear_num_heads", where)
+    return (("num_heads", count),) if count is not None else ()
 
 
 def _quant_method(config: dict[str, Any]) -> Optional[str]:
