@@ -463,18 +463,24 @@ def hrm_text(config: Config) -> bool:
     )
 
 
-def dsa_model(config: Config, target: Target) -> bool:
-    """Whether SGLang runs the model on its DeepSeek sparse attention path in the target's release
-    (configs/model_config.py is_deepseek_dsa: the architecture listed, and index_topk in its config)."""
+def dsa_checkpoint(config: Config, target: Target) -> bool:
+    """Whether the target's release counts the checkpoint as DSA (configs/model_config.py is_deepseek_dsa, named
+    is_deepseek_nsa before the rename: the architecture listed, and index_topk in its config), as the checks that
+    call it directly read it (validate_hisparse)."""
     model = config.model
     if model is None or not model.dsa:
         return False
     since = dsa_kb.DSA_ARCHITECTURES_SINCE.get(model.architecture or "")
-    release = _release(target)
-    gap = dsa_kb.DSA_PATH_GAPS.get(model.architecture or "")
-    if gap and gap[0] <= release < gap[1]:
+    return since is not None and _release(target) >= Version(since)
+
+
+def dsa_model(config: Config, target: Target) -> bool:
+    """Whether SGLang runs the model on its DeepSeek sparse attention path in the target's release: a DSA checkpoint
+    outside the releases whose model adjustments leave its architecture off that path (dsa_kb.DSA_PATH_GAPS)."""
+    if not dsa_checkpoint(config, target):
         return False
-    return since is not None and release >= Version(since)
+    gap = dsa_kb.DSA_PATH_GAPS.get(config.model.architecture or "") if config.model else None
+    return not (gap and gap[0] <= _release(target) < gap[1])
 
 
 def prefill_cp(config: Config, target: Target) -> tuple[bool, Optional[str]]:

@@ -12,7 +12,7 @@ from rules.checks.speculative import eagle_topk
 from rules.engine import failed, passed, rule, skipped, unknown, warned
 from rules.knowledge import dsa as kb
 from rules.knowledge import sglang_choices as choices_kb
-from rules.resolve import dsa_model, effective_page_size, prefill_cp
+from rules.resolve import dsa_checkpoint, dsa_model, effective_page_size, prefill_cp
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
 
@@ -370,10 +370,12 @@ def dsa_hisparse(cfg, target):
 
 
 def _hisparse_model(cfg, target) -> bool:
-    """Whether validate_hisparse's model assert admits the model in the target's release: a DSA model, or one of
-    HISPARSE_ARCHITECTURES_SINCE (DeepSeek-V4, MiniMax-M3)."""
+    """Whether validate_hisparse's model assert admits the model in the target's release: a DSA checkpoint (its
+    is_deepseek_dsa, not the DSA serving path: DeepSeek-V3.2 is admitted in 0.5.10-0.5.11 too, where the model
+    adjustments leave it off that path; the 0.5.10 oracle accepts it), or one of HISPARSE_ARCHITECTURES_SINCE
+    (DeepSeek-V4, MiniMax-M3)."""
     since = kb.HISPARSE_ARCHITECTURES_SINCE.get(cfg.model.architecture or "")
-    return dsa_model(cfg, target) or (since is not None and sglang_release(target) >= since)
+    return dsa_checkpoint(cfg, target) or (since is not None and sglang_release(target) >= since)
 
 
 @rule(

@@ -171,6 +171,9 @@ FIXTURES = {
             ),
             # the feature checks come in 0.5.22 (hisparse_hook.py:80-85)
             {**launch("H200", DSA, "--enable-hisparse", "--enable-mixed-chunk"), "engine_version": ["sglang==0.5.21"]},
+            # is_deepseek_nsa admits DeepSeek-V3.2 in 0.5.10, though the model adjustments keep it off the DSA path
+            # (server_args.py:6180-6186; the 0.5.10 oracle accepts it)
+            {**launch("B200", DSA, "--enable-hisparse", "--disable-radix-cache"), "engine_version": ["sglang==0.5.10"]},
         ],
         "fail": [
             launch("H200", ("--model", "llama-3.1-8b"), "--enable-hisparse", "--disable-radix-cache"),
