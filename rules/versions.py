@@ -45,21 +45,10 @@ class VersionRange(NamedTuple):
     package: str  # lower-case distribution name, e.g. "sglang", "flash-attn-4"
     clauses: tuple[tuple[str, Version], ...]
 
-    @classmethod
-    def parse(cls, text: str) -> VersionRange:
-        match = _RANGE.match(text)
-        if match is None or not match.group(2):
-            raise InvalidRange(f"{text!r} is not 'package<op><version>', e.g. 'sglang>=0.5.20'")
-        clauses = []
-        for part in match.group(2).split(","):
-            clause = _CLAUSE.match(part.strip())
-            if clause is None:
-                raise InvalidRange(f"{text!r}: {part.strip()!r} is not '<op><version>' (ops: {', '.join(_COMPARE)})")
-            try:
-                clauses.append((clause.group(1), parse_version(clause.group(2))))
-            except InvalidVersion:
-                raise InvalidRange(f"{text!r}: {clause.group(2)!r} is not a version") from None
-        return cls(match.group(1).lower(), tuple(clauses))
+    @staticmethod
+    def parse(text: str) -> VersionRange:
+        """The range a text states, parsed once per text (as parse_version keeps each Version)."""
+        return _parse_range(text)
 
     def contains(self, version: str | Version) -> bool:
         """Whether `version` is inside; False for a version that cannot be read."""
@@ -68,6 +57,29 @@ class VersionRange(NamedTuple):
         except InvalidVersion:
             return False
         return all(_COMPARE[op](value, bound) for op, bound in self.clauses)
+
+
+_RANGES: dict[str, VersionRange] = {}  # a range text -> its VersionRange: 279 rules state 58 ranges
+
+
+def _parse_range(text: str) -> VersionRange:
+    parsed = _RANGES.get(text)
+    if parsed is not None:
+        return parsed
+    match = _RANGE.match(text)
+    if match is None or not match.group(2):
+        raise InvalidRange(f"{text!r} is not 'package<op><version>', e.g. 'sglang>=0.5.20'")
+    clauses = []
+    for part in match.group(2).split(","):
+        clause = _CLAUSE.match(part.strip())
+        if clause is None:
+            raise InvalidRange(f"{text!r}: {part.strip()!r} is not '<op><version>' (ops: {', '.join(_COMPARE)})")
+        try:
+            clauses.append((clause.group(1), parse_version(clause.group(2))))
+        except InvalidVersion:
+            raise InvalidRange(f"{text!r}: {clause.group(2)!r} is not a version") from None
+    parsed = _RANGES[text] = VersionRange(match.group(1).lower(), tuple(clauses))
+    return parsed
 
 
 def release_at_or_before(releases: Sequence[str], version: Optional[str]) -> Optional[str]:
