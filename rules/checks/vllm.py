@@ -917,6 +917,45 @@ def vllm_fp16_model(cfg, target):
 
 
 @rule(
+    id="vllm-kv-cache-dtype-choice",
+    title="The --kv-cache-dtype value is one the vLLM release has",
+    engine="vllm",
+    versions="vllm>=0.10.0",
+    verified=(
+        "vllm 0.10.0-0.33.0, every release in /work/wheels read (0.10.1.x not: 0.10.0 and 0.10.2 hold the same "
+        "five): CacheDType's Literal (vllm/config.py:1609 in 0.10.0; vllm/config/cache.py from 0.10.2, :44-67 in "
+        "0.33.0) gains values and loses none "
+        "(vllm_backends.KV_CACHE_DTYPE_SINCE); EngineArgs.kv_cache_dtype is typed CacheDType through 0.32.0, so "
+        "argparse refuses any other value (engine/arg_utils.py:282 in 0.10.0, :500 in 0.32.0), and "
+        "CacheDType | str in 0.33.0, refused by CacheConfig._validate_cache_dtype (config/cache.py:468-474)"
+    ),
+    stage="parse",
+    prevents="argument --kv-cache-dtype: invalid choice: 'nvfp4' (choose from auto, bfloat16, fp8, ...); "
+    "Invalid kv_cache_dtype: 'X'. Valid values are: [...]",
+    source=kb.KV_CACHE_DTYPE_SOURCE,
+    docs="""Checks that `--kv-cache-dtype` names a KV-cache dtype the target's vLLM release has. Each release's
+CacheDType lists them, and the list only grows: bfloat16 from 0.11.0, fp8_ds_mla from 0.11.2, float16 from 0.18.0,
+nvfp4, the turboquant and per-token-head dtypes from 0.20.0, int4_per_token_head from 0.25.0, nvfp4_4over6 from
+0.28.0, nvfp4_ds_mla from 0.30.0, ultraquant_4bit from 0.32.0 and the octave dtypes from 0.33.0.
+
+Through 0.32.x argparse refuses another value before anything loads; 0.33.0 takes any string on the command line
+(a platform may register its own dtype) and CacheConfig refuses an unknown one when the engine config is built.""",
+    fix_title="Use a KV-cache dtype of this release (auto, fp8, ...), or a newer vLLM",
+)
+def vllm_kv_cache_dtype_choice(cfg, target):
+    release = _release(target)
+    accepted = kb.kv_cache_dtypes_at(release)
+    required = f"one of vllm {release or kb.VLLM_VERSION}'s {len(accepted)} KV-cache dtypes"
+    if cfg.kv_cache_dtype in accepted:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", required)
+    since = kb.KV_CACHE_DTYPE_SINCE.get(cfg.kv_cache_dtype)
+    newer = f" (from vllm {since})" if since else ""
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype}{newer} at vllm {release}", required, ["--kv-cache-dtype auto"]
+    )
+
+
+@rule(
     id="vllm-kv-cache-dtype",
     title="The vLLM attention backend supports the KV-cache dtype",
     engine="vllm",

@@ -952,6 +952,48 @@ KV_CACHE_DTYPES = (
     "nvfp4",
     "nvfp4_4over6",
 )
+# The release each of them first appears in CacheDType (none has left it): vllm/config.py in 0.10.0 (read with
+# bench/wheel_ranges.py), vllm/config/cache.py from 0.10.2 to 0.33.0, every release in /work/wheels read.
+KV_CACHE_DTYPE_SINCE: Mapping[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"), "0.10.0"),
+        "bfloat16": "0.11.0",
+        "fp8_ds_mla": "0.11.2",
+        "float16": "0.18.0",
+        **dict.fromkeys(
+            (
+                "turboquant_k8v4",
+                "turboquant_4bit_nc",
+                "turboquant_k3v4_nc",
+                "turboquant_3bit_nc",
+                "int8_per_token_head",
+                "fp8_per_token_head",
+                "nvfp4",
+            ),
+            "0.20.0",
+        ),
+        "int4_per_token_head": "0.25.0",
+        "nvfp4_4over6": "0.28.0",
+        "nvfp4_ds_mla": "0.30.0",
+        "ultraquant_4bit": "0.32.0",
+        **dict.fromkeys(("octave_k3v4", "octave_k3v3", "octave_k3v3_compact"), "0.33.0"),
+    }
+)
+KV_CACHE_DTYPE_SOURCE = (
+    "vllm/config/cache.py CacheDType (vllm/config.py in 0.10.0-0.10.1.1); vllm/engine/arg_utils.py EngineArgs."
+    "kv_cache_dtype: CacheDType, whose Literal argparse takes as its choices through 0.32.x; 0.33.0's "
+    "`CacheDType | str` is checked by CacheConfig._validate_cache_dtype"
+)
+
+
+def kv_cache_dtypes_at(release: Optional[str]) -> tuple[str, ...]:
+    """The --kv-cache-dtype values a vLLM release accepts (every one known when the release is unknown)."""
+    if release is None:
+        return KV_CACHE_DTYPES
+    wanted = _v(release)[:3]
+    return tuple(kv for kv in KV_CACHE_DTYPES if _v(KV_CACHE_DTYPE_SINCE[kv])[:3] <= wanted)
+
+
 # `--dtype` choices and what they mean: vllm/config/model.py, ModelDType and _STR_DTYPE_TO_TORCH_DTYPE.
 MODEL_DTYPES: Mapping[str, Optional[str]] = MappingProxyType(
     {

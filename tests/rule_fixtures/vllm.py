@@ -288,6 +288,34 @@ FIXTURES = {
             {"gpu": "A100", "command": serve("gemma-2-9b", "--dtype", "half"), "engine_version": ["vllm==0.10.2"]},
         ],
     },
+    "vllm-kv-cache-dtype-choice": {
+        "pass": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--kv-cache-dtype", "fp8")},
+            # nvfp4 joins CacheDType in 0.20.0 (config/cache.py)
+            {
+                "gpu": "B200",
+                "command": serve("llama-3.1-8b", "--kv-cache-dtype", "nvfp4"),
+                "engine_version": ["vllm==0.20.0"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "B200",
+                "command": serve("llama-3.1-8b", "--kv-cache-dtype", "nvfp4"),
+                "engine_version": ["vllm==0.19.1"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--kv-cache-dtype", "bfloat16"),
+                "engine_version": ["vllm==0.10.2"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--kv-cache-dtype", "octave_k3v4"),
+                "engine_version": ["vllm==0.32.0"],
+            },
+        ],
+    },
     "vllm-kv-cache-dtype": {
         "pass": [
             # 0.13.0 hands auto to CacheConfig as given (no checkpoint resolution before 0.14.0)
