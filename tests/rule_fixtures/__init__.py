@@ -12,11 +12,30 @@ Each module defines `FIXTURES = {"rule-id": {"pass": [case, ...], "fail": [case,
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import json
 import pkgutil
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Optional
 
 FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
+_WRITTEN: Optional[Path] = None  # the test session's directory of written config.json models
+
+
+def written_model(name: str, config: dict) -> str:
+    """A model directory holding `config` as its config.json, under one temporary directory per test session
+    (removed at exit); `name` is unique across the fixture modules."""
+    global _WRITTEN
+    if _WRITTEN is None:
+        _WRITTEN = Path(tempfile.mkdtemp(prefix="attn-preflight-fixture-models-"))
+        atexit.register(shutil.rmtree, _WRITTEN, True)
+    directory = _WRITTEN / name
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config))
+    return str(directory)
 
 
 def check_argv(case: dict) -> list[str]:

@@ -2,29 +2,16 @@
 excerpts are written once to a temporary directory: DeepSeek-V3.2-Exp's attention fields with
 `learnable_sink: true`, and a DeepseekV4ForCausalLM architecture (the rule reads only that)."""
 
-import atexit
-import json
-import shutil
-import tempfile
-from pathlib import Path
-
 from rules.models import presets
+from tests.rule_fixtures import written_model
 from tests.rule_fixtures.model_specific import case
 
-_MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-dsa-fixtures-"))
-atexit.register(shutil.rmtree, _MODELS, True)
-
-
-def _model(name: str, config: dict) -> str:
-    directory = _MODELS / name
-    directory.mkdir()
-    (directory / "config.json").write_text(json.dumps(config))
-    return str(directory)
-
-
 DSA = ("--model", "deepseek-v3.2-exp")
-DSA_SINKS = ("--model", _model("dsa-sinks", {**presets()["deepseek-v3.2-exp"]["config"], "learnable_sink": True}))
-DSV4 = ("--model", _model("dsv4", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}))
+DSA_SINKS = (
+    "--model",
+    written_model("dsa-sinks", {**presets()["deepseek-v3.2-exp"]["config"], "learnable_sink": True}),
+)
+DSV4 = ("--model", written_model("dsv4", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}))
 # the real checkpoint's config.json (tests/fixtures/models/README.md)
 DSV4_FLASH = ("--model", "tests/fixtures/models/DeepSeek-V4-Flash-Base")
 DSV4_EAGLE_TOPK1 = (
@@ -36,20 +23,28 @@ DSV4_EAGLE_TOPK1 = (
     "4",
 )
 M3 = ("--model", "tests/fixtures/models/synthetic-minimax-m3")
-DSV41 = ("--model", _model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
+DSV41 = ("--model", written_model("dsv41", {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v41"}))
 # HYV4: synthetic, DeepSeek-V3.2-Exp's attention fields under the HYV4ForCausalLM architecture (the rule reads that)
-HYV4 = ("--model", _model("hyv4", {**presets()["deepseek-v3.2-exp"]["config"], "architectures": ["HYV4ForCausalLM"]}))
+HYV4 = (
+    "--model",
+    written_model("hyv4", {**presets()["deepseek-v3.2-exp"]["config"], "architectures": ["HYV4ForCausalLM"]}),
+)
 # DSA index-topk sharing, one config field each (sglang model_config.py is_dsa_shared_topk_layer)
-DSA_TOPK_FREQ = ("--model", _model("dsa-topk-freq", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_freq": 2}))
+DSA_TOPK_FREQ = (
+    "--model",
+    written_model("dsa-topk-freq", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_freq": 2}),
+)
 DSA_TOPK_PATTERN = (
     "--model",
-    _model("dsa-topk-pattern", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_pattern": "FSFS"}),
+    written_model("dsa-topk-pattern", {**presets()["deepseek-v3.2-exp"]["config"], "index_topk_pattern": "FSFS"}),
 )
 DSA_SHARED_INDEXER = (
     "--model",
-    _model("dsa-shared-indexer", {**presets()["deepseek-v3.2-exp"]["config"], "indexer_types": ["full", "shared"]}),
+    written_model(
+        "dsa-shared-indexer", {**presets()["deepseek-v3.2-exp"]["config"], "indexer_types": ["full", "shared"]}
+    ),
 )
-DSA_KPOOL = ("--model", _model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
+DSA_KPOOL = ("--model", written_model("dsa-kpool", {**presets()["deepseek-v3.2-exp"]["config"], "index_kpool": 2}))
 # A PD prefill worker sharding DeepSeek-V3.2's KV over 8 interleaved prefill-CP ranks on Blackwell (trtllm DSA and
 # fp8_e4m3 are SGLang's defaults there)
 # a DSA prefill worker splitting its cache by layer over 8 interleaved prefill-CP ranks

@@ -1,13 +1,9 @@
-"""Fixtures for rules/checks/kv_cache.py. Two config.json excerpts are written once to a temporary directory: an
+"""Fixtures for rules/checks/kv_cache.py. Two config.json excerpts are written to the session's temporary directory (written_model): an
 EmbeddingGemma one (the two keys SGLang's is_embedding_gemma reads, model_type gemma3_text and
 use_bidirectional_attention, with an illustrative Gemma-3 text shape) and a Step-3.5 one (the architecture SGLang's
 _step3p_overrides keys on, with an illustrative shape)."""
 
-import atexit
-import json
-import shutil
-import tempfile
-from pathlib import Path
+from tests.rule_fixtures import written_model
 
 LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]
@@ -52,24 +48,19 @@ def serve(model: str, *flags: str) -> list[str]:
     return ["sglang", "serve", "--model-path", model, *flags]
 
 
-_MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-kv-fixtures-"))
-atexit.register(shutil.rmtree, _MODELS, True)
-EMBEDDING_GEMMA = str(_MODELS / "embedding-gemma")
-Path(EMBEDDING_GEMMA).mkdir()
-(Path(EMBEDDING_GEMMA) / "config.json").write_text(
-    json.dumps(
-        {
-            "architectures": ["Gemma3TextModel"],
-            "model_type": "gemma3_text",
-            "use_bidirectional_attention": True,
-            "hidden_size": 768,
-            "num_attention_heads": 3,
-            "num_key_value_heads": 1,
-            "head_dim": 256,
-            "num_hidden_layers": 24,
-            "sliding_window": 512,
-        }
-    )
+EMBEDDING_GEMMA = written_model(
+    "embedding-gemma",
+    {
+        "architectures": ["Gemma3TextModel"],
+        "model_type": "gemma3_text",
+        "use_bidirectional_attention": True,
+        "hidden_size": 768,
+        "num_attention_heads": 3,
+        "num_key_value_heads": 1,
+        "head_dim": 256,
+        "num_hidden_layers": 24,
+        "sliding_window": 512,
+    },
 )
 BUFFER_ONLY = ("--enable-hierarchical-cache", "--hicache-host-memory-mode", "buffer_only")
 
@@ -82,20 +73,17 @@ TLRU = ("--radix-eviction-policy", "tlru", "--radix-eviction-policy-config")
 LINKER = "--enable-unified-cache-external-linker"
 HICACHE_DCP = ("--enable-hierarchical-cache", "--tp-size", "8", "--dcp-size", "2")
 # Step-3.5's architecture (overrides.py _step3p_overrides keys on it) with an illustrative attention shape
-STEP3P5 = str(_MODELS / "step3p5")
-Path(STEP3P5).mkdir()
-(Path(STEP3P5) / "config.json").write_text(
-    json.dumps(
-        {
-            "architectures": ["Step3p5ForCausalLM"],
-            "hidden_size": 4096,
-            "num_attention_heads": 32,
-            "num_key_value_heads": 8,
-            "head_dim": 128,
-            "num_hidden_layers": 32,
-            "sliding_window": 512,
-        }
-    )
+STEP3P5 = written_model(
+    "step3p5",
+    {
+        "architectures": ["Step3p5ForCausalLM"],
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 32,
+        "sliding_window": 512,
+    },
 )
 NO_KV = ("--prefill-only-disable-kv-cache", "--chunked-prefill-size", "-1", "--disable-radix-cache")
 UNIFIED = "--enable-unified-memory"

@@ -2,23 +2,8 @@
 context-parallel and attention-DP layouts. No preset is Nemotron-H, LongCat-Flash or MiMo V2, so their
 config.json excerpts (the fields the rules read) are written once to a temporary directory."""
 
-import atexit
-import json
-import shutil
-import tempfile
-from pathlib import Path
-
 from rules.models import presets
-
-_MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-parallel-fixtures-"))
-atexit.register(shutil.rmtree, _MODELS, True)
-
-
-def _model(name: str, config: dict) -> str:
-    directory = _MODELS / name
-    directory.mkdir()
-    (directory / "config.json").write_text(json.dumps(config))
-    return str(directory)
+from tests.rule_fixtures import written_model
 
 
 def _text_config(preset: str, **fields) -> dict:
@@ -32,11 +17,11 @@ def sglang(gpu: str, model: str, *flags: str, **extra) -> dict:
 
 
 _DEEPSEEK_V3 = presets()["deepseek-v3"]["config"]
-NEMOTRON_H = _model("nemotron-h", {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h"})
-LONGCAT = _model(
+NEMOTRON_H = written_model("nemotron-h", {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h"})
+LONGCAT = written_model(
     "longcat-flash", {**_DEEPSEEK_V3, "architectures": ["LongcatFlashForCausalLM"], "model_type": "longcat_flash"}
 )
-MIMO_V2 = _model(
+MIMO_V2 = written_model(
     "mimo-v2-flash",
     {
         **presets()["qwen3-8b"]["config"],
@@ -48,7 +33,7 @@ MIMO_V2 = _model(
     },
 )
 # GLM-5-Next: DSA MLA attention beside KDA linear attention (configs/glm5_next.py's fields); Qwen4-Exp: GDN heads
-GLM5_NEXT = _model(
+GLM5_NEXT = written_model(
     "glm-5-next",
     {
         "architectures": ["Glm5NextForConditionalGeneration"],
@@ -65,7 +50,7 @@ GLM5_NEXT = _model(
         ),
     },
 )
-QWEN4_EXP = _model(
+QWEN4_EXP = written_model(
     "qwen4-exp",
     {
         "architectures": ["Qwen4ExpForConditionalGeneration"],

@@ -4,23 +4,14 @@ No preset has MLA dimensions other than DeepSeek-R1's, so two synthetic config.j
 temporary directory) give the MLA-dimension rules their failing models.
 """
 
-import atexit
-import json
-import shutil
-import tempfile
 from pathlib import Path
 
-from tests.rule_fixtures import FIXTURES_DIR
+from tests.rule_fixtures import FIXTURES_DIR, written_model
 from tests.rule_fixtures.install import on
-
-_MODELS = Path(tempfile.mkdtemp(prefix="attn-preflight-vllm-fixtures-"))
-atexit.register(shutil.rmtree, _MODELS, True)
 
 
 def _mla_model(name, qk_nope, qk_rope, v_head):
     """A DeepSeek-V3-shaped config.json with the given MLA head dims; returns its directory."""
-    directory = _MODELS / name
-    directory.mkdir()
     config = {
         "architectures": ["DeepseekV3ForCausalLM"],
         "model_type": "deepseek_v3",
@@ -33,8 +24,7 @@ def _mla_model(name, qk_nope, qk_rope, v_head):
         "qk_rope_head_dim": qk_rope,
         "v_head_dim": v_head,
     }
-    (directory / "config.json").write_text(json.dumps(config))
-    return str(directory)
+    return written_model(name, config)
 
 
 GEMMA4 = str(FIXTURES_DIR / "incident-models" / "gemma-4")
