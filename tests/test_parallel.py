@@ -10,6 +10,8 @@ import pytest
 from cli_run import check_json, finding, run_cli
 
 from probe.facts import Facts
+from rules.checks.common import attention_dp_size
+from rules.config import Config
 from rules.target import Target
 
 FACTS = Path(__file__).parent / "fixtures" / "facts"
@@ -73,3 +75,20 @@ def test_fleet_names_the_groups_with_enough_gpus():
     assert enough == {8: True, 4: False}
     table = run_cli(["fleet", *reports, "--model", "qwen3-8b", "--tp-size", "8"]).out
     assert "gpus: 8 per launch (TP 8 x PP 1); enough: " in table and "too few: " in table
+
+
+@pytest.mark.parametrize(
+    ("flags", "groups"),
+    [
+        ({}, 1),
+        ({"attn_dp_size": 4}, 4),
+        ({"dp_size": 8, "enable_dp_attention": True}, 8),
+        # _handle_deprecated_dp_attention (parallel_hook.py:49-60 in 0.5.23): an --attn-dp-size of 1, given or
+        # not, takes the deprecated spelling's width
+        ({"attn_dp_size": 1, "dp_size": 8, "enable_dp_attention": True}, 8),
+        ({"attn_dp_size": 2, "dp_size": 8, "enable_dp_attention": True}, 2),
+        ({"dp_size": 8}, 1),
+    ],
+)
+def test_attention_dp_size_reads_the_layout_as_sglang_resolves_it(flags, groups):
+    assert attention_dp_size(Config(flags=flags)) == groups

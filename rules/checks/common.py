@@ -214,9 +214,13 @@ def running_flashinfer(
 
 
 def attention_dp_size(cfg) -> int:
-    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention."""
-    given = cfg.flags.get("attn_dp_size") or (cfg.flags.get("dp_size") if cfg.flags.get("enable_dp_attention") else 1)
-    return int(given or 1)
+    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention,
+    which also wins over an --attn-dp-size of 1, given or not (parallel_hook.py:49-60 in 0.5.23,
+    _handle_deprecated_dp_attention)."""
+    size = cfg.flags.get("attn_dp_size") or 1
+    if size == 1 and cfg.flags.get("enable_dp_attention"):
+        size = cfg.flags.get("dp_size") or 1
+    return int(size)
 
 
 def chunked_prefill_per_rank(cfg) -> Optional[int]:
