@@ -573,8 +573,8 @@ def vllm_flash_attn_version(cfg, target):
         return skipped("no FA version requested")
     requested = int(requested)
     fix = ["drop --attention-config.flash_attn_version"]
-    accepted = (2, 3, 4) if kb_fa4.era(_release(target)).fa4 else (2, 3)
-    if requested not in accepted:  # AttentionConfig's Literal, checked when the flags are parsed, whatever the backend
+    accepted = kb.fa_versions_accepted(_release(target))
+    if requested not in accepted:
         return failed(
             f"--attention-config.flash_attn_version={requested} at vllm {_release(target) or kb.VLLM_VERSION}",
             f"one of {', '.join(map(str, accepted))}" + ("" if 4 in accepted else " (4 from vllm 0.17.0)"),

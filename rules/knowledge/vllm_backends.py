@@ -1053,9 +1053,13 @@ FA3_BLACKWELL_MESSAGE = (
     "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 4 if supported, otherwise FA2."
 )
 FA3_BLACKWELL_FA2_MESSAGE = "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 2."  # 0.13-0.16
-# pydantic's refusal of --attention-config.flash_attn_version=4 before 0.17.0 (flash_attn_version: Literal[2, 3])
-FA_VERSION_LITERAL_MESSAGE = "flash_attn_version: Input should be 2 or 3"
 FA4_HD256_MESSAGE = "FA4's Blackwell head_size=256 kernel does not support {reason}, defaulting to FA version 2."
+
+
+def fa_versions_accepted(release: Optional[str]) -> tuple[int, ...]:
+    """The values AttentionConfig.flash_attn_version's Literal takes in a release (config/attention.py: 2, 3 before
+    0.17.0, and 4 from it), which pydantic checks when the flags are parsed, whatever backend then runs."""
+    return (2, 3, 4) if vllm_fa4.era(release).fa4 else (2, 3)
 
 
 def flash_attn_version(
@@ -1082,8 +1086,10 @@ def flash_attn_version(
         version = 2
     if requested is not None:
         version = requested
-    if version == 4 and not era.fa4:
-        return FaResolution(None, (FA_VERSION_LITERAL_MESSAGE,))
+    if requested is not None and requested not in fa_versions_accepted(release):
+        return FaResolution(
+            None, (f"flash_attn_version: Input should be {' or '.join(map(str, fa_versions_accepted(release)))}",)
+        )
     if version == 3 and (cc[0] >= 10 if era.fa4 else cc[0] == 10):
         notes.append(FA3_BLACKWELL_MESSAGE if era.fa4 else FA3_BLACKWELL_FA2_MESSAGE)
         version = 4 if era.fa4 and cc in FA4_ARCHS else 2
