@@ -1,0 +1,113 @@
+"""The behaviour corpus: `check --format json` over every rule fixture, every launch line of
+tests/fixtures/launch_lines.json, every incident and each model preset on three GPUs (both engines), reduced to
+what a refactoring must not change: the exit code, the verdict, each finding's rule_id / status / stage / fix,
+the alternatives and the corrected command. Messages and docs are left out (their wording may change).
+
+    python bench/behaviour_corpus.py record [--out FILE]   # write the recording (default: the baseline)
+    python bench/behaviour_corpus.py diff [--baseline FILE] # record now and list every case that differs
+
+The baseline is bench/results/behaviour-baseline.json; `diff` exits 1 when any case differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+FIXTURES = TESTS / "fixtures"
+BASELINE = ROOT / "bench" / "results" / "behaviour-baseline.json"
+PRESET_GPUS = ("A100", "H100", "B200")
+LAUNCH_LINE_GPU = "H100"  # the lines' own GPU and version notes are free text, not --gpu / --engine-version
+
+
+def _cases() -> Iterator[tuple[str, list[str]]]:
+    from rule_fixtures import all_fixtures, check_argv
+
+    for rule_id, buckets in sorted(all_fixtures().items()):
+        for bucket, cases in sorted(buckets.items()):
+            for index, case in enumerate(cases):
+                yield f"fixture:{rule_id}:{bucket}:{index}", check_argv(case)
+    lines = json.loads((FIXTURES / "launch_lines.json").read_text())["lines"]
+    for index, line in enumerate(lines):
+        yield f"launch:{index}", ["--gpu", LAUNCH_LINE_GPU, "--", *shlex.split(line["command"])]
+    for incident in json.loads((FIXTURES / "incidents.json").read_text())["incidents"]:
+        argv = ["--gpu", incident["gpu"], "--engine-version", f"{incident['engine']}=={incident['version']}"]
+        model = incident.get("model")
+        if model:
+            argv += ["--model", str(FIXTURES / model) if model.startswith("incident-models/") else model]
+        yield f"incident:{incident['id']}", [*argv, "--", *shlex.split(incident["command"])]
+    presets = json.loads((ROOT / "rules" / "knowledge" / "model_presets.json").read_text())["presets"]
+    for name in sorted(presets):
+        for gpu in PRESET_GPUS:
+            for engine in ("sglang", "vllm"):
+                yield f"preset:{name}:{gpu}:{engine}", ["--engine", engine, "--model", name, "--gpu", gpu]
+
+
+def _reduced(code: int, report: dict | None, err: str, local: tuple[str, ...]) -> dict[str, Any]:
+    if report is None:
+        return {"exit": code, "error": _portable(err.strip(), local)}
+    correction = report.get("correction") or {}
+    return {
+        "exit": code,
+        "verdict": report["verdict"],
+        "findings": sorted(
+            [f["rule_id"], f["status"], f.get("stage") or "", f.get("fix") or []]
+            for f in report["findings"]
+            if f["status"] != "skip"
+        ),
+        "skipped": sorted(f["rule_id"] for f in report["findings"] if f["status"] == "skip"),
+        "alternatives": [_portable(json.dumps(a, sort_keys=True), local) for a in report.get("alternatives") or []],
+        "correction": _portable(
+            json.dumps({k: correction.get(k) for k in ("changes", "command", "verdict")}, sort_keys=True), local
+        )
+        if correction
+        else None,
+    }
+
+
+def _portable(text: str, local: tuple[str, ...]) -> str:
+    for path, name in zip(local, ("<models>", "<repo>")):
+        text = text.replace(path, name)
+    return text
+
+
+def record() -> dict[str, Any]:
+    sys.path[:0] = [str(ROOT), str(TESTS)]
+    import rule_fixtures
+    from cli_run import check_json
+
+    results: dict[str, Any] = {}
+    for name, argv in _cases():
+        run, report = check_json(argv)
+        local = (str(rule_fixtures._WRITTEN or "<none>"), str(ROOT))
+        results[name] = _reduced(run.code, report, run.err, local)
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=("record", "diff"))
+    parser.add_argument("--out", type=Path, default=BASELINE)
+    parser.add_argument("--baseline", type=Path, default=BASELINE)
+    args = parser.parse_args()
+    now = record()
+    if args.mode == "record":
+        args.out.write_text(json.dumps(now, indent=0, sort_keys=True) + "\n")
+        print(f"{len(now)} cases recorded in {args.out}")
+        return 0
+    before = json.loads(args.baseline.read_text())
+    changed = sorted(name for name in before.keys() | now.keys() if before.get(name) != now.get(name))
+    for name in changed:
+        print(f"{name}\n  before: {json.dumps(before.get(name))}\n  now:    {json.dumps(now.get(name))}")
+    print(f"{len(now)} cases, {len(changed)} differ from {args.baseline.name}")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
