@@ -3,6 +3,6 @@
 It reads inputs, asks probe/ for facts and rules/ for a judgement, and renders the result.
 """
 
-from probe import __version__
+from attn_preflight.probe import __version__
 
 __all__ = ["__version__"]

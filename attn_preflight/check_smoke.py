@@ -18,9 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from attn_preflight.smoke_judged import judged
-from attn_preflight.smoke_plan import Job, SmokePlan, phase_label, plan
-from probe.smoke.results import (
+from attn_preflight.probe.smoke.results import (
     SKIP_ENVIRONMENT,
     SKIP_KERNEL,
     STATUS_CRASHED,
@@ -32,7 +30,9 @@ from probe.smoke.results import (
     KernelResult,
     SmokeReport,
 )
-from rules.engine import Documented, Finding, Outcome, Report, Status, display_order, verdict_of
+from attn_preflight.rules.engine import Documented, Finding, Outcome, Report, Status, display_order, verdict_of
+from attn_preflight.smoke_judged import judged
+from attn_preflight.smoke_plan import Job, SmokePlan, phase_label, plan
 
 
 @dataclass(frozen=True)

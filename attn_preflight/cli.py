@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from probe import __version__
+from attn_preflight.probe import __version__
 
 if TYPE_CHECKING:
-    from probe.gpus import GpuProbe
+    from attn_preflight.probe.gpus import GpuProbe
 
 EXIT_OK = 0
 EXIT_FAIL = 1
@@ -56,11 +56,11 @@ _OUR_COLOUR = re.compile(r"\x1b\[(?:0|1|22|3[0-7]|39)m")
 
 
 def safe_text(text: str, keep_colour: bool = False) -> str:
-    """What we print, anywhere: secrets masked (probe.environ.redact_text), and control characters (ANSI
+    """What we print, anywhere: secrets masked (attn_preflight.probe.environ.redact_text), and control characters (ANSI
     escapes in a report's hostname, a carriage return in a file name) shown as \\xNN instead of acting on the
     terminal. The colour and bold codes status words are styled with stay with `keep_colour`, else go (only
     those: a cursor move or a title change in a hostname is shown, never obeyed)."""
-    from probe.environ import redact_text
+    from attn_preflight.probe.environ import redact_text
 
     text = redact_text(text)
     if not keep_colour:  # no colour here: our codes go, as click.echo would drop them

@@ -1,6 +1,6 @@
 """What the user hands us, read into what rules judge: saved reports, this machine, model configs, smoke reports.
 
-Every file goes through probe.jsonfile.read_json (regular files only, size and depth bounded); every failure
+Every file goes through attn_preflight.probe.jsonfile.read_json (regular files only, size and depth bounded); every failure
 is a RulesInputError naming the file, which the commands turn into one line and exit 2.
 """
 
@@ -10,10 +10,10 @@ import os
 import re
 from typing import Any, Optional
 
-from probe.jsonfile import JsonFileError, read_json, read_regular
-from rules.errors import RulesInputError
-from rules.models import ModelFeatures, features_from_config, load_preset, presets
-from rules.target import Target
+from attn_preflight.probe.jsonfile import JsonFileError, read_json, read_regular
+from attn_preflight.rules.errors import RulesInputError
+from attn_preflight.rules.models import ModelFeatures, features_from_config, load_preset, presets
+from attn_preflight.rules.target import Target
 
 
 def read_json_input(path: str, what: str):
@@ -29,7 +29,7 @@ def read_json_input(path: str, what: str):
 
 def load_facts_file(path: str) -> Target:
     """A saved report (`probe --format json`) as a target."""
-    from probe.facts import Facts, FactsError
+    from attn_preflight.probe.facts import Facts, FactsError
 
     data = read_json_input(path, "facts file")
     try:
@@ -40,9 +40,9 @@ def load_facts_file(path: str) -> Target:
 
 
 def live_target(timeout: float) -> Target:
-    """This machine, probed now, each library's import check bounded by `timeout` seconds. probe.collect is
+    """This machine, probed now, each library's import check bounded by `timeout` seconds. attn_preflight.probe.collect is
     imported here only: --gpu and --facts never load it."""
-    from probe.collect import collect
+    from attn_preflight.probe.collect import collect
 
     return Target.from_facts(collect(check_imports=True, timeout=timeout), kind="live", label="this machine")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from probe.smoke.results import (
+from attn_preflight.probe.smoke.results import (
     SKIP_KERNEL,
     STATUS_CRASHED,
     STATUS_ERROR,
@@ -27,8 +27,8 @@ from probe.smoke.results import (
     MachineSummary,
     SmokeReport,
 )
-from rules.knowledge.kernel_limits import MachineView
-from rules.smoke import CONFIRMED, CONTRADICTED, judge_limits
+from attn_preflight.rules.knowledge.kernel_limits import MachineView
+from attn_preflight.rules.smoke import CONFIRMED, CONTRADICTED, judge_limits
 
 # What the kernel itself answered or died on: the statuses a documented limit is judged for. (A timeout says
 # nothing of the limit; a skip never reached the kernel, or was judged already.)

@@ -15,8 +15,8 @@ def main(argv: Optional[list[str]] = None) -> None:
 
         cli_main(args)
         return
-    from probe.children import TerminateAsExit
-    from probe.gpus import GpuProbe
+    from attn_preflight.probe.children import TerminateAsExit
+    from attn_preflight.probe.gpus import GpuProbe
 
     with TerminateAsExit():  # a SIGTERM before collect() takes over still kills the child
         gpu_probe = GpuProbe()

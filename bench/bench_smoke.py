@@ -29,7 +29,7 @@ from typing import Optional
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from probe.smoke.caches import CACHE_VARIABLES  # noqa: E402
+from attn_preflight.probe.smoke.caches import CACHE_VARIABLES  # noqa: E402
 
 COLD_TARGET_S = 60.0
 WARM_TARGET_S = 15.0

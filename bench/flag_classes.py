@@ -27,8 +27,8 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rules.config import _MODELLED, NOT_BEARING_GROUPS, UNMODELLED_BEARING_GROUPS  # noqa: E402
-from rules.knowledge import flags as flag_kb  # noqa: E402
+from attn_preflight.rules.config import _MODELLED, NOT_BEARING_GROUPS, UNMODELLED_BEARING_GROUPS  # noqa: E402
+from attn_preflight.rules.knowledge import flags as flag_kb  # noqa: E402
 
 CLASSES = ("modelled", "bearing", "not-bearing", "unclassified")
 

@@ -9,7 +9,7 @@ checks inside a backend's constructor stay unseen), and not a check_server_args 
 run at launch after resolution, which the oracle does not reach). Rules that state no stage are counted both ways: as
 seen (`accept_reject_agreement`) and as unseen (`agreement_stage_rules_only`).
 Also compared, for configs both sides accept: the attention backend and page size SGLang settles on
-against rules.resolve.
+against attn_preflight.rules.resolve.
 
     ../shared/oracle/setup.sh                               # once: builds /tmp/sgl-oracle-venv
     python bench/oracle_diff.py [--sample 400] [--jobs 2] [--out /tmp/oracle_diff.json]
@@ -217,9 +217,10 @@ def ask_oracle(cases, args, key=case_id, environ=None) -> dict[str, dict]:
 def ours(case, sglang_version: str = "0.5.23"):
     """What `attn-preflight check --gpu GPU --engine-version sglang==X -- python -m sglang.launch_server ARGV`
     decides, in process through the functions the `check` command calls."""
+    from attn_preflight.rules.engine import evaluate
+    from attn_preflight.rules.resolve import effective_page_size
+
     from attn_preflight.commands.check import config_from_options, target_from_options
-    from rules.engine import evaluate
-    from rules.resolve import effective_page_size
 
     config = config_from_options({"engine": "sglang"}, ["python", "-m", "sglang.launch_server", *case["argv"]])
     target = target_from_options(case["gpu"], None, [f"sglang=={sglang_version}"])
@@ -244,7 +245,7 @@ _FLAG_SPELLING = {
 
 def _model_dir(spec: str, workdir: str) -> str:
     """A directory with config.json for a fixture's --model (presets are written out)."""
-    from rules.models import _preset_key, presets
+    from attn_preflight.rules.models import _preset_key, presets
 
     if os.path.exists(spec):
         return os.path.abspath(spec if os.path.isdir(spec) else os.path.dirname(spec))
@@ -264,8 +265,9 @@ def _needs_draft_model(argv: list[str]) -> bool:
 
 def fixture_cases(workdir: str):
     """(rule, bucket, oracle case) for every fixture the oracle can judge."""
-    from rules.engine import get_rule
-    from rules.knowledge.gpus import lookup, parse_compute_capability
+    from attn_preflight.rules.engine import get_rule
+    from attn_preflight.rules.knowledge.gpus import lookup, parse_compute_capability
+
     from tests.rule_fixtures import all_fixtures
 
     for rule_id, buckets in sorted(all_fixtures().items()):
@@ -447,12 +449,12 @@ def main() -> None:
                 )
     judged = sum(v for k, v in tally.items() if k not in ("harness_error", "out_of_scope", "staged_agree"))
     agree = tally["reject/reject"] + tally["accept/accept"]
-    import rules
+    import attn_preflight.rules
 
     summary = {
         "sglang": args.sglang_version,
         "space": args.space,
-        "rules": os.path.dirname(os.path.dirname(os.path.abspath(rules.__file__))),
+        "rules": os.path.dirname(os.path.dirname(os.path.abspath(attn_preflight.rules.__file__))),
         "configs": len(cases),
         "judged": judged,
         "harness_error": tally["harness_error"],

@@ -26,9 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rules.engine import Status, get_rule  # noqa: E402
-from rules.knowledge import gpus  # noqa: E402
-from rules.models import presets  # noqa: E402
+from attn_preflight.rules.engine import Status, get_rule  # noqa: E402
+from attn_preflight.rules.knowledge import gpus  # noqa: E402
+from attn_preflight.rules.models import presets  # noqa: E402
+
 from tests.rule_fixtures import mla_backends, model_specific, run_case, speculative  # noqa: E402
 
 ORACLE = Path("/work/shared/oracle/sglang_oracle.py")

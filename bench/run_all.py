@@ -118,7 +118,7 @@ def shown(value: Optional[float], unit: str) -> str:
 
 
 def machine() -> dict:
-    from probe.gpus import collect_gpus
+    from attn_preflight.probe.gpus import collect_gpus
 
     gpus = collect_gpus()
     return {

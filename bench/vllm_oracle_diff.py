@@ -66,7 +66,7 @@ TP_SIZES = [1, 1, 1, 2, 4, 8]
 
 def model_dirs(workdir: str) -> dict[str, str]:
     """name -> an absolute directory holding config.json."""
-    from rules.models import presets
+    from attn_preflight.rules.models import presets
 
     dirs = {name: os.path.join(ORACLE_DIR, "models", name) for name in ORACLE_MODELS}
     dirs.update({name: os.path.join(REPO, "tests", "fixtures", "models", name) for name in FIXTURE_MODELS})
@@ -142,10 +142,11 @@ def ask_vllm_oracle(cases, args) -> dict[str, dict]:
 
 def ours(case) -> dict:
     """What `attn-preflight check --gpu GPU --engine-version vllm==0.33.0 -- vllm ARGV` decides."""
+    from attn_preflight.rules.checks.vllm import _flash_attn_resolution, query
+    from attn_preflight.rules.engine import evaluate
+    from attn_preflight.rules.knowledge import vllm_backends as kb
+
     from attn_preflight.commands.check import config_from_options, target_from_options
-    from rules.checks.vllm import _flash_attn_resolution, query
-    from rules.engine import evaluate
-    from rules.knowledge import vllm_backends as kb
 
     cfg = config_from_options({"engine": "vllm"}, ["vllm", *case["argv"]])
     target = target_from_options(case["gpu"], None, [f"vllm=={VLLM_VERSION}"])
@@ -195,7 +196,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     sys.path.insert(0, os.path.abspath(args.rules_tree))
-    import rules
+    import attn_preflight.rules
 
     cases = draw_cases(args.sample, args.seed, model_dirs(args.models_dir))
     answers = ask_vllm_oracle(cases, args)
@@ -257,7 +258,7 @@ def main() -> None:
     agree = tally["reject/reject"] + tally["accept/accept"]
     summary = {
         "vllm": VLLM_VERSION,
-        "rules": os.path.dirname(os.path.dirname(os.path.abspath(rules.__file__))),
+        "rules": os.path.dirname(os.path.dirname(os.path.abspath(attn_preflight.rules.__file__))),
         "configs": len(cases),
         "seed": args.seed,
         "judged": judged,

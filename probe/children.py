@@ -20,16 +20,18 @@ import time
 from typing import IO, Any, Callable, Optional, Union
 
 # Loads this probe package from where it lives, without putting its directory on the child's sys.path (where
-# it would shadow the environment's own packages, and a site-packages root would reorder them).
+# it would shadow the environment's own packages, and a site-packages root would reorder them). The parent
+# package is an empty stand-in: a child needs the probe, never the face (click) or the rules.
 PROBE_BOOTSTRAP = r"""
-import importlib.util, json, os, sys
+import importlib.util, json, os, sys, types
 setup = json.loads(sys.argv.pop(1))
 sys.path[:] = setup["path"]
+sys.modules["attn_preflight"] = types.ModuleType("attn_preflight")
 spec = importlib.util.spec_from_file_location(
-    "probe", setup["package"], submodule_search_locations=[os.path.dirname(setup["package"])])
-sys.modules["probe"] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sys.modules["probe"])
-del importlib, json, os, setup, spec
+    "attn_preflight.probe", setup["package"], submodule_search_locations=[os.path.dirname(setup["package"])])
+sys.modules["attn_preflight.probe"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sys.modules["attn_preflight.probe"])
+del importlib, json, os, setup, spec, types
 """
 NEUTRAL_CWD = os.sep  # for children that write nothing: nothing there is on their sys.path
 
@@ -68,11 +70,11 @@ def python_argv(code: str, *args: str, options: tuple[str, ...] = ()) -> list[st
 
 
 def probe_argv(statement: str, *args: str, pythonpath: Optional[str] = None) -> list[str]:
-    """A Python child that runs `statement` with this probe package importable (`from probe.x import y`) and
+    """A Python child that runs `statement` with this probe package importable (`from attn_preflight.probe.x import y`) and
     environment_path(pythonpath) as its sys.path."""
-    import probe
+    import attn_preflight.probe
 
-    setup = {"path": environment_path(pythonpath), "package": os.path.abspath(probe.__file__)}
+    setup = {"path": environment_path(pythonpath), "package": os.path.abspath(attn_preflight.probe.__file__)}
     return python_argv(PROBE_BOOTSTRAP + statement, json.dumps(setup), *args)
 
 

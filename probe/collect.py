@@ -13,10 +13,10 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
-from probe import __version__
-from probe.children import TerminateAsExit
-from probe.environ import relevant_environment
-from probe.facts import (
+from attn_preflight.probe import __version__
+from attn_preflight.probe.children import TerminateAsExit
+from attn_preflight.probe.environ import relevant_environment
+from attn_preflight.probe.facts import (
     HEALTH_NOT_INSTALLED,
     HEALTH_OK,
     HEALTH_SKIPPED,
@@ -31,9 +31,9 @@ from probe.facts import (
 )
 
 if TYPE_CHECKING:
-    from probe.gpus import GpuProbe
-    from probe.libraries import LibrarySpec
-    from probe.toolkit import NvccProbe
+    from attn_preflight.probe.gpus import GpuProbe
+    from attn_preflight.probe.libraries import LibrarySpec
+    from attn_preflight.probe.toolkit import NvccProbe
 
 T = TypeVar("T")
 
@@ -43,13 +43,13 @@ def collect(
 ) -> Facts:
     """`gpu_probe`: an NVML query already started (attn_preflight.start forks it before the CLI loads); it is
     closed here like one started here."""
-    from probe import gpus
+    from attn_preflight.probe import gpus
 
     with TerminateAsExit():
         # NVML's init and `nvcc --version` wait on the driver and a process: their children start first and
         # run beside the file probes and the import checks.
         gpu_probe = gpu_probe or gpus.GpuProbe()
-        from probe import toolkit
+        from attn_preflight.probe import toolkit
 
         nvcc_probe = toolkit.NvccProbe()
         try:
@@ -60,7 +60,7 @@ def collect(
 
 
 def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, timeout: float, use_cache: bool) -> Facts:
-    from probe import libraries, toolkit
+    from attn_preflight.probe import libraries, toolkit
 
     facts = Facts(
         tool_version=__version__,
@@ -140,7 +140,7 @@ class _ImportChecks(threading.Thread):
         self.finished = threading.Event()
 
     def run(self) -> None:
-        from probe import health
+        from attn_preflight.probe import health
 
         try:
             self.results = health.check_imports(self.requests, self.timeout, self.use_cache, cancel=self.cancel)
@@ -151,8 +151,8 @@ class _ImportChecks(threading.Thread):
 
 
 def _start_import_checks(present: list[LibraryFacts], timeout: float, use_cache: bool) -> _ImportChecks:
-    from probe.health import ImportRequest
-    from probe.libraries import spec_for
+    from attn_preflight.probe.health import ImportRequest
+    from attn_preflight.probe.libraries import spec_for
 
     requests = []
     for lib in present:

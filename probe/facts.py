@@ -217,7 +217,7 @@ class Schema:
     """How to read one dataclass tree back from JSON, checking types so that a bad report fails with its path.
 
     Made once per root type, at import of the module that defines it (FACTS_SCHEMA below; SMOKE_SCHEMA in
-    probe.smoke.results): every dataclass reachable from the root, with its fields and their resolved types,
+    attn_preflight.probe.smoke.results): every dataclass reachable from the root, with its fields and their resolved types,
     is indexed then. Resolving string annotations is most of the cost of reading a report, and fleet reads
     thousands."""
 

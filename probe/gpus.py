@@ -14,8 +14,8 @@ import functools
 import sys
 from typing import Any, Callable, Optional
 
-from probe.children import ForkedCall, TerminateAsExit, environment_path, signal_name
-from probe.facts import FactsError, GpuDevice, GpuFacts, Schema, to_jsonable
+from attn_preflight.probe.children import ForkedCall, TerminateAsExit, environment_path, signal_name
+from attn_preflight.probe.facts import FactsError, GpuDevice, GpuFacts, Schema, to_jsonable
 
 # Generous: without persistence mode, nvmlInit opens every GPU, seconds on a machine of eight.
 NVML_TIMEOUT_S = 15.0

@@ -27,10 +27,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import IO, Optional
 
-from probe import __version__
-from probe.children import environment_path, kill_group, python_argv, signal_name, spawn, user_site_dirs
-from probe.environ import cache_home, is_relevant, redact, redact_text
-from probe.facts import (
+from attn_preflight.probe import __version__
+from attn_preflight.probe.children import environment_path, kill_group, python_argv, signal_name, spawn, user_site_dirs
+from attn_preflight.probe.environ import cache_home, is_relevant, redact, redact_text
+from attn_preflight.probe.facts import (
     HEALTH_CRASHED,
     HEALTH_ERROR,
     HEALTH_OK,
@@ -39,7 +39,7 @@ from probe.facts import (
     ImportHealth,
     Schema,
 )
-from probe.jsonfile import JsonFileError, read_json
+from attn_preflight.probe.jsonfile import JsonFileError, read_json
 
 MAX_ERROR_CHARS = 2000
 POLL_S = 0.01
@@ -322,7 +322,7 @@ class ImportCache:
     means no cache."""
 
     def __init__(self, path: Optional[str], entries: dict):
-        self.path = path  # None: no cache directory (probe.environ.cache_home), nothing is kept
+        self.path = path  # None: no cache directory (attn_preflight.probe.environ.cache_home), nothing is kept
         self.entries = entries
 
     @classmethod

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from probe.children import environment_path
-from probe.facts import HEALTH_SKIPPED, ImportHealth, LibraryFacts
+from attn_preflight.probe.children import environment_path
+from attn_preflight.probe.facts import HEALTH_SKIPPED, ImportHealth, LibraryFacts
 
 # Prefixes of the notes that say a library is broken (not just informative), for renderers.
 SKEW_NOTE = "version skew: "

@@ -11,9 +11,9 @@ import shutil
 import sys
 from typing import Optional
 
-from probe.children import Child
-from probe.facts import CudaToolkitFacts, CutlassHeaderFacts, TorchFacts
-from probe.libraries import DistributionIndex, locate_module
+from attn_preflight.probe.children import Child
+from attn_preflight.probe.facts import CudaToolkitFacts, CutlassHeaderFacts, TorchFacts
+from attn_preflight.probe.libraries import DistributionIndex, locate_module
 
 NVCC_TIMEOUT_S = 10.0
 DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"  # where NVIDIA's installers put it, often off PATH

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from rules.errors import RulesInputError
-from rules.knowledge import backends as backend_kb
-from rules.knowledge import flags as flag_kb
-from rules.knowledge.kv_dtypes import KV_DTYPES
-from rules.models import FEATURES, ModelFeatures
+from attn_preflight.rules.errors import RulesInputError
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge import flags as flag_kb
+from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
+from attn_preflight.rules.models import FEATURES, ModelFeatures
 
 ENGINES = ("sglang", "vllm")
 
@@ -99,7 +99,7 @@ class Config:
 
     @cached_property
     def per_target(self) -> dict[Any, Any]:
-        """What is derived from this config and a target once per pair (rules.checks.memory's figures, read by two
+        """What is derived from this config and a target once per pair (attn_preflight.rules.checks.memory's figures, read by two
         rules and the renderers): kept on the config, which is never changed, not in module state."""
         return {}
 
@@ -169,7 +169,7 @@ class Config:
 def kv_dtype_choices(engine: str) -> Sequence[str]:
     if engine == "sglang":
         return tuple(KV_DTYPES)
-    from rules.knowledge import vllm_backends  # loaded for vLLM configs only
+    from attn_preflight.rules.knowledge import vllm_backends  # loaded for vLLM configs only
 
     return vllm_backends.KV_CACHE_DTYPES
 
@@ -178,7 +178,7 @@ def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
     if value is None:
         return None
     if engine == "vllm":
-        from rules.knowledge import vllm_backends
+        from attn_preflight.rules.knowledge import vllm_backends
 
         if value.lower() == vllm_backends.AUTO:
             return None  # vLLM: "auto" means no choice (AttentionConfig.validate_backend_before)
@@ -1249,7 +1249,7 @@ def superseded_env(engine: str, dest: str) -> Optional[str]:
     """The environment variable a flag (by dest) takes the choice over from, if any."""
     if engine != "vllm":
         return None
-    from rules.knowledge import vllm_backends
+    from attn_preflight.rules.knowledge import vllm_backends
 
     # vllm: AttentionConfig replaced the variables in 0.13
     return {
@@ -1270,7 +1270,7 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     read as parse_command reads a prefix); the flags join the options the release check judges. None when the
     fix is not flags of the config (an install command, a download, a model directory), which cannot be
     re-checked against it."""
-    from rules.knowledge import vllm_backends
+    from attn_preflight.rules.knowledge import vllm_backends
 
     try:
         words = shlex.split(fix)
@@ -1321,7 +1321,7 @@ def _names_backend(engine: str, option: str) -> bool:
 def _unset(config: Config, names: Sequence[str]) -> Optional[Config]:
     """`config` with the fix `unset NAME…`: the variables gone, and on vLLM the backend VLLM_ATTENTION_BACKEND
     named with them unless the flag names it (parse_command reads the variable only without the flag)."""
-    from rules.knowledge import vllm_backends
+    from attn_preflight.rules.knowledge import vllm_backends
 
     if not names or not all(name.startswith(ENV_PREFIXES) for name in names):
         return None

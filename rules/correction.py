@@ -9,12 +9,12 @@ not count: no flag settles them). Among the settled states of the smallest round
 plain pass before warnings, fewer warnings, what the engine keeps before what it silently replaces, then the
 order moves were tried in (the alternatives' ranking: the engine's own choice first).
 
-Each candidate is the config as given with the moves applied through `rules.config.apply_flags` and judged as
+Each candidate is the config as given with the moves applied through `attn_preflight.rules.config.apply_flags` and judged as
 the engine resolves it (the same re-check the fixes get). The command is then written from the pasted tokens
 (`rewrite`): a changed flag keeps the user's spelling and position, a flag the user did not give is appended,
 a phase-specific backend flag goes when `--attention-backend` replaces it, and an environment variable the
 new flag supersedes is dropped. A move can also be an environment assignment (vLLM before 0.13 names its
-backend only with VLLM_ATTENTION_BACKEND: rules.engine.backend_option) or `unset NAME`: it goes in the
+backend only with VLLM_ATTENTION_BACKEND: attn_preflight.rules.engine.backend_option) or `unset NAME`: it goes in the
 command's prefix, before the program. Without a pasted command the changes are given as flags (variables first).
 """
 
@@ -24,10 +24,10 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from rules.config import ENV_ASSIGNMENT, ENV_PREFIXES, Config, apply_flags, flag_table, superseded_env
+from attn_preflight.rules.config import ENV_ASSIGNMENT, ENV_PREFIXES, Config, apply_flags, flag_table, superseded_env
 
 if TYPE_CHECKING:
-    from rules.engine import Finding, Judge, Status
+    from attn_preflight.rules.engine import Finding, Judge, Status
 
 MAX_CHANGES = 3
 _STATES_PER_ROUND = 48  # bounds the search; the first round alone is every backend and KV dtype
@@ -63,7 +63,7 @@ class _State:
 
 def flag_moves(config: Config, findings: Sequence[Finding]) -> list[str]:
     """The flag fixes of the failures and warnings, in finding order: what a state can try next."""
-    from rules.engine import Status
+    from attn_preflight.rules.engine import Status
 
     moves: list[str] = []
     for finding in findings:
@@ -74,8 +74,8 @@ def flag_moves(config: Config, findings: Sequence[Finding]) -> list[str]:
 
 def _unsettled(judge: Judge, state: _State) -> int:
     """How many findings keep a state from being settled: failures, and warnings with a flag fix that works
-    (the fixes `check` prints: rules.engine.Judge._fix_works). Without failures the fixes are re-checked."""
-    from rules.engine import Status
+    (the fixes `check` prints: attn_preflight.rules.engine.Judge._fix_works). Without failures the fixes are re-checked."""
+    from attn_preflight.rules.engine import Status
 
     failures = sum(1 for f in state.findings if f.status is Status.FAIL)
     if failures:
@@ -88,7 +88,7 @@ def _unsettled(judge: Judge, state: _State) -> int:
 
 
 def _fixable_warnings(state: _State) -> list[Finding]:
-    from rules.engine import Status
+    from attn_preflight.rules.engine import Status
 
     engine = state.config.engine
     return [f for f in state.findings if f.status is Status.WARN and any(_flag_tokens(engine, x) for x in f.fix)]
@@ -97,8 +97,8 @@ def _fixable_warnings(state: _State) -> list[Finding]:
 def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_moves: Sequence[str]) -> Correction:
     """The fewest-change correction of `config` (as given) on the judge's target; `findings` are the config's,
     `ranked_moves` the alternatives as flags in their ranked order."""
-    from rules.engine import Status, verdict_of
-    from rules.resolve import resolve
+    from attn_preflight.rules.engine import Status, verdict_of
+    from attn_preflight.rules.resolve import resolve
 
     def judged(state: _State, move: str) -> Optional[_State]:
         tokens = _flag_tokens(config.engine, move)
@@ -174,13 +174,13 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
 
 
 def _rewritten(state: _State, judge: Judge) -> bool:
-    from rules.resolve import resolve
+    from attn_preflight.rules.resolve import resolve
 
     return any(key.endswith("attention_backend") for key in resolve(state.config, judge.target).rewrites)
 
 
 def _why_not(closest: _State) -> str:
-    from rules.engine import Status
+    from attn_preflight.rules.engine import Status
 
     failing = [f for f in closest.findings if f.status is Status.FAIL]
     if not failing:

@@ -17,7 +17,7 @@ Applicability a declaration can say is declared, not written in the check: `back
 them), `needs_gpu=True` (the compute capability is known), `needs_model=True` (a model is given); the engine
 answers skip / unknown in one wording when they do not hold. A backend's capabilities (archs, KV dtypes, page
 sizes, features, per SGLang release) are read from rules/knowledge/backends.py through
-rules.checks.common.declared(target, name), never restated in a check.
+attn_preflight.rules.checks.common.declared(target, name), never restated in a check.
 
 Statuses: pass, warn, fail, skip (does not apply / cannot be judged on this target), unknown (applies, but a
 needed fact is missing). Verdict: fail if any fail; warn if any warn or unknown, or nothing could be
@@ -27,12 +27,12 @@ judged; pass otherwise. Skip and unknown never count as pass.
 rule states one (tests/test_rule_registry.py). `explain` shows it and bench/oracle_diff.py uses it:
 the oracle sees parse and startup, and of init only the factories' own checks (attention_registry.py).
 
-Registry: `@rule` adds each rule to the registry as its module is imported; rules.registry imports every rule
+Registry: `@rule` adds each rule to the registry as its module is imported; attn_preflight.rules.registry imports every rule
 module and freezes them once into a RuleIndex (by id, by engine, by version requirement), which `registry()`
 returns. Nothing is memoised after that: the version gates are computed once per evaluation (`Judge`).
 
 `evaluate(config, target)` returns a Report; rules of another engine are not run. Rules see the config as
-the engine resolves it (rules.resolve: default backend, silent rewrites in Config.rewrites). Each rule states the
+the engine resolves it (attn_preflight.rules.resolve: default backend, silent rewrites in Config.rewrites). Each rule states the
 versions it holds for (`versions="sglang>=0.5.20"`, or the kernel library's, `"flash-attn-4>=4.0.0b10"`):
 outside them it is skipped; when the target's version is unknown, the newest known behaviour applies and
 the finding says so.
@@ -45,17 +45,17 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
 
-from rules.config import Config, apply_flags, kv_dtype_choices, setting
-from rules.knowledge import NEWEST_KNOWN
-from rules.knowledge import backends as backend_kb
-from rules.knowledge.kv_dtypes import KV_DTYPES
-from rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
-from rules.resolve import resolve
-from rules.target import VERSIONED, Target
-from rules.versions import InvalidRange, VersionRange
+from attn_preflight.rules.config import Config, apply_flags, kv_dtype_choices, setting
+from attn_preflight.rules.knowledge import NEWEST_KNOWN
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
+from attn_preflight.rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
+from attn_preflight.rules.resolve import resolve
+from attn_preflight.rules.target import VERSIONED, Target
+from attn_preflight.rules.versions import InvalidRange, VersionRange
 
 if TYPE_CHECKING:
-    from rules.correction import Correction
+    from attn_preflight.rules.correction import Correction
 
 
 class Status(str, enum.Enum):
@@ -269,7 +269,7 @@ def rule(
 
 
 def registered_rules() -> tuple[Rule, ...]:
-    """The rules registered so far, in registration order (rules.registry freezes them once all are in)."""
+    """The rules registered so far, in registration order (attn_preflight.rules.registry freezes them once all are in)."""
     return tuple(_REGISTRY.values())
 
 
@@ -345,8 +345,8 @@ class RuleIndex(NamedTuple):
 
 
 def registry(engine: Optional[str] = None) -> RuleIndex:
-    """The frozen index of `engine`'s rules (every rule when None): rules.registry imports and indexes them, once."""
-    from rules.registry import index
+    """The frozen index of `engine`'s rules (every rule when None): attn_preflight.rules.registry imports and indexes them, once."""
+    from attn_preflight.rules.registry import index
 
     return index(engine)
 
@@ -422,7 +422,7 @@ def backend_option(engine: str, target: Target) -> str:
     0.13 the VLLM_ATTENTION_BACKEND environment variable (vllm_backends.backend_option)."""
     if engine != "vllm":
         return "--attention-backend"
-    from rules.knowledge import vllm_backends  # an SGLang check never loads the vLLM declarations
+    from attn_preflight.rules.knowledge import vllm_backends  # an SGLang check never loads the vLLM declarations
 
     return vllm_backends.backend_option(target.versions.get("vllm"))
 
@@ -481,7 +481,7 @@ _NO_MODEL = skipped("needs the model (give --model)")
 
 def default_backends(engine: str, release=None) -> list[str]:
     """Every general-purpose attention backend of the engine (not removed) as declared for an SGLang release
-    (the newest verified one when None): the alternatives `check` offers and a grid's rows (rules.grid)."""
+    (the newest verified one when None): the alternatives `check` offers and a grid's rows (attn_preflight.rules.grid)."""
     return backend_kb.offered(engine, release)
 
 
@@ -492,7 +492,7 @@ def _offered(engine: str, target: Target) -> list[str]:
     version = target.versions.get("vllm") if engine == "vllm" else None
     if version is None:
         return names
-    from rules.knowledge import vllm_legacy  # an SGLang check never loads the vLLM declarations
+    from attn_preflight.rules.knowledge import vllm_legacy  # an SGLang check never loads the vLLM declarations
 
     return vllm_legacy.spelled(names, version)
 
@@ -579,7 +579,7 @@ class Judge:
         report = Report(config=resolved, target=target, findings=findings, verdict=verdict)
         if not alternatives or verdict is Status.PASS:
             return report
-        from rules.correction import correct, flag_moves  # only what is to fix pays for the search
+        from attn_preflight.rules.correction import correct, flag_moves  # only what is to fix pays for the search
 
         report.findings = self._working_fixes(config, findings)
         candidates = self._candidates(config, resolved) if target.cc is not None else []
@@ -674,6 +674,6 @@ class Judge:
 def evaluate(config: Config, target: Target, alternatives: bool = True) -> Report:
     """Every finding for `config` on `target`, the verdict, and (unless it passes) what would pass instead.
 
-    `config` is judged as the engine resolves it (default backend, silent rewrites: rules.resolve); the
+    `config` is judged as the engine resolves it (default backend, silent rewrites: attn_preflight.rules.resolve); the
     report carries the resolved config. Alternatives change the config as given, one option at a time."""
     return Judge(target).evaluate(config, alternatives)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
-from rules.config import Config
-from rules.engine import FLAGGED, SERVES, Judge, Report, Status, default_backends, default_kv_dtypes
-from rules.knowledge import gpus as gpu_kb
-from rules.target import Target
+from attn_preflight.rules.config import Config
+from attn_preflight.rules.engine import FLAGGED, SERVES, Judge, Report, Status, default_backends, default_kv_dtypes
+from attn_preflight.rules.knowledge import gpus as gpu_kb
+from attn_preflight.rules.target import Target
 
 __all__ = ["Cell", "Grid", "Reason", "cell_of", "default_backends", "default_kv_dtypes", "gpu_targets", "judge_grid"]
 

@@ -17,9 +17,9 @@ import math
 from types import MappingProxyType
 from typing import Any, NamedTuple, Optional
 
-from rules.errors import RulesInputError
-from rules.knowledge import data_text
-from rules.knowledge.memory import ModelShape, shape_from_config, total_parameters
+from attn_preflight.rules.errors import RulesInputError
+from attn_preflight.rules.knowledge import data_text
+from attn_preflight.rules.knowledge.memory import ModelShape, shape_from_config, total_parameters
 
 # --feature names: what a config.json cannot say (or to force a feature on).
 FEATURES = {

@@ -1,6 +1,6 @@
 """The rule registry, frozen: `index(engine)` imports the rule modules that engine's check needs (each `@rule`
-registers itself with rules.engine; rules.checks.MODULES names each module's engine) and indexes their rules,
-once per engine; `index()` holds every rule. rules.engine.registry() returns it; nothing adds to an index later.
+registers itself with attn_preflight.rules.engine; attn_preflight.rules.checks.MODULES names each module's engine) and indexes their rules,
+once per engine; `index()` holds every rule. attn_preflight.rules.engine.registry() returns it; nothing adds to an index later.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import functools
 import importlib
 from typing import Optional
 
-from rules.checks import MODULES
-from rules.engine import RuleIndex, registered_rules
+from attn_preflight.rules.checks import MODULES
+from attn_preflight.rules.engine import RuleIndex, registered_rules
 
 _ORDER = {module: position for position, module in enumerate(MODULES)}
 

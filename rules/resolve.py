@@ -15,13 +15,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
+from attn_preflight.rules.config import Config
+from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
+from attn_preflight.rules.knowledge import backends as kb
+from attn_preflight.rules.knowledge import dsa as dsa_kb
+from attn_preflight.rules.target import Target
 from packaging.version import InvalidVersion, Version
-
-from rules.config import Config
-from rules.knowledge import NEWEST_KNOWN, checkpoint_kv
-from rules.knowledge import backends as kb
-from rules.knowledge import dsa as dsa_kb
-from rules.target import Target
 
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
 DETERMINISTIC_SOURCE = "sglang: python/sglang/srt/arg_groups/overrides.py, _deterministic_attention_backend"
@@ -417,7 +416,7 @@ def _vllm_legacy_backend(config: Config, target: Target) -> Config:
     """vLLM 0.10.0-0.11.0 run another backend than VLLM_ATTENTION_BACKEND names where their selection chain does not
     take the name for the model (rules/knowledge/vllm_legacy.py): judged as what runs, recorded in Config.rewrites
     as attention_backend -> the name asked for (rule vllm-named-backend-runs warns)."""
-    from rules.knowledge import vllm_backends, vllm_legacy  # loaded for vLLM configs only
+    from attn_preflight.rules.knowledge import vllm_backends, vllm_legacy  # loaded for vLLM configs only
 
     release = target.versions.get("vllm")
     if config.attention_backend is None or target.cc is None or release is None:
@@ -427,7 +426,9 @@ def _vllm_legacy_backend(config: Config, target: Target) -> Config:
             return config
     except InvalidVersion:
         return config
-    from rules.checks.vllm import query  # the layer vLLM selects for is read where the vLLM rules read it
+    from attn_preflight.rules.checks.vllm import (
+        query,
+    )  # the layer vLLM selects for is read where the vLLM rules read it
 
     name = config.env.get(vllm_backends.ENV_BACKEND, config.attention_backend)
     outcome = vllm_legacy.named(name, query(config, target), release, config.env.get(vllm_legacy.ENV_USE_V1))

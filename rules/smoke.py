@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from rules.knowledge.kernel_limits import CaseFields, MachineView, documented_limit
+from attn_preflight.rules.knowledge.kernel_limits import CaseFields, MachineView, documented_limit
 
 CONFIRMED = "confirmed"
 CONTRADICTED = "contradicted"

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Optional
 
-from rules.errors import RulesInputError
-from rules.knowledge import OLDEST_KNOWN, gpus
-from rules.knowledge import backends as backend_kb
-from rules.knowledge.backends import BackendInfo
-from rules.versions import parse_version
+from attn_preflight.rules.errors import RulesInputError
+from attn_preflight.rules.knowledge import OLDEST_KNOWN, gpus
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge.backends import BackendInfo
+from attn_preflight.rules.versions import parse_version
 
 if TYPE_CHECKING:  # the facts model is only needed for live/facts targets
-    from probe.facts import Facts
+    from attn_preflight.probe.facts import Facts
 
 # Versions rules may be keyed on: name -> (facts library key, distributions that carry it, in order).
 VERSIONED = {

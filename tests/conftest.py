@@ -23,7 +23,7 @@ def pytest_collection_modifyitems(config, items):
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return
-    from probe.gpus import collect_gpus
+    from attn_preflight.probe.gpus import collect_gpus
 
     gpus = collect_gpus()
     if gpus.devices:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-FACTS_MODEL = "probe.facts"
+FACTS_MODEL = "attn_preflight.probe.facts"
 # Modules that touch files, processes, the network, the environment or the clock: rules/ imports none of them
-# (its own package data is read with pkgutil.get_data, rules.knowledge.data_text).
+# (its own package data is read with pkgutil.get_data, attn_preflight.rules.knowledge.data_text).
 IMPURE_MODULES = {
     "os",
     "io",
@@ -69,15 +69,23 @@ def violations(package: str, allowed) -> list[str]:
     ]
 
 
+RULES, PROBE = "attn_preflight.rules", "attn_preflight.probe"
+
+
 def project(name: str, *packages: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in packages)
 
 
+def face(name: str) -> bool:
+    """attn_preflight's own modules: the CLI, rendering, file reading (its probe and rules are not the face)."""
+    return project(name, "attn_preflight") and not project(name, RULES, PROBE)
+
+
 def test_rules_import_nothing_of_probe_but_the_facts_model():
     def allowed(name):
-        if project(name, "attn_preflight"):
+        if face(name):
             return False
-        if project(name, "probe"):
+        if project(name, PROBE):
             return name == FACTS_MODEL or name.startswith(FACTS_MODEL + ".")
         return True
 
@@ -101,23 +109,40 @@ def test_rules_do_no_io():
 
 
 def test_probe_imports_neither_rules_nor_the_face():
-    assert violations("probe", lambda name: not project(name, "rules", "attn_preflight")) == []
+    assert violations("probe", lambda name: not (face(name) or project(name, RULES))) == []
 
 
 def test_the_facts_model_is_a_leaf():
     path = REPO / "probe" / "facts.py"
-    assert [name for _, name in imports_of(path) if project(name, "probe", "rules", "attn_preflight")] == []
+    assert [name for _, name in imports_of(path) if project(name, "attn_preflight")] == []
+
+
+def test_probe_and_rules_install_under_the_projects_name():
+    """The folders probe/ and rules/ are reached as attn_preflight.probe / attn_preflight.rules (links in
+    attn_preflight/), and nothing imports a top-level `probe` or `rules`, which could be another distribution's."""
+    for folder in ("probe", "rules"):
+        link = REPO / "attn_preflight" / folder
+        assert link.is_symlink() and link.resolve() == (REPO / folder).resolve(), link
+    top_level = [
+        f"{path.relative_to(REPO)}:{line} imports {name}"
+        for package in ("attn_preflight", "probe", "rules", "tests", "bench")
+        for path in sorted((REPO / package).rglob("*.py"))
+        if not (REPO / package).is_symlink()
+        for line, name in imports_of(path)
+        if project(name, "probe", "rules")
+    ]
+    assert top_level == []
 
 
 @pytest.mark.parametrize(
     "source, rule",
     [
-        ("from probe.collect import collect\n", "rules-probe"),
-        ("import probe.health\n", "rules-probe"),
+        ("from attn_preflight.probe.collect import collect\n", "rules-probe"),
+        ("import attn_preflight.probe.health\n", "rules-probe"),
         ("def f():\n    from attn_preflight.inputs import load_model\n", "rules-probe"),
         ("import os\n", "rules-io"),
         ("def f(p):\n    return open(p).read()\n", "rules-io"),
-        ("from rules.engine import evaluate\n", "probe-rules"),
+        ("from attn_preflight.rules.engine import evaluate\n", "probe-rules"),
     ],
 )
 def test_the_checks_catch_a_violation(tmp_path, monkeypatch, source, rule):

@@ -471,7 +471,9 @@ def test_the_reproduce_command_names_the_interpreter_that_ran_the_kernel(tmp_pat
     done = attn_preflight("smoke", "--kernel", "sdpa-math", "--format", "json", env={"XDG_CACHE_HOME": str(tmp_path)})
     assert_result(done)
     commands = [r["reproduce"] for r in json.loads(done.stdout)["results"] if r.get("reproduce")]
-    assert commands and all(c.startswith(f"{sys.executable} -m probe.smoke.worker ") for c in commands), commands
+    assert commands and all(
+        c.startswith(f"{sys.executable} -m attn_preflight.probe.smoke.worker ") for c in commands
+    ), commands
 
 
 def test_non_utf8_metadata_and_pth_files_still_show_the_library_installed(tmp_path):

@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 import pytest
+from attn_preflight.probe.facts import Facts
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli, main
-from probe.facts import Facts
 from tests.rule_fixtures import FIXTURES_DIR
 
 MODELS = FIXTURES_DIR / "models"
@@ -232,22 +232,23 @@ def test_choices_of_an_unknown_or_older_release_say_which_table_judged():
 
 
 def test_live_target_uses_the_probe(monkeypatch):
-    import probe.collect
+    import attn_preflight.probe.collect
 
     facts = Facts.from_dict(json.loads((FACTS / "h200-sglang-0.5.23.json").read_text()))
-    monkeypatch.setattr(probe.collect, "collect", lambda **kwargs: facts)
+    monkeypatch.setattr(attn_preflight.probe.collect, "collect", lambda **kwargs: facts)
     result, data = check_json("--model", "deepseek-v3", "--attention-backend", "fa4", "--deterministic")
     assert data["target"]["kind"] == "live" and data["target"]["sm"] == "SM90"
     assert by_id(data)["fa4-deterministic-mla-arch"]["status"] == "fail"
 
 
 def test_probe_timeout_bounds_the_live_probes_import_checks(monkeypatch):
-    import probe.collect
+    import attn_preflight.probe.collect
+
     from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S
 
     facts = Facts.from_dict(json.loads((FACTS / "h200-sglang-0.5.23.json").read_text()))
     seen = []
-    monkeypatch.setattr(probe.collect, "collect", lambda **kwargs: seen.append(kwargs) or facts)
+    monkeypatch.setattr(attn_preflight.probe.collect, "collect", lambda **kwargs: seen.append(kwargs) or facts)
     assert check("--model", "llama-3.1-8b", "--probe-timeout", "2.5").exit_code in (0, 1)  # judged, not refused
     assert check("--model", "llama-3.1-8b").exit_code in (0, 1)
     assert seen == [{"check_imports": True, "timeout": 2.5}, {"check_imports": True, "timeout": DEFAULT_TIMEOUT_S}]
@@ -300,7 +301,7 @@ def test_vllm_serve_command_is_judged_by_vllm_rules():
         "8192",
     )
     assert data["config"]["engine"] == "vllm" and data["config"]["attention_backend"] == "FLASH_ATTN"
-    from rules.engine import get_rule
+    from attn_preflight.rules.engine import get_rule
 
     assert {get_rule(f["rule_id"]).engine for f in data["findings"]} <= {"vllm", "any"}
     assert any(f["rule_id"].startswith("vllm") for f in data["findings"])
@@ -380,7 +381,7 @@ def test_an_amd_or_intel_gpu_is_not_profiled_rather_than_a_close_nvidia_name(ver
 
 
 def test_no_nvidia_name_is_taken_for_another_vendors():
-    from rules.knowledge.gpus import PROFILES, other_vendor
+    from attn_preflight.rules.knowledge.gpus import PROFILES, other_vendor
 
     names = [name for p in PROFILES for name in (p.name, *p.aliases)]
     assert [name for name in names + [f"NVIDIA {n}" for n in names] if other_vendor(name)] == []

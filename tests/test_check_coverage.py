@@ -11,10 +11,9 @@ import json
 import re
 from pathlib import Path
 
+import attn_preflight.rules.resolve
 import pytest
-
-import rules.resolve
-from rules.engine import all_rules
+from attn_preflight.rules.engine import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = json.loads((ROOT / "tests" / "fixtures" / "sglang-0.5.23-check-coverage.json").read_text())
@@ -31,7 +30,9 @@ def test_each_check_is_covered_or_listed_as_uncovered(row):
     assert bool(covered) != bool(row.get("uncovered")), "either covered (rules / resolve) or uncovered, not both"
     assert sorted(set(row.get("rules", [])) - RULE_IDS) == [], "a rule named as coverage exists"
     if "resolve" in row:
-        assert callable(getattr(rules.resolve, row["resolve"], None)), f"rules/resolve.py has {row['resolve']}"
+        assert callable(getattr(attn_preflight.rules.resolve, row["resolve"], None)), (
+            f"rules/resolve.py has {row['resolve']}"
+        )
 
 
 def test_rows_are_unique():

@@ -8,18 +8,18 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from attn_preflight.probe.smoke.results import SmokeReport
+from attn_preflight.probe.smoke.runner import DEFAULT_TIMEOUT_S
+from attn_preflight.rules.config import make_config
+from attn_preflight.rules.engine import Status, evaluate
+from attn_preflight.rules.models import features_from_config
+from attn_preflight.rules.target import Target
 from click.testing import CliRunner
 
 from attn_preflight import smoke_plan
 from attn_preflight.check_smoke import smoke_findings, with_smoke
 from attn_preflight.cli import cli
 from attn_preflight.inputs import load_model
-from probe.smoke.results import SmokeReport
-from probe.smoke.runner import DEFAULT_TIMEOUT_S
-from rules.config import make_config
-from rules.engine import Status, evaluate
-from rules.models import features_from_config
-from rules.target import Target
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -125,7 +125,7 @@ def test_plan_runs_fa4_absorbed_mla_decode_through_qv():
 
 
 def test_a_kernel_without_the_argument_is_skipped_as_unable_to_express_it():
-    from probe.smoke.kernels import registry
+    from attn_preflight.probe.smoke.kernels import registry
 
     kernels = registry()
     sinks = replace(kernels["flashinfer-prefill"].quick, sinks=True)
@@ -183,9 +183,9 @@ def test_plan_names_what_cannot_be_smoked():
 
 @pytest.mark.parametrize("gpu", ["H200", "B200"])
 def test_every_preset_backend_and_kv_dtype_plans_without_error_and_nothing_unrun_passes(gpu):
-    from rules.knowledge import backends
-    from rules.knowledge.kv_dtypes import KV_DTYPES
-    from rules.models import presets
+    from attn_preflight.rules.knowledge import backends
+    from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
+    from attn_preflight.rules.models import presets
 
     target = Target.from_gpu(gpu)
     for model in presets():
@@ -220,7 +220,7 @@ def test_h200_fa4_fp8_rules_and_kernel_agree():
     smoke = of(result.findings, "smoke-kernel")
     assert [f.status for f in smoke] == [Status.FAIL, Status.FAIL]  # the kernel refused the config: not a skip
     assert all("FP8 is only supported on SM100" in f.message for f in smoke)
-    assert any("reproduce fa4-paged: python -m probe.smoke.worker" in f.note for f in smoke)
+    assert any("reproduce fa4-paged: python -m attn_preflight.probe.smoke.worker" in f.note for f in smoke)
     assert not of(result.findings, "smoke-disagrees") and result.verdict == "fail"
 
 
@@ -362,7 +362,7 @@ def test_every_smoke_finding_is_explained_by_its_docs_command():
 
 
 def test_smoke_findings_are_explained_but_are_not_rules():
-    from rules.engine import get_rule
+    from attn_preflight.rules.engine import get_rule
 
     explain = CliRunner().invoke(cli, ["explain", "smoke-disagrees"]).output
     assert "fa4-fp8-sm100" in explain and "flashmla-arch" in explain  # the kernel-level rules it compares
@@ -477,7 +477,7 @@ def test_check_without_smoke_loads_no_smoke_module():
         "import sys\nfrom attn_preflight.cli import main\n"
         "try:\n    main(['check', '--gpu', 'H200', '--model', 'llama-3.1-8b', '--attention-backend', 'fa4'])\n"
         "except SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('probe.smoke', 'attn_preflight.check_smoke', 'torch'))))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('attn_preflight.probe.smoke', 'attn_preflight.check_smoke', 'torch'))))\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert run.stdout.strip().splitlines()[-1] == "[]"

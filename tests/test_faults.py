@@ -16,6 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from attn_preflight.probe.facts import Facts
+from attn_preflight.probe.libraries import CATALOGUE
+from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
 from cli_run import assert_clean_outcome, run_cli
 from probe_fakes import (
     HANG,
@@ -32,10 +35,6 @@ from probe_fakes import (
     use_fake_pynvml,
     write_fake_pynvml,
 )
-
-from probe.facts import Facts
-from probe.libraries import CATALOGUE
-from rules.knowledge.cuda_arch import torch_arch_coverage
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
@@ -386,15 +385,15 @@ def test_cutlass_dsl_installed_without_its_pth(monkeypatch, tmp_path):
 # still run and check out). CPU-only, tiny shapes: the cost is each worker's `import torch`.
 FAULT_KERNELS = """
 import os, signal, time
-from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.kernels import Kernel
 
 CASE = Case(dtype="fp32", batch=1, seqlen_q=32, seqlen_k=32, heads_q=2, heads_kv=2, head_dim=32)
 
 
 def _build(fault):
     def build(case, device):
-        from probe.smoke.reference import Call, Inputs, attention_reference
+        from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
 
         q, k, v = Inputs(case, device).dense()
         reference = attention_reference(q, k, v, case)
@@ -425,13 +424,13 @@ KERNELS.append(Kernel(name="injected-import", family="injected", title="injected
 @pytest.fixture
 def fault_kernels(monkeypatch, tmp_path):
     pytest.importorskip("torch")
-    from probe.smoke import kernels
+    from attn_preflight.probe.smoke import kernels
 
     site = tmp_path / "kernels"
     site.mkdir()
     (site / "fault_kernels.py").write_text(FAULT_KERNELS)
     use_site(monkeypatch, site)
-    monkeypatch.setattr(kernels, "FAMILY_MODULES", ("probe.smoke.kernels.sdpa", "fault_kernels"))
+    monkeypatch.setattr(kernels, "FAMILY_MODULES", ("attn_preflight.probe.smoke.kernels.sdpa", "fault_kernels"))
 
 
 def smoke(kernel: str, timeout: str = "60"):
@@ -464,7 +463,9 @@ def test_smoke_kernel_segfaults(fault_kernels):
     code, result = smoke("injected-segfault")
     assert code == 1
     assert result["status"] == "crashed" and result["message"].startswith("killed by SIGSEGV")
-    assert result["reproduce"].startswith(f"{sys.executable} -m probe.smoke.worker fault_kernels injected-segfault ")
+    assert result["reproduce"].startswith(
+        f"{sys.executable} -m attn_preflight.probe.smoke.worker fault_kernels injected-segfault "
+    )
 
 
 def test_smoke_kernel_hangs(fault_kernels):

@@ -21,16 +21,16 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from attn_preflight.rules.config import kv_dtype_choices
+from attn_preflight.rules.engine import all_rules
+from attn_preflight.rules.knowledge import backends, gpus, kv_dtypes
+from attn_preflight.rules.models import FEATURES, presets
 from cli_run import Run, assert_clean_outcome, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from probe_fakes import NVML_ERROR_LIBRARY_NOT_FOUND, NVMLError, use_fake_pynvml
 
 from attn_preflight.cli import main
-from rules.config import kv_dtype_choices
-from rules.engine import all_rules
-from rules.knowledge import backends, gpus, kv_dtypes
-from rules.models import FEATURES, presets
 
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "fixtures"
@@ -346,7 +346,7 @@ def no_gpu(tmp_path_factory):
 
 
 def _gpu_only_kernel_names():
-    from probe.smoke.kernels import families, registry
+    from attn_preflight.probe.smoke.kernels import families, registry
 
     kernels = registry()
     names = [name for name, kernel in kernels.items() if kernel.needs_gpu]
@@ -711,7 +711,7 @@ HEALTH_FIELDS = ["status", "module", "seconds", "error", "causes", "details", "c
 def test_cache_entries(scratch, entry):
     """Whatever an import cache file holds for a request, reading it gives a typed, cacheable ImportHealth or a
     miss (checked again); the CLI-level attacks are in test_attacks.py."""
-    from probe.health import CACHEABLE, HEALTH_SCHEMA, ImportCache, ImportRequest
+    from attn_preflight.probe.health import CACHEABLE, HEALTH_SCHEMA, ImportCache, ImportRequest
 
     GENERATED["cache_entries"] = GENERATED.get("cache_entries", 0) + 1
     request = ImportRequest(key="quack", module="quack")

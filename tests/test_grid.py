@@ -1,6 +1,6 @@
 """One of each: one capability grid, one judgement vocabulary, one frozen rule registry, no private imports.
 
-The matrix command, the HTML report and the NFD labels all read rules.grid; these tests hold each of them to
+The matrix command, the HTML report and the NFD labels all read attn_preflight.rules.grid; these tests hold each of them to
 the grid (and the grid to the engine) for the same config and target, on cells that differ from each other.
 """
 
@@ -9,18 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from test_nfd import P, node_facts
-from test_report import Page, facts_file, smoke_file
-
-from attn_preflight.check_smoke import result_status
-from attn_preflight.cli import cli
-from attn_preflight.fleet import Fleet, NodeGroup, node_serving
-from attn_preflight.inputs import load_model
-from attn_preflight.render import nfd
-from probe.smoke.results import STATUSES, KernelResult, SmokeReport
-from rules.config import make_config
-from rules.engine import (
+from attn_preflight.probe.smoke.results import STATUSES, KernelResult, SmokeReport
+from attn_preflight.rules.config import make_config
+from attn_preflight.rules.engine import (
     SERVES,
     Judge,
     Report,
@@ -33,8 +24,17 @@ from rules.engine import (
     verdict_from,
     verdict_of,
 )
-from rules.grid import Cell, default_backends, default_kv_dtypes, gpu_targets, judge_grid
-from rules.target import Target
+from attn_preflight.rules.grid import Cell, default_backends, default_kv_dtypes, gpu_targets, judge_grid
+from attn_preflight.rules.target import Target
+from click.testing import CliRunner
+from test_nfd import P, node_facts
+from test_report import Page, facts_file, smoke_file
+
+from attn_preflight.check_smoke import result_status
+from attn_preflight.cli import cli
+from attn_preflight.fleet import Fleet, NodeGroup, node_serving
+from attn_preflight.inputs import load_model
+from attn_preflight.render import nfd
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,15 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-
-from rules.config import (
+from attn_preflight.rules.config import (
     NOT_BEARING_FLAGS,
     NOT_BEARING_GROUPS,
     UNMODELLED_BEARING_FLAGS,
     UNMODELLED_BEARING_GROUPS,
     parse_command,
 )
-from rules.knowledge import flags as flag_kb
+from attn_preflight.rules.knowledge import flags as flag_kb
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "launch_lines.json").read_text(encoding="utf-8"))["lines"]
 

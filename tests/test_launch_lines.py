@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
+from attn_preflight.rules.config import parse_command
 from cli_run import check_json, finding, run_cli
-
-from rules.config import parse_command
 
 
 def check(*command, gpu="H200"):

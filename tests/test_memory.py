@@ -8,10 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from attn_preflight.rules.knowledge import memory
+from attn_preflight.rules.knowledge.memory import (
+    GIB,
+    kv_cost,
+    shape_from_config,
+    total_parameters,
+    weight_bytes_per_gpu,
+)
 from packaging.version import Version
-
-from rules.knowledge import memory
-from rules.knowledge.memory import GIB, kv_cost, shape_from_config, total_parameters, weight_bytes_per_gpu
 
 SIZES = json.loads((Path(__file__).parent / "fixtures" / "model_sizes.json").read_text())["models"]
 BY_NAME = {m["name"]: m for m in SIZES}
@@ -536,7 +541,7 @@ def test_a_vllm_request_holds_only_the_window_of_its_sliding_layers():
 
 
 def test_llama4_chunked_layers_are_its_sliding_layers():
-    from rules.models import load_preset
+    from attn_preflight.rules.models import load_preset
 
     s = load_preset("llama-4-scout").shape  # 48 layers: every fourth global, the others chunked at 8192
     assert (s.full_attention_layers, s.sliding_layers, s.sliding_window, s.sglang_swa_pool) == (12, 36, 8192, True)

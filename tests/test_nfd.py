@@ -7,11 +7,11 @@ import os
 import string
 
 import pytest
+from attn_preflight.probe.facts import Facts, GpuDevice, ImportHealth, LibraryFacts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attn_preflight.render import nfd
-from probe.facts import Facts, GpuDevice, ImportHealth, LibraryFacts
 
 P = nfd.PREFIX + "/"
 
@@ -335,8 +335,9 @@ def test_labels_from_the_saved_h200_report_match_the_file_written_on_the_h200():
     import json
     from pathlib import Path
 
+    from attn_preflight.probe.facts import Facts
+
     from attn_preflight.fleet import node_serving
-    from probe.facts import Facts
 
     fixtures = Path(__file__).parent / "fixtures"
     facts = Facts.from_dict(json.loads((fixtures / "probe-h200.json").read_text()))

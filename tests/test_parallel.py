@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from attn_preflight.probe.facts import Facts
+from attn_preflight.rules.checks.common import attention_dp_size
+from attn_preflight.rules.config import Config
+from attn_preflight.rules.target import Target
 from cli_run import check_json, finding, run_cli
-
-from probe.facts import Facts
-from rules.checks.common import attention_dp_size
-from rules.config import Config
-from rules.target import Target
 
 FACTS = Path(__file__).parent / "fixtures" / "facts"
 

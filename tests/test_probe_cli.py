@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from attn_preflight.probe.facts import SCHEMA_VERSION, Facts
+from attn_preflight.probe.libraries import CATALOGUE
 from click.testing import CliRunner
 from probe_fakes import (
     HANG,
@@ -26,8 +28,6 @@ from probe_fakes import (
 
 from attn_preflight.cli import cli, main
 from attn_preflight.render.facts import facts_document
-from probe.facts import SCHEMA_VERSION, Facts
-from probe.libraries import CATALOGUE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,7 +86,7 @@ def test_bad_arguments_are_one_line_and_exit_2(argv, expected, capsys):
 
 
 def test_unwritable_output_is_refused_before_probing(tmp_path, capsys, monkeypatch):
-    from probe import collect
+    from attn_preflight.probe import collect
 
     monkeypatch.setattr(collect, "collect", lambda **kw: pytest.fail("probed before checking --output"))
     code, out = run_main(["probe", "-o", str(tmp_path / "missing" / "x.json")], capsys)

@@ -9,14 +9,13 @@ import subprocess
 import sys
 
 import pytest
+from attn_preflight.probe import collect as collect_module
+from attn_preflight.probe import gpus, health, libraries, toolkit
+from attn_preflight.probe.collect import collect, cudnn_version_text
+from attn_preflight.probe.facts import HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED
+from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
+from attn_preflight.rules.knowledge.import_diagnosis import component_notes
 from probe_fakes import h200, make_dist, use_fake_pynvml
-
-from probe import collect as collect_module
-from probe import gpus, health, libraries, toolkit
-from probe.collect import collect, cudnn_version_text
-from probe.facts import HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED
-from rules.knowledge.cuda_arch import torch_arch_coverage
-from rules.knowledge.import_diagnosis import component_notes
 
 # A torch stand-in whose import check answers like torch 2.11.0+cu130 on the H200 (arch list, cuDNN).
 FAKE_TORCH = """import types
@@ -138,7 +137,7 @@ def test_main_process_never_imports_torch_or_pynvml_at_startup(tmp_path):
         "import sys, json\n"
         "import attn_preflight.cli, attn_preflight.commands.probe_cmd\n"
         "startup = sorted(m for m in ('pynvml', 'torch', 'tabulate') if m in sys.modules)\n"
-        "from probe.collect import collect\n"
+        "from attn_preflight.probe.collect import collect\n"
         "facts = collect(timeout=60)\n"
         "print(json.dumps({'startup': startup, 'torch_imported': 'torch' in sys.modules,\n"
         "                  'torch_health': facts.library('torch').health.status}))\n"
@@ -164,7 +163,7 @@ def test_cudnn_version_text(value, text):
 def test_os_description_is_platform_platform_without_its_subprocess():
     import platform
 
-    from probe.collect import os_description
+    from attn_preflight.probe.collect import os_description
 
     if platform.system() != "Linux" or not platform.libc_ver()[0]:
         pytest.skip("platform.platform() spells other systems differently")

@@ -9,10 +9,8 @@ import signal
 import time
 
 import pytest
-from probe_fakes import HANG, SEGFAULT, UNDEFINED_SYMBOL, make_cutlass_dsl, make_dist
-
-from probe import health
-from probe.facts import (
+from attn_preflight.probe import health
+from attn_preflight.probe.facts import (
     HEALTH_CRASHED,
     HEALTH_ERROR,
     HEALTH_OK,
@@ -24,8 +22,9 @@ from probe.facts import (
     LibraryFacts,
     TorchFacts,
 )
-from probe.health import ImportRequest, check_imports, missing_module_facts
-from rules.knowledge.import_diagnosis import diagnose, error_diagnosis
+from attn_preflight.probe.health import ImportRequest, check_imports, missing_module_facts
+from attn_preflight.rules.knowledge.import_diagnosis import diagnose, error_diagnosis
+from probe_fakes import HANG, SEGFAULT, UNDEFINED_SYMBOL, make_cutlass_dsl, make_dist
 
 
 @pytest.fixture

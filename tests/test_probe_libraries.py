@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import sys
 
+from attn_preflight.probe import libraries
+from attn_preflight.probe.facts import LibraryFacts
+from attn_preflight.probe.libraries import CATALOGUE, canonical, library_facts, locate_module, spec_for
 from probe_fakes import make_dist
-
-from probe import libraries
-from probe.facts import LibraryFacts
-from probe.libraries import CATALOGUE, canonical, library_facts, locate_module, spec_for
 
 
 def test_catalogue_covers_the_stack_with_sources_and_unique_names():

@@ -8,10 +8,9 @@ import signal
 import stat
 import time
 
+from attn_preflight.probe import toolkit
+from attn_preflight.probe.libraries import DistributionIndex
 from probe_fakes import make_dist
-
-from probe import toolkit
-from probe.libraries import DistributionIndex
 
 TORCH_VERSION_PY = """from typing import Optional
 

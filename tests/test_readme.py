@@ -4,7 +4,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from probe import facts
+from attn_preflight.probe import facts
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -5,12 +5,12 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.results import KernelResult, MachineSummary, SmokeReport
 from click.testing import CliRunner
 from test_nfd import node_facts
 
 from attn_preflight.cli import cli
-from probe.smoke.cases import Case
-from probe.smoke.results import KernelResult, MachineSummary, SmokeReport
 
 
 class Page(HTMLParser):
@@ -115,9 +115,9 @@ def test_deterministic_deepseek_on_fa4_fails_on_sm90(tmp_path):
 
 
 def test_live_probe_is_the_default(tmp_path, monkeypatch):
-    import probe.collect
+    import attn_preflight.probe.collect
 
-    monkeypatch.setattr(probe.collect, "collect", lambda **kwargs: node_facts(hostname="live-node"))
+    monkeypatch.setattr(attn_preflight.probe.collect, "collect", lambda **kwargs: node_facts(hostname="live-node"))
     result, html = report(tmp_path)
     assert result.exit_code == 0, result.output
     assert "live-node" in html and "this machine" in html

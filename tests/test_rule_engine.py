@@ -1,10 +1,11 @@
 """The engine's contract: version gates, verdicts, alternatives, resolution, stable order."""
 
+from attn_preflight.rules.config import make_config, parse_command
+from attn_preflight.rules.engine import Status, evaluate, verdict_of
+from attn_preflight.rules.resolve import effective_page_size, resolve
+from attn_preflight.rules.target import Target
+
 from attn_preflight.inputs import load_model
-from rules.config import make_config, parse_command
-from rules.engine import Status, evaluate, verdict_of
-from rules.resolve import effective_page_size, resolve
-from rules.target import Target
 
 
 def finding(report, rule_id):

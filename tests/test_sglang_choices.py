@@ -7,12 +7,11 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
-from rules.config import SGLANG_SPECULATIVE_ALGORITHMS
-from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
-from rules.knowledge import sglang_choices as choices_kb
-from rules.knowledge.backends import MM_ATTENTION_BACKENDS, SGLANG_BACKENDS, declaration
-from rules.knowledge.kv_dtypes import KV_DTYPES
+from attn_preflight.rules.config import SGLANG_SPECULATIVE_ALGORITHMS
+from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
+from attn_preflight.rules.knowledge import sglang_choices as choices_kb
+from attn_preflight.rules.knowledge.backends import MM_ATTENTION_BACKENDS, SGLANG_BACKENDS, declaration
+from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
 
 WHEELS = Path("/work/wheels/sglang/extracted")
 ROOT = Path(__file__).resolve().parent.parent

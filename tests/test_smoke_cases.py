@@ -7,12 +7,11 @@ import math
 from dataclasses import replace
 
 import pytest
-
-from probe.smoke import BACKEND_KERNELS, ModelShape, shape_cases
-from probe.smoke.cases import TOLERANCE, Case, attention_flops, sweep, tolerance, visible_keys
-from probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, registry, select
-from probe.smoke.results import KernelResult, SmokeReport, SmokeReportError
-from rules.knowledge.kernel_limits import MachineView, documented_limit
+from attn_preflight.probe.smoke import BACKEND_KERNELS, ModelShape, shape_cases
+from attn_preflight.probe.smoke.cases import TOLERANCE, Case, attention_flops, sweep, tolerance, visible_keys
+from attn_preflight.probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, registry, select
+from attn_preflight.probe.smoke.results import KernelResult, SmokeReport, SmokeReportError
+from attn_preflight.rules.knowledge.kernel_limits import MachineView, documented_limit
 
 
 # -- cases --------------------------------------------------------------------------------------------------
@@ -82,7 +81,7 @@ def test_registry_names_are_unique_and_every_kernel_says_what_it_calls():
     assert len(kernels) >= 17
     for kernel in kernels.values():
         assert kernel.api and kernel.title and kernel.quick.validate()
-        assert kernel.build.__module__.startswith("probe.smoke.kernels.")
+        assert kernel.build.__module__.startswith("attn_preflight.probe.smoke.kernels.")
     assert {
         "sdpa-flash",
         "sdpa-efficient",
@@ -109,7 +108,7 @@ def test_select_takes_kernel_and_family_names_in_registry_order():
 
 
 def test_plan_gives_each_kernel_its_quick_case_per_dtype_or_its_sweep():
-    from probe.smoke.runner import plan
+    from attn_preflight.probe.smoke.runner import plan
 
     fa4, math_kernel = registry()["fa4-paged"], registry()["sdpa-math"]
     quick = plan([fa4, math_kernel])
@@ -192,7 +191,7 @@ def test_shape_cases_apply_a_models_shape_to_each_backend_kernel():
 
 # -- the reference (torch) -----------------------------------------------------------------------------------
 torch = pytest.importorskip("torch")
-from probe.smoke.reference import (  # noqa: E402
+from attn_preflight.probe.smoke.reference import (  # noqa: E402
     Inputs,
     PagedKV,
     attention_mask,
@@ -411,7 +410,7 @@ def test_report_from_dict_refuses_malformed_reports(mutate, message):
 
 
 # -- compile caches ----------------------------------------------------------------------------------------------
-from probe.smoke.caches import cache_environment  # noqa: E402
+from attn_preflight.probe.smoke.caches import cache_environment  # noqa: E402
 
 
 def test_caches_go_under_xdg_cache_home_with_fa4s_persistent_cache_switched_on(tmp_path):
@@ -447,8 +446,8 @@ def test_an_unwritable_cache_is_left_out_with_a_note_and_never_breaks_the_run(tm
     environ = {**__import__("os").environ, "XDG_CACHE_HOME": str(blocker)}
     added, _, notes = cache_environment(environ)
     assert added == {} and len(notes) == 5 and all("cannot write" in note for note in notes)
-    from probe.smoke.kernels import registry as kernels
-    from probe.smoke.runner import Runner
+    from attn_preflight.probe.smoke.kernels import registry as kernels
+    from attn_preflight.probe.smoke.runner import Runner
 
     math_kernel = kernels()["sdpa-math"]
     small = Case(batch=1, seqlen_q=32, seqlen_k=32, heads_q=2, heads_kv=1, head_dim=16)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from attn_preflight.probe.smoke.results import SmokeReport
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli, main
-from probe.smoke.results import SmokeReport
 
 torch = pytest.importorskip("torch")
 
@@ -24,7 +24,7 @@ def run_main(argv, capsys):
 
 
 def _cpu_only():
-    from probe.gpus import collect_gpus
+    from attn_preflight.probe.gpus import collect_gpus
 
     return not collect_gpus().devices
 

@@ -7,9 +7,9 @@ import json
 import os
 
 import pytest
+from attn_preflight.probe.smoke.results import SmokeReport
 
 from attn_preflight.render.smoke import render_smoke
-from probe.smoke.results import SmokeReport
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 QUICK = os.path.join(FIXTURES, "smoke-h200-quick.json")

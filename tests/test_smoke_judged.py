@@ -11,6 +11,15 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.kernels import Kernel, registry
+from attn_preflight.probe.smoke.results import KernelResult, MachineSummary, SmokeReport
+from attn_preflight.rules.config import make_config
+from attn_preflight.rules.engine import Status, evaluate
+from attn_preflight.rules.knowledge import backends, kernel_limits
+from attn_preflight.rules.knowledge.kernel_limits import MachineView
+from attn_preflight.rules.smoke import CONFIRMED, CONTRADICTED, CROSSED, judge_limits
+from attn_preflight.rules.target import Target
 from click.testing import CliRunner
 
 from attn_preflight.check_smoke import with_smoke
@@ -19,15 +28,6 @@ from attn_preflight.commands.report import smoke_table
 from attn_preflight.inputs import load_model
 from attn_preflight.render.smoke import progress_line, render_smoke
 from attn_preflight.smoke_judged import judged, judged_result
-from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel, registry
-from probe.smoke.results import KernelResult, MachineSummary, SmokeReport
-from rules.config import make_config
-from rules.engine import Status, evaluate
-from rules.knowledge import backends, kernel_limits
-from rules.knowledge.kernel_limits import MachineView
-from rules.smoke import CONFIRMED, CONTRADICTED, CROSSED, judge_limits
-from rules.target import Target
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FP8_REFUSAL = "AssertionError: FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe."
@@ -45,7 +45,7 @@ def raw_fa4_fp8(status="error", message=FP8_REFUSAL, **extra) -> KernelResult:
         case=FP8,
         message=message,
         details=["  File interface.py, line 1"],
-        reproduce="python -m probe.smoke.worker probe.smoke.kernels.fa4 fa4-dense '[...]'",
+        reproduce="python -m attn_preflight.probe.smoke.worker attn_preflight.probe.smoke.kernels.fa4 fa4-dense '[...]'",
         **extra,
     )
 
@@ -178,7 +178,7 @@ def test_the_progress_line_is_judged_with_the_machine_known_so_far():
 
 @pytest.mark.parametrize("capability, code, status", [("9.0", 0, "skipped"), ("10.0", 1, "ERROR")])
 def test_smoke_exit_code_fails_only_a_kernel_that_ran_and_failed(monkeypatch, capability, code, status):
-    import probe.smoke.runner
+    import attn_preflight.probe.smoke.runner
 
     def run(self, jobs, level="quick"):
         report = on(capability, raw_fa4_fp8())
@@ -186,7 +186,7 @@ def test_smoke_exit_code_fails_only_a_kernel_that_ran_and_failed(monkeypatch, ca
             self.progress(result, report.machine)
         return report
 
-    monkeypatch.setattr(probe.smoke.runner.Runner, "run", run)
+    monkeypatch.setattr(attn_preflight.probe.smoke.runner.Runner, "run", run)
     result = CliRunner().invoke(cli, ["smoke", "--kernel", "fa4-dense", "--dtype", "fp8"])
     assert result.exit_code == code, result.output
     row = next(line for line in result.stdout.splitlines() if line.startswith("fa4-dense"))

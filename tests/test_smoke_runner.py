@@ -18,9 +18,10 @@ import pytest
 
 pytest.importorskip("torch")
 
+from attn_preflight.probe.smoke.cases import Case  # noqa: E402
+from attn_preflight.probe.smoke.runner import Runner  # noqa: E402
+
 from attn_preflight.smoke_judged import judged_result  # noqa: E402
-from probe.smoke.cases import Case  # noqa: E402
-from probe.smoke.runner import Runner  # noqa: E402
 
 TEST_KERNELS = '''
 """Kernels that misbehave on purpose (tests/test_smoke_runner.py)."""
@@ -29,21 +30,21 @@ import subprocess
 import sys
 import time
 
-from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.kernels import Kernel
 
 CASE = Case(batch=1, seqlen_q=8, seqlen_k=8, heads_q=2, heads_kv=1, head_dim=16)
 POISONED = []  # set by the sticky case: a worker that kept running after it would answer wrongly
 
 
 def _reference(case, device):
-    from probe.smoke.reference import Inputs, attention_reference
+    from attn_preflight.probe.smoke.reference import Inputs, attention_reference
     q, k, v = Inputs(case, device).dense()
     return attention_reference(q, k, v, case)
 
 
 def _call(run, reference):
-    from probe.smoke.reference import Call
+    from attn_preflight.probe.smoke.reference import Call
     return Call(run, reference, flops=4096)
 
 
@@ -355,8 +356,8 @@ import torch
 import triton
 import triton.language as tl
 
-from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.kernels import Kernel
 
 
 @triton.jit
@@ -365,7 +366,7 @@ def _wild_store(pointer):
 
 
 def wild_at_2048(case, device):
-    from probe.smoke.reference import Call, elementwise_add
+    from attn_preflight.probe.smoke.reference import Call, elementwise_add
     a, b, reference = elementwise_add(case, device)
     if case.numel != 2048:
         return Call(lambda: a + b, reference)

@@ -1,8 +1,7 @@
 """Release ranges (rules/versions.py), as rules and declarations state them."""
 
 import pytest
-
-from rules.versions import InvalidRange, VersionRange
+from attn_preflight.rules.versions import InvalidRange, VersionRange
 
 
 @pytest.mark.parametrize(

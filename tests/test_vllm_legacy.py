@@ -5,11 +5,11 @@ engine/arg_utils.py _is_v1_supported_oracle, attention/selector.py, envs.py."""
 import json
 
 import pytest
+from attn_preflight.rules.knowledge import vllm_backends as kb
+from attn_preflight.rules.knowledge import vllm_legacy as legacy
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli
-from rules.knowledge import vllm_backends as kb
-from rules.knowledge import vllm_legacy as legacy
 
 A100, H100, B200 = (8, 0), (9, 0), (10, 0)
 LLAMA = kb.VllmQuery(cc=A100, head_size=128)

@@ -7,13 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from attn_preflight.rules.checks import vllm as vllm_rules
+from attn_preflight.rules.engine import all_rules
+from attn_preflight.rules.knowledge import vllm_backends as kb
+from attn_preflight.rules.knowledge import vllm_legacy as legacy
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli
-from rules.checks import vllm as vllm_rules
-from rules.engine import all_rules
-from rules.knowledge import vllm_backends as kb
-from rules.knowledge import vllm_legacy as legacy
 from tests.rule_fixtures import all_fixtures, run_case
 
 DEEPSEEK_V3 = {
@@ -871,9 +871,8 @@ def test_declarations_are_read_only_and_each_fact_has_a_source():
 def test_the_backend_enum_of_every_release_is_the_wheels_and_the_newest_is_the_declared_list():
     """bench/vllm_backend_enum.py read the 37 wheels 0.10.0-0.33.0 (with 0.10.1.1 and 0.11.1); the newest must be
     the declared backends."""
+    from attn_preflight.rules.knowledge import vllm_backends as kb
     from packaging.version import Version
-
-    from rules.knowledge import vllm_backends as kb
 
     assert len(kb.ENUM_BY_RELEASE) >= 30 and min(kb.ENUM_BY_RELEASE, key=Version) == "0.10.0"
     assert kb.ENUM_BY_RELEASE[kb.VLLM_VERSION] == kb.VALID_NAMES

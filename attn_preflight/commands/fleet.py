@@ -47,8 +47,8 @@ def expand_paths(paths: tuple[str, ...]) -> list[str]:
 
 def read_report(path: str):
     """(Facts, None) or (None, why it cannot be read): one bad report never stops the merge."""
-    from probe.facts import Facts, FactsError
-    from probe.jsonfile import JsonFileError, read_json
+    from attn_preflight.probe.facts import Facts, FactsError
+    from attn_preflight.probe.jsonfile import JsonFileError, read_json
 
     try:
         return Facts.from_dict(read_json(path)), None

@@ -18,7 +18,7 @@ def gpus_command(fmt):
     attn-preflight gpus
     attn-preflight gpus --format json
     """
-    from rules.knowledge.gpus import PROFILES
+    from attn_preflight.rules.knowledge.gpus import PROFILES
 
     fmt = fmt.lower()
     if fmt == "json":

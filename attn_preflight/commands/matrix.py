@@ -13,7 +13,7 @@ from attn_preflight.commands.common import (
     screen_for,
     write_output,
 )
-from rules.errors import RulesInputError
+from attn_preflight.rules.errors import RulesInputError
 
 
 @click.command("matrix")
@@ -50,10 +50,10 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
     """
     from attn_preflight.inputs import ModelNotFound, load_model
     from attn_preflight.render.matrix import render_matrix
-    from rules.config import make_config
-    from rules.grid import gpu_targets, judge_grid
-    from rules.knowledge import backends as backend_kb
-    from rules.target import Target
+    from attn_preflight.rules.config import make_config
+    from attn_preflight.rules.grid import gpu_targets, judge_grid
+    from attn_preflight.rules.knowledge import backends as backend_kb
+    from attn_preflight.rules.target import Target
 
     check_output_writable(output)
     try:

@@ -59,7 +59,7 @@ def probe_command(
     attn-preflight probe --format markdown --no-imports
     """
     check_output_writable(output)
-    from probe.collect import collect
+    from attn_preflight.probe.collect import collect
 
     started = (ctx.obj or {}).get("gpu_probe")  # forked by attn_preflight.start, before click loaded
     facts = collect(check_imports=not no_imports, timeout=timeout, use_cache=not no_cache, gpu_probe=started)

@@ -20,8 +20,8 @@ def matrix_for(config, target, backend_given: bool, kv_given: bool):
     """The backend × KV-dtype Matrix for `config` on `target`; a backend or KV dtype named on the command line
     narrows it to that row or column."""
     from attn_preflight.render.html import Matrix
-    from rules.grid import judge_grid
-    from rules.knowledge import backends as backend_kb
+    from attn_preflight.rules.grid import judge_grid
+    from attn_preflight.rules.knowledge import backends as backend_kb
 
     backends = [config.attention_backend] if backend_given else ()
     grid = judge_grid(config, [target], backends, [config.kv_cache_dtype] if kv_given else ())
@@ -53,10 +53,10 @@ def _config_note(config) -> str:
 def smoke_table(path: str):
     from attn_preflight.check_smoke import result_status
     from attn_preflight.inputs import read_json_input
+    from attn_preflight.probe.smoke.results import SmokeReport, SmokeReportError
     from attn_preflight.render.html import SmokeRow, SmokeTable
+    from attn_preflight.rules.errors import RulesInputError
     from attn_preflight.smoke_judged import judged
-    from probe.smoke.results import SmokeReport, SmokeReportError
-    from rules.errors import RulesInputError
 
     try:
         report = judged(SmokeReport.from_dict(read_json_input(path, "--smoke")))
@@ -128,7 +128,7 @@ def report_command(
     """
     from attn_preflight.commands.check import target_from_options
     from attn_preflight.render.html import render_html
-    from rules.checks.memory import memory_figures
+    from attn_preflight.rules.checks.memory import memory_figures
 
     check_output_writable(output)
     cfg = config_from_options(config)

@@ -89,11 +89,11 @@ def smoke_command(
     every case was skipped (no GPU, nothing installed) the summary says "nothing ran" and the exit is 0: a
     skip is a fact, not a failure; --strict makes it 1, for a CI job that must have tested a kernel.
     """
+    from attn_preflight.probe.smoke.cases import DTYPE_ALIASES
+    from attn_preflight.probe.smoke.kernels import families, registry, select
+    from attn_preflight.probe.smoke.runner import Runner, plan
     from attn_preflight.render.smoke import progress_line, render_smoke
     from attn_preflight.smoke_judged import judged
-    from probe.smoke.cases import DTYPE_ALIASES
-    from probe.smoke.kernels import families, registry, select
-    from probe.smoke.runner import Runner, plan
 
     check_output_writable(output)
     kernels = registry()

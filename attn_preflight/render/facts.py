@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from attn_preflight.render import PLAIN, Screen, heading, key_values, table, wrap_lines
-from probe.facts import (
+from attn_preflight.probe.facts import (
     HEALTH_BROKEN,
     HEALTH_CRASHED,
     HEALTH_NOT_INSTALLED,
@@ -18,9 +17,10 @@ from probe.facts import (
     Facts,
     LibraryFacts,
 )
-from probe.libraries import SKEW_NOTE
-from rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, torch_arch_coverage
-from rules.knowledge.import_diagnosis import component_notes, diagnose
+from attn_preflight.probe.libraries import SKEW_NOTE
+from attn_preflight.render import PLAIN, Screen, heading, key_values, table, wrap_lines
+from attn_preflight.rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, torch_arch_coverage
+from attn_preflight.rules.knowledge.import_diagnosis import component_notes, diagnose
 
 
 def render_facts(facts: Facts, fmt: str, screen: Screen = PLAIN) -> str:
@@ -279,7 +279,7 @@ def _mib(value: Optional[int]) -> Optional[str]:
 
 def facts_document(facts: Facts) -> dict:
     """The report `probe --format json` writes: the facts, and beside them today's judgements for readers of
-    the JSON (probe.facts.DERIVED_KEYS: ignored when the report is read back)."""
+    the JSON (attn_preflight.probe.facts.DERIVED_KEYS: ignored when the report is read back)."""
     document = facts.to_dict()
     document["torch"]["gpu_arch_covered"] = torch_arch_coverage(facts)
     for lib, written in zip(facts.libraries, document["libraries"]):

@@ -12,7 +12,7 @@ import shlex
 from typing import Any
 
 from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
-from rules.checks.memory import memory_figures
+from attn_preflight.rules.checks.memory import memory_figures
 
 CHECK_SCHEMA_VERSION = 1
 _COMMAND_WIDTH = 100  # columns a corrected command's lines fill when the screen sets no width

@@ -3,7 +3,7 @@
 No network and no external assets: CSS is inline, there is no script, fonts are the system's. Every status is
 a colour *and* a word and a symbol (legible in grey print and for colour-blind readers); every matrix cell
 carries its reasons in a `title` (hover) and in numbered notes under the table (print, screen readers).
-Input is data (Matrix, SmokeTable) that the report command builds from the rules grid (rules.grid cells) and a
+Input is data (Matrix, SmokeTable) that the report command builds from the rules grid (attn_preflight.rules.grid cells) and a
 smoke result, so this module reads Facts, the grid's cells and nothing else of the program.
 """
 
@@ -14,9 +14,9 @@ from html import escape
 from string import Template
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from probe import __version__
-from probe.environ import redact
-from probe.facts import (
+from attn_preflight.probe import __version__
+from attn_preflight.probe.environ import redact
+from attn_preflight.probe.facts import (
     HEALTH_BROKEN,
     HEALTH_CRASHED,
     HEALTH_ERROR,
@@ -27,13 +27,13 @@ from probe.facts import (
     Facts,
     LibraryFacts,
 )
-from rules.engine import Status
-from rules.grid import Cell, Reason
-from rules.knowledge.cuda_arch import torch_arch_coverage
-from rules.knowledge.import_diagnosis import component_notes, diagnose
+from attn_preflight.rules.engine import Status
+from attn_preflight.rules.grid import Cell, Reason
+from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
+from attn_preflight.rules.knowledge.import_diagnosis import component_notes, diagnose
 
 if TYPE_CHECKING:  # the figures come from the report command
-    from rules.checks.memory import MemoryFigures
+    from attn_preflight.rules.checks.memory import MemoryFigures
 
 # status -> (css class, symbol, word shown)
 STATUS_STYLE = {
@@ -59,7 +59,7 @@ _UNJUDGED = Cell(Status.WARN, Status.UNKNOWN)
 
 @dataclass
 class Matrix:
-    """Backends (rows) × KV-cache dtypes (columns) for one model on this target: rules.grid cells."""
+    """Backends (rows) × KV-cache dtypes (columns) for one model on this target: attn_preflight.rules.grid cells."""
 
     subject: str  # the model, or "no model (backend defaults)"
     rows: list[tuple[str, str]]  # (backend, title)
@@ -530,7 +530,7 @@ def render_html(
     memory: Optional[MemoryFigures] = None,
 ) -> str:
     """The page. `source` names where the facts came from (this machine, or the report file); `memory` the
-    weights and KV figures of the model on it (rules.checks.memory.memory_figures), when known."""
+    weights and KV figures of the model on it (attn_preflight.rules.checks.memory.memory_figures), when known."""
     host = facts.host.hostname or source
     meta_parts = [
         f"Probed {_when(facts.collected_at)}" if facts.collected_at else "Probe time unknown",

@@ -1,11 +1,11 @@
 """The capability matrix as table, markdown or JSON: rows GPU profiles, columns backends, one table per KV dtype.
 
-Input: a rules.grid.Grid over GPU-profile targets (the `matrix` command)."""
+Input: a attn_preflight.rules.grid.Grid over GPU-profile targets (the `matrix` command)."""
 
 from __future__ import annotations
 
 from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
-from rules.checks.memory import memory_figures
+from attn_preflight.rules.checks.memory import memory_figures
 
 MATRIX_SCHEMA_VERSION = 1
 _MARK = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
@@ -26,7 +26,7 @@ def _cells(grid) -> dict:
 
 
 def _memory(grid) -> dict:
-    """GPU -> the memory figures of the config on that profile (rules.checks.memory.memory_figures), or None
+    """GPU -> the memory figures of the config on that profile (attn_preflight.rules.checks.memory.memory_figures), or None
     when they cannot be computed (no model shape, no memory size)."""
     return {target.gpu_name: memory_figures(grid.config, target) for target in grid.targets}
 

@@ -34,10 +34,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from probe import __version__
-from probe.facts import HEALTH_NOT_INSTALLED, Facts
-from rules.engine import SERVES
-from rules.knowledge.cuda_arch import torch_arch_coverage
+from attn_preflight.probe import __version__
+from attn_preflight.probe.facts import HEALTH_NOT_INSTALLED, Facts
+from attn_preflight.rules.engine import SERVES
+from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
 
 PREFIX = "attn-preflight.feature.node.kubernetes.io"
 FEATURES_DIR = "/etc/kubernetes/node-feature-discovery/features.d"
@@ -56,7 +56,7 @@ _EDGE = "-_."
 
 @dataclass(frozen=True)
 class NodeServing:
-    """What the rules say this node can serve: rules.engine.Status values, from one rules.grid Grid
+    """What the rules say this node can serve: attn_preflight.rules.engine.Status values, from one attn_preflight.rules.grid Grid
     (attn_preflight.fleet.node_serving)."""
 
     backends: Mapping[str, str] = field(default_factory=dict)  # backend -> its cell's status, default config

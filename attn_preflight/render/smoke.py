@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from attn_preflight.probe.smoke.results import FAILED_STATUSES, STATUS_OK, MachineSummary
 from attn_preflight.render import PLAIN, Screen, heading, key_values, status_word, table, to_json, wrap_lines
 from attn_preflight.smoke_judged import judged, judged_result
-from probe.smoke.results import FAILED_STATUSES, STATUS_OK, MachineSummary
 
 _TONE = {STATUS_OK: "pass", **{status: "fail" for status in FAILED_STATUSES}}  # how a case's status is coloured
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Mapping, Optional
 
-from probe.smoke.cases import DTYPES, Case
-from probe.smoke.kernels import Kernel, registry
-from probe.smoke.results import SmokeReport
-from probe.smoke.runner import DEFAULT_TIMEOUT_S, Progress, Runner
+from attn_preflight.probe.smoke.cases import DTYPES, Case
+from attn_preflight.probe.smoke.kernels import Kernel, registry
+from attn_preflight.probe.smoke.results import SmokeReport
+from attn_preflight.probe.smoke.runner import DEFAULT_TIMEOUT_S, Progress, Runner
 
 # Serving engines' --attention-backend values -> the kernels that backend calls. SGLang's "fa3" runs
 # sgl-kernel's FA3 build (sgl_kernel.flash_attn), "fa4" runs flash_attn.cute (dense/varlen prefill, paged

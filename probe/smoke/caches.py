@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Optional
 
-from probe.environ import NO_CACHE_HOME, cache_home
+from attn_preflight.probe.environ import NO_CACHE_HOME, cache_home
 
 # variable -> (subdirectory, extra variables set with it)
 CACHE_VARIABLES = {

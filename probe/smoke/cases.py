@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence
 
-from probe.facts import OMIT_DEFAULT, to_jsonable
+from attn_preflight.probe.facts import OMIT_DEFAULT, to_jsonable
 
 # Case dtypes, spelled as in serving flags; torch names are looked up in the worker.
 DTYPES = ("bf16", "fp16", "fp8_e4m3", "fp32")

@@ -10,8 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from probe.facts import FactsError, Schema, to_jsonable
-from probe.smoke.cases import Case
+from attn_preflight.probe.facts import FactsError, Schema, to_jsonable
+from attn_preflight.probe.smoke.cases import Case
 
 SMOKE_SCHEMA_VERSION = 1
 REPORT_KIND = "smoke"

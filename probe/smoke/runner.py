@@ -32,12 +32,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-import probe
-from probe.children import TerminateAsExit, kill_group, probe_argv, spawn
-from probe.smoke.caches import cache_environment
-from probe.smoke.cases import Case, sweep
-from probe.smoke.kernels import Kernel
-from probe.smoke.results import (
+import attn_preflight.probe
+from attn_preflight.probe.children import TerminateAsExit, kill_group, probe_argv, spawn
+from attn_preflight.probe.smoke.caches import cache_environment
+from attn_preflight.probe.smoke.cases import Case, sweep
+from attn_preflight.probe.smoke.kernels import Kernel
+from attn_preflight.probe.smoke.results import (
     SKIP_API,
     SKIP_ENVIRONMENT,
     STATUS_CRASHED,
@@ -100,7 +100,7 @@ def kernel_module(kernel: Kernel) -> str:
 def reproduce_command(kernel: Kernel, case: Case) -> str:
     """The case alone, with the interpreter that ran it (a bare `python` may be another environment)."""
     cases = json.dumps([case.to_dict()], separators=(",", ":"))
-    worker = f"-m probe.smoke.worker {kernel_module(kernel)} {kernel.name} {shlex.quote(cases)}"
+    worker = f"-m attn_preflight.probe.smoke.worker {kernel_module(kernel)} {kernel.name} {shlex.quote(cases)}"
     return f"{shlex.quote(sys.executable)} {worker}"
 
 
@@ -188,7 +188,7 @@ class Runner:
             pool.shutdown()
 
         return SmokeReport(
-            tool_version=probe.__version__,
+            tool_version=attn_preflight.probe.__version__,
             created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             level=level,
             timeout_s=self.timeout,
@@ -300,7 +300,7 @@ class Runner:
 
     def _spawn(self, kernel: Kernel, cases: list[Case], env: dict, cwd: str) -> _Worker:
         command = probe_argv(
-            "from probe.smoke.worker import main\nsys.exit(main(sys.argv[1:]))",
+            "from attn_preflight.probe.smoke.worker import main\nsys.exit(main(sys.argv[1:]))",
             kernel_module(kernel),
             kernel.name,
             json.dumps([case.to_dict() for case in cases]),
@@ -391,7 +391,7 @@ def _result(kernel: Kernel, case: Optional[Case], **fields: Any) -> KernelResult
 
 
 def machine_summary() -> MachineSummary:
-    from probe.gpus import collect_gpus
+    from attn_preflight.probe.gpus import collect_gpus
 
     gpus = collect_gpus()
     return MachineSummary(
@@ -408,7 +408,7 @@ def machine_summary() -> MachineSummary:
 def _installed(kernels: Sequence[Kernel], machine: MachineSummary) -> dict[str, str]:
     """kernel name -> why it cannot run here for want of a library (torch, or the kernel's own); records the
     versions of what is installed in `machine.libraries`. Reads metadata only: nothing is imported."""
-    from probe.libraries import library_facts, locate_module, spec_for
+    from attn_preflight.probe.libraries import library_facts, locate_module, spec_for
 
     facts = {}
     for key in ["torch"] + sorted({k.library for k in kernels if k.library}):

@@ -1,6 +1,6 @@
-"""One kernel's cases, in a process of their own: `python -m probe.smoke.worker MODULE KERNEL CASES_JSON`.
+"""One kernel's cases, in a process of their own: `python -m attn_preflight.probe.smoke.worker MODULE KERNEL CASES_JSON`.
 
-MODULE holds a `KERNELS` list naming KERNEL; CASES_JSON is a list of cases (probe.smoke.cases.Case).
+MODULE holds a `KERNELS` list naming KERNEL; CASES_JSON is a list of cases (attn_preflight.probe.smoke.cases.Case).
 The worker speaks JSON lines on its original stdout: `hello` (torch and the device, after importing torch),
 then `start` and `result` for each case. Everything else the libraries print goes to stderr, which the
 runner keeps the tail of. A CUDA error that poisons the context (illegal memory access, ...) ends the
@@ -20,7 +20,7 @@ import traceback
 import warnings
 from typing import IO, Any, Callable, Optional
 
-from probe.smoke.cases import Case, tolerance
+from attn_preflight.probe.smoke.cases import Case, tolerance
 
 EXIT_USAGE = 2
 EXIT_CONTEXT_LOST = 3  # a sticky CUDA error: the runner restarts the remaining cases in a new worker
@@ -173,7 +173,7 @@ def find_kernel(module: str, name: str):
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        print("usage: python -m probe.smoke.worker MODULE KERNEL CASES_JSON", file=sys.stderr)
+        print("usage: python -m attn_preflight.probe.smoke.worker MODULE KERNEL CASES_JSON", file=sys.stderr)
         return EXIT_USAGE
     module, name, cases_json = argv
     protocol = os.fdopen(os.dup(1), "w", buffering=1)

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, NamedTuple, Optional
 
+from attn_preflight.rules.config import Config
+from attn_preflight.rules.engine import Outcome, skipped, unknown
+from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge import sglang_choices as choices_kb
+from attn_preflight.rules.knowledge.backends import BackendInfo
+from attn_preflight.rules.target import Target
+from attn_preflight.rules.versions import table_for
 from packaging.version import InvalidVersion, Version
-
-from rules.config import Config
-from rules.engine import Outcome, skipped, unknown
-from rules.knowledge import NEWEST_KNOWN, checkpoint_kv
-from rules.knowledge import backends as backend_kb
-from rules.knowledge import sglang_choices as choices_kb
-from rules.knowledge.backends import BackendInfo
-from rules.target import Target
-from rules.versions import table_for
 
 
 def sglang_release(target: Target) -> Version:
@@ -112,7 +111,7 @@ UNCHECKED = ("skipped",)
 
 
 def library(target: Target, key: str):
-    """The probed library (probe.facts) under `key`, or None (a --gpu target, or not in the report)."""
+    """The probed library (attn_preflight.probe.facts) under `key`, or None (a --gpu target, or not in the report)."""
     return target.facts.library(key) if target.facts is not None else None
 
 
@@ -137,7 +136,9 @@ def library_state(target: Target, key: str) -> LibraryState:
         return LibraryState(True, f"{version.strip() or 'installed'}, imports")
     if status in UNCHECKED or not facts.imports_checked:
         return LibraryState(None, f"installed{version}, import not checked")
-    from rules.knowledge.import_diagnosis import diagnose  # only where software was probed: --gpu never loads it
+    from attn_preflight.rules.knowledge.import_diagnosis import (
+        diagnose,
+    )  # only where software was probed: --gpu never loads it
 
     detail = "; ".join(part for part in (probed.health.error, diagnose(probed, facts)) if part)
     return LibraryState(False, f"installed{version} but its import {status}", detail)
@@ -153,7 +154,7 @@ def auto_kv_dtype(cfg: Config, target: Target) -> str:
 
 
 def backend_kv_dtype(cfg: Config, target: Target) -> str:
-    """The KV dtype the attention backends run. vLLM's is the config's (rules.resolve applied the checkpoint's
+    """The KV dtype the attention backends run. vLLM's is the config's (attn_preflight.rules.resolve applied the checkpoint's
     to --kv-cache-dtype auto); SGLang takes the checkpoint's after every server-args check has seen "auto", so
     only rules about the backends' kernels and the pool read it here."""
     if cfg.engine == "sglang" and cfg.kv_cache_dtype == "auto":

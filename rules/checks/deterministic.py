@@ -8,9 +8,9 @@ The fa4 arch rule for absorbed MLA is fa4-deterministic-mla-arch (rules/checks/f
 
 from __future__ import annotations
 
-from rules.checks.common import sglang_release
-from rules.engine import failed, passed, rule, skipped, warned
-from rules.knowledge.backends import (
+from attn_preflight.rules.checks.common import sglang_release
+from attn_preflight.rules.engine import failed, passed, rule, skipped, warned
+from attn_preflight.rules.knowledge.backends import (
     DETERMINISTIC_DEEPSEEK_BACKENDS_BEFORE_RADIX,
     DETERMINISTIC_FALLBACK_FROM,
     DETERMINISTIC_MLA_RADIX_FROM,

@@ -7,12 +7,12 @@ target's release and its config has `index_topk` (ModelFeatures.dsa).
 
 from __future__ import annotations
 
-from rules.checks.common import choice_check, gpu, sglang_release
-from rules.checks.speculative import eagle_topk
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge import dsa as kb
-from rules.knowledge import sglang_choices as choices_kb
-from rules.resolve import dsa_checkpoint, dsa_model, effective_page_size, prefill_cp
+from attn_preflight.rules.checks.common import choice_check, gpu, sglang_release
+from attn_preflight.rules.checks.speculative import eagle_topk
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge import dsa as kb
+from attn_preflight.rules.knowledge import sglang_choices as choices_kb
+from attn_preflight.rules.resolve import dsa_checkpoint, dsa_model, effective_page_size, prefill_cp
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"
 

@@ -6,7 +6,7 @@ flash-attention's hopper/ sources) and fa4 (fa_impl_ver=4, flash_attn.cute).
 
 from __future__ import annotations
 
-from rules.checks.common import (
+from attn_preflight.rules.checks.common import (
     backend_kv_dtype,
     declared,
     gpu,
@@ -14,8 +14,8 @@ from rules.checks.common import (
     kv_unquantised_fix,
     phases_using,
 )
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge.kv_dtypes import FP8
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py, create_flashattention_v3_backend"

@@ -9,9 +9,7 @@ The interface dispatches on `arch // 10` with arch = major * 10 + minor (`_get_d
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
-
-from rules.checks.common import (
+from attn_preflight.rules.checks.common import (
     backend_kv_dtype,
     declared,
     gpu,
@@ -20,15 +18,16 @@ from rules.checks.common import (
     phases_using,
     sglang_release,
 )
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge.backends import (
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge.backends import (
     FA4_HEAD_DIM_MULTIPLE,
     FA4_IMAGE_MASK_ARCHITECTURES,
     FA4_IMAGE_MASK_FROM,
     fa4_head_dims,
 )
-from rules.knowledge.kv_dtypes import FP8
-from rules.resolve import effective_page_size, fa4_page_size, prefill_cp
+from attn_preflight.rules.knowledge.kv_dtypes import FP8
+from attn_preflight.rules.resolve import effective_page_size, fa4_page_size, prefill_cp
+from packaging.version import InvalidVersion, Version
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"

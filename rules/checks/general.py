@@ -4,9 +4,7 @@ heads, the backends that turn CUDA graphs off, multi-item scoring, FlashInfer's 
 
 from __future__ import annotations
 
-from packaging.version import Version
-
-from rules.checks.common import (
+from attn_preflight.rules.checks.common import (
     attention_dp_size,
     backend_kv_dtype,
     choice_check,
@@ -19,17 +17,18 @@ from rules.checks.common import (
     running_flashinfer,
     sglang_release,
 )
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
-from rules.knowledge import backends as backend_kb
-from rules.knowledge import flags as flag_kb
-from rules.knowledge import flashinfer as flashinfer_kb
-from rules.knowledge import sglang_choices as choices_kb
-from rules.knowledge import sglang_flashinfer as sglang_fi
-from rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
-from rules.knowledge.kv_dtypes import FP8
-from rules.resolve import backend_page_size, dllm_block_size, effective_page_size
-from rules.versions import table_for
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge import flags as flag_kb
+from attn_preflight.rules.knowledge import flashinfer as flashinfer_kb
+from attn_preflight.rules.knowledge import sglang_choices as choices_kb
+from attn_preflight.rules.knowledge import sglang_flashinfer as sglang_fi
+from attn_preflight.rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
+from attn_preflight.rules.knowledge.kv_dtypes import FP8
+from attn_preflight.rules.resolve import backend_page_size, dllm_block_size, effective_page_size
+from attn_preflight.rules.versions import table_for
+from packaging.version import Version
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"

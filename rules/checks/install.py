@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from typing import Optional
 
+from attn_preflight.rules.checks.common import (
+    HEALTH_OK,
+    cuda_version,
+    declared,
+    gpu,
+    library,
+    library_state,
+    sglang_release,
+)
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, arch_list_runs_on
 from packaging.version import InvalidVersion, Version
-
-from rules.checks.common import HEALTH_OK, cuda_version, declared, gpu, library, library_state, sglang_release
-from rules.engine import failed, passed, rule, skipped, unknown
-from rules.knowledge import backends as backend_kb
-from rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, arch_list_runs_on
 
 # --- attention libraries per backend ------------------------------------------------------------------------
 

@@ -9,9 +9,7 @@ import json
 from dataclasses import replace
 from typing import Optional
 
-from packaging.version import InvalidVersion, Version
-
-from rules.checks.common import (
+from attn_preflight.rules.checks.common import (
     attention_dp_size,
     blackwell_majors,
     choice_check,
@@ -22,12 +20,13 @@ from rules.checks.common import (
     gpu,
     sglang_release,
 )
-from rules.checks.speculative import NGRAM_DEFAULT_BREADTH, eagle_topk
-from rules.engine import Status, failed, passed, rule, skipped, unknown, warned
-from rules.knowledge import backends as backend_kb
-from rules.knowledge import sglang_choices as choices_kb
-from rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
-from rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, dsa_model, effective_page_size, nvfp4_plan
+from attn_preflight.rules.checks.speculative import NGRAM_DEFAULT_BREADTH, eagle_topk
+from attn_preflight.rules.engine import Status, failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge import sglang_choices as choices_kb
+from attn_preflight.rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
+from attn_preflight.rules.resolve import DSA_ARCHITECTURES, NVFP4_SOURCE, dsa_model, effective_page_size, nvfp4_plan
+from packaging.version import InvalidVersion, Version
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"

@@ -11,18 +11,17 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
+from attn_preflight.rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
+from attn_preflight.rules.config import Config
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge import memory
+from attn_preflight.rules.knowledge.memory import GIB
+from attn_preflight.rules.resolve import dsa_model, effective_page_size
+from attn_preflight.rules.target import Target
 from packaging.version import Version
 
-from rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
-from rules.config import Config
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge import memory
-from rules.knowledge.memory import GIB
-from rules.resolve import dsa_model, effective_page_size
-from rules.target import Target
-
 if TYPE_CHECKING:  # the facts model is a live or saved target's; --gpu never loads it
-    from probe.facts import GpuDevice
+    from attn_preflight.probe.facts import GpuDevice
 
 MEMORY_HOOK = "sglang: python/sglang/srt/arg_groups/memory_hook.py, handle_gpu_memory_settings (mem_fraction_static)"
 KV_BUDGET = (

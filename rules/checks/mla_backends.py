@@ -10,11 +10,10 @@ the target's SGLang release.
 
 from __future__ import annotations
 
+from attn_preflight.rules.checks.common import declared, gpu, phases_using, sglang_release
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge.kv_dtypes import FP8
 from packaging.version import Version
-
-from rules.checks.common import declared, gpu, phases_using, sglang_release
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge.kv_dtypes import FP8
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"

@@ -7,9 +7,7 @@ the target's installed (or pinned) SGLang release, and the newest when it is unk
 
 from __future__ import annotations
 
-from packaging.version import Version
-
-from rules.checks.common import (
+from attn_preflight.rules.checks.common import (
     attention_dp_size,
     blackwell_majors,
     cuda_version,
@@ -18,16 +16,16 @@ from rules.checks.common import (
     gpu,
     sglang_release,
 )
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge import backends as backend_kb
-from rules.knowledge import quantization as kb_quant
-from rules.knowledge.backends import (
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge import quantization as kb_quant
+from attn_preflight.rules.knowledge.backends import (
     IQUEST_Q1_ARCHITECTURES,
     LLAMA4_DEFAULT_FROM,
     MAMBA_RADIX_CACHE_ARCHITECTURES,
     MAMBA_RADIX_CACHE_SOURCE,
 )
-from rules.resolve import (
+from attn_preflight.rules.resolve import (
     EXAONE_ARCHITECTURES,
     LFM2_ARCHITECTURES,
     OLMO_ARCHITECTURES,
@@ -35,6 +33,7 @@ from rules.resolve import (
     hrm_text,
     minimax_m3_nvfp4,
 )
+from packaging.version import Version
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"

@@ -3,15 +3,14 @@ GPUs of a TP group (live probe or saved report: NVML's facts, read without a CUD
 
 from __future__ import annotations
 
+from attn_preflight.rules.checks.common import attention_dp_size, gpu, sglang_release
+from attn_preflight.rules.checks.memory import attention_tp, flag
+from attn_preflight.rules.config import Config
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge import dsa as dsa_kb
+from attn_preflight.rules.knowledge import parallel as kb
+from attn_preflight.rules.resolve import dsa_model, prefill_cp
 from packaging.version import Version
-
-from rules.checks.common import attention_dp_size, gpu, sglang_release
-from rules.checks.memory import attention_tp, flag
-from rules.config import Config
-from rules.engine import failed, passed, rule, skipped, unknown, warned
-from rules.knowledge import dsa as dsa_kb
-from rules.knowledge import parallel as kb
-from rules.resolve import dsa_model, prefill_cp
 
 CUSTOM_ALL_REDUCE = (
     "sglang: python/sglang/srt/distributed/device_communicators/custom_all_reduce_utils.py:442-510 "

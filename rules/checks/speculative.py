@@ -3,21 +3,20 @@
 Read in the sglang wheels 0.5.0rc2 ... 0.5.23 (python/sglang/srt/arg_groups/speculative_hook.py, earlier
 server_args.py and model_runner.py; each rule's verified note names the releases). SGLang resolves the
 attention backend and page size before its speculative hook runs, so the checks here read the resolved
-backend and rules.resolve.effective_page_size.
+backend and attn_preflight.rules.resolve.effective_page_size.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from attn_preflight.rules.checks.common import choice_check, sglang_release
+from attn_preflight.rules.engine import failed, passed, registry, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.knowledge import sglang_choices as choices_kb
+from attn_preflight.rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
+from attn_preflight.rules.resolve import effective_page_size
 from packaging.version import Version
-
-from rules.checks.common import choice_check, sglang_release
-from rules.engine import failed, passed, registry, rule, skipped, unknown, warned
-from rules.knowledge import backends as backend_kb
-from rules.knowledge import sglang_choices as choices_kb
-from rules.knowledge.backends import DRAFT_ATTENTION_BACKENDS
-from rules.resolve import effective_page_size
 
 SPEC_HOOK = "sglang: python/sglang/srt/arg_groups/speculative_hook.py"
 EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
@@ -552,9 +551,9 @@ DRAFT_WORKER = "sglang: python/sglang/srt/speculative/draft_worker_common.py"
 
 def _failing(cfg, target) -> dict[str, str]:
     """rule id -> message of every failure `cfg` meets on `target` (the draft's own backend left out, also the one
-    SGLang itself fills: rules.resolve.hybrid_spec_defaults)."""
-    from rules.engine import Judge, Status
-    from rules.resolve import resolve
+    SGLang itself fills: attn_preflight.rules.resolve.hybrid_spec_defaults)."""
+    from attn_preflight.rules.engine import Judge, Status
+    from attn_preflight.rules.resolve import resolve
 
     judge = Judge(target)
     judged = replace(resolve(replace(cfg, draft_attention_backend=None), judge.target), draft_attention_backend=None)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from attn_preflight.rules.checks.common import declared, gpu, sglang_release
+from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown
 from packaging.version import Version
-
-from rules.checks.common import declared, gpu, sglang_release
-from rules.engine import failed, passed, rule, skipped, unknown
 
 # VisionAttention takes "fa4" from sglang 0.5.9 (vision.py; no "fa4" there through 0.5.8.post1).
 VISION_FA4_FROM = Version("0.5.9")

@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from packaging.version import InvalidVersion, Version
-
-from rules.checks.common import (
+from attn_preflight.rules.checks.common import (
     gpu,
     kv_found,
     kv_from_checkpoint,
@@ -23,17 +21,18 @@ from rules.checks.common import (
     library_state,
     running_flashinfer,
 )
-from rules.config import Config, setting
-from rules.engine import Outcome, backend_option, failed, passed, rule, skipped, unknown, warned
-from rules.knowledge import flashinfer as kb_flashinfer
-from rules.knowledge import memory
-from rules.knowledge import quantization as kb_quant
-from rules.knowledge import vllm_backends as kb
-from rules.knowledge import vllm_fa4 as kb_fa4
-from rules.knowledge import vllm_flashinfer as kb_fi
-from rules.knowledge import vllm_gemma4 as kb_gemma4
-from rules.knowledge import vllm_legacy as kb_legacy
-from rules.target import Target
+from attn_preflight.rules.config import Config, setting
+from attn_preflight.rules.engine import Outcome, backend_option, failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge import flashinfer as kb_flashinfer
+from attn_preflight.rules.knowledge import memory
+from attn_preflight.rules.knowledge import quantization as kb_quant
+from attn_preflight.rules.knowledge import vllm_backends as kb
+from attn_preflight.rules.knowledge import vllm_fa4 as kb_fa4
+from attn_preflight.rules.knowledge import vllm_flashinfer as kb_fi
+from attn_preflight.rules.knowledge import vllm_gemma4 as kb_gemma4
+from attn_preflight.rules.knowledge import vllm_legacy as kb_legacy
+from attn_preflight.rules.target import Target
+from packaging.version import InvalidVersion, Version
 
 # Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the wheels read
 # (0.10.0 to 0.33.0, its `verified` note names them) from which its check and message hold; older capability
@@ -2048,7 +2047,7 @@ def vllm_sinks_unvalidated(cfg, target):
     release = _release(target)
     name = cfg.attention_backend
     # TRITON_ATTN_VLLM_V1 (0.10.x): TRITON_ATTN; FLASH_ATTN_VLLM_V1 / FLASHINFER_VLLM_V1 are no names of the V1 chain,
-    # so rules.resolve has already replaced them by the default that runs (vllm-named-backend-runs)
+    # so attn_preflight.rules.resolve has already replaced them by the default that runs (vllm-named-backend-runs)
     backend = name.removesuffix("_VLLM_V1")
     if backend == "FLASH_ATTN":
         takes, required = target.cc[0] == 9, "FlashAttention 3 (SM 9.x)"

@@ -2,13 +2,13 @@
 
 This is the one SGLang capability declaration per backend (vLLM's counterpart is `supports_*` in
 rules/knowledge/vllm_backends.py): the archs SGLang admits it on, MHA/MLA, KV dtypes, page sizes, phases,
-the model features it handles, and which of those differ by SGLang release. Rules, rules.resolve, the
+the model features it handles, and which of those differ by SGLang release. Rules, attn_preflight.rules.resolve, the
 matrix, the alternatives and `check --smoke` planning read it; none of them restates a fact it holds.
 
 Archs are compute-capability majors as SGLang's platform probes test them (major only: SM103 counts as
 SM100, SM121 as SM120). `SGLANG_BACKENDS` holds the newest verified release's facts (sglang 0.5.23 paths);
 a fact that was different in older releases is an `Era` of the backend, and `declaration(name, release)`
-returns the facts valid for one release (rules call rules.checks.common.declared(target, name)).
+returns the facts valid for one release (rules call attn_preflight.rules.checks.common.declared(target, name)).
 
 vLLM's backends live in rules/knowledge/vllm_backends.py as `BACKENDS: dict[str, BackendInfo]` (the same
 record); `choices(engine)` is the one way to list either engine's backends.
@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Collection, Mapping, NamedTuple, Optional, Union
 
+from attn_preflight.rules.knowledge import NEWEST_KNOWN
+from attn_preflight.rules.versions import VersionRange, parse_version
 from packaging.version import InvalidVersion, Version
 
-from rules.knowledge import NEWEST_KNOWN
-from rules.versions import VersionRange, parse_version
-
 if TYPE_CHECKING:
-    from rules.target import Target
+    from attn_preflight.rules.target import Target
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 CHOICES = "sglang: python/sglang/srt/arg_groups/choices.py, ATTENTION_BACKEND_CHOICES"
@@ -40,7 +39,7 @@ FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel 
 PAGE_CONSTRAINTS = f"{OVERRIDES}, _mla_backend_page_constraints"
 KV4_LISTS = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_kv4_compatibility (kv4_* features)"
 
-# Features a backend may handle (BackendInfo.features): model features (rules.models.FEATURES) plus
+# Features a backend may handle (BackendInfo.features): model features (attn_preflight.rules.models.FEATURES) plus
 # serving paths. "spec_page_tree": an EAGLE draft tree (top-k > 1) on a paged KV cache
 # (speculative_hook.py _PAGE_TREE_SPEC_BACKENDS); "fp8_q_cast": with an FP8 KV cache the backend casts the
 # query to the KV dtype (flashattention_backend.py prepare_paged_mha_query; MLA decode dequantizes instead).
@@ -145,7 +144,7 @@ class BackendInfo(NamedTuple):
     page_snap: Optional[int] = None  # the page size SGLang switches to when the given one is not in page_sizes
     arch_page_size: Mapping[int, int] = _NO_FACTS  # major -> the page size SGLang forces there
     phases: frozenset[str] = PHASES  # the phases it serves
-    libraries: tuple[str, ...] = ()  # probed libraries (probe.facts keys) its kernels are imported from
+    libraries: tuple[str, ...] = ()  # probed libraries (attn_preflight.probe.facts keys) its kernels are imported from
     sources: Mapping[str, str] = _NO_FACTS  # field -> source, where it is not `source`
     eras: tuple[Era, ...] = ()  # facts of older SGLang releases
 
@@ -1114,7 +1113,7 @@ def with_feature(feature: str, backends: Optional[Mapping[str, BackendInfo]] = N
 def choices(engine: str) -> dict[str, BackendInfo]:
     """The backends one engine accepts, by name."""
     if engine == "vllm":
-        from rules.knowledge import vllm_backends
+        from attn_preflight.rules.knowledge import vllm_backends
 
         return vllm_backends.BACKENDS
     return SGLANG_BACKENDS

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
-    from probe.facts import Facts
+    from attn_preflight.probe.facts import Facts
 
 # How to get a torch with CUDA kernels for current GPUs (pytorch.org/get-started/locally; the CUDA 12.9 and 13.0
 # x86_64 wheels add sm_100 and sm_120, as rule install-torch-arch says).

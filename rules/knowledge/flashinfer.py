@@ -1,7 +1,7 @@
 """FlashInfer's own pick of its Hopper (FA3) kernels under backend "auto", read release by release in the
 flashinfer-python wheels (0.2.11.post3, 0.2.14.post1, 0.3.0, 0.3.1, 0.4.0rc3, 0.5.0, 0.5.2, 0.5.3, 0.6.0 ... 0.6.4,
-... 0.7.2.post1) and in the flashinfer-ai/flashinfer history; the engines' rules key on it (rules.checks.vllm,
-rules.checks.general).
+... 0.7.2.post1) and in the flashinfer-ai/flashinfer history; the engines' rules key on it (attn_preflight.rules.checks.vllm,
+attn_preflight.rules.checks.general).
 
 Both prefill wrappers (flashinfer/prefill.py plan) and, from 0.6.0, the tensor-core decode wrapper resolve "auto"
 with utils.determine_attention_backend: "fa3" on SM90 (is_sm90a_supported: major 9, CUDA 12.3+) whenever

@@ -9,7 +9,15 @@ import posixpath
 import re
 from typing import Optional
 
-from probe.facts import HEALTH_CRASHED, HEALTH_ERROR, HEALTH_OK, HEALTH_TIMEOUT, Facts, ImportHealth, LibraryFacts
+from attn_preflight.probe.facts import (
+    HEALTH_CRASHED,
+    HEALTH_ERROR,
+    HEALTH_OK,
+    HEALTH_TIMEOUT,
+    Facts,
+    ImportHealth,
+    LibraryFacts,
+)
 
 COMPONENT_NOTE = "component "
 
@@ -174,7 +182,7 @@ def _missing_shared_library(who: str, library: str, facts: Facts) -> str:
 
 
 def _missing_module(who: str, module: str, lib: LibraryFacts, facts: Facts, missing: dict) -> str:
-    """`missing` is what the probe found installed that would provide the module (probe.health.missing_module_facts)."""
+    """`missing` is what the probe found installed that would provide the module (attn_preflight.probe.health.missing_module_facts)."""
     top = module.split(".")[0]
     pth = _recorded_pth(missing.get("pth"))
     if pth:
@@ -211,7 +219,7 @@ _PTH_KEYS = ("distribution", "version", "pth", "pth_path", "adds")
 
 
 def _recorded_pth(pth: object) -> Optional[dict]:
-    """The .pth fact as probe.health.pth_facts records it, or None when a (hand-edited, old) report lacks it."""
+    """The .pth fact as attn_preflight.probe.health.pth_facts records it, or None when a (hand-edited, old) report lacks it."""
     if isinstance(pth, dict) and all(isinstance(pth.get(key), str) for key in _PTH_KEYS):
         return pth
     return None

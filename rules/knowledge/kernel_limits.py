@@ -3,7 +3,7 @@ smoke result is judged (rules/smoke.py), never while the kernels run.
 
 One pure function per kernel family (torch SDPA: per forced backend), keyed by the smoke kernel's family or
 name (probe/smoke/kernels/*.py declares the kernels and their APIs; this module declares what their libraries
-say they cannot do). Each takes the case's fields (a probe.smoke.cases.Case, read through `CaseFields`) and the
+say they cannot do). Each takes the case's fields (a attn_preflight.probe.smoke.cases.Case, read through `CaseFields`) and the
 machine the kernel ran on, and returns the limit the case crosses there, with its source, or None.
 
 FA4's facts are rules/knowledge/backends.py's FA4 table (the same facts the fa4 rules read): the smoke kernels
@@ -15,11 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Protocol
 
-from rules.knowledge.backends import FA4_ARCHS, FA4_FP8_ARCHS, FA4_WHEEL, FA4_WHEEL_HEAD_DIMS, FA4_WHEEL_PAGED_KV_ARCHS
+from attn_preflight.rules.knowledge.backends import (
+    FA4_ARCHS,
+    FA4_FP8_ARCHS,
+    FA4_WHEEL,
+    FA4_WHEEL_HEAD_DIMS,
+    FA4_WHEEL_PAGED_KV_ARCHS,
+)
 
 
 class CaseFields(Protocol):
-    """What the limits read of a smoke case (probe.smoke.cases.Case)."""
+    """What the limits read of a smoke case (attn_preflight.probe.smoke.cases.Case)."""
 
     @property
     def dtype(self) -> str: ...

@@ -22,9 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, NamedTuple, Optional
 
+from attn_preflight.rules.versions import VersionRange
 from packaging.version import Version
-
-from rules.versions import VersionRange
 
 GIB = 1 << 30
 

@@ -11,7 +11,7 @@ import json
 from functools import cache
 from typing import Optional
 
-from rules.knowledge import data_text
+from attn_preflight.rules.knowledge import data_text
 
 SOURCE = (
     "rules/knowledge/sglang_choices.json (bench/sglang_choices.py: each release's server_args.py / "

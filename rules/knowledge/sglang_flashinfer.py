@@ -3,7 +3,7 @@
 PINS: `Requires-Dist: flashinfer_python==X` in each sglang wheel's METADATA (/work/wheels/sglang/*.whl, read with
 unzip -p). Through 0.5.2 it is the `srt` extra (the Docker images install it); from 0.5.3 a plain dependency
 (`flashinfer_python[cu13]` from 0.5.13). A release not listed keeps the pin of the newest listed release before
-it (rules.versions.release_at_or_before).
+it (attn_preflight.rules.versions.release_at_or_before).
 
 Wrappers (layers/attention/flashinfer_backend.py, FlashInferAttnBackend.__init__ and the CUDA-graph capture paths,
 every wheel read): the ragged prefill wrapper takes backend "auto" off SM100 and is planned with the query dtype
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from rules.versions import release_at_or_before
+from attn_preflight.rules.versions import release_at_or_before
 
 PINS_SOURCE = "sglang wheels' METADATA: Requires-Dist flashinfer_python"
 PINS = {

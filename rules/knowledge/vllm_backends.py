@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
-from rules.knowledge import NEWEST_KNOWN, data_text, vllm_fa4
-from rules.knowledge.backends import BackendInfo
-from rules.versions import parse_version
+from attn_preflight.rules.knowledge import NEWEST_KNOWN, data_text, vllm_fa4
+from attn_preflight.rules.knowledge.backends import BackendInfo
+from attn_preflight.rules.versions import parse_version
 
 VLLM_VERSION = NEWEST_KNOWN["vllm"]  # the release every fact below was read from
 REPO = f"vllm-project/vllm@v{VLLM_VERSION}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional, TypeVar
 
-from rules.versions import parse_version
+from attn_preflight.rules.versions import parse_version
 
 FA4_SINCE = "0.17.0"  # the first release with vllm_flash_attn/cute/interface.py and FA4 in get_flash_attn_version
 

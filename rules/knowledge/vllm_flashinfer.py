@@ -3,7 +3,7 @@
 PINS: `Requires-Dist: flashinfer-python==X` in each vllm wheel's METADATA (read with `pip install --dry-run
 --report`, which fetches only the metadata). Through 0.11.0 it is the `flashinfer` extra (the Docker images
 install it); from 0.11.1 a plain dependency; 0.10.0 names no FlashInfer. A release not listed keeps the pin of
-the newest listed release before it (rules.versions.release_at_or_before).
+the newest listed release before it (attn_preflight.rules.versions.release_at_or_before).
 
 FA3 prefill: vLLM's FLASHINFER builds its prefill wrapper with FlashInfer's backend "auto"
 (BatchPrefillWithPagedKVCacheWrapper(workspace, layout): flashinfer.py:347 in 0.10.2, :367 in 0.11.0, :597 in
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from rules.versions import release_at_or_before
+from attn_preflight.rules.versions import release_at_or_before
 
 PINS_SOURCE = "vllm wheels' METADATA: Requires-Dist flashinfer-python"
 PINS = {

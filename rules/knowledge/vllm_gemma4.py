@@ -19,9 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from attn_preflight.rules.knowledge.vllm_backends import CC, FA_SUPPORTED
 from packaging.version import Version
-
-from rules.knowledge.vllm_backends import CC, FA_SUPPORTED
 
 SOURCE = "vllm-project/vllm: vllm/model_executor/models/config.py, Gemma4Config.verify_and_update_config"
 ARCHITECTURES = frozenset({"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"})

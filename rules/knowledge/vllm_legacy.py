@@ -28,9 +28,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping, NamedTuple, Optional
 
+from attn_preflight.rules.knowledge import vllm_backends as kb
 from packaging.version import InvalidVersion
-
-from rules.knowledge import vllm_backends as kb
 
 ENV_USE_V1 = "VLLM_USE_V1"
 INVALID_VALUE = "Invalid value '{name}' for VLLM_ATTENTION_BACKEND. Valid options: {valid}."

@@ -2,7 +2,8 @@
 excerpts are written once to a temporary directory: DeepSeek-V3.2-Exp's attention fields with
 `learnable_sink: true`, and a DeepseekV4ForCausalLM architecture (the rule reads only that)."""
 
-from rules.models import presets
+from attn_preflight.rules.models import presets
+
 from tests.rule_fixtures import written_model
 from tests.rule_fixtures.model_specific import case
 

@@ -14,17 +14,17 @@ import importlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
-from probe.smoke.cases import Case
+from attn_preflight.probe.smoke.cases import Case
 
 FAMILY_MODULES = (
-    "probe.smoke.kernels.sdpa",
-    "probe.smoke.kernels.fa2",
-    "probe.smoke.kernels.fa3",
-    "probe.smoke.kernels.fa4",
-    "probe.smoke.kernels.flashinfer",
-    "probe.smoke.kernels.flashmla",
-    "probe.smoke.kernels.cutlass_dsl",
-    "probe.smoke.kernels.triton_add",
+    "attn_preflight.probe.smoke.kernels.sdpa",
+    "attn_preflight.probe.smoke.kernels.fa2",
+    "attn_preflight.probe.smoke.kernels.fa3",
+    "attn_preflight.probe.smoke.kernels.fa4",
+    "attn_preflight.probe.smoke.kernels.flashinfer",
+    "attn_preflight.probe.smoke.kernels.flashmla",
+    "attn_preflight.probe.smoke.kernels.cutlass_dsl",
+    "attn_preflight.probe.smoke.kernels.triton_add",
 )
 
 # Case options a kernel's API may be able to express (Kernel.features); "page:N" adds page size N to the sweep.

@@ -7,22 +7,21 @@ nvidia-cutlass-dsl 4.8.1: "CuTe DSL will support all NVIDIA GPU architectures st
 
 from __future__ import annotations
 
-from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.kernels import Kernel
 
 ELEMENTWISE = Case(kind="elementwise", dtype="fp16")
 COLUMNS = 1024
 
 
 def prepare() -> None:
-    import probe.smoke.kernels.cute_add_kernel  # noqa: F401  (import cutlass: ~3 s on the H200)
+    import attn_preflight.probe.smoke.kernels.cute_add_kernel  # noqa: F401  (import cutlass: ~3 s on the H200)
 
 
 def _build(case: Case, device: str):
     import torch
-
-    from probe.smoke.kernels.cute_add_kernel import THREADS, compiled_add
-    from probe.smoke.reference import Call, elementwise_add
+    from attn_preflight.probe.smoke.kernels.cute_add_kernel import THREADS, compiled_add
+    from attn_preflight.probe.smoke.reference import Call, elementwise_add
 
     if case.numel % (COLUMNS * THREADS):
         raise ValueError(f"numel must be a multiple of {COLUMNS * THREADS}")

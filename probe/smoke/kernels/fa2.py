@@ -6,8 +6,8 @@ Signatures: Dao-AILab/flash-attention flash_attn/flash_attn_interface.py (v2.8.3
 
 from __future__ import annotations
 
-from probe.smoke.cases import Case, attention_flops
-from probe.smoke.kernels import FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel
+from attn_preflight.probe.smoke.cases import Case, attention_flops
+from attn_preflight.probe.smoke.kernels import FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel
 
 PREFILL = Case()
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=256)  # FA2 pages are multiples of 256 tokens
@@ -24,9 +24,8 @@ def window(case: Case) -> tuple[int, int]:
 
 
 def _dense(case: Case, device: str):
+    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
     from flash_attn import flash_attn_func
-
-    from probe.smoke.reference import Call, Inputs, attention_reference
 
     q, k, v = Inputs(case, device).dense()
     reference = attention_reference(q, k, v, case)
@@ -38,9 +37,8 @@ def _dense(case: Case, device: str):
 
 
 def _varlen(case: Case, device: str):
+    from attn_preflight.probe.smoke.reference import varlen_call
     from flash_attn import flash_attn_varlen_func
-
-    from probe.smoke.reference import varlen_call
 
     return varlen_call(
         case,
@@ -52,9 +50,8 @@ def _varlen(case: Case, device: str):
 
 
 def _kvcache(case: Case, device: str):
+    from attn_preflight.probe.smoke.reference import paged_call
     from flash_attn import flash_attn_with_kvcache
-
-    from probe.smoke.reference import paged_call
 
     return paged_call(
         case,

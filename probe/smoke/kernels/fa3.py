@@ -10,14 +10,14 @@ documented limits are in rules/knowledge/kernel_limits.py.
 
 from __future__ import annotations
 
-from probe.smoke.cases import Case, attention_flops
-from probe.smoke.kernels import (
+from attn_preflight.probe.smoke.cases import Case, attention_flops
+from attn_preflight.probe.smoke.kernels import (
     FEATURE_FP8,
     FEATURE_SOFTCAP,
     FEATURE_WINDOW,
     Kernel,
 )
-from probe.smoke.kernels.fa2 import window
+from attn_preflight.probe.smoke.kernels.fa2 import window
 
 PREFILL = Case()
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=16)
@@ -33,7 +33,7 @@ def interface():
 
 
 def _dense(case: Case, device: str):
-    from probe.smoke.reference import Call, Inputs, attention_reference, first
+    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference, first
 
     fa3 = interface()
     q, k, v = Inputs(case, device).dense(q_dtype=case.kv_storage)
@@ -51,9 +51,8 @@ def _sgl_prepare() -> None:
 
 
 def _sgl_kvcache(case: Case, device: str):
+    from attn_preflight.probe.smoke.reference import paged_call
     from sgl_kernel.flash_attn import flash_attn_with_kvcache
-
-    from probe.smoke.reference import paged_call
 
     return paged_call(
         case,

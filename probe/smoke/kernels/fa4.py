@@ -11,8 +11,8 @@ limits are in rules/knowledge/kernel_limits.py (read from rules/knowledge/backen
 
 from __future__ import annotations
 
-from probe.smoke.cases import Case, attention_flops
-from probe.smoke.kernels import (
+from attn_preflight.probe.smoke.cases import Case, attention_flops
+from attn_preflight.probe.smoke.kernels import (
     FEATURE_FP8,
     FEATURE_QV,
     FEATURE_SCORE_MOD,
@@ -57,9 +57,8 @@ def window(case: Case) -> tuple:
 
 
 def _dense(case: Case, device: str):
+    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference, extras, first
     from flash_attn.cute import flash_attn_func
-
-    from probe.smoke.reference import Call, Inputs, attention_reference, extras, first
 
     inputs = Inputs(case, device)
     q, k, v = inputs.dense()
@@ -77,9 +76,8 @@ def _dense(case: Case, device: str):
 
 
 def _varlen(case: Case, device: str):
+    from attn_preflight.probe.smoke.reference import varlen_call
     from flash_attn.cute import flash_attn_varlen_func
-
-    from probe.smoke.reference import varlen_call
 
     return varlen_call(
         case,
@@ -100,9 +98,8 @@ def _varlen(case: Case, device: str):
 
 
 def _paged(case: Case, device: str):
+    from attn_preflight.probe.smoke.reference import paged_call
     from flash_attn.cute import flash_attn_varlen_func
-
-    from probe.smoke.reference import paged_call
 
     mod = score_mod(case)
     return paged_call(

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from probe.smoke.cases import Case, attention_flops
-from probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel
+from attn_preflight.probe.smoke.cases import Case, attention_flops
+from attn_preflight.probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel
 
 PREFILL = Case(batch=1, seqlen_q=2048, seqlen_k=2048)
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=16)
@@ -34,8 +34,7 @@ def _window_left(case: Case) -> int:
 
 def _prefill(case: Case, device: str):
     import flashinfer
-
-    from probe.smoke.reference import Call, Inputs, attention_reference
+    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
 
     q, k, v = Inputs(case, device).dense()
     reference = attention_reference(q, k, v, case)
@@ -58,8 +57,14 @@ def _prefill(case: Case, device: str):
 def _decode(case: Case, device: str):
     import flashinfer
     import torch
-
-    from probe.smoke.reference import Call, Inputs, PagedKV, attention_reference, ragged_lengths, torch_dtype
+    from attn_preflight.probe.smoke.reference import (
+        Call,
+        Inputs,
+        PagedKV,
+        attention_reference,
+        ragged_lengths,
+        torch_dtype,
+    )
 
     q_dtype = "bf16" if case.dtype == "fp8_e4m3" else case.dtype
     kv = replace(case, dtype=q_dtype, kv_dtype=case.kv_storage)

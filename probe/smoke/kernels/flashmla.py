@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.kernels import Kernel
 
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, heads_q=16, heads_kv=1, head_dim=576, head_dim_v=512, page_size=64)
 
@@ -22,9 +22,8 @@ def prepare() -> None:
 
 
 def _decode(case: Case, device: str):
+    from attn_preflight.probe.smoke.reference import paged_call
     from flash_mla import flash_mla_with_kvcache, get_mla_metadata
-
-    from probe.smoke.reference import paged_call
 
     planned: list[Any] = []  # the scheduler metadata, planned by the first call and reused, as a serving engine does
 

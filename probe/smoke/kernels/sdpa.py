@@ -8,8 +8,8 @@ see ../shared/research/backends_matrix.md section 5): rules/knowledge/kernel_lim
 
 from __future__ import annotations
 
-from probe.smoke.cases import Case, attention_flops
-from probe.smoke.kernels import Kernel
+from attn_preflight.probe.smoke.cases import Case, attention_flops
+from attn_preflight.probe.smoke.kernels import Kernel
 
 QUICK = Case()
 
@@ -17,9 +17,8 @@ QUICK = Case()
 def _build(backend: str):
     def build(case: Case, device: str):
         import torch.nn.functional as F
+        from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
         from torch.nn.attention import SDPBackend, sdpa_kernel
-
-        from probe.smoke.reference import Call, Inputs, attention_reference
 
         q, k, v = Inputs(case, device).dense()
         reference = attention_reference(q, k, v, case)

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from probe.smoke.cases import Case
-from probe.smoke.kernels import Kernel
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.kernels import Kernel
 
 ELEMENTWISE = Case(kind="elementwise", dtype="fp16")
 
 
 def prepare() -> None:
-    import probe.smoke.kernels.triton_add_kernel  # noqa: F401
+    import attn_preflight.probe.smoke.kernels.triton_add_kernel  # noqa: F401
 
 
 def _build(case: Case, device: str):
     import torch
-
-    from probe.smoke.kernels.triton_add_kernel import add
-    from probe.smoke.reference import Call, elementwise_add
+    from attn_preflight.probe.smoke.kernels.triton_add_kernel import add
+    from attn_preflight.probe.smoke.reference import Call, elementwise_add
 
     a, b, reference = elementwise_add(case, device)
     c = torch.empty_like(a)
