@@ -30,7 +30,7 @@ from attn_preflight.probe.smoke.results import (
     KernelResult,
     SmokeReport,
 )
-from attn_preflight.rules.engine import Documented, Finding, Outcome, Report, Status, display_order, verdict_of
+from attn_preflight.rules.core.engine import Documented, Finding, Outcome, Report, Status, display_order, verdict_of
 from attn_preflight.smoke_judged import judged
 from attn_preflight.smoke_plan import Job, SmokePlan, phase_label, plan
 

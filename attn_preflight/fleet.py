@@ -112,7 +112,7 @@ class Fleet:
     @property
     def verdict(self) -> str:
         """incomplete when a report was skipped (a node not judged is never a pass); else the worst group's."""
-        from attn_preflight.rules.engine import verdict_from
+        from attn_preflight.rules.core.engine import verdict_from
 
         if self.skipped or not self.groups:
             return INCOMPLETE
@@ -136,8 +136,8 @@ def merge(
 ) -> Fleet:
     """Groups the nodes and judges `config` once per group with the rules engine, each group's installed
     versions overridden by `engine_versions` (--engine-version's pins)."""
-    from attn_preflight.rules.engine import evaluate
-    from attn_preflight.rules.target import Target
+    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.core.target import Target
 
     groups = group_nodes(nodes)
     for group in groups:
@@ -257,9 +257,9 @@ def node_serving(facts: Facts):
     """What this node serves with SGLang's defaults and no particular model: each backend with the default KV
     dtype, and each KV dtype with its best backend (the NFD labels), from one rules grid."""
     from attn_preflight.render.nfd import NodeServing
-    from attn_preflight.rules.config import make_config
-    from attn_preflight.rules.grid import judge_grid
-    from attn_preflight.rules.target import Target
+    from attn_preflight.rules.core.config import make_config
+    from attn_preflight.rules.core.grid import judge_grid
+    from attn_preflight.rules.core.target import Target
 
     config = make_config(engine="sglang")
     grid = judge_grid(config, [Target.from_facts(facts, kind="live", label="this node")])

@@ -11,9 +11,9 @@ import re
 from typing import Any, Optional
 
 from attn_preflight.probe.jsonfile import JsonFileError, read_json, read_regular
-from attn_preflight.rules.errors import RulesInputError
-from attn_preflight.rules.models import ModelFeatures, features_from_config, load_preset, presets
-from attn_preflight.rules.target import Target
+from attn_preflight.rules.core.errors import RulesInputError
+from attn_preflight.rules.core.models import ModelFeatures, features_from_config, load_preset, presets
+from attn_preflight.rules.core.target import Target
 
 
 def read_json_input(path: str, what: str):

@@ -1,7 +1,7 @@
 """A smoke report as it is shown and judged: each result classified against its kernel's documented limits.
 
 The runner records what happened (probe/smoke/runner.py: raw statuses, and the machine the kernels ran on); the
-rules judge it against the documented limits (rules/smoke.py). `judged(report)` writes that judgement into the
+rules judge it against the documented limits (rules/core/smoke.py). `judged(report)` writes that judgement into the
 report's results, the form every reader of a smoke report sees (`smoke` in every format, `check --smoke`,
 `report --smoke`):
 - an error on a case crossing a documented limit becomes a skip (skip_basis "kernel"): the kernel confirmed it;
@@ -27,8 +27,8 @@ from attn_preflight.probe.smoke.results import (
     MachineSummary,
     SmokeReport,
 )
-from attn_preflight.rules.knowledge.kernel_limits import MachineView
-from attn_preflight.rules.smoke import CONFIRMED, CONTRADICTED, judge_limits
+from attn_preflight.rules.core.smoke import CONFIRMED, CONTRADICTED, judge_limits
+from attn_preflight.rules.kernels.limits import MachineView
 
 # What the kernel itself answered or died on: the statuses a documented limit is judged for. (A timeout says
 # nothing of the limit; a skip never reached the kernel, or was judged already.)

@@ -1,6 +1,6 @@
 """`check --smoke`: a serving config's attention kernels at the model's real shapes.
 
-`plan(config, target)` reads the config as the engine resolved it (attn_preflight.rules.engine.Report.config) and returns
+`plan(config, target)` reads the config as the engine resolved it (attn_preflight.rules.core.engine.Report.config) and returns
 what to run: for each phase (prefill, decode), its attention backend's kernels (BACKEND_KERNELS) with the
 shape one GPU sees (head dims, heads divided by the attention TP size, dtype, KV dtype, softcap, window,
 page size), or why that phase cannot be smoked. Pure: nothing runs, no torch. `run(plan)` runs every job
@@ -21,7 +21,7 @@ from attn_preflight.probe.smoke.cases import DTYPE_ALIASES, Case
 from attn_preflight.probe.smoke.kernels import Kernel
 from attn_preflight.probe.smoke.results import SmokeReport
 from attn_preflight.probe.smoke.runner import DEFAULT_TIMEOUT_S, Progress, Runner
-from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 
 PREFILL = "prefill"
 DECODE = "decode"
@@ -137,7 +137,7 @@ def _role(kernel: Kernel) -> str:
 
 def _page_size(config, target) -> Optional[int]:
     if config.engine == "sglang":
-        from attn_preflight.rules.resolve import effective_page_size
+        from attn_preflight.rules.engines.sglang.resolve import effective_page_size
 
         return effective_page_size(config, target)
     return config.page_size  # vLLM --block-size; None: each kernel's own

@@ -5,6 +5,7 @@ the alternatives and the corrected command. Messages and docs are left out (thei
 
     python bench/behaviour_corpus.py record [--out FILE]   # write the recording (default: the baseline)
     python bench/behaviour_corpus.py diff [--baseline FILE] # record now and list every case that differs
+    python bench/behaviour_corpus.py diff --only fixture:kv- --only incident:  # the cases named so, only
 
 The baseline is bench/results/behaviour-baseline.json; `diff` exits 1 when any case differs.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -22,12 +24,15 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 FIXTURES = TESTS / "fixtures"
 BASELINE = ROOT / "bench" / "results" / "behaviour-baseline.json"
+WRITTEN_MODELS = re.compile(
+    r"/[^\s\"']*/attn-preflight-(?:fixture-)?models-[^/\s\"']+"
+)  # the fixtures' temporary models
 PRESET_GPUS = ("A100", "H100", "B200")
 LAUNCH_LINE_GPU = "H100"  # the lines' own GPU and version notes are free text, not --gpu / --engine-version
 
 
 def _cases() -> Iterator[tuple[str, list[str]]]:
-    from rule_fixtures import all_fixtures, check_argv
+    from tests.rule_fixtures import all_fixtures, check_argv
 
     for rule_id, buckets in sorted(all_fixtures().items()):
         for bucket, cases in sorted(buckets.items()):
@@ -49,9 +54,9 @@ def _cases() -> Iterator[tuple[str, list[str]]]:
                 yield f"preset:{name}:{gpu}:{engine}", ["--engine", engine, "--model", name, "--gpu", gpu]
 
 
-def _reduced(code: int, report: dict | None, err: str, local: tuple[str, ...]) -> dict[str, Any]:
+def _reduced(code: int, report: dict | None, err: str) -> dict[str, Any]:
     if report is None:
-        return {"exit": code, "error": _portable(err.strip(), local)}
+        return {"exit": code, "error": _portable(err.strip())}
     correction = report.get("correction") or {}
     return {
         "exit": code,
@@ -62,31 +67,30 @@ def _reduced(code: int, report: dict | None, err: str, local: tuple[str, ...]) -
             if f["status"] != "skip"
         ),
         "skipped": sorted(f["rule_id"] for f in report["findings"] if f["status"] == "skip"),
-        "alternatives": [_portable(json.dumps(a, sort_keys=True), local) for a in report.get("alternatives") or []],
+        "alternatives": [_portable(json.dumps(a, sort_keys=True)) for a in report.get("alternatives") or []],
         "correction": _portable(
-            json.dumps({k: correction.get(k) for k in ("changes", "command", "verdict")}, sort_keys=True), local
+            json.dumps({k: correction.get(k) for k in ("changes", "command", "verdict")}, sort_keys=True)
         )
         if correction
         else None,
     }
 
 
-def _portable(text: str, local: tuple[str, ...]) -> str:
-    for path, name in zip(local, ("<models>", "<repo>")):
-        text = text.replace(path, name)
-    return text
+def _portable(text: str) -> str:
+    """Paths of this run (the fixtures' written models, the checkout) as placeholders."""
+    return WRITTEN_MODELS.sub("<models>", text).replace(str(ROOT), "<repo>")
 
 
-def record() -> dict[str, Any]:
+def record(only: tuple[str, ...] = ()) -> dict[str, Any]:
     sys.path[:0] = [str(ROOT), str(TESTS)]
-    import rule_fixtures
     from cli_run import check_json
 
     results: dict[str, Any] = {}
     for name, argv in _cases():
+        if only and not name.startswith(only):
+            continue
         run, report = check_json(argv)
-        local = (str(rule_fixtures._WRITTEN or "<none>"), str(ROOT))
-        results[name] = _reduced(run.code, report, run.err, local)
+        results[name] = _reduced(run.code, report, run.err)
     return results
 
 
@@ -95,16 +99,22 @@ def main() -> int:
     parser.add_argument("mode", choices=("record", "diff"))
     parser.add_argument("--out", type=Path, default=BASELINE)
     parser.add_argument("--baseline", type=Path, default=BASELINE)
+    parser.add_argument("--only", action="append", default=[], help="a case-name prefix (repeatable)")
     args = parser.parse_args()
-    now = record()
+    only = tuple(args.only)
+    now = record(only)
     if args.mode == "record":
         args.out.write_text(json.dumps(now, indent=0, sort_keys=True) + "\n")
         print(f"{len(now)} cases recorded in {args.out}")
         return 0
-    before = json.loads(args.baseline.read_text())
+    before = {k: v for k, v in json.loads(args.baseline.read_text()).items() if not only or k.startswith(only)}
     changed = sorted(name for name in before.keys() | now.keys() if before.get(name) != now.get(name))
     for name in changed:
-        print(f"{name}\n  before: {json.dumps(before.get(name))}\n  now:    {json.dumps(now.get(name))}")
+        was, is_ = before.get(name) or {}, now.get(name) or {}
+        print(name)
+        for key in sorted(was.keys() | is_.keys()):
+            if was.get(key) != is_.get(key):
+                print(f"  {key}: {json.dumps(was.get(key))}\n  {' ' * len(key)}  now {json.dumps(is_.get(key))}")
     print(f"{len(now)} cases, {len(changed)} differ from {args.baseline.name}")
     return 1 if changed else 0
 

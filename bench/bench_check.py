@@ -3,7 +3,7 @@
 1. One `attn-preflight check --gpu ...` process vs `python -c "import torch"` (median of N runs each): check
    must cost a small fraction of a torch import, because it never imports torch or a kernel library.
 2. Rule evaluations per second over the whole matrix: every GPU profile x SGLang backend x KV dtype x
-   deterministic on/off x model preset, each config evaluated by attn_preflight.rules.engine.evaluate (no alternatives).
+   deterministic on/off x model preset, each config evaluated by attn_preflight.rules.core.engine.evaluate (no alternatives).
    A rule evaluation is one rule judged for one config; target >= 100,000/s.
 
     python bench/bench_check.py [--runs 5] [--json]
@@ -56,12 +56,12 @@ def process_cost(runs: int) -> dict:
 
 
 def matrix_throughput() -> dict:
-    from attn_preflight.rules.config import Config, kv_dtype_choices
-    from attn_preflight.rules.engine import all_rules, evaluate
-    from attn_preflight.rules.grid import default_backends
+    from attn_preflight.rules.core.config import Config, kv_dtype_choices
+    from attn_preflight.rules.core.engine import all_rules, evaluate
+    from attn_preflight.rules.core.grid import default_backends
+    from attn_preflight.rules.core.models import load_preset, presets
+    from attn_preflight.rules.core.target import Target
     from attn_preflight.rules.knowledge import gpus
-    from attn_preflight.rules.models import load_preset, presets
-    from attn_preflight.rules.target import Target
 
     targets = [Target.from_gpu(name) for name in gpus.names()]
     backends = default_backends("sglang")

@@ -154,12 +154,11 @@ def phase_times(directory: str) -> list[tuple[str, float]]:
     """Where the time goes, with the CLI's own functions: JSON parsing, Facts.from_dict (type-checked reading),
     grouping plus one rules evaluation per group, rendering."""
     sys.path.insert(0, ROOT)
-    from attn_preflight.probe.facts import Facts
-    from attn_preflight.rules.config import make_config
-
     from attn_preflight.commands.fleet import expand_paths
     from attn_preflight.fleet import Node, merge
+    from attn_preflight.probe.facts import Facts
     from attn_preflight.render.fleet import render_fleet
+    from attn_preflight.rules.core.config import make_config
 
     paths = expand_paths((directory,))
     start = time.perf_counter()

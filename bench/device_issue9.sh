@@ -2,7 +2,7 @@
 # Issue 9's real-hardware check on the lent H200, in one call after the FA4 + CUTLASS DSL install
 # (../shared/gpu/README.md; part1 unpacked by the call before):
 #   source .gpu/part2/install.sh && bash bench/device_issue9.sh
-# smoke (the runner records, the face judges against rules/knowledge/kernel_limits.py), check --smoke,
+# smoke (the runner records, the face judges against rules/kernels/limits.py), check --smoke,
 # the start-up ratios and the GPU tests; everything under /tmp/issue9, packed into "$OUT/issue9.tgz".
 set -uo pipefail
 : "${OUT:?set OUT to the output directory}"

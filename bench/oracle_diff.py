@@ -9,7 +9,7 @@ checks inside a backend's constructor stay unseen), and not a check_server_args 
 run at launch after resolution, which the oracle does not reach). Rules that state no stage are counted both ways: as
 seen (`accept_reject_agreement`) and as unseen (`agreement_stage_rules_only`).
 Also compared, for configs both sides accept: the attention backend and page size SGLang settles on
-against attn_preflight.rules.resolve.
+against attn_preflight.rules.engines.sglang.resolve.
 
     ../shared/oracle/setup.sh                               # once: builds /tmp/sgl-oracle-venv
     python bench/oracle_diff.py [--sample 400] [--jobs 2] [--out /tmp/oracle_diff.json]
@@ -27,7 +27,7 @@ the equivalent launch line: a fail case must be rejected with the rule's upstrea
 not be rejected with it. Presets are written out as model directories; cases that need --feature (which
 has no SGLang flag) or a facts file are left out.
 
-The DeepSeek sparse attention rules (rules/checks/dsa.py) need a DSA model and the --dsa-*-backend flags, which
+The DeepSeek sparse attention rules (rules/engines/sglang/rules/dsa.py) need a DSA model and the --dsa-*-backend flags, which
 the default space never draws; `--space dsa` draws DeepSeek-V3.2-Exp launches over those instead:
 
     python bench/oracle_diff.py --space dsa --sample 150 --cache /tmp/oracle_diff_cache-dsa.jsonl
@@ -217,10 +217,9 @@ def ask_oracle(cases, args, key=case_id, environ=None) -> dict[str, dict]:
 def ours(case, sglang_version: str = "0.5.23"):
     """What `attn-preflight check --gpu GPU --engine-version sglang==X -- python -m sglang.launch_server ARGV`
     decides, in process through the functions the `check` command calls."""
-    from attn_preflight.rules.engine import evaluate
-    from attn_preflight.rules.resolve import effective_page_size
-
     from attn_preflight.commands.check import config_from_options, target_from_options
+    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.engines.sglang.resolve import effective_page_size
 
     config = config_from_options({"engine": "sglang"}, ["python", "-m", "sglang.launch_server", *case["argv"]])
     target = target_from_options(case["gpu"], None, [f"sglang=={sglang_version}"])
@@ -245,7 +244,7 @@ _FLAG_SPELLING = {
 
 def _model_dir(spec: str, workdir: str) -> str:
     """A directory with config.json for a fixture's --model (presets are written out)."""
-    from attn_preflight.rules.models import _preset_key, presets
+    from attn_preflight.rules.core.models import _preset_key, presets
 
     if os.path.exists(spec):
         return os.path.abspath(spec if os.path.isdir(spec) else os.path.dirname(spec))
@@ -265,9 +264,8 @@ def _needs_draft_model(argv: list[str]) -> bool:
 
 def fixture_cases(workdir: str):
     """(rule, bucket, oracle case) for every fixture the oracle can judge."""
-    from attn_preflight.rules.engine import get_rule
+    from attn_preflight.rules.core.engine import get_rule
     from attn_preflight.rules.knowledge.gpus import lookup, parse_compute_capability
-
     from tests.rule_fixtures import all_fixtures
 
     for rule_id, buckets in sorted(all_fixtures().items()):

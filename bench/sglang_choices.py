@@ -1,4 +1,4 @@
-"""Regenerate rules/knowledge/sglang_choices.json: the argparse `choices` of SGLang's attention, KV-cache and
+"""Regenerate rules/engines/sglang/choices.json: the argparse `choices` of SGLang's attention, KV-cache and
 speculative flags in every release.
 
 Each release's sources are read with `ast`, never imported, from the unzipped wheels

@@ -1,4 +1,4 @@
-"""Regenerates rules/knowledge/vllm_backend_enum.json: the members of vLLM's attention-backend enum in each
+"""Regenerates rules/engines/vllm/backend_enum.json: the members of vLLM's attention-backend enum in each
 release, read with `ast` from the released wheels (never imported): vllm/platforms/interface.py `_Backend`
 (0.10.x-0.11.0), vllm/attention/backends/registry.py (0.11.1-0.13.x), vllm/v1/attention/backends/registry.py
 `AttentionBackendEnum` (0.14.0 on).

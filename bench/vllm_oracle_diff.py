@@ -66,7 +66,7 @@ TP_SIZES = [1, 1, 1, 2, 4, 8]
 
 def model_dirs(workdir: str) -> dict[str, str]:
     """name -> an absolute directory holding config.json."""
-    from attn_preflight.rules.models import presets
+    from attn_preflight.rules.core.models import presets
 
     dirs = {name: os.path.join(ORACLE_DIR, "models", name) for name in ORACLE_MODELS}
     dirs.update({name: os.path.join(REPO, "tests", "fixtures", "models", name) for name in FIXTURE_MODELS})
@@ -142,11 +142,10 @@ def ask_vllm_oracle(cases, args) -> dict[str, dict]:
 
 def ours(case) -> dict:
     """What `attn-preflight check --gpu GPU --engine-version vllm==0.33.0 -- vllm ARGV` decides."""
-    from attn_preflight.rules.checks.vllm import _flash_attn_resolution, query
-    from attn_preflight.rules.engine import evaluate
-    from attn_preflight.rules.knowledge import vllm_backends as kb
-
     from attn_preflight.commands.check import config_from_options, target_from_options
+    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.engines.vllm import capabilities as kb
+    from attn_preflight.rules.engines.vllm.rules.vllm import _flash_attn_resolution, query
 
     cfg = config_from_options({"engine": "vllm"}, ["vllm", *case["argv"]])
     target = target_from_options(case["gpu"], None, [f"vllm=={VLLM_VERSION}"])

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attn_preflight.rules.knowledge import vllm_backends as kb  # noqa: E402
+from attn_preflight.rules.engines.vllm import capabilities as kb  # noqa: E402
 
 
 class _Members:

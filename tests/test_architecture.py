@@ -142,7 +142,7 @@ def test_probe_and_rules_install_under_the_projects_name():
         ("def f():\n    from attn_preflight.inputs import load_model\n", "rules-probe"),
         ("import os\n", "rules-io"),
         ("def f(p):\n    return open(p).read()\n", "rules-io"),
-        ("from attn_preflight.rules.engine import evaluate\n", "probe-rules"),
+        ("from attn_preflight.rules.core.engine import evaluate\n", "probe-rules"),
     ],
 )
 def test_the_checks_catch_a_violation(tmp_path, monkeypatch, source, rule):

@@ -1,17 +1,17 @@
-"""rules/knowledge/backends.py is the one SGLang capability declaration: its eras answer by release, the rules
+"""rules/engines/sglang/capabilities.py is the one SGLang capability declaration: its eras answer by release, the rules
 agree with it on every GPU profile and release, and changing what it says changes the verdicts."""
 
 import pytest
-from attn_preflight.rules.config import kv_dtype_choices, make_config
-from attn_preflight.rules.engine import Status, all_rules, default_backends, evaluate, get_rule
-from attn_preflight.rules.knowledge import backends as backend_kb
-from attn_preflight.rules.knowledge import gpus as gpu_kb
-from attn_preflight.rules.knowledge.backends import FEATURES, SGLANG_BACKENDS, BackendInfo, declaration
-from attn_preflight.rules.models import FEATURES as MODEL_FEATURES
-from attn_preflight.rules.resolve import effective_page_size, resolve
-from attn_preflight.rules.target import Target
 
 from attn_preflight.inputs import load_model
+from attn_preflight.rules.core.config import kv_dtype_choices, make_config
+from attn_preflight.rules.core.engine import Status, all_rules, default_backends, evaluate, get_rule
+from attn_preflight.rules.core.models import FEATURES as MODEL_FEATURES
+from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.engines.sglang import capabilities as backend_kb
+from attn_preflight.rules.engines.sglang.capabilities import FEATURES, SGLANG_BACKENDS, BackendInfo, declaration
+from attn_preflight.rules.engines.sglang.resolve import effective_page_size, resolve
+from attn_preflight.rules.knowledge import gpus as gpu_kb
 
 FIELDS = set(BackendInfo._fields)
 PROFILES = [Target.from_gpu(name) for name in gpu_kb.names()]
@@ -213,7 +213,7 @@ def test_fa_kernel_limits_agree_with_the_declaration():
 
 
 def test_model_backend_lists_agree_with_declared_features():
-    from attn_preflight.rules.checks.model_specific import GPT_OSS_BACKENDS
+    from attn_preflight.rules.engines.sglang.rules.model_specific import GPT_OSS_BACKENDS
 
     # GPT-OSS needs sinks and sliding window: SGLang's list, among the general CUDA MHA backends, is exactly the
     # backends declaring both

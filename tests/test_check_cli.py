@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 import pytest
-from attn_preflight.probe.facts import Facts
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli, main
+from attn_preflight.probe.facts import Facts
 from tests.rule_fixtures import FIXTURES_DIR
 
 MODELS = FIXTURES_DIR / "models"
@@ -243,7 +243,6 @@ def test_live_target_uses_the_probe(monkeypatch):
 
 def test_probe_timeout_bounds_the_live_probes_import_checks(monkeypatch):
     import attn_preflight.probe.collect
-
     from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S
 
     facts = Facts.from_dict(json.loads((FACTS / "h200-sglang-0.5.23.json").read_text()))
@@ -301,7 +300,7 @@ def test_vllm_serve_command_is_judged_by_vllm_rules():
         "8192",
     )
     assert data["config"]["engine"] == "vllm" and data["config"]["attention_backend"] == "FLASH_ATTN"
-    from attn_preflight.rules.engine import get_rule
+    from attn_preflight.rules.core.engine import get_rule
 
     assert {get_rule(f["rule_id"]).engine for f in data["findings"]} <= {"vllm", "any"}
     assert any(f["rule_id"].startswith("vllm") for f in data["findings"])

@@ -1,5 +1,5 @@
 """The coverage table of SGLang's attention checks (tests/fixtures/sglang-0.5.23-check-coverage.json) holds:
-every rule it names exists, every resolution step it names is in rules/resolve.py, a check nothing covers is
+every rule it names exists, every resolution step it names is in rules/engines/sglang/resolve.py, a check nothing covers is
 listed as uncovered, with why, rather than left out, and every raise / assert / declared rewrite of the files
 bench/check_sites.py audits (its listing, tests/fixtures/sglang-0.5.23-check-sites.json) lies in a row."""
 
@@ -11,9 +11,10 @@ import json
 import re
 from pathlib import Path
 
-import attn_preflight.rules.resolve
 import pytest
-from attn_preflight.rules.engine import all_rules
+
+import attn_preflight.rules.engines.sglang.resolve
+from attn_preflight.rules.core.engine import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = json.loads((ROOT / "tests" / "fixtures" / "sglang-0.5.23-check-coverage.json").read_text())
@@ -30,8 +31,8 @@ def test_each_check_is_covered_or_listed_as_uncovered(row):
     assert bool(covered) != bool(row.get("uncovered")), "either covered (rules / resolve) or uncovered, not both"
     assert sorted(set(row.get("rules", [])) - RULE_IDS) == [], "a rule named as coverage exists"
     if "resolve" in row:
-        assert callable(getattr(attn_preflight.rules.resolve, row["resolve"], None)), (
-            f"rules/resolve.py has {row['resolve']}"
+        assert callable(getattr(attn_preflight.rules.engines.sglang.resolve, row["resolve"], None)), (
+            f"rules/engines/sglang/resolve.py has {row['resolve']}"
         )
 
 

@@ -8,18 +8,18 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from attn_preflight.probe.smoke.results import SmokeReport
-from attn_preflight.probe.smoke.runner import DEFAULT_TIMEOUT_S
-from attn_preflight.rules.config import make_config
-from attn_preflight.rules.engine import Status, evaluate
-from attn_preflight.rules.models import features_from_config
-from attn_preflight.rules.target import Target
 from click.testing import CliRunner
 
 from attn_preflight import smoke_plan
 from attn_preflight.check_smoke import smoke_findings, with_smoke
 from attn_preflight.cli import cli
 from attn_preflight.inputs import load_model
+from attn_preflight.probe.smoke.results import SmokeReport
+from attn_preflight.probe.smoke.runner import DEFAULT_TIMEOUT_S
+from attn_preflight.rules.core.config import make_config
+from attn_preflight.rules.core.engine import Status, evaluate
+from attn_preflight.rules.core.models import features_from_config
+from attn_preflight.rules.core.target import Target
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -183,9 +183,9 @@ def test_plan_names_what_cannot_be_smoked():
 
 @pytest.mark.parametrize("gpu", ["H200", "B200"])
 def test_every_preset_backend_and_kv_dtype_plans_without_error_and_nothing_unrun_passes(gpu):
-    from attn_preflight.rules.knowledge import backends
+    from attn_preflight.rules.core.models import presets
+    from attn_preflight.rules.engines.sglang import capabilities as backends
     from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
-    from attn_preflight.rules.models import presets
 
     target = Target.from_gpu(gpu)
     for model in presets():
@@ -362,7 +362,7 @@ def test_every_smoke_finding_is_explained_by_its_docs_command():
 
 
 def test_smoke_findings_are_explained_but_are_not_rules():
-    from attn_preflight.rules.engine import get_rule
+    from attn_preflight.rules.core.engine import get_rule
 
     explain = CliRunner().invoke(cli, ["explain", "smoke-disagrees"]).output
     assert "fa4-fp8-sm100" in explain and "flashmla-arch" in explain  # the kernel-level rules it compares

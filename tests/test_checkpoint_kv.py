@@ -11,16 +11,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from attn_preflight.rules.checks.vllm import _select, query
-from attn_preflight.rules.config import Config
-from attn_preflight.rules.knowledge.checkpoint_kv import sglang_auto_kv_dtype, vllm_auto_kv_dtype
-from attn_preflight.rules.models import features_from_config
-from attn_preflight.rules.resolve import resolve
-from attn_preflight.rules.target import Target
 from cli_run import check_json, finding
 from packaging.version import Version
 
 from attn_preflight.inputs import load_model
+from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.models import features_from_config
+from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.engines.sglang.resolve import resolve
+from attn_preflight.rules.engines.vllm.rules.vllm import _select, query
+from attn_preflight.rules.knowledge.checkpoint_kv import sglang_auto_kv_dtype, vllm_auto_kv_dtype
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DSR1_NVFP4 = FIXTURES / "incident-models" / "deepseek-r1-nvfp4"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 
 import pytest
-from attn_preflight.rules.config import parse_command
-from attn_preflight.rules.knowledge import flags as flag_kb
 from cli_run import assert_clean_outcome, check_json, finding, run_cli
+
+from attn_preflight.rules.core.config import parse_command
+from attn_preflight.rules.knowledge import flags as flag_kb
 
 
 class _Refused(Exception):

@@ -21,16 +21,17 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from attn_preflight.rules.config import kv_dtype_choices
-from attn_preflight.rules.engine import all_rules
-from attn_preflight.rules.knowledge import backends, gpus, kv_dtypes
-from attn_preflight.rules.models import FEATURES, presets
 from cli_run import Run, assert_clean_outcome, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from probe_fakes import NVML_ERROR_LIBRARY_NOT_FOUND, NVMLError, use_fake_pynvml
 
 from attn_preflight.cli import main
+from attn_preflight.rules.core.config import kv_dtype_choices
+from attn_preflight.rules.core.engine import all_rules
+from attn_preflight.rules.core.models import FEATURES, presets
+from attn_preflight.rules.engines.sglang import capabilities as backends
+from attn_preflight.rules.knowledge import gpus, kv_dtypes
 
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "fixtures"

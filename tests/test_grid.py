@@ -1,6 +1,6 @@
 """One of each: one capability grid, one judgement vocabulary, one frozen rule registry, no private imports.
 
-The matrix command, the HTML report and the NFD labels all read attn_preflight.rules.grid; these tests hold each of them to
+The matrix command, the HTML report and the NFD labels all read attn_preflight.rules.core.grid; these tests hold each of them to
 the grid (and the grid to the engine) for the same config and target, on cells that differ from each other.
 """
 
@@ -9,9 +9,18 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from test_nfd import P, node_facts
+from test_report import Page, facts_file, smoke_file
+
+from attn_preflight.check_smoke import result_status
+from attn_preflight.cli import cli
+from attn_preflight.fleet import Fleet, NodeGroup, node_serving
+from attn_preflight.inputs import load_model
 from attn_preflight.probe.smoke.results import STATUSES, KernelResult, SmokeReport
-from attn_preflight.rules.config import make_config
-from attn_preflight.rules.engine import (
+from attn_preflight.render import nfd
+from attn_preflight.rules.core.config import make_config
+from attn_preflight.rules.core.engine import (
     SERVES,
     Judge,
     Report,
@@ -24,17 +33,8 @@ from attn_preflight.rules.engine import (
     verdict_from,
     verdict_of,
 )
-from attn_preflight.rules.grid import Cell, default_backends, default_kv_dtypes, gpu_targets, judge_grid
-from attn_preflight.rules.target import Target
-from click.testing import CliRunner
-from test_nfd import P, node_facts
-from test_report import Page, facts_file, smoke_file
-
-from attn_preflight.check_smoke import result_status
-from attn_preflight.cli import cli
-from attn_preflight.fleet import Fleet, NodeGroup, node_serving
-from attn_preflight.inputs import load_model
-from attn_preflight.render import nfd
+from attn_preflight.rules.core.grid import Cell, default_backends, default_kv_dtypes, gpu_targets, judge_grid
+from attn_preflight.rules.core.target import Target
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -267,7 +267,7 @@ def test_default_axes_are_the_general_backends_and_accepted_kv_dtypes():
 
 # --- no private name is imported across modules ---------------------------------------------------------------
 
-OWNED_ELSEWHERE = {"rules/checks/vllm.py"}  # and rules/knowledge/*: other sessions' files
+OWNED_ELSEWHERE = {"rules/engines/vllm/rules/vllm.py"}  # and rules/knowledge/*: other sessions' files
 
 
 def private(name: str) -> bool:

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from attn_preflight.rules.config import (
+
+from attn_preflight.rules.core.config import (
     NOT_BEARING_FLAGS,
     NOT_BEARING_GROUPS,
     UNMODELLED_BEARING_FLAGS,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from attn_preflight.rules.config import parse_command
 from cli_run import check_json, finding, run_cli
+
+from attn_preflight.rules.core.config import parse_command
 
 
 def check(*command, gpu="H200"):

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
+
 from attn_preflight.rules.knowledge import memory
 from attn_preflight.rules.knowledge.memory import (
     GIB,
@@ -16,7 +18,6 @@ from attn_preflight.rules.knowledge.memory import (
     total_parameters,
     weight_bytes_per_gpu,
 )
-from packaging.version import Version
 
 SIZES = json.loads((Path(__file__).parent / "fixtures" / "model_sizes.json").read_text())["models"]
 BY_NAME = {m["name"]: m for m in SIZES}
@@ -541,7 +542,7 @@ def test_a_vllm_request_holds_only_the_window_of_its_sliding_layers():
 
 
 def test_llama4_chunked_layers_are_its_sliding_layers():
-    from attn_preflight.rules.models import load_preset
+    from attn_preflight.rules.core.models import load_preset
 
     s = load_preset("llama-4-scout").shape  # 48 layers: every fourth global, the others chunked at 8192
     assert (s.full_attention_layers, s.sliding_layers, s.sliding_window, s.sglang_swa_pool) == (12, 36, 8192, True)

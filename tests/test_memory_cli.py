@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from attn_preflight.probe.facts import Facts
-from attn_preflight.rules.target import Target
 from cli_run import check_json, finding, run_cli
+
+from attn_preflight.probe.facts import Facts
+from attn_preflight.rules.core.target import Target
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GIB = 1 << 30
@@ -185,12 +186,11 @@ def test_an_fp4_run_of_the_deepseek_preset_fits_four_b200s():
 
 
 def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_rendering(monkeypatch):
-    from attn_preflight.rules.checks import memory as memory_checks
-    from attn_preflight.rules.config import make_config
-    from attn_preflight.rules.engine import evaluate
-    from attn_preflight.rules.models import load_preset
-
     from attn_preflight.render.findings import memory_lines, report_to_dict
+    from attn_preflight.rules.checks import memory as memory_checks
+    from attn_preflight.rules.core.config import make_config
+    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.core.models import load_preset
 
     computed = []
     compute = memory_checks._compute_figures

@@ -10,12 +10,12 @@ import json
 import re
 
 import pytest
-from attn_preflight.rules.errors import RulesInputError
-from attn_preflight.rules.knowledge import backends as backend_kb
-from attn_preflight.rules.models import features_from_config, load_preset, presets
 from cli_run import check_json, finding, run_cli
 
 from attn_preflight.inputs import ModelNotFound, load_model
+from attn_preflight.rules.core.errors import RulesInputError
+from attn_preflight.rules.core.models import features_from_config, load_preset, presets
+from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 
 PRESETS = presets()
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

@@ -9,11 +9,11 @@ import os
 import shutil
 
 import pytest
-from attn_preflight.rules.errors import RulesInputError
-from attn_preflight.rules.models import load_preset
 from cli_run import check_json, finding, run_cli
 
 from attn_preflight.inputs import ModelNotFound, cached_config, hub_cache, load_model
+from attn_preflight.rules.core.errors import RulesInputError
+from attn_preflight.rules.core.models import load_preset
 
 COPY = "attn-preflight-tests/llama-3.1-8b-copy"  # in tests/fixtures/hf-cache (tests/conftest.py)
 UNCACHED = "Qwen/Qwen2.5-14B-Instruct"  # a real hub id, neither in the test cache nor a preset

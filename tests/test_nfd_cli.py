@@ -1,14 +1,14 @@
 """`probe --format nfd`: the feature file a DaemonSet writes into features.d, from a (faked) live probe."""
 
 import pytest
-from attn_preflight.rules.config import make_config
-from attn_preflight.rules.engine import evaluate
-from attn_preflight.rules.target import Target
 from click.testing import CliRunner
 from test_nfd import P, node_facts, parse_feature_file
 
 from attn_preflight.cli import cli
 from attn_preflight.render import nfd
+from attn_preflight.rules.core.config import make_config
+from attn_preflight.rules.core.engine import evaluate
+from attn_preflight.rules.core.target import Target
 
 
 def run_nfd(monkeypatch, facts, *args):

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_run import check_json, finding, run_cli
+
 from attn_preflight.probe.facts import Facts
 from attn_preflight.rules.checks.common import attention_dp_size
-from attn_preflight.rules.config import Config
-from attn_preflight.rules.target import Target
-from cli_run import check_json, finding, run_cli
+from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.target import Target
 
 FACTS = Path(__file__).parent / "fixtures" / "facts"
 

@@ -1,4 +1,4 @@
-"""SGLang's silent backend replacements that rules/resolve.py applies, so every rule judges what will run: the
+"""SGLang's silent backend replacements that rules/engines/sglang/resolve.py applies, so every rule judges what will run: the
 resolved backends `check --format json` reports, against the code of the sglang release named (line numbers
 of the wheels under /work/wheels/sglang/extracted)."""
 

@@ -3,11 +3,11 @@
 import json
 
 import pytest
-from attn_preflight.rules.engine import all_rules
-from attn_preflight.rules.knowledge import gpus
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli, main
+from attn_preflight.rules.core.engine import all_rules
+from attn_preflight.rules.knowledge import gpus
 
 
 def invoke(*argv):

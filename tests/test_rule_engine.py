@@ -1,11 +1,10 @@
 """The engine's contract: version gates, verdicts, alternatives, resolution, stable order."""
 
-from attn_preflight.rules.config import make_config, parse_command
-from attn_preflight.rules.engine import Status, evaluate, verdict_of
-from attn_preflight.rules.resolve import effective_page_size, resolve
-from attn_preflight.rules.target import Target
-
 from attn_preflight.inputs import load_model
+from attn_preflight.rules.core.config import make_config, parse_command
+from attn_preflight.rules.core.engine import Status, evaluate, verdict_of
+from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.engines.sglang.resolve import effective_page_size, resolve
 
 
 def finding(report, rule_id):
@@ -198,7 +197,7 @@ def test_declared_applicability_is_judged_by_the_engine():
 
 
 def test_the_default_backend_follows_the_release():
-    """get_default_attn_backend as each SGLang release has it (read in the wheels; rules/knowledge/backends.py):
+    """get_default_attn_backend as each SGLang release has it (read in the wheels; rules/engines/sglang/capabilities.py):
     fa3 on SM90 only for is_fa3_default_architecture's list through 0.5.7, trtllm_mha on SM100 from 0.5.6.post2."""
 
     def default(model, gpu, release):

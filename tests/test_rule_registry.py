@@ -1,8 +1,8 @@
 """Every registered rule is a complete declarative unit with a pass and a fail fixture that hold."""
 
 import pytest
-from attn_preflight.rules.engine import RULE_ENGINES, STAGES, Status, all_rules, get_rule
 
+from attn_preflight.rules.core.engine import RULE_ENGINES, STAGES, Status, all_rules, get_rule
 from tests.rule_fixtures import all_fixtures, run_case
 
 FIXTURES = all_fixtures()
@@ -73,7 +73,7 @@ def test_fixture_gives_expected_status(rule_id, bucket, case):
 
 
 def test_each_rule_module_holds_the_engine_it_is_loaded_for():
-    """attn_preflight.rules.registry loads only an engine's modules for its check (and "any" ones for both): a vLLM rule in a
+    """attn_preflight.rules.core.registry loads only an engine's modules for its check (and "any" ones for both): a vLLM rule in a
     module named for SGLang would never run."""
     from attn_preflight.rules.checks import MODULES
 
@@ -84,7 +84,7 @@ def test_each_rule_module_holds_the_engine_it_is_loaded_for():
 
 @pytest.mark.parametrize("engine", ["sglang", "vllm"])
 def test_an_engine_index_is_every_rule_of_that_engine_in_registry_order(engine):
-    from attn_preflight.rules.engine import registry
+    from attn_preflight.rules.core.engine import registry
 
     assert list(registry(engine).by_id.values()) == [r for r in RULES if r.engine in (engine, "any")]
 

@@ -1,4 +1,4 @@
-"""rules/knowledge/sglang_choices.json against the world: the sglang wheels it was read from, and the other
+"""rules/engines/sglang/choices.json against the world: the sglang wheels it was read from, and the other
 knowledge files that name the same values (backends.py, kv_dtypes.py, the config's input checks)."""
 
 from __future__ import annotations
@@ -7,10 +7,11 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from attn_preflight.rules.config import SGLANG_SPECULATIVE_ALGORITHMS
+
+from attn_preflight.rules.core.config import SGLANG_SPECULATIVE_ALGORITHMS
+from attn_preflight.rules.engines.sglang import choices as choices_kb
+from attn_preflight.rules.engines.sglang.capabilities import MM_ATTENTION_BACKENDS, SGLANG_BACKENDS, declaration
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
-from attn_preflight.rules.knowledge import sglang_choices as choices_kb
-from attn_preflight.rules.knowledge.backends import MM_ATTENTION_BACKENDS, SGLANG_BACKENDS, declaration
 from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
 
 WHEELS = Path("/work/wheels/sglang/extracted")

@@ -7,11 +7,12 @@ import math
 from dataclasses import replace
 
 import pytest
+
 from attn_preflight.probe.smoke import BACKEND_KERNELS, ModelShape, shape_cases
 from attn_preflight.probe.smoke.cases import TOLERANCE, Case, attention_flops, sweep, tolerance, visible_keys
 from attn_preflight.probe.smoke.kernels import FEATURE_FP8, FEATURE_SOFTCAP, FEATURE_WINDOW, registry, select
 from attn_preflight.probe.smoke.results import KernelResult, SmokeReport, SmokeReportError
-from attn_preflight.rules.knowledge.kernel_limits import MachineView, documented_limit
+from attn_preflight.rules.kernels.limits import MachineView, documented_limit
 
 
 # -- cases --------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Smoke results are judged against the kernels' documented limits from the recorded facts, where a report is shown:
 the runner records what happened (a raw error), and `smoke`, `check --smoke` and `report --smoke` classify it
-(rules/knowledge/kernel_limits.py, rules/smoke.py, attn_preflight/smoke_judged.py). Reports saved when the runner
+(rules/kernels/limits.py, rules/core/smoke.py, attn_preflight/smoke_judged.py). Reports saved when the runner
 still judged (tests/fixtures/*h200*.json) read and render exactly as before, and so does their raw form."""
 
 from __future__ import annotations
@@ -11,22 +11,23 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
-from attn_preflight.probe.smoke.cases import Case
-from attn_preflight.probe.smoke.kernels import Kernel, registry
-from attn_preflight.probe.smoke.results import KernelResult, MachineSummary, SmokeReport
-from attn_preflight.rules.config import make_config
-from attn_preflight.rules.engine import Status, evaluate
-from attn_preflight.rules.knowledge import backends, kernel_limits
-from attn_preflight.rules.knowledge.kernel_limits import MachineView
-from attn_preflight.rules.smoke import CONFIRMED, CONTRADICTED, CROSSED, judge_limits
-from attn_preflight.rules.target import Target
 from click.testing import CliRunner
 
 from attn_preflight.check_smoke import with_smoke
 from attn_preflight.cli import cli
 from attn_preflight.commands.report import smoke_table
 from attn_preflight.inputs import load_model
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.kernels import Kernel, registry
+from attn_preflight.probe.smoke.results import KernelResult, MachineSummary, SmokeReport
 from attn_preflight.render.smoke import progress_line, render_smoke
+from attn_preflight.rules.core.config import make_config
+from attn_preflight.rules.core.engine import Status, evaluate
+from attn_preflight.rules.core.smoke import CONFIRMED, CONTRADICTED, CROSSED, judge_limits
+from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.engines.sglang import capabilities as backends
+from attn_preflight.rules.kernels import limits as kernel_limits
+from attn_preflight.rules.kernels.limits import MachineView
 from attn_preflight.smoke_judged import judged, judged_result
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -20,7 +20,6 @@ pytest.importorskip("torch")
 
 from attn_preflight.probe.smoke.cases import Case  # noqa: E402
 from attn_preflight.probe.smoke.runner import Runner  # noqa: E402
-
 from attn_preflight.smoke_judged import judged_result  # noqa: E402
 
 TEST_KERNELS = '''
@@ -127,7 +126,7 @@ KERNELS = [
     kernel("t-hang", hang),
     kernel("t-import", exact, prepare=missing_library),
     kernel("t-sticky", sticky_at_32),
-    kernel("t-refuse", refuse, family="fa4"),  # judged by FA4's documented limits (rules/knowledge/kernel_limits.py)
+    kernel("t-refuse", refuse, family="fa4"),  # judged by FA4's documented limits (rules/kernels/limits.py)
     kernel("t-error", raise_plainly),
     kernel("t-runs-anyway", exact, family="fa4"),
     kernel("t-exit", exact, prepare=exit_early),

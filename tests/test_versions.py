@@ -1,7 +1,8 @@
-"""Release ranges (rules/versions.py), as rules and declarations state them."""
+"""Release ranges (rules/core/versions.py), as rules and declarations state them."""
 
 import pytest
-from attn_preflight.rules.versions import InvalidRange, VersionRange
+
+from attn_preflight.rules.core.versions import InvalidRange, VersionRange
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,10 @@ any backend is selected, and that vllm-auto-select then judges every layer."""
 from __future__ import annotations
 
 import pytest
-from attn_preflight.rules.knowledge.vllm_gemma4 import Gemma4Forcing, forcing
 from cli_run import check_json, finding
 from packaging.version import Version
 
+from attn_preflight.rules.engines.vllm.gemma4 import Gemma4Forcing, forcing
 from tests.rule_fixtures import FIXTURES_DIR
 
 GEMMA4 = "Gemma4ForConditionalGeneration"

@@ -1,15 +1,15 @@
-"""vLLM 0.10.0-0.11.0's handling of VLLM_ATTENTION_BACKEND (rules/knowledge/vllm_legacy.py), each expectation read
+"""vLLM 0.10.0-0.11.0's handling of VLLM_ATTENTION_BACKEND (rules/engines/vllm/legacy.py), each expectation read
 in that release's wheel (`pip download --no-deps vllm==VERSION`): platforms/cuda.py get_attn_backend_cls,
 engine/arg_utils.py _is_v1_supported_oracle, attention/selector.py, envs.py."""
 
 import json
 
 import pytest
-from attn_preflight.rules.knowledge import vllm_backends as kb
-from attn_preflight.rules.knowledge import vllm_legacy as legacy
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli
+from attn_preflight.rules.engines.vllm import capabilities as kb
+from attn_preflight.rules.engines.vllm import legacy
 
 A100, H100, B200 = (8, 0), (9, 0), (10, 0)
 LLAMA = kb.VllmQuery(cc=A100, head_size=128)

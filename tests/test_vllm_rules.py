@@ -7,13 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from attn_preflight.rules.checks import vllm as vllm_rules
-from attn_preflight.rules.engine import all_rules
-from attn_preflight.rules.knowledge import vllm_backends as kb
-from attn_preflight.rules.knowledge import vllm_legacy as legacy
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli
+from attn_preflight.rules.core.engine import all_rules
+from attn_preflight.rules.engines.vllm import capabilities as kb
+from attn_preflight.rules.engines.vllm import legacy
+from attn_preflight.rules.engines.vllm.rules import vllm as vllm_rules
 from tests.rule_fixtures import all_fixtures, run_case
 
 DEEPSEEK_V3 = {
@@ -719,7 +719,7 @@ def test_vllm_fa4_library_on_gemma_2s_head_size_256(release, status):
 
 # --- each reason once: the declaration, the validator, and the rules that read it ---------------------------
 
-# rule id -> the validator's reason keys it reports (rules/checks/vllm.py reads exactly these).
+# rule id -> the validator's reason keys it reports (rules/engines/vllm/rules/vllm.py reads exactly these).
 RULE_REASONS = {
     "vllm-head-size": {"head_size"},
     "vllm-dtype": {"dtype"},
@@ -800,7 +800,12 @@ def test_rules_do_not_rederive_a_reason():
 def test_no_private_name_crosses_a_vllm_module():
     """Neither the vLLM modules nor their tests import a `_name` from another module or read one off it."""
     root = Path(__file__).resolve().parent.parent
-    for path in ("rules/checks/vllm.py", "rules/knowledge/vllm_backends.py", __file__, "tests/rule_fixtures/vllm.py"):
+    for path in (
+        "rules/engines/vllm/rules/vllm.py",
+        "rules/engines/vllm/capabilities.py",
+        __file__,
+        "tests/rule_fixtures/vllm.py",
+    ):
         tree = ast.parse((root / path).read_text())
         modules = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
         for node in ast.walk(tree):
@@ -871,8 +876,9 @@ def test_declarations_are_read_only_and_each_fact_has_a_source():
 def test_the_backend_enum_of_every_release_is_the_wheels_and_the_newest_is_the_declared_list():
     """bench/vllm_backend_enum.py read the 37 wheels 0.10.0-0.33.0 (with 0.10.1.1 and 0.11.1); the newest must be
     the declared backends."""
-    from attn_preflight.rules.knowledge import vllm_backends as kb
     from packaging.version import Version
+
+    from attn_preflight.rules.engines.vllm import capabilities as kb
 
     assert len(kb.ENUM_BY_RELEASE) >= 30 and min(kb.ENUM_BY_RELEASE, key=Version) == "0.10.0"
     assert kb.ENUM_BY_RELEASE[kb.VLLM_VERSION] == kb.VALID_NAMES

@@ -26,7 +26,7 @@ from attn_preflight.commands.common import (
     write_output,
 )
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
-from attn_preflight.rules.errors import RulesInputError
+from attn_preflight.rules.core.errors import RulesInputError
 
 _CONFIG_KEYS = (
     "attention_backend",
@@ -156,7 +156,7 @@ def config_options(func):
 
 
 def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
-    """A validated attn_preflight.rules.config.Config from the config options and an optional pasted command.
+    """A validated attn_preflight.rules.core.config.Config from the config options and an optional pasted command.
 
     Explicit options win over the pasted command's flags; raises InputError (exit 2) on bad input."""
     from attn_preflight.inputs import (
@@ -167,7 +167,7 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         read_launch_config,
     )
     from attn_preflight.probe.environ import redact
-    from attn_preflight.rules.config import make_config, parse_command
+    from attn_preflight.rules.core.config import make_config, parse_command
 
     try:
         values: dict[str, Any] = {}
@@ -258,7 +258,7 @@ def engine_version_option():
 
 def engine_pins(engine_versions: Sequence[str]) -> dict[str, str]:
     """{package: version} from --engine-version; InputError (exit 2) on a bad one."""
-    from attn_preflight.rules.target import parse_engine_versions
+    from attn_preflight.rules.core.target import parse_engine_versions
 
     try:
         return parse_engine_versions(engine_versions)
@@ -276,7 +276,7 @@ def target_from_options(
     """The target the options name; with neither --gpu nor --facts, this machine, its imports each checked
     within `probe_timeout` seconds."""
     from attn_preflight.inputs import live_target, load_facts_file
-    from attn_preflight.rules.target import Target
+    from attn_preflight.rules.core.target import Target
 
     if gpu and facts_file:
         raise InputError("--gpu and --facts name two different targets; give one")
@@ -378,7 +378,7 @@ def check_command(
     Exit 0 pass or warn, 1 fail (or warn with --strict), 2 bad input.
     """
     from attn_preflight.render.findings import render_report
-    from attn_preflight.rules.engine import evaluate
+    from attn_preflight.rules.core.engine import evaluate
 
     if smoke and (gpu or facts_file):
         raise InputError(

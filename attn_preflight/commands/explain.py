@@ -14,7 +14,7 @@ from attn_preflight.render import PLAIN, Screen, heading, reflow, to_json, wrap_
 
 def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
     """A rule's documentation, or a check --smoke finding's (attn_preflight.check_smoke.SmokeCheck)."""
-    from attn_preflight.rules.engine import STAGES, Rule
+    from attn_preflight.rules.core.engine import STAGES, Rule
 
     if fmt == "json":
         return to_json(r.to_dict())
@@ -55,7 +55,7 @@ def explain_command(rule_id, fmt):
     attn-preflight explain fa4-deterministic-mla-arch
     attn-preflight explain smoke-kernel
     """
-    from attn_preflight.rules.engine import get_rule, rule_ids
+    from attn_preflight.rules.core.engine import get_rule, rule_ids
 
     wanted = rule_id.strip().lower()
     r = get_rule(wanted)

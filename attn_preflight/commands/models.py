@@ -26,7 +26,7 @@ def models_command(fmt):
     attn-preflight models
     attn-preflight models --format json
     """
-    from attn_preflight.rules.models import load_preset, presets
+    from attn_preflight.rules.core.models import load_preset, presets
 
     fmt = fmt.lower()
     loaded = [(name, preset, load_preset(name)) for name, preset in presets().items()]

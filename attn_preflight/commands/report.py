@@ -20,8 +20,8 @@ def matrix_for(config, target, backend_given: bool, kv_given: bool):
     """The backend × KV-dtype Matrix for `config` on `target`; a backend or KV dtype named on the command line
     narrows it to that row or column."""
     from attn_preflight.render.html import Matrix
-    from attn_preflight.rules.grid import judge_grid
-    from attn_preflight.rules.knowledge import backends as backend_kb
+    from attn_preflight.rules.core.grid import judge_grid
+    from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 
     backends = [config.attention_backend] if backend_given else ()
     grid = judge_grid(config, [target], backends, [config.kv_cache_dtype] if kv_given else ())
@@ -55,7 +55,7 @@ def smoke_table(path: str):
     from attn_preflight.inputs import read_json_input
     from attn_preflight.probe.smoke.results import SmokeReport, SmokeReportError
     from attn_preflight.render.html import SmokeRow, SmokeTable
-    from attn_preflight.rules.errors import RulesInputError
+    from attn_preflight.rules.core.errors import RulesInputError
     from attn_preflight.smoke_judged import judged
 
     try:

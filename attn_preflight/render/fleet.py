@@ -23,7 +23,7 @@ from attn_preflight.fleet import (
 from attn_preflight.render import PLAIN, Screen, heading, status_word, table, to_json, wrap_lines
 from attn_preflight.render.findings import config_line, report_to_dict
 from attn_preflight.rules.checks.parallel import gpus_needed
-from attn_preflight.rules.engine import FLAGGED
+from attn_preflight.rules.core.engine import FLAGGED
 
 FLEET_SCHEMA_VERSION = 1
 _NAMES_SHOWN = 6

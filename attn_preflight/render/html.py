@@ -3,7 +3,7 @@
 No network and no external assets: CSS is inline, there is no script, fonts are the system's. Every status is
 a colour *and* a word and a symbol (legible in grey print and for colour-blind readers); every matrix cell
 carries its reasons in a `title` (hover) and in numbered notes under the table (print, screen readers).
-Input is data (Matrix, SmokeTable) that the report command builds from the rules grid (attn_preflight.rules.grid cells) and a
+Input is data (Matrix, SmokeTable) that the report command builds from the rules grid (attn_preflight.rules.core.grid cells) and a
 smoke result, so this module reads Facts, the grid's cells and nothing else of the program.
 """
 
@@ -27,8 +27,8 @@ from attn_preflight.probe.facts import (
     Facts,
     LibraryFacts,
 )
-from attn_preflight.rules.engine import Status
-from attn_preflight.rules.grid import Cell, Reason
+from attn_preflight.rules.core.engine import Status
+from attn_preflight.rules.core.grid import Cell, Reason
 from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
 from attn_preflight.rules.knowledge.import_diagnosis import component_notes, diagnose
 
@@ -59,7 +59,7 @@ _UNJUDGED = Cell(Status.WARN, Status.UNKNOWN)
 
 @dataclass
 class Matrix:
-    """Backends (rows) × KV-cache dtypes (columns) for one model on this target: attn_preflight.rules.grid cells."""
+    """Backends (rows) × KV-cache dtypes (columns) for one model on this target: attn_preflight.rules.core.grid cells."""
 
     subject: str  # the model, or "no model (backend defaults)"
     rows: list[tuple[str, str]]  # (backend, title)

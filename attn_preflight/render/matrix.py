@@ -1,6 +1,6 @@
 """The capability matrix as table, markdown or JSON: rows GPU profiles, columns backends, one table per KV dtype.
 
-Input: a attn_preflight.rules.grid.Grid over GPU-profile targets (the `matrix` command)."""
+Input: a attn_preflight.rules.core.grid.Grid over GPU-profile targets (the `matrix` command)."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ from typing import Mapping, Optional
 
 from attn_preflight.probe import __version__
 from attn_preflight.probe.facts import HEALTH_NOT_INSTALLED, Facts
-from attn_preflight.rules.engine import SERVES
+from attn_preflight.rules.core.engine import SERVES
 from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
 
 PREFIX = "attn-preflight.feature.node.kubernetes.io"
@@ -56,7 +56,7 @@ _EDGE = "-_."
 
 @dataclass(frozen=True)
 class NodeServing:
-    """What the rules say this node can serve: attn_preflight.rules.engine.Status values, from one attn_preflight.rules.grid Grid
+    """What the rules say this node can serve: attn_preflight.rules.core.engine.Status values, from one attn_preflight.rules.core.grid Grid
     (attn_preflight.fleet.node_serving)."""
 
     backends: Mapping[str, str] = field(default_factory=dict)  # backend -> its cell's status, default config
@@ -105,7 +105,7 @@ def node_labels(facts: Facts, serving: Optional[NodeServing] = None) -> dict[str
     raw[("gpu", "present")] = _bool(bool(devices))
     raw[("gpu", "count")] = len(devices)
     if devices:
-        # GPU 0, as the rules judge a node (rules/target.py); mixed nodes say so.
+        # GPU 0, as the rules judge a node (rules/core/target.py); mixed nodes say so.
         first = devices[0]
         raw[("gpu", "product")] = first.name
         raw[("gpu", "compute", "major")] = first.cc_major

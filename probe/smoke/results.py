@@ -28,7 +28,7 @@ FAILED_STATUSES = (STATUS_WRONG, STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASHED)
 # Why a result is skipped: the machine lacks something (library, GPU), the kernel's API cannot express the
 # case (torch SDPA has no softcap), or the kernel itself refused a case its documented limits exclude. The runner
 # records the first two; SKIP_KERNEL (with documented_limit) is written when a report is judged against the
-# kernels' documented limits (rules/smoke.py, attn_preflight/smoke_judged.py) and read back from saved reports.
+# kernels' documented limits (rules/core/smoke.py, attn_preflight/smoke_judged.py) and read back from saved reports.
 SKIP_ENVIRONMENT = "environment"
 SKIP_API = "api"
 SKIP_KERNEL = "kernel"

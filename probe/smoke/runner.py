@@ -10,7 +10,7 @@ The runner records what happened and never judges it: a case's status is what th
 error, crashed) or what the runner saw (timeout; skipped for reasons it knows itself: the library or the GPU
 is missing, the kernel's API cannot express the case, the worker failed before it). The machine the kernels ran
 on is recorded in the report's machine summary. Whether an error confirms a limit the kernel's library
-documents is judged where the report is shown (rules/smoke.py, applied by attn_preflight/smoke_judged.py).
+documents is judged where the report is shown (rules/core/smoke.py, applied by attn_preflight/smoke_judged.py).
 """
 
 from __future__ import annotations

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, NamedTuple, Optional
 
-from attn_preflight.rules.config import Config
-from attn_preflight.rules.engine import Outcome, skipped, unknown
-from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
-from attn_preflight.rules.knowledge import backends as backend_kb
-from attn_preflight.rules.knowledge import sglang_choices as choices_kb
-from attn_preflight.rules.knowledge.backends import BackendInfo
-from attn_preflight.rules.target import Target
-from attn_preflight.rules.versions import table_for
 from packaging.version import InvalidVersion, Version
+
+from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.engine import Outcome, skipped, unknown
+from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.versions import table_for
+from attn_preflight.rules.engines.sglang import capabilities as backend_kb
+from attn_preflight.rules.engines.sglang import choices as choices_kb
+from attn_preflight.rules.engines.sglang.capabilities import BackendInfo
+from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
 
 
 def sglang_release(target: Target) -> Version:
@@ -28,7 +29,7 @@ def vllm_release(target: Target) -> Version:
 
 
 def declared(target: Target, backend: str) -> BackendInfo:
-    """An SGLang backend's declaration (rules/knowledge/backends.py) as it holds in the target's release."""
+    """An SGLang backend's declaration (rules/engines/sglang/capabilities.py) as it holds in the target's release."""
     return target.sglang_backends[backend]
 
 
@@ -46,7 +47,7 @@ class Refused(NamedTuple):
 
 
 class ChoiceCheck(NamedTuple):
-    release: str  # the release whose choices judged (rules/knowledge/sglang_choices.json)
+    release: str  # the release whose choices judged (rules/engines/sglang/choices.json)
     said: str  # how the finding says which table stood in: "" when the target's own release
     refused: list[Refused]
 
@@ -154,7 +155,7 @@ def auto_kv_dtype(cfg: Config, target: Target) -> str:
 
 
 def backend_kv_dtype(cfg: Config, target: Target) -> str:
-    """The KV dtype the attention backends run. vLLM's is the config's (attn_preflight.rules.resolve applied the checkpoint's
+    """The KV dtype the attention backends run. vLLM's is the config's (attn_preflight.rules.engines.sglang.resolve applied the checkpoint's
     to --kv-cache-dtype auto); SGLang takes the checkpoint's after every server-args check has seen "auto", so
     only rules about the backends' kernels and the pool read it here."""
     if cfg.engine == "sglang" and cfg.kv_cache_dtype == "auto":
@@ -200,7 +201,7 @@ def running_flashinfer(
     target: Target, engine: str, release: str, pin: Optional[str], takes_fa3: Callable[[str], bool]
 ) -> FlashinferRun:
     """The flashinfer-python that runs: the installed (or --engine-version) one, else the one the engine release
-    pins (`pin`); judged by `takes_fa3` (rules/knowledge/flashinfer.py)."""
+    pins (`pin`); judged by `takes_fa3` (rules/kernels/flashinfer.py)."""
     installed = target.versions.get("flashinfer")
     if installed is None and target.software_known:
         return FlashinferRun("", False, skipped("flashinfer-python is not installed on the target"))

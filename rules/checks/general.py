@@ -4,6 +4,8 @@ heads, the backends that turn CUDA graphs off, multi-item scoring, FlashInfer's 
 
 from __future__ import annotations
 
+from packaging.version import Version
+
 from attn_preflight.rules.checks.common import (
     attention_dp_size,
     backend_kv_dtype,
@@ -17,18 +19,17 @@ from attn_preflight.rules.checks.common import (
     running_flashinfer,
     sglang_release,
 )
-from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.versions import table_for
+from attn_preflight.rules.engines.sglang import capabilities as backend_kb
+from attn_preflight.rules.engines.sglang import choices as choices_kb
+from attn_preflight.rules.engines.sglang import flashinfer as sglang_fi
+from attn_preflight.rules.engines.sglang.capabilities import CHOICES, SGLANG_BACKENDS
+from attn_preflight.rules.engines.sglang.resolve import backend_page_size, dllm_block_size, effective_page_size
+from attn_preflight.rules.kernels import flashinfer as flashinfer_kb
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
-from attn_preflight.rules.knowledge import backends as backend_kb
 from attn_preflight.rules.knowledge import flags as flag_kb
-from attn_preflight.rules.knowledge import flashinfer as flashinfer_kb
-from attn_preflight.rules.knowledge import sglang_choices as choices_kb
-from attn_preflight.rules.knowledge import sglang_flashinfer as sglang_fi
-from attn_preflight.rules.knowledge.backends import CHOICES, SGLANG_BACKENDS
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
-from attn_preflight.rules.resolve import backend_page_size, dllm_block_size, effective_page_size
-from attn_preflight.rules.versions import table_for
-from packaging.version import Version
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
@@ -127,7 +128,7 @@ def general_engine_version(cfg, target):
     reason="A flag that changes attention or the KV cache (context length, pipeline or data "
     "parallelism, model overrides) but is not modelled would be dropped silently: the PASS would not be about "
     "the command given.",
-    source="rules/config.py UNMODELLED_BEARING_FLAGS and NOT_BEARING_FLAGS, by the dest each engine's argparse "
+    source="rules/core/config.py UNMODELLED_BEARING_FLAGS and NOT_BEARING_FLAGS, by the dest each engine's argparse "
     "stores a flag under (rules/knowledge/flags.py: sglang server_args.py and arg_groups/fields, vllm "
     "engine/arg_utils.py)",
     docs="""Checks that a pasted launch command carries no flag that bears on attention or the KV cache without
@@ -195,7 +196,7 @@ def general_flags_known(cfg, target):
         "sglang 0.5.1-0.5.23: ATTENTION_BACKEND_CHOICES groups the same foreign backends under '# AMD specific' "
         "(aiter, wave) and '# Other platforms' (intel_amx, ascend, and intel_xpu from 0.5.4) in every release "
         "(server_args.py:1376-1381 in 0.5.1, :113-119 in 0.5.4; arg_groups/choices.py:92-98 in 0.5.23); the "
-        "choices of each of the 33 wheels are in rules/knowledge/sglang_choices.json (bench/sglang_choices.py), "
+        "choices of each of the 33 wheels are in rules/engines/sglang/choices.json (bench/sglang_choices.py), "
         "and a backend a release does not list is general-backend-removed's"
     ),
     stage="load",
@@ -233,7 +234,7 @@ BACKEND_FLAGS = (
     versions="",  # every release: one older than the tables is judged with the oldest (it says so)
     verified=(
         "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
-        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/knowledge/sglang_choices.json"
+        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/engines/sglang/choices.json"
     ),
     stage="parse",
     prevents="argument --attention-backend: invalid choice: 'fa4' (choose from ...); the same error for "
@@ -281,7 +282,7 @@ def _cuda(target, name: str) -> bool:
     verified=(
         "sglang 0.5.12-0.5.23: ATTENTION_BACKEND_CHOICES' '# Deprecated alias for' comments read in each release: "
         "compressed -> dsv4 from 0.5.12 (server_args.py:154), nsa -> dsa from 0.5.13 (server_args.py:176-178; "
-        "in 0.5.3-0.5.12 nsa is the backend itself and there is no dsa: its era in rules/knowledge/backends.py), "
+        "in 0.5.3-0.5.12 nsa is the backend itself and there is no dsa: its era in rules/engines/sglang/capabilities.py), "
         "the same through 0.5.19 (server_args.py:177-179) and arg_groups/choices.py from 0.5.20 (:80-83; 0.5.23 "
         ":75-78), tokenspeed_mla -> cutedsl_mla only in 0.5.23 (choices.py:87); 0.5.1-0.5.11 list no alias"
     ),

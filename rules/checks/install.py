@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from packaging.version import InvalidVersion, Version
+
 from attn_preflight.rules.checks.common import (
     HEALTH_OK,
     cuda_version,
@@ -18,10 +20,9 @@ from attn_preflight.rules.checks.common import (
     library_state,
     sglang_release,
 )
-from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown
-from attn_preflight.rules.knowledge import backends as backend_kb
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown
+from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, arch_list_runs_on
-from packaging.version import InvalidVersion, Version
 
 # --- attention libraries per backend ------------------------------------------------------------------------
 

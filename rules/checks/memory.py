@@ -11,14 +11,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
+from packaging.version import Version
+
 from attn_preflight.rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
-from attn_preflight.rules.config import Config
-from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.engines.sglang.resolve import dsa_model, effective_page_size
 from attn_preflight.rules.knowledge import memory
 from attn_preflight.rules.knowledge.memory import GIB
-from attn_preflight.rules.resolve import dsa_model, effective_page_size
-from attn_preflight.rules.target import Target
-from packaging.version import Version
 
 if TYPE_CHECKING:  # the facts model is a live or saved target's; --gpu never loads it
     from attn_preflight.probe.facts import GpuDevice

@@ -3,14 +3,15 @@ GPUs of a TP group (live probe or saved report: NVML's facts, read without a CUD
 
 from __future__ import annotations
 
+from packaging.version import Version
+
 from attn_preflight.rules.checks.common import attention_dp_size, gpu, sglang_release
 from attn_preflight.rules.checks.memory import attention_tp, flag
-from attn_preflight.rules.config import Config
-from attn_preflight.rules.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.engines.sglang.resolve import dsa_model, prefill_cp
 from attn_preflight.rules.knowledge import dsa as dsa_kb
 from attn_preflight.rules.knowledge import parallel as kb
-from attn_preflight.rules.resolve import dsa_model, prefill_cp
-from packaging.version import Version
 
 CUSTOM_ALL_REDUCE = (
     "sglang: python/sglang/srt/distributed/device_communicators/custom_all_reduce_utils.py:442-510 "

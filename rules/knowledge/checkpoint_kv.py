@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from attn_preflight.rules.models import CheckpointKvQuant
 from packaging.version import Version
+
+from attn_preflight.rules.core.models import CheckpointKvQuant
 
 VLLM_RESOLVES_FROM = Version("0.14.0")
 VLLM_NVFP4_FROM = Version("0.20.0")  # MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP gains "nvfp4"; a 4-bit float scheme maps

@@ -1,6 +1,6 @@
 """SGLang's DeepSeek sparse attention (DSA: DeepSeek-V3.2, GLM-5, ...) and DeepSeek-V4: which architectures take
 the DSA path per release, and the KV dtypes and DSA sub-backends each path accepts. Read from the sglang wheels
-(/work/wheels/sglang/extracted/VER, not installed); each value names where.
+(each sglang wheel, unpacked, not installed); each value names where.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ DSA_ARCHITECTURES_SINCE = MappingProxyType(
     }
 )
 
-# The KV page size the DSA path sets on CUDA, replacing --page-size (see rules/resolve.py effective_page_size for
+# The KV page size the DSA path sets on CUDA, replacing --page-size (see rules/engines/sglang/resolve.py effective_page_size for
 # where, per release).
 DSA_PAGE_SIZE = 64
 # Releases whose model adjustments leave an architecture off the DSA path although is_deepseek_dsa lists it:

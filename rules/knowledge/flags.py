@@ -14,8 +14,8 @@ import json
 from functools import cache
 from typing import Mapping, NamedTuple, Optional, Union
 
+from attn_preflight.rules.core.versions import release_at_or_before
 from attn_preflight.rules.knowledge import data_text
-from attn_preflight.rules.versions import release_at_or_before
 
 Nargs = Union[int, str]  # 0, 1, '?', '*', '+' or a count, as argparse consumes values
 
@@ -93,7 +93,7 @@ def newest(engine: str) -> str:
 
 
 def table_release(engine: str, version: Optional[str]) -> Optional[str]:
-    """The release whose flag table stands for `version` (attn_preflight.rules.versions.release_at_or_before)."""
+    """The release whose flag table stands for `version` (attn_preflight.rules.core.versions.release_at_or_before)."""
     return release_at_or_before(releases(engine), version)
 
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, NamedTuple, Optional
 
-from attn_preflight.rules.versions import VersionRange
 from packaging.version import Version
+
+from attn_preflight.rules.core.versions import VersionRange
 
 GIB = 1 << 30
 
@@ -639,7 +640,7 @@ class SglangFractionHeuristic(NamedTuple):
     without DP attention or PD disaggregation: (GPU memory - reserved) / GPU memory, rounded to 3 places (then
     the vision factor for a multimodal model, sglang_vision_factor)."""
 
-    releases: str  # a release range, rules/versions.py
+    releases: str  # a release range, rules/core/versions.py
     source: str
     # (below GiB, chunked_prefill_size, decode CUDA-graph max_bs at TP < 4, at TP >= 4); the last has no bound. The
     # tier's chunk and max_bs are defaults: --chunked-prefill-size and --cuda-graph-max-bs(-decode) replace them.

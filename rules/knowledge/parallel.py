@@ -1,6 +1,6 @@
 """SGLang's context parallelism (prefill CP, decode CP) and attention data parallelism: the sizes, strategies and
 transfer backends its start-up checks accept, per release. Read from the sglang wheels
-(/work/wheels/sglang/extracted/VER, not installed); each value names where.
+(each sglang wheel, unpacked, not installed); each value names where.
 """
 
 from __future__ import annotations

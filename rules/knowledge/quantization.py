@@ -20,7 +20,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping, NamedTuple, Optional
 
-from attn_preflight.rules.versions import VersionRange
+from attn_preflight.rules.core.versions import VersionRange
 
 MIN_CAPABILITY_MESSAGE = (
     "The quantization method {method} is not supported for the current GPU. Minimum capability: {minimum}. "

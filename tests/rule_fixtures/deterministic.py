@@ -1,4 +1,4 @@
-"""Fixtures for rules/checks/deterministic.py."""
+"""Fixtures for rules/engines/sglang/rules/deterministic.py."""
 
 from tests.rule_fixtures.model_specific import model_dir
 

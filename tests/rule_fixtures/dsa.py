@@ -1,9 +1,8 @@
-"""Fixtures for rules/checks/dsa.py. No preset has learnable DSA sinks or is DeepSeek-V4, so two config.json
+"""Fixtures for rules/engines/sglang/rules/dsa.py. No preset has learnable DSA sinks or is DeepSeek-V4, so two config.json
 excerpts are written once to a temporary directory: DeepSeek-V3.2-Exp's attention fields with
 `learnable_sink: true`, and a DeepseekV4ForCausalLM architecture (the rule reads only that)."""
 
-from attn_preflight.rules.models import presets
-
+from attn_preflight.rules.core.models import presets
 from tests.rule_fixtures import written_model
 from tests.rule_fixtures.model_specific import case
 

@@ -1,4 +1,4 @@
-"""Fixtures for rules/checks/fa3.py."""
+"""Fixtures for rules/engines/sglang/rules/fa3.py."""
 
 from tests.rule_fixtures import FIXTURES_DIR
 from tests.rule_fixtures.model_specific import model_dir

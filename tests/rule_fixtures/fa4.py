@@ -1,4 +1,4 @@
-"""Fixtures for rules/checks/fa4.py."""
+"""Fixtures for rules/engines/sglang/rules/fa4.py."""
 
 LLAMA = ["--model", "llama-3.1-8b"]
 DSV3 = ["--model", "deepseek-v3"]

@@ -1,4 +1,4 @@
-"""Fixtures for rules/checks/kv_cache.py. Two config.json excerpts are written to the session's temporary directory (written_model): an
+"""Fixtures for rules/engines/sglang/rules/kv_cache.py. Two config.json excerpts are written to the session's temporary directory (written_model): an
 EmbeddingGemma one (the two keys SGLang's is_embedding_gemma reads, model_type gemma3_text and
 use_bidirectional_attention, with an illustrative Gemma-3 text shape) and a Step-3.5 one (the architecture SGLang's
 _step3p_overrides keys on, with an illustrative shape)."""

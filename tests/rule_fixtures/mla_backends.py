@@ -1,4 +1,4 @@
-"""Fixtures for rules/checks/mla_backends.py."""
+"""Fixtures for rules/engines/sglang/rules/mla_backends.py."""
 
 from tests.rule_fixtures.model_specific import case
 

@@ -1,4 +1,4 @@
-"""Fixtures for rules/checks/model_specific.py.
+"""Fixtures for rules/engines/sglang/rules/model_specific.py.
 
 Models that are not built-in presets are written once per process as config.json files (attention fields
 of the real Hugging Face configs) into a temporary directory; `model_dir(name)` returns the path. The

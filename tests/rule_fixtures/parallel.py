@@ -2,8 +2,7 @@
 context-parallel and attention-DP layouts. No preset is Nemotron-H, LongCat-Flash or MiMo V2, so their
 config.json excerpts (the fields the rules read) are written once to a temporary directory."""
 
-from attn_preflight.rules.models import presets
-
+from attn_preflight.rules.core.models import presets
 from tests.rule_fixtures import written_model
 
 

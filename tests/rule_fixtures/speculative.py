@@ -1,4 +1,4 @@
-"""Fixtures for rules/checks/speculative.py.
+"""Fixtures for rules/engines/sglang/rules/speculative.py.
 
 SGLang asserts when --speculative-eagle-topk is given without --speculative-num-steps (rule
 spec-eagle-topk-needs-steps), so cases with an explicit top-k are pasted launch commands that set all three.

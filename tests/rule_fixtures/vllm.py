@@ -1,4 +1,4 @@
-"""Pass/fail fixtures for the vLLM rules (rules/checks/vllm.py): pasted `vllm serve` commands and flags.
+"""Pass/fail fixtures for the vLLM rules (rules/engines/vllm/rules/vllm.py): pasted `vllm serve` commands and flags.
 
 No preset has MLA dimensions other than DeepSeek-R1's, so two synthetic config.json files (written once to a
 temporary directory) give the MLA-dimension rules their failing models.
@@ -809,7 +809,7 @@ FIXTURES = {
     },
     # vllm 0.10.2/0.11.0 FlashAttentionImpl: "Sinks are only supported in FlashAttention 3" (flash_attn.py:415-417);
     # FlashInferMetadataBuilder: "FlashInfer backend currently does not support attention sinks" (flashinfer.py:321-325)
-    # rules/knowledge/vllm_legacy.py: the selection chains of platforms/cuda.py get_attn_backend_cls and the V1
+    # rules/engines/vllm/legacy.py: the selection chains of platforms/cuda.py get_attn_backend_cls and the V1
     # oracle of engine/arg_utils.py, read in the 0.10.0, 0.10.1.1, 0.10.2 and 0.11.0 wheels
     "vllm-named-backend-runs": {
         "pass": [

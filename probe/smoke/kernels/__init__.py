@@ -4,7 +4,7 @@ A Kernel is data plus two callables that run only inside the worker: `prepare()`
 (timed apart from the first call) and `build(case, device)` makes the inputs, the fp32 reference and the
 call to time. Family modules import nothing heavy at module level, so the runner reads this registry
 without loading torch or any kernel library. What each library documents it cannot do (FA4 fp8 only on
-SM100, ...) is knowledge, not a fact of this machine: rules/knowledge/kernel_limits.py, keyed by kernel name and
+SM100, ...) is knowledge, not a fact of this machine: rules/kernels/limits.py, keyed by kernel name and
 family, read when a smoke report is judged.
 """
 

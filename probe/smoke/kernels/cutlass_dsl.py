@@ -2,7 +2,7 @@
 
 The first call includes cute.compile (MLIR lowering to a cubin); the steady calls run the compiled function.
 nvidia-cutlass-dsl 4.8.1: "CuTe DSL will support all NVIDIA GPU architectures starting with NVIDIA Ampere
-(SM80)" (NVIDIA/cutlass media/docs/pythonDSL/faqs.rst): rules/knowledge/kernel_limits.py.
+(SM80)" (NVIDIA/cutlass media/docs/pythonDSL/faqs.rst): rules/kernels/limits.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ def prepare() -> None:
 
 def _build(case: Case, device: str):
     import torch
+
     from attn_preflight.probe.smoke.kernels.cute_add_kernel import THREADS, compiled_add
     from attn_preflight.probe.smoke.reference import Call, elementwise_add
 

@@ -1,7 +1,7 @@
 """FlashAttention 2 (`flash-attn`): flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache.
 
 Signatures: Dao-AILab/flash-attention flash_attn/flash_attn_interface.py (v2.8.3). Its documented limits
-(csrc/flash_attn/flash_api.cpp) are in rules/knowledge/kernel_limits.py.
+(csrc/flash_attn/flash_api.cpp) are in rules/kernels/limits.py.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ def window(case: Case) -> tuple[int, int]:
 
 
 def _dense(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
     from flash_attn import flash_attn_func
+
+    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
 
     q, k, v = Inputs(case, device).dense()
     reference = attention_reference(q, k, v, case)
@@ -37,8 +38,9 @@ def _dense(case: Case, device: str):
 
 
 def _varlen(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import varlen_call
     from flash_attn import flash_attn_varlen_func
+
+    from attn_preflight.probe.smoke.reference import varlen_call
 
     return varlen_call(
         case,
@@ -50,8 +52,9 @@ def _varlen(case: Case, device: str):
 
 
 def _kvcache(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import paged_call
     from flash_attn import flash_attn_with_kvcache
+
+    from attn_preflight.probe.smoke.reference import paged_call
 
     return paged_call(
         case,

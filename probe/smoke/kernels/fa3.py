@@ -5,7 +5,7 @@ fp8 via q/k/v dtype); sgl-project/sglang sgl-kernel/python/sgl_kernel/flash_attn
 with page_table=, cache_seqlens=; is_fa3_supported: compute capability 9.x and CUDA >= 12.3). With an fp8
 KV cache the query is cast to the cache dtype, as SGLang's FA3 backend does
 (python/sglang/srt/layers/attention/flashattention_backend.py: `q = q.to(self.kv_cache_dtype)`). Both builds'
-documented limits are in rules/knowledge/kernel_limits.py.
+documented limits are in rules/kernels/limits.py.
 """
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ def _sgl_prepare() -> None:
 
 
 def _sgl_kvcache(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import paged_call
     from sgl_kernel.flash_attn import flash_attn_with_kvcache
+
+    from attn_preflight.probe.smoke.reference import paged_call
 
     return paged_call(
         case,

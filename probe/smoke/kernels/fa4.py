@@ -6,7 +6,7 @@ cu_seqlens_k=, max_seqlen_q=, max_seqlen_k=, seqused_k=, page_table=, ...); both
 decode is flash_attn_varlen_func with q (b, sq, h, d), k/v (num_pages, page_size, h_kv, d), page_table
 (b, pages) int32 and seqused_k (b,) int32: FA4 has no separate kvcache entry point. Kernels JIT-compile at
 the first call (2.4-8.4 s each on the H200); caches.py turns on FA4's persistent cache. The wheel's documented
-limits are in rules/knowledge/kernel_limits.py (read from rules/knowledge/backends.py's FA4 table).
+limits are in rules/kernels/limits.py (read from rules/engines/sglang/capabilities.py's FA4 table).
 """
 
 from __future__ import annotations
@@ -57,8 +57,9 @@ def window(case: Case) -> tuple:
 
 
 def _dense(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference, extras, first
     from flash_attn.cute import flash_attn_func
+
+    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference, extras, first
 
     inputs = Inputs(case, device)
     q, k, v = inputs.dense()
@@ -76,8 +77,9 @@ def _dense(case: Case, device: str):
 
 
 def _varlen(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import varlen_call
     from flash_attn.cute import flash_attn_varlen_func
+
+    from attn_preflight.probe.smoke.reference import varlen_call
 
     return varlen_call(
         case,
@@ -98,8 +100,9 @@ def _varlen(case: Case, device: str):
 
 
 def _paged(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import paged_call
     from flash_attn.cute import flash_attn_varlen_func
+
+    from attn_preflight.probe.smoke.reference import paged_call
 
     mod = score_mod(case)
     return paged_call(

@@ -4,7 +4,7 @@ Signatures: deepseek-ai/FlashMLA flash_mla/flash_mla_interface.py: get_mla_metad
 s_q * h_q // h_k, h_k) (ignored since 2026-01: it returns an empty FlashMLASchedMeta) and
 flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
 num_splits, causal=) -> (out, lse), k_cache (blocks, 64, 1, 576). README support matrix: dense decoding
-is SM90, BF16 (rules/knowledge/kernel_limits.py).
+is SM90, BF16 (rules/kernels/limits.py).
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ def prepare() -> None:
 
 
 def _decode(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import paged_call
     from flash_mla import flash_mla_with_kvcache, get_mla_metadata
+
+    from attn_preflight.probe.smoke.reference import paged_call
 
     planned: list[Any] = []  # the scheduler metadata, planned by the first call and reused, as a serving engine does
 

@@ -3,7 +3,7 @@
 KV heads are repeated to the query heads before the call (enable_gqa is not accepted by every backend in
 every torch release); SDPA's is_causal is top-left aligned, the same as FlashAttention's for sq == sk,
 which these prefill cases keep. Limits (pytorch/pytorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp,
-see ../shared/research/backends_matrix.md section 5): rules/knowledge/kernel_limits.py.
+see ../shared/research/backends_matrix.md section 5): rules/kernels/limits.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ QUICK = Case()
 def _build(backend: str):
     def build(case: Case, device: str):
         import torch.nn.functional as F
-        from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
         from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
 
         q, k, v = Inputs(case, device).dense()
         reference = attention_reference(q, k, v, case)

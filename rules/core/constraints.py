@@ -1,0 +1,223 @@
+"""Constraint rows: what an engine refuses of its flags, stated as data and judged by one evaluator.
+
+A row says when it applies and what must then hold, as terms over the config and the target:
+
+    Constraint(
+        id="kv-hicache-radix-cache", title=..., versions="sglang>=0.5.1", stage="startup",
+        when=Flag("enable_hierarchical_cache"), requires=Not(Flag("disable_radix_cache")),
+        prevents="<the upstream message, verbatim>", source="sglang: <file>, <function>", docs=..., fix_title=...,
+    )
+
+`constraint_rules(module, rows)` registers one rule per row, with the same id, docs and metadata a hand-written
+`@rule` has (attn_preflight.rules.core.engine.rule); its check is `judge`, the one evaluator of every row. The
+finding's words come from the terms: found names the flags as given, required the term that must hold, and a
+row that does not apply is skipped with "applies to <when>". A term that cannot be judged (a GPU or a model
+fact the target or config lacks) makes the finding unknown, never a pass.
+
+Several requirements of one upstream check keep one id: `requires` may list them, each a `Requirement` with its
+own message and fix; every one that fails is reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional, Sequence, Union
+
+from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.target import Target
+
+_FIELDS = frozenset(Config.__dataclass_fields__)
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _value(cfg: Config, name: str) -> Any:
+    """A flag's value: a Config field, else Config.flags by the engine's dest name (None: not given)."""
+    return getattr(cfg, name) if name in _FIELDS else cfg.flags.get(name)
+
+
+def _shown(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class Flag(NamedTuple):
+    """A flag is given (a store_true flag on, any value of another), or, with `values`, has one of them."""
+
+    name: str
+    values: tuple[Any, ...] = ()
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        value = _value(cfg, self.name)
+        return value in self.values if self.values else value is not None and value is not False
+
+    def text(self) -> str:
+        if not self.values:
+            return _option(self.name)
+        return f"{_option(self.name)} {' or '.join(_shown(v) for v in self.values)}"
+
+    def found(self, cfg: Config) -> list[str]:
+        value = _value(cfg, self.name)
+        if value is None or value is False:
+            return []
+        return [_option(self.name) if value is True else f"{_option(self.name)} {_shown(value)}"]
+
+
+class Range(NamedTuple):
+    """A numeric flag, when given, lies in [low, high] (`open_low`: above low)."""
+
+    name: str
+    low: float
+    high: float
+    open_low: bool = False
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        value = _value(cfg, self.name)
+        if value is None:
+            return True
+        above = value > self.low if self.open_low else value >= self.low
+        return above and value <= self.high
+
+    def text(self) -> str:
+        return f"{_option(self.name)} in {'(' if self.open_low else '['}{_shown(self.low)}, {_shown(self.high)}]"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag(self.name).found(cfg)
+
+
+class Arch(NamedTuple):
+    """The target GPU's compute-capability major is one of `majors` (unknown when the GPU is not known)."""
+
+    majors: tuple[int, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if target.major is None else target.major in self.majors
+
+    def text(self) -> str:
+        return "compute capability " + " or ".join(f"{m}.x" for m in self.majors)
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Not(NamedTuple):
+    term: Term
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        held = self.term.holds(cfg, target)
+        return None if held is None else not held
+
+    def text(self) -> str:
+        return f"no {self.term.text()}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return self.term.found(cfg)
+
+
+class All(NamedTuple):
+    terms: tuple[Term, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        held = [term.holds(cfg, target) for term in self.terms]
+        return False if False in held else None if None in held else True
+
+    def text(self) -> str:
+        return " with ".join(term.text() for term in self.terms)
+
+    def found(self, cfg: Config) -> list[str]:
+        return [text for term in self.terms for text in term.found(cfg)]
+
+
+class AnyOf(NamedTuple):
+    terms: tuple[Term, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        held = [term.holds(cfg, target) for term in self.terms]
+        return True if True in held else None if None in held else False
+
+    def text(self) -> str:
+        return " or ".join(term.text() for term in self.terms)
+
+    def found(self, cfg: Config) -> list[str]:
+        return [text for term in self.terms for text in term.found(cfg)]
+
+
+Term = Union[Flag, Range, Arch, Not, All, AnyOf]
+
+
+class Requirement(NamedTuple):
+    """One thing a row requires, with the fix that makes it hold ("" message: the row's own)."""
+
+    holds: Term
+    fix: tuple[str, ...] = ()
+
+
+class Constraint(NamedTuple):
+    id: str
+    title: str
+    versions: str
+    stage: str
+    when: Term
+    requires: Union[Term, tuple[Requirement, ...]]
+    prevents: str
+    source: str
+    docs: str
+    fix_title: str
+    fix: tuple[str, ...] = ()  # the fix of a single `requires` term
+    verified: str = ""
+    severity: str = "fail"  # "warn": the engine starts but rewrites or degrades
+    engine: str = "sglang"
+    references: tuple[str, ...] = ()
+
+    @property
+    def requirements(self) -> tuple[Requirement, ...]:
+        if isinstance(self.requires, tuple) and self.requires and isinstance(self.requires[0], Requirement):
+            return self.requires
+        return (Requirement(self.requires, self.fix),)  # type: ignore[arg-type]
+
+
+def judge(row: Constraint, cfg: Config, target: Target) -> Outcome:
+    """The one evaluator of constraint rows: skip where `when` does not hold, unknown where a term cannot be
+    judged, else fail (or warn) naming every requirement that does not hold."""
+    applies = row.when.holds(cfg, target)
+    if applies is None:
+        return unknown(f"cannot tell whether it applies ({row.when.text()} not known)")
+    if not applies:
+        return skipped(f"applies to {row.when.text()}")
+    requirements = row.requirements
+    held = [requirement.holds.holds(cfg, target) for requirement in requirements]
+    required = "; ".join(requirement.holds.text() for requirement in requirements)
+    given = list(dict.fromkeys(row.when.found(cfg) + [t for r in requirements for t in r.holds.found(cfg)]))
+    found = " with ".join(given) or row.when.text()
+    broken = [requirement for requirement, ok in zip(requirements, held) if ok is False]
+    if broken:
+        fix = [step for requirement in broken for step in requirement.fix]
+        return (warned if row.severity == "warn" else failed)(found, required, list(dict.fromkeys(fix)))
+    if None in held:
+        return unknown(f"{found}: cannot tell whether {required} holds")
+    return passed(found, required)
+
+
+def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
+    """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject."""
+    for row in rows:
+
+        def check(cfg: Config, target: Target, row: Constraint = row) -> Outcome:
+            return judge(row, cfg, target)
+
+        check.__module__ = module
+        rule(
+            id=row.id,
+            title=row.title,
+            engine=row.engine,
+            versions=row.versions,
+            source=row.source,
+            docs=row.docs,
+            verified=row.verified,
+            fix_title=row.fix_title,
+            prevents=row.prevents,
+            references=row.references,
+            stage=row.stage,
+            generated=True,
+        )(check)

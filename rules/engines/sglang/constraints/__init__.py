@@ -1,0 +1,2 @@
+"""SGLang's flag constraints as rows (attn_preflight.rules.core.constraints), one module per subject: what a
+release refuses of its flags, each row with the upstream message, site and stage, judged by one evaluator."""

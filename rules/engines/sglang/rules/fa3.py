@@ -1,0 +1,332 @@
+"""FlashAttention 3 (`--attention-backend fa3`, sgl-kernel's FA3): arch limits, dtypes, features only FA4 has.
+
+SGLang's FlashAttentionBackend serves fa3 (fa_impl_ver=3, kernels from sgl_kernel.flash_attn, built from
+flash-attention's hopper/ sources) and fa4 (fa_impl_ver=4, flash_attn.cute).
+"""
+
+from __future__ import annotations
+
+from attn_preflight.rules.checks.common import (
+    backend_kv_dtype,
+    declared,
+    gpu,
+    kv_found,
+    kv_unquantised_fix,
+    phases_using,
+)
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge.kv_dtypes import FP8
+
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py, create_flashattention_v3_backend"
+# How the FA3 kernel rules (fa3-fp8-sm8x, fa3-head-dim, fa3-dtype) were read: SGLang's side in every wheel, the
+# kernel's checks in the sgl-kernel builds those wheels pin (METADATA Requires-Dist).
+FA3_KERNEL_WALK = (
+    "fa3 calls sgl_kernel.flash_attn in every release (flashattention_backend.py:21 in 0.5.0rc2, :25 in 0.5.9, "
+    "imported lazily from 0.5.10 :162 to 0.5.23 :282) on SM80-SM90 (the 'FlashAttention v3 Backend requires "
+    "SM>=80 and SM<=90' assert: model_runner.py:1532 in 0.5.0rc2, :1654 in 0.5.2; attention_registry.py:122 in "
+    "0.5.3, :244 in 0.5.23). The limits are FA3's hopper/flash_api.cpp checks compiled into sgl-kernel, pinned "
+    "0.3.5 (0.5.0rc2, 0.5.1), 0.3.7, 0.3.9.post2, 0.3.14.post1, 0.3.15, 0.3.16.post3-post5 (0.5.4-0.5.5), "
+    "0.3.17.post1, 0.3.18.post2, 0.3.19, 0.3.20 (0.5.7), 0.3.21 (0.5.8-0.5.9), then sglang-kernel 0.4.1 "
+    "(0.5.10), 0.4.2, 0.4.2.post2, 0.4.3, 0.4.4 (0.5.14-0.5.15.post1), 0.4.5, 0.4.6.post1, 0.4.7 (0.5.20-0.5.21), "
+    "0.4.9, 0.4.10 (0.5.23); its messages read (strings of sgl_kernel/flash_ops.abi3.so) in the two ends, "
+    "sgl-kernel 0.3.5 and sglang-kernel 0.4.10, the same in both; the pins between were not downloaded"
+)
+FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel builds its FA3 from it)"
+FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
+
+
+@rule(
+    id="fa3-arch",
+    title="fa3 runs on SM80-SM90 only",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
+        "model_runner.py:1539-1542 (0.5.1, in _get_attention_backend_from_str), attention_registry.py "
+        "create_flashattention_v3_backend from 0.5.5 (:128-131; 0.5.10 :130-133; 0.5.16 :201-202, now skipped "
+        "on MUSA; 0.5.19 :220-221; 0.5.23 :243)"
+    ),
+    backends=("fa3",),
+    needs_gpu=True,
+    stage="init",
+    prevents=FA3_ARCH_MESSAGE,
+    source=REGISTRY,
+    docs="""Checks that `fa3` (as attention, prefill or decode backend) runs on a compute-capability 8.x or
+9.x GPU.
+
+SGLang's fa3 factory asserts `major == 9` or (`major == 8` and not MLA) when the model runner builds the
+backend, after weights are loaded. Every Blackwell GPU (SM100/SM103, Thor SM110, SM120/SM121) fails here:
+FA3's kernels are Hopper (sm_90a) kernels plus SM8x builds, with nothing for newer archs. The same assert
+refuses MLA models on SM8x (rule fa3-mla-sm8x). Deterministic inference without a backend falls back to fa3
+on every GPU but SM100/SM120, so on Thor this rule catches that default too.""",
+    fix_title="Use fa4, trtllm_mha or flashinfer on Blackwell; triton or flashinfer elsewhere",
+    references=("https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/attention_backend.md",),
+)
+def fa3_arch(cfg, target):
+    if target.major in declared(target, "fa3").archs:
+        return passed(gpu(target), "SM80-SM90")
+    if target.major >= 10:
+        fix = (
+            ["--attention-backend fa4"] if target.major in (10, 11) and not cfg.mla else ["--attention-backend triton"]
+        )
+        if target.major == 10 and not cfg.mla:
+            fix = ["--attention-backend trtllm_mha", "--attention-backend fa4"]
+        if target.major == 10 and cfg.mla:
+            fix = ["--attention-backend flashinfer", "--attention-backend trtllm_mla"]
+    else:
+        fix = ["--attention-backend triton"]
+    return failed(f"{phases_using(cfg, 'fa3')} on {gpu(target)}", "compute capability 8.x or 9.x", fix)
+
+
+@rule(
+    id="fa3-mla-sm8x",
+    title="fa3 serves MLA models on SM90 only",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
+        "model_runner.py:1539-1542 (0.5.1), attention_registry.py create_flashattention_v3_backend from 0.5.5 "
+        "(:128-131; 0.5.16 :201-202; 0.5.23 :243)"
+    ),
+    backends=("fa3",),
+    stage="init",
+    prevents=FA3_ARCH_MESSAGE,
+    source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
+    docs="""Checks that an MLA model (DeepSeek V2/V3 family, Kimi K2, ...) on `fa3` runs on SM90.
+
+SGLang runs MLA through FA3's absorbed path (qv, K/V head dims 64/512) which the FA3 kernels implement only
+on Hopper ("Only Hopper supports different V headdim"); the fa3 factory therefore accepts SM8x only for
+non-MLA models, with the generic SM80-90 message.""",
+    fix_title="Use --attention-backend triton (or flashinfer) for MLA on SM8x",
+)
+def fa3_mla_sm8x(cfg, target):
+    if not cfg.mla:
+        return skipped("applies to MLA models")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    fa3 = declared(target, "fa3")
+    if target.major not in fa3.archs or target.major in fa3.mla_archs:
+        return passed(gpu(target), "not SM8x (fa3-arch judges other archs)")
+    return failed(
+        f"MLA model on {phases_using(cfg, 'fa3')} on {gpu(target)}",
+        "SM90 for MLA on fa3",
+        ["--attention-backend triton", "--attention-backend flashinfer"],
+    )
+
+
+@rule(
+    id="fa3-score-mod",
+    title="A custom score_mod needs the FA4 backend",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (score_mod arrives in 0.5.16): forward_extend / forward_decode raise it when "
+        "fa_impl_ver != 4, flashattention_backend.py:1116 and :1696 in 0.5.16, :1497 and :2092 in 0.5.23"
+    ),
+    backends=("fa3",),
+    stage="runtime",
+    prevents="score_mod is only supported by the FA4 backend.",
+    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
+    docs="""Checks that a model which passes a custom `score_mod` to attention (Inkling's relative attention in
+deterministic mode, or `--feature score_mod`) is not served by `fa3`.
+
+SGLang's FlashAttention backend serves both fa3 and fa4; only the FA4 kernels (flash_attn.cute) take a
+`score_mod`, and the fa3 path raises at the first forward. Logit soft-capping is not a score_mod here:
+SGLang passes it as `softcap`, which FA3 supports. The FA4 alternative has its own limit: no custom
+score_mod on SM8x (rule fa4-score-mod-sm8x).""",
+    fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
+)
+def fa3_score_mod(cfg, target):
+    if "score_mod" not in cfg.features or "score_mod" not in declared(target, "fa3").refuses:
+        return passed("no custom score_mod", "score_mod only on FA4")
+    fix = (
+        ["--attention-backend fa4"]
+        if target.major is not None and target.major >= 9
+        else ["--attention-backend triton"]
+    )
+    return failed(f"a model with a custom score_mod on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
+
+
+@rule(
+    id="fa3-rel-bias",
+    title="A sheared relative bias (rel_bias) needs the FA4 backend",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (rel_bias arrives in 0.5.16): forward_extend / forward_decode raise it when "
+        "fa_impl_ver != 4, flashattention_backend.py:1249 and :1761 in 0.5.16, :1633 and :2160 in 0.5.23"
+    ),
+    backends=("fa3",),
+    stage="runtime",
+    prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
+    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
+    docs="""Checks that a model which passes a sheared relative bias (`rel_bias`, Inkling's relative attention
+with SGLANG_OPT_USE_INKLING_SHEARED_BIAS, on by default) is not served by `fa3`.
+
+Only the FA4 kernels SGLang vendors (sglang/kernels/ops/attention/flash_attn/cute) take `rel_bias`; the
+fa3 path raises at the first forward. FA4 accepts it on SM90-SM110 and, through SGLang's SM120 host, on
+SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
+    fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
+)
+def fa3_rel_bias(cfg, target):
+    if "rel_bias" not in cfg.features or "rel_bias" not in declared(target, "fa3").refuses:
+        return passed("no rel_bias", "rel_bias only on FA4")
+    fix = ["--attention-backend fa4"] if target.major in (9, 10, 11) else ["--attention-backend triton"]
+    return failed(f"a model with a sheared rel_bias on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
+
+
+@rule(
+    id="fa3-fp8-e5m2-rewrite",
+    title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep): the same condition and warning in "
+        "model_runner.py (0.5.1 :490-498, through 0.5.4 :616), server_args.py (0.5.4.post3 :1242 ... 0.5.10.post1 "
+        ":2399, 0.5.14 :4646), arg_groups/overrides.py (0.5.15 :1667 ... 0.5.23 :1263-1270); before 0.5.4.post3 it "
+        "runs when the model runner starts, not at argument resolution"
+    ),
+    stage="startup",
+    prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
+    source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
+    docs="""Warns when `--attention-backend fa3 --kv-cache-dtype fp8_e5m2` is requested: SGLang logs a warning and
+runs triton instead, so the server starts on a backend nobody asked for.
+
+FA3's FP8 path takes only E4M3 ("FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
+hopper/flash_api.cpp). The rewrite looks at --attention-backend only (and at prefill/decode backends when
+both name fa3). attn-preflight judges the rest of the config as triton, which is what would run. The
+rewrite is in every release from 0.5.0rc2 (model_runner.py until 0.5.4, server_args.py from 0.5.4.post3,
+arg_groups/overrides.py:1263-1270 in 0.5.23).""",
+    fix_title="Use --kv-cache-dtype fp8_e4m3 to keep fa3",
+)
+def fa3_fp8_e5m2_rewrite(cfg, target):
+    if cfg.rewrites.get("attention_backend") == "fa3" and cfg.kv_cache_dtype == "fp8_e5m2":  # not another rewrite
+        return warned(
+            "--attention-backend fa3 with --kv-cache-dtype fp8_e5m2 (SGLang runs triton instead)",
+            "fp8_e4m3 for FP8 on fa3",
+            ["--kv-cache-dtype fp8_e4m3"],
+        )
+    if cfg.attention_backend != "fa3":
+        return skipped("applies to --attention-backend fa3")
+    return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not fp8_e5m2 on fa3")
+
+
+@rule(
+    id="fa3-fp8-sm8x",
+    title="fa3 on SM8x cannot read an FP8 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23: with --kv-cache-dtype not auto and head_dim <= 256 the FA backend casts q to the "
+        "KV dtype in every release (flashattention_backend.py:669-674 in 0.5.0rc2, :784-792 in 0.5.9, :586-594 "
+        "in 0.5.10, :1427-1436 in 0.5.23) and hands FA3 FP8 inputs, which it refuses off Hopper ('FlashAttention "
+        "on Ampere/Ada cards only supports fp16 and bf16 data type'). --kv-cache-dtype auto with a ModelOpt FP8-KV "
+        "checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner writes it over server_args before building "
+        "the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a load-time override from 0.5.15), "
+        "flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from 0.5.17 (:175 in 0.5.17, :181 in "
+        "0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23). " + FA3_KERNEL_WALK
+    ),
+    backends=("fa3",),
+    stage="runtime",
+    prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
+    source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
+    "is not auto)",
+    docs="""Checks that `fa3` on an SM8x GPU is not given an FP8 KV cache.
+
+With `--kv-cache-dtype` other than auto, SGLang's FlashAttention backend casts the query to the KV dtype
+and calls FA3 with FP8 Q/K/V (head_dim <= 256). FA3's FP8 kernels are Hopper-only: on Ampere/Ada the
+call is refused at the first forward. (MLA models dequantize instead, but fa3 does not run MLA on SM8x.)""",
+    fix_title="Use --kv-cache-dtype auto on SM8x with fa3, or flashinfer/triton for an FP8 KV cache",
+)
+def fa3_fp8_sm8x(cfg, target):
+    kv = backend_kv_dtype(cfg, target)
+    if kv not in FP8:
+        return skipped("applies to an FP8 KV cache")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    fa3 = declared(target, "fa3")
+    if target.major not in fa3.archs or target.major in fa3.kv_dtype_archs[kv]:
+        return passed(gpu(target), "SM90 for FP8 on fa3")
+    return failed(
+        f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
+        "fp16/bf16 KV on SM8x with fa3",
+        [*kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None), "--attention-backend flashinfer"],
+    )
+
+
+@rule(
+    id="fa3-head-dim",
+    title="fa3 head dims: at most 256, different V head dim only on Hopper",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23: no SGLang release checks the head dims for fa3 before the kernel does (grep "
+        "'head_dim > 256' of each wheel finds only the FP8 q cast's head_dim <= 256); FA3's 'FlashAttention "
+        "forward only supports head dimension at most', 'head_size_v should be a multiple of', 'Only Hopper "
+        "supports different V headdim' and the asymmetric-shape message decide. " + FA3_KERNEL_WALK
+    ),
+    backends=("fa3",),
+    needs_model=True,
+    stage="runtime",
+    prevents="FlashAttention forward only supports head dimension at most 256",
+    source=FA3_API,
+    docs="""Checks every layer type's (head_dim, v_head_dim) against FA3's forward: head_dim <= 256, multiples of 8,
+and K/V head dims that differ only on Hopper and only in FA3's two asymmetric families ((128, 192] with V
+in (96, 128], or Q/K <= 64 with V <= 512).
+
+FA3 instantiates kernels for these shapes only and refuses others when the first batch runs
+("Only Hopper supports different V headdim"; "If V headdim is different from Q/K dim, we only support
+..."). MLA models are judged by fa3-mla-sm8x instead (SGLang runs them through the absorbed qv path).""",
+    fix_title="Use flashinfer or triton for this model",
+)
+def fa3_head_dim(cfg, target):
+    if cfg.mla:
+        return skipped("applies to non-MLA models")
+    model = cfg.model
+    if model.head_dim is None:
+        return skipped("the model's config gives no head_dim")
+    fa3 = declared(target, "fa3")
+    for hd, hv in model.layer_head_dims:  # every layer type (Gemma-4: head_dim and global_head_dim)
+        shape = f"(head_dim, v_head_dim) = ({hd}, {hv})"
+        if hd > fa3.max_head_dim or hd % 8 or hv % 8:
+            required = f"head_dim <= {fa3.max_head_dim} and multiples of 8"
+            return failed(shape, required, ["--attention-backend flashinfer"])
+        if hd != hv:
+            if target.major is None:
+                return unknown("compute capability unknown")
+            family = (128 < hd <= 192 and 96 < hv <= 128) or (hd <= 64 and hv <= 512)
+            if target.major not in fa3.feature_archs["asymmetric_kv"] or not family:
+                return failed(
+                    f"{shape} on {gpu(target)}",
+                    "equal K/V head dims, or Hopper with FA3's asymmetric shapes",
+                    ["--attention-backend flashinfer", "--attention-backend triton"],
+                )
+    shapes = " and ".join(f"({hd}, {hv})" for hd, hv in model.layer_head_dims)
+    return passed(f"(head_dim, v_head_dim) = {shapes}", f"head_dim <= {fa3.max_head_dim}, multiples of 8")
+
+
+@rule(
+    id="fa3-dtype",
+    title="fa3 computes in fp16 or bf16 only",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23: the FA backend casts q/k/v only to an FP8 KV dtype, never from float32 (no "
+        "'float32' in flashattention_backend.py of any wheel), and FA3 refuses fp32 ('FlashAttention only "
+        "supports fp16, bf16, and fp8_e4m3 data type'). " + FA3_KERNEL_WALK
+    ),
+    backends=("fa3",),
+    stage="runtime",
+    prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
+    source=FA3_API,
+    docs="""Checks that `--dtype` is not float32 when fa3 serves the model.
+
+FA3 has no fp32 kernels and refuses fp32 queries at the first forward. (An FP8 E4M3 KV cache is the only
+8-bit input, and only on Hopper: rule fa3-fp8-sm8x.)""",
+    fix_title="Use --dtype bfloat16 (or float16)",
+)
+def fa3_dtype(cfg, target):
+    if cfg.dtype in ("float32", "float", "fp32"):
+        return failed(f"--dtype {cfg.dtype}", "float16 or bfloat16", ["--dtype bfloat16"])
+    return passed(f"--dtype {cfg.dtype}", "float16 or bfloat16 (auto resolves to one)")

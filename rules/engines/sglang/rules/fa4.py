@@ -1,0 +1,750 @@
+"""FlashAttention 4 (`--attention-backend fa4`): arch, head-dim, dtype and feature limits of flash_attn.cute.
+
+SGLang 0.5.23 runs fa4 on its own vendored copy of FA4 (python/sglang/kernels/ops/attention/flash_attn/cute,
+through kernels/ops/attention/flash_attention_v4.py; on SM12x through its SM120 host in
+kernels/ops/attention/fa4_sm120), not on the flash-attn-4 wheel. The limits below are the vendored copy's,
+so they are keyed on SGLang's version; where the flash-attn-4 4.0.0b36 wheel differs, the rule's docs say so.
+The interface dispatches on `arch // 10` with arch = major * 10 + minor (`_get_device_arch`).
+"""
+
+from __future__ import annotations
+
+from packaging.version import InvalidVersion, Version
+
+from attn_preflight.rules.checks.common import (
+    backend_kv_dtype,
+    declared,
+    gpu,
+    kv_found,
+    kv_unquantised_fix,
+    phases_using,
+    sglang_release,
+)
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.engines.sglang.capabilities import (
+    FA4_HEAD_DIM_MULTIPLE,
+    FA4_IMAGE_MASK_ARCHITECTURES,
+    FA4_IMAGE_MASK_FROM,
+    fa4_head_dims,
+)
+from attn_preflight.rules.engines.sglang.resolve import effective_page_size, fa4_page_size, prefill_cp
+from attn_preflight.rules.knowledge.kv_dtypes import FP8
+
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
+
+
+def _fa4_fix_for(target):
+    """The usual replacement for fa4 on this arch."""
+    if target.major == 9:
+        return ["--attention-backend fa3"]
+    if target.major == 10:
+        return ["--attention-backend trtllm_mha"]
+    return ["--attention-backend triton"]
+
+
+@rule(
+    id="fa4-arch",
+    title="fa4 runs on SM80 and newer",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (SGLang's vendored FA4; 0.5.10-0.5.15 import the flash-attn-4 wheel): 0.5.16 "
+        "jit_kernel/flash_attn/cute/interface.py:490-496 asserts arch // 10 in 8..12 (0.5.16/0.5.17 run SM12x "
+        "on the SM120 kernel); from 0.5.18 8..11 or a forward host (0.5.19 :579-582, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:621-624), SM12x through fa4_sm120. The accepted "
+        "majors are 8-12 in every one"
+    ),
+    backends=("fa4",),
+    needs_gpu=True,
+    stage="runtime",
+    prevents="Unsupported compute capability. Supported: 8.x, 9.x, 10.x, 11.x, and architectures registered "
+    "through the forward-host bridge",
+    source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/dispatch.py, get_forward_host",
+    docs="""Checks that `fa4` runs on a GPU flash_attn.cute has kernels for: SM8x, SM90, SM10x, SM11x in the
+interface, SM12x through SGLang's SM120 forward host.
+
+SGLang's fa4 factory has no arch check; the kernel interface asserts at the first forward. Volta/Turing
+(SM70/SM75) and unknown future archs fail. The flash-attn-4 4.0.0b36 wheel lists 8.x-12.x in its message.""",
+    fix_title="Use --attention-backend triton on pre-Ampere GPUs",
+)
+def fa4_arch(cfg, target):
+    if target.major in declared(target, "fa4").archs:
+        return passed(gpu(target), "compute capability 8.x-12.x")
+    return failed(
+        f"{phases_using(cfg, 'fa4')} on {gpu(target)}", "compute capability 8.x-12.x", ["--attention-backend triton"]
+    )
+
+
+@rule(
+    id="fa4-paged-kv-sm8x",
+    title="fa4 cannot serve a paged KV cache on SM8x",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: 'paged KV not supported on SM 8.0' / 'SplitKV not supported on SM 8.0' in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1202-1203, 0.5.19 "
+        ":1384-1385, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1431-1432)"
+    ),
+    backends=("fa4",),
+    needs_gpu=True,
+    stage="runtime",
+    prevents="paged KV not supported on SM 8.0",
+    source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
+    docs="""Checks that `fa4` is not used on SM80/SM86/SM89.
+
+FA4's SM8x forward kernel has no paged-KV path ("paged KV not supported on SM 8.0", also "SplitKV not
+supported on SM 8.0"), and SGLang always reads the KV cache through a page table, even with page size 1,
+so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits.""",
+    fix_title="Use --attention-backend fa3 (MHA), flashinfer or triton on SM8x",
+)
+def fa4_paged_kv_sm8x(cfg, target):
+    fa4 = declared(target, "fa4")
+    if target.major not in fa4.archs or target.major in fa4.feature_archs["paged_kv"]:
+        return passed(gpu(target), "not SM8x")
+    fix = ["--attention-backend triton"] if cfg.mla else ["--attention-backend fa3", "--attention-backend flashinfer"]
+    return failed(f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}", "SM90 or newer for fa4", fix)
+
+
+@rule(
+    id="fa4-fp8-sm100",
+    title="fa4 reads an FP8 KV cache only on SM10x",
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 import flash_attn.cute from the "
+        "flash-attn-4 wheel (METADATA: >=4.0.0b4 in 0.5.10, >=4.0.0b9 in 0.5.11-0.5.13, ==4.0.0b15 in 0.5.14/0.5.15), "
+        "whose assert is in 4.0.0b10 interface.py:470 and 4.0.0b15 :480 and not in 4.0.0b9; vendored from 0.5.16 "
+        "(jit_kernel/flash_attn/cute/interface.py), 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:729. "
+        "0.5.9's vendored FA4 has no FP8 path at all (not judged). "
+        "--kv-cache-dtype auto with a ModelOpt FP8-KV checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner "
+        "writes it over server_args before building the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a "
+        "load-time override from 0.5.15), flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from "
+        "0.5.17 (:175 in 0.5.17, :181 in 0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23)"
+    ),
+    backends=("fa4",),
+    stage="runtime",
+    prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
+    source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
+    docs="""Checks that `fa4` with `--kv-cache-dtype fp8_e4m3` or `fp8_e5m2` runs on SM100/SM103.
+
+With an FP8 KV cache SGLang casts the query to the KV dtype for decode and calls FA4 with FP8 Q/K/V; FA4's
+FP8 path exists only in the SM100 kernel (`arch // 10 == 10`). SM90, SM110, SM12x (SGLang's SM120 host has
+no FP8 path either) and SM8x fail at the first decode. Seen on a real H200 with flash-attn-4 4.0.0b36,
+whose interface has the same assert.
+
+The assert is in SGLang's vendored FA4 from 0.5.16 (0.5.23 interface.py:729). SGLang 0.5.10-0.5.15 run the
+flash-attn-4 wheel instead (jit_kernel/flash_attention_v4.py:10), which has the assert from 4.0.0b10
+(interface.py:470); with an older wheel installed there the rule does not judge.""",
+    fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
+)
+def fa4_fp8_sm100(cfg, target):
+    kv = backend_kv_dtype(cfg, target)
+    if kv not in FP8 or cfg.mla:
+        return skipped("applies to non-MLA models with an FP8 KV cache (MLA decode dequantizes)")
+    if sglang_release(target) < FA4_VENDORED_FROM and _older_fa4_wheel(target, FA4_WHEEL_FP8_ASSERT_FROM):
+        return skipped(
+            f"SGLang {sglang_release(target)} runs the flash-attn-4 wheel; "
+            f"{target.versions['flash-attn-4']} predates its FP8 assert ({FA4_WHEEL_FP8_ASSERT_FROM})"
+        )
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in declared(target, "fa4").kv_dtype_archs[kv]:
+        return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
+    fix = kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None) + (
+        ["--attention-backend fa3"] if target.major == 9 and kv == "fp8_e4m3" else []
+    )
+    return failed(
+        f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        "SM100/SM103 for an FP8 KV cache on fa4",
+        fix,
+    )
+
+
+# SGLang runs its vendored FA4 from 0.5.16; 0.5.10-0.5.15 import the flash-attn-4 wheel (flash_attention_v4.py:10).
+FA4_VENDORED_FROM = Version("0.5.16")
+# flash-attn-4's FP8 assert: not in 4.0.0b9, in 4.0.0b10 (interface.py:470).
+FA4_WHEEL_FP8_ASSERT_FROM = Version("4.0.0b10")
+
+
+def _older_fa4_wheel(target, than):
+    """Whether the target's installed flash-attn-4 wheel is known and older than `than`."""
+    installed = target.versions.get("flash-attn-4")
+    try:
+        return installed is not None and Version(installed) < than
+    except InvalidVersion:
+        return False
+
+
+def _takes(target, major, hd, hv):
+    """Whether the target release's vendored FA4 takes (hd, hv) on this major (rules/engines/sglang/capabilities.py)."""
+    multiple = FA4_HEAD_DIM_MULTIPLE
+    takes = fa4_head_dims(sglang_release(target))[major].takes(hd, hv)
+    return takes and hd % multiple == 0 and hv % multiple == 0
+
+
+def _head_dims(cfg) -> tuple[tuple[int, int], ...]:
+    """(head_dim, head_dim_v) of every layer type (Gemma-4: head_dim and global_head_dim); () without them."""
+    model = cfg.model
+    if model is None or model.head_dim is None:
+        return ()
+    return model.layer_head_dims
+
+
+def _shapes(dims) -> str:
+    return " and ".join(f"({hd}, {hv})" for hd, hv in dims)
+
+
+@rule(
+    id="fa4-head-dim-sm90",
+    title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: _validate_head_dims on SM90 in every vendored interface; 8..256 in "
+        "0.5.16-0.5.21 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109), (512, 512) added in 0.5.22 "
+        "(0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:130-141), read by "
+        "rules/engines/sglang/capabilities.py fa4_head_dims"
+    ),
+    backends=("fa4",),
+    needs_model=True,
+    stage="runtime",
+    prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
+    "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
+    source=f"{INTERFACE}, _validate_head_dims",
+    docs="""Checks every layer type's (head_dim, v_head_dim) against FA4's SM90 kernels: both in 8..256 and divisible
+by 16 / element size (8 for bf16/fp16), or both 512.
+
+The check runs at the first forward. SGLang's vendored copy adds the 512/512 shape; the flash-attn-4
+4.0.0b36 wheel allows 8..256 only. MLA models are judged on their prefill shape (192, 128) here; their
+decode needs SM100/SM110 (rule fa4-mla-arch).""",
+    fix_title="Use --attention-backend fa3 or flashinfer for this model on SM90",
+)
+def fa4_head_dim_sm90(cfg, target):
+    if target.major != 9:
+        return skipped("applies to SM90")
+    dims = _head_dims(cfg)
+    if not dims:
+        return skipped("the model's config gives no head_dim")
+    refused = [(hd, hv) for hd, hv in dims if not _takes(target, 9, hd, hv)]
+    if not refused:
+        return passed(f"(head_dim, head_dim_v) = {_shapes(dims)}", "8..256 and divisible by 8 on SM90")
+    return failed(
+        f"(head_dim, head_dim_v) = {_shapes(refused)} on {gpu(target)}",
+        "8..256 and divisible by 8"
+        + (", or (512, 512)" if (512, 512) in fa4_head_dims(sglang_release(target))[9].shapes else ""),
+        ["--attention-backend fa3", "--attention-backend flashinfer"],
+    )
+
+
+@rule(
+    id="fa4-head-dim-sm100",
+    title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: _validate_head_dims on SM100/SM110 unchanged (0.5.16 "
+        "jit_kernel/flash_attn/cute/interface.py:110-122, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:142-152: <= 128, (192, 128), (64|hd, 512), (256, "
+        "256))"
+    ),
+    backends=("fa4",),
+    needs_model=True,
+    stage="runtime",
+    prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
+    "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
+    "(256, 256) for hd256.",
+    source=f"{INTERFACE}, _validate_head_dims",
+    docs="""Checks every layer type's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels: both in 8..128, or
+DeepSeek's (192, 128), the absorbed-MLA (64, 512), or the dedicated hd256 kernel's (256, 256); multiples
+of 8 for bf16/fp16.
+
+Other shapes (e.g. head_dim 160, 192/192, 256 with a different V dim) have no SM100 kernel and fail at the
+first forward. The flash-attn-4 4.0.0b36 wheel has the same rule.""",
+    fix_title="Use --attention-backend trtllm_mha or flashinfer for this model on SM100",
+)
+def fa4_head_dim_sm100(cfg, target):
+    if target.major not in (10, 11):
+        return skipped("applies to SM100/SM110")
+    dims = _head_dims(cfg)
+    if not dims:
+        return skipped("the model's config gives no head_dim")
+    refused = [(hd, hv) for hd, hv in dims if not _takes(target, target.major, hd, hv)]
+    if not refused:
+        return passed(
+            f"(head_dim, head_dim_v) = {_shapes(dims)}", "<=128, (192,128), (64,512) or (256,256) on SM100/SM110"
+        )
+    return failed(
+        f"(head_dim, head_dim_v) = {_shapes(refused)} on {gpu(target)}",
+        "<=128, (192,128), (64,512) or (256,256)",
+        ["--attention-backend trtllm_mha", "--attention-backend flashinfer"],
+    )
+
+
+@rule(
+    id="fa4-hd256-sm100",
+    title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: the four 'SM100 forward with head_dim=256 does not support ...' asserts in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1269-1278, 0.5.19 "
+        ":1451-1460, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1497-1506)"
+    ),
+    backends=("fa4",),
+    needs_model=True,
+    stage="runtime",
+    prevents="SM100 forward with head_dim=256 does not support seqused_q/seqused_k",
+    source=f"{INTERFACE}, _flash_attn_fwd (use_dedicated_hd256_kernel); kernels/ops/attention/"
+    "flash_attention_v4.py, flash_attn_with_kvcache (cache_seqlens -> seqused_k)",
+    docs="""Checks models with head_dim = v_head_dim = 256 (Gemma 2, Gemma 3 small, Qwen3-Next full-attention
+layers, ...) on `fa4` on SM100/SM103/SM110.
+
+FA4 routes every (256, 256) call on these archs to a dedicated 2-CTA kernel that refuses softcap
+("... does not support softcap"), learnable sinks ("... does not support learnable_sink"), block sparsity and
+seqused_q/seqused_k. SGLang's decode passes the cache lengths as seqused_k (flash_attn_with_kvcache), so
+decode fails even without softcap or sinks; this last step is read from the code path, not seen on a GPU.""",
+    fix_title="Use --attention-backend trtllm_mha or flashinfer for head_dim 256 on SM100",
+)
+def fa4_hd256_sm100(cfg, target):
+    if target.major not in (10, 11):
+        return skipped("applies to SM100/SM110")
+    dims = _head_dims(cfg)
+    if not dims:
+        return skipped("the model's config gives no head_dim")
+    if (256, 256) not in dims:
+        return passed(f"(head_dim, head_dim_v) = {_shapes(dims)}", "not the hd256 kernel")
+    extras = [f for f in ("softcap", "sinks") if f in cfg.features]
+    found = "head_dim 256" + (f" with {' and '.join(extras)}" if extras else "") + f" on {gpu(target)}"
+    return failed(
+        found,
+        "no hd256 on fa4 (decode passes seqused_k)",
+        ["--attention-backend trtllm_mha", "--attention-backend flashinfer"],
+    )
+
+
+@rule(
+    id="fa4-mla-arch",
+    title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: 'only support Blackwell arch with qv' (arch // 10 in [10, 11]) in every "
+        "vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:796, 0.5.19 :971, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:1016); SM90 fails _validate_head_dims first"
+    ),
+    backends=("fa4",),
+    stage="runtime",
+    prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
+    "8 and 256 and divisible by 8.",
+    source=f"{INTERFACE}, _validate_head_dims and _flash_attn_fwd; {FA_BACKEND}, forward_decode (absorbed MLA "
+    "passes qv)",
+    docs="""Checks that an MLA model on `fa4` runs on SM100/SM103/SM110.
+
+SGLang decodes MLA models through the absorbed path: q_rope against the rope cache, q_nope as `qv` against
+the latent cache (head dims 64/512). FA4 implements `qv` only in its SM100/SM110 MLA kernel and asserts
+otherwise at the first decode. The deterministic-inference variant is refused at start-up (rule
+fa4-deterministic-mla-arch); without deterministic inference the server starts and fails at decode.
+
+What the user sees depends on the arch: on SM90 the head-dim validation fires before the qv assert, so
+the error is the (64, 512) head-dim message above (seen on an H200 with flash-attn-4 4.0.0b36); on
+SM8x/SM12x it is "only support Blackwell arch with qv".""",
+    fix_title="Use fa3 on SM90, flashinfer/trtllm_mla on SM12x, triton elsewhere",
+)
+def fa4_mla_arch(cfg, target):
+    if not cfg.mla:
+        return skipped("applies to MLA models")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in declared(target, "fa4").mla_archs:
+        return passed(gpu(target), "SM100/SM110 for absorbed MLA on fa4")
+    fix = {9: ["--attention-backend fa3"], 12: ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]}
+    return failed(
+        f"MLA model on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        "SM100 or SM110",
+        fix.get(target.major, ["--attention-backend triton"]),
+    )
+
+
+@rule(
+    id="fa4-deterministic-mla-arch",
+    title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
+    engine="sglang",
+    versions="sglang>=0.5.18",
+    verified=(
+        "sglang 0.5.18-0.5.23, every release (bench/release_walk.py grep): the same SM100/SM110 ValueError "
+        "after the radix-list check for DeepSeek-family models, first in 0.5.18 (server_args.py:8245-8251), "
+        "arg_groups/attention_hook.py:648-652 in 0.5.23; before 0.5.18 fa4 is not allowed there at all "
+        "(deterministic-mla-backend)"
+    ),
+    stage="startup",
+    prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
+    "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
+    source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
+    docs="""Checks that deterministic inference (`--enable-deterministic-inference`) of a DeepSeek-family
+absorbed-MLA model on `--attention-backend fa4` runs on a compute-capability 10.x or 11.x GPU.
+
+SGLang runs such models through FA4's absorbed-MLA path (the `qv` argument), which flash_attn.cute
+implements only on SM100/SM110 ("only support Blackwell arch with qv"). SGLang refuses the config at
+start-up on any other GPU (platform probe is_sm100_or_sm110: major 10 or 11, torch CUDA >= 12.8).
+The DeepSeek family is the architecture list in handle_deterministic_inference (DeepSeek V2/V3/V3.2,
+Mistral Large 3, Pixtral, GLM MoE DSA / 4 MoE Lite / 5 Next).""",
+    fix_title="Use --attention-backend fa3 on SM90 (triton elsewhere), or run on SM100/SM110",
+)
+def fa4_deterministic_mla_arch(cfg, target):
+    if not (cfg.deterministic and cfg.attention_backend == "fa4"):
+        return skipped("applies to deterministic inference on --attention-backend fa4")
+    if cfg.model is None:
+        if not cfg.mla:
+            return skipped("applies to DeepSeek-family MLA models (give --model)")
+    elif not cfg.model.deepseek_family:
+        return skipped(f"applies to DeepSeek-family models ({cfg.model.architecture} is not one)")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in declared(target, "fa4").mla_archs:
+        return passed(gpu(target), "SM100/SM110")
+    fix = ["--attention-backend fa3"] if target.major == 9 else ["--attention-backend triton"]
+    return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)", fix)
+
+
+@rule(
+    id="fa4-score-mod-sm8x",
+    title="A custom score_mod on fa4 needs SM90 or newer",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: 'Custom user-provided score_mod is not supported on SM8x architectures.' in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:736, 0.5.19 :911, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:956)"
+    ),
+    backends=("fa4",),
+    stage="runtime",
+    prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
+    source=f"{INTERFACE}, _flash_attn_fwd",
+    docs="""Checks that a model passing a custom `score_mod` (Inkling, `--feature score_mod`) to `fa4` does not
+run on SM8x.
+
+FA4's SM8x kernel cannot take a user score_mod (soft-capping, which FA4 turns into a built-in score_mod,
+is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36 wheel raises the same.""",
+    fix_title="Use --attention-backend triton on SM8x",
+)
+def fa4_score_mod_sm8x(cfg, target):
+    if "score_mod" not in cfg.features:
+        return skipped("applies to a custom score_mod")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    fa4 = declared(target, "fa4")
+    if target.major not in fa4.archs or target.major in fa4.feature_archs["score_mod"]:
+        return passed(gpu(target), "not SM8x")
+    return failed(
+        f"custom score_mod on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+        "SM90 or newer",
+        ["--attention-backend triton"],
+    )
+
+
+@rule(
+    id="fa4-softcap-score-mod",
+    title="fa4 cannot combine logit soft-capping with a custom score_mod",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: 'softcap and score_mod cannot be used together' in every vendored interface "
+        "(0.5.16 jit_kernel/flash_attn/cute/interface.py:731, 0.5.19 :906, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:951)"
+    ),
+    backends=("fa4",),
+    stage="runtime",
+    prevents="softcap and score_mod cannot be used together",
+    source=f"{INTERFACE}, _flash_attn_fwd",
+    docs="""Checks that a model does not need both logit soft-capping (attn_logit_softcapping) and a custom
+score_mod on `fa4`.
+
+FA4 implements soft-capping as a built-in score_mod, so it asserts when a second one is passed.""",
+    fix_title="Fold the soft-cap into the score_mod, or use --attention-backend triton",
+)
+def fa4_softcap_score_mod(cfg, target):
+    if "score_mod" not in cfg.features:
+        return skipped("applies to a custom score_mod")
+    if "softcap" not in cfg.features:
+        return passed("score_mod without soft-capping", "not both")
+    return failed(
+        "logit soft-capping and a custom score_mod on fa4", "at most one of them", ["--attention-backend triton"]
+    )
+
+
+@rule(
+    id="fa4-rel-bias-arch",
+    title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23 (bench/release_walk.py grep): rel_bias first in the vendored interface of 0.5.16; "
+        "0.5.16 jit_kernel/flash_attn/cute/interface.py:855 and 0.5.17 kernels/ops/attention/flash_attn/cute/"
+        "interface.py:866-870 assert arch // 10 in [9, 10, 11] (an era in rules/engines/sglang/capabilities.py); from "
+        "0.5.18 (:997-1000; 0.5.23 :1071-1074) SM12x through the forward host, head dims <= 128 "
+        "(fa4_sm120/runtime.py:628 in 0.5.18-0.5.23)"
+    ),
+    backends=("fa4",),
+    stage="runtime",
+    prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
+    source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
+    docs="""Checks where a sheared relative bias (`rel_bias`, Inkling) can run on `fa4`: SM90, SM10x, SM11x, and
+SM12x through SGLang's SM120 host when head_dim and v_head_dim are at most 128 ("SM120 relative bias
+currently supports head_dim and head_dim_v up to 128").
+
+rel_bias exists only in SGLang's vendored FA4 (from 0.5.16), not in the flash-attn-4 wheel. On SM8x the
+interface asserts. 0.5.16 and 0.5.17 assert SM9x-SM11x ("rel_bias (sheared bias) is only supported on
+SM9x/10x", 0.5.17 interface.py:866-870); 0.5.18 adds SGLang's SM120 forward host (interface.py:997-1000).""",
+    fix_title="Use --attention-backend triton",
+)
+def fa4_rel_bias_arch(cfg, target):
+    if "rel_bias" not in cfg.features:
+        return skipped("applies to a sheared rel_bias")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major not in declared(target, "fa4").feature_archs["rel_bias"]:
+        return failed(
+            f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
+            "SM90-SM110" + (" or SM12x" if 12 in declared(target, "fa4").feature_archs["rel_bias"] else ""),
+            ["--attention-backend triton"],
+        )
+    if target.major == 12:  # SGLang's SM120 forward host
+        dims = _head_dims(cfg)
+        if not dims:
+            return unknown("SM12x needs head dims <= 128 for rel_bias: give --model")
+        if max(max(shape) for shape in dims) <= 128:
+            return passed(f"head dims {_shapes(dims)} on {gpu(target)}", "<= 128 on SM12x")
+        return failed(
+            f"rel_bias with head dims {_shapes(dims)} on {gpu(target)}",
+            "head dims <= 128 on SM12x",
+            ["--attention-backend triton"],
+        )
+    return passed(gpu(target), "SM90-SM110")
+
+
+@rule(
+    id="fa4-prefill-only",
+    title="sglang 0.5.4-0.5.7 run fa4 for prefill only",
+    engine="sglang",
+    versions="sglang>=0.5.4,<0.5.8",
+    verified=(
+        "sglang 0.5.4-0.5.7 (bench/release_walk.py grep): server_args.py raises when --attention-backend or "
+        "--decode-attention-backend is fa4 (0.5.4 :1143-1146, 0.5.5 :1261, 0.5.6 :1411, 0.5.7 :1647-1650); "
+        "no such check in 0.5.3.post3 or from 0.5.8"
+    ),
+    backends=("fa4",),
+    stage="startup",
+    prevents="FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
+    source="sglang 0.5.7: python/sglang/srt/server_args.py, ServerArgs._handle_attention_backend_compatibility",
+    docs="""Checks that on sglang 0.5.4-0.5.7 fa4 is named only for prefill.
+
+Those releases refuse `--attention-backend fa4` and `--decode-attention-backend fa4` at start-up with a
+ValueError (server_args.py:1643-1650 in 0.5.7); fa4 decode arrives in 0.5.8.""",
+    fix_title="Use --prefill-attention-backend fa4 with another decode backend, or upgrade SGLang",
+)
+def fa4_prefill_only(cfg, target):
+    if cfg.attention_backend == "fa4" or cfg.decode_attention_backend == "fa4":
+        flag = "--attention-backend" if cfg.attention_backend == "fa4" else "--decode-attention-backend"
+        return failed(
+            f"{flag} fa4 on sglang {sglang_release(target)}",
+            "fa4 for prefill only (--prefill-attention-backend fa4)",
+            [f"--prefill-attention-backend fa4 --decode-attention-backend {_fa4_fix_for(target)[0].split()[-1]}"],
+        )
+    return passed("fa4 for prefill only", "--prefill-attention-backend fa4")
+
+
+@rule(
+    id="fa4-page-size-128",
+    title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
+    engine="sglang",
+    versions="sglang>=0.5.4",
+    verified=(
+        "sglang 0.5.4-0.5.23, every release (bench/release_walk.py grep 'FA4 backend only supports page size "
+        "128'): an explicit --prefill-attention-backend fa4 in 0.5.4-0.5.5 (server_args.py:1147-1150, every "
+        "model and GPU), non-MLA from 0.5.5.post3 (:1299), SM100 only from 0.5.10 (:2404-2410), any phase "
+        "naming fa4 with EAGLE top-k <= 1 from 0.5.15 (arg_groups/overrides.py:1678-1690; 0.5.23 :1274-1297); "
+        "rules/engines/sglang/resolve.py fa4_page_size"
+    ),
+    backends=("fa4",),
+    stage="startup",
+    prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
+    "{page_size} to 128.",
+    source="sglang: python/sglang/srt/arg_groups/overrides.py, _fa4_page_constraint",
+    docs="""Warns when `fa4` (any phase) serves a non-MLA model on SM100/SM103 with a page size other than 128:
+SGLang logs a warning and uses 128, changing prefix-cache granularity and KV memory rounding.
+
+The rewrite applies only on SM100 (is_sm100) and only when EAGLE top-k <= 1 (the top-k > 1 page-tree
+cascade needs page size 1). Passing --page-size 128 makes the choice explicit. Older releases rewrite
+differently: through 0.5.14 only an explicit `--prefill-attention-backend fa4` triggers it; 0.5.10-0.5.14 on
+SM100 only, 0.5.5.post3-0.5.9 on every GPU, and 0.5.4-0.5.5 for MLA models too.""",
+    fix_title="Pass --page-size 128",
+)
+def fa4_page_size_128(cfg, target):
+    forced = fa4_page_size(cfg, target)
+    if forced is None:
+        return skipped(
+            "SGLang does not rewrite the page size here (non-MLA models on SM100/SM103 with EAGLE top-k <= 1 "
+            "from 0.5.15; an explicit prefill fa4 before)"
+        )
+    if cfg.page_size == forced:
+        return passed(f"--page-size {forced}", f"{forced} on SM100 fa4")
+    given = "no --page-size (default 1)" if cfg.page_size is None else f"--page-size {cfg.page_size}"
+    return warned(
+        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}",
+        f"--page-size {forced}",
+        [f"--page-size {forced}"],
+    )
+
+
+@rule(
+    id="fa4-sm12x-paged-kv",
+    title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
+    engine="sglang",
+    versions="sglang<0.5.18",
+    verified=(
+        "sglang 0.5.10-0.5.17: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 imports flash_attn.cute from "
+        "flash-attn-4, whose interface refuses paged KV on SM12x; 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347 "
+        "and 0.5.17 kernels/ops/attention/flash_attn/cute/interface.py:1362 'Paged KV not supported on SM 12.0 in "
+        "this PR'; gone from 0.5.18, where flashattention_backend.py:274 routes SM12x to flash_attention_v4_sm120 "
+        "and fa4_sm120/runtime.py:1322 serves paged decode (bench/release_walk.py grep)"
+    ),
+    backends=("fa4",),
+    needs_gpu=True,
+    stage="runtime",
+    prevents="Paged KV not supported on SM 12.0 in this PR",
+    source="sglang 0.5.17: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd; "
+    "sglang 0.5.13: jit_kernel/flash_attention_v4.py imports the flash-attn-4 wheel (same assert in "
+    "4.0.0b36 flash_attn/cute/interface.py)",
+    docs="""Checks `fa4` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10) for SGLang releases before its SM120 forward
+host.
+
+Up to 0.5.15 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.16/0.5.17 its vendored copy; both send SM12x
+to FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR",
+0.5.17 interface.py:1362) and split-KV. SGLang always pages its KV cache, so the first forward fails. 0.5.18
+routes SM12x to kernels/ops/attention/fa4_sm120 (flashattention_backend.py:274-281), which serves paged
+decode (fa4_sm120/runtime.py:1322 try_paged_decode, :1472 register_paged_decode).""",
+    fix_title="Upgrade SGLang to 0.5.18 or newer, or use --attention-backend flashinfer/triton on SM12x",
+)
+def fa4_sm12x_paged_kv(cfg, target):
+    if target.major != 12 or target.major in declared(target, "fa4").feature_archs["paged_kv"]:
+        return passed(gpu(target), "not SM12x")
+    return failed(
+        f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}",
+        "SGLang >= 0.5.18 for fa4 on SM12x",
+        ["pip install 'sglang>=0.5.18'", "--attention-backend flashinfer"],
+    )
+
+
+# models/gpt_oss.py GptOssAttention: sinks are float32 when the (resolved) --attention-backend is trtllm_mha,
+# bfloat16 otherwise (sglang 0.5.16 :389-390 ... 0.5.23 :427-431).
+FLOAT32_SINKS_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
+FLOAT32_SINKS_BACKEND = "trtllm_mha"
+SM120_HOST_FROM = Version("0.5.18")  # flashattention_backend.py routes SM12x to flash_attention_v4_sm120
+
+
+@rule(
+    id="fa4-sinks-dtype",
+    title="fa4 takes bfloat16 attention sinks only: GPT-OSS with --attention-backend trtllm_mha has float32 ones",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: the vendored interface asserts 'learnable_sink must be bfloat16' from 0.5.16 "
+        "(jit_kernel/flash_attn/cute/interface.py:468; 0.5.23 kernels/ops/attention/flash_attn/cute/"
+        "interface.py:598-600; bench/release_walk.py grep), and models/gpt_oss.py makes the sinks float32 for "
+        "trtllm_mha in every release from 0.5.16 (0.5.16 :389-390, 0.5.19 :422-423, 0.5.22 :426-427, 0.5.23 "
+        ":427-431, read in each wheel). Older releases import the flash-attn-4 wheel, whose b9-b15 assert the "
+        "same (b36 accepts float32 too): not judged here"
+    ),
+    backends=("fa4",),
+    needs_model=True,
+    stage="runtime",
+    prevents="learnable_sink must be bfloat16",
+    source=f"{INTERFACE}, _flash_attn_fwd; sglang: python/sglang/srt/models/gpt_oss.py, GptOssAttention.__init__",
+    docs="""Checks that fa4 is not handed float32 attention sinks: a GPT-OSS model whose `--attention-backend` is
+trtllm_mha while fa4 serves prefill or decode (a split `--prefill-attention-backend fa4`).
+
+GPT-OSS allocates its sinks as float32 when the server's attention backend is trtllm_mha (the TRT-LLM
+kernels read float32) and as bfloat16 otherwise. SGLang's FA4 forward asserts bfloat16 sinks, so the split
+config loads and then fails at the first fa4 forward (or CUDA-graph capture). On SM12x from sglang 0.5.18
+fa4 runs SGLang's SM120 host, which does not go through that assert.""",
+    fix_title="Use fa4 for both phases (--attention-backend fa4), or trtllm_mha for both",
+)
+def fa4_sinks_dtype(cfg, target):
+    if cfg.model.architecture not in FLOAT32_SINKS_ARCHITECTURES:
+        return skipped("applies to GPT-OSS (GptOssForCausalLM), whose sinks dtype follows --attention-backend")
+    if target.major == 12 and sglang_release(target) >= SM120_HOST_FROM:
+        return skipped("SM12x runs fa4 through SGLang's SM120 host, not the interface that asserts the sinks dtype")
+    if cfg.attention_backend != FLOAT32_SINKS_BACKEND:
+        return passed(f"bfloat16 sinks (--attention-backend {cfg.attention_backend})", "bfloat16 sinks on fa4")
+    phase = "prefill" if cfg.prefill_backend == "fa4" else "decode"  # resolved: equal phases would name fa4 overall
+    return failed(
+        f"float32 sinks (--attention-backend trtllm_mha) on {phases_using(cfg, 'fa4')}",
+        "bfloat16 sinks on fa4: --attention-backend other than trtllm_mha",
+        ["--attention-backend fa4", f"--{phase}-attention-backend trtllm_mha"],
+    )
+
+
+@rule(
+    id="fa4-image-masks",
+    title="Gemma-4 image prefill on fa4: no prefill CP, no skipped KV cache, no score_mod",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: the 'FA4 image masks require standard paged MHA prefill' raise "
+        "(layers/attention/flashattention_backend.py:1518-1534 in 0.5.22, :1602-1618 in 0.5.23) on the "
+        "image_token_ranges models/gemma4_mm.py prepare_attn_masks sets for an fa4 prefill (:344-380 in 0.5.22, "
+        ":343-379 in 0.5.23; gemma4_unified.py and gemma4_diffusion.py:531-534 reuse it), fa_skip_kv_cache (:367-372 "
+        "in both), init_cp_strategy's cp_size = attn_cp_size (arg_groups/parallel_hook.py:190-194 in 0.5.22); the "
+        "FULL prefill graph runs FA4 multimodal batches eagerly (model_executor/runner/prefill_cuda_graph_runner.py"
+        ":1302-1305 in 0.5.22, :1358-1361 in 0.5.23); 0.5.21 has no image_token_ranges (and Gemma-4 takes no fa4: "
+        "model-gemma4-backends)"
+    ),
+    needs_model=True,
+    stage="runtime",
+    prevents="FA4 image masks require standard paged MHA prefill without context parallelism, full prefill graphs, "
+    "speculative metadata, or score modifiers.",
+    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend; models/gemma4_mm.py, prepare_attn_masks",
+    docs="""Checks a Gemma-4 multimodal model (Gemma4ForConditionalGeneration, Gemma4UnifiedForConditionalGeneration,
+DiffusionGemmaForBlockDiffusion) whose prefill runs on fa4: its first image request fails when that prefill runs
+with prefill context parallelism (`--enable-prefill-cp` with `--attn-cp-size` > 1), skips the KV cache (embedding
+mode: `--is-embedding` with `--chunked-prefill-size -1` and `--disable-radix-cache`), or passes a score_mod
+(`--feature score_mod`).
+
+Gemma-4 attends bidirectionally within each image; on FA4 SGLang builds that as a mask_mod over per-token image
+ranges, which only its standard paged MHA prefill takes: FlashAttentionBackend raises NotImplementedError at the
+forward otherwise. Text-only requests are unaffected. The raise's other conditions are never met on such a forward:
+cascade attention and the SWA speculative metadata belong to target-verify forwards (images are masked on EXTEND
+forwards only), the FULL prefill CUDA graph runs FA4 multimodal batches eagerly, Gemma-4 has neither MLA nor
+chunked local attention, and only an fa4 prefill sets the ranges.""",
+    fix_title="Use --prefill-attention-backend triton (its bidirectional image mask), or drop what the forward refuses",
+)
+def fa4_image_masks(cfg, target):
+    if cfg.model.architecture not in FA4_IMAGE_MASK_ARCHITECTURES:
+        return skipped("applies to Gemma-4 multimodal models")
+    if cfg.prefill_backend != "fa4":
+        return skipped("applies to an fa4 prefill")
+    if sglang_release(target) < FA4_IMAGE_MASK_FROM:
+        return skipped(f"sglang {sglang_release(target)} sets no FA4 image masks")
+    refused, fix = [], []
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    if prefill_cp(cfg, target)[0] and cp_size > 1:
+        refused.append(f"prefill context parallelism (--attn-cp-size {cp_size})")
+        fix.append("--attn-cp-size 1")
+    flags = cfg.flags
+    if flags.get("is_embedding") and flags.get("chunked_prefill_size") == -1 and flags.get("disable_radix_cache"):
+        refused.append("a skipped KV cache (--is-embedding, --chunked-prefill-size -1, --disable-radix-cache)")
+        fix.append("--chunked-prefill-size 8192")
+    if "score_mod" in cfg.features:
+        refused.append("a score_mod")
+    required = "standard paged MHA prefill for FA4's image masks"
+    if not refused:
+        return passed("fa4 prefill without prefill CP, a skipped KV cache or a score_mod", required)
+    return failed(
+        f"an fa4 image prefill with {', '.join(refused)}",
+        required,
+        ["--prefill-attention-backend triton", *fix],
+        "raised at the first request with an image",
+    )

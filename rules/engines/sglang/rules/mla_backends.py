@@ -1,0 +1,1048 @@
+"""TRT-LLM (MHA and MLA), CuTe DSL MLA, TokenSpeed MLA, FlashMLA and CUTLASS MLA: arch, KV dtype, page size and
+MLA/MHA model rules.
+
+SGLang's gates test the compute-capability major only (utils/common.py `_check_cuda_device_version`):
+is_sm90 = 9, is_sm100 = 10 (SM103 included), is_sm120 = 12 (SM121 included), is_blackwell = 10, 11, 12 since
+0.5.9 (10, 12 from 0.5.4.post3, 10 before). Page-size snaps are SGLang rewrites and reported as warnings, never as passes.
+Read in the sglang wheels 0.5.0rc2 ... 0.5.23 (each rule's verified note names the releases); eras are taken from
+the target's SGLang release.
+"""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from attn_preflight.rules.checks.common import declared, gpu, phases_using, sglang_release
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.knowledge.kv_dtypes import FP8
+
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
+REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
+TRTLLM_MHA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py"
+TRTLLM_MLA_BACKEND = "sglang: python/sglang/srt/layers/attention/trtllm_mla_backend.py"
+# attention_hook.py: 0.5.19 also counts --enable-prefill-context-parallel as prefill CP; from 0.5.20 attn_cp_size only
+CP_SIZE_ONLY_FROM = Version("0.5.20")
+DCP_VERIFY_CHECK_FROM = Version("0.5.19")  # trtllm_mla_backend.py refuses q_len > 1 under DCP (verify, draft extend)
+
+
+def _mla_fallback(target) -> str:
+    """The MLA backend to suggest instead: trtllm_mla where is_blackwell admits it and its prefill kernels run
+    (SM10x), fa3 on SM90, else triton (SGLang's own MLA default off SM90/SM100)."""
+    if _trtllm_mla_runs(target):
+        return "trtllm_mla"
+    return "fa3" if target.major == 9 else "triton"
+
+
+def _trtllm_mla_runs(target) -> bool:
+    trtllm_mla = declared(target, "trtllm_mla")
+    admitted = trtllm_mla.archs is None or target.major in trtllm_mla.archs
+    return admitted and target.major in trtllm_mla.kernel_archs["prefill"]
+
+
+def _page_snap(cfg, info):
+    """pass when no page size was given or the backend's declaration accepts it; warn (SGLang rewrites it) otherwise."""
+    allowed, backend, snapped_to = info.page_sizes, info.name, info.page_snap
+    sizes = " or ".join(str(p) for p in allowed)
+    if cfg.page_size is None:
+        return passed(f"no --page-size: SGLang sets {snapped_to} for {backend}", f"page size {sizes}")
+    if cfg.page_size in allowed:
+        return passed(f"--page-size {cfg.page_size}", f"page size {sizes}")
+    return warned(
+        f"--page-size {cfg.page_size} on {backend}, which SGLang changes to {snapped_to}",
+        f"page size {sizes}",
+        [f"--page-size {snapped_to}"],
+    )
+
+
+# --- TRT-LLM MHA --------------------------------------------------------------------------------------------
+
+
+@rule(
+    id="trtllm-mha-arch",
+    title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.9: server_args.py raises 'TRTLLM MHA backend is only supported on Blackwell GPUs "
+        "(SM100)' when any phase names trtllm_mha and not is_sm100_supported() (major == 10), read in each wheel "
+        "(0.5.0rc2 :466-468, 0.5.1 :500-502, 0.5.2 :603-605, 0.5.3 :919-921, 0.5.4 :1119-1121, 0.5.5 :1241-1243, "
+        "0.5.9 :1899-1901; 0.5.0 was never published, between 0.5.0rc2 and 0.5.1); 0.5.10 splits prefill (SM100) "
+        "from decode (SM90/SM100/SM120; :2373-2388); the 0.5.19 message is in every release read from 0.5.19 to "
+        "0.5.23 (sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents)"
+    ),
+    backends=("trtllm_mha",),
+    needs_gpu=True,
+    stage="startup",
+    prevents="TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. Please use a "
+    "different prefill backend.",
+    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+    docs="""Checks that the trtllm_mha backend (prefill or decode) runs on a GPU of compute capability 9.x, 10.x
+or 12.x, as the target's SGLang release allows.
+
+SGLang gates trtllm_mha on its platform probes (major only, torch CUDA >= 12.3 for SM90, >= 12.8 for
+SM100/SM120), so SM8x and SM110 (Jetson Thor) are refused at start-up. The SM120 history: sglang <= 0.5.9
+refused every non-SM100 GPU ("TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use
+a different backend."); 0.5.10-0.5.18 allowed SM90/SM120 for decode only ("TRTLLM MHA backend for prefill
+is only supported on Blackwell GPUs (SM100). Please use a different prefill backend."); 0.5.19 and newer
+allow SM90, SM100 and SM120 for both phases (decode message: "TRTLLM MHA backend for decode is only
+supported on Hopper (SM90), Blackwell (SM100) and (SM120) GPUs. Please use a different decode backend.").""",
+    fix_title="Use --attention-backend fa3 (SM90), flashinfer or triton; or upgrade to sglang >= 0.5.19 on SM90/SM120",
+)
+def trtllm_mha_arch(cfg, target):
+    phases = [p for p, b in (("prefill", cfg.prefill_backend), ("decode", cfg.decode_backend)) if b == "trtllm_mha"]
+    release = sglang_release(target)
+    trtllm_mha = declared(target, "trtllm_mha")
+    refused = [p for p in phases if target.major not in trtllm_mha.archs_for(p)]
+    need = " and ".join(f"{p}: SM{'/SM'.join(f'{m}x' for m in sorted(trtllm_mha.archs_for(p)))}" for p in phases)
+    if not refused:
+        return passed(f"trtllm_mha ({', '.join(phases)}) on {gpu(target)}", need)
+    fix = "fa3" if target.major == 9 else "flashinfer"
+    flags = (
+        [f"--{p}-attention-backend {fix}" for p in refused]
+        if len(phases) < 2 or len(refused) < 2
+        else [f"--attention-backend {fix}"]
+    )
+    return failed(f"trtllm_mha ({', '.join(refused)}) on {gpu(target)} with sglang {release}", need, flags)
+
+
+@rule(
+    id="trtllm-mha-prefill-cp",
+    title="Prefill context parallelism on trtllm_mha prefill needs SM100",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: the ValueError first appears in 0.5.19 (arg_groups/attention_hook.py:161-170, "
+        "'enable_prefill_context_parallel or attn_cp_size > 1') and is in every release to 0.5.23 (:229-238, "
+        "'attn_cp_size > 1' from 0.5.20; bench/release_walk.py grep 'Prefill context parallelism with the TRTLLM "
+        "MHA prefill')"
+    ),
+    backends=("trtllm_mha",),
+    needs_gpu=True,
+    stage="startup",
+    prevents="Prefill context parallelism with the TRTLLM MHA prefill backend requires SM100 (trtllm-gen context "
+    "kernel): the SM90/SM120 fmha_v2 prefill path does not implement CP shard masking.",
+    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+    docs="""Checks that trtllm_mha prefill with attention context parallelism (`--attn-cp-size` > 1; in 0.5.19
+also `--enable-prefill-context-parallel`) runs on SM100/SM103.
+
+On SM90 and SM120 trtllm_mha prefill runs the fmha_v2 kernels, which cannot mask a context-parallel shard;
+only SM100's trtllm-gen context kernel can, and SGLang refuses the rest at start-up.""",
+    fix_title="Use --attn-cp-size 1, or another prefill backend (fa3 on SM90, flashinfer elsewhere)",
+)
+def trtllm_mha_prefill_cp(cfg, target):
+    if cfg.prefill_backend != "trtllm_mha":
+        return skipped("applies to prefill on trtllm_mha")
+    cp_size = cfg.flags.get("attn_cp_size") or 1
+    enabled = cfg.flags.get("enable_prefill_context_parallel") and sglang_release(target) < CP_SIZE_ONLY_FROM
+    if cp_size <= 1 and not enabled:
+        return skipped("applies to prefill context parallelism (--attn-cp-size > 1)")
+    found = f"--attn-cp-size {cp_size}" if cp_size > 1 else "--enable-prefill-context-parallel"
+    if target.major == 10:
+        return passed(f"{found} on trtllm_mha prefill, {gpu(target)}", "SM100")
+    other = "fa3" if target.major == 9 else "flashinfer"
+    return failed(
+        f"{found} on trtllm_mha prefill, {gpu(target)}",
+        "SM100 for context-parallel trtllm_mha prefill",
+        ["--attn-cp-size 1", f"--prefill-attention-backend {other}"],
+    )
+
+
+@rule(
+    id="trtllm-mha-sm120-fp8-prefill",
+    title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23: the same raise for prefill trtllm_mha on is_sm120 with fp8_e4m3 KV (or the "
+        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR env, not modelled) in every wheel, the block read in "
+        "each (arg_groups/attention_hook.py:152 in 0.5.19, :150 in 0.5.20-0.5.21, :218 in 0.5.22, :219 in 0.5.23); "
+        "before 0.5.19 trtllm_mha prefill is refused off SM100 altogether (rule trtllm-mha-arch)"
+    ),
+    backends=("trtllm_mha",),
+    stage="startup",
+    prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
+    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+    docs="""Checks that trtllm_mha prefill on an SM12x GPU (RTX 50xx, RTX PRO 6000, GB10) does not use
+`--kv-cache-dtype fp8_e4m3`.
+
+On SM120 SGLang's trtllm_mha prefill runs the FMHAv2 kernels, which have no FP8-KV (or skip-softmax)
+variant; SGLang refuses the combination at start-up. Decode (XQA) is unaffected, so a split config works.""",
+    fix_title="Use --prefill-attention-backend flashinfer (keep trtllm_mha for decode), or a bf16 KV cache",
+)
+def trtllm_mha_sm120_fp8_prefill(cfg, target):
+    if cfg.prefill_backend != "trtllm_mha":
+        return skipped("applies to trtllm_mha prefill")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 12:
+        return skipped(f"applies on SM12x ({gpu(target)})")
+    if cfg.kv_cache_dtype != "fp8_e4m3":
+        return passed(f"{cfg.kv_cache_dtype} KV cache", "no fp8_e4m3 KV with trtllm_mha prefill on SM120")
+    return failed(
+        f"fp8_e4m3 KV with trtllm_mha prefill on {gpu(target)}",
+        "another prefill backend or KV dtype",
+        ["--prefill-attention-backend flashinfer", "--decode-attention-backend trtllm_mha"],
+    )
+
+
+@rule(
+    id="trtllm-mha-page",
+    title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'TensorRT-LLM MHA only supports "
+        "page_size'): the page size of a launch with any phase on trtllm_mha is changed to 64 unless it is 16, "
+        "32 or 64 (server_args.py 0.5.0rc2 :473, 0.5.1 :507, 0.5.5 :1248, 0.5.14 :4640; "
+        "arg_groups/overrides.py 0.5.15 :1577, 0.5.16 :1739), or 16, 32, 64 or 128 from 0.5.17 (:2092; 0.5.23 "
+        ":1185)"
+    ),
+    stage="startup",
+    reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
+    prevents="TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Checks that `--page-size` is one trtllm_mha supports when any phase (or the draft) uses it:
+16, 32, 64 or 128 (sglang >= 0.5.17; 16, 32 or 64 before).
+
+SGLang does not refuse another size: it logs a warning and uses 64. That rewrite is reported as a warning
+so that what runs is what was asked for.""",
+    fix_title="Pass --page-size 64 (or 16, 32, 128)",
+)
+def trtllm_mha_page(cfg, target):
+    if "trtllm_mha" not in cfg.backends and cfg.draft_attention_backend != "trtllm_mha":
+        return skipped("applies to the trtllm_mha backend")
+    return _page_snap(cfg, declared(target, "trtllm_mha"))
+
+
+@rule(
+    id="trtllm-mha-page128-gqa",
+    title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23: TRTLLMHAAttnBackend.__init__ raises for page_size >= 128 off XQA (is_xqa_impl = "
+        "is_sm90 or is_sm120: :208 in 0.5.17, :258 in 0.5.23) unless q heads per KV head > 1, equal QK/V head dims "
+        "and a power-of-2 page, the same block in every wheel (layers/attention/trtllm_mha_backend.py:228 in "
+        "0.5.17, :255 in 0.5.19, :254 in 0.5.20, :367 in 0.5.21, :384 in 0.5.23); 0.5.17 is also the first release "
+        "whose trtllm_mha page-size pass keeps 128 (arg_groups/overrides.py:2092; 16/32/64 through 0.5.16, :1739)"
+    ),
+    backends=("trtllm_mha",),
+    stage="init",
+    prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
+    "support GQA (q heads per kv head > 1, got {q}/{kv}) with equal QK/V head dims (got {d}/{dv}) and a "
+    "power-of-2 page size. Use --page-size 64 instead.",
+    source=f"{TRTLLM_MHA_BACKEND}, TRTLLMHAAttnBackend.__init__",
+    docs="""Checks that trtllm_mha with `--page-size 128` on SM100 serves a GQA model (more than one query head
+per KV head on each tensor-parallel rank) with equal Q/K and V head dims.
+
+On SM100 trtllm-gen serves pages of 128 tokens only through its dynamic tokens-per-page kernels, which
+exist for that shape only; SGLang checks it when the backend is built (after the weights have loaded),
+rather than as a "Missing TRTLLM-GEN kernel" error during CUDA-graph capture. SM90/SM120 decode (XQA) has
+native page-128 kernels and is not affected. Read in sglang 0.5.23; page 128 is accepted since 0.5.17.""",
+    fix_title="Pass --page-size 64",
+)
+def trtllm_mha_page128_gqa(cfg, target):
+    if cfg.page_size is None or cfg.page_size < 128:
+        return skipped("applies to --page-size 128")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major != 10:
+        return skipped(f"applies on SM100 (trtllm-gen); {gpu(target)} uses XQA")
+    model = cfg.model
+    if model is None or not model.num_attention_heads or not model.num_key_value_heads:
+        return unknown("needs the model's head counts (give --model)")
+    q = max(1, model.num_attention_heads // cfg.tp_size)
+    kv = max(1, model.num_key_value_heads // cfg.tp_size)
+    equal_dims = model.head_dim == model.v_head_dim
+    if q // kv > 1 and equal_dims:
+        return passed(
+            f"{q}/{kv} query/KV heads per rank, head dims {model.head_dim}/{model.v_head_dim}",
+            "GQA with equal head dims",
+        )
+    return failed(
+        f"page size 128 with {q}/{kv} query/KV heads per rank and head dims {model.head_dim}/{model.v_head_dim}",
+        "GQA (> 1 query head per KV head) and equal head dims",
+        ["--page-size 64"],
+    )
+
+
+# --- MLA vs MHA ---------------------------------------------------------------------------------------------
+
+
+@rule(
+    id="trtllm-mha-mla-model",
+    title="An MLA model cannot use trtllm_mha",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: 'trtllm_mha backend can only be used with non-MLA models.' when the model "
+        "runner builds the backend in every release (model_runner.py _get_attention_backend_from_str through "
+        "0.5.2, attention_registry.py create_trtllm_mha_backend from 0.5.3, :278-281 in 0.5.23)"
+    ),
+    backends=("trtllm_mha",),
+    stage="init",
+    prevents="trtllm_mha backend can only be used with non-MLA models.",
+    source=f"{REGISTRY}, create_trtllm_mha_backend",
+    docs="""Checks that an MLA model (DeepSeek V2/V3, Kimi K2, ...: config.json `kv_lora_rank`, or `--feature mla`)
+is not served by trtllm_mha (prefill or decode).
+
+trtllm_mha implements attention over full K/V heads only; its factory raises when the model runner starts.
+The MLA counterpart is trtllm_mla on Blackwell, fa3 or flashmla on Hopper. (hpc_ops, the other MHA-only
+backend, is covered by hpc-ops-model.)""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell), fa3 or flashmla (SM90), or triton",
+)
+def trtllm_mha_mla_model(cfg, target):
+    if not cfg.mla or declared(target, "trtllm_mha").mla:
+        return passed("a non-MLA model on trtllm_mha", "a non-MLA model")
+    return failed("an MLA model on trtllm_mha", "an MLA backend", [f"--attention-backend {_mla_fallback(target)}"])
+
+
+# Factories that refuse an MHA model (attention_registry.py); tokenspeed_mla's existed 0.5.12-0.5.22.
+MLA_ONLY_CHECKED = ("trtllm_mla", "cutedsl_mla", "tokenspeed_mla")
+# Backends whose constructors read the MLA dims without a check.
+MLA_ONLY_UNCHECKED = ("flashmla", "cutlass_mla")
+
+
+def _mha_model_on(cfg, target, backends: tuple[str, ...]):
+    used = sorted(cfg.backends & set(backends))
+    if cfg.mla or all(declared(target, b).mha for b in used):
+        return passed(f"an MLA model on {', '.join(used)}", "an MLA model")
+    fix = {10: "trtllm_mha", 9: "fa3"}.get(target.major, "flashinfer")
+    return failed(
+        f"a non-MLA model on {', '.join(used)}", "an MLA model (kv_lora_rank)", [f"--attention-backend {fix}"]
+    )
+
+
+@rule(
+    id="mla-backend-mha-model",
+    title="trtllm_mla and cutedsl_mla need an MLA model",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: 'trtllm_mla backend can only be used with MLA models.' when the model runner "
+        "builds the backend in every release (model_runner.py through 0.5.2, attention_registry.py "
+        "create_trtllm_mla_backend from 0.5.3, :97 in 0.5.23; cutedsl_mla's :121 from its first release)"
+    ),
+    backends=MLA_ONLY_CHECKED,
+    stage="init",
+    prevents="trtllm_mla backend can only be used with MLA models.",
+    source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (create_tokenspeed_mla_backend, "
+    "0.5.12-0.5.22)",
+    docs="""Checks that trtllm_mla, cutedsl_mla and tokenspeed_mla serve an MLA model (config.json `kv_lora_rank`, or
+`--feature mla`).
+
+They decode over the compressed latent KV (kv_lora_rank + rope dims) only; their factories raise "...
+backend can only be used with MLA models." when the model runner builds the attention backend, after the
+weights have loaded. (flashmla and cutlass_mla: rule flashmla-mha-model.)""",
+    fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+)
+def mla_backend_mha_model(cfg, target):
+    return _mha_model_on(cfg, target, MLA_ONLY_CHECKED)
+
+
+@rule(
+    id="flashmla-mha-model",
+    title="flashmla and cutlass_mla need an MLA model",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23, every release: FlashMLABackend.__init__ reads model_runner.model_config."
+        "kv_lora_rank (flashmla_backend.py :70 in 0.5.0rc2-0.5.5.post3, :71 0.5.6-0.5.9, :66 0.5.10-0.5.12.post1, "
+        ":70 0.5.13-0.5.14, :77 0.5.15, :83 0.5.16, :84 0.5.17-0.5.21, :87 0.5.22, :90 0.5.23), "
+        "CutlassMLABackend.__init__ too (cutlass_mla_backend.py :73 to 0.5.12.post1, :75-76 0.5.13-0.5.19); configs/model_config.py sets "
+        "kv_lora_rank in its MLA branches only (0.5.1 :205-230), and 0.5.0rc2-0.5.2's model_runner.py builds "
+        "either backend for an MHA model without a check (0.5.1 :1534-1555)"
+    ),
+    backends=MLA_ONLY_UNCHECKED,
+    stage="init",
+    reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
+    "when the model runner builds the attention backend, after the weights have loaded.",
+    prevents="AttributeError: 'ModelConfig' object has no attribute 'kv_lora_rank'",
+    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.__init__; "
+    "cutlass_mla_backend.py, CutlassMLABackend.__init__ (sglang <= 0.5.19); configs/model_config.py sets "
+    "kv_lora_rank for MLA architectures only",
+    docs="""Checks that flashmla and cutlass_mla serve an MLA model (config.json `kv_lora_rank`, or `--feature mla`).
+
+Both decode over the compressed latent KV only. Their factories have no MLA check (unlike trtllm_mla's), so
+SGLang accepts the flag at start-up; the backend's constructor then reads `model_config.kv_lora_rank`,
+which SGLang's ModelConfig sets for MLA architectures only, and the launch dies with an AttributeError.""",
+    fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+)
+def flashmla_mha_model(cfg, target):
+    return _mha_model_on(cfg, target, MLA_ONLY_UNCHECKED)
+
+
+# --- TRT-LLM MLA ----------------------------------------------------------------------------------------------
+
+
+@rule(
+    id="trtllm-mla-arch",
+    title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the same ValueError in every release; the arch "
+        "test is is_sm100_supported() through 0.5.4 (0.5.1 server_args.py:479-481), is_blackwell_supported() "
+        "from 0.5.4.post3 (majors 10 and 12 through 0.5.8, 10/11/12 from 0.5.9), "
+        "arg_groups/overrides.py:1209-1213 in 0.5.23: eras of trtllm_mla in rules/engines/sglang/capabilities.py"
+    ),
+    stage="startup",
+    prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; utils/common.py is_blackwell",
+    docs="""Checks that trtllm_mla (attention or decode backend) runs on a GPU SGLang's is_blackwell probe
+accepts: compute capability 10.x, 11.x or 12.x (11.x only since sglang 0.5.9) with torch CUDA >= 12.8.
+
+SGLang refuses it at start-up elsewhere: Hopper uses fa3 or flashmla for MLA, older GPUs triton. Before
+0.5.9 the message read "(SM100)" and is_blackwell accepted majors 10 and 12 only, so Jetson Thor (SM110)
+was refused.""",
+    fix_title="Use --attention-backend fa3 or flashmla (SM90), or triton",
+)
+def trtllm_mla_arch(cfg, target):
+    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the trtllm_mla backend")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    majors = declared(target, "trtllm_mla").archs
+    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(majors))
+    if target.major in majors:
+        return passed(gpu(target), need)
+    return failed(f"trtllm_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
+
+
+@rule(
+    id="trtllm-mla-sm100-prefill",
+    title="trtllm_mla prefill runs FlashInfer's trtllm-gen FMHA, which has SM100/SM103 kernels only",
+    engine="sglang",
+    versions="sglang>=0.5.4.post3",
+    verified=(
+        "sglang 0.5.4.post3-0.5.23 (each wheel read): trtllm_mla_backend.py forward_extend calls "
+        "flashinfer.prefill.trtllm_ragged_attention_deepseek in every release, reached for every extend without "
+        "speculative decoding through handle_attention_trtllm_mla's MHA_CHUNKED_KV (deepseek_v2.py:377 in "
+        "0.5.4.post3, deepseek_common/attention_backend_handler.py:124 in 0.5.8-0.5.12, :171 in 0.5.20-0.5.23); "
+        "every flashinfer_python they pin (METADATA: 0.5.0 in 0.5.4.post3 ... 0.7.2 in 0.5.23) has "
+        "TllmGenFmhaRunner's SM100/SM103(/SM107) check (fmhaRunner.cuh in the v0.5.0, v0.5.2, v0.5.3, v0.6.1, "
+        "v0.6.3, v0.6.7.post2, v0.6.7.post3, v0.6.8.post1, v0.6.11.post1, v0.6.12, v0.6.14, v0.6.15.post1 and "
+        "v0.6.17 tags and the 0.6.18, 0.7.1 and 0.7.2 wheels). Before 0.5.4.post3 SGLang refuses trtllm_mla off "
+        "SM100 at start-up (trtllm-mla-arch)"
+    ),
+    backends=("trtllm_mla",),
+    needs_gpu=True,
+    stage="runtime",
+    prevents="TllmGenFmhaRunner: Unsupported architecture",
+    source="sglang: python/sglang/srt/layers/attention/trtllm_mla_backend.py, forward_extend; "
+    "flashinfer-ai/flashinfer: include/flashinfer/trtllm/fmha/fmhaRunner.cuh, TllmGenFmhaRunner",
+    references=(
+        "https://github.com/sgl-project/sglang/issues/24633",
+        "https://github.com/sgl-project/sglang/issues/17880",
+    ),
+    docs="""Checks that trtllm_mla serves prefill only on SM100/SM103 (B200, GB200, B300), although SGLang
+admits it on every GPU its is_blackwell probe accepts (SM100, SM110, SM12x; trtllm-mla-arch).
+
+For an extend without speculative decoding SGLang's DeepSeek attention takes the MHA path on trtllm_mla
+(handle_attention_trtllm_mla: MHA_CHUNKED_KV), which calls FlashInfer's trtllm_ragged_attention_deepseek.
+That kernel's runner (TllmGenFmhaRunner) has cubins for SM100/SM103 only and throws "Unsupported
+architecture" elsewhere, so on an RTX 50xx / RTX PRO 6000 / GB10 (SM12x) or Jetson Thor (SM110) the server
+starts and dies at its first prefill. SGLang itself defaults MLA models to triton on those GPUs
+(get_default_attn_backend: fa3 on SM90, flashinfer on SM100, triton otherwise; DeepSeek's trtllm_mla
+default is is_sm100 only).""",
+    fix_title="Use --attention-backend triton (SGLang's MLA default on SM11x/SM12x)",
+)
+def trtllm_mla_sm100_prefill(cfg, target):
+    if cfg.prefill_backend != "trtllm_mla":
+        return skipped("applies to trtllm_mla prefill")
+    trtllm_mla = declared(target, "trtllm_mla")
+    if trtllm_mla.archs is not None and target.major not in trtllm_mla.archs:
+        return skipped(f"SGLang refuses trtllm_mla on {gpu(target)} at start-up (trtllm-mla-arch)")
+    kernels = trtllm_mla.kernel_archs["prefill"]
+    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(kernels)) + " (trtllm-gen FMHA cubins)"
+    if target.major in kernels:
+        return passed(f"trtllm_mla prefill on {gpu(target)}", need)
+    flag = "--prefill-attention-backend" if cfg.prefill_attention_backend else "--attention-backend"
+    return failed(f"trtllm_mla prefill on {gpu(target)}", need, [f"{flag} {_mla_fallback(target)}"])
+
+
+@rule(
+    id="trtllm-mla-kv-dtype",
+    title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the KV-dtype ValueError in every release, its list "
+        "by release: fp8_e4m3/auto through 0.5.4 (0.5.1 server_args.py:492), + fp4_e2m1 from 0.5.4.post3, + "
+        "bf16 from 0.5.7, fp4_e2m1 gone from 0.5.21 (arg_groups/overrides.py:1214-1217 in 0.5.23): eras of "
+        "trtllm_mla"
+    ),
+    stage="startup",
+    prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
+    docs="""Checks that trtllm_mla (attention or decode backend) is used with `--kv-cache-dtype` fp8_e4m3, bf16 or
+auto.
+
+SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
+and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from 0.5.7.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+)
+def trtllm_mla_kv_dtype(cfg, target):
+    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the trtllm_mla backend")
+    allowed = declared(target, "trtllm_mla").kv_dtypes
+    if cfg.kv_cache_dtype in allowed:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
+    fix = "bf16" if cfg.kv_cache_dtype == "bfloat16" else "fp8_e4m3"
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on trtllm_mla",
+        "one of " + ", ".join(allowed),
+        [f"--kv-cache-dtype {fix}"],
+    )
+
+
+@rule(
+    id="trtllm-mla-page",
+    title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same page_size not in [32, 64] -> 64 rewrite for --attention-backend / "
+        "--decode-attention-backend trtllm_mla in every release (0.5.1 server_args.py:483-488, "
+        "arg_groups/overrides.py:1154-1163 in 0.5.23; bench/release_walk.py grep)"
+    ),
+    stage="startup",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Checks that `--page-size` is 32 or 64 when trtllm_mla is the attention or decode backend.
+
+SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning.""",
+    fix_title="Pass --page-size 64 (or 32)",
+)
+def trtllm_mla_page(cfg, target):
+    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the trtllm_mla backend")
+    return _page_snap(cfg, declared(target, "trtllm_mla"))
+
+
+# --- CuTe DSL MLA and TokenSpeed MLA ------------------------------------------------------------------------
+
+
+NOT_CUTEDSL = "applies to the cutedsl_mla backend (tokenspeed_mla is its own backend before sglang 0.5.23)"
+
+
+def _renamed(target) -> bool:
+    """Whether the target's SGLang treats tokenspeed_mla as an alias of cutedsl_mla (0.5.23 and newer)."""
+    return declared(target, "tokenspeed_mla").alias_of == "cutedsl_mla"
+
+
+def _cutedsl_phases(cfg, target) -> set[str]:
+    """Where cutedsl_mla runs; sglang 0.5.23 renames tokenspeed_mla to it (serving_hook.handle_deprecated_args)."""
+    names = {"cutedsl_mla"} | ({"tokenspeed_mla"} if _renamed(target) else set())
+    return {p for p, b in (("prefill", cfg.prefill_backend), ("decode", cfg.decode_backend)) if b in names}
+
+
+@rule(
+    id="cutedsl-mla-decode-only",
+    title="cutedsl_mla is decode-only",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: assert prefill_attention_backend != 'cutedsl_mla' whenever a phase names it (an "
+        "unset prefill is filled with trtllm_mla after), the block read in every wheel: in "
+        "_handle_attention_backend_compatibility through 0.5.14 (server_args.py:2943 in 0.5.13, :4587 in 0.5.14), "
+        "then arg_groups/overrides.py (:1644 in 0.5.15, :1266 in 0.5.19, :1303 in 0.5.20, "
+        "_cutedsl_prefill_backend_fill :1242 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
+    ),
+    backends=("cutedsl_mla", "tokenspeed_mla"),
+    stage="startup",
+    prevents="CuteDSL MLA only supports decoding for now",
+    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
+    docs="""Checks that cutedsl_mla is not the prefill backend (an explicit `--prefill-attention-backend cutedsl_mla`).
+
+SGLang's CuTe DSL MLA backend implements decode only and asserts against it for prefill. With
+`--attention-backend cutedsl_mla` SGLang fills prefill with trtllm_mla itself.""",
+    fix_title="Use --prefill-attention-backend trtllm_mla --decode-attention-backend cutedsl_mla",
+)
+def cutedsl_mla_decode_only(cfg, target):
+    phases = _cutedsl_phases(cfg, target)
+    if not phases:
+        return skipped(NOT_CUTEDSL)
+    explicit_prefill = cfg.prefill_attention_backend in ("cutedsl_mla", "tokenspeed_mla") and "prefill" in phases
+    if not explicit_prefill or "prefill" in declared(target, "cutedsl_mla").phases:
+        return passed("cutedsl_mla for decode (prefill: trtllm_mla or as given)", "cutedsl_mla for decode only")
+    return failed(
+        "--prefill-attention-backend cutedsl_mla",
+        "cutedsl_mla for decode only",
+        ["--prefill-attention-backend trtllm_mla"],
+    )
+
+
+@rule(
+    id="cutedsl-mla-arch",
+    title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: raise unless is_sm100 (major 10) whenever a phase names cutedsl_mla, the block read in "
+        "every wheel: in _handle_attention_backend_compatibility through 0.5.14 (server_args.py :2946 in 0.5.13, :4590 "
+        "in 0.5.14), then arg_groups/overrides.py (:1647 in 0.5.15, :1269 in 0.5.19, :1307 in 0.5.20, :1246 in 0.5.23);"
+        " cutedsl_mla is not a choice before 0.5.13"
+    ),
+    backends=("cutedsl_mla", "tokenspeed_mla"),
+    stage="startup",
+    prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
+    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
+    docs="""Checks that cutedsl_mla (any phase; in sglang 0.5.23 also its deprecated alias tokenspeed_mla) runs
+on a compute-capability 10.x GPU (is_sm100: major 10, torch CUDA >= 12.8).
+
+SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm_mla does accept.""",
+    fix_title="Use --attention-backend trtllm_mla (SM110/SM12x), fa3 (SM90) or triton",
+)
+def cutedsl_mla_arch(cfg, target):
+    if not _cutedsl_phases(cfg, target):
+        return skipped(NOT_CUTEDSL)
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in declared(target, "cutedsl_mla").archs:
+        return passed(gpu(target), "compute capability 10.x")
+    return failed(
+        f"cutedsl_mla on {gpu(target)}",
+        "compute capability 10.x (SM100/SM103)",
+        [f"--attention-backend {_mla_fallback(target)}"],
+    )
+
+
+@rule(
+    id="cutedsl-mla-kv-dtype",
+    title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: raise unless kv_cache_dtype in fp8_e4m3/bf16/bfloat16/auto, the same list in every "
+        "release, the block read in every wheel: in _handle_attention_backend_compatibility through 0.5.14 "
+        "(server_args.py :2960 in 0.5.13, :4604 in 0.5.14), then arg_groups/overrides.py (:1656 in 0.5.15, :1278 in "
+        "0.5.19, :1316 in 0.5.20, :1255 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
+    ),
+    backends=("cutedsl_mla", "tokenspeed_mla"),
+    stage="startup",
+    prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
+    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
+    docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
+
+SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+)
+def cutedsl_mla_kv_dtype(cfg, target):
+    if not _cutedsl_phases(cfg, target):
+        return skipped(NOT_CUTEDSL)
+    allowed = declared(target, "cutedsl_mla").kv_dtypes
+    if cfg.kv_cache_dtype in allowed or (cfg.uses("tokenspeed_mla") and _renamed(target)):
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutedsl_mla",
+        "one of " + ", ".join(allowed),
+        ["--kv-cache-dtype fp8_e4m3"],
+    )
+
+
+@rule(
+    id="cutedsl-mla-page",
+    title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: page_size not in [32, 64] -> 64 with a warning in every release (server_args.py:2950 in "
+        "0.5.13, :4594 in 0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1567 in 0.5.15, :1175 in "
+        "0.5.19, :1213 in 0.5.20, :1171 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
+    ),
+    backends=("cutedsl_mla", "tokenspeed_mla"),
+    stage="startup",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Checks that `--page-size` is 32 or 64 when cutedsl_mla serves any phase.
+
+SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning.""",
+    fix_title="Pass --page-size 64 (or 32)",
+)
+def cutedsl_mla_page(cfg, target):
+    if not _cutedsl_phases(cfg, target):
+        return skipped(NOT_CUTEDSL)
+    return _page_snap(cfg, declared(target, "cutedsl_mla"))
+
+
+def _tokenspeed(cfg) -> bool:
+    return "tokenspeed_mla" in (cfg.attention_backend, cfg.decode_backend)
+
+
+@rule(
+    id="tokenspeed-mla-arch",
+    title="tokenspeed_mla needs a Blackwell GPU (sglang 0.5.12-0.5.22)",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.22: raise unless is_blackwell when attention or decode names tokenspeed_mla, the block read "
+        "in every wheel (server_args.py:2739 in 0.5.12, :4567 in 0.5.14; arg_groups/overrides.py:1609 in 0.5.15, :1231 "
+        "in 0.5.19 as get_platform().is_blackwell, :1155 in 0.5.21, :1174 in 0.5.22); in 0.5.23 tokenspeed_mla is an "
+        "alias of cutedsl_mla (no such check)"
+    ),
+    stage="startup",
+    prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (sglang 0.5.12-0.5.22)",
+    docs="""Checks that tokenspeed_mla runs on a Blackwell GPU (is_blackwell: compute capability 10.x, 11.x, 12.x)
+on sglang 0.5.12-0.5.22, where it is its own backend.
+
+SGLang refuses it at start-up elsewhere. From sglang 0.5.23 tokenspeed_mla is a deprecated alias of
+cutedsl_mla, judged by cutedsl-mla-arch (SM100 only) instead.""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell), fa3 or flashmla (SM90), or triton",
+)
+def tokenspeed_mla_arch(cfg, target):
+    if not _tokenspeed(cfg):
+        return skipped("applies to the tokenspeed_mla backend")
+    if _renamed(target):
+        return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-arch)")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    majors = declared(target, "tokenspeed_mla").archs
+    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(majors))
+    if target.major in majors:
+        return passed(gpu(target), need)
+    return failed(f"tokenspeed_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
+
+
+@rule(
+    id="tokenspeed-mla-kv-dtype",
+    title="tokenspeed_mla needs an fp8_e4m3 KV cache",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.22: raise unless kv_cache_dtype == 'fp8_e4m3' when attention or decode names tokenspeed_mla,"
+        " the block read in every wheel (server_args.py:2748 in 0.5.12, :4576 in 0.5.14; arg_groups/overrides.py:1613 "
+        "in 0.5.15, :1235 in 0.5.19, :1159 in 0.5.21, :1178 in 0.5.22); gone in 0.5.23 (alias of cutedsl_mla)"
+    ),
+    stage="startup",
+    prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
+    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args (0.5.23)",
+    docs="""Checks that tokenspeed_mla is used with `--kv-cache-dtype fp8_e4m3`.
+
+sglang 0.5.12-0.5.22 refuse any other KV dtype at start-up. sglang 0.5.23 renames tokenspeed_mla to
+cutedsl_mla and silently sets the KV dtype to fp8_e4m3 ("tokenspeed_mla required FP8 KV; setting
+--kv-cache-dtype=fp8_e4m3."): reported as a warning there.""",
+    fix_title="Pass --kv-cache-dtype fp8_e4m3 (on 0.5.23: --attention-backend cutedsl_mla)",
+)
+def tokenspeed_mla_kv_dtype(cfg, target):
+    if not _tokenspeed(cfg):
+        return skipped("applies to the tokenspeed_mla backend")
+    if cfg.kv_cache_dtype in declared(target, "tokenspeed_mla").kv_dtypes:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "fp8_e4m3")
+    if _renamed(target):
+        return warned(
+            f"--kv-cache-dtype {cfg.kv_cache_dtype} with tokenspeed_mla, which sglang 0.5.23 rewrites "
+            "to cutedsl_mla with fp8_e4m3",
+            "--kv-cache-dtype fp8_e4m3",
+            ["--attention-backend cutedsl_mla", "--kv-cache-dtype fp8_e4m3"],
+        )
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on tokenspeed_mla",
+        "--kv-cache-dtype fp8_e4m3",
+        ["--kv-cache-dtype fp8_e4m3"],
+    )
+
+
+@rule(
+    id="tokenspeed-mla-page",
+    title="tokenspeed_mla page size: SGLang snaps unsupported sizes to 64 (sglang 0.5.12-0.5.22)",
+    engine="sglang",
+    versions="sglang>=0.5.12",
+    verified=(
+        "sglang 0.5.12-0.5.22: page_size not in [32, 64] -> 64 with a warning (server_args.py:2743 in 0.5.12, :4571 in "
+        "0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1557 in 0.5.15, :1165 in 0.5.19, :1092 in "
+        "0.5.21, :1111 in 0.5.22), the block read in every wheel; gone in 0.5.23 (alias of cutedsl_mla)"
+    ),
+    stage="startup",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="tokenspeed_mla only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints (0.5.15-0.5.22; server_args.py 0.5.12-0.5.14)",
+    docs="""Checks that `--page-size` is 32 or 64 when tokenspeed_mla is the attention or decode backend, on
+sglang 0.5.12-0.5.22, where it is its own backend.
+
+SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning. From sglang
+0.5.23 tokenspeed_mla is renamed to cutedsl_mla, whose identical snap is judged by cutedsl-mla-page.""",
+    fix_title="Pass --page-size 64 (or 32)",
+)
+def tokenspeed_mla_page(cfg, target):
+    if not _tokenspeed(cfg):
+        return skipped("applies to the tokenspeed_mla backend")
+    if _renamed(target):
+        return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-page)")
+    return _page_snap(cfg, declared(target, "tokenspeed_mla"))
+
+
+# --- FlashMLA, CUTLASS MLA ----------------------------------------------------------------------------------
+
+
+@rule(
+    id="flashmla-arch",
+    title="flashmla needs an SM90 (Hopper) GPU",
+    engine="sglang",
+    versions="sglang>=0.5.4.post3",
+    verified=(
+        "sglang 0.5.4.post3-0.5.23: the flashmla backend decodes with FlashMLA's dense kernel and SGLang has no "
+        "start-up arch check: sgl_kernel.flash_mla in 0.5.4.post3-0.5.22 (flashmla_backend.py:12, :13 from "
+        "0.5.13), sglang.kernels.ops.attention.flash_mla_interface over sgl-flash-mla 1.0.0 in 0.5.23 (:14, its "
+        "legacy dense kernels). The pinned kernel builds: sgl-kernel 0.3.16.post4 (0.5.4.post3) ... 0.3.21 "
+        "(0.5.8-0.5.9), sglang-kernel 0.4.1 (0.5.10) ... 0.4.9 (0.5.22), sgl-flash-mla 1.0.0 (0.5.23); read "
+        "(strings of flashmla_ops.abi3.so, flash_mla/_C_legacy.abi3.so) in sgl-kernel 0.3.16.post4, sglang-kernel "
+        "0.4.9 and sgl-flash-mla 1.0.0: dense decode SM90 only, SM100 only sparse; the pins between not read. "
+        "0.5.0rc2-0.5.4 import the standalone flash_mla package, which the wheels do not pin, so they are not judged"
+    ),
+    backends=("flashmla",),
+    needs_gpu=True,
+    stage="runtime",
+    reason="SGLang has no start-up check: FlashMLA's dense decode kernels are SM90 only and fail at the first "
+    "decode (after weights load) on other GPUs, Blackwell included.",
+    prevents="Dense decode MLA is only supported on SM90a architecture",
+    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py (flash_mla_with_kvcache, dense); "
+    "sgl-kernel sgl_kernel/flash_mla.py and flashmla_ops (FlashMLA csrc); sgl-flash-mla flash_mla (0.5.23)",
+    docs="""Checks that flashmla runs on a compute-capability 9.x (Hopper) GPU.
+
+SGLang's flashmla backend decodes dense MLA through FlashMLA (vendored in sgl-kernel up to sglang 0.5.22,
+the sgl-flash-mla package in 0.5.23). FlashMLA's SM100 kernels are sparse-attention ones (DeepSeek V3.2's DSA
+backends use them); dense decode has SM90 kernels only, and the kernel refuses other GPUs ("BF16 Dence MLA
+is not supported on SM100" in sgl-kernel 0.3.16.post4, "Dense decode MLA is only supported on SM90a
+architecture" in sglang-kernel 0.4.9). SGLang accepts the backend on any GPU at start-up, so the failure
+comes at the first decode. Read from the kernel builds, not seen on a Blackwell GPU.""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell) or triton",
+)
+def flashmla_arch(cfg, target):
+    if target.major in declared(target, "flashmla").archs:
+        return passed(gpu(target), "compute capability 9.x")
+    return failed(
+        f"flashmla on {gpu(target)}", "compute capability 9.x", [f"--attention-backend {_mla_fallback(target)}"]
+    )
+
+
+@rule(
+    id="flashmla-page",
+    title="flashmla page size: SGLang forces 64",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the same flashmla page_size -> 64 rewrite for --attention-backend / "
+        "--decode-attention-backend flashmla in every release (server_args.py in 0.5.1-0.5.14, "
+        "arg_groups/overrides.py:1146-1152 in 0.5.23; bench/release_walk.py grep)"
+    ),
+    stage="startup",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="FlashMLA only supports a page_size of 64, change page_size to 64.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints",
+    docs="""Checks that `--page-size` is 64 when flashmla is the attention or decode backend.
+
+SGLang forces 64 whatever was given (logging a warning even when it was 64 already); a different explicit
+size is reported as a warning.""",
+    fix_title="Pass --page-size 64",
+)
+def flashmla_page(cfg, target):
+    if "flashmla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the flashmla backend")
+    return _page_snap(cfg, declared(target, "flashmla"))
+
+
+def _cutlass_mla(cfg, target):
+    if "cutlass_mla" not in (cfg.attention_backend, cfg.decode_backend):
+        return skipped("applies to the cutlass_mla backend")
+    if declared(target, "cutlass_mla").removed:
+        return skipped("cutlass_mla was removed in sglang 0.5.20 (not an --attention-backend choice)")
+    return None
+
+
+@rule(
+    id="cutlass-mla-arch",
+    title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode calls sgl-kernel's cutlass_mla_decode in every "
+        "release that has the backend (cutlass_mla_backend.py :277 in 0.5.0rc2-0.5.12.post1, :242-243 after), and "
+        "no release checks the arch for cutlass_mla at start-up (server_args.py / arg_groups: the page size only, "
+        "read in 0.5.0rc2, 0.5.1, 0.5.3, 0.5.4, 0.5.5, 0.5.10, 0.5.15, 0.5.19); from 0.5.20 it is not a choice"
+    ),
+    stage="runtime",
+    reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
+    "first decode (after weights load) elsewhere.",
+    source="sglang: layers/attention/cutlass_mla_backend.py (sgl-kernel cutlass_mla_decode); vllm: "
+    "Sm100CutlassMLABackend / csrc/attention/mla/sm100_cutlass_mla_kernel.cu",
+    docs="""Checks that cutlass_mla runs on a compute-capability 10.x GPU, on sglang releases that still have it
+(<= 0.5.19; it is no longer an --attention-backend choice from 0.5.20).
+
+The CUTLASS MLA decode kernel (sgl-kernel's cutlass_mla_decode, vLLM's sm100_cutlass_mla_decode) is written
+for SM100's tensor-core generation; sgl-kernel's tests skip below compute capability 10.0 ("Cutlass MLA
+Requires compute capability of 100 or above") and builds for SM120 have been reported failing at run time
+("runMla ... Error Internal"). SGLang accepts the backend at start-up, so the failure comes at the first
+decode.""",
+    fix_title="Use --attention-backend trtllm_mla (Blackwell) or fa3 / flashmla (SM90)",
+)
+def cutlass_mla_arch(cfg, target):
+    not_applicable = _cutlass_mla(cfg, target)
+    if not_applicable:
+        return not_applicable
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major in declared(target, "cutlass_mla").archs:
+        return passed(gpu(target), "compute capability 10.x")
+    return failed(
+        f"cutlass_mla on {gpu(target)}", "compute capability 10.x", [f"--attention-backend {_mla_fallback(target)}"]
+    )
+
+
+@rule(
+    id="cutlass-mla-fp8-kv",
+    title="cutlass_mla cannot decode from an FP8 KV cache (sglang <= 0.5.19)",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2,<0.5.20",
+    verified=(
+        "sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode casts the query to model_runner.dtype and hands "
+        "the KV buffer to cutlass_mla_decode in every release that has the backend (cutlass_mla_backend.py "
+        ":79, :269-270, :277 in 0.5.0rc2-0.5.12.post1; :81, :234-235, :242 in 0.5.13, 0.5.13.post1, 0.5.18, "
+        "0.5.19; :82, :235-236, :243 in 0.5.14-0.5.17); no release checks the KV dtype for cutlass_mla (server_args.py "
+        "0.5.4 :1085-1092 forces the page size only); the backend is gone from 0.5.20"
+    ),
+    stage="runtime",
+    reason="SGLang casts the query to the model dtype (bf16) and sgl-kernel's cutlass_mla_decode takes its element "
+    "type from the query, so an FP8 KV cache is read as bf16 (twice its bytes): the first decode, CUDA-graph "
+    "capture at start-up, crashes (sglang issue #12197, 'Cutlass MLA fp8_e4m3 launch failed').",
+    source="sglang: python/sglang/srt/layers/attention/cutlass_mla_backend.py, CutlassMLABackend.forward_decode; "
+    "sgl-project/sglang: sgl-kernel/csrc/attention/cutlass_mla_kernel.cu, cutlass_mla_decode / args_from_options",
+    references=("https://github.com/sgl-project/sglang/issues/12197",),
+    docs="""Checks that cutlass_mla (attention or decode backend) is not given `--kv-cache-dtype fp8_e4m3` or
+`fp8_e5m2`, on sglang releases that still have it (<= 0.5.19).
+
+CutlassMLABackend.forward_decode converts the query to the model dtype and passes the KV buffer as it is;
+sgl-kernel's cutlass_mla_decode picks the kernel's element type from the query's dtype and casts the KV
+cache pointer to it, with strides counted in elements. With an FP8 cache the kernel reads bf16 rows twice the
+size of the stored ones, past the end of the pool, when CUDA graphs are captured at start-up. SGLang accepts
+the combination at start-up (its cutlass_mla check forces the page size only).""",
+    fix_title="Use --attention-backend trtllm_mla (it reads fp8_e4m3), or drop --kv-cache-dtype",
+)
+def cutlass_mla_fp8_kv(cfg, target):
+    not_applicable = _cutlass_mla(cfg, target)
+    if not_applicable:
+        return not_applicable
+    if cfg.kv_cache_dtype not in FP8:
+        return passed(f"{cfg.kv_cache_dtype} KV cache on cutlass_mla", "a KV cache in the model dtype")
+    return failed(
+        f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutlass_mla",
+        "a KV cache in the model dtype (the query's)",
+        ["--attention-backend trtllm_mla"],
+    )
+
+
+@rule(
+    id="cutlass-mla-page",
+    title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.19: the same cutlass_mla page_size -> 128 rewrite in every release that has the "
+        "backend (server_args.py, then arg_groups/overrides.py; bench/release_walk.py grep); cutlass_mla is "
+        "no longer a choice from 0.5.20 (general-backend-removed)"
+    ),
+    stage="startup",
+    reason="SGLang silently changes the page size (a logged warning).",
+    prevents="Cutlass MLA only supports a page_size of 128, change page_size to 128.",
+    source=f"{OVERRIDES}, _mla_backend_page_constraints (sglang 0.5.15-0.5.19; server_args.py before)",
+    docs="""Checks that `--page-size` is 128 when cutlass_mla is the attention or decode backend (sglang <= 0.5.19).
+
+SGLang forces 128 whatever was given; a different explicit size is reported as a warning.""",
+    fix_title="Pass --page-size 128",
+)
+def cutlass_mla_page(cfg, target):
+    not_applicable = _cutlass_mla(cfg, target)
+    if not_applicable:
+        return not_applicable
+    return _page_snap(cfg, declared(target, "cutlass_mla"))
+
+
+# --- decode context parallelism (--dcp-size > 1) on the MLA decode kernels ----------------------------------
+
+
+def _dcp_size(cfg) -> int:
+    return cfg.flags.get("dcp_size") or 1
+
+
+@rule(
+    id="trtllm-mla-dcp-speculative",
+    title="trtllm_mla cannot serve speculative decoding under decode context parallelism",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23, every release (bench/release_walk.py grep 'trtllm_mla cannot serve decode context "
+        "parallelism with speculative'): attention_registry.py create_trtllm_mla_backend (0.5.17 :80, 0.5.23 "
+        ":98-106); the forward's own refusal of q_len > 1 under DCP from 0.5.19 (trtllm_mla_backend.py:1036, "
+        "0.5.23 :1014-1021)"
+    ),
+    backends=("trtllm_mla",),
+    stage="init",
+    prevents="trtllm_mla cannot serve decode context parallelism with speculative decoding: it does not forward the "
+    "cyclic DCP metadata to its decode kernel and returns no rank-local LSE for the cross-rank merge. Select "
+    "cutedsl_mla.",
+    source=f"{REGISTRY}, create_trtllm_mla_backend; {TRTLLM_MLA_BACKEND}, _run_decode_kernel",
+    docs="""Checks that speculative decoding with decode context parallelism (`--dcp-size` > 1) does not run
+trtllm_mla where a draft is verified: as the decode backend SGLang refuses it when the backend is built;
+as the prefill backend under `--speculative-attention-mode prefill` (the default, which verifies the
+draft on the prefill backend) the first target verify fails ("trtllm_mla cannot forward a global
+causal bound to its decode kernel, which is required for DCP with q_len > 1 ...", from 0.5.19).
+
+Under DCP each rank holds a shard of the KV cache and the ranks merge their partial results by LSE;
+trtllm_mla's kernel takes neither the cyclic DCP metadata nor returns the rank-local LSE for more than
+one query token. cutedsl_mla implements both.""",
+    fix_title="Use --decode-attention-backend cutedsl_mla --speculative-attention-mode decode (SM100)",
+)
+def trtllm_mla_dcp_speculative(cfg, target):
+    if _dcp_size(cfg) <= 1 or not cfg.speculative_algorithm:
+        return skipped("applies to speculative decoding with --dcp-size > 1")
+    mode = cfg.flags.get("speculative_attention_mode", "prefill")
+    verifies_on_prefill = cfg.prefill_backend == "trtllm_mla" and mode != "decode"
+    runtime_check = sglang_release(target) >= DCP_VERIFY_CHECK_FROM
+    required = "cutedsl_mla decode, verifying on it (--speculative-attention-mode decode)"
+    if cfg.decode_backend != "trtllm_mla" and not (verifies_on_prefill and runtime_check):
+        return passed(f"decode {cfg.decode_backend}, --speculative-attention-mode {mode} under DCP", required)
+    fix = [] if cfg.decode_backend != "trtllm_mla" else ["--decode-attention-backend cutedsl_mla"]
+    if verifies_on_prefill:
+        fix.append("--speculative-attention-mode decode")
+    found = f"{phases_using(cfg, 'trtllm_mla')} with --dcp-size {_dcp_size(cfg)} and speculative decoding"
+    if verifies_on_prefill:
+        found += f" (--speculative-attention-mode {mode} verifies on trtllm_mla)"
+    return failed(found, required, [" ".join(fix)])
+
+
+@rule(
+    id="flashmla-fp8-dcp",
+    title="flashmla cannot read an FP8 KV cache under decode context parallelism",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'FlashMLA does not support DCP for FP8 kv "
+        "cache'): flashmla_backend.py forward_decode (0.5.15 :343, 0.5.23 :457-460); --dcp-size first appears "
+        "in 0.5.15"
+    ),
+    backends=("flashmla",),
+    stage="runtime",
+    prevents="FlashMLA does not support DCP for FP8 kv cache",
+    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.forward_decode",
+    docs="""Checks that flashmla decode with an FP8 KV cache (fp8_e4m3 / fp8_e5m2) does not run with decode context
+parallelism (`--dcp-size` > 1).
+
+FlashMLA's FP8 decode path asserts one DCP rank; the server loads and the first decode step fails.""",
+    fix_title="Use --kv-cache-dtype auto with flashmla under DCP, or --dcp-size 1",
+)
+def flashmla_fp8_dcp(cfg, target):
+    if _dcp_size(cfg) <= 1:
+        return skipped("applies to --dcp-size > 1")
+    if cfg.decode_backend != "flashmla":
+        return skipped("applies to flashmla decode")
+    if cfg.kv_cache_dtype not in FP8:
+        return passed(f"flashmla decode with --kv-cache-dtype {cfg.kv_cache_dtype} under DCP", "no FP8 KV under DCP")
+    return failed(
+        f"flashmla decode with --kv-cache-dtype {cfg.kv_cache_dtype} and --dcp-size {_dcp_size(cfg)}",
+        "no FP8 KV cache on flashmla under DCP",
+        ["--kv-cache-dtype auto", "--dcp-size 1"],
+    )

@@ -1,0 +1,1948 @@
+"""Model-specific backend limits: the per-architecture allow-lists and asserts SGLang applies at start-up.
+
+Architectures are matched on config.json's `architectures[0]` (and `model_type` where SGLang keys on the
+config class). Verified against the sglang wheels 0.5.5 ... 0.5.23; where a list changed, the check follows
+the target's installed (or pinned) SGLang release, and the newest when it is unknown.
+"""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from attn_preflight.rules.checks.common import (
+    attention_dp_size,
+    blackwell_majors,
+    cuda_version,
+    declared,
+    env_true,
+    gpu,
+    sglang_release,
+)
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.engines.sglang import capabilities as backend_kb
+from attn_preflight.rules.engines.sglang.capabilities import (
+    IQUEST_Q1_ARCHITECTURES,
+    LLAMA4_DEFAULT_FROM,
+    MAMBA_RADIX_CACHE_ARCHITECTURES,
+    MAMBA_RADIX_CACHE_SOURCE,
+)
+from attn_preflight.rules.engines.sglang.resolve import (
+    EXAONE_ARCHITECTURES,
+    LFM2_ARCHITECTURES,
+    OLMO_ARCHITECTURES,
+    effective_page_size,
+    hrm_text,
+    minimax_m3_nvfp4,
+)
+from attn_preflight.rules.knowledge import quantization as kb_quant
+
+MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
+OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
+REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+
+
+def _arch(cfg) -> str:
+    return cfg.model.architecture or ""
+
+
+def _outside(cfg, allowed) -> list[str]:
+    return sorted(b for b in cfg.backends if b not in allowed)
+
+
+def _backends_found(cfg) -> str:
+    return cfg.backend_label() + (" (auto-selected)" if cfg.auto_backend else "")
+
+
+def _default_for(target, sm100: str, sm90: str, other: str) -> str:
+    return {10: sm100, 9: sm90}.get(target.major, other)
+
+
+def _working_swa_backend(target) -> str:
+    """The backend to suggest for EXAONE / OLMo: fa3 only where fa3 runs (SM8x/SM90)."""
+    return {10: "trtllm_mha", 9: "fa3", 8: "fa3"}.get(target.major, "triton")
+
+
+# --- GPT-OSS ----------------------------------------------------------------------------------------------
+
+GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx", "intel_xpu", "aiter")
+# fa4 joined the list in 0.5.3.post3 (server_args.py); 0.5.1-0.5.3 allow triton, trtllm_mha and fa3.
+GPT_OSS_FA4_FROM = Version("0.5.3.post3")
+GPT_OSS_BEFORE_FA4 = ("triton", "trtllm_mha", "fa3")
+
+
+@rule(
+    id="model-gpt-oss-backends",
+    title="GPT-OSS needs a backend with attention sinks and sliding window",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'GptOssForCausalLM requires one of'): "
+        "server_args.py asserts supported_backends, triton/trtllm_mha/fa3 in 0.5.1-0.5.3, + fa4 from "
+        "0.5.3.post3, + ascend (0.5.8) and the other non-CUDA names later; arg_groups/model_hook.py:536 in "
+        "0.5.23"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
+    "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
+    "- Decode: {decode}\n",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (GptOssForCausalLM branch)",
+    docs="""Checks that a GPT-OSS model (GptOssForCausalLM) is served, for prefill and decode, by one of
+triton, trtllm_mha, fa3, fa4 (or the non-NVIDIA ascend, intel_amx, intel_xpu, aiter).
+
+GPT-OSS layers alternate sliding-window and full attention and every layer adds learnable attention sinks.
+FlashInfer, torch_native and flex_attention implement no sinks, so SGLang asserts the list above at
+start-up (its CUDA members unchanged since 0.5.3.post3). SGLang's own default is trtllm_mha on SM100, fa3 on
+SM90 and triton elsewhere (model_overrides/gpt_oss.py). fa4 is in the list from 0.5.3.post3; 0.5.1-0.5.3
+allow triton, trtllm_mha and fa3 only.""",
+    fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
+)
+def model_gpt_oss_backends(cfg, target):
+    if _arch(cfg) != "GptOssForCausalLM":
+        return skipped("applies to GPT-OSS (GptOssForCausalLM)")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    allowed = GPT_OSS_BACKENDS if sglang_release(target) >= GPT_OSS_FA4_FROM else GPT_OSS_BEFORE_FA4
+    bad = _outside(cfg, allowed)
+    if not bad:
+        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(b for b in allowed[:4]))
+    return failed(
+        f"GPT-OSS on {', '.join(bad)}",
+        "one of " + ", ".join(GPT_OSS_BACKENDS[:4]) + " for prefill and decode",
+        [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"],
+    )
+
+
+# --- Llama 4 ------------------------------------------------------------------------------------------------
+
+LLAMA4 = ("Llama4ForConditionalGeneration", "Llama4ForCausalLM")
+
+
+def _llama4_backends(release: Version) -> tuple[str, ...]:
+    if release >= Version("0.5.10"):
+        return ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu")
+    if release >= Version("0.5.5.post3"):
+        return ("fa3", "aiter", "triton", "trtllm_mha", "intel_xpu")
+    if release >= Version("0.5.4.post3"):
+        return ("fa3", "aiter", "triton", "trtllm_mha")
+    if release >= Version("0.5.2"):
+        return ("fa3", "aiter", "triton")
+    if release >= Version("0.5.1"):
+        return ("fa3", "aiter")
+    return ("fa3",)
+
+
+@rule(
+    id="model-llama4-backends",
+    title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'is required for Llama4 model'): the "
+        "list asserted on the Llama 4 branch of the model adjustments grows fa3 (0.5.0rc2 server_args.py:2166), "
+        "+ aiter (0.5.1 :2279-2282), + triton (0.5.2 :2494-2498), + trtllm_mha (0.5.4.post3 :988-993), + "
+        "intel_xpu (0.5.5.post3 :1028-1034), + ascend (0.5.10 :1851-1858; arg_groups/model_hook.py:630 in "
+        "0.5.23); before 0.5.6 no default is picked first (0.5.5 :999-1005: the assert reads --attention-backend "
+        "as given; sglang 0.5.5's own resolution rejects Llama 4 without a backend on every GPU), from 0.5.6 "
+        "SGLang picks trtllm_mha / fa3 / triton itself (:1125-1139)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Llama4 branch)",
+    docs="""Checks that a Llama 4 model (Llama4ForConditionalGeneration / Llama4ForCausalLM) on a GPU is served by
+fa3, trtllm_mha or triton (or the non-NVIDIA aiter, ascend, intel_xpu).
+
+Llama 4 interleaves chunked local attention (attention_chunk_size) with global NoPE layers; only these
+backends implement the chunked mask, so SGLang asserts the list at start-up. fa4 and flashinfer are not
+in it. History: fa3 only in 0.5.0rc2, aiter from 0.5.1, triton from 0.5.2, trtllm_mha from 0.5.4.post3,
+intel_xpu from 0.5.5.post3, ascend from 0.5.10. SGLang's default is trtllm_mha on SM100, fa3 on SM90, triton
+elsewhere (model_overrides/llama4.py), from 0.5.6: before, the list is asserted on --attention-backend as
+given, so a Llama 4 launch without one fails on every GPU.""",
+    fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
+)
+def model_llama4_backends(cfg, target):
+    if _arch(cfg) not in LLAMA4:
+        return skipped("applies to Llama 4 (Llama4ForConditionalGeneration / Llama4ForCausalLM)")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    release = sglang_release(target)
+    allowed = _llama4_backends(release)
+    preferred = _default_for(target, "trtllm_mha", "fa3", "triton")
+    fix = [f"--attention-backend {preferred if preferred in allowed else allowed[0]}"]
+    if cfg.auto_backend and release < LLAMA4_DEFAULT_FROM:
+        return failed(
+            f"Llama 4 without --attention-backend on sglang {release} (it picks no default first)",
+            "--attention-backend one of " + ", ".join(allowed),
+            fix,
+        )
+    bad = _outside(cfg, allowed)
+    if not bad:
+        return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
+    return failed(f"Llama 4 on {', '.join(bad)}", "one of " + ", ".join(allowed), fix)
+
+
+@rule(
+    id="model-llama4-chunk-size",
+    title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
+    engine="sglang",
+    versions="sglang>=0.5.8",
+    verified=(
+        "sglang 0.5.8-0.5.23: the FA backend asserts attention_chunk_size when the model is a local-attention "
+        "one, and is_local_attention_model is Llama4ForConditionalGeneration alone in every release "
+        "(configs/model_config.py:1195 in 0.5.8, :2549 in 0.5.23); the assert in FlashAttentionBackend.__init__ "
+        "(flashattention_backend.py:365 in 0.5.8, :149 in 0.5.10, :235 in 0.5.18, :241 in 0.5.19, :256 in 0.5.21), "
+        "in the local-attention metadata builder in 0.5.22-0.5.23 (:395), the block read in every wheel; "
+        "0.5.7 reads the chunk size with hasattr and asserts nothing (:356)"
+    ),
+    backends=("fa3", "fa4"),
+    needs_model=True,
+    stage="init",
+    prevents="Attention chunk size is required for local attention",
+    source=f"{FA_BACKEND}, FlashAttentionBackend._maybe_init_local_attn_builder; "
+    "configs/model_config.py is_local_attention_model",
+    docs="""Checks that a Llama4ForConditionalGeneration config served by fa3 or fa4 carries
+`attention_chunk_size` (in its text_config).
+
+SGLang treats Llama4ForConditionalGeneration as a local-attention model; the FlashAttention backend builds
+its chunked-attention metadata from `attention_chunk_size` and asserts it is set. A converted or trimmed
+config without the field fails when the backend is constructed, after the weights have loaded.""",
+    fix_title="Restore attention_chunk_size (8192 for Llama 4 Scout/Maverick) in text_config, or use triton",
+)
+def model_llama4_chunk_size(cfg, target):
+    if _arch(cfg) != "Llama4ForConditionalGeneration":
+        return skipped("applies to Llama4ForConditionalGeneration (SGLang's local-attention model)")
+    used = sorted(cfg.backends & {"fa3", "fa4"})
+    if cfg.model.attention_chunk_size:
+        return passed(f"attention_chunk_size {cfg.model.attention_chunk_size}", "attention_chunk_size set")
+    return failed(
+        f"a Llama 4 config without attention_chunk_size on {', '.join(used)}",
+        "text_config.attention_chunk_size (8192 in the released checkpoints)",
+        ["--attention-backend triton"],
+    )
+
+
+# --- Gemma ------------------------------------------------------------------------------------------------
+
+GEMMA4 = ("Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4UnifiedForConditionalGeneration")
+
+
+def _gemma4_backends(release: Version) -> tuple[str, ...]:
+    if release >= Version("0.5.22"):
+        return ("trtllm_mha", "triton", "fa4", "ascend", "intel_xpu", "intel_amx", "aiter")
+    if release >= Version("0.5.20"):
+        return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx", "aiter")
+    if release >= Version("0.5.18"):
+        return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx")
+    if release >= Version("0.5.14"):
+        return ("trtllm_mha", "triton", "ascend", "intel_xpu")
+    return ("trtllm_mha", "triton", "intel_xpu")
+
+
+@rule(
+    id="model-gemma4-backends",
+    title="Gemma 4 needs trtllm_mha, triton or fa4",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23: the accepted_backends tuple asserted for the three Gemma 4 architectures, read "
+        "in each release: trtllm_mha, triton, intel_xpu in 0.5.13 (server_args.py:2395-2400, the first release "
+        "with the branch); + ascend from 0.5.14 (:4078-4083; 0.5.17 :5459-5464, its message still naming three); "
+        "+ intel_amx from 0.5.18 (:5672-5683; arg_groups/model_hook.py:484-494 in 0.5.19); + aiter from 0.5.20 "
+        "(model_hook.py:546-557, 0.5.21 :606-617); + fa4 from 0.5.22 (:640-652; 0.5.23 :646-658)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
+    "got prefill={prefill}, decode={decode}",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Gemma4 branch); {OVERRIDES_DIR}/gemma4.py",
+    docs="""Checks that a Gemma 4 model (Gemma4ForConditionalGeneration, Gemma4ForCausalLM,
+Gemma4UnifiedForConditionalGeneration) is served, for prefill and decode, by trtllm_mha, triton or fa4 (or
+the non-NVIDIA ascend, intel_xpu, intel_amx, aiter).
+
+Gemma 4 mixes sliding and global layers with different head dims; SGLang asserts this list at start-up.
+History: fa4 was added in 0.5.22, aiter in 0.5.20, intel_amx in 0.5.18, ascend in 0.5.14; 0.5.13 allowed only
+trtllm_mha, triton, intel_xpu. fa3 and flashinfer were never allowed. SGLang's default is trtllm_mha on
+SM100 and triton elsewhere.""",
+    fix_title="Use --attention-backend trtllm_mha (SM100) or triton",
+)
+def model_gemma4_backends(cfg, target):
+    if _arch(cfg) not in GEMMA4:
+        return skipped("applies to Gemma 4")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    allowed = _gemma4_backends(sglang_release(target))
+    bad = _outside(cfg, allowed)
+    if not bad:
+        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(allowed))
+    return failed(
+        f"Gemma 4 on {', '.join(bad)}",
+        "prefill and decode in " + ", ".join(allowed),
+        [f"--attention-backend {'trtllm_mha' if target.major == 10 else 'triton'}"],
+    )
+
+
+@rule(
+    id="model-softcap-backend",
+    title="Logit soft-capping (Gemma 2) needs a backend that applies it",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashattention_backend.py, flashinfer_backend.py (:483, "
+        ":579) and triton_backend.py (0.5.0rc2 :729, :779) pass layer.logit_cap to their kernels; "
+        "trtllm_mha_backend.py, torch_native_backend.py and torch_flex_backend.py (from 0.5.3) never read it "
+        "(0.5.5-0.5.23 as the earlier reading); hpc_ops (0.5.17-0.5.23) refuses it with the upstream message (hpc_ops_backend.py; bench/release_walk.py "
+        "prevents)"
+    ),
+    stage="runtime",
+    prevents="The hpc_ops attention backend does not support logit cap.",
+    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
+    "trtllm_mha_backend.py, torch_native_backend.py, torch_flex_backend.py (no logit_cap argument)",
+    docs="""Checks that a model with attention logit soft-capping (config.json `attn_logit_softcapping`, e.g.
+Gemma 2's 50.0, or `--feature softcap`) is served by a backend that applies it: fa3, fa4, flashinfer or
+triton pass the layer's `logit_cap` to their kernels.
+
+hpc_ops refuses such layers at start-up. trtllm_mha, torch_native and flex_attention never read
+`layer.logit_cap`: the model runs without its soft-cap and its logits drift from the reference with no
+error, so these are reported as a warning. Note that on SM100 SGLang's generic default for an MHA model
+is trtllm_mha. Gemma 3 and Gemma 4 configs carry no attention soft-cap (SGLang passes logit_cap=0.0).""",
+    fix_title="Use --attention-backend flashinfer, fa3 (SM8x/SM90), fa4 or triton",
+)
+def model_softcap_backend(cfg, target):
+    if "softcap" not in cfg.features:
+        return skipped("applies to models with attention logit soft-capping")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    fix = [f"--attention-backend {'fa3' if target.major in (8, 9) else 'flashinfer'}"]
+    refusing = sorted(b for b in cfg.backends if "softcap" in declared(target, b).refuses)
+    if refusing:
+        return failed(f"soft-capped attention on {', '.join(refusing)}", "a backend that applies logit_cap", fix)
+    ignored = sorted(b for b in cfg.backends if "softcap" in declared(target, b).drops)
+    if ignored:
+        return warned(
+            f"soft-capped attention on {', '.join(ignored)}, which drops the soft-cap",
+            "fa3, fa4, flashinfer or triton",
+            fix,
+        )
+    return passed(_backends_found(cfg), "a backend that applies logit_cap")
+
+
+# --- Exaone, Olmo, LFM2 -------------------------------------------------------------------------------------
+
+EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
+# From this release the assert reads the resolved backend; before, --attention-backend as given (None when omitted:
+# SGLang picks its default only after the model checks).
+EXAONE_RESOLVED_BACKEND_SINCE = Version("0.5.15")
+
+
+@rule(
+    id="model-exaone-swa-backends",
+    title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
+    engine="sglang",
+    versions="sglang>=0.5.9",
+    verified=(
+        "sglang 0.5.9-0.5.23: the accepted list ['fa3', 'triton', 'trtllm_mha'] asserted when "
+        "sliding_window_pattern is set, the block read in every wheel: on self.attention_backend in "
+        "_handle_model_specific_adjustments in 0.5.9-0.5.14 (server_args.py:1496-1498 in 0.5.9, :4116 in 0.5.14), "
+        "which runs before _handle_attention_backend_compatibility picks the default, so an omitted flag fails "
+        "('but got None'); on resolved_view(...).attention_backend from 0.5.15 (server_args.py:4159 in 0.5.15, "
+        ":5702 in 0.5.18; arg_groups/model_hook.py:513 in 0.5.19, :575 in 0.5.20, :680 in 0.5.23); "
+        "ExaoneMoeForCausalLM is in the branch from 0.5.22 (:674); the branch is absent in 0.5.8"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
+    "but got {backend}",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Exaone branch); {OVERRIDES_DIR}/exaone.py",
+    docs="""Checks that an EXAONE 4 / EXAONE MoE model is served by fa3, triton or trtllm_mha.
+
+SGLang applies this when the config's `sliding_window_pattern` is set, which transformers 5.19 (the release
+sglang 0.5.23 pins) always does for these configs: 4 by default, 0 without a window. Its hybrid
+sliding-window layers are only implemented by those backends (SGLang also disables hybrid-SWA
+memory for it). SGLang's default is trtllm_mha on SM100 and fa3 on any other GPU of SM80 or newer, which
+fa3's own arch check then refuses on SM110/SM120 (rule fa3-arch): pass triton there. Before sglang 0.5.15 the
+assert runs before SGLang picks its default, so the flag must be given.""",
+    fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
+)
+def model_exaone_swa_backends(cfg, target):
+    if _arch(cfg) not in EXAONE_ARCHITECTURES:
+        return skipped("applies to EXAONE 4 / EXAONE MoE")
+    release = sglang_release(target)
+    if cfg.auto_backend and release < EXAONE_RESOLVED_BACKEND_SINCE:
+        return failed(
+            f"{_arch(cfg)} without --attention-backend on sglang {release} (its assert reads the flag as given)",
+            "--attention-backend " + ", ".join(EXAONE_BACKENDS),
+            [f"--attention-backend {_working_swa_backend(target)}"],
+        )
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    bad = _outside(cfg, EXAONE_BACKENDS)
+    if not bad:
+        return passed(_backends_found(cfg), "one of " + ", ".join(EXAONE_BACKENDS))
+    return failed(
+        f"{_arch(cfg)} on {', '.join(bad)}",
+        "one of " + ", ".join(EXAONE_BACKENDS),
+        [f"--attention-backend {_working_swa_backend(target)}"],
+    )
+
+
+@rule(
+    id="model-olmo-flashinfer",
+    title="OLMo 2/3 must not use FlashInfer",
+    engine="sglang",
+    versions="sglang>=0.5.4",
+    verified=(
+        "sglang 0.5.4-0.5.23: the same assert attention_backend != flashinfer for Olmo3 in every release from "
+        "the first with it (server_args.py in 0.5.4-0.5.14, arg_groups/model_hook.py:690 in 0.5.23; "
+        "bench/release_walk.py grep)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Olmo2ForCausalLM branch); "
+    "configs/olmo3.py (Olmo3ForCausalLM is served as Olmo2ForCausalLM)",
+    docs="""Checks that an OLMo 2 / OLMo 3 model (Olmo2ForCausalLM; SGLang maps Olmo3ForCausalLM configs onto it)
+is not served by flashinfer.
+
+OLMo 3 uses sliding-window attention, on which FlashInfer degrades it; SGLang asserts against flashinfer
+for the whole architecture at start-up. Its default is trtllm_mha on SM100, fa3 on other SM80+ GPUs,
+triton elsewhere.""",
+    fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
+)
+def model_olmo_flashinfer(cfg, target):
+    if _arch(cfg) not in OLMO_ARCHITECTURES:
+        return skipped("applies to OLMo 2 / OLMo 3")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if "flashinfer" not in cfg.backends:
+        return passed(_backends_found(cfg), "any backend but flashinfer")
+    return failed(
+        f"{_arch(cfg)} on flashinfer",
+        "any backend but flashinfer",
+        [f"--attention-backend {_working_swa_backend(target)}"],
+    )
+
+
+# The first release whose LFM2 branch names Lfm2MoeForCausalLM too.
+LFM2_MOE_ASSERTED_SINCE = Version("0.5.17")
+
+
+@rule(
+    id="model-lfm2-triton",
+    title="LFM2 must not use the triton backend",
+    engine="sglang",
+    versions="sglang>=0.5.9",
+    verified=(
+        "sglang 0.5.9-0.5.23: the assert != 'triton' in the LFM2 branch, read in every wheel: Lfm2ForCausalLM "
+        "only in 0.5.9-0.5.16 (server_args.py:1662 in 0.5.9, :2414 in 0.5.12, :4270 in 0.5.14, :4207 in 0.5.15), "
+        "+ Lfm2MoeForCausalLM from 0.5.17 (:5531; arg_groups/model_hook.py:551 in 0.5.19, :720 in 0.5.23); through "
+        "0.5.14 it reads --attention-backend as given, before SGLang's default (a defaulted triton is not "
+        "refused there; not modelled), from 0.5.15 the resolved backend; absent in 0.5.8"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
+    "layer",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Lfm2 branch); {OVERRIDES_DIR}/lfm2.py",
+    docs="""Checks that an LFM2 / LFM2-MoE model (Lfm2ForCausalLM, Lfm2MoeForCausalLM) is not served by triton.
+
+LFM2 interleaves short-convolution layers with attention, and its first layer may be a convolution;
+SGLang's triton backend sizes its buffers from the first layer, so SGLang asserts against it at start-up.
+SGLang's default is flashinfer on SM100 and the generic choice (fa3 on SM90, flashinfer elsewhere) otherwise.""",
+    fix_title="Use --attention-backend flashinfer (or fa3 on SM90)",
+)
+def model_lfm2_triton(cfg, target):
+    if _arch(cfg) not in LFM2_ARCHITECTURES:
+        return skipped("applies to LFM2 / LFM2-MoE")
+    if _arch(cfg) == "Lfm2MoeForCausalLM" and sglang_release(target) < LFM2_MOE_ASSERTED_SINCE:
+        return skipped("SGLang asserts this for Lfm2MoeForCausalLM from sglang 0.5.17")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if "triton" not in cfg.backends:
+        return passed(_backends_found(cfg), "any backend but triton")
+    return failed(
+        f"{_arch(cfg)} on triton",
+        "any backend but triton",
+        [f"--attention-backend {'fa3' if target.major == 9 else 'flashinfer'}"],
+    )
+
+
+# --- Inkling, Moss-VL --------------------------------------------------------------------------------------
+
+INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMTP")
+
+
+@rule(
+    id="model-inkling-backends",
+    title="Inkling runs only on fa4 or triton",
+    engine="sglang",
+    versions="sglang>=0.5.16",
+    verified=(
+        "sglang 0.5.16-0.5.23: InklingAttention.forward asserts the backend in ('fa4', 'triton') in every release "
+        "with the model (models/inkling_common/attn.py, absent before 0.5.16): on server_args.attention_backend in "
+        "0.5.16 (:723) and 0.5.17 (:730), on the backend serving the batch (serving_attention_backend) from 0.5.18 "
+        "(:770 through 0.5.21, :744 in 0.5.22-0.5.23); the rule judges both phases, which is what the later form "
+        "asserts"
+    ),
+    needs_model=True,
+    stage="runtime",
+    prevents='assert attention_backend in ("fa4", "triton")',
+    source="sglang: python/sglang/srt/models/inkling_common/attn.py, InklingAttention.forward; "
+    f"{OVERRIDES_DIR}/inkling.py",
+    docs="""Checks that an Inkling model is served by fa4 or triton, for prefill and decode.
+
+Inkling's relative attention is a sheared bias (rel_bias) or a CuTe score_mod that only the FA4 kernels
+and SGLang's triton path implement; its attention layer asserts the backend at the first forward (a bare
+assert, after weights load; in every release from 0.5.16, where the model appears). SGLang's default is fa4 on SM90/SM100 and triton elsewhere; the FA4 path has
+its own arch limits (rules fa4-score-mod-sm8x, fa4-rel-bias-arch).""",
+    fix_title="Use --attention-backend fa4 (SM90/SM100) or triton",
+)
+def model_inkling_backends(cfg, target):
+    if _arch(cfg) not in INKLING:
+        return skipped("applies to Inkling")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    bad = _outside(cfg, ("fa4", "triton"))
+    if not bad:
+        return passed(_backends_found(cfg), "fa4 or triton")
+    return failed(
+        f"Inkling on {', '.join(bad)}",
+        "fa4 or triton for prefill and decode",
+        [f"--attention-backend {'fa4' if target.major in (9, 10) else 'triton'}"],
+    )
+
+
+@rule(
+    id="model-moss-vl-prefill",
+    title="Moss-VL needs FlashInfer for prefill",
+    engine="sglang",
+    versions="sglang>=0.5.11",
+    verified=(
+        "sglang 0.5.11-0.5.23: the same logic in every wheel (the block read in each): no backend given -> "
+        "prefill flashinfer, then assert the prefill backend is flashinfer; in _handle_model_specific_adjustments "
+        "in 0.5.11-0.5.14 (server_args.py:2099 in 0.5.11, :4103 in 0.5.14), _moss_vl_overrides from 0.5.15 "
+        "(arg_groups/overrides.py:644 in 0.5.15, :1098 in 0.5.18; arg_groups/model_overrides/moss_vl.py:31 in "
+        "0.5.19, :28 in 0.5.21-0.5.23); absent in 0.5.10.post1"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
+    "custom mask support.",
+    source=f"{OVERRIDES_DIR}/moss_vl.py, _moss_vl_overrides",
+    docs="""Checks that a Moss-VL model (MossVLForConditionalGeneration) prefills with flashinfer.
+
+Its cross-attention prefill needs a custom attention mask, which only FlashInfer's prefill takes. SGLang
+sets prefill to flashinfer when no backend flag is given and asserts it otherwise.""",
+    fix_title="Use --prefill-attention-backend flashinfer",
+)
+def model_moss_vl_prefill(cfg, target):
+    if _arch(cfg) != "MossVLForConditionalGeneration":
+        return skipped("applies to Moss-VL")
+    prefill = cfg.prefill_backend
+    if prefill is None:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    if prefill == "flashinfer":
+        return passed("prefill flashinfer" + (" (auto-selected)" if cfg.auto_backend else ""), "prefill flashinfer")
+    return failed(
+        f"Moss-VL prefill on {prefill}",
+        "prefill attention backend flashinfer",
+        ["--prefill-attention-backend flashinfer"],
+    )
+
+
+# --- Dual chunk (Qwen 1M) -----------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-dual-chunk-backend",
+    title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: the refusal is in every release through 0.5.19 (model_runner.py:403-410 in "
+        "0.5.1, server_args.py:1307 in 0.5.4.post3, arg_groups/attention_hook.py in 0.5.15-0.5.19); through "
+        "0.5.4 it runs before the generic default, so no backend means dual_chunk_flash_attn; the backend is "
+        "gone from 0.5.20 (a warning)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Dual chunk attention is enabled, but attention backend is set to {backend}. Please set it to "
+    "'dual_chunk_flash_attn'.",
+    source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_dual_chunk (0.5.15-0.5.19; "
+    "server_args.py before); python/sglang/srt/arg_groups/choices.py (0.5.20+: backend removed)",
+    docs="""Checks the backend of a model whose config has `dual_chunk_attention_config` (Qwen2.5-7B/14B-Instruct-1M).
+
+Through sglang 0.5.19 such a model runs only on `dual_chunk_flash_attn`, and it has to be named: SGLang
+fills its generic default backend (`_attention_backend_default`: fa3 on SM90, flashinfer elsewhere) before
+the dual-chunk check runs, so that check's "turned on by default" branch is never reached and a launch
+without `--attention-backend` is refused like any other backend (read in server_args.py 0.5.4.post3-0.5.14
+and arg_groups/attention_hook.py 0.5.15-0.5.19). Through 0.5.4 the check ran in model_runner.py before the
+default, so a launch without a backend got dual_chunk_flash_attn. sglang 0.5.20 removed the backend: the model is then served
+with ordinary attention and only its dual-chunk rotary embedding is kept, so dual-chunk attention, which
+these models rely on beyond their 256K-token native window, no longer applies. That is reported as a
+warning.""",
+    fix_title="sglang <= 0.5.19: --attention-backend dual_chunk_flash_attn; newer: keep prompts within the native "
+    "window",
+)
+def model_dual_chunk_backend(cfg, target):
+    if not cfg.model.dual_chunk:
+        return skipped("applies to models with dual_chunk_attention_config")
+    if declared(target, "dual_chunk_flash_attn").removed:
+        return warned(
+            f"a dual-chunk model on sglang {sglang_release(target)}, which has no dual_chunk_flash_attn",
+            "sglang <= 0.5.19 for dual-chunk attention",
+            ["--context-length 262144"],
+        )
+    if cfg.attention_backend == "dual_chunk_flash_attn":
+        return passed("--attention-backend dual_chunk_flash_attn", "dual_chunk_flash_attn")
+    if not cfg.backend_given and sglang_release(target) < DUAL_CHUNK_CHECK_AFTER_DEFAULT_FROM:
+        return passed("no --attention-backend (SGLang picks dual_chunk_flash_attn)", "dual_chunk_flash_attn")
+    return failed(
+        f"a dual-chunk model on {_backends_found(cfg)}",
+        "--attention-backend dual_chunk_flash_attn",
+        ["--attention-backend dual_chunk_flash_attn"],
+    )
+
+
+# Through 0.5.4 model_runner.py's model_specific_adjustment fills dual_chunk_flash_attn before the generic default
+# (0.5.1 :403-410, default at :416); from 0.5.4.post3 server_args.py fills the default first (:1120, check :1307).
+DUAL_CHUNK_CHECK_AFTER_DEFAULT_FROM = Version("0.5.4.post3")
+
+
+# --- Hybrid GDN (Qwen3-Next / Qwen3.5) on Blackwell --------------------------------------------------------
+
+HYBRID_GDN_MODEL_TYPES = frozenset(
+    {
+        "qwen3_next",
+        "qwen3_5",
+        "qwen3_5_text",
+        "qwen3_5_moe",
+        "qwen3_5_moe_text",
+        "intern_s2_preview",
+        "jet_nemotron",
+        "jet_vlm",
+    }
+)
+
+
+def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
+    if release >= Version("0.5.16") and major == 12:
+        return ("triton", "trtllm_mha", "flashinfer")
+    if release >= Version("0.5.21"):
+        return ("triton", "trtllm_mha", "fa4", "flashinfer")
+    if release >= Version("0.5.16"):
+        return ("triton", "trtllm_mha", "fa4")
+    if release >= Version("0.5.10"):
+        return ("triton", "trtllm_mha", "fa4", "flashinfer")
+    if release >= Version("0.5.5.post3") or release < Version("0.5.3.post3"):
+        return ("triton", "trtllm_mha")  # 0.5.3 too; 0.5.3.post3-0.5.5 took triton only
+    return ("triton",)
+
+
+@rule(
+    id="model-hybrid-gdn-blackwell",
+    title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
+    engine="sglang",
+    versions="sglang>=0.5.3",
+    verified=(
+        "sglang 0.5.3-0.5.23, every release (bench/release_walk.py grep 'on Blackwell GPUs for hybrid GDN'): "
+        "attention_registry.py attn_backend_wrapper asserts the allowed list from 0.5.3 (:181-188): triton or "
+        "trtllm_mha in 0.5.3, triton only in 0.5.3.post3-0.5.5, triton or trtllm_mha from 0.5.5.post3, + fa4 "
+        "and flashinfer from 0.5.10, flashinfer off SM100 in 0.5.16-0.5.20, SM12x without fa4 from 0.5.16 "
+        "(0.5.23 :460-476); none in 0.5.1/0.5.2"
+    ),
+    needs_model=True,
+    stage="init",
+    prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
+    "Got prefill={prefill}, decode={decode}.",
+    source=f"{REGISTRY}, attn_backend_wrapper (HYBRID_GDN_SM100_BACKENDS); configs/hybrid_arch.py hybrid_gdn_config",
+    docs="""Checks the full-attention backend of a hybrid Gated-DeltaNet model (Qwen3-Next, Qwen3.5, Qwen3.5-MoE,
+Intern-S2-Preview, Jet-Nemotron) on a Blackwell-class GPU (compute capability 10.x, 11.x or 12.x).
+
+SGLang wraps the full-attention backend with its GDN linear-attention backend and, on Blackwell, allows
+only a few full-attention backends. sglang 0.5.23: SM100/SM103/SM110 allow triton, trtllm_mha, fa4,
+flashinfer; SM120/SM121 allow triton, trtllm_mha, flashinfer. History: 0.5.16-0.5.20 dropped flashinfer on
+SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.5.post3-0.5.9 triton
+or trtllm_mha; 0.5.3.post3-0.5.5 triton only; 0.5.3 (the first with the check) triton or trtllm_mha. The check runs when the model runner builds the backend, after the
+weights have loaded. SM12x counts as Blackwell only from 0.5.4.post3 and SM110 from 0.5.9 (is_blackwell:
+major 10 through 0.5.4, then 10 and 12, then 10, 11 and 12).""",
+    fix_title="Use --attention-backend triton (or trtllm_mha)",
+)
+def model_hybrid_gdn_blackwell(cfg, target):
+    if cfg.model.model_type not in HYBRID_GDN_MODEL_TYPES:
+        return skipped("applies to hybrid GDN models (Qwen3-Next, Qwen3.5, ...)")
+    if target.major is None:
+        return unknown("compute capability unknown")
+    release = sglang_release(target)
+    if target.major not in blackwell_majors(target):
+        return skipped(f"applies on Blackwell GPUs ({gpu(target)} is not one for sglang {release})")
+    if not cfg.backends:
+        return unknown("no attention backend chosen and none can be derived for this target")
+    allowed = _hybrid_gdn_allowed(release, target.major)
+    bad = _outside(cfg, allowed)
+    if not bad:
+        return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
+    return failed(
+        f"hybrid GDN model on {', '.join(bad)} on {gpu(target)}",
+        "one of " + ", ".join(allowed),
+        ["--attention-backend triton"],
+    )
+
+
+@rule(
+    id="model-iquest-q1-fa3",
+    title="IQuestQ1 runs on fa3 only, its MTP draft too, with EAGLE top-k 1",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23: arg_groups/model_overrides/iquest_q1.py is the same in each (diff 0.5.21..0.5.23: "
+        "the DP-attention test only); IQuestQ1 first appears in 0.5.21 (bench/release_walk.py grep)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="IQuestQ1 applies its attention sink from the softmax LSE and requires FA3 attention for both prefill "
+    "and decode.",
+    source=f"{OVERRIDES_DIR}/iquest_q1.py, _iquest_q1_overrides",
+    docs="""Checks an IQuestQ1 model (IQuestQ1ForCausalLM, its IQuestQ1MTP draft): every named attention backend is
+fa3, the MTP draft's too, and EAGLE top-k is 1.
+
+SGLang's override refuses anything else at start-up (iquest_q1.py:13-35 in sglang 0.5.23: "requires FA3 attention
+for both prefill and decode", "requires FA3 attention for the MTP draft", "requires --speculative-eagle-topk 1")
+and sets fa3 itself where no backend is named, so the model needs a GPU fa3 runs on (SM90, or SM8x).""",
+    fix_title="Use --attention-backend fa3 (on SM90)",
+)
+def model_iquest_q1_fa3(cfg, target):
+    if _arch(cfg) not in IQUEST_Q1_ARCHITECTURES:
+        return skipped("applies to IQuestQ1 models")
+    named = [b for b in (cfg.attention_backend, cfg.prefill_attention_backend, cfg.decode_attention_backend) if b]
+    problems = [f"attention backend {b}" for b in dict.fromkeys(named) if b != "fa3"]
+    if cfg.draft_attention_backend not in (None, "fa3"):
+        problems.append(f"draft attention backend {cfg.draft_attention_backend}")
+    if (cfg.speculative_eagle_topk or 0) > 1:
+        problems.append(f"--speculative-eagle-topk {cfg.speculative_eagle_topk}")
+    required = "fa3 for prefill, decode and the MTP draft; top-k 1"
+    if not problems:
+        return passed(_backends_found(cfg), required)
+    return failed(f"IQuestQ1 with {', '.join(problems)}", required, ["--attention-backend fa3"])
+
+
+# attn_dp_enabled_of (runtime_context.py: attn_dp_size > 1) from 0.5.22, where `--dp-size N --enable-dp-attention`
+# became --attn-dp-size N (parallel_hook.py:39-61 in 0.5.23); until 0.5.21 the overrides read enable_dp_attention.
+ATTN_DP_SIZE_FROM = Version("0.5.22")
+
+
+def _dp_attention(cfg, release: Version) -> str:
+    """The DP-attention flags as a model override sees them enabled; "" when it does not."""
+    if release >= ATTN_DP_SIZE_FROM:
+        dp = attention_dp_size(cfg)
+        return f"attention DP {dp}" if dp > 1 else ""
+    return "--enable-dp-attention" if cfg.flags.get("enable_dp_attention") else ""
+
+
+def _dp_attention_off(cfg) -> list[str]:
+    """The fix that turns DP attention off, where a flag value can (a store-true flag cannot be unset)."""
+    if cfg.flags.get("attn_dp_size"):
+        return ["--attn-dp-size 1"]
+    return ["--dp-size 1"] if cfg.flags.get("dp_size") and cfg.flags.get("enable_dp_attention") else []
+
+
+@rule(
+    id="model-iquest-q1-parallel",
+    title="IQuestQ1 drafts with serial EAGLE / NEXTN only and takes no context, DP-attention or pipeline parallelism",
+    engine="sglang",
+    versions="sglang>=0.5.21",
+    verified=(
+        "sglang 0.5.21-0.5.23 (bench/release_walk.py grep 'IQuest Q1 MTP requires serial', 'IQuestQ1 does not "
+        "support context', 'IQuest Q1 does not support DP', '... pipeline'): iquest_q1.py:23-39 in 0.5.21, "
+        ":24-40 in 0.5.22 and 0.5.23; the only change is the DP test, cfg.enable_dp_attention in 0.5.21, "
+        "attn_dp_enabled_of (attn_dp_size > 1) from 0.5.22"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="IQuest Q1 MTP requires serial EAGLE or NEXTN drafting.; IQuestQ1 does not support context "
+    "parallelism.; IQuest Q1 MTP drafting does not support multi-layer EAGLE.; IQuest Q1 does not support DP "
+    "attention.; IQuest Q1 does not support pipeline parallelism.",
+    source=f"{OVERRIDES_DIR}/iquest_q1.py, _iquest_q1_overrides",
+    docs="""Checks an IQuestQ1 model (IQuestQ1ForCausalLM, its IQuestQ1MTP draft) for what its override refuses
+beside the backend (model-iquest-q1-fa3): a speculative algorithm other than EAGLE or NEXTN, context parallelism
+(`--attn-cp-size` or `--dcp-size` above 1, `--enable-prefill-cp`), `--enable-multi-layer-eagle`, DP attention
+(`--attn-dp-size` above 1; until 0.5.21 `--enable-dp-attention`) and `--pp-size` above 1.
+
+SGLang's IQuestQ1 override raises each of these at start-up (iquest_q1.py:24-40 in sglang 0.5.23), after the
+backend checks; the MTP draft is a single-layer serial head (`--speculative-eagle-topk 1`, model-iquest-q1-fa3).""",
+    fix_title="Serve IQuestQ1 on plain TP: EAGLE drafting, no CP, DP attention or PP",
+)
+def model_iquest_q1_parallel(cfg, target):
+    if _arch(cfg) not in IQUEST_Q1_ARCHITECTURES:
+        return skipped("applies to IQuestQ1 models")
+    release = sglang_release(target)
+    required = "EAGLE or NEXTN drafting, no context parallelism, multi-layer EAGLE, DP attention or PP"
+    algorithm = cfg.speculative_algorithm
+    if algorithm and algorithm.upper() not in ("EAGLE", "NEXTN"):
+        return failed(f"IQuestQ1 with --speculative-algorithm {algorithm}", required, ["--speculative-algorithm EAGLE"])
+    cp_sizes = {
+        f"--{d.replace('_', '-')}": cfg.flags[d] for d in ("attn_cp_size", "dcp_size") if (cfg.flags.get(d) or 1) > 1
+    }
+    found = ", ".join(
+        [
+            *(["--enable-prefill-cp"] if cfg.flags.get("enable_prefill_cp") else []),
+            *(f"{flag} {size}" for flag, size in cp_sizes.items()),
+        ]
+    )
+    if found:
+        # --enable-prefill-cp is a store-true flag, which no flag of a fix turns off
+        fix = [] if cfg.flags.get("enable_prefill_cp") else [" ".join(f"{flag} 1" for flag in cp_sizes)]
+        return failed(f"IQuestQ1 with {found}", required, fix)
+    if cfg.flags.get("enable_multi_layer_eagle"):
+        return failed("IQuestQ1 with --enable-multi-layer-eagle", required)
+    dp = _dp_attention(cfg, release)
+    if dp:
+        return failed(f"IQuestQ1 with {dp}", required, _dp_attention_off(cfg))
+    if cfg.pp_size > 1:
+        return failed(f"IQuestQ1 with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    return passed(f"IQuestQ1 on TP {cfg.tp_size}" + (f" with {algorithm}" if algorithm else ""), required)
+
+
+# --- ERNIE 4.5 VL -------------------------------------------------------------------------------------------
+
+ERNIE45_VL_MOE = "Ernie4_5_VLMoeForConditionalGeneration"
+
+
+@rule(
+    id="model-ernie45-vl-dp-attention",
+    title="ERNIE 4.5 VL MoE takes no DP attention",
+    engine="sglang",
+    versions="sglang>=0.5.22",
+    verified=(
+        "sglang 0.5.22-0.5.23: model_overrides/ernie45_vl.py:14-18, the same in both (bench/release_walk.py grep "
+        "'ERNIE 4.5 VL MoE does not support DP': none before 0.5.22)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="ERNIE 4.5 VL MoE does not support DP attention: its attention heads are split over the full TP group.",
+    source=f"{OVERRIDES_DIR}/ernie45_vl.py, _ernie45_vl_overrides",
+    docs="""Checks that an ERNIE 4.5 VL MoE model (Ernie4_5_VLMoeForConditionalGeneration) runs without DP attention
+(`--attn-dp-size` 1, or `--dp-size N --enable-dp-attention`, which SGLang reads as `--attn-dp-size N`).
+
+The model splits its attention heads over the whole TP group, not over an attention-TP subgroup, so SGLang
+refuses attention DP at start-up (ernie45_vl.py:14-18 in sglang 0.5.22 and 0.5.23; no such check before 0.5.22).""",
+    fix_title="Use --attn-dp-size 1 (plain TP)",
+)
+def model_ernie45_vl_dp_attention(cfg, target):
+    if _arch(cfg) != ERNIE45_VL_MOE:
+        return skipped(f"applies to ERNIE 4.5 VL MoE ({ERNIE45_VL_MOE})")
+    required = "no DP attention (heads split over the full TP group)"
+    dp = _dp_attention(cfg, sglang_release(target))
+    if dp:
+        return failed(f"ERNIE 4.5 VL MoE with {dp}", required, _dp_attention_off(cfg))
+    return passed(f"ERNIE 4.5 VL MoE on TP {cfg.tp_size}", required)
+
+
+# --- MiMo-V2 ------------------------------------------------------------------------------------------------
+
+MIMO_V2 = "MiMoV2ForCausalLM"
+# the attention TP must equal the interleaved TP to 0.5.16, divide it from 0.5.17
+MIMO_V2_TP_DIVIDES_FROM = Version("0.5.17")
+
+
+@rule(
+    id="model-mimo-v2-fused-qkv-tp",
+    title="MiMo-V2 with fused qkv_proj weights runs at the attention TP they were interleaved for",
+    engine="sglang",
+    versions="sglang>=0.5.11",
+    verified=(
+        "sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'requires effective attention TP'): "
+        "server_args.py:1987-2012 in 0.5.11 to 0.5.18 (:5601-5620), arg_groups/model_hook.py from 0.5.19 (0.5.23 "
+        ":573-596); attention TP = tp // attn-DP // attn_cp_size in each (dp_size with enable_dp_attention to "
+        "0.5.21, attn_dp_size from 0.5.22); it must equal the checkpoint's size to 0.5.16 and divide it from 0.5.17; "
+        "skipped for --encoder-only from 0.5.13; the size is num_key_value_heads under attention_projection_layout "
+        "fused_qkv (configs/model_config.py get_mimo_v2_fused_qkv_expected_tp_size, 0.5.11 :49-70, 0.5.23 :124-145)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="MiMoV2ForCausalLM requires effective attention TP size {expected} because its fused qkv_proj weights "
+    "are TP={expected}-interleaved; got {effective} (tp_size={tp}, attn_dp_size={dp}, attn_cp_size={cp}).",
+    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (MiMoV2ForCausalLM branch); "
+    "sglang: python/sglang/srt/configs/model_config.py, get_mimo_v2_fused_qkv_expected_tp_size",
+    docs="""Checks a MiMo-V2 checkpoint (MiMoV2ForCausalLM) whose config.json sets `attention_projection_layout:
+"fused_qkv"`: its attention TP size (`--tp-size` / attention DP / `--attn-cp-size`) divides the TP its qkv_proj
+weights are interleaved for, which SGLang takes to be `num_key_value_heads` (equals it, sglang 0.5.11-0.5.16).
+
+The fused weights are stored interleaved for that many ranks, so SGLang refuses any other split at start-up
+(model_hook.py:573-596 in sglang 0.5.23). Not read: `--encoder-only`, with which SGLang skips the check (an
+unmodelled flag, reported as such), and layouts other than fused_qkv (split or none take no check).""",
+    fix_title="Set --tp-size (with attention DP and CP) so the attention TP is the checkpoint's fused-qkv size",
+)
+def model_mimo_v2_fused_qkv_tp(cfg, target):
+    if _arch(cfg) != MIMO_V2:
+        return skipped(f"applies to MiMo-V2 ({MIMO_V2})")
+    expected = cfg.model.fused_qkv_tp_size
+    if expected is None:
+        return skipped("applies to a fused_qkv attention_projection_layout with num_key_value_heads")
+    dp, cp = attention_dp_size(cfg), cfg.flags.get("attn_cp_size") or 1
+    effective = cfg.tp_size // dp // cp
+    if effective < 1:
+        return skipped(f"--tp-size {cfg.tp_size} is below attention DP {dp} x CP {cp} (a parallel layout rule's)")
+    divides = sglang_release(target) >= MIMO_V2_TP_DIVIDES_FROM
+    required = f"attention TP {'dividing' if divides else 'equal to'} {expected} (fused qkv_proj interleaving)"
+    if (expected % effective == 0) if divides else (effective == expected):
+        return passed(f"attention TP {effective} for qkv_proj interleaved for TP {expected}", required)
+    return failed(
+        f"attention TP {effective} (--tp-size {cfg.tp_size}, attention DP {dp}, CP {cp}) for qkv_proj interleaved "
+        f"for TP {expected}",
+        required,
+        [f"--tp-size {expected * dp * cp}"],
+    )
+
+
+# --- Qwen4-Exp (QSA sparse attention) -----------------------------------------------------------------------
+
+QWEN4_EXP = "Qwen4ExpForConditionalGeneration"
+QSA_FP8_FROM = Version("0.5.22")  # --qsa-indexer-dtype first appears in 0.5.22 (fields/model.py)
+QSA_FP8_MAJORS = (9, 10)  # get_platform().is_sm90 / is_sm100 (utils/common.py: majors 9 and 10)
+
+
+@rule(
+    id="model-qwen4-exp-serving",
+    title="Qwen4-Exp: PD over MORI needs PP 1, no unified memory; an fp8 QSA indexer needs SM90 / SM100 and the "
+    "compressed indexer",
+    engine="sglang",
+    versions="sglang>=0.5.20",
+    verified=(
+        "sglang 0.5.20-0.5.23 (bench/release_walk.py grep 'Qwen4-Exp PD with MORI requires', 'Qwen4-Exp does not "
+        "support --enable-unified', 'qsa-indexer-dtype fp8_e4m3 requires'): model_overrides/qwen4_exp.py:31-42 in "
+        "0.5.20, :28-39 from 0.5.21 (the same tests); the fp8 indexer checks from 0.5.22, where --qsa-indexer-dtype "
+        "first appears (:78-88 in 0.5.22 and 0.5.23); layers/attention/qsa/config.py parse_qsa_profile: a profile "
+        "when the text config sets indexer_n_heads"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Qwen4-Exp PD with MORI requires --pp-size 1; MORI does not yet exchange the global QSA layer metadata "
+    "needed to pair compact state descriptors across pipeline stages.; Qwen4-Exp does not support "
+    "--enable-unified-memory yet; --qsa-indexer-dtype fp8_e4m3 requires a CUDA SM90/SM100 GPU; --qsa-indexer-dtype "
+    "fp8_e4m3 requires the compressed QSA indexer",
+    source=f"{OVERRIDES_DIR}/qwen4_exp.py, _qwen4_exp_overrides",
+    docs="""Checks a Qwen4-Exp model (Qwen4ExpForConditionalGeneration): PD disaggregation over
+`--disaggregation-transfer-backend mori` runs with `--pp-size 1`; no `--enable-unified-memory`; and
+`--qsa-indexer-dtype fp8_e4m3` (sglang 0.5.22+) runs on an SM90 or SM100-class GPU (compute capability 9.x or
+10.x) with a checkpoint whose text config has the compressed QSA indexer (`indexer_n_heads`).
+
+MORI does not exchange the QSA layer metadata across pipeline stages, unified memory is not wired for QSA, and
+the fp8 indexer scores blocks with TileLang fp8 GEMMs validated on Hopper and Blackwell only: SGLang's override
+raises each at start-up (qwen4_exp.py:28-88 in sglang 0.5.23). SGLang's platform test also wants a torch built
+for CUDA 12.3 (SM90) or 12.8 (SM100), which the install rules judge.""",
+    fix_title="Use --pp-size 1 with MORI, drop --enable-unified-memory, --qsa-indexer-dtype bfloat16 elsewhere",
+)
+def model_qwen4_exp_serving(cfg, target):
+    if _arch(cfg) != QWEN4_EXP:
+        return skipped(f"applies to Qwen4-Exp ({QWEN4_EXP})")
+    required = "PP 1 for PD over MORI, no unified memory, an fp8 QSA indexer on SM90/SM100 with the compressed indexer"
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    if mode != "null" and cfg.flags.get("disaggregation_transfer_backend") == "mori" and cfg.pp_size > 1:
+        return failed(f"Qwen4-Exp PD {mode} over MORI with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    if cfg.flags.get("enable_unified_memory"):
+        return failed("Qwen4-Exp with --enable-unified-memory", required)
+    fp8 = cfg.flags.get("qsa_indexer_dtype") == "fp8_e4m3" and sglang_release(target) >= QSA_FP8_FROM
+    if fp8 and target.major is None:
+        return unknown("compute capability unknown")
+    if fp8 and target.major not in QSA_FP8_MAJORS:
+        return failed(f"--qsa-indexer-dtype fp8_e4m3 on {gpu(target)}", required, ["--qsa-indexer-dtype bfloat16"])
+    if fp8 and not cfg.model.qsa_indexer:
+        return failed(
+            "--qsa-indexer-dtype fp8_e4m3 on a checkpoint without the compressed QSA indexer (no indexer_n_heads)",
+            required,
+            ["--qsa-indexer-dtype bfloat16"],
+        )
+    return passed("Qwen4-Exp" + (" with an fp8 QSA indexer" if fp8 else ""), required)
+
+
+# --- MiniCPM / MiniCPM-SALA ---------------------------------------------------------------------------------
+
+MINICPM_ARCHITECTURES = ("MiniCPMForCausalLM", "MiniCPMSALAForCausalLM")
+MINICPM_SPARSE_BACKENDS = ("minicpm_flashattn", "minicpm_flashinfer")
+MINICPM_FORCE_DENSE_ENV = "SGLANG_MINICPM_FORCE_DENSE"
+
+
+@rule(
+    id="model-minicpm-serving",
+    title="MiniCPM takes no DP attention; MiniCPM-SALA no HiCache, and its sparse attention no PD disaggregation",
+    engine="sglang",
+    versions="sglang>=0.5.19",
+    verified=(
+        "sglang 0.5.19-0.5.23 (bench/release_walk.py grep 'MiniCPM does not support DP', 'MiniCPM SALA does not "
+        "support hier', 'MiniCPM sparse attention does not support PD'; none before 0.5.19, where MiniCPM-SALA "
+        "first appears): model_overrides/minicpm.py:20-29, :55-58 in 0.5.19-0.5.20, :17-26, :53-56 from 0.5.21; "
+        "the only change is the DP test, cfg.enable_dp_attention to 0.5.21, attn_dp_enabled_of from 0.5.22; "
+        "configs/minicpm.py has_minicpm_sparse_attention / has_lightning_layers the same in 0.5.19-0.5.23"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="MiniCPM does not support DP attention; MiniCPM SALA does not support hierarchical cache; MiniCPM "
+    "sparse attention does not support PD disaggregation",
+    source=f"{OVERRIDES_DIR}/minicpm.py, _minicpm_sala_overrides",
+    docs="""Checks a MiniCPM model (MiniCPMForCausalLM, MiniCPMSALAForCausalLM): no DP attention; for MiniCPM-SALA
+(model_type minicpm_sala) with sparse-attention or lightning layers, no `--enable-hierarchical-cache`; with
+sparse attention on its sparse backend (no backend named, or minicpm_flashattn / minicpm_flashinfer), no
+`--disaggregation-mode` prefill or decode unless `SGLANG_MINICPM_FORCE_DENSE` is set.
+
+SGLang's MiniCPM override raises each at start-up (minicpm.py:17-56 in sglang 0.5.23). MiniCPM-SALA's layers are
+sparse (sparse_config on minicpm4 mixers) or lightning (linear) attention, read from config.json mixer_types as
+sglang's MiniCPMHybridConfig reads them; SGLang also turns the radix cache off for them. SGLANG_MINICPM_FORCE_DENSE
+turns the sparse backends into dense ones (fa3 / fa4, flashinfer) and lifts the PD refusal; it changes the model's
+attention, so it is not offered as a fix.""",
+    fix_title="Use --attn-dp-size 1, drop --enable-hierarchical-cache; serve MiniCPM-SALA's sparse attention colocated",
+)
+def model_minicpm_serving(cfg, target):
+    if _arch(cfg) not in MINICPM_ARCHITECTURES:
+        return skipped("applies to MiniCPM (MiniCPMForCausalLM, MiniCPMSALAForCausalLM)")
+    model = cfg.model
+    sparse, lightning = model.minicpm_sparse_attention, model.minicpm_lightning_layers
+    required = "no DP attention" + (
+        "; no hierarchical cache" + ("; no PD disaggregation on the sparse backend" if sparse else "")
+        if sparse or lightning
+        else ""
+    )
+    dp = _dp_attention(cfg, sglang_release(target))
+    if dp:
+        return failed(f"MiniCPM with {dp}", required, _dp_attention_off(cfg))
+    if (sparse or lightning) and cfg.flags.get("enable_hierarchical_cache"):
+        return failed("MiniCPM-SALA with --enable-hierarchical-cache", required)
+    dense = env_true(cfg, MINICPM_FORCE_DENSE_ENV)
+    named = (
+        []
+        if cfg.auto_backend
+        else [b for b in (cfg.attention_backend, cfg.prefill_attention_backend, cfg.decode_attention_backend) if b]
+    )
+    on_sparse = not named or any(b in MINICPM_SPARSE_BACKENDS for b in named)
+    mode = cfg.flags.get("disaggregation_mode") or "null"
+    if sparse and not dense and on_sparse and mode != "null":
+        return failed(f"MiniCPM sparse attention with --disaggregation-mode {mode}", required)
+    kind = "MiniCPM-SALA" if sparse or lightning else "MiniCPM"
+    return passed(
+        f"{kind} on TP {cfg.tp_size}" + (f", --disaggregation-mode {mode}" if mode != "null" else ""), required
+    )
+
+
+# --- Cross attention ----------------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-fa-swa-cross-attention",
+    title="fa3, fa4, flashinfer and triton cannot serve sliding window together with cross attention",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.0rc2-0.5.23 (every release, bench/release_walk.py grep): the same assert in "
+        "flashattention_backend.py (0.5.1 :306-309, 0.5.18 :163-166, 0.5.23 :172-175), "
+        "flashinfer_backend.py (0.5.1 :99-102, 0.5.23 :406-409) and triton_backend.py (0.5.1 :93-96, "
+        "0.5.23 :374-377); torch_native_backend.py has none and serves cross attention (is_cross_attention)"
+    ),
+    backends=("fa3", "fa4", "flashinfer", "triton"),
+    stage="init",
+    prevents="Sliding window and cross attention are not supported together",
+    source=f"{FA_BACKEND}, FlashAttentionBackend.__init__; flashinfer_backend.py and triton_backend.py, __init__",
+    docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3, fa4, flashinfer or triton.
+
+SGLang's FlashAttention (fa3 and fa4), FlashInfer and Triton backends each assert at construction that a
+model is not both encoder-decoder and sliding-window (SGLang derives the window from the model, or from
+Llama 4's attention_chunk_size): flashattention_backend.py:172-175, flashinfer_backend.py:406-409 and
+triton_backend.py:374-377 in sglang 0.5.23, the same assert in every release from 0.5.0rc2. torch_native
+has no such assert and handles both (torch_native_backend.py:293-330), so it is the backend left.""",
+    fix_title="Use --attention-backend torch_native",
+)
+def model_fa_swa_cross_attention(cfg, target):
+    if "cross_attention" not in cfg.features:
+        return skipped("applies to encoder-decoder (cross-attention) models")
+    used = sorted(cfg.backends & {"fa3", "fa4", "flashinfer", "triton"})
+    if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
+        return passed(
+            f"cross attention without a sliding window on {', '.join(used)}", "no sliding window with cross attention"
+        )
+    return failed(
+        f"cross attention with a sliding window on {', '.join(used)}",
+        "no sliding window with cross attention on fa3/fa4/flashinfer/triton",
+        ["--attention-backend torch_native"],
+    )
+
+
+# --- HRM-Text -----------------------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-hrm-text-triton",
+    title="HRM-Text runs on triton only: SGLang overrides any other --attention-backend",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'HRM-Text (prefix_lm) detected'): "
+        "model_runner.py:1150-1166 in 0.5.15 (at model-runner start), server_args.py with overrides.py "
+        "_hrm_text_attention_force in 0.5.16-0.5.18 (:2218), arg_groups/model_hook.py + overrides.py from 0.5.19 "
+        "(0.5.23 model_hook.py:766-813, overrides.py:1773-1783); the same condition (model_type hrm_text or "
+        "HrmTextForCausalLM, prefix_lm default true) and the same override in each"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Overriding --attention-backend {backend!r} -> 'triton': only the Triton backend supports HRM-Text's "
+    "bidirectional prefix attention.",
+    source=f"{MODEL_HOOK}, handle_model_capability_adjustments; sglang: python/sglang/srt/arg_groups/overrides.py, "
+    "_hrm_text_attention_force",
+    docs="""Warns when an HRM-Text model (model_type hrm_text, HrmTextForCausalLM) is given an attention backend
+other than triton: SGLang logs a warning and runs triton instead.
+
+HRM-Text attends bidirectionally over the prompt (prefix LM), which only SGLang's Triton kernels honour.
+SGLang also sets `--chunked-prefill-size -1`, `--disable-radix-cache` and `--disable-cuda-graph` for it,
+whatever the backend. The rest of the config is judged as triton, which is what runs. (SGLang skips all
+of this when the config sets prefix_lm false, a key attn-preflight does not read.)""",
+    fix_title="Use --attention-backend triton",
+)
+def model_hrm_text_triton(cfg, target):
+    if not hrm_text(cfg):
+        return skipped("applies to HRM-Text (model_type hrm_text)")
+    asked = cfg.rewrites.get("attention_backend")
+    forced = "with chunked prefill, the radix cache and CUDA graphs off"
+    if asked and cfg.attention_backend == "triton":
+        return warned(
+            f"--attention-backend {asked} for HRM-Text (SGLang runs triton instead, {forced})",
+            "--attention-backend triton",
+            ["--attention-backend triton"],
+        )
+    return passed(f"HRM-Text on {cfg.backend_label()}", "--attention-backend triton", reason=f"SGLang runs it {forced}")
+
+
+# --- hybrid Mamba / linear attention ------------------------------------------------------------------------
+
+
+@rule(
+    id="model-mamba-no-buffer",
+    title="--mamba-radix-cache-strategy no_buffer needs page size 1, --disable-overlap-schedule and no trtllm_mha",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23: the three asserts first appear in 0.5.14 (server_args.py:4355-4363 "
+        "_validate_mamba_no_buffer) and are the same in every release to 0.5.23 (arg_groups/mamba_hook.py:156-163; "
+        "bench/release_walk.py grep 'no_buffer do not support trtllm_mha' and 'no_buffer only supports "
+        "page_size=1'); 0.5.9-0.5.13.post1 (--mamba-scheduler-strategy) turned overlap scheduling off "
+        "themselves and are not judged. The architecture list is 0.5.23's"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.",
+    source=f"sglang: python/sglang/srt/arg_groups/mamba_hook.py, validate_mamba_no_buffer; {MAMBA_RADIX_CACHE_SOURCE}",
+    docs="""Checks an explicit `--mamba-radix-cache-strategy no_buffer` on a hybrid Mamba / linear-attention model
+whose state rides the radix cache (Qwen3-Next, Qwen3.5, Nemotron-H, Falcon-H1, Kimi-Linear, ...): it
+needs `--page-size 1` (or none), `--disable-overlap-schedule`, and an `--attention-backend` other than
+trtllm_mha.
+
+SGLang asserts all three at start-up, before it picks a default backend or page size, so they are
+judged on the flags as given ("no_buffer only supports page_size=1.", "no_buffer do not support overlap
+schedule. Try to set disable_overlap_schedule=True.", "no_buffer do not support trtllm_mha attention
+backend."). Only its `auto` strategy turns overlap scheduling off by itself; with `--disable-radix-cache`
+no strategy applies.""",
+    fix_title="Add --disable-overlap-schedule (and --page-size 1, another backend), or use the auto strategy",
+)
+def model_mamba_no_buffer(cfg, target):
+    if _arch(cfg) not in MAMBA_RADIX_CACHE_ARCHITECTURES:
+        return skipped("applies to hybrid Mamba / linear-attention models on the radix cache")
+    if cfg.flags.get("mamba_radix_cache_strategy") != "no_buffer":
+        return skipped("applies to --mamba-radix-cache-strategy no_buffer")
+    if cfg.flags.get("disable_radix_cache"):
+        return skipped("--disable-radix-cache: no Mamba radix-cache strategy applies")
+    problems, fix = [], []
+    if cfg.page_size not in (None, 1):
+        problems.append(f"--page-size {cfg.page_size}")
+        fix.append("--page-size 1")
+    if not cfg.flags.get("disable_overlap_schedule"):
+        problems.append("overlap scheduling on")
+        fix.append("--disable-overlap-schedule")
+    if cfg.attention_backend == "trtllm_mha" and not cfg.auto_backend:
+        problems.append("--attention-backend trtllm_mha")
+        fix.append("--attention-backend triton")
+    required = "page size 1, --disable-overlap-schedule, a backend other than trtllm_mha"
+    if not problems:
+        return passed("no_buffer with page size 1 and overlap scheduling off", required)
+    return failed(f"no_buffer with {', '.join(problems)}", required, [" ".join(fix)])
+
+
+def _mamba_state(cfg) -> bool:
+    """The model keeps Mamba / linear-attention state on the radix cache (overrides.py _mamba_radix_cache_resolution,
+    Inkling's override)."""
+    arch = _arch(cfg)
+    if arch == backend_kb.GRANITE_HYBRID_ARCHITECTURE:
+        return cfg.model.hybrid_linear  # only with mamba layers in layer_types
+    return arch in MAMBA_RADIX_CACHE_ARCHITECTURES or arch in backend_kb.INKLING_ARCHITECTURES
+
+
+def _extra_buffer_supported(cfg) -> bool:
+    """overrides.py supports_mamba_cache_extra_buffer: a listed architecture on --linear-attn-backend triton."""
+    backend = cfg.flags.get("linear_attn_backend") or "triton"
+    return _arch(cfg) in backend_kb.MAMBA_EXTRA_BUFFER_ARCHITECTURES and backend == "triton"
+
+
+def _mamba_strategy(cfg) -> str:
+    """The strategy SGLang settles on: the one given, else (auto) extra_buffer where overlap scheduling or a page
+    above 1 wants it and the model takes it, no_buffer otherwise; Inkling's override pins extra_buffer."""
+    given = cfg.flags.get("mamba_radix_cache_strategy") or "auto"
+    if given != "auto":
+        return given
+    if _arch(cfg) in backend_kb.INKLING_ARCHITECTURES:
+        return "extra_buffer"
+    wants = not cfg.flags.get("disable_overlap_schedule") or (cfg.page_size or 1) > 1
+    return "extra_buffer" if wants and _extra_buffer_supported(cfg) else "no_buffer"
+
+
+def _divides(a: int, b: int) -> bool:
+    return max(a, b) % min(a, b) == 0
+
+
+def _fitting_page(page: int, chunk: int, track: int) -> int:
+    """The largest power of two up to `page` that divides (or is divided by) the chunk and divides the interval."""
+    size = 1 << (page.bit_length() - 1)
+    while size > 1 and not (_divides(size, chunk) and track % size == 0):
+        size //= 2
+    return size
+
+
+@rule(
+    id="model-mamba-extra-buffer",
+    title="--mamba-radix-cache-strategy extra_buffer needs a model and linear-attention backend that take it, a "
+    "track interval that fits, a page that divides the Mamba chunk",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'extra_buffer is not supported for', 'mamba_track_interval "
+        "% ', 'either chunk_size or page_size must be divisible'): server_args.py _validate_mamba_extra_buffer "
+        "(0.5.14 :4364-4377 ... 0.5.18 :5808-5824), arg_groups/mamba_hook.py validate_mamba_extra_buffer from 0.5.19 "
+        "(0.5.23 :105-150) with mamba_cache_chunk_size (server_args.py 0.5.14 :6626, overrides.py 0.5.23 :1920), "
+        "supports_mamba_cache_extra_buffer on --linear-attn-backend triton in each; extra_buffer_lazy refused with "
+        "speculative decoding 0.5.14-0.5.16, under PD disaggregation from 0.5.17 (server_args.py :5596); 'needs "
+        "mamba state' from 0.5.21 (model_hook.py :953; 0.5.23 :1065). Oracle (sglang 0.5.23, H100/B200): Qwen3-Next "
+        "extra_buffer with --page-size 48 (track 240), --page-size 96, track 96 on page 64, track 2 under 4 draft "
+        "tokens, extra_buffer_lazy with --disaggregation-mode prefill, --linear-attn-backend flashinfer and Llama "
+        "with extra_buffer are refused; extra_buffer with track 100 and no page, and Llama with "
+        "--disable-radix-cache, accepted. The architecture lists are 0.5.23's"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="extra_buffer is not supported for {architecture}; use no_buffer.",
+    source=f"{backend_kb.MAMBA_EXTRA_BUFFER_SOURCE}; sglang: python/sglang/srt/arg_groups/overrides.py, "
+    f"mamba_cache_chunk_size; {MODEL_HOOK}, handle_mamba_radix_cache",
+    docs="""Checks the extra-buffer Mamba radix-cache strategy (`--mamba-radix-cache-strategy extra_buffer` or
+`extra_buffer_lazy`, or what SGLang's `auto` strategy picks on a hybrid model with overlap scheduling on or a
+page above 1) against SGLang's start-up asserts:
+
+- the model must take it (Qwen3-Next, Qwen3.5, Kimi-Linear, Nemotron-H, Falcon-H1, ...; not LFM2, ZAYA1 or
+  Jet-Nemotron) and `--linear-attn-backend` must be triton ("extra_buffer is not supported for X; use
+  no_buffer.");
+- `extra_buffer_lazy` is refused under PD disaggregation (0.5.17+) and with speculative decoding (before);
+- `--mamba-track-interval` (256 by default) must be at least `--speculative-num-draft-tokens` and a
+  multiple of `--page-size`;
+- the page and the model's `mamba_chunk_size` (config.json; 64 when absent, 256 for Nemotron-H, Falcon-H1
+  and Granite-4.0-H) must divide one another ("For SSM models, either chunk_size or page_size must be
+  divisible by the other").
+
+The page judged is the one given or a model override's (Qwen3.5 on Blackwell): a backend's default page
+comes after these asserts. From 0.5.21 an explicit extra-buffer strategy on a model without Mamba state is
+refused too ("--mamba-radix-cache-strategy extra_buffer needs mamba state"); `--disable-radix-cache` turns
+every strategy off. A draft-token count SGLang fills in itself is not judged.""",
+    fix_title="Use --linear-attn-backend triton, a track interval of the page, a page that divides the chunk",
+)
+def model_mamba_extra_buffer(cfg, target):
+    arch = _arch(cfg)
+    given = cfg.flags.get("mamba_radix_cache_strategy")
+    radix = not cfg.flags.get("disable_radix_cache")
+    strategies = backend_kb.MAMBA_EXTRA_BUFFER_STRATEGIES
+    release = sglang_release(target)
+    if not _mamba_state(cfg):
+        if given in strategies and radix and release >= backend_kb.MAMBA_NEEDS_STATE_FROM:
+            return failed(
+                f"--mamba-radix-cache-strategy {given} on {arch or cfg.model.name}, a model without Mamba state",
+                "a hybrid Mamba / linear-attention model",
+                ["--mamba-radix-cache-strategy auto"],
+            )
+        return skipped("applies to hybrid Mamba / linear-attention models on the radix cache")
+    if not radix:
+        return skipped("--disable-radix-cache: no Mamba radix-cache strategy applies")
+    strategy = _mamba_strategy(cfg)
+    if strategy not in strategies:
+        return skipped(f"SGLang runs the {strategy} strategy here")
+    named = f"--mamba-radix-cache-strategy {strategy}" if given == strategy else f"{strategy} (SGLang's choice)"
+    required = "a model that takes it on --linear-attn-backend triton"
+    if not _extra_buffer_supported(cfg):
+        if arch in backend_kb.MAMBA_EXTRA_BUFFER_ARCHITECTURES:
+            backend = cfg.flags.get("linear_attn_backend")
+            return failed(f"{named} with --linear-attn-backend {backend}", required, ["--linear-attn-backend triton"])
+        return failed(f"{named} on {arch}", required, ["--mamba-radix-cache-strategy no_buffer"])
+    lazy_refused = ""
+    if strategy == "extra_buffer_lazy":
+        mode = cfg.flags.get("disaggregation_mode")
+        if release >= backend_kb.MAMBA_LAZY_PD_CHECK_FROM and mode not in (None, "null"):
+            lazy_refused = f"--disaggregation-mode {mode}"
+        elif release < backend_kb.MAMBA_LAZY_PD_CHECK_FROM and cfg.speculative_algorithm:
+            lazy_refused = f"--speculative-algorithm {cfg.speculative_algorithm}"
+    if lazy_refused:
+        return failed(
+            f"{named} with {lazy_refused}", "extra_buffer_lazy alone", ["--mamba-radix-cache-strategy extra_buffer"]
+        )
+    track = cfg.flags.get("mamba_track_interval") or backend_kb.MAMBA_TRACK_INTERVAL_DEFAULT
+    draft = cfg.flags.get("speculative_num_draft_tokens")
+    page = cfg.page_size
+    model = cfg.model
+    chunk = backend_kb.mamba_chunk_size(arch, model.mamba_chunk_size, model.ssm_chunk_size)
+    required = (
+        "--mamba-track-interval >= the draft tokens and a multiple of the page; page and mamba_chunk_size "
+        "dividing one another"
+    )
+    problems = []
+    if draft is not None and track < draft:
+        problems.append(f"--mamba-track-interval {track} below {draft} draft tokens")
+    if page is not None and track % page:
+        problems.append(f"--mamba-track-interval {track} not a multiple of page size {page}")
+    if page is not None and not _divides(chunk, page):
+        problems.append(f"page size {page} and mamba_chunk_size {chunk} not dividing one another")
+    found = f"{named}, --mamba-track-interval {track}, page size {page or '(not set yet)'}, mamba_chunk_size {chunk}"
+    if not problems:
+        return passed(found, required)
+    fix = []
+    if page is not None and not _divides(chunk, page):
+        page = _fitting_page(page, chunk, track)
+        fix.append(f"--page-size {page}")
+    step = page or 1
+    fitting = max(track, draft or 1)
+    fitting = -(-fitting // step) * step
+    if fitting != track:
+        fix.append(f"--mamba-track-interval {fitting}")
+    return failed(f"{named} with {'; '.join(problems)}", required, [" ".join(fix)])
+
+
+@rule(
+    id="model-mamba2-track-interval",
+    title="Nemotron-H / Falcon-H1 with the Mamba extra buffer need --mamba-track-interval of at least the Mamba chunk",
+    engine="sglang",
+    versions="sglang>=0.5.14",
+    verified=(
+        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'must be >= mamba_chunk_size': "
+        "layers/attention/hybrid_linear_attn_backend.py 0.5.13 :677, 0.5.14 :602, 0.5.18 :852, 0.5.23 :1082), "
+        "Mamba2AttnBackend.__init__ under the extra buffer in each; mamba_chunk_size the mamba2 config's (0.5.14 "
+        ":591), hf_text_config's with 64 when absent in 0.5.23 (:137-142), NemotronHConfig / FalconH1Config filling 256 (configs/nemotron_h.py :224-243, "
+        "falcon_h1.py :166). The strategy is judged from 0.5.14 (--mamba-radix-cache-strategy); the architecture "
+        "lists are 0.5.23's"
+    ),
+    needs_model=True,
+    stage="init",
+    prevents="mamba_track_interval ({mamba_track_interval}) must be >= mamba_chunk_size ({mamba_chunk_size})",
+    source="sglang: python/sglang/srt/layers/attention/hybrid_linear_attn_backend.py, Mamba2AttnBackend.__init__",
+    docs="""Checks that a Nemotron-H or Falcon-H1 model (whose SSM layers run SGLang's Mamba2 backend) on the
+extra-buffer Mamba radix cache (`--mamba-radix-cache-strategy extra_buffer`, or SGLang's auto choice with
+overlap scheduling on) keeps `--mamba-track-interval` (256 by default) at least its `mamba_chunk_size`
+(config.json, Nemotron-H's older `chunk_size`, else 256).
+
+The Mamba2 backend snapshots the SSM state at chunk boundaries; it asserts the interval when the model
+runner builds it. It also asserts the conv state (conv_kernel - 1, 3 in the released configs) below the
+chunk, which holds for every chunk size these configs carry (128, 256) and is not read here.""",
+    fix_title="Raise --mamba-track-interval to the model's mamba_chunk_size (or leave it at 256)",
+)
+def model_mamba2_track_interval(cfg, target):
+    arch = _arch(cfg)
+    if arch not in backend_kb.MAMBA2_BACKEND_ARCHITECTURES:
+        return skipped("applies to Nemotron-H and Falcon-H1 (the Mamba2 backend)")
+    if cfg.flags.get("disable_radix_cache"):
+        return skipped("--disable-radix-cache: no Mamba extra buffer")
+    strategy = _mamba_strategy(cfg)
+    if strategy not in backend_kb.MAMBA_EXTRA_BUFFER_STRATEGIES or not _extra_buffer_supported(cfg):
+        return skipped("applies to the Mamba extra buffer")
+    model = cfg.model
+    chunk = backend_kb.mamba_chunk_size(arch, model.mamba_chunk_size, model.ssm_chunk_size)
+    track = cfg.flags.get("mamba_track_interval") or backend_kb.MAMBA_TRACK_INTERVAL_DEFAULT
+    found = f"{strategy} with --mamba-track-interval {track}, mamba_chunk_size {chunk}"
+    required = f"--mamba-track-interval >= {chunk}"
+    if track >= chunk:
+        return passed(found, required)
+    page = cfg.page_size or 1
+    return failed(found, required, [f"--mamba-track-interval {-(-chunk // page) * page}"])
+
+
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+LINEAR_VERIFY_CHECK_FROM = Version("0.5.17")  # the verify-backend twin of the decode check
+
+
+def _linear_attn(cfg, phase: str) -> str:
+    """The linear-attention (GDN/KDA) kernel backend of a phase: its own flag, else --linear-attn-backend (triton)."""
+    return cfg.flags.get(f"linear_attn_{phase}_backend") or cfg.flags.get("linear_attn_backend") or "triton"
+
+
+@rule(
+    id="model-linear-attn-flashinfer-ssm-dtype",
+    title="FlashInfer linear-attention decode / verify on SM100+ needs --mamba-ssm-dtype bfloat16",
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    verified=(
+        "sglang 0.5.10-0.5.23, every release (bench/release_walk.py grep '--linear-attn-decode-backend flashinfer "
+        "on SM100+ requires'): server_args.py _handle_linear_attn_backend (0.5.10 :2584-2598 ... 0.5.18 :6294), "
+        "arg_groups/attention_hook.py handle_linear_attn_backend from 0.5.19 (0.5.23 :309-378); the verify-backend "
+        "twin from 0.5.17 (server_args.py:6083-6096). --mamba-ssm-dtype defaults to None and nothing fills it "
+        "before the check (0.5.23 fields/exec_.py:490-496)"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="--linear-attn-decode-backend flashinfer on SM100+ requires --mamba-ssm-dtype bfloat16, got "
+    "{mamba_ssm_dtype!r}",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks that FlashInfer's linear-attention (GDN/KDA) decode kernels on a compute capability 10.x or
+newer GPU get `--mamba-ssm-dtype bfloat16`: `--linear-attn-decode-backend flashinfer` (or
+`--linear-attn-backend flashinfer`), and from 0.5.17 the target-verify backend, which follows decode
+when not given.
+
+FlashInfer's SM100+ GDN decode keeps its recurrent state in bfloat16 (SM90 uses float32). SGLang refuses
+any other --mamba-ssm-dtype at start-up, including none: the flag is not filled from the model's config
+before this check. (SGLang itself picks flashinfer decode on SM100 only when bfloat16 is given.)""",
+    fix_title="Add --mamba-ssm-dtype bfloat16, or use --linear-attn-decode-backend triton",
+)
+def model_linear_attn_flashinfer_ssm_dtype(cfg, target):
+    if target.major < 10:
+        return skipped("applies to compute capability 10.x and newer")
+    decode = _linear_attn(cfg, "decode")
+    verify = cfg.flags.get("linear_attn_verify_backend") or ("flashinfer" if decode == "flashinfer" else None)
+    phases = ["decode"] if decode == "flashinfer" else []
+    if verify == "flashinfer" and sglang_release(target) >= LINEAR_VERIFY_CHECK_FROM and decode != "flashinfer":
+        phases.append("verify")
+    if not phases:
+        return skipped("applies to FlashInfer linear-attention decode or verify")
+    dtype = cfg.flags.get("mamba_ssm_dtype")
+    found = f"linear-attention {' and '.join(phases)} on flashinfer, --mamba-ssm-dtype {dtype or '(not given)'}"
+    if dtype == "bfloat16":
+        return passed(found, "--mamba-ssm-dtype bfloat16")
+    return failed(f"{found} on {gpu(target)}", "--mamba-ssm-dtype bfloat16", ["--mamba-ssm-dtype bfloat16"])
+
+
+@rule(
+    id="model-linear-attn-flashkda-decode",
+    title="FlashKDA is prefill-only: --linear-attn-decode-backend flashkda is refused",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release with FlashKDA (bench/release_walk.py grep 'FlashKDA is prefill-only' "
+        "finds it from 0.5.15, the release that adds the flashkda choice): server_args.py "
+        "_handle_linear_attn_backend (0.5.15 :4688-4694, 0.5.18 :6277-6283), arg_groups/attention_hook.py "
+        "handle_linear_attn_backend from 0.5.19 (:271-281; 0.5.23 :314-331). An explicit decode flashkda raises; "
+        "one inherited from --linear-attn-backend flashkda falls back to triton decode"
+    ),
+    stage="startup",
+    prevents="--linear-attn-decode-backend flashkda is not supported: FlashKDA is prefill-only. Use "
+    "--linear-attn-prefill-backend flashkda (decode stays on triton).",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks that `--linear-attn-decode-backend` is not flashkda.
+
+FlashKDA has only a prefill kernel for Kimi delta attention. SGLang refuses it named for decode at start-up,
+whatever the model; `--linear-attn-backend flashkda` (prefill and decode inherit it) keeps FlashKDA for
+prefill and quietly runs triton decode.""",
+    fix_title="Use --linear-attn-prefill-backend flashkda and leave decode on triton",
+)
+def model_linear_attn_flashkda_decode(cfg, target):
+    decode = cfg.flags.get("linear_attn_decode_backend")
+    if decode is None and cfg.flags.get("linear_attn_backend") != "flashkda":
+        return skipped("applies to FlashKDA (--linear-attn-backend or --linear-attn-decode-backend flashkda)")
+    required = "a decode kernel other than flashkda (prefill-only)"
+    if decode == "flashkda":
+        return failed(
+            "--linear-attn-decode-backend flashkda",
+            required,
+            ["--linear-attn-prefill-backend flashkda --linear-attn-decode-backend triton"],
+        )
+    return passed(f"linear-attention decode on {decode or 'triton (SGLang falls back from flashkda)'}", required)
+
+
+@rule(
+    id="model-linear-attn-flashinfer-cuda13",
+    title="FlashInfer linear-attention prefill on SM100+ needs a CUDA 13 torch",
+    engine="sglang",
+    versions="sglang>=0.5.13",
+    verified=(
+        "sglang 0.5.13-0.5.23, every release (bench/release_walk.py grep '--linear-attn-prefill-backend "
+        "flashinfer on SM100+ requires CUDA 13'): server_args.py _handle_linear_attn_backend (0.5.13 :3250-3265 "
+        "... 0.5.18 :6326), arg_groups/attention_hook.py from 0.5.19 (0.5.23 :380-393); none in 0.5.12"
+    ),
+    needs_gpu=True,
+    needs_software=True,
+    stage="startup",
+    prevents="--linear-attn-prefill-backend flashinfer on SM100+ requires CUDA 13+, got CUDA {cuda_version}",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks that FlashInfer's linear-attention (GDN) prefill (`--linear-attn-prefill-backend flashinfer`,
+or `--linear-attn-backend flashinfer`) on a compute capability 10.x or newer GPU runs with a torch built
+for CUDA 13 or newer.
+
+The SM100+ GDN prefill kernel is a CuTe DSL kernel that needs CUDA 13; SGLang reads torch.version.cuda
+and refuses an older build at start-up. Judged on the probed torch (a live probe or --facts).""",
+    fix_title="Install a CUDA 13 torch (cu130), or use --linear-attn-prefill-backend triton",
+)
+def model_linear_attn_flashinfer_cuda13(cfg, target):
+    if target.major < 10:
+        return skipped("applies to compute capability 10.x and newer")
+    if _linear_attn(cfg, "prefill") != "flashinfer":
+        return skipped("applies to FlashInfer linear-attention prefill")
+    cuda = target.facts.torch.cuda if target.facts is not None else None
+    version = cuda_version(cuda)
+    found = f"linear-attention prefill on flashinfer with torch CUDA {cuda or 'unknown'} on {gpu(target)}"
+    if version is not None and version.major >= 13:
+        return passed(found, "torch CUDA 13+")
+    return failed(found, "torch CUDA 13+", ["--linear-attn-prefill-backend triton"])
+
+
+# --- Kimi-K3 and Unlimited-OCR ------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-kimi-k3-dcp",
+    title="Kimi-K3 with decode context parallelism decodes on cutedsl_mla only",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23, every release (bench/release_walk.py grep 'Decode attention backend for Kimi-K3 DCP "
+        "must be'): overrides.py in 0.5.17 (:398-428), arg_groups/model_overrides/kimi_k3.py from 0.5.20 (:129; "
+        "0.5.23 :88-113), read in 0.5.17, 0.5.20, 0.5.22 and 0.5.23: cutedsl_mla or no decode backend becomes "
+        "prefill trtllm_mla + decode cutedsl_mla; tokenspeed_mla its own pair through 0.5.22; aiter (ROCm) from "
+        "0.5.20"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got {decode_backend!r}.",
+    source=backend_kb.KIMI_K3_DCP_SOURCE,
+    docs="""Checks that Kimi-K3 (KimiK3ForConditionalGeneration) with `--dcp-size` > 1 is given no decode backend,
+or cutedsl_mla (tokenspeed_mla through 0.5.22; aiter on ROCm).
+
+Kimi-K3's override then sets prefill trtllm_mla and decode cutedsl_mla itself, whatever prefill backend
+was named (cutedsl_mla's decode kernel implements the DCP signature); any other decode backend, including
+one inherited from `--attention-backend`, is an AssertionError at start-up. (attn-preflight judges the
+other rules on the backends as given, not on that pair.)""",
+    fix_title="Pass --decode-attention-backend cutedsl_mla (or name no backend)",
+)
+def model_kimi_k3_dcp(cfg, target):
+    if _arch(cfg) != backend_kb.KIMI_K3_ARCHITECTURE:
+        return skipped("applies to Kimi-K3 (KimiK3ForConditionalGeneration)")
+    dcp = cfg.flags.get("dcp_size") or 1
+    if dcp <= 1:
+        return skipped("applies to --dcp-size > 1")
+    allowed = backend_kb.KIMI_K3_DCP_DECODE_BACKENDS
+    if sglang_release(target) < backend_kb.TOKENSPEED_MLA_ALIAS_FROM:
+        allowed = (*allowed, "tokenspeed_mla")
+    given = None if cfg.auto_backend else cfg.decode_attention_backend or cfg.attention_backend
+    required = f"no decode backend, or one of {', '.join(allowed)}"
+    if given is None or given in allowed:
+        return passed(
+            f"Kimi-K3 DCP with decode {given or '(not given)'}",
+            required,
+            reason="SGLang runs prefill trtllm_mla, decode cutedsl_mla" if given in (None, "cutedsl_mla") else "",
+        )
+    return failed(
+        f"Kimi-K3 with --dcp-size {dcp} and decode {given}", required, ["--decode-attention-backend cutedsl_mla"]
+    )
+
+
+def kimi_k3_dcp_size(cfg) -> int:
+    """--dcp-size of a Kimi-K3 launch (1 for any other model): above 1, its DCP override runs."""
+    if _arch(cfg) != backend_kb.KIMI_K3_ARCHITECTURE:
+        return 1
+    return cfg.flags.get("dcp_size") or 1
+
+
+@rule(
+    id="model-kimi-k3-dcp-dspark",
+    title="Kimi-K3 DCP with DSPARK needs SGLANG_RAGGED_VERIFY_MODE=static",
+    engine="sglang",
+    versions="sglang>=0.5.17",
+    verified=(
+        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'SGLANG_RAGGED_VERIFY_MODE=static'): Kimi-K3's DCP "
+        "override raises for DSPARK unless read_ragged_verify_mode() is STATIC (overrides.py:380-390 in 0.5.17, "
+        ":446-455 in 0.5.18; arg_groups/model_overrides/kimi_k3.py:62-74 from 0.5.19 to 0.5.23); the variable "
+        "defaults to static (environ.py:1572 in 0.5.23) and another value than static / compact / cap-accept is "
+        "a ValueError of its own (speculative/ragged_verify.py:19-27)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="Kimi-K3 DCP + DSPARK currently requires SGLANG_RAGGED_VERIFY_MODE=static; compact/cap-accept are not "
+    "validated under DCP (got {mode!r}).",
+    source=f"{backend_kb.KIMI_K3_DCP_SOURCE}; sglang: python/sglang/srt/speculative/ragged_verify.py, "
+    "read_ragged_verify_mode",
+    docs="""Checks that Kimi-K3 with `--dcp-size` > 1 and `--speculative-algorithm DSPARK` keeps
+SGLANG_RAGGED_VERIFY_MODE at static (its default).
+
+The compact and cap-accept ragged-verify modes are not validated under decode context parallelism, so Kimi-K3's
+override refuses them at start-up (and routes DSPARK's verify to the decode backend).""",
+    fix_title="Unset SGLANG_RAGGED_VERIFY_MODE (or set it to static)",
+)
+def model_kimi_k3_dcp_dspark(cfg, target):
+    dcp = kimi_k3_dcp_size(cfg)
+    if dcp <= 1 or (cfg.speculative_algorithm or "").upper() != "DSPARK":
+        return skipped("applies to Kimi-K3 with --dcp-size > 1 and DSPARK")
+    # SGLANG_RAGGED_VERIFY_MODE defaults to static (environ.py:1572 in 0.5.23)
+    mode = cfg.env.get(RAGGED_VERIFY_ENV, "static")
+    required = f"{RAGGED_VERIFY_ENV}=static"
+    if mode == "static":
+        return passed(f"Kimi-K3 DCP + DSPARK with ragged verify {mode}", required)
+    return failed(f"Kimi-K3 DCP + DSPARK with {RAGGED_VERIFY_ENV}={mode}", required, [required])
+
+
+@rule(
+    id="model-prefill-aware-swa-page",
+    title="Unlimited-OCR on fa3/fa4 (prefill-aware sliding window) needs page size 1 and no unified memory",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'Prefill-aware SWA requires page_size=1'): "
+        "flashattention_backend.py (0.5.15 :293-297, 0.5.23 :257-268); models/unlimited_ocr.py is the only model "
+        "with is_prefill_aware_swa in the 0.5.15, 0.5.19 and 0.5.23 wheels; the unified-memory assert from 0.5.19"
+    ),
+    needs_model=True,
+    backends=("fa3", "fa4"),
+    stage="init",
+    prevents="Prefill-aware SWA requires page_size=1, got page_size={page_size}",
+    source="sglang: python/sglang/srt/layers/attention/flashattention_backend.py, FlashAttentionBackend.__init__",
+    docs="""Checks that Unlimited-OCR (UnlimitedOCRForCausalLM), whose sliding window keeps the prompt's tokens
+during decode ("prefill-aware SWA"), runs fa3/fa4 with page size 1 (after SGLang's page-size snaps:
+fa4 on SM100 forces 128) and, from 0.5.19, without `--enable-unified-memory`.
+
+SGLang's FlashAttention backend builds the prefill-aware window's page table token by token; it asserts
+both when the backend is constructed ("--enable-unified-memory does not support the prefill-aware SWA
+decode mode; disable it for this model.").""",
+    fix_title="Use --page-size 1 (fa3), or drop --enable-unified-memory",
+)
+def model_prefill_aware_swa_page(cfg, target):
+    if _arch(cfg) not in backend_kb.PREFILL_AWARE_SWA_ARCHITECTURES:
+        return skipped("applies to Unlimited-OCR (prefill-aware sliding window)")
+    page = effective_page_size(cfg, target)
+    required = "page size 1, no --enable-unified-memory"
+    if page != 1:
+        fix = ["--page-size 1"] if cfg.page_size not in (None, 1) else ["--attention-backend fa3"]
+        return failed(f"prefill-aware SWA on {cfg.backend_label()} with page size {page}", required, fix)
+    unified = cfg.flags.get("enable_unified_memory")
+    if unified and sglang_release(target) >= backend_kb.PREFILL_AWARE_SWA_UNIFIED_FROM:
+        return failed("prefill-aware SWA with --enable-unified-memory", required, ["--enable-unified-memory false"])
+    return passed(f"prefill-aware SWA on {cfg.backend_label()} with page size 1", required)
+
+
+# --- MiniMax-M3.1 NVFP4 -------------------------------------------------------------------------------------
+
+
+@rule(
+    id="model-minimax-m3-nvfp4",
+    title="MiniMax-M3.1 NVFP4 needs page size 128, an fp8_e4m3 KV cache on Blackwell, and DSPARK/DFLASH speculation",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 NVFP4 "
+        "requires --page-size 128': only 0.5.23, :93; the KV dtype check :119, the speculation check :59)"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="M3.1 NVFP4 requires --page-size 128",
+    source=backend_kb.MINIMAX_M3_SOURCE,
+    docs="""Checks a MiniMax-M3.1 NVFP4 launch (a MiniMaxM3Sparse architecture with `--quantization
+minimax_m3_nvfp4`): `--page-size` 128 or none, on Blackwell `--kv-cache-dtype fp8_e4m3` or auto, and
+`--speculative-algorithm` DSPARK, DFLASH or none.
+
+SGLang's M3 override refuses each other value at start-up ("M3.1 NVFP4 requires --kv-cache-dtype
+fp8_e4m3", "M3.1 NVFP4 only supports DSPARK or DFLASH speculation") and otherwise sets page size 128,
+the fp8_e4m3 KV cache (Blackwell) and trtllm_mha (Blackwell) or fa3 where no backend is named: the rest
+of the config is judged on those. A checkpoint whose own quantization_config makes it M3.1 NVFP4 is
+recognised only with the --quantization flag (attn-preflight does not read that field).""",
+    fix_title="Drop --page-size (or 128), use --kv-cache-dtype fp8_e4m3, DSPARK/DFLASH speculation",
+)
+def model_minimax_m3_nvfp4(cfg, target):
+    if _arch(cfg) not in backend_kb.MINIMAX_M3_ARCHITECTURES:
+        return skipped("applies to MiniMax-M3 (MiniMaxM3Sparse*)")
+    if not minimax_m3_nvfp4(cfg, sglang_release(target)):
+        return skipped("applies to --quantization minimax_m3_nvfp4 (M3.1 NVFP4)")
+    page, kv = backend_kb.MINIMAX_M3_NVFP4_PAGE, backend_kb.MINIMAX_M3_NVFP4_KV
+    allowed = backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE
+    required = f"page size {page}, --kv-cache-dtype {kv} on Blackwell, speculation {' or '.join(allowed)} or none"
+    if cfg.page_size not in (None, page):
+        return failed(f"M3.1 NVFP4 with --page-size {cfg.page_size}", required, [f"--page-size {page}"])
+    if cfg.speculative_algorithm and cfg.speculative_algorithm not in allowed:
+        return failed(
+            f"M3.1 NVFP4 with --speculative-algorithm {cfg.speculative_algorithm}",
+            required,
+            [f"--speculative-algorithm {allowed[0]}"],
+        )
+    blackwell = target.major in blackwell_majors(target)
+    if blackwell and cfg.kv_cache_dtype != kv:
+        return failed(
+            f"M3.1 NVFP4 on {gpu(target)} with --kv-cache-dtype {cfg.kv_cache_dtype}",
+            required,
+            [f"--kv-cache-dtype {kv}"],
+        )
+    return passed(f"M3.1 NVFP4 with page size {page}, KV {cfg.kv_cache_dtype}", required)
+
+
+MINIMAX_M3_DRAFT_HOST = "MiniMaxM3SparseForConditionalGeneration"  # the wrapper that captures the draft's states
+
+
+@rule(
+    id="model-minimax-m3-nvfp4-speculation",
+    title="MiniMax-M3.1 NVFP4 drafts with DSPARK / DFLASH only on Blackwell, its VL architecture, static ragged "
+    "verify, PP 1; DFLASH colocated",
+    engine="sglang",
+    versions="sglang>=0.5.23",
+    verified=(
+        "sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 NVFP4 "
+        "only supports DSPARK': only 0.5.23, :58; the checks of a DSPARK / DFLASH launch :59-78); "
+        "SGLANG_RAGGED_VERIFY_MODE = EnvStr('static') in environ.py"
+    ),
+    needs_model=True,
+    stage="startup",
+    prevents="M3.1 NVFP4 {algorithm} requires MiniMaxM3SparseForConditionalGeneration, got {arch}; M3.1 NVFP4 "
+    "{algorithm} requires Blackwell; M3.1 NVFP4 {algorithm} requires SGLANG_RAGGED_VERIFY_MODE=static; M3.1 NVFP4 "
+    "{algorithm} requires PP=1; M3.1 NVFP4 DFLASH currently requires colocated serving",
+    source=backend_kb.MINIMAX_M3_SOURCE,
+    docs="""Checks a MiniMax-M3.1 NVFP4 launch (`--quantization minimax_m3_nvfp4`) that drafts with
+`--speculative-algorithm` DSPARK or DFLASH: the checkpoint's architecture is
+MiniMaxM3SparseForConditionalGeneration, the GPU is a Blackwell one, `SGLANG_RAGGED_VERIFY_MODE` is static (its
+default), `--pp-size` is 1, and DFLASH runs without `--disaggregation-mode`.
+
+Only the vision-language wrapper captures the hidden states the draft reads, and the NVFP4 draft path is built
+for Blackwell, a static verify layout and one pipeline stage: SGLang's M3 override raises each of these at
+start-up (minimax_m3.py:59-78 in sglang 0.5.23). Which algorithms are allowed at all is model-minimax-m3-nvfp4's.""",
+    fix_title="Draft on a Blackwell GPU with the VL checkpoint, SGLANG_RAGGED_VERIFY_MODE=static and --pp-size 1",
+)
+def model_minimax_m3_nvfp4_speculation(cfg, target):
+    if not minimax_m3_nvfp4(cfg, sglang_release(target)):
+        return skipped("applies to MiniMax-M3 with --quantization minimax_m3_nvfp4 (M3.1 NVFP4)")
+    algorithm = cfg.speculative_algorithm
+    if algorithm not in backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE:
+        return skipped(f"applies to {' or '.join(backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE)} speculation")
+    required = f"{MINIMAX_M3_DRAFT_HOST}, a Blackwell GPU, {RAGGED_VERIFY_ENV}=static, PP 1" + (
+        ", colocated serving" if algorithm == "DFLASH" else ""
+    )
+    if _arch(cfg) != MINIMAX_M3_DRAFT_HOST:
+        return failed(f"M3.1 NVFP4 {algorithm} on {_arch(cfg)}", required)
+    if target.major is None:
+        return unknown("compute capability unknown")
+    if target.major not in blackwell_majors(target):
+        return failed(f"M3.1 NVFP4 {algorithm} on {gpu(target)}", required)
+    mode = cfg.env.get(RAGGED_VERIFY_ENV, "static")
+    if mode != "static":
+        return failed(
+            f"M3.1 NVFP4 {algorithm} with {RAGGED_VERIFY_ENV}={mode}", required, [f"{RAGGED_VERIFY_ENV}=static"]
+        )
+    if cfg.pp_size != 1:
+        return failed(f"M3.1 NVFP4 {algorithm} with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
+    pd_mode = cfg.flags.get("disaggregation_mode") or "null"
+    if algorithm == "DFLASH" and pd_mode != "null":
+        return failed(f"M3.1 NVFP4 DFLASH with --disaggregation-mode {pd_mode}", required)
+    return passed(f"M3.1 NVFP4 {algorithm} on {gpu(target)}", required)
+
+
+# attention_hook.py handle_linear_attn_backend: on SM100 with --mamba-ssm-dtype bfloat16 and no decode backend
+# named, linear-attention decode defaults to flashinfer (server_args.py from 0.5.11; 0.5.23 :285-307).
+LINEAR_FLASHINFER_DECODE_DEFAULT_FROM = Version("0.5.11")
+REPLAYSSM_DECODE = ((Version("0.5.18"), ("triton", "helion")), (Version("0.5.15"), ("triton",)))
+REPLAYSSM_NO_EXTRA_BUFFER_FROM = Version("0.5.16")
+REPLAYSSM_SPEC_FROM = Version("0.5.17")
+REPLAYSSM_SPEC_DECODE = ("triton", "flashinfer")
+# SGLANG_RAGGED_VERIFY_MODE (speculative/ragged_verify.py RaggedVerifyMode; environ.py default "static"): a ragged
+# mode needs the KDA fold-every-commit algorithms and a ring-writing verify kernel, named by the flag itself
+REPLAYSSM_CACHE_LEN_DEFAULT = 16  # fields/exec_.py linear_replayssm_cache_len, 0.5.15-0.5.23
+RAGGED_VERIFY_ENV = "SGLANG_RAGGED_VERIFY_MODE"
+RAGGED_VERIFY_MODES = ("static", "cap-accept", "compact")
+RAGGED_VERIFY_ALGORITHMS = ("DSPARK", "DFLASH")
+RAGGED_VERIFY_KERNELS = ("triton", "nv_cutedsl")
+
+
+def _linear_decode(cfg, target) -> str:
+    """The linear-attention decode backend SGLang settles on (its SM100 flashinfer default included)."""
+    if (
+        cfg.flags.get("linear_attn_decode_backend") is None
+        and cfg.flags.get("linear_attn_backend") != "helion"
+        and target.major == 10
+        and cfg.flags.get("mamba_ssm_dtype") == "bfloat16"
+        and sglang_release(target) >= LINEAR_FLASHINFER_DECODE_DEFAULT_FROM
+    ):
+        return "flashinfer"
+    return _linear_attn(cfg, "decode")
+
+
+@rule(
+    id="model-linear-replayssm",
+    title="--enable-linear-replayssm(-spec): the linear-attention decode backend, draft shape and serving mode they "
+    "need",
+    engine="sglang",
+    versions="sglang>=0.5.15",
+    verified=(
+        "sglang 0.5.15-0.5.23 (bench/release_walk.py grep): '--enable-linear-replayssm requires the Triton' in "
+        "0.5.15-0.5.17 (server_args.py:4740-4746), 'requires Triton, or Helion for' from 0.5.18 (0.5.23 "
+        "attention_hook.py:409-415); its refusal of the extra_buffer strategy from 0.5.16 (0.5.23 :417-423); its "
+        "refusals of PD disaggregation and of a --linear-replayssm-cache-len below 1 in every release from 0.5.15 "
+        "('is not supported under PD': 0.5.15 server_args.py:4765, 0.5.17 :6152, 0.5.19 attention_hook.py:363, "
+        "0.5.22 :429, 0.5.23 :430; 'cache-len must be >= 1' at the next lines); "
+        "--enable-linear-replayssm-spec's linear-chain and triton/flashinfer decode checks from 0.5.17 (0.5.23 "
+        ":450-463), its SGLANG_RAGGED_VERIFY_MODE check (0.5.17 server_args.py:6193-6214, 0.5.19 "
+        "attention_hook.py:404-419, 0.5.23 :471-486, the same DSPARK/DFLASH and triton/nv_cutedsl sets; the "
+        "modes static/cap-accept/compact of speculative/ragged_verify.py in each, environ.py default static) and "
+        "its PD-prefill refusal from 0.5.17 (server_args.py:6215; 0.5.23 :491-496), its refusal of both options "
+        "together from 0.5.17 (server_args.py:6224; 0.5.23 :500-505); SGLang's SM100 flashinfer decode default "
+        "from 0.5.11"
+    ),
+    needs_gpu=True,
+    stage="startup",
+    prevents="--enable-linear-replayssm requires Triton, or Helion for KDA, as the linear-attn decode backend; got "
+    "--linear-attn-decode-backend={decode!r}; --enable-linear-replayssm is not supported under PD "
+    "disaggregation yet (follow-up); --linear-replayssm-cache-len must be >= 1; --enable-linear-replayssm-spec "
+    "with SGLANG_RAGGED_VERIFY_MODE={mode} requires the KDA fold-every-commit family (DSPARK/DFLASH) and a "
+    "ring-writing verify kernel; invalid SGLANG_RAGGED_VERIFY_MODE={value!r}; expected one of 'static', "
+    "'cap-accept', 'compact'; --enable-linear-replayssm-spec is not supported on a PD prefill server",
+    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
+    docs="""Checks the ReplaySSM options of hybrid linear-attention models: `--enable-linear-replayssm` needs a
+triton linear-attention decode backend (or helion, for KDA, from 0.5.18), no
+`--mamba-radix-cache-strategy extra_buffer` / `extra_buffer_lazy` (from 0.5.16), no PD disaggregation
+(`--disaggregation-mode` prefill or decode) and a `--linear-replayssm-cache-len` of at least 1;
+`--enable-linear-replayssm-spec` (from 0.5.17) needs a linear draft chain (`--speculative-eagle-topk` 1
+or unset), a triton or flashinfer decode backend, with `SGLANG_RAGGED_VERIFY_MODE` other than `static`
+the DSPARK or DFLASH algorithm and `--linear-attn-verify-backend` triton or nv_cutedsl (named: SGLang reads
+the flag, not its default), no PD prefill server, and is not combined with the first.
+
+The decode backend is SGLang's: on SM100 with `--mamba-ssm-dtype bfloat16` and no decode backend named
+it is flashinfer. The disaggregated decode pool is not wired for the ReplaySSM ring, a ragged verify
+layout needs a kernel that writes the ring, and a prefill server never runs spec verify: SGLang refuses
+each at start-up. Not judged: the `auto` strategy resolving to extra_buffer.""",
+    fix_title="Pass --linear-attn-decode-backend triton (and --speculative-eagle-topk 1 for the -spec option); "
+    "drop the option on a PD server",
+)
+def model_linear_replayssm(cfg, target):
+    release = sglang_release(target)
+    replay = cfg.flags.get("enable_linear_replayssm")
+    spec = cfg.flags.get("enable_linear_replayssm_spec") and release >= REPLAYSSM_SPEC_FROM
+    if not replay and not spec:
+        return skipped("applies to --enable-linear-replayssm or --enable-linear-replayssm-spec")
+    decode = _linear_decode(cfg, target)
+    pd_mode = cfg.flags.get("disaggregation_mode") or "null"
+    if replay:
+        allowed = next(backends for since, backends in REPLAYSSM_DECODE if release >= since)
+        strategy = cfg.flags.get("mamba_radix_cache_strategy")
+        cache_len = cfg.flags.get("linear_replayssm_cache_len")
+        required = f"linear-attention decode {' or '.join(allowed)}, no extra_buffer strategy, no PD disaggregation"
+        if decode not in allowed:
+            return failed(
+                f"--enable-linear-replayssm with linear-attention decode {decode}",
+                required,
+                ["--linear-attn-decode-backend triton"],
+            )
+        if strategy in ("extra_buffer", "extra_buffer_lazy") and release >= REPLAYSSM_NO_EXTRA_BUFFER_FROM:
+            return failed(
+                f"--enable-linear-replayssm with --mamba-radix-cache-strategy {strategy}",
+                required,
+                ["--mamba-radix-cache-strategy no_buffer"],
+            )
+        if pd_mode != "null":
+            return failed(f"--enable-linear-replayssm with --disaggregation-mode {pd_mode}", required)
+        if cache_len is not None and cache_len < 1:
+            return failed(
+                f"--enable-linear-replayssm with --linear-replayssm-cache-len {cache_len}",
+                f"{required}, a cache length of at least 1",
+                [f"--linear-replayssm-cache-len {REPLAYSSM_CACHE_LEN_DEFAULT}"],
+            )
+        if not spec:
+            return passed(f"--enable-linear-replayssm with linear-attention decode {decode}", required)
+    required = f"a linear draft chain (top-k 1), linear-attention decode {' or '.join(REPLAYSSM_SPEC_DECODE)}"
+    if cfg.speculative_eagle_topk not in (None, 1):
+        return failed(
+            f"--enable-linear-replayssm-spec with --speculative-eagle-topk {cfg.speculative_eagle_topk}",
+            required,
+            ["--speculative-eagle-topk 1"],
+        )
+    if decode not in REPLAYSSM_SPEC_DECODE:
+        return failed(
+            f"--enable-linear-replayssm-spec with linear-attention decode {decode}",
+            required,
+            ["--linear-attn-decode-backend triton"],
+        )
+    ragged = _ragged_verify(cfg)
+    if ragged is not None:
+        return ragged
+    if pd_mode == "prefill":
+        return failed("--enable-linear-replayssm-spec on a PD prefill server", f"{required}, not a PD prefill server")
+    if replay:
+        return failed("--enable-linear-replayssm-spec with --enable-linear-replayssm", f"{required}, one of the two")
+    return passed(f"--enable-linear-replayssm-spec with linear-attention decode {decode}", required)
+
+
+def _ragged_verify(cfg):
+    """The failure of --enable-linear-replayssm-spec under SGLANG_RAGGED_VERIFY_MODE, if any."""
+    mode = cfg.env.get(RAGGED_VERIFY_ENV, "static")
+    static = f"{RAGGED_VERIFY_ENV}=static"
+    if mode not in RAGGED_VERIFY_MODES:
+        return failed(f"{RAGGED_VERIFY_ENV}={mode}", f"one of {', '.join(RAGGED_VERIFY_MODES)}", [static])
+    algorithm = (cfg.speculative_algorithm or "").upper()
+    verify = cfg.flags.get("linear_attn_verify_backend")
+    if mode == "static" or (algorithm in RAGGED_VERIFY_ALGORITHMS and verify in RAGGED_VERIFY_KERNELS):
+        return None
+    return failed(
+        f"--enable-linear-replayssm-spec with {RAGGED_VERIFY_ENV}={mode}, algorithm {algorithm or 'none'}, "
+        f"--linear-attn-verify-backend {verify or 'not named'}",
+        f"{static}, or algorithm {' or '.join(RAGGED_VERIFY_ALGORITHMS)} with --linear-attn-verify-backend "
+        f"{' or '.join(RAGGED_VERIFY_KERNELS)}",
+        [static],
+    )
+
+
+# SGLang's `--dtype` spellings (server_args.py / fields choices: auto, half, float16, bfloat16, float, float32).
+_SGLANG_DTYPES = {
+    "half": "float16",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "float": "float32",
+    "float32": "float32",
+}
+
+
+@rule(
+    id="model-quantization-arch",
+    title="The checkpoint's quantization method runs on this GPU (SGLang's model loader)",
+    engine="sglang",
+    versions="sglang>=0.5.1",
+    verified=(
+        "sglang 0.5.1-0.5.23: model_loader/loader.py _get_quantization_config raises both messages in every "
+        "release read (0.5.1, 0.5.5 :199-205, 0.5.10, 0.5.15, 0.5.20, 0.5.23 :259-265); mxfp4's minimum and "
+        "dtypes in rules/knowledge/quantization.py SGLANG_GATES, read in the same six wheels"
+    ),
+    needs_gpu=True,
+    needs_model=True,
+    stage="load",
+    prevents=kb_quant.MIN_CAPABILITY_MESSAGE.format(method="mxfp4", minimum=80, current=75),
+    source=kb_quant.SOURCE["sglang"],
+    docs="""Checks that the checkpoint's quantization method (config.json `quantization_config`, or
+`--quantization`) accepts this GPU's compute capability and the `--dtype` given.
+
+SGLang's model loader refuses a GPU below the method's get_min_capability() and a dtype outside
+get_supported_act_dtypes() when it builds the quantization config, before the weights load: gpt-oss's mxfp4
+needs SM80 (bfloat16 or float16). Only mxfp4 is modelled for SGLang; fp8's minimum depends on the
+checkpoint's scheme (MXFP8: SM100) and is not judged here.""",
+    fix_title="Use a GPU of the method's minimum compute capability (SM80 for mxfp4)",
+)
+def model_quantization_arch(cfg, target):
+    flag = cfg.flags.get("quantization")
+    method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method
+    if method is None:
+        return skipped("the checkpoint is not quantized")
+    gate, known = kb_quant.gate_for("sglang", method, str(sglang_release(target)))
+    if not known:
+        return skipped(f"quantization method {method} is not modelled for SGLang")
+    if gate is None:
+        return unknown(f"quantization method {method}: sglang {sglang_release(target)} was not read")
+    assert target.cc is not None, "needs_gpu"
+    current = target.cc[0] * 10 + target.cc[1]
+    if current < gate.min_capability:
+        return failed(
+            f"quantization {method} on {gpu(target)} (capability {current})",
+            f"capability {gate.min_capability} or newer",
+            [],
+            reason=kb_quant.MIN_CAPABILITY_MESSAGE.format(method=method, minimum=gate.min_capability, current=current),
+        )
+    dtype = _SGLANG_DTYPES.get(cfg.dtype)
+    if dtype is not None and dtype not in gate.act_dtypes:
+        dtypes = ", ".join(sorted(gate.act_dtypes))
+        return failed(
+            f"quantization {method} with --dtype {cfg.dtype}",
+            f"a dtype of {dtypes}",
+            ["--dtype bfloat16"],
+            reason=kb_quant.ACT_DTYPE_MESSAGE.format(dtype=f"torch.{dtype}", method=method, dtypes=dtypes),
+        )
+    return passed(f"quantization {method} on {gpu(target)}", f"capability >= {gate.min_capability}")

@@ -1,0 +1,1 @@
+"""vLLM's rules (attn_preflight.rules.checks.MODULES lists them)."""

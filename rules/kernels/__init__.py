@@ -1,0 +1,1 @@
+"""The layer below the engines: what kernel libraries (FlashInfer, ...) support, per release."""
