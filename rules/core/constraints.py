@@ -20,11 +20,13 @@ own message and fix; every one that fails is reported.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Any, NamedTuple, Optional, Sequence, Union, cast
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.versions import parse_version
+from attn_preflight.rules.knowledge import NEWEST_KNOWN
 
 _FIELDS = frozenset(Config.__dataclass_fields__)
 
@@ -143,7 +145,41 @@ class AnyOf(NamedTuple):
         return [text for term in self.terms for text in term.found(cfg)]
 
 
-Term = Union[Flag, Range, Arch, Not, All, AnyOf]
+class Backends(NamedTuple):
+    """Every attention backend a phase uses (prefill and decode, as resolved) is one of `names` (unknown when
+    no backend is known)."""
+
+    names: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if not cfg.backends else cfg.backends <= set(self.names)
+
+    def text(self) -> str:
+        return "attention backend " + " or ".join(self.names)
+
+    def found(self, cfg: Config) -> list[str]:
+        return [f"attention backend {name}" for name in sorted(cfg.backends)]
+
+
+class Since(NamedTuple):
+    """The target's `engine` release is `version` or newer (the newest known release when it is not known): a
+    requirement that starts inside a row's own range."""
+
+    version: str
+    engine: str = "sglang"
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        release = target.versions.get(self.engine) or NEWEST_KNOWN[self.engine]
+        return parse_version(release) >= parse_version(self.version)
+
+    def text(self) -> str:
+        return f"{self.engine} {self.version}+"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+Term = Union[Flag, Range, Arch, Not, All, AnyOf, Backends, Since]
 
 
 class Requirement(NamedTuple):
@@ -173,7 +209,7 @@ class Constraint(NamedTuple):
     @property
     def requirements(self) -> tuple[Requirement, ...]:
         if isinstance(self.requires, tuple) and self.requires and isinstance(self.requires[0], Requirement):
-            return self.requires
+            return cast("tuple[Requirement, ...]", self.requires)  # mypy cannot narrow a union of NamedTuples
         return (Requirement(self.requires, self.fix),)  # type: ignore[arg-type]
 
 
