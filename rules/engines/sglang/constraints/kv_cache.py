@@ -1,11 +1,34 @@
-"""KV-cache flag constraints of SGLang: HiCache, unified memory, KV dtypes (rows; the logic rules of the
-subject are attn_preflight.rules.engines.sglang.rules.kv_cache)."""
+"""KV-cache flag constraints of SGLang: KV dtypes, the no-KV prefill path, HiCache, unified memory, the int8
+Mamba checkpoint, KV sharding (rows; the logic rules of the subject are
+attn_preflight.rules.engines.sglang.rules.kv_cache)."""
 
-from attn_preflight.rules.core.constraints import Constraint, Flag, Not, Range, constraint_rules
+from attn_preflight.rules.core.constraints import (
+    All,
+    AnyOf,
+    Arch,
+    Backends,
+    Constraint,
+    Flag,
+    Not,
+    Range,
+    Requirement,
+    Since,
+    constraint_rules,
+)
+from attn_preflight.rules.engines.sglang.capabilities import BLACKWELL
+from attn_preflight.rules.engines.sglang.resolve import NVFP4_SOURCE
 
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
 HICACHE_HOOK = "sglang: python/sglang/srt/arg_groups/hicache_hook.py"
+MAMBA_HOOK = "sglang: python/sglang/srt/arg_groups/mamba_hook.py"
+KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 FP4_KV = Flag("kv_cache_dtype", ("nvfp4", "fp4_mx_block16"))
+NVFP4_KV = Flag("kv_cache_dtype", ("nvfp4",))
+MXFP8_KV = Flag("kv_cache_dtype", ("mxfp8",))
+PREFILL_ONLY = Flag("prefill_only_disable_kv_cache")
+DEQUANT_DTYPE = Flag("prefill_kv_cache_dequant_dtype")
+ALWAYS = All(())  # a row judged on every launch: no term to hold
 
 ROWS = (
     Constraint(
@@ -77,6 +100,216 @@ HiCache on or not, and refuses one outside it at start-up.""",
 The unified MHA pool allocates neither the FP4 block scales nor the prefill dequant workspace, so SGLang
 refuses the pair at start-up.""",
         fix_title="Drop --enable-unified-memory, or use an FP8 KV cache with it",
+    ),
+    Constraint(
+        id="kv-mxfp8-requires-fa4",
+        title="An MXFP8 KV cache needs the FA4 backend",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): FlashAttentionBackend raises for fa_impl_ver != 4 in "
+        "every release (flashattention_backend.py:356-359 in 0.5.16, :451-454 in 0.5.23; "
+        "flashinfer/triton/trtllm_mha have no mxfp8 path)",
+        stage="runtime",
+        when=MXFP8_KV,
+        requires=Backends(("fa4",)),
+        fix=("--attention-backend fa4", "--kv-cache-dtype fp8_e4m3"),
+        prevents="MXFP8 KV cache requires the FA4 backend.",
+        source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs",
+        docs="""Checks that `--kv-cache-dtype mxfp8` is served by fa4 for both prefill and decode.
+
+An MXFP8 cache stores FP8 E4M3 values with UE8M0 scales (one per 32 elements) in separate buffers; only
+FA4's block-scaled QK^T (mxf8f6f4) path reads them, through the sfq/sfk/sfv arguments. The fa3 backend
+raises this message at the first forward; other backends have no reader for the scale buffers at all.""",
+        fix_title="Use --attention-backend fa4 (on SM100), or another --kv-cache-dtype",
+    ),
+    Constraint(
+        id="kv-mxfp8-arch",
+        title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23 (the MXFP8 KV cache's first release is 0.5.16: no 'kv-cache-dtype=mxfp8' "
+        "before): the same is_blackwell ValueError in every release (server_args.py:5064-5071 in 0.5.16, "
+        "arg_groups/kv_cache_hook.py:100-108 in 0.5.23; bench/release_walk.py prevents)",
+        stage="startup",
+        when=MXFP8_KV,
+        requires=Arch(tuple(sorted(BLACKWELL))),
+        fix=("--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"),
+        prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
+        "the FA4 MXFP8 attention path.",
+        source=f"{KV_HOOK}, handle_mxfp8_kv_cache_compatibility; sglang: python/sglang/srt/utils/common.py, "
+        "is_blackwell_supported (majors 10, 11, 12; torch CUDA >= 12.8)",
+        docs="""Checks that `--kv-cache-dtype mxfp8` runs on a GPU SGLang counts as Blackwell (is_blackwell: major
+10, 11 or 12 in sglang 0.5.23, torch CUDA >= 12.8).
+
+Refused at start-up on Hopper and older. Older notes say is_blackwell is majors 10 and 12 only; the 0.5.23
+probe includes Jetson Thor (11), and SGLang's own resolution accepts mxfp8 there (checked with the oracle).
+Passing this gate is not enough: only SM100/SM103 have the kernel (rule kv-mxfp8-kernel-arch).""",
+        fix_title="Use --kv-cache-dtype fp8_e4m3 (or auto) on this GPU",
+    ),
+    Constraint(
+        id="kv-mxfp8-prefill-only",
+        title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype == 'mxfp8' "
+        "in every release (server_args.py 0.5.16 :6153, 0.5.17 :7062, 0.5.18 :7290; arg_groups/kv_cache_hook.py "
+        "0.5.19 :421, 0.5.20 :478, 0.5.21 :796, 0.5.22 :903, 0.5.23 :891); the flag exists from 0.5.12, but "
+        "0.5.12-0.5.15 have no mxfp8 KV dtype and refuse only fp4_e2m1 (server_args.py:3374 in 0.5.12)",
+        stage="startup",
+        when=PREFILL_ONLY,
+        requires=Not(MXFP8_KV),
+        fix=("--kv-cache-dtype auto",),
+        prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=mxfp8 because the MXFP8 "
+        "pool stores separate scale-factor buffers.",
+        source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+        docs="""Checks that the embedding no-KV path (`--prefill-only-disable-kv-cache`) is not combined with
+`--kv-cache-dtype mxfp8`.
+
+Refused at start-up: the no-KV path skips the pool, and the MXFP8 pool's separate scale buffers are not
+handled by it.""",
+        fix_title="Drop --kv-cache-dtype mxfp8 (auto) with --prefill-only-disable-kv-cache",
+    ),
+    Constraint(
+        id="kv-prefill-only-embedding",
+        title="--prefill-only-disable-kv-cache serves an embedding model only (--is-embedding)",
+        versions="sglang>=0.5.12",
+        verified="sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'currently requires --is-embedding'): the "
+        "ValueError is the first check of validate_prefill_only_disable_kv_cache_args, server_args.py 0.5.12 :3368, "
+        "0.5.13 :3679, 0.5.14 :5441, 0.5.15 :5260, 0.5.16 :6143, 0.5.17 :7052, 0.5.18 :7280, then "
+        "arg_groups/kv_cache_hook.py 0.5.19 :411, 0.5.20 :468, 0.5.21 :786, 0.5.22 :893, 0.5.23 :881",
+        stage="startup",
+        when=PREFILL_ONLY,
+        requires=Flag("is_embedding"),
+        fix=("--is-embedding",),
+        prevents="--prefill-only-disable-kv-cache currently requires --is-embedding. Other prefill-only workloads may "
+        "be supported in a future change once their attention paths stop reading or writing the paged KV cache.",
+        source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+        docs="""Checks that `--prefill-only-disable-kv-cache` comes with `--is-embedding`.
+
+The KV-free prefill path is scoped to embedding serving: other prefill-only paths (scoring, MIS) still stage
+K/V through the paged cache, so SGLang refuses the flag at start-up without `--is-embedding`.""",
+        fix_title="Add --is-embedding (the no-KV path serves embedding models only)",
+    ),
+    Constraint(
+        id="kv-fp4-prefill-only",
+        title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype in ('nvfp4', "
+        "'fp4_mx_block16') in every release (server_args.py 0.5.16 :6147, 0.5.17 :7056, 0.5.18 :7284; "
+        "arg_groups/kv_cache_hook.py 0.5.19 :415, 0.5.20 :472, 0.5.21 :790, 0.5.22 :897, 0.5.23 :885); "
+        "0.5.12-0.5.15 refuse the older fp4_e2m1 under that name only (server_args.py:3374 in 0.5.12, :5266 in "
+        "0.5.15), before the FP4 dtypes this rule names existed",
+        stage="startup",
+        when=PREFILL_ONLY,
+        requires=Not(FP4_KV),
+        fix=("--kv-cache-dtype auto",),
+        prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=nvfp4 or "
+        "--kv-cache-dtype=fp4_mx_block16 because the FP4 pool uses a separate allocation path.",
+        source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+        docs="""Checks that `--prefill-only-disable-kv-cache` is not combined with an FP4 KV cache (nvfp4,
+fp4_mx_block16).
+
+Refused at start-up: the FP4 pool is allocated on its own path, which the no-KV embedding path does not
+handle.""",
+        fix_title="Drop the FP4 --kv-cache-dtype (auto) with --prefill-only-disable-kv-cache",
+    ),
+    Constraint(
+        id="kv-nvfp4-arch",
+        title="An NVFP4 KV cache needs SM100 or SM12x",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23, every release (bench/release_walk.py grep): the same is_sm100 or is_sm120 "
+        "RuntimeError for --kv-cache-dtype nvfp4, first in 0.5.16 (server_args.py:5085-5090), "
+        "arg_groups/kv_cache_hook.py:124-129 in 0.5.23",
+        stage="startup",
+        when=NVFP4_KV,
+        requires=Arch((10, 12)),
+        fix=("--kv-cache-dtype fp4_mx_block16", "--kv-cache-dtype fp8_e4m3"),
+        prevents="--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 for "
+        "the block-size-16 FP4 recipe.",
+        source=f"{KV_HOOK}, handle_kv4_compatibility",
+        docs="""Checks that `--kv-cache-dtype nvfp4` runs on a compute-capability 10.x or 12.x GPU (is_sm100 or
+is_sm120, torch CUDA >= 12.8).
+
+Refused at start-up elsewhere: Hopper, Ampere and Jetson Thor (SM110). fp4_mx_block16 has no arch gate
+in SGLang.""",
+        fix_title="Use --kv-cache-dtype fp4_mx_block16 (or fp8_e4m3)",
+    ),
+    Constraint(
+        id="kv-nvfp4-dequant-dtype",
+        title="--prefill-kv-cache-dequant-dtype needs --kv-cache-dtype nvfp4",
+        versions="sglang>=0.5.21",
+        verified="sglang>=0.5.21: the ValueError is in every release read from 0.5.21 to 0.5.23 "
+        "(arg_groups/kv_cache_hook.py:40-44 in each; bench/release_walk.py grep 'applies only with'); none in 0.5.20",
+        stage="startup",
+        when=ALWAYS,
+        requires=AnyOf((Not(DEQUANT_DTYPE), Flag(DEQUANT_DTYPE.name, ("auto",)), NVFP4_KV)),
+        fix=("drop --prefill-kv-cache-dequant-dtype",),
+        prevents="--prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.",
+        source=NVFP4_SOURCE,
+        docs="""Checks that `--prefill-kv-cache-dequant-dtype` is left at auto unless the KV cache is nvfp4.
+
+SGLang's NVFP4 step raises at start-up when the flag is set with any other KV dtype
+(kv_cache_hook.py:40-44 in sglang 0.5.23): the dequant dtype only chooses how NVFP4 prefill reads the cache.""",
+        fix_title="Drop --prefill-kv-cache-dequant-dtype, or use --kv-cache-dtype nvfp4",
+    ),
+    Constraint(
+        id="kv-sharding-prefill-worker",
+        title="--enable-kv-cache-sharding runs on a PD prefill worker only, with no dLLM and the built-in radix cache",
+        versions="sglang>=0.5.22",
+        verified="sglang 0.5.22-0.5.23: handle_kv_cache_sharding first appears in 0.5.22 and refuses, in this order, a "
+        "--disaggregation-mode other than prefill (kv_shard_hook.py:60-65 in 0.5.22, :99-104 in 0.5.23), a "
+        "--dllm-algorithm (:70-75, :119-124) and a --radix-cache-backend (:76-82, :125-131) in both "
+        "(bench/release_walk.py grep 'is only supported on PD prefill', 'does not support diffusion language', "
+        "'requires the built-in')",
+        stage="startup",
+        when=Flag("enable_kv_cache_sharding"),
+        requires=(
+            Requirement(Flag("disaggregation_mode", ("prefill",)), ("--disaggregation-mode prefill",)),
+            Requirement(Not(Flag("dllm_algorithm"))),
+            Requirement(Not(Flag("radix_cache_backend"))),
+        ),
+        prevents="--enable-kv-cache-sharding is only supported on PD prefill workers: a rank's pool holds only its "
+        "stripe of every cached page, which is incompatible with local decode.; --enable-kv-cache-sharding does not "
+        "support diffusion language models; --enable-kv-cache-sharding requires the built-in UnifiedRadixCache with "
+        "a rotation-aware UnifiedTreeCore and does not support --radix-cache-backend={backend!r}.",
+        source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
+        docs="""Checks where `--enable-kv-cache-sharding` runs: `--disaggregation-mode prefill` (a PD prefill worker),
+no `--dllm-algorithm`, no `--radix-cache-backend`.
+
+A sharded rank's pool holds only its stripe of every cached page, so it cannot decode locally; dLLM admission
+bypasses the shard-scratch budget and leaves PD-prefill mode; a registered radix-cache backend has no
+rotation-aware tree core. SGLang refuses each at start-up, before it looks at the attention backend.""",
+        fix_title="Run the sharded server as the prefill side of a PD pair (--disaggregation-mode prefill)",
+    ),
+    Constraint(
+        id="kv-int8-mamba-checkpoint-cache",
+        title="--enable-int8-mamba-checkpoint needs the built-in mamba radix cache: no HiCache, radix backend or LMCache",
+        versions="sglang>=0.5.14",
+        verified="sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'only supports the built-in mamba', 'LMCache is not "
+        "int8-aware'): the flag is new in 0.5.14 and _handle_int8_mamba_checkpoint refuses --enable-hierarchical-"
+        "cache and a --radix-cache-backend for any model (server_args.py:4870-4882 in 0.5.14, :6237 in 0.5.18; "
+        "arg_groups/mamba_hook.py:85-95 in 0.5.19-0.5.20); --enable-lmcache too from 0.5.21 (mamba_hook.py:96-99 "
+        "in 0.5.21, :97-100 in 0.5.22-0.5.23)",
+        stage="startup",
+        when=Flag("enable_int8_mamba_checkpoint"),
+        requires=All(
+            (
+                Not(Flag("enable_hierarchical_cache")),
+                Not(Flag("radix_cache_backend")),
+                Not(All((Flag("enable_lmcache"), Since("0.5.21")))),
+            )
+        ),
+        prevents="--enable-int8-mamba-checkpoint is not supported together with --enable-hierarchical-cache: the "
+        "host-offload path is not int8-aware. Disable one of them.; --enable-int8-mamba-checkpoint only supports the "
+        "built-in mamba radix cache; --radix-cache-backend={backend!r} is not int8-aware. Omit --radix-cache-backend.; "
+        "--enable-int8-mamba-checkpoint is not supported together with --enable-lmcache: LMCache is not int8-aware. "
+        "Disable one of them.",
+        source=f"{MAMBA_HOOK}, handle_int8_mamba_checkpoint (server_args.py _handle_int8_mamba_checkpoint before 0.5.19)",
+        docs="""Checks the prefix caches beside `--enable-int8-mamba-checkpoint`: no `--enable-hierarchical-cache`, no
+`--radix-cache-backend`, and (from SGLang 0.5.21) no `--enable-lmcache`.
+
+The int8 Mamba checkpoint pool is wired into the built-in MambaRadixCache only; the host-offload path, registered
+radix-cache backends and LMCache would read int8 checkpoint slots as bf16 active state, so SGLang refuses each
+at start-up.""",
+        fix_title="Drop the other cache (or --enable-int8-mamba-checkpoint): the int8 checkpoint runs on the built-in "
+        "mamba radix cache only",
     ),
 )
 

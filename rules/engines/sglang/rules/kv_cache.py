@@ -22,7 +22,7 @@ from attn_preflight.rules.checks.common import (
     gpu,
     sglang_release,
 )
-from attn_preflight.rules.core.engine import Status, failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import Status, failed, passed, registry, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.resolve import (
@@ -46,41 +46,6 @@ INT8_MAMBA_LMCACHE_FROM = Version("0.5.21")  # handle_int8_mamba_checkpoint refu
 
 def _mxfp8(cfg):
     return cfg.kv_cache_dtype == "mxfp8"
-
-
-@rule(
-    id="kv-mxfp8-requires-fa4",
-    title="An MXFP8 KV cache needs the FA4 backend",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): FlashAttentionBackend raises for fa_impl_ver != 4 in "
-        "every release (flashattention_backend.py:356-359 in 0.5.16, :451-454 in 0.5.23; "
-        "flashinfer/triton/trtllm_mha have no mxfp8 path)"
-    ),
-    stage="runtime",
-    prevents="MXFP8 KV cache requires the FA4 backend.",
-    source=f"{FA_BACKEND}, FlashAttentionBackend._mxfp8_sf_kwargs",
-    docs="""Checks that `--kv-cache-dtype mxfp8` is served by fa4 for both prefill and decode.
-
-An MXFP8 cache stores FP8 E4M3 values with UE8M0 scales (one per 32 elements) in separate buffers; only
-FA4's block-scaled QK^T (mxf8f6f4) path reads them, through the sfq/sfk/sfv arguments. The fa3 backend
-raises this message at the first forward; other backends have no reader for the scale buffers at all.""",
-    fix_title="Use --attention-backend fa4 (on SM100), or another --kv-cache-dtype",
-)
-def kv_mxfp8_requires_fa4(cfg, target):
-    if not _mxfp8(cfg):
-        return skipped("applies to --kv-cache-dtype mxfp8")
-    others = sorted(cfg.backends - {"fa4"})
-    if not cfg.backends:
-        return unknown("no attention backend known")
-    if not others:
-        return passed("mxfp8 KV on fa4", "fa4 for prefill and decode")
-    return failed(
-        f"mxfp8 KV cache with {', '.join(others)}",
-        "--attention-backend fa4",
-        ["--attention-backend fa4", "--kv-cache-dtype fp8_e4m3"],
-    )
 
 
 @rule(
@@ -116,43 +81,6 @@ def kv_mxfp8_q_scales(cfg, target):
     return failed(
         f"{cfg.model.architecture} (passes no q_descale)",
         "a model that supplies per-token Q scales (Inkling)",
-        ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"],
-    )
-
-
-@rule(
-    id="kv-mxfp8-arch",
-    title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (the MXFP8 KV cache's first release is 0.5.16: no 'kv-cache-dtype=mxfp8' "
-        "before): the same is_blackwell ValueError in every release (server_args.py:5064-5071 in 0.5.16, "
-        "arg_groups/kv_cache_hook.py:100-108 in 0.5.23; bench/release_walk.py prevents)"
-    ),
-    stage="startup",
-    prevents="--kv-cache-dtype mxfp8 requires an SM100+ (Blackwell) GPU for the block-scaled operands used by "
-    "the FA4 MXFP8 attention path.",
-    source=f"{KV_HOOK}, handle_mxfp8_kv_cache_compatibility; sglang: python/sglang/srt/utils/common.py, "
-    "is_blackwell_supported (majors 10, 11, 12; torch CUDA >= 12.8)",
-    docs="""Checks that `--kv-cache-dtype mxfp8` runs on a GPU SGLang counts as Blackwell (is_blackwell: major
-10, 11 or 12 in sglang 0.5.23, torch CUDA >= 12.8).
-
-Refused at start-up on Hopper and older. Older notes say is_blackwell is majors 10 and 12 only; the 0.5.23
-probe includes Jetson Thor (11), and SGLang's own resolution accepts mxfp8 there (checked with the oracle).
-Passing this gate is not enough: only SM100/SM103 have the kernel (rule kv-mxfp8-kernel-arch).""",
-    fix_title="Use --kv-cache-dtype fp8_e4m3 (or auto) on this GPU",
-)
-def kv_mxfp8_arch(cfg, target):
-    if not _mxfp8(cfg):
-        return skipped("applies to --kv-cache-dtype mxfp8")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major in blackwell_majors(target):
-        return passed(gpu(target), "SM10x, SM11x or SM12x")
-    return failed(
-        f"--kv-cache-dtype mxfp8 on {gpu(target)}",
-        "a Blackwell-family GPU (SM10x/SM11x/SM12x)",
         ["--kv-cache-dtype fp8_e4m3", "--kv-cache-dtype auto"],
     )
 
@@ -262,38 +190,6 @@ def _prefill_only(cfg):
 
 
 @rule(
-    id="kv-mxfp8-prefill-only",
-    title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype == 'mxfp8' "
-        "in every release (server_args.py 0.5.16 :6153, 0.5.17 :7062, 0.5.18 :7290; arg_groups/kv_cache_hook.py "
-        "0.5.19 :421, 0.5.20 :478, 0.5.21 :796, 0.5.22 :903, 0.5.23 :891); the flag exists from 0.5.12, but "
-        "0.5.12-0.5.15 have no mxfp8 KV dtype and refuse only fp4_e2m1 (server_args.py:3374 in 0.5.12)"
-    ),
-    stage="startup",
-    prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=mxfp8 because the MXFP8 "
-    "pool stores separate scale-factor buffers.",
-    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
-    docs="""Checks that the embedding no-KV path (`--prefill-only-disable-kv-cache`) is not combined with
-`--kv-cache-dtype mxfp8`.
-
-Refused at start-up: the no-KV path skips the pool, and the MXFP8 pool's separate scale buffers are not
-handled by it.""",
-    fix_title="Drop --kv-cache-dtype mxfp8 (auto) with --prefill-only-disable-kv-cache",
-)
-def kv_mxfp8_prefill_only(cfg, target):
-    if not _prefill_only(cfg):
-        return skipped("applies to --prefill-only-disable-kv-cache")
-    if not _mxfp8(cfg):
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not mxfp8")
-    return failed(
-        "--prefill-only-disable-kv-cache with --kv-cache-dtype mxfp8", "another KV dtype", ["--kv-cache-dtype auto"]
-    )
-
-
-@rule(
     id="kv-prefill-only-preconditions",
     title="--prefill-only-disable-kv-cache needs --chunked-prefill-size -1 and --disable-radix-cache",
     engine="sglang",
@@ -328,35 +224,6 @@ def kv_prefill_only_preconditions(cfg, target):
     if not missing:
         return passed("--chunked-prefill-size -1 and --disable-radix-cache", required)
     return failed(f"--prefill-only-disable-kv-cache without {' and '.join(missing)}", required, [" ".join(missing)])
-
-
-@rule(
-    id="kv-prefill-only-embedding",
-    title="--prefill-only-disable-kv-cache serves an embedding model only (--is-embedding)",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'currently requires --is-embedding'): the "
-        "ValueError is the first check of validate_prefill_only_disable_kv_cache_args, server_args.py 0.5.12 :3368, "
-        "0.5.13 :3679, 0.5.14 :5441, 0.5.15 :5260, 0.5.16 :6143, 0.5.17 :7052, 0.5.18 :7280, then "
-        "arg_groups/kv_cache_hook.py 0.5.19 :411, 0.5.20 :468, 0.5.21 :786, 0.5.22 :893, 0.5.23 :881"
-    ),
-    stage="startup",
-    prevents="--prefill-only-disable-kv-cache currently requires --is-embedding. Other prefill-only workloads may "
-    "be supported in a future change once their attention paths stop reading or writing the paged KV cache.",
-    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
-    docs="""Checks that `--prefill-only-disable-kv-cache` comes with `--is-embedding`.
-
-The KV-free prefill path is scoped to embedding serving: other prefill-only paths (scoring, MIS) still stage
-K/V through the paged cache, so SGLang refuses the flag at start-up without `--is-embedding`.""",
-    fix_title="Add --is-embedding (the no-KV path serves embedding models only)",
-)
-def kv_prefill_only_embedding(cfg, target):
-    if not _prefill_only(cfg):
-        return skipped("applies to --prefill-only-disable-kv-cache")
-    if cfg.flags.get("is_embedding"):
-        return passed("--prefill-only-disable-kv-cache with --is-embedding", "--is-embedding")
-    return failed("--prefill-only-disable-kv-cache without --is-embedding", "--is-embedding", ["--is-embedding"])
 
 
 @rule(
@@ -439,41 +306,6 @@ def kv_prefill_only_backend(cfg, target):
     )
 
 
-@rule(
-    id="kv-fp4-prefill-only",
-    title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype in ('nvfp4', "
-        "'fp4_mx_block16') in every release (server_args.py 0.5.16 :6147, 0.5.17 :7056, 0.5.18 :7284; "
-        "arg_groups/kv_cache_hook.py 0.5.19 :415, 0.5.20 :472, 0.5.21 :790, 0.5.22 :897, 0.5.23 :885); "
-        "0.5.12-0.5.15 refuse the older fp4_e2m1 under that name only (server_args.py:3374 in 0.5.12, :5266 in "
-        "0.5.15), before the FP4 dtypes this rule names existed"
-    ),
-    stage="startup",
-    prevents="--prefill-only-disable-kv-cache does not currently support --kv-cache-dtype=nvfp4 or "
-    "--kv-cache-dtype=fp4_mx_block16 because the FP4 pool uses a separate allocation path.",
-    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
-    docs="""Checks that `--prefill-only-disable-kv-cache` is not combined with an FP4 KV cache (nvfp4,
-fp4_mx_block16).
-
-Refused at start-up: the FP4 pool is allocated on its own path, which the no-KV embedding path does not
-handle.""",
-    fix_title="Drop the FP4 --kv-cache-dtype (auto) with --prefill-only-disable-kv-cache",
-)
-def kv_fp4_prefill_only(cfg, target):
-    if not _prefill_only(cfg):
-        return skipped("applies to --prefill-only-disable-kv-cache")
-    if cfg.kv_cache_dtype not in KV4:
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not nvfp4/fp4_mx_block16")
-    return failed(
-        f"--prefill-only-disable-kv-cache with --kv-cache-dtype {cfg.kv_cache_dtype}",
-        "another KV dtype",
-        ["--kv-cache-dtype auto"],
-    )
-
-
 # EmbeddingGemma (configs/model_config.py is_embedding_gemma: model_type gemma3_text with
 # use_bidirectional_attention; embedding_model_spec.py gives it the FULL_ENCODER prefill policy in 0.5.23): on SM90 /
 # SM100 with prefill fa3 / fa4 or none named, the model adjustments turn --prefill-only-disable-kv-cache on (with
@@ -488,9 +320,14 @@ EMBEDDING_GEMMA_IMPLIED = {
     "disable_radix_cache": True,
     "chunked_prefill_size": -1,
 }
-# The no-KV path's checks that can still refuse once those are set (validate_prefill_only_disable_kv_cache_args,
-# handle_prefill_only_disable_kv_cache)
-NO_KV_CHECKS = (kv_fp4_prefill_only, kv_mxfp8_prefill_only, kv_prefill_only_pool_writers, kv_prefill_only_backend)
+# The no-KV path's rules that can still refuse once those are set (validate_prefill_only_disable_kv_cache_args,
+# handle_prefill_only_disable_kv_cache); two of them are constraint rows, so all are looked up by id
+NO_KV_RULES = (
+    "kv-fp4-prefill-only",
+    "kv-mxfp8-prefill-only",
+    "kv-prefill-only-pool-writers",
+    "kv-prefill-only-backend",
+)
 
 
 @rule(
@@ -537,9 +374,9 @@ def kv_prefill_only_embedding_gemma(cfg, target):
     if requested not in (None, "fa3", "fa4"):
         return skipped(f"prefill {requested} keeps the paged KV cache")
     implied = replace(cfg, flags={**cfg.flags, **EMBEDDING_GEMMA_IMPLIED})
-    refusals = [
-        outcome for outcome in (check(implied, target) for check in NO_KV_CHECKS) if outcome.status is Status.FAIL
-    ]
+    rules = registry("sglang").by_id
+    outcomes = (rules[rule_id].check(implied, target) for rule_id in NO_KV_RULES)
+    refusals = [outcome for outcome in outcomes if outcome.status is Status.FAIL]
     required = "a launch the no-KV path accepts"
     if refusals:
         return failed(
@@ -601,41 +438,6 @@ def kv_nvfp4_native_transfer(cfg, target):
 
 
 @rule(
-    id="kv-nvfp4-arch",
-    title="An NVFP4 KV cache needs SM100 or SM12x",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23, every release (bench/release_walk.py grep): the same is_sm100 or is_sm120 "
-        "RuntimeError for --kv-cache-dtype nvfp4, first in 0.5.16 (server_args.py:5085-5090), "
-        "arg_groups/kv_cache_hook.py:124-129 in 0.5.23"
-    ),
-    stage="startup",
-    prevents="--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use --kv-cache-dtype=fp4_mx_block16 for "
-    "the block-size-16 FP4 recipe.",
-    source=f"{KV_HOOK}, handle_kv4_compatibility",
-    docs="""Checks that `--kv-cache-dtype nvfp4` runs on a compute-capability 10.x or 12.x GPU (is_sm100 or
-is_sm120, torch CUDA >= 12.8).
-
-Refused at start-up elsewhere: Hopper, Ampere and Jetson Thor (SM110). fp4_mx_block16 has no arch gate
-in SGLang.""",
-    fix_title="Use --kv-cache-dtype fp4_mx_block16 (or fp8_e4m3)",
-)
-def kv_nvfp4_arch(cfg, target):
-    if cfg.kv_cache_dtype != "nvfp4":
-        return skipped("applies to --kv-cache-dtype nvfp4")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major in (10, 12):
-        return passed(gpu(target), "SM100 or SM12x")
-    return failed(
-        f"--kv-cache-dtype nvfp4 on {gpu(target)}",
-        "SM100/SM103 or SM120/SM121",
-        ["--kv-cache-dtype fp4_mx_block16", "--kv-cache-dtype fp8_e4m3"],
-    )
-
-
-@rule(
     id="kv-nvfp4-backends",
     title="An NVFP4 KV cache takes flashinfer or trtllm_mha prefill and trtllm_mha decode",
     engine="sglang",
@@ -674,38 +476,6 @@ def kv_nvfp4_backends(cfg, target):
         "prefill flashinfer (FP8 workspace) or trtllm_mha (native, SM100), decode trtllm_mha",
         fix + ["--kv-cache-dtype fp4_mx_block16"],
         reason=error,
-    )
-
-
-@rule(
-    id="kv-nvfp4-dequant-dtype",
-    title="--prefill-kv-cache-dequant-dtype needs --kv-cache-dtype nvfp4",
-    engine="sglang",
-    versions="sglang>=0.5.21",
-    verified=(
-        "sglang>=0.5.21: the ValueError is in every release read from 0.5.21 to 0.5.23 "
-        "(arg_groups/kv_cache_hook.py:40-44 in each; bench/release_walk.py grep 'applies only with'); none in 0.5.20"
-    ),
-    stage="startup",
-    prevents="--prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.",
-    source=NVFP4_SOURCE,
-    docs="""Checks that `--prefill-kv-cache-dequant-dtype` is left at auto unless the KV cache is nvfp4.
-
-SGLang's NVFP4 step raises at start-up when the flag is set with any other KV dtype
-(kv_cache_hook.py:40-44 in sglang 0.5.23): the dequant dtype only chooses how NVFP4 prefill reads the cache.""",
-    fix_title="Drop --prefill-kv-cache-dequant-dtype, or use --kv-cache-dtype nvfp4",
-)
-def kv_nvfp4_dequant_dtype(cfg, target):
-    requested = cfg.flags.get("prefill_kv_cache_dequant_dtype", "auto")
-    if requested == "auto" or cfg.kv_cache_dtype == "nvfp4":
-        return passed(
-            f"--prefill-kv-cache-dequant-dtype {requested} with --kv-cache-dtype {cfg.kv_cache_dtype}",
-            "auto, or an nvfp4 KV cache",
-        )
-    return failed(
-        f"--prefill-kv-cache-dequant-dtype {requested} with --kv-cache-dtype {cfg.kv_cache_dtype}",
-        "--kv-cache-dtype nvfp4 for a prefill dequant dtype",
-        ["drop --prefill-kv-cache-dequant-dtype"],
     )
 
 
@@ -2214,47 +1984,6 @@ def kv_sharding_backend(cfg, target):
 
 
 @rule(
-    id="kv-sharding-prefill-worker",
-    title="--enable-kv-cache-sharding runs on a PD prefill worker only, with no dLLM and the built-in radix cache",
-    engine="sglang",
-    versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding first appears in 0.5.22 and refuses, in this order, a "
-        "--disaggregation-mode other than prefill (kv_shard_hook.py:60-65 in 0.5.22, :99-104 in 0.5.23), a "
-        "--dllm-algorithm (:70-75, :119-124) and a --radix-cache-backend (:76-82, :125-131) in both "
-        "(bench/release_walk.py grep 'is only supported on PD prefill', 'does not support diffusion language', "
-        "'requires the built-in')"
-    ),
-    stage="startup",
-    prevents="--enable-kv-cache-sharding is only supported on PD prefill workers: a rank's pool holds only its "
-    "stripe of every cached page, which is incompatible with local decode.; --enable-kv-cache-sharding does not "
-    "support diffusion language models; --enable-kv-cache-sharding requires the built-in UnifiedRadixCache with "
-    "a rotation-aware UnifiedTreeCore and does not support --radix-cache-backend={backend!r}.",
-    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
-    docs="""Checks where `--enable-kv-cache-sharding` runs: `--disaggregation-mode prefill` (a PD prefill worker),
-no `--dllm-algorithm`, no `--radix-cache-backend`.
-
-A sharded rank's pool holds only its stripe of every cached page, so it cannot decode locally; dLLM admission
-bypasses the shard-scratch budget and leaves PD-prefill mode; a registered radix-cache backend has no
-rotation-aware tree core. SGLang refuses each at start-up, before it looks at the attention backend.""",
-    fix_title="Run the sharded server as the prefill side of a PD pair (--disaggregation-mode prefill)",
-)
-def kv_sharding_prefill_worker(cfg, target):
-    if not cfg.flags.get("enable_kv_cache_sharding"):
-        return skipped("applies to --enable-kv-cache-sharding")
-    mode = cfg.flags.get("disaggregation_mode") or "null"
-    required = "--disaggregation-mode prefill, no --dllm-algorithm, no --radix-cache-backend"
-    if mode != "prefill":
-        found = "not disaggregated" if mode == "null" else f"--disaggregation-mode {mode}"
-        return failed(f"KV sharding {found}", required, ["--disaggregation-mode prefill"])
-    for flag in ("dllm_algorithm", "radix_cache_backend"):
-        value = cfg.flags.get(flag)
-        if value is not None:
-            return failed(f"KV sharding with --{flag.replace('_', '-')} {value}", required)
-    return passed("KV sharding on a PD prefill worker", required)
-
-
-@rule(
     id="kv-sharding-speculative",
     title="--enable-kv-cache-sharding with speculative decoding: only GLM-5's single NextN layer as EAGLE, top-k 1",
     engine="sglang",
@@ -2691,51 +2420,6 @@ def kv_sharding_model_attention(cfg, target):
             f"KV sharding of {cfg.model.name} (attention_chunk_size {cfg.model.attention_chunk_size})", required
         )
     return passed(f"KV sharding of {cfg.model.name}", required)
-
-
-@rule(
-    id="kv-int8-mamba-checkpoint-cache",
-    title="--enable-int8-mamba-checkpoint needs the built-in mamba radix cache: no HiCache, radix backend or LMCache",
-    engine="sglang",
-    versions="sglang>=0.5.14",
-    verified=(
-        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'only supports the built-in mamba', 'LMCache is not "
-        "int8-aware'): the flag is new in 0.5.14 and _handle_int8_mamba_checkpoint refuses --enable-hierarchical-"
-        "cache and a --radix-cache-backend for any model (server_args.py:4870-4882 in 0.5.14, :6237 in 0.5.18; "
-        "arg_groups/mamba_hook.py:85-95 in 0.5.19-0.5.20); --enable-lmcache too from 0.5.21 (mamba_hook.py:96-99 "
-        "in 0.5.21, :97-100 in 0.5.22-0.5.23)"
-    ),
-    stage="startup",
-    prevents="--enable-int8-mamba-checkpoint is not supported together with --enable-hierarchical-cache: the "
-    "host-offload path is not int8-aware. Disable one of them.; --enable-int8-mamba-checkpoint only supports the "
-    "built-in mamba radix cache; --radix-cache-backend={backend!r} is not int8-aware. Omit --radix-cache-backend.; "
-    "--enable-int8-mamba-checkpoint is not supported together with --enable-lmcache: LMCache is not int8-aware. "
-    "Disable one of them.",
-    source=f"{MAMBA_HOOK}, handle_int8_mamba_checkpoint (server_args.py _handle_int8_mamba_checkpoint before 0.5.19)",
-    docs="""Checks the prefix caches beside `--enable-int8-mamba-checkpoint`: no `--enable-hierarchical-cache`, no
-`--radix-cache-backend`, and (from SGLang 0.5.21) no `--enable-lmcache`.
-
-The int8 Mamba checkpoint pool is wired into the built-in MambaRadixCache only; the host-offload path, registered
-radix-cache backends and LMCache would read int8 checkpoint slots as bf16 active state, so SGLang refuses each
-at start-up.""",
-    fix_title="Drop the other cache (or --enable-int8-mamba-checkpoint): the int8 checkpoint runs on the built-in "
-    "mamba radix cache only",
-)
-def kv_int8_mamba_checkpoint_cache(cfg, target):
-    if not cfg.flags.get("enable_int8_mamba_checkpoint"):
-        return skipped("applies to --enable-int8-mamba-checkpoint")
-    refused = []
-    if cfg.flags.get("enable_hierarchical_cache"):
-        refused.append("--enable-hierarchical-cache")
-    backend = cfg.flags.get("radix_cache_backend")
-    if backend is not None:
-        refused.append(f"--radix-cache-backend {backend}")
-    if cfg.flags.get("enable_lmcache") and sglang_release(target) >= INT8_MAMBA_LMCACHE_FROM:
-        refused.append("--enable-lmcache")
-    required = "the built-in mamba radix cache (no HiCache, --radix-cache-backend or LMCache)"
-    if not refused:
-        return passed("--enable-int8-mamba-checkpoint on the built-in mamba radix cache", required)
-    return failed(f"--enable-int8-mamba-checkpoint with {', '.join(refused)}", required)
 
 
 MAMBA_STATES_PER_PATH_FROM = Version("0.5.17")  # --mamba-max-states-per-path (server_args.py:5955-5960 in 0.5.17)
