@@ -215,6 +215,11 @@ def running_flashinfer(
         return FlashinferRun(said, False, unknown(f"flashinfer version {version!r} cannot be read"))
 
 
+def speculative(cfg) -> bool:
+    """SpeculativeAlgorithm.from_string(...).is_speculative(): an SGLang algorithm other than NONE."""
+    return (cfg.speculative_algorithm or "NONE").upper() != "NONE"
+
+
 def attention_dp_size(cfg) -> int:
     """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention,
     which also wins over an --attn-dp-size of 1, given or not (parallel_hook.py:49-60 in 0.5.23,
