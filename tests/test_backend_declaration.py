@@ -368,8 +368,6 @@ def test_library_rules_follow_the_declared_libraries(monkeypatch):
 def test_fa4_sm90_head_dims_follow_the_release():
     """SGLang's vendored FA4 takes (512, 512) on SM90 from 0.5.22 (interface.py:130-141, 'or both equal to 512');
     0.5.16-0.5.21 validate 8..256 only (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109)."""
-    from packaging.version import Version
-
-    assert not backend_kb.fa4_head_dims(Version("0.5.21"))[9].takes(512, 512)
-    assert backend_kb.fa4_head_dims(Version("0.5.22"))[9].takes(512, 512)
-    assert backend_kb.fa4_head_dims(Version("0.5.16"))[9].takes(256, 256)
+    assert not declaration("fa4", "0.5.21").head_dims[9].takes(512, 512)
+    assert declaration("fa4", "0.5.22").head_dims[9].takes(512, 512)
+    assert declaration("fa4", "0.5.16").head_dims[9].takes(256, 256)
