@@ -368,8 +368,42 @@ def test_library_rules_follow_the_declared_libraries(monkeypatch):
 def test_fa4_sm90_head_dims_follow_the_release():
     """SGLang's vendored FA4 takes (512, 512) on SM90 from 0.5.22 (interface.py:130-141, 'or both equal to 512');
     0.5.16-0.5.21 validate 8..256 only (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109)."""
-    from packaging.version import Version
+    assert not declaration("fa4", "0.5.21").head_dims[9].takes(512, 512)
+    assert declaration("fa4", "0.5.22").head_dims[9].takes(512, 512)
+    assert declaration("fa4", "0.5.16").head_dims[9].takes(256, 256)
 
-    assert not backend_kb.fa4_head_dims(Version("0.5.21"))[9].takes(512, 512)
-    assert backend_kb.fa4_head_dims(Version("0.5.22"))[9].takes(512, 512)
-    assert backend_kb.fa4_head_dims(Version("0.5.16"))[9].takes(256, 256)
+
+def test_a_declaration_change_reaches_verdict_message_fix_and_alternatives(monkeypatch):
+    """Generated gates (rules/engines/sglang/declared) read the declaration through one validator: changing a
+    backend's archs or page sizes changes the verdict, what the finding requires, the fix it names and the
+    alternatives `check` offers, with nothing else edited."""
+
+    def run(**values):
+        config = make_config(model=load_model(MLA_MODEL), **values)
+        return evaluate(config, Target.from_gpu("B200"))
+
+    before = finding(run(attention_backend="flashmla"), "flashmla-arch")
+    assert before.status is Status.FAIL and "9.x" in before.message
+    assert before.fix == ("--attention-backend trtllm_mla",)
+
+    declare(monkeypatch, "trtllm_mla", archs=frozenset({12}))  # the MLA fallback is derived: triton now
+    assert finding(run(attention_backend="flashmla"), "flashmla-arch").fix == ("--attention-backend triton",)
+
+    declare(monkeypatch, "flashmla", archs=frozenset({9, 10}))
+    after = finding(run(attention_backend="flashmla"), "flashmla-arch")
+    assert after.status is Status.PASS
+
+    mha = make_config(model=load_model(MHA_MODEL), attention_backend="fa4")  # fa4-paged-kv-sm8x fails on A100
+    offered = [a.value for a in evaluate(mha, Target.from_gpu("A100")).alternatives]
+    declare(monkeypatch, "fa4", feature_archs={"paged_kv": frozenset({8, 9, 10, 11, 12})})
+    assert "fa4" not in offered and evaluate(mha, Target.from_gpu("A100")).verdict is not Status.FAIL
+
+    declare(monkeypatch, "flashmla", page_sizes=(32, 64), page_snap=32)
+    page = finding(run(attention_backend="flashmla", page_size=128), "flashmla-page")
+    assert page.status is Status.WARN and "32 or 64" in page.message and page.fix == ("--page-size 32",)
+
+
+def test_generated_docs_state_the_declared_head_dims():
+    """fa4's head-dim rules word their title and docs from the declaration: the SM100 list includes (512, 512)."""
+    rule = get_rule("fa4-head-dim-sm100")
+    assert rule.generated and "(512, 512)" in rule.title and "(512, 512)" in rule.docs

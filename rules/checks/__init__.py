@@ -8,7 +8,9 @@ One line per module; add yours in the list below.
 MODULES = {
     "attn_preflight.rules.checks.general": "any",
     "attn_preflight.rules.engines.sglang.rules.fa3": "sglang",
+    "attn_preflight.rules.engines.sglang.declared.fa4": "sglang",
     "attn_preflight.rules.engines.sglang.rules.fa4": "sglang",
+    "attn_preflight.rules.engines.sglang.declared.fa3": "sglang",
     "attn_preflight.rules.engines.sglang.rules.kv_cache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.unified_memory": "sglang",
     "attn_preflight.rules.engines.sglang.rules.hicache": "sglang",
@@ -22,6 +24,7 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.rules.model_specific": "sglang",
     "attn_preflight.rules.engines.sglang.rules.speculative": "sglang",
     "attn_preflight.rules.engines.sglang.rules.mla_backends": "sglang",
+    "attn_preflight.rules.engines.sglang.declared.mla_backends": "sglang",
     "attn_preflight.rules.engines.sglang.rules.dsa": "sglang",
     "attn_preflight.rules.checks.install": "any",
     "attn_preflight.rules.checks.memory": "any",

@@ -112,6 +112,18 @@ class Era:
 _NO_FACTS: Mapping[Any, Any] = MappingProxyType({})  # an empty mapping default, shared and read-only
 
 
+class HeadDims(NamedTuple):
+    """The (head_dim, head_dim_v) shapes a kernel takes on one arch: both in lo..hi, or one of `shapes`."""
+
+    hi: int
+    shapes: tuple[tuple[int, int], ...] = ()
+    lo: int = 8
+
+    def takes(self, head_dim: int, head_dim_v: int) -> bool:
+        in_range = self.lo <= head_dim <= self.hi and self.lo <= head_dim_v <= self.hi
+        return in_range or (head_dim, head_dim_v) in self.shapes
+
+
 class BackendInfo(NamedTuple):
     name: str
     title: str
@@ -137,6 +149,8 @@ class BackendInfo(NamedTuple):
     kv_dtype_archs: Mapping[str, frozenset[int]] = _NO_FACTS  # KV dtypes read only on these majors
     feature_archs: Mapping[str, frozenset[int]] = _NO_FACTS  # features that run only on these
     max_head_dim: Optional[int] = None  # the largest Q/K head dim its kernels take
+    head_dims: Mapping[int, HeadDims] = _NO_FACTS  # major -> the (head_dim, v_head_dim) shapes its kernels take there
+    head_dim_multiple: int = 1  # head dims must be multiples of this (with head_dims)
     # phase -> the majors its kernels serve that phase on, where fewer than `archs`: SGLang starts, the first
     # forward fails elsewhere
     kernel_archs: Mapping[str, frozenset[int]] = _NO_FACTS
@@ -198,18 +212,6 @@ FA4_WHEEL_PAGED_KV_ARCHS = _arch(9, 10, 11)
 FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS = _arch(9, 10, 11)
 
 
-class HeadDims(NamedTuple):
-    """The (head_dim, head_dim_v) shapes a kernel takes on one arch: both in lo..hi, or one of `shapes`."""
-
-    hi: int
-    shapes: tuple[tuple[int, int], ...] = ()
-    lo: int = 8
-
-    def takes(self, head_dim: int, head_dim_v: int) -> bool:
-        in_range = self.lo <= head_dim <= self.hi and self.lo <= head_dim_v <= self.hi
-        return in_range or (head_dim, head_dim_v) in self.shapes
-
-
 # _validate_head_dims, by compute-capability major (other majors: not validated there). SGLang's vendored copy
 # (FA4_INTERFACE): SM90 8..256 or (512, 512); SM100/SM110 8..128, DeepSeek's (192, 128), absorbed MLA (64, 512),
 # (512, 512) and the hd256 kernel's (256, 256); both also want multiples of 16 / element size (8 for bf16/fp16),
@@ -218,14 +220,6 @@ _FA4_SM100_HEAD_DIMS = HeadDims(128, ((192, 128), (64, 512), (512, 512), (256, 2
 FA4_HEAD_DIMS = {9: HeadDims(256, ((512, 512),)), 10: _FA4_SM100_HEAD_DIMS, 11: _FA4_SM100_HEAD_DIMS}
 FA4_WHEEL_HEAD_DIMS = {**FA4_HEAD_DIMS, 9: HeadDims(256)}
 FA4_HEAD_DIM_MULTIPLE = 8
-# The vendored copy takes (512, 512) on SM90 from sglang 0.5.22 (interface.py:130-141, "or both equal to 512");
-# 0.5.16-0.5.21 validate SM90 as the wheel does, 8..256 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109).
-FA4_SM90_512_FROM = Version("0.5.22")
-
-
-def fa4_head_dims(release: Version) -> Mapping[int, HeadDims]:
-    """_validate_head_dims of the FA4 an SGLang release runs, by major."""
-    return FA4_HEAD_DIMS if release >= FA4_SM90_512_FROM else FA4_WHEEL_HEAD_DIMS
 
 
 # DETERMINISTIC_ATTENTION_BACKEND_CHOICES / RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND by release (server_args.py
@@ -290,6 +284,8 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             kv_dtype_archs={"fp8_e4m3": FA4_FP8_ARCHS, "fp8_e5m2": FA4_FP8_ARCHS, "mxfp8": FA4_FP8_ARCHS},
             feature_archs=FA4_FEATURE_ARCHS,
             arch_page_size={10: 128},
+            head_dims=FA4_HEAD_DIMS,
+            head_dim_multiple=FA4_HEAD_DIM_MULTIPLE,
             libraries=("cutlass_dsl", "quack"),
             deterministic=True,
             radix_deterministic=True,
@@ -305,6 +301,7 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "feature_archs": f"{FA4_INTERFACE}, _flash_attn_fwd (no user score_mod on SM8x; rel_bias on "
                 "SM9x/10x/11x and the SM120 host, head dims <= 128 there; 'paged KV not supported on SM 8.0')",
                 "arch_page_size": f"{OVERRIDES}, _fa4_page_constraint (non-MLA models, EAGLE top-k <= 1, is_sm100)",
+                "head_dims": f"{FA4_INTERFACE}, _validate_head_dims",
                 "libraries": "sglang: python/sglang/kernels/ops/attention/flash_attention_v4.py (the vendored "
                 "flash_attn.cute imports cutlass.cute and quack)",
             },
@@ -330,6 +327,12 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                     {"libraries": ("cutlass_dsl", "quack", "fa4")},
                 ),
                 Era("<0.5.16", DETERMINISTIC_LISTS, {"deterministic": False, "radix_deterministic": False}),
+                Era(
+                    "<0.5.22",
+                    "sglang 0.5.16-0.5.21 validate SM90 as the flash-attn-4 wheel does, 8..256 (0.5.16 jit_kernel/"
+                    "flash_attn/cute/interface.py:103-109); (512, 512) from 0.5.22 (interface.py:130-141)",
+                    {"head_dims": FA4_WHEEL_HEAD_DIMS},
+                ),
             ),
         ),
         BackendInfo(

@@ -80,42 +80,6 @@ def fa3_arch(cfg, target):
 
 
 @rule(
-    id="fa3-mla-sm8x",
-    title="fa3 serves MLA models on SM90 only",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
-        "model_runner.py:1539-1542 (0.5.1), attention_registry.py create_flashattention_v3_backend from 0.5.5 "
-        "(:128-131; 0.5.16 :201-202; 0.5.23 :243)"
-    ),
-    backends=("fa3",),
-    stage="init",
-    prevents=FA3_ARCH_MESSAGE,
-    source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
-    docs="""Checks that an MLA model (DeepSeek V2/V3 family, Kimi K2, ...) on `fa3` runs on SM90.
-
-SGLang runs MLA through FA3's absorbed path (qv, K/V head dims 64/512) which the FA3 kernels implement only
-on Hopper ("Only Hopper supports different V headdim"); the fa3 factory therefore accepts SM8x only for
-non-MLA models, with the generic SM80-90 message.""",
-    fix_title="Use --attention-backend triton (or flashinfer) for MLA on SM8x",
-)
-def fa3_mla_sm8x(cfg, target):
-    if not cfg.mla:
-        return skipped("applies to MLA models")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    fa3 = declared(target, "fa3")
-    if target.major not in fa3.archs or target.major in fa3.mla_archs:
-        return passed(gpu(target), "not SM8x (fa3-arch judges other archs)")
-    return failed(
-        f"MLA model on {phases_using(cfg, 'fa3')} on {gpu(target)}",
-        "SM90 for MLA on fa3",
-        ["--attention-backend triton", "--attention-backend flashinfer"],
-    )
-
-
-@rule(
     id="fa3-score-mod",
     title="A custom score_mod needs the FA4 backend",
     engine="sglang",

@@ -21,12 +21,7 @@ from attn_preflight.rules.checks.common import (
     sglang_release,
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
-from attn_preflight.rules.engines.sglang.capabilities import (
-    FA4_HEAD_DIM_MULTIPLE,
-    FA4_IMAGE_MASK_ARCHITECTURES,
-    FA4_IMAGE_MASK_FROM,
-    fa4_head_dims,
-)
+from attn_preflight.rules.engines.sglang.capabilities import FA4_IMAGE_MASK_ARCHITECTURES, FA4_IMAGE_MASK_FROM
 from attn_preflight.rules.engines.sglang.resolve import effective_page_size, fa4_page_size, prefill_cp
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
@@ -43,69 +38,6 @@ def _fa4_fix_for(target):
     if target.major == 10:
         return ["--attention-backend trtllm_mha"]
     return ["--attention-backend triton"]
-
-
-@rule(
-    id="fa4-arch",
-    title="fa4 runs on SM80 and newer",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (SGLang's vendored FA4; 0.5.10-0.5.15 import the flash-attn-4 wheel): 0.5.16 "
-        "jit_kernel/flash_attn/cute/interface.py:490-496 asserts arch // 10 in 8..12 (0.5.16/0.5.17 run SM12x "
-        "on the SM120 kernel); from 0.5.18 8..11 or a forward host (0.5.19 :579-582, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:621-624), SM12x through fa4_sm120. The accepted "
-        "majors are 8-12 in every one"
-    ),
-    backends=("fa4",),
-    needs_gpu=True,
-    stage="runtime",
-    prevents="Unsupported compute capability. Supported: 8.x, 9.x, 10.x, 11.x, and architectures registered "
-    "through the forward-host bridge",
-    source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/dispatch.py, get_forward_host",
-    docs="""Checks that `fa4` runs on a GPU flash_attn.cute has kernels for: SM8x, SM90, SM10x, SM11x in the
-interface, SM12x through SGLang's SM120 forward host.
-
-SGLang's fa4 factory has no arch check; the kernel interface asserts at the first forward. Volta/Turing
-(SM70/SM75) and unknown future archs fail. The flash-attn-4 4.0.0b36 wheel lists 8.x-12.x in its message.""",
-    fix_title="Use --attention-backend triton on pre-Ampere GPUs",
-)
-def fa4_arch(cfg, target):
-    if target.major in declared(target, "fa4").archs:
-        return passed(gpu(target), "compute capability 8.x-12.x")
-    return failed(
-        f"{phases_using(cfg, 'fa4')} on {gpu(target)}", "compute capability 8.x-12.x", ["--attention-backend triton"]
-    )
-
-
-@rule(
-    id="fa4-paged-kv-sm8x",
-    title="fa4 cannot serve a paged KV cache on SM8x",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: 'paged KV not supported on SM 8.0' / 'SplitKV not supported on SM 8.0' in "
-        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1202-1203, 0.5.19 "
-        ":1384-1385, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1431-1432)"
-    ),
-    backends=("fa4",),
-    needs_gpu=True,
-    stage="runtime",
-    prevents="paged KV not supported on SM 8.0",
-    source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
-    docs="""Checks that `fa4` is not used on SM80/SM86/SM89.
-
-FA4's SM8x forward kernel has no paged-KV path ("paged KV not supported on SM 8.0", also "SplitKV not
-supported on SM 8.0"), and SGLang always reads the KV cache through a page table, even with page size 1,
-so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits.""",
-    fix_title="Use --attention-backend fa3 (MHA), flashinfer or triton on SM8x",
-)
-def fa4_paged_kv_sm8x(cfg, target):
-    fa4 = declared(target, "fa4")
-    if target.major not in fa4.archs or target.major in fa4.feature_archs["paged_kv"]:
-        return passed(gpu(target), "not SM8x")
-    fix = ["--attention-backend triton"] if cfg.mla else ["--attention-backend fa3", "--attention-backend flashinfer"]
-    return failed(f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}", "SM90 or newer for fa4", fix)
 
 
 @rule(
@@ -178,13 +110,6 @@ def _older_fa4_wheel(target, than):
         return False
 
 
-def _takes(target, major, hd, hv):
-    """Whether the target release's vendored FA4 takes (hd, hv) on this major (rules/engines/sglang/capabilities.py)."""
-    multiple = FA4_HEAD_DIM_MULTIPLE
-    takes = fa4_head_dims(sglang_release(target))[major].takes(hd, hv)
-    return takes and hd % multiple == 0 and hv % multiple == 0
-
-
 def _head_dims(cfg) -> tuple[tuple[int, int], ...]:
     """(head_dim, head_dim_v) of every layer type (Gemma-4: head_dim and global_head_dim); () without them."""
     model = cfg.model
@@ -195,92 +120,6 @@ def _head_dims(cfg) -> tuple[tuple[int, int], ...]:
 
 def _shapes(dims) -> str:
     return " and ".join(f"({hd}, {hv})" for hd, hv in dims)
-
-
-@rule(
-    id="fa4-head-dim-sm90",
-    title="fa4 head dims on SM90: 8-256 (or 512/512), multiples of 8",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: _validate_head_dims on SM90 in every vendored interface; 8..256 in "
-        "0.5.16-0.5.21 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109), (512, 512) added in 0.5.22 "
-        "(0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:130-141), read by "
-        "rules/engines/sglang/capabilities.py fa4_head_dims"
-    ),
-    backends=("fa4",),
-    needs_model=True,
-    stage="runtime",
-    prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
-    "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
-    source=f"{INTERFACE}, _validate_head_dims",
-    docs="""Checks every layer type's (head_dim, v_head_dim) against FA4's SM90 kernels: both in 8..256 and divisible
-by 16 / element size (8 for bf16/fp16), or both 512.
-
-The check runs at the first forward. SGLang's vendored copy adds the 512/512 shape; the flash-attn-4
-4.0.0b36 wheel allows 8..256 only. MLA models are judged on their prefill shape (192, 128) here; their
-decode needs SM100/SM110 (rule fa4-mla-arch).""",
-    fix_title="Use --attention-backend fa3 or flashinfer for this model on SM90",
-)
-def fa4_head_dim_sm90(cfg, target):
-    if target.major != 9:
-        return skipped("applies to SM90")
-    dims = _head_dims(cfg)
-    if not dims:
-        return skipped("the model's config gives no head_dim")
-    refused = [(hd, hv) for hd, hv in dims if not _takes(target, 9, hd, hv)]
-    if not refused:
-        return passed(f"(head_dim, head_dim_v) = {_shapes(dims)}", "8..256 and divisible by 8 on SM90")
-    return failed(
-        f"(head_dim, head_dim_v) = {_shapes(refused)} on {gpu(target)}",
-        "8..256 and divisible by 8"
-        + (", or (512, 512)" if (512, 512) in fa4_head_dims(sglang_release(target))[9].shapes else ""),
-        ["--attention-backend fa3", "--attention-backend flashinfer"],
-    )
-
-
-@rule(
-    id="fa4-head-dim-sm100",
-    title="fa4 head dims on SM100/SM110: <=128, (192,128), (64,512) or (256,256)",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: _validate_head_dims on SM100/SM110 unchanged (0.5.16 "
-        "jit_kernel/flash_attn/cute/interface.py:110-122, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:142-152: <= 128, (192, 128), (64|hd, 512), (256, "
-        "256))"
-    ),
-    backends=("fa4",),
-    needs_model=True,
-    stage="runtime",
-    prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
-    "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
-    "(256, 256) for hd256.",
-    source=f"{INTERFACE}, _validate_head_dims",
-    docs="""Checks every layer type's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels: both in 8..128, or
-DeepSeek's (192, 128), the absorbed-MLA (64, 512), or the dedicated hd256 kernel's (256, 256); multiples
-of 8 for bf16/fp16.
-
-Other shapes (e.g. head_dim 160, 192/192, 256 with a different V dim) have no SM100 kernel and fail at the
-first forward. The flash-attn-4 4.0.0b36 wheel has the same rule.""",
-    fix_title="Use --attention-backend trtllm_mha or flashinfer for this model on SM100",
-)
-def fa4_head_dim_sm100(cfg, target):
-    if target.major not in (10, 11):
-        return skipped("applies to SM100/SM110")
-    dims = _head_dims(cfg)
-    if not dims:
-        return skipped("the model's config gives no head_dim")
-    refused = [(hd, hv) for hd, hv in dims if not _takes(target, target.major, hd, hv)]
-    if not refused:
-        return passed(
-            f"(head_dim, head_dim_v) = {_shapes(dims)}", "<=128, (192,128), (64,512) or (256,256) on SM100/SM110"
-        )
-    return failed(
-        f"(head_dim, head_dim_v) = {_shapes(refused)} on {gpu(target)}",
-        "<=128, (192,128), (64,512) or (256,256)",
-        ["--attention-backend trtllm_mha", "--attention-backend flashinfer"],
-    )
 
 
 @rule(
@@ -407,42 +246,6 @@ def fa4_deterministic_mla_arch(cfg, target):
         return passed(gpu(target), "SM100/SM110")
     fix = ["--attention-backend fa3"] if target.major == 9 else ["--attention-backend triton"]
     return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)", fix)
-
-
-@rule(
-    id="fa4-score-mod-sm8x",
-    title="A custom score_mod on fa4 needs SM90 or newer",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: 'Custom user-provided score_mod is not supported on SM8x architectures.' in "
-        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:736, 0.5.19 :911, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:956)"
-    ),
-    backends=("fa4",),
-    stage="runtime",
-    prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
-    source=f"{INTERFACE}, _flash_attn_fwd",
-    docs="""Checks that a model passing a custom `score_mod` (Inkling, `--feature score_mod`) to `fa4` does not
-run on SM8x.
-
-FA4's SM8x kernel cannot take a user score_mod (soft-capping, which FA4 turns into a built-in score_mod,
-is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36 wheel raises the same.""",
-    fix_title="Use --attention-backend triton on SM8x",
-)
-def fa4_score_mod_sm8x(cfg, target):
-    if "score_mod" not in cfg.features:
-        return skipped("applies to a custom score_mod")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    fa4 = declared(target, "fa4")
-    if target.major not in fa4.archs or target.major in fa4.feature_archs["score_mod"]:
-        return passed(gpu(target), "not SM8x")
-    return failed(
-        f"custom score_mod on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-        "SM90 or newer",
-        ["--attention-backend triton"],
-    )
 
 
 @rule(

@@ -40,21 +40,6 @@ def _trtllm_mla_runs(target) -> bool:
     return admitted and target.major in trtllm_mla.kernel_archs["prefill"]
 
 
-def _page_snap(cfg, info):
-    """pass when no page size was given or the backend's declaration accepts it; warn (SGLang rewrites it) otherwise."""
-    allowed, backend, snapped_to = info.page_sizes, info.name, info.page_snap
-    sizes = " or ".join(str(p) for p in allowed)
-    if cfg.page_size is None:
-        return passed(f"no --page-size: SGLang sets {snapped_to} for {backend}", f"page size {sizes}")
-    if cfg.page_size in allowed:
-        return passed(f"--page-size {cfg.page_size}", f"page size {sizes}")
-    return warned(
-        f"--page-size {cfg.page_size} on {backend}, which SGLang changes to {snapped_to}",
-        f"page size {sizes}",
-        [f"--page-size {snapped_to}"],
-    )
-
-
 # --- TRT-LLM MHA --------------------------------------------------------------------------------------------
 
 
@@ -187,35 +172,6 @@ def trtllm_mha_sm120_fp8_prefill(cfg, target):
 
 
 @rule(
-    id="trtllm-mha-page",
-    title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'TensorRT-LLM MHA only supports "
-        "page_size'): the page size of a launch with any phase on trtllm_mha is changed to 64 unless it is 16, "
-        "32 or 64 (server_args.py 0.5.0rc2 :473, 0.5.1 :507, 0.5.5 :1248, 0.5.14 :4640; "
-        "arg_groups/overrides.py 0.5.15 :1577, 0.5.16 :1739), or 16, 32, 64 or 128 from 0.5.17 (:2092; 0.5.23 "
-        ":1185)"
-    ),
-    stage="startup",
-    reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
-    prevents="TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64.",
-    source=f"{OVERRIDES}, _mla_backend_page_constraints",
-    docs="""Checks that `--page-size` is one trtllm_mha supports when any phase (or the draft) uses it:
-16, 32, 64 or 128 (sglang >= 0.5.17; 16, 32 or 64 before).
-
-SGLang does not refuse another size: it logs a warning and uses 64. That rewrite is reported as a warning
-so that what runs is what was asked for.""",
-    fix_title="Pass --page-size 64 (or 16, 32, 128)",
-)
-def trtllm_mha_page(cfg, target):
-    if "trtllm_mha" not in cfg.backends and cfg.draft_attention_backend != "trtllm_mha":
-        return skipped("applies to the trtllm_mha backend")
-    return _page_snap(cfg, declared(target, "trtllm_mha"))
-
-
-@rule(
     id="trtllm-mha-page128-gqa",
     title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
     engine="sglang",
@@ -268,34 +224,6 @@ def trtllm_mha_page128_gqa(cfg, target):
 
 
 # --- MLA vs MHA ---------------------------------------------------------------------------------------------
-
-
-@rule(
-    id="trtllm-mha-mla-model",
-    title="An MLA model cannot use trtllm_mha",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: 'trtllm_mha backend can only be used with non-MLA models.' when the model "
-        "runner builds the backend in every release (model_runner.py _get_attention_backend_from_str through "
-        "0.5.2, attention_registry.py create_trtllm_mha_backend from 0.5.3, :278-281 in 0.5.23)"
-    ),
-    backends=("trtllm_mha",),
-    stage="init",
-    prevents="trtllm_mha backend can only be used with non-MLA models.",
-    source=f"{REGISTRY}, create_trtllm_mha_backend",
-    docs="""Checks that an MLA model (DeepSeek V2/V3, Kimi K2, ...: config.json `kv_lora_rank`, or `--feature mla`)
-is not served by trtllm_mha (prefill or decode).
-
-trtllm_mha implements attention over full K/V heads only; its factory raises when the model runner starts.
-The MLA counterpart is trtllm_mla on Blackwell, fa3 or flashmla on Hopper. (hpc_ops, the other MHA-only
-backend, is covered by hpc-ops-model.)""",
-    fix_title="Use --attention-backend trtllm_mla (Blackwell), fa3 or flashmla (SM90), or triton",
-)
-def trtllm_mha_mla_model(cfg, target):
-    if not cfg.mla or declared(target, "trtllm_mha").mla:
-        return passed("a non-MLA model on trtllm_mha", "a non-MLA model")
-    return failed("an MLA model on trtllm_mha", "an MLA backend", [f"--attention-backend {_mla_fallback(target)}"])
 
 
 # Factories that refuse an MHA model (attention_registry.py); tokenspeed_mla's existed 0.5.12-0.5.22.
@@ -374,40 +302,6 @@ def flashmla_mha_model(cfg, target):
 
 
 # --- TRT-LLM MLA ----------------------------------------------------------------------------------------------
-
-
-@rule(
-    id="trtllm-mla-arch",
-    title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the same ValueError in every release; the arch "
-        "test is is_sm100_supported() through 0.5.4 (0.5.1 server_args.py:479-481), is_blackwell_supported() "
-        "from 0.5.4.post3 (majors 10 and 12 through 0.5.8, 10/11/12 from 0.5.9), "
-        "arg_groups/overrides.py:1209-1213 in 0.5.23: eras of trtllm_mla in rules/engines/sglang/capabilities.py"
-    ),
-    stage="startup",
-    prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
-    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; utils/common.py is_blackwell",
-    docs="""Checks that trtllm_mla (attention or decode backend) runs on a GPU SGLang's is_blackwell probe
-accepts: compute capability 10.x, 11.x or 12.x (11.x only since sglang 0.5.9) with torch CUDA >= 12.8.
-
-SGLang refuses it at start-up elsewhere: Hopper uses fa3 or flashmla for MLA, older GPUs triton. Before
-0.5.9 the message read "(SM100)" and is_blackwell accepted majors 10 and 12 only, so Jetson Thor (SM110)
-was refused.""",
-    fix_title="Use --attention-backend fa3 or flashmla (SM90), or triton",
-)
-def trtllm_mla_arch(cfg, target):
-    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
-        return skipped("applies to the trtllm_mla backend")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    majors = declared(target, "trtllm_mla").archs
-    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(majors))
-    if target.major in majors:
-        return passed(gpu(target), need)
-    return failed(f"trtllm_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
 
 
 @rule(
@@ -497,31 +391,6 @@ def trtllm_mla_kv_dtype(cfg, target):
     )
 
 
-@rule(
-    id="trtllm-mla-page",
-    title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: the same page_size not in [32, 64] -> 64 rewrite for --attention-backend / "
-        "--decode-attention-backend trtllm_mla in every release (0.5.1 server_args.py:483-488, "
-        "arg_groups/overrides.py:1154-1163 in 0.5.23; bench/release_walk.py grep)"
-    ),
-    stage="startup",
-    reason="SGLang silently changes the page size (a logged warning).",
-    prevents="TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
-    source=f"{OVERRIDES}, _mla_backend_page_constraints",
-    docs="""Checks that `--page-size` is 32 or 64 when trtllm_mla is the attention or decode backend.
-
-SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning.""",
-    fix_title="Pass --page-size 64 (or 32)",
-)
-def trtllm_mla_page(cfg, target):
-    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
-        return skipped("applies to the trtllm_mla backend")
-    return _page_snap(cfg, declared(target, "trtllm_mla"))
-
-
 # --- CuTe DSL MLA and TokenSpeed MLA ------------------------------------------------------------------------
 
 
@@ -576,41 +445,6 @@ def cutedsl_mla_decode_only(cfg, target):
 
 
 @rule(
-    id="cutedsl-mla-arch",
-    title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
-    engine="sglang",
-    versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23: raise unless is_sm100 (major 10) whenever a phase names cutedsl_mla, the block read in "
-        "every wheel: in _handle_attention_backend_compatibility through 0.5.14 (server_args.py :2946 in 0.5.13, :4590 "
-        "in 0.5.14), then arg_groups/overrides.py (:1647 in 0.5.15, :1269 in 0.5.19, :1307 in 0.5.20, :1246 in 0.5.23);"
-        " cutedsl_mla is not a choice before 0.5.13"
-    ),
-    backends=("cutedsl_mla", "tokenspeed_mla"),
-    stage="startup",
-    prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
-    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
-    docs="""Checks that cutedsl_mla (any phase; in sglang 0.5.23 also its deprecated alias tokenspeed_mla) runs
-on a compute-capability 10.x GPU (is_sm100: major 10, torch CUDA >= 12.8).
-
-SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm_mla does accept.""",
-    fix_title="Use --attention-backend trtllm_mla (SM110/SM12x), fa3 (SM90) or triton",
-)
-def cutedsl_mla_arch(cfg, target):
-    if not _cutedsl_phases(cfg, target):
-        return skipped(NOT_CUTEDSL)
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major in declared(target, "cutedsl_mla").archs:
-        return passed(gpu(target), "compute capability 10.x")
-    return failed(
-        f"cutedsl_mla on {gpu(target)}",
-        "compute capability 10.x (SM100/SM103)",
-        [f"--attention-backend {_mla_fallback(target)}"],
-    )
-
-
-@rule(
     id="cutedsl-mla-kv-dtype",
     title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
     engine="sglang",
@@ -643,69 +477,8 @@ def cutedsl_mla_kv_dtype(cfg, target):
     )
 
 
-@rule(
-    id="cutedsl-mla-page",
-    title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
-    engine="sglang",
-    versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23: page_size not in [32, 64] -> 64 with a warning in every release (server_args.py:2950 in "
-        "0.5.13, :4594 in 0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1567 in 0.5.15, :1175 in "
-        "0.5.19, :1213 in 0.5.20, :1171 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
-    ),
-    backends=("cutedsl_mla", "tokenspeed_mla"),
-    stage="startup",
-    reason="SGLang silently changes the page size (a logged warning).",
-    prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
-    source=f"{OVERRIDES}, _mla_backend_page_constraints",
-    docs="""Checks that `--page-size` is 32 or 64 when cutedsl_mla serves any phase.
-
-SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning.""",
-    fix_title="Pass --page-size 64 (or 32)",
-)
-def cutedsl_mla_page(cfg, target):
-    if not _cutedsl_phases(cfg, target):
-        return skipped(NOT_CUTEDSL)
-    return _page_snap(cfg, declared(target, "cutedsl_mla"))
-
-
 def _tokenspeed(cfg) -> bool:
     return "tokenspeed_mla" in (cfg.attention_backend, cfg.decode_backend)
-
-
-@rule(
-    id="tokenspeed-mla-arch",
-    title="tokenspeed_mla needs a Blackwell GPU (sglang 0.5.12-0.5.22)",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.22: raise unless is_blackwell when attention or decode names tokenspeed_mla, the block read "
-        "in every wheel (server_args.py:2739 in 0.5.12, :4567 in 0.5.14; arg_groups/overrides.py:1609 in 0.5.15, :1231 "
-        "in 0.5.19 as get_platform().is_blackwell, :1155 in 0.5.21, :1174 in 0.5.22); in 0.5.23 tokenspeed_mla is an "
-        "alias of cutedsl_mla (no such check)"
-    ),
-    stage="startup",
-    prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
-    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (sglang 0.5.12-0.5.22)",
-    docs="""Checks that tokenspeed_mla runs on a Blackwell GPU (is_blackwell: compute capability 10.x, 11.x, 12.x)
-on sglang 0.5.12-0.5.22, where it is its own backend.
-
-SGLang refuses it at start-up elsewhere. From sglang 0.5.23 tokenspeed_mla is a deprecated alias of
-cutedsl_mla, judged by cutedsl-mla-arch (SM100 only) instead.""",
-    fix_title="Use --attention-backend trtllm_mla (Blackwell), fa3 or flashmla (SM90), or triton",
-)
-def tokenspeed_mla_arch(cfg, target):
-    if not _tokenspeed(cfg):
-        return skipped("applies to the tokenspeed_mla backend")
-    if _renamed(target):
-        return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-arch)")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    majors = declared(target, "tokenspeed_mla").archs
-    need = "compute capability " + ", ".join(f"{m}.x" for m in sorted(majors))
-    if target.major in majors:
-        return passed(gpu(target), need)
-    return failed(f"tokenspeed_mla on {gpu(target)}", need, [f"--attention-backend {_mla_fallback(target)}"])
 
 
 @rule(
@@ -747,103 +520,7 @@ def tokenspeed_mla_kv_dtype(cfg, target):
     )
 
 
-@rule(
-    id="tokenspeed-mla-page",
-    title="tokenspeed_mla page size: SGLang snaps unsupported sizes to 64 (sglang 0.5.12-0.5.22)",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.22: page_size not in [32, 64] -> 64 with a warning (server_args.py:2743 in 0.5.12, :4571 in "
-        "0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1557 in 0.5.15, :1165 in 0.5.19, :1092 in "
-        "0.5.21, :1111 in 0.5.22), the block read in every wheel; gone in 0.5.23 (alias of cutedsl_mla)"
-    ),
-    stage="startup",
-    reason="SGLang silently changes the page size (a logged warning).",
-    prevents="tokenspeed_mla only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
-    source=f"{OVERRIDES}, _mla_backend_page_constraints (0.5.15-0.5.22; server_args.py 0.5.12-0.5.14)",
-    docs="""Checks that `--page-size` is 32 or 64 when tokenspeed_mla is the attention or decode backend, on
-sglang 0.5.12-0.5.22, where it is its own backend.
-
-SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning. From sglang
-0.5.23 tokenspeed_mla is renamed to cutedsl_mla, whose identical snap is judged by cutedsl-mla-page.""",
-    fix_title="Pass --page-size 64 (or 32)",
-)
-def tokenspeed_mla_page(cfg, target):
-    if not _tokenspeed(cfg):
-        return skipped("applies to the tokenspeed_mla backend")
-    if _renamed(target):
-        return skipped("tokenspeed_mla is an alias of cutedsl_mla since sglang 0.5.23 (rule cutedsl-mla-page)")
-    return _page_snap(cfg, declared(target, "tokenspeed_mla"))
-
-
 # --- FlashMLA, CUTLASS MLA ----------------------------------------------------------------------------------
-
-
-@rule(
-    id="flashmla-arch",
-    title="flashmla needs an SM90 (Hopper) GPU",
-    engine="sglang",
-    versions="sglang>=0.5.4.post3",
-    verified=(
-        "sglang 0.5.4.post3-0.5.23: the flashmla backend decodes with FlashMLA's dense kernel and SGLang has no "
-        "start-up arch check: sgl_kernel.flash_mla in 0.5.4.post3-0.5.22 (flashmla_backend.py:12, :13 from "
-        "0.5.13), sglang.kernels.ops.attention.flash_mla_interface over sgl-flash-mla 1.0.0 in 0.5.23 (:14, its "
-        "legacy dense kernels). The pinned kernel builds: sgl-kernel 0.3.16.post4 (0.5.4.post3) ... 0.3.21 "
-        "(0.5.8-0.5.9), sglang-kernel 0.4.1 (0.5.10) ... 0.4.9 (0.5.22), sgl-flash-mla 1.0.0 (0.5.23); read "
-        "(strings of flashmla_ops.abi3.so, flash_mla/_C_legacy.abi3.so) in sgl-kernel 0.3.16.post4, sglang-kernel "
-        "0.4.9 and sgl-flash-mla 1.0.0: dense decode SM90 only, SM100 only sparse; the pins between not read. "
-        "0.5.0rc2-0.5.4 import the standalone flash_mla package, which the wheels do not pin, so they are not judged"
-    ),
-    backends=("flashmla",),
-    needs_gpu=True,
-    stage="runtime",
-    reason="SGLang has no start-up check: FlashMLA's dense decode kernels are SM90 only and fail at the first "
-    "decode (after weights load) on other GPUs, Blackwell included.",
-    prevents="Dense decode MLA is only supported on SM90a architecture",
-    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py (flash_mla_with_kvcache, dense); "
-    "sgl-kernel sgl_kernel/flash_mla.py and flashmla_ops (FlashMLA csrc); sgl-flash-mla flash_mla (0.5.23)",
-    docs="""Checks that flashmla runs on a compute-capability 9.x (Hopper) GPU.
-
-SGLang's flashmla backend decodes dense MLA through FlashMLA (vendored in sgl-kernel up to sglang 0.5.22,
-the sgl-flash-mla package in 0.5.23). FlashMLA's SM100 kernels are sparse-attention ones (DeepSeek V3.2's DSA
-backends use them); dense decode has SM90 kernels only, and the kernel refuses other GPUs ("BF16 Dence MLA
-is not supported on SM100" in sgl-kernel 0.3.16.post4, "Dense decode MLA is only supported on SM90a
-architecture" in sglang-kernel 0.4.9). SGLang accepts the backend on any GPU at start-up, so the failure
-comes at the first decode. Read from the kernel builds, not seen on a Blackwell GPU.""",
-    fix_title="Use --attention-backend trtllm_mla (Blackwell) or triton",
-)
-def flashmla_arch(cfg, target):
-    if target.major in declared(target, "flashmla").archs:
-        return passed(gpu(target), "compute capability 9.x")
-    return failed(
-        f"flashmla on {gpu(target)}", "compute capability 9.x", [f"--attention-backend {_mla_fallback(target)}"]
-    )
-
-
-@rule(
-    id="flashmla-page",
-    title="flashmla page size: SGLang forces 64",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: the same flashmla page_size -> 64 rewrite for --attention-backend / "
-        "--decode-attention-backend flashmla in every release (server_args.py in 0.5.1-0.5.14, "
-        "arg_groups/overrides.py:1146-1152 in 0.5.23; bench/release_walk.py grep)"
-    ),
-    stage="startup",
-    reason="SGLang silently changes the page size (a logged warning).",
-    prevents="FlashMLA only supports a page_size of 64, change page_size to 64.",
-    source=f"{OVERRIDES}, _mla_backend_page_constraints",
-    docs="""Checks that `--page-size` is 64 when flashmla is the attention or decode backend.
-
-SGLang forces 64 whatever was given (logging a warning even when it was 64 already); a different explicit
-size is reported as a warning.""",
-    fix_title="Pass --page-size 64",
-)
-def flashmla_page(cfg, target):
-    if "flashmla" not in (cfg.attention_backend, cfg.decode_backend):
-        return skipped("applies to the flashmla backend")
-    return _page_snap(cfg, declared(target, "flashmla"))
 
 
 def _cutlass_mla(cfg, target):
@@ -852,45 +529,6 @@ def _cutlass_mla(cfg, target):
     if declared(target, "cutlass_mla").removed:
         return skipped("cutlass_mla was removed in sglang 0.5.20 (not an --attention-backend choice)")
     return None
-
-
-@rule(
-    id="cutlass-mla-arch",
-    title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode calls sgl-kernel's cutlass_mla_decode in every "
-        "release that has the backend (cutlass_mla_backend.py :277 in 0.5.0rc2-0.5.12.post1, :242-243 after), and "
-        "no release checks the arch for cutlass_mla at start-up (server_args.py / arg_groups: the page size only, "
-        "read in 0.5.0rc2, 0.5.1, 0.5.3, 0.5.4, 0.5.5, 0.5.10, 0.5.15, 0.5.19); from 0.5.20 it is not a choice"
-    ),
-    stage="runtime",
-    reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
-    "first decode (after weights load) elsewhere.",
-    source="sglang: layers/attention/cutlass_mla_backend.py (sgl-kernel cutlass_mla_decode); vllm: "
-    "Sm100CutlassMLABackend / csrc/attention/mla/sm100_cutlass_mla_kernel.cu",
-    docs="""Checks that cutlass_mla runs on a compute-capability 10.x GPU, on sglang releases that still have it
-(<= 0.5.19; it is no longer an --attention-backend choice from 0.5.20).
-
-The CUTLASS MLA decode kernel (sgl-kernel's cutlass_mla_decode, vLLM's sm100_cutlass_mla_decode) is written
-for SM100's tensor-core generation; sgl-kernel's tests skip below compute capability 10.0 ("Cutlass MLA
-Requires compute capability of 100 or above") and builds for SM120 have been reported failing at run time
-("runMla ... Error Internal"). SGLang accepts the backend at start-up, so the failure comes at the first
-decode.""",
-    fix_title="Use --attention-backend trtllm_mla (Blackwell) or fa3 / flashmla (SM90)",
-)
-def cutlass_mla_arch(cfg, target):
-    not_applicable = _cutlass_mla(cfg, target)
-    if not_applicable:
-        return not_applicable
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major in declared(target, "cutlass_mla").archs:
-        return passed(gpu(target), "compute capability 10.x")
-    return failed(
-        f"cutlass_mla on {gpu(target)}", "compute capability 10.x", [f"--attention-backend {_mla_fallback(target)}"]
-    )
 
 
 @rule(
@@ -933,32 +571,6 @@ def cutlass_mla_fp8_kv(cfg, target):
         "a KV cache in the model dtype (the query's)",
         ["--attention-backend trtllm_mla"],
     )
-
-
-@rule(
-    id="cutlass-mla-page",
-    title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.19: the same cutlass_mla page_size -> 128 rewrite in every release that has the "
-        "backend (server_args.py, then arg_groups/overrides.py; bench/release_walk.py grep); cutlass_mla is "
-        "no longer a choice from 0.5.20 (general-backend-removed)"
-    ),
-    stage="startup",
-    reason="SGLang silently changes the page size (a logged warning).",
-    prevents="Cutlass MLA only supports a page_size of 128, change page_size to 128.",
-    source=f"{OVERRIDES}, _mla_backend_page_constraints (sglang 0.5.15-0.5.19; server_args.py before)",
-    docs="""Checks that `--page-size` is 128 when cutlass_mla is the attention or decode backend (sglang <= 0.5.19).
-
-SGLang forces 128 whatever was given; a different explicit size is reported as a warning.""",
-    fix_title="Pass --page-size 128",
-)
-def cutlass_mla_page(cfg, target):
-    not_applicable = _cutlass_mla(cfg, target)
-    if not_applicable:
-        return not_applicable
-    return _page_snap(cfg, declared(target, "cutlass_mla"))
 
 
 # --- decode context parallelism (--dcp-size > 1) on the MLA decode kernels ----------------------------------

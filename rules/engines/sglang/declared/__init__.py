@@ -1,0 +1,1 @@
+"""Rules generated from SGLang's backend declarations: rows of gate.Gate, judged by gate.judge."""

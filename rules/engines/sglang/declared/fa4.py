@@ -1,0 +1,144 @@
+"""fa4's gates generated from its declaration: archs, paged KV and score_mod by arch, head dims by arch.
+
+Each row names one fact of fa4's declaration (rules/engines/sglang/capabilities.py); gate.judge judges it through
+the validator (rules/engines/sglang/reasons.py), which words what the fact requires.
+"""
+
+from attn_preflight.rules.engines.sglang.capabilities import FA4_INTERFACE, SGLANG_BACKENDS
+from attn_preflight.rules.engines.sglang.declared.gate import Fallback, Gate, gate_rules
+from attn_preflight.rules.engines.sglang.reasons import head_dims_text
+
+INTERFACE = FA4_INTERFACE
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+TRITON = Fallback(mha=("triton",), mla=("triton",))
+_FA4 = SGLANG_BACKENDS["fa4"]
+SM90_HEAD_DIMS = head_dims_text(_FA4.head_dims[9], _FA4.head_dim_multiple)
+SM100_HEAD_DIMS = head_dims_text(_FA4.head_dims[10], _FA4.head_dim_multiple)
+
+ROWS = (
+    Gate(
+        id="fa4-arch",
+        title="fa4 runs on SM80 and newer",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23 (SGLang's vendored FA4; 0.5.10-0.5.15 import the flash-attn-4 wheel): 0.5.16 "
+        "jit_kernel/flash_attn/cute/interface.py:490-496 asserts arch // 10 in 8..12 (0.5.16/0.5.17 run SM12x "
+        "on the SM120 kernel); from 0.5.18 8..11 or a forward host (0.5.19 :579-582, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:621-624), SM12x through fa4_sm120. The accepted "
+        "majors are 8-12 in every one",
+        stage="runtime",
+        prevents="Unsupported compute capability. Supported: 8.x, 9.x, 10.x, 11.x, and architectures registered "
+        "through the forward-host bridge",
+        source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/dispatch.py, get_forward_host",
+        docs="""Checks that `fa4` runs on a GPU flash_attn.cute has kernels for: SM8x, SM90, SM10x, SM11x in the
+interface, SM12x through SGLang's SM120 forward host.
+
+SGLang's fa4 factory has no arch check; the kernel interface asserts at the first forward. Volta/Turing
+(SM70/SM75) and unknown future archs fail. The flash-attn-4 4.0.0b36 wheel lists 8.x-12.x in its message.""",
+        fix_title="Use --attention-backend triton on pre-Ampere GPUs",
+        backend="fa4",
+        fact="archs",
+        fix=TRITON,
+        backends=("fa4",),
+        needs_gpu=True,
+    ),
+    Gate(
+        id="fa4-paged-kv-sm8x",
+        title="fa4 cannot serve a paged KV cache on SM8x",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23: 'paged KV not supported on SM 8.0' / 'SplitKV not supported on SM 8.0' in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1202-1203, 0.5.19 "
+        ":1384-1385, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1431-1432)",
+        stage="runtime",
+        prevents="paged KV not supported on SM 8.0",
+        source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
+        docs="""Checks that `fa4` is not used on SM80/SM86/SM89.
+
+FA4's SM8x forward kernel has no paged-KV path ("paged KV not supported on SM 8.0", also "SplitKV not
+supported on SM 8.0"), and SGLang always reads the KV cache through a page table, even with page size 1,
+so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits.""",
+        fix_title="Use --attention-backend fa3 (MHA), flashinfer or triton on SM8x",
+        backend="fa4",
+        fact="feature_archs:paged_kv",
+        fix=Fallback(mha=("fa3", "flashinfer"), mla=("triton",)),
+        backends=("fa4",),
+        needs_gpu=True,
+        within_archs=True,
+    ),
+    Gate(
+        id="fa4-head-dim-sm90",
+        title=f"fa4 head dims on SM90: {SM90_HEAD_DIMS}",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23: _validate_head_dims on SM90 in every vendored interface; 8..256 in "
+        "0.5.16-0.5.21 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109), (512, 512) added in 0.5.22 "
+        "(0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:130-141), read by "
+        "rules/engines/sglang/capabilities.py (fa4's head_dims, an era before 0.5.22)",
+        stage="runtime",
+        prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
+        "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
+        source=f"{INTERFACE}, _validate_head_dims",
+        docs=f"""Checks every layer type's (head_dim, v_head_dim) against FA4's SM90 kernels as fa4's declaration
+gives them: {SM90_HEAD_DIMS} (SGLang's newest verified release; older releases as declared for them).
+
+The check runs at the first forward. SGLang's vendored copy takes (512, 512) from 0.5.22; the flash-attn-4
+4.0.0b36 wheel allows 8..256 only. MLA models are judged on their prefill shape (192, 128) here; their
+decode needs SM100/SM110 (rule fa4-mla-arch).""",
+        fix_title="Use --attention-backend fa3 or flashinfer for this model on SM90",
+        backend="fa4",
+        fact="head_dims",
+        fix=Fallback(mha=("fa3", "flashinfer"), mla=("fa3", "flashinfer")),
+        backends=("fa4",),
+        needs_model=True,
+        majors=(9,),
+    ),
+    Gate(
+        id="fa4-head-dim-sm100",
+        title=f"fa4 head dims on SM100/SM110: {SM100_HEAD_DIMS}",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23: _validate_head_dims on SM100/SM110 unchanged (0.5.16 "
+        "jit_kernel/flash_attn/cute/interface.py:110-122, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:142-152: <= 128, (192, 128), (64|hd, 512), (256, "
+        "256))",
+        stage="runtime",
+        prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
+        "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
+        "(256, 256) for hd256.",
+        source=f"{INTERFACE}, _validate_head_dims",
+        docs=f"""Checks every layer type's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels as fa4's
+declaration gives them: {SM100_HEAD_DIMS} (DeepSeek's (192, 128), the absorbed-MLA (64, 512) and the
+dedicated hd256 kernel's (256, 256) among the shapes).
+
+Other shapes (e.g. head_dim 160, 192/192, 256 with a different V dim) have no SM100 kernel and fail at the
+first forward. The flash-attn-4 4.0.0b36 wheel has the same rule.""",
+        fix_title="Use --attention-backend trtllm_mha or flashinfer for this model on SM100",
+        backend="fa4",
+        fact="head_dims",
+        fix=Fallback(mha=("trtllm_mha", "flashinfer"), mla=("trtllm_mha", "flashinfer")),
+        backends=("fa4",),
+        needs_model=True,
+        majors=(10, 11),
+    ),
+    Gate(
+        id="fa4-score-mod-sm8x",
+        title="A custom score_mod on fa4 needs SM90 or newer",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23: 'Custom user-provided score_mod is not supported on SM8x architectures.' in "
+        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:736, 0.5.19 :911, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:956)",
+        stage="runtime",
+        prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
+        source=f"{INTERFACE}, _flash_attn_fwd",
+        docs="""Checks that a model passing a custom `score_mod` (Inkling, `--feature score_mod`) to `fa4` does not
+run on SM8x.
+
+FA4's SM8x kernel cannot take a user score_mod (soft-capping, which FA4 turns into a built-in score_mod,
+is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36 wheel raises the same.""",
+        fix_title="Use --attention-backend triton on SM8x",
+        backend="fa4",
+        fact="feature_archs:score_mod",
+        fix=TRITON,
+        backends=("fa4",),
+        within_archs=True,
+    ),
+)
+
+gate_rules(__name__, ROWS)

@@ -1,0 +1,102 @@
+"""One validator over SGLang's backend declarations: every reason a backend refuses a query.
+
+As vLLM's validate_configuration (rules/engines/vllm/capabilities.py `rejections`): a backend's declaration for
+one release (capabilities.declaration) and what a launch asks of it (a Query) give every declared fact that
+refuses it, each with what the declaration requires, in words derived from the declaration. The rules generated
+from the declarations (declared/*.py) and the backends their fixes suggest read it; none restates a fact.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
+
+from attn_preflight.rules.engines.sglang.capabilities import BackendInfo, HeadDims
+
+
+class Query(NamedTuple):
+    """What a launch asks of a backend; a field left at its default is not asked."""
+
+    major: Optional[int]  # the GPU's compute-capability major; None: not known (arch facts cannot be judged)
+    mla: Optional[bool] = None
+    phase: str = ""  # "prefill" or "decode": that phase only; "": every phase the backend serves
+    kv_dtype: Optional[str] = None
+    page_size: Optional[int] = None
+    head_dims: tuple[tuple[int, int], ...] = ()  # (head_dim, v_head_dim) of every layer type
+    features: frozenset[str] = frozenset()
+
+
+class Reason(NamedTuple):
+    """One declared fact that refuses the query: `fact` is the declaration's field (with its key after a colon:
+    "feature_archs:score_mod"), `required` what it requires. `unknown`: the query lacks the GPU to judge it."""
+
+    fact: str
+    required: str
+    unknown: bool = False
+
+
+def majors_text(majors: Iterable[int]) -> str:
+    return "compute capability " + ", ".join(f"{m}.x" for m in sorted(majors))
+
+
+def head_dims_text(dims: HeadDims, multiple: int) -> str:
+    shapes = "".join(f", ({hd}, {hv})" for hd, hv in dims.shapes)
+    return f"{dims.lo}..{dims.hi}{shapes}; multiples of {multiple}"
+
+
+def _on(fact: str, majors: Optional[frozenset[int]], major: Optional[int]) -> Iterator[Reason]:
+    if majors is None:
+        return
+    if major is None:
+        yield Reason(fact, majors_text(majors), unknown=True)
+    elif major not in majors:
+        yield Reason(fact, majors_text(majors))
+
+
+def reasons(info: BackendInfo, q: Query) -> tuple[Reason, ...]:
+    """Every reason the declaration gives for refusing the query, in the declaration's field order."""
+    return tuple(_reasons(info, q))
+
+
+def _reasons(info: BackendInfo, q: Query) -> Iterator[Reason]:
+    if info.removed:
+        yield Reason("removed", f"a release that has {info.name} ({info.removed})")
+    yield from _on("archs", info.archs_for(q.phase), q.major)
+    if q.mla and not info.mla:
+        yield Reason("mla", "a non-MLA model")
+    if q.mla is False and not info.mha:
+        yield Reason("mha", "an MLA model (kv_lora_rank)")
+    if q.mla and info.mla_archs is not None:
+        yield from _on("mla_archs", info.mla_archs, q.major)
+    if q.kv_dtype is not None:
+        if info.kv_dtypes is not None and q.kv_dtype not in info.kv_dtypes:
+            yield Reason("kv_dtypes", "one of " + ", ".join(info.kv_dtypes))
+        yield from _on(f"kv_dtype_archs:{q.kv_dtype}", info.kv_dtype_archs.get(q.kv_dtype), q.major)
+    if q.page_size is not None and info.page_sizes is not None and q.page_size not in info.page_sizes:
+        yield Reason("page_sizes", "page size " + " or ".join(str(p) for p in info.page_sizes))
+    asymmetric = {"asymmetric_kv"} if any(hd != hv for hd, hv in q.head_dims) else set()
+    for feature in sorted(q.features | asymmetric | {"paged_kv"}):  # SGLang always pages its KV cache
+        yield from _on(f"feature_archs:{feature}", info.feature_archs.get(feature), q.major)
+    dims = info.head_dims.get(q.major) if q.major is not None else None
+    if dims is not None and q.head_dims and refused_head_dims(info, q.major, q.head_dims):
+        yield Reason("head_dims", head_dims_text(dims, info.head_dim_multiple))
+    for feature in sorted(q.features & info.refuses):
+        yield Reason(f"refuses:{feature}", f"no {feature}")
+    for phase in (q.phase,) if q.phase else sorted(info.phases):
+        yield from _on(f"kernel_archs:{phase}", info.kernel_archs.get(phase), q.major)
+    if q.phase and q.phase not in info.phases:
+        yield Reason("phases", " or ".join(sorted(info.phases)))
+
+
+def refused_head_dims(info: BackendInfo, major: Optional[int], shapes: Iterable[tuple[int, int]]) -> list:
+    """The (head_dim, v_head_dim) shapes the backend's kernels do not take on this major (none where the
+    declaration does not validate that major)."""
+    dims = info.head_dims.get(major) if major is not None else None
+    if dims is None:
+        return []
+    multiple = info.head_dim_multiple
+    return [(hd, hv) for hd, hv in shapes if not (dims.takes(hd, hv) and hd % multiple == 0 and hv % multiple == 0)]
+
+
+def working(declared: Mapping[str, BackendInfo], candidates: Iterable[str], q: Query) -> list[str]:
+    """The candidates the declarations give no reason to refuse for the query (unknowns refuse), in order."""
+    return [name for name in candidates if not reasons(declared[name], q)]
