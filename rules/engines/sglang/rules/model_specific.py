@@ -1,4 +1,5 @@
-"""Model-specific backend limits: the per-architecture allow-lists and asserts SGLang applies at start-up.
+"""Model-specific limits: the per-architecture asserts SGLang applies at start-up (the backend lists of model
+families are rows: attn_preflight.rules.engines.sglang.constraints.model_specific).
 
 Architectures are matched on config.json's `architectures[0]` (and `model_type` where SGLang keys on the
 config class). Verified against the sglang wheels 0.5.5 ... 0.5.23; where a list changed, the check follows
@@ -21,12 +22,8 @@ from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unkn
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.capabilities import (
     IQUEST_Q1_ARCHITECTURES,
-    LLAMA4_DEFAULT_FROM,
 )
 from attn_preflight.rules.engines.sglang.resolve import (
-    EXAONE_ARCHITECTURES,
-    LFM2_ARCHITECTURES,
-    OLMO_ARCHITECTURES,
     RAGGED_VERIFY_ENV,
     effective_page_size,
     hrm_text,
@@ -37,7 +34,6 @@ from attn_preflight.rules.knowledge import quantization as kb_quant
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
-REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 
 
@@ -45,141 +41,11 @@ def _arch(cfg) -> str:
     return cfg.model.architecture or ""
 
 
-def _outside(cfg, allowed) -> list[str]:
-    return sorted(b for b in cfg.backends if b not in allowed)
-
-
 def _backends_found(cfg) -> str:
     return cfg.backend_label() + (" (auto-selected)" if cfg.auto_backend else "")
 
 
-def _default_for(target, sm100: str, sm90: str, other: str) -> str:
-    return {10: sm100, 9: sm90}.get(target.major, other)
-
-
-def _working_swa_backend(target) -> str:
-    """The backend to suggest for EXAONE / OLMo: fa3 only where fa3 runs (SM8x/SM90)."""
-    return {10: "trtllm_mha", 9: "fa3", 8: "fa3"}.get(target.major, "triton")
-
-
-# --- GPT-OSS ----------------------------------------------------------------------------------------------
-
-GPT_OSS_BACKENDS = ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx", "intel_xpu", "aiter")
-# fa4 joined the list in 0.5.3.post3 (server_args.py); 0.5.1-0.5.3 allow triton, trtllm_mha and fa3.
-GPT_OSS_FA4_FROM = Version("0.5.3.post3")
-GPT_OSS_BEFORE_FA4 = ("triton", "trtllm_mha", "fa3")
-
-
-@rule(
-    id="model-gpt-oss-backends",
-    title="GPT-OSS needs a backend with attention sinks and sliding window",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'GptOssForCausalLM requires one of'): "
-        "server_args.py asserts supported_backends, triton/trtllm_mha/fa3 in 0.5.1-0.5.3, + fa4 from "
-        "0.5.3.post3, + ascend (0.5.8) and the other non-CUDA names later; arg_groups/model_hook.py:536 in "
-        "0.5.23"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
-    "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
-    "- Decode: {decode}\n",
-    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (GptOssForCausalLM branch)",
-    docs="""Checks that a GPT-OSS model (GptOssForCausalLM) is served, for prefill and decode, by one of
-triton, trtllm_mha, fa3, fa4 (or the non-NVIDIA ascend, intel_amx, intel_xpu, aiter).
-
-GPT-OSS layers alternate sliding-window and full attention and every layer adds learnable attention sinks.
-FlashInfer, torch_native and flex_attention implement no sinks, so SGLang asserts the list above at
-start-up (its CUDA members unchanged since 0.5.3.post3). SGLang's own default is trtllm_mha on SM100, fa3 on
-SM90 and triton elsewhere (model_overrides/gpt_oss.py). fa4 is in the list from 0.5.3.post3; 0.5.1-0.5.3
-allow triton, trtllm_mha and fa3 only.""",
-    fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
-)
-def model_gpt_oss_backends(cfg, target):
-    if _arch(cfg) != "GptOssForCausalLM":
-        return skipped("applies to GPT-OSS (GptOssForCausalLM)")
-    if not cfg.backends:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    allowed = GPT_OSS_BACKENDS if sglang_release(target) >= GPT_OSS_FA4_FROM else GPT_OSS_BEFORE_FA4
-    bad = _outside(cfg, allowed)
-    if not bad:
-        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(b for b in allowed[:4]))
-    return failed(
-        f"GPT-OSS on {', '.join(bad)}",
-        "one of " + ", ".join(GPT_OSS_BACKENDS[:4]) + " for prefill and decode",
-        [f"--attention-backend {_default_for(target, 'trtllm_mha', 'fa3', 'triton')}"],
-    )
-
-
 # --- Llama 4 ------------------------------------------------------------------------------------------------
-
-LLAMA4 = ("Llama4ForConditionalGeneration", "Llama4ForCausalLM")
-
-
-def _llama4_backends(release: Version) -> tuple[str, ...]:
-    if release >= Version("0.5.10"):
-        return ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu")
-    if release >= Version("0.5.5.post3"):
-        return ("fa3", "aiter", "triton", "trtllm_mha", "intel_xpu")
-    if release >= Version("0.5.4.post3"):
-        return ("fa3", "aiter", "triton", "trtllm_mha")
-    if release >= Version("0.5.2"):
-        return ("fa3", "aiter", "triton")
-    if release >= Version("0.5.1"):
-        return ("fa3", "aiter")
-    return ("fa3",)
-
-
-@rule(
-    id="model-llama4-backends",
-    title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'is required for Llama4 model'): the "
-        "list asserted on the Llama 4 branch of the model adjustments grows fa3 (0.5.0rc2 server_args.py:2166), "
-        "+ aiter (0.5.1 :2279-2282), + triton (0.5.2 :2494-2498), + trtllm_mha (0.5.4.post3 :988-993), + "
-        "intel_xpu (0.5.5.post3 :1028-1034), + ascend (0.5.10 :1851-1858; arg_groups/model_hook.py:630 in "
-        "0.5.23); before 0.5.6 no default is picked first (0.5.5 :999-1005: the assert reads --attention-backend "
-        "as given; sglang 0.5.5's own resolution rejects Llama 4 without a backend on every GPU), from 0.5.6 "
-        "SGLang picks trtllm_mha / fa3 / triton itself (:1125-1139)"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
-    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Llama4 branch)",
-    docs="""Checks that a Llama 4 model (Llama4ForConditionalGeneration / Llama4ForCausalLM) on a GPU is served by
-fa3, trtllm_mha or triton (or the non-NVIDIA aiter, ascend, intel_xpu).
-
-Llama 4 interleaves chunked local attention (attention_chunk_size) with global NoPE layers; only these
-backends implement the chunked mask, so SGLang asserts the list at start-up. fa4 and flashinfer are not
-in it. History: fa3 only in 0.5.0rc2, aiter from 0.5.1, triton from 0.5.2, trtllm_mha from 0.5.4.post3,
-intel_xpu from 0.5.5.post3, ascend from 0.5.10. SGLang's default is trtllm_mha on SM100, fa3 on SM90, triton
-elsewhere (model_overrides/llama4.py), from 0.5.6: before, the list is asserted on --attention-backend as
-given, so a Llama 4 launch without one fails on every GPU.""",
-    fix_title="Use --attention-backend fa3 (SM90), trtllm_mha (SM100) or triton",
-)
-def model_llama4_backends(cfg, target):
-    if _arch(cfg) not in LLAMA4:
-        return skipped("applies to Llama 4 (Llama4ForConditionalGeneration / Llama4ForCausalLM)")
-    if not cfg.backends:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    release = sglang_release(target)
-    allowed = _llama4_backends(release)
-    preferred = _default_for(target, "trtllm_mha", "fa3", "triton")
-    fix = [f"--attention-backend {preferred if preferred in allowed else allowed[0]}"]
-    if cfg.auto_backend and release < LLAMA4_DEFAULT_FROM:
-        return failed(
-            f"Llama 4 without --attention-backend on sglang {release} (it picks no default first)",
-            "--attention-backend one of " + ", ".join(allowed),
-            fix,
-        )
-    bad = _outside(cfg, allowed)
-    if not bad:
-        return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
-    return failed(f"Llama 4 on {', '.join(bad)}", "one of " + ", ".join(allowed), fix)
 
 
 @rule(
@@ -222,64 +88,7 @@ def model_llama4_chunk_size(cfg, target):
     )
 
 
-# --- Gemma ------------------------------------------------------------------------------------------------
-
-GEMMA4 = ("Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4UnifiedForConditionalGeneration")
-
-
-def _gemma4_backends(release: Version) -> tuple[str, ...]:
-    if release >= Version("0.5.22"):
-        return ("trtllm_mha", "triton", "fa4", "ascend", "intel_xpu", "intel_amx", "aiter")
-    if release >= Version("0.5.20"):
-        return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx", "aiter")
-    if release >= Version("0.5.18"):
-        return ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx")
-    if release >= Version("0.5.14"):
-        return ("trtllm_mha", "triton", "ascend", "intel_xpu")
-    return ("trtllm_mha", "triton", "intel_xpu")
-
-
-@rule(
-    id="model-gemma4-backends",
-    title="Gemma 4 needs trtllm_mha, triton or fa4",
-    engine="sglang",
-    versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23: the accepted_backends tuple asserted for the three Gemma 4 architectures, read "
-        "in each release: trtllm_mha, triton, intel_xpu in 0.5.13 (server_args.py:2395-2400, the first release "
-        "with the branch); + ascend from 0.5.14 (:4078-4083; 0.5.17 :5459-5464, its message still naming three); "
-        "+ intel_amx from 0.5.18 (:5672-5683; arg_groups/model_hook.py:484-494 in 0.5.19); + aiter from 0.5.20 "
-        "(model_hook.py:546-557, 0.5.21 :606-617); + fa4 from 0.5.22 (:640-652; 0.5.23 :646-658)"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
-    "got prefill={prefill}, decode={decode}",
-    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Gemma4 branch); {OVERRIDES_DIR}/gemma4.py",
-    docs="""Checks that a Gemma 4 model (Gemma4ForConditionalGeneration, Gemma4ForCausalLM,
-Gemma4UnifiedForConditionalGeneration) is served, for prefill and decode, by trtllm_mha, triton or fa4 (or
-the non-NVIDIA ascend, intel_xpu, intel_amx, aiter).
-
-Gemma 4 mixes sliding and global layers with different head dims; SGLang asserts this list at start-up.
-History: fa4 was added in 0.5.22, aiter in 0.5.20, intel_amx in 0.5.18, ascend in 0.5.14; 0.5.13 allowed only
-trtllm_mha, triton, intel_xpu. fa3 and flashinfer were never allowed. SGLang's default is trtllm_mha on
-SM100 and triton elsewhere.""",
-    fix_title="Use --attention-backend trtllm_mha (SM100) or triton",
-)
-def model_gemma4_backends(cfg, target):
-    if _arch(cfg) not in GEMMA4:
-        return skipped("applies to Gemma 4")
-    if not cfg.backends:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    allowed = _gemma4_backends(sglang_release(target))
-    bad = _outside(cfg, allowed)
-    if not bad:
-        return passed(_backends_found(cfg), "prefill and decode in " + ", ".join(allowed))
-    return failed(
-        f"Gemma 4 on {', '.join(bad)}",
-        "prefill and decode in " + ", ".join(allowed),
-        [f"--attention-backend {'trtllm_mha' if target.major == 10 else 'triton'}"],
-    )
+# --- Soft-capping ---------------------------------------------------------------------------------------
 
 
 @rule(
@@ -325,229 +134,6 @@ def model_softcap_backend(cfg, target):
             fix,
         )
     return passed(_backends_found(cfg), "a backend that applies logit_cap")
-
-
-# --- Exaone, Olmo, LFM2 -------------------------------------------------------------------------------------
-
-EXAONE_BACKENDS = ("fa3", "triton", "trtllm_mha")
-# From this release the assert reads the resolved backend; before, --attention-backend as given (None when omitted:
-# SGLang picks its default only after the model checks).
-EXAONE_RESOLVED_BACKEND_SINCE = Version("0.5.15")
-
-
-@rule(
-    id="model-exaone-swa-backends",
-    title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
-    engine="sglang",
-    versions="sglang>=0.5.9",
-    verified=(
-        "sglang 0.5.9-0.5.23: the accepted list ['fa3', 'triton', 'trtllm_mha'] asserted when "
-        "sliding_window_pattern is set, the block read in every wheel: on self.attention_backend in "
-        "_handle_model_specific_adjustments in 0.5.9-0.5.14 (server_args.py:1496-1498 in 0.5.9, :4116 in 0.5.14), "
-        "which runs before _handle_attention_backend_compatibility picks the default, so an omitted flag fails "
-        "('but got None'); on resolved_view(...).attention_backend from 0.5.15 (server_args.py:4159 in 0.5.15, "
-        ":5702 in 0.5.18; arg_groups/model_hook.py:513 in 0.5.19, :575 in 0.5.20, :680 in 0.5.23); "
-        "ExaoneMoeForCausalLM is in the branch from 0.5.22 (:674); the branch is absent in 0.5.8"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
-    "but got {backend}",
-    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Exaone branch); {OVERRIDES_DIR}/exaone.py",
-    docs="""Checks that an EXAONE 4 / EXAONE MoE model is served by fa3, triton or trtllm_mha.
-
-SGLang applies this when the config's `sliding_window_pattern` is set, which transformers 5.19 (the release
-sglang 0.5.23 pins) always does for these configs: 4 by default, 0 without a window. Its hybrid
-sliding-window layers are only implemented by those backends (SGLang also disables hybrid-SWA
-memory for it). SGLang's default is trtllm_mha on SM100 and fa3 on any other GPU of SM80 or newer, which
-fa3's own arch check then refuses on SM110/SM120 (rule fa3-arch): pass triton there. Before sglang 0.5.15 the
-assert runs before SGLang picks its default, so the flag must be given.""",
-    fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
-)
-def model_exaone_swa_backends(cfg, target):
-    if _arch(cfg) not in EXAONE_ARCHITECTURES:
-        return skipped("applies to EXAONE 4 / EXAONE MoE")
-    release = sglang_release(target)
-    if cfg.auto_backend and release < EXAONE_RESOLVED_BACKEND_SINCE:
-        return failed(
-            f"{_arch(cfg)} without --attention-backend on sglang {release} (its assert reads the flag as given)",
-            "--attention-backend " + ", ".join(EXAONE_BACKENDS),
-            [f"--attention-backend {_working_swa_backend(target)}"],
-        )
-    if not cfg.backends:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    bad = _outside(cfg, EXAONE_BACKENDS)
-    if not bad:
-        return passed(_backends_found(cfg), "one of " + ", ".join(EXAONE_BACKENDS))
-    return failed(
-        f"{_arch(cfg)} on {', '.join(bad)}",
-        "one of " + ", ".join(EXAONE_BACKENDS),
-        [f"--attention-backend {_working_swa_backend(target)}"],
-    )
-
-
-@rule(
-    id="model-olmo-flashinfer",
-    title="OLMo 2/3 must not use FlashInfer",
-    engine="sglang",
-    versions="sglang>=0.5.4",
-    verified=(
-        "sglang 0.5.4-0.5.23: the same assert attention_backend != flashinfer for Olmo3 in every release from "
-        "the first with it (server_args.py in 0.5.4-0.5.14, arg_groups/model_hook.py:690 in 0.5.23; "
-        "bench/release_walk.py grep)"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
-    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Olmo2ForCausalLM branch); "
-    "configs/olmo3.py (Olmo3ForCausalLM is served as Olmo2ForCausalLM)",
-    docs="""Checks that an OLMo 2 / OLMo 3 model (Olmo2ForCausalLM; SGLang maps Olmo3ForCausalLM configs onto it)
-is not served by flashinfer.
-
-OLMo 3 uses sliding-window attention, on which FlashInfer degrades it; SGLang asserts against flashinfer
-for the whole architecture at start-up. Its default is trtllm_mha on SM100, fa3 on other SM80+ GPUs,
-triton elsewhere.""",
-    fix_title="Use --attention-backend fa3 (SM8x/SM90), trtllm_mha (SM100) or triton",
-)
-def model_olmo_flashinfer(cfg, target):
-    if _arch(cfg) not in OLMO_ARCHITECTURES:
-        return skipped("applies to OLMo 2 / OLMo 3")
-    if not cfg.backends:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    if "flashinfer" not in cfg.backends:
-        return passed(_backends_found(cfg), "any backend but flashinfer")
-    return failed(
-        f"{_arch(cfg)} on flashinfer",
-        "any backend but flashinfer",
-        [f"--attention-backend {_working_swa_backend(target)}"],
-    )
-
-
-# The first release whose LFM2 branch names Lfm2MoeForCausalLM too.
-LFM2_MOE_ASSERTED_SINCE = Version("0.5.17")
-
-
-@rule(
-    id="model-lfm2-triton",
-    title="LFM2 must not use the triton backend",
-    engine="sglang",
-    versions="sglang>=0.5.9",
-    verified=(
-        "sglang 0.5.9-0.5.23: the assert != 'triton' in the LFM2 branch, read in every wheel: Lfm2ForCausalLM "
-        "only in 0.5.9-0.5.16 (server_args.py:1662 in 0.5.9, :2414 in 0.5.12, :4270 in 0.5.14, :4207 in 0.5.15), "
-        "+ Lfm2MoeForCausalLM from 0.5.17 (:5531; arg_groups/model_hook.py:551 in 0.5.19, :720 in 0.5.23); through "
-        "0.5.14 it reads --attention-backend as given, before SGLang's default (a defaulted triton is not "
-        "refused there; not modelled), from 0.5.15 the resolved backend; absent in 0.5.8"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
-    "layer",
-    source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Lfm2 branch); {OVERRIDES_DIR}/lfm2.py",
-    docs="""Checks that an LFM2 / LFM2-MoE model (Lfm2ForCausalLM, Lfm2MoeForCausalLM) is not served by triton.
-
-LFM2 interleaves short-convolution layers with attention, and its first layer may be a convolution;
-SGLang's triton backend sizes its buffers from the first layer, so SGLang asserts against it at start-up.
-SGLang's default is flashinfer on SM100 and the generic choice (fa3 on SM90, flashinfer elsewhere) otherwise.""",
-    fix_title="Use --attention-backend flashinfer (or fa3 on SM90)",
-)
-def model_lfm2_triton(cfg, target):
-    if _arch(cfg) not in LFM2_ARCHITECTURES:
-        return skipped("applies to LFM2 / LFM2-MoE")
-    if _arch(cfg) == "Lfm2MoeForCausalLM" and sglang_release(target) < LFM2_MOE_ASSERTED_SINCE:
-        return skipped("SGLang asserts this for Lfm2MoeForCausalLM from sglang 0.5.17")
-    if not cfg.backends:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    if "triton" not in cfg.backends:
-        return passed(_backends_found(cfg), "any backend but triton")
-    return failed(
-        f"{_arch(cfg)} on triton",
-        "any backend but triton",
-        [f"--attention-backend {'fa3' if target.major == 9 else 'flashinfer'}"],
-    )
-
-
-# --- Inkling, Moss-VL --------------------------------------------------------------------------------------
-
-INKLING = ("InklingForConditionalGeneration", "InklingForConditionalGenerationMTP")
-
-
-@rule(
-    id="model-inkling-backends",
-    title="Inkling runs only on fa4 or triton",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: InklingAttention.forward asserts the backend in ('fa4', 'triton') in every release "
-        "with the model (models/inkling_common/attn.py, absent before 0.5.16): on server_args.attention_backend in "
-        "0.5.16 (:723) and 0.5.17 (:730), on the backend serving the batch (serving_attention_backend) from 0.5.18 "
-        "(:770 through 0.5.21, :744 in 0.5.22-0.5.23); the rule judges both phases, which is what the later form "
-        "asserts"
-    ),
-    needs_model=True,
-    stage="runtime",
-    prevents='assert attention_backend in ("fa4", "triton")',
-    source="sglang: python/sglang/srt/models/inkling_common/attn.py, InklingAttention.forward; "
-    f"{OVERRIDES_DIR}/inkling.py",
-    docs="""Checks that an Inkling model is served by fa4 or triton, for prefill and decode.
-
-Inkling's relative attention is a sheared bias (rel_bias) or a CuTe score_mod that only the FA4 kernels
-and SGLang's triton path implement; its attention layer asserts the backend at the first forward (a bare
-assert, after weights load; in every release from 0.5.16, where the model appears). SGLang's default is fa4 on SM90/SM100 and triton elsewhere; the FA4 path has
-its own arch limits (rules fa4-score-mod-sm8x, fa4-rel-bias-arch).""",
-    fix_title="Use --attention-backend fa4 (SM90/SM100) or triton",
-)
-def model_inkling_backends(cfg, target):
-    if _arch(cfg) not in INKLING:
-        return skipped("applies to Inkling")
-    if not cfg.backends:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    bad = _outside(cfg, ("fa4", "triton"))
-    if not bad:
-        return passed(_backends_found(cfg), "fa4 or triton")
-    return failed(
-        f"Inkling on {', '.join(bad)}",
-        "fa4 or triton for prefill and decode",
-        [f"--attention-backend {'fa4' if target.major in (9, 10) else 'triton'}"],
-    )
-
-
-@rule(
-    id="model-moss-vl-prefill",
-    title="Moss-VL needs FlashInfer for prefill",
-    engine="sglang",
-    versions="sglang>=0.5.11",
-    verified=(
-        "sglang 0.5.11-0.5.23: the same logic in every wheel (the block read in each): no backend given -> "
-        "prefill flashinfer, then assert the prefill backend is flashinfer; in _handle_model_specific_adjustments "
-        "in 0.5.11-0.5.14 (server_args.py:2099 in 0.5.11, :4103 in 0.5.14), _moss_vl_overrides from 0.5.15 "
-        "(arg_groups/overrides.py:644 in 0.5.15, :1098 in 0.5.18; arg_groups/model_overrides/moss_vl.py:31 in "
-        "0.5.19, :28 in 0.5.21-0.5.23); absent in 0.5.10.post1"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
-    "custom mask support.",
-    source=f"{OVERRIDES_DIR}/moss_vl.py, _moss_vl_overrides",
-    docs="""Checks that a Moss-VL model (MossVLForConditionalGeneration) prefills with flashinfer.
-
-Its cross-attention prefill needs a custom attention mask, which only FlashInfer's prefill takes. SGLang
-sets prefill to flashinfer when no backend flag is given and asserts it otherwise.""",
-    fix_title="Use --prefill-attention-backend flashinfer",
-)
-def model_moss_vl_prefill(cfg, target):
-    if _arch(cfg) != "MossVLForConditionalGeneration":
-        return skipped("applies to Moss-VL")
-    prefill = cfg.prefill_backend
-    if prefill is None:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    if prefill == "flashinfer":
-        return passed("prefill flashinfer" + (" (auto-selected)" if cfg.auto_backend else ""), "prefill flashinfer")
-    return failed(
-        f"Moss-VL prefill on {prefill}",
-        "prefill attention backend flashinfer",
-        ["--prefill-attention-backend flashinfer"],
-    )
 
 
 # --- Dual chunk (Qwen 1M) -----------------------------------------------------------------------------------
@@ -607,86 +193,6 @@ def model_dual_chunk_backend(cfg, target):
 # Through 0.5.4 model_runner.py's model_specific_adjustment fills dual_chunk_flash_attn before the generic default
 # (0.5.1 :403-410, default at :416); from 0.5.4.post3 server_args.py fills the default first (:1120, check :1307).
 DUAL_CHUNK_CHECK_AFTER_DEFAULT_FROM = Version("0.5.4.post3")
-
-
-# --- Hybrid GDN (Qwen3-Next / Qwen3.5) on Blackwell --------------------------------------------------------
-
-HYBRID_GDN_MODEL_TYPES = frozenset(
-    {
-        "qwen3_next",
-        "qwen3_5",
-        "qwen3_5_text",
-        "qwen3_5_moe",
-        "qwen3_5_moe_text",
-        "intern_s2_preview",
-        "jet_nemotron",
-        "jet_vlm",
-    }
-)
-
-
-def _hybrid_gdn_allowed(release: Version, major: int) -> tuple[str, ...]:
-    if release >= Version("0.5.16") and major == 12:
-        return ("triton", "trtllm_mha", "flashinfer")
-    if release >= Version("0.5.21"):
-        return ("triton", "trtllm_mha", "fa4", "flashinfer")
-    if release >= Version("0.5.16"):
-        return ("triton", "trtllm_mha", "fa4")
-    if release >= Version("0.5.10"):
-        return ("triton", "trtllm_mha", "fa4", "flashinfer")
-    if release >= Version("0.5.5.post3") or release < Version("0.5.3.post3"):
-        return ("triton", "trtllm_mha")  # 0.5.3 too; 0.5.3.post3-0.5.5 took triton only
-    return ("triton",)
-
-
-@rule(
-    id="model-hybrid-gdn-blackwell",
-    title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
-    engine="sglang",
-    versions="sglang>=0.5.3",
-    verified=(
-        "sglang 0.5.3-0.5.23, every release (bench/release_walk.py grep 'on Blackwell GPUs for hybrid GDN'): "
-        "attention_registry.py attn_backend_wrapper asserts the allowed list from 0.5.3 (:181-188): triton or "
-        "trtllm_mha in 0.5.3, triton only in 0.5.3.post3-0.5.5, triton or trtllm_mha from 0.5.5.post3, + fa4 "
-        "and flashinfer from 0.5.10, flashinfer off SM100 in 0.5.16-0.5.20, SM12x without fa4 from 0.5.16 "
-        "(0.5.23 :460-476); none in 0.5.1/0.5.2"
-    ),
-    needs_model=True,
-    stage="init",
-    prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
-    "Got prefill={prefill}, decode={decode}.",
-    source=f"{REGISTRY}, attn_backend_wrapper (HYBRID_GDN_SM100_BACKENDS); configs/hybrid_arch.py hybrid_gdn_config",
-    docs="""Checks the full-attention backend of a hybrid Gated-DeltaNet model (Qwen3-Next, Qwen3.5, Qwen3.5-MoE,
-Intern-S2-Preview, Jet-Nemotron) on a Blackwell-class GPU (compute capability 10.x, 11.x or 12.x).
-
-SGLang wraps the full-attention backend with its GDN linear-attention backend and, on Blackwell, allows
-only a few full-attention backends. sglang 0.5.23: SM100/SM103/SM110 allow triton, trtllm_mha, fa4,
-flashinfer; SM120/SM121 allow triton, trtllm_mha, flashinfer. History: 0.5.16-0.5.20 dropped flashinfer on
-SM100; 0.5.10-0.5.15 allowed triton, trtllm_mha, fa4, flashinfer on every Blackwell; 0.5.5.post3-0.5.9 triton
-or trtllm_mha; 0.5.3.post3-0.5.5 triton only; 0.5.3 (the first with the check) triton or trtllm_mha. The check runs when the model runner builds the backend, after the
-weights have loaded. SM12x counts as Blackwell only from 0.5.4.post3 and SM110 from 0.5.9 (is_blackwell:
-major 10 through 0.5.4, then 10 and 12, then 10, 11 and 12).""",
-    fix_title="Use --attention-backend triton (or trtllm_mha)",
-)
-def model_hybrid_gdn_blackwell(cfg, target):
-    if cfg.model.model_type not in HYBRID_GDN_MODEL_TYPES:
-        return skipped("applies to hybrid GDN models (Qwen3-Next, Qwen3.5, ...)")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    release = sglang_release(target)
-    if target.major not in blackwell_majors(target):
-        return skipped(f"applies on Blackwell GPUs ({gpu(target)} is not one for sglang {release})")
-    if not cfg.backends:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    allowed = _hybrid_gdn_allowed(release, target.major)
-    bad = _outside(cfg, allowed)
-    if not bad:
-        return passed(_backends_found(cfg), "one of " + ", ".join(allowed))
-    return failed(
-        f"hybrid GDN model on {', '.join(bad)} on {gpu(target)}",
-        "one of " + ", ".join(allowed),
-        ["--attention-backend triton"],
-    )
 
 
 @rule(
