@@ -17,6 +17,7 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.rules.model_specific": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.model_specific": "sglang",
     "attn_preflight.rules.engines.sglang.rules.linear_attention": "sglang",
+    "attn_preflight.rules.engines.sglang.constraints.linear_attention": "sglang",
     "attn_preflight.rules.engines.sglang.rules.speculative": "sglang",
     "attn_preflight.rules.engines.sglang.rules.mla_backends": "sglang",
     "attn_preflight.rules.engines.sglang.rules.dsa": "sglang",

@@ -325,43 +325,6 @@ def model_linear_attn_flashinfer_ssm_dtype(cfg, target):
 
 
 @rule(
-    id="model-linear-attn-flashkda-decode",
-    title="FlashKDA is prefill-only: --linear-attn-decode-backend flashkda is refused",
-    engine="sglang",
-    versions="sglang>=0.5.15",
-    verified=(
-        "sglang 0.5.15-0.5.23, every release with FlashKDA (bench/release_walk.py grep 'FlashKDA is prefill-only' "
-        "finds it from 0.5.15, the release that adds the flashkda choice): server_args.py "
-        "_handle_linear_attn_backend (0.5.15 :4688-4694, 0.5.18 :6277-6283), arg_groups/attention_hook.py "
-        "handle_linear_attn_backend from 0.5.19 (:271-281; 0.5.23 :314-331). An explicit decode flashkda raises; "
-        "one inherited from --linear-attn-backend flashkda falls back to triton decode"
-    ),
-    stage="startup",
-    prevents="--linear-attn-decode-backend flashkda is not supported: FlashKDA is prefill-only. Use "
-    "--linear-attn-prefill-backend flashkda (decode stays on triton).",
-    source=f"{ATTENTION_HOOK}, handle_linear_attn_backend",
-    docs="""Checks that `--linear-attn-decode-backend` is not flashkda.
-
-FlashKDA has only a prefill kernel for Kimi delta attention. SGLang refuses it named for decode at start-up,
-whatever the model; `--linear-attn-backend flashkda` (prefill and decode inherit it) keeps FlashKDA for
-prefill and quietly runs triton decode.""",
-    fix_title="Use --linear-attn-prefill-backend flashkda and leave decode on triton",
-)
-def model_linear_attn_flashkda_decode(cfg, target):
-    decode = cfg.flags.get("linear_attn_decode_backend")
-    if decode is None and cfg.flags.get("linear_attn_backend") != "flashkda":
-        return skipped("applies to FlashKDA (--linear-attn-backend or --linear-attn-decode-backend flashkda)")
-    required = "a decode kernel other than flashkda (prefill-only)"
-    if decode == "flashkda":
-        return failed(
-            "--linear-attn-decode-backend flashkda",
-            required,
-            ["--linear-attn-prefill-backend flashkda --linear-attn-decode-backend triton"],
-        )
-    return passed(f"linear-attention decode on {decode or 'triton (SGLang falls back from flashkda)'}", required)
-
-
-@rule(
     id="model-linear-attn-flashinfer-cuda13",
     title="FlashInfer linear-attention prefill on SM100+ needs a CUDA 13 torch",
     engine="sglang",
