@@ -213,7 +213,7 @@ def test_fa_kernel_limits_agree_with_the_declaration():
 
 
 def test_model_backend_lists_agree_with_declared_features():
-    from attn_preflight.rules.engines.sglang.rules.model_specific import GPT_OSS_BACKENDS
+    from attn_preflight.rules.engines.sglang.constraints.model_specific import GPT_OSS_BACKENDS
 
     # GPT-OSS needs sinks and sliding window: SGLang's list, among the general CUDA MHA backends, is exactly the
     # backends declaring both

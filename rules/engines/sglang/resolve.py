@@ -597,3 +597,11 @@ def fa4_page_size(config: Config, target: Target) -> Optional[int]:
     if release >= kb.FA4_PAGE_REWRITE_SM100_FROM:
         return target.sglang_backends["fa4"].arch_page_size.get(target.major or 0)
     return 128
+
+
+RAGGED_VERIFY_ENV = "SGLANG_RAGGED_VERIFY_MODE"
+
+
+def ragged_verify_mode(config: Config) -> str:
+    """SGLANG_RAGGED_VERIFY_MODE as SGLang reads it (speculative/ragged_verify.py; environ.py: static when unset)."""
+    return config.env.get(RAGGED_VERIFY_ENV, "static")
