@@ -15,7 +15,10 @@ row that does not apply is skipped with "applies to <when>". A term that cannot 
 fact the target or config lacks) makes the finding unknown, never a pass.
 
 Several requirements of one upstream check keep one id: `requires` may list them, each a `Requirement` with its
-own message and fix; every one that fails is reported.
+own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
+raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
+row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Since, Feature, Model, Env, and Not / All /
+AnyOf over them.
 """
 
 from __future__ import annotations
@@ -179,7 +182,60 @@ class Since(NamedTuple):
         return []
 
 
-Term = Union[Flag, Range, Arch, Not, All, AnyOf, Backends, Since]
+class Feature(NamedTuple):
+    """The model has this attention feature (ModelFeatures.features: "mla", "sliding_window", ...); unknown when no
+    model was read."""
+
+    name: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if cfg.model is None else self.name in cfg.features
+
+    def text(self) -> str:
+        return f"a model with {self.name.replace('_', ' ')}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Model(NamedTuple):
+    """The model's config.json names one of `architectures` (architectures[0]) or `model_types`; unknown when no
+    model was read."""
+
+    architectures: tuple[str, ...] = ()
+    model_types: tuple[str, ...] = ()
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if cfg.model is None:
+            return None
+        return cfg.model.architecture in self.architectures or cfg.model.model_type in self.model_types
+
+    def text(self) -> str:
+        return " or ".join(self.architectures + self.model_types)
+
+    def found(self, cfg: Config) -> list[str]:
+        return [cfg.model.architecture or cfg.model.model_type or "the model"] if cfg.model else []
+
+
+class Env(NamedTuple):
+    """An environment variable of the launch is set (or, with `values`, set to one of them)."""
+
+    name: str
+    values: tuple[str, ...] = ()
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        value = cfg.env.get(self.name)
+        return value in self.values if self.values else value is not None
+
+    def text(self) -> str:
+        return f"{self.name}={'|'.join(self.values)}" if self.values else self.name
+
+    def found(self, cfg: Config) -> list[str]:
+        value = cfg.env.get(self.name)
+        return [] if value is None else [f"{self.name}={value}"]
+
+
+Term = Union[Flag, Range, Arch, Not, All, AnyOf, Backends, Since, Feature, Model, Env]
 
 
 class Requirement(NamedTuple):
@@ -205,6 +261,11 @@ class Constraint(NamedTuple):
     severity: str = "fail"  # "warn": the engine starts but rewrites or degrades
     engine: str = "sglang"
     references: tuple[str, ...] = ()
+    first_only: bool = False  # report the first requirement that fails, as the engine stops at its first raise
+    # applicability the engine answers in one wording (attn_preflight.rules.core.engine.rule)
+    backends: tuple[str, ...] = ()
+    needs_gpu: bool = False
+    needs_model: bool = False
 
     @property
     def requirements(self) -> tuple[Requirement, ...]:
@@ -227,6 +288,9 @@ def judge(row: Constraint, cfg: Config, target: Target) -> Outcome:
     given = list(dict.fromkeys(row.when.found(cfg) + [t for r in requirements for t in r.holds.found(cfg)]))
     found = " with ".join(given) or row.when.text()
     broken = [requirement for requirement, ok in zip(requirements, held) if ok is False]
+    if broken and row.first_only:
+        first = broken[0]
+        return (warned if row.severity == "warn" else failed)(found, first.holds.text(), list(first.fix))
     if broken:
         fix = [step for requirement in broken for step in requirement.fix]
         return (warned if row.severity == "warn" else failed)(found, required, list(dict.fromkeys(fix)))
@@ -255,5 +319,8 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
             prevents=row.prevents,
             references=row.references,
             stage=row.stage,
+            backends=row.backends,
+            needs_gpu=row.needs_gpu,
+            needs_model=row.needs_model,
             generated=True,
         )(check)
