@@ -1,15 +1,17 @@
 """List every raise, assert and declared rewrite of SGLang's attention-deciding files, by file:line, from a release's
 extracted wheel (a rewrite: a declare_resolution call, how 0.5.23's hooks force a setting).
 
-The coverage table (tests/fixtures/sglang-0.5.23-check-coverage.json) must hold each listed site in a row's line
-ranges, or in a not_attention entry's (its `check` written as a row's, with why it bears on no attention): tests/test_check_coverage.py reads the listing this script
-writes, so a check a later release adds shows up as a site no row holds (issue 11 §1).
+The census goes beside the release's file (rules/engines/sglang/releases/<version>.sites.json), each site with
+its coverage: the rows of the coverage table (tests/fixtures/sglang-0.5.23-check-coverage.json) whose line ranges
+hold it, "not attention" for a not_attention entry's (its `check` written as a row's, with why it bears on no
+attention), or none. A later release's site that an earlier release has (same file, function, kind and message)
+keeps that coverage; a new or changed one is listed as not yet covered (issue 11 §1), for a row or a rule to take.
 
-    python bench/check_sites.py                      # write tests/fixtures/sglang-0.5.23-check-sites.json
-    python bench/check_sites.py --release 0.5.24 --out /tmp/sites.json
-    python bench/check_sites.py --uncovered          # the sites no row holds, one file:line a line
+    python bench/check_sites.py 0.5.23              # census of 0.5.23, coverage from the table
+    python bench/check_sites.py 0.5.24              # census of 0.5.24, coverage carried from 0.5.23
+    python bench/check_sites.py 0.5.24 --uncovered  # the sites not yet covered, one file:line a line
 
-Files are read from --root (default /work/wheels/sglang/extracted, bench/release_walk.py fetch sglang).
+The wheel's files are read into the user cache (bench/wheel_ranges.py sources), or from --root.
 """
 
 from __future__ import annotations
@@ -20,9 +22,14 @@ import json
 import sys
 from pathlib import Path
 
+import release_files
+from packaging.version import Version
+from wheel_ranges import sources
+
 REPO = Path(__file__).resolve().parent.parent
 TABLE = REPO / "tests" / "fixtures" / "sglang-0.5.23-check-coverage.json"
-SITES = REPO / "tests" / "fixtures" / "sglang-0.5.23-check-sites.json"
+TABLE_RELEASE = "0.5.23"  # the release whose lines the table's rows name
+NOT_ATTENTION = "not attention"
 # The files audited site by site so far, each with the functions whose sites count (None: every site; an attention
 # backend: its constructor, the checks it makes before any forward); the rest of the table's rows came from the
 # hand audit (../shared/research/sglang-0.5.23-check-coverage.md).
@@ -140,19 +147,75 @@ def sites_of(path: Path, relative: str) -> list[dict]:
     return sorted(by_line.values(), key=lambda s: s["line"])
 
 
-def listing(root: Path, release: str) -> dict:
-    base = root / release
+def wheel_patterns() -> list[str]:
+    return sorted(AUDITED)
+
+
+def listing(base: Path) -> dict:
+    """The census of the release whose wheel's files lie under `base`: the files audited, and their sites."""
     sites = [
         site
         for relative, functions in AUDITED.items()
+        if (base / relative).is_file()
         for site in sites_of(base / relative, relative)
         if functions is None or site["function"] in functions
     ]
     return {
-        "release": f"sglang {release}",
-        "files": {relative: list(functions) if functions else "every site" for relative, functions in AUDITED.items()},
+        "audited": {
+            relative: list(functions) if functions else "every site" for relative, functions in AUDITED.items()
+        },
         "sites": sites,
     }
+
+
+def _signature(site: dict) -> tuple:
+    return site["file"], site["function"], site["kind"], site["message"]
+
+
+def with_coverage(sites: list[dict], table: dict | None, earlier: list[dict]) -> list[dict]:
+    """Each site with covered_by: what holds its line in `table` (which names this release's lines), else the
+    coverage of the same site in `earlier` (the previous census; the k-th of identical sites takes the k-th),
+    else [] (not yet covered)."""
+    held = holders(table) if table is not None else {}
+    carried: dict[tuple, list[list[str]]] = {}
+    for site in earlier:
+        carried.setdefault(_signature(site), []).append(site["covered_by"])
+    found = []
+    for site in sites:
+        same = carried.get(_signature(site))
+        covered = held.get((site["file"], site["line"])) or (same.pop(0) if same else [])
+        found.append({**site, "covered_by": covered})
+    return found
+
+
+def holders(table: dict) -> dict[tuple[str, int], list[str]]:
+    """(file, line) -> the rows whose lines hold it, or ["not attention"] where only a not_attention entry does."""
+    held: dict[tuple[str, int], list[str]] = {}
+    for row in table["checks"]:
+        for path, lines in row_lines(row["check"]).items():
+            for line in lines:
+                held.setdefault((path, line), []).append(row["row"])
+    for entry in table.get("not_attention", []):
+        for path, lines in row_lines(entry["check"]).items():
+            for line in lines:
+                held.setdefault((path, line), [NOT_ATTENTION])
+    return held
+
+
+def census(release: str, base: Path) -> dict:
+    """The census of `release` with each site's coverage, carried from the newest earlier census when the table
+    does not name this release's lines."""
+    found = listing(base)
+    table = json.loads(TABLE.read_text(encoding="utf-8")) if release == TABLE_RELEASE else None
+    earlier: list[dict] = []
+    if table is None:
+        before = [r for r in release_files.releases("sglang") if Version(r) < Version(release)]
+        for previous in reversed(before):
+            taken = release_files.read_census(previous)
+            if taken is not None:
+                earlier = taken["sites"]
+                break
+    return {**found, "sites": with_coverage(found["sites"], table, earlier)}
 
 
 def row_lines(check: str) -> dict[str, set[int]]:
@@ -175,35 +238,33 @@ def row_lines(check: str) -> dict[str, set[int]]:
     return named
 
 
-def _lines_of(entries: list[dict]) -> dict[str, set[int]]:
-    held: dict[str, set[int]] = {}
-    for entry in entries:
-        for path, lines in row_lines(entry["check"]).items():
-            held.setdefault(path, set()).update(lines)
-    return held
-
-
 def uncovered(table: dict, sites: list[dict]) -> list[dict]:
     """The sites no row's lines hold and no not_attention entry's lines excuse."""
-    held = _lines_of(table["checks"] + table.get("not_attention", []))
-    return [s for s in sites if s["line"] not in held.get(s["file"], set())]
+    held = holders(table)
+    return [s for s in sites if (s["file"], s["line"]) not in held]
+
+
+def not_yet_covered(sites: list[dict]) -> list[dict]:
+    return [site for site in sites if not site["covered_by"]]
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--root", type=Path, default=Path("/work/wheels/sglang/extracted"))
-    parser.add_argument("--release", default="0.5.23")
-    parser.add_argument("--out", type=Path, default=SITES)
-    parser.add_argument("--uncovered", action="store_true", help="print the sites no table row holds")
+    parser.add_argument("release")
+    parser.add_argument("--root", type=Path, help="wheels unpacked as ROOT/sglang/extracted/<release>/")
+    parser.add_argument("--uncovered", action="store_true", help="print the release's sites not yet covered")
     args = parser.parse_args(argv)
-    found = listing(args.root, args.release)
     if args.uncovered:
-        missing = uncovered(json.loads(TABLE.read_text(encoding="utf-8")), found["sites"])
-        for site in missing:
+        sites = release_files.read_census(args.release)["sites"]
+        for site in not_yet_covered(sites):
             print(f"{site['file']}:{site['line']}  {site['function']}  {site['message'][:100]}")
-        return 1 if missing else 0
-    args.out.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(found['sites'])} sites in {len(AUDITED)} files -> {args.out}")
+        return 1 if not_yet_covered(sites) else 0
+    found = census(args.release, sources("sglang", args.release, wheel_patterns(), args.root))
+    written = release_files.write_census(args.release, found)
+    print(
+        f"{len(found['sites'])} sites in {len(AUDITED)} files, {len(not_yet_covered(found['sites']))} not yet covered"
+    )
+    print(f"-> {written}")
     return 0
 
 

@@ -11,7 +11,7 @@ dataclass field (vllm/config*.py, FrontendArgs in entrypoints/*/cli_args.py).
 
     python3 bench/flag_classes.py [--engine sglang|vllm] [--help-text] [--sources DIR ...]
 
-A source dir holds unpacked releases as /work/wheels keeps them (ENGINE/extracted/VER/...) or as
+A source dir holds unpacked releases as the wheel cache keeps them (bench/wheel_ranges.py) (ENGINE/extracted/VER/...) or as
 bench/flag_tables.py --wheels leaves them (ENGINE-VER/...); the first that has a release wins.
 """
 
@@ -23,6 +23,8 @@ import sys
 from functools import cache
 from pathlib import Path
 from typing import Optional
+
+from wheel_ranges import cache_root
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -153,9 +155,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", choices=("sglang", "vllm"), action="append")
     parser.add_argument("--help-text", action="store_true", help="help text for every dest, not only unclassified")
-    parser.add_argument("--sources", type=Path, action="append", help="unpacked releases (default /work/wheels)")
+    parser.add_argument("--sources", type=Path, action="append", help="unpacked releases (default: the wheel cache)")
     args = parser.parse_args()
-    sources = args.sources or [Path("/work/wheels")]
+    sources = args.sources or [cache_root()]
     for engine in args.engine or ("sglang", "vllm"):
         found = dests(engine)
         newest = flag_kb.newest(engine)

@@ -1,7 +1,8 @@
-"""Regenerate rules/knowledge/{sglang,vllm}_flags.json: every launch flag of each released wheel.
+"""Regenerate the flags of release files (rules/engines/<engine>/releases/<version>.json): every launch flag of
+a released wheel.
 
-Each wheel is downloaded (`pip download --no-deps NAME==VER`) and its argparse definitions are read with `ast`,
-never imported:
+The wheel's parser files are read into the user cache (bench/wheel_ranges.py sources: HTTP range requests, the
+wheel is never installed) and its argparse definitions are read with `ast`, never imported:
 - SGLang: python/sglang/srt/server_args.py (`add_argument` calls; from 0.5.12 also the `A[T, Arg(...)]` fields
   of ServerArgs and of the arg_groups/fields/*.py namespaces it imports, turned into flags exactly as
   arg_groups/arg_utils.py `add_cli_args_from_dataclass` does) and arg_groups/argparse_actions.py (the custom
@@ -11,57 +12,28 @@ never imported:
   '+', anything else one value), the config dataclasses in vllm/config.py or vllm/config/*.py, the frontend flags
   of vllm/entrypoints/openai/cli_args.py (vllm/entrypoints/common/cli_args.py in newer releases: one flag per
   FrontendArgs field, with its special cases) and vllm/entrypoints/cli/serve.py.
-Neither engine passes `allow_abbrev=False` to the server's parser in any of these releases (checked below), so
-argparse resolves unique prefixes.
+Neither engine passes `allow_abbrev=False` to the server's parser in any release read so far (each release file
+records it), so argparse resolves unique prefixes.
 
-    python3 bench/flag_tables.py [--wheels DIR]    # DIR keeps the unpacked sources between runs
+    python3 bench/flag_tables.py ENGINE VERSION...
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import json
-import subprocess
 import sys
-import tempfile
-import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "rules" / "knowledge"
+import release_files
+from wheel_ranges import sources
 
-SGLANG_RELEASES = (
-    "0.5.1 0.5.1.post1 0.5.1.post2 0.5.1.post3 0.5.2 0.5.3 0.5.3.post1 0.5.3.post2 0.5.3.post3 0.5.4 0.5.4.post1 "
-    "0.5.4.post2 0.5.4.post3 0.5.5 0.5.5.post1 0.5.5.post2 0.5.5.post3 0.5.6 0.5.6.post1 0.5.6.post2 0.5.7 0.5.8 "
-    "0.5.8.post1 0.5.9 0.5.10 0.5.10.post1 0.5.11 0.5.12 0.5.12.post1 0.5.13 0.5.13.post1 0.5.14 0.5.15 "
-    "0.5.15.post1 0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23"
-).split()
-VLLM_RELEASES = (
-    "0.10.0 0.10.1 0.10.1.1 0.10.2 0.11.0 0.11.1 0.11.2 0.12.0 0.13.0 0.14.0 0.14.1 0.15.0 0.15.1 0.16.0 0.17.0 "
-    "0.17.1 0.18.0 0.18.1 0.19.0 0.19.1 0.20.0 0.20.1 0.20.2 0.21.0 0.22.0 0.22.1 0.23.0 0.24.0 0.25.0 0.25.1 "
-    "0.26.0 0.27.0 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0"
-).split()
-_MEMBERS = {
-    "sglang": ("sglang/srt/server_args.py", "sglang/srt/arg_groups/"),
-    "vllm": ("vllm/engine/", "vllm/config.py", "vllm/config/", "vllm/entrypoints/", "vllm/utils/"),
+# The wheel members the flags are read from (fnmatch patterns; `*` crosses '/').
+MEMBERS = {
+    "sglang": ["sglang/srt/server_args.py", "sglang/srt/arg_groups/*.py"],
+    "vllm": ["vllm/engine/*.py", "vllm/config.py", "vllm/config/*.py", "vllm/entrypoints/*.py", "vllm/utils/*.py"],
 }
 _NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
-
-
-def unpack(engine: str, version: str, wheels: Path) -> Path:
-    target = wheels / f"{engine}-{version}"
-    if target.is_dir():
-        return target
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"{engine}=={version}", "-d", tmp], check=True
-        )
-        (wheel,) = Path(tmp).glob("*.whl")
-        with zipfile.ZipFile(wheel) as archive:
-            names = [n for n in archive.namelist() if n.endswith(".py") and n.startswith(_MEMBERS[engine])]
-            archive.extractall(target, names)
-    return target
 
 
 def _parse(path: Path) -> ast.Module:
@@ -198,7 +170,7 @@ def _field_flags(name: str, annotation, custom: dict[str, object]) -> dict[str, 
     return _entries(options, name, nargs)
 
 
-def sglang_flags(root: Path) -> tuple[dict[str, dict], list[str]]:
+def sglang_flags(root: Path) -> dict[str, dict]:
     srt = root / "sglang" / "srt"
     server_args = _parse(srt / "server_args.py")
     groups = sorted((srt / "arg_groups").rglob("*.py")) if (srt / "arg_groups").is_dir() else []
@@ -230,8 +202,7 @@ def sglang_flags(root: Path) -> tuple[dict[str, dict], list[str]]:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 for option, spec in _field_flags(item.target.id, item.annotation, custom).items():
                     flags.setdefault(option, spec)
-    read = ["python/sglang/srt/server_args.py"] + [f"python/{p.relative_to(root)}" for p in groups]
-    return flags, read
+    return flags
 
 
 # --- vLLM ------------------------------------------------------------------------------------------------------
@@ -354,7 +325,7 @@ def _overrides(tree: ast.Module, var: str) -> tuple[set[str], dict[str, dict[str
     return deleted, changed
 
 
-def vllm_flags(root: Path) -> tuple[dict[str, dict], list[str]]:
+def vllm_flags(root: Path) -> dict[str, dict]:
     vllm = root / "vllm"
     config_files = [vllm / "config.py"] if (vllm / "config.py").is_file() else sorted((vllm / "config").glob("*.py"))
     cli_args = next(
@@ -401,8 +372,7 @@ def vllm_flags(root: Path) -> tuple[dict[str, dict], list[str]]:
                 if annotation is not None:
                     nargs = _frontend_nargs(types.nargs(annotation), _overrides(tree, var)[1].get(field, {}), custom)
             flags.update(_entries(options, _dest(options, _const(keywords.get("dest"))), nargs))
-    read = [f"vllm/{p.relative_to(vllm)}" for p in [*parser_files, *config_files]]
-    return flags, read
+    return flags
 
 
 def _frontend_nargs(derived, changed: dict[str, object], custom: dict[str, object]):
@@ -431,61 +401,24 @@ def _no_abbrev(root: Path, engine: str) -> bool:
     return False
 
 
-def table(engine: str, releases: list[str], wheels: Path) -> dict:
-    per_release: dict[str, dict[str, dict]] = {}
-    read: set[str] = set()
-    abbrev = {}
-    for version in releases:
-        root = unpack(engine, version, wheels)
-        flags, files = (sglang_flags if engine == "sglang" else vllm_flags)(root)
-        per_release[version] = flags
-        read.update(files)
-        abbrev[version] = not _no_abbrev(root, engine)
-        print(f"{engine} {version}: {len(flags)} option strings", file=sys.stderr)
-    options: dict[str, list[dict]] = {}
-    for index, version in enumerate(releases):
-        for option, spec in sorted(per_release[version].items()):
-            variants = options.setdefault(option, [])
-            last = variants[-1] if variants else None
-            if last and last["dest"] == spec["dest"] and last["nargs"] == spec["nargs"] and last["_end"] == index - 1:
-                last["_end"] = index
-                last["releases"][-1][1] = version
-            else:
-                variants.append({**spec, "releases": [[version, version]], "_end": index})
-    for variants in options.values():
-        for variant in variants:
-            del variant["_end"]
-    if len(set(abbrev.values())) != 1:
-        raise SystemExit(f"{engine}: allow_abbrev differs between releases: {abbrev}")
+def release_flags(engine: str, root: Path) -> dict:
+    """The flags section of a release file, from the wheel's files under `root`."""
+    flags = (sglang_flags if engine == "sglang" else vllm_flags)(root)
     return {
-        "_doc": f"Every option string of {engine}'s server parser per release, generated by bench/flag_tables.py from "
-        "the released wheels (read with ast, never imported). nargs: 0 (no value), 1 (one value), '?', '*', '+' "
-        "or a count, as argparse consumes them; releases: [first, last] ranges of the releases listed.",
-        "engine": engine,
-        "releases": releases,
-        "allow_abbrev": next(iter(abbrev.values())),
-        "files_read": sorted(read),
-        "options": dict(sorted(options.items())),
+        "allow_abbrev": not _no_abbrev(root, engine),
+        "flags": {option: [spec["dest"], spec["nargs"]] for option, spec in sorted(flags.items())},
     }
-
-
-def dump(data: dict) -> str:
-    """The table as JSON with one option a line (reviewable diffs between regenerations)."""
-    head = {k: v for k, v in data.items() if k != "options"}
-    lines = [json.dumps(head, indent=1)[:-2] + ',\n "options": {']
-    lines.append(",\n".join(f"  {json.dumps(o)}: {json.dumps(v)}" for o, v in data["options"].items()))
-    return "\n".join(lines) + "\n }\n}\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wheels", type=Path, help="keep unpacked wheel sources here (default: a temporary dir)")
+    parser.add_argument("engine", choices=sorted(MEMBERS))
+    parser.add_argument("versions", nargs="+")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        wheels = args.wheels or Path(tmp)
-        for engine, releases in (("sglang", SGLANG_RELEASES), ("vllm", VLLM_RELEASES)):
-            data = table(engine, list(releases), wheels)
-            (OUT / f"{engine}_flags.json").write_text(dump(data), encoding="utf-8")
+    for version in args.versions:
+        found = release_flags(args.engine, sources(args.engine, version, MEMBERS[args.engine]))
+        release_files.update(args.engine, version, **found)
+        print(f"{args.engine} {version}: {len(found['flags'])} option strings", file=sys.stderr)
 
 
 if __name__ == "__main__":

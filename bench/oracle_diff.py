@@ -1,6 +1,6 @@
 """Differential check of the SGLang rules against SGLang's own argument resolution (outside CI).
 
-The oracle (/work/shared/oracle, a yardstick, never a dependency) runs sglang 0.5.23's resolution and
+The oracle (../shared/oracle, a yardstick, never a dependency) runs sglang 0.5.23's resolution and
 attention-backend factory on a simulated GPU and says accepted / rejected. It cannot see failures that
 happen later (pool allocation, the first forward), so a config is counted as "rejected by us" only when a
 failing rule is one the oracle can see: stage parse or startup, or stage init where the check is the
@@ -367,7 +367,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--oracle-python", default="/tmp/sgl-oracle-venv/bin/python")
-    parser.add_argument("--oracle-script", default="/work/shared/oracle/sglang_oracle.py")
+    parser.add_argument(
+        "--oracle-script", default=os.path.join(os.path.dirname(REPO), "shared", "oracle", "sglang_oracle.py")
+    )
     parser.add_argument("--cache", default="/tmp/oracle_diff_cache.jsonl")
     parser.add_argument("--out", default="/tmp/oracle_diff.json")
     parser.add_argument("--fixtures", action="store_true", help="judge the rules' own fixtures instead")

@@ -1,7 +1,7 @@
 """Differential check of the model-specific, speculative and MLA-backend rules against SGLang itself.
 
 Runs every --gpu fixture of tests/rule_fixtures/{model_specific,speculative,mla_backends}.py that SGLang 0.5.23
-can express (no --feature, no older --engine-version) through the config oracle (/work/shared/oracle: SGLang's
+can express (no --feature, no older --engine-version) through the config oracle (../shared/oracle: SGLang's
 own argument resolution on a simulated GPU, plus the attention-backend factory pre-check) in batch mode, and
 compares:
 - reject: attn-preflight fails the case through a rule the oracle can see (resolution or factory) <=> the
@@ -9,7 +9,7 @@ compares:
 - warn: a fixture that expects a warning (a silent rewrite) is accepted by the oracle with the matching
   warning line.
 Rules whose check lives after resolution (kernel limits, model-runner asserts) are listed as not visible.
-Outside CI: needs the oracle venv (bash /work/shared/oracle/setup.sh).
+Outside CI: needs the oracle venv (bash ../shared/oracle/setup.sh).
 
     python bench/oracle_extra.py [--oracle-python /tmp/sgl-oracle-venv/bin/python] [--out /tmp/oracle-extra]
 """
@@ -31,7 +31,7 @@ from attn_preflight.rules.core.models import presets  # noqa: E402
 from attn_preflight.rules.knowledge import gpus  # noqa: E402
 from tests.rule_fixtures import mla_backends, model_specific, run_case, speculative  # noqa: E402
 
-ORACLE = Path("/work/shared/oracle/sglang_oracle.py")
+ORACLE = Path(__file__).resolve().parents[2] / "shared" / "oracle" / "sglang_oracle.py"  # ../shared
 SUBJECTS = (model_specific, speculative, mla_backends)
 
 # Rules whose upstream check runs in SGLang's argument resolution or in the backend factory the oracle probes.

@@ -8,7 +8,8 @@ The rules' `versions` ranges are set from these diffs (issue 11, part 1). Wheels
     python bench/release_walk.py grep sglang 'Sliding window and cross attention'
                                                         # file:line of a string in every release
 
-Everything lives under --root (default /work/wheels): <package>/*.whl and <package>/extracted/<version>/.
+Everything lives under --root (default: the user cache, bench/wheel_ranges.py cache_root):
+<package>/*.whl and <package>/extracted/<version>/.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 import zipfile
 
 from packaging.version import Version
+from wheel_ranges import cache_root
 
 # Final releases only. SGLang 0.5.0 was never published as a final release (0.5.0rc2 is the nearest);
 # .postN releases are included because fixes land in them (0.5.10.post1 has the fa3 + fp8_e5m2 rewrite).
@@ -300,7 +302,7 @@ def prevents(args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--root", default="/work/wheels")
+    parser.add_argument("--root", default=str(cache_root()))
     commands = parser.add_subparsers(dest="command", required=True)
     fetch_command = commands.add_parser("fetch")
     fetch_command.add_argument("package", choices=sorted(RELEASES))

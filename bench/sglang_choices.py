@@ -1,8 +1,8 @@
-"""Regenerate rules/engines/sglang/choices.json: the argparse `choices` of SGLang's attention, KV-cache and
-speculative flags in every release.
+"""Regenerate the choices of SGLang release files (rules/engines/sglang/releases/<version>.json): the argparse
+`choices` of SGLang's attention, KV-cache and speculative flags.
 
-Each release's sources are read with `ast`, never imported, from the unzipped wheels
-(DIR/<version>/sglang/srt/...; every final release and .postN found there, release candidates skipped):
+Each release's sources are read with `ast`, never imported, from its wheel's files in the user cache
+(bench/wheel_ranges.py sources):
 - server_args.py `parser.add_argument("--flag", choices=...)` calls (to 0.5.13), and
 - the `A[T, Arg(choices=...)]` / `A[Literal[...], ...]` dataclass fields of ServerArgs and of
   arg_groups/fields/*.py (from 0.5.14), turned into flags as arg_groups/arg_utils.py
@@ -14,20 +14,19 @@ A `choices=` names a list: a local (0.5.1 ATTN_BACKENDS inside add_cli_args) or 
 --speculative-algorithm open: "Or any name registered via `SpeculativeAlgorithm.register`") and is stored as
 null. Anything else in a choices expression stops the run: a table that guessed would be wrong silently.
 
-    python3 bench/sglang_choices.py [--wheels /work/wheels/sglang/extracted]
+    python3 bench/sglang_choices.py VERSION...
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import json
 from pathlib import Path
 
-from packaging.version import Version
+import release_files
+from wheel_ranges import sources
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "rules" / "knowledge" / "sglang_choices.json"
+MEMBERS = ["sglang/srt/server_args.py", "sglang/srt/arg_groups/*.py"]
 FLAGS = (
     "--attention-backend",
     "--prefill-attention-backend",
@@ -154,16 +153,12 @@ def release_choices(root: Path) -> dict[str, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wheels", type=Path, default=Path("/work/wheels/sglang/extracted"))
+    parser.add_argument("versions", nargs="+")
     args = parser.parse_args()
-    releases = sorted((d.name for d in args.wheels.iterdir() if not Version(d.name).is_prerelease), key=Version)
-    data = {
-        "generated_by": "bench/sglang_choices.py",
-        "releases": {release: release_choices(args.wheels / release) for release in releases},
-    }
-    OUT.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    for release, flags in data["releases"].items():
-        print(release, {flag.lstrip("-"): len(e["choices"] or ()) or "open" for flag, e in flags.items()})
+    for version in args.versions:
+        found = release_choices(sources("sglang", version, MEMBERS))
+        release_files.update("sglang", version, choices=found)
+        print(version, {flag.lstrip("-"): len(e["choices"] or ()) or "open" for flag, e in found.items()})
 
 
 if __name__ == "__main__":

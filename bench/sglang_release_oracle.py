@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The shared SGLang oracle, extended to releases that resolve inside `ServerArgs.__post_init__` (outside CI).
 
-/work/shared/oracle/sglang_oracle.py (a yardstick, never a dependency of the product) asks sglang 0.5.23's
+../shared/oracle/sglang_oracle.py (a yardstick, never a dependency of the product) asks sglang 0.5.23's
 resolution: `prepare_server_args` only parses, then `ServerArgs.resolve_once()` runs the arg_groups
 pipeline under the simulated GPU. Releases before that pipeline (0.5.19 and older; 0.5.20 has
 resolve_once) resolve while the dataclass is built: `prepare_server_args` -> `ServerArgs.from_cli_args` ->
@@ -19,7 +19,7 @@ A release with `resolve_once` is run by the shared oracle's own code path, given
 release's `override_platform` knows. Usage and output are the shared
 oracle's (see its README); build a venv per release with the shared setup.sh:
 
-    SGL_ORACLE_VENV=/tmp/sgl-oracle-0.5.16 SGLANG_VERSION=0.5.16 /work/shared/oracle/setup.sh
+    SGL_ORACLE_VENV=/tmp/sgl-oracle-0.5.16 SGLANG_VERSION=0.5.16 ../shared/oracle/setup.sh
     /tmp/sgl-oracle-0.5.16/bin/python bench/sglang_release_oracle.py --batch IN.jsonl > OUT.jsonl
 """
 
@@ -34,7 +34,8 @@ import os
 import sys
 import types
 
-SHARED_ORACLE = os.environ.get("SGL_SHARED_ORACLE", "/work/shared/oracle/sglang_oracle.py")
+_NEXT_TO_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # ../shared is there
+SHARED_ORACLE = os.environ.get("SGL_SHARED_ORACLE", os.path.join(_NEXT_TO_REPO, "shared", "oracle", "sglang_oracle.py"))
 
 _spec = importlib.util.spec_from_file_location("sglang_oracle", SHARED_ORACLE)
 base = importlib.util.module_from_spec(_spec)

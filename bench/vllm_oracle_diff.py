@@ -1,6 +1,6 @@
 """Differential check of the vLLM rules against vLLM's own config and attention selection (outside CI).
 
-The oracle (/work/shared/oracle/vllm, a yardstick, never a dependency) runs vllm 0.33.0 from `vllm serve`'s
+The oracle (../shared/oracle/vllm, a yardstick, never a dependency) runs vllm 0.33.0 from `vllm serve`'s
 parser through engine-config creation, the model's construction on the meta device (every attention layer
 runs vLLM's selector and its backend Impl's constructor) and the metadata builders, on a simulated GPU, and
 says accepted / rejected and which backend each layer got. Each random config is judged twice:
@@ -39,7 +39,7 @@ from collections import Counter
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 VLLM_VERSION = "0.33.0"
-ORACLE_DIR = "/work/shared/oracle/vllm"
+ORACLE_DIR = os.path.join(os.path.dirname(REPO), "shared", "oracle", "vllm")  # ../shared
 GPUS = [
     ("T4", "7.5"),
     ("A100", "8.0"),

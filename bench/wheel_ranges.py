@@ -6,11 +6,12 @@ whose central directory sits at the end, and files.pythonhosted.org serves byte 
 object that fetches (and keeps) fixed-size blocks on demand lets the standard zipfile list the archive and
 inflate just the members asked for: a few MB per release instead of the wheel.
 
-    python bench/wheel_ranges.py vllm 0.10.0 0.33.0 --include 'vllm/vllm_flash_attn/*.py' \\
-        --root /tmp/wt-fa4walk
+    python bench/wheel_ranges.py vllm 0.10.0 0.33.0 --include 'vllm/vllm_flash_attn/*.py' [--root DIR]
 
 writes <root>/<package>/extracted/<version>/<member> (the layout bench/release_walk.py reads, so its `grep`
-and `diff` work with --root) plus the wheel's *.dist-info/METADATA, and a .complete marker last.
+and `diff` work with --root) plus the wheel's *.dist-info/METADATA, and a .complete marker last, naming the
+wheel and the patterns read. The root defaults to the user cache, $ATTN_PREFLIGHT_WHEELS or
+~/.cache/attn-preflight/wheels (`sources` fills it for the other bench scripts).
 Stdlib only. The release list comes from https://pypi.org/pypi/<package>/json (its `releases`; the
 per-version /pypi/<package>/<version>/json answers 404 here). The manylinux x86_64 wheel is read.
 """
@@ -26,6 +27,7 @@ import re
 import sys
 import urllib.request
 import zipfile
+from pathlib import Path
 from urllib.parse import urljoin
 
 BLOCK = 1 << 19  # 512 KiB: a member's local header and data usually fall in one or two blocks
@@ -107,6 +109,29 @@ def wheel_urls(package: str) -> dict[str, str]:
     return urls
 
 
+def cache_root() -> Path:
+    """Where wheels' files are kept between runs: $ATTN_PREFLIGHT_WHEELS, else the user cache."""
+    if os.environ.get("ATTN_PREFLIGHT_WHEELS"):
+        return Path(os.environ["ATTN_PREFLIGHT_WHEELS"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attn-preflight" / "wheels"
+
+
+def sources(package: str, version: str, patterns: list[str], root: Path | None = None) -> Path:
+    """The folder holding the members of `package` `version`'s wheel that match `patterns`, read into the
+    cache once (a folder read earlier with other patterns is read again for these)."""
+    target = (root or cache_root()) / package / "extracted" / version
+    marker = target / ".complete"
+    if marker.is_file() and set(patterns) <= set(marker.read_text(encoding="utf-8").splitlines()[1:]):
+        return target
+    urls = wheel_urls(package)
+    if version not in urls:
+        raise SystemExit(f"{package} {version}: no wheel on PyPI")
+    earlier = marker.read_text(encoding="utf-8").splitlines()[1:] if marker.is_file() else []
+    target.mkdir(parents=True, exist_ok=True)
+    extract(urls[version], sorted(set(earlier) | set(patterns)), str(target))
+    return target
+
+
 def extract(url: str, patterns: list[str], target: str) -> tuple[int, int]:
     """Members matching a pattern (fnmatch, `*` crosses '/') and the METADATA into target: (files, bytes read)."""
     remote = RangeFile(url)
@@ -120,7 +145,7 @@ def extract(url: str, patterns: list[str], target: str) -> tuple[int, int]:
             archive.extract(name, target)
     # Written last: a directory without it is a half-done extraction and is redone.
     with open(os.path.join(target, ".complete"), "w") as marker:
-        marker.write(os.path.basename(url) + "\n")
+        marker.write("\n".join([os.path.basename(url), *patterns]) + "\n")
     return len(names), remote.fetched
 
 
@@ -129,7 +154,7 @@ def main() -> int:
     parser.add_argument("package")
     parser.add_argument("versions", nargs="+")
     parser.add_argument("--include", action="append", required=True, help="member pattern (repeatable)")
-    parser.add_argument("--root", required=True, help="e.g. /tmp/<worktree>; not the repository")
+    parser.add_argument("--root", type=Path, default=cache_root(), help="not the repository (default: %(default)s)")
     args = parser.parse_args()
     urls = wheel_urls(args.package)
     status = 0

@@ -1,7 +1,8 @@
 """The coverage table of SGLang's attention checks (tests/fixtures/sglang-0.5.23-check-coverage.json) holds:
 every rule it names exists, every resolution step it names is in rules/engines/sglang/resolve.py, a check nothing covers is
 listed as uncovered, with why, rather than left out, and every raise / assert / declared rewrite of the files
-bench/check_sites.py audits (its listing, tests/fixtures/sglang-0.5.23-check-sites.json) lies in a row."""
+bench/check_sites.py audits (its census, rules/engines/sglang/releases/0.5.23.sites.json) lies in a row, as the
+census records."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import copy
 import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,7 @@ from attn_preflight.rules.core.engine import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = json.loads((ROOT / "tests" / "fixtures" / "sglang-0.5.23-check-coverage.json").read_text())
-SITES = json.loads((ROOT / "tests" / "fixtures" / "sglang-0.5.23-check-sites.json").read_text())
-WHEELS = Path("/work/wheels/sglang/extracted")
+SITES = json.loads((ROOT / "rules" / "engines" / "sglang" / "releases" / "0.5.23.sites.json").read_text())
 CHECKS = TABLE["checks"]
 RULE_IDS = {r.id for r in all_rules()}
 
@@ -42,6 +43,7 @@ def test_rows_are_unique():
 
 
 def _check_sites():
+    sys.path.insert(0, str(ROOT / "bench"))  # its own imports: release_files, wheel_ranges
     spec = importlib.util.spec_from_file_location("check_sites_bench", ROOT / "bench" / "check_sites.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -72,9 +74,35 @@ def test_row_lines_read_ranges_lists_and_sibling_files():
     }
 
 
-@pytest.mark.skipif(not WHEELS.is_dir(), reason="the unzipped sglang wheels are not on this machine")
-def test_the_listing_is_what_the_wheel_says():
-    assert _check_sites().listing(WHEELS, "0.5.23") == SITES
+def test_the_census_records_the_coverage_the_table_gives():
+    """covered_by of each site is what the table's rows (or a not_attention entry) hold; none is left uncovered."""
+    bench = _check_sites()
+    assert bench.with_coverage(SITES["sites"], TABLE, []) == SITES["sites"]
+    assert bench.not_yet_covered(SITES["sites"]) == []
+
+
+def test_a_later_release_carries_coverage_and_lists_a_new_site_as_not_yet_covered():
+    bench = _check_sites()
+    moved = [{**site, "line": site["line"] + 3, "covered_by": []} for site in SITES["sites"][:2]]
+    added = {**moved[0], "message": "a check 0.5.24 adds", "covered_by": []}
+    found = bench.with_coverage([*moved, added], None, SITES["sites"])
+    assert [site["covered_by"] for site in found] == [
+        SITES["sites"][0]["covered_by"],
+        SITES["sites"][1]["covered_by"],
+        [],
+    ]
+
+
+def test_the_census_is_what_the_wheel_says():
+    bench = _check_sites()
+    from wheel_ranges import cache_root  # bench/, on the path from _check_sites
+
+    extracted = cache_root() / "sglang" / "extracted" / "0.5.23"
+    if not extracted.is_dir():
+        pytest.skip("sglang 0.5.23's files are not in the wheel cache (bench/new_release.py sglang 0.5.23)")
+    listing = bench.listing(extracted)
+    assert listing["audited"] == SITES["audited"]
+    assert listing["sites"] == [{k: v for k, v in site.items() if k != "covered_by"} for site in SITES["sites"]]
 
 
 def test_each_not_attention_entry_excuses_a_listed_site_and_says_why():

@@ -1,13 +1,17 @@
-"""The engines' flag tables (rules/knowledge/*_flags.json, from the wheels) and argparse's reading of a flag."""
+"""The engines' flag tables (rules/engines/<engine>/releases/<version>.json, from the wheels) and argparse's
+reading of a flag."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import pytest
 from cli_run import assert_clean_outcome, check_json, finding, run_cli
 
 from attn_preflight.rules.core.config import parse_command
+from attn_preflight.rules.engines import releases
 from attn_preflight.rules.knowledge import flags as flag_kb
 
 
@@ -78,6 +82,16 @@ def test_the_tables_hold_what_the_wheels_define():
     vllm = flag_kb.flag_table("vllm", "0.33.0")
     assert vllm.options["-tp"] == vllm.options["--tensor-parallel-size"]
     assert vllm.options["--no-enable-prefix-caching"] == flag_kb.Option("enable_prefix_caching", 0)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_the_index_is_what_the_release_files_imply(engine):
+    """index.json is derived (bench/release_files.py), never edited: a release file added or changed by hand
+    without rewriting it would leave a check reading stale flags."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import release_files
+
+    assert releases.index(engine) == release_files.index(engine)
 
 
 def test_a_release_maps_to_its_table():

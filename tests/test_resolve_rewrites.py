@@ -1,6 +1,6 @@
 """SGLang's silent backend replacements that rules/engines/sglang/resolve.py applies, so every rule judges what will run: the
 resolved backends `check --format json` reports, against the code of the sglang release named (line numbers
-of the wheels under /work/wheels/sglang/extracted)."""
+of the release's wheel, e.g. as bench/wheel_ranges.py reads it into the user cache)."""
 
 from __future__ import annotations
 

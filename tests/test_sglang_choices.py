@@ -1,9 +1,10 @@
-"""rules/engines/sglang/choices.json against the world: the sglang wheels it was read from, and the other
+"""The choices of rules/engines/sglang/releases/<version>.json against the world: the sglang wheels it was read from, and the other
 knowledge files that name the same values (backends.py, kv_dtypes.py, the config's input checks)."""
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,6 @@ from attn_preflight.rules.engines.sglang.capabilities import MM_ATTENTION_BACKEN
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
 
-WHEELS = Path("/work/wheels/sglang/extracted")
 ROOT = Path(__file__).resolve().parent.parent
 NEWEST = NEWEST_KNOWN["sglang"]
 
@@ -57,18 +57,24 @@ def test_fa4_is_a_choice_from_0_5_3():
 
 
 def _extractor():
+    sys.path.insert(0, str(ROOT / "bench"))  # its own imports: release_files, wheel_ranges
     spec = importlib.util.spec_from_file_location("sglang_choices_bench", ROOT / "bench" / "sglang_choices.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-@pytest.mark.skipif(not WHEELS.is_dir(), reason="the unzipped sglang wheels are not on this machine")
 @pytest.mark.parametrize("release", ["0.5.1", "0.5.12", "0.5.14", NEWEST])
 def test_the_table_is_what_the_wheel_says(release):
     # 0.5.1: a list local to add_cli_args; 0.5.12: --speculative-algorithm open; 0.5.14: dataclass fields;
     # the newest: arg_groups/fields and choices.py
-    extracted = _extractor().release_choices(WHEELS / release)
+    bench = _extractor()
+    from wheel_ranges import cache_root  # bench/, on the path from _extractor
+
+    wheel = cache_root() / "sglang" / "extracted" / release
+    if not wheel.is_dir():
+        pytest.skip(f"sglang {release}'s files are not in the wheel cache (bench/sglang_choices.py {release})")
+    extracted = bench.release_choices(wheel)
     assert {flag: entry["choices"] for flag, entry in extracted.items()} == {
         flag: sorted(choices_kb.accepted(release, flag) or ()) or None for flag in extracted
     }
