@@ -3,6 +3,7 @@ arch-specific (a), family-specific (f) and PTX code, with torch's exceptions for
 The first block is where probe/collect.py and rules/checks/install.py used to disagree."""
 
 import pytest
+
 from attn_preflight.rules.knowledge.cuda_arch import arch_list_runs_on, code_runs_on, parse_arch
 
 

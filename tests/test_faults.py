@@ -16,9 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from attn_preflight.probe.facts import Facts
-from attn_preflight.probe.libraries import CATALOGUE
-from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
 from cli_run import assert_clean_outcome, run_cli
 from probe_fakes import (
     HANG,
@@ -35,6 +32,10 @@ from probe_fakes import (
     use_fake_pynvml,
     write_fake_pynvml,
 )
+
+from attn_preflight.probe.facts import Facts
+from attn_preflight.probe.libraries import CATALOGUE
+from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent

@@ -5,12 +5,12 @@ import json
 import os
 
 import pytest
-from attn_preflight.probe.facts import Facts
 from click.testing import CliRunner
 from test_nfd import node_facts
 
 from attn_preflight.cli import cli
 from attn_preflight.fleet import Node, differing_dimensions, group_nodes, signature, spread
+from attn_preflight.probe.facts import Facts
 
 FIXTURES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "fixtures", "probe-*.json")))
 

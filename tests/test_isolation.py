@@ -16,12 +16,13 @@ import sys
 import time
 from pathlib import Path
 
-import attn_preflight.probe
 import pytest
-from attn_preflight.probe import gpus
-from attn_preflight.probe.libraries import CATALOGUE
 from cli_run import assert_clean_outcome, run_cli
 from probe_fakes import h200, make_dist, write_fake_pynvml
+
+import attn_preflight.probe
+from attn_preflight.probe import gpus
+from attn_preflight.probe.libraries import CATALOGUE
 
 CODE_ROOT = Path(attn_preflight.probe.__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent

@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from attn_preflight.rules.knowledge.gpus import names
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli, main
+from attn_preflight.rules.knowledge.gpus import names
 
 
 def matrix(*argv):

@@ -7,10 +7,10 @@ import os
 import string
 
 import pytest
-from attn_preflight.probe.facts import Facts, GpuDevice, ImportHealth, LibraryFacts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attn_preflight.probe.facts import Facts, GpuDevice, ImportHealth, LibraryFacts
 from attn_preflight.render import nfd
 
 P = nfd.PREFIX + "/"
@@ -335,9 +335,8 @@ def test_labels_from_the_saved_h200_report_match_the_file_written_on_the_h200():
     import json
     from pathlib import Path
 
-    from attn_preflight.probe.facts import Facts
-
     from attn_preflight.fleet import node_serving
+    from attn_preflight.probe.facts import Facts
 
     fixtures = Path(__file__).parent / "fixtures"
     facts = Facts.from_dict(json.loads((fixtures / "probe-h200.json").read_text()))

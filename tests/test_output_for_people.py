@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from attn_preflight.probe.smoke.results import SmokeReport
 from cli_run import check_json, run_cli
 
+from attn_preflight.probe.smoke.results import SmokeReport
 from attn_preflight.render import Screen, _width
 from attn_preflight.render.smoke import render_smoke
 

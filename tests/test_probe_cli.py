@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from attn_preflight.probe.facts import SCHEMA_VERSION, Facts
-from attn_preflight.probe.libraries import CATALOGUE
 from click.testing import CliRunner
 from probe_fakes import (
     HANG,
@@ -27,6 +25,8 @@ from probe_fakes import (
 )
 
 from attn_preflight.cli import cli, main
+from attn_preflight.probe.facts import SCHEMA_VERSION, Facts
+from attn_preflight.probe.libraries import CATALOGUE
 from attn_preflight.render.facts import facts_document
 
 REPO = Path(__file__).resolve().parents[1]

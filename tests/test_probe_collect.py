@@ -9,13 +9,14 @@ import subprocess
 import sys
 
 import pytest
+from probe_fakes import h200, make_dist, use_fake_pynvml
+
 from attn_preflight.probe import collect as collect_module
 from attn_preflight.probe import gpus, health, libraries, toolkit
 from attn_preflight.probe.collect import collect, cudnn_version_text
 from attn_preflight.probe.facts import HEALTH_ERROR, HEALTH_NOT_INSTALLED, HEALTH_OK, HEALTH_SKIPPED
 from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
 from attn_preflight.rules.knowledge.import_diagnosis import component_notes
-from probe_fakes import h200, make_dist, use_fake_pynvml
 
 # A torch stand-in whose import check answers like torch 2.11.0+cu130 on the H200 (arch list, cuDNN).
 FAKE_TORCH = """import types

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from attn_preflight.probe.environ import REDACTED, is_secret_flag, redact, relevant_environment
 from hypothesis import given
 from hypothesis import strategies as st
+
+from attn_preflight.probe.environ import REDACTED, is_secret_flag, redact, relevant_environment
 
 
 def test_relevant_variables_are_kept_and_others_dropped():

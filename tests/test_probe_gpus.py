@@ -7,7 +7,6 @@ import os
 import sys
 
 import pytest
-from attn_preflight.probe import gpus
 from probe_fakes import (
     NVML_ERROR_DRIVER_NOT_LOADED,
     NVML_ERROR_GPU_IS_LOST,
@@ -18,6 +17,8 @@ from probe_fakes import (
     fake_pynvml,
     h200,
 )
+
+from attn_preflight.probe import gpus
 
 
 def use(monkeypatch, module):

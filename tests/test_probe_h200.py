@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
+
 from attn_preflight.probe.facts import Facts
+from attn_preflight.render.facts import problems, render_facts
 from attn_preflight.rules.knowledge.cuda_arch import torch_arch_coverage
 from attn_preflight.rules.knowledge.import_diagnosis import diagnose
-
-from attn_preflight.render.facts import problems, render_facts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

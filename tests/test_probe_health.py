@@ -9,6 +9,8 @@ import signal
 import time
 
 import pytest
+from probe_fakes import HANG, SEGFAULT, UNDEFINED_SYMBOL, make_cutlass_dsl, make_dist
+
 from attn_preflight.probe import health
 from attn_preflight.probe.facts import (
     HEALTH_CRASHED,
@@ -24,7 +26,6 @@ from attn_preflight.probe.facts import (
 )
 from attn_preflight.probe.health import ImportRequest, check_imports, missing_module_facts
 from attn_preflight.rules.knowledge.import_diagnosis import diagnose, error_diagnosis
-from probe_fakes import HANG, SEGFAULT, UNDEFINED_SYMBOL, make_cutlass_dsl, make_dist
 
 
 @pytest.fixture

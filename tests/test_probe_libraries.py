@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sys
 
+from probe_fakes import make_dist
+
 from attn_preflight.probe import libraries
 from attn_preflight.probe.facts import LibraryFacts
 from attn_preflight.probe.libraries import CATALOGUE, canonical, library_facts, locate_module, spec_for
-from probe_fakes import make_dist
 
 
 def test_catalogue_covers_the_stack_with_sources_and_unique_names():

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from attn_preflight.probe.facts import DERIVED_KEYS, Facts, GpuDevice, GpuFacts, ImportHealth, LibraryFacts
-from attn_preflight.rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH
 
+from attn_preflight.probe.facts import DERIVED_KEYS, Facts, GpuDevice, GpuFacts, ImportHealth, LibraryFacts
 from attn_preflight.render import Screen, to_json
 from attn_preflight.render.facts import CPU_ONLY_TORCH, NO_DEVICES, problems, render_facts
+from attn_preflight.rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -136,7 +136,6 @@ def test_a_huge_environment_value_is_shortened_in_tables_but_whole_in_json():
     from pathlib import Path
 
     from attn_preflight.probe.facts import Facts
-
     from attn_preflight.render.facts import render_facts
 
     data = json.loads((Path(__file__).parent / "fixtures" / "probe-h200.json").read_text())

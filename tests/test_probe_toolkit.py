@@ -8,9 +8,10 @@ import signal
 import stat
 import time
 
+from probe_fakes import make_dist
+
 from attn_preflight.probe import toolkit
 from attn_preflight.probe.libraries import DistributionIndex
-from probe_fakes import make_dist
 
 TORCH_VERSION_PY = """from typing import Optional
 

@@ -5,12 +5,12 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from attn_preflight.probe.smoke.cases import Case
-from attn_preflight.probe.smoke.results import KernelResult, MachineSummary, SmokeReport
 from click.testing import CliRunner
 from test_nfd import node_facts
 
 from attn_preflight.cli import cli
+from attn_preflight.probe.smoke.cases import Case
+from attn_preflight.probe.smoke.results import KernelResult, MachineSummary, SmokeReport
 
 
 class Page(HTMLParser):

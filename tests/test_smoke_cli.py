@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from attn_preflight.probe.smoke.results import SmokeReport
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli, main
+from attn_preflight.probe.smoke.results import SmokeReport
 
 torch = pytest.importorskip("torch")
 

@@ -7,8 +7,8 @@ import json
 import os
 
 import pytest
-from attn_preflight.probe.smoke.results import SmokeReport
 
+from attn_preflight.probe.smoke.results import SmokeReport
 from attn_preflight.render.smoke import render_smoke
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
 import torch
+
 from attn_preflight.probe.smoke.cases import Case, attention_flops
 
 torch.backends.cuda.matmul.allow_tf32 = False

@@ -34,6 +34,7 @@ def _window_left(case: Case) -> int:
 
 def _prefill(case: Case, device: str):
     import flashinfer
+
     from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
 
     q, k, v = Inputs(case, device).dense()
@@ -57,6 +58,7 @@ def _prefill(case: Case, device: str):
 def _decode(case: Case, device: str):
     import flashinfer
     import torch
+
     from attn_preflight.probe.smoke.reference import (
         Call,
         Inputs,

@@ -14,6 +14,7 @@ def prepare() -> None:
 
 def _build(case: Case, device: str):
     import torch
+
     from attn_preflight.probe.smoke.kernels.triton_add_kernel import add
     from attn_preflight.probe.smoke.reference import Call, elementwise_add
 
