@@ -169,6 +169,9 @@ class Constraint(NamedTuple):
     severity: str = "fail"  # "warn": the engine starts but rewrites or degrades
     engine: str = "sglang"
     references: tuple[str, ...] = ()
+    backends: tuple[str, ...] = ()  # as @rule's: applies when a phase uses one of them (the engine's skip)
+    needs_gpu: bool = False
+    needs_model: bool = False
 
     @property
     def requirements(self) -> tuple[Requirement, ...]:
@@ -219,5 +222,8 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
             prevents=row.prevents,
             references=row.references,
             stage=row.stage,
+            backends=row.backends,
+            needs_gpu=row.needs_gpu,
+            needs_model=row.needs_model,
             generated=True,
         )(check)
