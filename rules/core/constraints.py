@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional, Sequence, Union
 
+from packaging.version import Version
+
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.knowledge import NEWEST_KNOWN
 
 _FIELDS = frozenset(Config.__dataclass_fields__)
 
@@ -143,7 +146,132 @@ class AnyOf(NamedTuple):
         return [text for term in self.terms for text in term.found(cfg)]
 
 
-Term = Union[Flag, Range, Arch, Not, All, AnyOf]
+# A row with no condition of its own: it applies wherever its rule runs (its backends, GPU and model hold).
+ALWAYS = All(())
+
+
+class Feature(NamedTuple):
+    """The model (or --feature) has a feature of ModelFeatures: mla, sliding_window, cross_attention, ..."""
+
+    name: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return self.name in cfg.features
+
+    def text(self) -> str:
+        return self.name.replace("_", " ")
+
+    def found(self, cfg: Config) -> list[str]:
+        return [self.text()] if self.name in cfg.features else []
+
+
+class Declares(NamedTuple):
+    """An SGLang backend's declaration, as it holds in the target's release, has `value` in its `fact`
+    ("refuses", "cross_attention"), or, with no value, has `fact` set ("mla": it serves MLA models)."""
+
+    backend: str
+    fact: str
+    value: str = ""
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        declared = getattr(target.sglang_backends[self.backend], self.fact)
+        return self.value in declared if self.value else bool(declared)
+
+    def text(self) -> str:
+        return f"{self.backend} declared with {self.fact} {self.value}".rstrip()
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class BackendArch(NamedTuple):
+    """The target GPU is one an SGLang backend's declaration admits: its `archs` majors and its `min_cc`
+    (unknown when the GPU is not known)."""
+
+    backend: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if target.cc is None:
+            return None
+        declared = target.sglang_backends[self.backend]
+        in_archs = declared.archs is None or target.cc[0] in declared.archs
+        return in_archs and (declared.min_cc is None or target.cc >= declared.min_cc)
+
+    def text(self) -> str:
+        return f"a GPU {self.backend} is built for"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Phases(NamedTuple):
+    """Prefill and decode both run one of `backends` (unknown when no backend is chosen or derived)."""
+
+    backends: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if cfg.attention_backend is None:
+            return None
+        return cfg.prefill_backend in self.backends and cfg.decode_backend in self.backends
+
+    def text(self) -> str:
+        return f"{' or '.join(self.backends)} for prefill and decode"
+
+    def found(self, cfg: Config) -> list[str]:
+        return [cfg.backend_label()] if cfg.attention_backend else []
+
+
+class Release(NamedTuple):
+    """The target's release of `package` is `since` or newer (the newest known one when not known)."""
+
+    since: str
+    package: str = "sglang"
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return Version(target.versions.get(self.package) or NEWEST_KNOWN[self.package]) >= Version(self.since)
+
+    def text(self) -> str:
+        return f"{self.package} >= {self.since}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Env(NamedTuple):
+    """An environment variable of the launch is set, or, with `values`, set to one of them."""
+
+    name: str
+    values: tuple[str, ...] = ()
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        value = cfg.env.get(self.name)
+        return value is not None and (not self.values or value.strip() in self.values)
+
+    def text(self) -> str:
+        return f"{self.name}={' or '.join(self.values)}" if self.values else self.name
+
+    def found(self, cfg: Config) -> list[str]:
+        value = cfg.env.get(self.name)
+        return [] if value is None else [f"{self.name}={value}"]
+
+
+class Rewritten(NamedTuple):
+    """The engine replaced the config's `field` as given (`value`: what was given) while resolving it."""
+
+    field: str
+    value: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return cfg.rewrites.get(self.field) == self.value
+
+    def text(self) -> str:
+        return f"{_option(self.field)} {self.value} replaced by the engine"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+Term = Union[Flag, Range, Arch, Not, All, AnyOf, Feature, Declares, BackendArch, Phases, Release, Env, Rewritten]
 
 
 class Requirement(NamedTuple):
@@ -176,7 +304,7 @@ class Constraint(NamedTuple):
     @property
     def requirements(self) -> tuple[Requirement, ...]:
         if isinstance(self.requires, tuple) and self.requires and isinstance(self.requires[0], Requirement):
-            return self.requires
+            return self.requires  # type: ignore[return-value]  # every term is a NamedTuple: no narrowing
         return (Requirement(self.requires, self.fix),)  # type: ignore[arg-type]
 
 
