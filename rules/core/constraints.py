@@ -300,6 +300,7 @@ class Constraint(NamedTuple):
     backends: tuple[str, ...] = ()  # as @rule's: applies when a phase uses one of them (the engine's skip)
     needs_gpu: bool = False
     needs_model: bool = False
+    reason: str = ""  # why the row exists when there is no upstream message (a silent rewrite, a launch failure)
 
     @property
     def requirements(self) -> tuple[Requirement, ...]:
@@ -348,6 +349,7 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
             verified=row.verified,
             fix_title=row.fix_title,
             prevents=row.prevents,
+            reason=row.reason,
             references=row.references,
             stage=row.stage,
             backends=row.backends,
