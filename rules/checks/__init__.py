@@ -7,6 +7,7 @@ One line per module; add yours in the list below.
 
 MODULES = {
     "attn_preflight.rules.checks.general": "any",
+    "attn_preflight.rules.engines.sglang.constraints.general": "sglang",
     "attn_preflight.rules.engines.sglang.rules.fa3": "sglang",
     "attn_preflight.rules.engines.sglang.declared.fa4": "sglang",
     "attn_preflight.rules.engines.sglang.rules.fa4": "sglang",
@@ -19,6 +20,7 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.rules.mamba": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.kv_cache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.deterministic": "sglang",
+    "attn_preflight.rules.engines.sglang.constraints.deterministic": "sglang",
     "attn_preflight.rules.engines.sglang.rules.vision": "sglang",
     "attn_preflight.rules.engines.vllm.rules.vllm": "vllm",
     "attn_preflight.rules.engines.sglang.rules.model_specific": "sglang",
@@ -26,6 +28,7 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.rules.linear_attention": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.linear_attention": "sglang",
     "attn_preflight.rules.engines.sglang.rules.speculative": "sglang",
+    "attn_preflight.rules.engines.sglang.constraints.speculative": "sglang",
     "attn_preflight.rules.engines.sglang.rules.mla_backends": "sglang",
     "attn_preflight.rules.engines.sglang.declared.mla_backends": "sglang",
     "attn_preflight.rules.engines.sglang.rules.dsa": "sglang",

@@ -1,6 +1,7 @@
-"""Rules about the backend choice itself and the launch line: platform, removed and deprecated names,
-environment variables SGLang does not read, HPC-Ops, cross attention on triton and flex_attention, tensor-parallel
-heads, the backends that turn CUDA graphs off, multi-item scoring, FlashInfer's SM90 decode over an FP8 KV cache."""
+"""Rules about the backend choice itself and the launch line: platform, removed and deprecated names, the flag
+table, HPC-Ops shapes and page size, tensor-parallel heads, chunked prefill pages, triton under DCP, diffusion LLMs,
+score_mod, FlashInfer's SM90 decode over an FP8 KV cache. The flag constraints and declared gates of the subject
+are rows: attn_preflight.rules.engines.sglang.constraints.general."""
 
 from __future__ import annotations
 
@@ -31,9 +32,7 @@ from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from attn_preflight.rules.knowledge import flags as flag_kb
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
-REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
-ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 
 
 @rule(
@@ -310,165 +309,6 @@ def general_backend_alias(cfg, target):
 
 
 @rule(
-    id="general-flashattention-version-env",
-    title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: no file of the 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.19 or 0.5.23 wheels mentions "
-        "SGLANG_FLASHATTENTION_VERSION (unzip -p | grep -c: 0 in each)"
-    ),
-    stage="startup",
-    reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
-    "the launch keeps the FA version of --attention-backend and fails the same way.",
-    source="sglang 0.5.23 wheel: grep -r SGLANG_FLASHATTENTION_VERSION finds no match; attention_registry.py "
-    "builds FlashAttentionBackend(fa_impl_ver=3) for fa3 and fa_impl_ver=4 for fa4",
-    docs="""Warns when a pasted launch command sets SGLANG_FLASHATTENTION_VERSION.
-
-SGLang chooses the FlashAttention generation only through the backend name: --attention-backend fa3 runs
-sgl-kernel's FA3, fa4 runs flash_attn.cute. The variable is not read anywhere in sglang 0.5.23 (searched
-the whole wheel), so relying on it leaves the backend, and its failure, unchanged.""",
-    fix_title="Name the backend: --attention-backend fa4 (or fa3)",
-)
-def general_flashattention_version_env(cfg, target):
-    value = cfg.env.get("SGLANG_FLASHATTENTION_VERSION")
-    if value is None:
-        return passed("SGLANG_FLASHATTENTION_VERSION not set", "the backend named by --attention-backend")
-    wanted = "fa4" if value.strip() == "4" else "fa3"
-    return warned(
-        f"SGLANG_FLASHATTENTION_VERSION={value} with {cfg.backend_label()}",
-        "--attention-backend to choose the FA version (SGLang ignores the variable)",
-        [f"--attention-backend {wanted}"],
-    )
-
-
-@rule(
-    id="general-triton-cross-attention",
-    title="triton has no cross attention (encoder-decoder models)",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: 'assert not ...is_encoder_decoder' with this message in every release: "
-        "model_runner.py:1514-1515 (0.5.1), attention_registry.py create_triton_backend from 0.5.5 (:87-88; "
-        "0.5.23 :207-210)"
-    ),
-    backends=("triton",),
-    stage="init",
-    prevents="Cross attention is not supported in the triton attention backend. Please use "
-    "`--attention-backend flashinfer`.",
-    source=f"{REGISTRY}, create_triton_backend",
-    docs="""Checks that an encoder-decoder model (cross attention: Whisper, Mllama, ...) is not served by triton.
-
-The triton factory asserts when the model runner builds the backend. SGLang's default for Whisper is
-flashinfer for this reason.""",
-    fix_title="Use --attention-backend flashinfer",
-)
-def general_triton_cross_attention(cfg, target):
-    if "cross_attention" not in cfg.features or "cross_attention" not in declared(target, "triton").refuses:
-        return passed("no cross attention", "decoder-only on triton")
-    return failed(
-        f"cross attention on {phases_using(cfg, 'triton')}",
-        "a backend with cross attention",
-        ["--attention-backend flashinfer"],
-    )
-
-
-@rule(
-    id="hpc-ops-arch",
-    title="hpc_ops runs on Hopper (SM90) only",
-    engine="sglang",
-    versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep): hpc_ops first appears in 0.5.17 (server_args.py:195, "
-        "attention_registry.py:260); HpcOpsAttnBackend.__init__ raises on major != 9 in every one "
-        "(hpc_ops_backend.py:138 in 0.5.17-0.5.21, :139 in 0.5.22, :141 in 0.5.23)"
-    ),
-    backends=("hpc_ops",),
-    needs_gpu=True,
-    stage="init",
-    prevents="The hpc_ops attention backend requires an SM90 (Hopper) GPU (the HPC-Ops kernels ship sm90a only), "
-    "got sm{major}{minor}.",
-    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__",
-    docs="""Checks that `hpc_ops` runs on an SM90 GPU.
-
-The backend's constructor raises on any other major (hpc_ops_backend.py:138-143 in sglang 0.5.23), when the
-model runner builds the attention backend after the weights load: argument resolution has no arch check.""",
-    fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
-)
-def hpc_ops_arch(cfg, target):
-    if target.major in declared(target, "hpc_ops").archs:
-        return passed(gpu(target), "SM90")
-    return failed(f"hpc_ops on {gpu(target)}", "SM90 (Hopper)", ["--attention-backend flashinfer"])
-
-
-@rule(
-    id="hpc-ops-model",
-    title="hpc_ops: no MLA, no cross attention, no speculative decoding",
-    engine="sglang",
-    versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): create_hpc_ops_backend raises the same three "
-        "ValueErrors (MLA, cross attention, speculative) in every release, attention_registry.py:260-271 in "
-        "0.5.17, :289-295 in 0.5.23"
-    ),
-    backends=("hpc_ops",),
-    stage="init",
-    prevents="hpc_ops backend can only be used with non-MLA models.",
-    source=f"{REGISTRY}, create_hpc_ops_backend",
-    docs="""Checks the hpc_ops factory's refusals: MLA models ("hpc_ops backend can only be used with non-MLA
-models."), cross attention ("Cross attention is not supported in the hpc_ops attention backend.") and
-speculative decoding ("hpc_ops backend does not support speculative decoding for now.").
-
-They are raised when the model runner builds the backend, after weights load.""",
-    fix_title="Use --attention-backend fa3 for this config on SM90",
-)
-def hpc_ops_model(cfg, target):
-    hpc = declared(target, "hpc_ops")
-    problems = [
-        p
-        for p, bad in (
-            ("an MLA model", cfg.mla and not hpc.mla),
-            ("cross attention", "cross_attention" in cfg.features and "cross_attention" in hpc.refuses),
-            ("speculative decoding", cfg.speculative_algorithm is not None and "speculative_decoding" in hpc.refuses),
-        )
-        if bad
-    ]
-    if not problems:
-        return passed("non-MLA model without cross attention or speculative decoding", "the same")
-    return failed(
-        f"hpc_ops with {', '.join(problems)}",
-        "non-MLA, no cross attention, no speculative decoding",
-        ["--attention-backend fa3"],
-    )
-
-
-@rule(
-    id="llada2-cfg-mha-model",
-    title="llada2_cfg_flashinfer (LLaDA2 CFG attention) does not serve MLA models",
-    engine="sglang",
-    versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23 (bench/release_walk.py grep 'llada2_cfg'): the backend is new in 0.5.22 "
-        "(choices.py:83) and create_llada2_cfg_flashinfer_backend raises for runner.use_mla_backend in both "
-        "(attention_registry.py:80-83)"
-    ),
-    backends=("llada2_cfg_flashinfer",),
-    stage="init",
-    prevents="LLaDA2 CFG attention does not use an MLA backend",
-    source=f"{REGISTRY}, create_llada2_cfg_flashinfer_backend",
-    docs="""Checks that `llada2_cfg_flashinfer`, the classifier-free-guidance attention of the LLaDA2 diffusion
-LLMs, serves an MHA model (no config.json `kv_lora_rank`).
-
-Its factory refuses an MLA model when the model runner builds the attention backend, after the weights load.""",
-    fix_title="Use an MLA backend for an MLA model: --attention-backend flashinfer (FlashInfer MLA)",
-)
-def llada2_cfg_mha_model(cfg, target):
-    if not cfg.mla:
-        return passed("an MHA model", "not an MLA model")
-    return failed("llada2_cfg_flashinfer with an MLA model", "not an MLA model", ["--attention-backend flashinfer"])
-
-
-@rule(
     id="hpc-ops-page-size",
     title="hpc_ops silently forces page size 64",
     engine="sglang",
@@ -566,32 +406,6 @@ def hpc_ops_shapes(cfg, target):
 
 
 @rule(
-    id="hpc-ops-sliding-window",
-    title="hpc_ops has no sliding-window attention",
-    engine="sglang",
-    versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep): _check_layer_supported raises it from the forward in "
-        "every release (hpc_ops_backend.py:344 in 0.5.17-0.5.20, :343 in 0.5.21, :346 in 0.5.23)"
-    ),
-    backends=("hpc_ops",),
-    stage="runtime",
-    prevents="The hpc_ops attention backend does not support sliding window.",
-    source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend._check_layer_supported",
-    docs="""Checks that a model with sliding-window layers (Gemma 2/3, GPT-OSS, Mistral with a window, ...) is not
-served by hpc_ops.
-
-The backend refuses any layer with a sliding window when it first runs it (hpc_ops_backend.py:345-348 in
-sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights have loaded.""",
-    fix_title="Use --attention-backend fa3",
-)
-def hpc_ops_sliding_window(cfg, target):
-    if "sliding_window" in cfg.features or "chunked_local" in cfg.features:
-        return failed("hpc_ops with sliding-window layers", "no sliding window on hpc_ops", ["--attention-backend fa3"])
-    return passed("no sliding-window layers", "no sliding window on hpc_ops")
-
-
-@rule(
     id="general-tp-heads",
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
@@ -636,39 +450,6 @@ def general_tp_heads(cfg, target):
         found,
         "heads divisible by TP; KV heads divisible by TP or dividing it",
         [f"--tp-size {t * dp}" for t in nearest],
-    )
-
-
-@rule(
-    id="flashinfer-arch",
-    title="FlashInfer needs compute capability 7.5 or newer",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: a FlashInfer fact (its README's GPU support, SM75 and newer), not an SGLang "
-        "check; every SGLang release read runs flashinfer_backend.py on the flashinfer package for this "
-        "backend"
-    ),
-    backends=("flashinfer",),
-    needs_gpu=True,
-    stage="runtime",
-    reason="FlashInfer ships and JIT-compiles kernels for SM75 and newer only; on Volta the first kernel launch "
-    "fails (no kernel image for the device).",
-    source="flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 11.0, 12.0, "
-    "12.1); flashinfer/compilation_context.py (arch list)",
-    docs="""Checks that `flashinfer` (any phase) runs on a GPU of compute capability 7.5 or newer.
-
-FlashInfer lists Turing (SM75) as its oldest target; V100 (SM70) has no kernels. SGLang does not check
-this before loading the model.""",
-    fix_title="Use --attention-backend triton or torch_native on pre-Turing GPUs",
-)
-def flashinfer_arch(cfg, target):
-    if target.cc >= declared(target, "flashinfer").min_cc:
-        return passed(gpu(target), "compute capability 7.5 or newer")
-    return failed(
-        f"{phases_using(cfg, 'flashinfer')} on {gpu(target)}",
-        "compute capability 7.5 or newer",
-        ["--attention-backend triton"],
     )
 
 
@@ -810,122 +591,8 @@ def general_chunked_prefill_page(cfg, target):
     return failed(found, f"a multiple of {page} per rank", [f"--chunked-prefill-size {max(step, size - size % step)}"])
 
 
-# attention_hook.py handle_attention_backend_compatibility: these backends turn CUDA graphs off (decode and prefill).
+# the backend fields SGLang rewrites for a diffusion LLM launch (overrides.py _dllm_attention_backend)
 DLLM_BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
-CUDA_GRAPH_OFF_BACKENDS = {
-    "torch_native": "Cuda graph is disabled because of using torch native attention backend",
-    "flex_attention": "Cuda graph is disabled because of using torch Flex Attention backend",
-}
-
-
-@rule(
-    id="general-cuda-graph-disabled",
-    title="torch_native and flex_attention silently turn CUDA graphs off",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Cuda graph is disabled because of using "
-        "torch native'): server_args.py (0.5.1 :445-449 `self.disable_cuda_graph = True`, 0.5.18 :5968), "
-        "arg_groups/attention_hook.py from 0.5.19 (:59; 0.5.23 :124-143, both phases' cuda_graph_config "
-        "DISABLED); the flex_attention twin from 0.5.3, the first release with that backend (0.5.23 :145-161). "
-        "Through 0.5.14 the test reads self.attention_backend (0.5.5, 0.5.10, 0.5.14 read); from 0.5.15 "
-        "resolved_view(...).attention_backend (equal phase backends count)"
-    ),
-    stage="startup",
-    prevents="Cuda graph is disabled because of using torch native attention backend",
-    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
-    docs="""Warns when `--attention-backend torch_native` or `flex_attention` will run: SGLang logs a warning and
-disables CUDA graphs for decode and prefill, so every decode step launches its kernels eagerly.
-
-Neither backend can be captured in a CUDA graph (torch_native is PyTorch SDPA per request; FlexAttention
-compiles its block masks per batch). The server starts, but decode is several times slower than on a
-backend that keeps CUDA graphs (triton runs on every GPU). Passing `--disable-cuda-graph` yourself says
-the same thing and the rule then passes.""",
-    fix_title="Use --attention-backend triton (keeps CUDA graphs), or pass --disable-cuda-graph knowingly",
-)
-def general_cuda_graph_disabled(cfg, target):
-    backend = cfg.attention_backend
-    if backend not in CUDA_GRAPH_OFF_BACKENDS:
-        return skipped("applies to --attention-backend torch_native or flex_attention")
-    if cfg.flags.get("disable_cuda_graph"):
-        return passed(f"{backend} with --disable-cuda-graph", "CUDA graphs off knowingly, or a backend that keeps them")
-    return warned(
-        f"{backend}: SGLang disables CUDA graphs for decode and prefill",
-        "a backend that keeps CUDA graphs, or --disable-cuda-graph given knowingly",
-        ["--attention-backend triton", "--disable-cuda-graph"],
-    )
-
-
-@rule(
-    id="general-flex-cross-attention",
-    title="flex_attention has no cross attention (encoder-decoder models)",
-    engine="sglang",
-    versions="sglang>=0.5.3",
-    verified=(
-        "sglang 0.5.3-0.5.23, every release with the backend (bench/release_walk.py grep 'TorchFlexAttnBackend "
-        "does not support non-causal'): torch_flex_backend.py forward_extend (0.5.3 :263, 0.5.23 :266-270); "
-        "flex_attention is no choice before 0.5.3"
-    ),
-    backends=("flex_attention",),
-    stage="runtime",
-    prevents="TorchFlexAttnBackend does not support non-causal attention for now.",
-    source="sglang: python/sglang/srt/layers/attention/torch_flex_backend.py, TorchFlexAttnBackend.forward_extend",
-    docs="""Checks that an encoder-decoder model (cross attention: Whisper, Mllama, ...) does not prefill on
-flex_attention.
-
-SGLang's FlexAttention backend builds causal block masks only; its forward_extend raises
-NotImplementedError for a cross-attention layer (and for an encoder-only layer) at the first prefill. The
-server starts, loads the weights, then the first request (or warm-up) fails.""",
-    fix_title="Use --attention-backend flashinfer",
-)
-def general_flex_cross_attention(cfg, target):
-    if cfg.prefill_backend != "flex_attention":
-        return skipped("applies to prefill on flex_attention (its forward_extend refuses cross attention)")
-    if "cross_attention" not in cfg.features or "cross_attention" not in declared(target, "flex_attention").refuses:
-        return passed("no cross attention", "decoder-only on flex_attention")
-    return failed(
-        f"cross attention on {phases_using(cfg, 'flex_attention')}",
-        "a backend with cross attention",
-        ["--attention-backend flashinfer"],
-    )
-
-
-@rule(
-    id="general-mis-flashinfer",
-    title="Multi-item scoring (--enable-mis) needs flashinfer for prefill and decode",
-    engine="sglang",
-    versions="sglang>=0.5.11",
-    verified=(
-        "sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'Multi-item scoring requires flashinfer "
-        "attention backend'): server_args.py _handle_multi_item_scoring (0.5.11 :1287-1292) through 0.5.18, "
-        "arg_groups/attention_hook.py handle_multi_item_scoring from 0.5.19 (0.5.23 :572-577); 0.5.10 has no "
-        "--enable-mis (only --multi-item-scoring-delimiter, with no backend check)"
-    ),
-    stage="startup",
-    prevents="Multi-item scoring requires flashinfer attention backend for custom attention mask support. Please "
-    "set --attention-backend flashinfer when using --enable-mis. Current backends: prefill={prefill_backend}, "
-    "decode={decode_backend}",
-    source=f"{ATTENTION_HOOK}, handle_multi_item_scoring",
-    docs="""Checks that `--enable-mis` (multi-item scoring) runs flashinfer for both prefill and decode, after
-SGLang's own default backend is applied.
-
-Multi-item scoring packs several candidate items after one query and masks them from each other with a
-custom attention mask, which only FlashInfer takes. SGLang asserts the backends at start-up; it also turns
-off CUDA graphs, the radix cache and chunked prefill for it (logged, not refused).""",
-    fix_title="Use --attention-backend flashinfer",
-)
-def general_mis_flashinfer(cfg, target):
-    if not cfg.flags.get("enable_mis"):
-        return skipped("applies to --enable-mis")
-    if cfg.attention_backend is None:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    if cfg.prefill_backend == cfg.decode_backend == "flashinfer":
-        return passed("--enable-mis on flashinfer", "flashinfer for prefill and decode")
-    return failed(
-        f"--enable-mis on {cfg.backend_label()}",
-        "flashinfer for prefill and decode",
-        ["--attention-backend flashinfer"],
-    )
 
 
 # triton_backend.py under --dcp-size > 1: the features its DCP extend / decode paths refuse (each a

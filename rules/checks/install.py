@@ -7,7 +7,7 @@ import was not checked (`probe --no-imports`) is reported as unknown, never as h
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
@@ -20,7 +20,8 @@ from attn_preflight.rules.checks.common import (
     library_state,
     sglang_release,
 )
-from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown
+from attn_preflight.rules.core.constraints import ALWAYS, Flag, Term
+from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, arch_list_runs_on
 
@@ -104,7 +105,65 @@ def install_fa4_library(cfg, target):
     return passed(found, required, reason=source)
 
 
-@rule(
+class LibraryNeed(NamedTuple):
+    """A library a backend or flag imports, judged by its probed import health (`library_imports`)."""
+
+    label: str  # as the finding names it
+    library: str  # the probed library's key ("" : the one `backend`'s declaration names)
+    fix: tuple[str, ...]
+    backend: str = ""
+    component: str = ""  # a module of the library that must import too, as the probe records it
+    component_needed: bool = False  # a report without the component's record is unknown (else it passes)
+    when: Term = ALWAYS
+
+
+def library_imports(need: LibraryNeed, cfg, target) -> Outcome:
+    """The one check of every LibraryNeed: installed, importing, and its component importing."""
+    if not need.when.holds(cfg, target):
+        return skipped(f"applies to {need.when.text()}")
+    (key,) = (need.library,) if need.library else declared(target, need.backend).libraries
+    state = library_state(target, key)
+    required = f"{need.label} that imports" + (f", with {need.component}" if need.component else "")
+    found = f"{need.label} {state}"
+    if state.healthy is None:
+        return unknown(f"import health not checked: {found}")
+    if not state.healthy:
+        return failed(found, required, need.fix)
+    component = (library(target, key).health.details.get("components") or {}).get(need.component)
+    if component is None and need.component and need.component_needed:
+        return unknown(
+            f"the probe report does not say whether {need.component} imports (recorded before it was probed)"
+        )
+    if component is not None and component.get("status") != HEALTH_OK:
+        return failed(f"{found} but {need.component} fails ({component.get('error', '')})", required, need.fix)
+    return passed(found, required)
+
+
+def library_rule(need: LibraryNeed, **metadata: Any) -> None:
+    """Registers the rule of one LibraryNeed, judged by `library_imports`."""
+
+    def check(cfg, target, need: LibraryNeed = need) -> Outcome:
+        return library_imports(need, cfg, target)
+
+    rule(**metadata, generated=True)(check)
+
+
+# The backends whose declaration names flashinfer as their kernel library (see the rule's source).
+FLASHINFER_BACKENDS = tuple(n for n, b in backend_kb.SGLANG_BACKENDS.items() if "flashinfer" in b.libraries)
+FA3_NEED = LibraryNeed("sgl-kernel", "", ("pip install sglang-kernel",), backend="fa3", component="fa3_ops")
+FLASHINFER_NEED = LibraryNeed("flashinfer", "flashinfer", ("pip install flashinfer-python",))
+MAMBA_NEED = LibraryNeed(
+    "flashinfer",
+    "flashinfer",
+    ("--mamba-backend triton",),
+    component="mamba",
+    component_needed=True,
+    when=Flag("mamba_backend", ("flashinfer",)),
+)
+
+
+library_rule(
+    FA3_NEED,
     id="install-fa3-library",
     title="The fa3 backend needs sgl-kernel with its FlashAttention 3 ops",
     engine="sglang",
@@ -132,24 +191,64 @@ package is not used by SGLang (it is by other code), so it does not satisfy this
 for another torch or CUDA fails here with an undefined-symbol or "no kernel image" import error.""",
     fix_title="pip install sglang-kernel matching your sglang (0.4.10 for sglang 0.5.23) and torch build",
 )
-def install_fa3_library(cfg, target):
-    (key,) = declared(target, "fa3").libraries
-    state = library_state(target, key)
-    ok, found = state.healthy, str(state)
-    if ok:
-        component = (library(target, key).health.details.get("components") or {}).get("fa3_ops")
-        if component is not None and component.get("status") != HEALTH_OK:
-            ok, found = False, f"sgl-kernel imports but sgl_kernel.flash_attn fails ({component.get('error', '')})"
-        else:
-            found = f"sgl-kernel {found}"
-    else:
-        found = f"sgl-kernel {found}"
-    required = "sgl-kernel whose sgl_kernel.flash_attn imports"
-    if ok is None:
-        return unknown(f"import health not checked: {found}")
-    if ok:
-        return passed(found, required)
-    return failed(found, required, ["pip install sglang-kernel"])
+
+
+library_rule(
+    FLASHINFER_NEED,
+    id="install-flashinfer-library",
+    title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
+    engine="sglang",
+    versions="sglang>=0.5.0rc2",
+    verified=(
+        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashinfer_backend.py, trtllm_mha_backend.py and "
+        "trtllm_mla_backend.py import flashinfer under `if is_flashinfer_available():` (0.5.0rc2 :39, :17, :23; "
+        "0.5.1 :39, :20, :26; 0.5.3 :45, :20, :27; 0.5.5 :45, :20, :29); later releases as the earlier reading "
+        "(cutedsl_mla_backend.py from 0.5.13)"
+    ),
+    backends=FLASHINFER_BACKENDS,
+    stage="runtime",
+    needs_software=True,
+    reason="SGLang imports flashinfer only when is_flashinfer_available(); without it these backends fail at "
+    "their first kernel call (NameError on `flashinfer`), after the weights have loaded.",
+    prevents="NameError: name 'flashinfer' is not defined",
+    source="sglang: python/sglang/srt/layers/attention/{flashinfer_backend,trtllm_mha_backend,trtllm_mla_backend,"
+    "cutedsl_mla_backend}.py (`if is_flashinfer_available(): import flashinfer`); utils/common.py "
+    "is_flashinfer_available",
+    docs="""Checks, when flashinfer, trtllm_mha, trtllm_mla or cutedsl_mla (tokenspeed_mla) serves any phase,
+that flashinfer-python is installed and imports (its flashinfer-cubin / flashinfer-jit-cache pieces must
+match its version, which flashinfer checks at import).
+
+The TRT-LLM backends call trtllm-gen kernels through FlashInfer, and cutedsl_mla uses FlashInfer's MLA
+helpers; SGLang imports flashinfer only when it is available, so a missing or broken install surfaces at
+the first forward. Without flashinfer SGLang's default backends also change (triton instead of flashinfer).""",
+    fix_title="pip install flashinfer-python (with flashinfer-cubin of the same version)",
+)
+
+
+library_rule(
+    MAMBA_NEED,
+    id="install-flashinfer-mamba",
+    title="--mamba-backend flashinfer needs FlashInfer's mamba module",
+    engine="sglang",
+    versions="sglang>=0.5.9",
+    verified=(
+        "sglang 0.5.9-0.5.23 (bench/release_walk.py grep 'FlashInfer mamba module not available'): with "
+        "--mamba-backend flashinfer, _handle_mamba_backend raises unless flashinfer is available and "
+        "`import flashinfer.mamba` succeeds (server_args.py:2068-2081 in 0.5.9, :6202 in 0.5.18; "
+        "arg_groups/mamba_hook.py:53-72 in 0.5.23), for every model"
+    ),
+    stage="startup",
+    needs_software=True,
+    prevents="FlashInfer mamba module not available, please check the FlashInfer installation.",
+    source="sglang: python/sglang/srt/arg_groups/mamba_hook.py, handle_mamba_backend (server_args.py "
+    "_handle_mamba_backend before 0.5.19)",
+    docs="""Checks, with `--mamba-backend flashinfer`, that flashinfer imports and so does its `flashinfer.mamba`
+module (the probe imports it as a component of flashinfer).
+
+SGLang imports the module while resolving its arguments and refuses to start without it; FlashInfer builds
+older than its Mamba kernels have no such module.""",
+    fix_title="Install a flashinfer-python with flashinfer.mamba, or use --mamba-backend triton",
+)
 
 
 @rule(
@@ -183,95 +282,6 @@ def install_hpc_ops_library(cfg, target):
     if probed.installed or probed.module_path:
         return passed(f"hpc {probed.label if probed.installed else 'found at ' + probed.module_path}", required)
     return failed("no hpc module (hpc-ops not installed)", required)
-
-
-# The backends whose declaration names flashinfer as their kernel library (see the rule's source).
-FLASHINFER_BACKENDS = tuple(n for n, b in backend_kb.SGLANG_BACKENDS.items() if "flashinfer" in b.libraries)
-
-
-@rule(
-    id="install-flashinfer-library",
-    title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashinfer_backend.py, trtllm_mha_backend.py and "
-        "trtllm_mla_backend.py import flashinfer under `if is_flashinfer_available():` (0.5.0rc2 :39, :17, :23; "
-        "0.5.1 :39, :20, :26; 0.5.3 :45, :20, :27; 0.5.5 :45, :20, :29); later releases as the earlier reading "
-        "(cutedsl_mla_backend.py from 0.5.13)"
-    ),
-    backends=FLASHINFER_BACKENDS,
-    stage="runtime",
-    needs_software=True,
-    reason="SGLang imports flashinfer only when is_flashinfer_available(); without it these backends fail at "
-    "their first kernel call (NameError on `flashinfer`), after the weights have loaded.",
-    prevents="NameError: name 'flashinfer' is not defined",
-    source="sglang: python/sglang/srt/layers/attention/{flashinfer_backend,trtllm_mha_backend,trtllm_mla_backend,"
-    "cutedsl_mla_backend}.py (`if is_flashinfer_available(): import flashinfer`); utils/common.py "
-    "is_flashinfer_available",
-    docs="""Checks, when flashinfer, trtllm_mha, trtllm_mla or cutedsl_mla (tokenspeed_mla) serves any phase,
-that flashinfer-python is installed and imports (its flashinfer-cubin / flashinfer-jit-cache pieces must
-match its version, which flashinfer checks at import).
-
-The TRT-LLM backends call trtllm-gen kernels through FlashInfer, and cutedsl_mla uses FlashInfer's MLA
-helpers; SGLang imports flashinfer only when it is available, so a missing or broken install surfaces at
-the first forward. Without flashinfer SGLang's default backends also change (triton instead of flashinfer).""",
-    fix_title="pip install flashinfer-python (with flashinfer-cubin of the same version)",
-)
-def install_flashinfer_library(cfg, target):
-    used = sorted(cfg.backends & set(FLASHINFER_BACKENDS))
-    state = library_state(target, "flashinfer")
-    ok, found = state.healthy, str(state)
-    found = f"flashinfer {found} (for {', '.join(used)})"
-    if ok is None:
-        return unknown(f"import health not checked: {found}")
-    if ok:
-        return passed(found, "flashinfer that imports")
-    return failed(found, "flashinfer-python installed and importable", ["pip install flashinfer-python"])
-
-
-@rule(
-    id="install-flashinfer-mamba",
-    title="--mamba-backend flashinfer needs FlashInfer's mamba module",
-    engine="sglang",
-    versions="sglang>=0.5.9",
-    verified=(
-        "sglang 0.5.9-0.5.23 (bench/release_walk.py grep 'FlashInfer mamba module not available'): with "
-        "--mamba-backend flashinfer, _handle_mamba_backend raises unless flashinfer is available and "
-        "`import flashinfer.mamba` succeeds (server_args.py:2068-2081 in 0.5.9, :6202 in 0.5.18; "
-        "arg_groups/mamba_hook.py:53-72 in 0.5.23), for every model"
-    ),
-    stage="startup",
-    needs_software=True,
-    prevents="FlashInfer mamba module not available, please check the FlashInfer installation.",
-    source="sglang: python/sglang/srt/arg_groups/mamba_hook.py, handle_mamba_backend (server_args.py "
-    "_handle_mamba_backend before 0.5.19)",
-    docs="""Checks, with `--mamba-backend flashinfer`, that flashinfer imports and so does its `flashinfer.mamba`
-module (the probe imports it as a component of flashinfer).
-
-SGLang imports the module while resolving its arguments and refuses to start without it; FlashInfer builds
-older than its Mamba kernels have no such module.""",
-    fix_title="Install a flashinfer-python with flashinfer.mamba, or use --mamba-backend triton",
-)
-def install_flashinfer_mamba(cfg, target):
-    if cfg.flags.get("mamba_backend") != "flashinfer":
-        return skipped("applies to --mamba-backend flashinfer")
-    state = library_state(target, "flashinfer")
-    required = "flashinfer whose flashinfer.mamba imports"
-    if state.healthy is None:
-        return unknown(f"import health not checked: flashinfer {state}")
-    if not state.healthy:
-        return failed(f"flashinfer {state}", required, ["--mamba-backend triton"])
-    component = (library(target, "flashinfer").health.details.get("components") or {}).get("mamba")
-    if component is None:
-        return unknown("the probe report does not say whether flashinfer.mamba imports (recorded before it was probed)")
-    if component.get("status") != HEALTH_OK:
-        return failed(
-            f"flashinfer {state} but flashinfer.mamba fails ({component.get('error', '')})",
-            required,
-            ["--mamba-backend triton"],
-        )
-    return passed(f"flashinfer {state}, flashinfer.mamba imports", required)
 
 
 @rule(

@@ -17,13 +17,13 @@ fact the target or config lacks) makes the finding unknown, never a pass.
 Several requirements of one upstream check keep one id: `requires` may list them, each a `Requirement` with its
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
-row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Since, Feature, Model, Env, and Not / All /
-AnyOf over them.
+row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
+BackendArch, Env, Rewritten, and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence, Union, cast
+from typing import Any, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
@@ -148,6 +148,10 @@ class AnyOf(NamedTuple):
         return [text for term in self.terms for text in term.found(cfg)]
 
 
+# A row with no condition of its own: it applies wherever its rule runs (its backends, GPU and model hold).
+ALWAYS = All(())
+
+
 class Backends(NamedTuple):
     """Every attention backend a phase uses (prefill and decode, as resolved) is one of `names` (unknown when
     no backend is known)."""
@@ -183,19 +187,74 @@ class Since(NamedTuple):
 
 
 class Feature(NamedTuple):
-    """The model has this attention feature (ModelFeatures.features: "mla", "sliding_window", ...); unknown when no
-    model was read."""
+    """The model (or --feature) has a feature of ModelFeatures: mla, sliding_window, cross_attention, ..."""
 
     name: str
 
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
-        return None if cfg.model is None else self.name in cfg.features
+        return self.name in cfg.features
 
     def text(self) -> str:
-        return f"a model with {self.name.replace('_', ' ')}"
+        return self.name.replace("_", " ")
+
+    def found(self, cfg: Config) -> list[str]:
+        return [self.text()] if self.name in cfg.features else []
+
+
+class Declares(NamedTuple):
+    """An SGLang backend's declaration, as it holds in the target's release, has `value` in its `fact`
+    ("refuses", "cross_attention"), or, with no value, has `fact` set ("mla": it serves MLA models)."""
+
+    backend: str
+    fact: str
+    value: str = ""
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        declared = getattr(target.sglang_backends[self.backend], self.fact)
+        return self.value in declared if self.value else bool(declared)
+
+    def text(self) -> str:
+        return f"{self.backend} declared with {self.fact} {self.value}".rstrip()
 
     def found(self, cfg: Config) -> list[str]:
         return []
+
+
+class BackendArch(NamedTuple):
+    """The target GPU is one an SGLang backend's declaration admits: its `archs` majors and its `min_cc`
+    (unknown when the GPU is not known)."""
+
+    backend: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if target.cc is None:
+            return None
+        declared = target.sglang_backends[self.backend]
+        in_archs = declared.archs is None or target.cc[0] in declared.archs
+        return in_archs and (declared.min_cc is None or target.cc >= declared.min_cc)
+
+    def text(self) -> str:
+        return f"a GPU {self.backend} is built for"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Phases(NamedTuple):
+    """Prefill and decode both run one of `backends` (unknown when no backend is chosen or derived)."""
+
+    backends: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if cfg.attention_backend is None:
+            return None
+        return cfg.prefill_backend in self.backends and cfg.decode_backend in self.backends
+
+    def text(self) -> str:
+        return f"{' or '.join(self.backends)} for prefill and decode"
+
+    def found(self, cfg: Config) -> list[str]:
+        return [cfg.backend_label()] if cfg.attention_backend else []
 
 
 class Model(NamedTuple):
@@ -218,24 +277,42 @@ class Model(NamedTuple):
 
 
 class Env(NamedTuple):
-    """An environment variable of the launch is set (or, with `values`, set to one of them)."""
+    """An environment variable of the launch is set, or, with `values`, set to one of them."""
 
     name: str
     values: tuple[str, ...] = ()
 
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
         value = cfg.env.get(self.name)
-        return value in self.values if self.values else value is not None
+        return value is not None and (not self.values or value.strip() in self.values)
 
     def text(self) -> str:
-        return f"{self.name}={'|'.join(self.values)}" if self.values else self.name
+        return f"{self.name}={' or '.join(self.values)}" if self.values else self.name
 
     def found(self, cfg: Config) -> list[str]:
         value = cfg.env.get(self.name)
         return [] if value is None else [f"{self.name}={value}"]
 
 
-Term = Union[Flag, Range, Arch, Not, All, AnyOf, Backends, Since, Feature, Model, Env]
+class Rewritten(NamedTuple):
+    """The engine replaced the config's `field` as given (`value`: what was given) while resolving it."""
+
+    field: str
+    value: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return cfg.rewrites.get(self.field) == self.value
+
+    def text(self) -> str:
+        return f"{_option(self.field)} {self.value} replaced by the engine"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+Term = Union[
+    Flag, Range, Arch, Not, All, AnyOf, Backends, Since, Feature, Model, Declares, BackendArch, Phases, Env, Rewritten
+]
 
 
 class Requirement(NamedTuple):
@@ -261,16 +338,16 @@ class Constraint(NamedTuple):
     severity: str = "fail"  # "warn": the engine starts but rewrites or degrades
     engine: str = "sglang"
     references: tuple[str, ...] = ()
-    first_only: bool = False  # report the first requirement that fails, as the engine stops at its first raise
-    # applicability the engine answers in one wording (attn_preflight.rules.core.engine.rule)
-    backends: tuple[str, ...] = ()
+    backends: tuple[str, ...] = ()  # as @rule's: applies when a phase uses one of them (the engine's skip)
     needs_gpu: bool = False
     needs_model: bool = False
+    reason: str = ""  # why the row exists when there is no upstream message (a silent rewrite, a launch failure)
+    first_only: bool = False  # report the first requirement that fails, as an engine that stops at its first raise
 
     @property
     def requirements(self) -> tuple[Requirement, ...]:
         if isinstance(self.requires, tuple) and self.requires and isinstance(self.requires[0], Requirement):
-            return cast("tuple[Requirement, ...]", self.requires)  # mypy cannot narrow a union of NamedTuples
+            return self.requires  # type: ignore[return-value]  # every term is a NamedTuple: no narrowing
         return (Requirement(self.requires, self.fix),)  # type: ignore[arg-type]
 
 
@@ -317,6 +394,7 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
             verified=row.verified,
             fix_title=row.fix_title,
             prevents=row.prevents,
+            reason=row.reason,
             references=row.references,
             stage=row.stage,
             backends=row.backends,

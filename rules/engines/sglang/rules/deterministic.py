@@ -177,39 +177,3 @@ def deterministic_radix_cache(cfg, target):
         "one of " + ", ".join(radix),
         [f"--attention-backend {fix}", "--disable-radix-cache"],
     )
-
-
-@rule(
-    id="deterministic-rl-on-policy",
-    title="--rl-on-policy-target turns deterministic inference on",
-    engine="sglang",
-    versions="sglang>=0.5.4.post3",
-    verified=(
-        "sglang 0.5.4.post3-0.5.23 (bench/release_walk.py grep 'because of rl_on_policy_target'): "
-        "_handle_deterministic_inference sets enable_deterministic_inference when rl_on_policy_target is given, "
-        "before its backend checks, in every release (server_args.py:1745 in 0.5.4.post3, :8180 in 0.5.18; "
-        "arg_groups/attention_hook.py:522 in 0.5.19, :586-592 in 0.5.23, a declared resolution the backend "
-        "fill and checks then read)"
-    ),
-    stage="startup",
-    prevents="Enable deterministic inference because of rl_on_policy_target.",
-    source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
-    docs="""Warns that `--rl-on-policy-target` turns `--enable-deterministic-inference` on.
-
-SGLang then judges the attention backend against its deterministic list, fills the deterministic fallback
-backend when none is named, may turn the radix cache off, and forces pytorch sampling: the deterministic rules
-judge the launch as SGLang runs it.""",
-    fix_title="Add --enable-deterministic-inference to say what runs",
-)
-def deterministic_rl_on_policy(cfg, target):
-    target_name = cfg.flags.get("rl_on_policy_target")
-    if target_name is None:
-        return skipped("applies to --rl-on-policy-target")
-    required = "--enable-deterministic-inference (SGLang turns it on)"
-    if cfg.rewrites.get("deterministic") == "false":
-        return warned(
-            f"--rl-on-policy-target {target_name}: SGLang turns deterministic inference on",
-            required,
-            ["--enable-deterministic-inference"],
-        )
-    return passed(f"--rl-on-policy-target {target_name} with --enable-deterministic-inference", required)

@@ -260,38 +260,6 @@ def spec_ngram_page(cfg, target):
 
 
 @rule(
-    id="spec-flex-attention",
-    title="flex_attention does not support speculative decoding",
-    engine="sglang",
-    versions="sglang>=0.5.3",
-    verified=(
-        "sglang 0.5.3-0.5.23: the same assert speculative_algorithm is None for flex_attention in every "
-        "release from the first with the backend (server_args.py in 0.5.3-0.5.14, "
-        "arg_groups/attention_hook.py:144-163 in 0.5.23; bench/release_walk.py grep)"
-    ),
-    stage="startup",
-    prevents="Speculative decoding is currently not supported with Flex Attention backend",
-    source="sglang: python/sglang/srt/arg_groups/attention_hook.py, handle_attention_backend_compatibility",
-    docs="""Checks that `--speculative-algorithm` is not combined with `--attention-backend flex_attention`.
-
-SGLang's FlexAttention backend has no target-verify or draft-extend path; SGLang asserts against any
-speculative algorithm on it at start-up.""",
-    fix_title="Use --attention-backend flashinfer or triton, or drop --speculative-algorithm",
-)
-def spec_flex_attention(cfg, target):
-    if not cfg.speculative_algorithm:
-        return skipped("applies to speculative decoding")
-    flex = target.sglang_backends["flex_attention"]
-    if cfg.attention_backend != "flex_attention" or "speculative_decoding" not in flex.refuses:
-        return passed(f"{_algorithm(cfg)} on {cfg.backend_label()}", "a backend other than flex_attention")
-    return failed(
-        f"{_algorithm(cfg)} speculative decoding on flex_attention",
-        "a backend other than flex_attention",
-        ["--attention-backend triton"],
-    )
-
-
-@rule(
     id="spec-hybrid-backend",
     title="Before sglang 0.5.2 a prefill backend other than decode's cannot be used with speculative decoding",
     engine="sglang",
@@ -423,41 +391,6 @@ def spec_rejection_sampling_topk(cfg, target):
         return passed(f"{algorithm}, {_topk_label(cfg)}", "top-k 1")
     return failed(
         f"rejection sampling with {_topk_label(cfg)}", "--speculative-eagle-topk 1", ["--speculative-eagle-topk 1"]
-    )
-
-
-@rule(
-    id="spec-rejection-sampling-deterministic",
-    title="Rejection sampling and deterministic inference (sglang 0.5.14-0.5.22)",
-    engine="sglang",
-    versions="sglang>=0.5.14",
-    verified=(
-        "sglang 0.5.14-0.5.23, the block read in every wheel: 0.5.14-0.5.22 raise for "
-        "enable_deterministic_inference under rejection sampling (arg_groups/speculative_hook.py:366 in 0.5.14, "
-        ":421 in 0.5.15, :652 in 0.5.18, :770 in 0.5.19, :948 in 0.5.20, :1144 in 0.5.22); 0.5.23 raises only off "
-        "CUDA ('Deterministic rejection sampling is currently supported only on CUDA-compatible devices', :1225), "
-        "which the rule passes"
-    ),
-    stage="startup",
-    prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
-    "sampling kernel draws coins from the global RNG and is not batch-invariant.",
-    source=f"{SPEC_HOOK}, _handle_eagle_family",
-    docs="""Checks `--speculative-use-rejection-sampling` together with `--enable-deterministic-inference`.
-
-From sglang 0.5.14 to 0.5.22 the rejection-sampling kernel drew its coins from the global RNG, which is not
-batch-invariant, and SGLang refused the combination at start-up. sglang 0.5.23 draws draft proposals with a
-Triton hash kernel and allows it on CUDA ("Deterministic rejection sampling is currently supported only on
-CUDA-compatible devices ..."), so on 0.5.23 the combination passes.""",
-    fix_title="Upgrade to sglang 0.5.23, or drop --speculative-use-rejection-sampling",
-)
-def spec_rejection_sampling_deterministic(cfg, target):
-    if not (cfg.flags.get("speculative_use_rejection_sampling") and cfg.deterministic):
-        return skipped("applies to rejection sampling with --enable-deterministic-inference")
-    release = sglang_release(target)
-    if release >= Version("0.5.23"):
-        return passed(f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23 on CUDA")
-    return failed(
-        f"deterministic rejection sampling on sglang {release}", "sglang >= 0.5.23", ["pip install 'sglang>=0.5.23'"]
     )
 
 

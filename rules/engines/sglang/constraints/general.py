@@ -1,0 +1,268 @@
+"""Flag constraints and declared gates among the general rules of SGLang: HPC-Ops, cross attention on triton
+and flex_attention, FlashInfer's arch, the backends that turn CUDA graphs off, multi-item scoring, LLaDA2's CFG
+backend, SGLANG_FLASHATTENTION_VERSION (rows; the logic rules of the subject are attn_preflight.rules.checks.general).
+"""
+
+from attn_preflight.rules.core.constraints import (
+    ALWAYS,
+    All,
+    AnyOf,
+    BackendArch,
+    Constraint,
+    Declares,
+    Env,
+    Feature,
+    Flag,
+    Not,
+    Phases,
+    Requirement,
+    constraint_rules,
+)
+
+REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+FA_VERSION_ENV = "SGLANG_FLASHATTENTION_VERSION"
+
+
+def refused(backend: str, feature: str) -> All:
+    """The model has a feature the backend's declaration refuses."""
+    return All((Feature(feature), Declares(backend, "refuses", feature)))
+
+
+ROWS = (
+    Constraint(
+        id="general-flashattention-version-env",
+        title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23: no file of the 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.19 or 0.5.23 wheels mentions "
+        "SGLANG_FLASHATTENTION_VERSION (unzip -p | grep -c: 0 in each)",
+        stage="startup",
+        reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
+        "the launch keeps the FA version of --attention-backend and fails the same way.",
+        prevents="",
+        source="sglang 0.5.23 wheel: grep -r SGLANG_FLASHATTENTION_VERSION finds no match; attention_registry.py "
+        "builds FlashAttentionBackend(fa_impl_ver=3) for fa3 and fa_impl_ver=4 for fa4",
+        docs="""Warns when a pasted launch command sets SGLANG_FLASHATTENTION_VERSION.
+
+SGLang chooses the FlashAttention generation only through the backend name: --attention-backend fa3 runs
+sgl-kernel's FA3, fa4 runs flash_attn.cute. The variable is not read anywhere in sglang 0.5.23 (searched
+the whole wheel), so relying on it leaves the backend, and its failure, unchanged.""",
+        fix_title="Name the backend: --attention-backend fa4 (or fa3)",
+        when=ALWAYS,
+        requires=(
+            # SGLang ignores the variable: the backend name it meant, fa4 for 4 and fa3 for anything else
+            Requirement(Not(Env(FA_VERSION_ENV, ("4",))), ("--attention-backend fa4",)),
+            Requirement(AnyOf((Not(Env(FA_VERSION_ENV)), Env(FA_VERSION_ENV, ("4",)))), ("--attention-backend fa3",)),
+        ),
+        severity="warn",
+    ),
+    Constraint(
+        id="general-triton-cross-attention",
+        title="triton has no cross attention (encoder-decoder models)",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23: 'assert not ...is_encoder_decoder' with this message in every release: "
+        "model_runner.py:1514-1515 (0.5.1), attention_registry.py create_triton_backend from 0.5.5 (:87-88; "
+        "0.5.23 :207-210)",
+        stage="init",
+        backends=("triton",),
+        prevents="Cross attention is not supported in the triton attention backend. Please use "
+        "`--attention-backend flashinfer`.",
+        source=f"{REGISTRY}, create_triton_backend",
+        docs="""Checks that an encoder-decoder model (cross attention: Whisper, Mllama, ...) is not served by triton.
+
+The triton factory asserts when the model runner builds the backend. SGLang's default for Whisper is
+flashinfer for this reason.""",
+        fix_title="Use --attention-backend flashinfer",
+        when=ALWAYS,
+        requires=Not(refused("triton", "cross_attention")),
+        fix=("--attention-backend flashinfer",),
+    ),
+    Constraint(
+        id="hpc-ops-arch",
+        title="hpc_ops runs on Hopper (SM90) only",
+        versions="sglang>=0.5.17",
+        verified="sglang 0.5.17-0.5.23 (bench/release_walk.py grep): hpc_ops first appears in 0.5.17 (server_args.py:195, "
+        "attention_registry.py:260); HpcOpsAttnBackend.__init__ raises on major != 9 in every one "
+        "(hpc_ops_backend.py:138 in 0.5.17-0.5.21, :139 in 0.5.22, :141 in 0.5.23)",
+        stage="init",
+        backends=("hpc_ops",),
+        needs_gpu=True,
+        prevents="The hpc_ops attention backend requires an SM90 (Hopper) GPU (the HPC-Ops kernels ship sm90a only), "
+        "got sm{major}{minor}.",
+        source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__",
+        docs="""Checks that `hpc_ops` runs on an SM90 GPU.
+
+The backend's constructor raises on any other major (hpc_ops_backend.py:138-143 in sglang 0.5.23), when the
+model runner builds the attention backend after the weights load: argument resolution has no arch check.""",
+        fix_title="Use --attention-backend fa3 on SM90; another backend elsewhere",
+        when=ALWAYS,
+        requires=BackendArch("hpc_ops"),
+        fix=("--attention-backend flashinfer",),
+    ),
+    Constraint(
+        id="hpc-ops-model",
+        title="hpc_ops: no MLA, no cross attention, no speculative decoding",
+        versions="sglang>=0.5.17",
+        verified="sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): create_hpc_ops_backend raises the same three "
+        "ValueErrors (MLA, cross attention, speculative) in every release, attention_registry.py:260-271 in "
+        "0.5.17, :289-295 in 0.5.23",
+        stage="init",
+        backends=("hpc_ops",),
+        prevents="hpc_ops backend can only be used with non-MLA models.",
+        source=f"{REGISTRY}, create_hpc_ops_backend",
+        docs="""Checks the hpc_ops factory's refusals: MLA models ("hpc_ops backend can only be used with non-MLA
+models."), cross attention ("Cross attention is not supported in the hpc_ops attention backend.") and
+speculative decoding ("hpc_ops backend does not support speculative decoding for now.").
+
+They are raised when the model runner builds the backend, after weights load.""",
+        fix_title="Use --attention-backend fa3 for this config on SM90",
+        when=ALWAYS,
+        requires=All(
+            (
+                Not(All((Feature("mla"), Not(Declares("hpc_ops", "mla"))))),
+                Not(refused("hpc_ops", "cross_attention")),
+                Not(All((Flag("speculative_algorithm"), Declares("hpc_ops", "refuses", "speculative_decoding")))),
+            )
+        ),
+        fix=("--attention-backend fa3",),
+    ),
+    Constraint(
+        id="llada2-cfg-mha-model",
+        title="llada2_cfg_flashinfer (LLaDA2 CFG attention) does not serve MLA models",
+        versions="sglang>=0.5.22",
+        verified="sglang 0.5.22-0.5.23 (bench/release_walk.py grep 'llada2_cfg'): the backend is new in 0.5.22 "
+        "(choices.py:83) and create_llada2_cfg_flashinfer_backend raises for runner.use_mla_backend in both "
+        "(attention_registry.py:80-83)",
+        stage="init",
+        backends=("llada2_cfg_flashinfer",),
+        prevents="LLaDA2 CFG attention does not use an MLA backend",
+        source=f"{REGISTRY}, create_llada2_cfg_flashinfer_backend",
+        docs="""Checks that `llada2_cfg_flashinfer`, the classifier-free-guidance attention of the LLaDA2 diffusion
+LLMs, serves an MHA model (no config.json `kv_lora_rank`).
+
+Its factory refuses an MLA model when the model runner builds the attention backend, after the weights load.""",
+        fix_title="Use an MLA backend for an MLA model: --attention-backend flashinfer (FlashInfer MLA)",
+        when=ALWAYS,
+        requires=Not(Feature("mla")),
+        fix=("--attention-backend flashinfer",),
+    ),
+    Constraint(
+        id="hpc-ops-sliding-window",
+        title="hpc_ops has no sliding-window attention",
+        versions="sglang>=0.5.17",
+        verified="sglang 0.5.17-0.5.23 (bench/release_walk.py grep): _check_layer_supported raises it from the forward in "
+        "every release (hpc_ops_backend.py:344 in 0.5.17-0.5.20, :343 in 0.5.21, :346 in 0.5.23)",
+        stage="runtime",
+        backends=("hpc_ops",),
+        prevents="The hpc_ops attention backend does not support sliding window.",
+        source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend._check_layer_supported",
+        docs="""Checks that a model with sliding-window layers (Gemma 2/3, GPT-OSS, Mistral with a window, ...) is not
+served by hpc_ops.
+
+The backend refuses any layer with a sliding window when it first runs it (hpc_ops_backend.py:345-348 in
+sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights have loaded.""",
+        fix_title="Use --attention-backend fa3",
+        when=ALWAYS,
+        requires=Not(AnyOf((Feature("sliding_window"), Feature("chunked_local")))),
+        fix=("--attention-backend fa3",),
+    ),
+    Constraint(
+        id="flashinfer-arch",
+        title="FlashInfer needs compute capability 7.5 or newer",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23: a FlashInfer fact (its README's GPU support, SM75 and newer), not an SGLang "
+        "check; every SGLang release read runs flashinfer_backend.py on the flashinfer package for this "
+        "backend",
+        stage="runtime",
+        backends=("flashinfer",),
+        needs_gpu=True,
+        reason="FlashInfer ships and JIT-compiles kernels for SM75 and newer only; on Volta the first kernel launch "
+        "fails (no kernel image for the device).",
+        prevents="",
+        source="flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 11.0, 12.0, "
+        "12.1); flashinfer/compilation_context.py (arch list)",
+        docs="""Checks that `flashinfer` (any phase) runs on a GPU of compute capability 7.5 or newer.
+
+FlashInfer lists Turing (SM75) as its oldest target; V100 (SM70) has no kernels. SGLang does not check
+this before loading the model.""",
+        fix_title="Use --attention-backend triton or torch_native on pre-Turing GPUs",
+        when=ALWAYS,
+        requires=BackendArch("flashinfer"),
+        fix=("--attention-backend triton",),
+    ),
+    Constraint(
+        id="general-cuda-graph-disabled",
+        title="torch_native and flex_attention silently turn CUDA graphs off",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Cuda graph is disabled because of using "
+        "torch native'): server_args.py (0.5.1 :445-449 `self.disable_cuda_graph = True`, 0.5.18 :5968), "
+        "arg_groups/attention_hook.py from 0.5.19 (:59; 0.5.23 :124-143, both phases' cuda_graph_config "
+        "DISABLED); the flex_attention twin from 0.5.3, the first release with that backend (0.5.23 :145-161). "
+        "Through 0.5.14 the test reads self.attention_backend (0.5.5, 0.5.10, 0.5.14 read); from 0.5.15 "
+        "resolved_view(...).attention_backend (equal phase backends count)",
+        stage="startup",
+        prevents="Cuda graph is disabled because of using torch native attention backend",
+        source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+        docs="""Warns when `--attention-backend torch_native` or `flex_attention` will run: SGLang logs a warning and
+disables CUDA graphs for decode and prefill, so every decode step launches its kernels eagerly.
+
+Neither backend can be captured in a CUDA graph (torch_native is PyTorch SDPA per request; FlexAttention
+compiles its block masks per batch). The server starts, but decode is several times slower than on a
+backend that keeps CUDA graphs (triton runs on every GPU). Passing `--disable-cuda-graph` yourself says
+the same thing and the rule then passes.""",
+        fix_title="Use --attention-backend triton (keeps CUDA graphs), or pass --disable-cuda-graph knowingly",
+        # attention_hook.py handle_attention_backend_compatibility: these backends turn CUDA graphs off
+        when=Flag("attention_backend", ("torch_native", "flex_attention")),
+        requires=Flag("disable_cuda_graph"),
+        fix=("--attention-backend triton", "--disable-cuda-graph"),
+        severity="warn",
+    ),
+    Constraint(
+        id="general-flex-cross-attention",
+        title="flex_attention has no cross attention (encoder-decoder models)",
+        versions="sglang>=0.5.3",
+        verified="sglang 0.5.3-0.5.23, every release with the backend (bench/release_walk.py grep 'TorchFlexAttnBackend "
+        "does not support non-causal'): torch_flex_backend.py forward_extend (0.5.3 :263, 0.5.23 :266-270); "
+        "flex_attention is no choice before 0.5.3",
+        stage="runtime",
+        backends=("flex_attention",),
+        prevents="TorchFlexAttnBackend does not support non-causal attention for now.",
+        source="sglang: python/sglang/srt/layers/attention/torch_flex_backend.py, TorchFlexAttnBackend.forward_extend",
+        docs="""Checks that an encoder-decoder model (cross attention: Whisper, Mllama, ...) does not prefill on
+flex_attention.
+
+SGLang's FlexAttention backend builds causal block masks only; its forward_extend raises
+NotImplementedError for a cross-attention layer (and for an encoder-only layer) at the first prefill. The
+server starts, loads the weights, then the first request (or warm-up) fails.""",
+        fix_title="Use --attention-backend flashinfer",
+        when=Flag("prefill_backend", ("flex_attention",)),
+        requires=Not(refused("flex_attention", "cross_attention")),
+        fix=("--attention-backend flashinfer",),
+    ),
+    Constraint(
+        id="general-mis-flashinfer",
+        title="Multi-item scoring (--enable-mis) needs flashinfer for prefill and decode",
+        versions="sglang>=0.5.11",
+        verified="sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'Multi-item scoring requires flashinfer "
+        "attention backend'): server_args.py _handle_multi_item_scoring (0.5.11 :1287-1292) through 0.5.18, "
+        "arg_groups/attention_hook.py handle_multi_item_scoring from 0.5.19 (0.5.23 :572-577); 0.5.10 has no "
+        "--enable-mis (only --multi-item-scoring-delimiter, with no backend check)",
+        stage="startup",
+        prevents="Multi-item scoring requires flashinfer attention backend for custom attention mask support. Please "
+        "set --attention-backend flashinfer when using --enable-mis. Current backends: prefill={prefill_backend}, "
+        "decode={decode_backend}",
+        source=f"{ATTENTION_HOOK}, handle_multi_item_scoring",
+        docs="""Checks that `--enable-mis` (multi-item scoring) runs flashinfer for both prefill and decode, after
+SGLang's own default backend is applied.
+
+Multi-item scoring packs several candidate items after one query and masks them from each other with a
+custom attention mask, which only FlashInfer takes. SGLang asserts the backends at start-up; it also turns
+off CUDA graphs, the radix cache and chunked prefill for it (logged, not refused).""",
+        fix_title="Use --attention-backend flashinfer",
+        when=Flag("enable_mis"),
+        requires=Phases(("flashinfer",)),
+        fix=("--attention-backend flashinfer",),
+    ),
+)
+
+constraint_rules(__name__, ROWS)
