@@ -81,13 +81,16 @@ def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome
 class Judge:
     """Judges configs on one target: each version requirement's gate for the target is computed once, the first
     time a config of its engine is judged, and every config judged with it (the config, its alternatives, a
-    grid's cells) reads them."""
+    grid's cells) reads them. Each distinct config is judged once: a failing config's fix re-checks,
+    alternatives and corrected-command search meet the same configs again (rules are pure)."""
 
-    __slots__ = ("target", "_gates")
+    __slots__ = ("target", "_gates", "_judged")
 
     def __init__(self, target: Target):
         self.target = target.as_oldest_known()
         self._gates: dict[str, Mapping[str, Gate]] = {}  # by engine
+        # repr(config) -> (config, its findings); Config holds mappings, so it has no hash of its own
+        self._judged: dict[str, tuple[Config, list[Finding]]] = {}
 
     def gates(self, engine: str) -> Mapping[str, Gate]:
         """versions requirement -> its gate on the target, for every requirement of `engine`'s rules."""
@@ -97,6 +100,13 @@ class Judge:
 
     def findings(self, config: Config) -> list[Finding]:
         """Every rule of `config`'s engine judged on the target, in display order (`config` as resolved)."""
+        key = repr(config)
+        judged = self._judged.get(key)
+        if judged is None or judged[0] != config:
+            judged = self._judged[key] = (config, self._judge(config))
+        return list(judged[1])
+
+    def _judge(self, config: Config) -> list[Finding]:
         target, gates = self.target, self.gates(config.engine)
         software = target.software_known
         findings = []
