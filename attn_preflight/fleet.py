@@ -136,7 +136,7 @@ def merge(
 ) -> Fleet:
     """Groups the nodes and judges `config` once per group with the rules engine, each group's installed
     versions overridden by `engine_versions` (--engine-version's pins)."""
-    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.core.judge import evaluate
     from attn_preflight.rules.core.target import Target
 
     groups = group_nodes(nodes)

@@ -57,9 +57,10 @@ def process_cost(runs: int) -> dict:
 
 def matrix_throughput() -> dict:
     from attn_preflight.rules.core.config import Config, kv_dtype_choices
-    from attn_preflight.rules.core.engine import all_rules, evaluate
     from attn_preflight.rules.core.grid import default_backends
+    from attn_preflight.rules.core.judge import evaluate
     from attn_preflight.rules.core.models import load_preset, presets
+    from attn_preflight.rules.core.registry import all_rules
     from attn_preflight.rules.core.target import Target
     from attn_preflight.rules.knowledge import gpus
 

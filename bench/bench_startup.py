@@ -3,7 +3,10 @@
 
   1. `check --gpu H100 --model llama-3.1-8b --attention-backend fa3` vs `python -c "import click"`
                                                                         target: at most 2x
-  2. `probe --no-imports --format json` vs a bare NVML query script (init, each GPU's name, compute
+  2. a failing check, with its fix re-checks, alternatives and corrected-command search: `check --gpu H100
+     --model deepseek-v3 --attention-backend fa4 --enable-deterministic-inference` vs `import click`
+                                                                        target: at most 3x
+  3. `probe --no-imports --format json` vs a bare NVML query script (init, each GPU's name, compute
      capability and memory, driver version, shutdown)                   target: at most 1.3x (needs a GPU)
 
 Both sides run as an installed package does: with bytecode (pip compiles it at install; an image that sets
@@ -26,6 +29,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CHECK = ["-m", "attn_preflight", "check", "--gpu", "H100", "--model", "llama-3.1-8b", "--attention-backend", "fa3"]
+FAILING_CHECK = [
+    *("-m", "attn_preflight", "check", "--gpu", "H100", "--model", "deepseek-v3", "--attention-backend", "fa4"),
+    "--enable-deterministic-inference",
+]
 IMPORT_CLICK = ["-c", "import click"]
 PROBE = ["-m", "attn_preflight", "probe", "--no-imports", "--format", "json"]
 NVML_SCRIPT = """
@@ -79,8 +86,10 @@ def nvml_sees_a_gpu(env: dict) -> bool:
 def run(runs: int) -> dict:
     with tempfile.TemporaryDirectory() as pycache, tempfile.TemporaryDirectory() as cache:
         env = environment(pycache, cache)
-        results = {"check --gpu vs import click": compare(CHECK, IMPORT_CLICK, runs, env)}
-        print(f"check --gpu vs import click: {results['check --gpu vs import click']}", flush=True)
+        results = {}
+        for name, check in (("check --gpu", CHECK), ("failing check --gpu", FAILING_CHECK)):
+            results[f"{name} vs import click"] = compare(check, IMPORT_CLICK, runs, env)
+            print(f"{name} vs import click: {results[f'{name} vs import click']}", flush=True)
         if nvml_sees_a_gpu(env):
             results["probe --no-imports vs bare NVML script"] = compare(PROBE, ["-c", NVML_SCRIPT], runs, env)
         else:

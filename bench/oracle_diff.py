@@ -218,7 +218,7 @@ def ours(case, sglang_version: str = "0.5.23"):
     """What `attn-preflight check --gpu GPU --engine-version sglang==X -- python -m sglang.launch_server ARGV`
     decides, in process through the functions the `check` command calls."""
     from attn_preflight.commands.check import config_from_options, target_from_options
-    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.core.judge import evaluate
     from attn_preflight.rules.engines.sglang.resolve import effective_page_size
 
     config = config_from_options({"engine": "sglang"}, ["python", "-m", "sglang.launch_server", *case["argv"]])
@@ -264,7 +264,7 @@ def _needs_draft_model(argv: list[str]) -> bool:
 
 def fixture_cases(workdir: str):
     """(rule, bucket, oracle case) for every fixture the oracle can judge."""
-    from attn_preflight.rules.core.engine import get_rule
+    from attn_preflight.rules.core.registry import get_rule
     from attn_preflight.rules.knowledge.gpus import lookup, parse_compute_capability
     from tests.rule_fixtures import all_fixtures
 

@@ -26,8 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attn_preflight.rules.core.engine import Status, get_rule  # noqa: E402
+from attn_preflight.rules.core.engine import Status  # noqa: E402
 from attn_preflight.rules.core.models import presets  # noqa: E402
+from attn_preflight.rules.core.registry import get_rule  # noqa: E402
 from attn_preflight.rules.knowledge import gpus  # noqa: E402
 from tests.rule_fixtures import mla_backends, model_specific, run_case, speculative  # noqa: E402
 

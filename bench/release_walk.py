@@ -269,7 +269,7 @@ def prevents(args: argparse.Namespace) -> int:
     """Per rule of the engine: the releases whose attention files hold its `prevents` message."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import attn_preflight.rules.core.registry  # noqa: F401  (registers every rule)
-    from attn_preflight.rules.core.engine import all_rules
+    from attn_preflight.rules.core.registry import all_rules
 
     versions = available(args.root, args.package)
     texts = {

@@ -143,7 +143,7 @@ def ask_vllm_oracle(cases, args) -> dict[str, dict]:
 def ours(case) -> dict:
     """What `attn-preflight check --gpu GPU --engine-version vllm==0.33.0 -- vllm ARGV` decides."""
     from attn_preflight.commands.check import config_from_options, target_from_options
-    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.core.judge import evaluate
     from attn_preflight.rules.engines.vllm import capabilities as kb
     from attn_preflight.rules.engines.vllm.rules.vllm import _flash_attn_resolution, query
 

@@ -5,8 +5,10 @@ import pytest
 
 from attn_preflight.inputs import load_model
 from attn_preflight.rules.core.config import kv_dtype_choices, make_config
-from attn_preflight.rules.core.engine import Status, all_rules, default_backends, evaluate, get_rule
+from attn_preflight.rules.core.engine import Status
+from attn_preflight.rules.core.judge import default_backends, evaluate
 from attn_preflight.rules.core.models import FEATURES as MODEL_FEATURES
+from attn_preflight.rules.core.registry import all_rules, get_rule
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.capabilities import FEATURES, SGLANG_BACKENDS, BackendInfo, declaration

@@ -300,7 +300,7 @@ def test_vllm_serve_command_is_judged_by_vllm_rules():
         "8192",
     )
     assert data["config"]["engine"] == "vllm" and data["config"]["attention_backend"] == "FLASH_ATTN"
-    from attn_preflight.rules.core.engine import get_rule
+    from attn_preflight.rules.core.registry import get_rule
 
     assert {get_rule(f["rule_id"]).engine for f in data["findings"]} <= {"vllm", "any"}
     assert any(f["rule_id"].startswith("vllm") for f in data["findings"])

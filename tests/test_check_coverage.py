@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import attn_preflight.rules.engines.sglang.resolve
-from attn_preflight.rules.core.engine import all_rules
+from attn_preflight.rules.core.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = json.loads((ROOT / "tests" / "fixtures" / "sglang-0.5.23-check-coverage.json").read_text())

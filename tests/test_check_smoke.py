@@ -17,7 +17,8 @@ from attn_preflight.inputs import load_model
 from attn_preflight.probe.smoke.results import SmokeReport
 from attn_preflight.probe.smoke.runner import DEFAULT_TIMEOUT_S
 from attn_preflight.rules.core.config import make_config
-from attn_preflight.rules.core.engine import Status, evaluate
+from attn_preflight.rules.core.engine import Status
+from attn_preflight.rules.core.judge import evaluate
 from attn_preflight.rules.core.models import features_from_config
 from attn_preflight.rules.core.target import Target
 
@@ -362,7 +363,7 @@ def test_every_smoke_finding_is_explained_by_its_docs_command():
 
 
 def test_smoke_findings_are_explained_but_are_not_rules():
-    from attn_preflight.rules.core.engine import get_rule
+    from attn_preflight.rules.core.registry import get_rule
 
     explain = CliRunner().invoke(cli, ["explain", "smoke-disagrees"]).output
     assert "fa4-fp8-sm100" in explain and "flashmla-arch" in explain  # the kernel-level rules it compares

@@ -20,20 +20,10 @@ from attn_preflight.inputs import load_model
 from attn_preflight.probe.smoke.results import STATUSES, KernelResult, SmokeReport
 from attn_preflight.render import nfd
 from attn_preflight.rules.core.config import make_config
-from attn_preflight.rules.core.engine import (
-    SERVES,
-    Judge,
-    Report,
-    Status,
-    all_rules,
-    evaluate,
-    get_rule,
-    registered_rules,
-    registry,
-    verdict_from,
-    verdict_of,
-)
+from attn_preflight.rules.core.engine import SERVES, Report, Status, registered_rules, verdict_from, verdict_of
 from attn_preflight.rules.core.grid import Cell, default_backends, default_kv_dtypes, gpu_targets, judge_grid
+from attn_preflight.rules.core.judge import Judge, evaluate
+from attn_preflight.rules.core.registry import all_rules, get_rule, registry
 from attn_preflight.rules.core.target import Target
 
 REPO = Path(__file__).resolve().parents[1]

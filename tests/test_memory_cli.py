@@ -189,7 +189,7 @@ def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_renderin
     from attn_preflight.render.findings import memory_lines, report_to_dict
     from attn_preflight.rules.checks import memory as memory_checks
     from attn_preflight.rules.core.config import make_config
-    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.core.judge import evaluate
     from attn_preflight.rules.core.models import load_preset
 
     computed = []

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli, main
-from attn_preflight.rules.core.engine import all_rules
+from attn_preflight.rules.core.registry import all_rules
 from attn_preflight.rules.knowledge import gpus
 
 

@@ -11,7 +11,8 @@ the shapes used here (the vendored copy adds (512, 512) on SM90, not exercised).
 import pytest
 
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Status, evaluate
+from attn_preflight.rules.core.engine import Status
+from attn_preflight.rules.core.judge import evaluate
 from attn_preflight.rules.core.models import features_from_config
 from attn_preflight.rules.core.target import Target
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from attn_preflight.rules.core.engine import RULE_ENGINES, STAGES, Status, all_rules, get_rule
+from attn_preflight.rules.core.engine import RULE_ENGINES, STAGES, Status
+from attn_preflight.rules.core.registry import all_rules, get_rule
 from tests.rule_fixtures import all_fixtures, run_case
 
 FIXTURES = all_fixtures()
@@ -84,7 +85,7 @@ def test_each_rule_module_holds_the_engine_it_is_loaded_for():
 
 @pytest.mark.parametrize("engine", ["sglang", "vllm"])
 def test_an_engine_index_is_every_rule_of_that_engine_in_registry_order(engine):
-    from attn_preflight.rules.core.engine import registry
+    from attn_preflight.rules.core.registry import registry
 
     assert list(registry(engine).by_id.values()) == [r for r in RULES if r.engine in (engine, "any")]
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from attn_preflight.cli import cli
-from attn_preflight.rules.core.engine import all_rules
+from attn_preflight.rules.core.registry import all_rules
 from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm import legacy
 from attn_preflight.rules.engines.vllm.rules import vllm as vllm_rules

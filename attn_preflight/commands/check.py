@@ -378,7 +378,7 @@ def check_command(
     Exit 0 pass or warn, 1 fail (or warn with --strict), 2 bad input.
     """
     from attn_preflight.render.findings import render_report
-    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.core.judge import evaluate
 
     if smoke and (gpu or facts_file):
         raise InputError(

@@ -55,7 +55,7 @@ def explain_command(rule_id, fmt):
     attn-preflight explain fa4-deterministic-mla-arch
     attn-preflight explain smoke-kernel
     """
-    from attn_preflight.rules.core.engine import get_rule, rule_ids
+    from attn_preflight.rules.core.registry import get_rule, rule_ids
 
     wanted = rule_id.strip().lower()
     r = get_rule(wanted)

@@ -21,7 +21,7 @@ def rules_command(engine, subject, fmt):
     attn-preflight rules --engine vllm --format json
     attn-preflight rules --subject fa4
     """
-    from attn_preflight.rules.core.engine import all_rules
+    from attn_preflight.rules.core.registry import all_rules
 
     rules = all_rules()
     if subject is not None:

@@ -12,6 +12,7 @@ Two ways in, one result:
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
@@ -1240,6 +1241,7 @@ class _ModelledFlags(Mapping[str, tuple[str, str]]):
         return len(self._options)
 
 
+@functools.cache  # read-only, and asked for by every fix the corrected-command search tries
 def flag_table(engine: str) -> Mapping[str, tuple[str, str]]:
     """The engine's modelled flags: flag spelling -> (Config field or flags key, "str" | "int" | "bool")."""
     return _ModelledFlags(engine)
@@ -1270,8 +1272,6 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     read as parse_command reads a prefix); the flags join the options the release check judges. None when the
     fix is not flags of the config (an install command, a download, a model directory), which cannot be
     re-checked against it."""
-    from attn_preflight.rules.engines.vllm import capabilities as vllm_backends
-
     try:
         words = shlex.split(fix)
     except ValueError:
@@ -1291,7 +1291,11 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
     if unmodelled or ignored or "model" in values:
         return None
     kept_options = config.options
-    named = assigned.get(vllm_backends.ENV_BACKEND) if config.engine == "vllm" else None
+    named = None
+    if config.engine == "vllm":
+        from attn_preflight.rules.engines.vllm import capabilities as vllm_backends  # loaded for vLLM configs only
+
+        named = assigned.get(vllm_backends.ENV_BACKEND)
     if named and "attention_backend" not in values:
         # the variable names the backend, as parse_command reads it; the flag it stands for goes with it
         values["attention_backend"] = named

@@ -32,9 +32,11 @@ from attn_preflight.rules.core.config import (
     flag_table,
     superseded_env,
 )
+from attn_preflight.rules.core.engine import Finding, Status, verdict_of
+from attn_preflight.rules.engines.sglang.resolve import resolve
 
 if TYPE_CHECKING:
-    from attn_preflight.rules.core.engine import Finding, Judge, Status
+    from attn_preflight.rules.core.judge import Judge  # annotation only: the judge imports this module
 
 MAX_CHANGES = 3
 _STATES_PER_ROUND = 48  # bounds the search; the first round alone is every backend and KV dtype
@@ -70,8 +72,6 @@ class _State:
 
 def flag_moves(config: Config, findings: Sequence[Finding]) -> list[str]:
     """The flag fixes of the failures and warnings, in finding order: what a state can try next."""
-    from attn_preflight.rules.core.engine import Status
-
     moves: list[str] = []
     for finding in findings:
         if finding.status in (Status.FAIL, Status.WARN):
@@ -81,9 +81,7 @@ def flag_moves(config: Config, findings: Sequence[Finding]) -> list[str]:
 
 def _unsettled(judge: Judge, state: _State) -> int:
     """How many findings keep a state from being settled: failures, and warnings with a flag fix that works
-    (the fixes `check` prints: attn_preflight.rules.core.engine.Judge._fix_works). Without failures the fixes are re-checked."""
-    from attn_preflight.rules.core.engine import Status
-
+    (the fixes `check` prints: attn_preflight.rules.core.judge.Judge._fix_works). Without failures the fixes are re-checked."""
     failures = sum(1 for f in state.findings if f.status is Status.FAIL)
     if failures:
         return failures + len(_fixable_warnings(state))
@@ -95,8 +93,6 @@ def _unsettled(judge: Judge, state: _State) -> int:
 
 
 def _fixable_warnings(state: _State) -> list[Finding]:
-    from attn_preflight.rules.core.engine import Status
-
     engine = state.config.engine
     return [f for f in state.findings if f.status is Status.WARN and any(_flag_tokens(engine, x) for x in f.fix)]
 
@@ -104,8 +100,6 @@ def _fixable_warnings(state: _State) -> list[Finding]:
 def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_moves: Sequence[str]) -> Correction:
     """The fewest-change correction of `config` (as given) on the judge's target; `findings` are the config's,
     `ranked_moves` the alternatives as flags in their ranked order."""
-    from attn_preflight.rules.core.engine import Status, verdict_of
-    from attn_preflight.rules.engines.sglang.resolve import resolve
 
     def judged(state: _State, move: str) -> Optional[_State]:
         tokens = _flag_tokens(config.engine, move)
@@ -181,14 +175,10 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
 
 
 def _rewritten(state: _State, judge: Judge) -> bool:
-    from attn_preflight.rules.engines.sglang.resolve import resolve
-
     return any(key.endswith("attention_backend") for key in resolve(state.config, judge.target).rewrites)
 
 
 def _why_not(closest: _State) -> str:
-    from attn_preflight.rules.core.engine import Status
-
     failing = [f for f in closest.findings if f.status is Status.FAIL]
     if not failing:
         return f"no change of at most {MAX_CHANGES} flags settles the warnings a flag change addresses"

@@ -1,4 +1,4 @@
-"""The rule engine: declarative rules, their findings, the verdict and the alternatives.
+"""The rule engine: declarative rules, their outcomes and findings, the verdict and the report.
 
 A rule is one unit (ansible-lint style): metadata declared in `@rule(...)` and a pure check function
 `(Config, Target) -> Outcome`. Write checks with the outcome helpers:
@@ -27,32 +27,21 @@ judged; pass otherwise. Skip and unknown never count as pass.
 rule states one (tests/test_rule_registry.py). `explain` shows it and bench/oracle_diff.py uses it:
 the oracle sees parse and startup, and of init only the factories' own checks (attention_registry.py).
 
-Registry: `@rule` adds each rule to the registry as its module is imported; attn_preflight.rules.core.registry imports every rule
-module and freezes them once into a RuleIndex (by id, by engine, by version requirement), which `registry()`
-returns. Nothing is memoised after that: the version gates are computed once per evaluation (`Judge`).
-
-`evaluate(config, target)` returns a Report; rules of another engine are not run. Rules see the config as
-the engine resolves it (attn_preflight.rules.engines.sglang.resolve: default backend, silent rewrites in Config.rewrites). Each rule states the
-versions it holds for (`versions="sglang>=0.5.20"`, or the kernel library's, `"flash-attn-4>=4.0.0b10"`):
-outside them it is skipped; when the target's version is unknown, the newest known behaviour applies and
-the finding says so.
+Registry: `@rule` adds each rule to the registry as its module is imported; attn_preflight.rules.core.registry
+imports every rule module and freezes them once into a RuleIndex (by id, by engine, by version requirement).
+Each rule states the versions it holds for (`versions="sglang>=0.5.20"`, or the kernel library's,
+`"flash-attn-4>=4.0.0b10"`). attn_preflight.rules.core.judge runs the rules (`evaluate(config, target)`).
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional, Protocol, Sequence
 
-from attn_preflight.rules.core.config import Config, apply_flags, kv_dtype_choices, setting
+from attn_preflight.rules.core.config import Config, setting
 from attn_preflight.rules.core.target import VERSIONED, Target
 from attn_preflight.rules.core.versions import InvalidRange, VersionRange
-from attn_preflight.rules.engines.sglang import capabilities as backend_kb
-from attn_preflight.rules.engines.sglang.resolve import resolve
-from attn_preflight.rules.knowledge import NEWEST_KNOWN
-from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
-from attn_preflight.rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
 
 if TYPE_CHECKING:
     from attn_preflight.rules.core.correction import Correction
@@ -277,96 +266,6 @@ def registered_rules() -> tuple[Rule, ...]:
     return tuple(_REGISTRY.values())
 
 
-class Gate(NamedTuple):
-    applies: bool
-    note: str  # why it does not apply, or which behaviour was assumed ("" when the target's version is in range)
-
-
-class VersionGate(NamedTuple):
-    """One distinct `versions=` of the rules ("sglang>=0.5.20"), with its gate where the version is not installed."""
-
-    versions: str
-    package: str
-    version_range: VersionRange
-    unknown: Gate  # software not probed: newest known behaviour
-    absent: Gate  # software probed, package not installed: newest known behaviour
-    unreadable: Gate  # installed, its version cannot be read: newest known behaviour (general-engine-version: unknown)
-
-    @classmethod
-    def of(cls, r: Rule) -> VersionGate:
-        if not r.package:  # every release
-            return cls(r.versions, "", r.version_range, Gate(True, ""), Gate(True, ""), Gate(True, ""))
-        newest = NEWEST_KNOWN.get(r.package)
-        judged = f" ({r.package} {newest})" if newest else ""
-        holds = not newest or r.version_range.contains(newest)
-
-        def gate(state: str) -> Gate:
-            note = f"{r.package} {state}: newest known behaviour{judged} applied"
-            return Gate(True, note) if holds else Gate(False, f"holds for {r.versions}; {note}")
-
-        return cls(
-            r.versions,
-            r.package,
-            r.version_range,
-            gate("version unknown"),
-            gate("not installed on the target"),
-            gate("version unreadable"),
-        )
-
-    def gate(self, target: Target) -> Gate:
-        installed = target.versions.get(self.package)
-        if installed is None:
-            if self.package in target.unreadable_versions:
-                return self.unreadable
-            return self.absent if target.software_known else self.unknown
-        if self.version_range.contains(installed):
-            return Gate(True, "")
-        return Gate(False, f"holds for {self.versions}; target has {self.package} {installed}")
-
-
-class RuleIndex(NamedTuple):
-    """Every rule, frozen once: by id, the rules each engine runs (registry order), and the distinct version
-    requirements (a target's gates judge each requirement once, not each rule)."""
-
-    by_id: Mapping[str, Rule]
-    by_engine: Mapping[str, tuple[Rule, ...]]
-    requirements: tuple[VersionGate, ...]
-
-    @classmethod
-    def build(cls, rules: Iterable[Rule]) -> RuleIndex:
-        rules = tuple(rules)
-        requirements: dict[str, VersionGate] = {}
-        for r in rules:
-            if r.versions not in requirements:
-                requirements[r.versions] = VersionGate.of(r)
-        return cls(
-            by_id=MappingProxyType({r.id: r for r in rules}),
-            by_engine=MappingProxyType(
-                {e: tuple(r for r in rules if r.engine in (e, "any")) for e in ("sglang", "vllm")}
-            ),
-            requirements=tuple(requirements.values()),
-        )
-
-
-def registry(engine: Optional[str] = None) -> RuleIndex:
-    """The frozen index of `engine`'s rules (every rule when None): attn_preflight.rules.core.registry imports and indexes them, once."""
-    from attn_preflight.rules.core.registry import index
-
-    return index(engine)
-
-
-def all_rules() -> list[Rule]:
-    return list(registry().by_id.values())
-
-
-def get_rule(rule_id: str) -> Optional[Rule]:
-    return registry().by_id.get(rule_id)
-
-
-def rule_ids() -> list[str]:
-    return list(registry().by_id)
-
-
 class Reported(Protocol):
     """What a Finding reads of what it reports on: a Rule, or a `check --smoke` SmokeCheck."""
 
@@ -478,53 +377,6 @@ class Report:
         return 0
 
 
-# --- evaluation ----------------------------------------------------------------------------------------------
-
-_NO_SOFTWARE = skipped("software not probed for a --gpu target: run on the machine or pass --facts")
-_NO_GPU = unknown("compute capability unknown")
-_NO_MODEL = skipped("needs the model (give --model)")
-
-
-def default_backends(engine: str, release=None) -> list[str]:
-    """Every general-purpose attention backend of the engine (not removed) as declared for an SGLang release
-    (the newest verified one when None): the alternatives `check` offers and a grid's rows (attn_preflight.rules.core.grid)."""
-    return backend_kb.offered(engine, release)
-
-
-def _offered(engine: str, target: Target) -> list[str]:
-    """default_backends as the target's release spells them: vLLM 0.10.x names some of them its own way
-    (TRITON_ATTN_VLLM_V1, CUTLASS_MLA_VLLM_V1: vllm_legacy.spelled)."""
-    names = default_backends(engine, backend_kb.release_of(target))
-    version = target.versions.get("vllm") if engine == "vllm" else None
-    if version is None:
-        return names
-    from attn_preflight.rules.engines.vllm import (
-        legacy as vllm_legacy,  # an SGLang check never loads the vLLM declarations
-    )
-
-    return vllm_legacy.spelled(names, version)
-
-
-def default_kv_dtypes(engine: str) -> list[str]:
-    """Every KV-cache dtype the engine accepts (not removed), spellings of one dtype included."""
-    return [kv for kv in kv_dtype_choices(engine) if not (kv in KV_DTYPES and KV_DTYPES[kv].removed)]
-
-
-def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome]:
-    """The engine's answer when a rule's declared applicability does not hold, else None (run the check)."""
-    if r.backends and not (r.backends & config.backends):
-        return r.not_used
-    if r.needs_gpu and target.cc is None:
-        return _NO_GPU
-    if r.needs_model and config.model is None:
-        if config.model_missing:
-            return unknown(
-                f"needs the model's config.json, not found for {config.model_missing} (general-model-config)"
-            )
-        return _NO_MODEL
-    return None
-
-
 def display_order(finding: Finding) -> int:
     """Sort key of findings: what needs action first (STATUS_ORDER)."""
     return STATUS_ORDER[finding.outcome.status]
@@ -542,146 +394,3 @@ def verdict_from(statuses: Iterable[Status]) -> Status:
 
 def verdict_of(findings: Iterable[Finding]) -> Status:
     return verdict_from(f.status for f in findings)
-
-
-class Judge:
-    """Judges configs on one target: each version requirement's gate for the target is computed once, the first
-    time a config of its engine is judged, and every config judged with it (the config, its alternatives, a
-    grid's cells) reads them."""
-
-    __slots__ = ("target", "_gates")
-
-    def __init__(self, target: Target):
-        self.target = target.as_oldest_known()
-        self._gates: dict[str, Mapping[str, Gate]] = {}  # by engine
-
-    def gates(self, engine: str) -> Mapping[str, Gate]:
-        """versions requirement -> its gate on the target, for every requirement of `engine`'s rules."""
-        if engine not in self._gates:
-            self._gates[engine] = {req.versions: req.gate(self.target) for req in registry(engine).requirements}
-        return self._gates[engine]
-
-    def findings(self, config: Config) -> list[Finding]:
-        """Every rule of `config`'s engine judged on the target, in display order (`config` as resolved)."""
-        target, gates = self.target, self.gates(config.engine)
-        software = target.software_known
-        findings = []
-        for r in registry(config.engine).by_engine[config.engine]:
-            applies, note = gates[r.versions]
-            if not applies:
-                findings.append(Finding(r, skipped(note)))
-            elif r.needs_software and not software:
-                findings.append(Finding(r, _NO_SOFTWARE))
-            else:
-                outcome = _not_applicable(r, config, target) or r.check(config, target)
-                findings.append(Finding(r, outcome, "" if outcome.status is Status.SKIP else note))
-        findings.sort(key=display_order)
-        return findings
-
-    def evaluate(self, config: Config, alternatives: bool = True) -> Report:
-        """See `evaluate`."""
-        target = self.target
-        resolved = resolve(config, target)
-        findings = self.findings(resolved)
-        verdict = verdict_of(findings)
-        report = Report(config=resolved, target=target, findings=findings, verdict=verdict)
-        if not alternatives or verdict is Status.PASS:
-            return report
-        from attn_preflight.rules.core.correction import correct, flag_moves  # only what is to fix pays for the search
-
-        report.findings = self._working_fixes(config, findings)
-        candidates = self._candidates(config, resolved) if target.cc is not None else []
-        report.alternatives = self._alternatives(config, candidates, findings)
-        if verdict is Status.FAIL or flag_moves(config, report.findings):  # a failure, or a fix that works
-            ranked = [a.setting for a in report.alternatives]
-            rest = [setting(option, value) for option, value, _ in candidates]
-            report.correction = correct(self, config, findings, list(dict.fromkeys(ranked + rest)))
-        return report
-
-    def _working_fixes(self, config: Config, findings: list[Finding]) -> list[Finding]:
-        """Each finding with only the fixes that work: applied to the config as given and re-checked, a fix must
-        make its finding pass (or not apply) and add no failure. A fix that is not a flag change (an install, a
-        download) cannot be re-checked here and is kept as it is."""
-        failing = {f.rule_id for f in findings if f.status is Status.FAIL}
-        out = []
-        for finding in findings:
-            if finding.status not in (Status.FAIL, Status.WARN) or not finding.fix:
-                out.append(finding)
-                continue
-            kept = tuple(fix for fix in finding.fix if self._fix_works(config, finding.rule_id, fix, failing))
-            out.append(
-                finding
-                if kept == finding.fix
-                else Finding(finding.rule, finding.outcome._replace(fix=kept), finding.note)
-            )
-        return out
-
-    def _fix_works(self, config: Config, rule_id: str, fix: str, failing: set[str]) -> bool:
-        fixed = apply_flags(config, fix)
-        if fixed is None:
-            return True
-        for again in self.findings(resolve(fixed, self.target)):
-            if again.rule_id == rule_id and again.status in (Status.FAIL, Status.WARN):
-                return False  # the finding still stands
-            if again.status is Status.FAIL and again.rule_id not in failing:
-                return False  # the fix breaks something else
-        return True
-
-    def _candidates(self, config: Config, resolved: Config) -> list[tuple[str, str, Config]]:
-        """Single changes of the config as given, each applied as the fix that makes it (apply_flags): each other
-        backend (same KV dtype), each other KV dtype (same backend), in the engine's declaration order."""
-        option = backend_option(config.engine, self.target)
-        moves = [
-            (option, name)
-            for name in _offered(config.engine, self.target)
-            if name not in resolved.backends | config.backends
-        ] + [
-            ("--kv-cache-dtype", kv)
-            for kv in default_kv_dtypes(config.engine)
-            if kv != config.kv_cache_dtype and kv not in KV_DTYPE_SPELLINGS
-        ]
-        applied = [(option, value, apply_flags(config, setting(option, value))) for option, value in moves]
-        return [(option, value, candidate) for option, value, candidate in applied if candidate is not None]
-
-    def _alternatives(
-        self, config: Config, candidates: list[tuple[str, str, Config]], findings: list[Finding]
-    ) -> list[Alternative]:
-        """The candidates that would not fail, each with the verdict of what it changes: a warning or unknown
-        the config has anyway (an unmodelled flag, an unknown version) is not the alternative's. A backend the
-        engine would replace by another is not offered; a KV dtype that makes the engine replace the backend says
-        what it becomes. Ranked: the engine's own choice for this GPU and model first,
-        then passes before warnings, then changes the engine keeps before those it silently replaces (shown as
-        what they become), then the engine's declaration order."""
-        anyway = {(f.rule_id, f.status) for f in findings if f.status in (Status.WARN, Status.UNKNOWN)}
-        runs = resolve(config, self.target).backend_label()
-        out = []
-        for option, value, candidate in candidates:
-            judged = resolve(candidate, self.target)
-            if option == backend_option(config.engine, self.target) and value not in judged.backends:
-                continue  # the engine would run another backend: not an alternative that picks this one
-            verdict = verdict_from(f.status for f in self.findings(judged) if (f.rule_id, f.status) not in anyway)
-            if verdict is not Status.FAIL:
-                rewritten = judged.backend_label() != runs and any(
-                    k.endswith("attention_backend") for k in judged.rewrites
-                )
-                out.append(Alternative(option, value, verdict, judged.backend_label() if rewritten else ""))
-        preferred = resolve(config.with_backend(None), self.target).backends  # what the engine picks itself
-        order = {(a.option, a.value): i for i, a in enumerate(out)}
-        out.sort(
-            key=lambda a: (
-                not a.picks_backend,  # backends first, then KV dtypes
-                not (a.picks_backend and a.value in preferred),
-                a.verdict is not Status.PASS,
-                bool(a.becomes),
-                order[(a.option, a.value)],
-            )
-        )
-        return out
-
-
-def evaluate(config: Config, target: Target, alternatives: bool = True) -> Report:
-    """Every finding for `config` on `target`, the verdict, and (unless it passes) what would pass instead.
-
-    `config` is judged as the engine resolves it (default backend, silent rewrites: attn_preflight.rules.engines.sglang.resolve); the
-    report carries the resolved config. Alternatives change the config as given, one option at a time."""
-    return Judge(target).evaluate(config, alternatives)

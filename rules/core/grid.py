@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import FLAGGED, SERVES, Judge, Report, Status, default_backends, default_kv_dtypes
+from attn_preflight.rules.core.engine import FLAGGED, SERVES, Report, Status
+from attn_preflight.rules.core.judge import Judge, default_backends, default_kv_dtypes
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.knowledge import gpus as gpu_kb
 

@@ -54,7 +54,7 @@ def check_argv(case: dict) -> list[str]:
 
 def run_case(case: dict, alternatives: bool = False):
     from attn_preflight.commands.check import check_command, config_from_options, target_from_options
-    from attn_preflight.rules.core.engine import evaluate
+    from attn_preflight.rules.core.judge import evaluate
 
     params = check_command.make_context("check", check_argv(case)).params
     config = config_from_options(params, params["command"])

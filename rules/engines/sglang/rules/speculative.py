@@ -13,7 +13,8 @@ from dataclasses import replace
 from packaging.version import Version
 
 from attn_preflight.rules.checks.common import choice_check, sglang_release
-from attn_preflight.rules.core.engine import failed, passed, registry, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.registry import registry
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.capabilities import DRAFT_ATTENTION_BACKENDS
@@ -486,7 +487,8 @@ DRAFT_WORKER = "sglang: python/sglang/srt/speculative/draft_worker_common.py"
 def _failing(cfg, target) -> dict[str, str]:
     """rule id -> message of every failure `cfg` meets on `target` (the draft's own backend left out, also the one
     SGLang itself fills: attn_preflight.rules.engines.sglang.resolve.hybrid_spec_defaults)."""
-    from attn_preflight.rules.core.engine import Judge, Status
+    from attn_preflight.rules.core.engine import Status
+    from attn_preflight.rules.core.judge import Judge
     from attn_preflight.rules.engines.sglang.resolve import resolve
 
     judge = Judge(target)
