@@ -20,7 +20,8 @@ from attn_preflight.rules.checks.common import (
     gpu,
     sglang_release,
 )
-from attn_preflight.rules.core.engine import Status, failed, passed, registry, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import Status, failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.registry import registry
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.resolve import (
