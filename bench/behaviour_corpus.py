@@ -7,7 +7,9 @@ the alternatives and the corrected command. Messages and docs are left out (thei
     python bench/behaviour_corpus.py diff [--baseline FILE] # record now and list every case that differs
     python bench/behaviour_corpus.py diff --only fixture:kv- --only incident:  # the cases named so, only
 
-The baseline is bench/results/behaviour-baseline.json; `diff` exits 1 when any case differs.
+The baseline is bench/results/behaviour-baseline.json, recorded at 29d7f82 (before issue 19's move) on a machine
+without a GPU and with CI's CPU torch (2.13.0+cpu) installed: a fixture without --gpu / --facts judges this machine,
+and two kv-mxfp8-prefill-only cases read its torch. `diff` exits 1 when any case differs.
 """
 
 from __future__ import annotations
