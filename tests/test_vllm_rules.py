@@ -718,7 +718,7 @@ def test_vllm_fa4_library_on_gemma_2s_head_size_256(release, status):
 
 # --- each reason once: the declaration, the validator, and the rules that read it ---------------------------
 
-# rule id -> the validator's reason keys it reports (rules/engines/vllm/rules/vllm.py reads exactly these).
+# rule id -> the validator's reason keys it reports (a row of rules/engines/vllm/reasons.py each).
 RULE_REASONS = {
     "vllm-head-size": {"head_size"},
     "vllm-dtype": {"dtype"},

@@ -151,7 +151,7 @@ def vllm_sinks_unvalidated(cfg, target):
     release = vllm.release_of(target)
     name = cfg.attention_backend
     # TRITON_ATTN_VLLM_V1 (0.10.x): TRITON_ATTN; FLASH_ATTN_VLLM_V1 / FLASHINFER_VLLM_V1 are no names of the V1 chain,
-    # so attn_preflight.rules.engines.sglang.resolve has already replaced them by the default that runs (vllm-named-backend-runs)
+    # so attn_preflight.rules.engines.vllm.resolve has already replaced them by the default that runs (vllm-named-backend-runs)
     backend = name.removesuffix("_VLLM_V1")
     if backend == "FLASH_ATTN":
         takes, required = target.cc[0] == 9, "FlashAttention 3 (SM 9.x)"
