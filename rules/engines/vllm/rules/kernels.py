@@ -281,8 +281,13 @@ def vllm_flashinfer_fp8_kv_sm90(cfg, target):
     return failed(found, required, [flash_attn, *kv_unquantised_fix(cfg, target, q.dtype)])
 
 
-def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
-    """TRITON_ATTN / TRITON_MLA's constructor: an FP8 KV cache needs SM89 (Triton's fp8e4nv), bfloat16 SM80."""
+# The KV-cache dtypes the Triton backends' Impls store only from a compute capability on: Triton's native FP8 type
+# (fp8e4nv) needs SM89, bfloat16 SM80 (TritonAttentionImpl / TritonMLAImpl.__init__).
+TRITON_KV_MINIMUM_CC = {"fp8": (8, 9), "bfloat16": (8, 0)}
+
+
+def triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
+    """The one check of the Triton backends' KV dtype minimums (TRITON_KV_MINIMUM_CC), for `backend` named or picked."""
     if cfg.attention_backend is None and target.cc is not None:
         forced = vllm.gemma4_forcing(cfg, target)
         chosen = forced.backend if forced and forced.backend else vllm.selected(vllm.query(cfg, target), target).chosen
@@ -292,80 +297,72 @@ def _triton_kv_dtype_arch(cfg: Config, target: Target, backend: str) -> Outcome:
         return skipped(f"applies to {backend}")
     if target.cc is None:
         return unknown("no CUDA GPU on the target")
-    kv = cfg.kv_cache_dtype
-    suggested = "float16" if target.cc < (8, 0) else "bfloat16"
-    if kv.startswith("fp8") and target.cc < (8, 9):
-        return failed(
-            f"{kv_found(cfg, target)} on {backend} ({gpu(target)})",
-            "compute capability >= 8.9",
-            [f"--kv-cache-dtype {suggested}"],
-        )
-    if kv == "bfloat16" and target.cc < (8, 0):
-        return failed(
-            f"--kv-cache-dtype bfloat16 on {backend} ({gpu(target)})",
-            "compute capability >= 8.0",
-            ["--kv-cache-dtype float16"],
-        )
-    return passed(f"{kv_found(cfg, target)} on {backend} ({gpu(target)})", "fp8 on SM89+, bfloat16 on SM80+")
+    found = f"{kv_found(cfg, target)} on {backend} ({gpu(target)})"
+    needed = next((cc for kv, cc in TRITON_KV_MINIMUM_CC.items() if cfg.kv_cache_dtype.startswith(kv)), None)
+    if needed is not None and target.cc < needed:
+        stored = "bfloat16" if target.cc >= TRITON_KV_MINIMUM_CC["bfloat16"] else "float16"
+        return failed(found, f"compute capability >= {needed[0]}.{needed[1]}", [f"--kv-cache-dtype {stored}"])
+    return passed(found, "fp8 on SM89+, bfloat16 on SM80+")
 
 
-@rule(
-    id="vllm-triton-mla-fp8-kv-arch",
-    title="TRITON_MLA reads an FP8 KV cache only on SM89 and newer",
-    engine="vllm",
-    versions="vllm>=0.26.0",
-    verified=(
-        "vllm 0.26.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonMLAImpl.__init__ raises in every "
-        "one (mla/triton_mla.py:196 in 0.26.0, :243 in 0.30.0, :212 in 0.33.0); no such check in 0.25.x"
-    ),
-    stage="init",
-    prevents="FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100-SXM4-80GB (compute "
-    "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
-    source=kb.src(f"{kb.BACKENDS_DIR}/mla/triton_mla.py", "TritonMLAImpl.__init__"),
-    docs="""Checks TRITON_MLA with an FP8 KV cache on GPUs older than SM89 (A100, A10, V100, T4), and a
+# one rule per Triton backend, each judged by triton_kv_dtype_arch
+TRITON_KV_ARCH_RULES = (
+    (
+        "TRITON_MLA",
+        dict(
+            id="vllm-triton-mla-fp8-kv-arch",
+            title="TRITON_MLA reads an FP8 KV cache only on SM89 and newer",
+            versions="vllm>=0.26.0",
+            verified="vllm 0.26.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonMLAImpl.__init__ raises in every "
+            "one (mla/triton_mla.py:196 in 0.26.0, :243 in 0.30.0, :212 in 0.33.0); no such check in 0.25.x",
+            prevents="FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100-SXM4-80GB (compute "
+            "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
+            source=kb.src(f"{kb.BACKENDS_DIR}/mla/triton_mla.py", "TritonMLAImpl.__init__"),
+            docs="""Checks TRITON_MLA with an FP8 KV cache on GPUs older than SM89 (A100, A10, V100, T4), and a
 bfloat16 KV cache below SM80.
 
 validate_configuration accepts fp8 for TRITON_MLA on every GPU, but TritonMLAImpl raises when the layer is
 built: Triton's native FP8 type (fp8e4nv) needs SM89, and bfloat16 needs SM80. This happens after backend
 selection, while the model is being constructed.""",
-    fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
-)
-def vllm_triton_mla_fp8_kv_arch(cfg, target):
-    return _triton_kv_dtype_arch(cfg, target, "TRITON_MLA")
-
-
-@rule(
-    id="vllm-triton-fp8-kv-arch",
-    title="TRITON_ATTN reads an FP8 KV cache only on SM89 and newer",
-    engine="vllm",
-    versions="vllm>=0.11.0",
-    verified=(
-        "vllm 0.11.0-0.15.x: no check, and the Triton kernel reads the cache as fp8e4nv "
-        "(attention/ops/triton_unified_attention.py:17, float8_info = torch.finfo(current_platform.fp8_dtype()), "
-        "in 0.11.0 and 0.12.0), which fails below SM89 at the first forward (vllm#26431 on 0.11.0, RTX 3090: "
-        "'type fp8e4nv not supported in this architecture'); 0.11.0 picks TRITON_ATTN by itself for an FP8 KV "
-        "cache off SM 9.0 (platforms/cuda.py:358-362). 0.10.x sent FP8 KV below SM 9.0 to FLASH_ATTN or V0. "
-        "vllm 0.24.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonAttentionImpl.__init__ raises "
-        "(triton_attn.py:480 in 0.24.0, :530 in 0.26.0, :523 in 0.33.0). vllm 0.16.0-0.23.x accept fp8 for "
-        "TRITON_ATTN on every GPU and the Triton kernel fails to compile fp8e4nv below SM89 at the first forward "
-        "(vllm-project/vllm PR #35720, reported on 0.16.0)"
+            fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
+        ),
     ),
-    stage="init",
-    prevents="FP8 KV cache is not supported by the Triton attention backend on NVIDIA A100-SXM4-80GB (compute "
-    "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
-    source=kb.src(f"{kb.BACKENDS_DIR}/triton_attn.py", "TritonAttentionImpl.__init__"),
-    references=("https://github.com/vllm-project/vllm/pull/35720",),
-    docs="""Checks TRITON_ATTN with an FP8 KV cache on GPUs older than SM89 (A100, A10, V100, T4), and a
+    (
+        "TRITON_ATTN",
+        dict(
+            id="vllm-triton-fp8-kv-arch",
+            title="TRITON_ATTN reads an FP8 KV cache only on SM89 and newer",
+            versions="vllm>=0.11.0",
+            verified="vllm 0.11.0-0.15.x: no check, and the Triton kernel reads the cache as fp8e4nv "
+            "(attention/ops/triton_unified_attention.py:17, float8_info = torch.finfo(current_platform.fp8_dtype()), "
+            "in 0.11.0 and 0.12.0), which fails below SM89 at the first forward (vllm#26431 on 0.11.0, RTX 3090: "
+            "'type fp8e4nv not supported in this architecture'); 0.11.0 picks TRITON_ATTN by itself for an FP8 KV "
+            "cache off SM 9.0 (platforms/cuda.py:358-362). 0.10.x sent FP8 KV below SM 9.0 to FLASH_ATTN or V0. "
+            "vllm 0.24.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonAttentionImpl.__init__ raises "
+            "(triton_attn.py:480 in 0.24.0, :530 in 0.26.0, :523 in 0.33.0). vllm 0.16.0-0.23.x accept fp8 for "
+            "TRITON_ATTN on every GPU and the Triton kernel fails to compile fp8e4nv below SM89 at the first forward "
+            "(vllm-project/vllm PR #35720, reported on 0.16.0)",
+            prevents="FP8 KV cache is not supported by the Triton attention backend on NVIDIA A100-SXM4-80GB (compute "
+            "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
+            source=kb.src(f"{kb.BACKENDS_DIR}/triton_attn.py", "TritonAttentionImpl.__init__"),
+            references=("https://github.com/vllm-project/vllm/pull/35720",),
+            docs="""Checks TRITON_ATTN with an FP8 KV cache on GPUs older than SM89 (A100, A10, V100, T4), and a
 bfloat16 KV cache below SM80.
 
 validate_configuration accepts fp8 for TRITON_ATTN on every GPU. From vLLM 0.24.0 TritonAttentionImpl
 raises when the layer is built (triton_attn.py:510-533 in 0.33.0): Triton's native FP8 type (fp8e4nv)
 needs SM89, and bfloat16 needs SM80. Before that (0.16.0, PR #35720) the same config crashed at the first
 forward, when Triton compiled the FP8 kernel.""",
-    fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
+            fix_title="Use --kv-cache-dtype bfloat16 (float16 below SM80)",
+        ),
+    ),
 )
-def vllm_triton_fp8_kv_arch(cfg, target):
-    return _triton_kv_dtype_arch(cfg, target, "TRITON_ATTN")
+for _backend, _row in TRITON_KV_ARCH_RULES:
+
+    def _check(cfg: Config, target: Target, backend: str = _backend) -> Outcome:
+        return triton_kv_dtype_arch(cfg, target, backend)
+
+    rule(**_row, engine="vllm", stage="init", generated=True)(_check)
 
 
 @rule(
