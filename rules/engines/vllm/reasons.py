@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Callable, Collection, NamedTuple
 
-from attn_preflight.rules.checks.common import gpu, kv_unquantised_fix
+from attn_preflight.rules.checks.common import gpu, kv_found, kv_unquantised_fix
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown
 from attn_preflight.rules.core.target import Target
@@ -30,7 +30,7 @@ class ReasonRule(NamedTuple):
     stage: str
     source: str
     docs: str
-    found: str  # what was found, formatted with the query's fields and `sparsity`
+    found: str  # what was found, formatted with the query's fields, `kv` (as given or resolved) and `sparsity`
     required: str  # what the declaration requires, formatted with DECLARED
     fix: tuple[str, ...]  # FIXES policy names; any other step is the fix as written
     fix_title: str
@@ -177,7 +177,7 @@ def judge(row: ReasonRule, cfg: Config, target: Target) -> Outcome:
             return needed.status(needed.text)
     refused = [(q, [r for key, r in vllm.rejections(backend, q, target).items() if key in row.keys]) for q in queries]
     q, hits = next(((q, hits) for q, hits in refused if hits), (queries[0], []))
-    words = {**asdict(q), "sparsity": "a sparse-attention" if q.use_sparse else "a dense"}
+    words = {**asdict(q), "kv": kv_found(cfg, target), "sparsity": "a sparse-attention" if q.use_sparse else "a dense"}
     found = f"{row.found.format_map(words)} on {backend.name}, {gpu(target)}"
     required = row.required.format_map(_Declared(backend, q, target))
     if not hits:
@@ -341,7 +341,7 @@ nvfp4_4over6 on SM10x only). TRITON_ATTN: fp8 variants and the per-token-head in
 FLEX_ATTENTION and FLASH_ATTN_MLA: no quantised KV. FLASHMLA, CUTLASS_MLA, TRITON_MLA, FLASHINFER_MLA: fp8
 and fp8_e4m3. TOKENSPEED_MLA: fp8/fp8_e4m3 only. FLASHMLA_SPARSE: fp8_ds_mla (alias fp8) and
 nvfp4_ds_mla.""",
-        found="--kv-cache-dtype {kv_dtype}",
+        found="{kv}",
         required="one of {kv_dtypes}",
         fix=("accepted_unquantised_kv", "instead"),
         fix_title="Use --kv-cache-dtype auto, or a backend that stores this KV dtype (shown in the fix)",
@@ -366,7 +366,7 @@ hd256 kernel, which itself falls back to FA2 with a quantised KV cache), so e.g.
 on a B200 resolves FA2 and fails. vLLM raises "Selected backend FLASH_ATTN is not valid … Reason: ['FP8 KV
 cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']".""",
         applies=("quantised_kv", "head_size"),
-        found="--kv-cache-dtype {kv_dtype} at head size {head_size}",
+        found="{kv} at head size {head_size}",
         required="FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100",
         fix=("unquantised_kv", "instead"),
         fix_title="Use FLASHINFER or TRITON_ATTN for FP8 KV, or --kv-cache-dtype auto",
@@ -388,7 +388,7 @@ cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']"."
 There FlashInfer serves NVFP4 KV through its FA2 prefill path, which misreads an NVFP4 cache at head size
 64; SM10x uses TRT-LLM kernels instead and is not affected.""",
         applies=("nvfp4_kv", "nvfp4_fa2", "head_size"),
-        found="--kv-cache-dtype {kv_dtype} at head size {head_size}",
+        found="{kv} at head size {head_size}",
         required="no head size 64 with NVFP4 KV below SM100",
         fix=("--kv-cache-dtype fp8",),
         fix_title="Use --kv-cache-dtype fp8 on this GPU, or run NVFP4 KV on SM100",
@@ -411,7 +411,7 @@ Below SM100 FlashInfer serves NVFP4 KV through its FA2 path, and the prefill wra
 cannot read NVFP4 pages, so vLLM rejects the combination in FlashInferBackend.supports_combination. On
 SM100/SM103 the TRT-LLM kernels handle both.""",
         applies=("nvfp4_kv", "nvfp4_fa2"),
-        found="--kv-cache-dtype {kv_dtype} with attention sinks",
+        found="{kv} with attention sinks",
         required="no attention sinks with NVFP4 KV below SM100",
         fix=("--kv-cache-dtype fp8",),
         fix_title="Use --kv-cache-dtype fp8 on this GPU, or run NVFP4 KV on SM100",
