@@ -1,7 +1,6 @@
 """vLLM rules end to end: pasted `vllm serve` commands through the CLI, and the knowledge they rest on."""
 
 import ast
-import inspect
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +12,7 @@ from attn_preflight.cli import cli
 from attn_preflight.rules.core.registry import all_rules
 from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm import legacy
-from attn_preflight.rules.engines.vllm.rules import vllm as vllm_rules
+from attn_preflight.rules.engines.vllm import select as vllm_select
 from tests.rule_fixtures import all_fixtures, run_case
 
 DEEPSEEK_V3 = {
@@ -719,7 +718,7 @@ def test_vllm_fa4_library_on_gemma_2s_head_size_256(release, status):
 
 # --- each reason once: the declaration, the validator, and the rules that read it ---------------------------
 
-# rule id -> the validator's reason keys it reports (rules/engines/vllm/rules/vllm.py reads exactly these).
+# rule id -> the validator's reason keys it reports (a row of rules/engines/vllm/reasons.py each).
 RULE_REASONS = {
     "vllm-head-size": {"head_size"},
     "vllm-dtype": {"dtype"},
@@ -758,7 +757,7 @@ def _judged(case):
         return report, None
     # every layer's query: a model whose layers differ in head size is refused for any of them
     return report, {
-        key for q in vllm_rules.layer_queries(cfg, target) for key in vllm_rules.rejections(backend, q, target)
+        key for q in vllm_select.layer_queries(cfg, target) for key in vllm_select.rejections(backend, q, target)
     }
 
 
@@ -783,9 +782,15 @@ def test_each_reason_is_declared_once():
     assert {k for ks in RULE_REASONS.values() for k in ks} | set(SHADOWED) == set(keys)
 
 
-def test_rules_do_not_rederive_a_reason():
-    """The judging predicates live in vllm_backends.REASONS; the rules module only reads their outcome."""
-    tree = ast.parse(inspect.getsource(vllm_rules))
+ROOT = Path(__file__).resolve().parent.parent
+# the vLLM pack's rule modules and its engine modelling: they read the validator, never restate it
+VLLM_JUDGING = sorted((ROOT / "rules/engines/vllm/rules").glob("*.py")) + [ROOT / "rules/engines/vllm/select.py"]
+
+
+@pytest.mark.parametrize("path", VLLM_JUDGING, ids=lambda p: p.name)
+def test_rules_do_not_rederive_a_reason(path):
+    """The judging predicates live in capabilities.REASONS; the rule modules only read their outcome."""
+    tree = ast.parse(path.read_text())
     judging = {"accepts", "accepts_kv_dtype", "accepts_block_size", "supports_sink", "flash_attn_fp8_kv_ok"}
     capabilities = {"archs", "dtypes", "kv_dtypes", "kv_dtype_archs", "sinks", "sliding_window", "mla", "sparse"}
     for node in ast.walk(tree):
@@ -799,14 +804,13 @@ def test_rules_do_not_rederive_a_reason():
 
 def test_no_private_name_crosses_a_vllm_module():
     """Neither the vLLM modules nor their tests import a `_name` from another module or read one off it."""
-    root = Path(__file__).resolve().parent.parent
     for path in (
-        "rules/engines/vllm/rules/vllm.py",
-        "rules/engines/vllm/capabilities.py",
-        __file__,
-        "tests/rule_fixtures/vllm.py",
+        *VLLM_JUDGING,
+        ROOT / "rules/engines/vllm/capabilities.py",
+        Path(__file__),
+        ROOT / "tests/rule_fixtures/vllm.py",
     ):
-        tree = ast.parse((root / path).read_text())
+        tree = ast.parse(path.read_text())
         modules = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):

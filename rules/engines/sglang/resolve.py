@@ -20,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang import capabilities as kb
-from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
+from attn_preflight.rules.knowledge import NEWEST_KNOWN
 from attn_preflight.rules.knowledge import dsa as dsa_kb
 
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
@@ -334,7 +334,9 @@ def resolve(config: Config, target: Target) -> Config:
     """The config as the engine will run it: default backend filled in, silent rewrites applied (each recorded
     in Config.rewrites as field -> the value asked for)."""
     if config.engine == "vllm":
-        return _vllm_legacy_backend(_vllm_checkpoint_kv(config, target), target)
+        from attn_preflight.rules.engines.vllm import resolve as vllm_resolve  # an SGLang check loads no vLLM pack
+
+        return vllm_resolve.resolve(config, target)
     if config.engine != "sglang" or target.cc is None:
         return config
     major = target.cc[0]
@@ -411,51 +413,6 @@ def resolve(config: Config, target: Target) -> Config:
             auto_backend=config.auto_backend and f"SGLang forces triton for HRM-Text ({HRM_TEXT_SOURCE})",
         )
     return config
-
-
-def _vllm_legacy_backend(config: Config, target: Target) -> Config:
-    """vLLM 0.10.0-0.11.0 run another backend than VLLM_ATTENTION_BACKEND names where their selection chain does not
-    take the name for the model (rules/engines/vllm/legacy.py): judged as what runs, recorded in Config.rewrites
-    as attention_backend -> the name asked for (rule vllm-named-backend-runs warns)."""
-    from attn_preflight.rules.engines.vllm import capabilities as vllm_backends  # loaded for vLLM configs only
-    from attn_preflight.rules.engines.vllm import legacy as vllm_legacy
-
-    release = target.versions.get("vllm")
-    if config.attention_backend is None or target.cc is None or release is None:
-        return config
-    try:
-        if Version(release) >= Version(vllm_backends.VALIDATE_SINCE):
-            return config
-    except InvalidVersion:
-        return config
-    from attn_preflight.rules.engines.vllm.rules.vllm import (
-        query,
-    )  # the layer vLLM selects for is read where the vLLM rules read it
-
-    name = config.env.get(vllm_backends.ENV_BACKEND, config.attention_backend)
-    outcome = vllm_legacy.named(name, query(config, target), release, config.env.get(vllm_legacy.ENV_USE_V1))
-    if outcome.runs is None or outcome.as_named:
-        return config
-    return replace(
-        config,
-        attention_backend=outcome.runs,
-        rewrites={**config.rewrites, "attention_backend": config.attention_backend},
-    )
-
-
-def _vllm_checkpoint_kv(config: Config, target: Target) -> Config:
-    """vLLM's --kv-cache-dtype auto as the checkpoint's KV quantization resolves it (rules/knowledge/checkpoint_kv.py),
-    recorded in Config.rewrites as kv_cache_dtype -> "auto"."""
-    if config.kv_cache_dtype != "auto" or config.model is None:
-        return config
-    try:
-        release = Version(target.versions.get("vllm") or NEWEST_KNOWN["vllm"])
-    except InvalidVersion:
-        release = Version(NEWEST_KNOWN["vllm"])
-    resolved = checkpoint_kv.vllm_auto_kv_dtype(config.model.kv_quant, release)
-    if resolved is None:
-        return config
-    return replace(config, kv_cache_dtype=resolved, rewrites={**config.rewrites, "kv_cache_dtype": "auto"})
 
 
 def hrm_text(config: Config) -> bool:

@@ -13,8 +13,8 @@ choice, or tries its priority list. This module holds those declarations as data
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
-  vLLM prints and `select` the priority-list choice. Rules (rules/engines/vllm/rules/vllm.py) read these, and judge
-  no reason themselves.
+  vLLM prints and `select` the priority-list choice. The rules (reasons.py, rules/) read these, and judge no
+  reason themselves.
 
 Assumptions, stated once: the standard CUDA wheel, so vllm_flash_attn ships FA2, FA3 (built for 9.0a) and
 FA4 (CuTe DSL, vendored in vllm/vllm_flash_attn/cute: it needs nvidia-cutlass-dsl and quack-kernels, not the
