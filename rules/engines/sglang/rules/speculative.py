@@ -17,12 +17,10 @@ from attn_preflight.rules.core.engine import failed, passed, registry, rule, ski
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.capabilities import DRAFT_ATTENTION_BACKENDS
-from attn_preflight.rules.engines.sglang.resolve import effective_page_size
+from attn_preflight.rules.engines.sglang.resolve import eagle_topk, effective_page_size
 
 SPEC_HOOK = "sglang: python/sglang/srt/arg_groups/speculative_hook.py"
 EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
-# _auto_choose_speculative_params: (steps, topk, draft tokens) = (5, 4, 8) for these when nothing is given.
-AUTO_TOPK_4 = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
 NGRAM_DEFAULT_BREADTH = 10  # fields/spec.py speculative_ngram_max_bfs_breadth
 # --speculative-draft-window-size (0.5.12+): checked for DFLASH only in 0.5.12 (server_args.py:3647-3653), for any
 # algorithm from 0.5.13; the algorithms that honour it, by the first release (speculative_hook.py:87-92 in 0.5.13,
@@ -34,16 +32,6 @@ DRAFT_SINK_FROM = Version("0.5.21")
 
 def _algorithm(cfg) -> str:
     return (cfg.speculative_algorithm or "").upper()
-
-
-def eagle_topk(cfg) -> int:
-    """The draft-tree top-k SGLang settles on for the EAGLE family (its auto choice when none is given)."""
-    if cfg.speculative_eagle_topk is not None:
-        return cfg.speculative_eagle_topk
-    if _algorithm(cfg) == "STANDALONE" or cfg.flags.get("speculative_num_steps") is not None:
-        return 1
-    arch = cfg.model.architecture if cfg.model else None
-    return 4 if arch in AUTO_TOPK_4 else 1
 
 
 def _topk_label(cfg) -> str:
