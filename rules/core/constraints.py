@@ -18,8 +18,8 @@ Several requirements of one upstream check keep one id: `requires` may list them
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
 row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, Env, Rewritten, Algorithm, DraftTopk, PageSize, DraftBackend, Platform, and Not / All / AnyOf over
-them.
+BackendArch, Env, Rewritten, Algorithm, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, and
+Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
@@ -376,6 +376,25 @@ class DraftBackend(NamedTuple):
         return [f"draft backend {cfg.draft_attention_backend or cfg.decode_backend}"]
 
 
+class BackendFeature(NamedTuple):
+    """The attention backend's declaration, as it holds in the target's release, lists `feature` (unknown when
+    no attention backend is chosen or derived)."""
+
+    feature: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if cfg.attention_backend is None:
+            return None
+        declared = target.sglang_backends.get(cfg.attention_backend)
+        return declared is not None and self.feature in declared.features
+
+    def text(self) -> str:
+        return f"a backend declared with {self.feature.replace('_', ' ')}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag("attention_backend").found(cfg)
+
+
 class Platform(NamedTuple):
     """Every attention backend a phase uses is declared for one of `platforms` (unknown when no GPU is known:
     the platform is the target's)."""
@@ -415,6 +434,7 @@ Term = Union[
     PageSize,
     DraftBackend,
     Platform,
+    BackendFeature,
 ]
 
 
