@@ -21,7 +21,7 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.constraints.kv_cache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.deterministic": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.deterministic": "sglang",
-    "attn_preflight.rules.engines.sglang.rules.vision": "sglang",
+    "attn_preflight.rules.engines.sglang.constraints.vision": "sglang",
     "attn_preflight.rules.engines.vllm.rules.vllm": "vllm",
     "attn_preflight.rules.engines.sglang.rules.model_specific": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.model_specific": "sglang",
