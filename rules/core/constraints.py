@@ -18,8 +18,8 @@ Several requirements of one upstream check keep one id: `requires` may list them
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
 row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, Env, Rewritten, Algorithm, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, and
-Not / All / AnyOf over them.
+BackendArch, Env, Rewritten, Algorithm, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses,
+and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
@@ -376,6 +376,21 @@ class DraftBackend(NamedTuple):
         return [f"draft backend {cfg.draft_attention_backend or cfg.decode_backend}"]
 
 
+class Uses(NamedTuple):
+    """A phase (prefill or decode, as resolved) runs `backend`."""
+
+    backend: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return self.backend in cfg.backends
+
+    def text(self) -> str:
+        return f"attention backend {self.backend}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return [self.text()] if self.backend in cfg.backends else []
+
+
 class BackendFeature(NamedTuple):
     """The attention backend's declaration, as it holds in the target's release, lists `feature` (unknown when
     no attention backend is chosen or derived)."""
@@ -435,6 +450,7 @@ Term = Union[
     DraftBackend,
     Platform,
     BackendFeature,
+    Uses,
 ]
 
 
