@@ -1,7 +1,7 @@
-"""Rules about the backend choice itself and the launch line: platform, removed and deprecated names, the flag
-table, HPC-Ops shapes and page size, tensor-parallel heads, chunked prefill pages, triton under DCP, diffusion LLMs,
-score_mod, FlashInfer's SM90 decode over an FP8 KV cache. The flag constraints and declared gates of the subject
-are rows: attn_preflight.rules.engines.sglang.constraints.general."""
+"""Rules about the backend choice itself and the launch line: removed names, the flag table, HPC-Ops shapes,
+tensor-parallel heads, chunked prefill pages, diffusion LLMs, score_mod, FlashInfer's SM90 decode over an FP8 KV
+cache. The flag constraints and declared gates of the subject are rows:
+attn_preflight.rules.engines.sglang.constraints.general."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from attn_preflight.rules.checks.common import (
     gpu,
     kv_found,
     kv_unquantised_fix,
-    phases_using,
     running_flashinfer,
     sglang_release,
 )
@@ -25,14 +24,12 @@ from attn_preflight.rules.core.versions import table_for
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang import flashinfer as sglang_fi
-from attn_preflight.rules.engines.sglang.capabilities import CHOICES, SGLANG_BACKENDS
+from attn_preflight.rules.engines.sglang.capabilities import CHOICES
 from attn_preflight.rules.engines.sglang.resolve import backend_page_size, dllm_block_size, effective_page_size
 from attn_preflight.rules.kernels import flashinfer as flashinfer_kb
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from attn_preflight.rules.knowledge import flags as flag_kb
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
-
-OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 
 
 @rule(
@@ -186,39 +183,6 @@ def general_flags_known(cfg, target):
     return failed("; ".join(refused), required)
 
 
-@rule(
-    id="general-backend-platform",
-    title="The attention backend is built for NVIDIA CUDA",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: ATTENTION_BACKEND_CHOICES groups the same foreign backends under '# AMD specific' "
-        "(aiter, wave) and '# Other platforms' (intel_amx, ascend, and intel_xpu from 0.5.4) in every release "
-        "(server_args.py:1376-1381 in 0.5.1, :113-119 in 0.5.4; arg_groups/choices.py:92-98 in 0.5.23); the "
-        "choices of each of the 33 wheels are in rules/engines/sglang/choices.json (bench/sglang_choices.py), "
-        "and a backend a release does not list is general-backend-removed's"
-    ),
-    stage="load",
-    reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
-    source=CHOICES,
-    docs="""Checks that each chosen attention backend is one SGLang builds for NVIDIA CUDA GPUs.
-
-ATTENTION_BACKEND_CHOICES mixes platforms: aiter and wave are AMD ROCm, ascend is Huawei NPU, intel_xpu
-is Intel GPU, intel_amx is CPU. On an NVIDIA GPU they fail when their kernels are imported or launched.""",
-    fix_title="Pick a CUDA backend (fa3, fa4, flashinfer, triton, trtllm_mha, ...)",
-)
-def general_backend_platform(cfg, target):
-    if not cfg.backends:
-        return skipped("no attention backend chosen")
-    if target.cc is None:
-        return unknown("no NVIDIA GPU on the target")
-    foreign = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].platform not in ("cuda", "any"))
-    if not foreign:
-        return passed(", ".join(sorted(cfg.backends)), "NVIDIA CUDA backends")
-    platforms = ", ".join(f"{b} ({SGLANG_BACKENDS[b].platform})" for b in foreign)
-    return failed(f"{platforms} on an NVIDIA GPU", "a CUDA attention backend", ["--attention-backend triton"])
-
-
 BACKEND_FLAGS = (
     ("attention_backend", "--attention-backend"),
     ("prefill_attention_backend", "--prefill-attention-backend"),
@@ -271,71 +235,6 @@ def _cuda(target, name: str) -> bool:
     """Whether an attention backend is one SGLang builds for NVIDIA GPUs (a vision backend: always)."""
     info = target.sglang_backends.get(name)
     return info is None or info.platform in ("cuda", "any")
-
-
-@rule(
-    id="general-backend-alias",
-    title="The attention backend is not a deprecated alias",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23: ATTENTION_BACKEND_CHOICES' '# Deprecated alias for' comments read in each release: "
-        "compressed -> dsv4 from 0.5.12 (server_args.py:154), nsa -> dsa from 0.5.13 (server_args.py:176-178; "
-        "in 0.5.3-0.5.12 nsa is the backend itself and there is no dsa: its era in rules/engines/sglang/capabilities.py), "
-        "the same through 0.5.19 (server_args.py:177-179) and arg_groups/choices.py from 0.5.20 (:80-83; 0.5.23 "
-        ":75-78), tokenspeed_mla -> cutedsl_mla only in 0.5.23 (choices.py:87); 0.5.1-0.5.11 list no alias"
-    ),
-    stage="parse",
-    reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
-    source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
-    docs="""Warns when a backend is given by a deprecated alias: nsa (dsa, from sglang 0.5.13), compressed (dsv4),
-tokenspeed_mla (cutedsl_mla, from 0.5.23).
-
-ATTENTION_BACKEND_CHOICES keeps them for old launch lines; the launch line should name the backend that
-actually runs.""",
-    fix_title="Use the backend's current name",
-)
-def general_backend_alias(cfg, target):
-    if not cfg.backends:
-        return skipped("no attention backend chosen")
-    aliases = sorted(b for b in cfg.backends if declared(target, b).alias_of)
-    if not aliases:
-        return passed(", ".join(sorted(cfg.backends)), "current names")
-    return warned(
-        ", ".join(f"{b} (alias of {declared(target, b).alias_of})" for b in aliases),
-        "the current name",
-        [f"--attention-backend {declared(target, b).alias_of}" for b in aliases],
-    )
-
-
-@rule(
-    id="hpc-ops-page-size",
-    title="hpc_ops silently forces page size 64",
-    engine="sglang",
-    versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): the same page_size != 64 rewrite for any phase "
-        "naming hpc_ops, arg_groups/overrides.py:2096-2102 in 0.5.17, :1189-1195 in 0.5.23"
-    ),
-    backends=("hpc_ops",),
-    stage="startup",
-    prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
-    source=f"{OVERRIDES}, _mla_backend_page_constraints",
-    docs="""Warns when hpc_ops (any phase) runs with a page size other than 64: SGLang logs a warning and uses 64.
-
-The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit.""",
-    fix_title="Pass --page-size 64",
-)
-def hpc_ops_page_size(cfg, target):
-    hpc = declared(target, "hpc_ops")
-    if cfg.page_size in hpc.page_sizes:
-        return passed(f"--page-size {cfg.page_size}", " or ".join(str(p) for p in hpc.page_sizes))
-    given = "no --page-size" if cfg.page_size is None else f"--page-size {cfg.page_size}"
-    return warned(
-        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}",
-        f"--page-size {hpc.page_snap}",
-        [f"--page-size {hpc.page_snap}"],
-    )
 
 
 # hpc_ops_backend.py (sglang 0.5.17-0.5.23): _SUPPORTED_HEAD_DIM, _SUPPORTED_GQA_GROUP_SIZES,
@@ -593,55 +492,6 @@ def general_chunked_prefill_page(cfg, target):
 
 # the backend fields SGLang rewrites for a diffusion LLM launch (overrides.py _dllm_attention_backend)
 DLLM_BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
-
-
-# triton_backend.py under --dcp-size > 1: the features its DCP extend / decode paths refuse (each a
-# NotImplementedError at the first forward), with the release each refusal appears in.
-TRITON_DCP_REFUSES = {
-    "sinks": ("DCP Triton extend does not support sinks", Version("0.5.15")),
-    "sliding_window": ("DCP Triton extend does not support sliding window", Version("0.5.15")),
-    "score_mod": ("DCP Triton extend does not support score_mod", Version("0.5.16")),
-}
-
-
-@rule(
-    id="general-triton-dcp",
-    title="triton under decode context parallelism has no sinks, sliding window or score_mod",
-    engine="sglang",
-    versions="sglang>=0.5.15",
-    verified=(
-        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep): triton_backend.py's DCP extend refuses "
-        "sinks and sliding-window layers from 0.5.15 (:1382-1389; 0.5.23 _forward_extend_dcp :2009-2016), "
-        "score_mod in extend and decode from 0.5.16 (:1746; 0.5.23 :1789-1792, :2423-2426)"
-    ),
-    backends=("triton",),
-    stage="runtime",
-    prevents="DCP Triton extend does not support sinks",
-    source="sglang: python/sglang/srt/layers/attention/triton_backend.py, TritonAttnBackend.forward_extend / "
-    "_forward_extend_dcp / forward_decode",
-    docs="""Checks that triton with decode context parallelism (`--dcp-size` > 1) serves a model without attention
-sinks, sliding-window layers or a score_mod.
-
-Triton's DCP path splits each sequence's KV across ranks and merges partial results; its extend kernel
-has no sink, window or score-mod support under DCP, and decode none for score_mod. Each is a
-NotImplementedError at the first forward, after the weights load. (A custom attention mask, as
-multi-item scoring uses, is refused too.)""",
-    fix_title="Use --dcp-size 1 for this model on triton, or another backend",
-)
-def general_triton_dcp(cfg, target):
-    dcp = cfg.flags.get("dcp_size") or 1
-    if dcp <= 1:
-        return skipped("applies to --dcp-size > 1")
-    release = sglang_release(target)
-    refused = [f for f, (_, since) in TRITON_DCP_REFUSES.items() if f in cfg.features and release >= since]
-    required = "no sinks, sliding window or score_mod on triton under DCP"
-    if not refused:
-        return passed(f"triton with --dcp-size {dcp}, none of {', '.join(TRITON_DCP_REFUSES)}", required)
-    return failed(
-        f"{', '.join(refused).replace('_', ' ')} on {phases_using(cfg, 'triton')} with --dcp-size {dcp}",
-        required,
-        ["--dcp-size 1"],
-    )
 
 
 @rule(

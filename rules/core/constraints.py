@@ -18,7 +18,8 @@ Several requirements of one upstream check keep one id: `requires` may list them
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
 row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, Env, Rewritten, and Not / All / AnyOf over them.
+BackendArch, Env, Rewritten, Algorithm, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses,
+and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import parse_version
+from attn_preflight.rules.engines.sglang.resolve import eagle_topk, effective_page_size
 from attn_preflight.rules.knowledge import NEWEST_KNOWN
 
 _FIELDS = frozenset(Config.__dataclass_fields__)
@@ -310,8 +312,145 @@ class Rewritten(NamedTuple):
         return []
 
 
+class Algorithm(NamedTuple):
+    """The speculative algorithm, upper-cased as SGLang reads it, is one of `names`."""
+
+    names: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return (cfg.speculative_algorithm or "").upper() in self.names
+
+    def text(self) -> str:
+        return f"--speculative-algorithm {' or '.join(self.names)}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag("speculative_algorithm").found(cfg)
+
+
+class DraftTopk(NamedTuple):
+    """The EAGLE draft-tree top-k SGLang settles on (its auto choice when none is given) is at most `high`."""
+
+    high: int
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return eagle_topk(cfg) <= self.high
+
+    def text(self) -> str:
+        return f"draft top-k <= {self.high}"
+
+    def found(self, cfg: Config) -> list[str]:
+        given = cfg.speculative_eagle_topk is not None
+        return [
+            f"--speculative-eagle-topk {eagle_topk(cfg)}" if given else f"top-k {eagle_topk(cfg)} (SGLang's choice)"
+        ]
+
+
+class PageSize(NamedTuple):
+    """The KV page size SGLang settles on, after its snaps, is at most `high` (unknown when no attention backend
+    is chosen or derived: the backend decides it)."""
+
+    high: int
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if cfg.attention_backend is None else effective_page_size(cfg, target) <= self.high
+
+    def text(self) -> str:
+        return f"page size <= {self.high}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag("page_size").found(cfg)
+
+
+class DraftBackend(NamedTuple):
+    """The draft decodes on one of `names`: --speculative-draft-attention-backend, else the decode backend."""
+
+    names: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return (cfg.draft_attention_backend or cfg.decode_backend) in self.names
+
+    def text(self) -> str:
+        return f"draft backend {' or '.join(self.names)}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return [f"draft backend {cfg.draft_attention_backend or cfg.decode_backend}"]
+
+
+class Uses(NamedTuple):
+    """A phase (prefill or decode, as resolved) runs `backend`."""
+
+    backend: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return self.backend in cfg.backends
+
+    def text(self) -> str:
+        return f"attention backend {self.backend}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return [self.text()] if self.backend in cfg.backends else []
+
+
+class BackendFeature(NamedTuple):
+    """The attention backend's declaration, as it holds in the target's release, lists `feature` (unknown when
+    no attention backend is chosen or derived)."""
+
+    feature: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if cfg.attention_backend is None:
+            return None
+        declared = target.sglang_backends.get(cfg.attention_backend)
+        return declared is not None and self.feature in declared.features
+
+    def text(self) -> str:
+        return f"a backend declared with {self.feature.replace('_', ' ')}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag("attention_backend").found(cfg)
+
+
+class Platform(NamedTuple):
+    """Every attention backend a phase uses is declared for one of `platforms` (unknown when no GPU is known:
+    the platform is the target's)."""
+
+    platforms: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if target.cc is None:
+            return None
+        return all(target.sglang_backends[name].platform in self.platforms for name in cfg.backends)
+
+    def text(self) -> str:
+        return f"backends built for {' or '.join(self.platforms)}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Backends(()).found(cfg)
+
+
 Term = Union[
-    Flag, Range, Arch, Not, All, AnyOf, Backends, Since, Feature, Model, Declares, BackendArch, Phases, Env, Rewritten
+    Flag,
+    Range,
+    Arch,
+    Not,
+    All,
+    AnyOf,
+    Backends,
+    Since,
+    Feature,
+    Model,
+    Declares,
+    BackendArch,
+    Phases,
+    Env,
+    Rewritten,
+    Algorithm,
+    DraftTopk,
+    PageSize,
+    DraftBackend,
+    Platform,
+    BackendFeature,
+    Uses,
 ]
 
 

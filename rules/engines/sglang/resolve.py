@@ -42,6 +42,22 @@ OLMO_ARCHITECTURES = frozenset({"Olmo2ForCausalLM", "Olmo3ForCausalLM"})
 LFM2_ARCHITECTURES = frozenset({"Lfm2ForCausalLM", "Lfm2MoeForCausalLM"})
 
 
+# _auto_choose_speculative_params: (steps, topk, draft tokens) = (5, 4, 8) for these when nothing is given.
+AUTO_TOPK_4 = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
+NGRAM_DEFAULT_BREADTH = 10  # fields/spec.py speculative_ngram_max_bfs_breadth: NGRAM's draft top-k
+
+
+def eagle_topk(config: Config) -> int:
+    """The draft-tree top-k SGLang settles on for the EAGLE family (its auto choice when none is given)."""
+    if config.speculative_eagle_topk is not None:
+        return config.speculative_eagle_topk
+    algorithm = (config.speculative_algorithm or "").upper()
+    if algorithm == "STANDALONE" or config.flags.get("speculative_num_steps") is not None:
+        return 1
+    architecture = config.model.architecture if config.model else None
+    return 4 if architecture in AUTO_TOPK_4 else 1
+
+
 def _topk_one(config: Config) -> bool:
     """utils/common.py is_no_spec_infer_or_topk_one: no top-k given, or top-k 1 on page size 1."""
     topk = config.speculative_eagle_topk

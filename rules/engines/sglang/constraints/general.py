@@ -1,7 +1,7 @@
 """Flag constraints and declared gates among the general rules of SGLang: HPC-Ops, cross attention on triton
 and flex_attention, FlashInfer's arch, the backends that turn CUDA graphs off, multi-item scoring, LLaDA2's CFG
-backend, SGLANG_FLASHATTENTION_VERSION (rows; the logic rules of the subject are attn_preflight.rules.checks.general).
-"""
+backend, SGLANG_FLASHATTENTION_VERSION, backend platforms and aliases, triton under DCP (rows; the logic rules
+of the subject are attn_preflight.rules.checks.general)."""
 
 from attn_preflight.rules.core.constraints import (
     ALWAYS,
@@ -15,12 +15,18 @@ from attn_preflight.rules.core.constraints import (
     Flag,
     Not,
     Phases,
+    Platform,
+    Range,
     Requirement,
+    Since,
+    Uses,
     constraint_rules,
 )
+from attn_preflight.rules.engines.sglang.capabilities import CHOICES
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 FA_VERSION_ENV = "SGLANG_FLASHATTENTION_VERSION"
 
 
@@ -262,6 +268,100 @@ off CUDA graphs, the radix cache and chunked prefill for it (logged, not refused
         when=Flag("enable_mis"),
         requires=Phases(("flashinfer",)),
         fix=("--attention-backend flashinfer",),
+    ),
+    Constraint(
+        id="general-backend-platform",
+        title="The attention backend is built for NVIDIA CUDA",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23: ATTENTION_BACKEND_CHOICES groups the same foreign backends under '# AMD specific' "
+        "(aiter, wave) and '# Other platforms' (intel_amx, ascend, and intel_xpu from 0.5.4) in every release "
+        "(server_args.py:1376-1381 in 0.5.1, :113-119 in 0.5.4; arg_groups/choices.py:92-98 in 0.5.23); the "
+        "choices of each of the 33 wheels are in rules/engines/sglang/choices.json (bench/sglang_choices.py), "
+        "and a backend a release does not list is general-backend-removed's",
+        stage="load",
+        reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
+        source=CHOICES,
+        docs="""Checks that each chosen attention backend is one SGLang builds for NVIDIA CUDA GPUs.
+
+ATTENTION_BACKEND_CHOICES mixes platforms: aiter and wave are AMD ROCm, ascend is Huawei NPU, intel_xpu
+is Intel GPU, intel_amx is CPU. On an NVIDIA GPU they fail when their kernels are imported or launched.""",
+        fix_title="Pick a CUDA backend (fa3, fa4, flashinfer, triton, trtllm_mha, ...)",
+        prevents="",
+        when=AnyOf((Flag("prefill_backend"), Flag("decode_backend"))),
+        requires=Platform(("cuda", "any")),
+        fix=("--attention-backend triton",),
+    ),
+    Constraint(
+        id="general-backend-alias",
+        title="The attention backend is not a deprecated alias",
+        versions="sglang>=0.5.12",
+        verified="sglang 0.5.12-0.5.23: ATTENTION_BACKEND_CHOICES' '# Deprecated alias for' comments read in each release: "
+        "compressed -> dsv4 from 0.5.12 (server_args.py:154), nsa -> dsa from 0.5.13 (server_args.py:176-178; "
+        "in 0.5.3-0.5.12 nsa is the backend itself and there is no dsa: its era in rules/engines/sglang/capabilities.py), "
+        "the same through 0.5.19 (server_args.py:177-179) and arg_groups/choices.py from 0.5.20 (:80-83; 0.5.23 "
+        ":75-78), tokenspeed_mla -> cutedsl_mla only in 0.5.23 (choices.py:87); 0.5.1-0.5.11 list no alias",
+        stage="parse",
+        reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
+        source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
+        docs="""Warns when a backend is given by a deprecated alias: nsa (dsa, from sglang 0.5.13), compressed (dsv4),
+tokenspeed_mla (cutedsl_mla, from 0.5.23).
+
+ATTENTION_BACKEND_CHOICES keeps them for old launch lines; the launch line should name the backend that
+actually runs.""",
+        fix_title="Use the backend's current name",
+        prevents="",
+        when=AnyOf((Flag("prefill_backend"), Flag("decode_backend"))),
+        # each alias in use, by the name it stands for in the target's release (its declaration's alias_of)
+        requires=tuple(
+            Requirement(Not(All((Uses(alias), Declares(alias, "alias_of")))), (f"--attention-backend {current}",))
+            for alias, current in (("compressed", "dsv4"), ("nsa", "dsa"), ("tokenspeed_mla", "cutedsl_mla"))
+        ),
+        severity="warn",
+    ),
+    Constraint(
+        id="hpc-ops-page-size",
+        title="hpc_ops silently forces page size 64",
+        versions="sglang>=0.5.17",
+        verified="sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): the same page_size != 64 rewrite for any phase "
+        "naming hpc_ops, arg_groups/overrides.py:2096-2102 in 0.5.17, :1189-1195 in 0.5.23",
+        backends=("hpc_ops",),
+        stage="startup",
+        prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
+        source=f"{OVERRIDES}, _mla_backend_page_constraints",
+        docs="""Warns when hpc_ops (any phase) runs with a page size other than 64: SGLang logs a warning and uses 64.
+
+The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit.""",
+        fix_title="Pass --page-size 64",
+        when=ALWAYS,
+        requires=Flag("page_size", (64,)),
+        fix=("--page-size 64",),
+        severity="warn",
+    ),
+    Constraint(
+        id="general-triton-dcp",
+        title="triton under decode context parallelism has no sinks, sliding window or score_mod",
+        versions="sglang>=0.5.15",
+        verified="sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep): triton_backend.py's DCP extend refuses "
+        "sinks and sliding-window layers from 0.5.15 (:1382-1389; 0.5.23 _forward_extend_dcp :2009-2016), "
+        "score_mod in extend and decode from 0.5.16 (:1746; 0.5.23 :1789-1792, :2423-2426)",
+        backends=("triton",),
+        stage="runtime",
+        prevents="DCP Triton extend does not support sinks",
+        source="sglang: python/sglang/srt/layers/attention/triton_backend.py, TritonAttnBackend.forward_extend / "
+        "_forward_extend_dcp / forward_decode",
+        docs="""Checks that triton with decode context parallelism (`--dcp-size` > 1) serves a model without attention
+sinks, sliding-window layers or a score_mod.
+
+Triton's DCP path splits each sequence's KV across ranks and merges partial results; its extend kernel
+has no sink, window or score-mod support under DCP, and decode none for score_mod. Each is a
+NotImplementedError at the first forward, after the weights load. (A custom attention mask, as
+multi-item scoring uses, is refused too.)""",
+        fix_title="Use --dcp-size 1 for this model on triton, or another backend",
+        when=Not(Range("dcp_size", 0, 1)),
+        requires=Not(
+            AnyOf((Feature("sinks"), Feature("sliding_window"), All((Feature("score_mod"), Since("0.5.16")))))
+        ),
+        fix=("--dcp-size 1",),
     ),
 )
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 from attn_preflight.rules.checks.common import choice_check, gpu, sglang_release
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang import choices as choices_kb
-from attn_preflight.rules.engines.sglang.resolve import dsa_checkpoint, dsa_model, effective_page_size, prefill_cp
-from attn_preflight.rules.engines.sglang.rules.speculative import eagle_topk
+from attn_preflight.rules.engines.sglang.resolve import (
+    dsa_checkpoint,
+    dsa_model,
+    eagle_topk,
+    effective_page_size,
+    prefill_cp,
+)
 from attn_preflight.rules.knowledge import dsa as kb
 
 SKIP_NOT_DSA = "applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)"

@@ -25,11 +25,11 @@ from attn_preflight.rules.core.registry import registry
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.resolve import (
+    NGRAM_DEFAULT_BREADTH,
     NVFP4_SOURCE,
     effective_page_size,
     nvfp4_plan,
 )
-from attn_preflight.rules.engines.sglang.rules.speculative import NGRAM_DEFAULT_BREADTH
 from attn_preflight.rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"

@@ -16,9 +16,9 @@ from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unkn
 from attn_preflight.rules.engines.sglang.resolve import (
     DSA_ARCHITECTURES,
     dsa_model,
+    eagle_topk,
     effective_page_size,
 )
-from attn_preflight.rules.engines.sglang.rules.speculative import eagle_topk
 from attn_preflight.rules.knowledge.parallel import DEFAULT_TRANSFER_BACKEND
 
 KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
