@@ -24,7 +24,7 @@ FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please
 # fa4 where its kernels take the model, else triton (SGLang's Inkling accepts these two).
 FA4_OR_TRITON = Fallback(mha=("fa4", "triton"), mla=("fa4", "triton"), first=True)
 
-GATES = (
+ROWS = (
     Gate(
         id="fa3-mla-sm8x",
         title="fa3 serves MLA models on SM90 only",
@@ -95,7 +95,7 @@ SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
 # SGLang's fa3 + fp8_e5m2 rewrite: --attention-backend fa3 as given, or replaced by triton for an fp8_e5m2 KV cache.
 FA3_E5M2_REWRITTEN = Rewritten("attention_backend", "fa3")
 
-ROWS = (
+CONSTRAINTS = (
     Constraint(
         id="fa3-fp8-e5m2-rewrite",
         title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
@@ -144,5 +144,5 @@ FA3 has no fp32 kernels and refuses fp32 queries at the first forward. (An FP8 E
     ),
 )
 
-gate_rules(__name__, GATES)
-constraint_rules(__name__, ROWS)
+gate_rules(__name__, ROWS)
+constraint_rules(__name__, CONSTRAINTS)

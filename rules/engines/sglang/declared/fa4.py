@@ -1,9 +1,20 @@
-"""fa4's gates generated from its declaration: archs, paged KV and score_mod by arch, head dims by arch.
+"""fa4's gates generated from its declaration (archs, paged KV and score_mod by arch, head dims by arch) and its
+flag constraints as rows (judged by attn_preflight.rules.core.constraints.judge).
 
 Each row names one fact of fa4's declaration (rules/engines/sglang/capabilities.py); gate.judge judges it through
 the validator (rules/engines/sglang/reasons.py), which words what the fact requires.
 """
 
+from attn_preflight.rules.core.constraints import (
+    ALWAYS,
+    AnyOf,
+    Arch,
+    Constraint,
+    DeclaredArch,
+    Feature,
+    Not,
+    constraint_rules,
+)
 from attn_preflight.rules.engines.sglang.capabilities import FA4_INTERFACE, SGLANG_BACKENDS
 from attn_preflight.rules.engines.sglang.declared.gate import Fallback, Gate, gate_rules
 from attn_preflight.rules.engines.sglang.reasons import head_dims_text
@@ -141,4 +152,57 @@ is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36
     ),
 )
 
+CONSTRAINTS = (
+    Constraint(
+        id="fa4-softcap-score-mod",
+        title="fa4 cannot combine logit soft-capping with a custom score_mod",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23: 'softcap and score_mod cannot be used together' in every vendored interface "
+        "(0.5.16 jit_kernel/flash_attn/cute/interface.py:731, 0.5.19 :906, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:951)",
+        backends=("fa4",),
+        stage="runtime",
+        prevents="softcap and score_mod cannot be used together",
+        source=f"{INTERFACE}, _flash_attn_fwd",
+        docs="""Checks that a model does not need both logit soft-capping (attn_logit_softcapping) and a custom
+score_mod on `fa4`.
+
+FA4 implements soft-capping as a built-in score_mod, so it asserts when a second one is passed.""",
+        fix_title="Fold the soft-cap into the score_mod, or use --attention-backend triton",
+        when=Feature("score_mod"),
+        requires=Not(Feature("softcap")),
+        fix=("--attention-backend triton",),
+    ),
+    Constraint(
+        id="fa4-sm12x-paged-kv",
+        title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
+        versions="sglang<0.5.18",
+        verified="sglang 0.5.10-0.5.17: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 import flash_attn.cute from "
+        "flash-attn-4, whose interface refuses paged KV on SM12x; 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347, "
+        "0.5.17 kernels/ops/attention/flash_attn/cute/interface.py:1362; gone from 0.5.18 (flashattention_backend.py"
+        ":274 routes SM12x to fa4_sm120, whose runtime.py:1322 serves paged decode): an era of fa4's paged_kv archs",
+        backends=("fa4",),
+        needs_gpu=True,
+        stage="runtime",
+        prevents="Paged KV not supported on SM 12.0 in this PR",
+        source="sglang 0.5.17: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd; "
+        "sglang 0.5.13: jit_kernel/flash_attention_v4.py imports the flash-attn-4 wheel (same assert in "
+        "4.0.0b36 flash_attn/cute/interface.py)",
+        docs="""Checks `fa4` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10) for SGLang releases before its SM120 forward
+host.
+
+Up to 0.5.15 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.16/0.5.17 its vendored copy; both send SM12x
+to FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR",
+0.5.17 interface.py:1362) and split-KV. SGLang always pages its KV cache, so the first forward fails. 0.5.18
+routes SM12x to kernels/ops/attention/fa4_sm120 (flashattention_backend.py:274-281), which serves paged
+decode (fa4_sm120/runtime.py:1322 try_paged_decode, :1472 register_paged_decode).""",
+        fix_title="Upgrade SGLang to 0.5.18 or newer, or use --attention-backend flashinfer/triton on SM12x",
+        when=ALWAYS,
+        # SM8x lacks paged KV too, on every release: fa4-paged-kv-sm8x reports it
+        requires=AnyOf((Not(Arch((12,))), DeclaredArch("fa4", "feature_archs:paged_kv"))),
+        fix=("pip install 'sglang>=0.5.18'", "--attention-backend flashinfer"),
+    ),
+)
+
 gate_rules(__name__, ROWS)
+constraint_rules(__name__, CONSTRAINTS)

@@ -1,9 +1,11 @@
-"""The MLA backends' (and trtllm_mha's) gates generated from their declarations: archs, page sizes, model kind.
+"""The MLA backends' (and trtllm_mha's) gates generated from their declarations (archs, page sizes, model kind)
+and their flag constraints as rows (judged by attn_preflight.rules.core.constraints.judge).
 
 Each row names a backend and one fact of its declaration (rules/engines/sglang/capabilities.py); gate.judge
 judges it through the validator (rules/engines/sglang/reasons.py), which words what the fact requires.
 """
 
+from attn_preflight.rules.core.constraints import All, AnyOf, Arch, Constraint, Flag, Not, Range, constraint_rules
 from attn_preflight.rules.engines.sglang.declared.gate import (
     ATTENTION_OR_DECODE,
     MLA_FALLBACK,
@@ -287,4 +289,82 @@ SGLang forces 128 whatever was given; a different explicit size is reported as a
     ),
 )
 
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+FP8_KV = Flag("kv_cache_dtype", ("fp8_e4m3", "fp8_e5m2"))
+
+CONSTRAINTS = (
+    Constraint(
+        id="trtllm-mha-sm120-fp8-prefill",
+        title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
+        versions="sglang>=0.5.19",
+        verified="sglang 0.5.19-0.5.23: the same raise for prefill trtllm_mha on is_sm120 with fp8_e4m3 KV (or the "
+        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR env, not modelled) in every wheel (arg_groups/"
+        "attention_hook.py:152 in 0.5.19, :150 in 0.5.20-0.5.21, :218 in 0.5.22, :219 in 0.5.23); before 0.5.19 "
+        "trtllm_mha prefill is refused off SM100 altogether (rule trtllm-mha-arch)",
+        backends=("trtllm_mha",),
+        stage="startup",
+        prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
+        source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+        docs="""Checks that trtllm_mha prefill on an SM12x GPU (RTX 50xx, RTX PRO 6000, GB10) does not use
+`--kv-cache-dtype fp8_e4m3`.
+
+On SM120 SGLang's trtllm_mha prefill runs the FMHAv2 kernels, which have no FP8-KV (or skip-softmax)
+variant; SGLang refuses the combination at start-up. Decode (XQA) is unaffected, so a split config works.""",
+        fix_title="Use --prefill-attention-backend flashinfer (keep trtllm_mha for decode), or a bf16 KV cache",
+        when=All((Flag("prefill_backend", ("trtllm_mha",)), Arch((12,)))),
+        requires=Not(Flag("kv_cache_dtype", ("fp8_e4m3",))),
+        fix=("--prefill-attention-backend flashinfer", "--decode-attention-backend trtllm_mha"),
+    ),
+    Constraint(
+        id="cutlass-mla-fp8-kv",
+        title="cutlass_mla cannot decode from an FP8 KV cache (sglang <= 0.5.19)",
+        versions="sglang>=0.5.0rc2,<0.5.20",
+        verified="sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode casts the query to model_runner.dtype and "
+        "hands the KV buffer to cutlass_mla_decode in every release that has the backend (cutlass_mla_backend.py "
+        ":79, :269-270, :277 in 0.5.0rc2-0.5.12.post1; :82, :235-236, :243 in 0.5.14-0.5.17); no release checks "
+        "the KV dtype for cutlass_mla (server_args.py 0.5.4 :1085-1092 forces the page size only); gone from 0.5.20",
+        stage="runtime",
+        reason="SGLang casts the query to the model dtype (bf16) and sgl-kernel's cutlass_mla_decode takes its element "
+        "type from the query, so an FP8 KV cache is read as bf16 (twice its bytes): the first decode, CUDA-graph "
+        "capture at start-up, crashes (sglang issue #12197, 'Cutlass MLA fp8_e4m3 launch failed').",
+        prevents="",
+        source="sglang: python/sglang/srt/layers/attention/cutlass_mla_backend.py, CutlassMLABackend.forward_decode; "
+        "sgl-project/sglang: sgl-kernel/csrc/attention/cutlass_mla_kernel.cu, cutlass_mla_decode / args_from_options",
+        references=("https://github.com/sgl-project/sglang/issues/12197",),
+        docs="""Checks that cutlass_mla (attention or decode backend) is not given `--kv-cache-dtype fp8_e4m3` or
+`fp8_e5m2`, on sglang releases that still have it (<= 0.5.19).
+
+CutlassMLABackend.forward_decode converts the query to the model dtype and passes the KV buffer as it is;
+sgl-kernel's cutlass_mla_decode picks the kernel's element type from the query's dtype and casts the KV
+cache pointer to it, with strides counted in elements. With an FP8 cache the kernel reads bf16 rows twice the
+size of the stored ones, past the end of the pool, when CUDA graphs are captured at start-up. SGLang accepts
+the combination at start-up (its cutlass_mla check forces the page size only).""",
+        fix_title="Use --attention-backend trtllm_mla (it reads fp8_e4m3), or drop --kv-cache-dtype",
+        when=AnyOf((Flag("attention_backend", ("cutlass_mla",)), Flag("decode_backend", ("cutlass_mla",)))),
+        requires=Not(FP8_KV),
+        fix=("--attention-backend trtllm_mla",),
+    ),
+    Constraint(
+        id="flashmla-fp8-dcp",
+        title="flashmla cannot read an FP8 KV cache under decode context parallelism",
+        versions="sglang>=0.5.15",
+        verified="sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'FlashMLA does not support DCP for "
+        "FP8 kv cache'): flashmla_backend.py forward_decode (0.5.15 :343, 0.5.23 :457-460); --dcp-size first "
+        "appears in 0.5.15",
+        backends=("flashmla",),
+        stage="runtime",
+        prevents="FlashMLA does not support DCP for FP8 kv cache",
+        source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.forward_decode",
+        docs="""Checks that flashmla decode with an FP8 KV cache (fp8_e4m3 / fp8_e5m2) does not run with decode context
+parallelism (`--dcp-size` > 1).
+
+FlashMLA's FP8 decode path asserts one DCP rank; the server loads and the first decode step fails.""",
+        fix_title="Use --kv-cache-dtype auto with flashmla under DCP, or --dcp-size 1",
+        when=All((Not(Range("dcp_size", 0, 1)), Flag("decode_backend", ("flashmla",)))),
+        requires=Not(FP8_KV),
+        fix=("--kv-cache-dtype auto", "--dcp-size 1"),
+    ),
+)
+
 gate_rules(__name__, ROWS)
+constraint_rules(__name__, CONSTRAINTS)

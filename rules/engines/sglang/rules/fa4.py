@@ -249,36 +249,6 @@ def fa4_deterministic_mla_arch(cfg, target):
 
 
 @rule(
-    id="fa4-softcap-score-mod",
-    title="fa4 cannot combine logit soft-capping with a custom score_mod",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: 'softcap and score_mod cannot be used together' in every vendored interface "
-        "(0.5.16 jit_kernel/flash_attn/cute/interface.py:731, 0.5.19 :906, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:951)"
-    ),
-    backends=("fa4",),
-    stage="runtime",
-    prevents="softcap and score_mod cannot be used together",
-    source=f"{INTERFACE}, _flash_attn_fwd",
-    docs="""Checks that a model does not need both logit soft-capping (attn_logit_softcapping) and a custom
-score_mod on `fa4`.
-
-FA4 implements soft-capping as a built-in score_mod, so it asserts when a second one is passed.""",
-    fix_title="Fold the soft-cap into the score_mod, or use --attention-backend triton",
-)
-def fa4_softcap_score_mod(cfg, target):
-    if "score_mod" not in cfg.features:
-        return skipped("applies to a custom score_mod")
-    if "softcap" not in cfg.features:
-        return passed("score_mod without soft-capping", "not both")
-    return failed(
-        "logit soft-capping and a custom score_mod on fa4", "at most one of them", ["--attention-backend triton"]
-    )
-
-
-@rule(
     id="fa4-rel-bias-arch",
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
     engine="sglang",
@@ -399,45 +369,6 @@ def fa4_page_size_128(cfg, target):
         f"{given}; SGLang changes it to {effective_page_size(cfg, target)}",
         f"--page-size {forced}",
         [f"--page-size {forced}"],
-    )
-
-
-@rule(
-    id="fa4-sm12x-paged-kv",
-    title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
-    engine="sglang",
-    versions="sglang<0.5.18",
-    verified=(
-        "sglang 0.5.10-0.5.17: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 imports flash_attn.cute from "
-        "flash-attn-4, whose interface refuses paged KV on SM12x; 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347 "
-        "and 0.5.17 kernels/ops/attention/flash_attn/cute/interface.py:1362 'Paged KV not supported on SM 12.0 in "
-        "this PR'; gone from 0.5.18, where flashattention_backend.py:274 routes SM12x to flash_attention_v4_sm120 "
-        "and fa4_sm120/runtime.py:1322 serves paged decode (bench/release_walk.py grep)"
-    ),
-    backends=("fa4",),
-    needs_gpu=True,
-    stage="runtime",
-    prevents="Paged KV not supported on SM 12.0 in this PR",
-    source="sglang 0.5.17: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd; "
-    "sglang 0.5.13: jit_kernel/flash_attention_v4.py imports the flash-attn-4 wheel (same assert in "
-    "4.0.0b36 flash_attn/cute/interface.py)",
-    docs="""Checks `fa4` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10) for SGLang releases before its SM120 forward
-host.
-
-Up to 0.5.15 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.16/0.5.17 its vendored copy; both send SM12x
-to FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR",
-0.5.17 interface.py:1362) and split-KV. SGLang always pages its KV cache, so the first forward fails. 0.5.18
-routes SM12x to kernels/ops/attention/fa4_sm120 (flashattention_backend.py:274-281), which serves paged
-decode (fa4_sm120/runtime.py:1322 try_paged_decode, :1472 register_paged_decode).""",
-    fix_title="Upgrade SGLang to 0.5.18 or newer, or use --attention-backend flashinfer/triton on SM12x",
-)
-def fa4_sm12x_paged_kv(cfg, target):
-    if target.major != 12 or target.major in declared(target, "fa4").feature_archs["paged_kv"]:
-        return passed(gpu(target), "not SM12x")
-    return failed(
-        f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}",
-        "SGLang >= 0.5.18 for fa4 on SM12x",
-        ["pip install 'sglang>=0.5.18'", "--attention-backend flashinfer"],
     )
 
 
