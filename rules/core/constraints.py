@@ -18,7 +18,7 @@ Several requirements of one upstream check keep one id: `requires` may list them
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
 row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, DeclaredArch, Env, Rewritten, and Not / All / AnyOf over them.
+BackendArch, DeclaredArch, Listed, Env, Rewritten, and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
@@ -333,6 +333,25 @@ class DeclaredArch(NamedTuple):
         return []
 
 
+class Listed(NamedTuple):
+    """A flag's value is one an SGLang backend's declaration lists for `fact` ("kv_dtypes", "page_sizes") in the
+    target's release; a fact it does not restrict takes any value."""
+
+    backend: str
+    fact: str
+    flag: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        listed = getattr(target.sglang_backends[self.backend], self.fact)
+        return listed is None or _value(cfg, self.flag) in listed
+
+    def text(self) -> str:
+        return f"{_option(self.flag)} among {self.backend}'s declared {self.fact.replace('_', ' ')}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag(self.flag).found(cfg)
+
+
 Term = Union[
     Flag,
     Range,
@@ -350,6 +369,7 @@ Term = Union[
     Env,
     Rewritten,
     DeclaredArch,
+    Listed,
 ]
 
 
