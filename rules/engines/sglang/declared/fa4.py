@@ -150,6 +150,35 @@ is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36
         backends=("fa4",),
         within_archs=True,
     ),
+    Gate(
+        id="fa4-mla-arch",
+        title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
+        versions="sglang>=0.5.16",
+        verified="sglang 0.5.16-0.5.23: 'only support Blackwell arch with qv' (arch // 10 in [10, 11]) in every "
+        "vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:796, 0.5.19 :971, 0.5.23 "
+        "kernels/ops/attention/flash_attn/cute/interface.py:1016); SM90 fails _validate_head_dims first",
+        stage="runtime",
+        prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
+        "8 and 256 and divisible by 8.",
+        source=f"{INTERFACE}, _validate_head_dims and _flash_attn_fwd; {FA_BACKEND}, forward_decode (absorbed MLA "
+        "passes qv)",
+        docs="""Checks that an MLA model on `fa4` runs on SM100/SM103/SM110.
+
+SGLang decodes MLA models through the absorbed path: q_rope against the rope cache, q_nope as `qv` against
+the latent cache (head dims 64/512). FA4 implements `qv` only in its SM100/SM110 MLA kernel and asserts
+otherwise at the first decode. The deterministic-inference variant is refused at start-up (rule
+fa4-deterministic-mla-arch); without deterministic inference the server starts and fails at decode.
+
+What the user sees depends on the arch: on SM90 the head-dim validation fires before the qv assert, so
+the error is the (64, 512) head-dim message above (seen on an H200 with flash-attn-4 4.0.0b36); on
+SM8x/SM12x it is "only support Blackwell arch with qv".""",
+        fix_title="Use fa3 on SM90, flashinfer elsewhere (or triton)",
+        backend="fa4",
+        fact="mla_archs",
+        # fa3 where it serves MLA (SM90), else the first MLA backend the declarations admit on the GPU
+        fix=Fallback(mla=("fa3", "flashinfer", "triton"), first=True),
+        backends=("fa4",),
+    ),
 )
 
 CONSTRAINTS = (

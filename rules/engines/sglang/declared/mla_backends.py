@@ -5,7 +5,19 @@ Each row names a backend and one fact of its declaration (rules/engines/sglang/c
 judges it through the validator (rules/engines/sglang/reasons.py), which words what the fact requires.
 """
 
-from attn_preflight.rules.core.constraints import All, AnyOf, Arch, Constraint, Flag, Not, Range, constraint_rules
+from attn_preflight.rules.core.constraints import (
+    All,
+    AnyOf,
+    Arch,
+    Constraint,
+    Declares,
+    Flag,
+    Listed,
+    Not,
+    Range,
+    Requirement,
+    constraint_rules,
+)
 from attn_preflight.rules.engines.sglang.declared.gate import (
     ATTENTION_OR_DECODE,
     MLA_FALLBACK,
@@ -291,8 +303,67 @@ SGLang forces 128 whatever was given; a different explicit size is reported as a
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 FP8_KV = Flag("kv_cache_dtype", ("fp8_e4m3", "fp8_e5m2"))
+TRTLLM_MLA_KV = Listed("trtllm_mla", "kv_dtypes", "kv_cache_dtype")
+# sglang 0.5.23 renames tokenspeed_mla to cutedsl_mla (serving_hook.handle_deprecated_args), setting fp8_e4m3 itself
+TOKENSPEED_AS_CUTEDSL = All(
+    (
+        AnyOf((Flag("prefill_backend", ("tokenspeed_mla",)), Flag("decode_backend", ("tokenspeed_mla",)))),
+        Declares("tokenspeed_mla", "alias_of"),
+    )
+)
 
 CONSTRAINTS = (
+    Constraint(
+        id="trtllm-mla-kv-dtype",
+        title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the KV-dtype ValueError in every release, its list "
+        "by release: fp8_e4m3/auto through 0.5.4 (0.5.1 server_args.py:492), + fp4_e2m1 from 0.5.4.post3, + "
+        "bf16 from 0.5.7, fp4_e2m1 gone from 0.5.21 (arg_groups/overrides.py:1214-1217 in 0.5.23): eras of "
+        "trtllm_mla",
+        stage="startup",
+        prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
+        source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
+        docs="""Checks that trtllm_mla (attention or decode backend) is used with a `--kv-cache-dtype` its declaration
+lists for the target's release: fp8_e4m3, bf16 or auto in the newest.
+
+SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
+and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from 0.5.7.""",
+        fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+        when=AnyOf((Flag("attention_backend", ("trtllm_mla",)), Flag("decode_backend", ("trtllm_mla",)))),
+        requires=(
+            # bfloat16 is refused as spelled: bf16 is the same cache
+            Requirement(AnyOf((TRTLLM_MLA_KV, Not(Flag("kv_cache_dtype", ("bfloat16",))))), ("--kv-cache-dtype bf16",)),
+            Requirement(TRTLLM_MLA_KV, ("--kv-cache-dtype fp8_e4m3",)),
+        ),
+        first_only=True,
+    ),
+    Constraint(
+        id="cutedsl-mla-kv-dtype",
+        title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
+        versions="sglang>=0.5.13",
+        verified="sglang 0.5.13-0.5.23: raise unless kv_cache_dtype in fp8_e4m3/bf16/bfloat16/auto, the same list in "
+        "every release, the block read in every wheel: server_args.py _handle_attention_backend_compatibility "
+        "through 0.5.14 (:2960 in 0.5.13, :4604 in 0.5.14), then arg_groups/overrides.py (:1656 in 0.5.15, :1255 in "
+        "0.5.23); cutedsl_mla is not a choice before 0.5.13",
+        backends=("cutedsl_mla", "tokenspeed_mla"),
+        stage="startup",
+        prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
+        source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
+        docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
+
+SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
+        fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+        when=AnyOf(
+            (
+                Flag("prefill_backend", ("cutedsl_mla",)),
+                Flag("decode_backend", ("cutedsl_mla",)),
+                TOKENSPEED_AS_CUTEDSL,
+            )
+        ),
+        requires=AnyOf((Listed("cutedsl_mla", "kv_dtypes", "kv_cache_dtype"), TOKENSPEED_AS_CUTEDSL)),
+        fix=("--kv-cache-dtype fp8_e4m3",),
+    ),
     Constraint(
         id="trtllm-mha-sm120-fp8-prefill",
         title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",

@@ -165,49 +165,6 @@ def fa4_hd256_sm100(cfg, target):
 
 
 @rule(
-    id="fa4-mla-arch",
-    title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: 'only support Blackwell arch with qv' (arch // 10 in [10, 11]) in every "
-        "vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:796, 0.5.19 :971, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:1016); SM90 fails _validate_head_dims first"
-    ),
-    backends=("fa4",),
-    stage="runtime",
-    prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
-    "8 and 256 and divisible by 8.",
-    source=f"{INTERFACE}, _validate_head_dims and _flash_attn_fwd; {FA_BACKEND}, forward_decode (absorbed MLA "
-    "passes qv)",
-    docs="""Checks that an MLA model on `fa4` runs on SM100/SM103/SM110.
-
-SGLang decodes MLA models through the absorbed path: q_rope against the rope cache, q_nope as `qv` against
-the latent cache (head dims 64/512). FA4 implements `qv` only in its SM100/SM110 MLA kernel and asserts
-otherwise at the first decode. The deterministic-inference variant is refused at start-up (rule
-fa4-deterministic-mla-arch); without deterministic inference the server starts and fails at decode.
-
-What the user sees depends on the arch: on SM90 the head-dim validation fires before the qv assert, so
-the error is the (64, 512) head-dim message above (seen on an H200 with flash-attn-4 4.0.0b36); on
-SM8x/SM12x it is "only support Blackwell arch with qv".""",
-    fix_title="Use fa3 on SM90, flashinfer/trtllm_mla on SM12x, triton elsewhere",
-)
-def fa4_mla_arch(cfg, target):
-    if not cfg.mla:
-        return skipped("applies to MLA models")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major in declared(target, "fa4").mla_archs:
-        return passed(gpu(target), "SM100/SM110 for absorbed MLA on fa4")
-    fix = {9: ["--attention-backend fa3"], 12: ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]}
-    return failed(
-        f"MLA model on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-        "SM100 or SM110",
-        fix.get(target.major, ["--attention-backend triton"]),
-    )
-
-
-@rule(
     id="fa4-deterministic-mla-arch",
     title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
     engine="sglang",

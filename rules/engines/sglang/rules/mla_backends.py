@@ -317,41 +317,6 @@ def trtllm_mla_sm100_prefill(cfg, target):
     return failed(f"trtllm_mla prefill on {gpu(target)}", need, [f"{flag} {_mla_fallback(target)}"])
 
 
-@rule(
-    id="trtllm-mla-kv-dtype",
-    title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the KV-dtype ValueError in every release, its list "
-        "by release: fp8_e4m3/auto through 0.5.4 (0.5.1 server_args.py:492), + fp4_e2m1 from 0.5.4.post3, + "
-        "bf16 from 0.5.7, fp4_e2m1 gone from 0.5.21 (arg_groups/overrides.py:1214-1217 in 0.5.23): eras of "
-        "trtllm_mla"
-    ),
-    stage="startup",
-    prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
-    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
-    docs="""Checks that trtllm_mla (attention or decode backend) is used with `--kv-cache-dtype` fp8_e4m3, bf16 or
-auto.
-
-SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
-and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from 0.5.7.""",
-    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
-)
-def trtllm_mla_kv_dtype(cfg, target):
-    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
-        return skipped("applies to the trtllm_mla backend")
-    allowed = declared(target, "trtllm_mla").kv_dtypes
-    if cfg.kv_cache_dtype in allowed:
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
-    fix = "bf16" if cfg.kv_cache_dtype == "bfloat16" else "fp8_e4m3"
-    return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on trtllm_mla",
-        "one of " + ", ".join(allowed),
-        [f"--kv-cache-dtype {fix}"],
-    )
-
-
 # --- CuTe DSL MLA and TokenSpeed MLA ------------------------------------------------------------------------
 
 
@@ -402,39 +367,6 @@ def cutedsl_mla_decode_only(cfg, target):
         "--prefill-attention-backend cutedsl_mla",
         "cutedsl_mla for decode only",
         ["--prefill-attention-backend trtllm_mla"],
-    )
-
-
-@rule(
-    id="cutedsl-mla-kv-dtype",
-    title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
-    engine="sglang",
-    versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23: raise unless kv_cache_dtype in fp8_e4m3/bf16/bfloat16/auto, the same list in every "
-        "release, the block read in every wheel: in _handle_attention_backend_compatibility through 0.5.14 "
-        "(server_args.py :2960 in 0.5.13, :4604 in 0.5.14), then arg_groups/overrides.py (:1656 in 0.5.15, :1278 in "
-        "0.5.19, :1316 in 0.5.20, :1255 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
-    ),
-    backends=("cutedsl_mla", "tokenspeed_mla"),
-    stage="startup",
-    prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
-    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
-    docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
-
-SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
-    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
-)
-def cutedsl_mla_kv_dtype(cfg, target):
-    if not _cutedsl_phases(cfg, target):
-        return skipped(NOT_CUTEDSL)
-    allowed = declared(target, "cutedsl_mla").kv_dtypes
-    if cfg.kv_cache_dtype in allowed or (cfg.uses("tokenspeed_mla") and _renamed(target)):
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
-    return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutedsl_mla",
-        "one of " + ", ".join(allowed),
-        ["--kv-cache-dtype fp8_e4m3"],
     )
 
 
