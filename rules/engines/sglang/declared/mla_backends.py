@@ -6,11 +6,13 @@ judges it through the validator (rules/engines/sglang/reasons.py), which words w
 """
 
 from attn_preflight.rules.core.constraints import (
+    ALWAYS,
     All,
     AnyOf,
     Arch,
     Constraint,
     Declares,
+    Feature,
     Flag,
     Listed,
     Not,
@@ -302,6 +304,23 @@ SGLang forces 128 whatever was given; a different explicit size is reported as a
 )
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+# Backends that decode the latent KV only: their factories refuse an MHA model (tokenspeed_mla's existed
+# 0.5.12-0.5.22), or their constructors read the MLA dims without a check
+MLA_ONLY_CHECKED = ("trtllm_mla", "cutedsl_mla", "tokenspeed_mla")
+MLA_ONLY_UNCHECKED = ("flashmla", "cutlass_mla")
+
+
+def mla_model_on(backends: tuple[str, ...]) -> tuple[Requirement, ...]:
+    """An MLA model, unless every one of `backends` is declared to serve MHA models; the fix (the first failing
+    requirement's) is SGLang's MHA backend of the arch: trtllm_mha on SM100, fa3 on SM90, flashinfer elsewhere."""
+    served = AnyOf((Feature("mla"), All(tuple(Declares(name, "mha") for name in backends))))
+    return (
+        Requirement(AnyOf((served, Not(Arch((10,))))), ("--attention-backend trtllm_mha",)),
+        Requirement(AnyOf((served, Not(Arch((9,))))), ("--attention-backend fa3",)),
+        Requirement(served, ("--attention-backend flashinfer",)),
+    )
+
+
 FP8_KV = Flag("kv_cache_dtype", ("fp8_e4m3", "fp8_e5m2"))
 TRTLLM_MLA_KV = Listed("trtllm_mla", "kv_dtypes", "kv_cache_dtype")
 # sglang 0.5.23 renames tokenspeed_mla to cutedsl_mla (serving_hook.handle_deprecated_args), setting fp8_e4m3 itself
@@ -313,6 +332,56 @@ TOKENSPEED_AS_CUTEDSL = All(
 )
 
 CONSTRAINTS = (
+    Constraint(
+        id="mla-backend-mha-model",
+        title="trtllm_mla and cutedsl_mla need an MLA model",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23: 'trtllm_mla backend can only be used with MLA models.' when the model runner "
+        "builds the backend in every release (model_runner.py through 0.5.2, attention_registry.py "
+        "create_trtllm_mla_backend from 0.5.3, :97 in 0.5.23; cutedsl_mla's :121 from its first release)",
+        backends=MLA_ONLY_CHECKED,
+        stage="init",
+        prevents="trtllm_mla backend can only be used with MLA models.",
+        source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (create_tokenspeed_mla_backend, "
+        "0.5.12-0.5.22)",
+        docs="""Checks that trtllm_mla, cutedsl_mla and tokenspeed_mla serve an MLA model (config.json `kv_lora_rank`, or
+`--feature mla`).
+
+They decode over the compressed latent KV (kv_lora_rank + rope dims) only; their factories raise "...
+backend can only be used with MLA models." when the model runner builds the attention backend, after the
+weights have loaded. (flashmla and cutlass_mla: rule flashmla-mha-model.)""",
+        fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+        when=ALWAYS,
+        requires=mla_model_on(MLA_ONLY_CHECKED),
+        first_only=True,
+    ),
+    Constraint(
+        id="flashmla-mha-model",
+        title="flashmla and cutlass_mla need an MLA model",
+        versions="sglang>=0.5.0rc2",
+        verified="sglang 0.5.0rc2-0.5.23, every release: FlashMLABackend.__init__ reads model_runner.model_config."
+        "kv_lora_rank (flashmla_backend.py :70 in 0.5.0rc2, :90 in 0.5.23), CutlassMLABackend.__init__ too "
+        "(cutlass_mla_backend.py :73 to 0.5.12.post1, :75-76 0.5.13-0.5.19); configs/model_config.py sets "
+        "kv_lora_rank in its MLA branches only (0.5.1 :205-230), and 0.5.0rc2-0.5.2's model_runner.py builds "
+        "either backend for an MHA model without a check (0.5.1 :1534-1555)",
+        backends=MLA_ONLY_UNCHECKED,
+        stage="init",
+        reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
+        "when the model runner builds the attention backend, after the weights have loaded.",
+        prevents="AttributeError: 'ModelConfig' object has no attribute 'kv_lora_rank'",
+        source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.__init__; "
+        "cutlass_mla_backend.py, CutlassMLABackend.__init__ (sglang <= 0.5.19); configs/model_config.py sets "
+        "kv_lora_rank for MLA architectures only",
+        docs="""Checks that flashmla and cutlass_mla serve an MLA model (config.json `kv_lora_rank`, or `--feature mla`).
+
+Both decode over the compressed latent KV only. Their factories have no MLA check (unlike trtllm_mla's), so
+SGLang accepts the flag at start-up; the backend's constructor then reads `model_config.kv_lora_rank`,
+which SGLang's ModelConfig sets for MLA architectures only, and the launch dies with an AttributeError.""",
+        fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+        when=ALWAYS,
+        requires=mla_model_on(MLA_ONLY_UNCHECKED),
+        first_only=True,
+    ),
     Constraint(
         id="trtllm-mla-kv-dtype",
         title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
