@@ -7,12 +7,15 @@ the validator (rules/engines/sglang/reasons.py), which words what the fact requi
 
 from attn_preflight.rules.core.constraints import (
     ALWAYS,
+    All,
     AnyOf,
     Arch,
     Constraint,
     DeclaredArch,
     Feature,
+    Flag,
     Not,
+    Requirement,
     constraint_rules,
 )
 from attn_preflight.rules.engines.sglang.capabilities import FA4_INTERFACE, SGLANG_BACKENDS
@@ -181,6 +184,10 @@ SM8x/SM12x it is "only support Blackwell arch with qv".""",
     ),
 )
 
+# fa4 named for decode: --attention-backend or --decode-attention-backend (0.5.4-0.5.7 refuse both)
+FA4_DECODE = AnyOf((Flag("attention_backend", ("fa4",)), Flag("decode_attention_backend", ("fa4",))))
+PREFILL_FA4 = "--prefill-attention-backend fa4"
+
 CONSTRAINTS = (
     Constraint(
         id="fa4-softcap-score-mod",
@@ -230,6 +237,31 @@ decode (fa4_sm120/runtime.py:1322 try_paged_decode, :1472 register_paged_decode)
         # SM8x lacks paged KV too, on every release: fa4-paged-kv-sm8x reports it
         requires=AnyOf((Not(Arch((12,))), DeclaredArch("fa4", "feature_archs:paged_kv"))),
         fix=("pip install 'sglang>=0.5.18'", "--attention-backend flashinfer"),
+    ),
+    Constraint(
+        id="fa4-prefill-only",
+        title="sglang 0.5.4-0.5.7 run fa4 for prefill only",
+        versions="sglang>=0.5.4,<0.5.8",
+        verified="sglang 0.5.4-0.5.7 (bench/release_walk.py grep): server_args.py raises when --attention-backend or "
+        "--decode-attention-backend is fa4 (0.5.4 :1143-1146, 0.5.5 :1261, 0.5.6 :1411, 0.5.7 :1647-1650); "
+        "no such check in 0.5.3.post3 or from 0.5.8",
+        backends=("fa4",),
+        stage="startup",
+        prevents="FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
+        source="sglang 0.5.7: python/sglang/srt/server_args.py, ServerArgs._handle_attention_backend_compatibility",
+        docs="""Checks that on sglang 0.5.4-0.5.7 fa4 is named only for prefill.
+
+Those releases refuse `--attention-backend fa4` and `--decode-attention-backend fa4` at start-up with a
+ValueError (server_args.py:1643-1650 in 0.5.7); fa4 decode arrives in 0.5.8.""",
+        fix_title="Use --prefill-attention-backend fa4 with another decode backend, or upgrade SGLang",
+        when=ALWAYS,
+        # the fix keeps fa4 for prefill and decodes on the arch's usual backend: fa3 on SM90, trtllm_mha on SM100
+        requires=(
+            Requirement(Not(All((FA4_DECODE, Arch((9,))))), (f"{PREFILL_FA4} --decode-attention-backend fa3",)),
+            Requirement(Not(All((FA4_DECODE, Arch((10,))))), (f"{PREFILL_FA4} --decode-attention-backend trtllm_mha",)),
+            Requirement(Not(FA4_DECODE), (f"{PREFILL_FA4} --decode-attention-backend triton",)),
+        ),
+        first_only=True,
     ),
 )
 

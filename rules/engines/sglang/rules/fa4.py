@@ -31,15 +31,6 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
 
 
-def _fa4_fix_for(target):
-    """The usual replacement for fa4 on this arch."""
-    if target.major == 9:
-        return ["--attention-backend fa3"]
-    if target.major == 10:
-        return ["--attention-backend trtllm_mha"]
-    return ["--attention-backend triton"]
-
-
 @rule(
     id="fa4-fp8-sm100",
     title="fa4 reads an FP8 KV cache only on SM10x",
@@ -253,37 +244,6 @@ def fa4_rel_bias_arch(cfg, target):
             ["--attention-backend triton"],
         )
     return passed(gpu(target), "SM90-SM110")
-
-
-@rule(
-    id="fa4-prefill-only",
-    title="sglang 0.5.4-0.5.7 run fa4 for prefill only",
-    engine="sglang",
-    versions="sglang>=0.5.4,<0.5.8",
-    verified=(
-        "sglang 0.5.4-0.5.7 (bench/release_walk.py grep): server_args.py raises when --attention-backend or "
-        "--decode-attention-backend is fa4 (0.5.4 :1143-1146, 0.5.5 :1261, 0.5.6 :1411, 0.5.7 :1647-1650); "
-        "no such check in 0.5.3.post3 or from 0.5.8"
-    ),
-    backends=("fa4",),
-    stage="startup",
-    prevents="FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
-    source="sglang 0.5.7: python/sglang/srt/server_args.py, ServerArgs._handle_attention_backend_compatibility",
-    docs="""Checks that on sglang 0.5.4-0.5.7 fa4 is named only for prefill.
-
-Those releases refuse `--attention-backend fa4` and `--decode-attention-backend fa4` at start-up with a
-ValueError (server_args.py:1643-1650 in 0.5.7); fa4 decode arrives in 0.5.8.""",
-    fix_title="Use --prefill-attention-backend fa4 with another decode backend, or upgrade SGLang",
-)
-def fa4_prefill_only(cfg, target):
-    if cfg.attention_backend == "fa4" or cfg.decode_attention_backend == "fa4":
-        flag = "--attention-backend" if cfg.attention_backend == "fa4" else "--decode-attention-backend"
-        return failed(
-            f"{flag} fa4 on sglang {sglang_release(target)}",
-            "fa4 for prefill only (--prefill-attention-backend fa4)",
-            [f"--prefill-attention-backend fa4 --decode-attention-backend {_fa4_fix_for(target)[0].split()[-1]}"],
-        )
-    return passed("fa4 for prefill only", "--prefill-attention-backend fa4")
 
 
 @rule(
