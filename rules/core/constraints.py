@@ -18,8 +18,8 @@ Several requirements of one upstream check keep one id: `requires` may list them
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
 row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, Env, Rewritten, Algorithm, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses,
-and Not / All / AnyOf over them.
+BackendArch, DeclaredArch, Listed, Env, Rewritten, Algorithm, DraftTopk, PageSize, DraftBackend, Platform,
+BackendFeature, Uses, and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
@@ -428,6 +428,48 @@ class Platform(NamedTuple):
         return Backends(()).found(cfg)
 
 
+class DeclaredArch(NamedTuple):
+    """The target GPU's major is one an SGLang backend's declaration, as it holds in the target's release, lists
+    for an arch fact: "mla_archs", or a key of a mapping ("feature_archs:paged_kv", "kv_dtype_archs:fp8_e4m3");
+    a fact it does not restrict holds on every GPU (unknown when the GPU is not known)."""
+
+    backend: str
+    fact: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if target.major is None:
+            return None
+        field, _, key = self.fact.partition(":")
+        declared = getattr(target.sglang_backends[self.backend], field)
+        majors = declared.get(key) if key else declared
+        return majors is None or target.major in majors
+
+    def text(self) -> str:
+        return f"a GPU {self.backend}'s {self.fact.replace(':', ' ')} lists"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Listed(NamedTuple):
+    """A flag's value is one an SGLang backend's declaration lists for `fact` ("kv_dtypes", "page_sizes") in the
+    target's release; a fact it does not restrict takes any value."""
+
+    backend: str
+    fact: str
+    flag: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        listed = getattr(target.sglang_backends[self.backend], self.fact)
+        return listed is None or _value(cfg, self.flag) in listed
+
+    def text(self) -> str:
+        return f"{_option(self.flag)} among {self.backend}'s declared {self.fact.replace('_', ' ')}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag(self.flag).found(cfg)
+
+
 Term = Union[
     Flag,
     Range,
@@ -451,6 +493,8 @@ Term = Union[
     Platform,
     BackendFeature,
     Uses,
+    DeclaredArch,
+    Listed,
 ]
 
 

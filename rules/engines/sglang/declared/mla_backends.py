@@ -1,9 +1,25 @@
-"""The MLA backends' (and trtllm_mha's) gates generated from their declarations: archs, page sizes, model kind.
+"""The MLA backends' (and trtllm_mha's) gates generated from their declarations (archs, page sizes, model kind)
+and their flag constraints as rows (judged by attn_preflight.rules.core.constraints.judge).
 
 Each row names a backend and one fact of its declaration (rules/engines/sglang/capabilities.py); gate.judge
 judges it through the validator (rules/engines/sglang/reasons.py), which words what the fact requires.
 """
 
+from attn_preflight.rules.core.constraints import (
+    ALWAYS,
+    All,
+    AnyOf,
+    Arch,
+    Constraint,
+    Declares,
+    Feature,
+    Flag,
+    Listed,
+    Not,
+    Range,
+    Requirement,
+    constraint_rules,
+)
 from attn_preflight.rules.engines.sglang.declared.gate import (
     ATTENTION_OR_DECODE,
     MLA_FALLBACK,
@@ -287,4 +303,208 @@ SGLang forces 128 whatever was given; a different explicit size is reported as a
     ),
 )
 
+ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+# Backends that decode the latent KV only: their factories refuse an MHA model (tokenspeed_mla's existed
+# 0.5.12-0.5.22), or their constructors read the MLA dims without a check
+MLA_ONLY_CHECKED = ("trtllm_mla", "cutedsl_mla", "tokenspeed_mla")
+MLA_ONLY_UNCHECKED = ("flashmla", "cutlass_mla")
+
+
+def mla_model_on(backends: tuple[str, ...]) -> tuple[Requirement, ...]:
+    """An MLA model, unless every one of `backends` is declared to serve MHA models; the fix (the first failing
+    requirement's) is SGLang's MHA backend of the arch: trtllm_mha on SM100, fa3 on SM90, flashinfer elsewhere."""
+    served = AnyOf((Feature("mla"), All(tuple(Declares(name, "mha") for name in backends))))
+    return (
+        Requirement(AnyOf((served, Not(Arch((10,))))), ("--attention-backend trtllm_mha",)),
+        Requirement(AnyOf((served, Not(Arch((9,))))), ("--attention-backend fa3",)),
+        Requirement(served, ("--attention-backend flashinfer",)),
+    )
+
+
+FP8_KV = Flag("kv_cache_dtype", ("fp8_e4m3", "fp8_e5m2"))
+TRTLLM_MLA_KV = Listed("trtllm_mla", "kv_dtypes", "kv_cache_dtype")
+# sglang 0.5.23 renames tokenspeed_mla to cutedsl_mla (serving_hook.handle_deprecated_args), setting fp8_e4m3 itself
+TOKENSPEED_AS_CUTEDSL = All(
+    (
+        AnyOf((Flag("prefill_backend", ("tokenspeed_mla",)), Flag("decode_backend", ("tokenspeed_mla",)))),
+        Declares("tokenspeed_mla", "alias_of"),
+    )
+)
+
+CONSTRAINTS = (
+    Constraint(
+        id="mla-backend-mha-model",
+        title="trtllm_mla and cutedsl_mla need an MLA model",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23: 'trtllm_mla backend can only be used with MLA models.' when the model runner "
+        "builds the backend in every release (model_runner.py through 0.5.2, attention_registry.py "
+        "create_trtllm_mla_backend from 0.5.3, :97 in 0.5.23; cutedsl_mla's :121 from its first release)",
+        backends=MLA_ONLY_CHECKED,
+        stage="init",
+        prevents="trtllm_mla backend can only be used with MLA models.",
+        source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (create_tokenspeed_mla_backend, "
+        "0.5.12-0.5.22)",
+        docs="""Checks that trtllm_mla, cutedsl_mla and tokenspeed_mla serve an MLA model (config.json `kv_lora_rank`, or
+`--feature mla`).
+
+They decode over the compressed latent KV (kv_lora_rank + rope dims) only; their factories raise "...
+backend can only be used with MLA models." when the model runner builds the attention backend, after the
+weights have loaded. (flashmla and cutlass_mla: rule flashmla-mha-model.)""",
+        fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+        when=ALWAYS,
+        requires=mla_model_on(MLA_ONLY_CHECKED),
+        first_only=True,
+    ),
+    Constraint(
+        id="flashmla-mha-model",
+        title="flashmla and cutlass_mla need an MLA model",
+        versions="sglang>=0.5.0rc2",
+        verified="sglang 0.5.0rc2-0.5.23, every release: FlashMLABackend.__init__ reads model_runner.model_config."
+        "kv_lora_rank (flashmla_backend.py :70 in 0.5.0rc2, :90 in 0.5.23), CutlassMLABackend.__init__ too "
+        "(cutlass_mla_backend.py :73 to 0.5.12.post1, :75-76 0.5.13-0.5.19); configs/model_config.py sets "
+        "kv_lora_rank in its MLA branches only (0.5.1 :205-230), and 0.5.0rc2-0.5.2's model_runner.py builds "
+        "either backend for an MHA model without a check (0.5.1 :1534-1555)",
+        backends=MLA_ONLY_UNCHECKED,
+        stage="init",
+        reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
+        "when the model runner builds the attention backend, after the weights have loaded.",
+        prevents="AttributeError: 'ModelConfig' object has no attribute 'kv_lora_rank'",
+        source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.__init__; "
+        "cutlass_mla_backend.py, CutlassMLABackend.__init__ (sglang <= 0.5.19); configs/model_config.py sets "
+        "kv_lora_rank for MLA architectures only",
+        docs="""Checks that flashmla and cutlass_mla serve an MLA model (config.json `kv_lora_rank`, or `--feature mla`).
+
+Both decode over the compressed latent KV only. Their factories have no MLA check (unlike trtllm_mla's), so
+SGLang accepts the flag at start-up; the backend's constructor then reads `model_config.kv_lora_rank`,
+which SGLang's ModelConfig sets for MLA architectures only, and the launch dies with an AttributeError.""",
+        fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
+        when=ALWAYS,
+        requires=mla_model_on(MLA_ONLY_UNCHECKED),
+        first_only=True,
+    ),
+    Constraint(
+        id="trtllm-mla-kv-dtype",
+        title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
+        versions="sglang>=0.5.1",
+        verified="sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the KV-dtype ValueError in every release, its list "
+        "by release: fp8_e4m3/auto through 0.5.4 (0.5.1 server_args.py:492), + fp4_e2m1 from 0.5.4.post3, + "
+        "bf16 from 0.5.7, fp4_e2m1 gone from 0.5.21 (arg_groups/overrides.py:1214-1217 in 0.5.23): eras of "
+        "trtllm_mla",
+        stage="startup",
+        prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
+        source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
+        docs="""Checks that trtllm_mla (attention or decode backend) is used with a `--kv-cache-dtype` its declaration
+lists for the target's release: fp8_e4m3, bf16 or auto in the newest.
+
+SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
+and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from 0.5.7.""",
+        fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+        when=AnyOf((Flag("attention_backend", ("trtllm_mla",)), Flag("decode_backend", ("trtllm_mla",)))),
+        requires=(
+            # bfloat16 is refused as spelled: bf16 is the same cache
+            Requirement(AnyOf((TRTLLM_MLA_KV, Not(Flag("kv_cache_dtype", ("bfloat16",))))), ("--kv-cache-dtype bf16",)),
+            Requirement(TRTLLM_MLA_KV, ("--kv-cache-dtype fp8_e4m3",)),
+        ),
+        first_only=True,
+    ),
+    Constraint(
+        id="cutedsl-mla-kv-dtype",
+        title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
+        versions="sglang>=0.5.13",
+        verified="sglang 0.5.13-0.5.23: raise unless kv_cache_dtype in fp8_e4m3/bf16/bfloat16/auto, the same list in "
+        "every release, the block read in every wheel: server_args.py _handle_attention_backend_compatibility "
+        "through 0.5.14 (:2960 in 0.5.13, :4604 in 0.5.14), then arg_groups/overrides.py (:1656 in 0.5.15, :1255 in "
+        "0.5.23); cutedsl_mla is not a choice before 0.5.13",
+        backends=("cutedsl_mla", "tokenspeed_mla"),
+        stage="startup",
+        prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
+        source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
+        docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
+
+SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
+        fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+        when=AnyOf(
+            (
+                Flag("prefill_backend", ("cutedsl_mla",)),
+                Flag("decode_backend", ("cutedsl_mla",)),
+                TOKENSPEED_AS_CUTEDSL,
+            )
+        ),
+        requires=AnyOf((Listed("cutedsl_mla", "kv_dtypes", "kv_cache_dtype"), TOKENSPEED_AS_CUTEDSL)),
+        fix=("--kv-cache-dtype fp8_e4m3",),
+    ),
+    Constraint(
+        id="trtllm-mha-sm120-fp8-prefill",
+        title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
+        versions="sglang>=0.5.19",
+        verified="sglang 0.5.19-0.5.23: the same raise for prefill trtllm_mha on is_sm120 with fp8_e4m3 KV (or the "
+        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR env, not modelled) in every wheel (arg_groups/"
+        "attention_hook.py:152 in 0.5.19, :150 in 0.5.20-0.5.21, :218 in 0.5.22, :219 in 0.5.23); before 0.5.19 "
+        "trtllm_mha prefill is refused off SM100 altogether (rule trtllm-mha-arch)",
+        backends=("trtllm_mha",),
+        stage="startup",
+        prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
+        source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
+        docs="""Checks that trtllm_mha prefill on an SM12x GPU (RTX 50xx, RTX PRO 6000, GB10) does not use
+`--kv-cache-dtype fp8_e4m3`.
+
+On SM120 SGLang's trtllm_mha prefill runs the FMHAv2 kernels, which have no FP8-KV (or skip-softmax)
+variant; SGLang refuses the combination at start-up. Decode (XQA) is unaffected, so a split config works.""",
+        fix_title="Use --prefill-attention-backend flashinfer (keep trtllm_mha for decode), or a bf16 KV cache",
+        when=All((Flag("prefill_backend", ("trtllm_mha",)), Arch((12,)))),
+        requires=Not(Flag("kv_cache_dtype", ("fp8_e4m3",))),
+        fix=("--prefill-attention-backend flashinfer", "--decode-attention-backend trtllm_mha"),
+    ),
+    Constraint(
+        id="cutlass-mla-fp8-kv",
+        title="cutlass_mla cannot decode from an FP8 KV cache (sglang <= 0.5.19)",
+        versions="sglang>=0.5.0rc2,<0.5.20",
+        verified="sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode casts the query to model_runner.dtype and "
+        "hands the KV buffer to cutlass_mla_decode in every release that has the backend (cutlass_mla_backend.py "
+        ":79, :269-270, :277 in 0.5.0rc2-0.5.12.post1; :82, :235-236, :243 in 0.5.14-0.5.17); no release checks "
+        "the KV dtype for cutlass_mla (server_args.py 0.5.4 :1085-1092 forces the page size only); gone from 0.5.20",
+        stage="runtime",
+        reason="SGLang casts the query to the model dtype (bf16) and sgl-kernel's cutlass_mla_decode takes its element "
+        "type from the query, so an FP8 KV cache is read as bf16 (twice its bytes): the first decode, CUDA-graph "
+        "capture at start-up, crashes (sglang issue #12197, 'Cutlass MLA fp8_e4m3 launch failed').",
+        prevents="",
+        source="sglang: python/sglang/srt/layers/attention/cutlass_mla_backend.py, CutlassMLABackend.forward_decode; "
+        "sgl-project/sglang: sgl-kernel/csrc/attention/cutlass_mla_kernel.cu, cutlass_mla_decode / args_from_options",
+        references=("https://github.com/sgl-project/sglang/issues/12197",),
+        docs="""Checks that cutlass_mla (attention or decode backend) is not given `--kv-cache-dtype fp8_e4m3` or
+`fp8_e5m2`, on sglang releases that still have it (<= 0.5.19).
+
+CutlassMLABackend.forward_decode converts the query to the model dtype and passes the KV buffer as it is;
+sgl-kernel's cutlass_mla_decode picks the kernel's element type from the query's dtype and casts the KV
+cache pointer to it, with strides counted in elements. With an FP8 cache the kernel reads bf16 rows twice the
+size of the stored ones, past the end of the pool, when CUDA graphs are captured at start-up. SGLang accepts
+the combination at start-up (its cutlass_mla check forces the page size only).""",
+        fix_title="Use --attention-backend trtllm_mla (it reads fp8_e4m3), or drop --kv-cache-dtype",
+        when=AnyOf((Flag("attention_backend", ("cutlass_mla",)), Flag("decode_backend", ("cutlass_mla",)))),
+        requires=Not(FP8_KV),
+        fix=("--attention-backend trtllm_mla",),
+    ),
+    Constraint(
+        id="flashmla-fp8-dcp",
+        title="flashmla cannot read an FP8 KV cache under decode context parallelism",
+        versions="sglang>=0.5.15",
+        verified="sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'FlashMLA does not support DCP for "
+        "FP8 kv cache'): flashmla_backend.py forward_decode (0.5.15 :343, 0.5.23 :457-460); --dcp-size first "
+        "appears in 0.5.15",
+        backends=("flashmla",),
+        stage="runtime",
+        prevents="FlashMLA does not support DCP for FP8 kv cache",
+        source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.forward_decode",
+        docs="""Checks that flashmla decode with an FP8 KV cache (fp8_e4m3 / fp8_e5m2) does not run with decode context
+parallelism (`--dcp-size` > 1).
+
+FlashMLA's FP8 decode path asserts one DCP rank; the server loads and the first decode step fails.""",
+        fix_title="Use --kv-cache-dtype auto with flashmla under DCP, or --dcp-size 1",
+        when=All((Not(Range("dcp_size", 0, 1)), Flag("decode_backend", ("flashmla",)))),
+        requires=Not(FP8_KV),
+        fix=("--kv-cache-dtype auto", "--dcp-size 1"),
+    ),
+)
+
 gate_rules(__name__, ROWS)
+constraint_rules(__name__, CONSTRAINTS)

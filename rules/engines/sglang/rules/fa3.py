@@ -14,7 +14,7 @@ from attn_preflight.rules.checks.common import (
     kv_unquantised_fix,
     phases_using,
 )
-from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
@@ -77,103 +77,6 @@ def fa3_arch(cfg, target):
     else:
         fix = ["--attention-backend triton"]
     return failed(f"{phases_using(cfg, 'fa3')} on {gpu(target)}", "compute capability 8.x or 9.x", fix)
-
-
-@rule(
-    id="fa3-score-mod",
-    title="A custom score_mod needs the FA4 backend",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (score_mod arrives in 0.5.16): forward_extend / forward_decode raise it when "
-        "fa_impl_ver != 4, flashattention_backend.py:1116 and :1696 in 0.5.16, :1497 and :2092 in 0.5.23"
-    ),
-    backends=("fa3",),
-    stage="runtime",
-    prevents="score_mod is only supported by the FA4 backend.",
-    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
-    docs="""Checks that a model which passes a custom `score_mod` to attention (Inkling's relative attention in
-deterministic mode, or `--feature score_mod`) is not served by `fa3`.
-
-SGLang's FlashAttention backend serves both fa3 and fa4; only the FA4 kernels (flash_attn.cute) take a
-`score_mod`, and the fa3 path raises at the first forward. Logit soft-capping is not a score_mod here:
-SGLang passes it as `softcap`, which FA3 supports. The FA4 alternative has its own limit: no custom
-score_mod on SM8x (rule fa4-score-mod-sm8x).""",
-    fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
-)
-def fa3_score_mod(cfg, target):
-    if "score_mod" not in cfg.features or "score_mod" not in declared(target, "fa3").refuses:
-        return passed("no custom score_mod", "score_mod only on FA4")
-    fix = (
-        ["--attention-backend fa4"]
-        if target.major is not None and target.major >= 9
-        else ["--attention-backend triton"]
-    )
-    return failed(f"a model with a custom score_mod on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
-
-
-@rule(
-    id="fa3-rel-bias",
-    title="A sheared relative bias (rel_bias) needs the FA4 backend",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (rel_bias arrives in 0.5.16): forward_extend / forward_decode raise it when "
-        "fa_impl_ver != 4, flashattention_backend.py:1249 and :1761 in 0.5.16, :1633 and :2160 in 0.5.23"
-    ),
-    backends=("fa3",),
-    stage="runtime",
-    prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
-    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
-    docs="""Checks that a model which passes a sheared relative bias (`rel_bias`, Inkling's relative attention
-with SGLANG_OPT_USE_INKLING_SHEARED_BIAS, on by default) is not served by `fa3`.
-
-Only the FA4 kernels SGLang vendors (sglang/kernels/ops/attention/flash_attn/cute) take `rel_bias`; the
-fa3 path raises at the first forward. FA4 accepts it on SM90-SM110 and, through SGLang's SM120 host, on
-SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
-    fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
-)
-def fa3_rel_bias(cfg, target):
-    if "rel_bias" not in cfg.features or "rel_bias" not in declared(target, "fa3").refuses:
-        return passed("no rel_bias", "rel_bias only on FA4")
-    fix = ["--attention-backend fa4"] if target.major in (9, 10, 11) else ["--attention-backend triton"]
-    return failed(f"a model with a sheared rel_bias on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
-
-
-@rule(
-    id="fa3-fp8-e5m2-rewrite",
-    title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep): the same condition and warning in "
-        "model_runner.py (0.5.1 :490-498, through 0.5.4 :616), server_args.py (0.5.4.post3 :1242 ... 0.5.10.post1 "
-        ":2399, 0.5.14 :4646), arg_groups/overrides.py (0.5.15 :1667 ... 0.5.23 :1263-1270); before 0.5.4.post3 it "
-        "runs when the model runner starts, not at argument resolution"
-    ),
-    stage="startup",
-    prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
-    source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
-    docs="""Warns when `--attention-backend fa3 --kv-cache-dtype fp8_e5m2` is requested: SGLang logs a warning and
-runs triton instead, so the server starts on a backend nobody asked for.
-
-FA3's FP8 path takes only E4M3 ("FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
-hopper/flash_api.cpp). The rewrite looks at --attention-backend only (and at prefill/decode backends when
-both name fa3). attn-preflight judges the rest of the config as triton, which is what would run. The
-rewrite is in every release from 0.5.0rc2 (model_runner.py until 0.5.4, server_args.py from 0.5.4.post3,
-arg_groups/overrides.py:1263-1270 in 0.5.23).""",
-    fix_title="Use --kv-cache-dtype fp8_e4m3 to keep fa3",
-)
-def fa3_fp8_e5m2_rewrite(cfg, target):
-    if cfg.rewrites.get("attention_backend") == "fa3" and cfg.kv_cache_dtype == "fp8_e5m2":  # not another rewrite
-        return warned(
-            "--attention-backend fa3 with --kv-cache-dtype fp8_e5m2 (SGLang runs triton instead)",
-            "fp8_e4m3 for FP8 on fa3",
-            ["--kv-cache-dtype fp8_e4m3"],
-        )
-    if cfg.attention_backend != "fa3":
-        return skipped("applies to --attention-backend fa3")
-    return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not fp8_e5m2 on fa3")
 
 
 @rule(
@@ -268,29 +171,3 @@ def fa3_head_dim(cfg, target):
                 )
     shapes = " and ".join(f"({hd}, {hv})" for hd, hv in model.layer_head_dims)
     return passed(f"(head_dim, v_head_dim) = {shapes}", f"head_dim <= {fa3.max_head_dim}, multiples of 8")
-
-
-@rule(
-    id="fa3-dtype",
-    title="fa3 computes in fp16 or bf16 only",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23: the FA backend casts q/k/v only to an FP8 KV dtype, never from float32 (no "
-        "'float32' in flashattention_backend.py of any wheel), and FA3 refuses fp32 ('FlashAttention only "
-        "supports fp16, bf16, and fp8_e4m3 data type'). " + FA3_KERNEL_WALK
-    ),
-    backends=("fa3",),
-    stage="runtime",
-    prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
-    source=FA3_API,
-    docs="""Checks that `--dtype` is not float32 when fa3 serves the model.
-
-FA3 has no fp32 kernels and refuses fp32 queries at the first forward. (An FP8 E4M3 KV cache is the only
-8-bit input, and only on Hopper: rule fa3-fp8-sm8x.)""",
-    fix_title="Use --dtype bfloat16 (or float16)",
-)
-def fa3_dtype(cfg, target):
-    if cfg.dtype in ("float32", "float", "fp32"):
-        return failed(f"--dtype {cfg.dtype}", "float16 or bfloat16", ["--dtype bfloat16"])
-    return passed(f"--dtype {cfg.dtype}", "float16 or bfloat16 (auto resolves to one)")
