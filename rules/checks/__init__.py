@@ -15,6 +15,7 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.rules.kv_cache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.unified_memory": "sglang",
     "attn_preflight.rules.engines.sglang.rules.hicache": "sglang",
+    "attn_preflight.rules.engines.sglang.constraints.hicache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.radix": "sglang",
     "attn_preflight.rules.engines.sglang.rules.kv_sharding": "sglang",
     "attn_preflight.rules.engines.sglang.rules.mamba": "sglang",
