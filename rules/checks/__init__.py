@@ -14,6 +14,7 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.declared.fa3": "sglang",
     "attn_preflight.rules.engines.sglang.rules.kv_cache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.unified_memory": "sglang",
+    "attn_preflight.rules.engines.sglang.constraints.unified_memory": "sglang",
     "attn_preflight.rules.engines.sglang.rules.hicache": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.hicache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.radix": "sglang",
