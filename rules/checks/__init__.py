@@ -19,6 +19,7 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.constraints.hicache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.radix": "sglang",
     "attn_preflight.rules.engines.sglang.rules.kv_sharding": "sglang",
+    "attn_preflight.rules.engines.sglang.constraints.kv_sharding": "sglang",
     "attn_preflight.rules.engines.sglang.rules.mamba": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.kv_cache": "sglang",
     "attn_preflight.rules.engines.sglang.rules.deterministic": "sglang",

@@ -17,8 +17,9 @@ fact the target or config lacks) makes the finding unknown, never a pass.
 Several requirements of one upstream check keep one id: `requires` may list them, each a `Requirement` with its
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise); with `together` their fixes are joined into one command. Applicability the engine states in one wording
-(`backends`, `needs_gpu`, `needs_model`) is declared on the row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, Env, Rewritten, Above, Speculative, EnvTrue, ModelRead, and Not / All / AnyOf over them.
+(`backends`, `needs_gpu`, `needs_model`) is declared on the row as on a hand-written rule. Terms: Flag, Range,
+Arch, Backends, Phases, Since, Feature, Model, Declares, BackendArch, Env, Rewritten, Above, Speculative, EnvTrue,
+ModelRead, and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
