@@ -9,6 +9,7 @@ from typing import Callable, Mapping, NamedTuple, Optional
 from packaging.version import InvalidVersion, Version
 
 from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.constraints import ENV_TRUE
 from attn_preflight.rules.core.engine import Outcome, skipped, unknown
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import table_for
@@ -81,7 +82,7 @@ def gpu(target: Target) -> str:
 
 # The values SGLang's EnvBool reads as true (sglang/srt/environ.py EnvBool.parse; "false", "0", "no", "n" are
 # false and anything else raises)
-ENV_BOOL_TRUE = ("true", "1", "yes", "y")
+ENV_BOOL_TRUE = ENV_TRUE
 
 
 def env_true(cfg, name: str) -> bool:

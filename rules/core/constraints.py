@@ -16,10 +16,11 @@ fact the target or config lacks) makes the finding unknown, never a pass.
 
 Several requirements of one upstream check keep one id: `requires` may list them, each a `Requirement` with its
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
-raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
-row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, DeclaredArch, Listed, Env, Rewritten, Algorithm, DraftTopk, PageSize, DraftBackend, Platform,
-BackendFeature, Uses, and Not / All / AnyOf over them.
+raise); with `together` their fixes are joined into one command. Applicability the engine states in one wording
+(`backends`, `needs_gpu`, `needs_model`) is declared on the row as on a hand-written rule. Terms: Flag, Range,
+Arch, Backends, Phases, Since, Feature, Model, ModelRead, Declares, BackendArch, DeclaredArch, Listed, Env, EnvTrue,
+Rewritten, Above, Speculative, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses, and Not / All /
+AnyOf over them.
 """
 
 from __future__ import annotations
@@ -312,16 +313,33 @@ class Rewritten(NamedTuple):
         return []
 
 
-class Algorithm(NamedTuple):
-    """The speculative algorithm, upper-cased as SGLang reads it, is one of `names`."""
+class Above(NamedTuple):
+    """A numeric flag is given and above `bound` (--dcp-size > 1)."""
+
+    name: str
+    bound: float
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        value = _value(cfg, self.name)
+        return value is not None and value > self.bound
+
+    def text(self) -> str:
+        return f"{_option(self.name)} > {_shown(self.bound)}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag(self.name).found(cfg)
+
+
+class Speculative(NamedTuple):
+    """The speculative algorithm, as SGLang upper-cases it (NONE when not given), is one of `names`."""
 
     names: tuple[str, ...]
 
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
-        return (cfg.speculative_algorithm or "").upper() in self.names
+        return (cfg.speculative_algorithm or "NONE").upper() in self.names
 
     def text(self) -> str:
-        return f"--speculative-algorithm {' or '.join(self.names)}"
+        return "--speculative-algorithm " + " or ".join(self.names)
 
     def found(self, cfg: Config) -> list[str]:
         return Flag("speculative_algorithm").found(cfg)
@@ -451,6 +469,39 @@ class DeclaredArch(NamedTuple):
         return []
 
 
+# What SGLang's EnvBool reads as true (environ.py), case aside
+ENV_TRUE = ("true", "1", "yes", "y")
+
+
+class EnvTrue(NamedTuple):
+    """A boolean environment variable of the launch is true, as SGLang's EnvBool reads it."""
+
+    name: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return (cfg.env.get(self.name) or "").strip().lower() in ENV_TRUE
+
+    def text(self) -> str:
+        return f"{self.name} true"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Env(self.name).found(cfg)
+
+
+class ModelRead(NamedTuple):
+    """A model's config.json was read (unknown otherwise): in `when`, a row that needs the model to judge answers
+    unknown without one, where it applies."""
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if cfg.model is None else True
+
+    def text(self) -> str:
+        return "the model"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
 class Listed(NamedTuple):
     """A flag's value is one an SGLang backend's declaration lists for `fact` ("kv_dtypes", "page_sizes") in the
     target's release; a fact it does not restrict takes any value."""
@@ -486,7 +537,6 @@ Term = Union[
     Phases,
     Env,
     Rewritten,
-    Algorithm,
     DraftTopk,
     PageSize,
     DraftBackend,
@@ -495,6 +545,10 @@ Term = Union[
     Uses,
     DeclaredArch,
     Listed,
+    Above,
+    Speculative,
+    EnvTrue,
+    ModelRead,
 ]
 
 
@@ -526,6 +580,7 @@ class Constraint(NamedTuple):
     needs_model: bool = False
     reason: str = ""  # why the row exists when there is no upstream message (a silent rewrite, a launch failure)
     first_only: bool = False  # report the first requirement that fails, as an engine that stops at its first raise
+    together: bool = False  # the fixes of the failing requirements are one command (each alone leaves a refusal)
 
     @property
     def requirements(self) -> tuple[Requirement, ...]:
@@ -552,8 +607,10 @@ def judge(row: Constraint, cfg: Config, target: Target) -> Outcome:
         first = broken[0]
         return (warned if row.severity == "warn" else failed)(found, first.holds.text(), list(first.fix))
     if broken:
-        fix = [step for requirement in broken for step in requirement.fix]
-        return (warned if row.severity == "warn" else failed)(found, required, list(dict.fromkeys(fix)))
+        fix = list(dict.fromkeys(step for requirement in broken for step in requirement.fix))
+        if row.together and fix:
+            fix = [" ".join(fix)]
+        return (warned if row.severity == "warn" else failed)(found, required, fix)
     if None in held:
         return unknown(f"{found}: cannot tell whether {required} holds")
     return passed(found, required)

@@ -3,6 +3,7 @@ Mamba checkpoint, KV sharding (rows; the logic rules of the subject are
 attn_preflight.rules.engines.sglang.rules.kv_cache)."""
 
 from attn_preflight.rules.core.constraints import (
+    Above,
     All,
     AnyOf,
     Arch,
@@ -13,6 +14,7 @@ from attn_preflight.rules.core.constraints import (
     Range,
     Requirement,
     Since,
+    Speculative,
     constraint_rules,
 )
 from attn_preflight.rules.engines.sglang.capabilities import BLACKWELL
@@ -28,6 +30,10 @@ NVFP4_KV = Flag("kv_cache_dtype", ("nvfp4",))
 MXFP8_KV = Flag("kv_cache_dtype", ("mxfp8",))
 PREFILL_ONLY = Flag("prefill_only_disable_kv_cache")
 DEQUANT_DTYPE = Flag("prefill_kv_cache_dequant_dtype")
+# SM100's native NVFP4 layout: trtllm_mha serves a phase
+SM100_NATIVE_NVFP4 = All(
+    (Arch((10,)), AnyOf((Flag("prefill_backend", ("trtllm_mha",)), Flag("decode_backend", ("trtllm_mha",)))))
+)
 ALWAYS = All(())  # a row judged on every launch: no term to hold
 
 ROWS = (
@@ -310,6 +316,136 @@ radix-cache backends and LMCache would read int8 checkpoint slots as bf16 active
 at start-up.""",
         fix_title="Drop the other cache (or --enable-int8-mamba-checkpoint): the int8 checkpoint runs on the built-in "
         "mamba radix cache only",
+    ),
+    Constraint(
+        id="kv-prefill-only-preconditions",
+        title="--prefill-only-disable-kv-cache needs --chunked-prefill-size -1 and --disable-radix-cache",
+        versions="sglang>=0.5.12",
+        verified="sglang 0.5.12-0.5.23: both ValueErrors first in 0.5.12 (server_args.py:3385-3396), unchanged "
+        "through 0.5.23 (arg_groups/kv_cache_hook.py:904-914), before the prefill-backend check",
+        stage="startup",
+        when=PREFILL_ONLY,
+        requires=(
+            Requirement(Flag("chunked_prefill_size", (-1,)), ("--chunked-prefill-size -1",)),
+            Requirement(Flag("disable_radix_cache"), ("--disable-radix-cache",)),
+        ),
+        together=True,
+        prevents="--prefill-only-disable-kv-cache requires --chunked-prefill-size=-1 so the FA backend takes the "
+        "fa_skip_kv_cache path; otherwise the pool would be touched between prefill chunks.",
+        source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+        docs="""Checks the two flags `--prefill-only-disable-kv-cache` needs: `--chunked-prefill-size -1` and
+`--disable-radix-cache`.
+
+The KV-free prefill path keeps each request in one forward and lets the radix cache index nothing, so SGLang
+refuses the flag at start-up unless chunked prefill is off and the radix cache disabled ("... requires
+--disable-radix-cache because the radix cache indexes KV pool slots that no longer hold real data."). SGLang's
+default chunked-prefill size is not -1.""",
+        fix_title="Add --chunked-prefill-size -1 --disable-radix-cache",
+    ),
+    Constraint(
+        id="kv-prefill-only-pool-writers",
+        title="--prefill-only-disable-kv-cache refuses context parallelism and HiSparse, which write the KV pool",
+        versions="sglang>=0.5.12",
+        verified="sglang 0.5.12-0.5.23: the three ValueErrors first in 0.5.12 (server_args.py:3400-3419, the "
+        "prefill-CP one naming --enable-prefill-context-parallel, the flag until 0.5.19), unchanged through 0.5.23 "
+        "(arg_groups/kv_cache_hook.py:919-937)",
+        stage="startup",
+        when=PREFILL_ONLY,
+        # a switch cannot be turned off by adding a flag: only the CP size, judged last, has a fix
+        requires=(
+            Requirement(Not(Flag("enable_prefill_cp"))),
+            Requirement(Not(Flag("enable_prefill_context_parallel"))),
+            Requirement(Not(Flag("enable_hisparse"))),
+            Requirement(Not(Above("attn_cp_size", 1)), ("--attn-cp-size 1",)),
+        ),
+        first_only=True,
+        prevents="--prefill-only-disable-kv-cache is incompatible with --attn-cp-size > 1: the context-parallel "
+        "attention path writes K/V to the pool via set_kv_buffer, which the no-op pool intentionally rejects.; "
+        "--prefill-only-disable-kv-cache is incompatible with --enable-prefill-cp: the prefill-CP path stages K/V "
+        "through the paged cache, which the no-op pool does not support.; --prefill-only-disable-kv-cache is "
+        "incompatible with --enable-hisparse: HiSparse uses a dedicated pool family that is not the no-op MHA pool.",
+        source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+        docs="""Checks that `--prefill-only-disable-kv-cache` comes without `--attn-cp-size` > 1, prefill context
+parallelism (`--enable-prefill-cp`, `--enable-prefill-context-parallel` until 0.5.19) or `--enable-hisparse`.
+
+The flag swaps the KV pool for a no-op one that rejects writes; context-parallel attention writes K/V to the
+pool and prefill CP stages K/V through it, and HiSparse brings a pool family of its own. SGLang refuses each
+at start-up (else the first request would fail on the no-op pool's write).""",
+        fix_title="Drop context parallelism / HiSparse, or keep the KV cache",
+    ),
+    Constraint(
+        id="kv-nvfp4-speculative",
+        title="Speculative decoding on SM100's native NVFP4 KV: EAGLE/NEXTN with a trtllm_mha draft, or breadth-1 "
+        "NGRAM",
+        versions="sglang>=0.5.21",
+        verified="sglang 0.5.21-0.5.23: handle_kv4_compatibility's native-NVFP4 speculative checks "
+        "(kv_cache_hook.py:139-232), the same code in each; the message first appears in 0.5.21 (:227)",
+        needs_gpu=True,
+        stage="startup",
+        when=All((NVFP4_KV, Flag("speculative_algorithm"), SM100_NATIVE_NVFP4)),
+        requires=(
+            Requirement(Speculative(("EAGLE", "EAGLE3", "NEXTN", "NGRAM")), ("--speculative-algorithm EAGLE",)),
+            # NGRAM's draft is a tree unless its breadth is 1 (the default is 10: fields/spec.py)
+            Requirement(
+                AnyOf((Not(Speculative(("NGRAM",))), Flag("speculative_ngram_max_bfs_breadth", (1,)))),
+                ("--speculative-ngram-max-bfs-breadth 1",),
+            ),
+            Requirement(
+                AnyOf(
+                    (
+                        Speculative(("NGRAM",)),
+                        Not(Flag("draft_attention_backend")),
+                        Flag("draft_attention_backend", ("trtllm_mha",)),
+                    )
+                ),
+                ("--speculative-draft-attention-backend trtllm_mha",),
+            ),
+        ),
+        first_only=True,
+        prevents="SM100 native NVFP4 speculative decoding requires --speculative-draft-attention-backend=trtllm_mha "
+        "so the draft worker consumes its physical NVFP4 KV layout; got {draft_backend!r}.",
+        source=f"{KV_HOOK}, handle_kv4_compatibility",
+        docs="""Checks speculative decoding with `--kv-cache-dtype nvfp4` on SM100/SM103, where trtllm_mha serves a
+phase from the native NVFP4 layout.
+
+SGLang refuses at start-up (kv_cache_hook.py:165-232 in sglang 0.5.23): DFLASH and DSPARK ("does not yet
+support"), any algorithm but EAGLE, EAGLE3, NEXTN and NGRAM, NGRAM with a tree
+(--speculative-ngram-max-bfs-breadth other than 1; its default is 10), and a draft model whose
+--speculative-draft-attention-backend is not trtllm_mha (unset, SGLang picks trtllm_mha itself and logs it).""",
+        fix_title="Use EAGLE/NEXTN with --speculative-draft-attention-backend trtllm_mha, or NGRAM with breadth 1",
+    ),
+    Constraint(
+        id="kv-nvfp4-spec-attention-mode",
+        title="Speculative decoding on SM100's mixed NVFP4 KV: target verify is switched to decode attention",
+        versions="sglang>=0.5.21",
+        verified="sglang 0.5.21-0.5.23: the warning and the override of speculative_attention_mode first appear in "
+        "0.5.21 (kv_cache_hook.py:242), the same code to 0.5.23 (:233-250)",
+        needs_gpu=True,
+        stage="startup",
+        severity="warn",
+        when=All(
+            (
+                NVFP4_KV,
+                Flag("speculative_algorithm"),
+                Arch((10,)),
+                Flag("prefill_backend", ("flashinfer",)),
+                Flag("decode_backend", ("trtllm_mha",)),
+            )
+        ),
+        requires=Flag("speculative_attention_mode", ("decode",)),  # unset: SGLang's default, prefill
+        fix=("--speculative-attention-mode decode",),
+        prevents="SM100 mixed NVFP4 speculative decoding routes target verify to trtllm_mha; overriding "
+        "--speculative-attention-mode=prefill to decode.",
+        source=f"{KV_HOOK}, handle_kv4_compatibility",
+        docs="""Warns when speculative decoding on SM100/SM103 with `--kv-cache-dtype nvfp4` runs the mixed NVFP4
+pair (prefill flashinfer on an FP8 dequant workspace, decode trtllm_mha) with `--speculative-attention-mode
+prefill`, SGLang's default: SGLang logs a warning and verifies on the decode backend instead.
+
+FlashInfer prefill reads a transient FP8 dequant workspace whose host-built page layout cannot be
+refreshed inside a target-verify CUDA graph; the trtllm_mha decode child reads the NVFP4 cache directly.
+The mixed pair is what `--prefill-kv-cache-dequant-dtype fp8_e4m3` (or an explicit flashinfer prefill)
+gives on SM100; SGLang's own NVFP4 choice there is trtllm_mha for both phases.""",
+        fix_title="Pass --speculative-attention-mode decode (what SGLang switches to)",
     ),
 )
 

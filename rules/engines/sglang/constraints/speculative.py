@@ -2,7 +2,6 @@
 draft tree SGLang settles on, are attn_preflight.rules.engines.sglang.rules.speculative)."""
 
 from attn_preflight.rules.core.constraints import (
-    Algorithm,
     All,
     AnyOf,
     BackendFeature,
@@ -17,6 +16,7 @@ from attn_preflight.rules.core.constraints import (
     Phases,
     Requirement,
     Since,
+    Speculative,
     constraint_rules,
 )
 
@@ -92,7 +92,7 @@ CUDA-compatible devices ..."), so on 0.5.23 the combination passes.""",
 The TRT-LLM MHA kernels verify a linear draft chain only, not a draft tree; SGLang refuses top-k > 1 at
 start-up. When no top-k is given SGLang chooses one: 4 for Llama (LlamaForCausalLM) and Grok, 1 otherwise.""",
         fix_title="Pass --speculative-eagle-topk 1 (or use fa3 / flashinfer / triton)",
-        when=Algorithm(EAGLE_FAMILY),
+        when=Speculative(EAGLE_FAMILY),
         requires=DraftTopk(1),
         fix=("--speculative-eagle-topk 1",),
     ),
@@ -122,7 +122,7 @@ a pasted launch command, where num-steps is visible; `check`'s own flags have no
         # check's own flags have no --speculative-num-steps: judged on a pasted launch command only
         when=All(
             (
-                Algorithm(EAGLE_FAMILY),
+                Speculative(EAGLE_FAMILY),
                 AnyOf((Flag("speculative_eagle_topk"), Flag("speculative_num_draft_tokens"))),
                 Not(Flag("origin", ("flags",))),
             )
@@ -153,7 +153,7 @@ not for the auto top-k of Llama). History: 0.5.6-0.5.12 allowed flashinfer and f
 "... is unstable and produces incorrect results for paged attention backends. This combination is only
 supported for the 'flashinfer' backend."; 0.5.5 allowed flashinfer only.""",
         fix_title="Use --page-size 1, --speculative-eagle-topk 1, or --attention-backend flashinfer/fa3/triton",
-        when=All((Algorithm(EAGLE_FAMILY), Not(DraftTopk(1)))),
+        when=All((Speculative(EAGLE_FAMILY), Not(DraftTopk(1)))),
         requires=AnyOf((PageSize(1), BackendFeature("spec_page_tree"))),
         fix=("--speculative-eagle-topk 1", "--attention-backend flashinfer"),
     ),
@@ -178,7 +178,7 @@ NGRAM sets its draft top-k to `--speculative-ngram-max-bfs-breadth` (default 10)
 on paged KV only FlashInfer verifies it correctly, and SGLang refuses the rest at start-up.""",
         fix_title="Use --attention-backend flashinfer, or --page-size 1 with a backend that does not force pages",
         # NGRAM's draft top-k is its max BFS breadth (default 10): a tree unless the breadth is 1
-        when=All((Algorithm(("NGRAM",)), Not(Flag("speculative_ngram_max_bfs_breadth", (0, 1))))),
+        when=All((Speculative(("NGRAM",)), Not(Flag("speculative_ngram_max_bfs_breadth", (0, 1))))),
         requires=AnyOf((PageSize(1), Flag("attention_backend", ("flashinfer",)))),
         fix=("--attention-backend flashinfer",),
     ),
@@ -201,7 +201,7 @@ With more than one draft step SGLang builds FlashInferMLAMultiStepDraftBackend f
 flashinfer, and its constructor raises for top-k > 1 (flashinfer_mla_backend.py:1196-1199 in sglang 0.5.23),
 when the draft worker starts. flashinfer is in the paged draft-tree list, so spec-eagle-page-tree passes it.""",
         fix_title="Use --speculative-eagle-topk 1, or a draft attention backend with draft trees (fa3 on SM90, triton)",
-        when=All((Algorithm(EAGLE_FAMILY), Feature("mla"), DraftBackend(("flashinfer",)))),
+        when=All((Speculative(EAGLE_FAMILY), Feature("mla"), DraftBackend(("flashinfer",)))),
         # a single draft step builds no multi-step draft backend
         requires=AnyOf((DraftTopk(1), Flag("speculative_num_steps", (0, 1)))),
         fix=("--speculative-eagle-topk 1",),
@@ -226,7 +226,7 @@ fa3 is in SGLang's paged draft-tree list, so start-up accepts it (spec-eagle-pag
 backend's sliding-window target-verify metadata asserts page size 1 (flashattention_backend.py:3417-3419 in
 sglang 0.5.23) at the first speculative forward.""",
         fix_title="Use --page-size 1 or --speculative-eagle-topk 1",
-        when=All((Algorithm(EAGLE_FAMILY), Not(DraftTopk(1)))),
+        when=All((Speculative(EAGLE_FAMILY), Not(DraftTopk(1)))),
         requires=AnyOf((Not(AnyOf((Feature("sliding_window"), Feature("chunked_local")))), PageSize(1))),
         fix=("--page-size 1", "--speculative-eagle-topk 1"),
     ),
@@ -252,7 +252,7 @@ its sampling path does not use per-request seeds."). fa3 runs on SM90 (and SM8x 
 cannot run on Blackwell. UNO's other start-up checks (--uno-lora-path given, no draft model) are about
 its own flags, not attention.""",
         fix_title="Use --attention-backend fa3 (SM90) and drop --enable-deterministic-inference",
-        when=Algorithm(("UNO",)),
+        when=Speculative(("UNO",)),
         requires=(
             Requirement(Not(Flag("deterministic"))),
             Requirement(Phases(("fa3",)), ("--attention-backend fa3",)),

@@ -25,7 +25,6 @@ from attn_preflight.rules.core.registry import registry
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.resolve import (
-    NGRAM_DEFAULT_BREADTH,
     NVFP4_SOURCE,
     effective_page_size,
     nvfp4_plan,
@@ -182,88 +181,6 @@ def kv_mxfp8_head_dim(cfg, target):
 
 def _prefill_only(cfg):
     return bool(cfg.flags.get("prefill_only_disable_kv_cache"))
-
-
-@rule(
-    id="kv-prefill-only-preconditions",
-    title="--prefill-only-disable-kv-cache needs --chunked-prefill-size -1 and --disable-radix-cache",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'requires --chunked-prefill-size=-1'): "
-        "both ValueErrors first in 0.5.12 (server_args.py:3385-3396) and unchanged through 0.5.23 "
-        "(arg_groups/kv_cache_hook.py:904-914), before the prefill-backend check"
-    ),
-    stage="startup",
-    prevents="--prefill-only-disable-kv-cache requires --chunked-prefill-size=-1 so the FA backend takes the "
-    "fa_skip_kv_cache path; otherwise the pool would be touched between prefill chunks.",
-    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
-    docs="""Checks the two flags `--prefill-only-disable-kv-cache` needs: `--chunked-prefill-size -1` and
-`--disable-radix-cache`.
-
-The KV-free prefill path keeps each request in one forward and lets the radix cache index nothing, so SGLang
-refuses the flag at start-up unless chunked prefill is off and the radix cache disabled
-(kv_cache_hook.py:904-914 in sglang 0.5.23; "... requires --disable-radix-cache because the radix cache
-indexes KV pool slots that no longer hold real data."). SGLang's default chunked-prefill size is not -1.""",
-    fix_title="Add --chunked-prefill-size -1 --disable-radix-cache",
-)
-def kv_prefill_only_preconditions(cfg, target):
-    if not _prefill_only(cfg):
-        return skipped("applies to --prefill-only-disable-kv-cache")
-    missing = []
-    if cfg.flags.get("chunked_prefill_size") != -1:
-        missing.append("--chunked-prefill-size -1")
-    if not cfg.flags.get("disable_radix_cache"):
-        missing.append("--disable-radix-cache")
-    required = "--chunked-prefill-size -1 and --disable-radix-cache"
-    if not missing:
-        return passed("--chunked-prefill-size -1 and --disable-radix-cache", required)
-    return failed(f"--prefill-only-disable-kv-cache without {' and '.join(missing)}", required, [" ".join(missing)])
-
-
-@rule(
-    id="kv-prefill-only-pool-writers",
-    title="--prefill-only-disable-kv-cache refuses context parallelism and HiSparse, which write the KV pool",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'incompatible with --attn-cp-size', 'the "
-        "prefill-CP path stages', 'is incompatible with --enable-hisparse'): the three ValueErrors first in 0.5.12 "
-        "(server_args.py:3400-3419, the prefill-CP one naming --enable-prefill-context-parallel, the flag until "
-        "0.5.19) and unchanged through 0.5.23 (arg_groups/kv_cache_hook.py:919-937), after the chunked-prefill and "
-        "radix-cache preconditions"
-    ),
-    stage="startup",
-    prevents="--prefill-only-disable-kv-cache is incompatible with --attn-cp-size > 1: the context-parallel "
-    "attention path writes K/V to the pool via set_kv_buffer, which the no-op pool intentionally rejects.; "
-    "--prefill-only-disable-kv-cache is incompatible with --enable-prefill-cp: the prefill-CP path stages K/V "
-    "through the paged cache, which the no-op pool does not support.; --prefill-only-disable-kv-cache is "
-    "incompatible with --enable-hisparse: HiSparse uses a dedicated pool family that is not the no-op MHA pool.",
-    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
-    docs="""Checks that `--prefill-only-disable-kv-cache` comes without `--attn-cp-size` > 1, prefill context
-parallelism (`--enable-prefill-cp`, `--enable-prefill-context-parallel` until 0.5.19) or `--enable-hisparse`.
-
-The flag swaps the KV pool for a no-op one that rejects writes; context-parallel attention writes K/V to the
-pool and prefill CP stages K/V through it, and HiSparse brings a pool family of its own. SGLang refuses each
-at start-up (else the first request would fail on the no-op pool's write).""",
-    fix_title="Drop context parallelism / HiSparse, or keep the KV cache",
-)
-def kv_prefill_only_pool_writers(cfg, target):
-    if not _prefill_only(cfg):
-        return skipped("applies to --prefill-only-disable-kv-cache")
-    cp_size = cfg.flags.get("attn_cp_size") or 1
-    switches = [
-        f"--{dest.replace('_', '-')}"
-        for dest in ("enable_prefill_cp", "enable_prefill_context_parallel", "enable_hisparse")
-        if cfg.flags.get(dest)
-    ]
-    found = ([f"--attn-cp-size {cp_size}"] if cp_size > 1 else []) + switches
-    required = "no context parallelism, no HiSparse"
-    if found:
-        # a switch cannot be turned off by adding a flag; only the CP size can be set back
-        fix = ["--attn-cp-size 1"] if not switches else []
-        return failed(f"--prefill-only-disable-kv-cache with {', '.join(found)}", required, fix)
-    return passed("--prefill-only-disable-kv-cache without context parallelism or HiSparse", required)
 
 
 @rule(
@@ -474,106 +391,6 @@ def kv_nvfp4_backends(cfg, target):
     )
 
 
-# kv_cache_hook.py handle_kv4_compatibility (0.5.21-0.5.23, :139-232): speculative decoding on SM100's native
-# NVFP4 layout (trtllm_mha on a phase).
-NVFP4_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "NGRAM")
-NVFP4_SPEC_UNSUPPORTED = ("DFLASH", "DSPARK")
-SPEC_ATTENTION_MODE_DEFAULT = "prefill"  # fields/spec.py speculative_attention_mode
-
-
-@rule(
-    id="kv-nvfp4-speculative",
-    title="Speculative decoding on SM100's native NVFP4 KV: EAGLE/NEXTN with a trtllm_mha draft, or breadth-1 NGRAM",
-    engine="sglang",
-    versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: handle_kv4_compatibility's native-NVFP4 speculative checks (kv_cache_hook.py:139-232) "
-        "are the same code in 0.5.21, 0.5.22 and 0.5.23 (diff of :125-260: none); the message first appears in "
-        "0.5.21 (:227; bench/release_walk.py grep)"
-    ),
-    needs_gpu=True,
-    stage="startup",
-    prevents="SM100 native NVFP4 speculative decoding requires --speculative-draft-attention-backend=trtllm_mha so "
-    "the draft worker consumes its physical NVFP4 KV layout; got {draft_backend!r}.",
-    source=f"{KV_HOOK}, handle_kv4_compatibility",
-    docs="""Checks speculative decoding with `--kv-cache-dtype nvfp4` on SM100/SM103, where trtllm_mha serves a phase
-from the native NVFP4 layout.
-
-SGLang refuses at start-up (kv_cache_hook.py:165-232 in sglang 0.5.23): DFLASH and DSPARK ("does not yet
-support"), any algorithm but EAGLE, EAGLE3, NEXTN and NGRAM, NGRAM with a tree
-(--speculative-ngram-max-bfs-breadth other than 1; its default is 10), and a draft model whose
---speculative-draft-attention-backend is not trtllm_mha (unset, SGLang picks trtllm_mha itself and logs it).""",
-    fix_title="Use EAGLE/NEXTN with --speculative-draft-attention-backend trtllm_mha, or NGRAM with breadth 1",
-)
-def kv_nvfp4_speculative(cfg, target):
-    algorithm = (cfg.speculative_algorithm or "").upper()
-    if cfg.kv_cache_dtype != "nvfp4" or not algorithm:
-        return skipped("applies to speculative decoding with --kv-cache-dtype nvfp4")
-    if target.major != 10 or "trtllm_mha" not in (cfg.prefill_backend, cfg.decode_backend):
-        return skipped("applies to SM100's native NVFP4 layout (trtllm_mha on a phase)")
-    required = "EAGLE/EAGLE3/NEXTN with a trtllm_mha draft, or NGRAM with breadth 1"
-    if algorithm in NVFP4_SPEC_UNSUPPORTED or algorithm not in NVFP4_SPEC_ALGORITHMS:
-        return failed(
-            f"--speculative-algorithm {algorithm} on native NVFP4", required, ["--speculative-algorithm EAGLE"]
-        )
-    if algorithm == "NGRAM":
-        breadth = cfg.flags.get("speculative_ngram_max_bfs_breadth", NGRAM_DEFAULT_BREADTH)
-        if breadth != 1:
-            return failed(
-                f"NGRAM with --speculative-ngram-max-bfs-breadth {breadth} on native NVFP4",
-                required,
-                ["--speculative-ngram-max-bfs-breadth 1"],
-            )
-        return passed("NGRAM with breadth 1", required)
-    if cfg.draft_attention_backend not in (None, "trtllm_mha"):
-        return failed(
-            f"--speculative-draft-attention-backend {cfg.draft_attention_backend} on native NVFP4",
-            required,
-            ["--speculative-draft-attention-backend trtllm_mha"],
-        )
-    return passed(f"{algorithm} with a trtllm_mha draft", required)
-
-
-@rule(
-    id="kv-nvfp4-spec-attention-mode",
-    title="Speculative decoding on SM100's mixed NVFP4 KV: target verify is switched to decode attention",
-    engine="sglang",
-    versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: the warning and the override of speculative_attention_mode first appear in 0.5.21 "
-        "(kv_cache_hook.py:242) and are the same code to 0.5.23 (:233-250; bench/release_walk.py grep 'routes "
-        "target verify')"
-    ),
-    needs_gpu=True,
-    stage="startup",
-    prevents="SM100 mixed NVFP4 speculative decoding routes target verify to trtllm_mha; overriding "
-    "--speculative-attention-mode=prefill to decode.",
-    source=f"{KV_HOOK}, handle_kv4_compatibility",
-    docs="""Warns when speculative decoding on SM100/SM103 with `--kv-cache-dtype nvfp4` runs the mixed NVFP4 pair
-(prefill flashinfer on an FP8 dequant workspace, decode trtllm_mha) with `--speculative-attention-mode
-prefill`, SGLang's default: SGLang logs a warning and verifies on the decode backend instead.
-
-FlashInfer prefill reads a transient FP8 dequant workspace whose host-built page layout cannot be
-refreshed inside a target-verify CUDA graph; the trtllm_mha decode child reads the NVFP4 cache directly.
-The mixed pair is what `--prefill-kv-cache-dequant-dtype fp8_e4m3` (or an explicit flashinfer prefill)
-gives on SM100; SGLang's own NVFP4 choice there is trtllm_mha for both phases.""",
-    fix_title="Pass --speculative-attention-mode decode (what SGLang switches to)",
-)
-def kv_nvfp4_spec_attention_mode(cfg, target):
-    if cfg.kv_cache_dtype != "nvfp4" or not cfg.speculative_algorithm:
-        return skipped("applies to speculative decoding with --kv-cache-dtype nvfp4")
-    if target.major != 10 or (cfg.prefill_backend, cfg.decode_backend) != ("flashinfer", "trtllm_mha"):
-        return skipped("applies to SM100's mixed NVFP4 pair (prefill flashinfer, decode trtllm_mha)")
-    mode = cfg.flags.get("speculative_attention_mode", SPEC_ATTENTION_MODE_DEFAULT)
-    if mode == "decode":
-        return passed("--speculative-attention-mode decode", "decode attention for target verify")
-    return warned(
-        f"--speculative-attention-mode {mode} on the mixed NVFP4 pair (SGLang switches it to decode)",
-        "--speculative-attention-mode decode",
-        ["--speculative-attention-mode decode"],
-    )
-
-
 @rule(
     id="kv-nvfp4-rewrite",
     title="An NVFP4 KV cache silently moves decode (and prefill) to SGLang's NVFP4 backends",
@@ -690,6 +507,7 @@ SGLang asserts these lists at start-up. FA4 reads FP4 KV only for prefill, so wi
 backend must be another one; fa4 for both phases is refused. The MLA lists of 0.5.16-0.5.19 also name
 cutlass_mla; from 0.5.20 they are flashinfer and trtllm_mla. Before 0.5.16 the check covered fp4_e2m1 only.""",
         fix_title="Pick a backend from SGLang's KV4 list",
+        generated=True,  # one check over the KV4 lists of the declarations
     )(check)
 
 

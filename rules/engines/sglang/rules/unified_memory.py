@@ -1,5 +1,6 @@
 """SGLang's unified memory pool (--enable-unified-memory) and the page-major KV layout it turns on:
-the backends, speculative decoding, DCP, CUDA graphs, cache features and PD disaggregation it admits.
+the backends, speculative decoding, CUDA graphs and PD disaggregation it admits (its refused features and its DCP
+terms are rows: attn_preflight.rules.engines.sglang.constraints.unified_memory).
 """
 
 from __future__ import annotations
@@ -17,9 +18,6 @@ from attn_preflight.rules.checks.common import (
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.knowledge.parallel import DEFAULT_TRANSFER_BACKEND
-
-KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
-
 
 # --- unified memory and the page-major KV layout ------------------------------------------------------------
 
@@ -236,59 +234,6 @@ def kv_unified_memory_speculative(cfg, target):
     return passed(f"{algorithm} with --enable-unified-memory on {cfg.backend_label()}", required)
 
 
-@rule(
-    id="kv-unified-memory-dcp",
-    title="--enable-unified-memory with --dcp-size > 1: MLA models only, no sliding window, flashinfer / trtllm_mla / "
-    "cutedsl_mla",
-    engine="sglang",
-    versions="sglang>=0.5.20",
-    verified=(
-        "sglang 0.5.20-0.5.23: _validate_unified_memory_dcp first appears in 0.5.20 (kv_cache_hook.py:300-335) "
-        "and keeps its asserts to 0.5.23 (:723-760; bench/release_walk.py grep '--enable-unified-memory with "
-        "decode context parallelism'): the MLA, hybrid-SWA, PD and backend asserts read in 0.5.20 (:295-335), "
-        "0.5.21 (:613-653), 0.5.22 (:724-764) and 0.5.23; the backend set names tokenspeed_mla too through 0.5.22 "
-        "(an alias of cutedsl_mla in 0.5.23)"
-    ),
-    stage="startup",
-    prevents="--enable-unified-memory with decode context parallelism (--dcp-size > 1) supports MLA models only "
-    "(e.g. kimi-linear): the MHA unified pool has no DCP-aware masked write path "
-    "(UnifiedMHATokenToKVPool.set_kv_buffer asserts dcp_kv_mask is None).",
-    source=f"{backend_kb.UNIFIED_MEMORY_SOURCE}, _validate_unified_memory_dcp",
-    docs="""Checks `--enable-unified-memory` with decode context parallelism (`--dcp-size` > 1): the model is MLA,
-has no sliding-window layers, and its full-attention layers run flashinfer, trtllm_mla or cutedsl_mla.
-
-Under DCP the unified allocator widens its virtual id space; only the MLA pool has a DCP-aware write
-path, the SWA allocator does not widen, and only those three backends translate their block tables
-through the unified pool. SGLang asserts each at start-up.""",
-    fix_title="Use --attention-backend flashinfer (or trtllm_mla on Blackwell) with an MLA model, or --dcp-size 1",
-)
-def kv_unified_memory_dcp(cfg, target):
-    if not _unified_memory(cfg) or (cfg.flags.get("dcp_size") or 1) <= 1:
-        return skipped("applies to --enable-unified-memory with --dcp-size > 1")
-    if cfg.model is None:
-        return unknown("needs the model (MLA or not, sliding window or not): give --model")
-    if not cfg.mla:
-        return failed(
-            f"--enable-unified-memory --dcp-size {cfg.flags['dcp_size']} on an MHA model",
-            "an MLA model",
-            ["--dcp-size 1"],
-        )
-    if "sliding_window" in cfg.features:
-        return failed(
-            "--enable-unified-memory with DCP on a sliding-window model", "no sliding-window layers", ["--dcp-size 1"]
-        )
-    allowed = backend_kb.UNIFIED_DCP_BACKENDS
-    if sglang_release(target) < backend_kb.TOKENSPEED_MLA_ALIAS_FROM:
-        allowed = (*allowed, "tokenspeed_mla")
-    outside = _outside_of(cfg, allowed)
-    required = f"prefill and decode in {', '.join(allowed)}"
-    if outside:
-        return failed(
-            f"--enable-unified-memory with DCP on {', '.join(outside)}", required, ["--attention-backend flashinfer"]
-        )
-    return passed(f"--enable-unified-memory with DCP on {cfg.backend_label()}", required)
-
-
 def _full_prefill_graph_source(cfg) -> Optional[str]:
     """Where SGLang's prefill CUDA-graph backend FULL comes from, if it is FULL: --cuda-graph-config (JSON, first),
     --cuda-graph-backend-prefill, or Inkling's default when neither that flag nor --disable-prefill-cuda-graph
@@ -363,60 +308,6 @@ def kv_unified_memory_full_prefill_graph(cfg, target):
         required,
         fix,
     )
-
-
-# What handle_unified_memory_pool refuses beside --enable-unified-memory, each from the release that added it:
-# (dest, as written, first release); bench/release_walk.py grep finds each message first in that release
-UNIFIED_MEMORY_REFUSED = (
-    ("enable_two_batch_overlap", "--enable-two-batch-overlap", Version("0.5.20")),
-    ("enable_lmcache", "--enable-lmcache", Version("0.5.21")),
-    ("enable_unified_cache_external_linker", "--enable-unified-cache-external-linker", Version("0.5.22")),
-)
-UNIFIED_EAGLE_HICACHE_FROM = Version("0.5.22")
-
-
-@rule(
-    id="kv-unified-memory-cache-features",
-    title="--enable-unified-memory refuses two-batch overlap, LMCache, the external linker, and HiCache under EAGLE",
-    engine="sglang",
-    versions="sglang>=0.5.20",
-    verified=(
-        "sglang 0.5.20-0.5.23: handle_unified_memory_pool asserts no --enable-two-batch-overlap from 0.5.20 "
-        "(kv_cache_hook.py:251 in 0.5.20, :654 in 0.5.23), no --enable-lmcache from 0.5.21 (:577, :659), no "
-        "--enable-unified-cache-external-linker from 0.5.22 (:658, :665), and with EAGLE / EAGLE3 (NEXTN resolves to "
-        "EAGLE before it, pipeline.py) no --enable-hierarchical-cache from 0.5.22 (:675, :682); bench/release_walk.py "
-        "grep 'unified-memory does not support --enable-two-batch-overlap', 'is not yet compatible with "
-        "--enable-lmcache', 'external-linker: direct L3', 'EAGLE/EAGLE3 does not support'"
-    ),
-    stage="startup",
-    prevents="--enable-unified-memory does not support --enable-two-batch-overlap: the iteration's read tables are "
-    "indexed by the whole batch's rows, and a TBO child's readers do not offset into them.; --enable-unified-memory "
-    "is not yet compatible with --enable-lmcache; --enable-unified-memory does not support "
-    "--enable-unified-cache-external-linker; --enable-unified-memory + EAGLE/EAGLE3 does not support "
-    "--enable-hierarchical-cache",
-    source=f"{KV_HOOK}, handle_unified_memory_pool",
-    docs="""Checks the features `--enable-unified-memory` refuses beside it: `--enable-two-batch-overlap` (from
-0.5.20), `--enable-lmcache` (0.5.21), `--enable-unified-cache-external-linker` (0.5.22) and, with EAGLE /
-EAGLE3 / NEXTN, `--enable-hierarchical-cache` (0.5.22).
-
-The unified pool hands out virtual KV ids and one whole-batch read table; TBO's half-batches do not offset
-into it, LMCache and the external linker index device buffers with the ids they are given, and HiCache keeps
-a host pool the fused EAGLE draft does not have. SGLang asserts each at start-up. (Its refusal of
-`--disaggregation-decode-retraction-backup host_pool` under EAGLE reads a flag this tool does not model.)""",
-    fix_title="Drop the refused feature, or --enable-unified-memory",
-)
-def kv_unified_memory_cache_features(cfg, target):
-    if not _unified_memory(cfg):
-        return skipped("applies to --enable-unified-memory")
-    release = sglang_release(target)
-    refused = [written for dest, written, since in UNIFIED_MEMORY_REFUSED if release >= since and cfg.flags.get(dest)]
-    eagle = (cfg.speculative_algorithm or "").upper() in ("EAGLE", "EAGLE3", "NEXTN")
-    if eagle and release >= UNIFIED_EAGLE_HICACHE_FROM and cfg.flags.get("enable_hierarchical_cache"):
-        refused.append(f"--enable-hierarchical-cache with {cfg.speculative_algorithm.upper()}")
-    required = f"none of the features sglang {release} refuses with unified memory"
-    if refused:
-        return failed(f"--enable-unified-memory with {', '.join(refused)}", required)
-    return passed("--enable-unified-memory with none of the features it refuses", required)
 
 
 LAZY_COMPACTION_ENV = "SGLANG_DISABLE_LAZY_COMPACTION"
