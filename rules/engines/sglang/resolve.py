@@ -506,6 +506,38 @@ def prefill_cp(config: Config, target: Target) -> tuple[bool, Optional[str]]:
     return enabled or legacy or dsa_legacy, strategy
 
 
+def prefill_cp_on(config: Config, target: Target) -> bool:
+    """Whether the launch asks for prefill context parallelism in the target's release (prefill_cp)."""
+    return prefill_cp(config, target)[0]
+
+
+def prefill_cp_strategy(config: Config, target: Target) -> Optional[str]:
+    """The prefill CP strategy SGLang resolves in the target's release (prefill_cp)."""
+    return prefill_cp(config, target)[1]
+
+
+def hisparse_model(config: Config, target: Target) -> bool:
+    """Whether validate_hisparse's model assert admits the model in the target's release: a DSA checkpoint (its
+    is_deepseek_dsa, not the DSA serving path: DeepSeek-V3.2 is admitted in 0.5.10-0.5.11 too, where the model
+    adjustments leave it off that path; the 0.5.10 oracle accepts it), or one of HISPARSE_ARCHITECTURES_SINCE
+    (DeepSeek-V4, MiniMax-M3)."""
+    since = dsa_kb.HISPARSE_ARCHITECTURES_SINCE.get(config.model.architecture or "") if config.model else None
+    return dsa_checkpoint(config, target) or (since is not None and _release(target) >= since)
+
+
+def dsa_index_sharing(config: Config, target: Target) -> str:
+    """How the model's DSA layers reuse an earlier layer's top-k indices ("" when each runs its own indexer):
+    index_topk_freq, index_topk_pattern, and indexer_types from the release that reads it."""
+    if config.model is None:
+        return ""
+    return config.model.shared_index_topk(read_indexer_types=_release(target) >= dsa_kb.SHARED_INDEXER_TYPES_FROM)
+
+
+def pooled_index_key(config: Config, target: Target) -> bool:
+    """The checkpoint's DSA indexer pools keys (index_kpool above 1), so one key spans several positions."""
+    return config.model is not None and (config.model.index_kpool or 1) > 1
+
+
 def effective_page_size(config: Config, target: Target) -> int:
     """The KV page size SGLang settles on, applying its snaps in pipeline order (see module docstring); the sizes
     each backend accepts and snaps to are its declaration's (rules/engines/sglang/capabilities.py) in the target's release.
