@@ -388,6 +388,11 @@ Term = Union[
 ]
 
 
+def unset_or(name: str, *values: Any) -> AnyOf:
+    """A flag is not given, or has one of `values` (a check that reads the flag only when it is given)."""
+    return AnyOf((Not(Flag(name)), Flag(name, values)))
+
+
 class Requirement(NamedTuple):
     """One thing a row requires, with the fix that makes it hold ("" message: the row's own)."""
 

@@ -22,6 +22,7 @@ from attn_preflight.rules.core.constraints import (
     Since,
     Term,
     constraint_rules,
+    unset_or,
 )
 from attn_preflight.rules.engines.sglang.resolve import (
     dsa_index_sharing,
@@ -43,11 +44,6 @@ DCP = Not(Range("dcp_size", -INF, 1))  # --dcp-size above 1
 HYV4_ARCHITECTURES = ("HYV4ForCausalLM", "HYV4ForCausalLMNextN")
 LAYER_SPLIT_TRANSFER = "mooncake"  # model_hook.py:392-400 in 0.5.23 (mooncake_tcp is mooncake's own mode)
 DSA_PREFILL_CP_MAX_TP = 8  # one machine: cross-machine CP has precision issues
-
-
-def unset_or(name: str, *values: object) -> Term:
-    """A flag is not given, or is one of `values`."""
-    return AnyOf((Not(Flag(name)), Flag(name, values)))
 
 
 def listed_since(name: str, since: Mapping[str, Version]) -> Term:
