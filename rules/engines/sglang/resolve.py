@@ -637,3 +637,25 @@ RAGGED_VERIFY_ENV = "SGLANG_RAGGED_VERIFY_MODE"
 def ragged_verify_mode(config: Config) -> str:
     """SGLANG_RAGGED_VERIFY_MODE as SGLang reads it (speculative/ragged_verify.py; environ.py: static when unset)."""
     return config.env.get(RAGGED_VERIFY_ENV, "static")
+
+
+# where `--dp-size N --enable-dp-attention` became --attn-dp-size N (parallel_hook.py:39-61 in 0.5.23)
+ATTN_DP_SIZE_FROM = Version("0.5.22")
+
+
+def attention_dp_size(config: Config) -> int:
+    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention,
+    which also wins over an --attn-dp-size of 1, given or not (parallel_hook.py:49-60 in 0.5.23,
+    _handle_deprecated_dp_attention)."""
+    size = config.flags.get("attn_dp_size") or 1
+    if size == 1 and config.flags.get("enable_dp_attention"):
+        size = config.flags.get("dp_size") or 1
+    return int(size)
+
+
+def attention_dp_on(config: Config, target: Target) -> bool:
+    """DP attention as SGLang's model overrides test it: attn_dp_enabled_of (runtime_context.py: attention DP above
+    1) from 0.5.22, where --dp-size N --enable-dp-attention became --attn-dp-size N; enable_dp_attention before."""
+    if _release(target) >= ATTN_DP_SIZE_FROM:
+        return attention_dp_size(config) > 1
+    return bool(config.flags.get("enable_dp_attention"))
