@@ -36,4 +36,5 @@ MODULES = {
     "attn_preflight.rules.checks.install": "any",
     "attn_preflight.rules.checks.memory": "any",
     "attn_preflight.rules.checks.parallel": "any",
+    "attn_preflight.rules.engines.sglang.constraints.parallel": "sglang",
 }
