@@ -73,7 +73,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         # fp8_e4m3 (_deepseek_v4_kv_cache_dtype)
         declared = {"attention_backend": dsa_kb.DSV4_BACKEND, "page_size": dsa_kb.DSV4_PAGE_SIZE}
         return declared | ({"kv_cache_dtype": dsa_kb.DSV4_AUTO_KV} if config.kv_cache_dtype == "auto" else {})
-    if minimax_m3_nvfp4(config, _release(target)):
+    if minimax_m3_nvfp4(config, target):
         return _minimax_m3_nvfp4_overrides(config, major in kb.blackwell_majors(_release(target)))
     if none_set:
         if dsa_model(config, target):
@@ -170,12 +170,12 @@ def _cutedsl_prefill_backend_fill(config: Config, release: Version) -> Config:
     return replace(config, prefill_attention_backend="trtllm_mla")
 
 
-def minimax_m3_nvfp4(config: Config, release: Version) -> bool:
+def minimax_m3_nvfp4(config: Config, target: Target) -> bool:
     """A MiniMax-M3.1 NVFP4 launch: an M3 architecture with --quantization minimax_m3_nvfp4 (the checkpoint's own
     quantization_config, which SGLang also resolves to it, is not read here)."""
     model = config.model
     return (
-        release >= kb.MINIMAX_M3_NVFP4_FROM
+        _release(target) >= kb.MINIMAX_M3_NVFP4_FROM
         and model is not None
         and model.architecture in kb.MINIMAX_M3_ARCHITECTURES
         and config.flags.get("quantization") == kb.MINIMAX_M3_NVFP4
@@ -659,3 +659,8 @@ def attention_dp_on(config: Config, target: Target) -> bool:
     if _release(target) >= ATTN_DP_SIZE_FROM:
         return attention_dp_size(config) > 1
     return bool(config.flags.get("enable_dp_attention"))
+
+
+def on_blackwell(config: Config, target: Target) -> bool:
+    """The target GPU is one SGLang's is_blackwell accepts in the target's release (False when it is not known)."""
+    return target.major in kb.blackwell_majors(_release(target))

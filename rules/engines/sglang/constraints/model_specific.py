@@ -17,6 +17,8 @@ from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.constraints import (
     All,
     AnyOf,
+    Arch,
+    Capability,
     Constraint,
     Env,
     Feature,
@@ -42,6 +44,8 @@ from attn_preflight.rules.engines.sglang.resolve import (
     RAGGED_VERIFY_ENV,
     attention_dp_on,
     effective_page_size,
+    minimax_m3_nvfp4,
+    on_blackwell,
 )
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
@@ -494,6 +498,8 @@ def kimi_k3_decode_in(backends: tuple[str, ...]) -> AnyOf:
     return AnyOf((AUTO_BACKEND, Flag("decode_attention_backend", backends), inherited))
 
 
+QSA_FP8 = All((Flag("qsa_indexer_dtype", ("fp8_e4m3",)), Since("0.5.22")))  # the flag is new in 0.5.22
+M3_NVFP4 = Resolved(minimax_m3_nvfp4, "MiniMax-M3.1 NVFP4 (--quantization minimax_m3_nvfp4)")
 PAGE_1 = Resolved(effective_page_size, "page size 1 (as SGLang settles it)", (1,))
 PAGE_NAMED = All((Flag("page_size"), Not(Flag("page_size", (1,)))))
 
@@ -764,6 +770,101 @@ decode mode; disable it for this model.").""",
             Requirement(
                 Not(All((Flag("enable_unified_memory"), Since(str(backend_kb.PREFILL_AWARE_SWA_UNIFIED_FROM))))),
                 ("--enable-unified-memory false",),
+            ),
+        ),
+    ),
+    Constraint(
+        id="model-qwen4-exp-serving",
+        title="Qwen4-Exp: PD over MORI needs PP 1, no unified memory; an fp8 QSA indexer needs SM90 / SM100 and the "
+        "compressed indexer",
+        versions="sglang>=0.5.20",
+        verified="sglang 0.5.20-0.5.23 (bench/release_walk.py grep 'Qwen4-Exp PD with MORI requires', 'qsa-indexer-dtype "
+        "fp8_e4m3 requires'): model_overrides/qwen4_exp.py:31-42 in 0.5.20, :28-39 from 0.5.21 (the same tests); the "
+        "fp8 indexer checks from 0.5.22, where --qsa-indexer-dtype first appears (:78-88); layers/attention/qsa/"
+        "config.py parse_qsa_profile: a profile when the text config sets indexer_n_heads",
+        needs_model=True,
+        stage="startup",
+        prevents="Qwen4-Exp PD with MORI requires --pp-size 1; MORI does not yet exchange the global QSA layer "
+        "metadata needed to pair compact state descriptors across pipeline stages.; Qwen4-Exp does not support "
+        "--enable-unified-memory yet; --qsa-indexer-dtype fp8_e4m3 requires a CUDA SM90/SM100 GPU; "
+        "--qsa-indexer-dtype fp8_e4m3 requires the compressed QSA indexer",
+        source=f"{OVERRIDES_DIR}/qwen4_exp.py, _qwen4_exp_overrides",
+        docs="""Checks a Qwen4-Exp model (Qwen4ExpForConditionalGeneration): PD disaggregation over
+`--disaggregation-transfer-backend mori` runs with `--pp-size 1`; no `--enable-unified-memory`; and
+`--qsa-indexer-dtype fp8_e4m3` (sglang 0.5.22+) runs on an SM90 or SM100-class GPU (compute capability 9.x or
+10.x) with a checkpoint whose text config has the compressed QSA indexer (`indexer_n_heads`).
+
+MORI does not exchange the QSA layer metadata across pipeline stages, unified memory is not wired for QSA, and
+the fp8 indexer scores blocks with TileLang fp8 GEMMs validated on Hopper and Blackwell only: SGLang's override
+raises each at start-up (qwen4_exp.py:28-88 in sglang 0.5.23). SGLang's platform test also wants a torch built
+for CUDA 12.3 (SM90) or 12.8 (SM100), which the install rules judge.""",
+        fix_title="Use --pp-size 1 with MORI, drop --enable-unified-memory, --qsa-indexer-dtype bfloat16 elsewhere",
+        when=Model(architectures=("Qwen4ExpForConditionalGeneration",)),
+        first_only=True,
+        requires=(
+            Requirement(
+                Not(
+                    All(
+                        (
+                            Not(unset_or("disaggregation_mode", "null")),
+                            Flag("disaggregation_transfer_backend", ("mori",)),
+                            Not(Range("pp_size", -INF, 1)),
+                        )
+                    )
+                ),
+                ("--pp-size 1",),
+            ),
+            Requirement(Not(Flag("enable_unified_memory"))),
+            # get_platform().is_sm90 / is_sm100: majors 9 and 10; the GPU is judged before the checkpoint
+            Requirement(AnyOf((Not(QSA_FP8), Arch((9, 10)))), ("--qsa-indexer-dtype bfloat16",)),
+            Requirement(
+                AnyOf((Not(QSA_FP8), ModelField("qsa_indexer"), Not(Capability((0, 0))))),
+                ("--qsa-indexer-dtype bfloat16",),
+            ),
+        ),
+    ),
+    Constraint(
+        id="model-minimax-m3-nvfp4",
+        title="MiniMax-M3.1 NVFP4 needs page size 128, an fp8_e4m3 KV cache on Blackwell, and DSPARK/DFLASH "
+        "speculation",
+        versions="sglang>=0.5.23",
+        verified="sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 "
+        "NVFP4 requires --page-size 128': only 0.5.23, :93; the KV dtype check :119, the speculation check :59)",
+        needs_model=True,
+        stage="startup",
+        prevents="M3.1 NVFP4 requires --page-size 128",
+        source=backend_kb.MINIMAX_M3_SOURCE,
+        docs="""Checks a MiniMax-M3.1 NVFP4 launch (a MiniMaxM3Sparse architecture with `--quantization
+minimax_m3_nvfp4`): `--page-size` 128 or none, on Blackwell `--kv-cache-dtype fp8_e4m3` or auto, and
+`--speculative-algorithm` DSPARK, DFLASH or none.
+
+SGLang's M3 override refuses each other value at start-up ("M3.1 NVFP4 requires --kv-cache-dtype
+fp8_e4m3", "M3.1 NVFP4 only supports DSPARK or DFLASH speculation") and otherwise sets page size 128,
+the fp8_e4m3 KV cache (Blackwell) and trtllm_mha (Blackwell) or fa3 where no backend is named: the rest
+of the config is judged on those. A checkpoint whose own quantization_config makes it M3.1 NVFP4 is
+recognised only with the --quantization flag (attn-preflight does not read that field).""",
+        fix_title="Drop --page-size (or 128), use --kv-cache-dtype fp8_e4m3, DSPARK/DFLASH speculation",
+        when=M3_NVFP4,
+        first_only=True,
+        requires=(
+            Requirement(
+                unset_or("page_size", backend_kb.MINIMAX_M3_NVFP4_PAGE),
+                (f"--page-size {backend_kb.MINIMAX_M3_NVFP4_PAGE}",),
+            ),
+            Requirement(
+                unset_or("speculative_algorithm", *backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE),
+                (f"--speculative-algorithm {backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE[0]}",),
+            ),
+            Requirement(
+                Not(
+                    All(
+                        (
+                            Resolved(on_blackwell, "a Blackwell GPU"),
+                            Not(Flag("kv_cache_dtype", (backend_kb.MINIMAX_M3_NVFP4_KV,))),
+                        )
+                    )
+                ),
+                (f"--kv-cache-dtype {backend_kb.MINIMAX_M3_NVFP4_KV}",),
             ),
         ),
     ),

@@ -204,67 +204,6 @@ def model_mimo_v2_fused_qkv_tp(cfg, target):
     )
 
 
-# --- Qwen4-Exp (QSA sparse attention) -----------------------------------------------------------------------
-
-QWEN4_EXP = "Qwen4ExpForConditionalGeneration"
-QSA_FP8_FROM = Version("0.5.22")  # --qsa-indexer-dtype first appears in 0.5.22 (fields/model.py)
-QSA_FP8_MAJORS = (9, 10)  # get_platform().is_sm90 / is_sm100 (utils/common.py: majors 9 and 10)
-
-
-@rule(
-    id="model-qwen4-exp-serving",
-    title="Qwen4-Exp: PD over MORI needs PP 1, no unified memory; an fp8 QSA indexer needs SM90 / SM100 and the "
-    "compressed indexer",
-    engine="sglang",
-    versions="sglang>=0.5.20",
-    verified=(
-        "sglang 0.5.20-0.5.23 (bench/release_walk.py grep 'Qwen4-Exp PD with MORI requires', 'Qwen4-Exp does not "
-        "support --enable-unified', 'qsa-indexer-dtype fp8_e4m3 requires'): model_overrides/qwen4_exp.py:31-42 in "
-        "0.5.20, :28-39 from 0.5.21 (the same tests); the fp8 indexer checks from 0.5.22, where --qsa-indexer-dtype "
-        "first appears (:78-88 in 0.5.22 and 0.5.23); layers/attention/qsa/config.py parse_qsa_profile: a profile "
-        "when the text config sets indexer_n_heads"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="Qwen4-Exp PD with MORI requires --pp-size 1; MORI does not yet exchange the global QSA layer metadata "
-    "needed to pair compact state descriptors across pipeline stages.; Qwen4-Exp does not support "
-    "--enable-unified-memory yet; --qsa-indexer-dtype fp8_e4m3 requires a CUDA SM90/SM100 GPU; --qsa-indexer-dtype "
-    "fp8_e4m3 requires the compressed QSA indexer",
-    source=f"{OVERRIDES_DIR}/qwen4_exp.py, _qwen4_exp_overrides",
-    docs="""Checks a Qwen4-Exp model (Qwen4ExpForConditionalGeneration): PD disaggregation over
-`--disaggregation-transfer-backend mori` runs with `--pp-size 1`; no `--enable-unified-memory`; and
-`--qsa-indexer-dtype fp8_e4m3` (sglang 0.5.22+) runs on an SM90 or SM100-class GPU (compute capability 9.x or
-10.x) with a checkpoint whose text config has the compressed QSA indexer (`indexer_n_heads`).
-
-MORI does not exchange the QSA layer metadata across pipeline stages, unified memory is not wired for QSA, and
-the fp8 indexer scores blocks with TileLang fp8 GEMMs validated on Hopper and Blackwell only: SGLang's override
-raises each at start-up (qwen4_exp.py:28-88 in sglang 0.5.23). SGLang's platform test also wants a torch built
-for CUDA 12.3 (SM90) or 12.8 (SM100), which the install rules judge.""",
-    fix_title="Use --pp-size 1 with MORI, drop --enable-unified-memory, --qsa-indexer-dtype bfloat16 elsewhere",
-)
-def model_qwen4_exp_serving(cfg, target):
-    if _arch(cfg) != QWEN4_EXP:
-        return skipped(f"applies to Qwen4-Exp ({QWEN4_EXP})")
-    required = "PP 1 for PD over MORI, no unified memory, an fp8 QSA indexer on SM90/SM100 with the compressed indexer"
-    mode = cfg.flags.get("disaggregation_mode") or "null"
-    if mode != "null" and cfg.flags.get("disaggregation_transfer_backend") == "mori" and cfg.pp_size > 1:
-        return failed(f"Qwen4-Exp PD {mode} over MORI with --pp-size {cfg.pp_size}", required, ["--pp-size 1"])
-    if cfg.flags.get("enable_unified_memory"):
-        return failed("Qwen4-Exp with --enable-unified-memory", required)
-    fp8 = cfg.flags.get("qsa_indexer_dtype") == "fp8_e4m3" and sglang_release(target) >= QSA_FP8_FROM
-    if fp8 and target.major is None:
-        return unknown("compute capability unknown")
-    if fp8 and target.major not in QSA_FP8_MAJORS:
-        return failed(f"--qsa-indexer-dtype fp8_e4m3 on {gpu(target)}", required, ["--qsa-indexer-dtype bfloat16"])
-    if fp8 and not cfg.model.qsa_indexer:
-        return failed(
-            "--qsa-indexer-dtype fp8_e4m3 on a checkpoint without the compressed QSA indexer (no indexer_n_heads)",
-            required,
-            ["--qsa-indexer-dtype bfloat16"],
-        )
-    return passed("Qwen4-Exp" + (" with an fp8 QSA indexer" if fp8 else ""), required)
-
-
 # --- HRM-Text -----------------------------------------------------------------------------------------------
 
 
@@ -312,56 +251,6 @@ def model_hrm_text_triton(cfg, target):
 # --- MiniMax-M3.1 NVFP4 -------------------------------------------------------------------------------------
 
 
-@rule(
-    id="model-minimax-m3-nvfp4",
-    title="MiniMax-M3.1 NVFP4 needs page size 128, an fp8_e4m3 KV cache on Blackwell, and DSPARK/DFLASH speculation",
-    engine="sglang",
-    versions="sglang>=0.5.23",
-    verified=(
-        "sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 NVFP4 "
-        "requires --page-size 128': only 0.5.23, :93; the KV dtype check :119, the speculation check :59)"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="M3.1 NVFP4 requires --page-size 128",
-    source=backend_kb.MINIMAX_M3_SOURCE,
-    docs="""Checks a MiniMax-M3.1 NVFP4 launch (a MiniMaxM3Sparse architecture with `--quantization
-minimax_m3_nvfp4`): `--page-size` 128 or none, on Blackwell `--kv-cache-dtype fp8_e4m3` or auto, and
-`--speculative-algorithm` DSPARK, DFLASH or none.
-
-SGLang's M3 override refuses each other value at start-up ("M3.1 NVFP4 requires --kv-cache-dtype
-fp8_e4m3", "M3.1 NVFP4 only supports DSPARK or DFLASH speculation") and otherwise sets page size 128,
-the fp8_e4m3 KV cache (Blackwell) and trtllm_mha (Blackwell) or fa3 where no backend is named: the rest
-of the config is judged on those. A checkpoint whose own quantization_config makes it M3.1 NVFP4 is
-recognised only with the --quantization flag (attn-preflight does not read that field).""",
-    fix_title="Drop --page-size (or 128), use --kv-cache-dtype fp8_e4m3, DSPARK/DFLASH speculation",
-)
-def model_minimax_m3_nvfp4(cfg, target):
-    if _arch(cfg) not in backend_kb.MINIMAX_M3_ARCHITECTURES:
-        return skipped("applies to MiniMax-M3 (MiniMaxM3Sparse*)")
-    if not minimax_m3_nvfp4(cfg, sglang_release(target)):
-        return skipped("applies to --quantization minimax_m3_nvfp4 (M3.1 NVFP4)")
-    page, kv = backend_kb.MINIMAX_M3_NVFP4_PAGE, backend_kb.MINIMAX_M3_NVFP4_KV
-    allowed = backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE
-    required = f"page size {page}, --kv-cache-dtype {kv} on Blackwell, speculation {' or '.join(allowed)} or none"
-    if cfg.page_size not in (None, page):
-        return failed(f"M3.1 NVFP4 with --page-size {cfg.page_size}", required, [f"--page-size {page}"])
-    if cfg.speculative_algorithm and cfg.speculative_algorithm not in allowed:
-        return failed(
-            f"M3.1 NVFP4 with --speculative-algorithm {cfg.speculative_algorithm}",
-            required,
-            [f"--speculative-algorithm {allowed[0]}"],
-        )
-    blackwell = target.major in blackwell_majors(target)
-    if blackwell and cfg.kv_cache_dtype != kv:
-        return failed(
-            f"M3.1 NVFP4 on {gpu(target)} with --kv-cache-dtype {cfg.kv_cache_dtype}",
-            required,
-            [f"--kv-cache-dtype {kv}"],
-        )
-    return passed(f"M3.1 NVFP4 with page size {page}, KV {cfg.kv_cache_dtype}", required)
-
-
 MINIMAX_M3_DRAFT_HOST = "MiniMaxM3SparseForConditionalGeneration"  # the wrapper that captures the draft's states
 
 
@@ -393,7 +282,7 @@ start-up (minimax_m3.py:59-78 in sglang 0.5.23). Which algorithms are allowed at
     fix_title="Draft on a Blackwell GPU with the VL checkpoint, SGLANG_RAGGED_VERIFY_MODE=static and --pp-size 1",
 )
 def model_minimax_m3_nvfp4_speculation(cfg, target):
-    if not minimax_m3_nvfp4(cfg, sglang_release(target)):
+    if not minimax_m3_nvfp4(cfg, target):
         return skipped("applies to MiniMax-M3 with --quantization minimax_m3_nvfp4 (M3.1 NVFP4)")
     algorithm = cfg.speculative_algorithm
     if algorithm not in backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE:
