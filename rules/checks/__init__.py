@@ -39,7 +39,9 @@ MODULES = {
     "attn_preflight.rules.engines.sglang.rules.mla_backends": "sglang",
     "attn_preflight.rules.engines.sglang.declared.mla_backends": "sglang",
     "attn_preflight.rules.engines.sglang.rules.dsa": "sglang",
+    "attn_preflight.rules.engines.sglang.constraints.dsa": "sglang",
     "attn_preflight.rules.checks.install": "any",
     "attn_preflight.rules.checks.memory": "any",
     "attn_preflight.rules.checks.parallel": "any",
+    "attn_preflight.rules.engines.sglang.constraints.parallel": "sglang",
 }

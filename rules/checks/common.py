@@ -16,6 +16,7 @@ from attn_preflight.rules.core.versions import table_for
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.capabilities import BackendInfo
+from attn_preflight.rules.engines.sglang.resolve import attention_dp_size
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
 
 
@@ -219,16 +220,6 @@ def running_flashinfer(
 def speculative(cfg) -> bool:
     """SpeculativeAlgorithm.from_string(...).is_speculative(): an SGLang algorithm other than NONE."""
     return (cfg.speculative_algorithm or "NONE").upper() != "NONE"
-
-
-def attention_dp_size(cfg) -> int:
-    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention,
-    which also wins over an --attn-dp-size of 1, given or not (parallel_hook.py:49-60 in 0.5.23,
-    _handle_deprecated_dp_attention)."""
-    size = cfg.flags.get("attn_dp_size") or 1
-    if size == 1 and cfg.flags.get("enable_dp_attention"):
-        size = cfg.flags.get("dp_size") or 1
-    return int(size)
 
 
 def chunked_prefill_per_rank(cfg) -> Optional[int]:

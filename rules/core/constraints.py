@@ -19,13 +19,13 @@ own fix; every one that fails is reported, or with `first_only` the first (as an
 raise); with `together` their fixes are joined into one command. Applicability the engine states in one wording
 (`backends`, `needs_gpu`, `needs_model`) is declared on the row as on a hand-written rule. Terms: Flag, Range,
 Arch, Backends, Phases, Since, Feature, Model, ModelRead, Declares, BackendArch, DeclaredArch, Listed, Env, EnvTrue,
-Rewritten, Above, Speculative, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses, and Not / All /
-AnyOf over them.
+Rewritten, Above, Speculative, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses, Resolved,
+ModelField, Capability, and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
@@ -521,6 +521,62 @@ class Listed(NamedTuple):
         return Flag(self.flag).found(cfg)
 
 
+class Resolved(NamedTuple):
+    """What the engine's own resolution makes of the config: `resolve` (a function of the pack's resolve module,
+    as `describes` names it) returns a true value, or, with `values`, one of them."""
+
+    resolve: Callable[[Config, Target], Any]
+    describes: str
+    values: tuple[Any, ...] = ()
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        value = self.resolve(cfg, target)
+        return value in self.values if self.values else bool(value)
+
+    def text(self) -> str:
+        return self.describes
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class ModelField(NamedTuple):
+    """A field of the model's config (ModelFeatures: learnable_sink, attention_chunk_size, ...) is set, or, with
+    `values`, one of them; unknown when no model was read."""
+
+    name: str
+    values: tuple[Any, ...] = ()
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if cfg.model is None:
+            return None
+        value = getattr(cfg.model, self.name)
+        return value in self.values if self.values else bool(value)
+
+    def text(self) -> str:
+        return f"config.json {self.name}" + (f" {' or '.join(_shown(v) for v in self.values)}" if self.values else "")
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Capability(NamedTuple):
+    """The target GPU's compute capability lies in [low, high] (unknown when the GPU is not known; `low` (0, 0):
+    any known GPU)."""
+
+    low: tuple[int, int]
+    high: tuple[int, int] = (99, 9)
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if target.cc is None else self.low <= target.cc <= self.high
+
+    def text(self) -> str:
+        return f"compute capability {self.low[0]}.{self.low[1]} to {self.high[0]}.{self.high[1]}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
 Term = Union[
     Flag,
     Range,
@@ -549,7 +605,15 @@ Term = Union[
     Speculative,
     EnvTrue,
     ModelRead,
+    Resolved,
+    ModelField,
+    Capability,
 ]
+
+
+def unset_or(name: str, *values: Any) -> AnyOf:
+    """A flag is not given, or has one of `values` (a check that reads the flag only when it is given)."""
+    return AnyOf((Not(Flag(name)), Flag(name, values)))
 
 
 class Requirement(NamedTuple):

@@ -89,7 +89,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         # fp8_e4m3 (_deepseek_v4_kv_cache_dtype)
         declared = {"attention_backend": dsa_kb.DSV4_BACKEND, "page_size": dsa_kb.DSV4_PAGE_SIZE}
         return declared | ({"kv_cache_dtype": dsa_kb.DSV4_AUTO_KV} if config.kv_cache_dtype == "auto" else {})
-    if minimax_m3_nvfp4(config, _release(target)):
+    if minimax_m3_nvfp4(config, target):
         return _minimax_m3_nvfp4_overrides(config, major in kb.blackwell_majors(_release(target)))
     if none_set:
         if dsa_model(config, target):
@@ -186,12 +186,12 @@ def _cutedsl_prefill_backend_fill(config: Config, release: Version) -> Config:
     return replace(config, prefill_attention_backend="trtllm_mla")
 
 
-def minimax_m3_nvfp4(config: Config, release: Version) -> bool:
+def minimax_m3_nvfp4(config: Config, target: Target) -> bool:
     """A MiniMax-M3.1 NVFP4 launch: an M3 architecture with --quantization minimax_m3_nvfp4 (the checkpoint's own
     quantization_config, which SGLang also resolves to it, is not read here)."""
     model = config.model
     return (
-        release >= kb.MINIMAX_M3_NVFP4_FROM
+        _release(target) >= kb.MINIMAX_M3_NVFP4_FROM
         and model is not None
         and model.architecture in kb.MINIMAX_M3_ARCHITECTURES
         and config.flags.get("quantization") == kb.MINIMAX_M3_NVFP4
@@ -479,6 +479,38 @@ def prefill_cp(config: Config, target: Target) -> tuple[bool, Optional[str]]:
     return enabled or legacy or dsa_legacy, strategy
 
 
+def prefill_cp_on(config: Config, target: Target) -> bool:
+    """Whether the launch asks for prefill context parallelism in the target's release (prefill_cp)."""
+    return prefill_cp(config, target)[0]
+
+
+def prefill_cp_strategy(config: Config, target: Target) -> Optional[str]:
+    """The prefill CP strategy SGLang resolves in the target's release (prefill_cp)."""
+    return prefill_cp(config, target)[1]
+
+
+def hisparse_model(config: Config, target: Target) -> bool:
+    """Whether validate_hisparse's model assert admits the model in the target's release: a DSA checkpoint (its
+    is_deepseek_dsa, not the DSA serving path: DeepSeek-V3.2 is admitted in 0.5.10-0.5.11 too, where the model
+    adjustments leave it off that path; the 0.5.10 oracle accepts it), or one of HISPARSE_ARCHITECTURES_SINCE
+    (DeepSeek-V4, MiniMax-M3)."""
+    since = dsa_kb.HISPARSE_ARCHITECTURES_SINCE.get(config.model.architecture or "") if config.model else None
+    return dsa_checkpoint(config, target) or (since is not None and _release(target) >= since)
+
+
+def dsa_index_sharing(config: Config, target: Target) -> str:
+    """How the model's DSA layers reuse an earlier layer's top-k indices ("" when each runs its own indexer):
+    index_topk_freq, index_topk_pattern, and indexer_types from the release that reads it."""
+    if config.model is None:
+        return ""
+    return config.model.shared_index_topk(read_indexer_types=_release(target) >= dsa_kb.SHARED_INDEXER_TYPES_FROM)
+
+
+def pooled_index_key(config: Config, target: Target) -> bool:
+    """The checkpoint's DSA indexer pools keys (index_kpool above 1), so one key spans several positions."""
+    return config.model is not None and (config.model.index_kpool or 1) > 1
+
+
 def effective_page_size(config: Config, target: Target) -> int:
     """The KV page size SGLang settles on, applying its snaps in pipeline order (see module docstring); the sizes
     each backend accepts and snaps to are its declaration's (rules/engines/sglang/capabilities.py) in the target's release.
@@ -578,3 +610,30 @@ RAGGED_VERIFY_ENV = "SGLANG_RAGGED_VERIFY_MODE"
 def ragged_verify_mode(config: Config) -> str:
     """SGLANG_RAGGED_VERIFY_MODE as SGLang reads it (speculative/ragged_verify.py; environ.py: static when unset)."""
     return config.env.get(RAGGED_VERIFY_ENV, "static")
+
+
+# where `--dp-size N --enable-dp-attention` became --attn-dp-size N (parallel_hook.py:39-61 in 0.5.23)
+ATTN_DP_SIZE_FROM = Version("0.5.22")
+
+
+def attention_dp_size(config: Config) -> int:
+    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention,
+    which also wins over an --attn-dp-size of 1, given or not (parallel_hook.py:49-60 in 0.5.23,
+    _handle_deprecated_dp_attention)."""
+    size = config.flags.get("attn_dp_size") or 1
+    if size == 1 and config.flags.get("enable_dp_attention"):
+        size = config.flags.get("dp_size") or 1
+    return int(size)
+
+
+def attention_dp_on(config: Config, target: Target) -> bool:
+    """DP attention as SGLang's model overrides test it: attn_dp_enabled_of (runtime_context.py: attention DP above
+    1) from 0.5.22, where --dp-size N --enable-dp-attention became --attn-dp-size N; enable_dp_attention before."""
+    if _release(target) >= ATTN_DP_SIZE_FROM:
+        return attention_dp_size(config) > 1
+    return bool(config.flags.get("enable_dp_attention"))
+
+
+def on_blackwell(config: Config, target: Target) -> bool:
+    """The target GPU is one SGLang's is_blackwell accepts in the target's release (False when it is not known)."""
+    return target.major in kb.blackwell_majors(_release(target))
