@@ -262,7 +262,7 @@ class Phases(NamedTuple):
 
 class Model(NamedTuple):
     """The model's config.json names one of `architectures` (architectures[0]) or `model_types`; unknown when no
-    model was read."""
+    model was read, or when architectures are asked of a config.json that names none."""
 
     architectures: tuple[str, ...] = ()
     model_types: tuple[str, ...] = ()
@@ -270,7 +270,11 @@ class Model(NamedTuple):
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
         if cfg.model is None:
             return None
-        return cfg.model.architecture in self.architectures or cfg.model.model_type in self.model_types
+        if cfg.model.architecture in self.architectures or cfg.model.model_type in self.model_types:
+            return True
+        if self.architectures and cfg.model.architecture is None:
+            return None  # a config.json without `architectures`: which one SGLang loads is not known
+        return False
 
     def text(self) -> str:
         return " or ".join(self.architectures + self.model_types)
