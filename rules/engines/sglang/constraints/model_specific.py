@@ -21,6 +21,7 @@ from attn_preflight.rules.core.constraints import (
     Capability,
     Constraint,
     Env,
+    EnvTrue,
     Feature,
     Flag,
     Model,
@@ -30,6 +31,7 @@ from attn_preflight.rules.core.constraints import (
     Requirement,
     Resolved,
     Since,
+    Speculative,
     constraint_rules,
     unset_or,
 )
@@ -478,7 +480,7 @@ NAMED_BACKENDS = ("attention_backend", "prefill_attention_backend", "decode_atte
 IQUEST_Q1 = Model(architectures=tuple(sorted(backend_kb.IQUEST_Q1_ARCHITECTURES)))
 ATTN_CP = Not(Range("attn_cp_size", -INF, 1))
 MINICPM_SPARSE_BACKENDS = ("minicpm_flashattn", "minicpm_flashinfer")
-MINICPM_FORCE_DENSE = Env("SGLANG_MINICPM_FORCE_DENSE", ("true", "1", "yes", "y", "True", "TRUE", "Yes", "YES", "Y"))
+MINICPM_FORCE_DENSE = EnvTrue("SGLANG_MINICPM_FORCE_DENSE")
 MINICPM_SALA = AnyOf((ModelField("minicpm_sparse_attention"), ModelField("minicpm_lightning_layers")))
 # no backend named (SGLang's default is the sparse one), or a sparse backend among those named
 MINICPM_ON_SPARSE = AnyOf(
@@ -605,7 +607,7 @@ backend checks; the MTP draft is a single-layer serial head (`--speculative-eagl
         first_only=True,
         requires=(
             Requirement(
-                unset_or("speculative_algorithm", "EAGLE", "NEXTN", "eagle", "nextn"),
+                Speculative(("NONE", "EAGLE", "NEXTN")),
                 ("--speculative-algorithm EAGLE",),
             ),
             Requirement(Not(Flag("enable_prefill_cp"))),  # a store-true flag, which no flag of a fix turns off
@@ -736,7 +738,7 @@ SGLANG_RAGGED_VERIFY_MODE at static (its default).
 The compact and cap-accept ragged-verify modes are not validated under decode context parallelism, so Kimi-K3's
 override refuses them at start-up (and routes DSPARK's verify to the decode backend).""",
         fix_title="Unset SGLANG_RAGGED_VERIFY_MODE (or set it to static)",
-        when=All((KIMI_K3, DCP, Flag("speculative_algorithm", ("DSPARK", "dspark")))),
+        when=All((KIMI_K3, DCP, Speculative(("DSPARK",)))),
         requires=AnyOf((Not(Env(RAGGED_VERIFY_ENV)), Env(RAGGED_VERIFY_ENV, ("static",)))),
         fix=(f"{RAGGED_VERIFY_ENV}=static",),
     ),
