@@ -18,7 +18,7 @@ Several requirements of one upstream check keep one id: `requires` may list them
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
 row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, Env, Rewritten, and Not / All / AnyOf over them.
+BackendArch, Env, Rewritten, ModelRead, and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
@@ -310,8 +310,37 @@ class Rewritten(NamedTuple):
         return []
 
 
+class ModelRead(NamedTuple):
+    """The model's config.json was read: a row that, as the engine, passes over a model it cannot read names it
+    in `when` (Model alone makes such a row unknown)."""
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return cfg.model is not None
+
+    def text(self) -> str:
+        return "a model whose config.json was read"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
 Term = Union[
-    Flag, Range, Arch, Not, All, AnyOf, Backends, Since, Feature, Model, Declares, BackendArch, Phases, Env, Rewritten
+    Flag,
+    Range,
+    Arch,
+    Not,
+    All,
+    AnyOf,
+    Backends,
+    Since,
+    Feature,
+    Model,
+    Declares,
+    BackendArch,
+    Phases,
+    Env,
+    Rewritten,
+    ModelRead,
 ]
 
 
