@@ -26,6 +26,7 @@ MODULES = {
     "attn_preflight.rules.engines.vllm.reasons": "vllm",
     "attn_preflight.rules.engines.vllm.rules.kernels": "vllm",
     "attn_preflight.rules.engines.vllm.rules.model": "vllm",
+    "attn_preflight.rules.engines.vllm.constraints.model": "vllm",
     "attn_preflight.rules.engines.vllm.rules.legacy": "vllm",
     "attn_preflight.rules.engines.sglang.rules.model_specific": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.model_specific": "sglang",
