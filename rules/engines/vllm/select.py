@@ -160,16 +160,6 @@ def selected(q: kb.VllmQuery, target: Target) -> kb.Selection:
     return kb.select(q, release_of(target))
 
 
-def flex_not_used(cfg: Config, target: Target) -> Optional[Outcome]:
-    """The skip when FLEX_ATTENTION is neither named nor what vLLM's priority list picks; None when it runs."""
-    if cfg.attention_backend is None and target.cc is not None:
-        if selected(query(cfg, target), target).chosen != "FLEX_ATTENTION":
-            return skipped("vLLM does not select FLEX_ATTENTION for this config")
-    elif cfg.attention_backend != "FLEX_ATTENTION":
-        return skipped("applies to FLEX_ATTENTION")
-    return None
-
-
 def rejections(backend: kb.VllmBackend, q: kb.VllmQuery, target: Target) -> dict[str, kb.Rejection]:
     """The validator's reasons (vllm_backends.rejections) against the named backend, by key: every rule
     about a validate_configuration / supports_combination reason reads its own key here."""
