@@ -14,6 +14,7 @@ from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.constraints import Constraint, judge
 from attn_preflight.rules.core.engine import Outcome, Status, rule, skipped
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.engines.vllm import legacy as kb_legacy
 from attn_preflight.rules.engines.vllm import select as vllm
 
 
@@ -33,7 +34,9 @@ def judge_running(running: Runs, cfg: Config, target: Target) -> Outcome:
         return skipped(f"applies to {running.backend}")
     outcome = judge(running.row, cfg, target)
     if running.use and outcome.status in (Status.FAIL, Status.WARN):
-        return outcome._replace(fix=(vllm.use_backend(running.use, target), *outcome.fix))
+        release = vllm.release_of(target)
+        name = kb_legacy.spelled([running.use], release)[0] if release else running.use
+        return outcome._replace(fix=(vllm.use_backend(name, target), *outcome.fix))
     return outcome
 
 

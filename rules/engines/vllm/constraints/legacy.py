@@ -35,7 +35,7 @@ sliding window when the layer is built, before the weights load (vllm#24358: gpt
 vLLM 0.11.0 implements sliding windows in FlexAttention.""",
             fix_title="Upgrade to vLLM 0.11, or name TRITON_ATTN_VLLM_V1",
         ),
-        use="TRITON_ATTN_VLLM_V1",
+        use="TRITON_ATTN",
     ),
 )
 
