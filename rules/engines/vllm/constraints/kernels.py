@@ -21,7 +21,7 @@ ROWS = (
             "soft cap yet.' (flex_attention.py:368 in 0.10.0, :653 in 0.10.2, :693 in 0.11.0, :725 in 0.11.2, :750 in "
             "0.12.0, :812 in 0.13.0, :808 in 0.16.0, :960 in 0.20.0, :1060 in 0.24.0, :1209 in 0.26.0, :1222 in "
             "0.30.0, :1188 in 0.33.0; the releases between them not read); 0.10.0-0.11.0 pick FLEX_ATTENTION by "
-            "themselves below SM80 (capabilities._legacy_select)",
+            "themselves below SM80 (select._legacy_select)",
             stage="init",
             needs_model=True,
             when=ALWAYS,

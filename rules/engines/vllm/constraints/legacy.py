@@ -4,8 +4,8 @@ the backend-run family (attn_preflight.rules.engines.vllm.runs)."""
 from __future__ import annotations
 
 from attn_preflight.rules.core.constraints import ALWAYS, Constraint, Feature, Not
-from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm.runs import Runs, running_rules
+from attn_preflight.rules.engines.vllm.select import LEGACY_SELECT_SOURCE
 
 ROWS = (
     Runs(
@@ -24,7 +24,7 @@ ROWS = (
             requires=Not(Feature("sliding_window")),
             prevents="FlexAttention does not support sliding window yet.",
             source="vllm-project/vllm@v0.10.2: vllm/v1/attention/backends/flex_attention.py, "
-            "FlexAttentionImpl.__init__ (:644-646); " + kb.LEGACY_SELECT_SOURCE,
+            "FlexAttentionImpl.__init__ (:644-646); " + LEGACY_SELECT_SOURCE,
             references=("https://github.com/vllm-project/vllm/issues/24358",),
             docs="""Checks that a model with sliding-window layers (gpt-oss, Mistral, Gemma 2/3) is not served by
 FLEX_ATTENTION on vLLM 0.10, named or picked by vLLM's default.
