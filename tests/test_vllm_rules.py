@@ -390,7 +390,7 @@ def test_validate_gives_every_reason_in_vllms_order():
     ],
 )
 def test_priority_lists_follow_the_release(release, query, expected):
-    listed = kb.priorities(kb.VllmQuery(head_size=576 if query.get("use_mla") else 128, **query), release)
+    listed = vllm_select.priorities(kb.VllmQuery(head_size=576 if query.get("use_mla") else 128, **query), release)
     assert listed[: len(expected)] == expected
 
 
@@ -404,8 +404,8 @@ def test_priority_lists_follow_the_release(release, query, expected):
 )
 def test_sparse_mla_priorities_follow_the_release(release, tail):
     q = kb.VllmQuery(cc=(10, 0), head_size=576, use_mla=True, use_sparse=True, num_heads=16)
-    assert kb.priorities(q, release)[-len(tail) :] == tail
-    assert kb.priorities(q, release)[-len(tail) - 1] == "TRITON_MLA"
+    assert vllm_select.priorities(q, release)[-len(tail) :] == tail
+    assert vllm_select.priorities(q, release)[-len(tail) - 1] == "TRITON_MLA"
 
 
 @pytest.mark.parametrize(
@@ -459,7 +459,7 @@ def test_selection_per_arch(cc, mla, expected):
         use_mla=mla,
         qk_nope_head_dim=128 if mla else None,
     )
-    assert kb.select(query).chosen == expected
+    assert vllm_select.select(query).chosen == expected
 
 
 def test_enum_history():
@@ -523,7 +523,7 @@ def test_changes_before_0_20_follow_the_wheels():
     ],
 )
 def test_selection_in_old_releases(version, query, expected):
-    assert kb.select(query, version).chosen == expected
+    assert vllm_select.select(query, version).chosen == expected
 
 
 def test_the_variable_is_checked_as_each_release_checks_it():
@@ -545,14 +545,14 @@ def test_selection_reads_the_releases_declarations():
     """vllm#49011: 0.25.1's FlashInferBackend.supports_kv_cache_dtype takes nvfp4 on SM100 only (flashinfer.py:427-434);
     0.24.0 has no such gate, 0.32.0 adds the FA2 path on SM12x."""
     nvfp4_sm120 = kb.VllmQuery(cc=(12, 0), head_size=128, kv_dtype="nvfp4")
-    assert kb.select(nvfp4_sm120, "0.25.1").chosen is None
-    assert kb.select(nvfp4_sm120, "0.24.0").chosen == "FLASHINFER"
-    assert kb.select(nvfp4_sm120, "0.32.0").chosen == "FLASHINFER"
-    assert kb.select(replace(nvfp4_sm120, cc=(10, 0)), "0.25.1").chosen == "FLASHINFER"
+    assert vllm_select.select(nvfp4_sm120, "0.25.1").chosen is None
+    assert vllm_select.select(nvfp4_sm120, "0.24.0").chosen == "FLASHINFER"
+    assert vllm_select.select(nvfp4_sm120, "0.32.0").chosen == "FLASHINFER"
+    assert vllm_select.select(replace(nvfp4_sm120, cc=(10, 0)), "0.25.1").chosen == "FLASHINFER"
     # no sliding-window reason before 0.26.0: a backend without supports_sliding_window is still valid
     swa_mla = kb.VllmQuery(cc=(12, 0), head_size=576, use_mla=True, has_sliding_window=True, qk_nope_head_dim=128)
-    assert kb.select(swa_mla, "0.25.1").chosen == "TRITON_MLA"
-    assert kb.select(swa_mla, "0.26.0").chosen is None
+    assert vllm_select.select(swa_mla, "0.25.1").chosen == "TRITON_MLA"
+    assert vllm_select.select(swa_mla, "0.26.0").chosen is None
 
 
 def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
@@ -862,7 +862,7 @@ def test_validate_is_vllms_list_and_rejections_every_reason():
 
 
 def test_declarations_are_read_only_and_each_fact_has_a_source():
-    selection = kb.select(kb.VllmQuery(cc=(9, 0), head_size=128, block_size=8))
+    selection = vllm_select.select(kb.VllmQuery(cc=(9, 0), head_size=128, block_size=8))
     with pytest.raises(TypeError):
         selection.rejected["FLASH_ATTN"] = ()  # cached: a caller must not change what the next one reads
     with pytest.raises(TypeError):

@@ -18,9 +18,9 @@ Several requirements of one upstream check keep one id: `requires` may list them
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
 raise); with `together` their fixes are joined into one command. Applicability the engine states in one wording
 (`backends`, `needs_gpu`, `needs_model`) is declared on the row as on a hand-written rule. Terms: Flag, Range,
-Arch, Backends, Phases, Since, Feature, Model, ModelRead, Declares, BackendArch, DeclaredArch, Listed, Env, EnvTrue,
-Rewritten, Above, Speculative, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses, Resolved,
-ModelField, Capability, and Not / All / AnyOf over them.
+Arch, Backends, Phases, Since, Feature, Model, ModelRead, HasModel, Declares, BackendArch, DeclaredArch, Listed,
+Env, EnvTrue, Rewritten, Above, Speculative, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses,
+Resolved, ModelField, Capability, and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
@@ -581,6 +581,20 @@ class Capability(NamedTuple):
         return []
 
 
+class HasModel(NamedTuple):
+    """The model's config.json was read: a row that, as the engine, passes over a model it cannot read names it
+    in `when` (skipped without one; ModelRead makes a row unknown instead)."""
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return cfg.model is not None
+
+    def text(self) -> str:
+        return "a model whose config.json was read"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
 Term = Union[
     Flag,
     Range,
@@ -612,6 +626,7 @@ Term = Union[
     Resolved,
     ModelField,
     Capability,
+    HasModel,
 ]
 
 

@@ -123,7 +123,7 @@ def _env_backend_name(name: str, release: str, use_v1: Optional[str]) -> Outcome
     stage="runtime",
     reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
     "at import or kernel launch, after the weights load.",
-    source=kb.PRIORITY_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum"),
+    source=vllm.PRIORITY_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum"),
     docs="""Checks that the named backend is built for NVIDIA CUDA, not for AMD ROCm (ROCM_*, the AITER
 backends), Intel XPU (XPU_MLA_SPARSE) or the CPU (CPU_ATTN, CPU_MLA, AMX_MLA).
 
@@ -217,12 +217,12 @@ def vllm_env_backend(cfg, target):
     verified=(
         "vllm 0.11.1rc7-0.33.0 (0.11.1rc7: the first build with validate_configuration), release by release: the priority list is each wheel's platforms/cuda.py "
         "_get_backend_priorities (bench/vllm_priorities.py runs the function of the 0.11.2-0.33.0 wheels: 6144 "
-        "lists, none differ from vllm_backends.priorities), validated with each range's reasons (RELEASES) and "
+        "lists, none differ from select.priorities), validated with each range's reasons (RELEASES) and "
         "the backends' older values (CHANGES); the 'No valid attention backend found' raise is in "
         "get_attn_backend_cls of every wheel from 0.11.2 (cuda.py:412 in 0.11.2, :399 in 0.12.0, :339 in 0.13.0, "
         ":393 in 0.17.0, :333 in 0.20.0, :447 in 0.26.0); 0.11.1-0.17.x validate without the block size (the "
         "'--block-size precluded' warning is new in 0.18.0, cuda.py:308); check_and_update_config names the "
-        "backend itself for dense MLA on SM10x in 0.13.0-0.17.x (vllm_backends.forced_mla) and for MLA on SM 10.0 "
+        "backend itself for dense MLA on SM10x in 0.13.0-0.17.x (select.forced_mla) and for MLA on SM 10.0 "
         "in 0.11.1-0.12.x (rule vllm-cutlass-mla-forced judges that). "
         "Gemma-4 (rules/engines/vllm/gemma4.py): Gemma4Config.verify_and_update_config read in every wheel "
         "0.18.0-0.33.0 (model_executor/models/config.py:198 in 0.25.0-0.27.0, :199 in 0.28.0, :209 in 0.29.0-0.31.0, "
@@ -231,7 +231,7 @@ def vllm_env_backend(cfg, target):
     ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
-    source=kb.SELECT_SOURCE + "; " + kb.PRIORITY_SOURCE,
+    source=kb.SELECT_SOURCE + "; " + vllm.PRIORITY_SOURCE,
     docs="""With no --attention-backend, runs vLLM's CUDA priority list for the model on this GPU and
 reports the backend vLLM would pick, or that none is valid.
 
@@ -275,7 +275,7 @@ def vllm_auto_select(cfg, target):
     def layer(q: kb.VllmQuery) -> str:
         return f" for the head-size-{q.head_size} layers" if every_layer else ""
 
-    def tried(selection: kb.Selection) -> str:
+    def tried(selection: vllm.Selection) -> str:
         return "; ".join(f"{name}: {', '.join(reasons)}" for name, reasons in selection.rejected.items())
 
     q, selection = selections[0]

@@ -73,44 +73,6 @@ def vllm_cutlass_mla_forced(cfg, target):
 
 
 @rule(
-    id="vllm-flex-sliding-window",
-    title="FLEX_ATTENTION in vLLM 0.10 cannot serve a sliding-window model",
-    engine="vllm",
-    versions="vllm>=0.10.0,<0.11.0",
-    verified=(
-        "vllm 0.10.0-0.10.x: FlexAttentionImpl.__init__ raises 'FlexAttention does not support sliding window "
-        "yet.' (flex_attention.py:361 in 0.10.0, :392 in 0.10.1.1, :646 in 0.10.2); grep finds it in no "
-        "flex_attention.py of the 0.11.0-0.33.0 wheels"
-    ),
-    needs_model=True,
-    stage="init",
-    prevents="FlexAttention does not support sliding window yet.",
-    source="vllm-project/vllm@v0.10.2: vllm/v1/attention/backends/flex_attention.py, FlexAttentionImpl.__init__ "
-    "(:644-646); " + kb.LEGACY_SELECT_SOURCE,
-    references=("https://github.com/vllm-project/vllm/issues/24358",),
-    docs="""Checks that a model with sliding-window layers (gpt-oss, Mistral, Gemma 2/3) is not served by
-FLEX_ATTENTION on vLLM 0.10, named or picked by vLLM's default.
-
-vLLM 0.10.x picks FlexAttention for every model on GPUs below SM80 (V100, T4, RTX 20xx), and on newer GPUs
-where FLASH_ATTN does not take the head size or dtype; FlexAttentionImpl raises NotImplementedError for a
-sliding window when the layer is built, before the weights load (vllm#24358: gpt-oss-20b on an RTX 2080).
-vLLM 0.11.0 implements sliding windows in FlexAttention.""",
-    fix_title="Upgrade to vLLM 0.11, or name TRITON_ATTN_VLLM_V1",
-)
-def vllm_flex_sliding_window(cfg, target):
-    off = vllm.flex_not_used(cfg, target)
-    if off is not None:
-        return off
-    if "sliding_window" not in cfg.features:
-        return passed("FLEX_ATTENTION, no sliding window", "no sliding-window layers")
-    return failed(
-        f"FLEX_ATTENTION with the model's sliding-window layers on vllm {vllm.release_of(target)}",
-        "no sliding window, or another backend",
-        [f"{kb.ENV_BACKEND}=TRITON_ATTN_VLLM_V1"],
-    )
-
-
-@rule(
     id="vllm-sinks-unvalidated",
     title="vLLM 0.10-0.11.0: the named backend takes the model's attention sinks",
     engine="vllm",
