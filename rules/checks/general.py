@@ -195,10 +195,6 @@ BACKEND_FLAGS = (
     title="Each attention backend named is a choice of the engine's release",
     engine="sglang",
     versions="",  # every release: one older than the tables is judged with the oldest (it says so)
-    verified=(
-        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
-        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/engines/sglang/choices.json"
-    ),
     stage="parse",
     prevents="argument --attention-backend: invalid choice: 'fa4' (choose from ...); the same error for "
     "--prefill-attention-backend, --decode-attention-backend and --mm-attention-backend",
@@ -259,12 +255,6 @@ def _kv_dtype_run(cfg):
     title="hpc_ops takes head_dim 128, GQA groups of 4 or 8, and a bf16 or fp8_e4m3 KV cache",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (hpc_ops' first release is 0.5.17; bench/release_walk.py grep): the constructor's "
-        "KV-dtype, FP8 head-config and head_dim/GQA ValueErrors in every release (hpc_ops_backend.py:156, :167-176 "
-        "and :187 in 0.5.17; :159, :172 and :189 in 0.5.23), FP8_ROPE_SUPPORTED_HEAD_CONFIGS ((8, 1), (64, 8)) "
-        "in each"
-    ),
     backends=("hpc_ops",),
     needs_model=True,
     stage="init",
@@ -309,11 +299,6 @@ def hpc_ops_shapes(cfg, target):
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
     versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: LlamaAttention.__init__ asserts total_num_heads % tp_size == 0 and the KV-head "
-        "split in every release read (models/llama.py:129-139 in 0.5.1, :139-149 in 0.5.10, :183-193 in "
-        "0.5.23)"
-    ),
     needs_model=True,
     stage="load",
     reason="SGLang's attention layers assert the head split when the model is built, after the process group is up.",
@@ -361,18 +346,6 @@ FLASHINFER_BACKEND = "sglang: python/sglang/srt/layers/attention/flashinfer_back
     "16-bit query",
     engine="sglang",
     versions="sglang<0.5.9",
-    verified=(
-        "sglang 0.5.0rc2-0.5.8.post1, each wheel read: FlashInferAttnBackend builds its decode wrappers with no "
-        "backend (flashinfer_backend.py:188 in 0.5.0rc2, :277 and the CUDA-graph one :555 in 0.5.8), so "
-        "FlashInfer's auto picks; should_use_tensor_core is True for fp8_e4m3/fp8_e5m2 in every release "
-        "(:1652-1653 in 0.5.8) and plan() gets q_data_type = the model's dtype, data_type = the KV dtype "
-        "(:1134-1135 in 0.5.8). The pins (METADATA): 0.2.11.post3 (0.5.0rc2, 0.5.1) ... 0.5.3 (0.5.6-0.5.7), whose "
-        "tensor-core decode builds FA2 (decode.py:994 in 0.2.11.post3, :1026 in 0.5.3); 0.6.1 (0.5.8, 0.5.8.post1), "
-        "whose decode resolves auto to FA3 on SM90 with no dtype test (decode.py:1037-1053, utils.py:375-411). "
-        "0.5.9 names fa2 for every paged wrapper (:124-125, :266-283; sglang PR #18364), as 0.5.10-0.5.23 do: "
-        "not affected whatever FlashInfer is installed. The other wrappers never reach FA3 over FP8 KV: paged "
-        "prefill names fa2, ragged prefill is planned 16-bit over 16-bit, verify plans a custom mask"
-    ),
     backends=("flashinfer",),
     needs_gpu=True,
     stage="runtime",
@@ -447,13 +420,6 @@ DECODE_SKIPS_CHUNK_CHECK_FROM = Version("0.5.3")
     title="--chunked-prefill-size must be a multiple of the page size SGLang settles on",
     engine="sglang",
     versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'chunked_prefill_size must be divisible "
-        "by page_size'): server_args.py check_server_args (0.5.1 :2130-2131, 0.5.18 :9203-9204), "
-        "arg_groups/validation_hook.py from 0.5.19 (:106-107; 0.5.23 :243-246), after the page-size rewrites; a decode "
-        "server skips it from 0.5.3 ('Skip validation if disaggregation mode is decode', absent in 0.5.1-0.5.2); attention DP "
-        "divides the size first in every release (bench/release_walk.py grep 'chunked prefill size is adjusted')"
-    ),
     stage="startup",
     prevents="chunked_prefill_size must be divisible by page_size",
     source="sglang: python/sglang/srt/arg_groups/validation_hook.py, check_server_args (run by "
@@ -499,14 +465,6 @@ DLLM_BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode
     title="Diffusion LLMs (--dllm-algorithm) silently switch the attention backend",
     engine="sglang",
     versions="sglang>=0.5.6.post2",
-    verified=(
-        "sglang 0.5.6.post2-0.5.23, every release (bench/release_walk.py grep 'Attention backend is set to "
-        "flashinfer because of enabling cuda graph in diffusion'): server_args.py _handle_dllm_inference "
-        "(0.5.6.post2 :2082-2100) through 0.5.18, arg_groups/overrides.py _dllm_attention_backend from 0.5.19 "
-        "(0.5.20, 0.5.21, 0.5.22 read; 0.5.23 :1671-1714); the per-algorithm required backend from 0.5.21 "
-        "(Gemma4Renoise: triton), its supported set (triton, fa4) kept from 0.5.22 (dllm/algorithm/"
-        "gemma4_renoise.py in the 0.5.21-0.5.23 wheels)"
-    ),
     stage="startup",
     prevents="Attention backend is set to flashinfer because of enabling cuda graph in diffusion LLM inference",
     source=backend_kb.DLLM_SOURCE,
@@ -542,18 +500,6 @@ def general_dllm_backend(cfg, target):
     title="A diffusion LLM launch serves an architecture SGLang's diffusion config lists",
     engine="sglang",
     versions="sglang>=0.5.6",
-    verified=(
-        "sglang 0.5.6-0.5.23, dllm/config.py DllmConfig.from_server_args read in every wheel (0.5.6, 0.5.6.post2, "
-        "0.5.7, 0.5.8, 0.5.8.post1, 0.5.9, 0.5.10, 0.5.10.post1, 0.5.11-0.5.23 and their .post releases): 'Unknown "
-        "diffusion LLM' for any architecture but LLaDA2MoeModelLM (0.5.6-0.5.8.post1; :33 in 0.5.6, :40 in 0.5.8), "
-        "SDARForCausalLM and SDARMoeForCausalLM too from 0.5.9 (:46 in 0.5.9), DiffusionGemmaForBlockDiffusion too "
-        "from 0.5.21 (:66 in 0.5.21, :72 in 0.5.22 and 0.5.23); the DiffusionGemma / Gemma4Renoise pairing from "
-        "0.5.21 (:71-82 in 0.5.21, :77-88 in 0.5.22 and 0.5.23; 0.5.20 has neither); --dllm-algorithm first appears in 0.5.6 "
-        "(rules/knowledge/sglang_flags.json). bench/sglang_release_oracle.py: Llama-3.1-8B with --dllm-algorithm "
-        "LowConfidence refused in resolution in 0.5.10 (radix cache on; off, it resolves and the scheduler raises), "
-        "0.5.16 and 0.5.20 either way, DiffusionGemma refused in 0.5.10, 0.5.16 and 0.5.20 (0.5.23's harness cannot "
-        "import the algorithms)"
-    ),
     needs_model=True,
     stage="startup",
     prevents="Unknown diffusion LLM: {arch}; {arch} requires the {required_algorithm} diffusion algorithm; "
@@ -599,12 +545,6 @@ def general_dllm_architecture(cfg, target):
     title="--dllm-algorithm names a diffusion algorithm of the target's SGLang release",
     engine="sglang",
     versions="sglang>=0.5.6",
-    verified=(
-        "sglang 0.5.6-0.5.23, every wheel's dllm/algorithm/*.py read (the class each module exports as Algorithm): "
-        "LowConfidence in 0.5.6-0.5.8.post1, JointThreshold too from 0.5.9, Gemma4Renoise from 0.5.21, "
-        "JointThresholdInDel from 0.5.22 (0.5.22 and 0.5.23 the same four); get_algorithm_cls raises for any other "
-        "name (__init__.py:36 in 0.5.6-0.5.20, :35 in 0.5.21-0.5.23); --dllm-algorithm first appears in 0.5.6"
-    ),
     stage="startup",
     prevents="Unknown diffusion LLM algorithm: {name}",
     source=backend_kb.DLLM_ALGORITHM_SOURCE,
@@ -635,15 +575,6 @@ def general_dllm_algorithm(cfg, target):
     title="A diffusion LLM's page size is aligned to its block size",
     engine="sglang",
     versions="sglang>=0.5.10",
-    verified=(
-        "sglang 0.5.10-0.5.23, every release (bench/release_walk.py grep 'Setting page size to {'): "
-        "server_args.py _handle_dllm_inference 0.5.10-0.5.14 (:3555-3559 in 0.5.10 and 0.5.10.post1, :6101-6105 in "
-        "0.5.14), arg_groups/overrides.py _dllm_page_size 0.5.15-0.5.23 (:2016-2029 in 0.5.15, :1737-1749 in "
-        "0.5.23) with the larger-page cap ('should not be larger than dllm block size', in managers/scheduler.py "
-        ":450-456 in 0.5.10, :604-610 in 0.5.14); dllm/config.py DLLM_PARAMS and the YAML block_size read in the "
-        "0.5.10-0.5.23 wheels (DiffusionGemma's canvas_length from 0.5.21); 0.5.6-0.5.9 turn the radix cache off "
-        "for diffusion LLMs and leave the page size"
-    ),
     needs_model=True,
     stage="startup",
     prevents="Setting page size to {block_size} for diffusion LLM inference",
@@ -697,13 +628,6 @@ SCORE_MOD_DROPPED = frozenset({"trtllm_mha", "hpc_ops"})
     title="A model's custom score_mod reaches a backend that applies it",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16, 0.5.18, 0.5.20, 0.5.22 and 0.5.23 read (the forward_extend / forward_decode signatures of "
-        "every layers/attention/*.py class): only FlashAttentionBackend (flashattention_backend.py:1491 and :2086 "
-        "in 0.5.23, where fa3 raises: rule fa3-score-mod) and TritonAttnBackend (triton_backend.py:1678) take "
-        "score_mod; TRTLLMHAAttnBackend (all five) and HPCOpsAttnBackend (from 0.5.18) take **kwargs; every other "
-        "backend takes neither; 0.5.15 has no backend taking score_mod (it arrives in 0.5.16)"
-    ),
     stage="runtime",
     prevents="forward_extend() got an unexpected keyword argument 'score_mod'",
     source="sglang: python/sglang/srt/layers/attention/base_attn_backend.py, AttentionBackend.forward (its "

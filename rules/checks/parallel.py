@@ -106,12 +106,6 @@ def parallel_mig_tp(cfg, target):
     title="The GPUs of a TP group can reach each other peer to peer (custom all-reduce)",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified="sglang 0.5.0rc2-0.5.23: the same three gates in every release (grep 'lacks GPU P2P capability' and "
-    "'more than two PCIe-only GPUs' of each wheel's device_communicators/): world size in [2, 4, 6, 8], world size > 2 "
-    "needs full NVLink, and the P2P test; in CustomAllreduce.__init__ through 0.5.9 (custom_all_reduce.py:59, "
-    ":110-116, :146-151, :159 in 0.5.0rc2), in custom_all_reduce_utils.py can_use_custom_all_reduce_with_nvlink "
-    "from 0.5.10 (:402-455 in 0.5.10, :442-510 in 0.5.23; _SUPPORTED_WORLD_SIZES custom_all_reduce.py:37 in 0.5.10, "
-    ":41 in 0.5.23)",
     stage="init",
     prevents="CustomAllreduce is disabled because your platform lacks GPU P2P capability or P2P test failed.",
     references=(
@@ -196,12 +190,6 @@ def attention_cp_size(cfg, target) -> tuple[int, bool]:
     title="The model takes the context parallelism asked of it (Nemotron-H, LongCat-Flash, DeepSeek-V3.2, MiMo V2)",
     engine="sglang",
     versions="sglang>=0.5.20",
-    verified="sglang 0.5.20-0.5.23: handle_context_parallelism refuses DeepSeek-V3.2 (DeepseekV32ForCausalLM) prefill "
-    "CP with --cp-strategy zigzag and MiMo V2 prefill CP with another strategy (arg_groups/parallel_hook.py:45-62 "
-    "in 0.5.20, :73-90 in 0.5.21, :117-134 in 0.5.22, :123-139 in 0.5.23); from 0.5.21 _boundary_parallelism_overrides refuses a Nemotron-H model_type "
-    "(nemotron_h, nemotron_h_puzzle) with attn_cp_size > 1 and LongCat-Flash (longcat_flash) with prefill CP over "
-    "attn_cp_size > 1 (:32-40 in 0.5.21, :64-76 in 0.5.22, :64-80 in 0.5.23), the size after the DeepSeek-family override set it "
-    "(model_overrides/deepseek_v2.py). None of these checks before 0.5.20 (grep each message)",
     needs_model=True,
     stage="startup",
     prevents="Nemotron-H does not support --attn-cp-size > 1; LongCat-Flash does not support --enable-prefill-cp "
@@ -264,12 +252,6 @@ def parallel_cp_model(cfg, target):
     title="Prefill context parallelism names a --cp-strategy, and --tp-size divides by the CP x DP layout",
     engine="sglang",
     versions="sglang>=0.5.14",
-    verified="sglang 0.5.14-0.5.23: --enable-prefill-cp without --cp-strategy refused (server_args.py:4986-4989 in "
-    "0.5.14, arg_groups/parallel_hook.py:66-68 in 0.5.19, :72-74 in 0.5.20, :151-153 in 0.5.23); attn_cp_size > 1 asserts tp_size % "
-    "attn_cp_size == 0 and tp_size % (dp_size x attn_cp_size) == 0 (server_args.py:5004-5011 in 0.5.14, "
-    "parallel_hook.py:82-89 in 0.5.19, :78-84 in 0.5.20, :106-112 in 0.5.21), attn_dp_size for dp_size from 0.5.22 "
-    "(:151-157 in 0.5.22, :157-163 in 0.5.23). The asserts are older (server_args.py:2084-2091 in 0.5.9), over "
-    "--attn-cp-size's 0.5.9-0.5.13 dest attention_context_parallel_size, not modelled (general-unmodelled-flags)",
     stage="startup",
     prevents="--cp-strategy must be set when --enable-prefill-cp is enabled.; AssertionError: tp_size must be "
     "divisible by attn_cp_size; AssertionError: tp_size must be divisible by attn_dp_size * attn_cp_size",
@@ -337,17 +319,6 @@ def _linear_heads(cfg, arch: str) -> tuple[tuple[str, int], ...]:
     "the features it takes",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified="sglang 0.5.22-0.5.23: resolve_cp_tp_group_sharing (arg_groups/cp_tp_group_sharing_hook.py, called from "
-    "handle_context_parallelism) for Glm5NextForConditionalGeneration from 0.5.22 and "
-    "Qwen4ExpForConditionalGeneration from 0.5.23, under --enable-prefill-cp with attn_cp_size > 1: attn_cp_size "
-    "== tp_size and the strategy (:32-43 in 0.5.22, :36-47 in 0.5.23); speculative decoding native MTP top-k 1 "
-    "only on GLM-5-Next (:48-54 in 0.5.22), DFLASH too from 0.5.23 (:53-65); no --enable-dsa-cache-layer-split "
-    "(:56-65 in 0.5.22, :67-72 in 0.5.23; its --dcp-size > 1 refusal is never reached: handle_decode_context_"
-    "parallelism refuses decode CP with prefill CP first, parallel-dcp-options); no PD disaggregation in 0.5.22 (:61); in 0.5.23 "
-    "Qwen4-Exp no --pp-size > 1 or PD decode (:73-83), a PD GLM-5-Next no decode worker, mooncake only, DFLASH "
-    "only, no --pp-size / --dp-size > 1 (:84-99), a PD prefill worker without SGLANG_DISAGG_STAGING_BUFFER "
-    "(:100-105); the linear-attention head counts divisible by tp_size (:67-80 in 0.5.22, :107-120 in 0.5.23). "
-    "No such hook before 0.5.22",
     needs_model=True,
     stage="startup",
     prevents="CP-TP group sharing requires --attn-cp-size == --tp-size, got attn_cp_size=4, tp_size=8.; CP-TP group "

@@ -654,7 +654,6 @@ class Constraint(NamedTuple):
     docs: str
     fix_title: str
     fix: tuple[str, ...] = ()  # the fix of a single `requires` term
-    verified: str = ""
     severity: str = "fail"  # "warn": the engine starts but rewrites or degrades
     engine: str = "sglang"
     references: tuple[str, ...] = ()
@@ -714,7 +713,6 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
             versions=row.versions,
             source=row.source,
             docs=row.docs,
-            verified=row.verified,
             fix_title=row.fix_title,
             prevents=row.prevents,
             reason=row.reason,

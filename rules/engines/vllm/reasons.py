@@ -26,7 +26,6 @@ class ReasonRule(NamedTuple):
     keys: tuple[str, ...]  # the validator's reason keys this rule reports (capabilities.REASONS)
     title: str
     versions: str
-    verified: str
     stage: str
     source: str
     docs: str
@@ -196,15 +195,6 @@ ROWS = (
         keys=("cc",),
         title="The vLLM attention backend supports this GPU's compute capability",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:209 in 0.11.1 "
-        "and 0.11.2, :235 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
-        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
-        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "0.13.0-0.19.x: the backends' declarations read in the 0.13.0, 0.14.1, 0.15.0, 0.15.1, 0.16.0, 0.17.0, "
-        "0.17.1, 0.18.0, 0.18.1, 0.19.0 and 0.19.1 wheels (their differences from 0.33.0 are CHANGES). "
-        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release",
         stage="startup",
         source=kb.VALIDATE_SOURCE + "; each backend's supports_compute_capability",
         docs="""Checks the GPU's compute capability against the named backend's `supports_compute_capability`.
@@ -231,12 +221,6 @@ The FA versions inside FLASH_ATTN have their own arch limits (rule vllm-flash-at
         keys=("flashmla_dense",),
         title="Dense FlashMLA runs on Hopper only",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: FlashMLABackend.supports_combination returns is_flashmla_dense_supported()'s "
-        "reason (mla/flashmla.py:69-83 in 0.12.0, :66-80 in 0.11.2; attention/ops/flashmla.py:59 in 0.11.1, "
-        "0.11.2 and 0.12.0), the validator of 0.11.1rc7 on (vllm#28589). "
-        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/ops/flashmla.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release",
         stage="startup",
         source=kb.FLASHMLA_DENSE_SOURCE,
         docs="""Checks that `--attention-backend FLASHMLA` with a dense (non-sparse) MLA model runs on SM90.
@@ -258,17 +242,6 @@ what decides.)""",
         keys=("head_size",),
         title="The vLLM attention backend supports the model's head size",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:189 in 0.11.1 "
-        "and 0.11.2, :215 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
-        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
-        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "0.13.0-0.14.x: the declarations read in the 0.13.0 and 0.14.1 wheels (CHANGES). "
-        "vllm 0.15.0-0.33.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents); the head sizes of FLASH_ATTN "
-        "(<= 256 before 0.20.0), FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, MLACommonBackend ([576] before 0.18.0; "
-        "TRITON_MLA its own from 0.18.0), FLASHMLA_SPARSE and FLASHINFER_MLA_SPARSE read in 0.15.0, 0.16.0, "
-        "0.17.0, 0.17.1, 0.18.0, 0.19.0, 0.19.1, 0.20.0, 0.22.1, 0.26.0, 0.30.0, 0.33.0 "
-        "(rules/engines/vllm/capabilities.py CHANGES)",
         stage="startup",
         source=kb.VALIDATE_SOURCE + "; each backend's supports_head_size / get_supported_head_sizes",
         docs="""Checks the head size of every attention layer of the model against the named backend's supported
@@ -292,15 +265,6 @@ FLASHINFER_MLA_SPARSE 512 or 576. Older releases take fewer: FLASH_ATTN at most 
         keys=("dtype",),
         title="The vLLM attention backend supports the model dtype",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:191 in 0.11.1 "
-        "and 0.11.2, :217 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
-        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
-        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "0.13.0-0.19.x: the backends' declarations read in the 0.13.0, 0.14.1, 0.15.0, 0.15.1, 0.16.0, 0.17.0, "
-        "0.17.1, 0.18.0, 0.18.1, 0.19.0 and 0.19.1 wheels (their differences from 0.33.0 are CHANGES). "
-        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release",
         stage="startup",
         source=kb.VALIDATE_SOURCE + "; each backend's supported_dtypes",
         docs="""Checks the dtype vLLM runs the model in (`--dtype`, or the config's torch_dtype resolved as
@@ -320,17 +284,6 @@ FLASHMLA_SPARSE, FLASH_ATTN_MLA_SPARSE_FA4, FLASHINFER_MLA_SPARSE_SM90 and B12X 
         keys=("kv_cache_dtype",),
         title="The vLLM attention backend supports the KV-cache dtype",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:193 in 0.11.1 "
-        "and 0.11.2, :219 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
-        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
-        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "0.13.0-0.19.x: the backends' declarations read in the 0.13.0, 0.14.1, 0.15.0, 0.15.1, 0.16.0, 0.17.0, "
-        "0.17.1, 0.18.0, 0.18.1, 0.19.0 and 0.19.1 wheels (their differences from 0.33.0 are CHANGES). "
-        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release. "
-        "--kv-cache-dtype auto is judged as the checkpoint's KV dtype from 0.14.0 (engine/arg_utils.py:1398 in "
-        "0.14.0 to :2297 in 0.33.0, each release's line in rules/knowledge/checkpoint_kv.py VLLM_READ)",
         stage="startup",
         source=kb.VALIDATE_SOURCE + "; each backend's supported_kv_cache_dtypes / supports_kv_cache_dtype",
         docs="""Checks `--kv-cache-dtype` against the named backend's supported KV-cache dtypes on this GPU.
@@ -351,11 +304,6 @@ nvfp4_ds_mla.""",
         keys=("fa_fp8_kv",),
         title="FLASH_ATTN stores an FP8 KV cache only with FA3 on SM90 or FA4 on SM100",
         versions="vllm>=0.30.0",
-        verified="vllm 0.30.0-0.33.0 (bench/release_walk.py grep 'FP8 KV cache requires'): "
-        "FlashAttentionBackend.supports_combination refuses an FP8 KV cache off FA3-on-SM90 / FA4-on-SM100 in "
-        "each (flash_attn.py:434 in 0.30.0, :489 in 0.31.0); 0.30.0 does not yet take FA4 with head_size 512 "
-        "on SM90 (added in 0.31.0), which the rule allows there: lax for that one shape in 0.30.x. Before "
-        "0.30 the fp8 KV limit is the FLASH_ATTN kv_dtype_archs Change (SM90 only)",
         stage="startup",
         source=kb.FA_FP8_KV_SOURCE,
         docs="""Checks that FLASH_ATTN with `--kv-cache-dtype fp8`/`fp8_e4m3` resolves a FlashAttention version
@@ -377,10 +325,6 @@ cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']"."
         keys=("fi_nvfp4_head64",),
         title="FlashInfer's FA2 path cannot read an NVFP4 KV cache at head size 64",
         versions="vllm>=0.32.0",
-        verified="vllm 0.32.0-0.33.0 (bench/release_walk.py prevents): FlashInferBackend.supports_combination returns "
-        "this reason for an NVFP4 KV cache on majors 8/9/12 in both (flashinfer.py:554-560 in 0.32.0, "
-        ":679-685 in 0.33.0); 0.31.0 takes NVFP4 on the SM100 family only (:499-506), refused by the KV-dtype "
-        "check instead",
         stage="startup",
         source=kb.FI_NVFP4_SOURCE,
         docs="""Checks FLASHINFER with an NVFP4 KV cache and head size 64 on SM8x, SM9x or SM12x.
@@ -399,9 +343,6 @@ There FlashInfer serves NVFP4 KV through its FA2 prefill path, which misreads an
         keys=("fi_nvfp4_sinks",),
         title="FlashInfer's sink prefill cannot read an NVFP4 KV cache",
         versions="vllm>=0.32.0",
-        verified="vllm 0.32.0-0.33.0 (bench/release_walk.py prevents): FlashInferBackend.supports_combination returns "
-        "this reason for an NVFP4 KV cache with sinks on majors 8/9/12 in both (flashinfer.py:561-562 in "
-        "0.32.0, :686-687 in 0.33.0); 0.31.0 takes NVFP4 on the SM100 family only (:499-506)",
         stage="startup",
         source=kb.FI_NVFP4_SOURCE,
         docs="""Checks FLASHINFER with an NVFP4 KV cache for a model with attention sinks (GPT-OSS) on SM8x,
@@ -422,17 +363,6 @@ SM100/SM103 the TRT-LLM kernels handle both.""",
         keys=("sinks",),
         title="The vLLM attention backend supports attention sinks",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:202 in 0.11.1 "
-        "and 0.11.2, :228 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
-        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
-        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "vllm 0.15.0-0.33.0 (bench/release_walk.py grep): FlashInferBackend.supports_sink is "
-        "supports_trtllm_attention(), SM100 family only (0.16.0 flashinfer.py:360-373, utils/flashinfer.py:277-289; "
-        "0.20.0 flashinfer.py:411-424; 0.26.0 :481-484 is_device_capability_family(100)); 0.30.0 adds SM90 and "
-        "SM12x XQA decode (:528-533). FLASH_ATTN: flash_attn_supports_sinks is get_flash_attn_version() == 3 "
-        "through 0.19.x (0.16.0 fa_utils.py:123-127, 0.19.0 :164-168), (3, 4) from 0.20.0 (:200-203). The reason "
-        "reads 'sink setting not supported' through 0.17.x (0.16.0 backend.py:249-250), 'attention sinks not "
-        "supported' from 0.18.0 (backend.py:284)",
         stage="startup",
         source=kb.VALIDATE_SOURCE + "; each backend's supports_sink",
         docs="""Checks that a model with learnable attention sinks (GPT-OSS) is served by a backend whose
@@ -456,14 +386,6 @@ supported". Before 0.11.1 no named backend is validated (rule vllm-sinks-unvalid
         keys=("mla",),
         title="An MLA model needs an MLA backend",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:198 in 0.11.1 "
-        "and 0.11.2, :224 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
-        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
-        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 except "
-        "['0.11.0'] (0.10.2: vllm/v1/attention/backends/mla/cutlass_mla.py; bench/release_walk.py prevents). "
-        "The range's start was set from the earlier reading and the condition was not re-read release by "
-        "release",
         stage="startup",
         source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
         docs="""Checks that a multi-head-latent-attention model (DeepSeek V2/V3/R1, Kimi K2, GLM-4.7-Flash, …)
@@ -484,13 +406,6 @@ for DeepSeek-V3.2-style sparse attention.""",
         keys=("non_mla",),
         title="An MLA backend needs an MLA model",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:200 in 0.11.1 "
-        "and 0.11.2, :226 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), read with "
-        "the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 validate no "
-        "named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release",
         stage="startup",
         source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
         docs="""Checks that an MLA backend (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, …)
@@ -510,13 +425,6 @@ VLLM_MLA_DISABLE=1.""",
         keys=("sparse", "non_sparse"),
         title="A sparse-attention MLA model needs a sparse MLA backend, and a dense one a dense backend",
         versions="vllm>=0.11.1rc7",
-        verified="vllm 0.11.1rc7-0.12.x: validate_configuration gives it (attention/backends/abstract.py:205-207 in "
-        "0.11.1 and 0.11.2, :231-233 in 0.12.0; 0.11.1rc7 is the first build known to have it, vllm#28589), "
-        "read with the 0.11.1-0.12.0 capabilities (vllm_backends.RELEASES[0] and CHANGES); 0.10.0-0.11.0 "
-        "validate no named backend (platforms/cuda.py get_attn_backend_cls returns it as asked). "
-        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release",
         stage="startup",
         source=kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse()); "
         "vllm/model_executor/models/deepseek_v2.py (is_v32 = hasattr(config, 'index_topk'))",
@@ -538,11 +446,6 @@ transformers' GlmMoeDsaConfig for glm_moe_dsa).""",
         keys=("block_size",),
         title="--block-size is a multiple of the backend's kernel block size",
         versions="vllm>=0.20.0",
-        verified="Not before: 0.11.1-0.12.x validate without the block size (get_attn_backend_cls passes block_size=None, "
-        "platforms/cuda.py:349 and :373 in 0.12.0, :362 in 0.11.1). "
-        "vllm>=0.20.0: the upstream message is in every vllm release read from 0.11.2 to 0.33.0 (0.11.2: "
-        "vllm/attention/backends/abstract.py; bench/release_walk.py prevents). The range's start was set from "
-        "the earlier reading and the condition was not re-read release by release",
         stage="startup",
         source=kb.VALIDATE_SOURCE + "; AttentionBackend.supports_block_size; each backend's "
         "get_supported_kernel_block_sizes",
@@ -563,9 +466,6 @@ TOKENSPEED_MLA: 32 or 64 (multiples of 32). Without --block-size vLLM picks a si
         keys=("sliding_window",),
         title="The vLLM attention backend supports sliding-window attention",
         versions="vllm>=0.26.0",
-        verified="vllm>=0.26.0: the upstream message is in every vllm release read from 0.26.0 to 0.33.0 (0.26.0: "
-        "vllm/v1/attention/backend.py; bench/release_walk.py prevents). The range's start was set from the "
-        "earlier reading and the condition was not re-read release by release",
         stage="startup",
         source=kb.VALIDATE_SOURCE + "; each backend's supports_sliding_window",
         docs="""Checks that a model with sliding-window layers (Mistral, Gemma 2/3, GPT-OSS, …) is on a backend
@@ -585,11 +485,6 @@ not supported".""",
         keys=("fi_mla_qk_nope",),
         title="FLASHINFER_MLA takes the model's qk_nope_head_dim",
         versions="vllm>=0.15.0",
-        verified="vllm 0.15.0-0.33.0, release by release in vllm/v1/attention/backends/mla/flashinfer_mla.py "
-        "FlashInferMLABackend.supports_combination: `qk_nope_head_dim != 128` in 0.15.0, 0.15.1, 0.16.0, 0.17.0 "
-        "and 0.17.1 (:85-88); `not in [64, 128]` in 0.18.0 and 0.18.1 (:87-90); `not in [64, 128, 192]` in "
-        "0.19.0, 0.19.1 and 0.20.0 (:87-90) and 0.33.0 (:245-248); no such check in 0.11.2-0.14.1 "
-        "(vllm_backends.CHANGES, each release's wording: fi_mla_qk_nope_reason)",
         stage="startup",
         prevents=kb.FI_MLA_QK_NOPE_REASON.format(got=96),
         source=kb.FI_MLA_QK_NOPE_SOURCE,
@@ -611,9 +506,6 @@ use 128); FlashInferMLABackend.supports_combination rejects any other value. vLL
         keys=("tokenspeed_dims",),
         title="TOKENSPEED_MLA needs DeepSeek-R1 MLA dimensions",
         versions="vllm>=0.21.0",
-        verified="vllm 0.21.0-0.33.0 (TOKENSPEED_MLA's first release is 0.21.0: registry.py:66, none in 0.20.2): "
-        "TokenspeedMLABackend.supports_combination refuses dims other than (128, 64, 128) in every release "
-        "read (mla/tokenspeed_mla.py:118 in 0.21.0, :139 in 0.26.0, :165 in 0.33.0)",
         stage="startup",
         prevents=kb.TOKENSPEED_DIMS_REASON.format(got="192, 64, 128"),
         source=kb.TOKENSPEED_SOURCE,
@@ -643,7 +535,6 @@ for _row in ROWS:
         title=_row.title,
         engine="vllm",
         versions=_row.versions,
-        verified=_row.verified,
         source=_row.source,
         docs=_row.docs,
         fix_title=_row.fix_title,

@@ -56,7 +56,6 @@ def running_rules(module: str, rows: Sequence[Runs]) -> None:
             versions=row.versions,
             source=row.source,
             docs=row.docs,
-            verified=row.verified,
             fix_title=row.fix_title,
             prevents=row.prevents,
             reason=row.reason,

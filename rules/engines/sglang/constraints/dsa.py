@@ -84,9 +84,6 @@ ROWS = (
         id="dsa-kv-cache-dtype",
         title="A DeepSeek sparse attention model needs a bfloat16 or fp8_e4m3 KV cache",
         versions="sglang>=0.5.4.post3",
-        verified="sglang 0.5.4.post3-0.5.23: the same auto/bf16 handling and assert in every release read "
-        "(server_args.py:1077-1080 in 0.5.4.post3, arg_groups/overrides.py:541-544 in 0.5.23); bench/release_walk.py "
-        "greps the message in each wheel",
         needs_model=True,
         stage="startup",
         prevents="DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
@@ -107,8 +104,6 @@ that the DSA KV pool is bfloat16 or fp8_e4m3: FP8 E5M2, MXFP8 and FP4 caches are
         id="dsa-learnable-sink-kv",
         title="DSA learnable attention sinks need a bfloat16 KV cache",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: with hf_config.learnable_sink the same raise, identical in every wheel "
-        "(arg_groups/overrides.py:600 in 0.5.20, :529 in 0.5.23); 0.5.19 has no learnable-sink check",
         needs_model=True,
         stage="startup",
         prevents="Learnable DSA attention sinks require a bfloat16 KV cache; got kv_cache_dtype={kv_cache_dtype}.",
@@ -127,9 +122,6 @@ auto resolves to bfloat16 for such a model on every GPU.""",
         id="dsa-learnable-sink-backend",
         title="DSA learnable attention sinks need flashmla_sparse for both DSA phases",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: with hf_config.learnable_sink, a DSA prefill or decode backend other than "
-        "flashmla_sparse raises, identical in every wheel (arg_groups/overrides.py:718 in 0.5.20, :651 in 0.5.23); "
-        "0.5.19 has no learnable-sink check",
         needs_model=True,
         stage="startup",
         prevents="{model_arch} uses learnable attention sinks and requires {option} 'flashmla_sparse'; got {value!r}",
@@ -147,8 +139,6 @@ refuses any other named backend at start-up.""",
         id="dsa-rocm-only-backend",
         title="The triton DSA backend runs on ROCm only",
         versions="sglang>=0.5.20",
-        verified='sglang 0.5.20-0.5.23: _check_dsa_backend_constraints\' `rocm_only = {"triton"}` and its message in '
-        "every release read (overrides.py:631-637 in 0.5.20, :560-566 in 0.5.23); 0.5.19 has no such check",
         needs_gpu=True,
         stage="startup",
         prevents="The triton DSA backend is only supported on ROCm/HIP. Pick an alternative DSA backend for CUDA "
@@ -170,9 +160,6 @@ and names the CUDA choices: flashmla_kv on Hopper, trtllm on Blackwell.""",
         id="dsa-hisparse-radix-cache",
         title="HiSparse needs the radix cache off",
         versions="sglang>=0.5.10",
-        verified="sglang 0.5.10-0.5.23: the assert in validate_hisparse, run by check_server_args, in every release "
-        "read (server_args.py:6191 in 0.5.10; hisparse_hook.py:68 in 0.5.12, :110 in 0.5.23); 0.5.9 has no "
-        "--enable-hisparse",
         needs_model=True,
         stage="startup",
         prevents="Hierarchical sparse attention currently requires --disable-radix-cache.",
@@ -193,10 +180,6 @@ dsa drew such launches; SGLang's resolution accepts them and the assert comes la
         id="dsa-tbo-index-sharing",
         title="Two-batch overlap cannot run a DSA model whose layers share top-k indices",
         versions="sglang>=0.5.13",
-        verified="sglang 0.5.13-0.5.23: the refusal in the DSA branch of the model adjustments (server_args.py"
-        ":1867-1878 in 0.5.13; arg_groups/model_hook.py _validate_dsa_tbo_index_sharing :54-75 in 0.5.23); "
-        "index_topk_freq > 1 or an 'S' in index_topk_pattern in each, 'shared' in indexer_types from 0.5.20 "
-        "(bench/release_walk.py grep 'index-topk sharing'; none in 0.5.12.post1)",
         needs_model=True,
         stage="startup",
         prevents="--enable-two-batch-overlap is not supported with DSA index-topk sharing: the TBO op path does not "
@@ -218,9 +201,6 @@ path does not carry them from layer to layer, so SGLang refuses the pair at star
         id="dsv4-kv-cache-dtype",
         title="DeepSeek-V4 needs an fp8_e4m3 KV cache (or bfloat16, from sglang 0.5.14)",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.23: the auto -> fp8_e4m3 default and the assert in every release read: fp8_e4m3 "
-        "only in 0.5.12-0.5.13.post1 (deepseek_v4_hook.py:27-34 apply_deepseek_v4_defaults), fp8_e4m3 or bfloat16 "
-        "from 0.5.14 (:18-40; overrides.py:1308-1317 in 0.5.15, :897-910 in 0.5.23); 0.5.11 has no DeepSeek-V4",
         needs_model=True,
         stage="startup",
         prevents="{kv_cache_dtype} is not supported for DeepseekV4ForCausalLM",
@@ -245,10 +225,6 @@ refused too.""",
         id="dsv4-speculative",
         title="DeepSeek-V4 speculative decoding: EAGLE with --speculative-eagle-topk 1 (or DSPARK, from sglang 0.5.16)",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.23, apply_deepseek_v4_defaults read in every release: EAGLE only, with "
-        "speculative_eagle_topk == 1 (deepseek_v4_hook.py:36-42 in 0.5.12), EAGLE or DSPARK from 0.5.16 (:55-63; "
-        ":148-157 in 0.5.23); bench/sglang_release_oracle.py in 0.5.16, 0.5.20 and 0.5.23 on SM90 refuses NEXTN, "
-        "EAGLE3 and NGRAM, and EAGLE with no --speculative-eagle-topk or with 2, and accepts EAGLE with top-k 1",
         needs_model=True,
         stage="startup",
         prevents="Only EAGLE speculative algorithm with topk == 1 is supported for DeepseekV4ForCausalLM; Only EAGLE "
@@ -275,9 +251,6 @@ drafted through EAGLE one token per step.""",
         id="dsv4-attn-backend",
         title="DeepSeek-V4's trtllm and flashmla_mega attention backends: SM100, FP8 KV, no HiSparse or CP",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: the six '--dsv4-attn-backend trtllm ...' asserts first appear in 0.5.20 "
-        "(arg_groups/deepseek_v4_hook.py:138-171) and are in 0.5.21-0.5.23 (:110-132 in 0.5.23, PD disaggregation "
-        ":123-126); the flashmla_mega assert only in 0.5.23 (:101-107); 0.5.19 has no --dsv4-attn-backend",
         needs_model=True,
         stage="startup",
         prevents="--dsv4-attn-backend trtllm requires an SM100/SM103 (Blackwell) GPU.",
@@ -308,10 +281,6 @@ chunk. SGLang asserts each of these at start-up.""",
         id="dsv4-encoder-swa-replay-model",
         title="--enable-encoder-swa-bounded-replay requires DeepSeek-V4.1",
         versions="sglang>=0.5.21",
-        verified="sglang 0.5.21-0.5.23 (bench/release_walk.py grep 'requires DeepSeek-V4.1'): the flag is new in "
-        "0.5.21; validate_deepseek_v41_features refuses it for a DeepseekV4ForCausalLM whose model_type is not "
-        "deepseek_v41 (deepseek_v4_hook.py:176-179 in 0.5.21, :277-280 in 0.5.23), called for that architecture "
-        "only; 0.5.23 refuses it for every other model too (model_hook.py:1038-1045)",
         stage="startup",
         prevents="--enable-encoder-swa-bounded-replay requires DeepSeek-V4.1",
         source="sglang: python/sglang/srt/arg_groups/deepseek_v4_hook.py, validate_deepseek_v41_features; "
@@ -335,9 +304,6 @@ for every model but DeepSeek-V4.1.""",
         id="dsv4-fp4-indexer-gpu",
         title="--enable-deepseek-v4-fp4-indexer needs an SM100 or (from 0.5.18) SM120 GPU",
         versions="sglang>=0.5.13",
-        verified="sglang 0.5.13-0.5.23 (bench/release_walk.py grep 'enable-deepseek-v4-fp4-indexer requires'): "
-        "is_sm100_supported only in 0.5.13-0.5.17 (server_args.py:4164 in 0.5.13), SM100 or SM120 from 0.5.18 "
-        "(server_args.py:8091-8095), gfx95 too from 0.5.21 (serving_hook.py:464-470 in 0.5.23); no model read",
         stage="startup",
         prevents="--enable-deepseek-v4-fp4-indexer requires SM100, SM120, or gfx95 GPUs with FP4 indexer support.; "
         "--enable-deepseek-v4-fp4-indexer requires SM100 GPUs with FP4 indexer support. (0.5.13-0.5.17)",
@@ -358,11 +324,6 @@ GPU, whatever the model.""",
         id="dsv4-prefill-cp-strategy",
         title="DeepSeek-V4 prefill context parallelism on CUDA takes the interleave strategy only",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.23: validate_deepseek_v4_cp, called for DeepseekV4ForCausalLM by the model "
-        "adjustments (server_args.py:2005 in 0.5.12; arg_groups/model_hook.py:480 in 0.5.23), raises for any mode "
-        "but round-robin-split in 0.5.12-0.5.13.post1 (deepseek_v4_hook.py:67), any --cp-strategy but interleave "
-        "in 0.5.14-0.5.20 (:79 in 0.5.14, :207 in 0.5.20), zigzag off NPU (and any strategy but interleave or "
-        "zigzag) in 0.5.21-0.5.23 (:167-177 in 0.5.23); 0.5.11 has no DeepSeek-V4",
         needs_model=True,
         stage="startup",
         prevents="DeepSeekV4 zigzag CP requires the NPU backend; CUDA/HIP backends reindex with interleave order.",
@@ -390,11 +351,6 @@ needing the dsv4 backend for both phases, is ROCm's and never reached on an NVID
         title="--enable-dsa-cache-layer-split: a DSA model on a PD prefill worker with interleaved prefill CP, "
         "mooncake, PP 1",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: handle_model_specific_adjustments refuses the flag for a non-DSA model "
-        "(model_hook.py:187-191 in 0.5.23) and, for a DSA model, off a PD prefill worker, without "
-        "--enable-prefill-cp --cp-strategy interleave, over a transfer backend other than mooncake, and with "
-        "--pp-size > 1 (:366-410), the block identical in 0.5.20-0.5.22. 0.5.16-0.5.19 also accept the legacy "
-        "--enable-nsa-prefill-context-parallel --nsa-prefill-cp-mode round-robin-split, unmodelled flags",
         needs_model=True,
         stage="startup",
         prevents="--enable-dsa-cache-layer-split is only supported for DSA (DeepSeek Sparse Attention) models.; "
@@ -432,9 +388,6 @@ validated. SGLang refuses the rest at start-up.""",
         id="model-hyv4-context-parallel",
         title="HYV4 takes no prefill context parallelism and no decode context parallelism",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23 (bench/release_walk.py grep 'is not supported for HYV4 because its'): "
-        "model_overrides/deepseek_v2.py:47-61 in 0.5.20, :61-76 in 0.5.23, the same two tests (enable_prefill_cp, "
-        "dcp_size > 1) in each; HYV4 first appears in 0.5.20",
         needs_model=True,
         stage="startup",
         prevents="--enable-prefill-cp is not supported for HYV4 because its attention path does not implement DSA "
@@ -460,9 +413,6 @@ both at start-up (deepseek_v2.py:61-76 in sglang 0.5.23).""",
         id="dsa-dcp",
         title="DSA decode context parallelism: no HiSparse / HiCache, no PD, EAGLE top-k 1, an unpooled index key",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23 (bench/release_walk.py grep 'DSA DCP does not support HiSparse', 'DSA DCP "
-        "requires --speculative-eagle-topk 1'; none before 0.5.22): model_overrides/deepseek_v2.py "
-        "_dsa_dcp_overrides :18-34 and the index_kpool test :162-168 on the CUDA arm, the same in both",
         needs_model=True,
         stage="startup",
         prevents="DSA DCP does not support HiSparse or HiCache.; DSA DCP does not support PD disaggregation.; DSA DCP "
@@ -492,10 +442,6 @@ sub-backends not given (judged by the DSA backend rules).""",
         id="dsa-prefill-cp-single-node",
         title="DSA prefill context parallelism runs on one machine: --tp-size 8 at most",
         versions="sglang>=0.5.13",
-        verified="sglang 0.5.13-0.5.23, every release (bench/release_walk.py grep 'Context parallel only supports "
-        "single machine'): server_args.py:1901-1903 in 0.5.13, arg_groups/overrides.py:351 in 0.5.15, "
-        "model_overrides/deepseek_v2.py:123-125 in 0.5.23; the CP flag per release as resolve.py prefill_cp reads "
-        "it (0.5.12's --enable-nsa-prefill-context-parallel, with the same assert, is an unmodelled flag)",
         needs_model=True,
         stage="startup",
         prevents="Context parallel only supports single machine (tp_size <= 8). Cross-machine CP has precision issues.",

@@ -40,8 +40,6 @@ ROWS = (
         id="general-flashattention-version-env",
         title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: no file of the 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.19 or 0.5.23 wheels mentions "
-        "SGLANG_FLASHATTENTION_VERSION (unzip -p | grep -c: 0 in each)",
         stage="startup",
         reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
         "the launch keeps the FA version of --attention-backend and fails the same way.",
@@ -66,9 +64,6 @@ the whole wheel), so relying on it leaves the backend, and its failure, unchange
         id="general-triton-cross-attention",
         title="triton has no cross attention (encoder-decoder models)",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: 'assert not ...is_encoder_decoder' with this message in every release: "
-        "model_runner.py:1514-1515 (0.5.1), attention_registry.py create_triton_backend from 0.5.5 (:87-88; "
-        "0.5.23 :207-210)",
         stage="init",
         backends=("triton",),
         prevents="Cross attention is not supported in the triton attention backend. Please use "
@@ -87,9 +82,6 @@ flashinfer for this reason.""",
         id="hpc-ops-arch",
         title="hpc_ops runs on Hopper (SM90) only",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23 (bench/release_walk.py grep): hpc_ops first appears in 0.5.17 (server_args.py:195, "
-        "attention_registry.py:260); HpcOpsAttnBackend.__init__ raises on major != 9 in every one "
-        "(hpc_ops_backend.py:138 in 0.5.17-0.5.21, :139 in 0.5.22, :141 in 0.5.23)",
         stage="init",
         backends=("hpc_ops",),
         needs_gpu=True,
@@ -109,9 +101,6 @@ model runner builds the attention backend after the weights load: argument resol
         id="hpc-ops-model",
         title="hpc_ops: no MLA, no cross attention, no speculative decoding",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): create_hpc_ops_backend raises the same three "
-        "ValueErrors (MLA, cross attention, speculative) in every release, attention_registry.py:260-271 in "
-        "0.5.17, :289-295 in 0.5.23",
         stage="init",
         backends=("hpc_ops",),
         prevents="hpc_ops backend can only be used with non-MLA models.",
@@ -136,9 +125,6 @@ They are raised when the model runner builds the backend, after weights load."""
         id="llada2-cfg-mha-model",
         title="llada2_cfg_flashinfer (LLaDA2 CFG attention) does not serve MLA models",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23 (bench/release_walk.py grep 'llada2_cfg'): the backend is new in 0.5.22 "
-        "(choices.py:83) and create_llada2_cfg_flashinfer_backend raises for runner.use_mla_backend in both "
-        "(attention_registry.py:80-83)",
         stage="init",
         backends=("llada2_cfg_flashinfer",),
         prevents="LLaDA2 CFG attention does not use an MLA backend",
@@ -156,8 +142,6 @@ Its factory refuses an MLA model when the model runner builds the attention back
         id="hpc-ops-sliding-window",
         title="hpc_ops has no sliding-window attention",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23 (bench/release_walk.py grep): _check_layer_supported raises it from the forward in "
-        "every release (hpc_ops_backend.py:344 in 0.5.17-0.5.20, :343 in 0.5.21, :346 in 0.5.23)",
         stage="runtime",
         backends=("hpc_ops",),
         prevents="The hpc_ops attention backend does not support sliding window.",
@@ -176,9 +160,6 @@ sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights ha
         id="flashinfer-arch",
         title="FlashInfer needs compute capability 7.5 or newer",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: a FlashInfer fact (its README's GPU support, SM75 and newer), not an SGLang "
-        "check; every SGLang release read runs flashinfer_backend.py on the flashinfer package for this "
-        "backend",
         stage="runtime",
         backends=("flashinfer",),
         needs_gpu=True,
@@ -200,12 +181,6 @@ this before loading the model.""",
         id="general-cuda-graph-disabled",
         title="torch_native and flex_attention silently turn CUDA graphs off",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Cuda graph is disabled because of using "
-        "torch native'): server_args.py (0.5.1 :445-449 `self.disable_cuda_graph = True`, 0.5.18 :5968), "
-        "arg_groups/attention_hook.py from 0.5.19 (:59; 0.5.23 :124-143, both phases' cuda_graph_config "
-        "DISABLED); the flex_attention twin from 0.5.3, the first release with that backend (0.5.23 :145-161). "
-        "Through 0.5.14 the test reads self.attention_backend (0.5.5, 0.5.10, 0.5.14 read); from 0.5.15 "
-        "resolved_view(...).attention_backend (equal phase backends count)",
         stage="startup",
         prevents="Cuda graph is disabled because of using torch native attention backend",
         source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
@@ -227,9 +202,6 @@ the same thing and the rule then passes.""",
         id="general-flex-cross-attention",
         title="flex_attention has no cross attention (encoder-decoder models)",
         versions="sglang>=0.5.3",
-        verified="sglang 0.5.3-0.5.23, every release with the backend (bench/release_walk.py grep 'TorchFlexAttnBackend "
-        "does not support non-causal'): torch_flex_backend.py forward_extend (0.5.3 :263, 0.5.23 :266-270); "
-        "flex_attention is no choice before 0.5.3",
         stage="runtime",
         backends=("flex_attention",),
         prevents="TorchFlexAttnBackend does not support non-causal attention for now.",
@@ -249,10 +221,6 @@ server starts, loads the weights, then the first request (or warm-up) fails.""",
         id="general-mis-flashinfer",
         title="Multi-item scoring (--enable-mis) needs flashinfer for prefill and decode",
         versions="sglang>=0.5.11",
-        verified="sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'Multi-item scoring requires flashinfer "
-        "attention backend'): server_args.py _handle_multi_item_scoring (0.5.11 :1287-1292) through 0.5.18, "
-        "arg_groups/attention_hook.py handle_multi_item_scoring from 0.5.19 (0.5.23 :572-577); 0.5.10 has no "
-        "--enable-mis (only --multi-item-scoring-delimiter, with no backend check)",
         stage="startup",
         prevents="Multi-item scoring requires flashinfer attention backend for custom attention mask support. Please "
         "set --attention-backend flashinfer when using --enable-mis. Current backends: prefill={prefill_backend}, "
@@ -273,11 +241,6 @@ off CUDA graphs, the radix cache and chunked prefill for it (logged, not refused
         id="general-backend-platform",
         title="The attention backend is built for NVIDIA CUDA",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: ATTENTION_BACKEND_CHOICES groups the same foreign backends under '# AMD specific' "
-        "(aiter, wave) and '# Other platforms' (intel_amx, ascend, and intel_xpu from 0.5.4) in every release "
-        "(server_args.py:1376-1381 in 0.5.1, :113-119 in 0.5.4; arg_groups/choices.py:92-98 in 0.5.23); the "
-        "choices of each of the 33 wheels are in rules/engines/sglang/choices.json (bench/sglang_choices.py), "
-        "and a backend a release does not list is general-backend-removed's",
         stage="load",
         reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
         source=CHOICES,
@@ -295,11 +258,6 @@ is Intel GPU, intel_amx is CPU. On an NVIDIA GPU they fail when their kernels ar
         id="general-backend-alias",
         title="The attention backend is not a deprecated alias",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.23: ATTENTION_BACKEND_CHOICES' '# Deprecated alias for' comments read in each release: "
-        "compressed -> dsv4 from 0.5.12 (server_args.py:154), nsa -> dsa from 0.5.13 (server_args.py:176-178; "
-        "in 0.5.3-0.5.12 nsa is the backend itself and there is no dsa: its era in rules/engines/sglang/capabilities.py), "
-        "the same through 0.5.19 (server_args.py:177-179) and arg_groups/choices.py from 0.5.20 (:80-83; 0.5.23 "
-        ":75-78), tokenspeed_mla -> cutedsl_mla only in 0.5.23 (choices.py:87); 0.5.1-0.5.11 list no alias",
         stage="parse",
         reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
         source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
@@ -322,8 +280,6 @@ actually runs.""",
         id="hpc-ops-page-size",
         title="hpc_ops silently forces page size 64",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): the same page_size != 64 rewrite for any phase "
-        "naming hpc_ops, arg_groups/overrides.py:2096-2102 in 0.5.17, :1189-1195 in 0.5.23",
         backends=("hpc_ops",),
         stage="startup",
         prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
@@ -341,9 +297,6 @@ The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit."
         id="general-triton-dcp",
         title="triton under decode context parallelism has no sinks, sliding window or score_mod",
         versions="sglang>=0.5.15",
-        verified="sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep): triton_backend.py's DCP extend refuses "
-        "sinks and sliding-window layers from 0.5.15 (:1382-1389; 0.5.23 _forward_extend_dcp :2009-2016), "
-        "score_mod in extend and decode from 0.5.16 (:1746; 0.5.23 :1789-1792, :2423-2426)",
         backends=("triton",),
         stage="runtime",
         prevents="DCP Triton extend does not support sinks",

@@ -38,9 +38,6 @@ ROWS = (
         title="--enable-lmcache: the radix cache on, colocated serving, no HiCache, linker, speculative decoding, DP "
         "attention, DCP or streaming sessions",
         versions="sglang>=0.5.21",
-        verified="sglang 0.5.21-0.5.23: the --enable-lmcache block of handle_cache_compatibility (kv_cache_hook.py:"
-        "433-475), the same checks in each (DP attention read as --enable-dp-attention through 0.5.22, "
-        "attn_dp_enabled_of in 0.5.23); none before 0.5.21 (bench/release_walk.py grep 'LMCacheUnifiedRadixCache')",
         stage="startup",
         when=Flag("enable_lmcache"),
         requires=All(
@@ -80,10 +77,6 @@ into it yet, and SGLang refuses each at start-up.""",
         title="HiCache with --dcp-size > 1: MLA models only, no LMCache / HiSparse, DSPARK as the only draft, L3 "
         "storage limits",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23: resolve_hicache_dcp_compatibility (server_args.py:7160-7195 in 0.5.17; "
-        "arg_groups/hicache_hook.py:71-105 in 0.5.19, :130-165 in 0.5.23): LMCache, HiSparse and an MHA model "
-        "refused in each; every speculative algorithm in 0.5.17, all but DSPARK from 0.5.18; any "
-        "--hicache-storage-backend through 0.5.22, only with buffer_only host memory in 0.5.23; none before 0.5.17",
         stage="startup",
         when=All((HICACHE, DCP, ModelRead())),
         requires=All(
@@ -118,10 +111,6 @@ pools do not. SGLang refuses each at start-up.""",
         title="--enable-unified-cache-external-linker: the default radix cache on, no HiCache or HiCache storage; MLA "
         "dedup needs the Mooncake linker",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: handle_hicache: the linker refuses HiCache and --hicache-storage-backend from "
-        "0.5.20 (hicache_hook.py:24-33 in 0.5.20, :49-58 in 0.5.23); MLA dedup needs the mooncake linker from "
-        "0.5.21 (:25-30, :39-43 in 0.5.23); --disable-radix-cache and --radix-cache-backend refused in 0.5.23 only "
-        "(:44-48); 0.5.19 has no linker flag",
         stage="startup",
         when=AnyOf((LINKER, LINKER_DEDUP)),
         requires=(
@@ -176,10 +165,6 @@ linker. SGLang refuses each at start-up.""",
         title="The PD decode host pool: host_pool retraction backup and KV offload on a decode server, one of them, "
         "offload with a storage backend",
         versions="sglang>=0.5.3",
-        verified="sglang 0.5.3-0.5.23: handle_cache_compatibility (server_args.py _handle_cache_compatibility before "
-        "0.5.19): decode KV offload refused off a decode server from 0.5.3 (server_args.py:1243; kv_cache_hook.py:402 "
-        "in 0.5.23), without --hicache-storage-backend from 0.5.10 (:3415; :406 in 0.5.23); the host_pool backup's "
-        "checks from 0.5.18 (server_args.py:8128-8168; kv_cache_hook.py:354-415 in 0.5.21-0.5.23)",
         stage="startup",
         when=AnyOf((HOST_POOL_BACKUP, DECODE_OFFLOAD)),
         requires=(

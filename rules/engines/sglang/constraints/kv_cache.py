@@ -41,12 +41,6 @@ ROWS = (
         id="kv-hicache-radix-cache",
         title="--enable-hierarchical-cache and --disable-radix-cache are mutually exclusive",
         versions="sglang>=0.5.1",
-        verified=(
-            "sglang 0.5.1-0.5.23: the refusal in _handle_cache_compatibility / handle_cache_compatibility of every "
-            "release read (server_args.py:728 in 0.5.1, :2273 in 0.5.7, :5939 in 0.5.14, :8151 in 0.5.18; "
-            "arg_groups/kv_cache_hook.py:169 in 0.5.19, :395 in 0.5.21-0.5.23; bench/release_walk.py grep "
-            "'enable-hierarchical-cache and disable-radix-cache are mutually exclusive'; none in 0.5.0rc2)"
-        ),
         stage="startup",
         when=Flag("enable_hierarchical_cache"),
         requires=Not(Flag("disable_radix_cache")),
@@ -65,12 +59,6 @@ flags are read here.)""",
         id="kv-hicache-host-memory-fraction",
         title="--hicache-host-memory-fraction lies in (0, 1]",
         versions="sglang>=0.5.21",
-        verified=(
-            "sglang 0.5.21-0.5.23: handle_hicache_ratio_default, run for every launch early in the pipeline "
-            "(pipeline.py:69 in 0.5.21, :77 in 0.5.22 and 0.5.23), refuses a fraction outside (0, 1] "
-            "(hicache_hook.py:96-98 in 0.5.21 and 0.5.22, :115-117 in 0.5.23; bench/release_walk.py grep "
-            "'hicache-host-memory-fraction must be in' finds it first in 0.5.21)"
-        ),
         stage="startup",
         when=Flag("hicache_host_memory_fraction"),
         requires=Range("hicache_host_memory_fraction", 0, 1, open_low=True),
@@ -87,12 +75,6 @@ HiCache on or not, and refuses one outside it at start-up.""",
         id="kv-fp4-unified-memory",
         title="An FP4 KV cache (nvfp4, fp4_mx_block16) cannot use --enable-unified-memory",
         versions="sglang>=0.5.21",
-        verified=(
-            "sglang 0.5.21-0.5.23: handle_kv4_compatibility raises for --enable-unified-memory with either FP4 dtype "
-            "on CUDA (kv_cache_hook.py:133-137 in 0.5.21, 0.5.22 and 0.5.23; bench/release_walk.py grep 'FP4 KV "
-            "cache does not yet support --enable-unified-memory' finds it from 0.5.21, the unified pool itself being "
-            "0.5.18+)"
-        ),
         stage="startup",
         when=FP4_KV,
         requires=Not(Flag("enable_unified_memory")),
@@ -111,9 +93,6 @@ refuses the pair at start-up.""",
         id="kv-mxfp8-requires-fa4",
         title="An MXFP8 KV cache needs the FA4 backend",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): FlashAttentionBackend raises for fa_impl_ver != 4 in "
-        "every release (flashattention_backend.py:356-359 in 0.5.16, :451-454 in 0.5.23; "
-        "flashinfer/triton/trtllm_mha have no mxfp8 path)",
         stage="runtime",
         when=MXFP8_KV,
         requires=Backends(("fa4",)),
@@ -131,9 +110,6 @@ raises this message at the first forward; other backends have no reader for the 
         id="kv-mxfp8-arch",
         title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23 (the MXFP8 KV cache's first release is 0.5.16: no 'kv-cache-dtype=mxfp8' "
-        "before): the same is_blackwell ValueError in every release (server_args.py:5064-5071 in 0.5.16, "
-        "arg_groups/kv_cache_hook.py:100-108 in 0.5.23; bench/release_walk.py prevents)",
         stage="startup",
         when=MXFP8_KV,
         requires=Arch(tuple(sorted(BLACKWELL))),
@@ -154,10 +130,6 @@ Passing this gate is not enough: only SM100/SM103 have the kernel (rule kv-mxfp8
         id="kv-mxfp8-prefill-only",
         title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype == 'mxfp8' "
-        "in every release (server_args.py 0.5.16 :6153, 0.5.17 :7062, 0.5.18 :7290; arg_groups/kv_cache_hook.py "
-        "0.5.19 :421, 0.5.20 :478, 0.5.21 :796, 0.5.22 :903, 0.5.23 :891); the flag exists from 0.5.12, but "
-        "0.5.12-0.5.15 have no mxfp8 KV dtype and refuse only fp4_e2m1 (server_args.py:3374 in 0.5.12)",
         stage="startup",
         when=PREFILL_ONLY,
         requires=Not(MXFP8_KV),
@@ -176,10 +148,6 @@ handled by it.""",
         id="kv-prefill-only-embedding",
         title="--prefill-only-disable-kv-cache serves an embedding model only (--is-embedding)",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'currently requires --is-embedding'): the "
-        "ValueError is the first check of validate_prefill_only_disable_kv_cache_args, server_args.py 0.5.12 :3368, "
-        "0.5.13 :3679, 0.5.14 :5441, 0.5.15 :5260, 0.5.16 :6143, 0.5.17 :7052, 0.5.18 :7280, then "
-        "arg_groups/kv_cache_hook.py 0.5.19 :411, 0.5.20 :468, 0.5.21 :786, 0.5.22 :893, 0.5.23 :881",
         stage="startup",
         when=PREFILL_ONLY,
         requires=Flag("is_embedding"),
@@ -197,11 +165,6 @@ K/V through the paged cache, so SGLang refuses the flag at start-up without `--i
         id="kv-fp4-prefill-only",
         title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype in ('nvfp4', "
-        "'fp4_mx_block16') in every release (server_args.py 0.5.16 :6147, 0.5.17 :7056, 0.5.18 :7284; "
-        "arg_groups/kv_cache_hook.py 0.5.19 :415, 0.5.20 :472, 0.5.21 :790, 0.5.22 :897, 0.5.23 :885); "
-        "0.5.12-0.5.15 refuse the older fp4_e2m1 under that name only (server_args.py:3374 in 0.5.12, :5266 in "
-        "0.5.15), before the FP4 dtypes this rule names existed",
         stage="startup",
         when=PREFILL_ONLY,
         requires=Not(FP4_KV),
@@ -220,9 +183,6 @@ handle.""",
         id="kv-nvfp4-arch",
         title="An NVFP4 KV cache needs SM100 or SM12x",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23, every release (bench/release_walk.py grep): the same is_sm100 or is_sm120 "
-        "RuntimeError for --kv-cache-dtype nvfp4, first in 0.5.16 (server_args.py:5085-5090), "
-        "arg_groups/kv_cache_hook.py:124-129 in 0.5.23",
         stage="startup",
         when=NVFP4_KV,
         requires=Arch((10, 12)),
@@ -241,8 +201,6 @@ in SGLang.""",
         id="kv-nvfp4-dequant-dtype",
         title="--prefill-kv-cache-dequant-dtype needs --kv-cache-dtype nvfp4",
         versions="sglang>=0.5.21",
-        verified="sglang>=0.5.21: the ValueError is in every release read from 0.5.21 to 0.5.23 "
-        "(arg_groups/kv_cache_hook.py:40-44 in each; bench/release_walk.py grep 'applies only with'); none in 0.5.20",
         stage="startup",
         when=ALWAYS,
         requires=AnyOf((Not(DEQUANT_DTYPE), Flag(DEQUANT_DTYPE.name, ("auto",)), NVFP4_KV)),
@@ -259,11 +217,6 @@ SGLang's NVFP4 step raises at start-up when the flag is set with any other KV dt
         id="kv-sharding-prefill-worker",
         title="--enable-kv-cache-sharding runs on a PD prefill worker only, with no dLLM and the built-in radix cache",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23: handle_kv_cache_sharding first appears in 0.5.22 and refuses, in this order, a "
-        "--disaggregation-mode other than prefill (kv_shard_hook.py:60-65 in 0.5.22, :99-104 in 0.5.23), a "
-        "--dllm-algorithm (:70-75, :119-124) and a --radix-cache-backend (:76-82, :125-131) in both "
-        "(bench/release_walk.py grep 'is only supported on PD prefill', 'does not support diffusion language', "
-        "'requires the built-in')",
         stage="startup",
         when=Flag("enable_kv_cache_sharding"),
         requires=(
@@ -288,11 +241,6 @@ rotation-aware tree core. SGLang refuses each at start-up, before it looks at th
         id="kv-int8-mamba-checkpoint-cache",
         title="--enable-int8-mamba-checkpoint needs the built-in mamba radix cache: no HiCache, radix backend or LMCache",
         versions="sglang>=0.5.14",
-        verified="sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'only supports the built-in mamba', 'LMCache is not "
-        "int8-aware'): the flag is new in 0.5.14 and _handle_int8_mamba_checkpoint refuses --enable-hierarchical-"
-        "cache and a --radix-cache-backend for any model (server_args.py:4870-4882 in 0.5.14, :6237 in 0.5.18; "
-        "arg_groups/mamba_hook.py:85-95 in 0.5.19-0.5.20); --enable-lmcache too from 0.5.21 (mamba_hook.py:96-99 "
-        "in 0.5.21, :97-100 in 0.5.22-0.5.23)",
         stage="startup",
         when=Flag("enable_int8_mamba_checkpoint"),
         requires=All(
@@ -321,8 +269,6 @@ at start-up.""",
         id="kv-prefill-only-preconditions",
         title="--prefill-only-disable-kv-cache needs --chunked-prefill-size -1 and --disable-radix-cache",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.23: both ValueErrors first in 0.5.12 (server_args.py:3385-3396), unchanged "
-        "through 0.5.23 (arg_groups/kv_cache_hook.py:904-914), before the prefill-backend check",
         stage="startup",
         when=PREFILL_ONLY,
         requires=(
@@ -346,9 +292,6 @@ default chunked-prefill size is not -1.""",
         id="kv-prefill-only-pool-writers",
         title="--prefill-only-disable-kv-cache refuses context parallelism and HiSparse, which write the KV pool",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.23: the three ValueErrors first in 0.5.12 (server_args.py:3400-3419, the "
-        "prefill-CP one naming --enable-prefill-context-parallel, the flag until 0.5.19), unchanged through 0.5.23 "
-        "(arg_groups/kv_cache_hook.py:919-937)",
         stage="startup",
         when=PREFILL_ONLY,
         # a switch cannot be turned off by adding a flag: only the CP size, judged last, has a fix
@@ -378,8 +321,6 @@ at start-up (else the first request would fail on the no-op pool's write).""",
         title="Speculative decoding on SM100's native NVFP4 KV: EAGLE/NEXTN with a trtllm_mha draft, or breadth-1 "
         "NGRAM",
         versions="sglang>=0.5.21",
-        verified="sglang 0.5.21-0.5.23: handle_kv4_compatibility's native-NVFP4 speculative checks "
-        "(kv_cache_hook.py:139-232), the same code in each; the message first appears in 0.5.21 (:227)",
         needs_gpu=True,
         stage="startup",
         when=All((NVFP4_KV, Flag("speculative_algorithm"), SM100_NATIVE_NVFP4)),
@@ -418,8 +359,6 @@ support"), any algorithm but EAGLE, EAGLE3, NEXTN and NGRAM, NGRAM with a tree
         id="kv-nvfp4-spec-attention-mode",
         title="Speculative decoding on SM100's mixed NVFP4 KV: target verify is switched to decode attention",
         versions="sglang>=0.5.21",
-        verified="sglang 0.5.21-0.5.23: the warning and the override of speculative_attention_mode first appear in "
-        "0.5.21 (kv_cache_hook.py:242), the same code to 0.5.23 (:233-250)",
         needs_gpu=True,
         stage="startup",
         severity="warn",

@@ -35,10 +35,6 @@ ROWS = (
         id="kv-sharding-transfer-backend",
         title="--enable-kv-cache-sharding sends pages over mooncake or nixl only, without the staging buffer",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses a transfer backend other than mooncake / "
-        "nixl, then a true SGLANG_DISAGG_STAGING_BUFFER (kv_shard_hook.py:171-184 in 0.5.22, :236-249 in 0.5.23); "
-        "the transfer default is mooncake (fields/disagg.py:71), the variable an EnvBool defaulting to False "
-        "(environ.py:859 in 0.5.23)",
         stage="startup",
         when=SHARDING,
         requires=(
@@ -67,10 +63,6 @@ slices, which a stripe is not. SGLang refuses both at start-up.""",
         id="kv-sharding-radix-tree-core",
         title="--enable-kv-cache-sharding with the radix cache on needs the Python tree core (0.5.22 defaults to Rust)",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22: handle_kv_cache_sharding refuses a tree core other than python unless "
-        "--disable-radix-cache (kv_shard_hook.py:83-91), and the variable defaults to 'rust' (environ.py:688; "
-        "nothing in the wheel sets it on a prefill worker). 0.5.23 sets python when it is unset (:132-135) before "
-        "the same check (:136-144)",
         stage="startup",
         when=SHARDING,
         requires=AnyOf(
@@ -99,9 +91,6 @@ or inserts, so it never needs one. SGLang refuses the rest at start-up.""",
         id="kv-sharding-model-attention",
         title="--enable-kv-cache-sharding refuses encoder-decoder and chunked local-attention models",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses model_config.is_encoder_decoder and an "
-        "attention_chunk_size (kv_shard_hook.py:156-168 in 0.5.22, :221-233 in 0.5.23); is_encoder_decoder is an "
-        "architecture list, the same three in both",
         needs_model=True,
         stage="startup",
         when=SHARDING,

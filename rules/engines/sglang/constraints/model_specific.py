@@ -86,7 +86,6 @@ class ModelBackends(NamedTuple):
     id: str
     title: str
     versions: str
-    verified: str
     stage: str
     prevents: str
     source: str
@@ -110,12 +109,6 @@ ROWS = (
         id="model-gpt-oss-backends",
         title="GPT-OSS needs a backend with attention sinks and sliding window",
         versions="sglang>=0.5.1",
-        verified=(
-            "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'GptOssForCausalLM requires one of'): "
-            "server_args.py asserts supported_backends, triton/trtllm_mha/fa3 in 0.5.1-0.5.3, + fa4 from "
-            "0.5.3.post3, + ascend (0.5.8) and the other non-CUDA names later; arg_groups/model_hook.py:536 in "
-            "0.5.23"
-        ),
         stage="startup",
         prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
         "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
@@ -142,15 +135,6 @@ allow triton, trtllm_mha and fa3 only.""",
         id="model-llama4-backends",
         title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
         versions="sglang>=0.5.0rc2",
-        verified=(
-            "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'is required for Llama4 model'): the "
-            "list asserted on the Llama 4 branch of the model adjustments grows fa3 (0.5.0rc2 server_args.py:2166), "
-            "+ aiter (0.5.1 :2279-2282), + triton (0.5.2 :2494-2498), + trtllm_mha (0.5.4.post3 :988-993), + "
-            "intel_xpu (0.5.5.post3 :1028-1034), + ascend (0.5.10 :1851-1858; arg_groups/model_hook.py:630 in "
-            "0.5.23); before 0.5.6 no default is picked first (0.5.5 :999-1005: the assert reads --attention-backend "
-            "as given; sglang 0.5.5's own resolution rejects Llama 4 without a backend on every GPU), from 0.5.6 "
-            "SGLang picks trtllm_mha / fa3 / triton itself (:1125-1139)"
-        ),
         stage="startup",
         prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
         source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Llama4 branch)",
@@ -181,13 +165,6 @@ given, so a Llama 4 launch without one fails on every GPU.""",
         id="model-gemma4-backends",
         title="Gemma 4 needs trtllm_mha, triton or fa4",
         versions="sglang>=0.5.13",
-        verified=(
-            "sglang 0.5.13-0.5.23: the accepted_backends tuple asserted for the three Gemma 4 architectures, read "
-            "in each release: trtllm_mha, triton, intel_xpu in 0.5.13 (server_args.py:2395-2400, the first release "
-            "with the branch); + ascend from 0.5.14 (:4078-4083; 0.5.17 :5459-5464, its message still naming three); "
-            "+ intel_amx from 0.5.18 (:5672-5683; arg_groups/model_hook.py:484-494 in 0.5.19); + aiter from 0.5.20 "
-            "(model_hook.py:546-557, 0.5.21 :606-617); + fa4 from 0.5.22 (:640-652; 0.5.23 :646-658)"
-        ),
         stage="startup",
         prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
         "got prefill={prefill}, decode={decode}",
@@ -218,15 +195,6 @@ SM100 and triton elsewhere.""",
         id="model-exaone-swa-backends",
         title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
         versions="sglang>=0.5.9",
-        verified=(
-            "sglang 0.5.9-0.5.23: the accepted list ['fa3', 'triton', 'trtllm_mha'] asserted when "
-            "sliding_window_pattern is set, the block read in every wheel: on self.attention_backend in "
-            "_handle_model_specific_adjustments in 0.5.9-0.5.14 (server_args.py:1496-1498 in 0.5.9, :4116 in 0.5.14), "
-            "which runs before _handle_attention_backend_compatibility picks the default, so an omitted flag fails "
-            "('but got None'); on resolved_view(...).attention_backend from 0.5.15 (server_args.py:4159 in 0.5.15, "
-            ":5702 in 0.5.18; arg_groups/model_hook.py:513 in 0.5.19, :575 in 0.5.20, :680 in 0.5.23); "
-            "ExaoneMoeForCausalLM is in the branch from 0.5.22 (:674); the branch is absent in 0.5.8"
-        ),
         stage="startup",
         prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
         "but got {backend}",
@@ -251,11 +219,6 @@ assert runs before SGLang picks its default, so the flag must be given.""",
         id="model-olmo-flashinfer",
         title="OLMo 2/3 must not use FlashInfer",
         versions="sglang>=0.5.4",
-        verified=(
-            "sglang 0.5.4-0.5.23: the same assert attention_backend != flashinfer for Olmo3 in every release from "
-            "the first with it (server_args.py in 0.5.4-0.5.14, arg_groups/model_hook.py:690 in 0.5.23; "
-            "bench/release_walk.py grep)"
-        ),
         stage="startup",
         prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
         source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Olmo2ForCausalLM branch); "
@@ -277,13 +240,6 @@ triton elsewhere.""",
         id="model-lfm2-triton",
         title="LFM2 must not use the triton backend",
         versions="sglang>=0.5.9",
-        verified=(
-            "sglang 0.5.9-0.5.23: the assert != 'triton' in the LFM2 branch, read in every wheel: Lfm2ForCausalLM "
-            "only in 0.5.9-0.5.16 (server_args.py:1662 in 0.5.9, :2414 in 0.5.12, :4270 in 0.5.14, :4207 in 0.5.15), "
-            "+ Lfm2MoeForCausalLM from 0.5.17 (:5531; arg_groups/model_hook.py:551 in 0.5.19, :720 in 0.5.23); through "
-            "0.5.14 it reads --attention-backend as given, before SGLang's default (a defaulted triton is not "
-            "refused there; not modelled), from 0.5.15 the resolved backend; absent in 0.5.8"
-        ),
         stage="startup",
         prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
         "layer",
@@ -306,13 +262,6 @@ SGLang's default is flashinfer on SM100 and the generic choice (fa3 on SM90, fla
         id="model-inkling-backends",
         title="Inkling runs only on fa4 or triton",
         versions="sglang>=0.5.16",
-        verified=(
-            "sglang 0.5.16-0.5.23: InklingAttention.forward asserts the backend in ('fa4', 'triton') in every release "
-            "with the model (models/inkling_common/attn.py, absent before 0.5.16): on server_args.attention_backend in "
-            "0.5.16 (:723) and 0.5.17 (:730), on the backend serving the batch (serving_attention_backend) from 0.5.18 "
-            "(:770 through 0.5.21, :744 in 0.5.22-0.5.23); the rule judges both phases, which is what the later form "
-            "asserts"
-        ),
         stage="runtime",
         prevents='assert attention_backend in ("fa4", "triton")',
         source="sglang: python/sglang/srt/models/inkling_common/attn.py, InklingAttention.forward; "
@@ -333,13 +282,6 @@ its own arch limits (rules fa4-score-mod-sm8x, fa4-rel-bias-arch).""",
         id="model-moss-vl-prefill",
         title="Moss-VL needs FlashInfer for prefill",
         versions="sglang>=0.5.11",
-        verified=(
-            "sglang 0.5.11-0.5.23: the same logic in every wheel (the block read in each): no backend given -> "
-            "prefill flashinfer, then assert the prefill backend is flashinfer; in _handle_model_specific_adjustments "
-            "in 0.5.11-0.5.14 (server_args.py:2099 in 0.5.11, :4103 in 0.5.14), _moss_vl_overrides from 0.5.15 "
-            "(arg_groups/overrides.py:644 in 0.5.15, :1098 in 0.5.18; arg_groups/model_overrides/moss_vl.py:31 in "
-            "0.5.19, :28 in 0.5.21-0.5.23); absent in 0.5.10.post1"
-        ),
         stage="startup",
         prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
         "custom mask support.",
@@ -359,13 +301,6 @@ sets prefill to flashinfer when no backend flag is given and asserts it otherwis
         id="model-hybrid-gdn-blackwell",
         title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
         versions="sglang>=0.5.3",
-        verified=(
-            "sglang 0.5.3-0.5.23, every release (bench/release_walk.py grep 'on Blackwell GPUs for hybrid GDN'): "
-            "attention_registry.py attn_backend_wrapper asserts the allowed list from 0.5.3 (:181-188): triton or "
-            "trtllm_mha in 0.5.3, triton only in 0.5.3.post3-0.5.5, triton or trtllm_mha from 0.5.5.post3, + fa4 "
-            "and flashinfer from 0.5.10, flashinfer off SM100 in 0.5.16-0.5.20, SM12x without fa4 from 0.5.16 "
-            "(0.5.23 :460-476); none in 0.5.1/0.5.2"
-        ),
         stage="init",
         prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
         "Got prefill={prefill}, decode={decode}.",
@@ -449,7 +384,6 @@ def model_backend_rules(module: str, rows: Sequence[ModelBackends]) -> None:
             title=row.title,
             engine="sglang",
             versions=row.versions,
-            verified=row.verified,
             source=row.source,
             docs=row.docs,
             fix_title=row.fix_title,
@@ -510,10 +444,6 @@ CONSTRAINTS = (
         id="model-llama4-chunk-size",
         title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
         versions="sglang>=0.5.8",
-        verified="sglang 0.5.8-0.5.23: is_local_attention_model is Llama4ForConditionalGeneration alone in every "
-        "release (configs/model_config.py:1195 in 0.5.8, :2549 in 0.5.23); the assert in FlashAttentionBackend."
-        "__init__ (flashattention_backend.py:365 in 0.5.8, :256 in 0.5.21), in the local-attention metadata builder "
-        "in 0.5.22-0.5.23 (:395); 0.5.7 reads the chunk size with hasattr and asserts nothing (:356)",
         backends=("fa3", "fa4"),
         needs_model=True,
         stage="init",
@@ -535,9 +465,6 @@ config without the field fails when the backend is constructed, after the weight
         id="model-fa-swa-cross-attention",
         title="fa3, fa4, flashinfer and triton cannot serve sliding window together with cross attention",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.0rc2-0.5.23 (every release, bench/release_walk.py grep): the same assert in "
-        "flashattention_backend.py (0.5.1 :306-309, 0.5.23 :172-175), flashinfer_backend.py (0.5.1 :99-102, 0.5.23 "
-        ":406-409) and triton_backend.py (0.5.1 :93-96, 0.5.23 :374-377); torch_native_backend.py has none",
         backends=("fa3", "fa4", "flashinfer", "triton"),
         stage="init",
         prevents="Sliding window and cross attention are not supported together",
@@ -558,8 +485,6 @@ Llama 4's attention_chunk_size). torch_native has no such assert and handles bot
         id="model-iquest-q1-fa3",
         title="IQuestQ1 runs on fa3 only, its MTP draft too, with EAGLE top-k 1",
         versions="sglang>=0.5.21",
-        verified="sglang 0.5.21-0.5.23: arg_groups/model_overrides/iquest_q1.py is the same in each (diff "
-        "0.5.21..0.5.23: the DP-attention test only); IQuestQ1 first appears in 0.5.21 (bench/release_walk.py grep)",
         needs_model=True,
         stage="startup",
         prevents="IQuestQ1 applies its attention sink from the softmax LSE and requires FA3 attention for both "
@@ -586,9 +511,6 @@ and sets fa3 itself where no backend is named, so the model needs a GPU fa3 runs
         title="IQuestQ1 drafts with serial EAGLE / NEXTN only and takes no context, DP-attention or pipeline "
         "parallelism",
         versions="sglang>=0.5.21",
-        verified="sglang 0.5.21-0.5.23 (bench/release_walk.py grep 'IQuest Q1 MTP requires serial', 'IQuestQ1 does "
-        "not support context'): iquest_q1.py:23-39 in 0.5.21, :24-40 in 0.5.22 and 0.5.23; the only change is the "
-        "DP test, cfg.enable_dp_attention in 0.5.21, attn_dp_enabled_of (attn_dp_size > 1) from 0.5.22",
         needs_model=True,
         stage="startup",
         prevents="IQuest Q1 MTP requires serial EAGLE or NEXTN drafting.; IQuestQ1 does not support context "
@@ -623,8 +545,6 @@ backend checks; the MTP draft is a single-layer serial head (`--speculative-eagl
         id="model-ernie45-vl-dp-attention",
         title="ERNIE 4.5 VL MoE takes no DP attention",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23: model_overrides/ernie45_vl.py:14-18, the same in both (bench/release_walk.py "
-        "grep 'ERNIE 4.5 VL MoE does not support DP': none before 0.5.22)",
         needs_model=True,
         stage="startup",
         prevents="ERNIE 4.5 VL MoE does not support DP attention: its attention heads are split over the full TP "
@@ -644,10 +564,6 @@ refuses attention DP at start-up (ernie45_vl.py:14-18 in sglang 0.5.22 and 0.5.2
         id="model-minicpm-serving",
         title="MiniCPM takes no DP attention; MiniCPM-SALA no HiCache, and its sparse attention no PD disaggregation",
         versions="sglang>=0.5.19",
-        verified="sglang 0.5.19-0.5.23 (bench/release_walk.py grep 'MiniCPM does not support DP', 'MiniCPM SALA does "
-        "not support hier'; none before 0.5.19, where MiniCPM-SALA first appears): model_overrides/minicpm.py"
-        ":20-29, :55-58 in 0.5.19-0.5.20, :17-26, :53-56 from 0.5.21; the only change is the DP test; "
-        "configs/minicpm.py has_minicpm_sparse_attention / has_lightning_layers the same in 0.5.19-0.5.23",
         needs_model=True,
         stage="startup",
         prevents="MiniCPM does not support DP attention; MiniCPM SALA does not support hierarchical cache; MiniCPM "
@@ -688,10 +604,6 @@ attention, so it is not offered as a fix.""",
         id="model-kimi-k3-dcp",
         title="Kimi-K3 with decode context parallelism decodes on cutedsl_mla only",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23, every release (bench/release_walk.py grep 'Decode attention backend for "
-        "Kimi-K3 DCP must be'): overrides.py in 0.5.17 (:398-428), arg_groups/model_overrides/kimi_k3.py from 0.5.20 "
-        "(:129; 0.5.23 :88-113): cutedsl_mla or no decode backend becomes prefill trtllm_mla + decode cutedsl_mla; "
-        "tokenspeed_mla its own pair through 0.5.22; aiter (ROCm) from 0.5.20",
         needs_model=True,
         stage="startup",
         prevents="Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got {decode_backend!r}.",
@@ -722,10 +634,6 @@ other rules on the backends as given, not on that pair.)""",
         id="model-kimi-k3-dcp-dspark",
         title="Kimi-K3 DCP with DSPARK needs SGLANG_RAGGED_VERIFY_MODE=static",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'SGLANG_RAGGED_VERIFY_MODE=static'): Kimi-K3's "
-        "DCP override raises for DSPARK unless read_ragged_verify_mode() is STATIC (overrides.py:380-390 in 0.5.17; "
-        "arg_groups/model_overrides/kimi_k3.py:62-74 from 0.5.19 to 0.5.23); the variable defaults to static "
-        "(environ.py:1572 in 0.5.23)",
         needs_model=True,
         stage="startup",
         prevents="Kimi-K3 DCP + DSPARK currently requires SGLANG_RAGGED_VERIFY_MODE=static; compact/cap-accept are "
@@ -746,10 +654,6 @@ override refuses them at start-up (and routes DSPARK's verify to the decode back
         id="model-prefill-aware-swa-page",
         title="Unlimited-OCR on fa3/fa4 (prefill-aware sliding window) needs page size 1 and no unified memory",
         versions="sglang>=0.5.15",
-        verified="sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'Prefill-aware SWA requires "
-        "page_size=1'): flashattention_backend.py (0.5.15 :293-297, 0.5.23 :257-268); models/unlimited_ocr.py is the "
-        "only model with is_prefill_aware_swa in the 0.5.15, 0.5.19 and 0.5.23 wheels; the unified-memory assert "
-        "from 0.5.19",
         needs_model=True,
         backends=("fa3", "fa4"),
         stage="init",
@@ -780,10 +684,6 @@ decode mode; disable it for this model.").""",
         title="Qwen4-Exp: PD over MORI needs PP 1, no unified memory; an fp8 QSA indexer needs SM90 / SM100 and the "
         "compressed indexer",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23 (bench/release_walk.py grep 'Qwen4-Exp PD with MORI requires', 'qsa-indexer-dtype "
-        "fp8_e4m3 requires'): model_overrides/qwen4_exp.py:31-42 in 0.5.20, :28-39 from 0.5.21 (the same tests); the "
-        "fp8 indexer checks from 0.5.22, where --qsa-indexer-dtype first appears (:78-88); layers/attention/qsa/"
-        "config.py parse_qsa_profile: a profile when the text config sets indexer_n_heads",
         needs_model=True,
         stage="startup",
         prevents="Qwen4-Exp PD with MORI requires --pp-size 1; MORI does not yet exchange the global QSA layer "
@@ -830,8 +730,6 @@ for CUDA 12.3 (SM90) or 12.8 (SM100), which the install rules judge.""",
         title="MiniMax-M3.1 NVFP4 needs page size 128, an fp8_e4m3 KV cache on Blackwell, and DSPARK/DFLASH "
         "speculation",
         versions="sglang>=0.5.23",
-        verified="sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 "
-        "NVFP4 requires --page-size 128': only 0.5.23, :93; the KV dtype check :119, the speculation check :59)",
         needs_model=True,
         stage="startup",
         prevents="M3.1 NVFP4 requires --page-size 128",

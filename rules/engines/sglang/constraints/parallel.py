@@ -29,13 +29,6 @@ ROWS = (
         id="parallel-cp-decode-attn-tp-model",
         title="--enable-cp-decode-attn-tp only for DeepSeek-V4 and GLM-5 (attention linears replicated across CP ranks)",
         versions="sglang>=0.5.17",
-        verified=(
-            "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'enable-cp-decode-attn-tp is only supported'): the flag "
-            "is new in 0.5.17; _handle_model_specific_adjustments refuses an architectures[0] outside "
-            "CP_DECODE_ATTN_TP_SUPPORTED_ARCHS (server_args.py:5062-5072 in 0.5.17, :5277 in 0.5.18; "
-            "arg_groups/model_hook.py:93-104 in 0.5.19, :193-205 in 0.5.23); the tuple (layers/cp/cp_decode_attn_tp.py"
-            ":29-37, read from each wheel) is the same in every release"
-        ),
         stage="startup",
         prevents="--enable-cp-decode-attn-tp is only supported for models whose attention linears are replicated "
         "across CP ranks (attn_tp_size=1). Got {model_arch}; supported: [...].",
@@ -54,10 +47,6 @@ those linears are replicated under context parallelism; SGLang refuses any other
         id="parallel-pd-decode-dcp-transfer",
         title="A PD decode worker with decode context parallelism uses a transfer backend that carries DCP pages",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23: handle_pd_disaggregation refuses --disaggregation-mode decode with --dcp-size > "
-        "1 over another transfer backend: mooncake or nixl in 0.5.17-0.5.18 (pd_disaggregation_hook.py:37-43), fake "
-        "added in 0.5.19-0.5.21 (:53-65 in 0.5.19, :71-83 in 0.5.21), mori and ascend added in 0.5.22-0.5.23 (:82-96 "
-        "in 0.5.22 and 0.5.23); no such check before 0.5.17 (grep 'PD decode DCP requires')",
         stage="startup",
         prevents="PD decode DCP requires --disaggregation-transfer-backend mooncake, nixl, mori, ascend, or fake for "
         "synthetic benchmarking, got '...'.",
@@ -83,12 +72,6 @@ write the pages to where each rank keeps them, and SGLang refuses the others at 
         id="parallel-dsa-prefill-cp-decode",
         title="A DSA model's prefill context parallelism is not asked of a PD decode worker",
         versions="sglang>=0.5.13",
-        verified="sglang 0.5.13-0.5.23: the DeepSeek-family adjustments assert disaggregation_mode != 'decode' for a "
-        "DSA model under prefill CP: --enable-dsa-prefill-context-parallel in 0.5.13 (server_args.py:1953-1956), "
-        "--enable-prefill-cp (or the legacy flags mapped to it) in 0.5.14-0.5.18 (server_args.py:3631-3634 in 0.5.14), "
-        "arg_groups/model_hook.py:220-223 in 0.5.19, :263-265 in 0.5.20, :323-325 in 0.5.21, :355-357 in 0.5.22, :361-363 in 0.5.23. 0.5.8-0.5.12.post1 assert "
-        "it for --enable-nsa-prefill-context-parallel (server_args.py:1191-1194 in 0.5.8), a flag not modelled here "
-        "(general-unmodelled-flags reports it)",
         needs_model=True,
         stage="startup",
         prevents="CP is only supported for prefill when PD disaggregation, please remove --enable-prefill-cp.",
@@ -106,11 +89,6 @@ SGLang's DeepSeek adjustments assert it away at start-up.""",
         id="parallel-attn-dp-size",
         title="--attn-dp-size is positive and not combined with --dp-size replicas",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23: handle_data_parallelism refuses --attn-dp-size < 1 and --attn-dp-size > 1 with "
-        "--dp-size > 1 (arg_groups/parallel_hook.py:279-286 in 0.5.22, :285-292 in 0.5.23), after "
-        "handle_deprecated_dp_attention turned --dp-size N --enable-dp-attention into --attn-dp-size N --dp-size 1 "
-        "when --attn-dp-size is 1 (:39-61 in 0.5.23); context_parallel_attn_dp_size asserts the same pair for the "
-        "DeepSeek CP layouts (model_override_base.py:235-239). --attn-dp-size is new in 0.5.22 (no check before)",
         stage="startup",
         prevents="--attn-dp-size must be positive (got 0).; --dp-size 2 with --attn-dp-size 2: data-parallel replicas "
         "combined with attention data parallelism are not supported.",
@@ -137,13 +115,6 @@ that out beside each other and refuses the pair at start-up.""",
         title="Decode context parallelism's flags agree: --dcp-size >= 1, no prefill CP beside it, its comm options "
         "only with it",
         versions="sglang>=0.5.15",
-        verified="sglang 0.5.15-0.5.23: --dcp-size < 1 refused (server_args.py:2841 in 0.5.15, :3155 in 0.5.16, "
-        "arg_groups/parallel_hook.py:132 in 0.5.19, :245 in 0.5.23); from 0.5.17 --dcp-comm-backend a2a / fi_a2a and "
-        "--dcp-replicate-q-proj need --dcp-size > 1, and --dcp-replicate-q-proj an all-to-all backend "
-        "(server_args.py:3817-3847 in 0.5.17, parallel_hook.py:137-158 in 0.5.19, :251-273 in 0.5.23), the backend "
-        "'ag_rs' by default through 0.5.19 and resolved to a2a / fi_a2a on CUDA from 0.5.20 (overrides.py:1430 "
-        "_dcp_comm_backend_default); --dcp-size > 1 with --enable-prefill-cp refused from 0.5.22 (parallel_hook.py:"
-        "243-244, :249-250 in 0.5.23). The fi_a2a branch refuses only non-CUDA platforms",
         stage="startup",
         prevents="Decode context parallel size (--dcp-size / --decode-context-parallel-size) must be >= 1, but got "
         "dcp_size=0.; --dcp-size > 1 does not support --enable-prefill-cp.; --dcp-comm-backend a2a only affects the "
@@ -198,11 +169,6 @@ it rather than ignore them, and runs decode CP and prefill CP as two layouts of 
         id="parallel-dcp-fi-a2a",
         title="--dcp-comm-backend fi_a2a runs on an SM100 GPU (FlashInfer's MNNVL all-to-all)",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: init_fi_a2a_workspace refuses a DCP group is_fi_a2a_supported rejects "
-        "(layers/dcp/comm.py:429-442 in 0.5.20, :398-411 in 0.5.21, :433-446 in 0.5.22, :435-448 in 0.5.23; "
-        "is_fi_a2a_supported: is_sm100, then MNNVL fabric or the DCP group in one node, utils/common.py:879-887 in 0.5.20, "
-        ":1056-1064 in 0.5.23). 0.5.17-0.5.19 ask for MNNVL fabric memory instead (comm.py:418-422 in 0.5.17), not "
-        "judged: a GPU name does not tell it",
         needs_gpu=True,
         stage="init",
         prevents="--dcp-comm-backend fi_a2a needs a Blackwell system whose DCP group shares one MNNVL domain: either "

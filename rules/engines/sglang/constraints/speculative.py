@@ -28,9 +28,6 @@ ROWS = (
         id="spec-flex-attention",
         title="flex_attention does not support speculative decoding",
         versions="sglang>=0.5.3",
-        verified="sglang 0.5.3-0.5.23: the same assert speculative_algorithm is None for flex_attention in every "
-        "release from the first with the backend (server_args.py in 0.5.3-0.5.14, "
-        "arg_groups/attention_hook.py:144-163 in 0.5.23; bench/release_walk.py grep)",
         stage="startup",
         prevents="Speculative decoding is currently not supported with Flex Attention backend",
         source="sglang: python/sglang/srt/arg_groups/attention_hook.py, handle_attention_backend_compatibility",
@@ -54,11 +51,6 @@ speculative algorithm on it at start-up.""",
         id="spec-rejection-sampling-deterministic",
         title="Rejection sampling and deterministic inference (sglang 0.5.14-0.5.22)",
         versions="sglang>=0.5.14",
-        verified="sglang 0.5.14-0.5.23, the block read in every wheel: 0.5.14-0.5.22 raise for "
-        "enable_deterministic_inference under rejection sampling (arg_groups/speculative_hook.py:366 in 0.5.14, "
-        ":421 in 0.5.15, :652 in 0.5.18, :770 in 0.5.19, :948 in 0.5.20, :1144 in 0.5.22); 0.5.23 raises only off "
-        "CUDA ('Deterministic rejection sampling is currently supported only on CUDA-compatible devices', :1225), "
-        "which the rule passes",
         stage="startup",
         prevents="--speculative-use-rejection-sampling is incompatible with --enable-deterministic-inference; the "
         "sampling kernel draws coins from the global RNG and is not batch-invariant.",
@@ -79,9 +71,6 @@ CUDA-compatible devices ..."), so on 0.5.23 the combination passes.""",
         id="spec-trtllm-mha-topk",
         title="trtllm_mha supports speculative decoding only with top-k 1",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: the same ValueError when any phase is trtllm_mha and speculative_eagle_topk > 1 "
-        "in every release (server_args.py in 0.5.1-0.5.14, arg_groups/speculative_hook.py:1176-1180 in "
-        "0.5.23; bench/release_walk.py grep)",
         backends=("trtllm_mha",),
         stage="startup",
         prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
@@ -100,13 +89,6 @@ start-up. When no top-k is given SGLang chooses one: 4 for Llama (LlamaForCausal
         id="spec-eagle-topk-needs-steps",
         title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
         versions="sglang>=0.5.0rc2",
-        verified="sglang 0.5.0rc2-0.5.5, read in each wheel: the EAGLE branch of server_args.py (EAGLE, EAGLE3, NEXTN "
-        "renamed to EAGLE; + STANDALONE from 0.5.2) asserts speculative_eagle_topk is None and "
-        "speculative_num_draft_tokens is None when speculative_num_steps is None, before "
-        "auto_choose_speculative_params (0.5.0rc2 :616-619, 0.5.1 :648-651, 0.5.2 :754-757, 0.5.3 :1088-1091, "
-        "0.5.4 :1330-1333, 0.5.4.post3 :1547-1550, 0.5.5 :1577-1580); the same bare assert in every later "
-        "release to 0.5.23 (server_args.py to 0.5.13, arg_groups/speculative_hook.py _handle_eagle_family from "
-        "0.5.14: 0.5.16 :559-562)",
         stage="startup",
         prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
         "is None`)",
@@ -134,11 +116,6 @@ a pasted launch command, where num-steps is visible; `check`'s own flags have no
         id="spec-eagle-page-tree",
         title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
         versions="sglang>=0.5.2",
-        verified="sglang 0.5.2-0.5.23, every release (bench/release_walk.py grep): the EAGLE branch refuses top-k > 1 "
-        "with page size > 1 off a list, != flashinfer in 0.5.2-0.5.5 (server_args.py:790 in 0.5.2, :1612 in "
-        "0.5.5), [flashinfer, fa3] in 0.5.6-0.5.12, _PAGE_TREE_SPEC_BACKENDS (flashinfer, fa3, triton) from "
-        "0.5.13 (speculative_hook.py:1271-1283 in 0.5.23): the spec_page_tree eras of "
-        "rules/engines/sglang/capabilities.py; none in 0.5.1",
         stage="startup",
         prevents="speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
         "got attention_backend={backend!r}. Use page_size == 1 or one of those backends.",
@@ -161,12 +138,6 @@ supported for the 'flashinfer' backend."; 0.5.5 allowed flashinfer only.""",
         id="spec-ngram-page",
         title="NGRAM speculative decoding with page size > 1 needs flashinfer",
         versions="sglang>=0.5.3",
-        verified="sglang 0.5.3-0.5.23: the NGRAM branch sets speculative_eagle_topk to speculative_ngram_max_bfs_breadth "
-        "(default 10: server_args.py:308 in 0.5.3, :602 in 0.5.12; arg_groups/fields/spec.py:259 in 0.5.23) and "
-        "raises for topk > 1, page_size > 1 and attention_backend != 'flashinfer', after the backend and "
-        "page-size passes, in every release (server_args.py:1136-1156 in 0.5.3, :3843 in 0.5.12; "
-        "arg_groups/speculative_hook.py:432-442 in 0.5.13, :892-902 in 0.5.19, :1356-1366 in 0.5.23; grep "
-        "'is unstable' of each wheel); NGRAM is not an algorithm before 0.5.3 (0.5.2's message is EAGLE's)",
         stage="startup",
         prevents="speculative_eagle_topk({topk}) > 1 with page_size({page_size}) > 1 is unstable and produces incorrect "
         "results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
@@ -186,10 +157,6 @@ on paged KV only FlashInfer verifies it correctly, and SGLang refuses the rest a
         id="spec-flashinfer-mla-topk",
         title="A FlashInfer MLA draft decodes only with EAGLE top-k 1",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Currently Flashinfer MLA only supports "
-        "topk=1'): FlashInferMLAMultiStepDraftBackend.__init__ raises for topk > 1 (flashinfer_mla_backend.py:909 "
-        "in 0.5.1, :1196-1199 in 0.5.23); speculative/draft_utils.py builds it for an MLA draft on flashinfer "
-        "when speculative_num_steps > 1 (:84-87, :226-248 in 0.5.23)",
         needs_model=True,
         stage="init",
         prevents="Currently Flashinfer MLA only supports topk=1 for speculative decoding",
@@ -210,9 +177,6 @@ when the draft worker starts. flashinfer is in the paged draft-tree list, so spe
         id="spec-fa-swa-page-tree",
         title="fa3/fa4 draft trees on a paged KV cache cannot serve sliding-window layers",
         versions="sglang>=0.5.1.post3",
-        verified="sglang 0.5.1.post3-0.5.23, every release (bench/release_walk.py grep 'page size > 1 sliding window'): "
-        "FlashAttentionBackend._init_sliding_window_attn_spec_metadata asserts page_size == 1 "
-        "(flashattention_backend.py:2132 in 0.5.1.post3, :3417-3419 in 0.5.23); not in 0.5.1",
         backends=("fa3", "fa4"),
         stage="runtime",
         prevents="FlashAttention backend doesn't support topk > 1 speculative decoding with page size > 1 sliding "
@@ -234,10 +198,6 @@ sglang 0.5.23) at the first speculative forward.""",
         id="spec-uno",
         title="UNO speculative decoding needs fa3 for prefill and decode, and no deterministic inference",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: _handle_uno's two ValueErrors first appear in 0.5.20 (speculative_hook.py:360 "
-        "deterministic, :505-509 fa3) and are in every release to 0.5.23 (:462-466, :607-612; bench/release_walk.py "
-        "grep 'UNO requires FA3 for both prefill' and 'UNO does not support --enable-deterministic-inference'); "
-        "UNO is no algorithm before 0.5.20",
         stage="startup",
         prevents="UNO requires FA3 for both prefill and decode attention; got prefill={prefill_backend!r}, "
         "decode={decode_backend!r}.",

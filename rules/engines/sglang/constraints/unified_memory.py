@@ -28,10 +28,6 @@ ROWS = (
         title="--enable-unified-memory refuses two-batch overlap, LMCache, the external linker, and HiCache under "
         "EAGLE",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: handle_unified_memory_pool asserts no --enable-two-batch-overlap from 0.5.20 "
-        "(kv_cache_hook.py:251 in 0.5.20, :654 in 0.5.23), no --enable-lmcache from 0.5.21 (:577, :659), no "
-        "--enable-unified-cache-external-linker from 0.5.22 (:658, :665), and with EAGLE / EAGLE3 (NEXTN resolves "
-        "to EAGLE before it) no --enable-hierarchical-cache from 0.5.22 (:675, :682)",
         stage="startup",
         when=UNIFIED_MEMORY,
         requires=All(
@@ -71,9 +67,6 @@ a host pool the fused EAGLE draft does not have. SGLang asserts each at start-up
         title="--enable-unified-memory with --dcp-size > 1: MLA models only, no sliding window, flashinfer / "
         "trtllm_mla / cutedsl_mla",
         versions="sglang>=0.5.20",
-        verified="sglang 0.5.20-0.5.23: _validate_unified_memory_dcp (kv_cache_hook.py:300-335 in 0.5.20, :723-760 "
-        "in 0.5.23): the MLA, hybrid-SWA and backend asserts the same in each; the backend set names tokenspeed_mla "
-        "too through 0.5.22 (an alias of cutedsl_mla in 0.5.23)",
         stage="startup",
         when=All((UNIFIED_MEMORY, Above("dcp_size", 1), ModelRead())),
         requires=(

@@ -35,9 +35,6 @@ ROWS = (
         id="vision-fa3-blackwell",
         title="The fa3 vision-attention backend does not run on Blackwell",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: VisionAttention raises for fa3 on is_blackwell in every release "
-        "(vision.py:486-487 in 0.5.1, :918 in 0.5.10, :1330-1331 in 0.5.23; bench/release_walk.py grep); its "
-        "fa4 backend, the fix on SM10x, exists from 0.5.9",
         stage="load",
         prevents="The 'fa3' backend is not supported on Blackwell GPUs",
         source=VISION,
@@ -65,12 +62,6 @@ sglang 0.5.3-0.5.5, chosen by Qwen3-VL itself: rule vision-qwen3-vl-fa3).""",
         id="vision-qwen3-vl-fa3",
         title="Before sglang 0.5.5.post3 Qwen3-VL's vision tower runs fa3, which does not run on Blackwell",
         versions="sglang>=0.5.3,<0.5.5.post3",
-        verified="sglang 0.5.3-0.5.5: Qwen3_VisionTransformer / Qwen3VLMoeVisionModel build every Qwen3_VisionBlock with "
-        'attn_implementation="flash_attention_3", which passes qkv_backend="fa3" to VisionAttention (qwen3_vl.py '
-        ":282 in 0.5.3 and 0.5.3.post3, :285 in 0.5.4, :286 in 0.5.4.post3 and 0.5.5); _determine_attention_backend "
-        "takes it unless --mm-attention-backend is given and raises for fa3 on is_blackwell (vision.py :545 in "
-        "0.5.3-0.5.4.post3, :601 in 0.5.5); is_blackwell is major 10 through 0.5.4, 10 or 12 from 0.5.4.post3; "
-        "0.5.5.post3 passes no backend (PR #13354), so the platform default applies; Qwen3-VL first appears in 0.5.3",
         needs_model=True,
         needs_gpu=True,
         stage="load",
@@ -108,13 +99,6 @@ dropped the model's choice (PR #13354).""",
         id="model-language-model-only",
         title="--language-model-only: the listed architectures only, no encoder split or multimodal caches, no PD",
         versions="sglang>=0.5.18",
-        verified="sglang 0.5.18-0.5.23 (bench/release_walk.py grep 'language-model-only does not support'): "
-        "_handle_language_model_only refuses, in this order, --encoder-only, --language-only, "
-        "--enable-prefix-mm-cache, --enable-broadcast-mm-inputs-process and --mm-enable-dp-encoder, then "
-        "--disaggregation-mode prefill/decode, then an architecture outside LANGUAGE_MODEL_ONLY_ARCHITECTURES "
-        "(server_args.py:7659-7684 in 0.5.18; arg_groups/model_hook.py :859 in 0.5.19, :1080-1110 in 0.5.23); "
-        "the list grows MuseGlimmer (0.5.18), Cosmos3 / Cosmos3Edge (0.5.20), DeepseekV4ForCausalLM (0.5.22); "
-        "from 0.5.22 a model_type deepseek_v41 worker may be PD (model_hook.py:1071-1077)",
         stage="startup",
         prevents="--language-model-only cannot be combined with {name}; --language-model-only is incompatible with "
         "--disaggregation-mode prefill/decode; --language-model-only does not support {architectures}. Supported: "

@@ -29,9 +29,6 @@ ROWS = (
         id="fa3-mla-sm8x",
         title="fa3 serves MLA models on SM90 only",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
-        "model_runner.py:1539-1542 (0.5.1), attention_registry.py create_flashattention_v3_backend from 0.5.5 "
-        "(:128-131; 0.5.16 :201-202; 0.5.23 :243)",
         stage="init",
         prevents=FA3_ARCH_MESSAGE,
         source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
@@ -51,8 +48,6 @@ non-MLA models, with the generic SM80-90 message.""",
         id="fa3-score-mod",
         title="A custom score_mod needs the FA4 backend",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23 (score_mod arrives in 0.5.16): forward_extend / forward_decode raise it when "
-        "fa_impl_ver != 4, flashattention_backend.py:1116 and :1696 in 0.5.16, :1497 and :2092 in 0.5.23",
         stage="runtime",
         prevents="score_mod is only supported by the FA4 backend.",
         source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
@@ -73,8 +68,6 @@ score_mod on SM8x (rule fa4-score-mod-sm8x).""",
         id="fa3-rel-bias",
         title="A sheared relative bias (rel_bias) needs the FA4 backend",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23 (rel_bias arrives in 0.5.16): forward_extend / forward_decode raise it when "
-        "fa_impl_ver != 4, flashattention_backend.py:1249 and :1761 in 0.5.16, :1633 and :2160 in 0.5.23",
         stage="runtime",
         prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
         source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
@@ -100,9 +93,6 @@ CONSTRAINTS = (
         id="fa3-fp8-e5m2-rewrite",
         title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep): the same condition and warning "
-        "in model_runner.py (0.5.1 :490-498, through 0.5.4 :616), server_args.py (0.5.4.post3 :1242, 0.5.14 :4646), "
-        "arg_groups/overrides.py (0.5.15 :1667, 0.5.23 :1263-1270)",
         stage="startup",
         prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
         source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
@@ -126,9 +116,6 @@ arg_groups/overrides.py:1263-1270 in 0.5.23).""",
         id="fa3-dtype",
         title="fa3 computes in fp16 or bf16 only",
         versions="sglang>=0.5.0rc2",
-        verified="sglang 0.5.0rc2-0.5.23: the FA backend casts q/k/v only to an FP8 KV dtype, never from float32 (no "
-        "'float32' in flashattention_backend.py of any wheel), and FA3 refuses fp32 (hopper/flash_api.cpp, read in the "
-        "flash_ops.abi3.so of sgl-kernel 0.3.5 for 0.5.0rc2 and sglang-kernel 0.4.10 for 0.5.23)",
         backends=("fa3",),
         stage="runtime",
         prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",

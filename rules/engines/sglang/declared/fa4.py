@@ -34,11 +34,6 @@ ROWS = (
         id="fa4-arch",
         title="fa4 runs on SM80 and newer",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23 (SGLang's vendored FA4; 0.5.10-0.5.15 import the flash-attn-4 wheel): 0.5.16 "
-        "jit_kernel/flash_attn/cute/interface.py:490-496 asserts arch // 10 in 8..12 (0.5.16/0.5.17 run SM12x "
-        "on the SM120 kernel); from 0.5.18 8..11 or a forward host (0.5.19 :579-582, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:621-624), SM12x through fa4_sm120. The accepted "
-        "majors are 8-12 in every one",
         stage="runtime",
         prevents="Unsupported compute capability. Supported: 8.x, 9.x, 10.x, 11.x, and architectures registered "
         "through the forward-host bridge",
@@ -59,9 +54,6 @@ SGLang's fa4 factory has no arch check; the kernel interface asserts at the firs
         id="fa4-paged-kv-sm8x",
         title="fa4 cannot serve a paged KV cache on SM8x",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: 'paged KV not supported on SM 8.0' / 'SplitKV not supported on SM 8.0' in "
-        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1202-1203, 0.5.19 "
-        ":1384-1385, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1431-1432)",
         stage="runtime",
         prevents="paged KV not supported on SM 8.0",
         source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
@@ -82,10 +74,6 @@ so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits."
         id="fa4-head-dim-sm90",
         title=f"fa4 head dims on SM90: {SM90_HEAD_DIMS}",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: _validate_head_dims on SM90 in every vendored interface; 8..256 in "
-        "0.5.16-0.5.21 (0.5.16 jit_kernel/flash_attn/cute/interface.py:103-109), (512, 512) added in 0.5.22 "
-        "(0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:130-141), read by "
-        "rules/engines/sglang/capabilities.py (fa4's head_dims, an era before 0.5.22)",
         stage="runtime",
         prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
         "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
@@ -108,10 +96,6 @@ decode needs SM100/SM110 (rule fa4-mla-arch).""",
         id="fa4-head-dim-sm100",
         title=f"fa4 head dims on SM100/SM110: {SM100_HEAD_DIMS}",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: _validate_head_dims on SM100/SM110 unchanged (0.5.16 "
-        "jit_kernel/flash_attn/cute/interface.py:110-122, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:142-152: <= 128, (192, 128), (64|hd, 512), (256, "
-        "256))",
         stage="runtime",
         prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
         "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
@@ -135,9 +119,6 @@ first forward. The flash-attn-4 4.0.0b36 wheel has the same rule.""",
         id="fa4-score-mod-sm8x",
         title="A custom score_mod on fa4 needs SM90 or newer",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: 'Custom user-provided score_mod is not supported on SM8x architectures.' in "
-        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:736, 0.5.19 :911, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:956)",
         stage="runtime",
         prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
         source=f"{INTERFACE}, _flash_attn_fwd",
@@ -157,9 +138,6 @@ is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36
         id="fa4-mla-arch",
         title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: 'only support Blackwell arch with qv' (arch // 10 in [10, 11]) in every "
-        "vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:796, 0.5.19 :971, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:1016); SM90 fails _validate_head_dims first",
         stage="runtime",
         prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
         "8 and 256 and divisible by 8.",
@@ -193,9 +171,6 @@ CONSTRAINTS = (
         id="fa4-softcap-score-mod",
         title="fa4 cannot combine logit soft-capping with a custom score_mod",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: 'softcap and score_mod cannot be used together' in every vendored interface "
-        "(0.5.16 jit_kernel/flash_attn/cute/interface.py:731, 0.5.19 :906, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:951)",
         backends=("fa4",),
         stage="runtime",
         prevents="softcap and score_mod cannot be used together",
@@ -213,10 +188,6 @@ FA4 implements soft-capping as a built-in score_mod, so it asserts when a second
         id="fa4-sm12x-paged-kv",
         title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
         versions="sglang<0.5.18",
-        verified="sglang 0.5.10-0.5.17: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 import flash_attn.cute from "
-        "flash-attn-4, whose interface refuses paged KV on SM12x; 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347, "
-        "0.5.17 kernels/ops/attention/flash_attn/cute/interface.py:1362; gone from 0.5.18 (flashattention_backend.py"
-        ":274 routes SM12x to fa4_sm120, whose runtime.py:1322 serves paged decode): an era of fa4's paged_kv archs",
         backends=("fa4",),
         needs_gpu=True,
         stage="runtime",
@@ -242,9 +213,6 @@ decode (fa4_sm120/runtime.py:1322 try_paged_decode, :1472 register_paged_decode)
         id="fa4-prefill-only",
         title="sglang 0.5.4-0.5.7 run fa4 for prefill only",
         versions="sglang>=0.5.4,<0.5.8",
-        verified="sglang 0.5.4-0.5.7 (bench/release_walk.py grep): server_args.py raises when --attention-backend or "
-        "--decode-attention-backend is fa4 (0.5.4 :1143-1146, 0.5.5 :1261, 0.5.6 :1411, 0.5.7 :1647-1650); "
-        "no such check in 0.5.3.post3 or from 0.5.8",
         backends=("fa4",),
         stage="startup",
         prevents="FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",

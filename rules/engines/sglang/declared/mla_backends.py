@@ -36,11 +36,6 @@ ROWS = (
         id="trtllm-mha-page",
         title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
         versions="sglang>=0.5.0rc2",
-        verified="sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'TensorRT-LLM MHA only supports "
-        "page_size'): the page size of a launch with any phase on trtllm_mha is changed to 64 unless it is 16, "
-        "32 or 64 (server_args.py 0.5.0rc2 :473, 0.5.1 :507, 0.5.5 :1248, 0.5.14 :4640; "
-        "arg_groups/overrides.py 0.5.15 :1577, 0.5.16 :1739), or 16, 32, 64 or 128 from 0.5.17 (:2092; 0.5.23 "
-        ":1185)",
         stage="startup",
         prevents="TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64.",
         reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
@@ -59,9 +54,6 @@ so that what runs is what was asked for.""",
         id="trtllm-mha-mla-model",
         title="An MLA model cannot use trtllm_mha",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: 'trtllm_mha backend can only be used with non-MLA models.' when the model "
-        "runner builds the backend in every release (model_runner.py _get_attention_backend_from_str through "
-        "0.5.2, attention_registry.py create_trtllm_mha_backend from 0.5.3, :278-281 in 0.5.23)",
         stage="init",
         prevents="trtllm_mha backend can only be used with non-MLA models.",
         source=f"{REGISTRY}, create_trtllm_mha_backend",
@@ -81,10 +73,6 @@ backend, is covered by hpc-ops-model.)""",
         id="trtllm-mla-arch",
         title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the same ValueError in every release; the arch "
-        "test is is_sm100_supported() through 0.5.4 (0.5.1 server_args.py:479-481), is_blackwell_supported() "
-        "from 0.5.4.post3 (majors 10 and 12 through 0.5.8, 10/11/12 from 0.5.9), "
-        "arg_groups/overrides.py:1209-1213 in 0.5.23: eras of trtllm_mla in rules/engines/sglang/capabilities.py",
         stage="startup",
         prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
         source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; utils/common.py is_blackwell",
@@ -104,9 +92,6 @@ was refused.""",
         id="trtllm-mla-page",
         title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: the same page_size not in [32, 64] -> 64 rewrite for --attention-backend / "
-        "--decode-attention-backend trtllm_mla in every release (0.5.1 server_args.py:483-488, "
-        "arg_groups/overrides.py:1154-1163 in 0.5.23; bench/release_walk.py grep)",
         stage="startup",
         prevents="TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
         reason="SGLang silently changes the page size (a logged warning).",
@@ -123,10 +108,6 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
         id="cutedsl-mla-arch",
         title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
         versions="sglang>=0.5.13",
-        verified="sglang 0.5.13-0.5.23: raise unless is_sm100 (major 10) whenever a phase names cutedsl_mla, the block read in "
-        "every wheel: in _handle_attention_backend_compatibility through 0.5.14 (server_args.py :2946 in 0.5.13, :4590 "
-        "in 0.5.14), then arg_groups/overrides.py (:1647 in 0.5.15, :1269 in 0.5.19, :1307 in 0.5.20, :1246 in 0.5.23);"
-        " cutedsl_mla is not a choice before 0.5.13",
         stage="startup",
         prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
         source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
@@ -144,9 +125,6 @@ SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm
         id="cutedsl-mla-page",
         title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
         versions="sglang>=0.5.13",
-        verified="sglang 0.5.13-0.5.23: page_size not in [32, 64] -> 64 with a warning in every release (server_args.py:2950 in "
-        "0.5.13, :4594 in 0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1567 in 0.5.15, :1175 in "
-        "0.5.19, :1213 in 0.5.20, :1171 in 0.5.23); cutedsl_mla is not a choice before 0.5.13",
         stage="startup",
         prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
         reason="SGLang silently changes the page size (a logged warning).",
@@ -163,10 +141,6 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
         id="tokenspeed-mla-arch",
         title="tokenspeed_mla needs a Blackwell GPU (sglang 0.5.12-0.5.22)",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.22: raise unless is_blackwell when attention or decode names tokenspeed_mla, the block read "
-        "in every wheel (server_args.py:2739 in 0.5.12, :4567 in 0.5.14; arg_groups/overrides.py:1609 in 0.5.15, :1231 "
-        "in 0.5.19 as get_platform().is_blackwell, :1155 in 0.5.21, :1174 in 0.5.22); in 0.5.23 tokenspeed_mla is an "
-        "alias of cutedsl_mla (no such check)",
         stage="startup",
         prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
         source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (sglang 0.5.12-0.5.22)",
@@ -185,9 +159,6 @@ cutedsl_mla, judged by cutedsl-mla-arch (SM100 only) instead.""",
         id="tokenspeed-mla-page",
         title="tokenspeed_mla page size: SGLang snaps unsupported sizes to 64 (sglang 0.5.12-0.5.22)",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.22: page_size not in [32, 64] -> 64 with a warning (server_args.py:2743 in 0.5.12, :4571 in "
-        "0.5.14; arg_groups/overrides.py _mla_backend_page_constraints :1557 in 0.5.15, :1165 in 0.5.19, :1092 in "
-        "0.5.21, :1111 in 0.5.22), the block read in every wheel; gone in 0.5.23 (alias of cutedsl_mla)",
         stage="startup",
         prevents="tokenspeed_mla only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
         reason="SGLang silently changes the page size (a logged warning).",
@@ -206,14 +177,6 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
         id="flashmla-arch",
         title="flashmla needs an SM90 (Hopper) GPU",
         versions="sglang>=0.5.4.post3",
-        verified="sglang 0.5.4.post3-0.5.23: the flashmla backend decodes with FlashMLA's dense kernel and SGLang has no "
-        "start-up arch check: sgl_kernel.flash_mla in 0.5.4.post3-0.5.22 (flashmla_backend.py:12, :13 from "
-        "0.5.13), sglang.kernels.ops.attention.flash_mla_interface over sgl-flash-mla 1.0.0 in 0.5.23 (:14, its "
-        "legacy dense kernels). The pinned kernel builds: sgl-kernel 0.3.16.post4 (0.5.4.post3) ... 0.3.21 "
-        "(0.5.8-0.5.9), sglang-kernel 0.4.1 (0.5.10) ... 0.4.9 (0.5.22), sgl-flash-mla 1.0.0 (0.5.23); read "
-        "(strings of flashmla_ops.abi3.so, flash_mla/_C_legacy.abi3.so) in sgl-kernel 0.3.16.post4, sglang-kernel "
-        "0.4.9 and sgl-flash-mla 1.0.0: dense decode SM90 only, SM100 only sparse; the pins between not read. "
-        "0.5.0rc2-0.5.4 import the standalone flash_mla package, which the wheels do not pin, so they are not judged",
         stage="runtime",
         prevents="Dense decode MLA is only supported on SM90a architecture",
         reason="SGLang has no start-up check: FlashMLA's dense decode kernels are SM90 only and fail at the first "
@@ -239,9 +202,6 @@ comes at the first decode. Read from the kernel builds, not seen on a Blackwell 
         id="flashmla-page",
         title="flashmla page size: SGLang forces 64",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: the same flashmla page_size -> 64 rewrite for --attention-backend / "
-        "--decode-attention-backend flashmla in every release (server_args.py in 0.5.1-0.5.14, "
-        "arg_groups/overrides.py:1146-1152 in 0.5.23; bench/release_walk.py grep)",
         stage="startup",
         prevents="FlashMLA only supports a page_size of 64, change page_size to 64.",
         reason="SGLang silently changes the page size (a logged warning).",
@@ -259,10 +219,6 @@ size is reported as a warning.""",
         id="cutlass-mla-arch",
         title="cutlass_mla needs an SM100 GPU (sglang <= 0.5.19)",
         versions="sglang>=0.5.0rc2",
-        verified="sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode calls sgl-kernel's cutlass_mla_decode in every "
-        "release that has the backend (cutlass_mla_backend.py :277 in 0.5.0rc2-0.5.12.post1, :242-243 after), and "
-        "no release checks the arch for cutlass_mla at start-up (server_args.py / arg_groups: the page size only, "
-        "read in 0.5.0rc2, 0.5.1, 0.5.3, 0.5.4, 0.5.5, 0.5.10, 0.5.15, 0.5.19); from 0.5.20 it is not a choice",
         stage="runtime",
         reason="SGLang has no start-up check: the CUTLASS MLA decode kernel is an SM100 (tcgen05) kernel and fails at the "
         "first decode (after weights load) elsewhere.",
@@ -286,9 +242,6 @@ decode.""",
         id="cutlass-mla-page",
         title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.19: the same cutlass_mla page_size -> 128 rewrite in every release that has the "
-        "backend (server_args.py, then arg_groups/overrides.py; bench/release_walk.py grep); cutlass_mla is "
-        "no longer a choice from 0.5.20 (general-backend-removed)",
         stage="startup",
         prevents="Cutlass MLA only supports a page_size of 128, change page_size to 128.",
         reason="SGLang silently changes the page size (a logged warning).",
@@ -336,9 +289,6 @@ CONSTRAINTS = (
         id="mla-backend-mha-model",
         title="trtllm_mla and cutedsl_mla need an MLA model",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: 'trtllm_mla backend can only be used with MLA models.' when the model runner "
-        "builds the backend in every release (model_runner.py through 0.5.2, attention_registry.py "
-        "create_trtllm_mla_backend from 0.5.3, :97 in 0.5.23; cutedsl_mla's :121 from its first release)",
         backends=MLA_ONLY_CHECKED,
         stage="init",
         prevents="trtllm_mla backend can only be used with MLA models.",
@@ -359,11 +309,6 @@ weights have loaded. (flashmla and cutlass_mla: rule flashmla-mha-model.)""",
         id="flashmla-mha-model",
         title="flashmla and cutlass_mla need an MLA model",
         versions="sglang>=0.5.0rc2",
-        verified="sglang 0.5.0rc2-0.5.23, every release: FlashMLABackend.__init__ reads model_runner.model_config."
-        "kv_lora_rank (flashmla_backend.py :70 in 0.5.0rc2, :90 in 0.5.23), CutlassMLABackend.__init__ too "
-        "(cutlass_mla_backend.py :73 to 0.5.12.post1, :75-76 0.5.13-0.5.19); configs/model_config.py sets "
-        "kv_lora_rank in its MLA branches only (0.5.1 :205-230), and 0.5.0rc2-0.5.2's model_runner.py builds "
-        "either backend for an MHA model without a check (0.5.1 :1534-1555)",
         backends=MLA_ONLY_UNCHECKED,
         stage="init",
         reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
@@ -386,10 +331,6 @@ which SGLang's ModelConfig sets for MLA architectures only, and the launch dies 
         id="trtllm-mla-kv-dtype",
         title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the KV-dtype ValueError in every release, its list "
-        "by release: fp8_e4m3/auto through 0.5.4 (0.5.1 server_args.py:492), + fp4_e2m1 from 0.5.4.post3, + "
-        "bf16 from 0.5.7, fp4_e2m1 gone from 0.5.21 (arg_groups/overrides.py:1214-1217 in 0.5.23): eras of "
-        "trtllm_mla",
         stage="startup",
         prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
         source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
@@ -411,10 +352,6 @@ and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from
         id="cutedsl-mla-kv-dtype",
         title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
         versions="sglang>=0.5.13",
-        verified="sglang 0.5.13-0.5.23: raise unless kv_cache_dtype in fp8_e4m3/bf16/bfloat16/auto, the same list in "
-        "every release, the block read in every wheel: server_args.py _handle_attention_backend_compatibility "
-        "through 0.5.14 (:2960 in 0.5.13, :4604 in 0.5.14), then arg_groups/overrides.py (:1656 in 0.5.15, :1255 in "
-        "0.5.23); cutedsl_mla is not a choice before 0.5.13",
         backends=("cutedsl_mla", "tokenspeed_mla"),
         stage="startup",
         prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
@@ -437,10 +374,6 @@ SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
         id="trtllm-mha-sm120-fp8-prefill",
         title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
         versions="sglang>=0.5.19",
-        verified="sglang 0.5.19-0.5.23: the same raise for prefill trtllm_mha on is_sm120 with fp8_e4m3 KV (or the "
-        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR env, not modelled) in every wheel (arg_groups/"
-        "attention_hook.py:152 in 0.5.19, :150 in 0.5.20-0.5.21, :218 in 0.5.22, :219 in 0.5.23); before 0.5.19 "
-        "trtllm_mha prefill is refused off SM100 altogether (rule trtllm-mha-arch)",
         backends=("trtllm_mha",),
         stage="startup",
         prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
@@ -459,10 +392,6 @@ variant; SGLang refuses the combination at start-up. Decode (XQA) is unaffected,
         id="cutlass-mla-fp8-kv",
         title="cutlass_mla cannot decode from an FP8 KV cache (sglang <= 0.5.19)",
         versions="sglang>=0.5.0rc2,<0.5.20",
-        verified="sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode casts the query to model_runner.dtype and "
-        "hands the KV buffer to cutlass_mla_decode in every release that has the backend (cutlass_mla_backend.py "
-        ":79, :269-270, :277 in 0.5.0rc2-0.5.12.post1; :82, :235-236, :243 in 0.5.14-0.5.17); no release checks "
-        "the KV dtype for cutlass_mla (server_args.py 0.5.4 :1085-1092 forces the page size only); gone from 0.5.20",
         stage="runtime",
         reason="SGLang casts the query to the model dtype (bf16) and sgl-kernel's cutlass_mla_decode takes its element "
         "type from the query, so an FP8 KV cache is read as bf16 (twice its bytes): the first decode, CUDA-graph "
@@ -488,9 +417,6 @@ the combination at start-up (its cutlass_mla check forces the page size only).""
         id="flashmla-fp8-dcp",
         title="flashmla cannot read an FP8 KV cache under decode context parallelism",
         versions="sglang>=0.5.15",
-        verified="sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'FlashMLA does not support DCP for "
-        "FP8 kv cache'): flashmla_backend.py forward_decode (0.5.15 :343, 0.5.23 :457-460); --dcp-size first "
-        "appears in 0.5.15",
         backends=("flashmla",),
         stage="runtime",
         prevents="FlashMLA does not support DCP for FP8 kv cache",

@@ -32,12 +32,6 @@ def _dsa_backends(cfg) -> dict[str, str]:
     title="Each DSA sub-backend named is a choice of the engine's release",
     engine="sglang",
     versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23: the --dsa-prefill-backend / --dsa-decode-backend choices of every final release and "
-        ".postN wheel read by bench/sglang_choices.py into rules/engines/sglang/choices.json (the flags are "
-        "--nsa-* before 0.5.13); bench/oracle_diff.py --space dsa on 0.5.16: each triton or flashinfer_sparse_mla "
-        "refused by argparse"
-    ),
     stage="parse",
     prevents="argument --dsa-prefill-backend: invalid choice: 'triton' (choose from ...); the same error for "
     "--dsa-decode-backend",
@@ -81,13 +75,6 @@ def _dsa_kv(cfg, target):
     title="TileLang DSA on CUDA needs a bfloat16 KV cache (sglang 0.5.17-0.5.21)",
     engine="sglang",
     versions="sglang>=0.5.17,<0.5.22",
-    verified=(
-        "sglang 0.5.17-0.5.21: the raise in _check_tilelang_dsa_fp8_kv (overrides.py:1569 in 0.5.17, :1657 in "
-        "0.5.18, :661 in 0.5.19) / _check_dsa_backend_constraints (:643 in 0.5.20, :546 in 0.5.21), called after "
-        "the DSA defaults (:1654, :1742, :746) and, from 0.5.20, in the HiSparse arm too (:757 and :787 in 0.5.20, "
-        ":661 and :691 in 0.5.21); absent from 0.5.16; 0.5.22 replaced it with dsa-tilelang-fp8-kv's checks. "
-        "bench/oracle_diff.py --space dsa on 0.5.20: each tilelang launch with an fp8_e4m3 KV rejected with it, the 0.5.20 fixtures too"
-    ),
     needs_model=True,
     stage="startup",
     prevents="The tilelang DSA prefill/decode kernels only support an fp8_e4m3 KV cache on ROCm/HIP; on CUDA they "
@@ -130,11 +117,6 @@ def dsa_tilelang_cuda_fp8_kv(cfg, target):
     title="TileLang DSA with an FP8 KV cache: both phases, no decode CP, SM89+, no HiSparse",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: the four 'CUDA TileLang FP8 KV ...' messages first appear in 0.5.22 "
-        "(arg_groups/overrides.py:549, :553, :559, :668) and are in 0.5.23 (:572, :577, :583, :692); no earlier "
-        "release read has them"
-    ),
     needs_model=True,
     stage="startup",
     prevents="CUDA TileLang FP8 KV requires both DSA backends to be tilelang; raw and scaled FP8 KV layouts cannot "
@@ -186,11 +168,6 @@ def dsa_tilelang_fp8_kv(cfg, target):
     title="HiSparse needs a bfloat16 or fp8_e4m3 KV cache and a DSA backend it supports for that dtype",
     engine="sglang",
     versions="sglang>=0.5.18",
-    verified=(
-        "sglang 0.5.18-0.5.23: HISPARSE_KV_CACHE_DTYPES and HISPARSE_CUDA_DSA_BACKENDS_BY_DTYPE unchanged "
-        "(hisparse_hook.py:16-23; bfloat16 -> flashmla_sparse, fp8_e4m3 -> flashmla_kv, flashinfer_sparse_mla) in "
-        "every release read from 0.5.18 to 0.5.23; 0.5.17 allowed only flashmla_kv for fp8_e4m3"
-    ),
     needs_model=True,
     stage="startup",
     prevents="HiSparse requires one of ('bfloat16', 'fp8_e4m3') KV cache dtypes, but got "
@@ -239,14 +216,6 @@ def dsa_hisparse(cfg, target):
     "speculation",
     engine="sglang",
     versions="sglang>=0.5.10",
-    verified=(
-        "sglang 0.5.10-0.5.23: validate_hisparse, run at launch by check_server_args, read in each release: the "
-        "model assert admits DSA models only in 0.5.10-0.5.11 (server_args.py:6185), DeepSeek-V4 too from 0.5.12 "
-        "(hisparse_hook.py:60-64; the DSpark head from 0.5.16, configs/model_config.py is_deepseek_v4), MiniMax-M3 "
-        "too from 0.5.21 (:93-98; :101-106 in 0.5.23); --enable-mixed-chunk, a speculative top-k other than 1 and "
-        "--speculative-adaptive are refused from 0.5.22 (:80-85, :114-127 in 0.5.22 and 0.5.23; bench/release_walk.py "
-        "grep 'does not support --enable-mixed-chunk yet', 'supports linear speculation', 'statically sized swap')"
-    ),
     needs_model=True,
     stage="startup",
     prevents="--enable-hisparse is only supported for DSA (DeepSeek Sparse Attention) models ... (the models "
@@ -297,15 +266,6 @@ def dsa_hisparse_serving(cfg, target):
     title="SGLang runs DeepSeek-V4 on the dsv4 backend at page 256, whatever --attention-backend and --page-size say",
     engine="sglang",
     versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23, every release read: apply_deepseek_v4_defaults assigns attention_backend dsv4 and "
-        "page_size 256 (deepseek_v4_hook.py:15-16 in 0.5.12, 0.5.12.post1, 0.5.13, 0.5.13.post1; :16-17 in 0.5.14); "
-        "_deepseek_v4_overrides declares them (overrides.py:692-704 in 0.5.15 and 0.5.15.post1, :793-805 in 0.5.16, "
-        ":1090-1102 in 0.5.17, :1146-1158 in 0.5.18; model_overrides/deepseek_v4.py:30-42 in 0.5.19, :29-41 in "
-        "0.5.20, :24-61 in 0.5.21, 0.5.22, 0.5.23); bench/sglang_release_oracle.py on SM90, SM100 and SM120 in 0.5.16, "
-        "0.5.20 and 0.5.23: --attention-backend fa3 or flashinfer resolves to dsv4, --page-size 64 to 256; 0.5.11 "
-        "has no DeepSeek-V4"
-    ),
     needs_model=True,
     stage="startup",
     reason="SGLang replaces the flag with only an info line ('Use dsv4 attention backend for DeepseekV4ForCausalLM, "
@@ -370,13 +330,6 @@ def _dsa_cp_size(cfg) -> int:
     title="KV sharding of a DSA model: the dsa backend, interleaved prefill CP, TRTLLM DSA with FP8 KV, Mooncake",
     engine="sglang",
     versions="sglang>=0.5.23",
-    verified=(
-        "sglang 0.5.23: validate_kv_shard_attention_backend's DSA branch (kv_shard_hook.py:33-65) and its refusal "
-        "of a DSA model on another prefill backend (:66-67); absent from 0.5.22, whose only branch asks for fa3 "
-        "or trtllm_mla (kv-sharding-backend); bench/release_walk.py grep 'DSA KV sharding requires' finds "
-        "0.5.23 only. The DSA defaults it sees: overrides.py:600-720 (sub-backends), deepseek_v2.py:129-134 "
-        "(attn_cp_size under prefill CP) and :162-173 (page 64 x index_kpool)"
-    ),
     needs_model=True,
     stage="startup",
     prevents="DSA KV sharding requires CUDA interleave prefill CP > 1 and PP1.; DSA KV sharding requires TRTLLM "

@@ -41,12 +41,6 @@ FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please
     title="fa3 runs on SM80-SM90 only",
     engine="sglang",
     versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
-        "model_runner.py:1539-1542 (0.5.1, in _get_attention_backend_from_str), attention_registry.py "
-        "create_flashattention_v3_backend from 0.5.5 (:128-131; 0.5.10 :130-133; 0.5.16 :201-202, now skipped "
-        "on MUSA; 0.5.19 :220-221; 0.5.23 :243)"
-    ),
     backends=("fa3",),
     needs_gpu=True,
     stage="init",
@@ -84,16 +78,6 @@ def fa3_arch(cfg, target):
     title="fa3 on SM8x cannot read an FP8 KV cache",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23: with --kv-cache-dtype not auto and head_dim <= 256 the FA backend casts q to the "
-        "KV dtype in every release (flashattention_backend.py:669-674 in 0.5.0rc2, :784-792 in 0.5.9, :586-594 "
-        "in 0.5.10, :1427-1436 in 0.5.23) and hands FA3 FP8 inputs, which it refuses off Hopper ('FlashAttention "
-        "on Ampere/Ada cards only supports fp16 and bf16 data type'). --kv-cache-dtype auto with a ModelOpt FP8-KV "
-        "checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner writes it over server_args before building "
-        "the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a load-time override from 0.5.15), "
-        "flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from 0.5.17 (:175 in 0.5.17, :181 in "
-        "0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23). " + FA3_KERNEL_WALK
-    ),
     backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
@@ -127,12 +111,6 @@ def fa3_fp8_sm8x(cfg, target):
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23: no SGLang release checks the head dims for fa3 before the kernel does (grep "
-        "'head_dim > 256' of each wheel finds only the FP8 q cast's head_dim <= 256); FA3's 'FlashAttention "
-        "forward only supports head dimension at most', 'head_size_v should be a multiple of', 'Only Hopper "
-        "supports different V headdim' and the asymmetric-shape message decide. " + FA3_KERNEL_WALK
-    ),
     backends=("fa3",),
     needs_model=True,
     stage="runtime",

@@ -36,17 +36,6 @@ WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
     title="fa4 reads an FP8 KV cache only on SM10x",
     engine="sglang",
     versions="sglang>=0.5.10",
-    verified=(
-        "sglang 0.5.10-0.5.23: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 import flash_attn.cute from the "
-        "flash-attn-4 wheel (METADATA: >=4.0.0b4 in 0.5.10, >=4.0.0b9 in 0.5.11-0.5.13, ==4.0.0b15 in 0.5.14/0.5.15), "
-        "whose assert is in 4.0.0b10 interface.py:470 and 4.0.0b15 :480 and not in 4.0.0b9; vendored from 0.5.16 "
-        "(jit_kernel/flash_attn/cute/interface.py), 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:729. "
-        "0.5.9's vendored FA4 has no FP8 path at all (not judged). "
-        "--kv-cache-dtype auto with a ModelOpt FP8-KV checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner "
-        "writes it over server_args before building the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a "
-        "load-time override from 0.5.15), flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from "
-        "0.5.17 (:175 in 0.5.17, :181 in 0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23)"
-    ),
     backends=("fa4",),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
@@ -118,11 +107,6 @@ def _shapes(dims) -> str:
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: the four 'SM100 forward with head_dim=256 does not support ...' asserts in "
-        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1269-1278, 0.5.19 "
-        ":1451-1460, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1497-1506)"
-    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -160,12 +144,6 @@ def fa4_hd256_sm100(cfg, target):
     title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
     engine="sglang",
     versions="sglang>=0.5.18",
-    verified=(
-        "sglang 0.5.18-0.5.23, every release (bench/release_walk.py grep): the same SM100/SM110 ValueError "
-        "after the radix-list check for DeepSeek-family models, first in 0.5.18 (server_args.py:8245-8251), "
-        "arg_groups/attention_hook.py:648-652 in 0.5.23; before 0.5.18 fa4 is not allowed there at all "
-        "(deterministic-mla-backend)"
-    ),
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
     "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
@@ -201,13 +179,6 @@ def fa4_deterministic_mla_arch(cfg, target):
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (bench/release_walk.py grep): rel_bias first in the vendored interface of 0.5.16; "
-        "0.5.16 jit_kernel/flash_attn/cute/interface.py:855 and 0.5.17 kernels/ops/attention/flash_attn/cute/"
-        "interface.py:866-870 assert arch // 10 in [9, 10, 11] (an era in rules/engines/sglang/capabilities.py); from "
-        "0.5.18 (:997-1000; 0.5.23 :1071-1074) SM12x through the forward host, head dims <= 128 "
-        "(fa4_sm120/runtime.py:628 in 0.5.18-0.5.23)"
-    ),
     backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
@@ -251,13 +222,6 @@ def fa4_rel_bias_arch(cfg, target):
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
     engine="sglang",
     versions="sglang>=0.5.4",
-    verified=(
-        "sglang 0.5.4-0.5.23, every release (bench/release_walk.py grep 'FA4 backend only supports page size "
-        "128'): an explicit --prefill-attention-backend fa4 in 0.5.4-0.5.5 (server_args.py:1147-1150, every "
-        "model and GPU), non-MLA from 0.5.5.post3 (:1299), SM100 only from 0.5.10 (:2404-2410), any phase "
-        "naming fa4 with EAGLE top-k <= 1 from 0.5.15 (arg_groups/overrides.py:1678-1690; 0.5.23 :1274-1297); "
-        "rules/engines/sglang/resolve.py fa4_page_size"
-    ),
     backends=("fa4",),
     stage="startup",
     prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
@@ -301,14 +265,6 @@ SM120_HOST_FROM = Version("0.5.18")  # flashattention_backend.py routes SM12x to
     title="fa4 takes bfloat16 attention sinks only: GPT-OSS with --attention-backend trtllm_mha has float32 ones",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: the vendored interface asserts 'learnable_sink must be bfloat16' from 0.5.16 "
-        "(jit_kernel/flash_attn/cute/interface.py:468; 0.5.23 kernels/ops/attention/flash_attn/cute/"
-        "interface.py:598-600; bench/release_walk.py grep), and models/gpt_oss.py makes the sinks float32 for "
-        "trtllm_mha in every release from 0.5.16 (0.5.16 :389-390, 0.5.19 :422-423, 0.5.22 :426-427, 0.5.23 "
-        ":427-431, read in each wheel). Older releases import the flash-attn-4 wheel, whose b9-b15 assert the "
-        "same (b36 accepts float32 too): not judged here"
-    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -343,16 +299,6 @@ def fa4_sinks_dtype(cfg, target):
     title="Gemma-4 image prefill on fa4: no prefill CP, no skipped KV cache, no score_mod",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: the 'FA4 image masks require standard paged MHA prefill' raise "
-        "(layers/attention/flashattention_backend.py:1518-1534 in 0.5.22, :1602-1618 in 0.5.23) on the "
-        "image_token_ranges models/gemma4_mm.py prepare_attn_masks sets for an fa4 prefill (:344-380 in 0.5.22, "
-        ":343-379 in 0.5.23; gemma4_unified.py and gemma4_diffusion.py:531-534 reuse it), fa_skip_kv_cache (:367-372 "
-        "in both), init_cp_strategy's cp_size = attn_cp_size (arg_groups/parallel_hook.py:190-194 in 0.5.22); the "
-        "FULL prefill graph runs FA4 multimodal batches eagerly (model_executor/runner/prefill_cuda_graph_runner.py"
-        ":1302-1305 in 0.5.22, :1358-1361 in 0.5.23); 0.5.21 has no image_token_ranges (and Gemma-4 takes no fa4: "
-        "model-gemma4-backends)"
-    ),
     needs_model=True,
     stage="runtime",
     prevents="FA4 image masks require standard paged MHA prefill without context parallelism, full prefill graphs, "

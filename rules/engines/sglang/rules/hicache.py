@@ -33,14 +33,6 @@ def _host_cache_path(cfg) -> bool:
     "server",
     engine="sglang",
     versions="sglang>=0.5.19",
-    verified=(
-        "sglang 0.5.19-0.5.23: validate_hicache_host_memory_mode, run by handle_hicache when HiCache, decode KV "
-        "offload or a decode host pool is on, read in each release (hicache_hook.py:167-210 in 0.5.19, :180-223 in "
-        "0.5.20, :206-249 in 0.5.21, :206-254 in 0.5.22, :247-295 in 0.5.23): buffer_only without "
-        "--hicache-storage-backend and on a decode server refused in each; --hicache-write-policy write_back refused "
-        "in 0.5.19-0.5.21 and rewritten to write_through from 0.5.22 (bench/release_walk.py grep 'buffer_only "
-        "requires a storage backend', 'buffer_only is not supported on')"
-    ),
     stage="startup",
     prevents="--hicache-host-memory-mode buffer_only requires a storage backend (--hicache-storage-backend): host "
     "memory is only a staging buffer and all cached data lives in storage.; --hicache-host-memory-mode buffer_only "
@@ -114,13 +106,6 @@ def _hicache_layout(cfg) -> tuple[str, str]:
     title="SGLang rewrites a HiCache host layout / I/O backend pair it cannot run",
     engine="sglang",
     versions="sglang>=0.5.23",
-    verified=(
-        "sglang 0.5.23: handle_hicache's resolve_layout_io_compatibility, resolve_storage_layout_compatibility and "
-        "resolve_unified_memory_layout_io read (hicache_hook.py:168-244). Each release differs before it (diffed "
-        "0.5.19-0.5.22: no unified-memory step, no Mooncake-under-DCP exception, npu_memcache from 0.5.20; the "
-        "layout defaults and the first two steps reach back to 0.5.8 and 0.5.10 in server_args.py), so only 0.5.23 "
-        "is judged"
-    ),
     stage="startup",
     reason="SGLang replaces the --hicache-mem-layout / --hicache-io-backend the launch names with another pair, "
     "logging a warning only, so the host tier runs with a layout or copy path the launch line does not say.",

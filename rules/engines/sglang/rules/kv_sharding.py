@@ -33,11 +33,6 @@ SHARDED_SPEC_ARCHITECTURE = "GlmMoeDsaForCausalLM"
     title="--enable-kv-cache-sharding needs an fa3 prefill, or trtllm_mla for a plain-TP MLA model",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: validate_kv_shard_attention_backend first appears in 0.5.22 (kv_shard_hook.py:26-45) "
-        "and keeps its fa3 / trtllm_mla branch in 0.5.23 (:64-88), which adds a DSA branch before it (:33-66; "
-        "bench/release_walk.py grep '--enable-kv-cache-sharding currently requires the fa3')"
-    ),
     stage="startup",
     prevents="--enable-kv-cache-sharding currently requires the fa3 prefill attention backend, or trtllm_mla for "
     "plain-TP MLA; got {prefill_backend!r}.",
@@ -84,14 +79,6 @@ def kv_sharding_backend(cfg, target):
     title="--enable-kv-cache-sharding with speculative decoding: only GLM-5's single NextN layer as EAGLE, top-k 1",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22: '--enable-kv-cache-sharding does not support speculative decoding.' for any algorithm "
-        "(kv_shard_hook.py:66-69); 0.5.23: 'KV sharding supports speculative decoding only for GLM DSA' "
-        "(:105-118) unless EAGLE (NEXTN resolved to it in handle_speculative_decoding, run before it: "
-        "pipeline.py), GlmMoeDsaForCausalLM, model_config.num_nextn_predict_layers 1 (the config's field: "
-        "configs/model_config.py:1602), speculative_eagle_topk 1 (after _auto_choose_speculative_params: 1 for "
-        "GlmMoeDsaForCausalLM) and no --enable-multi-layer-eagle"
-    ),
     stage="startup",
     prevents="KV sharding supports speculative decoding only for GLM DSA single-layer NextN MTP with EAGLE and "
     "topk=1.; --enable-kv-cache-sharding does not support speculative decoding. (0.5.22)",
@@ -149,13 +136,6 @@ DSA_SHARDING_REFUSED_UNTIL = Version("0.5.23")  # 0.5.22: "does not support DSA 
     title="--enable-kv-cache-sharding needs ranks to stripe over: prefill CP for a GQA model, plain TP for MLA",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding, after the backend and transfer checks: an MLA model "
-        "without prefill CP needs attention DP off and --tp-size > 1, any other model --enable-prefill-cp with "
-        "--attn-cp-size > 1 (kv_shard_hook.py:192-210 in 0.5.22, :251-270 in 0.5.23; bench/release_walk.py grep "
-        "'for GQA models shards across'); 0.5.22 refuses a DSA model there outright (:187-191), 0.5.23 sends it "
-        "down validate_kv_shard_attention_backend's DSA branch (kv-sharding-dsa)"
-    ),
     stage="startup",
     prevents="--enable-kv-cache-sharding for GQA models shards across attention-CP ranks and requires "
     "--enable-prefill-cp with attn_cp_size > 1.; --enable-kv-cache-sharding for MLA models without prefill CP "
@@ -227,13 +207,6 @@ def _rounded_to(chunk: int, page: int) -> int:
     title="--enable-kv-cache-sharding needs a page size above 1 and chunked prefill; a chunk is rounded to pages",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding raises for page size <= 1 (kv_shard_hook.py:212-219 in "
-        "0.5.22, :272-279 in 0.5.23) and for --chunked-prefill-size None or <= 0 (:220-225, :280-285), then "
-        "rounds a chunk size that is not a multiple of the page up, lowering mem_fraction_static when it was not "
-        "given (:227-265, :287-325); it runs after _page_size_default and the backends' page snaps "
-        "(pipeline.py:256, :270-272 in 0.5.23; bench/release_walk.py grep 'requires a real page size')"
-    ),
     stage="startup",
     prevents="--enable-kv-cache-sharding requires a real page size (--page-size 64 recommended): the physical page "
     "is the P/D transfer descriptor and gather-copy unit; page_size=1 degenerates both into per-token "
@@ -332,16 +305,6 @@ def _sharding_refusals(cfg, target) -> list[str]:
     title="--enable-kv-cache-sharding refuses other KV-cache features (KV offload, sessions, DCP, HiSparse, TBO, …)",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses, in this order, the unified-cache external "
-        "linker, streaming sessions, the session radix cache, FlexKV, unified memory, --dcp-size > 1, HiCache, "
-        "LMCache, HiSparse, dynamic chunking with PP > 1 and two-batch overlap (kv_shard_hook.py:92-154 in "
-        "0.5.22, :145-219 in 0.5.23; bench/release_walk.py grep 'does not support --enable-lmcache'). 0.5.22 "
-        "refuses any --enable-hierarchical-cache (:123-128); 0.5.23 only with --hicache-storage-backend "
-        "(:176-181) and, for a DSA model, a host memory mode other than cache or an I/O backend other than "
-        "kernel or a layout other than layer_first / page_first (:182-193; defaults cache, kernel, page_first: "
-        "fields/memory.py)"
-    ),
     stage="startup",
     prevents="--enable-kv-cache-sharding does not support --enable-lmcache.; ... does not support "
     "--enable-flexkv; ... does not support streaming sessions; ... does not support session radix cache yet.; "

@@ -47,14 +47,6 @@ def _trtllm_mla_runs(target) -> bool:
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.9: server_args.py raises 'TRTLLM MHA backend is only supported on Blackwell GPUs "
-        "(SM100)' when any phase names trtllm_mha and not is_sm100_supported() (major == 10), read in each wheel "
-        "(0.5.0rc2 :466-468, 0.5.1 :500-502, 0.5.2 :603-605, 0.5.3 :919-921, 0.5.4 :1119-1121, 0.5.5 :1241-1243, "
-        "0.5.9 :1899-1901; 0.5.0 was never published, between 0.5.0rc2 and 0.5.1); 0.5.10 splits prefill (SM100) "
-        "from decode (SM90/SM100/SM120; :2373-2388); the 0.5.19 message is in every release read from 0.5.19 to "
-        "0.5.23 (sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents)"
-    ),
     backends=("trtllm_mha",),
     needs_gpu=True,
     stage="startup",
@@ -95,12 +87,6 @@ def trtllm_mha_arch(cfg, target):
     title="Prefill context parallelism on trtllm_mha prefill needs SM100",
     engine="sglang",
     versions="sglang>=0.5.19",
-    verified=(
-        "sglang 0.5.19-0.5.23: the ValueError first appears in 0.5.19 (arg_groups/attention_hook.py:161-170, "
-        "'enable_prefill_context_parallel or attn_cp_size > 1') and is in every release to 0.5.23 (:229-238, "
-        "'attn_cp_size > 1' from 0.5.20; bench/release_walk.py grep 'Prefill context parallelism with the TRTLLM "
-        "MHA prefill')"
-    ),
     backends=("trtllm_mha",),
     needs_gpu=True,
     stage="startup",
@@ -137,13 +123,6 @@ def trtllm_mha_prefill_cp(cfg, target):
     title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23: TRTLLMHAAttnBackend.__init__ raises for page_size >= 128 off XQA (is_xqa_impl = "
-        "is_sm90 or is_sm120: :208 in 0.5.17, :258 in 0.5.23) unless q heads per KV head > 1, equal QK/V head dims "
-        "and a power-of-2 page, the same block in every wheel (layers/attention/trtllm_mha_backend.py:228 in "
-        "0.5.17, :255 in 0.5.19, :254 in 0.5.20, :367 in 0.5.21, :384 in 0.5.23); 0.5.17 is also the first release "
-        "whose trtllm_mha page-size pass keeps 128 (arg_groups/overrides.py:2092; 16/32/64 through 0.5.16, :1739)"
-    ),
     backends=("trtllm_mha",),
     stage="init",
     prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
@@ -192,17 +171,6 @@ def trtllm_mha_page128_gqa(cfg, target):
     title="trtllm_mla prefill runs FlashInfer's trtllm-gen FMHA, which has SM100/SM103 kernels only",
     engine="sglang",
     versions="sglang>=0.5.4.post3",
-    verified=(
-        "sglang 0.5.4.post3-0.5.23 (each wheel read): trtllm_mla_backend.py forward_extend calls "
-        "flashinfer.prefill.trtllm_ragged_attention_deepseek in every release, reached for every extend without "
-        "speculative decoding through handle_attention_trtllm_mla's MHA_CHUNKED_KV (deepseek_v2.py:377 in "
-        "0.5.4.post3, deepseek_common/attention_backend_handler.py:124 in 0.5.8-0.5.12, :171 in 0.5.20-0.5.23); "
-        "every flashinfer_python they pin (METADATA: 0.5.0 in 0.5.4.post3 ... 0.7.2 in 0.5.23) has "
-        "TllmGenFmhaRunner's SM100/SM103(/SM107) check (fmhaRunner.cuh in the v0.5.0, v0.5.2, v0.5.3, v0.6.1, "
-        "v0.6.3, v0.6.7.post2, v0.6.7.post3, v0.6.8.post1, v0.6.11.post1, v0.6.12, v0.6.14, v0.6.15.post1 and "
-        "v0.6.17 tags and the 0.6.18, 0.7.1 and 0.7.2 wheels). Before 0.5.4.post3 SGLang refuses trtllm_mla off "
-        "SM100 at start-up (trtllm-mla-arch)"
-    ),
     backends=("trtllm_mla",),
     needs_gpu=True,
     stage="runtime",
@@ -261,13 +229,6 @@ def _cutedsl_phases(cfg, target) -> set[str]:
     title="cutedsl_mla is decode-only",
     engine="sglang",
     versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23: assert prefill_attention_backend != 'cutedsl_mla' whenever a phase names it (an "
-        "unset prefill is filled with trtllm_mla after), the block read in every wheel: in "
-        "_handle_attention_backend_compatibility through 0.5.14 (server_args.py:2943 in 0.5.13, :4587 in 0.5.14), "
-        "then arg_groups/overrides.py (:1644 in 0.5.15, :1266 in 0.5.19, :1303 in 0.5.20, "
-        "_cutedsl_prefill_backend_fill :1242 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
-    ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA only supports decoding for now",
@@ -301,11 +262,6 @@ def _tokenspeed(cfg) -> bool:
     title="tokenspeed_mla needs an fp8_e4m3 KV cache",
     engine="sglang",
     versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.22: raise unless kv_cache_dtype == 'fp8_e4m3' when attention or decode names tokenspeed_mla,"
-        " the block read in every wheel (server_args.py:2748 in 0.5.12, :4576 in 0.5.14; arg_groups/overrides.py:1613 "
-        "in 0.5.15, :1235 in 0.5.19, :1159 in 0.5.21, :1178 in 0.5.22); gone in 0.5.23 (alias of cutedsl_mla)"
-    ),
     stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args (0.5.23)",
@@ -347,12 +303,6 @@ def _dcp_size(cfg) -> int:
     title="trtllm_mla cannot serve speculative decoding under decode context parallelism",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23, every release (bench/release_walk.py grep 'trtllm_mla cannot serve decode context "
-        "parallelism with speculative'): attention_registry.py create_trtllm_mla_backend (0.5.17 :80, 0.5.23 "
-        ":98-106); the forward's own refusal of q_len > 1 under DCP from 0.5.19 (trtllm_mla_backend.py:1036, "
-        "0.5.23 :1014-1021)"
-    ),
     backends=("trtllm_mla",),
     stage="init",
     prevents="trtllm_mla cannot serve decode context parallelism with speculative decoding: it does not forward the "

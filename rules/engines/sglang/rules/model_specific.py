@@ -48,13 +48,6 @@ def _backends_found(cfg) -> str:
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashattention_backend.py, flashinfer_backend.py (:483, "
-        ":579) and triton_backend.py (0.5.0rc2 :729, :779) pass layer.logit_cap to their kernels; "
-        "trtllm_mha_backend.py, torch_native_backend.py and torch_flex_backend.py (from 0.5.3) never read it "
-        "(0.5.5-0.5.23 as the earlier reading); hpc_ops (0.5.17-0.5.23) refuses it with the upstream message (hpc_ops_backend.py; bench/release_walk.py "
-        "prevents)"
-    ),
     stage="runtime",
     prevents="The hpc_ops attention backend does not support logit cap.",
     source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
@@ -96,12 +89,6 @@ def model_softcap_backend(cfg, target):
     title="Dual-chunk attention models (Qwen2.5-1M) need dual_chunk_flash_attn",
     engine="sglang",
     versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: the refusal is in every release through 0.5.19 (model_runner.py:403-410 in "
-        "0.5.1, server_args.py:1307 in 0.5.4.post3, arg_groups/attention_hook.py in 0.5.15-0.5.19); through "
-        "0.5.4 it runs before the generic default, so no backend means dual_chunk_flash_attn; the backend is "
-        "gone from 0.5.20 (a warning)"
-    ),
     needs_model=True,
     stage="startup",
     prevents="Dual chunk attention is enabled, but attention backend is set to {backend}. Please set it to "
@@ -159,14 +146,6 @@ MIMO_V2_TP_DIVIDES_FROM = Version("0.5.17")
     title="MiMo-V2 with fused qkv_proj weights runs at the attention TP they were interleaved for",
     engine="sglang",
     versions="sglang>=0.5.11",
-    verified=(
-        "sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'requires effective attention TP'): "
-        "server_args.py:1987-2012 in 0.5.11 to 0.5.18 (:5601-5620), arg_groups/model_hook.py from 0.5.19 (0.5.23 "
-        ":573-596); attention TP = tp // attn-DP // attn_cp_size in each (dp_size with enable_dp_attention to "
-        "0.5.21, attn_dp_size from 0.5.22); it must equal the checkpoint's size to 0.5.16 and divide it from 0.5.17; "
-        "skipped for --encoder-only from 0.5.13; the size is num_key_value_heads under attention_projection_layout "
-        "fused_qkv (configs/model_config.py get_mimo_v2_fused_qkv_expected_tp_size, 0.5.11 :49-70, 0.5.23 :124-145)"
-    ),
     needs_model=True,
     stage="startup",
     prevents="MiMoV2ForCausalLM requires effective attention TP size {expected} because its fused qkv_proj weights "
@@ -212,13 +191,6 @@ def model_mimo_v2_fused_qkv_tp(cfg, target):
     title="HRM-Text runs on triton only: SGLang overrides any other --attention-backend",
     engine="sglang",
     versions="sglang>=0.5.15",
-    verified=(
-        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'HRM-Text (prefix_lm) detected'): "
-        "model_runner.py:1150-1166 in 0.5.15 (at model-runner start), server_args.py with overrides.py "
-        "_hrm_text_attention_force in 0.5.16-0.5.18 (:2218), arg_groups/model_hook.py + overrides.py from 0.5.19 "
-        "(0.5.23 model_hook.py:766-813, overrides.py:1773-1783); the same condition (model_type hrm_text or "
-        "HrmTextForCausalLM, prefix_lm default true) and the same override in each"
-    ),
     needs_model=True,
     stage="startup",
     prevents="Overriding --attention-backend {backend!r} -> 'triton': only the Triton backend supports HRM-Text's "
@@ -260,11 +232,6 @@ MINIMAX_M3_DRAFT_HOST = "MiniMaxM3SparseForConditionalGeneration"  # the wrapper
     "verify, PP 1; DFLASH colocated",
     engine="sglang",
     versions="sglang>=0.5.23",
-    verified=(
-        "sglang 0.5.23: model_overrides/minimax_m3.py is new in 0.5.23 (bench/release_walk.py grep 'M3.1 NVFP4 "
-        "only supports DSPARK': only 0.5.23, :58; the checks of a DSPARK / DFLASH launch :59-78); "
-        "SGLANG_RAGGED_VERIFY_MODE = EnvStr('static') in environ.py"
-    ),
     needs_model=True,
     stage="startup",
     prevents="M3.1 NVFP4 {algorithm} requires MiniMaxM3SparseForConditionalGeneration, got {arch}; M3.1 NVFP4 "
@@ -324,11 +291,6 @@ _SGLANG_DTYPES = {
     title="The checkpoint's quantization method runs on this GPU (SGLang's model loader)",
     engine="sglang",
     versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: model_loader/loader.py _get_quantization_config raises both messages in every "
-        "release read (0.5.1, 0.5.5 :199-205, 0.5.10, 0.5.15, 0.5.20, 0.5.23 :259-265); mxfp4's minimum and "
-        "dtypes in rules/knowledge/quantization.py SGLANG_GATES, read in the same six wheels"
-    ),
     needs_gpu=True,
     needs_model=True,
     stage="load",

@@ -43,10 +43,6 @@ def _topk_label(cfg) -> str:
     title="The speculative algorithm is a choice of the engine's release",
     engine="sglang",
     versions="",  # every release: one older than the tables is judged with the oldest (it says so)
-    verified=(
-        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
-        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/engines/sglang/choices.json"
-    ),
     stage="parse",
     prevents="argument --speculative-algorithm: invalid choice: 'STANDALONE' (choose from ...)",
     source=f"{choices_kb.SOURCE}; sglang: python/sglang/srt/server_args.py --speculative-algorithm; CPython "
@@ -80,13 +76,6 @@ def spec_algorithm_choice(cfg, target):
     title="Before sglang 0.5.2 a prefill backend other than decode's cannot be used with speculative decoding",
     engine="sglang",
     versions="sglang>=0.5.0rc2,<0.5.2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.1.post3: ModelRunner._get_attention_backend asserts speculative_algorithm is None "
-        "before building HybridAttnBackend when the prefill and decode backend names differ (model_runner.py "
-        "0.5.0rc2 :1432-1435, 0.5.1 and 0.5.1.post3 :1442-1445; 0.5.0 was never published, between 0.5.0rc2 and "
-        "0.5.1); 0.5.2 drops the assert (:1556, PR #9573: hybrid_attn_backend.py picks the backend for "
-        "target_verify / draft_extend by speculative_attention_mode)"
-    ),
     stage="init",
     prevents="Currently HybridAttentionBackend does not support speculative decoding.",
     source="sglang: python/sglang/srt/model_executor/model_runner.py, ModelRunner._get_attention_backend",
@@ -117,16 +106,6 @@ def spec_hybrid_backend(cfg, target):
     title="DFLASH's draft worker silently switches unsupported attention backends",
     engine="sglang",
     versions="sglang>=0.5.11",
-    verified=(
-        "sglang 0.5.11-0.5.23: the draft backend (--speculative-draft-attention-backend, else the prefill backend) "
-        "is replaced by flashinfer with a warning when not kept, in every release with DFLASH (0.5.11 first; "
-        "grep 'DFLASH draft worker' of each wheel): the DFLASH worker's list flashinfer/fa3/fa4/triton in "
-        "0.5.11-0.5.12 (speculative/dflash_worker.py:102-135), + ascend from 0.5.13 (:104; dflash_worker_v2.py:121-"
-        "132 in 0.5.14), moved to arg_groups/speculative_hook.py in 0.5.15 (:263-287, 0.5.16 :441-465), trtllm_mha "
-        "replaced always through 0.5.16 and kept for all-sliding or causal drafts from 0.5.17 (:464-495), "
-        "DRAFT_ATTENTION_BACKEND_CHOICES (+ intel_xpu) from 0.5.20 (:730), the platform-named message from 0.5.21 "
-        "(:840; 0.5.23 :938)"
-    ),
     stage="startup",
     reason="SGLang rewrites the DFLASH draft backend with only a log line; the draft then runs on a backend the "
     "user did not choose (flashinfer).",
@@ -170,12 +149,6 @@ def spec_dflash_draft_backend(cfg, target):
     title="Rejection sampling needs EAGLE with top-k 1",
     engine="sglang",
     versions="sglang>=0.5.14",
-    verified=(
-        "sglang 0.5.14-0.5.23: under speculative_use_rejection_sampling the same two raises in every wheel (the "
-        "block read in each): an algorithm other than EAGLE/EAGLE3 (NEXTN resolved to EAGLE) is NotImplementedError, "
-        "topk != 1 ValueError (arg_groups/speculative_hook.py:341-356 in 0.5.14, :409 in 0.5.15, :640 in 0.5.18, "
-        ":758 in 0.5.19, :1132 in 0.5.22, :1223 in 0.5.23); no rejection-sampling flag before 0.5.14"
-    ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
@@ -230,13 +203,6 @@ def _failing(cfg, target) -> dict[str, str]:
     title="The speculative draft attention backend passes the backend rules the target's backend is judged by",
     engine="sglang",
     versions="sglang>=0.5.7",
-    verified=(
-        "sglang 0.5.7-0.5.23: --speculative-draft-attention-backend is a flag of every release from 0.5.7 "
-        "(rules/knowledge/sglang_flags.json) and the draft worker builds its model runner with it: "
-        "model_runner.py _get_attention_backend 'Overriding draft attention backend' (:1593-1597 in 0.5.7; "
-        "0.5.10, 0.5.15), speculative/draft_worker_common.py resolve_draft_worker_attention_backend (0.5.19, "
-        "0.5.23; model_runner.py:320 in 0.5.23)"
-    ),
     stage="init",
     reason="The draft worker builds its own attention backend from --speculative-draft-attention-backend, through "
     "the same factory (attention_registry.py), KV-cache dtype and page size as the target's: a backend that "
@@ -302,15 +268,6 @@ def spec_draft_backend(cfg, target):
     "block",
     engine="sglang",
     versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23 (bench/release_walk.py grep 'speculative-draft-window-size must be positive', "
-        "'must be >=', 'has no effect', 'sink-size'): 0.5.12-0.5.12.post1 check the window inside the DFLASH branch "
-        "only (server_args.py:3647-3653, :3688-3695); from 0.5.13 the window must be positive for any algorithm "
-        "and warns 'has no effect' outside EAGLE3 / DFLASH (speculative_hook.py:82-92 in 0.5.13, :137-150 in "
-        "0.5.19-0.5.20), EAGLE too from 0.5.21 (:170-181); the sink (0.5.21+) must be non-negative and needs a "
-        "window (:186-195 in 0.5.21, :220-230 in 0.5.23); DFLASH's window >= --speculative-num-draft-tokens in "
-        "every release (:229 in 0.5.13, :431 in 0.5.23)"
-    ),
     stage="startup",
     prevents="--speculative-draft-window-size must be positive, got {window_size}.; --speculative-draft-sink-size "
     "must be non-negative, got {sink_size}.; --speculative-draft-sink-size requires --speculative-draft-window-size.; "

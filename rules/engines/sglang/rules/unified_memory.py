@@ -35,13 +35,6 @@ def _outside_of(cfg, allowed) -> list[str]:
     title="The page-major KV layout (and so --enable-unified-memory) admits only stride-aware backends",
     engine="sglang",
     versions="sglang>=0.5.19",
-    verified=(
-        "sglang 0.5.19-0.5.23: handle_page_major_kv_layout read in each release (kv_cache_hook.py 0.5.19 :290-360, "
-        "0.5.20 :347-415, 0.5.21 :665-733, 0.5.22 :775-840, 0.5.23 :771-827): page-major asserts unified memory, "
-        "the MLA list (with tokenspeed_mla through 0.5.22) and the MHA list are the same in each; K/V head dims "
-        "that differ are refused under unified memory through 0.5.22 and admitted on triton/fa3/fa4 in 0.5.23 "
-        "(bench/release_walk.py grep '--enable-page-major-kv-layout: the resolved attention backends')"
-    ),
     stage="startup",
     prevents="--enable-page-major-kv-layout: the resolved attention backends {backends} are not in the allowed set "
     "{allowed_full} for this configuration. Pass a compatible --attention-backend.",
@@ -98,15 +91,6 @@ def kv_page_major_backends(cfg, target):
     "Mamba kernels",
     engine="sglang",
     versions="sglang>=0.5.19",
-    verified=(
-        "sglang 0.5.19-0.5.23: handle_page_major_kv_layout read in each release (bench/release_walk.py grep "
-        "'linear-attention DECODE backend must'; kv_cache_hook.py 0.5.19 :379, 0.5.20 :436, 0.5.21 :754, 0.5.22 "
-        ":861, 0.5.23 :849): decode triton / flashinfer, prefill triton / flashkda (flashinfer added in 0.5.23), "
-        "cutedsl and helion added for MLA models, --mamba-backend triton; the same asserts in server_args.py 0.5.17 "
-        "(:7988, helion from 0.5.18) behind a triton-only page-major layout, not judged. Oracle (sglang 0.5.23): "
-        "Qwen3-Next and Llama with --enable-unified-memory and linear decode cutedsl refused, Qwen3-Next prefill "
-        "cutedsl refused, prefill flashinfer accepted, Kimi-K3 (MLA) decode cutedsl accepted"
-    ),
     stage="startup",
     prevents="--enable-page-major-kv-layout: linear-attention DECODE backend must be one of {decode_allowed} for the "
     "strided conv/SSM state; got {resolved_linear_decode!r}.",
@@ -161,12 +145,6 @@ def kv_page_major_linear_attn(cfg, target):
     "backends",
     engine="sglang",
     versions="sglang>=0.5.23",
-    verified=(
-        "sglang 0.5.23: handle_unified_memory_pool read (kv_cache_hook.py:477-497 the audited sets, :500-526, "
-        ":591-654). The checks change in every release from 0.5.18 (0.5.22: no top-k check, EAGLE's MHA set "
-        "without trtllm_mha, DSPARK without fa4; 0.5.18-0.5.21 other sets; diffed 0.5.21-0.5.23), so only 0.5.23 "
-        "is judged"
-    ),
     stage="startup",
     prevents="--enable-unified-memory + EAGLE/EAGLE3 requires the target on the spec-verify-audited attention "
     "backends {eagle_allowed} (got {eagle_backends}).",
@@ -261,16 +239,6 @@ def _full_prefill_graph_source(cfg) -> Optional[str]:
     title="--enable-unified-memory switches the FULL prefill CUDA graph off unless attention is fa3/fa4",
     engine="sglang",
     versions="sglang>=0.5.20",
-    verified=(
-        "sglang 0.5.20-0.5.23: 'disabling the FULL prefill cuda-graph backend' in handle_unified_memory_pool "
-        "(kv_cache_hook.py:285 in 0.5.20, :603 in 0.5.21, :702 in 0.5.22, :709 in 0.5.23; bench/release_walk.py "
-        "grep), the fa3/fa4 set the same in each; none before 0.5.20. What makes prefill FULL, read in each: "
-        "parse_cuda_graph_config's precedence (JSON, then --cuda-graph-backend-prefill, then the legacy off "
-        "switches: diffed 0.5.20-0.5.23, only other keys changed), apply_inkling_prefill_cuda_graph_default (from "
-        "0.5.19: cuda_graph_hook.py:500-505 in 0.5.20, :366-371 in 0.5.23), run before handle_cuda_graph_config and "
-        "before handle_unified_memory_pool in each pipeline.py (0.5.20 :196, :202, :352); torch_native, "
-        "flex_attention and --enable-mis switch both phases off first (attention_hook.py)"
-    ),
     stage="startup",
     reason="SGLang replaces the FULL prefill CUDA graph asked for (or Inkling's default) with eager prefill, "
     "logging a warning only, so the server runs without the prefill graph the launch line names.",
@@ -337,15 +305,6 @@ def _host_pool_model_kinds(cfg) -> set[str]:
     "HiSparse; decode host pools on plain models",
     engine="sglang",
     versions="sglang>=0.5.18",
-    verified=(
-        "sglang 0.5.18-0.5.23: the PD block of _handle_unified_memory_pool / handle_unified_memory_pool read in each "
-        "release: mooncake only, --pp-size 1, lazy compaction and no --enable-hisparse from 0.5.18 (server_args.py:"
-        "8289-8310 in 0.5.18, kv_cache_hook.py:202-225 in 0.5.20); from 0.5.21 the transfer set comes from "
-        "server_args._unified_memory_pd_transfer_backends ({'mooncake'} in 0.5.21-0.5.23), Mooncake refuses a "
-        "speculative algorithm, decode KV offload needs file storage and no MLA / hybrid-Mamba / hybrid-SWA model, "
-        "and the host_pool backup no hybrid-Mamba model (kv_cache_hook.py:482-545 in 0.5.21, where the backup also "
-        "refuses hybrid-SWA and the decode radix cache; 0.5.22 :530-590 and 0.5.23 :533-593 the same, diffed)"
-    ),
     stage="startup",
     prevents="--enable-unified-memory with PD disaggregation supports only these transfer backends: mooncake; got "
     "{backend!r}.; --enable-unified-memory with PD disaggregation does not support pipeline parallelism "

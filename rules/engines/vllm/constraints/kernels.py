@@ -17,11 +17,6 @@ ROWS = (
             title="FLEX_ATTENTION cannot serve a model with attention logit soft-capping",
             engine="vllm",
             versions="vllm>=0.10.0",
-            verified="vllm 0.10.0-0.33.0: FlexAttentionImpl.__init__ raises 'FlexAttention does not support logits "
-            "soft cap yet.' (flex_attention.py:368 in 0.10.0, :653 in 0.10.2, :693 in 0.11.0, :725 in 0.11.2, :750 in "
-            "0.12.0, :812 in 0.13.0, :808 in 0.16.0, :960 in 0.20.0, :1060 in 0.24.0, :1209 in 0.26.0, :1222 in "
-            "0.30.0, :1188 in 0.33.0; the releases between them not read); 0.10.0-0.11.0 pick FLEX_ATTENTION by "
-            "themselves below SM80 (select._legacy_select)",
             stage="init",
             needs_model=True,
             when=ALWAYS,
@@ -44,11 +39,6 @@ the layer is built, before the weights load. Found by bench/vllm_oracle_diff.py 
             title="FLEX_ATTENTION with a --block-size below 16 crashes in its Triton kernel (vllm < 0.21.0)",
             engine="vllm",
             versions="vllm>=0.15.0,<0.21.0",
-            verified="vllm 0.15.0-0.20.2: flex_attention.py has no get_supported_kernel_block_sizes, so "
-            "FLEX_ATTENTION takes the base [MultipleOf(1)] (v1/attention/backend.py:60-61 in 0.15.0, :64-65 in "
-            "0.19.1), read in 0.15.0, 0.19.0, 0.19.1, 0.20.0, 0.20.2; from 0.21.0 it declares [MultipleOf(16)] "
-            "(flex_attention.py:143-144, vllm PR #41363) and validate_configuration refuses it (rules vllm-block-size, "
-            "vllm-auto-select)",
             stage="runtime",
             needs_gpu=True,
             when=Flag("page_size"),

@@ -15,9 +15,6 @@ ROWS = (
             title="FLEX_ATTENTION in vLLM 0.10 cannot serve a sliding-window model",
             engine="vllm",
             versions="vllm>=0.10.0,<0.11.0",
-            verified="vllm 0.10.0-0.10.x: FlexAttentionImpl.__init__ raises 'FlexAttention does not support sliding "
-            "window yet.' (flex_attention.py:361 in 0.10.0, :392 in 0.10.1.1, :646 in 0.10.2); grep finds it in no "
-            "flex_attention.py of the 0.11.0-0.33.0 wheels",
             stage="init",
             needs_model=True,
             when=ALWAYS,

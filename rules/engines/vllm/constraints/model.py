@@ -28,10 +28,6 @@ ROWS = (
         title="The model accepts float16",
         engine="vllm",
         versions="vllm>=0.10.2",
-        verified="vllm 0.10.2-0.16.0 read: _FLOAT16_NOT_SUPPORTED_MODELS has gemma2, gemma3, gemma3_text, plamo2 and "
-        "glm4 (config/__init__.py:2615-2622 in 0.10.2, config/model.py:1581-1588 in 0.11.0, :1937-1943 in 0.12.0, "
-        ":1853 in 0.13.0; the same in 0.14.0-0.16.0), 0.33.0 gemma2, gemma3, gemma3_text and glm4: the row omits "
-        "plamo2 (lax for it). 0.10.0 and 0.10.1.1 lack gemma3_text (config.py:3293-3298, config/__init__.py:2669-2674)",
         stage="startup",
         when=All((HasModel(), Model(model_types=tuple(kb.FLOAT16_UNSUPPORTED_MODELS)))),
         requires=(
@@ -53,11 +49,6 @@ in float32, which only TRITON_ATTN and FLEX_ATTENTION take.""",
         title="The --kv-cache-dtype value is one the vLLM release has",
         engine="vllm",
         versions="vllm>=0.10.0",
-        verified="vllm 0.10.0-0.33.0, every release's wheel read (0.10.1.x not: 0.10.0 and 0.10.2 hold the same "
-        "five): CacheDType's Literal (vllm/config.py:1609 in 0.10.0; vllm/config/cache.py from 0.10.2, :44-67 in "
-        "0.33.0) gains values and loses none (capabilities.KV_CACHE_DTYPE_SINCE); EngineArgs.kv_cache_dtype is typed "
-        "CacheDType through 0.32.0, so argparse refuses any other value (engine/arg_utils.py:282 in 0.10.0, :500 in "
-        "0.32.0), and CacheDType | str in 0.33.0, refused by CacheConfig._validate_cache_dtype (config/cache.py:468-474)",
         stage="parse",
         when=Flag("kv_cache_dtype"),
         # one requirement per dtype: it is a value from its first release on
@@ -86,12 +77,6 @@ Through 0.32.x argparse refuses another value before anything loads; 0.33.0 take
         title="vLLM's Inkling attention pages its KV cache, which its FA4 kernel cannot read on SM8x/SM12x",
         engine="vllm",
         versions="vllm>=0.26.0,<0.28.0",
-        verified="vllm 0.26.0, 0.27.0 and 0.27.1 wheels: Inkling registered from 0.26.0 (model_executor/models/"
-        "registry.py:162-165; not in 0.25.1); fa4_rel_attention.py _use_sheared_bias is major in (10, 11) and "
-        "inkling_fa4_rel_attention passes page_table=block_table (0.26.0 :152, 0.27.0/0.27.1 :159); the vendored FA4 "
-        "asserts page_table is None on SM12x (vllm_flash_attn/cute/interface.py:1091 in 0.26.0, :1101 in "
-        "0.27.0/0.27.1) and SM8x (:942 in 0.26.0, :952 in 0.27.0/0.27.1). 0.28.0 has a new SM120 forward without "
-        "that assert (not judged)",
         stage="runtime",
         needs_model=True,
         needs_gpu=True,

@@ -24,18 +24,6 @@ from attn_preflight.rules.engines.vllm import select as vllm
     title="The vLLM attention backend name exists and can be used",
     engine="vllm",
     versions="vllm>=0.10.0",
-    verified=(
-        "vllm 0.10.0-0.33.0, every minor release's x.y.0 and last x.y.z, and 0.10.1.1 and 0.11.1: membership "
-        "per release is the wheel's own enum, _Backend in platforms/interface.py (0.10.0-0.11.0) or "
-        "AttentionBackendEnum (attention/backends/registry.py 0.11.2-0.13.x, v1/attention/backends/registry.py from "
-        "0.14.0); read by bench/release_walk.py and equal to rules/engines/vllm/backend_enum.json "
-        "(bench/vllm_backend_enum.py). VLLM_ATTENTION_BACKEND before 0.13.0, as typed (case-sensitive), read in the "
-        "0.10.0, 0.10.1.1, 0.10.2, 0.11.0, 0.11.2 and 0.12.0 wheels (vllm_legacy.ENV_CHECKS): 0.10.0 runs its "
-        "default for a non-member (selector.py:21-32, :192-195); 0.10.1-0.10.2 raise 'Invalid attention backend: "
-        "...' (selector.py:196-202); 0.11.0-0.12.x raise envs.py's 'Invalid value ... for VLLM_ATTENTION_BACKEND' at "
-        "its first read (config/model.py:417 in 0.11.0, :472 in 0.12.0), so a '_VLLM_V1' suffix is refused before "
-        "the selector could drop it. From 0.13.0 --attention-backend: 'Unknown attention backend' (registry.py)"
-    ),
     stage="startup",
     prevents=kb.UNKNOWN_BACKEND.format(name="TREE_ATTN", valid="FLASH_ATTN, FLASH_ATTN_DIFFKV, …"),
     source=kb.UNKNOWN_BACKEND_SOURCE + "; " + kb.src(kb.REGISTRY, "AttentionBackendEnum.get_path"),
@@ -107,19 +95,6 @@ def _env_backend_name(name: str, release: str, use_v1: Optional[str]) -> Outcome
     title="The vLLM attention backend is one vLLM's CUDA platform can run",
     engine="vllm",
     versions="vllm>=0.11.1rc7",
-    verified=(
-        "vllm 0.11.1rc7-0.14.x (0.11.2, 0.12.0, 0.13.0, 0.14.0, 0.14.1 read): get_attn_backend_cls imports the "
-        "named class and validates it (platforms/cuda.py:357 in 0.11.2, :344 in 0.12.0, :302 in 0.13.0-0.14.1), "
-        "and supports_compute_capability is True unless a class overrides it (attention/backends/abstract.py:183 "
-        "in 0.12.0, v1/attention/backend.py:193 in 0.14.1), which no ROCm or CPU backend of these releases does "
-        "against CUDA (rocm_*.py, mla/rocm_*.py, cpu_attn.py; AiterMLABackend returns True, mla/rocm_aiter_mla.py:183 "
-        "in 0.12.0): the foreign backend is built and fails at its import or first kernel launch. The names only "
-        "these releases have (PALLAS, IPEX, TORCH_SDPA) are not declared by platform here (vllm-backend-name "
-        "judges their membership). Not before 0.11.1: what 0.10.0-0.11.0 do with a foreign name (their V1 chain "
-        "ignores it, cuda.py:308-330 in 0.10.2, :311-336 in 0.11.0; one outside V1_BACKENDS falls back to V0, whose "
-        "chain raises, cuda.py:400-403 in 0.10.2) is rule vllm-named-backend-runs'. vllm>=0.15.0: not walked release by release (no upstream message in the vllm wheels to "
-        "grep: the check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
-    ),
     stage="runtime",
     reason="ROCm, CPU and XPU backends are never in vLLM's CUDA priority list; named on an NVIDIA GPU they fail "
     "at import or kernel launch, after the weights load.",
@@ -156,13 +131,6 @@ def vllm_backend_platform(cfg, target):
     title="VLLM_ATTENTION_BACKEND is read by this vLLM",
     engine="vllm",
     versions="vllm>=0.13.0",
-    verified=(
-        "Begins at 0.13.0, the first release with --attention-backend (engine/arg_utils.py:546, :727 in 0.13.0; none "
-        "in 0.12.0); in 0.10.0-0.12.x the variable is the only way to name a backend (attention/selector.py), and "
-        "the other rules read it as the named backend. "
-        "vllm>=0.13.0: not walked release by release (no upstream message in the vllm wheels to grep: the "
-        "check is a reason, a kernel library's or worded in parts); the range is from the earlier reading"
-    ),
     stage="startup",
     prevents=kb.ENV_UNKNOWN_WARNING.format(env=kb.ENV_BACKEND),
     source=kb.ENV_SOURCE,
@@ -214,21 +182,6 @@ def vllm_env_backend(cfg, target):
     title="vLLM finds a valid attention backend by itself",
     engine="vllm",
     versions="vllm>=0.11.1rc7",
-    verified=(
-        "vllm 0.11.1rc7-0.33.0 (0.11.1rc7: the first build with validate_configuration), release by release: the priority list is each wheel's platforms/cuda.py "
-        "_get_backend_priorities (bench/vllm_priorities.py runs the function of the 0.11.2-0.33.0 wheels: 6144 "
-        "lists, none differ from select.priorities), validated with each range's reasons (RELEASES) and "
-        "the backends' older values (CHANGES); the 'No valid attention backend found' raise is in "
-        "get_attn_backend_cls of every wheel from 0.11.2 (cuda.py:412 in 0.11.2, :399 in 0.12.0, :339 in 0.13.0, "
-        ":393 in 0.17.0, :333 in 0.20.0, :447 in 0.26.0); 0.11.1-0.17.x validate without the block size (the "
-        "'--block-size precluded' warning is new in 0.18.0, cuda.py:308); check_and_update_config names the "
-        "backend itself for dense MLA on SM10x in 0.13.0-0.17.x (select.forced_mla) and for MLA on SM 10.0 "
-        "in 0.11.1-0.12.x (rule vllm-cutlass-mla-forced judges that). "
-        "Gemma-4 (rules/engines/vllm/gemma4.py): Gemma4Config.verify_and_update_config read in every wheel "
-        "0.18.0-0.33.0 (model_executor/models/config.py:198 in 0.25.0-0.27.0, :199 in 0.28.0, :209 in 0.29.0-0.31.0, "
-        ":229 in 0.32.0, :301 in 0.33.0): TRITON_ATTN or FA4 forced before selection; every layer's head size "
-        "(head_dim, global_head_dim) is then validated (gemma4.py Gemma4Attention)"
-    ),
     stage="startup",
     prevents=kb.NONE_VALID.format(config="AttentionSelectorConfig(…)", reasons="{FLASH_ATTN: […], …}"),
     source=kb.SELECT_SOURCE + "; " + vllm.PRIORITY_SOURCE,

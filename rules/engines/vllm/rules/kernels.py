@@ -20,18 +20,6 @@ from attn_preflight.rules.kernels import flashinfer as kb_flashinfer
     title="The requested FlashAttention version runs on this GPU",
     engine="vllm",
     versions="vllm>=0.13.0",
-    verified=(
-        "vllm 0.13.0-0.33.0, release by release (fa_utils.get_flash_attn_version, config/attention.py and the "
-        "vllm_flash_attn interface's _is_fa*_supported, read with bench/wheel_ranges.py). Begins at 0.13.0, the "
-        "first release with --attention-config (engine/arg_utils.py:546 in 0.13.0; until 0.12.x the version is "
-        "VLLM_FLASH_ATTN_VERSION alone, attention/utils/fa_utils.py:53-55 in 0.12.0). 0.13.0-0.16.0: "
-        "flash_attn_version is Literal[2, 3] (config/attention.py:24 in 0.13.0, :19 in 0.16.0), FA3 on 10.x "
-        "becomes FA2 and on 12.x is refused (attention/utils/fa_utils.py:59-79 in 0.13.0, "
-        "v1/attention/backends/fa_utils.py:90-110 in 0.16.0; 0.14.0, 0.15.0 the same; FA3 only on 9.x, "
-        "flash_attn_interface.py:51-54). 0.17.0-0.33.0: Literal[2, 3, 4] (config/attention.py:19 in 0.17.0), FA3 "
-        "on >= 10.x becomes FA4 if supported, else FA2 (fa_utils.py:95-100 in 0.17.0, :96-101 in 0.19.1, :99-104 "
-        "in 0.20.0, the same text through 0.33.0), FA4 on 9.x, 10.x and 11.x (flash_attn_interface.py:84)"
-    ),
     stage="runtime",
     prevents="Cannot use FA version 3 is not supported due to " + kb.FA_UNSUPPORTED_REASON[3],
     source=kb.FA_VERSION_SOURCE + "; " + kb.FA_SUPPORT_SOURCE,
@@ -87,16 +75,6 @@ def vllm_flash_attn_version(cfg, target):
     title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
     engine="vllm",
     versions="vllm>=0.29.0",
-    verified=(
-        "vllm 0.29.0-0.33.0, release by release: fa_utils.get_flash_attn_version reads the same in every wheel "
-        "(the function, comments aside, is one text in 0.29.0, 0.30.0, 0.31.0, 0.32.0 and 0.33.0; the TMEM "
-        "message at v1/attention/backends/fa_utils.py:205 in each), and FlashAttentionBackend/Impl call it with "
-        "supports_fa4_hd256=True from 0.29.0 (flash_attn.py:104, :225 in 0.29.0; :349, :492 in 0.33.0); "
-        "fa_utils.py of 0.31.0-0.33.0 differs from 0.30.0's only in flash_attn_supports_kv_cache_dtype and "
-        "an XPU case. Not before 0.29.0: 0.28.0 turns FA4 off for every head_size 256 on Blackwell ('FA4 on "
-        "Blackwell is temporarily disabled for head_size=256', no hd256 kernel), which flash_attn_version "
-        "does not model"
-    ),
     stage="init",
     prevents=kb.FA4_TMEM_MESSAGE.format(head_size=192),
     reason="vLLM silently falls back to FA2 (a warning in the log), which runs but is slower than FA3/FA4.",
@@ -139,27 +117,6 @@ def vllm_flash_attn_fallback(cfg, target):
     title="FLASH_ATTN on FA4 needs a working CUTLASS CuTe DSL and quack-kernels",
     engine="vllm",
     versions=f"vllm>={kb_fa4.FA4_SINCE}",
-    verified=(
-        "vllm 0.17.0-0.33.0, release by release (every x.y.0 and last x.y.z; vllm_flash_attn/**/*.py and METADATA "
-        "read by bench/wheel_ranges.py). Begins at 0.17.0: no wheel from 0.10.0 to 0.16.0 ships "
-        "vllm_flash_attn/cute/ (0.11.2-0.16.0 point FA4 at the pip flash_attn.cute.interface, "
-        "flash_attn_interface.py:29), and their get_flash_attn_version never picks 4 (VLLM_FLASH_ATTN_VERSION "
-        "asserted in [2, 3], attention/utils/fa_utils.py:41 in 0.11.0, :54 in 0.12.0; "
-        "AttentionConfig.flash_attn_version Literal[2, 3] in 0.13.0-0.16.0, config/attention.py:24 in 0.13.0, "
-        ":19 in 0.16.0; the default FA3 on 9.x, else FA2); Literal[2, 3, 4] from 0.17.0 (:19 in 0.17.0, :57 in 0.33.0), "
-        "the only spelling --attention-config.flash_attn_version (VLLM_FLASH_ATTN_VERSION is gone from 0.15.0). "
-        "In every release from "
-        "0.17.0 to 0.33.0: FA4_AVAILABLE is only os.path.exists(cute/interface.py) (flash_attn_interface.py:38), "
-        "_is_fa4_supported takes 9.x, 10.x and 11.x (:84), and flash_attn_varlen_func imports "
-        "vllm.vllm_flash_attn.cute.interface when fa_version == 4 (:377 in 0.17.0-0.19.1, :370 in 0.20.0-0.23.0, "
-        ":389 in 0.24.0-0.26.0, :400 in 0.27.x, :405 in 0.28.0-0.30.0, :435 in 0.31.0-0.32.0, :454 in 0.33.0); "
-        "cute/interface.py imports cutlass (:32 in 0.17.0-0.19.1, with quack through flash_fwd.py:23; :33 and "
-        "quack.compile_utils :36 in 0.20.0-0.21.0; :15/:18 in 0.22.0-0.25.1; :14/:17 in 0.26.0-0.33.0), after "
-        "cuda.bindings.driver through 0.25.1 (:30, :31, :13; the DSL's own dependency). fa_utils.get_flash_attn_version defaults to FA4 on 10.x from 0.17.0 "
-        "(fa_utils.py:77 in 0.17.x, :78 in 0.18.0-0.19.1, :81 in 0.20.0-0.24.0, :157 in 0.25.0-0.26.0, :166 in "
-        "0.27.x, :95 in 0.28.0, :102 in 0.29.0-0.33.0); which head sizes keep FA4 per release is "
-        "vllm_fa4.FA_ERAS. The METADATA pins differ by release: vllm_fa4.PINS"
-    ),
     stage="runtime",
     needs_software=True,
     prevents="ModuleNotFoundError: No module named 'cutlass'",
@@ -219,17 +176,6 @@ def vllm_fa4_library(cfg, target):
     title="FlashInfer before 0.6.4 compiles its SM90 (FA3) prefill for a 16-bit query over an FP8 KV cache, and fails",
     engine="vllm",
     versions="vllm>=0.10.2",
-    verified=(
-        "vllm 0.10.2-0.16.0, each wheel read: off SM100 FlashInferMetadataBuilder keeps the query in the model's "
-        "dtype (q_data_type: flashinfer.py:297-305 in 0.11.0, :570-581 in 0.14.0; supports_trtllm_attention is "
-        "SM100 only in utils/flashinfer.py) and builds the prefill wrapper with FlashInfer's backend auto "
-        "(flashinfer.py:347 in 0.10.2, :367 in 0.11.0, :597 in 0.11.2, :680 in 0.15.0, :718 in 0.16.0); they pin "
-        "flashinfer-python 0.3.0 (0.10.2), 0.3.1 (0.11.0), 0.5.2, 0.5.3, 0.6.1 and 0.6.3 (0.16.0), whose "
-        "is_fa3_backend_supported ignores the dtypes (utils.py in each of those wheels). 0.17.0-0.33.0 pin 0.6.4 ... "
-        "0.7.2.post1, whose test refuses the pair so FA2 serves it: there the rule fails only an older FlashInfer "
-        "installed. Before 0.10.2 V1 does not take an FP8 KV cache on FLASHINFER off SM100 (platforms/cuda.py "
-        "is_kv_cache_dtype_supported: 0.10.0:460-470; 0.10.2 accepts FLASHINFER, :557-558, vLLM PR #24577)"
-    ),
     needs_gpu=True,
     stage="runtime",
     prevents=kb_flashinfer.FA3_FP8_KV_JIT_ERROR,
@@ -313,8 +259,6 @@ TRITON_KV_ARCH_RULES = (
             id="vllm-triton-mla-fp8-kv-arch",
             title="TRITON_MLA reads an FP8 KV cache only on SM89 and newer",
             versions="vllm>=0.26.0",
-            verified="vllm 0.26.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonMLAImpl.__init__ raises in every "
-            "one (mla/triton_mla.py:196 in 0.26.0, :243 in 0.30.0, :212 in 0.33.0); no such check in 0.25.x",
             prevents="FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100-SXM4-80GB (compute "
             "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
             source=kb.src(f"{kb.BACKENDS_DIR}/mla/triton_mla.py", "TritonMLAImpl.__init__"),
@@ -333,15 +277,6 @@ selection, while the model is being constructed.""",
             id="vllm-triton-fp8-kv-arch",
             title="TRITON_ATTN reads an FP8 KV cache only on SM89 and newer",
             versions="vllm>=0.11.0",
-            verified="vllm 0.11.0-0.15.x: no check, and the Triton kernel reads the cache as fp8e4nv "
-            "(attention/ops/triton_unified_attention.py:17, float8_info = torch.finfo(current_platform.fp8_dtype()), "
-            "in 0.11.0 and 0.12.0), which fails below SM89 at the first forward (vllm#26431 on 0.11.0, RTX 3090: "
-            "'type fp8e4nv not supported in this architecture'); 0.11.0 picks TRITON_ATTN by itself for an FP8 KV "
-            "cache off SM 9.0 (platforms/cuda.py:358-362). 0.10.x sent FP8 KV below SM 9.0 to FLASH_ATTN or V0. "
-            "vllm 0.24.0-0.33.0 (bench/release_walk.py grep 'requires SM89+'): TritonAttentionImpl.__init__ raises "
-            "(triton_attn.py:480 in 0.24.0, :530 in 0.26.0, :523 in 0.33.0). vllm 0.16.0-0.23.x accept fp8 for "
-            "TRITON_ATTN on every GPU and the Triton kernel fails to compile fp8e4nv below SM89 at the first forward "
-            "(vllm-project/vllm PR #35720, reported on 0.16.0)",
             prevents="FP8 KV cache is not supported by the Triton attention backend on NVIDIA A100-SXM4-80GB (compute "
             "capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
             source=kb.src(f"{kb.BACKENDS_DIR}/triton_attn.py", "TritonAttentionImpl.__init__"),

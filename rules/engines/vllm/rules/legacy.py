@@ -22,13 +22,6 @@ from attn_preflight.rules.knowledge import memory
     title="vLLM 0.11-0.12 forces CUTLASS_MLA for an MLA model on SM 10.0",
     engine="vllm",
     versions="vllm>=0.11.1rc7,<0.13.0",
-    verified=(
-        "vllm 0.11.1rc7-0.12.x: CudaPlatformBase.check_and_update_config sets VLLM_ATTENTION_BACKEND="
-        "'CUTLASS_MLA' for an MLA model on SM 10.0 when no backend is named (platforms/cuda.py:184-190 in "
-        "0.12.0, :186-192 in 0.11.1 and 0.11.2), and get_attn_backend_cls then validates it as a named "
-        "backend (:342-362 in 0.12.0); 0.13.0 skips it for sparse models (:186, 'unless sparse, i.e. "
-        "DSv3.2'). 0.10.2-0.11.0 force it too (:154-159, :145-150) but validate nothing: not judged there"
-    ),
     stage="startup",
     prevents="Selected backend AttentionBackendEnum.CUTLASS_MLA is not valid for this configuration. Reason: "
     "['kv_cache_dtype not supported', 'sparse not supported']",
@@ -77,16 +70,6 @@ def vllm_cutlass_mla_forced(cfg, target):
     title="vLLM 0.10-0.11.0: the named backend takes the model's attention sinks",
     engine="vllm",
     versions="vllm>=0.10.1,<0.11.1rc7",
-    verified=(
-        "vllm 0.10.1-0.11.0 validate no named backend (platforms/cuda.py get_attn_backend_cls returns it as "
-        "asked); FlashAttentionImpl.__init__ asserts 'Sinks are only supported in FlashAttention 3' "
-        "(v1/attention/backends/flash_attn.py:423-425 in 0.10.1.1, :415-417 in 0.10.2 and 0.11.0), FA3 being "
-        "the version on 9.x only (attention/utils/fa_utils.py:36-37); FlashInferMetadataBuilder raises "
-        "'FlashInfer backend currently does not support attention sinks' off SM 10.0 with TRT-LLM "
-        "(flashinfer.py:301-305 in 0.10.2, :321-325 in 0.11.0; 0.10.1.1 has no such check: not judged); "
-        "TRITON_ATTN takes sinks. 0.10.0 has no sink models (gpt-oss support is 0.10.1); from 0.11.1rc7 "
-        "validate_configuration refuses these (rule vllm-sinks)"
-    ),
     stage="init",
     prevents="AssertionError: Sinks are only supported in FlashAttention 3",
     source="vllm-project/vllm@v0.11.0: vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl.__init__ "
@@ -135,17 +118,6 @@ def vllm_sinks_unvalidated(cfg, target):
     title="vLLM 0.10-0.11.0 runs the backend VLLM_ATTENTION_BACKEND names",
     engine="vllm",
     versions="vllm>=0.10.0,<0.11.1rc7",
-    verified=(
-        "vllm 0.10.0, 0.10.1.1, 0.10.2 and 0.11.0, each wheel read (rules/engines/vllm/legacy.py LEGACY_RELEASES, "
-        "file:line per release): the V1_BACKENDS list of EngineArgs._is_v1_supported_oracle (engine/arg_utils.py:1404 "
-        "in 0.10.0, :1456 in 0.10.1.1, :1502 in 0.10.2, :1491 in 0.11.0), the MLA and non-MLA if/elif chains of "
-        "CudaPlatformBase.get_attn_backend_cls (platforms/cuda.py:201-260 in 0.10.0, :226-295 in 0.10.1.1, :236-329 "
-        "in 0.10.2, :252-332 in 0.11.0) and their V0 chain (:314-341, :352-379, :386-403; 0.11.0 asserts "
-        "VLLM_USE_V1 in entrypoints/openai/api_server.py:209); the non-MLA Impls' __init__ take no **kwargs but "
-        "FlexAttentionImpl from 0.10.2 (v1/attention/backends/*.py, attention/backends/*.py). From 0.11.1rc7 a "
-        "named backend is validated (validate_configuration: rules vllm-mla-model-backend, "
-        "vllm-non-mla-model-backend)"
-    ),
     needs_model=True,
     stage="startup",
     prevents=kb_legacy.MLA_KWARGS.format(impl="FlashAttentionImpl")
@@ -252,15 +224,6 @@ def _gated_deltanet_attention_block_size(cfg: Config) -> Optional[int]:
     title="vLLM 0.10.2-0.11.0: FlashInfer's TRT-LLM decode on SM 10.0 takes Qwen3-Next's attention pages",
     engine="vllm",
     versions="vllm>=0.10.2,<0.11.1rc7",
-    verified=(
-        "vllm 0.10.2-0.11.0: HybridAttentionMambaModelConfig sets the attention block size to 16 x ceil(mamba page / "
-        "(16 x attention page per token)) (model_executor/models/config.py:381-389 in 0.10.2, the same formula in "
-        "0.11.0; called for hybrid models from config/__init__.py:3695-3701 in 0.10.2), and FlashInfer on SM 10.0 "
-        "decodes through TRT-LLM (utils/flashinfer.py:157-178 supports_trtllm_attention, is_device_capability(100)) "
-        "with that page. From 0.11.1 FlashInferBackend splits a block into kernel blocks of 16, 32 or 64 "
-        "(supported_kernel_block_sizes, flashinfer.py:281 in 0.11.1 and 0.11.2); its pre-releases before "
-        "0.11.1rc7 were not read. Qwen3-Next is first in 0.10.2"
-    ),
     needs_model=True,
     stage="runtime",
     prevents="RuntimeError: Expect (32 <= headDim <= 2048) && (numTokensPerPage <= 128), got headDimPerCtaV=256, "

@@ -16,15 +16,6 @@ from attn_preflight.rules.knowledge import quantization as kb_quant
     title="bfloat16 needs compute capability 8.0",
     engine="vllm",
     versions="vllm>=0.10.0",
-    verified=(
-        "vllm 0.10.0-0.13.0 read: the worker raises it for --dtype bfloat16 below SM80 (v1/worker/gpu_worker.py:601 in "
-        "0.10.0, :629 in 0.10.1.1; platforms/cuda.py:577 in 0.10.2, :510 in 0.11.0, :478 in 0.11.2, :463 in 0.12.0, "
-        ":439 in 0.13.0) and --dtype auto resolves from the platform's supported dtypes (config.py _resolve_auto_dtype "
-        ":3357-3373 in 0.10.0). "
-        "vllm>=0.15.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 (0.10.2: "
-        "vllm/platforms/cuda.py; bench/release_walk.py prevents). The range's start was set from the earlier "
-        "reading and the condition was not re-read release by release"
-    ),
     stage="startup",
     prevents=kb.BF16_ARCH_MESSAGE.format(gpu="Tesla T4", cc="7.5"),
     source=kb.BF16_ARCH_SOURCE,
@@ -59,14 +50,6 @@ def vllm_bf16_arch(cfg, target):
     title="vLLM: attention heads split evenly over tensor-parallel ranks",
     engine="vllm",
     versions="vllm>=0.10.0",
-    verified=(
-        "vllm 0.10.0-0.13.0 read: ModelConfig.verify_with_parallel_config raises it (config.py:1210 in 0.10.0, "
-        "config/__init__.py:1307 in 0.10.1.1, :1357 in 0.10.2, config/model.py:1051 in 0.11.0, :1153 in 0.11.2, :1146 "
-        "in 0.12.0, :1036 in 0.13.0). "
-        "vllm>=0.13.0: the upstream message is in every vllm release read from 0.10.2 to 0.33.0 (0.10.2: "
-        "vllm/config/__init__.py; bench/release_walk.py prevents). The range's start was set from the earlier "
-        "reading and the condition was not re-read release by release"
-    ),
     needs_model=True,
     stage="startup",
     prevents="Total number of attention heads ({total_num_attention_heads}) must be divisible by tensor parallel "
@@ -94,11 +77,6 @@ def vllm_tp_heads(cfg, target):
     title="A float16/bfloat16 KV cache matches the model dtype",
     engine="vllm",
     versions="vllm>=0.33.0",
-    verified=(
-        "vllm 0.33.0: VllmConfig._reject_mismatched_float_kv_cache (config/vllm.py:1492-1508, called at :1540); "
-        "grep '_reject_mismatched_float_kv_cache' finds nothing in config/vllm.py of 0.11.1-0.32.0 "
-        "(the extracted wheels of bench/release_walk.py)"
-    ),
     needs_gpu=True,
     stage="startup",
     prevents='kv_cache_dtype="{cache_dtype}" is incompatible with dtype="{model_dtype}". Please set '
@@ -133,13 +111,6 @@ def vllm_float_kv_dtype(cfg, target):
     title="A DeepSeek sparse attention (DSA) model needs a GPU one of the release's sparse MLA backends runs on",
     engine="vllm",
     versions="vllm>=0.11.2",
-    verified=(
-        "vllm 0.11.2-0.33.0: the sparse MLA entries of platforms/cuda.py _get_backend_priorities and each sparse "
-        "backend's supports_compute_capability, read in 0.11.2, 0.12.0, 0.13.0, 0.14.1, 0.16.0, 0.17.0, 0.19.1, "
-        "0.20.0, 0.22.1, 0.23.0 (FLASHMLA_SPARSE majors 9/10, FLASHINFER_MLA_SPARSE 10: no SM12x branch) and "
-        "0.24.0, 0.25.0, 0.26.0, 0.30.0, 0.33.0 (an SM12x branch with FLASHINFER_MLA_SPARSE_SM120, major 12); "
-        "rules/engines/vllm/capabilities.py SPARSE_MLA_ARCHS"
-    ),
     needs_gpu=True,
     needs_model=True,
     stage="startup",
@@ -176,12 +147,6 @@ def vllm_sparse_mla_arch(cfg, target):
     title="The checkpoint's quantization method runs on this GPU and in this model dtype",
     engine="vllm",
     versions="vllm>=0.10.1",
-    verified=(
-        "vllm 0.10.1-0.33.0: VllmConfig._get_quantization_config raises both messages (config/__init__.py:3455 "
-        "in 0.10.1, :264 in 0.11.0; config/vllm.py:374 in 0.12.0, :393 in 0.13.0, :422 in 0.15.0, :513 in 0.17.0, :525 in 0.19.1, :940 in 0.33.0); each method's "
-        "get_min_capability / get_supported_act_dtypes per range in rules/knowledge/vllm_quantization.py, read in "
-        "0.10.1, 0.11.0, 0.12.0, 0.13.0, 0.14.1, 0.15.0, 0.17.0, 0.19.1 and 0.33.0 (a release in no range read is unknown)"
-    ),
     needs_gpu=True,
     needs_model=True,
     stage="startup",
