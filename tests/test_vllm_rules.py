@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from attn_preflight.cli import cli
 from attn_preflight.rules.core.registry import all_rules
 from attn_preflight.rules.engines.vllm import capabilities as kb
-from attn_preflight.rules.engines.vllm import legacy
+from attn_preflight.rules.engines.vllm import changes, legacy
 from attn_preflight.rules.engines.vllm import select as vllm_select
 from tests.rule_fixtures import all_fixtures, run_case
 
@@ -433,7 +433,7 @@ def test_sparse_mla_priorities_follow_the_release(release, tail):
     ],
 )
 def test_reason_texts_follow_the_release(release, expected):
-    backend = kb.backend_at("FLASHINFER_MLA", release)
+    backend = changes.backend_at("FLASHINFER_MLA", release)
     query = kb.VllmQuery(cc=(10, 0), head_size=576, use_mla=True, has_sink=True, qk_nope_head_dim=96)
     assert kb.validate(backend, query, kb.release_for(release)) == expected
 
@@ -473,31 +473,31 @@ def test_enum_history():
 
 
 def test_changes_apply_only_inside_their_range():
-    assert (7, 5) in kb.backend_at("FLASHINFER", "0.20.0").archs
-    assert (7, 5) not in kb.backend_at("FLASHINFER", "0.26.0").archs
-    assert (7, 5) not in kb.backend_at("FLASHINFER", None).archs
-    assert kb.backend_at("FLASHMLA_SPARSE", "0.30.0").head_sizes.accepts(512, (9, 0)) is False
-    assert kb.backend_at("FLASHMLA_SPARSE", "0.33.0").head_sizes.accepts(512, (9, 0)) is True
-    assert kb.backend_at("FLASHMLA_SPARSE", "0.20.0").head_sizes.accepts(512, (9, 0)) is True
+    assert (7, 5) in changes.backend_at("FLASHINFER", "0.20.0").archs
+    assert (7, 5) not in changes.backend_at("FLASHINFER", "0.26.0").archs
+    assert (7, 5) not in changes.backend_at("FLASHINFER", None).archs
+    assert changes.backend_at("FLASHMLA_SPARSE", "0.30.0").head_sizes.accepts(512, (9, 0)) is False
+    assert changes.backend_at("FLASHMLA_SPARSE", "0.33.0").head_sizes.accepts(512, (9, 0)) is True
+    assert changes.backend_at("FLASHMLA_SPARSE", "0.20.0").head_sizes.accepts(512, (9, 0)) is True
 
 
 def test_changes_before_0_20_follow_the_wheels():
     # utils/flashinfer.py supports_trtllm_attention: is_device_capability(100) in 0.12.0 (:267), the family in 0.13.0
-    assert (10, 3) not in kb.backend_at("FLASHINFER", "0.12.0").sinks
-    assert (10, 3) in kb.backend_at("FLASHINFER", "0.13.0").sinks
+    assert (10, 3) not in changes.backend_at("FLASHINFER", "0.12.0").sinks
+    assert (10, 3) in changes.backend_at("FLASHINFER", "0.13.0").sinks
     # FlashAttentionBackend: 32..256 by 32 in 0.11.2 (flash_attn.py:122-123), `% 8 == 0 and <= 256` in 0.12.0
-    assert not kb.backend_at("FLASH_ATTN", "0.11.2").head_sizes.accepts(104, (9, 0))
-    assert kb.backend_at("FLASH_ATTN", "0.12.0").head_sizes.accepts(104, (9, 0))
-    assert not kb.backend_at("FLASH_ATTN", "0.19.0").head_sizes.accepts(512, (10, 0))
+    assert not changes.backend_at("FLASH_ATTN", "0.11.2").head_sizes.accepts(104, (9, 0))
+    assert changes.backend_at("FLASH_ATTN", "0.12.0").head_sizes.accepts(104, (9, 0))
+    assert not changes.backend_at("FLASH_ATTN", "0.19.0").head_sizes.accepts(512, (10, 0))
     # flash_attn_supports_fp8: FA3 on 9.x only through 0.19.x; "bfloat16" KV from 0.15.0, "float16" from 0.18.0
-    assert not kb.backend_at("FLASH_ATTN", "0.19.0").accepts_kv_dtype("fp8", (10, 0))
-    assert kb.backend_at("FLASH_ATTN", "0.12.0").accepts_kv_dtype("fp8_e5m2", (9, 0))
-    assert not kb.backend_at("FLASH_ATTN", "0.14.1").accepts_kv_dtype("bfloat16", (9, 0))
-    assert kb.backend_at("FLASH_ATTN", "0.15.0").accepts_kv_dtype("bfloat16", (9, 0))
-    assert not kb.backend_at("TRITON_ATTN", "0.17.0").accepts_kv_dtype("float16", (9, 0))
+    assert not changes.backend_at("FLASH_ATTN", "0.19.0").accepts_kv_dtype("fp8", (10, 0))
+    assert changes.backend_at("FLASH_ATTN", "0.12.0").accepts_kv_dtype("fp8_e5m2", (9, 0))
+    assert not changes.backend_at("FLASH_ATTN", "0.14.1").accepts_kv_dtype("bfloat16", (9, 0))
+    assert changes.backend_at("FLASH_ATTN", "0.15.0").accepts_kv_dtype("bfloat16", (9, 0))
+    assert not changes.backend_at("TRITON_ATTN", "0.17.0").accepts_kv_dtype("float16", (9, 0))
     # TRITON_MLA inherits MLACommonBackend's [576] until its own `[]` in 0.18.0 (triton_mla.py:41-42)
-    assert not kb.backend_at("TRITON_MLA", "0.17.0").head_sizes.accepts(320, (9, 0))
-    assert kb.backend_at("TRITON_MLA", "0.18.0").head_sizes.accepts(320, (9, 0))
+    assert not changes.backend_at("TRITON_MLA", "0.17.0").head_sizes.accepts(320, (9, 0))
+    assert changes.backend_at("TRITON_MLA", "0.18.0").head_sizes.accepts(320, (9, 0))
 
 
 @pytest.mark.parametrize(
@@ -559,7 +559,7 @@ def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
     for name, backend in kb.BY_NAME.items():
         assert name in kb.VALID_NAMES
         assert backend.source.startswith(kb.REPO)
-    for change in kb.CHANGES:
+    for change in changes.CHANGES:
         assert change.backend in kb.BY_NAME and hasattr(kb.BY_NAME[change.backend], change.field)
 
 
@@ -752,7 +752,7 @@ def _judged(case):
     """(report, the validator's reason keys for the named backend) or None where the validator does not apply."""
     report = run_case(case)
     cfg, target = report.config, report.target
-    backend = kb.backend_at(cfg.attention_backend, target.versions.get("vllm")) if cfg.attention_backend else None
+    backend = changes.backend_at(cfg.attention_backend, target.versions.get("vllm")) if cfg.attention_backend else None
     if backend is None or not backend.modelled or backend.platform != "cuda" or target.cc is None:
         return report, None
     # every layer's query: a model whose layers differ in head size is refused for any of them

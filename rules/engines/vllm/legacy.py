@@ -31,7 +31,7 @@ from typing import Mapping, NamedTuple, Optional
 from packaging.version import InvalidVersion
 
 from attn_preflight.rules.engines.vllm import capabilities as kb
-from attn_preflight.rules.engines.vllm import select
+from attn_preflight.rules.engines.vllm import changes, select
 
 ENV_USE_V1 = "VLLM_USE_V1"
 INVALID_VALUE = "Invalid value '{name}' for VLLM_ATTENTION_BACKEND. Valid options: {valid}."
@@ -283,14 +283,14 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
 
 def legacy_release(version: str) -> LegacyRelease:
     """The range holding `version` (0.10.0's for anything older)."""
-    wanted = kb._v(version)[:3]
-    holding = [r for r in LEGACY_RELEASES if kb._v(r.since) <= wanted]
+    wanted = kb.release_numbers(version)[:3]
+    holding = [r for r in LEGACY_RELEASES if kb.release_numbers(r.since) <= wanted]
     return holding[-1] if holding else LEGACY_RELEASES[0]
 
 
 def valid_names(version: str) -> list[str]:
     """The release's own _Backend members, as vLLM lists them in its error (sorted here)."""
-    release = kb._v(version)[:3]
+    release = kb.release_numbers(version)[:3]
     read = [r for numbers, r in kb._READ if numbers[:3] <= release]  # 0.10.1.1 stands for 0.10.1
     return sorted(kb.ENUM_BY_RELEASE[read[-1] if read else kb._READ[0][1]])
 
@@ -389,8 +389,10 @@ ENV_CHECKS: tuple[EnvCheck, ...] = (
 
 def env_check(version: str) -> EnvCheck:
     """The entry holding `version`, a release before --attention-backend (0.13.0)."""
-    wanted = kb._v(version)[:3]
-    return [c for c in ENV_CHECKS if kb._v(c.since) <= wanted][-1] if wanted >= (0, 10, 0) else ENV_CHECKS[0]
+    wanted = kb.release_numbers(version)[:3]
+    return (
+        [c for c in ENV_CHECKS if kb.release_numbers(c.since) <= wanted][-1] if wanted >= (0, 10, 0) else ENV_CHECKS[0]
+    )
 
 
 def forced_v1(use_v1: Optional[str]) -> Optional[bool]:
@@ -434,7 +436,7 @@ def named(name: str, q: kb.VllmQuery, version: str, use_v1: Optional[str] = None
     selected = name if member else None
     outcome = _v0(selected, q, release) if v0 else _v1(selected, q, version, release)
     outcome = outcome._replace(fallback=fallback or (FORCED_V0 if v0 else ""))
-    declared = kb.backend_at(outcome.runs, kb.VALIDATE_SINCE) if outcome.runs and outcome.as_named else None
+    declared = changes.backend_at(outcome.runs, kb.VALIDATE_SINCE) if outcome.runs and outcome.as_named else None
     if declared is not None and not outcome.v0 and q.cc not in declared.archs:
         # no release before 0.11.1 checks the GPU for a named backend: its kernels run where they were not built for
         note = (
@@ -510,7 +512,7 @@ def spelled(names: list[str], version: str) -> list[str]:
     """Backend names as a release before 0.11.1 takes them (TRITON_ATTN -> TRITON_ATTN_VLLM_V1 in 0.10.x), once each;
     as given for a later or unreadable release."""
     try:
-        if kb._v(version)[:3] >= kb._v(kb.VALIDATE_SINCE)[:3]:
+        if kb.release_numbers(version)[:3] >= kb.release_numbers(kb.VALIDATE_SINCE)[:3]:
             return names
     except InvalidVersion:
         return names

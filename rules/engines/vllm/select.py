@@ -16,6 +16,7 @@ from attn_preflight.rules.core.engine import Outcome, backend_option, skipped, u
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import parse_version
 from attn_preflight.rules.engines.vllm import capabilities as kb
+from attn_preflight.rules.engines.vllm import changes
 from attn_preflight.rules.engines.vllm import gemma4 as kb_gemma4
 
 # Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the wheels read
@@ -145,7 +146,7 @@ def named_backend(cfg: Config, target: Target) -> tuple[Optional[kb.VllmBackend]
     """The backend named on the command line, or the outcome for a rule that cannot judge it."""
     if cfg.attention_backend is None:
         return None, skipped("no backend named: vLLM selects one (rule vllm-auto-select)")
-    backend = kb.backend_at(cfg.attention_backend, release_of(target))
+    backend = changes.backend_at(cfg.attention_backend, release_of(target))
     if backend is None:
         return None, skipped(f"{cfg.attention_backend} is not a usable backend (rule vllm-backend-name)")
     if backend.platform != "cuda":
@@ -176,7 +177,7 @@ def valid_named(q: kb.VllmQuery, target: Target) -> list[str]:
     return [
         name
         for name in priorities(q, release)
-        if (backend := kb.backend_at(name, release)) is not None
+        if (backend := changes.backend_at(name, release)) is not None
         and backend.modelled
         and not kb.validate(backend, q, named)
     ]
@@ -345,7 +346,7 @@ def select(q: kb.VllmQuery, version: Optional[str] = None) -> Selection:
         q = replace(q, block_size=None)
     forced = forced_mla(q, version)
     if forced is not None:
-        backend = kb.backend_at(forced, version)
+        backend = changes.backend_at(forced, version)
         assert backend is not None, f"{forced} is in every release that forces it"
         reasons = tuple(kb.validate(backend, q, release))
         return Selection(
@@ -355,7 +356,7 @@ def select(q: kb.VllmQuery, version: Optional[str] = None) -> Selection:
     unmodelled = []
     chosen = None
     for name in priorities(q, version):
-        backend = kb.backend_at(name, version)
+        backend = changes.backend_at(name, version)
         assert backend is not None, f"{name} is in the priority list of its release"
         if not backend.modelled:
             # Its constraints are not declared, but its sparseness is: validate_configuration refuses a

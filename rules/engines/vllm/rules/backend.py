@@ -14,6 +14,7 @@ from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, backend_option, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.vllm import capabilities as kb
+from attn_preflight.rules.engines.vllm import changes
 from attn_preflight.rules.engines.vllm import gemma4 as kb_gemma4
 from attn_preflight.rules.engines.vllm import legacy as kb_legacy
 from attn_preflight.rules.engines.vllm import select as vllm
@@ -298,7 +299,7 @@ def _gemma4_forced_backend(
     """Gemma4Config named the backend: vLLM validates it for each layer as if it had been named (get_attn_backend_cls
     raises "Selected backend … is not valid for this configuration")."""
     assert forced.backend is not None, "called for a forced backend"
-    backend = kb.backend_at(forced.backend, vllm.release_of(target))
+    backend = changes.backend_at(forced.backend, vllm.release_of(target))
     assert backend is not None, "TRITON_ATTN is in every release Gemma4Config forces it in"
     for q in queries:
         rejected = vllm.rejections(backend, q, target)

@@ -12,6 +12,7 @@ from attn_preflight.rules.checks.common import gpu
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.vllm import capabilities as kb
+from attn_preflight.rules.engines.vllm import changes
 from attn_preflight.rules.engines.vllm import legacy as kb_legacy
 from attn_preflight.rules.engines.vllm import select as vllm
 from attn_preflight.rules.knowledge import memory
@@ -50,7 +51,7 @@ def vllm_cutlass_mla_forced(cfg, target):
         return skipped(f"vLLM forces CUTLASS_MLA on SM 10.0 only, not on {gpu(target)}")
     release = vllm.release_of(target)
     q = replace(vllm.query(cfg, target), block_size=None)  # validated without the block size (cuda.py:349 in 0.12.0)
-    backend = kb.backend_at("CUTLASS_MLA", release)
+    backend = changes.backend_at("CUTLASS_MLA", release)
     assert backend is not None, "CUTLASS_MLA is in every release of this range"
     reasons = kb.validate(backend, q, kb.release_for(release))
     required = "an MLA model CUTLASS_MLA serves, or a backend named"
