@@ -98,8 +98,8 @@ def test_eras_answer_by_release():
     assert not declaration("cutlass_mla", "0.5.19").removed and declaration("cutlass_mla", "0.5.20").removed
     assert declaration("tokenspeed_mla", "0.5.22").alias_of is None
     assert declaration("tokenspeed_mla").alias_of == "cutedsl_mla"
-    assert backend_kb.with_feature("spec_page_tree", backend_kb.declarations("sglang", "0.5.5")) == ("flashinfer",)
-    assert set(backend_kb.with_feature("spec_page_tree", backend_kb.declarations("sglang", "0.5.6"))) == {
+    assert backend_kb.with_feature("spec_page_tree", backend_kb.declarations("0.5.5")) == ("flashinfer",)
+    assert set(backend_kb.with_feature("spec_page_tree", backend_kb.declarations("0.5.6"))) == {
         "flashinfer",
         "fa3",
     }

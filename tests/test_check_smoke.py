@@ -185,7 +185,7 @@ def test_plan_names_what_cannot_be_smoked():
 @pytest.mark.parametrize("gpu", ["H200", "B200"])
 def test_every_preset_backend_and_kv_dtype_plans_without_error_and_nothing_unrun_passes(gpu):
     from attn_preflight.rules.core.models import presets
-    from attn_preflight.rules.engines.sglang import capabilities as backends
+    from attn_preflight.rules.engines import backends
     from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
 
     target = Target.from_gpu(gpu)

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from attn_preflight.rules.core.errors import RulesInputError
 from attn_preflight.rules.core.models import FEATURES, ModelFeatures
+from attn_preflight.rules.engines import backends as engine_backends
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.knowledge import flags as flag_kb
 from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
@@ -183,10 +184,10 @@ def _backend(engine: str, value: Optional[str], flag: str) -> Optional[str]:
 
         if value.lower() == vllm_backends.AUTO:
             return None  # vLLM: "auto" means no choice (AttentionConfig.validate_backend_before)
-    name = backend_kb.canonical(engine, value)
+    name = engine_backends.canonical(engine, value)
     if name is None:
         raise RulesInputError(
-            f"{flag}: unknown {engine} attention backend {value!r}", choices=backend_kb.choices(engine), word=value
+            f"{flag}: unknown {engine} attention backend {value!r}", choices=engine_backends.choices(engine), word=value
         )
     return name
 
@@ -1302,7 +1303,7 @@ def apply_flags(config: Config, fix: str) -> Optional[Config]:
         kept_options = tuple(o for o in kept_options if not _names_backend(config.engine, o))
     for dest, value in values.items():
         if dest.endswith("attention_backend"):
-            values[dest] = backend_kb.canonical(config.engine, value)
+            values[dest] = engine_backends.canonical(config.engine, value)
             if values[dest] is None:
                 return None
     flags = {**config.flags, **read}

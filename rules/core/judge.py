@@ -28,6 +28,7 @@ from attn_preflight.rules.core.engine import (
 )
 from attn_preflight.rules.core.registry import Gate, registry
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.engines import backends as engine_backends
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.resolve import resolve
 from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
@@ -41,7 +42,7 @@ _NO_MODEL = skipped("needs the model (give --model)")
 def default_backends(engine: str, release=None) -> list[str]:
     """Every general-purpose attention backend of the engine (not removed) as declared for an SGLang release
     (the newest verified one when None): the alternatives `check` offers and a grid's rows (attn_preflight.rules.core.grid)."""
-    return backend_kb.offered(engine, release)
+    return engine_backends.offered(engine, release)
 
 
 def _offered(engine: str, target: Target) -> list[str]:
