@@ -16,11 +16,11 @@ from attn_preflight.cli import cli
 from attn_preflight.inputs import load_model
 from attn_preflight.probe.smoke.results import SmokeReport
 from attn_preflight.probe.smoke.runner import DEFAULT_TIMEOUT_S
-from attn_preflight.rules.core.config import make_config
 from attn_preflight.rules.core.engine import Status
 from attn_preflight.rules.core.judge import evaluate
 from attn_preflight.rules.core.models import features_from_config
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import make_config
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

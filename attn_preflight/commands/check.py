@@ -167,7 +167,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         read_launch_config,
     )
     from attn_preflight.probe.environ import redact
-    from attn_preflight.rules.core.config import make_config, parse_command
+    from attn_preflight.rules.core.launch_line import parse_command
+    from attn_preflight.rules.core.validation import make_config
 
     try:
         values: dict[str, Any] = {}

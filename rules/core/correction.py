@@ -9,7 +9,7 @@ not count: no flag settles them). Among the settled states of the smallest round
 plain pass before warnings, fewer warnings, what the engine keeps before what it silently replaces, then the
 order moves were tried in (the alternatives' ranking: the engine's own choice first).
 
-Each candidate is the config as given with the moves applied through `attn_preflight.rules.core.config.apply_flags` and judged as
+Each candidate is the config as given with the moves applied through `attn_preflight.rules.core.flag_tables.apply_flags` and judged as
 the engine resolves it (the same re-check the fixes get). The command is then written from the pasted tokens
 (`rewrite`): a changed flag keeps the user's spelling and position, a flag the user did not give is appended,
 a phase-specific backend flag goes when `--attention-backend` replaces it, and an environment variable the
@@ -24,15 +24,9 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from attn_preflight.rules.core.config import (
-    ENV_ASSIGNMENT,
-    ENV_PREFIXES,
-    Config,
-    apply_flags,
-    flag_table,
-    superseded_env,
-)
+from attn_preflight.rules.core.config import ENV_PREFIXES, Config
 from attn_preflight.rules.core.engine import Finding, Status, verdict_of
+from attn_preflight.rules.core.flag_tables import ENV_ASSIGNMENT, apply_flags, flag_table, superseded_env
 from attn_preflight.rules.engines.sglang.resolve import resolve
 
 if TYPE_CHECKING:

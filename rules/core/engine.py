@@ -39,7 +39,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional, Protocol, Sequence
 
-from attn_preflight.rules.core.config import Config, setting
+from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.flag_tables import setting
 from attn_preflight.rules.core.target import VERSIONED, Target
 from attn_preflight.rules.core.versions import InvalidRange, VersionRange
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from attn_preflight.rules.core.config import Config, apply_flags, kv_dtype_choices, setting
+from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import (
     Alternative,
     Finding,
@@ -26,8 +26,10 @@ from attn_preflight.rules.core.engine import (
     verdict_from,
     verdict_of,
 )
+from attn_preflight.rules.core.flag_tables import apply_flags, setting
 from attn_preflight.rules.core.registry import Gate, registry
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import kv_dtype_choices
 from attn_preflight.rules.engines import backends as engine_backends
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.resolve import resolve

@@ -23,8 +23,9 @@ from attn_preflight.rules.checks.common import (
     library_state,
     running_flashinfer,
 )
-from attn_preflight.rules.core.config import Config, setting
+from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, backend_option, failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.flag_tables import setting
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm import fa4 as kb_fa4
