@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.flag_tables import setting
 from attn_preflight.rules.core.target import VERSIONED, Target
 from attn_preflight.rules.core.versions import InvalidRange, VersionRange
 
@@ -342,6 +341,8 @@ class Alternative(NamedTuple):
     @property
     def setting(self) -> str:
         """The fix that applies it: "--attention-backend fa3", "VLLM_ATTENTION_BACKEND=FLASH_ATTN"."""
+        from attn_preflight.rules.core.flag_tables import setting  # a passing check never loads the flag tables
+
         return setting(self.option, self.value)
 
     @property

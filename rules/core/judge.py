@@ -26,7 +26,6 @@ from attn_preflight.rules.core.engine import (
     verdict_from,
     verdict_of,
 )
-from attn_preflight.rules.core.flag_tables import apply_flags, setting
 from attn_preflight.rules.core.registry import Gate, registry
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.validation import kv_dtype_choices
@@ -172,7 +171,9 @@ class Judge:
         report = Report(config=resolved, target=target, findings=findings, verdict=verdict)
         if not alternatives or verdict is Status.PASS:
             return report
-        from attn_preflight.rules.core.correction import correct, flag_moves  # only what is to fix pays for the search
+        # only what is to fix pays for the search and the flag tables
+        from attn_preflight.rules.core.correction import correct, flag_moves
+        from attn_preflight.rules.core.flag_tables import setting
 
         report.findings = self._working_fixes(config, findings)
         candidates = self._candidates(config, resolved) if target.cc is not None else []
@@ -202,6 +203,8 @@ class Judge:
         return out
 
     def _fix_works(self, config: Config, rule_id: str, fix: str, failing: set[str]) -> bool:
+        from attn_preflight.rules.core.flag_tables import apply_flags  # loaded once something is to fix
+
         fixed = apply_flags(config, fix)
         if fixed is None:
             return True
@@ -215,6 +218,8 @@ class Judge:
     def _candidates(self, config: Config, resolved: Config) -> list[tuple[str, str, Config]]:
         """Single changes of the config as given, each applied as the fix that makes it (apply_flags): each other
         backend (same KV dtype), each other KV dtype (same backend), in the engine's declaration order."""
+        from attn_preflight.rules.core.flag_tables import apply_flags, setting  # loaded once something is to fix
+
         option = backend_option(config.engine, self.target)
         moves = [
             (option, name)
