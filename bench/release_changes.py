@@ -1,5 +1,6 @@
-"""What a release changes, derived from the release files: its flags, choices and check sites against the release
-before it (rules/engines/<engine>/releases/).
+"""What a release changes, derived from the release files and the rules: its flags, choices and check sites against
+the release before it (rules/engines/<engine>/releases/), the rules whose range starts or ends there, and (SGLang)
+the backend declarations that differ (rules/engines/sglang/capabilities.py).
 
     python3 bench/release_changes.py sglang 0.5.23
 """
@@ -11,6 +12,9 @@ import sys
 from collections import Counter
 
 import release_files
+from packaging.version import Version
+
+sys.path.insert(0, str(release_files.ROOT))
 
 
 def _signature(site: dict) -> tuple:
@@ -37,6 +41,8 @@ def changes(engine: str, release: str) -> list[str]:
         lines.append(f"  allow_abbrev: {old['allow_abbrev']} -> {new['allow_abbrev']}")
     lines += _choice_changes(old.get("choices"), new.get("choices"))
     lines += _site_changes(engine, previous, release)
+    lines += _rule_changes(engine, previous, release)
+    lines += _capability_changes(engine, previous, release)
     return lines if len(lines) > 1 else [*lines, "  nothing read differs"]
 
 
@@ -53,6 +59,37 @@ def _choice_changes(old: dict | None, new: dict | None) -> list[str]:
             lines.append(f"  {flag} choices: {_values(old, flag)} -> {_values(new, flag)}")
         if flag in old and flag in new and old[flag]["file"] != new[flag]["file"]:
             lines.append(f"  {flag} moved: {old[flag]['file']} -> {new[flag]['file']}")
+    return lines
+
+
+def _rule_changes(engine: str, previous: str, release: str) -> list[str]:
+    """Rules (hand-written, rows, declared gates) of the engine that hold at one of the two releases only."""
+    from attn_preflight.rules.core.registry import registry
+
+    lines = []
+    for rule in registry(engine).by_id.values():
+        if rule.package != engine:
+            continue
+        before, after = rule.version_range.contains(previous), rule.version_range.contains(release)
+        if before != after:
+            kind = "generated" if rule.generated else "hand-written"
+            lines.append(f"  rule {'starts' if after else 'ends'}: {rule.id} ({rule.versions}, {kind})")
+    return sorted(lines)
+
+
+def _capability_changes(engine: str, previous: str, release: str) -> list[str]:
+    """Each SGLang backend declaration fact that differs between the two releases."""
+    if engine != "sglang":
+        return []
+    from attn_preflight.rules.engines.sglang.capabilities import declarations
+
+    old, new = declarations(engine, Version(previous)), declarations(engine, Version(release))
+    lines = [f"  backend added: {name}" for name in sorted(set(new) - set(old))]
+    lines += [f"  backend removed: {name}" for name in sorted(set(old) - set(new))]
+    for name in sorted(set(old) & set(new)):
+        for fact in old[name]._fields:
+            if fact != "eras" and getattr(old[name], fact) != getattr(new[name], fact):
+                lines.append(f"  {name}.{fact}: {getattr(old[name], fact)} -> {getattr(new[name], fact)}")
     return lines
 
 

@@ -144,8 +144,7 @@ def ours(case) -> dict:
     """What `attn-preflight check --gpu GPU --engine-version vllm==0.33.0 -- vllm ARGV` decides."""
     from attn_preflight.commands.check import config_from_options, target_from_options
     from attn_preflight.rules.core.judge import evaluate
-    from attn_preflight.rules.engines.vllm import capabilities as kb
-    from attn_preflight.rules.engines.vllm.rules.vllm import _flash_attn_resolution, query
+    from attn_preflight.rules.engines.vllm.select import flash_attn_resolution, query, select
 
     cfg = config_from_options({"engine": "vllm"}, ["vllm", *case["argv"]])
     target = target_from_options(case["gpu"], None, [f"vllm=={VLLM_VERSION}"])
@@ -155,9 +154,9 @@ def ours(case) -> dict:
     if cfg.model is not None and target.cc is not None:
         q = query(cfg, target)
         if backend is None and q.head_size is not None:
-            backend = kb.select(q).chosen
+            backend = select(q).chosen
         if backend == "FLASH_ATTN":
-            fa_version = _flash_attn_resolution(q, target).version
+            fa_version = flash_attn_resolution(q, target).version
     return {
         "reject": bool(failed),
         "reject_visible": any(f.rule.stage not in ORACLE_BLIND_STAGES for f in failed),

@@ -1,4 +1,4 @@
-"""Checks vllm_backends.priorities against each released wheel's own CUDA priority list: every
+"""Checks select.priorities against each released wheel's own CUDA priority list: every
 platforms/cuda.py `_get_backend_priorities` from 0.11.1 on, read with `ast` and run on stand-ins for the
 enum and the device capability (the wheel is never imported), for each arch, MLA or not, head count, KV dtype
 and head size that the lists branch on.
@@ -21,6 +21,7 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attn_preflight.rules.engines.vllm import capabilities as kb  # noqa: E402
+from attn_preflight.rules.engines.vllm.select import priorities  # noqa: E402
 
 
 class _Members:
@@ -68,7 +69,7 @@ def main(wheels: Path) -> int:
             wheel = tuple(
                 function(mla, SimpleNamespace(major=major, minor=0), **{k: v for k, v in given.items() if k in takes})
             )
-            ours = kb.priorities(
+            ours = priorities(
                 kb.VllmQuery(cc=(major, 0), head_size=head_size, use_mla=mla, num_heads=heads, kv_dtype=kv),
                 directory.name,
             )

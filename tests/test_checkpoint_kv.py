@@ -19,7 +19,7 @@ from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.models import features_from_config
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang.resolve import resolve
-from attn_preflight.rules.engines.vllm.rules.vllm import _select, query
+from attn_preflight.rules.engines.vllm.select import query, selected
 from attn_preflight.rules.knowledge.checkpoint_kv import sglang_auto_kv_dtype, vllm_auto_kv_dtype
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -131,7 +131,7 @@ def test_vllm_0_14_finds_no_mla_backend_for_the_nvfp4_checkpoint_on_sm120():
     target = Target.from_gpu("RTX PRO 6000").with_engine_versions({"vllm": "0.14.0"})
     config = resolve(Config(engine="vllm", model=load_model(str(DSR1_NVFP4))), target)
     assert config.kv_cache_dtype == "fp8_e4m3"
-    assert _select(query(config, target), target).chosen is None
+    assert selected(query(config, target), target).chosen is None
     before = target.with_engine_versions({"vllm": "0.13.0"})
     assert resolve(Config(engine="vllm", model=load_model(str(DSR1_NVFP4))), before).kv_cache_dtype == "auto"
 

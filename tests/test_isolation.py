@@ -240,7 +240,7 @@ from probe_fakes import fake_pynvml, h200
 _nvml = fake_pynvml([h200(0)])
 def _init():
     with open({mark!r}, "w") as out:
-        out.write(repr(sorted(name for name in ("click", "attn_preflight.cli", "rules") if name in sys.modules)))
+        out.write(repr(sorted(name for name in ("click", "attn_preflight.cli", "attn_preflight.rules") if name in sys.modules)))
 _nvml.nvmlInit = _init
 sys.modules[__name__] = _nvml
 """

@@ -1,7 +1,6 @@
 """vLLM rules end to end: pasted `vllm serve` commands through the CLI, and the knowledge they rest on."""
 
 import ast
-import inspect
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +12,7 @@ from attn_preflight.cli import cli
 from attn_preflight.rules.core.registry import all_rules
 from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm import legacy
-from attn_preflight.rules.engines.vllm.rules import vllm as vllm_rules
+from attn_preflight.rules.engines.vllm import select as vllm_select
 from tests.rule_fixtures import all_fixtures, run_case
 
 DEEPSEEK_V3 = {
@@ -391,7 +390,7 @@ def test_validate_gives_every_reason_in_vllms_order():
     ],
 )
 def test_priority_lists_follow_the_release(release, query, expected):
-    listed = kb.priorities(kb.VllmQuery(head_size=576 if query.get("use_mla") else 128, **query), release)
+    listed = vllm_select.priorities(kb.VllmQuery(head_size=576 if query.get("use_mla") else 128, **query), release)
     assert listed[: len(expected)] == expected
 
 
@@ -405,8 +404,8 @@ def test_priority_lists_follow_the_release(release, query, expected):
 )
 def test_sparse_mla_priorities_follow_the_release(release, tail):
     q = kb.VllmQuery(cc=(10, 0), head_size=576, use_mla=True, use_sparse=True, num_heads=16)
-    assert kb.priorities(q, release)[-len(tail) :] == tail
-    assert kb.priorities(q, release)[-len(tail) - 1] == "TRITON_MLA"
+    assert vllm_select.priorities(q, release)[-len(tail) :] == tail
+    assert vllm_select.priorities(q, release)[-len(tail) - 1] == "TRITON_MLA"
 
 
 @pytest.mark.parametrize(
@@ -460,7 +459,7 @@ def test_selection_per_arch(cc, mla, expected):
         use_mla=mla,
         qk_nope_head_dim=128 if mla else None,
     )
-    assert kb.select(query).chosen == expected
+    assert vllm_select.select(query).chosen == expected
 
 
 def test_enum_history():
@@ -524,7 +523,7 @@ def test_changes_before_0_20_follow_the_wheels():
     ],
 )
 def test_selection_in_old_releases(version, query, expected):
-    assert kb.select(query, version).chosen == expected
+    assert vllm_select.select(query, version).chosen == expected
 
 
 def test_the_variable_is_checked_as_each_release_checks_it():
@@ -546,14 +545,14 @@ def test_selection_reads_the_releases_declarations():
     """vllm#49011: 0.25.1's FlashInferBackend.supports_kv_cache_dtype takes nvfp4 on SM100 only (flashinfer.py:427-434);
     0.24.0 has no such gate, 0.32.0 adds the FA2 path on SM12x."""
     nvfp4_sm120 = kb.VllmQuery(cc=(12, 0), head_size=128, kv_dtype="nvfp4")
-    assert kb.select(nvfp4_sm120, "0.25.1").chosen is None
-    assert kb.select(nvfp4_sm120, "0.24.0").chosen == "FLASHINFER"
-    assert kb.select(nvfp4_sm120, "0.32.0").chosen == "FLASHINFER"
-    assert kb.select(replace(nvfp4_sm120, cc=(10, 0)), "0.25.1").chosen == "FLASHINFER"
+    assert vllm_select.select(nvfp4_sm120, "0.25.1").chosen is None
+    assert vllm_select.select(nvfp4_sm120, "0.24.0").chosen == "FLASHINFER"
+    assert vllm_select.select(nvfp4_sm120, "0.32.0").chosen == "FLASHINFER"
+    assert vllm_select.select(replace(nvfp4_sm120, cc=(10, 0)), "0.25.1").chosen == "FLASHINFER"
     # no sliding-window reason before 0.26.0: a backend without supports_sliding_window is still valid
     swa_mla = kb.VllmQuery(cc=(12, 0), head_size=576, use_mla=True, has_sliding_window=True, qk_nope_head_dim=128)
-    assert kb.select(swa_mla, "0.25.1").chosen == "TRITON_MLA"
-    assert kb.select(swa_mla, "0.26.0").chosen is None
+    assert vllm_select.select(swa_mla, "0.25.1").chosen == "TRITON_MLA"
+    assert vllm_select.select(swa_mla, "0.26.0").chosen is None
 
 
 def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
@@ -719,7 +718,7 @@ def test_vllm_fa4_library_on_gemma_2s_head_size_256(release, status):
 
 # --- each reason once: the declaration, the validator, and the rules that read it ---------------------------
 
-# rule id -> the validator's reason keys it reports (rules/engines/vllm/rules/vllm.py reads exactly these).
+# rule id -> the validator's reason keys it reports (a row of rules/engines/vllm/reasons.py each).
 RULE_REASONS = {
     "vllm-head-size": {"head_size"},
     "vllm-dtype": {"dtype"},
@@ -758,7 +757,7 @@ def _judged(case):
         return report, None
     # every layer's query: a model whose layers differ in head size is refused for any of them
     return report, {
-        key for q in vllm_rules.layer_queries(cfg, target) for key in vllm_rules.rejections(backend, q, target)
+        key for q in vllm_select.layer_queries(cfg, target) for key in vllm_select.rejections(backend, q, target)
     }
 
 
@@ -783,9 +782,15 @@ def test_each_reason_is_declared_once():
     assert {k for ks in RULE_REASONS.values() for k in ks} | set(SHADOWED) == set(keys)
 
 
-def test_rules_do_not_rederive_a_reason():
-    """The judging predicates live in vllm_backends.REASONS; the rules module only reads their outcome."""
-    tree = ast.parse(inspect.getsource(vllm_rules))
+ROOT = Path(__file__).resolve().parent.parent
+# the vLLM pack's rule modules and its engine modelling: they read the validator, never restate it
+VLLM_JUDGING = sorted((ROOT / "rules/engines/vllm/rules").glob("*.py")) + [ROOT / "rules/engines/vllm/select.py"]
+
+
+@pytest.mark.parametrize("path", VLLM_JUDGING, ids=lambda p: p.name)
+def test_rules_do_not_rederive_a_reason(path):
+    """The judging predicates live in capabilities.REASONS; the rule modules only read their outcome."""
+    tree = ast.parse(path.read_text())
     judging = {"accepts", "accepts_kv_dtype", "accepts_block_size", "supports_sink", "flash_attn_fp8_kv_ok"}
     capabilities = {"archs", "dtypes", "kv_dtypes", "kv_dtype_archs", "sinks", "sliding_window", "mla", "sparse"}
     for node in ast.walk(tree):
@@ -799,14 +804,13 @@ def test_rules_do_not_rederive_a_reason():
 
 def test_no_private_name_crosses_a_vllm_module():
     """Neither the vLLM modules nor their tests import a `_name` from another module or read one off it."""
-    root = Path(__file__).resolve().parent.parent
     for path in (
-        "rules/engines/vllm/rules/vllm.py",
-        "rules/engines/vllm/capabilities.py",
-        __file__,
-        "tests/rule_fixtures/vllm.py",
+        *VLLM_JUDGING,
+        ROOT / "rules/engines/vllm/capabilities.py",
+        Path(__file__),
+        ROOT / "tests/rule_fixtures/vllm.py",
     ):
-        tree = ast.parse((root / path).read_text())
+        tree = ast.parse(path.read_text())
         modules = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
@@ -858,7 +862,7 @@ def test_validate_is_vllms_list_and_rejections_every_reason():
 
 
 def test_declarations_are_read_only_and_each_fact_has_a_source():
-    selection = kb.select(kb.VllmQuery(cc=(9, 0), head_size=128, block_size=8))
+    selection = vllm_select.select(kb.VllmQuery(cc=(9, 0), head_size=128, block_size=8))
     with pytest.raises(TypeError):
         selection.rejected["FLASH_ATTN"] = ()  # cached: a caller must not change what the next one reads
     with pytest.raises(TypeError):

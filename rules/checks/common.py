@@ -9,12 +9,14 @@ from typing import Callable, Mapping, NamedTuple, Optional
 from packaging.version import InvalidVersion, Version
 
 from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.constraints import ENV_TRUE
 from attn_preflight.rules.core.engine import Outcome, skipped, unknown
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import table_for
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.capabilities import BackendInfo
+from attn_preflight.rules.engines.sglang.resolve import attention_dp_size
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
 
 
@@ -81,7 +83,7 @@ def gpu(target: Target) -> str:
 
 # The values SGLang's EnvBool reads as true (sglang/srt/environ.py EnvBool.parse; "false", "0", "no", "n" are
 # false and anything else raises)
-ENV_BOOL_TRUE = ("true", "1", "yes", "y")
+ENV_BOOL_TRUE = ENV_TRUE
 
 
 def env_true(cfg, name: str) -> bool:
@@ -218,16 +220,6 @@ def running_flashinfer(
 def speculative(cfg) -> bool:
     """SpeculativeAlgorithm.from_string(...).is_speculative(): an SGLang algorithm other than NONE."""
     return (cfg.speculative_algorithm or "NONE").upper() != "NONE"
-
-
-def attention_dp_size(cfg) -> int:
-    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention,
-    which also wins over an --attn-dp-size of 1, given or not (parallel_hook.py:49-60 in 0.5.23,
-    _handle_deprecated_dp_attention)."""
-    size = cfg.flags.get("attn_dp_size") or 1
-    if size == 1 and cfg.flags.get("enable_dp_attention"):
-        size = cfg.flags.get("dp_size") or 1
-    return int(size)
 
 
 def chunked_prefill_per_rank(cfg) -> Optional[int]:

@@ -1,7 +1,7 @@
-"""Rules about the backend choice itself and the launch line: platform, removed and deprecated names, the flag
-table, HPC-Ops shapes and page size, tensor-parallel heads, chunked prefill pages, triton under DCP, diffusion LLMs,
-score_mod, FlashInfer's SM90 decode over an FP8 KV cache. The flag constraints and declared gates of the subject
-are rows: attn_preflight.rules.engines.sglang.constraints.general."""
+"""Rules about the backend choice itself and the launch line: removed names, the flag table, HPC-Ops shapes,
+tensor-parallel heads, chunked prefill pages, diffusion LLMs, score_mod, FlashInfer's SM90 decode over an FP8 KV
+cache. The flag constraints and declared gates of the subject are rows:
+attn_preflight.rules.engines.sglang.constraints.general."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from attn_preflight.rules.checks.common import (
     gpu,
     kv_found,
     kv_unquantised_fix,
-    phases_using,
     running_flashinfer,
     sglang_release,
 )
@@ -25,14 +24,12 @@ from attn_preflight.rules.core.versions import table_for
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang import flashinfer as sglang_fi
-from attn_preflight.rules.engines.sglang.capabilities import CHOICES, SGLANG_BACKENDS
+from attn_preflight.rules.engines.sglang.capabilities import CHOICES
 from attn_preflight.rules.engines.sglang.resolve import backend_page_size, dllm_block_size, effective_page_size
 from attn_preflight.rules.kernels import flashinfer as flashinfer_kb
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from attn_preflight.rules.knowledge import flags as flag_kb
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
-
-OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 
 
 @rule(
@@ -186,39 +183,6 @@ def general_flags_known(cfg, target):
     return failed("; ".join(refused), required)
 
 
-@rule(
-    id="general-backend-platform",
-    title="The attention backend is built for NVIDIA CUDA",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: ATTENTION_BACKEND_CHOICES groups the same foreign backends under '# AMD specific' "
-        "(aiter, wave) and '# Other platforms' (intel_amx, ascend, and intel_xpu from 0.5.4) in every release "
-        "(server_args.py:1376-1381 in 0.5.1, :113-119 in 0.5.4; arg_groups/choices.py:92-98 in 0.5.23); the "
-        "choices of each of the 33 wheels are in rules/engines/sglang/choices.json (bench/sglang_choices.py), "
-        "and a backend a release does not list is general-backend-removed's"
-    ),
-    stage="load",
-    reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
-    source=CHOICES,
-    docs="""Checks that each chosen attention backend is one SGLang builds for NVIDIA CUDA GPUs.
-
-ATTENTION_BACKEND_CHOICES mixes platforms: aiter and wave are AMD ROCm, ascend is Huawei NPU, intel_xpu
-is Intel GPU, intel_amx is CPU. On an NVIDIA GPU they fail when their kernels are imported or launched.""",
-    fix_title="Pick a CUDA backend (fa3, fa4, flashinfer, triton, trtllm_mha, ...)",
-)
-def general_backend_platform(cfg, target):
-    if not cfg.backends:
-        return skipped("no attention backend chosen")
-    if target.cc is None:
-        return unknown("no NVIDIA GPU on the target")
-    foreign = sorted(b for b in cfg.backends if SGLANG_BACKENDS[b].platform not in ("cuda", "any"))
-    if not foreign:
-        return passed(", ".join(sorted(cfg.backends)), "NVIDIA CUDA backends")
-    platforms = ", ".join(f"{b} ({SGLANG_BACKENDS[b].platform})" for b in foreign)
-    return failed(f"{platforms} on an NVIDIA GPU", "a CUDA attention backend", ["--attention-backend triton"])
-
-
 BACKEND_FLAGS = (
     ("attention_backend", "--attention-backend"),
     ("prefill_attention_backend", "--prefill-attention-backend"),
@@ -231,10 +195,6 @@ BACKEND_FLAGS = (
     title="Each attention backend named is a choice of the engine's release",
     engine="sglang",
     versions="",  # every release: one older than the tables is judged with the oldest (it says so)
-    verified=(
-        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
-        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/engines/sglang/choices.json"
-    ),
     stage="parse",
     prevents="argument --attention-backend: invalid choice: 'fa4' (choose from ...); the same error for "
     "--prefill-attention-backend, --decode-attention-backend and --mm-attention-backend",
@@ -273,71 +233,6 @@ def _cuda(target, name: str) -> bool:
     return info is None or info.platform in ("cuda", "any")
 
 
-@rule(
-    id="general-backend-alias",
-    title="The attention backend is not a deprecated alias",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23: ATTENTION_BACKEND_CHOICES' '# Deprecated alias for' comments read in each release: "
-        "compressed -> dsv4 from 0.5.12 (server_args.py:154), nsa -> dsa from 0.5.13 (server_args.py:176-178; "
-        "in 0.5.3-0.5.12 nsa is the backend itself and there is no dsa: its era in rules/engines/sglang/capabilities.py), "
-        "the same through 0.5.19 (server_args.py:177-179) and arg_groups/choices.py from 0.5.20 (:80-83; 0.5.23 "
-        ":75-78), tokenspeed_mla -> cutedsl_mla only in 0.5.23 (choices.py:87); 0.5.1-0.5.11 list no alias"
-    ),
-    stage="parse",
-    reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
-    source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
-    docs="""Warns when a backend is given by a deprecated alias: nsa (dsa, from sglang 0.5.13), compressed (dsv4),
-tokenspeed_mla (cutedsl_mla, from 0.5.23).
-
-ATTENTION_BACKEND_CHOICES keeps them for old launch lines; the launch line should name the backend that
-actually runs.""",
-    fix_title="Use the backend's current name",
-)
-def general_backend_alias(cfg, target):
-    if not cfg.backends:
-        return skipped("no attention backend chosen")
-    aliases = sorted(b for b in cfg.backends if declared(target, b).alias_of)
-    if not aliases:
-        return passed(", ".join(sorted(cfg.backends)), "current names")
-    return warned(
-        ", ".join(f"{b} (alias of {declared(target, b).alias_of})" for b in aliases),
-        "the current name",
-        [f"--attention-backend {declared(target, b).alias_of}" for b in aliases],
-    )
-
-
-@rule(
-    id="hpc-ops-page-size",
-    title="hpc_ops silently forces page size 64",
-    engine="sglang",
-    versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): the same page_size != 64 rewrite for any phase "
-        "naming hpc_ops, arg_groups/overrides.py:2096-2102 in 0.5.17, :1189-1195 in 0.5.23"
-    ),
-    backends=("hpc_ops",),
-    stage="startup",
-    prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
-    source=f"{OVERRIDES}, _mla_backend_page_constraints",
-    docs="""Warns when hpc_ops (any phase) runs with a page size other than 64: SGLang logs a warning and uses 64.
-
-The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit.""",
-    fix_title="Pass --page-size 64",
-)
-def hpc_ops_page_size(cfg, target):
-    hpc = declared(target, "hpc_ops")
-    if cfg.page_size in hpc.page_sizes:
-        return passed(f"--page-size {cfg.page_size}", " or ".join(str(p) for p in hpc.page_sizes))
-    given = "no --page-size" if cfg.page_size is None else f"--page-size {cfg.page_size}"
-    return warned(
-        f"{given}; SGLang changes it to {effective_page_size(cfg, target)}",
-        f"--page-size {hpc.page_snap}",
-        [f"--page-size {hpc.page_snap}"],
-    )
-
-
 # hpc_ops_backend.py (sglang 0.5.17-0.5.23): _SUPPORTED_HEAD_DIM, _SUPPORTED_GQA_GROUP_SIZES,
 # FP8_ROPE_SUPPORTED_HEAD_CONFIGS (per-rank (q heads, kv heads) of the fused RoPE+FP8 kernel).
 HPC_OPS_HEAD_DIM = 128
@@ -360,12 +255,6 @@ def _kv_dtype_run(cfg):
     title="hpc_ops takes head_dim 128, GQA groups of 4 or 8, and a bf16 or fp8_e4m3 KV cache",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (hpc_ops' first release is 0.5.17; bench/release_walk.py grep): the constructor's "
-        "KV-dtype, FP8 head-config and head_dim/GQA ValueErrors in every release (hpc_ops_backend.py:156, :167-176 "
-        "and :187 in 0.5.17; :159, :172 and :189 in 0.5.23), FP8_ROPE_SUPPORTED_HEAD_CONFIGS ((8, 1), (64, 8)) "
-        "in each"
-    ),
     backends=("hpc_ops",),
     needs_model=True,
     stage="init",
@@ -410,11 +299,6 @@ def hpc_ops_shapes(cfg, target):
     title="Attention heads split evenly over tensor-parallel ranks",
     engine="sglang",
     versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: LlamaAttention.__init__ asserts total_num_heads % tp_size == 0 and the KV-head "
-        "split in every release read (models/llama.py:129-139 in 0.5.1, :139-149 in 0.5.10, :183-193 in "
-        "0.5.23)"
-    ),
     needs_model=True,
     stage="load",
     reason="SGLang's attention layers assert the head split when the model is built, after the process group is up.",
@@ -462,18 +346,6 @@ FLASHINFER_BACKEND = "sglang: python/sglang/srt/layers/attention/flashinfer_back
     "16-bit query",
     engine="sglang",
     versions="sglang<0.5.9",
-    verified=(
-        "sglang 0.5.0rc2-0.5.8.post1, each wheel read: FlashInferAttnBackend builds its decode wrappers with no "
-        "backend (flashinfer_backend.py:188 in 0.5.0rc2, :277 and the CUDA-graph one :555 in 0.5.8), so "
-        "FlashInfer's auto picks; should_use_tensor_core is True for fp8_e4m3/fp8_e5m2 in every release "
-        "(:1652-1653 in 0.5.8) and plan() gets q_data_type = the model's dtype, data_type = the KV dtype "
-        "(:1134-1135 in 0.5.8). The pins (METADATA): 0.2.11.post3 (0.5.0rc2, 0.5.1) ... 0.5.3 (0.5.6-0.5.7), whose "
-        "tensor-core decode builds FA2 (decode.py:994 in 0.2.11.post3, :1026 in 0.5.3); 0.6.1 (0.5.8, 0.5.8.post1), "
-        "whose decode resolves auto to FA3 on SM90 with no dtype test (decode.py:1037-1053, utils.py:375-411). "
-        "0.5.9 names fa2 for every paged wrapper (:124-125, :266-283; sglang PR #18364), as 0.5.10-0.5.23 do: "
-        "not affected whatever FlashInfer is installed. The other wrappers never reach FA3 over FP8 KV: paged "
-        "prefill names fa2, ragged prefill is planned 16-bit over 16-bit, verify plans a custom mask"
-    ),
     backends=("flashinfer",),
     needs_gpu=True,
     stage="runtime",
@@ -548,13 +420,6 @@ DECODE_SKIPS_CHUNK_CHECK_FROM = Version("0.5.3")
     title="--chunked-prefill-size must be a multiple of the page size SGLang settles on",
     engine="sglang",
     versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'chunked_prefill_size must be divisible "
-        "by page_size'): server_args.py check_server_args (0.5.1 :2130-2131, 0.5.18 :9203-9204), "
-        "arg_groups/validation_hook.py from 0.5.19 (:106-107; 0.5.23 :243-246), after the page-size rewrites; a decode "
-        "server skips it from 0.5.3 ('Skip validation if disaggregation mode is decode', absent in 0.5.1-0.5.2); attention DP "
-        "divides the size first in every release (bench/release_walk.py grep 'chunked prefill size is adjusted')"
-    ),
     stage="startup",
     prevents="chunked_prefill_size must be divisible by page_size",
     source="sglang: python/sglang/srt/arg_groups/validation_hook.py, check_server_args (run by "
@@ -595,68 +460,11 @@ def general_chunked_prefill_page(cfg, target):
 DLLM_BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
 
 
-# triton_backend.py under --dcp-size > 1: the features its DCP extend / decode paths refuse (each a
-# NotImplementedError at the first forward), with the release each refusal appears in.
-TRITON_DCP_REFUSES = {
-    "sinks": ("DCP Triton extend does not support sinks", Version("0.5.15")),
-    "sliding_window": ("DCP Triton extend does not support sliding window", Version("0.5.15")),
-    "score_mod": ("DCP Triton extend does not support score_mod", Version("0.5.16")),
-}
-
-
-@rule(
-    id="general-triton-dcp",
-    title="triton under decode context parallelism has no sinks, sliding window or score_mod",
-    engine="sglang",
-    versions="sglang>=0.5.15",
-    verified=(
-        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep): triton_backend.py's DCP extend refuses "
-        "sinks and sliding-window layers from 0.5.15 (:1382-1389; 0.5.23 _forward_extend_dcp :2009-2016), "
-        "score_mod in extend and decode from 0.5.16 (:1746; 0.5.23 :1789-1792, :2423-2426)"
-    ),
-    backends=("triton",),
-    stage="runtime",
-    prevents="DCP Triton extend does not support sinks",
-    source="sglang: python/sglang/srt/layers/attention/triton_backend.py, TritonAttnBackend.forward_extend / "
-    "_forward_extend_dcp / forward_decode",
-    docs="""Checks that triton with decode context parallelism (`--dcp-size` > 1) serves a model without attention
-sinks, sliding-window layers or a score_mod.
-
-Triton's DCP path splits each sequence's KV across ranks and merges partial results; its extend kernel
-has no sink, window or score-mod support under DCP, and decode none for score_mod. Each is a
-NotImplementedError at the first forward, after the weights load. (A custom attention mask, as
-multi-item scoring uses, is refused too.)""",
-    fix_title="Use --dcp-size 1 for this model on triton, or another backend",
-)
-def general_triton_dcp(cfg, target):
-    dcp = cfg.flags.get("dcp_size") or 1
-    if dcp <= 1:
-        return skipped("applies to --dcp-size > 1")
-    release = sglang_release(target)
-    refused = [f for f, (_, since) in TRITON_DCP_REFUSES.items() if f in cfg.features and release >= since]
-    required = "no sinks, sliding window or score_mod on triton under DCP"
-    if not refused:
-        return passed(f"triton with --dcp-size {dcp}, none of {', '.join(TRITON_DCP_REFUSES)}", required)
-    return failed(
-        f"{', '.join(refused).replace('_', ' ')} on {phases_using(cfg, 'triton')} with --dcp-size {dcp}",
-        required,
-        ["--dcp-size 1"],
-    )
-
-
 @rule(
     id="general-dllm-backend",
     title="Diffusion LLMs (--dllm-algorithm) silently switch the attention backend",
     engine="sglang",
     versions="sglang>=0.5.6.post2",
-    verified=(
-        "sglang 0.5.6.post2-0.5.23, every release (bench/release_walk.py grep 'Attention backend is set to "
-        "flashinfer because of enabling cuda graph in diffusion'): server_args.py _handle_dllm_inference "
-        "(0.5.6.post2 :2082-2100) through 0.5.18, arg_groups/overrides.py _dllm_attention_backend from 0.5.19 "
-        "(0.5.20, 0.5.21, 0.5.22 read; 0.5.23 :1671-1714); the per-algorithm required backend from 0.5.21 "
-        "(Gemma4Renoise: triton), its supported set (triton, fa4) kept from 0.5.22 (dllm/algorithm/"
-        "gemma4_renoise.py in the 0.5.21-0.5.23 wheels)"
-    ),
     stage="startup",
     prevents="Attention backend is set to flashinfer because of enabling cuda graph in diffusion LLM inference",
     source=backend_kb.DLLM_SOURCE,
@@ -692,18 +500,6 @@ def general_dllm_backend(cfg, target):
     title="A diffusion LLM launch serves an architecture SGLang's diffusion config lists",
     engine="sglang",
     versions="sglang>=0.5.6",
-    verified=(
-        "sglang 0.5.6-0.5.23, dllm/config.py DllmConfig.from_server_args read in every wheel (0.5.6, 0.5.6.post2, "
-        "0.5.7, 0.5.8, 0.5.8.post1, 0.5.9, 0.5.10, 0.5.10.post1, 0.5.11-0.5.23 and their .post releases): 'Unknown "
-        "diffusion LLM' for any architecture but LLaDA2MoeModelLM (0.5.6-0.5.8.post1; :33 in 0.5.6, :40 in 0.5.8), "
-        "SDARForCausalLM and SDARMoeForCausalLM too from 0.5.9 (:46 in 0.5.9), DiffusionGemmaForBlockDiffusion too "
-        "from 0.5.21 (:66 in 0.5.21, :72 in 0.5.22 and 0.5.23); the DiffusionGemma / Gemma4Renoise pairing from "
-        "0.5.21 (:71-82 in 0.5.21, :77-88 in 0.5.22 and 0.5.23; 0.5.20 has neither); --dllm-algorithm first appears in 0.5.6 "
-        "(rules/knowledge/sglang_flags.json). bench/sglang_release_oracle.py: Llama-3.1-8B with --dllm-algorithm "
-        "LowConfidence refused in resolution in 0.5.10 (radix cache on; off, it resolves and the scheduler raises), "
-        "0.5.16 and 0.5.20 either way, DiffusionGemma refused in 0.5.10, 0.5.16 and 0.5.20 (0.5.23's harness cannot "
-        "import the algorithms)"
-    ),
     needs_model=True,
     stage="startup",
     prevents="Unknown diffusion LLM: {arch}; {arch} requires the {required_algorithm} diffusion algorithm; "
@@ -749,12 +545,6 @@ def general_dllm_architecture(cfg, target):
     title="--dllm-algorithm names a diffusion algorithm of the target's SGLang release",
     engine="sglang",
     versions="sglang>=0.5.6",
-    verified=(
-        "sglang 0.5.6-0.5.23, every wheel's dllm/algorithm/*.py read (the class each module exports as Algorithm): "
-        "LowConfidence in 0.5.6-0.5.8.post1, JointThreshold too from 0.5.9, Gemma4Renoise from 0.5.21, "
-        "JointThresholdInDel from 0.5.22 (0.5.22 and 0.5.23 the same four); get_algorithm_cls raises for any other "
-        "name (__init__.py:36 in 0.5.6-0.5.20, :35 in 0.5.21-0.5.23); --dllm-algorithm first appears in 0.5.6"
-    ),
     stage="startup",
     prevents="Unknown diffusion LLM algorithm: {name}",
     source=backend_kb.DLLM_ALGORITHM_SOURCE,
@@ -785,15 +575,6 @@ def general_dllm_algorithm(cfg, target):
     title="A diffusion LLM's page size is aligned to its block size",
     engine="sglang",
     versions="sglang>=0.5.10",
-    verified=(
-        "sglang 0.5.10-0.5.23, every release (bench/release_walk.py grep 'Setting page size to {'): "
-        "server_args.py _handle_dllm_inference 0.5.10-0.5.14 (:3555-3559 in 0.5.10 and 0.5.10.post1, :6101-6105 in "
-        "0.5.14), arg_groups/overrides.py _dllm_page_size 0.5.15-0.5.23 (:2016-2029 in 0.5.15, :1737-1749 in "
-        "0.5.23) with the larger-page cap ('should not be larger than dllm block size', in managers/scheduler.py "
-        ":450-456 in 0.5.10, :604-610 in 0.5.14); dllm/config.py DLLM_PARAMS and the YAML block_size read in the "
-        "0.5.10-0.5.23 wheels (DiffusionGemma's canvas_length from 0.5.21); 0.5.6-0.5.9 turn the radix cache off "
-        "for diffusion LLMs and leave the page size"
-    ),
     needs_model=True,
     stage="startup",
     prevents="Setting page size to {block_size} for diffusion LLM inference",
@@ -847,13 +628,6 @@ SCORE_MOD_DROPPED = frozenset({"trtllm_mha", "hpc_ops"})
     title="A model's custom score_mod reaches a backend that applies it",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16, 0.5.18, 0.5.20, 0.5.22 and 0.5.23 read (the forward_extend / forward_decode signatures of "
-        "every layers/attention/*.py class): only FlashAttentionBackend (flashattention_backend.py:1491 and :2086 "
-        "in 0.5.23, where fa3 raises: rule fa3-score-mod) and TritonAttnBackend (triton_backend.py:1678) take "
-        "score_mod; TRTLLMHAAttnBackend (all five) and HPCOpsAttnBackend (from 0.5.18) take **kwargs; every other "
-        "backend takes neither; 0.5.15 has no backend taking score_mod (it arrives in 0.5.16)"
-    ),
     stage="runtime",
     prevents="forward_extend() got an unexpected keyword argument 'score_mod'",
     source="sglang: python/sglang/srt/layers/attention/base_attn_backend.py, AttentionBackend.forward (its "

@@ -50,13 +50,6 @@ def _fa4_libraries(cfg, target) -> tuple[tuple[str, ...], str]:
     title="The fa4 backend needs a working CUTLASS CuTe DSL and quack-kernels (flash-attn-4 on sglang 0.5.10-0.5.15)",
     engine="sglang",
     versions="sglang>=0.5.9",
-    verified=(
-        "sglang 0.5.9-0.5.23: jit_kernel/flash_attention_v4.py imports sglang.jit_kernel.flash_attention.cute "
-        "in 0.5.9 (:8), flash_attn.cute from flash-attn-4 in 0.5.10-0.5.15 (:10), the vendored "
-        "sglang.jit_kernel.flash_attn.cute from 0.5.16 (:14-16); this message from 0.5.16 "
-        "(bench/release_walk.py prevents), 0.5.10-0.5.15 word it 'Vendored FlashAttention CUTE is not "
-        "available'"
-    ),
     backends=("fa4",),
     stage="runtime",
     needs_software=True,
@@ -168,15 +161,6 @@ library_rule(
     title="The fa3 backend needs sgl-kernel with its FlashAttention 3 ops",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23: the fa3 backend imports sgl_kernel.flash_attn in every release "
-        "(flashattention_backend.py:21 in 0.5.0rc2, :25 in 0.5.9, at backend init from 0.5.10 :162 to 0.5.23 "
-        ":282); each wheel pins the kernel package: sgl-kernel 0.3.5 (0.5.0rc2) ... 0.3.21 (0.5.9), renamed "
-        "sglang-kernel from 0.5.10 (0.4.1) to 0.5.23 (0.4.10), the import name sgl_kernel throughout. "
-        "sgl_kernel/flash_attn.py imports flash_ops and raises ImportError when it fails, read in sgl-kernel "
-        "0.3.5 (:7-9, this message) and sglang-kernel 0.4.10 (:8-11, 'Can not import FA3 in sgl_kernel. Please "
-        "check your installation.')"
-    ),
     backends=("fa3",),
     stage="init",
     needs_software=True,
@@ -199,12 +183,6 @@ library_rule(
     title="FlashInfer and the TRT-LLM / CuTe DSL MLA backends need a working flashinfer",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.5, read in each wheel: flashinfer_backend.py, trtllm_mha_backend.py and "
-        "trtllm_mla_backend.py import flashinfer under `if is_flashinfer_available():` (0.5.0rc2 :39, :17, :23; "
-        "0.5.1 :39, :20, :26; 0.5.3 :45, :20, :27; 0.5.5 :45, :20, :29); later releases as the earlier reading "
-        "(cutedsl_mla_backend.py from 0.5.13)"
-    ),
     backends=FLASHINFER_BACKENDS,
     stage="runtime",
     needs_software=True,
@@ -231,12 +209,6 @@ library_rule(
     title="--mamba-backend flashinfer needs FlashInfer's mamba module",
     engine="sglang",
     versions="sglang>=0.5.9",
-    verified=(
-        "sglang 0.5.9-0.5.23 (bench/release_walk.py grep 'FlashInfer mamba module not available'): with "
-        "--mamba-backend flashinfer, _handle_mamba_backend raises unless flashinfer is available and "
-        "`import flashinfer.mamba` succeeds (server_args.py:2068-2081 in 0.5.9, :6202 in 0.5.18; "
-        "arg_groups/mamba_hook.py:53-72 in 0.5.23), for every model"
-    ),
     stage="startup",
     needs_software=True,
     prevents="FlashInfer mamba module not available, please check the FlashInfer installation.",
@@ -256,12 +228,6 @@ older than its Mamba kernels have no such module.""",
     title="The hpc_ops backend needs Tencent's HPC-Ops (the hpc package)",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'requires the `hpc` package'): HPCOpsAttnBackend.__init__ "
-        "raises ImportError unless has_hpc_ops(), importlib.util.find_spec('hpc') (hpc_ops_backend.py:74-76 and "
-        ":130-134 in 0.5.17, :77-79 and :132-136 in 0.5.23); the package is Tencent/hpc-ops (setup.py: "
-        "distribution hpc-ops, package hpc), not on PyPI"
-    ),
     backends=("hpc_ops",),
     stage="init",
     needs_software=True,
@@ -289,14 +255,6 @@ def install_hpc_ops_library(cfg, target):
     title="Kimi-K3 DCP decoding on cutedsl_mla needs FlashInfer 0.6.17+ (enable_dcp in its MLA decode kernel)",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'enable_dcp in the signature'): with --dcp-size > 1 and "
-        "decode cutedsl_mla or none named, Kimi-K3's override inspects "
-        "flashinfer.decode.trtllm_batch_decode_with_kv_cache_mla and raises RuntimeError without enable_dcp "
-        "(overrides.py:344-362 and :398-400 in 0.5.17, which asks for a DCP-patched build; 'FlashInfer 0.6.17 or "
-        "newer' from 0.5.18, overrides.py:413-428; arg_groups/model_overrides/kimi_k3.py:20-37 and :85-87 in "
-        "0.5.23)"
-    ),
     stage="startup",
     needs_software=True,
     needs_model=True,
@@ -348,7 +306,6 @@ def install_kimi_k3_dcp_flashinfer(cfg, target):
     title="The machine has a CUDA GPU",
     engine="any",
     versions="torch>=2.0",
-    verified=("torch>=2.0: a torch fact, not tied to an engine release; not walked here"),
     stage="startup",
     needs_software=True,
     prevents="RuntimeError: No CUDA GPUs are available",
@@ -375,7 +332,6 @@ def install_no_cuda_gpu(cfg, target):
     title="torch is a CUDA build",
     engine="any",
     versions="torch>=2.0",
-    verified=("torch>=2.0: a torch fact, not tied to an engine release; not walked here"),
     stage="startup",
     needs_software=True,
     prevents="AssertionError: Torch not compiled with CUDA enabled",
@@ -411,7 +367,6 @@ def _cuda_needed(major: int) -> Optional[Version]:
     title="torch's CUDA build is new enough for the GPU (SM100/SM110/SM120 need 12.8, SM90 12.3)",
     engine="any",
     versions="torch>=2.0",
-    verified=("torch>=2.0: a torch fact, not tied to an engine release; not walked here"),
     stage="startup",
     needs_software=True,
     prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
@@ -450,7 +405,6 @@ def install_torch_cuda_version(cfg, target):
     title="torch is compiled for the GPU's architecture",
     engine="any",
     versions="torch>=2.0",
-    verified=("torch>=2.0: a torch fact, not tied to an engine release; not walked here"),
     stage="load",
     needs_software=True,
     prevents="Found GPU0 {name} which is of compute capability (CC) {major}.{minor}. ... Your installed "

@@ -35,28 +35,11 @@ VLLM_KV = (
 )
 # vLLM's memory checks: the same code in every wheel read from 0.10.0 (OLDEST_KNOWN).
 VLLM_RELEASES = "vllm>=0.10.0"
-VLLM_VERIFIED_NOTE = (
-    "vllm 0.10.0-0.33.0, every wheel: the KV check and both errors in v1/core/kv_cache_utils.py (v1/core/"
-    "kv_cache_planning.py in 0.33.0; 'models's max seq len' to 0.21.0, 'model's' from 0.22.0); the budget total "
-    "x gpu_memory_utilization less the profiled non-KV memory in v1/worker/gpu_worker.py; the default utilization "
-    "0.9 to 0.19.1 and 0.92 from 0.20.0 (config.py, then config/cache.py); the page 2 x block x kv heads x "
-    "head size x dtype bytes (kv_cache_interface.py, head_size_v from 0.14.0), MLA one latent; the default "
-    "block 16 (platforms/cuda.py to 0.17.1, CacheConfig.DEFAULT_BLOCK_SIZE from 0.18.0)"
-)
 # vLLM subtracts memory it measures at start-up from its KV budget; the figures here cannot know it.
 VLLM_UPPER_BOUND = " (at most: vLLM also subtracts its profiled activation peak and CUDA graphs)"
 # Every SGLang release from 0.5.1 sizes the pool the same way and raises the same error; the default fraction
 # changes with the release (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS).
 SGLANG_RELEASES = "sglang>=0.5.1"
-SGLANG_VERIFIED = (
-    "sglang 0.5.1-0.5.23, every wheel: the mem_fraction_static default (server_args.py __post_init__ to 0.5.2, "
-    "_handle_gpu_memory_settings 0.5.3-0.5.18, arg_groups/memory_hook.py from 0.5.19) diffed release to release, "
-    "each change kept as data per range (SGLANG_FRACTION_HEURISTICS); the KV budget (free memory before loading less "
-    "it x (1 - mem_fraction_static)) read in model_runner.py profile_max_num_token (0.5.1), "
-    "model_runner_kv_cache_mixin.py (0.5.7, 0.5.10, 0.5.14) and mem_cache/kv_cache_configurator.py (0.5.16, "
-    "0.5.19, 0.5.20, 0.5.23); 'Not enough memory. Please try to increase --mem-fraction-static.' in "
-    "model_runner.py to 0.5.6.post2, model_runner_kv_cache_mixin.py 0.5.7-0.5.13, pool_configurator.py from 0.5.14"
-)
 # The TP sizes a fix offers (one node), then PP stages of TP 8.
 _TP_CHOICES = (1, 2, 4, 8)
 _MAX_PP = 16
@@ -484,7 +467,6 @@ def _figures_or_unknown(cfg, target, estimate: str):
     title=WEIGHTS_TITLE,
     engine="sglang",
     versions=SGLANG_RELEASES,
-    verified=SGLANG_VERIFIED,
     stage="load",
     needs_model=True,
     prevents="Not enough memory. Please try to increase --mem-fraction-static.",
@@ -497,7 +479,6 @@ def _figures_or_unknown(cfg, target, estimate: str):
     title=WEIGHTS_TITLE,
     engine="vllm",
     versions=VLLM_RELEASES,
-    verified=VLLM_VERIFIED_NOTE,
     stage="load",
     needs_model=True,
     prevents="No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
@@ -563,7 +544,6 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     title=KV_TITLE,
     engine="sglang",
     versions=SGLANG_RELEASES,
-    verified=SGLANG_VERIFIED,
     stage="load",
     needs_model=True,
     prevents="Input length (N tokens) exceeds the maximum allowed length (M tokens). Use a shorter input or enable "
@@ -580,7 +560,6 @@ KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
     title=KV_TITLE,
     engine="vllm",
     versions=VLLM_RELEASES,
-    verified=VLLM_VERIFIED_NOTE,
     stage="load",
     needs_model=True,
     prevents="To serve at least one request with the model's max seq len (...), (... GiB KV cache is needed, which is "

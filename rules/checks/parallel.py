@@ -3,14 +3,11 @@ GPUs of a TP group (live probe or saved report: NVML's facts, read without a CUD
 
 from __future__ import annotations
 
-from packaging.version import Version
-
-from attn_preflight.rules.checks.common import attention_dp_size, gpu, sglang_release
+from attn_preflight.rules.checks.common import attention_dp_size, sglang_release
 from attn_preflight.rules.checks.memory import attention_tp, flag
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, warned
 from attn_preflight.rules.engines.sglang.resolve import dsa_model, prefill_cp
-from attn_preflight.rules.knowledge import dsa as dsa_kb
 from attn_preflight.rules.knowledge import parallel as kb
 
 CUSTOM_ALL_REDUCE = (
@@ -109,12 +106,6 @@ def parallel_mig_tp(cfg, target):
     title="The GPUs of a TP group can reach each other peer to peer (custom all-reduce)",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified="sglang 0.5.0rc2-0.5.23: the same three gates in every release (grep 'lacks GPU P2P capability' and "
-    "'more than two PCIe-only GPUs' of each wheel's device_communicators/): world size in [2, 4, 6, 8], world size > 2 "
-    "needs full NVLink, and the P2P test; in CustomAllreduce.__init__ through 0.5.9 (custom_all_reduce.py:59, "
-    ":110-116, :146-151, :159 in 0.5.0rc2), in custom_all_reduce_utils.py can_use_custom_all_reduce_with_nvlink "
-    "from 0.5.10 (:402-455 in 0.5.10, :442-510 in 0.5.23; _SUPPORTED_WORLD_SIZES custom_all_reduce.py:37 in 0.5.10, "
-    ":41 in 0.5.23)",
     stage="init",
     prevents="CustomAllreduce is disabled because your platform lacks GPU P2P capability or P2P test failed.",
     references=(
@@ -157,226 +148,7 @@ def parallel_p2p(cfg, target):
     return passed(found + " with P2P" + (" over NVLink" if tp > 2 else ""), required)
 
 
-@rule(
-    id="parallel-cp-decode-attn-tp-model",
-    title="--enable-cp-decode-attn-tp only for DeepSeek-V4 and GLM-5 (attention linears replicated across CP ranks)",
-    engine="sglang",
-    versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23 (bench/release_walk.py grep 'enable-cp-decode-attn-tp is only supported'): the flag "
-        "is new in 0.5.17; _handle_model_specific_adjustments refuses an architectures[0] outside "
-        "CP_DECODE_ATTN_TP_SUPPORTED_ARCHS (server_args.py:5062-5072 in 0.5.17, :5277 in 0.5.18; "
-        "arg_groups/model_hook.py:93-104 in 0.5.19, :193-205 in 0.5.23); the tuple (layers/cp/cp_decode_attn_tp.py"
-        ":29-37, read from each wheel) is the same in every release"
-    ),
-    stage="startup",
-    prevents="--enable-cp-decode-attn-tp is only supported for models whose attention linears are replicated "
-    "across CP ranks (attn_tp_size=1). Got {model_arch}; supported: [...].",
-    source="sglang: python/sglang/srt/arg_groups/model_hook.py, handle_model_specific_adjustments; "
-    "python/sglang/srt/layers/cp/cp_decode_attn_tp.py CP_DECODE_ATTN_TP_SUPPORTED_ARCHS",
-    docs="""Checks that `--enable-cp-decode-attn-tp` serves an architecture SGLang lists for it: DeepSeek-V4
-(DeepseekV4ForCausalLM and its NextN / DSpark drafts) or GLM-5 (GlmMoeDsaForCausalLM, its NextN).
-
-Slicing the attention linears to a rank's CP partition during decode is only equivalent to a TP GEMM where
-those linears are replicated under context parallelism; SGLang refuses any other model at start-up.""",
-    fix_title="Drop --enable-cp-decode-attn-tp for this model",
-)
-def parallel_cp_decode_attn_tp_model(cfg, target):
-    if not cfg.flags.get("enable_cp_decode_attn_tp"):
-        return skipped("applies to --enable-cp-decode-attn-tp")
-    architecture = cfg.model.architecture if cfg.model else None
-    if architecture is None:
-        return unknown("the model's architecture is unknown")
-    required = "one of " + ", ".join(dsa_kb.CP_DECODE_ATTN_TP_ARCHITECTURES)
-    if architecture in dsa_kb.CP_DECODE_ATTN_TP_ARCHITECTURES:
-        return passed(f"--enable-cp-decode-attn-tp on {architecture}", required)
-    return failed(f"--enable-cp-decode-attn-tp on {architecture}", required)
-
-
 # --- context parallelism and attention DP (SGLang start-up checks) ------------------------------------------------
-
-
-def _by_release(table, release: Version):
-    """The entry of a (first release, value) table that holds in `release`; None before the first."""
-    held = [value for since, value in table if release >= since]
-    return held[-1] if held else None
-
-
-@rule(
-    id="parallel-pd-decode-dcp-transfer",
-    title="A PD decode worker with decode context parallelism uses a transfer backend that carries DCP pages",
-    engine="sglang",
-    versions="sglang>=0.5.17",
-    verified="sglang 0.5.17-0.5.23: handle_pd_disaggregation refuses --disaggregation-mode decode with --dcp-size > "
-    "1 over another transfer backend: mooncake or nixl in 0.5.17-0.5.18 (pd_disaggregation_hook.py:37-43), fake "
-    "added in 0.5.19-0.5.21 (:53-65 in 0.5.19, :71-83 in 0.5.21), mori and ascend added in 0.5.22-0.5.23 (:82-96 "
-    "in 0.5.22 and 0.5.23); no such check before 0.5.17 (grep 'PD decode DCP requires')",
-    stage="startup",
-    prevents="PD decode DCP requires --disaggregation-transfer-backend mooncake, nixl, mori, ascend, or fake for "
-    "synthetic benchmarking, got '...'.",
-    source=f"{kb.PD_HOOK}, handle_pd_disaggregation",
-    docs="""Checks that a PD decode worker (`--disaggregation-mode decode`) with decode context parallelism
-(`--dcp-size` > 1) receives its KV over a transfer backend that relays the prefill's pages out into the DCP
-ranks' layout: mooncake (the default) or nixl, plus fake from 0.5.19 and mori / ascend from 0.5.22.
-
-Each DCP rank of the decode worker holds an interleaved share of every sequence's KV; only these backends
-write the pages to where each rank keeps them, and SGLang refuses the others at start-up.""",
-    fix_title="Use --disaggregation-transfer-backend mooncake (or nixl) on the decode worker, or --dcp-size 1",
-)
-def parallel_pd_decode_dcp_transfer(cfg, target):
-    dcp = cfg.flags.get("dcp_size") or 1
-    if cfg.flags.get("disaggregation_mode") != "decode" or dcp <= 1:
-        return skipped("applies to a PD decode worker with --dcp-size > 1")
-    accepted = _by_release(kb.PD_DECODE_DCP_TRANSFERS, sglang_release(target))
-    transfer = cfg.flags.get("disaggregation_transfer_backend") or kb.DEFAULT_TRANSFER_BACKEND
-    required = f"a transfer backend that carries DCP pages ({', '.join(accepted)})"
-    if transfer in accepted:
-        return passed(f"PD decode with --dcp-size {dcp} over {transfer}", required)
-    return failed(
-        f"PD decode with --dcp-size {dcp} over {transfer}",
-        required,
-        [f"--disaggregation-transfer-backend {kb.DEFAULT_TRANSFER_BACKEND}"],
-    )
-
-
-@rule(
-    id="parallel-dsa-prefill-cp-decode",
-    title="A DSA model's prefill context parallelism is not asked of a PD decode worker",
-    engine="sglang",
-    versions="sglang>=0.5.13",
-    verified="sglang 0.5.13-0.5.23: the DeepSeek-family adjustments assert disaggregation_mode != 'decode' for a "
-    "DSA model under prefill CP: --enable-dsa-prefill-context-parallel in 0.5.13 (server_args.py:1953-1956), "
-    "--enable-prefill-cp (or the legacy flags mapped to it) in 0.5.14-0.5.18 (server_args.py:3631-3634 in 0.5.14), "
-    "arg_groups/model_hook.py:220-223 in 0.5.19, :263-265 in 0.5.20, :323-325 in 0.5.21, :355-357 in 0.5.22, :361-363 in 0.5.23. 0.5.8-0.5.12.post1 assert "
-    "it for --enable-nsa-prefill-context-parallel (server_args.py:1191-1194 in 0.5.8), a flag not modelled here "
-    "(general-unmodelled-flags reports it)",
-    needs_model=True,
-    stage="startup",
-    prevents="CP is only supported for prefill when PD disaggregation, please remove --enable-prefill-cp.",
-    source="sglang: python/sglang/srt/arg_groups/model_hook.py, handle_model_specific_adjustments",
-    docs="""Checks that a DeepSeek sparse attention model (DeepSeek-V3.2, GLM-5) served by a PD decode worker
-(`--disaggregation-mode decode`) does not ask for prefill context parallelism (`--enable-prefill-cp`).
-
-DSA prefill CP splits each prompt over the CP ranks of a prefill worker; a decode worker runs no prompt, and
-SGLang's DeepSeek adjustments assert it away at start-up.""",
-    fix_title="Drop --enable-prefill-cp from the decode worker (keep it on the prefill worker)",
-)
-def parallel_dsa_prefill_cp_decode(cfg, target):
-    if not dsa_model(cfg, target):
-        return skipped("applies to DeepSeek sparse attention models (DeepSeek-V3.2, GLM-5: index_topk)")
-    if cfg.flags.get("disaggregation_mode") != "decode":
-        return skipped("applies to a PD decode worker (--disaggregation-mode decode)")
-    required = "no prefill context parallelism on a PD decode worker"
-    if not prefill_cp(cfg, target)[0]:
-        return passed(f"{cfg.model.name} on a PD decode worker without prefill CP", required)
-    return failed(
-        f"--enable-prefill-cp on a PD decode worker of {cfg.model.name}",
-        required,
-        reason="prefill CP belongs on the prefill worker: drop --enable-prefill-cp here",
-    )
-
-
-@rule(
-    id="parallel-attn-dp-size",
-    title="--attn-dp-size is positive and not combined with --dp-size replicas",
-    engine="sglang",
-    versions="sglang>=0.5.22",
-    verified="sglang 0.5.22-0.5.23: handle_data_parallelism refuses --attn-dp-size < 1 and --attn-dp-size > 1 with "
-    "--dp-size > 1 (arg_groups/parallel_hook.py:279-286 in 0.5.22, :285-292 in 0.5.23), after "
-    "handle_deprecated_dp_attention turned --dp-size N --enable-dp-attention into --attn-dp-size N --dp-size 1 "
-    "when --attn-dp-size is 1 (:39-61 in 0.5.23); context_parallel_attn_dp_size asserts the same pair for the "
-    "DeepSeek CP layouts (model_override_base.py:235-239). --attn-dp-size is new in 0.5.22 (no check before)",
-    stage="startup",
-    prevents="--attn-dp-size must be positive (got 0).; --dp-size 2 with --attn-dp-size 2: data-parallel replicas "
-    "combined with attention data parallelism are not supported.",
-    source=f"{kb.PARALLEL_HOOK}, handle_data_parallelism",
-    docs="""Checks that `--attn-dp-size` is at least 1 and, above 1, that `--dp-size` (data-parallel replicas of the
-whole model) stays 1. The deprecated `--dp-size N --enable-dp-attention` counts as `--attn-dp-size N` when
-`--attn-dp-size` is not given, as SGLang rewrites it.
-
-Attention DP splits the TP group into attention groups inside one replica; SGLang does not lay replicas of
-that out beside each other and refuses the pair at start-up.""",
-    fix_title="Use --attn-dp-size N alone (drop --dp-size), or --dp-size N alone for whole-model replicas",
-)
-def parallel_attn_dp_size(cfg, target):
-    given = cfg.flags.get("attn_dp_size")
-    dp = cfg.flags.get("dp_size") or 1
-    if given is None and not (cfg.flags.get("enable_dp_attention") and dp > 1):
-        return skipped("applies to attention DP (--attn-dp-size, or --dp-size with --enable-dp-attention)")
-    required = "--attn-dp-size >= 1, and --dp-size 1 beside --attn-dp-size > 1"
-    if given is not None and given < 1:
-        return failed(f"--attn-dp-size {given}", required, ["--attn-dp-size 1"])
-    attn_dp = attention_dp_size(cfg)
-    replicas = dp if given not in (None, 1) else 1  # the deprecated spelling moves --dp-size into attn_dp_size
-    if attn_dp > 1 and replicas > 1:
-        return failed(f"--attn-dp-size {attn_dp} with --dp-size {replicas}", required, ["--dp-size 1"])
-    return passed(f"attention DP {attn_dp}" + (f" with --dp-size {replicas}" if replicas > 1 else ""), required)
-
-
-def _dcp_comm_backend(cfg, target, dcp: int) -> str:
-    """The --dcp-comm-backend SGLang's DCP checks read: the given one, else the release's default (CUDA)."""
-    given = cfg.flags.get("dcp_comm_backend")
-    if given:
-        return given
-    if sglang_release(target) < kb.DCP_COMM_BACKEND_RESOLVED_FROM or dcp <= 1:
-        return kb.DCP_COMM_BACKEND_OLD_DEFAULT
-    return "a2a or fi_a2a (resolved)"
-
-
-@rule(
-    id="parallel-dcp-options",
-    title="Decode context parallelism's flags agree: --dcp-size >= 1, no prefill CP beside it, its comm options "
-    "only with it",
-    engine="sglang",
-    versions="sglang>=0.5.15",
-    verified="sglang 0.5.15-0.5.23: --dcp-size < 1 refused (server_args.py:2841 in 0.5.15, :3155 in 0.5.16, "
-    "arg_groups/parallel_hook.py:132 in 0.5.19, :245 in 0.5.23); from 0.5.17 --dcp-comm-backend a2a / fi_a2a and "
-    "--dcp-replicate-q-proj need --dcp-size > 1, and --dcp-replicate-q-proj an all-to-all backend "
-    "(server_args.py:3817-3847 in 0.5.17, parallel_hook.py:137-158 in 0.5.19, :251-273 in 0.5.23), the backend "
-    "'ag_rs' by default through 0.5.19 and resolved to a2a / fi_a2a on CUDA from 0.5.20 (overrides.py:1430 "
-    "_dcp_comm_backend_default); --dcp-size > 1 with --enable-prefill-cp refused from 0.5.22 (parallel_hook.py:"
-    "243-244, :249-250 in 0.5.23). The fi_a2a branch refuses only non-CUDA platforms",
-    stage="startup",
-    prevents="Decode context parallel size (--dcp-size / --decode-context-parallel-size) must be >= 1, but got "
-    "dcp_size=0.; --dcp-size > 1 does not support --enable-prefill-cp.; --dcp-comm-backend a2a only affects the "
-    "decode context-parallel attention reduction and therefore requires --dcp-size / "
-    "--decode-context-parallel-size > 1, but got dcp_size=1.; --dcp-replicate-q-proj requires --dcp-size > 1.; "
-    "--dcp-replicate-q-proj only applies to the a2a/fi_a2a DCP communication backend (it removes the head-dim Q "
-    "all-gather); got --dcp-comm-backend=ag_rs.",
-    source=f"{kb.PARALLEL_HOOK}, handle_decode_context_parallelism",
-    docs="""Checks decode context parallelism's flags: `--dcp-size` is at least 1; above 1, not with
-`--enable-prefill-cp` (0.5.22+); `--dcp-comm-backend a2a` / `fi_a2a` and `--dcp-replicate-q-proj` only with
-`--dcp-size` > 1, and `--dcp-replicate-q-proj` only with an all-to-all backend (a2a / fi_a2a: given, or
-SGLang's CUDA default from 0.5.20; ag_rs was the default through 0.5.19).
-
-The comm backend and the Q replication reshape only the DCP attention reduction; SGLang refuses them without
-it rather than ignore them, and runs decode CP and prefill CP as two layouts of one group that do not stack.""",
-    fix_title="Give --dcp-size > 1 with the DCP options (or drop them); drop --enable-prefill-cp beside DCP",
-)
-def parallel_dcp_options(cfg, target):
-    dcp = cfg.flags.get("dcp_size")
-    given_backend = cfg.flags.get("dcp_comm_backend")
-    replicate = cfg.flags.get("dcp_replicate_q_proj")
-    if dcp is None and given_backend is None and not replicate:
-        return skipped("applies to decode context parallelism (--dcp-size, --dcp-comm-backend, --dcp-replicate-q-proj)")
-    dcp = 1 if dcp is None else dcp
-    required = "--dcp-size >= 1; DCP without prefill CP; a2a/fi_a2a and Q replication only with --dcp-size > 1"
-    if dcp < 1:
-        return failed(f"--dcp-size {dcp}", required, ["--dcp-size 1"])
-    release = sglang_release(target)
-    if dcp > 1 and release >= kb.DCP_WITHOUT_PREFILL_CP_FROM and prefill_cp(cfg, target)[0]:
-        return failed(f"--dcp-size {dcp} with --enable-prefill-cp", required, ["--dcp-size 1"])
-    backend = _dcp_comm_backend(cfg, target, dcp)
-    if given_backend in kb.DCP_ALL_TO_ALL and dcp <= 1:
-        return failed(f"--dcp-comm-backend {given_backend} with --dcp-size 1", required, ["--dcp-comm-backend ag_rs"])
-    if replicate:
-        if dcp <= 1:
-            return failed("--dcp-replicate-q-proj with --dcp-size 1", required, ["--no-dcp-replicate-q-proj"])
-        if given_backend not in kb.DCP_ALL_TO_ALL and backend == kb.DCP_COMM_BACKEND_OLD_DEFAULT:
-            return failed(
-                f"--dcp-replicate-q-proj with --dcp-comm-backend {backend}", required, ["--dcp-comm-backend a2a"]
-            )
-    return passed(f"--dcp-size {dcp}" + (f", comm backend {backend}" if dcp > 1 else ""), required)
 
 
 def _cp_dp_width(cfg, target, set_by_model: bool = False) -> int:
@@ -418,12 +190,6 @@ def attention_cp_size(cfg, target) -> tuple[int, bool]:
     title="The model takes the context parallelism asked of it (Nemotron-H, LongCat-Flash, DeepSeek-V3.2, MiMo V2)",
     engine="sglang",
     versions="sglang>=0.5.20",
-    verified="sglang 0.5.20-0.5.23: handle_context_parallelism refuses DeepSeek-V3.2 (DeepseekV32ForCausalLM) prefill "
-    "CP with --cp-strategy zigzag and MiMo V2 prefill CP with another strategy (arg_groups/parallel_hook.py:45-62 "
-    "in 0.5.20, :73-90 in 0.5.21, :117-134 in 0.5.22, :123-139 in 0.5.23); from 0.5.21 _boundary_parallelism_overrides refuses a Nemotron-H model_type "
-    "(nemotron_h, nemotron_h_puzzle) with attn_cp_size > 1 and LongCat-Flash (longcat_flash) with prefill CP over "
-    "attn_cp_size > 1 (:32-40 in 0.5.21, :64-76 in 0.5.22, :64-80 in 0.5.23), the size after the DeepSeek-family override set it "
-    "(model_overrides/deepseek_v2.py). None of these checks before 0.5.20 (grep each message)",
     needs_model=True,
     stage="startup",
     prevents="Nemotron-H does not support --attn-cp-size > 1; LongCat-Flash does not support --enable-prefill-cp "
@@ -486,12 +252,6 @@ def parallel_cp_model(cfg, target):
     title="Prefill context parallelism names a --cp-strategy, and --tp-size divides by the CP x DP layout",
     engine="sglang",
     versions="sglang>=0.5.14",
-    verified="sglang 0.5.14-0.5.23: --enable-prefill-cp without --cp-strategy refused (server_args.py:4986-4989 in "
-    "0.5.14, arg_groups/parallel_hook.py:66-68 in 0.5.19, :72-74 in 0.5.20, :151-153 in 0.5.23); attn_cp_size > 1 asserts tp_size % "
-    "attn_cp_size == 0 and tp_size % (dp_size x attn_cp_size) == 0 (server_args.py:5004-5011 in 0.5.14, "
-    "parallel_hook.py:82-89 in 0.5.19, :78-84 in 0.5.20, :106-112 in 0.5.21), attn_dp_size for dp_size from 0.5.22 "
-    "(:151-157 in 0.5.22, :157-163 in 0.5.23). The asserts are older (server_args.py:2084-2091 in 0.5.9), over "
-    "--attn-cp-size's 0.5.9-0.5.13 dest attention_context_parallel_size, not modelled (general-unmodelled-flags)",
     stage="startup",
     prevents="--cp-strategy must be set when --enable-prefill-cp is enabled.; AssertionError: tp_size must be "
     "divisible by attn_cp_size; AssertionError: tp_size must be divisible by attn_dp_size * attn_cp_size",
@@ -559,17 +319,6 @@ def _linear_heads(cfg, arch: str) -> tuple[tuple[str, int], ...]:
     "the features it takes",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified="sglang 0.5.22-0.5.23: resolve_cp_tp_group_sharing (arg_groups/cp_tp_group_sharing_hook.py, called from "
-    "handle_context_parallelism) for Glm5NextForConditionalGeneration from 0.5.22 and "
-    "Qwen4ExpForConditionalGeneration from 0.5.23, under --enable-prefill-cp with attn_cp_size > 1: attn_cp_size "
-    "== tp_size and the strategy (:32-43 in 0.5.22, :36-47 in 0.5.23); speculative decoding native MTP top-k 1 "
-    "only on GLM-5-Next (:48-54 in 0.5.22), DFLASH too from 0.5.23 (:53-65); no --enable-dsa-cache-layer-split "
-    "(:56-65 in 0.5.22, :67-72 in 0.5.23; its --dcp-size > 1 refusal is never reached: handle_decode_context_"
-    "parallelism refuses decode CP with prefill CP first, parallel-dcp-options); no PD disaggregation in 0.5.22 (:61); in 0.5.23 "
-    "Qwen4-Exp no --pp-size > 1 or PD decode (:73-83), a PD GLM-5-Next no decode worker, mooncake only, DFLASH "
-    "only, no --pp-size / --dp-size > 1 (:84-99), a PD prefill worker without SGLANG_DISAGG_STAGING_BUFFER "
-    "(:100-105); the linear-attention head counts divisible by tp_size (:67-80 in 0.5.22, :107-120 in 0.5.23). "
-    "No such hook before 0.5.22",
     needs_model=True,
     stage="startup",
     prevents="CP-TP group sharing requires --attn-cp-size == --tp-size, got attn_cp_size=4, tp_size=8.; CP-TP group "
@@ -646,40 +395,3 @@ def parallel_cp_tp_group_sharing(cfg, target):
     if problems:
         return failed(f"CP-TP group sharing of {arch} with {'; '.join(problems)}", required, fix)
     return passed(f"CP-TP group sharing of {arch}: CP {tp} = TP, {strategy}", required)
-
-
-@rule(
-    id="parallel-dcp-fi-a2a",
-    title="--dcp-comm-backend fi_a2a runs on an SM100 GPU (FlashInfer's MNNVL all-to-all)",
-    engine="sglang",
-    versions="sglang>=0.5.20",
-    verified="sglang 0.5.20-0.5.23: init_fi_a2a_workspace refuses a DCP group is_fi_a2a_supported rejects "
-    "(layers/dcp/comm.py:429-442 in 0.5.20, :398-411 in 0.5.21, :433-446 in 0.5.22, :435-448 in 0.5.23; "
-    "is_fi_a2a_supported: is_sm100, then MNNVL fabric or the DCP group in one node, utils/common.py:879-887 in 0.5.20, "
-    ":1056-1064 in 0.5.23). 0.5.17-0.5.19 ask for MNNVL fabric memory instead (comm.py:418-422 in 0.5.17), not "
-    "judged: a GPU name does not tell it",
-    needs_gpu=True,
-    stage="init",
-    prevents="--dcp-comm-backend fi_a2a needs a Blackwell system whose DCP group shares one MNNVL domain: either "
-    "MNNVL fabric memory (GB200/GB300) or a DCP group inside one node (got dcp_size=8, tp_size=8, pp_size=1, "
-    "nnodes=1). Use --dcp-comm-backend a2a or ag_rs otherwise.",
-    source="sglang: python/sglang/srt/layers/dcp/comm.py, init_fi_a2a_workspace; utils/common.py is_fi_a2a_supported",
-    docs="""Checks that `--dcp-comm-backend fi_a2a` with decode context parallelism (`--dcp-size` > 1) runs on an
-SM100 GPU (compute capability 10.x: B200, B300, GB200, GB300).
-
-fi_a2a hands the DCP reduction's exchange to FlashInfer's MNNVL all-to-all kernel, which SGLang builds only for
-SM100 and a DCP group inside one MNNVL domain; the model runner refuses the rest when it allocates the kernel's
-workspace, after the weights load. Left unset, SGLang picks fi_a2a only where it is supported (a2a elsewhere).
-The DCP group is taken to lie inside one node (`--nnodes` is not read).""",
-    fix_title="Use --dcp-comm-backend a2a (or leave it unset) off SM100",
-)
-def parallel_dcp_fi_a2a(cfg, target):
-    dcp = cfg.flags.get("dcp_size") or 1
-    if cfg.flags.get("dcp_comm_backend") != "fi_a2a" or dcp <= 1:
-        return skipped("applies to --dcp-comm-backend fi_a2a with --dcp-size > 1")
-    required = "an SM100 GPU (compute capability 10.x) for FlashInfer's MNNVL all-to-all"
-    if target.major == kb.FI_A2A_MAJOR:
-        return passed(f"--dcp-comm-backend fi_a2a with --dcp-size {dcp} on {gpu(target)}", required)
-    return failed(
-        f"--dcp-comm-backend fi_a2a with --dcp-size {dcp} on {gpu(target)}", required, ["--dcp-comm-backend a2a"]
-    )

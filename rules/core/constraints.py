@@ -16,19 +16,22 @@ fact the target or config lacks) makes the finding unknown, never a pass.
 
 Several requirements of one upstream check keep one id: `requires` may list them, each a `Requirement` with its
 own fix; every one that fails is reported, or with `first_only` the first (as an engine that stops at its first
-raise). Applicability the engine states in one wording (`backends`, `needs_gpu`, `needs_model`) is declared on the
-row as on a hand-written rule. Terms: Flag, Range, Arch, Backends, Phases, Since, Feature, Model, Declares,
-BackendArch, Env, Rewritten, and Not / All / AnyOf over them.
+raise); with `together` their fixes are joined into one command. Applicability the engine states in one wording
+(`backends`, `needs_gpu`, `needs_model`) is declared on the row as on a hand-written rule. Terms: Flag, Range,
+Arch, Backends, Phases, Since, Feature, Model, ModelRead, HasModel, Declares, BackendArch, DeclaredArch, Listed,
+Env, EnvTrue, Rewritten, Above, Speculative, DraftTopk, PageSize, DraftBackend, Platform, BackendFeature, Uses,
+Resolved, ModelField, Capability, and Not / All / AnyOf over them.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import parse_version
+from attn_preflight.rules.engines.sglang.resolve import eagle_topk, effective_page_size
 from attn_preflight.rules.knowledge import NEWEST_KNOWN
 
 _FIELDS = frozenset(Config.__dataclass_fields__)
@@ -259,7 +262,7 @@ class Phases(NamedTuple):
 
 class Model(NamedTuple):
     """The model's config.json names one of `architectures` (architectures[0]) or `model_types`; unknown when no
-    model was read."""
+    model was read, or when architectures are asked of a config.json that names none."""
 
     architectures: tuple[str, ...] = ()
     model_types: tuple[str, ...] = ()
@@ -267,7 +270,11 @@ class Model(NamedTuple):
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
         if cfg.model is None:
             return None
-        return cfg.model.architecture in self.architectures or cfg.model.model_type in self.model_types
+        if cfg.model.architecture in self.architectures or cfg.model.model_type in self.model_types:
+            return True
+        if self.architectures and cfg.model.architecture is None:
+            return None  # a config.json without `architectures`: which one SGLang loads is not known
+        return False
 
     def text(self) -> str:
         return " or ".join(self.architectures + self.model_types)
@@ -310,9 +317,322 @@ class Rewritten(NamedTuple):
         return []
 
 
+class Above(NamedTuple):
+    """A numeric flag is given and above `bound` (--dcp-size > 1)."""
+
+    name: str
+    bound: float
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        value = _value(cfg, self.name)
+        return value is not None and value > self.bound
+
+    def text(self) -> str:
+        return f"{_option(self.name)} > {_shown(self.bound)}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag(self.name).found(cfg)
+
+
+class Speculative(NamedTuple):
+    """The speculative algorithm, as SGLang upper-cases it (NONE when not given), is one of `names`."""
+
+    names: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return (cfg.speculative_algorithm or "NONE").upper() in self.names
+
+    def text(self) -> str:
+        return "--speculative-algorithm " + " or ".join(self.names)
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag("speculative_algorithm").found(cfg)
+
+
+class DraftTopk(NamedTuple):
+    """The EAGLE draft-tree top-k SGLang settles on (its auto choice when none is given) is at most `high`."""
+
+    high: int
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return eagle_topk(cfg) <= self.high
+
+    def text(self) -> str:
+        return f"draft top-k <= {self.high}"
+
+    def found(self, cfg: Config) -> list[str]:
+        given = cfg.speculative_eagle_topk is not None
+        return [
+            f"--speculative-eagle-topk {eagle_topk(cfg)}" if given else f"top-k {eagle_topk(cfg)} (SGLang's choice)"
+        ]
+
+
+class PageSize(NamedTuple):
+    """The KV page size SGLang settles on, after its snaps, is at most `high` (unknown when no attention backend
+    is chosen or derived: the backend decides it)."""
+
+    high: int
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if cfg.attention_backend is None else effective_page_size(cfg, target) <= self.high
+
+    def text(self) -> str:
+        return f"page size <= {self.high}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag("page_size").found(cfg)
+
+
+class DraftBackend(NamedTuple):
+    """The draft decodes on one of `names`: --speculative-draft-attention-backend, else the decode backend."""
+
+    names: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return (cfg.draft_attention_backend or cfg.decode_backend) in self.names
+
+    def text(self) -> str:
+        return f"draft backend {' or '.join(self.names)}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return [f"draft backend {cfg.draft_attention_backend or cfg.decode_backend}"]
+
+
+class Uses(NamedTuple):
+    """A phase (prefill or decode, as resolved) runs `backend`."""
+
+    backend: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return self.backend in cfg.backends
+
+    def text(self) -> str:
+        return f"attention backend {self.backend}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return [self.text()] if self.backend in cfg.backends else []
+
+
+class BackendFeature(NamedTuple):
+    """The attention backend's declaration, as it holds in the target's release, lists `feature` (unknown when
+    no attention backend is chosen or derived)."""
+
+    feature: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if cfg.attention_backend is None:
+            return None
+        declared = target.sglang_backends.get(cfg.attention_backend)
+        return declared is not None and self.feature in declared.features
+
+    def text(self) -> str:
+        return f"a backend declared with {self.feature.replace('_', ' ')}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag("attention_backend").found(cfg)
+
+
+class Platform(NamedTuple):
+    """Every attention backend a phase uses is declared for one of `platforms` (unknown when no GPU is known:
+    the platform is the target's)."""
+
+    platforms: tuple[str, ...]
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if target.cc is None:
+            return None
+        return all(target.sglang_backends[name].platform in self.platforms for name in cfg.backends)
+
+    def text(self) -> str:
+        return f"backends built for {' or '.join(self.platforms)}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Backends(()).found(cfg)
+
+
+class DeclaredArch(NamedTuple):
+    """The target GPU's major is one an SGLang backend's declaration, as it holds in the target's release, lists
+    for an arch fact: "mla_archs", or a key of a mapping ("feature_archs:paged_kv", "kv_dtype_archs:fp8_e4m3");
+    a fact it does not restrict holds on every GPU (unknown when the GPU is not known)."""
+
+    backend: str
+    fact: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if target.major is None:
+            return None
+        field, _, key = self.fact.partition(":")
+        declared = getattr(target.sglang_backends[self.backend], field)
+        majors = declared.get(key) if key else declared
+        return majors is None or target.major in majors
+
+    def text(self) -> str:
+        return f"a GPU {self.backend}'s {self.fact.replace(':', ' ')} lists"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+# What SGLang's EnvBool reads as true (environ.py), case aside
+ENV_TRUE = ("true", "1", "yes", "y")
+
+
+class EnvTrue(NamedTuple):
+    """A boolean environment variable of the launch is true, as SGLang's EnvBool reads it."""
+
+    name: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return (cfg.env.get(self.name) or "").strip().lower() in ENV_TRUE
+
+    def text(self) -> str:
+        return f"{self.name} true"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Env(self.name).found(cfg)
+
+
+class ModelRead(NamedTuple):
+    """A model's config.json was read (unknown otherwise): in `when`, a row that needs the model to judge answers
+    unknown without one, where it applies."""
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if cfg.model is None else True
+
+    def text(self) -> str:
+        return "the model"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Listed(NamedTuple):
+    """A flag's value is one an SGLang backend's declaration lists for `fact` ("kv_dtypes", "page_sizes") in the
+    target's release; a fact it does not restrict takes any value."""
+
+    backend: str
+    fact: str
+    flag: str
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        listed = getattr(target.sglang_backends[self.backend], self.fact)
+        return listed is None or _value(cfg, self.flag) in listed
+
+    def text(self) -> str:
+        return f"{_option(self.flag)} among {self.backend}'s declared {self.fact.replace('_', ' ')}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return Flag(self.flag).found(cfg)
+
+
+class Resolved(NamedTuple):
+    """What the engine's own resolution makes of the config: `resolve` (a function of the pack's resolve module,
+    as `describes` names it) returns a true value, or, with `values`, one of them."""
+
+    resolve: Callable[[Config, Target], Any]
+    describes: str
+    values: tuple[Any, ...] = ()
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        value = self.resolve(cfg, target)
+        return value in self.values if self.values else bool(value)
+
+    def text(self) -> str:
+        return self.describes
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class ModelField(NamedTuple):
+    """A field of the model's config (ModelFeatures: learnable_sink, attention_chunk_size, ...) is set, or, with
+    `values`, one of them; unknown when no model was read."""
+
+    name: str
+    values: tuple[Any, ...] = ()
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        if cfg.model is None:
+            return None
+        value = getattr(cfg.model, self.name)
+        return value in self.values if self.values else bool(value)
+
+    def text(self) -> str:
+        return f"config.json {self.name}" + (f" {' or '.join(_shown(v) for v in self.values)}" if self.values else "")
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class Capability(NamedTuple):
+    """The target GPU's compute capability lies in [low, high] (unknown when the GPU is not known; `low` (0, 0):
+    any known GPU)."""
+
+    low: tuple[int, int]
+    high: tuple[int, int] = (99, 9)
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return None if target.cc is None else self.low <= target.cc <= self.high
+
+    def text(self) -> str:
+        return f"compute capability {self.low[0]}.{self.low[1]} to {self.high[0]}.{self.high[1]}"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
+class HasModel(NamedTuple):
+    """The model's config.json was read: a row that, as the engine, passes over a model it cannot read names it
+    in `when` (skipped without one; ModelRead makes a row unknown instead)."""
+
+    def holds(self, cfg: Config, target: Target) -> Optional[bool]:
+        return cfg.model is not None
+
+    def text(self) -> str:
+        return "a model whose config.json was read"
+
+    def found(self, cfg: Config) -> list[str]:
+        return []
+
+
 Term = Union[
-    Flag, Range, Arch, Not, All, AnyOf, Backends, Since, Feature, Model, Declares, BackendArch, Phases, Env, Rewritten
+    Flag,
+    Range,
+    Arch,
+    Not,
+    All,
+    AnyOf,
+    Backends,
+    Since,
+    Feature,
+    Model,
+    Declares,
+    BackendArch,
+    Phases,
+    Env,
+    Rewritten,
+    DraftTopk,
+    PageSize,
+    DraftBackend,
+    Platform,
+    BackendFeature,
+    Uses,
+    DeclaredArch,
+    Listed,
+    Above,
+    Speculative,
+    EnvTrue,
+    ModelRead,
+    Resolved,
+    ModelField,
+    Capability,
+    HasModel,
 ]
+
+
+def unset_or(name: str, *values: Any) -> AnyOf:
+    """A flag is not given, or has one of `values` (a check that reads the flag only when it is given)."""
+    return AnyOf((Not(Flag(name)), Flag(name, values)))
 
 
 class Requirement(NamedTuple):
@@ -334,7 +654,6 @@ class Constraint(NamedTuple):
     docs: str
     fix_title: str
     fix: tuple[str, ...] = ()  # the fix of a single `requires` term
-    verified: str = ""
     severity: str = "fail"  # "warn": the engine starts but rewrites or degrades
     engine: str = "sglang"
     references: tuple[str, ...] = ()
@@ -343,6 +662,7 @@ class Constraint(NamedTuple):
     needs_model: bool = False
     reason: str = ""  # why the row exists when there is no upstream message (a silent rewrite, a launch failure)
     first_only: bool = False  # report the first requirement that fails, as an engine that stops at its first raise
+    together: bool = False  # the fixes of the failing requirements are one command (each alone leaves a refusal)
 
     @property
     def requirements(self) -> tuple[Requirement, ...]:
@@ -369,8 +689,10 @@ def judge(row: Constraint, cfg: Config, target: Target) -> Outcome:
         first = broken[0]
         return (warned if row.severity == "warn" else failed)(found, first.holds.text(), list(first.fix))
     if broken:
-        fix = [step for requirement in broken for step in requirement.fix]
-        return (warned if row.severity == "warn" else failed)(found, required, list(dict.fromkeys(fix)))
+        fix = list(dict.fromkeys(step for requirement in broken for step in requirement.fix))
+        if row.together and fix:
+            fix = [" ".join(fix)]
+        return (warned if row.severity == "warn" else failed)(found, required, fix)
     if None in held:
         return unknown(f"{found}: cannot tell whether {required} holds")
     return passed(found, required)
@@ -391,7 +713,6 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
             versions=row.versions,
             source=row.source,
             docs=row.docs,
-            verified=row.verified,
             fix_title=row.fix_title,
             prevents=row.prevents,
             reason=row.reason,

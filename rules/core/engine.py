@@ -36,12 +36,15 @@ Each rule states the versions it holds for (`versions="sglang>=0.5.20"`, or the 
 from __future__ import annotations
 
 import enum
+import functools
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.target import VERSIONED, Target
 from attn_preflight.rules.core.versions import InvalidRange, VersionRange
+from attn_preflight.rules.knowledge import data_text
 
 if TYPE_CHECKING:
     from attn_preflight.rules.core.correction import Correction
@@ -136,6 +139,21 @@ class Documented:
         return f"attn-preflight explain {self.id}"
 
 
+# Where each engine's rules keep their provenance: how each rule's `versions` was read, release by release (file,
+# line, the releases read), as data beside the pack, read only when a rule is explained or listed.
+PROVENANCE_PACKAGES = {
+    "sglang": "attn_preflight.rules.engines.sglang",
+    "vllm": "attn_preflight.rules.engines.vllm",
+    "any": "attn_preflight.rules.checks",
+}
+
+
+@functools.cache
+def provenance(engine: str) -> dict[str, str]:
+    """rule id -> how its range was verified, for the rules of `engine` ("sglang", "vllm", "any")."""
+    return json.loads(data_text("provenance.json", PROVENANCE_PACKAGES[engine]))
+
+
 @dataclass(frozen=True)
 class Rule(Documented):
     id: str
@@ -144,7 +162,6 @@ class Rule(Documented):
     versions: str  # "sglang>=0.5.20": the range this rule holds for (the engine's or a kernel library's);
     # "" for a rule about the user's input rather than an engine's code: it holds for every release
     source: str  # "owner/repo: path, function"
-    verified: str  # how `versions` was read release by release: "sglang 0.5.1-0.5.23: <file>:<line> unchanged"
     docs: str  # first paragraph: what it checks; the rest: why
     fix_title: str
     check: Check
@@ -176,6 +193,11 @@ class Rule(Documented):
         names = sorted(self.backends)
         plural = "s" if len(names) > 1 else ""
         object.__setattr__(self, "not_used", skipped(f"applies to the {' / '.join(names)} backend{plural}"))
+
+    @property
+    def verified(self) -> str:
+        """How `versions` was read release by release: "sglang 0.5.1-0.5.23: <file>:<line> unchanged"."""
+        return provenance(self.engine).get(self.id, "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -211,7 +233,6 @@ def rule(
     versions: str,
     source: str,
     docs: str,
-    verified: str = "",
     fix_title: str,
     prevents: str = "",
     reason: str = "",
@@ -240,7 +261,6 @@ def rule(
             title=title,
             engine=engine,
             versions=versions,
-            verified=verified,
             source=source,
             docs=docs,
             fix_title=fix_title,

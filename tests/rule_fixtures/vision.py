@@ -1,4 +1,4 @@
-"""Fixtures for rules/engines/sglang/rules/vision.py."""
+"""Fixtures for rules/engines/sglang/constraints/vision.py."""
 
 from tests.rule_fixtures import FIXTURES_DIR
 

@@ -1,4 +1,5 @@
-"""Pass/fail fixtures for the vLLM rules (rules/engines/vllm/rules/vllm.py): pasted `vllm serve` commands and flags.
+"""Pass/fail fixtures for the vLLM rules (rules/engines/vllm/reasons.py, rules/engines/vllm/rules/): pasted
+`vllm serve` commands and flags.
 
 No preset has MLA dimensions other than DeepSeek-R1's, so two synthetic config.json files (written once to a
 temporary directory) give the MLA-dimension rules their failing models.

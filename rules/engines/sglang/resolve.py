@@ -20,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang import capabilities as kb
-from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
+from attn_preflight.rules.knowledge import NEWEST_KNOWN
 from attn_preflight.rules.knowledge import dsa as dsa_kb
 
 SOURCE = "sglang: python/sglang/srt/arg_groups/model_override_base.py, get_default_attn_backend"
@@ -40,6 +40,22 @@ EXAONE_ARCHITECTURES = frozenset({"Exaone4ForCausalLM", "ExaoneMoEForCausalLM", 
 # sglang's configs/olmo3.py serves Olmo3ForCausalLM configs as Olmo2ForCausalLM.
 OLMO_ARCHITECTURES = frozenset({"Olmo2ForCausalLM", "Olmo3ForCausalLM"})
 LFM2_ARCHITECTURES = frozenset({"Lfm2ForCausalLM", "Lfm2MoeForCausalLM"})
+
+
+# _auto_choose_speculative_params: (steps, topk, draft tokens) = (5, 4, 8) for these when nothing is given.
+AUTO_TOPK_4 = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
+NGRAM_DEFAULT_BREADTH = 10  # fields/spec.py speculative_ngram_max_bfs_breadth: NGRAM's draft top-k
+
+
+def eagle_topk(config: Config) -> int:
+    """The draft-tree top-k SGLang settles on for the EAGLE family (its auto choice when none is given)."""
+    if config.speculative_eagle_topk is not None:
+        return config.speculative_eagle_topk
+    algorithm = (config.speculative_algorithm or "").upper()
+    if algorithm == "STANDALONE" or config.flags.get("speculative_num_steps") is not None:
+        return 1
+    architecture = config.model.architecture if config.model else None
+    return 4 if architecture in AUTO_TOPK_4 else 1
 
 
 def _topk_one(config: Config) -> bool:
@@ -73,7 +89,7 @@ def _model_overrides(config: Config, target: Target) -> dict[str, Any]:
         # fp8_e4m3 (_deepseek_v4_kv_cache_dtype)
         declared = {"attention_backend": dsa_kb.DSV4_BACKEND, "page_size": dsa_kb.DSV4_PAGE_SIZE}
         return declared | ({"kv_cache_dtype": dsa_kb.DSV4_AUTO_KV} if config.kv_cache_dtype == "auto" else {})
-    if minimax_m3_nvfp4(config, _release(target)):
+    if minimax_m3_nvfp4(config, target):
         return _minimax_m3_nvfp4_overrides(config, major in kb.blackwell_majors(_release(target)))
     if none_set:
         if dsa_model(config, target):
@@ -170,12 +186,12 @@ def _cutedsl_prefill_backend_fill(config: Config, release: Version) -> Config:
     return replace(config, prefill_attention_backend="trtllm_mla")
 
 
-def minimax_m3_nvfp4(config: Config, release: Version) -> bool:
+def minimax_m3_nvfp4(config: Config, target: Target) -> bool:
     """A MiniMax-M3.1 NVFP4 launch: an M3 architecture with --quantization minimax_m3_nvfp4 (the checkpoint's own
     quantization_config, which SGLang also resolves to it, is not read here)."""
     model = config.model
     return (
-        release >= kb.MINIMAX_M3_NVFP4_FROM
+        _release(target) >= kb.MINIMAX_M3_NVFP4_FROM
         and model is not None
         and model.architecture in kb.MINIMAX_M3_ARCHITECTURES
         and config.flags.get("quantization") == kb.MINIMAX_M3_NVFP4
@@ -334,7 +350,9 @@ def resolve(config: Config, target: Target) -> Config:
     """The config as the engine will run it: default backend filled in, silent rewrites applied (each recorded
     in Config.rewrites as field -> the value asked for)."""
     if config.engine == "vllm":
-        return _vllm_legacy_backend(_vllm_checkpoint_kv(config, target), target)
+        from attn_preflight.rules.engines.vllm import resolve as vllm_resolve  # an SGLang check loads no vLLM pack
+
+        return vllm_resolve.resolve(config, target)
     if config.engine != "sglang" or target.cc is None:
         return config
     major = target.cc[0]
@@ -413,51 +431,6 @@ def resolve(config: Config, target: Target) -> Config:
     return config
 
 
-def _vllm_legacy_backend(config: Config, target: Target) -> Config:
-    """vLLM 0.10.0-0.11.0 run another backend than VLLM_ATTENTION_BACKEND names where their selection chain does not
-    take the name for the model (rules/engines/vllm/legacy.py): judged as what runs, recorded in Config.rewrites
-    as attention_backend -> the name asked for (rule vllm-named-backend-runs warns)."""
-    from attn_preflight.rules.engines.vllm import capabilities as vllm_backends  # loaded for vLLM configs only
-    from attn_preflight.rules.engines.vllm import legacy as vllm_legacy
-
-    release = target.versions.get("vllm")
-    if config.attention_backend is None or target.cc is None or release is None:
-        return config
-    try:
-        if Version(release) >= Version(vllm_backends.VALIDATE_SINCE):
-            return config
-    except InvalidVersion:
-        return config
-    from attn_preflight.rules.engines.vllm.rules.vllm import (
-        query,
-    )  # the layer vLLM selects for is read where the vLLM rules read it
-
-    name = config.env.get(vllm_backends.ENV_BACKEND, config.attention_backend)
-    outcome = vllm_legacy.named(name, query(config, target), release, config.env.get(vllm_legacy.ENV_USE_V1))
-    if outcome.runs is None or outcome.as_named:
-        return config
-    return replace(
-        config,
-        attention_backend=outcome.runs,
-        rewrites={**config.rewrites, "attention_backend": config.attention_backend},
-    )
-
-
-def _vllm_checkpoint_kv(config: Config, target: Target) -> Config:
-    """vLLM's --kv-cache-dtype auto as the checkpoint's KV quantization resolves it (rules/knowledge/checkpoint_kv.py),
-    recorded in Config.rewrites as kv_cache_dtype -> "auto"."""
-    if config.kv_cache_dtype != "auto" or config.model is None:
-        return config
-    try:
-        release = Version(target.versions.get("vllm") or NEWEST_KNOWN["vllm"])
-    except InvalidVersion:
-        release = Version(NEWEST_KNOWN["vllm"])
-    resolved = checkpoint_kv.vllm_auto_kv_dtype(config.model.kv_quant, release)
-    if resolved is None:
-        return config
-    return replace(config, kv_cache_dtype=resolved, rewrites={**config.rewrites, "kv_cache_dtype": "auto"})
-
-
 def hrm_text(config: Config) -> bool:
     """arg_groups/model_hook.py is_hrm_text (prefix_lm, which defaults to true, is not read here)."""
     model = config.model
@@ -504,6 +477,38 @@ def prefill_cp(config: Config, target: Target) -> tuple[bool, Optional[str]]:
     if strategy is None and dsa_legacy:
         strategy = dsa_mode
     return enabled or legacy or dsa_legacy, strategy
+
+
+def prefill_cp_on(config: Config, target: Target) -> bool:
+    """Whether the launch asks for prefill context parallelism in the target's release (prefill_cp)."""
+    return prefill_cp(config, target)[0]
+
+
+def prefill_cp_strategy(config: Config, target: Target) -> Optional[str]:
+    """The prefill CP strategy SGLang resolves in the target's release (prefill_cp)."""
+    return prefill_cp(config, target)[1]
+
+
+def hisparse_model(config: Config, target: Target) -> bool:
+    """Whether validate_hisparse's model assert admits the model in the target's release: a DSA checkpoint (its
+    is_deepseek_dsa, not the DSA serving path: DeepSeek-V3.2 is admitted in 0.5.10-0.5.11 too, where the model
+    adjustments leave it off that path; the 0.5.10 oracle accepts it), or one of HISPARSE_ARCHITECTURES_SINCE
+    (DeepSeek-V4, MiniMax-M3)."""
+    since = dsa_kb.HISPARSE_ARCHITECTURES_SINCE.get(config.model.architecture or "") if config.model else None
+    return dsa_checkpoint(config, target) or (since is not None and _release(target) >= since)
+
+
+def dsa_index_sharing(config: Config, target: Target) -> str:
+    """How the model's DSA layers reuse an earlier layer's top-k indices ("" when each runs its own indexer):
+    index_topk_freq, index_topk_pattern, and indexer_types from the release that reads it."""
+    if config.model is None:
+        return ""
+    return config.model.shared_index_topk(read_indexer_types=_release(target) >= dsa_kb.SHARED_INDEXER_TYPES_FROM)
+
+
+def pooled_index_key(config: Config, target: Target) -> bool:
+    """The checkpoint's DSA indexer pools keys (index_kpool above 1), so one key spans several positions."""
+    return config.model is not None and (config.model.index_kpool or 1) > 1
 
 
 def effective_page_size(config: Config, target: Target) -> int:
@@ -605,3 +610,30 @@ RAGGED_VERIFY_ENV = "SGLANG_RAGGED_VERIFY_MODE"
 def ragged_verify_mode(config: Config) -> str:
     """SGLANG_RAGGED_VERIFY_MODE as SGLang reads it (speculative/ragged_verify.py; environ.py: static when unset)."""
     return config.env.get(RAGGED_VERIFY_ENV, "static")
+
+
+# where `--dp-size N --enable-dp-attention` became --attn-dp-size N (parallel_hook.py:39-61 in 0.5.23)
+ATTN_DP_SIZE_FROM = Version("0.5.22")
+
+
+def attention_dp_size(config: Config) -> int:
+    """Attention-DP groups: --attn-dp-size (0.5.22+), or its older spelling --dp-size with --enable-dp-attention,
+    which also wins over an --attn-dp-size of 1, given or not (parallel_hook.py:49-60 in 0.5.23,
+    _handle_deprecated_dp_attention)."""
+    size = config.flags.get("attn_dp_size") or 1
+    if size == 1 and config.flags.get("enable_dp_attention"):
+        size = config.flags.get("dp_size") or 1
+    return int(size)
+
+
+def attention_dp_on(config: Config, target: Target) -> bool:
+    """DP attention as SGLang's model overrides test it: attn_dp_enabled_of (runtime_context.py: attention DP above
+    1) from 0.5.22, where --dp-size N --enable-dp-attention became --attn-dp-size N; enable_dp_attention before."""
+    if _release(target) >= ATTN_DP_SIZE_FROM:
+        return attention_dp_size(config) > 1
+    return bool(config.flags.get("enable_dp_attention"))
+
+
+def on_blackwell(config: Config, target: Target) -> bool:
+    """The target GPU is one SGLang's is_blackwell accepts in the target's release (False when it is not known)."""
+    return target.major in kb.blackwell_majors(_release(target))

@@ -31,6 +31,7 @@ from typing import Mapping, NamedTuple, Optional
 from packaging.version import InvalidVersion
 
 from attn_preflight.rules.engines.vllm import capabilities as kb
+from attn_preflight.rules.engines.vllm import select
 
 ENV_USE_V1 = "VLLM_USE_V1"
 INVALID_VALUE = "Invalid value '{name}' for VLLM_ATTENTION_BACKEND. Valid options: {valid}."
@@ -308,9 +309,9 @@ class Named(NamedTuple):
 
 
 def _v1_default(q: kb.VllmQuery, version: str) -> Optional[str]:
-    """The non-MLA V1 default (vllm_backends._legacy_select); an MLA layer falling through is judged by its
+    """The non-MLA V1 default (select._legacy_select); an MLA layer falling through is judged by its
     latent head size, as the chain does."""
-    return kb.select(replace(q, use_mla=False, use_sparse=False), version).chosen
+    return select.select(replace(q, use_mla=False, use_sparse=False), version).chosen
 
 
 def _v0_default(q: kb.VllmQuery) -> str:

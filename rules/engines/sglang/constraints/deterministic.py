@@ -10,11 +10,6 @@ ROWS = (
         id="deterministic-rl-on-policy",
         title="--rl-on-policy-target turns deterministic inference on",
         versions="sglang>=0.5.4.post3",
-        verified="sglang 0.5.4.post3-0.5.23 (bench/release_walk.py grep 'because of rl_on_policy_target'): "
-        "_handle_deterministic_inference sets enable_deterministic_inference when rl_on_policy_target is given, "
-        "before its backend checks, in every release (server_args.py:1745 in 0.5.4.post3, :8180 in 0.5.18; "
-        "arg_groups/attention_hook.py:522 in 0.5.19, :586-592 in 0.5.23, a declared resolution the backend "
-        "fill and checks then read)",
         stage="startup",
         prevents="Enable deterministic inference because of rl_on_policy_target.",
         source=f"{ATTENTION_HOOK}, handle_deterministic_inference",

@@ -1,7 +1,7 @@
 """Flag constraints and declared gates among the general rules of SGLang: HPC-Ops, cross attention on triton
 and flex_attention, FlashInfer's arch, the backends that turn CUDA graphs off, multi-item scoring, LLaDA2's CFG
-backend, SGLANG_FLASHATTENTION_VERSION (rows; the logic rules of the subject are attn_preflight.rules.checks.general).
-"""
+backend, SGLANG_FLASHATTENTION_VERSION, backend platforms and aliases, triton under DCP (rows; the logic rules
+of the subject are attn_preflight.rules.checks.general)."""
 
 from attn_preflight.rules.core.constraints import (
     ALWAYS,
@@ -15,12 +15,18 @@ from attn_preflight.rules.core.constraints import (
     Flag,
     Not,
     Phases,
+    Platform,
+    Range,
     Requirement,
+    Since,
+    Uses,
     constraint_rules,
 )
+from attn_preflight.rules.engines.sglang.capabilities import CHOICES
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
+OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 FA_VERSION_ENV = "SGLANG_FLASHATTENTION_VERSION"
 
 
@@ -34,8 +40,6 @@ ROWS = (
         id="general-flashattention-version-env",
         title="SGLANG_FLASHATTENTION_VERSION does nothing: the backend name picks FA3 or FA4",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: no file of the 0.5.1, 0.5.5, 0.5.10, 0.5.15, 0.5.19 or 0.5.23 wheels mentions "
-        "SGLANG_FLASHATTENTION_VERSION (unzip -p | grep -c: 0 in each)",
         stage="startup",
         reason="Error write-ups suggest SGLANG_FLASHATTENTION_VERSION=4 to switch to FA4; no SGLang code reads it, so "
         "the launch keeps the FA version of --attention-backend and fails the same way.",
@@ -60,9 +64,6 @@ the whole wheel), so relying on it leaves the backend, and its failure, unchange
         id="general-triton-cross-attention",
         title="triton has no cross attention (encoder-decoder models)",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: 'assert not ...is_encoder_decoder' with this message in every release: "
-        "model_runner.py:1514-1515 (0.5.1), attention_registry.py create_triton_backend from 0.5.5 (:87-88; "
-        "0.5.23 :207-210)",
         stage="init",
         backends=("triton",),
         prevents="Cross attention is not supported in the triton attention backend. Please use "
@@ -81,9 +82,6 @@ flashinfer for this reason.""",
         id="hpc-ops-arch",
         title="hpc_ops runs on Hopper (SM90) only",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23 (bench/release_walk.py grep): hpc_ops first appears in 0.5.17 (server_args.py:195, "
-        "attention_registry.py:260); HpcOpsAttnBackend.__init__ raises on major != 9 in every one "
-        "(hpc_ops_backend.py:138 in 0.5.17-0.5.21, :139 in 0.5.22, :141 in 0.5.23)",
         stage="init",
         backends=("hpc_ops",),
         needs_gpu=True,
@@ -103,9 +101,6 @@ model runner builds the attention backend after the weights load: argument resol
         id="hpc-ops-model",
         title="hpc_ops: no MLA, no cross attention, no speculative decoding",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23 (hpc_ops arrives in 0.5.17): create_hpc_ops_backend raises the same three "
-        "ValueErrors (MLA, cross attention, speculative) in every release, attention_registry.py:260-271 in "
-        "0.5.17, :289-295 in 0.5.23",
         stage="init",
         backends=("hpc_ops",),
         prevents="hpc_ops backend can only be used with non-MLA models.",
@@ -130,9 +125,6 @@ They are raised when the model runner builds the backend, after weights load."""
         id="llada2-cfg-mha-model",
         title="llada2_cfg_flashinfer (LLaDA2 CFG attention) does not serve MLA models",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23 (bench/release_walk.py grep 'llada2_cfg'): the backend is new in 0.5.22 "
-        "(choices.py:83) and create_llada2_cfg_flashinfer_backend raises for runner.use_mla_backend in both "
-        "(attention_registry.py:80-83)",
         stage="init",
         backends=("llada2_cfg_flashinfer",),
         prevents="LLaDA2 CFG attention does not use an MLA backend",
@@ -150,8 +142,6 @@ Its factory refuses an MLA model when the model runner builds the attention back
         id="hpc-ops-sliding-window",
         title="hpc_ops has no sliding-window attention",
         versions="sglang>=0.5.17",
-        verified="sglang 0.5.17-0.5.23 (bench/release_walk.py grep): _check_layer_supported raises it from the forward in "
-        "every release (hpc_ops_backend.py:344 in 0.5.17-0.5.20, :343 in 0.5.21, :346 in 0.5.23)",
         stage="runtime",
         backends=("hpc_ops",),
         prevents="The hpc_ops attention backend does not support sliding window.",
@@ -170,9 +160,6 @@ sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights ha
         id="flashinfer-arch",
         title="FlashInfer needs compute capability 7.5 or newer",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23: a FlashInfer fact (its README's GPU support, SM75 and newer), not an SGLang "
-        "check; every SGLang release read runs flashinfer_backend.py on the flashinfer package for this "
-        "backend",
         stage="runtime",
         backends=("flashinfer",),
         needs_gpu=True,
@@ -194,12 +181,6 @@ this before loading the model.""",
         id="general-cuda-graph-disabled",
         title="torch_native and flex_attention silently turn CUDA graphs off",
         versions="sglang>=0.5.1",
-        verified="sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Cuda graph is disabled because of using "
-        "torch native'): server_args.py (0.5.1 :445-449 `self.disable_cuda_graph = True`, 0.5.18 :5968), "
-        "arg_groups/attention_hook.py from 0.5.19 (:59; 0.5.23 :124-143, both phases' cuda_graph_config "
-        "DISABLED); the flex_attention twin from 0.5.3, the first release with that backend (0.5.23 :145-161). "
-        "Through 0.5.14 the test reads self.attention_backend (0.5.5, 0.5.10, 0.5.14 read); from 0.5.15 "
-        "resolved_view(...).attention_backend (equal phase backends count)",
         stage="startup",
         prevents="Cuda graph is disabled because of using torch native attention backend",
         source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
@@ -221,9 +202,6 @@ the same thing and the rule then passes.""",
         id="general-flex-cross-attention",
         title="flex_attention has no cross attention (encoder-decoder models)",
         versions="sglang>=0.5.3",
-        verified="sglang 0.5.3-0.5.23, every release with the backend (bench/release_walk.py grep 'TorchFlexAttnBackend "
-        "does not support non-causal'): torch_flex_backend.py forward_extend (0.5.3 :263, 0.5.23 :266-270); "
-        "flex_attention is no choice before 0.5.3",
         stage="runtime",
         backends=("flex_attention",),
         prevents="TorchFlexAttnBackend does not support non-causal attention for now.",
@@ -243,10 +221,6 @@ server starts, loads the weights, then the first request (or warm-up) fails.""",
         id="general-mis-flashinfer",
         title="Multi-item scoring (--enable-mis) needs flashinfer for prefill and decode",
         versions="sglang>=0.5.11",
-        verified="sglang 0.5.11-0.5.23, every release (bench/release_walk.py grep 'Multi-item scoring requires flashinfer "
-        "attention backend'): server_args.py _handle_multi_item_scoring (0.5.11 :1287-1292) through 0.5.18, "
-        "arg_groups/attention_hook.py handle_multi_item_scoring from 0.5.19 (0.5.23 :572-577); 0.5.10 has no "
-        "--enable-mis (only --multi-item-scoring-delimiter, with no backend check)",
         stage="startup",
         prevents="Multi-item scoring requires flashinfer attention backend for custom attention mask support. Please "
         "set --attention-backend flashinfer when using --enable-mis. Current backends: prefill={prefill_backend}, "
@@ -262,6 +236,85 @@ off CUDA graphs, the radix cache and chunked prefill for it (logged, not refused
         when=Flag("enable_mis"),
         requires=Phases(("flashinfer",)),
         fix=("--attention-backend flashinfer",),
+    ),
+    Constraint(
+        id="general-backend-platform",
+        title="The attention backend is built for NVIDIA CUDA",
+        versions="sglang>=0.5.1",
+        stage="load",
+        reason="A ROCm, NPU, XPU or CPU backend on an NVIDIA GPU fails at import or kernel launch, after weights load.",
+        source=CHOICES,
+        docs="""Checks that each chosen attention backend is one SGLang builds for NVIDIA CUDA GPUs.
+
+ATTENTION_BACKEND_CHOICES mixes platforms: aiter and wave are AMD ROCm, ascend is Huawei NPU, intel_xpu
+is Intel GPU, intel_amx is CPU. On an NVIDIA GPU they fail when their kernels are imported or launched.""",
+        fix_title="Pick a CUDA backend (fa3, fa4, flashinfer, triton, trtllm_mha, ...)",
+        prevents="",
+        when=AnyOf((Flag("prefill_backend"), Flag("decode_backend"))),
+        requires=Platform(("cuda", "any")),
+        fix=("--attention-backend triton",),
+    ),
+    Constraint(
+        id="general-backend-alias",
+        title="The attention backend is not a deprecated alias",
+        versions="sglang>=0.5.12",
+        stage="parse",
+        reason="Deprecated aliases still start, but name a backend under another name and will be removed.",
+        source=f"{CHOICES} (comments: nsa -> dsa, compressed -> dsv4, tokenspeed_mla -> cutedsl_mla)",
+        docs="""Warns when a backend is given by a deprecated alias: nsa (dsa, from sglang 0.5.13), compressed (dsv4),
+tokenspeed_mla (cutedsl_mla, from 0.5.23).
+
+ATTENTION_BACKEND_CHOICES keeps them for old launch lines; the launch line should name the backend that
+actually runs.""",
+        fix_title="Use the backend's current name",
+        prevents="",
+        when=AnyOf((Flag("prefill_backend"), Flag("decode_backend"))),
+        # each alias in use, by the name it stands for in the target's release (its declaration's alias_of)
+        requires=tuple(
+            Requirement(Not(All((Uses(alias), Declares(alias, "alias_of")))), (f"--attention-backend {current}",))
+            for alias, current in (("compressed", "dsv4"), ("nsa", "dsa"), ("tokenspeed_mla", "cutedsl_mla"))
+        ),
+        severity="warn",
+    ),
+    Constraint(
+        id="hpc-ops-page-size",
+        title="hpc_ops silently forces page size 64",
+        versions="sglang>=0.5.17",
+        backends=("hpc_ops",),
+        stage="startup",
+        prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
+        source=f"{OVERRIDES}, _mla_backend_page_constraints",
+        docs="""Warns when hpc_ops (any phase) runs with a page size other than 64: SGLang logs a warning and uses 64.
+
+The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit.""",
+        fix_title="Pass --page-size 64",
+        when=ALWAYS,
+        requires=Flag("page_size", (64,)),
+        fix=("--page-size 64",),
+        severity="warn",
+    ),
+    Constraint(
+        id="general-triton-dcp",
+        title="triton under decode context parallelism has no sinks, sliding window or score_mod",
+        versions="sglang>=0.5.15",
+        backends=("triton",),
+        stage="runtime",
+        prevents="DCP Triton extend does not support sinks",
+        source="sglang: python/sglang/srt/layers/attention/triton_backend.py, TritonAttnBackend.forward_extend / "
+        "_forward_extend_dcp / forward_decode",
+        docs="""Checks that triton with decode context parallelism (`--dcp-size` > 1) serves a model without attention
+sinks, sliding-window layers or a score_mod.
+
+Triton's DCP path splits each sequence's KV across ranks and merges partial results; its extend kernel
+has no sink, window or score-mod support under DCP, and decode none for score_mod. Each is a
+NotImplementedError at the first forward, after the weights load. (A custom attention mask, as
+multi-item scoring uses, is refused too.)""",
+        fix_title="Use --dcp-size 1 for this model on triton, or another backend",
+        when=Not(Range("dcp_size", 0, 1)),
+        requires=Not(
+            AnyOf((Feature("sinks"), Feature("sliding_window"), All((Feature("score_mod"), Since("0.5.16")))))
+        ),
+        fix=("--dcp-size 1",),
     ),
 )
 

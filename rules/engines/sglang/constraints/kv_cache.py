@@ -3,6 +3,7 @@ Mamba checkpoint, KV sharding (rows; the logic rules of the subject are
 attn_preflight.rules.engines.sglang.rules.kv_cache)."""
 
 from attn_preflight.rules.core.constraints import (
+    Above,
     All,
     AnyOf,
     Arch,
@@ -13,6 +14,7 @@ from attn_preflight.rules.core.constraints import (
     Range,
     Requirement,
     Since,
+    Speculative,
     constraint_rules,
 )
 from attn_preflight.rules.engines.sglang.capabilities import BLACKWELL
@@ -28,6 +30,10 @@ NVFP4_KV = Flag("kv_cache_dtype", ("nvfp4",))
 MXFP8_KV = Flag("kv_cache_dtype", ("mxfp8",))
 PREFILL_ONLY = Flag("prefill_only_disable_kv_cache")
 DEQUANT_DTYPE = Flag("prefill_kv_cache_dequant_dtype")
+# SM100's native NVFP4 layout: trtllm_mha serves a phase
+SM100_NATIVE_NVFP4 = All(
+    (Arch((10,)), AnyOf((Flag("prefill_backend", ("trtllm_mha",)), Flag("decode_backend", ("trtllm_mha",)))))
+)
 ALWAYS = All(())  # a row judged on every launch: no term to hold
 
 ROWS = (
@@ -35,12 +41,6 @@ ROWS = (
         id="kv-hicache-radix-cache",
         title="--enable-hierarchical-cache and --disable-radix-cache are mutually exclusive",
         versions="sglang>=0.5.1",
-        verified=(
-            "sglang 0.5.1-0.5.23: the refusal in _handle_cache_compatibility / handle_cache_compatibility of every "
-            "release read (server_args.py:728 in 0.5.1, :2273 in 0.5.7, :5939 in 0.5.14, :8151 in 0.5.18; "
-            "arg_groups/kv_cache_hook.py:169 in 0.5.19, :395 in 0.5.21-0.5.23; bench/release_walk.py grep "
-            "'enable-hierarchical-cache and disable-radix-cache are mutually exclusive'; none in 0.5.0rc2)"
-        ),
         stage="startup",
         when=Flag("enable_hierarchical_cache"),
         requires=Not(Flag("disable_radix_cache")),
@@ -59,12 +59,6 @@ flags are read here.)""",
         id="kv-hicache-host-memory-fraction",
         title="--hicache-host-memory-fraction lies in (0, 1]",
         versions="sglang>=0.5.21",
-        verified=(
-            "sglang 0.5.21-0.5.23: handle_hicache_ratio_default, run for every launch early in the pipeline "
-            "(pipeline.py:69 in 0.5.21, :77 in 0.5.22 and 0.5.23), refuses a fraction outside (0, 1] "
-            "(hicache_hook.py:96-98 in 0.5.21 and 0.5.22, :115-117 in 0.5.23; bench/release_walk.py grep "
-            "'hicache-host-memory-fraction must be in' finds it first in 0.5.21)"
-        ),
         stage="startup",
         when=Flag("hicache_host_memory_fraction"),
         requires=Range("hicache_host_memory_fraction", 0, 1, open_low=True),
@@ -81,12 +75,6 @@ HiCache on or not, and refuses one outside it at start-up.""",
         id="kv-fp4-unified-memory",
         title="An FP4 KV cache (nvfp4, fp4_mx_block16) cannot use --enable-unified-memory",
         versions="sglang>=0.5.21",
-        verified=(
-            "sglang 0.5.21-0.5.23: handle_kv4_compatibility raises for --enable-unified-memory with either FP4 dtype "
-            "on CUDA (kv_cache_hook.py:133-137 in 0.5.21, 0.5.22 and 0.5.23; bench/release_walk.py grep 'FP4 KV "
-            "cache does not yet support --enable-unified-memory' finds it from 0.5.21, the unified pool itself being "
-            "0.5.18+)"
-        ),
         stage="startup",
         when=FP4_KV,
         requires=Not(Flag("enable_unified_memory")),
@@ -105,9 +93,6 @@ refuses the pair at start-up.""",
         id="kv-mxfp8-requires-fa4",
         title="An MXFP8 KV cache needs the FA4 backend",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): FlashAttentionBackend raises for fa_impl_ver != 4 in "
-        "every release (flashattention_backend.py:356-359 in 0.5.16, :451-454 in 0.5.23; "
-        "flashinfer/triton/trtllm_mha have no mxfp8 path)",
         stage="runtime",
         when=MXFP8_KV,
         requires=Backends(("fa4",)),
@@ -125,9 +110,6 @@ raises this message at the first forward; other backends have no reader for the 
         id="kv-mxfp8-arch",
         title="An MXFP8 KV cache needs a Blackwell-family GPU (SM10x/SM11x/SM12x)",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23 (the MXFP8 KV cache's first release is 0.5.16: no 'kv-cache-dtype=mxfp8' "
-        "before): the same is_blackwell ValueError in every release (server_args.py:5064-5071 in 0.5.16, "
-        "arg_groups/kv_cache_hook.py:100-108 in 0.5.23; bench/release_walk.py prevents)",
         stage="startup",
         when=MXFP8_KV,
         requires=Arch(tuple(sorted(BLACKWELL))),
@@ -148,10 +130,6 @@ Passing this gate is not enough: only SM100/SM103 have the kernel (rule kv-mxfp8
         id="kv-mxfp8-prefill-only",
         title="--prefill-only-disable-kv-cache does not take an MXFP8 KV cache",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype == 'mxfp8' "
-        "in every release (server_args.py 0.5.16 :6153, 0.5.17 :7062, 0.5.18 :7290; arg_groups/kv_cache_hook.py "
-        "0.5.19 :421, 0.5.20 :478, 0.5.21 :796, 0.5.22 :903, 0.5.23 :891); the flag exists from 0.5.12, but "
-        "0.5.12-0.5.15 have no mxfp8 KV dtype and refuse only fp4_e2m1 (server_args.py:3374 in 0.5.12)",
         stage="startup",
         when=PREFILL_ONLY,
         requires=Not(MXFP8_KV),
@@ -170,10 +148,6 @@ handled by it.""",
         id="kv-prefill-only-embedding",
         title="--prefill-only-disable-kv-cache serves an embedding model only (--is-embedding)",
         versions="sglang>=0.5.12",
-        verified="sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'currently requires --is-embedding'): the "
-        "ValueError is the first check of validate_prefill_only_disable_kv_cache_args, server_args.py 0.5.12 :3368, "
-        "0.5.13 :3679, 0.5.14 :5441, 0.5.15 :5260, 0.5.16 :6143, 0.5.17 :7052, 0.5.18 :7280, then "
-        "arg_groups/kv_cache_hook.py 0.5.19 :411, 0.5.20 :468, 0.5.21 :786, 0.5.22 :893, 0.5.23 :881",
         stage="startup",
         when=PREFILL_ONLY,
         requires=Flag("is_embedding"),
@@ -191,11 +165,6 @@ K/V through the paged cache, so SGLang refuses the flag at start-up without `--i
         id="kv-fp4-prefill-only",
         title="--prefill-only-disable-kv-cache does not take an FP4 KV cache",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23: validate_prefill_only_disable_kv_cache_args raises for kv_cache_dtype in ('nvfp4', "
-        "'fp4_mx_block16') in every release (server_args.py 0.5.16 :6147, 0.5.17 :7056, 0.5.18 :7284; "
-        "arg_groups/kv_cache_hook.py 0.5.19 :415, 0.5.20 :472, 0.5.21 :790, 0.5.22 :897, 0.5.23 :885); "
-        "0.5.12-0.5.15 refuse the older fp4_e2m1 under that name only (server_args.py:3374 in 0.5.12, :5266 in "
-        "0.5.15), before the FP4 dtypes this rule names existed",
         stage="startup",
         when=PREFILL_ONLY,
         requires=Not(FP4_KV),
@@ -214,9 +183,6 @@ handle.""",
         id="kv-nvfp4-arch",
         title="An NVFP4 KV cache needs SM100 or SM12x",
         versions="sglang>=0.5.16",
-        verified="sglang 0.5.16-0.5.23, every release (bench/release_walk.py grep): the same is_sm100 or is_sm120 "
-        "RuntimeError for --kv-cache-dtype nvfp4, first in 0.5.16 (server_args.py:5085-5090), "
-        "arg_groups/kv_cache_hook.py:124-129 in 0.5.23",
         stage="startup",
         when=NVFP4_KV,
         requires=Arch((10, 12)),
@@ -235,8 +201,6 @@ in SGLang.""",
         id="kv-nvfp4-dequant-dtype",
         title="--prefill-kv-cache-dequant-dtype needs --kv-cache-dtype nvfp4",
         versions="sglang>=0.5.21",
-        verified="sglang>=0.5.21: the ValueError is in every release read from 0.5.21 to 0.5.23 "
-        "(arg_groups/kv_cache_hook.py:40-44 in each; bench/release_walk.py grep 'applies only with'); none in 0.5.20",
         stage="startup",
         when=ALWAYS,
         requires=AnyOf((Not(DEQUANT_DTYPE), Flag(DEQUANT_DTYPE.name, ("auto",)), NVFP4_KV)),
@@ -253,11 +217,6 @@ SGLang's NVFP4 step raises at start-up when the flag is set with any other KV dt
         id="kv-sharding-prefill-worker",
         title="--enable-kv-cache-sharding runs on a PD prefill worker only, with no dLLM and the built-in radix cache",
         versions="sglang>=0.5.22",
-        verified="sglang 0.5.22-0.5.23: handle_kv_cache_sharding first appears in 0.5.22 and refuses, in this order, a "
-        "--disaggregation-mode other than prefill (kv_shard_hook.py:60-65 in 0.5.22, :99-104 in 0.5.23), a "
-        "--dllm-algorithm (:70-75, :119-124) and a --radix-cache-backend (:76-82, :125-131) in both "
-        "(bench/release_walk.py grep 'is only supported on PD prefill', 'does not support diffusion language', "
-        "'requires the built-in')",
         stage="startup",
         when=Flag("enable_kv_cache_sharding"),
         requires=(
@@ -282,11 +241,6 @@ rotation-aware tree core. SGLang refuses each at start-up, before it looks at th
         id="kv-int8-mamba-checkpoint-cache",
         title="--enable-int8-mamba-checkpoint needs the built-in mamba radix cache: no HiCache, radix backend or LMCache",
         versions="sglang>=0.5.14",
-        verified="sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'only supports the built-in mamba', 'LMCache is not "
-        "int8-aware'): the flag is new in 0.5.14 and _handle_int8_mamba_checkpoint refuses --enable-hierarchical-"
-        "cache and a --radix-cache-backend for any model (server_args.py:4870-4882 in 0.5.14, :6237 in 0.5.18; "
-        "arg_groups/mamba_hook.py:85-95 in 0.5.19-0.5.20); --enable-lmcache too from 0.5.21 (mamba_hook.py:96-99 "
-        "in 0.5.21, :97-100 in 0.5.22-0.5.23)",
         stage="startup",
         when=Flag("enable_int8_mamba_checkpoint"),
         requires=All(
@@ -310,6 +264,127 @@ radix-cache backends and LMCache would read int8 checkpoint slots as bf16 active
 at start-up.""",
         fix_title="Drop the other cache (or --enable-int8-mamba-checkpoint): the int8 checkpoint runs on the built-in "
         "mamba radix cache only",
+    ),
+    Constraint(
+        id="kv-prefill-only-preconditions",
+        title="--prefill-only-disable-kv-cache needs --chunked-prefill-size -1 and --disable-radix-cache",
+        versions="sglang>=0.5.12",
+        stage="startup",
+        when=PREFILL_ONLY,
+        requires=(
+            Requirement(Flag("chunked_prefill_size", (-1,)), ("--chunked-prefill-size -1",)),
+            Requirement(Flag("disable_radix_cache"), ("--disable-radix-cache",)),
+        ),
+        together=True,
+        prevents="--prefill-only-disable-kv-cache requires --chunked-prefill-size=-1 so the FA backend takes the "
+        "fa_skip_kv_cache path; otherwise the pool would be touched between prefill chunks.",
+        source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+        docs="""Checks the two flags `--prefill-only-disable-kv-cache` needs: `--chunked-prefill-size -1` and
+`--disable-radix-cache`.
+
+The KV-free prefill path keeps each request in one forward and lets the radix cache index nothing, so SGLang
+refuses the flag at start-up unless chunked prefill is off and the radix cache disabled ("... requires
+--disable-radix-cache because the radix cache indexes KV pool slots that no longer hold real data."). SGLang's
+default chunked-prefill size is not -1.""",
+        fix_title="Add --chunked-prefill-size -1 --disable-radix-cache",
+    ),
+    Constraint(
+        id="kv-prefill-only-pool-writers",
+        title="--prefill-only-disable-kv-cache refuses context parallelism and HiSparse, which write the KV pool",
+        versions="sglang>=0.5.12",
+        stage="startup",
+        when=PREFILL_ONLY,
+        # a switch cannot be turned off by adding a flag: only the CP size, judged last, has a fix
+        requires=(
+            Requirement(Not(Flag("enable_prefill_cp"))),
+            Requirement(Not(Flag("enable_prefill_context_parallel"))),
+            Requirement(Not(Flag("enable_hisparse"))),
+            Requirement(Not(Above("attn_cp_size", 1)), ("--attn-cp-size 1",)),
+        ),
+        first_only=True,
+        prevents="--prefill-only-disable-kv-cache is incompatible with --attn-cp-size > 1: the context-parallel "
+        "attention path writes K/V to the pool via set_kv_buffer, which the no-op pool intentionally rejects.; "
+        "--prefill-only-disable-kv-cache is incompatible with --enable-prefill-cp: the prefill-CP path stages K/V "
+        "through the paged cache, which the no-op pool does not support.; --prefill-only-disable-kv-cache is "
+        "incompatible with --enable-hisparse: HiSparse uses a dedicated pool family that is not the no-op MHA pool.",
+        source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
+        docs="""Checks that `--prefill-only-disable-kv-cache` comes without `--attn-cp-size` > 1, prefill context
+parallelism (`--enable-prefill-cp`, `--enable-prefill-context-parallel` until 0.5.19) or `--enable-hisparse`.
+
+The flag swaps the KV pool for a no-op one that rejects writes; context-parallel attention writes K/V to the
+pool and prefill CP stages K/V through it, and HiSparse brings a pool family of its own. SGLang refuses each
+at start-up (else the first request would fail on the no-op pool's write).""",
+        fix_title="Drop context parallelism / HiSparse, or keep the KV cache",
+    ),
+    Constraint(
+        id="kv-nvfp4-speculative",
+        title="Speculative decoding on SM100's native NVFP4 KV: EAGLE/NEXTN with a trtllm_mha draft, or breadth-1 "
+        "NGRAM",
+        versions="sglang>=0.5.21",
+        needs_gpu=True,
+        stage="startup",
+        when=All((NVFP4_KV, Flag("speculative_algorithm"), SM100_NATIVE_NVFP4)),
+        requires=(
+            Requirement(Speculative(("EAGLE", "EAGLE3", "NEXTN", "NGRAM")), ("--speculative-algorithm EAGLE",)),
+            # NGRAM's draft is a tree unless its breadth is 1 (the default is 10: fields/spec.py)
+            Requirement(
+                AnyOf((Not(Speculative(("NGRAM",))), Flag("speculative_ngram_max_bfs_breadth", (1,)))),
+                ("--speculative-ngram-max-bfs-breadth 1",),
+            ),
+            Requirement(
+                AnyOf(
+                    (
+                        Speculative(("NGRAM",)),
+                        Not(Flag("draft_attention_backend")),
+                        Flag("draft_attention_backend", ("trtllm_mha",)),
+                    )
+                ),
+                ("--speculative-draft-attention-backend trtllm_mha",),
+            ),
+        ),
+        first_only=True,
+        prevents="SM100 native NVFP4 speculative decoding requires --speculative-draft-attention-backend=trtllm_mha "
+        "so the draft worker consumes its physical NVFP4 KV layout; got {draft_backend!r}.",
+        source=f"{KV_HOOK}, handle_kv4_compatibility",
+        docs="""Checks speculative decoding with `--kv-cache-dtype nvfp4` on SM100/SM103, where trtllm_mha serves a
+phase from the native NVFP4 layout.
+
+SGLang refuses at start-up (kv_cache_hook.py:165-232 in sglang 0.5.23): DFLASH and DSPARK ("does not yet
+support"), any algorithm but EAGLE, EAGLE3, NEXTN and NGRAM, NGRAM with a tree
+(--speculative-ngram-max-bfs-breadth other than 1; its default is 10), and a draft model whose
+--speculative-draft-attention-backend is not trtllm_mha (unset, SGLang picks trtllm_mha itself and logs it).""",
+        fix_title="Use EAGLE/NEXTN with --speculative-draft-attention-backend trtllm_mha, or NGRAM with breadth 1",
+    ),
+    Constraint(
+        id="kv-nvfp4-spec-attention-mode",
+        title="Speculative decoding on SM100's mixed NVFP4 KV: target verify is switched to decode attention",
+        versions="sglang>=0.5.21",
+        needs_gpu=True,
+        stage="startup",
+        severity="warn",
+        when=All(
+            (
+                NVFP4_KV,
+                Flag("speculative_algorithm"),
+                Arch((10,)),
+                Flag("prefill_backend", ("flashinfer",)),
+                Flag("decode_backend", ("trtllm_mha",)),
+            )
+        ),
+        requires=Flag("speculative_attention_mode", ("decode",)),  # unset: SGLang's default, prefill
+        fix=("--speculative-attention-mode decode",),
+        prevents="SM100 mixed NVFP4 speculative decoding routes target verify to trtllm_mha; overriding "
+        "--speculative-attention-mode=prefill to decode.",
+        source=f"{KV_HOOK}, handle_kv4_compatibility",
+        docs="""Warns when speculative decoding on SM100/SM103 with `--kv-cache-dtype nvfp4` runs the mixed NVFP4
+pair (prefill flashinfer on an FP8 dequant workspace, decode trtllm_mha) with `--speculative-attention-mode
+prefill`, SGLang's default: SGLang logs a warning and verifies on the decode backend instead.
+
+FlashInfer prefill reads a transient FP8 dequant workspace whose host-built page layout cannot be
+refreshed inside a target-verify CUDA graph; the trtllm_mha decode child reads the NVFP4 cache directly.
+The mixed pair is what `--prefill-kv-cache-dequant-dtype fp8_e4m3` (or an explicit flashinfer prefill)
+gives on SM100; SGLang's own NVFP4 choice there is trtllm_mha for both phases.""",
+        fix_title="Pass --speculative-attention-mode decode (what SGLang switches to)",
     ),
 )
 

@@ -10,13 +10,6 @@ ROWS = (
         id="model-linear-attn-flashkda-decode",
         title="FlashKDA is prefill-only: --linear-attn-decode-backend flashkda is refused",
         versions="sglang>=0.5.15",
-        verified=(
-            "sglang 0.5.15-0.5.23, every release with FlashKDA (bench/release_walk.py grep 'FlashKDA is prefill-only' "
-            "finds it from 0.5.15, the release that adds the flashkda choice): server_args.py "
-            "_handle_linear_attn_backend (0.5.15 :4688-4694, 0.5.18 :6277-6283), arg_groups/attention_hook.py "
-            "handle_linear_attn_backend from 0.5.19 (:271-281; 0.5.23 :314-331). An explicit decode flashkda raises; "
-            "one inherited from --linear-attn-backend flashkda falls back to triton decode"
-        ),
         stage="startup",
         prevents="--linear-attn-decode-backend flashkda is not supported: FlashKDA is prefill-only. Use "
         "--linear-attn-prefill-backend flashkda (decode stays on triton).",

@@ -14,10 +14,41 @@ from packaging.version import Version
 
 from attn_preflight.rules.checks.common import blackwell_majors, gpu, sglang_release
 from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.constraints import (
+    All,
+    AnyOf,
+    Arch,
+    Capability,
+    Constraint,
+    Env,
+    EnvTrue,
+    Feature,
+    Flag,
+    Model,
+    ModelField,
+    Not,
+    Range,
+    Requirement,
+    Resolved,
+    Since,
+    Speculative,
+    constraint_rules,
+    unset_or,
+)
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.capabilities import INKLING_ARCHITECTURES, LLAMA4_DEFAULT_FROM
-from attn_preflight.rules.engines.sglang.resolve import EXAONE_ARCHITECTURES, LFM2_ARCHITECTURES, OLMO_ARCHITECTURES
+from attn_preflight.rules.engines.sglang.resolve import (
+    EXAONE_ARCHITECTURES,
+    LFM2_ARCHITECTURES,
+    OLMO_ARCHITECTURES,
+    RAGGED_VERIFY_ENV,
+    attention_dp_on,
+    effective_page_size,
+    minimax_m3_nvfp4,
+    on_blackwell,
+)
 
 MODEL_HOOK = "sglang: python/sglang/srt/arg_groups/model_hook.py"
 OVERRIDES_DIR = "sglang: python/sglang/srt/arg_groups/model_overrides"
@@ -55,7 +86,6 @@ class ModelBackends(NamedTuple):
     id: str
     title: str
     versions: str
-    verified: str
     stage: str
     prevents: str
     source: str
@@ -79,12 +109,6 @@ ROWS = (
         id="model-gpt-oss-backends",
         title="GPT-OSS needs a backend with attention sinks and sliding window",
         versions="sglang>=0.5.1",
-        verified=(
-            "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'GptOssForCausalLM requires one of'): "
-            "server_args.py asserts supported_backends, triton/trtllm_mha/fa3 in 0.5.1-0.5.3, + fa4 from "
-            "0.5.3.post3, + ascend (0.5.8) and the other non-CUDA names later; arg_groups/model_hook.py:536 in "
-            "0.5.23"
-        ),
         stage="startup",
         prevents="GptOssForCausalLM requires one of ['triton', 'trtllm_mha', 'fa3', 'fa4', 'ascend', 'intel_amx', "
         "'intel_xpu', 'aiter'] attention backend, but got the following backends\n- Prefill: {prefill}\n"
@@ -111,15 +135,6 @@ allow triton, trtllm_mha and fa3 only.""",
         id="model-llama4-backends",
         title="Llama 4 needs fa3, trtllm_mha or triton (chunked local attention)",
         versions="sglang>=0.5.0rc2",
-        verified=(
-            "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep 'is required for Llama4 model'): the "
-            "list asserted on the Llama 4 branch of the model adjustments grows fa3 (0.5.0rc2 server_args.py:2166), "
-            "+ aiter (0.5.1 :2279-2282), + triton (0.5.2 :2494-2498), + trtllm_mha (0.5.4.post3 :988-993), + "
-            "intel_xpu (0.5.5.post3 :1028-1034), + ascend (0.5.10 :1851-1858; arg_groups/model_hook.py:630 in "
-            "0.5.23); before 0.5.6 no default is picked first (0.5.5 :999-1005: the assert reads --attention-backend "
-            "as given; sglang 0.5.5's own resolution rejects Llama 4 without a backend on every GPU), from 0.5.6 "
-            "SGLang picks trtllm_mha / fa3 / triton itself (:1125-1139)"
-        ),
         stage="startup",
         prevents="fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {backend}",
         source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Llama4 branch)",
@@ -150,13 +165,6 @@ given, so a Llama 4 launch without one fails on every GPU.""",
         id="model-gemma4-backends",
         title="Gemma 4 needs trtllm_mha, triton or fa4",
         versions="sglang>=0.5.13",
-        verified=(
-            "sglang 0.5.13-0.5.23: the accepted_backends tuple asserted for the three Gemma 4 architectures, read "
-            "in each release: trtllm_mha, triton, intel_xpu in 0.5.13 (server_args.py:2395-2400, the first release "
-            "with the branch); + ascend from 0.5.14 (:4078-4083; 0.5.17 :5459-5464, its message still naming three); "
-            "+ intel_amx from 0.5.18 (:5672-5683; arg_groups/model_hook.py:484-494 in 0.5.19); + aiter from 0.5.20 "
-            "(model_hook.py:546-557, 0.5.21 :606-617); + fa4 from 0.5.22 (:640-652; 0.5.23 :646-658)"
-        ),
         stage="startup",
         prevents="Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or aiter attention backend, "
         "got prefill={prefill}, decode={decode}",
@@ -187,15 +195,6 @@ SM100 and triton elsewhere.""",
         id="model-exaone-swa-backends",
         title="EXAONE 4 (sliding window) needs fa3, triton or trtllm_mha",
         versions="sglang>=0.5.9",
-        verified=(
-            "sglang 0.5.9-0.5.23: the accepted list ['fa3', 'triton', 'trtllm_mha'] asserted when "
-            "sliding_window_pattern is set, the block read in every wheel: on self.attention_backend in "
-            "_handle_model_specific_adjustments in 0.5.9-0.5.14 (server_args.py:1496-1498 in 0.5.9, :4116 in 0.5.14), "
-            "which runs before _handle_attention_backend_compatibility picks the default, so an omitted flag fails "
-            "('but got None'); on resolved_view(...).attention_backend from 0.5.15 (server_args.py:4159 in 0.5.15, "
-            ":5702 in 0.5.18; arg_groups/model_hook.py:513 in 0.5.19, :575 in 0.5.20, :680 in 0.5.23); "
-            "ExaoneMoeForCausalLM is in the branch from 0.5.22 (:674); the branch is absent in 0.5.8"
-        ),
         stage="startup",
         prevents="One of the attention backends in ['fa3', 'triton', 'trtllm_mha'] is required for {model_arch}, "
         "but got {backend}",
@@ -220,11 +219,6 @@ assert runs before SGLang picks its default, so the flag must be given.""",
         id="model-olmo-flashinfer",
         title="OLMo 2/3 must not use FlashInfer",
         versions="sglang>=0.5.4",
-        verified=(
-            "sglang 0.5.4-0.5.23: the same assert attention_backend != flashinfer for Olmo3 in every release from "
-            "the first with it (server_args.py in 0.5.4-0.5.14, arg_groups/model_hook.py:690 in 0.5.23; "
-            "bench/release_walk.py grep)"
-        ),
         stage="startup",
         prevents="FlashInfer backend can significantly degrade the performance of Olmo3 models.",
         source=f"{MODEL_HOOK}, handle_model_specific_adjustments (Olmo2ForCausalLM branch); "
@@ -246,13 +240,6 @@ triton elsewhere.""",
         id="model-lfm2-triton",
         title="LFM2 must not use the triton backend",
         versions="sglang>=0.5.9",
-        verified=(
-            "sglang 0.5.9-0.5.23: the assert != 'triton' in the LFM2 branch, read in every wheel: Lfm2ForCausalLM "
-            "only in 0.5.9-0.5.16 (server_args.py:1662 in 0.5.9, :2414 in 0.5.12, :4270 in 0.5.14, :4207 in 0.5.15), "
-            "+ Lfm2MoeForCausalLM from 0.5.17 (:5531; arg_groups/model_hook.py:551 in 0.5.19, :720 in 0.5.23); through "
-            "0.5.14 it reads --attention-backend as given, before SGLang's default (a defaulted triton is not "
-            "refused there; not modelled), from 0.5.15 the resolved backend; absent in 0.5.8"
-        ),
         stage="startup",
         prevents="{model_arch} does not support triton attention backend, as the first layer might not be an attention "
         "layer",
@@ -275,13 +262,6 @@ SGLang's default is flashinfer on SM100 and the generic choice (fa3 on SM90, fla
         id="model-inkling-backends",
         title="Inkling runs only on fa4 or triton",
         versions="sglang>=0.5.16",
-        verified=(
-            "sglang 0.5.16-0.5.23: InklingAttention.forward asserts the backend in ('fa4', 'triton') in every release "
-            "with the model (models/inkling_common/attn.py, absent before 0.5.16): on server_args.attention_backend in "
-            "0.5.16 (:723) and 0.5.17 (:730), on the backend serving the batch (serving_attention_backend) from 0.5.18 "
-            "(:770 through 0.5.21, :744 in 0.5.22-0.5.23); the rule judges both phases, which is what the later form "
-            "asserts"
-        ),
         stage="runtime",
         prevents='assert attention_backend in ("fa4", "triton")',
         source="sglang: python/sglang/srt/models/inkling_common/attn.py, InklingAttention.forward; "
@@ -302,13 +282,6 @@ its own arch limits (rules fa4-score-mod-sm8x, fa4-rel-bias-arch).""",
         id="model-moss-vl-prefill",
         title="Moss-VL needs FlashInfer for prefill",
         versions="sglang>=0.5.11",
-        verified=(
-            "sglang 0.5.11-0.5.23: the same logic in every wheel (the block read in each): no backend given -> "
-            "prefill flashinfer, then assert the prefill backend is flashinfer; in _handle_model_specific_adjustments "
-            "in 0.5.11-0.5.14 (server_args.py:2099 in 0.5.11, :4103 in 0.5.14), _moss_vl_overrides from 0.5.15 "
-            "(arg_groups/overrides.py:644 in 0.5.15, :1098 in 0.5.18; arg_groups/model_overrides/moss_vl.py:31 in "
-            "0.5.19, :28 in 0.5.21-0.5.23); absent in 0.5.10.post1"
-        ),
         stage="startup",
         prevents="MossVLForConditionalGeneration requires flashinfer prefill attention backend for cross-attention "
         "custom mask support.",
@@ -328,13 +301,6 @@ sets prefill to flashinfer when no backend flag is given and asserts it otherwis
         id="model-hybrid-gdn-blackwell",
         title="Hybrid GDN models (Qwen3-Next, Qwen3.5) on Blackwell need triton, trtllm_mha, fa4 or flashinfer",
         versions="sglang>=0.5.3",
-        verified=(
-            "sglang 0.5.3-0.5.23, every release (bench/release_walk.py grep 'on Blackwell GPUs for hybrid GDN'): "
-            "attention_registry.py attn_backend_wrapper asserts the allowed list from 0.5.3 (:181-188): triton or "
-            "trtllm_mha in 0.5.3, triton only in 0.5.3.post3-0.5.5, triton or trtllm_mha from 0.5.5.post3, + fa4 "
-            "and flashinfer from 0.5.10, flashinfer off SM100 in 0.5.16-0.5.20, SM12x without fa4 from 0.5.16 "
-            "(0.5.23 :460-476); none in 0.5.1/0.5.2"
-        ),
         stage="init",
         prevents="Only {allowed} backends are supported on Blackwell GPUs for hybrid GDN models. "
         "Got prefill={prefill}, decode={decode}.",
@@ -418,7 +384,6 @@ def model_backend_rules(module: str, rows: Sequence[ModelBackends]) -> None:
             title=row.title,
             engine="sglang",
             versions=row.versions,
-            verified=row.verified,
             source=row.source,
             docs=row.docs,
             fix_title=row.fix_title,
@@ -430,3 +395,379 @@ def model_backend_rules(module: str, rows: Sequence[ModelBackends]) -> None:
 
 
 model_backend_rules(__name__, ROWS)
+
+
+# --- Flag constraints of single model families (rows judged by the constraint evaluator) -------------------------
+
+INF = float("inf")
+FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
+DCP = Not(Range("dcp_size", -INF, 1))  # --dcp-size above 1
+DP_ATTENTION = Resolved(attention_dp_on, "DP attention")
+# the fix that turns DP attention off, where a flag value can (a store-true flag cannot be unset), then the refusal
+NO_DP_ATTENTION = (
+    Requirement(Not(All((DP_ATTENTION, Flag("attn_dp_size")))), ("--attn-dp-size 1",)),
+    Requirement(Not(All((DP_ATTENTION, Flag("dp_size"), Flag("enable_dp_attention")))), ("--dp-size 1",)),
+    Requirement(Not(DP_ATTENTION)),
+)
+AUTO_BACKEND = Not(Flag("auto_backend", ("",)))  # the reason SGLang picked the backend, "" when one was named
+NAMED_BACKENDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+IQUEST_Q1 = Model(architectures=tuple(sorted(backend_kb.IQUEST_Q1_ARCHITECTURES)))
+ATTN_CP = Not(Range("attn_cp_size", -INF, 1))
+MINICPM_SPARSE_BACKENDS = ("minicpm_flashattn", "minicpm_flashinfer")
+MINICPM_FORCE_DENSE = EnvTrue("SGLANG_MINICPM_FORCE_DENSE")
+MINICPM_SALA = AnyOf((ModelField("minicpm_sparse_attention"), ModelField("minicpm_lightning_layers")))
+# no backend named (SGLang's default is the sparse one), or a sparse backend among those named
+MINICPM_ON_SPARSE = AnyOf(
+    (
+        AUTO_BACKEND,
+        Not(AnyOf(tuple(Flag(name) for name in NAMED_BACKENDS))),
+        *(Flag(name, MINICPM_SPARSE_BACKENDS) for name in NAMED_BACKENDS),
+    )
+)
+KIMI_K3 = Model(architectures=(backend_kb.KIMI_K3_ARCHITECTURE,))
+
+
+def kimi_k3_decode_in(backends: tuple[str, ...]) -> AnyOf:
+    """No decode backend given (or SGLang picks it), or the one given (--decode-attention-backend, else
+    --attention-backend) is one of `backends`."""
+    inherited = All((Not(Flag("decode_attention_backend")), unset_or("attention_backend", *backends)))
+    return AnyOf((AUTO_BACKEND, Flag("decode_attention_backend", backends), inherited))
+
+
+QSA_FP8 = All((Flag("qsa_indexer_dtype", ("fp8_e4m3",)), Since("0.5.22")))  # the flag is new in 0.5.22
+M3_NVFP4 = Resolved(minimax_m3_nvfp4, "MiniMax-M3.1 NVFP4 (--quantization minimax_m3_nvfp4)")
+PAGE_1 = Resolved(effective_page_size, "page size 1 (as SGLang settles it)", (1,))
+PAGE_NAMED = All((Flag("page_size"), Not(Flag("page_size", (1,)))))
+
+CONSTRAINTS = (
+    Constraint(
+        id="model-llama4-chunk-size",
+        title="Llama 4 on fa3/fa4 needs attention_chunk_size in its config",
+        versions="sglang>=0.5.8",
+        backends=("fa3", "fa4"),
+        needs_model=True,
+        stage="init",
+        prevents="Attention chunk size is required for local attention",
+        source=f"{FA_BACKEND}, FlashAttentionBackend._maybe_init_local_attn_builder; "
+        "configs/model_config.py is_local_attention_model",
+        docs="""Checks that a Llama4ForConditionalGeneration config served by fa3 or fa4 carries
+`attention_chunk_size` (in its text_config).
+
+SGLang treats Llama4ForConditionalGeneration as a local-attention model; the FlashAttention backend builds
+its chunked-attention metadata from `attention_chunk_size` and asserts it is set. A converted or trimmed
+config without the field fails when the backend is constructed, after the weights have loaded.""",
+        fix_title="Restore attention_chunk_size (8192 for Llama 4 Scout/Maverick) in text_config, or use triton",
+        when=Model(architectures=("Llama4ForConditionalGeneration",)),
+        requires=ModelField("attention_chunk_size"),
+        fix=("--attention-backend triton",),
+    ),
+    Constraint(
+        id="model-fa-swa-cross-attention",
+        title="fa3, fa4, flashinfer and triton cannot serve sliding window together with cross attention",
+        versions="sglang>=0.5.1",
+        backends=("fa3", "fa4", "flashinfer", "triton"),
+        stage="init",
+        prevents="Sliding window and cross attention are not supported together",
+        source=f"{FA_BACKEND}, FlashAttentionBackend.__init__; flashinfer_backend.py and triton_backend.py, __init__",
+        docs="""Checks that a model with both cross attention and sliding-window layers is not served by fa3, fa4,
+flashinfer or triton.
+
+SGLang's FlashAttention (fa3 and fa4), FlashInfer and Triton backends each assert at construction that a
+model is not both encoder-decoder and sliding-window (SGLang derives the window from the model, or from
+Llama 4's attention_chunk_size). torch_native has no such assert and handles both (torch_native_backend.py
+:293-330 in sglang 0.5.23), so it is the backend left.""",
+        fix_title="Use --attention-backend torch_native",
+        when=Feature("cross_attention"),
+        requires=Not(AnyOf((Feature("sliding_window"), Feature("chunked_local")))),
+        fix=("--attention-backend torch_native",),
+    ),
+    Constraint(
+        id="model-iquest-q1-fa3",
+        title="IQuestQ1 runs on fa3 only, its MTP draft too, with EAGLE top-k 1",
+        versions="sglang>=0.5.21",
+        needs_model=True,
+        stage="startup",
+        prevents="IQuestQ1 applies its attention sink from the softmax LSE and requires FA3 attention for both "
+        "prefill and decode.",
+        source=f"{OVERRIDES_DIR}/iquest_q1.py, _iquest_q1_overrides",
+        docs="""Checks an IQuestQ1 model (IQuestQ1ForCausalLM, its IQuestQ1MTP draft): every named attention backend is
+fa3, the MTP draft's too, and EAGLE top-k is 1.
+
+SGLang's override refuses anything else at start-up (iquest_q1.py:13-35 in sglang 0.5.23: "requires FA3 attention
+for both prefill and decode", "requires FA3 attention for the MTP draft", "requires --speculative-eagle-topk 1")
+and sets fa3 itself where no backend is named, so the model needs a GPU fa3 runs on (SM90, or SM8x).""",
+        fix_title="Use --attention-backend fa3 (on SM90)",
+        when=IQUEST_Q1,
+        requires=All(
+            (
+                *(unset_or(name, "fa3") for name in (*NAMED_BACKENDS, "draft_attention_backend")),
+                Range("speculative_eagle_topk", -INF, 1),
+            )
+        ),
+        fix=("--attention-backend fa3",),
+    ),
+    Constraint(
+        id="model-iquest-q1-parallel",
+        title="IQuestQ1 drafts with serial EAGLE / NEXTN only and takes no context, DP-attention or pipeline "
+        "parallelism",
+        versions="sglang>=0.5.21",
+        needs_model=True,
+        stage="startup",
+        prevents="IQuest Q1 MTP requires serial EAGLE or NEXTN drafting.; IQuestQ1 does not support context "
+        "parallelism.; IQuest Q1 MTP drafting does not support multi-layer EAGLE.; IQuest Q1 does not support DP "
+        "attention.; IQuest Q1 does not support pipeline parallelism.",
+        source=f"{OVERRIDES_DIR}/iquest_q1.py, _iquest_q1_overrides",
+        docs="""Checks an IQuestQ1 model (IQuestQ1ForCausalLM, its IQuestQ1MTP draft) for what its override refuses
+beside the backend (model-iquest-q1-fa3): a speculative algorithm other than EAGLE or NEXTN, context parallelism
+(`--attn-cp-size` or `--dcp-size` above 1, `--enable-prefill-cp`), `--enable-multi-layer-eagle`, DP attention
+(`--attn-dp-size` above 1; until 0.5.21 `--enable-dp-attention`) and `--pp-size` above 1.
+
+SGLang's IQuestQ1 override raises each of these at start-up (iquest_q1.py:24-40 in sglang 0.5.23), after the
+backend checks; the MTP draft is a single-layer serial head (`--speculative-eagle-topk 1`, model-iquest-q1-fa3).""",
+        fix_title="Serve IQuestQ1 on plain TP: EAGLE drafting, no CP, DP attention or PP",
+        when=IQUEST_Q1,
+        first_only=True,
+        requires=(
+            Requirement(
+                Speculative(("NONE", "EAGLE", "NEXTN")),
+                ("--speculative-algorithm EAGLE",),
+            ),
+            Requirement(Not(Flag("enable_prefill_cp"))),  # a store-true flag, which no flag of a fix turns off
+            Requirement(Not(All((ATTN_CP, DCP))), ("--attn-cp-size 1 --dcp-size 1",)),
+            Requirement(Not(ATTN_CP), ("--attn-cp-size 1",)),
+            Requirement(Not(DCP), ("--dcp-size 1",)),
+            Requirement(Not(Flag("enable_multi_layer_eagle"))),
+            *NO_DP_ATTENTION,
+            Requirement(Range("pp_size", -INF, 1), ("--pp-size 1",)),
+        ),
+    ),
+    Constraint(
+        id="model-ernie45-vl-dp-attention",
+        title="ERNIE 4.5 VL MoE takes no DP attention",
+        versions="sglang>=0.5.22",
+        needs_model=True,
+        stage="startup",
+        prevents="ERNIE 4.5 VL MoE does not support DP attention: its attention heads are split over the full TP "
+        "group.",
+        source=f"{OVERRIDES_DIR}/ernie45_vl.py, _ernie45_vl_overrides",
+        docs="""Checks that an ERNIE 4.5 VL MoE model (Ernie4_5_VLMoeForConditionalGeneration) runs without DP attention
+(`--attn-dp-size` 1, or `--dp-size N --enable-dp-attention`, which SGLang reads as `--attn-dp-size N`).
+
+The model splits its attention heads over the whole TP group, not over an attention-TP subgroup, so SGLang
+refuses attention DP at start-up (ernie45_vl.py:14-18 in sglang 0.5.22 and 0.5.23; no such check before 0.5.22).""",
+        fix_title="Use --attn-dp-size 1 (plain TP)",
+        when=Model(architectures=("Ernie4_5_VLMoeForConditionalGeneration",)),
+        first_only=True,
+        requires=NO_DP_ATTENTION,
+    ),
+    Constraint(
+        id="model-minicpm-serving",
+        title="MiniCPM takes no DP attention; MiniCPM-SALA no HiCache, and its sparse attention no PD disaggregation",
+        versions="sglang>=0.5.19",
+        needs_model=True,
+        stage="startup",
+        prevents="MiniCPM does not support DP attention; MiniCPM SALA does not support hierarchical cache; MiniCPM "
+        "sparse attention does not support PD disaggregation",
+        source=f"{OVERRIDES_DIR}/minicpm.py, _minicpm_sala_overrides",
+        docs="""Checks a MiniCPM model (MiniCPMForCausalLM, MiniCPMSALAForCausalLM): no DP attention; for MiniCPM-SALA
+(model_type minicpm_sala) with sparse-attention or lightning layers, no `--enable-hierarchical-cache`; with
+sparse attention on its sparse backend (no backend named, or minicpm_flashattn / minicpm_flashinfer), no
+`--disaggregation-mode` prefill or decode unless `SGLANG_MINICPM_FORCE_DENSE` is set.
+
+SGLang's MiniCPM override raises each at start-up (minicpm.py:17-56 in sglang 0.5.23). MiniCPM-SALA's layers are
+sparse (sparse_config on minicpm4 mixers) or lightning (linear) attention, read from config.json mixer_types as
+sglang's MiniCPMHybridConfig reads them; SGLang also turns the radix cache off for them. SGLANG_MINICPM_FORCE_DENSE
+turns the sparse backends into dense ones (fa3 / fa4, flashinfer) and lifts the PD refusal; it changes the model's
+attention, so it is not offered as a fix.""",
+        fix_title="Use --attn-dp-size 1, drop --enable-hierarchical-cache; serve MiniCPM-SALA's sparse attention "
+        "colocated",
+        when=Model(architectures=("MiniCPMForCausalLM", "MiniCPMSALAForCausalLM")),
+        first_only=True,
+        requires=(
+            *NO_DP_ATTENTION,
+            Requirement(Not(All((MINICPM_SALA, Flag("enable_hierarchical_cache"))))),
+            Requirement(
+                Not(
+                    All(
+                        (
+                            ModelField("minicpm_sparse_attention"),
+                            Not(MINICPM_FORCE_DENSE),
+                            MINICPM_ON_SPARSE,
+                            Not(unset_or("disaggregation_mode", "null")),
+                        )
+                    )
+                )
+            ),
+        ),
+    ),
+    Constraint(
+        id="model-kimi-k3-dcp",
+        title="Kimi-K3 with decode context parallelism decodes on cutedsl_mla only",
+        versions="sglang>=0.5.17",
+        needs_model=True,
+        stage="startup",
+        prevents="Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got {decode_backend!r}.",
+        source=backend_kb.KIMI_K3_DCP_SOURCE,
+        docs="""Checks that Kimi-K3 (KimiK3ForConditionalGeneration) with `--dcp-size` > 1 is given no decode backend,
+or cutedsl_mla (tokenspeed_mla through 0.5.22; aiter on ROCm).
+
+Kimi-K3's override then sets prefill trtllm_mla and decode cutedsl_mla itself, whatever prefill backend
+was named (cutedsl_mla's decode kernel implements the DCP signature); any other decode backend, including
+one inherited from `--attention-backend`, is an AssertionError at start-up. (attn-preflight judges the
+other rules on the backends as given, not on that pair.)""",
+        fix_title="Pass --decode-attention-backend cutedsl_mla (or name no backend)",
+        when=All((KIMI_K3, DCP)),
+        requires=AnyOf(
+            (
+                kimi_k3_decode_in(backend_kb.KIMI_K3_DCP_DECODE_BACKENDS),
+                All(
+                    (
+                        Not(Since(str(backend_kb.TOKENSPEED_MLA_ALIAS_FROM))),
+                        kimi_k3_decode_in((*backend_kb.KIMI_K3_DCP_DECODE_BACKENDS, "tokenspeed_mla")),
+                    )
+                ),
+            )
+        ),
+        fix=("--decode-attention-backend cutedsl_mla",),
+    ),
+    Constraint(
+        id="model-kimi-k3-dcp-dspark",
+        title="Kimi-K3 DCP with DSPARK needs SGLANG_RAGGED_VERIFY_MODE=static",
+        versions="sglang>=0.5.17",
+        needs_model=True,
+        stage="startup",
+        prevents="Kimi-K3 DCP + DSPARK currently requires SGLANG_RAGGED_VERIFY_MODE=static; compact/cap-accept are "
+        "not validated under DCP (got {mode!r}).",
+        source=f"{backend_kb.KIMI_K3_DCP_SOURCE}; sglang: python/sglang/srt/speculative/ragged_verify.py, "
+        "read_ragged_verify_mode",
+        docs="""Checks that Kimi-K3 with `--dcp-size` > 1 and `--speculative-algorithm DSPARK` keeps
+SGLANG_RAGGED_VERIFY_MODE at static (its default).
+
+The compact and cap-accept ragged-verify modes are not validated under decode context parallelism, so Kimi-K3's
+override refuses them at start-up (and routes DSPARK's verify to the decode backend).""",
+        fix_title="Unset SGLANG_RAGGED_VERIFY_MODE (or set it to static)",
+        when=All((KIMI_K3, DCP, Speculative(("DSPARK",)))),
+        requires=AnyOf((Not(Env(RAGGED_VERIFY_ENV)), Env(RAGGED_VERIFY_ENV, ("static",)))),
+        fix=(f"{RAGGED_VERIFY_ENV}=static",),
+    ),
+    Constraint(
+        id="model-prefill-aware-swa-page",
+        title="Unlimited-OCR on fa3/fa4 (prefill-aware sliding window) needs page size 1 and no unified memory",
+        versions="sglang>=0.5.15",
+        needs_model=True,
+        backends=("fa3", "fa4"),
+        stage="init",
+        prevents="Prefill-aware SWA requires page_size=1, got page_size={page_size}",
+        source=f"{FA_BACKEND}, FlashAttentionBackend.__init__",
+        docs="""Checks that Unlimited-OCR (UnlimitedOCRForCausalLM), whose sliding window keeps the prompt's tokens
+during decode ("prefill-aware SWA"), runs fa3/fa4 with page size 1 (after SGLang's page-size snaps:
+fa4 on SM100 forces 128) and, from 0.5.19, without `--enable-unified-memory`.
+
+SGLang's FlashAttention backend builds the prefill-aware window's page table token by token; it asserts
+both when the backend is constructed ("--enable-unified-memory does not support the prefill-aware SWA
+decode mode; disable it for this model.").""",
+        fix_title="Use --page-size 1 (fa3), or drop --enable-unified-memory",
+        when=Model(architectures=tuple(sorted(backend_kb.PREFILL_AWARE_SWA_ARCHITECTURES))),
+        first_only=True,
+        # a page named other than 1 is fixed by naming 1; a page SGLang snapped to another size, by fa3
+        requires=(
+            Requirement(AnyOf((PAGE_1, Not(PAGE_NAMED))), ("--page-size 1",)),
+            Requirement(AnyOf((PAGE_1, PAGE_NAMED)), ("--attention-backend fa3",)),
+            Requirement(
+                Not(All((Flag("enable_unified_memory"), Since(str(backend_kb.PREFILL_AWARE_SWA_UNIFIED_FROM))))),
+                ("--enable-unified-memory false",),
+            ),
+        ),
+    ),
+    Constraint(
+        id="model-qwen4-exp-serving",
+        title="Qwen4-Exp: PD over MORI needs PP 1, no unified memory; an fp8 QSA indexer needs SM90 / SM100 and the "
+        "compressed indexer",
+        versions="sglang>=0.5.20",
+        needs_model=True,
+        stage="startup",
+        prevents="Qwen4-Exp PD with MORI requires --pp-size 1; MORI does not yet exchange the global QSA layer "
+        "metadata needed to pair compact state descriptors across pipeline stages.; Qwen4-Exp does not support "
+        "--enable-unified-memory yet; --qsa-indexer-dtype fp8_e4m3 requires a CUDA SM90/SM100 GPU; "
+        "--qsa-indexer-dtype fp8_e4m3 requires the compressed QSA indexer",
+        source=f"{OVERRIDES_DIR}/qwen4_exp.py, _qwen4_exp_overrides",
+        docs="""Checks a Qwen4-Exp model (Qwen4ExpForConditionalGeneration): PD disaggregation over
+`--disaggregation-transfer-backend mori` runs with `--pp-size 1`; no `--enable-unified-memory`; and
+`--qsa-indexer-dtype fp8_e4m3` (sglang 0.5.22+) runs on an SM90 or SM100-class GPU (compute capability 9.x or
+10.x) with a checkpoint whose text config has the compressed QSA indexer (`indexer_n_heads`).
+
+MORI does not exchange the QSA layer metadata across pipeline stages, unified memory is not wired for QSA, and
+the fp8 indexer scores blocks with TileLang fp8 GEMMs validated on Hopper and Blackwell only: SGLang's override
+raises each at start-up (qwen4_exp.py:28-88 in sglang 0.5.23). SGLang's platform test also wants a torch built
+for CUDA 12.3 (SM90) or 12.8 (SM100), which the install rules judge.""",
+        fix_title="Use --pp-size 1 with MORI, drop --enable-unified-memory, --qsa-indexer-dtype bfloat16 elsewhere",
+        when=Model(architectures=("Qwen4ExpForConditionalGeneration",)),
+        first_only=True,
+        requires=(
+            Requirement(
+                Not(
+                    All(
+                        (
+                            Not(unset_or("disaggregation_mode", "null")),
+                            Flag("disaggregation_transfer_backend", ("mori",)),
+                            Not(Range("pp_size", -INF, 1)),
+                        )
+                    )
+                ),
+                ("--pp-size 1",),
+            ),
+            Requirement(Not(Flag("enable_unified_memory"))),
+            # get_platform().is_sm90 / is_sm100: majors 9 and 10; the GPU is judged before the checkpoint
+            Requirement(AnyOf((Not(QSA_FP8), Arch((9, 10)))), ("--qsa-indexer-dtype bfloat16",)),
+            Requirement(
+                AnyOf((Not(QSA_FP8), ModelField("qsa_indexer"), Not(Capability((0, 0))))),
+                ("--qsa-indexer-dtype bfloat16",),
+            ),
+        ),
+    ),
+    Constraint(
+        id="model-minimax-m3-nvfp4",
+        title="MiniMax-M3.1 NVFP4 needs page size 128, an fp8_e4m3 KV cache on Blackwell, and DSPARK/DFLASH "
+        "speculation",
+        versions="sglang>=0.5.23",
+        needs_model=True,
+        stage="startup",
+        prevents="M3.1 NVFP4 requires --page-size 128",
+        source=backend_kb.MINIMAX_M3_SOURCE,
+        docs="""Checks a MiniMax-M3.1 NVFP4 launch (a MiniMaxM3Sparse architecture with `--quantization
+minimax_m3_nvfp4`): `--page-size` 128 or none, on Blackwell `--kv-cache-dtype fp8_e4m3` or auto, and
+`--speculative-algorithm` DSPARK, DFLASH or none.
+
+SGLang's M3 override refuses each other value at start-up ("M3.1 NVFP4 requires --kv-cache-dtype
+fp8_e4m3", "M3.1 NVFP4 only supports DSPARK or DFLASH speculation") and otherwise sets page size 128,
+the fp8_e4m3 KV cache (Blackwell) and trtllm_mha (Blackwell) or fa3 where no backend is named: the rest
+of the config is judged on those. A checkpoint whose own quantization_config makes it M3.1 NVFP4 is
+recognised only with the --quantization flag (attn-preflight does not read that field).""",
+        fix_title="Drop --page-size (or 128), use --kv-cache-dtype fp8_e4m3, DSPARK/DFLASH speculation",
+        when=M3_NVFP4,
+        first_only=True,
+        requires=(
+            Requirement(
+                unset_or("page_size", backend_kb.MINIMAX_M3_NVFP4_PAGE),
+                (f"--page-size {backend_kb.MINIMAX_M3_NVFP4_PAGE}",),
+            ),
+            Requirement(
+                unset_or("speculative_algorithm", *backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE),
+                (f"--speculative-algorithm {backend_kb.MINIMAX_M3_NVFP4_SPECULATIVE[0]}",),
+            ),
+            Requirement(
+                Not(
+                    All(
+                        (
+                            Resolved(on_blackwell, "a Blackwell GPU"),
+                            Not(Flag("kv_cache_dtype", (backend_kb.MINIMAX_M3_NVFP4_KV,))),
+                        )
+                    )
+                ),
+                (f"--kv-cache-dtype {backend_kb.MINIMAX_M3_NVFP4_KV}",),
+            ),
+        ),
+    ),
+)
+
+constraint_rules(__name__, CONSTRAINTS)

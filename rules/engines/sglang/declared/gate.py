@@ -51,7 +51,6 @@ class Gate(NamedTuple):
     id: str
     title: str
     versions: str
-    verified: str
     stage: str
     source: str
     docs: str
@@ -161,7 +160,6 @@ def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
             title=row.title,
             engine="sglang",
             versions=row.versions,
-            verified=row.verified,
             source=row.source,
             docs=row.docs,
             fix_title=row.fix_title,

@@ -42,16 +42,6 @@ def _radix(target):
     title="Deterministic inference needs a batch-invariant attention backend",
     engine="sglang",
     versions="sglang>=0.5.3",
-    verified=(
-        "sglang 0.5.3-0.5.23 (bench/release_walk.py grep): the same ValueError for an explicitly specified "
-        "backend outside DETERMINISTIC_ATTENTION_BACKEND_CHOICES in every release from 0.5.4 "
-        "(server_args.py:1538-1542 in 0.5.4, :1817-1821 in 0.5.5, arg_groups/overrides.py:1117-1122 in "
-        "0.5.23); 0.5.3 and 0.5.3.post3 raise it without the fallback, so an unset backend fails too "
-        "(server_args.py:1264-1267 in 0.5.3, :1409-1412 in 0.5.3.post3: '... are supported for deterministic "
-        "inference.'); the list by release (flashinfer, fa3, triton; ascend from 0.5.13, fa4 from 0.5.16, "
-        "intel_xpu from 0.5.19) is in rules/engines/sglang/capabilities.py DETERMINISTIC_LISTS; when the fallback runs, "
-        "DETERMINISTIC_FALLBACK_FROM / DETERMINISTIC_AFTER_DEFAULT"
-    ),
     stage="startup",
     prevents=f"Currently only {DETERMINISTIC} attention backends are supported for deterministic inference, but "
     "you explicitly specified '{attention_backend}'.",
@@ -93,13 +83,6 @@ def deterministic_backend(cfg, target):
     title="Deterministic inference of DeepSeek-family models needs fa3, fa4 or triton",
     engine="sglang",
     versions="sglang>=0.5.4.post3",
-    verified=(
-        "sglang 0.5.4.post3-0.5.23 (bench/release_walk.py grep): 0.5.4.post3-0.5.17 refuse a DeepSeek model on "
-        "anything but fa3/triton ('... with DeepSeek models. But you're using', 0.5.4.post3 server_args.py:1798, "
-        "0.5.5 :1824-1827); from 0.5.18 the radix list ('... with absorbed-MLA models', server_args.py:8243 in "
-        "0.5.18, attention_hook.py:641-646 in 0.5.23); 0.5.4 has no such check (server_args.py "
-        "_handle_deterministic_inference :1517-1545)"
-    ),
     needs_model=True,
     stage="startup",
     prevents=f"Currently only {RADIX} attention backends are supported for deterministic inference with "
@@ -140,13 +123,6 @@ def deterministic_mla_backend(cfg, target):
     title="Deterministic inference on flashinfer silently disables the radix cache",
     engine="sglang",
     versions="sglang>=0.5.4.post3",
-    verified=(
-        "sglang 0.5.4.post3-0.5.23 (bench/release_walk.py grep): the backend outside "
-        "RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND gets disable_radix_cache and this warning in every "
-        "release (server_args.py:1830-1837 in 0.5.5, attention_hook.py:660-666 in 0.5.23); the radix list is "
-        "fa3, triton from 0.5.4.post3 (server_args.py:139), ascend from 0.5.13, fa4 from 0.5.16 "
-        "(DETERMINISTIC_LISTS)"
-    ),
     stage="startup",
     prevents="Currently radix cache is not compatible with {attention_backend} attention backend for deterministic "
     "inference. It will be supported in the future.",

@@ -14,7 +14,7 @@ from attn_preflight.rules.checks.common import (
     kv_unquantised_fix,
     phases_using,
 )
-from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
@@ -41,12 +41,6 @@ FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please
     title="fa3 runs on SM80-SM90 only",
     engine="sglang",
     versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: the same assert, (major == 8 and not MLA) or major == 9, in every release: "
-        "model_runner.py:1539-1542 (0.5.1, in _get_attention_backend_from_str), attention_registry.py "
-        "create_flashattention_v3_backend from 0.5.5 (:128-131; 0.5.10 :130-133; 0.5.16 :201-202, now skipped "
-        "on MUSA; 0.5.19 :220-221; 0.5.23 :243)"
-    ),
     backends=("fa3",),
     needs_gpu=True,
     stage="init",
@@ -80,117 +74,10 @@ def fa3_arch(cfg, target):
 
 
 @rule(
-    id="fa3-score-mod",
-    title="A custom score_mod needs the FA4 backend",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (score_mod arrives in 0.5.16): forward_extend / forward_decode raise it when "
-        "fa_impl_ver != 4, flashattention_backend.py:1116 and :1696 in 0.5.16, :1497 and :2092 in 0.5.23"
-    ),
-    backends=("fa3",),
-    stage="runtime",
-    prevents="score_mod is only supported by the FA4 backend.",
-    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
-    docs="""Checks that a model which passes a custom `score_mod` to attention (Inkling's relative attention in
-deterministic mode, or `--feature score_mod`) is not served by `fa3`.
-
-SGLang's FlashAttention backend serves both fa3 and fa4; only the FA4 kernels (flash_attn.cute) take a
-`score_mod`, and the fa3 path raises at the first forward. Logit soft-capping is not a score_mod here:
-SGLang passes it as `softcap`, which FA3 supports. The FA4 alternative has its own limit: no custom
-score_mod on SM8x (rule fa4-score-mod-sm8x).""",
-    fix_title="Use --attention-backend fa4 (SM90 and newer) or triton",
-)
-def fa3_score_mod(cfg, target):
-    if "score_mod" not in cfg.features or "score_mod" not in declared(target, "fa3").refuses:
-        return passed("no custom score_mod", "score_mod only on FA4")
-    fix = (
-        ["--attention-backend fa4"]
-        if target.major is not None and target.major >= 9
-        else ["--attention-backend triton"]
-    )
-    return failed(f"a model with a custom score_mod on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
-
-
-@rule(
-    id="fa3-rel-bias",
-    title="A sheared relative bias (rel_bias) needs the FA4 backend",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (rel_bias arrives in 0.5.16): forward_extend / forward_decode raise it when "
-        "fa_impl_ver != 4, flashattention_backend.py:1249 and :1761 in 0.5.16, :1633 and :2160 in 0.5.23"
-    ),
-    backends=("fa3",),
-    stage="runtime",
-    prevents="rel_bias (sheared bias) is only supported by the FA4 backend.",
-    source=f"{FA_BACKEND}, FlashAttentionBackend.forward_extend / forward_decode",
-    docs="""Checks that a model which passes a sheared relative bias (`rel_bias`, Inkling's relative attention
-with SGLANG_OPT_USE_INKLING_SHEARED_BIAS, on by default) is not served by `fa3`.
-
-Only the FA4 kernels SGLang vendors (sglang/kernels/ops/attention/flash_attn/cute) take `rel_bias`; the
-fa3 path raises at the first forward. FA4 accepts it on SM90-SM110 and, through SGLang's SM120 host, on
-SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
-    fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
-)
-def fa3_rel_bias(cfg, target):
-    if "rel_bias" not in cfg.features or "rel_bias" not in declared(target, "fa3").refuses:
-        return passed("no rel_bias", "rel_bias only on FA4")
-    fix = ["--attention-backend fa4"] if target.major in (9, 10, 11) else ["--attention-backend triton"]
-    return failed(f"a model with a sheared rel_bias on {phases_using(cfg, 'fa3')}", "the fa4 backend", fix)
-
-
-@rule(
-    id="fa3-fp8-e5m2-rewrite",
-    title="fa3 with an fp8_e5m2 KV cache is silently switched to triton",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23, every release (bench/release_walk.py grep): the same condition and warning in "
-        "model_runner.py (0.5.1 :490-498, through 0.5.4 :616), server_args.py (0.5.4.post3 :1242 ... 0.5.10.post1 "
-        ":2399, 0.5.14 :4646), arg_groups/overrides.py (0.5.15 :1667 ... 0.5.23 :1263-1270); before 0.5.4.post3 it "
-        "runs when the model runner starts, not at argument resolution"
-    ),
-    stage="startup",
-    prevents="FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.",
-    source="sglang: python/sglang/srt/arg_groups/overrides.py, _attention_backend_fa3_fp8_fallback",
-    docs="""Warns when `--attention-backend fa3 --kv-cache-dtype fp8_e5m2` is requested: SGLang logs a warning and
-runs triton instead, so the server starts on a backend nobody asked for.
-
-FA3's FP8 path takes only E4M3 ("FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
-hopper/flash_api.cpp). The rewrite looks at --attention-backend only (and at prefill/decode backends when
-both name fa3). attn-preflight judges the rest of the config as triton, which is what would run. The
-rewrite is in every release from 0.5.0rc2 (model_runner.py until 0.5.4, server_args.py from 0.5.4.post3,
-arg_groups/overrides.py:1263-1270 in 0.5.23).""",
-    fix_title="Use --kv-cache-dtype fp8_e4m3 to keep fa3",
-)
-def fa3_fp8_e5m2_rewrite(cfg, target):
-    if cfg.rewrites.get("attention_backend") == "fa3" and cfg.kv_cache_dtype == "fp8_e5m2":  # not another rewrite
-        return warned(
-            "--attention-backend fa3 with --kv-cache-dtype fp8_e5m2 (SGLang runs triton instead)",
-            "fp8_e4m3 for FP8 on fa3",
-            ["--kv-cache-dtype fp8_e4m3"],
-        )
-    if cfg.attention_backend != "fa3":
-        return skipped("applies to --attention-backend fa3")
-    return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "not fp8_e5m2 on fa3")
-
-
-@rule(
     id="fa3-fp8-sm8x",
     title="fa3 on SM8x cannot read an FP8 KV cache",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23: with --kv-cache-dtype not auto and head_dim <= 256 the FA backend casts q to the "
-        "KV dtype in every release (flashattention_backend.py:669-674 in 0.5.0rc2, :784-792 in 0.5.9, :586-594 "
-        "in 0.5.10, :1427-1436 in 0.5.23) and hands FA3 FP8 inputs, which it refuses off Hopper ('FlashAttention "
-        "on Ampere/Ada cards only supports fp16 and bf16 data type'). --kv-cache-dtype auto with a ModelOpt FP8-KV "
-        "checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner writes it over server_args before building "
-        "the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a load-time override from 0.5.15), "
-        "flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from 0.5.17 (:175 in 0.5.17, :181 in "
-        "0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23). " + FA3_KERNEL_WALK
-    ),
     backends=("fa3",),
     stage="runtime",
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
@@ -224,12 +111,6 @@ def fa3_fp8_sm8x(cfg, target):
     title="fa3 head dims: at most 256, different V head dim only on Hopper",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23: no SGLang release checks the head dims for fa3 before the kernel does (grep "
-        "'head_dim > 256' of each wheel finds only the FP8 q cast's head_dim <= 256); FA3's 'FlashAttention "
-        "forward only supports head dimension at most', 'head_size_v should be a multiple of', 'Only Hopper "
-        "supports different V headdim' and the asymmetric-shape message decide. " + FA3_KERNEL_WALK
-    ),
     backends=("fa3",),
     needs_model=True,
     stage="runtime",
@@ -268,29 +149,3 @@ def fa3_head_dim(cfg, target):
                 )
     shapes = " and ".join(f"({hd}, {hv})" for hd, hv in model.layer_head_dims)
     return passed(f"(head_dim, v_head_dim) = {shapes}", f"head_dim <= {fa3.max_head_dim}, multiples of 8")
-
-
-@rule(
-    id="fa3-dtype",
-    title="fa3 computes in fp16 or bf16 only",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23: the FA backend casts q/k/v only to an FP8 KV dtype, never from float32 (no "
-        "'float32' in flashattention_backend.py of any wheel), and FA3 refuses fp32 ('FlashAttention only "
-        "supports fp16, bf16, and fp8_e4m3 data type'). " + FA3_KERNEL_WALK
-    ),
-    backends=("fa3",),
-    stage="runtime",
-    prevents="FlashAttention only supports fp16, bf16, and fp8_e4m3 data type",
-    source=FA3_API,
-    docs="""Checks that `--dtype` is not float32 when fa3 serves the model.
-
-FA3 has no fp32 kernels and refuses fp32 queries at the first forward. (An FP8 E4M3 KV cache is the only
-8-bit input, and only on Hopper: rule fa3-fp8-sm8x.)""",
-    fix_title="Use --dtype bfloat16 (or float16)",
-)
-def fa3_dtype(cfg, target):
-    if cfg.dtype in ("float32", "float", "fp32"):
-        return failed(f"--dtype {cfg.dtype}", "float16 or bfloat16", ["--dtype bfloat16"])
-    return passed(f"--dtype {cfg.dtype}", "float16 or bfloat16 (auto resolves to one)")

@@ -31,31 +31,11 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
 
 
-def _fa4_fix_for(target):
-    """The usual replacement for fa4 on this arch."""
-    if target.major == 9:
-        return ["--attention-backend fa3"]
-    if target.major == 10:
-        return ["--attention-backend trtllm_mha"]
-    return ["--attention-backend triton"]
-
-
 @rule(
     id="fa4-fp8-sm100",
     title="fa4 reads an FP8 KV cache only on SM10x",
     engine="sglang",
     versions="sglang>=0.5.10",
-    verified=(
-        "sglang 0.5.10-0.5.23: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 import flash_attn.cute from the "
-        "flash-attn-4 wheel (METADATA: >=4.0.0b4 in 0.5.10, >=4.0.0b9 in 0.5.11-0.5.13, ==4.0.0b15 in 0.5.14/0.5.15), "
-        "whose assert is in 4.0.0b10 interface.py:470 and 4.0.0b15 :480 and not in 4.0.0b9; vendored from 0.5.16 "
-        "(jit_kernel/flash_attn/cute/interface.py), 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:729. "
-        "0.5.9's vendored FA4 has no FP8 path at all (not judged). "
-        "--kv-cache-dtype auto with a ModelOpt FP8-KV checkpoint is judged as fp8_e4m3 from 0.5.9: the model runner "
-        "writes it over server_args before building the backend (model_runner.py:1679 in 0.5.9, :2350 in 0.5.12, a "
-        "load-time override from 0.5.15), flashattention_backend.py reading ModelRunner.kv_cache_dtype_str from "
-        "0.5.17 (:175 in 0.5.17, :181 in 0.5.19, :192 in 0.5.21, :191 in 0.5.22 and 0.5.23)"
-    ),
     backends=("fa4",),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
@@ -127,11 +107,6 @@ def _shapes(dims) -> str:
     title="fa4's hd256 kernel on SM100/SM110 lacks softcap, sinks and paged decode",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: the four 'SM100 forward with head_dim=256 does not support ...' asserts in "
-        "every vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:1269-1278, 0.5.19 "
-        ":1451-1460, 0.5.23 kernels/ops/attention/flash_attn/cute/interface.py:1497-1506)"
-    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -165,59 +140,10 @@ def fa4_hd256_sm100(cfg, target):
 
 
 @rule(
-    id="fa4-mla-arch",
-    title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: 'only support Blackwell arch with qv' (arch // 10 in [10, 11]) in every "
-        "vendored interface (0.5.16 jit_kernel/flash_attn/cute/interface.py:796, 0.5.19 :971, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:1016); SM90 fails _validate_head_dims first"
-    ),
-    backends=("fa4",),
-    stage="runtime",
-    prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
-    "8 and 256 and divisible by 8.",
-    source=f"{INTERFACE}, _validate_head_dims and _flash_attn_fwd; {FA_BACKEND}, forward_decode (absorbed MLA "
-    "passes qv)",
-    docs="""Checks that an MLA model on `fa4` runs on SM100/SM103/SM110.
-
-SGLang decodes MLA models through the absorbed path: q_rope against the rope cache, q_nope as `qv` against
-the latent cache (head dims 64/512). FA4 implements `qv` only in its SM100/SM110 MLA kernel and asserts
-otherwise at the first decode. The deterministic-inference variant is refused at start-up (rule
-fa4-deterministic-mla-arch); without deterministic inference the server starts and fails at decode.
-
-What the user sees depends on the arch: on SM90 the head-dim validation fires before the qv assert, so
-the error is the (64, 512) head-dim message above (seen on an H200 with flash-attn-4 4.0.0b36); on
-SM8x/SM12x it is "only support Blackwell arch with qv".""",
-    fix_title="Use fa3 on SM90, flashinfer/trtllm_mla on SM12x, triton elsewhere",
-)
-def fa4_mla_arch(cfg, target):
-    if not cfg.mla:
-        return skipped("applies to MLA models")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major in declared(target, "fa4").mla_archs:
-        return passed(gpu(target), "SM100/SM110 for absorbed MLA on fa4")
-    fix = {9: ["--attention-backend fa3"], 12: ["--attention-backend trtllm_mla", "--attention-backend flashinfer"]}
-    return failed(
-        f"MLA model on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-        "SM100 or SM110",
-        fix.get(target.major, ["--attention-backend triton"]),
-    )
-
-
-@rule(
     id="fa4-deterministic-mla-arch",
     title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
     engine="sglang",
     versions="sglang>=0.5.18",
-    verified=(
-        "sglang 0.5.18-0.5.23, every release (bench/release_walk.py grep): the same SM100/SM110 ValueError "
-        "after the radix-list check for DeepSeek-family models, first in 0.5.18 (server_args.py:8245-8251), "
-        "arg_groups/attention_hook.py:648-652 in 0.5.23; before 0.5.18 fa4 is not allowed there at all "
-        "(deterministic-mla-backend)"
-    ),
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
     "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
@@ -249,47 +175,10 @@ def fa4_deterministic_mla_arch(cfg, target):
 
 
 @rule(
-    id="fa4-softcap-score-mod",
-    title="fa4 cannot combine logit soft-capping with a custom score_mod",
-    engine="sglang",
-    versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: 'softcap and score_mod cannot be used together' in every vendored interface "
-        "(0.5.16 jit_kernel/flash_attn/cute/interface.py:731, 0.5.19 :906, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:951)"
-    ),
-    backends=("fa4",),
-    stage="runtime",
-    prevents="softcap and score_mod cannot be used together",
-    source=f"{INTERFACE}, _flash_attn_fwd",
-    docs="""Checks that a model does not need both logit soft-capping (attn_logit_softcapping) and a custom
-score_mod on `fa4`.
-
-FA4 implements soft-capping as a built-in score_mod, so it asserts when a second one is passed.""",
-    fix_title="Fold the soft-cap into the score_mod, or use --attention-backend triton",
-)
-def fa4_softcap_score_mod(cfg, target):
-    if "score_mod" not in cfg.features:
-        return skipped("applies to a custom score_mod")
-    if "softcap" not in cfg.features:
-        return passed("score_mod without soft-capping", "not both")
-    return failed(
-        "logit soft-capping and a custom score_mod on fa4", "at most one of them", ["--attention-backend triton"]
-    )
-
-
-@rule(
     id="fa4-rel-bias-arch",
     title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (bench/release_walk.py grep): rel_bias first in the vendored interface of 0.5.16; "
-        "0.5.16 jit_kernel/flash_attn/cute/interface.py:855 and 0.5.17 kernels/ops/attention/flash_attn/cute/"
-        "interface.py:866-870 assert arch // 10 in [9, 10, 11] (an era in rules/engines/sglang/capabilities.py); from "
-        "0.5.18 (:997-1000; 0.5.23 :1071-1074) SM12x through the forward host, head dims <= 128 "
-        "(fa4_sm120/runtime.py:628 in 0.5.18-0.5.23)"
-    ),
     backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
@@ -329,48 +218,10 @@ def fa4_rel_bias_arch(cfg, target):
 
 
 @rule(
-    id="fa4-prefill-only",
-    title="sglang 0.5.4-0.5.7 run fa4 for prefill only",
-    engine="sglang",
-    versions="sglang>=0.5.4,<0.5.8",
-    verified=(
-        "sglang 0.5.4-0.5.7 (bench/release_walk.py grep): server_args.py raises when --attention-backend or "
-        "--decode-attention-backend is fa4 (0.5.4 :1143-1146, 0.5.5 :1261, 0.5.6 :1411, 0.5.7 :1647-1650); "
-        "no such check in 0.5.3.post3 or from 0.5.8"
-    ),
-    backends=("fa4",),
-    stage="startup",
-    prevents="FA4 backend is only supported for prefill. Please use `--prefill-attention-backend fa4` instead.",
-    source="sglang 0.5.7: python/sglang/srt/server_args.py, ServerArgs._handle_attention_backend_compatibility",
-    docs="""Checks that on sglang 0.5.4-0.5.7 fa4 is named only for prefill.
-
-Those releases refuse `--attention-backend fa4` and `--decode-attention-backend fa4` at start-up with a
-ValueError (server_args.py:1643-1650 in 0.5.7); fa4 decode arrives in 0.5.8.""",
-    fix_title="Use --prefill-attention-backend fa4 with another decode backend, or upgrade SGLang",
-)
-def fa4_prefill_only(cfg, target):
-    if cfg.attention_backend == "fa4" or cfg.decode_attention_backend == "fa4":
-        flag = "--attention-backend" if cfg.attention_backend == "fa4" else "--decode-attention-backend"
-        return failed(
-            f"{flag} fa4 on sglang {sglang_release(target)}",
-            "fa4 for prefill only (--prefill-attention-backend fa4)",
-            [f"--prefill-attention-backend fa4 --decode-attention-backend {_fa4_fix_for(target)[0].split()[-1]}"],
-        )
-    return passed("fa4 for prefill only", "--prefill-attention-backend fa4")
-
-
-@rule(
     id="fa4-page-size-128",
     title="fa4 on SM100 silently forces page size 128 (non-MLA models)",
     engine="sglang",
     versions="sglang>=0.5.4",
-    verified=(
-        "sglang 0.5.4-0.5.23, every release (bench/release_walk.py grep 'FA4 backend only supports page size "
-        "128'): an explicit --prefill-attention-backend fa4 in 0.5.4-0.5.5 (server_args.py:1147-1150, every "
-        "model and GPU), non-MLA from 0.5.5.post3 (:1299), SM100 only from 0.5.10 (:2404-2410), any phase "
-        "naming fa4 with EAGLE top-k <= 1 from 0.5.15 (arg_groups/overrides.py:1678-1690; 0.5.23 :1274-1297); "
-        "rules/engines/sglang/resolve.py fa4_page_size"
-    ),
     backends=("fa4",),
     stage="startup",
     prevents="FA4 backend only supports page size 128 for non-MLA model architectures, changing page_size from "
@@ -402,45 +253,6 @@ def fa4_page_size_128(cfg, target):
     )
 
 
-@rule(
-    id="fa4-sm12x-paged-kv",
-    title="Before SGLang's SM120 host, fa4 on SM12x cannot serve a paged KV cache",
-    engine="sglang",
-    versions="sglang<0.5.18",
-    verified=(
-        "sglang 0.5.10-0.5.17: 0.5.10-0.5.15 jit_kernel/flash_attention_v4.py:10 imports flash_attn.cute from "
-        "flash-attn-4, whose interface refuses paged KV on SM12x; 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347 "
-        "and 0.5.17 kernels/ops/attention/flash_attn/cute/interface.py:1362 'Paged KV not supported on SM 12.0 in "
-        "this PR'; gone from 0.5.18, where flashattention_backend.py:274 routes SM12x to flash_attention_v4_sm120 "
-        "and fa4_sm120/runtime.py:1322 serves paged decode (bench/release_walk.py grep)"
-    ),
-    backends=("fa4",),
-    needs_gpu=True,
-    stage="runtime",
-    prevents="Paged KV not supported on SM 12.0 in this PR",
-    source="sglang 0.5.17: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd; "
-    "sglang 0.5.13: jit_kernel/flash_attention_v4.py imports the flash-attn-4 wheel (same assert in "
-    "4.0.0b36 flash_attn/cute/interface.py)",
-    docs="""Checks `fa4` on SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10) for SGLang releases before its SM120 forward
-host.
-
-Up to 0.5.15 SGLang's fa4 ran the flash-attn-4 wheel, and in 0.5.16/0.5.17 its vendored copy; both send SM12x
-to FA4's SM120 kernel, which refuses paged KV ("Paged KV not supported on SM 12.0 in this PR",
-0.5.17 interface.py:1362) and split-KV. SGLang always pages its KV cache, so the first forward fails. 0.5.18
-routes SM12x to kernels/ops/attention/fa4_sm120 (flashattention_backend.py:274-281), which serves paged
-decode (fa4_sm120/runtime.py:1322 try_paged_decode, :1472 register_paged_decode).""",
-    fix_title="Upgrade SGLang to 0.5.18 or newer, or use --attention-backend flashinfer/triton on SM12x",
-)
-def fa4_sm12x_paged_kv(cfg, target):
-    if target.major != 12 or target.major in declared(target, "fa4").feature_archs["paged_kv"]:
-        return passed(gpu(target), "not SM12x")
-    return failed(
-        f"{phases_using(cfg, 'fa4')} (paged KV cache) on {gpu(target)}",
-        "SGLang >= 0.5.18 for fa4 on SM12x",
-        ["pip install 'sglang>=0.5.18'", "--attention-backend flashinfer"],
-    )
-
-
 # models/gpt_oss.py GptOssAttention: sinks are float32 when the (resolved) --attention-backend is trtllm_mha,
 # bfloat16 otherwise (sglang 0.5.16 :389-390 ... 0.5.23 :427-431).
 FLOAT32_SINKS_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
@@ -453,14 +265,6 @@ SM120_HOST_FROM = Version("0.5.18")  # flashattention_backend.py routes SM12x to
     title="fa4 takes bfloat16 attention sinks only: GPT-OSS with --attention-backend trtllm_mha has float32 ones",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: the vendored interface asserts 'learnable_sink must be bfloat16' from 0.5.16 "
-        "(jit_kernel/flash_attn/cute/interface.py:468; 0.5.23 kernels/ops/attention/flash_attn/cute/"
-        "interface.py:598-600; bench/release_walk.py grep), and models/gpt_oss.py makes the sinks float32 for "
-        "trtllm_mha in every release from 0.5.16 (0.5.16 :389-390, 0.5.19 :422-423, 0.5.22 :426-427, 0.5.23 "
-        ":427-431, read in each wheel). Older releases import the flash-attn-4 wheel, whose b9-b15 assert the "
-        "same (b36 accepts float32 too): not judged here"
-    ),
     backends=("fa4",),
     needs_model=True,
     stage="runtime",
@@ -495,16 +299,6 @@ def fa4_sinks_dtype(cfg, target):
     title="Gemma-4 image prefill on fa4: no prefill CP, no skipped KV cache, no score_mod",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: the 'FA4 image masks require standard paged MHA prefill' raise "
-        "(layers/attention/flashattention_backend.py:1518-1534 in 0.5.22, :1602-1618 in 0.5.23) on the "
-        "image_token_ranges models/gemma4_mm.py prepare_attn_masks sets for an fa4 prefill (:344-380 in 0.5.22, "
-        ":343-379 in 0.5.23; gemma4_unified.py and gemma4_diffusion.py:531-534 reuse it), fa_skip_kv_cache (:367-372 "
-        "in both), init_cp_strategy's cp_size = attn_cp_size (arg_groups/parallel_hook.py:190-194 in 0.5.22); the "
-        "FULL prefill graph runs FA4 multimodal batches eagerly (model_executor/runner/prefill_cuda_graph_runner.py"
-        ":1302-1305 in 0.5.22, :1358-1361 in 0.5.23); 0.5.21 has no image_token_ranges (and Gemma-4 takes no fa4: "
-        "model-gemma4-backends)"
-    ),
     needs_model=True,
     stage="runtime",
     prevents="FA4 image masks require standard paged MHA prefill without context parallelism, full prefill graphs, "

@@ -29,7 +29,6 @@ from attn_preflight.rules.engines.sglang.resolve import (
     effective_page_size,
     nvfp4_plan,
 )
-from attn_preflight.rules.engines.sglang.rules.speculative import NGRAM_DEFAULT_BREADTH
 from attn_preflight.rules.knowledge.kv_dtypes import FIELD, KV_DTYPES
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
@@ -48,10 +47,6 @@ def _mxfp8(cfg):
     title="An MXFP8 KV cache needs a model that supplies per-token Q scales",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): the q_descale RuntimeError follows the FA4 one in every "
-        "release (flashattention_backend.py:360-362 in 0.5.16, :455-457 in 0.5.23)"
-    ),
     backends=("fa4",),
     stage="runtime",
     prevents="MXFP8 KV cache requires per-token Q scales (q_descale) from the attention layer for the "
@@ -85,11 +80,6 @@ def kv_mxfp8_q_scales(cfg, target):
     title="MXFP8 passes SGLang's gate on SM110/SM12x, but FA4's block-scaled kernel is SM100-only",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23 (MXFP8 KV from 0.5.16): the vendored FA4's 'FP8 is only supported on SM100' "
-        "assert in every release (0.5.16 jit_kernel/flash_attn/cute/interface.py, 0.5.23 "
-        "kernels/ops/attention/flash_attn/cute/interface.py:729)"
-    ),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
@@ -120,13 +110,6 @@ def kv_mxfp8_kernel_arch(cfg, target):
     title="An MXFP8 KV cache needs page size 128",
     engine="sglang",
     versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: MHATokenToKVPoolMXFP8 sets mxfp8_sf_interleaved = page_size == 128 and set_kv_buffer "
-        "asserts it ('requires the page_size=128 interleaved scale layout'; mem_cache/memory_pool.py 0.5.21 :3551/"
-        ":3674, 0.5.22 :3841/:3961, 0.5.23 :3918/:4040); 0.5.16-0.5.20 (:3257 in 0.5.16, :3468 in 0.5.20) have no "
-        "assert and write the scales flat when page_size != 128 (_write_scales), so no page size is refused there "
-        "(grep of memory_pool.py read from each wheel with unzip -p)"
-    ),
     stage="runtime",
     prevents="MXFP8 KV cache requires the page_size=128 interleaved scale layout",
     source=f"{POOL} (set_kv_buffer); sglang: arg_groups/overrides.py, _fa4_page_constraint",
@@ -153,12 +136,6 @@ def kv_mxfp8_page_size(cfg, target):
     title="An MXFP8 KV cache needs head dims divisible by 32",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: the MXFP8 pool's _create_buffers raises when head_dim or v_head_dim % "
-        "MXFP8_SCALE_BLOCK_SIZE (32) != 0, the same in every release (mem_cache/memory_pool.py 0.5.16 :3220, "
-        "0.5.17 :3290, 0.5.18 :3312, 0.5.19 :3283, 0.5.20 :3431, 0.5.21 :3514, 0.5.22 :3804, 0.5.23 :3881); "
-        "mxfp8 is not a --kv-cache-dtype choice before 0.5.16 and no release before has the pool"
-    ),
     needs_model=True,
     stage="load",
     prevents="MXFP8 KV cache requires head_dim divisible by 32, got {head_dim}.",
@@ -185,97 +162,10 @@ def _prefill_only(cfg):
 
 
 @rule(
-    id="kv-prefill-only-preconditions",
-    title="--prefill-only-disable-kv-cache needs --chunked-prefill-size -1 and --disable-radix-cache",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'requires --chunked-prefill-size=-1'): "
-        "both ValueErrors first in 0.5.12 (server_args.py:3385-3396) and unchanged through 0.5.23 "
-        "(arg_groups/kv_cache_hook.py:904-914), before the prefill-backend check"
-    ),
-    stage="startup",
-    prevents="--prefill-only-disable-kv-cache requires --chunked-prefill-size=-1 so the FA backend takes the "
-    "fa_skip_kv_cache path; otherwise the pool would be touched between prefill chunks.",
-    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
-    docs="""Checks the two flags `--prefill-only-disable-kv-cache` needs: `--chunked-prefill-size -1` and
-`--disable-radix-cache`.
-
-The KV-free prefill path keeps each request in one forward and lets the radix cache index nothing, so SGLang
-refuses the flag at start-up unless chunked prefill is off and the radix cache disabled
-(kv_cache_hook.py:904-914 in sglang 0.5.23; "... requires --disable-radix-cache because the radix cache
-indexes KV pool slots that no longer hold real data."). SGLang's default chunked-prefill size is not -1.""",
-    fix_title="Add --chunked-prefill-size -1 --disable-radix-cache",
-)
-def kv_prefill_only_preconditions(cfg, target):
-    if not _prefill_only(cfg):
-        return skipped("applies to --prefill-only-disable-kv-cache")
-    missing = []
-    if cfg.flags.get("chunked_prefill_size") != -1:
-        missing.append("--chunked-prefill-size -1")
-    if not cfg.flags.get("disable_radix_cache"):
-        missing.append("--disable-radix-cache")
-    required = "--chunked-prefill-size -1 and --disable-radix-cache"
-    if not missing:
-        return passed("--chunked-prefill-size -1 and --disable-radix-cache", required)
-    return failed(f"--prefill-only-disable-kv-cache without {' and '.join(missing)}", required, [" ".join(missing)])
-
-
-@rule(
-    id="kv-prefill-only-pool-writers",
-    title="--prefill-only-disable-kv-cache refuses context parallelism and HiSparse, which write the KV pool",
-    engine="sglang",
-    versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep 'incompatible with --attn-cp-size', 'the "
-        "prefill-CP path stages', 'is incompatible with --enable-hisparse'): the three ValueErrors first in 0.5.12 "
-        "(server_args.py:3400-3419, the prefill-CP one naming --enable-prefill-context-parallel, the flag until "
-        "0.5.19) and unchanged through 0.5.23 (arg_groups/kv_cache_hook.py:919-937), after the chunked-prefill and "
-        "radix-cache preconditions"
-    ),
-    stage="startup",
-    prevents="--prefill-only-disable-kv-cache is incompatible with --attn-cp-size > 1: the context-parallel "
-    "attention path writes K/V to the pool via set_kv_buffer, which the no-op pool intentionally rejects.; "
-    "--prefill-only-disable-kv-cache is incompatible with --enable-prefill-cp: the prefill-CP path stages K/V "
-    "through the paged cache, which the no-op pool does not support.; --prefill-only-disable-kv-cache is "
-    "incompatible with --enable-hisparse: HiSparse uses a dedicated pool family that is not the no-op MHA pool.",
-    source=f"{KV_HOOK}, validate_prefill_only_disable_kv_cache_args",
-    docs="""Checks that `--prefill-only-disable-kv-cache` comes without `--attn-cp-size` > 1, prefill context
-parallelism (`--enable-prefill-cp`, `--enable-prefill-context-parallel` until 0.5.19) or `--enable-hisparse`.
-
-The flag swaps the KV pool for a no-op one that rejects writes; context-parallel attention writes K/V to the
-pool and prefill CP stages K/V through it, and HiSparse brings a pool family of its own. SGLang refuses each
-at start-up (else the first request would fail on the no-op pool's write).""",
-    fix_title="Drop context parallelism / HiSparse, or keep the KV cache",
-)
-def kv_prefill_only_pool_writers(cfg, target):
-    if not _prefill_only(cfg):
-        return skipped("applies to --prefill-only-disable-kv-cache")
-    cp_size = cfg.flags.get("attn_cp_size") or 1
-    switches = [
-        f"--{dest.replace('_', '-')}"
-        for dest in ("enable_prefill_cp", "enable_prefill_context_parallel", "enable_hisparse")
-        if cfg.flags.get(dest)
-    ]
-    found = ([f"--attn-cp-size {cp_size}"] if cp_size > 1 else []) + switches
-    required = "no context parallelism, no HiSparse"
-    if found:
-        # a switch cannot be turned off by adding a flag; only the CP size can be set back
-        fix = ["--attn-cp-size 1"] if not switches else []
-        return failed(f"--prefill-only-disable-kv-cache with {', '.join(found)}", required, fix)
-    return passed("--prefill-only-disable-kv-cache without context parallelism or HiSparse", required)
-
-
-@rule(
     id="kv-prefill-only-backend",
     title="--prefill-only-disable-kv-cache needs fa3 or fa4 for prefill",
     engine="sglang",
     versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23, every release (bench/release_walk.py grep): the ValueError on the resolved prefill "
-        "backend first appears in 0.5.12 (server_args.py:3439-3445) and is unchanged through 0.5.23 "
-        "(arg_groups/kv_cache_hook.py:342-348)"
-    ),
     stage="startup",
     prevents="--prefill-only-disable-kv-cache currently requires the FA prefill backend (fa3/fa4), but got prefill "
     "backend {prefill_backend!r}. Other prefill-only workloads and backends may be supported in a future change.",
@@ -330,14 +220,6 @@ NO_KV_RULES = (
     title="EmbeddingGemma on SM90 / SM100 with FlashAttention: SGLang turns --prefill-only-disable-kv-cache on",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23: the is_embedding_gemma branch of the model capability adjustments read in each "
-        "release (server_args.py:3714-3746 in 0.5.17, :3878-3910 in 0.5.18; arg_groups/model_hook.py:675-720 in "
-        "0.5.19, :739-784 in 0.5.20, :799-845 in 0.5.21, :856-902 in 0.5.22, :862-911 in 0.5.23): is_embedding, no "
-        "radix cache, chunked prefill -1, and on CUDA SM90 / SM100 with prefill fa3 / fa4 or none named, "
-        "prefill_only_disable_kv_cache followed by validate_prefill_only_disable_kv_cache_args; none in 0.5.16 "
-        "(bench/release_walk.py grep 'default FA backend can consume raw K/V')"
-    ),
     needs_model=True,
     needs_gpu=True,
     stage="startup",
@@ -398,12 +280,6 @@ NVFP4_NATIVE_TRANSFER_CHECK_FROM = Version("0.5.21")
     title="SM100's native NVFP4 on trtllm_mha cannot leave the GPU: no PD disaggregation, HiCache or LMCache",
     engine="sglang",
     versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: handle_kv4_compatibility raises, for --kv-cache-dtype nvfp4 on SM100 with trtllm_mha "
-        "on a phase, when --disaggregation-mode is not null and when --enable-hierarchical-cache or --enable-lmcache "
-        "is on (kv_cache_hook.py:251-263, the same lines in 0.5.21, 0.5.22 and 0.5.23; bench/release_walk.py grep "
-        "'native NVFP4 with trtllm_mha does not yet support' finds it from 0.5.21)"
-    ),
     stage="startup",
     prevents="SM100 native NVFP4 with trtllm_mha does not yet support PD disaggregation because its physical "
     "block-scale layout is not implemented by the KV transfer path.; SM100 native NVFP4 with trtllm_mha does not "
@@ -437,11 +313,6 @@ def kv_nvfp4_native_transfer(cfg, target):
     title="An NVFP4 KV cache takes flashinfer or trtllm_mha prefill and trtllm_mha decode",
     engine="sglang",
     versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: handle_nvfp4_prefill_kv_dequant_dtype first appears in 0.5.21 and "
-        "arg_groups/kv_cache_hook.py:20-100 is the same code in 0.5.21, 0.5.22 and 0.5.23 (diff: one import "
-        "line); rules/engines/sglang/resolve.py applies the plan from 0.5.21 (NVFP4_PLAN_FROM)"
-    ),
     stage="startup",
     prevents="NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend {backend!r} provides neither.",
     source=NVFP4_SOURCE,
@@ -474,115 +345,11 @@ def kv_nvfp4_backends(cfg, target):
     )
 
 
-# kv_cache_hook.py handle_kv4_compatibility (0.5.21-0.5.23, :139-232): speculative decoding on SM100's native
-# NVFP4 layout (trtllm_mha on a phase).
-NVFP4_SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "NGRAM")
-NVFP4_SPEC_UNSUPPORTED = ("DFLASH", "DSPARK")
-SPEC_ATTENTION_MODE_DEFAULT = "prefill"  # fields/spec.py speculative_attention_mode
-
-
-@rule(
-    id="kv-nvfp4-speculative",
-    title="Speculative decoding on SM100's native NVFP4 KV: EAGLE/NEXTN with a trtllm_mha draft, or breadth-1 NGRAM",
-    engine="sglang",
-    versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: handle_kv4_compatibility's native-NVFP4 speculative checks (kv_cache_hook.py:139-232) "
-        "are the same code in 0.5.21, 0.5.22 and 0.5.23 (diff of :125-260: none); the message first appears in "
-        "0.5.21 (:227; bench/release_walk.py grep)"
-    ),
-    needs_gpu=True,
-    stage="startup",
-    prevents="SM100 native NVFP4 speculative decoding requires --speculative-draft-attention-backend=trtllm_mha so "
-    "the draft worker consumes its physical NVFP4 KV layout; got {draft_backend!r}.",
-    source=f"{KV_HOOK}, handle_kv4_compatibility",
-    docs="""Checks speculative decoding with `--kv-cache-dtype nvfp4` on SM100/SM103, where trtllm_mha serves a phase
-from the native NVFP4 layout.
-
-SGLang refuses at start-up (kv_cache_hook.py:165-232 in sglang 0.5.23): DFLASH and DSPARK ("does not yet
-support"), any algorithm but EAGLE, EAGLE3, NEXTN and NGRAM, NGRAM with a tree
-(--speculative-ngram-max-bfs-breadth other than 1; its default is 10), and a draft model whose
---speculative-draft-attention-backend is not trtllm_mha (unset, SGLang picks trtllm_mha itself and logs it).""",
-    fix_title="Use EAGLE/NEXTN with --speculative-draft-attention-backend trtllm_mha, or NGRAM with breadth 1",
-)
-def kv_nvfp4_speculative(cfg, target):
-    algorithm = (cfg.speculative_algorithm or "").upper()
-    if cfg.kv_cache_dtype != "nvfp4" or not algorithm:
-        return skipped("applies to speculative decoding with --kv-cache-dtype nvfp4")
-    if target.major != 10 or "trtllm_mha" not in (cfg.prefill_backend, cfg.decode_backend):
-        return skipped("applies to SM100's native NVFP4 layout (trtllm_mha on a phase)")
-    required = "EAGLE/EAGLE3/NEXTN with a trtllm_mha draft, or NGRAM with breadth 1"
-    if algorithm in NVFP4_SPEC_UNSUPPORTED or algorithm not in NVFP4_SPEC_ALGORITHMS:
-        return failed(
-            f"--speculative-algorithm {algorithm} on native NVFP4", required, ["--speculative-algorithm EAGLE"]
-        )
-    if algorithm == "NGRAM":
-        breadth = cfg.flags.get("speculative_ngram_max_bfs_breadth", NGRAM_DEFAULT_BREADTH)
-        if breadth != 1:
-            return failed(
-                f"NGRAM with --speculative-ngram-max-bfs-breadth {breadth} on native NVFP4",
-                required,
-                ["--speculative-ngram-max-bfs-breadth 1"],
-            )
-        return passed("NGRAM with breadth 1", required)
-    if cfg.draft_attention_backend not in (None, "trtllm_mha"):
-        return failed(
-            f"--speculative-draft-attention-backend {cfg.draft_attention_backend} on native NVFP4",
-            required,
-            ["--speculative-draft-attention-backend trtllm_mha"],
-        )
-    return passed(f"{algorithm} with a trtllm_mha draft", required)
-
-
-@rule(
-    id="kv-nvfp4-spec-attention-mode",
-    title="Speculative decoding on SM100's mixed NVFP4 KV: target verify is switched to decode attention",
-    engine="sglang",
-    versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: the warning and the override of speculative_attention_mode first appear in 0.5.21 "
-        "(kv_cache_hook.py:242) and are the same code to 0.5.23 (:233-250; bench/release_walk.py grep 'routes "
-        "target verify')"
-    ),
-    needs_gpu=True,
-    stage="startup",
-    prevents="SM100 mixed NVFP4 speculative decoding routes target verify to trtllm_mha; overriding "
-    "--speculative-attention-mode=prefill to decode.",
-    source=f"{KV_HOOK}, handle_kv4_compatibility",
-    docs="""Warns when speculative decoding on SM100/SM103 with `--kv-cache-dtype nvfp4` runs the mixed NVFP4 pair
-(prefill flashinfer on an FP8 dequant workspace, decode trtllm_mha) with `--speculative-attention-mode
-prefill`, SGLang's default: SGLang logs a warning and verifies on the decode backend instead.
-
-FlashInfer prefill reads a transient FP8 dequant workspace whose host-built page layout cannot be
-refreshed inside a target-verify CUDA graph; the trtllm_mha decode child reads the NVFP4 cache directly.
-The mixed pair is what `--prefill-kv-cache-dequant-dtype fp8_e4m3` (or an explicit flashinfer prefill)
-gives on SM100; SGLang's own NVFP4 choice there is trtllm_mha for both phases.""",
-    fix_title="Pass --speculative-attention-mode decode (what SGLang switches to)",
-)
-def kv_nvfp4_spec_attention_mode(cfg, target):
-    if cfg.kv_cache_dtype != "nvfp4" or not cfg.speculative_algorithm:
-        return skipped("applies to speculative decoding with --kv-cache-dtype nvfp4")
-    if target.major != 10 or (cfg.prefill_backend, cfg.decode_backend) != ("flashinfer", "trtllm_mha"):
-        return skipped("applies to SM100's mixed NVFP4 pair (prefill flashinfer, decode trtllm_mha)")
-    mode = cfg.flags.get("speculative_attention_mode", SPEC_ATTENTION_MODE_DEFAULT)
-    if mode == "decode":
-        return passed("--speculative-attention-mode decode", "decode attention for target verify")
-    return warned(
-        f"--speculative-attention-mode {mode} on the mixed NVFP4 pair (SGLang switches it to decode)",
-        "--speculative-attention-mode decode",
-        ["--speculative-attention-mode decode"],
-    )
-
-
 @rule(
     id="kv-nvfp4-rewrite",
     title="An NVFP4 KV cache silently moves decode (and prefill) to SGLang's NVFP4 backends",
     engine="sglang",
     versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: the NVFP4 prefill/decode rewrite (kv_cache_hook.py:84-97) is the same code in "
-        "0.5.21, 0.5.22 and 0.5.23 (diff of :20-100: one import line); none in 0.5.20"
-    ),
     stage="startup",
     reason="SGLang replaces the backend asked for with its NVFP4 pair (logged at info level only), so the server "
     "runs kernels nobody named.",
@@ -662,15 +429,6 @@ def _kv4_rule(kind: str, mla: bool):
     return template.format(choices=list(backend_kb.with_feature(feature)), backend="{backend}"), check
 
 
-_KV4_VERIFIED = (
-    "sglang 0.5.16-0.5.23: handle_kv4_compatibility gates on ('nvfp4', 'fp4_mx_block16') from 0.5.16 (0.5.15 and "
-    "older check fp4_e2m1) with the same MHA lists in every release to 0.5.23 (server_args.py:5078/5114/5135 in "
-    "0.5.16, also in 0.5.17-0.5.18; arg_groups/kv_cache_hook.py:41/77/98 in 0.5.19, :42/77/97 in 0.5.20, "
-    ":117/287/307 in 0.5.23); the MLA lists add cutlass_mla through 0.5.19 (its era in rules/engines/sglang/capabilities.py). "
-    "Checked against sglang 0.5.16's own resolution (bench/oracle_diff.py, bench/results/sglang-release-oracle.md)"
-)
-
-
 def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
     prevents, check = _kv4_rule(kind, mla)
     what = "with fa4 prefill, the decode backend" if kind == "fa4" else "the attention backend"
@@ -679,7 +437,6 @@ def _register_kv4(rule_id: str, title: str, kind: str, mla: bool) -> None:
         title=title,
         engine="sglang",
         versions="sglang>=0.5.16",
-        verified=_KV4_VERIFIED,
         prevents=prevents,
         stage="startup",
         source=f"{KV_HOOK}, handle_kv4_compatibility",
@@ -690,6 +447,7 @@ SGLang asserts these lists at start-up. FA4 reads FP4 KV only for prefill, so wi
 backend must be another one; fa4 for both phases is refused. The MLA lists of 0.5.16-0.5.19 also name
 cutlass_mla; from 0.5.20 they are flashinfer and trtllm_mla. Before 0.5.16 the check covered fp4_e2m1 only.""",
         fix_title="Pick a backend from SGLang's KV4 list",
+        generated=True,  # one check over the KV4 lists of the declarations
     )(check)
 
 
@@ -710,14 +468,6 @@ MIXED_NVFP4_RECIPE_SINCE = Version("0.5.21")
     title="FP4 KV with different prefill and decode backends is unchecked by SGLang",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: _handle_kv4_compatibility warns when prefill != decode and prefill is not fa4, "
-        "gated on ('nvfp4', 'fp4_mx_block16') from 0.5.16 (server_args.py:5097 in 0.5.16, :5873 in 0.5.17, "
-        ":6088 in 0.5.18; arg_groups/kv_cache_hook.py:60 in 0.5.19, :61 in 0.5.20, :270 in 0.5.21-0.5.23); "
-        "0.5.7-0.5.15 gave the warning for fp4_e2m1 only; the nvfp4 flashinfer-prefill + trtllm_mha-decode "
-        "exemption (uses_mixed_nvfp4) first in 0.5.21 (kv_cache_hook.py:148, the same in 0.5.23), so 0.5.16-0.5.20 "
-        "warn for that pair too"
-    ),
     stage="startup",
     prevents="Attention: Using KV4 with PREFILL = {prefill} and DECODE = {decode}. Compatibility issues are unlikely, "
     "but may occur in rare edge cases.",
@@ -750,10 +500,6 @@ def kv_fp4_mixed_phases(cfg, target):
     title="The KV-cache dtype is a choice of the engine's release",
     engine="sglang",
     versions="",  # every release: one older than the tables is judged with the oldest (it says so)
-    verified=(
-        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
-        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/engines/sglang/choices.json"
-    ),
     stage="parse",
     prevents="argument --kv-cache-dtype: invalid choice: 'nvfp4' (choose from ...); the same error for "
     "--speculative-draft-kv-cache-dtype",
@@ -808,13 +554,6 @@ def _torch(target) -> tuple[Optional[Version], Optional[Version]]:
     title="An FP4 KV cache needs torch >= 2.8 built for CUDA >= 12.8",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: --kv-cache-dtype's help says 'Both require CUDA 12.8+ and PyTorch 2.8.0+' of nvfp4 "
-        "and fp4_mx_block16 in every release (server_args.py 0.5.16 :614, 0.5.17 :681, 0.5.18 :690, 0.5.19 :602; "
-        "arg_groups/fields/model.py 0.5.20 :206, 0.5.21 :199, 0.5.22 :201, 0.5.23 :207); neither dtype is a "
-        "choice before 0.5.16. The wheels pin torch 2.11.0 (0.5.16-0.5.17), 2.13.0 (0.5.18-0.5.21), 2.14.1 "
-        "(0.5.22-0.5.23) (METADATA Requires-Dist)"
-    ),
     stage="load",
     reason="SGLang documents the requirement in --kv-cache-dtype's help; an older torch lacks the FP4 dtypes and "
     "kernels and fails when the pool is allocated or first written.",
@@ -848,12 +587,6 @@ def kv_fp4_torch(cfg, target):
     title="An MXFP8 KV cache needs torch with float8_e8m0fnu (>= 2.7)",
     engine="sglang",
     versions="sglang>=0.5.16",
-    verified=(
-        "sglang 0.5.16-0.5.23: the MXFP8 pool's _create_buffers raises 'MXFP8 KV cache requires "
-        "torch.float8_e8m0fnu support.' when torch lacks the dtype, in every release (mem_cache/memory_pool.py "
-        "0.5.16 :3230, 0.5.17 :3300, 0.5.18 :3322, 0.5.19 :3293, 0.5.20 :3441, 0.5.21 :3524, 0.5.22 :3814, "
-        "0.5.23 :3891); mxfp8 is not a choice before 0.5.16"
-    ),
     stage="load",
     prevents="MXFP8 KV cache requires torch.float8_e8m0fnu support.",
     source=POOL,

@@ -1,5 +1,6 @@
 """SGLang's KV-cache sharding (--enable-kv-cache-sharding): a PD prefill worker striping each cached page
-across ranks; its backends, shard group, page and chunk sizes, transfer, tree core and refused features.
+across ranks; its backends, speculative decoding, shard group, page and chunk sizes and refused features (its
+transfer backend, tree core and model attention are rows: attn_preflight.rules.engines.sglang.constraints.kv_sharding).
 """
 
 from __future__ import annotations
@@ -9,17 +10,15 @@ from packaging.version import Version
 from attn_preflight.rules.checks.common import (
     attention_dp_size,
     chunked_prefill_per_rank,
-    env_true,
     sglang_release,
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang.resolve import (
     DSA_ARCHITECTURES,
     dsa_model,
+    eagle_topk,
     effective_page_size,
 )
-from attn_preflight.rules.engines.sglang.rules.speculative import eagle_topk
-from attn_preflight.rules.knowledge.parallel import DEFAULT_TRANSFER_BACKEND
 
 KV_SHARD_HOOK = "sglang: python/sglang/srt/arg_groups/kv_shard_hook.py"
 DSA_KV_SHARDING_FROM = Version("0.5.23")  # DSA models get their own requirements (the dsa backend)
@@ -34,11 +33,6 @@ SHARDED_SPEC_ARCHITECTURE = "GlmMoeDsaForCausalLM"
     title="--enable-kv-cache-sharding needs an fa3 prefill, or trtllm_mla for a plain-TP MLA model",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: validate_kv_shard_attention_backend first appears in 0.5.22 (kv_shard_hook.py:26-45) "
-        "and keeps its fa3 / trtllm_mla branch in 0.5.23 (:64-88), which adds a DSA branch before it (:33-66; "
-        "bench/release_walk.py grep '--enable-kv-cache-sharding currently requires the fa3')"
-    ),
     stage="startup",
     prevents="--enable-kv-cache-sharding currently requires the fa3 prefill attention backend, or trtllm_mla for "
     "plain-TP MLA; got {prefill_backend!r}.",
@@ -85,14 +79,6 @@ def kv_sharding_backend(cfg, target):
     title="--enable-kv-cache-sharding with speculative decoding: only GLM-5's single NextN layer as EAGLE, top-k 1",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22: '--enable-kv-cache-sharding does not support speculative decoding.' for any algorithm "
-        "(kv_shard_hook.py:66-69); 0.5.23: 'KV sharding supports speculative decoding only for GLM DSA' "
-        "(:105-118) unless EAGLE (NEXTN resolved to it in handle_speculative_decoding, run before it: "
-        "pipeline.py), GlmMoeDsaForCausalLM, model_config.num_nextn_predict_layers 1 (the config's field: "
-        "configs/model_config.py:1602), speculative_eagle_topk 1 (after _auto_choose_speculative_params: 1 for "
-        "GlmMoeDsaForCausalLM) and no --enable-multi-layer-eagle"
-    ),
     stage="startup",
     prevents="KV sharding supports speculative decoding only for GLM DSA single-layer NextN MTP with EAGLE and "
     "topk=1.; --enable-kv-cache-sharding does not support speculative decoding. (0.5.22)",
@@ -150,13 +136,6 @@ DSA_SHARDING_REFUSED_UNTIL = Version("0.5.23")  # 0.5.22: "does not support DSA 
     title="--enable-kv-cache-sharding needs ranks to stripe over: prefill CP for a GQA model, plain TP for MLA",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding, after the backend and transfer checks: an MLA model "
-        "without prefill CP needs attention DP off and --tp-size > 1, any other model --enable-prefill-cp with "
-        "--attn-cp-size > 1 (kv_shard_hook.py:192-210 in 0.5.22, :251-270 in 0.5.23; bench/release_walk.py grep "
-        "'for GQA models shards across'); 0.5.22 refuses a DSA model there outright (:187-191), 0.5.23 sends it "
-        "down validate_kv_shard_attention_backend's DSA branch (kv-sharding-dsa)"
-    ),
     stage="startup",
     prevents="--enable-kv-cache-sharding for GQA models shards across attention-CP ranks and requires "
     "--enable-prefill-cp with attn_cp_size > 1.; --enable-kv-cache-sharding for MLA models without prefill CP "
@@ -228,13 +207,6 @@ def _rounded_to(chunk: int, page: int) -> int:
     title="--enable-kv-cache-sharding needs a page size above 1 and chunked prefill; a chunk is rounded to pages",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding raises for page size <= 1 (kv_shard_hook.py:212-219 in "
-        "0.5.22, :272-279 in 0.5.23) and for --chunked-prefill-size None or <= 0 (:220-225, :280-285), then "
-        "rounds a chunk size that is not a multiple of the page up, lowering mem_fraction_static when it was not "
-        "given (:227-265, :287-325); it runs after _page_size_default and the backends' page snaps "
-        "(pipeline.py:256, :270-272 in 0.5.23; bench/release_walk.py grep 'requires a real page size')"
-    ),
     stage="startup",
     prevents="--enable-kv-cache-sharding requires a real page size (--page-size 64 recommended): the physical page "
     "is the P/D transfer descriptor and gather-copy unit; page_size=1 degenerates both into per-token "
@@ -278,102 +250,6 @@ def kv_sharding_page_chunk(cfg, target):
             [f"--chunked-prefill-size {rounded * dp}"],
         )
     return passed(f"KV sharding on page size {page} with chunked prefill", required)
-
-
-SHARDED_TRANSFER_BACKENDS = ("mooncake", "nixl")
-STAGING_BUFFER_ENV = "SGLANG_DISAGG_STAGING_BUFFER"
-
-
-@rule(
-    id="kv-sharding-transfer-backend",
-    title="--enable-kv-cache-sharding sends pages over mooncake or nixl only, without the staging buffer",
-    engine="sglang",
-    versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses a --disaggregation-transfer-backend other than "
-        "mooncake / nixl and a true SGLANG_DISAGG_STAGING_BUFFER (kv_shard_hook.py:171-184 in 0.5.22, :236-249 "
-        "in 0.5.23; bench/release_walk.py grep 'only supports the mooncake'); the transfer default is mooncake "
-        "(fields/disagg.py:71 in both), the variable an EnvBool defaulting to False (environ.py:798 in 0.5.22, "
-        ":859 in 0.5.23)"
-    ),
-    stage="startup",
-    prevents="--enable-kv-cache-sharding currently only supports the mooncake and nixl transfer backends: both "
-    "route sends through CommonKVSender._prepare_send_indices and pair destinations by fancy index. Got "
-    "--disaggregation-transfer-backend {backend!r}.; --enable-kv-cache-sharding is incompatible with "
-    "SGLANG_DISAGG_STAGING_BUFFER (the staging path assumes contiguous send slices).",
-    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
-    docs="""Checks that `--enable-kv-cache-sharding` moves its pages to the decode side with
-`--disaggregation-transfer-backend` mooncake (the default) or nixl, and without `SGLANG_DISAGG_STAGING_BUFFER`
-set true.
-
-Only those two senders pick each rank's stripe out of a page by index; the staging path copies contiguous
-slices, which a stripe is not. SGLang refuses both at start-up.""",
-    fix_title="Use --disaggregation-transfer-backend mooncake (or nixl) and leave SGLANG_DISAGG_STAGING_BUFFER unset",
-)
-def kv_sharding_transfer_backend(cfg, target):
-    if not _sharding(cfg):
-        return skipped("applies to --enable-kv-cache-sharding")
-    transfer = cfg.flags.get("disaggregation_transfer_backend") or DEFAULT_TRANSFER_BACKEND
-    required = f"--disaggregation-transfer-backend {' or '.join(SHARDED_TRANSFER_BACKENDS)}, no staging buffer"
-    if transfer not in SHARDED_TRANSFER_BACKENDS:
-        return failed(
-            f"KV sharding over --disaggregation-transfer-backend {transfer}",
-            required,
-            [f"--disaggregation-transfer-backend {DEFAULT_TRANSFER_BACKEND}"],
-        )
-    if env_true(cfg, STAGING_BUFFER_ENV):
-        return failed(
-            f"KV sharding with {STAGING_BUFFER_ENV}={cfg.env[STAGING_BUFFER_ENV]}",
-            required,
-            [f"unset {STAGING_BUFFER_ENV}"],
-        )
-    return passed(f"KV sharding over {transfer}", required)
-
-
-TREE_CORE_ENV = "SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND"
-SHARDING_SETS_PYTHON_TREE_CORE_FROM = Version("0.5.23")  # before it the variable's default, "rust", stands
-
-
-@rule(
-    id="kv-sharding-radix-tree-core",
-    title="--enable-kv-cache-sharding with the radix cache on needs the Python tree core (0.5.22 defaults to Rust)",
-    engine="sglang",
-    versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22: handle_kv_cache_sharding reads SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND (kv_shard_hook.py:83) "
-        "and refuses anything but python unless --disable-radix-cache (:86-91), and the variable defaults to "
-        "'rust' (environ.py:688; nothing in the wheel sets it: a prefill worker keeps its radix cache, "
-        "pd_disaggregation_hook.py:128-133 turns it off on decode servers only). 0.5.23 sets it to python when "
-        "unset (:132-135) before the same check (:136-144), so only an explicit non-python value fails"
-    ),
-    stage="startup",
-    prevents="--enable-kv-cache-sharding requires the Python UnifiedTreeCore: "
-    "SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND={tree_core_backend!r} is not supported for sharded KV.",
-    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding; sglang: python/sglang/srt/environ.py",
-    docs="""Checks the radix tree core a sharded prefill worker runs: with the radix cache on (no
-`--disable-radix-cache`, no `--enable-mis`), SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND must be python. In sglang
-0.5.22 the variable defaults to rust, so every sharded launch that keeps the radix cache fails unless it sets
-the variable; 0.5.23 sets python itself when the variable is unset.
-
-Only the Python tree core carries the rotation base of a sharded page; a disabled radix cache never matches
-or inserts, so it never needs one. SGLang refuses the rest at start-up.""",
-    fix_title="Set SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python, or pass --disable-radix-cache",
-)
-def kv_sharding_radix_tree_core(cfg, target):
-    if not _sharding(cfg):
-        return skipped("applies to --enable-kv-cache-sharding")
-    required = f"{TREE_CORE_ENV}=python, or --disable-radix-cache"
-    if cfg.flags.get("disable_radix_cache") or cfg.flags.get("enable_mis"):
-        return passed("KV sharding with the radix cache off", required)
-    release = sglang_release(target)
-    given = cfg.env.get(TREE_CORE_ENV)
-    core = given or ("python" if release >= SHARDING_SETS_PYTHON_TREE_CORE_FROM else "rust")
-    if core == "python":
-        return passed(
-            f"KV sharding on the python tree core ({'given' if given else f'sglang {release} sets it'})", required
-        )
-    found = f"{TREE_CORE_ENV}={core}" + ("" if given else f" (sglang {release}'s default)")
-    return failed(f"KV sharding with the radix cache on and {found}", required, [f"{TREE_CORE_ENV}=python"])
 
 
 # handle_kv_cache_sharding's refusals of other KV-cache features, in its order: (dest, as the user wrote it)
@@ -429,16 +305,6 @@ def _sharding_refusals(cfg, target) -> list[str]:
     title="--enable-kv-cache-sharding refuses other KV-cache features (KV offload, sessions, DCP, HiSparse, TBO, …)",
     engine="sglang",
     versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses, in this order, the unified-cache external "
-        "linker, streaming sessions, the session radix cache, FlexKV, unified memory, --dcp-size > 1, HiCache, "
-        "LMCache, HiSparse, dynamic chunking with PP > 1 and two-batch overlap (kv_shard_hook.py:92-154 in "
-        "0.5.22, :145-219 in 0.5.23; bench/release_walk.py grep 'does not support --enable-lmcache'). 0.5.22 "
-        "refuses any --enable-hierarchical-cache (:123-128); 0.5.23 only with --hicache-storage-backend "
-        "(:176-181) and, for a DSA model, a host memory mode other than cache or an I/O backend other than "
-        "kernel or a layout other than layer_first / page_first (:182-193; defaults cache, kernel, page_first: "
-        "fields/memory.py)"
-    ),
     stage="startup",
     prevents="--enable-kv-cache-sharding does not support --enable-lmcache.; ... does not support "
     "--enable-flexkv; ... does not support streaming sessions; ... does not support session radix cache yet.; "
@@ -468,51 +334,3 @@ def kv_sharding_cache_features(cfg, target):
     if refused:
         return failed(f"KV sharding with {', '.join(refused)}", required)
     return passed("KV sharding with none of the features it refuses", required)
-
-
-# configs/model_config.py is_encoder_decoder_model, what the refusal reads (:2425-2431 in 0.5.22, :2540-2546 in 0.5.23)
-ENCODER_DECODER_ARCHITECTURES = (
-    "WhisperForConditionalGeneration",
-    "MllamaForConditionalGeneration",
-    "MossVLForConditionalGeneration",
-)
-
-
-@rule(
-    id="kv-sharding-model-attention",
-    title="--enable-kv-cache-sharding refuses encoder-decoder and chunked local-attention models",
-    engine="sglang",
-    versions="sglang>=0.5.22",
-    verified=(
-        "sglang 0.5.22-0.5.23: handle_kv_cache_sharding refuses model_config.is_encoder_decoder and an "
-        "attention_chunk_size (kv_shard_hook.py:156-168 in 0.5.22, :221-233 in 0.5.23; bench/release_walk.py "
-        "grep 'does not support encoder-decoder'); is_encoder_decoder is an architecture list, the same three in "
-        "both (configs/model_config.py:2425-2431, :2540-2546)"
-    ),
-    needs_model=True,
-    stage="startup",
-    prevents="--enable-kv-cache-sharding does not support encoder-decoder models: cross-attention uses a separate "
-    "encoder page table that is not part of the sharded gather plan.; --enable-kv-cache-sharding does not "
-    "support chunked/local-attention models yet: local-attention metadata is built from the page table before "
-    "the scratch translation.",
-    source=f"{KV_SHARD_HOOK}, handle_kv_cache_sharding",
-    docs="""Checks that a model served with `--enable-kv-cache-sharding` is not one SGLang runs as encoder-decoder
-(Whisper, Mllama, Moss-VL: the architectures its is_encoder_decoder lists) and has no chunked local attention
-(`attention_chunk_size` in its config.json: Llama 4).
-
-Cross attention reads a separate encoder page table, and local attention builds its metadata from the page
-table before the sharded scratch translation; neither is part of the sharded gather plan, and SGLang refuses
-both at start-up.""",
-    fix_title="Serve this model without --enable-kv-cache-sharding",
-)
-def kv_sharding_model_attention(cfg, target):
-    if not _sharding(cfg):
-        return skipped("applies to --enable-kv-cache-sharding")
-    required = "a decoder-only model without chunked local attention"
-    if cfg.model.architecture in ENCODER_DECODER_ARCHITECTURES:
-        return failed(f"KV sharding of {cfg.model.name} (encoder-decoder {cfg.model.architecture})", required)
-    if cfg.model.attention_chunk_size:
-        return failed(
-            f"KV sharding of {cfg.model.name} (attention_chunk_size {cfg.model.attention_chunk_size})", required
-        )
-    return passed(f"KV sharding of {cfg.model.name}", required)

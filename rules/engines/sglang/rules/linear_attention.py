@@ -27,13 +27,6 @@ def _arch(cfg) -> str:
     title="--mamba-radix-cache-strategy no_buffer needs page size 1, --disable-overlap-schedule and no trtllm_mha",
     engine="sglang",
     versions="sglang>=0.5.14",
-    verified=(
-        "sglang 0.5.14-0.5.23: the three asserts first appear in 0.5.14 (server_args.py:4355-4363 "
-        "_validate_mamba_no_buffer) and are the same in every release to 0.5.23 (arg_groups/mamba_hook.py:156-163; "
-        "bench/release_walk.py grep 'no_buffer do not support trtllm_mha' and 'no_buffer only supports "
-        "page_size=1'); 0.5.9-0.5.13.post1 (--mamba-scheduler-strategy) turned overlap scheduling off "
-        "themselves and are not judged. The architecture list is 0.5.23's"
-    ),
     needs_model=True,
     stage="startup",
     prevents="no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.",
@@ -118,19 +111,6 @@ def _fitting_page(page: int, chunk: int, track: int) -> int:
     "track interval that fits, a page that divides the Mamba chunk",
     engine="sglang",
     versions="sglang>=0.5.14",
-    verified=(
-        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'extra_buffer is not supported for', 'mamba_track_interval "
-        "% ', 'either chunk_size or page_size must be divisible'): server_args.py _validate_mamba_extra_buffer "
-        "(0.5.14 :4364-4377 ... 0.5.18 :5808-5824), arg_groups/mamba_hook.py validate_mamba_extra_buffer from 0.5.19 "
-        "(0.5.23 :105-150) with mamba_cache_chunk_size (server_args.py 0.5.14 :6626, overrides.py 0.5.23 :1920), "
-        "supports_mamba_cache_extra_buffer on --linear-attn-backend triton in each; extra_buffer_lazy refused with "
-        "speculative decoding 0.5.14-0.5.16, under PD disaggregation from 0.5.17 (server_args.py :5596); 'needs "
-        "mamba state' from 0.5.21 (model_hook.py :953; 0.5.23 :1065). Oracle (sglang 0.5.23, H100/B200): Qwen3-Next "
-        "extra_buffer with --page-size 48 (track 240), --page-size 96, track 96 on page 64, track 2 under 4 draft "
-        "tokens, extra_buffer_lazy with --disaggregation-mode prefill, --linear-attn-backend flashinfer and Llama "
-        "with extra_buffer are refused; extra_buffer with track 100 and no page, and Llama with "
-        "--disable-radix-cache, accepted. The architecture lists are 0.5.23's"
-    ),
     needs_model=True,
     stage="startup",
     prevents="extra_buffer is not supported for {architecture}; use no_buffer.",
@@ -229,14 +209,6 @@ def model_mamba_extra_buffer(cfg, target):
     title="Nemotron-H / Falcon-H1 with the Mamba extra buffer need --mamba-track-interval of at least the Mamba chunk",
     engine="sglang",
     versions="sglang>=0.5.14",
-    verified=(
-        "sglang 0.5.14-0.5.23 (bench/release_walk.py grep 'must be >= mamba_chunk_size': "
-        "layers/attention/hybrid_linear_attn_backend.py 0.5.13 :677, 0.5.14 :602, 0.5.18 :852, 0.5.23 :1082), "
-        "Mamba2AttnBackend.__init__ under the extra buffer in each; mamba_chunk_size the mamba2 config's (0.5.14 "
-        ":591), hf_text_config's with 64 when absent in 0.5.23 (:137-142), NemotronHConfig / FalconH1Config filling 256 (configs/nemotron_h.py :224-243, "
-        "falcon_h1.py :166). The strategy is judged from 0.5.14 (--mamba-radix-cache-strategy); the architecture "
-        "lists are 0.5.23's"
-    ),
     needs_model=True,
     stage="init",
     prevents="mamba_track_interval ({mamba_track_interval}) must be >= mamba_chunk_size ({mamba_chunk_size})",
@@ -285,13 +257,6 @@ def _linear_attn(cfg, phase: str) -> str:
     title="FlashInfer linear-attention decode / verify on SM100+ needs --mamba-ssm-dtype bfloat16",
     engine="sglang",
     versions="sglang>=0.5.10",
-    verified=(
-        "sglang 0.5.10-0.5.23, every release (bench/release_walk.py grep '--linear-attn-decode-backend flashinfer "
-        "on SM100+ requires'): server_args.py _handle_linear_attn_backend (0.5.10 :2584-2598 ... 0.5.18 :6294), "
-        "arg_groups/attention_hook.py handle_linear_attn_backend from 0.5.19 (0.5.23 :309-378); the verify-backend "
-        "twin from 0.5.17 (server_args.py:6083-6096). --mamba-ssm-dtype defaults to None and nothing fills it "
-        "before the check (0.5.23 fields/exec_.py:490-496)"
-    ),
     needs_gpu=True,
     stage="startup",
     prevents="--linear-attn-decode-backend flashinfer on SM100+ requires --mamba-ssm-dtype bfloat16, got "
@@ -329,11 +294,6 @@ def model_linear_attn_flashinfer_ssm_dtype(cfg, target):
     title="FlashInfer linear-attention prefill on SM100+ needs a CUDA 13 torch",
     engine="sglang",
     versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23, every release (bench/release_walk.py grep '--linear-attn-prefill-backend "
-        "flashinfer on SM100+ requires CUDA 13'): server_args.py _handle_linear_attn_backend (0.5.13 :3250-3265 "
-        "... 0.5.18 :6326), arg_groups/attention_hook.py from 0.5.19 (0.5.23 :380-393); none in 0.5.12"
-    ),
     needs_gpu=True,
     needs_software=True,
     stage="startup",
@@ -394,21 +354,6 @@ def _linear_decode(cfg, target) -> str:
     "need",
     engine="sglang",
     versions="sglang>=0.5.15",
-    verified=(
-        "sglang 0.5.15-0.5.23 (bench/release_walk.py grep): '--enable-linear-replayssm requires the Triton' in "
-        "0.5.15-0.5.17 (server_args.py:4740-4746), 'requires Triton, or Helion for' from 0.5.18 (0.5.23 "
-        "attention_hook.py:409-415); its refusal of the extra_buffer strategy from 0.5.16 (0.5.23 :417-423); its "
-        "refusals of PD disaggregation and of a --linear-replayssm-cache-len below 1 in every release from 0.5.15 "
-        "('is not supported under PD': 0.5.15 server_args.py:4765, 0.5.17 :6152, 0.5.19 attention_hook.py:363, "
-        "0.5.22 :429, 0.5.23 :430; 'cache-len must be >= 1' at the next lines); "
-        "--enable-linear-replayssm-spec's linear-chain and triton/flashinfer decode checks from 0.5.17 (0.5.23 "
-        ":450-463), its SGLANG_RAGGED_VERIFY_MODE check (0.5.17 server_args.py:6193-6214, 0.5.19 "
-        "attention_hook.py:404-419, 0.5.23 :471-486, the same DSPARK/DFLASH and triton/nv_cutedsl sets; the "
-        "modes static/cap-accept/compact of speculative/ragged_verify.py in each, environ.py default static) and "
-        "its PD-prefill refusal from 0.5.17 (server_args.py:6215; 0.5.23 :491-496), its refusal of both options "
-        "together from 0.5.17 (server_args.py:6224; 0.5.23 :500-505); SGLang's SM100 flashinfer decode default "
-        "from 0.5.11"
-    ),
     needs_gpu=True,
     stage="startup",
     prevents="--enable-linear-replayssm requires Triton, or Helion for KDA, as the linear-attn decode backend; got "

@@ -23,15 +23,6 @@ MAMBA_STOCHASTIC_TRITON_MAJOR = 10  # the triton kernel's cvt.rs.f16x2.f32 (is_s
     "(SM100 on triton)",
     engine="sglang",
     versions="sglang>=0.5.15",
-    verified=(
-        "sglang 0.5.15-0.5.23 (bench/release_walk.py grep 'philox-rounds must be non-negative', "
-        "'max-states-per-path must be -1', 'cvt.rs.f16x2.f32'): _handle_mamba_backend refuses negative Philox "
-        "rounds and, with --enable-mamba-cache-stochastic-rounding, a --mamba-ssm-dtype other than float16 (unset "
-        "included: nothing fills it before this hook) and --mamba-backend triton off SM100 (server_args.py:4589-4614 "
-        "in 0.5.15, :6168-6198 in 0.5.18; arg_groups/mamba_hook.py:19-52 in 0.5.19-0.5.23); "
-        "--mamba-max-states-per-path 0 or below -1 from 0.5.17 (server_args.py:5957, mamba_hook.py:24-28 in "
-        "0.5.23); for every model"
-    ),
     stage="startup",
     prevents="--mamba-cache-philox-rounds must be non-negative.; --mamba-max-states-per-path must be -1 (unlimited) "
     "or a positive integer, got {n}.; Stochastic rounding for the Mamba SSM cache requires --mamba-ssm-dtype "

@@ -14,7 +14,6 @@ from packaging.version import Version
 
 from attn_preflight.rules.checks.common import declared, gpu, phases_using, sglang_release
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
-from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
@@ -48,14 +47,6 @@ def _trtllm_mla_runs(target) -> bool:
     title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
     engine="sglang",
     versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.9: server_args.py raises 'TRTLLM MHA backend is only supported on Blackwell GPUs "
-        "(SM100)' when any phase names trtllm_mha and not is_sm100_supported() (major == 10), read in each wheel "
-        "(0.5.0rc2 :466-468, 0.5.1 :500-502, 0.5.2 :603-605, 0.5.3 :919-921, 0.5.4 :1119-1121, 0.5.5 :1241-1243, "
-        "0.5.9 :1899-1901; 0.5.0 was never published, between 0.5.0rc2 and 0.5.1); 0.5.10 splits prefill (SM100) "
-        "from decode (SM90/SM100/SM120; :2373-2388); the 0.5.19 message is in every release read from 0.5.19 to "
-        "0.5.23 (sglang/srt/arg_groups/attention_hook.py; bench/release_walk.py prevents)"
-    ),
     backends=("trtllm_mha",),
     needs_gpu=True,
     stage="startup",
@@ -96,12 +87,6 @@ def trtllm_mha_arch(cfg, target):
     title="Prefill context parallelism on trtllm_mha prefill needs SM100",
     engine="sglang",
     versions="sglang>=0.5.19",
-    verified=(
-        "sglang 0.5.19-0.5.23: the ValueError first appears in 0.5.19 (arg_groups/attention_hook.py:161-170, "
-        "'enable_prefill_context_parallel or attn_cp_size > 1') and is in every release to 0.5.23 (:229-238, "
-        "'attn_cp_size > 1' from 0.5.20; bench/release_walk.py grep 'Prefill context parallelism with the TRTLLM "
-        "MHA prefill')"
-    ),
     backends=("trtllm_mha",),
     needs_gpu=True,
     stage="startup",
@@ -134,55 +119,10 @@ def trtllm_mha_prefill_cp(cfg, target):
 
 
 @rule(
-    id="trtllm-mha-sm120-fp8-prefill",
-    title="trtllm_mha prefill on SM120 cannot read an FP8 KV cache",
-    engine="sglang",
-    versions="sglang>=0.5.19",
-    verified=(
-        "sglang 0.5.19-0.5.23: the same raise for prefill trtllm_mha on is_sm120 with fp8_e4m3 KV (or the "
-        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR env, not modelled) in every wheel, the block read in "
-        "each (arg_groups/attention_hook.py:152 in 0.5.19, :150 in 0.5.20-0.5.21, :218 in 0.5.22, :219 in 0.5.23); "
-        "before 0.5.19 trtllm_mha prefill is refused off SM100 altogether (rule trtllm-mha-arch)"
-    ),
-    backends=("trtllm_mha",),
-    stage="startup",
-    prevents="TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax.",
-    source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
-    docs="""Checks that trtllm_mha prefill on an SM12x GPU (RTX 50xx, RTX PRO 6000, GB10) does not use
-`--kv-cache-dtype fp8_e4m3`.
-
-On SM120 SGLang's trtllm_mha prefill runs the FMHAv2 kernels, which have no FP8-KV (or skip-softmax)
-variant; SGLang refuses the combination at start-up. Decode (XQA) is unaffected, so a split config works.""",
-    fix_title="Use --prefill-attention-backend flashinfer (keep trtllm_mha for decode), or a bf16 KV cache",
-)
-def trtllm_mha_sm120_fp8_prefill(cfg, target):
-    if cfg.prefill_backend != "trtllm_mha":
-        return skipped("applies to trtllm_mha prefill")
-    if target.major is None:
-        return unknown("compute capability unknown")
-    if target.major != 12:
-        return skipped(f"applies on SM12x ({gpu(target)})")
-    if cfg.kv_cache_dtype != "fp8_e4m3":
-        return passed(f"{cfg.kv_cache_dtype} KV cache", "no fp8_e4m3 KV with trtllm_mha prefill on SM120")
-    return failed(
-        f"fp8_e4m3 KV with trtllm_mha prefill on {gpu(target)}",
-        "another prefill backend or KV dtype",
-        ["--prefill-attention-backend flashinfer", "--decode-attention-backend trtllm_mha"],
-    )
-
-
-@rule(
     id="trtllm-mha-page128-gqa",
     title="trtllm_mha with page size 128 on SM100 needs GQA and equal K/V head dims",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23: TRTLLMHAAttnBackend.__init__ raises for page_size >= 128 off XQA (is_xqa_impl = "
-        "is_sm90 or is_sm120: :208 in 0.5.17, :258 in 0.5.23) unless q heads per KV head > 1, equal QK/V head dims "
-        "and a power-of-2 page, the same block in every wheel (layers/attention/trtllm_mha_backend.py:228 in "
-        "0.5.17, :255 in 0.5.19, :254 in 0.5.20, :367 in 0.5.21, :384 in 0.5.23); 0.5.17 is also the first release "
-        "whose trtllm_mha page-size pass keeps 128 (arg_groups/overrides.py:2092; 16/32/64 through 0.5.16, :1739)"
-    ),
     backends=("trtllm_mha",),
     stage="init",
     prevents="trtllm_mha with page_size={page_size} requires trtllm-gen's dynamic tokens-per-page kernels, which only "
@@ -223,84 +163,6 @@ def trtllm_mha_page128_gqa(cfg, target):
     )
 
 
-# --- MLA vs MHA ---------------------------------------------------------------------------------------------
-
-
-# Factories that refuse an MHA model (attention_registry.py); tokenspeed_mla's existed 0.5.12-0.5.22.
-MLA_ONLY_CHECKED = ("trtllm_mla", "cutedsl_mla", "tokenspeed_mla")
-# Backends whose constructors read the MLA dims without a check.
-MLA_ONLY_UNCHECKED = ("flashmla", "cutlass_mla")
-
-
-def _mha_model_on(cfg, target, backends: tuple[str, ...]):
-    used = sorted(cfg.backends & set(backends))
-    if cfg.mla or all(declared(target, b).mha for b in used):
-        return passed(f"an MLA model on {', '.join(used)}", "an MLA model")
-    fix = {10: "trtllm_mha", 9: "fa3"}.get(target.major, "flashinfer")
-    return failed(
-        f"a non-MLA model on {', '.join(used)}", "an MLA model (kv_lora_rank)", [f"--attention-backend {fix}"]
-    )
-
-
-@rule(
-    id="mla-backend-mha-model",
-    title="trtllm_mla and cutedsl_mla need an MLA model",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: 'trtllm_mla backend can only be used with MLA models.' when the model runner "
-        "builds the backend in every release (model_runner.py through 0.5.2, attention_registry.py "
-        "create_trtllm_mla_backend from 0.5.3, :97 in 0.5.23; cutedsl_mla's :121 from its first release)"
-    ),
-    backends=MLA_ONLY_CHECKED,
-    stage="init",
-    prevents="trtllm_mla backend can only be used with MLA models.",
-    source=f"{REGISTRY}, create_trtllm_mla_backend, create_cutedsl_mla_backend (create_tokenspeed_mla_backend, "
-    "0.5.12-0.5.22)",
-    docs="""Checks that trtllm_mla, cutedsl_mla and tokenspeed_mla serve an MLA model (config.json `kv_lora_rank`, or
-`--feature mla`).
-
-They decode over the compressed latent KV (kv_lora_rank + rope dims) only; their factories raise "...
-backend can only be used with MLA models." when the model runner builds the attention backend, after the
-weights have loaded. (flashmla and cutlass_mla: rule flashmla-mha-model.)""",
-    fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
-)
-def mla_backend_mha_model(cfg, target):
-    return _mha_model_on(cfg, target, MLA_ONLY_CHECKED)
-
-
-@rule(
-    id="flashmla-mha-model",
-    title="flashmla and cutlass_mla need an MLA model",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.23, every release: FlashMLABackend.__init__ reads model_runner.model_config."
-        "kv_lora_rank (flashmla_backend.py :70 in 0.5.0rc2-0.5.5.post3, :71 0.5.6-0.5.9, :66 0.5.10-0.5.12.post1, "
-        ":70 0.5.13-0.5.14, :77 0.5.15, :83 0.5.16, :84 0.5.17-0.5.21, :87 0.5.22, :90 0.5.23), "
-        "CutlassMLABackend.__init__ too (cutlass_mla_backend.py :73 to 0.5.12.post1, :75-76 0.5.13-0.5.19); configs/model_config.py sets "
-        "kv_lora_rank in its MLA branches only (0.5.1 :205-230), and 0.5.0rc2-0.5.2's model_runner.py builds "
-        "either backend for an MHA model without a check (0.5.1 :1534-1555)"
-    ),
-    backends=MLA_ONLY_UNCHECKED,
-    stage="init",
-    reason="SGLang has no check: the backend's constructor reads the model's MLA dims and crashes on an MHA model "
-    "when the model runner builds the attention backend, after the weights have loaded.",
-    prevents="AttributeError: 'ModelConfig' object has no attribute 'kv_lora_rank'",
-    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.__init__; "
-    "cutlass_mla_backend.py, CutlassMLABackend.__init__ (sglang <= 0.5.19); configs/model_config.py sets "
-    "kv_lora_rank for MLA architectures only",
-    docs="""Checks that flashmla and cutlass_mla serve an MLA model (config.json `kv_lora_rank`, or `--feature mla`).
-
-Both decode over the compressed latent KV only. Their factories have no MLA check (unlike trtllm_mla's), so
-SGLang accepts the flag at start-up; the backend's constructor then reads `model_config.kv_lora_rank`,
-which SGLang's ModelConfig sets for MLA architectures only, and the launch dies with an AttributeError.""",
-    fix_title="Use an MHA backend: trtllm_mha (SM100), fa3 (SM90), flashinfer or triton",
-)
-def flashmla_mha_model(cfg, target):
-    return _mha_model_on(cfg, target, MLA_ONLY_UNCHECKED)
-
-
 # --- TRT-LLM MLA ----------------------------------------------------------------------------------------------
 
 
@@ -309,17 +171,6 @@ def flashmla_mha_model(cfg, target):
     title="trtllm_mla prefill runs FlashInfer's trtllm-gen FMHA, which has SM100/SM103 kernels only",
     engine="sglang",
     versions="sglang>=0.5.4.post3",
-    verified=(
-        "sglang 0.5.4.post3-0.5.23 (each wheel read): trtllm_mla_backend.py forward_extend calls "
-        "flashinfer.prefill.trtllm_ragged_attention_deepseek in every release, reached for every extend without "
-        "speculative decoding through handle_attention_trtllm_mla's MHA_CHUNKED_KV (deepseek_v2.py:377 in "
-        "0.5.4.post3, deepseek_common/attention_backend_handler.py:124 in 0.5.8-0.5.12, :171 in 0.5.20-0.5.23); "
-        "every flashinfer_python they pin (METADATA: 0.5.0 in 0.5.4.post3 ... 0.7.2 in 0.5.23) has "
-        "TllmGenFmhaRunner's SM100/SM103(/SM107) check (fmhaRunner.cuh in the v0.5.0, v0.5.2, v0.5.3, v0.6.1, "
-        "v0.6.3, v0.6.7.post2, v0.6.7.post3, v0.6.8.post1, v0.6.11.post1, v0.6.12, v0.6.14, v0.6.15.post1 and "
-        "v0.6.17 tags and the 0.6.18, 0.7.1 and 0.7.2 wheels). Before 0.5.4.post3 SGLang refuses trtllm_mla off "
-        "SM100 at start-up (trtllm-mla-arch)"
-    ),
     backends=("trtllm_mla",),
     needs_gpu=True,
     stage="runtime",
@@ -356,41 +207,6 @@ def trtllm_mla_sm100_prefill(cfg, target):
     return failed(f"trtllm_mla prefill on {gpu(target)}", need, [f"{flag} {_mla_fallback(target)}"])
 
 
-@rule(
-    id="trtllm-mla-kv-dtype",
-    title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23 (bench/release_walk.py grep): the KV-dtype ValueError in every release, its list "
-        "by release: fp8_e4m3/auto through 0.5.4 (0.5.1 server_args.py:492), + fp4_e2m1 from 0.5.4.post3, + "
-        "bf16 from 0.5.7, fp4_e2m1 gone from 0.5.21 (arg_groups/overrides.py:1214-1217 in 0.5.23): eras of "
-        "trtllm_mla"
-    ),
-    stage="startup",
-    prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
-    source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
-    docs="""Checks that trtllm_mla (attention or decode backend) is used with `--kv-cache-dtype` fp8_e4m3, bf16 or
-auto.
-
-SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
-and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from 0.5.7.""",
-    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
-)
-def trtllm_mla_kv_dtype(cfg, target):
-    if "trtllm_mla" not in (cfg.attention_backend, cfg.decode_backend):
-        return skipped("applies to the trtllm_mla backend")
-    allowed = declared(target, "trtllm_mla").kv_dtypes
-    if cfg.kv_cache_dtype in allowed:
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
-    fix = "bf16" if cfg.kv_cache_dtype == "bfloat16" else "fp8_e4m3"
-    return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on trtllm_mla",
-        "one of " + ", ".join(allowed),
-        [f"--kv-cache-dtype {fix}"],
-    )
-
-
 # --- CuTe DSL MLA and TokenSpeed MLA ------------------------------------------------------------------------
 
 
@@ -413,13 +229,6 @@ def _cutedsl_phases(cfg, target) -> set[str]:
     title="cutedsl_mla is decode-only",
     engine="sglang",
     versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23: assert prefill_attention_backend != 'cutedsl_mla' whenever a phase names it (an "
-        "unset prefill is filled with trtllm_mla after), the block read in every wheel: in "
-        "_handle_attention_backend_compatibility through 0.5.14 (server_args.py:2943 in 0.5.13, :4587 in 0.5.14), "
-        "then arg_groups/overrides.py (:1644 in 0.5.15, :1266 in 0.5.19, :1303 in 0.5.20, "
-        "_cutedsl_prefill_backend_fill :1242 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
-    ),
     backends=("cutedsl_mla", "tokenspeed_mla"),
     stage="startup",
     prevents="CuteDSL MLA only supports decoding for now",
@@ -444,39 +253,6 @@ def cutedsl_mla_decode_only(cfg, target):
     )
 
 
-@rule(
-    id="cutedsl-mla-kv-dtype",
-    title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
-    engine="sglang",
-    versions="sglang>=0.5.13",
-    verified=(
-        "sglang 0.5.13-0.5.23: raise unless kv_cache_dtype in fp8_e4m3/bf16/bfloat16/auto, the same list in every "
-        "release, the block read in every wheel: in _handle_attention_backend_compatibility through 0.5.14 "
-        "(server_args.py :2960 in 0.5.13, :4604 in 0.5.14), then arg_groups/overrides.py (:1656 in 0.5.15, :1278 in "
-        "0.5.19, :1316 in 0.5.20, :1255 in 0.5.23); cutedsl_mla is not a choice before 0.5.13"
-    ),
-    backends=("cutedsl_mla", "tokenspeed_mla"),
-    stage="startup",
-    prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
-    source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
-    docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
-
-SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
-    fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
-)
-def cutedsl_mla_kv_dtype(cfg, target):
-    if not _cutedsl_phases(cfg, target):
-        return skipped(NOT_CUTEDSL)
-    allowed = declared(target, "cutedsl_mla").kv_dtypes
-    if cfg.kv_cache_dtype in allowed or (cfg.uses("tokenspeed_mla") and _renamed(target)):
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "one of " + ", ".join(allowed))
-    return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutedsl_mla",
-        "one of " + ", ".join(allowed),
-        ["--kv-cache-dtype fp8_e4m3"],
-    )
-
-
 def _tokenspeed(cfg) -> bool:
     return "tokenspeed_mla" in (cfg.attention_backend, cfg.decode_backend)
 
@@ -486,11 +262,6 @@ def _tokenspeed(cfg) -> bool:
     title="tokenspeed_mla needs an fp8_e4m3 KV cache",
     engine="sglang",
     versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.22: raise unless kv_cache_dtype == 'fp8_e4m3' when attention or decode names tokenspeed_mla,"
-        " the block read in every wheel (server_args.py:2748 in 0.5.12, :4576 in 0.5.14; arg_groups/overrides.py:1613 "
-        "in 0.5.15, :1235 in 0.5.19, :1159 in 0.5.21, :1178 in 0.5.22); gone in 0.5.23 (alias of cutedsl_mla)"
-    ),
     stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args (0.5.23)",
@@ -520,59 +291,6 @@ def tokenspeed_mla_kv_dtype(cfg, target):
     )
 
 
-# --- FlashMLA, CUTLASS MLA ----------------------------------------------------------------------------------
-
-
-def _cutlass_mla(cfg, target):
-    if "cutlass_mla" not in (cfg.attention_backend, cfg.decode_backend):
-        return skipped("applies to the cutlass_mla backend")
-    if declared(target, "cutlass_mla").removed:
-        return skipped("cutlass_mla was removed in sglang 0.5.20 (not an --attention-backend choice)")
-    return None
-
-
-@rule(
-    id="cutlass-mla-fp8-kv",
-    title="cutlass_mla cannot decode from an FP8 KV cache (sglang <= 0.5.19)",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2,<0.5.20",
-    verified=(
-        "sglang 0.5.0rc2-0.5.19: CutlassMLABackend.forward_decode casts the query to model_runner.dtype and hands "
-        "the KV buffer to cutlass_mla_decode in every release that has the backend (cutlass_mla_backend.py "
-        ":79, :269-270, :277 in 0.5.0rc2-0.5.12.post1; :81, :234-235, :242 in 0.5.13, 0.5.13.post1, 0.5.18, "
-        "0.5.19; :82, :235-236, :243 in 0.5.14-0.5.17); no release checks the KV dtype for cutlass_mla (server_args.py "
-        "0.5.4 :1085-1092 forces the page size only); the backend is gone from 0.5.20"
-    ),
-    stage="runtime",
-    reason="SGLang casts the query to the model dtype (bf16) and sgl-kernel's cutlass_mla_decode takes its element "
-    "type from the query, so an FP8 KV cache is read as bf16 (twice its bytes): the first decode, CUDA-graph "
-    "capture at start-up, crashes (sglang issue #12197, 'Cutlass MLA fp8_e4m3 launch failed').",
-    source="sglang: python/sglang/srt/layers/attention/cutlass_mla_backend.py, CutlassMLABackend.forward_decode; "
-    "sgl-project/sglang: sgl-kernel/csrc/attention/cutlass_mla_kernel.cu, cutlass_mla_decode / args_from_options",
-    references=("https://github.com/sgl-project/sglang/issues/12197",),
-    docs="""Checks that cutlass_mla (attention or decode backend) is not given `--kv-cache-dtype fp8_e4m3` or
-`fp8_e5m2`, on sglang releases that still have it (<= 0.5.19).
-
-CutlassMLABackend.forward_decode converts the query to the model dtype and passes the KV buffer as it is;
-sgl-kernel's cutlass_mla_decode picks the kernel's element type from the query's dtype and casts the KV
-cache pointer to it, with strides counted in elements. With an FP8 cache the kernel reads bf16 rows twice the
-size of the stored ones, past the end of the pool, when CUDA graphs are captured at start-up. SGLang accepts
-the combination at start-up (its cutlass_mla check forces the page size only).""",
-    fix_title="Use --attention-backend trtllm_mla (it reads fp8_e4m3), or drop --kv-cache-dtype",
-)
-def cutlass_mla_fp8_kv(cfg, target):
-    not_applicable = _cutlass_mla(cfg, target)
-    if not_applicable:
-        return not_applicable
-    if cfg.kv_cache_dtype not in FP8:
-        return passed(f"{cfg.kv_cache_dtype} KV cache on cutlass_mla", "a KV cache in the model dtype")
-    return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on cutlass_mla",
-        "a KV cache in the model dtype (the query's)",
-        ["--attention-backend trtllm_mla"],
-    )
-
-
 # --- decode context parallelism (--dcp-size > 1) on the MLA decode kernels ----------------------------------
 
 
@@ -585,12 +303,6 @@ def _dcp_size(cfg) -> int:
     title="trtllm_mla cannot serve speculative decoding under decode context parallelism",
     engine="sglang",
     versions="sglang>=0.5.17",
-    verified=(
-        "sglang 0.5.17-0.5.23, every release (bench/release_walk.py grep 'trtllm_mla cannot serve decode context "
-        "parallelism with speculative'): attention_registry.py create_trtllm_mla_backend (0.5.17 :80, 0.5.23 "
-        ":98-106); the forward's own refusal of q_len > 1 under DCP from 0.5.19 (trtllm_mla_backend.py:1036, "
-        "0.5.23 :1014-1021)"
-    ),
     backends=("trtllm_mla",),
     stage="init",
     prevents="trtllm_mla cannot serve decode context parallelism with speculative decoding: it does not forward the "
@@ -624,37 +336,3 @@ def trtllm_mla_dcp_speculative(cfg, target):
     if verifies_on_prefill:
         found += f" (--speculative-attention-mode {mode} verifies on trtllm_mla)"
     return failed(found, required, [" ".join(fix)])
-
-
-@rule(
-    id="flashmla-fp8-dcp",
-    title="flashmla cannot read an FP8 KV cache under decode context parallelism",
-    engine="sglang",
-    versions="sglang>=0.5.15",
-    verified=(
-        "sglang 0.5.15-0.5.23, every release (bench/release_walk.py grep 'FlashMLA does not support DCP for FP8 kv "
-        "cache'): flashmla_backend.py forward_decode (0.5.15 :343, 0.5.23 :457-460); --dcp-size first appears "
-        "in 0.5.15"
-    ),
-    backends=("flashmla",),
-    stage="runtime",
-    prevents="FlashMLA does not support DCP for FP8 kv cache",
-    source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py, FlashMLABackend.forward_decode",
-    docs="""Checks that flashmla decode with an FP8 KV cache (fp8_e4m3 / fp8_e5m2) does not run with decode context
-parallelism (`--dcp-size` > 1).
-
-FlashMLA's FP8 decode path asserts one DCP rank; the server loads and the first decode step fails.""",
-    fix_title="Use --kv-cache-dtype auto with flashmla under DCP, or --dcp-size 1",
-)
-def flashmla_fp8_dcp(cfg, target):
-    if _dcp_size(cfg) <= 1:
-        return skipped("applies to --dcp-size > 1")
-    if cfg.decode_backend != "flashmla":
-        return skipped("applies to flashmla decode")
-    if cfg.kv_cache_dtype not in FP8:
-        return passed(f"flashmla decode with --kv-cache-dtype {cfg.kv_cache_dtype} under DCP", "no FP8 KV under DCP")
-    return failed(
-        f"flashmla decode with --kv-cache-dtype {cfg.kv_cache_dtype} and --dcp-size {_dcp_size(cfg)}",
-        "no FP8 KV cache on flashmla under DCP",
-        ["--kv-cache-dtype auto", "--dcp-size 1"],
-    )

@@ -32,11 +32,6 @@ def _tlru_config(cfg) -> Optional[dict]:
     title="--radix-eviction-policy tlru needs a threshold above next_prompt_estimate in --radix-eviction-policy-config",
     engine="sglang",
     versions="sglang>=0.5.21",
-    verified=(
-        "sglang 0.5.21-0.5.23: the tlru checks of handle_cache_compatibility (kv_cache_hook.py:376-392, diffed "
-        "0.5.21-0.5.23: unchanged); --radix-eviction-policy-config a JSON object (fields/memory.py, json.loads); "
-        "bench/release_walk.py grep \"needs 'threshold' greater\" finds it first in 0.5.21"
-    ),
     stage="startup",
     prevents="--radix-eviction-policy tlru requires non-negative 'threshold' and 'next_prompt_estimate' in "
     "--radix-eviction-policy-config, got {threshold} and {next_prompt_estimate}.; --radix-eviction-policy tlru needs "
@@ -81,14 +76,6 @@ SWA_RATIO_RESET_ARCHITECTURES = ("Step3p5ForCausalLM", "Step3p7ForConditionalGen
     title="--swa-full-tokens-ratio lies in (0, 1] and --swa-prefix-tails is not negative",
     engine="sglang",
     versions="sglang>=0.5.23",
-    verified=(
-        "sglang 0.5.23: handle_cache_compatibility range-checks the effective ratio and the prefix tails "
-        "(kv_cache_hook.py:416-432), after the model overrides (Step3p5 / Step3p7 with HiCache: 1.0, overrides.py:"
-        "331-359). The ratio check exists from 0.5.7 (server_args.py:2290) and the tails check from 0.5.21 "
-        "(kv_cache_hook.py:431), but the models that reset the ratio differ by release (MiMo-V2-Flash in 0.5.7, "
-        "server_args.py:1228-1231; bench/release_walk.py grep 'Reset swa_full_tokens_ratio to 1.0'), so only 0.5.23 "
-        "is judged"
-    ),
     stage="startup",
     prevents="--swa-full-tokens-ratio should be in range (0, 1.0].; --swa-prefix-tails should be a non-negative "
     "integer.",

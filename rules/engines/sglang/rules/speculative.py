@@ -18,13 +18,9 @@ from attn_preflight.rules.core.registry import registry
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.capabilities import DRAFT_ATTENTION_BACKENDS
-from attn_preflight.rules.engines.sglang.resolve import effective_page_size
+from attn_preflight.rules.engines.sglang.resolve import eagle_topk
 
 SPEC_HOOK = "sglang: python/sglang/srt/arg_groups/speculative_hook.py"
-EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
-# _auto_choose_speculative_params: (steps, topk, draft tokens) = (5, 4, 8) for these when nothing is given.
-AUTO_TOPK_4 = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
-NGRAM_DEFAULT_BREADTH = 10  # fields/spec.py speculative_ngram_max_bfs_breadth
 # --speculative-draft-window-size (0.5.12+): checked for DFLASH only in 0.5.12 (server_args.py:3647-3653), for any
 # algorithm from 0.5.13; the algorithms that honour it, by the first release (speculative_hook.py:87-92 in 0.5.13,
 # :145 in 0.5.20, :177 in 0.5.21, :213 in 0.5.23); --speculative-draft-sink-size from 0.5.21.
@@ -37,16 +33,6 @@ def _algorithm(cfg) -> str:
     return (cfg.speculative_algorithm or "").upper()
 
 
-def eagle_topk(cfg) -> int:
-    """The draft-tree top-k SGLang settles on for the EAGLE family (its auto choice when none is given)."""
-    if cfg.speculative_eagle_topk is not None:
-        return cfg.speculative_eagle_topk
-    if _algorithm(cfg) == "STANDALONE" or cfg.flags.get("speculative_num_steps") is not None:
-        return 1
-    arch = cfg.model.architecture if cfg.model else None
-    return 4 if arch in AUTO_TOPK_4 else 1
-
-
 def _topk_label(cfg) -> str:
     given = cfg.speculative_eagle_topk is not None
     return f"--speculative-eagle-topk {eagle_topk(cfg)}" if given else f"top-k {eagle_topk(cfg)} (SGLang's auto choice)"
@@ -57,10 +43,6 @@ def _topk_label(cfg) -> str:
     title="The speculative algorithm is a choice of the engine's release",
     engine="sglang",
     versions="",  # every release: one older than the tables is judged with the oldest (it says so)
-    verified=(
-        "sglang 0.5.1-0.5.23: the choices of every final release and .postN wheel (0.5.1, 0.5.1.post3, 0.5.2 ... "
-        "0.5.23, 33 releases) read by bench/sglang_choices.py into rules/engines/sglang/choices.json"
-    ),
     stage="parse",
     prevents="argument --speculative-algorithm: invalid choice: 'STANDALONE' (choose from ...)",
     source=f"{choices_kb.SOURCE}; sglang: python/sglang/srt/server_args.py --speculative-algorithm; CPython "
@@ -90,188 +72,10 @@ def spec_algorithm_choice(cfg, target):
 
 
 @rule(
-    id="spec-trtllm-mha-topk",
-    title="trtllm_mha supports speculative decoding only with top-k 1",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23: the same ValueError when any phase is trtllm_mha and speculative_eagle_topk > 1 "
-        "in every release (server_args.py in 0.5.1-0.5.14, arg_groups/speculative_hook.py:1176-1180 in "
-        "0.5.23; bench/release_walk.py grep)"
-    ),
-    backends=("trtllm_mha",),
-    stage="startup",
-    prevents="trtllm_mha backend only supports topk = 1 for speculative decoding.",
-    source=f"{SPEC_HOOK}, _handle_eagle_family",
-    docs="""Checks that EAGLE-family speculative decoding (EAGLE, EAGLE3, NEXTN, STANDALONE) on trtllm_mha
-(prefill or decode) uses `--speculative-eagle-topk 1`.
-
-The TRT-LLM MHA kernels verify a linear draft chain only, not a draft tree; SGLang refuses top-k > 1 at
-start-up. When no top-k is given SGLang chooses one: 4 for Llama (LlamaForCausalLM) and Grok, 1 otherwise.""",
-    fix_title="Pass --speculative-eagle-topk 1 (or use fa3 / flashinfer / triton)",
-)
-def spec_trtllm_mha_topk(cfg, target):
-    if _algorithm(cfg) not in EAGLE_FAMILY:
-        return skipped("applies to EAGLE-family speculative decoding")
-    if eagle_topk(cfg) <= 1:
-        return passed(_topk_label(cfg), "top-k 1 on trtllm_mha")
-    return failed(f"{_topk_label(cfg)} on trtllm_mha", "--speculative-eagle-topk 1", ["--speculative-eagle-topk 1"])
-
-
-@rule(
-    id="spec-eagle-topk-needs-steps",
-    title="EAGLE: --speculative-eagle-topk / --speculative-num-draft-tokens need --speculative-num-steps",
-    engine="sglang",
-    versions="sglang>=0.5.0rc2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.5, read in each wheel: the EAGLE branch of server_args.py (EAGLE, EAGLE3, NEXTN "
-        "renamed to EAGLE; + STANDALONE from 0.5.2) asserts speculative_eagle_topk is None and "
-        "speculative_num_draft_tokens is None when speculative_num_steps is None, before "
-        "auto_choose_speculative_params (0.5.0rc2 :616-619, 0.5.1 :648-651, 0.5.2 :754-757, 0.5.3 :1088-1091, "
-        "0.5.4 :1330-1333, 0.5.4.post3 :1547-1550, 0.5.5 :1577-1580); the same bare assert in every later "
-        "release to 0.5.23 (server_args.py to 0.5.13, arg_groups/speculative_hook.py _handle_eagle_family from "
-        "0.5.14: 0.5.16 :559-562)"
-    ),
-    stage="startup",
-    prevents="AssertionError (bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens "
-    "is None`)",
-    source=f"{SPEC_HOOK}, _handle_eagle_family (before _auto_choose_speculative_params)",
-    docs="""Checks that an EAGLE-family launch (EAGLE, EAGLE3, NEXTN, STANDALONE) that sets `--speculative-eagle-topk`
-or `--speculative-num-draft-tokens` also sets `--speculative-num-steps`.
-
-Without num-steps SGLang chooses all three parameters itself and asserts that the other two were left
-unset: a bare AssertionError with no message at start-up (the same since 0.5.0rc2). It is judged on
-a pasted launch command, where num-steps is visible; `check`'s own flags have no --speculative-num-steps.
-(`--speculative-adaptive` also lifts the assert; attn-preflight does not read that flag.)""",
-    fix_title="Add --speculative-num-steps 3 --speculative-num-draft-tokens 4 (or drop --speculative-eagle-topk)",
-)
-def spec_eagle_topk_needs_steps(cfg, target):
-    if _algorithm(cfg) not in EAGLE_FAMILY:
-        return skipped("applies to EAGLE-family speculative decoding")
-    given = [
-        flag
-        for flag, value in (
-            ("--speculative-eagle-topk", cfg.speculative_eagle_topk),
-            ("--speculative-num-draft-tokens", cfg.flags.get("speculative_num_draft_tokens")),
-        )
-        if value is not None
-    ]
-    if not given:
-        return skipped("applies when --speculative-eagle-topk or --speculative-num-draft-tokens is set")
-    if cfg.origin == "flags":
-        return skipped("--speculative-num-steps is read from a pasted launch command only")
-    if cfg.flags.get("speculative_num_steps") is not None:
-        return passed(f"{', '.join(given)} with --speculative-num-steps", "--speculative-num-steps set")
-    return failed(
-        f"{', '.join(given)} without --speculative-num-steps",
-        "--speculative-num-steps with them",
-        ["--speculative-num-steps 3"],
-    )
-
-
-@rule(
-    id="spec-eagle-page-tree",
-    title="EAGLE top-k > 1 with page size > 1 needs flashinfer, fa3 or triton",
-    engine="sglang",
-    versions="sglang>=0.5.2",
-    verified=(
-        "sglang 0.5.2-0.5.23, every release (bench/release_walk.py grep): the EAGLE branch refuses top-k > 1 "
-        "with page size > 1 off a list, != flashinfer in 0.5.2-0.5.5 (server_args.py:790 in 0.5.2, :1612 in "
-        "0.5.5), [flashinfer, fa3] in 0.5.6-0.5.12, _PAGE_TREE_SPEC_BACKENDS (flashinfer, fa3, triton) from "
-        "0.5.13 (speculative_hook.py:1271-1283 in 0.5.23): the spec_page_tree eras of "
-        "rules/engines/sglang/capabilities.py; none in 0.5.1"
-    ),
-    stage="startup",
-    prevents="speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); "
-    "got attention_backend={backend!r}. Use page_size == 1 or one of those backends.",
-    source=f"{SPEC_HOOK}, _handle_eagle_family (_PAGE_TREE_SPEC_BACKENDS)",
-    docs="""Checks that EAGLE-family speculative decoding with a draft tree (top-k > 1) on a paged KV cache
-(page size > 1, after SGLang's own page-size snaps) runs on flashinfer, fa3 or triton.
-
-A draft tree on paged KV needs the two-pass cascade draft decode; only those backends implement it, and
-SGLang refuses the rest at start-up. Paged backends force a page size on their own: trtllm_mha,
-trtllm_mla, cutedsl_mla and flashmla 64; fa4 on SM100 128 (skipped by SGLang when top-k > 1 is given, but
-not for the auto top-k of Llama). History: 0.5.6-0.5.12 allowed flashinfer and fa3 with the message
-"... is unstable and produces incorrect results for paged attention backends. This combination is only
-supported for the 'flashinfer' backend."; 0.5.5 allowed flashinfer only.""",
-    fix_title="Use --page-size 1, --speculative-eagle-topk 1, or --attention-backend flashinfer/fa3/triton",
-)
-def spec_eagle_page_tree(cfg, target):
-    if _algorithm(cfg) not in EAGLE_FAMILY:
-        return skipped("applies to EAGLE-family speculative decoding")
-    if eagle_topk(cfg) <= 1:
-        return skipped("applies to a draft tree (top-k > 1)")
-    backend = cfg.attention_backend
-    if backend is None:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    page = effective_page_size(cfg, target)
-    allowed = backend_kb.with_feature("spec_page_tree", target.sglang_backends)
-    if page <= 1 or backend in allowed:
-        return passed(
-            f"{_topk_label(cfg)}, page size {page}, backend {backend}", f"page size 1 or one of {', '.join(allowed)}"
-        )
-    return failed(
-        f"{_topk_label(cfg)} with page size {page} on {backend}",
-        f"page size 1, top-k 1, or one of {', '.join(allowed)}",
-        ["--speculative-eagle-topk 1", "--attention-backend flashinfer"],
-    )
-
-
-@rule(
-    id="spec-ngram-page",
-    title="NGRAM speculative decoding with page size > 1 needs flashinfer",
-    engine="sglang",
-    versions="sglang>=0.5.3",
-    verified=(
-        "sglang 0.5.3-0.5.23: the NGRAM branch sets speculative_eagle_topk to speculative_ngram_max_bfs_breadth "
-        "(default 10: server_args.py:308 in 0.5.3, :602 in 0.5.12; arg_groups/fields/spec.py:259 in 0.5.23) and "
-        "raises for topk > 1, page_size > 1 and attention_backend != 'flashinfer', after the backend and "
-        "page-size passes, in every release (server_args.py:1136-1156 in 0.5.3, :3843 in 0.5.12; "
-        "arg_groups/speculative_hook.py:432-442 in 0.5.13, :892-902 in 0.5.19, :1356-1366 in 0.5.23; grep "
-        "'is unstable' of each wheel); NGRAM is not an algorithm before 0.5.3 (0.5.2's message is EAGLE's)"
-    ),
-    stage="startup",
-    prevents="speculative_eagle_topk({topk}) > 1 with page_size({page_size}) > 1 is unstable and produces incorrect "
-    "results for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
-    source=f"{SPEC_HOOK}, _handle_ngram",
-    docs="""Checks that NGRAM speculative decoding on a paged KV cache (page size > 1, after SGLang's page-size
-snaps) runs on flashinfer.
-
-NGRAM sets its draft top-k to `--speculative-ngram-max-bfs-breadth` (default 10), so its draft is a tree;
-on paged KV only FlashInfer verifies it correctly, and SGLang refuses the rest at start-up.""",
-    fix_title="Use --attention-backend flashinfer, or --page-size 1 with a backend that does not force pages",
-)
-def spec_ngram_page(cfg, target):
-    if _algorithm(cfg) != "NGRAM":
-        return skipped("applies to NGRAM speculative decoding")
-    breadth = cfg.flags.get("speculative_ngram_max_bfs_breadth", NGRAM_DEFAULT_BREADTH)
-    if breadth <= 1:
-        return skipped("applies when the NGRAM draft is a tree (max BFS breadth > 1)")
-    backend = cfg.attention_backend
-    if backend is None:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    page = effective_page_size(cfg, target)
-    if page <= 1 or backend == "flashinfer":
-        return passed(f"NGRAM with page size {page} on {backend}", "page size 1 or flashinfer")
-    return failed(
-        f"NGRAM (draft breadth {breadth}) with page size {page} on {backend}",
-        "page size 1 or --attention-backend flashinfer",
-        ["--attention-backend flashinfer"],
-    )
-
-
-@rule(
     id="spec-hybrid-backend",
     title="Before sglang 0.5.2 a prefill backend other than decode's cannot be used with speculative decoding",
     engine="sglang",
     versions="sglang>=0.5.0rc2,<0.5.2",
-    verified=(
-        "sglang 0.5.0rc2-0.5.1.post3: ModelRunner._get_attention_backend asserts speculative_algorithm is None "
-        "before building HybridAttnBackend when the prefill and decode backend names differ (model_runner.py "
-        "0.5.0rc2 :1432-1435, 0.5.1 and 0.5.1.post3 :1442-1445; 0.5.0 was never published, between 0.5.0rc2 and "
-        "0.5.1); 0.5.2 drops the assert (:1556, PR #9573: hybrid_attn_backend.py picks the backend for "
-        "target_verify / draft_extend by speculative_attention_mode)"
-    ),
     stage="init",
     prevents="Currently HybridAttentionBackend does not support speculative decoding.",
     source="sglang: python/sglang/srt/model_executor/model_runner.py, ModelRunner._get_attention_backend",
@@ -302,16 +106,6 @@ def spec_hybrid_backend(cfg, target):
     title="DFLASH's draft worker silently switches unsupported attention backends",
     engine="sglang",
     versions="sglang>=0.5.11",
-    verified=(
-        "sglang 0.5.11-0.5.23: the draft backend (--speculative-draft-attention-backend, else the prefill backend) "
-        "is replaced by flashinfer with a warning when not kept, in every release with DFLASH (0.5.11 first; "
-        "grep 'DFLASH draft worker' of each wheel): the DFLASH worker's list flashinfer/fa3/fa4/triton in "
-        "0.5.11-0.5.12 (speculative/dflash_worker.py:102-135), + ascend from 0.5.13 (:104; dflash_worker_v2.py:121-"
-        "132 in 0.5.14), moved to arg_groups/speculative_hook.py in 0.5.15 (:263-287, 0.5.16 :441-465), trtllm_mha "
-        "replaced always through 0.5.16 and kept for all-sliding or causal drafts from 0.5.17 (:464-495), "
-        "DRAFT_ATTENTION_BACKEND_CHOICES (+ intel_xpu) from 0.5.20 (:730), the platform-named message from 0.5.21 "
-        "(:840; 0.5.23 :938)"
-    ),
     stage="startup",
     reason="SGLang rewrites the DFLASH draft backend with only a log line; the draft then runs on a backend the "
     "user did not choose (flashinfer).",
@@ -355,12 +149,6 @@ def spec_dflash_draft_backend(cfg, target):
     title="Rejection sampling needs EAGLE with top-k 1",
     engine="sglang",
     versions="sglang>=0.5.14",
-    verified=(
-        "sglang 0.5.14-0.5.23: under speculative_use_rejection_sampling the same two raises in every wheel (the "
-        "block read in each): an algorithm other than EAGLE/EAGLE3 (NEXTN resolved to EAGLE) is NotImplementedError, "
-        "topk != 1 ValueError (arg_groups/speculative_hook.py:341-356 in 0.5.14, :409 in 0.5.15, :640 in 0.5.18, "
-        ":758 in 0.5.19, :1132 in 0.5.22, :1223 in 0.5.23); no rejection-sampling flag before 0.5.14"
-    ),
     stage="startup",
     prevents="--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
     source=f"{SPEC_HOOK}, _handle_eagle_family",
@@ -395,92 +183,6 @@ def spec_rejection_sampling_topk(cfg, target):
     )
 
 
-def _draft_decode_backend(cfg) -> str | None:
-    """The backend the multi-step draft decode runs on: --speculative-draft-attention-backend, else decode's."""
-    return cfg.draft_attention_backend or cfg.decode_backend
-
-
-@rule(
-    id="spec-flashinfer-mla-topk",
-    title="A FlashInfer MLA draft decodes only with EAGLE top-k 1",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    verified=(
-        "sglang 0.5.1-0.5.23, every release (bench/release_walk.py grep 'Currently Flashinfer MLA only supports "
-        "topk=1'): FlashInferMLAMultiStepDraftBackend.__init__ raises for topk > 1 (flashinfer_mla_backend.py:909 "
-        "in 0.5.1, :1196-1199 in 0.5.23); speculative/draft_utils.py builds it for an MLA draft on flashinfer "
-        "when speculative_num_steps > 1 (:84-87, :226-248 in 0.5.23)"
-    ),
-    needs_model=True,
-    stage="init",
-    prevents="Currently Flashinfer MLA only supports topk=1 for speculative decoding",
-    source="sglang: python/sglang/srt/layers/attention/flashinfer_mla_backend.py, "
-    "FlashInferMLAMultiStepDraftBackend.__init__; speculative/draft_utils.py, _create_flashinfer_decode_backend",
-    docs="""Checks that an MLA model (DeepSeek, Kimi K2, ...) whose EAGLE/MTP draft decodes on flashinfer uses top-k 1.
-
-With more than one draft step SGLang builds FlashInferMLAMultiStepDraftBackend for an MLA draft on
-flashinfer, and its constructor raises for top-k > 1 (flashinfer_mla_backend.py:1196-1199 in sglang 0.5.23),
-when the draft worker starts. flashinfer is in the paged draft-tree list, so spec-eagle-page-tree passes it.""",
-    fix_title="Use --speculative-eagle-topk 1, or a draft attention backend with draft trees (fa3 on SM90, triton)",
-)
-def spec_flashinfer_mla_topk(cfg, target):
-    if _algorithm(cfg) not in EAGLE_FAMILY:
-        return skipped("applies to EAGLE-family speculative decoding")
-    if not cfg.mla:
-        return skipped("applies to MLA models")
-    if _draft_decode_backend(cfg) != "flashinfer":
-        return skipped("applies to a draft decoding on flashinfer")
-    steps = cfg.flags.get("speculative_num_steps")
-    if eagle_topk(cfg) <= 1 or (isinstance(steps, int) and steps <= 1):
-        return passed(f"{_topk_label(cfg)} on a flashinfer MLA draft", "top-k 1 (or a single draft step)")
-    return failed(
-        f"{_topk_label(cfg)} on a flashinfer MLA draft",
-        "top-k 1 for a multi-step flashinfer MLA draft",
-        ["--speculative-eagle-topk 1"],
-    )
-
-
-@rule(
-    id="spec-fa-swa-page-tree",
-    title="fa3/fa4 draft trees on a paged KV cache cannot serve sliding-window layers",
-    engine="sglang",
-    versions="sglang>=0.5.1.post3",
-    verified=(
-        "sglang 0.5.1.post3-0.5.23, every release (bench/release_walk.py grep 'page size > 1 sliding window'): "
-        "FlashAttentionBackend._init_sliding_window_attn_spec_metadata asserts page_size == 1 "
-        "(flashattention_backend.py:2132 in 0.5.1.post3, :3417-3419 in 0.5.23); not in 0.5.1"
-    ),
-    backends=("fa3", "fa4"),
-    stage="runtime",
-    prevents="FlashAttention backend doesn't support topk > 1 speculative decoding with page size > 1 sliding "
-    "window attention",
-    source="sglang: python/sglang/srt/layers/attention/flashattention_backend.py, "
-    "FlashAttentionBackend._init_sliding_window_attn_spec_metadata",
-    docs="""Checks EAGLE draft trees (top-k > 1) on fa3/fa4 with a paged KV cache (page size > 1) for a model with
-sliding-window layers (Gemma 2/3, GPT-OSS, Llama 4's chunked attention, ...).
-
-fa3 is in SGLang's paged draft-tree list, so start-up accepts it (spec-eagle-page-tree), but the FlashAttention
-backend's sliding-window target-verify metadata asserts page size 1 (flashattention_backend.py:3417-3419 in
-sglang 0.5.23) at the first speculative forward.""",
-    fix_title="Use --page-size 1 or --speculative-eagle-topk 1",
-)
-def spec_fa_swa_page_tree(cfg, target):
-    if _algorithm(cfg) not in EAGLE_FAMILY:
-        return skipped("applies to EAGLE-family speculative decoding")
-    if eagle_topk(cfg) <= 1:
-        return skipped("applies to a draft tree (top-k > 1)")
-    if "sliding_window" not in cfg.features and "chunked_local" not in cfg.features:
-        return passed("no sliding-window layers", "page size 1 for sliding-window draft trees on fa3/fa4")
-    page = effective_page_size(cfg, target)
-    if page <= 1:
-        return passed(f"{_topk_label(cfg)}, page size 1", "page size 1 for sliding-window draft trees on fa3/fa4")
-    return failed(
-        f"{_topk_label(cfg)} with page size {page} and sliding-window layers on fa3/fa4",
-        "page size 1 (or top-k 1)",
-        ["--page-size 1", "--speculative-eagle-topk 1"],
-    )
-
-
 DRAFT_WORKER = "sglang: python/sglang/srt/speculative/draft_worker_common.py"
 
 
@@ -501,13 +203,6 @@ def _failing(cfg, target) -> dict[str, str]:
     title="The speculative draft attention backend passes the backend rules the target's backend is judged by",
     engine="sglang",
     versions="sglang>=0.5.7",
-    verified=(
-        "sglang 0.5.7-0.5.23: --speculative-draft-attention-backend is a flag of every release from 0.5.7 "
-        "(rules/knowledge/sglang_flags.json) and the draft worker builds its model runner with it: "
-        "model_runner.py _get_attention_backend 'Overriding draft attention backend' (:1593-1597 in 0.5.7; "
-        "0.5.10, 0.5.15), speculative/draft_worker_common.py resolve_draft_worker_attention_backend (0.5.19, "
-        "0.5.23; model_runner.py:320 in 0.5.23)"
-    ),
     stage="init",
     reason="The draft worker builds its own attention backend from --speculative-draft-attention-backend, through "
     "the same factory (attention_registry.py), KV-cache dtype and page size as the target's: a backend that "
@@ -568,61 +263,11 @@ def spec_draft_backend(cfg, target):
 
 
 @rule(
-    id="spec-uno",
-    title="UNO speculative decoding needs fa3 for prefill and decode, and no deterministic inference",
-    engine="sglang",
-    versions="sglang>=0.5.20",
-    verified=(
-        "sglang 0.5.20-0.5.23: _handle_uno's two ValueErrors first appear in 0.5.20 (speculative_hook.py:360 "
-        "deterministic, :505-509 fa3) and are in every release to 0.5.23 (:462-466, :607-612; bench/release_walk.py "
-        "grep 'UNO requires FA3 for both prefill' and 'UNO does not support --enable-deterministic-inference'); "
-        "UNO is no algorithm before 0.5.20"
-    ),
-    stage="startup",
-    prevents="UNO requires FA3 for both prefill and decode attention; got prefill={prefill_backend!r}, "
-    "decode={decode_backend!r}.",
-    source=f"{SPEC_HOOK}, _handle_uno",
-    docs="""Checks that `--speculative-algorithm UNO` runs fa3 for both prefill and decode (after SGLang's default
-backend is applied) and is not combined with `--enable-deterministic-inference`.
-
-UNO drafts with the target model itself (a LoRA on it) and verifies through FA3's paths only; SGLang
-refuses any other backend pair at start-up. Its stochastic verification does not use per-request seeds,
-so deterministic inference is refused too ("UNO does not support --enable-deterministic-inference because
-its sampling path does not use per-request seeds."). fa3 runs on SM90 (and SM8x for MHA models), so UNO
-cannot run on Blackwell. UNO's other start-up checks (--uno-lora-path given, no draft model) are about
-its own flags, not attention.""",
-    fix_title="Use --attention-backend fa3 (SM90) and drop --enable-deterministic-inference",
-)
-def spec_uno(cfg, target):
-    if _algorithm(cfg) != "UNO":
-        return skipped("applies to UNO speculative decoding")
-    if cfg.deterministic:
-        return failed(
-            "UNO with --enable-deterministic-inference",
-            "no deterministic inference with UNO",
-        )
-    if cfg.attention_backend is None:
-        return unknown("no attention backend chosen and none can be derived for this target")
-    if cfg.prefill_backend == cfg.decode_backend == "fa3":
-        return passed("UNO on fa3", "fa3 for prefill and decode")
-    return failed(f"UNO on {cfg.backend_label()}", "fa3 for prefill and decode", ["--attention-backend fa3"])
-
-
-@rule(
     id="spec-draft-window",
     title="The draft's sliding window: a positive window, a non-negative sink only with it, DFLASH's window >= its "
     "block",
     engine="sglang",
     versions="sglang>=0.5.12",
-    verified=(
-        "sglang 0.5.12-0.5.23 (bench/release_walk.py grep 'speculative-draft-window-size must be positive', "
-        "'must be >=', 'has no effect', 'sink-size'): 0.5.12-0.5.12.post1 check the window inside the DFLASH branch "
-        "only (server_args.py:3647-3653, :3688-3695); from 0.5.13 the window must be positive for any algorithm "
-        "and warns 'has no effect' outside EAGLE3 / DFLASH (speculative_hook.py:82-92 in 0.5.13, :137-150 in "
-        "0.5.19-0.5.20), EAGLE too from 0.5.21 (:170-181); the sink (0.5.21+) must be non-negative and needs a "
-        "window (:186-195 in 0.5.21, :220-230 in 0.5.23); DFLASH's window >= --speculative-num-draft-tokens in "
-        "every release (:229 in 0.5.13, :431 in 0.5.23)"
-    ),
     stage="startup",
     prevents="--speculative-draft-window-size must be positive, got {window_size}.; --speculative-draft-sink-size "
     "must be non-negative, got {sink_size}.; --speculative-draft-sink-size requires --speculative-draft-window-size.; "

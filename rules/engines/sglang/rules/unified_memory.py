@@ -1,5 +1,6 @@
 """SGLang's unified memory pool (--enable-unified-memory) and the page-major KV layout it turns on:
-the backends, speculative decoding, DCP, CUDA graphs, cache features and PD disaggregation it admits.
+the backends, speculative decoding, CUDA graphs and PD disaggregation it admits (its refused features and its DCP
+terms are rows: attn_preflight.rules.engines.sglang.constraints.unified_memory).
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unkn
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.knowledge.parallel import DEFAULT_TRANSFER_BACKEND
 
-KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
-
-
 # --- unified memory and the page-major KV layout ------------------------------------------------------------
 
 
@@ -37,13 +35,6 @@ def _outside_of(cfg, allowed) -> list[str]:
     title="The page-major KV layout (and so --enable-unified-memory) admits only stride-aware backends",
     engine="sglang",
     versions="sglang>=0.5.19",
-    verified=(
-        "sglang 0.5.19-0.5.23: handle_page_major_kv_layout read in each release (kv_cache_hook.py 0.5.19 :290-360, "
-        "0.5.20 :347-415, 0.5.21 :665-733, 0.5.22 :775-840, 0.5.23 :771-827): page-major asserts unified memory, "
-        "the MLA list (with tokenspeed_mla through 0.5.22) and the MHA list are the same in each; K/V head dims "
-        "that differ are refused under unified memory through 0.5.22 and admitted on triton/fa3/fa4 in 0.5.23 "
-        "(bench/release_walk.py grep '--enable-page-major-kv-layout: the resolved attention backends')"
-    ),
     stage="startup",
     prevents="--enable-page-major-kv-layout: the resolved attention backends {backends} are not in the allowed set "
     "{allowed_full} for this configuration. Pass a compatible --attention-backend.",
@@ -100,15 +91,6 @@ def kv_page_major_backends(cfg, target):
     "Mamba kernels",
     engine="sglang",
     versions="sglang>=0.5.19",
-    verified=(
-        "sglang 0.5.19-0.5.23: handle_page_major_kv_layout read in each release (bench/release_walk.py grep "
-        "'linear-attention DECODE backend must'; kv_cache_hook.py 0.5.19 :379, 0.5.20 :436, 0.5.21 :754, 0.5.22 "
-        ":861, 0.5.23 :849): decode triton / flashinfer, prefill triton / flashkda (flashinfer added in 0.5.23), "
-        "cutedsl and helion added for MLA models, --mamba-backend triton; the same asserts in server_args.py 0.5.17 "
-        "(:7988, helion from 0.5.18) behind a triton-only page-major layout, not judged. Oracle (sglang 0.5.23): "
-        "Qwen3-Next and Llama with --enable-unified-memory and linear decode cutedsl refused, Qwen3-Next prefill "
-        "cutedsl refused, prefill flashinfer accepted, Kimi-K3 (MLA) decode cutedsl accepted"
-    ),
     stage="startup",
     prevents="--enable-page-major-kv-layout: linear-attention DECODE backend must be one of {decode_allowed} for the "
     "strided conv/SSM state; got {resolved_linear_decode!r}.",
@@ -163,12 +145,6 @@ def kv_page_major_linear_attn(cfg, target):
     "backends",
     engine="sglang",
     versions="sglang>=0.5.23",
-    verified=(
-        "sglang 0.5.23: handle_unified_memory_pool read (kv_cache_hook.py:477-497 the audited sets, :500-526, "
-        ":591-654). The checks change in every release from 0.5.18 (0.5.22: no top-k check, EAGLE's MHA set "
-        "without trtllm_mha, DSPARK without fa4; 0.5.18-0.5.21 other sets; diffed 0.5.21-0.5.23), so only 0.5.23 "
-        "is judged"
-    ),
     stage="startup",
     prevents="--enable-unified-memory + EAGLE/EAGLE3 requires the target on the spec-verify-audited attention "
     "backends {eagle_allowed} (got {eagle_backends}).",
@@ -236,59 +212,6 @@ def kv_unified_memory_speculative(cfg, target):
     return passed(f"{algorithm} with --enable-unified-memory on {cfg.backend_label()}", required)
 
 
-@rule(
-    id="kv-unified-memory-dcp",
-    title="--enable-unified-memory with --dcp-size > 1: MLA models only, no sliding window, flashinfer / trtllm_mla / "
-    "cutedsl_mla",
-    engine="sglang",
-    versions="sglang>=0.5.20",
-    verified=(
-        "sglang 0.5.20-0.5.23: _validate_unified_memory_dcp first appears in 0.5.20 (kv_cache_hook.py:300-335) "
-        "and keeps its asserts to 0.5.23 (:723-760; bench/release_walk.py grep '--enable-unified-memory with "
-        "decode context parallelism'): the MLA, hybrid-SWA, PD and backend asserts read in 0.5.20 (:295-335), "
-        "0.5.21 (:613-653), 0.5.22 (:724-764) and 0.5.23; the backend set names tokenspeed_mla too through 0.5.22 "
-        "(an alias of cutedsl_mla in 0.5.23)"
-    ),
-    stage="startup",
-    prevents="--enable-unified-memory with decode context parallelism (--dcp-size > 1) supports MLA models only "
-    "(e.g. kimi-linear): the MHA unified pool has no DCP-aware masked write path "
-    "(UnifiedMHATokenToKVPool.set_kv_buffer asserts dcp_kv_mask is None).",
-    source=f"{backend_kb.UNIFIED_MEMORY_SOURCE}, _validate_unified_memory_dcp",
-    docs="""Checks `--enable-unified-memory` with decode context parallelism (`--dcp-size` > 1): the model is MLA,
-has no sliding-window layers, and its full-attention layers run flashinfer, trtllm_mla or cutedsl_mla.
-
-Under DCP the unified allocator widens its virtual id space; only the MLA pool has a DCP-aware write
-path, the SWA allocator does not widen, and only those three backends translate their block tables
-through the unified pool. SGLang asserts each at start-up.""",
-    fix_title="Use --attention-backend flashinfer (or trtllm_mla on Blackwell) with an MLA model, or --dcp-size 1",
-)
-def kv_unified_memory_dcp(cfg, target):
-    if not _unified_memory(cfg) or (cfg.flags.get("dcp_size") or 1) <= 1:
-        return skipped("applies to --enable-unified-memory with --dcp-size > 1")
-    if cfg.model is None:
-        return unknown("needs the model (MLA or not, sliding window or not): give --model")
-    if not cfg.mla:
-        return failed(
-            f"--enable-unified-memory --dcp-size {cfg.flags['dcp_size']} on an MHA model",
-            "an MLA model",
-            ["--dcp-size 1"],
-        )
-    if "sliding_window" in cfg.features:
-        return failed(
-            "--enable-unified-memory with DCP on a sliding-window model", "no sliding-window layers", ["--dcp-size 1"]
-        )
-    allowed = backend_kb.UNIFIED_DCP_BACKENDS
-    if sglang_release(target) < backend_kb.TOKENSPEED_MLA_ALIAS_FROM:
-        allowed = (*allowed, "tokenspeed_mla")
-    outside = _outside_of(cfg, allowed)
-    required = f"prefill and decode in {', '.join(allowed)}"
-    if outside:
-        return failed(
-            f"--enable-unified-memory with DCP on {', '.join(outside)}", required, ["--attention-backend flashinfer"]
-        )
-    return passed(f"--enable-unified-memory with DCP on {cfg.backend_label()}", required)
-
-
 def _full_prefill_graph_source(cfg) -> Optional[str]:
     """Where SGLang's prefill CUDA-graph backend FULL comes from, if it is FULL: --cuda-graph-config (JSON, first),
     --cuda-graph-backend-prefill, or Inkling's default when neither that flag nor --disable-prefill-cuda-graph
@@ -316,16 +239,6 @@ def _full_prefill_graph_source(cfg) -> Optional[str]:
     title="--enable-unified-memory switches the FULL prefill CUDA graph off unless attention is fa3/fa4",
     engine="sglang",
     versions="sglang>=0.5.20",
-    verified=(
-        "sglang 0.5.20-0.5.23: 'disabling the FULL prefill cuda-graph backend' in handle_unified_memory_pool "
-        "(kv_cache_hook.py:285 in 0.5.20, :603 in 0.5.21, :702 in 0.5.22, :709 in 0.5.23; bench/release_walk.py "
-        "grep), the fa3/fa4 set the same in each; none before 0.5.20. What makes prefill FULL, read in each: "
-        "parse_cuda_graph_config's precedence (JSON, then --cuda-graph-backend-prefill, then the legacy off "
-        "switches: diffed 0.5.20-0.5.23, only other keys changed), apply_inkling_prefill_cuda_graph_default (from "
-        "0.5.19: cuda_graph_hook.py:500-505 in 0.5.20, :366-371 in 0.5.23), run before handle_cuda_graph_config and "
-        "before handle_unified_memory_pool in each pipeline.py (0.5.20 :196, :202, :352); torch_native, "
-        "flex_attention and --enable-mis switch both phases off first (attention_hook.py)"
-    ),
     stage="startup",
     reason="SGLang replaces the FULL prefill CUDA graph asked for (or Inkling's default) with eager prefill, "
     "logging a warning only, so the server runs without the prefill graph the launch line names.",
@@ -365,60 +278,6 @@ def kv_unified_memory_full_prefill_graph(cfg, target):
     )
 
 
-# What handle_unified_memory_pool refuses beside --enable-unified-memory, each from the release that added it:
-# (dest, as written, first release); bench/release_walk.py grep finds each message first in that release
-UNIFIED_MEMORY_REFUSED = (
-    ("enable_two_batch_overlap", "--enable-two-batch-overlap", Version("0.5.20")),
-    ("enable_lmcache", "--enable-lmcache", Version("0.5.21")),
-    ("enable_unified_cache_external_linker", "--enable-unified-cache-external-linker", Version("0.5.22")),
-)
-UNIFIED_EAGLE_HICACHE_FROM = Version("0.5.22")
-
-
-@rule(
-    id="kv-unified-memory-cache-features",
-    title="--enable-unified-memory refuses two-batch overlap, LMCache, the external linker, and HiCache under EAGLE",
-    engine="sglang",
-    versions="sglang>=0.5.20",
-    verified=(
-        "sglang 0.5.20-0.5.23: handle_unified_memory_pool asserts no --enable-two-batch-overlap from 0.5.20 "
-        "(kv_cache_hook.py:251 in 0.5.20, :654 in 0.5.23), no --enable-lmcache from 0.5.21 (:577, :659), no "
-        "--enable-unified-cache-external-linker from 0.5.22 (:658, :665), and with EAGLE / EAGLE3 (NEXTN resolves to "
-        "EAGLE before it, pipeline.py) no --enable-hierarchical-cache from 0.5.22 (:675, :682); bench/release_walk.py "
-        "grep 'unified-memory does not support --enable-two-batch-overlap', 'is not yet compatible with "
-        "--enable-lmcache', 'external-linker: direct L3', 'EAGLE/EAGLE3 does not support'"
-    ),
-    stage="startup",
-    prevents="--enable-unified-memory does not support --enable-two-batch-overlap: the iteration's read tables are "
-    "indexed by the whole batch's rows, and a TBO child's readers do not offset into them.; --enable-unified-memory "
-    "is not yet compatible with --enable-lmcache; --enable-unified-memory does not support "
-    "--enable-unified-cache-external-linker; --enable-unified-memory + EAGLE/EAGLE3 does not support "
-    "--enable-hierarchical-cache",
-    source=f"{KV_HOOK}, handle_unified_memory_pool",
-    docs="""Checks the features `--enable-unified-memory` refuses beside it: `--enable-two-batch-overlap` (from
-0.5.20), `--enable-lmcache` (0.5.21), `--enable-unified-cache-external-linker` (0.5.22) and, with EAGLE /
-EAGLE3 / NEXTN, `--enable-hierarchical-cache` (0.5.22).
-
-The unified pool hands out virtual KV ids and one whole-batch read table; TBO's half-batches do not offset
-into it, LMCache and the external linker index device buffers with the ids they are given, and HiCache keeps
-a host pool the fused EAGLE draft does not have. SGLang asserts each at start-up. (Its refusal of
-`--disaggregation-decode-retraction-backup host_pool` under EAGLE reads a flag this tool does not model.)""",
-    fix_title="Drop the refused feature, or --enable-unified-memory",
-)
-def kv_unified_memory_cache_features(cfg, target):
-    if not _unified_memory(cfg):
-        return skipped("applies to --enable-unified-memory")
-    release = sglang_release(target)
-    refused = [written for dest, written, since in UNIFIED_MEMORY_REFUSED if release >= since and cfg.flags.get(dest)]
-    eagle = (cfg.speculative_algorithm or "").upper() in ("EAGLE", "EAGLE3", "NEXTN")
-    if eagle and release >= UNIFIED_EAGLE_HICACHE_FROM and cfg.flags.get("enable_hierarchical_cache"):
-        refused.append(f"--enable-hierarchical-cache with {cfg.speculative_algorithm.upper()}")
-    required = f"none of the features sglang {release} refuses with unified memory"
-    if refused:
-        return failed(f"--enable-unified-memory with {', '.join(refused)}", required)
-    return passed("--enable-unified-memory with none of the features it refuses", required)
-
-
 LAZY_COMPACTION_ENV = "SGLANG_DISABLE_LAZY_COMPACTION"
 UNIFIED_PD_TRANSFER_BACKENDS = ("mooncake",)  # server_args.py _unified_memory_pd_transfer_backends, 0.5.21-0.5.23
 # handle_unified_memory_pool's PD checks added in 0.5.21 (kv_cache_hook.py:496-545): Mooncake with a speculative
@@ -446,15 +305,6 @@ def _host_pool_model_kinds(cfg) -> set[str]:
     "HiSparse; decode host pools on plain models",
     engine="sglang",
     versions="sglang>=0.5.18",
-    verified=(
-        "sglang 0.5.18-0.5.23: the PD block of _handle_unified_memory_pool / handle_unified_memory_pool read in each "
-        "release: mooncake only, --pp-size 1, lazy compaction and no --enable-hisparse from 0.5.18 (server_args.py:"
-        "8289-8310 in 0.5.18, kv_cache_hook.py:202-225 in 0.5.20); from 0.5.21 the transfer set comes from "
-        "server_args._unified_memory_pd_transfer_backends ({'mooncake'} in 0.5.21-0.5.23), Mooncake refuses a "
-        "speculative algorithm, decode KV offload needs file storage and no MLA / hybrid-Mamba / hybrid-SWA model, "
-        "and the host_pool backup no hybrid-Mamba model (kv_cache_hook.py:482-545 in 0.5.21, where the backup also "
-        "refuses hybrid-SWA and the decode radix cache; 0.5.22 :530-590 and 0.5.23 :533-593 the same, diffed)"
-    ),
     stage="startup",
     prevents="--enable-unified-memory with PD disaggregation supports only these transfer backends: mooncake; got "
     "{backend!r}.; --enable-unified-memory with PD disaggregation does not support pipeline parallelism "
