@@ -257,9 +257,9 @@ def node_serving(facts: Facts):
     """What this node serves with SGLang's defaults and no particular model: each backend with the default KV
     dtype, and each KV dtype with its best backend (the NFD labels), from one rules grid."""
     from attn_preflight.render.nfd import NodeServing
-    from attn_preflight.rules.core.config import make_config
     from attn_preflight.rules.core.grid import judge_grid
     from attn_preflight.rules.core.target import Target
+    from attn_preflight.rules.core.validation import make_config
 
     config = make_config(engine="sglang")
     grid = judge_grid(config, [Target.from_facts(facts, kind="live", label="this node")])

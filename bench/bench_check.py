@@ -56,12 +56,13 @@ def process_cost(runs: int) -> dict:
 
 
 def matrix_throughput() -> dict:
-    from attn_preflight.rules.core.config import Config, kv_dtype_choices
+    from attn_preflight.rules.core.config import Config
     from attn_preflight.rules.core.grid import default_backends
     from attn_preflight.rules.core.judge import evaluate
     from attn_preflight.rules.core.models import load_preset, presets
     from attn_preflight.rules.core.registry import all_rules
     from attn_preflight.rules.core.target import Target
+    from attn_preflight.rules.core.validation import kv_dtype_choices
     from attn_preflight.rules.knowledge import gpus
 
     targets = [Target.from_gpu(name) for name in gpus.names()]

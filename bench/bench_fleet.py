@@ -158,7 +158,7 @@ def phase_times(directory: str) -> list[tuple[str, float]]:
     from attn_preflight.fleet import Node, merge
     from attn_preflight.probe.facts import Facts
     from attn_preflight.render.fleet import render_fleet
-    from attn_preflight.rules.core.config import make_config
+    from attn_preflight.rules.core.validation import make_config
 
     paths = expand_paths((directory,))
     start = time.perf_counter()

@@ -1,5 +1,5 @@
 """Every argparse dest of every release table (rules/knowledge/{sglang,vllm}_flags.json) with the class
-rules/core/config.py gives it: modelled (a rule reads it), bearing (UNMODELLED_BEARING_GROUPS: said by
+rules/core/flag_tables.py gives it: modelled (a rule reads it), bearing (UNMODELLED_BEARING_GROUPS: said by
 general-unmodelled-flags), not-bearing (NOT_BEARING_GROUPS) or unclassified, with the group's reason; and, for the
 unclassified ones, or all with --help-text, each flag's help as the wheel's source writes it (read with ast, never
 imported). One tab-separated line a dest: engine, class, dest, option strings, releases, reason, help.
@@ -29,7 +29,7 @@ from wheel_ranges import cache_root
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from attn_preflight.rules.core.config import _MODELLED, NOT_BEARING_GROUPS, UNMODELLED_BEARING_GROUPS  # noqa: E402
+from attn_preflight.rules.core.flag_tables import _MODELLED, NOT_BEARING_GROUPS, UNMODELLED_BEARING_GROUPS  # noqa: E402
 from attn_preflight.rules.knowledge import flags as flag_kb  # noqa: E402
 
 CLASSES = ("modelled", "bearing", "not-bearing", "unclassified")

@@ -4,12 +4,12 @@ agree with it on every GPU profile and release, and changing what it says change
 import pytest
 
 from attn_preflight.inputs import load_model
-from attn_preflight.rules.core.config import kv_dtype_choices, make_config
 from attn_preflight.rules.core.engine import Status
 from attn_preflight.rules.core.judge import default_backends, evaluate
 from attn_preflight.rules.core.models import FEATURES as MODEL_FEATURES
 from attn_preflight.rules.core.registry import all_rules, get_rule
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import kv_dtype_choices, make_config
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.capabilities import FEATURES, SGLANG_BACKENDS, BackendInfo, declaration
 from attn_preflight.rules.engines.sglang.resolve import effective_page_size, resolve
@@ -98,8 +98,8 @@ def test_eras_answer_by_release():
     assert not declaration("cutlass_mla", "0.5.19").removed and declaration("cutlass_mla", "0.5.20").removed
     assert declaration("tokenspeed_mla", "0.5.22").alias_of is None
     assert declaration("tokenspeed_mla").alias_of == "cutedsl_mla"
-    assert backend_kb.with_feature("spec_page_tree", backend_kb.declarations("sglang", "0.5.5")) == ("flashinfer",)
-    assert set(backend_kb.with_feature("spec_page_tree", backend_kb.declarations("sglang", "0.5.6"))) == {
+    assert backend_kb.with_feature("spec_page_tree", backend_kb.declarations("0.5.5")) == ("flashinfer",)
+    assert set(backend_kb.with_feature("spec_page_tree", backend_kb.declarations("0.5.6"))) == {
         "flashinfer",
         "fa3",
     }

@@ -16,11 +16,11 @@ from attn_preflight.cli import cli
 from attn_preflight.inputs import load_model
 from attn_preflight.probe.smoke.results import SmokeReport
 from attn_preflight.probe.smoke.runner import DEFAULT_TIMEOUT_S
-from attn_preflight.rules.core.config import make_config
 from attn_preflight.rules.core.engine import Status
 from attn_preflight.rules.core.judge import evaluate
 from attn_preflight.rules.core.models import features_from_config
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import make_config
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -185,7 +185,7 @@ def test_plan_names_what_cannot_be_smoked():
 @pytest.mark.parametrize("gpu", ["H200", "B200"])
 def test_every_preset_backend_and_kv_dtype_plans_without_error_and_nothing_unrun_passes(gpu):
     from attn_preflight.rules.core.models import presets
-    from attn_preflight.rules.engines.sglang import capabilities as backends
+    from attn_preflight.rules.engines import backends
     from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
 
     target = Target.from_gpu(gpu)

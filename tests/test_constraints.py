@@ -4,7 +4,6 @@ wrong guess."""
 
 from __future__ import annotations
 
-from attn_preflight.rules.core.config import make_config
 from attn_preflight.rules.core.constraints import (
     Arch,
     Constraint,
@@ -18,6 +17,7 @@ from attn_preflight.rules.core.constraints import (
 from attn_preflight.rules.core.engine import Status
 from attn_preflight.rules.core.models import features_from_config
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import make_config
 
 GPU = Target.from_gpu("H100")
 NO_GPU = Target(kind="gpu", label="no GPU named", gpu_name=None, cc=None)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_run import assert_clean_outcome, check_json, finding, run_cli
 
-from attn_preflight.rules.core.config import parse_command
+from attn_preflight.rules.core.launch_line import parse_command
 from attn_preflight.rules.engines import releases
 from attn_preflight.rules.knowledge import flags as flag_kb
 

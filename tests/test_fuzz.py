@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 from probe_fakes import NVML_ERROR_LIBRARY_NOT_FOUND, NVMLError, use_fake_pynvml
 
 from attn_preflight.cli import main
-from attn_preflight.rules.core.config import kv_dtype_choices
 from attn_preflight.rules.core.models import FEATURES, presets
 from attn_preflight.rules.core.registry import all_rules
-from attn_preflight.rules.engines.sglang import capabilities as backends
+from attn_preflight.rules.core.validation import kv_dtype_choices
+from attn_preflight.rules.engines import backends
 from attn_preflight.rules.knowledge import gpus, kv_dtypes
 
 TESTS = Path(__file__).resolve().parent

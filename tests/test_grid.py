@@ -19,12 +19,12 @@ from attn_preflight.fleet import Fleet, NodeGroup, node_serving
 from attn_preflight.inputs import load_model
 from attn_preflight.probe.smoke.results import STATUSES, KernelResult, SmokeReport
 from attn_preflight.render import nfd
-from attn_preflight.rules.core.config import make_config
 from attn_preflight.rules.core.engine import SERVES, Report, Status, registered_rules, verdict_from, verdict_of
 from attn_preflight.rules.core.grid import Cell, default_backends, default_kv_dtypes, gpu_targets, judge_grid
 from attn_preflight.rules.core.judge import Judge, evaluate
 from attn_preflight.rules.core.registry import all_rules, get_rule, registry
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import make_config
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from attn_preflight.rules.core.config import (
+from attn_preflight.rules.core.flag_tables import (
     NOT_BEARING_FLAGS,
     NOT_BEARING_GROUPS,
     UNMODELLED_BEARING_FLAGS,
     UNMODELLED_BEARING_GROUPS,
-    parse_command,
 )
+from attn_preflight.rules.core.launch_line import parse_command
 from attn_preflight.rules.knowledge import flags as flag_kb
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "launch_lines.json").read_text(encoding="utf-8"))["lines"]

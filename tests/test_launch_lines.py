@@ -6,7 +6,7 @@ import json
 
 from cli_run import check_json, finding, run_cli
 
-from attn_preflight.rules.core.config import parse_command
+from attn_preflight.rules.core.launch_line import parse_command
 
 
 def check(*command, gpu="H200"):

@@ -188,9 +188,9 @@ def test_an_fp4_run_of_the_deepseek_preset_fits_four_b200s():
 def test_a_check_computes_the_memory_figures_once_for_its_rules_and_its_rendering(monkeypatch):
     from attn_preflight.render.findings import memory_lines, report_to_dict
     from attn_preflight.rules.checks import memory as memory_checks
-    from attn_preflight.rules.core.config import make_config
     from attn_preflight.rules.core.judge import evaluate
     from attn_preflight.rules.core.models import load_preset
+    from attn_preflight.rules.core.validation import make_config
 
     computed = []
     compute = memory_checks._compute_figures

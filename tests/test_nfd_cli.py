@@ -6,9 +6,9 @@ from test_nfd import P, node_facts, parse_feature_file
 
 from attn_preflight.cli import cli
 from attn_preflight.render import nfd
-from attn_preflight.rules.core.config import make_config
 from attn_preflight.rules.core.judge import evaluate
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import make_config
 
 
 def run_nfd(monkeypatch, facts, *args):

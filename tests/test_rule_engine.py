@@ -1,10 +1,11 @@
 """The engine's contract: version gates, verdicts, alternatives, resolution, stable order."""
 
 from attn_preflight.inputs import load_model
-from attn_preflight.rules.core.config import make_config, parse_command
 from attn_preflight.rules.core.engine import Status, verdict_of
 from attn_preflight.rules.core.judge import evaluate
+from attn_preflight.rules.core.launch_line import parse_command
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import make_config
 from attn_preflight.rules.engines.sglang.resolve import effective_page_size, resolve
 
 

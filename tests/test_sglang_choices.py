@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from attn_preflight.rules.core.config import SGLANG_SPECULATIVE_ALGORITHMS
+from attn_preflight.rules.core.validation import SGLANG_SPECULATIVE_ALGORITHMS
 from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.capabilities import MM_ATTENTION_BACKENDS, SGLANG_BACKENDS, declaration
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN

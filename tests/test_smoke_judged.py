@@ -21,11 +21,11 @@ from attn_preflight.probe.smoke.cases import Case
 from attn_preflight.probe.smoke.kernels import Kernel, registry
 from attn_preflight.probe.smoke.results import KernelResult, MachineSummary, SmokeReport
 from attn_preflight.render.smoke import progress_line, render_smoke
-from attn_preflight.rules.core.config import make_config
 from attn_preflight.rules.core.engine import Status
 from attn_preflight.rules.core.judge import evaluate
 from attn_preflight.rules.core.smoke import CONFIRMED, CONTRADICTED, CROSSED, judge_limits
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import make_config
 from attn_preflight.rules.engines.sglang import capabilities as backends
 from attn_preflight.rules.kernels import limits as kernel_limits
 from attn_preflight.rules.kernels.limits import MachineView

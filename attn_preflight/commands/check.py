@@ -167,13 +167,15 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         read_launch_config,
     )
     from attn_preflight.probe.environ import redact
-    from attn_preflight.rules.core.config import make_config, parse_command
+    from attn_preflight.rules.core.validation import make_config
 
     try:
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         engine = options.get("engine")
         if command:
+            from attn_preflight.rules.core.launch_line import parse_command  # read only a pasted command
+
             parsed = parse_command(command)
             if parsed.config_file is not None:  # the engine reads it: its flags are judged like pasted ones
                 parsed = parse_command(command, config=read_launch_config(parsed.config_file))

@@ -50,10 +50,10 @@ def matrix_command(model, kv_dtypes, gpus, backends, engine, deterministic, page
     """
     from attn_preflight.inputs import ModelNotFound, load_model
     from attn_preflight.render.matrix import render_matrix
-    from attn_preflight.rules.core.config import make_config
     from attn_preflight.rules.core.grid import gpu_targets, judge_grid
     from attn_preflight.rules.core.target import Target
-    from attn_preflight.rules.engines.sglang import capabilities as backend_kb
+    from attn_preflight.rules.core.validation import make_config
+    from attn_preflight.rules.engines import backends as backend_kb
 
     check_output_writable(output)
     try:

@@ -21,7 +21,7 @@ def matrix_for(config, target, backend_given: bool, kv_given: bool):
     narrows it to that row or column."""
     from attn_preflight.render.html import Matrix
     from attn_preflight.rules.core.grid import judge_grid
-    from attn_preflight.rules.engines.sglang import capabilities as backend_kb
+    from attn_preflight.rules.engines import backends as backend_kb
 
     backends = [config.attention_backend] if backend_given else ()
     grid = judge_grid(config, [target], backends, [config.kv_cache_dtype] if kv_given else ())

@@ -9,7 +9,7 @@ not count: no flag settles them). Among the settled states of the smallest round
 plain pass before warnings, fewer warnings, what the engine keeps before what it silently replaces, then the
 order moves were tried in (the alternatives' ranking: the engine's own choice first).
 
-Each candidate is the config as given with the moves applied through `attn_preflight.rules.core.config.apply_flags` and judged as
+Each candidate is the config as given with the moves applied through `attn_preflight.rules.core.flag_tables.apply_flags` and judged as
 the engine resolves it (the same re-check the fixes get). The command is then written from the pasted tokens
 (`rewrite`): a changed flag keeps the user's spelling and position, a flag the user did not give is appended,
 a phase-specific backend flag goes when `--attention-backend` replaces it, and an environment variable the
@@ -24,15 +24,9 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from attn_preflight.rules.core.config import (
-    ENV_ASSIGNMENT,
-    ENV_PREFIXES,
-    Config,
-    apply_flags,
-    flag_table,
-    superseded_env,
-)
+from attn_preflight.rules.core.config import ENV_PREFIXES, Config
 from attn_preflight.rules.core.engine import Finding, Status, verdict_of
+from attn_preflight.rules.core.flag_tables import ENV_ASSIGNMENT, apply_flags, flag_table, superseded_env
 from attn_preflight.rules.engines.sglang.resolve import resolve
 
 if TYPE_CHECKING:
@@ -66,8 +60,8 @@ class Correction:
 class _State:
     moves: tuple[str, ...]
     changed: tuple[tuple[str, list[str]], ...]  # (dest, the flag tokens that set it), in order: one per changed flag
-    config: Config
-    findings: list[Finding]
+    config: Config  # as given, with the moves applied
+    resolved: Config  # as the engine resolves it: what is judged (Judge.findings)
 
 
 def flag_moves(config: Config, findings: Sequence[Finding]) -> list[str]:
@@ -82,24 +76,30 @@ def flag_moves(config: Config, findings: Sequence[Finding]) -> list[str]:
 def _unsettled(judge: Judge, state: _State) -> int:
     """How many findings keep a state from being settled: failures, and warnings with a flag fix that works
     (the fixes `check` prints: attn_preflight.rules.core.judge.Judge._fix_works). Without failures the fixes are re-checked."""
-    failures = sum(1 for f in state.findings if f.status is Status.FAIL)
+    findings = judge.findings(state.resolved)
+    failures = sum(1 for f in findings if f.status is Status.FAIL)
     if failures:
-        return failures + len(_fixable_warnings(state))
+        return failures + len(_fixable_warnings(state.config.engine, findings))
     return sum(
         1
-        for f in _fixable_warnings(state)
+        for f in _fixable_warnings(state.config.engine, findings)
         if any(judge._fix_works(state.config, f.rule_id, fix, set()) for fix in f.fix)
     )
 
 
-def _fixable_warnings(state: _State) -> list[Finding]:
-    engine = state.config.engine
-    return [f for f in state.findings if f.status is Status.WARN and any(_flag_tokens(engine, x) for x in f.fix)]
+def _settled(judge: Judge, state: _State) -> bool:
+    """Nothing left to settle; a state with a failure is told apart running its rules up to that failure."""
+    return not judge.fails(state.resolved) and not _unsettled(judge, state)
 
 
-def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_moves: Sequence[str]) -> Correction:
-    """The fewest-change correction of `config` (as given) on the judge's target; `findings` are the config's,
-    `ranked_moves` the alternatives as flags in their ranked order."""
+def _fixable_warnings(engine: str, findings: Sequence[Finding]) -> list[Finding]:
+    return [f for f in findings if f.status is Status.WARN and any(_flag_tokens(engine, x) for x in f.fix)]
+
+
+def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correction:
+    """The fewest-change correction of `config` (as given) on the judge's target; `ranked_moves` the
+    alternatives as flags in their ranked order. A round's states are judged in full only when none of them
+    settles (then the next round grows from their findings)."""
 
     def judged(state: _State, move: str) -> Optional[_State]:
         tokens = _flag_tokens(config.engine, move)
@@ -111,14 +111,9 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
             changed.pop(dest, None)
             if apply_flags(config, shlex.join(flag_tokens)) != config:  # a flag at the value given is no change
                 changed[dest] = flag_tokens
-        return _State(
-            state.moves + (move,),
-            tuple(changed.items()),
-            fixed,
-            judge.findings(resolve(fixed, judge.target)),
-        )
+        return _State(state.moves + (move,), tuple(changed.items()), fixed, resolve(fixed, judge.target))
 
-    start = _State((), (), config, list(findings))
+    start = _State((), (), config, resolve(config, judge.target))
     seen: set[frozenset[str]] = {frozenset()}
     frontier = [start]
     best: Optional[_State] = None
@@ -127,7 +122,7 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
     for _ in range(MAX_CHANGES):
         grown: list[_State] = []
         for state in frontier:
-            moves = flag_moves(state.config, state.findings)
+            moves = flag_moves(state.config, judge.findings(state.resolved))
             if not state.moves:
                 moves = list(dict.fromkeys([*moves, *ranked_moves]))
             for move in moves:
@@ -144,15 +139,15 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
                 grown.append(candidate)
         if not grown:
             break
-        settled = [s for s in grown if not _unsettled(judge, s)]
+        settled = [s for s in grown if _settled(judge, s)]
         if settled:
             best = min(
                 settled,
                 key=lambda s: (
                     len(s.changed),
-                    verdict_of(s.findings) is not Status.PASS,
-                    sum(f.status in (Status.WARN, Status.UNKNOWN) for f in s.findings),
-                    _rewritten(s, judge),
+                    verdict_of(judge.findings(s.resolved)) is not Status.PASS,
+                    sum(f.status in (Status.WARN, Status.UNKNOWN) for f in judge.findings(s.resolved)),
+                    any(key.endswith("attention_backend") for key in s.resolved.rewrites),
                     [tried[m] for m in s.moves],
                 ),
             )
@@ -164,22 +159,18 @@ def correct(judge: Judge, config: Config, findings: Sequence[Finding], ranked_mo
 
     pasted = bool(config.command)
     if best is None:
-        return Correction((), None, None, pasted, _why_not(closest))
+        return Correction((), None, None, pasted, _why_not(closest, judge.findings(closest.resolved)))
     changed = sorted(best.changed, key=lambda c: not c[0].startswith(ENV_DEST))  # a variable goes before flags
     if pasted:
         command = shlex.join(rewrite(config.command, config.engine, [t for _, t in changed]))
     else:
         command = " ".join(shlex.join(tokens) for _, tokens in changed)
     changes = tuple(shlex.join(tokens) for _, tokens in changed)  # one per flag or variable changed
-    return Correction(changes, command, verdict_of(best.findings), pasted)
+    return Correction(changes, command, verdict_of(judge.findings(best.resolved)), pasted)
 
 
-def _rewritten(state: _State, judge: Judge) -> bool:
-    return any(key.endswith("attention_backend") for key in resolve(state.config, judge.target).rewrites)
-
-
-def _why_not(closest: _State) -> str:
-    failing = [f for f in closest.findings if f.status is Status.FAIL]
+def _why_not(closest: _State, findings: Sequence[Finding]) -> str:
+    failing = [f for f in findings if f.status is Status.FAIL]
     if not failing:
         return f"no change of at most {MAX_CHANGES} flags settles the warnings a flag change addresses"
     unfixable = [f.rule_id for f in failing if not any(_flag_tokens(closest.config.engine, x) for x in f.fix)]

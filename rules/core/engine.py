@@ -41,7 +41,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional, Protocol, Sequence
 
-from attn_preflight.rules.core.config import Config, setting
+from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.target import VERSIONED, Target
 from attn_preflight.rules.core.versions import InvalidRange, VersionRange
 from attn_preflight.rules.knowledge import data_text
@@ -361,6 +361,8 @@ class Alternative(NamedTuple):
     @property
     def setting(self) -> str:
         """The fix that applies it: "--attention-backend fa3", "VLLM_ATTENTION_BACKEND=FLASH_ATTN"."""
+        from attn_preflight.rules.core.flag_tables import setting  # a passing check never loads the flag tables
+
         return setting(self.option, self.value)
 
     @property

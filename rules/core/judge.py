@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from attn_preflight.rules.core.config import Config, apply_flags, kv_dtype_choices, setting
+from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import (
     Alternative,
     Finding,
@@ -28,6 +28,8 @@ from attn_preflight.rules.core.engine import (
 )
 from attn_preflight.rules.core.registry import Gate, registry
 from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.validation import kv_dtype_choices
+from attn_preflight.rules.engines import backends as engine_backends
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.resolve import resolve
 from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
@@ -41,7 +43,7 @@ _NO_MODEL = skipped("needs the model (give --model)")
 def default_backends(engine: str, release=None) -> list[str]:
     """Every general-purpose attention backend of the engine (not removed) as declared for an SGLang release
     (the newest verified one when None): the alternatives `check` offers and a grid's rows (attn_preflight.rules.core.grid)."""
-    return backend_kb.offered(engine, release)
+    return engine_backends.offered(engine, release)
 
 
 def _offered(engine: str, target: Target) -> list[str]:
@@ -78,49 +80,87 @@ def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome
     return None
 
 
-class Judge:
-    """Judges configs on one target: each version requirement's gate for the target is computed once, the first
-    time a config of its engine is judged, and every config judged with it (the config, its alternatives, a
-    grid's cells) reads them. Each distinct config is judged once: a failing config's fix re-checks,
-    alternatives and corrected-command search meet the same configs again (rules are pure)."""
+class _Judgement:
+    """One config's findings so far, in registry order: rules run up to `ran`, and stop early where only whether
+    it fails is asked (Judge.fails) and a rule failed; the rest run when its findings are asked."""
 
-    __slots__ = ("target", "_gates", "_judged")
+    __slots__ = ("config", "found", "ran", "failed", "ordered")
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.found: list[Finding] = []
+        self.ran = 0
+        self.failed = False
+        self.ordered: Optional[list[Finding]] = None  # every finding in display order, once all rules ran
+
+
+class Judge:
+    """Judges configs on one target. What the target alone settles is computed once per engine, the first time
+    a config of it is judged (each version requirement's gate, and the finding of a rule the gate or the unknown
+    software skips), and every config judged with it (the config, its alternatives, a grid's cells) reads it.
+    Each distinct config is judged once: a failing config's fix re-checks, alternatives and corrected-command
+    search meet the same configs again (rules are pure)."""
+
+    __slots__ = ("target", "_plans", "_judged")
 
     def __init__(self, target: Target):
         self.target = target.as_oldest_known()
-        self._gates: dict[str, Mapping[str, Gate]] = {}  # by engine
-        # repr(config) -> (config, its findings); Config holds mappings, so it has no hash of its own
-        self._judged: dict[str, tuple[Config, list[Finding]]] = {}
+        # by engine: each rule with the finding the target settles it with (None: run it) and its gate's note
+        self._plans: dict[str, tuple[tuple[Rule, Optional[Finding], str], ...]] = {}
+        self._judged: dict[str, _Judgement] = {}  # by repr(config): Config holds mappings, so it has no hash
 
     def gates(self, engine: str) -> Mapping[str, Gate]:
         """versions requirement -> its gate on the target, for every requirement of `engine`'s rules."""
-        if engine not in self._gates:
-            self._gates[engine] = {req.versions: req.gate(self.target) for req in registry(engine).requirements}
-        return self._gates[engine]
+        return {req.versions: req.gate(self.target) for req in registry(engine).requirements}
+
+    def _plan(self, engine: str) -> tuple[tuple[Rule, Optional[Finding], str], ...]:
+        if engine not in self._plans:
+            gates, software = self.gates(engine), self.target.software_known
+            plan: list[tuple[Rule, Optional[Finding], str]] = []
+            for r in registry(engine).by_engine[engine]:
+                applies, note = gates[r.versions]
+                if not applies:
+                    plan.append((r, Finding(r, skipped(note)), note))
+                elif r.needs_software and not software:
+                    plan.append((r, Finding(r, _NO_SOFTWARE), note))
+                else:
+                    plan.append((r, None, note))
+            self._plans[engine] = tuple(plan)
+        return self._plans[engine]
+
+    def _judgement(self, config: Config) -> _Judgement:
+        key = repr(config)
+        judgement = self._judged.get(key)
+        if judgement is None or judgement.config != config:
+            judgement = self._judged[key] = _Judgement(config)
+        return judgement
+
+    def _run(self, judgement: _Judgement, until_failure: bool) -> None:
+        """Runs the rules `judgement` has not run yet, in registry order; with `until_failure`, up to a failure."""
+        config, target, found = judgement.config, self.target, judgement.found
+        plan = self._plan(config.engine)
+        while judgement.ran < len(plan) and not (until_failure and judgement.failed):
+            r, settled, note = plan[judgement.ran]
+            judgement.ran += 1
+            if settled is None:
+                outcome = _not_applicable(r, config, target) or r.check(config, target)
+                settled = Finding(r, outcome, "" if outcome.status is Status.SKIP else note)
+                judgement.failed |= outcome.status is Status.FAIL
+            found.append(settled)
+
+    def fails(self, config: Config) -> bool:
+        """Whether a rule fails `config` (as resolved): its rules run only up to the first failure."""
+        judgement = self._judgement(config)
+        self._run(judgement, until_failure=True)
+        return judgement.failed
 
     def findings(self, config: Config) -> list[Finding]:
         """Every rule of `config`'s engine judged on the target, in display order (`config` as resolved)."""
-        key = repr(config)
-        judged = self._judged.get(key)
-        if judged is None or judged[0] != config:
-            judged = self._judged[key] = (config, self._judge(config))
-        return list(judged[1])
-
-    def _judge(self, config: Config) -> list[Finding]:
-        target, gates = self.target, self.gates(config.engine)
-        software = target.software_known
-        findings = []
-        for r in registry(config.engine).by_engine[config.engine]:
-            applies, note = gates[r.versions]
-            if not applies:
-                findings.append(Finding(r, skipped(note)))
-            elif r.needs_software and not software:
-                findings.append(Finding(r, _NO_SOFTWARE))
-            else:
-                outcome = _not_applicable(r, config, target) or r.check(config, target)
-                findings.append(Finding(r, outcome, "" if outcome.status is Status.SKIP else note))
-        findings.sort(key=display_order)
-        return findings
+        judgement = self._judgement(config)
+        if judgement.ordered is None:
+            self._run(judgement, until_failure=False)
+            judgement.ordered = sorted(judgement.found, key=display_order)
+        return list(judgement.ordered)
 
     def evaluate(self, config: Config, alternatives: bool = True) -> Report:
         """See `evaluate`."""
@@ -131,7 +171,9 @@ class Judge:
         report = Report(config=resolved, target=target, findings=findings, verdict=verdict)
         if not alternatives or verdict is Status.PASS:
             return report
-        from attn_preflight.rules.core.correction import correct, flag_moves  # only what is to fix pays for the search
+        # only what is to fix pays for the search and the flag tables
+        from attn_preflight.rules.core.correction import correct, flag_moves
+        from attn_preflight.rules.core.flag_tables import setting
 
         report.findings = self._working_fixes(config, findings)
         candidates = self._candidates(config, resolved) if target.cc is not None else []
@@ -139,7 +181,7 @@ class Judge:
         if verdict is Status.FAIL or flag_moves(config, report.findings):  # a failure, or a fix that works
             ranked = [a.setting for a in report.alternatives]
             rest = [setting(option, value) for option, value, _ in candidates]
-            report.correction = correct(self, config, findings, list(dict.fromkeys(ranked + rest)))
+            report.correction = correct(self, config, list(dict.fromkeys(ranked + rest)))
         return report
 
     def _working_fixes(self, config: Config, findings: list[Finding]) -> list[Finding]:
@@ -161,6 +203,8 @@ class Judge:
         return out
 
     def _fix_works(self, config: Config, rule_id: str, fix: str, failing: set[str]) -> bool:
+        from attn_preflight.rules.core.flag_tables import apply_flags  # loaded once something is to fix
+
         fixed = apply_flags(config, fix)
         if fixed is None:
             return True
@@ -174,6 +218,8 @@ class Judge:
     def _candidates(self, config: Config, resolved: Config) -> list[tuple[str, str, Config]]:
         """Single changes of the config as given, each applied as the fix that makes it (apply_flags): each other
         backend (same KV dtype), each other KV dtype (same backend), in the engine's declaration order."""
+        from attn_preflight.rules.core.flag_tables import apply_flags, setting  # loaded once something is to fix
+
         option = backend_option(config.engine, self.target)
         moves = [
             (option, name)
@@ -203,12 +249,11 @@ class Judge:
             judged = resolve(candidate, self.target)
             if option == backend_option(config.engine, self.target) and value not in judged.backends:
                 continue  # the engine would run another backend: not an alternative that picks this one
+            if self.fails(judged):
+                continue
             verdict = verdict_from(f.status for f in self.findings(judged) if (f.rule_id, f.status) not in anyway)
-            if verdict is not Status.FAIL:
-                rewritten = judged.backend_label() != runs and any(
-                    k.endswith("attention_backend") for k in judged.rewrites
-                )
-                out.append(Alternative(option, value, verdict, judged.backend_label() if rewritten else ""))
+            rewritten = judged.backend_label() != runs and any(k.endswith("attention_backend") for k in judged.rewrites)
+            out.append(Alternative(option, value, verdict, judged.backend_label() if rewritten else ""))
         preferred = resolve(config.with_backend(None), self.target).backends  # what the engine picks itself
         order = {(a.option, a.value): i for i, a in enumerate(out)}
         out.sort(

@@ -68,7 +68,7 @@ class Target:
 
     def __post_init__(self) -> None:
         release = self.versions.get("sglang")
-        object.__setattr__(self, "sglang_backends", MappingProxyType(backend_kb.declarations("sglang", release)))
+        object.__setattr__(self, "sglang_backends", MappingProxyType(backend_kb.declarations(release)))
 
     # Derived once (compute-capability major/minor/arch), read by every rule.
     @property

@@ -11,7 +11,8 @@ a fact that was different in older releases is an `Era` of the backend, and `dec
 returns the facts valid for one release (rules call attn_preflight.rules.checks.common.declared(target, name)).
 
 vLLM's backends live in rules/engines/vllm/capabilities.py as `BACKENDS: dict[str, BackendInfo]` (the same
-record); `choices(engine)` is the one way to list either engine's backends.
+record); `choices(engine)` in attn_preflight.rules.engines.backends is the one way to list either engine's
+backends.
 """
 
 from __future__ import annotations
@@ -1095,38 +1096,13 @@ def declaration(name: str, release: Union[Version, str, None] = None) -> Backend
     return base._replace(**facts) if facts else base
 
 
-def declarations(engine: str, release: Union[Version, str, None] = None) -> dict[str, BackendInfo]:
-    """Every backend one engine accepts, by name, as declared for one SGLang release (vLLM: its table)."""
-    if engine == "vllm":
-        return choices(engine)
+def declarations(release: Union[Version, str, None] = None) -> dict[str, BackendInfo]:
+    """Every SGLang backend, by name, as declared for one release (the newest verified one when None)."""
     return {name: declaration(name, release) for name in SGLANG_BACKENDS}
-
-
-def offered(engine: str, release: Union[Version, str, None] = None) -> list[str]:
-    """The backends offered as alternatives and as matrix / fleet columns: general-purpose and not removed."""
-    return [name for name, info in declarations(engine, release).items() if info.general and not info.removed]
 
 
 def with_feature(feature: str, backends: Optional[Mapping[str, BackendInfo]] = None) -> tuple[str, ...]:
     """The SGLang backends that declare `feature`, in declaration order: of `backends` (one release's
     declarations, e.g. Target.sglang_backends), else of the newest verified release."""
-    declared = backends if backends is not None else declarations("sglang")
+    declared = backends if backends is not None else declarations()
     return tuple(name for name, info in declared.items() if feature in info.features)
-
-
-def choices(engine: str) -> dict[str, BackendInfo]:
-    """The backends one engine accepts, by name."""
-    if engine == "vllm":
-        from attn_preflight.rules.engines.vllm import capabilities as vllm_backends
-
-        return vllm_backends.BACKENDS
-    return SGLANG_BACKENDS
-
-
-def canonical(engine: str, name: str) -> Optional[str]:
-    """The spelling the engine uses for `name` (SGLang: lower case; vLLM: upper case), or None."""
-    table = choices(engine)
-    for candidate in (name, name.lower(), name.upper()):
-        if candidate in table:
-            return candidate
-    return None

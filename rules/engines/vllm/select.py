@@ -11,8 +11,9 @@ from typing import Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from attn_preflight.rules.core.config import Config, setting
+from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, backend_option, skipped, unknown
+from attn_preflight.rules.core.flag_tables import setting
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import parse_version
 from attn_preflight.rules.engines.vllm import capabilities as kb
