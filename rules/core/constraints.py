@@ -671,14 +671,15 @@ class Constraint(NamedTuple):
         return (Requirement(self.requires, self.fix),)  # type: ignore[arg-type]
 
 
-def judge(row: Constraint, cfg: Config, target: Target) -> Outcome:
-    """The one evaluator of constraint rows: skip where `when` does not hold, unknown where a term cannot be
-    judged, else fail (or warn) naming every requirement that does not hold."""
+def judge(row: Constraint, cfg: Config, target: Target, skip: Optional[Outcome] = None) -> Outcome:
+    """The one evaluator of constraint rows: skip where `when` does not hold (`skip`: the row's skip, worded
+    once), unknown where a term cannot be judged, else fail (or warn) naming every requirement that does not
+    hold."""
     applies = row.when.holds(cfg, target)
     if applies is None:
         return unknown(f"cannot tell whether it applies ({row.when.text()} not known)")
     if not applies:
-        return skipped(f"applies to {row.when.text()}")
+        return skip or skipped(f"applies to {row.when.text()}")
     requirements = row.requirements
     held = [requirement.holds.holds(cfg, target) for requirement in requirements]
     required = "; ".join(requirement.holds.text() for requirement in requirements)
@@ -702,8 +703,10 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
     """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject."""
     for row in rows:
 
-        def check(cfg: Config, target: Target, row: Constraint = row) -> Outcome:
-            return judge(row, cfg, target)
+        def check(
+            cfg: Config, target: Target, row: Constraint = row, skip: Outcome = skipped(f"applies to {row.when.text()}")
+        ) -> Outcome:
+            return judge(row, cfg, target, skip)
 
         check.__module__ = module
         rule(

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from attn_preflight.rules.core.config import ENV_PREFIXES, Config
 from attn_preflight.rules.core.engine import Finding, Status, verdict_of
-from attn_preflight.rules.core.flag_tables import ENV_ASSIGNMENT, apply_flags, flag_table, superseded_env
+from attn_preflight.rules.core.flag_tables import ENV_ASSIGNMENT, apply_flags, fix_words, flag_table, superseded_env
 from attn_preflight.rules.engines.sglang.resolve import resolve
 
 if TYPE_CHECKING:
@@ -207,10 +207,10 @@ def _flag_tokens(engine: str, fix: str) -> Optional[list[tuple[str, list[str]]]]
     """A fix's flags as (dest, tokens) pairs, e.g. "--page-size 64" -> [("page_size", ["--page-size", "64"])],
     and its leading environment assignments as ("$NAME", ["NAME=value"]); None when the fix is not flags of the
     engine (an install, a download)."""
-    try:
-        words = shlex.split(fix)
-    except ValueError:
+    split = fix_words(fix)
+    if split is None:
         return None
+    words = list(split)
     table = flag_table(engine)
     out: list[tuple[str, list[str]]] = []
     i = 0

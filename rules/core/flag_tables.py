@@ -832,16 +832,26 @@ def setting(option: str, value: str) -> str:
     return f"{option} {shlex.quote(value)}" if option.startswith("-") else f"{option}={shlex.quote(value)}"
 
 
+@functools.lru_cache(maxsize=1024)
+def fix_words(fix: str) -> Optional[tuple[str, ...]]:
+    """A fix split as a shell splits it (None when it is not valid shell words); the corrected-command search splits
+    the same few fixes hundreds of times."""
+    try:
+        return tuple(shlex.split(fix))
+    except ValueError:
+        return None
+
+
 def apply_flags(config: Config, fix: str) -> Optional[Config]:
     """`config` with a fix applied: its flags (e.g. "--attention-backend fa3", "--page-size 64"), read with the
     engine's own flag table, after any environment assignments that lead it ("VLLM_ATTENTION_BACKEND=FLASH_ATTN",
     read as parse_command reads a prefix); the flags join the options the release check judges. None when the
     fix is not flags of the config (an install command, a download, a model directory), which cannot be
     re-checked against it."""
-    try:
-        words = shlex.split(fix)
-    except ValueError:
+    split = fix_words(fix)
+    if split is None:
         return None
+    words = list(split)
     if words[:1] == ["unset"]:
         return _unset(config, words[1:])
     assigned: dict[str, str] = {}

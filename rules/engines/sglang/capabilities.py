@@ -179,7 +179,7 @@ def _arch(*majors: int) -> frozenset[int]:
 
 def release_of(target: Target) -> Version:
     """The target's SGLang release; the newest verified one when it is not known (--gpu, not installed)."""
-    return Version(target.versions.get("sglang") or NEWEST_KNOWN["sglang"])
+    return parse_version(target.versions.get("sglang") or NEWEST_KNOWN["sglang"])
 
 
 def blackwell_majors(release: Union[Version, str]) -> frozenset[int]:
