@@ -83,7 +83,7 @@ def _capability_changes(engine: str, previous: str, release: str) -> list[str]:
         return []
     from attn_preflight.rules.engines.sglang.capabilities import declarations
 
-    old, new = declarations(engine, Version(previous)), declarations(engine, Version(release))
+    old, new = declarations(Version(previous)), declarations(Version(release))
     lines = [f"  backend added: {name}" for name in sorted(set(new) - set(old))]
     lines += [f"  backend removed: {name}" for name in sorted(set(old) - set(new))]
     for name in sorted(set(old) & set(new)):
