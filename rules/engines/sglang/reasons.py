@@ -43,6 +43,35 @@ def head_dims_text(dims: HeadDims, multiple: int) -> str:
     return f"{dims.lo}..{dims.hi}{shapes}; multiples of {multiple}"
 
 
+def page_sizes_text(page_sizes: Iterable[int]) -> str:
+    return "page size " + " or ".join(str(p) for p in page_sizes)
+
+
+def kv_dtypes_text(kv_dtypes: Iterable[str]) -> str:
+    return "one of " + ", ".join(kv_dtypes)
+
+
+def requirement(info: BackendInfo, fact: str, q: Query) -> str:
+    """What the declaration requires for `fact`, worded as its refusal would be ("" where it restricts nothing
+    this validator words)."""
+    kind, _, key = fact.partition(":")
+    majors = {
+        "archs": info.archs_for(q.phase),
+        "mla_archs": info.mla_archs,
+        "kv_dtype_archs": info.kv_dtype_archs.get(key),
+        "feature_archs": info.feature_archs.get(key),
+        "kernel_archs": info.kernel_archs.get(key),
+    }
+    if kind in majors:
+        listed = majors[kind]
+        return "" if listed is None else majors_text(listed)
+    if kind == "page_sizes" and info.page_sizes is not None:
+        return page_sizes_text(info.page_sizes)
+    if kind == "kv_dtypes" and info.kv_dtypes is not None:
+        return kv_dtypes_text(info.kv_dtypes)
+    return ""
+
+
 def _on(fact: str, majors: Optional[frozenset[int]], major: Optional[int]) -> Iterator[Reason]:
     if majors is None:
         return
@@ -69,10 +98,10 @@ def _reasons(info: BackendInfo, q: Query) -> Iterator[Reason]:
         yield from _on("mla_archs", info.mla_archs, q.major)
     if q.kv_dtype is not None:
         if info.kv_dtypes is not None and q.kv_dtype not in info.kv_dtypes:
-            yield Reason("kv_dtypes", "one of " + ", ".join(info.kv_dtypes))
+            yield Reason("kv_dtypes", kv_dtypes_text(info.kv_dtypes))
         yield from _on(f"kv_dtype_archs:{q.kv_dtype}", info.kv_dtype_archs.get(q.kv_dtype), q.major)
     if q.page_size is not None and info.page_sizes is not None and q.page_size not in info.page_sizes:
-        yield Reason("page_sizes", "page size " + " or ".join(str(p) for p in info.page_sizes))
+        yield Reason("page_sizes", page_sizes_text(info.page_sizes))
     asymmetric = {"asymmetric_kv"} if any(hd != hv for hd, hv in q.head_dims) else set()
     for feature in sorted(q.features | asymmetric | {"paged_kv"}):  # SGLang always pages its KV cache
         yield from _on(f"feature_archs:{feature}", info.feature_archs.get(feature), q.major)

@@ -17,7 +17,7 @@ from attn_preflight.rules.checks.common import backend_kv_dtype, declared, gpu, 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
-from attn_preflight.rules.engines.sglang.reasons import Query, reasons, working
+from attn_preflight.rules.engines.sglang.reasons import Query, reasons, requirement, working
 
 # Where a row looks for its backend in the config: every phase (and an alias of it in the target's release),
 # --attention-backend or --decode-attention-backend, or any phase and the speculative draft.
@@ -122,7 +122,7 @@ def judge(row: Gate, cfg: Config, target: Target) -> Outcome:
     found = [r for r in reasons(info, query) if r.fact == row.fact]
     given = f"{phases_using(cfg, row.backend)} on {gpu(target)}"
     if not found:
-        return passed(given, f"{row.backend}'s declared {kind}")
+        return passed(given, requirement(info, row.fact, query) or f"{row.backend}'s declared {kind}")
     refusal = found[0]
     if refusal.unknown:
         return unknown("compute capability unknown")
