@@ -663,6 +663,7 @@ class Constraint(NamedTuple):
     reason: str = ""  # why the row exists when there is no upstream message (a silent rewrite, a launch failure)
     first_only: bool = False  # report the first requirement that fails, as an engine that stops at its first raise
     together: bool = False  # the fixes of the failing requirements are one command (each alone leaves a refusal)
+    required: str = ""  # what a finding says is required, where the terms' own words would not read well
 
     @property
     def requirements(self) -> tuple[Requirement, ...]:
@@ -682,13 +683,15 @@ def judge(row: Constraint, cfg: Config, target: Target, skip: Optional[Outcome] 
         return skip or skipped(f"applies to {row.when.text()}")
     requirements = row.requirements
     held = [requirement.holds.holds(cfg, target) for requirement in requirements]
-    required = "; ".join(requirement.holds.text() for requirement in requirements)
+    required = row.required or "; ".join(requirement.holds.text() for requirement in requirements)
     given = list(dict.fromkeys(row.when.found(cfg) + [t for r in requirements for t in r.holds.found(cfg)]))
-    found = " with ".join(given) or row.when.text()
+    found = " with ".join(given) or row.when.text() or f"attention backend {cfg.backend_label()}"
     broken = [requirement for requirement, ok in zip(requirements, held) if ok is False]
     if broken and row.first_only:
         first = broken[0]
-        return (warned if row.severity == "warn" else failed)(found, first.holds.text(), list(first.fix))
+        return (warned if row.severity == "warn" else failed)(
+            found, row.required or first.holds.text(), list(first.fix)
+        )
     if broken:
         fix = list(dict.fromkeys(step for requirement in broken for step in requirement.fix))
         if row.together and fix:

@@ -304,6 +304,7 @@ weights have loaded. (flashmla and cutlass_mla: rule flashmla-mha-model.)""",
         when=ALWAYS,
         requires=mla_model_on(MLA_ONLY_CHECKED),
         first_only=True,
+        required="an MLA model (kv_lora_rank) on " + " / ".join(MLA_ONLY_CHECKED),
     ),
     Constraint(
         id="flashmla-mha-model",
@@ -326,6 +327,7 @@ which SGLang's ModelConfig sets for MLA architectures only, and the launch dies 
         when=ALWAYS,
         requires=mla_model_on(MLA_ONLY_UNCHECKED),
         first_only=True,
+        required="an MLA model (kv_lora_rank) on " + " / ".join(MLA_ONLY_UNCHECKED),
     ),
     Constraint(
         id="trtllm-mla-kv-dtype",
