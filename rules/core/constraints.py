@@ -47,7 +47,13 @@ def _value(cfg: Config, name: str) -> Any:
 
 
 def _shown(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(getattr(value, "name", value))  # a model read from its config.json is named, not dumped
+
+
+# Config fields a row may read that are no launch flag: findings do not show them as one.
+_NOT_FLAGS = frozenset({"auto_backend", "rewrites", "model_missing", "features"})
 
 
 class Flag(NamedTuple):
@@ -67,7 +73,7 @@ class Flag(NamedTuple):
 
     def found(self, cfg: Config) -> list[str]:
         value = _value(cfg, self.name)
-        if value is None or value is False:
+        if value is None or value is False or self.name in _NOT_FLAGS:
             return []
         return [_option(self.name) if value is True else f"{_option(self.name)} {_shown(value)}"]
 
@@ -88,7 +94,12 @@ class Range(NamedTuple):
         return above and value <= self.high
 
     def text(self) -> str:
-        return f"{_option(self.name)} in {'(' if self.open_low else '['}{_shown(self.low)}, {_shown(self.high)}]"
+        option = _option(self.name)
+        if self.low == float("-inf"):
+            return f"{option} <= {_shown(self.high)}"
+        if self.high == float("inf"):
+            return f"{option} {'>' if self.open_low else '>='} {_shown(self.low)}"
+        return f"{option} in {'(' if self.open_low else '['}{_shown(self.low)}, {_shown(self.high)}]"
 
     def found(self, cfg: Config) -> list[str]:
         return Flag(self.name).found(cfg)
@@ -117,6 +128,12 @@ class Not(NamedTuple):
         return None if held is None else not held
 
     def text(self) -> str:
+        if isinstance(self.term, Not):
+            return self.term.term.text()
+        if isinstance(self.term, Range) and (self.term.low == float("-inf") or self.term.high == float("inf")):
+            bound = self.term.high if self.term.low == float("-inf") else self.term.low
+            sign = ">" if self.term.low == float("-inf") else "<" if not self.term.open_low else "<="
+            return f"{_option(self.term.name)} {sign} {_shown(bound)}"
         return f"no {self.term.text()}"
 
     def found(self, cfg: Config) -> list[str]:
@@ -683,23 +700,33 @@ def judge(row: Constraint, cfg: Config, target: Target, skip: Optional[Outcome] 
         return skip or skipped(f"applies to {row.when.text()}")
     requirements = row.requirements
     held = [requirement.holds.holds(cfg, target) for requirement in requirements]
-    required = row.required or "; ".join(requirement.holds.text() for requirement in requirements)
+    required = _required(row, requirements)
     given = list(dict.fromkeys(row.when.found(cfg) + [t for r in requirements for t in r.holds.found(cfg)]))
     found = " with ".join(given) or row.when.text() or f"attention backend {cfg.backend_label()}"
     broken = [requirement for requirement, ok in zip(requirements, held) if ok is False]
     if broken and row.first_only:
         first = broken[0]
-        return (warned if row.severity == "warn" else failed)(
-            found, row.required or first.holds.text(), list(first.fix)
-        )
+        return (warned if row.severity == "warn" else failed)(found, _required(row, (first,)), list(first.fix))
     if broken:
         fix = list(dict.fromkeys(step for requirement in broken for step in requirement.fix))
         if row.together and fix:
             fix = [" ".join(fix)]
-        return (warned if row.severity == "warn" else failed)(found, required, fix)
+        return (warned if row.severity == "warn" else failed)(found, _required(row, broken), fix)
     if None in held:
         return unknown(f"{found}: cannot tell whether {required} holds")
     return passed(found, required)
+
+
+READABLE = 160  # characters: a longer requirement, worded from its terms, is said by the row's title instead
+
+
+def _required(row: Constraint, requirements: Sequence[Requirement]) -> str:
+    """What a finding says is required: the row's own words, else the requirements' terms (those that failed,
+    on a failure), else, where the terms run long, the row's title."""
+    if row.required:
+        return row.required
+    worded = "; ".join(requirement.holds.text() for requirement in requirements)
+    return worded if len(worded) <= READABLE else row.title
 
 
 def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
