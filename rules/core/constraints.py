@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import parse_version
 from attn_preflight.rules.engines.sglang.resolve import eagle_topk, effective_page_size
@@ -738,21 +738,4 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
         ) -> Outcome:
             return judge(row, cfg, target, skip)
 
-        check.__module__ = module
-        rule(
-            id=row.id,
-            title=row.title,
-            engine=row.engine,
-            versions=row.versions,
-            source=row.source,
-            docs=row.docs,
-            fix_title=row.fix_title,
-            prevents=row.prevents,
-            reason=row.reason,
-            references=row.references,
-            stage=row.stage,
-            backends=row.backends,
-            needs_gpu=row.needs_gpu,
-            needs_model=row.needs_model,
-            generated=True,
-        )(check)
+        generated_rule(module, row, check)

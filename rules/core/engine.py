@@ -281,6 +281,34 @@ def rule(
     return register
 
 
+# The metadata a declaration or constraint row states under the names `rule` takes.
+_ROW_METADATA = (
+    "id",
+    "title",
+    "engine",
+    "versions",
+    "source",
+    "docs",
+    "fix_title",
+    "prevents",
+    "reason",
+    "references",
+    "stage",
+    "backends",
+    "needs_gpu",
+    "needs_model",
+)
+
+
+def generated_rule(module: str, row: Any, check: Check, **stated: Any) -> None:
+    """Registers `check` as the rule a row (a declaration's or a constraint's record) states: the metadata of the
+    row's fields named as `rule`'s arguments, then `stated` (what the row type fixes for all its rows), reported
+    under `module`'s subject and marked generated: its check is a validator shared by the rows of its type."""
+    check.__module__ = module
+    metadata = {name: getattr(row, name) for name in _ROW_METADATA if hasattr(row, name)}
+    rule(**{**metadata, **stated}, generated=True)(check)
+
+
 def registered_rules() -> tuple[Rule, ...]:
     """The rules registered so far, in registration order (attn_preflight.rules.core.registry freezes them once all are in)."""
     return tuple(_REGISTRY.values())

@@ -15,7 +15,7 @@ from typing import Callable, Collection, NamedTuple
 
 from attn_preflight.rules.checks.common import gpu, kv_found, kv_unquantised_fix
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown
+from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm import select as vllm
@@ -529,18 +529,10 @@ for _row in ROWS:
     def _check(cfg: Config, target: Target, row: ReasonRule = _row) -> Outcome:
         return judge(row, cfg, target)
 
-    _check.__module__ = __name__
-    rule(
-        id=_row.id,
-        title=_row.title,
+    generated_rule(
+        __name__,
+        _row,
+        _check,
         engine="vllm",
-        versions=_row.versions,
-        source=_row.source,
-        docs=_row.docs,
-        fix_title=_row.fix_title,
         prevents=_row.prevents or next(r.text for r in kb.REASONS if r.key == _row.keys[0]),
-        references=_row.references,
-        backends=_row.backends,
-        stage=_row.stage,
-        generated=True,
-    )(_check)
+    )

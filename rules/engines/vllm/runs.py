@@ -12,7 +12,7 @@ from typing import NamedTuple, Sequence
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.constraints import Constraint, judge
-from attn_preflight.rules.core.engine import Outcome, Status, rule, skipped
+from attn_preflight.rules.core.engine import Outcome, Status, generated_rule, skipped
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.vllm import legacy as kb_legacy
 from attn_preflight.rules.engines.vllm import select as vllm
@@ -47,22 +47,4 @@ def running_rules(module: str, rows: Sequence[Runs]) -> None:
         def check(cfg: Config, target: Target, running: Runs = running) -> Outcome:
             return judge_running(running, cfg, target)
 
-        check.__module__ = module
-        row = running.row
-        rule(
-            id=row.id,
-            title=row.title,
-            engine=row.engine,
-            versions=row.versions,
-            source=row.source,
-            docs=row.docs,
-            fix_title=row.fix_title,
-            prevents=row.prevents,
-            reason=row.reason,
-            references=row.references,
-            stage=row.stage,
-            backends=row.backends,
-            needs_gpu=row.needs_gpu,
-            needs_model=row.needs_model,
-            generated=True,
-        )(check)
+        generated_rule(module, running.row, check)

@@ -35,7 +35,7 @@ from attn_preflight.rules.core.constraints import (
     constraint_rules,
     unset_or,
 )
-from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown
+from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.capabilities import INKLING_ARCHITECTURES, LLAMA4_DEFAULT_FROM
@@ -378,20 +378,7 @@ def model_backend_rules(module: str, rows: Sequence[ModelBackends]) -> None:
         def check(cfg: Config, target: Target, row: ModelBackends = row) -> Outcome:
             return judge(row, cfg, target)
 
-        check.__module__ = module
-        rule(
-            id=row.id,
-            title=row.title,
-            engine="sglang",
-            versions=row.versions,
-            source=row.source,
-            docs=row.docs,
-            fix_title=row.fix_title,
-            prevents=row.prevents,
-            needs_model=True,
-            stage=row.stage,
-            generated=True,
-        )(check)
+        generated_rule(module, row, check, engine="sglang", needs_model=True)
 
 
 model_backend_rules(__name__, ROWS)

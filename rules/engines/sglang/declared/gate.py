@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from attn_preflight.rules.checks.common import backend_kv_dtype, declared, gpu, phases_using
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang.reasons import Query, reasons, requirement, working
 
@@ -154,21 +154,4 @@ def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
         def check(cfg: Config, target: Target, row: Gate = row) -> Outcome:
             return judge(row, cfg, target)
 
-        check.__module__ = module
-        rule(
-            id=row.id,
-            title=row.title,
-            engine="sglang",
-            versions=row.versions,
-            source=row.source,
-            docs=row.docs,
-            fix_title=row.fix_title,
-            prevents=row.prevents,
-            reason=row.reason,
-            references=row.references,
-            backends=row.backends,
-            needs_gpu=row.needs_gpu,
-            needs_model=row.needs_model,
-            stage=row.stage,
-            generated=True,
-        )(check)
+        generated_rule(module, row, check, engine="sglang")
