@@ -1,12 +1,14 @@
 """Builds tests/fixtures/incidents_2026.json (issue 21): each incident as read from its source, and the split."""
 
-import json, hashlib
+import hashlib
+import json
+from collections import Counter
 
-I = []
+INCIDENTS: list = []
 
 
 def add(**k):
-    I.append(k)
+    INCIDENTS.append(k)
 
 
 S26087 = "https://github.com/sgl-project/sglang/issues/26087"
@@ -322,7 +324,7 @@ for name, be, outcome, err, row in [
     )
     if err:
         d["error"] = err
-    I.append({k: v for k, v in d.items() if v is not None})
+    INCIDENTS.append({k: v for k, v in d.items() if v is not None})
 add(
     id="vllm-47749-qwen36-27b-nvfp4-rtx5090-marlin",
     source="https://github.com/vllm-project/vllm/issues/47749",
@@ -398,12 +400,58 @@ add(
     note="launch line reconstructed: the four NVLinked GPUs of the topology; MiniMax-M2.7 judged with an FP8 (block-scaled) excerpt of the MiniMax-M2 architecture",
 )
 
-import hashlib
 
-order = sorted((d["id"] for d in I), key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+Q35596 = 'Cookbook model Qwen/Qwen3.8-27B ... Combination rtx5090 / default / nvfp4 / undefined / single ... verified: true, ... "--kv-cache-dtype fp8_e4m3", "--mem-fraction-static 0.92", "--attention-backend flashinfer", "--max-running-requests 1", "--cuda-graph-max-bs 1", ... "--speculative-algorithm DSPARK", "--speculative-draft-model-path RadixArk/Qwen3.8-27B-DSpark", "--speculative-draft-attention-backend flashinfer", ... "--mamba-ssm-dtype float32"'
+add(
+    id="sglang-35596-qwen38-27b-nvfp4-rtx5090-dspark",
+    source="https://github.com/sgl-project/sglang/issues/35596",
+    quote=Q35596,
+    engine="sglang",
+    version="0.5.17",
+    version_basis="verified cell of 2026-08-20 (its version line is cut off in the excerpt); sglang#35080 reports 0.5.17 in use on 2026-08-17 and sglang#40286 calls 0.5.20 the latest on 2026-09-19",
+    gpu="RTX 5090",
+    command="sglang serve --trust-remote-code --model-path nvidia/Qwen3.8-27B-NVFP4 --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.92 --attention-backend flashinfer --max-running-requests 1 --cuda-graph-max-bs 1 --reasoning-parser qwen3 --tool-call-parser qwen3_coder --speculative-algorithm DSPARK --speculative-draft-model-path RadixArk/Qwen3.8-27B-DSpark --speculative-draft-attention-backend flashinfer --mamba-ssm-dtype float32",
+    outcome="started",
+    model="incident-models/qwen3.6-27b-nvfp4",
+    cls="lowp-gemm",
+    note="the cell's flags with {{MODEL_NAME}} as the NVIDIA NVFP4 export (sglang#38611); judged with the NVFP4 excerpt of the Qwen3.5/3.6 hybrid family",
+)
+add(
+    id="sglang-34918-qwen38-27b-nvfp4-rtxpro6000-dspark",
+    source="https://github.com/sgl-project/sglang/issues/34918",
+    quote='Cookbook model Qwen/Qwen3.8-27B ... Combination rtx6000 / default / nvfp4 / balanced / single ... verified: true, ... "--mem-fraction-static 0.85", "--attention-backend flashinfer", "--chunked-prefill-size 2048", ... "--speculative-algorithm DSPARK", "--speculative-draft-model-path RadixArk/Qwen3.8-27B-DSpark"',
+    engine="sglang",
+    version="0.5.17",
+    version_basis="verified cell of 2026-08-15 (its version line is cut off in the excerpt); sglang#35080 reports 0.5.17 in use on 2026-08-17",
+    gpu="RTX PRO 6000",
+    command="sglang serve --trust-remote-code --model-path nvidia/Qwen3.8-27B-NVFP4 --mem-fraction-static 0.85 --attention-backend flashinfer --chunked-prefill-size 2048 --reasoning-parser qwen3 --tool-call-parser qwen3_coder --speculative-algorithm DSPARK --speculative-draft-model-path RadixArk/Qwen3.8-27B-DSpark",
+    outcome="started",
+    model="incident-models/qwen3.6-27b-nvfp4",
+    cls="lowp-gemm",
+    note="the cell's flags with {{MODEL_NAME}} as the NVIDIA NVFP4 export (sglang#38611); judged with the NVFP4 excerpt of the Qwen3.5/3.6 hybrid family",
+)
+add(
+    id="vllm-43172-glm5-l40-no-mla-backend",
+    source="https://github.com/vllm-project/vllm/issues/43172",
+    quote="I'm trying to evaluate the deployment of GLM-5/GLM-5.1 on an NVIDIA L40 (48GB VRAM). but I'm hitting an \"Operator Unsupported\" error. ValueError: No valid attention backend found for cuda... Reasons: {FLASH_ATTN_MLA: [compute capability not supported], FLASHMLA: [compute capability not supported... only supported on Hopper and Blackwell devices.]}",
+    engine="vllm",
+    version="0.21.0",
+    version_basis="issue of 2026-05-20, version not stated; vllm#43576 of 2026-05-25 installs 0.21.0 with pip",
+    gpu="L40",
+    command="vllm serve zai-org/GLM-5.1 --tensor-parallel-size 8",
+    outcome="failed",
+    model="glm-5",
+    error="ValueError: No valid attention backend found for cuda... Reasons: {FLASH_ATTN_MLA: [compute capability not supported], FLASHMLA: [compute capability not supported... only supported on Hopper and Blackwell devices.]}",
+    stage="init",
+    cls="dsa-other",
+    note="launch line reconstructed (GLM-5.1 on 8 L40; the issue gives no command)",
+)
+
+
+order = sorted((d["id"] for d in INCIDENTS), key=lambda i: hashlib.sha256(i.encode()).hexdigest())
 held = {i for n, i in enumerate(order) if n % 3 == 2}
 out = []
-for d in I:
+for d in INCIDENTS:
     d = dict(d)
     d["class"] = d.pop("cls")
     d["split"] = "held" if d["id"] in held else "work"
@@ -420,6 +468,5 @@ json.dump(
     indent=1,
     ensure_ascii=False,
 )
-from collections import Counter
 
 print(len(out), Counter(d["split"] for d in out), Counter(d["class"] for d in out), Counter(d["outcome"] for d in out))
