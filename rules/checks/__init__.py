@@ -7,6 +7,7 @@ One line per module; add yours in the list below.
 
 MODULES = {
     "attn_preflight.rules.checks.general": "any",
+    "attn_preflight.rules.kernels.dispatch": "any",
     "attn_preflight.rules.engines.sglang.constraints.general": "sglang",
     "attn_preflight.rules.engines.sglang.rules.fa3": "sglang",
     "attn_preflight.rules.engines.sglang.declared.fa4": "sglang",

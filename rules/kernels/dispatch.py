@@ -1,0 +1,354 @@
+"""The dispatch model and its one validator (issue 21): which kernel-library entry point an op runs for a config
+on a target, per engine release, and whether that entry point has code for the target's GPU.
+
+The data is rules/kernels/dispatch.json, two tables each fact of which names its source:
+
+- `kernels`: per entry point (DeepGEMM's paged MQA logits, TRT-LLM-gen FMHA, FA4's CuTe SM100 forward, ...) the
+  library release(s) it is judged at, the compute capabilities it has code for (`archs`, or a floor `min_cc`), the
+  message the library raises elsewhere, and where support was added. An entry may name a `wheel` (library,
+  version, module): where attn_preflight.rules.kernels.binaries has that wheel's table, the archs are the
+  wheel's (read from its fatbins), not the declared ones.
+- `dispatch`: per engine release range, the op, the kernel it runs and the condition (`when`) under which the
+  engine dispatches to it: the model (DSA indexer, architecture, quantization, vision tower, MoE, head dim), the
+  launch line (`option`: a flag's value, null for absent; `kv_dtype`), the GPU (`min_major`).
+
+Each dispatch row is one generated rule (same id as the row); its check is `judge`, shared by all rows: a row
+whose condition holds on a GPU its kernel has no code for fails with the op, the kernel, the library, the archs it
+has code for, the upstream message and the row's fixes. A change to either table reaches the verdict, the
+message and the fix (tests/test_kernel_dispatch.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, Callable, Mapping, NamedTuple, Optional
+
+from packaging.version import Version
+
+from attn_preflight.rules.core.config import Config
+from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown
+from attn_preflight.rules.core.target import Target
+from attn_preflight.rules.core.versions import release_at_or_before
+from attn_preflight.rules.knowledge import NEWEST_KNOWN, data_text
+
+TABLE = "dispatch.json"
+PACKAGE = "attn_preflight.rules.kernels"
+
+
+class Kernel(NamedTuple):
+    key: str
+    library: str
+    entry: str
+    message: str
+    source: str
+    added: str = ""
+    archs: tuple[tuple[int, int], ...] = ()
+    min_cc: Optional[tuple[int, int]] = None
+    wheel: Optional[Mapping[str, str]] = None  # {"library", "version", "module"}: a wheel table, where read
+    table: Optional[Mapping[str, str]] = None  # {"file", "library", "family"}: archs per library version
+    models: tuple[str, ...] = ()  # the architectures the kernel serves (empty: any)
+    kv_dtypes: tuple[str, ...] = ()  # the KV dtypes it takes (empty: any)
+
+
+class Dispatch(NamedTuple):
+    id: str
+    engine: str
+    versions: str
+    op: str
+    kernel: Kernel
+    when: Mapping[str, Any]
+    source: str
+    fix: tuple[str, ...]
+    title: str
+    docs: str
+    fix_title: str
+    prevents: str
+    stage: str
+    needs_gpu: bool
+    needs_model: bool
+
+
+def _cc(text: str) -> tuple[int, int]:
+    major, _, minor = text.partition(".")
+    return int(major), int(minor or 0)
+
+
+def _cc_text(cc: tuple[int, int]) -> str:
+    return f"SM{cc[0]}{cc[1]}"
+
+
+# `when` keys that read the model: a row with one needs a model to be judged
+MODEL_KEYS = frozenset(
+    {"dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink"}
+)
+
+
+WHEN_KEYS = MODEL_KEYS | {
+    "unless", "since", "env_not", "kv_dtype", "kv_dtype_prefix", "min_major", "option", "option_any"
+}  # fmt: skip
+
+
+def _when_keys(when: Mapping[str, Any]) -> set[str]:
+    keys = set(when)
+    if "unless" in when:
+        keys |= _when_keys(when["unless"])
+    return keys
+
+
+def load(text: Optional[str] = None) -> tuple[dict[str, Kernel], tuple[Dispatch, ...], frozenset[str]]:
+    """The two tables (dispatch.json, or `text` in its format): kernels by key, the dispatch rows, and the
+    architectures with a vision tower."""
+    data = json.loads(text if text is not None else data_text(TABLE, PACKAGE))
+    kernels = {
+        key: Kernel(
+            key=key,
+            library=row["library"],
+            entry=row["entry"],
+            message=row["message"],
+            source=row["source"],
+            added=row.get("added", ""),
+            archs=tuple(_cc(a) for a in row.get("archs", ())),
+            min_cc=_cc(row["min_cc"]) if row.get("min_cc") else None,
+            wheel=row.get("wheel"),
+            table=row.get("table"),
+            models=tuple(row.get("models", ())),
+            kv_dtypes=tuple(row.get("kv_dtypes", ())),
+        )
+        for key, row in data["kernels"].items()
+    }
+    rows = []
+    for row in data["dispatch"]:
+        unknown = _when_keys(row.get("when", {})) - WHEN_KEYS
+        if unknown:
+            raise ValueError(f"{TABLE} {row['id']}: unknown condition {sorted(unknown)}")
+        kernel = kernels[row["kernel"]]
+        when = row.get("when", {})
+        fix = tuple(row.get("fix", ()))
+        rows.append(
+            Dispatch(
+                id=row["id"],
+                engine=row["engine"],
+                versions=row["versions"],
+                op=row["op"],
+                kernel=kernel,
+                when=when,
+                source=f"{row['source']}; kernel: {kernel.source}",
+                fix=fix,
+                title=f"{row['op']}: {kernel.entry} has code for this GPU",
+                docs=f"""Checks that the kernel the engine dispatches to for this op has code for the target's GPU.
+
+Op: {row["op"]}. Dispatch: {row["source"]}.
+Kernel: {kernel.entry} ({kernel.library}); code for {describe_declared(kernel)} ({kernel.source}).
+Where it is missing the engine passes its own argument checks and fails one layer down, while the model loads,
+at CUDA-graph capture or at the first forward: {kernel.message}
+Support added: {kernel.added or "not known"}.""",
+                fix_title=fix[0] if fix else "A GPU the kernel has code for",
+                prevents=kernel.message,
+                stage=row.get("stage", "runtime"),
+                needs_gpu=True,
+                needs_model=bool(MODEL_KEYS & set(when)),
+            )
+        )
+    return kernels, tuple(rows), frozenset(data.get("vision_architectures", ()))
+
+
+def describe_declared(kernel: Kernel) -> str:
+    if kernel.min_cc is not None:
+        return f"{_cc_text(kernel.min_cc)} and newer"
+    return ", ".join(_cc_text(cc) for cc in kernel.archs) or "no GPU"
+
+
+@functools.cache
+def _json(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(data_text(name, PACKAGE))
+    return data
+
+
+def pinned(engine: str, release: Optional[str], library: str) -> tuple[Optional[str], Optional[str]]:
+    """(the engine release whose pins stand for `release`, the `library` version it pins): rules/kernels/pins.json,
+    read from the release wheels' METADATA by bench/kernel_pins.py; (None, None) when not known."""
+    table = _json("pins.json").get(engine, {})
+    known = release_at_or_before(sorted(table, key=Version), release)
+    if known is None:
+        return None, None
+    return known, table[known].get(library)
+
+
+def table_majors(kernel: Kernel, version: str) -> Optional[tuple[int, ...]]:
+    """The arch majors `kernel`'s family has code for in one library version (its generated table); None when the
+    table has no such version."""
+    assert kernel.table is not None
+    versions = _json(kernel.table["file"]).get(kernel.table["library"], {})
+    row = versions.get(version.lstrip(">="))
+    if row is None:
+        return None
+    return tuple(int(sm[2:]) // 10 for sm in row[kernel.table["family"]])
+
+
+def first_release_with(kernel: Kernel, engine: str, cc: tuple[int, int], after: str) -> Optional[str]:
+    """The oldest engine release after `after` whose pinned library version has code for `cc`: the fix."""
+    assert kernel.table is not None
+    for release in sorted(_json("pins.json").get(engine, {}), key=Version):
+        if Version(release) <= Version(after):
+            continue
+        version = _json("pins.json")[engine][release].get(kernel.table["library"])
+        majors = table_majors(kernel, version) if version else None
+        if majors is not None and cc[0] in majors:
+            return release
+    return None
+
+
+class Support(NamedTuple):
+    ok: Optional[bool]  # None: the table that says it does not cover the library version (never a guess)
+    archs: str  # what it has code for, in words
+    basis: str  # "declared", "sgl-deep-gemm 0.1.0 pinned by sglang 0.5.12 (its wheel's impls)", "wheel ..."
+    added: str = ""  # the engine release that adds it, where a table says so
+
+
+def code_for(kernel: Kernel, cc: tuple[int, int], engine: str = "", release: Optional[str] = None) -> Support:
+    """Whether `kernel` has code for `cc` at the engine release: the library version the release pins read from
+    its generated table (`table`), else the wheel's fatbin table where attn_preflight.rules.kernels.binaries has
+    one (`wheel`), else the declaration."""
+    if kernel.table is not None:
+        known, version = pinned(engine, release, kernel.table["library"])
+        majors = table_majors(kernel, version) if (known and version) else None
+        if not (known and version and majors is not None):
+            return Support(
+                None,
+                "",
+                f"{kernel.table['library']} {version or '?'} ({engine} {release}): not in {kernel.table['file']}",
+            )
+        if majors is not None:
+            added = first_release_with(kernel, engine, cc, known) if cc[0] not in majors else None
+            return Support(
+                cc[0] in majors,
+                ", ".join(f"SM{m}x" for m in majors),
+                f"{kernel.table['library']} {version} pinned by {engine} {known}: its wheel's impls",
+                f"pip install '{engine}>={added}'" if added else "",
+            )
+    if kernel.wheel:
+        from attn_preflight.rules.kernels import binaries  # the wheel tables load only when a row names one
+
+        support = binaries.module_archs(kernel.wheel["library"], kernel.wheel["version"], kernel.wheel["module"])
+        if support is not None:
+            return Support(binaries.has_code_for(support, cc), support.describe(), f"wheel {support.source}")
+    if kernel.min_cc is not None:
+        return Support(cc >= kernel.min_cc, describe_declared(kernel), "declared")
+    return Support(cc in kernel.archs, describe_declared(kernel), "declared")
+
+
+def option_value(cfg: Config, option: str) -> Optional[str]:
+    """A launch-line option's value as the config has it: a modelled flag (cfg.flags, or a Config field of the
+    same name), else the option as written in the pasted command; None when absent."""
+    dest = option.lstrip("-").replace("-", "_")
+    if dest in cfg.flags:
+        value = cfg.flags[dest]
+        return None if value is None else str(value)
+    if dest in Config.__dataclass_fields__ and dest not in ("model", "flags", "env"):
+        value = getattr(cfg, dest)
+        return None if value is None else str(value)
+    words = list(cfg.command)
+    for index, word in enumerate(words):
+        if word == option and index + 1 < len(words):
+            return words[index + 1]
+        if word.startswith(option + "="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def _head_dims(cfg: Config) -> list[int]:
+    model = cfg.model
+    if model is None:
+        return []
+    dims = [d for pair in model.layer_head_dims for d in pair]
+    return dims + [d for d in (model.head_dim, model.v_head_dim) if d]
+
+
+def applies(
+    when: Mapping[str, Any], cfg: Config, target: Target, vision_architectures: frozenset[str], release: str
+) -> bool:
+    """Whether `when` (a dispatch row's condition) holds for this config on this target at the engine release."""
+    model = cfg.model
+    for key, want in when.items():
+        if key == "unless" and applies(want, cfg, target, vision_architectures, release):
+            return False
+        if key == "since" and Version(release) < Version(want):
+            return False
+        if key == "learnable_sink" and bool(model and model.learnable_sink) != want:
+            return False
+        if key == "dsa" and bool(model and model.dsa) != want:
+            return False
+        if key == "architectures" and not (model and model.architecture in want):
+            return False
+        if key == "not_architectures" and model and model.architecture in want:
+            return False
+        if key == "env_not" and any(cfg.env.get(name) in values for name, values in want.items()):
+            return False
+        if key == "quant":
+            quant = {(model.quant_method or "") if model else "", str(cfg.flags.get("quantization") or "")}
+            if not quant & set(want):
+                return False
+        if key == "moe" and bool(model and model.shape and model.shape.num_experts) != want:
+            return False
+        if key == "vision":
+            has = bool(
+                model and ((model.shape and model.shape.vision_tower) or model.architecture in vision_architectures)
+            )
+            if has != want:
+                return False
+        if key == "min_head_dim" and not any(d >= want for d in _head_dims(cfg)):
+            return False
+        if key == "kv_dtype" and cfg.kv_cache_dtype not in want:
+            return False
+        if key == "kv_dtype_prefix" and not cfg.kv_cache_dtype.startswith(want):
+            return False
+        if key == "min_major" and not (target.cc and target.cc[0] >= want):
+            return False
+        if key == "option" and not all(option_value(cfg, o) in allowed for o, allowed in want.items()):
+            return False
+        if key == "option_any" and not any(option_value(cfg, o) in allowed for o, allowed in want.items()):
+            return False
+    return True
+
+
+def model_refusal(kernel: Kernel, cfg: Config) -> str:
+    """What the kernel refuses of this config besides the GPU (a model it does not serve, a KV dtype it does not
+    take); "" when nothing."""
+    if kernel.models and not (cfg.model and cfg.model.architecture in kernel.models):
+        return f"serves {', '.join(kernel.models)} only, not {cfg.model.architecture if cfg.model else 'this model'}"
+    if kernel.kv_dtypes and cfg.kv_cache_dtype not in kernel.kv_dtypes:
+        return f"takes a {'/'.join(kernel.kv_dtypes)} KV cache only, not {cfg.kv_cache_dtype}"
+    return ""
+
+
+def judge(row: Dispatch, vision_architectures: frozenset[str]) -> Callable[[Config, Target], Outcome]:
+    """The check of `row`'s rule: the validator over the dispatch row and its kernel's capabilities."""
+
+    def check(cfg: Config, target: Target) -> Outcome:
+        release = target.versions.get(row.engine) or NEWEST_KNOWN[row.engine]
+        if not applies(row.when, cfg, target, vision_architectures, release):
+            return skipped(f"this config does not run {row.kernel.entry} for {row.op}")
+        assert target.cc is not None  # needs_gpu: the engine answers unknown before a check without one
+        support = code_for(row.kernel, target.cc, row.engine, release)
+        if support.ok is None:
+            return unknown(f"{row.kernel.entry}: which GPUs it has code for is not known here ({support.basis})")
+        refusal = model_refusal(row.kernel, cfg)
+        where = f"{row.kernel.entry}: code for {support.archs} ({support.basis})"
+        gpu = f"this GPU is {_cc_text(target.cc)}"
+        if support.ok and not refusal:
+            return passed(f"{where}; {gpu}")
+        found = f"{where}; {gpu}" if not support.ok else f"{where}; it {refusal}"
+        fixes = (support.added,) if support.added else ()
+        return failed(
+            found,
+            f"a kernel with code for the GPU on the path {row.op} takes (else: {row.kernel.message})",
+            fix=fixes + tuple(f for f in row.fix if f not in fixes),
+        )
+
+    return check
+
+
+KERNELS, ROWS, VISION_ARCHITECTURES = load()
+for _row in ROWS:
+    generated_rule(__name__, _row, judge(_row, VISION_ARCHITECTURES))

@@ -1,0 +1,120 @@
+"""Fixtures for rules/kernels/dispatch.py (the dispatch model: one rule per dispatch row of dispatch.json)."""
+
+from tests.rule_fixtures import FIXTURES_DIR
+
+MODELS = FIXTURES_DIR / "incident-models"
+GLM51 = ["--model", str(MODELS / "glm-5.1-nvfp4")]
+GLM53 = ["--model", str(MODELS / "glm-5.3-flash")]
+DSV4 = ["--model", str(MODELS / "deepseek-v4-flash")]
+QWEN35 = ["--model", "qwen3.5-35b-a3b"]
+GEMMA4 = ["--model", str(MODELS / "gemma-4")]
+GPT_OSS = ["--model", "gpt-oss-120b"]
+MINIMAX_NVFP4 = ["--model", str(MODELS / "minimax-m2.1-nvfp4")]
+SGLANG = ["sglang", "serve", "--model-path", "m", "--tp", "8"]
+VLLM = ["vllm", "serve", "m"]
+
+
+def sglang(version, *flags):
+    return {"engine_version": [f"sglang=={version}"], "command": [*SGLANG, *flags]}
+
+
+def vllm(version, *flags):
+    return {"engine_version": [f"vllm=={version}"], "command": [*VLLM, *flags]}
+
+
+FIXTURES = {
+    "kernel-sglang-dsa-indexer-deepgemm": {
+        # sgl-deep-gemm 0.1.0 (0.5.12) ships paged MQA logits for SM90/SM100; 0.1.5.post1 (0.5.17) adds SM120
+        "pass": [
+            {"gpu": "H200", "argv": GLM51, **sglang("0.5.12")},
+            {"gpu": "RTX PRO 6000", "argv": GLM51, **sglang("0.5.17")},
+        ],
+        "fail": [
+            {"gpu": "RTX PRO 6000", "argv": GLM51, **sglang("0.5.12", "--kv-cache-dtype", "bf16")},
+            {"gpu": "GB10", "argv": GLM51, **sglang("0.5.16")},
+        ],
+    },
+    "kernel-sglang-dsa-trtllm-decode": {
+        "pass": [
+            {"gpu": "B200", "argv": GLM51, **sglang("0.5.20")},
+            {"gpu": "B300", "argv": GLM53, **sglang("0.5.13", "--kv-cache-dtype", "bf16")},
+        ],
+        "fail": [
+            {"gpu": "GB10", "argv": GLM53, **sglang("0.5.20")},
+            {"gpu": "RTX PRO 6000", "argv": GLM51, **sglang("0.5.13")},
+        ],
+    },
+    "kernel-sglang-dsa-trtllm-prefill": {
+        "pass": [{"gpu": "B300", "argv": GLM53, **sglang("0.5.20", "--kv-cache-dtype", "fp8_e4m3")}],
+        "fail": [{"gpu": "RTX PRO 6000", "argv": GLM53, **sglang("0.5.20", "--kv-cache-dtype", "fp8_e4m3")}],
+    },
+    "kernel-sglang-dsa-flashinfer-sparse-mla": {
+        "pass": [
+            {
+                "gpu": "RTX PRO 6000",
+                "argv": GLM51,
+                **sglang("0.5.20", "--kv-cache-dtype", "fp8_e4m3", "--dsa-decode-backend", "flashinfer_sparse_mla"),
+            }
+        ],
+        "fail": [
+            {"gpu": "GB10", "argv": GLM53, **sglang("0.5.20", "--dsa-decode-backend", "flashinfer_sparse_mla")},
+            {"gpu": "B200", "argv": GLM51, **sglang("0.5.20", "--dsa-decode-backend", "flashinfer_sparse_mla")},
+        ],
+    },
+    "kernel-sglang-dsa-tilelang-smem": {
+        "pass": [{"gpu": "H100", "argv": GLM53, **sglang("0.5.20", "--dsa-prefill-backend", "tilelang")}],
+        "fail": [
+            {
+                "gpu": "GB10",
+                "argv": GLM53,
+                **sglang("0.5.20", "--dsa-prefill-backend", "tilelang", "--dsa-decode-backend", "tilelang"),
+            }
+        ],
+    },
+    "kernel-sglang-dsv4-hc-prenorm": {
+        "pass": [
+            {"gpu": "H200", "argv": DSV4, **sglang("0.5.12")},
+            {"gpu": "RTX PRO 6000", "argv": DSV4, **sglang("0.5.17")},
+        ],
+        "fail": [{"gpu": "RTX PRO 6000", "argv": DSV4, **sglang("0.5.12")}],
+    },
+    "kernel-sglang-vision-fa4-sm103": {
+        "pass": [
+            {"gpu": "B200", "argv": QWEN35, **sglang("0.5.12")},
+            {"gpu": "B200", "argv": QWEN35, **sglang("0.5.12", "--mm-attention-backend", "fa4")},
+        ],
+        "fail": [{"gpu": "B300", "argv": QWEN35, **sglang("0.5.12")}],
+    },
+    "kernel-vllm-dsv4-sm100-hc-prenorm": {
+        "pass": [{"gpu": "B200", "argv": DSV4, **vllm("0.23.0", "--tensor-parallel-size", "8")}],
+        "fail": [{"gpu": "B300", "argv": DSV4, **vllm("0.23.0", "--tensor-parallel-size", "8")}],
+    },
+    "kernel-vllm-turboquant-fa2-prefill": {
+        "pass": [
+            {"gpu": "A100", "argv": ["--model", "qwen3-8b"], **vllm("0.21.0", "--kv-cache-dtype", "turboquant_4bit_nc")}
+        ],
+        "fail": [
+            {"gpu": "T4", "argv": ["--model", "qwen3-8b"], **vllm("0.21.0", "--kv-cache-dtype", "turboquant_4bit_nc")}
+        ],
+    },
+    "kernel-vllm-triton-attention-hd512": {
+        "pass": [{"gpu": "A100", "argv": GEMMA4, **vllm("0.26.0", "--attention-backend", "TRITON_ATTN")}],
+        "fail": [{"gpu": "sm_75", "argv": GEMMA4, **vllm("0.26.0", "--attention-backend", "TRITON_ATTN")}],
+    },
+    "kernel-vllm-moe-trtllm-gen": {
+        "pass": [{"gpu": "B200", "argv": GPT_OSS, **vllm("0.20.0", "--moe-backend", "flashinfer_trtllm")}],
+        "fail": [{"gpu": "GB10", "argv": GPT_OSS, **vllm("0.20.0", "--moe-backend", "flashinfer_trtllm")}],
+    },
+    "kernel-vllm-moe-deep-gemm": {
+        "pass": [{"gpu": "H200", "argv": GPT_OSS, **vllm("0.20.0", "--moe-backend", "deep_gemm")}],
+        "fail": [{"gpu": "GB10", "argv": GPT_OSS, **vllm("0.20.0", "--moe-backend", "deep_gemm")}],
+    },
+    "kernel-vllm-moe-flashinfer-cutlass-mxfp4": {
+        "pass": [{"gpu": "H200", "argv": GPT_OSS, **vllm("0.20.0", "--moe-backend", "flashinfer_cutlass")}],
+        "fail": [{"gpu": "GB10", "argv": GPT_OSS, **vllm("0.20.0", "--moe-backend", "flashinfer_cutlass")}],
+    },
+    "kernel-vllm-015-nvfp4-moe-cutlass": {
+        "pass": [{"gpu": "B200", "argv": MINIMAX_NVFP4, **vllm("0.15.0", "--tensor-parallel-size", "4")}],
+        "fail": [{"gpu": "RTX PRO 6000", "argv": MINIMAX_NVFP4, **vllm("0.15.0", "--tensor-parallel-size", "4")}],
+    },
+}

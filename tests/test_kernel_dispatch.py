@@ -1,0 +1,152 @@
+"""The dispatch model (rules/kernels/dispatch.py, issue 21): the tables are data with sources, and a change to a
+table reaches the verdict, the message and the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attn_preflight.rules.core.engine import Status, provenance
+from attn_preflight.rules.kernels import binaries, dispatch
+from tests.rule_fixtures import FIXTURES_DIR, check_argv
+
+TABLE = Path(dispatch.__file__).with_name("dispatch.json")
+GLM51 = str(FIXTURES_DIR / "incident-models" / "glm-5.1-nvfp4")
+GLM53 = str(FIXTURES_DIR / "incident-models" / "glm-5.3-flash")
+
+
+def config_and_target(case: dict):
+    from attn_preflight.commands.check import check_command, config_from_options, target_from_options
+    from attn_preflight.rules.engines.sglang.resolve import resolve  # both engines: it dispatches on config.engine
+
+    params = check_command.make_context("check", check_argv(case)).params
+    config = config_from_options(params, params["command"])
+    target = target_from_options(
+        params["gpu"], params["facts_file"], params["engine_versions"], gpu_count=params["gpu_count"]
+    )
+    return resolve(config, target), target
+
+
+def judged(table: dict, row_id: str, case: dict):
+    """The outcome of `row_id`'s check, built from `table` (dispatch.json's format) rather than the shipped one."""
+    _, rows, vision = dispatch.load(json.dumps(table))
+    row = next(r for r in rows if r.id == row_id)
+    config, target = config_and_target(case)
+    return dispatch.judge(row, vision)(config, target)
+
+
+def shipped() -> dict:
+    return json.loads(TABLE.read_text())
+
+
+GLM53_GB10 = {
+    "gpu": "GB10",
+    "argv": ["--model", GLM53],
+    "engine_version": ["sglang==0.5.20"],
+    "command": ["sglang", "serve", "--model-path", "zai-org/GLM-5.3-Flash"],
+}
+
+
+def test_a_kernel_table_change_reaches_verdict_message_and_fix():
+    table = shipped()
+    before = judged(table, "kernel-sglang-dsa-trtllm-decode", GLM53_GB10)
+    assert before.status is Status.FAIL
+    assert "TllmGenFmhaRunner" in before.required and "SM121" in before.found
+    assert before.fix[0].startswith("--kv-cache-dtype bfloat16")
+
+    table["kernels"]["trtllm-gen-fmha"]["message"] = "RuntimeError: a message changed in the table"
+    table["dispatch"][1]["fix"] = ["--dsa-decode-backend flashmla_kv"]
+    changed = judged(table, "kernel-sglang-dsa-trtllm-decode", GLM53_GB10)
+    assert "a message changed in the table" in changed.required
+    assert changed.fix == ("--dsa-decode-backend flashmla_kv",)
+
+    table["kernels"]["trtllm-gen-fmha"]["archs"].append("12.1")  # code for GB10: the verdict turns
+    after = judged(table, "kernel-sglang-dsa-trtllm-decode", GLM53_GB10)
+    assert after.status is Status.PASS and "SM121" in after.found
+
+
+def test_a_dispatch_change_reaches_the_verdict():
+    table = shipped()
+    row = next(r for r in table["dispatch"] if r["id"] == "kernel-sglang-dsa-trtllm-decode")
+    row["when"]["min_major"] = 13  # the engine no longer sends SM12x there
+    assert judged(table, "kernel-sglang-dsa-trtllm-decode", GLM53_GB10).status is Status.SKIP
+
+
+def test_the_generated_library_table_decides_and_names_the_release_that_adds_it(monkeypatch):
+    case = {
+        "gpu": "RTX PRO 6000",
+        "argv": ["--model", GLM51],
+        "engine_version": ["sglang==0.5.13"],
+        "command": ["sglang", "serve", "--model-path", "m", "--kv-cache-dtype", "bf16"],
+    }
+    outcome = judged(shipped(), "kernel-sglang-dsa-indexer-deepgemm", case)
+    assert outcome.status is Status.FAIL
+    assert "sgl-deep-gemm 0.1.2 pinned by sglang 0.5.13" in outcome.found and "SM9x, SM10x" in outcome.found
+    # the first release whose pinned sgl-deep-gemm ships sm120 paged MQA logits (0.1.5.post1 in sglang 0.5.17)
+    assert outcome.fix[0] == "pip install 'sglang>=0.5.17'"
+
+    tables = dict(dispatch._json("deepgemm_archs.json"))
+    versions = {v: dict(row) for v, row in tables["sgl-deep-gemm"].items()}
+    versions["0.1.2"]["paged_mqa_logits"] = ["sm90", "sm100", "sm120"]
+    real = dispatch._json
+
+    def patched(name):
+        return {**tables, "sgl-deep-gemm": versions} if name == "deepgemm_archs.json" else real(name)
+
+    monkeypatch.setattr(dispatch, "_json", patched)
+    assert judged(shipped(), "kernel-sglang-dsa-indexer-deepgemm", case).status is Status.PASS
+
+
+def test_a_wheel_table_wins_over_the_declaration(monkeypatch):
+    table = shipped()
+    table["kernels"]["vllm-fa2-varlen"]["wheel"] = {"library": "vllm", "version": "0.21.0", "module": "x.so"}
+    case = {
+        "gpu": "T4",
+        "argv": ["--model", "qwen3-8b"],
+        "engine_version": ["vllm==0.21.0"],
+        "command": ["vllm", "serve", "m", "--kv-cache-dtype", "turboquant_4bit_nc"],
+    }
+    assert judged(table, "kernel-vllm-turboquant-fa2-prefill", case).status is Status.FAIL
+    shipped_sm75 = binaries.ArchSupport(sass=("sm_75", "sm_80"), source="vllm-0.21.0.whl!x.so")
+    monkeypatch.setattr(binaries, "module_archs", lambda library, version, module: shipped_sm75)
+    outcome = judged(table, "kernel-vllm-turboquant-fa2-prefill", case)
+    assert outcome.status is Status.PASS and "wheel vllm-0.21.0.whl!x.so" in outcome.found
+
+
+def test_glm_dsa_fp8_on_sm12x_takes_the_sm120_path_from_0_5_17():
+    """overrides.py:703-740 (0.5.20): GlmMoeDsaForCausalLM with an FP8 KV cache on SM12x does not run trtllm."""
+    case = {
+        "gpu": "RTX PRO 6000",
+        "argv": ["--model", GLM51],
+        "command": ["sglang", "serve", "--model-path", "m"],
+    }
+    at_0520 = judged(shipped(), "kernel-sglang-dsa-trtllm-decode", {**case, "engine_version": ["sglang==0.5.20"]})
+    at_0516 = judged(shipped(), "kernel-sglang-dsa-trtllm-decode", {**case, "engine_version": ["sglang==0.5.16"]})
+    assert at_0520.status is Status.SKIP and at_0516.status is Status.FAIL
+
+
+def test_every_kernel_and_row_names_its_source_and_every_row_its_provenance():
+    table = shipped()
+    for key, kernel in table["kernels"].items():
+        assert kernel["source"].strip() and kernel["message"].strip() and kernel["entry"].strip(), key
+        assert kernel.get("archs") or kernel.get("min_cc") or kernel.get("table"), key
+    for row in table["dispatch"]:
+        assert row["source"].strip() and row["kernel"] in table["kernels"], row["id"]
+        assert provenance(row["engine"]).get(row["id"]) == row["verified"], f"{row['id']}: provenance.json differs"
+
+
+def test_an_unknown_condition_is_refused():
+    table = shipped()
+    table["dispatch"][0]["when"]["gpu_is"] = "fast"
+    with pytest.raises(ValueError, match="unknown condition"):
+        dispatch.load(json.dumps(table))
+
+
+def test_the_generated_tables_say_what_the_wheels_hold():
+    archs = dispatch._json("deepgemm_archs.json")["sgl-deep-gemm"]
+    assert archs["0.1.0"]["paged_mqa_logits"] == ["sm90", "sm100"]
+    assert "sm120" in archs["0.1.5.post1"]["paged_mqa_logits"]
+    pins = dispatch._json("pins.json")["sglang"]
+    assert pins["0.5.12"]["sgl-deep-gemm"] == "0.1.0" and pins["0.5.17"]["sgl-deep-gemm"] == "0.1.5.post1"
