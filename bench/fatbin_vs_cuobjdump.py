@@ -59,7 +59,9 @@ def compare(tool: str, path: str) -> dict:
         return {"error": f"reader: {err}"}
     reader_s = time.perf_counter() - started
     # cuobjdump lists all ELF entries, then all PTX entries
-    ours = [(e.kind, e.arch) for e in entries if e.kind == "sass"] + [(e.kind, e.arch) for e in entries if e.kind == "ptx"]
+    ours = [(e.kind, e.arch) for e in entries if e.kind == "sass"] + [
+        (e.kind, e.arch) for e in entries if e.kind == "ptx"
+    ]
     if how == "cubin":
         theirs = [("sass", a) for a in cuobjdump_arch_lines(tool, path)]
         listed_match = ours == theirs
@@ -83,7 +85,11 @@ def compare(tool: str, path: str) -> dict:
     }
     if not listed_match:
         row["first_difference"] = next(
-            ([i, list(a), list(b)] for i, (a, b) in enumerate(zip(ours, theirs)) if _base(a[1]) != b[1] or a[0] != b[0]),
+            (
+                [i, list(a), list(b)]
+                for i, (a, b) in enumerate(zip(ours, theirs))
+                if _base(a[1]) != b[1] or a[0] != b[0]
+            ),
             None,
         )
     return row
@@ -117,7 +123,9 @@ def main(argv: list[str]) -> int:
         "entries": sum(r.get("entries_reader", 0) for r in results.values()),
         "all_listed_match": all(r.get("list_match") for r in results.values()),
         "all_suffixes_match": all(r.get("suffix_match") is not False for r in results.values()),
-        "cuobjdump": subprocess.run([args.cuobjdump, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1:],
+        "cuobjdump": subprocess.run([args.cuobjdump, "--version"], capture_output=True, text=True)
+        .stdout.strip()
+        .splitlines()[-1:],
     }
     print(json.dumps(summary, indent=1))
     if args.json:

@@ -113,7 +113,7 @@ def _cubin_arch(header: bytes) -> Entry:
 
 def _sections(handle: BinaryIO, header: bytes) -> dict[str, tuple[int, int, int]]:
     """name -> (type, file offset, size) of each ELF64 section."""
-    shoff, = struct.unpack_from("<Q", header, 0x28)
+    (shoff,) = struct.unpack_from("<Q", header, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", header, 0x3A)
     if shoff == 0 or shnum == 0:
         return {}
