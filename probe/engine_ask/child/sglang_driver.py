@@ -340,6 +340,37 @@ def clear_probe_caches() -> int:
     return cleared
 
 
+# Modules whose registries are filled at import time by platform tests (`if is_cuda(): REGISTRY.update(...)`):
+# imported under the CPU view they lack the GPU entries (0.5.23's quantization registry: no "mxfp4", so every
+# MXFP4 checkpoint would read "Unknown quantization method"). Evaluated again under the simulated GPU.
+_PLATFORM_REGISTRIES = ("sglang.srt.layers.quantization",)
+
+
+def reevaluate_registries() -> None:
+    for name in _PLATFORM_REGISTRIES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        before = {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, dict)}
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                importlib.reload(module)
+        except Exception as exc:
+            _note(f"{name} could not be evaluated again under the simulated GPU: {type(exc).__name__}: {exc}")
+            continue
+        changed = []
+        for key, old in before.items():
+            new = vars(module).get(key)
+            if isinstance(new, dict) and new is not old:
+                if new != old:
+                    changed.append(key)
+                old.clear()
+                old.update(new)  # every module that imported the dict sees the GPU host's entries
+                vars(module)[key] = old
+        if changed:
+            _note(f"{name} evaluated again under the simulated GPU ({', '.join(changed)} gained GPU entries)")
+
+
 def rebind_everywhere(name: str, original, replacement) -> int:
     count = 0
     for module_name, module in list(sys.modules.items()):
@@ -612,6 +643,7 @@ class Ask:
         install_gpu(torch, gpu, cuda_version)
         answer["sim"]["probe_caches_cleared"] = clear_probe_caches()
         flashinfer_present()
+        reevaluate_registries()
 
         logging.getLogger().addHandler(self.collector)
         parse_errors = io.StringIO()
