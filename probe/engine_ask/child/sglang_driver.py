@@ -91,7 +91,7 @@ def install_gpu(torch, gpu: dict, cuda_version: str) -> None:
         major=cc[0],
         minor=cc[1],
         total_memory=total,
-        multi_processor_count=_SMS.get(cc, 132),
+        multi_processor_count=_SMS.get((cc[0], cc[1]), 132),
         is_integrated=0,
         is_multi_gpu_board=0,
         max_threads_per_multi_processor=2048 if cc[0] < 12 else 1536,
@@ -336,7 +336,7 @@ def clear_probe_caches() -> int:
                     cleared += 1
     platforms = sys.modules.get("sglang.srt.platforms")
     if platforms is not None and hasattr(platforms, "_current_platform"):
-        platforms._current_platform = None
+        setattr(platforms, "_current_platform", None)  # noqa: B010 (the module is the engine's, untyped)
     return cleared
 
 
