@@ -169,7 +169,6 @@ RELEASE_CONFIGS = [
     ("H100", ["Llama-3.1-8B-Instruct", "--attention-backend", "fa3"]),
     ("B200", ["Llama-3.1-8B-Instruct"]),
     ("H100", ["DeepSeek-V3", "--attention-backend", "fa4", "--enable-deterministic-inference"]),
-    ("B200", ["Llama-3.1-8B-Instruct", "--attention-backend", "fa3"]),
 ]
 
 
@@ -265,7 +264,15 @@ def main(argv=None) -> int:
     for case in cases[: options.timed]:
         t0 = time.monotonic()
         answer = harness.ask("sglang", case["argv"], case["device"], cuda_version="13.0", python=python, timeout=600)
-        timed.append({"id": case["id"], "wall_s": round(time.monotonic() - t0, 2), "status": answer["status"]})
+        timed.append(
+            {
+                "id": case["id"],
+                "wall_s": round(time.monotonic() - t0, 2),
+                "child_s": answer.get("seconds"),
+                "status": answer["status"],
+                "load_average_1m": round(os.getloadavg()[0], 1),
+            }
+        )
         print(f"timed {case['id']}: {timed[-1]['wall_s']} s ({answer['status']})", file=sys.stderr)
 
     t0 = time.monotonic()
@@ -324,6 +331,8 @@ def main(argv=None) -> int:
         "configs": len(cases),
         "seed": options.seed,
         "timed_single_asks_s": timed,
+        "load_average_1_5_15": [round(x, 1) for x in os.getloadavg()],
+        "cpus": os.cpu_count(),
         "batch": {
             "total_s": round(batch_s, 1),
             "shared_import_s": shared_import,
