@@ -438,3 +438,40 @@ def test_check_without_ask_engine_never_loads_the_harness():
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def test_the_table_names_who_was_asked_and_the_json_carries_the_answer():
+    from attn_preflight.render.findings import render_report
+
+    answer = _answer(
+        "rejected",
+        stage="resolve",
+        error_type="ValueError",
+        error="no such thing",
+        sim={"name": "NVIDIA H200"},
+        python="/venv/bin/python",
+        stages=["parse", "resolve"],
+    )
+    checked = with_engine(_report(LLAMA_FA3), answer)
+    text = render_report(checked, "table")
+    assert "engine: sglang 0.5.23 rejected at resolve on a simulated NVIDIA H200 (asked: parse, resolve; 9.0 s" in text
+    assert "engine-answer" in text and "verdict: FAIL" in text
+    assert json.loads(render_report(checked, "json"))["engine_answer"]["error"] == "no such thing"
+    assert "engine_answer" not in json.loads(render_report(_report(LLAMA_FA3), "json"))
+
+
+def test_the_engines_own_arguments_are_the_pasted_ones_as_written():
+    from attn_preflight.rules.core.launch_line import engine_arguments
+
+    engine, argv, env = engine_arguments(
+        ["SGLANG_X=1 PATH=/p sglang serve ./m --config c.yaml --attention-backend fa3"]
+    )
+    assert (engine, argv, env) == (
+        "sglang",
+        ["--model-path", "./m", "--config", "c.yaml", "--attention-backend", "fa3"],
+        {"SGLANG_X": "1", "PATH": "/p"},
+    )
+    engine, argv, _ = engine_arguments(
+        ["python", "-m", "vllm.entrypoints.cli.main", "serve", "m", "--block-size", "16"]
+    )
+    assert (engine, argv) == ("vllm", ["m", "--block-size", "16"])
