@@ -646,6 +646,14 @@ class Ask:
         reevaluate_registries()
 
         logging.getLogger().addHandler(self.collector)
+        real_basic_config = logging.basicConfig
+
+        def basic_config(*args, **kwargs):  # force=True drops the root's handlers: keep the collector on it
+            real_basic_config(*args, **kwargs)
+            if self.collector not in logging.getLogger().handlers:
+                logging.getLogger().addHandler(self.collector)
+
+        logging.basicConfig = basic_config
         parse_errors = io.StringIO()
         try:
             with contextlib.redirect_stderr(parse_errors), contextlib.redirect_stdout(sys.stderr):
