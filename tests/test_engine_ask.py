@@ -475,3 +475,10 @@ def test_the_engines_own_arguments_are_the_pasted_ones_as_written():
         ["python", "-m", "vllm.entrypoints.cli.main", "serve", "m", "--block-size", "16"]
     )
     assert (engine, argv) == ("vllm", ["m", "--block-size", "16"])
+
+
+@pytest.mark.parametrize("check_id", ["engine-answer", "engine-disagrees"])
+def test_explain_answers_for_the_engine_findings(check_id):
+    run = run_cli(["explain", check_id])
+    assert run.code == 0 and "reported by check --ask-engine" in run.out
+    assert json.loads(run_cli(["explain", check_id, "--format", "json"]).out)["reported_by"] == "check --ask-engine"
