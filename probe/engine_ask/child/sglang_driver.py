@@ -645,6 +645,7 @@ class Ask:
         flashinfer_present()
         reevaluate_registries()
 
+        sys.argv[:1] = ["launch_server.py"]  # the parser's prog, as `python -m sglang.launch_server` names it
         logging.getLogger().addHandler(self.collector)
         real_basic_config = logging.basicConfig
 
