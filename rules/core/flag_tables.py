@@ -182,10 +182,16 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "speculative_config": ("speculative_config", "str"),
         "quantization": ("quantization", "str"),
         "calculate_kv_scales": ("calculate_kv_scales", "bool"),
-        "max_model_len": ("context_length", "int"),
+        # vLLM parses these two with human_readable_int ('32K' = 32768, '25.6k' = 25600): engine/arg_utils.py
+        # (0.10.0 :219-223, human_readable_int :1708)
+        "max_model_len": ("context_length", "hint"),
         "pipeline_parallel_size": ("pp_size", "int"),
         "gpu_memory_utilization": ("mem_fraction", "float"),
         "data_parallel_size": ("dp_size", "int"),
+        # what sizes vLLM's profiled peak and CUDA graphs (rules/knowledge/engine_budget.py)
+        "max_num_batched_tokens": ("max_num_batched_tokens", "hint"),
+        "max_num_seqs": ("max_num_seqs", "int"),
+        "enforce_eager": ("enforce_eager", "bool"),
     },
 }
 
@@ -705,11 +711,31 @@ def _read(engine: str, args: Sequence[str]) -> _Read:
     return read
 
 
+_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kmgKMG])")
+_HUMAN_MULTIPLIERS = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def _human_readable_int(flag: str, value: str) -> int:
+    """vLLM's human_readable_int: '1k' 1000, '1K' 1024, '25.6k' 25600; no decimals with a binary multiplier."""
+    match = _HUMAN_INT.fullmatch(value.strip())
+    if match is None:
+        return int(value)
+    number, suffix = match.groups()
+    if suffix.isupper() and "." in number:
+        raise ValueError(value)
+    return int(float(number) * _HUMAN_MULTIPLIERS[suffix])
+
+
 def _convert(flag: str, kind: str, value: Any) -> Any:
     if kind == "bool":
         return value if isinstance(value, bool) else True
     if isinstance(value, list):
         value = " ".join(value)
+    if kind == "hint":
+        try:
+            return _human_readable_int(flag, str(value))
+        except ValueError:
+            raise RulesInputError(f"{flag} in the pasted command: expected an integer, got {value!r}") from None
     if kind in ("int", "float"):
         try:
             return int(value) if kind == "int" else float(value)

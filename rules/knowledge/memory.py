@@ -118,6 +118,7 @@ class ModelShape(NamedTuple):
     # MoE
     num_experts: int = 0
     moe_intermediate_size: int = 0
+    experts_per_token: int = 0  # num_experts_per_tok: the routed experts each token runs (0: not given)
     num_shared_experts: int = 0
     shared_expert_intermediate_size: int = 0
     dense_layers: int = 0  # first_k_dense_replace: leading layers with a dense MLP
@@ -377,6 +378,7 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         qk_rope_head_dim=rope or 0,
         num_experts=experts,
         moe_intermediate_size=moe_intermediate,
+        experts_per_token=_first_int(text, "num_experts_per_tok", "moe_topk", "num_experts_per_token") or 0,
         num_shared_experts=shared,
         shared_expert_intermediate_size=shared_size,
         dense_layers=dense_layers if experts else 0,
