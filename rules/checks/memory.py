@@ -39,6 +39,9 @@ VLLM_RELEASES = "vllm>=0.10.0"
 # Every SGLang release from 0.5.1 sizes the pool the same way and raises the same error; the default fraction
 # changes with the release (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS).
 SGLANG_RELEASES = "sglang>=0.5.1"
+# --dtype as both engines spell it (vllm config/model.py _STR_DTYPE_TO_TORCH_DTYPE; sglang server_args --dtype
+# choices): the width the weights and an "auto" KV cache are served in; "auto" keeps the checkpoint's.
+SERVED_DTYPE_BYTES = {"float32": 4, "float": 4, "half": 2, "float16": 2, "fp16": 2, "bfloat16": 2, "bf16": 2}
 # The TP sizes a fix offers (one node), then PP stages of TP 8.
 _TP_CHOICES = (1, 2, 4, 8)
 _MAX_PP = 16
@@ -271,7 +274,7 @@ def _kv_dtypes(cfg: Config, target: Target) -> list[str]:
 def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
     if kv_dtype != "auto":
         return kv_dtype
-    return "fp16" if model_dtype == "float16" else "bf16"
+    return {"float16": "fp16", "float32": "fp32"}.get(model_dtype or "", "bf16")
 
 
 def memory_figures(
@@ -332,6 +335,10 @@ def _compute_figures(
     quantization_flag = cfg.flags.get("quantization")
     shape = memory.with_quantization_flag(shape, quantization_flag if isinstance(quantization_flag, str) else None)
     model_dtype = cfg.model.dtype if cfg.model else None
+    served = SERVED_DTYPE_BYTES.get(str(cfg.dtype).lower())
+    if served:  # --dtype float32 / half / bfloat16: the weights and an auto KV cache in that width
+        shape = shape._replace(dtype_bytes=served)
+        model_dtype = "float32" if served == 4 else ("float16" if cfg.dtype in ("half", "float16", "fp16") else model_dtype)
     tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
     fraction, origin = _fraction(cfg, target, memory_gib, tp, pp)

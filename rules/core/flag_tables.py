@@ -159,6 +159,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "hicache_host_memory_fraction": "float",  # kv-hicache-host-memory-fraction
                 "swa_full_tokens_ratio": "float",  # kv-swa-ratio-range
                 "swa_prefix_tails": "int",
+                "nnodes": "int",  # the GPUs a TP x PP x DP layout spans (parallel-gpu-count)
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -192,6 +193,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "max_num_batched_tokens": ("max_num_batched_tokens", "hint"),
         "max_num_seqs": ("max_num_seqs", "int"),
         "enforce_eager": ("enforce_eager", "bool"),
+        "nnodes": ("nnodes", "int"),  # the GPUs a TP x PP x DP layout spans (parallel-gpu-count)
     },
 }
 
@@ -466,7 +468,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enable_aiter_allreduce_fusion enable_flashinfer_allreduce_fusion enable_mscclpp enable_nccl_nvls "
             "enable_p2p_check enable_quant_communications enable_torch_symm_mem "
             "enforce_disable_flashinfer_allreduce_fusion engine_info_bootstrap_port "
-            "flashinfer_allreduce_fusion_backend gpu_id_step mooncake_ib_device nccl_port nnodes node_rank "
+            "flashinfer_allreduce_fusion_backend gpu_id_step mooncake_ib_device nccl_port node_rank "
             "numa_node optimistic_prefill_attempts optimistic_prefill_retries pdlb_url pre_warm_nccl use_ray"
         ),
         ("MoE expert kernels, routing and placement, GEMM kernels (the expert and data parallel sizes bear)"): (
@@ -553,7 +555,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "distributed_timeout_seconds dp_supervisor_probe_failure_threshold dp_supervisor_probe_interval_s "
             "dp_supervisor_probe_timeout_s dp_sync_interval enable_cumem_allocator enable_fault_tolerance "
             "enable_nccl_comm_suspend fail_on_environ_validation fault_tolerance_config master_addr master_port "
-            "nnodes node_rank numa_bind numa_bind_cpus numa_bind_nodes"
+            "node_rank numa_bind numa_bind_cpus numa_bind_nodes"
         ),
         "sleep mode's state handling (sleep mode itself bears)": "sleep_mode_backend sleep_mode_offload_cudagraph sleep_preserve_parameter_names",
         "MoE expert kernels and placement, GEMM kernels (the expert and data parallel sizes bear)": (
