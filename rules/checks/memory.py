@@ -338,7 +338,9 @@ def _compute_figures(
     served = SERVED_DTYPE_BYTES.get(str(cfg.dtype).lower())
     if served:  # --dtype float32 / half / bfloat16: the weights and an auto KV cache in that width
         shape = shape._replace(dtype_bytes=served)
-        model_dtype = "float32" if served == 4 else ("float16" if cfg.dtype in ("half", "float16", "fp16") else model_dtype)
+        model_dtype = (
+            "float32" if served == 4 else ("float16" if cfg.dtype in ("half", "float16", "fp16") else model_dtype)
+        )
     tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
     fraction, origin = _fraction(cfg, target, memory_gib, tp, pp)
