@@ -243,3 +243,26 @@ def test_nnodes_multiplies_the_gpus_a_layout_may_span():
     assert finding(data, "parallel-gpu-count")["status"] == "pass"
     _, one = check_json(["--gpu", "8xH200", "--", launch.replace("--nnodes 2 ", "")])
     assert finding(one, "parallel-gpu-count")["status"] == "fail"
+
+
+def test_memory_other_processes_hold_is_a_finding(tmp_path):
+    """A probed GPU whose NVML 'used' is past the driver's reservation: vLLM refuses to start when what is free
+    cannot hold total x utilization (gpu_worker.py init_device); SGLang sizes a smaller pool from what is free."""
+    facts = json.loads((ROOT / "tests" / "fixtures" / "probe-h200.json").read_text())
+    for device in facts["gpus"]["devices"]:
+        device["memory_used_mib"] = 70 * 1024  # another process holds ~69.4 GiB
+    busy = tmp_path / "busy.json"
+    busy.write_text(json.dumps(facts))
+    base = ["--facts", str(busy), "--model", "llama-3.1-8b"]
+    _, vllm = check_json([*base, "--engine", "vllm"])
+    weights = finding(vllm, "vllm-memory-weights-fit")
+    assert weights["status"] == "fail" and "other processes hold 69.4 GiB" in weights["message"]
+    fix = weights["fix"][0].split()
+    assert fix[0] == "--gpu-memory-utilization" and float(fix[1]) < 0.5
+    _, fixed = check_json([*base, "--engine", "vllm", *fix])
+    assert finding(fixed, "vllm-memory-weights-fit")["status"] == "pass"
+    _, idle = check_json(["--facts", str(ROOT / "tests" / "fixtures" / "probe-h200.json"), "--model", "llama-3.1-8b"])
+    _, sglang = check_json(base)
+    assert sglang["memory"]["usable_gib_per_gpu"] == pytest.approx(
+        idle["memory"]["usable_gib_per_gpu"] - 69.4, abs=0.01
+    )

@@ -76,6 +76,7 @@ class MemoryFigures(NamedTuple):
     weight_format: str
     memory_origin: str = ""  # "" for the GPU's own memory; "the largest MIG slice of GPU 0" on a MIG GPU
     budget: Optional[Budget] = None  # what the engine subtracts before its KV cache (rules/knowledge/engine_budget.py)
+    others_gib: float = 0.0  # memory other processes held on the GPU when it was probed (NVML used less the driver's)
 
     @property
     def budget_gib(self) -> float:
@@ -303,9 +304,27 @@ def _flashinfer_installed(target: Target) -> Optional[bool]:
     return "flashinfer" in target.versions
 
 
+def held_by_others_gib(target: Target) -> float:
+    """GiB other processes held on the busiest visible GPU when the target was probed: NVML's used less the driver's
+    own reservation (0.60 GiB on an idle H200, ../shared/research/h200-memory.md); 0 when not known or below
+    0.25 GiB."""
+    if target.facts is None:
+        return 0.0
+    used = [
+        d.memory_used_mib
+        for d in target.facts.gpus.devices
+        if d.index in target.visible_gpus and d.memory_used_mib is not None
+    ]
+    held = max(used, default=0) / 1024 - engine_budget.DRIVER_RESERVE_GIB
+    return round(held, 2) if held > 0.25 else 0.0
+
+
 def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, weights: float, shape, tp, pp, attn_tp):
     if cfg.engine == "sglang":
-        return engine_budget.sglang_budget(nvml_total_gib=memory_gib, fraction=fraction, weights_gib=weights, tp=tp)
+        # SGLang sizes its pool from what is free at init: other processes' memory comes off it
+        return engine_budget.sglang_budget(
+            nvml_total_gib=memory_gib - held_by_others_gib(target), fraction=fraction, weights_gib=weights, tp=tp
+        )
     experts = shape.num_experts and shape.moe_layers
     width = (shape.moe_intermediate_size * (shape.experts_per_token or 8) if experts else shape.intermediate_size) // tp
     return engine_budget.vllm_budget(
@@ -422,6 +441,7 @@ def _compute_figures(
         context_origin=context_origin,
         weight_format=weight_format + (f" + {shape.mtp_layers} MTP layer(s)" if uses_mtp_layers(cfg) else ""),
         budget=budget,
+        others_gib=held_by_others_gib(target),
     )
 
 
@@ -627,6 +647,20 @@ def memory_weights_fit(cfg, target):
         return missing
     found = _describe(figures)
     required = "the weights and what the engine profiles below the budget, with room for KV cache"
+    if cfg.engine == "vllm" and figures.others_gib and figures.budget is not None:
+        # vllm v1/worker/gpu_worker.py init_device (0.10.0 :164-176, 0.11.2 :251): the free memory at start-up must
+        # hold total x gpu_memory_utilization
+        free = figures.budget.usable_gib - engine_budget.CUDA_CONTEXT_GIB - figures.others_gib
+        if free < figures.budget_gib:
+            fitting = math.floor(free / figures.budget.usable_gib * 100) / 100
+            refit = memory_figures(cfg, target, fraction=fitting) if fitting > 0 else None
+            fitting = fitting if refit is not None and refit.fits and refit.configured.tokens > 0 else 0
+            return failed(
+                f"other processes hold {figures.others_gib:.1f} GiB of the GPU: {free:.1f} GiB free at start-up "
+                f"for {figures.budget_gib:.1f} GiB requested ({figures.budget.usable_gib:.1f} x {figures.fraction:.2f})",
+                "the free memory at start-up at least total x --gpu-memory-utilization",
+                [f"--gpu-memory-utilization {fitting:g}"] if fitting > 0 else [],
+            )
     fits = figures.fits and figures.configured.tokens > 0
     if fits and not (figures.uncertain and figures.configured.tokens_low <= 0):
         return passed(found, required)
