@@ -516,19 +516,32 @@ _MAX_UTILIZATION = 0.95
 
 def _fraction_fix(cfg: Config, target: Target, figures: MemoryFigures, needed_tokens: Optional[int]):
     """The smallest --gpu-memory-utilization / --mem-fraction-static (to 0.95) under which the KV cache holds
-    `needed_tokens` (at least one page when None), re-checked by recomputing the figures at it; None if none."""
-    if figures.budget is None:
+    `needed_tokens` (at least one page when None), re-checked by recomputing the figures at it; None if none.
+    The capacity grows with the fraction, so the search halves the range."""
+    budget = figures.budget
+    if budget is None:
         return None
-    start = math.floor(figures.fraction * 100) + 1
-    for hundredths in range(start, int(_MAX_UTILIZATION * 100) + 1):
+    if budget.usable_gib * _MAX_UTILIZATION <= sum(t.gib for t in budget.terms):
+        return None  # not even the largest fraction leaves room
+
+    def holds(hundredths: int) -> bool:
         fixed = memory_figures(cfg, target, fraction=hundredths / 100)
         if fixed is None or not fixed.fits:
-            continue
+            return False
         capacity = fixed.configured
         tokens = capacity.request_tokens_low if fixed.uncertain else capacity.request_tokens
-        if tokens > 0 and (needed_tokens is None or tokens >= needed_tokens):
-            return f"{flag(cfg, 'fraction')} {hundredths / 100:g}"
-    return None
+        return tokens > 0 and (needed_tokens is None or tokens >= needed_tokens)
+
+    low, high = math.floor(figures.fraction * 100) + 1, int(_MAX_UTILIZATION * 100)
+    if low > high or not holds(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if holds(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return f"{flag(cfg, 'fraction')} {low / 100:g}"
 
 
 WEIGHTS_DOCS = """Checks that one GPU's share of the weights (TP-sharded, the busiest PP stage) fits in its memory times
