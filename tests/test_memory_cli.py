@@ -35,6 +35,21 @@ def test_llama_70b_on_an_rtx_4090_fails_with_a_layout_that_fits():
     assert finding(fixed, "memory-weights-fit")["status"] == "pass"
 
 
+def test_vllms_weights_fix_is_the_smallest_tp_that_also_holds_the_context():
+    """Qwen2.5-72B on H100s: TP 2 holds the 68 GiB of weights per GPU but leaves ~2.6 GiB of KV, 16k tokens at
+    160 KiB each, short of the 32768 vLLM must hold for one request; TP 4 is the fix, not TP 2."""
+    engine = ["--engine", "vllm", "--gpu", "H100", "--model", "qwen2.5-72b"]
+    data = check_json(engine)[1]
+    assert finding(data, "vllm-memory-weights-fit")["fix"] == ["--tensor-parallel-size 4"]
+    at_tp2 = check_json([*engine, "--tp-size", "2"])[1]
+    assert finding(at_tp2, "vllm-memory-weights-fit")["status"] == "pass"
+    assert finding(at_tp2, "vllm-memory-kv-context")["status"] == "fail"
+    assert finding(check_json([*engine, "--tp-size", "4"])[1], "vllm-memory-kv-context")["status"] == "pass"
+    # SGLang shortens its context instead: the smallest TP that holds the weights stays the fix
+    sglang = check_json(["--engine", "sglang", "--gpu", "H100", "--model", "llama-4-scout"])[1]
+    assert finding(sglang, "memory-weights-fit")["fix"] == ["--tp-size 4"]
+
+
 def test_a_layout_that_needs_more_gpus_than_the_target_has_is_said_not_offered():
     """DeepSeek-V3's 627 GiB of FP8 weights need TP 8 x PP 2 of 80 GiB cards: not a fix on a node of eight."""
     _, eight_h100 = check_json(["--gpu", "8xH100", "--model", "deepseek-v3"])

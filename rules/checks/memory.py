@@ -477,10 +477,26 @@ def flag(cfg: Config, name: str) -> str:
 
 
 def _smallest_fitting_layout(cfg: Config, target: Target) -> Optional[tuple[int, int]]:
-    """The smallest TP (up to 8), else PP of TP 8 (up to 16 stages), whose weights fit."""
-    layouts = [(tp, cfg.pp_size) for tp in _TP_CHOICES if tp > cfg.tp_size]
-    layouts += [(max(8, cfg.tp_size), pp) for pp in range(cfg.pp_size + 1, _MAX_PP + 1)]
-    for tp, pp in layouts:
+    """The smallest TP (up to 8), else PP of TP 8 (up to 16 stages), whose weights fit. For vLLM, among the TP
+    sizes, the smallest whose KV cache also holds one request at the configured context comes first: vLLM refuses
+    to start without it (memory-kv-context fails), so a TP that only moves the failure there is no fix. SGLang
+    shortens the context instead (a warning), and more GPUs are never proposed for the context alone."""
+    tp_layouts = [(tp, cfg.pp_size) for tp in _TP_CHOICES if tp > cfg.tp_size]
+    first = None
+    for tp, pp in tp_layouts:
+        figures = memory_figures(cfg, target, tp, pp)
+        if figures is None or not figures.fits or figures.configured.tokens <= 0:
+            continue
+        if cfg.engine != "vllm" or not figures.context_length:
+            return tp, pp
+        first = first or (tp, pp)
+        needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
+        capacity = figures.configured
+        if (capacity.request_tokens_low if figures.uncertain else capacity.request_tokens) >= needed:
+            return tp, pp
+    if first:
+        return first
+    for tp, pp in [(max(8, cfg.tp_size), pp) for pp in range(cfg.pp_size + 1, _MAX_PP + 1)]:
         figures = memory_figures(cfg, target, tp, pp)
         if figures is not None and figures.fits and figures.configured.tokens > 0:
             return tp, pp
