@@ -55,6 +55,8 @@ class GpuDevice:
     cc_major: Optional[int] = None
     cc_minor: Optional[int] = None
     memory_total_mib: Optional[int] = None
+    # NVML's memory used when probed (the driver's reservation, ~0.6 GiB, plus whatever processes hold), MiB
+    memory_used_mib: Optional[int] = field(default=None, metadata=OMIT_DEFAULT)
     mig_mode: Optional[str] = None  # "enabled" | "disabled" | "unsupported"
     persistence_mode: Optional[str] = None  # "enabled" | "disabled" | "unsupported"
     nvlink_links_up: Optional[int] = None

@@ -155,6 +155,8 @@ def _device(nvml: Any, index: int) -> GpuDevice:
     memory = ask("memory", lambda: nvml.nvmlDeviceGetMemoryInfo(handle))
     if memory is not None:
         device.memory_total_mib = int(memory.total) // (1024 * 1024)
+        used = getattr(memory, "used", None)  # another process's memory is a finding (rules/checks/memory.py)
+        device.memory_used_mib = int(used) // (1024 * 1024) if used is not None else None
     mig = ask("MIG mode", lambda: nvml.nvmlDeviceGetMigMode(handle), unsupported="unsupported")
     device.mig_mode = mig if isinstance(mig, str) or mig is None else _enabled(mig[0])
     persistence = ask("persistence mode", lambda: nvml.nvmlDeviceGetPersistenceMode(handle), unsupported="unsupported")

@@ -35,6 +35,21 @@ def test_llama_70b_on_an_rtx_4090_fails_with_a_layout_that_fits():
     assert finding(fixed, "memory-weights-fit")["status"] == "pass"
 
 
+def test_vllms_weights_fix_is_the_smallest_tp_that_also_holds_the_context():
+    """Qwen2.5-72B on H100s: TP 2 holds the 68 GiB of weights per GPU but leaves ~2.6 GiB of KV, 16k tokens at
+    160 KiB each, short of the 32768 vLLM must hold for one request; TP 4 is the fix, not TP 2."""
+    engine = ["--engine", "vllm", "--gpu", "H100", "--model", "qwen2.5-72b"]
+    data = check_json(engine)[1]
+    assert finding(data, "vllm-memory-weights-fit")["fix"] == ["--tensor-parallel-size 4"]
+    at_tp2 = check_json([*engine, "--tp-size", "2"])[1]
+    assert finding(at_tp2, "vllm-memory-weights-fit")["status"] == "pass"
+    assert finding(at_tp2, "vllm-memory-kv-context")["status"] == "fail"
+    assert finding(check_json([*engine, "--tp-size", "4"])[1], "vllm-memory-kv-context")["status"] == "pass"
+    # SGLang shortens its context instead: the smallest TP that holds the weights stays the fix
+    sglang = check_json(["--engine", "sglang", "--gpu", "H100", "--model", "llama-4-scout"])[1]
+    assert finding(sglang, "memory-weights-fit")["fix"] == ["--tp-size 4"]
+
+
 def test_a_layout_that_needs_more_gpus_than_the_target_has_is_said_not_offered():
     """DeepSeek-V3's 627 GiB of FP8 weights need TP 8 x PP 2 of 80 GiB cards: not a fix on a node of eight."""
     _, eight_h100 = check_json(["--gpu", "8xH100", "--model", "deepseek-v3"])
@@ -46,8 +61,9 @@ def test_a_layout_that_needs_more_gpus_than_the_target_has_is_said_not_offered()
 
 
 def test_check_shows_the_kv_capacity_per_kv_dtype_computed_by_hand():
-    # H100 80 GiB, SGLang's default fraction there: (81920 - 13904) / 81920 -> 0.830 (test_memory.py)
-    budget = 80 * 0.830 * GIB - LLAMA_8B_PARAMETERS * 2
+    # H100: NVML's 81559 MiB (79.65 GiB); SGLang's default fraction there: (81559 - 13904) / 81559 -> 0.830
+    # (test_memory.py), of the memory free at init: NVML's total less the driver's 0.60 and the context's 0.51 GiB
+    budget = (79.65 - 0.60 - 0.51) * 0.830 * GIB - LLAMA_8B_PARAMETERS * 2
     bf16, fp8 = int(budget // 131072), int(budget // 65536)  # 8 kv heads x 256 x 32 layers x 2 / 1 bytes
     result, data = check_json(["--gpu", "H100", "--model", "llama-3.1-8b"])
     memory = data["memory"]
@@ -61,7 +77,7 @@ def test_a_saved_h200_report_gives_its_memory_figures():
     # NVML's 143771 MiB (140.4 GiB): chunk 8192, decode max_bs 256, 58 prefill graph sizes -> 13904 MiB reserved
     gpu_mib = 140.4 * 1024
     fraction = round((gpu_mib - 13904) / gpu_mib, 3)
-    budget = 140.4 * fraction * GIB - LLAMA_8B_PARAMETERS * 2
+    budget = (140.4 - 0.60 - 0.51) * fraction * GIB - LLAMA_8B_PARAMETERS * 2  # of the memory free at init
     _, data = check_json(["--facts", str(FIXTURES / "probe-h200.json"), "--model", "llama-3.1-8b"])
     memory = data["memory"]
     assert memory["gpu_memory_gib"] == 140.4 and memory["memory_fraction"] == fraction == 0.903
@@ -82,17 +98,25 @@ def test_vllm_takes_its_default_utilization_and_fails_a_context_that_cannot_fit(
     assert finding(shorter, "vllm-memory-kv-context")["status"] == "pass"
 
 
-def test_vllm_before_0_20_takes_0_9_and_says_its_capacity_is_an_upper_bound():
-    # vllm 0.19.1 vllm/config/cache.py: gpu_memory_utilization default 0.9 (0.92 from 0.20.0)
+def test_vllm_before_0_20_takes_0_9_and_subtracts_what_it_profiles():
+    # vllm 0.19.1 vllm/config/cache.py: gpu_memory_utilization default 0.9 (0.92 from 0.20.0); below 70 GiB the
+    # API server profiles 2048 tokens and min(2048, 256) sampler rows (arg_utils get_batch_defaults), FlashInfer's
+    # sampler from 0.19.0 at 12.4 B per logits element, 0.10 GiB of non-torch memory at TP 1
     argv = ["--gpu", "L4", "--engine-version", "vllm==0.19.1", "--", "vllm", "serve", "llama-3.1-8b"]
     _, data = check_json([*argv, "--max-model-len", "16384"])
-    assert data["memory"]["memory_fraction"] == 0.9
-    assert data["memory"]["memory_fraction_origin"] == "vLLM 0.19.1's default --gpu-memory-utilization"
-    context = finding(data, "vllm-memory-kv-context")
-    assert (
-        context["status"] == "pass"
-        and "at most: vLLM also subtracts its profiled activation peak" in context["message"]
-    )
+    memory = data["memory"]
+    assert memory["memory_fraction"] == 0.9
+    assert memory["memory_fraction_origin"] == "vLLM 0.19.1's default --gpu-memory-utilization"
+    sampler = 256 * 128256 * 12.4 / GIB
+    expected = (24 - 0.60) * 0.9 - memory["weights_gib_per_gpu"] - sampler - 0.10
+    assert memory["kv_gib_per_gpu"] == pytest.approx(expected, abs=0.01)
+    assert [t["term"] for t in memory["subtracted"]] == [
+        "weights",
+        "profiled peak: sampler warm-up of 256 x 128256 logits (flashinfer)",
+        "non-torch memory at TP 1",
+    ]
+    assert finding(data, "vllm-memory-kv-context")["status"] == "pass"
+    assert "sampler warm-up of 256 x 128256 logits" in finding(data, "vllm-memory-weights-fit")["message"]
 
 
 def test_pasted_memory_flags_are_modelled_not_ignored():
@@ -213,11 +237,12 @@ def test_pasted_cuda_graph_flags_are_read_into_sglangs_default_fraction():
     assert data["config"]["unmodelled"] == [] and data["config"]["flags"]["cuda_graph_max_bs"] == 128
     assert data["memory"]["memory_fraction"] == round((81920 - 15360) / 81920, 3) == 0.812
     assert data["memory"]["memory_fraction_origin"].endswith("with --cuda-graph-max-bs 128")
-    # 0.5.23 on an H100 with --disable-prefill-cuda-graph: 512 + 8192 x 1.5 + 256 x 2 + 128, no prefill graphs
+    # 0.5.23 on an H100 (NVML's 81559 MiB) with --disable-prefill-cuda-graph: 512 + 8192 x 1.5 + 256 x 2 + 128,
+    # no prefill graphs
     launch = "python -m sglang.launch_server --model-path llama-3.1-8b --disable-prefill-cuda-graph"
     data = check_json(["--gpu", "H100", "--", launch])[1]
     assert data["config"]["unmodelled"] == []
-    assert data["memory"]["memory_fraction"] == round((81920 - 13440) / 81920, 3) == 0.836
+    assert data["memory"]["memory_fraction"] == round((81559 - 13440) / 81559, 3) == 0.835
 
 
 def test_sglang_lowers_its_fraction_for_a_vision_tower_only_where_it_serves_one(tmp_path):
@@ -250,11 +275,12 @@ def test_a_dsa_model_counts_its_indexer_cache():
 
 
 def test_an_older_sglang_release_is_judged_with_its_own_default_fraction():
-    # sglang 0.5.5 on an 80 GiB H100: 512 + 8192 x 1.5 + 256 x 2 + 128 = 13440 MiB reserved, no prefill graphs
+    # sglang 0.5.5 on an H100 (NVML's 81559 MiB): 512 + 8192 x 1.5 + 256 x 2 + 128 = 13440 MiB reserved, no
+    # prefill graphs
     argv = ["--gpu", "H100", "--model", "llama-3.1-8b", "--engine-version", "sglang==0.5.5"]
     data = check_json(argv)[1]
     memory = data["memory"]
-    assert memory["memory_fraction"] == round((80 * 1024 - 13440) / (80 * 1024), 3) == 0.836
+    assert memory["memory_fraction"] == round((81559 - 13440) / 81559, 3) == 0.835
     assert memory["memory_fraction_origin"].startswith("SGLang 0.5.5's default")
     assert finding(data, "memory-weights-fit")["status"] == "pass"  # the rule's range reaches 0.5.5
 

@@ -18,7 +18,8 @@ from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang.resolve import dsa_model, effective_page_size
-from attn_preflight.rules.knowledge import memory
+from attn_preflight.rules.knowledge import engine_budget, memory
+from attn_preflight.rules.knowledge.engine_budget import Budget
 from attn_preflight.rules.knowledge.memory import GIB
 
 if TYPE_CHECKING:  # the facts model is a live or saved target's; --gpu never loads it
@@ -35,11 +36,12 @@ VLLM_KV = (
 )
 # vLLM's memory checks: the same code in every wheel read from 0.10.0 (OLDEST_KNOWN).
 VLLM_RELEASES = "vllm>=0.10.0"
-# vLLM subtracts memory it measures at start-up from its KV budget; the figures here cannot know it.
-VLLM_UPPER_BOUND = " (at most: vLLM also subtracts its profiled activation peak and CUDA graphs)"
 # Every SGLang release from 0.5.1 sizes the pool the same way and raises the same error; the default fraction
 # changes with the release (rules/knowledge/memory.py SGLANG_FRACTION_HEURISTICS).
 SGLANG_RELEASES = "sglang>=0.5.1"
+# --dtype as both engines spell it (vllm config/model.py _STR_DTYPE_TO_TORCH_DTYPE; sglang server_args --dtype
+# choices): the width the weights and an "auto" KV cache are served in; "auto" keeps the checkpoint's.
+SERVED_DTYPE_BYTES = {"float32": 4, "float": 4, "half": 2, "float16": 2, "fp16": 2, "bfloat16": 2, "bf16": 2}
 # The TP sizes a fix offers (one node), then PP stages of TP 8.
 _TP_CHOICES = (1, 2, 4, 8)
 _MAX_PP = 16
@@ -49,9 +51,12 @@ class KvCapacity(NamedTuple):
     kv_dtype: str  # as the engine spells it ("auto" shown as the model dtype)
     label: str
     bytes_per_token: float
-    tokens: int  # page-rounded
-    formula: str
-    request_tokens: int  # the longest single request that fits (vLLM: sliding layers hold only their window)  # how bytes_per_token is made: "8 kv heads x (128 + 128) x 2 B x 32 full layers"
+    tokens: int  # page-rounded, as the engine will log it
+    formula: str  # how bytes_per_token is made: "8 kv heads x (128 + 128) x 2 B x 32 full layers"
+    request_tokens: int  # the longest single request that fits (vLLM: sliding layers hold only their window)
+    # The same under the larger reading of a term the install decides (engine_budget.Budget.low_terms)
+    tokens_low: int = 0
+    request_tokens_low: int = 0
 
 
 class MemoryFigures(NamedTuple):
@@ -70,18 +75,35 @@ class MemoryFigures(NamedTuple):
     context_origin: str
     weight_format: str
     memory_origin: str = ""  # "" for the GPU's own memory; "the largest MIG slice of GPU 0" on a MIG GPU
+    budget: Optional[Budget] = None  # what the engine subtracts before its KV cache (rules/knowledge/engine_budget.py)
+    others_gib: float = 0.0  # memory other processes held on the GPU when it was probed (NVML used less the driver's)
 
     @property
     def budget_gib(self) -> float:
-        return self.gpu_memory_gib * self.fraction
+        return self.budget.budget_gib if self.budget else self.gpu_memory_gib * self.fraction
 
     @property
     def kv_gib(self) -> float:
-        return self.budget_gib - self.weights_gib
+        return self.budget.kv_gib if self.budget else self.budget_gib - self.weights_gib
+
+    @property
+    def kv_low_gib(self) -> float:
+        return self.budget.kv_low_gib if self.budget else self.kv_gib
 
     @property
     def fits(self) -> bool:
         return self.kv_gib > 0
+
+    @property
+    def uncertain(self) -> bool:
+        """The engine's figure depends on an install the target does not show (vLLM 0.10-0.11.0's sampler)."""
+        return bool(self.budget and self.budget.low_terms)
+
+    def concurrency(self) -> Optional[float]:
+        """Requests of the context length the KV cache holds at once (vLLM logs it as 'Maximum concurrency')."""
+        if not self.context_length or not self.configured.tokens:
+            return None
+        return self.configured.tokens / self.context_length
 
     @property
     def configured(self) -> KvCapacity:
@@ -92,6 +114,9 @@ class MemoryFigures(NamedTuple):
         parts = [f"{c.label} {_millions(c.tokens)}" for c in self.capacities]
         parts[0] += " tokens"
         line = "; ".join(parts)
+        concurrency = self.concurrency()
+        if concurrency is not None:
+            line += f", {concurrency:.2f}x requests of {self.context_length} tokens"
         if self.state_mib_per_request:
             line += f" (+ {self.state_mib_per_request:.0f} MiB of linear-attention state per request)"
         return line
@@ -110,6 +135,14 @@ class MemoryFigures(NamedTuple):
             "weight_format": self.weight_format,
             "budget_gib_per_gpu": round(self.budget_gib, 2),
             "kv_gib_per_gpu": round(self.kv_gib, 2),
+            "kv_gib_per_gpu_low": round(self.kv_low_gib, 2) if self.uncertain else None,
+            "usable_gib_per_gpu": round(self.budget.usable_gib, 2) if self.budget else None,
+            "usable_origin": self.budget.usable_origin if self.budget else None,
+            "subtracted": [{"term": t.label, "gib": round(t.gib, 2), "source": t.source} for t in self.budget.terms]
+            if self.budget
+            else [],
+            "assumption": self.budget.assumption if self.budget else "",
+            "max_concurrency": round(c, 2) if (c := self.concurrency()) is not None else None,
             "page_size": self.page_size,
             "kv_capacity": [
                 {
@@ -118,6 +151,7 @@ class MemoryFigures(NamedTuple):
                     "bytes_per_token": c.bytes_per_token,
                     "formula": c.formula,
                     "tokens": c.tokens,
+                    "tokens_low": c.tokens_low if self.uncertain else None,
                 }
                 for c in self.capacities
             ],
@@ -241,21 +275,78 @@ def _kv_dtypes(cfg: Config, target: Target) -> list[str]:
 def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
     if kv_dtype != "auto":
         return kv_dtype
-    return "fp16" if model_dtype == "float16" else "bf16"
+    return {"float16": "fp16", "float32": "fp32"}.get(model_dtype or "", "bf16")
 
 
-def memory_figures(cfg: Config, target: Target, tp: Optional[int] = None, pp: Optional[int] = None):
-    """The figures for the config (or for another TP / PP of it); None without a model shape or GPU memory.
+def memory_figures(
+    cfg: Config, target: Target, tp: Optional[int] = None, pp: Optional[int] = None, fraction: Optional[float] = None
+):
+    """The figures for the config (or for another TP / PP / memory fraction of it); None without a model shape or
+    GPU memory.
 
     Computed once per (config, target, layout): the two memory rules, `check`'s rendering and the matrix read
     the same figures. The entry holds the target itself, so its id stays its own while the entry lives."""
-    key = ("memory", id(target), tp or cfg.tp_size, pp or cfg.pp_size)
+    key = ("memory", id(target), tp or cfg.tp_size, pp or cfg.pp_size, fraction)
     if key not in cfg.per_target:
-        cfg.per_target[key] = (target, _compute_figures(cfg, target, tp, pp))
+        cfg.per_target[key] = (target, _compute_figures(cfg, target, tp, pp, fraction))
     return cfg.per_target[key][1]
 
 
-def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optional[int]) -> Optional[MemoryFigures]:
+def _count(cfg: Config, key: str) -> Optional[int]:
+    value = cfg.flags.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _flashinfer_installed(target: Target) -> Optional[bool]:
+    """Whether the target has flashinfer-python (a live probe or a saved report knows; --gpu does not)."""
+    if not target.software_known:
+        return None
+    return "flashinfer" in target.versions
+
+
+def held_by_others_gib(target: Target) -> float:
+    """GiB other processes held on the busiest visible GPU when the target was probed: NVML's used less the driver's
+    own reservation (0.60 GiB on an idle H200, ../shared/research/h200-memory.md); 0 when not known or below
+    0.25 GiB."""
+    if target.facts is None:
+        return 0.0
+    used = [
+        d.memory_used_mib
+        for d in target.facts.gpus.devices
+        if d.index in target.visible_gpus and d.memory_used_mib is not None
+    ]
+    held = max(used, default=0) / 1024 - engine_budget.DRIVER_RESERVE_GIB
+    return round(held, 2) if held > 0.25 else 0.0
+
+
+def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, weights: float, shape, tp, pp, attn_tp):
+    if cfg.engine == "sglang":
+        # SGLang sizes its pool from what is free at init: other processes' memory comes off it
+        return engine_budget.sglang_budget(
+            nvml_total_gib=memory_gib - held_by_others_gib(target), fraction=fraction, weights_gib=weights, tp=tp
+        )
+    experts = shape.num_experts and shape.moe_layers
+    width = (shape.moe_intermediate_size * (shape.experts_per_token or 8) if experts else shape.intermediate_size) // tp
+    return engine_budget.vllm_budget(
+        release=vllm_release(target),
+        nvml_total_gib=memory_gib,
+        gpu_name=target.gpu_name or target.label,
+        utilization=fraction,
+        weights_gib=weights,
+        vocab=shape.vocab_size,
+        hidden=shape.hidden_size,
+        mlp_width=width,
+        tp=tp,
+        max_num_batched_tokens=_count(cfg, "max_num_batched_tokens"),
+        max_num_seqs=_count(cfg, "max_num_seqs"),
+        enforce_eager=bool(cfg.flags.get("enforce_eager")),
+        flashinfer_installed=_flashinfer_installed(target),
+    )
+
+
+def _compute_figures(
+    cfg: Config, target: Target, tp: Optional[int], pp: Optional[int], fraction_override: Optional[float] = None
+) -> Optional[MemoryFigures]:
     shape = cfg.model.shape if cfg.model else None
     memory_gib, memory_origin = judged_memory(target)
     if shape is None or not memory_gib or unsized_quantization(cfg):
@@ -263,13 +354,36 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
     quantization_flag = cfg.flags.get("quantization")
     shape = memory.with_quantization_flag(shape, quantization_flag if isinstance(quantization_flag, str) else None)
     model_dtype = cfg.model.dtype if cfg.model else None
+    served = SERVED_DTYPE_BYTES.get(str(cfg.dtype).lower())
+    if served:  # --dtype float32 / half / bfloat16: the weights and an auto KV cache in that width
+        shape = shape._replace(dtype_bytes=served)
+        model_dtype = (
+            "float32" if served == 4 else ("float16" if cfg.dtype in ("half", "float16", "fp16") else model_dtype)
+        )
     tp, pp = tp or cfg.tp_size, pp or cfg.pp_size
     attn_tp = max(1, attention_tp(cfg) * tp // cfg.tp_size)
     fraction, origin = _fraction(cfg, target, memory_gib, tp, pp)
+    if fraction_override is not None:
+        fraction, origin = fraction_override, f"{flag(cfg, 'fraction')} {fraction_override:g} (the fix)"
     weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp) / GIB
     if uses_mtp_layers(cfg):
         weights += memory.mtp_bytes_per_gpu(shape, tp) / GIB
-    kv_bytes = (memory_gib * fraction - weights) * GIB
+    quantization = shape.quantization
+    if cfg.engine == "vllm" and quantization is not None and quantization.method == "mxfp4" and shape.num_experts:
+        weights += engine_budget.vllm_mxfp4_padding_gib(
+            hidden=shape.hidden_size,
+            expert_intermediate=shape.moe_intermediate_size,
+            experts=shape.num_experts,
+            moe_layers=shape.moe_layers,
+            layers=shape.num_layers,
+            bytes_per_weight=quantization.bytes_per_weight,
+            tp=tp,
+            pp=pp,
+            cc=target.cc,
+        )
+    budget = _budget(cfg, target, memory_gib, fraction, weights, shape, tp, pp, attn_tp)
+    kv_bytes = budget.kv_gib * GIB
+    kv_low_bytes = budget.kv_low_gib * GIB
     page = (effective_page_size(cfg, target) or 1) if cfg.engine == "sglang" else (cfg.page_size or 16)
     capacities = []
     state = 0.0
@@ -280,7 +394,14 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
             continue  # a dtype whose layout is not modelled (e.g. fp4 recipes): not guessed
         cost = memory.kv_cost(shape, cfg.engine, kv_dtype, attn_tp, pp, indexer)
         state = cost.state_bytes_per_request
-        tokens = int(max(kv_bytes, 0) // cost.bytes_per_token) // page * page if cost.bytes_per_token else 0
+
+        def tokens_of(kv: float, cost=cost) -> int:
+            return int(max(kv, 0) // cost.bytes_per_token) // page * page if cost.bytes_per_token else 0
+
+        def request_of(kv: float, tokens: int, cost=cost) -> int:
+            return _longest_request(cost, kv, page) if cfg.engine == "vllm" else tokens
+
+        tokens, tokens_low = tokens_of(kv_bytes), tokens_of(kv_low_bytes)
         capacities.append(
             KvCapacity(
                 kv_dtype,
@@ -288,7 +409,9 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
                 cost.bytes_per_token,
                 tokens,
                 cost.formula,
-                _longest_request(cost, kv_bytes, page) if cfg.engine == "vllm" else tokens,
+                request_of(kv_bytes, tokens),
+                tokens_low,
+                request_of(kv_low_bytes, tokens_low),
             )
         )
     if not capacities:
@@ -317,6 +440,8 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
         context_length=context,
         context_origin=context_origin,
         weight_format=weight_format + (f" + {shape.mtp_layers} MTP layer(s)" if uses_mtp_layers(cfg) else ""),
+        budget=budget,
+        others_gib=held_by_others_gib(target),
     )
 
 
@@ -352,10 +477,26 @@ def flag(cfg: Config, name: str) -> str:
 
 
 def _smallest_fitting_layout(cfg: Config, target: Target) -> Optional[tuple[int, int]]:
-    """The smallest TP (up to 8), else PP of TP 8 (up to 16 stages), whose weights fit."""
-    layouts = [(tp, cfg.pp_size) for tp in _TP_CHOICES if tp > cfg.tp_size]
-    layouts += [(max(8, cfg.tp_size), pp) for pp in range(cfg.pp_size + 1, _MAX_PP + 1)]
-    for tp, pp in layouts:
+    """The smallest TP (up to 8), else PP of TP 8 (up to 16 stages), whose weights fit. For vLLM, among the TP
+    sizes, the smallest whose KV cache also holds one request at the configured context comes first: vLLM refuses
+    to start without it (memory-kv-context fails), so a TP that only moves the failure there is no fix. SGLang
+    shortens the context instead (a warning), and more GPUs are never proposed for the context alone."""
+    tp_layouts = [(tp, cfg.pp_size) for tp in _TP_CHOICES if tp > cfg.tp_size]
+    first = None
+    for tp, pp in tp_layouts:
+        figures = memory_figures(cfg, target, tp, pp)
+        if figures is None or not figures.fits or figures.configured.tokens <= 0:
+            continue
+        if cfg.engine != "vllm" or not figures.context_length:
+            return tp, pp
+        first = first or (tp, pp)
+        needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
+        capacity = figures.configured
+        if (capacity.request_tokens_low if figures.uncertain else capacity.request_tokens) >= needed:
+            return tp, pp
+    if first:
+        return first
+    for tp, pp in [(max(8, cfg.tp_size), pp) for pp in range(cfg.pp_size + 1, _MAX_PP + 1)]:
         figures = memory_figures(cfg, target, tp, pp)
         if figures is not None and figures.fits and figures.configured.tokens > 0:
             return tp, pp
@@ -369,12 +510,54 @@ def _layout_fix(cfg: Config, layout: tuple[int, int]) -> str:
 
 
 def _describe(figures: MemoryFigures) -> str:
-    return (
+    head = (
         f"{figures.weights_gib:.1f} GiB of {figures.weight_format} weights per GPU at TP {figures.tp} x PP "
         f"{figures.pp}; {figures.gpu_memory_gib:g} GiB{f' ({figures.memory_origin})' if figures.memory_origin else ''}"
-        f" x {figures.fraction:.3f} ({figures.fraction_origin}) = "
-        f"{figures.budget_gib:.1f} GiB"
     )
+    budget = figures.budget
+    if budget is None:
+        return f"{head} x {figures.fraction:.3f} ({figures.fraction_origin}) = {figures.budget_gib:.1f} GiB"
+    others = "".join(f" - {t.gib:.2f} ({t.label})" for t in budget.terms if t.label != "weights")
+    return (
+        f"{head}; {budget.usable_gib:.2f} GiB usable ({budget.usable_origin}) x {figures.fraction:.3f} "
+        f"({figures.fraction_origin}) = {figures.budget_gib:.1f} GiB - {figures.weights_gib:.1f} (weights){others} "
+        f"= {figures.kv_gib:.2f} GiB of KV cache"
+        + (f" ({figures.kv_low_gib:.2f} GiB unless {budget.assumption})" if figures.uncertain else "")
+    )
+
+
+# The utilization a vLLM fix may propose at most (1.0 leaves nothing for the run-time peaks vLLM does not profile).
+_MAX_UTILIZATION = 0.95
+
+
+def _fraction_fix(cfg: Config, target: Target, figures: MemoryFigures, needed_tokens: Optional[int]):
+    """The smallest --gpu-memory-utilization / --mem-fraction-static (to 0.95) under which the KV cache holds
+    `needed_tokens` (at least one page when None), re-checked by recomputing the figures at it; None if none.
+    The capacity grows with the fraction, so the search halves the range."""
+    budget = figures.budget
+    if budget is None:
+        return None
+    if budget.usable_gib * _MAX_UTILIZATION <= sum(t.gib for t in budget.terms):
+        return None  # not even the largest fraction leaves room
+
+    def holds(hundredths: int) -> bool:
+        fixed = memory_figures(cfg, target, fraction=hundredths / 100)
+        if fixed is None or not fixed.fits:
+            return False
+        capacity = fixed.configured
+        tokens = capacity.request_tokens_low if fixed.uncertain else capacity.request_tokens
+        return tokens > 0 and (needed_tokens is None or tokens >= needed_tokens)
+
+    low, high = math.floor(figures.fraction * 100) + 1, int(_MAX_UTILIZATION * 100)
+    if low > high or not holds(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if holds(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return f"{flag(cfg, 'fraction')} {low / 100:g}"
 
 
 WEIGHTS_DOCS = """Checks that one GPU's share of the weights (TP-sharded, the busiest PP stage) fits in its memory times
@@ -407,7 +590,7 @@ The weight bytes are an estimate from config.json (rules/knowledge/memory.py): p
 the published ones for 36 models (Kimi K2: to its published 1T); quantized layers at their packed size plus
 scales (`--quantization` names the checkpoint's format when given; a method not sized here, with no
 quantization_config to read, leaves the rules unknown); the vision tower of multimodal models, norms and biases not counted;
-vLLM's profiled activation peak and CUDA graphs not known before a run. Near the limit (within ~5%) the
+the engines' own overheads as rules/knowledge/engine_budget.py models them. Near the limit (within ~5%) the
 verdict can go either way; well past it, it cannot. The fix is the smallest TP (up to 8) or, past one node,
 PP stages of TP 8 that fit."""
 WEIGHTS_TITLE = "The weights fit in GPU memory x the engine's memory fraction"
@@ -492,20 +675,43 @@ def memory_weights_fit(cfg, target):
     if missing:
         return missing
     found = _describe(figures)
-    if figures.fits and figures.configured.tokens > 0:
-        return passed(found, "the weights below the budget, with room for KV cache")
-    required = "the weights below the budget, with room for KV cache"
+    required = "the weights and what the engine profiles below the budget, with room for KV cache"
+    if cfg.engine == "vllm" and figures.others_gib and figures.budget is not None:
+        # vllm v1/worker/gpu_worker.py init_device (0.10.0 :164-176, 0.11.2 :251): the free memory at start-up must
+        # hold total x gpu_memory_utilization
+        free = figures.budget.usable_gib - engine_budget.CUDA_CONTEXT_GIB - figures.others_gib
+        if free < figures.budget_gib:
+            fitting = math.floor(free / figures.budget.usable_gib * 100) / 100
+            refit = memory_figures(cfg, target, fraction=fitting) if fitting > 0 else None
+            fitting = fitting if refit is not None and refit.fits and refit.configured.tokens > 0 else 0
+            return failed(
+                f"other processes hold {figures.others_gib:.1f} GiB of the GPU: {free:.1f} GiB free at start-up "
+                f"for {figures.budget_gib:.1f} GiB requested ({figures.budget.usable_gib:.1f} x {figures.fraction:.2f})",
+                "the free memory at start-up at least total x --gpu-memory-utilization",
+                [f"--gpu-memory-utilization {fitting:g}"] if fitting > 0 else [],
+            )
+    fits = figures.fits and figures.configured.tokens > 0
+    if fits and not (figures.uncertain and figures.configured.tokens_low <= 0):
+        return passed(found, required)
+    fraction_fix = _fraction_fix(cfg, target, figures, None)
+    if fits:  # fits only under the lighter reading of a term the install decides
+        return warned(found, required, [fraction_fix] if fraction_fix else [])
+    fixes = [fraction_fix] if fraction_fix else []
     layout = _smallest_fitting_layout(cfg, target)
     if layout is None:
+        if fixes:
+            return failed(found, required, fixes)
         return failed(found, required, reason=f"no TP up to 8 x PP up to {_MAX_PP} of {gpu(target)} holds them")
     tp, pp = layout
     if target.gpu_count_known and tp * pp > target.gpu_count:  # the layout's fix would fail the GPU count
+        if fixes:
+            return failed(found, required, fixes)
         return failed(
             found,
             required,
             reason=f"they fit from TP {tp} x PP {pp}: {tp * pp} GPUs, more than the {target.gpu_count} of the target",
         )
-    return failed(found, required, [_layout_fix(cfg, layout)])
+    return failed(found, required, [*fixes, _layout_fix(cfg, layout)])
 
 
 KV_DOCS = """Checks that the KV tokens left after the weights hold one request at --context-length / --max-model-len
@@ -528,13 +734,17 @@ SGLang starts anyway and caps a request at min(context length, KV capacity) - 1 
 inputs (managers/tp_worker.py:568-572, managers/utils.py:282-285): a warning. vLLM refuses to start: a
 failure.
 
-How far off vLLM's figure can be: vLLM's KV budget is total x gpu_memory_utilization less what it measures at
-start-up (v1/worker/gpu_worker.py determine_available_memory: the weights, the peak of a dummy forward of
-max_num_batched_tokens, non-torch allocations, and from 0.21.0 its CUDA-graph estimate; the log line
-'Available KV cache memory' gives the result). Only the weights are known before a run, so the capacity shown
-for vLLM is an upper bound: the real one is lower by that activation and graph memory, which grows with
-max_num_batched_tokens, the model's width and the captured batch sizes. A context that fails here fails there;
-one that passes with a margin smaller than that memory may still fail."""
+The capacity is the one the engine will log ('GPU KV cache size: N tokens', 'KV Cache is allocated. #tokens: N'):
+what each engine subtracts first is modelled per release (rules/knowledge/engine_budget.py). vLLM: torch's total
+(NVML's less 0.60 GiB) x gpu_memory_utilization less the weights, its profiled peak (the sampler warm-up of
+min(max_num_batched_tokens, max_num_seqs) x vocabulary logits: 38 B an element on the PyTorch-native sampler,
+12.4 on FlashInfer's; or the dummy forward), non-torch memory and from 0.21.0 CUDA graphs. SGLang: the memory
+free at init (NVML's less the driver's and the context's 1.11 GiB) x mem_fraction_static less the weights. Where
+the release leaves the sampler to the install (vLLM 0.10-0.11.0 with or without flashinfer-python) and the
+target does not show it, a context that fits only under FlashInfer's reading is a warning. Measured against 14
+real engine logs (tests/fixtures/memory_logs.json, bench/memory_logs.py): the work set's KV figures within 0.2-9%
+of the logged ones. The fixes (largest context, smallest fraction, smallest TP) are re-checked by recomputing
+the figures with them."""
 KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
 KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
 
@@ -575,8 +785,8 @@ def memory_kv_context(cfg, target):
     if not figures.fits or figures.configured.tokens <= 0:
         return skipped("the weights leave no KV cache (memory-weights-fit)")
     capacity = f"kv capacity: {figures.capacity_line()}"
-    if cfg.engine == "vllm":
-        capacity += VLLM_UPPER_BOUND
+    if figures.uncertain:
+        capacity += f" ({_millions(figures.configured.tokens_low)} unless {figures.budget.assumption})"
     if not figures.context_length:
         return passed(capacity, reason="no context length given and none in config.json")
     needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
@@ -586,10 +796,19 @@ def memory_kv_context(cfg, target):
         f"{configured.bytes_per_token:g} B per token per GPU = {configured.formula}"
     )
     required = f"{needed} tokens of KV cache at --kv-cache-dtype {configured.kv_dtype}"
-    if configured.request_tokens >= needed:
+    sure = configured.request_tokens_low if figures.uncertain else configured.request_tokens
+    if sure >= needed:
         return passed(found, required)
-    fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if c.request_tokens >= needed]
-    fix.append(f"{flag(cfg, 'context')} {configured.request_tokens}")
+
+    def holds(c: KvCapacity, f: MemoryFigures) -> bool:
+        return (c.request_tokens_low if f.uncertain else c.request_tokens) >= needed
+
+    fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if holds(c, figures)]
+    if sure > 0:
+        fix.append(f"{flag(cfg, 'context')} {sure}")  # the longest that fits, as the engine would estimate it
+    fraction_fix = _fraction_fix(cfg, target, figures, needed)
+    if fraction_fix:
+        fix.append(fraction_fix)
     layout = next(
         (
             (tp, cfg.pp_size)
@@ -597,11 +816,13 @@ def memory_kv_context(cfg, target):
             if tp > cfg.tp_size
             and (wider := memory_figures(cfg, target, tp)) is not None
             and wider.fits
-            and wider.configured.request_tokens >= needed
+            and holds(wider.configured, wider)
         ),
         None,
     )
     if layout:
         fix.append(_layout_fix(cfg, layout))
+    if configured.request_tokens >= needed:  # only under the lighter reading of a term the install decides
+        return warned(found, required, fix)
     outcome = failed if cfg.engine == "vllm" else warned
     return outcome(found, required, fix)

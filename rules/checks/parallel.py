@@ -51,12 +51,18 @@ def parallel_gpu_count(cfg, target):
     found = f"TP {cfg.tp_size} x PP {cfg.pp_size}" + (
         f" x DP {needed // (cfg.tp_size * cfg.pp_size)}" if needed > cfg.tp_size * cfg.pp_size else ""
     )
-    found += f" = {needed} GPUs; the target has {target.gpu_count}"
-    if needed <= target.gpu_count:
-        return passed(found, f"at most {target.gpu_count} GPUs")
-    widest = 1 << (target.gpu_count.bit_length() - 1)  # TP sizes are powers of two in practice (head counts)
+    # --nnodes N: the layout spans N nodes of the target's GPUs (sglang server_args nnodes; vllm --nnodes)
+    nodes = cfg.flags.get("nnodes")
+    nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1 else 1
+    available = target.gpu_count * nodes
+    found += f" = {needed} GPUs; the target has {target.gpu_count}" + (
+        f" per node x {nodes} nodes (--nnodes) = {available}" if nodes > 1 else ""
+    )
+    if needed <= available:
+        return passed(found, f"at most {available} GPUs")
+    widest = 1 << (available.bit_length() - 1)  # TP sizes are powers of two in practice (head counts)
     fix = [f"{flag(cfg, 'tp')} {widest}"] if cfg.pp_size == 1 and needed == cfg.tp_size else []
-    return failed(found, f"at most {target.gpu_count} GPUs", fix)
+    return failed(found, f"at most {available} GPUs", fix)
 
 
 def _tp_group(cfg: Config, target):

@@ -159,6 +159,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "hicache_host_memory_fraction": "float",  # kv-hicache-host-memory-fraction
                 "swa_full_tokens_ratio": "float",  # kv-swa-ratio-range
                 "swa_prefix_tails": "int",
+                "nnodes": "int",  # the GPUs a TP x PP x DP layout spans (parallel-gpu-count)
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -182,10 +183,17 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "speculative_config": ("speculative_config", "str"),
         "quantization": ("quantization", "str"),
         "calculate_kv_scales": ("calculate_kv_scales", "bool"),
-        "max_model_len": ("context_length", "int"),
+        # vLLM parses these two with human_readable_int ('32K' = 32768, '25.6k' = 25600): engine/arg_utils.py
+        # (0.10.0 :219-223, human_readable_int :1708)
+        "max_model_len": ("context_length", "hint"),
         "pipeline_parallel_size": ("pp_size", "int"),
         "gpu_memory_utilization": ("mem_fraction", "float"),
         "data_parallel_size": ("dp_size", "int"),
+        # what sizes vLLM's profiled peak and CUDA graphs (rules/knowledge/engine_budget.py)
+        "max_num_batched_tokens": ("max_num_batched_tokens", "hint"),
+        "max_num_seqs": ("max_num_seqs", "int"),
+        "enforce_eager": ("enforce_eager", "bool"),
+        "nnodes": ("nnodes", "int"),  # the GPUs a TP x PP x DP layout spans (parallel-gpu-count)
     },
 }
 
@@ -460,7 +468,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enable_aiter_allreduce_fusion enable_flashinfer_allreduce_fusion enable_mscclpp enable_nccl_nvls "
             "enable_p2p_check enable_quant_communications enable_torch_symm_mem "
             "enforce_disable_flashinfer_allreduce_fusion engine_info_bootstrap_port "
-            "flashinfer_allreduce_fusion_backend gpu_id_step mooncake_ib_device nccl_port nnodes node_rank "
+            "flashinfer_allreduce_fusion_backend gpu_id_step mooncake_ib_device nccl_port node_rank "
             "numa_node optimistic_prefill_attempts optimistic_prefill_retries pdlb_url pre_warm_nccl use_ray"
         ),
         ("MoE expert kernels, routing and placement, GEMM kernels (the expert and data parallel sizes bear)"): (
@@ -547,7 +555,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "distributed_timeout_seconds dp_supervisor_probe_failure_threshold dp_supervisor_probe_interval_s "
             "dp_supervisor_probe_timeout_s dp_sync_interval enable_cumem_allocator enable_fault_tolerance "
             "enable_nccl_comm_suspend fail_on_environ_validation fault_tolerance_config master_addr master_port "
-            "nnodes node_rank numa_bind numa_bind_cpus numa_bind_nodes"
+            "node_rank numa_bind numa_bind_cpus numa_bind_nodes"
         ),
         "sleep mode's state handling (sleep mode itself bears)": "sleep_mode_backend sleep_mode_offload_cudagraph sleep_preserve_parameter_names",
         "MoE expert kernels and placement, GEMM kernels (the expert and data parallel sizes bear)": (
@@ -705,11 +713,31 @@ def _read(engine: str, args: Sequence[str]) -> _Read:
     return read
 
 
+_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kmgKMG])")
+_HUMAN_MULTIPLIERS = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def _human_readable_int(flag: str, value: str) -> int:
+    """vLLM's human_readable_int: '1k' 1000, '1K' 1024, '25.6k' 25600; no decimals with a binary multiplier."""
+    match = _HUMAN_INT.fullmatch(value.strip())
+    if match is None:
+        return int(value)
+    number, suffix = match.groups()
+    if suffix.isupper() and "." in number:
+        raise ValueError(value)
+    return int(float(number) * _HUMAN_MULTIPLIERS[suffix])
+
+
 def _convert(flag: str, kind: str, value: Any) -> Any:
     if kind == "bool":
         return value if isinstance(value, bool) else True
     if isinstance(value, list):
         value = " ".join(value)
+    if kind == "hint":
+        try:
+            return _human_readable_int(flag, str(value))
+        except ValueError:
+            raise RulesInputError(f"{flag} in the pasted command: expected an integer, got {value!r}") from None
     if kind in ("int", "float"):
         try:
             return int(value) if kind == "int" else float(value)

@@ -118,6 +118,7 @@ class ModelShape(NamedTuple):
     # MoE
     num_experts: int = 0
     moe_intermediate_size: int = 0
+    experts_per_token: int = 0  # num_experts_per_tok: the routed experts each token runs (0: not given)
     num_shared_experts: int = 0
     shared_expert_intermediate_size: int = 0
     dense_layers: int = 0  # first_k_dense_replace: leading layers with a dense MLP
@@ -274,6 +275,44 @@ def with_quantization_flag(s: ModelShape, name: Optional[str]) -> ModelShape:
     return s._replace(quantization=quantization._replace(unquantized=unquantized))
 
 
+# Model types whose experts are sized by moe_intermediate_size (their intermediate_size is the dense MLP's):
+# transformers' configuration_deepseek_v3 / qwen2_moe / qwen3_moe / qwen3_next / glm4_moe. Without it their expert
+# size is unknown (Mixtral, gpt-oss, OLMoE, Llama 4 size their experts by intermediate_size).
+MOE_SIZE_FIELD_TYPES = frozenset(
+    {
+        "deepseek_v2",
+        "deepseek_v3",
+        "deepseek_v32",
+        "kimi_k2",
+        "qwen2_moe",
+        "qwen3_moe",
+        "qwen3_next",
+        "qwen3_5_moe",
+        "qwen3_5_moe_text",
+        "qwen3_vl_moe",
+        "qwen3_vl_moe_text",
+        "glm4_moe",
+        "glm_moe_dsa",
+    }
+)
+
+
+def _moe_sizes_missing(text: Mapping[str, Any], experts: int, moe_intermediate: int) -> bool:
+    """A config that says it is MoE (an expert size, shared experts, experts per token, DeepSeek's routed experts, or
+    a model type that sizes experts apart) without both the expert count and the expert size it needs."""
+    says_moe = any(
+        text.get(k) is not None
+        for k in ("moe_intermediate_size", "n_shared_experts", "n_routed_experts", "num_experts_per_tok", "moe_topk")
+    )
+    if moe_intermediate and not experts:
+        return True
+    if not says_moe and not experts:
+        return False  # dense
+    if text.get("n_routed_experts") is not None or text.get("model_type") in MOE_SIZE_FIELD_TYPES:
+        return not (experts and moe_intermediate)
+    return not experts
+
+
 def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
     """The numbers that size a checkpoint (multimodal configs: the language model's `text_config`)."""
     text_config = config.get("text_config")
@@ -303,6 +342,8 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
     experts = _first_int(text, "n_routed_experts", "num_local_experts", "num_experts") or 0
     moe_intermediate = _first_int(text, "moe_intermediate_size") or 0
     intermediate = _first_int(text, "intermediate_size") or 0
+    if _moe_sizes_missing(text, experts, moe_intermediate):
+        return None  # a MoE model whose expert count or expert size is not given: unknown, not a dense guess
     if experts and not moe_intermediate:
         # Mixtral and gpt-oss name the expert size intermediate_size; Llama 4 keeps the dense one apart
         moe_intermediate, intermediate = intermediate, _first_int(text, "intermediate_size_mlp") or 0
@@ -377,6 +418,7 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         qk_rope_head_dim=rope or 0,
         num_experts=experts,
         moe_intermediate_size=moe_intermediate,
+        experts_per_token=_first_int(text, "num_experts_per_tok", "moe_topk", "num_experts_per_token") or 0,
         num_shared_experts=shared,
         shared_expert_intermediate_size=shared_size,
         dense_layers=dense_layers if experts else 0,
@@ -394,7 +436,8 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         gated_attention=text.get("model_type") in GATED_ATTENTION_TYPES,
         lightning_attention=lightning,
         sglang_swa_pool=architecture in SGLANG_HYBRID_SWA,
-        quantization=quantization_from_config(config),
+        # multimodal wrappers may keep it in text_config, where the language model's loader finds it
+        quantization=quantization_from_config(config) or quantization_from_config(text),
         max_position_embeddings=_context(text.get("max_position_embeddings")),
         vision_tower=_vision_tower(config.get("vision_config")),
         index_head_dim=_int(text.get("index_head_dim")) or 0,

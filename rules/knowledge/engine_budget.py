@@ -1,0 +1,216 @@
+"""What each engine subtracts before its KV cache, per release, each term with its source (issue 22). Pure.
+
+vLLM (v1/worker/gpu_worker.py determine_available_memory; read in the 0.10.0, 0.11.2, 0.15.1 and 0.33.0 wheels):
+    KV = torch's total x --gpu-memory-utilization - weights - the profiled peak - non-torch memory
+         [- the CUDA-graph estimate, from 0.21.0]
+  * torch's total is NVML's total less the driver's reservation (0.60 GiB on an H200,
+    ../shared/research/h200-memory.md; 0.4-0.75 GiB on the other GPUs whose logs show both).
+  * the profiled peak is gpu_model_runner.profile_run: a dummy forward of max_num_batched_tokens tokens, then
+    _dummy_sampler_run: logits for min(max_num_batched_tokens, max_num_seqs) dummy requests over the whole
+    vocabulary (gathered on every TP rank) through top-k / top-p. The sampler dominates for large vocabularies:
+    38.0 bytes per logits element on the PyTorch-native path (measured on the H200,
+    bench/results/memory-terms-h200.json), 12.4 on FlashInfer's (fitted to three vLLM 0.10.1.1 logs that name
+    FlashInfer sampling, tests/fixtures/memory_logs.json).
+  * which sampler runs is per release (v1/sample/ops/topk_topp_sampler.py): 0.10.x-0.11.0 FlashInfer's when
+    flashinfer-python is installed (not a dependency of the 0.10.0 wheel), 0.11.1-0.18.x PyTorch-native unless
+    VLLM_USE_FLASHINFER_SAMPLER=1 (vllm#26859; 0.11.2 and 0.15.1 read), from 0.19.0 FlashInfer's by default
+    (vllm#40376; 0.33.0 read, envs.py VLLM_USE_FLASHINFER_SAMPLER default True).
+  * max_num_batched_tokens / max_num_seqs default (engine/arg_utils.py get_batch_defaults, API server): 8192 /
+    1024 on GPUs whose torch total is at least 70 GiB and that are not A100s, else 2048 / 256; 0.33.0 adds
+    16384 / 1024 at 160 GiB and keeps GB10 on the small tier.
+  * non-torch memory (cuBLAS workspace, NCCL): ~0.10 GiB at TP 1 and ~0.25 GiB at TP > 1 in the logs that
+    give it (vLLM 0.10.1.1-0.10.2: 0.11, 0.24, 0.21, 0.28 GiB).
+  * CUDA graphs: subtracted from 0.21.0 ('CUDA graph memory profiling is enabled (default since v0.21.0)');
+    the logged estimates run 0.09-1.34 GiB, taken here as 0.5 GiB.
+
+SGLang (model_executor/model_runner.py profile_max_num_token, 0.5.x):
+    KV = free memory per GPU after distributed init x --mem-fraction-static - weights
+  * the free memory at init is NVML's total less the driver's reservation and the CUDA context (0.60 + 0.51
+    GiB on the H200, h200-memory.md); a Qwen3-14B log on RTX 4090s shows 23.08 GiB free of 23.99.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Optional
+
+from packaging.version import Version
+
+# NVML total -> what torch (and vLLM's total) sees, and what SGLang finds free at init (h200-memory.md).
+DRIVER_RESERVE_GIB = 0.60
+CUDA_CONTEXT_GIB = 0.51
+# Bytes per logits element of vLLM's sampler warm-up: measured (native), fitted (FlashInfer).
+NATIVE_SAMPLER_BYTES = 38.0
+FLASHINFER_SAMPLER_BYTES = 12.4
+NON_TORCH_GIB = (0.10, 0.25)  # TP 1, TP > 1
+CUDA_GRAPH_GIB = 0.5
+
+SAMPLER_SOURCES = {
+    "native": "vllm v1/sample/ops/topk_topp_sampler.py forward_native; 38.0 B per logits element measured on the "
+    "H200 (bench/results/memory-terms-h200.json)",
+    "flashinfer": "vllm v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer); 12.4 B per logits element "
+    "fitted to vLLM 0.10.1.1 logs",
+}
+
+
+class Term(NamedTuple):
+    label: str  # "weights", "sampler warm-up (1024 x 201088 logits, native)", ...
+    gib: float  # subtracted from the budget
+    source: str
+
+
+class Budget(NamedTuple):
+    """One GPU's memory as the engine divides it: `usable_gib` x `fraction` less the terms is the KV cache.
+    `low_terms` is set when the release leaves a term to the install (vLLM 0.10-0.11.0's sampler): the larger
+    of the two readings, the KV cache then `kv_low_gib`."""
+
+    usable_gib: float  # torch's total (vLLM) or the free memory at init (SGLang)
+    usable_origin: str
+    fraction: float
+    terms: tuple[Term, ...]
+    low_terms: Optional[tuple[Term, ...]] = None
+    assumption: str = ""  # what the expected reading assumes, when low_terms is set
+
+    @property
+    def budget_gib(self) -> float:
+        return self.usable_gib * self.fraction
+
+    @property
+    def kv_gib(self) -> float:
+        return self.budget_gib - sum(t.gib for t in self.terms)
+
+    @property
+    def kv_low_gib(self) -> float:
+        return self.budget_gib - sum(t.gib for t in (self.low_terms or self.terms))
+
+
+def vllm_sampler(release: Optional[Version], flashinfer_installed: Optional[bool]) -> tuple[str, Optional[str]]:
+    """(the sampler vLLM profiles with, the other one when the install decides and is not known)."""
+    if release is None or release >= Version("0.19.0"):
+        return "flashinfer", None
+    if release >= Version("0.11.1"):
+        return "native", None
+    if flashinfer_installed is None:
+        return "flashinfer", "native"
+    return ("flashinfer" if flashinfer_installed else "native"), None
+
+
+def vllm_batch_defaults(release: Optional[Version], torch_total_gib: float, gpu_name: str) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) `vllm serve` takes when not given (arg_utils.get_batch_defaults)."""
+    name = gpu_name.lower()
+    newest = release is None or release >= Version("0.33.0")
+    if newest and torch_total_gib >= 160:
+        return 16384, 1024
+    small = "a100" in name or (newest and ("gb10" in name or "spark" in name))
+    if torch_total_gib >= 70 and not small:
+        return 8192, 1024
+    return 2048, 256
+
+
+def vllm_forward_gib(tokens: int, hidden: int, mlp_width: int) -> float:
+    """The dummy forward's activations: residual, normed and attention outputs (4 x hidden) and the MLP's
+    gate-up and activated outputs (3 x its width per rank) per token, bf16."""
+    return tokens * (4 * hidden + 3 * mlp_width) * 2 / (1 << 30)
+
+
+def vllm_budget(
+    *,
+    release: Optional[Version],
+    nvml_total_gib: float,
+    gpu_name: str,
+    utilization: float,
+    weights_gib: float,
+    vocab: int,
+    hidden: int,
+    mlp_width: int,
+    tp: int,
+    last_stage: bool = True,
+    max_num_batched_tokens: Optional[int] = None,
+    max_num_seqs: Optional[int] = None,
+    enforce_eager: bool = False,
+    flashinfer_installed: Optional[bool] = None,
+) -> Budget:
+    torch_total = nvml_total_gib - DRIVER_RESERVE_GIB
+    tokens_default, seqs_default = vllm_batch_defaults(release, torch_total, gpu_name)
+    tokens = max_num_batched_tokens or tokens_default
+    seqs = max_num_seqs or seqs_default
+    rows = min(tokens, seqs)
+    forward = vllm_forward_gib(tokens, hidden, mlp_width)
+    non_torch = NON_TORCH_GIB[tp > 1]
+    version_note = f"vLLM {release}" if release else "vLLM"
+
+    def terms(sampler: str) -> tuple[Term, ...]:
+        sampled = rows * vocab * (NATIVE_SAMPLER_BYTES if sampler == "native" else FLASHINFER_SAMPLER_BYTES)
+        sampled_gib = sampled / (1 << 30) if last_stage else 0.0
+        peak = max(forward, sampled_gib)
+        label = (
+            f"profiled peak: sampler warm-up of {rows} x {vocab} logits ({sampler})"
+            if sampled_gib >= forward
+            else f"profiled peak: dummy forward of {tokens} tokens"
+        )
+        out = [
+            Term("weights", weights_gib, "rules/knowledge/memory.py weight_bytes_per_gpu"),
+            Term(label, peak, SAMPLER_SOURCES[sampler] if sampled_gib >= forward else "gpu_model_runner profile_run"),
+            Term(f"non-torch memory at TP {tp}", non_torch, "vLLM 0.10.1.1-0.10.2 logs (non_torch_memory)"),
+        ]
+        if release is not None and release >= Version("0.21.0") and not enforce_eager:
+            out.append(Term("CUDA graphs", CUDA_GRAPH_GIB, "vLLM >= 0.21.0 gpu_worker CUDA graph memory profiling"))
+        return tuple(out)
+
+    sampler, other = vllm_sampler(release, flashinfer_installed)
+    return Budget(
+        usable_gib=torch_total,
+        usable_origin=f"{version_note}: torch's total, NVML's {nvml_total_gib:g} GiB less {DRIVER_RESERVE_GIB} GiB",
+        fraction=utilization,
+        terms=terms(sampler),
+        low_terms=terms(other) if other else None,
+        assumption=f"vLLM {release} profiles FlashInfer's sampler when flashinfer-python is installed" if other else "",
+    )
+
+
+def sglang_budget(*, nvml_total_gib: float, fraction: float, weights_gib: float, tp: int, pp: int = 1) -> Budget:
+    free_init = nvml_total_gib - DRIVER_RESERVE_GIB - CUDA_CONTEXT_GIB
+    return Budget(
+        usable_gib=free_init,
+        usable_origin=(
+            f"the free memory after init: NVML's {nvml_total_gib:g} GiB less the driver's {DRIVER_RESERVE_GIB} GiB "
+            f"and the CUDA context's {CUDA_CONTEXT_GIB} GiB"
+        ),
+        fraction=fraction,
+        terms=(Term("weights", weights_gib, "rules/knowledge/memory.py weight_bytes_per_gpu"),),
+    )
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple
+
+
+def vllm_mxfp4_padding_gib(
+    *,
+    hidden: int,
+    expert_intermediate: int,
+    experts: int,
+    moe_layers: int,
+    layers: int,
+    bytes_per_weight: float,
+    tp: int,
+    pp: int,
+    cc: Optional[tuple[int, int]],
+) -> float:
+    """The bytes vLLM's MXFP4 MoE layers add by padding (model_executor/layers/quantization/mxfp4.py, 0.11.2
+    :255-287 create_weights): Marlin (GPUs before Blackwell; Hopper without triton_kernels, as vLLM 0.10.1.1-0.11.0
+    logs show) pads the hidden size to 256 and the per-rank intermediate size to 128; FlashInfer's SM100 backends
+    pad both to 256. gpt-oss-120b at TP 1: 65.97 GiB loaded (vllm#23278) for 60.7 unpadded."""
+    inter_multiple = 256 if cc is not None and cc[0] == 10 else 128
+    per_rank = expert_intermediate / tp
+    padded = _round_up(hidden, 256) * _round_up(math.ceil(per_rank), inter_multiple)
+    plain = hidden * per_rank
+    stage_layers = math.ceil(layers / pp) * moe_layers / layers
+    return max(padded - plain, 0) * 3 * experts * stage_layers * bytes_per_weight / (1 << 30)
+
+
+def tokens_in(gib: float, bytes_per_token: float, page: int) -> int:
+    """The KV tokens `gib` holds, rounded down to the page."""
+    if gib <= 0 or not bytes_per_token:
+        return 0
+    return int(math.floor(gib * (1 << 30) / bytes_per_token)) // page * page
