@@ -101,6 +101,13 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
     alternatives as flags in their ranked order. A round's states are judged in full only when none of them
     settles (then the next round grows from their findings)."""
 
+    given: dict[str, bool] = {}  # flags -> whether they set a flag at the value given (no change)
+
+    def no_change(flags: str) -> bool:
+        if flags not in given:
+            given[flags] = apply_flags(config, flags) == config
+        return given[flags]
+
     def judged(state: _State, move: str) -> Optional[_State]:
         tokens = _flag_tokens(config.engine, move)
         fixed = apply_flags(state.config, move)
@@ -109,7 +116,7 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
         changed = dict(state.changed)
         for dest, flag_tokens in tokens:
             changed.pop(dest, None)
-            if apply_flags(config, shlex.join(flag_tokens)) != config:  # a flag at the value given is no change
+            if not no_change(shlex.join(flag_tokens)):  # a flag at the value given is no change
                 changed[dest] = flag_tokens
         return _State(state.moves + (move,), tuple(changed.items()), fixed, resolve(fixed, judge.target))
 
