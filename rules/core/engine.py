@@ -199,7 +199,10 @@ class Rule(Documented):
     def shown(self) -> Rule:
         """The rule as `explain`, `rules` and a finding show it: a rule worded from a declaration reads the
         declaration now, so a fact changed after import (a new release's, a test's) shows in its title and docs."""
-        return self if self.worded is None else replace(self, **self.worded())
+        if self.worded is None:
+            return self
+        words = self.worded()
+        return replace(self, title=words.get("title", self.title), docs=words.get("docs", self.docs))
 
     @property
     def verified(self) -> str:

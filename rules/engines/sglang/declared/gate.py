@@ -179,8 +179,8 @@ def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
             return judge(row, cfg, target)
 
         if _DECLARED.search(row.title + row.docs):
-            generated_rule(
-                module, row._replace(**words(row)), check, engine="sglang", worded=lambda row=row: words(row)
-            )
+            now = words(row)  # what the raw fields hold; `shown` words them again when asked
+            shown = row._replace(title=now["title"], docs=now["docs"])
+            generated_rule(module, shown, check, engine="sglang", worded=lambda row=row: words(row))
         else:
             generated_rule(module, row, check, engine="sglang")
