@@ -26,6 +26,7 @@ from attn_preflight.commands.common import (
     write_output,
 )
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
+from attn_preflight.commands.upgrade import upgrade_option
 from attn_preflight.rules.core.errors import RulesInputError
 
 _CONFIG_KEYS = (
@@ -351,6 +352,7 @@ def _smoke(report, timeout: Optional[float]):
     help="Time limit for each library's import check when probing this machine (not with --gpu or "
     f"--facts) [default: {PROBE_TIMEOUT_S:g}].",
 )
+@upgrade_option()
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
@@ -359,6 +361,7 @@ def check_command(
     gpu_count,
     facts_file,
     engine_versions,
+    upgrade_to,
     strict,
     show_all,
     smoke,
@@ -396,6 +399,14 @@ def check_command(
     check_output_writable(output)
     cfg = config_from_options(config, command)
     target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S, gpu_count)
+    if upgrade_to is not None:  # attn_preflight.commands.upgrade: the check at that release, and what changes
+        if smoke:
+            raise InputError("--upgrade-to judges releases that are not installed; it cannot run --smoke (drop one)")
+        from attn_preflight.commands.upgrade import run_upgrade
+
+        if run_upgrade(cfg, target, upgrade_to, fmt, output, show_all, strict):
+            raise click.exceptions.Exit(EXIT_FAIL)
+        return
     report = evaluate(cfg, target)
     if smoke:
         report = _smoke(report, smoke_timeout)
