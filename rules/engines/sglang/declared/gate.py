@@ -9,8 +9,6 @@ the declarations admit on the target for the model (`Fallback`), so a declaratio
 message and the fix at once.
 """
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 
