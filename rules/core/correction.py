@@ -87,11 +87,6 @@ def _unsettled(judge: Judge, state: _State) -> int:
     )
 
 
-def _settled(judge: Judge, state: _State) -> bool:
-    """Nothing left to settle; a state with a failure is told apart running its rules up to that failure."""
-    return not judge.fails(state.resolved) and not _unsettled(judge, state)
-
-
 def _fixable_warnings(engine: str, findings: Sequence[Finding]) -> list[Finding]:
     return [f for f in findings if f.status is Status.WARN and any(_flag_tokens(engine, x) for x in f.fix)]
 
@@ -120,6 +115,19 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
                 changed[dest] = flag_tokens
         return _State(state.moves + (move,), tuple(changed.items()), fixed, resolve(fixed, judge.target))
 
+    # id(state) -> (the state, kept alive so that its id stays its own; _unsettled): asked to settle, to rank
+    # and to pick the closest state
+    counts: dict[int, tuple[_State, int]] = {}
+
+    def unsettled(state: _State) -> int:
+        if id(state) not in counts:
+            counts[id(state)] = (state, _unsettled(judge, state))
+        return counts[id(state)][1]
+
+    def settled(state: _State) -> bool:
+        """Nothing left to settle; a state with a failure is told apart running its rules up to that failure."""
+        return not judge.fails(state.resolved) and not unsettled(state)
+
     start = _State((), (), config, resolve(config, judge.target))
     seen: set[frozenset[str]] = {frozenset()}
     frontier = [start]
@@ -146,10 +154,10 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
                 grown.append(candidate)
         if not grown:
             break
-        settled = [s for s in grown if _settled(judge, s)]
-        if settled:
+        done = [s for s in grown if settled(s)]
+        if done:
             best = min(
-                settled,
+                done,
                 key=lambda s: (
                     len(s.changed),
                     verdict_of(judge.findings(s.resolved)) is not Status.PASS,
@@ -159,9 +167,8 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
                 ),
             )
             break
-        rank = {id(s): _unsettled(judge, s) for s in grown}
-        grown.sort(key=lambda s: (rank[id(s)], len(s.changed), [tried[m] for m in s.moves]))
-        closest = min([closest, grown[0]], key=lambda s: _unsettled(judge, s))
+        grown.sort(key=lambda s: (unsettled(s), len(s.changed), [tried[m] for m in s.moves]))
+        closest = min([closest, grown[0]], key=unsettled)
         frontier = grown[:_STATES_PER_ROUND]
 
     pasted = bool(config.command)
