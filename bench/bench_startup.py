@@ -12,7 +12,7 @@
 `--instructions` counts what each side executes instead (valgrind's callgrind, PYTHONHASHSEED=1, one run each):
 a ratio that a loaded machine does not move, for comparing changes where wall-clock medians are noise (this
 2-core machine under other jobs' load: `import click` from 0.09 s to 2.3 s). Instructions overstate the ratio
-of time (the interpreter's start-up reads files, the tool's code is instruction-dense): on this machine a
+of time (the interpreter's start-up reads files, the tool's code is instruction-dense): on this machine,
 at fb19511 instruction ratios of 2.37x (passing) and 3.81x (failing) read as 2.06-2.24x and 2.67-2.99x in time.
 
 Both sides run as an installed package does: with bytecode (pip compiles it at install; an image that sets
