@@ -101,3 +101,11 @@ def test_the_same_release_changes_nothing_and_the_table_says_so():
 def test_usage_errors_are_one_line_and_exit_2(argv, said):
     run = run_cli(["check", "--gpu", "H100", "--model", "llama-3.1-8b", *argv])
     assert run.code == 2 and said in run.err and len(run.err.strip().splitlines()) == 1
+
+
+def test_an_installed_release_without_a_file_reads_the_release_before_it():
+    """A from-release newer than the newest known (or a .post without a file) reads the flag and choice tables
+    of the newest release at or before it, as every check does (rules/core/versions.py release_at_or_before)."""
+    code, report = upgrade("--gpu", "H100", "--model", "llama-3.1-8b", "--attention-backend", "fa3",
+                           "--engine-version", "sglang==0.5.24", "--upgrade-to", "0.5.23")  # fmt: skip
+    assert report["upgrade"]["from"] == "0.5.24" and report["upgrade"]["flags"] == [] and code == 0

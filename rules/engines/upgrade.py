@@ -108,8 +108,12 @@ def compare(config: Config, target: Target, to_release: str) -> Upgrade:
     from_release = target.versions.get(engine)
     if from_release is None:
         raise RulesInputError(f"--upgrade-to needs the release upgraded from: give --engine-version {engine}==VER")
-    known_release(engine, str(from_release))
+    from attn_preflight.rules.knowledge.flags import table_release
+
     known_release(engine, to_release)
+    # an installed release without a file of its own (a .post, one newer than the newest known) reads the flag
+    # and choice tables of the newest release at or before it, as the checks do
+    tables_from = table_release(engine, str(from_release)) or known_release(engine, str(from_release))
     target_to = target.with_engine_versions({engine: to_release})
     before, after = evaluate(config, target), evaluate(config, target_to)
     failing = [{f.rule_id for f in r.findings if f.status is Status.FAIL} for r in (before, after)]
@@ -129,7 +133,7 @@ def compare(config: Config, target: Target, to_release: str) -> Upgrade:
             for (setting, a), (_, b) in zip(_resolved(before.config, target), _resolved(after.config, target_to))
             if a != b
         ),
-        flags=tuple(_flag_changes(config, str(from_release), to_release)),
+        flags=tuple(_flag_changes(config, tables_from, to_release)),
     )
 
 
