@@ -35,6 +35,7 @@ from attn_preflight.rules.engines.sglang.resolve import resolve
 from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
 from attn_preflight.rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
 
+_SKIP, _FAIL = Status.SKIP, Status.FAIL
 _NO_SOFTWARE = skipped("software not probed for a --gpu target: run on the machine or pass --facts")
 _NO_GPU = unknown("compute capability unknown")
 _NO_MODEL = skipped("needs the model (give --model)")
@@ -154,16 +155,21 @@ class Judge:
 
     def _run(self, judgement: _Judgement, until_failure: bool) -> None:
         """Runs the rules `judgement` has not run yet, in registry order; with `until_failure`, up to a failure."""
-        config, target, found = judgement.config, self.target, judgement.found
+        config, target, append = judgement.config, self.target, judgement.found.append
         plan = self._plan_for(config)
-        while judgement.ran < len(plan) and not (until_failure and judgement.failed):
-            r, settled, note = plan[judgement.ran]
-            judgement.ran += 1
-            if settled is None:
-                outcome = _not_applicable(r, config, target) or r.check(config, target)
-                settled = Finding(r, outcome, "" if outcome.status is Status.SKIP else note)
-                judgement.failed |= outcome.status is Status.FAIL
-            found.append(settled)
+        ran, failed, end = judgement.ran, judgement.failed, len(plan)
+        try:  # the loop of every re-check: its state in locals, written back however it ends
+            while ran < end and not (until_failure and failed):
+                r, settled, note = plan[ran]
+                ran += 1
+                if settled is None:
+                    outcome = _not_applicable(r, config, target) or r.check(config, target)
+                    status = outcome.status
+                    settled = Finding(r, outcome, "" if status is _SKIP else note)
+                    failed = failed or status is _FAIL
+                append(settled)
+        finally:
+            judgement.ran, judgement.failed = ran, failed
 
     def fails(self, config: Config) -> bool:
         """Whether a rule fails `config` (as resolved): its rules run only up to the first failure."""
