@@ -9,6 +9,12 @@
   3. `probe --no-imports --format json` vs a bare NVML query script (init, each GPU's name, compute
      capability and memory, driver version, shutdown)                   target: at most 1.3x (needs a GPU)
 
+`--instructions` counts what each side executes instead (valgrind's callgrind, PYTHONHASHSEED=1, one run each):
+a ratio that a loaded machine does not move, for comparing changes where wall-clock medians are noise (this
+2-core machine under other jobs' load: `import click` from 0.09 s to 2.3 s). Instructions overstate the ratio
+of time (the interpreter's start-up reads files, the tool's code is instruction-dense): on this machine,
+at fb19511 instruction ratios of 2.37x (passing) and 3.81x (failing) read as 2.06-2.24x and 2.67-2.99x in time.
+
 Both sides run as an installed package does: with bytecode (pip compiles it at install; an image that sets
 PYTHONDONTWRITEBYTECODE=1 over an editable install would recompile every module each run), written once to
 a private PYTHONPYCACHEPREFIX by a warm-up run. Runs alternate (A, B, A, B, ...) so that drift in the
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -75,6 +82,33 @@ def compare(ours: list[str], baseline: list[str], runs: int, env: dict) -> dict:
     return {"ours_s": round(a, 4), "baseline_s": round(b, 4), "ratio": round(a / b, 3), "runs": runs}
 
 
+def instructions(argv: list[str], env: dict) -> int:
+    """Instructions executed by `python argv` (callgrind's Ir), after a run that writes the bytecode."""
+    subprocess.run([sys.executable, *argv], env=env, cwd=REPO, capture_output=True, timeout=120)
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *argv],
+        env={**env, "PYTHONHASHSEED": "1"},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind gave no count for {' '.join(argv[:4])}: {done.stderr.strip()[-300:]}")
+    return int(found.group(1))
+
+
+def count(env: dict) -> dict:
+    click = instructions(IMPORT_CLICK, env)
+    out = {"import click": click}
+    for name, check in (("check --gpu", CHECK), ("failing check --gpu", FAILING_CHECK)):
+        ours = instructions(check, env)
+        out[f"{name} vs import click"] = {"ours": ours, "baseline": click, "ratio": round(ours / click, 3)}
+        print(f"{name} vs import click (instructions): {out[f'{name} vs import click']}", flush=True)
+    return out
+
+
 def nvml_sees_a_gpu(env: dict) -> bool:
     try:
         done = subprocess.run([sys.executable, "-c", NVML_SCRIPT], env=env, capture_output=True, timeout=60)
@@ -102,8 +136,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--instructions", action="store_true", help="count instructions (valgrind) instead of time")
     args = parser.parse_args()
-    results = run(args.runs)
+    if args.instructions:
+        with tempfile.TemporaryDirectory() as pycache, tempfile.TemporaryDirectory() as cache:
+            results = count(environment(pycache, cache))
+    else:
+        results = run(args.runs)
     if args.json:
         print(json.dumps(results, indent=2))
 

@@ -1,6 +1,8 @@
 """rules/engines/sglang/capabilities.py is the one SGLang capability declaration: its eras answer by release, the rules
 agree with it on every GPU profile and release, and changing what it says changes the verdicts."""
 
+import json
+
 import pytest
 
 from attn_preflight.inputs import load_model
@@ -113,26 +115,30 @@ def test_eras_answer_by_release():
     assert 12 in declaration("fa4").feature_archs["paged_kv"]
 
 
-# --- every rule that names a backend's limit agrees with the declaration --------------------------------------
+# --- every rule that restates a backend's limit agrees with the declaration --------------------------------------
+# Only rules that restate a fact are checked here: a generated gate or row (rules/engines/sglang/declared, BackendArch
+# rows) reads the declaration through the validator, so there is nothing to agree on; the test that a declaration
+# change reaches every output (below) covers them. Still restated, hence still checked: fa3-arch and
+# trtllm-mha-arch (hand-written arch tables), hpc-ops-page-size (a literal page size 64), tokenspeed-mla-kv-dtype,
+# fa3-fp8-sm8x and fa4-fp8-sm100 (hand-written KV-dtype gates) and the model families' backend lists.
 
-# backend -> (arch rule, a model it serves, the releases where the backend is itself: tokenspeed_mla is an alias of
-# cutedsl_mla from 0.5.23, cutlass_mla is gone from 0.5.20)
+
+def hand_written(rule_id):
+    assert not get_rule(rule_id).generated, f"{rule_id} is generated from the declaration: drop it from this check"
+    return rule_id
+
+
+# backend -> (arch rule, a model it serves, the releases where the backend is itself)
 ARCH_RULES = {
     "fa3": ("fa3-arch", MHA_MODEL, None),
-    "fa4": ("fa4-arch", MHA_MODEL, None),
-    "hpc_ops": ("hpc-ops-arch", MHA_MODEL, None),
     "trtllm_mha": ("trtllm-mha-arch", MHA_MODEL, None),
-    "trtllm_mla": ("trtllm-mla-arch", MLA_MODEL, None),
-    "cutedsl_mla": ("cutedsl-mla-arch", MLA_MODEL, None),
-    "tokenspeed_mla": ("tokenspeed-mla-arch", MLA_MODEL, RELEASES[:-1]),
-    "flashmla": ("flashmla-arch", MLA_MODEL, None),
-    "cutlass_mla": ("cutlass-mla-arch", MLA_MODEL, RELEASES[:7]),
 }
 
 
 @pytest.mark.parametrize("backend", sorted(ARCH_RULES))
 def test_arch_rules_agree_with_the_declared_archs(backend):
     rule_id, model, releases = ARCH_RULES[backend]
+    hand_written(rule_id)
     assert judged(rule_id, releases)
     for release in judged(rule_id, releases):
         info = declaration(backend, release)
@@ -143,27 +149,15 @@ def test_arch_rules_agree_with_the_declared_archs(backend):
             assert got is expected, (backend, release, target.gpu_name)
 
 
-def test_flashinfer_arch_agrees_with_its_min_cc():
-    for target in PROFILES:
-        expected = Status.PASS if target.cc >= declaration("flashinfer").min_cc else Status.FAIL
-        assert judge("flashinfer-arch", target, attention_backend="flashinfer") is expected, target.gpu_name
-
-
 # backend -> (page rule, a model it serves, the releases where the backend is itself)
 PAGE_RULES = {
-    "trtllm_mha": ("trtllm-mha-page", MHA_MODEL, None),
-    "trtllm_mla": ("trtllm-mla-page", MLA_MODEL, None),
-    "cutedsl_mla": ("cutedsl-mla-page", MLA_MODEL, None),
-    "tokenspeed_mla": ("tokenspeed-mla-page", MLA_MODEL, RELEASES[:-1]),
-    "flashmla": ("flashmla-page", MLA_MODEL, None),
-    "cutlass_mla": ("cutlass-mla-page", MLA_MODEL, RELEASES[:7]),
     "hpc_ops": ("hpc-ops-page-size", MHA_MODEL, None),
 }
 
 
 @pytest.mark.parametrize("backend", sorted(PAGE_RULES))
 def test_page_rules_and_snaps_agree_with_the_declared_page_sizes(backend):
-    rule_id, model, releases = PAGE_RULES[backend]
+    rule_id, model, releases = PAGE_RULES[backend]  # a row, but its page size is a literal, not the declaration's
     gpu = "H100" if backend == "hpc_ops" else "B200"
     assert judged(rule_id, releases)
     for release in judged(rule_id, releases):
@@ -186,6 +180,7 @@ KV_RULES = {
 @pytest.mark.parametrize("backend", sorted(KV_RULES))
 def test_kv_dtype_rules_agree_with_the_declared_kv_dtypes(backend):
     rule_id, releases = KV_RULES[backend]
+    hand_written(rule_id)
     assert judged(rule_id, releases)
     for release in judged(rule_id, releases):
         allowed = declaration(backend, release).kv_dtypes
@@ -198,6 +193,7 @@ def test_kv_dtype_rules_agree_with_the_declared_kv_dtypes(backend):
 def test_fa_kernel_limits_agree_with_the_declaration():
     """The FP8-KV rules of fa3 and fa4 are still hand-written (the generated gates read the declaration)."""
     fa3, fa4 = declaration("fa3"), declaration("fa4")
+    hand_written("fa3-fp8-sm8x"), hand_written("fa4-fp8-sm100")
     for target in PROFILES:
         major = target.major
         fp8 = Status.PASS if major not in fa3.archs or major in fa3.kv_dtype_archs["fp8_e4m3"] else Status.FAIL
@@ -399,5 +395,50 @@ def test_a_declaration_change_reaches_verdict_message_fix_and_alternatives(monke
 
 def test_generated_docs_state_the_declared_head_dims():
     """fa4's head-dim rules word their title and docs from the declaration: the SM100 list includes (512, 512)."""
-    rule = get_rule("fa4-head-dim-sm100")
+    rule = get_rule("fa4-head-dim-sm100").shown()
     assert rule.generated and "(512, 512)" in rule.title and "(512, 512)" in rule.docs
+
+
+def test_a_declaration_change_reaches_verdict_message_fix_docs_and_alternatives(monkeypatch):
+    """One edit of fa4's declaration (its SM100 head dims, capabilities.py FA4_HEAD_DIMS) and one of trtllm_mha's
+    archs reach every output with nothing else edited: the verdict, what the finding requires, the fix (the
+    backends the declarations admit), the rule's title and docs as `explain` and `rules` show them, and the
+    alternatives another failing config is offered."""
+    from cli_run import run_cli
+
+    from attn_preflight.rules.engines.sglang.capabilities import HeadDims
+
+    def b200():  # a target reads the declarations when it is made
+        return Target.from_gpu("B200")
+
+    model = load_model("gemma-3-27b")  # (head_dim, v_head_dim) = (128, 128): in fa4's SM100 range today
+    on_fa4 = make_config(model=model, attention_backend="fa4")
+    on_flashmla = make_config(model=model, attention_backend="flashmla")  # an MLA-only backend: fails, offers others
+
+    def explained():
+        run = run_cli(["explain", "fa4-head-dim-sm100", "--format", "json"])
+        assert run.code == 0, run.err
+        return json.loads(run.out)
+
+    def listed():
+        run = run_cli(["rules", "--subject", "fa4", "--format", "json"])
+        return next(r for r in json.loads(run.out) if r["id"] == "fa4-head-dim-sm100")
+
+    before = finding(evaluate(on_fa4, b200()), "fa4-head-dim-sm100")
+    assert before.status is Status.PASS
+    assert "8..128" in explained()["title"] and "8..128" in explained()["docs"] and "8..128" in listed()["title"]
+    assert "fa4" in [a.value for a in evaluate(on_flashmla, b200()).alternatives]
+
+    sm100 = SGLANG_BACKENDS["fa4"].head_dims[10]
+    narrower = HeadDims(96, sm100.shapes, sm100.lo)
+    declare(monkeypatch, "fa4", head_dims={**SGLANG_BACKENDS["fa4"].head_dims, 10: narrower, 11: narrower})
+    after = finding(evaluate(on_fa4, b200()), "fa4-head-dim-sm100")
+    assert after.status is Status.FAIL and "(128, 128)" in after.message and "8..96" in after.message
+    assert after.fix == ("--attention-backend trtllm_mha", "--attention-backend flashinfer")
+    shown = explained()
+    assert "8..96" in shown["title"] and "8..96" in shown["docs"] and "8..128" not in shown["docs"]
+    assert "8..96" in listed()["title"] and "8..96" in after.title
+    assert "fa4" not in [a.value for a in evaluate(on_flashmla, b200()).alternatives]
+
+    declare(monkeypatch, "trtllm_mha", archs=frozenset({12}))  # the fix is derived: flashinfer alone now
+    assert finding(evaluate(on_fa4, b200()), "fa4-head-dim-sm100").fix == ("--attention-backend flashinfer",)

@@ -27,6 +27,7 @@ from attn_preflight.commands.common import (
     write_output,
 )
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
+from attn_preflight.commands.upgrade import upgrade_option
 from attn_preflight.rules.core.errors import RulesInputError
 
 _CONFIG_KEYS = (
@@ -378,6 +379,7 @@ def _ask_engine(cfg, target, options: dict[str, Any], command: Sequence[str], en
     callback=not_blank,
     help="With --ask-engine: the interpreter of the venv the engine is installed in [default: this one].",
 )
+@upgrade_option()
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
@@ -386,6 +388,7 @@ def check_command(
     gpu_count,
     facts_file,
     engine_versions,
+    upgrade_to,
     strict,
     show_all,
     smoke,
@@ -429,6 +432,16 @@ def check_command(
     check_output_writable(output)
     cfg = config_from_options(config, command)
     target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S, gpu_count)
+    if upgrade_to is not None:  # attn_preflight.commands.upgrade: the check at that release, and what changes
+        if smoke or ask_engine:
+            raise InputError(
+                "--upgrade-to judges releases that are not installed; it cannot run --smoke or --ask-engine (drop one)"
+            )
+        from attn_preflight.commands.upgrade import run_upgrade
+
+        if run_upgrade(cfg, target, upgrade_to, fmt, output, show_all, strict):
+            raise click.exceptions.Exit(EXIT_FAIL)
+        return
     answer = None
     if ask_engine:
         answer = _ask_engine(cfg, target, config, command, engine_python)

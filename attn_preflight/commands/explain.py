@@ -16,6 +16,8 @@ def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
     """A rule's documentation, or a check --smoke finding's (attn_preflight.check_smoke.SmokeCheck)."""
     from attn_preflight.rules.core.engine import STAGES, Rule
 
+    if isinstance(r, Rule):
+        r = r.shown()  # a rule worded from a declaration: as the declaration reads now
     if fmt == "json":
         return to_json(r.to_dict())
     level = 3 if fmt == "markdown" else 2

@@ -23,7 +23,7 @@ def rules_command(engine, subject, fmt):
     """
     from attn_preflight.rules.core.registry import all_rules
 
-    rules = all_rules()
+    rules = [r.shown() for r in all_rules()]  # a rule worded from a declaration: as the declaration reads now
     if subject is not None:
         subjects = {r.subject for r in rules}
         if subject not in subjects:

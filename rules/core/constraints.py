@@ -23,8 +23,6 @@ Env, EnvTrue, Rewritten, Above, Speculative, DraftTopk, PageSize, DraftBackend, 
 Resolved, ModelField, Capability, and Not / All / AnyOf over them.
 """
 
-from __future__ import annotations
-
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
@@ -121,7 +119,7 @@ class Arch(NamedTuple):
 
 
 class Not(NamedTuple):
-    term: Term
+    term: "Term"
 
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
         held = self.term.holds(cfg, target)
@@ -141,7 +139,7 @@ class Not(NamedTuple):
 
 
 class All(NamedTuple):
-    terms: tuple[Term, ...]
+    terms: tuple["Term", ...]
 
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
         held = [term.holds(cfg, target) for term in self.terms]
@@ -155,7 +153,7 @@ class All(NamedTuple):
 
 
 class AnyOf(NamedTuple):
-    terms: tuple[Term, ...]
+    terms: tuple["Term", ...]
 
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
         held = [term.holds(cfg, target) for term in self.terms]

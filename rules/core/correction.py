@@ -87,11 +87,6 @@ def _unsettled(judge: Judge, state: _State) -> int:
     )
 
 
-def _settled(judge: Judge, state: _State) -> bool:
-    """Nothing left to settle; a state with a failure is told apart running its rules up to that failure."""
-    return not judge.fails(state.resolved) and not _unsettled(judge, state)
-
-
 def _fixable_warnings(engine: str, findings: Sequence[Finding]) -> list[Finding]:
     return [f for f in findings if f.status is Status.WARN and any(_flag_tokens(engine, x) for x in f.fix)]
 
@@ -101,6 +96,13 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
     alternatives as flags in their ranked order. A round's states are judged in full only when none of them
     settles (then the next round grows from their findings)."""
 
+    given: dict[str, bool] = {}  # flags -> whether they set a flag at the value given (no change)
+
+    def no_change(flags: str) -> bool:
+        if flags not in given:
+            given[flags] = apply_flags(config, flags) == config
+        return given[flags]
+
     def judged(state: _State, move: str) -> Optional[_State]:
         tokens = _flag_tokens(config.engine, move)
         fixed = apply_flags(state.config, move)
@@ -109,9 +111,22 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
         changed = dict(state.changed)
         for dest, flag_tokens in tokens:
             changed.pop(dest, None)
-            if apply_flags(config, shlex.join(flag_tokens)) != config:  # a flag at the value given is no change
+            if not no_change(shlex.join(flag_tokens)):  # a flag at the value given is no change
                 changed[dest] = flag_tokens
         return _State(state.moves + (move,), tuple(changed.items()), fixed, resolve(fixed, judge.target))
+
+    # id(state) -> (the state, kept alive so that its id stays its own; _unsettled): asked to settle, to rank
+    # and to pick the closest state
+    counts: dict[int, tuple[_State, int]] = {}
+
+    def unsettled(state: _State) -> int:
+        if id(state) not in counts:
+            counts[id(state)] = (state, _unsettled(judge, state))
+        return counts[id(state)][1]
+
+    def settled(state: _State) -> bool:
+        """Nothing left to settle; a state with a failure is told apart running its rules up to that failure."""
+        return not judge.fails(state.resolved) and not unsettled(state)
 
     start = _State((), (), config, resolve(config, judge.target))
     seen: set[frozenset[str]] = {frozenset()}
@@ -139,10 +154,10 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
                 grown.append(candidate)
         if not grown:
             break
-        settled = [s for s in grown if _settled(judge, s)]
-        if settled:
+        done = [s for s in grown if settled(s)]
+        if done:
             best = min(
-                settled,
+                done,
                 key=lambda s: (
                     len(s.changed),
                     verdict_of(judge.findings(s.resolved)) is not Status.PASS,
@@ -152,9 +167,8 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
                 ),
             )
             break
-        rank = {id(s): _unsettled(judge, s) for s in grown}
-        grown.sort(key=lambda s: (rank[id(s)], len(s.changed), [tried[m] for m in s.moves]))
-        closest = min([closest, grown[0]], key=lambda s: _unsettled(judge, s))
+        grown.sort(key=lambda s: (unsettled(s), len(s.changed), [tried[m] for m in s.moves]))
+        closest = min([closest, grown[0]], key=unsettled)
         frontier = grown[:_STATES_PER_ROUND]
 
     pasted = bool(config.command)

@@ -38,8 +38,8 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional, Protocol, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.target import VERSIONED, Target
@@ -175,6 +175,8 @@ class Rule(Documented):
     stage: str = ""  # one of STAGES: when the engine would fail (or rewrite) without this check
     subject: str = ""  # the checks module, e.g. "fa4"
     generated: bool = False  # made from a declaration or a constraint row, judged by a shared validator
+    # a generated rule's title and docs worded from its declaration as the declaration is when asked (`shown`)
+    worded: Optional[Callable[[], Mapping[str, str]]] = field(default=None, compare=False, repr=False)
     package: str = field(init=False, default="")
     version_range: VersionRange = field(init=False, default=VersionRange("", ()))
     not_used: Outcome = field(init=False, default=Outcome(Status.SKIP))  # the skip when no phase uses `backends`
@@ -193,6 +195,14 @@ class Rule(Documented):
         names = sorted(self.backends)
         plural = "s" if len(names) > 1 else ""
         object.__setattr__(self, "not_used", skipped(f"applies to the {' / '.join(names)} backend{plural}"))
+
+    def shown(self) -> Rule:
+        """The rule as `explain`, `rules` and a finding show it: a rule worded from a declaration reads the
+        declaration now, so a fact changed after import (a new release's, a test's) shows in its title and docs."""
+        if self.worded is None:
+            return self
+        words = self.worded()
+        return replace(self, title=words.get("title", self.title), docs=words.get("docs", self.docs))
 
     @property
     def verified(self) -> str:
@@ -243,6 +253,7 @@ def rule(
     needs_model: bool = False,
     stage: str = "",
     generated: bool = False,
+    worded: Optional[Callable[[], Mapping[str, str]]] = None,
 ) -> Callable[[Check], Check]:
     """Registers the decorated check as a rule. Ids are unique, kebab-case, prefixed by subject.
 
@@ -275,6 +286,7 @@ def rule(
             stage=stage,
             subject=subject,
             generated=generated,
+            worded=worded,
         )
         return check
 
@@ -342,7 +354,7 @@ class Finding:
         self.note = note  # e.g. "sglang version unknown: newest known behaviour (sglang 0.5.23) applied"
 
     rule_id = property(lambda self: self.rule.id)
-    title = property(lambda self: self.rule.title)
+    title = property(lambda self: self.rule.shown().title if getattr(self.rule, "worded", None) else self.rule.title)
     status = property(lambda self: self.outcome.status)
     message = property(lambda self: self.outcome.message)
     fix = property(lambda self: self.outcome.fix)

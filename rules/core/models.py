@@ -10,8 +10,6 @@ engine as a string and `0` or `NaN` as that number. A value of the wrong type or
 naming the field (exit 2), rather than read as absent and judged as a model without it.
 """
 
-from __future__ import annotations
-
 import json
 import math
 from types import MappingProxyType

@@ -5,8 +5,6 @@ target's version gates are computed once per evaluation from an index's distinct
 (attn_preflight.rules.core.judge.Judge).
 """
 
-from __future__ import annotations
-
 import functools
 import importlib
 from types import MappingProxyType
@@ -37,7 +35,7 @@ class VersionGate(NamedTuple):
     unreadable: Gate  # installed, its version cannot be read: newest known behaviour (general-engine-version: unknown)
 
     @classmethod
-    def of(cls, r: Rule) -> VersionGate:
+    def of(cls, r: Rule) -> "VersionGate":
         if not r.package:  # every release
             return cls(r.versions, "", r.version_range, Gate(True, ""), Gate(True, ""), Gate(True, ""))
         newest = NEWEST_KNOWN.get(r.package)
@@ -77,7 +75,7 @@ class RuleIndex(NamedTuple):
     requirements: tuple[VersionGate, ...]
 
     @classmethod
-    def build(cls, rules: Iterable[Rule]) -> RuleIndex:
+    def build(cls, rules: Iterable[Rule]) -> "RuleIndex":
         rules = tuple(rules)
         requirements: dict[str, VersionGate] = {}
         for r in rules:

@@ -7,8 +7,6 @@ single-dash option with its value attached (`-tp8` is not one, `-q` + `fp8` is);
 "ambiguous option" error, none its "unrecognized arguments".
 """
 
-from __future__ import annotations
-
 from functools import cache
 from typing import Mapping, NamedTuple, Optional, Union
 

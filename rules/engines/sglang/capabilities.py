@@ -15,8 +15,6 @@ record); `choices(engine)` in attn_preflight.rules.engines.backends is the one w
 backends.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Collection, Mapping, NamedTuple, Optional, Union
@@ -177,7 +175,7 @@ def _arch(*majors: int) -> frozenset[int]:
     return frozenset(majors)
 
 
-def release_of(target: Target) -> Version:
+def release_of(target: "Target") -> Version:
     """The target's SGLang release; the newest verified one when it is not known (--gpu, not installed)."""
     return parse_version(target.versions.get("sglang") or NEWEST_KNOWN["sglang"])
 

@@ -6,8 +6,6 @@ refuses it, each with what the declaration requires, in words derived from the d
 from the declarations (declared/*.py) and the backends their fixes suggest read it; none restates a fact.
 """
 
-from __future__ import annotations
-
 from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
 
 from attn_preflight.rules.engines.sglang.capabilities import BackendInfo, HeadDims

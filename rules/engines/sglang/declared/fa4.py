@@ -18,16 +18,12 @@ from attn_preflight.rules.core.constraints import (
     Requirement,
     constraint_rules,
 )
-from attn_preflight.rules.engines.sglang.capabilities import FA4_INTERFACE, SGLANG_BACKENDS
+from attn_preflight.rules.engines.sglang.capabilities import FA4_INTERFACE
 from attn_preflight.rules.engines.sglang.declared.gate import Fallback, Gate, gate_rules
-from attn_preflight.rules.engines.sglang.reasons import head_dims_text
 
 INTERFACE = FA4_INTERFACE
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
 TRITON = Fallback(mha=("triton",), mla=("triton",))
-_FA4 = SGLANG_BACKENDS["fa4"]
-SM90_HEAD_DIMS = head_dims_text(_FA4.head_dims[9], _FA4.head_dim_multiple)
-SM100_HEAD_DIMS = head_dims_text(_FA4.head_dims[10], _FA4.head_dim_multiple)
 
 ROWS = (
     Gate(
@@ -72,14 +68,14 @@ so the first decode fails. The flash-attn-4 4.0.0b36 wheel has the same limits."
     ),
     Gate(
         id="fa4-head-dim-sm90",
-        title=f"fa4 head dims on SM90: {SM90_HEAD_DIMS}",
+        title="fa4 head dims on SM90: {head_dims:9}",
         versions="sglang>=0.5.16",
         stage="runtime",
         prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM90. head_dim and head_dim_v "
         "must be between 8 and 256 and divisible by {alignment}, or both equal to 512.",
         source=f"{INTERFACE}, _validate_head_dims",
-        docs=f"""Checks every layer type's (head_dim, v_head_dim) against FA4's SM90 kernels as fa4's declaration
-gives them: {SM90_HEAD_DIMS} (SGLang's newest verified release; older releases as declared for them).
+        docs="""Checks every layer type's (head_dim, v_head_dim) against FA4's SM90 kernels as fa4's declaration
+gives them: {head_dims:9} (SGLang's newest verified release; older releases as declared for them).
 
 The check runs at the first forward. SGLang's vendored copy takes (512, 512) from 0.5.22; the flash-attn-4
 4.0.0b36 wheel allows 8..256 only. MLA models are judged on their prefill shape (192, 128) here; their
@@ -94,15 +90,15 @@ decode needs SM100/SM110 (rule fa4-mla-arch).""",
     ),
     Gate(
         id="fa4-head-dim-sm100",
-        title=f"fa4 head dims on SM100/SM110: {SM100_HEAD_DIMS}",
+        title="fa4 head dims on SM100/SM110: {head_dims:10}",
         versions="sglang>=0.5.16",
         stage="runtime",
         prevents="(head_dim, head_dim_v)=({head_dim}, {head_dim_v}) is not supported on SM100/SM110. head_dim and "
         "head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) for DeepSeek, or "
         "(256, 256) for hd256.",
         source=f"{INTERFACE}, _validate_head_dims",
-        docs=f"""Checks every layer type's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels as fa4's
-declaration gives them: {SM100_HEAD_DIMS} (DeepSeek's (192, 128), the absorbed-MLA (64, 512) and the
+        docs="""Checks every layer type's (head_dim, v_head_dim) against FA4's SM100/SM110 kernels as fa4's
+declaration gives them: {head_dims:10} (DeepSeek's (192, 128), the absorbed-MLA (64, 512) and the
 dedicated hd256 kernel's (256, 256) among the shapes).
 
 Other shapes (e.g. head_dim 160, 192/192, 256 with a different V dim) have no SM100 kernel and fail at the

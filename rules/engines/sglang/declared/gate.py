@@ -9,15 +9,14 @@ the declarations admit on the target for the model (`Fallback`), so a declaratio
 message and the fix at once.
 """
 
-from __future__ import annotations
-
+import re
 from typing import NamedTuple
 
 from attn_preflight.rules.checks.common import backend_kv_dtype, declared, gpu, phases_using
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
-from attn_preflight.rules.engines.sglang.reasons import Query, reasons, requirement, working
+from attn_preflight.rules.engines.sglang.reasons import Query, head_dims_text, reasons, requirement, working
 
 # Where a row looks for its backend in the config: every phase (and an alias of it in the target's release),
 # --attention-backend or --decode-attention-backend, or any phase and the speculative draft.
@@ -147,11 +146,39 @@ def _asked(kind: str, key: str, cfg: Config) -> str:
     return key or kind
 
 
+# A declared fact a row's title or docs name, filled in from the declaration when the rule is shown:
+# {head_dims:9} the (head_dim, v_head_dim) shapes the backend takes on SM9x, {requires} the validator's wording of
+# the row's own fact.
+_DECLARED = re.compile(r"\{(head_dims:\d+|requires)\}")
+
+
+def words(row: Gate) -> dict[str, str]:
+    """The row's title and docs with the declared facts they name worded from its backend's declaration as it is
+    now (the newest verified release's): read when the rule is shown, never frozen at import."""
+    from attn_preflight.rules.engines.sglang.capabilities import declaration
+
+    info = declaration(row.backend)
+
+    def fact(match: re.Match) -> str:
+        kind, _, key = match.group(1).partition(":")
+        if kind == "head_dims":
+            return head_dims_text(info.head_dims[int(key)], info.head_dim_multiple)
+        return requirement(info, row.fact, Query(None)) or f"{row.backend}'s declared {row.fact}"
+
+    return {"title": _DECLARED.sub(fact, row.title), "docs": _DECLARED.sub(fact, row.docs)}
+
+
 def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
-    """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject."""
+    """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject; a row whose
+    title or docs name a declared fact is worded from the declaration when shown (attn_preflight.rules.core.engine.Rule.shown)."""
     for row in rows:
 
         def check(cfg: Config, target: Target, row: Gate = row) -> Outcome:
             return judge(row, cfg, target)
 
-        generated_rule(module, row, check, engine="sglang")
+        if _DECLARED.search(row.title + row.docs):
+            now = words(row)  # what the raw fields hold; `shown` words them again when asked
+            shown = row._replace(title=now["title"], docs=now["docs"])
+            generated_rule(module, shown, check, engine="sglang", worded=lambda row=row: words(row))
+        else:
+            generated_rule(module, row, check, engine="sglang")
