@@ -488,7 +488,7 @@ add(
 add(
     id="vllm-35414-qwen35-35b-a3b-2080ti-float16-tp2pp2",
     source="https://github.com/vllm-project/vllm/issues/35414",
-    quote="The vllm version is night, and dtype=float16 is set, but the error \"2080 Ti does not support bfloat16\" is still reported. **deploy scrpit:** vllm serve Qwen/Qwen3.5-35B-A3B --served-model-name Qwen3-30B-A3B  --port 8000 --dtype float16 --tensor-parallel-size 2 --pipeline-parallel-size 2 --max-model-len 8000 --reasoning-parser qwen3 --gpu_memory_utilization 0.85 --distributed-executor-backend ray --max-num-seqs 10",
+    quote='The vllm version is night, and dtype=float16 is set, but the error "2080 Ti does not support bfloat16" is still reported. **deploy scrpit:** vllm serve Qwen/Qwen3.5-35B-A3B --served-model-name Qwen3-30B-A3B  --port 8000 --dtype float16 --tensor-parallel-size 2 --pipeline-parallel-size 2 --max-model-len 8000 --reasoning-parser qwen3 --gpu_memory_utilization 0.85 --distributed-executor-backend ray --max-num-seqs 10',
     engine="vllm",
     version="0.16.1rc1",
     version_basis="'night[ly]' on 2026-02-26; vllm#35854 of 2026-03-03 runs nightly 0.16.1rc1.dev123 on the same GPUs and model",
