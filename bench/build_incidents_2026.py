@@ -448,18 +448,198 @@ add(
 )
 
 
-order = sorted((d["id"] for d in INCIDENTS), key=lambda i: hashlib.sha256(i.encode()).hexdigest())
-held = {i for n, i in enumerate(order) if n % 3 == 2}
+# Batch 2 (branch i21c): threads no batch-1 incident and no dispatch row cites, split on their own (below) so the
+# batch-1 split stays as it was recorded and the new held part shares no thread with the batch-1 work.
+BATCH1 = len(INCIDENTS)
+S35854 = "https://github.com/vllm-project/vllm/issues/35854"
+Q35854 = "vLLM Version **0.16.1rc1.dev123+ga60985b07** Failed GPU: 4 * 2080ti 22G All Passed for 4 * L20 Command ... vllm serve --model /home/ubuntu/models/Qwen/Qwen3.5-35B-A3B /--served-model-name Qwen3.5-35B-A3B --api-key token-llm --tensor-parallel-size 4 --gpu-memory-utilization 0.7 --trust-remote-code --max_model_len 16384 --reasoning-parser qwen3 --tool-call-parser qwen3_coder --port 11435 --dtype half"
+C35854 = "vllm serve /home/ubuntu/models/Qwen/Qwen3.5-35B-A3B --served-model-name Qwen3.5-35B-A3B --tensor-parallel-size 4 --gpu-memory-utilization 0.7 --trust-remote-code --max_model_len 16384 --reasoning-parser qwen3 --tool-call-parser qwen3_coder --port 11435 --dtype half"
+B35854 = "stated in the issue (0.16.1rc1.dev123+ga60985b07, 2026-03-03)"
+add(
+    id="vllm-35854-qwen35-35b-a3b-2080ti-half",
+    source=S35854,
+    quote=Q35854,
+    engine="vllm",
+    version="0.16.1rc1",
+    version_basis=B35854,
+    gpu="sm_75",
+    command=C35854,
+    outcome="failed",
+    model="qwen3.5-35b-a3b",
+    error="Failed GPU: 4 * 2080ti 22G (the issue's error log is not in the excerpt read)",
+    stage="init",
+    cls="linear-attn-sm75",
+    note="GPU given by its compute capability (RTX 2080 Ti 22G is SM75; the tool's GPU table has no 2080 Ti); the --api-key value and the stray '/' before --served-model-name dropped",
+)
+add(
+    id="vllm-35854-qwen35-35b-a3b-l20-half",
+    source=S35854,
+    quote=Q35854,
+    engine="vllm",
+    version="0.16.1rc1",
+    version_basis=B35854,
+    gpu="L20",
+    command=C35854,
+    outcome="started",
+    model="qwen3.5-35b-a3b",
+    cls="linear-attn-sm75",
+    note="the same launch line 'All Passed for 4 * L20' (SM89): the working counterpart of the 2080 Ti failure",
+)
+add(
+    id="vllm-35414-qwen35-35b-a3b-2080ti-float16-tp2pp2",
+    source="https://github.com/vllm-project/vllm/issues/35414",
+    quote='The vllm version is night, and dtype=float16 is set, but the error "2080 Ti does not support bfloat16" is still reported. **deploy scrpit:** vllm serve Qwen/Qwen3.5-35B-A3B --served-model-name Qwen3-30B-A3B  --port 8000 --dtype float16 --tensor-parallel-size 2 --pipeline-parallel-size 2 --max-model-len 8000 --reasoning-parser qwen3 --gpu_memory_utilization 0.85 --distributed-executor-backend ray --max-num-seqs 10',
+    engine="vllm",
+    version="0.16.1rc1",
+    version_basis="'night[ly]' on 2026-02-26; vllm#35854 of 2026-03-03 runs nightly 0.16.1rc1.dev123 on the same GPUs and model",
+    gpu="sm_75",
+    command="vllm serve Qwen/Qwen3.5-35B-A3B --served-model-name Qwen3-30B-A3B --port 8000 --dtype float16 --tensor-parallel-size 2 --pipeline-parallel-size 2 --max-model-len 8000 --reasoning-parser qwen3 --gpu_memory_utilization 0.85 --distributed-executor-backend ray --max-num-seqs 10",
+    outcome="failed",
+    model="qwen3.5-35b-a3b",
+    error="2080 Ti does not support bfloat16 (with --dtype float16 set; raised inside torch inductor compile_fx)",
+    stage="init",
+    cls="linear-attn-sm75",
+    note="4x RTX 2080 Ti 22G, given by compute capability (the tool's GPU table has no 2080 Ti)",
+)
+add(
+    id="vllm-39992-qwen25-3b-a100-turboquant-k8v4",
+    source="https://github.com/vllm-project/vllm/issues/39992",
+    quote="vLLM version: main (commit f4ddaf8cf) - GPU: A100 80GB (SM80) ... When serving a BF16 model with the turboquant attention backend on A100 (SM80), the engine crashes during initialization with an `AssertionError` from Triton's `convert_custom_float8`. ... k_fp8 = k_vals.to(tl.float8e4b15) if FP8_E4B15 else k_vals.to(tl.float8e4nv) ... python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-3B-Instruct",
+    engine="vllm",
+    version="0.20.0",
+    version_basis="main at f4ddaf8cf on 2026-04-16, one day after TurboQuant merged (vllm#38479, 2026-04-15); 0.20.0 is the first release with it",
+    gpu="A100",
+    command="vllm serve Qwen/Qwen2.5-3B-Instruct --kv-cache-dtype turboquant_k8v4",
+    outcome="failed",
+    model="incident-models/qwen2.5-3b-instruct",
+    error="AssertionError from Triton's convert_custom_float8 (assert arg.type.scalar.is_fp16() or arg.type.scalar.is_fp32()) in _tq_fused_store_fp8",
+    stage="init",
+    cls="kv-quant",
+    note="the issue's reproduce line is cut after --model in the excerpt; the FP8-key store (_tq_fused_store_fp8) is the turboquant_k8v4 preset's (vllm#50248: 'when serving a model with --kv-cache-dtype turboquant_k8v4, particularly on NVIDIA Ampere GPUs')",
+)
+add(
+    id="vllm-35065-nemotron3-nano-nvfp4-rtx5090",
+    source="https://github.com/vllm-project/vllm/issues/35065",
+    quote="RTX 5090 (SM120): NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4 fails to start, No NvFp4 MoE backend supports the deployment configuration ... GPU 0 : NVIDIA GeForce RTX 5090 Compute Cap : 12.0 ... Torch : 2.10.0+cu128 ... FlashInfer : 0.6.2",
+    engine="vllm",
+    version="0.15.1",
+    version_basis="issue of 2026-02-22, version not stated; 0.15.0 is current in vllm#33417 (2026-01-30) and nightlies are 0.16.1rc1 by 2026-03-03 (vllm#35854); judged at 0.15.1, between them",
+    gpu="RTX 5090",
+    command="vllm serve nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4",
+    outcome="failed",
+    error="No NvFp4 MoE backend supports the deployment configuration",
+    stage="init",
+    cls="lowp-gemm",
+    note="launch line reduced to the model (the excerpt gives no command); no config.json excerpt at hand, so judged on the model id alone",
+)
+add(
+    id="vllm-32109-glm47-fp8-rtxpro6000-tp4-mtp",
+    source="https://github.com/vllm-project/vllm/issues/32109",
+    quote="I'm trying to serve zai-org/GLM-4.7-FP8 on RTX PRO 6000 Blackwell (SM120 / compute capability 12.0) and vLLM fails during startup with a CUTLASS kernel selection error: No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100 ... vLLM 0.13 wheel ... vllm serve zai-org/GLM-4.7-FP8 --tensor-parallel-size 4 --speculative-config.method mtp --speculative-config.num_speculative_tokens 1 --tool-call-parser glm47 --reasoning-parser glm45 --enable-auto-tool-choice --served-model-name glm-4.7-fp8",
+    engine="vllm",
+    version="0.13.0",
+    version_basis="stated in the issue ('vLLM 0.13 wheel', 2026-01-10; the nightly fails the same way)",
+    gpu="RTX PRO 6000",
+    command="vllm serve zai-org/GLM-4.7-FP8 --tensor-parallel-size 4 --speculative-config.method mtp --speculative-config.num_speculative_tokens 1 --tool-call-parser glm47 --reasoning-parser glm45 --enable-auto-tool-choice --served-model-name glm-4.7-fp8",
+    outcome="failed",
+    error="No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100",
+    stage="init",
+    cls="lowp-gemm",
+    note="no config.json excerpt at hand (GLM-4.7 is a Glm4Moe model; its FP8 quantization_config not read), so judged on the model id alone",
+)
+add(
+    id="sglang-37105-glm53flash-rtxpro6000-default",
+    source="https://github.com/sgl-project/sglang/issues/37105",
+    quote="### Blocker 1 (`TllmGenFmhaRunner: Unsupported architecture`) Not a missing-kernel dead end — auto-selection is the problem. It lands on trtllm via `device_sm_major >= 10`, which treats all Blackwell alike. ... 8x RTX PRO 6000 Blackwell Server Edition (sm_120, 97887 MiB), driver 610.43.02, image `lmsysorg/sglang:glm-5.3-flash` (e6f5482505e7), flashinfer 0.6.17, torch 2.13.0+cu130. Running with `--tp 8 --dp 4 --enable-dp-attention --ep-size 8 --context-length 1048576`",
+    engine="sglang",
+    version="0.5.18",
+    version_basis="image lmsysorg/sglang:glm-5.3-flash (2026-08-31) ships flashinfer 0.6.17, the pin of sglang 0.5.18 (rules/kernels/pins.json); the image is a per-model build, so this is the nearest release",
+    gpu="RTX PRO 6000",
+    command="sglang serve --model-path zai-org/GLM-5.3-Flash --tp 8 --dp 4 --enable-dp-attention --ep-size 8 --context-length 1048576",
+    outcome="failed",
+    model="incident-models/glm-5.3-flash",
+    error="TllmGenFmhaRunner: Unsupported architecture",
+    stage="init",
+    cls="dsa-sm12x",
+    note="the launch flags of the thread's later working run, without its workaround (SGLANG_OPT_DEEPGEMM_HC_PRENORM=0, tilelang DSA backends with bf16 KV and a patched tile); the default auto-selects trtllm",
+)
+add(
+    id="vllm-53963-glm53flash-rtxpro6000-tp4",
+    source="https://github.com/vllm-project/vllm/issues/53963",
+    quote="GLM-5.3-Flash (`glm5_next`) cannot start on **SM120** (RTX PRO 6000 Blackwell, compute 12.0) with the dedicated `glm53-flash` image: the architecture's **rope-free sparse MLA** (`qk_rope_head_dim: 0`) has no working attention/KV path on this capability. ... GPUs: 4× NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition (96 GB, **SM120 / compute 12.0**), driver 595.71.05, host CUDA 13.2, TP=4",
+    engine="vllm",
+    version="0.28.1rc1",
+    version_basis="per-model image (banner 0.1.dev20051+g487ecf187) of 2026-08-26; vllm#54062 of 2026-08-27 runs GLM-5.3-Flash on nightly 0.28.1rc1.dev7",
+    gpu="RTX PRO 6000",
+    command="vllm serve zai-org/GLM-5.3-Flash --tensor-parallel-size 4",
+    outcome="failed",
+    model="incident-models/glm-5.3-flash",
+    error="no SM120 sparse-MLA path for rope-free MLA (qk_rope_head_dim=0) — three failure modes, ending at an explicit kernel shape guard",
+    stage="init",
+    cls="dsa-sm12x",
+    note="launch line reduced to the model and TP=4 (the excerpt gives no command); the issue's checkpoint is a local weight-only NVFP4 export, and it states the failures are independent of weight quantization",
+)
+S29253 = "https://github.com/sgl-project/sglang/pull/29253"
+Q29253 = "MiMo-V2.5 base is the multimodal checkpoint. Its vision blocks request FlashAttention-3 internally, which maps to the `fa3` multimodal attention backend. SGLang rejects `fa3` on Blackwell with `ValueError: The 'fa3' backend is not supported on Blackwell GPUs`. ... Model: `XiaomiMiMo/MiMo-V2.5`, TP=4 on 4x B200. - Launch included `--mm-attention-backend fa4` with the Blackwell multimodal recipe. - Server reached `server_ready`"
+B29253 = "PR of 2026-06-25 (recipe fix, no engine change); judged at 0.5.13, the release of late June 2026 (sglang#29562 runs it on 2026-06-28)"
+add(
+    id="sglang-29253-mimo-v25-b200-vision-fa3",
+    source=S29253,
+    quote=Q29253,
+    engine="sglang",
+    version="0.5.13",
+    version_basis=B29253,
+    gpu="B200",
+    command="sglang serve --model-path XiaomiMiMo/MiMo-V2.5 --tp 4 --trust-remote-code",
+    outcome="failed",
+    error="ValueError: The 'fa3' backend is not supported on Blackwell GPUs",
+    stage="init",
+    cls="vision",
+    note="the base B200 command before the PR (no --mm-attention-backend); no config.json excerpt at hand, so judged on the model id alone",
+)
+add(
+    id="sglang-29253-mimo-v25-b200-vision-fa4",
+    source=S29253,
+    quote=Q29253,
+    engine="sglang",
+    version="0.5.13",
+    version_basis=B29253,
+    gpu="B200",
+    command="sglang serve --model-path XiaomiMiMo/MiMo-V2.5 --tp 4 --trust-remote-code --mm-attention-backend fa4",
+    outcome="started",
+    cls="vision",
+    note="the PR's validated launch ('Server reached server_ready'); the rest of the recipe's flags are not in the excerpt",
+)
+add(
+    id="vllm-58241-qwen38-27b-fp8-rtx6000ada-marlin",
+    source="https://github.com/vllm-project/vllm/issues/58241",
+    quote="GPU: NVIDIA RTX 6000 Ada Generation (SM 8.9) - vLLM: 0.29.0 - CUDA: 13.4 - Model: Qwen/Qwen3.8-27B-FP8 (block-quantized FP8, 128×128 blocks) ... cutlass_block_fp8_supported() returns False on Ada Lovelace (SM89), causing block-quantized FP8 checkpoints to fall through the kernel priority list in _POSSIBLE_FP8_BLOCK_KERNELS all the way to MarlinFP8ScaledMMLinearKernel",
+    engine="vllm",
+    version="0.29.0",
+    version_basis="stated in the issue (2026-09-23)",
+    gpu="RTX 6000 Ada",
+    command="vllm serve Qwen/Qwen3.8-27B-FP8",
+    outcome="started",
+    cls="lowp-gemm",
+    note="the model serves on the Marlin FP8 fallback (the issue is about which kernel is chosen, not a failure to start); launch line reduced to the model; no config.json excerpt at hand",
+)
+
+
+held = set()
+for batch in (INCIDENTS[:BATCH1], INCIDENTS[BATCH1:]):
+    order = sorted((d["id"] for d in batch), key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+    held |= {i for n, i in enumerate(order) if n % 3 == 2}
 out = []
-for d in INCIDENTS:
+for n, d in enumerate(INCIDENTS):
     d = dict(d)
     d["class"] = d.pop("cls")
+    d["batch"] = 1 if n < BATCH1 else 2
     d["split"] = "held" if d["id"] in held else "work"
     out.append(d)
 ids = [d["id"] for d in out]
 assert len(ids) == len(set(ids))
 doc = {
-    "_comment": "Fresh real incidents filed in 2026 (issue 21, step 1): failures one layer below the engines (kernel libraries without code for a GPU family) and configs that started. Same format as incidents.json, plus class (dsa-sm12x, dsa-other, vision, kv-quant, kernel-limits, lowp-gemm) and split: 'held' is the set-aside third (every third id in sha256 order, positions 2, 5, 8, ...), judged once at the end; 'work' the two thirds worked from. Expectations come only from the quoted source.",
+    "_comment": "Fresh real incidents filed in 2026 (issue 21, step 1): failures one layer below the engines (kernel libraries without code for a GPU family) and configs that started. Same format as incidents.json, plus class (dsa-sm12x, dsa-other, vision, kv-quant, kernel-limits, lowp-gemm) and split: 'held' is the set-aside third (every third id in sha256 order, positions 2, 5, 8, ...), judged once at the end; 'work' the two thirds worked from; the rule is applied per batch (batch 1: branch i21b, batch 2: i21c), so adding a batch leaves the earlier split as recorded. Expectations come only from the quoted source.",
     "incidents": out,
 }
 json.dump(

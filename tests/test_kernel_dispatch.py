@@ -150,3 +150,68 @@ def test_the_generated_tables_say_what_the_wheels_hold():
     assert "sm120" in archs["0.1.5.post1"]["paged_mqa_logits"]
     pins = dispatch._json("pins.json")["sglang"]
     assert pins["0.5.12"]["sgl-deep-gemm"] == "0.1.0" and pins["0.5.17"]["sgl-deep-gemm"] == "0.1.5.post1"
+
+
+def _mimo_v2(tmp_path: Path, *, vision: bool) -> str:
+    """A MiMo-V2 config: the architecture MiMo-V2.5 ships (sgl-project/sglang#29253) with a vision and an audio
+    config (sglang builds the vision tower only with both, models/mimo_v2.py:1050-1061); the sizes are synthetic,
+    only there so the model's shape reads."""
+    config = {
+        "architectures": ["MiMoV2ForCausalLM"],
+        "model_type": "mimo_v2",
+        "hidden_size": 1024,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "head_dim": 64,
+        "num_hidden_layers": 4,
+        "intermediate_size": 2048,
+        "vocab_size": 32000,
+    }
+    if vision:
+        config |= {"vision_config": {"num_hidden_layers": 2, "hidden_size": 256}, "audio_config": {}}
+    folder = tmp_path / ("mimo-vl" if vision else "mimo-text")
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "release", "extra", "vision", "status"),
+    [
+        ("B200", "0.5.13", [], True, Status.FAIL),  # sgl-project/sglang#29253
+        ("RTX PRO 6000", "0.5.15", [], True, Status.FAIL),  # is_blackwell_supported: majors 10, 11, 12
+        ("B200", "0.5.13", ["--mm-attention-backend", "fa4"], True, Status.SKIP),  # the PR's fix
+        ("H100", "0.5.13", [], True, Status.PASS),  # fa3 is Hopper's own default
+        ("A100", "0.5.13", [], True, Status.PASS),  # sgl-kernel builds FA3 for majors 8 and 9
+        ("B200", "0.5.13", [], False, Status.SKIP),  # a text-only MiMo-V2 builds no vision tower
+    ],
+)
+def test_mimo_vision_tower_requests_fa3_which_sglang_refuses_on_blackwell(
+    tmp_path, gpu, release, extra, vision, status
+):
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", _mimo_v2(tmp_path, vision=vision)],
+        "engine_version": [f"sglang=={release}"],
+        "command": ["sglang", "serve", "--model-path", "XiaomiMiMo/MiMo-V2.5", "--tp", "4", *extra],
+    }
+    outcome = judged(shipped(), "kernel-sglang-vision-mimo-fa3-blackwell", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "not supported on Blackwell GPUs" in outcome.required
+        assert outcome.fix[0] == "--mm-attention-backend fa4"
+
+
+def test_the_mimo_fa3_row_holds_until_0_5_16(tmp_path):
+    """From 0.5.16 mimo_vl.py passes attn_implementation=None (the platform default, fa4 on SM100): the row's
+    release range, applied by the rule, not by the row's condition."""
+    from tests.test_incidents import judge
+
+    model = _mimo_v2(tmp_path, vision=True)
+    line = "sglang serve --model-path XiaomiMiMo/MiMo-V2.5 --tp 4"
+    verdicts = {}
+    for release in ("0.5.13", "0.5.16"):
+        incident = {"gpu": "B200", "engine": "sglang", "version": release, "model": model, "command": line}
+        verdicts[release] = judge(incident)
+    assert verdicts["0.5.13"][0] == "fail" and "kernel-sglang-vision-mimo-fa3-blackwell" in verdicts["0.5.13"][1]
+    assert "kernel-sglang-vision-mimo-fa3-blackwell" not in verdicts["0.5.16"][1]

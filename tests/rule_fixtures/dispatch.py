@@ -10,6 +10,7 @@ QWEN35 = ["--model", "qwen3.5-35b-a3b"]
 GEMMA4 = ["--model", str(MODELS / "gemma-4")]
 GPT_OSS = ["--model", "gpt-oss-120b"]
 MINIMAX_NVFP4 = ["--model", str(MODELS / "minimax-m2.1-nvfp4")]
+MIMO_VL = ["--model", str(FIXTURES_DIR / "models" / "synthetic-mimo-v2-vl")]
 SGLANG = ["sglang", "serve", "--model-path", "m", "--tp", "8"]
 VLLM = ["vllm", "serve", "m"]
 
@@ -84,6 +85,14 @@ FIXTURES = {
             {"gpu": "B200", "argv": QWEN35, **sglang("0.5.12", "--mm-attention-backend", "fa4")},
         ],
         "fail": [{"gpu": "B300", "argv": QWEN35, **sglang("0.5.12")}],
+    },
+    "kernel-sglang-vision-mimo-fa3-blackwell": {
+        # mimo_vl.py asks for flash_attention_3 (0.5.12-0.5.15): sgl-kernel's FA3 serves majors 8-9, vision.py refuses 10-12
+        "pass": [
+            {"gpu": "H100", "argv": MIMO_VL, **sglang("0.5.13")},
+            {"gpu": "A100", "argv": MIMO_VL, **sglang("0.5.13")},
+        ],
+        "fail": [{"gpu": "B200", "argv": MIMO_VL, **sglang("0.5.13")}],
     },
     "kernel-vllm-dsv4-sm100-hc-prenorm": {
         "pass": [{"gpu": "B200", "argv": DSV4, **vllm("0.23.0", "--tensor-parallel-size", "8")}],
