@@ -1,0 +1,220 @@
+"""Attacks of issue 24 (the guarantees' second round), each through the real CLI in a subprocess where the process
+itself is under attack (its streams, its signals, its children, the files it writes).
+
+Each test failed on the code before its fix. The property is the README's: a result (exit 0/1) or one error
+line with exit 2, never a traceback, a hang, a clobbered file, a leftover process, an unknown read as a pass,
+or outside text acting on the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_attacks import GEMMA, SGLANG_FACTS, VERBS, assert_one_error_line, attn_preflight
+
+REPO = Path(__file__).resolve().parents[1]
+
+# every verb, and what click itself prints (help, version): the earlier suites covered only the verbs
+ALL = [*VERBS, ["models"], ["models", "--format", "json"], ["--help"], ["--version"], ["check", "--help"], []]
+LISTINGS = [["models"], ["--help"], ["--version"], ["rules"], ["gpus"], ["check", "--help"], []]
+
+
+def ids(argv) -> str:
+    if not isinstance(argv, list):
+        return str(argv)
+    return " ".join(map(str, argv))[:40] or "(bare)"
+
+
+# ------------------------------------------------------------------------------- streams that cannot be written
+
+
+@pytest.mark.parametrize("argv", ALL, ids=ids)
+def test_stdout_on_dev_full_is_one_error_line_for_every_verb_help_and_version(argv):
+    with open("/dev/full", "w") as full:
+        done = attn_preflight(*argv, stdout=full)
+    assert_one_error_line(done, "cannot write to stdout", "No space left on device")
+
+
+@pytest.mark.parametrize("argv", ALL, ids=ids)
+def test_closed_stdout_is_the_same_error_for_every_verb(argv):
+    done = attn_preflight(*argv, stdout=None, pass_fds=(), preexec_fn=lambda: os.close(1))
+    assert_one_error_line(done, "stdout is closed")
+
+
+@pytest.mark.parametrize("argv", LISTINGS, ids=ids)
+def test_a_reader_that_went_away_never_turns_a_listing_into_a_failure(argv):
+    reader = subprocess.Popen(["true"], stdin=subprocess.PIPE)
+    reader.wait()
+    done = attn_preflight(*argv, stdout=reader.stdin)
+    reader.stdin.close()
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+@pytest.mark.parametrize("stderr", ["full", "closed"])
+@pytest.mark.parametrize(
+    "argv, code",
+    [
+        (["check", "--gpu", "H999"], 2),  # an input error stays 2 when it cannot be told
+        (["check", "--gpu", "H100", "--nonsense"], 2),
+        (["check", "--gpu", "H100", "--kv-cache-dtype", "mxfp8"], 1),
+        (["check", "--gpu", "H100"], 0),
+        (["fleet", SGLANG_FACTS, "/nonexistent/x.json"], 2),
+        (["fleet", SGLANG_FACTS, "--format", "json"], 1),  # its verdict: fail
+        (["report", "--facts", SGLANG_FACTS, "-o", "{tmp}/r.html"], 0),  # its "wrote FILE" line cannot be written
+        (["probe", "--no-imports"], 0),
+    ],
+    ids=ids,
+)
+def test_an_unwritable_stderr_keeps_the_exit_code_and_the_result(argv, code, stderr, tmp_path):
+    argv = [str(a).replace("{tmp}", str(tmp_path)) for a in argv]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "attn_preflight", *argv],
+            stdout=subprocess.PIPE,
+            stderr=full if stderr == "full" else None,
+            preexec_fn=None if stderr == "full" else lambda: os.close(2),
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            timeout=120,
+        )
+    assert done.returncode == code
+    assert code == 2 or done.stdout or (tmp_path / "r.html").is_file()  # the result is not lost
+
+
+# ------------------------------------------------------------------------------------------- -o FILE
+
+
+def test_a_failed_run_never_clobbers_an_earlier_report(tmp_path):
+    out = tmp_path / "report.txt"
+    assert attn_preflight("check", "--gpu", "H100", "-o", out).returncode == 0
+    good = out.read_text()
+    # the run fails while writing: a file-size limit smaller than the report
+    done = attn_preflight(
+        "check",
+        "--gpu",
+        "H100",
+        "--format",
+        "json",
+        "-o",
+        out,
+        preexec_fn=lambda: __import__("resource").setrlimit(__import__("resource").RLIMIT_FSIZE, (100, 100)),
+    )
+    assert_one_error_line(done, f"cannot write --output {out}")
+    assert out.read_text() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.txt"]  # no temporary file left
+
+
+def test_output_through_a_link_replaces_the_file_it_names_and_keeps_the_link(tmp_path):
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    assert attn_preflight("check", "--gpu", "H100", "-o", link).returncode == 0
+    assert link.is_symlink() and "verdict: PASS" in real.read_text()
+
+
+def test_output_to_a_device_is_written_in_place(tmp_path):
+    done = attn_preflight("check", "--gpu", "H100", "-o", "/dev/null")
+    assert done.returncode == 0 and done.stderr == ""
+    assert Path("/dev/null").is_char_device()
+
+
+def test_bytes_that_are_not_utf8_reach_an_output_file_escaped(tmp_path):
+    model = tmp_path / b"m\xff\xfe".decode("utf-8", "surrogateescape")
+    model.mkdir()
+    (model / "config.json").write_text(GEMMA.read_text())
+    out = tmp_path / "out.json"
+    env = {"SGLANG_X": b"v\xff".decode("utf-8", "surrogateescape"), "LANG": "C.UTF-8"}
+    for argv in (
+        ["probe", "--no-imports", "--format", "json", "-o", out],
+        ["check", "--gpu", "H100", "--model", model, "--format", "json", "-o", out],
+        ["check", "--gpu", "H100", "--format", "json", "-o", out, "--", "vllm", "serve", model, "--x\udcff", "1"],
+        ["check", "--gpu", "H100", "-o", out, "--", "python", "-m", "sglang.launch_server", "--model-path", model],
+        ["check", "--facts", SGLANG_FACTS, "--model", model, "--format", "markdown", "-o", out],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "attn_preflight", *[os.fsencode(a) for a in map(str, argv)]],
+            capture_output=True,
+            env={
+                **os.environ,
+                "PYTHONPATH": str(REPO),
+                **{k: v.encode("utf-8", "surrogateescape") for k, v in env.items()},
+            },
+            timeout=120,
+        )
+        assert b"Traceback" not in done.stderr, done.stderr
+        assert done.returncode in (0, 1), (argv, done.stderr)
+        text = out.read_bytes().decode("utf-8")  # valid UTF-8, whatever the bytes were
+        if "json" in argv:
+            json.loads(text)
+
+
+# ------------------------------------------------------------------------------------------- terminal injection
+
+# colour that fakes a PASS, an OSC window title, a one-byte CSI (C1), a right-to-left override and an isolate
+PAYLOAD = "X\x1b[32mPASS\x1b[0m\x1b]0;owned\x07\x9b2J\u202eevil\u2066Y"
+RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066")
+
+
+def injected_facts(tmp_path: Path) -> Path:
+    facts = json.loads(SGLANG_FACTS.read_text())
+    facts["host"]["hostname"] = "node" + PAYLOAD
+    facts["gpus"]["devices"][0]["name"] = "NVIDIA H200" + PAYLOAD
+    facts["gpus"]["error"] = "NVML" + PAYLOAD
+    library = next(lib for lib in facts["libraries"] if lib["key"] == "torch")
+    library["import_health"] = {"module": "torch", "status": "error", "error": "ImportError: " + PAYLOAD}
+    path = tmp_path / "node.json"
+    path.write_text(json.dumps(facts))
+    return path
+
+
+def test_outside_text_never_acts_on_the_terminal_in_tables_markdown_and_error_lines(tmp_path):
+    facts = injected_facts(tmp_path)
+    model = tmp_path / ("model" + PAYLOAD)
+    model.mkdir()
+    config = json.loads(GEMMA.read_text())
+    config["architectures"] = ["Gemma2ForCausalLM" + PAYLOAD]
+    (model / "config.json").write_text(json.dumps(config))
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_text(json.dumps({**config, "head_dim": PAYLOAD}))
+    for argv in (
+        ["check", "--facts", facts],
+        ["check", "--facts", facts, "--format", "markdown"],
+        ["check", "--facts", facts, "--model", model],
+        ["check", "--gpu", "H100", "--model", model, "--format", "markdown"],
+        ["check", "--gpu", "H100", "--model", bad],  # the error line quotes the value
+        ["check", "--gpu", "H100" + PAYLOAD],
+        ["explain", "x" + PAYLOAD],
+        ["fleet", facts],
+        ["fleet", facts, "--format", "markdown"],
+        ["check", "--gpu", "H100", "--", "vllm", "serve", "m" + PAYLOAD, "--bogus" + PAYLOAD, "1"],
+    ):
+        done = attn_preflight(*argv)
+        assert "Traceback" not in done.stderr
+        shown = done.stdout + done.stderr
+        assert not any(raw in shown for raw in RAW), (argv, shown[-800:])
+    assert "\\u202eevil" in attn_preflight("fleet", facts).stdout  # spelled out, not dropped
+
+
+def strings(data) -> list[str]:
+    if isinstance(data, dict):
+        return [s for value in data.values() for s in strings(value)]
+    if isinstance(data, list):
+        return [s for value in data for s in strings(value)]
+    return [data] if isinstance(data, str) else []
+
+
+def test_json_keeps_outside_strings_exact_and_html_shows_them_inert(tmp_path):
+    facts = injected_facts(tmp_path)
+    done = attn_preflight("check", "--facts", facts, "--format", "json")
+    assert not any(raw in done.stdout for raw in RAW)  # escaped as JSON escapes ...
+    assert any(PAYLOAD in text for text in strings(json.loads(done.stdout)))  # ... that read back exactly
+    html = tmp_path / "r.html"
+    assert attn_preflight("report", "--facts", facts, "-o", html).returncode == 0
+    text = html.read_text()
+    assert not any(raw in text for raw in RAW) and "&lt;" not in PAYLOAD
