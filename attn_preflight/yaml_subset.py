@@ -17,6 +17,8 @@ import re
 import stat
 from typing import Any
 
+from attn_preflight.rules.core import jsontext
+
 MAX_BYTES = 1 << 20
 
 # PyYAML's resolver.py (Resolver.add_implicit_resolver for bool, null, int, float)
@@ -136,9 +138,9 @@ def _value(text: str, where: str, number: int) -> Any:
         return [_scalar(part.strip(), where, number) for part in _split_flow(inner, where, number)] if inner else []
     if text.startswith("{"):
         try:
-            value = json.loads(text)
-        except ValueError:
-            raise YamlSubsetError(f"{where}:{number}: a flow mapping must be JSON on one line") from None
+            value = jsontext.loads(text)
+        except ValueError as err:
+            raise YamlSubsetError(f"{where}:{number}: a flow mapping must be JSON on one line ({err})") from None
         return value
     return _scalar(text, where, number)
 
@@ -181,7 +183,10 @@ def _scalar(text: str, where: str, number: int) -> Any:
     if _UNSUPPORTED_NUMBER.match(text):
         raise YamlSubsetError(f"{where}:{number}: {text!r} is a YAML 1.1 number form the subset does not read")
     if _INT.match(text):
-        return int(text.replace("_", ""))
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:  # more digits than sys.get_int_max_str_digits() (4,300)
+            raise YamlSubsetError(f"{where}:{number}: an integer of {len(text)} digits") from None
     if _FLOAT.match(text):
         return float(text.replace("_", ""))
     return text

@@ -218,3 +218,41 @@ def test_json_keeps_outside_strings_exact_and_html_shows_them_inert(tmp_path):
     assert attn_preflight("report", "--facts", facts, "-o", html).returncode == 0
     text = html.read_text()
     assert not any(raw in text for raw in RAW) and "&lt;" not in PAYLOAD
+
+
+# ------------------------------------------------------------------------------ absurd numbers and nesting
+
+
+def absurd_values() -> list[str]:
+    return [
+        "9" * 5000,  # past Python's int-string limit (4,300 digits)
+        "-" + "9" * 4301,
+        "{" + '"a": {' * 5000 + "}" * 5001,
+        '{"a": ' + "[" * 100000 + "]" * 100000 + "}",
+        '{"num_speculative_tokens": ' + "9" * 5000 + "}",
+        '{"a": 1e999999}',
+    ]
+
+
+@pytest.mark.parametrize("value", absurd_values(), ids=lambda v: v[:12])
+def test_absurd_numbers_and_nesting_in_config_files_and_json_arguments(tmp_path, value):
+    from cli_run import assert_clean_outcome, run_cli
+
+    for key in ("page_size", "block_size", "x"):
+        (tmp_path / f"{key}.yaml").write_text(f"{key}: {value}\n")
+    argvs = [
+        ["--", "python", "-m", "sglang.launch_server", "--config", str(tmp_path / "page_size.yaml")],
+        ["--", "vllm", "serve", "m", "--config", str(tmp_path / "x.yaml")],
+        ["--", "python", "-m", "sglang.launch_server", "--dllm-algorithm-config", str(tmp_path / "block_size.yaml")],
+        *(
+            ["--", "vllm", "serve", "m", flag, value]
+            for flag in ("--attention-config", "--speculative-config", "--compilation-config.x", "--hf-overrides")
+        ),
+        *(
+            ["--", "python", "-m", "sglang.launch_server", flag, value]
+            for flag in ("--radix-eviction-policy-config", "--cuda-graph-config", "--json-model-override-args")
+        ),
+    ]
+    for argv in argvs:
+        argv = ["check", "--gpu", "H100", "--model", "llama-3.1-8b", *argv]
+        assert_clean_outcome(run_cli(argv), argv)
