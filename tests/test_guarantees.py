@@ -256,3 +256,52 @@ def test_absurd_numbers_and_nesting_in_config_files_and_json_arguments(tmp_path,
     for argv in argvs:
         argv = ["check", "--gpu", "H100", "--model", "llama-3.1-8b", *argv]
         assert_clean_outcome(run_cli(argv), argv)
+
+
+# ------------------------------------------------------------------------------------------ unknown as pass
+
+
+@pytest.mark.parametrize("value", [8192.0, "8192", 8192.5, True, -1, [8192], {"a": 1}], ids=repr)
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_a_max_position_embeddings_that_is_not_an_integer_is_unknown_never_a_pass(tmp_path, value, engine):
+    from cli_run import check_json, finding
+
+    config = json.loads(GEMMA.read_text())
+    config["max_position_embeddings"] = value
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    run, report = check_json(["--gpu", "H100", "--model", str(tmp_path), "--engine", engine])
+    assert report is not None, run.err
+    rule_id = "memory-kv-context" if engine == "sglang" else "vllm-memory-kv-context"
+    kv = finding(report, rule_id)
+    assert kv["status"] == "unknown" and "max_position_embeddings" in kv["message"], kv
+    assert report["verdict"] != "pass"
+    # the same model with the context given: sized as usual
+    context = "--context-length" if engine == "sglang" else "--max-model-len"
+    run, report = check_json(["--gpu", "H100", "--model", str(tmp_path), "--engine", engine, context, "4096"])
+    assert finding(report, rule_id)["status"] == "pass", run.err
+
+
+@pytest.mark.parametrize("version", ["1!0.5.9", "1!0.1", "2!0.5.23"])
+def test_a_pep440_epoch_version_is_newer_than_known(version):
+    from cli_run import check_json, finding
+
+    run, report = check_json(["--gpu", "H100", "--engine-version", f"sglang=={version}"])
+    assert report is not None, run.err
+    engine = finding(report, "general-engine-version")
+    assert engine["status"] == "warn" and "newer than" in engine["message"], engine
+    assert report["verdict"] != "pass"
+
+
+def test_a_report_reached_under_two_names_by_a_hard_link_is_one_node(tmp_path):
+    from cli_run import run_cli
+
+    report = tmp_path / "node.json"
+    report.write_text(SGLANG_FACTS.read_text())
+    os.link(report, tmp_path / "same.json")
+    (tmp_path / "other").mkdir()
+    os.link(report, tmp_path / "other" / "again.json")
+    run = run_cli(["fleet", str(tmp_path), str(tmp_path / "other"), "--format", "json"])
+    assert json.loads(run.out)["nodes"] == 1, run.err
+    copy = tmp_path / "copy.json"  # a copy is another node's report: two nodes
+    copy.write_text(SGLANG_FACTS.read_text())
+    assert json.loads(run_cli(["fleet", str(tmp_path), "--format", "json"]).out)["nodes"] == 2

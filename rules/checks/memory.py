@@ -70,6 +70,7 @@ class MemoryFigures(NamedTuple):
     context_origin: str
     weight_format: str
     memory_origin: str = ""  # "" for the GPU's own memory; "the largest MIG slice of GPU 0" on a MIG GPU
+    context_unread: Optional[str] = None  # config.json's max_position_embeddings, not an integer (ModelShape)
 
     @property
     def budget_gib(self) -> float:
@@ -317,6 +318,7 @@ def _compute_figures(cfg: Config, target: Target, tp: Optional[int], pp: Optiona
         context_length=context,
         context_origin=context_origin,
         weight_format=weight_format + (f" + {shape.mtp_layers} MTP layer(s)" if uses_mtp_layers(cfg) else ""),
+        context_unread=None if cfg.context_length else shape.max_position_embeddings_unread,
     )
 
 
@@ -577,6 +579,11 @@ def memory_kv_context(cfg, target):
     capacity = f"kv capacity: {figures.capacity_line()}"
     if cfg.engine == "vllm":
         capacity += VLLM_UPPER_BOUND
+    if not figures.context_length and figures.context_unread is not None:
+        return unknown(
+            f"config.json's max_position_embeddings is {figures.context_unread}, not an integer: the context one "
+            f"request needs is unknown (give {flag(cfg, 'context')}); {capacity}"
+        )
     if not figures.context_length:
         return passed(capacity, reason="no context length given and none in config.json")
     needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
