@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -305,3 +306,109 @@ def test_a_report_reached_under_two_names_by_a_hard_link_is_one_node(tmp_path):
     copy = tmp_path / "copy.json"  # a copy is another node's report: two nodes
     copy.write_text(SGLANG_FACTS.read_text())
     assert json.loads(run_cli(["fleet", str(tmp_path), "--format", "json"]).out)["nodes"] == 2
+
+
+# --------------------------------------------------------------------------------------- the import cache
+
+
+def probe_libraries(tmp_path: Path, env: dict) -> dict:
+    done = attn_preflight("probe", "--format", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    return {lib["key"]: lib["health"] for lib in json.loads(done.stdout)["libraries"]}
+
+
+def cache_env(tmp_path: Path) -> dict:
+    return {
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path / 'site'}",
+    }
+
+
+@pytest.mark.parametrize(
+    "replaced",
+    ["quack/__init__.py", "quack/lib/_C.cpython-311-x86_64-linux-gnu.so", "quack_ext.cpython-311-x86_64-linux-gnu.so"],
+)
+def test_a_library_replaced_in_place_is_checked_again(tmp_path, replaced):
+    from probe_fakes import make_dist
+
+    (tmp_path / "tmp").mkdir()
+    files = {
+        "quack/__init__.py": "import os\nif os.path.getsize(os.path.join(os.path.dirname(__file__), '..', "
+        f"{replaced!r})) > 1000:\n    raise ImportError('undefined symbol: _ZN3c10')\n",
+        "quack/lib/_C.cpython-311-x86_64-linux-gnu.so": "elf",
+        "quack_ext.cpython-311-x86_64-linux-gnu.so": "elf",
+    }
+    make_dist(tmp_path / "site", "quack-kernels", "0.6.5", files)
+    env = cache_env(tmp_path)
+    first = probe_libraries(tmp_path, env)["quack"]
+    assert first["status"] == "ok" and not first["cached"]
+    assert probe_libraries(tmp_path, env)["quack"]["cached"]
+    # same dist-info, same version: another build copied over one file (a `pip install --no-deps` of a
+    # different wheel of the same version, a hand-built .so)
+    (tmp_path / "site" / replaced).write_text("x" * 2000 + (tmp_path / "site" / replaced).read_text())
+    again = probe_libraries(tmp_path, env)["quack"]
+    assert again["status"] == "error" and not again["cached"], again
+    (cache,) = (tmp_path / "cache" / "attn-preflight").glob("imports-*.json")
+    assert sum(json.loads(key)["module"] == "quack" for key in json.loads(cache.read_text())) == 1
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        "raise MemoryError()",
+        "raise OSError(12, 'Cannot allocate memory')",
+        'raise RuntimeError("can\'t start new thread")',
+        "raise OSError(24, 'Too many open files')",
+        "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",  # what the OOM killer does
+        "import os, signal; os.kill(os.getpid(), signal.SIGXCPU)",
+    ],
+)
+def test_a_failure_for_want_of_a_resource_is_not_kept_as_the_librarys_state(tmp_path, failure):
+    from probe_fakes import make_dist
+
+    (tmp_path / "tmp").mkdir()
+    make_dist(tmp_path / "site", "quack-kernels", "0.6.5", {"quack/__init__.py": failure + "\n"})
+    env = cache_env(tmp_path)
+    assert probe_libraries(tmp_path, env)["quack"]["status"] in ("error", "crashed")
+    again = probe_libraries(tmp_path, env)["quack"]  # the same files: only the cache could answer at once
+    assert not again["cached"], again
+
+
+def test_a_noisy_library_cannot_fill_the_temp_directory(tmp_path):
+    from probe_fakes import make_dist
+
+    (tmp_path / "tmp").mkdir()
+    noisy = (
+        "import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 100000)\nraise ImportError('after the noise')\n"
+    )
+    make_dist(tmp_path / "site", "quack-kernels", "0.6.5", {"quack/__init__.py": noisy})
+    make_dist(tmp_path / "site", "triton", "3.3.0", {"triton/__init__.py": ""})
+    env = {**cache_env(tmp_path), "XDG_CACHE_HOME": ""}
+    watcher_stop = []
+    largest = [0]
+
+    import threading
+
+    def watch():
+        while not watcher_stop:
+            total = 0
+            for root, _, files in os.walk(tmp_path / "tmp"):
+                for name in files:
+                    try:
+                        total += os.path.getsize(os.path.join(root, name))
+                    except OSError:
+                        pass
+            largest[0] = max(largest[0], total)
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    try:
+        health = probe_libraries(tmp_path, env)
+    finally:
+        watcher_stop.append(True)
+        thread.join()
+    assert health["quack"]["status"] == "error" and "after the noise" in health["quack"]["error"]
+    assert health["triton"]["status"] == "ok"
+    assert largest[0] < 1 << 20, f"{largest[0]} bytes written under TMPDIR for 200 MB of output"
