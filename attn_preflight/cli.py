@@ -108,7 +108,13 @@ def did_you_mean(word: str, choices) -> str:
     import difflib
 
     choices = sorted(choices)
-    close = difflib.get_close_matches(word.lower(), [c.lower() for c in choices], n=1, cutoff=0.6)
+    # a word far longer than every choice is none of them (and difflib is quadratic in its length)
+    longest = max((len(c) for c in choices), default=0)
+    close = (
+        difflib.get_close_matches(word.lower(), [c.lower() for c in choices], n=1, cutoff=0.6)
+        if len(word) <= 2 * longest + 8
+        else []
+    )
     if close:
         match = next(c for c in choices if c.lower() == close[0])
         return f" (did you mean {match!r}?)"

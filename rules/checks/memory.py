@@ -431,7 +431,8 @@ def _mig_gpus(target: Target) -> list[GpuDevice]:
     """The visible GPUs in MIG mode, from a probe or a saved report."""
     if target.facts is None:
         return []
-    return [d for d in target.facts.gpus.devices if d.index in target.visible_gpus and d.mig_mode == "enabled"]
+    visible = set(target.visible_gpus)  # a set: a report may list thousands of GPUs
+    return [d for d in target.facts.gpus.devices if d.index in visible and d.mig_mode == "enabled"]
 
 
 def judged_memory(target: Target) -> tuple[Optional[float], str]:
