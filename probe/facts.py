@@ -12,6 +12,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from attn_preflight.probe.limits import MAX_GPUS
+
 SCHEMA_VERSION = 1
 # Judgements `probe --format json` writes beside the facts for readers of the JSON (judged by rules/ when
 # rendering, so an old report gets today's answer); ignored when a report is read back.
@@ -183,9 +185,14 @@ class Facts:
                 f"schema_version {version!r} is not supported (this attn-preflight reads schema_version "
                 f"{SCHEMA_VERSION}); re-run `attn-preflight probe --format json` with this version"
             )
+        devices = data["gpus"].get("devices") if isinstance(data.get("gpus"), dict) else None
+        if isinstance(devices, list) and len(devices) > MAX_GPUS:  # before the model reads each one
+            raise FactsError(
+                f"gpus.devices lists {len(devices):,} GPUs, more than {MAX_GPUS:,} (a node has at most 16)"
+            )
         facts = FACTS_SCHEMA.read(data, "facts")
-        keys = [lib.key for lib in facts.libraries]
-        repeated = sorted({key for key in keys if keys.count(key) > 1})
+        seen: set = set()  # one pass: list.count per key was quadratic in the libraries listed
+        repeated = sorted({lib.key for lib in facts.libraries if lib.key in seen or seen.add(lib.key)})
         if repeated:  # probe writes each once: which entry would be the library?
             raise FactsError(f"facts.libraries: key {repeated[0]!r} appears more than once")
         return facts

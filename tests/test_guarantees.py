@@ -412,3 +412,65 @@ def test_a_noisy_library_cannot_fill_the_temp_directory(tmp_path):
     assert health["quack"]["status"] == "error" and "after the noise" in health["quack"]["error"]
     assert health["triton"]["status"] == "ok"
     assert largest[0] < 1 << 20, f"{largest[0]} bytes written under TMPDIR for 200 MB of output"
+
+
+# ------------------------------------------------------------------------------------------ size limits
+
+
+def bench_inputs():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_inputs", REPO / "bench" / "bench_inputs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("kind", sorted(bench_inputs().KINDS))
+def test_every_input_kind_at_its_limit_ends_in_a_result_in_seconds(tmp_path, kind):
+    from cli_run import assert_clean_outcome, run_cli
+
+    _, limit, _, make = bench_inputs().KINDS[kind]
+    argv = [str(a) for a in make(str(tmp_path), limit)]
+    started = time.monotonic()
+    run = run_cli(argv)
+    assert_clean_outcome(run, argv[:8])
+    assert run.code in (0, 1), run.err[-500:]
+    assert time.monotonic() - started < 60, "linear work at the limit takes seconds (bench/bench_inputs.py)"
+
+
+def test_one_past_each_limit_is_one_error_line_before_parsing(tmp_path):
+    from cli_run import run_cli
+
+    from attn_preflight.probe import limits
+
+    def refused(argv, *words):
+        run = run_cli([str(a) for a in argv])
+        assert run.code == 2 and len(run.err_lines) == 1, (argv[:6], run.err[-300:])
+        for word in words:
+            assert word in run.err_lines[0], run.err_lines[0]
+
+    sglang = ["--", "python", "-m", "sglang.launch_server"]
+    refused(["check", "--gpu", "H100", *sglang, *["--x"] * (limits.MAX_COMMAND_TOKENS - 2)], "more than 1,024")
+    refused(["check", "--gpu", "H100", *sglang, "--served-model-name", "m" * (limits.MAX_TOKEN_CHARS + 1)], "65,536")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(GEMMA.read_text() + " " * limits.MAX_JSON_BYTES)
+    refused(["check", "--gpu", "H100", "--model", model], "larger than 16 MiB")
+    facts = json.loads(SGLANG_FACTS.read_text())
+    facts["gpus"]["devices"] *= limits.MAX_GPUS + 1
+    (tmp_path / "facts.json").write_text(json.dumps(facts))
+    refused(["check", "--facts", tmp_path / "facts.json"], "1,025 GPUs, more than 1,024")
+    refused(["fleet", tmp_path / "facts.json"], "1,025 GPUs")
+    (tmp_path / "serve.yaml").write_text("a: 1\n" + "#" * limits.MAX_YAML_BYTES)
+    refused(["check", "--gpu", "H100", *sglang, "--config", tmp_path / "serve.yaml"], "larger than 1024 KiB")
+    keys = "".join(f"key-{i}: {i}\n" for i in range(limits.MAX_CONFIG_KEYS + 1))
+    (tmp_path / "keys.yaml").write_text(keys)
+    refused(["check", "--gpu", "H100", *sglang, "--config", tmp_path / "keys.yaml"], "1,025 keys, more than 1,024")
+    (tmp_path / "deep.yaml").write_text("".join(" " * i + f"k{i}:\n" for i in range(200)))
+    refused(["check", "--gpu", "H100", *sglang, "--config", tmp_path / "deep.yaml"], "nested more than 64")
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(limits.MAX_FLEET_REPORTS + 1):
+        (many / f"{i}.json").write_text("")  # refused by their number, before any is read
+    refused(["fleet", many], "more than 2,048 reports")

@@ -23,6 +23,7 @@ from attn_preflight.commands.common import (
     screen_for,
     write_output,
 )
+from attn_preflight.probe.limits import MAX_FLEET_REPORTS
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
@@ -42,6 +43,8 @@ def expand_paths(paths: tuple[str, ...]) -> list[str]:
             found = [path]
         for file in found:
             files.setdefault(_identity(file), file)
+        if len(files) > MAX_FLEET_REPORTS:  # before any is read
+            raise InputError(f"more than {MAX_FLEET_REPORTS:,} reports given: merge them in parts")
     return list(files.values())
 
 

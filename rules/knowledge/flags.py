@@ -43,7 +43,21 @@ class FlagTable(NamedTuple):
     allow_abbrev: bool
 
     def resolve(self, token: str) -> Resolved:
-        """The option `token` (it starts with '-') names, as this release's argparse reads it."""
+        """The option `token` (it starts with '-') names, as this release's argparse reads it (each token read
+        once per table: a check judges the same command for every alternative it tries)."""
+        key = (id(self.options), token)
+        known = _RESOLVED.get(key)
+        if known is None or known[0] is not self.options:
+            try:
+                known = (self.options, self._resolve(token))
+            except FlagError as err:
+                known = (self.options, err)
+            _RESOLVED[key] = known
+        if isinstance(known[1], FlagError):
+            raise FlagError(str(known[1]))
+        return known[1]
+
+    def _resolve(self, token: str) -> Resolved:
         if token in self.options:
             return Resolved(token, self.options[token], None)
         name, has_value, value = token.partition("=")
@@ -77,6 +91,7 @@ class FlagTable(NamedTuple):
 
 
 _SORTED: dict[int, tuple[Mapping[str, Option], list[str]]] = {}
+_RESOLVED: dict[tuple[int, str], tuple[Mapping[str, Option], Union[Resolved, FlagError]]] = {}
 
 
 def _starting_with(options: Mapping[str, Option], prefix: str) -> list[str]:
