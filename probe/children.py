@@ -391,7 +391,7 @@ def sweep_stale_scratch(root: Optional[str] = None) -> list[str]:
     import tempfile
 
     root = root or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = [name for name in os.listdir(root) if name.startswith(SCRATCH_PREFIX)]
     except OSError:

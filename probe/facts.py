@@ -12,9 +12,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from attn_preflight.probe.limits import MAX_GPUS
-
 SCHEMA_VERSION = 1
+MAX_GPUS = 1024  # GPUs listed in one report: attn_preflight.probe.limits states it (this model imports nothing)
 # Judgements `probe --format json` writes beside the facts for readers of the JSON (judged by rules/ when
 # rendering, so an old report gets today's answer); ignored when a report is read back.
 DERIVED_KEYS = {"torch": ("gpu_arch_covered",), "health": ("diagnosis",), "library": ("component_notes",)}
@@ -192,7 +191,12 @@ class Facts:
             )
         facts = FACTS_SCHEMA.read(data, "facts")
         seen: set = set()  # one pass: list.count per key was quadratic in the libraries listed
-        repeated = sorted({lib.key for lib in facts.libraries if lib.key in seen or seen.add(lib.key)})
+        repeated: list = []
+        for lib in facts.libraries:
+            if lib.key in seen:
+                repeated.append(lib.key)
+            seen.add(lib.key)
+        repeated.sort()
         if repeated:  # probe writes each once: which entry would be the library?
             raise FactsError(f"facts.libraries: key {repeated[0]!r} appears more than once")
         return facts

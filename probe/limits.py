@@ -11,7 +11,7 @@ from __future__ import annotations
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # config.json, a facts file, a smoke report, the import cache
 MAX_JSON_DEPTH = 64  # a probe report nests 6 deep
-MAX_GPUS = 1024  # GPUs listed in one facts file
+MAX_GPUS = 1024  # GPUs listed in one facts file (enforced by the facts model, which keeps its own copy)
 MAX_YAML_BYTES = 1024 * 1024  # an engine's --config, --dllm-algorithm-config
 MAX_COMMAND_TOKENS = 1024  # tokens of a pasted launch command (after --)
 MAX_CONFIG_KEYS = 1024  # keys of a --config YAML (each is a flag the engine reads)

@@ -439,6 +439,12 @@ def test_every_input_kind_at_its_limit_ends_in_a_result_in_seconds(tmp_path, kin
     assert time.monotonic() - started < 60, "linear work at the limit takes seconds (bench/bench_inputs.py)"
 
 
+def test_the_facts_model_enforces_the_stated_gpu_limit():
+    from attn_preflight.probe import facts, limits
+
+    assert facts.MAX_GPUS == limits.MAX_GPUS
+
+
 def test_one_past_each_limit_is_one_error_line_before_parsing(tmp_path):
     from cli_run import run_cli
 
