@@ -101,14 +101,12 @@ class Judge:
     Each distinct config is judged once: a failing config's fix re-checks, alternatives and corrected-command
     search meet the same configs again (rules are pure)."""
 
-    __slots__ = ("target", "_plans", "_by_backends", "_judged")
+    __slots__ = ("target", "_plans", "_judged")
 
     def __init__(self, target: Target):
         self.target = target.as_oldest_known()
         # by engine: each rule with the finding the target settles it with (None: run it) and its gate's note
         self._plans: dict[str, tuple[tuple[Rule, Optional[Finding], str], ...]] = {}
-        # by (engine, the backends a config's phases use): the plan with the rules for other backends settled
-        self._by_backends: dict[tuple[str, frozenset[str]], tuple[tuple[Rule, Optional[Finding], str], ...]] = {}
         self._judged: dict[str, _Judgement] = {}  # by repr(config): Config holds mappings, so it has no hash
 
     def gates(self, engine: str) -> Mapping[str, Gate]:
@@ -130,21 +128,6 @@ class Judge:
             self._plans[engine] = tuple(plan)
         return self._plans[engine]
 
-    def _plan_for(self, config: Config) -> tuple[tuple[Rule, Optional[Finding], str], ...]:
-        """The engine's plan with each rule for backends the config does not use settled as not used: what
-        _not_applicable answers first, the same for every config using the same backends (the corrected-command
-        search judges dozens)."""
-        key = (config.engine, config.backends)
-        plan = self._by_backends.get(key)
-        if plan is None:
-            plan = self._by_backends[key] = tuple(
-                (r, Finding(r, r.not_used, "" if r.not_used.status is Status.SKIP else note), note)
-                if settled is None and r.backends and not (r.backends & config.backends)
-                else (r, settled, note)
-                for r, settled, note in self._plan(config.engine)
-            )
-        return plan
-
     def _judgement(self, config: Config) -> _Judgement:
         key = repr(config)
         judgement = self._judged.get(key)
@@ -155,7 +138,7 @@ class Judge:
     def _run(self, judgement: _Judgement, until_failure: bool) -> None:
         """Runs the rules `judgement` has not run yet, in registry order; with `until_failure`, up to a failure."""
         config, target, found = judgement.config, self.target, judgement.found
-        plan = self._plan_for(config)
+        plan = self._plan(config.engine)
         while judgement.ran < len(plan) and not (until_failure and judgement.failed):
             r, settled, note = plan[judgement.ran]
             judgement.ran += 1
