@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None, gpu_probe: GpuProbe | None = None) -> No
     """Runs the group, turning every click usage error into one line and exit 2. `gpu_probe`: the NVML query
     attn_preflight.start began for `probe` before this module loaded (click's context object carries it)."""
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = GuardedStream(saved[0], "stdout"), GuardedStream(saved[1], "stderr")  # type: ignore[assignment]
+    sys.stdout, sys.stderr = GuardedStream(saved[0], "stdout"), GuardedStream(saved[1], "stderr")
     try:
         code = _run(argv, gpu_probe)
     finally:
