@@ -152,10 +152,15 @@ def read_launch_config(path: str) -> dict:
 
     if not path.lower().endswith((".yaml", ".yml")):
         raise RulesInputError(f"--config {path}: the engines read only .yaml/.yml config files")
+    from attn_preflight.probe.limits import MAX_CONFIG_KEYS
+
     try:
-        return read_yaml_mapping(path)
+        mapping = read_yaml_mapping(path)
     except YamlSubsetError as err:
         raise RulesInputError(str(err)) from None
+    if len(mapping) > MAX_CONFIG_KEYS:  # each is a flag judged as a pasted one
+        raise RulesInputError(f"--config {path}: {len(mapping):,} keys, more than {MAX_CONFIG_KEYS:,}")
+    return mapping
 
 
 def read_dllm_algorithm_config(path: str) -> Optional[dict]:

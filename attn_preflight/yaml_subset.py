@@ -15,9 +15,14 @@ import json
 import os
 import re
 import stat
+from collections import deque
 from typing import Any
 
-MAX_BYTES = 1 << 20
+from attn_preflight.probe.limits import MAX_YAML_BYTES
+from attn_preflight.rules.core import jsontext
+
+MAX_BYTES = MAX_YAML_BYTES
+MAX_DEPTH = 64  # nested block mappings (an engine config nests 2-3 deep); each level is a Python call
 
 # PyYAML's resolver.py (Resolver.add_implicit_resolver for bool, null, int, float)
 _TRUE = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"}
@@ -67,7 +72,7 @@ def parse_yaml_mapping(text: str, where: str = "<config>") -> dict[str, Any]:
         return {}
     if lines[0][1] != 0:
         raise YamlSubsetError(f"{where}:{lines[0][0]}: the top level must start at column 1")
-    mapping, rest = _mapping(lines, 0, where)
+    mapping, rest = _mapping(deque(lines), 0, where)  # a deque: each line is taken once (linear)
     if rest:
         number = rest[0][0]
         raise YamlSubsetError(f"{where}:{number}: not a `key: value` line of the top-level mapping")
@@ -89,7 +94,9 @@ def _strip_comment(line: str, where: str, number: int) -> str:
     return line
 
 
-def _mapping(lines: list, indent: int, where: str) -> tuple[dict[str, Any], list]:
+def _mapping(lines: deque, indent: int, where: str, depth: int = 1) -> tuple[dict[str, Any], deque]:
+    if depth > MAX_DEPTH:
+        raise YamlSubsetError(f"{where}:{lines[0][0]}: nested more than {MAX_DEPTH} levels deep")
     result: dict[str, Any] = {}
     while lines and lines[0][1] == indent:
         number, _, body = lines[0]
@@ -102,13 +109,13 @@ def _mapping(lines: list, indent: int, where: str) -> tuple[dict[str, Any], list
         if key in result:
             raise YamlSubsetError(f"{where}:{number}: {key!r} is given twice")
         value_text = body[match.end() :].strip()
-        lines = lines[1:]
+        lines.popleft()
         if value_text:
             result[key] = _value(value_text, where, number)
         elif lines and lines[0][1] > indent and lines[0][2].startswith("- "):
             result[key], lines = _list(lines, lines[0][1], where)
         elif lines and lines[0][1] > indent:
-            result[key], lines = _mapping(lines, lines[0][1], where)
+            result[key], lines = _mapping(lines, lines[0][1], where, depth + 1)
         else:
             result[key] = None
     if lines and lines[0][1] > indent:
@@ -116,7 +123,7 @@ def _mapping(lines: list, indent: int, where: str) -> tuple[dict[str, Any], list
     return result, lines
 
 
-def _list(lines: list, indent: int, where: str) -> tuple[list[Any], list]:
+def _list(lines: deque, indent: int, where: str) -> tuple[list[Any], deque]:
     items = []
     while lines and lines[0][1] == indent and (lines[0][2] == "-" or lines[0][2].startswith("- ")):
         number, _, body = lines[0]
@@ -124,7 +131,7 @@ def _list(lines: list, indent: int, where: str) -> tuple[list[Any], list]:
         if not text or _KEY.match(text):
             raise YamlSubsetError(f"{where}:{number}: a list item must be a scalar here")
         items.append(_value(text, where, number))
-        lines = lines[1:]
+        lines.popleft()
     return items, lines
 
 
@@ -136,9 +143,9 @@ def _value(text: str, where: str, number: int) -> Any:
         return [_scalar(part.strip(), where, number) for part in _split_flow(inner, where, number)] if inner else []
     if text.startswith("{"):
         try:
-            value = json.loads(text)
-        except ValueError:
-            raise YamlSubsetError(f"{where}:{number}: a flow mapping must be JSON on one line") from None
+            value = jsontext.loads(text)
+        except ValueError as err:
+            raise YamlSubsetError(f"{where}:{number}: a flow mapping must be JSON on one line ({err})") from None
         return value
     return _scalar(text, where, number)
 
@@ -181,7 +188,10 @@ def _scalar(text: str, where: str, number: int) -> Any:
     if _UNSUPPORTED_NUMBER.match(text):
         raise YamlSubsetError(f"{where}:{number}: {text!r} is a YAML 1.1 number form the subset does not read")
     if _INT.match(text):
-        return int(text.replace("_", ""))
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:  # more digits than sys.get_int_max_str_digits() (4,300)
+            raise YamlSubsetError(f"{where}:{number}: an integer of {len(text)} digits") from None
     if _FLOAT.match(text):
         return float(text.replace("_", ""))
     return text

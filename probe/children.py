@@ -10,6 +10,7 @@ on timeout and on every way out of the probe.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -22,17 +23,34 @@ from typing import IO, Any, Callable, Optional, Union
 # Loads this probe package from where it lives, without putting its directory on the child's sys.path (where
 # it would shadow the environment's own packages, and a site-packages root would reorder them). The parent
 # package is an empty stand-in: a child needs the probe, never the face (click) or the rules.
-PROBE_BOOTSTRAP = r"""
+# The first lines of every Python child: die with the parent (below), whatever the parent died of.
+DIE_WITH_PARENT = r"""
+def _die_with_parent(parent):
+    try:  # PR_SET_PDEATHSIG (1): SIGKILL when the parent's thread that started us ends, even by SIGKILL
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
+    except Exception:  # not Linux: the parent's own handlers and the child's timeout still hold
+        pass
+    if parent and os.getppid() != parent:  # it died before the call above took effect
+        os._exit(1)
+"""
+PROBE_BOOTSTRAP = (
+    r"""
 import importlib.util, json, os, sys, types
 setup = json.loads(sys.argv.pop(1))
+"""
+    + DIE_WITH_PARENT
+    + r"""
+_die_with_parent(setup.get("parent"))
 sys.path[:] = setup["path"]
 sys.modules["attn_preflight"] = types.ModuleType("attn_preflight")
 spec = importlib.util.spec_from_file_location(
     "attn_preflight.probe", setup["package"], submodule_search_locations=[os.path.dirname(setup["package"])])
 sys.modules["attn_preflight.probe"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sys.modules["attn_preflight.probe"])
-del importlib, json, os, setup, spec, types
+del importlib, json, os, setup, spec, types, _die_with_parent
 """
+)
 NEUTRAL_CWD = os.sep  # for children that write nothing: nothing there is on their sys.path
 
 Output = Union[int, IO[Any], None]
@@ -74,7 +92,11 @@ def probe_argv(statement: str, *args: str, pythonpath: Optional[str] = None) -> 
     environment_path(pythonpath) as its sys.path."""
     import attn_preflight.probe
 
-    setup = {"path": environment_path(pythonpath), "package": os.path.abspath(attn_preflight.probe.__file__)}
+    setup = {
+        "path": environment_path(pythonpath),
+        "package": os.path.abspath(attn_preflight.probe.__file__),
+        "parent": os.getpid(),
+    }
     return python_argv(PROBE_BOOTSTRAP + statement, json.dumps(setup), *args)
 
 
@@ -198,6 +220,7 @@ def _answer_and_exit(call: Callable[[], str], read_end: int, write_end: int) -> 
     parent's code (os._exit, whatever happens)."""
     try:
         os.setsid()
+        die_with_parent()
         os.chdir(NEUTRAL_CWD)  # where a crash's core file would go: not the user's directory
         os.close(read_end)
         null = os.open(os.devnull, os.O_RDWR)
@@ -210,6 +233,16 @@ def _answer_and_exit(call: Callable[[], str], read_end: int, write_end: int) -> 
         os._exit(0)
 
 
+def die_with_parent() -> None:
+    """In a forked child: SIGKILL when the parent ends (PR_SET_PDEATHSIG), as DIE_WITH_PARENT in a Python child."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
+    except Exception:
+        pass
+
+
 def signal_name(number: int) -> str:
     """'SIGSEGV (Segmentation fault)' for 11."""
     try:
@@ -220,14 +253,24 @@ def signal_name(number: int) -> str:
     return f"{sig.name} ({description})" if description else sig.name
 
 
+# The ways the tool can be ended that can be caught: `kill`/`timeout`/a CI job cancelled (SIGTERM), the terminal
+# closed or an ssh session dropped (SIGHUP), Ctrl-\\ (SIGQUIT). Ctrl-C is KeyboardInterrupt already.
+CAUGHT_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT")
+
+
 class TerminateAsExit:
-    """SIGTERM (`timeout`, a CI job cancelled, `kill`) unwinds like Ctrl-C, so that the children, which live in
-    sessions of their own and would outlive us, are killed and temporary directories removed."""
+    """SIGTERM, SIGHUP and SIGQUIT unwind like Ctrl-C, so that the children, which live in sessions of their own
+    and would outlive us, are killed and temporary directories removed. A signal that was ignored when we
+    started (`nohup` ignores SIGHUP) stays ignored."""
 
     def __enter__(self) -> TerminateAsExit:
-        self.previous = None
+        self.previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGTERM, self._exit)
+            for name in CAUGHT_SIGNALS:
+                number = getattr(signal, name, None)
+                if number is None or signal.getsignal(number) == signal.SIG_IGN:
+                    continue
+                self.previous[number] = signal.signal(number, self._exit)
         return self
 
     @staticmethod
@@ -235,5 +278,142 @@ class TerminateAsExit:
         raise SystemExit(128 + signum)
 
     def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
+        for number, previous in self.previous.items():
+            signal.signal(number, previous)
+
+
+# ------------------------------------------------------------------------------------- output a child may write
+
+OUTPUT_CAP = 64 * 1024  # bytes of a child's output kept: its last ones (a crash's or a hang's Python stack)
+
+
+class OutputTail:
+    """A child's stdout and stderr through a pipe, read without blocking into its last OUTPUT_CAP bytes: a
+    library that prints without end costs memory and disk for none of it (a file it wrote to could fill TMPDIR
+    and fail every other check). `read()` takes what is there; the child never blocks for long as the caller
+    reads each poll; `wait_readable` waits for any of several tails or a timeout."""
+
+    def __init__(self, cap: int = OUTPUT_CAP):
+        self.cap = cap
+        self._read_end, self.write_end = os.pipe()
+        os.set_blocking(self._read_end, False)
+        self._tail = bytearray()
+        self.dropped = 0  # bytes written beyond the cap
+
+    @property
+    def fileno(self) -> int:
+        return self._read_end
+
+    def started(self) -> None:
+        """The child has its copy of the write end: ours goes, so that the pipe ends when the child's does."""
+        if self.write_end >= 0:
+            os.close(self.write_end)
+            self.write_end = -1
+
+    def read(self) -> None:
+        while self._read_end >= 0:
+            try:
+                chunk = os.read(self._read_end, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                return
+            if not chunk:  # every writer has closed it: nothing more will come
+                os.close(self._read_end)
+                self._read_end = -1
+                return
+            self._tail += chunk
+            if len(self._tail) > self.cap:
+                self.dropped += len(self._tail) - self.cap
+                del self._tail[: len(self._tail) - self.cap]
+
+    def text(self) -> str:
+        self.read()
+        return self._tail.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        for fd in (self._read_end, self.write_end):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._read_end = self.write_end = -1
+
+    @staticmethod
+    def wait_readable(tails: list[OutputTail], timeout: float) -> None:
+        import select
+
+        fds = [tail.fileno for tail in tails if tail.fileno >= 0]
+        if fds:
+            with contextlib.suppress(OSError, ValueError):
+                select.select(fds, [], [], timeout)
+        else:
+            time.sleep(timeout)
+
+
+# ---------------------------------------------------------------------------------------- temporary directories
+
+SCRATCH_PREFIX = "attn-preflight-"
+_LOCK = ".in-use"
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str = SCRATCH_PREFIX):
+    """A temporary directory for a run's children, removed on the way out; while it is used, a lock (flock)
+    held on a file in it says so. A run killed before it could remove it (SIGKILL, a power cut) leaves it
+    unlocked, and the next run's sweep_stale_scratch removes it. flock, not a pid: a pid is reused and means
+    nothing across containers sharing /tmp; the kernel drops a lock with the process that held it."""
+    import fcntl
+    import shutil
+    import tempfile
+
+    sweep_stale_scratch()
+    directory = tempfile.mkdtemp(prefix=prefix)
+    lock = None
+    try:
+        # locked under another name, then renamed: a sweep finds the lock file only once it is held
+        lock = os.open(os.path.join(directory, _LOCK + ".new"), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(os.path.join(directory, _LOCK + ".new"), os.path.join(directory, _LOCK))
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+        if lock is not None:
+            os.close(lock)
+
+
+def sweep_stale_scratch(root: Optional[str] = None) -> list[str]:
+    """Removes this user's attn-preflight temporary directories in `root` (the temp directory) that a run made
+    with scratch_directory and no living run holds; returns them. One without the lock file (being made, or
+    not ours to judge) is left; a link is never followed; another user's directory never touched."""
+    import fcntl
+    import shutil
+    import stat
+    import tempfile
+
+    root = root or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = [name for name in os.listdir(root) if name.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        try:
+            lock = os.open(os.path.join(path, _LOCK), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: a run is using it
+            continue
+        finally:
+            os.close(lock)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed

@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
 from attn_preflight.probe import __version__
-from attn_preflight.probe.children import TerminateAsExit
+from attn_preflight.probe.children import TerminateAsExit, sweep_stale_scratch
 from attn_preflight.probe.environ import relevant_environment
 from attn_preflight.probe.facts import (
     HEALTH_NOT_INSTALLED,
@@ -45,6 +45,7 @@ def collect(
     closed here like one started here."""
     from attn_preflight.probe import gpus
 
+    sweep_stale_scratch()  # what a run killed with SIGKILL left in the temp directory
     with TerminateAsExit():
         # NVML's init and `nvcc --version` wait on the driver and a process: their children start first and
         # run beside the file probes and the import checks.

@@ -34,11 +34,14 @@ SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 REDACTED = "***"
 # scheme://user:password@host. The password runs to the last '@' before a space, quote or tag: it may hold '/'
 # ("abc/def") or an unescaped '@'; masking a path's '@' too errs on the safe side.
-_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*):[^\s\"<>]*@")
-_SECRET_NAME = r"[A-Za-z0-9_]*(?:" + "|".join(SECRET_WORDS) + r")[A-Za-z0-9_]*"
+# The scheme starts where no scheme character precedes (else every letter of a long word would start a scan to
+# its end: quadratic).
+_URL_PASSWORD = re.compile(r"(?P<head>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*):[^\s\"<>]*@")
 # NAME=VALUE (a pasted env prefix, a variable in a library's message) and --api-key VALUE / --hf-token=VALUE; a
 # value ends at a quote too, so a shell-quoted '--api-key=VALUE' keeps its closing quote.
-_SECRET_ASSIGNMENT = re.compile(r"(?P<head>\b" + _SECRET_NAME + r"=)[^\s\"'<>]+", re.IGNORECASE)
+# Any NAME= is found (one scan per word), its name then tested for a secret word: a pattern with the words inside
+# the name backtracks quadratically over a long word.
+_ASSIGNMENT = re.compile(r"(?P<head>\b(?P<name>[A-Za-z0-9_]+)=)[^\s\"'<>]+")
 # A flag is secret when one of its words is (--api-key, --hf-token), not --max-total-tokens.
 _SECRET_FLAG = re.compile(
     r"(?P<head>--(?:[a-z0-9]+-)*(?:"
@@ -75,6 +78,30 @@ def is_secret_flag(flag: str) -> bool:
     return any(word in SECRET_WORDS or word == "CREDENTIALS" for word in words)
 
 
+_URL_PIECES = re.compile(r"([\s\"<>]+)")  # what a URL password never holds: the text between is searched apart
+
+
+def _url_passwords(text: str) -> str:
+    """_URL_PASSWORD masked, piece by piece and only up to each piece's last '@': linear in the text (a
+    password runs to the last '@', so a search from every '://' to the end would be quadratic)."""
+    if "://" not in text or "@" not in text:
+        return text
+    out = []
+    for piece in _URL_PIECES.split(text):
+        at = piece.rfind("@")
+        if at < 0 or "://" not in piece:
+            out.append(piece)
+            continue
+        head = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{REDACTED}@", piece[: at + 1])
+        out.append(head + piece[at + 1 :])
+    return "".join(out)
+
+
+def _masked_assignment(match: re.Match) -> str:
+    name = match.group("name").upper()
+    return match.group("head") + REDACTED if any(word in name for word in SECRET_WORDS) else match.group()
+
+
 def redact_text(text: str, environ: Optional[Mapping[str, str]] = None) -> str:
     """`text` with every secret we can recognise masked: URL passwords, NAME=VALUE and --flag VALUE where the
     name says secret, token shapes, and the value of any secret-named variable set in `environ`."""
@@ -82,8 +109,8 @@ def redact_text(text: str, environ: Optional[Mapping[str, str]] = None) -> str:
     for name, value in environ.items():
         if len(value) >= MIN_SECRET_VALUE and value in text and any(w in name.upper() for w in SECRET_WORDS):
             text = text.replace(value, REDACTED)
-    text = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{REDACTED}@", text)
-    text = _SECRET_ASSIGNMENT.sub(lambda m: m.group("head") + REDACTED, text)
+    text = _url_passwords(text)
+    text = _ASSIGNMENT.sub(_masked_assignment, text)
     text = _SECRET_FLAG.sub(lambda m: m.group("head") + REDACTED, text)
     return _TOKEN_SHAPES.sub(REDACTED, text)
 

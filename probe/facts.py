@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 SCHEMA_VERSION = 1
+MAX_GPUS = 1024  # GPUs listed in one report: attn_preflight.probe.limits states it (this model imports nothing)
 # Judgements `probe --format json` writes beside the facts for readers of the JSON (judged by rules/ when
 # rendering, so an old report gets today's answer); ignored when a report is read back.
 DERIVED_KEYS = {"torch": ("gpu_arch_covered",), "health": ("diagnosis",), "library": ("component_notes",)}
@@ -185,9 +186,19 @@ class Facts:
                 f"schema_version {version!r} is not supported (this attn-preflight reads schema_version "
                 f"{SCHEMA_VERSION}); re-run `attn-preflight probe --format json` with this version"
             )
+        devices = data["gpus"].get("devices") if isinstance(data.get("gpus"), dict) else None
+        if isinstance(devices, list) and len(devices) > MAX_GPUS:  # before the model reads each one
+            raise FactsError(
+                f"gpus.devices lists {len(devices):,} GPUs, more than {MAX_GPUS:,} (a node has at most 16)"
+            )
         facts = FACTS_SCHEMA.read(data, "facts")
-        keys = [lib.key for lib in facts.libraries]
-        repeated = sorted({key for key in keys if keys.count(key) > 1})
+        seen: set = set()  # one pass: list.count per key was quadratic in the libraries listed
+        repeated: list = []
+        for lib in facts.libraries:
+            if lib.key in seen:
+                repeated.append(lib.key)
+            seen.add(lib.key)
+        repeated.sort()
         if repeated:  # probe writes each once: which entry would be the library?
             raise FactsError(f"facts.libraries: key {repeated[0]!r} appears more than once")
         return facts

@@ -19,16 +19,27 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import IO, Optional
+from typing import Optional
 
 from attn_preflight.probe import __version__
-from attn_preflight.probe.children import environment_path, kill_group, python_argv, signal_name, spawn, user_site_dirs
+from attn_preflight.probe.children import (
+    DIE_WITH_PARENT,
+    OutputTail,
+    environment_path,
+    kill_group,
+    python_argv,
+    scratch_directory,
+    signal_name,
+    spawn,
+    user_site_dirs,
+)
 from attn_preflight.probe.environ import cache_home, is_relevant, redact, redact_text
 from attn_preflight.probe.facts import (
     HEALTH_CRASHED,
@@ -43,18 +54,24 @@ from attn_preflight.probe.jsonfile import JsonFileError, read_json
 
 MAX_ERROR_CHARS = 2000
 POLL_S = 0.01
+ABORT_GRACE_S = 1.0  # after SIGABRT at the timeout: time for faulthandler's dump before the group is killed
 
 # Runs in the child: imports one module, reads extra facts inside it, writes a JSON result file, and
 # leaves with os._exit so that no atexit hook or interpreter teardown of the library can hang or crash
 # after the answer is written. Standard library only.
-CHILD = r"""
+CHILD = (
+    r"""
 import faulthandler, importlib, json, os, site, sys, time
 faulthandler.enable()
 request = json.loads(sys.argv[1])
+"""
+    + DIE_WITH_PARENT
+    + r"""
 sys.path[:] = request["path"]
 for directory in request["site_dirs"]:
     site.addsitedir(directory)  # its .pth files, which -I skipped
 faulthandler.dump_traceback_later(request["dump_after"], exit=False)
+_die_with_parent(request["parent"])  # after the timer: its ctypes import must not delay the dump
 
 def chain(err):
     texts = []
@@ -100,7 +117,8 @@ result["import_seconds"] = round(time.perf_counter() - start, 3)
 with open(sys.argv[2], "w") as handle:
     json.dump(result, handle, default=str)
 os._exit(0)
-""".replace("%(limit)d", str(MAX_ERROR_CHARS))
+"""
+).replace("%(limit)d", str(MAX_ERROR_CHARS))
 
 
 @dataclass
@@ -144,8 +162,8 @@ class _Running:
     process: subprocess.Popen
     started: float
     result_path: str
-    output_path: str
-    output: IO[bytes]  # the open file the child writes stdout and stderr to
+    output: OutputTail  # the child's stdout and stderr, its last OUTPUT_CAP bytes
+    aborted: Optional[float] = None  # when it was sent SIGABRT at its timeout
 
 
 def _run_all(
@@ -154,17 +172,28 @@ def _run_all(
     results: dict[str, ImportHealth] = {}
     waiting = list(requests)
     running: list[_Running] = []
-    with tempfile.TemporaryDirectory(prefix="attn-preflight-") as workdir:
+    with scratch_directory() as workdir:
         try:
             while (waiting or running) and not cancel.is_set():
                 while waiting and len(running) < max_parallel:
                     running.append(_start(waiting.pop(0), timeout, workdir))
-                time.sleep(POLL_S)
+                OutputTail.wait_readable([job.output for job in running], POLL_S)
                 for job in list(running):
-                    elapsed = time.monotonic() - job.started
+                    job.output.read()  # never let a child block on a full pipe, keep only its tail
+                    now = time.monotonic()
+                    elapsed = now - job.started
                     if job.process.poll() is None and elapsed < timeout:
                         continue
-                    timed_out = job.process.returncode is None
+                    if job.process.returncode is None and job.aborted is None:
+                        # faulthandler (enabled first thing in the child) writes where the import hangs on
+                        # SIGABRT, even with the GIL held; its timer's dump may not have come yet on a busy machine
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(job.process.pid, signal.SIGABRT)
+                        job.aborted = now
+                    if job.aborted is not None and job.process.poll() is None and now - job.aborted < ABORT_GRACE_S:
+                        continue
+                    timed_out = job.aborted is not None
+                    elapsed = min(elapsed, timeout) if timed_out else elapsed
                     kill_group(job.process)
                     running.remove(job)
                     results[job.request.key] = _finish(job, timed_out, timeout, elapsed)
@@ -186,27 +215,33 @@ def _start(request: ImportRequest, timeout: float, workdir: str) -> _Running:
             "components": request.components,
             # a Python stack of where a hanging import is, written just before it is killed
             "dump_after": max(timeout * 0.9, timeout - 1.0),
+            "parent": os.getpid(),  # the child dies with us (DIE_WITH_PARENT), even when we are SIGKILLed
         }
     )
     env = {**os.environ, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}  # torch.cuda.is_available() through NVML
-    output = open(stem + ".out", "wb")
+    output = OutputTail()
     cwd = os.path.join(workdir, "cwd")  # empty: whatever a library writes or reads relative lands nowhere
     os.makedirs(cwd, exist_ok=True)
-    # -u: what a library printed before crashing reaches the output file
+    # -u: what a library printed before crashing reaches the output
     argv = python_argv(CHILD, payload, stem + ".json", options=("-u",))
-    process = spawn(argv, cwd, stdout=output, stderr=subprocess.STDOUT, env=env)
-    return _Running(request, process, time.monotonic(), stem + ".json", stem + ".out", output)
+    try:
+        process = spawn(argv, cwd, stdout=output.write_end, stderr=subprocess.STDOUT, env=env)
+    except BaseException:
+        output.close()
+        raise
+    output.started()
+    return _Running(request, process, time.monotonic(), stem + ".json", output)
 
 
 def _finish(job: _Running, timed_out: bool, timeout: float, elapsed: float) -> ImportHealth:
+    output = job.output.text()
     job.output.close()
     health = ImportHealth(module=job.request.module, seconds=round(elapsed, 3))
-    output = _read_text(job.output_path)
     result = None if timed_out else _read_result(job.result_path)
     if timed_out:
         health.status = HEALTH_TIMEOUT
         health.error = f"the import did not finish within {timeout:g} s and was killed"
-        health.causes = _innermost_frames(output)
+        health.causes = _innermost_frames(output, fatal=False)  # "Aborted" is our SIGABRT, not the library's
     elif result is not None and result.get("ok"):
         health.status = HEALTH_OK
         health.details = result.get("details") or {}
@@ -233,25 +268,15 @@ def _finish(job: _Running, timed_out: bool, timeout: float, elapsed: float) -> I
     return health
 
 
-def _innermost_frames(output: str) -> list[str]:
+def _innermost_frames(output: str, fatal: bool = True) -> list[str]:
     """The innermost Python frame of each faulthandler dump ('File "...", line N in f'), most recent first."""
     frames = []
     lines = output.splitlines()
     for i, line in enumerate(lines):
         if "most recent call first" in line and i + 1 < len(lines) and lines[i + 1].strip().startswith("File"):
             frames.append(lines[i + 1].strip())
-    fatal = [line.strip() for line in lines if line.startswith("Fatal Python error")]
-    return fatal[:1] + frames[:1]
-
-
-def _read_text(path: str) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 65536))
-            return handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
+    errors = [line.strip() for line in lines if line.startswith("Fatal Python error")] if fatal else []
+    return errors[:1] + frames[:1]
 
 
 def _read_result(path: str) -> Optional[dict]:
@@ -341,7 +366,9 @@ class ImportCache:
 
     @staticmethod
     def _key(request: ImportRequest) -> str:
-        return json.dumps(asdict(request), sort_keys=True)
+        """The request and the files its import loads first (module_files): a library replaced in place (its
+        dist-info untouched) is checked again."""
+        return json.dumps({**asdict(request), "files": module_files(request.module)}, sort_keys=True)
 
     def get(self, request: ImportRequest) -> Optional[ImportHealth]:
         data = self.entries.get(self._key(request))
@@ -359,7 +386,12 @@ class ImportCache:
             return
         for request, health in results:
             if health.status in CACHEABLE and not (health.error or "").startswith(UNREPORTED):
-                self.entries[self._key(request)] = asdict(health)
+                if not resource_limited(health):
+                    key = self._key(request)
+                    request_only = _request_part(key)
+                    for stale in [k for k in self.entries if _request_part(k) == request_only]:
+                        del self.entries[stale]  # the same request, other files: replaced in place
+                    self.entries[key] = asdict(health)
         tmp = None
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -375,6 +407,91 @@ class ImportCache:
             if tmp is not None:  # not moved into place (the cache path is a directory, the disk is full)
                 with contextlib.suppress(OSError):
                     os.remove(tmp)
+
+
+def _request_part(key: str) -> Optional[str]:
+    try:
+        data = json.loads(key)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    data.pop("files", None)
+    return json.dumps(data, sort_keys=True)
+
+
+# What an import fails with when the machine, not the library, is short at that moment (memory, processes, file
+# descriptors, disk, a CPU or file-size limit): never the library's cached state, so the next run checks again.
+_RESOURCE = re.compile(
+    r"MemoryError|Cannot allocate memory|ENOMEM|out of memory|Resource temporarily unavailable|EAGAIN|"
+    r"Too many open files|EMFILE|ENFILE|No space left on device|ENOSPC|Disk quota exceeded|RLIMIT|"
+    r"can't start new thread|File too large",
+    re.IGNORECASE,
+)
+# killed by SIGKILL (the OOM killer), SIGXCPU (RLIMIT_CPU), SIGXFSZ (RLIMIT_FSIZE)
+_RESOURCE_SIGNALS = ("SIGKILL", "SIGXCPU", "SIGXFSZ")
+
+
+def resource_limited(health: ImportHealth) -> bool:
+    """Whether a failed import check failed for want of a resource (above), not because of the library."""
+    if health.status == HEALTH_OK:
+        return False
+    if health.status == HEALTH_CRASHED and any(name in (health.error or "") for name in _RESOURCE_SIGNALS):
+        return True
+    return any(_RESOURCE.search(text or "") for text in [health.error, *(health.causes or [])])
+
+
+_EXTENSIONS = (".so", ".pyd", ".dylib")
+_FILES_DEPTH = 3  # torch/lib/*.so, flash_attn/cute/*.so: where extension modules live
+
+
+def module_files(module: str) -> list:
+    """[name, size, mtime_ns] of what an import of `module` loads first and what can change without a dist-info
+    change: on each sys.path entry of this environment, the top-level module (`top.py`, `top/__init__.py`) and
+    every extension module in the package (to depth 3), and top-level extension modules named after it
+    (flash_attn_2_cuda*.so beside flash_attn). Only directory listings and stats: no import."""
+    top = module.split(".")[0]
+    found: list = []
+    for entry in environment_path():
+        try:
+            names = sorted(n for n in os.listdir(entry) if n == top or n.startswith(top))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(entry, name)
+            if name == top and os.path.isdir(path):
+                found += _stat_entry(os.path.join(path, "__init__.py"))
+                found += _extension_files(path, _FILES_DEPTH)
+            elif name in (top + ".py",) or (name.startswith(top) and name.endswith(_EXTENSIONS)):
+                found += _stat_entry(path)
+    return found
+
+
+def _stat_entry(path: str) -> list:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return []
+    return [[path, info.st_size, info.st_mtime_ns]]
+
+
+def _extension_files(directory: str, depth: int) -> list:
+    found: list = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if depth > 1 and entry.name != "__pycache__":
+                    found += _extension_files(entry.path, depth - 1)
+            elif entry.name.endswith(_EXTENSIONS):
+                info = entry.stat()
+                found.append([entry.path, info.st_size, info.st_mtime_ns])
+        except OSError:
+            continue
+    return found
 
 
 def _prune(directory: str) -> None:

@@ -9,8 +9,8 @@ import os
 import stat
 from typing import Any, Iterable
 
-MAX_BYTES = 64 * 1024 * 1024  # a fleet report is ~100 KB, a config.json a few KB
-MAX_DEPTH = 64  # a probe report nests 6 deep; deeper input is not ours and would exhaust the stack later
+from attn_preflight.probe.limits import MAX_JSON_BYTES as MAX_BYTES
+from attn_preflight.probe.limits import MAX_JSON_DEPTH as MAX_DEPTH
 
 
 class JsonFileError(Exception):

@@ -198,7 +198,11 @@ def wait_for(predicate, seconds: float = 60.0) -> None:
 
 
 @pytest.mark.parametrize("nvml_hangs", [False, True], ids=["nvml-answers", "nvml-hangs"])
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize(
+    "signum",
+    [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT],
+    ids=["ctrl-c", "sigterm", "sighup", "sigquit"],
+)
 def test_interrupting_probe_mid_import_leaves_no_child_and_no_temp_dir(world, signum, nvml_hangs):
     site = world["root"] / "site"
     import_pids, nvml_pids = world["root"] / "import.pids", world["root"] / "nvml.pids"
@@ -216,7 +220,9 @@ def test_interrupting_probe_mid_import_leaves_no_child_and_no_temp_dir(world, si
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job may inherit SIG_IGN
+        preexec_fn=lambda: [
+            signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)
+        ],  # nohup, a background job
     )
     pids: list[int] = []
     try:
@@ -270,3 +276,38 @@ def test_a_probe_usage_error_leaves_no_nvml_child(world):
     assert time.monotonic() - started < 10  # not NVML's 15 s deadline: the child was killed, not waited for
     pids = [int(pid) for pid in nvml_pids.read_text().split()] if nvml_pids.exists() else []
     wait_for(lambda: not any(alive(pid) for pid in pids), seconds=5)
+
+
+def test_a_probe_killed_with_sigkill_leaves_no_child_and_the_next_run_sweeps_its_temp_dir(world):
+    """SIGKILL cannot be caught: each child dies with its parent (PR_SET_PDEATHSIG, set by the child itself), and
+    the temporary directory the killed run held is removed by the next run (its lock died with it)."""
+    site = world["root"] / "site"
+    import_pids, nvml_pids = world["root"] / "import.pids", world["root"] / "nvml.pids"
+    make_dist(site, "xformers", "0.0.30", {"xformers/__init__.py": SLOW_IMPORT.format(pids=str(import_pids))})
+    (site / "pynvml.py").write_text(HANGING_NVML.format(pids=str(nvml_pids)))
+    on_path(world, site)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "attn_preflight", "probe", "--format", "json", "--timeout", "300"],
+        cwd=world["cwd"],
+        env=world["env"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pids: list[int] = []
+    try:
+        wait_for(lambda: import_pids.exists() and nvml_pids.exists() and len(import_pids.read_text().split()) == 2)
+        child, _grandchild = (int(p) for p in import_pids.read_text().split())
+        pids = [child, _grandchild, *(int(p) for p in nvml_pids.read_text().split())]
+        assert len(list(world["tmp"].iterdir())) == 1
+        process.kill()
+        process.wait()
+        # our children (the import check, the NVML query) end with us; what a library started is its own
+        wait_for(lambda: not alive(child) and not alive(pids[2]), seconds=10)
+        world["env"]["PYTHONPATH"] = world["env"]["PYTHONPATH"].split(os.pathsep, 1)[1]  # a healthy machine now
+        done = attn_preflight(world, "probe", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        assert list(world["tmp"].iterdir()) == []
+    finally:
+        process.kill()
+        for pid in filter(alive, pids):
+            os.kill(pid, signal.SIGKILL)

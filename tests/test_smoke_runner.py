@@ -113,6 +113,13 @@ def hang_importing():
     time.sleep(600)
 
 
+def start_daemon():
+    # a library that starts a helper of its own on import and leaves it running (a compile server)
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(os.environ["SMOKE_TEST_DAEMON_PID"], "w") as handle:
+        handle.write(str(helper.pid))
+
+
 def kernel(name, build, family="test", **extra):
     return Kernel(name=name, family=family, title=name, api="test." + name, quick=CASE, build=build,
                   needs_gpu=False, **extra)
@@ -131,6 +138,7 @@ KERNELS = [
     kernel("t-runs-anyway", exact, family="fa4"),
     kernel("t-exit", exact, prepare=exit_early),
     kernel("t-hang-import", exact, prepare=hang_importing),
+    kernel("t-daemon", exact, prepare=start_daemon),
 ]
 '''
 
@@ -156,7 +164,12 @@ def run(tmp_path_factory):
     for name in ("t-segv", "t-sticky", "t-exit", "t-hang-import"):
         jobs = [(k, THREE if k.name == name else cases) for k, cases in jobs]
     child_pid_file = where / "child.pid"
-    environ = {**os.environ, "PYTHONPATH": str(where), "SMOKE_TEST_CHILD_PID": str(child_pid_file)}
+    environ = {
+        **os.environ,
+        "PYTHONPATH": str(where),
+        "SMOKE_TEST_CHILD_PID": str(child_pid_file),
+        "SMOKE_TEST_DAEMON_PID": str(where / "daemon.pid"),
+    }
     seen = []
     machines = []
 
@@ -176,6 +189,7 @@ def run(tmp_path_factory):
         "seen": seen,
         "machines": machines,
         "child": child_pid_file,
+        "daemon": where / "daemon.pid",
         "kernels": by_name,
         "environ": environ,
     }
@@ -229,6 +243,15 @@ def test_hang_times_out_and_its_process_group_is_killed(run):
     while time.monotonic() < deadline and _alive(child):
         time.sleep(0.1)
     assert not _alive(child), "the hung kernel's own child process survived the timeout"
+
+
+def test_a_process_a_kernel_library_started_does_not_outlive_smoke(run):
+    assert only(run, "t-daemon").status == "ok"
+    helper = int(run["daemon"].read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(helper):
+        time.sleep(0.1)
+    assert not _alive(helper), "a helper the kernel's library started outlived its worker"
 
 
 def _alive(pid: int) -> bool:

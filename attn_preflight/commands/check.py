@@ -157,6 +157,20 @@ def config_options(func):
     return func
 
 
+def command_within_limits(command: Sequence[str]) -> None:
+    """A pasted command's size, before it is parsed (attn_preflight/probe/limits.py): InputError above it."""
+    from attn_preflight.probe.limits import MAX_COMMAND_TOKENS, MAX_TOKEN_CHARS
+
+    if len(command) > MAX_COMMAND_TOKENS:
+        raise InputError(f"the pasted command has {len(command):,} tokens, more than {MAX_COMMAND_TOKENS:,}")
+    longest = max(range(len(command)), key=lambda i: len(command[i]), default=None)
+    if longest is not None and len(command[longest]) > MAX_TOKEN_CHARS:
+        raise InputError(
+            f"token {longest + 1} of the pasted command has {len(command[longest]):,} characters, more than "
+            f"{MAX_TOKEN_CHARS:,}"
+        )
+
+
 def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
     """A validated attn_preflight.rules.core.config.Config from the config options and an optional pasted command.
 
@@ -177,6 +191,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         engine = options.get("engine")
         if command:
             from attn_preflight.rules.core.launch_line import parse_command  # read only a pasted command
+
+            command_within_limits(command)
 
             parsed = parse_command(command)
             if parsed.config_file is not None:  # the engine reads it: its flags are judged like pasted ones

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Optional
 
 import click
 
-from attn_preflight.cli import InputError, StdoutError, discard_stdout, safe_text
+from attn_preflight.cli import STDOUT_CLOSED, InputError, StdoutError, discard_stdout, safe_text, stdout_missing
 from attn_preflight.render import PLAIN, Screen
 
 FORMATS = ("table", "json", "markdown")
@@ -88,8 +89,8 @@ def screen_for(fmt: str, output: Optional[str]) -> Screen:
 def check_output_writable(path: Optional[str]) -> None:
     """Fails before any work is done, so a long probe or smoke run is never lost to a bad --output."""
     if path is None or path == "-":
-        if sys.stdout is None:
-            raise StdoutError("stdout is closed: nothing was written (use --output FILE)")
+        if stdout_missing():
+            raise StdoutError(STDOUT_CLOSED)
         return
     try:
         directory = os.path.dirname(os.path.abspath(path))
@@ -128,13 +129,13 @@ def write_output(text: str, path: Optional[str]) -> None:
     own colour codes (render.status_word) survive only on a terminal that shows colour (screen_for)."""
     to_stdout = path is None or path == "-"
     stdout = sys.stdout
-    colour = to_stdout and stdout is not None and stdout.isatty() and not os.environ.get("NO_COLOR")
+    colour = to_stdout and not stdout_missing() and stdout.isatty() and not os.environ.get("NO_COLOR")
     text = safe_text(text, keep_colour=colour)
     if not text.endswith("\n"):
         text += "\n"
     if to_stdout:
-        if stdout is None:  # started with stdout closed (`>&-`)
-            raise StdoutError("stdout is closed: nothing was written (use --output FILE)")
+        if stdout_missing():  # started with stdout closed (`>&-`)
+            raise StdoutError(STDOUT_CLOSED)
         encoding = getattr(stdout, "encoding", None) or "utf-8"
         try:
             text.encode(encoding)
@@ -149,8 +150,51 @@ def write_output(text: str, path: Optional[str]) -> None:
             raise StdoutError(f"cannot write to stdout: {err.strerror or err}") from None
         return
     assert path is not None
+    write_file_atomically(path, text)
+
+
+def write_file_atomically(path: str, text: str) -> None:
+    """`text` into `path` (UTF-8) through a temporary file beside it, renamed over it only once all is written:
+    a run that fails while writing (a full disk, a file-size limit) leaves an earlier report as it was and no
+    temporary file. A path that is not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place; a
+    symbolic link is followed, so the file it names is replaced and the link stays."""
+    import signal
+    import stat
+
+    data = text.encode("utf-8", "backslashreplace")  # safe_text left no lone surrogate; never a traceback
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        target = os.path.realpath(path)
+        info = os.stat(target) if os.path.lexists(target) else None
     except OSError as err:
         raise InputError(f"cannot write --output {path}: {err.strerror or err}") from None
+    # RLIMIT_FSIZE: the kernel's SIGXFSZ would kill us mid-write; ignored, the write fails with EFBIG instead
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN) if _main_thread() else None
+    tmp = None
+    try:
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            with open(target, "wb") as handle:
+                handle.write(data)
+            return
+        directory, name = os.path.split(target)
+        tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if info is None else info.st_mode & 0o777)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as err:
+        raise InputError(f"cannot write --output {path}: {err.strerror or err}") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+        if previous is not None:
+            signal.signal(signal.SIGXFSZ, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()

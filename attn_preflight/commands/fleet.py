@@ -23,12 +23,13 @@ from attn_preflight.commands.common import (
     screen_for,
     write_output,
 )
+from attn_preflight.probe.limits import MAX_FLEET_REPORTS
 
 
 def expand_paths(paths: tuple[str, ...]) -> list[str]:
     """Files as given; a directory stands for the *.json files directly in it, sorted. A file named twice
-    (`r.json r.json`, `dir dir/r.json`, a link to it) is one node, kept where first named."""
-    files: dict[str, str] = {}  # real path -> the path as first named
+    (`r.json r.json`, `dir dir/r.json`, a symbolic or hard link to it) is one node, kept where first named."""
+    files: dict[object, str] = {}  # the file (device, inode; else its real path) -> the path as first named
     for path in paths:
         if os.path.isdir(path):
             try:
@@ -41,8 +42,20 @@ def expand_paths(paths: tuple[str, ...]) -> list[str]:
         else:
             found = [path]
         for file in found:
-            files.setdefault(os.path.realpath(file), file)
+            files.setdefault(_identity(file), file)
+        if len(files) > MAX_FLEET_REPORTS:  # before any is read
+            raise InputError(f"more than {MAX_FLEET_REPORTS:,} reports given: merge them in parts")
     return list(files.values())
+
+
+def _identity(path: str) -> object:
+    """What makes two names one file: its device and inode (a hard link has its own path, even its own real
+    path); the real path where it cannot be stat'ed (read_report names why)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    return (info.st_dev, info.st_ino)
 
 
 def read_report(path: str):

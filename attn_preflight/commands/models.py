@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attn_preflight.commands.common import format_option, screen_for
+from attn_preflight.commands.common import format_option, screen_for, write_output
 from attn_preflight.render import table, to_json
 
 
@@ -31,7 +31,7 @@ def models_command(fmt):
     fmt = fmt.lower()
     loaded = [(name, preset, load_preset(name)) for name, preset in presets().items()]
     if fmt == "json":
-        click.echo(
+        write_output(
             to_json(
                 [
                     {
@@ -43,10 +43,11 @@ def models_command(fmt):
                     }
                     for name, preset, model in loaded
                 ]
-            )
+            ),
+            None,
         )
         return
     rows = [
         [name, "\n".join([preset["hub_id"], *preset["aliases"]]), _attention(model)] for name, preset, model in loaded
     ]
-    click.echo(table(["preset", "hub id, aliases", "attention"], rows, fmt, width=screen_for(fmt, None).width))
+    write_output(table(["preset", "hub id, aliases", "attention"], rows, fmt, width=screen_for(fmt, None).width), None)

@@ -24,7 +24,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import deque
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import attn_preflight.probe
-from attn_preflight.probe.children import TerminateAsExit, kill_group, probe_argv, spawn
+from attn_preflight.probe.children import TerminateAsExit, kill_group, probe_argv, scratch_directory, spawn
 from attn_preflight.probe.smoke.caches import cache_environment
 from attn_preflight.probe.smoke.cases import Case, sweep
 from attn_preflight.probe.smoke.kernels import Kernel
@@ -167,7 +166,7 @@ class Runner:
             if todo:
                 runnable.append((number, kernel, todo))
 
-        with tempfile.TemporaryDirectory(prefix="attn-preflight-smoke-") as scratch, TerminateAsExit():
+        with scratch_directory(prefix="attn-preflight-smoke-") as scratch, TerminateAsExit():
             env = self._worker_env(cache_vars, os.path.join(scratch, "gpu.lock"))
             cwd = os.path.join(scratch, "cwd")  # empty: neither our cwd nor anything a worker writes there
             os.mkdir(cwd)
@@ -326,6 +325,8 @@ class Runner:
         except subprocess.TimeoutExpired:  # closed its stdout but lingers
             kill_group(worker.process)
             returncode = worker.process.wait()
+        # what a kernel library started in the worker's process group (a compile server, a helper) ends with it
+        kill_group(worker.process)
         for reader in worker.readers:
             reader.join(timeout=5)
         with self._lock:

@@ -70,7 +70,8 @@ def choice_check(
         import difflib  # only for a refused value: its nearest choices
 
         by_lower = {choice.lower(): choice for choice in sorted(allowed) if usable(choice)}
-        spelled = difflib.get_close_matches(value.lower(), by_lower, n=len(by_lower), cutoff=0)
+        # its first 64 characters: difflib is quadratic in length, and no choice is that long
+        spelled = difflib.get_close_matches(value.lower()[:64], by_lower, n=len(by_lower), cutoff=0)
         nearest = sorted((by_lower[n] for n in spelled), key=lambda choice: family(choice) != family(value))
         refused.append(Refused(flag, value, tuple(nearest[:3])))
     return ChoiceCheck(release, said, refused)

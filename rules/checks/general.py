@@ -104,8 +104,10 @@ def general_engine_version(cfg, target):
                 f"it (newest known behaviour applied; pin one with --engine-version {cfg.engine}==X)"
             )
         return skipped(f"{cfg.engine} version unknown: the newest known behaviour applies (each finding says so)")
-    version = Version(installed)  # Target keeps readable versions only
-    if version.release > Version(newest).release:
+    version, known = Version(installed), Version(newest)  # Target keeps readable versions only
+    # (epoch, release): a PEP 440 epoch (1!0.5.9) sorts after every release without one, so its tables are the
+    # newest; it is newer than known (its release numbers alone would read as an old release)
+    if (version.epoch, version.release) > (known.epoch, known.release):
         return warned(
             f"{cfg.engine} {installed}, newer than {newest}",
             checked,

@@ -77,6 +77,7 @@ class MemoryFigures(NamedTuple):
     memory_origin: str = ""  # "" for the GPU's own memory; "the largest MIG slice of GPU 0" on a MIG GPU
     budget: Optional[Budget] = None  # what the engine subtracts before its KV cache (rules/knowledge/engine_budget.py)
     others_gib: float = 0.0  # memory other processes held on the GPU when it was probed (NVML used less the driver's)
+    context_unread: Optional[str] = None  # config.json's max_position_embeddings, not an integer (ModelShape)
 
     @property
     def budget_gib(self) -> float:
@@ -442,6 +443,7 @@ def _compute_figures(
         weight_format=weight_format + (f" + {shape.mtp_layers} MTP layer(s)" if uses_mtp_layers(cfg) else ""),
         budget=budget,
         others_gib=held_by_others_gib(target),
+        context_unread=None if cfg.context_length else shape.max_position_embeddings_unread,
     )
 
 
@@ -612,7 +614,8 @@ def _mig_gpus(target: Target) -> list[GpuDevice]:
     """The visible GPUs in MIG mode, from a probe or a saved report."""
     if target.facts is None:
         return []
-    return [d for d in target.facts.gpus.devices if d.index in target.visible_gpus and d.mig_mode == "enabled"]
+    visible = set(target.visible_gpus)  # a set: a report may list thousands of GPUs
+    return [d for d in target.facts.gpus.devices if d.index in visible and d.mig_mode == "enabled"]
 
 
 def judged_memory(target: Target) -> tuple[Optional[float], str]:
@@ -787,6 +790,11 @@ def memory_kv_context(cfg, target):
     capacity = f"kv capacity: {figures.capacity_line()}"
     if figures.uncertain:
         capacity += f" ({_millions(figures.configured.tokens_low)} unless {figures.budget.assumption})"
+    if not figures.context_length and figures.context_unread is not None:
+        return unknown(
+            f"config.json's max_position_embeddings is {figures.context_unread}, not an integer: the context one "
+            f"request needs is unknown (give {flag(cfg, 'context')}); {capacity}"
+        )
     if not figures.context_length:
         return passed(capacity, reason="no context length given and none in config.json")
     needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size

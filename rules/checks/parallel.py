@@ -94,7 +94,8 @@ report that has no slice sizes.""",
 def parallel_mig_tp(cfg, target):
     if target.facts is None:
         return skipped("MIG mode is known only from a probe or a saved report")
-    mig = [d for d in target.facts.gpus.devices if d.index in target.visible_gpus and d.mig_mode == "enabled"]
+    visible = set(target.visible_gpus)  # a set: a report may list thousands of GPUs
+    mig = [d for d in target.facts.gpus.devices if d.index in visible and d.mig_mode == "enabled"]
     if not mig:
         return passed("no visible GPU in MIG mode", "full GPUs for TP x PP")
     found = f"MIG mode on GPU {', '.join(str(d.index) for d in mig)}"

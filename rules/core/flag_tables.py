@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Optional, Sequence
 
+from attn_preflight.rules.core import jsontext
 from attn_preflight.rules.core.config import ENV_PREFIXES, Config
 from attn_preflight.rules.core.errors import RulesInputError
 from attn_preflight.rules.engines import backends as engine_backends
@@ -622,7 +623,7 @@ def _vllm_argv(args: Sequence[str], table: flag_kb.FlagTable) -> list[str]:
             name, value_text = name[:-1], json.dumps(value_text.split(","))
         base, *keys = name.split(".")
         try:
-            nested: Any = json.loads(value_text)
+            nested: Any = jsontext.loads(value_text)
         except ValueError:
             nested = value_text
         for key in reversed(keys):
@@ -783,7 +784,7 @@ def read_flags(engine: str, args: Sequence[str]) -> tuple[dict, dict, list[str],
 def _read_attention_config(text: str, values: dict, flags: dict) -> dict:
     """The keys of a vLLM --attention-config JSON the rules read, stored; the others returned."""
     try:
-        config = json.loads(text)
+        config = jsontext.loads(text)
     except ValueError:
         return {"": text}
     if not isinstance(config, dict):

@@ -41,7 +41,21 @@ class FlagTable(NamedTuple):
     allow_abbrev: bool
 
     def resolve(self, token: str) -> Resolved:
-        """The option `token` (it starts with '-') names, as this release's argparse reads it."""
+        """The option `token` (it starts with '-') names, as this release's argparse reads it (each token read
+        once per table: a check judges the same command for every alternative it tries)."""
+        key = (id(self.options), token)
+        known = _RESOLVED.get(key)
+        if known is None or known[0] is not self.options:
+            try:
+                known = (self.options, self._resolve(token))
+            except FlagError as err:
+                known = (self.options, err)
+            _RESOLVED[key] = known
+        if isinstance(known[1], FlagError):
+            raise FlagError(str(known[1]))
+        return known[1]
+
+    def _resolve(self, token: str) -> Resolved:
         if token in self.options:
             return Resolved(token, self.options[token], None)
         name, has_value, value = token.partition("=")
@@ -63,7 +77,7 @@ class FlagTable(NamedTuple):
             if not self.allow_abbrev:
                 return []
             prefix, has_value, value = token.partition("=")
-            return [(o, value if has_value else None) for o in self.options if o.startswith(prefix)]
+            return [(o, value if has_value else None) for o in _starting_with(self.options, prefix)]
         # one dash: `-x` followed by its value, or a prefix of a single-dash option
         found: list[tuple[str, Optional[str]]] = []
         for option in self.options:
@@ -72,6 +86,27 @@ class FlagTable(NamedTuple):
             elif option.startswith(token):
                 found.append((option, None))
         return found
+
+
+_SORTED: dict[int, tuple[Mapping[str, Option], list[str]]] = {}
+_RESOLVED: dict[tuple[int, str], tuple[Mapping[str, Option], Union[Resolved, FlagError]]] = {}
+
+
+def _starting_with(options: Mapping[str, Option], prefix: str) -> list[str]:
+    """The options starting with `prefix`, in the table's order, found by bisection in the sorted names: a
+    pasted command of thousands of flags, each checked for every alternative judged, stays linear."""
+    import bisect
+
+    held = _SORTED.get(id(options))
+    if held is None or held[0] is not options:
+        held = _SORTED[id(options)] = (options, sorted(options))
+    names = held[1]
+    found = set()
+    for name in names[bisect.bisect_left(names, prefix) :]:
+        if not name.startswith(prefix):
+            break
+        found.add(name)
+    return [option for option in options if option in found] if len(found) > 1 else sorted(found)
 
 
 def releases(engine: str) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ differ by a few percent more. The rules leave that margin to the engine's own me
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Mapping, NamedTuple, Optional
 
@@ -137,6 +138,10 @@ class ModelShape(NamedTuple):
     sglang_swa_pool: bool = False  # SGLang keeps the sliding layers in their own, smaller pool (is_hybrid_swa)
     quantization: Optional[Quantization] = None
     max_position_embeddings: Optional[int] = None
+    # config.json's max_position_embeddings where it is there but not a positive integer (8192.0, "8192"), as
+    # JSON: what each engine makes of it (SGLang's int(factor * value), vLLM's min(..., value)) differs, so the
+    # context a request needs is unknown, never "none given"
+    max_position_embeddings_unread: Optional[str] = None
     # (layers, hidden size) of config.json's vision_config, SGLang's defaults 24 / 1024 for a missing key; None:
     # no vision tower
     vision_tower: Optional[tuple[int, int]] = None
@@ -170,6 +175,13 @@ def _int(value: Any) -> Optional[int]:
 
 def _context(value: Any) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 40 else None
+
+
+def _unread_context(value: Any) -> Optional[str]:
+    if value is None or _context(value) is not None:
+        return None
+    text = json.dumps(value) if isinstance(value, (str, int, float, bool)) else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _first_int(section: Mapping[str, Any], *keys: str) -> Optional[int]:
@@ -439,6 +451,7 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         # multimodal wrappers may keep it in text_config, where the language model's loader finds it
         quantization=quantization_from_config(config) or quantization_from_config(text),
         max_position_embeddings=_context(text.get("max_position_embeddings")),
+        max_position_embeddings_unread=_unread_context(text.get("max_position_embeddings")),
         vision_tower=_vision_tower(config.get("vision_config")),
         index_head_dim=_int(text.get("index_head_dim")) or 0,
     )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 from packaging.version import Version
 
+from attn_preflight.rules.core import jsontext
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped
 
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
@@ -21,7 +21,7 @@ def _tlru_config(cfg) -> Optional[dict]:
     if text is None:
         return {}
     try:
-        parsed = json.loads(text)
+        parsed = jsontext.loads(text)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None

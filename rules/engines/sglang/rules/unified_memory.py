@@ -5,7 +5,6 @@ terms are rows: attn_preflight.rules.engines.sglang.constraints.unified_memory).
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 from packaging.version import Version
@@ -15,6 +14,7 @@ from attn_preflight.rules.checks.common import (
     sglang_release,
     speculative,
 )
+from attn_preflight.rules.core import jsontext
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.knowledge.parallel import DEFAULT_TRANSFER_BACKEND
@@ -217,7 +217,7 @@ def _full_prefill_graph_source(cfg) -> Optional[str]:
     --cuda-graph-backend-prefill, or Inkling's default when neither that flag nor --disable-prefill-cuda-graph
     is given."""
     try:
-        graphs = json.loads(cfg.flags.get("cuda_graph_config") or "{}")
+        graphs = jsontext.loads(cfg.flags.get("cuda_graph_config") or "{}")
     except ValueError:
         graphs = {}
     prefill = graphs.get("prefill") if isinstance(graphs, dict) else None
