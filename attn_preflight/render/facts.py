@@ -81,6 +81,9 @@ def problems(facts: Facts) -> list[str]:
         found.append(f"NVML: {facts.gpus.error}")
     if facts.torch.installed and facts.torch.error:
         found.append(f"torch: {facts.torch.error}")
+    from attn_preflight.rules.kernels.binaries import coverage_problems
+
+    found.extend(coverage_problems(facts))
     for sm, covered in sorted(torch_arch_coverage(facts).items()):
         if not covered:
             found.append(
@@ -285,4 +288,28 @@ def facts_document(facts: Facts) -> dict:
     for lib, written in zip(facts.libraries, document["libraries"]):
         written["health"]["diagnosis"] = diagnose(lib, facts)
         written["component_notes"] = component_notes(lib, facts)
+        cover = binaries_cover(lib, facts)
+        if cover:
+            written["binaries_cover"] = cover
     return document
+
+
+def binaries_cover(lib, facts: Facts) -> dict:
+    """sm -> whether the module the library's import loads has code for that GPU, and the modules without code
+    for it (judged by rules/kernels/binaries.py); empty when nothing says what the library ships."""
+    from attn_preflight.rules.kernels.binaries import driver_cuda_of, library_coverage
+
+    out = {}
+    for device in facts.gpus.devices:
+        if device.sm is None or device.cc_major is None or device.cc_minor is None or device.sm in out:
+            continue
+        coverage = library_coverage(
+            lib, (device.cc_major, device.cc_minor), driver_cuda_of(facts.gpus.cuda_driver_version)
+        )
+        if coverage is not None:
+            out[device.sm] = {
+                "import_module_covered": coverage.primary_covered,
+                "modules_without_code": sorted(coverage.uncovered),
+                "read_from": coverage.source,
+            }
+    return out
