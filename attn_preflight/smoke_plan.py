@@ -267,7 +267,7 @@ def plan(config, target) -> SmokePlan:
     return SmokePlan(tuple(jobs.values()), _merge_phases(unsmokable), tuple(notes))
 
 
-def _linear_jobs(model, tp: int, dtype: str) -> tuple[list[Job], list[Unsmokable], list[str]]:
+def _linear_jobs(model, tp: int, dtype: Optional[str]) -> tuple[list[Job], list[Unsmokable], list[str]]:
     """A hybrid model's gated-delta-rule (GDN) layers: FLA's chunked (prefill) and fused recurrent (decode) kernels
     at the model's linear-attention heads (divided by TP) and head dims. Both engines run their own copies of these
     Triton kernels (sglang srt/layers/attention/fla/, vllm model_executor/layers/fla/ops/), so the fla package stands

@@ -47,7 +47,7 @@ def record_files(entry: str, dist_dir: str) -> Optional[list[str]]:
 
 def walk_files(root: str, base: str) -> list[str]:
     """Compiled files under a package directory, relative to `base` (the sys.path entry)."""
-    found = []
+    found: list[str] = []
     for folder, _, names in os.walk(root):
         found.extend(os.path.relpath(os.path.join(folder, n), base) for n in names if _compiled(n))
         if len(found) > MAX_FILES:
@@ -56,8 +56,8 @@ def walk_files(root: str, base: str) -> list[str]:
 
 
 class BinaryCache:
-    """{absolute path: [size, mtime_ns, row]} for `.so` files; {"group:" RECORD path: [size, mtime_ns, rows]} for
-    cubin groups. Any I/O error means no cache."""
+    """{absolute path: [size, mtime_ns, row]} for `.so` files; {"dist:" RECORD path: [size, mtime_ns, {rows, so}]}
+    for a whole distribution (its rows, and the stat of each `.so` it read). Any I/O error means no cache."""
 
     def __init__(self, path: Optional[str]):
         self.path = path
@@ -139,8 +139,18 @@ def _read_group(base: str, files: list[str]) -> dict[str, dict]:
 
 
 def distribution_binaries(entry: str, dist_dir: str, package_dir: Optional[str], cache: BinaryCache) -> dict:
-    """module key -> row for one installed distribution."""
+    """module key -> row for one installed distribution. A distribution read before is served by the stat of its
+    RECORD and of each of its `.so` files (a RECORD of 16,000 cubins is not parsed again)."""
     base = entry or "."
+    record = os.path.abspath(os.path.join(base, dist_dir, "RECORD"))
+    try:
+        record_stat: Optional[os.stat_result] = os.stat(record)
+    except OSError:
+        record_stat = None
+    if record_stat is not None:
+        hit = cache.get("dist:" + record, record_stat)
+        if isinstance(hit, dict) and all(_same_stat(path, size, mtime) for path, size, mtime in hit.get("so", [])):
+            return dict(hit.get("rows", {}))
     files = record_files(base, dist_dir)
     if files is None:
         files = walk_files(package_dir, base) if package_dir and os.path.isdir(package_dir) else []
@@ -149,17 +159,8 @@ def distribution_binaries(entry: str, dist_dir: str, package_dir: Optional[str],
     rows: dict[str, dict] = {}
     cubins = [f for f in files if f.endswith(".cubin")]
     if cubins:
-        record = os.path.join(base, dist_dir, "RECORD")
-        try:
-            stat = os.stat(record)
-        except OSError:
-            stat = None
-        cached = cache.get("group:" + os.path.abspath(record), stat) if stat else None
-        if cached is None:
-            cached = _read_group(base, cubins)
-            if stat:
-                cache.put("group:" + os.path.abspath(record), stat, cached)
-        rows.update(cached)
+        rows.update(_read_group(base, cubins))
+    so_stats = []
     for rel in files:
         if rel.endswith(".cubin"):
             continue
@@ -168,13 +169,24 @@ def distribution_binaries(entry: str, dist_dir: str, package_dir: Optional[str],
             stat = os.stat(path)
         except OSError:
             continue
+        so_stats.append([path, stat.st_size, stat.st_mtime_ns])
         row = cache.get(path, stat)
         if row is None:
             row = _row(path)
             cache.put(path, stat, row)
         if row.get("sass") or row.get("ptx") or row.get("error"):  # host-only .so files are left out
             rows[module_key(rel)] = row
+    if record_stat is not None:
+        cache.put("dist:" + record, record_stat, {"rows": rows, "so": so_stats})
     return rows
+
+
+def _same_stat(path: str, size: int, mtime: int) -> bool:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return stat.st_size == size and stat.st_mtime_ns == mtime
 
 
 def library_binaries(

@@ -304,7 +304,7 @@ def binaries_cover(lib, facts: Facts) -> dict:
         if device.sm is None or device.cc_major is None or device.cc_minor is None or device.sm in out:
             continue
         coverage = library_coverage(
-            lib, (device.cc_major, device.cc_minor), driver_cuda_of(facts.gpus.cuda_driver_version)
+            lib, (device.cc_major, device.cc_minor), driver_cuda_of(facts.gpus.cuda_driver_version), facts.host.cpu_arch
         )
         if coverage is not None:
             out[device.sm] = {

@@ -462,7 +462,8 @@ lower minor (`sm_XYa` only on X.Y, `sm_XYf` on the X.Z family) or PTX of an equa
 driver can JIT (its PTX ISA no newer than the driver).
 
 The archs come from the probe's reading of the installed files (headers only, before any import); a report
-written before the probe read them is judged from the table of the installed release, read from its wheel.
+written before the probe read them is judged from the table of the installed release, read from its PyPI
+wheel (a version with a local part, "+cu128", is a build off the index the table does not describe: skipped).
 Without such code, the library imports and every kernel fails at its first launch (e.g. sgl-kernel up to
 0.3.21 built `sm_100a`, which B300's 10.3 cannot run).""",
     fix_title="Install a release of the kernel library built for this GPU (the table names the first)",
@@ -483,11 +484,12 @@ def install_kernel_arch(cfg, target):
         lib = library(target, key)
         if lib is None or not lib.installed:
             continue
-        coverage = library_coverage(lib, target.cc, driver_cuda_of(target.facts.gpus.cuda_driver_version))
-        if coverage is None:
+        facts = target.facts
+        coverage = library_coverage(lib, target.cc, driver_cuda_of(facts.gpus.cuda_driver_version), facts.host.cpu_arch)
+        if coverage is None or coverage.primary_covered is None:  # nothing read, or no module its import loads
             continue
         judged.append(key)
-        shown = "; ".join(f"{m}: {s.describe()}" for m, s in sorted(coverage.primary.items())) or "no import module"
+        shown = "; ".join(f"{m}: {s.describe()}" for m, s in sorted(coverage.primary.items()))
         found = f"{lib.label}: {shown} (from {coverage.source}), GPU {gpu(target)}"
         if coverage.primary_covered is False:
             newer = release_with_code(key, target.cc, coverage.version)

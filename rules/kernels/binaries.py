@@ -227,7 +227,11 @@ PRIMARY_MODULES: dict[str, tuple[str, str]] = {
         "sgl-project/sglang: sgl-kernel/python/sgl_kernel/__init__.py loads common_ops at import (from 0.4.x the "
         "sm90/ or sm100/ build of it, by the GPU's arch)",
     ),
-    "vllm": (r"^vllm/_C\.", "vllm-project/vllm: vllm/_custom_ops.py imports vllm._C"),
+    "vllm": (
+        r"^vllm/_C(_stable_libtorch)?\.",
+        "vllm-project/vllm: vllm/_custom_ops.py imports vllm._C (built as _C_stable_libtorch.abi3.so in the 0.33.0 "
+        "and 0.34.0 wheels, which ship no _C.abi3.so)",
+    ),
     "fa2": (
         r"^flash_attn_2_cuda",
         "Dao-AILab/flash-attention: flash_attn/flash_attn_interface.py imports flash_attn_2_cuda",
@@ -270,9 +274,12 @@ def _support(module: Any, source: str) -> ArchSupport:
     return ArchSupport(sass=tuple(module.sass), ptx=tuple(module.ptx), ptx_isa=module.ptx_isa, source=source)
 
 
-def installed_support(lib: Any) -> Optional[tuple[dict[str, ArchSupport], str, Optional[str]]]:
+def installed_support(
+    lib: Any, platform: Optional[str] = DEFAULT_PLATFORM
+) -> Optional[tuple[dict[str, ArchSupport], str, Optional[str]]]:
     """(module -> archs, where they were read, the version judged) for a probed library (LibraryFacts): the probe's
-    own reading of the installed files, else the table's row for the installed release; None when neither has it."""
+    own reading of the installed files, else the table's row for the installed release's wheel for `platform`
+    (the host's CPU: the tables hold x86_64 wheels); None when neither has it."""
     if lib.binaries is not None:
         shipped = {
             name: _support(module, f"installed: {name}")
@@ -282,19 +289,20 @@ def installed_support(lib: Any) -> Optional[tuple[dict[str, ArchSupport], str, O
         return shipped, "the installed files' fatbin headers", lib.version
     table, distribution = TABLE_OF.get(lib.key, ("", ""))
     version = lib.distributions.get(distribution) if distribution else lib.version
-    if not table or not version:
+    if not table or not version or not platform:
         return None
-    shipped_rows = shipped_archs(table, version)
+    shipped_rows = shipped_archs(table, version, platform)
     if shipped_rows is None:
         return None
-    return shipped_rows, f"{wheel(table, version)} (rules/kernels/binary_tables/{table}.json)", version
+    return shipped_rows, f"{wheel(table, version, platform)} (rules/kernels/binary_tables/{table}.json)", version
 
 
 def library_coverage(
-    lib: Any, cc: tuple[int, int], driver_cuda: Optional[tuple[int, int]] = None
+    lib: Any, cc: tuple[int, int], driver_cuda: Optional[tuple[int, int]] = None, platform: Optional[str] = None
 ) -> Optional[LibraryCoverage]:
-    """How an installed library's compiled modules cover a GPU; None when nothing says what they ship."""
-    found = installed_support(lib)
+    """How an installed library's compiled modules cover a GPU; None when nothing says what they ship. `platform`:
+    the host's CPU (facts.host.cpu_arch), which picks the table's wheel when the probe did not read the files."""
+    found = installed_support(lib, platform)
     if found is None:
         return None
     shipped, source, version = found
@@ -361,7 +369,7 @@ def coverage_problems(facts: Any) -> list[str]:
         if not lib.installed:
             continue
         for cc in ccs:
-            coverage = library_coverage(lib, cc, driver)
+            coverage = library_coverage(lib, cc, driver, facts.host.cpu_arch)
             if coverage is None or coverage.primary_covered is not False:
                 continue
             found.append(coverage_message(lib, coverage))
