@@ -304,3 +304,16 @@ def _facts_dict() -> dict:
         if library["key"] == "sgl_kernel":
             library["binaries"] = {"sgl_kernel/common_ops.abi3.so": {"sass": ["sm_80", "sm_90a"], "ptx": []}}
     return report
+
+
+def test_probe_table_lists_each_librarys_compiled_archs_and_the_modules_without_code():
+    from attn_preflight.render.facts import render_facts
+
+    data = _facts_dict()
+    for library in data["libraries"]:
+        if library["key"] == "flashinfer":
+            library["binaries"] = {"flashinfer_cubin/fmha/trtllm-gen": {"sass": ["sm_100a", "sm_103a"], "files": 9}}
+    text = render_facts(Facts.from_dict(data), "table")
+    block = text.split("Compiled GPU code (fatbin headers):", 1)[1]
+    assert "sgl-kernel: 1 module, SASS sm_80 sm_90a; no code for sm_120 in 1 of them (sgl_kernel/common_ops" in block
+    assert "FlashInfer: 1 module, SASS sm_100a sm_103a; no code for sm_120 in 1 of them" in block

@@ -232,9 +232,41 @@ def _libraries(facts: Facts, fmt: str, screen: Screen) -> str:
     notes = [f"{lib.title}: {note}" for lib in shown for note in lib.notes if not note.startswith(SKEW_NOTE)]
     if notes:
         out.append(wrap_lines("Notes:\n" + "\n".join(f"- {note}" for note in notes), screen))
+    compiled = compiled_code_lines(facts, shown)
+    if compiled:
+        out.append(
+            wrap_lines("Compiled GPU code (fatbin headers):\n" + "\n".join(f"- {line}" for line in compiled), screen)
+        )
     if missing:
         out.append(wrap_lines("Not installed: " + ", ".join(missing), screen))
     return heading(f"Libraries ({len(shown)} installed)", fmt) + "\n" + "\n\n".join(out)
+
+
+def _arch_order(arch: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in arch.split("_", 1)[-1] if ch.isdigit())
+    return int(digits or 0), arch
+
+
+def compiled_code_lines(facts: Facts, shown: list) -> list[str]:
+    """ "sgl-kernel: 6 modules, SASS sm_80 ... sm_120a; for sm_90 1 module has none (sgl_kernel/x.so)" per library
+    whose compiled modules the probe read."""
+    lines = []
+    for lib in shown:
+        if not lib.binaries:
+            continue
+        sass = sorted({a for m in lib.binaries.values() for a in m.sass}, key=_arch_order)
+        ptx = sorted({a for m in lib.binaries.values() for a in m.ptx}, key=_arch_order)
+        count = len(lib.binaries)
+        line = f"{lib.title}: {count} module{'s' if count != 1 else ''}, SASS {' '.join(sass) or 'none'}"
+        if ptx:
+            line += f", PTX {' '.join(ptx)}"
+        for sm, cover in binaries_cover(lib, facts).items():
+            without = cover["modules_without_code"]
+            if without:
+                shown_names = ", ".join(without[:3]) + (f" and {len(without) - 3} more" if len(without) > 3 else "")
+                line += f"; no code for {sm} in {len(without)} of them ({shown_names})"
+        lines.append(line)
+    return lines
 
 
 def _environment(facts: Facts, fmt: str, screen: Screen) -> str:
