@@ -28,7 +28,7 @@ from attn_preflight.probe.fatbin import FatbinError, read_entries
 
 _LIST = re.compile(r"^(ELF|PTX) file\s+\d+: .*\.((?:sm|compute)_\d+[af]?)\.(cubin|ptx)$")
 _ARCH = re.compile(r"^arch = (sm_\d+[af]?)$")
-FULL_DUMP_LIMIT = 200 * 1024 * 1024
+FULL_DUMP_LIMIT = 40 * 1024 * 1024
 
 
 def cuobjdump_list(tool: str, path: str) -> list[tuple[str, str]]:
@@ -42,19 +42,24 @@ def cuobjdump_list(tool: str, path: str) -> list[tuple[str, str]]:
     return rows
 
 
-def cuobjdump_arch_lines(tool: str, path: str, kind: str = "elf") -> list[str]:
-    """The `arch = ` line of every ELF (or PTX) entry of a full dump, in file order."""
-    out = subprocess.run([tool, "-elf", "-ptx", path], capture_output=True, text=True, check=False)
-    archs, current = [], None
-    for line in out.stdout.splitlines():
+def cuobjdump_arch_lines(tool: str, path: str) -> dict[str, list[str]]:
+    """The `arch = ` line of every ELF and PTX entry of one full dump, each kind in file order."""
+    proc = subprocess.Popen([tool, "-elf", "-ptx", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    archs: dict[str, list[str]] = {"elf": [], "ptx": []}
+    current = None
+    assert proc.stdout is not None
+    for line in proc.stdout:  # streamed: a full dump runs to gigabytes of text
         line = line.strip()
         if line.startswith("Fatbin elf code"):
             current = "elf"
         elif line.startswith("Fatbin ptx code"):
             current = "ptx"
-        match = _ARCH.match(line)
-        if match and current == kind:
-            archs.append(match.group(1))
+        elif current and line.startswith("arch = "):
+            match = _ARCH.match(line)
+            if match:
+                archs[current].append(match.group(1))
+            current = None
+    proc.wait()
     return archs
 
 
@@ -69,10 +74,7 @@ def compare(tool: str, path: str) -> dict:
     except FatbinError as err:
         return {"error": f"reader: {err}"}
     reader_s = time.perf_counter() - started
-    # cuobjdump lists all ELF entries, then all PTX entries
-    ours = [(e.kind, e.arch) for e in entries if e.kind == "sass"] + [
-        (e.kind, e.arch) for e in entries if e.kind == "ptx"
-    ]
+    ours = [(e.kind, e.arch) for e in entries]  # file order, ELF and PTX interleaved as cuobjdump lists them
     if how == "cubin":  # cuobjdump prints no `arch =` for a bare cubin: see bench/results/cubin-archs-vs-names-*.txt
         return {"error": "standalone cubins are not compared here"}
     else:
@@ -82,7 +84,8 @@ def compare(tool: str, path: str) -> dict:
         if os.path.getsize(path) < FULL_DUMP_LIMIT:
             sass_ours = [a for k, a in ours if k == "sass"]
             ptx_ours = [a.replace("compute_", "sm_") for k, a in ours if k == "ptx"]
-            full = sass_ours == cuobjdump_arch_lines(tool, path) and ptx_ours == cuobjdump_arch_lines(tool, path, "ptx")
+            dumped = cuobjdump_arch_lines(tool, path)
+            full = sass_ours == dumped["elf"] and ptx_ours == dumped["ptx"]
     row = {
         "entries_reader": len(ours),
         "entries_cuobjdump": len(theirs),
