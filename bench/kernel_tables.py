@@ -49,6 +49,9 @@ PLATFORM_ARGS = [
     "3.12",
     "--implementation",
     "cp",
+    *("--platform", "manylinux_2_35_x86_64"),  # vllm 0.12.0-0.20.2 are manylinux_2_31
+    *("--platform", "manylinux_2_34_x86_64"),
+    *("--platform", "manylinux_2_31_x86_64"),
     *("--platform", "manylinux_2_28_x86_64"),
     *("--platform", "manylinux_2_27_x86_64"),
     *("--platform", "manylinux_2_24_x86_64"),
