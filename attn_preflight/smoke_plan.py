@@ -13,7 +13,7 @@ calling run_for_shape per backend; one Runner run then keeps the kernels side by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Optional, Sequence
 
 from attn_preflight.probe.smoke import BACKEND_KERNELS, ModelShape, kernels_for_backend
@@ -25,6 +25,8 @@ from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 
 PREFILL = "prefill"
 DECODE = "decode"
+LINEAR = "linear attention"  # a hybrid model's GDN layers (FLA's Triton kernels), beside its full attention
+LINEAR_BACKEND = "fla"
 
 # Engine backend names -> attn_preflight.probe.smoke.BACKEND_KERNELS keys. SGLang's names are the keys themselves (the declared
 # backends smoke has kernels for); vLLM's FLASH_ATTN runs vLLM's own vllm_flash_attn build, which no smoke kernel
@@ -255,9 +257,42 @@ def plan(config, target) -> SmokePlan:
             jobs[(kernel.name, case)] = Job(
                 kernel, backend, (merged.phases if merged else ()) + (phase,), case, absorbed
             )
+    if model.hybrid_linear:
+        linear_jobs, linear_skip, linear_notes = _linear_jobs(model, tp, dtype)
+        jobs.update({(job.kernel.name, job.case): job for job in linear_jobs})
+        unsmokable.extend(linear_skip)
+        notes.extend(linear_notes)
     if any(job.absorbed and job.case.kv_dtype is None for job in jobs.values()) and kv_dtype == "fp8_e4m3":
         notes.append("absorbed-MLA decode on fa4 dequantizes the FP8 KV cache: smoked in the model dtype")
     return SmokePlan(tuple(jobs.values()), _merge_phases(unsmokable), tuple(notes))
+
+
+def _linear_jobs(model, tp: int, dtype: Optional[str]) -> tuple[list[Job], list[Unsmokable], list[str]]:
+    """A hybrid model's gated-delta-rule (GDN) layers: FLA's chunked (prefill) and fused recurrent (decode) kernels
+    at the model's linear-attention heads (divided by TP) and head dims. Both engines run their own copies of these
+    Triton kernels (sglang srt/layers/attention/fla/, vllm model_executor/layers/fla/ops/), so the fla package stands
+    in for them: the same Triton code paths, not the engine's copy."""
+    heads = dict(model.linear_heads)
+    k_heads, v_heads = heads.get("linear_num_key_heads"), heads.get("linear_num_value_heads")
+    if not (k_heads and v_heads and model.linear_head_dims):
+        why = "smoke has kernels for gated-delta-rule (GDN) linear attention only, at the model's linear head dims"
+        return [], [Unsmokable(LINEAR_BACKEND, (LINEAR,), why)], []
+    if k_heads % tp or v_heads % tp:
+        why = f"{k_heads} key / {v_heads} value linear-attention heads do not split over TP size {tp}"
+        return [], [Unsmokable(LINEAR_BACKEND, (LINEAR,), why)], []
+    jobs = []
+    for kernel in kernels_for_backend(LINEAR_BACKEND):
+        case = replace(
+            kernel.quick,
+            heads_q=v_heads // tp,
+            heads_kv=k_heads // tp,
+            head_dim=model.linear_head_dims[0],
+            head_dim_v=model.linear_head_dims[1],
+            dtype=dtype if dtype in ("bf16", "fp16") else "bf16",
+        ).validate()
+        jobs.append(Job(kernel, LINEAR_BACKEND, (LINEAR,), case))
+    note = "linear attention is smoked with the fla package's GDN kernels, standing in for the engine's own copy"
+    return jobs, [], [note]
 
 
 def _merge_phases(unsmokable: list[Unsmokable]) -> tuple[Unsmokable, ...]:

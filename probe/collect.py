@@ -84,6 +84,7 @@ def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, tim
         facts.host = _guard(host_facts, lambda e: HostFacts(os=e))
         facts.cutlass_headers = _guard(toolkit.cutlass_header_facts, lambda e: CutlassHeaderFacts(error=e))
         facts.environment = _guard(relevant_environment, lambda e: {"attn-preflight": e})
+        _guard(functools.partial(_binaries, facts.libraries, installed, use_cache), lambda e: None)
         facts.gpus = _guard(gpu_probe.result, lambda e: GpuFacts(error=e))
         facts.cuda_toolkit = _guard(nvcc_probe.result, lambda e: CudaToolkitFacts(error=e))
         if checks is not None:
@@ -100,6 +101,13 @@ def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, tim
             )
             _guard(functools.partial(_interpret, lib, facts), lib.notes.append)
     return facts
+
+
+def _binaries(libs: list[LibraryFacts], installed, use_cache: bool) -> None:
+    """The archs each kernel library's compiled modules ship (headers only, cached): read while the imports run."""
+    from attn_preflight.probe.binaries import collect_binaries
+
+    collect_binaries(libs, installed, use_cache)
 
 
 def host_facts() -> HostFacts:

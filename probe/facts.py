@@ -16,7 +16,11 @@ SCHEMA_VERSION = 1
 MAX_GPUS = 1024  # GPUs listed in one report: attn_preflight.probe.limits states it (this model imports nothing)
 # Judgements `probe --format json` writes beside the facts for readers of the JSON (judged by rules/ when
 # rendering, so an old report gets today's answer); ignored when a report is read back.
-DERIVED_KEYS = {"torch": ("gpu_arch_covered",), "health": ("diagnosis",), "library": ("component_notes",)}
+DERIVED_KEYS = {
+    "torch": ("gpu_arch_covered",),
+    "health": ("diagnosis",),
+    "library": ("component_notes", "binaries_cover"),
+}
 
 # Import-health states of one library. "not_installed" and "skipped" are facts, never successes.
 HEALTH_OK = "ok"
@@ -125,6 +129,17 @@ class ImportHealth:
 
 
 @dataclass
+class CompiledModule:
+    """The GPU code one compiled module of a library ships, read from its fatbin headers (probe/fatbin.py)."""
+
+    sass: list[str] = field(default_factory=list)  # "sm_80", "sm_90a", "sm_100f"
+    ptx: list[str] = field(default_factory=list)  # "compute_80"
+    ptx_isa: Optional[str] = field(default=None, metadata=OMIT_DEFAULT)  # the newest PTX ISA of its PTX ("9.0")
+    files: Optional[int] = field(default=None, metadata=OMIT_DEFAULT)  # a group of standalone cubins: how many
+    error: Optional[str] = field(default=None, metadata=OMIT_DEFAULT)  # why its headers could not be read
+
+
+@dataclass
 class LibraryFacts:
     key: str  # stable id: "fa2", "fa3", "fa4", "sgl_kernel", "flashinfer", "cutlass_dsl", ...
     title: str
@@ -134,6 +149,10 @@ class LibraryFacts:
     module_path: Optional[str] = None  # where import_name would load from (found without importing it)
     health: ImportHealth = field(default_factory=ImportHealth)
     notes: list[str] = field(default_factory=list)  # e.g. version skew between flashinfer pieces
+    # module (its path under site-packages, e.g. "sgl_kernel/flash_ops.abi3.so"; cubins grouped by kernel family)
+    # -> the archs it ships, from fatbin headers; None: not read (a report written before this key, or the
+    # library has no compiled module to read)
+    binaries: Optional[dict[str, CompiledModule]] = field(default=None, metadata=OMIT_DEFAULT)
 
     @property
     def installed(self) -> bool:

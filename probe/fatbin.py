@@ -14,13 +14,15 @@ entry by entry against `cuobjdump --list-elf --list-ptx` in bench/fatbin_vs_cuob
   suffix and the PTX ISA are all in the header: compressed entries need no decompression to be listed.
 - A standalone cubin (an ELF of machine EM_CUDA, 190, as flashinfer-cubin ships them): the arch is in
   `e_flags`: ABI version 7 (`e_ident[8]`) keeps it in bits 0-7 (0x800 = `a`), ABI version 8 in bits 8-15
-  (0x8 = `a`, 0x4 = `f`, as `cuobjdump -lelf` prints them for CUDA 13 builds).
+  (0x8 = `a`). A family-specific `sm_XYf` cubin is not told apart there (cuobjdump too prints `sm=100` for
+  one built with `-arch sm_100f`); `sm_XY` and `sm_XYf` SASS run on the same GPUs, so nothing is lost.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import BinaryIO, Optional
@@ -104,8 +106,8 @@ def _cubin_arch(header: bytes) -> Entry:
     """The arch of a standalone cubin from its ELF header's e_flags."""
     abi = header[8]
     (flags,) = struct.unpack_from("<I", header, 0x30)
-    if abi >= 8:  # CUDA 13's layout: arch in bits 8-15, feature bits below
-        arch, suffix = (flags >> 8) & 0xFF, "a" if flags & 0x8 else "f" if flags & 0x4 else ""
+    if abi >= 8:  # CUDA 13's layout: arch in bits 8-15, feature bits below (0x8: arch-specific)
+        arch, suffix = (flags >> 8) & 0xFF, "a" if flags & 0x8 else ""
     else:
         arch, suffix = flags & 0xFF, "a" if flags & 0x800 else ""
     return Entry("sass", f"sm_{arch}{suffix}", section="cubin")
@@ -219,6 +221,22 @@ def read_entries(path: str) -> tuple[list[Entry], str]:
                 entries.extend(_walk_containers(handle, offset, offset + size, name))
             return entries, "sections"
     return _scan(path), "scan"
+
+
+_CUBIN_HASH_DIR = re.compile(r"/cubins/[0-9a-f]{40}/")
+_BUILD_SUFFIX = re.compile(r"-[0-9a-f]{7}-[0-9a-f]{7}$")
+
+
+def module_key(path: str) -> str:
+    """The name a compiled file is tabled under: its path inside the wheel (site-packages relative), except the
+    thousands of standalone cubins of a cubin package (flashinfer-cubin), which are grouped by kernel family: the
+    content-hash directory and a family directory's build suffixes are dropped, as they change every release
+    ("flashinfer_cubin/cubins/158f.../fmha/trtllm-gen/x.cubin" -> "flashinfer_cubin/fmha/trtllm-gen")."""
+    path = path.replace(os.sep, "/")
+    if not path.endswith(".cubin"):
+        return path
+    folder = os.path.dirname(_CUBIN_HASH_DIR.sub("/", path))
+    return _BUILD_SUFFIX.sub("", folder).split("/include")[0]
 
 
 def module_archs(path: str) -> ModuleArchs:

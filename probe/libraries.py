@@ -202,6 +202,16 @@ CATALOGUE: tuple[LibrarySpec, ...] = (
         source="PyPI quack-kernels 0.6.5 wheel (package quack); flash-attn-4 METADATA Requires-Dist quack-kernels",
     ),
     LibrarySpec(
+        key="fla",
+        title="Flash Linear Attention (FLA)",
+        distributions=("fla-core", "flash-linear-attention"),
+        primary=("fla-core", "flash-linear-attention"),
+        imports=("fla",),
+        healthy="fla imports; its Triton kernels (GDN, linear attention) JIT-compile at first call",
+        source="fla-org/flash-linear-attention: pyproject.toml (fla-core holds the fla package from 0.4; "
+        "flash-linear-attention requires fla-core==its version)",
+    ),
+    LibrarySpec(
         key="hpc_ops",
         title="HPC-Ops (Tencent)",
         distributions=("hpc-ops",),

@@ -482,3 +482,14 @@ def test_check_without_smoke_loads_no_smoke_module():
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert run.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_plan_smokes_a_hybrid_models_gdn_layers_with_fla_at_its_linear_heads():
+    jobs = jobs_by_kernel(report_for(model="qwen3-next-80b-a3b", attention_backend="flashinfer", tp_size=2))
+    assert {"fla-gdn-chunk", "fla-gdn-recurrent"} <= set(jobs)
+    chunk = jobs["fla-gdn-chunk"]
+    # Qwen3-Next: 16 key / 32 value GDN heads of 128 (config.json linear_*), over TP 2
+    assert (chunk.case.heads_q, chunk.case.heads_kv, chunk.case.head_dim, chunk.case.dim_v) == (16, 8, 128, 128)
+    assert chunk.phases == (smoke_plan.LINEAR,) and chunk.backend == "fla"
+    plain = jobs_by_kernel(report_for(model="llama-3.1-8b", attention_backend="flashinfer"))
+    assert not any(name.startswith("fla-") for name in plain)

@@ -81,6 +81,9 @@ def problems(facts: Facts) -> list[str]:
         found.append(f"NVML: {facts.gpus.error}")
     if facts.torch.installed and facts.torch.error:
         found.append(f"torch: {facts.torch.error}")
+    from attn_preflight.rules.kernels.binaries import coverage_problems
+
+    found.extend(coverage_problems(facts))
     for sm, covered in sorted(torch_arch_coverage(facts).items()):
         if not covered:
             found.append(
@@ -229,9 +232,41 @@ def _libraries(facts: Facts, fmt: str, screen: Screen) -> str:
     notes = [f"{lib.title}: {note}" for lib in shown for note in lib.notes if not note.startswith(SKEW_NOTE)]
     if notes:
         out.append(wrap_lines("Notes:\n" + "\n".join(f"- {note}" for note in notes), screen))
+    compiled = compiled_code_lines(facts, shown)
+    if compiled:
+        out.append(
+            wrap_lines("Compiled GPU code (fatbin headers):\n" + "\n".join(f"- {line}" for line in compiled), screen)
+        )
     if missing:
         out.append(wrap_lines("Not installed: " + ", ".join(missing), screen))
     return heading(f"Libraries ({len(shown)} installed)", fmt) + "\n" + "\n\n".join(out)
+
+
+def _arch_order(arch: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in arch.split("_", 1)[-1] if ch.isdigit())
+    return int(digits or 0), arch
+
+
+def compiled_code_lines(facts: Facts, shown: list) -> list[str]:
+    """ "sgl-kernel: 6 modules, SASS sm_80 ... sm_120a; for sm_90 1 module has none (sgl_kernel/x.so)" per library
+    whose compiled modules the probe read."""
+    lines = []
+    for lib in shown:
+        if not lib.binaries:
+            continue
+        sass = sorted({a for m in lib.binaries.values() for a in m.sass}, key=_arch_order)
+        ptx = sorted({a for m in lib.binaries.values() for a in m.ptx}, key=_arch_order)
+        count = len(lib.binaries)
+        line = f"{lib.title}: {count} module{'s' if count != 1 else ''}, SASS {' '.join(sass) or 'none'}"
+        if ptx:
+            line += f", PTX {' '.join(ptx)}"
+        for sm, cover in binaries_cover(lib, facts).items():
+            without = cover["modules_without_code"]
+            if without:
+                shown_names = ", ".join(without[:3]) + (f" and {len(without) - 3} more" if len(without) > 3 else "")
+                line += f"; no code for {sm} in {len(without)} of them ({shown_names})"
+        lines.append(line)
+    return lines
 
 
 def _environment(facts: Facts, fmt: str, screen: Screen) -> str:
@@ -285,4 +320,28 @@ def facts_document(facts: Facts) -> dict:
     for lib, written in zip(facts.libraries, document["libraries"]):
         written["health"]["diagnosis"] = diagnose(lib, facts)
         written["component_notes"] = component_notes(lib, facts)
+        cover = binaries_cover(lib, facts)
+        if cover:
+            written["binaries_cover"] = cover
     return document
+
+
+def binaries_cover(lib, facts: Facts) -> dict:
+    """sm -> whether the module the library's import loads has code for that GPU, and the modules without code
+    for it (judged by rules/kernels/binaries.py); empty when nothing says what the library ships."""
+    from attn_preflight.rules.kernels.binaries import driver_cuda_of, library_coverage
+
+    out = {}
+    for device in facts.gpus.devices:
+        if device.sm is None or device.cc_major is None or device.cc_minor is None or device.sm in out:
+            continue
+        coverage = library_coverage(
+            lib, (device.cc_major, device.cc_minor), driver_cuda_of(facts.gpus.cuda_driver_version), facts.host.cpu_arch
+        )
+        if coverage is not None:
+            out[device.sm] = {
+                "import_module_covered": coverage.primary_covered,
+                "modules_without_code": sorted(coverage.uncovered),
+                "read_from": coverage.source,
+            }
+    return out

@@ -24,6 +24,7 @@ BACKEND_KERNELS: dict[str, tuple[str, ...]] = {
     "flashmla": ("flashmla-decode",),
     "torch_native": ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "sdpa-math"),
     "flash_attn": ("fa2-dense", "fa2-kvcache"),  # vLLM's FLASH_ATTN on an upstream flash-attn install
+    "fla": ("fla-gdn-chunk", "fla-gdn-recurrent"),  # a hybrid model's GDN layers (check --smoke adds them)
 }
 
 

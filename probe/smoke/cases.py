@@ -33,7 +33,7 @@ DTYPE_ALIASES = {
 # the softmax probabilities to fp8 before P @ V.
 TOLERANCE = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 3e-2, "fp8_e4m3": 1.5e-1}
 
-KINDS = ("attention", "elementwise")
+KINDS = ("attention", "elementwise", "linear_attention")
 
 # Custom score_mods a case can ask for, applied to the scaled scores (FA4 interface.py apply_score_mod_inner
 # multiplies by softmax_scale first). "rel_bias" stands in for a model's relative-position bias (Inkling's is a
@@ -43,7 +43,9 @@ SCORE_MODS = {"rel_bias": "score - 0.01 * |q_idx - kv_idx|"}
 
 @dataclass(frozen=True)
 class Case:
-    kind: str = "attention"  # "attention", or "elementwise" (the CUTLASS DSL and Triton kernels: c = a + b)
+    # "attention"; "elementwise" (the CUTLASS DSL and Triton kernels: c = a + b); "linear_attention" (FLA's gated
+    # delta rule: heads_q the value heads, heads_kv the query/key heads, seqlen_k the tokens)
+    kind: str = "attention"
     dtype: str = "bf16"  # q (and k, v unless kv_dtype says otherwise); elementwise: a, b, c
     batch: int = 2
     seqlen_q: int = 1024  # 1 for decode

@@ -436,3 +436,67 @@ def install_torch_arch(cfg, target):
         f"a torch build with sm_{target.cc[0]}{target.cc[1]} (or an earlier {target.cc[0]}.x)",
         [INSTALL_CUDA_TORCH],
     )
+
+
+# --- the kernel libraries' compiled code and the GPU ------------------------------------------------------------
+
+# The kernel library each engine imports at start-up on CUDA (sglang: srt/layers imports sgl_kernel ops at model
+# load; vllm: vllm/_custom_ops.py imports vllm._C), judged by rules/kernels/binaries.py.
+ENGINE_KERNEL_LIBRARIES = {"sglang": ("sgl_kernel",), "vllm": ("vllm",)}
+
+
+@rule(
+    id="install-kernel-arch",
+    title="The engine's kernel library ships code for the GPU's architecture",
+    engine="any",
+    versions="torch>=2.0",
+    stage="load",
+    needs_software=True,
+    prevents="CUDA error: no kernel image is available for execution on the device",
+    source="the installed library's fatbin headers (attn_preflight/probe/binaries.py), else the release's wheel "
+    "(rules/kernels/binary_tables/, bench/kernel_tables.py); CUDA C++ Programming Guide, Binary and PTX "
+    "Compatibility; rules/kernels/binaries.py PRIMARY_MODULES for the module each import loads",
+    docs="""Checks that the compiled module the engine's kernel library loads at import (sgl-kernel's common_ops
+for SGLang, vllm/_C for vLLM) ships code that runs on the GPU: SASS of the same major arch and an equal or
+lower minor (`sm_XYa` only on X.Y, `sm_XYf` on the X.Z family) or PTX of an equal or lower arch that the
+driver can JIT (its PTX ISA no newer than the driver).
+
+The archs come from the probe's reading of the installed files (headers only, before any import); a report
+written before the probe read them is judged from the table of the installed release, read from its PyPI
+wheel (a version with a local part, "+cu128", is a build off the index the table does not describe: skipped).
+Without such code, the library imports and every kernel fails at its first launch (e.g. sgl-kernel up to
+0.3.21 built `sm_100a`, which B300's 10.3 cannot run).""",
+    fix_title="Install a release of the kernel library built for this GPU (the table names the first)",
+)
+def install_kernel_arch(cfg, target):
+    from attn_preflight.rules.kernels.binaries import (
+        driver_cuda_of,
+        library_coverage,
+        pip_fix,
+        release_with_code,
+    )
+
+    if target.cc is None:
+        return skipped("no CUDA GPU (rule install-no-cuda-gpu)")
+    keys = ENGINE_KERNEL_LIBRARIES.get(cfg.engine, ())
+    judged, passing = [], []
+    for key in keys:
+        lib = library(target, key)
+        if lib is None or not lib.installed:
+            continue
+        facts = target.facts
+        coverage = library_coverage(lib, target.cc, driver_cuda_of(facts.gpus.cuda_driver_version), facts.host.cpu_arch)
+        if coverage is None or coverage.primary_covered is None:  # nothing read, or no module its import loads
+            continue
+        judged.append(key)
+        shown = "; ".join(f"{m}: {s.describe()}" for m, s in sorted(coverage.primary.items()))
+        found = f"{lib.label}: {shown} (from {coverage.source}), GPU {gpu(target)}"
+        if coverage.primary_covered is False:
+            newer = release_with_code(key, target.cc, coverage.version)
+            sm = f"sm_{target.cc[0]}{target.cc[1]}"
+            fix = [pip_fix(key, newer)] if newer else []
+            return failed(found, f"code for {sm} (SASS of {target.cc[0]}.x or PTX the driver can JIT)", fix)
+        passing.append(found)
+    if not judged:
+        return skipped("no engine kernel library whose compiled code was read (probe or table)")
+    return passed("; ".join(passing), f"code for compute capability {target.cc[0]}.{target.cc[1]}")

@@ -120,6 +120,8 @@ class ModelFeatures(NamedTuple):
     # linear attention's head counts by config key, as SGLang's CP-TP group sharing reads them
     # (cp_tp_group_sharing_hook.py: linear_num_key_heads / linear_num_value_heads, else linear_attn_config's num_heads)
     linear_heads: tuple[tuple[str, int], ...] = ()
+    # GDN's (linear_key_head_dim, linear_value_head_dim) (Qwen3-Next, Qwen3.5): the FLA kernels' shape in smoke
+    linear_head_dims: Optional[tuple[int, int]] = None
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
     # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
     canvas_length: Optional[int] = None
@@ -215,6 +217,8 @@ _INT_MINIMUM = {
     "linear_num_key_heads": 1,
     "linear_num_value_heads": 1,
     "linear_num_heads": 1,
+    "linear_key_head_dim": 1,
+    "linear_value_head_dim": 1,
     "num_heads": 1,
 }
 
@@ -370,6 +374,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         dual_chunk=isinstance(text.get("dual_chunk_attention_config"), dict),
         hybrid_linear=hybrid,
         linear_heads=_linear_heads(text, where),
+        linear_head_dims=_linear_head_dims(text, where),
         quant_method=_quant_method(config),
         canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         mamba_chunk_size=_checked_int(config, "mamba_chunk_size", f"{source}: "),
@@ -414,6 +419,12 @@ def _fused_qkv_tp_size(config: dict[str, Any], source: str) -> Optional[int]:
     if kv_heads is None and isinstance(text, dict):
         kv_heads = _checked_int(text, "num_key_value_heads", f"{source}: text_config.")
     return kv_heads
+
+
+def _linear_head_dims(text: dict[str, Any], where: str) -> Optional[tuple[int, int]]:
+    """GDN's key and value head dims (config.json linear_key_head_dim / linear_value_head_dim); None without both."""
+    key, value = _checked_int(text, "linear_key_head_dim", where), _checked_int(text, "linear_value_head_dim", where)
+    return (key, value) if key and value else None
 
 
 def _linear_heads(text: dict[str, Any], where: str) -> tuple[tuple[str, int], ...]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -146,22 +147,17 @@ def _build(library: str, version: str, platform: str) -> Optional[dict[str, Any]
     table = _table(library)
     if table is None:
         return None
-    builds = table["releases"].get(_local_free(version)) or table["releases"].get(version)
+    builds = table["releases"].get(version)
     if not builds:
         return None
     build: Optional[dict[str, Any]] = builds.get(platform)
     return build
 
 
-def _local_free(version: str) -> str:
-    """ "0.7.2+cu130" -> "0.7.2": tables are keyed by release (a CUDA-variant build off the index differs, and
-    the caller says so when it matters)."""
-    return version.split("+", 1)[0]
-
-
 def shipped_archs(library: str, version: str, platform: str = DEFAULT_PLATFORM) -> Optional[dict[str, ArchSupport]]:
-    """Module path -> the archs it ships, for one release of one library as its wheel for `platform` has them;
-    None when the table has no such release (unknown, never "no code")."""
+    """Module path -> the archs it ships, for one release of one library as its wheel for `platform` on PyPI has
+    them; None when the table has no such release (unknown, never "no code"). A version with a local part
+    ("0.4.10+cu130") is a build off the index, which the table does not describe: None."""
     build = _build(library, version, platform)
     if build is None:
         return None
@@ -216,3 +212,180 @@ def uncovered_modules(
         for module, support in shipped.items()
         if support.archs and not has_code_for(support, cc, driver_cuda)
     }
+
+
+# --- an installed library against a GPU -------------------------------------------------------------------------
+
+# The compiled module each library loads when it is imported (a regular expression over module paths): without
+# code for the GPU there, every kernel of the library fails at its first launch with "no kernel image is available
+# for execution on the device". Libraries not listed (flashinfer-cubin's kernel families, sgl-kernel's FA3 and
+# FlashMLA ops) load a module only for the op that needs it: a gap there is a note, judged per op by the dispatch
+# model (rules/kernels), not a broken install.
+PRIMARY_MODULES: dict[str, tuple[str, str]] = {
+    "sgl_kernel": (
+        r"(^|/)common_ops\.",
+        "sgl-project/sglang: sgl-kernel/python/sgl_kernel/__init__.py loads common_ops at import (from 0.4.x the "
+        "sm90/ or sm100/ build of it, by the GPU's arch)",
+    ),
+    "vllm": (
+        r"^vllm/_C(_stable_libtorch)?\.",
+        "vllm-project/vllm: vllm/_custom_ops.py imports vllm._C (built as _C_stable_libtorch.abi3.so in the 0.33.0 "
+        "and 0.34.0 wheels, which ship no _C.abi3.so)",
+    ),
+    "fa2": (
+        r"^flash_attn_2_cuda",
+        "Dao-AILab/flash-attention: flash_attn/flash_attn_interface.py imports flash_attn_2_cuda",
+    ),
+    "fa3": (
+        r"^(flash_attn_3/_C|flash_attn_3_cuda|flashattn_hopper_cuda)",
+        "Dao-AILab/flash-attention: hopper/flash_attn_interface.py imports its compiled extension",
+    ),
+    "flash_mla": (r"^flash_mla.*cuda", "deepseek-ai/FlashMLA: flash_mla/flash_mla_interface.py imports flash_mla.cuda"),
+    "xformers": (r"^xformers/_C\.", "facebookresearch/xformers: xformers/_cpp_lib.py loads xformers._C"),
+}
+# Which table holds a probed library's releases, and under which of its distributions' versions.
+TABLE_OF: dict[str, tuple[str, str]] = {
+    "sgl_kernel": ("sgl-kernel", ""),
+    "vllm": ("vllm", "vllm"),
+    "flashinfer": ("flashinfer-cubin", "flashinfer-cubin"),
+}
+NO_KERNEL_IMAGE = "CUDA error: no kernel image is available for execution on the device"
+
+
+@dataclass
+class LibraryCoverage:
+    key: str
+    version: Optional[str]
+    source: str  # "probe: the installed files" or the table's wheel
+    cc: tuple[int, int]
+    modules: dict[str, ArchSupport]
+    uncovered: dict[str, ArchSupport]
+    primary: dict[str, ArchSupport]  # the modules its import loads (PRIMARY_MODULES)
+
+    @property
+    def primary_covered(self) -> Optional[bool]:
+        """Whether a module its import loads has code for the GPU; None when none is declared or found."""
+        if not self.primary:
+            return None
+        return any(module not in self.uncovered for module in self.primary)
+
+
+def _support(module: Any, source: str) -> ArchSupport:
+    return ArchSupport(sass=tuple(module.sass), ptx=tuple(module.ptx), ptx_isa=module.ptx_isa, source=source)
+
+
+def installed_support(
+    lib: Any, platform: Optional[str] = DEFAULT_PLATFORM
+) -> Optional[tuple[dict[str, ArchSupport], str, Optional[str]]]:
+    """(module -> archs, where they were read, the version judged) for a probed library (LibraryFacts): the probe's
+    own reading of the installed files, else the table's row for the installed release's wheel for `platform`
+    (the host's CPU: the tables hold x86_64 wheels); None when neither has it."""
+    if lib.binaries is not None:
+        shipped = {
+            name: _support(module, f"installed: {name}")
+            for name, module in lib.binaries.items()
+            if module.error is None
+        }
+        return shipped, "the installed files' fatbin headers", lib.version
+    table, distribution = TABLE_OF.get(lib.key, ("", ""))
+    version = lib.distributions.get(distribution) if distribution else lib.version
+    if not table or not version or not platform:
+        return None
+    shipped_rows = shipped_archs(table, version, platform)
+    if shipped_rows is None:
+        return None
+    return shipped_rows, f"{wheel(table, version, platform)} (rules/kernels/binary_tables/{table}.json)", version
+
+
+def library_coverage(
+    lib: Any, cc: tuple[int, int], driver_cuda: Optional[tuple[int, int]] = None, platform: Optional[str] = None
+) -> Optional[LibraryCoverage]:
+    """How an installed library's compiled modules cover a GPU; None when nothing says what they ship. `platform`:
+    the host's CPU (facts.host.cpu_arch), which picks the table's wheel when the probe did not read the files."""
+    found = installed_support(lib, platform)
+    if found is None:
+        return None
+    shipped, source, version = found
+    pattern = PRIMARY_MODULES.get(lib.key, ("", ""))[0]
+    primary = {m: s for m, s in shipped.items() if pattern and re.search(pattern, m) and s.archs}
+    return LibraryCoverage(
+        key=lib.key,
+        version=version,
+        source=source,
+        cc=cc,
+        modules=shipped,
+        uncovered=uncovered_modules(shipped, cc, driver_cuda),
+        primary=primary,
+    )
+
+
+def release_with_code(key: str, cc: tuple[int, int], after: Optional[str] = None) -> Optional[str]:
+    """The oldest release in the table, newer than `after`, whose import-time module has code for `cc`."""
+    table, _ = TABLE_OF.get(key, ("", ""))
+    pattern = PRIMARY_MODULES.get(key, ("", ""))[0]
+    if not table or not pattern:
+        return None
+    from packaging.version import InvalidVersion, Version
+
+    for version in releases(table):
+        try:
+            if after is not None and Version(version) <= Version(after):
+                continue
+        except InvalidVersion:
+            continue
+        shipped = shipped_archs(table, version) or {}
+        if any(re.search(pattern, m) and has_code_for(s, cc) for m, s in shipped.items()):
+            return version
+    return None
+
+
+def pip_fix(key: str, version: str) -> str:
+    """ "pip install sglang-kernel==0.4.10" (sgl-kernel was renamed sglang-kernel at 0.4.0)."""
+    from packaging.version import Version
+
+    name = {"vllm": "vllm", "flashinfer": "flashinfer-cubin"}.get(key, "")
+    if key == "sgl_kernel":
+        name = "sglang-kernel" if Version(version) >= Version("0.4.0") else "sgl-kernel"
+    return f"pip install {name}=={version}"
+
+
+def driver_cuda_of(text: Optional[str]) -> Optional[tuple[int, int]]:
+    """ "13.0" -> (13, 0); None for anything else."""
+    try:
+        major, minor = (text or "").split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return None
+
+
+def coverage_problems(facts: Any) -> list[str]:
+    """probe's Problems: each installed library whose import-time module has no code for a GPU of the report."""
+    found = []
+    driver = driver_cuda_of(facts.gpus.cuda_driver_version)
+    ccs = sorted(
+        {(d.cc_major, d.cc_minor) for d in facts.gpus.devices if d.cc_major is not None and d.cc_minor is not None}
+    )
+    for lib in facts.libraries:
+        if not lib.installed:
+            continue
+        for cc in ccs:
+            coverage = library_coverage(lib, cc, driver, facts.host.cpu_arch)
+            if coverage is None or coverage.primary_covered is not False:
+                continue
+            found.append(coverage_message(lib, coverage))
+    return found
+
+
+def coverage_message(lib: Any, coverage: LibraryCoverage) -> str:
+    cc = coverage.cc
+    shown = "; ".join(f"{m}: {s.describe()}" for m, s in sorted(coverage.primary.items()))
+    text = (
+        f"{lib.title} {coverage.version or ''} has no code for sm_{cc[0]}{cc[1]} in the module its import loads "
+        f'({shown}; read from {coverage.source}): every kernel fails with "{NO_KERNEL_IMAGE}"'
+    )
+    newer = release_with_code(lib.key, cc, coverage.version)
+    if newer:
+        text += f"\n  → {pip_fix(lib.key, newer)} (the first release read with code for it)"
+    else:
+        text += f"\n  → no release read has code for sm_{cc[0]}{cc[1]}: build it from source for this GPU"
+    return text

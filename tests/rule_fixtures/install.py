@@ -23,6 +23,12 @@ GPUS = {
     "H100": {"name": "NVIDIA H100 80GB HBM3", "cc_major": 9, "cc_minor": 0, "memory_total_mib": 81559},
     "B200": {"name": "NVIDIA B200", "cc_major": 10, "cc_minor": 0, "memory_total_mib": 183359},
     "RTX 5090": {"name": "NVIDIA GeForce RTX 5090", "cc_major": 12, "cc_minor": 0, "memory_total_mib": 32607},
+    "B300": {"name": "NVIDIA B300 SXM6 AC", "cc_major": 10, "cc_minor": 3, "memory_total_mib": 275040},
+}
+# sgl_kernel's compiled modules as the probe records them (libraries[].binaries): a build for SM80/SM90 only
+SGL_KERNEL_SM90_BUILD = {
+    "sgl_kernel/common_ops.abi3.so": {"sass": ["sm_80", "sm_89", "sm_90", "sm_90a"], "ptx": []},
+    "sgl_kernel/flash_ops.abi3.so": {"sass": ["sm_80", "sm_86", "sm_90a"], "ptx": []},
 }
 
 HEALTHY = {  # key -> (distributions, health details)
@@ -53,6 +59,8 @@ def _machine(
     flashinfer_mamba_error=None,
     flashinfer_version=None,
     gpu_error=None,
+    sgl_kernel_version=None,
+    sgl_kernel_binaries=None,
 ) -> dict:
     """A GPU machine with SGLang 0.5.23's stack installed and healthy, then the changes asked for."""
     report = json.loads(BASE_REPORT.read_text())
@@ -79,6 +87,11 @@ def _machine(
         distributions, details = HEALTHY[key]
         if key == "flashinfer" and flashinfer_version:
             distributions = {name: flashinfer_version for name in distributions}
+        if key == "sgl_kernel" and sgl_kernel_version:
+            name = "sglang-kernel" if sgl_kernel_version.startswith("0.4") else "sgl-kernel"
+            distributions = {name: sgl_kernel_version}
+        if key == "sgl_kernel" and sgl_kernel_binaries:
+            library["binaries"] = copy.deepcopy(sgl_kernel_binaries)
         library["distributions"] = dict(distributions)
         library["version"] = next(iter(distributions.values()))
         health = {"status": "ok", "module": key, "seconds": 0.5, "details": copy.deepcopy(details)}
@@ -127,6 +140,8 @@ FACTS_VARIANTS = {
     "rtx5090-torch-cu126": _machine("RTX 5090", torch_cuda="12.6", arch_list=CUDA_126_ARCHS),
     "b200-torch-sm90-only": _machine("B200", torch_cuda="12.8", arch_list=["sm_90"]),
     "h100-torch-cpu": _machine("H100", torch_cuda=None),
+    "rtx5090-sgl-kernel-sm90-build": _machine("RTX 5090", sgl_kernel_binaries=SGL_KERNEL_SM90_BUILD),
+    "b300-sgl-kernel-0.3.21": _machine("B300", sgl_kernel_version="0.3.21"),
     "no-driver": _machine(gpu_error="NVML library not found (libnvidia-ml.so.1): cannot open shared object file"),
 }
 
@@ -264,6 +279,13 @@ FIXTURES = {
             on("b200-torch-cu126", *LLAMA, "--attention-backend", "triton"),
             on("h100-torch-cu122", *LLAMA, "--attention-backend", "fa3"),
             on("rtx5090-torch-cu126", *LLAMA, "--attention-backend", "flashinfer"),
+        ],
+    },
+    "install-kernel-arch": {
+        "pass": [on("b200-ok", *LLAMA), on("h100-ok", *LLAMA), on("rtx5090-ok", *LLAMA)],
+        "fail": [
+            on("rtx5090-sgl-kernel-sm90-build", *LLAMA, "--attention-backend", "triton"),
+            on("b300-sgl-kernel-0.3.21", *LLAMA, "--attention-backend", "triton"),
         ],
     },
     "install-torch-arch": {

@@ -23,6 +23,7 @@ FAMILY_MODULES = (
     "attn_preflight.probe.smoke.kernels.fa4",
     "attn_preflight.probe.smoke.kernels.flashinfer",
     "attn_preflight.probe.smoke.kernels.flashmla",
+    "attn_preflight.probe.smoke.kernels.fla",
     "attn_preflight.probe.smoke.kernels.cutlass_dsl",
     "attn_preflight.probe.smoke.kernels.triton_add",
 )
