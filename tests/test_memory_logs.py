@@ -32,6 +32,10 @@ KNOWN_MISSES = {
     # A regression the reporter saw going from 0.11.2 to 0.14.1 (OOM with max_num_seqs 1); nothing in the
     # profiled budget explains it -> pass.
     "vllm-33155-gptoss120b-h100-0.14.1-oom": "pass",
+    # vLLM 0.19.0 sizes the KV cache and then warms the sampler up with max_num_seqs (1024 on an H100) dummy
+    # requests; that warm-up runs out of memory at 0.95 utilisation. Not modelled yet -> pass.
+    "vllm-llmd-gptoss20b-tp1-sampler-oom": "pass",
+    "vllm-llmd-gptoss20b-tp2-sampler-oom": "pass",
 }
 
 
