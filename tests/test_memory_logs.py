@@ -120,7 +120,7 @@ def test_the_sampler_vllm_profiles_is_per_release(release, installed, expected):
 
 
 def test_non_torch_memory_follows_the_release_the_interconnect_and_the_pipeline():
-    # vLLM 0.19.0 on an NVSwitch H100 node: 2.06-2.21 GiB at TP 2 and 4, 0.24-0.27 at TP 1, 0.07 on a PP stage
+    # vLLM 0.19.0 on an NVSwitch H100 node: 2.07-2.21 GiB at TP 2 and 4, 0.24-0.27 at TP 1, 0.07 on a PP stage
     # (llm-d-planner accuracy/results/v0.19.0/logs); 0.21-0.28 GiB at TP > 1 on PCIe L40S / A100 without P2P.
     v19, v10 = Version("0.19.0"), Version("0.10.1.1")
     assert engine_budget.vllm_non_torch_gib(v19, 2, 1, "H100")[0] == pytest.approx(2.1)

@@ -21,14 +21,16 @@ vLLM (v1/worker/gpu_worker.py determine_available_memory; read in the 0.10.0, 0.
     (apply_top_k_top_p_triton, 0.17.0 and 0.19.0 read) instead of sorting the whole vocabulary. 15.3 bytes per
     logits element, fitted to the profiled peaks vLLM 0.17.0 and 0.19.0 log on an H100 (Llama-3.1-8B 15.45,
     Qwen3-8B 15.25, Qwen2.5-7B 15.24, Gemma-2-9B 14.9, Gemma-2-27B 15.0, Qwen3-14B 15.4; llm-d-planner
-    accuracy/results at d3121e05), against 38.9 for the same Qwen3-14B run on 0.15.0 and 0.16.0.
+    accuracy/results at d3121e05), against 38.9 for the same Qwen3-14B run on 0.16.0.
   * max_num_batched_tokens / max_num_seqs default (engine/arg_utils.py get_batch_defaults, API server): 8192 /
     1024 on GPUs whose torch total is at least 70 GiB and that are not A100s, else 2048 / 256; 0.33.0 adds
     16384 / 1024 at 160 GiB and keeps GB10 on the small tier.
   * non-torch memory (cuBLAS workspace, NCCL): ~0.10 GiB at TP 1 in vLLM 0.10.1.1-0.17.0 (0.11 GiB logged; 0.13
-    in the 0.15.0-0.17.0 sweep), 0.25 GiB from 0.19.0 (0.24-0.27 in 30 logs of 0.19.0 on H100). At TP > 1
+    in the 0.16.0 and 0.17.0 sweep runs), 0.25 GiB from 0.19.0 (0.24-0.27 in the 0.19.0 H100 logs). At TP > 1
     ~0.25 GiB where NCCL has no NVLink SHARP (0.21-0.28 GiB: A100 without P2P, PCIe L40S, one-GPU Ray nodes,
-    vLLM 0.10.1.1-0.10.2), but 2.06-2.21 GiB on an NVSwitch H100 node at TP 2 and 4 (13 logs of 0.19.0), taken
+    vLLM 0.10.1.1-0.10.2), but 2.07-2.21 GiB on an NVSwitch H100 node at TP 2 and 4 (0.19.0: the work set's
+    Llama-3.1-8B TP 4, Qwen2.5-7B TP 4, Qwen2.5-72B TP 2, Llama-4-Scout TP 4, gpt-oss-20b TP 2, and five runs of
+    the same sweep that are not cases; llm-d-planner accuracy/results/v0.19.0/logs), taken
     as 2.1 GiB on the Hopper and Blackwell NVSwitch products (NCCL's NVLS buffers, the attribution); 0.07 GiB
     on a pipeline stage of TP 1 (0.19.0, PP 2 and 4).
   * CUDA graphs: subtracted from 0.21.0 ('CUDA graph memory profiling is enabled (default since v0.21.0)');
@@ -132,7 +134,7 @@ def vllm_non_torch_gib(release: Optional[Version], tp: int, pp: int, gpu_name: s
     profile = gpus.lookup(gpu_name) if gpu_name else None
     if tp > 1:
         if profile is not None and profile.name in NVSWITCH_GPUS:
-            return NON_TORCH_NVSWITCH_GIB, "vLLM 0.19.0 logs on an NVSwitch H100 node, TP 2 and 4 (2.06-2.21 GiB)"
+            return NON_TORCH_NVSWITCH_GIB, "vLLM 0.19.0 logs on an NVSwitch H100 node, TP 2 and 4 (2.07-2.21 GiB)"
         return NON_TORCH_GIB[1], "vLLM 0.10.1.1-0.10.2 logs at TP > 1 without NVLink SHARP (0.21-0.28 GiB)"
     new = release is None or release >= Version("0.19.0")
     if pp > 1 and new:
