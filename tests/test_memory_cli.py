@@ -100,19 +100,20 @@ def test_vllm_takes_its_default_utilization_and_fails_a_context_that_cannot_fit(
 
 def test_vllm_before_0_20_takes_0_9_and_subtracts_what_it_profiles():
     # vllm 0.19.1 vllm/config/cache.py: gpu_memory_utilization default 0.9 (0.92 from 0.20.0); below 70 GiB the
-    # API server profiles 2048 tokens and min(2048, 256) sampler rows (arg_utils get_batch_defaults), FlashInfer's
-    # sampler from 0.19.0 at 12.4 B per logits element, 0.10 GiB of non-torch memory at TP 1
+    # API server profiles 2048 tokens and min(2048, 256) sampler rows (arg_utils get_batch_defaults), the native
+    # sampler's Triton top-k/top-p (0.17.0-0.19.x; FlashInfer's is opt-in there) at 15.3 B per logits element,
+    # 0.25 GiB of non-torch memory at TP 1 (vLLM 0.19.0 logs)
     argv = ["--gpu", "L4", "--engine-version", "vllm==0.19.1", "--", "vllm", "serve", "llama-3.1-8b"]
     _, data = check_json([*argv, "--max-model-len", "16384"])
     memory = data["memory"]
     assert memory["memory_fraction"] == 0.9
     assert memory["memory_fraction_origin"] == "vLLM 0.19.1's default --gpu-memory-utilization"
-    sampler = 256 * 128256 * 12.4 / GIB
-    expected = (24 - 0.60) * 0.9 - memory["weights_gib_per_gpu"] - sampler - 0.10
+    sampler = 256 * 128256 * 15.3 / GIB
+    expected = (24 - 0.60) * 0.9 - memory["weights_gib_per_gpu"] - sampler - 0.25
     assert memory["kv_gib_per_gpu"] == pytest.approx(expected, abs=0.01)
     assert [t["term"] for t in memory["subtracted"]] == [
         "weights",
-        "profiled peak: sampler warm-up of 256 x 128256 logits (flashinfer)",
+        "profiled peak: sampler warm-up of 256 x 128256 logits (native-triton)",
         "non-torch memory at TP 1",
     ]
     assert finding(data, "vllm-memory-kv-context")["status"] == "pass"

@@ -32,6 +32,10 @@ KNOWN_MISSES = {
     # A regression the reporter saw going from 0.11.2 to 0.14.1 (OOM with max_num_seqs 1); nothing in the
     # profiled budget explains it -> pass.
     "vllm-33155-gptoss120b-h100-0.14.1-oom": "pass",
+    # vLLM 0.19.0 sizes the KV cache and then warms the sampler up with max_num_seqs (1024 on an H100) dummy
+    # requests; that warm-up runs out of memory at 0.95 utilisation. Not modelled yet -> pass.
+    "vllm-llmd-gptoss20b-tp1-sampler-oom": "pass",
+    "vllm-llmd-gptoss20b-tp2-sampler-oom": "pass",
 }
 
 
@@ -103,12 +107,46 @@ def test_vllm_batch_defaults_follow_the_gpu():
         ("0.10.1.1", False, ("native", None)),
         ("0.11.0", True, ("flashinfer", None)),
         ("0.11.2", None, ("native", None)),
-        ("0.18.1", True, ("native", None)),
-        ("0.19.0", None, ("flashinfer", None)),
+        ("0.16.0", True, ("native", None)),
+        ("0.17.0", None, ("native-triton", None)),
+        ("0.19.0", None, ("native-triton", None)),
+        ("0.21.0", None, ("flashinfer", "native-triton")),
+        ("0.21.0", False, ("native-triton", None)),
+        ("0.24.0", None, ("flashinfer", None)),
     ],
 )
 def test_the_sampler_vllm_profiles_is_per_release(release, installed, expected):
     assert engine_budget.vllm_sampler(Version(release), installed) == expected
+
+
+def test_non_torch_memory_follows_the_release_the_interconnect_and_the_pipeline():
+    # vLLM 0.19.0 on an NVSwitch H100 node: 2.07-2.21 GiB at TP 2 and 4, 0.24-0.27 at TP 1, 0.07 on a PP stage
+    # (llm-d-planner accuracy/results/v0.19.0/logs); 0.21-0.28 GiB at TP > 1 on PCIe L40S / A100 without P2P.
+    v19, v10 = Version("0.19.0"), Version("0.10.1.1")
+    assert engine_budget.vllm_non_torch_gib(v19, 2, 1, "H100")[0] == pytest.approx(2.1)
+    assert engine_budget.vllm_non_torch_gib(v19, 4, 1, "NVIDIA H100 80GB HBM3")[0] == pytest.approx(2.1)
+    assert engine_budget.vllm_non_torch_gib(v10, 8, 1, "L40S")[0] == pytest.approx(0.25)
+    assert engine_budget.vllm_non_torch_gib(v10, 2, 1, "A100")[0] == pytest.approx(0.25)
+    assert engine_budget.vllm_non_torch_gib(v19, 1, 1, "H100")[0] == pytest.approx(0.25)
+    assert engine_budget.vllm_non_torch_gib(v19, 1, 2, "H100")[0] == pytest.approx(0.07)
+    assert engine_budget.vllm_non_torch_gib(v10, 1, 1, "A100")[0] == pytest.approx(0.10)
+
+
+def test_the_triton_top_k_top_p_sampler_reproduces_qwen3_14b_across_releases():
+    """The same Qwen3-14B launch on an H100 (llm-d-planner version sweep): 41.94 GiB of KV cache on vLLM 0.16.0
+    (torch.sort, 38 B per logits element), 45.34 GiB on 0.17.0 (the Triton top-k/top-p, 15.3 B)."""
+    common = dict(
+        nvml_total_gib=81559 / 1024,
+        gpu_name="H100",
+        utilization=0.95,
+        weights_gib=27.52,
+        vocab=151936,
+        hidden=5120,
+        mlp_width=17408,
+        tp=1,
+    )
+    assert engine_budget.vllm_budget(release=Version("0.16.0"), **common).kv_gib == pytest.approx(41.94, abs=0.3)
+    assert engine_budget.vllm_budget(release=Version("0.17.0"), **common).kv_gib == pytest.approx(45.34, abs=0.3)
 
 
 def test_the_native_sampler_reproduces_gpt_oss_120bs_failing_h100_start():

@@ -338,6 +338,7 @@ def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, wei
         hidden=shape.hidden_size,
         mlp_width=width,
         tp=tp,
+        pp=pp or 1,
         max_num_batched_tokens=_count(cfg, "max_num_batched_tokens"),
         max_num_seqs=_count(cfg, "max_num_seqs"),
         enforce_eager=bool(cfg.flags.get("enforce_eager")),

@@ -12,14 +12,27 @@ vLLM (v1/worker/gpu_worker.py determine_available_memory; read in the 0.10.0, 0.
     bench/results/memory-terms-h200.json), 12.4 on FlashInfer's (fitted to three vLLM 0.10.1.1 logs that name
     FlashInfer sampling, tests/fixtures/memory_logs.json).
   * which sampler runs is per release (v1/sample/ops/topk_topp_sampler.py): 0.10.x-0.11.0 FlashInfer's when
-    flashinfer-python is installed (not a dependency of the 0.10.0 wheel), 0.11.1-0.18.x PyTorch-native unless
-    VLLM_USE_FLASHINFER_SAMPLER=1 (vllm#26859; 0.11.2 and 0.15.1 read), from 0.19.0 FlashInfer's by default
-    (vllm#40376; 0.33.0 read, envs.py VLLM_USE_FLASHINFER_SAMPLER default True).
+    flashinfer-python is installed (not a dependency of the 0.10.0 wheel), 0.11.1-0.19.x PyTorch-native unless
+    VLLM_USE_FLASHINFER_SAMPLER=1 (vllm#26859; 0.11.2, 0.15.1, 0.17.0 and 0.19.0 read; vLLM 0.19.0's own logs say
+    'FlashInfer top-p/top-k sampling is available but disabled by default'), FlashInfer's by default after that
+    (vllm#40376, opened 2026-04-20 after 0.19.0; 0.33.0 read, envs.py VLLM_USE_FLASHINFER_SAMPLER default True;
+    a vLLM 0.24.0 guide turns it off because it JIT-compiles at boot). 0.20.0-0.23.x are not read: either.
+  * the native path's footprint changed in 0.17.0: top-k / top-p of 8 rows or more goes through a Triton kernel
+    (apply_top_k_top_p_triton, 0.17.0 and 0.19.0 read) instead of sorting the whole vocabulary. 15.3 bytes per
+    logits element, fitted to the profiled peaks vLLM 0.17.0 and 0.19.0 log on an H100 (Llama-3.1-8B 15.45,
+    Qwen3-8B 15.25, Qwen2.5-7B 15.24, Gemma-2-9B 14.9, Gemma-2-27B 15.0, Qwen3-14B 15.4; llm-d-planner
+    accuracy/results at d3121e05), against 38.9 for the same Qwen3-14B run on 0.16.0.
   * max_num_batched_tokens / max_num_seqs default (engine/arg_utils.py get_batch_defaults, API server): 8192 /
     1024 on GPUs whose torch total is at least 70 GiB and that are not A100s, else 2048 / 256; 0.33.0 adds
     16384 / 1024 at 160 GiB and keeps GB10 on the small tier.
-  * non-torch memory (cuBLAS workspace, NCCL): ~0.10 GiB at TP 1 and ~0.25 GiB at TP > 1 in the logs that
-    give it (vLLM 0.10.1.1-0.10.2: 0.11, 0.24, 0.21, 0.28 GiB).
+  * non-torch memory (cuBLAS workspace, NCCL): ~0.10 GiB at TP 1 in vLLM 0.10.1.1-0.17.0 (0.11 GiB logged; 0.13
+    in the 0.16.0 and 0.17.0 sweep runs), 0.25 GiB from 0.19.0 (0.24-0.27 in the 0.19.0 H100 logs). At TP > 1
+    ~0.25 GiB where NCCL has no NVLink SHARP (0.21-0.28 GiB: A100 without P2P, PCIe L40S, one-GPU Ray nodes,
+    vLLM 0.10.1.1-0.10.2), but 2.07-2.21 GiB on an NVSwitch H100 node at TP 2 and 4 (0.19.0: the work set's
+    Llama-3.1-8B TP 4, Qwen2.5-7B TP 4, Qwen2.5-72B TP 2, Llama-4-Scout TP 4, gpt-oss-20b TP 2, and five runs of
+    the same sweep that are not cases; llm-d-planner accuracy/results/v0.19.0/logs), taken
+    as 2.1 GiB on the Hopper and Blackwell NVSwitch products (NCCL's NVLS buffers, the attribution); 0.07 GiB
+    on a pipeline stage of TP 1 (0.19.0, PP 2 and 4).
   * CUDA graphs: subtracted from 0.21.0 ('CUDA graph memory profiling is enabled (default since v0.21.0)');
     the logged estimates run 0.09-1.34 GiB, taken here as 0.5 GiB.
 
@@ -36,13 +49,21 @@ from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
+from attn_preflight.rules.knowledge import gpus
+
 # NVML total -> what torch (and vLLM's total) sees, and what SGLang finds free at init (h200-memory.md).
 DRIVER_RESERVE_GIB = 0.60
 CUDA_CONTEXT_GIB = 0.51
 # Bytes per logits element of vLLM's sampler warm-up: measured (native), fitted (FlashInfer).
 NATIVE_SAMPLER_BYTES = 38.0
 FLASHINFER_SAMPLER_BYTES = 12.4
-NON_TORCH_GIB = (0.10, 0.25)  # TP 1, TP > 1
+NATIVE_TRITON_SAMPLER_BYTES = 15.3  # 0.17.0+: top-k / top-p through apply_top_k_top_p_triton, fitted
+NON_TORCH_GIB = (0.10, 0.25)  # TP 1, TP > 1 without NVLink SHARP
+NON_TORCH_TP1_FROM_0_19_GIB = 0.25
+NON_TORCH_PP_STAGE_GIB = 0.07
+NON_TORCH_NVSWITCH_GIB = 2.1
+# Hopper / Blackwell products sold as NVSwitch nodes (HGX / NVL72): NCCL sets up NVLink SHARP there.
+NVSWITCH_GPUS = frozenset({"H100", "H200", "H800", "H20", "B200", "B300", "GB200", "GB300"})
 CUDA_GRAPH_GIB = 0.5
 
 SAMPLER_SOURCES = {
@@ -50,6 +71,13 @@ SAMPLER_SOURCES = {
     "H200 (bench/results/memory-terms-h200.json)",
     "flashinfer": "vllm v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer); 12.4 B per logits element "
     "fitted to vLLM 0.10.1.1 logs",
+    "native-triton": "vllm v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p_triton (0.17.0+); 15.3 B per logits "
+    "element fitted to vLLM 0.17.0 and 0.19.0 logs (llm-d-planner accuracy/results)",
+}
+SAMPLER_BYTES = {
+    "native": NATIVE_SAMPLER_BYTES,
+    "flashinfer": FLASHINFER_SAMPLER_BYTES,
+    "native-triton": NATIVE_TRITON_SAMPLER_BYTES,
 }
 
 
@@ -85,14 +113,35 @@ class Budget(NamedTuple):
 
 
 def vllm_sampler(release: Optional[Version], flashinfer_installed: Optional[bool]) -> tuple[str, Optional[str]]:
-    """(the sampler vLLM profiles with, the other one when the install decides and is not known)."""
-    if release is None or release >= Version("0.19.0"):
+    """(the sampler vLLM profiles with, the other one when the install or an unread release decides)."""
+    if release is None or release >= Version("0.20.0"):
+        if flashinfer_installed is False:
+            return "native-triton", None
+        if release is not None and release < Version("0.24.0"):
+            return "flashinfer", "native-triton"  # vllm#40376 landed after 0.19.0; 0.20-0.23 not read
         return "flashinfer", None
+    if release >= Version("0.17.0"):
+        return "native-triton", None
     if release >= Version("0.11.1"):
         return "native", None
     if flashinfer_installed is None:
         return "flashinfer", "native"
     return ("flashinfer" if flashinfer_installed else "native"), None
+
+
+def vllm_non_torch_gib(release: Optional[Version], tp: int, pp: int, gpu_name: str) -> tuple[float, str]:
+    """vLLM's non-torch memory per GPU (cuBLAS workspace, NCCL) and where the figure comes from."""
+    profile = gpus.lookup(gpu_name) if gpu_name else None
+    if tp > 1:
+        if profile is not None and profile.name in NVSWITCH_GPUS:
+            return NON_TORCH_NVSWITCH_GIB, "vLLM 0.19.0 logs on an NVSwitch H100 node, TP 2 and 4 (2.07-2.21 GiB)"
+        return NON_TORCH_GIB[1], "vLLM 0.10.1.1-0.10.2 logs at TP > 1 without NVLink SHARP (0.21-0.28 GiB)"
+    new = release is None or release >= Version("0.19.0")
+    if pp > 1 and new:
+        return NON_TORCH_PP_STAGE_GIB, "vLLM 0.19.0 logs of a TP 1 pipeline stage (0.07 GiB)"
+    if new:
+        return NON_TORCH_TP1_FROM_0_19_GIB, "vLLM 0.19.0 logs at TP 1 (0.24-0.27 GiB)"
+    return NON_TORCH_GIB[0], "vLLM 0.10.1.1-0.17.0 logs at TP 1 (0.11-0.13 GiB)"
 
 
 def vllm_batch_defaults(release: Optional[Version], torch_total_gib: float, gpu_name: str) -> tuple[int, int]:
@@ -124,6 +173,7 @@ def vllm_budget(
     hidden: int,
     mlp_width: int,
     tp: int,
+    pp: int = 1,
     last_stage: bool = True,
     max_num_batched_tokens: Optional[int] = None,
     max_num_seqs: Optional[int] = None,
@@ -136,11 +186,11 @@ def vllm_budget(
     seqs = max_num_seqs or seqs_default
     rows = min(tokens, seqs)
     forward = vllm_forward_gib(tokens, hidden, mlp_width)
-    non_torch = NON_TORCH_GIB[tp > 1]
+    non_torch, non_torch_source = vllm_non_torch_gib(release, tp, pp, gpu_name)
     version_note = f"vLLM {release}" if release else "vLLM"
 
     def terms(sampler: str) -> tuple[Term, ...]:
-        sampled = rows * vocab * (NATIVE_SAMPLER_BYTES if sampler == "native" else FLASHINFER_SAMPLER_BYTES)
+        sampled = rows * vocab * SAMPLER_BYTES[sampler]
         sampled_gib = sampled / (1 << 30) if last_stage else 0.0
         peak = max(forward, sampled_gib)
         label = (
@@ -151,7 +201,7 @@ def vllm_budget(
         out = [
             Term("weights", weights_gib, "rules/knowledge/memory.py weight_bytes_per_gpu"),
             Term(label, peak, SAMPLER_SOURCES[sampler] if sampled_gib >= forward else "gpu_model_runner profile_run"),
-            Term(f"non-torch memory at TP {tp}", non_torch, "vLLM 0.10.1.1-0.10.2 logs (non_torch_memory)"),
+            Term(f"non-torch memory at TP {tp}", non_torch, non_torch_source),
         ]
         if release is not None and release >= Version("0.21.0") and not enforce_eager:
             out.append(Term("CUDA graphs", CUDA_GRAPH_GIB, "vLLM >= 0.21.0 gpu_worker CUDA graph memory profiling"))
@@ -164,8 +214,16 @@ def vllm_budget(
         fraction=utilization,
         terms=terms(sampler),
         low_terms=terms(other) if other else None,
-        assumption=f"vLLM {release} profiles FlashInfer's sampler when flashinfer-python is installed" if other else "",
+        assumption=_sampler_assumption(release, other),
     )
+
+
+def _sampler_assumption(release: Optional[Version], other: Optional[str]) -> str:
+    if not other:
+        return ""
+    if other == "native-triton":
+        return f"vLLM {release} already profiles FlashInfer's sampler by default (vllm#40376, after 0.19.0)"
+    return f"vLLM {release} profiles FlashInfer's sampler when flashinfer-python is installed"
 
 
 def sglang_budget(*, nvml_total_gib: float, fraction: float, weights_gib: float, tp: int, pp: int = 1) -> Budget:
