@@ -9,6 +9,7 @@ Also exports the reusable pieces other verbs take the same flags with:
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Optional, Sequence
 
@@ -317,6 +318,18 @@ def _smoke(report, timeout: Optional[float]):
     return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))
 
 
+def _ask_engine(cfg, target, options: dict[str, Any], command: Sequence[str], engine_python: Optional[str]):
+    """The installed engine's answer about this launch line (attn_preflight.check_engine)."""
+    from attn_preflight.check_engine import ask, request_for
+
+    try:
+        request = request_for(cfg, target, options, command)
+    except RulesInputError as err:
+        raise input_error(err) from None
+    note(f"asking {request.engine} itself (its own code, in an isolated child; importing it takes a while)")
+    return ask(request, engine_python)
+
+
 @click.command("check", context_settings={"ignore_unknown_options": False})
 @target_options
 @config_options
@@ -351,6 +364,20 @@ def _smoke(report, timeout: Optional[float]):
     help="Time limit for each library's import check when probing this machine (not with --gpu or "
     f"--facts) [default: {PROBE_TIMEOUT_S:g}].",
 )
+@click.option(
+    "--ask-engine",
+    is_flag=True,
+    help="Also ask the installed engine itself: its own parser, resolution, backend selection and validation "
+    "run on the launch line in an isolated child (no network, GPU simulated from the target), its answer "
+    "beside the rules'.",
+)
+@click.option(
+    "--engine-python",
+    metavar="PATH",
+    type=click.Path(dir_okay=False),
+    callback=not_blank,
+    help="With --ask-engine: the interpreter of the venv the engine is installed in [default: this one].",
+)
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
@@ -364,6 +391,8 @@ def check_command(
     smoke,
     smoke_timeout,
     probe_timeout,
+    ask_engine,
+    engine_python,
     fmt,
     output,
     command,
@@ -393,12 +422,26 @@ def check_command(
             f"--probe-timeout bounds the import checks of this machine's probe; with "
             f"{'--gpu' if gpu else '--facts'} nothing is probed (drop one)"
         )
+    if engine_python is not None and not ask_engine:
+        raise InputError("--engine-python names the interpreter --ask-engine asks; add --ask-engine")
+    if engine_python is not None and not (os.path.isfile(engine_python) and os.access(engine_python, os.X_OK)):
+        raise InputError(f"--engine-python {engine_python}: not an executable file")
     check_output_writable(output)
     cfg = config_from_options(config, command)
     target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S, gpu_count)
+    answer = None
+    if ask_engine:
+        answer = _ask_engine(cfg, target, config, command, engine_python)
+        version = answer.get("engine_version")
+        if version and cfg.engine not in engine_pins(engine_versions):  # judge the release that was asked
+            target = target.with_engine_versions({cfg.engine: version})
     report = evaluate(cfg, target)
     if smoke:
         report = _smoke(report, smoke_timeout)
+    if answer is not None:
+        from attn_preflight.check_engine import with_engine
+
+        report = with_engine(report, answer)
     write_output(render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output)), output)
     code = report.exit_code(strict)
     if code:

@@ -19,7 +19,7 @@ _COMMAND_WIDTH = 100  # columns a corrected command's lines fill when the screen
 
 
 def report_to_dict(report) -> dict[str, Any]:
-    return {
+    out = {
         "schema_version": CHECK_SCHEMA_VERSION,
         "verdict": report.verdict,
         "counts": report.counts(),
@@ -30,6 +30,9 @@ def report_to_dict(report) -> dict[str, Any]:
         "memory": _memory(report),
         "correction": report.correction.to_dict() if report.correction else None,
     }
+    if report.engine_answer is not None:  # check --ask-engine
+        out["engine_answer"] = report.engine_answer
+    return out
 
 
 def _memory(report) -> Any:
@@ -53,6 +56,20 @@ def memory_lines(report) -> list[tuple[str, str]]:
     if figures.fits:
         lines.append(("kv capacity", figures.capacity_line()))
     return lines
+
+
+def engine_line(answer: dict[str, Any]) -> str:
+    """`check --ask-engine`'s header line: who was asked, on what, and how long it took."""
+    who = f"{answer.get('engine')} {answer.get('engine_version') or ''}".strip()
+    stages = ", ".join(answer.get("stages") or []) or "no stage"
+    status = {"accepted": "accepted", "rejected": "rejected", "could_not_ask": "could not be asked"}.get(
+        answer.get("status"), str(answer.get("status"))
+    )
+    if answer.get("stage") and answer.get("status") != "accepted":
+        status += f" at {answer['stage']}"
+    sim = answer.get("sim") or {}
+    on = f" on a simulated {sim['name']}" if sim.get("name") else ""
+    return f"{who} {status}{on} (asked: {stages}; {float(answer.get('seconds') or 0):.1f} s, {answer.get('python')})"
 
 
 def config_line(config) -> str:
@@ -133,6 +150,8 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
         pairs.append(("not modelled", "bear on attention, not judged: " + " ".join(config.unmodelled)))
     if config.ignored:
         pairs.append(("ignored", "do not bear on attention: " + " ".join(config.ignored)))
+    if report.engine_answer is not None:
+        pairs.append(("engine", engine_line(report.engine_answer)))
     if target.gpu_note and target.cc is not None:
         pairs.append(("gpu note", target.gpu_note))
     pairs.extend(memory_lines(report))

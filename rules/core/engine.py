@@ -414,6 +414,7 @@ class Report:
     verdict: Status  # verdict_of(findings)
     alternatives: list[Alternative] = field(default_factory=list)
     correction: Optional[Correction] = None  # the fewest-change corrected command, when something is to fix
+    engine_answer: Optional[dict[str, Any]] = None  # `check --ask-engine`: the engine's own answer (a probe fact)
 
     def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}

@@ -134,22 +134,16 @@ def _with_config(engine: str, rest: list[str], config: Mapping[str, Any]) -> lis
     return [*head, *_config_args(engine, config), *rest[len(head) : index], *rest[index + 2 :]]
 
 
-def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = None) -> ParsedCommand:
-    """A pasted command read as its engine reads it; `config` is the mapping of its `--config FILE`, when the
-    face has read it (ParsedCommand.config_file says which file)."""
-    tokens = _split(argv)
+def _launcher(tokens: Sequence[str]) -> tuple[dict[str, str], str, str, list[str]]:
+    """(every KEY=VALUE prefix, engine, origin, the arguments its parser gets) of a split launch command."""
     words = list(tokens)
     env: dict[str, str] = {}
-    ignored: list[str] = []
     while words and (words[0] == "env" or ENV_ASSIGNMENT.match(words[0])):
         word = words.pop(0)
         if word == "env":
             continue
         key, _, assigned = word.partition("=")
-        if key.startswith(ENV_PREFIXES):
-            env[key] = assigned
-        else:
-            ignored.append(key)
+        env[key] = assigned
     if not words:
         raise RulesInputError(f"empty command after --: paste {_LAUNCHERS}")
     program = posixpath.basename(words[0])
@@ -169,6 +163,24 @@ def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = Non
             rest = ["--model-path", *rest]  # sglang/cli/serve.py _normalize_positional_model_path
     else:
         raise RulesInputError(f"not a launch command: {' '.join(words[:2])} (expected {_LAUNCHERS})")
+
+    return env, engine, origin, list(rest)
+
+
+def engine_arguments(argv: Sequence[str]) -> tuple[str, list[str], dict[str, str]]:
+    """(engine, the arguments its parser gets, every KEY=VALUE prefix) of a pasted launch command, as written:
+    `--config` not merged (the engine merges it), for `check --ask-engine` to hand to the engine's own parser."""
+    env, engine, _origin, rest = _launcher(_split(argv))
+    return engine, rest, env
+
+
+def parse_command(argv: Sequence[str], config: Optional[Mapping[str, Any]] = None) -> ParsedCommand:
+    """A pasted command read as its engine reads it; `config` is the mapping of its `--config FILE`, when the
+    face has read it (ParsedCommand.config_file says which file)."""
+    tokens = _split(argv)
+    assigned_env, engine, origin, rest = _launcher(tokens)
+    env = {key: value for key, value in assigned_env.items() if key.startswith(ENV_PREFIXES)}
+    ignored = [key for key in assigned_env if not key.startswith(ENV_PREFIXES)]
 
     config_file = None
     if rest.count("--config") > 1:  # SGLang: "Multiple config files specified!"; vLLM asserts the same

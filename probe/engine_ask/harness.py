@@ -1,0 +1,325 @@
+"""Ask the installed engine itself about a launch line: run its driver in an isolated child and read its answer.
+
+A probe: what the engine answered is a fact, judged by nobody here. The child is
+`PYTHON -I probe/engine_ask/child/<engine>_driver.py` (PYTHON: this interpreter or the `--engine-python` one),
+with the request (child/SCHEMA.md) on stdin; it writes its answer to a file in a fresh temp dir, which is also
+its HOME, TMPDIR, working directory and every cache directory, and which is removed after. The child runs in a
+process session of its own and is killed with everything it started when it is done or past the timeout; its
+environment is built from nothing: offline switches for the hub and the engines, the temp dirs, and of the
+pasted line's `KEY=VALUE` prefixes only the engines' own variables (ENV_PREFIXES, ENV_NAMES). The driver fences
+itself (child/fence.py: no network, no programs, no writes outside the temp dir). Whatever goes wrong (no
+such interpreter, a crash, a traceback, a hang, a malformed answer) is an answer with status "could_not_ask" and
+why, never an exception of ours.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from typing import Any, Mapping, Optional, Sequence
+
+SCHEMA = 1
+ENGINES = ("sglang", "vllm")
+STATUSES = ("accepted", "rejected", "could_not_ask")
+CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child")
+DEFAULT_TIMEOUT = 180.0
+OUTPUT_CAP = 64 * 1024  # the child's stdout+stderr kept (its tail), for a could-not-ask reason
+ENV_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "FLASHINFER_")
+ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TORCH_CUDA_ARCH_LIST")
+# Switches the child always gets, whatever was pasted: no hub, no telemetry, no downloads.
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "SGLANG_USE_MODELSCOPE": "false",
+    "VLLM_USE_MODELSCOPE": "False",
+    "VLLM_NO_USAGE_STATS": "1",
+    "VLLM_DO_NOT_TRACK": "1",
+    "DO_NOT_TRACK": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+ANSWER_KEYS = (
+    "schema",
+    "engine",
+    "engine_version",
+    "status",
+    "stage",
+    "error_type",
+    "error",
+    "resolved",
+    "warnings",
+    "reason",
+    "seconds",
+)
+
+
+def allowed_env(pasted: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(the pasted variables that reach the child, the names of those that do not)."""
+    kept, dropped = {}, []
+    for name, value in pasted.items():
+        if name.startswith(ENV_PREFIXES) or name in ENV_NAMES:
+            kept[name] = str(value)
+        else:
+            dropped.append(name)
+    return kept, sorted(dropped)
+
+
+def driver_path(engine: str) -> str:
+    return os.path.join(CHILD_DIR, f"{engine}_driver.py")
+
+
+def hub_cache() -> Optional[str]:
+    """The user's Hugging Face hub cache (read there, offline; the fence refuses writes to it)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return os.environ["HF_HUB_CACHE"]
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface"
+    )
+    return os.path.join(home, "hub")
+
+
+def absolute_paths(argv: Sequence[str], cwd: str) -> list[str]:
+    """The launch arguments with each existing relative path (a model dir, a --config file) made absolute: the
+    child works in its temp dir. A value that names nothing here (a hub id, a number) is left as it is."""
+    out = []
+    for arg in argv:
+        flag, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+        if arg.startswith("-") and not eq:
+            out.append(arg)
+            continue
+        if value and not os.path.isabs(value) and os.path.exists(os.path.join(cwd, value)):
+            value = os.path.abspath(os.path.join(cwd, value))
+        out.append(f"{flag}={value}" if eq else value)
+    return out
+
+
+def child_env(temp_dir: str, pasted: Mapping[str, str], gpu_count: int) -> dict[str, str]:
+    def under(*parts: str) -> str:
+        path = os.path.join(temp_dir, *parts)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": under("home"),
+        "TMPDIR": under("tmp"),
+        "XDG_CACHE_HOME": under("cache"),
+        "XDG_CONFIG_HOME": under("config"),
+        "XDG_DATA_HOME": under("data"),
+        "HF_HOME": under("hf"),
+        "TORCH_HOME": under("cache", "torch"),
+        "TRITON_CACHE_DIR": under("cache", "triton"),
+        "TORCHINDUCTOR_CACHE_DIR": under("cache", "inductor"),
+        "CUDA_CACHE_PATH": under("cache", "nv"),
+        "VLLM_CACHE_ROOT": under("cache", "vllm"),
+        "VLLM_CONFIG_ROOT": under("config", "vllm"),
+        "FLASHINFER_WORKSPACE_BASE": under("cache"),
+        "SGLANG_CACHE_DIR": under("cache", "sglang"),
+        **OFFLINE,
+    }
+    cache = hub_cache()
+    if cache and os.path.isdir(cache):
+        env["HF_HUB_CACHE"] = cache
+    env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(max(1, gpu_count)))
+    env.update(pasted)
+    return env
+
+
+def could_not_ask(engine: str, reason: str, seconds: float = 0.0, **extra: Any) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "schema": SCHEMA,
+        "engine": engine,
+        "engine_version": None,
+        "status": "could_not_ask",
+        "stage": None,
+        "error_type": None,
+        "error": None,
+        "resolved": None,
+        "warnings": [],
+        "reason": reason if reason.startswith("could not ask") else f"could not ask: {reason}",
+        "seconds": round(seconds, 3),
+    }
+    answer.update(extra)
+    return answer
+
+
+def well_formed(answer: Any, engine: str) -> Optional[str]:
+    """None for an answer the schema allows; else what is wrong with it."""
+    if not isinstance(answer, dict):
+        return "the answer is not a JSON object"
+    missing = [key for key in ANSWER_KEYS if key not in answer]
+    if missing:
+        return f"the answer lacks {', '.join(missing)}"
+    if answer["schema"] != SCHEMA:
+        return f"the answer is of schema {answer['schema']!r}, not {SCHEMA}"
+    if answer["engine"] != engine:
+        return f"the answer is about {answer['engine']!r}, not {engine}"
+    if answer["status"] not in STATUSES:
+        return f"the answer's status {answer['status']!r} is none of {', '.join(STATUSES)}"
+    if answer["status"] == "accepted" and not isinstance(answer["resolved"], dict):
+        return "an acceptance without what was resolved"
+    if not isinstance(answer["warnings"], list):
+        return "the answer's warnings are not a list"
+    return None
+
+
+class _Tail:
+    """Reads a pipe to its end, keeping only the last `cap` bytes."""
+
+    def __init__(self, pipe, cap: int):
+        self.chunks: collections.deque = collections.deque()
+        self.size, self.cap, self.total = 0, cap, 0
+        self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.thread.start()
+
+    def _read(self, pipe) -> None:
+        try:
+            for chunk in iter(lambda: pipe.read1(8192), b""):
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+                self.total += len(chunk)
+                while self.size - len(self.chunks[0]) >= self.cap:
+                    self.size -= len(self.chunks.popleft())
+        except (OSError, ValueError):
+            pass
+
+    def text(self) -> str:
+        self.thread.join(timeout=5)
+        return b"".join(self.chunks)[-self.cap :].decode("utf-8", "replace")
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "(it printed nothing)"
+
+
+def _kill_session(process: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def ask(
+    engine: str,
+    argv: Sequence[str],
+    gpu: Mapping[str, Any],
+    *,
+    cuda_version: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    python: Optional[str] = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    backend_init: bool = True,
+    cwd: Optional[str] = None,
+) -> dict[str, Any]:
+    """The engine's answer (child/SCHEMA.md) about launching it with `argv` (the arguments after
+    `launch_server` / `serve`) on the simulated `gpu` ({"name", "cc": [major, minor], "memory_mib", "count"}).
+    `env`: the pasted line's variables (only the engines' own reach the child). Never raises for the child's
+    failures: they are could-not-ask answers."""
+    import sys
+
+    started = time.monotonic()
+    interpreter = python or sys.executable
+    kept, dropped = allowed_env(env or {})
+    extra: dict[str, Any] = {"env": kept, "env_dropped": dropped, "python": interpreter}
+    if engine not in ENGINES:
+        return could_not_ask(engine, f"no driver for {engine!r} (only {', '.join(ENGINES)})", **extra)
+    driver = driver_path(engine)
+    if not os.path.isfile(driver):
+        return could_not_ask(engine, f"the {engine} driver is missing ({driver})", **extra)
+    if not (os.path.isfile(interpreter) and os.access(interpreter, os.X_OK)):
+        return could_not_ask(engine, f"{interpreter} is not an executable file", **extra)
+    temp_dir = os.path.realpath(tempfile.mkdtemp(prefix=f"attn-preflight-{engine}-"))
+    try:
+        answer_path = os.path.join(temp_dir, "answer.json")
+        count = int(gpu.get("count") or 1)
+        request = {
+            "schema": SCHEMA,
+            "engine": engine,
+            "argv": absolute_paths(argv, cwd or os.getcwd()),
+            "env": kept,
+            "gpu": {
+                "name": gpu.get("name"),
+                "cc": [int(x) for x in gpu["cc"]],
+                "memory_mib": int(gpu["memory_mib"]) if gpu.get("memory_mib") else None,
+                "count": count,
+            },
+            "cuda_version": cuda_version,
+            "answer_path": answer_path,
+            "temp_dir": temp_dir,
+            "backend_init": backend_init,
+        }
+        environment = child_env(temp_dir, kept, count)
+        work = os.path.join(temp_dir, "work")
+        os.makedirs(work)
+        try:
+            process = subprocess.Popen(
+                [interpreter, "-I", driver],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=work,
+                env=environment,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return could_not_ask(engine, f"{interpreter} does not start: {exc}", time.monotonic() - started, **extra)
+        output = _Tail(process.stdout, OUTPUT_CAP)
+        timed_out = False
+        try:
+            try:
+                assert process.stdin is not None
+                process.stdin.write(json.dumps(request).encode())
+                process.stdin.close()
+            except OSError:
+                pass  # it died at once: its exit status and output say why
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        finally:
+            _kill_session(process)  # the child and whatever it started, always
+        log = output.text()
+        seconds = time.monotonic() - started
+        if timed_out:
+            return could_not_ask(engine, f"timed out after {timeout:g} s", seconds, log_tail=log[-2000:], **extra)
+        try:
+            with open(answer_path, encoding="utf-8") as handle:
+                answer = json.load(handle)
+        except FileNotFoundError:
+            return could_not_ask(
+                engine,
+                f"the child exited {process.returncode} without an answer: {_last_line(log)}",
+                seconds,
+                log_tail=log[-2000:],
+                **extra,
+            )
+        except (OSError, ValueError) as exc:
+            return could_not_ask(engine, f"the child's answer is unreadable: {exc}", seconds, **extra)
+        problem = well_formed(answer, engine)
+        if problem:
+            return could_not_ask(engine, problem, seconds, log_tail=log[-2000:], **extra)
+        answer["seconds"] = round(seconds, 3)
+        answer.update(extra)
+        if answer["status"] == "could_not_ask":
+            answer["log_tail"] = log[-2000:]
+            if not str(answer.get("reason") or "").startswith("could not ask"):
+                answer["reason"] = f"could not ask: {answer.get('reason') or 'the driver gave no reason'}"
+        return answer
+    finally:
+        shutil.rmtree(temp_dir, ignore_errors=True)
