@@ -182,7 +182,7 @@ def _requirements(dist_info: Path) -> list[str]:
 def _dist_info(site: Path, name: str) -> Optional[Path]:
     wanted = re.sub(r"[-_.]+", "_", name).lower()
     for entry in site.glob("*.dist-info"):
-        if re.sub(r"[-_.]+", "_", entry.name.rsplit("-", 1)[0]).lower() == wanted:
+        if re.sub(r"[-_.]+", "_", entry.name[: -len(".dist-info")].rsplit("-", 1)[0]).lower() == wanted:
             return entry
     return None
 

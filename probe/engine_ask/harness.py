@@ -215,6 +215,64 @@ def _kill_session(process: subprocess.Popen) -> None:
         pass
 
 
+def _gpu(gpu: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "name": gpu.get("name"),
+        "cc": [int(x) for x in gpu["cc"]],
+        "memory_mib": int(gpu["memory_mib"]) if gpu.get("memory_mib") else None,
+        "count": int(gpu.get("count") or 1),
+    }
+
+
+def _refusal(engine: str, interpreter: str, extra: dict[str, Any]) -> Optional[dict[str, Any]]:
+    if engine not in ENGINES:
+        return could_not_ask(engine, f"no driver for {engine!r} (only {', '.join(ENGINES)})", **extra)
+    driver = driver_path(engine)
+    if not os.path.isfile(driver):
+        return could_not_ask(engine, f"the {engine} driver is missing ({driver})", **extra)
+    if not (os.path.isfile(interpreter) and os.access(interpreter, os.X_OK)):
+        return could_not_ask(engine, f"{interpreter} is not an executable file", **extra)
+    return None
+
+
+def _run_child(
+    engine: str, interpreter: str, request: dict[str, Any], environment: dict[str, str], timeout: float
+) -> tuple[str, Optional[int], str]:
+    """Runs the driver on `request` in the temp dir's work/ directory: ("exited" | "timeout" | "no start", its
+    exit status, the tail of what it printed). The child and everything it started are killed
+    before this returns, whatever happened."""
+    work = os.path.join(request["temp_dir"], "work")
+    os.makedirs(work, exist_ok=True)
+    try:
+        process = subprocess.Popen(
+            [interpreter, "-I", driver_path(engine)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=work,
+            env=environment,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return "no start", None, f"{interpreter} does not start: {exc}"
+    output = _Tail(process.stdout, OUTPUT_CAP)
+    timed_out = False
+    try:
+        try:
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(request).encode())
+            process.stdin.close()
+        except OSError:
+            pass  # it died at once: its exit status and output say why
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+    finally:
+        _kill_session(process)  # the child and whatever it started, always
+    return ("timeout" if timed_out else "exited"), process.returncode, output.text()
+
+
 def ask(
     engine: str,
     argv: Sequence[str],
@@ -237,89 +295,121 @@ def ask(
     interpreter = python or sys.executable
     kept, dropped = allowed_env(env or {})
     extra: dict[str, Any] = {"env": kept, "env_dropped": dropped, "python": interpreter}
-    if engine not in ENGINES:
-        return could_not_ask(engine, f"no driver for {engine!r} (only {', '.join(ENGINES)})", **extra)
-    driver = driver_path(engine)
-    if not os.path.isfile(driver):
-        return could_not_ask(engine, f"the {engine} driver is missing ({driver})", **extra)
-    if not (os.path.isfile(interpreter) and os.access(interpreter, os.X_OK)):
-        return could_not_ask(engine, f"{interpreter} is not an executable file", **extra)
+    refusal = _refusal(engine, interpreter, extra)
+    if refusal is not None:
+        return refusal
     temp_dir = os.path.realpath(tempfile.mkdtemp(prefix=f"attn-preflight-{engine}-"))
     try:
         answer_path = os.path.join(temp_dir, "answer.json")
-        count = int(gpu.get("count") or 1)
+        simulated = _gpu(gpu)
         request = {
             "schema": SCHEMA,
             "engine": engine,
             "argv": absolute_paths(argv, cwd or os.getcwd()),
             "env": kept,
-            "gpu": {
-                "name": gpu.get("name"),
-                "cc": [int(x) for x in gpu["cc"]],
-                "memory_mib": int(gpu["memory_mib"]) if gpu.get("memory_mib") else None,
-                "count": count,
-            },
+            "gpu": simulated,
             "cuda_version": cuda_version,
             "answer_path": answer_path,
             "temp_dir": temp_dir,
             "backend_init": backend_init,
         }
-        environment = child_env(temp_dir, kept, count)
-        work = os.path.join(temp_dir, "work")
-        os.makedirs(work)
-        try:
-            process = subprocess.Popen(
-                [interpreter, "-I", driver],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=work,
-                env=environment,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return could_not_ask(engine, f"{interpreter} does not start: {exc}", time.monotonic() - started, **extra)
-        output = _Tail(process.stdout, OUTPUT_CAP)
-        timed_out = False
-        try:
-            try:
-                assert process.stdin is not None
-                process.stdin.write(json.dumps(request).encode())
-                process.stdin.close()
-            except OSError:
-                pass  # it died at once: its exit status and output say why
-            try:
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-        finally:
-            _kill_session(process)  # the child and whatever it started, always
-        log = output.text()
+        how, code, log = _run_child(
+            engine, interpreter, request, child_env(temp_dir, kept, simulated["count"]), timeout
+        )
         seconds = time.monotonic() - started
-        if timed_out:
-            return could_not_ask(engine, f"timed out after {timeout:g} s", seconds, log_tail=log[-2000:], **extra)
+        if how != "exited" or code is None:
+            why = log if how == "no start" else f"timed out after {timeout:g} s"
+            return could_not_ask(engine, why, seconds, log_tail=log[-2000:], **extra)
+        return _read_answer(engine, answer_path, code, log, seconds, extra)
+    finally:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _read_answer(
+    engine: str, answer_path: str, code: int, log: str, seconds: float, extra: dict[str, Any]
+) -> dict[str, Any]:
+    try:
+        with open(answer_path, encoding="utf-8") as handle:
+            answer = json.load(handle)
+    except FileNotFoundError:
+        return could_not_ask(
+            engine,
+            f"the child exited {code} without an answer: {_last_line(log)}",
+            seconds,
+            log_tail=log[-2000:],
+            **extra,
+        )
+    except (OSError, ValueError) as exc:
+        return could_not_ask(engine, f"the child's answer is unreadable: {exc}", seconds, **extra)
+    return _checked(engine, answer, log, seconds, extra)
+
+
+def _checked(engine: str, answer: Any, log: str, seconds: Optional[float], extra: dict[str, Any]) -> dict[str, Any]:
+    problem = well_formed(answer, engine)
+    if problem:
+        return could_not_ask(engine, problem, seconds or 0.0, log_tail=log[-2000:], **extra)
+    if seconds is not None:
+        answer["seconds"] = round(seconds, 3)
+    answer.update(extra)
+    if answer["status"] == "could_not_ask":
+        answer["log_tail"] = log[-2000:]
+        if not str(answer.get("reason") or "").startswith("could not ask"):
+            answer["reason"] = f"could not ask: {answer.get('reason') or 'the driver gave no reason'}"
+    return answer
+
+
+def ask_batch(
+    engine: str,
+    items: Sequence[Mapping[str, Any]],
+    *,
+    python: Optional[str] = None,
+    item_timeout: float = 120.0,
+    cuda_version: Optional[str] = None,
+    cwd: Optional[str] = None,
+) -> list[dict[str, Any]]:
+    """Many configs in one child (bench/ask_engine.py): the engine imported once, one fork per config, each
+    answer as `ask` gives it plus its item's "id". `items`: {"id", "argv", "gpu"}. Not for the product: a
+    batch shares one child's environment (no per-config variables)."""
+    import sys
+
+    interpreter = python or sys.executable
+    extra: dict[str, Any] = {"env": {}, "env_dropped": [], "python": interpreter}
+    refusal = _refusal(engine, interpreter, extra)
+    if refusal is not None:
+        return [{**refusal, "id": item.get("id")} for item in items]
+    temp_dir = os.path.realpath(tempfile.mkdtemp(prefix=f"attn-preflight-{engine}-batch-"))
+    try:
+        answer_path = os.path.join(temp_dir, "answers.jsonl")
+        batch = [
+            {
+                "id": item.get("id"),
+                "argv": absolute_paths(item["argv"], cwd or os.getcwd()),
+                "gpu": _gpu(item["gpu"]),
+                "cuda_version": item.get("cuda_version", cuda_version),
+            }
+            for item in items
+        ]
+        count = max((b["gpu"]["count"] for b in batch), default=1)
+        request = {
+            "schema": SCHEMA,
+            "engine": engine,
+            "argv": [],
+            "env": {},
+            "gpu": batch[0]["gpu"] if batch else {"cc": [9, 0], "count": 1},
+            "cuda_version": cuda_version,
+            "answer_path": answer_path,
+            "temp_dir": temp_dir,
+            "batch": batch,
+            "item_timeout": item_timeout,
+        }
+        timeout = 300.0 + item_timeout * len(batch)
+        _how, code, log = _run_child(engine, interpreter, request, child_env(temp_dir, {}, count), timeout)
         try:
             with open(answer_path, encoding="utf-8") as handle:
-                answer = json.load(handle)
-        except FileNotFoundError:
-            return could_not_ask(
-                engine,
-                f"the child exited {process.returncode} without an answer: {_last_line(log)}",
-                seconds,
-                log_tail=log[-2000:],
-                **extra,
-            )
+                lines = [json.loads(line) for line in handle if line.strip()]
         except (OSError, ValueError) as exc:
-            return could_not_ask(engine, f"the child's answer is unreadable: {exc}", seconds, **extra)
-        problem = well_formed(answer, engine)
-        if problem:
-            return could_not_ask(engine, problem, seconds, log_tail=log[-2000:], **extra)
-        answer["seconds"] = round(seconds, 3)
-        answer.update(extra)
-        if answer["status"] == "could_not_ask":
-            answer["log_tail"] = log[-2000:]
-            if not str(answer.get("reason") or "").startswith("could not ask"):
-                answer["reason"] = f"could not ask: {answer.get('reason') or 'the driver gave no reason'}"
-        return answer
+            why = f"the batch child (exit {code}) gave no answers: {exc}: {_last_line(log)}"
+            return [{**could_not_ask(engine, why, **extra), "id": item.get("id")} for item in items]
+        return [{**_checked(engine, line, log, None, extra), "id": line.get("id")} for line in lines]
     finally:
         shutil.rmtree(temp_dir, ignore_errors=True)

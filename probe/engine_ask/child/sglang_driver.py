@@ -153,13 +153,18 @@ def install_gpu(torch, gpu: dict, cuda_version: str) -> None:
         torch.backends.cudnn.version = lambda: 91000
 
 
+SMI: dict = {}  # the simulated GPU nvidia-smi answers for (a batch child re-points it)
+
+
 def answer_nvidia_smi(gpu: dict) -> None:
     """SGLang asks nvidia-smi for memory and compute capability (0.5.1's get_nvgpu_memory_capacity): answered
     from the simulation before the call reaches the fence; any other program still meets the fence."""
     import subprocess
 
-    cc = tuple(int(x) for x in gpu["cc"])
-    count = int(gpu.get("count") or 1)
+    SMI["gpu"] = gpu
+    if SMI.get("installed"):
+        return
+    SMI["installed"] = True
     real_run, real_check_output = subprocess.run, subprocess.check_output
 
     def line_of(args) -> str:
@@ -167,6 +172,9 @@ def answer_nvidia_smi(gpu: dict) -> None:
 
     def smi(line: str) -> str:
         _note("nvidia-smi was asked; answered from the simulated device")
+        gpu = SMI["gpu"]
+        cc = tuple(int(x) for x in gpu["cc"])
+        count = int(gpu.get("count") or 1)
         if "memory.total" in line:
             value = str(int(gpu.get("memory_mib") or 81920))
         elif "compute_cap" in line:
@@ -330,6 +338,37 @@ def clear_probe_caches() -> int:
     if platforms is not None and hasattr(platforms, "_current_platform"):
         platforms._current_platform = None
     return cleared
+
+
+# Modules whose registries are filled at import time by platform tests (`if is_cuda(): REGISTRY.update(...)`):
+# imported under the CPU view they lack the GPU entries (0.5.23's quantization registry: no "mxfp4", so every
+# MXFP4 checkpoint would read "Unknown quantization method"). Evaluated again under the simulated GPU.
+_PLATFORM_REGISTRIES = ("sglang.srt.layers.quantization",)
+
+
+def reevaluate_registries() -> None:
+    for name in _PLATFORM_REGISTRIES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        before = {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, dict)}
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                importlib.reload(module)
+        except Exception as exc:
+            _note(f"{name} could not be evaluated again under the simulated GPU: {type(exc).__name__}: {exc}")
+            continue
+        changed = []
+        for key, old in before.items():
+            new = vars(module).get(key)
+            if isinstance(new, dict) and new is not old:
+                if new != old:
+                    changed.append(key)
+                old.clear()
+                old.update(new)  # every module that imported the dict sees the GPU host's entries
+                vars(module)[key] = old
+        if changed:
+            _note(f"{name} evaluated again under the simulated GPU ({', '.join(changed)} gained GPU entries)")
 
 
 def rebind_everywhere(name: str, original, replacement) -> int:
@@ -533,6 +572,37 @@ def plain(value):
 # ---------------------------------------------------------------------------------------------------------------
 
 
+_PREPARED: dict = {}
+
+
+def prepare():
+    """(torch, sglang.srt.server_args) imported under the CPU view, once per process (a batch forks after it)."""
+    if "modules" in _PREPARED:
+        return _PREPARED["modules"]
+    if "error" in _PREPARED:
+        raise _PREPARED["error"]
+    try:
+        try:
+            import torch
+        except Exception as exc:
+            raise CouldNotAsk(
+                f"torch does not import in this interpreter: {type(exc).__name__}: {exc}", "import"
+            ) from exc
+        prepare_imports(torch)
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                server_args_module = import_sglang()
+        except CouldNotAsk:
+            raise
+        except BaseException as exc:
+            raise CouldNotAsk(f"sglang does not import here: {type(exc).__name__}: {str(exc)[:300]}", "import") from exc
+    except CouldNotAsk as exc:
+        _PREPARED["error"] = exc
+        raise
+    _PREPARED["modules"] = (torch, server_args_module)
+    return _PREPARED["modules"]
+
+
 class Ask:
     def __init__(self, request: dict, answer: dict):
         self.request, self.answer = request, answer
@@ -553,12 +623,8 @@ class Ask:
         request, answer = self.request, self.answer
         gpu = request["gpu"]
         cc = tuple(int(x) for x in gpu["cc"])
-        try:
-            import torch
-        except Exception as exc:
-            raise CouldNotAsk(
-                f"torch does not import in this interpreter: {type(exc).__name__}: {exc}", "import"
-            ) from exc
+        answer_nvidia_smi(gpu)
+        torch, server_args_module = prepare()
         cuda_version = request.get("cuda_version") or torch.version.cuda or DEFAULT_CUDA
         answer["sim"] = {
             "name": gpu.get("name"),
@@ -567,15 +633,6 @@ class Ask:
             "count": gpu.get("count"),
             "cuda_version": cuda_version,
         }
-        answer_nvidia_smi(gpu)
-        prepare_imports(torch)
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                server_args_module = import_sglang()
-        except CouldNotAsk:
-            raise
-        except BaseException as exc:
-            raise CouldNotAsk(f"sglang does not import here: {type(exc).__name__}: {str(exc)[:300]}", "import") from exc
         import sglang
 
         sglang_dir = os.path.realpath(os.path.dirname(sglang.__file__))
@@ -586,6 +643,7 @@ class Ask:
         install_gpu(torch, gpu, cuda_version)
         answer["sim"]["probe_caches_cleared"] = clear_probe_caches()
         flashinfer_present()
+        reevaluate_registries()
 
         logging.getLogger().addHandler(self.collector)
         parse_errors = io.StringIO()
@@ -780,11 +838,8 @@ def write_answer(path: str, answer: dict) -> None:
     os.replace(partial, path)
 
 
-def main() -> int:
-    started = time.monotonic()
-    request = json.loads(sys.stdin.read())
-    fence = _load_fence()
-    fence.install(request["temp_dir"])
+def answer_one(request: dict, started: float) -> dict:
+    fence = sys.modules["_attn_preflight_fence"]
     answer = blank_answer(request)
     try:
         from importlib.metadata import PackageNotFoundError, version
@@ -804,12 +859,74 @@ def main() -> int:
     except BaseException as exc:  # the driver's own failure: still an answer
         tail = traceback.format_exception(type(exc), exc, exc.__traceback__)[-2:]
         answer.update(status="could_not_ask", reason=f"could not ask: the driver failed: {''.join(tail).strip()}"[:600])
-    if answer["status"] != "accepted":
-        answer.setdefault("resolved", None)
-    answer["notes"] = NOTES
+    answer["notes"] = list(NOTES)
     answer["fence"] = list(fence.EVENTS)
     answer["seconds"] = round(time.monotonic() - started, 3)
-    write_answer(request["answer_path"], answer)
+    return answer
+
+
+def main_batch(request: dict) -> int:
+    """Several configs in one child (the bench): SGLang imported once, then one fork per config, which starts
+    from the untouched post-import state (resolution writes process globals). Answers: JSON lines, in order."""
+    import signal
+
+    fence = sys.modules["_attn_preflight_fence"]
+    items = request["batch"]
+    timeout = float(request.get("item_timeout") or 120)
+    if items:
+        answer_nvidia_smi(items[0]["gpu"])
+    started = time.monotonic()
+    try:
+        prepare()
+    except CouldNotAsk:
+        pass  # every item says so
+    shared_import = round(time.monotonic() - started, 3)
+    with open(request["answer_path"] + ".partial", "w", encoding="utf-8") as out:
+        for n, item in enumerate(items):
+            sub = {**request, **item, "answer_path": os.path.join(request["temp_dir"], f"item-{n}.json")}
+            sub.pop("batch", None)
+            t0 = time.monotonic()
+            with fence.permit("fork"):
+                pid = os.fork()
+            if pid == 0:  # the child: one config, then out without running the parent's cleanup
+                code = 1
+                try:
+                    del NOTES[len(NOTES) :]
+                    write_answer(sub["answer_path"], answer_one(sub, time.monotonic()))
+                    code = 0
+                finally:
+                    os._exit(code)
+            while True:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.monotonic() - t0 > timeout:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(0.05)
+            try:
+                with open(sub["answer_path"], encoding="utf-8") as handle:
+                    answer = json.load(handle)
+            except (OSError, ValueError):
+                answer = blank_answer(sub)
+                answer["reason"] = f"could not ask: the batch child gave no answer within {timeout:g} s"
+            answer["id"] = item.get("id")
+            answer["shared_import_seconds"] = shared_import
+            out.write(json.dumps(answer, default=str) + "\n")
+            out.flush()
+    os.replace(request["answer_path"] + ".partial", request["answer_path"])
+    return 0
+
+
+def main() -> int:
+    started = time.monotonic()
+    request = json.loads(sys.stdin.read())
+    fence = _load_fence()
+    fence.install(request["temp_dir"])
+    if "batch" in request:
+        return main_batch(request)
+    write_answer(request["answer_path"], answer_one(request, started))
     return 0
 
 

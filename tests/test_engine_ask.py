@@ -1,0 +1,440 @@
+"""The engine child's harness and fence (probe/engine_ask), and check --ask-engine's findings, without an engine.
+
+The harness is run against stand-in drivers (a file named `<engine>_driver.py` in a temp CHILD_DIR, beside the
+real fence.py) that hang, crash, print a traceback, write a bad answer, start a grandchild, or try the network,
+programs and writes outside their temp dir; the real SGLang driver is run where sglang is not installed. The
+real engines are asked in tests/test_engine_ask_sglang.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from attn_preflight.check_engine import ENGINE_ANSWER, ENGINE_DISAGREES, engine_findings, request_for, with_engine
+from attn_preflight.commands.check import config_from_options, target_from_options
+from attn_preflight.probe.engine_ask import harness
+from attn_preflight.rules.core.engine import Status
+from attn_preflight.rules.core.judge import evaluate
+from tests.cli_run import run_cli
+
+REPO = Path(__file__).resolve().parent.parent
+MODELS = REPO / "tests" / "fixtures" / "models"
+H200 = {"name": "NVIDIA H200", "cc": [9, 0], "memory_mib": 143771, "count": 8}
+
+PRELUDE = """
+import importlib.util, json, os, sys, time
+request = json.loads(sys.stdin.read())
+spec = importlib.util.spec_from_file_location("fence", os.path.join(os.path.dirname(__file__), "fence.py"))
+fence = importlib.util.module_from_spec(spec); spec.loader.exec_module(fence)
+def answer(**fields):
+    out = {"schema": 1, "engine": request["engine"], "engine_version": "9.9", "status": "accepted",
+           "stage": None, "error_type": None, "error": None, "resolved": {}, "warnings": [], "reason": None,
+           "seconds": 0.0}
+    out.update(fields)
+    with open(request["answer_path"], "w") as f:
+        json.dump(out, f)
+"""
+
+
+@pytest.fixture
+def drivers(tmp_path, monkeypatch):
+    """make(body) -> installs a stand-in sglang driver running PRELUDE + body."""
+    child = tmp_path / "child"
+    child.mkdir()
+    shutil.copy(Path(harness.CHILD_DIR) / "fence.py", child / "fence.py")
+    monkeypatch.setattr(harness, "CHILD_DIR", str(child))
+
+    def make(body: str) -> Path:
+        path = child / "sglang_driver.py"
+        path.write_text(PRELUDE + textwrap.dedent(body))
+        return path
+
+    return make
+
+
+def ask(**kwargs):
+    kwargs.setdefault("timeout", 60)
+    return harness.ask("sglang", ["--model-path", str(MODELS / "Llama-3.1-8B-Instruct")], H200, **kwargs)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie of ours is dead
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_an_answer_comes_back_with_the_request_it_was_given(drivers):
+    drivers("""
+        answer(resolved={"request": request, "cwd": os.getcwd()})
+    """)
+    got = ask(env={"SGLANG_X": "1"})
+    assert got["status"] == "accepted", got
+    request = got["resolved"]["request"]
+    assert request["schema"] == 1 and request["engine"] == "sglang" and request["gpu"] == H200
+    assert request["argv"] == ["--model-path", str(MODELS / "Llama-3.1-8B-Instruct")]
+    assert request["env"] == {"SGLANG_X": "1"}
+    assert got["resolved"]["cwd"].startswith(request["temp_dir"])
+    assert not os.path.exists(request["temp_dir"]), "the temp dir is removed after"
+    assert got["seconds"] > 0
+
+
+def test_only_the_engines_variables_reach_the_child(drivers, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "from-the-parent")
+    drivers("""
+        answer(resolved={"environ": dict(os.environ), "temp": request["temp_dir"]})
+    """)
+    pasted = {"SGLANG_ENABLE_X": "1", "VLLM_Y": "2", "FLASHINFER_Z": "3", "CUDA_VISIBLE_DEVICES": "2,3", "AWS_KEY": "s"}
+    got = ask(env=pasted)
+    environ, temp = got["resolved"]["environ"], got["resolved"]["temp"]
+    assert {k: environ[k] for k in ("SGLANG_ENABLE_X", "VLLM_Y", "FLASHINFER_Z")} == {
+        "SGLANG_ENABLE_X": "1",
+        "VLLM_Y": "2",
+        "FLASHINFER_Z": "3",
+    }
+    assert environ["CUDA_VISIBLE_DEVICES"] == "2,3"
+    assert "AWS_KEY" not in environ and "AWS_SECRET_ACCESS_KEY" not in environ
+    assert got["env_dropped"] == ["AWS_KEY"]
+    assert environ["HF_HUB_OFFLINE"] == "1" and environ["TRANSFORMERS_OFFLINE"] == "1"
+    for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME", "HF_HOME", "TRITON_CACHE_DIR", "VLLM_CACHE_ROOT"):
+        assert environ[name].startswith(temp), name
+
+
+def test_the_gpu_count_sets_the_visible_devices_when_nothing_is_pasted(drivers):
+    drivers("""
+        answer(resolved={"cvd": os.environ.get("CUDA_VISIBLE_DEVICES")})
+    """)
+    assert ask()["resolved"]["cvd"] == "0,1,2,3,4,5,6,7"
+
+
+def test_a_hang_is_killed_with_everything_it_started(drivers, tmp_path):
+    pids = tmp_path / "pids"
+    drivers(f"""
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+        time.sleep(600)
+    """)
+    started = time.monotonic()
+    got = ask(timeout=5)
+    assert time.monotonic() - started < 30
+    assert got["status"] == "could_not_ask" and got["reason"] == "could not ask: timed out after 5 s"
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"process {pid} outlived the ask"
+
+
+def test_a_grandchild_left_behind_is_killed_too(drivers, tmp_path):
+    pids = tmp_path / "pids"
+    drivers(f"""
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open({str(pids)!r}, "w").write(str(child.pid))
+        answer()
+    """)
+    assert ask()["status"] == "accepted"
+    assert not _alive(int(pids.read_text()))
+
+
+def test_a_traceback_is_could_not_ask_never_ours(drivers):
+    drivers("""
+        raise RuntimeError("the engine blew up")
+    """)
+    got = ask()
+    assert got["status"] == "could_not_ask"
+    assert got["reason"].startswith("could not ask: the child exited 1 without an answer: RuntimeError: the engine")
+    assert "Traceback" in got["log_tail"]
+
+
+def test_a_crash_is_could_not_ask(drivers):
+    drivers("""
+        os.kill(os.getpid(), 9)
+    """)
+    got = ask()
+    assert got["status"] == "could_not_ask" and "exited -9 without an answer" in got["reason"]
+
+
+@pytest.mark.parametrize(
+    "body, why",
+    [
+        ("open(request['answer_path'], 'w').write('{not json')", "unreadable"),
+        ("json.dump([1], open(request['answer_path'], 'w'))", "not a JSON object"),
+        ("answer(status='maybe')", "none of accepted, rejected, could_not_ask"),
+        ("answer(schema=2)", "schema 2"),
+        ("answer(resolved=None)", "an acceptance without what was resolved"),
+        ("answer(engine='vllm')", "about 'vllm'"),
+    ],
+)
+def test_a_bad_answer_is_could_not_ask(drivers, body, why):
+    drivers(body)
+    got = ask()
+    assert got["status"] == "could_not_ask" and why in got["reason"], got["reason"]
+
+
+def test_the_output_kept_is_capped(drivers):
+    drivers("""
+        sys.stdout.write("x" * 5_000_000); sys.stdout.flush()
+        raise SystemExit(3)
+    """)
+    got = ask()
+    assert got["status"] == "could_not_ask" and len(got["log_tail"]) <= 2000
+
+
+def test_no_interpreter_and_no_driver_are_could_not_ask(tmp_path):
+    assert "is not an executable file" in ask(python=str(tmp_path / "nope"))["reason"]
+    got = harness.ask("tgi", [], H200)
+    assert got["status"] == "could_not_ask" and "no driver for 'tgi'" in got["reason"]
+
+
+def test_the_fence_refuses_network_programs_and_writes_outside(drivers, tmp_path):
+    outside = tmp_path / "outside.txt"
+    drivers(f"""
+        fence.install(request["temp_dir"])
+        import socket, subprocess
+        tried = {{}}
+        def attempt(name, fn):
+            try:
+                fn(); tried[name] = "done"
+            except fence.FenceError as e:
+                tried[name] = "refused"
+            except OSError as e:
+                tried[name] = "oserror"
+        attempt("dns", lambda: socket.getaddrinfo("pypi.org", 443))
+        attempt("connect", lambda: socket.create_connection(("203.0.113.7", 443), timeout=2))
+        attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("8.8.8.8", 53)))
+        attempt("nvidia-smi", lambda: subprocess.run(["nvidia-smi"]))
+        attempt("system", lambda: os.system("true"))
+        attempt("write", lambda: open({str(outside)!r}, "w").write("x"))
+        attempt("mkdir", lambda: os.mkdir({str(tmp_path / "newdir")!r}))
+        attempt("write inside", lambda: open(os.path.join(request["temp_dir"], "ok"), "w").write("x"))
+        attempt("libcuda", lambda: __import__("ctypes").CDLL("libcuda.so.1"))
+        answer(resolved={{"tried": tried, "events": fence.EVENTS}})
+    """)
+    got = ask()
+    tried = got["resolved"]["tried"]
+    assert tried == {
+        "dns": "refused",
+        "connect": "refused",
+        "udp": "refused",
+        "nvidia-smi": "refused",
+        "system": "refused",
+        "write": "refused",
+        "mkdir": "refused",
+        "write inside": "done",
+        "libcuda": "refused",
+    }
+    assert not outside.exists() and not (tmp_path / "newdir").exists()
+    assert len(got["resolved"]["events"]) == 8
+
+
+def test_the_real_driver_without_the_engine_says_so():
+    """This interpreter has no sglang (the product never depends on it): the real driver answers at once."""
+    if _has("sglang"):
+        pytest.skip("sglang is installed in this interpreter")
+    got = harness.ask("sglang", ["--model-path", str(MODELS / "Llama-3.1-8B-Instruct")], H200, timeout=60)
+    assert got["status"] == "could_not_ask" and got["engine"] == "sglang"
+    assert got["reason"] == f"could not ask: sglang is not installed for {sys.executable}"
+    assert got["stage"] == "import" and got["fence"] == []
+
+
+def _has(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def test_relative_paths_in_the_arguments_are_made_absolute(tmp_path):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "launch.yaml").write_text("x: 1\n")
+    argv = ["--model-path", "model", "--config=launch.yaml", "--page-size", "64", "--served-model-name", "m"]
+    assert harness.absolute_paths(argv, str(tmp_path)) == [
+        "--model-path",
+        str(tmp_path / "model"),
+        f"--config={tmp_path / 'launch.yaml'}",
+        "--page-size",
+        "64",
+        "--served-model-name",
+        "m",
+    ]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The findings beside the rules (pure)
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _report(argv, gpu="H200"):
+    config = config_from_options({"engine": "sglang"}, ["python", "-m", "sglang.launch_server", *argv])
+    target = target_from_options(gpu, None, ["sglang==0.5.23"])
+    return evaluate(config, target, alternatives=False)
+
+
+def _answer(status, **fields):
+    out = {
+        "schema": 1,
+        "engine": "sglang",
+        "engine_version": "0.5.23",
+        "status": status,
+        "stage": None,
+        "error_type": None,
+        "error": None,
+        "resolved": None,
+        "warnings": [],
+        "reason": None,
+        "seconds": 9.0,
+        "stages": ["parse", "resolve", "backend_selection", "validate", "backend_init"],
+    }
+    out.update(fields)
+    return out
+
+
+LLAMA_FA3 = ["--model-path", str(MODELS / "Llama-3.1-8B-Instruct"), "--attention-backend", "fa3"]
+AGREEING = {
+    "attention_backend": "fa3",
+    "effective_prefill_attention_backend": "fa3",
+    "effective_decode_attention_backend": "fa3",
+    "page_size": 1,
+    "kv_cache_dtype": "auto",
+    "context_length": 131072,
+}
+
+
+def _ids(findings):
+    return {(f.rule_id, f.status) for f in findings}
+
+
+def test_an_acceptance_that_agrees_passes_and_says_what_was_resolved():
+    report = _report(LLAMA_FA3)
+    assert report.verdict is Status.PASS
+    found = engine_findings(report, _answer("accepted", resolved=AGREEING))
+    assert _ids(found) == {(ENGINE_ANSWER.id, Status.PASS)}
+    assert "backend fa3, page 1, kv auto, context 131072" in found[0].message
+    checked = with_engine(report, _answer("accepted", resolved=AGREEING))
+    assert checked.verdict is Status.PASS and checked.engine_answer["status"] == "accepted"
+
+
+def test_an_acceptance_that_resolves_otherwise_is_a_disagreement():
+    report = _report(LLAMA_FA3)
+    found = engine_findings(report, _answer("accepted", resolved={**AGREEING, "page_size": 64}))
+    assert _ids(found) == {(ENGINE_ANSWER.id, Status.PASS), (ENGINE_DISAGREES.id, Status.WARN)}
+    disagreement = next(f for f in found if f.rule_id == ENGINE_DISAGREES.id)
+    assert "page size: engine 64, rules 1" in disagreement.message
+
+
+def test_a_rejection_decides_the_verdict_and_names_both_sides():
+    report = _report(LLAMA_FA3)
+    answer = _answer("rejected", stage="resolve", error_type="ValueError", error="no such thing", hook="handle_x")
+    checked = with_engine(report, answer)
+    assert checked.verdict is Status.FAIL and checked.exit_code() == 1
+    ids = _ids(checked.findings)
+    assert (ENGINE_ANSWER.id, Status.FAIL) in ids and (ENGINE_DISAGREES.id, Status.WARN) in ids
+    disagreement = next(f for f in checked.findings if f.rule_id == ENGINE_DISAGREES.id)
+    assert (
+        "rejects it at resolve (ValueError)" in disagreement.message and "failing rules: none" in disagreement.message
+    )
+
+
+def test_a_rejection_the_rules_also_make_is_no_disagreement():
+    report = _report(
+        ["--model-path", str(MODELS / "DeepSeek-V3"), "--attention-backend", "fa4", "--enable-deterministic-inference"]
+    )
+    assert report.verdict is Status.FAIL
+    answer = _answer("rejected", stage="resolve", error_type="ValueError", error="requires SM100/SM110")
+    found = engine_findings(report, answer)
+    assert _ids(found) == {(ENGINE_ANSWER.id, Status.FAIL)}
+
+
+def test_an_acceptance_of_what_a_rule_fails_at_a_stage_the_engine_ran_is_a_disagreement():
+    report = _report(
+        ["--model-path", str(MODELS / "DeepSeek-V3"), "--attention-backend", "fa4", "--enable-deterministic-inference"]
+    )
+    found = engine_findings(report, _answer("accepted", resolved=AGREEING))
+    disagreement = next(f for f in found if f.rule_id == ENGINE_DISAGREES.id)
+    assert "fa4-deterministic-mla-arch" in disagreement.message
+    assert with_engine(report, _answer("accepted", resolved=AGREEING)).verdict is Status.FAIL  # the rules still fail
+
+
+def test_could_not_ask_is_unknown_never_a_pass():
+    report = _report(LLAMA_FA3)
+    checked = with_engine(report, _answer("could_not_ask", reason="could not ask: timed out after 5 s", stages=[]))
+    assert _ids(checked.findings) >= {(ENGINE_ANSWER.id, Status.UNKNOWN)}
+    assert checked.verdict is Status.WARN
+
+
+def test_the_request_takes_the_pasted_arguments_and_the_targets_gpu():
+    command = ["SGLANG_A=1", "HOME=/x", "python", "-m", "sglang.launch_server", *LLAMA_FA3, "--config", "c.yaml"]
+    config = config_from_options({"engine": "sglang"}, command[:-2])
+    target = target_from_options("8xH200", None)
+    request = request_for(config, target, {}, command)
+    assert request.engine == "sglang" and request.argv == [*LLAMA_FA3, "--config", "c.yaml"]
+    assert request.env == {"SGLANG_A": "1", "HOME": "/x"}  # the harness keeps only SGLANG_A
+    assert request.gpu == {"name": "H200", "cc": [9, 0], "memory_mib": request.gpu["memory_mib"], "count": 8}
+    assert request.gpu["memory_mib"] > 140_000
+
+
+def test_without_a_gpu_there_is_nothing_to_simulate():
+    config = config_from_options({"engine": "sglang", "model": str(MODELS / "Llama-3.1-8B-Instruct")})
+    target = target_from_options(None, str(REPO / "tests" / "fixtures" / "probe-cpu-ci.json"))
+    request = request_for(config, target, {"model": str(MODELS / "Llama-3.1-8B-Instruct")}, ())
+    assert request.gpu is None and "--gpu" in request.why_no_gpu
+    assert request.argv == ["--model-path", str(MODELS / "Llama-3.1-8B-Instruct")]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The command
+# ------------------------------------------------------------------------------------------------------------
+
+
+def test_check_ask_engine_without_the_engine_is_unknown_in_json(tmp_path):
+    if _has("sglang"):
+        pytest.skip("sglang is installed in this interpreter")
+    run = run_cli(
+        ["check", "--gpu", "H200", "--ask-engine", "--format", "json", "--", "python", "-m", "sglang.launch_server"]
+        + LLAMA_FA3
+    )
+    assert run.code == 0, run.err
+    report = json.loads(run.out)
+    assert report["engine_answer"]["status"] == "could_not_ask"
+    assert report["engine_answer"]["reason"].startswith("could not ask: sglang is not installed")
+    assert report["verdict"] == "warn"
+    assert {"rule_id": "engine-answer", "status": "unknown"}.items() <= next(
+        f for f in report["findings"] if f["rule_id"] == "engine-answer"
+    ).items()
+
+
+def test_engine_python_needs_ask_engine_and_an_interpreter(tmp_path):
+    run = run_cli(["check", "--gpu", "H200", "--engine-python", sys.executable, "--model", "llama-3.1-8b"])
+    assert run.code == 2 and "add --ask-engine" in run.err
+    run = run_cli(["check", "--gpu", "H200", "--ask-engine", "--engine-python", str(tmp_path / "no"), "--model", "x"])
+    assert run.code == 2 and "not an executable file" in run.err and "Traceback" not in run.err
+
+
+def test_check_without_ask_engine_never_loads_the_harness():
+    import subprocess
+
+    code = (
+        "import sys; from attn_preflight.cli import main\n"
+        "try:\n    main(['check', '--gpu', 'H100', '--model', 'llama-3.1-8b'])\nexcept SystemExit: pass\n"
+        "bad = [m for m in sys.modules if 'engine_ask' in m or m.endswith('check_engine')]\n"
+        "print(bad)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
