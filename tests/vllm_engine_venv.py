@@ -1,6 +1,7 @@
 """Build (and cache) a CPU-only venv with one vLLM release, for `--ask-engine` tests and benches.
 
     python tests/vllm_engine_venv.py 0.33.0 [0.10.0 ...]   # prints each venv's python
+    python tests/vllm_engine_venv.py 0.34.0:0.33.0         # 0.34.0 --no-deps over 0.33.0's venv
 
 The venv lives under the user cache dir (~/.cache/attn-preflight/engine-venvs/vllm-V/); building it again
 only installs what is missing. Nothing CUDA is installed: torch is the CPU wheel (whatever `torch==2.13.0+cpu`
@@ -41,6 +42,8 @@ NODEPS_ALWAYS = ("nvidia-ml-py",)
 
 
 def cache_root() -> Path:
+    if os.environ.get("ATTN_PREFLIGHT_ENGINE_VENVS"):  # bench/engine_venvs.py's override, shared
+        return Path(os.environ["ATTN_PREFLIGHT_ENGINE_VENVS"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "attn-preflight" / "engine-venvs"
 
@@ -105,9 +108,14 @@ def build(version: str, wheel_dir: str | None = None) -> Path:
     nodeps = [pinned[n] for n in NODEPS_PINNED if n in pinned] + list(NODEPS_ALWAYS)
     _pip(py, "--no-deps", "-c", str(constraints), *nodeps)
     check = subprocess.run(
-        [str(py), "-c", "import torch, importlib.metadata as m; assert torch.version.cuda is None; "
-         "print(m.version('vllm'), torch.__version__)"],
-        capture_output=True, text=True,
+        [
+            str(py),
+            "-c",
+            "import torch, importlib.metadata as m; assert torch.version.cuda is None; "
+            "print(m.version('vllm'), torch.__version__)",
+        ],
+        capture_output=True,
+        text=True,
     )
     if check.returncode != 0:
         raise RuntimeError(f"vllm {version} venv check failed: {check.stderr[-400:]}")
@@ -115,11 +123,64 @@ def build(version: str, wheel_dir: str | None = None) -> Path:
     return py
 
 
+def build_over(version: str, base_version: str, wheel_dir: str | None = None) -> Path:
+    """vllm==version installed with --no-deps over the venv of base_version (its site-packages reached through a
+    .pth line, after the new release's own): an upstream release newer than any attn-preflight knows, with the
+    dependencies of the newest it knows. The venv is named vllm-VERSION-over-BASE."""
+    d = cache_root() / f"vllm-{version}-over-{base_version}"
+    py = d / "bin" / "python"
+    if (d / ".built").is_file() and py.is_file():
+        return py
+    base_py = build(base_version, wheel_dir)
+    if not py.is_file():
+        subprocess.run([str(base_py), "-m", "venv", "--without-pip", str(d)], check=True)
+    site = Path(
+        subprocess.run(
+            [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    base_site = subprocess.run(
+        [str(base_py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (site / "_attn_preflight_base.pth").write_text(base_site + "\n")
+    find = ["--find-links", wheel_dir] if wheel_dir else []
+    subprocess.run(
+        [
+            "nice",
+            "-n",
+            "10",
+            str(base_py),
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "-q",
+            "install",
+            *find,
+            "--no-deps",
+            "--upgrade",
+            "--target",
+            str(site),
+            f"vllm=={version}",
+        ],
+        check=True,
+    )
+    (d / ".built").write_text(f"vllm {version} over {base_version}\n")
+    return py
+
+
 def main(argv: list[str]) -> int:
     wheels = os.path.join(os.path.expanduser("~"), ".cache", "attn-preflight-wheels")
     for v in argv or ["0.33.0"]:
         t0 = time.monotonic()
-        py = build(v, wheels if os.path.isdir(wheels) else None)
+        new, _, base = v.partition(":")  # 0.34.0:0.33.0 = 0.34.0 over 0.33.0's venv
+        where = wheels if os.path.isdir(wheels) else None
+        py = build_over(new, base, where) if base else build(v, where)
         print(f"vllm {v}: {py} ({time.monotonic() - t0:.0f} s)", flush=True)
     return 0
 

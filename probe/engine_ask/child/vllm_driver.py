@@ -65,8 +65,20 @@ def sim_fail(msg: str):
 # ----------------------------------------------------------------------------------------------------------
 
 # SM count by compute capability (properties some kernels' planners read at construction).
-_SMS = {(7, 0): 80, (7, 5): 40, (8, 0): 108, (8, 6): 84, (8, 7): 16, (8, 9): 142, (9, 0): 132,
-        (10, 0): 148, (10, 3): 148, (11, 0): 20, (12, 0): 188, (12, 1): 48}
+_SMS = {
+    (7, 0): 80,
+    (7, 5): 40,
+    (8, 0): 108,
+    (8, 6): 84,
+    (8, 7): 16,
+    (8, 9): 142,
+    (9, 0): 132,
+    (10, 0): 148,
+    (10, 3): 148,
+    (11, 0): 20,
+    (12, 0): 188,
+    (12, 1): 48,
+}
 
 DEV: dict = {}
 
@@ -78,8 +90,14 @@ def set_device(req: dict) -> None:
     name = str(gpu.get("name") or f"NVIDIA GPU sm_{cc[0]}{cc[1]}")
     mib = int(gpu.get("memory_mib") or 81559)
     count = max(1, int(gpu.get("count") or 1))
-    DEV.update(cc=cc, name=name, bytes=mib * (1 << 20), count=count, sms=_SMS.get(cc, 132),
-               cuda=str(req.get("cuda_version") or default_cuda_version()))
+    DEV.update(
+        cc=cc,
+        name=name,
+        bytes=mib * (1 << 20),
+        count=count,
+        sms=_SMS.get(cc, 132),
+        cuda=str(req.get("cuda_version") or default_cuda_version()),
+    )
 
 
 def default_cuda_version() -> str:
@@ -104,14 +122,28 @@ def props():
     cc = DEV["cc"]
     big = cc[0] in (9, 10, 11)
     return types.SimpleNamespace(
-        name=DEV["name"], major=cc[0], minor=cc[1], total_memory=DEV["bytes"],
-        multi_processor_count=DEV["sms"], is_integrated=int(cc in ((8, 7), (11, 0), (12, 1))),
-        is_multi_gpu_board=0, max_threads_per_multi_processor=2048 if cc[0] < 12 else 1536,
-        max_threads_per_block=1024, warp_size=32, regs_per_multiprocessor=65536,
-        shared_memory_per_block=49152, shared_memory_per_block_optin=232448 if big else 101376,
-        shared_memory_per_multiprocessor=233472 if big else 102400, L2_cache_size=50 << 20,
-        gcnArchName="", uuid="GPU-00000000-0000-0000-0000-000000000000", pci_bus_id=0,
-        pci_device_id=0, pci_domain_id=0, clock_rate=1980000, memory_clock_rate=2619000,
+        name=DEV["name"],
+        major=cc[0],
+        minor=cc[1],
+        total_memory=DEV["bytes"],
+        multi_processor_count=DEV["sms"],
+        is_integrated=int(cc in ((8, 7), (11, 0), (12, 1))),
+        is_multi_gpu_board=0,
+        max_threads_per_multi_processor=2048 if cc[0] < 12 else 1536,
+        max_threads_per_block=1024,
+        warp_size=32,
+        regs_per_multiprocessor=65536,
+        shared_memory_per_block=49152,
+        shared_memory_per_block_optin=232448 if big else 101376,
+        shared_memory_per_multiprocessor=233472 if big else 102400,
+        L2_cache_size=50 << 20,
+        gcnArchName="",
+        uuid="GPU-00000000-0000-0000-0000-000000000000",
+        pci_bus_id=0,
+        pci_device_id=0,
+        pci_domain_id=0,
+        clock_rate=1980000,
+        memory_clock_rate=2619000,
         memory_bus_width=5120,
     )
 
@@ -157,8 +189,15 @@ def simulate_torch_cuda() -> None:
     import torch
 
     # torch modules that test torch.cuda at import: import them while torch still sees no CUDA.
-    for m in ("torch._dynamo", "torch._inductor.config", "torch._inductor.utils", "torch.distributed",
-              "torch._dynamo.device_interface", "torch.utils.cpp_extension", "torch._inductor.codecache"):
+    for m in (
+        "torch._dynamo",
+        "torch._inductor.config",
+        "torch._inductor.utils",
+        "torch.distributed",
+        "torch._dynamo.device_interface",
+        "torch.utils.cpp_extension",
+        "torch._inductor.codecache",
+    ):
         try:
             importlib.import_module(m)
         except Exception as e:
@@ -185,6 +224,7 @@ def simulate_torch_cuda() -> None:
     c.current_stream = c.default_stream = lambda device=None: _InertStream()
     c.stream = lambda s=None: contextlib.nullcontext(s)
     c.set_stream = lambda s: None
+    c.graph_pool_handle = lambda: ("simulated graph pool",)
 
     def no_context(*a, **k):
         sim_fail("something tried to create a CUDA context (torch.cuda lazy init)")
@@ -217,6 +257,7 @@ def simulate_nvml() -> None:
     if not mods:
         sim_fail("no pynvml module to simulate NVML with")
     for nv in mods:
+
         def handle(i, _nv=nv):
             if int(i) >= DEV["count"]:
                 raise _nv.NVMLError(_nv.NVML_ERROR_INVALID_ARGUMENT)
@@ -248,7 +289,8 @@ def simulate_nvml() -> None:
 # ----------------------------------------------------------------------------------------------------------
 
 _SCHEMA_RE = re.compile(
-    rb"(?<![\w:.])([A-Za-z_]\w*(?:\.\w+)?)\(([^\x00()]*(?:\([^\x00()]*\)[^\x00()]*)*)\) -> ([\w\[\]\(\), ?!.]{1,200})\x00")
+    rb"(?<![\w:.])([A-Za-z_]\w*(?:\.\w+)?)\(([^\x00()]*(?:\([^\x00()]*\)[^\x00()]*)*)\) -> ([\w\[\]\(\), ?!.]{1,200})\x00"
+)
 _OPREF_RE = re.compile(r"torch\.ops\.(\w+)\.(\w+)|[\"'](\w+)::(\w+)")
 
 
@@ -345,8 +387,23 @@ def stub_extensions() -> None:
             for m in _OPREF_RE.finditer(text):
                 ns, op = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
                 refs.setdefault(op, set()).add(ns)
-    skip_ns = {"aten", "prim", "prims", "c10d", "vllm", "higher_order", "_c10d_functional", "torch",
-               "profiler", "quantized", "inductor", "_inductor", "mylib", "test", "_quantized"}
+    skip_ns = {
+        "aten",
+        "prim",
+        "prims",
+        "c10d",
+        "vllm",
+        "higher_order",
+        "_c10d_functional",
+        "torch",
+        "profiler",
+        "quantized",
+        "inductor",
+        "_inductor",
+        "mylib",
+        "test",
+        "_quantized",
+    }
     queries = query_ops()
     libs: dict = {}
     defined = 0
@@ -354,8 +411,11 @@ def stub_extensions() -> None:
         base = name.split(".", 1)[0]
         # an extension's namespace: `_C`, `_moe_C`, `_vllm_fa3_C`, ... or one named like its .so
         # (`deep_select` in _deepselect_C); namespaces vLLM defines in Python (vllm_ir, ...) are not
-        spaces = {ns for ns in refs.get(base, set()) - skip_ns
-                  if ns.startswith("_") or ns.replace("_", "").lower() in stems.get(name, "")}
+        spaces = {
+            ns
+            for ns in refs.get(base, set()) - skip_ns
+            if ns.startswith("_") or ns.replace("_", "").lower() in stems.get(name, "")
+        }
         for ns in sorted(spaces):
             lib = libs.get(ns)
             if lib is None:
@@ -374,7 +434,7 @@ def stub_extensions() -> None:
                 sim_fail(f"compiled kernel {_op} was called (no kernel runs in the simulation)")
 
             args = schemas[name].split("(", 1)[1]
-            for key in (("CPU", "CUDA", "Meta") if "Tensor" in args else ("CompositeExplicitAutograd",)):
+            for key in ("CPU", "CUDA", "Meta") if "Tensor" in args else ("CompositeExplicitAutograd",):
                 with contextlib.suppress(Exception):
                     lib.impl(name, kernel, key)
     note(f"{len(exts)} compiled extension module(s) stubbed; {defined} op schema(s) defined from them")
@@ -385,51 +445,24 @@ def stub_extensions() -> None:
 # ----------------------------------------------------------------------------------------------------------
 
 
-def install_fences(req: dict) -> None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    shared = os.path.join(here, "fence.py")
-    if os.path.isfile(shared):
-        sys.path.insert(0, here)
-        try:
-            import fence  # type: ignore[import-not-found]
+FENCE: list = []  # the loaded fence module (fence.py beside this file)
 
-            inst = getattr(fence, "install", None)
-            if inst is not None:
-                try:
-                    inst(req)
-                except TypeError:
-                    inst(req.get("temp_dir"))
-                note("fence.py installed")
-        finally:
-            sys.path.remove(here)
-    import socket
+
+def install_fences(req: dict) -> None:
+    """fence.py first (network, programs, writes outside the temp dir, GPU driver libraries: refused), then
+    nvidia-smi answered from the simulated device before a call reaches the fence."""
+    import importlib.util
     import subprocess
 
-    real_connect, real_connect_ex, real_gai = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
-
-    def local(addr) -> bool:
-        if isinstance(addr, (str, bytes)):
-            return True  # AF_UNIX
-        host = str(addr[0]) if addr else ""
-        return host in ("localhost", "::1", "", "0.0.0.0") or host.startswith("127.")
-
-    def connect(self, addr):
-        if not local(addr):
-            sim_fail(f"network access refused by the fence: {addr!r}")
-        return real_connect(self, addr)
-
-    def connect_ex(self, addr):
-        if not local(addr):
-            sim_fail(f"network access refused by the fence: {addr!r}")
-        return real_connect_ex(self, addr)
-
-    def getaddrinfo(host, *a, **k):
-        h = host.decode() if isinstance(host, bytes) else host
-        if h not in (None, "", "localhost", "0.0.0.0", "::1") and not str(h).startswith("127."):
-            sim_fail(f"DNS lookup refused by the fence: {host!r}")
-        return real_gai(host, *a, **k)
-
-    socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = connect, connect_ex, getaddrinfo
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fence.py")
+    spec = importlib.util.spec_from_file_location("_attn_preflight_fence", path)
+    if spec is None or spec.loader is None or not os.path.isfile(path):
+        raise CouldNotAsk("import", f"the fence is missing ({path})")
+    fence = importlib.util.module_from_spec(spec)
+    sys.modules["_attn_preflight_fence"] = fence
+    spec.loader.exec_module(fence)
+    fence.install(req.get("temp_dir") or os.environ.get("TMPDIR") or "/tmp")
+    FENCE.append(fence)
 
     # nvidia-smi is answered from the simulated device; other commands run (vLLM asks `uname`, `file`).
     real_run, real_co = subprocess.run, subprocess.check_output
@@ -447,19 +480,30 @@ def install_fences(req: dict) -> None:
     def line(args) -> str:
         return " ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args)
 
+    def answered(cmd: str):
+        """What the simulation answers itself: nvidia-smi (the simulated GPU) and the two probes Python's
+        `platform` module makes (`uname -p`, `file -b`), which tell nothing about the GPU."""
+        prog = os.path.basename(cmd.split(" ")[0])
+        if prog == "nvidia-smi":
+            return smi(cmd)
+        if prog == "uname":
+            return os.uname().machine + "\n"
+        if prog == "file":
+            return ""
+        return None
+
     def run(args, *a, **k):
-        cmd = line(args)
-        if cmd.split(" ")[0].endswith("nvidia-smi"):
+        out = answered(line(args))
+        if out is not None:
             text = k.get("text") or k.get("universal_newlines") or k.get("encoding")
-            out = smi(cmd)
             return subprocess.CompletedProcess(args, 0, out if text else out.encode(), "" if text else b"")
         return real_run(args, *a, **k)
 
     def check_output(args, *a, **k):
-        cmd = line(args)
-        if cmd.split(" ")[0].endswith("nvidia-smi"):
+        out = answered(line(args))
+        if out is not None:
             text = k.get("text") or k.get("universal_newlines") or k.get("encoding")
-            return smi(cmd) if text else smi(cmd).encode()
+            return out if text else out.encode()
         return real_co(args, *a, **k)
 
     subprocess.run, subprocess.check_output = run, check_output
@@ -469,11 +513,17 @@ def child_env(req: dict) -> None:
     tmp = req.get("temp_dir") or os.environ.get("TMPDIR") or "/tmp"
     for k, v in (req.get("env") or {}).items():
         os.environ[str(k)] = str(v)
-    for k, v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("HF_DATASETS_OFFLINE", "1"),
-                 ("VLLM_USE_MODELSCOPE", "0"), ("VLLM_NO_USAGE_STATS", "1"), ("DO_NOT_TRACK", "1"),
-                 ("VLLM_CACHE_ROOT", os.path.join(tmp, "vllm-cache")),
-                 ("TRITON_CACHE_DIR", os.path.join(tmp, "triton-cache")),
-                 ("FLASHINFER_WORKSPACE_BASE", os.path.join(tmp, "flashinfer"))):
+    for k, v in (
+        ("HF_HUB_OFFLINE", "1"),
+        ("TRANSFORMERS_OFFLINE", "1"),
+        ("HF_DATASETS_OFFLINE", "1"),
+        ("VLLM_USE_MODELSCOPE", "0"),
+        ("VLLM_NO_USAGE_STATS", "1"),
+        ("DO_NOT_TRACK", "1"),
+        ("VLLM_CACHE_ROOT", os.path.join(tmp, "vllm-cache")),
+        ("TRITON_CACHE_DIR", os.path.join(tmp, "triton-cache")),
+        ("FLASHINFER_WORKSPACE_BASE", os.path.join(tmp, "flashinfer")),
+    ):
         os.environ.setdefault(k, v)
     # A host with FlashInfer's prebuilt kernels (vLLM's release images ship flashinfer-cubin); vLLM's own
     # switch, which the request's env may set to 0.
@@ -513,16 +563,16 @@ _HOST_MSG = re.compile(
     r"Torch not compiled with CUDA|no NVIDIA driver|NVML|nvidia-smi|CUDA driver|cudaGetDevice|CUDA error|"
     r"libcuda|No CUDA GPUs|HF_HUB_OFFLINE|offline mode|LocalEntryNotFound|couldn't connect|Can't load|"
     r"does not appear to have a file|not a local folder|failed to be inspected|Invalid repository ID|"
-    r"Could not run '|undefined symbol|Tried to register an operator|Could not load this library|Current vLLM config is not set",
-    re.I)
+    r"Could not run '|undefined symbol|Tried to register an operator|dummy base class|Could not load this library|Current vLLM config is not set",
+    re.I,
+)
 
 
 def chain(exc) -> list:
     out = []
     while exc is not None and exc not in out:
         out.append(exc)
-        exc = exc.__cause__ if exc.__cause__ is not None else (
-            None if exc.__suppress_context__ else exc.__context__)
+        exc = exc.__cause__ if exc.__cause__ is not None else (None if exc.__suppress_context__ else exc.__context__)
     return out
 
 
@@ -534,23 +584,29 @@ def raised_at(exc) -> str | None:
     for fn, ln, name in reversed(frames):
         i = fn.rfind("/vllm/")
         if i >= 0:
-            return f"{fn[i + 1:]}:{ln} {name}"
+            return f"{fn[i + 1 :]}:{ln} {name}"
     return f"{frames[-1][0]}:{frames[-1][1]} {frames[-1][2]}" if frames else None
 
 
 def is_rejection(exc) -> tuple[bool, str]:
     """(True, '') when vLLM itself refused the config; (False, why) when the simulation could not go on."""
+    fence_error = FENCE[0].FenceError if FENCE else ()
     for e in chain(exc):
         if isinstance(e, SimulationError):
             return False, f"simulation limit: {e}"
+        if fence_error and isinstance(e, fence_error):
+            return False, f"the fence stopped the engine: {e}"
     if isinstance(exc, _SIM_TYPES) or not isinstance(exc, _REJECT_TYPES):
         return False, f"{type(exc).__name__} inside the engine: {str(exc)[:300]}"
     if _HOST_MSG.search(str(exc)):
         return False, f"needs the real host (GPU driver, kernels or downloads): {str(exc)[:300]}"
     validation = type(exc).__name__ == "ValidationError" and "pydantic" in type(exc).__module__
-    where = raised_at(exc) or ""
-    if not validation and not where.startswith("vllm/"):
-        return False, f"{type(exc).__name__} raised outside vLLM ({where}): {str(exc)[:300]}"
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    origin = tb.tb_frame.f_code.co_filename if tb is not None else ""
+    if not validation and "/vllm/" not in origin:
+        return False, f"{type(exc).__name__} raised outside vLLM ({origin}): {str(exc)[:300]}"
     for e in chain(exc)[1:]:
         if isinstance(e, _SIM_TYPES) and not isinstance(e, _REJECT_TYPES):
             return False, f"caused by {type(e).__name__}: {str(e)[:300]}"
@@ -564,7 +620,9 @@ def is_rejection(exc) -> tuple[bool, str]:
 RECORDS: list[tuple[int, str]] = []
 _WARN_WORTHY = re.compile(
     r"backend|attention|attn|block.?size|kv.?cache|fp8|dtype|flash|mla|sink|sliding|softcap|capabilit|"
-    r"not supported|fall(ing)? ?back|defaulting|max_model_len|context", re.I)
+    r"not supported|fall(ing)? ?back|defaulting|max_model_len|context",
+    re.I,
+)
 
 
 def capture_logs() -> None:
@@ -598,8 +656,9 @@ def init_groups(vllm_config) -> None:
         for k in hidden:
             object.__setattr__(pc, k, 1)
         with set_cfg(vllm_config):
-            ps.init_distributed_environment(world_size=1, rank=0, distributed_init_method=f"file://{path}",
-                                            local_rank=0, backend="gloo")
+            ps.init_distributed_environment(
+                world_size=1, rank=0, distributed_init_method=f"file://{path}", local_rank=0, backend="gloo"
+            )
             ps.initialize_model_parallel(1, 1)
     finally:
         for k, v in hidden.items():
@@ -651,11 +710,14 @@ def build_model(vllm_config):
     import torch
 
     initialize_model = first_attr([("vllm.model_executor.model_loader.utils", "initialize_model")])
-    default_dtype = first_attr([("vllm.utils.torch_utils", "set_default_torch_dtype"),
-                                ("vllm.model_executor.model_loader.utils", "set_default_torch_dtype")])
+    default_dtype = first_attr(
+        [
+            ("vllm.utils.torch_utils", "set_default_torch_dtype"),
+            ("vllm.model_executor.model_loader.utils", "set_default_torch_dtype"),
+        ]
+    )
     set_cfg = first_attr([("vllm.config", "set_current_vllm_config")])
-    with set_cfg(vllm_config), default_dtype(vllm_config.model_config.dtype), torch.device("meta"), \
-            cuda_to_meta()():
+    with set_cfg(vllm_config), default_dtype(vllm_config.model_config.dtype), torch.device("meta"), cuda_to_meta()():
         return initialize_model(vllm_config=vllm_config)
 
 
@@ -697,6 +759,9 @@ class CouldNotAsk(Exception):
         self.stage, self.reason = stage, reason
 
 
+STAGES_RUN: list[str] = []
+
+
 def guarded(stage: str, fn, *a, **k):
     try:
         return fn(*a, **k)
@@ -712,12 +777,21 @@ def guarded(stage: str, fn, *a, **k):
 
 
 def parse(argv: list[str]):
-    make_arg_parser = first_attr([("vllm.entrypoints.common.cli_args", "make_arg_parser"),
-                                  ("vllm.entrypoints.openai.cli_args", "make_arg_parser")])
-    validate = first_attr([("vllm.entrypoints.common.cli_args", "validate_parsed_serve_args"),
-                           ("vllm.entrypoints.openai.cli_args", "validate_parsed_serve_args")])
-    parser_cls = first_attr([("vllm.utils.argparse_utils", "FlexibleArgumentParser"),
-                             ("vllm.utils", "FlexibleArgumentParser")])
+    make_arg_parser = first_attr(
+        [
+            ("vllm.entrypoints.common.cli_args", "make_arg_parser"),
+            ("vllm.entrypoints.openai.cli_args", "make_arg_parser"),
+        ]
+    )
+    validate = first_attr(
+        [
+            ("vllm.entrypoints.common.cli_args", "validate_parsed_serve_args"),
+            ("vllm.entrypoints.openai.cli_args", "validate_parsed_serve_args"),
+        ]
+    )
+    parser_cls = first_attr(
+        [("vllm.utils.argparse_utils", "FlexibleArgumentParser"), ("vllm.utils", "FlexibleArgumentParser")]
+    )
     argv = list(argv)
     if argv[:1] == ["vllm"]:
         argv = argv[1:]
@@ -744,12 +818,14 @@ def run_pipeline(req: dict, answer: dict) -> None:
     resolved: dict = {}
     answer["resolved"] = None
     args = guarded("parse", parse, list(req.get("argv") or []))
+    STAGES_RUN.append("parse")
 
     from vllm.platforms import current_platform
 
     if not getattr(current_platform, "is_cuda", lambda: False)():
-        raise CouldNotAsk("config", f"vLLM chose the {type(current_platform).__name__} platform, "
-                                    "not CUDA, on the simulated GPU")
+        raise CouldNotAsk(
+            "config", f"vLLM chose the {type(current_platform).__name__} platform, not CUDA, on the simulated GPU"
+        )
     AsyncEngineArgs = first_attr([("vllm.engine.arg_utils", "AsyncEngineArgs")])
     UsageContext = first_attr([("vllm.usage.usage_lib", "UsageContext")])
 
@@ -758,12 +834,17 @@ def run_pipeline(req: dict, answer: dict) -> None:
         return engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
 
     vllm_config = guarded("config", make_config)
+    STAGES_RUN.append("config")
     mc, cc = vllm_config.model_config, vllm_config.cache_config
-    resolved.update(model_dtype=str(mc.dtype).replace("torch.", ""), context_length=mc.max_model_len,
-                    kv_cache_dtype=str(cc.cache_dtype), page_size=cc.block_size,
-                    quantization=getattr(mc, "quantization", None),
-                    use_mla=bool(getattr(mc, "use_mla", False)),
-                    tensor_parallel_size=vllm_config.parallel_config.tensor_parallel_size)
+    resolved.update(
+        model_dtype=str(mc.dtype).replace("torch.", ""),
+        context_length=mc.max_model_len,
+        kv_cache_dtype=str(cc.cache_dtype),
+        page_size=cc.block_size,
+        quantization=getattr(mc, "quantization", None),
+        use_mla=bool(getattr(mc, "use_mla", False)),
+        tensor_parallel_size=vllm_config.parallel_config.tensor_parallel_size,
+    )
     answer["resolved"] = resolved
 
     def device_checks():
@@ -773,6 +854,7 @@ def run_pipeline(req: dict, answer: dict) -> None:
         check(mc.dtype)
 
     guarded("validate", device_checks)
+    STAGES_RUN.append("validate")
     guarded("backend_selection", init_groups, vllm_config)
 
     selections: list[dict] = []
@@ -813,6 +895,7 @@ def run_pipeline(req: dict, answer: dict) -> None:
             resolved["flash_attn_version"] = sorted(fa)[0] if len(fa) == 1 else sorted(fa)
         if selections:
             resolved["selector_calls"] = [{k: v for k, v in s.items()} for s in selections[:8]]
+    STAGES_RUN.append("backend_selection")
     del model
     if not layers:
         resolved["attention_backend"] = None
@@ -827,6 +910,7 @@ def run_pipeline(req: dict, answer: dict) -> None:
                 update(vllm_config)
 
         guarded("resolve", resolve_block)
+        STAGES_RUN.append("resolve")
     resolved["page_size"] = cc.block_size
     resolved["kv_cache_dtype"] = str(cc.cache_dtype)
     resolved["context_length"] = mc.max_model_len
@@ -842,9 +926,20 @@ def engine_version() -> str | None:
 
 
 def new_answer() -> dict:
-    return {"schema": SCHEMA, "engine": "vllm", "engine_version": engine_version(), "status": "could_not_ask",
-            "stage": None, "error_type": None, "error": None, "resolved": None, "warnings": [], "reason": None,
-            "seconds": 0.0}
+    return {
+        "schema": SCHEMA,
+        "driver": f"vllm_driver/{SCHEMA}",
+        "engine": "vllm",
+        "engine_version": engine_version(),
+        "status": "could_not_ask",
+        "stage": None,
+        "error_type": None,
+        "error": None,
+        "resolved": None,
+        "warnings": [],
+        "reason": None,
+        "seconds": 0.0,
+    }
 
 
 def prepare(req: dict) -> None:
@@ -871,8 +966,9 @@ def prepare(req: dict) -> None:
     except SimulationError as e:
         raise CouldNotAsk("import", f"simulation limit at import: {e}") from e
     except Exception as e:
-        raise CouldNotAsk("import", f"vllm {engine_version()} did not import on the simulated GPU: "
-                                    f"{type(e).__name__}: {str(e)[:300]}") from e
+        raise CouldNotAsk(
+            "import", f"vllm {engine_version()} did not import on the simulated GPU: {type(e).__name__}: {str(e)[:300]}"
+        ) from e
 
 
 def forget_device_answers() -> None:
@@ -913,10 +1009,22 @@ def ask(req: dict, answer: dict, prepared: BaseException | None = None) -> dict:
     except BaseException as e:  # a bug of ours: still an answer, never our traceback
         answer.update(status="could_not_ask", reason=f"driver error: {type(e).__name__}: {str(e)[:300]}")
     answer["warnings"] = [m for lvl, m in RECORDS if lvl >= logging.WARNING and _WARN_WORTHY.search(m)][:40]
-    answer["info"] = [m for lvl, m in RECORDS if lvl < logging.WARNING and re.search(
-        r"Using .*backend|attention backend|FlashAttention version|block size", m, re.I)][:20]
-    answer["simulation"] = {"gpu": DEV.get("name"), "cc": list(DEV.get("cc") or []), "count": DEV.get("count"),
-                            "cuda_version": DEV.get("cuda"), "notes": NOTES[:20]}
+    answer["info"] = [
+        m
+        for lvl, m in RECORDS
+        if lvl < logging.WARNING
+        and re.search(r"Using .*backend|attention backend|FlashAttention version|block size", m, re.I)
+    ][:20]
+    answer["sim"] = {
+        "gpu": DEV.get("name"),
+        "cc": list(DEV.get("cc") or []),
+        "count": DEV.get("count"),
+        "memory_mib": (DEV.get("bytes") or 0) >> 20,
+        "cuda_version": DEV.get("cuda"),
+    }
+    answer["notes"] = NOTES[:20]
+    answer["stages"] = STAGES_RUN[:]
+    answer["fence"] = list(FENCE[0].EVENTS)[:20] if FENCE else []
     answer["seconds"] = round(time.monotonic() - t0, 3)
     return answer
 
@@ -932,23 +1040,21 @@ def write_answer(answer: dict, path: str | None, fd: int) -> None:
         os.write(fd, (data + "\n").encode())
 
 
-def batch(lines: list[str], real_stdout: int, timeout: float) -> None:
-    """Bench mode (`--batch`, one request per stdin line): import once, then one forked child per request,
-    each from the untouched post-import state (config creation writes process globals). Answers go to
-    each request's answer_path, or as lines on stdout in input order."""
+def batch(reqs: list[dict], emit, timeout: float) -> None:
+    """Bench mode: import once, then one forked child per request, each from the untouched post-import state
+    (config creation writes process globals). `emit(answer)` gets each answer, in input order. Two ways in:
+    `--batch` with one request per stdin line (answers as lines on stdout), or a request with "batch": [{"id",
+    "argv", "gpu", "cuda_version"}, ...] (harness.ask_batch; answers as lines in its answer_path)."""
     import select
     import signal
 
-    reqs = []
-    for ln in lines:
-        try:
-            reqs.append(json.loads(ln))
-        except ValueError as e:
-            reqs.append({"_bad": str(e)})
     t_import = time.monotonic()
     prepared: BaseException | None = None
+    first = next((r for r in reqs if "_bad" not in r), {})
+    if first.get("temp_dir"):
+        os.environ["TMPDIR"] = str(first["temp_dir"])
     try:
-        prepare(next((r for r in reqs if "_bad" not in r), {}))
+        prepare(first)
     except BaseException as e:
         prepared = e
     t_import = time.monotonic() - t_import
@@ -961,10 +1067,11 @@ def batch(lines: list[str], real_stdout: int, timeout: float) -> None:
         answer["import_seconds"] = round(t_import, 3)
         if "_bad" in req:
             answer["reason"] = f"bad request: {req['_bad']}"
-            write_answer(answer, None, real_stdout)
+            emit(answer)
             continue
         rfd, wfd = os.pipe()
-        pid = os.fork()
+        with FENCE[0].permit("fork") if FENCE else contextlib.nullcontext():
+            pid = os.fork()
         if pid == 0:
             os.close(rfd)
             try:
@@ -1000,16 +1107,29 @@ def batch(lines: list[str], real_stdout: int, timeout: float) -> None:
         elif answer["reason"] is None:
             answer["reason"] = "the child died without an answer"
         answer["seconds"] = round(time.monotonic() - t0, 3)
-        write_answer(answer, req.get("answer_path"), real_stdout)
+        if "id" in req:  # the bench's own key, echoed
+            answer = {"id": req["id"], **answer}
+        emit(answer)
 
 
 def main() -> int:
     real_stdout = os.dup(1)
     os.dup2(2, 1)  # the engine's prints (and C-level output) go to stderr, never to our stdout
     sys.stdout = sys.stderr
+
+    def to_stdout(answer: dict) -> None:
+        write_answer(answer, None, real_stdout)
+
     if "--batch" in sys.argv[1:]:
         timeout = float(os.environ.get("ATTN_PREFLIGHT_BATCH_TIMEOUT", "300"))
-        batch([ln for ln in sys.stdin.read().splitlines() if ln.strip()], real_stdout, timeout)
+        reqs: list[dict] = []
+        for ln in sys.stdin.read().splitlines():
+            if ln.strip():
+                try:
+                    reqs.append(json.loads(ln))
+                except ValueError as e:
+                    reqs.append({"_bad": str(e)})
+        batch(reqs, to_stdout, timeout)
         sys.stderr.flush()
         os._exit(0)
     answer = new_answer()
@@ -1020,6 +1140,17 @@ def main() -> int:
     except ValueError as e:
         req = {}
         answer["reason"] = f"bad request: {e}"
+    if isinstance(req.get("batch"), list):
+        path = req.get("answer_path")
+        items = [{**req, "batch": None, "answer_path": None, **item} for item in req["batch"]]
+
+        def to_file(answer: dict) -> None:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(answer, default=str) + "\n")
+
+        batch(items, to_file if path else to_stdout, float(req.get("item_timeout") or 300))
+        sys.stderr.flush()
+        os._exit(0)
     if req.get("temp_dir"):
         os.environ["TMPDIR"] = str(req["temp_dir"])
     prepared: BaseException | None = None
