@@ -721,24 +721,33 @@ def build_model(vllm_config):
         return initialize_model(vllm_config=vllm_config)
 
 
-def backend_name(backend) -> str:
-    try:
-        name = backend.get_name()
-    except Exception:
-        name = getattr(backend, "__name__", str(backend))
-    return re.sub(r"_VLLM_V1$", "", str(name))
+def backend_name(layer) -> str | None:
+    """The attention backend a built layer uses, as vLLM names it: the backend class's get_name() (0.11 on:
+    `attn_backend` / `get_attn_backend()`), else the layer's backend enum (0.10: `layer.backend`); the V1
+    suffix of 0.10's names (FLASH_ATTN_VLLM_V1) dropped."""
+    backend = getattr(layer, "attn_backend", None)
+    if backend is None and hasattr(layer, "get_attn_backend"):
+        with contextlib.suppress(Exception):
+            backend = layer.get_attn_backend()
+    name = None
+    if backend is not None and hasattr(backend, "get_name"):
+        with contextlib.suppress(Exception):
+            name = backend.get_name()
+    elif backend is not None and hasattr(backend, "name"):
+        name = backend.name
+    if name is None and hasattr(layer, "impl") and hasattr(getattr(layer, "backend", None), "name"):
+        name = layer.backend.name
+    return re.sub(r"_VLLM_V1$", "", str(name)) if name is not None else None
 
 
-def attention_layers(vllm_config) -> list[tuple[str, object]]:
+def attention_layers(vllm_config) -> list[tuple[str, str]]:
+    """(layer name, backend name) of every attention layer the model registered."""
     ctx = getattr(vllm_config.compilation_config, "static_forward_context", {}) or {}
     out = []
     for name, layer in ctx.items():
-        backend = getattr(layer, "attn_backend", None)
-        if backend is None and hasattr(layer, "get_attn_backend"):
-            with contextlib.suppress(Exception):
-                backend = layer.get_attn_backend()
+        backend = backend_name(layer)
         if backend is not None:
-            out.append((name, layer))
+            out.append((name, backend))
     return out
 
 
@@ -880,16 +889,15 @@ def run_pipeline(req: dict, answer: dict) -> None:
     finally:
         cls.get_attn_backend_cls = classmethod(orig)
         layers = attention_layers(vllm_config)
-        per_layer = {}
-        for _name, layer in layers:
-            b = getattr(layer, "attn_backend", None) or layer.get_attn_backend()
-            per_layer.setdefault(backend_name(b), 0)
-            per_layer[backend_name(b)] += 1
+        per_layer: dict = {}
+        for _name, backend in layers:
+            per_layer[backend] = per_layer.get(backend, 0) + 1
         if per_layer:
             names = list(per_layer)
             resolved["attention_backend"] = names[0] if len(names) == 1 else names
             resolved["attention_layers"] = per_layer
-        fa = {getattr(getattr(layer, "impl", None), "vllm_flash_attn_version", None) for _n, layer in layers}
+        ctx = getattr(vllm_config.compilation_config, "static_forward_context", {}) or {}
+        fa = {getattr(getattr(ctx[n], "impl", None), "vllm_flash_attn_version", None) for n, _b in layers}
         fa.discard(None)
         if fa:
             resolved["flash_attn_version"] = sorted(fa)[0] if len(fa) == 1 else sorted(fa)
