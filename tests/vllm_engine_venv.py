@@ -39,6 +39,7 @@ SKIP = re.compile(
 # at the version the release pins (when it pins one).
 NODEPS_PINNED = ("flashinfer-python", "apache-tvm-ffi", "tokenspeed-mla")
 NODEPS_ALWAYS = ("nvidia-ml-py",)
+FLASHINFER_NEEDS = ("apache-tvm-ffi",)
 
 
 def cache_root() -> Path:
@@ -65,12 +66,16 @@ def _pip(py: Path, *args: str) -> None:
     subprocess.run(cmd, check=True)
 
 
-def _requires(py: Path) -> list[str]:
+def _requires(py: Path, dist: str = "vllm") -> list[str]:
     code = (
         "import importlib.metadata as m, json\n"
         "from packaging.requirements import Requirement\n"
         "out = []\n"
-        "for r in m.requires('vllm') or []:\n"
+        "try:\n"
+        f"    reqs = m.requires({dist!r}) or []\n"
+        "except m.PackageNotFoundError:\n"
+        "    reqs = []\n"
+        "for r in reqs:\n"
         "    q = Requirement(r)\n"
         "    if q.marker is not None and not q.marker.evaluate({'extra': ''}):\n"
         "        continue\n"
@@ -107,6 +112,11 @@ def build(version: str, wheel_dir: str | None = None) -> Path:
     pinned = {_name(r).lower(): r for r in reqs}
     nodeps = [pinned[n] for n in NODEPS_PINNED if n in pinned] + list(NODEPS_ALWAYS)
     _pip(py, "--no-deps", "-c", str(constraints), *nodeps)
+    # what those kernel packages import beside CUDA (flashinfer 0.5 and later: apache-tvm-ffi, whatever the
+    # release pins), at the kernel package's own requirement
+    more = [r for r in _requires(py, "flashinfer-python") if _name(r).lower() in FLASHINFER_NEEDS]
+    if more:
+        _pip(py, "--no-deps", "-c", str(constraints), *more)
     check = subprocess.run(
         [
             str(py),
