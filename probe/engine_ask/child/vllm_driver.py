@@ -37,6 +37,7 @@ import sys
 import time
 import traceback
 import types
+from typing import Any, NoReturn
 
 SCHEMA = 1
 T0 = time.monotonic()
@@ -55,7 +56,7 @@ def note(msg: str) -> None:
         NOTES.append(msg)
 
 
-def sim_fail(msg: str):
+def sim_fail(msg: str) -> NoReturn:
     note(msg)
     raise SimulationError(msg)
 
@@ -248,7 +249,7 @@ def simulate_torch_cuda() -> None:
 
 def simulate_nvml() -> None:
     """vLLM's platform detection asks NVML (its vendored pynvml, or nvidia-ml-py's pynvml)."""
-    mods = []
+    mods: list[Any] = []
     for name in ("vllm.third_party.pynvml", "pynvml"):
         try:
             mods.append(__import__(name, fromlist=["_"]))
@@ -379,8 +380,8 @@ def stub_extensions() -> None:
     for mod, path in exts:
         sys.modules.setdefault(mod, types.ModuleType(mod))
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            with open(path, "rb") as binary:
+                data = binary.read()
         except OSError:
             continue
         for name, schema in op_schemas(data):
@@ -912,9 +913,9 @@ def run_pipeline(req: dict, answer: dict) -> None:
             resolved["attention_layers"] = per_layer
         ctx = getattr(vllm_config.compilation_config, "static_forward_context", {}) or {}
         fa = {getattr(getattr(ctx[n], "impl", None), "vllm_flash_attn_version", None) for n, _b in layers}
-        fa.discard(None)
-        if fa:
-            resolved["flash_attn_version"] = sorted(fa)[0] if len(fa) == 1 else sorted(fa)
+        versions = sorted(v for v in fa if v is not None)
+        if versions:
+            resolved["flash_attn_version"] = versions[0] if len(versions) == 1 else versions
         if selections:
             resolved["selector_calls"] = [{k: v for k, v in s.items()} for s in selections[:8]]
     STAGES_RUN.append("backend_selection")
@@ -982,7 +983,7 @@ def prepare(req: dict) -> None:
         from vllm.platforms import current_platform  # noqa: F401
 
         # vLLM inspects model classes in a fresh subprocess, which would not see the simulation
-        reg = __import__("vllm.model_executor.models.registry", fromlist=["_"])
+        reg: Any = __import__("vllm.model_executor.models.registry", fromlist=["_"])
         if hasattr(reg, "_run_in_subprocess"):
             reg._run_in_subprocess = lambda fn: fn()
     except SimulationError as e:
@@ -1167,7 +1168,7 @@ def main() -> int:
         items = [{**req, "batch": None, "answer_path": None, **item} for item in req["batch"]]
 
         def to_file(answer: dict) -> None:
-            with open(path, "a", encoding="utf-8") as f:
+            with open(str(path), "a", encoding="utf-8") as f:
                 f.write(json.dumps(answer, default=str) + "\n")
 
         batch(items, to_file if path else to_stdout, float(req.get("item_timeout") or 300))
