@@ -766,6 +766,50 @@ def attention_layers(vllm_config) -> list[tuple[str, str]]:
     return out
 
 
+def build_metadata_builders(vllm_config) -> int:
+    """What the model runner does once the KV cache is laid out: per (backend, KV-cache spec, heads) group of
+    attention layers, vLLM's AttentionGroup.create_metadata_builders, whose builder __init__ holds checks
+    of its own (FlashInfer's page size without TRTLLM, its KV dtypes). Buffers go to the meta device; the
+    KV-cache memory plan is not simulated (each layer's own spec, the resolved block size). Returns the
+    number of groups built; SimulationError where the release keeps no AttentionGroup with that method."""
+    import torch
+
+    group_cls = first_attr([("vllm.v1.worker.utils", "AttentionGroup")])
+    if not hasattr(group_cls, "create_metadata_builders"):
+        sim_fail("this release's AttentionGroup has no create_metadata_builders")
+    try:
+        from vllm.v1.worker.utils import customize_attention_spec  # 0.2x on
+    except ImportError:
+        customize_attention_spec = None
+    try:
+        from vllm.v1.kv_cache_interface import AttentionSpec
+    except ImportError:
+        AttentionSpec = None
+    set_cfg = first_attr([("vllm.config", "set_current_vllm_config")])
+    ctx = getattr(vllm_config.compilation_config, "static_forward_context", {}) or {}
+    groups: dict = {}
+    with set_cfg(vllm_config):
+        for name, layer in ctx.items():
+            if not hasattr(layer, "get_kv_cache_spec") or getattr(layer, "kv_sharing_target_layer_name", None):
+                continue
+            backend = getattr(layer, "attn_backend", None)
+            if backend is None and hasattr(layer, "get_attn_backend"):
+                backend = layer.get_attn_backend()
+            if backend is None or not hasattr(backend, "get_builder_cls"):
+                continue
+            spec = layer.get_kv_cache_spec(vllm_config)
+            if spec is None:
+                continue
+            if customize_attention_spec is not None and AttentionSpec is not None and isinstance(spec, AttentionSpec):
+                spec = customize_attention_spec(backend, spec)
+            groups.setdefault((backend, spec, getattr(layer, "num_heads", 0)), []).append(name)
+    for gid, ((backend, spec, _heads), names) in enumerate(groups.items()):
+        group = group_cls(backend, names, spec, gid)
+        with set_cfg(vllm_config), torch.device("meta"), cuda_to_meta()():
+            group.create_metadata_builders(vllm_config, torch.device("cuda"), kernel_block_size=None)
+    return len(groups)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # The pipeline
 # ----------------------------------------------------------------------------------------------------------
@@ -937,6 +981,13 @@ def run_pipeline(req: dict, answer: dict) -> None:
     resolved["page_size"] = cc.block_size
     resolved["kv_cache_dtype"] = str(cc.cache_dtype)
     resolved["context_length"] = mc.max_model_len
+    if req.get("backend_init", True):
+        try:
+            groups = guarded("backend_init", build_metadata_builders, vllm_config)
+            STAGES_RUN.append("backend_init")
+            resolved["metadata_builder_groups"] = groups
+        except CouldNotAsk as c:  # the earlier stages' answer stands; this one is said to be unchecked
+            note(f"attention metadata builders not checked: {c.reason}"[:400])
 
 
 def engine_version() -> str | None:
