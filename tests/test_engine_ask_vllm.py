@@ -46,6 +46,7 @@ def gpu(cc, name, mib, count=1):
 
 
 V100 = gpu((7, 0), "Tesla V100-SXM2-32GB", 32768)
+A100 = gpu((8, 0), "NVIDIA A100-SXM4-80GB", 81920)
 A100x8 = gpu((8, 0), "NVIDIA A100-SXM4-80GB", 81920, count=8)
 H200 = gpu((9, 0), "NVIDIA H200", 143771)
 B200x8 = gpu((10, 0), "NVIDIA B200", 183359, count=8)
@@ -61,6 +62,7 @@ CASES = {
     "deepseek-flashmla-a100x8": (model("DeepSeek-V3", "--attention-backend", "FLASHMLA", "-tp", "8"), A100x8, {}),
     "gpt-oss-flashinfer-rtxpro": (model("gpt-oss-20b", "--attention-backend", "FLASHINFER"), RTX_PRO, {}),
     "unknown-flag": (model(LLAMA, "--no-such-flag"), H200, {}),
+    "llama-nvfp4-block256-a100": (model(LLAMA, "--kv-cache-dtype", "nvfp4", "--block-size", "256"), A100, {}),
     "gemma2-float16": (model("gemma-2-9b", "--dtype", "float16"), H200, {}),
     "tp2-on-one-gpu": (model(LLAMA, "-tp", "2"), H200, {"VLLM_NO_USAGE_STATS": "1", "AWS_KEY": "x"}),
 }
@@ -104,7 +106,7 @@ def test_hopper_default_is_flash_attn_3_at_block_16(answers):
         3,
     )
     assert _r(answer, "context_length") == 131072 and _r(answer, "kv_cache_dtype") == "auto"
-    assert answer["stages"] == ["parse", "config", "validate", "backend_selection", "resolve"]
+    assert answer["stages"] == ["parse", "config", "validate", "backend_selection", "resolve", "backend_init"]
     assert answer["resolved"]["attention_layers"] == {"FLASH_ATTN": 32}
 
 
@@ -149,6 +151,14 @@ def test_gpt_oss_sinks_run_on_flashinfer_on_sm120_with_its_cubins(answers):
     answer = answers["gpt-oss-flashinfer-rtxpro"]
     assert answer["status"] == "accepted" and _r(answer, "attention_backend") == "FLASHINFER"
     assert any("VLLM_HAS_FLASHINFER_CUBIN" in n for n in answer["notes"])  # the host assumption is said
+
+
+def test_flashinfer_page_256_without_trtllm_is_refused_by_its_metadata_builder(answers):
+    # v1/attention/backends/flashinfer.py FlashInferMetadataBuilder.__init__ (the oracle's attn_metadata_builders)
+    answer = answers["llama-nvfp4-block256-a100"]
+    assert answer["status"] == "rejected" and answer["stage"] == "backend_init"
+    assert "Unexpected FlashInfer page size 256 without trtllm-gen GQA" in answer["error"]
+    assert _r(answer, "attention_backend") == "FLASHINFER" and _r(answer, "page_size") == 256
 
 
 def test_an_unknown_flag_is_the_parsers_rejection(answers):
