@@ -122,7 +122,10 @@ def _who(answer: dict[str, Any]) -> str:
 def _resolved_text(resolved: dict[str, Any]) -> str:
     prefill = resolved.get("effective_prefill_attention_backend") or resolved.get("attention_backend")
     decode = resolved.get("effective_decode_attention_backend") or resolved.get("attention_backend")
-    backend = prefill if prefill == decode else f"{prefill} (prefill) / {decode} (decode)"
+    if prefill is None and decode is None:  # e.g. SGLang 0.5.1 picks its default in ModelRunner, after these stages
+        backend = "not chosen yet (the engine picks it when the model loads)"
+    else:
+        backend = str(prefill) if prefill == decode else f"{prefill} (prefill) / {decode} (decode)"
     bits = [f"backend {backend}", f"page {resolved.get('page_size')}", f"kv {resolved.get('kv_cache_dtype')}"]
     if resolved.get("context_length") is not None:
         bits.append(f"context {resolved['context_length']}")

@@ -5,6 +5,7 @@ rules against the engine's answer (outside CI).
     python bench/engine_venvs.py sglang==0.5.23        # once: the release venv (cached)
     python bench/ask_engine.py [--release 0.5.23] [--sample 120] [--seed 2026] [--timed 3] \
         [--out bench/results/ask-engine-sglang-0.5.23.json]
+    python bench/ask_engine.py --releases 0.5.1,0.5.5,0.5.19,0.5.20,0.5.23 [--newer 0.5.99]
 
 1. Time: `--timed` configs asked one at a time through the product's own path (harness.ask: a fresh child,
    the engine imported each time), wall seconds each.
@@ -164,14 +165,95 @@ def driver_vs_oracle(answer: dict, oracle: dict) -> tuple[str, str]:
     return "agree", ""
 
 
+RELEASE_CONFIGS = [
+    ("H100", ["Llama-3.1-8B-Instruct", "--attention-backend", "fa3"]),
+    ("B200", ["Llama-3.1-8B-Instruct"]),
+    ("H100", ["DeepSeek-V3", "--attention-backend", "fa4", "--enable-deterministic-inference"]),
+]
+
+
+def releases(versions: list[str], newer: str, out: str) -> int:
+    """Each named release (and a re-versioned copy of the last one, named `newer`) asked the same few configs,
+    one at a time through harness.ask: what it answered, in which shape, in how many seconds."""
+    from attn_preflight.probe.engine_ask import harness
+
+    rows = []
+    for version in [*versions, newer]:
+        copy_of = versions[-1] if version == newer else None
+        python = engine_venvs.python_for("sglang", copy_of or version, newer if copy_of else None)
+        for gpu_name, (model, *flags) in RELEASE_CONFIGS:
+            name, gib = DEVICES[gpu_name]
+            cc = [int(x) for x in dict(oracle_diff.GPUS)[gpu_name].split(".")]
+            argv = ["--model-path", os.path.join(oracle_diff.MODELS_DIR, model), *flags]
+            t0 = time.monotonic()
+            answer = harness.ask(
+                "sglang",
+                argv,
+                {"name": name, "cc": cc, "memory_mib": gib * 1024, "count": 8},
+                python=python,
+                timeout=600,
+            )
+            resolved = answer.get("resolved") or {}
+            row = {
+                "release": version,
+                "copy_of": copy_of,
+                "gpu": gpu_name,
+                "argv": [model, *flags],
+                "status": answer["status"],
+                "stage": answer.get("stage"),
+                "shape": answer.get("shape"),
+                "stages": answer.get("stages"),
+                "error": (answer.get("error") or answer.get("reason") or "")[:300] or None,
+                "backend": [
+                    resolved.get("effective_prefill_attention_backend"),
+                    resolved.get("effective_decode_attention_backend"),
+                ],
+                "page_size": resolved.get("page_size"),
+                "notes": answer.get("notes"),
+                "fence": answer.get("fence"),
+                "wall_s": round(time.monotonic() - t0, 1),
+            }
+            rows.append(row)
+            print(
+                json.dumps(
+                    {
+                        k: row[k]
+                        for k in (
+                            "release",
+                            "gpu",
+                            "argv",
+                            "status",
+                            "stage",
+                            "shape",
+                            "backend",
+                            "page_size",
+                            "wall_s",
+                        )
+                    }
+                )
+            )
+    with open(out, "w") as handle:
+        json.dump(rows, handle, indent=1)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--release", default="0.5.23")
+    parser.add_argument(
+        "--releases",
+        metavar="V,V,...",
+        help="instead: ask each release (and a re-versioned copy of the last, --newer) a few configs",
+    )
+    parser.add_argument("--newer", default="0.5.99")
     parser.add_argument("--sample", type=int, default=120)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--timed", type=int, default=3, help="configs asked one at a time, for seconds per config")
     parser.add_argument("--out", default=None)
     options = parser.parse_args(argv)
+    if options.releases:
+        out = options.out or os.path.join(REPO, "bench", "results", "ask-engine-sglang-releases.json")
+        return releases(options.releases.split(","), options.newer, out)
     from attn_preflight.check_engine import ENGINE_DISAGREES, engine_findings
     from attn_preflight.probe.engine_ask import harness
 
@@ -182,7 +264,15 @@ def main(argv=None) -> int:
     for case in cases[: options.timed]:
         t0 = time.monotonic()
         answer = harness.ask("sglang", case["argv"], case["device"], cuda_version="13.0", python=python, timeout=600)
-        timed.append({"id": case["id"], "wall_s": round(time.monotonic() - t0, 2), "status": answer["status"]})
+        timed.append(
+            {
+                "id": case["id"],
+                "wall_s": round(time.monotonic() - t0, 2),
+                "child_s": answer.get("seconds"),
+                "status": answer["status"],
+                "load_average_1m": round(os.getloadavg()[0], 1),
+            }
+        )
         print(f"timed {case['id']}: {timed[-1]['wall_s']} s ({answer['status']})", file=sys.stderr)
 
     t0 = time.monotonic()
@@ -241,6 +331,8 @@ def main(argv=None) -> int:
         "configs": len(cases),
         "seed": options.seed,
         "timed_single_asks_s": timed,
+        "load_average_1_5_15": [round(x, 1) for x in os.getloadavg()],
+        "cpus": os.cpu_count(),
         "batch": {
             "total_s": round(batch_s, 1),
             "shared_import_s": shared_import,

@@ -5,7 +5,7 @@ Never a dependency of the product (the product asks whatever interpreter the use
 bench/ask_engine.py use it. Venvs live under the user cache dir, `${XDG_CACHE_HOME:-~/.cache}/attn-preflight/
 engine-venvs/` (override: ATTN_PREFLIGHT_ENGINE_VENVS), one base per engine and one small venv per release:
 
-- `<engine>-base`: a venv with the CPU torch and the engine's minimal import dependencies (EngineSpec.deps;
+- `<engine>-base`: a venv with torch (the CPU build where pip finds it) and the engine's minimal import dependencies (EngineSpec.deps;
   for SGLang the set the shared oracle's setup.sh found by trial). GPU kernel packages are never installed.
 - `<engine>-<version>`: a venv without pip whose site-packages holds only the engine (`pip install --no-deps
   --target`), the release's own pins of the few packages whose version the engine's import depends on
@@ -160,13 +160,12 @@ def base_venv(spec: EngineSpec) -> Path:
         _run([*pip, "install", "-c", str(constraints), *spec.deps], log)
         if spec.never:
             subprocess.run([*pip, "uninstall", "-y", *spec.never], capture_output=True)
+        # A CUDA build of torch works too (the driver never initialises CUDA: the GPU is simulated), only larger.
         check = subprocess.run(
-            [str(_python_of(venv)), "-c", "import torch; assert torch.version.cuda is None, torch.version.cuda"],
-            capture_output=True,
-            text=True,
+            [str(_python_of(venv)), "-c", "import torch; print(torch.version.cuda)"], capture_output=True, text=True
         )
         if check.returncode:
-            raise RuntimeError(f"{venv}: torch is not the CPU build: {check.stderr.strip()[-300:]}")
+            raise RuntimeError(f"{venv}: torch does not import: {check.stderr.strip()[-300:]}")
         (venv / MARKER).write_text(json.dumps(want))
     return venv
 

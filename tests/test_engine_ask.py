@@ -438,3 +438,133 @@ def test_check_without_ask_engine_never_loads_the_harness():
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def test_the_table_names_who_was_asked_and_the_json_carries_the_answer():
+    from attn_preflight.render.findings import render_report
+
+    answer = _answer(
+        "rejected",
+        stage="resolve",
+        error_type="ValueError",
+        error="no such thing",
+        sim={"name": "NVIDIA H200"},
+        python="/venv/bin/python",
+        stages=["parse", "resolve"],
+    )
+    checked = with_engine(_report(LLAMA_FA3), answer)
+    text = render_report(checked, "table")
+    assert "engine: sglang 0.5.23 rejected at resolve on a simulated NVIDIA H200 (asked: parse, resolve; 9.0 s" in text
+    assert "engine-answer" in text and "verdict: FAIL" in text
+    assert json.loads(render_report(checked, "json"))["engine_answer"]["error"] == "no such thing"
+    assert "engine_answer" not in json.loads(render_report(_report(LLAMA_FA3), "json"))
+
+
+def test_the_engines_own_arguments_are_the_pasted_ones_as_written():
+    from attn_preflight.rules.core.launch_line import engine_arguments
+
+    engine, argv, env = engine_arguments(
+        ["SGLANG_X=1 PATH=/p sglang serve ./m --config c.yaml --attention-backend fa3"]
+    )
+    assert (engine, argv, env) == (
+        "sglang",
+        ["--model-path", "./m", "--config", "c.yaml", "--attention-backend", "fa3"],
+        {"SGLANG_X": "1", "PATH": "/p"},
+    )
+    engine, argv, _ = engine_arguments(
+        ["python", "-m", "vllm.entrypoints.cli.main", "serve", "m", "--block-size", "16"]
+    )
+    assert (engine, argv) == ("vllm", ["m", "--block-size", "16"])
+
+
+@pytest.mark.parametrize("check_id", ["engine-answer", "engine-disagrees"])
+def test_explain_answers_for_the_engine_findings(check_id):
+    run = run_cli(["explain", check_id])
+    assert run.code == 0 and "reported by check --ask-engine" in run.out
+    assert json.loads(run_cli(["explain", check_id, "--format", "json"]).out)["reported_by"] == "check --ask-engine"
+
+
+# A release the driver was never written against: a stand-in sglang (and torch) in a venv of their own.
+FAKE_TORCH = """
+import types
+version = types.SimpleNamespace(cuda=None, hip=None)
+cuda = types.SimpleNamespace()
+backends = types.SimpleNamespace()
+_C = types.SimpleNamespace()
+"""
+FAKE_SERVER_ARGS = """
+import argparse, dataclasses
+from typing import Optional
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = ""
+    attention_backend: Optional[str] = None
+    page_size: Optional[int] = None
+    kv_cache_dtype: str = "auto"
+
+    def __post_init__(self):
+        import torch
+        major = torch.cuda.get_device_capability()[0]
+        if self.attention_backend == "fa9" and major < 12:
+            raise ValueError(f"fa9 needs SM120, not SM{major}0")
+        if self.attention_backend is None:
+            self.attention_backend = "fa9" if major >= 12 else "triton"
+        if self.page_size is None:
+            self.page_size = 64 if self.attention_backend == "fa9" else 1
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-path", required=True)
+    parser.add_argument("--attention-backend", choices=["triton", "fa9"])
+    parser.add_argument("--page-size", type=int)
+    return ServerArgs(**{k: v for k, v in vars(parser.parse_args(argv)).items()})
+"""
+
+
+@pytest.fixture
+def unknown_release(tmp_path):
+    import subprocess
+    import sysconfig
+
+    from tests.probe_fakes import make_dist
+
+    def make(server_args: str) -> str:
+        venv = tmp_path / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        site = venv / "lib" / f"python{version}" / "site-packages"
+        assert site.is_dir(), sysconfig.get_paths()
+        make_dist(site, "torch", "9.0.0", {"torch/__init__.py": FAKE_TORCH})
+        files = {"sglang/__init__.py": "", "sglang/srt/__init__.py": "", "sglang/srt/server_args.py": server_args}
+        make_dist(site, "sglang", "1.0.0", files)
+        return str(venv / "bin" / "python")
+
+    return make
+
+
+def test_a_release_never_seen_is_tried_not_refused(unknown_release):
+    python = unknown_release(FAKE_SERVER_ARGS)
+    model = ["--model-path", str(MODELS / "Llama-3.1-8B-Instruct")]
+    b200, rtx = {**H200, "cc": [10, 0]}, {**H200, "cc": [12, 0]}
+    rejected = harness.ask("sglang", [*model, "--attention-backend", "fa9"], b200, python=python, timeout=60)
+    assert rejected["engine_version"] == "1.0.0" and rejected["shape"] == "post_init"
+    assert (rejected["status"], rejected["stage"], rejected["error"]) == (
+        "rejected",
+        "resolve",
+        "fa9 needs SM120, not SM100",
+    )
+    assert rejected["hook"] == "__post_init__"
+    accepted = harness.ask("sglang", model, rtx, python=python, timeout=60)
+    assert accepted["status"] == "accepted", accepted.get("reason")
+    assert (accepted["resolved"]["attention_backend"], accepted["resolved"]["page_size"]) == ("fa9", 64)
+    assert "backend_init" not in accepted["stages"]  # this release has no attention registry: not claimed
+    parsed = harness.ask("sglang", [*model, "--attention-backend", "fa3"], rtx, python=python, timeout=60)
+    assert (parsed["status"], parsed["stage"], parsed["error_type"]) == ("rejected", "parse", "ArgumentError")
+
+
+def test_a_release_whose_internals_differ_is_could_not_ask(unknown_release):
+    python = unknown_release("def launch(argv):\n    pass\n")
+    got = harness.ask("sglang", ["--model-path", str(MODELS / "Llama-3.1-8B-Instruct")], H200, python=python)
+    assert got["status"] == "could_not_ask" and got["engine_version"] == "1.0.0"
+    assert got["reason"] == "could not ask: sglang.srt.server_args has no prepare_server_args, ServerArgs"

@@ -23,6 +23,8 @@ def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
         about = f"engine: {r.engine} · holds for: {r.versions} · subject: {r.subject}" + (
             " · needs a live probe or --facts" if r.needs_software else ""
         )
+    elif r.to_dict().get("reported_by") == "check --ask-engine":
+        about = "reported by check --ask-engine, from the installed engine's own answer (not a rule)"
     else:
         about = "reported by check --smoke, from the kernels' run on this machine (not a rule)"
     out = [
@@ -49,7 +51,8 @@ def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
 @format_option()
 def explain_command(rule_id, fmt):
     """Explain one rule: what it checks, why, the fix, the upstream error it prevents, references.
-    Also smoke-kernel and smoke-disagrees, the findings of `check --smoke`.
+    Also smoke-kernel and smoke-disagrees, the findings of `check --smoke`, and engine-answer and
+    engine-disagrees, those of `check --ask-engine`.
 
     \b
     attn-preflight explain fa4-deterministic-mla-arch
@@ -63,8 +66,12 @@ def explain_command(rule_id, fmt):
         from attn_preflight.check_smoke import SMOKE_CHECKS
 
         r = SMOKE_CHECKS.get(wanted)
+    if r is None:  # the findings of `check --ask-engine`
+        from attn_preflight.check_engine import ENGINE_CHECKS
+
+        r = ENGINE_CHECKS.get(wanted)
     if r is None:
-        known = rule_ids() + list(SMOKE_CHECKS)
+        known = rule_ids() + list(SMOKE_CHECKS) + list(ENGINE_CHECKS)
         raise InputError(
             f"unknown rule {rule_id!r}{did_you_mean(rule_id, known)}; list them with `attn-preflight rules`"
         )

@@ -63,7 +63,7 @@ def engine_line(answer: dict[str, Any]) -> str:
     who = f"{answer.get('engine')} {answer.get('engine_version') or ''}".strip()
     stages = ", ".join(answer.get("stages") or []) or "no stage"
     status = {"accepted": "accepted", "rejected": "rejected", "could_not_ask": "could not be asked"}.get(
-        answer.get("status"), str(answer.get("status"))
+        str(answer.get("status")), str(answer.get("status"))
     )
     if answer.get("stage") and answer.get("status") != "accepted":
         status += f" at {answer['stage']}"

@@ -91,7 +91,7 @@ def install_gpu(torch, gpu: dict, cuda_version: str) -> None:
         major=cc[0],
         minor=cc[1],
         total_memory=total,
-        multi_processor_count=_SMS.get(cc, 132),
+        multi_processor_count=_SMS.get((cc[0], cc[1]), 132),
         is_integrated=0,
         is_multi_gpu_board=0,
         max_threads_per_multi_processor=2048 if cc[0] < 12 else 1536,
@@ -336,7 +336,7 @@ def clear_probe_caches() -> int:
                     cleared += 1
     platforms = sys.modules.get("sglang.srt.platforms")
     if platforms is not None and hasattr(platforms, "_current_platform"):
-        platforms._current_platform = None
+        setattr(platforms, "_current_platform", None)  # noqa: B010 (the module is the engine's, untyped)
     return cleared
 
 
@@ -645,7 +645,16 @@ class Ask:
         flashinfer_present()
         reevaluate_registries()
 
+        sys.argv[:1] = ["launch_server.py"]  # the parser's prog, as `python -m sglang.launch_server` names it
         logging.getLogger().addHandler(self.collector)
+        real_basic_config = logging.basicConfig
+
+        def basic_config(*args, **kwargs):  # force=True drops the root's handlers: keep the collector on it
+            real_basic_config(*args, **kwargs)
+            if self.collector not in logging.getLogger().handlers:
+                logging.getLogger().addHandler(self.collector)
+
+        logging.basicConfig = basic_config
         parse_errors = io.StringIO()
         try:
             with contextlib.redirect_stderr(parse_errors), contextlib.redirect_stdout(sys.stderr):
