@@ -1138,7 +1138,7 @@ def batch(reqs: list[dict], emit, timeout: float) -> None:
     gc.freeze()
     for req in reqs:
         answer = new_answer()
-        answer["import_seconds"] = round(t_import, 3)
+        answer["import_seconds"] = answer["shared_import_seconds"] = round(t_import, 3)
         if "_bad" in req:
             answer["reason"] = f"bad request: {req['_bad']}"
             emit(answer)
