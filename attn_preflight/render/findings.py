@@ -119,6 +119,23 @@ def _command_lines(command: str, width: int) -> list[str]:
     return lines
 
 
+def _collapsed(shown: list) -> list:
+    """`shown` with the unknowns of a model never read folded into general-model-config's row: one line says what
+    is missing, how to get it and how many rules wait for it (--all lists them)."""
+    from attn_preflight.rules.core.engine import Finding
+    from attn_preflight.rules.core.judge import NEEDS_MODEL
+
+    waiting = [f for f in shown if f.status.value == "unknown" and f.message.startswith(NEEDS_MODEL)]
+    head = next((f for f in shown if f.rule_id == "general-model-config"), None)
+    if not waiting or head is None:
+        return shown
+    count = len(waiting)
+    waits = f"{count} rule{'s' if count != 1 else ''} that depend on the model answer unknown, listed by --all"
+    outcome = head.outcome._replace(reason=f"{head.outcome.reason}; {waits}" if head.outcome.reason else waits)
+    folded = Finding(head.rule, outcome, head.note)
+    return [folded if f is head else f for f in shown if f not in waiting]
+
+
 def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLAIN) -> str:
     if fmt == "json":
         return to_json(report_to_dict(report))
@@ -149,6 +166,8 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
         if show_all or f.status.value not in ("pass", "skip") or getattr(f, "listed_when_skipped", False)
     ]
     hidden = sum(1 for f in report.findings if f.status.value == "pass") if not show_all else 0
+    if not show_all:
+        shown = _collapsed(shown)
     if shown:
         rows = [
             [

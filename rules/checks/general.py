@@ -31,6 +31,24 @@ from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from attn_preflight.rules.knowledge import flags as flag_kb
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
+# Families a hub id's name says, as a hint to the reader only: never judged on (a name is not a config.json;
+# nvidia/DeepSeek-R1-FP4 and a distilled "DeepSeek-R1-Distill-Llama" differ in attention).
+_FAMILIES = (
+    (("deepseek-v2", "deepseek-v3", "deepseek-r1", "deepseek-v4"), "the DeepSeek family (MLA attention)"),
+    (("kimi-k2", "kimi-k3"), "the Kimi K2 family (MLA attention)"),
+    (("glm-5",), "the GLM-5 family (MLA attention)"),
+    (("gpt-oss",), "the GPT-OSS family (attention sinks, sliding window)"),
+    (("llama-4",), "the Llama 4 family (chunked local attention)"),
+)
+
+
+def family_hint(reference: str) -> str:
+    """The family a hub id's name says ("" when none, or a distilled model of another architecture)."""
+    name = reference.rsplit("/", 1)[-1].lower()
+    if "distill" in name:
+        return ""
+    return next((family for keys, family in _FAMILIES if any(name.startswith(key) for key in keys)), "")
+
 
 @rule(
     id="general-model-config",
@@ -53,9 +71,11 @@ unknown rather than pass, and this finding warns with the commands that make it 
 )
 def general_model_config(cfg, target):
     if cfg.model_missing:
+        family = family_hint(cfg.model_missing)
         return warned(
             f"--model {cfg.model_missing}: no config.json in the Hugging Face cache ({cfg.model_looked_in}) and "
-            f"no preset of that name",
+            f"no preset of that name"
+            + (f"; the id names {family}: a hint only, nothing is judged on it" if family else ""),
             "the model's config.json (a local directory, the Hugging Face cache or a preset)",
             [f"hf download {cfg.model_missing} config.json", "--model DIR"],
         )

@@ -1,0 +1,107 @@
+"""What a user pasting the engines' recipes gets (issue 23), on lines of tests/fixtures/recipe_lines.json (each cited
+there with its source) and the cases the issue names."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.cli_run import check_json, finding, run_cli
+
+CORPUS = json.loads((Path(__file__).parent / "fixtures" / "recipe_lines.json").read_text(encoding="utf-8"))["lines"]
+
+
+def recipe(fragment: str) -> dict:
+    """The one corpus line whose command holds `fragment`."""
+    (line,) = [line for line in CORPUS if fragment in line["command"]]
+    return line
+
+
+def pasted(line: dict) -> list[str]:
+    return shlex.split(line["command"].replace("\\\n", " "))
+
+
+def test_the_corpus_is_cited_and_mixed():
+    assert len(CORPUS) >= 30
+    assert all(line["source"] and line["gpu"] and line["expect"] == "starts" for line in CORPUS)
+    sources = {line["source"].split(":")[0] for line in CORPUS}
+    assert sources == {"vllm-project/recipes", "sgl-project/sglang"}
+
+
+@pytest.fixture
+def empty_hub(tmp_path, monkeypatch):
+    """A machine that never downloaded the recipes' models."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_an_unread_fp4_deepseek_on_trtllm_mla_is_not_failed(empty_hub):
+    """sglang docs/advanced_features/attention_backend.md: nvidia/DeepSeek-R1-FP4 on trtllm_mla, 8xB200. The hub id
+    is no preset and not cached: whether it is an MLA model is unknown, so no FAIL and no trtllm_mha fix."""
+    line = recipe("nvidia/DeepSeek-R1-FP4 \\\n  --tp 8 \\\n  --attention-backend trtllm_mla")
+    run, report = check_json(["--gpu", line["gpu"], "--", *pasted(line)])
+    assert run.code == 0 and report["verdict"] == "warn"
+    assert finding(report, "mla-backend-mha-model")["status"] == "unknown"
+    fixes = [fix for f in report["findings"] for fix in f["fix"]]
+    assert not any("trtllm_mha" in fix for fix in fixes)
+    assert report["correction"] is None and report["alternatives"] == []
+    model = finding(report, "general-model-config")
+    assert model["fix"][0] == "hf download nvidia/DeepSeek-R1-FP4 config.json"
+    assert "DeepSeek family" in model["message"] and "hint only" in model["message"]
+
+
+def test_kimi_not_read_on_flashmla_is_not_failed(empty_hub):
+    line = recipe("moonshotai/Kimi-K2.5")
+    run, report = check_json(["--gpu", line["gpu"], "--", *pasted(line), "--attention-backend", "flashmla"])
+    assert report["verdict"] != "fail", [f["rule_id"] for f in report["findings"] if f["status"] == "fail"]
+    assert finding(report, "flashmla-mha-model")["status"] == "unknown"
+
+
+def test_a_model_independent_failure_keeps_no_model_dependent_fix(empty_hub):
+    """FLASHMLA_SPARSE needs SM90/SM100 whatever the model (a FAIL on A100), but FLASH_ATTN would serve DeepSeek-V3.2
+    (MLA, sparse) only if it were not one: that fix depends on the model never read."""
+    run, report = check_json(
+        [
+            "--gpu",
+            "A100",
+            "--engine",
+            "vllm",
+            "--attention-backend",
+            "FLASHMLA_SPARSE",
+            "--model",
+            "deepseek-ai/DeepSeek-V3.2",
+        ]
+    )
+    assert report["verdict"] == "fail"
+    failing = finding(report, "vllm-compute-capability")
+    assert failing["status"] == "fail" and "--attention-backend FLASH_ATTN" not in failing["fix"]
+
+
+def test_the_same_line_with_the_model_read_is_judged(empty_hub):
+    """The preset deepseek-r1 (MLA) read: trtllm_mla passes the MLA rule on B200."""
+    run, report = check_json(["--gpu", "B200", "--model", "deepseek-r1", "--attention-backend", "trtllm_mla"])
+    assert finding(report, "mla-backend-mha-model")["status"] == "pass"
+    run, report = check_json(["--gpu", "B200", "--model", "llama-3.1-8b", "--attention-backend", "trtllm_mla"])
+    assert finding(report, "mla-backend-mha-model")["status"] == "fail"
+
+
+def test_unknowns_of_an_unread_model_are_one_line(empty_hub):
+    line = recipe("moonshotai/Kimi-K2.5")
+    run = run_cli(["check", "--gpu", line["gpu"], "--", *pasted(line)])
+    table = run.out
+    assert table.count("UNKNOWN") == 0 and table.count("general-model-config") == 1
+    assert "depend on the model answer unknown, listed by --all" in table
+    assert len(table.splitlines()) < 40
+    everything = run_cli(["check", "--all", "--gpu", line["gpu"], "--", *pasted(line)]).out
+    assert everything.count("UNKNOWN") > 20
+
+
+def test_no_model_never_fails_an_mla_backend():
+    """The HTML report and NFD labels judge backends with no model: an MLA-only backend is then unknown, not
+    failed (nor labelled true)."""
+    run, report = check_json(["--gpu", "B200", "--attention-backend", "trtllm_mla"])
+    assert finding(report, "mla-backend-mha-model")["status"] == "unknown"
+    assert report["verdict"] != "fail"
