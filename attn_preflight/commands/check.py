@@ -49,6 +49,9 @@ _CONFIG_KEYS = (
 )
 
 
+SERVING_MACHINE = "not on this machine: a path of the machine that serves it"
+
+
 def input_error(err: RulesInputError) -> InputError:
     """RulesInputError -> the CLI's one-line error, with did-you-mean when the valid values are known."""
     if err.choices is not None and err.word is not None:
@@ -205,6 +208,11 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 model = load_model(reference)
             except ModelNotFound as err:  # judged without the model: its rules answer unknown, never pass
                 missing = {"model_missing": err.reference, "model_looked_in": err.looked_in}
+            except RulesInputError:
+                if options.get("model") is not None or not command:
+                    raise
+                # a pasted command's model path is the serving machine's (a container's /mnt/models): unread here
+                missing = {"model_missing": reference, "model_looked_in": SERVING_MACHINE}
         draft_reference = extra.get("flags", {}).get("speculative_draft_model_path")
         if isinstance(draft_reference, str):
             values["draft_model"] = load_draft_model(draft_reference)
@@ -317,6 +325,38 @@ def _smoke(report, timeout: Optional[float]):
     return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))
 
 
+# --- container forms (issue 23): `-- docker run …` and `--manifest FILE`; attn_preflight.containers loads only then
+
+
+def _container_form(command: Sequence[str], manifest: Optional[str], container: Optional[str]):
+    """The engine command a `docker run …` or a manifest holds (attn_preflight.containers.Unwrapped), else None."""
+    first = command[0].split(None, 1)[0] if command and command[0].strip() else ""
+    if manifest is None and container is None and "docker" not in first and first not in ("podman",):
+        if not (command and "=" in first and any("docker" in word for word in command[:8])):
+            return None
+    from attn_preflight.containers import unwrap
+
+    try:
+        return unwrap(command, manifest, container)
+    except RulesInputError as err:
+        raise input_error(err) from None
+
+
+def _with_image_pins(engine_versions: Sequence[str], pins: dict[str, str]) -> tuple[str, ...]:
+    """--engine-version with the image tag's version added for an engine not pinned by the user."""
+    pinned = {spec.split("==", 1)[0].strip().lower() for spec in engine_versions}
+    return tuple(engine_versions) + tuple(f"{name}=={version}" for name, version in pins.items() if name not in pinned)
+
+
+def _from_container(cfg, form):
+    """`cfg` saying which container form it came from, with the form's options left out listed as ignored."""
+    from dataclasses import replace
+
+    origin = f"{form.form} → {cfg.origin}" + ("" if form.pins else " (the image tag names no engine version)")
+    left_out = [f"[{form.form.split()[0]}] {' '.join(form.ignored)}"] if form.ignored else []
+    return replace(cfg, origin=origin, ignored=tuple(cfg.ignored) + tuple(left_out) + tuple(form.notes))
+
+
 @click.command("check", context_settings={"ignore_unknown_options": False})
 @target_options
 @config_options
@@ -351,6 +391,15 @@ def _smoke(report, timeout: Optional[float]):
     help="Time limit for each library's import check when probing this machine (not with --gpu or "
     f"--facts) [default: {PROBE_TIMEOUT_S:g}].",
 )
+@click.option(
+    "--manifest",
+    metavar="FILE.yaml",
+    type=click.Path(dir_okay=False),
+    callback=not_blank,
+    help="Read the launch command from a Kubernetes manifest (Deployment, LeaderWorkerSet, KServe "
+    "ServingRuntime / InferenceService, ...): its container's command, args, env and image tag.",
+)
+@click.option("--container", metavar="NAME", callback=not_blank, help="The --manifest container to read.")
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
@@ -367,6 +416,8 @@ def check_command(
     fmt,
     output,
     command,
+    manifest=None,
+    container=None,
     **config,
 ):
     """Check a serving config against every rule: found vs required, the fix, the upstream error it prevents.
@@ -394,7 +445,13 @@ def check_command(
             f"{'--gpu' if gpu else '--facts'} nothing is probed (drop one)"
         )
     check_output_writable(output)
+    form = _container_form(command, manifest, container)
+    if form is not None:
+        command = form.command
+        engine_versions = _with_image_pins(engine_versions, form.pins)
     cfg = config_from_options(config, command)
+    if form is not None:
+        cfg = _from_container(cfg, form)
     target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S, gpu_count)
     report = evaluate(cfg, target)
     if smoke:

@@ -70,6 +70,12 @@ unknown rather than pass, and this finding warns with the commands that make it 
     fix_title="Fetch the config (hf download ID config.json) or pass --model DIR",
 )
 def general_model_config(cfg, target):
+    if cfg.model_missing and cfg.model_looked_in.startswith("not on this machine"):
+        return warned(
+            f"--model {cfg.model_missing}: {cfg.model_looked_in}",
+            "the model's config.json (copy it here and give --model DIR)",
+            ["--model DIR"],
+        )
     if cfg.model_missing:
         family = family_hint(cfg.model_missing)
         return warned(

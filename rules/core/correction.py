@@ -178,11 +178,15 @@ def _why_not(closest: _State, findings: Sequence[Finding]) -> str:
     reason = f"no change of at most {MAX_CHANGES} flags passes{tried}: still failing " + ", ".join(
         f.rule_id for f in failing
     )
+    # what each needs, in words where its finding has no fix to see ("see the fix" beside an empty fix says nothing)
+    needs = "; ".join(
+        f"{f.rule_id}: {getattr(f.rule, 'fix_title', '') or 'see its finding'}" for f in failing if not f.fix
+    )
     if unfixable == [f.rule_id for f in failing]:
         reason += ", which need" if len(unfixable) > 1 else ", which needs"
-        reason += " more than a flag (see the fix)"
+        reason += " more than a flag" + (f" ({needs})" if needs else " (see the fix)")
     elif unfixable:
-        reason += f"; {', '.join(unfixable)} need more than a flag (see their fix)"
+        reason += f"; {', '.join(unfixable)} need more than a flag" + (f" ({needs})" if needs else " (see their fix)")
     return reason
 
 
