@@ -105,3 +105,74 @@ def test_no_model_never_fails_an_mla_backend():
     run, report = check_json(["--gpu", "B200", "--attention-backend", "trtllm_mla"])
     assert finding(report, "mla-backend-mha-model")["status"] == "unknown"
     assert report["verdict"] != "fail"
+
+
+def test_everyday_vllm_flags_do_not_make_strict_fail_a_recipe():
+    """vllm-project/recipes OpenAI/GPT-OSS.md: `--max-num-batched-tokens 10240 --max-num-seqs 128
+    --no-enable-prefix-caching` on 8xH200 (gpt-oss-120b is a preset). They are listed, not judged, not warned."""
+    line = recipe("--max-num-seqs 128")
+    run, report = check_json(["--strict", "--gpu", line["gpu"], "--", *pasted(line)])
+    assert run.code == 0 and report["verdict"] == "pass", [f for f in report["findings"] if f["status"] != "pass"]
+    unmodelled = finding(report, "general-unmodelled-flags")
+    assert unmodelled["status"] == "pass" and "--max-num-seqs" in unmodelled["message"]
+    assert "--no-enable-prefix-caching" in report["config"]["unmodelled"]  # still listed as not judged
+
+
+def test_max_num_seqs_still_warns_for_a_hybrid_mamba_model():
+    """vllm 0.33.0 config/compilation.py:1510-1532: above the Mamba cache blocks, full CUDA-graph capture fails."""
+    run, report = check_json(
+        ["--gpu", "H200", "--", "vllm", "serve", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--max-num-seqs", "8"]
+    )
+    assert finding(report, "general-unmodelled-flags")["status"] == "warn"
+
+
+def test_ignore_and_select_leave_rules_out_and_say_so(monkeypatch):
+    base = ["--gpu", "T4", "--model", "llama-3.1-8b", "--attention-backend", "fa3", "--tp-size", "2"]
+    run, report = check_json(base)
+    assert finding(report, "fa3-arch")["status"] == "fail"
+    run, ignored = check_json([*base, "--ignore", "fa3-"])
+    assert all(not f["rule_id"].startswith("fa3-") for f in ignored["findings"])
+    assert {"rule_id": "fa3-arch", "status": "fail"} in ignored["ignored_rules"]
+    monkeypatch.setenv("ATTN_PREFLIGHT_IGNORE", "fa3-arch, kv-")
+    run, from_env = check_json(base)
+    assert not any(f["rule_id"].startswith(("fa3-arch", "kv-")) for f in from_env["findings"])
+    monkeypatch.delenv("ATTN_PREFLIGHT_IGNORE")
+    run, selected = check_json([*base, "--select", "fa3-arch"])
+    assert [f["rule_id"] for f in selected["findings"]] == ["fa3-arch"] and run.code == 1
+    table = run_cli(["check", *base, "--ignore", "fa3-arch"]).out
+    assert "ignored rules: fa3-arch (fail)" in table and "rule ignored" in table.splitlines()[-1]
+
+
+def test_an_ignored_unknown_is_still_not_a_pass(empty_hub):
+    run, report = check_json(["--gpu", "H100", "--model", "someone/unread-model", "--select", "general-tp-heads"])
+    assert [f["status"] for f in report["findings"]] == ["unknown"]
+    run, report = check_json(
+        ["--gpu", "H100", "--model", "someone/unread-model", "--ignore", "general-tp-heads", "--select", "general-tp"]
+    )
+    assert report["findings"] == [] and report["verdict"] == "warn"
+
+
+def test_a_rule_pattern_matching_nothing_is_exit_2_with_close_ids():
+    run = run_cli(["check", "--gpu", "H100", "--ignore", "fa3-arhc"])
+    assert run.code == 2 and "did you mean 'fa3-arch'" in run.err and len(run.err) < 200
+
+
+def test_quiet_prints_the_failures_and_the_verdict():
+    run = run_cli(["check", "--quiet", "--gpu", "T4", "--model", "llama-3.1-8b", "--attention-backend", "fa3"])
+    lines = run.out.strip().splitlines()
+    assert run.code == 1 and lines[-1].startswith("verdict: FAIL") and "fa3-arch" in run.out
+    assert "target:" not in run.out and "Prevents" not in run.out and "WARN" not in run.out
+
+
+def test_explain_of_an_unknown_rule_is_one_short_line():
+    run = run_cli(["explain", "no-such-rule"])
+    assert run.code == 2 and len(run.err_lines) == 1 and len(run.err) < 200
+    close = run_cli(["explain", "mla-backend-mha"])
+    assert "did you mean 'mla-backend-mha-model'" in close.err and close.err.count(",") <= 2
+
+
+def test_rules_takes_words_to_filter():
+    run = run_cli(["rules", "--format", "json", "trtllm", "mla"])
+    ids = [r["id"] for r in json.loads(run.out)]
+    assert ids and all("trtllm" in i or "trtllm" in r["title"].lower() for i, r in zip(ids, json.loads(run.out)))
+    assert "mla-backend-mha-model" in ids and len(ids) < 30

@@ -9,6 +9,7 @@ Also exports the reusable pieces other verbs take the same flags with:
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Optional, Sequence
 
@@ -325,6 +326,58 @@ def _smoke(report, timeout: Optional[float]):
     return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))
 
 
+# --- rule selection (issue 23): --select / --ignore, as ruff's; ATTN_PREFLIGHT_SELECT / ATTN_PREFLIGHT_IGNORE for CI
+
+SELECT_ENV, IGNORE_ENV = "ATTN_PREFLIGHT_SELECT", "ATTN_PREFLIGHT_IGNORE"
+
+
+def _rule_patterns(given: Sequence[str], env_name: str) -> tuple[str, ...]:
+    """The rule ids / prefixes of an option (repeatable, comma-separated too) and of its environment variable,
+    each checked against the rules: a pattern matching none is exit 2 with up to three close ids."""
+    import os
+
+    from attn_preflight.rules.core.registry import rule_ids
+
+    words = [w for text in (*given, os.environ.get(env_name, "")) for w in re.split(r"[,\s]+", text) if w]
+    if not words:
+        return ()
+    known = rule_ids()  # every engine's rules: only when a pattern is given
+    for word in words:
+        if not any(rule_id.startswith(word) for rule_id in known):
+            import difflib
+
+            close = difflib.get_close_matches(word, known, n=3, cutoff=0.6)
+            hint = (
+                f" (did you mean {', '.join(repr(c) for c in close)}?)"
+                if close
+                else " (`attn-preflight rules` lists them)"
+            )
+            raise InputError(f"no rule id is or starts with {word!r}{hint}")
+    return tuple(words)
+
+
+def _selected(report, select: tuple[str, ...], ignore: tuple[str, ...]):
+    """`report` with the findings of rules not selected, or ignored, left out and listed; the verdict re-judged
+    from what is left, never a plain pass where a left-out rule was unknown, failed or warned."""
+    from attn_preflight.rules.core.engine import Status, verdict_of
+
+    def kept(rule_id: str) -> bool:
+        chosen = not select or rule_id.startswith(select)
+        return chosen and not (ignore and rule_id.startswith(ignore))
+
+    left_out = tuple((f.rule_id, f.status.value) for f in report.findings if not kept(f.rule_id))
+    if not left_out:
+        return report
+    findings = [f for f in report.findings if kept(f.rule_id)]
+    verdict = verdict_of(findings)
+    if verdict is Status.PASS and any(status in ("unknown", "fail", "warn") for _, status in left_out):
+        verdict = Status.WARN  # what was left out is not known to pass
+    report.findings, report.verdict, report.ignored_rules = findings, verdict, left_out
+    if verdict is not Status.FAIL:
+        report.alternatives, report.correction = [], None
+    return report
+
+
 # --- container forms (issue 23): `-- docker run …` and `--manifest FILE`; attn_preflight.containers loads only then
 
 
@@ -400,6 +453,22 @@ def _from_container(cfg, form):
     "ServingRuntime / InferenceService, ...): its container's command, args, env and image tag.",
 )
 @click.option("--container", metavar="NAME", callback=not_blank, help="The --manifest container to read.")
+@click.option(
+    "--select",
+    "select_rules",
+    multiple=True,
+    metavar="RULE",
+    help=f"Judge only these rules (repeatable; a prefix selects a family: kv-, fa4-) [env: {SELECT_ENV}].",
+)
+@click.option(
+    "--ignore",
+    "ignore_rules",
+    multiple=True,
+    metavar="RULE",
+    help=f"Leave these rules out (repeatable, prefixes as --select); they are listed and a verdict left with an "
+    f"ignored unknown is not a pass [env: {IGNORE_ENV}].",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print only the failures and the verdict (table, markdown).")
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
@@ -418,6 +487,9 @@ def check_command(
     command,
     manifest=None,
     container=None,
+    select_rules=(),
+    ignore_rules=(),
+    quiet=False,
     **config,
 ):
     """Check a serving config against every rule: found vs required, the fix, the upstream error it prevents.
@@ -445,6 +517,7 @@ def check_command(
             f"{'--gpu' if gpu else '--facts'} nothing is probed (drop one)"
         )
     check_output_writable(output)
+    select, ignore = _rule_patterns(select_rules, SELECT_ENV), _rule_patterns(ignore_rules, IGNORE_ENV)
     form = _container_form(command, manifest, container)
     if form is not None:
         command = form.command
@@ -456,7 +529,10 @@ def check_command(
     report = evaluate(cfg, target)
     if smoke:
         report = _smoke(report, smoke_timeout)
-    write_output(render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output)), output)
+    if select or ignore:
+        report = _selected(report, select, ignore)
+    rendered = render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output), quiet=quiet)
+    write_output(rendered, output)
     code = report.exit_code(strict)
     if code:
         raise click.exceptions.Exit(EXIT_FAIL)

@@ -29,6 +29,7 @@ def report_to_dict(report) -> dict[str, Any]:
         "alternatives": [a.to_dict() for a in report.alternatives],
         "memory": _memory(report),
         "correction": report.correction.to_dict() if report.correction else None,
+        "ignored_rules": [{"rule_id": rule_id, "status": status} for rule_id, status in report.ignored_rules],
     }
 
 
@@ -136,9 +137,68 @@ def _collapsed(shown: list) -> list:
     return [folded if f is head else f for f in shown if f not in waiting]
 
 
-def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLAIN) -> str:
+def _verdict_line(report, fmt: str, screen: Screen) -> str:
+    counts = report.counts()
+    summary = ", ".join(
+        f"{counts[s]} {label}"
+        for s, label in (
+            ("fail", "failed"),
+            ("warn", "warnings"),
+            ("unknown", "unknown"),
+            ("pass", "passed"),
+            ("skip", "skipped"),
+        )
+        if counts[s]
+    )
+    if report.ignored_rules:
+        count = len(report.ignored_rules)
+        summary += f"; {count} rule{'s' if count != 1 else ''} ignored"
+    verdict = f"verdict: {status_word(report.verdict.upper(), screen)} ({summary})"
+    return f"**{verdict}**" if fmt == "markdown" else verdict
+
+
+def _ignored_line(report, screen: Screen) -> str:
+    """The rules --ignore / --select left out, those that did not pass first: one wrapped line."""
+    order = {"fail": 0, "unknown": 1, "warn": 2, "pass": 3, "skip": 4}
+    ranked = sorted(report.ignored_rules, key=lambda item: order.get(item[1], 5))
+    named = [f"{rule_id} ({status})" for rule_id, status in ranked if status not in ("pass", "skip")]
+    quiet = len(ranked) - len(named)
+    text = (
+        "ignored rules: "
+        + ", ".join(named)
+        + (f"{' and ' if named else ''}{quiet} that passed or did not apply" if quiet else "")
+    )
+    return wrap_lines(text, screen)
+
+
+def _quiet_report(report, fmt: str, screen: Screen) -> str:
+    """--quiet: the failures (rule, found vs required, fix) and the verdict, nothing else."""
+    failures = [f for f in report.findings if f.status.value == "fail"]
+    out = []
+    if failures:
+        rows = [[f.rule_id, f.message, "\n".join(f.fix)] for f in failures]
+        out.append(
+            table(
+                ["rule", "found vs required", "fix"],
+                rows,
+                fmt,
+                width=screen.width,
+                whole={2},
+                title_columns=1,
+                detail=1,
+            )
+        )
+    if report.ignored_rules:
+        out.append(_ignored_line(report, screen))
+    out.append(_verdict_line(report, fmt, screen))
+    return "\n\n".join(out)
+
+
+def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLAIN, quiet: bool = False) -> str:
     if fmt == "json":
         return to_json(report_to_dict(report))
+    if quiet:
+        return _quiet_report(report, fmt, screen)
     config, target = report.config, report.target
     out = [heading("attn-preflight check", fmt, level=1)]
     pairs = [("target", f"{target.describe()} [{target.label}]"), ("config", config_line(config))]
@@ -207,18 +267,7 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
     notes = list(dict.fromkeys(f.note for f in report.findings if f.note))
     if notes:
         out.append(wrap_lines("\n".join(f"note: {n}" for n in notes), screen))
-    counts = report.counts()
-    summary = ", ".join(
-        f"{counts[s]} {label}"
-        for s, label in (
-            ("fail", "failed"),
-            ("warn", "warnings"),
-            ("unknown", "unknown"),
-            ("pass", "passed"),
-            ("skip", "skipped"),
-        )
-        if counts[s]
-    )
-    verdict = f"verdict: {status_word(report.verdict.upper(), screen)} ({summary})"
-    out.append(f"**{verdict}**" if fmt == "markdown" else verdict)
+    if report.ignored_rules:
+        out.append(_ignored_line(report, screen))
+    out.append(_verdict_line(report, fmt, screen))
     return "\n\n".join(out)

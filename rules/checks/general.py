@@ -165,6 +165,15 @@ def general_unmodelled_flags(cfg, target):
     unmodelled = cfg.unmodelled
     if not unmodelled:
         return passed("no flag bearing on attention left unmodelled", "every bearing flag modelled")
+    from attn_preflight.rules.core.flag_tables import routine_flags  # only when a pasted command has such flags
+
+    routine = routine_flags(cfg.engine, unmodelled, cfg.model)
+    unmodelled = tuple(flag for flag in unmodelled if flag not in routine)
+    if not unmodelled:
+        return passed(
+            f"{', '.join(routine)}: everyday flags whose effect on attention the rules bound (listed, not judged)",
+            "every bearing flag modelled",
+        )
     return warned(
         f"{', '.join(unmodelled)} in the launch command, not modelled by the rules",
         "every flag that bears on attention modelled",

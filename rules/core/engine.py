@@ -414,6 +414,8 @@ class Report:
     verdict: Status  # verdict_of(findings)
     alternatives: list[Alternative] = field(default_factory=list)
     correction: Optional[Correction] = None  # the fewest-change corrected command, when something is to fix
+    # findings left out by --ignore / --select (the face's filter), each as (rule id, the status it had)
+    ignored_rules: tuple[tuple[str, str], ...] = ()
 
     def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}

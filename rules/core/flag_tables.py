@@ -371,6 +371,57 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
 }
 
 
+# Bearing flags of everyday launch lines (the engines' own recipes carry them) whose effect on attention the rules
+# bound without reading them: listed as not judged, never a warning of general-unmodelled-flags (so --strict does
+# not fail an official recipe). Each says why; `model_bound` names the model kind for which it does matter (then
+# it warns again).
+ROUTINE_BEARING: dict[str, dict[str, tuple[str, str]]] = {
+    "vllm": {
+        "max_num_seqs": (
+            "a cap on concurrent requests: memory vLLM profiles at start-up, which the KV figures bound from above",
+            "hybrid_linear",  # config/compilation.py:1510-1532: above the Mamba cache blocks, CUDA-graph capture fails
+        ),
+        "max_num_batched_tokens": (
+            "the scheduler's token budget per step: activation memory, profiled at start-up",
+            "",
+        ),
+        "enable_chunked_prefill": ("prefill split into chunks: the same attention kernels, smaller calls", ""),
+        "enable_prefix_caching": ("whether KV blocks are shared between requests: not their dtype or layout", ""),
+        "enable_expert_parallel": ("MoE experts placed by EP: attention layers keep their TP split", ""),
+        "enable_eplb": ("MoE expert load balancing: attention untouched", ""),
+        "async_scheduling": (
+            "overlaps scheduling with the forward pass; a sliding-window layer holds more in-flight tokens, which "
+            "the KV figures bound",
+            "",
+        ),
+        "language_model_only": ("skips the vision encoder: its attention backend is then not built", ""),
+        "mm_encoder_tp_mode": ("how the vision encoder is split: its own attention, not the language model's", ""),
+        "enforce_eager": ("no CUDA graphs: the same attention kernels, run eagerly", ""),
+        "max_cudagraph_capture_size": ("the largest batch captured in a CUDA graph: memory profiled at start-up", ""),
+    },
+    "sglang": {
+        "ep_size": ("MoE experts placed by EP: attention layers keep their TP split", ""),
+        "expert_parallel_size": ("MoE experts placed by EP: attention layers keep their TP split", ""),
+        "enable_ep_moe": ("MoE experts placed by EP: attention layers keep their TP split", ""),
+        "enable_eplb": ("MoE expert load balancing: attention untouched", ""),
+    },
+}
+
+
+def routine_flags(engine: str, written: Sequence[str], model: Any = None) -> list[str]:
+    """The options of `written` (as a pasted command gave them) that are routine for `engine` (ROUTINE_BEARING), the
+    model kind a flag matters for excepted."""
+    table = flag_kb.flag_table(engine)
+    routine = ROUTINE_BEARING.get(engine, {})
+    out = []
+    for option in written:
+        spec = table.options.get(option.split("=", 1)[0])
+        entry = routine.get(spec.dest) if spec is not None else None
+        if entry is not None and not (entry[1] and model is not None and getattr(model, entry[1], False)):
+            out.append(option)
+    return out
+
+
 # Not bearing: reading the wheels' code (server_args.py and arg_groups/*_hook.py, vllm/config/*.py) shows it
 # cannot change any of these. A dest in neither set is reported with the unmodelled ones: never dropped silently.
 NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
