@@ -179,8 +179,10 @@ def _why_not(closest: _State, findings: Sequence[Finding]) -> str:
         f.rule_id for f in failing
     )
     # what each needs, in words where its finding has no fix to see ("see the fix" beside an empty fix says nothing)
+    bare = [f for f in failing if not f.fix]
     needs = "; ".join(
-        f"{f.rule_id}: {getattr(f.rule, 'fix_title', '') or 'see its finding'}" for f in failing if not f.fix
+        (f"{f.rule_id}: " if len(failing) > 1 else "") + (getattr(f.rule, "fix_title", "") or "see its finding")
+        for f in bare
     )
     if unfixable == [f.rule_id for f in failing]:
         reason += ", which need" if len(unfixable) > 1 else ", which needs"
