@@ -176,3 +176,67 @@ def test_rules_takes_words_to_filter():
     ids = [r["id"] for r in json.loads(run.out)]
     assert ids and all("trtllm" in i or "trtllm" in r["title"].lower() for i, r in zip(ids, json.loads(run.out)))
     assert "mla-backend-mha-model" in ids and len(ids) < 30
+
+
+def test_the_correction_agrees_with_the_fix_on_fa3_on_t4():
+    """fa3 on T4 (SM75): fa3-arch's fix is triton. A lossy fp8_e5m2 KV would also 'pass' only because SGLang then
+    silently runs triton; the corrected command says what runs instead."""
+    run, report = check_json(["--gpu", "T4", "--model", "llama-3.1-8b", "--attention-backend", "fa3", "--tp", "2"])
+    assert finding(report, "fa3-arch")["fix"] == ["--attention-backend triton"]
+    changes = report["correction"]["changes"]
+    assert "--attention-backend triton" in changes and not any("fp8_e5m2" in c for c in changes)
+
+
+def test_a_dropped_phase_backend_is_said():
+    """sglang attention_backend.md's FP4 DeepSeek-R1 line, with the preset read and an MHA backend asked for: the
+    correction's --attention-backend replaces --prefill-attention-backend fa4, and says so."""
+    command = ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-r1", "--tp", "8",
+               "--attention-backend", "trtllm_mha", "--prefill-attention-backend", "fa4"]  # fmt: skip
+    run, report = check_json(["--gpu", "8xB200", "--", *command])
+    assert "drop --prefill-attention-backend" in report["correction"]["changes"]
+    table = run_cli(["check", "--gpu", "8xB200", "--", *command]).out
+    assert "dropped: --prefill-attention-backend" in table
+
+
+def test_a_context_too_short_to_serve_is_not_offered():
+    run, report = check_json(["--gpu", "A10", "--model", "llama-3.1-8b", "--mem-fraction-static", "0.64"])
+    kv = finding(report, "memory-kv-context")
+    assert kv["status"] == "warn" and not any(fix.startswith("--context-length") for fix in kv["fix"])
+    run, report = check_json(["--gpu", "A10", "--model", "llama-3.1-8b", "--mem-fraction-static", "0.7"])
+    assert any(fix.startswith("--context-length") for fix in finding(report, "memory-kv-context")["fix"])
+
+
+def test_a_removed_flag_gets_drop_or_a_release_that_has_it():
+    """--disable-log-requests left vLLM's frontend in 0.17.0 (rule fixture general-flags-known)."""
+    run, report = check_json(
+        [
+            "--gpu",
+            "H100",
+            "--engine-version",
+            "vllm==0.17.0",
+            "--",
+            "vllm",
+            "serve",
+            "llama-3.1-8b",
+            "--disable-log-requests",
+        ]
+    )
+    known = finding(report, "general-flags-known")
+    assert known["fix"][0] == "drop --disable-log-requests"
+    assert known["fix"][1].startswith("--engine-version vllm==0.16")
+
+
+def test_prevents_is_quoted_in_the_used_backends_words():
+    from types import SimpleNamespace
+
+    from attn_preflight.render.findings import prevents_for
+
+    rule = SimpleNamespace(
+        prevents="trtllm_mla backend can only be used with MLA models.",
+        backends=frozenset({"trtllm_mla", "cutedsl_mla"}),
+    )
+    finding_ = SimpleNamespace(prevents=rule.prevents, rule=rule)
+    assert prevents_for(finding_, SimpleNamespace(backends=frozenset({"cutedsl_mla"}))).startswith(
+        "cutedsl_mla backend"
+    )
+    assert prevents_for(finding_, SimpleNamespace(backends=frozenset({"trtllm_mla"}))).startswith("trtllm_mla backend")

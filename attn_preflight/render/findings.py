@@ -8,6 +8,7 @@ verdict line. Passed and skipped rules are counted, and listed with show_all (fi
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -18,6 +19,28 @@ CHECK_SCHEMA_VERSION = 1
 _COMMAND_WIDTH = 100  # columns a corrected command's lines fill when the screen sets no width
 
 
+def prevents_for(finding, config) -> str:
+    """The upstream message a finding prevents, in the words of the backend the config uses: a row shared by
+    several backends (trtllm_mla, cutedsl_mla) quotes one's message, and each factory raises it with its own name."""
+    text = finding.prevents
+    backends = getattr(finding.rule, "backends", frozenset())
+    if not text or len(backends) < 2:
+        return text
+    used = sorted(backends & config.backends)
+    named = [b for b in backends if re.search(rf"\b{re.escape(b)}\b", text)]
+    if len(used) == 1 and named and used[0] not in named:
+        for other in named:
+            text = re.sub(rf"\b{re.escape(other)}\b", used[0], text)
+    return text
+
+
+def _finding_dict(finding, config) -> dict[str, Any]:
+    out = finding.to_dict()
+    if "prevents" in out:
+        out["prevents"] = prevents_for(finding, config)
+    return out
+
+
 def report_to_dict(report) -> dict[str, Any]:
     return {
         "schema_version": CHECK_SCHEMA_VERSION,
@@ -25,7 +48,7 @@ def report_to_dict(report) -> dict[str, Any]:
         "counts": report.counts(),
         "target": report.target.to_dict(),
         "config": report.config.to_dict(),
-        "findings": [f.to_dict() for f in report.findings],
+        "findings": [_finding_dict(f, report.config) for f in report.findings],
         "alternatives": [a.to_dict() for a in report.alternatives],
         "memory": _memory(report),
         "correction": report.correction.to_dict() if report.correction else None,
@@ -93,11 +116,13 @@ def _correction_block(correction, fmt: str, screen: Screen) -> str:
     head = heading(
         f"{title} ({count} change{'s' if count != 1 else ''}, re-checked: {correction.verdict.value})", fmt, level
     )
+    dropped = [change.split(" ", 1)[1] for change in correction.changes if change.startswith("drop ")]
+    said = f"\n\ndropped: {' '.join(dropped)} (the changed flags replace it)" if dropped else ""
     if fmt == "markdown":
-        return f"{head}\n```\n{correction.command}\n```"
+        return f"{head}\n```\n{correction.command}\n```{said}"
     # each line indented 4 and continued with " \\": 6 columns of the screen's width
     lines = _command_lines(correction.command, (screen.width or _COMMAND_WIDTH) - 6)
-    return head + "\n" + " \\\n".join(("  " if i == 0 else "    ") + line for i, line in enumerate(lines))
+    return head + "\n" + " \\\n".join(("  " if i == 0 else "    ") + line for i, line in enumerate(lines)) + said
 
 
 def _command_lines(command: str, width: int) -> list[str]:
@@ -246,7 +271,7 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
     if prevents:
         lines = [heading("Prevents", fmt, level=3 if fmt == "markdown" else 2)]
         for f in prevents:
-            lines.append(f'- {f.rule_id}: "{f.prevents}"  ({f.source})')
+            lines.append(f'- {f.rule_id}: "{prevents_for(f, report.config)}"  ({f.source})')
         out.append(wrap_lines("\n".join(lines), screen))
     if report.alternatives:
         lines = [heading("Would pass instead", fmt, level=3 if fmt == "markdown" else 2)]

@@ -199,23 +199,42 @@ resolved as argparse does: exact, `--flag=value`, or a unique prefix (`--tp` is 
 
 When the release is unknown the newest table is used, and the finding says so; a release older than every
 table is judged with the oldest one, also said.""",
-    fix_title="Use the flag's name in that release (see `--help` of that release)",
+    fix_title="Drop the flag, use its name in that release (see `--help` of that release), or run a release that "
+    "has it",
 )
 def general_flags_known(cfg, target):
     if not cfg.options:
         return skipped("no pasted command")
     release, said = table_for(flag_kb.releases(cfg.engine), target.versions.get(cfg.engine))
     table = flag_kb.flag_table(cfg.engine, release)
-    refused = []
+    refused, unknown_options = [], []
     for option in cfg.options:
         try:
             table.resolve(option)
         except flag_kb.FlagError as err:
             refused.append(str(err))
+            if str(err).startswith("unrecognized"):
+                unknown_options.append(option.split("=", 1)[0])
     required = f"flags {cfg.engine} {release} has{said}"
     if not refused:
         return passed(f"every flag is one {cfg.engine} {release} has{said}", required)
-    return failed("; ".join(refused), required)
+    return failed("; ".join(refused), required, _flag_fixes(cfg.engine, release, unknown_options))
+
+
+def _flag_fixes(engine: str, release: str, options: list[str]) -> list[str]:
+    """For options the release does not have: drop them, or pin the newest release that has them all (a flag that
+    was removed, or one of a newer release)."""
+    if not options:
+        return []
+    fixes = [" ".join(f"drop {option}" for option in options)]
+    having = [
+        other
+        for other in flag_kb.releases(engine)
+        if other != release and all(option in flag_kb.flag_table(engine, other).options for option in options)
+    ]
+    if having:
+        fixes.append(f"--engine-version {engine}=={having[-1]} (a release that has {' '.join(options)})")
+    return fixes
 
 
 BACKEND_FLAGS = (

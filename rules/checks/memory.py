@@ -536,6 +536,10 @@ for vLLM is an upper bound: the real one is lower by that activation and graph m
 max_num_batched_tokens, the model's width and the captured batch sizes. A context that fails here fails there;
 one that passes with a margin smaller than that memory may still fail."""
 KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
+# The shortest context a shorter-context fix offers: below it the server starts but a chat request (system
+# prompt, history, answer) does not fit, so the fix would leave the config useless (issue 23).
+MIN_USEFUL_CONTEXT = 4096
+
 KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
 
 
@@ -589,7 +593,8 @@ def memory_kv_context(cfg, target):
     if configured.request_tokens >= needed:
         return passed(found, required)
     fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if c.request_tokens >= needed]
-    fix.append(f"{flag(cfg, 'context')} {configured.request_tokens}")
+    if configured.request_tokens >= MIN_USEFUL_CONTEXT:  # a context of 1,189 tokens starts but serves nothing
+        fix.append(f"{flag(cfg, 'context')} {configured.request_tokens}")
     layout = next(
         (
             (tp, cfg.pp_size)

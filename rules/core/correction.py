@@ -139,7 +139,9 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
                 grown.append(candidate)
         if not grown:
             break
-        settled = [s for s in grown if _settled(judge, s)]
+        # a correction says what runs: never one the engine would silently re-route to another backend (fa3 on T4
+        # "fixed" by a lossy fp8_e5m2 KV that makes SGLang run triton: write triton instead)
+        settled = [s for s in grown if _settled(judge, s) and not _rerouted(s, start)]
         if settled:
             best = min(
                 settled,
@@ -161,12 +163,34 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
     if best is None:
         return Correction((), None, None, pasted, _why_not(closest, judge.findings(closest.resolved)))
     changed = sorted(best.changed, key=lambda c: not c[0].startswith(ENV_DEST))  # a variable goes before flags
+    changes = tuple(shlex.join(tokens) for _, tokens in changed)  # one per flag or variable changed
     if pasted:
-        command = shlex.join(rewrite(config.command, config.engine, [t for _, t in changed]))
+        words = rewrite(config.command, config.engine, [t for _, t in changed])
+        command = shlex.join(words)
+        changes += _dropped(config.command, words, changes)
     else:
         command = " ".join(shlex.join(tokens) for _, tokens in changed)
-    changes = tuple(shlex.join(tokens) for _, tokens in changed)  # one per flag or variable changed
     return Correction(changes, command, verdict_of(judge.findings(best.resolved)), pasted)
+
+
+def _dropped(pasted: Sequence[str], corrected: Sequence[str], changes: Sequence[str]) -> tuple[str, ...]:
+    """Each option or variable of the pasted command the corrected one leaves out (a phase-specific backend that
+    --attention-backend replaces, a VLLM_ATTENTION_BACKEND= the flag supersedes), said as "drop X" so that no flag
+    goes silently."""
+    kept = {word.split("=", 1)[0] for word in corrected}
+    changed = {change.split()[0].split("=", 1)[0] for change in changes}
+    dropped = []
+    for word in pasted:
+        name = word.split("=", 1)[0]
+        if (word.startswith("--") or ENV_ASSIGNMENT.match(word)) and name not in kept and name not in changed:
+            dropped.append(f"drop {name}")
+    return tuple(dict.fromkeys(dropped))
+
+
+def _rerouted(state: _State, start: _State) -> bool:
+    """Whether the engine replaces the backend of `state` silently where it did not replace the pasted one."""
+    backend_keys = {key for key in state.resolved.rewrites if key.endswith("attention_backend")}
+    return bool(backend_keys - set(start.resolved.rewrites))
 
 
 def _why_not(closest: _State, findings: Sequence[Finding]) -> str:
