@@ -23,7 +23,7 @@ def prevents_for(finding, config) -> str:
     """The upstream message a finding prevents, in the words of the backend the config uses: a row shared by
     several backends (trtllm_mla, cutedsl_mla) quotes one's message, and each factory raises it with its own name."""
     text = finding.prevents
-    backends = getattr(finding.rule, "backends", frozenset())
+    backends: frozenset[str] = getattr(finding.rule, "backends", frozenset())
     if not text or len(backends) < 2:
         return text
     used = sorted(backends & config.backends)
