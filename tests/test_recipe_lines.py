@@ -240,3 +240,27 @@ def test_prevents_is_quoted_in_the_used_backends_words():
         "cutedsl_mla backend"
     )
     assert prevents_for(finding_, SimpleNamespace(backends=frozenset({"trtllm_mla"}))).startswith("trtllm_mla backend")
+
+
+def test_vllm_speculative_config_is_listed_as_not_judged():
+    """vllm-project/recipes Qwen/Qwen3.5.md: --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'
+    is read, and no vLLM rule judges the draft yet: it is named, never silently passed."""
+    line = recipe('"num_speculative_tokens": 2')
+    run, report = check_json(["--gpu", line["gpu"], "--", *pasted(line)])
+    unmodelled = finding(report, "general-unmodelled-flags")
+    assert unmodelled["status"] == "warn" and "--speculative-config (mtp)" in unmodelled["message"]
+    assert report["verdict"] != "pass"
+
+
+def test_an_eagle3_head_not_here_is_judged_as_a_dense_head():
+    """An EAGLE3 draft (sglang models/llama_eagle3.py LlamaForCausalLMEagle3) is a dense head of its own: with the
+    checkpoint not here, fa4 as the draft backend on H200 is not failed for the DeepSeek target's MLA."""
+    command = ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-r1", "--tp", "8",
+               "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "someone/DeepSeek-R1-EAGLE3",
+               "--speculative-draft-attention-backend", "fa4"]  # fmt: skip
+    run, report = check_json(["--gpu", "8xH200", "--", *command])
+    draft = finding(report, "spec-draft-backend")
+    assert draft["status"] == "pass" and "judged as a dense head" in draft["message"]
+    fa3 = [w if w != "fa4" else "fa3" for w in command]
+    run, report = check_json(["--gpu", "8xB200", "--", *fa3])  # a dense head's rules still apply: fa3 on SM100
+    assert finding(report, "spec-draft-backend")["status"] == "fail"

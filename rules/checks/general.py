@@ -5,6 +5,8 @@ attn_preflight.rules.engines.sglang.constraints.general."""
 
 from __future__ import annotations
 
+import json
+
 from packaging.version import Version
 
 from attn_preflight.rules.checks.common import (
@@ -162,7 +164,7 @@ flag the rules have not classified either way is listed too: it is never dropped
     fix_title="Judge the command without the flag, or pass its effect as flags the rules read",
 )
 def general_unmodelled_flags(cfg, target):
-    unmodelled = cfg.unmodelled
+    unmodelled = cfg.unmodelled + _read_not_judged(cfg)
     if not unmodelled:
         return passed("no flag bearing on attention left unmodelled", "every bearing flag modelled")
     from attn_preflight.rules.core.flag_tables import routine_flags  # only when a pasted command has such flags
@@ -219,6 +221,19 @@ def general_flags_known(cfg, target):
     if not refused:
         return passed(f"every flag is one {cfg.engine} {release} has{said}", required)
     return failed("; ".join(refused), required, _flag_fixes(cfg.engine, release, unknown_options))
+
+
+def _read_not_judged(cfg) -> tuple[str, ...]:
+    """Flags read into the config that no rule judges yet: vLLM's --speculative-config (its method, draft model and
+    tokens are parsed; no vLLM rule judges the draft's attention) (issue 23)."""
+    spec = cfg.flags.get("speculative_config") if cfg.engine == "vllm" else None
+    if not isinstance(spec, str):
+        return ()
+    try:
+        method = json.loads(spec).get("method") or "method from the draft model"
+    except (ValueError, AttributeError):
+        method = "unreadable JSON"
+    return (f"--speculative-config ({method})",)
 
 
 def _flag_fixes(engine: str, release: str, options: list[str]) -> list[str]:
