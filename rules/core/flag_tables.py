@@ -186,6 +186,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "pipeline_parallel_size": ("pp_size", "int"),
         "gpu_memory_utilization": ("mem_fraction", "float"),
         "data_parallel_size": ("dp_size", "int"),
+        "decode_context_parallel_size": ("vllm_dcp_size", "int"),  # vllm-dcp-gqa-tp
     },
 }
 
@@ -363,7 +364,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "data, expert and context parallelism (attention TP, weights per GPU)": (
             "all2all_backend cp_kv_cache_interleave_size data_parallel_size_local dcp_comm_backend "
-            "dcp_kv_cache_interleave_size dcp_q_replicate decode_context_parallel_size elastic_ep_max_dp_size "
+            "dcp_kv_cache_interleave_size dcp_q_replicate elastic_ep_max_dp_size "
             "enable_elastic_ep enable_eplb enable_expert_parallel enable_multimodal_encoder_data_parallel "
             "eplb_config mm_encoder_tp_mode num_redundant_experts prefill_context_parallel_size"
         ),
