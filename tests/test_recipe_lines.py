@@ -264,3 +264,22 @@ def test_an_eagle3_head_not_here_is_judged_as_a_dense_head():
     fa3 = [w if w != "fa4" else "fa3" for w in command]
     run, report = check_json(["--gpu", "8xB200", "--", *fa3])  # a dense head's rules still apply: fa3 on SM100
     assert finding(report, "spec-draft-backend")["status"] == "fail"
+
+
+def test_a_slow_probe_says_so_on_a_terminal_only(monkeypatch, capsys):
+    """The first probe imports every library in its own process (3-12 s): a note on stderr, on a terminal only."""
+    import sys
+    import time
+
+    from attn_preflight.commands.common import slow_note
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    with slow_note("probing this machine", after=0.05):
+        time.sleep(0.3)
+    with slow_note("fast, never said", after=0.5):
+        pass
+    assert capsys.readouterr().err.splitlines() == ["probing this machine"]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    with slow_note("piped, never said", after=0.05):
+        time.sleep(0.2)
+    assert capsys.readouterr().err == ""

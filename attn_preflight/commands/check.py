@@ -300,7 +300,12 @@ def target_from_options(
         elif facts_file:
             target = load_facts_file(facts_file)
         else:
-            target = live_target(probe_timeout)
+            from attn_preflight.commands.common import slow_note
+
+            with slow_note(
+                f"probing this machine (each library's import up to {probe_timeout:g} s; cached afterwards)…"
+            ):
+                target = live_target(probe_timeout)
     except RulesInputError as err:
         raise input_error(err) from None
     return target.with_engine_versions(pins)
