@@ -283,3 +283,17 @@ def test_a_slow_probe_says_so_on_a_terminal_only(monkeypatch, capsys):
     with slow_note("piped, never said", after=0.05):
         time.sleep(0.2)
     assert capsys.readouterr().err == ""
+
+
+def test_smoke_words_pass_wraps_and_says_each_reason_once():
+    from attn_preflight.probe.smoke.results import STATUS_OK, STATUS_SKIPPED
+    from attn_preflight.render.smoke import progress_line, shown_status
+
+    assert shown_status(STATUS_OK) == "pass" and shown_status(STATUS_SKIPPED) == "skipped"
+    from types import SimpleNamespace
+
+    skipped = SimpleNamespace(status=STATUS_SKIPPED, kernel="fa4-dense", case=None, message="PyTorch is not installed")
+    assert progress_line(skipped, 1.0) == "smoke    1.0s  fa4-dense: skipped"  # the report says why, once
+    failed = SimpleNamespace(status="error", kernel="fa4-dense", case=None, message="x " * 80)
+    wrapped = progress_line(failed, 1.0, width=60).splitlines()
+    assert len(wrapped) > 1 and all(len(line) <= 60 for line in wrapped)

@@ -24,6 +24,7 @@ from attn_preflight.commands.common import (
     output_option,
     positive_seconds,
     screen_for,
+    stderr_width,
     write_output,
 )
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
@@ -325,7 +326,7 @@ def _smoke(report, timeout: Optional[float]):
     started = time.monotonic()
 
     def progress(result, machine) -> None:
-        note(progress_line(result, time.monotonic() - started, machine))
+        note(progress_line(result, time.monotonic() - started, machine, stderr_width()))
 
     jobs = smoke_plan.plan(report.config, report.target)
     return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))

@@ -123,6 +123,16 @@ def note(text: str) -> None:
     click.echo(safe_text(text), err=True)
 
 
+def stderr_width() -> Optional[int]:
+    """The terminal's width when stderr is one (progress lines wrap to it), else None (a pipe keeps whole lines)."""
+    stream = sys.stderr
+    if stream is None or not stream.isatty():
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
 class slow_note:
     """A context that says `text` on stderr when what it wraps takes longer than `after` seconds, and only on a
     terminal: never in a pipe, a file or beside JSON read by a program (stdout is untouched either way). The first
