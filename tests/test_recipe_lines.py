@@ -297,3 +297,14 @@ def test_smoke_words_pass_wraps_and_says_each_reason_once():
     failed = SimpleNamespace(status="error", kernel="fa4-dense", case=None, message="x " * 80)
     wrapped = progress_line(failed, 1.0, width=60).splitlines()
     assert len(wrapped) > 1 and all(len(line) <= 60 for line in wrapped)
+
+
+def test_the_html_matrix_has_one_bf16_column_and_stays_in_its_card(tmp_path):
+    page = tmp_path / "r.html"
+    run = run_cli(["report", "--output", str(page), "--facts", str(Path(__file__).parent / "fixtures" / "probe-h200.json"),
+                   "--model", "llama-3.1-8b"])  # fmt: skip
+    assert run.code == 0, run.err
+    html = page.read_text(encoding="utf-8")
+    head = html.split('<table class="matrix">', 1)[1].split("</thead>", 1)[0]
+    assert "<code>bf16</code>" in head and "<code>bfloat16</code>" not in head
+    assert ".scroll{overflow-x:auto;max-width:100%}" in html and "min-width:0" in html
