@@ -55,6 +55,38 @@ class Unwrapped:
     pins: dict[str, str] = field(default_factory=dict)  # {engine: version} from the image tag
     ignored: list[str] = field(default_factory=list)  # docker options / manifest fields left out, as written
     notes: list[str] = field(default_factory=list)
+    prefix: list[str] = field(default_factory=list)  # `docker run [OPTIONS] IMAGE`, as pasted (a correction keeps it)
+    implied: list[str] = field(default_factory=list)  # the image's entrypoint words put before the arguments
+
+    def around(self, corrected: Sequence[str]) -> list[str]:
+        """A corrected engine command put back in its `docker run`: the docker options and image as pasted, a
+        changed environment variable as `-e NAME=VALUE`, the entrypoint's own words left to the image."""
+        words = list(corrected)
+        given = {word for word in self.command if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word)}
+        env = []
+        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            word = words.pop(0)
+            if word not in given:
+                env += ["-e", word]
+        if self.implied and words[: len(self.implied)] == self.implied:
+            words = words[len(self.implied) :]
+        kept = {w.split("=", 1)[0] for w in corrected if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)}
+        gone = {w.split("=", 1)[0] for w in given} - kept  # a variable the correction drops leaves the -e too
+        prefix: list[str] = []
+        skip_next = False
+        for index, word in enumerate(self.prefix):
+            if skip_next:
+                skip_next = False
+                continue
+            value = self.prefix[index + 1] if index + 1 < len(self.prefix) else ""
+            if word in ("-e", "--env") and value.split("=", 1)[0] in gone:
+                skip_next = True
+                continue
+            if word.startswith("--env=") and word[6:].split("=", 1)[0] in gone:
+                continue
+            prefix.append(word)
+        image_at = len(prefix) - 1
+        return [*prefix[:image_at], *env, *prefix[image_at:], *words]
 
 
 def image_engine(image: str) -> tuple[Optional[str], Optional[str], str]:
@@ -142,6 +174,7 @@ def docker_run(tokens: Sequence[str]) -> Unwrapped:
             "inside it"
         )
     command = _engine_words(args, repository, entrypoint)
+    implied = command[: len(command) - len(args)] if command[len(command) - len(args) :] == args else []
     return Unwrapped(
         command=[*assigned, *command],
         form=f"docker run {image}",
@@ -149,6 +182,8 @@ def docker_run(tokens: Sequence[str]) -> Unwrapped:
         pins={engine: version} if engine and version else {},
         ignored=ignored,
         notes=notes,
+        prefix=words[: len(words) - len(args)],
+        implied=implied,
     )
 
 

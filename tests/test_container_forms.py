@@ -158,3 +158,26 @@ def test_a_plain_check_loads_neither_the_forms_nor_yaml():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stderr.strip().splitlines()[-1] == "False False"
+
+
+def test_a_correction_keeps_the_docker_run_around_it():
+    argv = ["--gpu", "H100", "--", "docker", "run", "--gpus", "all", "-p", "8000:8000", "-e",
+            "VLLM_ATTENTION_BACKEND=FLASHMLA", "vllm/vllm-openai:v0.14.1", "--model", "llama-3.1-8b"]  # fmt: skip
+    run, report = check_json(argv)
+    words = shlex.split(report["correction"]["command"])
+    assert words[:6] == ["docker", "run", "--gpus", "all", "-p", "8000:8000"]
+    assert "VLLM_ATTENTION_BACKEND=FLASHMLA" not in words and "-e" not in words  # dropped, and said so
+    assert "drop VLLM_ATTENTION_BACKEND" in report["correction"]["changes"]
+    assert words[6:9] == ["vllm/vllm-openai:v0.14.1", "--model", "llama-3.1-8b"]  # no `vllm serve`: the image's
+    again = check_json(["--gpu", "H100", "--", *words])[1]
+    assert again["verdict"] != "fail"
+
+
+def test_a_multi_node_line_is_judged_per_node():
+    """sglang benchmark/deepseek_v3/README.md, two H200*8 nodes: --tp 16 --nnodes 2 takes 8 GPUs on each node."""
+    gpu, tokens = docker_line("--name sglang_multinode1")
+    run, report = check_json(["--gpu", gpu, "--", *tokens])
+    count = finding(report, "parallel-gpu-count")
+    assert count["status"] == "pass" and "over --nnodes 2: 8 per node" in count["message"]
+    one_node = [t for t in tokens if t not in ("--nnodes", "2")]
+    assert finding(check_json(["--gpu", gpu, "--", *one_node])[1], "parallel-gpu-count")["status"] == "fail"

@@ -407,6 +407,14 @@ def _with_image_pins(engine_versions: Sequence[str], pins: dict[str, str]) -> tu
     return tuple(engine_versions) + tuple(f"{name}=={version}" for name, version in pins.items() if name not in pinned)
 
 
+def _in_container(correction, form):
+    """The corrected command put back in the pasted `docker run …` (its options and image as they were)."""
+    import shlex
+    from dataclasses import replace
+
+    return replace(correction, command=shlex.join(form.around(shlex.split(correction.command))))
+
+
 def _from_container(cfg, form):
     """`cfg` saying which container form it came from, with the form's options left out listed as ignored."""
     from dataclasses import replace
@@ -537,6 +545,8 @@ def check_command(
         report = _smoke(report, smoke_timeout)
     if select or ignore:
         report = _selected(report, select, ignore)
+    if form is not None and form.prefix and report.correction is not None and report.correction.command:
+        report.correction = _in_container(report.correction, form)
     rendered = render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output), quiet=quiet)
     write_output(rendered, output)
     code = report.exit_code(strict)

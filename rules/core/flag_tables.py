@@ -42,6 +42,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "mem_fraction_static": ("mem_fraction", "float"),
         "context_length": ("context_length", "int"),
         "dtype": ("dtype", "str"),
+        "nnodes": ("nnodes", "int"),  # parallel-gpu-count: the ranks are spread over the nodes
         **{
             dest: (dest, kind)
             for dest, kind in {
@@ -187,6 +188,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "gpu_memory_utilization": ("mem_fraction", "float"),
         "data_parallel_size": ("dp_size", "int"),
         "decode_context_parallel_size": ("vllm_dcp_size", "int"),  # vllm-dcp-gqa-tp
+        "nnodes": ("nnodes", "int"),  # parallel-gpu-count
     },
 }
 
@@ -512,7 +514,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "enable_aiter_allreduce_fusion enable_flashinfer_allreduce_fusion enable_mscclpp enable_nccl_nvls "
             "enable_p2p_check enable_quant_communications enable_torch_symm_mem "
             "enforce_disable_flashinfer_allreduce_fusion engine_info_bootstrap_port "
-            "flashinfer_allreduce_fusion_backend gpu_id_step mooncake_ib_device nccl_port nnodes node_rank "
+            "flashinfer_allreduce_fusion_backend gpu_id_step mooncake_ib_device nccl_port node_rank "
             "numa_node optimistic_prefill_attempts optimistic_prefill_retries pdlb_url pre_warm_nccl use_ray"
         ),
         ("MoE expert kernels, routing and placement, GEMM kernels (the expert and data parallel sizes bear)"): (
@@ -599,7 +601,7 @@ NOT_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "distributed_timeout_seconds dp_supervisor_probe_failure_threshold dp_supervisor_probe_interval_s "
             "dp_supervisor_probe_timeout_s dp_sync_interval enable_cumem_allocator enable_fault_tolerance "
             "enable_nccl_comm_suspend fail_on_environ_validation fault_tolerance_config master_addr master_port "
-            "nnodes node_rank numa_bind numa_bind_cpus numa_bind_nodes"
+            "node_rank numa_bind numa_bind_cpus numa_bind_nodes"
         ),
         "sleep mode's state handling (sleep mode itself bears)": "sleep_mode_backend sleep_mode_offload_cudagraph sleep_preserve_parameter_names",
         "MoE expert kernels and placement, GEMM kernels (the expert and data parallel sizes bear)": (
