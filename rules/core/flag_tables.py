@@ -770,6 +770,8 @@ def _convert(flag: str, kind: str, value: Any) -> Any:
         except ValueError:
             expected = "an integer" if kind == "int" else "a number"
             raise RulesInputError(f"{flag} in the pasted command: expected {expected}, got {value!r}") from None
+    if kind == "str" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)  # a JSON number where a name is read (--attention-config.backend 0): judged as the name
     return value
 
 
