@@ -145,10 +145,10 @@ def cached_config(repo_id: str) -> Optional[str]:
 
 
 def read_launch_config(path: str) -> dict:
-    """The mapping of a pasted command's `--config FILE`: YAML read with attn_preflight/yaml_subset.py. Both
+    """The mapping of a pasted command's `--config FILE`: YAML read with PyYAML's safe loader (attn_preflight/yaml_files.py). Both
     engines refuse a name not ending .yaml/.yml (sglang "Config file must be YAML format", vllm "Config file
     must be of a yaml/yml type")."""
-    from attn_preflight.yaml_subset import YamlSubsetError, read_yaml_mapping
+    from attn_preflight.yaml_files import YamlFileError, read_yaml_mapping
 
     if not path.lower().endswith((".yaml", ".yml")):
         raise RulesInputError(f"--config {path}: the engines read only .yaml/.yml config files")
@@ -156,7 +156,7 @@ def read_launch_config(path: str) -> dict:
 
     try:
         mapping = read_yaml_mapping(path)
-    except YamlSubsetError as err:
+    except YamlFileError as err:
         raise RulesInputError(str(err)) from None
     if len(mapping) > MAX_CONFIG_KEYS:  # each is a flag judged as a pasted one
         raise RulesInputError(f"--config {path}: {len(mapping):,} keys, more than {MAX_CONFIG_KEYS:,}")
@@ -165,16 +165,16 @@ def read_launch_config(path: str) -> dict:
 
 def read_dllm_algorithm_config(path: str) -> Optional[dict]:
     """A pasted command's `--dllm-algorithm-config FILE` (SGLang's dllm/config.py reads it with yaml.safe_load),
-    read with attn_preflight/yaml_subset.py where the file is here; None where it is not (a path of the serving
+    read with PyYAML (attn_preflight/yaml_files.py) where the file is here; None where it is not (a path of the serving
     machine): what it sets is then unknown. Its `block_size` replaces the model's diffusion block, so it must be a
     positive integer (SGLang takes the page size modulo it)."""
-    from attn_preflight.yaml_subset import YamlSubsetError, read_yaml_mapping
+    from attn_preflight.yaml_files import YamlFileError, read_yaml_mapping
 
     if not os.path.isfile(path):
         return None
     try:
         mapping = read_yaml_mapping(path, flag="--dllm-algorithm-config")
-    except YamlSubsetError as err:
+    except YamlFileError as err:
         raise RulesInputError(str(err)) from None
     block = mapping.get("block_size")
     if block is not None and (not isinstance(block, int) or isinstance(block, bool) or block < 1):

@@ -464,7 +464,7 @@ def test_torch_native_really_runs_sdpa_math_here_without_torch_in_this_process()
         timeout=300,
     )
     assert "TORCH_IN_MAIN False" in run.stderr
-    assert "sdpa-math [bf16 b2 q1024 k1024 h8/2 d128 causal]: ok" in run.stderr  # progress line while it runs
+    assert "sdpa-math [bf16 b2 q1024 k1024 h8/2 d128 causal]: pass" in run.stderr  # progress line while it runs
     data = json.loads(run.stdout)
     math = next(f for f in data["findings"] if f["rule_id"] == "smoke-kernel" and f["smoke"]["kernel"] == "sdpa-math")
     assert math["status"] == "pass" and math["smoke"]["device"] == "cpu"

@@ -8,7 +8,7 @@ import json
 import pytest
 from cli_run import assert_clean_outcome, check_json, finding, run_cli
 
-from attn_preflight.yaml_subset import YamlSubsetError, parse_yaml_mapping
+from attn_preflight.yaml_files import YamlFileError, parse_yaml_mapping
 from tests.rule_fixtures.model_specific import model_dir
 
 # sgl-project/sglang docs/advanced_features/server_arguments.md ("Common launch commands"), verbatim
@@ -101,14 +101,15 @@ def test_a_false_boolean_is_the_no_flag_for_vllm_and_left_out_for_sglang(tmp_pat
     "content, name, reason",
     [
         (None, "missing.yaml", "no such file"),
-        ("tp-size: &a 2\n", "serve.yaml", ":1: '&' (anchors, tags, block scalars) is not supported"),
-        ("tp-size: 2\ntp-size: 4\n", "serve.yaml", ":2: 'tp-size' is given twice"),
-        ("- 1\n- 2\n", "serve.yaml", ":1: expected `key: value`"),
-        ("page-size: 010\n", "serve.yaml", "YAML 1.1 number form"),
+        ("base: &a [1, 2]\ntp-size: *a\n", "serve.yaml", ":2: an alias (*name) is not read"),
+        ("a:\n" + "".join("  " * i + " b:\n" for i in range(1, 40)), "serve.yaml", "nested deeper than 32"),
+        ("- 1\n- 2\n", "serve.yaml", "not a `key: value` mapping"),
+        ("tp-size: [1\n", "serve.yaml", "serve.yaml:2:"),
+        ("a: 1\n---\nb: 2\n", "serve.yaml", "2 YAML documents"),
         ("tp-size: 2\n", "serve.json", "only .yaml/.yml"),
     ],
 )
-def test_a_config_file_that_cannot_be_read_exactly_is_exit_2(tmp_path, content, name, reason):
+def test_a_config_file_that_cannot_be_read_is_exit_2(tmp_path, content, name, reason):
     path = tmp_path / name
     if content is not None:
         path.write_text(content, encoding="utf-8")
@@ -125,7 +126,16 @@ def test_a_directory_as_config_is_exit_2(tmp_path):
     assert run.code == 2 and "not a regular file" in run.err
 
 
-def test_the_subset_resolves_scalars_as_pyyaml_safe_load_does():
+def test_duplicate_keys_and_yaml_1_1_numbers_are_read_as_the_engines_read_them(tmp_path):
+    """Both engines yaml.safe_load their --config: a key given twice keeps its last value, 010 is octal 8."""
+    judged = config_of(
+        "sglang", "serve", "--model-path", "llama-3.1-8b", "--config", write(tmp_path, "tp-size: 2\ntp-size: 4\n")
+    )
+    assert judged["config"]["tp_size"] == 4
+    assert parse_yaml_mapping("page-size: 010\n") == {"page-size": 8}
+
+
+def test_the_reader_resolves_scalars_as_pyyaml_safe_load_does():
     """Expected values: PyYAML's YAML 1.1 implicit resolvers (bool yes/no/on/off, null ~, int, float with a dot)."""
     text = (
         "a: yes\nb: Off\nc: ~\nd: 12_000\ne: 0.9\nf: 1e5\ng: '0.9'\nh: \"x\\ty\"\ni: [1, two, 'three']\n"
@@ -146,7 +156,7 @@ def test_the_subset_resolves_scalars_as_pyyaml_safe_load_does():
         "l": None,
         "m": "http://host:80/path",
     }
-    with pytest.raises(YamlSubsetError, match=":1: a tab"):
+    with pytest.raises(YamlFileError, match=":1: "):
         parse_yaml_mapping("\tx: 1\n")
 
 

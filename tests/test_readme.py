@@ -41,3 +41,32 @@ def test_readme_has_exactly_two_set_up_commands_and_ci_runs_the_test_one():
     install_and_run, install_and_test = commands
     assert "attn-preflight probe" in install_and_run and "pytest" in install_and_test
     assert install_and_test in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def check_examples():
+    """The `attn-preflight check …` lines of README's code blocks, runnable as written (no [optional] parts)."""
+    lines = []
+    for block in re.findall(r"```\w*\n(.*?)\n```", README, flags=re.S):
+        for line in block.splitlines():
+            for part in line.split("&&"):
+                part = part.strip()
+                if part.startswith("attn-preflight check") and "[" not in part and "--smoke" not in part:
+                    lines.append(part)
+    return lines
+
+
+def test_readme_check_examples_do_not_exit_2(tmp_path, monkeypatch):
+    """Issue 23: an example pasted as written is judged (0 or 1), never refused. A --facts file is the one the
+    example's own `probe --format json -o probe.json` writes: the CI probe fixture stands in for it."""
+    import shlex
+    import shutil
+
+    from tests.cli_run import run_cli
+
+    shutil.copy(ROOT / "tests" / "fixtures" / "probe-cpu-ci.json", tmp_path / "probe.json")
+    monkeypatch.chdir(tmp_path)
+    examples = check_examples()
+    assert len(examples) >= 6
+    for example in examples:
+        run = run_cli(shlex.split(example)[1:])
+        assert run.code in (0, 1), (example, run.err)

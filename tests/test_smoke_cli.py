@@ -54,7 +54,7 @@ def test_progress_goes_to_stderr_one_line_per_kernel(every_kernel):
     kernels = [r["kernel"] for r in json.loads(every_kernel.stdout)["results"]]
     assert len(lines) == len(kernels)
     assert all(line.startswith("smoke ") for line in lines)
-    assert any("sdpa-math" in line and ": ok" in line for line in lines)
+    assert any("sdpa-math" in line and ": pass" in line for line in lines)
 
 
 def test_table_shows_status_error_and_counts():

@@ -122,12 +122,14 @@ def test_env_var_backend_is_judged_and_warned_as_ignored(model_dir):
     command = ["--", "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", model_dir(LLAMA)]
     code, data = check_json("--gpu", "H100", *command)
     assert code == 0 and data["verdict"] == "warn"
-    assert data["config"]["attention_backend"] == "FLASH_ATTN"
+    # vLLM >= 0.15 ignores the variable: what runs is its own choice, judged as such (issue 23)
+    assert data["config"]["attention_backend"] is None
+    assert data["config"]["rewritten_by_engine"] == {"attention_backend": "FLASH_ATTN"}
     env = finding(data, "vllm-env-backend")
     assert env["status"] == "warn"
     assert env["prevents"] == "Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND"
-    assert env["fix"] == ["--attention-backend FLASH_ATTN"]
-    assert finding(data, "vllm-compute-capability")["status"] == "pass"
+    assert env["fix"] == ["--attention-backend FLASH_ATTN", "unset VLLM_ATTENTION_BACKEND"]
+    assert finding(data, "vllm-auto-select")["status"] == "pass"
     assert check("--gpu", "H100", "--strict", *command).exit_code == 1
 
 
@@ -148,13 +150,15 @@ def test_env_var_backend_on_vllm_before_the_flag_is_the_way_to_choose(model_dir)
 
 def test_env_var_backend_with_sinks_on_a100_fails(model_dir):
     gpt_oss = {**LLAMA, "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "head_dim": 64}
-    code, data = check_json(
-        "--gpu", "A100", "--", "VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", model_dir(gpt_oss)
-    )
-    assert code == 1
+    command = ["VLLM_ATTENTION_BACKEND=FLASH_ATTN", "vllm", "serve", model_dir(gpt_oss)]
+    code, data = check_json("--gpu", "A100", "--engine-version", "vllm==0.14.1", "--", *command)
+    assert code == 1  # 0.14 still reads the variable
     sinks = finding(data, "vllm-sinks")
     assert sinks["status"] == "fail" and sinks["prevents"] == "attention sinks not supported"
     assert sinks["fix"] == ["--attention-backend TRITON_ATTN"]
+    code, data = check_json("--gpu", "A100", "--", *command)  # 0.15+ ignores it: no FAIL beside "ignored"
+    assert finding(data, "vllm-sinks")["status"] != "fail"
+    assert finding(data, "vllm-env-backend")["status"] == "warn"
 
 
 def test_auto_backend_runs_vllms_selection(model_dir):

@@ -10,6 +10,7 @@ Also exports the reusable pieces other verbs take the same flags with:
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import Any, Optional, Sequence
 
@@ -24,6 +25,7 @@ from attn_preflight.commands.common import (
     output_option,
     positive_seconds,
     screen_for,
+    stderr_width,
     write_output,
 )
 from attn_preflight.commands.probe_cmd import DEFAULT_TIMEOUT_S as PROBE_TIMEOUT_S
@@ -49,6 +51,9 @@ _CONFIG_KEYS = (
     "features",
     "engine",
 )
+
+
+SERVING_MACHINE = "not on this machine: a path of the machine that serves it"
 
 
 def input_error(err: RulesInputError) -> InputError:
@@ -223,6 +228,11 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 model = load_model(reference)
             except ModelNotFound as err:  # judged without the model: its rules answer unknown, never pass
                 missing = {"model_missing": err.reference, "model_looked_in": err.looked_in}
+            except RulesInputError:
+                if options.get("model") is not None or not command:
+                    raise
+                # a pasted command's model path is the serving machine's (a container's /mnt/models): unread here
+                missing = {"model_missing": reference, "model_looked_in": SERVING_MACHINE}
         draft_reference = extra.get("flags", {}).get("speculative_draft_model_path")
         if isinstance(draft_reference, str):
             values["draft_model"] = load_draft_model(draft_reference)
@@ -309,7 +319,12 @@ def target_from_options(
         elif facts_file:
             target = load_facts_file(facts_file)
         else:
-            target = live_target(probe_timeout)
+            from attn_preflight.commands.common import slow_note
+
+            with slow_note(
+                f"probing this machine (each library's import up to {probe_timeout:g} s; cached afterwards)…"
+            ):
+                target = live_target(probe_timeout)
     except RulesInputError as err:
         raise input_error(err) from None
     return target.with_engine_versions(pins)
@@ -329,7 +344,7 @@ def _smoke(report, timeout: Optional[float]):
     started = time.monotonic()
 
     def progress(result, machine) -> None:
-        note(progress_line(result, time.monotonic() - started, machine))
+        note(progress_line(result, time.monotonic() - started, machine, stderr_width()))
 
     jobs = smoke_plan.plan(report.config, report.target)
     return with_smoke(report, smoke_plan.run(jobs, timeout or DEFAULT_TIMEOUT_S, progress))
@@ -345,6 +360,98 @@ def _ask_engine(cfg, target, options: dict[str, Any], command: Sequence[str], en
         raise input_error(err) from None
     note(f"asking {request.engine} itself (its own code, in an isolated child; importing it takes a while)")
     return ask(request, engine_python)
+
+
+# --- rule selection (issue 23): --select / --ignore, as ruff's; ATTN_PREFLIGHT_SELECT / ATTN_PREFLIGHT_IGNORE for CI
+
+SELECT_ENV, IGNORE_ENV = "ATTN_PREFLIGHT_SELECT", "ATTN_PREFLIGHT_IGNORE"
+
+
+def _rule_patterns(given: Sequence[str], env_name: str) -> tuple[str, ...]:
+    """The rule ids / prefixes of an option (repeatable, comma-separated too) and of its environment variable,
+    each checked against the rules: a pattern matching none is exit 2 with up to three close ids."""
+    import os
+
+    from attn_preflight.rules.core.registry import rule_ids
+
+    words = [w for text in (*given, os.environ.get(env_name, "")) for w in re.split(r"[,\s]+", text) if w]
+    if not words:
+        return ()
+    known = rule_ids()  # every engine's rules: only when a pattern is given
+    for word in words:
+        if not any(rule_id.startswith(word) for rule_id in known):
+            import difflib
+
+            close = difflib.get_close_matches(word, known, n=3, cutoff=0.6)
+            hint = (
+                f" (did you mean {', '.join(repr(c) for c in close)}?)"
+                if close
+                else " (`attn-preflight rules` lists them)"
+            )
+            raise InputError(f"no rule id is or starts with {word!r}{hint}")
+    return tuple(words)
+
+
+def _selected(report, select: tuple[str, ...], ignore: tuple[str, ...]):
+    """`report` with the findings of rules not selected, or ignored, left out and listed; the verdict re-judged
+    from what is left, never a plain pass where a left-out rule was unknown, failed or warned."""
+    from attn_preflight.rules.core.engine import Status, verdict_of
+
+    def kept(rule_id: str) -> bool:
+        chosen = not select or rule_id.startswith(select)
+        return chosen and not (ignore and rule_id.startswith(ignore))
+
+    left_out = tuple((f.rule_id, f.status.value) for f in report.findings if not kept(f.rule_id))
+    if not left_out:
+        return report
+    findings = [f for f in report.findings if kept(f.rule_id)]
+    verdict = verdict_of(findings)
+    if verdict is Status.PASS and any(status in ("unknown", "fail", "warn") for _, status in left_out):
+        verdict = Status.WARN  # what was left out is not known to pass
+    report.findings, report.verdict, report.ignored_rules = findings, verdict, left_out
+    if verdict is not Status.FAIL:
+        report.alternatives, report.correction = [], None
+    return report
+
+
+# --- container forms (issue 23): `-- docker run …` and `--manifest FILE`; attn_preflight.containers loads only then
+
+
+def _container_form(command: Sequence[str], manifest: Optional[str], container: Optional[str]):
+    """The engine command a `docker run …` or a manifest holds (attn_preflight.containers.Unwrapped), else None."""
+    first = command[0].split(None, 1)[0] if command and command[0].strip() else ""
+    if manifest is None and container is None and "docker" not in first and first not in ("podman",):
+        if not (command and "=" in first and any("docker" in word for word in command[:8])):
+            return None
+    from attn_preflight.containers import unwrap
+
+    try:
+        return unwrap(command, manifest, container)
+    except RulesInputError as err:
+        raise input_error(err) from None
+
+
+def _with_image_pins(engine_versions: Sequence[str], pins: dict[str, str]) -> tuple[str, ...]:
+    """--engine-version with the image tag's version added for an engine not pinned by the user."""
+    pinned = {spec.split("==", 1)[0].strip().lower() for spec in engine_versions}
+    return tuple(engine_versions) + tuple(f"{name}=={version}" for name, version in pins.items() if name not in pinned)
+
+
+def _in_container(correction, form):
+    """The corrected command put back in the pasted `docker run …` (its options and image as they were)."""
+    import shlex
+    from dataclasses import replace
+
+    return replace(correction, command=shlex.join(form.around(shlex.split(correction.command))))
+
+
+def _from_container(cfg, form):
+    """`cfg` saying which container form it came from, with the form's options left out listed as ignored."""
+    from dataclasses import replace
+
+    origin = f"{form.form} → {cfg.origin}" + ("" if form.pins else " (the image tag names no engine version)")
+    left_out = [f"[{form.form.split()[0]}] {' '.join(form.ignored)}"] if form.ignored else []
+    return replace(cfg, origin=origin, ignored=tuple(cfg.ignored) + tuple(left_out) + tuple(form.notes))
 
 
 @click.command("check", context_settings={"ignore_unknown_options": False})
@@ -396,6 +503,31 @@ def _ask_engine(cfg, target, options: dict[str, Any], command: Sequence[str], en
     help="With --ask-engine: the interpreter of the venv the engine is installed in [default: this one].",
 )
 @upgrade_option()
+@click.option(
+    "--manifest",
+    metavar="FILE.yaml",
+    type=click.Path(dir_okay=False),
+    callback=not_blank,
+    help="Read the launch command from a Kubernetes manifest (Deployment, LeaderWorkerSet, KServe "
+    "ServingRuntime / InferenceService, ...): its container's command, args, env and image tag.",
+)
+@click.option("--container", metavar="NAME", callback=not_blank, help="The --manifest container to read.")
+@click.option(
+    "--select",
+    "select_rules",
+    multiple=True,
+    metavar="RULE",
+    help=f"Judge only these rules (repeatable; a prefix selects a family: kv-, fa4-) [env: {SELECT_ENV}].",
+)
+@click.option(
+    "--ignore",
+    "ignore_rules",
+    multiple=True,
+    metavar="RULE",
+    help=f"Leave these rules out (repeatable, prefixes as --select); they are listed and a verdict left with an "
+    f"ignored unknown is not a pass [env: {IGNORE_ENV}].",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print only the failures and the verdict (table, markdown).")
 @format_option()
 @output_option()
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- LAUNCH COMMAND]")
@@ -415,6 +547,11 @@ def check_command(
     fmt,
     output,
     command,
+    manifest=None,
+    container=None,
+    select_rules=(),
+    ignore_rules=(),
+    quiet=False,
     **config,
 ):
     """Check a serving config against every rule: found vs required, the fix, the upstream error it prevents.
@@ -446,7 +583,14 @@ def check_command(
     if engine_python is not None and not (os.path.isfile(engine_python) and os.access(engine_python, os.X_OK)):
         raise InputError(f"--engine-python {engine_python}: not an executable file")
     check_output_writable(output)
+    select, ignore = _rule_patterns(select_rules, SELECT_ENV), _rule_patterns(ignore_rules, IGNORE_ENV)
+    form = _container_form(command, manifest, container)
+    if form is not None:
+        command = form.command
+        engine_versions = _with_image_pins(engine_versions, form.pins)
     cfg = config_from_options(config, command)
+    if form is not None:
+        cfg = _from_container(cfg, form)
     target = target_from_options(gpu, facts_file, engine_versions, probe_timeout or PROBE_TIMEOUT_S, gpu_count)
     if upgrade_to is not None:  # attn_preflight.commands.upgrade: the check at that release, and what changes
         if smoke or ask_engine:
@@ -471,7 +615,12 @@ def check_command(
         from attn_preflight.check_engine import with_engine
 
         report = with_engine(report, answer)
-    write_output(render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output)), output)
+    if select or ignore:
+        report = _selected(report, select, ignore)
+    if form is not None and form.prefix and report.correction is not None and report.correction.command:
+        report.correction = _in_container(report.correction, form)
+    rendered = render_report(report, fmt.lower(), show_all=show_all, screen=screen_for(fmt, output), quiet=quiet)
+    write_output(rendered, output)
     code = report.exit_code(strict)
     if code:
         raise click.exceptions.Exit(EXIT_FAIL)

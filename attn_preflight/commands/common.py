@@ -124,6 +124,39 @@ def note(text: str) -> None:
     click.echo(safe_text(text), err=True)
 
 
+def stderr_width() -> Optional[int]:
+    """The terminal's width when stderr is one (progress lines wrap to it), else None (a pipe keeps whole lines)."""
+    stream = sys.stderr
+    if stream is None or not stream.isatty():
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
+class slow_note:
+    """A context that says `text` on stderr when what it wraps takes longer than `after` seconds, and only on a
+    terminal: never in a pipe, a file or beside JSON read by a program (stdout is untouched either way). The first
+    probe of a machine imports every library in its own process (3-12 s); a cached one is silent."""
+
+    def __init__(self, text: str, after: float = 0.5):
+        self.text, self.after, self.timer = text, after, None
+
+    def __enter__(self):
+        stream = sys.stderr
+        if stream is not None and stream.isatty():
+            import threading
+
+            self.timer = threading.Timer(self.after, note, (self.text,))
+            self.timer.daemon = True
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+
 def write_output(text: str, path: Optional[str]) -> None:
     """The one way our output leaves: to stdout or --output, made safe_text (secrets, control characters). Our
     own colour codes (render.status_word) survive only on a terminal that shows colour (screen_for)."""

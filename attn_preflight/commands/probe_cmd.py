@@ -16,6 +16,7 @@ from attn_preflight.commands.common import (
     output_option,
     positive_seconds,
     screen_for,
+    slow_note,
     write_output,
 )
 
@@ -62,7 +63,9 @@ def probe_command(
     from attn_preflight.probe.collect import collect
 
     started = (ctx.obj or {}).get("gpu_probe")  # forked by attn_preflight.start, before click loaded
-    facts = collect(check_imports=not no_imports, timeout=timeout, use_cache=not no_cache, gpu_probe=started)
+    what = "GPUs, CUDA toolkit" + ("" if no_imports else ", each library's import in its own process")
+    with slow_note(f"probing this machine: {what} (up to {timeout:g} s; cached afterwards)…"):
+        facts = collect(check_imports=not no_imports, timeout=timeout, use_cache=not no_cache, gpu_probe=started)
     if fmt.lower() == "json":
         from attn_preflight.render import to_json
         from attn_preflight.render.facts import facts_document

@@ -25,11 +25,15 @@ def matrix_for(config, target, backend_given: bool, kv_given: bool):
 
     backends = [config.attention_backend] if backend_given else ()
     grid = judge_grid(config, [target], backends, [config.kv_cache_dtype] if kv_given else ())
-    cells = {(b, kv): grid.cell(b, kv) for b in grid.backends for kv in grid.kv_dtypes}
+    from attn_preflight.rules.knowledge.kv_dtypes import SPELLINGS
+
+    # a second spelling of one dtype (bfloat16 beside bf16) is one column, not two, unless it is the one asked for
+    columns = [kv for kv in grid.kv_dtypes if kv not in SPELLINGS or (kv_given and kv == config.kv_cache_dtype)]
+    cells = {(b, kv): grid.cell(b, kv) for b in grid.backends for kv in columns}
     table = backend_kb.choices(config.engine)
     rows = [(b, table[b].title if b in table else b) for b in grid.backends]
     subject = config.model.name if config.model is not None else "no model given (backend capabilities only)"
-    return Matrix(subject=subject, rows=rows, columns=list(grid.kv_dtypes), cells=cells, note=_config_note(config))
+    return Matrix(subject=subject, rows=rows, columns=columns, cells=cells, note=_config_note(config))
 
 
 def _config_note(config) -> str:

@@ -13,13 +13,15 @@ from attn_preflight.render import table, to_json
 @click.option("--engine", type=click.Choice(["sglang", "vllm", "any"]), default=None, help="Only this engine's rules.")
 @click.option("--subject", default=None, metavar="NAME", help="Only one subject (fa3, fa4, kv_cache, ...).")
 @format_option()
-def rules_command(engine, subject, fmt):
+@click.argument("words", nargs=-1, metavar="[WORD]...")
+def rules_command(engine, subject, fmt, words):
     """List the rules `check` applies (id, engine, versions, title). `explain RULE` tells more.
 
     \b
     attn-preflight rules
     attn-preflight rules --engine vllm --format json
     attn-preflight rules --subject fa4
+    attn-preflight rules mla            # rules whose id or title holds every WORD
     """
     from attn_preflight.rules.core.registry import all_rules
 
@@ -31,6 +33,10 @@ def rules_command(engine, subject, fmt):
         rules = [r for r in rules if r.subject == subject]
     if engine is not None:
         rules = [r for r in rules if r.engine == engine]
+    for word in (w.lower() for w in words):
+        rules = [r for r in rules if word in r.id or word in r.title.lower()]
+    if words and not rules:
+        raise InputError(f"no rule's id or title holds {' '.join(words)!r}; `attn-preflight rules` lists them all")
     fmt = fmt.lower()
     if fmt == "json":
         write_output(to_json([r.to_dict() for r in rules]), None)

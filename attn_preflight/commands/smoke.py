@@ -15,6 +15,7 @@ from attn_preflight.commands.common import (
     output_option,
     positive_seconds,
     screen_for,
+    stderr_width,
     write_output,
 )
 
@@ -107,7 +108,7 @@ def smoke_command(
     started = time.monotonic()
 
     def progress(result, machine) -> None:
-        note(progress_line(result, time.monotonic() - started, machine))
+        note(progress_line(result, time.monotonic() - started, machine, stderr_width()))
 
     chosen_dtypes = list(dict.fromkeys(DTYPE_ALIASES[d.lower()] for d in dtypes)) or None
     raw = Runner(timeout=timeout, parallel=jobs, progress=progress).run(

@@ -8,6 +8,7 @@ verdict line. Passed and skipped rules are counted, and listed with show_all (fi
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -18,6 +19,28 @@ CHECK_SCHEMA_VERSION = 1
 _COMMAND_WIDTH = 100  # columns a corrected command's lines fill when the screen sets no width
 
 
+def prevents_for(finding, config) -> str:
+    """The upstream message a finding prevents, in the words of the backend the config uses: a row shared by
+    several backends (trtllm_mla, cutedsl_mla) quotes one's message, and each factory raises it with its own name."""
+    text = finding.prevents
+    backends: frozenset[str] = getattr(finding.rule, "backends", frozenset())
+    if not text or len(backends) < 2:
+        return text
+    used = sorted(backends & config.backends)
+    named = [b for b in backends if re.search(rf"\b{re.escape(b)}\b", text)]
+    if len(used) == 1 and named and used[0] not in named:
+        for other in named:
+            text = re.sub(rf"\b{re.escape(other)}\b", used[0], text)
+    return text
+
+
+def _finding_dict(finding, config) -> dict[str, Any]:
+    out = finding.to_dict()
+    if "prevents" in out:
+        out["prevents"] = prevents_for(finding, config)
+    return out
+
+
 def report_to_dict(report) -> dict[str, Any]:
     out = {
         "schema_version": CHECK_SCHEMA_VERSION,
@@ -25,10 +48,11 @@ def report_to_dict(report) -> dict[str, Any]:
         "counts": report.counts(),
         "target": report.target.to_dict(),
         "config": report.config.to_dict(),
-        "findings": [f.to_dict() for f in report.findings],
+        "findings": [_finding_dict(f, report.config) for f in report.findings],
         "alternatives": [a.to_dict() for a in report.alternatives],
         "memory": _memory(report),
         "correction": report.correction.to_dict() if report.correction else None,
+        "ignored_rules": [{"rule_id": rule_id, "status": status} for rule_id, status in report.ignored_rules],
     }
     if report.engine_answer is not None:  # check --ask-engine
         out["engine_answer"] = report.engine_answer
@@ -109,11 +133,13 @@ def _correction_block(correction, fmt: str, screen: Screen) -> str:
     head = heading(
         f"{title} ({count} change{'s' if count != 1 else ''}, re-checked: {correction.verdict.value})", fmt, level
     )
+    dropped = [change.split(" ", 1)[1] for change in correction.changes if change.startswith("drop ")]
+    said = f"\n\ndropped: {' '.join(dropped)} (the changed flags replace it)" if dropped else ""
     if fmt == "markdown":
-        return f"{head}\n```\n{correction.command}\n```"
+        return f"{head}\n```\n{correction.command}\n```{said}"
     # each line indented 4 and continued with " \\": 6 columns of the screen's width
     lines = _command_lines(correction.command, (screen.width or _COMMAND_WIDTH) - 6)
-    return head + "\n" + " \\\n".join(("  " if i == 0 else "    ") + line for i, line in enumerate(lines))
+    return head + "\n" + " \\\n".join(("  " if i == 0 else "    ") + line for i, line in enumerate(lines)) + said
 
 
 def _command_lines(command: str, width: int) -> list[str]:
@@ -136,9 +162,85 @@ def _command_lines(command: str, width: int) -> list[str]:
     return lines
 
 
-def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLAIN) -> str:
+def _collapsed(shown: list) -> list:
+    """`shown` with the unknowns of a model never read folded into general-model-config's row: one line says what
+    is missing, how to get it and how many rules wait for it (--all lists them)."""
+    from attn_preflight.rules.core.engine import Finding
+    from attn_preflight.rules.core.judge import NEEDS_MODEL
+
+    waiting = [f for f in shown if f.status.value == "unknown" and f.message.startswith(NEEDS_MODEL)]
+    head = next((f for f in shown if f.rule_id == "general-model-config"), None)
+    if not waiting or head is None:
+        return shown
+    count = len(waiting)
+    waits = f"{count} rule{'s' if count != 1 else ''} that depend on the model answer unknown, listed by --all"
+    outcome = head.outcome._replace(reason=f"{head.outcome.reason}; {waits}" if head.outcome.reason else waits)
+    folded = Finding(head.rule, outcome, head.note)
+    return [folded if f is head else f for f in shown if f not in waiting]
+
+
+def _verdict_line(report, fmt: str, screen: Screen) -> str:
+    counts = report.counts()
+    summary = ", ".join(
+        f"{counts[s]} {label}"
+        for s, label in (
+            ("fail", "failed"),
+            ("warn", "warnings"),
+            ("unknown", "unknown"),
+            ("pass", "passed"),
+            ("skip", "skipped"),
+        )
+        if counts[s]
+    )
+    if report.ignored_rules:
+        count = len(report.ignored_rules)
+        summary += f"; {count} rule{'s' if count != 1 else ''} ignored"
+    verdict = f"verdict: {status_word(report.verdict.upper(), screen)} ({summary})"
+    return f"**{verdict}**" if fmt == "markdown" else verdict
+
+
+def _ignored_line(report, screen: Screen) -> str:
+    """The rules --ignore / --select left out, those that did not pass first: one wrapped line."""
+    order = {"fail": 0, "unknown": 1, "warn": 2, "pass": 3, "skip": 4}
+    ranked = sorted(report.ignored_rules, key=lambda item: order.get(item[1], 5))
+    named = [f"{rule_id} ({status})" for rule_id, status in ranked if status not in ("pass", "skip")]
+    quiet = len(ranked) - len(named)
+    text = (
+        "ignored rules: "
+        + ", ".join(named)
+        + (f"{' and ' if named else ''}{quiet} that passed or did not apply" if quiet else "")
+    )
+    return wrap_lines(text, screen)
+
+
+def _quiet_report(report, fmt: str, screen: Screen) -> str:
+    """--quiet: the failures (rule, found vs required, fix) and the verdict, nothing else."""
+    failures = [f for f in report.findings if f.status.value == "fail"]
+    out = []
+    if failures:
+        rows = [[f.rule_id, f.message, "\n".join(f.fix)] for f in failures]
+        out.append(
+            table(
+                ["rule", "found vs required", "fix"],
+                rows,
+                fmt,
+                width=screen.width,
+                whole={2},
+                title_columns=1,
+                detail=1,
+            )
+        )
+    if report.ignored_rules:
+        out.append(_ignored_line(report, screen))
+    out.append(_verdict_line(report, fmt, screen))
+    return "\n\n".join(out)
+
+
+def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLAIN, quiet: bool = False) -> str:
     if fmt == "json":
         return to_json(report_to_dict(report))
+    if quiet:
+        return _quiet_report(report, fmt, screen)
     config, target = report.config, report.target
     out = [heading("attn-preflight check", fmt, level=1)]
     pairs = [("target", f"{target.describe()} [{target.label}]"), ("config", config_line(config))]
@@ -168,6 +270,8 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
         if show_all or f.status.value not in ("pass", "skip") or getattr(f, "listed_when_skipped", False)
     ]
     hidden = sum(1 for f in report.findings if f.status.value == "pass") if not show_all else 0
+    if not show_all:
+        shown = _collapsed(shown)
     if shown:
         rows = [
             [
@@ -186,7 +290,7 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
     if prevents:
         lines = [heading("Prevents", fmt, level=3 if fmt == "markdown" else 2)]
         for f in prevents:
-            lines.append(f'- {f.rule_id}: "{f.prevents}"  ({f.source})')
+            lines.append(f'- {f.rule_id}: "{prevents_for(f, report.config)}"  ({f.source})')
         out.append(wrap_lines("\n".join(lines), screen))
     if report.alternatives:
         lines = [heading("Would pass instead", fmt, level=3 if fmt == "markdown" else 2)]
@@ -207,18 +311,7 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
     notes = list(dict.fromkeys(f.note for f in report.findings if f.note))
     if notes:
         out.append(wrap_lines("\n".join(f"note: {n}" for n in notes), screen))
-    counts = report.counts()
-    summary = ", ".join(
-        f"{counts[s]} {label}"
-        for s, label in (
-            ("fail", "failed"),
-            ("warn", "warnings"),
-            ("unknown", "unknown"),
-            ("pass", "passed"),
-            ("skip", "skipped"),
-        )
-        if counts[s]
-    )
-    verdict = f"verdict: {status_word(report.verdict.upper(), screen)} ({summary})"
-    out.append(f"**{verdict}**" if fmt == "markdown" else verdict)
+    if report.ignored_rules:
+        out.append(_ignored_line(report, screen))
+    out.append(_verdict_line(report, fmt, screen))
     return "\n\n".join(out)

@@ -445,7 +445,8 @@ h1{margin:4px 0 2px;font-size:28px;line-height:1.2}
 nav{margin-top:10px;display:flex;gap:16px;font-size:13px}
 nav a{color:var(--accent);text-decoration:none}nav a:hover{text-decoration:underline}
 main{max-width:1240px;margin:0 auto;padding:20px 32px 8px}
-section{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:18px 22px;margin:0 0 18px}
+section{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:18px 22px;margin:0 0 18px;
+min-width:0}
 h2{font-size:19px;margin:0 0 10px}.h-sub{font-weight:400;color:var(--muted);font-size:15px;margin-left:8px}
 h3{font-size:14px;margin:16px 0 6px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:12px;background:none;border:0;padding:0}
@@ -458,7 +459,7 @@ padding:12px 16px}
 .card-sub{font-size:13px;color:var(--muted);overflow-wrap:anywhere}
 .lede{font-size:16px;margin:0 0 8px}
 .legend{display:flex;flex-wrap:wrap;gap:8px;align-items:center;font-size:13px;margin:6px 0 12px}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top}
 table.matrix{width:auto;min-width:60%}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from attn_preflight.probe.smoke.results import FAILED_STATUSES, STATUS_OK, MachineSummary
+from attn_preflight.probe.smoke.results import FAILED_STATUSES, STATUS_OK, STATUS_SKIPPED, MachineSummary
 from attn_preflight.render import PLAIN, Screen, heading, key_values, status_word, table, to_json, wrap_lines
 from attn_preflight.smoke_judged import judged, judged_result
 
@@ -30,6 +30,12 @@ def _error(result) -> str:
     if result.max_abs_error is None:
         return ""
     return f"{result.max_abs_error:.1e} / {result.tolerance:.0e}"
+
+
+def shown_status(status: str) -> str:
+    """A case's status as every format but JSON words it: a case that ran within tolerance is "pass", as in the
+    HTML report and `check` (JSON keeps the schema's "ok")."""
+    return "pass" if status == STATUS_OK else status
 
 
 def _why(result) -> str:
@@ -54,7 +60,7 @@ def _ran_on(report) -> str:
 
 def summary(report) -> str:
     counts = report.counts()
-    words = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing ran"
+    words = ", ".join(f"{n} {shown_status(status)}" for status, n in counts.items()) or "nothing ran"
     failed = len(report.failed)
     verdict = f"{failed} failed" if failed else ("no failures" if report.ran else "nothing ran: no kernel was tested")
     return f"{words} — {verdict} ({report.wall_s:.1f} s)" if report.wall_s is not None else f"{words} — {verdict}"
@@ -96,19 +102,22 @@ def render_smoke(report, fmt: str, screen: Screen = PLAIN) -> str:
         )
     )
     rows = []
+    previous = None
     for r in report.results:
+        why = _why(r)
         rows.append(
             [
                 r.kernel,
                 r.case.label() if r.case else "",
-                status_word(r.status.upper() if r.failed else r.status, screen, _TONE.get(r.status)),
+                status_word(r.status.upper() if r.failed else shown_status(r.status), screen, _TONE.get(r.status)),
                 _error(r),
                 _seconds(r.first_call_s),
                 _millis(r.steady_ms),
                 "" if r.tflops is None else f"{r.tflops:.3g}",
-                _why(r),
+                "(as above)" if why and why == previous else why,  # each reason once
             ]
         )
+        previous = why
     parts.append(
         table(
             ["kernel", "case", "status", "max err / tol", "first call", "steady", "TFLOP/s", "why / notes"],
@@ -134,19 +143,28 @@ def render_smoke(report, fmt: str, screen: Screen = PLAIN) -> str:
     return "\n\n".join(parts)
 
 
-def progress_line(result, elapsed: float, machine: Optional[MachineSummary] = None) -> str:
+def progress_line(result, elapsed: float, machine: Optional[MachineSummary] = None, width: Optional[int] = None) -> str:
     """One line per finished case, on stderr while the run goes on; judged against the kernel's documented limits
-    on `machine` (the run's MachineSummary as known so far) when given."""
+    on `machine` (the run's MachineSummary as known so far) when given. A skip's reason is left to the report
+    (said once there); `width` wraps the line, continued under the kernel's name."""
     if machine is not None:
         result = judged_result(result, machine)
     case = f" [{result.case.label()}]" if result.case else ""
-    head = f"smoke {elapsed:6.1f}s  {result.kernel}{case}: {result.status}"
-    if result.status == "ok":
+    head = f"smoke {elapsed:6.1f}s  {result.kernel}{case}: {shown_status(result.status)}"
+    if result.status == STATUS_OK:
         bits = [
             f"err {result.max_abs_error:.1e} <= {result.tolerance:.0e}" if result.max_abs_error is not None else "",
             f"first {result.first_call_s:.2f} s" if result.first_call_s is not None else "",
             f"steady {result.steady_ms:.3g} ms" if result.steady_ms is not None else "",
             f"{result.tflops:.3g} TFLOP/s" if result.tflops is not None else "",
         ]
-        return head + "  " + "  ".join(b for b in bits if b)
-    return f"{head}: {result.message}" if result.message else head
+        line = head + "  " + "  ".join(b for b in bits if b)
+    elif result.message and result.status != STATUS_SKIPPED:
+        line = f"{head}: {result.message}"
+    else:
+        line = head
+    if width and len(line) > width:
+        import textwrap
+
+        line = "\n".join(textwrap.wrap(line, width=width, subsequent_indent=" " * 15, break_on_hyphens=False))
+    return line

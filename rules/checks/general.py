@@ -5,6 +5,8 @@ attn_preflight.rules.engines.sglang.constraints.general."""
 
 from __future__ import annotations
 
+import json
+
 from packaging.version import Version
 
 from attn_preflight.rules.checks.common import (
@@ -31,6 +33,24 @@ from attn_preflight.rules.knowledge import NEWEST_KNOWN, OLDEST_KNOWN
 from attn_preflight.rules.knowledge import flags as flag_kb
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
+# Families a hub id's name says, as a hint to the reader only: never judged on (a name is not a config.json;
+# nvidia/DeepSeek-R1-FP4 and a distilled "DeepSeek-R1-Distill-Llama" differ in attention).
+_FAMILIES = (
+    (("deepseek-v2", "deepseek-v3", "deepseek-r1", "deepseek-v4"), "the DeepSeek family (MLA attention)"),
+    (("kimi-k2", "kimi-k3"), "the Kimi K2 family (MLA attention)"),
+    (("glm-5",), "the GLM-5 family (MLA attention)"),
+    (("gpt-oss",), "the GPT-OSS family (attention sinks, sliding window)"),
+    (("llama-4",), "the Llama 4 family (chunked local attention)"),
+)
+
+
+def family_hint(reference: str) -> str:
+    """The family a hub id's name says ("" when none, or a distilled model of another architecture)."""
+    name = reference.rsplit("/", 1)[-1].lower()
+    if "distill" in name:
+        return ""
+    return next((family for keys, family in _FAMILIES if any(name.startswith(key) for key in keys)), "")
+
 
 @rule(
     id="general-model-config",
@@ -52,10 +72,18 @@ unknown rather than pass, and this finding warns with the commands that make it 
     fix_title="Fetch the config (hf download ID config.json) or pass --model DIR",
 )
 def general_model_config(cfg, target):
+    if cfg.model_missing and cfg.model_looked_in.startswith("not on this machine"):
+        return warned(
+            f"--model {cfg.model_missing}: {cfg.model_looked_in}",
+            "the model's config.json (copy it here and give --model DIR)",
+            ["--model DIR"],
+        )
     if cfg.model_missing:
+        family = family_hint(cfg.model_missing)
         return warned(
             f"--model {cfg.model_missing}: no config.json in the Hugging Face cache ({cfg.model_looked_in}) and "
-            f"no preset of that name",
+            f"no preset of that name"
+            + (f"; the id names {family}: a hint only, nothing is judged on it" if family else ""),
             "the model's config.json (a local directory, the Hugging Face cache or a preset)",
             [f"hf download {cfg.model_missing} config.json", "--model DIR"],
         )
@@ -138,9 +166,18 @@ flag the rules have not classified either way is listed too: it is never dropped
     fix_title="Judge the command without the flag, or pass its effect as flags the rules read",
 )
 def general_unmodelled_flags(cfg, target):
-    unmodelled = cfg.unmodelled
+    unmodelled = cfg.unmodelled + _read_not_judged(cfg)
     if not unmodelled:
         return passed("no flag bearing on attention left unmodelled", "every bearing flag modelled")
+    from attn_preflight.rules.core.flag_tables import routine_flags  # only when a pasted command has such flags
+
+    routine = routine_flags(cfg.engine, unmodelled, cfg.model)
+    unmodelled = tuple(flag for flag in unmodelled if flag not in routine)
+    if not unmodelled:
+        return passed(
+            f"{', '.join(routine)}: everyday flags whose effect on attention the rules bound (listed, not judged)",
+            "every bearing flag modelled",
+        )
     return warned(
         f"{', '.join(unmodelled)} in the launch command, not modelled by the rules",
         "every flag that bears on attention modelled",
@@ -166,23 +203,55 @@ resolved as argparse does: exact, `--flag=value`, or a unique prefix (`--tp` is 
 
 When the release is unknown the newest table is used, and the finding says so; a release older than every
 table is judged with the oldest one, also said.""",
-    fix_title="Use the flag's name in that release (see `--help` of that release)",
+    fix_title="Drop the flag, use its name in that release (see `--help` of that release), or run a release that "
+    "has it",
 )
 def general_flags_known(cfg, target):
     if not cfg.options:
         return skipped("no pasted command")
     release, said = table_for(flag_kb.releases(cfg.engine), target.versions.get(cfg.engine))
     table = flag_kb.flag_table(cfg.engine, release)
-    refused = []
+    refused, unknown_options = [], []
     for option in cfg.options:
         try:
             table.resolve(option)
         except flag_kb.FlagError as err:
             refused.append(str(err))
+            if str(err).startswith("unrecognized"):
+                unknown_options.append(option.split("=", 1)[0])
     required = f"flags {cfg.engine} {release} has{said}"
     if not refused:
         return passed(f"every flag is one {cfg.engine} {release} has{said}", required)
-    return failed("; ".join(refused), required)
+    return failed("; ".join(refused), required, _flag_fixes(cfg.engine, release, unknown_options))
+
+
+def _read_not_judged(cfg) -> tuple[str, ...]:
+    """Flags read into the config that no rule judges yet: vLLM's --speculative-config (its method, draft model and
+    tokens are parsed; no vLLM rule judges the draft's attention) (issue 23)."""
+    spec = cfg.flags.get("speculative_config") if cfg.engine == "vllm" else None
+    if not isinstance(spec, str):
+        return ()
+    try:
+        method = json.loads(spec).get("method") or "method from the draft model"
+    except (ValueError, AttributeError):
+        method = "unreadable JSON"
+    return (f"--speculative-config ({method})",)
+
+
+def _flag_fixes(engine: str, release: str, options: list[str]) -> list[str]:
+    """For options the release does not have: drop them, or pin the newest release that has them all (a flag that
+    was removed, or one of a newer release)."""
+    if not options:
+        return []
+    fixes = [" ".join(f"drop {option}" for option in options)]
+    having = [
+        other
+        for other in flag_kb.releases(engine)
+        if other != release and all(option in flag_kb.flag_table(engine, other).options for option in options)
+    ]
+    if having:
+        fixes.append(f"--engine-version {engine}=={having[-1]} (a release that has {' '.join(options)})")
+    return fixes
 
 
 BACKEND_FLAGS = (

@@ -750,6 +750,10 @@ real engine logs (tests/fixtures/memory_logs.json, bench/memory_logs.py): the wo
 of the logged ones. The fixes (largest context, smallest fraction, smallest TP) are re-checked by recomputing
 the figures with them."""
 KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
+# The shortest context a shorter-context fix offers: below it the server starts but a chat request (system
+# prompt, history, answer) does not fit, so the fix would leave the config useless (issue 23).
+MIN_USEFUL_CONTEXT = 4096
+
 KV_FIX = "Use an FP8 KV cache, a shorter --context-length, or shard wider"
 
 
@@ -813,8 +817,8 @@ def memory_kv_context(cfg, target):
         return (c.request_tokens_low if f.uncertain else c.request_tokens) >= needed
 
     fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if holds(c, figures)]
-    if sure > 0:
-        fix.append(f"{flag(cfg, 'context')} {sure}")  # the longest that fits, as the engine would estimate it
+    if sure >= MIN_USEFUL_CONTEXT:  # the longest that fits, as the engine would estimate it; 1,189 serves nothing
+        fix.append(f"{flag(cfg, 'context')} {sure}")
     fraction_fix = _fraction_fix(cfg, target, figures, needed)
     if fraction_fix:
         fix.append(fraction_fix)

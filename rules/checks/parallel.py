@@ -47,22 +47,20 @@ def parallel_gpu_count(cfg, target):
         return skipped("the GPU count is not given (--gpu 8xH100 or --gpu-count N)")
     if target.cc is None:
         return skipped("no CUDA GPU")
-    needed = gpus_needed(cfg)
-    found = f"TP {cfg.tp_size} x PP {cfg.pp_size}" + (
-        f" x DP {needed // (cfg.tp_size * cfg.pp_size)}" if needed > cfg.tp_size * cfg.pp_size else ""
-    )
-    # --nnodes N: the layout spans N nodes of the target's GPUs (sglang server_args nnodes; vllm --nnodes)
+    total = gpus_needed(cfg)
     nodes = cfg.flags.get("nnodes")
-    nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1 else 1
-    available = target.gpu_count * nodes
-    found += f" = {needed} GPUs; the target has {target.gpu_count}" + (
-        f" per node x {nodes} nodes (--nnodes) = {available}" if nodes > 1 else ""
+    nodes = nodes if isinstance(nodes, int) and nodes > 1 else 1
+    needed = -(-total // nodes)  # --nnodes N: each node runs its share of the ranks (the target is one node)
+    found = f"TP {cfg.tp_size} x PP {cfg.pp_size}" + (
+        f" x DP {total // (cfg.tp_size * cfg.pp_size)}" if total > cfg.tp_size * cfg.pp_size else ""
     )
-    if needed <= available:
-        return passed(found, f"at most {available} GPUs")
-    widest = 1 << (available.bit_length() - 1)  # TP sizes are powers of two in practice (head counts)
-    fix = [f"{flag(cfg, 'tp')} {widest}"] if cfg.pp_size == 1 and needed == cfg.tp_size else []
-    return failed(found, f"at most {available} GPUs", fix)
+    found += f" = {total} GPUs over --nnodes {nodes}: {needed} per node" if nodes > 1 else f" = {needed} GPUs"
+    found += f"; the target has {target.gpu_count}"
+    if needed <= target.gpu_count:
+        return passed(found, f"at most {target.gpu_count} GPUs")
+    widest = 1 << (target.gpu_count.bit_length() - 1)  # TP sizes are powers of two in practice (head counts)
+    fix = [f"{flag(cfg, 'tp')} {widest}"] if cfg.pp_size == 1 and total == cfg.tp_size and nodes == 1 else []
+    return failed(found, f"at most {target.gpu_count} GPUs", fix)
 
 
 def _tp_group(cfg: Config, target):

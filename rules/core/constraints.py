@@ -23,6 +23,7 @@ Env, EnvTrue, Rewritten, Above, Speculative, DraftTopk, PageSize, DraftBackend, 
 Resolved, ModelField, Capability, and Not / All / AnyOf over them.
 """
 
+from dataclasses import replace
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
@@ -210,7 +211,10 @@ class Feature(NamedTuple):
     name: str
 
     def holds(self, cfg: Config, target: Target) -> Optional[bool]:
-        return self.name in cfg.features
+        if self.name in cfg.features:
+            return True
+        # a model named but never read (a hub id not in the cache) may have it: unknown, never a guess
+        return None if cfg.model is None and cfg.model_missing else False
 
     def text(self) -> str:
         return self.name.replace("_", " ")
@@ -701,6 +705,8 @@ def judge(row: Constraint, cfg: Config, target: Target, skip: Optional[Outcome] 
     required = _required(row, requirements)
     given = list(dict.fromkeys(row.when.found(cfg) + [t for r in requirements for t in r.holds.found(cfg)]))
     found = " with ".join(given) or row.when.text() or f"attention backend {cfg.backend_label()}"
+    if cfg.model is None:  # no model given: a requirement only a model's feature breaks is not known to fail
+        held = [_model_could_hold(r.holds, cfg, target) if ok is False else ok for r, ok in zip(requirements, held)]
     broken = [requirement for requirement, ok in zip(requirements, held) if ok is False]
     if broken and row.first_only:
         first = broken[0]
@@ -713,6 +719,24 @@ def judge(row: Constraint, cfg: Config, target: Target, skip: Optional[Outcome] 
     if None in held:
         return unknown(f"{found}: cannot tell whether {required} holds")
     return passed(found, required)
+
+
+def _features_of(term: Any) -> set[str]:
+    """The model features a term reads, at any depth."""
+    if isinstance(term, Feature):
+        return {term.name}
+    inner = getattr(term, "terms", None) or ((term.term,) if isinstance(term, Not) else ())
+    return {name for sub in inner for name in _features_of(sub)}
+
+
+def _model_could_hold(term: Term, cfg: Config, target: Target) -> Optional[bool]:
+    """False where `term` fails whatever model is served, None where a model with the features it reads (not given by
+    --feature) would make it hold: a config with no model is never failed for what the model may have."""
+    names = _features_of(term) - cfg.features
+    if not names:
+        return False
+    with_them = replace(cfg, extra_features=cfg.extra_features | names)
+    return None if term.holds(with_them, target) else False
 
 
 READABLE = 160  # characters: a longer requirement, worded from its terms, is said by the row's title instead

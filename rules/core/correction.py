@@ -154,7 +154,9 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
                 grown.append(candidate)
         if not grown:
             break
-        done = [s for s in grown if settled(s)]
+        # a correction says what runs: never one the engine would silently re-route to another backend (fa3 on T4
+        # "fixed" by a lossy fp8_e5m2 KV that makes SGLang run triton: write triton instead)
+        done = [s for s in grown if settled(s) and not _rerouted(s, start)]
         if done:
             best = min(
                 done,
@@ -175,12 +177,34 @@ def correct(judge: Judge, config: Config, ranked_moves: Sequence[str]) -> Correc
     if best is None:
         return Correction((), None, None, pasted, _why_not(closest, judge.findings(closest.resolved)))
     changed = sorted(best.changed, key=lambda c: not c[0].startswith(ENV_DEST))  # a variable goes before flags
+    changes = tuple(shlex.join(tokens) for _, tokens in changed)  # one per flag or variable changed
     if pasted:
-        command = shlex.join(rewrite(config.command, config.engine, [t for _, t in changed]))
+        words = rewrite(config.command, config.engine, [t for _, t in changed])
+        command = shlex.join(words)
+        changes += _dropped(config.command, words, changes)
     else:
         command = " ".join(shlex.join(tokens) for _, tokens in changed)
-    changes = tuple(shlex.join(tokens) for _, tokens in changed)  # one per flag or variable changed
     return Correction(changes, command, verdict_of(judge.findings(best.resolved)), pasted)
+
+
+def _dropped(pasted: Sequence[str], corrected: Sequence[str], changes: Sequence[str]) -> tuple[str, ...]:
+    """Each option or variable of the pasted command the corrected one leaves out (a phase-specific backend that
+    --attention-backend replaces, a VLLM_ATTENTION_BACKEND= the flag supersedes), said as "drop X" so that no flag
+    goes silently."""
+    kept = {word.split("=", 1)[0] for word in corrected}
+    changed = {change.split()[0].split("=", 1)[0] for change in changes}
+    dropped = []
+    for word in pasted:
+        name = word.split("=", 1)[0]
+        if (word.startswith("--") or ENV_ASSIGNMENT.match(word)) and name not in kept and name not in changed:
+            dropped.append(f"drop {name}")
+    return tuple(dict.fromkeys(dropped))
+
+
+def _rerouted(state: _State, start: _State) -> bool:
+    """Whether the engine replaces the backend of `state` silently where it did not replace the pasted one."""
+    backend_keys = {key for key in state.resolved.rewrites if key.endswith("attention_backend")}
+    return bool(backend_keys - set(start.resolved.rewrites))
 
 
 def _why_not(closest: _State, findings: Sequence[Finding]) -> str:
@@ -192,11 +216,17 @@ def _why_not(closest: _State, findings: Sequence[Finding]) -> str:
     reason = f"no change of at most {MAX_CHANGES} flags passes{tried}: still failing " + ", ".join(
         f.rule_id for f in failing
     )
+    # what each needs, in words where its finding has no fix to see ("see the fix" beside an empty fix says nothing)
+    bare = [f for f in failing if not f.fix]
+    needs = "; ".join(
+        (f"{f.rule_id}: " if len(failing) > 1 else "") + (getattr(f.rule, "fix_title", "") or "see its finding")
+        for f in bare
+    )
     if unfixable == [f.rule_id for f in failing]:
         reason += ", which need" if len(unfixable) > 1 else ", which needs"
-        reason += " more than a flag (see the fix)"
+        reason += " more than a flag" + (f" ({needs})" if needs else " (see the fix)")
     elif unfixable:
-        reason += f"; {', '.join(unfixable)} need more than a flag (see their fix)"
+        reason += f"; {', '.join(unfixable)} need more than a flag" + (f" ({needs})" if needs else " (see their fix)")
     return reason
 
 

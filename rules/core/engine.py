@@ -427,6 +427,8 @@ class Report:
     alternatives: list[Alternative] = field(default_factory=list)
     correction: Optional[Correction] = None  # the fewest-change corrected command, when something is to fix
     engine_answer: Optional[dict[str, Any]] = None  # `check --ask-engine`: the engine's own answer (a probe fact)
+    # findings left out by --ignore / --select (the face's filter), each as (rule id, the status it had)
+    ignored_rules: tuple[tuple[str, str], ...] = ()
 
     def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}

@@ -43,6 +43,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "mem_fraction_static": ("mem_fraction", "float"),
         "context_length": ("context_length", "int"),
         "dtype": ("dtype", "str"),
+        "nnodes": ("nnodes", "int"),  # parallel-gpu-count: the ranks are spread over the nodes
         **{
             dest: (dest, kind)
             for dest, kind in {
@@ -160,7 +161,6 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
                 "hicache_host_memory_fraction": "float",  # kv-hicache-host-memory-fraction
                 "swa_full_tokens_ratio": "float",  # kv-swa-ratio-range
                 "swa_prefix_tails": "int",
-                "nnodes": "int",  # the GPUs a TP x PP x DP layout spans (parallel-gpu-count)
             }.items()
         },
         # --cuda-graph-max-bs stored under cuda_graph_max_bs to 0.5.13.post1, then under cuda_graph_max_bs_decode
@@ -195,6 +195,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         "max_num_seqs": ("max_num_seqs", "int"),
         "enforce_eager": ("enforce_eager", "bool"),
         "nnodes": ("nnodes", "int"),  # the GPUs a TP x PP x DP layout spans (parallel-gpu-count)
+        "decode_context_parallel_size": ("vllm_dcp_size", "int"),  # vllm-dcp-gqa-tp
     },
 }
 
@@ -372,12 +373,63 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
         ),
         "data, expert and context parallelism (attention TP, weights per GPU)": (
             "all2all_backend cp_kv_cache_interleave_size data_parallel_size_local dcp_comm_backend "
-            "dcp_kv_cache_interleave_size dcp_q_replicate decode_context_parallel_size elastic_ep_max_dp_size "
+            "dcp_kv_cache_interleave_size dcp_q_replicate elastic_ep_max_dp_size "
             "enable_elastic_ep enable_eplb enable_expert_parallel enable_multimodal_encoder_data_parallel "
             "eplb_config mm_encoder_tp_mode num_redundant_experts prefill_context_parallel_size"
         ),
     },
 }
+
+
+# Bearing flags of everyday launch lines (the engines' own recipes carry them) whose effect on attention the rules
+# bound without reading them: listed as not judged, never a warning of general-unmodelled-flags (so --strict does
+# not fail an official recipe). Each says why; `model_bound` names the model kind for which it does matter (then
+# it warns again).
+ROUTINE_BEARING: dict[str, dict[str, tuple[str, str]]] = {
+    "vllm": {
+        "max_num_seqs": (
+            "a cap on concurrent requests: memory vLLM profiles at start-up, which the KV figures bound from above",
+            "hybrid_linear",  # config/compilation.py:1510-1532: above the Mamba cache blocks, CUDA-graph capture fails
+        ),
+        "max_num_batched_tokens": (
+            "the scheduler's token budget per step: activation memory, profiled at start-up",
+            "",
+        ),
+        "enable_chunked_prefill": ("prefill split into chunks: the same attention kernels, smaller calls", ""),
+        "enable_prefix_caching": ("whether KV blocks are shared between requests: not their dtype or layout", ""),
+        "enable_expert_parallel": ("MoE experts placed by EP: attention layers keep their TP split", ""),
+        "enable_eplb": ("MoE expert load balancing: attention untouched", ""),
+        "async_scheduling": (
+            "overlaps scheduling with the forward pass; a sliding-window layer holds more in-flight tokens, which "
+            "the KV figures bound",
+            "",
+        ),
+        "language_model_only": ("skips the vision encoder: its attention backend is then not built", ""),
+        "mm_encoder_tp_mode": ("how the vision encoder is split: its own attention, not the language model's", ""),
+        "enforce_eager": ("no CUDA graphs: the same attention kernels, run eagerly", ""),
+        "max_cudagraph_capture_size": ("the largest batch captured in a CUDA graph: memory profiled at start-up", ""),
+    },
+    "sglang": {
+        "ep_size": ("MoE experts placed by EP: attention layers keep their TP split", ""),
+        "expert_parallel_size": ("MoE experts placed by EP: attention layers keep their TP split", ""),
+        "enable_ep_moe": ("MoE experts placed by EP: attention layers keep their TP split", ""),
+        "enable_eplb": ("MoE expert load balancing: attention untouched", ""),
+    },
+}
+
+
+def routine_flags(engine: str, written: Sequence[str], model: Any = None) -> list[str]:
+    """The options of `written` (as a pasted command gave them) that are routine for `engine` (ROUTINE_BEARING), the
+    model kind a flag matters for excepted."""
+    table = flag_kb.flag_table(engine)
+    routine = ROUTINE_BEARING.get(engine, {})
+    out = []
+    for option in written:
+        spec = table.options.get(option.split("=", 1)[0])
+        entry = routine.get(spec.dest) if spec is not None else None
+        if entry is not None and not (entry[1] and model is not None and getattr(model, entry[1], False)):
+            out.append(option)
+    return out
 
 
 # Not bearing: reading the wheels' code (server_args.py and arg_groups/*_hook.py, vllm/config/*.py) shows it
@@ -745,6 +797,8 @@ def _convert(flag: str, kind: str, value: Any) -> Any:
         except ValueError:
             expected = "an integer" if kind == "int" else "a number"
             raise RulesInputError(f"{flag} in the pasted command: expected {expected}, got {value!r}") from None
+    if kind == "str" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)  # a JSON number where a name is read (--attention-config.backend 0): judged as the name
     return value
 
 

@@ -9,6 +9,7 @@ newest known behaviour applies and the finding says so (attn_preflight.rules.cor
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Optional
 
 from attn_preflight.rules.core.config import Config
@@ -74,11 +75,40 @@ def _not_applicable(r: Rule, config: Config, target: Target) -> Optional[Outcome
         return _NO_GPU
     if r.needs_model and config.model is None:
         if config.model_missing:
-            return unknown(
-                f"needs the model's config.json, not found for {config.model_missing} (general-model-config)"
-            )
+            return needs_missing_model(config)
         return _NO_MODEL
     return None
+
+
+def needs_missing_model(config: Config) -> Outcome:
+    """The one answer of every rule whose outcome depends on a model named but never read (the renderers collapse
+    these into one line)."""
+    return unknown(f"{NEEDS_MODEL} {config.model_missing} (general-model-config)")
+
+
+def _backend_of(config: Config) -> tuple:
+    return (config.backends, config.draft_attention_backend, config.env.get("VLLM_ATTENTION_BACKEND"))
+
+
+NEEDS_MODEL = "needs the model's config.json, not found for"
+_ALL_FEATURES: Optional[frozenset[str]] = None
+
+
+def _depends_on_missing_model(r: Rule, config: Config, target: Target, outcome: Outcome) -> bool:
+    """Whether a rule's outcome on a config whose model was named but never read would change with the model's
+    features (an MLA model, or one with every feature): then the outcome is a guess about the model."""
+    global _ALL_FEATURES
+    if _ALL_FEATURES is None:
+        from attn_preflight.rules.core.models import FEATURES
+
+        _ALL_FEATURES = frozenset(FEATURES)
+    for features in (frozenset({"mla"}), _ALL_FEATURES):
+        if features <= config.extra_features:
+            continue
+        variant = replace(config, extra_features=config.extra_features | features)
+        if (_not_applicable(r, variant, target) or r.check(variant, target)).status is not outcome.status:
+            return True
+    return False
 
 
 class _Judgement:
@@ -164,6 +194,13 @@ class Judge:
                 ran += 1
                 if settled is None:
                     outcome = _not_applicable(r, config, target) or r.check(config, target)
+                    if (
+                        config.model_missing
+                        and not outcome.message.startswith(NEEDS_MODEL)
+                        and r.id != "general-model-config"
+                        and _depends_on_missing_model(r, config, target, outcome)
+                    ):
+                        outcome = needs_missing_model(config)
                     status = outcome.status
                     settled = Finding(r, outcome, "" if status is _SKIP else note)
                     failed = failed or status is _FAIL
@@ -199,6 +236,8 @@ class Judge:
         from attn_preflight.rules.core.flag_tables import setting
 
         report.findings = self._working_fixes(config, findings)
+        if config.model_missing:  # a model never read: no other backend or command is offered until it is
+            return report
         candidates = self._candidates(config, resolved) if target.cc is not None else []
         report.alternatives = self._alternatives(config, candidates, findings)
         if verdict is Status.FAIL or flag_moves(config, report.findings):  # a failure, or a fix that works
@@ -212,6 +251,8 @@ class Judge:
         make its finding pass (or not apply) and add no failure. A fix that is not a flag change (an install, a
         download) cannot be re-checked here and is kept as it is."""
         failing = {f.rule_id for f in findings if f.status is Status.FAIL}
+        if config.model_missing:  # a fix must not turn a rule into a guess about the model never read
+            failing |= {f"unknown:{f.rule_id}" for f in findings if f.status is Status.UNKNOWN}
         out = []
         for finding in findings:
             if finding.status not in (Status.FAIL, Status.WARN) or not finding.fix:
@@ -231,11 +272,20 @@ class Judge:
         fixed = apply_flags(config, fix)
         if fixed is None:
             return True
+        if config.model_missing and _backend_of(fixed) != _backend_of(config):
+            return False  # which backend serves a model never read is a guess (MLA or not, its head dims)
         for again in self.findings(resolve(fixed, self.target)):
             if again.rule_id == rule_id and again.status in (Status.FAIL, Status.WARN):
                 return False  # the finding still stands
             if again.status is Status.FAIL and again.rule_id not in failing:
                 return False  # the fix breaks something else
+            if (
+                config.model_missing
+                and again.status is Status.UNKNOWN
+                and f"unknown:{again.rule_id}" not in failing
+                and again.outcome.message.startswith(NEEDS_MODEL)
+            ):
+                return False  # whether it works depends on the model never read
         return True
 
     def _candidates(self, config: Config, resolved: Config) -> list[tuple[str, str, Config]]:

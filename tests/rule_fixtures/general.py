@@ -281,6 +281,11 @@ FIXTURES = {
         "pass": [
             {"gpu": "H100", "command": ["sglang", "serve", "--model-path", "llama-3.1-8b", "--host", "0.0.0.0"]},
             {"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-8b", "--port", "8000"]},
+            # everyday flags whose effect the rules bound (flag_tables.ROUTINE_BEARING): listed, not warned
+            {
+                "gpu": "H100",
+                "command": ["vllm", "serve", "llama-3.1-8b", "--enable-expert-parallel", "--max-num-seqs", "8"],
+            },
         ],
         "fail": [
             {
@@ -290,7 +295,12 @@ FIXTURES = {
             },
             {
                 "gpu": "H100",
-                "command": ["vllm", "serve", "llama-3.1-8b", "--enable-expert-parallel"],
+                "command": ["vllm", "serve", "llama-3.1-8b", "--kv-cache-memory-bytes", "8000000000"],
+                "expect": "warn",
+            },
+            {  # a hybrid Mamba model: --max-num-seqs above its Mamba cache blocks fails CUDA-graph capture
+                "gpu": "H100",
+                "command": ["vllm", "serve", "qwen3-next-80b-a3b", "--max-num-seqs", "8"],
                 "expect": "warn",
             },
         ],

@@ -743,6 +743,16 @@ FIXTURES = {
             ),
         ],
     },
+    "vllm-dcp-gqa-tp": {  # vllm 0.33.0 config/model.py: DCP on GQA/MQA needs TP above the KV heads
+        "pass": [
+            {"gpu": "8xH100", "command": serve("qwen3-30b-a3b", "-tp", "8", "-dcp", "2")},  # 4 KV heads
+            {"gpu": "8xH100", "command": serve("qwen3-30b-a3b", "-tp", "8", "-dcp", "4")},
+        ],
+        "fail": [
+            {"gpu": "8xH100", "command": serve("llama-3.1-8b", "-tp", "8", "--decode-context-parallel-size", "2")},
+            {"gpu": "8xH100", "command": serve("qwen3-30b-a3b", "-tp", "8", "-dcp", "3")},  # TP not divisible
+        ],
+    },
     "vllm-tp-heads": {
         "pass": [
             {"gpu": "H100", "command": serve("llama-3.1-8b", "--tensor-parallel-size", "8")},

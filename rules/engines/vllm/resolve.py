@@ -18,7 +18,23 @@ from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
 
 def resolve(config: Config, target: Target) -> Config:
     """The vLLM config as the engine will run it (each rewrite recorded in Config.rewrites)."""
-    return _legacy_backend(_checkpoint_kv(config, target), target)
+    return _legacy_backend(_checkpoint_kv(_env_backend_ignored(config, target), target), target)
+
+
+def _env_backend_ignored(config: Config, target: Target) -> Config:
+    """vLLM >= 0.15.0 ignores VLLM_ATTENTION_BACKEND (PR #32812; rule vllm-env-backend warns): a backend named only
+    by the variable is not the one that runs, so it is judged as vLLM's own choice (the backend unset), the name
+    recorded in Config.rewrites. Judging the name instead failed a launch that starts."""
+    named = config.env.get(kb.ENV_BACKEND)
+    if not named or config.attention_backend != named or "--attention-backend" in config.options:
+        return config
+    try:
+        release = Version(target.versions.get("vllm") or NEWEST_KNOWN["vllm"])
+        if release < Version(kb.ENV_REMOVED_IN):
+            return config
+    except InvalidVersion:
+        return config
+    return replace(config, attention_backend=None, rewrites={**config.rewrites, "attention_backend": named})
 
 
 def _legacy_backend(config: Config, target: Target) -> Config:

@@ -236,6 +236,16 @@ def spec_draft_backend(cfg, target):
     # the draft checkpoint's own attention when --speculative-draft-model-path was read (EAGLE heads); MTP/NextN
     # drafts are layers of the target model and share its attention
     draft_cfg = replace(cfg.with_backend(draft), model=cfg.draft_model or cfg.model)
+    head_not_read = (
+        cfg.draft_model is None
+        and _algorithm(cfg) in ("EAGLE", "EAGLE3")
+        and isinstance(cfg.flags.get("speculative_draft_model_path"), str)
+    )
+    if head_not_read:
+        # an EAGLE/EAGLE3 draft is a checkpoint of its own, a dense Llama-style head (sglang models/llama_eagle.py
+        # LlamaForCausalLMEagle, llama_eagle3.py LlamaForCausalLMEagle3), never the target's MLA layers: judged as
+        # a dense model whose dims are not read (the rules that need them do not apply)
+        draft_cfg = replace(draft_cfg, model=None, model_missing="", extra_features=cfg.extra_features - {"mla"})
     if isinstance(draft_kv, str):
         draft_cfg = draft_cfg.with_kv_dtype(draft_kv)
     judged_by = {r.id for r in registry().by_engine["sglang"] if draft in r.backends or r.stage in ("init", "runtime")}
@@ -248,6 +258,10 @@ def spec_draft_backend(cfg, target):
     judged = f"draft backend {draft}"
     if cfg.draft_model is not None:
         judged += f" with the draft model {cfg.draft_model.name}"
+    elif head_not_read:
+        judged += (
+            f" (the {_algorithm(cfg)} draft head is not found here: judged as a dense head, not the target's model)"
+        )
     elif isinstance(cfg.flags.get("speculative_draft_model_path"), str):
         judged += " (the draft model is not found here: judged with the target's model)"
     if not draft_fails:

@@ -142,8 +142,8 @@ vLLM 0.13.0 added `--attention-backend` and `--attention-config.flash_attn_versi
 variables ("Using VLLM_ATTENTION_BACKEND environment variable is deprecated and will be removed in v0.14.0
 …"); vLLM 0.15.0 removed them (PR #32812). Since then they are ignored: vLLM only logs "Unknown vLLM
 environment variable detected: VLLM_ATTENTION_BACKEND" (0.20 and later; 0.15-0.19 say nothing) and
-selects its own backend, so the backend the launch line asks for is not the one that runs. attn-preflight
-still judges the named backend, since the fix is to pass the same name as a flag. On 0.13-0.14 the variable
+selects its own backend, so the backend the launch line asks for is not the one that runs: attn-preflight
+judges vLLM's own choice (the launch starts with it), and offers the name as a flag only where that works. On 0.13-0.14 the variable
 still works, with a deprecation warning, but naming a different backend with --attention-backend as well
 fails: "attention_backend and attention_config.backend are mutually exclusive".""",
     fix_title="Pass the backend as --attention-backend NAME (and the FA version as "
@@ -173,8 +173,8 @@ def vllm_env_backend(cfg, target):
     return warned(
         found,
         f"the command-line flags (vllm >= {kb.ENV_REMOVED_IN} ignores the variables)",
-        fix,
-        reason="vLLM ignores the variables and selects its own backend",
+        [*fix, " ".join(f"unset {name}" for name in sorted(env))],  # the flag only where it works (re-checked)
+        reason="vLLM ignores the variables and selects its own backend, which the other rules judge",
     )
 
 

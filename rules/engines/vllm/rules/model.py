@@ -45,6 +45,43 @@ def vllm_bf16_arch(cfg, target):
     )
 
 
+DCP_SOURCE = "vllm-project/vllm@v0.33.0: vllm/config/model.py, ModelConfig.verify_with_parallel_config (`if dcp > 1 and not self.use_mla`)"
+
+
+@rule(
+    id="vllm-dcp-gqa-tp",
+    title="vLLM: decode context parallelism on a GQA/MQA model needs TP above its KV heads",
+    engine="vllm",
+    versions="vllm>=0.33.0",
+    needs_model=True,
+    stage="startup",
+    prevents="Decode context parallelism for GQA/MQA requires --tensor-parallel-size ({tp}) to be greater than the "
+    "model's total number of KV heads ({kv_heads}).",
+    source=DCP_SOURCE + "; tp_size=N must be divisible by dcp_size=M.",
+    docs="""Checks `--decode-context-parallel-size` / `-dcp` above 1 on a model without MLA: TP must exceed the model's
+KV-head count and divide by the DCP size.
+
+vLLM shards the KV cache by sequence across the ranks that hold a replica of the same KV head, so each KV head
+must be replicated (TP above the KV heads); it refuses either condition when it builds its config, before any
+weight loads. An MLA model (one latent KV head) takes the other branch and is not judged here.""",
+    fix_title="Drop -dcp (1), or raise --tensor-parallel-size above the KV-head count",
+)
+def vllm_dcp_gqa_tp(cfg, target):
+    dcp = cfg.flags.get("vllm_dcp_size") or 1
+    if dcp <= 1:
+        return skipped("no --decode-context-parallel-size above 1")
+    if cfg.mla:
+        return skipped("an MLA model: the GQA/MQA condition does not apply")
+    kv_heads = cfg.model.num_key_value_heads or cfg.model.num_attention_heads
+    if not kv_heads:
+        return unknown("the model's config gives no KV-head count")
+    found = f"-dcp {dcp} at --tensor-parallel-size {cfg.tp_size} with {kv_heads} KV heads"
+    required = f"--tensor-parallel-size above {kv_heads} and divisible by {dcp}"
+    if cfg.tp_size > kv_heads and cfg.tp_size % dcp == 0:
+        return passed(found, required)
+    return failed(found, required, ["--decode-context-parallel-size 1"])
+
+
 @rule(
     id="vllm-tp-heads",
     title="vLLM: attention heads split evenly over tensor-parallel ranks",
