@@ -221,11 +221,18 @@ def simulate_torch_cuda() -> None:
         setattr(c, fn, lambda *a, **k: None)
     for fn in ("memory_allocated", "memory_reserved", "max_memory_allocated"):
         setattr(c, fn, lambda *a, **k: 0)
-    c.Stream = c.Event = c.ExternalStream = _InertStream
-    c.current_stream = c.default_stream = lambda device=None: _InertStream()
-    c.stream = lambda s=None: contextlib.nullcontext(s)
-    c.set_stream = lambda s: None
-    c.graph_pool_handle = lambda: ("simulated graph pool",)
+    inert = {  # streams, events and graph pools that do nothing (setattr: they stand in for torch's own types)
+        "Stream": _InertStream,
+        "Event": _InertStream,
+        "ExternalStream": _InertStream,
+        "current_stream": lambda device=None: _InertStream(),
+        "default_stream": lambda device=None: _InertStream(),
+        "stream": lambda s=None: contextlib.nullcontext(s),
+        "set_stream": lambda s: None,
+        "graph_pool_handle": lambda: ("simulated graph pool",),
+    }
+    for name, value in inert.items():
+        setattr(c, name, value)
 
     def no_context(*a, **k):
         sim_fail("something tried to create a CUDA context (torch.cuda lazy init)")
