@@ -568,3 +568,62 @@ def test_a_release_whose_internals_differ_is_could_not_ask(unknown_release):
     got = harness.ask("sglang", ["--model-path", str(MODELS / "Llama-3.1-8B-Instruct")], H200, python=python)
     assert got["status"] == "could_not_ask" and got["engine_version"] == "1.0.0"
     assert got["reason"] == "could not ask: sglang.srt.server_args has no prepare_server_args, ServerArgs"
+
+
+FENCE = REPO / "probe" / "engine_ask" / "child" / "fence.py"
+TIED_DRIVER = """
+import importlib.util, os, sys, time
+spec = importlib.util.spec_from_file_location("fence", sys.argv[1])
+fence = importlib.util.module_from_spec(spec); spec.loader.exec_module(fence)
+fence.tie_to_parent(int(sys.argv[2]) if sys.argv[2] != "0" else None, float(sys.argv[3]))
+print(os.getpid(), flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_driver_dies_with_a_harness_killed_by_sigkill(tmp_path):
+    """The harness process (here a stand-in parent) is SIGKILLed while its driver runs: the driver goes too."""
+    import signal
+    import subprocess
+
+    pid_file = tmp_path / "driver.pid"
+    harness_stand_in = (
+        "import subprocess, sys, os, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {TIED_DRIVER!r}, {str(FENCE)!r}, str(os.getpid()), '600'],"
+        " stdout=subprocess.PIPE, text=True)\n"
+        f"open({str(pid_file)!r}, 'w').write(child.stdout.readline())\n"
+        "time.sleep(120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", harness_stand_in])
+    try:
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        driver = int(pid_file.read_text())
+        assert _alive(driver)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while _alive(driver) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(driver), "the driver outlived the harness that started it"
+    finally:
+        parent.kill()
+
+
+def test_a_driver_ends_itself_at_its_deadline(tmp_path):
+    import subprocess
+
+    started = time.monotonic()
+    driver = subprocess.run(
+        [sys.executable, "-c", TIED_DRIVER, str(FENCE), "0", "1"], capture_output=True, text=True, timeout=60
+    )
+    assert driver.returncode == 3 and time.monotonic() - started < 30
+
+
+def test_the_harness_tells_the_driver_its_parent_and_a_deadline_past_its_timeout(drivers):
+    drivers("""
+        answer(resolved={"parent_pid": request["parent_pid"], "deadline_s": request["deadline_s"]})
+    """)
+    got = ask(timeout=40)
+    assert got["resolved"] == {"parent_pid": os.getpid(), "deadline_s": 40 + harness.DEADLINE_MARGIN_S}

@@ -29,6 +29,7 @@ ENGINES = ("sglang", "vllm")
 STATUSES = ("accepted", "rejected", "could_not_ask")
 CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child")
 DEFAULT_TIMEOUT = 180.0
+DEADLINE_MARGIN_S = 30.0  # the driver's own watchdog fires this long after our timeout (we kill it at the timeout)
 OUTPUT_CAP = 64 * 1024  # the child's stdout+stderr kept (its tail), for a could-not-ask reason
 ENV_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "FLASHINFER_")
 ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TORCH_CUDA_ARCH_LIST")
@@ -312,6 +313,8 @@ def ask(
             "answer_path": answer_path,
             "temp_dir": temp_dir,
             "backend_init": backend_init,
+            "parent_pid": os.getpid(),  # fence.tie_to_parent: the driver dies with us, even by SIGKILL
+            "deadline_s": timeout + DEADLINE_MARGIN_S,
         }
         how, code, log = _run_child(
             engine, interpreter, request, child_env(temp_dir, kept, simulated["count"]), timeout

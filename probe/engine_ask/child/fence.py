@@ -177,6 +177,27 @@ def _hook(event: str, args: tuple) -> None:
             _refuse(f"loading the GPU driver library {name}")
 
 
+def tie_to_parent(parent, deadline_s) -> None:
+    """This driver never outlives what asked it: SIGKILL when `parent` (the harness's pid) ends, however it ends
+    (PR_SET_PDEATHSIG, Linux), and exit on its own after `deadline_s` seconds (the harness's timeout and a
+    margin) where that signal is not available or the parent is gone already."""
+    if parent:
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+        except Exception:  # not Linux: the deadline below still holds
+            pass
+        if os.getppid() != parent:  # it ended before the call above took effect
+            os._exit(3)
+    if deadline_s:
+        import threading
+
+        watchdog = threading.Timer(float(deadline_s), os._exit, args=(3,))
+        watchdog.daemon = True
+        watchdog.start()
+
+
 def install(temp_dir: str, extra_writable: tuple = ()) -> None:
     """Fence this process for good: network, program starts and writes outside `temp_dir` (and the paths in
     `extra_writable`) are refused from now on. Idempotent: a second call only adds writable roots."""

@@ -932,6 +932,7 @@ def main() -> int:
     started = time.monotonic()
     request = json.loads(sys.stdin.read())
     fence = _load_fence()
+    fence.tie_to_parent(request.get("parent_pid"), request.get("deadline_s"))
     fence.install(request["temp_dir"])
     if "batch" in request:
         return main_batch(request)

@@ -483,6 +483,7 @@ def install_fences(req: dict) -> None:
     fence = importlib.util.module_from_spec(spec)
     sys.modules["_attn_preflight_fence"] = fence
     spec.loader.exec_module(fence)
+    fence.tie_to_parent(req.get("parent_pid"), req.get("deadline_s"))
     fence.install(req.get("temp_dir") or os.environ.get("TMPDIR") or "/tmp")
     FENCE.append(fence)
 
