@@ -14,8 +14,8 @@ import os
 import stat
 from typing import Any
 
-MAX_BYTES = 1 << 20
-MAX_DEPTH = 32
+from attn_preflight.probe.limits import MAX_YAML_BYTES as MAX_BYTES
+from attn_preflight.probe.limits import MAX_YAML_DEPTH as MAX_DEPTH
 
 
 class YamlFileError(ValueError):
@@ -38,7 +38,7 @@ def _loader_class():
             self.depth += 1
             if self.depth > MAX_DEPTH:
                 raise yaml.composer.ComposerError(
-                    None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
+                    None, None, f"nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark
                 )
             try:
                 return super().compose_node(parent, index)
@@ -80,6 +80,8 @@ def parse_yaml_documents(text: str, where: str = "<yaml>") -> list[Any]:
         raise YamlFileError(f"{where}{line}: {problem}") from None
     except RecursionError:
         raise YamlFileError(f"{where}: nested too deeply") from None
+    except ValueError as err:  # a value Python will not build: an integer past its 4,300-digit limit
+        raise YamlFileError(f"{where}: {str(err).split(':')[0]}") from None
     finally:
         loader.dispose()
 

@@ -13,6 +13,7 @@ MAX_JSON_BYTES = 16 * 1024 * 1024  # config.json, a facts file, a smoke report, 
 MAX_JSON_DEPTH = 64  # a probe report nests 6 deep
 MAX_GPUS = 1024  # GPUs listed in one facts file (enforced by the facts model, which keeps its own copy)
 MAX_YAML_BYTES = 1024 * 1024  # an engine's --config, --dllm-algorithm-config
+MAX_YAML_DEPTH = MAX_JSON_DEPTH  # one nesting limit for both formats
 MAX_COMMAND_TOKENS = 1024  # tokens of a pasted launch command (after --)
 MAX_CONFIG_KEYS = 1024  # keys of a --config YAML (each is a flag the engine reads)
 MAX_TOKEN_CHARS = 65536  # one token of it (a path, a JSON argument such as --speculative-config)

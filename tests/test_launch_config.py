@@ -102,7 +102,7 @@ def test_a_false_boolean_is_the_no_flag_for_vllm_and_left_out_for_sglang(tmp_pat
     [
         (None, "missing.yaml", "no such file"),
         ("base: &a [1, 2]\ntp-size: *a\n", "serve.yaml", ":2: an alias (*name) is not read"),
-        ("a:\n" + "".join("  " * i + " b:\n" for i in range(1, 40)), "serve.yaml", "nested deeper than 32"),
+        ("a:\n" + "".join("  " * i + " b:\n" for i in range(1, 70)), "serve.yaml", "nested more than 64"),
         ("- 1\n- 2\n", "serve.yaml", "not a `key: value` mapping"),
         ("tp-size: [1\n", "serve.yaml", "serve.yaml:2:"),
         ("a: 1\n---\nb: 2\n", "serve.yaml", "2 YAML documents"),

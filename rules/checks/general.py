@@ -5,8 +5,6 @@ attn_preflight.rules.engines.sglang.constraints.general."""
 
 from __future__ import annotations
 
-import json
-
 from packaging.version import Version
 
 from attn_preflight.rules.checks.common import (
@@ -22,6 +20,7 @@ from attn_preflight.rules.checks.common import (
     sglang_release,
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.jsontext import loads
 from attn_preflight.rules.core.versions import table_for
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
@@ -232,7 +231,7 @@ def _read_not_judged(cfg) -> tuple[str, ...]:
     if not isinstance(spec, str):
         return ()
     try:
-        method = json.loads(spec).get("method") or "method from the draft model"
+        method = loads(spec).get("method") or "method from the draft model"
     except (ValueError, AttributeError):
         method = "unreadable JSON"
     return (f"--speculative-config ({method})",)
