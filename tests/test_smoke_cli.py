@@ -61,8 +61,8 @@ def test_table_shows_status_error_and_counts():
     result = invoke("--kernel", "sdpa-math")
     assert result.exit_code == 0, result.output
     row = next(line for line in result.stdout.splitlines() if line.startswith("sdpa-math"))
-    assert " ok " in row and " / 3e-02" in row
-    assert "1 ok" in result.stdout and "no failures" in result.stdout
+    assert " pass " in row and " / 3e-02" in row
+    assert "1 pass" in result.stdout and "no failures" in result.stdout
 
 
 def test_markdown_is_a_github_table():

@@ -116,7 +116,8 @@ def test_the_rules_judgement_is_pure_over_the_recorded_fields():
 
 def test_every_smoke_kernel_that_has_documented_limits_finds_them_by_name_or_family():
     without = {name for name, k in registry().items() if kernel_limits.limits_for(k.name, k.family) is None}
-    assert without == {"sdpa-math", "triton-add"}  # plain torch; Triton documents no arch floor here
+    # plain torch; Triton and FLA's Triton kernels document no arch floor here (SM75 reports for FLA: issue 21)
+    assert without == {"sdpa-math", "triton-add", "fla-gdn-chunk", "fla-gdn-recurrent"}
     assert kernel_limits.limits_for("t-unknown", "test") is None
 
 
@@ -174,7 +175,8 @@ def test_a_raw_h200_report_renders_as_the_saved_judged_one(name, tmp_path):
 
 def test_the_progress_line_is_judged_with_the_machine_known_so_far():
     machine = on("9.0").machine
-    assert ": skipped: not supported here, and the kernel says so" in progress_line(raw_fa4_fp8(), 1.0, machine)
+    line = progress_line(raw_fa4_fp8(), 1.0, machine)  # a skip leaves its reason to the report (said once)
+    assert line.endswith(": skipped") and "kernel says so" not in line
     assert f": error: {FP8_REFUSAL}" in progress_line(raw_fa4_fp8(), 1.0, replace(machine, device_capability="10.0"))
 
 
@@ -193,7 +195,7 @@ def test_smoke_exit_code_fails_only_a_kernel_that_ran_and_failed(monkeypatch, ca
     assert result.exit_code == code, result.output
     row = next(line for line in result.stdout.splitlines() if line.startswith("fa4-dense"))
     assert f" {status} " in row
-    assert ("kernel says so" in result.stderr) == (code == 0)
+    assert ("kernel says so" in result.stdout) == (code == 0)  # the judged reason, once, in the report
 
 
 def _raw_results_of(check_report: dict) -> list[KernelResult]:

@@ -287,7 +287,7 @@ def test_every_vllm_rule_cites_vllm_and_a_version_range():
     rules = [r for r in all_rules() if r.engine == "vllm"]
     assert len(rules) >= 20
     for r in rules:
-        assert r.id.startswith("vllm-")
+        assert r.id.startswith(("vllm-", "kernel-vllm-"))  # kernel-vllm-*: the dispatch pack (rules/kernels)
         assert r.versions.startswith("vllm>=")
         assert "vllm" in r.source.lower()
 

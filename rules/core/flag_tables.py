@@ -341,22 +341,20 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "prefix_cache_retention_interval prefix_match_unit skip_mm_profiling swa_bounded_replay"
         ),
         (
-            "Mamba state and its kernels (from 0.20.0 a hybrid model whose --max-num-seqs exceeds its Mamba cache "
-            "blocks fails full CUDA-graph capture, 'max_num_seqs (N) exceeds available Mamba cache blocks': vllm "
-            "0.33.0 config/compilation.py:1510-1532; for other models --max-num-seqs sizes only memory vLLM "
-            "profiles at start-up, config/scheduler.py:72-73, which the KV figures leave out as an upper bound)"
+            "Mamba state and its kernels (--max-num-seqs is read for the memory figures; against a hybrid model's "
+            "Mamba cache blocks it is listed as not judged: general.py _read_not_judged)"
         ): (
             "enable_mamba_cache_stochastic_rounding enable_mamba_fine_grained_prefix_cache "
             "enable_mamba_shared_prefix_checkpoint mamba_backend mamba_block_size mamba_cache_dtype "
             "mamba_cache_mode mamba_cache_philox_rounds mamba_ssm_cache_dtype mamba_ssu_algorithm "
-            "max_num_seqs replayssm_buffer_len use_replayssm"
+            "replayssm_buffer_len use_replayssm"
         ),
         "CUDA graphs and torch.compile": (
-            "compilation_config cuda_graph_sizes cudagraph_capture_sizes enforce_eager max_cudagraph_capture_size "
+            "compilation_config cuda_graph_sizes cudagraph_capture_sizes max_cudagraph_capture_size "
             "max_seq_len_to_capture optimization_level"
         ),
         "chunked prefill and the token budget": (
-            "disable_chunked_mm_input enable_chunked_prefill max_num_batched_tokens max_num_scheduled_tokens "
+            "disable_chunked_mm_input enable_chunked_prefill max_num_scheduled_tokens "
             "num_scheduler_steps performance_mode"
         ),
         "quantization": "quantization_config",
@@ -387,14 +385,6 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
 # it warns again).
 ROUTINE_BEARING: dict[str, dict[str, tuple[str, str]]] = {
     "vllm": {
-        "max_num_seqs": (
-            "a cap on concurrent requests: memory vLLM profiles at start-up, which the KV figures bound from above",
-            "hybrid_linear",  # config/compilation.py:1510-1532: above the Mamba cache blocks, CUDA-graph capture fails
-        ),
-        "max_num_batched_tokens": (
-            "the scheduler's token budget per step: activation memory, profiled at start-up",
-            "",
-        ),
         "enable_chunked_prefill": ("prefill split into chunks: the same attention kernels, smaller calls", ""),
         "enable_prefix_caching": ("whether KV blocks are shared between requests: not their dtype or layout", ""),
         "enable_expert_parallel": ("MoE experts placed by EP: attention layers keep their TP split", ""),
@@ -406,7 +396,6 @@ ROUTINE_BEARING: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "language_model_only": ("skips the vision encoder: its attention backend is then not built", ""),
         "mm_encoder_tp_mode": ("how the vision encoder is split: its own attention, not the language model's", ""),
-        "enforce_eager": ("no CUDA graphs: the same attention kernels, run eagerly", ""),
         "max_cudagraph_capture_size": ("the largest batch captured in a CUDA graph: memory profiled at start-up", ""),
     },
     "sglang": {
