@@ -203,6 +203,19 @@ def did_you_mean(word: str, choices) -> str:
     return f"; valid: {', '.join(choices)}"  # every one: a vLLM backend list spans every release read
 
 
+def close_ids(word: str, known) -> str:
+    """' (did you mean a, b?)' with up to three close ids (ids that start with `word` first), else a pointer to
+    `attn-preflight rules`: one short line, never the list of every rule."""
+    import difflib
+
+    known = sorted(known)
+    starting = [rule_id for rule_id in known if rule_id.startswith(word)] if word else []
+    close = (starting or difflib.get_close_matches(word, known, n=3, cutoff=0.6))[:3]
+    if close:
+        return f" (did you mean {', '.join(repr(c) for c in close)}?)"
+    return "; `attn-preflight rules WORD` lists the rules whose id or title holds WORD"
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="attn-preflight")
 def cli() -> None:

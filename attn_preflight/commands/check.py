@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 
 import click
 
-from attn_preflight.cli import EXIT_FAIL, InputError, did_you_mean
+from attn_preflight.cli import EXIT_FAIL, InputError, close_ids, did_you_mean
 from attn_preflight.commands.common import (
     check_output_writable,
     format_option,
@@ -380,15 +380,7 @@ def _rule_patterns(given: Sequence[str], env_name: str) -> tuple[str, ...]:
     known = rule_ids()  # every engine's rules: only when a pattern is given
     for word in words:
         if not any(rule_id.startswith(word) for rule_id in known):
-            import difflib
-
-            close = difflib.get_close_matches(word, known, n=3, cutoff=0.6)
-            hint = (
-                f" (did you mean {', '.join(repr(c) for c in close)}?)"
-                if close
-                else " (`attn-preflight rules` lists them)"
-            )
-            raise InputError(f"no rule id is or starts with {word!r}{hint}")
+            raise InputError(f"no rule id is or starts with {word!r}{close_ids(word, known)}")
     return tuple(words)
 
 

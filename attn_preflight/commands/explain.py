@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from attn_preflight.cli import InputError
+from attn_preflight.cli import InputError, close_ids
 from attn_preflight.commands.common import format_option, screen_for, write_output
 from attn_preflight.render import PLAIN, Screen, heading, reflow, to_json, wrap_lines
 
@@ -48,19 +48,6 @@ def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
     return "\n\n".join(out)
 
 
-def close_rules(word: str, known) -> str:
-    """' (did you mean a, b?)' with up to three close ids (ids that start with `word` first), else a pointer to
-    `attn-preflight rules`: one short line, never the list of every rule."""
-    import difflib
-
-    known = sorted(known)
-    starting = [rule_id for rule_id in known if rule_id.startswith(word)] if word else []
-    close = (starting or difflib.get_close_matches(word, known, n=3, cutoff=0.6))[:3]
-    if close:
-        return f" (did you mean {', '.join(repr(c) for c in close)}?)"
-    return "; `attn-preflight rules WORD` lists the rules whose id or title holds WORD"
-
-
 @click.command("explain")
 @click.argument("rule_id", metavar="RULE")
 @format_option()
@@ -90,5 +77,5 @@ def explain_command(rule_id, fmt):
         from attn_preflight.check_smoke import SMOKE_CHECKS
 
         known = rule_ids() + list(SMOKE_CHECKS) + list(ENGINE_CHECKS)
-        raise InputError(f"unknown rule {rule_id!r}{close_rules(wanted, known)}")
+        raise InputError(f"unknown rule {rule_id!r}{close_ids(wanted, known)}")
     write_output(render_rule(r, fmt.lower(), screen_for(fmt, None)), None)
