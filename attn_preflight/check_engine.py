@@ -22,36 +22,10 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from attn_preflight.rules.core.engine import Documented, Finding, Outcome, Report, Status, display_order, verdict_of
+from attn_preflight.rules.core.engine import Finding, Outcome, Report, ReportedCheck, Status, display_order, verdict_of
 
-
-@dataclass(frozen=True)
-class EngineCheck(Documented):
-    """What an engine finding reports on (as a rule's metadata); produced by `check --ask-engine` only."""
-
-    id: str
-    title: str
-    source: str
-    docs: str
-    fix_title: str
-    references: tuple[str, ...] = ()
-    stage: str = ""
-    prevents: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "reported_by": "check --ask-engine",
-            "docs": self.docs.strip(),
-            "fix": self.fix_title,
-            "source": self.source,
-            "references": list(self.references),
-            "stage": self.stage or None,
-        }
-
-
-ENGINE_ANSWER = EngineCheck(
+ENGINE_ANSWER = ReportedCheck(
+    reported_by="check --ask-engine",
     id="engine-answer",
     title="The installed engine accepts the launch line",
     stage="startup",
@@ -72,7 +46,8 @@ graphs come after these stages and stay the rules' to judge.""",
     "--gpu when this machine has no GPU)",
     references=("README.md: check --ask-engine", "probe/engine_ask/child/SCHEMA.md"),
 )
-ENGINE_DISAGREES = EngineCheck(
+ENGINE_DISAGREES = ReportedCheck(
+    reported_by="check --ask-engine",
     id="engine-disagrees",
     title="The rules and the installed engine agree",
     source="attn-preflight check --ask-engine: the rules' findings against the engine's answer",
@@ -97,7 +72,7 @@ class EngineFinding(Finding):
     __slots__ = ("engine",)
     listed_when_skipped = True
 
-    def __init__(self, check: EngineCheck, status: Status, message: str, engine: dict[str, Any], note: str = ""):
+    def __init__(self, check: ReportedCheck, status: Status, message: str, engine: dict[str, Any], note: str = ""):
         super().__init__(check, Outcome(status, reason=message), note)
         self.engine = engine
 

@@ -15,7 +15,6 @@ confirms one is its refusal of the config.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
 
 from attn_preflight.probe.smoke.results import (
@@ -30,37 +29,9 @@ from attn_preflight.probe.smoke.results import (
     KernelResult,
     SmokeReport,
 )
-from attn_preflight.rules.core.engine import Documented, Finding, Outcome, Report, Status, display_order, verdict_of
+from attn_preflight.rules.core.engine import Finding, Outcome, Report, ReportedCheck, Status, display_order, verdict_of
 from attn_preflight.smoke_judged import judged
 from attn_preflight.smoke_plan import Job, SmokePlan, phase_label, plan
-
-
-@dataclass(frozen=True)
-class SmokeCheck(Documented):
-    """What a smoke finding reports on: the metadata a Finding reads from its rule, and the docs `explain`
-    shows. Produced by `check --smoke` only; not registered with the engine, so `evaluate` never runs it."""
-
-    id: str
-    title: str
-    source: str
-    docs: str  # first paragraph: what it checks; the rest: why (as a rule's)
-    fix_title: str
-    references: tuple[str, ...] = ()
-    stage: str = ""
-    prevents: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "reported_by": "check --smoke",
-            "docs": self.docs.strip(),
-            "fix": self.fix_title,
-            "source": self.source,
-            "references": list(self.references),
-            "stage": self.stage or None,
-        }
-
 
 # Rules whose failure is a kernel's own refusal at the first forward, with the smoke kernels that make the same
 # call and whether the rule judges the absorbed-MLA decode dims (True), the model's dims (False) or any run
@@ -80,7 +51,8 @@ KERNEL_RULES: dict[str, tuple[frozenset[str], Optional[bool]]] = {
     "flashmla-arch": (frozenset({"flashmla-decode"}), True),
 }
 
-SMOKE_KERNEL = SmokeCheck(
+SMOKE_KERNEL = ReportedCheck(
+    reported_by="check --smoke",
     id="smoke-kernel",
     title="The backend's kernel runs at the model's shapes on this machine",
     stage="runtime",
@@ -99,7 +71,8 @@ capture, after the weights have loaded.""",
     "during JIT compilation: raise --smoke-timeout",
     references=("README.md: check --smoke", "README.md: smoke (the same kernels, without a config)"),
 )
-SMOKE_DISAGREES = SmokeCheck(
+SMOKE_DISAGREES = ReportedCheck(
+    reported_by="check --smoke",
     id="smoke-disagrees",
     title="The rules and the kernel agree on this machine",
     source="attn-preflight check --smoke: the rules' findings against the kernel's run",
@@ -139,7 +112,7 @@ class SmokeFinding(Finding):
     __slots__ = ("smoke",)
     listed_when_skipped = True  # asked for with --smoke: shown even when skipped
 
-    def __init__(self, rule: SmokeCheck, status: Status, message: str, smoke: dict[str, Any], note: str = ""):
+    def __init__(self, rule: ReportedCheck, status: Status, message: str, smoke: dict[str, Any], note: str = ""):
         super().__init__(rule, Outcome(status, reason=message), note)
         self.smoke = smoke
 

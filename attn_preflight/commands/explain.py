@@ -13,7 +13,7 @@ from attn_preflight.render import PLAIN, Screen, heading, reflow, to_json, wrap_
 
 
 def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
-    """A rule's documentation, or a check --smoke finding's (attn_preflight.check_smoke.SmokeCheck)."""
+    """A rule's documentation, or a check --smoke finding's (rules.core.engine.ReportedCheck)."""
     from attn_preflight.rules.core.engine import STAGES, Rule
 
     if isinstance(r, Rule):

@@ -139,6 +139,34 @@ class Documented:
         return f"attn-preflight explain {self.id}"
 
 
+@dataclass(frozen=True)
+class ReportedCheck(Documented):
+    """What a finding made outside the rule registry reports on (`check --smoke`, `check --ask-engine`): the
+    metadata a Finding reads from its rule, and the docs `explain` shows; `evaluate` never runs it."""
+
+    id: str
+    title: str
+    source: str
+    docs: str  # first paragraph: what it checks; the rest: why (as a rule's)
+    fix_title: str
+    reported_by: str  # "check --smoke", "check --ask-engine"
+    references: tuple[str, ...] = ()
+    stage: str = ""
+    prevents: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "reported_by": self.reported_by,
+            "docs": self.docs.strip(),
+            "fix": self.fix_title,
+            "source": self.source,
+            "references": list(self.references),
+            "stage": self.stage or None,
+        }
+
+
 # Where each engine's rules keep their provenance: how each rule's `versions` was read, release by release (file,
 # line, the releases read), as data beside the pack, read only when a rule is explained or listed.
 PROVENANCE_PACKAGES = {
@@ -327,7 +355,7 @@ def registered_rules() -> tuple[Rule, ...]:
 
 
 class Reported(Protocol):
-    """What a Finding reads of what it reports on: a Rule, or a `check --smoke` SmokeCheck."""
+    """What a Finding reads of what it reports on: a Rule, or a ReportedCheck (`check --smoke`, `--ask-engine`)."""
 
     @property
     def id(self) -> str: ...
