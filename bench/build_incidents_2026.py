@@ -625,21 +625,355 @@ add(
 )
 
 
+# Batch 3 (branch s21m): 2026 threads that no earlier batch, tests/fixtures/incidents.json or rules/ cites, mined
+# after batches 1 and 2 were worked on; all of it is held (judged, never tuned on), so the earlier splits stay as
+# recorded. bench/results/i21-incidents-batch3-before.md has the answers main gave before any change.
+BATCH2 = len(INCIDENTS)
+add(
+    id="sglang-31578-dsv4-rtxpro6000-default",
+    source="https://github.com/sgl-project/sglang/issues/31578",
+    quote='`DeepseekV4AttnBackend._forward_prefill_sparse()` (`sglang/srt/layers/attention/deepseek_v4_backend.py`) routes DeepSeek-V4 sparse-attention prefill through `flash_mla_sparse_fwd` (from `sgl_kernel.flash_mla`). This kernel unconditionally raises: RuntimeError: Sparse Attention Forward Kernel is only supported on SM90a and SM100f architectures. on any other compute capability, including **SM120 (Blackwell, e.g. RTX PRO 6000 Blackwell Max-Q)**. Since PR #29775 ("[DeepSeek V4] Enable FlashMLA sparse prefill by default", merged into `lmsysorg/sglang:latest` as of v0.5.15.post1) flipped `SGLANG_OPT_FLASHMLA_SPARSE_PREFILL`\'s default from `False` to `True`, this now fires unconditionally for DeepSeek-V4 on SM120 hardware — the model cannot serve any request through the default `dsv4` attention backend',
+    engine="sglang",
+    version="0.5.15.post1",
+    version_basis="the issue (2026-07-17) names v0.5.15.post1 as the first image with the FlashMLA sparse-prefill default flipped on; the reporter's own image tag is not in the excerpt",
+    gpu="RTX PRO 6000",
+    command="sglang serve --model-path deepseek-ai/DeepSeek-V4-Flash",
+    outcome="failed",
+    model="incident-models/deepseek-v4-flash",
+    error="RuntimeError: Sparse Attention Forward Kernel is only supported on SM90a and SM100f architectures.",
+    stage="forward",
+    note="launch line reconstructed: the excerpt names DeepSeek-V4 and its default dsv4 backend, not the checkpoint or TP; DeepSeek-V4-Flash (the DeepseekV4ForCausalLM excerpt) stands in. 'cannot serve any request': the prefill kernel raises on the first forward",
+    cls="dsa-sm12x",
+)
+add(
+    id="vllm-40821-dsv4flash-rtxpro6000-tp2-0201",
+    source="https://github.com/vllm-project/vllm/issues/40821",
+    quote="[Bug]: Deepseek V4 failed to load on RTX PRO 6000 ... I get this on 0.20.1 and 0.20.2rc on 2xRTX 6000 Blackwell: ... vllm serve deepseek-ai/DeepSeek-V4-Flash --served-model-name model --trust-remote-code --tensor-parallel-size 2 --enable-expert-parallel --max-model-len 131072 --max-num-seqs 4 --max-num-batched-tokens 32768 --gpu-memory-utilization 0.95 --kv-cache-dtype fp8 --block-size 256 --enable-prefix-caching --port 8000 --attention_config.use_fp4_indexer_cache=True ...",
+    engine="vllm",
+    version="0.20.1",
+    version_basis="stated in the comment (2026-05-04): 'I get this on 0.20.1 and 0.20.2rc'",
+    gpu="RTX PRO 6000",
+    command='vllm serve deepseek-ai/DeepSeek-V4-Flash --served-model-name model --trust-remote-code --tensor-parallel-size 2 --enable-expert-parallel --max-model-len 131072 --max-num-seqs 4 --max-num-batched-tokens 32768 --gpu-memory-utilization 0.95 --kv-cache-dtype fp8 --block-size 256 --enable-prefix-caching --port 8000 --attention_config.use_fp4_indexer_cache=True --compilation-config \'{"cudagraph_mode":"FULL_AND_PIECEWISE", "custom_ops":["all"]}\' --reasoning-parser deepseek_v4 --tokenizer-mode deepseek_v4 --enable-auto-tool-choice --tool-call-parser deepseek_v4',
+    outcome="failed",
+    model="incident-models/deepseek-v4-flash",
+    error="DeepSeek-V4 fails to load on RTX PRO 6000 (the title's failure; the comment's own traceback is not in the excerpt)",
+    stage="init",
+    note="the comment's launch line verbatim (without the CUDA_VISIBLE_DEVICES/LD_LIBRARY_PATH prefix)",
+    cls="dsa-sm12x",
+)
+add(
+    id="vllm-55526-dsv4flash-rtx5090-tp16-ray",
+    source="https://github.com/vllm-project/vllm/issues/55526",
+    quote="[Bug]: DeepSeek-V4-Flash TP=16 on SM120 (RTX 5090 x16, ray multi-node) fails: DSV4 sparse MLA decode specialization error for (num_q_heads=8, top_k=128) despite FlashInfer dispatch table containing th ... PyTorch version : 2.13.0+cu130",
+    engine="vllm",
+    version="0.28.0",
+    version_basis="not in the excerpt (issue of 2026-09-06, torch 2.13.0+cu130); vllm#55010 runs nightly 0.28.1rc1.dev130 with torch 2.13.0+cu130 on 2026-09-02 and vllm#58241 reports 0.29.0 on 2026-09-23: judged at 0.28.0, the last release before",
+    gpu="RTX 5090",
+    command="vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 16 --distributed-executor-backend ray",
+    outcome="failed",
+    model="incident-models/deepseek-v4-flash",
+    error="DSV4 sparse MLA decode specialization error for (num_q_heads=8, top_k=128)",
+    note="launch line reconstructed from the title (TP=16, ray multi-node); the stage is not in the excerpt",
+    cls="dsa-sm12x",
+)
+add(
+    id="vllm-57932-glm53flash-rtxpro6000-tp4-fp8kv-mtp",
+    source="https://github.com/vllm-project/vllm/issues/57932",
+    quote='[Bug]: SM120 / RTX PRO 6000 Blackwell: GLM-5.3-Flash fails with FlashInfer attention backend ... vllm serve zai-org/GLM-5.3-Flash --tensor-parallel-size 4 --kv-cache-dtype fp8 --speculative-config \'{"method":"mtp","num_speculative_tokens":5}\' --tool-call-parser glm47 --reasoning-parser glm47 --enable-auto-tool-choice --served-model-name zai-org/GLM-5.3-Flash ... ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=512, dtype=torch.bfloat16, kv_cache_dtype=fp8, block_size=None, use_mla=True, has_sink=False, use_sparse=True, ...). Reasons: {TRITON_MLA: [sparse not supported], FLASHINFER_MLA_SPARSE_SM120: [FLASHINFER_MLA_SPARSE_SM120 requires FlashInfer\'s sparse MLA decode API]}.',
+    engine="vllm",
+    version="0.29.0",
+    version_basis="not in the excerpt (comment of 2026-09-22; flashinfer-python 0.6.18.post1, torch 2.13.0); vllm#56837 runs nightly 0.29.1rc1.dev9 with FlashInfer 0.6.18.post1 and torch 2.13.0 on 2026-09-14 and vllm#58241 reports 0.29.0 on 2026-09-23: judged at 0.29.0",
+    gpu="RTX PRO 6000",
+    command='vllm serve zai-org/GLM-5.3-Flash --tensor-parallel-size 4 --kv-cache-dtype fp8 --speculative-config \'{"method":"mtp","num_speculative_tokens":5}\' --tool-call-parser glm47 --reasoning-parser glm47 --enable-auto-tool-choice --served-model-name zai-org/GLM-5.3-Flash',
+    outcome="failed",
+    model="incident-models/glm-5.3-flash",
+    error="ValueError: No valid attention backend found ... FLASHINFER_MLA_SPARSE_SM120: [FLASHINFER_MLA_SPARSE_SM120 requires FlashInfer's sparse MLA decode API]",
+    stage="init",
+    note="the comment's launch line verbatim; a maintainer reply calls the message a FlashInfer capability probe (the installed FlashInfer lacks the SM120 sparse-MLA decode API)",
+    cls="dsa-sm12x",
+)
+add(
+    id="vllm-56837-dsv41flash-rtxpro2000-sm120",
+    source="https://github.com/vllm-project/vllm/issues/56837",
+    quote="vLLM 0.29.1rc1.dev9+g2671fedfc (`vllm/vllm-openai:nightly-2671fedf…`, torch 2.13.0+cu130, FlashInfer 0.6.18.post1), NVIDIA RTX PRO 2000 Blackwell 16 GB (compute capability 12.0, sm_120) ... `DeepseekV41ForCausalLM` cannot start on an sm_120 GPU: the FlashInfer SM120 sparse-MLA path has no kernel for the V4.1 decode shape, and the FlashMLA alternative is SM90a/SM100f only. ... ValueError: SM120 sparse-MLA has no decode kernel for this shape: num_tokens=16, num_heads=64, topk=11",
+    engine="vllm",
+    version="0.29.0",
+    version_basis="nightly 0.29.1rc1.dev9 stated (2026-09-14); judged at 0.29.0, the release it follows",
+    gpu="sm_120",
+    command="vllm serve DeepSeek-V4.1-Flash",
+    outcome="failed",
+    error="ValueError: SM120 sparse-MLA has no decode kernel for this shape: num_tokens=16, num_heads=64, topk=1152",
+    stage="init",
+    note="RTX PRO 2000 Blackwell is not in the GPU table: judged as sm_120. Launch line reduced to the model name the issue gives (the hub id is not in the excerpt); the routed experts are EXL3 via the vllm-exl3 plugin, which the issue says is not the cause (the failing kernel is the SM120 sparse-MLA decode at warmup); no config.json for V4.1",
+    cls="dsa-sm12x",
+)
+add(
+    id="vllm-49886-glm52-nvfp4-gb10-pp6",
+    source="https://github.com/vllm-project/vllm/issues/49886",
+    quote="[Bug]: GLM-5.2-NVFP4 produces garbled/incorrect output and hits NotImplementedError in forward_mha on GB10 (SM121a) with FLASHINFER_MLA_SPARSE_SM120 ... Hardware: 6× NVIDIA DGX Spark (GB10, SM121a — compute_121a) ... vLLM: v0.26.0 ... Model: `nvidia/GLM-5.2-NVFP4` ... Parallelism: Pipeline Parallel = 6 (one node per stage), Tensor Parallel = 1 ... Flags: `--kv-cache-dtype fp8 --moe-backend marlin --gpu-memory-utilization 0.75` - Attention backend selected automatically: `FLASHINFER_MLA_SPARSE_SM120` (only candidate listed — no fallback available) ... the model **loads and serves successfully** (`Application startup complete`), but: 1. **Generated output is garbled/nonsensical** on the very first request",
+    engine="vllm",
+    version="0.26.0",
+    version_basis="stated in the issue (2026-07-26)",
+    gpu="GB10",
+    command="vllm serve nvidia/GLM-5.2-NVFP4 --pipeline-parallel-size 6 --tensor-parallel-size 1 --kv-cache-dtype fp8 --moe-backend marlin --gpu-memory-utilization 0.75",
+    outcome="failed",
+    model="incident-models/glm-5.2-nvfp4",
+    error="NotImplementedError in forward_mha with FLASHINFER_MLA_SPARSE_SM120; garbled output from the first request",
+    stage="forward",
+    note="launch line from the issue's parallelism and flags; the multi-node (mp, 6 nodes) launch details are left out",
+    cls="dsa-sm12x",
+)
+add(
+    id="vllm-41117-dsv4flash-rtx4090-tp8-0200",
+    source="https://github.com/vllm-project/vllm/issues/41117",
+    quote='We are using version v0.20.0 and encountering an "unsupported architecture" error (4090) during deployment. ... `vllm serve /root/xinglin-data/api_model/DeepSeek-V4-Flash --trust-remote-code --tensor-parallel-size 8 --enable-expert-parallel --block-size 128 --max-model-len 8192 --gpu-memory-utilization 0.90 --max-num-seqs 8 --max-num-batched-tokens 4096 --tokenizer-mode deepseek_v4 --tool-call-parser deepseek_v4 --reasoning-parser deepseek_v4 --enable-auto-tool-choice --host 0.0.0.0 --port 12800 --kv-cache-dtype fp8` --enforce-eager ... Forget about the RTX 4090. Currently, it only supports compute capabilities 9.0 and 10.0.',
+    engine="vllm",
+    version="0.20.0",
+    version_basis="stated in the issue (2026-04-28)",
+    gpu="RTX 4090",
+    command="vllm serve deepseek-ai/DeepSeek-V4-Flash --trust-remote-code --tensor-parallel-size 8 --enable-expert-parallel --block-size 128 --max-model-len 8192 --gpu-memory-utilization 0.90 --max-num-seqs 8 --max-num-batched-tokens 4096 --tokenizer-mode deepseek_v4 --tool-call-parser deepseek_v4 --reasoning-parser deepseek_v4 --enable-auto-tool-choice --host 0.0.0.0 --port 12800 --kv-cache-dtype fp8 --enforce-eager",
+    outcome="failed",
+    model="incident-models/deepseek-v4-flash",
+    error="unsupported architecture",
+    stage="init",
+    note="the issue's launch line with its local path replaced by the hub id",
+    cls="dsa-other",
+)
+add(
+    id="vllm-40851-dsv4flash-a800-tp8",
+    source="https://github.com/vllm-project/vllm/issues/40851",
+    quote="I am trying to run DeepSeek-V4-Flash on NVIDIA A800 GPUs, which are sm_80 / Ampere GPUs. Currently, using `vllm/vllm-openai:deepseekv4-cu129`, the model fails during initialization with: RuntimeError: Assertion error (.../deepgemm-src/csrc/apis/hyperconnection.hpp:56): Unsupported architecture This still happens with --enforce-eager ... Single node, 8 GPUs",
+    engine="vllm",
+    version="0.20.0",
+    version_basis="image vllm/vllm-openai:deepseekv4-cu129 (issue of 2026-04-25), a DeepSeek-V4 preview image before a release; vllm#41117 meets the same 'unsupported architecture' on the 0.20.0 release three days later: judged at 0.20.0",
+    gpu="A800",
+    command="vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 8",
+    outcome="failed",
+    model="incident-models/deepseek-v4-flash",
+    error="RuntimeError: Assertion error (.../deepgemm-src/csrc/apis/hyperconnection.hpp:56): Unsupported architecture",
+    stage="init",
+    note="launch line reconstructed: the excerpt's docker command is cut; TP=8 from 'Single node, 8 GPUs'",
+    cls="dsa-other",
+)
+add(
+    id="vllm-54059-glm53flash-rtx4090-tp8",
+    source="https://github.com/vllm-project/vllm/issues/54059",
+    quote="Hardware: 8x NVIDIA GeForce RTX 4090 (Ada, compute capability 8.9, 48 GiB each) - Image: `vllm/vllm-openai:glm53-flash-cu129` (vLLM `0.1.dev20051+g487ecf187`, built from PR #53906) - Model: `zai-org/GLM-5.3-Flash` (FP8 checkpoint, `model_type=glm5_next`, `Glm5NextForConditionalGeneration`) - Launch: TP=8, local weights, `--reasoning-parser glm45 --tool-call-parser glm47` ... Workers fail during `load_model` at attention backend selection. No backend accepts this model's sparse MLA configuration on sm_89: ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=512, dtype=torch.bfloat16, kv_cache_dtype=auto, block_size=None, use_mla=True, has_sink=False, use_sparse=True, ...",
+    engine="vllm",
+    version="0.28.1rc1",
+    version_basis="the per-model image build 0.1.dev20051+g487ecf187 (2026-08-27), the same build as vllm#53963 (batch 2, judged at 0.28.1rc1: vllm#54062 of 2026-08-27 runs GLM-5.3-Flash on nightly 0.28.1rc1.dev7)",
+    gpu="RTX 4090",
+    command="vllm serve zai-org/GLM-5.3-Flash --tensor-parallel-size 8 --reasoning-parser glm45 --tool-call-parser glm47",
+    outcome="failed",
+    model="incident-models/glm-5.3-flash",
+    error="ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=512, ..., use_mla=True, ..., use_sparse=True, ...)",
+    stage="init",
+    note="launch line from the issue's TP and parsers, hub id for the local weights; the cards are 48 GiB RTX 4090s, the GPU table's RTX 4090 is the 24 GiB one (memory rules judge the smaller card)",
+    cls="dsa-other",
+)
+add(
+    id="vllm-47531-qwen3-4b-h20-turboquant-4bit-nc",
+    source="https://github.com/vllm-project/vllm/pull/47531",
+    quote="Model: `Qwen3-4B-Instruct-2507` Main dtype: `kv_cache_dtype=turboquant_4bit_nc` Image: `vllm-openai:v0.21.0` GPU: NVIDIA H20, one GPU per serving/performance run Runtime path confirmation from service logs: - Baseline `tq_forced_fa2`: emitted `Overriding flash_attn_version to 2`, used `FlashAttention version 2`, and used the `TURBOQUANT` backend.",
+    engine="vllm",
+    version="0.21.0",
+    version_basis="stated in the PR (image vllm-openai:v0.21.0, 2026-07-03)",
+    gpu="H20",
+    command="vllm serve Qwen3-4B-Instruct-2507 --kv-cache-dtype turboquant_4bit_nc",
+    outcome="started",
+    note="the PR's baseline serving run (served the performance matrix, 7 repeats); launch line reduced to the model and KV dtype the PR states; no config.json excerpt at hand",
+    cls="kv-quant",
+)
+add(
+    id="vllm-40758-qwen36-35b-fp8-gb10-nightly",
+    source="https://github.com/vllm-project/vllm/issues/40758",
+    quote="I am testing `Qwen3.6-35B-A3B-FP8` on an `NVIDIA GB10` system ... I can reproduce a startup failure in vLLM when launching the FP8 model through the OpenAI server. The failure happens during engine initialization / profile run and crashes inside: - `torch.ops._C.cutlass_scaled_mm.default(...)` - `cutlass_gemm_caller ... Error Internal` ... Image: `vllm/vllm-openai:nightly` - vLLM in container log: - `0.19.2rc1.dev134+gfe9c3d6c5` ... --gpu-memory-utilization 0.7 --max-model-len 4096 --enforce-eager",
+    engine="vllm",
+    version="0.19.1",
+    version_basis="nightly 0.19.2rc1.dev134 stated (2026-04-24); judged at 0.19.1, the release it follows",
+    gpu="GB10",
+    command="vllm serve Qwen3.6-35B-A3B-FP8 --served-model-name Qwen3.6-35B-A3B-FP8 --gpu-memory-utilization 0.7 --max-model-len 4096 --enforce-eager",
+    outcome="failed",
+    model="incident-models/qwen3.6-35b-a3b-fp8",
+    error="cutlass_gemm_caller ... Error Internal (in torch.ops._C.cutlass_scaled_mm)",
+    stage="init",
+    note="the issue's launch args with its local path replaced by the model name",
+    cls="lowp-gemm",
+)
+add(
+    id="vllm-55008-qwen38-2.4t-nvfp4-a100-tp16pp2",
+    source="https://github.com/vllm-project/vllm/issues/55008",
+    quote="[Bug]: CUTLASS FP8 linear kernel is selected on Ampere while the SM80 dispatch is INT8-only ... GPU: NVIDIA A100 (SM80), 32 GPUs - vLLM: `0.28.1rc1.dev130+g44fe2a392` ... Model: `nvidia/Qwen3.8-2.4T-A95B-NVFP4` ... vllm serve nvidia/Qwen3.8-2.4T-A95B-NVFP4 --served-model-name Qwen3.8-2.4T-A95B-NVFP4 --trust-remote-code --load-format fastsafetensors --safetensors-load-strategy lazy --gpu-memory-utilization 0.9 --linear-backend auto --moe-backend auto --no-enable-prefix-caching --tensor-parallel-size 16 --pipeline-parallel-size 2 --max-num-seqs 64 --max-num-batched-tokens 8192 --max-model-len 2200 --kv-cache-dtype fp8 --block-size 128 --reasoning-parser qwen3 --compilation-config",
+    engine="vllm",
+    version="0.28.0",
+    version_basis="nightly 0.28.1rc1.dev130 stated (2026-09-02); judged at 0.28.0, the release it follows",
+    gpu="A100",
+    command="vllm serve nvidia/Qwen3.8-2.4T-A95B-NVFP4 --served-model-name Qwen3.8-2.4T-A95B-NVFP4 --trust-remote-code --load-format fastsafetensors --safetensors-load-strategy lazy --gpu-memory-utilization 0.9 --linear-backend auto --moe-backend auto --no-enable-prefix-caching --tensor-parallel-size 16 --pipeline-parallel-size 2 --max-num-seqs 64 --max-num-batched-tokens 8192 --max-model-len 2200 --kv-cache-dtype fp8 --block-size 128 --reasoning-parser qwen3",
+    outcome="failed",
+    error="startup fails in CutlassFP8ScaledMMLinearKernel, selected for ModelOptFp8LinearMethod on SM80 whose CUTLASS dispatch takes INT8 operands only (vllm#55010: 'Selected CutlassFP8ScaledMMLinearKernel for ModelOptFp8LinearMethod', 'does not complete startup on Ampere')",
+    stage="init",
+    note="the issue's launch line up to its cut --compilation-config (left out); the checkpoint is mixed precision (FP8 linears, NVFP4 experts, per vllm#55010); no config.json excerpt at hand",
+    cls="lowp-gemm",
+)
+add(
+    id="sglang-38291-qwen38-flash-next-fp8-a100-tp4",
+    source="https://github.com/sgl-project/sglang/issues/38291",
+    quote="When attempting to serve the Qwen/Qwen3.8-Flash-Next-FP8 model on an A100 GPU using SGLang, the server fails with a ValueError indicating that the fp8e4nv data type is not supported on the current architecture. The initial command used was: ... lmsysorg/sglang:qwen38flashnext sglang serve --model-path Qwen/Qwen3.8-Flash-Next-FP8 --tp 4 --ep 4 --mem-fraction-static 0.85 --chunked-prefill-size 8192 --linear-attn-prefill-backend flashinfer --linear-attn-decode-backend flashinfer --linear-attn-verify-backend triton --mamba-ssm-dtype bfloat16 --speculative-algorithm NEXTN --speculative-num-steps",
+    engine="sglang",
+    version="0.5.18",
+    version_basis="per-model image lmsysorg/sglang:qwen38flashnext (issue of 2026-09-07), no release stated; sglang#37105's per-model image of 2026-08-31 matches 0.5.18 (batch 2) and sglang#40286 calls 0.5.20 the latest on 2026-09-19: judged at 0.5.18 (which has every flag of the command)",
+    gpu="A100",
+    command="sglang serve --model-path Qwen/Qwen3.8-Flash-Next-FP8 --tp 4 --ep 4 --mem-fraction-static 0.85 --chunked-prefill-size 8192 --linear-attn-prefill-backend flashinfer --linear-attn-decode-backend flashinfer --linear-attn-verify-backend triton --mamba-ssm-dtype bfloat16 --speculative-algorithm NEXTN",
+    outcome="failed",
+    error="ValueError: type fp8e4nv not supported in this architecture",
+    note="the issue's command without the docker wrapper and without its cut '--speculative-num-steps' (no value in the excerpt); the stage is not in the excerpt; no config.json excerpt at hand",
+    cls="lowp-gemm",
+)
+add(
+    id="flashinfer-3732-minimax-m3-nvfp4-gb10-tp4",
+    source="https://github.com/flashinfer-ai/flashinfer/issues/3732",
+    quote="Running nvidia/MiniMax-M3-NVFP4 on 4x DGX Spark (sm12x) currently fails because of missing support for SWIGLUOAI_UNINTERLEAVE activation in Flashinfer MoE backend. If running on unmodified vLLM, it it fails one of the guards with: ... NotImplementedError: No NvFp4 MoE backend supports the deployment configuration.",
+    engine="vllm",
+    version="0.23.0",
+    version_basis="not stated (issue of 2026-06-25, 'unmodified vLLM'); vllm#46726 runs 0.23.1rc1 on 2026-06-29: judged at 0.23.0. MiniMax-M3 NVFP4 support (vllm#46380) was still unmerged on 2026-06-25, so the reporter likely ran a nightly",
+    gpu="GB10",
+    command="vllm serve nvidia/MiniMax-M3-NVFP4 --tensor-parallel-size 4",
+    outcome="failed",
+    error="NotImplementedError: No NvFp4 MoE backend supports the deployment configuration.",
+    stage="init",
+    note="launch line reconstructed: 4x DGX Spark read as TP=4 (not stated); no config.json excerpt at hand",
+    cls="lowp-gemm",
+)
+add(
+    id="vllm-52308-nemotron3-nano-nvfp4-sm120-0270",
+    source="https://github.com/vllm-project/vllm/issues/52308",
+    quote="Serving `nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4` (NemotronH hybrid Mamba-Transformer MoE, ModelOpt NVFP4, FP8 KV cache) with default backend selection on **SM100-family GPUs (tested: B200)** produces grammatically fluent but semantically corrupted output ... The same checkpoint on the same vLLM version is **correct on SM120 (RTX PRO 4500 Blackwell)**. ... adding `--moe-backend=flashinfer_cutlass` fully fixes the output on the same GPU with the same checkpoint ... vLLM v0.27.0",
+    engine="vllm",
+    version="0.27.0",
+    version_basis="stated in the issue (2026-08-14)",
+    gpu="sm_120",
+    command="vllm serve nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4",
+    outcome="started",
+    note="RTX PRO 4500 Blackwell is not in the GPU table: judged as sm_120; default backend selection, launch line reduced to the model; no config.json excerpt at hand",
+    cls="lowp-gemm",
+)
+add(
+    id="vllm-52308-nemotron3-nano-nvfp4-b200-flashinfer-cutlass",
+    source="https://github.com/vllm-project/vllm/issues/52308",
+    quote="An A/B/A experiment on the same B200 isolates the fault to the auto-selected **`FLASHINFER_TRTLLM` monolithic NVFP4 MoE backend**: adding `--moe-backend=flashinfer_cutlass` fully fixes the output on the same GPU with the same checkpoint ... vLLM v0.27.0",
+    engine="vllm",
+    version="0.27.0",
+    version_basis="stated in the issue (2026-08-14)",
+    gpu="B200",
+    command="vllm serve nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4 --moe-backend flashinfer_cutlass",
+    outcome="started",
+    note="the B200 run with the MoE backend the issue forces (served correct output); the default B200 run serves corrupted text, a correctness failure left out (not a start or crash outcome); no config.json excerpt at hand",
+    cls="lowp-gemm",
+)
+add(
+    id="vllm-34249-qwen3-235b-fp8-h100-tp8-ep",
+    source="https://github.com/vllm-project/vllm/issues/34249",
+    quote="On H100 x 8 worker and using the latest vllm (here I am using `vllm==0.15.2rc1.dev152+g9608844f9`), launching a non-mla fp8 MoE model server ... vllm serve Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 --gpu-utilization 0.95 --tensor-parallel-size 8 --enable-expert-parallel --max-model-len 262144 --max-num-batched-tokens 16384 ... Using FLASHINFER_CUTLASS Fp8 MoE backend ... With the launch script above, the model server launches successfully and works well for short (<16k here",
+    engine="vllm",
+    version="0.15.1",
+    version_basis="nightly 0.15.2rc1.dev152 stated (2026-02-10); judged at 0.15.1, the release it follows",
+    gpu="H100",
+    command="vllm serve Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 --tensor-parallel-size 8 --enable-expert-parallel --max-model-len 262144 --max-num-batched-tokens 16384",
+    outcome="started",
+    model="incident-models/qwen3-235b-a22b-fp8",
+    note="the issue's launch line without '--gpu-utilization 0.95' (no such vLLM flag; the server started, so it was not the literal line run); the failure it reports is for inputs over 16k tokens, after start",
+    cls="lowp-gemm",
+)
+add(
+    id="vllm-33857-qwen3-coder-next-fp8-gb10-tp2",
+    source="https://github.com/vllm-project/vllm/issues/33857",
+    quote='[Bug]: Qwen3-Coder-Next fails with Triton allocator error on DGX Spark cluster (GB10, sm121) ... vllm serve Qwen/Qwen3-Coder-Next-FP8 --enable-auto-tool-choice --tool-call-parser qwen3_coder --gpu-memory-utilization 0.8 --host 0.0.0.0 --port 8888 --load-format fastsafetensors --attention-backend flashinfer --enable-prefix-caching -tp 2 --distributed-executor-backend ray ... EngineCore encountered a fatal error. ... vllm/model_executor/layers/fla/ops/solve_tril.py", line 545, in solve_tril',
+    engine="vllm",
+    version="0.15.1",
+    version_basis="not in the excerpt (log of 2026-02-05); vllm#33417 calls 0.15.0 current on 2026-01-30 and vllm#34249 runs nightly 0.15.2rc1 on 2026-02-10: judged at 0.15.1 (0.15.0 is as likely)",
+    gpu="GB10",
+    command="vllm serve Qwen/Qwen3-Coder-Next-FP8 --enable-auto-tool-choice --tool-call-parser qwen3_coder --gpu-memory-utilization 0.8 --host 0.0.0.0 --port 8888 --load-format fastsafetensors --attention-backend flashinfer --enable-prefix-caching -tp 2 --distributed-executor-backend ray",
+    outcome="failed",
+    error="Triton allocator error in the FLA solve_tril kernel (vllm/model_executor/layers/fla/ops/solve_tril.py:545), EngineCore fatal error",
+    stage="forward",
+    note="the issue's launch line verbatim; the fatal error is raised in the engine's busy loop (serving a request); no config.json excerpt at hand",
+    cls="kernel-limits",
+)
+add(
+    id="sglang-28297-mimo-v25-pro-b300-fa4",
+    source="https://github.com/sgl-project/sglang/issues/28297",
+    quote="[Bug] MiMo-V2.5-Pro on B300 with --attention-backend fa4 throw AssertionError: Only SM 10.x and 11.x are supported",
+    engine="sglang",
+    version="0.5.12.post1",
+    version_basis="not in the excerpt (issue of 2026-06-15, 'The bug persists in the latest version'); sglang#26324 uses the v0.5.12.post1 image on 2026-05-26 and 0.5.13 is first seen on 2026-06-28 (sglang#29562): judged at 0.5.12.post1",
+    gpu="B300",
+    command="sglang serve --model-path MiMo-V2.5-Pro --attention-backend fa4",
+    outcome="failed",
+    error="AssertionError: Only SM 10.x and 11.x are supported",
+    note="launch line reduced to the model name and the flag the title gives (the hub id and TP are not in the excerpt); the stage is not in the excerpt; no config.json excerpt at hand",
+    cls="kernel-limits",
+)
+add(
+    id="vllm-48587-qwen35-08b-fp8-per-block-rtxpro5000",
+    source="https://github.com/vllm-project/vllm/pull/48587",
+    quote="`--quantization fp8_per_block` crashes at startup for models that have a linear layer whose output dim N is not a multiple of the weight block size (128). ... RuntimeError: cutlass_gemm_caller, .../c3x/cutlass_gemm_caller.cuh:52, Invalid status ... Model: `Qwen/Qwen3.5-0.8B` (GDN `language_model.layers.*.linear_attn.in_proj_a/b` weights are `[16, 1024]`, i.e. N=16), GPU: RTX PRO 5000 (Blackwell, sm_120), vLLM `0.23.1rc1.dev",
+    engine="vllm",
+    version="0.23.0",
+    version_basis="nightly 0.23.1rc1.dev stated (PR of 2026-07-14); judged at 0.23.0, the release it follows",
+    gpu="sm_120",
+    command="vllm serve Qwen/Qwen3.5-0.8B --quantization fp8_per_block",
+    outcome="failed",
+    error="RuntimeError: cutlass_gemm_caller, .../c3x/cutlass_gemm_caller.cuh:52, Invalid status",
+    stage="init",
+    note="RTX PRO 5000 Blackwell is not in the GPU table: judged as sm_120; launch line reduced to the model and the flag the PR names; no config.json excerpt at hand",
+    cls="kernel-limits",
+)
+add(
+    id="vllm-40934-qwen35-9b-fp8-gb10-0180",
+    source="https://github.com/vllm-project/vllm/issues/40934",
+    quote="Loading a Qwen3.5 hybrid (Qwen3_5ForConditionalGeneration / qwen3_next) model with `--quantization fp8` fails during `profile_run` with `RuntimeError: Error Internal` from `torch.ops._C.cutlass_scaled_mm`. The same model loads and serves cleanly at `--dtype bfloat16` without `--quantization`. The crash reproduces on a fine-tuned 9B variant of this architecture; I haven't been able to test the public weights yet because of model size. ... - vLLM: 0.18.0 - Hardware: NVIDIA GB10 (DGX Spark), compute capability 12.1 (sm_121) ... vllm serve /path/to/Qwen3.5-9B-fine-tuned",
+    engine="vllm",
+    version="0.18.0",
+    version_basis="stated in the issue (2026-04-26)",
+    gpu="GB10",
+    command="vllm serve Qwen3.5-9B-fine-tuned --quantization fp8",
+    outcome="failed",
+    error="RuntimeError: Error Internal (torch.ops._C.cutlass_scaled_mm, vllm/_custom_ops.py:845) during profile_run",
+    stage="init",
+    note="launch line reduced to the model (a local fine-tune of a Qwen3.5 9B hybrid; the excerpt cuts the rest of its flags) and --quantization fp8 (online FP8 of a BF16 checkpoint); no config.json excerpt at hand",
+    cls="lowp-gemm",
+)
+add(
+    id="vllm-40934-qwen35-9b-bf16-gb10-0180",
+    source="https://github.com/vllm-project/vllm/issues/40934",
+    quote="Loading a Qwen3.5 hybrid (Qwen3_5ForConditionalGeneration / qwen3_next) model with `--quantization fp8` fails during `profile_run` with `RuntimeError: Error Internal` from `torch.ops._C.cutlass_scaled_mm`. The same model loads and serves cleanly at `--dtype bfloat16` without `--quantization`. The crash reproduces on a fine-tuned 9B variant of this architecture; I haven't been able to test the public weights yet because of model size. ... - vLLM: 0.18.0 - Hardware: NVIDIA GB10 (DGX Spark), compute capability 12.1 (sm_121) ... vllm serve /path/to/Qwen3.5-9B-fine-tuned",
+    engine="vllm",
+    version="0.18.0",
+    version_basis="stated in the issue (2026-04-26)",
+    gpu="GB10",
+    command="vllm serve Qwen3.5-9B-fine-tuned --dtype bfloat16",
+    outcome="started",
+    note="the same model 'loads and serves cleanly at --dtype bfloat16 without --quantization'; launch line reduced as in the fp8 incident; no config.json excerpt at hand",
+    cls="lowp-gemm",
+)
+
+
 held = set()
-for batch in (INCIDENTS[:BATCH1], INCIDENTS[BATCH1:]):
+for batch in (INCIDENTS[:BATCH1], INCIDENTS[BATCH1:BATCH2]):
     order = sorted((d["id"] for d in batch), key=lambda i: hashlib.sha256(i.encode()).hexdigest())
     held |= {i for n, i in enumerate(order) if n % 3 == 2}
+held |= {d["id"] for d in INCIDENTS[BATCH2:]}  # batch 3: all held
 out = []
 for n, d in enumerate(INCIDENTS):
     d = dict(d)
     d["class"] = d.pop("cls")
-    d["batch"] = 1 if n < BATCH1 else 2
+    d["batch"] = 1 if n < BATCH1 else 2 if n < BATCH2 else 3
     d["split"] = "held" if d["id"] in held else "work"
     out.append(d)
 ids = [d["id"] for d in out]
 assert len(ids) == len(set(ids))
 doc = {
-    "_comment": "Fresh real incidents filed in 2026 (issue 21, step 1): failures one layer below the engines (kernel libraries without code for a GPU family) and configs that started. Same format as incidents.json, plus class (dsa-sm12x, dsa-other, vision, kv-quant, kernel-limits, lowp-gemm) and split: 'held' is the set-aside third (every third id in sha256 order, positions 2, 5, 8, ...), judged once at the end; 'work' the two thirds worked from; the rule is applied per batch (batch 1: branch i21b, batch 2: i21c), so adding a batch leaves the earlier split as recorded. Expectations come only from the quoted source.",
+    "_comment": "Fresh real incidents filed in 2026 (issue 21, step 1): failures one layer below the engines (kernel libraries without code for a GPU family) and configs that started. Same format as incidents.json, plus class (dsa-sm12x, dsa-other, vision, kv-quant, kernel-limits, lowp-gemm) and split: 'held' is the set-aside third (every third id in sha256 order, positions 2, 5, 8, ...), judged once at the end; 'work' the two thirds worked from; the rule is applied per batch (batch 1: branch i21b, batch 2: i21c), so adding a batch leaves the earlier split as recorded; batch 3 (branch s21m) is held whole, judged and never tuned on. Expectations come only from the quoted source.",
     "incidents": out,
 }
 json.dump(
