@@ -957,6 +957,69 @@ add(
     cls="lowp-gemm",
 )
 
+add(
+    id="vllm-45847-kimi-k26-nvfp4-sm120-vit-fa4",
+    source="https://github.com/vllm-project/vllm/issues/45847",
+    quote='When starting Kimi-K2.6 NVFP4 on Blackwell SM120 / GB300, vLLM routes the Kimi VIT / multimodal encoder attention path to `vllm_flash_attn/cute/flash_fwd_sm100.py`. That wrapper asserts that the architecture is only in the SM100-SM110 range, so startup fails on SM120. ... File ".../vllm/model_executor/models/kimi_k25_vit.py", line 426, in attention_qkvpacked ... File ".../vllm/vllm_flash_attn/cute/flash_fwd_sm100.py", line 142, in __init__ assert self.arch >= Arch.sm_100 and self.arch <= Arch.sm_110f, "Only SM 10.x and 11.x are supported" AssertionError: Only SM 10.x and 11.x are supported',
+    engine="vllm",
+    version="0.22.1",
+    version_basis="not in the excerpt (issue of 2026-06-16); vllm#40821 has v0.22.1 in use on 2026-06-09 and vllm#46726 runs nightly 0.23.1rc1 on 2026-06-29: judged at 0.22.1",
+    gpu="sm_120",
+    command="vllm serve Kimi-K2.6-NVFP4",
+    outcome="failed",
+    error="AssertionError: Only SM 10.x and 11.x are supported (vllm_flash_attn/cute/flash_fwd_sm100.py:142, from the Kimi VIT attention)",
+    stage="init",
+    note="launch line reduced to the model name the issue gives (hub id and TP not in the excerpt); the report names 'SM120 / GB300', the fix PR vllm#46002 (FA3 -> FA4 fallback taken on major >= 10) names SM120 (RTX PRO 6000 / RTX 5090): judged as sm_120; no config.json excerpt at hand",
+    cls="vision",
+)
+add(
+    id="vllm-55221-glm53flash-nvfp4-h200-tp2-fp8kv",
+    source="https://github.com/vllm-project/vllm/issues/55221",
+    quote="vLLM `main` at `98ed0856f` (right after #53906 landed), 2x H200 NVL (SM90), TP2, CUDA 13.0, FlashInfer 0.6.18. Model: GLM-5.3-Flash NVFP4 (`LibertAIDAI/GLM-5.3-Flash-NVFP4`), `--max-model-len 1048576`, MTP k=3, CUDA graphs on, CPU offload connector with a 256 GiB region. ... **1. `--kv-cache-dtype fp8` cannot start on `FLASHINFER_MLA_SPARSE_SM90`.** The fp8 KV cache is allocated as `uint8` storage and `run()` views it as `float8_e4m3fn`, but `FlashInferMLASparseSM90Builder` hands `plan()` the storage dtype ... ValueError: MLA kv_data_type torch.uint8 is not supported Startup dies there.",
+    engine="vllm",
+    version="0.28.0",
+    version_basis="main at 98ed0856f (issue of 2026-09-03, right after vllm#53906); vllm#55008 runs nightly 0.28.1rc1.dev130 on 2026-09-02: judged at 0.28.0, the release before",
+    gpu="H200",
+    command='vllm serve LibertAIDAI/GLM-5.3-Flash-NVFP4 --tensor-parallel-size 2 --kv-cache-dtype fp8 --max-model-len 1048576 --speculative-config \'{"method":"mtp","num_speculative_tokens":3}\'',
+    outcome="failed",
+    model="incident-models/glm-5.3-flash",
+    error="ValueError: MLA kv_data_type torch.uint8 is not supported",
+    stage="init",
+    note="launch line from the environment the issue lists (TP2, max-model-len, MTP k=3); the CPU offload connector is left out; the checkpoint is a weight-only NVFP4 export of the glm-5.3-flash architecture",
+    cls="kv-quant",
+)
+add(
+    id="vllm-57713-glm53flash-h100-tp8-fp8kv",
+    source="https://github.com/vllm-project/vllm/issues/57713",
+    quote='[Bug]: GLM5.3-Flash does not support fp8 kv cache dtype on hopper ... H100 ... exec vllm serve "${MODEL_PATH}" --served-model-name "${MODEL}" --kv-cache-dtype fp8 --disable-access-log-for-endpoints=/health,/metrics --max-num-seqs "${MAX_NUM_SEQS}" ... --tensor-parallel-size 8 --enable-expert-parallel --enable-ep-weight-filter --speculative-config "{\\"method\\":\\"mtp\\",\\"num_speculative_tokens\\":${SPEC_TOKENS}}" --no-enable-flashinfer-autotune --reasoning-parser glm45 --tool-call-parser glm47 --enable-auto-tool-choice --enable-prompt-tokens-details ... RuntimeError: Worker failed with error \'MLA kv_data_type torch.uint8 is not supported. Supported dtypes: [torch.float16, torch.bfloat16, torch.float8_e4m3fn].\'',
+    engine="vllm",
+    version="0.29.0",
+    version_basis="not in the excerpt (issue of 2026-09-19); vllm#57748 (GLM-5.3-Flash on Hopper, the same week) runs nightly 0.29.1rc1.dev350 and vllm#58241 reports 0.29.0 on 2026-09-23: judged at 0.29.0",
+    gpu="H100",
+    command="vllm serve zai-org/GLM-5.3-Flash --kv-cache-dtype fp8 --disable-access-log-for-endpoints=/health,/metrics --tensor-parallel-size 8 --enable-expert-parallel --enable-ep-weight-filter --no-enable-flashinfer-autotune --reasoning-parser glm45 --tool-call-parser glm47 --enable-auto-tool-choice --enable-prompt-tokens-details",
+    outcome="failed",
+    model="incident-models/glm-5.3-flash",
+    error="RuntimeError: Worker failed with error 'MLA kv_data_type torch.uint8 is not supported. Supported dtypes: [torch.float16, torch.bfloat16, torch.float8_e4m3fn].'",
+    stage="init",
+    note="the issue's launch line without the flags whose values are shell variables (--max-num-seqs, --max-num-batched-tokens, --max-cudagraph-capture-size, --long-prefill-token-threshold, and the MTP --speculative-config); model path read as the GLM-5.3-Flash hub id; the same error and cause as vllm#55221 (FlashInferMLASparseSM90Builder hands plan() the uint8 storage dtype)",
+    cls="kv-quant",
+)
+
+add(
+    id="vllm-55221-glm53flash-nvfp4-h200-tp2-bf16kv",
+    source="https://github.com/vllm-project/vllm/issues/55221",
+    quote="2x H200 NVL (SM90), TP2, CUDA 13.0, FlashInfer 0.6.18. Model: GLM-5.3-Flash NVFP4 (`LibertAIDAI/GLM-5.3-Flash-NVFP4`), `--max-model-len 1048576`, MTP k=3, CUDA graphs on ... ValueError: MLA kv_data_type torch.uint8 is not supported Startup dies there. Dropping `--kv-cache-dtype fp8` avoids it at the cost of 1.78x less KV capacity (2,532,577 tokens instead of 4,503,445 on this hardware).",
+    engine="vllm",
+    version="0.28.0",
+    version_basis="main at 98ed0856f (issue of 2026-09-03, right after vllm#53906); vllm#55008 runs nightly 0.28.1rc1.dev130 on 2026-09-02: judged at 0.28.0, the release before",
+    gpu="H200",
+    command='vllm serve LibertAIDAI/GLM-5.3-Flash-NVFP4 --tensor-parallel-size 2 --max-model-len 1048576 --speculative-config \'{"method":"mtp","num_speculative_tokens":3}\'',
+    outcome="started",
+    model="incident-models/glm-5.3-flash",
+    note="the same deployment without --kv-cache-dtype fp8, which the issue says starts (2,532,577 KV tokens); the CPU offload connector is left out",
+    cls="kv-quant",
+)
+
 
 held = set()
 for batch in (INCIDENTS[:BATCH1], INCIDENTS[BATCH1:BATCH2]):

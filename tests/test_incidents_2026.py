@@ -123,6 +123,8 @@ BATCH3_KNOWN_MISSES = {
     "N % 128 shape limit is not modelled",
     "vllm-40934-qwen35-9b-fp8-gb10-0180": "no config.json for the 9B fine-tune; no row for vLLM's CUTLASS FP8 "
     "scaled_mm on SM121",
+    "vllm-45847-kimi-k26-nvfp4-sm120-vit-fa4": "no config.json for Kimi-K2.6 (no vision tower known); no vLLM row "
+    "for the ViT's FA3 -> FA4 CuTe fallback taken on SM12x (fa_utils.py major >= 10, per the closed PR vllm#46002)",
 }
 
 
