@@ -1020,6 +1020,38 @@ add(
     cls="kv-quant",
 )
 
+add(
+    id="sglang-36830-glm53flash-h20-dp8-bf16kv",
+    source="https://github.com/sgl-project/sglang/issues/36830",
+    quote="**Hardware:** 8x NVIDIA H20-3e (sm_90, 140 GB each), single node ... **Baseline to diff against:** we now have GLM-5.3-Flash serving correctly on this node with bf16 KV, verified end to end: --tp-size 8 --data-parallel-size 8 --enable-dp-attention --expert-parallel-size 8 --quantization fp8 --disable-shared-experts-fusion --moe-runner-backend deep_gemm --kv-cache-d ... 8x NVIDIA H20-3e, `ZhipuAI/GLM-5.3-Flash` FP8 weights, dp8.",
+    engine="sglang",
+    version="0.5.18",
+    version_basis="not in the excerpt (comments of 2026-08-28/30); sglang#37105's per-model image of 2026-08-31 matches 0.5.18 (batch 2) and sglang#35080 reports 0.5.17 in use on 2026-08-17: judged at 0.5.18",
+    gpu="H20",
+    command="sglang serve --model-path ZhipuAI/GLM-5.3-Flash --tp-size 8 --data-parallel-size 8 --enable-dp-attention --expert-parallel-size 8 --quantization fp8 --disable-shared-experts-fusion --moe-runner-backend deep_gemm --kv-cache-dtype bfloat16",
+    outcome="started",
+    model="incident-models/glm-5.3-flash",
+    note="the comment's baseline flags; the excerpt cuts the last one at '--kv-cache-d', completed as bfloat16 from 'serving correctly on this node with bf16 KV'; the issue's failure (FP8 KV refused for this model on SM90 DSA backends) has no error text in the excerpt and is left out",
+    cls="kv-quant",
+)
+
+add(
+    id="vllm-40903-dsv4flash-l20-tp8",
+    source="https://github.com/vllm-project/vllm/issues/40903",
+    quote="[Bug]: Deepseek-V4-Flash failed to load on 8*L20 ... CUDA version：13.0 docker：vllm/vllm-openai:deepseekv4-cu129 ... vllm serve /workdir/model/deepseek-v4-flash/ --served-model-name dpsk --port 8082 --host 0.0.0.0 --tensor-parallel-size 8 --max-model-len 32000 --gpu-memory-utilization 0.8 --enforce-eager --kv-cache-dtype fp8 ... I suspect it might be an issue with the Ada architecture of L20. ... DeepSeek V4 的 hyperconnection mhc_pre 调用了 DeepGEMM 专用内核",
+    engine="vllm",
+    version="0.20.0",
+    version_basis="image vllm/vllm-openai:deepseekv4-cu129 (issue of 2026-04-26), the DeepSeek-V4 preview image before a release; vllm#41117 meets the same failure on the 0.20.0 release two days later: judged at 0.20.0",
+    gpu="L20",
+    command="vllm serve deepseek-ai/DeepSeek-V4-Flash --served-model-name dpsk --port 8082 --host 0.0.0.0 --tensor-parallel-size 8 --max-model-len 32000 --gpu-memory-utilization 0.8 --enforce-eager --kv-cache-dtype fp8",
+    outcome="failed",
+    model="incident-models/deepseek-v4-flash",
+    error="DeepSeek-V4-Flash fails to load on L20 (the log is an attachment; a comment names the cause: the hyperconnection mhc_pre calls DeepGEMM-only kernels)",
+    stage="init",
+    note="the issue's launch line with its local path replaced by the hub id",
+    cls="dsa-other",
+)
+
 
 held = set()
 for batch in (INCIDENTS[:BATCH1], INCIDENTS[BATCH1:BATCH2]):

@@ -107,6 +107,8 @@ BATCH3_KNOWN_MISSES = {
     "(kernel-vllm-dsv4-sm100-hc-prenorm is read for 0.23.0 only); the DSv4 excerpt has no head size",
     "vllm-40851-dsv4flash-a800-tp8": "no vLLM DeepSeek-V4 kernel row at 0.20.0 (DeepGEMM hyperconnection.hpp:56 "
     "unmodelled there); the DSv4 excerpt has no head size",
+    "vllm-40903-dsv4flash-l20-tp8": "no vLLM DeepSeek-V4 kernel row at 0.20.0 (mhc_pre's DeepGEMM kernels on SM89 "
+    "unmodelled there); the DSv4 excerpt has no head size",
     "vllm-40758-qwen36-35b-fp8-gb10-nightly": "no row for vLLM's CUTLASS FP8 scaled_mm on SM121 (the sm120-only "
     "guard); the FP8 excerpt has no dtype, so vllm-quantization-arch is unknown",
     "vllm-55008-qwen38-2.4t-nvfp4-a100-tp16pp2": "no config.json (a mixed FP8/NVFP4 ModelOpt checkpoint); no row for "
