@@ -1052,6 +1052,53 @@ add(
     cls="dsa-other",
 )
 
+add(
+    id="sglang-34192-llama4-scout-nvfp4-sm120-auto",
+    source="https://github.com/sgl-project/sglang/issues/34192",
+    quote="Serving a Llama-4 Scout NVFP4 (ModelOpt) checkpoint on an SM120/SM121 GPU (Blackwell consumer / DGX Spark GB10) aborts during server warmup: AssertionError: apply_router_weight_on_input is not supported for Flashinfer This was reproduced on an **unmodified upstream `main` build** at commit `bfefdc52d7046bd5c3eae4f4b784a9e0ead2cd05` (2026-07-21), with no backend override: `--moe-runner-backend` was left at its default `auto`. ... 1. `python/sglang/srt/models/llama4.py` constructs its `FusedMoE` with `apply_router_weight_on_input=True`",
+    engine="sglang",
+    version="0.5.15.post1",
+    version_basis="main at bfefdc52 (2026-07-21), no release stated; sglang#31578 (2026-07-17) names v0.5.15.post1 the latest image: judged at 0.5.15.post1 (the fix, sglang#35504, merged 2026-08-19)",
+    gpu="sm_120",
+    command="sglang serve --model-path Llama-4-Scout-NVFP4 --quantization modelopt_fp4",
+    outcome="failed",
+    model="incident-models/llama-4-scout-nvfp4",
+    error="AssertionError: apply_router_weight_on_input is not supported for Flashinfer",
+    stage="init",
+    note="launch line reconstructed: the checkpoint's hub id, TP and flags are not in the excerpt (default --moe-runner-backend auto, ModelOpt NVFP4); the report names SM120 and SM121, judged as sm_120 (the fix PR sglang#35504 says SM120/SM121 select the FlashInfer CUTLASS MoE runner)",
+    cls="lowp-gemm",
+)
+add(
+    id="sglang-26324-dsv4flash-b200-flashinfer-trtllm-moe",
+    source="https://github.com/sgl-project/sglang/issues/26324",
+    quote="On 8x NVIDIA B200 (SM100), the `flashinfer_trtllm` MoE runner shows two failure modes across the two MoE checkpoints I tested in SGLang `v0.5.12` and `v0.5.12.post1`: 1. **`nvidia/MiniMax-M2.7-NVFP4`**: the server starts successfully and returns HTTP 200, but generation is deterministic replacement-character-heavy corrupted text at `temperature=0`. ... 2. **`deepseek-ai/DeepSeek-V4-Flash`**: the server crashes at first forward pass with an `AssertionError` at `flashinfer_trtllm.py:686`. For comparison, the launch command shown on the NVIDIA model card for `nvidia/MiniMax-M2.7-NVFP4` uses `--moe-runner-backend flashinfer_cutlass`. On the same hardware, image, weights, and probes, that path produces clean expected o",
+    engine="sglang",
+    version="0.5.12.post1",
+    version_basis="stated in the issue (2026-05-25: 'Reproduces on SGLang v0.5.12 and v0.5.12.post1')",
+    gpu="B200",
+    command="sglang serve --model-path deepseek-ai/DeepSeek-V4-Flash --tp 8 --moe-runner-backend flashinfer_trtllm",
+    outcome="failed",
+    model="incident-models/deepseek-v4-flash",
+    error="AssertionError at flashinfer_trtllm.py:686 (first forward pass)",
+    stage="forward",
+    note="launch line reconstructed from the issue's hardware (8x B200) and the MoE runner it names; the other flags are not in the excerpt",
+    cls="kernel-limits",
+)
+add(
+    id="sglang-26324-minimax-m27-nvfp4-b200-flashinfer-cutlass",
+    source="https://github.com/sgl-project/sglang/issues/26324",
+    quote="On 8x NVIDIA B200 (SM100), the `flashinfer_trtllm` MoE runner shows two failure modes across the two MoE checkpoints I tested in SGLang `v0.5.12` and `v0.5.12.post1`: 1. **`nvidia/MiniMax-M2.7-NVFP4`**: the server starts successfully and returns HTTP 200, but generation is deterministic replacement-character-heavy corrupted text at `temperature=0`. ... 2. **`deepseek-ai/DeepSeek-V4-Flash`**: the server crashes at first forward pass with an `AssertionError` at `flashinfer_trtllm.py:686`. For comparison, the launch command shown on the NVIDIA model card for `nvidia/MiniMax-M2.7-NVFP4` uses `--moe-runner-backend flashinfer_cutlass`. On the same hardware, image, weights, and probes, that path produces clean expected o",
+    engine="sglang",
+    version="0.5.12.post1",
+    version_basis="stated in the issue (2026-05-25: 'Reproduces on SGLang v0.5.12 and v0.5.12.post1')",
+    gpu="B200",
+    command="sglang serve --model-path nvidia/MiniMax-M2.7-NVFP4 --tp 8 --moe-runner-backend flashinfer_cutlass",
+    outcome="started",
+    model="incident-models/minimax-m2.7-nvfp4",
+    note="the model card's MoE runner on the same 8x B200, image and weights 'produces clean expected output'; the flashinfer_trtllm run serves corrupted text, a correctness failure left out (not a start or crash outcome); other flags not in the excerpt",
+    cls="lowp-gemm",
+)
+
 
 held = set()
 for batch in (INCIDENTS[:BATCH1], INCIDENTS[BATCH1:BATCH2]):

@@ -125,6 +125,10 @@ BATCH3_KNOWN_MISSES = {
     "N % 128 shape limit is not modelled",
     "vllm-40934-qwen35-9b-fp8-gb10-0180": "no config.json for the 9B fine-tune; no row for vLLM's CUTLASS FP8 "
     "scaled_mm on SM121",
+    "sglang-34192-llama4-scout-nvfp4-sm120-auto": "no sglang row for the NVFP4 MoE runner on SM12x (FlashInfer "
+    "CUTLASS) rejecting Llama 4's apply_router_weight_on_input; the memory of a bare sm_120 is unknown",
+    "sglang-26324-dsv4flash-b200-flashinfer-trtllm-moe": "the flashinfer_trtllm MoE runner's assert for "
+    "DeepSeek-V4-Flash on B200 (flashinfer_trtllm.py:686) is not modelled",
     "vllm-45847-kimi-k26-nvfp4-sm120-vit-fa4": "no config.json for Kimi-K2.6 (no vision tower known); no vLLM row "
     "for the ViT's FA3 -> FA4 CuTe fallback taken on SM12x (fa_utils.py major >= 10, per the closed PR vllm#46002)",
 }
