@@ -109,8 +109,8 @@ BATCH3_KNOWN_MISSES = {
     "unmodelled there); the DSv4 excerpt has no head size",
     "vllm-40903-dsv4flash-l20-tp8": "no vLLM DeepSeek-V4 kernel row at 0.20.0 (mhc_pre's DeepGEMM kernels on SM89 "
     "unmodelled there); the DSv4 excerpt has no head size",
-    "vllm-40758-qwen36-35b-fp8-gb10-nightly": "no row for vLLM's CUTLASS FP8 scaled_mm on SM121 (the sm120-only "
-    "guard); the FP8 excerpt has no dtype, so vllm-quantization-arch is unknown",
+    "vllm-40758-qwen36-35b-fp8-gb10-nightly": "no row for vLLM's CUTLASS FP8 scaled_mm failing on SM121 (cause not "
+    "confirmed in the thread); the FP8 excerpt has no dtype, so vllm-quantization-arch is unknown",
     "vllm-55008-qwen38-2.4t-nvfp4-a100-tp16pp2": "no config.json (a mixed FP8/NVFP4 ModelOpt checkpoint); no row for "
     "CUTLASS FP8 linear auto-selected on SM80",
     "sglang-38291-qwen38-flash-next-fp8-a100-tp4": "no config.json for Qwen3.8-Flash-Next-FP8; no sglang row for "
