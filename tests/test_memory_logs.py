@@ -46,7 +46,12 @@ def answers():
 
 def test_the_set_aside_is_a_quarter_with_two_memory_deaths():
     aside = [c for c in CASES["cases"] if c["id"] in set(CASES["set_aside"])]
-    assert len(aside) * 4 >= len(CASES["cases"]) and sum(c["outcome"] == "died" for c in aside) == 2
+    assert len(aside) * 4 >= len(CASES["cases"]) and sum(c["outcome"] == "died" for c in aside) >= 2
+    # each later collection sets its own quarter aside, a memory death among it (the split's rule)
+    third = [c for c in CASES["cases"] if c.get("batch") == 3]
+    third_aside = [c for c in third if c in aside]
+    assert len(third_aside) * 4 >= len(third) and len(third_aside) >= 3
+    assert any(c["outcome"] == "died" for c in third_aside)
 
 
 def test_every_case_names_its_source_release_gpu_command_and_a_sized_model():
