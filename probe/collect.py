@@ -105,6 +105,10 @@ def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, tim
 
 def _binaries(libs: list[LibraryFacts], installed, use_cache: bool) -> None:
     """The archs each kernel library's compiled modules ship (headers only, cached): read while the imports run."""
+    from attn_preflight.probe.libraries import SHIPS_GPU_CODE
+
+    if not any(lib.installed and lib.key in SHIPS_GPU_CODE for lib in libs):
+        return
     from attn_preflight.probe.binaries import collect_binaries
 
     collect_binaries(libs, installed, use_cache)
