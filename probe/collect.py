@@ -45,7 +45,8 @@ def collect(
     closed here like one started here."""
     from attn_preflight.probe import gpus
 
-    sweep_stale_scratch()  # what a run killed with SIGKILL left in the temp directory
+    if check_imports:  # what a run killed with SIGKILL left in the temp directory (--no-imports makes none)
+        sweep_stale_scratch()
     with TerminateAsExit():
         # NVML's init and `nvcc --version` wait on the driver and a process: their children start first and
         # run beside the file probes and the import checks.
