@@ -12,17 +12,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from typing import Optional
 
 from attn_preflight.probe.environ import cache_home
 from attn_preflight.probe.facts import CompiledModule, LibraryFacts
-from attn_preflight.probe.fatbin import FatbinError, module_key, read_entries, summarise
 from attn_preflight.probe.jsonfile import JsonFileError, read_json
+from attn_preflight.probe.libraries import SHIPS_GPU_CODE
 
-# Libraries whose distributions ship compiled GPU code (probe/libraries.py CATALOGUE keys). torch is judged by
-# its own arch list; the CuTe DSL, FA4, quack and triton compile at run time.
-SCANNED = ("fa2", "fa3", "sgl_kernel", "flashinfer", "xformers", "flash_mla", "deep_gemm", "hpc_ops", "vllm")
+# probe/fatbin.py is imported only on a cache miss: a probe whose files are all cached only stats them.
 CACHE_FILE = "binaries.json"
 CACHE_VERSION = 1
 MAX_FILES = 50_000  # a RECORD listing more compiled files than this is not read (never seen: flashinfer-cubin ~16k)
@@ -87,6 +84,8 @@ class BinaryCache:
     def save(self) -> None:
         if not (self.path and self.dirty):
             return
+        import tempfile
+
         tmp = None
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -104,6 +103,8 @@ class BinaryCache:
 
 
 def _row(path: str) -> dict:
+    from attn_preflight.probe.fatbin import FatbinError, read_entries, summarise
+
     try:
         entries, how = read_entries(path)
     except (FatbinError, OSError) as err:
@@ -127,6 +128,8 @@ def _module(row: dict) -> CompiledModule:
 
 def _read_group(base: str, files: list[str]) -> dict[str, dict]:
     """Standalone cubins grouped by module_key: the union of their archs, and how many files."""
+    from attn_preflight.probe.fatbin import module_key
+
     groups: dict[str, dict] = {}
     for rel in files:
         key = module_key(rel)
@@ -151,6 +154,8 @@ def distribution_binaries(entry: str, dist_dir: str, package_dir: Optional[str],
         hit = cache.get("dist:" + record, record_stat)
         if isinstance(hit, dict) and all(_same_stat(path, size, mtime) for path, size, mtime in hit.get("so", [])):
             return dict(hit.get("rows", {}))
+    from attn_preflight.probe.fatbin import module_key
+
     files = record_files(base, dist_dir)
     if files is None:
         files = walk_files(package_dir, base) if package_dir and os.path.isdir(package_dir) else []
@@ -210,12 +215,12 @@ def library_binaries(
 
 
 def collect_binaries(libraries: list[LibraryFacts], index, use_cache: bool = True) -> None:
-    """Fills `binaries` of each installed library in SCANNED (index: probe.libraries.DistributionIndex)."""
+    """Fills `binaries` of each installed library in SHIPS_GPU_CODE (index: probe.libraries.DistributionIndex)."""
     from attn_preflight.probe.libraries import canonical
 
     cache = BinaryCache.open(use_cache)
     for lib in libraries:
-        if lib.key in SCANNED and lib.installed:
+        if lib.key in SHIPS_GPU_CODE and lib.installed:
             try:
                 lib.binaries = library_binaries(lib, index.found, canonical, cache)
             except OSError as err:

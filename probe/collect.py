@@ -45,7 +45,8 @@ def collect(
     closed here like one started here."""
     from attn_preflight.probe import gpus
 
-    sweep_stale_scratch()  # what a run killed with SIGKILL left in the temp directory
+    if check_imports:  # what a run killed with SIGKILL left in the temp directory (--no-imports makes none)
+        sweep_stale_scratch()
     with TerminateAsExit():
         # NVML's init and `nvcc --version` wait on the driver and a process: their children start first and
         # run beside the file probes and the import checks.
@@ -105,6 +106,10 @@ def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, tim
 
 def _binaries(libs: list[LibraryFacts], installed, use_cache: bool) -> None:
     """The archs each kernel library's compiled modules ship (headers only, cached): read while the imports run."""
+    from attn_preflight.probe.libraries import SHIPS_GPU_CODE
+
+    if not any(lib.installed and lib.key in SHIPS_GPU_CODE for lib in libs):
+        return
     from attn_preflight.probe.binaries import collect_binaries
 
     collect_binaries(libs, installed, use_cache)

@@ -6,7 +6,6 @@ rules judge them, and `check` shows them ("kv capacity: bf16 0.41 M tokens; fp8_
 in its JSON.
 """
 
-from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
@@ -611,7 +610,7 @@ def unsized_quantization(cfg: Config) -> Optional[str]:
     return None if memory.quantization_from_flag(method) else method
 
 
-def _mig_gpus(target: Target) -> list[GpuDevice]:
+def _mig_gpus(target: Target) -> "list[GpuDevice]":
     """The visible GPUs in MIG mode, from a probe or a saved report."""
     if target.facts is None:
         return []

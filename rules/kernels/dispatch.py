@@ -18,7 +18,6 @@ has code for, the upstream message and the row's fixes. A change to either table
 message and the fix (tests/test_kernel_dispatch.py).
 """
 
-from __future__ import annotations
 
 import functools
 import json
