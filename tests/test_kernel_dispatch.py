@@ -215,3 +215,95 @@ def test_the_mimo_fa3_row_holds_until_0_5_16(tmp_path):
         verdicts[release] = judge(incident)
     assert verdicts["0.5.13"][0] == "fail" and "kernel-sglang-vision-mimo-fa3-blackwell" in verdicts["0.5.13"][1]
     assert "kernel-sglang-vision-mimo-fa3-blackwell" not in verdicts["0.5.16"][1]
+
+
+QWEN35 = str(FIXTURES_DIR / "incident-models" / "qwen3.5-35b-a3b")
+QWEN25_3B = str(FIXTURES_DIR / "incident-models" / "qwen2.5-3b-instruct")
+
+
+def _with_dtype(tmp_path: Path, source: str, dtype: str) -> str:
+    """`source`'s config.json with another declared dtype (the checkpoint a user converted, say)."""
+    config = json.loads((Path(source) / "config.json").read_text())
+    config["torch_dtype"] = dtype
+    folder = tmp_path / f"model-{dtype}"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "extra", "dtype", "status"),
+    [
+        ("sm_75", ["--dtype", "float16"], "bfloat16", Status.FAIL),  # vllm-project/vllm#35414
+        ("T4", [], "bfloat16", Status.FAIL),  # auto: float16 on SM75, the GDN parameters still bfloat16
+        ("A100", ["--dtype", "float16"], "bfloat16", Status.PASS),  # Inductor compiles bfloat16 on SM80
+        ("sm_75", ["--dtype", "float16"], "float16", Status.SKIP),  # a float16 checkpoint builds float16
+        ("sm_75", ["--dtype", "float16", "--enforce-eager"], "bfloat16", Status.SKIP),  # no Inductor: not judged
+    ],
+)
+def test_gdn_parameters_follow_the_checkpoint_dtype_before_0_17(tmp_path, gpu, extra, dtype, status):
+    model = QWEN35 if dtype == "bfloat16" else _with_dtype(tmp_path, QWEN35, dtype)
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", model],
+        "engine_version": ["vllm==0.16.0"],
+        "command": ["vllm", "serve", "Qwen/Qwen3.5-35B-A3B", *extra],
+    }
+    outcome = judged(shipped(), "kernel-vllm-gdn-bf16-params-pre-0-17", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "BF16 is not supported" in outcome.required and "SM75" in outcome.found
+        assert outcome.fix[0].startswith("vLLM 0.17.0")
+
+
+def test_the_gdn_row_ends_at_0_17():
+    """vllm-project/vllm#35617 (in 0.17.0): the parameters follow --dtype; the rule's range, not its condition."""
+    from tests.test_incidents import judge
+
+    line = "vllm serve Qwen/Qwen3.5-35B-A3B --dtype float16"
+    verdicts = {
+        release: judge({"gpu": "sm_75", "engine": "vllm", "version": release, "model": QWEN35, "command": line})
+        for release in ("0.16.0", "0.17.0")
+    }
+    assert "kernel-vllm-gdn-bf16-params-pre-0-17" in verdicts["0.16.0"][1]
+    assert "kernel-vllm-gdn-bf16-params-pre-0-17" not in verdicts["0.17.0"][1]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "extra", "status"),
+    [
+        ("A100", [], Status.FAIL),  # vllm-project/vllm#39992: a bfloat16 model, e4b15 below SM89
+        ("A100", ["--dtype", "float16"], Status.SKIP),  # convert_custom_float8 takes fp16
+        ("L40S", [], Status.PASS),  # SM89: native float8e4nv
+        ("A100", ["--kv-cache-dtype", "turboquant_4bit_nc"], Status.SKIP),  # an MSE key preset: no FP8 cast
+    ],
+)
+def test_turboquant_fp8_keys_need_fp16_or_sm89(gpu, extra, status):
+    kv = [] if "--kv-cache-dtype" in extra else ["--kv-cache-dtype", "turboquant_k8v4"]
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", QWEN25_3B],
+        "engine_version": ["vllm==0.20.0"],
+        "command": ["vllm", "serve", "Qwen/Qwen2.5-3B-Instruct", *kv, *extra],
+    }
+    outcome = judged(shipped(), "kernel-vllm-turboquant-fp8-key-bf16-sm8x", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "convert_custom_float8" in outcome.required and outcome.fix[0] == "--dtype float16"
+
+
+def test_a_dtype_condition_change_reaches_the_verdict():
+    case = {
+        "gpu": "A100",
+        "argv": ["--model", QWEN25_3B],
+        "engine_version": ["vllm==0.20.0"],
+        "command": ["vllm", "serve", "m", "--kv-cache-dtype", "turboquant_k8v4"],
+    }
+    table = shipped()
+    row = next(r for r in table["dispatch"] if r["id"] == "kernel-vllm-turboquant-fp8-key-bf16-sm8x")
+    assert judged(table, row["id"], case).status is Status.FAIL
+    row["when"]["model_dtype"] = ["float16"]  # the table says only float16 models take the path
+    assert judged(table, row["id"], case).status is Status.SKIP
+    row["when"]["model_dtype"] = ["bfloat16"]
+    table["kernels"]["triton-fp8e4b15-from-bf16"]["min_cc"] = "8.0"  # the kernel has code for SM80
+    assert judged(table, row["id"], case).status is Status.PASS

@@ -80,8 +80,11 @@ def _cc_text(cc: tuple[int, int]) -> str:
 
 # `when` keys that read the model: a row with one needs a model to be judged
 MODEL_KEYS = frozenset(
-    {"dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink"}
-)
+    {
+        "dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink",
+        "checkpoint_dtype", "model_dtype",
+    }
+)  # fmt: skip
 
 
 WHEN_KEYS = MODEL_KEYS | {
@@ -265,6 +268,27 @@ def _head_dims(cfg: Config) -> list[int]:
     return dims + [d for d in (model.head_dim, model.v_head_dim) if d]
 
 
+_DTYPE_NAMES = {"half": "float16", "fp16": "float16", "bf16": "bfloat16", "float": "float32", "fp32": "float32"}
+
+
+def checkpoint_dtype(cfg: Config) -> Optional[str]:
+    """The dtype config.json declares (torch_dtype / dtype), spelled as torch spells it; None when not declared."""
+    declared = cfg.model.dtype if cfg.model else None
+    return _DTYPE_NAMES.get(declared, declared) if declared else None
+
+
+def run_dtype(cfg: Config, target: Target) -> Optional[str]:
+    """The dtype the engine runs the model in: --dtype when given, else the checkpoint's (vLLM: bfloat16 falls
+    back to float16 below SM80, config/model.py _resolve_auto_dtype, as rules/engines/vllm/select.py reads it)."""
+    if cfg.engine == "vllm" and target.cc is not None:
+        from attn_preflight.rules.engines.vllm.select import model_dtype  # only for a vLLM row with a GPU
+
+        return model_dtype(cfg, target.cc)
+    if cfg.dtype not in (None, "auto"):
+        return _DTYPE_NAMES.get(cfg.dtype, cfg.dtype)
+    return checkpoint_dtype(cfg)
+
+
 def applies(
     when: Mapping[str, Any], cfg: Config, target: Target, vision_architectures: frozenset[str], release: str
 ) -> bool:
@@ -297,6 +321,10 @@ def applies(
             )
             if has != want:
                 return False
+        if key == "checkpoint_dtype" and checkpoint_dtype(cfg) not in want:
+            return False
+        if key == "model_dtype" and run_dtype(cfg, target) not in want:
+            return False
         if key == "min_head_dim" and not any(d >= want for d in _head_dims(cfg)):
             return False
         if key == "kv_dtype" and cfg.kv_cache_dtype not in want:

@@ -10,6 +10,8 @@ QWEN35 = ["--model", "qwen3.5-35b-a3b"]
 GEMMA4 = ["--model", str(MODELS / "gemma-4")]
 GPT_OSS = ["--model", "gpt-oss-120b"]
 MINIMAX_NVFP4 = ["--model", str(MODELS / "minimax-m2.1-nvfp4")]
+QWEN35_BF16 = ["--model", str(MODELS / "qwen3.5-35b-a3b")]  # the preset's excerpt with its checkpoint dtype
+QWEN25_3B = ["--model", str(MODELS / "qwen2.5-3b-instruct")]
 MIMO_VL = ["--model", str(FIXTURES_DIR / "models" / "synthetic-mimo-v2-vl")]
 SGLANG = ["sglang", "serve", "--model-path", "m", "--tp", "8"]
 VLLM = ["vllm", "serve", "m"]
@@ -125,5 +127,15 @@ FIXTURES = {
     "kernel-vllm-015-nvfp4-moe-cutlass": {
         "pass": [{"gpu": "B200", "argv": MINIMAX_NVFP4, **vllm("0.15.0", "--tensor-parallel-size", "4")}],
         "fail": [{"gpu": "RTX PRO 6000", "argv": MINIMAX_NVFP4, **vllm("0.15.0", "--tensor-parallel-size", "4")}],
+    },
+    "kernel-vllm-gdn-bf16-params-pre-0-17": {
+        # vllm-project/vllm#35414: Qwen3.5 on a 2080 Ti with --dtype float16, GDN parameters still bfloat16
+        "pass": [{"gpu": "A100", "argv": QWEN35_BF16, **vllm("0.16.0", "--dtype", "float16")}],
+        "fail": [{"gpu": "sm_75", "argv": QWEN35_BF16, **vllm("0.16.0", "--dtype", "float16")}],
+    },
+    "kernel-vllm-turboquant-fp8-key-bf16-sm8x": {
+        # vllm-project/vllm#39992: a bfloat16 model's FP8 keys through Triton's e4b15 path on SM80
+        "pass": [{"gpu": "L40S", "argv": QWEN25_3B, **vllm("0.20.0", "--kv-cache-dtype", "turboquant_k8v4")}],
+        "fail": [{"gpu": "A100", "argv": QWEN25_3B, **vllm("0.20.0", "--kv-cache-dtype", "turboquant_k8v4")}],
     },
 }
