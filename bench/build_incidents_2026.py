@@ -592,10 +592,11 @@ add(
     gpu="B200",
     command="sglang serve --model-path XiaomiMiMo/MiMo-V2.5 --tp 4 --trust-remote-code",
     outcome="failed",
+    model="incident-models/mimo-v2.5",
     error="ValueError: The 'fa3' backend is not supported on Blackwell GPUs",
     stage="init",
     cls="vision",
-    note="the base B200 command before the PR (no --mm-attention-backend); no config.json excerpt at hand, so judged on the model id alone",
+    note="the base B200 command before the PR (no --mm-attention-backend); the model is a partial config.json excerpt, each field sourced (incident-models/mimo-v2.5)",
 )
 add(
     id="sglang-29253-mimo-v25-b200-vision-fa4",
@@ -607,8 +608,9 @@ add(
     gpu="B200",
     command="sglang serve --model-path XiaomiMiMo/MiMo-V2.5 --tp 4 --trust-remote-code --mm-attention-backend fa4",
     outcome="started",
+    model="incident-models/mimo-v2.5",
     cls="vision",
-    note="the PR's validated launch ('Server reached server_ready'); the rest of the recipe's flags are not in the excerpt",
+    note="the PR's validated launch ('Server reached server_ready'); the rest of the recipe's flags are not in the excerpt; the model is the same sourced excerpt as the fa3 launch's",
 )
 add(
     id="vllm-58241-qwen38-27b-fp8-rtx6000ada-marlin",
