@@ -131,7 +131,9 @@ def test_every_kernel_and_row_names_its_source_and_every_row_its_provenance():
     table = shipped()
     for key, kernel in table["kernels"].items():
         assert kernel["source"].strip() and kernel["message"].strip() and kernel["entry"].strip(), key
-        assert kernel.get("archs") or kernel.get("min_cc") or kernel.get("table"), key
+        assert kernel.get("archs") or kernel.get("min_cc") or kernel.get("table") or kernel.get("declared"), key
+        if kernel.get("declared"):  # the family it names exists in its declared table
+            assert kernel["declared"]["family"] in dispatch.declared_table(kernel["declared"]["library"])["families"]
     for row in table["dispatch"]:
         assert row["source"].strip() and row["kernel"] in table["kernels"], row["id"]
         assert provenance(row["engine"]).get(row["id"]) == row["verified"], f"{row['id']}: provenance.json differs"
@@ -293,17 +295,80 @@ def test_turboquant_fp8_keys_need_fp16_or_sm89(gpu, extra, status):
 
 
 def test_a_dtype_condition_change_reaches_the_verdict():
-    case = {
-        "gpu": "A100",
-        "argv": ["--model", QWEN25_3B],
-        "engine_version": ["vllm==0.20.0"],
-        "command": ["vllm", "serve", "m", "--kv-cache-dtype", "turboquant_k8v4"],
-    }
+    case = TQ_A100
     table = shipped()
     row = next(r for r in table["dispatch"] if r["id"] == "kernel-vllm-turboquant-fp8-key-bf16-sm8x")
     assert judged(table, row["id"], case).status is Status.FAIL
     row["when"]["model_dtype"] = ["float16"]  # the table says only float16 models take the path
     assert judged(table, row["id"], case).status is Status.SKIP
-    row["when"]["model_dtype"] = ["bfloat16"]
-    table["kernels"]["triton-fp8e4b15-from-bf16"]["min_cc"] = "8.0"  # the kernel has code for SM80
-    assert judged(table, row["id"], case).status is Status.PASS
+
+
+DECLARED = sorted(p.name[len("declared_") : -len(".json")] for p in TABLE.parent.glob("declared_*.json"))
+
+
+@pytest.mark.parametrize("library", DECLARED)
+def test_every_declared_fact_names_its_source(library):
+    table = dispatch.declared_table(library)
+    assert table["library"] == library and table["_doc"].strip()
+    for name, family in table["families"].items():
+        assert family["entry"].strip() and family["message"].strip(), name
+        for release in family["releases"]:
+            assert release["versions"] and release["source"].strip(), name
+            assert bool(release.get("min_cc")) != bool(release.get("majors")), f"{name}: one of min_cc, majors"
+
+
+TQ_A100 = {
+    "gpu": "A100",
+    "argv": ["--model", QWEN25_3B],
+    "engine_version": ["vllm==0.20.0"],
+    "command": ["vllm", "serve", "m", "--kv-cache-dtype", "turboquant_k8v4"],
+}
+
+
+def _patched_declared(monkeypatch, library: str, change) -> None:
+    table = json.loads((TABLE.parent / f"declared_{library}.json").read_text())  # the shipped table, each time
+    change(table)
+    real = dispatch._json
+    monkeypatch.setattr(dispatch, "_json", lambda name: table if name == f"declared_{library}.json" else real(name))
+
+
+def test_a_declared_table_change_reaches_verdict_message_and_fix(monkeypatch):
+    row = "kernel-vllm-turboquant-fp8-key-bf16-sm8x"
+    before = judged(shipped(), row, TQ_A100)
+    assert (
+        before.status is Status.FAIL
+        and "SM89 and newer" in before.found
+        and "(3.3.1, 3.4.0, 3.5.1, 3.6.0)" in before.found
+    )
+    assert "convert_custom_float8" in before.required and before.fix[0] == "--dtype float16"
+
+    def message(table):
+        table["families"]["fp8e4nv"]["message"] = "RuntimeError: a message changed in the declared table"
+
+    _patched_declared(monkeypatch, "triton", message)
+    assert "a message changed in the declared table" in judged(shipped(), row, TQ_A100).required
+
+    def sm80(table):  # Triton gains a native E4M3 cast on SM80 in every release read
+        for release in table["families"]["fp8e4nv"]["releases"]:
+            release["min_cc"] = "8.0"
+
+    _patched_declared(monkeypatch, "triton", sm80)
+    assert judged(shipped(), row, TQ_A100).status is Status.PASS
+
+    def disagree(table):  # the releases read disagree and the version in use is not known: unknown, never a pass
+        table["families"]["fp8e4nv"]["releases"][0]["min_cc"] = "8.0"
+
+    _patched_declared(monkeypatch, "triton", disagree)
+    assert judged(shipped(), row, TQ_A100).status is Status.UNKNOWN
+
+
+def test_a_declared_release_that_adds_the_gpu_is_the_fix():
+    """FlashInfer builds its TRT-LLM-gen fused MoE for majors [10] in 0.6.1 and [10, 12] from 0.6.8.post1."""
+    kernel = dispatch.Kernel(
+        key="k", library="flashinfer-python", entry="e", message="m", source="s",
+        declared={"library": "flashinfer-python", "family": "trtllm_gen_fused_moe"},
+    )  # fmt: skip
+    at_015 = dispatch.code_for(kernel, (12, 0), "vllm", "0.15.0")  # vLLM 0.15.0 pins flashinfer-python 0.6.1
+    assert at_015.ok is False and at_015.added == "pip install 'flashinfer-python>=0.6.8.post1'"
+    assert dispatch.code_for(kernel, (12, 0), "vllm", "0.20.0").ok is True  # 0.6.8.post1
+    assert dispatch.code_for(kernel, (9, 0), "vllm", "0.20.0").ok is False

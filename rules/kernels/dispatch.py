@@ -5,12 +5,15 @@ The data is rules/kernels/dispatch.json, two tables each fact of which names its
 
 - `kernels`: per entry point (DeepGEMM's paged MQA logits, TRT-LLM-gen FMHA, FA4's CuTe SM100 forward, ...) the
   library release(s) it is judged at, the compute capabilities it has code for (`archs`, or a floor `min_cc`), the
-  message the library raises elsewhere, and where support was added. An entry may name a `wheel` (library,
+  message the library raises elsewhere, and where support was added. An entry may name a `declared` family
+  ({"library", "family"}) of rules/kernels/declared_<library>.json: for libraries whose binaries cannot say it
+  (FlashInfer's JIT modules, flash-attn-4's CuTe DSL, Triton) the archs per release read, each with its source,
+  and the library's message; the release is the one the engine pins. An entry may name a `wheel` (library,
   version, module): where attn_preflight.rules.kernels.binaries has that wheel's table, the archs are the
   wheel's (read from its fatbins), not the declared ones.
 - `dispatch`: per engine release range, the op, the kernel it runs and the condition (`when`) under which the
-  engine dispatches to it: the model (DSA indexer, architecture, quantization, vision tower, MoE, head dim), the
-  launch line (`option`: a flag's value, null for absent; `kv_dtype`), the GPU (`min_major`).
+  engine dispatches to it: the model (DSA indexer, architecture, quantization, vision tower, MoE, head dim, the
+  checkpoint's dtype and the dtype the engine runs it in), the launch line (`option`: a flag's value, null for absent; `kv_dtype`), the GPU (`min_major`).
 
 Each dispatch row is one generated rule (same id as the row); its check is `judge`, shared by all rows: a row
 whose condition holds on a GPU its kernel has no code for fails with the op, the kernel, the library, the archs it
@@ -47,6 +50,7 @@ class Kernel(NamedTuple):
     min_cc: Optional[tuple[int, int]] = None
     wheel: Optional[Mapping[str, str]] = None  # {"library", "version", "module"}: a wheel table, where read
     table: Optional[Mapping[str, str]] = None  # {"file", "library", "family"}: archs per library version
+    declared: Optional[Mapping[str, str]] = None  # {"library", "family"}: a declared table (declared_<library>.json)
     models: tuple[str, ...] = ()  # the architectures the kernel serves (empty: any)
     kv_dtypes: tuple[str, ...] = ()  # the KV dtypes it takes (empty: any)
 
@@ -115,6 +119,7 @@ def load(text: Optional[str] = None) -> tuple[dict[str, Kernel], tuple[Dispatch,
             min_cc=_cc(row["min_cc"]) if row.get("min_cc") else None,
             wheel=row.get("wheel"),
             table=row.get("table"),
+            declared=row.get("declared"),
             models=tuple(row.get("models", ())),
             kv_dtypes=tuple(row.get("kv_dtypes", ())),
         )
@@ -157,6 +162,8 @@ Support added: {kernel.added or "not known"}.""",
 
 
 def describe_declared(kernel: Kernel) -> str:
+    if kernel.declared is not None:
+        return f"what declared_{kernel.declared['library']}.json says of {kernel.declared['family']}"
     if kernel.min_cc is not None:
         return f"{_cc_text(kernel.min_cc)} and newer"
     return ", ".join(_cc_text(cc) for cc in kernel.archs) or "no GPU"
@@ -209,9 +216,78 @@ class Support(NamedTuple):
     added: str = ""  # the engine release that adds it, where a table says so
 
 
+def declared_table(library: str) -> dict[str, Any]:
+    """rules/kernels/declared_<library>.json: what a library without a usable binary reading (JIT, CuTe DSL,
+    Triton) has code for, per family and per release read, each fact with its source."""
+    return _json(f"declared_{library}.json")
+
+
+def _declared_archs(release: Mapping[str, Any]) -> tuple[str, Optional[tuple[int, int]], tuple[int, ...]]:
+    """(in words, the floor, the majors) of one release row of a declared family."""
+    if release.get("min_cc"):
+        floor = _cc(release["min_cc"])
+        return f"{_cc_text(floor)} and newer", floor, ()
+    majors = tuple(release["majors"])
+    return ", ".join(f"SM{m}x" for m in majors), None, majors
+
+
+def _library_version(library: str, engine: str, release: Optional[str]) -> Optional[str]:
+    """The version of `library` the engine release pins (rules/kernels/pins.json; vLLM's FlashInfer from
+    rules/engines/vllm/flashinfer.py); None when it pins none (Triton comes with torch, fla is not pinned)."""
+    if engine == "vllm" and library == "flashinfer-python" and release:
+        from attn_preflight.rules.engines.vllm.flashinfer import pinned as vllm_flashinfer
+
+        return vllm_flashinfer(release)
+    return pinned(engine, release, library)[1]
+
+
+def declared_support(declared: Mapping[str, str], cc: tuple[int, int], engine: str, release: Optional[str]) -> Support:
+    """Whether a declared family has code for `cc`: the release row that lists the version the engine pins; for a
+    version not read (or not pinned) the rows' common answer when every release read agrees, else unknown."""
+    library, family = declared["library"], declared["family"]
+    rows = declared_table(library)["families"][family]["releases"]
+    version = _library_version(library, engine, release)
+    exact = [r for r in rows if version and version.lstrip(">=") in r["versions"]]
+    answers = {_declared_archs(r) for r in rows}
+    if exact:
+        words, floor, majors = _declared_archs(exact[0])
+        basis = f"{library} {version}, declared_{library}.json {family}"
+    elif len(answers) == 1:
+        words, floor, majors = next(iter(answers))
+        read = ", ".join(v for r in rows for v in r["versions"])
+        basis = f"{library} {version or '(not pinned)'}: every release read ({read}) agrees, declared_{library}.json {family}"
+    else:
+        return Support(None, "", f"{library} {version or '?'}: not among the releases read in declared_{library}.json")
+    ok = cc >= floor if floor is not None else cc[0] in majors
+    added = ""
+    if not ok and exact and version:
+        later = [
+            v
+            for r in rows
+            for v in r["versions"]
+            if Version(v) > Version(version.lstrip(">=")) and _has(_declared_archs(r), cc)
+        ]
+        added = f"pip install '{library}>={min(later, key=Version)}'" if later else ""
+    return Support(ok, words, basis, added)
+
+
+def _has(answer: tuple[str, Optional[tuple[int, int]], tuple[int, ...]], cc: tuple[int, int]) -> bool:
+    _, floor, majors = answer
+    return cc >= floor if floor is not None else cc[0] in majors
+
+
+def declared_message(kernel: Kernel) -> str:
+    """The message the declared table gives for the kernel's family ("" for a kernel without one)."""
+    if kernel.declared is None:
+        return ""
+    family = declared_table(kernel.declared["library"])["families"][kernel.declared["family"]]
+    return str(family["message"])
+
+
 def code_for(kernel: Kernel, cc: tuple[int, int], engine: str = "", release: Optional[str] = None) -> Support:
     """Whether `kernel` has code for `cc` at the engine release: the library version the release pins read from
-    its generated table (`table`), else the wheel's fatbin table where attn_preflight.rules.kernels.binaries has
+    its generated table (`table`), else its declared table (`declared`: JIT, CuTe DSL and Triton libraries), else
+    the wheel's fatbin table where attn_preflight.rules.kernels.binaries has
     one (`wheel`), else the declaration."""
     if kernel.table is not None:
         known, version = pinned(engine, release, kernel.table["library"])
@@ -230,6 +306,8 @@ def code_for(kernel: Kernel, cc: tuple[int, int], engine: str = "", release: Opt
                 f"{kernel.table['library']} {version} pinned by {engine} {known}: its wheel's impls",
                 f"pip install '{engine}>={added}'" if added else "",
             )
+    if kernel.declared is not None:
+        return declared_support(kernel.declared, cc, engine, release)
     if kernel.wheel:
         from attn_preflight.rules.kernels import binaries  # the wheel tables load only when a row names one
 
@@ -368,9 +446,10 @@ def judge(row: Dispatch, vision_architectures: frozenset[str]) -> Callable[[Conf
             return passed(f"{where}; {gpu}")
         found = f"{where}; {gpu}" if not support.ok else f"{where}; it {refusal}"
         fixes = (support.added,) if support.added else ()
+        message = declared_message(row.kernel) or row.kernel.message
         return failed(
             found,
-            f"a kernel with code for the GPU on the path {row.op} takes (else: {row.kernel.message})",
+            f"a kernel with code for the GPU on the path {row.op} takes (else: {message})",
             fix=fixes + tuple(f for f in row.fix if f not in fixes),
         )
 
