@@ -372,3 +372,46 @@ def test_a_declared_release_that_adds_the_gpu_is_the_fix():
     assert at_015.ok is False and at_015.added == "pip install 'flashinfer-python>=0.6.8.post1'"
     assert dispatch.code_for(kernel, (12, 0), "vllm", "0.20.0").ok is True  # 0.6.8.post1
     assert dispatch.code_for(kernel, (9, 0), "vllm", "0.20.0").ok is False
+
+
+MINIMAX_NVFP4 = str(FIXTURES_DIR / "incident-models" / "minimax-m2.1-nvfp4")
+NEMOTRON_H_NVFP4 = str(FIXTURES_DIR / "models" / "synthetic-nemotron-h-moe-nvfp4")
+
+
+@pytest.mark.parametrize(
+    ("env", "status"),
+    [
+        (["VLLM_USE_FLASHINFER_MOE_FP4=1"], Status.FAIL),  # vllm-project/vllm#33416: FlashInfer backends only
+        ([], Status.SKIP),  # the default oracle goes on to VLLM_CUTLASS (capability >= 10.0, gated MoE)
+    ],
+)
+def test_the_015_gated_nvfp4_row_needs_the_flashinfer_env(env, status):
+    case = {
+        "gpu": "RTX PRO 6000",
+        "argv": ["--model", MINIMAX_NVFP4],
+        "engine_version": ["vllm==0.15.0"],
+        "command": [*env, "vllm", "serve", "m", "--tensor-parallel-size", "4"],
+    }
+    assert judged(shipped(), "kernel-vllm-015-nvfp4-moe-cutlass", case).status is status
+
+
+@pytest.mark.parametrize(
+    ("row", "release", "gpu", "status"),
+    [
+        ("kernel-vllm-0150-nvfp4-moe-nongated", "0.15.0", "RTX 5090", Status.FAIL),  # family 100 only
+        ("kernel-vllm-0150-nvfp4-moe-nongated", "0.15.0", "B200", Status.PASS),
+        ("kernel-vllm-0151-nvfp4-moe-nongated", "0.15.1", "RTX 5090", Status.PASS),  # vllm-project/vllm#33417
+        ("kernel-vllm-0151-nvfp4-moe-nongated", "0.15.1", "H100", Status.FAIL),  # NVFP4 from capability 10.0
+    ],
+)
+def test_a_non_gated_nvfp4_moe_has_one_backend_in_0_15(row, release, gpu, status):
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", NEMOTRON_H_NVFP4],
+        "engine_version": [f"vllm=={release}"],
+        "command": ["vllm", "serve", "m"],
+    }
+    outcome = judged(shipped(), row, case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "No NvFp4 MoE backend supports the deployment configuration" in outcome.required

@@ -92,7 +92,7 @@ MODEL_KEYS = frozenset(
 
 
 WHEN_KEYS = MODEL_KEYS | {
-    "unless", "since", "env_not", "kv_dtype", "kv_dtype_prefix", "min_major", "option", "option_any"
+    "unless", "since", "env", "env_not", "kv_dtype", "kv_dtype_prefix", "min_major", "option", "option_any"
 }  # fmt: skip
 
 
@@ -386,6 +386,8 @@ def applies(
         if key == "not_architectures" and model and model.architecture in want:
             return False
         if key == "env_not" and any(cfg.env.get(name) in values for name, values in want.items()):
+            return False
+        if key == "env" and not all(cfg.env.get(name) in values for name, values in want.items()):
             return False
         if key == "quant":
             quant = {(model.quant_method or "") if model else "", str(cfg.flags.get("quantization") or "")}

@@ -12,6 +12,9 @@ GPT_OSS = ["--model", "gpt-oss-120b"]
 MINIMAX_NVFP4 = ["--model", str(MODELS / "minimax-m2.1-nvfp4")]
 QWEN35_BF16 = ["--model", str(MODELS / "qwen3.5-35b-a3b")]  # the preset's excerpt with its checkpoint dtype
 QWEN25_3B = ["--model", str(MODELS / "qwen2.5-3b-instruct")]
+NEMOTRON_H_NVFP4 = ["--model", str(FIXTURES_DIR / "models" / "synthetic-nemotron-h-moe-nvfp4")]
+FI_FP4_ENV = "VLLM_USE_FLASHINFER_MOE_FP4=1"
+FI_FP4 = {"engine_version": ["vllm==0.15.0"]}
 MIMO_VL = ["--model", str(FIXTURES_DIR / "models" / "synthetic-mimo-v2-vl")]
 SGLANG = ["sglang", "serve", "--model-path", "m", "--tp", "8"]
 VLLM = ["vllm", "serve", "m"]
@@ -125,8 +128,19 @@ FIXTURES = {
         "fail": [{"gpu": "GB10", "argv": GPT_OSS, **vllm("0.20.0", "--moe-backend", "flashinfer_cutlass")}],
     },
     "kernel-vllm-015-nvfp4-moe-cutlass": {
-        "pass": [{"gpu": "B200", "argv": MINIMAX_NVFP4, **vllm("0.15.0", "--tensor-parallel-size", "4")}],
-        "fail": [{"gpu": "RTX PRO 6000", "argv": MINIMAX_NVFP4, **vllm("0.15.0", "--tensor-parallel-size", "4")}],
+        # VLLM_USE_FLASHINFER_MOE_FP4=1 keeps only FlashInfer's NVFP4 MoE backends (oracle/nvfp4.py:173-221 in 0.15.0)
+        "pass": [{"gpu": "B200", "argv": MINIMAX_NVFP4, **FI_FP4, "command": [FI_FP4_ENV, *VLLM, "--tp", "4"]}],
+        "fail": [{"gpu": "RTX PRO 6000", "argv": MINIMAX_NVFP4, **FI_FP4, "command": [FI_FP4_ENV, *VLLM, "--tp", "4"]}],
+    },
+    "kernel-vllm-0150-nvfp4-moe-nongated": {
+        # 0.15.0: only FLASHINFER_CUTLASS takes a non-gated MoE, NVFP4 on family 100 only
+        "pass": [{"gpu": "B200", "argv": NEMOTRON_H_NVFP4, **vllm("0.15.0")}],
+        "fail": [{"gpu": "RTX 5090", "argv": NEMOTRON_H_NVFP4, **vllm("0.15.0")}],
+    },
+    "kernel-vllm-0151-nvfp4-moe-nongated": {
+        # 0.15.1: FLASHINFER_CUTLASS takes SM120 too (vllm-project/vllm#33417); Hopper has no NVFP4 path for it
+        "pass": [{"gpu": "RTX 5090", "argv": NEMOTRON_H_NVFP4, **vllm("0.15.1")}],
+        "fail": [{"gpu": "H100", "argv": NEMOTRON_H_NVFP4, **vllm("0.15.1")}],
     },
     "kernel-vllm-gdn-bf16-params-pre-0-17": {
         # vllm-project/vllm#35414: Qwen3.5 on a 2080 Ti with --dtype float16, GDN parameters still bfloat16
