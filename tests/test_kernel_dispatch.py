@@ -415,3 +415,19 @@ def test_a_non_gated_nvfp4_moe_has_one_backend_in_0_15(row, release, gpu, status
     assert outcome.status is status, outcome
     if status is Status.FAIL:
         assert "No NvFp4 MoE backend supports the deployment configuration" in outcome.required
+
+
+def test_a_kernel_shape_limit_reaches_verdict_and_message():
+    """mla_dims: FlashInfer's SM120 sparse MLA decode refuses a rope-free MLA (vllm-project/vllm#53963)."""
+    case = {"gpu": "RTX PRO 6000", "argv": ["--model", GLM53], "engine_version": ["vllm==0.28.0"], "command": VLLM_M}
+    table = shipped()
+    before = judged(table, "kernel-vllm-sm120-sparse-mla-dims", case)
+    assert before.status is Status.FAIL and "512/64 only, not 512/0" in before.found
+    assert "qk_rope_head_dim=64" in before.required
+    table["kernels"]["flashinfer-sm120-sparse-mla-decode"]["mla_dims"].append([512, 0])  # a release that takes it
+    assert judged(table, "kernel-vllm-sm120-sparse-mla-dims", case).status is Status.PASS
+    on_b200 = judged(shipped(), "kernel-vllm-sm120-sparse-mla-dims", {**case, "gpu": "B200"})
+    assert on_b200.status is Status.SKIP  # SM100 takes FLASHINFER_MLA_SPARSE, not the SM120 path
+
+
+VLLM_M = ["vllm", "serve", "m"]

@@ -53,6 +53,7 @@ class Kernel(NamedTuple):
     declared: Optional[Mapping[str, str]] = None  # {"library", "family"}: a declared table (declared_<library>.json)
     models: tuple[str, ...] = ()  # the architectures the kernel serves (empty: any)
     kv_dtypes: tuple[str, ...] = ()  # the KV dtypes it takes (empty: any)
+    mla_dims: tuple[tuple[int, int], ...] = ()  # the (kv_lora_rank, qk_rope_head_dim) pairs it takes (empty: any)
 
 
 class Dispatch(NamedTuple):
@@ -122,6 +123,7 @@ def load(text: Optional[str] = None) -> tuple[dict[str, Kernel], tuple[Dispatch,
             declared=row.get("declared"),
             models=tuple(row.get("models", ())),
             kv_dtypes=tuple(row.get("kv_dtypes", ())),
+            mla_dims=tuple((int(rank), int(rope)) for rank, rope in row.get("mla_dims", ())),
         )
         for key, row in data["kernels"].items()
     }
@@ -427,6 +429,12 @@ def model_refusal(kernel: Kernel, cfg: Config) -> str:
         return f"serves {', '.join(kernel.models)} only, not {cfg.model.architecture if cfg.model else 'this model'}"
     if kernel.kv_dtypes and cfg.kv_cache_dtype not in kernel.kv_dtypes:
         return f"takes a {'/'.join(kernel.kv_dtypes)} KV cache only, not {cfg.kv_cache_dtype}"
+    model = cfg.model
+    if kernel.mla_dims and model and model.kv_lora_rank is not None and model.qk_rope_head_dim is not None:
+        dims = (model.kv_lora_rank, model.qk_rope_head_dim)
+        if dims not in kernel.mla_dims:
+            takes = ", ".join(f"{rank}/{rope}" for rank, rope in kernel.mla_dims)
+            return f"takes kv_lora_rank/qk_rope_head_dim {takes} only, not {dims[0]}/{dims[1]}"
     return ""
 
 

@@ -152,4 +152,9 @@ FIXTURES = {
         "pass": [{"gpu": "L40S", "argv": QWEN25_3B, **vllm("0.20.0", "--kv-cache-dtype", "turboquant_k8v4")}],
         "fail": [{"gpu": "A100", "argv": QWEN25_3B, **vllm("0.20.0", "--kv-cache-dtype", "turboquant_k8v4")}],
     },
+    "kernel-vllm-sm120-sparse-mla-dims": {
+        # FlashInfer 0.6.14-0.6.18.post1's SM120 sparse MLA decode takes kv_lora_rank 512 with qk_rope_head_dim 64 only
+        "pass": [{"gpu": "RTX PRO 6000", "argv": ["--model", "glm-5"], **vllm("0.28.0")}],
+        "fail": [{"gpu": "RTX PRO 6000", "argv": GLM53, **vllm("0.28.0")}],  # vllm-project/vllm#53963: rope-free MLA
+    },
 }
