@@ -431,3 +431,25 @@ def test_a_kernel_shape_limit_reaches_verdict_and_message():
 
 
 VLLM_M = ["vllm", "serve", "m"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "status"),
+    [
+        (["--speculative-algorithm", "EAGLE"], Status.FAIL),  # the draft worker builds fa3 on B200
+        (["--speculative-algorithm", "NGRAM"], Status.SKIP),  # no draft model, no draft attention
+        ([], Status.SKIP),  # no speculative decoding: the flag is never read
+    ],
+)
+def test_the_draft_attention_backend_is_judged_where_a_draft_runs(spec, status):
+    case = {
+        "gpu": "B200",
+        "argv": ["--model", "qwen3-8b"],
+        "engine_version": ["sglang==0.5.12"],
+        "command": ["sglang", "serve", "--model-path", "m", *spec, "--speculative-draft-attention-backend", "fa3"],
+    }
+    outcome = judged(shipped(), "kernel-sglang-draft-attention-fa3", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "FlashAttention v3 Backend requires SM>=80 and SM<=90" in outcome.required
+        assert outcome.fix[0].startswith("--speculative-draft-attention-backend flashinfer")

@@ -87,7 +87,7 @@ def _cc_text(cc: tuple[int, int]) -> str:
 MODEL_KEYS = frozenset(
     {
         "dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink",
-        "checkpoint_dtype", "model_dtype",
+        "checkpoint_dtype", "model_dtype", "mla",
     }
 )  # fmt: skip
 
@@ -382,6 +382,8 @@ def applies(
         if key == "learnable_sink" and bool(model and model.learnable_sink) != want:
             return False
         if key == "dsa" and bool(model and model.dsa) != want:
+            return False
+        if key == "mla" and bool(model and model.mla) != want:
             return False
         if key == "architectures" and not (model and model.architecture in want):
             return False

@@ -15,6 +15,7 @@ QWEN25_3B = ["--model", str(MODELS / "qwen2.5-3b-instruct")]
 NEMOTRON_H_NVFP4 = ["--model", str(FIXTURES_DIR / "models" / "synthetic-nemotron-h-moe-nvfp4")]
 FI_FP4_ENV = "VLLM_USE_FLASHINFER_MOE_FP4=1"
 FI_FP4 = {"engine_version": ["vllm==0.15.0"]}
+EAGLE_FA3_DRAFT = ("--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa3")
 MIMO_VL = ["--model", str(FIXTURES_DIR / "models" / "synthetic-mimo-v2-vl")]
 SGLANG = ["sglang", "serve", "--model-path", "m", "--tp", "8"]
 VLLM = ["vllm", "serve", "m"]
@@ -156,5 +157,15 @@ FIXTURES = {
         # FlashInfer 0.6.14-0.6.18.post1's SM120 sparse MLA decode takes kv_lora_rank 512 with qk_rope_head_dim 64 only
         "pass": [{"gpu": "RTX PRO 6000", "argv": ["--model", "glm-5"], **vllm("0.28.0")}],
         "fail": [{"gpu": "RTX PRO 6000", "argv": GLM53, **vllm("0.28.0")}],  # vllm-project/vllm#53963: rope-free MLA
+    },
+    "kernel-sglang-draft-attention-fa3": {
+        # the draft worker builds --speculative-draft-attention-backend through the registry's fa3 assert (SM8x/SM90)
+        "pass": [{"gpu": "H100", "argv": ["--model", "qwen3-8b"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
+        "fail": [{"gpu": "B200", "argv": ["--model", "qwen3-8b"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
+    },
+    "kernel-sglang-draft-attention-fa3-mla": {
+        # an MLA draft passes the fa3 assert on major 9 only
+        "pass": [{"gpu": "H200", "argv": ["--model", "deepseek-v3"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
+        "fail": [{"gpu": "A100", "argv": ["--model", "deepseek-v3"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
     },
 }
