@@ -453,3 +453,16 @@ def test_the_draft_attention_backend_is_judged_where_a_draft_runs(spec, status):
     if status is Status.FAIL:
         assert "FlashAttention v3 Backend requires SM>=80 and SM<=90" in outcome.required
         assert outcome.fix[0].startswith("--speculative-draft-attention-backend flashinfer")
+
+
+def test_a_row_the_launch_line_rules_out_needs_no_model():
+    """A model named but not found: a row whose launch-line or GPU condition does not hold is skipped (it would
+    not run whatever the model), and one whose conditions hold answers unknown (the model decides)."""
+    case = {"gpu": "B200", "argv": ["--model", "nobody/not-a-model"], "engine_version": ["sglang==0.5.12"]}
+    no_draft = {**case, "command": ["sglang", "serve", "--model-path", "nobody/not-a-model"]}
+    fa3_draft = {**no_draft, "command": [*no_draft["command"], *EAGLE_FA3]}
+    assert judged(shipped(), "kernel-sglang-draft-attention-fa3", no_draft).status is Status.SKIP
+    assert judged(shipped(), "kernel-sglang-draft-attention-fa3", fa3_draft).status is Status.UNKNOWN
+
+
+EAGLE_FA3 = ["--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa3"]

@@ -157,7 +157,7 @@ Support added: {kernel.added or "not known"}.""",
                 prevents=kernel.message,
                 stage=row.get("stage", "runtime"),
                 needs_gpu=True,
-                needs_model=bool(MODEL_KEYS & set(when)),
+                needs_model=False,  # judge() asks for the model only where the row's other conditions hold
             )
         )
     return kernels, tuple(rows), frozenset(data.get("vision_architectures", ()))
@@ -443,10 +443,20 @@ def model_refusal(kernel: Kernel, cfg: Config) -> str:
 def judge(row: Dispatch, vision_architectures: frozenset[str]) -> Callable[[Config, Target], Outcome]:
     """The check of `row`'s rule: the validator over the dispatch row and its kernel's capabilities."""
 
+    reads_model = bool(MODEL_KEYS & set(row.when))
+    launch_only = {key: want for key, want in row.when.items() if key not in MODEL_KEYS and key != "unless"}
+
     def check(cfg: Config, target: Target) -> Outcome:
         release = target.versions.get(row.engine) or NEWEST_KNOWN[row.engine]
+        not_run = skipped(f"this config does not run {row.kernel.entry} for {row.op}")
+        if not applies(launch_only, cfg, target, vision_architectures, release):
+            return not_run  # the launch line or the GPU rules the path out, whatever the model
+        if reads_model and cfg.model is None:
+            from attn_preflight.rules.core.judge import needs_missing_model  # the judge imports the rule modules
+
+            return needs_missing_model(cfg) if cfg.model_missing else skipped("needs the model (give --model)")
         if not applies(row.when, cfg, target, vision_architectures, release):
-            return skipped(f"this config does not run {row.kernel.entry} for {row.op}")
+            return not_run
         assert target.cc is not None  # needs_gpu: the engine answers unknown before a check without one
         support = code_for(row.kernel, target.cc, row.engine, release)
         if support.ok is None:
