@@ -466,3 +466,24 @@ def test_a_row_the_launch_line_rules_out_needs_no_model():
 
 
 EAGLE_FA3 = ["--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa3"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [
+        (["--quantization", "fp8", "--fp8-gemm-backend", "flashinfer_trtllm"], Status.FAIL),  # SM100/SM103 only
+        (["--quantization", "fp8", "--fp8-gemm-backend", "auto"], Status.SKIP),  # auto picks what the GPU has
+        (["--fp8-gemm-backend", "flashinfer_trtllm"], Status.SKIP),  # no FP8 linear: the backend is never built
+    ],
+)
+def test_an_explicit_fp8_gemm_backend_is_gated_by_sglang(extra, status):
+    case = {
+        "gpu": "H100",
+        "argv": ["--model", "qwen3-8b"],
+        "engine_version": ["sglang==0.5.20"],
+        "command": ["sglang", "serve", "--model-path", "m", *extra],
+    }
+    outcome = judged(shipped(), "kernel-sglang-fp8-gemm-flashinfer-trtllm", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "requires SM100/SM103 GPUs" in outcome.required and outcome.fix[0] == "--fp8-gemm-backend auto"

@@ -16,6 +16,8 @@ NEMOTRON_H_NVFP4 = ["--model", str(FIXTURES_DIR / "models" / "synthetic-nemotron
 FI_FP4_ENV = "VLLM_USE_FLASHINFER_MOE_FP4=1"
 FI_FP4 = {"engine_version": ["vllm==0.15.0"]}
 EAGLE_FA3_DRAFT = ("--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa3")
+QWEN3_8B = ["--model", "qwen3-8b"]
+FP8 = ("--quantization", "fp8")
 MIMO_VL = ["--model", str(FIXTURES_DIR / "models" / "synthetic-mimo-v2-vl")]
 SGLANG = ["sglang", "serve", "--model-path", "m", "--tp", "8"]
 VLLM = ["vllm", "serve", "m"]
@@ -167,5 +169,36 @@ FIXTURES = {
         # an MLA draft passes the fa3 assert on major 9 only
         "pass": [{"gpu": "H200", "argv": ["--model", "deepseek-v3"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
         "fail": [{"gpu": "A100", "argv": ["--model", "deepseek-v3"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
+    },
+    "kernel-sglang-fp8-gemm-flashinfer-trtllm": {
+        # fp8_utils.py _dispatch_explicit_backend: SM100/SM103 only (is_sm100_supported)
+        "pass": [
+            {"gpu": "B200", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_trtllm")}
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_trtllm")}
+        ],
+    },
+    "kernel-sglang-fp8-gemm-flashinfer-cutlass": {
+        # majors 10-12 (is_blackwell_supported)
+        "pass": [
+            {
+                "gpu": "RTX PRO 6000",
+                "argv": QWEN3_8B,
+                **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_cutlass"),
+            }
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_cutlass")}
+        ],
+    },
+    "kernel-sglang-fp8-gemm-flashinfer-deepgemm": {
+        # major 9 only (is_sm90_supported)
+        "pass": [
+            {"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_deepgemm")}
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_deepgemm")}
+        ],
     },
 }
