@@ -201,4 +201,14 @@ FIXTURES = {
             {"gpu": "B200", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_deepgemm")}
         ],
     },
+    "kernel-sglang-fp8-gemm-cutlass-0-5-12": {
+        # 0.5.12-0.5.15: CUTLASS block FP8 on SM90 and Blackwell
+        "pass": [{"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.13", *FP8, "--fp8-gemm-backend", "cutlass")}],
+        "fail": [{"gpu": "A100", "argv": QWEN3_8B, **sglang("0.5.13", *FP8, "--fp8-gemm-backend", "cutlass")}],
+    },
+    "kernel-sglang-fp8-gemm-cutlass-sm120": {
+        # from 0.5.16: deprecated off SM120
+        "pass": [{"gpu": "RTX PRO 6000", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "cutlass")}],
+        "fail": [{"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "cutlass")}],
+    },
 }
