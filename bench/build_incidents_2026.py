@@ -465,11 +465,11 @@ add(
     gpu="sm_75",
     command=C35854,
     outcome="failed",
-    model="qwen3.5-35b-a3b",
+    model="incident-models/qwen3.5-35b-a3b",
     error="Failed GPU: 4 * 2080ti 22G (the issue's error log is not in the excerpt read)",
     stage="init",
     cls="linear-attn-sm75",
-    note="GPU given by its compute capability (RTX 2080 Ti 22G is SM75; the tool's GPU table has no 2080 Ti); the --api-key value and the stray '/' before --served-model-name dropped",
+    note="GPU given by its compute capability (RTX 2080 Ti 22G is SM75; the tool's GPU table has no 2080 Ti); the --api-key value and the stray '/' before --served-model-name dropped; the model is the preset's excerpt plus its checkpoint dtype (incident-models/qwen3.5-35b-a3b): the failing path is not in the excerpt read, and vllm#35414's (bf16 GDN parameters under --dtype half, fixed by vllm#35617) is the one known for this model, GPU and nightly",
 )
 add(
     id="vllm-35854-qwen35-35b-a3b-l20-half",
@@ -495,7 +495,7 @@ add(
     gpu="sm_75",
     command="vllm serve Qwen/Qwen3.5-35B-A3B --served-model-name Qwen3-30B-A3B --port 8000 --dtype float16 --tensor-parallel-size 2 --pipeline-parallel-size 2 --max-model-len 8000 --reasoning-parser qwen3 --gpu_memory_utilization 0.85 --distributed-executor-backend ray --max-num-seqs 10",
     outcome="failed",
-    model="qwen3.5-35b-a3b",
+    model="incident-models/qwen3.5-35b-a3b",
     error="2080 Ti does not support bfloat16 (with --dtype float16 set; raised inside torch inductor compile_fx)",
     stage="init",
     cls="linear-attn-sm75",
@@ -592,10 +592,11 @@ add(
     gpu="B200",
     command="sglang serve --model-path XiaomiMiMo/MiMo-V2.5 --tp 4 --trust-remote-code",
     outcome="failed",
+    model="incident-models/mimo-v2.5",
     error="ValueError: The 'fa3' backend is not supported on Blackwell GPUs",
     stage="init",
     cls="vision",
-    note="the base B200 command before the PR (no --mm-attention-backend); no config.json excerpt at hand, so judged on the model id alone",
+    note="the base B200 command before the PR (no --mm-attention-backend); the model is a partial config.json excerpt, each field sourced (incident-models/mimo-v2.5)",
 )
 add(
     id="sglang-29253-mimo-v25-b200-vision-fa4",
@@ -607,8 +608,9 @@ add(
     gpu="B200",
     command="sglang serve --model-path XiaomiMiMo/MiMo-V2.5 --tp 4 --trust-remote-code --mm-attention-backend fa4",
     outcome="started",
+    model="incident-models/mimo-v2.5",
     cls="vision",
-    note="the PR's validated launch ('Server reached server_ready'); the rest of the recipe's flags are not in the excerpt",
+    note="the PR's validated launch ('Server reached server_ready'); the rest of the recipe's flags are not in the excerpt; the model is the same sourced excerpt as the fa3 launch's",
 )
 add(
     id="vllm-58241-qwen38-27b-fp8-rtx6000ada-marlin",
