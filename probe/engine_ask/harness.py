@@ -374,6 +374,7 @@ def ask_batch(
             "item_timeout": item_timeout,
         }
         timeout = 300.0 + item_timeout * len(batch)
+        request.update(parent_pid=os.getpid(), deadline_s=timeout + DEADLINE_MARGIN_S)  # as ask's: tied to us
         _how, code, log = _run_child(engine, interpreter, request, child_env(temp_dir, {}, count), timeout)
         try:
             with open(answer_path, encoding="utf-8") as handle:
