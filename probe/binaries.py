@@ -23,6 +23,12 @@ from attn_preflight.probe.libraries import SHIPS_GPU_CODE
 CACHE_FILE = "binaries.json"
 CACHE_VERSION = 1
 MAX_FILES = 50_000  # a RECORD listing more compiled files than this is not read (never seen: flashinfer-cubin ~16k)
+MAX_RECORD_BYTES = 64 << 20  # a RECORD larger than this is not read (flashinfer-cubin's: ~3 MB)
+
+
+class ScanLimit(Exception):
+    """A distribution past what is read (MAX_FILES compiled files, a MAX_RECORD_BYTES RECORD): its modules are
+    not read, and the library says why (a note; its binaries stay unknown)."""
 
 
 def _compiled(path: str) -> bool:
@@ -34,12 +40,21 @@ def record_files(entry: str, dist_dir: str) -> Optional[list[str]]:
     """The compiled files a distribution installed, as paths relative to its sys.path entry; None without a
     RECORD (an egg-info or a source install)."""
     path = os.path.join(entry, dist_dir, "RECORD")
+    found: list[str] = []
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            rows = [line.split(",", 1)[0] for line in handle]
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_RECORD_BYTES:
+                raise ScanLimit(f"{dist_dir}/RECORD is {size:,} bytes, more than {MAX_RECORD_BYTES:,}: not read")
+            for line in handle:
+                row = line.split(",", 1)[0]
+                if _compiled(row) and not row.startswith(("../", "/")):
+                    found.append(row)
+                    if len(found) > MAX_FILES:
+                        raise ScanLimit(f"{dist_dir}/RECORD lists more than {MAX_FILES:,} compiled files: not read")
     except OSError:
         return None
-    return [row for row in rows if _compiled(row) and not row.startswith(("../", "/"))]
+    return found
 
 
 def walk_files(root: str, base: str) -> list[str]:
@@ -160,7 +175,7 @@ def distribution_binaries(entry: str, dist_dir: str, package_dir: Optional[str],
     if files is None:
         files = walk_files(package_dir, base) if package_dir and os.path.isdir(package_dir) else []
     if len(files) > MAX_FILES:
-        return {}
+        raise ScanLimit(f"more than {MAX_FILES:,} compiled files under {package_dir}: not read")
     rows: dict[str, dict] = {}
     cubins = [f for f in files if f.endswith(".cubin")]
     if cubins:
@@ -223,6 +238,6 @@ def collect_binaries(libraries: list[LibraryFacts], index, use_cache: bool = Tru
         if lib.key in SHIPS_GPU_CODE and lib.installed:
             try:
                 lib.binaries = library_binaries(lib, index.found, canonical, cache)
-            except OSError as err:
+            except (OSError, ScanLimit) as err:
                 lib.notes.append(f"compiled modules not read: {err}")
     cache.save()

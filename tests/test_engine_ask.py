@@ -627,3 +627,61 @@ def test_the_harness_tells_the_driver_its_parent_and_a_deadline_past_its_timeout
     """)
     got = ask(timeout=40)
     assert got["resolved"] == {"parent_pid": os.getpid(), "deadline_s": 40 + harness.DEADLINE_MARGIN_S}
+
+
+# ------------------------------------------------------------------ the harness killed: nothing left behind
+
+# A stand-in tool: asks through the harness with the stand-in driver in argv[1]'s directory, its temp dirs in
+# TMPDIR (the test's), and waits there.
+ASKING_TOOL = """
+import sys
+from attn_preflight.probe.engine_ask import harness
+harness.CHILD_DIR = sys.argv[1]
+harness.ask("sglang", [], {"name": "NVIDIA H200", "cc": [9, 0], "memory_mib": 143771, "count": 1}, timeout=300)
+"""
+# The driver hangs, having started a grandchild of its own that would sleep 600 s; both write their pids.
+HANGING_DRIVER = """
+import subprocess
+fence.tie_to_parent(request["parent_pid"], request["deadline_s"])
+helper = subprocess.Popen(["sleep", "600"])
+with open({pids!r}, "w") as out:
+    out.write(f"{{os.getpid()}} {{helper.pid}}")
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP", "SIGQUIT", "SIGKILL"])
+def test_a_harness_ended_by_a_signal_leaves_no_driver_no_grandchild_and_no_temp_dir(drivers, tmp_path, signum):
+    import signal
+    import subprocess
+
+    pids, temp = tmp_path / "pids", tmp_path / "tmp"
+    temp.mkdir()
+    driver = drivers(HANGING_DRIVER.format(pids=str(pids)))
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(REPO)}
+    tool = subprocess.Popen([sys.executable, "-c", ASKING_TOOL, str(driver.parent)], env=env, stderr=subprocess.PIPE)
+    started: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and len(pids.read_text().split()) == 2):
+            assert time.monotonic() < deadline and tool.poll() is None, "the driver never started"
+            time.sleep(0.05)
+        started = [int(pid) for pid in pids.read_text().split()]
+        assert all(_alive(pid) for pid in started) and len(list(temp.iterdir())) == 1
+        tool.send_signal(getattr(signal, signum))
+        _, err = tool.communicate(timeout=60)
+        assert b"Traceback" not in err, err
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(pid) for pid in started), "the driver or what it started outlived the tool"
+        if signum == "SIGKILL":  # nothing could remove it; the next run's sweep does
+            assert len(list(temp.iterdir())) == 1
+            drivers("answer()")
+            done = subprocess.run([sys.executable, "-c", ASKING_TOOL, str(driver.parent)], env=env, timeout=60)
+            assert done.returncode == 0
+        assert list(temp.iterdir()) == []
+    finally:  # what a failing run left behind, by pid: this test's own processes
+        tool.kill()
+        for pid in filter(_alive, started):
+            os.kill(pid, 9)
