@@ -244,14 +244,39 @@ def test_prevents_is_quoted_in_the_used_backends_words():
     assert prevents_for(finding_, SimpleNamespace(backends=frozenset({"trtllm_mla"}))).startswith("trtllm_mla backend")
 
 
-def test_vllm_speculative_config_is_listed_as_not_judged():
-    """vllm-project/recipes Qwen/Qwen3.5.md: --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'
-    is read, and no vLLM rule judges the draft yet: it is named, never silently passed."""
+def test_vllm_speculative_config_is_judged():
+    """vllm-project/recipes Qwen/Qwen3.5.md: --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}':
+    the method and the tokens are judged (vllm 0.33.0 accepts "mtp"); whether the model ships MTP layers is unknown
+    when its config.json gives none, never passed; the line is no longer listed as not judged."""
     line = recipe('"num_speculative_tokens": 2')
     run, report = check_json(["--gpu", line["gpu"], "--", *pasted(line)])
+    assert finding(report, "vllm-spec-method")["status"] == "pass"
+    assert finding(report, "vllm-spec-tokens")["status"] == "pass"
+    assert finding(report, "vllm-spec-mtp-layers")["status"] == "unknown"
     unmodelled = finding(report, "general-unmodelled-flags")
-    assert unmodelled["status"] == "warn" and "--speculative-config (mtp)" in unmodelled["message"]
+    assert "--speculative-config" not in unmodelled["message"]
     assert report["verdict"] != "pass"
+
+
+def test_vllm_eagle3_draft_is_read_where_local(tmp_path):
+    """vllm-project/recipes OpenAI/GPT-OSS.md#L254's EAGLE3 config without its method: vLLM infers the method from
+    the draft's config (config/speculative.py, "eagle3" in the draft's name); with the head's config.json here (a
+    dense Llama-style head, LlamaForCausalLMEagle3) the draft is read, without it the method is unknown; its own
+    attention is named as not judged."""
+    head = tmp_path / "gpt-oss-120b-Eagle3-v3"
+    head.mkdir()
+    (head / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "torch_dtype": "bfloat16",
+        "hidden_size": 2880, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
+        "num_hidden_layers": 1, "intermediate_size": 17280, "vocab_size": 201088,
+    }))  # fmt: skip
+    for draft, status in ((str(head), "pass"), ("nvidia/gpt-oss-120b-Eagle3-v3", "unknown")):
+        spec = json.dumps({"model": draft, "num_speculative_tokens": 7, "draft_tensor_parallel_size": 1})
+        run, report = check_json(["--gpu", "2xH200", "--", "vllm", "serve", "gpt-oss-120b", "-tp", "2",
+                                  "--speculative-config", spec])  # fmt: skip
+        assert finding(report, "vllm-spec-method")["status"] == status, draft
+        assert finding(report, "vllm-spec-draft-tp")["status"] == "pass"
+        assert "the draft's attention: " + draft in finding(report, "general-unmodelled-flags")["message"]
 
 
 def test_an_eagle3_head_not_here_is_judged_as_a_dense_head():

@@ -234,6 +234,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 # a pasted command's model path is the serving machine's (a container's /mnt/models): unread here
                 missing = {"model_missing": reference, "model_looked_in": SERVING_MACHINE}
         draft_reference = extra.get("flags", {}).get("speculative_draft_model_path")
+        if draft_reference is None and isinstance(extra.get("flags", {}).get("speculative_config"), str):
+            draft_reference = _vllm_draft_reference(extra["flags"]["speculative_config"])
         if isinstance(draft_reference, str):
             values["draft_model"] = load_draft_model(draft_reference)
         dllm_config = extra.get("flags", {}).get("dllm_algorithm_config")
@@ -242,6 +244,19 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         return make_config(engine=engine or "sglang", model=model, **missing, **values, **extra)
     except RulesInputError as err:
         raise input_error(err) from None
+
+
+def _vllm_draft_reference(text: str) -> Optional[str]:
+    """The draft model vLLM's --speculative-config names (its "model"), read like --model where it is found here
+    (attn_preflight.rules.engines.vllm.rules.speculative judges with it); None when there is none to read."""
+    from attn_preflight.rules.core.jsontext import loads
+
+    try:
+        spec = loads(text)
+    except ValueError:
+        return None
+    model = spec.get("model") if isinstance(spec, dict) else None
+    return model if isinstance(model, str) and model.strip() else None
 
 
 def target_options(func):

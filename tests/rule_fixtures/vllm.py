@@ -39,6 +39,11 @@ MLA_NOPE_192_V256 = _mla_model("mla-nope192-v256", 192, 64, 256)
 INKLING = str(Path(__file__).resolve().parent.parent / "fixtures" / "incident-models" / "inkling-small")
 
 
+SPEC_MTP = '{"method": "mtp", "num_speculative_tokens": 2}'
+SPEC_EAGLE3 = '{"model":"nvidia/gpt-oss-120b-Eagle3-v3","num_speculative_tokens":7,"method":"eagle3","draft_tensor_parallel_size":1}'
+SPEC_MEDUSA = '{"method":"medusa","model":"someone/medusa-head","num_speculative_tokens":3}'
+
+
 def serve(model, *flags):
     return ["vllm", "serve", model, *flags]
 
@@ -987,6 +992,110 @@ FIXTURES = {
             {"gpu": "T4", "command": serve("gpt-oss-20b")},
             {"gpu": "H100", "command": serve("gpt-oss-20b", "--dtype", "float16")},
             {"gpu": "T4", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.13.0"]},
+        ],
+    },
+    # --speculative-config (rules/engines/vllm/rules/speculative.py; rules/engines/vllm/speculative.json read from the
+    # wheels). Pass lines are the recipes': vllm-project/recipes@8959cf64 Qwen/Qwen3.5.md#L52 (mtp, 2 tokens),
+    # OpenAI/GPT-OSS.md#L254 (eagle3 head nvidia/gpt-oss-120b-Eagle3-v3, draft TP 1).
+    "vllm-spec-method": {
+        "pass": [
+            {"gpu": "H100", "command": serve("deepseek-r1", "-tp", "8", "--speculative-config", SPEC_MTP)},
+            {"gpu": "H100", "command": serve("gpt-oss-120b", "-tp", "2", "--speculative-config", SPEC_EAGLE3)},
+            # "medusa" is accepted up to vllm 0.32.0 (speculative.json)
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--speculative-config", SPEC_MEDUSA),
+                "engine_version": ["vllm==0.32.0"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--speculative-config", SPEC_MEDUSA),
+                "engine_version": ["vllm==0.33.0"],
+            },
+            # "mtp" came in vllm 0.11.0 (before it, deepseek_mtp)
+            {
+                "gpu": "H100",
+                "command": serve("deepseek-r1", "-tp", "8", "--speculative-config", SPEC_MTP),
+                "engine_version": ["vllm==0.10.2"],
+            },
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--speculative-config", "mtp")},  # not JSON
+        ],
+    },
+    "vllm-spec-tokens": {
+        "pass": [
+            {"gpu": "H100", "command": serve("deepseek-r1", "-tp", "8", "--speculative-config", SPEC_MTP)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", "--speculative-config", '{"method":"ngram","num_speculative_tokens":3}'
+                ),
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--speculative-config", '{"method":"ngram"}')},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", "--speculative-config", '{"method":"eagle3","num_speculative_tokens":3}'
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-r1", "-tp", "8", "--speculative-config", '{"method":"mtp","num_speculative_tokens":0}'
+                ),
+            },
+        ],
+    },
+    "vllm-spec-draft-tp": {
+        "pass": [
+            {"gpu": "H100", "command": serve("gpt-oss-120b", "-tp", "2", "--speculative-config", SPEC_EAGLE3)},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-120b",
+                    "-tp",
+                    "4",
+                    "--speculative-config",
+                    SPEC_EAGLE3.replace('"draft_tensor_parallel_size":1', '"draft_tensor_parallel_size":2'),
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-120b", "-tp", "2", "--speculative-config", SPEC_EAGLE3.replace("draft_tensor", "tensor")
+                ),
+            },
+        ],
+    },
+    "vllm-spec-mtp-layers": {
+        "pass": [{"gpu": "H100", "command": serve("deepseek-r1", "-tp", "8", "--speculative-config", SPEC_MTP)}],
+        "fail": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--speculative-config", SPEC_MTP)}],
+    },
+    "vllm-spec-eagle3-target": {  # vllm 0.15.0 config/speculative.py:666 eagle3_target_supported
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("gpt-oss-120b", "-tp", "2", "--speculative-config", SPEC_EAGLE3),
+                "engine_version": ["vllm==0.15.0"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-r1",
+                    "-tp",
+                    "8",
+                    "--speculative-config",
+                    '{"method":"eagle3","model":"someone/DeepSeek-R1-eagle3","num_speculative_tokens":3}',
+                ),
+                "engine_version": ["vllm==0.15.0"],
+            },
         ],
     },
 }
