@@ -293,6 +293,20 @@ def test_an_eagle3_head_not_here_is_judged_as_a_dense_head():
     assert finding(report, "spec-draft-backend")["status"] == "fail"
 
 
+def test_a_draft_not_here_is_named_in_the_config_line():
+    """sglang docs/advanced_features/speculative_decoding.md (EAGLE-3 Decoding): the draft
+    jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B is a hub id not in the cache; the config line says it was not
+    read and is a dense EAGLE3 head, never the target's layers (on an MLA target too: no MLA rule fails for it)."""
+    for model in ("meta-llama/Meta-Llama-3.1-8B-Instruct", "deepseek-r1"):
+        argv = ["check", "--gpu", "8xH200", "--", "python3", "-m", "sglang.launch_server", "--model", model, "--tp",
+                "8", "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path",
+                "jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B"]  # fmt: skip
+        text = " ".join(run_cli(argv).out.split())
+        assert "draft jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B (not read here: a dense EAGLE3 head" in text
+        run, report = check_json(argv[1:3] + argv[3:])
+        assert not [f["rule_id"] for f in report["findings"] if f["status"] == "fail" and "mla" in f["rule_id"]]
+
+
 def test_a_slow_probe_says_so_on_a_terminal_only(monkeypatch, capsys):
     """The first probe imports every library in its own process (3-12 s): a note on stderr, on a terminal only."""
     import sys

@@ -96,6 +96,30 @@ def engine_line(answer: dict[str, Any]) -> str:
     return f"{who} {status}{on} (asked: {stages}; {float(answer.get('seconds') or 0):.1f} s, {answer.get('python')})"
 
 
+_HEADS = ("EAGLE", "EAGLE3", "eagle", "eagle3")
+
+
+def _draft_part(config) -> str:
+    """The draft checkpoint (SGLang --speculative-draft-model-path, vLLM --speculative-config's "model"): its
+    architecture where it was read, else that it was not read and what it is judged as (issue 23)."""
+    reference = config.flags.get("speculative_draft_model_path")
+    method = config.speculative_algorithm
+    if config.engine == "vllm" and isinstance(config.flags.get("speculative_config"), str):
+        from attn_preflight.rules.engines.vllm.rules.speculative import spec_of
+
+        spec = spec_of(config) or {}
+        reference, method = spec.get("model"), spec.get("method")
+        if method is None and isinstance(reference, str) and "eagle" in reference.lower():
+            method = "eagle3" if "eagle3" in reference.lower() else "eagle"
+    if not isinstance(reference, str):
+        return ""
+    if config.draft_model is not None:
+        return f"draft {config.draft_model.name} ({config.draft_model.architecture or 'unknown architecture'})"
+    if method in _HEADS:
+        return f"draft {reference} (not read here: a dense {method} head, never judged as the target's layers)"
+    return f"draft {reference} (not read here)"
+
+
 def config_line(config) -> str:
     parts = [config.engine]
     if config.model is not None:
@@ -112,6 +136,9 @@ def config_line(config) -> str:
     if config.speculative_algorithm:
         topk = f" topk {config.speculative_eagle_topk}" if config.speculative_eagle_topk is not None else ""
         parts.append(f"speculative {config.speculative_algorithm}{topk}")
+    draft = _draft_part(config)
+    if draft:
+        parts.append(draft)
     if config.tp_size != 1:
         parts.append(f"tp {config.tp_size}")
     if config.pp_size != 1:
