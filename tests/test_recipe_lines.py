@@ -99,6 +99,23 @@ def test_unknowns_of_an_unread_model_are_one_line(empty_hub):
     assert everything.count("UNKNOWN") > 20
 
 
+def test_the_default_backend_of_an_unread_model_is_not_assumed(empty_hub):
+    """sglang benchmark/deepseek_v3/README.md (Using pip) with nvidia/DeepSeek-R1-FP4, no --attention-backend, on
+    8xB200: SGLang's default reads the model (trtllm_mha for MHA, an MLA model's own), so no backend is assumed and
+    the config says so; the rules that need the backend answer unknown, those that do not (the flags) still judge.
+    With the preset deepseek-r1 read, the default is resolved again."""
+    argv = ["--gpu", "8xB200", "--", "python3", "-m", "sglang.launch_server", "--model"]
+    run, report = check_json([*argv, "nvidia/DeepSeek-R1-FP4", "--tp", "8", "--trust-remote-code"])
+    assert report["config"]["attention_backend"] is None
+    assert report["config"]["backend_auto_selected"].startswith("not resolved: SGLang's default on SM10x depends")
+    assert finding(report, "general-flags-known")["status"] == "pass"
+    assert not [f["rule_id"] for f in report["findings"] if "trtllm_mha" in f["message"] and f["status"] != "skip"]
+    text = " ".join(run_cli(["check", *argv, "nvidia/DeepSeek-R1-FP4", "--tp", "8"]).out.split())
+    assert "attention: the engine's default, not resolved" in text and "backend: not resolved" in text
+    run, report = check_json([*argv, "deepseek-r1", "--tp", "8"])
+    assert report["config"]["attention_backend"] == "trtllm_mla"
+
+
 def test_no_model_never_fails_an_mla_backend():
     """The HTML report and NFD labels judge backends with no model: an MLA-only backend is then unknown, not
     failed (nor labelled true)."""

@@ -127,7 +127,10 @@ def config_line(config) -> str:
         kind = "MLA" if model.mla else f"head_dim {model.head_dim}"
         parts.append(f"model {model.name} ({model.architecture or 'unknown architecture'}, {kind})")
     backend = config.backend_label()
-    parts.append(f"attention {backend}" + (" [engine default]" if config.auto_backend else ""))
+    if config.backends or not config.auto_backend:
+        parts.append(f"attention {backend}" + (" [engine default]" if config.auto_backend else ""))
+    else:  # the engine's default, not resolved without the model (the backend line says why)
+        parts.append("attention: the engine's default, not resolved")
     parts.append(f"kv {config.kv_cache_dtype}")
     if config.page_size is not None:
         parts.append(f"page {config.page_size}")
@@ -272,7 +275,8 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
     out = [heading("attn-preflight check", fmt, level=1)]
     pairs = [("target", f"{target.describe()} [{target.label}]"), ("config", config_line(config))]
     if config.auto_backend:
-        pairs.append(("backend", f"{config.attention_backend}: {config.auto_backend}"))
+        chosen = f"{config.attention_backend}: " if config.attention_backend else ""
+        pairs.append(("backend", chosen + config.auto_backend))
     if config.origin != "flags":
         pairs.append(("command", f"{config.origin} (parsed, not run)"))
     if config.unmodelled:
