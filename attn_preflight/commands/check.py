@@ -458,7 +458,10 @@ def _from_container(cfg, form):
 
     origin = f"{form.form} → {cfg.origin}" + ("" if form.pins else " (the image tag names no engine version)")
     left_out = [f"[{form.form.split()[0]}] {' '.join(form.ignored)}"] if form.ignored else []
-    return replace(cfg, origin=origin, ignored=tuple(cfg.ignored) + tuple(left_out) + tuple(form.notes))
+    flags = cfg.flags
+    if form.nnodes and form.nnodes > 1 and "nnodes" not in flags:  # a LeaderWorkerSet group spans its pods
+        flags = {**flags, "nnodes": form.nnodes}
+    return replace(cfg, origin=origin, ignored=tuple(cfg.ignored) + tuple(left_out) + tuple(form.notes), flags=flags)
 
 
 @click.command("check", context_settings={"ignore_unknown_options": False})
@@ -595,6 +598,10 @@ def check_command(
     if form is not None:
         command = form.command
         engine_versions = _with_image_pins(engine_versions, form.pins)
+        if form.model is not None and config.get("model") is None:  # KServe storageUri hf://: the mounted model
+            config = {**config, "model": form.model}
+        if form.gpus_per_pod and gpu and gpu_count is None and not re.match(r"^\s*\d+\s*[xX]", gpu):
+            gpu_count = form.gpus_per_pod  # the pod's nvidia.com/gpu: one node's GPUs
     cfg = config_from_options(config, command)
     if form is not None:
         cfg = _from_container(cfg, form)
