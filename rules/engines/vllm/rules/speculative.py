@@ -253,6 +253,7 @@ def vllm_spec_draft_tp(cfg, target):
     title="vLLM: MTP speculative decoding needs a model that ships MTP layers",
     engine="vllm",
     versions="vllm>=0.10.0",
+    needs_model=True,
     stage="load",
     prevents="Unsupported speculative method: 'mtp'",
     source="vllm: vllm/config/speculative.py SpeculativeConfig.hf_config_override (num_nextn_predict_layers -> "
@@ -280,8 +281,6 @@ def vllm_spec_mtp_layers(cfg, target):
     if spec.get("model") is not None:
         return skipped("MTP from a separate draft checkpoint")
     required = "a model whose config.json declares MTP layers (num_nextn_predict_layers >= 1)"
-    if cfg.model is None:
-        return unknown("the model's config.json is not read: its MTP layers are unknown")
     declared = cfg.model.num_nextn_predict_layers
     shape_layers = cfg.model.shape.mtp_layers if cfg.model.shape is not None else 0
     if (declared or 0) >= 1 or shape_layers >= 1:
