@@ -278,8 +278,8 @@ def test_vllm_speculative_config_is_judged():
 def test_vllm_eagle3_draft_is_read_where_local(tmp_path):
     """vllm-project/recipes OpenAI/GPT-OSS.md#L254's EAGLE3 config without its method: vLLM infers the method from
     the draft's config (config/speculative.py, "eagle3" in the draft's name); with the head's config.json here (a
-    dense Llama-style head, LlamaForCausalLMEagle3) the draft is read, without it the method is unknown; its own
-    attention is named as not judged."""
+    dense Llama-style head, LlamaForCausalLMEagle3) the draft is read, without it the method is unknown; a backend
+    named for it (attention_backend, vllm 0.21.0+) is judged on the head where read, unknown where not."""
     head = tmp_path / "gpt-oss-120b-Eagle3-v3"
     head.mkdir()
     (head / "config.json").write_text(json.dumps({
@@ -288,12 +288,17 @@ def test_vllm_eagle3_draft_is_read_where_local(tmp_path):
         "num_hidden_layers": 1, "intermediate_size": 17280, "vocab_size": 201088,
     }))  # fmt: skip
     for draft, status in ((str(head), "pass"), ("nvidia/gpt-oss-120b-Eagle3-v3", "unknown")):
-        spec = json.dumps({"model": draft, "num_speculative_tokens": 7, "draft_tensor_parallel_size": 1})
+        spec = {"model": draft, "num_speculative_tokens": 7, "draft_tensor_parallel_size": 1}
         run, report = check_json(["--gpu", "2xH200", "--", "vllm", "serve", "gpt-oss-120b", "-tp", "2",
-                                  "--speculative-config", spec])  # fmt: skip
+                                  "--speculative-config", json.dumps(spec)])  # fmt: skip
         assert finding(report, "vllm-spec-method")["status"] == status, draft
         assert finding(report, "vllm-spec-draft-tp")["status"] == "pass"
-        assert "the draft's attention: " + draft in finding(report, "general-unmodelled-flags")["message"]
+        assert finding(report, "vllm-spec-draft-backend")["status"] == "skip"  # vLLM picks the draft's own
+        assert "--speculative-config" not in finding(report, "general-unmodelled-flags")["message"]
+        named = json.dumps({**spec, "method": "eagle3", "attention_backend": "TRITON_ATTN"})
+        run, report = check_json(["--gpu", "2xH200", "--", "vllm", "serve", "gpt-oss-120b", "-tp", "2",
+                                  "--speculative-config", named])  # fmt: skip
+        assert finding(report, "vllm-spec-draft-backend")["status"] == status, draft
 
 
 def test_an_eagle3_head_not_here_is_judged_as_a_dense_head():

@@ -20,7 +20,6 @@ from attn_preflight.rules.checks.common import (
     sglang_release,
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
-from attn_preflight.rules.core.jsontext import loads
 from attn_preflight.rules.core.versions import table_for
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
@@ -225,23 +224,13 @@ def general_flags_known(cfg, target):
 
 
 def _read_not_judged(cfg) -> tuple[str, ...]:
-    """Flags read into the config that no rule judges yet: vLLM's --speculative-config with a draft model or a draft
-    attention backend (its method, tokens, draft TP and MTP layers are judged by vllm-spec-*; no vLLM rule judges the
-    draft's own attention) (issue 23); vLLM's --max-num-seqs on a hybrid
+    """Flags read into the config that no rule judges yet (vLLM's --speculative-config is judged by the vllm-spec-*
+    rules since issue 23): vLLM's --max-num-seqs on a hybrid
     model (read for the memory figures; from 0.20.0 above the Mamba cache blocks full CUDA-graph capture fails,
     'max_num_seqs (N) exceeds available Mamba cache blocks': vllm 0.33.0 config/compilation.py:1510-1532)."""
     if cfg.engine != "vllm":
         return ()
     out = []
-    spec = cfg.flags.get("speculative_config")
-    if isinstance(spec, str):
-        try:
-            value = loads(spec)
-        except ValueError:
-            value = None
-        draft = value.get("model") or value.get("attention_backend") if isinstance(value, dict) else None
-        if isinstance(draft, str):  # method, tokens, draft TP and MTP layers are judged (vllm-spec-*)
-            out.append(f"--speculative-config (the draft's attention: {draft})")
     if "max_num_seqs" in cfg.flags and cfg.model is not None and getattr(cfg.model, "hybrid_linear", False):
         out.append("--max-num-seqs (against the Mamba cache blocks)")
     return tuple(out)

@@ -5,6 +5,7 @@ No preset has MLA dimensions other than DeepSeek-R1's, so two synthetic config.j
 temporary directory) give the MLA-dimension rules their failing models.
 """
 
+import json
 from pathlib import Path
 
 from tests.rule_fixtures import FIXTURES_DIR, written_model
@@ -41,6 +42,30 @@ INKLING = str(Path(__file__).resolve().parent.parent / "fixtures" / "incident-mo
 
 SPEC_MTP = '{"method": "mtp", "num_speculative_tokens": 2}'
 SPEC_EAGLE3 = '{"model":"nvidia/gpt-oss-120b-Eagle3-v3","num_speculative_tokens":7,"method":"eagle3","draft_tensor_parallel_size":1}'
+
+
+def _eagle_head(name):
+    """A dense Llama-style EAGLE head's config.json (vllm model_executor/models/llama_eagle3.py: one decoder layer),
+    with gpt-oss-120b's head dims; returns its directory."""
+    config = {
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "torch_dtype": "bfloat16",
+        "hidden_size": 2880,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "num_hidden_layers": 1,
+        "intermediate_size": 17280,
+        "vocab_size": 201088,
+    }
+    return written_model(name, config)
+
+
+def _draft_spec(head, **extra):
+    return json.dumps({"method": "eagle", "model": head, "num_speculative_tokens": 3, **extra})
+
+
 SPEC_MEDUSA = '{"method":"medusa","model":"someone/medusa-head","num_speculative_tokens":3}'
 
 
@@ -1095,6 +1120,68 @@ FIXTURES = {
                     '{"method":"eagle3","model":"someone/DeepSeek-R1-eagle3","num_speculative_tokens":3}',
                 ),
                 "engine_version": ["vllm==0.15.0"],
+            },
+        ],
+    },
+    "vllm-spec-draft-backend": {  # v1/spec_decode/llm_base_proposer.py: before 0.21.0 the draft inherits the backend
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-120b",
+                    "-tp",
+                    "2",
+                    "--attention-backend",
+                    "TRITON_ATTN",
+                    "--speculative-config",
+                    _draft_spec(_eagle_head("eagle-head-pass")),
+                ),
+                "engine_version": ["vllm==0.20.0"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-r1",
+                    "-tp",
+                    "8",
+                    "--speculative-config",
+                    _draft_spec(_eagle_head("eagle-head-own"), attention_backend="FLASH_ATTN"),
+                ),
+            },
+        ],
+        "fail": [
+            # a dense EAGLE head inherits DeepSeek's MLA-only backend on vllm 0.20.0
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "deepseek-r1",
+                    "-tp",
+                    "8",
+                    "--attention-backend",
+                    "FLASHINFER_MLA",
+                    "--speculative-config",
+                    _draft_spec(_eagle_head("eagle-head-mla")),
+                ),
+                "engine_version": ["vllm==0.20.0"],
+            },
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "deepseek-r1",
+                    "-tp",
+                    "8",
+                    "--speculative-config",
+                    _draft_spec(_eagle_head("eagle-head-mla-own"), attention_backend="FLASHINFER_MLA"),
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    "--speculative-config",
+                    _draft_spec("yuhuili/EAGLE-LLaMA3.1-Instruct-8B", attention_backend="FLASH_ATTN"),
+                ),
+                "engine_version": ["vllm==0.20.0"],
             },
         ],
     },

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
@@ -334,4 +335,97 @@ def vllm_spec_eagle3_target(cfg, target):
         f"{method} on model_type {model_type!r} ({_site(release, record, limit['line'])})",
         required,
         ["pip install 'vllm>=0.22.0'"],
+    )
+
+
+# From vllm 0.21.0 the draft picks its own attention backend: "Never inherit the attention backend from base ...
+# we always independently autoselect unless explicitly specified in the speculative config"
+# (v1/spec_decode/llm_base_proposer.py _create_draft_vllm_config, 0.33.0 :1281-1290); before, the proposer built
+# the draft with the target's vllm_config (0.20.0 :1274-1287), its --attention-backend included.
+OWN_DRAFT_BACKEND_FROM = Version("0.21.0")
+DRAFT_PROPOSER = "vllm: vllm/v1/spec_decode/llm_base_proposer.py, _create_draft_vllm_config"
+# what a draft re-judged with its own model and backend can fail that is about that backend; the memory, parallel,
+# install and flag rules judge the launch, not the draft
+_NOT_THE_DRAFTS = ("vllm-memory", "vllm-tp", "vllm-dcp", "vllm-spec", "vllm-quantization", "general-", "install-",
+                   "parallel-", "kernel-", "memory-")  # fmt: skip
+
+
+def _failing(cfg, target) -> dict[str, str]:
+    """rule id -> message of every failure `cfg` meets on `target` (judged as resolved)."""
+    from attn_preflight.rules.core.engine import Status
+    from attn_preflight.rules.core.judge import Judge
+    from attn_preflight.rules.engines.sglang.resolve import resolve
+
+    judge = Judge(target)
+    return {f.rule_id: f.outcome.found for f in judge.findings(resolve(cfg, judge.target)) if f.status is Status.FAIL}
+
+
+@rule(
+    id="vllm-spec-draft-backend",
+    title="vLLM: the draft model's attention backend serves the draft",
+    engine="vllm",
+    versions="vllm>=0.10.0",
+    stage="load",
+    reason="The draft (an EAGLE/EAGLE3 head, a small draft model) builds its own attention layers: a backend that "
+    "cannot serve them fails when the draft loads, after the target's weights.",
+    prevents="1 validation error for SpeculativeConfig attention_backend Unexpected keyword argument "
+    "[type=unexpected_keyword_argument] (before 0.21.0)",
+    source=f"{DRAFT_PROPOSER} (0.21.0+: the draft selects its own backend unless --speculative-config names "
+    "attention_backend; before, the target's); vllm/config/utils.py config (extra='forbid')",
+    docs="""Checks the attention backend vLLM's draft runs on, where one is named: `attention_backend` in
+`--speculative-config` (vllm 0.21.0+), or before 0.21.0 the target's `--attention-backend` /
+VLLM_ATTENTION_BACKEND, which the draft inherited.
+
+The draft is judged again as a model of its own: its config.json (the `model` of --speculative-config, read like
+--model where it is found here) with that backend, and every failure of a backend rule the target's own config
+does not have is reported here. A draft that is not read here is unknown: an EAGLE / EAGLE3 head is a small dense
+Llama-style model, never the target's layers, so the target's model does not stand in for it. With no backend
+named for it, vLLM 0.21.0+ selects one for the draft's own layers (nothing to judge). MTP drafts are the target's
+own layers. Before 0.21.0 an `attention_backend` key is refused (SpeculativeConfig forbids extra fields).""",
+    fix_title="Name a backend that serves the draft in --speculative-config's attention_backend (or leave it to vLLM)",
+)
+def vllm_spec_draft_backend(cfg, target):
+    spec = spec_of(cfg)
+    if spec is None or "" in spec:
+        return skipped("no readable --speculative-config")
+    release, record, said = _release(target)
+    named = spec.get("attention_backend")
+    own = Version(release) >= OWN_DRAFT_BACKEND_FROM
+    required = "a backend that serves the draft model"
+    if named is not None and not own:
+        return failed(
+            f"attention_backend in --speculative-config on vllm {release}{said}",
+            "no attention_backend key before vllm 0.21.0",
+            [_fix({k: v for k, v in spec.items() if k != "attention_backend"})],
+        )
+    method = _method(spec, record)
+    model = spec.get("model")
+    if not isinstance(model, str) or method in NO_DRAFT:
+        return skipped("no separate draft model (MTP layers, n-gram, suffix: nothing of its own to attend)")
+    backend = named if own else (cfg.attention_backend or cfg.env.get("VLLM_ATTENTION_BACKEND"))
+    if not backend:
+        return skipped("no backend named for the draft: vLLM selects one for its layers")
+    if not isinstance(backend, str):
+        return failed(f"attention_backend {backend!r}", required)
+    if cfg.draft_model is None:
+        return unknown(
+            f"draft {model} on {backend}: its config.json is not read here (an EAGLE head is a dense model of "
+            "its own, never the target's layers)"
+        )
+    base = replace(cfg, flags={k: v for k, v in cfg.flags.items() if k != "speculative_config"}, draft_model=None)
+    drafted = replace(base, model=cfg.draft_model, attention_backend=backend, model_missing="")
+    target_fails = _failing(base, target)
+    draft_fails = {
+        rule_id: message
+        for rule_id, message in _failing(drafted, target).items()
+        if rule_id not in target_fails and not rule_id.startswith(_NOT_THE_DRAFTS)
+    }
+    judged = f"draft {cfg.draft_model.name} on {backend}{said}"
+    if not draft_fails:
+        return passed(judged, required)
+    fixes = [] if not own else [_fix({k: v for k, v in spec.items() if k != "attention_backend"})]
+    return failed(
+        f"{judged}: " + "; ".join(f"{rule_id}: {message}" for rule_id, message in draft_fails.items()),
+        required,
+        fixes,
     )
