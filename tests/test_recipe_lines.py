@@ -273,6 +273,7 @@ def test_vllm_speculative_config_is_judged():
     unmodelled = finding(report, "general-unmodelled-flags")
     assert "--speculative-config" not in unmodelled["message"]
     assert report["verdict"] != "pass"
+    assert "· speculative mtp ·" in " ".join(run_cli(["check", "--gpu", line["gpu"], "--", *pasted(line)]).out.split())
 
 
 def test_vllm_eagle3_draft_is_read_where_local(tmp_path):

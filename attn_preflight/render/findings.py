@@ -139,6 +139,18 @@ def config_line(config) -> str:
     if config.speculative_algorithm:
         topk = f" topk {config.speculative_eagle_topk}" if config.speculative_eagle_topk is not None else ""
         parts.append(f"speculative {config.speculative_algorithm}{topk}")
+    if config.engine == "vllm" and isinstance(config.flags.get("speculative_config"), str):
+        from attn_preflight.rules.engines.vllm.rules.speculative import spec_of
+
+        spec = spec_of(config)
+        if spec is not None:
+            method = spec.get("method")
+            if "" in spec:
+                parts.append("speculative (--speculative-config not JSON)")
+            else:
+                parts.append(
+                    f"speculative {method}" if isinstance(method, str) else "speculative (method from the draft)"
+                )
     draft = _draft_part(config)
     if draft:
         parts.append(draft)
