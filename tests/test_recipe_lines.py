@@ -245,6 +245,21 @@ def test_a_removed_flag_gets_drop_or_a_release_that_has_it():
     assert known["fix"][1].startswith("--engine-version vllm==0.16")
 
 
+def test_an_ambiguous_flag_gets_drop_or_a_release_that_has_it():
+    """sglang docs/advanced_features/speculative_decoding.md@067ad4d3 (Standalone Speculative Decoding) passes
+    --cuda-graph-max-bs, which sglang 0.5.20+ no longer has: argparse then reads it as an abbreviation of
+    --cuda-graph-max-bs-decode / -prefill ("ambiguous option"). The failure offers the same fixes as an unknown
+    flag: drop it, or pin the newest release that has it (0.5.19)."""
+    command = ["python3", "-m", "sglang.launch_server", "--model", "qwen2.5-7b", "--cuda-graph-max-bs", "8"]
+    run, report = check_json(["--gpu", "H100", "--engine-version", "sglang==0.5.23", "--", *command])
+    known = finding(report, "general-flags-known")
+    assert known["status"] == "fail" and "ambiguous option: --cuda-graph-max-bs" in known["message"]
+    assert known["fix"] == [
+        "drop --cuda-graph-max-bs",
+        "--engine-version sglang==0.5.19 (a release that has --cuda-graph-max-bs)",
+    ]
+
+
 def test_prevents_is_quoted_in_the_used_backends_words():
     from types import SimpleNamespace
 
