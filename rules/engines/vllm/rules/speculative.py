@@ -413,7 +413,14 @@ def vllm_spec_draft_backend(cfg, target):
             "its own, never the target's layers)"
         )
     base = replace(cfg, flags={k: v for k, v in cfg.flags.items() if k != "speculative_config"}, draft_model=None)
-    drafted = replace(base, model=cfg.draft_model, attention_backend=backend, model_missing="")
+    # the draft's own config.json: the target's --feature mla (if any) is not the draft's
+    drafted = replace(
+        base,
+        model=cfg.draft_model,
+        attention_backend=backend,
+        model_missing="",
+        extra_features=cfg.extra_features - {"mla"},
+    )
     target_fails = _failing(base, target)
     draft_fails = {
         rule_id: message
