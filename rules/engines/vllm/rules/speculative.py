@@ -15,7 +15,6 @@ import difflib
 import json
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Optional
 
 from packaging.version import Version
@@ -23,8 +22,9 @@ from packaging.version import Version
 from attn_preflight.rules.checks.common import vllm_release
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown
 from attn_preflight.rules.core.jsontext import loads
+from attn_preflight.rules.knowledge import data_text
 
-TABLE = Path(__file__).resolve().parent.parent / "speculative.json"
+TABLE = "speculative.json"  # of attn_preflight.rules.engines.vllm (bench/vllm_speculative.py)
 SITE = "vllm-project/vllm@v{release}: {file}:{line}"
 # methods that bring no draft checkpoint: SpeculativeConfig.__post_init__ fills `model` itself (vllm 0.33.0
 # config/speculative.py:1252-1295); MTP reuses the target's own checkpoint (its MTP layers)
@@ -37,7 +37,7 @@ NO_DRAFT = ("ngram", "ngram_gpu", "suffix", "extract_hidden_states", "custom_cla
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
-    return json.loads(TABLE.read_text(encoding="utf-8"))["releases"]
+    return json.loads(data_text(TABLE, "attn_preflight.rules.engines.vllm"))["releases"]
 
 
 def _release(target) -> tuple[str, dict[str, Any], str]:
