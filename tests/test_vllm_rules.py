@@ -920,3 +920,16 @@ def test_qwen3_next_attention_block_is_the_one_vllm_0_10_2_logged():
         assert (
             run.code == 1 and f"blocks of {tokens} tokens" in finding(report, "vllm-hybrid-flashinfer-page")["message"]
         )
+
+
+def test_the_speculative_table_covers_every_release():
+    """rules/engines/vllm/speculative.json (bench/vllm_speculative.py, read from each wheel) has every release of the
+    vLLM pack, and what it says matches the wheels read: "mtp" from 0.11.0, "medusa" gone in 0.33.0, the EAGLE3
+    target list until 0.21.0 only."""
+    root = Path(__file__).resolve().parent.parent / "rules" / "engines" / "vllm"
+    table = json.loads((root / "speculative.json").read_text())["releases"]
+    releases = json.loads((root / "releases" / "index.json").read_text())["releases"]
+    assert list(table) == releases
+    assert [r for r in releases if "mtp" in table[r]["methods"]][0] == "0.11.0"
+    assert "medusa" in table["0.32.0"]["methods"] and "medusa" not in table["0.33.0"]["methods"]
+    assert table["0.21.0"]["eagle3_targets"] is not None and table["0.22.0"]["eagle3_targets"] is None

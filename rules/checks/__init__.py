@@ -34,6 +34,7 @@ MODULES = {
     "attn_preflight.rules.engines.vllm.constraints.model": "vllm",
     "attn_preflight.rules.engines.vllm.rules.legacy": "vllm",
     "attn_preflight.rules.engines.vllm.constraints.legacy": "vllm",
+    "attn_preflight.rules.engines.vllm.rules.speculative": "vllm",
     "attn_preflight.rules.engines.sglang.rules.model_specific": "sglang",
     "attn_preflight.rules.engines.sglang.constraints.model_specific": "sglang",
     "attn_preflight.rules.engines.sglang.rules.linear_attention": "sglang",
