@@ -6,7 +6,6 @@ rules judge them, and `check` shows them ("kv capacity: bf16 0.41 M tokens; fp8_
 in its JSON.
 """
 
-
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 

@@ -21,7 +21,6 @@ has code for, the upstream message and the row's fixes. A change to either table
 message and the fix (tests/test_kernel_dispatch.py).
 """
 
-
 import functools
 import json
 from typing import Any, Callable, Mapping, NamedTuple, Optional

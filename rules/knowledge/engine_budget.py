@@ -42,7 +42,6 @@ SGLang (model_executor/model_runner.py profile_max_num_token, 0.5.x):
     GiB on the H200, h200-memory.md); a Qwen3-14B log on RTX 4090s shows 23.08 GiB free of 23.99.
 """
 
-
 import math
 from typing import NamedTuple, Optional
 

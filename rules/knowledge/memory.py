@@ -17,7 +17,6 @@ vision tower of multimodal models (not counted) and a quantization's exact packi
 differ by a few percent more. The rules leave that margin to the engine's own memory fraction.
 """
 
-
 import json
 import math
 from typing import Any, Mapping, NamedTuple, Optional
