@@ -15,10 +15,11 @@ from typing import Callable, Collection, NamedTuple
 
 from attn_preflight.rules.checks.common import gpu, kv_found, kv_unquantised_fix
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Outcome, Worded, failed, generated_rule, passed, skipped, unknown
+from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm import select as vllm
+from attn_preflight.rules.engines.vllm import wording
 
 
 class ReasonRule(NamedTuple):
@@ -133,11 +134,6 @@ FIXES: dict[str, Callable[[Config, Target, kb.VllmBackend, kb.VllmQuery], list[s
 }
 
 
-def _tokenspeed_dims() -> str:
-    """TOKENSPEED_MLA's qk_nope/qk_rope/v head dims as declared: "128/64/128"."""
-    return "/".join(map(str, kb.TOKENSPEED_DIMS))
-
-
 class _Declared(dict):
     """What the backend's declaration admits, worded on demand for a row's `required`."""
 
@@ -160,7 +156,7 @@ class _Declared(dict):
         if name == "qk_nope_head_dims":
             return " or ".join(map(str, b.qk_nope_head_dims or ()))
         if name == "tokenspeed_dims":
-            return _tokenspeed_dims()
+            return wording.tokenspeed_dims()
         raise KeyError(name)
 
 
@@ -521,28 +517,6 @@ and the tokenspeed-mla package, and runs on {archs:TOKENSPEED_MLA} only.""",
     ),
 )
 
-# A declared fact a row's title, docs or fix title names, worded by rules/engines/vllm/words.py when the rule is shown
-# (its docstring lists them): "{each:block_sizes}", "{picks:mla}", "{archs:TOKENSPEED_MLA}", ...
-WORDED = (
-    r"\{((?:release|tokenspeed_dims|each|with|without|backends|history|picks|archs|head_sizes|block_sizes|dtypes"
-    r"|kv_dtypes|sinks|qk_nope_head_dims)(?::[^{}\s]+)?)\}"
-)
-
-
-def _fact(name: str) -> str:
-    if name == "tokenspeed_dims":  # in a title, which every finding shows: worded here, without loading words.py
-        return _tokenspeed_dims()
-    from attn_preflight.rules.engines.vllm.words import fact  # loaded when a rule is shown, never by a check
-
-    return fact(name)
-
-
-def words(row: ReasonRule) -> Worded:
-    """The row's title, docs and fix title with the declared facts they name worded from the declarations as they
-    are now (the newest declared range, its older values, the selection): read when shown, never frozen at import."""
-    return Worded({"title": row.title, "docs": row.docs, "fix_title": row.fix_title}, _fact, WORDED)
-
-
 for _row in ROWS:
 
     def _check(cfg: Config, target: Target, row: ReasonRule = _row) -> Outcome:
@@ -554,5 +528,5 @@ for _row in ROWS:
         _check,
         engine="vllm",
         prevents=_row.prevents or next(r.text for r in kb.REASONS if r.key == _row.keys[0]),
-        worded=lambda row=_row: words(row),
+        worded=lambda row=_row: wording.words(row),
     )

@@ -12,6 +12,8 @@ Placeholders (Worded, attn_preflight.rules.core.engine):
 - {backends:KIND}: the backends of KIND; KIND is all (the default), mha, mla, dense (MLA) or sparse (MLA)
 - {history:FIELD} or {history:FIELD:BACKEND}: the older values changes.CHANGES declares, with their releases
 - {picks:KIND}: what vLLM's priority list picks per GPU for a model of KIND (mha, mla, sparse, sinks, sliding)
+- {kv_since}: the release each --kv-cache-dtype value is first in; {float16_refused}: the model types vLLM refuses
+  to run in float16; {inkling_majors}: the GPUs whose Inkling attention kernel reads a paged KV cache
 """
 
 from __future__ import annotations
@@ -176,6 +178,17 @@ def picks(kind: str) -> str:
     return ", ".join(text + [f"{common} elsewhere"]) if named else f"{common} on every GPU"
 
 
+def kv_since() -> str:
+    """The release each --kv-cache-dtype value is first in (capabilities.KV_CACHE_DTYPE_SINCE), after the oldest."""
+    oldest = min(kb.KV_CACHE_DTYPE_SINCE.values(), key=kb.release_numbers)
+    by_release: dict[str, list[str]] = {}
+    for kv, since in kb.KV_CACHE_DTYPE_SINCE.items():
+        if since != oldest:
+            by_release.setdefault(since, []).append(kv)
+    ordered = sorted(by_release, key=kb.release_numbers)
+    return ", ".join(f"{listed(by_release[r])} from {r}" for r in ordered)
+
+
 def fact(name: str) -> str:
     """The placeholder `name` (the text between the braces) in words."""
     head, _, rest = name.partition(":")
@@ -194,5 +207,11 @@ def fact(name: str) -> str:
         return history(field, backend_name)
     if head == "picks":
         return picks(argument)
+    if head == "kv_since":
+        return kv_since()
+    if head == "float16_refused":  # the model types vLLM refuses to run in float16
+        return listed(kb.FLOAT16_UNSUPPORTED_MODELS)
+    if head == "inkling_majors":
+        return listed((f"SM{m}x" for m in sorted(kb.INKLING_PAGED_KV_MAJORS)), "and")
     b = backend(argument)
     return value_text(head, getattr(b, head), b)
