@@ -24,10 +24,10 @@ Resolved, ModelField, Capability, and Not / All / AnyOf over them.
 """
 
 from dataclasses import replace
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
+from attn_preflight.rules.core.engine import Outcome, Worded, failed, generated_rule, passed, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import parse_version
 from attn_preflight.rules.engines.sglang.resolve import eagle_topk, effective_page_size
@@ -752,7 +752,7 @@ def _required(row: Constraint, requirements: Sequence[Requirement]) -> str:
 
 
 def constraint_rules(
-    module: str, rows: Sequence[Constraint], worded: Optional[Callable[[Constraint], Mapping[str, str]]] = None
+    module: str, rows: Sequence[Constraint], worded: Optional[Callable[[Constraint], Worded]] = None
 ) -> None:
     """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject; with
     `worded`, a row's docs and fix title name declared facts that `worded(row)` words when the rule is shown

@@ -45,7 +45,6 @@ from typing import (
     Any,
     Callable,
     Iterable,
-    Iterator,
     Mapping,
     NamedTuple,
     Optional,
@@ -195,24 +194,24 @@ def provenance(engine: str) -> dict[str, str]:
     return json.loads(data_text("provenance.json", PROVENANCE_PACKAGES[engine]))
 
 
-class Worded(Mapping[str, str]):
+class Worded:
     """A generated rule's shown fields (title, docs, fix_title) with the declared facts they name filled in when
     read: each match of `pattern` (its first group the fact's name, e.g. "{archs:FLASHINFER}") becomes `fact(name)`,
     the pack's own wording of its declaration as it is now. One field is worded only when it is read, so a finding
     that shows its title alone never words the docs. The one wording step of every engine pack's generated rules
-    (Rule.worded)."""
+    (Rule.worded); a plain class, not a Mapping, since every check defines it."""
+
+    __slots__ = ("fields", "fact", "pattern")
 
     def __init__(self, fields: Mapping[str, str], fact: Callable[[str], str], pattern: Union[str, re.Pattern[str]]):
         self.fields, self.fact, self.pattern = fields, fact, pattern
 
     def __getitem__(self, key: str) -> str:
-        return re.sub(self.pattern, lambda match: self.fact(match.group(1)), self.fields[key])
+        text = self.fields[key]
+        return re.sub(self.pattern, lambda match: self.fact(match.group(1)), text) if "{" in text else text
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.fields)
-
-    def __len__(self) -> int:
-        return len(self.fields)
+    def get(self, key: str, default: str = "") -> str:
+        return self[key] if key in self.fields else default
 
 
 @dataclass(frozen=True)
@@ -237,7 +236,7 @@ class Rule(Documented):
     subject: str = ""  # the checks module, e.g. "fa4"
     generated: bool = False  # made from a declaration or a constraint row, judged by a shared validator
     # a generated rule's title, docs and fix title worded from its declaration as it is when asked (`shown`)
-    worded: Optional[Callable[[], Mapping[str, str]]] = field(default=None, compare=False, repr=False)
+    worded: Optional[Callable[[], Worded]] = field(default=None, compare=False, repr=False)
     package: str = field(init=False, default="")
     version_range: VersionRange = field(init=False, default=VersionRange("", ()))
     not_used: Outcome = field(init=False, default=Outcome(Status.SKIP))  # the skip when no phase uses `backends`
@@ -320,7 +319,7 @@ def rule(
     needs_model: bool = False,
     stage: str = "",
     generated: bool = False,
-    worded: Optional[Callable[[], Mapping[str, str]]] = None,
+    worded: Optional[Callable[[], Worded]] = None,
 ) -> Callable[[Check], Check]:
     """Registers the decorated check as a rule. Ids are unique, kebab-case, prefixed by subject.
 
