@@ -160,7 +160,10 @@ def history(field: str, name: str = "") -> str:
         parts = [f"{value_text(field, c.value, b)} in {c.since} up to {c.until}" for c in older]
         contiguous = all(a.until == z.since for a, z in zip(older, older[1:]))
         now = value_text(field, getattr(b, field), b)
-        parts.append(f"{now} from {older[-1].until}" if older and contiguous else f"{now} otherwise")
+        if not older:
+            parts.append(now)
+        else:
+            parts.append(f"{now} from {older[-1].until}" if contiguous else f"{now} otherwise")
         texts.setdefault("; ".join(parts), []).append(backend_name)
     if name:
         return next(iter(texts))
@@ -172,7 +175,7 @@ def picks(kind: str) -> str:
     Z elsewhere" (the pick of most families is "elsewhere")."""
     chosen = {cc: vllm.select(kb.VllmQuery(cc=cc, **PICK_QUERIES[kind])).chosen or "no modelled backend" for cc in GPUS}
     counts = {name: sum(1 for c in chosen.values() if c == name) for name in chosen.values()}
-    common = max(counts, key=lambda name: counts[name]) if len(GPUS) > 1 else ""
+    common = max(counts, key=lambda name: counts[name])
     named = list(dict.fromkeys(c for c in chosen.values() if c != common))
     text = [f"{n} on " + "/".join(f"SM{a}{b}" for (a, b), c in chosen.items() if c == n) for n in named]
     return ", ".join(text + [f"{common} elsewhere"]) if named else f"{common} on every GPU"
