@@ -38,8 +38,20 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Iterable,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Protocol,
+    Sequence,
+    Union,
+)
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.target import VERSIONED, Target
@@ -182,6 +194,26 @@ def provenance(engine: str) -> dict[str, str]:
     return json.loads(data_text("provenance.json", PROVENANCE_PACKAGES[engine]))
 
 
+class Worded:
+    """A generated rule's shown fields (title, docs, fix_title) with the declared facts they name filled in when
+    read: each match of `pattern` (its first group the fact's name, e.g. "{archs:FLASHINFER}") becomes `fact(name)`,
+    the pack's own wording of its declaration as it is now. One field is worded only when it is read, so a finding
+    that shows its title alone never words the docs. The one wording step of every engine pack's generated rules
+    (Rule.worded); a plain class, not a Mapping, since every check defines it."""
+
+    __slots__ = ("fields", "fact", "pattern")
+
+    def __init__(self, fields: Mapping[str, str], fact: Callable[[str], str], pattern: Union[str, re.Pattern[str]]):
+        self.fields, self.fact, self.pattern = fields, fact, pattern
+
+    def __getitem__(self, key: str) -> str:
+        text = self.fields[key]
+        return re.sub(self.pattern, lambda match: self.fact(match.group(1)), text) if "{" in text else text
+
+    def get(self, key: str, default: str = "") -> str:
+        return self[key] if key in self.fields else default
+
+
 @dataclass(frozen=True)
 class Rule(Documented):
     id: str
@@ -203,8 +235,8 @@ class Rule(Documented):
     stage: str = ""  # one of STAGES: when the engine would fail (or rewrite) without this check
     subject: str = ""  # the checks module, e.g. "fa4"
     generated: bool = False  # made from a declaration or a constraint row, judged by a shared validator
-    # a generated rule's title and docs worded from its declaration as the declaration is when asked (`shown`)
-    worded: Optional[Callable[[], Mapping[str, str]]] = field(default=None, compare=False, repr=False)
+    # a generated rule's title, docs and fix title worded from its declaration as it is when asked (`shown`)
+    worded: Optional[Callable[[], Worded]] = field(default=None, compare=False, repr=False)
     package: str = field(init=False, default="")
     version_range: VersionRange = field(init=False, default=VersionRange("", ()))
     not_used: Outcome = field(init=False, default=Outcome(Status.SKIP))  # the skip when no phase uses `backends`
@@ -226,11 +258,17 @@ class Rule(Documented):
 
     def shown(self) -> Rule:
         """The rule as `explain`, `rules` and a finding show it: a rule worded from a declaration reads the
-        declaration now, so a fact changed after import (a new release's, a test's) shows in its title and docs."""
+        declaration now, so a fact changed after import (a new release's, a test's) shows in its title, docs and fix
+        title."""
         if self.worded is None:
             return self
         words = self.worded()
-        return replace(self, title=words.get("title", self.title), docs=words.get("docs", self.docs))
+        return replace(
+            self,
+            title=words.get("title", self.title),
+            docs=words.get("docs", self.docs),
+            fix_title=words.get("fix_title", self.fix_title),
+        )
 
     @property
     def verified(self) -> str:
@@ -281,7 +319,7 @@ def rule(
     needs_model: bool = False,
     stage: str = "",
     generated: bool = False,
-    worded: Optional[Callable[[], Mapping[str, str]]] = None,
+    worded: Optional[Callable[[], Worded]] = None,
 ) -> Callable[[Check], Check]:
     """Registers the decorated check as a rule. Ids are unique, kebab-case, prefixed by subject.
 
@@ -382,7 +420,12 @@ class Finding:
         self.note = note  # e.g. "sglang version unknown: newest known behaviour (sglang 0.5.23) applied"
 
     rule_id = property(lambda self: self.rule.id)
-    title = property(lambda self: self.rule.shown().title if getattr(self.rule, "worded", None) else self.rule.title)
+    # a rule worded from its declaration words its title alone here (Worded reads a field when asked)
+    title = property(
+        lambda self: (
+            self.rule.worded().get("title", self.rule.title) if getattr(self.rule, "worded", None) else self.rule.title
+        )
+    )
     status = property(lambda self: self.outcome.status)
     message = property(lambda self: self.outcome.message)
     fix = property(lambda self: self.outcome.fix)

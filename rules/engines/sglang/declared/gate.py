@@ -14,7 +14,16 @@ from typing import NamedTuple
 
 from attn_preflight.rules.checks.common import backend_kv_dtype, declared, gpu, phases_using
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
+from attn_preflight.rules.core.engine import (
+    Outcome,
+    Worded,
+    failed,
+    generated_rule,
+    passed,
+    skipped,
+    unknown,
+    warned,
+)
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang.reasons import Query, head_dims_text, reasons, requirement, working
 
@@ -152,20 +161,20 @@ def _asked(kind: str, key: str, cfg: Config) -> str:
 _DECLARED = re.compile(r"\{(head_dims:\d+|requires)\}")
 
 
-def words(row: Gate) -> dict[str, str]:
+def words(row: Gate) -> Worded:
     """The row's title and docs with the declared facts they name worded from its backend's declaration as it is
     now (the newest verified release's): read when the rule is shown, never frozen at import."""
     from attn_preflight.rules.engines.sglang.capabilities import declaration
 
     info = declaration(row.backend)
 
-    def fact(match: re.Match) -> str:
-        kind, _, key = match.group(1).partition(":")
+    def fact(name: str) -> str:
+        kind, _, key = name.partition(":")
         if kind == "head_dims":
             return head_dims_text(info.head_dims[int(key)], info.head_dim_multiple)
         return requirement(info, row.fact, Query(None)) or f"{row.backend}'s declared {row.fact}"
 
-    return {"title": _DECLARED.sub(fact, row.title), "docs": _DECLARED.sub(fact, row.docs)}
+    return Worded({"title": row.title, "docs": row.docs}, fact, _DECLARED)
 
 
 def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
