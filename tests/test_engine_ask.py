@@ -366,6 +366,74 @@ def test_an_acceptance_of_what_a_rule_fails_at_a_stage_the_engine_ran_is_a_disag
     assert with_engine(report, _answer("accepted", resolved=AGREEING)).verdict is Status.FAIL  # the rules still fail
 
 
+# vLLM: answers recorded from vllm 0.33.0 in its CPU venv (tests/test_engine_ask_vllm.py's cases, and
+# bench/results/ask-engine-vllm.md for 0.34.0, the newer release the rules do not know)
+def _vllm_report(argv, gpu="H200", release="0.33.0"):
+    config = config_from_options({"engine": "vllm"}, ["vllm", "serve", *argv])
+    target = target_from_options(gpu, None, [f"vllm=={release}"])
+    return evaluate(config, target, alternatives=False)
+
+
+def _vllm_answer(release="0.33.0", **resolved):
+    return _answer(
+        "accepted",
+        engine="vllm",
+        engine_version=release,
+        stages=["parse", "config", "validate", "backend_selection", "resolve", "backend_init"],
+        resolved={"kv_cache_dtype": "auto", "context_length": 131072, **resolved},
+    )
+
+
+LLAMA = str(MODELS / "Llama-3.1-8B-Instruct")
+
+
+def test_vllm_answers_that_agree_are_compared_on_backend_block_and_kv():
+    cases = [
+        (_vllm_report([LLAMA]), _vllm_answer(attention_backend="FLASH_ATTN", page_size=16)),
+        (
+            _vllm_report([str(MODELS / "DeepSeek-V3"), "-tp", "8"], gpu="8xB200"),
+            _vllm_answer(attention_backend="FLASHINFER_MLA", page_size=32, context_length=None),
+        ),
+        (
+            _vllm_report([LLAMA, "--kv-cache-dtype", "nvfp4", "--block-size", "256"], gpu="A100"),
+            _vllm_answer(attention_backend="FLASHINFER", page_size=256, kv_cache_dtype="nvfp4", kernel_block_size=64),
+        ),
+    ]
+    for report, answer in cases:
+        assert _ids(engine_findings(report, answer)) == {(ENGINE_ANSWER.id, Status.PASS)}, answer["resolved"]
+
+
+def test_a_vllm_answer_with_another_backend_or_block_size_is_a_disagreement_naming_both():
+    report = _vllm_report([LLAMA])
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASHINFER", page_size=16))
+    disagreement = next(f for f in found if f.rule_id == ENGINE_DISAGREES.id)
+    assert "backend: engine FLASHINFER, rules FLASH_ATTN" in disagreement.message
+    assert disagreement.engine["rules_resolved"]["page_size"] == 16
+    # vllm 0.34.0 (newer than the rules) resolves block 64 by default: judged with the newest knowledge, 16
+    newer = _vllm_report([LLAMA], release="0.34.0")
+    found = engine_findings(newer, _vllm_answer("0.34.0", attention_backend="FLASH_ATTN", page_size=64))
+    disagreement = next(f for f in found if f.rule_id == ENGINE_DISAGREES.id)
+    assert disagreement.message.endswith(
+        "resolves it otherwise than the rules judged it: page size: engine 64, rules 16"
+    )
+
+
+def test_a_vllm_release_whose_block_size_is_not_modelled_is_not_compared_on_it():
+    report = _vllm_report([LLAMA], release="0.19.0")  # update_block_size_for_backend's era not read before 0.20.0
+    found = engine_findings(report, _vllm_answer("0.19.0", attention_backend="FLASH_ATTN", page_size=64))
+    assert _ids(found) == {(ENGINE_ANSWER.id, Status.PASS)}
+    found = engine_findings(report, _vllm_answer("0.19.0", attention_backend="TRITON_ATTN", page_size=64))
+    assert "backend: engine TRITON_ATTN, rules FLASH_ATTN" in found[-1].message
+
+
+def test_a_given_context_length_and_kv_dtype_are_compared():
+    report = _vllm_report([LLAMA, "--max-model-len", "8192"])
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=16, context_length=4096))
+    assert "context length: engine 4096, rules 8192" in found[-1].message
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=16, kv_cache_dtype="fp8"))
+    assert "kv cache dtype: engine fp8, rules auto" in found[-1].message
+
+
 def test_could_not_ask_is_unknown_never_a_pass():
     report = _report(LLAMA_FA3)
     checked = with_engine(report, _answer("could_not_ask", reason="could not ask: timed out after 5 s", stages=[]))
