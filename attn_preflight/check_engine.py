@@ -331,6 +331,9 @@ def request_for(config: Any, target: Any, options: dict[str, Any], command: Sequ
             "memory_mib": int(target.memory_gib * 1024) if target.memory_gib else None,
             "count": count,
         }
+        host_mib = getattr(getattr(target.facts, "host", None), "memory_total_mib", None)
+        if host_mib:  # the probed (or --facts) host's RAM; else the driver assumes one and says so
+            gpu["host_memory_mib"] = int(host_mib)
     return EngineRequest(engine=engine, argv=argv, env=env, gpu=gpu, why_no_gpu=why)
 
 

@@ -452,6 +452,49 @@ def test_the_request_takes_the_pasted_arguments_and_the_targets_gpu():
     assert request.gpu["memory_mib"] > 140_000
 
 
+def test_the_request_carries_the_hosts_ram_from_the_facts_and_none_for_a_gpu_name(tmp_path):
+    facts = json.loads((REPO / "tests" / "fixtures" / "probe-h200.json").read_text())
+    facts["host"]["memory_total_mib"] = 2_063_000
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(facts))
+    config = config_from_options({"engine": "vllm", "model": str(MODELS / "Llama-3.1-8B-Instruct")})
+    request = request_for(config, target_from_options(None, str(path)), {"model": str(MODELS / "x")}, ())
+    assert request.gpu["host_memory_mib"] == 2_063_000
+    request = request_for(config, target_from_options("H200", None), {}, ())
+    assert "host_memory_mib" not in request.gpu  # the driver assumes one and says so
+
+
+def _vllm_driver_module(monkeypatch):
+    import collections
+    import importlib.util
+    import types
+
+    svmem = collections.namedtuple("svmem", "total available percent used free")
+    fake = types.ModuleType("psutil")
+    fake.virtual_memory = lambda: svmem(24 << 30, 20 << 30, 16.0, 4 << 30, 18 << 30)  # this machine: 24 GiB
+    monkeypatch.setitem(sys.modules, "psutil", fake)
+    path = REPO / "probe" / "engine_ask" / "child" / "vllm_driver.py"
+    spec = importlib.util.spec_from_file_location("vllm_driver_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, fake
+
+
+def test_the_vllm_driver_answers_psutil_with_the_simulated_hosts_ram(monkeypatch):
+    # vLLM 0.10 - 0.15: CacheConfig.verify_with_parallel_config reads get_cpu_memory() = psutil's total
+    driver, psutil = _vllm_driver_module(monkeypatch)
+    driver.set_device({"gpu": {"cc": [9, 0], "memory_mib": 81920, "count": 8, "host_memory_mib": 2 << 20}})
+    driver.simulate_host_memory()
+    memory = psutil.virtual_memory()
+    assert memory.total == 2 << 40 and memory.available == (2 << 40) - (4 << 30) and memory.percent == 16.0
+    assert not any("host RAM assumed" in n for n in driver.NOTES)
+    driver.set_device({"gpu": {"cc": [9, 0], "memory_mib": 81920, "count": 8}})  # none given: assumed, and said
+    assert psutil.virtual_memory().total == 2 * 8 * 81920 << 20
+    assert any(n.startswith("host RAM assumed 1280 GiB") for n in driver.NOTES)
+    driver.set_device({"gpu": {"cc": [7, 5], "memory_mib": 15360, "count": 1}})
+    assert psutil.virtual_memory().total == 64 << 30  # at least 64 GiB
+
+
 def test_without_a_gpu_there_is_nothing_to_simulate():
     config = config_from_options({"engine": "sglang", "model": str(MODELS / "Llama-3.1-8B-Instruct")})
     target = target_from_options(None, str(REPO / "tests" / "fixtures" / "probe-cpu-ci.json"))
