@@ -230,7 +230,8 @@ def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
                 {**data, "rules_failing": [f.rule_id for f in seen]},
             )
         )
-    elif not failing:
+    else:  # no rule fails at the engine's stages: what both resolved is compared (a rule failing later, on
+        # kernels or memory, judged the same resolved config)
         differs = _differences(answer, ours)
         if differs:
             findings.append(

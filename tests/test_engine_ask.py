@@ -418,6 +418,15 @@ def test_a_vllm_answer_with_another_backend_or_block_size_is_a_disagreement_nami
     )
 
 
+def test_what_both_resolved_is_compared_when_a_rule_fails_only_after_the_engines_stages():
+    report = _vllm_report([LLAMA], gpu="L4")  # vllm-memory-kv-context fails: memory, a stage the engine skips
+    assert report.verdict is Status.FAIL
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=16))
+    assert not [f for f in found if f.rule_id == ENGINE_DISAGREES.id]
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=32))
+    assert "page size: engine 32, rules 16" in found[-1].message
+
+
 def test_a_vllm_release_whose_block_size_is_not_modelled_is_not_compared_on_it():
     report = _vllm_report([LLAMA], release="0.19.0")  # update_block_size_for_backend's era not read before 0.20.0
     found = engine_findings(report, _vllm_answer("0.19.0", attention_backend="FLASH_ATTN", page_size=64))
