@@ -188,6 +188,11 @@ def _shown(value: Any) -> str:
     return "/".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
 
 
+def _assumed(answer: dict[str, Any]) -> str:
+    """What the driver assumed about the host and the engine read (the answer's notes), said beside its answer."""
+    return "; ".join(n for n in answer.get("notes") or [] if isinstance(n, str) and n.startswith("host RAM assumed"))
+
+
 def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
     who = _who(answer)
     status = answer.get("status")
@@ -203,7 +208,7 @@ def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
     if status == "rejected":
         where = answer.get("stage") or "?"
         text = f"{who} rejects it at {where}: {answer.get('error_type')}: {answer.get('error')}"
-        findings.append(EngineFinding(ENGINE_ANSWER, Status.FAIL, text, data))
+        findings.append(EngineFinding(ENGINE_ANSWER, Status.FAIL, text, data, _assumed(answer)))
         if not seen:
             rules = ", ".join(f.rule_id for f in failing) if failing else "none"
             findings.append(
@@ -218,7 +223,7 @@ def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
         return findings
     resolved = answer.get("resolved") or {}
     text = f"{who} accepts it ({', '.join(stages) or 'no stage named'}): {_resolved_text(resolved)}"
-    findings.append(EngineFinding(ENGINE_ANSWER, Status.PASS, text, {**data, "resolved": resolved}))
+    findings.append(EngineFinding(ENGINE_ANSWER, Status.PASS, text, {**data, "resolved": resolved}, _assumed(answer)))
     ours = _ours(report)
     if seen:
         findings.append(

@@ -123,9 +123,9 @@ _ORACLE_STAGE = {
 # Why the rules and the engine differ, where the cause is known (matched on the engine's message).
 CAUSES = {
     "Unexpected FlashInfer page size": (
-        "no rule has FlashInferMetadataBuilder.__init__'s check (vllm 0.33.0 v1/attention/backends/"
-        "flashinfer.py:1004): a block size FlashInfer's native kernels do not take is refused unless "
-        "TRTLLM GQA attention serves it"
+        "FlashInferMetadataBuilder.__init__'s assertion (vllm 0.33.0 v1/attention/backends/flashinfer.py:1001-1005) "
+        "reached: the builder got a kernel block size over 64 without TRT-LLM GQA. vLLM's runner splits such "
+        "blocks (select_common_block_size -> 64) except in block-outermost KV layouts, which the rules do not model"
     ),
 }
 

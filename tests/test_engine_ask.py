@@ -489,6 +489,14 @@ def _vllm_driver_module(monkeypatch):
     return module, fake
 
 
+def test_an_assumed_host_the_engine_read_is_said_beside_its_answer():
+    said = "host RAM assumed 1280 GiB (2 x the simulated GPUs' memory, at least 64 GiB; ...): vLLM read it (psutil)"
+    answer = {**_vllm_answer(attention_backend="FLASH_ATTN", page_size=16), "notes": ["other", said]}
+    found = engine_findings(_vllm_report([LLAMA]), answer)
+    assert found[0].rule_id == ENGINE_ANSWER.id and found[0].note == said
+    assert engine_findings(_vllm_report([LLAMA]), _vllm_answer(attention_backend="FLASH_ATTN"))[0].note == ""
+
+
 def test_the_vllm_driver_answers_psutil_with_the_simulated_hosts_ram(monkeypatch):
     # vLLM 0.10 - 0.15: CacheConfig.verify_with_parallel_config reads get_cpu_memory() = psutil's total
     driver, psutil = _vllm_driver_module(monkeypatch)
@@ -497,7 +505,8 @@ def test_the_vllm_driver_answers_psutil_with_the_simulated_hosts_ram(monkeypatch
     memory = psutil.virtual_memory()
     assert memory.total == 2 << 40 and memory.available == (2 << 40) - (4 << 30) and memory.percent == 16.0
     assert not any("host RAM assumed" in n for n in driver.NOTES)
-    driver.set_device({"gpu": {"cc": [9, 0], "memory_mib": 81920, "count": 8}})  # none given: assumed, and said
+    driver.set_device({"gpu": {"cc": [9, 0], "memory_mib": 81920, "count": 8}})  # none given: assumed, and
+    assert not any("host RAM assumed" in n for n in driver.NOTES)  # said once the engine reads it
     assert psutil.virtual_memory().total == 2 * 8 * 81920 << 20
     assert any(n.startswith("host RAM assumed 1280 GiB") for n in driver.NOTES)
     driver.set_device({"gpu": {"cc": [7, 5], "memory_mib": 15360, "count": 1}})

@@ -105,12 +105,6 @@ def set_device(req: dict) -> None:
         host_bytes=host_mib * (1 << 20),
         host_assumed=assumed,
     )
-    if assumed:
-        note(
-            f"host RAM assumed {host_mib >> 10} GiB (2 x the simulated GPUs' memory, at least "
-            f"{HOST_MEMORY_MIN_MIB >> 10} GiB): the request named none (vLLM 0.10 - 0.15 check --swap-space "
-            "against it)"
-        )
 
 
 HOST_MEMORY_MIN_MIB = 64 << 10
@@ -133,6 +127,11 @@ def simulate_host_memory() -> None:
         total = DEV.get("host_bytes")
         if not total:
             return got
+        if DEV.get("host_assumed"):  # said only where the engine read it
+            note(
+                f"host RAM assumed {total >> 30} GiB (2 x the simulated GPUs' memory, at least "
+                f"{HOST_MEMORY_MIN_MIB >> 10} GiB; no host memory in the request): vLLM read it (psutil)"
+            )
         used = min(int(got.total - got.available), int(total))
         fields = {"total": int(total), "available": int(total) - used}
         if "free" in got._fields:
