@@ -473,6 +473,13 @@ def test_the_request_carries_the_hosts_ram_from_the_facts_and_none_for_a_gpu_nam
     assert "host_memory_mib" not in request.gpu  # the driver assumes one and says so
 
 
+def test_the_probe_records_the_hosts_ram():
+    from attn_preflight.probe.collect import host_facts
+
+    mib = host_facts().memory_total_mib
+    assert mib is not None and mib > 256  # this machine's physical RAM, from sysconf
+
+
 def _vllm_driver_module(monkeypatch):
     import collections
     import importlib.util
