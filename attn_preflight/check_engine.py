@@ -169,8 +169,10 @@ def _differences(answer: dict[str, Any], ours: dict[str, Any]) -> list[str]:
     for what, theirs, mine in pairs:
         if theirs is None or mine is None:
             continue
-        if what == "kv cache dtype" and ours.get("kv_cache_dtype_given") is not None:
-            if _same(theirs, ours["kv_cache_dtype_given"]):  # the engine reports what was given, before resolving
+        if what == "kv cache dtype" and answer.get("engine") == "vllm" and ours.get("kv_cache_dtype_given"):
+            # vLLM's answer is CacheConfig.cache_dtype: the checkpoint's where the release resolves "auto"
+            # (resolve_kv_cache_dtype_string, engine/arg_utils.py:2297 in 0.33.0), else the value given
+            if _same(theirs, ours["kv_cache_dtype_given"]):
                 continue
         if not _same(theirs, mine):
             differs.append(f"{what}: engine {_shown(theirs)}, rules {_shown(mine)}")
