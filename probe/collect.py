@@ -124,7 +124,16 @@ def host_facts() -> HostFacts:
         python_executable=sys.executable,
         virtualenv=virtualenv or os.environ.get("CONDA_PREFIX"),
         cpu_arch=platform.machine(),
+        memory_total_mib=host_memory_mib(),
     )
+
+
+def host_memory_mib() -> Optional[int]:
+    """The host's physical RAM in MiB (sysconf; no file read), None where the platform does not say."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")) >> 20
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def os_description() -> str:

@@ -185,6 +185,7 @@ def _gpu(gpu: Mapping[str, Any]) -> dict[str, Any]:
         "cc": [int(x) for x in gpu["cc"]],
         "memory_mib": int(gpu["memory_mib"]) if gpu.get("memory_mib") else None,
         "count": int(gpu.get("count") or 1),
+        **({"host_memory_mib": int(gpu["host_memory_mib"])} if gpu.get("host_memory_mib") else {}),
     }
 
 

@@ -1008,6 +1008,38 @@ FIXTURES = {
             },
         ],
     },
+    "vllm-flashinfer-unsplit-page-size": {
+        "pass": [
+            {
+                "gpu": "A100",
+                "command": ["VLLM_KV_CACHE_LAYOUT=BLNHC", *serve("llama-3.1-8b", "--attention-backend", "FLASHINFER")],
+            },
+            {
+                "gpu": "A100",
+                "command": [
+                    "VLLM_KV_CACHE_LAYOUT=BLNHC",
+                    *serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--block-size", "64"),
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "A100",
+                "command": [
+                    "VLLM_KV_CACHE_LAYOUT=BLNHC",
+                    *serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--block-size", "256"),
+                ],
+            },
+            # FLASHINFER picked: FLASH_ATTN takes no fp8 KV cache on SM86
+            {
+                "gpu": "A10",
+                "command": [
+                    "VLLM_KV_CACHE_LAYOUT=BLHNC",
+                    *serve("llama-3.1-8b", "--kv-cache-dtype", "fp8", "--block-size", "128"),
+                ],
+            },
+        ],
+    },
     "vllm-quantization-arch": {
         "pass": [
             {"gpu": "A100", "command": serve("gpt-oss-20b")},

@@ -90,13 +90,54 @@ def set_device(req: dict) -> None:
     name = str(gpu.get("name") or f"NVIDIA GPU sm_{cc[0]}{cc[1]}")
     mib = int(gpu.get("memory_mib") or 81559)
     count = max(1, int(gpu.get("count") or 1))
+    given = gpu.get("host_memory_mib")
+    assumed = not given
+    # a stated assumption where none is given, said in the answer: twice the GPUs' memory, at least 64 GiB
+    host_mib = max(HOST_MEMORY_MIN_MIB, 2 * count * mib) if assumed else int(given or 0)
     DEV.update(
         cc=cc,
         name=name,
         bytes=mib * (1 << 20),
         count=count,
         cuda=str(req.get("cuda_version") or default_cuda_version()),
+        host_bytes=host_mib * (1 << 20),
+        host_assumed=assumed,
     )
+
+
+HOST_MEMORY_MIN_MIB = 64 << 10
+
+
+def simulate_host_memory() -> None:
+    """psutil.virtual_memory() reports the simulated host's RAM (DEV["host_bytes"]), not this machine's: vLLM
+    reads its total for the swap-space check (CacheConfig.verify_with_parallel_config -> get_cpu_memory,
+    0.10 - 0.15) and for CPU offload sizes, so the answer does not depend on where the tool runs."""
+    try:
+        import psutil
+    except ImportError:
+        return
+    real = psutil.virtual_memory
+    if getattr(real, "_attn_preflight_sim", False):
+        return
+
+    def virtual_memory():
+        got = real()
+        total = DEV.get("host_bytes")
+        if not total:
+            return got
+        if DEV.get("host_assumed"):  # said only where the engine read it
+            note(
+                f"host RAM assumed {total >> 30} GiB (2 x the simulated GPUs' memory, at least "
+                f"{HOST_MEMORY_MIN_MIB >> 10} GiB; no host memory in the request): vLLM read it (psutil)"
+            )
+        used = min(int(got.total - got.available), int(total))
+        fields = {"total": int(total), "available": int(total) - used}
+        if "free" in got._fields:
+            fields["free"] = int(total) - used
+        return got._replace(**fields)
+
+    virtual_memory._attn_preflight_sim = True  # type: ignore[attr-defined]
+    psutil.virtual_memory = virtual_memory
 
 
 def default_cuda_version() -> str:
@@ -673,7 +714,7 @@ def attention_layers(vllm_config) -> list[tuple[str, str]]:
     return out
 
 
-def build_metadata_builders(vllm_config) -> int:
+def build_metadata_builders(vllm_config) -> tuple:
     """What the model runner does once the KV cache is laid out: per (backend, KV-cache spec, heads) group of
     attention layers, vLLM's AttentionGroup.create_metadata_builders, whose builder __init__ holds checks
     of its own (FlashInfer's page size without TRTLLM, its KV dtypes). Buffers go to the meta device; the
@@ -710,11 +751,37 @@ def build_metadata_builders(vllm_config) -> int:
             if customize_attention_spec is not None and AttentionSpec is not None and isinstance(spec, AttentionSpec):
                 spec = customize_attention_spec(backend, spec)
             groups.setdefault((backend, spec, getattr(layer, "num_heads", 0)), []).append(name)
+    kernels: list = []
     for gid, ((backend, spec, _heads), names) in enumerate(groups.items()):
         group = group_cls(backend, names, spec, gid)
+        with set_cfg(vllm_config):
+            kernel = kernel_block_size(backend, spec)
+        kernels.append(kernel)
         with set_cfg(vllm_config), torch.device("meta"), cuda_to_meta()():
-            group.create_metadata_builders(vllm_config, torch.device("cuda"), kernel_block_size=None)
-    return len(groups)
+            group.create_metadata_builders(vllm_config, torch.device("cuda"), kernel_block_size=kernel)
+    return len(groups), kernels
+
+
+def kernel_block_size(backend, spec):
+    """The kernel block size the model runner hands a group's metadata builders (GPUModelRunner.initialize_kv_cache
+    -> prepare_kernel_block_sizes -> select_common_block_size, v1/worker/utils.py in 0.33.0): the KV manager's
+    block size where the backend declares it (an exact size, or a multiple of a MultipleOf), else the largest of
+    the backend's exact sizes dividing it (FlashInfer without TRT-LLM: 64 for --block-size 256). None (the
+    builder keeps the spec's block size) where the release has no select_common_block_size taking the backends.
+    Not simulated: block-outermost KV layouts (kept unsplit there), groups mixing backends."""
+    block = getattr(spec, "block_size", None)
+    try:
+        from vllm.v1.worker.utils import select_common_block_size
+    except ImportError:
+        return None
+    if block is None:
+        return None
+    for args in ((block, [backend], [spec]), (block, [backend])):
+        try:
+            return int(select_common_block_size(*args))
+        except TypeError:
+            continue
+    return None
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -890,9 +957,12 @@ def run_pipeline(req: dict, answer: dict) -> None:
     resolved["context_length"] = mc.max_model_len
     if req.get("backend_init", True):
         try:
-            groups = guarded("backend_init", build_metadata_builders, vllm_config)
+            groups, kernels = guarded("backend_init", build_metadata_builders, vllm_config)
             STAGES_RUN.append("backend_init")
             resolved["metadata_builder_groups"] = groups
+            sizes = sorted({k for k in kernels if k is not None})
+            if sizes:
+                resolved["kernel_block_size"] = sizes[0] if len(sizes) == 1 else sizes
         except CouldNotAsk as c:  # the earlier stages' answer stands; this one is said to be unchecked
             note(f"attention metadata builders not checked: {c.reason}"[:400])
 
@@ -937,6 +1007,7 @@ def prepare(req: dict) -> None:
         simulate_torch_cuda()
         stub_extensions()
         simulate_nvml()
+        simulate_host_memory()
         import vllm  # noqa: F401
         from vllm.platforms import current_platform  # noqa: F401
 
@@ -1002,6 +1073,8 @@ def ask(req: dict, answer: dict, prepared: BaseException | None = None) -> dict:
         "count": DEV.get("count"),
         "memory_mib": (DEV.get("bytes") or 0) >> 20,
         "cuda_version": DEV.get("cuda"),
+        "host_memory_mib": (DEV.get("host_bytes") or 0) >> 20,
+        "host_memory_assumed": DEV.get("host_assumed"),
     }
     answer["notes"] = NOTES[:20]
     answer["stages"] = STAGES_RUN[:]
