@@ -11,7 +11,7 @@ from attn_preflight.rules.core.judge import default_backends, evaluate
 from attn_preflight.rules.core.models import FEATURES as MODEL_FEATURES
 from attn_preflight.rules.core.registry import all_rules, get_rule
 from attn_preflight.rules.core.target import Target
-from attn_preflight.rules.core.validation import kv_dtype_choices, make_config
+from attn_preflight.rules.core.validation import make_config
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.capabilities import FEATURES, SGLANG_BACKENDS, BackendInfo, declaration
 from attn_preflight.rules.engines.sglang.resolve import effective_page_size, resolve
@@ -117,10 +117,11 @@ def test_eras_answer_by_release():
 
 # --- every rule that restates a backend's limit agrees with the declaration --------------------------------------
 # Only rules that restate a fact are checked here: a generated gate or row (rules/engines/sglang/declared, BackendArch
-# rows) reads the declaration through the validator, so there is nothing to agree on; the test that a declaration
-# change reaches every output (below) covers them. Still restated, hence still checked: fa3-arch and
-# trtllm-mha-arch (hand-written arch tables), hpc-ops-page-size (a literal page size 64), tokenspeed-mla-kv-dtype,
-# fa3-fp8-sm8x and fa4-fp8-sm100 (hand-written KV-dtype gates) and the model families' backend lists.
+# rows) reads the declaration through the validator, and the hand-written fa3-fp8-sm8x, fa4-fp8-sm100,
+# trtllm-mha-arch and tokenspeed-mla-kv-dtype read the declared fields and word their titles and docs from them, so
+# there is nothing to agree on; the tests that a declaration change reaches every output (below) cover them. Still
+# restated, hence still checked: fa3-arch (a hand-written fix table), hpc-ops-page-size (a literal page size 64) and
+# the model families' backend lists.
 
 
 def hand_written(rule_id):
@@ -131,7 +132,6 @@ def hand_written(rule_id):
 # backend -> (arch rule, a model it serves, the releases where the backend is itself)
 ARCH_RULES = {
     "fa3": ("fa3-arch", MHA_MODEL, None),
-    "trtllm_mha": ("trtllm-mha-arch", MHA_MODEL, None),
 }
 
 
@@ -168,38 +168,6 @@ def test_page_rules_and_snaps_agree_with_the_declared_page_sizes(backend):
             expected = Status.PASS if page in info.page_sizes else Status.WARN
             assert judge(rule_id, target, model=model, attention_backend=backend, page_size=page) is expected
             assert effective_page_size(config, target) == (page if page in info.page_sizes else info.page_snap)
-
-
-# backend -> (hand-written KV dtype rule, the releases where the backend is itself); trtllm_mla's and
-# cutedsl_mla's are rows reading the declaration (Listed)
-KV_RULES = {
-    "tokenspeed_mla": ("tokenspeed-mla-kv-dtype", RELEASES[:-1]),
-}
-
-
-@pytest.mark.parametrize("backend", sorted(KV_RULES))
-def test_kv_dtype_rules_agree_with_the_declared_kv_dtypes(backend):
-    rule_id, releases = KV_RULES[backend]
-    hand_written(rule_id)
-    assert judged(rule_id, releases)
-    for release in judged(rule_id, releases):
-        allowed = declaration(backend, release).kv_dtypes
-        for kv in kv_dtype_choices("sglang"):
-            expected = Status.PASS if kv in allowed else Status.FAIL
-            got = judge(rule_id, "B200", release, model=MLA_MODEL, attention_backend=backend, kv_cache_dtype=kv)
-            assert got is expected, (backend, release, kv)
-
-
-def test_fa_kernel_limits_agree_with_the_declaration():
-    """The FP8-KV rules of fa3 and fa4 are still hand-written (the generated gates read the declaration)."""
-    fa3, fa4 = declaration("fa3"), declaration("fa4")
-    hand_written("fa3-fp8-sm8x"), hand_written("fa4-fp8-sm100")
-    for target in PROFILES:
-        major = target.major
-        fp8 = Status.PASS if major not in fa3.archs or major in fa3.kv_dtype_archs["fp8_e4m3"] else Status.FAIL
-        assert judge("fa3-fp8-sm8x", target, attention_backend="fa3", kv_cache_dtype="fp8_e4m3") is fp8
-        fa4_fp8 = Status.PASS if major in fa4.kv_dtype_archs["fp8_e4m3"] else Status.FAIL
-        assert judge("fa4-fp8-sm100", target, attention_backend="fa4", kv_cache_dtype="fp8_e4m3") is fa4_fp8
 
 
 def test_model_backend_lists_agree_with_declared_features():
@@ -442,3 +410,53 @@ def test_a_declaration_change_reaches_verdict_message_fix_docs_and_alternatives(
 
     declare(monkeypatch, "trtllm_mha", archs=frozenset({12}))  # the fix is derived: flashinfer alone now
     assert finding(evaluate(on_fa4, b200()), "fa4-head-dim-sm100").fix == ("--attention-backend flashinfer",)
+
+
+def test_a_declaration_change_reaches_the_rules_that_read_it(monkeypatch):
+    """trtllm-mha-arch, tokenspeed-mla-kv-dtype, fa3-fp8-sm8x and fa4-fp8-sm100 read their facts from the
+    declaration: one edit of it changes the verdict, what the finding requires, the fix and the title and docs
+    `explain` shows, with nothing else edited."""
+
+    def check(gpu, release=None, model=MHA_MODEL, **values):
+        target = Target.from_gpu(gpu)  # a target reads the declarations when it is made
+        if release:
+            target = target.with_engine_versions({"sglang": release})
+        return evaluate(make_config(model=load_model(model), **values), target)
+
+    def shown(rule_id):
+        rule = get_rule(rule_id).shown()
+        return rule.title + "\n" + rule.docs
+
+    # trtllm-mha-arch: its archs per phase, in the verdict, the requirement and the title
+    assert judge("trtllm-mha-arch", "Jetson Thor", attention_backend="trtllm_mha") is Status.FAIL
+    declare(monkeypatch, "trtllm_mha", archs=frozenset({9, 10, 11}))
+    thor = finding(check("Jetson Thor", attention_backend="trtllm_mha"), "trtllm-mha-arch")
+    assert thor.status is Status.PASS and "SM11x" in thor.message
+    assert judge("trtllm-mha-arch", "RTX PRO 6000", attention_backend="trtllm_mha") is Status.FAIL
+    assert "11.x" in get_rule("trtllm-mha-arch").shown().title
+
+    # tokenspeed-mla-kv-dtype: the KV dtypes it takes (0.5.22: its own backend)
+    dsv3 = {"model": MLA_MODEL, "attention_backend": "tokenspeed_mla"}
+    refused = finding(check("B200", "0.5.22", **dsv3, kv_cache_dtype="bf16"), "tokenspeed-mla-kv-dtype")
+    assert refused.status is Status.FAIL and refused.fix == ("--kv-cache-dtype fp8_e4m3",)
+    declare(monkeypatch, "tokenspeed_mla", kv_dtypes=("bf16", "fp8_e4m3"))
+    assert finding(check("B200", "0.5.22", **dsv3, kv_cache_dtype="bf16"), "tokenspeed-mla-kv-dtype").status is (
+        Status.PASS
+    )
+    auto = finding(check("B200", "0.5.22", **dsv3, kv_cache_dtype="auto"), "tokenspeed-mla-kv-dtype")
+    assert auto.fix == ("--kv-cache-dtype bf16",) and "bf16, fp8_e4m3" in auto.message
+    assert "bf16, fp8_e4m3" in shown("tokenspeed-mla-kv-dtype")
+
+    # fa3-fp8-sm8x and fa4-fp8-sm100: the archs that read an FP8 KV cache, and fa3 in fa4's fix where it reads it
+    fp8 = {"kv_cache_dtype": "fp8_e4m3"}
+    assert finding(check("A100", attention_backend="fa3", **fp8), "fa3-fp8-sm8x").status is Status.FAIL
+    on_h100 = finding(check("H100", attention_backend="fa4", **fp8), "fa4-fp8-sm100")
+    assert on_h100.status is Status.FAIL and "--attention-backend fa3" in on_h100.fix
+    declare(monkeypatch, "fa3", kv_dtype_archs={"fp8_e4m3": frozenset({8, 9})})
+    assert finding(check("A100", attention_backend="fa3", **fp8), "fa3-fp8-sm8x").status is Status.PASS
+    assert "8.x, 9.x" in get_rule("fa3-fp8-sm8x").shown().title
+    on_a100 = finding(check("A100", attention_backend="fa4", **fp8), "fa4-fp8-sm100")
+    assert "--attention-backend fa3" in on_a100.fix
+    declare(monkeypatch, "fa4", kv_dtype_archs={"fp8_e4m3": frozenset({9, 10})})
+    assert finding(check("H100", attention_backend="fa4", **fp8), "fa4-fp8-sm100").status is Status.PASS
+    assert "9.x, 10.x" in shown("fa4-fp8-sm100")

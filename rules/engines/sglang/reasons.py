@@ -6,9 +6,10 @@ refuses it, each with what the declaration requires, in words derived from the d
 from the declarations (declared/*.py) and the backends their fixes suggest read it; none restates a fact.
 """
 
+import re
 from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
 
-from attn_preflight.rules.engines.sglang.capabilities import BackendInfo, HeadDims
+from attn_preflight.rules.engines.sglang.capabilities import BackendInfo, HeadDims, declaration
 
 
 class Query(NamedTuple):
@@ -114,6 +115,11 @@ def _reasons(info: BackendInfo, q: Query) -> Iterator[Reason]:
         yield Reason("phases", " or ".join(sorted(info.phases)))
 
 
+def reasons_of(info: BackendInfo, fact: str, q: Query) -> tuple[Reason, ...]:
+    """The reasons the declaration gives for refusing the query on one fact ("kv_dtype_archs:fp8_e4m3")."""
+    return tuple(r for r in _reasons(info, q) if r.fact == fact)
+
+
 def refused_head_dims(info: BackendInfo, major: Optional[int], shapes: Iterable[tuple[int, int]]) -> list:
     """The (head_dim, v_head_dim) shapes the backend's kernels do not take on this major (none where the
     declaration does not validate that major)."""
@@ -127,3 +133,32 @@ def refused_head_dims(info: BackendInfo, major: Optional[int], shapes: Iterable[
 def working(declared: Mapping[str, BackendInfo], candidates: Iterable[str], q: Query) -> list[str]:
     """The candidates the declarations give no reason to refuse for the query (unknowns refuse), in order."""
     return [name for name in candidates if not reasons(declared[name], q)]
+
+
+# A declared fact named in a rule's title or docs: {backend.fact} (a fact as `requirement` words it, e.g.
+# {trtllm_mha.page_sizes}, {fa3.kv_dtype_archs:fp8_e4m3}), {backend.fact@phase} for one phase's archs, and
+# {backend.fact#release} as one release declares it; filled in from the declaration when the rule is shown.
+DECLARED_FACT = re.compile(r"\{([a-z0-9_]+)\.([a-z_]+(?::[a-z0-9_]+)?)(?:@([a-z]+))?(?:#([0-9a-z.]+))?\}")
+
+
+def worded(text: str) -> str:
+    """`text` with every {backend.fact} placeholder worded from the declaration as it is now (the newest
+    verified release's unless the placeholder names one)."""
+
+    def fact(match: "re.Match[str]") -> str:
+        backend, name, phase, release = match.groups()
+        info = declaration(backend, release)
+        if name == "head_dims" or name.startswith("head_dims:"):
+            major = int(name.partition(":")[2] or 0)
+            return head_dims_text(info.head_dims[major], info.head_dim_multiple)
+        said = requirement(info, name, Query(None, phase=phase or ""))
+        if not said:
+            raise ValueError(f"{match.group(0)}: {backend} declares nothing this validator words for {name}")
+        return said
+
+    return DECLARED_FACT.sub(fact, text)
+
+
+def declared_words(title: str, docs: str) -> Mapping[str, str]:
+    """A rule's title and docs worded from the declarations (attn_preflight.rules.core.engine.Rule.shown)."""
+    return {"title": worded(title), "docs": worded(docs)}

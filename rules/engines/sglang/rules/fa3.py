@@ -15,6 +15,7 @@ from attn_preflight.rules.checks.common import (
     phases_using,
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown
+from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, reasons_of, requirement, worded, working
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
@@ -73,9 +74,20 @@ def fa3_arch(cfg, target):
     return failed(f"{phases_using(cfg, 'fa3')} on {gpu(target)}", "compute capability 8.x or 9.x", fix)
 
 
+FA3_FP8_TITLE = "fa3 reads an FP8 KV cache on {fa3.kv_dtype_archs:fp8_e4m3} only"
+FA3_FP8_DOCS = """Checks that `fa3` is given an FP8 KV cache only on a GPU of {fa3.kv_dtype_archs:fp8_e4m3}.
+
+With `--kv-cache-dtype` other than auto, SGLang's FlashAttention backend casts the query to the KV dtype
+and calls FA3 with FP8 Q/K/V (head_dim <= 256). FA3's FP8 kernels are Hopper-only: on Ampere/Ada the
+call is refused at the first forward. (MLA models dequantize instead, but fa3 does not run MLA on SM8x.)
+The fix drops the FP8 cache, or moves to the first of flashinfer and triton whose declaration reads it there."""
+# Where an FP8 KV cache goes instead: the first of these the declarations admit on the GPU for the KV dtype.
+FP8_KV_INSTEAD = ("flashinfer", "triton")
+
+
 @rule(
     id="fa3-fp8-sm8x",
-    title="fa3 on SM8x cannot read an FP8 KV cache",
+    title=worded(FA3_FP8_TITLE),
     engine="sglang",
     versions="sglang>=0.5.0rc2",
     backends=("fa3",),
@@ -83,11 +95,8 @@ def fa3_arch(cfg, target):
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
     source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
     "is not auto)",
-    docs="""Checks that `fa3` on an SM8x GPU is not given an FP8 KV cache.
-
-With `--kv-cache-dtype` other than auto, SGLang's FlashAttention backend casts the query to the KV dtype
-and calls FA3 with FP8 Q/K/V (head_dim <= 256). FA3's FP8 kernels are Hopper-only: on Ampere/Ada the
-call is refused at the first forward. (MLA models dequantize instead, but fa3 does not run MLA on SM8x.)""",
+    docs=worded(FA3_FP8_DOCS),
+    worded=lambda: declared_words(FA3_FP8_TITLE, FA3_FP8_DOCS),
     fix_title="Use --kv-cache-dtype auto on SM8x with fa3, or flashinfer/triton for an FP8 KV cache",
 )
 def fa3_fp8_sm8x(cfg, target):
@@ -97,12 +106,20 @@ def fa3_fp8_sm8x(cfg, target):
     if target.major is None:
         return unknown("compute capability unknown")
     fa3 = declared(target, "fa3")
-    if target.major not in fa3.archs or target.major in fa3.kv_dtype_archs[kv]:
-        return passed(gpu(target), "SM90 for FP8 on fa3")
+    fact = f"kv_dtype_archs:{kv}"
+    required = requirement(fa3, fact, Query(target.major)) or f"fa3's declared {fact}"
+    if target.major not in fa3.archs:
+        return passed(gpu(target), "fa3's own archs (fa3-arch judges the rest)")
+    if not reasons_of(fa3, fact, Query(target.major, kv_dtype=kv)):
+        return passed(gpu(target), f"{required} for {kv} on fa3")
+    instead = working(target.sglang_backends, FP8_KV_INSTEAD, Query(target.major, kv_dtype=kv))[:1]
     return failed(
         f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
-        "fp16/bf16 KV on SM8x with fa3",
-        [*kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None), "--attention-backend flashinfer"],
+        f"{required} for {kv} on fa3",
+        [
+            *kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None),
+            *(f"--attention-backend {name}" for name in instead),
+        ],
     )
 
 

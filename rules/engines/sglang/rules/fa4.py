@@ -22,6 +22,7 @@ from attn_preflight.rules.checks.common import (
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang.capabilities import FA4_IMAGE_MASK_ARCHITECTURES, FA4_IMAGE_MASK_FROM
+from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, reasons_of, requirement, worded, working
 from attn_preflight.rules.engines.sglang.resolve import effective_page_size, fa4_page_size, prefill_cp
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
@@ -31,16 +32,9 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
 
 
-@rule(
-    id="fa4-fp8-sm100",
-    title="fa4 reads an FP8 KV cache only on SM10x",
-    engine="sglang",
-    versions="sglang>=0.5.10",
-    backends=("fa4",),
-    stage="runtime",
-    prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
-    source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
-    docs="""Checks that `fa4` with `--kv-cache-dtype fp8_e4m3` or `fp8_e5m2` runs on SM100/SM103.
+FA4_FP8_TITLE = "fa4 reads an FP8 KV cache only on {fa4.kv_dtype_archs:fp8_e4m3}"
+FA4_FP8_DOCS = """Checks that `fa4` with `--kv-cache-dtype` fp8_e4m3 or fp8_e5m2 runs on a GPU of
+{fa4.kv_dtype_archs:fp8_e4m3}.
 
 With an FP8 KV cache SGLang casts the query to the KV dtype for decode and calls FA4 with FP8 Q/K/V; FA4's
 FP8 path exists only in the SM100 kernel (`arch // 10 == 10`). SM90, SM110, SM12x (SGLang's SM120 host has
@@ -49,7 +43,21 @@ whose interface has the same assert.
 
 The assert is in SGLang's vendored FA4 from 0.5.16 (0.5.23 interface.py:729). SGLang 0.5.10-0.5.15 run the
 flash-attn-4 wheel instead (jit_kernel/flash_attention_v4.py:10), which has the assert from 4.0.0b10
-(interface.py:470); with an older wheel installed there the rule does not judge.""",
+(interface.py:470); with an older wheel installed there the rule does not judge. The fix drops the FP8 cache,
+and names fa3 where its declaration reads the cache on the GPU ({fa3.kv_dtype_archs:fp8_e4m3})."""
+
+
+@rule(
+    id="fa4-fp8-sm100",
+    title=worded(FA4_FP8_TITLE),
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    backends=("fa4",),
+    stage="runtime",
+    prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
+    source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
+    docs=worded(FA4_FP8_DOCS),
+    worded=lambda: declared_words(FA4_FP8_TITLE, FA4_FP8_DOCS),
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
 def fa4_fp8_sm100(cfg, target):
@@ -63,16 +71,18 @@ def fa4_fp8_sm100(cfg, target):
         )
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in declared(target, "fa4").kv_dtype_archs[kv]:
-        return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
+    fa4 = declared(target, "fa4")
+    fact = f"kv_dtype_archs:{kv}"
+    required = f"{requirement(fa4, fact, Query(target.major)) or f'fa4 declared {fact}'} for {kv} on fa4"
+    if not reasons_of(fa4, fact, Query(target.major, kv_dtype=kv)):
+        return passed(gpu(target), required)
+    # fa3 where its declaration reads this KV dtype on the GPU; not fp8_e5m2, with which SGLang replaces fa3 by triton
+    # (rule fa3-fp8-e5m2-rewrite)
+    fa3 = kv != "fp8_e5m2" and working(target.sglang_backends, ("fa3",), Query(target.major, mla=False, kv_dtype=kv))
     fix = kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None) + (
-        ["--attention-backend fa3"] if target.major == 9 and kv == "fp8_e4m3" else []
+        ["--attention-backend fa3"] if fa3 else []
     )
-    return failed(
-        f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-        "SM100/SM103 for an FP8 KV cache on fa4",
-        fix,
-    )
+    return failed(f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa4')} on {gpu(target)}", required, fix)
 
 
 # SGLang runs its vendored FA4 from 0.5.16; 0.5.10-0.5.15 import the flash-attn-4 wheel (flash_attention_v4.py:10).
