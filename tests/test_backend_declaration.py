@@ -120,8 +120,7 @@ def test_eras_answer_by_release():
 # rows) reads the declaration through the validator, and the hand-written fa3-fp8-sm8x, fa4-fp8-sm100,
 # trtllm-mha-arch and tokenspeed-mla-kv-dtype read the declared fields and word their titles and docs from them, so
 # there is nothing to agree on; the tests that a declaration change reaches every output (below) cover them. Still
-# restated, hence still checked: fa3-arch (a hand-written fix table), hpc-ops-page-size (a literal page size 64) and
-# the model families' backend lists.
+# restated, hence still checked: fa3-arch (a hand-written fix table) and the model families' backend lists.
 
 
 def hand_written(rule_id):
@@ -147,27 +146,6 @@ def test_arch_rules_agree_with_the_declared_archs(backend):
             expected = Status.PASS if admitted else Status.FAIL
             got = judge(rule_id, target, release, model=model, attention_backend=backend)
             assert got is expected, (backend, release, target.gpu_name)
-
-
-# backend -> (page rule, a model it serves, the releases where the backend is itself)
-PAGE_RULES = {
-    "hpc_ops": ("hpc-ops-page-size", MHA_MODEL, None),
-}
-
-
-@pytest.mark.parametrize("backend", sorted(PAGE_RULES))
-def test_page_rules_and_snaps_agree_with_the_declared_page_sizes(backend):
-    rule_id, model, releases = PAGE_RULES[backend]  # a row, but its page size is a literal, not the declaration's
-    gpu = "H100" if backend == "hpc_ops" else "B200"
-    assert judged(rule_id, releases)
-    for release in judged(rule_id, releases):
-        info = declaration(backend, release)
-        target = Target.from_gpu(gpu).with_engine_versions({"sglang": release})
-        for page in (1, 16, 32, 64, 128, 256):
-            config = resolve(make_config(model=load_model(model), attention_backend=backend, page_size=page), target)
-            expected = Status.PASS if page in info.page_sizes else Status.WARN
-            assert judge(rule_id, target, model=model, attention_backend=backend, page_size=page) is expected
-            assert effective_page_size(config, target) == (page if page in info.page_sizes else info.page_snap)
 
 
 def test_model_backend_lists_agree_with_declared_features():
@@ -413,7 +391,7 @@ def test_a_declaration_change_reaches_verdict_message_fix_docs_and_alternatives(
 
 
 def test_a_declaration_change_reaches_the_rules_that_read_it(monkeypatch):
-    """trtllm-mha-arch, tokenspeed-mla-kv-dtype, fa3-fp8-sm8x and fa4-fp8-sm100 read their facts from the
+    """trtllm-mha-arch, hpc-ops-page-size, tokenspeed-mla-kv-dtype, fa3-fp8-sm8x and fa4-fp8-sm100 read their facts from the
     declaration: one edit of it changes the verdict, what the finding requires, the fix and the title and docs
     `explain` shows, with nothing else edited."""
 
@@ -434,6 +412,17 @@ def test_a_declaration_change_reaches_the_rules_that_read_it(monkeypatch):
     assert thor.status is Status.PASS and "SM11x" in thor.message
     assert judge("trtllm-mha-arch", "RTX PRO 6000", attention_backend="trtllm_mha") is Status.FAIL
     assert "11.x" in get_rule("trtllm-mha-arch").shown().title
+
+    # hpc-ops-page-size: the page sizes it takes and the size SGLang snaps to
+    assert finding(check("H100", attention_backend="hpc_ops", page_size=32), "hpc-ops-page-size").status is Status.WARN
+    declare(monkeypatch, "hpc_ops", page_sizes=(32, 64), page_snap=32)
+    assert finding(check("H100", attention_backend="hpc_ops", page_size=32), "hpc-ops-page-size").status is Status.PASS
+    snapped = finding(check("H100", attention_backend="hpc_ops", page_size=128), "hpc-ops-page-size")
+    assert snapped.status is Status.WARN and "32 or 64" in snapped.message and snapped.fix == ("--page-size 32",)
+    assert "page size 32 or 64" in shown("hpc-ops-page-size")
+    h100 = Target.from_gpu("H100")  # what SGLang then runs with: the declared snap
+    on_hpc_ops = make_config(model=load_model(MHA_MODEL), attention_backend="hpc_ops", page_size=128)
+    assert effective_page_size(resolve(on_hpc_ops, h100), h100) == 32
 
     # tokenspeed-mla-kv-dtype: the KV dtypes it takes (0.5.22: its own backend)
     dsv3 = {"model": MLA_MODEL, "attention_backend": "tokenspeed_mla"}

@@ -277,23 +277,6 @@ actually runs.""",
         severity="warn",
     ),
     Constraint(
-        id="hpc-ops-page-size",
-        title="hpc_ops silently forces page size 64",
-        versions="sglang>=0.5.17",
-        backends=("hpc_ops",),
-        stage="startup",
-        prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
-        source=f"{OVERRIDES}, _mla_backend_page_constraints",
-        docs="""Warns when hpc_ops (any phase) runs with a page size other than 64: SGLang logs a warning and uses 64.
-
-The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit.""",
-        fix_title="Pass --page-size 64",
-        when=ALWAYS,
-        requires=Flag("page_size", (64,)),
-        fix=("--page-size 64",),
-        severity="warn",
-    ),
-    Constraint(
         id="general-triton-dcp",
         title="triton under decode context parallelism has no sinks, sliding window or score_mod",
         versions="sglang>=0.5.15",
