@@ -116,36 +116,27 @@ def test_eras_answer_by_release():
 
 
 # --- every rule that restates a backend's limit agrees with the declaration --------------------------------------
-# Only rules that restate a fact are checked here: a generated gate or row (rules/engines/sglang/declared, BackendArch
-# rows) reads the declaration through the validator, and the hand-written fa3-fp8-sm8x, fa4-fp8-sm100,
-# trtllm-mha-arch and tokenspeed-mla-kv-dtype read the declared fields and word their titles and docs from them, so
-# there is nothing to agree on; the tests that a declaration change reaches every output (below) cover them. Still
-# restated, hence still checked: fa3-arch (a hand-written fix table) and the model families' backend lists.
+# The backend gates and rows read their facts from the declaration through the validator
+# (rules/engines/sglang/reasons.py), and the hand-written fa3-fp8-sm8x, fa4-fp8-sm100, trtllm-mha-arch and
+# tokenspeed-mla-kv-dtype read the declared fields and word their titles and docs from them: nothing is left to agree
+# on, and the tests that a declaration change reaches every output (below) cover them. Still checked: the model
+# families' backend lists, which are SGLang's own asserts beside the declared features.
 
 
-def hand_written(rule_id):
-    assert not get_rule(rule_id).generated, f"{rule_id} is generated from the declaration: drop it from this check"
-    return rule_id
-
-
-# backend -> (arch rule, a model it serves, the releases where the backend is itself)
-ARCH_RULES = {
-    "fa3": ("fa3-arch", MHA_MODEL, None),
-}
-
-
-@pytest.mark.parametrize("backend", sorted(ARCH_RULES))
-def test_arch_rules_agree_with_the_declared_archs(backend):
-    rule_id, model, releases = ARCH_RULES[backend]
-    hand_written(rule_id)
-    assert judged(rule_id, releases)
-    for release in judged(rule_id, releases):
-        info = declaration(backend, release)
-        for target in PROFILES:
-            admitted = all(target.major in info.archs_for(phase) for phase in info.phases)
-            expected = Status.PASS if admitted else Status.FAIL
-            got = judge(rule_id, target, release, model=model, attention_backend=backend)
-            assert got is expected, (backend, release, target.gpu_name)
+@pytest.mark.parametrize(
+    ("release", "fix"),
+    [
+        ("0.5.12", ("--attention-backend triton",)),  # no paged fa4 on SM12x, trtllm_mha prefill SM100 only
+        ("0.5.18", ("--attention-backend fa4",)),  # fa4's SM120 host; trtllm_mha prefill still SM100 only
+        ("0.5.23", ("--attention-backend trtllm_mha", "--attention-backend fa4")),
+    ],
+)
+def test_fa3_arch_fix_names_what_the_release_admits_on_sm120(release, fix):
+    """fa3-arch's fix on an SM120 GPU is the MHA backends the release's declarations admit for every phase (a backend
+    whose prefill is refused there is not a whole-launch fix), else triton."""
+    target = Target.from_gpu("RTX PRO 6000").with_engine_versions({"sglang": release})
+    report = evaluate(make_config(model=load_model(MHA_MODEL), attention_backend="fa3"), target, alternatives=False)
+    assert finding(report, "fa3-arch").fix == fix
 
 
 def test_model_backend_lists_agree_with_declared_features():
@@ -391,9 +382,12 @@ def test_a_declaration_change_reaches_verdict_message_fix_docs_and_alternatives(
 
 
 def test_a_declaration_change_reaches_the_rules_that_read_it(monkeypatch):
-    """trtllm-mha-arch, hpc-ops-page-size, tokenspeed-mla-kv-dtype, fa3-fp8-sm8x and fa4-fp8-sm100 read their facts from the
-    declaration: one edit of it changes the verdict, what the finding requires, the fix and the title and docs
-    `explain` shows, with nothing else edited."""
+    """fa3-arch, trtllm-mha-arch, hpc-ops-page-size, tokenspeed-mla-kv-dtype, fa3-fp8-sm8x and fa4-fp8-sm100 read
+    their facts from the declaration: one edit of it changes the verdict, what the finding requires, the fix, the
+    title and docs `explain` shows, and (fa3-arch) the alternatives, with nothing else edited."""
+
+    def offered(report):
+        return {a.value for a in report.alternatives if a.option == "--attention-backend"}
 
     def check(gpu, release=None, model=MHA_MODEL, **values):
         target = Target.from_gpu(gpu)  # a target reads the declarations when it is made
@@ -404,6 +398,22 @@ def test_a_declaration_change_reaches_the_rules_that_read_it(monkeypatch):
     def shown(rule_id):
         rule = get_rule(rule_id).shown()
         return rule.title + "\n" + rule.docs
+
+    # fa3-arch: its archs, and the fix names the MHA backends the declarations admit on the GPU
+    on_b200 = finding(check("B200", attention_backend="fa3"), "fa3-arch")
+    assert (
+        on_b200.status is Status.FAIL
+        and "8.x, 9.x" in on_b200.message
+        and "10.x" not in get_rule("fa3-arch").shown().title
+    )
+    assert on_b200.fix == ("--attention-backend trtllm_mha", "--attention-backend fa4")
+    assert "trtllm_mha" in offered(check("B200", attention_backend="fa3"))
+    declare(monkeypatch, "trtllm_mha", archs=frozenset({12}))
+    assert finding(check("B200", attention_backend="fa3"), "fa3-arch").fix == ("--attention-backend fa4",)
+    assert "trtllm_mha" not in offered(check("B200", attention_backend="fa3"))
+    declare(monkeypatch, "fa3", archs=frozenset({8, 9, 10}))
+    assert finding(check("B200", attention_backend="fa3"), "fa3-arch").status is Status.PASS
+    assert "10.x" in get_rule("fa3-arch").shown().title and "8.x, 9.x, 10.x" in shown("fa3-arch")
 
     # trtllm-mha-arch: its archs per phase, in the verdict, the requirement and the title
     assert judge("trtllm-mha-arch", "Jetson Thor", attention_backend="trtllm_mha") is Status.FAIL

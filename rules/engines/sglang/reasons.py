@@ -50,12 +50,21 @@ def kv_dtypes_text(kv_dtypes: Iterable[str]) -> str:
     return "one of " + ", ".join(kv_dtypes)
 
 
+def admitted_archs(info: BackendInfo, phase: str = "") -> Optional[frozenset[int]]:
+    """The majors the backend is admitted on for one phase, or (phase "") for every phase it serves: a backend
+    whose prefill is admitted on fewer majors (trtllm_mha 0.5.10-0.5.18) serves a whole launch on those only."""
+    majors = info.archs_for(phase)
+    if phase or info.prefill_archs is None or "prefill" not in info.phases:
+        return majors
+    return info.prefill_archs if majors is None else majors & info.prefill_archs
+
+
 def requirement(info: BackendInfo, fact: str, q: Query) -> str:
     """What the declaration requires for `fact`, worded as its refusal would be ("" where it restricts nothing
     this validator words)."""
     kind, _, key = fact.partition(":")
     majors = {
-        "archs": info.archs_for(q.phase),
+        "archs": admitted_archs(info, q.phase),
         "mla_archs": info.mla_archs,
         "kv_dtype_archs": info.kv_dtype_archs.get(key),
         "feature_archs": info.feature_archs.get(key),
@@ -88,7 +97,7 @@ def reasons(info: BackendInfo, q: Query) -> tuple[Reason, ...]:
 def _reasons(info: BackendInfo, q: Query) -> Iterator[Reason]:
     if info.removed:
         yield Reason("removed", f"a release that has {info.name} ({info.removed})")
-    yield from _on("archs", info.archs_for(q.phase), q.major)
+    yield from _on("archs", admitted_archs(info, q.phase), q.major)
     if q.mla and not info.mla:
         yield Reason("mla", "a non-MLA model")
     if q.mla is False and not info.mha:

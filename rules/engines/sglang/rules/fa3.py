@@ -19,7 +19,6 @@ from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, r
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
-REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py, create_flashattention_v3_backend"
 # How the FA3 kernel rules (fa3-fp8-sm8x, fa3-head-dim, fa3-dtype) were read: SGLang's side in every wheel, the
 # kernel's checks in the sgl-kernel builds those wheels pin (METADATA Requires-Dist).
 FA3_KERNEL_WALK = (
@@ -34,44 +33,6 @@ FA3_KERNEL_WALK = (
     "sgl-kernel 0.3.5 and sglang-kernel 0.4.10, the same in both; the pins between were not downloaded"
 )
 FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel builds its FA3 from it)"
-FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
-
-
-@rule(
-    id="fa3-arch",
-    title="fa3 runs on SM80-SM90 only",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    backends=("fa3",),
-    needs_gpu=True,
-    stage="init",
-    prevents=FA3_ARCH_MESSAGE,
-    source=REGISTRY,
-    docs="""Checks that `fa3` (as attention, prefill or decode backend) runs on a compute-capability 8.x or
-9.x GPU.
-
-SGLang's fa3 factory asserts `major == 9` or (`major == 8` and not MLA) when the model runner builds the
-backend, after weights are loaded. Every Blackwell GPU (SM100/SM103, Thor SM110, SM120/SM121) fails here:
-FA3's kernels are Hopper (sm_90a) kernels plus SM8x builds, with nothing for newer archs. The same assert
-refuses MLA models on SM8x (rule fa3-mla-sm8x). Deterministic inference without a backend falls back to fa3
-on every GPU but SM100/SM120, so on Thor this rule catches that default too.""",
-    fix_title="Use fa4, trtllm_mha or flashinfer on Blackwell; triton or flashinfer elsewhere",
-    references=("https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/attention_backend.md",),
-)
-def fa3_arch(cfg, target):
-    if target.major in declared(target, "fa3").archs:
-        return passed(gpu(target), "SM80-SM90")
-    if target.major >= 10:
-        fix = (
-            ["--attention-backend fa4"] if target.major in (10, 11) and not cfg.mla else ["--attention-backend triton"]
-        )
-        if target.major == 10 and not cfg.mla:
-            fix = ["--attention-backend trtllm_mha", "--attention-backend fa4"]
-        if target.major == 10 and cfg.mla:
-            fix = ["--attention-backend flashinfer", "--attention-backend trtllm_mla"]
-    else:
-        fix = ["--attention-backend triton"]
-    return failed(f"{phases_using(cfg, 'fa3')} on {gpu(target)}", "compute capability 8.x or 9.x", fix)
 
 
 FA3_FP8_TITLE = "fa3 reads an FP8 KV cache on {fa3.kv_dtype_archs:fp8_e4m3} only"
