@@ -328,6 +328,8 @@ def test_a_declaration_change_reaches_verdict_message_fix_and_alternatives(monke
     declare(monkeypatch, "flashmla", page_sizes=(32, 64), page_snap=32)
     page = finding(run(attention_backend="flashmla", page_size=128), "flashmla-page")
     assert page.status is Status.WARN and "32 or 64" in page.message and page.fix == ("--page-size 32",)
+    shown = get_rule("flashmla-page").shown()  # its title and docs name the declared snap
+    assert "forces 32" in shown.title and "is 32 when" in shown.docs and "64" not in shown.docs
 
 
 def test_generated_docs_state_the_declared_head_dims():

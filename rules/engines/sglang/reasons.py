@@ -43,7 +43,8 @@ def head_dims_text(dims: HeadDims, multiple: int) -> str:
 
 
 def page_sizes_text(page_sizes: Iterable[int]) -> str:
-    return "page size " + " or ".join(str(p) for p in page_sizes)
+    *rest, last = (str(p) for p in page_sizes)
+    return "page size " + (f"{', '.join(rest)} or {last}" if rest else last)
 
 
 def kv_dtypes_text(kv_dtypes: Iterable[str]) -> str:
@@ -145,8 +146,9 @@ def working(declared: Mapping[str, BackendInfo], candidates: Iterable[str], q: Q
 
 
 # A declared fact named in a rule's title or docs: {backend.fact} (a fact as `requirement` words it, e.g.
-# {trtllm_mha.page_sizes}, {fa3.kv_dtype_archs:fp8_e4m3}), {backend.fact@phase} for one phase's archs, and
-# {backend.fact#release} as one release declares it; filled in from the declaration when the rule is shown.
+# {trtllm_mha.page_sizes}, {fa3.kv_dtype_archs:fp8_e4m3}; {backend.page_snap} the size SGLang snaps to),
+# {backend.fact@phase} for one phase's archs, and {backend.fact#release} as one release declares it; filled in from
+# the declaration when the rule is shown.
 DECLARED_FACT = re.compile(r"\{([a-z0-9_]+)\.([a-z_]+(?::[a-z0-9_]+)?)(?:@([a-z]+))?(?:#([0-9a-z.]+))?\}")
 
 
@@ -157,6 +159,8 @@ def worded(text: str) -> str:
     def fact(match: "re.Match[str]") -> str:
         backend, name, phase, release = match.groups()
         info = declaration(backend, release)
+        if name == "page_snap" and info.page_snap is not None:
+            return str(info.page_snap)
         if name == "head_dims" or name.startswith("head_dims:"):
             major = int(name.partition(":")[2] or 0)
             return head_dims_text(info.head_dims[major], info.head_dim_multiple)

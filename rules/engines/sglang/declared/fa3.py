@@ -56,12 +56,12 @@ on {fa4.feature_archs:paged_kv}) for an MHA model, trtllm_mla for an MLA model w
     ),
     Gate(
         id="fa3-mla-sm8x",
-        title="fa3 serves MLA models on SM90 only",
+        title="fa3 serves MLA models on {requires} only",
         versions="sglang>=0.5.1",
         stage="init",
         prevents=FA3_ARCH_MESSAGE,
         source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
-        docs="""Checks that an MLA model (DeepSeek V2/V3 family, Kimi K2, ...) on `fa3` runs on SM90.
+        docs="""Checks that an MLA model (DeepSeek V2/V3 family, Kimi K2, ...) on `fa3` runs on {requires}.
 
 SGLang runs MLA through FA3's absorbed path (qv, K/V head dims 64/512) which the FA3 kernels implement only
 on Hopper ("Only Hopper supports different V headdim"); the fa3 factory therefore accepts SM8x only for
