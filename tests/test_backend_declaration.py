@@ -228,6 +228,7 @@ def test_kv_page_and_feature_verdicts_follow_the_declaration(monkeypatch):
     declare(monkeypatch, "triton", refuses=frozenset())
     declare(monkeypatch, "trtllm_mha", drops=frozenset())
     assert judge("trtllm-mla-kv-dtype", "B200", **dsv3, kv_cache_dtype="fp8_e5m2") is Status.PASS
+    assert "fp8_e5m2" in get_rule("trtllm-mla-kv-dtype").shown().title  # a constraint row worded from it too
     assert judge("trtllm-mla-page", "B200", **dsv3, page_size=128) is Status.PASS
     b200 = Target.from_gpu("B200")
     mla = make_config(model=load_model(MLA_MODEL), attention_backend="trtllm_mla", page_size=128)

@@ -24,7 +24,7 @@ Resolved, ModelField, Capability, and Not / All / AnyOf over them.
 """
 
 from dataclasses import replace
-from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
@@ -751,8 +751,12 @@ def _required(row: Constraint, requirements: Sequence[Requirement]) -> str:
     return worded if len(worded) <= READABLE else row.title
 
 
-def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
-    """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject."""
+def constraint_rules(
+    module: str, rows: Sequence[Constraint], words: Optional[Callable[[str, str], Mapping[str, str]]] = None
+) -> None:
+    """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject. `words`
+    (title, docs) -> their wording from the engine's declarations (attn_preflight.rules.engines.sglang.reasons
+    .declared_words): a row whose title or docs name a declared fact is worded when shown (Rule.shown)."""
     for row in rows:
 
         def check(
@@ -760,4 +764,13 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
         ) -> Outcome:
             return judge(row, cfg, target, skip)
 
-        generated_rule(module, row, check)
+        now = words(row.title, row.docs) if words is not None else None
+        if now is not None and (now["title"], now["docs"]) != (row.title, row.docs):
+            raw = row
+
+            def worded(raw: Constraint = raw) -> Mapping[str, str]:
+                return words(raw.title, raw.docs)  # type: ignore[misc]  # `words` is set on this branch
+
+            generated_rule(module, row._replace(title=now["title"], docs=now["docs"]), check, worded=worded)
+        else:
+            generated_rule(module, row, check)

@@ -78,6 +78,8 @@ def requirement(info: BackendInfo, fact: str, q: Query) -> str:
         return page_sizes_text(info.page_sizes)
     if kind == "kv_dtypes" and info.kv_dtypes is not None:
         return kv_dtypes_text(info.kv_dtypes)
+    if kind == "min_cc" and info.min_cc is not None:
+        return "compute capability {}.{} or newer".format(*info.min_cc)
     return ""
 
 

@@ -27,6 +27,7 @@ from attn_preflight.rules.engines.sglang.declared.gate import (
     Gate,
     gate_rules,
 )
+from attn_preflight.rules.engines.sglang.reasons import declared_words
 
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
@@ -336,16 +337,17 @@ which SGLang's ModelConfig sets for MLA architectures only, and the launch dies 
     ),
     Constraint(
         id="trtllm-mla-kv-dtype",
-        title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
+        title="trtllm_mla KV cache: {trtllm_mla.kv_dtypes}",
         versions="sglang>=0.5.1",
         stage="startup",
         prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
         source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
         docs="""Checks that trtllm_mla (attention or decode backend) is used with a `--kv-cache-dtype` its declaration
-lists for the target's release: fp8_e4m3, bf16 or auto in the newest.
+lists for the target's release: {trtllm_mla.kv_dtypes} in the newest.
 
 SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
-and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from 0.5.7.""",
+and the FP4/MXFP8 caches. History: {trtllm_mla.kv_dtypes#0.5.20} through 0.5.20 (fp4_e2m1 until then),
+{trtllm_mla.kv_dtypes#0.5.6} before 0.5.7 (bf16 from 0.5.7).""",
         fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
         when=AnyOf((Flag("attention_backend", ("trtllm_mla",)), Flag("decode_backend", ("trtllm_mla",)))),
         requires=(
@@ -357,13 +359,13 @@ and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from
     ),
     Constraint(
         id="cutedsl-mla-kv-dtype",
-        title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
+        title="cutedsl_mla KV cache: {cutedsl_mla.kv_dtypes}",
         versions="sglang>=0.5.13",
         backends=("cutedsl_mla", "tokenspeed_mla"),
         stage="startup",
         prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
         source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
-        docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
+        docs="""Checks that cutedsl_mla is used with a `--kv-cache-dtype` it declares: {cutedsl_mla.kv_dtypes}.
 
 SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
         fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
@@ -440,4 +442,4 @@ FlashMLA's FP8 decode path asserts one DCP rank; the server loads and the first 
 )
 
 gate_rules(__name__, ROWS)
-constraint_rules(__name__, CONSTRAINTS)
+constraint_rules(__name__, CONSTRAINTS, words=declared_words)
