@@ -149,10 +149,26 @@ def test_model_backend_lists_agree_with_declared_features():
     assert both == set(GPT_OSS_BACKENDS) & set(general)
     # Inkling's relative attention is a custom score_mod: the two backends its layer accepts declare it
     assert all("score_mod" in SGLANG_BACKENDS[name].features for name in ("fa4", "triton"))
-    # a soft-capped model warns exactly on the backends declared to drop the soft-cap
-    for name in ("fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "torch_native", "flex_attention"):
-        expected = Status.WARN if "softcap" in SGLANG_BACKENDS[name].drops else Status.PASS
-        assert judge("model-softcap-backend", "H100", model="gemma-2-9b", attention_backend=name) is expected, name
+
+
+def test_softcap_rule_follows_the_declared_features(monkeypatch):
+    """model-softcap-backend reads which backends apply, drop and refuse a soft-cap from the declaration: its verdict,
+    what it requires, its fix and its docs."""
+
+    def softcap(gpu, backend):
+        report = evaluate(make_config(model=load_model("gemma-2-9b"), attention_backend=backend), Target.from_gpu(gpu))
+        return finding(report, "model-softcap-backend")
+
+    assert softcap("H100", "flashinfer").status is Status.PASS
+    assert softcap("B200", "trtllm_mha").fix == ("--attention-backend flashinfer",)
+    declare(monkeypatch, "flashinfer", features=SGLANG_BACKENDS["flashinfer"].features - {"softcap"})
+    declare(monkeypatch, "flashinfer", drops=frozenset({"softcap"}))
+    declare(monkeypatch, "fa3", archs=frozenset({8, 9, 10}))
+    dropped = softcap("H100", "flashinfer")
+    assert dropped.status is Status.WARN and "flashinfer" not in dropped.message.split("required")[1]
+    assert softcap("B200", "trtllm_mha").fix == ("--attention-backend fa3",)
+    docs = get_rule("model-softcap-backend").shown().docs
+    assert "fa3, fa4 or triton pass" in docs and "flashinfer" in docs.split("never read")[0]
 
 
 def test_rules_name_declared_backends_only():

@@ -7,9 +7,9 @@ from the declarations (declared/*.py) and the backends their fixes suggest read 
 """
 
 import re
-from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
+from typing import Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence
 
-from attn_preflight.rules.engines.sglang.capabilities import BackendInfo, HeadDims, declaration
+from attn_preflight.rules.engines.sglang.capabilities import BackendInfo, HeadDims, declaration, declarations
 
 
 class Query(NamedTuple):
@@ -152,6 +152,24 @@ def working(declared: Mapping[str, BackendInfo], candidates: Iterable[str], q: Q
 # {backend.fact@phase} for one phase's archs, and {backend.fact#release} as one release declares it; filled in from
 # the declaration when the rule is shown.
 DECLARED_FACT = re.compile(r"\{([a-z0-9_]+)\.([a-z_]+(?::[a-z0-9_]+)?)(?:@([a-z]+))?(?:#([0-9a-z.]+))?\}")
+# {features:softcap}, {drops:softcap}, {refuses:softcap}: the general CUDA backends (every backend, for drops and
+# refuses) whose declaration lists the feature there, in declaration order.
+DECLARED_BACKENDS = re.compile(r"\{(features|drops|refuses):([a-z0-9_]+)\}")
+
+
+def names_text(names: Sequence[str], conjunction: str = "or") -> str:
+    """The names in words: "a, b or c" (or "a, b and c")."""
+    return f"{', '.join(names[:-1])} {conjunction} {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def backends_declaring(field: str, feature: str, declared: Mapping[str, BackendInfo]) -> list[str]:
+    """The backends whose declared `field` ("features", "drops", "refuses") lists `feature`: for "features" the
+    general CUDA ones (those a fix may name), for the others every backend."""
+    return [
+        name
+        for name, info in declared.items()
+        if feature in getattr(info, field) and (field != "features" or (info.general and info.platform == "cuda"))
+    ]
 
 
 def worded(text: str) -> str:
@@ -171,7 +189,11 @@ def worded(text: str) -> str:
             raise ValueError(f"{match.group(0)}: {backend} declares nothing this validator words for {name}")
         return said
 
-    return DECLARED_FACT.sub(fact, text)
+    def listed(match: "re.Match[str]") -> str:
+        names = backends_declaring(match.group(1), match.group(2), declarations())
+        return names_text(names, "or" if match.group(1) == "features" else "and")
+
+    return DECLARED_BACKENDS.sub(listed, DECLARED_FACT.sub(fact, text))
 
 
 def declared_words(title: str, docs: str) -> Mapping[str, str]:
