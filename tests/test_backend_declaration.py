@@ -244,7 +244,8 @@ def test_kv_page_and_feature_verdicts_follow_the_declaration(monkeypatch):
     declare(monkeypatch, "triton", refuses=frozenset())
     declare(monkeypatch, "trtllm_mha", drops=frozenset())
     assert judge("trtllm-mla-kv-dtype", "B200", **dsv3, kv_cache_dtype="fp8_e5m2") is Status.PASS
-    assert "fp8_e5m2" in get_rule("trtllm-mla-kv-dtype").shown().title  # a constraint row worded from it too
+    shown = get_rule("trtllm-mla-kv-dtype").shown()  # a constraint row worded from it too
+    assert "fp8_e5m2" in shown.title and "fp8_e5m2" in shown.fix_title
     assert judge("trtllm-mla-page", "B200", **dsv3, page_size=128) is Status.PASS
     b200 = Target.from_gpu("B200")
     mla = make_config(model=load_model(MLA_MODEL), attention_backend="trtllm_mla", page_size=128)
@@ -347,6 +348,7 @@ def test_a_declaration_change_reaches_verdict_message_fix_and_alternatives(monke
     assert page.status is Status.WARN and "32 or 64" in page.message and page.fix == ("--page-size 32",)
     shown = get_rule("flashmla-page").shown()  # its title and docs name the declared snap
     assert "forces 32" in shown.title and "is 32 when" in shown.docs and "64" not in shown.docs
+    assert shown.fix_title == "Pass --page-size 32"
 
 
 def test_generated_docs_state_the_declared_head_dims():

@@ -752,11 +752,11 @@ def _required(row: Constraint, requirements: Sequence[Requirement]) -> str:
 
 
 def constraint_rules(
-    module: str, rows: Sequence[Constraint], words: Optional[Callable[[str, str], Mapping[str, str]]] = None
+    module: str, rows: Sequence[Constraint], words: Optional[Callable[[str, str, str], Mapping[str, str]]] = None
 ) -> None:
     """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject. `words`
-    (title, docs) -> their wording from the engine's declarations (attn_preflight.rules.engines.sglang.reasons
-    .declared_words): a row whose title or docs name a declared fact is worded when shown (Rule.shown)."""
+    (title, docs, fix title) -> their wording from the engine's declarations (attn_preflight.rules.engines.sglang
+    .reasons.declared_words): a row whose texts name a declared fact is worded when shown (Rule.shown)."""
     for row in rows:
 
         def check(
@@ -764,13 +764,14 @@ def constraint_rules(
         ) -> Outcome:
             return judge(row, cfg, target, skip)
 
-        now = words(row.title, row.docs) if words is not None else None
-        if now is not None and (now["title"], now["docs"]) != (row.title, row.docs):
+        now = words(row.title, row.docs, row.fix_title) if words is not None else None
+        if now is not None and any(now[field] != getattr(row, field) for field in now):
             raw = row
 
             def worded(raw: Constraint = raw) -> Mapping[str, str]:
-                return words(raw.title, raw.docs)  # type: ignore[misc]  # `words` is set on this branch
+                return words(raw.title, raw.docs, raw.fix_title)  # type: ignore[misc]  # `words` is set here
 
-            generated_rule(module, row._replace(title=now["title"], docs=now["docs"]), check, worded=worded)
+            shown = row._replace(title=now["title"], docs=now["docs"], fix_title=now.get("fix_title", row.fix_title))
+            generated_rule(module, shown, check, worded=worded)
         else:
             generated_rule(module, row, check)

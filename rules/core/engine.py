@@ -203,7 +203,7 @@ class Rule(Documented):
     stage: str = ""  # one of STAGES: when the engine would fail (or rewrite) without this check
     subject: str = ""  # the checks module, e.g. "fa4"
     generated: bool = False  # made from a declaration or a constraint row, judged by a shared validator
-    # a generated rule's title and docs worded from its declaration as the declaration is when asked (`shown`)
+    # a rule's title, docs and fix title worded from its declaration as the declaration is when asked (`shown`)
     worded: Optional[Callable[[], Mapping[str, str]]] = field(default=None, compare=False, repr=False)
     package: str = field(init=False, default="")
     version_range: VersionRange = field(init=False, default=VersionRange("", ()))
@@ -230,7 +230,12 @@ class Rule(Documented):
         if self.worded is None:
             return self
         words = self.worded()
-        return replace(self, title=words.get("title", self.title), docs=words.get("docs", self.docs))
+        return replace(
+            self,
+            title=words.get("title", self.title),
+            docs=words.get("docs", self.docs),
+            fix_title=words.get("fix_title", self.fix_title),
+        )
 
     @property
     def verified(self) -> str:

@@ -196,6 +196,8 @@ def worded(text: str) -> str:
     return DECLARED_BACKENDS.sub(listed, DECLARED_FACT.sub(fact, text))
 
 
-def declared_words(title: str, docs: str) -> Mapping[str, str]:
-    """A rule's title and docs worded from the declarations (attn_preflight.rules.core.engine.Rule.shown)."""
-    return {"title": worded(title), "docs": worded(docs)}
+def declared_words(title: str, docs: str, fix_title: str = "") -> Mapping[str, str]:
+    """A rule's title, docs and (when given) fix title worded from the declarations
+    (attn_preflight.rules.core.engine.Rule.shown)."""
+    words = {"title": worded(title), "docs": worded(docs)}
+    return {**words, "fix_title": worded(fix_title)} if fix_title else words

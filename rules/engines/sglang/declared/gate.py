@@ -17,6 +17,7 @@ from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang.reasons import (
+    DECLARED_BACKENDS,
     DECLARED_FACT,
     Query,
     head_dims_text,
@@ -185,7 +186,7 @@ def words(row: Gate) -> dict[str, str]:
             return head_dims_text(info.head_dims[int(key)], info.head_dim_multiple)
         return requirement(info, row.fact, Query(None)) or f"{row.backend}'s declared {row.fact}"
 
-    return {"title": worded(_DECLARED.sub(fact, row.title)), "docs": worded(_DECLARED.sub(fact, row.docs))}
+    return {field: worded(_DECLARED.sub(fact, getattr(row, field))) for field in ("title", "docs", "fix_title")}
 
 
 def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
@@ -196,9 +197,10 @@ def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
         def check(cfg: Config, target: Target, row: Gate = row) -> Outcome:
             return judge(row, cfg, target)
 
-        if _DECLARED.search(row.title + row.docs) or DECLARED_FACT.search(row.title + row.docs):
+        text = row.title + row.docs + row.fix_title
+        if _DECLARED.search(text) or DECLARED_FACT.search(text) or DECLARED_BACKENDS.search(text):
             now = words(row)  # what the raw fields hold; `shown` words them again when asked
-            shown = row._replace(title=now["title"], docs=now["docs"])
+            shown = row._replace(title=now["title"], docs=now["docs"], fix_title=now["fix_title"])
             generated_rule(module, shown, check, engine="sglang", worded=lambda row=row: words(row))
         else:
             generated_rule(module, row, check, engine="sglang")

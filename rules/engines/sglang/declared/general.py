@@ -18,7 +18,7 @@ SGLang logs a warning and uses {hpc_ops.page_sizes} (its check reads the page si
 is set, so an unset size is changed too).
 
 The rewrite changes prefix-cache granularity; passing the size makes it explicit.""",
-        fix_title="Pass the page size hpc_ops takes (--page-size 64)",
+        fix_title="Pass the page size hpc_ops takes (--page-size {hpc_ops.page_snap})",
         backend="hpc_ops",
         fact="page_sizes",
         backends=("hpc_ops",),

@@ -46,7 +46,7 @@ ROWS = (
 
 SGLang does not refuse another size: it logs a warning and uses {trtllm_mha.page_snap}. That rewrite is
 reported as a warning so that what runs is what was asked for.""",
-        fix_title="Pass --page-size 64 (or 16, 32, 128)",
+        fix_title="Pass --page-size {trtllm_mha.page_snap} (any {trtllm_mha.page_sizes} is taken)",
         backend="trtllm_mha",
         fact="page_sizes",
         named_by=PHASE_OR_DRAFT,
@@ -102,7 +102,7 @@ was refused.""",
 
 SGLang logs a warning and uses {trtllm_mla.page_snap} for any other size; the rewrite is reported as a
 warning.""",
-        fix_title="Pass --page-size 64 (or 32)",
+        fix_title="Pass --page-size {trtllm_mla.page_snap} (any {trtllm_mla.page_sizes} is taken)",
         backend="trtllm_mla",
         fact="page_sizes",
         named_by=ATTENTION_OR_DECODE,
@@ -136,7 +136,7 @@ SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm
 
 SGLang logs a warning and uses {cutedsl_mla.page_snap} for any other size; the rewrite is reported as a
 warning.""",
-        fix_title="Pass --page-size 64 (or 32)",
+        fix_title="Pass --page-size {cutedsl_mla.page_snap} (any {cutedsl_mla.page_sizes} is taken)",
         backend="cutedsl_mla",
         fact="page_sizes",
         backends=("cutedsl_mla", "tokenspeed_mla"),
@@ -173,7 +173,7 @@ attention or decode backend, on sglang 0.5.12-0.5.22, where it is its own backen
 
 SGLang logs a warning and uses {tokenspeed_mla.page_snap#0.5.22} for any other size; the rewrite is reported as a warning. From sglang
 0.5.23 tokenspeed_mla is renamed to cutedsl_mla, whose identical snap is judged by cutedsl-mla-page.""",
-        fix_title="Pass --page-size 64 (or 32)",
+        fix_title="Pass --page-size {tokenspeed_mla.page_snap#0.5.22} (any {tokenspeed_mla.page_sizes#0.5.22} is taken)",
         backend="tokenspeed_mla",
         fact="page_sizes",
         named_by=ATTENTION_OR_DECODE,
@@ -215,7 +215,7 @@ comes at the first decode. Read from the kernel builds, not seen on a Blackwell 
 
 SGLang forces {flashmla.page_snap} whatever was given (logging a warning even when it was {flashmla.page_snap} already); a different explicit
 size is reported as a warning.""",
-        fix_title="Pass --page-size 64",
+        fix_title="Pass --page-size {flashmla.page_snap}",
         backend="flashmla",
         fact="page_sizes",
         named_by=ATTENTION_OR_DECODE,
@@ -255,7 +255,7 @@ decode.""",
 backend (sglang <= 0.5.19).
 
 SGLang forces {cutlass_mla.page_snap#0.5.19} whatever was given; a different explicit size is reported as a warning.""",
-        fix_title="Pass --page-size 128",
+        fix_title="Pass --page-size {cutlass_mla.page_snap#0.5.19}",
         backend="cutlass_mla",
         fact="page_sizes",
         named_by=ATTENTION_OR_DECODE,
@@ -348,7 +348,7 @@ lists for the target's release: {trtllm_mla.kv_dtypes} in the newest.
 SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
 and the FP4/MXFP8 caches. History: {trtllm_mla.kv_dtypes#0.5.20} through 0.5.20 (fp4_e2m1 until then),
 {trtllm_mla.kv_dtypes#0.5.6} before 0.5.7 (bf16 from 0.5.7).""",
-        fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+        fix_title="Pass a --kv-cache-dtype it takes: {trtllm_mla.kv_dtypes}",
         when=AnyOf((Flag("attention_backend", ("trtllm_mla",)), Flag("decode_backend", ("trtllm_mla",)))),
         requires=(
             # bfloat16 is refused as spelled: bf16 is the same cache
@@ -368,7 +368,7 @@ and the FP4/MXFP8 caches. History: {trtllm_mla.kv_dtypes#0.5.20} through 0.5.20 
         docs="""Checks that cutedsl_mla is used with a `--kv-cache-dtype` it declares: {cutedsl_mla.kv_dtypes}.
 
 SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
-        fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+        fix_title="Pass a --kv-cache-dtype it takes: {cutedsl_mla.kv_dtypes}",
         when=AnyOf(
             (
                 Flag("prefill_backend", ("cutedsl_mla",)),

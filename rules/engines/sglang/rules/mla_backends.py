@@ -269,6 +269,9 @@ def _tokenspeed(cfg) -> bool:
 
 
 TOKENSPEED_KV_TITLE = "tokenspeed_mla's KV cache: {tokenspeed_mla.kv_dtypes}"
+TOKENSPEED_KV_FIX = (
+    "Pass a --kv-cache-dtype it declares ({tokenspeed_mla.kv_dtypes}; on 0.5.23: --attention-backend cutedsl_mla)"
+)
 TOKENSPEED_KV_DOCS = """Checks that tokenspeed_mla is used with a `--kv-cache-dtype` it declares: {tokenspeed_mla.kv_dtypes}.
 
 sglang 0.5.12-0.5.22 refuse any other KV dtype at start-up ({tokenspeed_mla.kv_dtypes#0.5.22} there). sglang
@@ -285,8 +288,8 @@ required FP8 KV; setting --kv-cache-dtype=fp8_e4m3."): reported as a warning the
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args (0.5.23)",
     docs=worded(TOKENSPEED_KV_DOCS),
-    worded=lambda: declared_words(TOKENSPEED_KV_TITLE, TOKENSPEED_KV_DOCS),
-    fix_title="Pass the KV dtype it declares (--kv-cache-dtype fp8_e4m3; on 0.5.23: --attention-backend cutedsl_mla)",
+    worded=lambda: declared_words(TOKENSPEED_KV_TITLE, TOKENSPEED_KV_DOCS, TOKENSPEED_KV_FIX),
+    fix_title=worded(TOKENSPEED_KV_FIX),
 )
 def tokenspeed_mla_kv_dtype(cfg, target):
     if not _tokenspeed(cfg):
