@@ -359,6 +359,12 @@ def registered_rules() -> tuple[Rule, ...]:
     return tuple(_REGISTRY.values())
 
 
+def _title(rule: Any) -> str:
+    """A reported rule's title as shown: worded from its declaration when it is (without re-making the Rule)."""
+    worded = getattr(rule, "worded", None)
+    return str(worded().get("title", rule.title)) if worded is not None else str(rule.title)
+
+
 class Reported(Protocol):
     """What a Finding reads of what it reports on: a Rule, or a ReportedCheck (`check --smoke`, `--ask-engine`)."""
 
@@ -387,7 +393,7 @@ class Finding:
         self.note = note  # e.g. "sglang version unknown: newest known behaviour (sglang 0.5.23) applied"
 
     rule_id = property(lambda self: self.rule.id)
-    title = property(lambda self: self.rule.shown().title if getattr(self.rule, "worded", None) else self.rule.title)
+    title = property(lambda self: _title(self.rule))
     status = property(lambda self: self.outcome.status)
     message = property(lambda self: self.outcome.message)
     fix = property(lambda self: self.outcome.fix)

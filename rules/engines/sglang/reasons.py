@@ -7,9 +7,15 @@ from the declarations (declared/*.py) and the backends their fixes suggest read 
 """
 
 import re
-from typing import Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence, TypeVar
 
-from attn_preflight.rules.engines.sglang.capabilities import BackendInfo, HeadDims, declaration, declarations
+from attn_preflight.rules.engines.sglang.capabilities import (
+    SGLANG_BACKENDS,
+    BackendInfo,
+    HeadDims,
+    declaration,
+    declarations,
+)
 
 
 class Query(NamedTuple):
@@ -172,9 +178,29 @@ def backends_declaring(field: str, feature: str, declared: Mapping[str, BackendI
     ]
 
 
+_T = TypeVar("_T")
+_WORDED: dict[str, tuple[tuple[BackendInfo, ...], object]] = {}
+
+
+def while_declared(key: str, compute: Callable[[], _T]) -> _T:
+    """`compute()`, computed again only once a declaration has changed since (a finding's title is worded each
+    time it is read): the cache keeps the declarations it was worded from and compares them by identity."""
+    now = tuple(SGLANG_BACKENDS.values())
+    hit = _WORDED.get(key)
+    if hit is not None and len(hit[0]) == len(now) and all(a is b for a, b in zip(hit[0], now)):
+        return hit[1]  # type: ignore[return-value]  # stored by this function under this key
+    value = compute()
+    _WORDED[key] = (now, value)
+    return value
+
+
 def worded(text: str) -> str:
     """`text` with every {backend.fact} placeholder worded from the declaration as it is now (the newest
     verified release's unless the placeholder names one)."""
+    return while_declared(text, lambda: _worded(text)) if "{" in text else text
+
+
+def _worded(text: str) -> str:
 
     def fact(match: "re.Match[str]") -> str:
         backend, name, phase, release = match.groups()

@@ -23,6 +23,7 @@ from attn_preflight.rules.engines.sglang.reasons import (
     head_dims_text,
     reasons,
     requirement,
+    while_declared,
     worded,
     working,
 )
@@ -176,6 +177,10 @@ _DECLARED = re.compile(r"\{(head_dims:\d+|requires)\}")
 def words(row: Gate) -> dict[str, str]:
     """The row's title and docs with the declared facts they name worded from its backend's declaration as it is
     now (the newest verified release's): read when the rule is shown, never frozen at import."""
+    return while_declared(f"gate:{row.id}", lambda: _words(row))
+
+
+def _words(row: Gate) -> dict[str, str]:
     from attn_preflight.rules.engines.sglang.capabilities import declaration
 
     info = declaration(row.backend)
