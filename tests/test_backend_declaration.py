@@ -403,8 +403,8 @@ def test_a_declaration_change_reaches_verdict_message_fix_docs_and_alternatives(
 
 
 def test_a_declaration_change_reaches_the_rules_that_read_it(monkeypatch):
-    """fa3-arch, trtllm-mha-arch, hpc-ops-page-size, tokenspeed-mla-kv-dtype, fa3-fp8-sm8x and fa4-fp8-sm100 read
-    their facts from the declaration: one edit of it changes the verdict, what the finding requires, the fix, the
+    """fa3-arch, trtllm-mha-arch, hpc-ops-page-size, tokenspeed-mla-kv-dtype, fa3-fp8-sm8x, fa4-fp8-sm100,
+    fa4-deterministic-mla-arch, fa4-rel-bias-arch and kv-mxfp8-kernel-arch read their facts from the declaration: one edit of it changes the verdict, what the finding requires, the fix, the
     title and docs `explain` shows, and (fa3-arch) the alternatives, with nothing else edited."""
 
     def offered(report):
@@ -477,6 +477,26 @@ def test_a_declaration_change_reaches_the_rules_that_read_it(monkeypatch):
     assert "8.x, 9.x" in get_rule("fa3-fp8-sm8x").shown().title
     on_a100 = finding(check("A100", attention_backend="fa4", **fp8), "fa4-fp8-sm100")
     assert "--attention-backend fa3" in on_a100.fix
-    declare(monkeypatch, "fa4", kv_dtype_archs={"fp8_e4m3": frozenset({9, 10})})
+    declare(
+        monkeypatch, "fa4", kv_dtype_archs={**SGLANG_BACKENDS["fa4"].kv_dtype_archs, "fp8_e4m3": frozenset({9, 10})}
+    )
     assert finding(check("H100", attention_backend="fa4", **fp8), "fa4-fp8-sm100").status is Status.PASS
     assert "9.x, 10.x" in shown("fa4-fp8-sm100")
+
+    # fa4-deterministic-mla-arch, fa4-rel-bias-arch, kv-mxfp8-kernel-arch: fa4's MLA, rel_bias and MXFP8 archs
+    deterministic = {"model": MLA_MODEL, "attention_backend": "fa4", "deterministic": True}
+    on_h100 = finding(check("H100", **deterministic), "fa4-deterministic-mla-arch")
+    assert on_h100.status is Status.FAIL and on_h100.fix == ("--attention-backend fa3",)
+    rel_bias = {"attention_backend": "fa4", "features": ["rel_bias"]}
+    assert finding(check("A100", **rel_bias), "fa4-rel-bias-arch").status is Status.FAIL
+    mxfp8 = {"attention_backend": "fa4", "kv_cache_dtype": "mxfp8"}
+    assert finding(check("Jetson Thor", **mxfp8), "kv-mxfp8-kernel-arch").status is Status.FAIL
+    fa4 = SGLANG_BACKENDS["fa4"]
+    declare(monkeypatch, "fa4", mla_archs=frozenset({9, 10, 11}), kv_dtype_archs={"mxfp8": frozenset({10, 11})})
+    declare(monkeypatch, "fa4", feature_archs={**fa4.feature_archs, "rel_bias": frozenset({8, 9, 10, 11, 12})})
+    assert finding(check("H100", **deterministic), "fa4-deterministic-mla-arch").status is Status.PASS
+    assert finding(check("A100", **rel_bias), "fa4-rel-bias-arch").status is Status.PASS
+    assert finding(check("Jetson Thor", **mxfp8), "kv-mxfp8-kernel-arch").status is Status.PASS
+    assert "9.x, 10.x, 11.x" in get_rule("fa4-deterministic-mla-arch").shown().title
+    assert "8.x, 9.x" in get_rule("fa4-rel-bias-arch").shown().title
+    assert "10.x, 11.x" in get_rule("kv-mxfp8-kernel-arch").shown().title

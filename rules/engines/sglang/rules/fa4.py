@@ -149,23 +149,31 @@ def fa4_hd256_sm100(cfg, target):
     )
 
 
+DETERMINISTIC_MLA_TITLE = "Deterministic absorbed-MLA on fa4 needs {fa4.mla_archs}"
+DETERMINISTIC_MLA_DOCS = """Checks that deterministic inference (`--enable-deterministic-inference`) of a DeepSeek-family
+absorbed-MLA model on `--attention-backend fa4` runs on a GPU of {fa4.mla_archs}.
+
+SGLang runs such models through FA4's absorbed-MLA path (the `qv` argument), which flash_attn.cute
+implements only on SM100/SM110 ("only support Blackwell arch with qv"). SGLang refuses the config at
+start-up on any other GPU (platform probe is_sm100_or_sm110: major 10 or 11, torch CUDA >= 12.8).
+The DeepSeek family is the architecture list in handle_deterministic_inference (DeepSeek V2/V3/V3.2,
+Mistral Large 3, Pixtral, GLM MoE DSA / 4 MoE Lite / 5 Next). The fix names fa3 where the declarations
+admit it for MLA on the GPU, else triton."""
+# An MLA model's backend instead of fa4: the first the declarations admit for MLA on the GPU.
+MLA_INSTEAD = ("fa3", "triton")
+
+
 @rule(
     id="fa4-deterministic-mla-arch",
-    title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
+    title=worded(DETERMINISTIC_MLA_TITLE),
     engine="sglang",
     versions="sglang>=0.5.18",
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
     "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
-    docs="""Checks that deterministic inference (`--enable-deterministic-inference`) of a DeepSeek-family
-absorbed-MLA model on `--attention-backend fa4` runs on a compute-capability 10.x or 11.x GPU.
-
-SGLang runs such models through FA4's absorbed-MLA path (the `qv` argument), which flash_attn.cute
-implements only on SM100/SM110 ("only support Blackwell arch with qv"). SGLang refuses the config at
-start-up on any other GPU (platform probe is_sm100_or_sm110: major 10 or 11, torch CUDA >= 12.8).
-The DeepSeek family is the architecture list in handle_deterministic_inference (DeepSeek V2/V3/V3.2,
-Mistral Large 3, Pixtral, GLM MoE DSA / 4 MoE Lite / 5 Next).""",
+    docs=worded(DETERMINISTIC_MLA_DOCS),
+    worded=lambda: declared_words(DETERMINISTIC_MLA_TITLE, DETERMINISTIC_MLA_DOCS),
     fix_title="Use --attention-backend fa3 on SM90 (triton elsewhere), or run on SM100/SM110",
 )
 def fa4_deterministic_mla_arch(cfg, target):
@@ -178,28 +186,37 @@ def fa4_deterministic_mla_arch(cfg, target):
         return skipped(f"applies to DeepSeek-family models ({cfg.model.architecture} is not one)")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in declared(target, "fa4").mla_archs:
-        return passed(gpu(target), "SM100/SM110")
-    fix = ["--attention-backend fa3"] if target.major == 9 else ["--attention-backend triton"]
-    return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)", fix)
+    fa4 = declared(target, "fa4")
+    required = requirement(fa4, "mla_archs", Query(target.major)) or "fa4's declared MLA archs"
+    if fa4.mla_archs is None or target.major in fa4.mla_archs:
+        return passed(gpu(target), required)
+    instead = working(target.sglang_backends, MLA_INSTEAD, Query(target.major, mla=True))[:1]
+    fix = [f"--attention-backend {name}" for name in instead]
+    return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", required, fix)
+
+
+REL_BIAS_TITLE = "rel_bias on fa4: {fa4.feature_archs:rel_bias} (SM12x with head dims <= 128)"
+REL_BIAS_DOCS = """Checks where a sheared relative bias (`rel_bias`, Inkling) can run on `fa4`: {fa4.feature_archs:rel_bias},
+SM12x through SGLang's SM120 host when head_dim and v_head_dim are at most 128 ("SM120 relative bias
+currently supports head_dim and head_dim_v up to 128").
+
+rel_bias exists only in SGLang's vendored FA4 (from 0.5.16), not in the flash-attn-4 wheel. On SM8x the
+interface asserts. 0.5.16 and 0.5.17 admit {fa4.feature_archs:rel_bias#0.5.17} ("rel_bias (sheared bias) is
+only supported on SM9x/10x", 0.5.17 interface.py:866-870); 0.5.18 adds SGLang's SM120 forward host
+(interface.py:997-1000)."""
 
 
 @rule(
     id="fa4-rel-bias-arch",
-    title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
+    title=worded(REL_BIAS_TITLE),
     engine="sglang",
     versions="sglang>=0.5.16",
     backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
-    docs="""Checks where a sheared relative bias (`rel_bias`, Inkling) can run on `fa4`: SM90, SM10x, SM11x, and
-SM12x through SGLang's SM120 host when head_dim and v_head_dim are at most 128 ("SM120 relative bias
-currently supports head_dim and head_dim_v up to 128").
-
-rel_bias exists only in SGLang's vendored FA4 (from 0.5.16), not in the flash-attn-4 wheel. On SM8x the
-interface asserts. 0.5.16 and 0.5.17 assert SM9x-SM11x ("rel_bias (sheared bias) is only supported on
-SM9x/10x", 0.5.17 interface.py:866-870); 0.5.18 adds SGLang's SM120 forward host (interface.py:997-1000).""",
+    docs=worded(REL_BIAS_DOCS),
+    worded=lambda: declared_words(REL_BIAS_TITLE, REL_BIAS_DOCS),
     fix_title="Use --attention-backend triton",
 )
 def fa4_rel_bias_arch(cfg, target):
@@ -207,11 +224,11 @@ def fa4_rel_bias_arch(cfg, target):
         return skipped("applies to a sheared rel_bias")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major not in declared(target, "fa4").feature_archs["rel_bias"]:
+    fa4 = declared(target, "fa4")
+    required = requirement(fa4, "feature_archs:rel_bias", Query(target.major)) or "fa4's declared rel_bias archs"
+    if target.major not in fa4.feature_archs["rel_bias"]:
         return failed(
-            f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-            "SM90-SM110" + (" or SM12x" if 12 in declared(target, "fa4").feature_archs["rel_bias"] else ""),
-            ["--attention-backend triton"],
+            f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}", required, ["--attention-backend triton"]
         )
     if target.major == 12:  # SGLang's SM120 forward host
         dims = _head_dims(cfg)
@@ -224,7 +241,7 @@ def fa4_rel_bias_arch(cfg, target):
             "head dims <= 128 on SM12x",
             ["--attention-backend triton"],
         )
-    return passed(gpu(target), "SM90-SM110")
+    return passed(gpu(target), required)
 
 
 @rule(
