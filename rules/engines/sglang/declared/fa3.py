@@ -104,8 +104,8 @@ score_mod on SM8x (rule fa4-score-mod-sm8x).""",
 with SGLANG_OPT_USE_INKLING_SHEARED_BIAS, on by default) is not served by `fa3`.
 
 Only the FA4 kernels SGLang vendors (sglang/kernels/ops/attention/flash_attn/cute) take `rel_bias`; the
-fa3 path raises at the first forward. FA4 accepts it on SM90-SM110 and, through SGLang's SM120 host, on
-SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
+fa3 path raises at the first forward. FA4 accepts it on {fa4.feature_archs:rel_bias} (SM12x through
+SGLang's SM120 host, with head dims up to 128: rule fa4-rel-bias-arch).""",
         fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
         backend="fa3",
         fact="refuses:rel_bias",
