@@ -171,6 +171,20 @@ def test_softcap_rule_follows_the_declared_features(monkeypatch):
     assert "fa3, fa4 or triton pass" in docs and "flashinfer" in docs.split("never read")[0]
 
 
+def test_every_declared_fact_placeholder_is_worded():
+    """No rule shows a placeholder ({fa3.archs}, {requires}, {features:softcap}) unworded, and the rules that name
+    declared facts this way are the ones `explain` rewords from the declaration."""
+    import re
+
+    placeholder = re.compile(r"\{(?:[a-z0-9_]+\.[a-z_:0-9]+|requires|head_dims:\d+|(?:features|drops|refuses):[a-z_]+)")
+    worded = [r for r in all_rules() if r.worded is not None]
+    assert len(worded) >= 30
+    for r in all_rules():
+        shown = r.shown()
+        for text in (shown.title, shown.docs, shown.fix_title):
+            assert not placeholder.search(text), (r.id, text)
+
+
 def test_rules_name_declared_backends_only():
     for r in all_rules():
         if r.engine == "sglang":
