@@ -9,6 +9,7 @@ MODULES = {
     "attn_preflight.rules.checks.general": "any",
     "attn_preflight.rules.kernels.dispatch": "any",
     "attn_preflight.rules.engines.sglang.constraints.general": "sglang",
+    "attn_preflight.rules.engines.sglang.declared.general": "sglang",
     "attn_preflight.rules.engines.sglang.rules.fa3": "sglang",
     "attn_preflight.rules.engines.sglang.declared.fa4": "sglang",
     "attn_preflight.rules.engines.sglang.rules.fa4": "sglang",

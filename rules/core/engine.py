@@ -38,20 +38,8 @@ from __future__ import annotations
 import enum
 import functools
 import json
-import re
 from dataclasses import dataclass, field, replace
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Iterable,
-    Mapping,
-    NamedTuple,
-    Optional,
-    Protocol,
-    Sequence,
-    Union,
-)
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Protocol, Sequence
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.target import VERSIONED, Target
@@ -195,20 +183,19 @@ def provenance(engine: str) -> dict[str, str]:
 
 
 class Worded:
-    """A generated rule's shown fields (title, docs, fix_title) with the declared facts they name filled in when
-    read: each match of `pattern` (its first group the fact's name, e.g. "{archs:FLASHINFER}") becomes `fact(name)`,
-    the pack's own wording of its declaration as it is now. One field is worded only when it is read, so a finding
-    that shows its title alone never words the docs. The one wording step of every engine pack's generated rules
-    (Rule.worded); a plain class, not a Mapping, since every check defines it."""
+    """A rule's shown fields (title, docs, fix_title) with the declared facts they name worded by `word` when read:
+    `word` fills a text's placeholders from the pack's declarations as they are now. One field is worded only when
+    it is read, so a finding that shows its title alone never words the docs. The one wording step of every engine
+    pack's rules (Rule.worded); a plain class, not a Mapping, since every check defines it."""
 
-    __slots__ = ("fields", "fact", "pattern")
+    __slots__ = ("fields", "word")
 
-    def __init__(self, fields: Mapping[str, str], fact: Callable[[str], str], pattern: Union[str, re.Pattern[str]]):
-        self.fields, self.fact, self.pattern = fields, fact, pattern
+    def __init__(self, fields: Mapping[str, str], word: Callable[[str], str]):
+        self.fields, self.word = fields, word
 
     def __getitem__(self, key: str) -> str:
         text = self.fields[key]
-        return re.sub(self.pattern, lambda match: self.fact(match.group(1)), text) if "{" in text else text
+        return self.word(text) if "{" in text else text
 
     def get(self, key: str, default: str = "") -> str:
         return self[key] if key in self.fields else default
@@ -392,6 +379,12 @@ def registered_rules() -> tuple[Rule, ...]:
     return tuple(_REGISTRY.values())
 
 
+def _title(rule: Any) -> str:
+    """A reported rule's title as shown: worded from its declaration when it is (without re-making the Rule)."""
+    worded = getattr(rule, "worded", None)
+    return str(worded().get("title", rule.title)) if worded is not None else str(rule.title)
+
+
 class Reported(Protocol):
     """What a Finding reads of what it reports on: a Rule, or a ReportedCheck (`check --smoke`, `--ask-engine`)."""
 
@@ -420,12 +413,7 @@ class Finding:
         self.note = note  # e.g. "sglang version unknown: newest known behaviour (sglang 0.5.23) applied"
 
     rule_id = property(lambda self: self.rule.id)
-    # a rule worded from its declaration words its title alone here (Worded reads a field when asked)
-    title = property(
-        lambda self: (
-            self.rule.worded().get("title", self.rule.title) if getattr(self.rule, "worded", None) else self.rule.title
-        )
-    )
+    title = property(lambda self: _title(self.rule))
     status = property(lambda self: self.outcome.status)
     message = property(lambda self: self.outcome.message)
     fix = property(lambda self: self.outcome.fix)

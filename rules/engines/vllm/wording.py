@@ -4,6 +4,7 @@ check loads; words.py, and the cost of wording, only `explain` and `rules`."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from attn_preflight.rules.core.engine import Worded
@@ -31,4 +32,9 @@ def fact(name: str) -> str:
 def words(row: Any) -> Worded:
     """A row's title, docs and fix title with the declared facts they name worded from the declarations as they are
     now (the newest declared range, its older values, the selection): read when shown, never frozen at import."""
-    return Worded({"title": row.title, "docs": row.docs, "fix_title": row.fix_title}, fact, WORDED)
+    return Worded({"title": row.title, "docs": row.docs, "fix_title": row.fix_title}, word)
+
+
+def word(text: str) -> str:
+    """`text` with each WORDED placeholder filled from the declarations as they are now."""
+    return re.sub(WORDED, lambda match: fact(match.group(1)), text)
