@@ -1,6 +1,7 @@
 """What a release changes, derived from the release files and the rules: its flags, choices and check sites against
 the release before it (rules/engines/<engine>/releases/), the rules whose range starts or ends there, and (SGLang)
-the backend declarations that differ (rules/engines/sglang/capabilities.py).
+the capability deltas its file holds, with the backend declarations that differ once they are folded
+(rules/engines/sglang/capabilities.py).
 
     python3 bench/release_changes.py sglang 0.5.23
 """
@@ -8,6 +9,7 @@ the backend declarations that differ (rules/engines/sglang/capabilities.py).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 
@@ -42,6 +44,7 @@ def changes(engine: str, release: str) -> list[str]:
     lines += _choice_changes(old.get("choices"), new.get("choices"))
     lines += _site_changes(engine, previous, release)
     lines += _rule_changes(engine, previous, release)
+    lines += _capability_deltas(new)
     lines += _capability_changes(engine, previous, release)
     return lines if len(lines) > 1 else [*lines, "  nothing read differs"]
 
@@ -75,6 +78,18 @@ def _rule_changes(engine: str, previous: str, release: str) -> list[str]:
             kind = "generated" if rule.generated else "hand-written"
             lines.append(f"  rule {'starts' if after else 'ends'}: {rule.id} ({rule.versions}, {kind})")
     return sorted(lines)
+
+
+def _capability_deltas(content: dict) -> list[str]:
+    """The release file's own capability deltas: each backend whose facts this release changed, as written."""
+    lines = []
+    for delta in content.get("capability_deltas", ()):
+        since = f" (from {delta['since']})" if delta.get("since") else ""
+        before = ", ".join(f"{fact}={json.dumps(value)}" for fact, value in delta.get("facts", {}).items())
+        if delta.get("drop_features"):
+            before = ", ".join(filter(None, [before, f"without {'/'.join(delta['drop_features'])}"]))
+        lines.append(f"  capability delta: {delta['backend']} before this release{since}: {before}")
+    return lines
 
 
 def _capability_changes(engine: str, previous: str, release: str) -> list[str]:

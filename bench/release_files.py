@@ -17,7 +17,10 @@ from pathlib import Path
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("flags", "choices")  # each is written by its own generator
+SECTIONS = ("capability_deltas", "flags", "choices")  # flags and choices: generated from the wheel
+# capability_deltas (SGLang): written by hand, one entry per backend whose declared facts changed in this release:
+# {"backend", "facts": their values in the releases before this one (from "since" when given), "drop_features":
+# features it did not have before, "source"} (attn_preflight.rules.engines.sglang.capabilities folds them)
 
 
 def folder(engine: str) -> Path:
@@ -45,6 +48,9 @@ def dump(content: dict) -> str:
     for key, value in fields:
         lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},")
     body = []
+    if "capability_deltas" in content:
+        rows = ",\n".join(f"  {_line(delta)}" for delta in content["capability_deltas"])
+        body.append(f' "capability_deltas": [\n{rows}\n ]' if rows else ' "capability_deltas": []')
     if "flags" in content:
         body.append(_mapping("flags", content["flags"]))
     if "choices" in content:
@@ -103,18 +109,34 @@ def index(engine: str) -> dict:
     older: dict[str, list] = {}
     for content in contents:  # oldest first: the newest release that has a flag defines it
         older.update((option, spec) for option, spec in content["flags"].items() if option not in newest)
+    # each release's capability deltas, newest release first (the order they are folded in), so that a check reads
+    # them from this one file rather than opening every release file
+    deltas = {c["release"]: c["capability_deltas"] for c in reversed(contents) if c.get("capability_deltas")}
     return {
         "_doc": "Derived from the release files by bench/release_files.py, never edited: the releases oldest "
-        "first, those with a choice table, and each flag only older releases have -> [dest, nargs] as the newest "
-        "release that has it defines it.",
+        "first, those with a choice table, each release's capability deltas (newest first), and each flag only "
+        "older releases have -> [dest, nargs] as the newest release that has it defines it.",
         "releases": names,
         "with_choices": [content["release"] for content in contents if "choices" in content],
+        **({"capability_deltas": deltas} if deltas else {}),
         "older_flags": dict(sorted(older.items())),
     }
 
 
 def write_index(engine: str) -> None:
+    """One flag a line, one capability delta a line."""
     data = index(engine)
-    head = {k: v for k, v in data.items() if k != "older_flags"}
-    text = json.dumps(head, indent=1)[:-2] + ",\n" + _mapping("older_flags", data["older_flags"]) + "\n}\n"
-    (folder(engine) / "index.json").write_text(text, encoding="utf-8")
+    head = {k: v for k, v in data.items() if k not in ("capability_deltas", "older_flags")}
+    parts = [json.dumps(head, indent=1)[:-2]]
+    if "capability_deltas" in data:
+        releases = ",\n".join(
+            f"  {json.dumps(release)}: [\n" + ",\n".join(f"   {_line(delta)}" for delta in entries) + "\n  ]"
+            for release, entries in data["capability_deltas"].items()
+        )
+        parts.append(f' "capability_deltas": {{\n{releases}\n }}')
+    parts.append(_mapping("older_flags", data["older_flags"]))
+    (folder(engine) / "index.json").write_text(",\n".join(parts) + "\n}\n", encoding="utf-8")
+
+
+def _line(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
