@@ -30,10 +30,10 @@ def new_release(engine: str, version: str) -> list[str]:
         patterns += [*sglang_choices.MEMBERS, *check_sites.wheel_patterns()]
     root = sources(engine, version, sorted(set(patterns)))
     content = {"engine": engine, "release": version, **flag_tables.release_flags(engine, root)}
+    # written by hand (a backend's facts this release changed, as they were before it); kept when a file is regenerated
+    known = release_files.path(engine, version).is_file()
+    content["capability_deltas"] = release_files.read(engine, version).get("capability_deltas", []) if known else []
     if engine == "sglang":
-        # written by hand after the census (a backend's facts this release changed); kept when a file is regenerated
-        known = release_files.path(engine, version).is_file()
-        content["capability_deltas"] = release_files.read(engine, version).get("capability_deltas", []) if known else []
         content["choices"] = sglang_choices.release_choices(root)
     release_files.write(content)
     if engine == "sglang":

@@ -34,17 +34,18 @@ def test_a_release_lists_each_declaration_fact_that_changed():
 
 def test_each_sglang_release_file_carries_its_capability_deltas_and_the_index_folds_them():
     """One home per fact (issue 19): an older release's backend facts are its file's capability_deltas, which
-    index.json gathers (bench/release_files.py) and capabilities.py folds into each backend's eras."""
+    capability_deltas.json gathers (bench/release_files.py) and capabilities.py folds into each backend's eras."""
     import release_files
 
-    from attn_preflight.rules.engines.releases import index
+    from attn_preflight.rules.engines.releases import capability_deltas, index
     from attn_preflight.rules.engines.sglang import capabilities
     from attn_preflight.rules.engines.sglang.capabilities import SGLANG_BACKENDS
 
     files = {release: release_files.read("sglang", release) for release in release_files.releases("sglang")}
     assert all(isinstance(content.get("capability_deltas"), list) for content in files.values())
     written = {release: c["capability_deltas"] for release, c in reversed(files.items()) if c["capability_deltas"]}
-    assert index("sglang")["capability_deltas"] == written, "index.json is stale: run bench/release_files.py"
+    assert capability_deltas("sglang") == written, "capability_deltas.json is stale: run bench/release_files.py"
+    assert index("sglang")["with_deltas"] == list(reversed(written))
     named: dict[str, int] = {}
     for entries in written.values():
         for delta in entries:
@@ -64,3 +65,33 @@ def test_a_capability_delta_reaches_the_releases_before_it_only(monkeypatch):
     assert capabilities.declaration("fa3", "0.5.19").archs == capabilities.declaration("fa3", "0.5.22").archs
     assert capabilities.declaration("fa3", "0.5.22").archs == frozenset({8, 9})
     assert folded["fa3"][-1].source == f"{capabilities.OVERRIDES} (a test)"
+
+
+def test_each_vllm_release_file_carries_its_capability_deltas():
+    """vLLM's older backend values are the release files' capability deltas, one entry per field, in the file of
+    the first release with today's value; changes.py folds capability_deltas.json's copy."""
+    import release_files
+
+    from attn_preflight.rules.engines.releases import capability_deltas, index
+    from attn_preflight.rules.engines.vllm import changes
+
+    files = {release: release_files.read("vllm", release) for release in release_files.releases("vllm")}
+    assert all(isinstance(content.get("capability_deltas"), list) for content in files.values())
+    written = {release: c["capability_deltas"] for release, c in reversed(files.items()) if c["capability_deltas"]}
+    assert capability_deltas("vllm") == written, "capability_deltas.json is stale: run bench/release_files.py"
+    assert index("vllm")["with_deltas"] == list(reversed(written))
+    folded = changes.changes()
+    assert len(folded) == sum(map(len, written.values()))
+    assert {(c.backend, c.field, c.until) for c in folded} == {
+        (d["backend"], d["field"], release) for release, entries in written.items() for d in entries
+    }
+
+
+def test_a_vllm_capability_delta_reaches_its_releases_only(monkeypatch):
+    from attn_preflight.rules.engines.vllm import changes
+
+    delta = {"backend": "FLASH_ATTN", "field": "sliding_window", "value": False, "since": "0.27.0", "source": "test"}
+    monkeypatch.setattr(changes, "changes", lambda: changes.fold({"0.29.0": [delta]}))
+    assert changes.backend_at("FLASH_ATTN", "0.28.0").sliding_window is False
+    assert changes.backend_at("FLASH_ATTN", "0.29.0").sliding_window is True
+    assert changes.backend_at("FLASH_ATTN", "0.26.0").sliding_window is True

@@ -238,7 +238,8 @@ DETERMINISTIC_LISTS = (
 DETERMINISTIC_DEEPSEEK_BACKENDS_BEFORE_RADIX = ("fa3", "triton")
 DETERMINISTIC_MLA_RADIX_FROM = Version("0.5.18")
 # The newest release's declarations. What older releases had lives in the release files: each release's
-# `capability_deltas` (rules/engines/sglang/releases/<version>.json, gathered into index.json by bench/release_files.py)
+# `capability_deltas` (rules/engines/sglang/releases/<version>.json, gathered into capability_deltas.json by
+# bench/release_files.py)
 # are folded into each backend's eras (eras_of) when an older release is asked.
 SGLANG_BACKENDS: dict[str, BackendInfo] = {
     b.name: b
@@ -618,15 +619,18 @@ def _fold(deltas: Mapping[str, list]) -> dict[str, tuple[Era, ...]]:
 
 
 def _deltas() -> Mapping[str, list]:
-    from attn_preflight.rules.engines.releases import index
+    from attn_preflight.rules.engines.releases import capability_deltas
 
-    return index("sglang").get("capability_deltas", {})
+    return capability_deltas("sglang")
 
 
 @functools.cache
 def _newest_delta() -> Optional[Version]:
     """The newest release with a capability delta: from it on no era holds (each ends at or before its release)."""
-    return max((Version(release) for release in _deltas()), default=None)
+    from attn_preflight.rules.engines.releases import index
+
+    with_deltas = index("sglang")["with_deltas"]
+    return Version(with_deltas[-1]) if with_deltas else None
 
 
 @functools.cache
