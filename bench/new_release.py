@@ -5,7 +5,9 @@ and, for SGLang, its check-site census beside it with each new or changed site l
 
 The wheel's files are read with HTTP range requests into the user cache ($ATTN_PREFLIGHT_WHEELS or
 ~/.cache/attn-preflight/wheels; bench/wheel_ranges.py), never installed. Then, for each site not yet covered,
-write a capability delta, a constraint row or a rule with its fixtures, and record the coverage in the census.
+write a capability delta (the file's `capability_deltas`: the backend's facts before this release, with their
+source; bench/release_files.py folds them into index.json), a constraint row or a rule with its fixtures, and
+record the coverage in the census.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ def new_release(engine: str, version: str) -> list[str]:
         patterns += [*sglang_choices.MEMBERS, *check_sites.wheel_patterns()]
     root = sources(engine, version, sorted(set(patterns)))
     content = {"engine": engine, "release": version, **flag_tables.release_flags(engine, root)}
+    # written by hand (a backend's facts this release changed, as they were before it); kept when a file is regenerated
+    known = release_files.path(engine, version).is_file()
+    content["capability_deltas"] = release_files.read(engine, version).get("capability_deltas", []) if known else []
     if engine == "sglang":
         content["choices"] = sglang_choices.release_choices(root)
     release_files.write(content)

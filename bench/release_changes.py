@@ -1,6 +1,7 @@
 """What a release changes, derived from the release files and the rules: its flags, choices and check sites against
-the release before it (rules/engines/<engine>/releases/), the rules whose range starts or ends there, and (SGLang)
-the backend declarations that differ (rules/engines/sglang/capabilities.py).
+the release before it (rules/engines/<engine>/releases/), the rules whose range starts or ends there, and the
+capability deltas its file holds, with the backend declarations that differ once they are folded
+(rules/engines/sglang/capabilities.py, rules/engines/vllm/changes.py).
 
     python3 bench/release_changes.py sglang 0.5.23
 """
@@ -8,6 +9,7 @@ the backend declarations that differ (rules/engines/sglang/capabilities.py).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 
@@ -42,6 +44,7 @@ def changes(engine: str, release: str) -> list[str]:
     lines += _choice_changes(old.get("choices"), new.get("choices"))
     lines += _site_changes(engine, previous, release)
     lines += _rule_changes(engine, previous, release)
+    lines += _capability_deltas(new)
     lines += _capability_changes(engine, previous, release)
     return lines if len(lines) > 1 else [*lines, "  nothing read differs"]
 
@@ -77,10 +80,26 @@ def _rule_changes(engine: str, previous: str, release: str) -> list[str]:
     return sorted(lines)
 
 
+def _capability_deltas(content: dict) -> list[str]:
+    """The release file's own capability deltas: each backend whose facts this release changed, as written."""
+    lines = []
+    for delta in content.get("capability_deltas", ()):
+        since = f" (from {delta['since']})" if delta.get("since") else ""
+        if "field" in delta:  # vLLM: one field of one backend
+            value = json.dumps(delta["value"])
+            lines.append(f"  capability delta: {delta['backend']}.{delta['field']} before this release{since}: {value}")
+            continue
+        before = ", ".join(f"{fact}={json.dumps(value)}" for fact, value in delta.get("facts", {}).items())
+        if delta.get("drop_features"):
+            before = ", ".join(filter(None, [before, f"without {'/'.join(delta['drop_features'])}"]))
+        lines.append(f"  capability delta: {delta['backend']} before this release{since}: {before}")
+    return lines
+
+
 def _capability_changes(engine: str, previous: str, release: str) -> list[str]:
-    """Each SGLang backend declaration fact that differs between the two releases."""
-    if engine != "sglang":
-        return []
+    """Each backend declaration fact that differs between the two releases."""
+    if engine == "vllm":
+        return _vllm_capability_changes(previous, release)
     from attn_preflight.rules.engines.sglang.capabilities import declarations
 
     old, new = declarations(Version(previous)), declarations(Version(release))
@@ -90,6 +109,24 @@ def _capability_changes(engine: str, previous: str, release: str) -> list[str]:
         for fact in old[name]._fields:
             if fact != "eras" and getattr(old[name], fact) != getattr(new[name], fact):
                 lines.append(f"  {name}.{fact}: {getattr(old[name], fact)} -> {getattr(new[name], fact)}")
+    return lines
+
+
+def _vllm_capability_changes(previous: str, release: str) -> list[str]:
+    from dataclasses import fields
+
+    from attn_preflight.rules.engines.vllm.capabilities import RELEASES
+    from attn_preflight.rules.engines.vllm.changes import backend_at
+
+    lines = []
+    for name in sorted({name for declared in RELEASES for name in declared.backends}):
+        old, new = backend_at(name, previous), backend_at(name, release)
+        if old is None or new is None:
+            lines += [f"  backend {'added' if old is None else 'removed'}: {name}"] if old is not new else []
+            continue
+        for fact in fields(old):
+            if fact.name not in ("sources", "notes") and getattr(old, fact.name) != getattr(new, fact.name):
+                lines.append(f"  {name}.{fact.name}: {getattr(old, fact.name)} -> {getattr(new, fact.name)}")
     return lines
 
 

@@ -17,7 +17,12 @@ from pathlib import Path
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("flags", "choices")  # each is written by its own generator
+SECTIONS = ("capability_deltas", "flags", "choices")  # flags and choices: generated from the wheel
+# capability_deltas: written by hand, what the backend declarations had before this release. SGLang: one entry per
+# backend whose facts changed, {"backend", "facts": their values in the releases before this one (from "since" when
+# given), "drop_features": features it did not have before, "source"} (attn_preflight.rules.engines.sglang.capabilities
+# folds them). vLLM: one entry per field, {"backend", "field", "value", "since", "seen", "source"}
+# (attn_preflight.rules.engines.vllm.changes). A value other code also reads is "@NAME", a shared source "{NAME}".
 
 
 def folder(engine: str) -> Path:
@@ -31,7 +36,7 @@ def path(engine: str, release: str) -> Path:
 def releases(engine: str) -> list[str]:
     """The releases that have a file, oldest first."""
     names = (p.name.removesuffix(".json") for p in folder(engine).glob("*.json"))
-    return sorted((name for name in names if name != "index" and not name.endswith(".sites")), key=Version)
+    return sorted((name for name in names if name[0].isdigit() and not name.endswith(".sites")), key=Version)
 
 
 def read(engine: str, release: str) -> dict:
@@ -45,6 +50,9 @@ def dump(content: dict) -> str:
     for key, value in fields:
         lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},")
     body = []
+    if "capability_deltas" in content:
+        rows = ",\n".join(f"  {_line(delta)}" for delta in content["capability_deltas"])
+        body.append(f' "capability_deltas": [\n{rows}\n ]' if rows else ' "capability_deltas": []')
     if "flags" in content:
         body.append(_mapping("flags", content["flags"]))
     if "choices" in content:
@@ -103,18 +111,43 @@ def index(engine: str) -> dict:
     older: dict[str, list] = {}
     for content in contents:  # oldest first: the newest release that has a flag defines it
         older.update((option, spec) for option, spec in content["flags"].items() if option not in newest)
+    with_deltas = [c["release"] for c in contents if c.get("capability_deltas")]
     return {
         "_doc": "Derived from the release files by bench/release_files.py, never edited: the releases oldest "
-        "first, those with a choice table, and each flag only older releases have -> [dest, nargs] as the newest "
-        "release that has it defines it.",
+        "first, those with a choice table, those with capability deltas (gathered in capability_deltas.json), and "
+        "each flag only older releases have -> [dest, nargs] as the newest release that has it defines it.",
         "releases": names,
         "with_choices": [content["release"] for content in contents if "choices" in content],
+        "with_deltas": with_deltas,
         "older_flags": dict(sorted(older.items())),
     }
 
 
+def deltas(engine: str) -> dict[str, list]:
+    """Each release's capability deltas, newest release first (the order SGLang's eras are folded in), so that a
+    check reads them from one file rather than opening every release file, and only when an older release is asked."""
+    contents = [read(engine, release) for release in reversed(releases(engine))]
+    return {c["release"]: c["capability_deltas"] for c in contents if c.get("capability_deltas")}
+
+
 def write_index(engine: str) -> None:
+    """index.json (one flag a line) and capability_deltas.json (one delta a line), both derived."""
     data = index(engine)
     head = {k: v for k, v in data.items() if k != "older_flags"}
     text = json.dumps(head, indent=1)[:-2] + ",\n" + _mapping("older_flags", data["older_flags"]) + "\n}\n"
     (folder(engine) / "index.json").write_text(text, encoding="utf-8")
+    releases_ = ",\n".join(
+        f"  {json.dumps(release)}: [\n" + ",\n".join(f"   {_line(delta)}" for delta in entries) + "\n  ]"
+        for release, entries in deltas(engine).items()
+    )
+    doc = json.dumps("Derived from the release files' capability_deltas by bench/release_files.py, never edited.")
+    body = (
+        f' "_doc": {doc},\n "releases": {{\n{releases_}\n }}\n'
+        if releases_
+        else f' "_doc": {doc},\n "releases": {{}}\n'
+    )
+    (folder(engine) / "capability_deltas.json").write_text("{\n" + body + "}\n", encoding="utf-8")
+
+
+def _line(value) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -74,7 +74,7 @@ def test_every_fact_is_a_declared_field_with_a_source():
         assert info.phases and info.phases <= backend_kb.PHASES, name
         if info.page_sizes is not None:
             assert info.page_snap in info.page_sizes, name
-        for era in info.eras:
+        for era in backend_kb.eras_of(name, info):
             assert era.source and set(era.facts) <= FIELDS, (name, era.versions)
             # each era holds for some release attn-preflight judges, and changes the declaration there
             covered = [v for v in RELEASES if era.holds_for(v)]

@@ -1,8 +1,10 @@
 """Every registered rule is a complete declarative unit with a pass and a fail fixture that hold."""
 
+import json
+
 import pytest
 
-from attn_preflight.rules.core.engine import RULE_ENGINES, STAGES, Status
+from attn_preflight.rules.core.engine import RULE_ENGINES, STAGES, Status, provenance
 from attn_preflight.rules.core.registry import all_rules, get_rule
 from tests.rule_fixtures import all_fixtures, run_case
 
@@ -29,9 +31,24 @@ def test_rule_is_complete(rule):
 @pytest.mark.parametrize("rule", [r for r in RULES if r.versions], ids=lambda r: r.id)
 def test_rule_says_how_its_range_was_verified(rule):
     """Each range carries a note of the releases read (issue 11: verified release by release), naming every bound."""
-    assert rule.verified.strip(), f"{rule.id}: versions={rule.versions!r} with no verified note"
+    assert rule.verified, f"{rule.id}: versions={rule.versions!r} with no provenance"
+    read = json.dumps(rule.verified)
     for _, bound in rule.version_range.clauses:
-        assert str(bound) in rule.verified, f"{rule.id}: the verified note does not mention {bound}"
+        assert str(bound) in read, f"{rule.id}: the provenance does not mention {bound}"
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm", "any"])
+def test_provenance_is_rows_not_prose(engine):
+    """Issue 19: each site read is a row naming its file and line; what prose is left is short (a note each)."""
+    for rule_id, entry in provenance(engine).items():
+        assert set(entry) <= {"read", "rows", "notes"}, rule_id
+        for row in entry["rows"]:
+            assert row["file"].endswith(".py") and isinstance(row["line"], int) and row["line"] > 0, (rule_id, row)
+            assert row.get("release") or row.get("releases"), (rule_id, row)
+            assert len(row.get("note", "")) <= 300, (rule_id, row)
+            if row.get("wheel"):  # read from the wheel: its function and message (null: the line raises nothing)
+                assert row["wheel"].endswith(".whl") and "function" in row and "message" in row, (rule_id, row)
+        assert all(len(note) <= 300 for note in entry.get("notes", ())), rule_id
 
 
 def _validator(rule) -> object:

@@ -563,8 +563,10 @@ def test_every_modelled_cuda_backend_has_a_source_and_is_a_valid_name():
     for name, backend in kb.BY_NAME.items():
         assert name in kb.VALID_NAMES
         assert backend.source.startswith(kb.REPO)
-    for change in changes.CHANGES:
+    assert changes.changes(), "the release files' capability deltas"
+    for change in changes.changes():
         assert change.backend in kb.BY_NAME and hasattr(kb.BY_NAME[change.backend], change.field)
+        assert change.source and kb.release_numbers(change.since) < kb.release_numbers(change.until)
 
 
 def test_mla_disabled_runs_the_model_as_plain_attention(model_dir):

@@ -12,6 +12,28 @@ from attn_preflight.commands.common import format_option, screen_for, write_outp
 from attn_preflight.render import PLAIN, Screen, heading, reflow, to_json, wrap_lines
 
 
+def provenance_text(verified) -> str:
+    """A rule's provenance rows as a list: the releases read, then one item per site read (release, file:line,
+    function, note, the upstream message where it differs from the row before), then the notes without a site."""
+    if not verified:
+        return ""
+    lines = [f"read: {verified['read']}"] if verified.get("read") else []
+    shown = None
+    for row in verified.get("rows", ()):
+        where = f"{row['file']}:{row['line']}" + (f"-{row['end_line']}" if row.get("end_line") else "")
+        item = f"- {row.get('release') or row.get('releases')} {where}"
+        if row.get("function"):
+            item += f" ({row['function']})"
+        if row.get("note"):
+            item += f": {row['note']}"
+        if row.get("message") and row["message"] != shown:
+            item += f'; message "{row["message"]}"'
+        shown = row.get("message") or shown
+        lines.append(item)
+    lines += [f"- {note}" for note in verified.get("notes", ())]
+    return "\n".join(lines)
+
+
 def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
     """A rule's documentation, or a check --smoke finding's (rules.core.engine.ReportedCheck)."""
     from attn_preflight.rules.core.engine import STAGES, Rule
@@ -41,6 +63,8 @@ def render_rule(r, fmt: str, screen: Screen = PLAIN) -> str:
     sections.append(("Source", r.source))
     if r.references:
         sections.append(("References", "\n".join(f"- {ref}" for ref in r.references)))
+    if isinstance(r, Rule):
+        sections.append(("Verified", provenance_text(r.verified)))
     for title, body in sections:
         if body:
             text = wrap_lines(reflow(body.strip(), screen), screen, labels=False)

@@ -167,8 +167,9 @@ class ReportedCheck(Documented):
         }
 
 
-# Where each engine's rules keep their provenance: how each rule's `versions` was read, release by release (file,
-# line, the releases read), as data beside the pack, read only when a rule is explained or listed.
+# Where each engine's rules keep their provenance: how each rule's `versions` was read, release by release, as rows
+# (release, wheel, file, function, line, the verbatim message) beside the pack, read only when a rule is explained
+# or listed.
 PROVENANCE_PACKAGES = {
     "sglang": "attn_preflight.rules.engines.sglang",
     "vllm": "attn_preflight.rules.engines.vllm",
@@ -177,9 +178,13 @@ PROVENANCE_PACKAGES = {
 
 
 @functools.cache
-def provenance(engine: str) -> dict[str, str]:
-    """rule id -> how its range was verified, for the rules of `engine` ("sglang", "vllm", "any")."""
-    return json.loads(data_text("provenance.json", PROVENANCE_PACKAGES[engine]))
+def provenance(engine: str) -> dict[str, dict[str, Any]]:
+    """rule id -> how its range was verified, for the rules of `engine` ("sglang", "vllm", "any"): {"read": the
+    releases read, "rows": [{"release" or "releases", "wheel", "file", "function", "line", "end_line", "message",
+    "note"}], "notes": [what was read without a site]}."""
+    table = json.loads(data_text("provenance.json", PROVENANCE_PACKAGES[engine]))
+    table.pop("_doc", None)
+    return table
 
 
 class Worded:
@@ -258,9 +263,10 @@ class Rule(Documented):
         )
 
     @property
-    def verified(self) -> str:
-        """How `versions` was read release by release: "sglang 0.5.1-0.5.23: <file>:<line> unchanged"."""
-        return provenance(self.engine).get(self.id, "")
+    def verified(self) -> Mapping[str, Any]:
+        """How `versions` was read release by release: the releases read, each site read (release, wheel, file,
+        function, line, message) and notes; {} when not recorded."""
+        return provenance(self.engine).get(self.id, {})
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -5,8 +5,10 @@ that release's wheel says, generated from it by bench/new_release.py (read with 
 - choices (SGLang): the argparse choices of the attention, KV-cache and speculative flags (null: any value), each
   with the file that defines it;
 <version>.sites.json (SGLang, from 0.5.23), which no check reads, is its check-site census (bench/check_sites.py).
-index.json, derived from them (bench/release_files.py), lists the releases, those with choices, and the flags only
-older releases have: a check opens it and the release files it needs.
+index.json, derived from them (bench/release_files.py), lists the releases, those with choices, those with
+capability deltas, and the flags only older releases have: a check opens it and the release files it needs.
+capability_deltas.json, derived too, gathers every release's capability_deltas (what the backend declarations had
+before that release): read only when a release older than the newest with a delta is judged.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from attn_preflight.rules.knowledge import data_text
 @cache
 def index(engine: str) -> dict:
     return release(engine, "index")
+
+
+@cache
+def capability_deltas(engine: str) -> dict[str, list]:
+    """release -> its capability deltas, newest release first (capability_deltas.json, derived from the files)."""
+    return release(engine, "capability_deltas")["releases"]
 
 
 @cache

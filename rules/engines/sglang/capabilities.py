@@ -7,7 +7,8 @@ matrix, the alternatives and `check --smoke` planning read it; none of them rest
 
 Archs are compute-capability majors as SGLang's platform probes test them (major only: SM103 counts as
 SM100, SM121 as SM120). `SGLANG_BACKENDS` holds the newest verified release's facts (sglang 0.5.23 paths);
-a fact that was different in older releases is an `Era` of the backend, and `declaration(name, release)`
+a fact that was different in older releases is a capability delta of the release that changed it (its file under
+rules/engines/sglang/releases/), folded here into an `Era` of the backend, and `declaration(name, release)`
 returns the facts valid for one release (rules call attn_preflight.rules.checks.common.declared(target, name)).
 
 vLLM's backends live in rules/engines/vllm/capabilities.py as `BACKENDS: dict[str, BackendInfo]` (the same
@@ -15,6 +16,7 @@ record); `choices(engine)` in attn_preflight.rules.engines.backends is the one w
 backends.
 """
 
+import functools
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Collection, Mapping, NamedTuple, Optional, Union
@@ -93,7 +95,9 @@ class Era:
     """Facts of one backend that held for a range of SGLang releases and differ from the newest declaration.
 
     `facts` maps BackendInfo fields to the value in that range; `drop_features` removes features the
-    newest declaration has (a feature added later). Later eras of a backend override earlier ones."""
+    newest declaration has (a feature added later). Later eras of a backend override earlier ones.
+
+    Each era is a release file's capability delta (eras_of): the facts before the release that changed them."""
 
     versions: str  # a PEP 440 specifier of sglang releases, e.g. "<0.5.9" or ">=0.5.10,<0.5.19"
     source: str
@@ -160,7 +164,8 @@ class BackendInfo(NamedTuple):
     phases: frozenset[str] = PHASES  # the phases it serves
     libraries: tuple[str, ...] = ()  # probed libraries (attn_preflight.probe.facts keys) its kernels are imported from
     sources: Mapping[str, str] = _NO_FACTS  # field -> source, where it is not `source`
-    eras: tuple[Era, ...] = ()  # facts of older SGLang releases
+    # facts of older SGLang releases: None, those of the release files' capability deltas (eras_of); a tuple, these
+    eras: Optional[tuple[Era, ...]] = None
 
     def source_of(self, fact: str) -> str:
         """Where one fact of this declaration comes from."""
@@ -232,9 +237,10 @@ DETERMINISTIC_LISTS = (
 # But you're using ..."; 0.5.5 server_args.py:1825-1827); from 0.5.18 the radix list ("... with absorbed-MLA models").
 DETERMINISTIC_DEEPSEEK_BACKENDS_BEFORE_RADIX = ("fa3", "triton")
 DETERMINISTIC_MLA_RADIX_FROM = Version("0.5.18")
-_BLACKWELL_ERA = Era("<0.5.9", f"{BLACKWELL_SOURCE} (majors 10, 12 through 0.5.8)", {"archs": BLACKWELL_BEFORE_SM110})
-
-
+# The newest release's declarations. What older releases had lives in the release files: each release's
+# `capability_deltas` (rules/engines/sglang/releases/<version>.json, gathered into capability_deltas.json by
+# bench/release_files.py)
+# are folded into each backend's eras (eras_of) when an older release is asked.
 SGLANG_BACKENDS: dict[str, BackendInfo] = {
     b.name: b
     for b in (
@@ -266,13 +272,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "refuses": f"{FA_BACKEND}, forward_extend / forward_decode ('score_mod is only supported by the FA4 "
                 "backend.', 'rel_bias (sheared bias) is only supported by the FA4 backend.')",
             },
-            eras=(
-                Era(
-                    "<0.5.6",
-                    "sglang 0.5.5: server_args.py (a paged draft tree only on flashinfer)",
-                    drop_features=frozenset({"spec_page_tree"}),
-                ),
-            ),
             notes="MLA only on SM90; fp8_e5m2 KV is switched to triton",
         ),
         BackendInfo(
@@ -304,35 +303,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "libraries": "sglang: python/sglang/kernels/ops/attention/flash_attention_v4.py (the vendored "
                 "flash_attn.cute imports cutlass.cute and quack)",
             },
-            eras=(
-                Era(
-                    "<0.5.18",
-                    "sglang 0.5.16 jit_kernel/flash_attn/cute/interface.py:1347 and 0.5.17 "
-                    "kernels/ops/attention/flash_attn/cute/interface.py:1362 ('Paged KV not supported on SM 12.0 in "
-                    "this PR'); 0.5.10-0.5.15 import the flash-attn-4 wheel (same assert); 0.5.18 adds the "
-                    "fa4_sm120 host (flashattention_backend.py:274, fa4_sm120/runtime.py:1322 try_paged_decode); "
-                    "rel_bias asserts arch // 10 in [9, 10, 11] (0.5.16 :855, 0.5.17 :866-870)",
-                    {
-                        "feature_archs": {
-                            **FA4_FEATURE_ARCHS,
-                            "paged_kv": FA4_WHEEL_PAGED_KV_ARCHS,  # as the wheel
-                            "rel_bias": FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS,
-                        }
-                    },
-                ),
-                Era(
-                    ">=0.5.10,<0.5.16",
-                    "sglang 0.5.10-0.5.15: jit_kernel/flash_attention_v4.py imports flash_attn.cute from flash-attn-4",
-                    {"libraries": ("cutlass_dsl", "quack", "fa4")},
-                ),
-                Era("<0.5.16", DETERMINISTIC_LISTS, {"deterministic": False, "radix_deterministic": False}),
-                Era(
-                    "<0.5.22",
-                    "sglang 0.5.16-0.5.21 validate SM90 as the flash-attn-4 wheel does, 8..256 (0.5.16 jit_kernel/"
-                    "flash_attn/cute/interface.py:103-109); (512, 512) from 0.5.22 (interface.py:130-141)",
-                    {"head_dims": FA4_WHEEL_HEAD_DIMS},
-                ),
-            ),
         ),
         BackendInfo(
             "flashinfer",
@@ -365,13 +335,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "refuses": f"{REGISTRY}, create_triton_backend ('Cross attention is not supported in the triton "
                 "attention backend')",
             },
-            eras=(
-                Era(
-                    "<0.5.13",
-                    f"{SPEC_HOOK} 0.5.6-0.5.12 (a paged draft tree on flashinfer and fa3 only)",
-                    drop_features=frozenset({"spec_page_tree"}),
-                ),
-            ),
         ),
         BackendInfo(
             "torch_native",
@@ -416,19 +379,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "drops": "sglang: python/sglang/srt/layers/attention/trtllm_mha_backend.py (no logit_cap argument)",
                 "features": f"{ATTENTION_HOOK}; {KV4_LISTS}",
             },
-            eras=(
-                Era(
-                    "<0.5.10",
-                    f"{ATTENTION_HOOK} / server_args.py <= 0.5.9 ('only supported on Blackwell GPUs (SM100)')",
-                    {"archs": _arch(10)},
-                ),
-                Era(
-                    ">=0.5.10,<0.5.19",
-                    f"{ATTENTION_HOOK} 0.5.10-0.5.18 ('for prefill is only supported on Blackwell GPUs (SM100)')",
-                    {"prefill_archs": _arch(10)},
-                ),
-                Era("<0.5.17", f"{PAGE_CONSTRAINTS} before 0.5.17 (16, 32 or 64)", {"page_sizes": (16, 32, 64)}),
-            ),
         ),
         BackendInfo(
             "trtllm_mla",
@@ -450,25 +400,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "page_snap": PAGE_CONSTRAINTS,
                 "features": KV4_LISTS,
             },
-            eras=(
-                _BLACKWELL_ERA,
-                Era(
-                    "<0.5.21",
-                    f"{OVERRIDES}, _mla_kv_cache_dtype_checks 0.5.7-0.5.20 (fp4_e2m1 still accepted)",
-                    {"kv_dtypes": ("fp8_e4m3", "fp4_e2m1", "bf16", "auto")},
-                ),
-                Era(
-                    "<0.5.7",
-                    "sglang 0.5.4.post3-0.5.6: server_args.py (no bf16)",
-                    {"kv_dtypes": ("fp8_e4m3", "fp4_e2m1", "auto")},
-                ),
-                Era(
-                    "<0.5.4.post3",
-                    "sglang 0.5.1-0.5.4: server_args.py (0.5.1 :479-492, 0.5.4 :1098-1111) checks is_sm100_supported(), SM100 only, "
-                    "and kv-cache-dtype fp8_e4m3 or auto",
-                    {"archs": _arch(10), "kv_dtypes": ("fp8_e4m3", "auto")},
-                ),
-            ),
         ),
         BackendInfo(
             "cutedsl_mla",
@@ -507,14 +438,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
                 "page_sizes": PAGE_CONSTRAINTS,
                 "page_snap": PAGE_CONSTRAINTS,
             },
-            eras=(
-                Era(
-                    "<0.5.23",
-                    f"{OVERRIDES}, _mla_kv_cache_dtype_checks and _mla_backend_page_constraints (0.5.12-0.5.22: its "
-                    "own backend, is_blackwell)",
-                    {"archs": BLACKWELL, "alias_of": None},
-                ),
-            ),
         ),
         BackendInfo(
             "flashmla",
@@ -543,14 +466,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             removed="not in ATTENTION_BACKEND_CHOICES of sglang 0.5.23",
             source=f"{DOCS}; {CHOICES}",
             sources={"archs": "sglang: sgl-kernel cutlass_mla_decode (an SM100 kernel)"},
-            eras=(
-                Era(
-                    "<0.5.20",
-                    f"{CHOICES} through 0.5.19; the KV4 MLA lists of handle_kv4_compatibility name it through 0.5.19 "
-                    "(server_args.py:5104-5108 and :5125-5129 in 0.5.16, arg_groups/kv_cache_hook.py in 0.5.19)",
-                    {"removed": "", "features": frozenset({"kv4_mla", "kv4_fa4_mla_decode"})},
-                ),
-            ),
         ),
         BackendInfo(
             "hpc_ops",
@@ -582,13 +497,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             general=False,
             alias_of="dsa",
             source=CHOICES,
-            eras=(
-                Era(
-                    "<0.5.13",
-                    "sglang: server_args.py ATTENTION_BACKEND_CHOICES (0.5.3-0.5.12: nsa is the backend, no dsa)",
-                    {"alias_of": None},
-                ),
-            ),
         ),
         BackendInfo("qsa", "QSA sparse attention", general=False, source=CHOICES),
         BackendInfo("dsv4", "DeepSeek-V4 compressed attention", mha=False, general=False, source=CHOICES),
@@ -607,7 +515,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             general=False,
             removed="not in ATTENTION_BACKEND_CHOICES of sglang 0.5.23",
             source=CHOICES,
-            eras=(Era("<0.5.20", f"{CHOICES} through 0.5.19", {"removed": ""}),),
         ),
         BackendInfo("minicpm_flashattn", "MiniCPM sparse (FlashAttention)", general=False, source=CHOICES),
         BackendInfo("minicpm_flashinfer", "MiniCPM sparse (FlashInfer)", general=False, source=CHOICES),
@@ -629,7 +536,6 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             deterministic=True,
             radix_deterministic=True,
             source=CHOICES,
-            eras=(Era("<0.5.13", DETERMINISTIC_LISTS, {"deterministic": False, "radix_deterministic": False}),),
         ),
         BackendInfo(
             "intel_xpu",
@@ -638,12 +544,108 @@ SGLANG_BACKENDS: dict[str, BackendInfo] = {
             general=False,
             deterministic=True,
             source=CHOICES,
-            eras=(Era("<0.5.19", DETERMINISTIC_LISTS, {"deterministic": False}),),
         ),
     )
 }
 
 # `--mm-attention-backend` (vision encoders): sglang python/sglang/srt/arg_groups/fields/mm.py.
+# The names a release file's capability delta may use: "@NAME" for a value, "{NAME}" in a source (one home for a
+# fact other code also reads, e.g. the flash-attn-4 wheel's limits in attn_preflight.rules.kernels.limits).
+_DELTA_VALUES: Mapping[str, Any] = MappingProxyType(
+    {
+        "BLACKWELL": BLACKWELL,
+        "BLACKWELL_BEFORE_SM110": BLACKWELL_BEFORE_SM110,
+        "FA4_FEATURE_ARCHS": FA4_FEATURE_ARCHS,
+        "FA4_WHEEL_HEAD_DIMS": FA4_WHEEL_HEAD_DIMS,
+        "FA4_WHEEL_PAGED_KV_ARCHS": FA4_WHEEL_PAGED_KV_ARCHS,
+        "FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS": FA4_BEFORE_SM120_HOST_REL_BIAS_ARCHS,
+    }
+)
+_DELTA_SOURCES: Mapping[str, str] = MappingProxyType(
+    {
+        "ATTENTION_HOOK": ATTENTION_HOOK,
+        "BLACKWELL_SOURCE": BLACKWELL_SOURCE,
+        "CHOICES": CHOICES,
+        "DETERMINISTIC_LISTS": DETERMINISTIC_LISTS,
+        "OVERRIDES": OVERRIDES,
+        "PAGE_CONSTRAINTS": PAGE_CONSTRAINTS,
+        "SPEC_HOOK": SPEC_HOOK,
+    }
+)
+_ARCH_SETS = frozenset({"archs", "prefill_archs", "mla_archs"})
+_NAME_SETS = frozenset({"features", "drops", "refuses"})
+_ARCH_MAPS = frozenset({"kv_dtype_archs", "feature_archs", "kernel_archs"})
+
+
+def _delta_value(field: str, value: Any) -> Any:
+    """A BackendInfo field's value as a release file writes it (JSON) -> as the declaration holds it."""
+    if isinstance(value, str) and value.startswith("@"):
+        return _DELTA_VALUES[value[1:]]
+    if value is None or field not in BackendInfo._fields:
+        return value
+    if field in _ARCH_SETS or field in _NAME_SETS:
+        return frozenset(value)
+    if field in _ARCH_MAPS:
+        base = dict(_DELTA_VALUES[value["@"]]) if "@" in value else {}
+        return {**base, **{k: _delta_value("archs", v) for k, v in value.items() if k != "@"}}
+    if field == "head_dims":
+        return {
+            int(major): HeadDims(d["hi"], tuple(tuple(s) for s in d["shapes"]), d["lo"]) for major, d in value.items()
+        }
+    if field == "arch_page_size":
+        return {int(major): size for major, size in value.items()}
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _fold(deltas: Mapping[str, list]) -> dict[str, tuple[Era, ...]]:
+    """The eras the releases' capability deltas make, by backend, newest release first: a delta of release R holds
+    the facts of the releases before R (from its `since`), and a later (older) era overrides an earlier one."""
+    eras: dict[str, list[Era]] = {}
+    for release, entries in deltas.items():
+        for delta in entries:
+            versions = (f">={delta['since']}," if delta.get("since") else "") + f"<{release}"
+            facts = {field: _delta_value(field, value) for field, value in delta.get("facts", {}).items()}
+            era = Era(
+                versions,
+                delta["source"].format_map(_DELTA_SOURCES),
+                facts,
+                frozenset(delta.get("drop_features", ())),
+            )
+            eras.setdefault(delta["backend"], []).append(era)
+    unknown = sorted(set(eras) - set(SGLANG_BACKENDS))
+    if unknown:
+        raise ValueError(f"capability deltas name backends SGLang does not declare: {unknown}")
+    return {name: tuple(found) for name, found in eras.items()}
+
+
+def _deltas() -> Mapping[str, list]:
+    from attn_preflight.rules.engines.releases import capability_deltas
+
+    return capability_deltas("sglang")
+
+
+@functools.cache
+def _newest_delta() -> Optional[Version]:
+    """The newest release with a capability delta: from it on no era holds (each ends at or before its release)."""
+    from attn_preflight.rules.engines.releases import index
+
+    with_deltas = index("sglang")["with_deltas"]
+    return Version(with_deltas[-1]) if with_deltas else None
+
+
+@functools.cache
+def _file_eras() -> Mapping[str, tuple[Era, ...]]:
+    """The eras of every backend, folded once, when a release older than _newest_delta() is first asked (a check
+    of the newest release folds nothing)."""
+    return MappingProxyType(_fold(_deltas()))
+
+
+def eras_of(name: str, info: Optional[BackendInfo] = None) -> tuple[Era, ...]:
+    """A backend's eras: its declaration's own when set (a test's), else those of the release files' deltas."""
+    info = info if info is not None else SGLANG_BACKENDS[name]
+    return info.eras if info.eras is not None else _file_eras().get(name, ())
+
+
 MM_ATTENTION_BACKENDS = (
     "sdpa",
     "fa3",
@@ -1083,9 +1085,14 @@ def declaration(name: str, release: Union[Version, str, None] = None) -> Backend
         version = parse_version(str(release or NEWEST_KNOWN["sglang"]))  # parsed once for every era
     except InvalidVersion:  # an unreadable release is inside no era (general-engine-version says so)
         return base
+    if base.eras is not None:
+        eras = base.eras
+    else:
+        newest = _newest_delta()
+        eras = _file_eras().get(name, ()) if newest is not None and version < newest else ()
     facts: dict[str, Any] = {}
     dropped: frozenset[str] = frozenset()
-    for era in base.eras:
+    for era in eras:
         if era.holds_for(version):
             facts.update(era.facts)
             dropped |= era.drop_features

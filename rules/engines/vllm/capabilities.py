@@ -7,9 +7,9 @@ platform raises `Selected backend ... is not valid for this configuration. Reaso
 choice, or tries its priority list. This module holds those declarations as data, once each:
 
 - RELEASES: one declaration per range of vLLM releases (0.11.1-0.12.x, 0.13.0-0.17.x, 0.18.0-0.25.x and 0.26.0
-  on, the last three with 0.33.0's backends; CHANGES gives the older values read in the 0.11.1-0.30 wheels; the
-  reasons differ before 0.13.0, before 0.18.0 (the sink text) and before 0.26.0): the backends (VllmBackend,
-  each fact's source: `source_of`) and the reasons;
+  on, the last three with 0.33.0's backends; the release files' capability deltas (changes.py) give the older
+  values read in the 0.11.1-0.30 wheels; the reasons differ before 0.13.0, before 0.18.0 (the sink text) and
+  before 0.26.0): the backends (VllmBackend, each fact's source: `source_of`) and the reasons;
 - REASONS: every reason validate_configuration or a backend's supports_combination gives, with its
   condition and source;
 - `rejections(backend, query)`: the one validator, every reason that holds, once; `validate` is the list
@@ -1245,8 +1245,8 @@ class Release:
     VllmBackend.source_of) and every reason validate_configuration gives (REASONS).
 
     A range holds from `since` up to the next declared one. The two newest ranges declare the vllm 0.33.0
-    backends, which their older releases get with CHANGES applied (the older values read in the 0.11.1-0.30.0
-    wheels), and differ in the reasons (the sliding-window check is new in 0.26.0); the 0.11.1 range is the
+    backends, which their older releases get with the release files' capability deltas applied (changes.py: the
+    older values read in the 0.11.1-0.30.0 wheels), and differ in the reasons (the sliding-window check is new in 0.26.0); the 0.11.1 range is the
     first with validate_configuration (vllm PR #24794)."""
 
     since: str
@@ -1296,7 +1296,7 @@ RELEASES: tuple[Release, ...] = (
     # attention/backends/abstract.py, nor in v1/attention/backend.py of 0.20.0-0.25.1; `if has_sliding_window and
     # not cls.supports_sliding_window()` from 0.26.0) and FlashInferBackend no supports_combination (none in
     # 0.13.0-0.28.0, so neither NVFP4 combination reason); the other reasons and the backends are 0.33.0's with
-    # CHANGES applied, as for every older release
+    # the capability deltas applied (changes.py), as for every older release
     Release(
         since="0.13.0",
         read_from="the vllm 0.13.0, 0.14.0 and 0.20.0-0.25.1 wheels' validate_configuration and FlashInferBackend",

@@ -22,7 +22,7 @@ from attn_preflight.rules.engines.vllm import gemma4 as kb_gemma4
 
 # Every fact was read in the vllm 0.33.0 wheel; each rule's `versions` is the oldest of the wheels read
 # (0.10.0 to 0.33.0, its `verified` note names them) from which its check and message hold; older capability
-# values are applied from capabilities.CHANGES and RELEASES. vLLM validates a backend from 0.11.1 on
+# values are applied from the release files' capability deltas (changes.py) and RELEASES. vLLM validates a backend from 0.11.1 on
 # (validate_configuration); 0.10.0-0.11.0 return the named backend unchecked and fail in its constructor, so
 # those releases have rules of their own (rules/legacy.py).
 # Stages, as vllm 0.33.0 raises: create_engine_config and the worker's init_device, and backend selection
