@@ -36,15 +36,21 @@ def test_llama_70b_on_an_rtx_4090_fails_with_a_layout_that_fits():
 
 
 def test_vllms_weights_fix_is_the_smallest_tp_that_also_holds_the_context():
-    """Qwen2.5-72B on H100s: TP 2 holds the 68 GiB of weights per GPU but leaves ~2.6 GiB of KV, 16k tokens at
-    160 KiB each, short of the 32768 vLLM must hold for one request; TP 4 is the fix, not TP 2."""
-    engine = ["--engine", "vllm", "--gpu", "H100", "--model", "qwen2.5-72b"]
+    """Qwen2.5-72B on H100s with vLLM 0.19.0 at 0.95: TP 2 holds the 68 GiB of weights per GPU but leaves ~3 GiB of
+    KV (the llm-d-planner v0.19.0 log: 3.04 GiB, 19,920 tokens), short of the 32768 vLLM must hold for one request;
+    TP 4 is the fix, not TP 2. From 0.20.0 the CUDA graphs (~1.9 GiB at TP 2) come off the budget too and at the
+    default 0.92 TP 2 leaves no KV cache at all."""
+    engine = ["--engine", "vllm", "--engine-version", "vllm==0.19.0", "--gpu", "H100", "--model", "qwen2.5-72b"]
+    engine += ["--gpu-memory-utilization", "0.95"]
     data = check_json(engine)[1]
     assert finding(data, "vllm-memory-weights-fit")["fix"] == ["--tensor-parallel-size 4"]
     at_tp2 = check_json([*engine, "--tp-size", "2"])[1]
     assert finding(at_tp2, "vllm-memory-weights-fit")["status"] == "pass"
     assert finding(at_tp2, "vllm-memory-kv-context")["status"] == "fail"
     assert finding(check_json([*engine, "--tp-size", "4"])[1], "vllm-memory-kv-context")["status"] == "pass"
+    newest = check_json(["--engine", "vllm", "--gpu", "H100", "--model", "qwen2.5-72b", "--tp-size", "2"])[1]
+    assert finding(newest, "vllm-memory-weights-fit")["fix"] == ["--tensor-parallel-size 4"]
+    assert any(t["term"].startswith("CUDA graphs") for t in newest["memory"]["subtracted"])
     # SGLang shortens its context instead: the smallest TP that holds the weights stays the fix
     sglang = check_json(["--engine", "sglang", "--gpu", "H100", "--model", "llama-4-scout"])[1]
     assert finding(sglang, "memory-weights-fit")["fix"] == ["--tp-size 4"]

@@ -8,6 +8,8 @@ in its JSON.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
@@ -343,7 +345,25 @@ def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, wei
         max_num_seqs=_count(cfg, "max_num_seqs"),
         enforce_eager=bool(cfg.flags.get("enforce_eager")),
         flashinfer_installed=_flashinfer_installed(target),
+        max_capture_size=_count(cfg, "max_cudagraph_capture_size"),
+        speculative_tokens=_speculative_tokens(cfg),
+        gpt_oss=bool(cfg.model and cfg.model.architecture == "GptOssForCausalLM"),
+        layers=math.ceil(shape.num_layers / (pp or 1)),
     )
+
+
+def _speculative_tokens(cfg: Config) -> int:
+    """num_speculative_tokens of vLLM's --speculative-config JSON (each one more token per decode step that the
+    CUDA graphs capture: config/vllm.py _set_cudagraph_sizes decode_query_len); 0 when absent or unread."""
+    raw = cfg.flags.get("speculative_config")
+    if not isinstance(raw, str):
+        return 0
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return 0
+    tokens = value.get("num_speculative_tokens") if isinstance(value, dict) else None
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and 0 < tokens < 64 else 0
 
 
 def _compute_figures(
@@ -839,3 +859,92 @@ def memory_kv_context(cfg, target):
         return warned(found, required, fix)
     outcome = failed if cfg.engine == "vllm" else warned
     return outcome(found, required, fix)
+
+
+WARMUP_DOCS = """Checks that what vLLM runs after sizing its KV cache fits in what --gpu-memory-utilization leaves
+outside the budget: before 0.20.0 the CUDA graphs are captured there, unbudgeted, and then the sampler is warmed
+up with min(max_num_seqs, max_num_batched_tokens) dummy requests.
+
+vLLM sizes the KV cache as torch's total x gpu_memory_utilization less the weights, the profiled peak and
+non-torch memory (v1/worker/gpu_worker.py determine_available_memory), then captures the CUDA graphs and warms
+the sampler up (compile_or_warm_up_model, 0.19.0 :550-680). Up to 0.19.x the CUDA graph memory is estimated
+(gpu_model_runner.py profile_cudagraph_memory, 0.19.0 :5862-5961) but not subtracted unless
+VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1; 0.20.0 makes that the default (envs.py). The graphs and the warm-up
+then live in total x (1 - utilization) less the CUDA context, plus whatever of the freed profiling peak
+PyTorch's allocator hands back. The check warns when the graphs (rules/knowledge/engine_budget.py
+vllm_cudagraph_gib, vLLM's own estimate per capture size and layer) and the sampler's logits (the profiled bytes
+per element) exceed that room: the start then depends on the allocator reusing the peak's blocks. Two gpt-oss-20b
+starts at 0.95 on an H100 died this way with 1.6-1.8 GiB reserved but unallocated (llm-d-planner
+accuracy/results/v0.19.0/logs, '... FAILED.log'); Qwen3-32B at TP 2 and 0.95 on vLLM 0.11.0 too (llm-d/llm-d#787);
+other launches in the same margin started (Gemma-2, Llama-4-Scout, Qwen2.5-72B at 0.95): a warning, never a
+failure. The fixes (a lower --gpu-memory-utilization that still holds the context, a smaller --max-num-seqs) are
+re-checked by recomputing the figures with them."""
+
+
+@rule(
+    id="vllm-memory-warmup",
+    title="The CUDA graphs and the sampler warm-up fit beside the KV cache",
+    engine="vllm",
+    versions="vllm>=0.10.0,<0.20.0",
+    stage="load",
+    needs_model=True,
+    prevents="RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please "
+    "try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.",
+    source="vllm: v1/worker/gpu_worker.py compile_or_warm_up_model; v1/worker/gpu_model_runner.py "
+    "profile_cudagraph_memory, _dummy_sampler_run; envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; "
+    "rules/knowledge/engine_budget.py",
+    docs=WARMUP_DOCS,
+    fix_title="Lower --gpu-memory-utilization or --max-num-seqs",
+)
+def vllm_memory_warmup(cfg, target):
+    figures, missing = _figures_or_unknown(cfg, target, "KV")
+    if missing:
+        return missing
+    budget = figures.budget
+    if not figures.fits or figures.configured.tokens <= 0 or budget is None:
+        return skipped("the weights leave no KV cache (vllm-memory-weights-fit)")
+    if not budget.warmup:
+        reason = "--enforce-eager: no CUDA graphs" if cfg.flags.get("enforce_eager") else "no CUDA graphs to capture"
+        return passed("", reason=reason)
+    parts = " + ".join(f"{t.gib:.2f} ({t.label})" for t in budget.warmup)
+    found = (
+        f"after the KV cache is sized, outside the budget: {parts} = {budget.warmup_gib:.2f} GiB in the "
+        f"{budget.room_gib:.2f} GiB that {budget.usable_gib:.2f} x (1 - {figures.fraction:g}) less the CUDA context "
+        "leaves"
+    )
+    required = "the CUDA graphs and the sampler warm-up within it (or the allocator reusing the freed profiling peak)"
+    if not budget.warmup_short:
+        return passed(found, required)
+    needed = _context_needed(figures)
+    fixes = []
+    for hundredths in range(math.ceil(figures.fraction * 100) - 1, 49, -1):
+        if _warmup_fits(memory_figures(cfg, target, fraction=hundredths / 100), needed):
+            fixes.append(f"{flag(cfg, 'fraction')} {hundredths / 100:g}")
+            break
+    gpu_name = target.gpu_name or target.label
+    seqs = (
+        _count(cfg, "max_num_seqs")
+        or engine_budget.vllm_batch_defaults(vllm_release(target), budget.usable_gib, gpu_name)[1]
+    )
+    for fewer in (512, 256, 128, 64, 32, 16, 8):
+        if fewer < seqs:
+            fewer_cfg = dataclasses.replace(cfg, flags={**cfg.flags, "max_num_seqs": fewer})
+            if _warmup_fits(memory_figures(fewer_cfg, target), needed):
+                fixes.append(f"--max-num-seqs {fewer}")
+                break
+    return warned(found, required, fixes)
+
+
+def _context_needed(figures: MemoryFigures) -> Optional[int]:
+    if not figures.context_length:
+        return None
+    return math.ceil(figures.context_length / figures.page_size) * figures.page_size
+
+
+def _warmup_fits(figures: Optional[MemoryFigures], needed: Optional[int]) -> bool:
+    """The figures leave KV cache for one request of `needed` tokens (one page when None) and room for the warm-up."""
+    if figures is None or not figures.fits or (figures.budget is not None and figures.budget.warmup_short):
+        return False
+    capacity = figures.configured
+    tokens = capacity.request_tokens_low if figures.uncertain else capacity.request_tokens
+    return tokens > 0 and (needed is None or tokens >= needed)
