@@ -133,6 +133,20 @@ def test_non_torch_memory_follows_the_release_the_interconnect_and_the_pipeline(
     assert engine_budget.vllm_non_torch_gib(v10, 1, 1, "A100")[0] == pytest.approx(0.10)
 
 
+def test_gb10_is_the_unified_memory_cuda_reports_not_its_128_gb():
+    """A DGX Spark has no NVML total (nvidia-smi: 'Not Supported'); CUDA reports 121.69 GiB of its 128 GB
+    (rules/knowledge/gpus.py TORCH_TOTALS_GIB): vLLM's total and SGLang's free memory start there."""
+    common = dict(weights_gib=10.0, vocab=32768, hidden=4096, mlp_width=14336, tp=1, utilization=0.9)
+    spark = engine_budget.vllm_budget(release=Version("0.10.1.1"), nvml_total_gib=128, gpu_name="DGX Spark", **common)
+    assert spark.usable_gib == pytest.approx(121.69) and "121.69 GiB CUDA reports" in spark.usable_origin
+    other = engine_budget.vllm_budget(
+        release=Version("0.10.1.1"), nvml_total_gib=128, gpu_name="RTX PRO 6000", **common
+    )
+    assert other.usable_gib == pytest.approx(128 - engine_budget.DRIVER_RESERVE_GIB)
+    sglang = engine_budget.sglang_budget(nvml_total_gib=128, fraction=0.8, weights_gib=10, tp=1, gpu_name="GB10")
+    assert sglang.usable_gib == pytest.approx(121.69 - engine_budget.CUDA_CONTEXT_GIB)
+
+
 def test_the_triton_top_k_top_p_sampler_reproduces_qwen3_14b_across_releases():
     """The same Qwen3-14B launch on an H100 (llm-d-planner version sweep): 41.94 GiB of KV cache on vLLM 0.16.0
     (torch.sort, 38 B per logits element), 45.34 GiB on 0.17.0 (the Triton top-k/top-p, 15.3 B)."""

@@ -326,7 +326,11 @@ def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, wei
     if cfg.engine == "sglang":
         # SGLang sizes its pool from what is free at init: other processes' memory comes off it
         return engine_budget.sglang_budget(
-            nvml_total_gib=memory_gib - held_by_others_gib(target), fraction=fraction, weights_gib=weights, tp=tp
+            nvml_total_gib=memory_gib - held_by_others_gib(target),
+            fraction=fraction,
+            weights_gib=weights,
+            tp=tp,
+            gpu_name=target.gpu_name or target.label,
         )
     experts = shape.num_experts and shape.moe_layers
     width = (shape.moe_intermediate_size * (shape.experts_per_token or 8) if experts else shape.intermediate_size) // tp

@@ -273,7 +273,7 @@ def vllm_budget(
     gpt_oss: bool = False,
     layers: int = 32,
 ) -> Budget:
-    torch_total = nvml_total_gib - DRIVER_RESERVE_GIB
+    torch_total, usable_origin = _torch_total(nvml_total_gib, gpu_name)
     tokens_default, seqs_default = vllm_batch_defaults(release, torch_total, gpu_name)
     tokens = max_num_batched_tokens or tokens_default
     seqs = max_num_seqs or seqs_default
@@ -324,7 +324,7 @@ def vllm_budget(
         warmup.append(Term(f"sampler warm-up of {rows} x {vocab} logits", warm, SAMPLER_SOURCES[sampler]))
     return Budget(
         usable_gib=torch_total,
-        usable_origin=f"{version_note}: torch's total, NVML's {nvml_total_gib:g} GiB less {DRIVER_RESERVE_GIB} GiB",
+        usable_origin=f"{version_note}: torch's total, {usable_origin}",
         fraction=utilization,
         terms=terms(sampler),
         low_terms=terms(other) if other else None,
@@ -332,6 +332,14 @@ def vllm_budget(
         warmup=tuple(warmup),
         room_gib=torch_total * (1 - utilization) - CUDA_CONTEXT_GIB,
     )
+
+
+def _torch_total(nvml_total_gib: float, gpu_name: str) -> tuple[float, str]:
+    """The total torch reports: NVML's less the driver's reservation, or a unified-memory part's own figure."""
+    unified = gpus.torch_total_gib(gpu_name)
+    if unified is not None and nvml_total_gib >= unified[0]:
+        return unified[0], f"the {unified[0]:g} GiB CUDA reports of unified memory ({unified[1]})"
+    return nvml_total_gib - DRIVER_RESERVE_GIB, f"NVML's {nvml_total_gib:g} GiB less {DRIVER_RESERVE_GIB} GiB"
 
 
 def _sampler_assumption(release: Optional[Version], other: Optional[str]) -> str:
@@ -342,14 +350,14 @@ def _sampler_assumption(release: Optional[Version], other: Optional[str]) -> str
     return f"vLLM {release} profiles FlashInfer's sampler when flashinfer-python is installed"
 
 
-def sglang_budget(*, nvml_total_gib: float, fraction: float, weights_gib: float, tp: int, pp: int = 1) -> Budget:
-    free_init = nvml_total_gib - DRIVER_RESERVE_GIB - CUDA_CONTEXT_GIB
+def sglang_budget(
+    *, nvml_total_gib: float, fraction: float, weights_gib: float, tp: int, pp: int = 1, gpu_name: str = ""
+) -> Budget:
+    torch_total, origin = _torch_total(nvml_total_gib, gpu_name)
+    free_init = torch_total - CUDA_CONTEXT_GIB
     return Budget(
         usable_gib=free_init,
-        usable_origin=(
-            f"the free memory after init: NVML's {nvml_total_gib:g} GiB less the driver's {DRIVER_RESERVE_GIB} GiB "
-            f"and the CUDA context's {CUDA_CONTEXT_GIB} GiB"
-        ),
+        usable_origin=f"the free memory after init: {origin}, less the CUDA context's {CUDA_CONTEXT_GIB} GiB",
         fraction=fraction,
         terms=(Term("weights", weights_gib, "rules/knowledge/memory.py weight_bytes_per_gpu"),),
     )
