@@ -133,6 +133,19 @@ def test_non_torch_memory_follows_the_release_the_interconnect_and_the_pipeline(
     assert engine_budget.vllm_non_torch_gib(v10, 1, 1, "A100")[0] == pytest.approx(0.10)
 
 
+def test_llama_4_scouts_ten_million_positions_cost_a_rotary_cache_per_gpu():
+    """vLLM builds one cos/sin cache of max_position_embeddings x rotary dim in the model dtype per GPU
+    (rotary_embedding/base.py:57-63): 10,485,760 x 128 x 2 B = 2.5 GiB for Llama-4-Scout at any TP, the most of
+    the gap between its config-sized weights (50.2 GiB at TP 4) and the 53.12 GiB vLLM 0.19.0 logged."""
+    assert engine_budget.rope_cache_gib(10485760, 128, 2) == pytest.approx(2.5)
+    assert engine_budget.rope_cache_gib(131072, 128, 2) < engine_budget.ROPE_SHOWN_GIB  # Llama-3.1: not shown
+    launch = ["vllm", "serve", "llama-4-scout", "--tensor-parallel-size", "4"]
+    _, data = check_json(["--gpu", "4xH100", "--engine-version", "vllm==0.19.0", "--", *launch])
+    terms = {t["term"]: t["gib"] for t in data["memory"]["subtracted"]}
+    assert terms["rotary cos/sin cache"] == pytest.approx(2.5, abs=0.01)
+    assert terms["weights"] + terms["rotary cos/sin cache"] == pytest.approx(53.12, rel=0.02)
+
+
 def test_gb10_is_the_unified_memory_cuda_reports_not_its_128_gb():
     """A DGX Spark has no NVML total (nvidia-smi: 'Not Supported'); CUDA reports 121.69 GiB of its 128 GB
     (rules/knowledge/gpus.py TORCH_TOTALS_GIB): vLLM's total and SGLang's free memory start there."""

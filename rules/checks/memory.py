@@ -322,7 +322,17 @@ def held_by_others_gib(target: Target) -> float:
     return round(held, 2) if held > 0.25 else 0.0
 
 
+def _rope_cache_gib(cfg: Config, shape: memory.ModelShape) -> float:
+    """The rotary cos/sin cache per GPU (engine_budget.rope_cache_gib): MLA rotates qk_rope_head_dim, others the
+    head dim (a partial rotary factor would make it smaller: an upper bound); vLLM in the served dtype, SGLang in
+    FP32."""
+    rotary = shape.qk_rope_head_dim if shape.mla else shape.head_dim
+    element = 4 if cfg.engine == "sglang" else shape.dtype_bytes
+    return engine_budget.rope_cache_gib(shape.max_position_embeddings, rotary, element)
+
+
 def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, weights: float, shape, tp, pp, attn_tp):
+    rope = _rope_cache_gib(cfg, shape)
     if cfg.engine == "sglang":
         # SGLang sizes its pool from what is free at init: other processes' memory comes off it
         return engine_budget.sglang_budget(
@@ -331,6 +341,7 @@ def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, wei
             weights_gib=weights,
             tp=tp,
             gpu_name=target.gpu_name or target.label,
+            rope_cache_gib=rope,
         )
     experts = shape.num_experts and shape.moe_layers
     width = (shape.moe_intermediate_size * (shape.experts_per_token or 8) if experts else shape.intermediate_size) // tp
@@ -353,6 +364,7 @@ def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, wei
         speculative_tokens=_speculative_tokens(cfg),
         gpt_oss=bool(cfg.model and cfg.model.architecture == "GptOssForCausalLM"),
         layers=math.ceil(shape.num_layers / (pp or 1)),
+        rope_cache_gib=rope,
     )
 
 

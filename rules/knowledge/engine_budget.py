@@ -98,6 +98,28 @@ CUDA_GRAPH_SOURCE = (
     "_set_cudagraph_sizes; bytes: the v0.19.0 logs' estimates (llm-d-planner accuracy/results/v0.19.0/logs)"
 )
 
+# The rotary embedding's cos/sin cache, one per GPU whatever the TP: max_position_embeddings x rotary dim, built at
+# model init and counted in 'Model loading took' (vLLM) / before the pool is sized (SGLang). Llama-4-Scout's
+# 10,485,760 positions x 128 x 2 B = 2.5 GiB per GPU: the gap between its config-sized weights (50.2 GiB at TP 4)
+# and the 53.12 GiB vLLM 0.19.0 logged (llm-d-planner accuracy/results/v0.19.0/logs), with its vision tower.
+VLLM_ROPE_SOURCE = (
+    "vllm model_executor/layers/rotary_embedding/base.py:57-63 (0.19.0): cos_sin_cache of max_position_embeddings "
+    "x rotary_dim in the model dtype (get_rope: torch.get_default_dtype())"
+)
+SGLANG_ROPE_SOURCE = (
+    "sglang srt/layers/rotary_embedding/base.py:115-120 (0.5.23): cos_sin_cache of max_position_embeddings x "
+    "rotary_dim, kept in FP32 on CUDA"
+)
+ROPE_SHOWN_GIB = 0.05  # below it (any model up to ~200k positions) the term is left out of the figures
+
+
+def rope_cache_gib(max_positions: Optional[int], rotary_dim: int, element_bytes: int) -> float:
+    """The rotary cos/sin cache one GPU holds: positions x (cos + sin halves = rotary_dim) x bytes."""
+    if not max_positions or max_positions <= 0 or rotary_dim <= 0:
+        return 0.0
+    return max_positions * rotary_dim * element_bytes / (1 << 30)
+
+
 SAMPLER_SOURCES = {
     "native": "vllm v1/sample/ops/topk_topp_sampler.py forward_native; 38.0 B per logits element measured on the "
     "H200 (bench/results/memory-terms-h200.json)",
@@ -272,6 +294,7 @@ def vllm_budget(
     speculative_tokens: int = 0,
     gpt_oss: bool = False,
     layers: int = 32,
+    rope_cache_gib: float = 0.0,
 ) -> Budget:
     torch_total, usable_origin = _torch_total(nvml_total_gib, gpu_name)
     tokens_default, seqs_default = vllm_batch_defaults(release, torch_total, gpu_name)
@@ -311,6 +334,8 @@ def vllm_budget(
             Term(label, peak, SAMPLER_SOURCES[sampler] if sampled_gib >= forward else "gpu_model_runner profile_run"),
             Term(f"non-torch memory at TP {tp}", non_torch, non_torch_source),
         ]
+        if rope_cache_gib >= ROPE_SHOWN_GIB:
+            out.insert(1, Term("rotary cos/sin cache", rope_cache_gib, VLLM_ROPE_SOURCE))
         if graphs is not None and budgeted:
             out.append(graphs)
         return tuple(out)
@@ -351,7 +376,14 @@ def _sampler_assumption(release: Optional[Version], other: Optional[str]) -> str
 
 
 def sglang_budget(
-    *, nvml_total_gib: float, fraction: float, weights_gib: float, tp: int, pp: int = 1, gpu_name: str = ""
+    *,
+    nvml_total_gib: float,
+    fraction: float,
+    weights_gib: float,
+    tp: int,
+    pp: int = 1,
+    gpu_name: str = "",
+    rope_cache_gib: float = 0.0,
 ) -> Budget:
     torch_total, origin = _torch_total(nvml_total_gib, gpu_name)
     free_init = torch_total - CUDA_CONTEXT_GIB
@@ -359,7 +391,12 @@ def sglang_budget(
         usable_gib=free_init,
         usable_origin=f"the free memory after init: {origin}, less the CUDA context's {CUDA_CONTEXT_GIB} GiB",
         fraction=fraction,
-        terms=(Term("weights", weights_gib, "rules/knowledge/memory.py weight_bytes_per_gpu"),),
+        terms=(Term("weights", weights_gib, "rules/knowledge/memory.py weight_bytes_per_gpu"),)
+        + (
+            (Term("rotary cos/sin cache", rope_cache_gib, SGLANG_ROPE_SOURCE),)
+            if rope_cache_gib >= ROPE_SHOWN_GIB
+            else ()
+        ),
     )
 
 
