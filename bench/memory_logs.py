@@ -1,6 +1,7 @@
 """The tool's memory answers against real engine start-up logs (issue 22).
 
-    python bench/memory_logs.py record LABEL   # writes bench/results/memory-logs-LABEL.json and prints the table
+    python bench/memory_logs.py record LABEL             # writes bench/results/memory-logs-LABEL.json, prints the table
+    python bench/memory_logs.py record LABEL --batch N   # only the cases of collection N, and a .md beside the .json
 
 Each case of tests/fixtures/memory_logs.json is run through `check --format json` in this process, with the
 case's GPU, GPU count, engine release, model and launch line. For a case that started, the KV figure the tool
@@ -118,11 +119,14 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def record(label: str) -> dict[str, Any]:
+def record(label: str, batch: Optional[int] = None) -> dict[str, Any]:
+    """The tool's answers on every case, or on the cases of one collection (`"batch": N` in the case)."""
     data = load()
     aside = set(data["set_aside"])
     rows = []
     for case in data["cases"]:
+        if batch is not None and case.get("batch") != batch:
+            continue
         answer = run_case(case)
         rows.append(
             {
@@ -137,13 +141,56 @@ def record(label: str) -> dict[str, Any]:
         )
     result = {
         "label": label,
+        **({"batch": batch} if batch is not None else {}),
         "work": summary([r for r in rows if r["set"] == "work"]),
         "set_aside": summary([r for r in rows if r["set"] == "set-aside"]),
         "rows": rows,
     }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"memory-logs-{label}.json").write_text(json.dumps(result, indent=1) + "\n")
+    if batch is not None:
+        (RESULTS / f"memory-logs-{label}.md").write_text(markdown(result, data["cases"]))
     return result
+
+
+def markdown(result: dict[str, Any], cases: list[dict[str, Any]]) -> str:
+    """The record as a table for people: engine, GPU, the engine's figure, the tool's, the error or the verdict."""
+    by_id = {c["id"]: c for c in cases}
+    lines = [
+        f"# Memory against real logs: {result['label']}",
+        "",
+        "The tool's answers (`bench/memory_logs.py record {} --batch {}`) on the cases of collection {} of".format(
+            result["label"], result["batch"], result["batch"]
+        ),
+        "tests/fixtures/memory_logs.json. Error: the tool's KV tokens (or GiB) over the engine's, minus one. A case",
+        "that died of memory is caught when a memory rule fails.",
+        "",
+        "| case | set | engine | GPU | engine's KV | tool's KV | error | memory findings |",
+        "|---|---|---|---|---:|---:|---:|---|",
+    ]
+    for r in result["rows"]:
+        case = by_id[r["id"]]
+        answer = r["answer"]
+        if r["engine_kv_tokens"]:
+            engine_kv, tool_kv = f"{r['engine_kv_tokens']} tokens", f"{answer.get('tokens')} tokens"
+        else:  # GiB of KV cache per GPU (a death has no engine figure: the tool's, below zero when nothing is left)
+            engine_kv = f"{r['engine_kv_gib']} GiB" if r["engine_kv_gib"] is not None else "-"
+            tool_kv = f"{answer.get('kv_gib')} GiB" if answer.get("kv_gib") is not None else "-"
+        judged = r["judged"]
+        if r["outcome"] == "died":
+            error = "died: " + ("caught" if judged.get("caught") else "warned" if judged.get("warned") else "missed")
+        else:
+            error = f"{judged['kv_error']:+.1%}" if "kv_error" in judged else "-"
+        findings = ", ".join(f"{k}={v}" for k, v in answer.get("memory_findings", {}).items())
+        gpu = f"{case['gpu_count']} x {case['gpu']}"
+        version = f"{case['engine']} {case['version']}"
+        lines.append(
+            f"| {r['id']} | {r['set']} | {version} | {gpu} | {engine_kv} | {tool_kv} | {error} | "
+            f"{findings or answer.get('error', '')} |"
+        )
+    lines += ["", f"Work set: `{json.dumps(result['work'])}`", ""]
+    lines += [f"Set aside: `{json.dumps(result['set_aside'])}`", ""]
+    return "\n".join(lines)
 
 
 def table(result: dict[str, Any]) -> str:
@@ -166,6 +213,11 @@ def table(result: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "record":
+    args = sys.argv[1:]
+    batch_arg: Optional[int] = None
+    if len(args) == 4 and args[2] == "--batch" and args[3].isdigit():
+        batch_arg = int(args[3])
+        args = args[:2]
+    if len(args) != 2 or args[0] != "record":
         sys.exit(__doc__)
-    print(table(record(sys.argv[2])))
+    print(table(record(args[1], batch_arg)))

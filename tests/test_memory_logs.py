@@ -37,6 +37,10 @@ KNOWN_MISSES = {
     # (vllm-memory-warmup) -> warn.
     "vllm-llmd-gptoss20b-tp1-sampler-oom": "warn",
     "vllm-llmd-gptoss20b-tp2-sampler-oom": "warn",
+    # SGLang's online FP8 (--quantization fp8 on a BF16 checkpoint) allocates the BF16 parameters and quantizes
+    # after loading, so the load peaks near 51 GiB on a 44.5 GiB L40S; the tool sizes the weights at FP8
+    # (26.5 GiB) and only warns that a 64K context leaves little KV. Not modelled yet -> warn.
+    "sglang-ihmedgemma-27b-l40s-online-fp8-oom": "warn",
 }
 
 
@@ -47,7 +51,12 @@ def answers():
 
 def test_the_set_aside_is_a_quarter_with_two_memory_deaths():
     aside = [c for c in CASES["cases"] if c["id"] in set(CASES["set_aside"])]
-    assert len(aside) * 4 >= len(CASES["cases"]) and sum(c["outcome"] == "died" for c in aside) == 2
+    assert len(aside) * 4 >= len(CASES["cases"]) and sum(c["outcome"] == "died" for c in aside) >= 2
+    # each later collection sets its own quarter aside, a memory death among it (the split's rule)
+    third = [c for c in CASES["cases"] if c.get("batch") == 3]
+    third_aside = [c for c in third if c in aside]
+    assert len(third_aside) * 4 >= len(third) and len(third_aside) >= 3
+    assert any(c["outcome"] == "died" for c in third_aside)
 
 
 def test_every_case_names_its_source_release_gpu_command_and_a_sized_model():
