@@ -155,6 +155,30 @@ def test_llama_4_scouts_ten_million_positions_cost_a_rotary_cache_per_gpu():
     assert terms["weights"] + terms["rotary cos/sin cache"] == pytest.approx(53.12, rel=0.02)
 
 
+def test_sglang_distributed_init_takes_more_on_an_nvswitch_node():
+    """'Init torch distributed ends. mem usage=...': 1.25 GB at TP 8 on H100 (Grok-2, 0.5.2rc2) and 2.01 GB on H200
+    (Llama-3.3-70B, sglang PR 11716), so 'Load weight begin. avail mem=77.43 / 137.29 GB'; 0.09 GB at TP 1."""
+    h100 = engine_budget.sglang_budget(nvml_total_gib=81559 / 1024, fraction=0.8, weights_gib=1, tp=8, gpu_name="H100")
+    h200 = engine_budget.sglang_budget(nvml_total_gib=143771 / 1024, fraction=0.8, weights_gib=1, tp=8, gpu_name="H200")
+    assert h100.usable_gib == pytest.approx(77.43, abs=0.5) and h200.usable_gib == pytest.approx(137.29, abs=0.5)
+    one = engine_budget.sglang_budget(nvml_total_gib=81559 / 1024, fraction=0.8, weights_gib=1, tp=1, gpu_name="H100")
+    pcie = engine_budget.sglang_budget(
+        nvml_total_gib=24564 / 1024, fraction=0.8, weights_gib=1, tp=4, gpu_name="RTX 4090"
+    )
+    assert one.usable_gib - h100.usable_gib == pytest.approx(engine_budget.SGLANG_DIST_INIT_NVSWITCH_GIB)
+    assert pcie.usable_gib == pytest.approx(23.08, abs=0.25)  # 16.00 free after 7.08 GiB of weights
+
+
+def test_grok_counts_its_residual_mlp_beside_the_experts():
+    """residual_moe: a dense MLP of intermediate_size in every layer beside the 8 experts (sglang models/grok.py
+    :527-531): Grok-2's log says '#parameters (actual): 269.56 B'."""
+    config = json.loads((ROOT / "tests" / "fixtures" / "memory-logs" / "models" / "grok-2" / "config.json").read_text())
+    shape = memory.shape_from_config(config)
+    assert memory.total_parameters(shape) / 1e9 == pytest.approx(269.56, rel=0.001)
+    plain = memory.shape_from_config({k: v for k, v in config.items() if k != "residual_moe"})
+    assert memory.total_parameters(plain) / 1e9 == pytest.approx(269.56 - 64 * 3 * 8192 * 32768 / 1e9, rel=0.001)
+
+
 def test_gb10_is_the_unified_memory_cuda_reports_not_its_128_gb():
     """A DGX Spark has no NVML total (nvidia-smi: 'Not Supported'); CUDA reports 121.69 GiB of its 128 GB
     (rules/knowledge/gpus.py TORCH_TOTALS_GIB): vLLM's total and SGLang's free memory start there."""

@@ -340,6 +340,7 @@ def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, wei
             fraction=fraction,
             weights_gib=weights,
             tp=tp,
+            pp=pp or 1,
             gpu_name=target.gpu_name or target.label,
             rope_cache_gib=rope,
         )

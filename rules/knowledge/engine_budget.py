@@ -63,7 +63,8 @@ vLLM (v1/worker/gpu_worker.py determine_available_memory; read in the 0.10.0, 0.
 SGLang (model_executor/model_runner.py profile_max_num_token, 0.5.x):
     KV = free memory per GPU after distributed init x --mem-fraction-static - weights
   * the free memory at init is NVML's total less the driver's reservation and the CUDA context (0.60 + 0.51
-    GiB on the H200, h200-memory.md); a Qwen3-14B log on RTX 4090s shows 23.08 GiB free of 23.99.
+    GiB on the H200, h200-memory.md); a Qwen3-14B log on RTX 4090s shows 23.08 GiB free of 23.99. At TP > 1 on
+    an NVSwitch node distributed init takes 1.25-2.01 GiB more (SGLANG_DIST_INIT_NVSWITCH_GIB).
 """
 
 from __future__ import annotations
@@ -88,6 +89,10 @@ NON_TORCH_PP_STAGE_GIB = 0.07
 NON_TORCH_NVSWITCH_GIB = 2.1
 # Hopper / Blackwell products sold as NVSwitch nodes (HGX / NVL72): NCCL sets up NVLink SHARP there.
 NVSWITCH_GPUS = frozenset({"H100", "H200", "H800", "H20", "B200", "B300", "GB200", "GB300"})
+# SGLang's 'Init torch distributed ends. mem usage=X GB' on an NVSwitch node at TP 8 (NCCL and custom all-reduce
+# buffers): 1.25 GB on H100 (0.5.2rc2, the work set's Grok-2 log) and 2.01 GB on H200 (0.5.3.post3, sglang PR 11716's
+# Llama-3.3-70B log), taken as 1.6; 0.09 GB at TP 1 (Qwen3-8B on a B200) and none seen over PCIe at TP 4 (RTX 4090s).
+SGLANG_DIST_INIT_NVSWITCH_GIB = 1.6
 # vLLM CUDA graphs (see above): the first capture and each further capture size per mode, from the v0.19.0 logs.
 CUDA_GRAPH_FIRST_GIB = 0.25
 CUDA_GRAPH_MIB_PER_LAYER = (0.25, 0.17)  # (PIECEWISE, FULL) per further graph and layer of the stage
@@ -386,10 +391,15 @@ def sglang_budget(
     rope_cache_gib: float = 0.0,
 ) -> Budget:
     torch_total, origin = _torch_total(nvml_total_gib, gpu_name)
-    free_init = torch_total - CUDA_CONTEXT_GIB
+    profile = gpus.lookup(gpu_name) if gpu_name else None
+    nvswitch = tp * pp > 1 and profile is not None and profile.name in NVSWITCH_GPUS
+    dist_init = SGLANG_DIST_INIT_NVSWITCH_GIB if nvswitch else 0.0
+    free_init = torch_total - CUDA_CONTEXT_GIB - dist_init
+    dist_note = f" and distributed init's {dist_init} GiB at TP {tp} on an NVSwitch node" if dist_init else ""
     return Budget(
         usable_gib=free_init,
-        usable_origin=f"the free memory after init: {origin}, less the CUDA context's {CUDA_CONTEXT_GIB} GiB",
+        usable_origin=f"the free memory after init: {origin}, less the CUDA context's {CUDA_CONTEXT_GIB} GiB"
+        + dist_note,
         fraction=fraction,
         terms=(Term("weights", weights_gib, "rules/knowledge/memory.py weight_bytes_per_gpu"),)
         + (
