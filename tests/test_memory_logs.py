@@ -37,10 +37,6 @@ KNOWN_MISSES = {
     # (vllm-memory-warmup) -> warn.
     "vllm-llmd-gptoss20b-tp1-sampler-oom": "warn",
     "vllm-llmd-gptoss20b-tp2-sampler-oom": "warn",
-    # SGLang's online FP8 (--quantization fp8 on a BF16 checkpoint) allocates the BF16 parameters and quantizes
-    # after loading, so the load peaks near 51 GiB on a 44.5 GiB L40S; the tool sizes the weights at FP8
-    # (26.5 GiB) and only warns that a 64K context leaves little KV. Not modelled yet -> warn.
-    "sglang-ihmedgemma-27b-l40s-online-fp8-oom": "warn",
 }
 
 
@@ -177,6 +173,18 @@ def test_grok_counts_its_residual_mlp_beside_the_experts():
     assert memory.total_parameters(shape) / 1e9 == pytest.approx(269.56, rel=0.001)
     plain = memory.shape_from_config({k: v for k, v in config.items() if k != "residual_moe"})
     assert memory.total_parameters(plain) / 1e9 == pytest.approx(269.56 - 64 * 3 * 8192 * 32768 / 1e9, rel=0.001)
+
+
+def test_sglang_online_fp8_loads_the_checkpoint_dtype_first():
+    """--quantization fp8 on a BF16 checkpoint: SGLang creates the BF16 weights and quantizes after loading
+    (srt/layers/quantization/fp8.py :654-659), so MedGemma 27B needs ~50 GiB to load on a 44.5 GiB L40S (the work
+    set's death: 'create_weights ... torch.OutOfMemoryError'); at TP 2 each GPU loads ~25 GiB."""
+    launch = "python3 -m sglang.launch_server --model-path gemma-3-27b --quantization fp8 --mem-fraction-static 0.85"
+    _, one = check_json(["--gpu", "L40S", "--engine-version", "sglang==0.5.16", "--", launch])
+    weights = finding(one, "memory-weights-fit")
+    assert weights["status"] == "fail" and "quantizes them after loading" in weights["message"]
+    _, two = check_json(["--gpu", "L40S", "--engine-version", "sglang==0.5.16", "--", launch + " --tp 2"])
+    assert finding(two, "memory-weights-fit")["status"] == "pass"
 
 
 def test_gb10_is_the_unified_memory_cuda_reports_not_its_128_gb():

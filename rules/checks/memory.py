@@ -637,6 +637,23 @@ WEIGHTS_TITLE = "The weights fit in GPU memory x the engine's memory fraction"
 WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory"
 
 
+def _online_fp8_load_gib(cfg: Config, figures: MemoryFigures) -> Optional[float]:
+    """GiB per GPU SGLang's online FP8 holds while loading (the checkpoint-dtype weights), when --quantization fp8
+    quantizes a checkpoint that is not FP8 (its config.json gives no quantization_config); else None."""
+    shape = cfg.model.shape if cfg.model else None
+    if cfg.engine != "sglang" or shape is None or shape.quantization is not None or shape.dtype_bytes < 2:
+        return None
+    if str(cfg.flags.get("quantization") or "").lower() != "fp8":
+        return None
+    return memory.weight_bytes_per_gpu(shape, figures.tp, figures.pp, figures.attn_tp) / GIB
+
+
+def _online_fp8_fits(cfg: Config, target: Target, layout: tuple[int, int]) -> bool:
+    wider = memory_figures(cfg, target, *layout)
+    online = _online_fp8_load_gib(cfg, wider) if wider is not None else None
+    return bool(wider and wider.budget and (online is None or online <= wider.budget.usable_gib))
+
+
 def unsized_quantization(cfg: Config) -> Optional[str]:
     """A --quantization method that says the checkpoint is quantized in a format the estimate cannot size
     (compressed-tensors, gguf ...) while config.json carries no quantization_config to read it from: counting
@@ -717,6 +734,19 @@ def memory_weights_fit(cfg, target):
         return missing
     found = _describe(figures)
     required = "the weights and what the engine profiles below the budget, with room for KV cache"
+    online = _online_fp8_load_gib(cfg, figures)
+    if online is not None and figures.budget is not None and online > figures.budget.usable_gib:
+        # sglang srt/layers/quantization/fp8.py (0.5.23 :654-659): without an FP8 checkpoint the weights are created
+        # in the checkpoint dtype and quantized after loading, so the load holds them at full width first
+        layout = _smallest_fitting_layout(cfg, target)
+        return failed(
+            f"--quantization fp8 on a checkpoint whose config.json has no quantization_config: SGLang creates the "
+            f"{online:.1f} GiB of {8 * (cfg.model.shape.dtype_bytes if cfg.model and cfg.model.shape else 2)}-bit "
+            f"weights per GPU first and quantizes them after loading, in {figures.budget.usable_gib:.1f} GiB free "
+            f"at init",
+            "the checkpoint-dtype weights within the memory free at init (an FP8 checkpoint is loaded at FP8)",
+            [_layout_fix(cfg, layout)] if layout and _online_fp8_fits(cfg, target, layout) else [],
+        )
     if cfg.engine == "vllm" and figures.others_gib and figures.budget is not None:
         # vllm v1/worker/gpu_worker.py init_device (0.10.0 :164-176, 0.11.2 :251): the free memory at start-up must
         # hold total x gpu_memory_utilization
