@@ -809,12 +809,14 @@ The capacity is the one the engine will log ('GPU KV cache size: N tokens', 'KV 
 what each engine subtracts first is modelled per release (rules/knowledge/engine_budget.py). vLLM: torch's total
 (NVML's less 0.60 GiB) x gpu_memory_utilization less the weights, its profiled peak (the sampler warm-up of
 min(max_num_batched_tokens, max_num_seqs) x vocabulary logits: 38 B an element on the PyTorch-native sampler,
-12.4 on FlashInfer's; or the dummy forward), non-torch memory and from 0.21.0 CUDA graphs. SGLang: the memory
-free at init (NVML's less the driver's and the context's 1.11 GiB) x mem_fraction_static less the weights. Where
-the release leaves the sampler to the install (vLLM 0.10-0.11.0 with or without flashinfer-python) and the
-target does not show it, a context that fits only under FlashInfer's reading is a warning. Measured against 14
-real engine logs (tests/fixtures/memory_logs.json, bench/memory_logs.py): the work set's KV figures within 0.2-9%
-of the logged ones. The fixes (largest context, smallest fraction, smallest TP) are re-checked by recomputing
+12.4 on FlashInfer's; or the dummy forward), non-torch memory, the rotary cos/sin cache (max_position_embeddings
+x rotary dim, one per GPU) and from 0.20.0 its CUDA graph estimate (before it, vllm-memory-warmup). SGLang: the
+memory free at init (NVML's less the driver's and the context's 1.11 GiB, and distributed init's ~1.6 GiB at TP > 1
+on an NVSwitch node; a GB10's 121.69 GiB of unified memory as CUDA reports it) x mem_fraction_static less the
+weights and its FP32 rotary cache. Where the release leaves the sampler to the install (vLLM 0.10-0.11.0 with or
+without flashinfer-python) and the target does not show it, a context that fits only under FlashInfer's reading is
+a warning. Measured against 56 real engine logs (tests/fixtures/memory_logs.json, bench/memory_logs.py): the work
+set's KV figures median 0.4% and 31 of 33 within 10% of the logged ones. The fixes (largest context, smallest fraction, smallest TP) are re-checked by recomputing
 the figures with them."""
 KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
 # The shortest context a shorter-context fix offers: below it the server starts but a chat request (system

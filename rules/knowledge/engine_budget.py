@@ -2,7 +2,7 @@
 
 vLLM (v1/worker/gpu_worker.py determine_available_memory; read in the 0.10.0, 0.11.2, 0.15.1 and 0.33.0 wheels):
     KV = torch's total x --gpu-memory-utilization - weights - the profiled peak - non-torch memory
-         [- the CUDA-graph estimate, from 0.21.0]
+         [- the CUDA-graph estimate, from 0.20.0] [- the rotary cos/sin cache]
   * torch's total is NVML's total less the driver's reservation (0.60 GiB on an H200,
     ../shared/research/h200-memory.md; 0.4-0.75 GiB on the other GPUs whose logs show both).
   * the profiled peak is gpu_model_runner.profile_run: a dummy forward of max_num_batched_tokens tokens, then
