@@ -9,7 +9,6 @@ in its JSON.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
@@ -18,6 +17,7 @@ from packaging.version import Version
 from attn_preflight.rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.jsontext import loads
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang.resolve import dsa_model, effective_page_size
 from attn_preflight.rules.knowledge import engine_budget, memory
@@ -376,7 +376,7 @@ def _speculative_tokens(cfg: Config) -> int:
     if not isinstance(raw, str):
         return 0
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except ValueError:
         return 0
     tokens = value.get("num_speculative_tokens") if isinstance(value, dict) else None
