@@ -145,6 +145,13 @@ class MemoryFigures(NamedTuple):
             if self.budget
             else [],
             "assumption": self.budget.assumption if self.budget else "",
+            # vLLM before 0.20.0: what runs after the KV cache is sized, outside the budget (vllm-memory-warmup)
+            "after_kv_cache": [
+                {"term": t.label, "gib": round(t.gib, 2), "source": t.source} for t in self.budget.warmup
+            ]
+            if self.budget
+            else [],
+            "after_kv_cache_room_gib": round(self.budget.room_gib, 2) if self.budget and self.budget.warmup else None,
             "max_concurrency": round(c, 2) if (c := self.concurrency()) is not None else None,
             "page_size": self.page_size,
             "kv_capacity": [
