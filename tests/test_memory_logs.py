@@ -296,6 +296,21 @@ def test_cuda_graphs_come_off_the_budget_from_0_20_0():
     assert not engine_budget.vllm_budget(release=Version("0.19.0"), **{**common, "utilization": 0.9}).warmup_short
 
 
+def test_the_launch_line_sizes_the_cuda_graphs():
+    """--max-cudagraph-capture-size and --max-num-seqs bound the captured sizes; --enforce-eager captures none
+    (the figures' after_kv_cache before 0.20.0, a subtracted term from it)."""
+    base = ["--gpu", "H100", "--engine-version", "vllm==0.20.0", "--", "vllm", "serve", "llama-3.1-8b"]
+
+    def graphs(*extra):
+        memory = check_json([*base, *extra])[1]["memory"]
+        return next((t["gib"] for t in memory["subtracted"] if t["term"].startswith("CUDA graphs")), 0.0)
+
+    default, capped = graphs(), graphs("--max-cudagraph-capture-size", "64")
+    assert 0.6 < default < 1.2 and capped < default / 2
+    assert graphs("--max-num-seqs", "16") < default / 2  # min(2 x 16, 512) = 32: 7 sizes
+    assert graphs("--enforce-eager") == 0.0
+
+
 def test_the_warmup_warning_offers_fixes_that_then_fit():
     """gpt-oss-20b at 0.95 on an H100 with vLLM 0.19.0 (died warming the sampler up; the same at TP 2 and 0.9
     started): the utilisation and max_num_seqs offered are re-checked."""
