@@ -199,6 +199,8 @@ def test_gb10_is_the_unified_memory_cuda_reports_not_its_128_gb():
     assert other.usable_gib == pytest.approx(128 - engine_budget.DRIVER_RESERVE_GIB)
     sglang = engine_budget.sglang_budget(nvml_total_gib=128, fraction=0.8, weights_gib=10, tp=1, gpu_name="GB10")
     assert sglang.usable_gib == pytest.approx(121.69 - engine_budget.CUDA_CONTEXT_GIB)
+    busy = engine_budget.sglang_budget(nvml_total_gib=128 - 20, fraction=0.8, weights_gib=10, tp=1, gpu_name="GB10")
+    assert busy.usable_gib == pytest.approx(sglang.usable_gib - 20)  # other processes' memory comes off it
 
 
 def test_the_triton_top_k_top_p_sampler_reproduces_qwen3_14b_across_releases():

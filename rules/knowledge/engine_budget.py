@@ -367,8 +367,10 @@ def vllm_budget(
 def _torch_total(nvml_total_gib: float, gpu_name: str) -> tuple[float, str]:
     """The total torch reports: NVML's less the driver's reservation, or a unified-memory part's own figure."""
     unified = gpus.torch_total_gib(gpu_name)
-    if unified is not None and nvml_total_gib >= unified[0]:
-        return unified[0], f"the {unified[0]:g} GiB CUDA reports of unified memory ({unified[1]})"
+    profile = gpus.lookup(gpu_name) if unified is not None else None
+    if unified is not None and profile is not None and profile.memory_gib:
+        held = max(profile.memory_gib - nvml_total_gib, 0.0)  # what the caller took off for other processes
+        return unified[0] - held, f"the {unified[0]:g} GiB CUDA reports of unified memory ({unified[1]})"
     return nvml_total_gib - DRIVER_RESERVE_GIB, f"NVML's {nvml_total_gib:g} GiB less {DRIVER_RESERVE_GIB} GiB"
 
 
