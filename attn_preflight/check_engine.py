@@ -9,7 +9,9 @@ it returns
   it rejected (its own exception and text, the stage), unknown when it could not be asked (never a pass);
 - `engine-disagrees` (warn) where the rules and the engine differ: the engine rejects what no failing rule
   catches at the stages it ran, it accepts what a rule fails at those stages, or both accept but the backend,
-  page size or KV-cache dtype it resolved is not the one the rules judged.
+  page / block size, KV-cache dtype or (where one is given) context length it resolved is not the one the rules
+  judged (for vLLM: the backend the rules judge runs and the block size rules/engines/vllm/block_size.py
+  resolves with it; a key the rules do not resolve is not compared).
 `with_engine(report, answer)` is the report with those findings, the answer (`engine_answer` in JSON) and the
 verdict recomputed: a rejection fails the check whatever the rules say, and the rules' failures and fixes stay
 (they explain it); an acceptance covers only its stages, so a rule failing on kernels, memory or CUDA graphs
@@ -53,7 +55,8 @@ ENGINE_DISAGREES = ReportedCheck(
     source="attn-preflight check --ask-engine: the rules' findings against the engine's answer",
     docs="""Compares the rules with the engine's answer on the stages the engine ran: warns where the engine
 rejects a config no failing rule catches there, where it accepts one a rule fails there, or where both accept
-but the engine resolved another attention backend, page size or KV-cache dtype than the one the rules judged.
+but the engine resolved another attention backend, page / block size, KV-cache dtype or context length than the
+one the rules judged (each named with both sides; a key the rules do not resolve for the release is not compared).
 
 Either way the knowledge the rules read is not this release's: a release newer than the rules, a patched
 build, or a rule that is wrong. The engine's answer is what will run.""",
@@ -108,40 +111,88 @@ def _resolved_text(resolved: dict[str, Any]) -> str:
 
 
 def _ours(report: Report) -> dict[str, Any]:
-    """What the rules judged: the resolved config's backend, page size and KV dtype (SGLang's model)."""
+    """What the rules judged, on the keys the engine's answer resolves: the attention backend (SGLang: prefill and
+    decode; vLLM: the one the rules judge runs, named or picked by its priority list), the page / block size the
+    engine resolves with it (SGLang: resolve.effective_page_size; vLLM: rules/engines/vllm/block_size.py), the
+    KV-cache dtype (and the --kv-cache-dtype given, where the rules resolved it from the checkpoint) and the
+    context length where one is given. None: the rules do not resolve it, and it is not compared."""
     config = report.config
     out: dict[str, Any] = {
         "attention_backend": config.attention_backend,
         "prefill_attention_backend": config.prefill_backend,
         "decode_attention_backend": config.decode_backend,
         "kv_cache_dtype": config.kv_cache_dtype,
+        "kv_cache_dtype_given": config.rewrites.get("kv_cache_dtype"),
         "page_size": None,
+        "context_length": config.context_length,
     }
-    if config.engine == "sglang":
-        from attn_preflight.rules.engines.sglang.resolve import effective_page_size
+    try:  # a config the models have no answer for is compared on the rest
+        if config.engine == "sglang":
+            from attn_preflight.rules.engines.sglang.resolve import effective_page_size
 
-        try:
             out["page_size"] = effective_page_size(config, report.target)
-        except Exception:  # a config the page-size model has no answer for: compared on the rest
-            out["page_size"] = None
+        elif config.engine == "vllm":
+            from attn_preflight.rules.engines.vllm.block_size import rules_resolved
+
+            backend, out["page_size"] = rules_resolved(config, report.target)
+            out["attention_backend"] = list(backend) if isinstance(backend, tuple) else backend
+    except Exception:
+        pass
     return out
 
 
+def _same(theirs: Any, mine: Any) -> bool:
+    theirs, mine = _spelled(theirs), _spelled(mine)
+    if isinstance(theirs, (list, tuple)) or isinstance(mine, (list, tuple)):
+        as_set = lambda v: {str(x).lower() for x in (v if isinstance(v, (list, tuple)) else [v])}  # noqa: E731
+        return as_set(theirs) == as_set(mine)
+    return str(theirs).lower() == str(mine).lower()
+
+
 def _differences(answer: dict[str, Any], ours: dict[str, Any]) -> list[str]:
+    """Each key both sides resolve and resolve otherwise, naming both sides."""
     resolved = answer.get("resolved") or {}
-    differs = []
+    if answer.get("engine") == "vllm":
+        backends = [("backend", resolved.get("attention_backend"), ours["attention_backend"])]
+    else:
+        backends = [
+            ("prefill backend", resolved.get("effective_prefill_attention_backend"), ours["prefill_attention_backend"]),
+            ("decode backend", resolved.get("effective_decode_attention_backend"), ours["decode_attention_backend"]),
+        ]
     pairs = [
-        ("prefill backend", resolved.get("effective_prefill_attention_backend"), ours["prefill_attention_backend"]),
-        ("decode backend", resolved.get("effective_decode_attention_backend"), ours["decode_attention_backend"]),
+        *backends,
         ("page size", resolved.get("page_size"), ours["page_size"]),
         ("kv cache dtype", resolved.get("kv_cache_dtype"), ours["kv_cache_dtype"]),
+        ("context length", resolved.get("context_length"), ours.get("context_length")),
     ]
+    differs = []
     for what, theirs, mine in pairs:
         if theirs is None or mine is None:
             continue
-        if str(theirs).lower() != str(mine).lower():
-            differs.append(f"{what}: engine {theirs}, rules {mine}")
+        if what == "kv cache dtype" and answer.get("engine") == "vllm" and ours.get("kv_cache_dtype_given"):
+            # vLLM's answer is CacheConfig.cache_dtype: the checkpoint's where the release resolves "auto"
+            # (resolve_kv_cache_dtype_string, engine/arg_utils.py:2297 in 0.33.0), else the value given
+            if _same(theirs, ours["kv_cache_dtype_given"]):
+                continue
+        if not _same(theirs, mine):
+            differs.append(f"{what}: engine {_shown(theirs)}, rules {_shown(mine)}")
     return differs
+
+
+def _spelled(value: Any) -> Any:
+    """vLLM 0.10's backend names end in _VLLM_V1 (TRITON_ATTN_VLLM_V1): the same backend as the rules' name."""
+    if isinstance(value, (list, tuple)):
+        return [_spelled(v) for v in value]
+    return value[: -len("_VLLM_V1")] if isinstance(value, str) and value.endswith("_VLLM_V1") else value
+
+
+def _shown(value: Any) -> str:
+    return "/".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+
+def _assumed(answer: dict[str, Any]) -> str:
+    """What the driver assumed about the host and the engine read (the answer's notes), said beside its answer."""
+    return "; ".join(n for n in answer.get("notes") or [] if isinstance(n, str) and n.startswith("host RAM assumed"))
 
 
 def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
@@ -159,7 +210,7 @@ def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
     if status == "rejected":
         where = answer.get("stage") or "?"
         text = f"{who} rejects it at {where}: {answer.get('error_type')}: {answer.get('error')}"
-        findings.append(EngineFinding(ENGINE_ANSWER, Status.FAIL, text, data))
+        findings.append(EngineFinding(ENGINE_ANSWER, Status.FAIL, text, data, _assumed(answer)))
         if not seen:
             rules = ", ".join(f.rule_id for f in failing) if failing else "none"
             findings.append(
@@ -174,7 +225,7 @@ def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
         return findings
     resolved = answer.get("resolved") or {}
     text = f"{who} accepts it ({', '.join(stages) or 'no stage named'}): {_resolved_text(resolved)}"
-    findings.append(EngineFinding(ENGINE_ANSWER, Status.PASS, text, {**data, "resolved": resolved}))
+    findings.append(EngineFinding(ENGINE_ANSWER, Status.PASS, text, {**data, "resolved": resolved}, _assumed(answer)))
     ours = _ours(report)
     if seen:
         findings.append(
@@ -186,7 +237,8 @@ def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
                 {**data, "rules_failing": [f.rule_id for f in seen]},
             )
         )
-    elif not failing:
+    else:  # no rule fails at the engine's stages: what both resolved is compared (a rule failing later, on
+        # kernels or memory, judged the same resolved config)
         differs = _differences(answer, ours)
         if differs:
             findings.append(
@@ -287,6 +339,9 @@ def request_for(config: Any, target: Any, options: dict[str, Any], command: Sequ
             "memory_mib": int(target.memory_gib * 1024) if target.memory_gib else None,
             "count": count,
         }
+        host_mib = getattr(getattr(target.facts, "host", None), "memory_total_mib", None)
+        if host_mib:  # the probed (or --facts) host's RAM; else the driver assumes one and says so
+            gpu["host_memory_mib"] = int(host_mib)
     return EngineRequest(engine=engine, argv=argv, env=env, gpu=gpu, why_no_gpu=why)
 
 

@@ -57,6 +57,9 @@ class Unwrapped:
     notes: list[str] = field(default_factory=list)
     prefix: list[str] = field(default_factory=list)  # `docker run [OPTIONS] IMAGE`, as pasted (a correction keeps it)
     implied: list[str] = field(default_factory=list)  # the image's entrypoint words put before the arguments
+    model: Optional[str] = None  # the model id a KServe storageUri hf://REPO/MODEL gives for the mounted /mnt/models
+    gpus_per_pod: Optional[int] = None  # the container's nvidia.com/gpu limit (a manifest's node, as --gpu-count)
+    nnodes: Optional[int] = None  # a LeaderWorkerSet's group size: the pods (nodes) one replica spans
 
     def around(self, corrected: Sequence[str]) -> list[str]:
         """A corrected engine command put back in its `docker run`: the docker options and image as pasted, a
@@ -239,6 +242,79 @@ def manifest_containers(documents: Sequence[Any]) -> list[tuple[str, dict]]:
     return found
 
 
+# KServe mounts the model its storage initializer downloads here (kserve docs model-serving/storage/overview:
+# "Storage Initializer ... to a local directory where the model server can access them", /mnt/models).
+KSERVE_MOUNT = "/mnt/models"
+# hf://${REPO}/${MODEL}:${HASH}(optional) (kserve docs model-serving/storage/providers/hf)
+_HF_URI = re.compile(r"^hf://([A-Za-z0-9][\w.-]*/[\w.-]+)(?::[\w.-]+)?/?$")
+
+
+def _storage_uris(documents: Sequence[Any], container: dict) -> list[str]:
+    """The KServe storage URIs of the manifest: each InferenceService's predictor (model) storageUri and the
+    container's STORAGE_URI variable (KServe's custom-container form)."""
+    found: list[str] = []
+    queue = [d for d in documents if isinstance(d, dict)]
+    while queue:
+        document = queue.pop(0)
+        if document.get("kind") == "List" and isinstance(document.get("items"), list):
+            queue.extend(d for d in document["items"] if isinstance(d, dict))
+        elif document.get("kind") == "InferenceService":
+            for path in (("spec", "predictor", "model", "storageUri"), ("spec", "predictor", "storageUri")):
+                value = _at(document, path)
+                if isinstance(value, str) and value not in found:
+                    found.append(value)
+    for variable in container.get("env") or []:
+        if (
+            isinstance(variable, dict)
+            and variable.get("name") == "STORAGE_URI"
+            and isinstance(variable.get("value"), str)
+        ):
+            if variable["value"] not in found:
+                found.append(variable["value"])
+    return found
+
+
+def _mounted_model(words: Sequence[str]) -> bool:
+    """The command serves the model KServe mounts (/mnt/models), or names none."""
+    served = None
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name in ("--model", "--model-path", "--model_path"):
+            served = value if equals else (words[index + 1] if index + 1 < len(words) else "")
+            break
+        if index and words[index - 1] == "serve" and not word.startswith("-"):
+            served = word
+            break
+    return served is None or served == KSERVE_MOUNT or served.startswith(KSERVE_MOUNT + "/")
+
+
+def _group_size(documents: Sequence[Any], container: dict) -> Optional[int]:
+    """The LeaderWorkerSet group size (leader + workers: the pods one replica spans) of the workload holding
+    `container` (leaderworkerset.x-k8s.io/v1 LeaderWorkerTemplate.size, default 1); None for any other kind."""
+    for document in documents:
+        if not isinstance(document, dict) or document.get("kind") != "LeaderWorkerSet":
+            continue
+        templates = _at(document, ("spec", "leaderWorkerTemplate")) or {}
+        for role in ("leaderTemplate", "workerTemplate"):
+            containers = _at(templates, (role, "spec", "containers")) or []
+            if any(candidate is container for candidate in containers):
+                size = templates.get("size", 1)
+                return size if isinstance(size, int) and not isinstance(size, bool) and size >= 1 else None
+    return None
+
+
+def _gpus(container: dict) -> Optional[int]:
+    """The container's nvidia.com/gpu limit (else its request): the GPUs of its pod, one node's share."""
+    resources = container.get("resources") or {}
+    for section in ("limits", "requests"):
+        value = (resources.get(section) or {}).get("nvidia.com/gpu") if isinstance(resources, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
+            return int(value)
+    return None
+
+
 def _launches(container: dict) -> bool:
     """The container's command line runs an engine's server (an LWS worker that only joins Ray does not)."""
     text = " ".join(str(x) for x in (container.get("command") or []) + (container.get("args") or []))
@@ -295,6 +371,22 @@ def manifest_command(documents: Sequence[Any], path: str, container_name: Option
     for key in ("resources", "ports", "volumeMounts", "readinessProbe", "livenessProbe"):
         if key in container:
             ignored.append(key)
+    model = None
+    uris = _storage_uris(documents, container)
+    if len(uris) == 1 and _mounted_model(command):
+        match = _HF_URI.match(uris[0])
+        if match:
+            model = match.group(1)
+            notes.append(f"storageUri {uris[0]}: the model is {model} (KServe downloads it to {KSERVE_MOUNT})")
+        else:
+            notes.append(f"storageUri {uris[0]}: the model KServe mounts at {KSERVE_MOUNT}, not readable here")
+    elif len(uris) > 1:
+        notes.append(f"storageUri: several ({', '.join(uris)}); none is taken as the model")
+    gpus, size = _gpus(container), _group_size(documents, container)
+    if size is not None:
+        per_pod = f"{gpus} GPUs per pod" if gpus else "GPUs per pod not given (nvidia.com/gpu)"
+        total = f" = {size * gpus} GPUs" if gpus else ""
+        notes.append(f"LeaderWorkerSet group size {size} x {per_pod}{total}: judged as {size} nodes")
     return Unwrapped(
         command=[*env, *command],
         form=f"{where} container {container.get('name')}",
@@ -302,6 +394,9 @@ def manifest_command(documents: Sequence[Any], path: str, container_name: Option
         pins={engine: version} if engine and version else {},
         ignored=ignored,
         notes=notes,
+        model=model,
+        gpus_per_pod=gpus,
+        nnodes=size,
     )
 
 

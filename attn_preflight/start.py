@@ -11,9 +11,9 @@ from typing import Optional
 
 def main(argv: Optional[list[str]] = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["check"] and "--smoke" not in args:
-        # one short judgement: the tool's own imports and the rules build ~1e5 objects and no garbage cycles
-        # worth a collection (the cyclic collector's passes were ~3% of a passing check's instructions)
+    if args[:1] in (["check"], ["probe"]) and "--smoke" not in args:
+        # one short run: the tool's own imports and the rules build ~1e5 objects and no garbage cycles worth
+        # a collection (the cyclic collector's passes were ~3% of a passing check's instructions)
         gc.disable()
     if args[:1] != ["probe"] or "-h" in args or "--help" in args:
         from attn_preflight.cli import main as cli_main

@@ -6,6 +6,7 @@ rules against the engine's answer (outside CI).
     python bench/ask_engine.py [--release 0.5.23] [--sample 120] [--seed 2026] [--timed 3] \
         [--out bench/results/ask-engine-sglang-0.5.23.json]
     python bench/ask_engine.py --releases 0.5.1,0.5.5,0.5.19,0.5.20,0.5.23 [--newer 0.5.99]
+    python bench/ask_engine.py --timed 3 --timed-only       # seconds per config only
 
 1. Time: `--timed` configs asked one at a time through the product's own path (harness.ask: a fresh child,
    the engine imported each time), wall seconds each.
@@ -249,6 +250,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sample", type=int, default=120)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--timed", type=int, default=3, help="configs asked one at a time, for seconds per config")
+    parser.add_argument("--timed-only", action="store_true", help="only the --timed configs: seconds, no agreement")
     parser.add_argument("--out", default=None)
     options = parser.parse_args(argv)
     if options.releases:
@@ -274,6 +276,10 @@ def main(argv=None) -> int:
             }
         )
         print(f"timed {case['id']}: {timed[-1]['wall_s']} s ({answer['status']})", file=sys.stderr)
+    if options.timed_only:
+        walls = [t["wall_s"] for t in timed]
+        print(json.dumps({"timed": timed, "median_wall_s": statistics.median(walls) if walls else None}, indent=1))
+        return 0
 
     t0 = time.monotonic()
     items = [{"id": c["id"], "argv": c["argv"], "gpu": c["device"], "cuda_version": "13.0"} for c in cases]

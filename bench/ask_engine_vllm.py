@@ -15,7 +15,8 @@ backend, KV dtype, block size, dtype, TP) with a seed of its own. Each config is
 
 Driver vs oracle: the same verdict (accepted / rejected / no answer), and for an acceptance the same backend,
 block size and KV dtype. Rules vs engine: our fail ⇔ the engine's rejection, counting only our fails of
-stages the engine runs (as check --ask-engine does); for acceptances the backend. Per-call seconds: the
+stages the engine runs (as check --ask-engine does); for acceptances the backend, and every key
+engine-disagrees compares (backend, block size, KV dtype, a given context length: "resolved_same"). Per-call seconds: the
 driver's per-config time in batch mode and its import time (a single `check --ask-engine` call pays both).
 Figures and each disagreement go to bench/results/ask-engine-vllm.json.
 """
@@ -122,15 +123,42 @@ _ORACLE_STAGE = {
 # Why the rules and the engine differ, where the cause is known (matched on the engine's message).
 CAUSES = {
     "Unexpected FlashInfer page size": (
-        "no rule has FlashInferMetadataBuilder.__init__'s check (vllm 0.33.0 v1/attention/backends/"
-        "flashinfer.py:1004): a block size FlashInfer's native kernels do not take is refused unless "
-        "TRTLLM GQA attention serves it"
+        "FlashInferMetadataBuilder.__init__'s assertion (vllm 0.33.0 v1/attention/backends/flashinfer.py:1001-1005) "
+        "reached: the builder got a kernel block size over 64 without TRT-LLM GQA. vLLM's runner splits such "
+        "blocks (select_common_block_size -> 64) except in block-outermost KV layouts, which the rules do not model"
     ),
 }
 
 
 def cause_of(message: str) -> str | None:
     return next((why for key, why in CAUSES.items() if key in (message or "")), None)
+
+
+# Why the driver and the oracle differ, where the cause is known (matched on the oracle's message).
+ORACLE_CAUSES = {
+    "Unexpected FlashInfer page size": (
+        "the oracle builds the metadata builders with the KV manager's block size; vLLM's model runner (and the "
+        "driver) give them select_common_block_size's kernel block size (v1/worker/utils.py "
+        "prepare_kernel_block_sizes), 64 for FlashInfer without TRT-LLM, so the builder's assertion "
+        "(flashinfer.py:1001-1005) is not reached: the engine accepts"
+    ),
+}
+
+
+def oracle_cause(oracle: dict) -> str | None:
+    return next((why for key, why in ORACLE_CAUSES.items() if key in (oracle.get("error") or "")), None)
+
+
+def resolved_differences(case: dict, driver: dict) -> list[str]:
+    """What check --ask-engine's engine-disagrees names for an acceptance: every key both sides resolve
+    (attn_preflight/check_engine.py: backend, block size, KV dtype, a given context length)."""
+    from attn_preflight.check_engine import _differences, _ours
+    from attn_preflight.commands.check import config_from_options, target_from_options
+    from attn_preflight.rules.core.judge import evaluate
+
+    cfg = config_from_options({"engine": "vllm"}, ["vllm", *case["argv"]])
+    target = target_from_options(case["gpu"], None, [f"vllm=={vod.VLLM_VERSION}"])
+    return _differences(driver, _ours(evaluate(cfg, target, alternatives=False)))
 
 
 def verdict(status: str) -> str:
@@ -213,7 +241,7 @@ def main() -> None:
                     "differs": diffs,
                     "driver": {k: driver.get(k) for k in ("status", "stage", "error", "reason", "raised_at")},
                     "oracle": {k: oracle.get(k) for k in ("status", "stage", "error", "harness_reason", "raised_at")},
-                    "cause": None,
+                    "cause": oracle_cause(oracle),
                 }
             )
         if verdict(driver["status"]) == "no_answer":
@@ -226,6 +254,12 @@ def main() -> None:
         rules_tally[key] += 1
         backend = (driver.get("resolved") or {}).get("attention_backend")
         if not engine_rejects and not mine["reject_visible"]:
+            resolved = resolved_differences(case, {**driver, "engine": "vllm"})
+            rules_tally["resolved_same" if not resolved else "resolved_different"] += 1
+            if resolved:
+                rules_disagreements.append(
+                    {"kind": "resolved", "gpu": case["gpu"], "argv": vod.short(case["argv"]), "differs": resolved}
+                )
             same = mine["backend"] == backend
             rules_tally["backend_same" if same else "backend_different"] += 1
             if not same:

@@ -2,6 +2,7 @@
 
     python bench/incidents_2026.py --split work --out bench/results/i21-incidents-work-after.json
     python bench/incidents_2026.py --split held --out bench/results/i21-incidents-held-after.json
+    python bench/incidents_2026.py --batch 3 --out bench/results/i21-incidents-batch3-before.json
 
 Each incident is judged as tests/test_incidents.py judges one (`check --gpu G --engine-version E==V [--model M]
 -- COMMAND`): failed is caught only on a FAIL verdict, started is right unless FAIL or refused (exit 2). The
@@ -54,14 +55,18 @@ def judge(incident: dict) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--split", choices=("work", "held", "all"), default="all")
+    parser.add_argument("--batch", type=int, help="only the incidents of this batch (default: every batch)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     incidents = json.loads((FIXTURES / "incidents_2026.json").read_text())["incidents"]
     chosen = [i for i in incidents if args.split == "all" or i["split"] == args.split]
+    chosen = [i for i in chosen if args.batch is None or i["batch"] == args.batch]
     results = {}
     for incident in chosen:
         answer = judge(incident)
-        answer.update(outcome=incident["outcome"], cls=incident["class"], split=incident["split"])
+        answer.update(
+            outcome=incident["outcome"], cls=incident["class"], split=incident["split"], batch=incident["batch"]
+        )
         results[incident["id"]] = answer
         mark = "ok  " if answer["right"] else "MISS"
         rules = ",".join(f["rule"] for f in answer["failing"])[:70]
@@ -77,7 +82,8 @@ def main() -> int:
     print(json.dumps(summary))
     if args.out:
         args.out.write_text(
-            json.dumps({"split": args.split, "summary": summary, "incidents": results}, indent=1) + "\n"
+            json.dumps({"split": args.split, "batch": args.batch, "summary": summary, "incidents": results}, indent=1)
+            + "\n"
         )
     return 0
 

@@ -8,7 +8,7 @@ checked on the GPU its source names, at COLUMNS=100, and counted:
   without naming it in its changes; "no corrected command" beside a failure with no fix;
 - lines of output of the table.
 
-    python3 bench/recipe_lines.py [--verbose] > bench/results/recipe-lines-<when>.txt
+    python3 bench/recipe_lines.py [--verbose] [--corpus FILE] > bench/results/recipe-lines-<when>.txt
 
 Runs the CLI in this process (tests/cli_run.py), one line at a time, so it is a minute or two on a loaded
 machine. The lines' models are hub ids; the Hugging Face cache is pointed at an empty directory, so only a
@@ -91,8 +91,9 @@ def contradictions(report: dict, pasted: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--verbose", action="store_true", help="print each line's findings")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the lines to check (default: %(default)s)")
     args = parser.parse_args(argv)
-    lines = json.loads(CORPUS.read_text(encoding="utf-8"))["lines"]
+    lines = json.loads(args.corpus.read_text(encoding="utf-8"))["lines"]
     os.environ["COLUMNS"] = "100"
     totals = {"lines": 0, "wrong": 0, "contradictions": 0, "output_lines": 0, "refused": 0}
     with tempfile.TemporaryDirectory() as empty:

@@ -12,20 +12,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from typing import Optional
 
 from attn_preflight.probe.environ import cache_home
 from attn_preflight.probe.facts import CompiledModule, LibraryFacts
-from attn_preflight.probe.fatbin import FatbinError, module_key, read_entries, summarise
 from attn_preflight.probe.jsonfile import JsonFileError, read_json
+from attn_preflight.probe.libraries import SHIPS_GPU_CODE
 
-# Libraries whose distributions ship compiled GPU code (probe/libraries.py CATALOGUE keys). torch is judged by
-# its own arch list; the CuTe DSL, FA4, quack and triton compile at run time.
-SCANNED = ("fa2", "fa3", "sgl_kernel", "flashinfer", "xformers", "flash_mla", "deep_gemm", "hpc_ops", "vllm")
+# probe/fatbin.py is imported only on a cache miss: a probe whose files are all cached only stats them.
 CACHE_FILE = "binaries.json"
 CACHE_VERSION = 1
 MAX_FILES = 50_000  # a RECORD listing more compiled files than this is not read (never seen: flashinfer-cubin ~16k)
+MAX_RECORD_BYTES = 64 << 20  # a RECORD larger than this is not read (flashinfer-cubin's: ~3 MB)
+
+
+class ScanLimit(Exception):
+    """A distribution past what is read (MAX_FILES compiled files, a MAX_RECORD_BYTES RECORD): its modules are
+    not read, and the library says why (a note; its binaries stay unknown)."""
 
 
 def _compiled(path: str) -> bool:
@@ -37,12 +40,21 @@ def record_files(entry: str, dist_dir: str) -> Optional[list[str]]:
     """The compiled files a distribution installed, as paths relative to its sys.path entry; None without a
     RECORD (an egg-info or a source install)."""
     path = os.path.join(entry, dist_dir, "RECORD")
+    found: list[str] = []
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            rows = [line.split(",", 1)[0] for line in handle]
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_RECORD_BYTES:
+                raise ScanLimit(f"{dist_dir}/RECORD is {size:,} bytes, more than {MAX_RECORD_BYTES:,}: not read")
+            for line in handle:
+                row = line.split(",", 1)[0]
+                if _compiled(row) and not row.startswith(("../", "/")):
+                    found.append(row)
+                    if len(found) > MAX_FILES:
+                        raise ScanLimit(f"{dist_dir}/RECORD lists more than {MAX_FILES:,} compiled files: not read")
     except OSError:
         return None
-    return [row for row in rows if _compiled(row) and not row.startswith(("../", "/"))]
+    return found
 
 
 def walk_files(root: str, base: str) -> list[str]:
@@ -87,6 +99,8 @@ class BinaryCache:
     def save(self) -> None:
         if not (self.path and self.dirty):
             return
+        import tempfile
+
         tmp = None
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -104,6 +118,8 @@ class BinaryCache:
 
 
 def _row(path: str) -> dict:
+    from attn_preflight.probe.fatbin import FatbinError, read_entries, summarise
+
     try:
         entries, how = read_entries(path)
     except (FatbinError, OSError) as err:
@@ -127,6 +143,8 @@ def _module(row: dict) -> CompiledModule:
 
 def _read_group(base: str, files: list[str]) -> dict[str, dict]:
     """Standalone cubins grouped by module_key: the union of their archs, and how many files."""
+    from attn_preflight.probe.fatbin import module_key
+
     groups: dict[str, dict] = {}
     for rel in files:
         key = module_key(rel)
@@ -151,11 +169,13 @@ def distribution_binaries(entry: str, dist_dir: str, package_dir: Optional[str],
         hit = cache.get("dist:" + record, record_stat)
         if isinstance(hit, dict) and all(_same_stat(path, size, mtime) for path, size, mtime in hit.get("so", [])):
             return dict(hit.get("rows", {}))
+    from attn_preflight.probe.fatbin import module_key
+
     files = record_files(base, dist_dir)
     if files is None:
         files = walk_files(package_dir, base) if package_dir and os.path.isdir(package_dir) else []
     if len(files) > MAX_FILES:
-        return {}
+        raise ScanLimit(f"more than {MAX_FILES:,} compiled files under {package_dir}: not read")
     rows: dict[str, dict] = {}
     cubins = [f for f in files if f.endswith(".cubin")]
     if cubins:
@@ -210,14 +230,14 @@ def library_binaries(
 
 
 def collect_binaries(libraries: list[LibraryFacts], index, use_cache: bool = True) -> None:
-    """Fills `binaries` of each installed library in SCANNED (index: probe.libraries.DistributionIndex)."""
+    """Fills `binaries` of each installed library in SHIPS_GPU_CODE (index: probe.libraries.DistributionIndex)."""
     from attn_preflight.probe.libraries import canonical
 
     cache = BinaryCache.open(use_cache)
     for lib in libraries:
-        if lib.key in SCANNED and lib.installed:
+        if lib.key in SHIPS_GPU_CODE and lib.installed:
             try:
                 lib.binaries = library_binaries(lib, index.found, canonical, cache)
-            except OSError as err:
+            except (OSError, ScanLimit) as err:
                 lib.notes.append(f"compiled modules not read: {err}")
     cache.save()

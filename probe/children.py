@@ -28,11 +28,41 @@ DIE_WITH_PARENT = r"""
 def _die_with_parent(parent):
     try:  # PR_SET_PDEATHSIG (1): SIGKILL when the parent's thread that started us ends, even by SIGKILL
         import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9, 0, 0, 0)
     except Exception:  # not Linux: the parent's own handlers and the child's timeout still hold
-        pass
+        return
     if parent and os.getppid() != parent:  # it died before the call above took effect
         os._exit(1)
+    _guard_group(libc)
+
+def _guard_group(libc):
+    # PR_SET_PDEATHSIG reaches only this process: what a library starts (a compile server, a helper) stays in
+    # our process group and would outlive a parent killed by SIGKILL. A guard forked now, before any library
+    # is imported, waits for our end (its own parent-death signal) and then kills the whole group, itself last.
+    import signal, warnings
+    me = os.getpid()
+    if os.getpgrp() != me:  # not a group of our own (a test's, a shell's): not ours to kill
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # fork with faulthandler's watchdog thread running: the guard needs none
+            if os.fork():
+                return
+    except OSError:
+        return
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, 1 << 16)  # no pipe of the parent's kept open: its end of the output is the child's
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)
+        while os.getppid() == me:
+            signal.sigwait({signal.SIGTERM})
+        os.killpg(0, signal.SIGKILL)
+    finally:
+        os._exit(0)
 """
 PROBE_BOOTSTRAP = (
     r"""
@@ -48,7 +78,7 @@ spec = importlib.util.spec_from_file_location(
     "attn_preflight.probe", setup["package"], submodule_search_locations=[os.path.dirname(setup["package"])])
 sys.modules["attn_preflight.probe"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sys.modules["attn_preflight.probe"])
-del importlib, json, os, setup, spec, types, _die_with_parent
+del importlib, json, os, setup, spec, types, _die_with_parent, _guard_group
 """
 )
 NEUTRAL_CWD = os.sep  # for children that write nothing: nothing there is on their sys.path
@@ -106,10 +136,11 @@ def spawn(
     stdout: Output = subprocess.DEVNULL,
     stderr: Output = subprocess.DEVNULL,
     env: Optional[dict] = None,
+    stdin: Output = subprocess.DEVNULL,
 ) -> subprocess.Popen:
     return subprocess.Popen(
         argv,
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=stdout,
         stderr=stderr,
         cwd=cwd,

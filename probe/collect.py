@@ -45,7 +45,8 @@ def collect(
     closed here like one started here."""
     from attn_preflight.probe import gpus
 
-    sweep_stale_scratch()  # what a run killed with SIGKILL left in the temp directory
+    if check_imports:  # what a run killed with SIGKILL left in the temp directory (--no-imports makes none)
+        sweep_stale_scratch()
     with TerminateAsExit():
         # NVML's init and `nvcc --version` wait on the driver and a process: their children start first and
         # run beside the file probes and the import checks.
@@ -105,6 +106,10 @@ def _gather(gpu_probe: GpuProbe, nvcc_probe: NvccProbe, check_imports: bool, tim
 
 def _binaries(libs: list[LibraryFacts], installed, use_cache: bool) -> None:
     """The archs each kernel library's compiled modules ship (headers only, cached): read while the imports run."""
+    from attn_preflight.probe.libraries import SHIPS_GPU_CODE
+
+    if not any(lib.installed and lib.key in SHIPS_GPU_CODE for lib in libs):
+        return
     from attn_preflight.probe.binaries import collect_binaries
 
     collect_binaries(libs, installed, use_cache)
@@ -119,7 +124,16 @@ def host_facts() -> HostFacts:
         python_executable=sys.executable,
         virtualenv=virtualenv or os.environ.get("CONDA_PREFIX"),
         cpu_arch=platform.machine(),
+        memory_total_mib=host_memory_mib(),
     )
+
+
+def host_memory_mib() -> Optional[int]:
+    """The host's physical RAM in MiB (sysconf; no file read), None where the platform does not say."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")) >> 20
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def os_description() -> str:

@@ -37,6 +37,11 @@ class FactsError(ValueError):
     """A saved report that cannot be read as Facts (malformed, or another schema version)."""
 
 
+# Field metadata: the field is written only when it differs from its default (a field added later, so that
+# what was recorded before it reads and writes back unchanged).
+OMIT_DEFAULT = {"omit_default": True}
+
+
 @dataclass
 class HostFacts:
     os: Optional[str] = None  # e.g. "Linux-6.8.0-x86_64-with-glibc2.39"
@@ -45,11 +50,8 @@ class HostFacts:
     python_executable: Optional[str] = None
     virtualenv: Optional[str] = None  # sys.prefix when it differs from sys.base_prefix, or $CONDA_PREFIX
     cpu_arch: Optional[str] = None  # platform.machine()
-
-
-# Field metadata: the field is written only when it differs from its default (a field added later, so that
-# what was recorded before it reads and writes back unchanged).
-OMIT_DEFAULT = {"omit_default": True}
+    # the host's RAM (sysconf SC_PHYS_PAGES x SC_PAGE_SIZE): what `check --ask-engine` simulates for the engine
+    memory_total_mib: Optional[int] = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass

@@ -37,10 +37,19 @@ FLAG_ZSTD = 0x8000
 EM_CUDA = 190
 FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 _ENTRY_HEADER = 0x40  # the bytes of an entry header read (every field used lies below 0x40)
+_CONTAINER_HEADER = 16
+# Bounds on what a hostile or broken file can make the reader do; each read is also bounded by the file's size,
+# and each step moves forward, so the work is linear in the file and never more than these.
+MAX_SECTION_HEADER = 256  # bytes per ELF64 section header (64 in every real file)
+MAX_ENTRIES = 200_000  # fatbin entries in one file (a real .so: a few thousand)
 
 
 class FatbinError(ValueError):
     """A file that is not an ELF this reader understands, or whose fatbin headers do not add up."""
+
+
+class _TooMuch(FatbinError):
+    """More entry headers than MAX_ENTRIES read in one file: a hostile file, never a real one."""
 
 
 @dataclass
@@ -94,12 +103,22 @@ def summarise(entries: list[Entry], how: str) -> ModuleArchs:
     )
 
 
-def _read_at(handle: BinaryIO, offset: int, size: int) -> bytes:
-    handle.seek(offset)
-    data = handle.read(size)
-    if len(data) != size:
-        raise FatbinError(f"truncated at offset {offset:#x} (wanted {size} bytes)")
-    return data
+class _File:
+    """An open file and its size, read at offsets only within it (checked first: a header claiming gigabytes never
+    makes us allocate them, an offset past 2**63 never reaches seek)."""
+
+    def __init__(self, handle: BinaryIO):
+        self.handle = handle
+        self.size = os.fstat(handle.fileno()).st_size
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        if offset < 0 or size < 0 or offset + size > self.size:
+            raise FatbinError(f"truncated at offset {offset:#x} (wanted {size} bytes)")
+        self.handle.seek(offset)
+        data = self.handle.read(size)
+        if len(data) != size:
+            raise FatbinError(f"truncated at offset {offset:#x} (wanted {size} bytes)")
+        return data
 
 
 def _cubin_arch(header: bytes) -> Entry:
@@ -113,20 +132,20 @@ def _cubin_arch(header: bytes) -> Entry:
     return Entry("sass", f"sm_{arch}{suffix}", section="cubin")
 
 
-def _sections(handle: BinaryIO, header: bytes) -> dict[str, tuple[int, int, int]]:
+def _sections(handle: _File, header: bytes) -> dict[str, tuple[int, int, int]]:
     """name -> (type, file offset, size) of each ELF64 section."""
     (shoff,) = struct.unpack_from("<Q", header, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", header, 0x3A)
     if shoff == 0 or shnum == 0:
         return {}
-    if shentsize < 64:
-        raise FatbinError(f"section header size {shentsize} < 64")
-    table = _read_at(handle, shoff, shentsize * shnum)
+    if not 64 <= shentsize <= MAX_SECTION_HEADER:
+        raise FatbinError(f"section header size {shentsize} is not an ELF64 one (64)")
+    table = handle.read_at(shoff, shentsize * shnum)
     rows = [struct.unpack_from("<IIQQQQ", table, i * shentsize) for i in range(shnum)]  # name,type,flags,addr,off,size
     if shstrndx >= shnum:
         raise FatbinError("section name table index out of range")
     _, _, _, _, str_off, str_size = rows[shstrndx]
-    names = _read_at(handle, str_off, str_size)
+    names = handle.read_at(str_off, str_size)
     out = {}
     for name_off, sh_type, _, _, offset, size in rows:
         end = names.find(b"\0", name_off)
@@ -134,26 +153,36 @@ def _sections(handle: BinaryIO, header: bytes) -> dict[str, tuple[int, int, int]
     return out
 
 
-def _walk_containers(handle: BinaryIO, start: int, end: int, section: str) -> list[Entry]:
+def _walk_containers(handle: _File, start: int, end: int, section: str, budget: list[int]) -> list[Entry]:
     """Every entry of the fatbin containers packed back to back in [start, end)."""
     entries: list[Entry] = []
     pos = start
-    while pos + 16 <= end:
-        magic, _version, header_size, size = struct.unpack("<IHHQ", _read_at(handle, pos, 16))
+    end = min(end, handle.size)  # a section claiming more than the file holds
+    while pos + _CONTAINER_HEADER <= end:
+        magic, _version, header_size, size = struct.unpack("<IHHQ", handle.read_at(pos, _CONTAINER_HEADER))
         if magic != FATBIN_MAGIC:
             if magic == 0:  # alignment padding between containers
                 pos += 8
                 continue
             raise FatbinError(f"{section}: no fatbin magic at {pos:#x}")
-        entries.extend(_walk_entries(handle, pos + header_size, pos + header_size + size, section))
+        if header_size < _CONTAINER_HEADER:  # would not move forward
+            raise FatbinError(f"{section}: bad container header at {pos:#x} (size {header_size})")
+        if pos + header_size + size > end:
+            raise FatbinError(f"{section}: the container at {pos:#x} claims {size} bytes past the section's end")
+        entries.extend(_walk_entries(handle, pos + header_size, pos + header_size + size, section, budget))
         pos += header_size + size
     return entries
 
 
-def _walk_entries(handle: BinaryIO, pos: int, end: int, section: str) -> list[Entry]:
-    entries = []
+def _walk_entries(handle: _File, pos: int, end: int, section: str, budget: list[int]) -> list[Entry]:
+    """The entries in [pos, end); `budget[0]`: entry headers this file may still have read (shared by every walk
+    of one file, failed ones too: a scan over a hostile file stays linear)."""
+    entries: list[Entry] = []
     while pos + _ENTRY_HEADER <= end:
-        head = _read_at(handle, pos, _ENTRY_HEADER)
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _TooMuch(f"{section}: more than {MAX_ENTRIES} fatbin entry headers")
+        head = handle.read_at(pos, _ENTRY_HEADER)
         kind, header_size, padded = struct.unpack_from("<HxxIQ", head, 0)
         minor, major, arch = struct.unpack_from("<HHI", head, 0x18)
         (flags,) = struct.unpack_from("<Q", head, 0x28)
@@ -180,19 +209,25 @@ def _scan(path: str) -> list[Entry]:
     """Fallback for an ELF without named fatbin sections (stripped section table): find each container by its
     magic. The whole file is mapped, not read; a payload is skipped once its container is parsed."""
     entries: list[Entry] = []
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+    with _open_regular(path) as raw:
+        handle = _File(raw)
+        size = handle.size
         if size == 0:
             return entries
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        with mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ) as view:
             pos = view.find(_MAGIC_BYTES)
+            budget = [MAX_ENTRIES]
             while pos >= 0:
+                if pos + _CONTAINER_HEADER > size:
+                    break
                 _, version, header_size, payload = struct.unpack_from("<IHHQ", view, pos)
                 if version == 1 and header_size == 16 and pos + 16 + payload <= size:
                     try:
-                        entries.extend(_walk_entries(handle, pos + 16, pos + 16 + payload, "scan"))
+                        entries.extend(_walk_entries(handle, pos + 16, pos + 16 + payload, "scan", budget))
+                    except _TooMuch:
+                        raise
                     except FatbinError:
-                        pass  # the magic bytes inside other data: not a container
+                        budget[0] -= 1  # the magic bytes inside other data: not a container
                     else:
                         pos = view.find(_MAGIC_BYTES, pos + 16 + payload)
                         continue
@@ -200,12 +235,31 @@ def _scan(path: str) -> list[Entry]:
     return entries
 
 
+def _open_regular(path: str) -> BinaryIO:
+    """The file, opened without blocking (a FIFO named `x.so` would wait for a writer for ever); FatbinError for
+    anything but a regular file (a FIFO, a device, a directory)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FatbinError("not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_entries(path: str) -> tuple[list[Entry], str]:
     """Every fatbin entry of a host ELF (or the one arch of a standalone cubin), and how they were found."""
-    with open(path, "rb") as handle:
-        header = handle.read(64)
-        if len(header) < 64 or header[:4] != b"\x7fELF":
+    with _open_regular(path) as raw:
+        handle = _File(raw)
+        header = raw.read(64)
+        if header[:4] != b"\x7fELF":
             raise FatbinError("not an ELF file")
+        if len(header) < 64:
+            raise FatbinError(f"a truncated ELF file ({len(header)} bytes, less than its 64-byte header)")
         if header[4] != 2 or header[5] != 1:
             raise FatbinError("not a little-endian ELF64 file")
         (machine,) = struct.unpack_from("<H", header, 0x12)
@@ -214,11 +268,12 @@ def read_entries(path: str) -> tuple[list[Entry], str]:
         sections = _sections(handle, header)
         found = [(name, sections[name]) for name in FATBIN_SECTIONS if name in sections]
         if found or sections:
-            entries = []
+            entries: list[Entry] = []
+            budget = [MAX_ENTRIES]
             for name, (sh_type, offset, size) in found:
                 if sh_type == 8:  # SHT_NOBITS: no bytes in the file
                     continue
-                entries.extend(_walk_containers(handle, offset, offset + size, name))
+                entries.extend(_walk_containers(handle, offset, offset + size, name, budget))
             return entries, "sections"
     return _scan(path), "scan"
 

@@ -47,6 +47,12 @@ class LibrarySpec:
         return self.primary or self.distributions[:1]
 
 
+# CATALOGUE keys whose distributions ship compiled GPU code, read by probe/binaries.py. torch is judged by its
+# own arch list; the CuTe DSL, FA4, quack and triton compile at run time.
+SHIPS_GPU_CODE = frozenset(
+    ("fa2", "fa3", "sgl_kernel", "flashinfer", "xformers", "flash_mla", "deep_gemm", "hpc_ops", "vllm")
+)
+
 CATALOGUE: tuple[LibrarySpec, ...] = (
     LibrarySpec(
         key="torch",

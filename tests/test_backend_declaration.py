@@ -11,7 +11,7 @@ from attn_preflight.rules.core.judge import default_backends, evaluate
 from attn_preflight.rules.core.models import FEATURES as MODEL_FEATURES
 from attn_preflight.rules.core.registry import all_rules, get_rule
 from attn_preflight.rules.core.target import Target
-from attn_preflight.rules.core.validation import kv_dtype_choices, make_config
+from attn_preflight.rules.core.validation import make_config
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.capabilities import FEATURES, SGLANG_BACKENDS, BackendInfo, declaration
 from attn_preflight.rules.engines.sglang.resolve import effective_page_size, resolve
@@ -116,90 +116,27 @@ def test_eras_answer_by_release():
 
 
 # --- every rule that restates a backend's limit agrees with the declaration --------------------------------------
-# Only rules that restate a fact are checked here: a generated gate or row (rules/engines/sglang/declared, BackendArch
-# rows) reads the declaration through the validator, so there is nothing to agree on; the test that a declaration
-# change reaches every output (below) covers them. Still restated, hence still checked: fa3-arch and
-# trtllm-mha-arch (hand-written arch tables), hpc-ops-page-size (a literal page size 64), tokenspeed-mla-kv-dtype,
-# fa3-fp8-sm8x and fa4-fp8-sm100 (hand-written KV-dtype gates) and the model families' backend lists.
+# The backend gates and rows read their facts from the declaration through the validator
+# (rules/engines/sglang/reasons.py), and the hand-written fa3-fp8-sm8x, fa4-fp8-sm100, trtllm-mha-arch and
+# tokenspeed-mla-kv-dtype read the declared fields and word their titles and docs from them: nothing is left to agree
+# on, and the tests that a declaration change reaches every output (below) cover them. Still checked: the model
+# families' backend lists, which are SGLang's own asserts beside the declared features.
 
 
-def hand_written(rule_id):
-    assert not get_rule(rule_id).generated, f"{rule_id} is generated from the declaration: drop it from this check"
-    return rule_id
-
-
-# backend -> (arch rule, a model it serves, the releases where the backend is itself)
-ARCH_RULES = {
-    "fa3": ("fa3-arch", MHA_MODEL, None),
-    "trtllm_mha": ("trtllm-mha-arch", MHA_MODEL, None),
-}
-
-
-@pytest.mark.parametrize("backend", sorted(ARCH_RULES))
-def test_arch_rules_agree_with_the_declared_archs(backend):
-    rule_id, model, releases = ARCH_RULES[backend]
-    hand_written(rule_id)
-    assert judged(rule_id, releases)
-    for release in judged(rule_id, releases):
-        info = declaration(backend, release)
-        for target in PROFILES:
-            admitted = all(target.major in info.archs_for(phase) for phase in info.phases)
-            expected = Status.PASS if admitted else Status.FAIL
-            got = judge(rule_id, target, release, model=model, attention_backend=backend)
-            assert got is expected, (backend, release, target.gpu_name)
-
-
-# backend -> (page rule, a model it serves, the releases where the backend is itself)
-PAGE_RULES = {
-    "hpc_ops": ("hpc-ops-page-size", MHA_MODEL, None),
-}
-
-
-@pytest.mark.parametrize("backend", sorted(PAGE_RULES))
-def test_page_rules_and_snaps_agree_with_the_declared_page_sizes(backend):
-    rule_id, model, releases = PAGE_RULES[backend]  # a row, but its page size is a literal, not the declaration's
-    gpu = "H100" if backend == "hpc_ops" else "B200"
-    assert judged(rule_id, releases)
-    for release in judged(rule_id, releases):
-        info = declaration(backend, release)
-        target = Target.from_gpu(gpu).with_engine_versions({"sglang": release})
-        for page in (1, 16, 32, 64, 128, 256):
-            config = resolve(make_config(model=load_model(model), attention_backend=backend, page_size=page), target)
-            expected = Status.PASS if page in info.page_sizes else Status.WARN
-            assert judge(rule_id, target, model=model, attention_backend=backend, page_size=page) is expected
-            assert effective_page_size(config, target) == (page if page in info.page_sizes else info.page_snap)
-
-
-# backend -> (hand-written KV dtype rule, the releases where the backend is itself); trtllm_mla's and
-# cutedsl_mla's are rows reading the declaration (Listed)
-KV_RULES = {
-    "tokenspeed_mla": ("tokenspeed-mla-kv-dtype", RELEASES[:-1]),
-}
-
-
-@pytest.mark.parametrize("backend", sorted(KV_RULES))
-def test_kv_dtype_rules_agree_with_the_declared_kv_dtypes(backend):
-    rule_id, releases = KV_RULES[backend]
-    hand_written(rule_id)
-    assert judged(rule_id, releases)
-    for release in judged(rule_id, releases):
-        allowed = declaration(backend, release).kv_dtypes
-        for kv in kv_dtype_choices("sglang"):
-            expected = Status.PASS if kv in allowed else Status.FAIL
-            got = judge(rule_id, "B200", release, model=MLA_MODEL, attention_backend=backend, kv_cache_dtype=kv)
-            assert got is expected, (backend, release, kv)
-
-
-def test_fa_kernel_limits_agree_with_the_declaration():
-    """The FP8-KV rules of fa3 and fa4 are still hand-written (the generated gates read the declaration)."""
-    fa3, fa4 = declaration("fa3"), declaration("fa4")
-    hand_written("fa3-fp8-sm8x"), hand_written("fa4-fp8-sm100")
-    for target in PROFILES:
-        major = target.major
-        fp8 = Status.PASS if major not in fa3.archs or major in fa3.kv_dtype_archs["fp8_e4m3"] else Status.FAIL
-        assert judge("fa3-fp8-sm8x", target, attention_backend="fa3", kv_cache_dtype="fp8_e4m3") is fp8
-        fa4_fp8 = Status.PASS if major in fa4.kv_dtype_archs["fp8_e4m3"] else Status.FAIL
-        assert judge("fa4-fp8-sm100", target, attention_backend="fa4", kv_cache_dtype="fp8_e4m3") is fa4_fp8
+@pytest.mark.parametrize(
+    ("release", "fix"),
+    [
+        ("0.5.12", ("--attention-backend triton",)),  # no paged fa4 on SM12x, trtllm_mha prefill SM100 only
+        ("0.5.18", ("--attention-backend fa4",)),  # fa4's SM120 host; trtllm_mha prefill still SM100 only
+        ("0.5.23", ("--attention-backend trtllm_mha", "--attention-backend fa4")),
+    ],
+)
+def test_fa3_arch_fix_names_what_the_release_admits_on_sm120(release, fix):
+    """fa3-arch's fix on an SM120 GPU is the MHA backends the release's declarations admit for every phase (a backend
+    whose prefill is refused there is not a whole-launch fix), else triton."""
+    target = Target.from_gpu("RTX PRO 6000").with_engine_versions({"sglang": release})
+    report = evaluate(make_config(model=load_model(MHA_MODEL), attention_backend="fa3"), target, alternatives=False)
+    assert finding(report, "fa3-arch").fix == fix
 
 
 def test_model_backend_lists_agree_with_declared_features():
@@ -212,10 +149,40 @@ def test_model_backend_lists_agree_with_declared_features():
     assert both == set(GPT_OSS_BACKENDS) & set(general)
     # Inkling's relative attention is a custom score_mod: the two backends its layer accepts declare it
     assert all("score_mod" in SGLANG_BACKENDS[name].features for name in ("fa4", "triton"))
-    # a soft-capped model warns exactly on the backends declared to drop the soft-cap
-    for name in ("fa3", "fa4", "flashinfer", "triton", "trtllm_mha", "torch_native", "flex_attention"):
-        expected = Status.WARN if "softcap" in SGLANG_BACKENDS[name].drops else Status.PASS
-        assert judge("model-softcap-backend", "H100", model="gemma-2-9b", attention_backend=name) is expected, name
+
+
+def test_softcap_rule_follows_the_declared_features(monkeypatch):
+    """model-softcap-backend reads which backends apply, drop and refuse a soft-cap from the declaration: its verdict,
+    what it requires, its fix and its docs."""
+
+    def softcap(gpu, backend):
+        report = evaluate(make_config(model=load_model("gemma-2-9b"), attention_backend=backend), Target.from_gpu(gpu))
+        return finding(report, "model-softcap-backend")
+
+    assert softcap("H100", "flashinfer").status is Status.PASS
+    assert softcap("B200", "trtllm_mha").fix == ("--attention-backend flashinfer",)
+    declare(monkeypatch, "flashinfer", features=SGLANG_BACKENDS["flashinfer"].features - {"softcap"})
+    declare(monkeypatch, "flashinfer", drops=frozenset({"softcap"}))
+    declare(monkeypatch, "fa3", archs=frozenset({8, 9, 10}))
+    dropped = softcap("H100", "flashinfer")
+    assert dropped.status is Status.WARN and "flashinfer" not in dropped.message.split("required")[1]
+    assert softcap("B200", "trtllm_mha").fix == ("--attention-backend fa3",)
+    docs = get_rule("model-softcap-backend").shown().docs
+    assert "fa3, fa4 or triton pass" in docs and "flashinfer" in docs.split("never read")[0]
+
+
+def test_every_declared_fact_placeholder_is_worded():
+    """No rule shows a placeholder ({fa3.archs}, {requires}, {features:softcap}) unworded, and the rules that name
+    declared facts this way are the ones `explain` rewords from the declaration."""
+    import re
+
+    placeholder = re.compile(r"\{(?:[a-z0-9_]+\.[a-z_:0-9]+|requires|head_dims:\d+|(?:features|drops|refuses):[a-z_]+)")
+    worded = [r for r in all_rules() if r.worded is not None]
+    assert len(worded) >= 30
+    for r in all_rules():
+        shown = r.shown()
+        for text in (shown.title, shown.docs, shown.fix_title):
+            assert not placeholder.search(text), (r.id, text)
 
 
 def test_rules_name_declared_backends_only():
@@ -291,6 +258,8 @@ def test_kv_page_and_feature_verdicts_follow_the_declaration(monkeypatch):
     declare(monkeypatch, "triton", refuses=frozenset())
     declare(monkeypatch, "trtllm_mha", drops=frozenset())
     assert judge("trtllm-mla-kv-dtype", "B200", **dsv3, kv_cache_dtype="fp8_e5m2") is Status.PASS
+    shown = get_rule("trtllm-mla-kv-dtype").shown()  # a constraint row worded from it too
+    assert "fp8_e5m2" in shown.title and "fp8_e5m2" in shown.fix_title
     assert judge("trtllm-mla-page", "B200", **dsv3, page_size=128) is Status.PASS
     b200 = Target.from_gpu("B200")
     mla = make_config(model=load_model(MLA_MODEL), attention_backend="trtllm_mla", page_size=128)
@@ -391,6 +360,9 @@ def test_a_declaration_change_reaches_verdict_message_fix_and_alternatives(monke
     declare(monkeypatch, "flashmla", page_sizes=(32, 64), page_snap=32)
     page = finding(run(attention_backend="flashmla", page_size=128), "flashmla-page")
     assert page.status is Status.WARN and "32 or 64" in page.message and page.fix == ("--page-size 32",)
+    shown = get_rule("flashmla-page").shown()  # its title and docs name the declared snap
+    assert "forces 32" in shown.title and "is 32 when" in shown.docs and "64" not in shown.docs
+    assert shown.fix_title == "Pass --page-size 32"
 
 
 def test_generated_docs_state_the_declared_head_dims():
@@ -442,3 +414,103 @@ def test_a_declaration_change_reaches_verdict_message_fix_docs_and_alternatives(
 
     declare(monkeypatch, "trtllm_mha", archs=frozenset({12}))  # the fix is derived: flashinfer alone now
     assert finding(evaluate(on_fa4, b200()), "fa4-head-dim-sm100").fix == ("--attention-backend flashinfer",)
+
+
+def test_a_declaration_change_reaches_the_rules_that_read_it(monkeypatch):
+    """fa3-arch, trtllm-mha-arch, hpc-ops-page-size, tokenspeed-mla-kv-dtype, fa3-fp8-sm8x, fa4-fp8-sm100,
+    fa4-deterministic-mla-arch, fa4-rel-bias-arch and kv-mxfp8-kernel-arch read their facts from the declaration: one edit of it changes the verdict, what the finding requires, the fix, the
+    title and docs `explain` shows, and (fa3-arch) the alternatives, with nothing else edited."""
+
+    def offered(report):
+        return {a.value for a in report.alternatives if a.option == "--attention-backend"}
+
+    def check(gpu, release=None, model=MHA_MODEL, **values):
+        target = Target.from_gpu(gpu)  # a target reads the declarations when it is made
+        if release:
+            target = target.with_engine_versions({"sglang": release})
+        return evaluate(make_config(model=load_model(model), **values), target)
+
+    def shown(rule_id):
+        rule = get_rule(rule_id).shown()
+        return rule.title + "\n" + rule.docs
+
+    # fa3-arch: its archs, and the fix names the MHA backends the declarations admit on the GPU
+    on_b200 = finding(check("B200", attention_backend="fa3"), "fa3-arch")
+    assert (
+        on_b200.status is Status.FAIL
+        and "8.x, 9.x" in on_b200.message
+        and "10.x" not in get_rule("fa3-arch").shown().title
+    )
+    assert on_b200.fix == ("--attention-backend trtllm_mha", "--attention-backend fa4")
+    assert "trtllm_mha" in offered(check("B200", attention_backend="fa3"))
+    declare(monkeypatch, "trtllm_mha", archs=frozenset({12}))
+    assert finding(check("B200", attention_backend="fa3"), "fa3-arch").fix == ("--attention-backend fa4",)
+    assert "trtllm_mha" not in offered(check("B200", attention_backend="fa3"))
+    declare(monkeypatch, "fa3", archs=frozenset({8, 9, 10}))
+    assert finding(check("B200", attention_backend="fa3"), "fa3-arch").status is Status.PASS
+    assert "10.x" in get_rule("fa3-arch").shown().title and "8.x, 9.x, 10.x" in shown("fa3-arch")
+
+    # trtllm-mha-arch: its archs per phase, in the verdict, the requirement and the title
+    assert judge("trtllm-mha-arch", "Jetson Thor", attention_backend="trtllm_mha") is Status.FAIL
+    declare(monkeypatch, "trtllm_mha", archs=frozenset({9, 10, 11}))
+    thor = finding(check("Jetson Thor", attention_backend="trtllm_mha"), "trtllm-mha-arch")
+    assert thor.status is Status.PASS and "SM11x" in thor.message
+    assert judge("trtllm-mha-arch", "RTX PRO 6000", attention_backend="trtllm_mha") is Status.FAIL
+    assert "11.x" in get_rule("trtllm-mha-arch").shown().title
+
+    # hpc-ops-page-size: the page sizes it takes and the size SGLang snaps to
+    assert finding(check("H100", attention_backend="hpc_ops", page_size=32), "hpc-ops-page-size").status is Status.WARN
+    declare(monkeypatch, "hpc_ops", page_sizes=(32, 64), page_snap=32)
+    assert finding(check("H100", attention_backend="hpc_ops", page_size=32), "hpc-ops-page-size").status is Status.PASS
+    snapped = finding(check("H100", attention_backend="hpc_ops", page_size=128), "hpc-ops-page-size")
+    assert snapped.status is Status.WARN and "32 or 64" in snapped.message and snapped.fix == ("--page-size 32",)
+    assert "page size 32 or 64" in shown("hpc-ops-page-size")
+    h100 = Target.from_gpu("H100")  # what SGLang then runs with: the declared snap
+    on_hpc_ops = make_config(model=load_model(MHA_MODEL), attention_backend="hpc_ops", page_size=128)
+    assert effective_page_size(resolve(on_hpc_ops, h100), h100) == 32
+
+    # tokenspeed-mla-kv-dtype: the KV dtypes it takes (0.5.22: its own backend)
+    dsv3 = {"model": MLA_MODEL, "attention_backend": "tokenspeed_mla"}
+    refused = finding(check("B200", "0.5.22", **dsv3, kv_cache_dtype="bf16"), "tokenspeed-mla-kv-dtype")
+    assert refused.status is Status.FAIL and refused.fix == ("--kv-cache-dtype fp8_e4m3",)
+    declare(monkeypatch, "tokenspeed_mla", kv_dtypes=("bf16", "fp8_e4m3"))
+    assert finding(check("B200", "0.5.22", **dsv3, kv_cache_dtype="bf16"), "tokenspeed-mla-kv-dtype").status is (
+        Status.PASS
+    )
+    auto = finding(check("B200", "0.5.22", **dsv3, kv_cache_dtype="auto"), "tokenspeed-mla-kv-dtype")
+    assert auto.fix == ("--kv-cache-dtype bf16",) and "bf16, fp8_e4m3" in auto.message
+    assert "bf16, fp8_e4m3" in shown("tokenspeed-mla-kv-dtype")
+
+    # fa3-fp8-sm8x and fa4-fp8-sm100: the archs that read an FP8 KV cache, and fa3 in fa4's fix where it reads it
+    fp8 = {"kv_cache_dtype": "fp8_e4m3"}
+    assert finding(check("A100", attention_backend="fa3", **fp8), "fa3-fp8-sm8x").status is Status.FAIL
+    on_h100 = finding(check("H100", attention_backend="fa4", **fp8), "fa4-fp8-sm100")
+    assert on_h100.status is Status.FAIL and "--attention-backend fa3" in on_h100.fix
+    declare(monkeypatch, "fa3", kv_dtype_archs={"fp8_e4m3": frozenset({8, 9})})
+    assert finding(check("A100", attention_backend="fa3", **fp8), "fa3-fp8-sm8x").status is Status.PASS
+    assert "8.x, 9.x" in get_rule("fa3-fp8-sm8x").shown().title
+    on_a100 = finding(check("A100", attention_backend="fa4", **fp8), "fa4-fp8-sm100")
+    assert "--attention-backend fa3" in on_a100.fix
+    declare(
+        monkeypatch, "fa4", kv_dtype_archs={**SGLANG_BACKENDS["fa4"].kv_dtype_archs, "fp8_e4m3": frozenset({9, 10})}
+    )
+    assert finding(check("H100", attention_backend="fa4", **fp8), "fa4-fp8-sm100").status is Status.PASS
+    assert "9.x, 10.x" in shown("fa4-fp8-sm100")
+
+    # fa4-deterministic-mla-arch, fa4-rel-bias-arch, kv-mxfp8-kernel-arch: fa4's MLA, rel_bias and MXFP8 archs
+    deterministic = {"model": MLA_MODEL, "attention_backend": "fa4", "deterministic": True}
+    on_h100 = finding(check("H100", **deterministic), "fa4-deterministic-mla-arch")
+    assert on_h100.status is Status.FAIL and on_h100.fix == ("--attention-backend fa3",)
+    rel_bias = {"attention_backend": "fa4", "features": ["rel_bias"]}
+    assert finding(check("A100", **rel_bias), "fa4-rel-bias-arch").status is Status.FAIL
+    mxfp8 = {"attention_backend": "fa4", "kv_cache_dtype": "mxfp8"}
+    assert finding(check("Jetson Thor", **mxfp8), "kv-mxfp8-kernel-arch").status is Status.FAIL
+    fa4 = SGLANG_BACKENDS["fa4"]
+    declare(monkeypatch, "fa4", mla_archs=frozenset({9, 10, 11}), kv_dtype_archs={"mxfp8": frozenset({10, 11})})
+    declare(monkeypatch, "fa4", feature_archs={**fa4.feature_archs, "rel_bias": frozenset({8, 9, 10, 11, 12})})
+    assert finding(check("H100", **deterministic), "fa4-deterministic-mla-arch").status is Status.PASS
+    assert finding(check("A100", **rel_bias), "fa4-rel-bias-arch").status is Status.PASS
+    assert finding(check("Jetson Thor", **mxfp8), "kv-mxfp8-kernel-arch").status is Status.PASS
+    assert "9.x, 10.x, 11.x" in get_rule("fa4-deterministic-mla-arch").shown().title
+    assert "8.x, 9.x" in get_rule("fa4-rel-bias-arch").shown().title
+    assert "10.x, 11.x" in get_rule("kv-mxfp8-kernel-arch").shown().title

@@ -119,16 +119,53 @@ def test_a_leader_worker_set_is_judged_by_its_leader():
     assert worker.code == 2 and "no engine launch command in the shell script" in worker.err
 
 
+def test_a_leader_worker_set_group_is_its_nodes(tmp_path):
+    """The same lws.yaml: group size 2 x nvidia.com/gpu 8 per pod = 16 GPUs, judged as 2 nodes of 8 (--gpu H100
+    takes the pod's 8 as the node's count); with size 1 the group has 8 GPUs, too few for TP 8 x PP 2."""
+    manifest = MANIFESTS / "vllm-lws.yaml"
+    run, report = check_json(["--gpu", "H100", "--manifest", str(manifest)])
+    assert report["target"]["gpu_count"] == 8 and report["config"]["flags"]["nnodes"] == 2
+    gpus = finding(report, "parallel-gpu-count")
+    assert gpus["status"] == "pass" and "16 GPUs over --nnodes 2: 8 per node" in gpus["message"]
+    assert any("group size 2 x 8 GPUs per pod = 16 GPUs" in item for item in report["config"]["ignored"])
+    single = tmp_path / "lws-size-1.yaml"
+    single.write_text(manifest.read_text(encoding="utf-8").replace("size: 2", "size: 1"), encoding="utf-8")
+    run, report = check_json(["--gpu", "H100", "--manifest", str(single)])
+    assert "nnodes" not in report["config"]["flags"]
+    assert finding(report, "parallel-gpu-count")["status"] == "fail"
+
+
 def test_a_kserve_runtime_with_env_tag_and_a_mounted_model():
-    """A ServingRuntime: the model at /mnt/models is the serving machine's path (unknown here, never exit 2), its
-    env sets the backend, the image tag pins vLLM 0.11.0."""
+    """A ServingRuntime: the model at /mnt/models is what the InferenceService's storageUri
+    hf://meta-llama/Llama-3.1-8B-Instruct downloads (kserve docs model-serving/storage/providers/hf:
+    hf://${REPO}/${MODEL}:${HASH}), so that id is the model (a preset here); its env sets the backend, the image tag
+    pins vLLM 0.11.0."""
     run, report = check_json(["--gpu", "H100", "--manifest", str(MANIFESTS / "kserve-vllm-runtime.yaml")])
     assert run.code in (0, 1), run.err
     config = report["config"]
     assert report["target"]["versions"]["vllm"] == "0.11.0"
     assert config["attention_backend"] == "FLASHINFER" and config["kv_cache_dtype"] == "fp8"
+    assert config["model"]["name"] == "llama-3.1-8b" and config["model_missing"] is None
+    assert any("the model is meta-llama/Llama-3.1-8B-Instruct" in item for item in config["ignored"])
+
+
+def test_a_kserve_storage_uri_not_on_the_hub_is_named_not_readable(tmp_path):
+    """The same runtime with storageUri pvc://models-pvc/llama (kserve docs model-serving/storage/providers/pvc:
+    pvc://${PVC_NAME}/${MODEL_PATH}), then with a hub id whose config is not cached (hf://org/model:revision): the
+    first stays the serving machine's /mnt/models, named not readable; the second is looked up as the hub id."""
+    text = (MANIFESTS / "kserve-vllm-runtime.yaml").read_text(encoding="utf-8")
+    pvc = tmp_path / "pvc.yaml"
+    pvc.write_text(text.replace("hf://meta-llama/Llama-3.1-8B-Instruct", "pvc://models-pvc/llama"), encoding="utf-8")
+    run, report = check_json(["--gpu", "H100", "--manifest", str(pvc)])
+    config = report["config"]
     assert config["model_missing"] == "/mnt/models"
+    assert any("storageUri pvc://models-pvc/llama: the model KServe mounts" in item for item in config["ignored"])
     assert finding(report, "general-model-config")["status"] == "warn"
+    hub = tmp_path / "hub.yaml"
+    hub.write_text(text.replace("meta-llama/Llama-3.1-8B-Instruct", "someone/Some-Model:0a1b2c"), encoding="utf-8")
+    run, report = check_json(["--gpu", "H100", "--manifest", str(hub)])
+    assert report["config"]["model_missing"] == "someone/Some-Model"
+    assert finding(report, "general-model-config")["fix"][0] == "hf download someone/Some-Model config.json"
 
 
 @pytest.mark.parametrize(

@@ -366,6 +366,83 @@ def test_an_acceptance_of_what_a_rule_fails_at_a_stage_the_engine_ran_is_a_disag
     assert with_engine(report, _answer("accepted", resolved=AGREEING)).verdict is Status.FAIL  # the rules still fail
 
 
+# vLLM: answers recorded from vllm 0.33.0 in its CPU venv (tests/test_engine_ask_vllm.py's cases, and
+# bench/results/ask-engine-vllm.md for 0.34.0, the newer release the rules do not know)
+def _vllm_report(argv, gpu="H200", release="0.33.0"):
+    config = config_from_options({"engine": "vllm"}, ["vllm", "serve", *argv])
+    target = target_from_options(gpu, None, [f"vllm=={release}"])
+    return evaluate(config, target, alternatives=False)
+
+
+def _vllm_answer(release="0.33.0", **resolved):
+    return _answer(
+        "accepted",
+        engine="vllm",
+        engine_version=release,
+        stages=["parse", "config", "validate", "backend_selection", "resolve", "backend_init"],
+        resolved={"kv_cache_dtype": "auto", "context_length": 131072, **resolved},
+    )
+
+
+LLAMA = str(MODELS / "Llama-3.1-8B-Instruct")
+
+
+def test_vllm_answers_that_agree_are_compared_on_backend_block_and_kv():
+    cases = [
+        (_vllm_report([LLAMA]), _vllm_answer(attention_backend="FLASH_ATTN", page_size=16)),
+        (
+            _vllm_report([str(MODELS / "DeepSeek-V3"), "-tp", "8"], gpu="8xB200"),
+            _vllm_answer(attention_backend="FLASHINFER_MLA", page_size=32, context_length=None),
+        ),
+        (
+            _vllm_report([LLAMA, "--kv-cache-dtype", "nvfp4", "--block-size", "256"], gpu="A100"),
+            _vllm_answer(attention_backend="FLASHINFER", page_size=256, kv_cache_dtype="nvfp4", kernel_block_size=64),
+        ),
+    ]
+    for report, answer in cases:
+        assert _ids(engine_findings(report, answer)) == {(ENGINE_ANSWER.id, Status.PASS)}, answer["resolved"]
+
+
+def test_a_vllm_answer_with_another_backend_or_block_size_is_a_disagreement_naming_both():
+    report = _vllm_report([LLAMA])
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASHINFER", page_size=16))
+    disagreement = next(f for f in found if f.rule_id == ENGINE_DISAGREES.id)
+    assert "backend: engine FLASHINFER, rules FLASH_ATTN" in disagreement.message
+    assert disagreement.engine["rules_resolved"]["page_size"] == 16
+    # vllm 0.34.0 (newer than the rules) resolves block 64 by default: judged with the newest knowledge, 16
+    newer = _vllm_report([LLAMA], release="0.34.0")
+    found = engine_findings(newer, _vllm_answer("0.34.0", attention_backend="FLASH_ATTN", page_size=64))
+    disagreement = next(f for f in found if f.rule_id == ENGINE_DISAGREES.id)
+    assert disagreement.message.endswith(
+        "resolves it otherwise than the rules judged it: page size: engine 64, rules 16"
+    )
+
+
+def test_what_both_resolved_is_compared_when_a_rule_fails_only_after_the_engines_stages():
+    report = _vllm_report([LLAMA], gpu="L4")  # vllm-memory-kv-context fails: memory, a stage the engine skips
+    assert report.verdict is Status.FAIL
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=16))
+    assert not [f for f in found if f.rule_id == ENGINE_DISAGREES.id]
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=32))
+    assert "page size: engine 32, rules 16" in found[-1].message
+
+
+def test_a_vllm_release_whose_block_size_is_not_modelled_is_not_compared_on_it():
+    report = _vllm_report([LLAMA], release="0.19.0")  # update_block_size_for_backend's era not read before 0.20.0
+    found = engine_findings(report, _vllm_answer("0.19.0", attention_backend="FLASH_ATTN", page_size=64))
+    assert _ids(found) == {(ENGINE_ANSWER.id, Status.PASS)}
+    found = engine_findings(report, _vllm_answer("0.19.0", attention_backend="TRITON_ATTN", page_size=64))
+    assert "backend: engine TRITON_ATTN, rules FLASH_ATTN" in found[-1].message
+
+
+def test_a_given_context_length_and_kv_dtype_are_compared():
+    report = _vllm_report([LLAMA, "--max-model-len", "8192"])
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=16, context_length=4096))
+    assert "context length: engine 4096, rules 8192" in found[-1].message
+    found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=16, kv_cache_dtype="fp8"))
+    assert "kv cache dtype: engine fp8, rules auto" in found[-1].message
+
+
 def test_could_not_ask_is_unknown_never_a_pass():
     report = _report(LLAMA_FA3)
     checked = with_engine(report, _answer("could_not_ask", reason="could not ask: timed out after 5 s", stages=[]))
@@ -382,6 +459,65 @@ def test_the_request_takes_the_pasted_arguments_and_the_targets_gpu():
     assert request.env == {"SGLANG_A": "1", "HOME": "/x"}  # the harness keeps only SGLANG_A
     assert request.gpu == {"name": "H200", "cc": [9, 0], "memory_mib": request.gpu["memory_mib"], "count": 8}
     assert request.gpu["memory_mib"] > 140_000
+
+
+def test_the_request_carries_the_hosts_ram_from_the_facts_and_none_for_a_gpu_name(tmp_path):
+    facts = json.loads((REPO / "tests" / "fixtures" / "probe-h200.json").read_text())
+    facts["host"]["memory_total_mib"] = 2_063_000
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(facts))
+    config = config_from_options({"engine": "vllm", "model": str(MODELS / "Llama-3.1-8B-Instruct")})
+    request = request_for(config, target_from_options(None, str(path)), {"model": str(MODELS / "x")}, ())
+    assert request.gpu["host_memory_mib"] == 2_063_000
+    request = request_for(config, target_from_options("H200", None), {}, ())
+    assert "host_memory_mib" not in request.gpu  # the driver assumes one and says so
+
+
+def test_the_probe_records_the_hosts_ram():
+    from attn_preflight.probe.collect import host_facts
+
+    mib = host_facts().memory_total_mib
+    assert mib is not None and mib > 256  # this machine's physical RAM, from sysconf
+
+
+def _vllm_driver_module(monkeypatch):
+    import collections
+    import importlib.util
+    import types
+
+    svmem = collections.namedtuple("svmem", "total available percent used free")
+    fake = types.ModuleType("psutil")
+    fake.virtual_memory = lambda: svmem(24 << 30, 20 << 30, 16.0, 4 << 30, 18 << 30)  # this machine: 24 GiB
+    monkeypatch.setitem(sys.modules, "psutil", fake)
+    path = REPO / "probe" / "engine_ask" / "child" / "vllm_driver.py"
+    spec = importlib.util.spec_from_file_location("vllm_driver_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, fake
+
+
+def test_an_assumed_host_the_engine_read_is_said_beside_its_answer():
+    said = "host RAM assumed 1280 GiB (2 x the simulated GPUs' memory, at least 64 GiB; ...): vLLM read it (psutil)"
+    answer = {**_vllm_answer(attention_backend="FLASH_ATTN", page_size=16), "notes": ["other", said]}
+    found = engine_findings(_vllm_report([LLAMA]), answer)
+    assert found[0].rule_id == ENGINE_ANSWER.id and found[0].note == said
+    assert engine_findings(_vllm_report([LLAMA]), _vllm_answer(attention_backend="FLASH_ATTN"))[0].note == ""
+
+
+def test_the_vllm_driver_answers_psutil_with_the_simulated_hosts_ram(monkeypatch):
+    # vLLM 0.10 - 0.15: CacheConfig.verify_with_parallel_config reads get_cpu_memory() = psutil's total
+    driver, psutil = _vllm_driver_module(monkeypatch)
+    driver.set_device({"gpu": {"cc": [9, 0], "memory_mib": 81920, "count": 8, "host_memory_mib": 2 << 20}})
+    driver.simulate_host_memory()
+    memory = psutil.virtual_memory()
+    assert memory.total == 2 << 40 and memory.available == (2 << 40) - (4 << 30) and memory.percent == 16.0
+    assert not any("host RAM assumed" in n for n in driver.NOTES)
+    driver.set_device({"gpu": {"cc": [9, 0], "memory_mib": 81920, "count": 8}})  # none given: assumed, and
+    assert not any("host RAM assumed" in n for n in driver.NOTES)  # said once the engine reads it
+    assert psutil.virtual_memory().total == 2 * 8 * 81920 << 20
+    assert any(n.startswith("host RAM assumed 1280 GiB") for n in driver.NOTES)
+    driver.set_device({"gpu": {"cc": [7, 5], "memory_mib": 15360, "count": 1}})
+    assert psutil.virtual_memory().total == 64 << 30  # at least 64 GiB
 
 
 def test_without_a_gpu_there_is_nothing_to_simulate():
@@ -627,3 +763,61 @@ def test_the_harness_tells_the_driver_its_parent_and_a_deadline_past_its_timeout
     """)
     got = ask(timeout=40)
     assert got["resolved"] == {"parent_pid": os.getpid(), "deadline_s": 40 + harness.DEADLINE_MARGIN_S}
+
+
+# ------------------------------------------------------------------ the harness killed: nothing left behind
+
+# A stand-in tool: asks through the harness with the stand-in driver in argv[1]'s directory, its temp dirs in
+# TMPDIR (the test's), and waits there.
+ASKING_TOOL = """
+import sys
+from attn_preflight.probe.engine_ask import harness
+harness.CHILD_DIR = sys.argv[1]
+harness.ask("sglang", [], {"name": "NVIDIA H200", "cc": [9, 0], "memory_mib": 143771, "count": 1}, timeout=300)
+"""
+# The driver hangs, having started a grandchild of its own that would sleep 600 s; both write their pids.
+HANGING_DRIVER = """
+import subprocess
+fence.tie_to_parent(request["parent_pid"], request["deadline_s"])
+helper = subprocess.Popen(["sleep", "600"])
+with open({pids!r}, "w") as out:
+    out.write(f"{{os.getpid()}} {{helper.pid}}")
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP", "SIGQUIT", "SIGKILL"])
+def test_a_harness_ended_by_a_signal_leaves_no_driver_no_grandchild_and_no_temp_dir(drivers, tmp_path, signum):
+    import signal
+    import subprocess
+
+    pids, temp = tmp_path / "pids", tmp_path / "tmp"
+    temp.mkdir()
+    driver = drivers(HANGING_DRIVER.format(pids=str(pids)))
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(REPO)}
+    tool = subprocess.Popen([sys.executable, "-c", ASKING_TOOL, str(driver.parent)], env=env, stderr=subprocess.PIPE)
+    started: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and len(pids.read_text().split()) == 2):
+            assert time.monotonic() < deadline and tool.poll() is None, "the driver never started"
+            time.sleep(0.05)
+        started = [int(pid) for pid in pids.read_text().split()]
+        assert all(_alive(pid) for pid in started) and len(list(temp.iterdir())) == 1
+        tool.send_signal(getattr(signal, signum))
+        _, err = tool.communicate(timeout=60)
+        assert b"Traceback" not in err, err
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(pid) for pid in started), "the driver or what it started outlived the tool"
+        if signum == "SIGKILL":  # nothing could remove it; the next run's sweep does
+            assert len(list(temp.iterdir())) == 1
+            drivers("answer()")
+            done = subprocess.run([sys.executable, "-c", ASKING_TOOL, str(driver.parent)], env=env, timeout=60)
+            assert done.returncode == 0
+        assert list(temp.iterdir()) == []
+    finally:  # what a failing run left behind, by pid: this test's own processes
+        tool.kill()
+        for pid in filter(_alive, started):
+            os.kill(pid, 9)

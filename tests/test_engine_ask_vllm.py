@@ -153,12 +153,42 @@ def test_gpt_oss_sinks_run_on_flashinfer_on_sm120_with_its_cubins(answers):
     assert any("VLLM_HAS_FLASHINFER_CUBIN" in n for n in answer["notes"])  # the host assumption is said
 
 
-def test_flashinfer_page_256_without_trtllm_is_refused_by_its_metadata_builder(answers):
-    # v1/attention/backends/flashinfer.py FlashInferMetadataBuilder.__init__ (the oracle's attn_metadata_builders)
+def test_flashinfer_block_256_without_trtllm_runs_as_64_token_kernel_pages(answers):
+    # The model runner gives the metadata builders select_common_block_size(256, [FLASHINFER]) (v1/worker/utils.py
+    # prepare_kernel_block_sizes): FlashInfer declares exact sizes [16, 32, 64] without TRT-LLM
+    # (flashinfer.py get_supported_kernel_block_sizes), so 64; the builder's "Unexpected FlashInfer page size 256
+    # without trtllm-gen GQA" assertion (flashinfer.py:1001-1005) is not reached.
     answer = answers["llama-nvfp4-block256-a100"]
-    assert answer["status"] == "rejected" and answer["stage"] == "backend_init"
-    assert "Unexpected FlashInfer page size 256 without trtllm-gen GQA" in answer["error"]
-    assert _r(answer, "attention_backend") == "FLASHINFER" and _r(answer, "page_size") == 256
+    assert answer["status"] == "accepted", answer.get("error")
+    assert (_r(answer, "attention_backend"), _r(answer, "page_size"), _r(answer, "kernel_block_size")) == (
+        "FLASHINFER",
+        256,
+        64,
+    )
+
+
+# The rules' side of each accepted case: check --gpu NAME --engine-version vllm==0.33.0 on the same line
+RULES_GPU = {
+    "llama-default-h200": "H200",
+    "llama-flashinfer-h200": "H200",
+    "deepseek-tp8-b200": "8xB200",
+    "gpt-oss-flashinfer-rtxpro": "RTX PRO 6000",
+    "llama-nvfp4-block256-a100": "A100",
+}
+
+
+def test_the_rules_resolve_what_the_engine_resolved(answers):
+    """engine-disagrees compares the backend, block size and KV dtype: none on these accepted answers."""
+    from attn_preflight.check_engine import ENGINE_DISAGREES, engine_findings
+    from attn_preflight.commands.check import config_from_options, target_from_options
+    from attn_preflight.rules.core.judge import evaluate
+
+    for name, gpu_name in RULES_GPU.items():
+        argv, _device, _env = CASES[name]
+        config = config_from_options({"engine": "vllm"}, ["vllm", "serve", *argv])
+        report = evaluate(config, target_from_options(gpu_name, None, [f"vllm=={RELEASE}"]), alternatives=False)
+        found = engine_findings(report, answers[name])
+        assert not [f.message for f in found if f.rule_id == ENGINE_DISAGREES.id], name
 
 
 def test_an_unknown_flag_is_the_parsers_rejection(answers):

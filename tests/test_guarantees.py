@@ -480,3 +480,165 @@ def test_one_past_each_limit_is_one_error_line_before_parsing(tmp_path):
     for i in range(limits.MAX_FLEET_REPORTS + 1):
         (many / f"{i}.json").write_text("")  # refused by their number, before any is read
     refused(["fleet", many], "more than 2,048 reports")
+
+
+# ------------------------------------------------------------------------------- wheel scans: hostile files
+
+
+def _hostile_reader_run(path: str) -> str:
+    """module_archs(path) in a child with a deadline and an address-space cap (a read that allocates what a header
+    claims, or a loop that never ends, shows as a kill): 'ok ...' or 'error <reason>'."""
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+        "from attn_preflight.probe.fatbin import FatbinError, module_archs\n"
+        "try:\n"
+        "    print('ok', module_archs(sys.argv[1]))\n"
+        "except FatbinError as err:\n"
+        "    print('error', err)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, path],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-800:]
+    return done.stdout
+
+
+def _elf_with_fatbin(fatbin: bytes) -> bytes:
+    from test_kernel_binaries import elf
+
+    return elf({".nv_fatbin": fatbin})
+
+
+def _patched(data: bytes, offset: int, fmt: str, *values) -> bytes:
+    import struct
+
+    out = bytearray(data)
+    struct.pack_into(fmt, out, offset, *values)
+    return bytes(out)
+
+
+def _nested_magics(count: int) -> bytes:
+    import struct
+
+    end = 64 + (count + 1) * 64
+    body = bytearray()
+    for i in range(count):
+        head = bytearray(64)
+        struct.pack_into("<HxxIQ", head, 0, 2, 64, 0)
+        struct.pack_into("<I", head, 0x1C, 90)
+        struct.pack_into("<IHHQ", head, 0x30, 0xBA55ED50, 1, 16, end - (64 + i * 64 + 0x30 + 16))
+        body += head
+    return b"\x7fELF\x02\x01\x01\x00" + b"\0" * 56 + bytes(body) + b"\0" * 64  # the last entry: kind 0
+
+
+def _hostile_file(kind: str) -> bytes:
+    import struct
+
+    from test_kernel_binaries import FATBIN, container, entry
+
+    good = _elf_with_fatbin(FATBIN)
+    magic = good.index(struct.pack("<I", 0xBA55ED50))
+    (shoff,) = struct.unpack_from("<Q", good, 0x28)
+    files = {
+        # the section table claims 65535 headers of 65535 bytes (4 GiB) at an offset past 2**63
+        "huge section table": lambda: (
+            _patched(good, 0x28, "<Q", (1 << 64) - 64)[:0x3A] + struct.pack("<HHH", 65535, 65535, 65534) + good[0x40:]
+        ),
+        "huge section count": lambda: _patched(good, 0x3A, "<HHH", 64, 65535, 2),
+        "name table of 2**63 bytes": lambda: _patched(good, shoff + 2 * 64 + 0x20, "<Q", 1 << 63),
+        "fatbin section of 2**63 bytes": lambda: _patched(good, shoff + 64 + 0x20, "<Q", 1 << 63),
+        "container claiming gigabytes": lambda: _patched(good, magic + 8, "<Q", 8 << 30),
+        "container header of size 0": lambda: _patched(good, magic + 6, "<HQ", 0, 0),
+        "entry claiming gigabytes": lambda: _patched(good, magic + 16 + 8, "<Q", 1 << 62),
+        # no section table, so the file is scanned for container magics: each of 20,000 entries holds one whose
+        # walk runs over every entry after it to a bad one at the end (a quadratic scan before the budget)
+        "nested container magics": lambda: _nested_magics(20_000),
+        "300,000 entries": lambda: _elf_with_fatbin(container(*[entry(2, 90, payload=b"")] * 300_000)),
+    }
+    return files[kind]()
+
+
+HOSTILE = [
+    "huge section table",
+    "huge section count",
+    "name table of 2**63 bytes",
+    "fatbin section of 2**63 bytes",
+    "container claiming gigabytes",
+    "container header of size 0",
+    "entry claiming gigabytes",
+    "nested container magics",
+    "300,000 entries",
+]
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_a_hostile_compiled_file_is_a_value_with_a_reason_in_bounded_time_and_memory(tmp_path, kind):
+    path = tmp_path / "hostile.so"
+    path.write_bytes(_hostile_file(kind))
+    started = time.monotonic()
+    out = _hostile_reader_run(str(path))
+    assert out.startswith(("ok ", "error ")), out
+    assert time.monotonic() - started < 30
+
+
+def test_every_truncation_of_a_compiled_file_is_a_value(tmp_path):
+    from attn_preflight.probe.fatbin import FatbinError, module_archs
+
+    good = _elf_with_fatbin(__import__("test_kernel_binaries").FATBIN)
+    path = tmp_path / "cut.so"
+    reasons = set()
+    for size in range(0, len(good), 7):
+        path.write_bytes(good[:size])
+        try:
+            module_archs(str(path))
+        except FatbinError as err:
+            reasons.add(str(err).split(" at ")[0][:40])
+    assert reasons  # each a FatbinError (any other exception fails the test)
+
+
+def test_a_fifo_named_like_a_library_never_blocks_the_scan(tmp_path):
+    from attn_preflight.probe.fatbin import FatbinError, module_archs
+
+    fifo = tmp_path / "kernels.so"
+    os.mkfifo(fifo)
+    with pytest.raises(FatbinError, match="not a regular file"):
+        module_archs(str(fifo))  # before: open() waited for a writer for ever
+
+
+def test_a_distribution_past_the_file_limits_is_unknown_with_a_note(tmp_path, monkeypatch):
+    from attn_preflight.probe import binaries
+    from attn_preflight.probe.facts import LibraryFacts
+
+    site = tmp_path / "site"
+    package, dist = site / "flashinfer", site / "flashinfer_python-0.6.0.dist-info"
+    package.mkdir(parents=True)
+    dist.mkdir()
+    for i in range(3000):  # thousands of files that are not ELF: each a row with its reason, in seconds
+        (package / f"k{i}.so").write_bytes(b"junk")
+    (dist / "RECORD").write_text("".join(f"flashinfer/k{i}.so,,\n" for i in range(3000)))
+
+    class Index:
+        found = {"flashinfer-python": [(str(site), dist.name)]}
+
+    def scan() -> LibraryFacts:
+        lib = LibraryFacts(key="flashinfer", title="FlashInfer", distributions={"flashinfer-python": "0.6.0"})
+        lib.module_path = str(package / "__init__.py")
+        started = time.monotonic()
+        binaries.collect_binaries([lib], Index(), use_cache=False)
+        assert time.monotonic() - started < 30
+        return lib
+
+    lib = scan()
+    assert lib.binaries is not None and len(lib.binaries) == 3000
+    assert all(module.error == "not an ELF file" for module in lib.binaries.values())
+    monkeypatch.setattr(binaries, "MAX_FILES", 2999)
+    lib = scan()
+    assert lib.binaries is None and any("more than 2,999 compiled files" in note for note in lib.notes), lib.notes
+    monkeypatch.setattr(binaries, "MAX_RECORD_BYTES", 100)
+    lib = scan()
+    assert lib.binaries is None and any("RECORD is" in note for note in lib.notes), lib.notes

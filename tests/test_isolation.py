@@ -240,6 +240,40 @@ def test_interrupting_probe_mid_import_leaves_no_child_and_no_temp_dir(world, si
             os.kill(pid, signal.SIGKILL)
 
 
+# A tool that starts a probe child (as smoke starts its workers) whose code starts a grandchild and hangs.
+TOOL_WITH_A_WORKER = """
+import sys
+from attn_preflight.probe.children import probe_argv, spawn
+worker = (
+    "import subprocess, time\\n"
+    "helper = subprocess.Popen(['sleep', '600'])\\n"
+    f"open({sys.argv[1]!r}, 'w').write(f'{{os.getpid()}} {{helper.pid}}')\\n"
+    "time.sleep(600)\\n"
+)
+spawn(probe_argv("import os\\n" + worker), "/")
+import time; time.sleep(600)
+"""
+
+
+def test_what_a_worker_started_dies_with_a_tool_killed_by_sigkill(tmp_path):
+    """PR_SET_PDEATHSIG reaches only the worker: the guard each probe child forks first kills its process group
+    (what a kernel library started in it) when the worker ends."""
+    pids = tmp_path / "pids"
+    tool = subprocess.Popen([sys.executable, "-c", TOOL_WITH_A_WORKER, str(pids)])
+    started: list[int] = []
+    try:
+        wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2)
+        started = [int(pid) for pid in pids.read_text().split()]
+        assert all(alive(pid) for pid in started)
+        tool.kill()
+        tool.wait()
+        wait_for(lambda: not any(alive(pid) for pid in started), seconds=10)
+    finally:  # what a failing run left behind, by pid: this test's own processes
+        tool.kill()
+        for pid in filter(alive, started):
+            os.kill(pid, signal.SIGKILL)
+
+
 # nvmlInit that notes what the NVML child had loaded when it began, then answers as an H200 would.
 NOTING_NVML = """import sys
 from probe_fakes import fake_pynvml, h200
@@ -279,8 +313,8 @@ def test_a_probe_usage_error_leaves_no_nvml_child(world):
 
 
 def test_a_probe_killed_with_sigkill_leaves_no_child_and_the_next_run_sweeps_its_temp_dir(world):
-    """SIGKILL cannot be caught: each child dies with its parent (PR_SET_PDEATHSIG, set by the child itself), and
-    the temporary directory the killed run held is removed by the next run (its lock died with it)."""
+    """SIGKILL cannot be caught: each child dies with its parent (PR_SET_PDEATHSIG, set by the child itself), a
+    process the library started with it (the child's guard kills its process group), and the temporary directory the killed run held is removed by the next run (its lock died with it)."""
     site = world["root"] / "site"
     import_pids, nvml_pids = world["root"] / "import.pids", world["root"] / "nvml.pids"
     make_dist(site, "xformers", "0.0.30", {"xformers/__init__.py": SLOW_IMPORT.format(pids=str(import_pids))})
@@ -301,8 +335,8 @@ def test_a_probe_killed_with_sigkill_leaves_no_child_and_the_next_run_sweeps_its
         assert len(list(world["tmp"].iterdir())) == 1
         process.kill()
         process.wait()
-        # our children (the import check, the NVML query) end with us; what a library started is its own
-        wait_for(lambda: not alive(child) and not alive(pids[2]), seconds=10)
+        # our children (the import check, the NVML query) end with us, and what the library started with them
+        wait_for(lambda: not any(alive(pid) for pid in pids), seconds=10)
         world["env"]["PYTHONPATH"] = world["env"]["PYTHONPATH"].split(os.pathsep, 1)[1]  # a healthy machine now
         done = attn_preflight(world, "probe", "--format", "json")
         assert done.returncode == 0, done.stderr

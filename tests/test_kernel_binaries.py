@@ -13,6 +13,7 @@ import struct
 import pytest
 
 from attn_preflight.probe import binaries as probe_binaries
+from attn_preflight.probe import fatbin
 from attn_preflight.probe.facts import CompiledModule, Facts, LibraryFacts
 from attn_preflight.probe.fatbin import (
     FLAG_ARCH_SPECIFIC,
@@ -280,12 +281,44 @@ def test_probe_reads_a_distributions_record_and_caches_by_size_and_mtime(tmp_pat
     }
     cache.save()
     calls = []
-    monkeypatch.setattr(probe_binaries, "read_entries", lambda path: calls.append(path) or ([], "sections"))
+    monkeypatch.setattr(fatbin, "read_entries", lambda path: calls.append(path) or ([], "sections"))
     again = probe_binaries.library_binaries(lib, found, lambda n: n, probe_binaries.BinaryCache(cache.path))
     assert again == modules and calls == []  # served from the cache
     (site / "kern" / "ops.abi3.so").write_bytes(elf({".nv_fatbin": container(entry(2, 90))}))
     probe_binaries.library_binaries(lib, found, lambda n: n, probe_binaries.BinaryCache(cache.path))
     assert calls == [str(site / "kern" / "ops.abi3.so")]  # changed: read again
+
+
+def test_every_library_a_table_covers_is_one_the_probe_reads():
+    from attn_preflight.probe.libraries import SHIPS_GPU_CODE
+
+    # the face skips the coverage rules for a report without such a library (render/facts.py _may_cover)
+    assert set(binaries.TABLE_OF) <= SHIPS_GPU_CODE and set(binaries.PRIMARY_MODULES) <= SHIPS_GPU_CODE
+
+
+def test_a_probe_without_compiled_kernel_libraries_reads_and_judges_no_binaries(tmp_path):
+    """`probe` on a GPU with torch alone imports neither the fatbin reader nor the coverage rules (start-up)."""
+    import subprocess
+    import sys
+
+    data = _facts_dict()
+    for library in data["libraries"]:
+        if library["key"] != "torch":
+            library.update(installed=False, version=None, distributions={}, binaries=None)
+    report = tmp_path / "facts.json"
+    report.write_text(json.dumps(data))
+    code = (
+        "import json, sys\n"
+        "from attn_preflight.probe.facts import Facts\n"
+        "from attn_preflight.probe.collect import _binaries\n"
+        "from attn_preflight.render.facts import facts_document, render_facts\n"
+        "facts = Facts.from_dict(json.load(open(sys.argv[1])))\n"
+        "_binaries(facts.libraries, None, False)\n"
+        "facts_document(facts); render_facts(facts, 'table')\n"
+        "print(sorted(m for m in sys.modules if m.endswith(('fatbin', 'binaries'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(report)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
 def test_probe_problems_name_a_library_without_code_for_the_gpu():

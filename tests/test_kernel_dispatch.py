@@ -131,7 +131,9 @@ def test_every_kernel_and_row_names_its_source_and_every_row_its_provenance():
     table = shipped()
     for key, kernel in table["kernels"].items():
         assert kernel["source"].strip() and kernel["message"].strip() and kernel["entry"].strip(), key
-        assert kernel.get("archs") or kernel.get("min_cc") or kernel.get("table"), key
+        assert kernel.get("archs") or kernel.get("min_cc") or kernel.get("table") or kernel.get("declared"), key
+        if kernel.get("declared"):  # the family it names exists in its declared table
+            assert kernel["declared"]["family"] in dispatch.declared_table(kernel["declared"]["library"])["families"]
     for row in table["dispatch"]:
         assert row["source"].strip() and row["kernel"] in table["kernels"], row["id"]
         assert provenance(row["engine"]).get(row["id"]) == row["verified"], f"{row['id']}: provenance.json differs"
@@ -215,3 +217,273 @@ def test_the_mimo_fa3_row_holds_until_0_5_16(tmp_path):
         verdicts[release] = judge(incident)
     assert verdicts["0.5.13"][0] == "fail" and "kernel-sglang-vision-mimo-fa3-blackwell" in verdicts["0.5.13"][1]
     assert "kernel-sglang-vision-mimo-fa3-blackwell" not in verdicts["0.5.16"][1]
+
+
+QWEN35 = str(FIXTURES_DIR / "incident-models" / "qwen3.5-35b-a3b")
+QWEN25_3B = str(FIXTURES_DIR / "incident-models" / "qwen2.5-3b-instruct")
+
+
+def _with_dtype(tmp_path: Path, source: str, dtype: str) -> str:
+    """`source`'s config.json with another declared dtype (the checkpoint a user converted, say)."""
+    config = json.loads((Path(source) / "config.json").read_text())
+    config["torch_dtype"] = dtype
+    folder = tmp_path / f"model-{dtype}"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "extra", "dtype", "status"),
+    [
+        ("sm_75", ["--dtype", "float16"], "bfloat16", Status.FAIL),  # vllm-project/vllm#35414
+        ("T4", [], "bfloat16", Status.FAIL),  # auto: float16 on SM75, the GDN parameters still bfloat16
+        ("A100", ["--dtype", "float16"], "bfloat16", Status.PASS),  # Inductor compiles bfloat16 on SM80
+        ("sm_75", ["--dtype", "float16"], "float16", Status.SKIP),  # a float16 checkpoint builds float16
+        ("sm_75", ["--dtype", "float16", "--enforce-eager"], "bfloat16", Status.SKIP),  # no Inductor: not judged
+    ],
+)
+def test_gdn_parameters_follow_the_checkpoint_dtype_before_0_17(tmp_path, gpu, extra, dtype, status):
+    model = QWEN35 if dtype == "bfloat16" else _with_dtype(tmp_path, QWEN35, dtype)
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", model],
+        "engine_version": ["vllm==0.16.0"],
+        "command": ["vllm", "serve", "Qwen/Qwen3.5-35B-A3B", *extra],
+    }
+    outcome = judged(shipped(), "kernel-vllm-gdn-bf16-params-pre-0-17", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "BF16 is not supported" in outcome.required and "SM75" in outcome.found
+        assert outcome.fix[0].startswith("vLLM 0.17.0")
+
+
+def test_the_gdn_row_ends_at_0_17():
+    """vllm-project/vllm#35617 (in 0.17.0): the parameters follow --dtype; the rule's range, not its condition."""
+    from tests.test_incidents import judge
+
+    line = "vllm serve Qwen/Qwen3.5-35B-A3B --dtype float16"
+    verdicts = {
+        release: judge({"gpu": "sm_75", "engine": "vllm", "version": release, "model": QWEN35, "command": line})
+        for release in ("0.16.0", "0.17.0")
+    }
+    assert "kernel-vllm-gdn-bf16-params-pre-0-17" in verdicts["0.16.0"][1]
+    assert "kernel-vllm-gdn-bf16-params-pre-0-17" not in verdicts["0.17.0"][1]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "extra", "status"),
+    [
+        ("A100", [], Status.FAIL),  # vllm-project/vllm#39992: a bfloat16 model, e4b15 below SM89
+        ("A100", ["--dtype", "float16"], Status.SKIP),  # convert_custom_float8 takes fp16
+        ("L40S", [], Status.PASS),  # SM89: native float8e4nv
+        ("A100", ["--kv-cache-dtype", "turboquant_4bit_nc"], Status.SKIP),  # an MSE key preset: no FP8 cast
+    ],
+)
+def test_turboquant_fp8_keys_need_fp16_or_sm89(gpu, extra, status):
+    kv = [] if "--kv-cache-dtype" in extra else ["--kv-cache-dtype", "turboquant_k8v4"]
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", QWEN25_3B],
+        "engine_version": ["vllm==0.20.0"],
+        "command": ["vllm", "serve", "Qwen/Qwen2.5-3B-Instruct", *kv, *extra],
+    }
+    outcome = judged(shipped(), "kernel-vllm-turboquant-fp8-key-bf16-sm8x", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "convert_custom_float8" in outcome.required and outcome.fix[0] == "--dtype float16"
+
+
+def test_a_dtype_condition_change_reaches_the_verdict():
+    case = TQ_A100
+    table = shipped()
+    row = next(r for r in table["dispatch"] if r["id"] == "kernel-vllm-turboquant-fp8-key-bf16-sm8x")
+    assert judged(table, row["id"], case).status is Status.FAIL
+    row["when"]["model_dtype"] = ["float16"]  # the table says only float16 models take the path
+    assert judged(table, row["id"], case).status is Status.SKIP
+
+
+DECLARED = sorted(p.name[len("declared_") : -len(".json")] for p in TABLE.parent.glob("declared_*.json"))
+
+
+@pytest.mark.parametrize("library", DECLARED)
+def test_every_declared_fact_names_its_source(library):
+    table = dispatch.declared_table(library)
+    assert table["library"] == library and table["_doc"].strip()
+    for name, family in table["families"].items():
+        assert family["entry"].strip() and family["message"].strip(), name
+        for release in family["releases"]:
+            assert release["versions"] and release["source"].strip(), name
+            assert bool(release.get("min_cc")) != bool(release.get("majors")), f"{name}: one of min_cc, majors"
+
+
+TQ_A100 = {
+    "gpu": "A100",
+    "argv": ["--model", QWEN25_3B],
+    "engine_version": ["vllm==0.20.0"],
+    "command": ["vllm", "serve", "m", "--kv-cache-dtype", "turboquant_k8v4"],
+}
+
+
+def _patched_declared(monkeypatch, library: str, change) -> None:
+    table = json.loads((TABLE.parent / f"declared_{library}.json").read_text())  # the shipped table, each time
+    change(table)
+    real = dispatch._json
+    monkeypatch.setattr(dispatch, "_json", lambda name: table if name == f"declared_{library}.json" else real(name))
+
+
+def test_a_declared_table_change_reaches_verdict_message_and_fix(monkeypatch):
+    row = "kernel-vllm-turboquant-fp8-key-bf16-sm8x"
+    before = judged(shipped(), row, TQ_A100)
+    assert (
+        before.status is Status.FAIL
+        and "SM89 and newer" in before.found
+        and "(3.3.1, 3.4.0, 3.5.1, 3.6.0)" in before.found
+    )
+    assert "convert_custom_float8" in before.required and before.fix[0] == "--dtype float16"
+
+    def message(table):
+        table["families"]["fp8e4nv"]["message"] = "RuntimeError: a message changed in the declared table"
+
+    _patched_declared(monkeypatch, "triton", message)
+    assert "a message changed in the declared table" in judged(shipped(), row, TQ_A100).required
+
+    def sm80(table):  # Triton gains a native E4M3 cast on SM80 in every release read
+        for release in table["families"]["fp8e4nv"]["releases"]:
+            release["min_cc"] = "8.0"
+
+    _patched_declared(monkeypatch, "triton", sm80)
+    assert judged(shipped(), row, TQ_A100).status is Status.PASS
+
+    def disagree(table):  # the releases read disagree and the version in use is not known: unknown, never a pass
+        table["families"]["fp8e4nv"]["releases"][0]["min_cc"] = "8.0"
+
+    _patched_declared(monkeypatch, "triton", disagree)
+    assert judged(shipped(), row, TQ_A100).status is Status.UNKNOWN
+
+
+def test_a_declared_release_that_adds_the_gpu_is_the_fix():
+    """FlashInfer builds its TRT-LLM-gen fused MoE for majors [10] in 0.6.1 and [10, 12] from 0.6.8.post1."""
+    kernel = dispatch.Kernel(
+        key="k", library="flashinfer-python", entry="e", message="m", source="s",
+        declared={"library": "flashinfer-python", "family": "trtllm_gen_fused_moe"},
+    )  # fmt: skip
+    at_015 = dispatch.code_for(kernel, (12, 0), "vllm", "0.15.0")  # vLLM 0.15.0 pins flashinfer-python 0.6.1
+    assert at_015.ok is False and at_015.added == "pip install 'flashinfer-python>=0.6.8.post1'"
+    assert dispatch.code_for(kernel, (12, 0), "vllm", "0.20.0").ok is True  # 0.6.8.post1
+    assert dispatch.code_for(kernel, (9, 0), "vllm", "0.20.0").ok is False
+
+
+MINIMAX_NVFP4 = str(FIXTURES_DIR / "incident-models" / "minimax-m2.1-nvfp4")
+NEMOTRON_H_NVFP4 = str(FIXTURES_DIR / "models" / "synthetic-nemotron-h-moe-nvfp4")
+
+
+@pytest.mark.parametrize(
+    ("env", "status"),
+    [
+        (["VLLM_USE_FLASHINFER_MOE_FP4=1"], Status.FAIL),  # vllm-project/vllm#33416: FlashInfer backends only
+        ([], Status.SKIP),  # the default oracle goes on to VLLM_CUTLASS (capability >= 10.0, gated MoE)
+    ],
+)
+def test_the_015_gated_nvfp4_row_needs_the_flashinfer_env(env, status):
+    case = {
+        "gpu": "RTX PRO 6000",
+        "argv": ["--model", MINIMAX_NVFP4],
+        "engine_version": ["vllm==0.15.0"],
+        "command": [*env, "vllm", "serve", "m", "--tensor-parallel-size", "4"],
+    }
+    assert judged(shipped(), "kernel-vllm-015-nvfp4-moe-cutlass", case).status is status
+
+
+@pytest.mark.parametrize(
+    ("row", "release", "gpu", "status"),
+    [
+        ("kernel-vllm-0150-nvfp4-moe-nongated", "0.15.0", "RTX 5090", Status.FAIL),  # family 100 only
+        ("kernel-vllm-0150-nvfp4-moe-nongated", "0.15.0", "B200", Status.PASS),
+        ("kernel-vllm-0151-nvfp4-moe-nongated", "0.15.1", "RTX 5090", Status.PASS),  # vllm-project/vllm#33417
+        ("kernel-vllm-0151-nvfp4-moe-nongated", "0.15.1", "H100", Status.FAIL),  # NVFP4 from capability 10.0
+    ],
+)
+def test_a_non_gated_nvfp4_moe_has_one_backend_in_0_15(row, release, gpu, status):
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", NEMOTRON_H_NVFP4],
+        "engine_version": [f"vllm=={release}"],
+        "command": ["vllm", "serve", "m"],
+    }
+    outcome = judged(shipped(), row, case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "No NvFp4 MoE backend supports the deployment configuration" in outcome.required
+
+
+def test_a_kernel_shape_limit_reaches_verdict_and_message():
+    """mla_dims: FlashInfer's SM120 sparse MLA decode refuses a rope-free MLA (vllm-project/vllm#53963)."""
+    case = {"gpu": "RTX PRO 6000", "argv": ["--model", GLM53], "engine_version": ["vllm==0.28.0"], "command": VLLM_M}
+    table = shipped()
+    before = judged(table, "kernel-vllm-sm120-sparse-mla-dims", case)
+    assert before.status is Status.FAIL and "512/64 only, not 512/0" in before.found
+    assert "qk_rope_head_dim=64" in before.required
+    table["kernels"]["flashinfer-sm120-sparse-mla-decode"]["mla_dims"].append([512, 0])  # a release that takes it
+    assert judged(table, "kernel-vllm-sm120-sparse-mla-dims", case).status is Status.PASS
+    on_b200 = judged(shipped(), "kernel-vllm-sm120-sparse-mla-dims", {**case, "gpu": "B200"})
+    assert on_b200.status is Status.SKIP  # SM100 takes FLASHINFER_MLA_SPARSE, not the SM120 path
+
+
+VLLM_M = ["vllm", "serve", "m"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "status"),
+    [
+        (["--speculative-algorithm", "EAGLE"], Status.FAIL),  # the draft worker builds fa3 on B200
+        (["--speculative-algorithm", "NGRAM"], Status.SKIP),  # no draft model, no draft attention
+        ([], Status.SKIP),  # no speculative decoding: the flag is never read
+    ],
+)
+def test_the_draft_attention_backend_is_judged_where_a_draft_runs(spec, status):
+    case = {
+        "gpu": "B200",
+        "argv": ["--model", "qwen3-8b"],
+        "engine_version": ["sglang==0.5.12"],
+        "command": ["sglang", "serve", "--model-path", "m", *spec, "--speculative-draft-attention-backend", "fa3"],
+    }
+    outcome = judged(shipped(), "kernel-sglang-draft-attention-fa3", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "FlashAttention v3 Backend requires SM>=80 and SM<=90" in outcome.required
+        assert outcome.fix[0].startswith("--speculative-draft-attention-backend flashinfer")
+
+
+def test_a_row_the_launch_line_rules_out_needs_no_model():
+    """A model named but not found: a row whose launch-line or GPU condition does not hold is skipped (it would
+    not run whatever the model), and one whose conditions hold answers unknown (the model decides)."""
+    case = {"gpu": "B200", "argv": ["--model", "nobody/not-a-model"], "engine_version": ["sglang==0.5.12"]}
+    no_draft = {**case, "command": ["sglang", "serve", "--model-path", "nobody/not-a-model"]}
+    fa3_draft = {**no_draft, "command": [*no_draft["command"], *EAGLE_FA3]}
+    assert judged(shipped(), "kernel-sglang-draft-attention-fa3", no_draft).status is Status.SKIP
+    assert judged(shipped(), "kernel-sglang-draft-attention-fa3", fa3_draft).status is Status.UNKNOWN
+
+
+EAGLE_FA3 = ["--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa3"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [
+        (["--quantization", "fp8", "--fp8-gemm-backend", "flashinfer_trtllm"], Status.FAIL),  # SM100/SM103 only
+        (["--quantization", "fp8", "--fp8-gemm-backend", "auto"], Status.SKIP),  # auto picks what the GPU has
+        (["--fp8-gemm-backend", "flashinfer_trtllm"], Status.SKIP),  # no FP8 linear: the backend is never built
+    ],
+)
+def test_an_explicit_fp8_gemm_backend_is_gated_by_sglang(extra, status):
+    case = {
+        "gpu": "H100",
+        "argv": ["--model", "qwen3-8b"],
+        "engine_version": ["sglang==0.5.20"],
+        "command": ["sglang", "serve", "--model-path", "m", *extra],
+    }
+    outcome = judged(shipped(), "kernel-sglang-fp8-gemm-flashinfer-trtllm", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "requires SM100/SM103 GPUs" in outcome.required and outcome.fix[0] == "--fp8-gemm-backend auto"

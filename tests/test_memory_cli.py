@@ -130,6 +130,23 @@ def test_vllm_before_0_20_takes_0_9_and_subtracts_what_it_profiles():
     assert "sampler warm-up of 256 x 128256 logits" in finding(data, "vllm-memory-weights-fit")["message"]
 
 
+def test_vllm_splits_the_experts_over_tp_x_dp():
+    """vllm-project/recipes DeepSeek/DeepSeek-V3.md#L70 (8xH200): `vllm serve deepseek-ai/DeepSeek-R1-0528
+    --data-parallel-size 8 --enable-expert-parallel`. vLLM's fused MoE layer flattens TP across DP
+    (fused_moe/config.py flatten_tp_across_dp): each of the 8 GPUs holds 1/8 of the routed experts and a whole copy
+    of the rest, so the weights fit; counted whole per GPU they were 627 GiB and failed. The split is the same
+    without EP (experts TP-sharded over TP x DP)."""
+    figures = []
+    for ep in (["--enable-expert-parallel"], []):
+        run, report = check_json(["--gpu", "8xH200", "--", "vllm", "serve", "deepseek-r1", "-dp", "8", *ep])
+        fit = finding(report, "vllm-memory-weights-fit")
+        assert fit["status"] == "pass" and "the experts over TP x DP = 8 GPUs" in fit["message"], fit
+        figures.append(fit["message"].split(" GiB")[0])
+    assert figures[0] == figures[1]
+    run, report = check_json(["--gpu", "8xH200", "--", "vllm", "serve", "deepseek-r1", "-tp", "8"])
+    assert "experts over" not in finding(report, "vllm-memory-weights-fit")["message"]  # TP alone: as before
+
+
 def test_pasted_memory_flags_are_modelled_not_ignored():
     _, data = check_json(
         [

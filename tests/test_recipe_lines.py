@@ -99,6 +99,23 @@ def test_unknowns_of_an_unread_model_are_one_line(empty_hub):
     assert everything.count("UNKNOWN") > 20
 
 
+def test_the_default_backend_of_an_unread_model_is_not_assumed(empty_hub):
+    """sglang benchmark/deepseek_v3/README.md (Using pip) with nvidia/DeepSeek-R1-FP4, no --attention-backend, on
+    8xB200: SGLang's default reads the model (trtllm_mha for MHA, an MLA model's own), so no backend is assumed and
+    the config says so; the rules that need the backend answer unknown, those that do not (the flags) still judge.
+    With the preset deepseek-r1 read, the default is resolved again."""
+    argv = ["--gpu", "8xB200", "--", "python3", "-m", "sglang.launch_server", "--model"]
+    run, report = check_json([*argv, "nvidia/DeepSeek-R1-FP4", "--tp", "8", "--trust-remote-code"])
+    assert report["config"]["attention_backend"] is None
+    assert report["config"]["backend_auto_selected"].startswith("not resolved: SGLang's default on SM10x depends")
+    assert finding(report, "general-flags-known")["status"] == "pass"
+    assert not [f["rule_id"] for f in report["findings"] if "trtllm_mha" in f["message"] and f["status"] != "skip"]
+    text = " ".join(run_cli(["check", *argv, "nvidia/DeepSeek-R1-FP4", "--tp", "8"]).out.split())
+    assert "attention: the engine's default, not resolved" in text and "backend: not resolved" in text
+    run, report = check_json([*argv, "deepseek-r1", "--tp", "8"])
+    assert report["config"]["attention_backend"] == "trtllm_mla"
+
+
 def test_no_model_never_fails_an_mla_backend():
     """The HTML report and NFD labels judge backends with no model: an MLA-only backend is then unknown, not
     failed (nor labelled true)."""
@@ -228,6 +245,21 @@ def test_a_removed_flag_gets_drop_or_a_release_that_has_it():
     assert known["fix"][1].startswith("--engine-version vllm==0.16")
 
 
+def test_an_ambiguous_flag_gets_drop_or_a_release_that_has_it():
+    """sglang docs/advanced_features/speculative_decoding.md@067ad4d3 (Standalone Speculative Decoding) passes
+    --cuda-graph-max-bs, which sglang 0.5.20+ no longer has: argparse then reads it as an abbreviation of
+    --cuda-graph-max-bs-decode / -prefill ("ambiguous option"). The failure offers the same fixes as an unknown
+    flag: drop it, or pin the newest release that has it (0.5.19)."""
+    command = ["python3", "-m", "sglang.launch_server", "--model", "qwen2.5-7b", "--cuda-graph-max-bs", "8"]
+    run, report = check_json(["--gpu", "H100", "--engine-version", "sglang==0.5.23", "--", *command])
+    known = finding(report, "general-flags-known")
+    assert known["status"] == "fail" and "ambiguous option: --cuda-graph-max-bs" in known["message"]
+    assert known["fix"] == [
+        "drop --cuda-graph-max-bs",
+        "--engine-version sglang==0.5.19 (a release that has --cuda-graph-max-bs)",
+    ]
+
+
 def test_prevents_is_quoted_in_the_used_backends_words():
     from types import SimpleNamespace
 
@@ -244,14 +276,45 @@ def test_prevents_is_quoted_in_the_used_backends_words():
     assert prevents_for(finding_, SimpleNamespace(backends=frozenset({"trtllm_mla"}))).startswith("trtllm_mla backend")
 
 
-def test_vllm_speculative_config_is_listed_as_not_judged():
-    """vllm-project/recipes Qwen/Qwen3.5.md: --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'
-    is read, and no vLLM rule judges the draft yet: it is named, never silently passed."""
+def test_vllm_speculative_config_is_judged():
+    """vllm-project/recipes Qwen/Qwen3.5.md: --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}':
+    the method and the tokens are judged (vllm 0.33.0 accepts "mtp"); whether the model ships MTP layers is unknown
+    when its config.json gives none, never passed; the line is no longer listed as not judged."""
     line = recipe('"num_speculative_tokens": 2')
     run, report = check_json(["--gpu", line["gpu"], "--", *pasted(line)])
+    assert finding(report, "vllm-spec-method")["status"] == "pass"
+    assert finding(report, "vllm-spec-tokens")["status"] == "pass"
+    assert finding(report, "vllm-spec-mtp-layers")["status"] == "unknown"
     unmodelled = finding(report, "general-unmodelled-flags")
-    assert unmodelled["status"] == "warn" and "--speculative-config (mtp)" in unmodelled["message"]
+    assert "--speculative-config" not in unmodelled["message"]
     assert report["verdict"] != "pass"
+    assert "· speculative mtp ·" in " ".join(run_cli(["check", "--gpu", line["gpu"], "--", *pasted(line)]).out.split())
+
+
+def test_vllm_eagle3_draft_is_read_where_local(tmp_path):
+    """vllm-project/recipes OpenAI/GPT-OSS.md#L254's EAGLE3 config without its method: vLLM infers the method from
+    the draft's config (config/speculative.py, "eagle3" in the draft's name); with the head's config.json here (a
+    dense Llama-style head, LlamaForCausalLMEagle3) the draft is read, without it the method is unknown; a backend
+    named for it (attention_backend, vllm 0.21.0+) is judged on the head where read, unknown where not."""
+    head = tmp_path / "gpt-oss-120b-Eagle3-v3"
+    head.mkdir()
+    (head / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "torch_dtype": "bfloat16",
+        "hidden_size": 2880, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
+        "num_hidden_layers": 1, "intermediate_size": 17280, "vocab_size": 201088,
+    }))  # fmt: skip
+    for draft, status in ((str(head), "pass"), ("nvidia/gpt-oss-120b-Eagle3-v3", "unknown")):
+        spec = {"model": draft, "num_speculative_tokens": 7, "draft_tensor_parallel_size": 1}
+        run, report = check_json(["--gpu", "2xH200", "--", "vllm", "serve", "gpt-oss-120b", "-tp", "2",
+                                  "--speculative-config", json.dumps(spec)])  # fmt: skip
+        assert finding(report, "vllm-spec-method")["status"] == status, draft
+        assert finding(report, "vllm-spec-draft-tp")["status"] == "pass"
+        assert finding(report, "vllm-spec-draft-backend")["status"] == "skip"  # vLLM picks the draft's own
+        assert "--speculative-config" not in finding(report, "general-unmodelled-flags")["message"]
+        named = json.dumps({**spec, "method": "eagle3", "attention_backend": "TRITON_ATTN"})
+        run, report = check_json(["--gpu", "2xH200", "--", "vllm", "serve", "gpt-oss-120b", "-tp", "2",
+                                  "--speculative-config", named])  # fmt: skip
+        assert finding(report, "vllm-spec-draft-backend")["status"] == status, draft
 
 
 def test_an_eagle3_head_not_here_is_judged_as_a_dense_head():
@@ -266,6 +329,20 @@ def test_an_eagle3_head_not_here_is_judged_as_a_dense_head():
     fa3 = [w if w != "fa4" else "fa3" for w in command]
     run, report = check_json(["--gpu", "8xB200", "--", *fa3])  # a dense head's rules still apply: fa3 on SM100
     assert finding(report, "spec-draft-backend")["status"] == "fail"
+
+
+def test_a_draft_not_here_is_named_in_the_config_line():
+    """sglang docs/advanced_features/speculative_decoding.md (EAGLE-3 Decoding): the draft
+    jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B is a hub id not in the cache; the config line says it was not
+    read and is a dense EAGLE3 head, never the target's layers (on an MLA target too: no MLA rule fails for it)."""
+    for model in ("meta-llama/Meta-Llama-3.1-8B-Instruct", "deepseek-r1"):
+        argv = ["check", "--gpu", "8xH200", "--", "python3", "-m", "sglang.launch_server", "--model", model, "--tp",
+                "8", "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path",
+                "jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B"]  # fmt: skip
+        text = " ".join(run_cli(argv).out.split())
+        assert "draft jamesliu1/sglang-EAGLE3-Llama-3.1-Instruct-8B (not read here: a dense EAGLE3 head" in text
+        run, report = check_json(argv[1:3] + argv[3:])
+        assert not [f["rule_id"] for f in report["findings"] if f["status"] == "fail" and "mla" in f["rule_id"]]
 
 
 def test_a_slow_probe_says_so_on_a_terminal_only(monkeypatch, capsys):

@@ -920,3 +920,111 @@ def test_qwen3_next_attention_block_is_the_one_vllm_0_10_2_logged():
         assert (
             run.code == 1 and f"blocks of {tokens} tokens" in finding(report, "vllm-hybrid-flashinfer-page")["message"]
         )
+
+
+def test_the_speculative_table_covers_every_release():
+    """rules/engines/vllm/speculative.json (bench/vllm_speculative.py, read from each wheel) has every release of the
+    vLLM pack, and what it says matches the wheels read: "mtp" from 0.11.0, "medusa" gone in 0.33.0, the EAGLE3
+    target list until 0.21.0 only."""
+    root = Path(__file__).resolve().parent.parent / "rules" / "engines" / "vllm"
+    table = json.loads((root / "speculative.json").read_text())["releases"]
+    releases = json.loads((root / "releases" / "index.json").read_text())["releases"]
+    assert list(table) == releases
+    assert [r for r in releases if "mtp" in table[r]["methods"]][0] == "0.11.0"
+    assert "medusa" in table["0.32.0"]["methods"] and "medusa" not in table["0.33.0"]["methods"]
+    assert table["0.21.0"]["eagle3_targets"] is not None and table["0.22.0"]["eagle3_targets"] is None
+
+
+def test_a_vllm_declaration_change_reaches_verdict_message_fix_docs_title_and_alternatives(monkeypatch):
+    """The reason rules word their title, docs and fix title from the declarations (rules/engines/vllm/words.py)
+    as the validator judges from them: one edit of a backend's kernel block sizes, of its archs, or of
+    TOKENSPEED_MLA's dims reaches the verdict, what the finding requires, the fix, `explain`'s docs, title and fix
+    title, `rules`' title and the alternatives, with nothing else edited."""
+    from types import MappingProxyType
+
+    from cli_run import run_cli
+
+    from attn_preflight.inputs import load_model
+    from attn_preflight.rules.core.judge import evaluate
+    from attn_preflight.rules.core.target import Target
+    from attn_preflight.rules.core.validation import make_config
+
+    def declare(name, **facts):
+        newest = kb.RELEASES[-1]
+        backends = {**newest.backends, name: replace(newest.backends[name], **facts)}
+        monkeypatch.setattr(kb, "RELEASES", (*kb.RELEASES[:-1], replace(newest, backends=MappingProxyType(backends))))
+
+    def judged(backend, **values):
+        config = make_config(
+            engine="vllm", model=load_model("deepseek-v3"), attention_backend=backend, tp_size=8, **values
+        )
+        return evaluate(config, Target.from_gpu("B200"))
+
+    def explained(rule_id):
+        run = run_cli(["explain", rule_id, "--format", "json"])
+        assert run.code == 0, run.err
+        return json.loads(run.out)
+
+    def listed(rule_id):
+        run = run_cli(["rules", "--engine", "vllm", "--format", "json"])
+        assert run.code == 0, run.err
+        return next(r for r in json.loads(run.out) if r["id"] == rule_id)
+
+    def found(report, rule_id):
+        return next(f for f in report.findings if f.rule_id == rule_id)
+
+    # CUTLASS_MLA's kernel block sizes: 128 today
+    before = found(judged("CUTLASS_MLA", page_size=64), "vllm-block-size")
+    assert before.status.value == "fail" and "a multiple of 128" in before.message
+    assert before.fix == ("drop --block-size",)
+    assert "CUTLASS_MLA: 128" in explained("vllm-block-size")["docs"]
+    assert "CUTLASS_MLA" not in [a.value for a in judged("FLASH_ATTN", page_size=64).alternatives]
+    assert "FLASHINFER_MLA on SM100" in explained("vllm-mla-model-backend")["fix"]
+    assert found(judged("FLASH_ATTN"), "vllm-mla-model-backend").fix == ("--attention-backend FLASHINFER_MLA",)
+
+    declare("CUTLASS_MLA", block_sizes=(64,))
+    assert found(judged("CUTLASS_MLA", page_size=64), "vllm-block-size").status.value == "pass"
+    docs = explained("vllm-block-size")["docs"]
+    assert "CUTLASS_MLA: 128" not in docs and "FLASHMLA and CUTLASS_MLA: 64" in docs
+    assert "CUTLASS_MLA" in [a.value for a in judged("FLASH_ATTN", page_size=64).alternatives]
+
+    # FLASHINFER_MLA's archs: off SM100, vLLM's pick there is CUTLASS_MLA, and the fix and its title say so
+    declare("FLASHINFER_MLA", archs=kb.majors(12))
+    after = found(judged("FLASH_ATTN"), "vllm-mla-model-backend")
+    assert after.status.value == "fail" and after.fix == ("--attention-backend CUTLASS_MLA",)
+    fix_title = explained("vllm-mla-model-backend")["fix"]
+    assert "CUTLASS_MLA on SM100" in fix_title and "FLASHINFER_MLA" not in fix_title
+    assert "FLASHINFER_MLA: 12.x" in explained("vllm-compute-capability")["docs"]
+
+    # TOKENSPEED_MLA's dims: the finding's title, what it requires, the docs
+    tokenspeed = found(judged("TOKENSPEED_MLA", kv_cache_dtype="fp8"), "vllm-tokenspeed-mla-dims")
+    assert tokenspeed.status.value == "pass" and "128/64/128" in tokenspeed.title
+    monkeypatch.setattr(kb, "TOKENSPEED_DIMS", (192, 64, 128))
+    refused = found(judged("TOKENSPEED_MLA", kv_cache_dtype="fp8"), "vllm-tokenspeed-mla-dims")
+    assert refused.status.value == "fail" and "192/64/128" in refused.message and "192/64/128" in refused.title
+    assert refused.fix == ("--attention-backend CUTLASS_MLA",)
+    shown = explained("vllm-tokenspeed-mla-dims")
+    assert "192/64/128" in shown["title"] and "192/64/128" in shown["docs"] and "128/64/128" not in shown["docs"]
+    assert "192/64/128" in listed("vllm-tokenspeed-mla-dims")["title"]
+
+
+def test_worded_vllm_rules_leave_no_placeholder_and_a_check_never_words_docs():
+    """Every placeholder a vLLM generated rule names is worded (no brace left in `explain`), and a check never
+    loads the wording module: the words cost `explain` and `rules` alone."""
+    import subprocess
+    import sys
+
+    worded = [r.shown() for r in all_rules() if r.engine == "vllm" and r.worded is not None]
+    assert len(worded) >= 19  # the 16 reason rows and 3 constraint rows
+    for rule in worded:
+        for field in ("title", "docs", "fix_title"):
+            assert "{" not in getattr(rule, field), (rule.id, field, getattr(rule, field))
+    code = (
+        "import sys; from attn_preflight.cli import cli\n"
+        "try: cli(['check', '--engine', 'vllm', '--gpu', 'B200', '--model', 'deepseek-v3', '--attention-backend', "
+        "'FLASH_ATTN', '--format', 'json'])\n"
+        "except SystemExit: pass\n"
+        "assert 'attn_preflight.rules.engines.vllm.words' not in sys.modules"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -234,6 +234,8 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
                 # a pasted command's model path is the serving machine's (a container's /mnt/models): unread here
                 missing = {"model_missing": reference, "model_looked_in": SERVING_MACHINE}
         draft_reference = extra.get("flags", {}).get("speculative_draft_model_path")
+        if draft_reference is None and isinstance(extra.get("flags", {}).get("speculative_config"), str):
+            draft_reference = _vllm_draft_reference(extra["flags"]["speculative_config"])
         if isinstance(draft_reference, str):
             values["draft_model"] = load_draft_model(draft_reference)
         dllm_config = extra.get("flags", {}).get("dllm_algorithm_config")
@@ -242,6 +244,19 @@ def config_from_options(options: dict[str, Any], command: Sequence[str] = ()):
         return make_config(engine=engine or "sglang", model=model, **missing, **values, **extra)
     except RulesInputError as err:
         raise input_error(err) from None
+
+
+def _vllm_draft_reference(text: str) -> Optional[str]:
+    """The draft model vLLM's --speculative-config names (its "model"), read like --model where it is found here
+    (attn_preflight.rules.engines.vllm.rules.speculative judges with it); None when there is none to read."""
+    from attn_preflight.rules.core.jsontext import loads
+
+    try:
+        spec = loads(text)
+    except ValueError:
+        return None
+    model = spec.get("model") if isinstance(spec, dict) else None
+    return model if isinstance(model, str) and model.strip() else None
 
 
 def target_options(func):
@@ -443,7 +458,10 @@ def _from_container(cfg, form):
 
     origin = f"{form.form} → {cfg.origin}" + ("" if form.pins else " (the image tag names no engine version)")
     left_out = [f"[{form.form.split()[0]}] {' '.join(form.ignored)}"] if form.ignored else []
-    return replace(cfg, origin=origin, ignored=tuple(cfg.ignored) + tuple(left_out) + tuple(form.notes))
+    flags = cfg.flags
+    if form.nnodes and form.nnodes > 1 and "nnodes" not in flags:  # a LeaderWorkerSet group spans its pods
+        flags = {**flags, "nnodes": form.nnodes}
+    return replace(cfg, origin=origin, ignored=tuple(cfg.ignored) + tuple(left_out) + tuple(form.notes), flags=flags)
 
 
 @click.command("check", context_settings={"ignore_unknown_options": False})
@@ -580,6 +598,10 @@ def check_command(
     if form is not None:
         command = form.command
         engine_versions = _with_image_pins(engine_versions, form.pins)
+        if form.model is not None and config.get("model") is None:  # KServe storageUri hf://: the mounted model
+            config = {**config, "model": form.model}
+        if form.gpus_per_pod and gpu and gpu_count is None and not re.match(r"^\s*\d+\s*[xX]", gpu):
+            gpu_count = form.gpus_per_pod  # the pod's nvidia.com/gpu: one node's GPUs
     cfg = config_from_options(config, command)
     if form is not None:
         cfg = _from_container(cfg, form)

@@ -17,7 +17,7 @@ from attn_preflight.probe.facts import (
     Facts,
     LibraryFacts,
 )
-from attn_preflight.probe.libraries import SKEW_NOTE
+from attn_preflight.probe.libraries import SHIPS_GPU_CODE, SKEW_NOTE
 from attn_preflight.render import PLAIN, Screen, heading, key_values, table, wrap_lines
 from attn_preflight.rules.knowledge.cuda_arch import INSTALL_CUDA_TORCH, torch_arch_coverage
 from attn_preflight.rules.knowledge.import_diagnosis import component_notes, diagnose
@@ -81,9 +81,10 @@ def problems(facts: Facts) -> list[str]:
         found.append(f"NVML: {facts.gpus.error}")
     if facts.torch.installed and facts.torch.error:
         found.append(f"torch: {facts.torch.error}")
-    from attn_preflight.rules.kernels.binaries import coverage_problems
+    if _may_cover(facts):
+        from attn_preflight.rules.kernels.binaries import coverage_problems
 
-    found.extend(coverage_problems(facts))
+        found.extend(coverage_problems(facts))
     for sm, covered in sorted(torch_arch_coverage(facts).items()):
         if not covered:
             found.append(
@@ -326,9 +327,20 @@ def facts_document(facts: Facts) -> dict:
     return document
 
 
+def _may_cover(facts: Facts, lib=None) -> bool:
+    """Whether any GPU of the report and any installed library (or `lib`) ships compiled GPU code to judge: the
+    rules that judge it are not imported otherwise (most probes: a GPU with torch and triton alone)."""
+    libs = facts.libraries if lib is None else [lib]
+    return bool(facts.gpus.devices) and any(
+        one.installed and (one.binaries is not None or one.key in SHIPS_GPU_CODE) for one in libs
+    )
+
+
 def binaries_cover(lib, facts: Facts) -> dict:
     """sm -> whether the module the library's import loads has code for that GPU, and the modules without code
     for it (judged by rules/kernels/binaries.py); empty when nothing says what the library ships."""
+    if not _may_cover(facts, lib):
+        return {}
     from attn_preflight.rules.kernels.binaries import driver_cuda_of, library_coverage
 
     out = {}

@@ -96,6 +96,30 @@ def engine_line(answer: dict[str, Any]) -> str:
     return f"{who} {status}{on} (asked: {stages}; {float(answer.get('seconds') or 0):.1f} s, {answer.get('python')})"
 
 
+_HEADS = ("EAGLE", "EAGLE3", "eagle", "eagle3")
+
+
+def _draft_part(config) -> str:
+    """The draft checkpoint (SGLang --speculative-draft-model-path, vLLM --speculative-config's "model"): its
+    architecture where it was read, else that it was not read and what it is judged as (issue 23)."""
+    reference = config.flags.get("speculative_draft_model_path")
+    method = config.speculative_algorithm
+    if config.engine == "vllm" and isinstance(config.flags.get("speculative_config"), str):
+        from attn_preflight.rules.engines.vllm.rules.speculative import spec_of
+
+        spec = spec_of(config) or {}
+        reference, method = spec.get("model"), spec.get("method")
+        if method is None and isinstance(reference, str) and "eagle" in reference.lower():
+            method = "eagle3" if "eagle3" in reference.lower() else "eagle"
+    if not isinstance(reference, str):
+        return ""
+    if config.draft_model is not None:
+        return f"draft {config.draft_model.name} ({config.draft_model.architecture or 'unknown architecture'})"
+    if method in _HEADS:
+        return f"draft {reference} (not read here: a dense {method} head, never judged as the target's layers)"
+    return f"draft {reference} (not read here)"
+
+
 def config_line(config) -> str:
     parts = [config.engine]
     if config.model is not None:
@@ -103,7 +127,10 @@ def config_line(config) -> str:
         kind = "MLA" if model.mla else f"head_dim {model.head_dim}"
         parts.append(f"model {model.name} ({model.architecture or 'unknown architecture'}, {kind})")
     backend = config.backend_label()
-    parts.append(f"attention {backend}" + (" [engine default]" if config.auto_backend else ""))
+    if config.backends or not config.auto_backend:
+        parts.append(f"attention {backend}" + (" [engine default]" if config.auto_backend else ""))
+    else:  # the engine's default, not resolved without the model (the backend line says why)
+        parts.append("attention: the engine's default, not resolved")
     parts.append(f"kv {config.kv_cache_dtype}")
     if config.page_size is not None:
         parts.append(f"page {config.page_size}")
@@ -112,6 +139,21 @@ def config_line(config) -> str:
     if config.speculative_algorithm:
         topk = f" topk {config.speculative_eagle_topk}" if config.speculative_eagle_topk is not None else ""
         parts.append(f"speculative {config.speculative_algorithm}{topk}")
+    if config.engine == "vllm" and isinstance(config.flags.get("speculative_config"), str):
+        from attn_preflight.rules.engines.vllm.rules.speculative import spec_of
+
+        spec = spec_of(config)
+        if spec is not None:
+            method = spec.get("method")
+            if "" in spec:
+                parts.append("speculative (--speculative-config not JSON)")
+            else:
+                parts.append(
+                    f"speculative {method}" if isinstance(method, str) else "speculative (method from the draft)"
+                )
+    draft = _draft_part(config)
+    if draft:
+        parts.append(draft)
     if config.tp_size != 1:
         parts.append(f"tp {config.tp_size}")
     if config.pp_size != 1:
@@ -245,7 +287,8 @@ def render_report(report, fmt: str, show_all: bool = False, screen: Screen = PLA
     out = [heading("attn-preflight check", fmt, level=1)]
     pairs = [("target", f"{target.describe()} [{target.label}]"), ("config", config_line(config))]
     if config.auto_backend:
-        pairs.append(("backend", f"{config.attention_backend}: {config.auto_backend}"))
+        chosen = f"{config.attention_backend}: " if config.attention_backend else ""
+        pairs.append(("backend", chosen + config.auto_backend))
     if config.origin != "flags":
         pairs.append(("command", f"{config.origin} (parsed, not run)"))
     if config.unmodelled:

@@ -3,8 +3,11 @@
 A probe: what the engine answered is a fact, judged by nobody here. The child is
 `PYTHON -I probe/engine_ask/child/<engine>_driver.py` (PYTHON: this interpreter or the `--engine-python` one),
 with the request (child/SCHEMA.md) on stdin; it writes its answer to a file in a fresh temp dir, which is also
-its HOME, TMPDIR, working directory and every cache directory, and which is removed after. The child runs in a
-process session of its own and is killed with everything it started when it is done or past the timeout; its
+its HOME, TMPDIR, working directory and every cache directory, and which is removed after. The child is run as
+probe/children.py runs every child: a process session of its own, killed with everything it started when it is
+done or past the timeout, and on SIGTERM/SIGHUP/SIGQUIT of ours (TerminateAsExit); its output capped
+(OutputTail); its temp dir a scratch_directory, which a later run sweeps when a SIGKILL left it. The driver dies
+with us even by SIGKILL, and what it started with it (child/fence.py's tie_to_parent). Its
 environment is built from nothing: offline switches for the hub and the engines, the temp dirs, and of the
 pasted line's `KEY=VALUE` prefixes only the engines' own variables (ENV_PREFIXES, ENV_NAMES). The driver fences
 itself (child/fence.py: no network, no programs, no writes outside the temp dir). Whatever goes wrong (no
@@ -14,15 +17,13 @@ why, never an exception of ours.
 
 from __future__ import annotations
 
-import collections
 import json
 import os
-import shutil
 import subprocess
-import tempfile
-import threading
 import time
 from typing import Any, Mapping, Optional, Sequence
+
+from attn_preflight.probe.children import OutputTail, TerminateAsExit, kill_group, scratch_directory, spawn
 
 SCHEMA = 1
 ENGINES = ("sglang", "vllm")
@@ -30,7 +31,7 @@ STATUSES = ("accepted", "rejected", "could_not_ask")
 CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child")
 DEFAULT_TIMEOUT = 180.0
 DEADLINE_MARGIN_S = 30.0  # the driver's own watchdog fires this long after our timeout (we kill it at the timeout)
-OUTPUT_CAP = 64 * 1024  # the child's stdout+stderr kept (its tail), for a could-not-ask reason
+POLL_S = 0.05  # how often a running child's output is read and its exit looked for
 ENV_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "FLASHINFER_")
 ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TORCH_CUDA_ARCH_LIST")
 # Switches the child always gets, whatever was pasted: no hub, no telemetry, no downloads.
@@ -173,47 +174,9 @@ def well_formed(answer: Any, engine: str) -> Optional[str]:
     return None
 
 
-class _Tail:
-    """Reads a pipe to its end, keeping only the last `cap` bytes."""
-
-    def __init__(self, pipe, cap: int):
-        self.chunks: collections.deque = collections.deque()
-        self.size, self.cap, self.total = 0, cap, 0
-        self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
-        self.thread.start()
-
-    def _read(self, pipe) -> None:
-        try:
-            for chunk in iter(lambda: pipe.read1(8192), b""):
-                self.chunks.append(chunk)
-                self.size += len(chunk)
-                self.total += len(chunk)
-                while self.size - len(self.chunks[0]) >= self.cap:
-                    self.size -= len(self.chunks.popleft())
-        except (OSError, ValueError):
-            pass
-
-    def text(self) -> str:
-        self.thread.join(timeout=5)
-        return b"".join(self.chunks)[-self.cap :].decode("utf-8", "replace")
-
-
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else "(it printed nothing)"
-
-
-def _kill_session(process: subprocess.Popen) -> None:
-    import signal
-
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _gpu(gpu: Mapping[str, Any]) -> dict[str, Any]:
@@ -222,6 +185,7 @@ def _gpu(gpu: Mapping[str, Any]) -> dict[str, Any]:
         "cc": [int(x) for x in gpu["cc"]],
         "memory_mib": int(gpu["memory_mib"]) if gpu.get("memory_mib") else None,
         "count": int(gpu.get("count") or 1),
+        **({"host_memory_mib": int(gpu["host_memory_mib"])} if gpu.get("host_memory_mib") else {}),
     }
 
 
@@ -239,39 +203,46 @@ def _refusal(engine: str, interpreter: str, extra: dict[str, Any]) -> Optional[d
 def _run_child(
     engine: str, interpreter: str, request: dict[str, Any], environment: dict[str, str], timeout: float
 ) -> tuple[str, Optional[int], str]:
-    """Runs the driver on `request` in the temp dir's work/ directory: ("exited" | "timeout" | "no start", its
-    exit status, the tail of what it printed). The child and everything it started are killed
-    before this returns, whatever happened."""
+    """Runs the driver on `request` in the temp dir's work/ directory, the way probe/children.py runs every child
+    (a session of its own, the last OUTPUT_CAP bytes of its output kept, killed as a process group): ("exited" |
+    "timeout" | "no start", its exit status, the tail of what it printed). The request is its stdin from a file,
+    so a child that never reads it cannot block us. The child and everything it started are killed before this
+    returns, whatever happened."""
     work = os.path.join(request["temp_dir"], "work")
     os.makedirs(work, exist_ok=True)
-    try:
-        process = subprocess.Popen(
-            [interpreter, "-I", driver_path(engine)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=work,
-            env=environment,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return "no start", None, f"{interpreter} does not start: {exc}"
-    output = _Tail(process.stdout, OUTPUT_CAP)
-    timed_out = False
+    request_path = os.path.join(request["temp_dir"], "request.json")
+    with open(request_path, "w", encoding="utf-8") as handle:
+        json.dump(request, handle)
+    output = OutputTail()
     try:
         try:
-            assert process.stdin is not None
-            process.stdin.write(json.dumps(request).encode())
-            process.stdin.close()
-        except OSError:
-            pass  # it died at once: its exit status and output say why
+            with open(request_path, "rb") as stdin:
+                process = spawn(
+                    [interpreter, "-I", driver_path(engine)],
+                    work,
+                    stdout=output.write_end,
+                    stderr=subprocess.STDOUT,
+                    env=environment,
+                    stdin=stdin,
+                )
+        except OSError as exc:
+            return "no start", None, f"{interpreter} does not start: {exc}"
+        output.started()
+        deadline = time.monotonic() + timeout
+        timed_out = False
         try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            while process.poll() is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                OutputTail.wait_readable([output], min(remaining, POLL_S))
+                output.read()  # never let it block on a full pipe; keep only the tail
+        finally:
+            kill_group(process)  # the child and whatever it started, always
+        return ("timeout" if timed_out else "exited"), process.returncode, output.text()
     finally:
-        _kill_session(process)  # the child and whatever it started, always
-    return ("timeout" if timed_out else "exited"), process.returncode, output.text()
+        output.close()
 
 
 def ask(
@@ -299,8 +270,8 @@ def ask(
     refusal = _refusal(engine, interpreter, extra)
     if refusal is not None:
         return refusal
-    temp_dir = os.path.realpath(tempfile.mkdtemp(prefix=f"attn-preflight-{engine}-"))
-    try:
+    with scratch_directory(prefix=f"attn-preflight-{engine}-") as scratch, TerminateAsExit():
+        temp_dir = os.path.realpath(scratch)
         answer_path = os.path.join(temp_dir, "answer.json")
         simulated = _gpu(gpu)
         request = {
@@ -324,8 +295,6 @@ def ask(
             why = log if how == "no start" else f"timed out after {timeout:g} s"
             return could_not_ask(engine, why, seconds, log_tail=log[-2000:], **extra)
         return _read_answer(engine, answer_path, code, log, seconds, extra)
-    finally:
-        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def _read_answer(
@@ -380,8 +349,8 @@ def ask_batch(
     refusal = _refusal(engine, interpreter, extra)
     if refusal is not None:
         return [{**refusal, "id": item.get("id")} for item in items]
-    temp_dir = os.path.realpath(tempfile.mkdtemp(prefix=f"attn-preflight-{engine}-batch-"))
-    try:
+    with scratch_directory(prefix=f"attn-preflight-{engine}-batch-") as scratch, TerminateAsExit():
+        temp_dir = os.path.realpath(scratch)
         answer_path = os.path.join(temp_dir, "answers.jsonl")
         batch = [
             {
@@ -406,6 +375,7 @@ def ask_batch(
             "item_timeout": item_timeout,
         }
         timeout = 300.0 + item_timeout * len(batch)
+        request.update(parent_pid=os.getpid(), deadline_s=timeout + DEADLINE_MARGIN_S)  # as ask's: tied to us
         _how, code, log = _run_child(engine, interpreter, request, child_env(temp_dir, {}, count), timeout)
         try:
             with open(answer_path, encoding="utf-8") as handle:
@@ -414,5 +384,3 @@ def ask_batch(
             why = f"the batch child (exit {code}) gave no answers: {exc}: {_last_line(log)}"
             return [{**could_not_ask(engine, why, **extra), "id": item.get("id")} for item in items]
         return [{**_checked(engine, line, log, None, extra), "id": line.get("id")} for line in lines]
-    finally:
-        shutil.rmtree(temp_dir, ignore_errors=True)

@@ -2,8 +2,6 @@
 (and so which platform probes) a target is judged by, the health of its probed libraries, and the FlashInfer that
 runs it."""
 
-from __future__ import annotations
-
 from typing import Callable, Mapping, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version

@@ -20,7 +20,6 @@ from attn_preflight.rules.checks.common import (
     sglang_release,
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
-from attn_preflight.rules.core.jsontext import loads
 from attn_preflight.rules.core.versions import table_for
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
@@ -216,8 +215,8 @@ def general_flags_known(cfg, target):
             table.resolve(option)
         except flag_kb.FlagError as err:
             refused.append(str(err))
-            if str(err).startswith("unrecognized"):
-                unknown_options.append(option.split("=", 1)[0])
+            # an unknown flag, or an abbreviation of several: the release has no flag of that exact name either
+            unknown_options.append(option.split("=", 1)[0])
     required = f"flags {cfg.engine} {release} has{said}"
     if not refused:
         return passed(f"every flag is one {cfg.engine} {release} has{said}", required)
@@ -225,20 +224,13 @@ def general_flags_known(cfg, target):
 
 
 def _read_not_judged(cfg) -> tuple[str, ...]:
-    """Flags read into the config that no rule judges yet: vLLM's --speculative-config (its method, draft model and
-    tokens are parsed; no vLLM rule judges the draft's attention) (issue 23); vLLM's --max-num-seqs on a hybrid
+    """Flags read into the config that no rule judges yet (vLLM's --speculative-config is judged by the vllm-spec-*
+    rules since issue 23): vLLM's --max-num-seqs on a hybrid
     model (read for the memory figures; from 0.20.0 above the Mamba cache blocks full CUDA-graph capture fails,
     'max_num_seqs (N) exceeds available Mamba cache blocks': vllm 0.33.0 config/compilation.py:1510-1532)."""
     if cfg.engine != "vllm":
         return ()
     out = []
-    spec = cfg.flags.get("speculative_config")
-    if isinstance(spec, str):
-        try:
-            method = loads(spec).get("method") or "method from the draft model"
-        except (ValueError, AttributeError):
-            method = "unreadable JSON"
-        out.append(f"--speculative-config ({method})")
     if "max_num_seqs" in cfg.flags and cfg.model is not None and getattr(cfg.model, "hybrid_linear", False):
         out.append("--max-num-seqs (against the Mamba cache blocks)")
     return tuple(out)

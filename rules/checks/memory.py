@@ -6,8 +6,6 @@ rules judge them, and `check` shows them ("kv capacity: bf16 0.41 M tokens; fp8_
 in its JSON.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
@@ -80,6 +78,7 @@ class MemoryFigures(NamedTuple):
     budget: Optional[Budget] = None  # what the engine subtracts before its KV cache (rules/knowledge/engine_budget.py)
     others_gib: float = 0.0  # memory other processes held on the GPU when it was probed (NVML used less the driver's)
     context_unread: Optional[str] = None  # config.json's max_position_embeddings, not an integer (ModelShape)
+    moe_tp: int = 0  # the ranks vLLM splits the routed experts over (TP x DP); 0: the TP
 
     @property
     def budget_gib(self) -> float:
@@ -288,6 +287,15 @@ def _label(kv_dtype: str, model_dtype: Optional[str]) -> str:
     return {"float16": "fp16", "float32": "fp32"}.get(model_dtype or "", "bf16")
 
 
+def vllm_dp(cfg: Config) -> int:
+    """The data-parallel ranks vLLM splits the routed experts over, with the TP ranks: its fused MoE layer flattens
+    TP across DP (TP x DP ranks each hold a share of every expert, or with --enable-expert-parallel whole experts):
+    vllm model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make, flatten_tp_across_dp (0.10.0
+    :271-280; 0.33.0 flatten_tp_across_dp_and_pcp :1106-1114). 1 for SGLang."""
+    dp = cfg.flags.get("dp_size") if cfg.engine == "vllm" else None
+    return dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 1 else 1
+
+
 def memory_figures(
     cfg: Config, target: Target, tp: Optional[int] = None, pp: Optional[int] = None, fraction: Optional[float] = None
 ):
@@ -411,7 +419,7 @@ def _compute_figures(
     fraction, origin = _fraction(cfg, target, memory_gib, tp, pp)
     if fraction_override is not None:
         fraction, origin = fraction_override, f"{flag(cfg, 'fraction')} {fraction_override:g} (the fix)"
-    weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp) / GIB
+    weights = memory.weight_bytes_per_gpu(shape, tp, pp, attn_tp, moe_tp=tp * vllm_dp(cfg)) / GIB
     if uses_mtp_layers(cfg):
         weights += memory.mtp_bytes_per_gpu(shape, tp) / GIB
     quantization = shape.quantization
@@ -479,6 +487,7 @@ def _compute_figures(
         tp=tp,
         pp=pp,
         attn_tp=attn_tp,
+        moe_tp=tp * vllm_dp(cfg),
         weights_gib=weights,
         page_size=page,
         capacities=tuple(capacities),
@@ -556,10 +565,14 @@ def _layout_fix(cfg: Config, layout: tuple[int, int]) -> str:
     return fix + (f" {flag(cfg, 'pp')} {pp}" if pp != cfg.pp_size else "")
 
 
+def _experts_over(figures: MemoryFigures) -> str:
+    return f" (the experts over TP x DP = {figures.moe_tp} GPUs)" if figures.moe_tp > figures.tp else ""
+
+
 def _describe(figures: MemoryFigures) -> str:
     head = (
         f"{figures.weights_gib:.1f} GiB of {figures.weight_format} weights per GPU at TP {figures.tp} x PP "
-        f"{figures.pp}; {figures.gpu_memory_gib:g} GiB{f' ({figures.memory_origin})' if figures.memory_origin else ''}"
+        f"{figures.pp}{_experts_over(figures)}; {figures.gpu_memory_gib:g} GiB{f' ({figures.memory_origin})' if figures.memory_origin else ''}"
     )
     budget = figures.budget
     if budget is None:
@@ -672,7 +685,7 @@ def unsized_quantization(cfg: Config) -> Optional[str]:
     return None if memory.quantization_from_flag(method) else method
 
 
-def _mig_gpus(target: Target) -> list[GpuDevice]:
+def _mig_gpus(target: Target) -> "list[GpuDevice]":
     """The visible GPUs in MIG mode, from a probe or a saved report."""
     if target.facts is None:
         return []

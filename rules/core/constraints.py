@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
+from attn_preflight.rules.core.engine import Outcome, Worded, failed, generated_rule, passed, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import parse_version
 from attn_preflight.rules.engines.sglang.resolve import eagle_topk, effective_page_size
@@ -751,8 +751,12 @@ def _required(row: Constraint, requirements: Sequence[Requirement]) -> str:
     return worded if len(worded) <= READABLE else row.title
 
 
-def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
-    """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject."""
+def constraint_rules(
+    module: str, rows: Sequence[Constraint], worded: Optional[Callable[[Constraint], Worded]] = None
+) -> None:
+    """Registers each row as the rule of its id, judged by `judge`, reported under `module`'s subject; with
+    `worded`, a row's docs and fix title name declared facts that `worded(row)` words when the rule is shown
+    (attn_preflight.rules.core.engine.Rule.shown)."""
     for row in rows:
 
         def check(
@@ -760,4 +764,7 @@ def constraint_rules(module: str, rows: Sequence[Constraint]) -> None:
         ) -> Outcome:
             return judge(row, cfg, target, skip)
 
-        generated_rule(module, row, check)
+        if worded is None:
+            generated_rule(module, row, check)
+        else:
+            generated_rule(module, row, check, worded=lambda row=row: worded(row))

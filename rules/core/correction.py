@@ -207,6 +207,14 @@ def _rerouted(state: _State, start: _State) -> bool:
     return bool(backend_keys - set(start.resolved.rewrites))
 
 
+def _fix_title(finding: Finding) -> str:
+    """The finding's rule's fix title as `explain` shows it (a rule worded from its declaration words it now)."""
+    rule = finding.rule
+    if getattr(rule, "worded", None):
+        return rule.worded().get("fix_title", getattr(rule, "fix_title", ""))  # type: ignore[attr-defined]
+    return getattr(rule, "fix_title", "")
+
+
 def _why_not(closest: _State, findings: Sequence[Finding]) -> str:
     failing = [f for f in findings if f.status is Status.FAIL]
     if not failing:
@@ -219,8 +227,7 @@ def _why_not(closest: _State, findings: Sequence[Finding]) -> str:
     # what each needs, in words where its finding has no fix to see ("see the fix" beside an empty fix says nothing)
     bare = [f for f in failing if not f.fix]
     needs = "; ".join(
-        (f"{f.rule_id}: " if len(failing) > 1 else "") + (getattr(f.rule, "fix_title", "") or "see its finding")
-        for f in bare
+        (f"{f.rule_id}: " if len(failing) > 1 else "") + (_fix_title(f) or "see its finding") for f in bare
     )
     if unfixable == [f.rule_id for f in failing]:
         reason += ", which need" if len(unfixable) > 1 else ", which needs"

@@ -182,6 +182,25 @@ def provenance(engine: str) -> dict[str, str]:
     return json.loads(data_text("provenance.json", PROVENANCE_PACKAGES[engine]))
 
 
+class Worded:
+    """A rule's shown fields (title, docs, fix_title) with the declared facts they name worded by `word` when read:
+    `word` fills a text's placeholders from the pack's declarations as they are now. One field is worded only when
+    it is read, so a finding that shows its title alone never words the docs. The one wording step of every engine
+    pack's rules (Rule.worded); a plain class, not a Mapping, since every check defines it."""
+
+    __slots__ = ("fields", "word")
+
+    def __init__(self, fields: Mapping[str, str], word: Callable[[str], str]):
+        self.fields, self.word = fields, word
+
+    def __getitem__(self, key: str) -> str:
+        text = self.fields[key]
+        return self.word(text) if "{" in text else text
+
+    def get(self, key: str, default: str = "") -> str:
+        return self[key] if key in self.fields else default
+
+
 @dataclass(frozen=True)
 class Rule(Documented):
     id: str
@@ -203,8 +222,8 @@ class Rule(Documented):
     stage: str = ""  # one of STAGES: when the engine would fail (or rewrite) without this check
     subject: str = ""  # the checks module, e.g. "fa4"
     generated: bool = False  # made from a declaration or a constraint row, judged by a shared validator
-    # a generated rule's title and docs worded from its declaration as the declaration is when asked (`shown`)
-    worded: Optional[Callable[[], Mapping[str, str]]] = field(default=None, compare=False, repr=False)
+    # a generated rule's title, docs and fix title worded from its declaration as it is when asked (`shown`)
+    worded: Optional[Callable[[], Worded]] = field(default=None, compare=False, repr=False)
     package: str = field(init=False, default="")
     version_range: VersionRange = field(init=False, default=VersionRange("", ()))
     not_used: Outcome = field(init=False, default=Outcome(Status.SKIP))  # the skip when no phase uses `backends`
@@ -226,11 +245,17 @@ class Rule(Documented):
 
     def shown(self) -> Rule:
         """The rule as `explain`, `rules` and a finding show it: a rule worded from a declaration reads the
-        declaration now, so a fact changed after import (a new release's, a test's) shows in its title and docs."""
+        declaration now, so a fact changed after import (a new release's, a test's) shows in its title, docs and fix
+        title."""
         if self.worded is None:
             return self
         words = self.worded()
-        return replace(self, title=words.get("title", self.title), docs=words.get("docs", self.docs))
+        return replace(
+            self,
+            title=words.get("title", self.title),
+            docs=words.get("docs", self.docs),
+            fix_title=words.get("fix_title", self.fix_title),
+        )
 
     @property
     def verified(self) -> str:
@@ -281,7 +306,7 @@ def rule(
     needs_model: bool = False,
     stage: str = "",
     generated: bool = False,
-    worded: Optional[Callable[[], Mapping[str, str]]] = None,
+    worded: Optional[Callable[[], Worded]] = None,
 ) -> Callable[[Check], Check]:
     """Registers the decorated check as a rule. Ids are unique, kebab-case, prefixed by subject.
 
@@ -354,6 +379,12 @@ def registered_rules() -> tuple[Rule, ...]:
     return tuple(_REGISTRY.values())
 
 
+def _title(rule: Any) -> str:
+    """A reported rule's title as shown: worded from its declaration when it is (without re-making the Rule)."""
+    worded = getattr(rule, "worded", None)
+    return str(worded().get("title", rule.title)) if worded is not None else str(rule.title)
+
+
 class Reported(Protocol):
     """What a Finding reads of what it reports on: a Rule, or a ReportedCheck (`check --smoke`, `--ask-engine`)."""
 
@@ -382,7 +413,7 @@ class Finding:
         self.note = note  # e.g. "sglang version unknown: newest known behaviour (sglang 0.5.23) applied"
 
     rule_id = property(lambda self: self.rule.id)
-    title = property(lambda self: self.rule.shown().title if getattr(self.rule, "worded", None) else self.rule.title)
+    title = property(lambda self: _title(self.rule))
     status = property(lambda self: self.outcome.status)
     message = property(lambda self: self.outcome.message)
     fix = property(lambda self: self.outcome.fix)

@@ -32,7 +32,7 @@ from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.validation import kv_dtype_choices
 from attn_preflight.rules.engines import backends as engine_backends
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
-from attn_preflight.rules.engines.sglang.resolve import resolve
+from attn_preflight.rules.engines.sglang.resolve import UNRESOLVED, resolve
 from attn_preflight.rules.knowledge.kv_dtypes import KV_DTYPES
 from attn_preflight.rules.knowledge.kv_dtypes import SPELLINGS as KV_DTYPE_SPELLINGS
 
@@ -102,6 +102,8 @@ def _depends_on_missing_model(r: Rule, config: Config, target: Target, outcome: 
         from attn_preflight.rules.core.models import FEATURES
 
         _ALL_FEATURES = frozenset(FEATURES)
+    if outcome.status is Status.UNKNOWN and not config.backends and config.auto_backend.startswith(UNRESOLVED):
+        return True  # the engine's default backend depends on the model (sglang resolve._default_without_model)
     for features in (frozenset({"mla"}), _ALL_FEATURES):
         if features <= config.extra_features:
             continue

@@ -5,20 +5,21 @@ The data is rules/kernels/dispatch.json, two tables each fact of which names its
 
 - `kernels`: per entry point (DeepGEMM's paged MQA logits, TRT-LLM-gen FMHA, FA4's CuTe SM100 forward, ...) the
   library release(s) it is judged at, the compute capabilities it has code for (`archs`, or a floor `min_cc`), the
-  message the library raises elsewhere, and where support was added. An entry may name a `wheel` (library,
+  message the library raises elsewhere, and where support was added. An entry may name a `declared` family
+  ({"library", "family"}) of rules/kernels/declared_<library>.json: for libraries whose binaries cannot say it
+  (FlashInfer's JIT modules, flash-attn-4's CuTe DSL, Triton) the archs per release read, each with its source,
+  and the library's message; the release is the one the engine pins. An entry may name a `wheel` (library,
   version, module): where attn_preflight.rules.kernels.binaries has that wheel's table, the archs are the
   wheel's (read from its fatbins), not the declared ones.
 - `dispatch`: per engine release range, the op, the kernel it runs and the condition (`when`) under which the
-  engine dispatches to it: the model (DSA indexer, architecture, quantization, vision tower, MoE, head dim), the
-  launch line (`option`: a flag's value, null for absent; `kv_dtype`), the GPU (`min_major`).
+  engine dispatches to it: the model (DSA indexer, architecture, quantization, vision tower, MoE, head dim, the
+  checkpoint's dtype and the dtype the engine runs it in), the launch line (`option`: a flag's value, null for absent; `kv_dtype`), the GPU (`min_major`).
 
 Each dispatch row is one generated rule (same id as the row); its check is `judge`, shared by all rows: a row
 whose condition holds on a GPU its kernel has no code for fails with the op, the kernel, the library, the archs it
 has code for, the upstream message and the row's fixes. A change to either table reaches the verdict, the
 message and the fix (tests/test_kernel_dispatch.py).
 """
-
-from __future__ import annotations
 
 import functools
 import json
@@ -47,8 +48,10 @@ class Kernel(NamedTuple):
     min_cc: Optional[tuple[int, int]] = None
     wheel: Optional[Mapping[str, str]] = None  # {"library", "version", "module"}: a wheel table, where read
     table: Optional[Mapping[str, str]] = None  # {"file", "library", "family"}: archs per library version
+    declared: Optional[Mapping[str, str]] = None  # {"library", "family"}: a declared table (declared_<library>.json)
     models: tuple[str, ...] = ()  # the architectures the kernel serves (empty: any)
     kv_dtypes: tuple[str, ...] = ()  # the KV dtypes it takes (empty: any)
+    mla_dims: tuple[tuple[int, int], ...] = ()  # the (kv_lora_rank, qk_rope_head_dim) pairs it takes (empty: any)
 
 
 class Dispatch(NamedTuple):
@@ -80,12 +83,15 @@ def _cc_text(cc: tuple[int, int]) -> str:
 
 # `when` keys that read the model: a row with one needs a model to be judged
 MODEL_KEYS = frozenset(
-    {"dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink"}
-)
+    {
+        "dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink",
+        "checkpoint_dtype", "model_dtype", "mla",
+    }
+)  # fmt: skip
 
 
 WHEN_KEYS = MODEL_KEYS | {
-    "unless", "since", "env_not", "kv_dtype", "kv_dtype_prefix", "min_major", "option", "option_any"
+    "unless", "since", "env", "env_not", "kv_dtype", "kv_dtype_prefix", "min_major", "option", "option_any"
 }  # fmt: skip
 
 
@@ -112,8 +118,10 @@ def load(text: Optional[str] = None) -> tuple[dict[str, Kernel], tuple[Dispatch,
             min_cc=_cc(row["min_cc"]) if row.get("min_cc") else None,
             wheel=row.get("wheel"),
             table=row.get("table"),
+            declared=row.get("declared"),
             models=tuple(row.get("models", ())),
             kv_dtypes=tuple(row.get("kv_dtypes", ())),
+            mla_dims=tuple((int(rank), int(rope)) for rank, rope in row.get("mla_dims", ())),
         )
         for key, row in data["kernels"].items()
     }
@@ -147,13 +155,15 @@ Support added: {kernel.added or "not known"}.""",
                 prevents=kernel.message,
                 stage=row.get("stage", "runtime"),
                 needs_gpu=True,
-                needs_model=bool(MODEL_KEYS & set(when)),
+                needs_model=False,  # judge() asks for the model only where the row's other conditions hold
             )
         )
     return kernels, tuple(rows), frozenset(data.get("vision_architectures", ()))
 
 
 def describe_declared(kernel: Kernel) -> str:
+    if kernel.declared is not None:
+        return f"what declared_{kernel.declared['library']}.json says of {kernel.declared['family']}"
     if kernel.min_cc is not None:
         return f"{_cc_text(kernel.min_cc)} and newer"
     return ", ".join(_cc_text(cc) for cc in kernel.archs) or "no GPU"
@@ -206,9 +216,78 @@ class Support(NamedTuple):
     added: str = ""  # the engine release that adds it, where a table says so
 
 
+def declared_table(library: str) -> dict[str, Any]:
+    """rules/kernels/declared_<library>.json: what a library without a usable binary reading (JIT, CuTe DSL,
+    Triton) has code for, per family and per release read, each fact with its source."""
+    return _json(f"declared_{library}.json")
+
+
+def _declared_archs(release: Mapping[str, Any]) -> tuple[str, Optional[tuple[int, int]], tuple[int, ...]]:
+    """(in words, the floor, the majors) of one release row of a declared family."""
+    if release.get("min_cc"):
+        floor = _cc(release["min_cc"])
+        return f"{_cc_text(floor)} and newer", floor, ()
+    majors = tuple(release["majors"])
+    return ", ".join(f"SM{m}x" for m in majors), None, majors
+
+
+def _library_version(library: str, engine: str, release: Optional[str]) -> Optional[str]:
+    """The version of `library` the engine release pins (rules/kernels/pins.json; vLLM's FlashInfer from
+    rules/engines/vllm/flashinfer.py); None when it pins none (Triton comes with torch, fla is not pinned)."""
+    if engine == "vllm" and library == "flashinfer-python" and release:
+        from attn_preflight.rules.engines.vllm.flashinfer import pinned as vllm_flashinfer
+
+        return vllm_flashinfer(release)
+    return pinned(engine, release, library)[1]
+
+
+def declared_support(declared: Mapping[str, str], cc: tuple[int, int], engine: str, release: Optional[str]) -> Support:
+    """Whether a declared family has code for `cc`: the release row that lists the version the engine pins; for a
+    version not read (or not pinned) the rows' common answer when every release read agrees, else unknown."""
+    library, family = declared["library"], declared["family"]
+    rows = declared_table(library)["families"][family]["releases"]
+    version = _library_version(library, engine, release)
+    exact = [r for r in rows if version and version.lstrip(">=") in r["versions"]]
+    answers = {_declared_archs(r) for r in rows}
+    if exact:
+        words, floor, majors = _declared_archs(exact[0])
+        basis = f"{library} {version}, declared_{library}.json {family}"
+    elif len(answers) == 1:
+        words, floor, majors = next(iter(answers))
+        read = ", ".join(v for r in rows for v in r["versions"])
+        basis = f"{library} {version or '(not pinned)'}: every release read ({read}) agrees, declared_{library}.json {family}"
+    else:
+        return Support(None, "", f"{library} {version or '?'}: not among the releases read in declared_{library}.json")
+    ok = cc >= floor if floor is not None else cc[0] in majors
+    added = ""
+    if not ok and exact and version:
+        later = [
+            v
+            for r in rows
+            for v in r["versions"]
+            if Version(v) > Version(version.lstrip(">=")) and _has(_declared_archs(r), cc)
+        ]
+        added = f"pip install '{library}>={min(later, key=Version)}'" if later else ""
+    return Support(ok, words, basis, added)
+
+
+def _has(answer: tuple[str, Optional[tuple[int, int]], tuple[int, ...]], cc: tuple[int, int]) -> bool:
+    _, floor, majors = answer
+    return cc >= floor if floor is not None else cc[0] in majors
+
+
+def declared_message(kernel: Kernel) -> str:
+    """The message the declared table gives for the kernel's family ("" for a kernel without one)."""
+    if kernel.declared is None:
+        return ""
+    family = declared_table(kernel.declared["library"])["families"][kernel.declared["family"]]
+    return str(family["message"])
+
+
 def code_for(kernel: Kernel, cc: tuple[int, int], engine: str = "", release: Optional[str] = None) -> Support:
     """Whether `kernel` has code for `cc` at the engine release: the library version the release pins read from
-    its generated table (`table`), else the wheel's fatbin table where attn_preflight.rules.kernels.binaries has
+    its generated table (`table`), else its declared table (`declared`: JIT, CuTe DSL and Triton libraries), else
+    the wheel's fatbin table where attn_preflight.rules.kernels.binaries has
     one (`wheel`), else the declaration."""
     if kernel.table is not None:
         known, version = pinned(engine, release, kernel.table["library"])
@@ -227,6 +306,8 @@ def code_for(kernel: Kernel, cc: tuple[int, int], engine: str = "", release: Opt
                 f"{kernel.table['library']} {version} pinned by {engine} {known}: its wheel's impls",
                 f"pip install '{engine}>={added}'" if added else "",
             )
+    if kernel.declared is not None:
+        return declared_support(kernel.declared, cc, engine, release)
     if kernel.wheel:
         from attn_preflight.rules.kernels import binaries  # the wheel tables load only when a row names one
 
@@ -265,6 +346,27 @@ def _head_dims(cfg: Config) -> list[int]:
     return dims + [d for d in (model.head_dim, model.v_head_dim) if d]
 
 
+_DTYPE_NAMES = {"half": "float16", "fp16": "float16", "bf16": "bfloat16", "float": "float32", "fp32": "float32"}
+
+
+def checkpoint_dtype(cfg: Config) -> Optional[str]:
+    """The dtype config.json declares (torch_dtype / dtype), spelled as torch spells it; None when not declared."""
+    declared = cfg.model.dtype if cfg.model else None
+    return _DTYPE_NAMES.get(declared, declared) if declared else None
+
+
+def run_dtype(cfg: Config, target: Target) -> Optional[str]:
+    """The dtype the engine runs the model in: --dtype when given, else the checkpoint's (vLLM: bfloat16 falls
+    back to float16 below SM80, config/model.py _resolve_auto_dtype, as rules/engines/vllm/select.py reads it)."""
+    if cfg.engine == "vllm" and target.cc is not None:
+        from attn_preflight.rules.engines.vllm.select import model_dtype  # only for a vLLM row with a GPU
+
+        return model_dtype(cfg, target.cc)
+    if cfg.dtype not in (None, "auto"):
+        return _DTYPE_NAMES.get(cfg.dtype, cfg.dtype)
+    return checkpoint_dtype(cfg)
+
+
 def applies(
     when: Mapping[str, Any], cfg: Config, target: Target, vision_architectures: frozenset[str], release: str
 ) -> bool:
@@ -279,11 +381,15 @@ def applies(
             return False
         if key == "dsa" and bool(model and model.dsa) != want:
             return False
+        if key == "mla" and bool(model and model.mla) != want:
+            return False
         if key == "architectures" and not (model and model.architecture in want):
             return False
         if key == "not_architectures" and model and model.architecture in want:
             return False
         if key == "env_not" and any(cfg.env.get(name) in values for name, values in want.items()):
+            return False
+        if key == "env" and not all(cfg.env.get(name) in values for name, values in want.items()):
             return False
         if key == "quant":
             quant = {(model.quant_method or "") if model else "", str(cfg.flags.get("quantization") or "")}
@@ -297,6 +403,10 @@ def applies(
             )
             if has != want:
                 return False
+        if key == "checkpoint_dtype" and checkpoint_dtype(cfg) not in want:
+            return False
+        if key == "model_dtype" and run_dtype(cfg, target) not in want:
+            return False
         if key == "min_head_dim" and not any(d >= want for d in _head_dims(cfg)):
             return False
         if key == "kv_dtype" and cfg.kv_cache_dtype not in want:
@@ -319,16 +429,32 @@ def model_refusal(kernel: Kernel, cfg: Config) -> str:
         return f"serves {', '.join(kernel.models)} only, not {cfg.model.architecture if cfg.model else 'this model'}"
     if kernel.kv_dtypes and cfg.kv_cache_dtype not in kernel.kv_dtypes:
         return f"takes a {'/'.join(kernel.kv_dtypes)} KV cache only, not {cfg.kv_cache_dtype}"
+    model = cfg.model
+    if kernel.mla_dims and model and model.kv_lora_rank is not None and model.qk_rope_head_dim is not None:
+        dims = (model.kv_lora_rank, model.qk_rope_head_dim)
+        if dims not in kernel.mla_dims:
+            takes = ", ".join(f"{rank}/{rope}" for rank, rope in kernel.mla_dims)
+            return f"takes kv_lora_rank/qk_rope_head_dim {takes} only, not {dims[0]}/{dims[1]}"
     return ""
 
 
 def judge(row: Dispatch, vision_architectures: frozenset[str]) -> Callable[[Config, Target], Outcome]:
     """The check of `row`'s rule: the validator over the dispatch row and its kernel's capabilities."""
 
+    reads_model = bool(MODEL_KEYS & set(row.when))
+    launch_only = {key: want for key, want in row.when.items() if key not in MODEL_KEYS and key != "unless"}
+
     def check(cfg: Config, target: Target) -> Outcome:
         release = target.versions.get(row.engine) or NEWEST_KNOWN[row.engine]
+        not_run = skipped(f"this config does not run {row.kernel.entry} for {row.op}")
+        if not applies(launch_only, cfg, target, vision_architectures, release):
+            return not_run  # the launch line or the GPU rules the path out, whatever the model
+        if reads_model and cfg.model is None:
+            from attn_preflight.rules.core.judge import needs_missing_model  # the judge imports the rule modules
+
+            return needs_missing_model(cfg) if cfg.model_missing else skipped("needs the model (give --model)")
         if not applies(row.when, cfg, target, vision_architectures, release):
-            return skipped(f"this config does not run {row.kernel.entry} for {row.op}")
+            return not_run
         assert target.cc is not None  # needs_gpu: the engine answers unknown before a check without one
         support = code_for(row.kernel, target.cc, row.engine, release)
         if support.ok is None:
@@ -340,9 +466,10 @@ def judge(row: Dispatch, vision_architectures: frozenset[str]) -> Callable[[Conf
             return passed(f"{where}; {gpu}")
         found = f"{where}; {gpu}" if not support.ok else f"{where}; it {refusal}"
         fixes = (support.added,) if support.added else ()
+        message = declared_message(row.kernel) or row.kernel.message
         return failed(
             found,
-            f"a kernel with code for the GPU on the path {row.op} takes (else: {row.kernel.message})",
+            f"a kernel with code for the GPU on the path {row.op} takes (else: {message})",
             fix=fixes + tuple(f for f in row.fix if f not in fixes),
         )
 

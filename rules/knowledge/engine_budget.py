@@ -67,8 +67,6 @@ SGLang (model_executor/model_runner.py profile_max_num_token, 0.5.x):
     an NVSwitch node distributed init takes 1.25-2.01 GiB more (SGLANG_DIST_INIT_NVSWITCH_GIB).
 """
 
-from __future__ import annotations
-
 import math
 from typing import NamedTuple, Optional
 

@@ -17,8 +17,6 @@ vision tower of multimodal models (not counted) and a quantization's exact packi
 differ by a few percent more. The rules leave that margin to the engine's own memory fraction.
 """
 
-from __future__ import annotations
-
 import json
 import math
 from typing import Any, Mapping, NamedTuple, Optional
@@ -534,12 +532,16 @@ def _bytes_per_weight(s: ModelShape, part: str) -> float:
     return s.dtype_bytes if q is None or part in q.unquantized else q.bytes_per_weight
 
 
-def weight_bytes_per_gpu(s: ModelShape, tp: int = 1, pp: int = 1, attn_tp: Optional[int] = None) -> float:
-    """Weight bytes on the busiest GPU of a TP x PP group (attn_tp: attention's TP under DP attention)."""
+def weight_bytes_per_gpu(
+    s: ModelShape, tp: int = 1, pp: int = 1, attn_tp: Optional[int] = None, moe_tp: Optional[int] = None
+) -> float:
+    """Weight bytes on the busiest GPU of a TP x PP group (attn_tp: attention's TP under DP attention; moe_tp: the
+    ranks the routed experts are split over, vLLM's TP x DP)."""
     attn_tp = attn_tp or tp
+    divisors = {"attention": attn_tp, "experts": moe_tp or tp}
     parts = parameters(s)
     layer_parts = ("attention", "linear_attention", "dense_mlp", "experts", "shared_experts")
-    layers_bytes = sum(parts[p] * _bytes_per_weight(s, p) / (attn_tp if p == "attention" else tp) for p in layer_parts)
+    layers_bytes = sum(parts[p] * _bytes_per_weight(s, p) / divisors.get(p, tp) for p in layer_parts)
     layers_bytes += parts["router"] * _bytes_per_weight(s, "router")  # replicated
     per_stage = layers_bytes * math.ceil(s.num_layers / pp) / s.num_layers
     embed = parts["embed"] * _bytes_per_weight(s, "embed") / tp

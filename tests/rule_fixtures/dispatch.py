@@ -10,6 +10,14 @@ QWEN35 = ["--model", "qwen3.5-35b-a3b"]
 GEMMA4 = ["--model", str(MODELS / "gemma-4")]
 GPT_OSS = ["--model", "gpt-oss-120b"]
 MINIMAX_NVFP4 = ["--model", str(MODELS / "minimax-m2.1-nvfp4")]
+QWEN35_BF16 = ["--model", str(MODELS / "qwen3.5-35b-a3b")]  # the preset's excerpt with its checkpoint dtype
+QWEN25_3B = ["--model", str(MODELS / "qwen2.5-3b-instruct")]
+NEMOTRON_H_NVFP4 = ["--model", str(FIXTURES_DIR / "models" / "synthetic-nemotron-h-moe-nvfp4")]
+FI_FP4_ENV = "VLLM_USE_FLASHINFER_MOE_FP4=1"
+FI_FP4 = {"engine_version": ["vllm==0.15.0"]}
+EAGLE_FA3_DRAFT = ("--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa3")
+QWEN3_8B = ["--model", "qwen3-8b"]
+FP8 = ("--quantization", "fp8")
 MIMO_VL = ["--model", str(FIXTURES_DIR / "models" / "synthetic-mimo-v2-vl")]
 SGLANG = ["sglang", "serve", "--model-path", "m", "--tp", "8"]
 VLLM = ["vllm", "serve", "m"]
@@ -123,7 +131,84 @@ FIXTURES = {
         "fail": [{"gpu": "GB10", "argv": GPT_OSS, **vllm("0.20.0", "--moe-backend", "flashinfer_cutlass")}],
     },
     "kernel-vllm-015-nvfp4-moe-cutlass": {
-        "pass": [{"gpu": "B200", "argv": MINIMAX_NVFP4, **vllm("0.15.0", "--tensor-parallel-size", "4")}],
-        "fail": [{"gpu": "RTX PRO 6000", "argv": MINIMAX_NVFP4, **vllm("0.15.0", "--tensor-parallel-size", "4")}],
+        # VLLM_USE_FLASHINFER_MOE_FP4=1 keeps only FlashInfer's NVFP4 MoE backends (oracle/nvfp4.py:173-221 in 0.15.0)
+        "pass": [{"gpu": "B200", "argv": MINIMAX_NVFP4, **FI_FP4, "command": [FI_FP4_ENV, *VLLM, "--tp", "4"]}],
+        "fail": [{"gpu": "RTX PRO 6000", "argv": MINIMAX_NVFP4, **FI_FP4, "command": [FI_FP4_ENV, *VLLM, "--tp", "4"]}],
+    },
+    "kernel-vllm-0150-nvfp4-moe-nongated": {
+        # 0.15.0: only FLASHINFER_CUTLASS takes a non-gated MoE, NVFP4 on family 100 only
+        "pass": [{"gpu": "B200", "argv": NEMOTRON_H_NVFP4, **vllm("0.15.0")}],
+        "fail": [{"gpu": "RTX 5090", "argv": NEMOTRON_H_NVFP4, **vllm("0.15.0")}],
+    },
+    "kernel-vllm-0151-nvfp4-moe-nongated": {
+        # 0.15.1: FLASHINFER_CUTLASS takes SM120 too (vllm-project/vllm#33417); Hopper has no NVFP4 path for it
+        "pass": [{"gpu": "RTX 5090", "argv": NEMOTRON_H_NVFP4, **vllm("0.15.1")}],
+        "fail": [{"gpu": "H100", "argv": NEMOTRON_H_NVFP4, **vllm("0.15.1")}],
+    },
+    "kernel-vllm-gdn-bf16-params-pre-0-17": {
+        # vllm-project/vllm#35414: Qwen3.5 on a 2080 Ti with --dtype float16, GDN parameters still bfloat16
+        "pass": [{"gpu": "A100", "argv": QWEN35_BF16, **vllm("0.16.0", "--dtype", "float16")}],
+        "fail": [{"gpu": "sm_75", "argv": QWEN35_BF16, **vllm("0.16.0", "--dtype", "float16")}],
+    },
+    "kernel-vllm-turboquant-fp8-key-bf16-sm8x": {
+        # vllm-project/vllm#39992: a bfloat16 model's FP8 keys through Triton's e4b15 path on SM80
+        "pass": [{"gpu": "L40S", "argv": QWEN25_3B, **vllm("0.20.0", "--kv-cache-dtype", "turboquant_k8v4")}],
+        "fail": [{"gpu": "A100", "argv": QWEN25_3B, **vllm("0.20.0", "--kv-cache-dtype", "turboquant_k8v4")}],
+    },
+    "kernel-vllm-sm120-sparse-mla-dims": {
+        # FlashInfer 0.6.14-0.6.18.post1's SM120 sparse MLA decode takes kv_lora_rank 512 with qk_rope_head_dim 64 only
+        "pass": [{"gpu": "RTX PRO 6000", "argv": ["--model", "glm-5"], **vllm("0.28.0")}],
+        "fail": [{"gpu": "RTX PRO 6000", "argv": GLM53, **vllm("0.28.0")}],  # vllm-project/vllm#53963: rope-free MLA
+    },
+    "kernel-sglang-draft-attention-fa3": {
+        # the draft worker builds --speculative-draft-attention-backend through the registry's fa3 assert (SM8x/SM90)
+        "pass": [{"gpu": "H100", "argv": ["--model", "qwen3-8b"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
+        "fail": [{"gpu": "B200", "argv": ["--model", "qwen3-8b"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
+    },
+    "kernel-sglang-draft-attention-fa3-mla": {
+        # an MLA draft passes the fa3 assert on major 9 only
+        "pass": [{"gpu": "H200", "argv": ["--model", "deepseek-v3"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
+        "fail": [{"gpu": "A100", "argv": ["--model", "deepseek-v3"], **sglang("0.5.12", *EAGLE_FA3_DRAFT)}],
+    },
+    "kernel-sglang-fp8-gemm-flashinfer-trtllm": {
+        # fp8_utils.py _dispatch_explicit_backend: SM100/SM103 only (is_sm100_supported)
+        "pass": [
+            {"gpu": "B200", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_trtllm")}
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_trtllm")}
+        ],
+    },
+    "kernel-sglang-fp8-gemm-flashinfer-cutlass": {
+        # majors 10-12 (is_blackwell_supported)
+        "pass": [
+            {
+                "gpu": "RTX PRO 6000",
+                "argv": QWEN3_8B,
+                **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_cutlass"),
+            }
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_cutlass")}
+        ],
+    },
+    "kernel-sglang-fp8-gemm-flashinfer-deepgemm": {
+        # major 9 only (is_sm90_supported)
+        "pass": [
+            {"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_deepgemm")}
+        ],
+        "fail": [
+            {"gpu": "B200", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "flashinfer_deepgemm")}
+        ],
+    },
+    "kernel-sglang-fp8-gemm-cutlass-0-5-12": {
+        # 0.5.12-0.5.15: CUTLASS block FP8 on SM90 and Blackwell
+        "pass": [{"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.13", *FP8, "--fp8-gemm-backend", "cutlass")}],
+        "fail": [{"gpu": "A100", "argv": QWEN3_8B, **sglang("0.5.13", *FP8, "--fp8-gemm-backend", "cutlass")}],
+    },
+    "kernel-sglang-fp8-gemm-cutlass-sm120": {
+        # from 0.5.16: deprecated off SM120
+        "pass": [{"gpu": "RTX PRO 6000", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "cutlass")}],
+        "fail": [{"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "cutlass")}],
     },
 }

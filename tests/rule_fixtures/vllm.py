@@ -5,6 +5,7 @@ No preset has MLA dimensions other than DeepSeek-R1's, so two synthetic config.j
 temporary directory) give the MLA-dimension rules their failing models.
 """
 
+import json
 from pathlib import Path
 
 from tests.rule_fixtures import FIXTURES_DIR, written_model
@@ -37,6 +38,35 @@ MLA_NOPE_64 = _mla_model("mla-nope64", 64, 64, 128)
 MLA_NOPE_192_V256 = _mla_model("mla-nope192-v256", 192, 64, 256)
 # vllm#51405's model: only its architecture is known, which is what selects Inkling's own attention
 INKLING = str(Path(__file__).resolve().parent.parent / "fixtures" / "incident-models" / "inkling-small")
+
+
+SPEC_MTP = '{"method": "mtp", "num_speculative_tokens": 2}'
+SPEC_EAGLE3 = '{"model":"nvidia/gpt-oss-120b-Eagle3-v3","num_speculative_tokens":7,"method":"eagle3","draft_tensor_parallel_size":1}'
+
+
+def _eagle_head(name):
+    """A dense Llama-style EAGLE head's config.json (vllm model_executor/models/llama_eagle3.py: one decoder layer),
+    with gpt-oss-120b's head dims; returns its directory."""
+    config = {
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "torch_dtype": "bfloat16",
+        "hidden_size": 2880,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "num_hidden_layers": 1,
+        "intermediate_size": 17280,
+        "vocab_size": 201088,
+    }
+    return written_model(name, config)
+
+
+def _draft_spec(head, **extra):
+    return json.dumps({"method": "eagle", "model": head, "num_speculative_tokens": 3, **extra})
+
+
+SPEC_MEDUSA = '{"method":"medusa","model":"someone/medusa-head","num_speculative_tokens":3}'
 
 
 def serve(model, *flags):
@@ -978,6 +1008,38 @@ FIXTURES = {
             },
         ],
     },
+    "vllm-flashinfer-unsplit-page-size": {
+        "pass": [
+            {
+                "gpu": "A100",
+                "command": ["VLLM_KV_CACHE_LAYOUT=BLNHC", *serve("llama-3.1-8b", "--attention-backend", "FLASHINFER")],
+            },
+            {
+                "gpu": "A100",
+                "command": [
+                    "VLLM_KV_CACHE_LAYOUT=BLNHC",
+                    *serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--block-size", "64"),
+                ],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "A100",
+                "command": [
+                    "VLLM_KV_CACHE_LAYOUT=BLNHC",
+                    *serve("llama-3.1-8b", "--attention-backend", "FLASHINFER", "--block-size", "256"),
+                ],
+            },
+            # FLASHINFER picked: FLASH_ATTN takes no fp8 KV cache on SM86
+            {
+                "gpu": "A10",
+                "command": [
+                    "VLLM_KV_CACHE_LAYOUT=BLHNC",
+                    *serve("llama-3.1-8b", "--kv-cache-dtype", "fp8", "--block-size", "128"),
+                ],
+            },
+        ],
+    },
     "vllm-quantization-arch": {
         "pass": [
             {"gpu": "A100", "command": serve("gpt-oss-20b")},
@@ -987,6 +1049,172 @@ FIXTURES = {
             {"gpu": "T4", "command": serve("gpt-oss-20b")},
             {"gpu": "H100", "command": serve("gpt-oss-20b", "--dtype", "float16")},
             {"gpu": "T4", "command": serve("deepseek-v3"), "engine_version": ["vllm==0.13.0"]},
+        ],
+    },
+    # --speculative-config (rules/engines/vllm/rules/speculative.py; rules/engines/vllm/speculative.json read from the
+    # wheels). Pass lines are the recipes': vllm-project/recipes@8959cf64 Qwen/Qwen3.5.md#L52 (mtp, 2 tokens),
+    # OpenAI/GPT-OSS.md#L254 (eagle3 head nvidia/gpt-oss-120b-Eagle3-v3, draft TP 1).
+    "vllm-spec-method": {
+        "pass": [
+            {"gpu": "H100", "command": serve("deepseek-r1", "-tp", "8", "--speculative-config", SPEC_MTP)},
+            {"gpu": "H100", "command": serve("gpt-oss-120b", "-tp", "2", "--speculative-config", SPEC_EAGLE3)},
+            # "medusa" is accepted up to vllm 0.32.0 (speculative.json)
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--speculative-config", SPEC_MEDUSA),
+                "engine_version": ["vllm==0.32.0"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve("llama-3.1-8b", "--speculative-config", SPEC_MEDUSA),
+                "engine_version": ["vllm==0.33.0"],
+            },
+            # "mtp" came in vllm 0.11.0 (before it, deepseek_mtp)
+            {
+                "gpu": "H100",
+                "command": serve("deepseek-r1", "-tp", "8", "--speculative-config", SPEC_MTP),
+                "engine_version": ["vllm==0.10.2"],
+            },
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--speculative-config", "mtp")},  # not JSON
+        ],
+    },
+    "vllm-spec-tokens": {
+        "pass": [
+            {"gpu": "H100", "command": serve("deepseek-r1", "-tp", "8", "--speculative-config", SPEC_MTP)},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", "--speculative-config", '{"method":"ngram","num_speculative_tokens":3}'
+                ),
+            },
+        ],
+        "fail": [
+            {"gpu": "H100", "command": serve("llama-3.1-8b", "--speculative-config", '{"method":"ngram"}')},
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b", "--speculative-config", '{"method":"eagle3","num_speculative_tokens":3}'
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-r1", "-tp", "8", "--speculative-config", '{"method":"mtp","num_speculative_tokens":0}'
+                ),
+            },
+        ],
+    },
+    "vllm-spec-draft-tp": {
+        "pass": [
+            {"gpu": "H100", "command": serve("gpt-oss-120b", "-tp", "2", "--speculative-config", SPEC_EAGLE3)},
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-120b",
+                    "-tp",
+                    "4",
+                    "--speculative-config",
+                    SPEC_EAGLE3.replace('"draft_tensor_parallel_size":1', '"draft_tensor_parallel_size":2'),
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-120b", "-tp", "2", "--speculative-config", SPEC_EAGLE3.replace("draft_tensor", "tensor")
+                ),
+            },
+        ],
+    },
+    "vllm-spec-mtp-layers": {
+        "pass": [{"gpu": "H100", "command": serve("deepseek-r1", "-tp", "8", "--speculative-config", SPEC_MTP)}],
+        "fail": [{"gpu": "H100", "command": serve("llama-3.1-8b", "--speculative-config", SPEC_MTP)}],
+    },
+    "vllm-spec-eagle3-target": {  # vllm 0.15.0 config/speculative.py:666 eagle3_target_supported
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve("gpt-oss-120b", "-tp", "2", "--speculative-config", SPEC_EAGLE3),
+                "engine_version": ["vllm==0.15.0"],
+            },
+        ],
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-r1",
+                    "-tp",
+                    "8",
+                    "--speculative-config",
+                    '{"method":"eagle3","model":"someone/DeepSeek-R1-eagle3","num_speculative_tokens":3}',
+                ),
+                "engine_version": ["vllm==0.15.0"],
+            },
+        ],
+    },
+    "vllm-spec-draft-backend": {  # v1/spec_decode/llm_base_proposer.py: before 0.21.0 the draft inherits the backend
+        "pass": [
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "gpt-oss-120b",
+                    "-tp",
+                    "2",
+                    "--attention-backend",
+                    "TRITON_ATTN",
+                    "--speculative-config",
+                    _draft_spec(_eagle_head("eagle-head-pass")),
+                ),
+                "engine_version": ["vllm==0.20.0"],
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "deepseek-r1",
+                    "-tp",
+                    "8",
+                    "--speculative-config",
+                    _draft_spec(_eagle_head("eagle-head-own"), attention_backend="FLASH_ATTN"),
+                ),
+            },
+        ],
+        "fail": [
+            # a dense EAGLE head inherits DeepSeek's MLA-only backend on vllm 0.20.0
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "deepseek-r1",
+                    "-tp",
+                    "8",
+                    "--attention-backend",
+                    "FLASHINFER_MLA",
+                    "--speculative-config",
+                    _draft_spec(_eagle_head("eagle-head-mla")),
+                ),
+                "engine_version": ["vllm==0.20.0"],
+            },
+            {
+                "gpu": "B200",
+                "command": serve(
+                    "deepseek-r1",
+                    "-tp",
+                    "8",
+                    "--speculative-config",
+                    _draft_spec(_eagle_head("eagle-head-mla-own"), attention_backend="FLASHINFER_MLA"),
+                ),
+            },
+            {
+                "gpu": "H100",
+                "command": serve(
+                    "llama-3.1-8b",
+                    "--speculative-config",
+                    _draft_spec("yuhuili/EAGLE-LLaMA3.1-Instruct-8B", attention_backend="FLASH_ATTN"),
+                ),
+                "engine_version": ["vllm==0.20.0"],
+            },
         ],
     },
 }

@@ -180,22 +180,57 @@ def _hook(event: str, args: tuple) -> None:
 def tie_to_parent(parent, deadline_s) -> None:
     """This driver never outlives what asked it: SIGKILL when `parent` (the harness's pid) ends, however it ends
     (PR_SET_PDEATHSIG, Linux), and exit on its own after `deadline_s` seconds (the harness's timeout and a
-    margin) where that signal is not available or the parent is gone already."""
+    margin) where that signal is not available or the parent is gone already. What the engine starts (a
+    compile worker, a helper) goes with it: a guard process kills the driver's process group when the driver
+    ends (`guard_group`). Call it before the fence is installed (the guard is a fork) and before any thread."""
     if parent:
         try:
             import ctypes
 
-            ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
         except Exception:  # not Linux: the deadline below still holds
-            pass
+            libc = None
         if os.getppid() != parent:  # it ended before the call above took effect
             os._exit(3)
+        if libc is not None:
+            guard_group(libc)
     if deadline_s:
         import threading
 
         watchdog = threading.Timer(float(deadline_s), os._exit, args=(3,))
         watchdog.daemon = True
         watchdog.start()
+
+
+def guard_group(libc) -> None:
+    """PR_SET_PDEATHSIG reaches only the driver: a process the engine started stays in the driver's process group
+    and would outlive a harness killed by SIGKILL (and a driver ended by its own deadline). A guard forked now,
+    before the engine is imported, waits for the driver's end (its own parent-death signal) and then kills the
+    whole group, itself last. The same guard as probe/children.py's DIE_WITH_PARENT (this file is stdlib-only,
+    loaded where attn-preflight is not installed)."""
+    import signal
+
+    me = os.getpid()
+    if os.getpgrp() != me:  # not a group of our own (a test's, a shell's): not ours to kill
+        return
+    try:
+        if os.fork():
+            return
+    except OSError:
+        return
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, 1 << 16)  # no pipe of the harness's kept open: the output ends with the driver's
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)
+        while os.getppid() == me:
+            signal.sigwait({signal.SIGTERM})
+        os.killpg(0, signal.SIGKILL)
+    finally:
+        os._exit(0)
 
 
 def install(temp_dir: str, extra_writable: tuple = ()) -> None:

@@ -30,6 +30,7 @@ with what was missing.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import importlib.util
 import io
@@ -47,9 +48,6 @@ SCHEMA = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CUDA = "12.9"  # the CUDA of SGLang's own 0.5.x images, when the request names none and torch is CPU-only
 
-# SM count by compute capability (get_device_properties().multi_processor_count; only memory heuristics read it)
-_SMS = {(8, 0): 108, (8, 6): 84, (8, 9): 142, (9, 0): 132, (10, 0): 148, (10, 3): 148, (12, 0): 188}
-
 NOTES: list = []  # what the simulation had to stub, for the answer
 
 
@@ -58,12 +56,16 @@ def _note(text: str) -> None:
         NOTES.append(text[:300])
 
 
-def _load_fence():
-    spec = importlib.util.spec_from_file_location("_attn_preflight_fence", os.path.join(HERE, "fence.py"))
+def _load_simulated():
+    """simulated.py beside this file (what both drivers share: the fence, the simulated device), by path."""
+    spec = importlib.util.spec_from_file_location("_attn_preflight_simulated", os.path.join(HERE, "simulated.py"))
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+simulated = _load_simulated()
 
 
 class CouldNotAsk(Exception):
@@ -79,131 +81,54 @@ class CouldNotAsk(Exception):
 # ---------------------------------------------------------------------------------------------------------------
 
 
+DEVICE: dict = {}  # the simulated GPU torch.cuda and nvidia-smi answer for (a batch child re-points it)
+
+
+def set_device(gpu: dict, cuda_version: str | None = None) -> None:
+    cc = tuple(int(x) for x in gpu["cc"])
+    DEVICE.update(
+        cc=cc,
+        name=str(gpu.get("name") or f"NVIDIA GPU sm_{cc[0]}{cc[1]}"),
+        bytes=int(gpu.get("memory_mib") or 81920) * (1 << 20),
+        count=int(gpu.get("count") or 1),
+    )
+    if cuda_version:
+        DEVICE["cuda"] = cuda_version
+
+
+def _fail(text: str):
+    raise sys.modules[simulated.FENCE_MODULE].FenceError(text)
+
+
 def install_gpu(torch, gpu: dict, cuda_version: str) -> None:
     """torch.cuda answers from the request; anything that would initialise CUDA for real is refused."""
-    fence = sys.modules["_attn_preflight_fence"]
-    cc = tuple(int(x) for x in gpu["cc"])
-    count = int(gpu.get("count") or 1)
-    total = int(gpu.get("memory_mib") or 81920) * (1 << 20)
-    name = str(gpu.get("name") or f"NVIDIA GPU sm_{cc[0]}{cc[1]}")
-    props = types.SimpleNamespace(
-        name=name,
-        major=cc[0],
-        minor=cc[1],
-        total_memory=total,
-        multi_processor_count=_SMS.get((cc[0], cc[1]), 132),
-        is_integrated=0,
-        is_multi_gpu_board=0,
-        max_threads_per_multi_processor=2048 if cc[0] < 12 else 1536,
-        max_threads_per_block=1024,
-        warp_size=32,
-        regs_per_multiprocessor=65536,
-        shared_memory_per_block=49152,
-        shared_memory_per_block_optin=232448 if cc[0] in (9, 10) else 101376,
-        shared_memory_per_multiprocessor=233472 if cc[0] in (9, 10) else 102400,
-        L2_cache_size=50 << 20,
-        gcnArchName="",
-        uuid="GPU-00000000-0000-0000-0000-000000000000",
-        pci_bus_id=0,
-        pci_device_id=0,
-        pci_domain_id=0,
-    )
-
-    def index(device=None) -> int:
-        if device is None:
-            return 0
-        if isinstance(device, int):
-            i = device
-        elif getattr(device, "index", None) is not None:
-            i = device.index
-        elif isinstance(device, str) and ":" in device:
-            i = int(device.split(":", 1)[1])
-        else:
-            i = 0
-        if i >= count:
-            raise fence.FenceError(f"simulated device {i} does not exist (count {count})")
-        return i
-
-    def no_cuda(*_a, **_k):
-        raise fence.FenceError("something tried to initialise CUDA (the device is simulated)")
-
+    set_device(gpu, cuda_version)
+    simulated.simulate_cuda_queries(torch, DEVICE, _fail)
     cuda = torch.cuda
-    cuda.is_available = lambda: True
-    cuda.device_count = lambda: count
-    cuda.get_device_capability = lambda device=None: (index(device), cc)[1]
-    cuda.get_device_name = lambda device=None: (index(device), name)[1]
-    cuda.get_device_properties = lambda device=None: (index(device), props)[1]
-    cuda.mem_get_info = lambda device=None: (index(device), (int(total * 0.97), total))[1]
-    cuda.current_device = lambda: 0
-    cuda.set_device = lambda device: None
-    cuda.is_bf16_supported = lambda including_emulation=True: cc[0] >= 8
-    cuda.get_arch_list = lambda: [f"sm_{cc[0]}{cc[1]}"]
-    cuda.synchronize = lambda device=None: None
-    cuda.empty_cache = lambda: None
-    for counter in ("memory_allocated", "memory_reserved", "max_memory_allocated"):
-        setattr(cuda, counter, lambda device=None: 0)
-    cuda._lazy_init = no_cuda
-    if hasattr(cuda, "init"):
-        cuda.init = no_cuda
     if hasattr(cuda, "_get_nvml_device_index"):
         cuda._get_nvml_device_index = lambda *_a, **_k: (_ for _ in ()).throw(RuntimeError("simulated: no NVML"))
-    torch.version.cuda = cuda_version
-    torch.version.hip = None
     if hasattr(torch.backends, "cudnn"):
         torch.backends.cudnn.version = lambda: 91000
 
 
-SMI: dict = {}  # the simulated GPU nvidia-smi answers for (a batch child re-points it)
+_SMI_INSTALLED: list = []
 
 
 def answer_nvidia_smi(gpu: dict) -> None:
     """SGLang asks nvidia-smi for memory and compute capability (0.5.1's get_nvgpu_memory_capacity): answered
     from the simulation before the call reaches the fence; any other program still meets the fence."""
-    import subprocess
-
-    SMI["gpu"] = gpu
-    if SMI.get("installed"):
+    set_device(gpu)
+    if _SMI_INSTALLED:
         return
-    SMI["installed"] = True
-    real_run, real_check_output = subprocess.run, subprocess.check_output
+    _SMI_INSTALLED.append(True)
 
-    def line_of(args) -> str:
-        return " ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args)
+    def answered(command: str):
+        out = simulated.nvidia_smi(command, DEVICE)
+        if out is not None:
+            _note("nvidia-smi was asked; answered from the simulated device")
+        return out
 
-    def smi(line: str) -> str:
-        _note("nvidia-smi was asked; answered from the simulated device")
-        gpu = SMI["gpu"]
-        cc = tuple(int(x) for x in gpu["cc"])
-        count = int(gpu.get("count") or 1)
-        if "memory.total" in line:
-            value = str(int(gpu.get("memory_mib") or 81920))
-        elif "compute_cap" in line:
-            value = f"{cc[0]}.{cc[1]}"
-        elif "name" in line:
-            value = str(gpu.get("name"))
-        else:
-            return ""
-        return "\n".join([value] * count) + "\n"
-
-    def is_smi(args) -> bool:
-        first = args[0] if isinstance(args, (list, tuple)) and args else str(args).split(" ")[0]
-        return os.path.basename(str(first)) == "nvidia-smi"
-
-    def run(args, *a, **kw):
-        if is_smi(args):
-            out = smi(line_of(args))
-            text = kw.get("text") or kw.get("universal_newlines") or kw.get("encoding")
-            return subprocess.CompletedProcess(args, 0, out if text else out.encode(), "" if text else b"")
-        return real_run(args, *a, **kw)
-
-    def check_output(args, *a, **kw):
-        if is_smi(args):
-            out = smi(line_of(args))
-            text = kw.get("text") or kw.get("universal_newlines") or kw.get("encoding")
-            return out if text else out.encode()
-        return real_check_output(args, *a, **kw)
-
-    subprocess.run, subprocess.check_output = run, check_output
+    simulated.answer_programs(answered)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -220,7 +145,7 @@ class _AbsentKernels(types.ModuleType):
             raise AttributeError(name)
 
         def kernel(*_a, **_k):
-            raise sys.modules["_attn_preflight_fence"].FenceError(f"sgl_kernel.{name} called (no kernels here)")
+            raise sys.modules[simulated.FENCE_MODULE].FenceError(f"sgl_kernel.{name} called (no kernels here)")
 
         return kernel
 
@@ -472,7 +397,7 @@ def hook_of(exc) -> str | None:
 
 def engine_refused(exc, sglang_dir: str) -> tuple:
     """(True, "") when SGLang's own code refused the config; (False, why) when no answer can be read from it."""
-    fence = sys.modules["_attn_preflight_fence"]
+    fence = sys.modules[simulated.FENCE_MODULE]
     links = chain(exc)
     if any(isinstance(e, fence.FenceError) for e in links):
         return False, "the fence stopped the engine: " + "; ".join(fence.EVENTS[-2:])
@@ -764,7 +689,7 @@ class Ask:
     def backend_init(self, server_args, pipeline: bool, resolved: dict) -> dict | None:
         """The attention-backend factories ModelRunner calls at start, with a stand-in runner: a refusal by
         the factory itself (attention_registry.py) is the engine's; anything past it is not seen."""
-        fence = sys.modules["_attn_preflight_fence"]
+        fence = sys.modules[simulated.FENCE_MODULE]
 
         class Runner:
             def __init__(self, **facts):
@@ -848,7 +773,7 @@ def write_answer(path: str, answer: dict) -> None:
 
 
 def answer_one(request: dict, started: float) -> dict:
-    fence = sys.modules["_attn_preflight_fence"]
+    fence = sys.modules[simulated.FENCE_MODULE]
     answer = blank_answer(request)
     try:
         from importlib.metadata import PackageNotFoundError, version
@@ -879,7 +804,7 @@ def main_batch(request: dict) -> int:
     from the untouched post-import state (resolution writes process globals). Answers: JSON lines, in order."""
     import signal
 
-    fence = sys.modules["_attn_preflight_fence"]
+    fence = sys.modules[simulated.FENCE_MODULE]
     items = request["batch"]
     timeout = float(request.get("item_timeout") or 120)
     if items:
@@ -930,8 +855,12 @@ def main_batch(request: dict) -> int:
 
 def main() -> int:
     started = time.monotonic()
+    # No cyclic garbage collection in this short-lived child: importing torch, transformers and SGLang builds a heap
+    # of millions of objects that each collection walks again (measured: ~25% of the per-call time on 2 cores);
+    # reference counting still frees what is dropped, and the process ends seconds later.
+    gc.disable()
     request = json.loads(sys.stdin.read())
-    fence = _load_fence()
+    fence = simulated.load_fence()
     fence.tie_to_parent(request.get("parent_pid"), request.get("deadline_s"))
     fence.install(request["temp_dir"])
     if "batch" in request:
@@ -941,4 +870,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # The answer is written: leave without the interpreter's teardown (atexit hooks, freeing torch's and SGLang's
+    # modules one by one: seconds, for nothing), as vllm_driver does.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -65,21 +65,20 @@ def sim_fail(msg: str) -> NoReturn:
 # The simulated device
 # ----------------------------------------------------------------------------------------------------------
 
-# SM count by compute capability (properties some kernels' planners read at construction).
-_SMS = {
-    (7, 0): 80,
-    (7, 5): 40,
-    (8, 0): 108,
-    (8, 6): 84,
-    (8, 7): 16,
-    (8, 9): 142,
-    (9, 0): 132,
-    (10, 0): 148,
-    (10, 3): 148,
-    (11, 0): 20,
-    (12, 0): 188,
-    (12, 1): 48,
-}
+
+def _load_simulated():
+    """simulated.py beside this file (what both drivers share: the fence, the simulated device), by path."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "simulated.py")
+    spec = importlib.util.spec_from_file_location("_attn_preflight_simulated", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_attn_preflight_simulated"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+simulated = _load_simulated()
 
 DEV: dict = {}
 
@@ -91,14 +90,54 @@ def set_device(req: dict) -> None:
     name = str(gpu.get("name") or f"NVIDIA GPU sm_{cc[0]}{cc[1]}")
     mib = int(gpu.get("memory_mib") or 81559)
     count = max(1, int(gpu.get("count") or 1))
+    given = gpu.get("host_memory_mib")
+    assumed = not given
+    # a stated assumption where none is given, said in the answer: twice the GPUs' memory, at least 64 GiB
+    host_mib = max(HOST_MEMORY_MIN_MIB, 2 * count * mib) if assumed else int(given or 0)
     DEV.update(
         cc=cc,
         name=name,
         bytes=mib * (1 << 20),
         count=count,
-        sms=_SMS.get(cc, 132),
         cuda=str(req.get("cuda_version") or default_cuda_version()),
+        host_bytes=host_mib * (1 << 20),
+        host_assumed=assumed,
     )
+
+
+HOST_MEMORY_MIN_MIB = 64 << 10
+
+
+def simulate_host_memory() -> None:
+    """psutil.virtual_memory() reports the simulated host's RAM (DEV["host_bytes"]), not this machine's: vLLM
+    reads its total for the swap-space check (CacheConfig.verify_with_parallel_config -> get_cpu_memory,
+    0.10 - 0.15) and for CPU offload sizes, so the answer does not depend on where the tool runs."""
+    try:
+        import psutil
+    except ImportError:
+        return
+    real = psutil.virtual_memory
+    if getattr(real, "_attn_preflight_sim", False):
+        return
+
+    def virtual_memory():
+        got = real()
+        total = DEV.get("host_bytes")
+        if not total:
+            return got
+        if DEV.get("host_assumed"):  # said only where the engine read it
+            note(
+                f"host RAM assumed {total >> 30} GiB (2 x the simulated GPUs' memory, at least "
+                f"{HOST_MEMORY_MIN_MIB >> 10} GiB; no host memory in the request): vLLM read it (psutil)"
+            )
+        used = min(int(got.total - got.available), int(total))
+        fields = {"total": int(total), "available": int(total) - used}
+        if "free" in got._fields:
+            fields["free"] = int(total) - used
+        return got._replace(**fields)
+
+    virtual_memory._attn_preflight_sim = True  # type: ignore[attr-defined]
+    psutil.virtual_memory = virtual_memory
 
 
 def default_cuda_version() -> str:
@@ -120,49 +159,7 @@ def cuda_num() -> int:
 
 
 def props():
-    cc = DEV["cc"]
-    big = cc[0] in (9, 10, 11)
-    return types.SimpleNamespace(
-        name=DEV["name"],
-        major=cc[0],
-        minor=cc[1],
-        total_memory=DEV["bytes"],
-        multi_processor_count=DEV["sms"],
-        is_integrated=int(cc in ((8, 7), (11, 0), (12, 1))),
-        is_multi_gpu_board=0,
-        max_threads_per_multi_processor=2048 if cc[0] < 12 else 1536,
-        max_threads_per_block=1024,
-        warp_size=32,
-        regs_per_multiprocessor=65536,
-        shared_memory_per_block=49152,
-        shared_memory_per_block_optin=232448 if big else 101376,
-        shared_memory_per_multiprocessor=233472 if big else 102400,
-        L2_cache_size=50 << 20,
-        gcnArchName="",
-        uuid="GPU-00000000-0000-0000-0000-000000000000",
-        pci_bus_id=0,
-        pci_device_id=0,
-        pci_domain_id=0,
-        clock_rate=1980000,
-        memory_clock_rate=2619000,
-        memory_bus_width=5120,
-    )
-
-
-def _index(device=None) -> int:
-    if device is None or device == "cuda":
-        i = 0
-    elif isinstance(device, int):
-        i = device
-    elif getattr(device, "index", None) is not None:
-        i = device.index
-    elif isinstance(device, str) and ":" in device:
-        i = int(device.rsplit(":", 1)[1])
-    else:
-        i = 0
-    if i >= DEV["count"]:
-        sim_fail(f"device index {i} asked of a simulated host with {DEV['count']} GPU(s)")
-    return i
+    return simulated.properties(DEV["cc"], DEV["name"], DEV["bytes"])
 
 
 class _InertStream:
@@ -203,24 +200,11 @@ def simulate_torch_cuda() -> None:
             importlib.import_module(m)
         except Exception as e:
             note(f"torch module {m} did not import: {type(e).__name__}")
+    simulated.simulate_cuda_queries(torch, DEV, sim_fail)
     c = torch.cuda
-    c.is_available = lambda: True
     c._is_compiled = lambda: True
     c.is_initialized = lambda: False
-    c.device_count = lambda: DEV["count"]
     c._device_count_nvml = lambda: DEV["count"]
-    c.get_device_capability = lambda device=None: (_index(device), DEV["cc"])[1]
-    c.get_device_name = lambda device=None: (_index(device), DEV["name"])[1]
-    c.get_device_properties = lambda device=None: (_index(device), props())[1]
-    c.mem_get_info = lambda device=None: (_index(device), (int(DEV["bytes"] * 0.97), DEV["bytes"]))[1]
-    c.current_device = lambda: 0
-    c.set_device = lambda device: None
-    c.is_bf16_supported = lambda including_emulation=True: DEV["cc"][0] >= 8
-    c.get_arch_list = lambda: [f"sm_{DEV['cc'][0]}{DEV['cc'][1]}"]
-    for fn in ("synchronize", "empty_cache", "reset_peak_memory_stats"):
-        setattr(c, fn, lambda *a, **k: None)
-    for fn in ("memory_allocated", "memory_reserved", "max_memory_allocated"):
-        setattr(c, fn, lambda *a, **k: 0)
     inert = {  # streams, events and graph pools that do nothing (setattr: they stand in for torch's own types)
         "Stream": _InertStream,
         "Event": _InertStream,
@@ -234,14 +218,6 @@ def simulate_torch_cuda() -> None:
     for name, value in inert.items():
         setattr(c, name, value)
 
-    def no_context(*a, **k):
-        sim_fail("something tried to create a CUDA context (torch.cuda lazy init)")
-
-    c._lazy_init = no_context
-    if hasattr(c, "init"):
-        c.init = no_context
-    torch.version.cuda = DEV["cuda"]
-    torch.version.hip = None
     acc = getattr(torch, "accelerator", None)
     if acc is not None:
         acc.is_available = lambda: True
@@ -473,63 +449,27 @@ FENCE: list = []  # the loaded fence module (fence.py beside this file)
 def install_fences(req: dict) -> None:
     """fence.py first (network, programs, writes outside the temp dir, GPU driver libraries: refused), then
     nvidia-smi answered from the simulated device before a call reaches the fence."""
-    import importlib.util
-    import subprocess
-
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fence.py")
-    spec = importlib.util.spec_from_file_location("_attn_preflight_fence", path)
-    if spec is None or spec.loader is None or not os.path.isfile(path):
-        raise CouldNotAsk("import", f"the fence is missing ({path})")
-    fence = importlib.util.module_from_spec(spec)
-    sys.modules["_attn_preflight_fence"] = fence
-    spec.loader.exec_module(fence)
+    try:
+        fence = simulated.load_fence()
+    except FileNotFoundError as e:
+        raise CouldNotAsk("import", f"the fence is missing ({e})") from e
     fence.tie_to_parent(req.get("parent_pid"), req.get("deadline_s"))
     fence.install(req.get("temp_dir") or os.environ.get("TMPDIR") or "/tmp")
     FENCE.append(fence)
-
-    # nvidia-smi is answered from the simulated device; other commands run (vLLM asks `uname`, `file`).
-    real_run, real_co = subprocess.run, subprocess.check_output
-
-    def smi(cmd: str) -> str:
-        n = DEV["count"]
-        if "memory.total" in cmd:
-            return f"{DEV['bytes'] >> 20}\n" * n
-        if "compute_cap" in cmd:
-            return f"{DEV['cc'][0]}.{DEV['cc'][1]}\n" * n
-        if "name" in cmd:
-            return f"{DEV['name']}\n" * n
-        return ""
-
-    def line(args) -> str:
-        return " ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args)
 
     def answered(cmd: str):
         """What the simulation answers itself: nvidia-smi (the simulated GPU) and the two probes Python's
         `platform` module makes (`uname -p`, `file -b`), which tell nothing about the GPU."""
         prog = os.path.basename(cmd.split(" ")[0])
         if prog == "nvidia-smi":
-            return smi(cmd)
+            return simulated.nvidia_smi(cmd, DEV)
         if prog == "uname":
             return os.uname().machine + "\n"
         if prog == "file":
             return ""
         return None
 
-    def run(args, *a, **k):
-        out = answered(line(args))
-        if out is not None:
-            text = k.get("text") or k.get("universal_newlines") or k.get("encoding")
-            return subprocess.CompletedProcess(args, 0, out if text else out.encode(), "" if text else b"")
-        return real_run(args, *a, **k)
-
-    def check_output(args, *a, **k):
-        out = answered(line(args))
-        if out is not None:
-            text = k.get("text") or k.get("universal_newlines") or k.get("encoding")
-            return out if text else out.encode()
-        return real_co(args, *a, **k)
-
-    subprocess.run, subprocess.check_output = run, check_output
+    simulated.answer_programs(answered)
 
 
 def child_env(req: dict) -> None:
@@ -774,7 +714,7 @@ def attention_layers(vllm_config) -> list[tuple[str, str]]:
     return out
 
 
-def build_metadata_builders(vllm_config) -> int:
+def build_metadata_builders(vllm_config) -> tuple:
     """What the model runner does once the KV cache is laid out: per (backend, KV-cache spec, heads) group of
     attention layers, vLLM's AttentionGroup.create_metadata_builders, whose builder __init__ holds checks
     of its own (FlashInfer's page size without TRTLLM, its KV dtypes). Buffers go to the meta device; the
@@ -811,11 +751,37 @@ def build_metadata_builders(vllm_config) -> int:
             if customize_attention_spec is not None and AttentionSpec is not None and isinstance(spec, AttentionSpec):
                 spec = customize_attention_spec(backend, spec)
             groups.setdefault((backend, spec, getattr(layer, "num_heads", 0)), []).append(name)
+    kernels: list = []
     for gid, ((backend, spec, _heads), names) in enumerate(groups.items()):
         group = group_cls(backend, names, spec, gid)
+        with set_cfg(vllm_config):
+            kernel = kernel_block_size(backend, spec)
+        kernels.append(kernel)
         with set_cfg(vllm_config), torch.device("meta"), cuda_to_meta()():
-            group.create_metadata_builders(vllm_config, torch.device("cuda"), kernel_block_size=None)
-    return len(groups)
+            group.create_metadata_builders(vllm_config, torch.device("cuda"), kernel_block_size=kernel)
+    return len(groups), kernels
+
+
+def kernel_block_size(backend, spec):
+    """The kernel block size the model runner hands a group's metadata builders (GPUModelRunner.initialize_kv_cache
+    -> prepare_kernel_block_sizes -> select_common_block_size, v1/worker/utils.py in 0.33.0): the KV manager's
+    block size where the backend declares it (an exact size, or a multiple of a MultipleOf), else the largest of
+    the backend's exact sizes dividing it (FlashInfer without TRT-LLM: 64 for --block-size 256). None (the
+    builder keeps the spec's block size) where the release has no select_common_block_size taking the backends.
+    Not simulated: block-outermost KV layouts (kept unsplit there), groups mixing backends."""
+    block = getattr(spec, "block_size", None)
+    try:
+        from vllm.v1.worker.utils import select_common_block_size
+    except ImportError:
+        return None
+    if block is None:
+        return None
+    for args in ((block, [backend], [spec]), (block, [backend])):
+        try:
+            return int(select_common_block_size(*args))
+        except TypeError:
+            continue
+    return None
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -991,9 +957,12 @@ def run_pipeline(req: dict, answer: dict) -> None:
     resolved["context_length"] = mc.max_model_len
     if req.get("backend_init", True):
         try:
-            groups = guarded("backend_init", build_metadata_builders, vllm_config)
+            groups, kernels = guarded("backend_init", build_metadata_builders, vllm_config)
             STAGES_RUN.append("backend_init")
             resolved["metadata_builder_groups"] = groups
+            sizes = sorted({k for k in kernels if k is not None})
+            if sizes:
+                resolved["kernel_block_size"] = sizes[0] if len(sizes) == 1 else sizes
         except CouldNotAsk as c:  # the earlier stages' answer stands; this one is said to be unchecked
             note(f"attention metadata builders not checked: {c.reason}"[:400])
 
@@ -1038,6 +1007,7 @@ def prepare(req: dict) -> None:
         simulate_torch_cuda()
         stub_extensions()
         simulate_nvml()
+        simulate_host_memory()
         import vllm  # noqa: F401
         from vllm.platforms import current_platform  # noqa: F401
 
@@ -1103,6 +1073,8 @@ def ask(req: dict, answer: dict, prepared: BaseException | None = None) -> dict:
         "count": DEV.get("count"),
         "memory_mib": (DEV.get("bytes") or 0) >> 20,
         "cuda_version": DEV.get("cuda"),
+        "host_memory_mib": (DEV.get("host_bytes") or 0) >> 20,
+        "host_memory_assumed": DEV.get("host_assumed"),
     }
     answer["notes"] = NOTES[:20]
     answer["stages"] = STAGES_RUN[:]

@@ -346,6 +346,23 @@ def nvfp4_plan(config: Config, target: Target) -> tuple[Optional[str], str]:
     return prefill, ""
 
 
+UNRESOLVED = "not resolved"
+
+
+def _default_without_model(config: Config, major: int, release: Version) -> Config:
+    """The default backend of a model named but never read (issue 23): get_default_attn_backend and the model
+    overrides read the model (MLA or MHA, its architecture), so none is assumed: the backend stays unset and the
+    config says why, naming what a plain MHA and a plain MLA model would get. Rules that need the backend answer
+    unknown through the model (attn_preflight.rules.core.judge); the others still judge."""
+    mha = _generic_default(config, major, release)
+    mla = _generic_default(replace(config, extra_features=config.extra_features | {"mla"}), major, release)
+    return replace(
+        config,
+        auto_backend=f"{UNRESOLVED}: SGLang's default on SM{major}x depends on the model and its config.json was not "
+        f"read ({mha} for a plain MHA model, {mla} for a plain MLA one, unless its architecture chooses; {SOURCE})",
+    )
+
+
 def resolve(config: Config, target: Target) -> Config:
     """The config as the engine will run it: default backend filled in, silent rewrites applied (each recorded
     in Config.rewrites as field -> the value asked for)."""
@@ -393,6 +410,8 @@ def resolve(config: Config, target: Target) -> Config:
     if config.attention_backend is None:
         if config.prefill_attention_backend and config.prefill_attention_backend == config.decode_attention_backend:
             config = replace(config, attention_backend=config.prefill_attention_backend)
+        elif not config.backend_given and config.model is None and config.model_missing:
+            config = _default_without_model(config, major, release)
         elif not config.backend_given:
             config = config.with_backend(
                 _generic_default(config, major, release),

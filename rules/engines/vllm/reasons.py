@@ -19,6 +19,7 @@ from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, pa
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm import select as vllm
+from attn_preflight.rules.engines.vllm import wording
 
 
 class ReasonRule(NamedTuple):
@@ -154,6 +155,8 @@ class _Declared(dict):
             return ", ".join(_clearing(b, q, self.target, "kv_cache_dtype", "kv_dtype", sorted(b.kv_dtypes or ())))
         if name == "qk_nope_head_dims":
             return " or ".join(map(str, b.qk_nope_head_dims or ()))
+        if name == "tokenspeed_dims":
+            return wording.tokenspeed_dims()
         raise KeyError(name)
 
 
@@ -199,12 +202,9 @@ ROWS = (
         source=kb.VALIDATE_SOURCE + "; each backend's supports_compute_capability",
         docs="""Checks the GPU's compute capability against the named backend's `supports_compute_capability`.
 
-vLLM 0.33.0 declares: FLASH_ATTN >= 8.0; FLASHINFER 8.0 to 12.1 (SM75 is excluded until flashinfer#3621
-lands); TRITON_ATTN, FLEX_ATTENTION and TRITON_MLA any; FLASHMLA and FLASHMLA_SPARSE 9.x or 10.x (dense
-FlashMLA is further limited to Hopper, rule vllm-flashmla-dense-hopper); FLASH_ATTN_MLA,
-FLASH_ATTN_MLA_SPARSE and FLASHINFER_MLA_SPARSE_SM90 9.x; CUTLASS_MLA, FLASHINFER_MLA, TOKENSPEED_MLA,
-FLASHINFER_MLA_SPARSE and FLASH_ATTN_MLA_SPARSE_FA4 10.x only (SM100/SM103, not SM110 or SM12x); B12X 12.0
-and 12.1; HPC_ATTN exactly 9.0.
+vLLM {release} declares: {each:archs}. FLASHINFER excludes SM75 until flashinfer#3621 lands; dense FlashMLA
+is further limited to Hopper (rule vllm-flashmla-dense-hopper); a major of 10.x is SM100/SM103, not SM110.
+Older releases: {history:archs}.
 
 An explicitly named backend that fails raises "Selected backend … is not valid for this configuration.
 Reason: ['compute capability not supported']" at start-up; vLLM does not fall back to another backend.
@@ -225,7 +225,7 @@ The FA versions inside FLASH_ATTN have their own arch limits (rule vllm-flash-at
         source=kb.FLASHMLA_DENSE_SOURCE,
         docs="""Checks that `--attention-backend FLASHMLA` with a dense (non-sparse) MLA model runs on SM90.
 
-FlashMLABackend.supports_compute_capability accepts 9.x and 10.x, but its supports_combination asks
+FlashMLABackend.supports_compute_capability accepts {archs:FLASHMLA}, but its supports_combination asks
 is_flashmla_dense_supported(), which allows Hopper only; on SM100 the dense kernels are not there. Sparse
 MLA models (DeepSeek-V3.2) use FLASHMLA_SPARSE, which does run on SM100. (The backends matrix of
 2026-05 listed FLASHMLA as 9.x-10.x from supports_compute_capability alone; the combination check is
@@ -234,7 +234,7 @@ what decides.)""",
         found="dense MLA",
         required="Hopper (9.x)",
         fix=("instead",),
-        fix_title="On SM100 use FLASHINFER_MLA or CUTLASS_MLA; on other GPUs TRITON_MLA",
+        fix_title="Use the dense MLA backend vLLM picks: {picks:mla}",
         backends=("FLASHMLA",),
     ),
     ReasonRule(
@@ -247,17 +247,14 @@ what decides.)""",
         docs="""Checks the head size of every attention layer of the model against the named backend's supported
 head sizes (vLLM validates the backend for each layer: Gemma-4's full-attention layers have global_head_dim 512).
 
-FLASH_ATTN: a multiple of 8 up to 256, or up to 512 where FA4 runs (9.x, 10.x, 11.x). FLASHINFER: 64, 128,
-256 or 512. TRITON_ATTN: 32 or more. FLEX_ATTENTION and TRITON_MLA: any. MLA backends see the latent head
-(kv_lora_rank + qk_rope_head_dim: 576 for DeepSeek V2/V3): FLASHMLA, CUTLASS_MLA, FLASH_ATTN_MLA,
-FLASHINFER_MLA and TOKENSPEED_MLA take 320, 512 or 576 (MLACommonBackend); FLASHMLA_SPARSE and
-FLASHINFER_MLA_SPARSE 512 or 576. Older releases take fewer: FLASH_ATTN at most 256 before 0.20, FLASHINFER
-64, 128 or 256 before 0.26, the MLA backends 576 only before 0.18 (320 or 576 until 0.30).""",
+vLLM {release} declares: {each:head_sizes}. FLASH_ATTN's wider bound is where FA4 runs. MLA backends see the
+latent head (kv_lora_rank + qk_rope_head_dim: 576 for DeepSeek V2/V3); the dense ones inherit theirs from
+MLACommonBackend. Older releases: {history:head_sizes}.""",
         applies=("head_size",),
         found="head size {head_size}",
         required="head size {head_sizes}",
         fix=("instead",),
-        fix_title="Use a backend that takes this head size (TRITON_ATTN takes any head size >= 32)",
+        fix_title="Use a backend that takes this head size (TRITON_ATTN takes {head_sizes:TRITON_ATTN})",
         every_layer=True,
     ),
     ReasonRule(
@@ -270,14 +267,13 @@ FLASHINFER_MLA_SPARSE 512 or 576. Older releases take fewer: FLASH_ATTN at most 
         docs="""Checks the dtype vLLM runs the model in (`--dtype`, or the config's torch_dtype resolved as
 vLLM does) against the named backend's supported_dtypes.
 
-Only TRITON_ATTN and FLEX_ATTENTION take float32; every other backend takes float16 and bfloat16, and
-FLASHMLA_SPARSE, FLASH_ATTN_MLA_SPARSE_FA4, FLASHINFER_MLA_SPARSE_SM90 and B12X bfloat16 only. With
-`--dtype auto`, vLLM downcasts a float32 checkpoint to bfloat16 (float16 below SM80).""",
+Only {with:dtypes=float32} take float32. vLLM {release} declares: {each:dtypes}. With `--dtype auto`, vLLM
+downcasts a float32 checkpoint to bfloat16 (float16 below SM80).""",
         applies=("dtype_readable", "dtype"),
         found="{dtype}",
         required="{dtypes}",
         fix=("dtype", "instead_for_float32"),
-        fix_title="Use --dtype bfloat16 (float16 below SM80), or TRITON_ATTN / FLEX_ATTENTION for float32",
+        fix_title="Use --dtype bfloat16 (float16 below SM80), or {with:dtypes=float32} for float32",
     ),
     ReasonRule(
         id="vllm-kv-cache-dtype",
@@ -288,12 +284,10 @@ FLASHMLA_SPARSE, FLASH_ATTN_MLA_SPARSE_FA4, FLASHINFER_MLA_SPARSE_SM90 and B12X 
         source=kb.VALIDATE_SOURCE + "; each backend's supported_kv_cache_dtypes / supports_kv_cache_dtype",
         docs="""Checks `--kv-cache-dtype` against the named backend's supported KV-cache dtypes on this GPU.
 
-FLASH_ATTN: auto/float16/bfloat16, plus fp8 and fp8_e4m3 only on 9.x (FA3) and 10.x (FA4), never fp8_e5m2.
-FLASHINFER: fp8, fp8_e4m3, fp8_e5m2, and nvfp4 (SM8x/9x/12x through its FA2 path, SM10x through TRT-LLM;
-nvfp4_4over6 on SM10x only). TRITON_ATTN: fp8 variants and the per-token-head int4/int8/fp8 modes.
-FLEX_ATTENTION and FLASH_ATTN_MLA: no quantised KV. FLASHMLA, CUTLASS_MLA, TRITON_MLA, FLASHINFER_MLA: fp8
-and fp8_e4m3. TOKENSPEED_MLA: fp8/fp8_e4m3 only. FLASHMLA_SPARSE: fp8_ds_mla (alias fp8) and
-nvfp4_ds_mla.""",
+The quantised KV dtypes vLLM {release} declares, with the archs a dtype is limited to: {each:kv_dtypes}. Of
+the model's own dtypes, {without:kv_dtypes=auto} do not take auto and {without:kv_dtypes=float16} do not take
+float16. FLASH_ATTN's fp8 archs are where FA3 or FA4 resolves; FLASHINFER serves nvfp4 through its FA2 path
+below SM100 and TRT-LLM on SM10x; FLASHMLA_SPARSE's fp8 is an alias of fp8_ds_mla.""",
         found="{kv}",
         required="one of {kv_dtypes}",
         fix=("accepted_unquantised_kv", "instead"),
@@ -317,7 +311,7 @@ cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']"."
         found="{kv} at head size {head_size}",
         required="FA3 on SM90, FA4 with head size 512 on SM90, or FA4 on SM100",
         fix=("unquantised_kv", "instead"),
-        fix_title="Use FLASHINFER or TRITON_ATTN for FP8 KV, or --kv-cache-dtype auto",
+        fix_title="Use {with:kv_dtypes=fp8|mha} for FP8 KV, or --kv-cache-dtype auto",
         backends=("FLASH_ATTN",),
     ),
     ReasonRule(
@@ -368,18 +362,19 @@ SM100/SM103 the TRT-LLM kernels handle both.""",
         docs="""Checks that a model with learnable attention sinks (GPT-OSS) is served by a backend whose
 supports_sink() holds on this GPU.
 
-FLASH_ATTN: only where FA3 or FA4 resolves (9.x, 10.x; also "sink not supported on compute capability <
-9.0"); before vLLM 0.20.0 only FA3, so SM90 (fa_utils.flash_attn_supports_sinks: version == 3). FLASHINFER:
-through TRT-LLM kernels on SM100/SM103 (SM 10.0 only before 0.13.0: vllm#28589, gpt-oss on a GB10 with vLLM
-0.11.1), and from 0.30.0 XQA decode on SM90 and SM12x (needs FlashInfer's cubins). TRITON_ATTN: everywhere.
-FLEX_ATTENTION and every MLA backend: never. Through 0.17.x vLLM words the refusal "sink setting not
-supported". Before 0.11.1 no named backend is validated (rule vllm-sinks-unvalidated).""",
+vLLM {release} declares sinks on: {each:sinks|mha}; on {with:sinks|mla} of the MLA backends. FLASH_ATTN
+takes sinks only where FA3 or FA4 resolves (also "sink not supported on compute capability < 9.0"), before
+vLLM 0.20.0 only FA3, so SM90 (fa_utils.flash_attn_supports_sinks: version == 3). FLASHINFER serves them
+through TRT-LLM kernels on SM10x and XQA decode on its other archs (needs FlashInfer's cubins); by release:
+{history:sinks:FLASHINFER} (vllm#28589: gpt-oss on a GB10 with vLLM 0.11.1). Through 0.17.x vLLM words the
+refusal "sink setting not supported". Before 0.11.1 no named backend is validated (rule
+vllm-sinks-unvalidated).""",
         applies=("sinks",),
         found="a model with attention sinks",
         required="a backend with sink support on this GPU",
         fix=("instead",),
         fallback="TRITON_ATTN",
-        fix_title="Use TRITON_ATTN (sinks on every GPU), or FLASH_ATTN on SM90/SM100",
+        fix_title="Use the backend vLLM picks for a sink model: {picks:sinks}",
     ),
     ReasonRule(
         id="vllm-mla-model-backend",
@@ -389,17 +384,17 @@ supported". Before 0.11.1 no named backend is validated (rule vllm-sinks-unvalid
         stage="startup",
         source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
         docs="""Checks that a multi-head-latent-attention model (DeepSeek V2/V3/R1, Kimi K2, GLM-4.7-Flash, …)
-is not given a non-MLA backend (FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION).
+is not given a non-MLA backend ({backends:mha}).
 
 vLLM runs these models' attention as MLA (unless VLLM_MLA_DISABLE=1) and validate_configuration rejects a
-non-MLA backend with "MLA not supported". The MLA backends are FLASH_ATTN_MLA and FLASHMLA (SM90),
-FLASHINFER_MLA, CUTLASS_MLA and TOKENSPEED_MLA (SM100), TRITON_MLA (any GPU), and the *_SPARSE variants
-for DeepSeek-V3.2-style sparse attention.""",
+non-MLA backend with "MLA not supported". The dense MLA backends run on: {each:archs|dense} (dense FlashMLA
+on Hopper only, rule vllm-flashmla-dense-hopper); the sparse ones ({backends:sparse}) serve
+DeepSeek-V3.2-style sparse attention.""",
         applies=("mla",),
         found="an MLA model",
         required="an MLA backend",
         fix=("instead",),
-        fix_title="Use an MLA backend: FLASH_ATTN_MLA on SM90, FLASHINFER_MLA on SM100, TRITON_MLA elsewhere",
+        fix_title="Use an MLA backend: {picks:mla}",
     ),
     ReasonRule(
         id="vllm-non-mla-model-backend",
@@ -408,8 +403,8 @@ for DeepSeek-V3.2-style sparse attention.""",
         versions="vllm>=0.11.1rc7",
         stage="startup",
         source=kb.VALIDATE_SOURCE + " (use_mla != cls.is_mla())",
-        docs="""Checks that an MLA backend (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, …)
-is not named for a model without multi-head latent attention (Llama, Qwen, Mistral, GPT-OSS, …).
+        docs="""Checks that an MLA backend ({backends:mla}) is not named for a model without multi-head latent
+attention (Llama, Qwen, Mistral, GPT-OSS, …).
 
 validate_configuration rejects it with "non-MLA not supported"; the same happens for an MLA model with
 VLLM_MLA_DISABLE=1.""",
@@ -417,7 +412,7 @@ VLLM_MLA_DISABLE=1.""",
         found="a model without MLA",
         required="an MLA model",
         fix=("instead",),
-        fix_title="Drop --attention-backend, or name FLASH_ATTN / FLASHINFER / TRITON_ATTN",
+        fix_title="Drop --attention-backend (vLLM picks {picks:mha}), or name a non-MLA backend",
         backends=kb.MLA_BACKENDS,
     ),
     ReasonRule(
@@ -429,7 +424,7 @@ VLLM_MLA_DISABLE=1.""",
         source=kb.VALIDATE_SOURCE + " (use_sparse != cls.is_sparse()); "
         "vllm/model_executor/models/deepseek_v2.py (is_v32 = hasattr(config, 'index_topk'))",
         docs="""Checks that an MLA model with DeepSeek sparse attention (an `index_topk` indexer: DeepSeek-V3.2,
-GLM-5) is on a sparse MLA backend (FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE, FLASH_ATTN_MLA_SPARSE, …), and
+GLM-5) is on a sparse MLA backend ({backends:sparse}), and
 that a dense MLA model is not ("non-sparse not supported").
 
 vLLM marks the layers sparse when the model's config has index_topk (config.json, or the default of
@@ -438,7 +433,7 @@ transformers' GlmMoeDsaConfig for glm_moe_dsa).""",
         found="{sparsity} MLA model",
         required="a backend of the same sparsity",
         fix=("instead",),
-        fix_title="Sparse models: FLASHMLA_SPARSE (SM90/SM100); dense models: FLASH_ATTN_MLA / FLASHINFER_MLA / TRITON_MLA",
+        fix_title="Sparse models: {picks:sparse}; dense models: {picks:mla}",
         backends=kb.MLA_BACKENDS,
     ),
     ReasonRule(
@@ -452,9 +447,8 @@ transformers' GlmMoeDsaConfig for glm_moe_dsa).""",
         docs="""Checks `--block-size` against the named backend's kernel block sizes: the block size must be a
 multiple of one of them (vLLM splits larger blocks into kernel pages).
 
-FLASH_ATTN, TRITON_ATTN, FLEX_ATTENTION, TRITON_MLA, FLASH_ATTN_MLA: multiples of 16. FLASHINFER: 16, 32 or
-64 (so multiples of 16). FLASHMLA and FLASHMLA_SPARSE: 64. CUTLASS_MLA: 128. FLASHINFER_MLA and
-TOKENSPEED_MLA: 32 or 64 (multiples of 32). Without --block-size vLLM picks a size each backend accepts.""",
+vLLM {release} declares: {each:block_sizes}. Older releases: {history:block_sizes}. Without --block-size vLLM
+picks a size each backend accepts.""",
         applies=("block_size",),
         found="--block-size {block_size}",
         required="{block_sizes}",
@@ -471,14 +465,13 @@ TOKENSPEED_MLA: 32 or 64 (multiples of 32). Without --block-size vLLM picks a si
         docs="""Checks that a model with sliding-window layers (Mistral, Gemma 2/3, GPT-OSS, …) is on a backend
 whose supports_sliding_window() holds.
 
-FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION and B12X declare it; the MLA backends and TURBOQUANT do
-not, and validate_configuration (since vllm 0.26; 0.20 had no such reason) rejects them with "sliding window
-not supported".""",
+{with:sliding_window} declare it; {without:sliding_window} do not, and validate_configuration (since vllm
+0.26; 0.20 had no such reason) rejects them with "sliding window not supported".""",
         applies=("sliding_window",),
         found="a sliding-window model",
         required="a backend with sliding-window support",
         fix=("instead",),
-        fix_title="Use FLASH_ATTN, FLASHINFER or TRITON_ATTN",
+        fix_title="Use a backend that declares it: {with:sliding_window}",
     ),
     ReasonRule(
         id="vllm-flashinfer-mla-qk-nope",
@@ -492,34 +485,34 @@ not supported".""",
 FLASHINFER_MLA, against the values the target's vLLM release accepts.
 
 FlashInfer's TRT-LLM MLA kernels are built for a few qk_nope_head_dim values (DeepSeek V2/V3/R1 and Kimi K2
-use 128); FlashInferMLABackend.supports_combination rejects any other value. vLLM 0.15-0.17 accept 128 only,
-0.18 adds 64, 0.19 and later 192 as well; 0.11.1-0.14 do not check.""",
+use 128); FlashInferMLABackend.supports_combination rejects any other value. By release:
+{history:qk_nope_head_dims:FLASHINFER_MLA}.""",
         applies=("mla", "qk_nope_head_dim", "qk_nope_checked"),
         found="qk_nope_head_dim {qk_nope_head_dim}",
         required="qk_nope_head_dim {qk_nope_head_dims}",
         fix=("instead",),
-        fix_title="Use CUTLASS_MLA or TRITON_MLA for this model",
+        fix_title="Use the MLA backend vLLM picks for this model (shown in the fix)",
         backends=("FLASHINFER_MLA",),
     ),
     ReasonRule(
         id="vllm-tokenspeed-mla-dims",
         keys=("tokenspeed_dims",),
-        title="TOKENSPEED_MLA needs DeepSeek-R1 MLA dimensions",
+        title="TOKENSPEED_MLA needs the qk_nope/qk_rope/v head dims {tokenspeed_dims}",
         versions="vllm>=0.21.0",
         stage="startup",
         prevents=kb.TOKENSPEED_DIMS_REASON.format(got="192, 64, 128"),
         source=kb.TOKENSPEED_SOURCE,
-        docs="""Checks that TOKENSPEED_MLA serves a model with qk_nope_head_dim 128, qk_rope_head_dim 64 and
-v_head_dim 128 (DeepSeek V3/R1, Kimi K2).
+        docs="""Checks that TOKENSPEED_MLA serves a model whose qk_nope/qk_rope/v head dims are {tokenspeed_dims}
+(DeepSeek V3/R1, Kimi K2).
 
 The tokenspeed-mla kernels exist for those dimensions only, and TokenspeedMLABackend.supports_combination
-rejects others. The backend also needs an FP8 KV cache (rule vllm-kv-cache-dtype) and the tokenspeed-mla
-package, and runs on SM100/SM103 only.""",
+rejects others. The backend also needs a KV cache of {kv_dtypes:TOKENSPEED_MLA} (rule vllm-kv-cache-dtype)
+and the tokenspeed-mla package, and runs on {archs:TOKENSPEED_MLA} only.""",
         applies=("mla", "mla_dims"),
         found="qk_nope/qk_rope/v head dims {qk_nope_head_dim}/{qk_rope_head_dim}/{v_head_dim}",
-        required="128/64/128",
+        required="{tokenspeed_dims}",
         fix=("instead",),
-        fix_title="Use FLASHINFER_MLA or CUTLASS_MLA",
+        fix_title="Use another MLA backend: {picks:mla}",
         backends=("TOKENSPEED_MLA",),
     ),
 )
@@ -535,4 +528,5 @@ for _row in ROWS:
         _check,
         engine="vllm",
         prevents=_row.prevents or next(r.text for r in kb.REASONS if r.key == _row.keys[0]),
+        worded=lambda row=_row: wording.words(row),
     )

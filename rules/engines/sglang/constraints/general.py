@@ -23,6 +23,7 @@ from attn_preflight.rules.core.constraints import (
     constraint_rules,
 )
 from attn_preflight.rules.engines.sglang.capabilities import CHOICES
+from attn_preflight.rules.engines.sglang.reasons import declared_words
 
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
@@ -80,7 +81,7 @@ flashinfer for this reason.""",
     ),
     Constraint(
         id="hpc-ops-arch",
-        title="hpc_ops runs on Hopper (SM90) only",
+        title="hpc_ops runs on {hpc_ops.archs} (Hopper) only",
         versions="sglang>=0.5.17",
         stage="init",
         backends=("hpc_ops",),
@@ -88,7 +89,7 @@ flashinfer for this reason.""",
         prevents="The hpc_ops attention backend requires an SM90 (Hopper) GPU (the HPC-Ops kernels ship sm90a only), "
         "got sm{major}{minor}.",
         source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, HpcOpsAttnBackend.__init__",
-        docs="""Checks that `hpc_ops` runs on an SM90 GPU.
+        docs="""Checks that `hpc_ops` runs on a GPU of {hpc_ops.archs}.
 
 The backend's constructor raises on any other major (hpc_ops_backend.py:138-143 in sglang 0.5.23), when the
 model runner builds the attention backend after the weights load: argument resolution has no arch check.""",
@@ -158,7 +159,7 @@ sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights ha
     ),
     Constraint(
         id="flashinfer-arch",
-        title="FlashInfer needs compute capability 7.5 or newer",
+        title="FlashInfer needs {flashinfer.min_cc}",
         versions="sglang>=0.5.1",
         stage="runtime",
         backends=("flashinfer",),
@@ -168,7 +169,7 @@ sglang 0.5.23), at the first forward or CUDA-graph capture, after the weights ha
         prevents="",
         source="flashinfer-ai/flashinfer: README.md 'GPU Support' (SM 7.5, 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 11.0, 12.0, "
         "12.1); flashinfer/compilation_context.py (arch list)",
-        docs="""Checks that `flashinfer` (any phase) runs on a GPU of compute capability 7.5 or newer.
+        docs="""Checks that `flashinfer` (any phase) runs on a GPU of {flashinfer.min_cc}.
 
 FlashInfer lists Turing (SM75) as its oldest target; V100 (SM70) has no kernels. SGLang does not check
 this before loading the model.""",
@@ -277,23 +278,6 @@ actually runs.""",
         severity="warn",
     ),
     Constraint(
-        id="hpc-ops-page-size",
-        title="hpc_ops silently forces page size 64",
-        versions="sglang>=0.5.17",
-        backends=("hpc_ops",),
-        stage="startup",
-        prevents="HPC-Ops attention only supports a page_size of 64, changing page_size from {page_size} to 64.",
-        source=f"{OVERRIDES}, _mla_backend_page_constraints",
-        docs="""Warns when hpc_ops (any phase) runs with a page size other than 64: SGLang logs a warning and uses 64.
-
-The rewrite changes prefix-cache granularity; --page-size 64 makes it explicit.""",
-        fix_title="Pass --page-size 64",
-        when=ALWAYS,
-        requires=Flag("page_size", (64,)),
-        fix=("--page-size 64",),
-        severity="warn",
-    ),
-    Constraint(
         id="general-triton-dcp",
         title="triton under decode context parallelism has no sinks, sliding window or score_mod",
         versions="sglang>=0.5.15",
@@ -318,4 +302,4 @@ multi-item scoring uses, is refused too.)""",
     ),
 )
 
-constraint_rules(__name__, ROWS)
+constraint_rules(__name__, ROWS, worded=lambda row: declared_words(row.title, row.docs, row.fix_title))

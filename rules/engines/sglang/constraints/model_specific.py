@@ -6,8 +6,6 @@ per row with the row's id. Verified against the sglang wheels 0.5.0rc2 ... 0.5.2
 follows the target's installed (or pinned) SGLang release, and the newest when it is unknown.
 """
 
-from __future__ import annotations
-
 from typing import Collection, NamedTuple, Sequence
 
 from packaging.version import Version

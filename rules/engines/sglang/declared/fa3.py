@@ -23,16 +23,45 @@ REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py, cr
 FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
 # fa4 where its kernels take the model, else triton (SGLang's Inkling accepts these two).
 FA4_OR_TRITON = Fallback(mha=("fa4", "triton"), mla=("fa4", "triton"), first=True)
+# Off fa3's archs: the MHA backends the declarations admit on the GPU (trtllm_mha, fa4), for an MLA model trtllm_mla
+# where its kernels run; triton (no arch limit, SGLang's own MLA default off SM90/SM100) where none is admitted.
+OFF_FA3_ARCHS = Fallback(mha=("trtllm_mha", "fa4"), mla=("trtllm_mla",), otherwise=("triton",))
 
 ROWS = (
     Gate(
+        id="fa3-arch",
+        title="fa3 runs on {fa3.archs} only",
+        versions="sglang>=0.5.1",
+        stage="init",
+        prevents=FA3_ARCH_MESSAGE,
+        source=f"{REGISTRY} (asserts major == 9, or 8 without MLA)",
+        docs="""Checks that `fa3` (as attention, prefill or decode backend) runs on a GPU of {fa3.archs}.
+
+SGLang's fa3 factory asserts `major == 9` or (`major == 8` and not MLA) when the model runner builds the
+backend, after weights are loaded. Every Blackwell GPU (SM100/SM103, Thor SM110, SM120/SM121) fails here:
+FA3's kernels are Hopper (sm_90a) kernels plus SM8x builds, with nothing for newer archs. The same assert
+refuses MLA models on SM8x (rule fa3-mla-sm8x). Deterministic inference without a backend falls back to fa3
+on every GPU but SM100/SM120, so on Thor this rule catches that default too.
+
+The fix names the backends whose declarations admit the GPU: trtllm_mha ({trtllm_mha.archs}) and fa4 (paged KV
+on {fa4.feature_archs:paged_kv}) for an MHA model, trtllm_mla for an MLA model where its prefill kernels run
+({trtllm_mla.kernel_archs:prefill}); triton where none does.""",
+        fix_title="Use a backend the GPU admits: trtllm_mha or fa4 (trtllm_mla for MLA), else triton",
+        backend="fa3",
+        fact="archs",
+        fix=OFF_FA3_ARCHS,
+        backends=("fa3",),
+        needs_gpu=True,
+        references=("https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/attention_backend.md",),
+    ),
+    Gate(
         id="fa3-mla-sm8x",
-        title="fa3 serves MLA models on SM90 only",
+        title="fa3 serves MLA models on {requires} only",
         versions="sglang>=0.5.1",
         stage="init",
         prevents=FA3_ARCH_MESSAGE,
         source=f"{REGISTRY}; {FA3_API} ('Only Hopper supports different V headdim')",
-        docs="""Checks that an MLA model (DeepSeek V2/V3 family, Kimi K2, ...) on `fa3` runs on SM90.
+        docs="""Checks that an MLA model (DeepSeek V2/V3 family, Kimi K2, ...) on `fa3` runs on {requires}.
 
 SGLang runs MLA through FA3's absorbed path (qv, K/V head dims 64/512) which the FA3 kernels implement only
 on Hopper ("Only Hopper supports different V headdim"); the fa3 factory therefore accepts SM8x only for
@@ -75,8 +104,8 @@ score_mod on SM8x (rule fa4-score-mod-sm8x).""",
 with SGLANG_OPT_USE_INKLING_SHEARED_BIAS, on by default) is not served by `fa3`.
 
 Only the FA4 kernels SGLang vendors (sglang/kernels/ops/attention/flash_attn/cute) take `rel_bias`; the
-fa3 path raises at the first forward. FA4 accepts it on SM90-SM110 and, through SGLang's SM120 host, on
-SM12x with head dims up to 128 (rule fa4-rel-bias-arch).""",
+fa3 path raises at the first forward. FA4 accepts it on {fa4.feature_archs:rel_bias} (SM12x through
+SGLang's SM120 host, with head dims up to 128: rule fa4-rel-bias-arch).""",
         fix_title="Use --attention-backend fa4 on SM90/SM100, triton elsewhere",
         backend="fa3",
         fact="refuses:rel_bias",

@@ -28,14 +28,14 @@ TRITON = Fallback(mha=("triton",), mla=("triton",))
 ROWS = (
     Gate(
         id="fa4-arch",
-        title="fa4 runs on SM80 and newer",
+        title="fa4 runs on {requires}",
         versions="sglang>=0.5.16",
         stage="runtime",
         prevents="Unsupported compute capability. Supported: 8.x, 9.x, 10.x, 11.x, and architectures registered "
         "through the forward-host bridge",
         source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/dispatch.py, get_forward_host",
-        docs="""Checks that `fa4` runs on a GPU flash_attn.cute has kernels for: SM8x, SM90, SM10x, SM11x in the
-interface, SM12x through SGLang's SM120 forward host.
+        docs="""Checks that `fa4` runs on a GPU flash_attn.cute has kernels for ({requires}): SM8x, SM90, SM10x,
+SM11x in the interface, SM12x through SGLang's SM120 forward host.
 
 SGLang's fa4 factory has no arch check; the kernel interface asserts at the first forward. Volta/Turing
 (SM70/SM75) and unknown future archs fail. The flash-attn-4 4.0.0b36 wheel lists 8.x-12.x in its message.""",
@@ -48,12 +48,12 @@ SGLang's fa4 factory has no arch check; the kernel interface asserts at the firs
     ),
     Gate(
         id="fa4-paged-kv-sm8x",
-        title="fa4 cannot serve a paged KV cache on SM8x",
+        title="fa4 serves a paged KV cache on {requires} only",
         versions="sglang>=0.5.16",
         stage="runtime",
         prevents="paged KV not supported on SM 8.0",
         source=f"{INTERFACE}, _flash_attn_fwd (SM80 kernel branch); {FA_BACKEND} (decode passes page_table)",
-        docs="""Checks that `fa4` is not used on SM80/SM86/SM89.
+        docs="""Checks that `fa4` runs on a GPU where it reads a paged KV cache: {requires}.
 
 FA4's SM8x forward kernel has no paged-KV path ("paged KV not supported on SM 8.0", also "SplitKV not
 supported on SM 8.0"), and SGLang always reads the KV cache through a page table, even with page size 1,
@@ -113,13 +113,13 @@ first forward. The flash-attn-4 4.0.0b36 wheel has the same rule.""",
     ),
     Gate(
         id="fa4-score-mod-sm8x",
-        title="A custom score_mod on fa4 needs SM90 or newer",
+        title="A custom score_mod on fa4 needs {requires}",
         versions="sglang>=0.5.16",
         stage="runtime",
         prevents="Custom user-provided score_mod is not supported on SM8x architectures.",
         source=f"{INTERFACE}, _flash_attn_fwd",
-        docs="""Checks that a model passing a custom `score_mod` (Inkling, `--feature score_mod`) to `fa4` does not
-run on SM8x.
+        docs="""Checks that a model passing a custom `score_mod` (Inkling, `--feature score_mod`) to `fa4` runs on
+{requires}.
 
 FA4's SM8x kernel cannot take a user score_mod (soft-capping, which FA4 turns into a built-in score_mod,
 is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36 wheel raises the same.""",
@@ -132,14 +132,14 @@ is allowed); the interface raises NotImplementedError. The flash-attn-4 4.0.0b36
     ),
     Gate(
         id="fa4-mla-arch",
-        title="MLA on fa4 needs SM100/SM110 (absorbed qv path)",
+        title="MLA on fa4 needs {requires} (absorbed qv path)",
         versions="sglang>=0.5.16",
         stage="runtime",
         prevents="(head_dim, head_dim_v)=(64, 512) is not supported on SM90. head_dim and head_dim_v must be between "
         "8 and 256 and divisible by 8.",
         source=f"{INTERFACE}, _validate_head_dims and _flash_attn_fwd; {FA_BACKEND}, forward_decode (absorbed MLA "
         "passes qv)",
-        docs="""Checks that an MLA model on `fa4` runs on SM100/SM103/SM110.
+        docs="""Checks that an MLA model on `fa4` runs on {requires} (SM100/SM103, SM110).
 
 SGLang decodes MLA models through the absorbed path: q_rope against the rope cache, q_nope as `qv` against
 the latent cache (head dims 64/512). FA4 implements `qv` only in its SM100/SM110 MLA kernel and asserts

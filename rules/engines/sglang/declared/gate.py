@@ -14,31 +14,53 @@ from typing import NamedTuple
 
 from attn_preflight.rules.checks.common import backend_kv_dtype, declared, gpu, phases_using
 from attn_preflight.rules.core.config import Config
-from attn_preflight.rules.core.engine import Outcome, failed, generated_rule, passed, skipped, unknown, warned
+from attn_preflight.rules.core.engine import (
+    Outcome,
+    Worded,
+    failed,
+    generated_rule,
+    passed,
+    skipped,
+    unknown,
+    warned,
+)
 from attn_preflight.rules.core.target import Target
-from attn_preflight.rules.engines.sglang.reasons import Query, head_dims_text, reasons, requirement, working
+from attn_preflight.rules.engines.sglang.reasons import (
+    DECLARED_BACKENDS,
+    DECLARED_FACT,
+    Query,
+    head_dims_text,
+    reasons,
+    requirement,
+    while_declared,
+    worded,
+    working,
+)
 
 # Where a row looks for its backend in the config: every phase (and an alias of it in the target's release),
 # --attention-backend or --decode-attention-backend, or any phase and the speculative draft.
 PHASE, ATTENTION_OR_DECODE, PHASE_OR_DRAFT = "phase", "attention_or_decode", "phase_or_draft"
 # The fact that is the paged-KV page size: SGLang snaps a size it does not take (a warning, never a failure).
 PAGE_SIZES = "page_sizes"
+UNSET_PAGE = 0  # no --page-size, as a page-size row with unset_page_snapped asks the validator (no backend lists 0)
 
 
 class Fallback(NamedTuple):
     """The fix: `--attention-backend` with the candidates the declarations admit on the target's GPU for the
     model (`mla` for an MLA model, `mha` otherwise; `for_mla`: `mla`, judged for an MLA model whatever the
-    config's), every one (`first`: the first only). A page-size row's fix is the declared snap instead."""
+    config's), every one (`first`: the first only); `otherwise` where the declarations admit none of them (a
+    backend that declares no arch limit). A page-size row's fix is the declared snap instead."""
 
     mha: tuple[str, ...] = ()
     mla: tuple[str, ...] = ()
     first: bool = False
     for_mla: bool = False
+    otherwise: tuple[str, ...] = ()
 
     def flags(self, cfg: Config, target: Target) -> list[str]:
         mla = bool(cfg.mla) or self.for_mla
         names = working(target.sglang_backends, self.mla if mla else self.mha, Query(target.major, mla=mla))
-        return [f"--attention-backend {name}" for name in names[: 1 if self.first else None]]
+        return [f"--attention-backend {name}" for name in (names or list(self.otherwise))[: 1 if self.first else None]]
 
 
 # An MLA backend's fallback: trtllm_mla where its kernels run, fa3 where it serves MLA, else triton (SGLang's own
@@ -66,6 +88,8 @@ class Gate(NamedTuple):
     needs_gpu: bool = False
     needs_model: bool = False
     majors: tuple[int, ...] = ()  # judged on these compute-capability majors only (a kernel family's limits)
+    # a page-size row: no --page-size is snapped too (SGLang's check reads page_size before its default is set)
+    unset_page_snapped: bool = False
 
 
 def _named(row: Gate, cfg: Config, target: Target) -> list[str]:
@@ -83,7 +107,10 @@ def _query(row: Gate, cfg: Config, target: Target) -> Query:
     model = cfg.model
     dims = model.layer_head_dims if model is not None and model.head_dim is not None else ()
     kv = backend_kv_dtype(cfg, target) if row.fact.startswith("kv_dtype_archs") else cfg.kv_cache_dtype
-    return Query(target.major, bool(cfg.mla), "", kv, cfg.page_size, dims, frozenset(cfg.features))
+    page = cfg.page_size
+    if page is None and row.unset_page_snapped:
+        page = UNSET_PAGE
+    return Query(target.major, bool(cfg.mla), "", kv, page, dims, frozenset(cfg.features))
 
 
 def _precondition(row: Gate, cfg: Config) -> str:
@@ -126,16 +153,20 @@ def judge(row: Gate, cfg: Config, target: Target) -> Outcome:
     if refusal.unknown:
         return unknown("compute capability unknown")
     if kind == PAGE_SIZES:
+        asked = "no --page-size" if cfg.page_size is None else f"--page-size {cfg.page_size}"
         return warned(
-            f"--page-size {cfg.page_size} on {row.backend}, which SGLang changes to {info.page_snap}",
+            f"{asked} on {row.backend}, which SGLang changes to {info.page_snap}",
             refusal.required,
             [f"--page-size {info.page_snap}"],
         )
-    return failed(f"{given}: {_asked(kind, key, cfg)}", refusal.required, row.fix.flags(cfg, target))
+    asked = _asked(kind, key, cfg)
+    return failed(f"{given}: {asked}" if asked else given, refusal.required, row.fix.flags(cfg, target))
 
 
 def _asked(kind: str, key: str, cfg: Config) -> str:
-    """What the config asks that the fact refuses, in words."""
+    """What the config asks that the fact refuses, in words ("" where the GPU in `given` is all it asks)."""
+    if kind == "archs":
+        return ""
     if kind in ("mla", "mha", "mla_archs"):
         return "an MLA model" if cfg.mla else "a non-MLA model"
     if kind == "kv_dtypes" or kind == "kv_dtype_archs":
@@ -148,24 +179,31 @@ def _asked(kind: str, key: str, cfg: Config) -> str:
 
 # A declared fact a row's title or docs name, filled in from the declaration when the rule is shown:
 # {head_dims:9} the (head_dim, v_head_dim) shapes the backend takes on SM9x, {requires} the validator's wording of
-# the row's own fact.
+# the row's own fact; {backend.fact} any backend's fact (reasons.worded).
 _DECLARED = re.compile(r"\{(head_dims:\d+|requires)\}")
 
 
-def words(row: Gate) -> dict[str, str]:
+def words(row: Gate) -> Worded:
     """The row's title and docs with the declared facts they name worded from its backend's declaration as it is
     now (the newest verified release's): read when the rule is shown, never frozen at import."""
+    return while_declared(f"gate:{row.id}", lambda: _words(row))
+
+
+def _words(row: Gate) -> Worded:
     from attn_preflight.rules.engines.sglang.capabilities import declaration
 
     info = declaration(row.backend)
 
-    def fact(match: re.Match) -> str:
-        kind, _, key = match.group(1).partition(":")
+    def fact(name: str) -> str:
+        kind, _, key = name.partition(":")
         if kind == "head_dims":
             return head_dims_text(info.head_dims[int(key)], info.head_dim_multiple)
         return requirement(info, row.fact, Query(None)) or f"{row.backend}'s declared {row.fact}"
 
-    return {"title": _DECLARED.sub(fact, row.title), "docs": _DECLARED.sub(fact, row.docs)}
+    def word(text: str) -> str:
+        return worded(_DECLARED.sub(lambda match: fact(match.group(1)), text))
+
+    return Worded({"title": row.title, "docs": row.docs, "fix_title": row.fix_title}, word)
 
 
 def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
@@ -176,9 +214,10 @@ def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
         def check(cfg: Config, target: Target, row: Gate = row) -> Outcome:
             return judge(row, cfg, target)
 
-        if _DECLARED.search(row.title + row.docs):
+        text = row.title + row.docs + row.fix_title
+        if _DECLARED.search(text) or DECLARED_FACT.search(text) or DECLARED_BACKENDS.search(text):
             now = words(row)  # what the raw fields hold; `shown` words them again when asked
-            shown = row._replace(title=now["title"], docs=now["docs"])
+            shown = row._replace(title=now["title"], docs=now["docs"], fix_title=now["fix_title"])
             generated_rule(module, shown, check, engine="sglang", worded=lambda row=row: words(row))
         else:
             generated_rule(module, row, check, engine="sglang")

@@ -27,6 +27,7 @@ from attn_preflight.rules.engines.sglang.declared.gate import (
     Gate,
     gate_rules,
 )
+from attn_preflight.rules.engines.sglang.reasons import declared_words
 
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
 REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
@@ -34,18 +35,18 @@ REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py"
 ROWS = (
     Gate(
         id="trtllm-mha-page",
-        title="trtllm_mha page size: SGLang snaps unsupported sizes to 64",
+        title="trtllm_mha page size: SGLang snaps unsupported sizes to {trtllm_mha.page_snap}",
         versions="sglang>=0.5.0rc2",
         stage="startup",
         prevents="TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64.",
         reason="SGLang silently changes the page size (a logged warning), which changes prefix-cache granularity.",
         source=f"{OVERRIDES}, _mla_backend_page_constraints",
         docs="""Checks that `--page-size` is one trtllm_mha supports when any phase (or the draft) uses it:
-16, 32, 64 or 128 (sglang >= 0.5.17; 16, 32 or 64 before).
+{requires} (sglang >= 0.5.17; {trtllm_mha.page_sizes#0.5.16} before).
 
-SGLang does not refuse another size: it logs a warning and uses 64. That rewrite is reported as a warning
-so that what runs is what was asked for.""",
-        fix_title="Pass --page-size 64 (or 16, 32, 128)",
+SGLang does not refuse another size: it logs a warning and uses {trtllm_mha.page_snap}. That rewrite is
+reported as a warning so that what runs is what was asked for.""",
+        fix_title="Pass --page-size {trtllm_mha.page_snap} (any {trtllm_mha.page_sizes} is taken)",
         backend="trtllm_mha",
         fact="page_sizes",
         named_by=PHASE_OR_DRAFT,
@@ -71,13 +72,14 @@ backend, is covered by hpc-ops-model.)""",
     ),
     Gate(
         id="trtllm-mla-arch",
-        title="trtllm_mla needs a Blackwell GPU (SM100/SM110/SM120)",
+        title="trtllm_mla needs a Blackwell GPU ({requires})",
         versions="sglang>=0.5.1",
         stage="startup",
         prevents="TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
         source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks; utils/common.py is_blackwell",
         docs="""Checks that trtllm_mla (attention or decode backend) runs on a GPU SGLang's is_blackwell probe
-accepts: compute capability 10.x, 11.x or 12.x (11.x only since sglang 0.5.9) with torch CUDA >= 12.8.
+accepts: {requires} ({trtllm_mla.archs#0.5.8} before sglang 0.5.9, {trtllm_mla.archs#0.5.4} before
+0.5.4.post3) with torch CUDA >= 12.8.
 
 SGLang refuses it at start-up elsewhere: Hopper uses fa3 or flashmla for MLA, older GPUs triton. Before
 0.5.9 the message read "(SM100)" and is_blackwell accepted majors 10 and 12 only, so Jetson Thor (SM110)
@@ -90,29 +92,30 @@ was refused.""",
     ),
     Gate(
         id="trtllm-mla-page",
-        title="trtllm_mla page size: SGLang snaps unsupported sizes to 64",
+        title="trtllm_mla page size: SGLang snaps unsupported sizes to {trtllm_mla.page_snap}",
         versions="sglang>=0.5.1",
         stage="startup",
         prevents="TensorRT-LLM MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
         reason="SGLang silently changes the page size (a logged warning).",
         source=f"{OVERRIDES}, _mla_backend_page_constraints",
-        docs="""Checks that `--page-size` is 32 or 64 when trtllm_mla is the attention or decode backend.
+        docs="""Checks that `--page-size` is one trtllm_mla takes ({trtllm_mla.page_sizes}) when trtllm_mla is the attention or decode backend.
 
-SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning.""",
-        fix_title="Pass --page-size 64 (or 32)",
+SGLang logs a warning and uses {trtllm_mla.page_snap} for any other size; the rewrite is reported as a
+warning.""",
+        fix_title="Pass --page-size {trtllm_mla.page_snap} (any {trtllm_mla.page_sizes} is taken)",
         backend="trtllm_mla",
         fact="page_sizes",
         named_by=ATTENTION_OR_DECODE,
     ),
     Gate(
         id="cutedsl-mla-arch",
-        title="cutedsl_mla needs an SM100 GPU (B200/GB200/B300)",
+        title="cutedsl_mla needs {requires} (B200/GB200/B300)",
         versions="sglang>=0.5.13",
         stage="startup",
         prevents="CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
         source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill; utils/common.py is_sm100_supported",
         docs="""Checks that cutedsl_mla (any phase; in sglang 0.5.23 also its deprecated alias tokenspeed_mla) runs
-on a compute-capability 10.x GPU (is_sm100: major 10, torch CUDA >= 12.8).
+on a GPU of {requires} (is_sm100: major 10, torch CUDA >= 12.8).
 
 SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm_mla does accept.""",
         fix_title="Use --attention-backend trtllm_mla (SM110/SM12x), fa3 (SM90) or triton",
@@ -123,16 +126,17 @@ SGLang refuses it at start-up elsewhere, including SM110 and SM12x, which trtllm
     ),
     Gate(
         id="cutedsl-mla-page",
-        title="cutedsl_mla page size: SGLang snaps unsupported sizes to 64",
+        title="cutedsl_mla page size: SGLang snaps unsupported sizes to {cutedsl_mla.page_snap}",
         versions="sglang>=0.5.13",
         stage="startup",
         prevents="CuteDSL MLA only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
         reason="SGLang silently changes the page size (a logged warning).",
         source=f"{OVERRIDES}, _mla_backend_page_constraints",
-        docs="""Checks that `--page-size` is 32 or 64 when cutedsl_mla serves any phase.
+        docs="""Checks that `--page-size` is one cutedsl_mla takes ({cutedsl_mla.page_sizes}) when it serves any phase.
 
-SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning.""",
-        fix_title="Pass --page-size 64 (or 32)",
+SGLang logs a warning and uses {cutedsl_mla.page_snap} for any other size; the rewrite is reported as a
+warning.""",
+        fix_title="Pass --page-size {cutedsl_mla.page_snap} (any {cutedsl_mla.page_sizes} is taken)",
         backend="cutedsl_mla",
         fact="page_sizes",
         backends=("cutedsl_mla", "tokenspeed_mla"),
@@ -144,7 +148,7 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
         stage="startup",
         prevents="tokenspeed_mla backend is only supported on Blackwell GPUs (SM100/SM12x).",
         source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (sglang 0.5.12-0.5.22)",
-        docs="""Checks that tokenspeed_mla runs on a Blackwell GPU (is_blackwell: compute capability 10.x, 11.x, 12.x)
+        docs="""Checks that tokenspeed_mla runs on a Blackwell GPU (is_blackwell: {tokenspeed_mla.archs#0.5.22})
 on sglang 0.5.12-0.5.22, where it is its own backend.
 
 SGLang refuses it at start-up elsewhere. From sglang 0.5.23 tokenspeed_mla is a deprecated alias of
@@ -157,25 +161,26 @@ cutedsl_mla, judged by cutedsl-mla-arch (SM100 only) instead.""",
     ),
     Gate(
         id="tokenspeed-mla-page",
-        title="tokenspeed_mla page size: SGLang snaps unsupported sizes to 64 (sglang 0.5.12-0.5.22)",
+        title="tokenspeed_mla page size: SGLang snaps unsupported sizes to {tokenspeed_mla.page_snap} (sglang "
+        "0.5.12-0.5.22)",
         versions="sglang>=0.5.12",
         stage="startup",
         prevents="tokenspeed_mla only supports page_size of 32 or 64, changing page_size from {page_size} to 64.",
         reason="SGLang silently changes the page size (a logged warning).",
         source=f"{OVERRIDES}, _mla_backend_page_constraints (0.5.15-0.5.22; server_args.py 0.5.12-0.5.14)",
-        docs="""Checks that `--page-size` is 32 or 64 when tokenspeed_mla is the attention or decode backend, on
-sglang 0.5.12-0.5.22, where it is its own backend.
+        docs="""Checks that `--page-size` is one tokenspeed_mla takes ({tokenspeed_mla.page_sizes#0.5.22}) when it is the
+attention or decode backend, on sglang 0.5.12-0.5.22, where it is its own backend.
 
-SGLang logs a warning and uses 64 for any other size; the rewrite is reported as a warning. From sglang
+SGLang logs a warning and uses {tokenspeed_mla.page_snap#0.5.22} for any other size; the rewrite is reported as a warning. From sglang
 0.5.23 tokenspeed_mla is renamed to cutedsl_mla, whose identical snap is judged by cutedsl-mla-page.""",
-        fix_title="Pass --page-size 64 (or 32)",
+        fix_title="Pass --page-size {tokenspeed_mla.page_snap#0.5.22} (any {tokenspeed_mla.page_sizes#0.5.22} is taken)",
         backend="tokenspeed_mla",
         fact="page_sizes",
         named_by=ATTENTION_OR_DECODE,
     ),
     Gate(
         id="flashmla-arch",
-        title="flashmla needs an SM90 (Hopper) GPU",
+        title="flashmla needs {requires} (Hopper)",
         versions="sglang>=0.5.4.post3",
         stage="runtime",
         prevents="Dense decode MLA is only supported on SM90a architecture",
@@ -183,7 +188,7 @@ SGLang logs a warning and uses 64 for any other size; the rewrite is reported as
         "decode (after weights load) on other GPUs, Blackwell included.",
         source="sglang: python/sglang/srt/layers/attention/flashmla_backend.py (flash_mla_with_kvcache, dense); "
         "sgl-kernel sgl_kernel/flash_mla.py and flashmla_ops (FlashMLA csrc); sgl-flash-mla flash_mla (0.5.23)",
-        docs="""Checks that flashmla runs on a compute-capability 9.x (Hopper) GPU.
+        docs="""Checks that flashmla runs on a GPU of {requires} (Hopper).
 
 SGLang's flashmla backend decodes dense MLA through FlashMLA (vendored in sgl-kernel up to sglang 0.5.22,
 the sgl-flash-mla package in 0.5.23). FlashMLA's SM100 kernels are sparse-attention ones (DeepSeek V3.2's DSA
@@ -200,17 +205,17 @@ comes at the first decode. Read from the kernel builds, not seen on a Blackwell 
     ),
     Gate(
         id="flashmla-page",
-        title="flashmla page size: SGLang forces 64",
+        title="flashmla page size: SGLang forces {flashmla.page_snap}",
         versions="sglang>=0.5.1",
         stage="startup",
         prevents="FlashMLA only supports a page_size of 64, change page_size to 64.",
         reason="SGLang silently changes the page size (a logged warning).",
         source=f"{OVERRIDES}, _mla_backend_page_constraints",
-        docs="""Checks that `--page-size` is 64 when flashmla is the attention or decode backend.
+        docs="""Checks that `--page-size` is {flashmla.page_snap} when flashmla is the attention or decode backend.
 
-SGLang forces 64 whatever was given (logging a warning even when it was 64 already); a different explicit
+SGLang forces {flashmla.page_snap} whatever was given (logging a warning even when it was {flashmla.page_snap} already); a different explicit
 size is reported as a warning.""",
-        fix_title="Pass --page-size 64",
+        fix_title="Pass --page-size {flashmla.page_snap}",
         backend="flashmla",
         fact="page_sizes",
         named_by=ATTENTION_OR_DECODE,
@@ -224,7 +229,7 @@ size is reported as a warning.""",
         "first decode (after weights load) elsewhere.",
         source="sglang: layers/attention/cutlass_mla_backend.py (sgl-kernel cutlass_mla_decode); vllm: "
         "Sm100CutlassMLABackend / csrc/attention/mla/sm100_cutlass_mla_kernel.cu",
-        docs="""Checks that cutlass_mla runs on a compute-capability 10.x GPU, on sglang releases that still have it
+        docs="""Checks that cutlass_mla runs on a GPU of {cutlass_mla.archs#0.5.19}, on sglang releases that still have it
 (<= 0.5.19; it is no longer an --attention-backend choice from 0.5.20).
 
 The CUTLASS MLA decode kernel (sgl-kernel's cutlass_mla_decode, vLLM's sm100_cutlass_mla_decode) is written
@@ -240,16 +245,17 @@ decode.""",
     ),
     Gate(
         id="cutlass-mla-page",
-        title="cutlass_mla page size: SGLang forces 128 (sglang <= 0.5.19)",
+        title="cutlass_mla page size: SGLang forces {cutlass_mla.page_snap#0.5.19} (sglang <= 0.5.19)",
         versions="sglang>=0.5.1",
         stage="startup",
         prevents="Cutlass MLA only supports a page_size of 128, change page_size to 128.",
         reason="SGLang silently changes the page size (a logged warning).",
         source=f"{OVERRIDES}, _mla_backend_page_constraints (sglang 0.5.15-0.5.19; server_args.py before)",
-        docs="""Checks that `--page-size` is 128 when cutlass_mla is the attention or decode backend (sglang <= 0.5.19).
+        docs="""Checks that `--page-size` is {cutlass_mla.page_snap#0.5.19} when cutlass_mla is the attention or decode
+backend (sglang <= 0.5.19).
 
-SGLang forces 128 whatever was given; a different explicit size is reported as a warning.""",
-        fix_title="Pass --page-size 128",
+SGLang forces {cutlass_mla.page_snap#0.5.19} whatever was given; a different explicit size is reported as a warning.""",
+        fix_title="Pass --page-size {cutlass_mla.page_snap#0.5.19}",
         backend="cutlass_mla",
         fact="page_sizes",
         named_by=ATTENTION_OR_DECODE,
@@ -331,17 +337,18 @@ which SGLang's ModelConfig sets for MLA architectures only, and the launch dies 
     ),
     Constraint(
         id="trtllm-mla-kv-dtype",
-        title="trtllm_mla KV cache: fp8_e4m3, bf16 or auto",
+        title="trtllm_mla KV cache: {trtllm_mla.kv_dtypes}",
         versions="sglang>=0.5.1",
         stage="startup",
         prevents="TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
         source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks",
         docs="""Checks that trtllm_mla (attention or decode backend) is used with a `--kv-cache-dtype` its declaration
-lists for the target's release: fp8_e4m3, bf16 or auto in the newest.
+lists for the target's release: {trtllm_mla.kv_dtypes} in the newest.
 
 SGLang refuses other values at start-up, including the spelling `bfloat16` (accepted by other backends)
-and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from 0.5.7.""",
-        fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+and the FP4/MXFP8 caches. History: {trtllm_mla.kv_dtypes#0.5.20} through 0.5.20 (fp4_e2m1 until then),
+{trtllm_mla.kv_dtypes#0.5.6} before 0.5.7 (bf16 from 0.5.7).""",
+        fix_title="Pass a --kv-cache-dtype it takes: {trtllm_mla.kv_dtypes}",
         when=AnyOf((Flag("attention_backend", ("trtllm_mla",)), Flag("decode_backend", ("trtllm_mla",)))),
         requires=(
             # bfloat16 is refused as spelled: bf16 is the same cache
@@ -352,16 +359,16 @@ and the FP4/MXFP8 caches. History: fp4_e2m1 was accepted until 0.5.20; bf16 from
     ),
     Constraint(
         id="cutedsl-mla-kv-dtype",
-        title="cutedsl_mla KV cache: fp8_e4m3, bf16 or auto",
+        title="cutedsl_mla KV cache: {cutedsl_mla.kv_dtypes}",
         versions="sglang>=0.5.13",
         backends=("cutedsl_mla", "tokenspeed_mla"),
         stage="startup",
         prevents="CuteDSL MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.",
         source=f"{OVERRIDES}, _cutedsl_prefill_backend_fill",
-        docs="""Checks that cutedsl_mla is used with `--kv-cache-dtype` fp8_e4m3, bf16, bfloat16 or auto.
+        docs="""Checks that cutedsl_mla is used with a `--kv-cache-dtype` it declares: {cutedsl_mla.kv_dtypes}.
 
 SGLang refuses FP8 E5M2, MXFP8 and FP4 caches for it at start-up.""",
-        fix_title="Pass --kv-cache-dtype fp8_e4m3 (or bf16 / auto)",
+        fix_title="Pass a --kv-cache-dtype it takes: {cutedsl_mla.kv_dtypes}",
         when=AnyOf(
             (
                 Flag("prefill_backend", ("cutedsl_mla",)),
@@ -435,4 +442,4 @@ FlashMLA's FP8 decode path asserts one DCP rank; the server loads and the first 
 )
 
 gate_rules(__name__, ROWS)
-constraint_rules(__name__, CONSTRAINTS)
+constraint_rules(__name__, CONSTRAINTS, worded=lambda row: declared_words(row.title, row.docs, row.fix_title))

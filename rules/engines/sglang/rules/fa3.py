@@ -15,10 +15,10 @@ from attn_preflight.rules.checks.common import (
     phases_using,
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown
+from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, reasons_of, requirement, worded, working
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
-REGISTRY = "sglang: python/sglang/srt/layers/attention/attention_registry.py, create_flashattention_v3_backend"
 # How the FA3 kernel rules (fa3-fp8-sm8x, fa3-head-dim, fa3-dtype) were read: SGLang's side in every wheel, the
 # kernel's checks in the sgl-kernel builds those wheels pin (METADATA Requires-Dist).
 FA3_KERNEL_WALK = (
@@ -33,49 +33,22 @@ FA3_KERNEL_WALK = (
     "sgl-kernel 0.3.5 and sglang-kernel 0.4.10, the same in both; the pins between were not downloaded"
 )
 FA3_API = "Dao-AILab/flash-attention: hopper/flash_api.cpp, mha_fwd (sgl-kernel builds its FA3 from it)"
-FA3_ARCH_MESSAGE = "FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
 
 
-@rule(
-    id="fa3-arch",
-    title="fa3 runs on SM80-SM90 only",
-    engine="sglang",
-    versions="sglang>=0.5.1",
-    backends=("fa3",),
-    needs_gpu=True,
-    stage="init",
-    prevents=FA3_ARCH_MESSAGE,
-    source=REGISTRY,
-    docs="""Checks that `fa3` (as attention, prefill or decode backend) runs on a compute-capability 8.x or
-9.x GPU.
+FA3_FP8_TITLE = "fa3 reads an FP8 KV cache on {fa3.kv_dtype_archs:fp8_e4m3} only"
+FA3_FP8_DOCS = """Checks that `fa3` is given an FP8 KV cache only on a GPU of {fa3.kv_dtype_archs:fp8_e4m3}.
 
-SGLang's fa3 factory asserts `major == 9` or (`major == 8` and not MLA) when the model runner builds the
-backend, after weights are loaded. Every Blackwell GPU (SM100/SM103, Thor SM110, SM120/SM121) fails here:
-FA3's kernels are Hopper (sm_90a) kernels plus SM8x builds, with nothing for newer archs. The same assert
-refuses MLA models on SM8x (rule fa3-mla-sm8x). Deterministic inference without a backend falls back to fa3
-on every GPU but SM100/SM120, so on Thor this rule catches that default too.""",
-    fix_title="Use fa4, trtllm_mha or flashinfer on Blackwell; triton or flashinfer elsewhere",
-    references=("https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/attention_backend.md",),
-)
-def fa3_arch(cfg, target):
-    if target.major in declared(target, "fa3").archs:
-        return passed(gpu(target), "SM80-SM90")
-    if target.major >= 10:
-        fix = (
-            ["--attention-backend fa4"] if target.major in (10, 11) and not cfg.mla else ["--attention-backend triton"]
-        )
-        if target.major == 10 and not cfg.mla:
-            fix = ["--attention-backend trtllm_mha", "--attention-backend fa4"]
-        if target.major == 10 and cfg.mla:
-            fix = ["--attention-backend flashinfer", "--attention-backend trtllm_mla"]
-    else:
-        fix = ["--attention-backend triton"]
-    return failed(f"{phases_using(cfg, 'fa3')} on {gpu(target)}", "compute capability 8.x or 9.x", fix)
+With `--kv-cache-dtype` other than auto, SGLang's FlashAttention backend casts the query to the KV dtype
+and calls FA3 with FP8 Q/K/V (head_dim <= 256). FA3's FP8 kernels are Hopper-only: on Ampere/Ada the
+call is refused at the first forward. (MLA models dequantize instead, but fa3 does not run MLA on SM8x.)
+The fix drops the FP8 cache, or moves to the first of flashinfer and triton whose declaration reads it there."""
+# Where an FP8 KV cache goes instead: the first of these the declarations admit on the GPU for the KV dtype.
+FP8_KV_INSTEAD = ("flashinfer", "triton")
 
 
 @rule(
     id="fa3-fp8-sm8x",
-    title="fa3 on SM8x cannot read an FP8 KV cache",
+    title=worded(FA3_FP8_TITLE),
     engine="sglang",
     versions="sglang>=0.5.0rc2",
     backends=("fa3",),
@@ -83,11 +56,8 @@ def fa3_arch(cfg, target):
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
     source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
     "is not auto)",
-    docs="""Checks that `fa3` on an SM8x GPU is not given an FP8 KV cache.
-
-With `--kv-cache-dtype` other than auto, SGLang's FlashAttention backend casts the query to the KV dtype
-and calls FA3 with FP8 Q/K/V (head_dim <= 256). FA3's FP8 kernels are Hopper-only: on Ampere/Ada the
-call is refused at the first forward. (MLA models dequantize instead, but fa3 does not run MLA on SM8x.)""",
+    docs=worded(FA3_FP8_DOCS),
+    worded=lambda: declared_words(FA3_FP8_TITLE, FA3_FP8_DOCS),
     fix_title="Use --kv-cache-dtype auto on SM8x with fa3, or flashinfer/triton for an FP8 KV cache",
 )
 def fa3_fp8_sm8x(cfg, target):
@@ -97,12 +67,20 @@ def fa3_fp8_sm8x(cfg, target):
     if target.major is None:
         return unknown("compute capability unknown")
     fa3 = declared(target, "fa3")
-    if target.major not in fa3.archs or target.major in fa3.kv_dtype_archs[kv]:
-        return passed(gpu(target), "SM90 for FP8 on fa3")
+    fact = f"kv_dtype_archs:{kv}"
+    required = requirement(fa3, fact, Query(target.major)) or f"fa3's declared {fact}"
+    if target.major not in fa3.archs:
+        return passed(gpu(target), "fa3's own archs (fa3-arch judges the rest)")
+    if not reasons_of(fa3, fact, Query(target.major, kv_dtype=kv)):
+        return passed(gpu(target), f"{required} for {kv} on fa3")
+    instead = working(target.sglang_backends, FP8_KV_INSTEAD, Query(target.major, kv_dtype=kv))[:1]
     return failed(
         f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa3')} on {gpu(target)}",
-        "fp16/bf16 KV on SM8x with fa3",
-        [*kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None), "--attention-backend flashinfer"],
+        f"{required} for {kv} on fa3",
+        [
+            *kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None),
+            *(f"--attention-backend {name}" for name in instead),
+        ],
     )
 
 

@@ -22,6 +22,7 @@ from attn_preflight.rules.checks.common import (
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang.capabilities import FA4_IMAGE_MASK_ARCHITECTURES, FA4_IMAGE_MASK_FROM
+from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, reasons_of, requirement, worded, working
 from attn_preflight.rules.engines.sglang.resolve import effective_page_size, fa4_page_size, prefill_cp
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
@@ -31,16 +32,9 @@ FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.
 WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
 
 
-@rule(
-    id="fa4-fp8-sm100",
-    title="fa4 reads an FP8 KV cache only on SM10x",
-    engine="sglang",
-    versions="sglang>=0.5.10",
-    backends=("fa4",),
-    stage="runtime",
-    prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
-    source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
-    docs="""Checks that `fa4` with `--kv-cache-dtype fp8_e4m3` or `fp8_e5m2` runs on SM100/SM103.
+FA4_FP8_TITLE = "fa4 reads an FP8 KV cache only on {fa4.kv_dtype_archs:fp8_e4m3}"
+FA4_FP8_DOCS = """Checks that `fa4` with `--kv-cache-dtype` fp8_e4m3 or fp8_e5m2 runs on a GPU of
+{fa4.kv_dtype_archs:fp8_e4m3}.
 
 With an FP8 KV cache SGLang casts the query to the KV dtype for decode and calls FA4 with FP8 Q/K/V; FA4's
 FP8 path exists only in the SM100 kernel (`arch // 10 == 10`). SM90, SM110, SM12x (SGLang's SM120 host has
@@ -49,7 +43,21 @@ whose interface has the same assert.
 
 The assert is in SGLang's vendored FA4 from 0.5.16 (0.5.23 interface.py:729). SGLang 0.5.10-0.5.15 run the
 flash-attn-4 wheel instead (jit_kernel/flash_attention_v4.py:10), which has the assert from 4.0.0b10
-(interface.py:470); with an older wheel installed there the rule does not judge.""",
+(interface.py:470); with an older wheel installed there the rule does not judge. The fix drops the FP8 cache,
+and names fa3 where its declaration reads the cache on the GPU ({fa3.kv_dtype_archs:fp8_e4m3})."""
+
+
+@rule(
+    id="fa4-fp8-sm100",
+    title=worded(FA4_FP8_TITLE),
+    engine="sglang",
+    versions="sglang>=0.5.10",
+    backends=("fa4",),
+    stage="runtime",
+    prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
+    source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
+    docs=worded(FA4_FP8_DOCS),
+    worded=lambda: declared_words(FA4_FP8_TITLE, FA4_FP8_DOCS),
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
 def fa4_fp8_sm100(cfg, target):
@@ -63,16 +71,18 @@ def fa4_fp8_sm100(cfg, target):
         )
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in declared(target, "fa4").kv_dtype_archs[kv]:
-        return passed(gpu(target), "SM100/SM103 for FP8 on fa4")
+    fa4 = declared(target, "fa4")
+    fact = f"kv_dtype_archs:{kv}"
+    required = f"{requirement(fa4, fact, Query(target.major)) or f'fa4 declared {fact}'} for {kv} on fa4"
+    if not reasons_of(fa4, fact, Query(target.major, kv_dtype=kv)):
+        return passed(gpu(target), required)
+    # fa3 where its declaration reads this KV dtype on the GPU; not fp8_e5m2, with which SGLang replaces fa3 by triton
+    # (rule fa3-fp8-e5m2-rewrite)
+    fa3 = kv != "fp8_e5m2" and working(target.sglang_backends, ("fa3",), Query(target.major, mla=False, kv_dtype=kv))
     fix = kv_unquantised_fix(cfg, target, cfg.model.dtype if cfg.model else None) + (
-        ["--attention-backend fa3"] if target.major == 9 and kv == "fp8_e4m3" else []
+        ["--attention-backend fa3"] if fa3 else []
     )
-    return failed(
-        f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-        "SM100/SM103 for an FP8 KV cache on fa4",
-        fix,
-    )
+    return failed(f"{kv_found(cfg, target)} on {phases_using(cfg, 'fa4')} on {gpu(target)}", required, fix)
 
 
 # SGLang runs its vendored FA4 from 0.5.16; 0.5.10-0.5.15 import the flash-attn-4 wheel (flash_attention_v4.py:10).
@@ -139,23 +149,31 @@ def fa4_hd256_sm100(cfg, target):
     )
 
 
+DETERMINISTIC_MLA_TITLE = "Deterministic absorbed-MLA on fa4 needs {fa4.mla_archs}"
+DETERMINISTIC_MLA_DOCS = """Checks that deterministic inference (`--enable-deterministic-inference`) of a DeepSeek-family
+absorbed-MLA model on `--attention-backend fa4` runs on a GPU of {fa4.mla_archs}.
+
+SGLang runs such models through FA4's absorbed-MLA path (the `qv` argument), which flash_attn.cute
+implements only on SM100/SM110 ("only support Blackwell arch with qv"). SGLang refuses the config at
+start-up on any other GPU (platform probe is_sm100_or_sm110: major 10 or 11, torch CUDA >= 12.8).
+The DeepSeek family is the architecture list in handle_deterministic_inference (DeepSeek V2/V3/V3.2,
+Mistral Large 3, Pixtral, GLM MoE DSA / 4 MoE Lite / 5 Next). The fix names fa3 where the declarations
+admit it for MLA on the GPU, else triton."""
+# An MLA model's backend instead of fa4: the first the declarations admit for MLA on the GPU.
+MLA_INSTEAD = ("fa3", "triton")
+
+
 @rule(
     id="fa4-deterministic-mla-arch",
-    title="Deterministic absorbed-MLA on fa4 needs SM100/SM110",
+    title=worded(DETERMINISTIC_MLA_TITLE),
     engine="sglang",
     versions="sglang>=0.5.18",
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
     "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
-    docs="""Checks that deterministic inference (`--enable-deterministic-inference`) of a DeepSeek-family
-absorbed-MLA model on `--attention-backend fa4` runs on a compute-capability 10.x or 11.x GPU.
-
-SGLang runs such models through FA4's absorbed-MLA path (the `qv` argument), which flash_attn.cute
-implements only on SM100/SM110 ("only support Blackwell arch with qv"). SGLang refuses the config at
-start-up on any other GPU (platform probe is_sm100_or_sm110: major 10 or 11, torch CUDA >= 12.8).
-The DeepSeek family is the architecture list in handle_deterministic_inference (DeepSeek V2/V3/V3.2,
-Mistral Large 3, Pixtral, GLM MoE DSA / 4 MoE Lite / 5 Next).""",
+    docs=worded(DETERMINISTIC_MLA_DOCS),
+    worded=lambda: declared_words(DETERMINISTIC_MLA_TITLE, DETERMINISTIC_MLA_DOCS),
     fix_title="Use --attention-backend fa3 on SM90 (triton elsewhere), or run on SM100/SM110",
 )
 def fa4_deterministic_mla_arch(cfg, target):
@@ -168,28 +186,37 @@ def fa4_deterministic_mla_arch(cfg, target):
         return skipped(f"applies to DeepSeek-family models ({cfg.model.architecture} is not one)")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major in declared(target, "fa4").mla_archs:
-        return passed(gpu(target), "SM100/SM110")
-    fix = ["--attention-backend fa3"] if target.major == 9 else ["--attention-backend triton"]
-    return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", "SM100 or SM110 (B200/GB200/B300/Thor)", fix)
+    fa4 = declared(target, "fa4")
+    required = requirement(fa4, "mla_archs", Query(target.major)) or "fa4's declared MLA archs"
+    if fa4.mla_archs is None or target.major in fa4.mla_archs:
+        return passed(gpu(target), required)
+    instead = working(target.sglang_backends, MLA_INSTEAD, Query(target.major, mla=True))[:1]
+    fix = [f"--attention-backend {name}" for name in instead]
+    return failed(f"deterministic absorbed-MLA on fa4 on {gpu(target)}", required, fix)
+
+
+REL_BIAS_TITLE = "rel_bias on fa4: {fa4.feature_archs:rel_bias} (SM12x with head dims <= 128)"
+REL_BIAS_DOCS = """Checks where a sheared relative bias (`rel_bias`, Inkling) can run on `fa4`: {fa4.feature_archs:rel_bias},
+SM12x through SGLang's SM120 host when head_dim and v_head_dim are at most 128 ("SM120 relative bias
+currently supports head_dim and head_dim_v up to 128").
+
+rel_bias exists only in SGLang's vendored FA4 (from 0.5.16), not in the flash-attn-4 wheel. On SM8x the
+interface asserts. 0.5.16 and 0.5.17 admit {fa4.feature_archs:rel_bias#0.5.17} ("rel_bias (sheared bias) is
+only supported on SM9x/10x", 0.5.17 interface.py:866-870); 0.5.18 adds SGLang's SM120 forward host
+(interface.py:997-1000)."""
 
 
 @rule(
     id="fa4-rel-bias-arch",
-    title="rel_bias on fa4: SM90-SM110, or SM12x with head dims <= 128",
+    title=worded(REL_BIAS_TITLE),
     engine="sglang",
     versions="sglang>=0.5.16",
     backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
-    docs="""Checks where a sheared relative bias (`rel_bias`, Inkling) can run on `fa4`: SM90, SM10x, SM11x, and
-SM12x through SGLang's SM120 host when head_dim and v_head_dim are at most 128 ("SM120 relative bias
-currently supports head_dim and head_dim_v up to 128").
-
-rel_bias exists only in SGLang's vendored FA4 (from 0.5.16), not in the flash-attn-4 wheel. On SM8x the
-interface asserts. 0.5.16 and 0.5.17 assert SM9x-SM11x ("rel_bias (sheared bias) is only supported on
-SM9x/10x", 0.5.17 interface.py:866-870); 0.5.18 adds SGLang's SM120 forward host (interface.py:997-1000).""",
+    docs=worded(REL_BIAS_DOCS),
+    worded=lambda: declared_words(REL_BIAS_TITLE, REL_BIAS_DOCS),
     fix_title="Use --attention-backend triton",
 )
 def fa4_rel_bias_arch(cfg, target):
@@ -197,11 +224,11 @@ def fa4_rel_bias_arch(cfg, target):
         return skipped("applies to a sheared rel_bias")
     if target.major is None:
         return unknown("compute capability unknown")
-    if target.major not in declared(target, "fa4").feature_archs["rel_bias"]:
+    fa4 = declared(target, "fa4")
+    required = requirement(fa4, "feature_archs:rel_bias", Query(target.major)) or "fa4's declared rel_bias archs"
+    if target.major not in fa4.feature_archs["rel_bias"]:
         return failed(
-            f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}",
-            "SM90-SM110" + (" or SM12x" if 12 in declared(target, "fa4").feature_archs["rel_bias"] else ""),
-            ["--attention-backend triton"],
+            f"rel_bias on {phases_using(cfg, 'fa4')} on {gpu(target)}", required, ["--attention-backend triton"]
         )
     if target.major == 12:  # SGLang's SM120 forward host
         dims = _head_dims(cfg)
@@ -214,7 +241,7 @@ def fa4_rel_bias_arch(cfg, target):
             "head dims <= 128 on SM12x",
             ["--attention-backend triton"],
         )
-    return passed(gpu(target), "SM90-SM110")
+    return passed(gpu(target), required)
 
 
 @rule(

@@ -24,6 +24,7 @@ from attn_preflight.rules.core.engine import Status, failed, passed, rule, skipp
 from attn_preflight.rules.core.registry import registry
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
+from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, requirement, worded
 from attn_preflight.rules.engines.sglang.resolve import (
     NVFP4_SOURCE,
     effective_page_size,
@@ -75,9 +76,22 @@ def kv_mxfp8_q_scales(cfg, target):
     )
 
 
+KV_MXFP8_KERNEL_TITLE = (
+    "MXFP8 passes SGLang's gate on SM110/SM12x, but FA4's block-scaled kernel needs {fa4.kv_dtype_archs:mxfp8}"
+)
+KV_MXFP8_KERNEL_DOCS = """Checks `--kv-cache-dtype mxfp8` on the Blackwell-family GPUs that pass SGLang's start-up gate but
+not FA4's kernel ({fa4.kv_dtype_archs:mxfp8}): Jetson Thor (SM110) and SM120/SM121 (RTX 50xx, RTX PRO 6000,
+GB10).
+
+The MXFP8 cache hands FA4 FP8 V tensors, and FA4 asserts `arch // 10 == 10` for FP8 before it picks a
+kernel; the block-scale tensors are only threaded into the SM100 kernel anyway. The server starts and the
+first forward fails. Derived from the 0.5.23 code, not seen on an SM110 or SM12x GPU."""
+
+
 @rule(
     id="kv-mxfp8-kernel-arch",
-    title="MXFP8 passes SGLang's gate on SM110/SM12x, but FA4's block-scaled kernel is SM100-only",
+    title=worded(KV_MXFP8_KERNEL_TITLE),
+    worded=lambda: declared_words(KV_MXFP8_KERNEL_TITLE, KV_MXFP8_KERNEL_DOCS),
     engine="sglang",
     versions="sglang>=0.5.16",
     stage="runtime",
@@ -85,22 +99,19 @@ def kv_mxfp8_q_scales(cfg, target):
     source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
     "(FP8 V asserts arch // 10 == 10; sfq/sfk/sfv reach only FlashAttentionForwardSm100); "
     "kernels/ops/attention/fa4_sm120 (no FP8 path)",
-    docs="""Checks `--kv-cache-dtype mxfp8` on the Blackwell-family GPUs that pass SGLang's start-up gate but
-not FA4's kernel: Jetson Thor (SM110) and SM120/SM121 (RTX 50xx, RTX PRO 6000, GB10).
-
-The MXFP8 cache hands FA4 FP8 V tensors, and FA4 asserts `arch // 10 == 10` for FP8 before it picks a
-kernel; the block-scale tensors are only threaded into the SM100 kernel anyway. The server starts and the
-first forward fails. Derived from the 0.5.23 code, not seen on an SM110 or SM12x GPU.""",
+    docs=worded(KV_MXFP8_KERNEL_DOCS),
     fix_title="Use --kv-cache-dtype fp8_e4m3 or auto on SM110/SM12x",
 )
 def kv_mxfp8_kernel_arch(cfg, target):
     if not _mxfp8(cfg) or target.major not in blackwell_majors(target):
         return skipped("applies to --kv-cache-dtype mxfp8 on the GPUs SGLang's gate admits (SM10x-SM12x)")
-    if target.major in declared(target, "fa4").kv_dtype_archs["mxfp8"]:
-        return passed(gpu(target), "SM100/SM103 for FA4's block-scaled path")
+    fa4 = declared(target, "fa4")
+    required = f"{requirement(fa4, 'kv_dtype_archs:mxfp8', Query(target.major))} for FA4's block-scaled path"
+    if target.major in fa4.kv_dtype_archs.get("mxfp8", (target.major,)):  # not declared: not restricted
+        return passed(gpu(target), required)
     return failed(
         f"--kv-cache-dtype mxfp8 on {gpu(target)}",
-        "SM100/SM103 for FA4's block-scaled path",
+        required,
         ["--kv-cache-dtype auto", "--kv-cache-dtype fp8_e4m3"],
     )
 

@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from attn_preflight.rules.checks.common import declared, gpu, phases_using, sglang_release
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.engines.sglang.reasons import declared_words, kv_dtypes_text, worded
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
@@ -42,9 +43,27 @@ def _trtllm_mla_runs(target) -> bool:
 # --- TRT-LLM MHA --------------------------------------------------------------------------------------------
 
 
+TRTLLM_MHA_ARCH_TITLE = (
+    "trtllm_mha runs on {trtllm_mha.archs} (prefill on {trtllm_mha.archs@prefill#0.5.18} before 0.5.19)"
+)
+TRTLLM_MHA_ARCH_DOCS = """Checks that the trtllm_mha backend (prefill or decode) runs on a GPU of {trtllm_mha.archs}, as the
+target's SGLang release allows.
+
+SGLang gates trtllm_mha on its platform probes (major only, torch CUDA >= 12.3 for SM90, >= 12.8 for
+SM100/SM120), so other GPUs (SM8x, SM110 Jetson Thor) are refused at start-up. The history: sglang <= 0.5.9
+admitted {trtllm_mha.archs#0.5.9} ("TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please
+use a different backend."); 0.5.10-0.5.18 admitted {trtllm_mha.archs@decode#0.5.18} for decode and
+{trtllm_mha.archs@prefill#0.5.18} for prefill ("TRTLLM MHA backend for prefill is only supported on Blackwell
+GPUs (SM100). Please use a different prefill backend."); 0.5.19 and newer admit {trtllm_mha.archs} for both
+phases (decode message: "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100)
+and (SM120) GPUs. Please use a different decode backend.").
+
+The fix moves each refused phase to SGLang's own MHA default of the arch: fa3 on SM90, flashinfer elsewhere."""
+
+
 @rule(
     id="trtllm-mha-arch",
-    title="trtllm_mha runs on SM90, SM100 and SM120 (SM100 only before sglang 0.5.19)",
+    title=worded(TRTLLM_MHA_ARCH_TITLE),
     engine="sglang",
     versions="sglang>=0.5.0rc2",
     backends=("trtllm_mha",),
@@ -53,16 +72,8 @@ def _trtllm_mla_runs(target) -> bool:
     prevents="TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. Please use a "
     "different prefill backend.",
     source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
-    docs="""Checks that the trtllm_mha backend (prefill or decode) runs on a GPU of compute capability 9.x, 10.x
-or 12.x, as the target's SGLang release allows.
-
-SGLang gates trtllm_mha on its platform probes (major only, torch CUDA >= 12.3 for SM90, >= 12.8 for
-SM100/SM120), so SM8x and SM110 (Jetson Thor) are refused at start-up. The SM120 history: sglang <= 0.5.9
-refused every non-SM100 GPU ("TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use
-a different backend."); 0.5.10-0.5.18 allowed SM90/SM120 for decode only ("TRTLLM MHA backend for prefill
-is only supported on Blackwell GPUs (SM100). Please use a different prefill backend."); 0.5.19 and newer
-allow SM90, SM100 and SM120 for both phases (decode message: "TRTLLM MHA backend for decode is only
-supported on Hopper (SM90), Blackwell (SM100) and (SM120) GPUs. Please use a different decode backend.").""",
+    docs=worded(TRTLLM_MHA_ARCH_DOCS),
+    worded=lambda: declared_words(TRTLLM_MHA_ARCH_TITLE, TRTLLM_MHA_ARCH_DOCS),
     fix_title="Use --attention-backend fa3 (SM90), flashinfer or triton; or upgrade to sglang >= 0.5.19 on SM90/SM120",
 )
 def trtllm_mha_arch(cfg, target):
@@ -73,7 +84,7 @@ def trtllm_mha_arch(cfg, target):
     need = " and ".join(f"{p}: SM{'/SM'.join(f'{m}x' for m in sorted(trtllm_mha.archs_for(p)))}" for p in phases)
     if not refused:
         return passed(f"trtllm_mha ({', '.join(phases)}) on {gpu(target)}", need)
-    fix = "fa3" if target.major == 9 else "flashinfer"
+    fix = "fa3" if target.major == 9 else "flashinfer"  # get_default_attn_backend's MHA pick (resolve.py)
     flags = (
         [f"--{p}-attention-backend {fix}" for p in refused]
         if len(phases) < 2 or len(refused) < 2
@@ -257,38 +268,46 @@ def _tokenspeed(cfg) -> bool:
     return "tokenspeed_mla" in (cfg.attention_backend, cfg.decode_backend)
 
 
+TOKENSPEED_KV_TITLE = "tokenspeed_mla's KV cache: {tokenspeed_mla.kv_dtypes}"
+TOKENSPEED_KV_FIX = (
+    "Pass a --kv-cache-dtype it declares ({tokenspeed_mla.kv_dtypes}; on 0.5.23: --attention-backend cutedsl_mla)"
+)
+TOKENSPEED_KV_DOCS = """Checks that tokenspeed_mla is used with a `--kv-cache-dtype` it declares: {tokenspeed_mla.kv_dtypes}.
+
+sglang 0.5.12-0.5.22 refuse any other KV dtype at start-up ({tokenspeed_mla.kv_dtypes#0.5.22} there). sglang
+0.5.23 renames tokenspeed_mla to cutedsl_mla and silently sets the KV dtype to fp8_e4m3 ("tokenspeed_mla
+required FP8 KV; setting --kv-cache-dtype=fp8_e4m3."): reported as a warning there."""
+
+
 @rule(
     id="tokenspeed-mla-kv-dtype",
-    title="tokenspeed_mla needs an fp8_e4m3 KV cache",
+    title=worded(TOKENSPEED_KV_TITLE),
     engine="sglang",
     versions="sglang>=0.5.12",
     stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args (0.5.23)",
-    docs="""Checks that tokenspeed_mla is used with `--kv-cache-dtype fp8_e4m3`.
-
-sglang 0.5.12-0.5.22 refuse any other KV dtype at start-up. sglang 0.5.23 renames tokenspeed_mla to
-cutedsl_mla and silently sets the KV dtype to fp8_e4m3 ("tokenspeed_mla required FP8 KV; setting
---kv-cache-dtype=fp8_e4m3."): reported as a warning there.""",
-    fix_title="Pass --kv-cache-dtype fp8_e4m3 (on 0.5.23: --attention-backend cutedsl_mla)",
+    docs=worded(TOKENSPEED_KV_DOCS),
+    worded=lambda: declared_words(TOKENSPEED_KV_TITLE, TOKENSPEED_KV_DOCS, TOKENSPEED_KV_FIX),
+    fix_title=worded(TOKENSPEED_KV_FIX),
 )
 def tokenspeed_mla_kv_dtype(cfg, target):
     if not _tokenspeed(cfg):
         return skipped("applies to the tokenspeed_mla backend")
-    if cfg.kv_cache_dtype in declared(target, "tokenspeed_mla").kv_dtypes:
-        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", "fp8_e4m3")
-    if _renamed(target):
+    tokenspeed = declared(target, "tokenspeed_mla")
+    required = kv_dtypes_text(tokenspeed.kv_dtypes)
+    if cfg.kv_cache_dtype in tokenspeed.kv_dtypes:
+        return passed(f"--kv-cache-dtype {cfg.kv_cache_dtype}", required)
+    first = next(iter(tokenspeed.kv_dtypes))  # the one SGLang names in its message and sets in 0.5.23
+    kv_fix = f"--kv-cache-dtype {first}"
+    if tokenspeed.alias_of:  # 0.5.23: serving_hook.handle_deprecated_args renames it and sets the KV dtype
         return warned(
-            f"--kv-cache-dtype {cfg.kv_cache_dtype} with tokenspeed_mla, which sglang 0.5.23 rewrites "
-            "to cutedsl_mla with fp8_e4m3",
-            "--kv-cache-dtype fp8_e4m3",
-            ["--attention-backend cutedsl_mla", "--kv-cache-dtype fp8_e4m3"],
+            f"--kv-cache-dtype {cfg.kv_cache_dtype} with tokenspeed_mla, which sglang {sglang_release(target)} "
+            f"rewrites to {tokenspeed.alias_of} with {first}",
+            required,
+            [f"--attention-backend {tokenspeed.alias_of}", kv_fix],
         )
-    return failed(
-        f"--kv-cache-dtype {cfg.kv_cache_dtype} on tokenspeed_mla",
-        "--kv-cache-dtype fp8_e4m3",
-        ["--kv-cache-dtype fp8_e4m3"],
-    )
+    return failed(f"--kv-cache-dtype {cfg.kv_cache_dtype} on tokenspeed_mla", required, [kv_fix])
 
 
 # --- decode context parallelism (--dcp-size > 1) on the MLA decode kernels ----------------------------------

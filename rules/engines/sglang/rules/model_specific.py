@@ -19,6 +19,14 @@ from attn_preflight.rules.checks.common import (
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
+from attn_preflight.rules.engines.sglang.reasons import (
+    Query,
+    backends_declaring,
+    declared_words,
+    names_text,
+    worded,
+    working,
+)
 from attn_preflight.rules.engines.sglang.resolve import (
     RAGGED_VERIFY_ENV,
     hrm_text,
@@ -43,6 +51,19 @@ def _backends_found(cfg) -> str:
 # --- Soft-capping ---------------------------------------------------------------------------------------
 
 
+SOFTCAP_DOCS = """Checks that a model with attention logit soft-capping (config.json `attn_logit_softcapping`, e.g.
+Gemma 2's 50.0, or `--feature softcap`) is served by a backend that applies it: {features:softcap} pass the
+layer's `logit_cap` to their kernels.
+
+{refuses:softcap} refuses such layers at start-up. {drops:softcap} never read `layer.logit_cap`: the model runs
+without its soft-cap and its logits drift from the reference with no error, so these are reported as a warning.
+Note that on SM100 SGLang's generic default for an MHA model is trtllm_mha. Gemma 3 and Gemma 4 configs carry no
+attention soft-cap (SGLang passes logit_cap=0.0). The fix names the first of fa3 and flashinfer the declarations
+admit on the GPU."""
+# The backend a soft-capped model moves to: the first of these the declarations admit on the GPU.
+SOFTCAP_INSTEAD = ("fa3", "flashinfer")
+
+
 @rule(
     id="model-softcap-backend",
     title="Logit soft-capping (Gemma 2) needs a backend that applies it",
@@ -52,14 +73,8 @@ def _backends_found(cfg) -> str:
     prevents="The hpc_ops attention backend does not support logit cap.",
     source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
     "trtllm_mha_backend.py, torch_native_backend.py, torch_flex_backend.py (no logit_cap argument)",
-    docs="""Checks that a model with attention logit soft-capping (config.json `attn_logit_softcapping`, e.g.
-Gemma 2's 50.0, or `--feature softcap`) is served by a backend that applies it: fa3, fa4, flashinfer or
-triton pass the layer's `logit_cap` to their kernels.
-
-hpc_ops refuses such layers at start-up. trtllm_mha, torch_native and flex_attention never read
-`layer.logit_cap`: the model runs without its soft-cap and its logits drift from the reference with no
-error, so these are reported as a warning. Note that on SM100 SGLang's generic default for an MHA model
-is trtllm_mha. Gemma 3 and Gemma 4 configs carry no attention soft-cap (SGLang passes logit_cap=0.0).""",
+    docs=worded(SOFTCAP_DOCS),
+    worded=lambda: declared_words("Logit soft-capping (Gemma 2) needs a backend that applies it", SOFTCAP_DOCS),
     fix_title="Use --attention-backend flashinfer, fa3 (SM8x/SM90), fa4 or triton",
 )
 def model_softcap_backend(cfg, target):
@@ -67,7 +82,8 @@ def model_softcap_backend(cfg, target):
         return skipped("applies to models with attention logit soft-capping")
     if not cfg.backends:
         return unknown("no attention backend chosen and none can be derived for this target")
-    fix = [f"--attention-backend {'fa3' if target.major in (8, 9) else 'flashinfer'}"]
+    instead = working(target.sglang_backends, SOFTCAP_INSTEAD, Query(target.major, features=frozenset({"softcap"})))
+    fix = [f"--attention-backend {name}" for name in instead[:1]]
     refusing = sorted(b for b in cfg.backends if "softcap" in declared(target, b).refuses)
     if refusing:
         return failed(f"soft-capped attention on {', '.join(refusing)}", "a backend that applies logit_cap", fix)
@@ -75,7 +91,7 @@ def model_softcap_backend(cfg, target):
     if ignored:
         return warned(
             f"soft-capped attention on {', '.join(ignored)}, which drops the soft-cap",
-            "fa3, fa4, flashinfer or triton",
+            names_text(backends_declaring("features", "softcap", target.sglang_backends)),
             fix,
         )
     return passed(_backends_found(cfg), "a backend that applies logit_cap")

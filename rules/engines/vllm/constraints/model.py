@@ -16,6 +16,7 @@ from attn_preflight.rules.core.constraints import (
     constraint_rules,
 )
 from attn_preflight.rules.engines.vllm import capabilities as kb
+from attn_preflight.rules.engines.vllm import wording
 
 # --dtype values vLLM runs in float16 (config/model.py _STR_DTYPE_TO_TORCH_DTYPE)
 _FLOAT16 = Flag("dtype", tuple(name for name, dtype in kb.MODEL_DTYPES.items() if dtype == "float16"))
@@ -37,11 +38,11 @@ ROWS = (
         first_only=True,
         prevents=kb.FLOAT16_MODEL_MESSAGE.format(model_type="gemma2", reason=kb.FLOAT16_UNSUPPORTED_MODELS["gemma2"]),
         source=kb.FLOAT16_MODEL_SOURCE,
-        docs="""Checks that `--dtype half` / `float16` is not asked of a model vLLM refuses to run in float16:
-Gemma 2, Gemma 3 and GLM-4 (numerical instability).
+        docs="""Checks that `--dtype half` / `float16` is not asked of a model vLLM refuses to run in float16: the
+model types {float16_refused} (numerical instability).
 
 Below SM80 these models have no half-precision dtype vLLM accepts (no bfloat16, no float16), so they run
-in float32, which only TRITON_ATTN and FLEX_ATTENTION take.""",
+in float32, which only {with:dtypes=float32} take.""",
         fix_title="Use --dtype bfloat16 (float32 below SM80)",
     ),
     Constraint(
@@ -64,9 +65,7 @@ in float32, which only TRITON_ATTN and FLEX_ATTENTION take.""",
         "Invalid kv_cache_dtype: 'X'. Valid values are: [...]",
         source=kb.KV_CACHE_DTYPE_SOURCE,
         docs="""Checks that `--kv-cache-dtype` names a KV-cache dtype the target's vLLM release has. Each release's
-CacheDType lists them, and the list only grows: bfloat16 from 0.11.0, fp8_ds_mla from 0.11.2, float16 from 0.18.0,
-nvfp4, the turboquant and per-token-head dtypes from 0.20.0, int4_per_token_head from 0.25.0, nvfp4_4over6 from
-0.28.0, nvfp4_ds_mla from 0.30.0, ultraquant_4bit from 0.32.0 and the octave dtypes from 0.33.0.
+CacheDType lists them, and the list only grows: {kv_since}.
 
 Through 0.32.x argparse refuses another value before anything loads; 0.33.0 takes any string on the command line
 (a platform may register its own dtype) and CacheConfig refuses an unknown one when the engine config is built.""",
@@ -86,7 +85,7 @@ Through 0.32.x argparse refuses another value before anything loads; 0.33.0 take
         source=kb.INKLING_SOURCE + "; vllm/vllm_flash_attn/cute/interface.py, _flash_attn_fwd",
         references=("https://github.com/vllm-project/vllm/issues/51405",),
         docs="""Checks that an Inkling model (InklingForConditionalGeneration / InklingForCausalLM) is served by
-vLLM 0.26-0.27 on a GPU whose Inkling attention kernel reads a paged KV cache: SM90, SM100, SM110.
+vLLM 0.26-0.27 on a GPU whose Inkling attention kernel reads a paged KV cache: {inkling_majors}.
 
 Inkling brings its own relative attention, whatever --attention-backend names: on SM10x/SM11x the bundled
 tml_fa4 with a sheared bias, elsewhere vLLM's vendored FA4 with a score_mod, and always with the paged KV
@@ -97,4 +96,4 @@ server dies in its first forward (the start-up profile run). vLLM 0.28.0 replace
     ),
 )
 
-constraint_rules(__name__, ROWS)
+constraint_rules(__name__, ROWS, worded=wording.words)
