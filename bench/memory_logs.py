@@ -25,7 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CASES = FIXTURES / "memory_logs.json"
 RESULTS = ROOT / "bench" / "results"
-MEMORY_RULES = ("memory-weights-fit", "memory-kv-context", "vllm-memory-weights-fit", "vllm-memory-kv-context")
+MEMORY_RULES = (
+    "memory-weights-fit",
+    "memory-kv-context",
+    "vllm-memory-weights-fit",
+    "vllm-memory-kv-context",
+    "vllm-memory-warmup",
+)
 
 
 def load() -> dict[str, Any]:
@@ -87,6 +93,7 @@ def judge(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
         judged["warned"] = "warn" in statuses
         return judged
     judged["false_fail"] = "fail" in statuses
+    judged["warned"] = "warn" in statuses
     if case.get("kv_tokens") and answer.get("tokens"):
         judged["kv_error"] = answer["tokens"] / case["kv_tokens"] - 1
         judged["kv_basis"] = "tokens"
@@ -106,7 +113,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "within_10pct": sum(e <= 0.10 for e in errors),
         "deaths": len(deaths),
         "deaths_failed": sum(r["judged"]["caught"] for r in deaths),
+        "deaths_warned": sum(r["judged"]["warned"] and not r["judged"]["caught"] for r in deaths),
         "started_but_failed": sum(r["judged"].get("false_fail", False) for r in rows),
+        "started_but_warned": sum(r["judged"].get("warned", False) for r in rows if r["outcome"] != "died"),
     }
 
 

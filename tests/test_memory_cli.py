@@ -36,15 +36,21 @@ def test_llama_70b_on_an_rtx_4090_fails_with_a_layout_that_fits():
 
 
 def test_vllms_weights_fix_is_the_smallest_tp_that_also_holds_the_context():
-    """Qwen2.5-72B on H100s: TP 2 holds the 68 GiB of weights per GPU but leaves ~2.6 GiB of KV, 16k tokens at
-    160 KiB each, short of the 32768 vLLM must hold for one request; TP 4 is the fix, not TP 2."""
-    engine = ["--engine", "vllm", "--gpu", "H100", "--model", "qwen2.5-72b"]
+    """Qwen2.5-72B on H100s with vLLM 0.19.0 at 0.95: TP 2 holds the 68 GiB of weights per GPU but leaves ~3 GiB of
+    KV (the llm-d-planner v0.19.0 log: 3.04 GiB, 19,920 tokens), short of the 32768 vLLM must hold for one request;
+    TP 4 is the fix, not TP 2. From 0.20.0 the CUDA graphs (~1.9 GiB at TP 2) come off the budget too and at the
+    default 0.92 TP 2 leaves no KV cache at all."""
+    engine = ["--engine", "vllm", "--engine-version", "vllm==0.19.0", "--gpu", "H100", "--model", "qwen2.5-72b"]
+    engine += ["--gpu-memory-utilization", "0.95"]
     data = check_json(engine)[1]
     assert finding(data, "vllm-memory-weights-fit")["fix"] == ["--tensor-parallel-size 4"]
     at_tp2 = check_json([*engine, "--tp-size", "2"])[1]
     assert finding(at_tp2, "vllm-memory-weights-fit")["status"] == "pass"
     assert finding(at_tp2, "vllm-memory-kv-context")["status"] == "fail"
     assert finding(check_json([*engine, "--tp-size", "4"])[1], "vllm-memory-kv-context")["status"] == "pass"
+    newest = check_json(["--engine", "vllm", "--gpu", "H100", "--model", "qwen2.5-72b", "--tp-size", "2"])[1]
+    assert finding(newest, "vllm-memory-weights-fit")["fix"] == ["--tensor-parallel-size 4"]
+    assert any(t["term"].startswith("CUDA graphs") for t in newest["memory"]["subtracted"])
     # SGLang shortens its context instead: the smallest TP that holds the weights stays the fix
     sglang = check_json(["--engine", "sglang", "--gpu", "H100", "--model", "llama-4-scout"])[1]
     assert finding(sglang, "memory-weights-fit")["fix"] == ["--tp-size 4"]
@@ -60,10 +66,14 @@ def test_a_layout_that_needs_more_gpus_than_the_target_has_is_said_not_offered()
     assert finding(eight_h200, "memory-weights-fit")["fix"] == ["--tp-size 8"]
 
 
+SGLANG_ROPE_CACHE = 131072 * 128 * 4
+
+
 def test_check_shows_the_kv_capacity_per_kv_dtype_computed_by_hand():
     # H100: NVML's 81559 MiB (79.65 GiB); SGLang's default fraction there: (81559 - 13904) / 81559 -> 0.830
-    # (test_memory.py), of the memory free at init: NVML's total less the driver's 0.60 and the context's 0.51 GiB
-    budget = (79.65 - 0.60 - 0.51) * 0.830 * GIB - LLAMA_8B_PARAMETERS * 2
+    # (test_memory.py), of the memory free at init: NVML's total less the driver's 0.60 and the context's 0.51 GiB;
+    # less the weights and SGLang's FP32 rotary cache (131072 positions x 128 x 4 B: rotary_embedding/base.py)
+    budget = (79.65 - 0.60 - 0.51) * 0.830 * GIB - LLAMA_8B_PARAMETERS * 2 - SGLANG_ROPE_CACHE
     bf16, fp8 = int(budget // 131072), int(budget // 65536)  # 8 kv heads x 256 x 32 layers x 2 / 1 bytes
     result, data = check_json(["--gpu", "H100", "--model", "llama-3.1-8b"])
     memory = data["memory"]
@@ -77,7 +87,7 @@ def test_a_saved_h200_report_gives_its_memory_figures():
     # NVML's 143771 MiB (140.4 GiB): chunk 8192, decode max_bs 256, 58 prefill graph sizes -> 13904 MiB reserved
     gpu_mib = 140.4 * 1024
     fraction = round((gpu_mib - 13904) / gpu_mib, 3)
-    budget = (140.4 - 0.60 - 0.51) * fraction * GIB - LLAMA_8B_PARAMETERS * 2  # of the memory free at init
+    budget = (140.4 - 0.60 - 0.51) * fraction * GIB - LLAMA_8B_PARAMETERS * 2 - SGLANG_ROPE_CACHE  # free at init
     _, data = check_json(["--facts", str(FIXTURES / "probe-h200.json"), "--model", "llama-3.1-8b"])
     memory = data["memory"]
     assert memory["gpu_memory_gib"] == 140.4 and memory["memory_fraction"] == fraction == 0.903

@@ -32,14 +32,11 @@ KNOWN_MISSES = {
     # A regression the reporter saw going from 0.11.2 to 0.14.1 (OOM with max_num_seqs 1); nothing in the
     # profiled budget explains it -> pass.
     "vllm-33155-gptoss120b-h100-0.14.1-oom": "pass",
-    # vLLM 0.19.0 sizes the KV cache and then warms the sampler up with max_num_seqs (1024 on an H100) dummy
-    # requests; that warm-up runs out of memory at 0.95 utilisation. Not modelled yet -> pass.
-    "vllm-llmd-gptoss20b-tp1-sampler-oom": "pass",
-    "vllm-llmd-gptoss20b-tp2-sampler-oom": "pass",
-    # SGLang's online FP8 (--quantization fp8 on a BF16 checkpoint) allocates the BF16 parameters and quantizes
-    # after loading, so the load peaks near 51 GiB on a 44.5 GiB L40S; the tool sizes the weights at FP8
-    # (26.5 GiB) and only warns that a 64K context leaves little KV. Not modelled yet -> warn.
-    "sglang-ihmedgemma-27b-l40s-online-fp8-oom": "warn",
+    # vLLM 0.19.0 sizes the KV cache, captures its CUDA graphs unbudgeted and then warms the sampler up with
+    # max_num_seqs (1024 on an H100) dummy requests: a run-time OOM the engine could not foresee
+    # (vllm-memory-warmup) -> warn.
+    "vllm-llmd-gptoss20b-tp1-sampler-oom": "warn",
+    "vllm-llmd-gptoss20b-tp2-sampler-oom": "warn",
 }
 
 
@@ -141,6 +138,71 @@ def test_non_torch_memory_follows_the_release_the_interconnect_and_the_pipeline(
     assert engine_budget.vllm_non_torch_gib(v10, 1, 1, "A100")[0] == pytest.approx(0.10)
 
 
+def test_llama_4_scouts_ten_million_positions_cost_a_rotary_cache_per_gpu():
+    """vLLM builds one cos/sin cache of max_position_embeddings x rotary dim in the model dtype per GPU
+    (rotary_embedding/base.py:57-63): 10,485,760 x 128 x 2 B = 2.5 GiB for Llama-4-Scout at any TP, the most of
+    the gap between its config-sized weights (50.2 GiB at TP 4) and the 53.12 GiB vLLM 0.19.0 logged."""
+    assert engine_budget.rope_cache_gib(10485760, 128, 2) == pytest.approx(2.5)
+    assert engine_budget.rope_cache_gib(131072, 128, 2) < engine_budget.ROPE_SHOWN_GIB  # Llama-3.1: not shown
+    launch = ["vllm", "serve", "llama-4-scout", "--tensor-parallel-size", "4"]
+    _, data = check_json(["--gpu", "4xH100", "--engine-version", "vllm==0.19.0", "--", *launch])
+    terms = {t["term"]: t["gib"] for t in data["memory"]["subtracted"]}
+    assert terms["rotary cos/sin cache"] == pytest.approx(2.5, abs=0.01)
+    assert terms["weights"] + terms["rotary cos/sin cache"] == pytest.approx(53.12, rel=0.02)
+
+
+def test_sglang_distributed_init_takes_more_on_an_nvswitch_node():
+    """'Init torch distributed ends. mem usage=...': 1.25 GB at TP 8 on H100 (Grok-2, 0.5.2rc2) and 2.01 GB on H200
+    (Llama-3.3-70B, sglang PR 11716), so 'Load weight begin. avail mem=77.43 / 137.29 GB'; 0.09 GB at TP 1."""
+    h100 = engine_budget.sglang_budget(nvml_total_gib=81559 / 1024, fraction=0.8, weights_gib=1, tp=8, gpu_name="H100")
+    h200 = engine_budget.sglang_budget(nvml_total_gib=143771 / 1024, fraction=0.8, weights_gib=1, tp=8, gpu_name="H200")
+    assert h100.usable_gib == pytest.approx(77.43, abs=0.5) and h200.usable_gib == pytest.approx(137.29, abs=0.5)
+    one = engine_budget.sglang_budget(nvml_total_gib=81559 / 1024, fraction=0.8, weights_gib=1, tp=1, gpu_name="H100")
+    pcie = engine_budget.sglang_budget(
+        nvml_total_gib=24564 / 1024, fraction=0.8, weights_gib=1, tp=4, gpu_name="RTX 4090"
+    )
+    assert one.usable_gib - h100.usable_gib == pytest.approx(engine_budget.SGLANG_DIST_INIT_NVSWITCH_GIB)
+    assert pcie.usable_gib == pytest.approx(23.08, abs=0.25)  # 16.00 free after 7.08 GiB of weights
+
+
+def test_grok_counts_its_residual_mlp_beside_the_experts():
+    """residual_moe: a dense MLP of intermediate_size in every layer beside the 8 experts (sglang models/grok.py
+    :527-531): Grok-2's log says '#parameters (actual): 269.56 B'."""
+    config = json.loads((ROOT / "tests" / "fixtures" / "memory-logs" / "models" / "grok-2" / "config.json").read_text())
+    shape = memory.shape_from_config(config)
+    assert memory.total_parameters(shape) / 1e9 == pytest.approx(269.56, rel=0.001)
+    plain = memory.shape_from_config({k: v for k, v in config.items() if k != "residual_moe"})
+    assert memory.total_parameters(plain) / 1e9 == pytest.approx(269.56 - 64 * 3 * 8192 * 32768 / 1e9, rel=0.001)
+
+
+def test_sglang_online_fp8_loads_the_checkpoint_dtype_first():
+    """--quantization fp8 on a BF16 checkpoint: SGLang creates the BF16 weights and quantizes after loading
+    (srt/layers/quantization/fp8.py :654-659), so MedGemma 27B needs ~50 GiB to load on a 44.5 GiB L40S (the work
+    set's death: 'create_weights ... torch.OutOfMemoryError'); at TP 2 each GPU loads ~25 GiB."""
+    launch = "python3 -m sglang.launch_server --model-path gemma-3-27b --quantization fp8 --mem-fraction-static 0.85"
+    _, one = check_json(["--gpu", "L40S", "--engine-version", "sglang==0.5.16", "--", launch])
+    weights = finding(one, "memory-weights-fit")
+    assert weights["status"] == "fail" and "quantizes them after loading" in weights["message"]
+    _, two = check_json(["--gpu", "L40S", "--engine-version", "sglang==0.5.16", "--", launch + " --tp 2"])
+    assert finding(two, "memory-weights-fit")["status"] == "pass"
+
+
+def test_gb10_is_the_unified_memory_cuda_reports_not_its_128_gb():
+    """A DGX Spark has no NVML total (nvidia-smi: 'Not Supported'); CUDA reports 121.69 GiB of its 128 GB
+    (rules/knowledge/gpus.py TORCH_TOTALS_GIB): vLLM's total and SGLang's free memory start there."""
+    common = dict(weights_gib=10.0, vocab=32768, hidden=4096, mlp_width=14336, tp=1, utilization=0.9)
+    spark = engine_budget.vllm_budget(release=Version("0.10.1.1"), nvml_total_gib=128, gpu_name="DGX Spark", **common)
+    assert spark.usable_gib == pytest.approx(121.69) and "121.69 GiB CUDA reports" in spark.usable_origin
+    other = engine_budget.vllm_budget(
+        release=Version("0.10.1.1"), nvml_total_gib=128, gpu_name="RTX PRO 6000", **common
+    )
+    assert other.usable_gib == pytest.approx(128 - engine_budget.DRIVER_RESERVE_GIB)
+    sglang = engine_budget.sglang_budget(nvml_total_gib=128, fraction=0.8, weights_gib=10, tp=1, gpu_name="GB10")
+    assert sglang.usable_gib == pytest.approx(121.69 - engine_budget.CUDA_CONTEXT_GIB)
+    busy = engine_budget.sglang_budget(nvml_total_gib=128 - 20, fraction=0.8, weights_gib=10, tp=1, gpu_name="GB10")
+    assert busy.usable_gib == pytest.approx(sglang.usable_gib - 20)  # other processes' memory comes off it
+
+
 def test_the_triton_top_k_top_p_sampler_reproduces_qwen3_14b_across_releases():
     """The same Qwen3-14B launch on an H100 (llm-d-planner version sweep): 41.94 GiB of KV cache on vLLM 0.16.0
     (torch.sort, 38 B per logits element), 45.34 GiB on 0.17.0 (the Triton top-k/top-p, 15.3 B)."""
@@ -174,6 +236,97 @@ def test_the_native_sampler_reproduces_gpt_oss_120bs_failing_h100_start():
         max_num_batched_tokens=1024,
     )
     assert budget.kv_gib == pytest.approx(1.71, abs=0.2)
+
+
+def test_vllm_captures_its_cuda_graph_sizes_per_release():
+    """config/vllm.py _set_cudagraph_sizes: 51 sizes up to 512 at 1024 max_num_seqs (the v0.19.0 logs'
+    'PIECEWISE=51 (largest=512)'), 83 up to 1024 for gpt-oss ('PIECEWISE=83 (largest=1024)'), never past
+    max_num_batched_tokens; 0.10.x every 8 (67 sizes up to 512)."""
+    v19 = Version("0.19.0")
+    assert len(sizes := engine_budget.vllm_cudagraph_sizes(v19, 1024, 8192)) == 51 and sizes[-1] == 512
+    gpt_oss = engine_budget.vllm_cudagraph_sizes(v19, 1024, 8192, gpt_oss=True)
+    assert len(gpt_oss) == 83 and gpt_oss[-1] == 1024
+    assert engine_budget.vllm_cudagraph_sizes(v19, 1, 8192) == [1, 2]
+    assert engine_budget.vllm_cudagraph_sizes(v19, 1, 8192, gpt_oss=True)[-1] == 1024  # the override ignores it
+    assert engine_budget.vllm_cudagraph_sizes(v19, 1024, 256)[-1] == 256
+    assert engine_budget.vllm_cudagraph_sizes(v19, 4, 8192, speculative_tokens=3)[-1] == 32
+    assert len(engine_budget.vllm_cudagraph_sizes(Version("0.10.1.1"), 1024, 8192)) == 67
+
+
+@pytest.mark.parametrize(
+    "layers, tp, sizes, logged",
+    [
+        # 'Estimated CUDA graph memory: N GiB total', llm-d-planner accuracy/results/v0.19.0/logs (work-set models)
+        (32, 1, 51, 0.84),  # Llama-3.1-8B
+        (28, 1, 51, 0.61),  # Qwen2.5-7B
+        (46, 1, 51, 1.13),  # Gemma-2-27B
+        (80, 2, 51, 1.63),  # Qwen2.5-72B
+        (80, 2, 51, 1.92),  # Llama-3.3-70B
+        (24, 1, 83, 1.30),  # gpt-oss-20b
+    ],
+)
+def test_the_cuda_graph_estimate_follows_vllms_own(layers, tp, sizes, logged):
+    capture = engine_budget.vllm_cudagraph_sizes(Version("0.19.0"), 1024, 8192, gpt_oss=sizes == 83)
+    gib, _ = engine_budget.vllm_cudagraph_gib(Version("0.19.0"), capture, 1024, layers)
+    assert gib == pytest.approx(logged, abs=0.3)
+
+
+def test_cuda_graphs_come_off_the_budget_from_0_20_0():
+    """envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 0 in 0.19.0 and to 1 in 0.20.0: before, the
+    graphs run after the KV cache is sized, beside the sampler warm-up, in what the utilisation leaves."""
+    common = dict(
+        nvml_total_gib=81559 / 1024,
+        gpu_name="H100",
+        utilization=0.95,
+        weights_gib=13.64,
+        vocab=201088,
+        hidden=2880,
+        mlp_width=2880 * 4,
+        tp=1,
+        gpt_oss=True,
+        layers=24,
+    )
+    v19 = engine_budget.vllm_budget(release=Version("0.19.0"), **common)
+    v20 = engine_budget.vllm_budget(release=Version("0.20.0"), **common)
+    assert not any(t.label.startswith("CUDA graphs") for t in v19.terms)
+    assert any(t.label.startswith("CUDA graphs") for t in v20.terms) and not v20.warmup
+    assert v19.kv_gib == pytest.approx(58.47, abs=0.3)  # 'Available KV cache memory: 58.47 GiB'
+    graphs = next(t for t in v20.terms if t.label.startswith("CUDA graphs"))
+    assert graphs == v19.warmup[0] and graphs.gib == pytest.approx(1.30, abs=0.3)  # 'Estimated ...: 1.30 GiB total'
+    # the graphs (1.30 GiB estimated by vLLM) and 1024 x 201088 logits do not fit in 0.05 x 79.2 less the context
+    assert v19.warmup_short and v19.room_gib == pytest.approx(3.45, abs=0.05)
+    assert not engine_budget.vllm_budget(release=Version("0.19.0"), **{**common, "utilization": 0.9}).warmup_short
+
+
+def test_the_launch_line_sizes_the_cuda_graphs():
+    """--max-cudagraph-capture-size and --max-num-seqs bound the captured sizes; --enforce-eager captures none
+    (the figures' after_kv_cache before 0.20.0, a subtracted term from it)."""
+    base = ["--gpu", "H100", "--engine-version", "vllm==0.20.0", "--", "vllm", "serve", "llama-3.1-8b"]
+
+    def graphs(*extra):
+        memory = check_json([*base, *extra])[1]["memory"]
+        return next((t["gib"] for t in memory["subtracted"] if t["term"].startswith("CUDA graphs")), 0.0)
+
+    default, capped = graphs(), graphs("--max-cudagraph-capture-size", "64")
+    assert 0.6 < default < 1.2 and capped < default / 2
+    assert graphs("--max-num-seqs", "16") < default / 2  # min(2 x 16, 512) = 32: 7 sizes
+    assert graphs("--enforce-eager") == 0.0
+
+
+def test_the_warmup_warning_offers_fixes_that_then_fit():
+    """gpt-oss-20b at 0.95 on an H100 with vLLM 0.19.0 (died warming the sampler up; the same at TP 2 and 0.9
+    started): the utilisation and max_num_seqs offered are re-checked."""
+    argv = ["--gpu", "H100", "--engine-version", "vllm==0.19.0", "--", "vllm", "serve", "gpt-oss-20b"]
+    argv += ["--max-model-len", "8192", "--gpu-memory-utilization", "0.95"]
+    _, data = check_json(argv)
+    warmup = finding(data, "vllm-memory-warmup")
+    assert warmup["status"] == "warn" and len(warmup["fix"]) == 2
+    for fix in warmup["fix"]:
+        flag, value = fix.split()
+        fixed = [*argv[:-1], value] if flag == "--gpu-memory-utilization" else [*argv, flag, value]
+        assert finding(check_json(fixed)[1], "vllm-memory-warmup")["status"] == "pass", fix
+    _, eager = check_json([*argv, "--enforce-eager"])
+    assert finding(eager, "vllm-memory-warmup")["status"] == "pass"
 
 
 def test_mxfp4_padding_gives_gpt_oss_120bs_loaded_weights():

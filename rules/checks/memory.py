@@ -6,6 +6,7 @@ rules judge them, and `check` shows them ("kv capacity: bf16 0.41 M tokens; fp8_
 in its JSON.
 """
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
@@ -14,6 +15,7 @@ from packaging.version import Version
 from attn_preflight.rules.checks.common import auto_kv_dtype, backend_kv_dtype, gpu, sglang_release, vllm_release
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.jsontext import loads
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang.resolve import dsa_model, effective_page_size
 from attn_preflight.rules.knowledge import engine_budget, memory
@@ -142,6 +144,13 @@ class MemoryFigures(NamedTuple):
             if self.budget
             else [],
             "assumption": self.budget.assumption if self.budget else "",
+            # vLLM before 0.20.0: what runs after the KV cache is sized, outside the budget (vllm-memory-warmup)
+            "after_kv_cache": [
+                {"term": t.label, "gib": round(t.gib, 2), "source": t.source} for t in self.budget.warmup
+            ]
+            if self.budget
+            else [],
+            "after_kv_cache_room_gib": round(self.budget.room_gib, 2) if self.budget and self.budget.warmup else None,
             "max_concurrency": round(c, 2) if (c := self.concurrency()) is not None else None,
             "page_size": self.page_size,
             "kv_capacity": [
@@ -328,11 +337,27 @@ def held_by_others_gib(target: Target) -> float:
     return round(held, 2) if held > 0.25 else 0.0
 
 
+def _rope_cache_gib(cfg: Config, shape: memory.ModelShape) -> float:
+    """The rotary cos/sin cache per GPU (engine_budget.rope_cache_gib): MLA rotates qk_rope_head_dim, others the
+    head dim (a partial rotary factor would make it smaller: an upper bound); vLLM in the served dtype, SGLang in
+    FP32."""
+    rotary = shape.qk_rope_head_dim if shape.mla else shape.head_dim
+    element = 4 if cfg.engine == "sglang" else shape.dtype_bytes
+    return engine_budget.rope_cache_gib(shape.max_position_embeddings, rotary, element)
+
+
 def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, weights: float, shape, tp, pp, attn_tp):
+    rope = _rope_cache_gib(cfg, shape)
     if cfg.engine == "sglang":
         # SGLang sizes its pool from what is free at init: other processes' memory comes off it
         return engine_budget.sglang_budget(
-            nvml_total_gib=memory_gib - held_by_others_gib(target), fraction=fraction, weights_gib=weights, tp=tp
+            nvml_total_gib=memory_gib - held_by_others_gib(target),
+            fraction=fraction,
+            weights_gib=weights,
+            tp=tp,
+            pp=pp or 1,
+            gpu_name=target.gpu_name or target.label,
+            rope_cache_gib=rope,
         )
     experts = shape.num_experts and shape.moe_layers
     width = (shape.moe_intermediate_size * (shape.experts_per_token or 8) if experts else shape.intermediate_size) // tp
@@ -351,7 +376,26 @@ def _budget(cfg: Config, target: Target, memory_gib: float, fraction: float, wei
         max_num_seqs=_count(cfg, "max_num_seqs"),
         enforce_eager=bool(cfg.flags.get("enforce_eager")),
         flashinfer_installed=_flashinfer_installed(target),
+        max_capture_size=_count(cfg, "max_cudagraph_capture_size"),
+        speculative_tokens=_speculative_tokens(cfg),
+        gpt_oss=bool(cfg.model and cfg.model.architecture == "GptOssForCausalLM"),
+        layers=math.ceil(shape.num_layers / (pp or 1)),
+        rope_cache_gib=rope,
     )
+
+
+def _speculative_tokens(cfg: Config) -> int:
+    """num_speculative_tokens of vLLM's --speculative-config JSON (each one more token per decode step that the
+    CUDA graphs capture: config/vllm.py _set_cudagraph_sizes decode_query_len); 0 when absent or unread."""
+    raw = cfg.flags.get("speculative_config")
+    if not isinstance(raw, str):
+        return 0
+    try:
+        value = loads(raw)
+    except ValueError:
+        return 0
+    tokens = value.get("num_speculative_tokens") if isinstance(value, dict) else None
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and 0 < tokens < 64 else 0
 
 
 def _compute_figures(
@@ -613,6 +657,23 @@ WEIGHTS_TITLE = "The weights fit in GPU memory x the engine's memory fraction"
 WEIGHTS_FIX = "Shard wider (--tp-size / --pp-size), quantize, or use a GPU with more memory"
 
 
+def _online_fp8_load_gib(cfg: Config, figures: MemoryFigures) -> Optional[float]:
+    """GiB per GPU SGLang's online FP8 holds while loading (the checkpoint-dtype weights), when --quantization fp8
+    quantizes a checkpoint that is not FP8 (its config.json gives no quantization_config); else None."""
+    shape = cfg.model.shape if cfg.model else None
+    if cfg.engine != "sglang" or shape is None or shape.quantization is not None or shape.dtype_bytes < 2:
+        return None
+    if str(cfg.flags.get("quantization") or "").lower() != "fp8":
+        return None
+    return memory.weight_bytes_per_gpu(shape, figures.tp, figures.pp, figures.attn_tp) / GIB
+
+
+def _online_fp8_fits(cfg: Config, target: Target, layout: tuple[int, int]) -> bool:
+    wider = memory_figures(cfg, target, *layout)
+    online = _online_fp8_load_gib(cfg, wider) if wider is not None else None
+    return bool(wider and wider.budget and (online is None or online <= wider.budget.usable_gib))
+
+
 def unsized_quantization(cfg: Config) -> Optional[str]:
     """A --quantization method that says the checkpoint is quantized in a format the estimate cannot size
     (compressed-tensors, gguf ...) while config.json carries no quantization_config to read it from: counting
@@ -693,6 +754,19 @@ def memory_weights_fit(cfg, target):
         return missing
     found = _describe(figures)
     required = "the weights and what the engine profiles below the budget, with room for KV cache"
+    online = _online_fp8_load_gib(cfg, figures)
+    if online is not None and figures.budget is not None and online > figures.budget.usable_gib:
+        # sglang srt/layers/quantization/fp8.py (0.5.23 :654-659): without an FP8 checkpoint the weights are created
+        # in the checkpoint dtype and quantized after loading, so the load holds them at full width first
+        layout = _smallest_fitting_layout(cfg, target)
+        return failed(
+            f"--quantization fp8 on a checkpoint whose config.json has no quantization_config: SGLang creates the "
+            f"{online:.1f} GiB of {8 * (cfg.model.shape.dtype_bytes if cfg.model and cfg.model.shape else 2)}-bit "
+            f"weights per GPU first and quantizes them after loading, in {figures.budget.usable_gib:.1f} GiB free "
+            f"at init",
+            "the checkpoint-dtype weights within the memory free at init (an FP8 checkpoint is loaded at FP8)",
+            [_layout_fix(cfg, layout)] if layout and _online_fp8_fits(cfg, target, layout) else [],
+        )
     if cfg.engine == "vllm" and figures.others_gib and figures.budget is not None:
         # vllm v1/worker/gpu_worker.py init_device (0.10.0 :164-176, 0.11.2 :251): the free memory at start-up must
         # hold total x gpu_memory_utilization
@@ -755,12 +829,14 @@ The capacity is the one the engine will log ('GPU KV cache size: N tokens', 'KV 
 what each engine subtracts first is modelled per release (rules/knowledge/engine_budget.py). vLLM: torch's total
 (NVML's less 0.60 GiB) x gpu_memory_utilization less the weights, its profiled peak (the sampler warm-up of
 min(max_num_batched_tokens, max_num_seqs) x vocabulary logits: 38 B an element on the PyTorch-native sampler,
-12.4 on FlashInfer's; or the dummy forward), non-torch memory and from 0.21.0 CUDA graphs. SGLang: the memory
-free at init (NVML's less the driver's and the context's 1.11 GiB) x mem_fraction_static less the weights. Where
-the release leaves the sampler to the install (vLLM 0.10-0.11.0 with or without flashinfer-python) and the
-target does not show it, a context that fits only under FlashInfer's reading is a warning. Measured against 14
-real engine logs (tests/fixtures/memory_logs.json, bench/memory_logs.py): the work set's KV figures within 0.2-9%
-of the logged ones. The fixes (largest context, smallest fraction, smallest TP) are re-checked by recomputing
+12.4 on FlashInfer's; or the dummy forward), non-torch memory, the rotary cos/sin cache (max_position_embeddings
+x rotary dim, one per GPU) and from 0.20.0 its CUDA graph estimate (before it, vllm-memory-warmup). SGLang: the
+memory free at init (NVML's less the driver's and the context's 1.11 GiB, and distributed init's ~1.6 GiB at TP > 1
+on an NVSwitch node; a GB10's 121.69 GiB of unified memory as CUDA reports it) x mem_fraction_static less the
+weights and its FP32 rotary cache. Where the release leaves the sampler to the install (vLLM 0.10-0.11.0 with or
+without flashinfer-python) and the target does not show it, a context that fits only under FlashInfer's reading is
+a warning. Measured against 56 real engine logs (tests/fixtures/memory_logs.json, bench/memory_logs.py): the work
+set's KV figures median 0.4% and 31 of 33 within 10% of the logged ones. The fixes (largest context, smallest fraction, smallest TP) are re-checked by recomputing
 the figures with them."""
 KV_TITLE = "One request at the context length fits in the KV cache left after the weights"
 # The shortest context a shorter-context fix offers: below it the server starts but a chat request (system
@@ -852,3 +928,92 @@ def memory_kv_context(cfg, target):
         return warned(found, required, fix)
     outcome = failed if cfg.engine == "vllm" else warned
     return outcome(found, required, fix)
+
+
+WARMUP_DOCS = """Checks that what vLLM runs after sizing its KV cache fits in what --gpu-memory-utilization leaves
+outside the budget: before 0.20.0 the CUDA graphs are captured there, unbudgeted, and then the sampler is warmed
+up with min(max_num_seqs, max_num_batched_tokens) dummy requests.
+
+vLLM sizes the KV cache as torch's total x gpu_memory_utilization less the weights, the profiled peak and
+non-torch memory (v1/worker/gpu_worker.py determine_available_memory), then captures the CUDA graphs and warms
+the sampler up (compile_or_warm_up_model, 0.19.0 :550-680). Up to 0.19.x the CUDA graph memory is estimated
+(gpu_model_runner.py profile_cudagraph_memory, 0.19.0 :5862-5961) but not subtracted unless
+VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1; 0.20.0 makes that the default (envs.py). The graphs and the warm-up
+then live in total x (1 - utilization) less the CUDA context, plus whatever of the freed profiling peak
+PyTorch's allocator hands back. The check warns when the graphs (rules/knowledge/engine_budget.py
+vllm_cudagraph_gib, vLLM's own estimate per capture size and layer) and the sampler's logits (the profiled bytes
+per element) exceed that room: the start then depends on the allocator reusing the peak's blocks. Two gpt-oss-20b
+starts at 0.95 on an H100 died this way with 1.6-1.8 GiB reserved but unallocated (llm-d-planner
+accuracy/results/v0.19.0/logs, '... FAILED.log'); Qwen3-32B at TP 2 and 0.95 on vLLM 0.11.0 too (llm-d/llm-d#787);
+other launches in the same margin started (Gemma-2, Llama-4-Scout, Qwen2.5-72B at 0.95): a warning, never a
+failure. The fixes (a lower --gpu-memory-utilization that still holds the context, a smaller --max-num-seqs) are
+re-checked by recomputing the figures with them."""
+
+
+@rule(
+    id="vllm-memory-warmup",
+    title="The CUDA graphs and the sampler warm-up fit beside the KV cache",
+    engine="vllm",
+    versions="vllm>=0.10.0,<0.20.0",
+    stage="load",
+    needs_model=True,
+    prevents="RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please "
+    "try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.",
+    source="vllm: v1/worker/gpu_worker.py compile_or_warm_up_model; v1/worker/gpu_model_runner.py "
+    "profile_cudagraph_memory, _dummy_sampler_run; envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; "
+    "rules/knowledge/engine_budget.py",
+    docs=WARMUP_DOCS,
+    fix_title="Lower --gpu-memory-utilization or --max-num-seqs",
+)
+def vllm_memory_warmup(cfg, target):
+    figures, missing = _figures_or_unknown(cfg, target, "KV")
+    if missing:
+        return missing
+    budget = figures.budget
+    if not figures.fits or figures.configured.tokens <= 0 or budget is None:
+        return skipped("the weights leave no KV cache (vllm-memory-weights-fit)")
+    if not budget.warmup:
+        reason = "--enforce-eager: no CUDA graphs" if cfg.flags.get("enforce_eager") else "no CUDA graphs to capture"
+        return passed("", reason=reason)
+    parts = " + ".join(f"{t.gib:.2f} ({t.label})" for t in budget.warmup)
+    found = (
+        f"after the KV cache is sized, outside the budget: {parts} = {budget.warmup_gib:.2f} GiB in the "
+        f"{budget.room_gib:.2f} GiB that {budget.usable_gib:.2f} x (1 - {figures.fraction:g}) less the CUDA context "
+        "leaves"
+    )
+    required = "the CUDA graphs and the sampler warm-up within it (or the allocator reusing the freed profiling peak)"
+    if not budget.warmup_short:
+        return passed(found, required)
+    needed = _context_needed(figures)
+    fixes = []
+    for hundredths in range(math.ceil(figures.fraction * 100) - 1, 49, -1):
+        if _warmup_fits(memory_figures(cfg, target, fraction=hundredths / 100), needed):
+            fixes.append(f"{flag(cfg, 'fraction')} {hundredths / 100:g}")
+            break
+    gpu_name = target.gpu_name or target.label
+    seqs = (
+        _count(cfg, "max_num_seqs")
+        or engine_budget.vllm_batch_defaults(vllm_release(target), budget.usable_gib, gpu_name)[1]
+    )
+    for fewer in (512, 256, 128, 64, 32, 16, 8):
+        if fewer < seqs:
+            fewer_cfg = dataclasses.replace(cfg, flags={**cfg.flags, "max_num_seqs": fewer})
+            if _warmup_fits(memory_figures(fewer_cfg, target), needed):
+                fixes.append(f"--max-num-seqs {fewer}")
+                break
+    return warned(found, required, fixes)
+
+
+def _context_needed(figures: MemoryFigures) -> Optional[int]:
+    if not figures.context_length:
+        return None
+    return math.ceil(figures.context_length / figures.page_size) * figures.page_size
+
+
+def _warmup_fits(figures: Optional[MemoryFigures], needed: Optional[int]) -> bool:
+    """The figures leave KV cache for one request of `needed` tokens (one page when None) and room for the warm-up."""
+    if figures is None or not figures.fits or (figures.budget is not None and figures.budget.warmup_short):
+        return False
+    capacity = figures.configured
+    tokens = capacity.request_tokens_low if figures.uncertain else capacity.request_tokens
+    return tokens > 0 and (needed is None or tokens >= needed)

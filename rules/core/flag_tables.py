@@ -193,6 +193,7 @@ _MODELLED: dict[str, dict[str, tuple[str, str]]] = {
         # what sizes vLLM's profiled peak and CUDA graphs (rules/knowledge/engine_budget.py)
         "max_num_batched_tokens": ("max_num_batched_tokens", "hint"),
         "max_num_seqs": ("max_num_seqs", "int"),
+        "max_cudagraph_capture_size": ("max_cudagraph_capture_size", "int"),
         "enforce_eager": ("enforce_eager", "bool"),
         "nnodes": ("nnodes", "int"),  # the GPUs a TP x PP x DP layout spans (parallel-gpu-count)
         "decode_context_parallel_size": ("vllm_dcp_size", "int"),  # vllm-dcp-gqa-tp
@@ -350,8 +351,7 @@ UNMODELLED_BEARING_GROUPS: dict[str, dict[str, str]] = {
             "replayssm_buffer_len use_replayssm"
         ),
         "CUDA graphs and torch.compile": (
-            "compilation_config cuda_graph_sizes cudagraph_capture_sizes max_cudagraph_capture_size "
-            "max_seq_len_to_capture optimization_level"
+            "compilation_config cuda_graph_sizes cudagraph_capture_sizes max_seq_len_to_capture optimization_level"
         ),
         "chunked prefill and the token budget": (
             "disable_chunked_mm_input enable_chunked_prefill max_num_scheduled_tokens "
@@ -396,7 +396,6 @@ ROUTINE_BEARING: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "language_model_only": ("skips the vision encoder: its attention backend is then not built", ""),
         "mm_encoder_tp_mode": ("how the vision encoder is split: its own attention, not the language model's", ""),
-        "max_cudagraph_capture_size": ("the largest batch captured in a CUDA graph: memory profiled at start-up", ""),
     },
     "sglang": {
         "ep_size": ("MoE experts placed by EP: attention layers keep their TP split", ""),

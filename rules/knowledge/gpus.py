@@ -60,6 +60,24 @@ NVML_TOTALS = {
 }
 
 
+# Unified-memory parts: NVML gives no memory total ('Not Supported' in nvidia-smi); what torch (and so vLLM's
+# total, SGLang's free memory) sees is the memory the OS exposes, in GiB.
+TORCH_TOTALS_GIB = {
+    "GB10": (
+        121.69,
+        "DGX Spark (128 GB LPDDR5x) as CUDA reports it: 'CUDA free caps at ~102/121.69 GiB' "
+        "(MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47), '1x DGX Spark GB10 128GB (121.69 GiB unified)' "
+        "(MiaAI-Lab/Qwen3.8-Flash-Next-Single-DGX-Spark#30), '128 GB UMA / 121 GB OS-visible' (vllm-project/vllm#40991)",
+    ),
+}
+
+
+def torch_total_gib(name: str) -> Optional[tuple[float, str]]:
+    """(GiB torch reports as the device's total, the source) for a unified-memory product that has one, else None."""
+    profile = lookup(name) if name else None
+    return TORCH_TOTALS_GIB.get(profile.name) if profile is not None else None
+
+
 def _gib(name: str, nominal: float) -> float:
     """NVML's total in GiB for a product whose printout was read, else the nominal size."""
     return round(NVML_TOTALS[name][0] / 1024, 2) if name in NVML_TOTALS else nominal

@@ -367,6 +367,10 @@ def shape_from_config(config: Mapping[str, Any]) -> Optional[ModelShape]:
         shared_size = moe_intermediate
     if experts and intermediate and not shared and _int(text.get("interleave_moe_layer_step")):
         shared, shared_size = 1, moe_intermediate  # Llama 4: one shared expert beside the routed ones
+    elif experts and intermediate and not shared and text.get("residual_moe") is True:
+        # Grok: a dense MLP of intermediate_size beside the experts in every layer (sglang models/grok.py, 0.5.23
+        # :480, :527-531 Grok1MLP(intermediate_size=config.intermediate_size)): sized as a shared expert
+        shared, shared_size = 1, intermediate
     dense_layers = _first_int(text, "first_k_dense_replace") or 0
     mlp_only = text.get("mlp_only_layers")
     if isinstance(mlp_only, list):

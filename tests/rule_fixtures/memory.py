@@ -33,6 +33,34 @@ FIXTURES = {
             {"gpu": "L4", "argv": ["--model", "llama-3.1-8b"], "expect": "warn"},
         ],
     },
+    "vllm-memory-warmup": {
+        "pass": [
+            {"gpu": "H100", "command": ["vllm", "serve", "llama-3.1-8b"], "engine_version": ["vllm==0.19.0"]},
+            # no CUDA graphs under --enforce-eager: the warm-up has the freed profiling peak to itself
+            {
+                "gpu": "H100",
+                "command": ["vllm", "serve", "gpt-oss-20b", "--gpu-memory-utilization", "0.95", "--enforce-eager"],
+                "engine_version": ["vllm==0.19.0"],
+            },
+        ],
+        # llm-d-planner's v0.19.0 sweep: this launch died warming the sampler up after its CUDA graphs
+        "fail": [
+            {
+                "gpu": "H100",
+                "command": [
+                    "vllm",
+                    "serve",
+                    "gpt-oss-20b",
+                    "--max-model-len",
+                    "8192",
+                    "--gpu-memory-utilization",
+                    "0.95",
+                ],
+                "engine_version": ["vllm==0.19.0"],
+                "expect": "warn",
+            }
+        ],
+    },
     "vllm-memory-kv-context": {
         "pass": [{"gpu": "L4", "command": ["vllm", "serve", "llama-3.1-8b", "--max-model-len", "32768"]}],
         # vLLM refuses to start where SGLang caps the request
