@@ -10,7 +10,7 @@ Placeholders (Worded, attn_preflight.rules.core.engine):
 - {each:FIELD} or {each:FIELD|KIND}: the backends of KIND grouped by their FIELD ("A and B: x; C: y")
 - {with:FIELD}, {without:FIELD} (also FIELD=VALUE, and |KIND): the backends of KIND that declare it, or do not
 - {backends:KIND}: the backends of KIND; KIND is all (the default), mha, mla, dense (MLA) or sparse (MLA)
-- {history:FIELD} or {history:FIELD:BACKEND}: the older values changes.CHANGES declares, with their releases
+- {history:FIELD} or {history:FIELD:BACKEND}: the older values changes.changes() declares, with their releases
 - {picks:KIND}: what vLLM's priority list picks per GPU for a model of KIND (mha, mla, sparse, sinks, sliding)
 - {kv_since}: the release each --kv-cache-dtype value is first in; {float16_refused}: the model types vLLM refuses
   to run in float16; {inkling_majors}: the GPUs whose Inkling attention kernel reads a paged KV cache
@@ -147,14 +147,14 @@ def each(field: str, kind: str = "all") -> str:
 
 
 def history(field: str, name: str = "") -> str:
-    """The older values of `field` changes.CHANGES declares (of one backend, or of each backend that has some),
+    """The older values of `field` changes.changes() declares (of one backend, or of each backend that has some),
     with the releases they held for, then today's value."""
-    names = [name] if name else list(dict.fromkeys(c.backend for c in changes.CHANGES if c.field == field))
+    names = [name] if name else list(dict.fromkeys(c.backend for c in changes.changes() if c.field == field))
     texts: dict[str, list[str]] = {}
     for backend_name in names:
         b = backend(backend_name)
         older = sorted(
-            (c for c in changes.CHANGES if c.backend == backend_name and c.field == field),
+            (c for c in changes.changes() if c.backend == backend_name and c.field == field),
             key=lambda c: kb.release_numbers(c.since),
         )
         parts = [f"{value_text(field, c.value, b)} in {c.since} up to {c.until}" for c in older]
