@@ -487,3 +487,78 @@ def test_an_explicit_fp8_gemm_backend_is_gated_by_sglang(extra, status):
     assert outcome.status is status, outcome
     if status is Status.FAIL:
         assert "requires SM100/SM103 GPUs" in outcome.required and outcome.fix[0] == "--fp8-gemm-backend auto"
+
+
+MINIMAX_NVFP4 = FIXTURES_DIR / "incident-models" / "minimax-m2.1-nvfp4"
+
+
+def _nvfp4_variant(tmp_path, name: str, quant: dict) -> str:
+    """The MiniMax NVFP4 config with another quantization_config (the weight-only forms vLLM reads apart)."""
+    config = json.loads((MINIMAX_NVFP4 / "config.json").read_text())
+    config["quantization_config"] = quant
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("quant", "gpu", "extra", "status"),
+    [
+        (None, "H100", ["--linear-backend", "cutlass"], Status.FAIL),  # cutlass_scaled_mm_supports_fp4: cc >= 100
+        (None, "B200", ["--linear-backend", "cutlass"], Status.PASS),
+        (None, "H100", [], Status.SKIP),  # auto: Marlin below SM100
+        (None, "H100", ["--linear-backend", "marlin"], Status.SKIP),
+        (
+            {"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4"},
+            "H100",
+            ["--linear-backend", "cutlass"],
+            Status.SKIP,
+        ),
+        # quant_algo NVFP4 with no input_activations anywhere: vLLM serves it as W4A16 (modelopt.py:797-811)
+        (
+            {"quant_method": "modelopt", "quant_algo": "NVFP4", "config_groups": {"g": {"input_activations": None}}},
+            "H100",
+            ["--linear-backend", "cutlass"],
+            Status.SKIP,
+        ),
+        # the hf_quant_config.json form: the `quantization` section's quant_algo
+        (
+            {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}},
+            "L40S",
+            ["--linear-backend", "cutlass"],
+            Status.FAIL,
+        ),
+    ],
+)
+def test_an_nvfp4_w4a4_gemm_backend_needs_sm100_in_vllm(tmp_path, quant, gpu, extra, status):
+    model = str(MINIMAX_NVFP4) if quant is None else _nvfp4_variant(tmp_path, "nvfp4-variant", quant)
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", model],
+        "engine_version": ["vllm==0.33.0"],
+        "command": ["vllm", "serve", "m", *extra],
+    }
+    outcome = judged(shipped(), "kernel-vllm-nvfp4-gemm-linear-backend-cutlass", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "NVFP4 linear layer" in outcome.required and outcome.fix[0].startswith("--linear-backend auto")
+
+
+def test_a_quant_algo_condition_change_reaches_the_verdict():
+    case = {
+        "gpu": "H100",
+        "argv": ["--model", str(MINIMAX_NVFP4)],
+        "engine_version": ["sglang==0.5.23"],
+        "command": ["sglang", "serve", "--model-path", "m", "--fp4-gemm-backend", "flashinfer_cutlass"],
+    }
+    table = shipped()
+    row_id = "kernel-sglang-nvfp4-gemm-native-backend"
+    outcome = judged(table, row_id, case)
+    assert outcome.status is Status.FAIL and "SM100+" in outcome.required
+    assert outcome.fix[0] == "--fp4-gemm-backend marlin (SM80-SM90)"
+    row = next(r for r in table["dispatch"] if r["id"] == row_id)
+    row["when"]["quant_algo"] = ["W4A16_NVFP4"]
+    assert judged(table, row_id, case).status is Status.SKIP
+    env = {**case, "command": ["SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16=1", *case["command"][:-1], "flashinfer_cutedsl"]}
+    assert judged(shipped(), row_id, env).status is Status.SKIP  # w4a16 mode: the marlin-or-Blackwell gate is not taken

@@ -12,7 +12,7 @@ The data is rules/kernels/dispatch.json, two tables each fact of which names its
   version, module): where attn_preflight.rules.kernels.binaries has that wheel's table, the archs are the
   wheel's (read from its fatbins), not the declared ones.
 - `dispatch`: per engine release range, the op, the kernel it runs and the condition (`when`) under which the
-  engine dispatches to it: the model (DSA indexer, architecture, quantization, vision tower, MoE, head dim, the
+  engine dispatches to it: the model (DSA indexer, architecture, quantization and ModelOpt's quant_algo, vision tower, MoE, head dim, the
   checkpoint's dtype and the dtype the engine runs it in), the launch line (`option`: a flag's value, null for absent; `kv_dtype`), the GPU (`min_major`).
 
 Each dispatch row is one generated rule (same id as the row); its check is `judge`, shared by all rows: a row
@@ -85,7 +85,7 @@ def _cc_text(cc: tuple[int, int]) -> str:
 MODEL_KEYS = frozenset(
     {
         "dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink",
-        "checkpoint_dtype", "model_dtype", "mla",
+        "checkpoint_dtype", "model_dtype", "mla", "quant_algo",
     }
 )  # fmt: skip
 
@@ -395,6 +395,8 @@ def applies(
             quant = {(model.quant_method or "") if model else "", str(cfg.flags.get("quantization") or "")}
             if not quant & set(want):
                 return False
+        if key == "quant_algo" and (model.quant_algo if model else None) not in want:
+            return False
         if key == "moe" and bool(model and model.shape and model.shape.num_experts) != want:
             return False
         if key == "vision":

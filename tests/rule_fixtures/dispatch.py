@@ -211,4 +211,28 @@ FIXTURES = {
         "pass": [{"gpu": "RTX PRO 6000", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "cutlass")}],
         "fail": [{"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "cutlass")}],
     },
+    "kernel-vllm-nvfp4-gemm-linear-backend-cutlass": {
+        # 0.33.0: --linear-backend cutlass keeps CutlassNvFp4LinearKernel only, cc >= 100 (nvfp4_scaled_mm_entry.cu)
+        "pass": [
+            {"gpu": "B200", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--linear-backend", "cutlass")},
+            {"gpu": "RTX 5090", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--linear-backend", "flashinfer_cutlass")},
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--linear-backend", "cutlass")},
+            {"gpu": "L40S", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--linear-backend", "flashinfer_cutlass")},
+        ],
+    },
+    "kernel-sglang-nvfp4-gemm-native-backend": {
+        # 0.5.23: ModelOptFp4LinearMethod requires is_blackwell (majors 10-12) unless --fp4-gemm-backend marlin
+        "pass": [
+            {
+                "gpu": "RTX PRO 6000",
+                "argv": MINIMAX_NVFP4,
+                **sglang("0.5.23", "--fp4-gemm-backend", "flashinfer_cutlass"),
+            }
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": MINIMAX_NVFP4, **sglang("0.5.23", "--fp4-gemm-backend", "flashinfer_cutlass")}
+        ],
+    },
 }
