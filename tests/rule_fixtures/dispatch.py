@@ -235,4 +235,9 @@ FIXTURES = {
             {"gpu": "H100", "argv": MINIMAX_NVFP4, **sglang("0.5.23", "--fp4-gemm-backend", "flashinfer_cutlass")}
         ],
     },
+    "kernel-vllm-mxfp4-moe-triton": {
+        # 0.33.0: OpenAI triton_kernels MoE gated to (9, 0) <= cc < (13, 0) (gpt_oss_triton_kernels_moe.py:41-53)
+        "pass": [{"gpu": "H200", "argv": GPT_OSS, **vllm("0.33.0", "--moe-backend", "triton")}],
+        "fail": [{"gpu": "A100", "argv": GPT_OSS, **vllm("0.33.0", "--moe-backend", "triton")}],
+    },
 }
