@@ -562,3 +562,36 @@ def test_a_quant_algo_condition_change_reaches_the_verdict():
     assert judged(table, row_id, case).status is Status.SKIP
     env = {**case, "command": ["SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16=1", *case["command"][:-1], "flashinfer_cutedsl"]}
     assert judged(shipped(), row_id, env).status is Status.SKIP  # w4a16 mode: the marlin-or-Blackwell gate is not taken
+
+
+MINIMAX_FP8 = FIXTURES_DIR / "incident-models" / "minimax-m2.7-fp8"
+
+
+@pytest.mark.parametrize(
+    ("block", "gpu", "extra", "status"),
+    [
+        (True, "A100", ["--linear-backend", "deep_gemm"], Status.FAIL),  # support_deep_gemm: SM90, SM10x, SM12x
+        (True, "H100", ["--linear-backend", "deep_gemm"], Status.PASS),
+        (True, "A100", [], Status.SKIP),  # auto: CUTLASS / Marlin / Triton block FP8
+        (False, "A100", ["--linear-backend", "deep_gemm"], Status.SKIP),  # per-tensor FP8: no DeepGEMM kernel, auto
+    ],
+)
+def test_a_weight_block_condition_reaches_the_verdict(tmp_path, block, gpu, extra, status):
+    model = str(MINIMAX_FP8)
+    if not block:
+        config = json.loads((MINIMAX_FP8 / "config.json").read_text())
+        del config["quantization_config"]["weight_block_size"]
+        folder = tmp_path / "per-tensor-fp8"
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(config))
+        model = str(folder)
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", model],
+        "engine_version": ["vllm==0.33.0"],
+        "command": ["vllm", "serve", "m", *extra],
+    }
+    outcome = judged(shipped(), "kernel-vllm-fp8-block-linear-deep-gemm", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "ScaledMM linear layer" in outcome.required and outcome.fix[0].startswith("--linear-backend auto")

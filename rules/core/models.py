@@ -126,6 +126,9 @@ class ModelFeatures(NamedTuple):
     # ModelOpt's weight `quant_algo` ("NVFP4", "W4A16_NVFP4", "FP8", ...), upper-cased (_quant_algo): a
     # W4A16_NVFP4 checkpoint is modelopt_fp4 too but runs the weight-only GEMMs
     quant_algo: Optional[str] = None
+    # quantization_config.weight_block_size ([128, 128] for DeepSeek-style block FP8): vLLM's Fp8Config block_quant
+    # (fp8.py from_config:163, Fp8LinearMethod.__init__:257-258, 0.33.0); () when it declares none
+    weight_block_size: tuple[int, ...] = ()
     # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
     canvas_length: Optional[int] = None
     # config.json `mamba_chunk_size` and `chunk_size` (Nemotron-H's older name), at the top level where SGLang's
@@ -380,6 +383,7 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         linear_head_dims=_linear_head_dims(text, where),
         quant_method=_quant_method(config),
         quant_algo=_quant_algo(config),
+        weight_block_size=_weight_block_size(config),
         canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         mamba_chunk_size=_checked_int(config, "mamba_chunk_size", f"{source}: "),
         # another model's chunk_size can mean something else: read for Nemotron-H only (configs/nemotron_h.py)
@@ -490,6 +494,15 @@ def _quant_algo(config: dict[str, Any]) -> Optional[str]:
     ):
         return "W4A16_NVFP4"
     return algo.upper()
+
+
+def _weight_block_size(config: dict[str, Any]) -> tuple[int, ...]:
+    """quantization_config.weight_block_size as a tuple of ints; () when absent or not a list of ints."""
+    quant = config.get("quantization_config")
+    block = quant.get("weight_block_size") if isinstance(quant, dict) else None
+    if not isinstance(block, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in block):
+        return ()
+    return tuple(block)
 
 
 def _kv_quant(config: dict[str, Any]) -> Optional[CheckpointKvQuant]:

@@ -85,7 +85,7 @@ def _cc_text(cc: tuple[int, int]) -> str:
 MODEL_KEYS = frozenset(
     {
         "dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink",
-        "checkpoint_dtype", "model_dtype", "mla", "quant_algo",
+        "checkpoint_dtype", "model_dtype", "mla", "quant_algo", "weight_block",
     }
 )  # fmt: skip
 
@@ -396,6 +396,8 @@ def applies(
             if not quant & set(want):
                 return False
         if key == "quant_algo" and (model.quant_algo if model else None) not in want:
+            return False
+        if key == "weight_block" and bool(model and model.weight_block_size) != want:
             return False
         if key == "moe" and bool(model and model.shape and model.shape.num_experts) != want:
             return False

@@ -10,6 +10,7 @@ QWEN35 = ["--model", "qwen3.5-35b-a3b"]
 GEMMA4 = ["--model", str(MODELS / "gemma-4")]
 GPT_OSS = ["--model", "gpt-oss-120b"]
 MINIMAX_NVFP4 = ["--model", str(MODELS / "minimax-m2.1-nvfp4")]
+MINIMAX_FP8 = ["--model", str(MODELS / "minimax-m2.7-fp8")]  # weight_block_size [128, 128]
 QWEN35_BF16 = ["--model", str(MODELS / "qwen3.5-35b-a3b")]  # the preset's excerpt with its checkpoint dtype
 QWEN25_3B = ["--model", str(MODELS / "qwen2.5-3b-instruct")]
 NEMOTRON_H_NVFP4 = ["--model", str(FIXTURES_DIR / "models" / "synthetic-nemotron-h-moe-nvfp4")]
@@ -239,5 +240,10 @@ FIXTURES = {
         # 0.33.0: OpenAI triton_kernels MoE gated to (9, 0) <= cc < (13, 0) (gpt_oss_triton_kernels_moe.py:41-53)
         "pass": [{"gpu": "H200", "argv": GPT_OSS, **vllm("0.33.0", "--moe-backend", "triton")}],
         "fail": [{"gpu": "A100", "argv": GPT_OSS, **vllm("0.33.0", "--moe-backend", "triton")}],
+    },
+    "kernel-vllm-fp8-block-linear-deep-gemm": {
+        # 0.33.0: --linear-backend deep_gemm keeps DeepGemmFp8BlockScaledMMKernel only: SM90, SM10x, SM12x
+        "pass": [{"gpu": "H100", "argv": MINIMAX_FP8, **vllm("0.33.0", "--linear-backend", "deep_gemm")}],
+        "fail": [{"gpu": "A100", "argv": MINIMAX_FP8, **vllm("0.33.0", "--linear-backend", "deep_gemm")}],
     },
 }
