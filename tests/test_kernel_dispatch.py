@@ -595,3 +595,33 @@ def test_a_weight_block_condition_reaches_the_verdict(tmp_path, block, gpu, extr
     assert outcome.status is status, outcome
     if status is Status.FAIL:
         assert "ScaledMM linear layer" in outcome.required and outcome.fix[0].startswith("--linear-backend auto")
+
+
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [
+        (["--linear-attn-backend", "flashinfer"], Status.FAIL),  # decode and prefill inherit it: SM90+ only
+        (["--linear-attn-decode-backend", "flashinfer"], Status.FAIL),
+        # prefill still inherits the base backend
+        (["--linear-attn-backend", "flashinfer", "--linear-attn-decode-backend", "triton"], Status.FAIL),
+        (
+            [
+                "--linear-attn-backend", "flashinfer", "--linear-attn-decode-backend", "triton",
+                "--linear-attn-prefill-backend", "triton",
+            ],
+            Status.SKIP,
+        ),  # both overridden: FlashInferGDNKernel is never built
+        ([], Status.SKIP),  # triton
+    ],
+)  # fmt: skip
+def test_flashinfer_gdn_needs_sm90_in_sglang(extra, status):
+    case = {
+        "gpu": "A100",
+        "argv": ["--model", QWEN35],
+        "engine_version": ["sglang==0.5.23"],
+        "command": ["sglang", "serve", "--model-path", "m", *extra],
+    }
+    outcome = judged(shipped(), "kernel-sglang-gdn-flashinfer", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "Requires SM90+" in outcome.required and outcome.fix[0].startswith("--linear-attn-backend triton")

@@ -246,4 +246,12 @@ FIXTURES = {
         "pass": [{"gpu": "H100", "argv": MINIMAX_FP8, **vllm("0.33.0", "--linear-backend", "deep_gemm")}],
         "fail": [{"gpu": "A100", "argv": MINIMAX_FP8, **vllm("0.33.0", "--linear-backend", "deep_gemm")}],
     },
+    "kernel-sglang-gdn-flashinfer": {
+        # 0.5.23: FlashInferGDNKernel needs major >= 9 (gdn_flashinfer.py:148-150, 193-197)
+        "pass": [{"gpu": "H100", "argv": QWEN35_BF16, **sglang("0.5.23", "--linear-attn-backend", "flashinfer")}],
+        "fail": [
+            {"gpu": "A100", "argv": QWEN35_BF16, **sglang("0.5.23", "--linear-attn-backend", "flashinfer")},
+            {"gpu": "L40S", "argv": QWEN35_BF16, **sglang("0.5.23", "--linear-attn-prefill-backend", "flashinfer")},
+        ],
+    },
 }
