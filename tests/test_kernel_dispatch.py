@@ -625,3 +625,23 @@ def test_flashinfer_gdn_needs_sm90_in_sglang(extra, status):
     assert outcome.status is status, outcome
     if status is Status.FAIL:
         assert "Requires SM90+" in outcome.required and outcome.fix[0].startswith("--linear-attn-backend triton")
+
+
+def test_an_option_the_flag_table_models_under_another_name_follows_a_flag_change():
+    """--speculative-draft-attention-backend lives in Config.draft_attention_backend: a corrected command's change
+    (apply_flags) reaches the dispatch row, which the pasted command alone would not show."""
+    from attn_preflight.rules.core.flag_tables import apply_flags
+
+    case = {
+        "gpu": "B200",
+        "argv": ["--model", "qwen3-8b"],
+        "engine_version": ["sglang==0.5.23"],
+        "command": ["sglang", "serve", "--model-path", "m", *EAGLE_FA3],
+    }
+    config, target = config_and_target(case)
+    row = next(r for r in dispatch.ROWS if r.id == "kernel-sglang-draft-attention-fa3")
+    check = dispatch.judge(row, dispatch.VISION_ARCHITECTURES)
+    assert check(config, target).status is Status.FAIL
+    fixed = apply_flags(config, "--speculative-draft-attention-backend flashinfer")
+    assert fixed is not None and dispatch.option_value(fixed, "--speculative-draft-attention-backend") == "flashinfer"
+    assert check(fixed, target).status is Status.SKIP

@@ -319,16 +319,33 @@ def code_for(kernel: Kernel, cc: tuple[int, int], engine: str = "", release: Opt
     return Support(cc in kernel.archs, describe_declared(kernel), "declared")
 
 
+@functools.cache
+def _modelled_dest(engine: str, option: str) -> Optional[str]:
+    """Where the engine's flag table keeps `option`'s value: a Config field ("draft_attention_backend" for
+    SGLang's --speculative-draft-attention-backend) or a cfg.flags key; None when the table does not model it."""
+    from attn_preflight.rules.core.flag_tables import read_flags
+
+    try:
+        values, read, _, _, _ = read_flags(engine, [option, "x"])
+    except ValueError:
+        return None
+    dests = [*values, *read]
+    return dests[0] if len(dests) == 1 else None
+
+
 def option_value(cfg: Config, option: str) -> Optional[str]:
-    """A launch-line option's value as the config has it: a modelled flag (cfg.flags, or a Config field of the
-    same name), else the option as written in the pasted command; None when absent."""
-    dest = option.lstrip("-").replace("-", "_")
-    if dest in cfg.flags:
-        value = cfg.flags[dest]
-        return None if value is None else str(value)
-    if dest in Config.__dataclass_fields__ and dest not in ("model", "flags", "env"):
-        value = getattr(cfg, dest)
-        return None if value is None else str(value)
+    """A launch-line option's value as the config has it: a modelled flag (cfg.flags, or the Config field the
+    engine's flag table puts it in, which a corrected command's changes reach too), else the option as written in
+    the pasted command; None when absent."""
+    for dest in dict.fromkeys((option.lstrip("-").replace("-", "_"), _modelled_dest(cfg.engine, option))):
+        if dest is None:
+            continue
+        if dest in cfg.flags:
+            value = cfg.flags[dest]
+            return None if value is None else str(value)
+        if dest in Config.__dataclass_fields__ and dest not in ("model", "flags", "env"):
+            value = getattr(cfg, dest)
+            return None if value is None else str(value)
     words = list(cfg.command)
     for index, word in enumerate(words):
         if word == option and index + 1 < len(words):
