@@ -16,6 +16,7 @@ QWEN25_3B = ["--model", str(MODELS / "qwen2.5-3b-instruct")]
 NEMOTRON_H_NVFP4 = ["--model", str(FIXTURES_DIR / "models" / "synthetic-nemotron-h-moe-nvfp4")]
 FI_FP4_ENV = "VLLM_USE_FLASHINFER_MOE_FP4=1"
 FI_FP4 = {"engine_version": ["vllm==0.15.0"]}
+EAGLE_FA4_DRAFT = ("--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa4")
 EAGLE_FA3_DRAFT = ("--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa3")
 QWEN3_8B = ["--model", "qwen3-8b"]
 FP8 = ("--quantization", "fp8")
@@ -253,5 +254,10 @@ FIXTURES = {
             {"gpu": "A100", "argv": QWEN35_BF16, **sglang("0.5.23", "--linear-attn-backend", "flashinfer")},
             {"gpu": "L40S", "argv": QWEN35_BF16, **sglang("0.5.23", "--linear-attn-prefill-backend", "flashinfer")},
         ],
+    },
+    "kernel-sglang-draft-attention-fa4": {
+        # 0.5.23: the draft's fa4 backend reaches FA4's forward guard (majors 8-12 in 4.0.0b36) unchecked
+        "pass": [{"gpu": "A100", "argv": QWEN3_8B, **sglang("0.5.23", *EAGLE_FA4_DRAFT)}],
+        "fail": [{"gpu": "T4", "argv": QWEN3_8B, **sglang("0.5.23", *EAGLE_FA4_DRAFT)}],
     },
 }
