@@ -260,4 +260,14 @@ FIXTURES = {
         "pass": [{"gpu": "A100", "argv": QWEN3_8B, **sglang("0.5.23", *EAGLE_FA4_DRAFT)}],
         "fail": [{"gpu": "T4", "argv": QWEN3_8B, **sglang("0.5.23", *EAGLE_FA4_DRAFT)}],
     },
+    "kernel-vllm-nvfp4-moe-cutlass": {
+        # 0.33.0: CutlassExpertsFp4 on families 100, 110, 120 only (cutlass_moe.py:716-722)
+        "pass": [{"gpu": "RTX 5090", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--moe-backend", "cutlass")}],
+        "fail": [{"gpu": "H100", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--moe-backend", "cutlass")}],
+    },
+    "kernel-vllm-nvfp4-moe-flashinfer-cutlass": {
+        # 0.33.0: FlashInferExperts takes NVFP4 W4A4 on SM10x / SM12x (flashinfer_cutlass_moe.py:128-180)
+        "pass": [{"gpu": "B200", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--moe-backend", "flashinfer_cutlass")}],
+        "fail": [{"gpu": "H100", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--moe-backend", "flashinfer_cutlass")}],
+    },
 }
