@@ -487,3 +487,161 @@ def test_an_explicit_fp8_gemm_backend_is_gated_by_sglang(extra, status):
     assert outcome.status is status, outcome
     if status is Status.FAIL:
         assert "requires SM100/SM103 GPUs" in outcome.required and outcome.fix[0] == "--fp8-gemm-backend auto"
+
+
+MINIMAX_NVFP4 = FIXTURES_DIR / "incident-models" / "minimax-m2.1-nvfp4"
+
+
+def _nvfp4_variant(tmp_path, name: str, quant: dict) -> str:
+    """The MiniMax NVFP4 config with another quantization_config (the weight-only forms vLLM reads apart)."""
+    config = json.loads((MINIMAX_NVFP4 / "config.json").read_text())
+    config["quantization_config"] = quant
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("quant", "gpu", "extra", "status"),
+    [
+        (None, "H100", ["--linear-backend", "cutlass"], Status.FAIL),  # cutlass_scaled_mm_supports_fp4: cc >= 100
+        (None, "B200", ["--linear-backend", "cutlass"], Status.PASS),
+        (None, "H100", [], Status.SKIP),  # auto: Marlin below SM100
+        (None, "H100", ["--linear-backend", "marlin"], Status.SKIP),
+        (
+            {"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4"},
+            "H100",
+            ["--linear-backend", "cutlass"],
+            Status.SKIP,
+        ),
+        # quant_algo NVFP4 with no input_activations anywhere: vLLM serves it as W4A16 (modelopt.py:797-811)
+        (
+            {"quant_method": "modelopt", "quant_algo": "NVFP4", "config_groups": {"g": {"input_activations": None}}},
+            "H100",
+            ["--linear-backend", "cutlass"],
+            Status.SKIP,
+        ),
+        # the hf_quant_config.json form: the `quantization` section's quant_algo
+        (
+            {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}},
+            "L40S",
+            ["--linear-backend", "cutlass"],
+            Status.FAIL,
+        ),
+    ],
+)
+def test_an_nvfp4_w4a4_gemm_backend_needs_sm100_in_vllm(tmp_path, quant, gpu, extra, status):
+    model = str(MINIMAX_NVFP4) if quant is None else _nvfp4_variant(tmp_path, "nvfp4-variant", quant)
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", model],
+        "engine_version": ["vllm==0.33.0"],
+        "command": ["vllm", "serve", "m", *extra],
+    }
+    outcome = judged(shipped(), "kernel-vllm-nvfp4-gemm-linear-backend-cutlass", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "NVFP4 linear layer" in outcome.required and outcome.fix[0].startswith("--linear-backend auto")
+
+
+def test_a_quant_algo_condition_change_reaches_the_verdict():
+    case = {
+        "gpu": "H100",
+        "argv": ["--model", str(MINIMAX_NVFP4)],
+        "engine_version": ["sglang==0.5.23"],
+        "command": ["sglang", "serve", "--model-path", "m", "--fp4-gemm-backend", "flashinfer_cutlass"],
+    }
+    table = shipped()
+    row_id = "kernel-sglang-nvfp4-gemm-native-backend"
+    outcome = judged(table, row_id, case)
+    assert outcome.status is Status.FAIL and "SM100+" in outcome.required
+    assert outcome.fix[0] == "--fp4-gemm-backend marlin (SM80-SM90)"
+    row = next(r for r in table["dispatch"] if r["id"] == row_id)
+    row["when"]["quant_algo"] = ["W4A16_NVFP4"]
+    assert judged(table, row_id, case).status is Status.SKIP
+    env = {**case, "command": ["SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16=1", *case["command"][:-1], "flashinfer_cutedsl"]}
+    assert judged(shipped(), row_id, env).status is Status.SKIP  # w4a16 mode: the marlin-or-Blackwell gate is not taken
+
+
+MINIMAX_FP8 = FIXTURES_DIR / "incident-models" / "minimax-m2.7-fp8"
+
+
+@pytest.mark.parametrize(
+    ("block", "gpu", "extra", "status"),
+    [
+        (True, "A100", ["--linear-backend", "deep_gemm"], Status.FAIL),  # support_deep_gemm: SM90, SM10x, SM12x
+        (True, "H100", ["--linear-backend", "deep_gemm"], Status.PASS),
+        (True, "A100", [], Status.SKIP),  # auto: CUTLASS / Marlin / Triton block FP8
+        (False, "A100", ["--linear-backend", "deep_gemm"], Status.SKIP),  # per-tensor FP8: no DeepGEMM kernel, auto
+    ],
+)
+def test_a_weight_block_condition_reaches_the_verdict(tmp_path, block, gpu, extra, status):
+    model = str(MINIMAX_FP8)
+    if not block:
+        config = json.loads((MINIMAX_FP8 / "config.json").read_text())
+        del config["quantization_config"]["weight_block_size"]
+        folder = tmp_path / "per-tensor-fp8"
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(config))
+        model = str(folder)
+    case = {
+        "gpu": gpu,
+        "argv": ["--model", model],
+        "engine_version": ["vllm==0.33.0"],
+        "command": ["vllm", "serve", "m", *extra],
+    }
+    outcome = judged(shipped(), "kernel-vllm-fp8-block-linear-deep-gemm", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "ScaledMM linear layer" in outcome.required and outcome.fix[0].startswith("--linear-backend auto")
+
+
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [
+        (["--linear-attn-backend", "flashinfer"], Status.FAIL),  # decode and prefill inherit it: SM90+ only
+        (["--linear-attn-decode-backend", "flashinfer"], Status.FAIL),
+        # prefill still inherits the base backend
+        (["--linear-attn-backend", "flashinfer", "--linear-attn-decode-backend", "triton"], Status.FAIL),
+        (
+            [
+                "--linear-attn-backend", "flashinfer", "--linear-attn-decode-backend", "triton",
+                "--linear-attn-prefill-backend", "triton",
+            ],
+            Status.SKIP,
+        ),  # both overridden: FlashInferGDNKernel is never built
+        ([], Status.SKIP),  # triton
+    ],
+)  # fmt: skip
+def test_flashinfer_gdn_needs_sm90_in_sglang(extra, status):
+    case = {
+        "gpu": "A100",
+        "argv": ["--model", QWEN35],
+        "engine_version": ["sglang==0.5.23"],
+        "command": ["sglang", "serve", "--model-path", "m", *extra],
+    }
+    outcome = judged(shipped(), "kernel-sglang-gdn-flashinfer", case)
+    assert outcome.status is status, outcome
+    if status is Status.FAIL:
+        assert "Requires SM90+" in outcome.required and outcome.fix[0].startswith("--linear-attn-backend triton")
+
+
+def test_an_option_the_flag_table_models_under_another_name_follows_a_flag_change():
+    """--speculative-draft-attention-backend lives in Config.draft_attention_backend: a corrected command's change
+    (apply_flags) reaches the dispatch row, which the pasted command alone would not show."""
+    from attn_preflight.rules.core.flag_tables import apply_flags
+
+    case = {
+        "gpu": "B200",
+        "argv": ["--model", "qwen3-8b"],
+        "engine_version": ["sglang==0.5.23"],
+        "command": ["sglang", "serve", "--model-path", "m", *EAGLE_FA3],
+    }
+    config, target = config_and_target(case)
+    row = next(r for r in dispatch.ROWS if r.id == "kernel-sglang-draft-attention-fa3")
+    check = dispatch.judge(row, dispatch.VISION_ARCHITECTURES)
+    assert check(config, target).status is Status.FAIL
+    fixed = apply_flags(config, "--speculative-draft-attention-backend flashinfer")
+    assert fixed is not None and dispatch.option_value(fixed, "--speculative-draft-attention-backend") == "flashinfer"
+    assert check(fixed, target).status is Status.SKIP

@@ -123,6 +123,12 @@ class ModelFeatures(NamedTuple):
     # GDN's (linear_key_head_dim, linear_value_head_dim) (Qwen3-Next, Qwen3.5): the FLA kernels' shape in smoke
     linear_head_dims: Optional[tuple[int, int]] = None
     quant_method: Optional[str] = None  # the checkpoint's quantization method, as vLLM names it (_quant_method)
+    # ModelOpt's weight `quant_algo` ("NVFP4", "W4A16_NVFP4", "FP8", ...), upper-cased (_quant_algo): a
+    # W4A16_NVFP4 checkpoint is modelopt_fp4 too but runs the weight-only GEMMs
+    quant_algo: Optional[str] = None
+    # quantization_config.weight_block_size ([128, 128] for DeepSeek-style block FP8): vLLM's Fp8Config block_quant
+    # (fp8.py from_config:163, Fp8LinearMethod.__init__:257-258, 0.33.0); () when it declares none
+    weight_block_size: tuple[int, ...] = ()
     # config.json `canvas_length`: DiffusionGemma's diffusion block (sglang dllm/config.py DLLM_PARAMS reads it)
     canvas_length: Optional[int] = None
     # config.json `mamba_chunk_size` and `chunk_size` (Nemotron-H's older name), at the top level where SGLang's
@@ -376,6 +382,8 @@ def features_from_config(config: dict[str, Any], name: str, source: str) -> Mode
         linear_heads=_linear_heads(text, where),
         linear_head_dims=_linear_head_dims(text, where),
         quant_method=_quant_method(config),
+        quant_algo=_quant_algo(config),
+        weight_block_size=_weight_block_size(config),
         canvas_length=_checked_int(config, "canvas_length", f"{source}: "),  # the top level: getattr(hf_config, ...)
         mamba_chunk_size=_checked_int(config, "mamba_chunk_size", f"{source}: "),
         # another model's chunk_size can mean something else: read for Nemotron-H only (configs/nemotron_h.py)
@@ -462,6 +470,39 @@ def _quant_method(config: dict[str, Any]) -> Optional[str]:
     if method == "modelopt" and "FP4" in str(quant.get("quant_algo", "")).upper():
         return "modelopt_fp4"
     return method
+
+
+def _quant_algo(config: dict[str, Any]) -> Optional[str]:
+    """ModelOpt's weight quant_algo, upper-cased: quantization_config's `quantization` section's (hf_quant_config.json
+    format) when it has one, else its top-level quant_algo, as vLLM reads it (modelopt.py
+    ModelOptQuantConfigBase.from_config:324-365, 0.33.0); an "NVFP4" whose config_groups all have null
+    input_activations is weight-only, "W4A16_NVFP4" (ModelOptNvFp4Config.from_config:797-811); None when it
+    declares none."""
+    quant = config.get("quantization_config")
+    if not isinstance(quant, dict):
+        return None
+    section = quant.get("quantization")
+    algo = section.get("quant_algo") if isinstance(section, dict) else quant.get("quant_algo")
+    if not isinstance(algo, str):
+        return None
+    groups = quant.get("config_groups")
+    if (
+        algo.upper() == "NVFP4"
+        and isinstance(groups, dict)
+        and groups
+        and all(isinstance(g, dict) and g.get("input_activations") is None for g in groups.values())
+    ):
+        return "W4A16_NVFP4"
+    return algo.upper()
+
+
+def _weight_block_size(config: dict[str, Any]) -> tuple[int, ...]:
+    """quantization_config.weight_block_size as a tuple of ints; () when absent or not a list of ints."""
+    quant = config.get("quantization_config")
+    block = quant.get("weight_block_size") if isinstance(quant, dict) else None
+    if not isinstance(block, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in block):
+        return ()
+    return tuple(block)
 
 
 def _kv_quant(config: dict[str, Any]) -> Optional[CheckpointKvQuant]:

@@ -12,7 +12,7 @@ The data is rules/kernels/dispatch.json, two tables each fact of which names its
   version, module): where attn_preflight.rules.kernels.binaries has that wheel's table, the archs are the
   wheel's (read from its fatbins), not the declared ones.
 - `dispatch`: per engine release range, the op, the kernel it runs and the condition (`when`) under which the
-  engine dispatches to it: the model (DSA indexer, architecture, quantization, vision tower, MoE, head dim, the
+  engine dispatches to it: the model (DSA indexer, architecture, quantization and ModelOpt's quant_algo, vision tower, MoE, head dim, the
   checkpoint's dtype and the dtype the engine runs it in), the launch line (`option`: a flag's value, null for absent; `kv_dtype`), the GPU (`min_major`).
 
 Each dispatch row is one generated rule (same id as the row); its check is `judge`, shared by all rows: a row
@@ -85,7 +85,7 @@ def _cc_text(cc: tuple[int, int]) -> str:
 MODEL_KEYS = frozenset(
     {
         "dsa", "architectures", "not_architectures", "quant", "moe", "vision", "min_head_dim", "learnable_sink",
-        "checkpoint_dtype", "model_dtype", "mla",
+        "checkpoint_dtype", "model_dtype", "mla", "quant_algo", "weight_block",
     }
 )  # fmt: skip
 
@@ -319,16 +319,33 @@ def code_for(kernel: Kernel, cc: tuple[int, int], engine: str = "", release: Opt
     return Support(cc in kernel.archs, describe_declared(kernel), "declared")
 
 
+@functools.cache
+def _modelled_dest(engine: str, option: str) -> Optional[str]:
+    """Where the engine's flag table keeps `option`'s value: a Config field ("draft_attention_backend" for
+    SGLang's --speculative-draft-attention-backend) or a cfg.flags key; None when the table does not model it."""
+    from attn_preflight.rules.core.flag_tables import read_flags
+
+    try:
+        values, read, _, _, _ = read_flags(engine, [option, "x"])
+    except ValueError:
+        return None
+    dests = [*values, *read]
+    return dests[0] if len(dests) == 1 else None
+
+
 def option_value(cfg: Config, option: str) -> Optional[str]:
-    """A launch-line option's value as the config has it: a modelled flag (cfg.flags, or a Config field of the
-    same name), else the option as written in the pasted command; None when absent."""
-    dest = option.lstrip("-").replace("-", "_")
-    if dest in cfg.flags:
-        value = cfg.flags[dest]
-        return None if value is None else str(value)
-    if dest in Config.__dataclass_fields__ and dest not in ("model", "flags", "env"):
-        value = getattr(cfg, dest)
-        return None if value is None else str(value)
+    """A launch-line option's value as the config has it: a modelled flag (cfg.flags, or the Config field the
+    engine's flag table puts it in, which a corrected command's changes reach too), else the option as written in
+    the pasted command; None when absent."""
+    for dest in dict.fromkeys((option.lstrip("-").replace("-", "_"), _modelled_dest(cfg.engine, option))):
+        if dest is None:
+            continue
+        if dest in cfg.flags:
+            value = cfg.flags[dest]
+            return None if value is None else str(value)
+        if dest in Config.__dataclass_fields__ and dest not in ("model", "flags", "env"):
+            value = getattr(cfg, dest)
+            return None if value is None else str(value)
     words = list(cfg.command)
     for index, word in enumerate(words):
         if word == option and index + 1 < len(words):
@@ -395,6 +412,10 @@ def applies(
             quant = {(model.quant_method or "") if model else "", str(cfg.flags.get("quantization") or "")}
             if not quant & set(want):
                 return False
+        if key == "quant_algo" and (model.quant_algo if model else None) not in want:
+            return False
+        if key == "weight_block" and bool(model and model.weight_block_size) != want:
+            return False
         if key == "moe" and bool(model and model.shape and model.shape.num_experts) != want:
             return False
         if key == "vision":

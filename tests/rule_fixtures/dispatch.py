@@ -10,11 +10,13 @@ QWEN35 = ["--model", "qwen3.5-35b-a3b"]
 GEMMA4 = ["--model", str(MODELS / "gemma-4")]
 GPT_OSS = ["--model", "gpt-oss-120b"]
 MINIMAX_NVFP4 = ["--model", str(MODELS / "minimax-m2.1-nvfp4")]
+MINIMAX_FP8 = ["--model", str(MODELS / "minimax-m2.7-fp8")]  # weight_block_size [128, 128]
 QWEN35_BF16 = ["--model", str(MODELS / "qwen3.5-35b-a3b")]  # the preset's excerpt with its checkpoint dtype
 QWEN25_3B = ["--model", str(MODELS / "qwen2.5-3b-instruct")]
 NEMOTRON_H_NVFP4 = ["--model", str(FIXTURES_DIR / "models" / "synthetic-nemotron-h-moe-nvfp4")]
 FI_FP4_ENV = "VLLM_USE_FLASHINFER_MOE_FP4=1"
 FI_FP4 = {"engine_version": ["vllm==0.15.0"]}
+EAGLE_FA4_DRAFT = ("--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa4")
 EAGLE_FA3_DRAFT = ("--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend", "fa3")
 QWEN3_8B = ["--model", "qwen3-8b"]
 FP8 = ("--quantization", "fp8")
@@ -210,5 +212,62 @@ FIXTURES = {
         # from 0.5.16: deprecated off SM120
         "pass": [{"gpu": "RTX PRO 6000", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "cutlass")}],
         "fail": [{"gpu": "H100", "argv": QWEN3_8B, **sglang("0.5.20", *FP8, "--fp8-gemm-backend", "cutlass")}],
+    },
+    "kernel-vllm-nvfp4-gemm-linear-backend-cutlass": {
+        # 0.33.0: --linear-backend cutlass keeps CutlassNvFp4LinearKernel only, cc >= 100 (nvfp4_scaled_mm_entry.cu)
+        "pass": [
+            {"gpu": "B200", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--linear-backend", "cutlass")},
+            {"gpu": "RTX 5090", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--linear-backend", "flashinfer_cutlass")},
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--linear-backend", "cutlass")},
+            {"gpu": "L40S", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--linear-backend", "flashinfer_cutlass")},
+        ],
+    },
+    "kernel-sglang-nvfp4-gemm-native-backend": {
+        # 0.5.23: ModelOptFp4LinearMethod requires is_blackwell (majors 10-12) unless --fp4-gemm-backend marlin
+        "pass": [
+            {
+                "gpu": "RTX PRO 6000",
+                "argv": MINIMAX_NVFP4,
+                **sglang("0.5.23", "--fp4-gemm-backend", "flashinfer_cutlass"),
+            }
+        ],
+        "fail": [
+            {"gpu": "H100", "argv": MINIMAX_NVFP4, **sglang("0.5.23", "--fp4-gemm-backend", "flashinfer_cutlass")}
+        ],
+    },
+    "kernel-vllm-mxfp4-moe-triton": {
+        # 0.33.0: OpenAI triton_kernels MoE gated to (9, 0) <= cc < (13, 0) (gpt_oss_triton_kernels_moe.py:41-53)
+        "pass": [{"gpu": "H200", "argv": GPT_OSS, **vllm("0.33.0", "--moe-backend", "triton")}],
+        "fail": [{"gpu": "A100", "argv": GPT_OSS, **vllm("0.33.0", "--moe-backend", "triton")}],
+    },
+    "kernel-vllm-fp8-block-linear-deep-gemm": {
+        # 0.33.0: --linear-backend deep_gemm keeps DeepGemmFp8BlockScaledMMKernel only: SM90, SM10x, SM12x
+        "pass": [{"gpu": "H100", "argv": MINIMAX_FP8, **vllm("0.33.0", "--linear-backend", "deep_gemm")}],
+        "fail": [{"gpu": "A100", "argv": MINIMAX_FP8, **vllm("0.33.0", "--linear-backend", "deep_gemm")}],
+    },
+    "kernel-sglang-gdn-flashinfer": {
+        # 0.5.23: FlashInferGDNKernel needs major >= 9 (gdn_flashinfer.py:148-150, 193-197)
+        "pass": [{"gpu": "H100", "argv": QWEN35_BF16, **sglang("0.5.23", "--linear-attn-backend", "flashinfer")}],
+        "fail": [
+            {"gpu": "A100", "argv": QWEN35_BF16, **sglang("0.5.23", "--linear-attn-backend", "flashinfer")},
+            {"gpu": "L40S", "argv": QWEN35_BF16, **sglang("0.5.23", "--linear-attn-prefill-backend", "flashinfer")},
+        ],
+    },
+    "kernel-sglang-draft-attention-fa4": {
+        # 0.5.23: the draft's fa4 backend reaches FA4's forward guard (majors 8-12 in 4.0.0b36) unchecked
+        "pass": [{"gpu": "A100", "argv": QWEN3_8B, **sglang("0.5.23", *EAGLE_FA4_DRAFT)}],
+        "fail": [{"gpu": "T4", "argv": QWEN3_8B, **sglang("0.5.23", *EAGLE_FA4_DRAFT)}],
+    },
+    "kernel-vllm-nvfp4-moe-cutlass": {
+        # 0.33.0: CutlassExpertsFp4 on families 100, 110, 120 only (cutlass_moe.py:716-722)
+        "pass": [{"gpu": "RTX 5090", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--moe-backend", "cutlass")}],
+        "fail": [{"gpu": "H100", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--moe-backend", "cutlass")}],
+    },
+    "kernel-vllm-nvfp4-moe-flashinfer-cutlass": {
+        # 0.33.0: FlashInferExperts takes NVFP4 W4A4 on SM10x / SM12x (flashinfer_cutlass_moe.py:128-180)
+        "pass": [{"gpu": "B200", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--moe-backend", "flashinfer_cutlass")}],
+        "fail": [{"gpu": "H100", "argv": MINIMAX_NVFP4, **vllm("0.33.0", "--moe-backend", "flashinfer_cutlass")}],
     },
 }
