@@ -31,7 +31,7 @@ def config_and_target(case: dict):
 
 def judged(table: dict, row_id: str, case: dict):
     """The outcome of `row_id`'s check, built from `table` (dispatch.json's format) rather than the shipped one."""
-    _, rows, vision = dispatch.load(json.dumps(table))
+    _, rows, vision, _ = dispatch.load(json.dumps(table))
     row = next(r for r in rows if r.id == row_id)
     config, target = config_and_target(case)
     return dispatch.judge(row, vision)(config, target)
@@ -645,3 +645,32 @@ def test_an_option_the_flag_table_models_under_another_name_follows_a_flag_chang
     fixed = apply_flags(config, "--speculative-draft-attention-backend flashinfer")
     assert fixed is not None and dispatch.option_value(fixed, "--speculative-draft-attention-backend") == "flashinfer"
     assert check(fixed, target).status is Status.SKIP
+
+
+def _options(when, found: set) -> set:
+    for key, value in when.items():
+        if key == "option":
+            found |= set(value)
+        elif isinstance(value, dict):
+            _options(value, found)
+    return found
+
+
+def test_option_dests_are_what_the_flag_tables_say_for_every_option_a_row_names():
+    """dispatch.json's option_dests (read by option_value, so that a check never loads the flag tables) holds, for
+    each option a row names, where the engine's flag table keeps it when that is not the option's own name."""
+    from attn_preflight.rules.core.flag_tables import read_flags
+
+    for engine in ("sglang", "vllm"):
+        options = set().union(*(_options(row.when, set()) for row in dispatch.ROWS if row.engine == engine))
+        for option in sorted(options):
+            try:
+                values, read, _, _, _ = read_flags(engine, [option, "x"])
+            except ValueError:
+                dests = []
+            else:
+                dests = [*values, *read]
+            table = dests[0] if len(dests) == 1 else None
+            own = option.lstrip("-").replace("-", "_")
+            expected = table if table not in (None, own) else None
+            assert dispatch.OPTION_DESTS.get(engine, {}).get(option) == expected, (engine, option, dests)

@@ -102,9 +102,12 @@ def _when_keys(when: Mapping[str, Any]) -> set[str]:
     return keys
 
 
-def load(text: Optional[str] = None) -> tuple[dict[str, Kernel], tuple[Dispatch, ...], frozenset[str]]:
-    """The two tables (dispatch.json, or `text` in its format): kernels by key, the dispatch rows, and the
-    architectures with a vision tower."""
+def load(
+    text: Optional[str] = None,
+) -> tuple[dict[str, Kernel], tuple[Dispatch, ...], frozenset[str], dict[str, dict[str, str]]]:
+    """The two tables (dispatch.json, or `text` in its format): kernels by key, the dispatch rows, the
+    architectures with a vision tower, and per engine the Config field or flag key an option is kept under where
+    that is not its own name."""
     data = json.loads(text if text is not None else data_text(TABLE, PACKAGE))
     kernels = {
         key: Kernel(
@@ -158,7 +161,8 @@ Support added: {kernel.added or "not known"}.""",
                 needs_model=False,  # judge() asks for the model only where the row's other conditions hold
             )
         )
-    return kernels, tuple(rows), frozenset(data.get("vision_architectures", ()))
+    dests = {engine: dict(table) for engine, table in data.get("option_dests", {}).items() if engine != "_doc"}
+    return kernels, tuple(rows), frozenset(data.get("vision_architectures", ())), dests
 
 
 def describe_declared(kernel: Kernel) -> str:
@@ -319,25 +323,11 @@ def code_for(kernel: Kernel, cc: tuple[int, int], engine: str = "", release: Opt
     return Support(cc in kernel.archs, describe_declared(kernel), "declared")
 
 
-@functools.cache
-def _modelled_dest(engine: str, option: str) -> Optional[str]:
-    """Where the engine's flag table keeps `option`'s value: a Config field ("draft_attention_backend" for
-    SGLang's --speculative-draft-attention-backend) or a cfg.flags key; None when the table does not model it."""
-    from attn_preflight.rules.core.flag_tables import read_flags
-
-    try:
-        values, read, _, _, _ = read_flags(engine, [option, "x"])
-    except ValueError:
-        return None
-    dests = [*values, *read]
-    return dests[0] if len(dests) == 1 else None
-
-
 def option_value(cfg: Config, option: str) -> Optional[str]:
     """A launch-line option's value as the config has it: a modelled flag (cfg.flags, or the Config field the
     engine's flag table puts it in, which a corrected command's changes reach too), else the option as written in
     the pasted command; None when absent."""
-    for dest in dict.fromkeys((option.lstrip("-").replace("-", "_"), _modelled_dest(cfg.engine, option))):
+    for dest in dict.fromkeys((option.lstrip("-").replace("-", "_"), OPTION_DESTS.get(cfg.engine, {}).get(option))):
         if dest is None:
             continue
         if dest in cfg.flags:
@@ -497,6 +487,6 @@ def judge(row: Dispatch, vision_architectures: frozenset[str]) -> Callable[[Conf
     return check
 
 
-KERNELS, ROWS, VISION_ARCHITECTURES = load()
+KERNELS, ROWS, VISION_ARCHITECTURES, OPTION_DESTS = load()
 for _row in ROWS:
     generated_rule(__name__, _row, judge(_row, VISION_ARCHITECTURES))
