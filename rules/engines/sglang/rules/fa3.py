@@ -15,7 +15,7 @@ from attn_preflight.rules.checks.common import (
     phases_using,
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown
-from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, reasons_of, requirement, worded, working
+from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, reasons_of, requirement, working
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
@@ -48,7 +48,7 @@ FP8_KV_INSTEAD = ("flashinfer", "triton")
 
 @rule(
     id="fa3-fp8-sm8x",
-    title=worded(FA3_FP8_TITLE),
+    title=FA3_FP8_TITLE,
     engine="sglang",
     versions="sglang>=0.5.0rc2",
     backends=("fa3",),
@@ -56,7 +56,7 @@ FP8_KV_INSTEAD = ("flashinfer", "triton")
     prevents="FlashAttention on Ampere/Ada cards only supports fp16 and bf16 data type",
     source=f"{FA3_API}; {FA_BACKEND}, FlashAttentionBackend (casts q to the KV dtype when --kv-cache-dtype "
     "is not auto)",
-    docs=worded(FA3_FP8_DOCS),
+    docs=FA3_FP8_DOCS,
     worded=lambda: declared_words(FA3_FP8_TITLE, FA3_FP8_DOCS),
     fix_title="Use --kv-cache-dtype auto on SM8x with fa3, or flashinfer/triton for an FP8 KV cache",
 )

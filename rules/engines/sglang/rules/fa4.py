@@ -22,7 +22,7 @@ from attn_preflight.rules.checks.common import (
 )
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang.capabilities import FA4_IMAGE_MASK_ARCHITECTURES, FA4_IMAGE_MASK_FROM
-from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, reasons_of, requirement, worded, working
+from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, reasons_of, requirement, working
 from attn_preflight.rules.engines.sglang.resolve import effective_page_size, fa4_page_size, prefill_cp
 from attn_preflight.rules.knowledge.kv_dtypes import FP8
 
@@ -49,14 +49,14 @@ and names fa3 where its declaration reads the cache on the GPU ({fa3.kv_dtype_ar
 
 @rule(
     id="fa4-fp8-sm100",
-    title=worded(FA4_FP8_TITLE),
+    title=FA4_FP8_TITLE,
     engine="sglang",
     versions="sglang>=0.5.10",
     backends=("fa4",),
     stage="runtime",
     prevents="FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.",
     source=f"{INTERFACE}, _flash_attn_fwd; {FA_BACKEND} (decode casts q to the FP8 KV dtype)",
-    docs=worded(FA4_FP8_DOCS),
+    docs=FA4_FP8_DOCS,
     worded=lambda: declared_words(FA4_FP8_TITLE, FA4_FP8_DOCS),
     fix_title="Use --kv-cache-dtype auto (or bf16) with fa4, or fa3 for FP8 on SM90",
 )
@@ -165,14 +165,14 @@ MLA_INSTEAD = ("fa3", "triton")
 
 @rule(
     id="fa4-deterministic-mla-arch",
-    title=worded(DETERMINISTIC_MLA_TITLE),
+    title=DETERMINISTIC_MLA_TITLE,
     engine="sglang",
     versions="sglang>=0.5.18",
     stage="startup",
     prevents="Deterministic inference with absorbed-MLA models on the fa4 attention backend requires SM100/SM110: "
     "it runs absorbed MLA, whose qv argument flash_attn.cute only implements on those archs.",
     source=f"{ATTENTION_HOOK}, handle_deterministic_inference",
-    docs=worded(DETERMINISTIC_MLA_DOCS),
+    docs=DETERMINISTIC_MLA_DOCS,
     worded=lambda: declared_words(DETERMINISTIC_MLA_TITLE, DETERMINISTIC_MLA_DOCS),
     fix_title="Use --attention-backend fa3 on SM90 (triton elsewhere), or run on SM100/SM110",
 )
@@ -208,14 +208,14 @@ only supported on SM9x/10x", 0.5.17 interface.py:866-870); 0.5.18 adds SGLang's 
 
 @rule(
     id="fa4-rel-bias-arch",
-    title=worded(REL_BIAS_TITLE),
+    title=REL_BIAS_TITLE,
     engine="sglang",
     versions="sglang>=0.5.16",
     backends=("fa4",),
     stage="runtime",
     prevents="rel_bias requires SM9x/10x/11x or an architecture-owned forward implementation",
     source=f"{INTERFACE}, _flash_attn_fwd; kernels/ops/attention/fa4_sm120/runtime.py, select_config",
-    docs=worded(REL_BIAS_DOCS),
+    docs=REL_BIAS_DOCS,
     worded=lambda: declared_words(REL_BIAS_TITLE, REL_BIAS_DOCS),
     fix_title="Use --attention-backend triton",
 )

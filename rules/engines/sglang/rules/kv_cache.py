@@ -24,7 +24,7 @@ from attn_preflight.rules.core.engine import Status, failed, passed, rule, skipp
 from attn_preflight.rules.core.registry import registry
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang import choices as choices_kb
-from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, requirement, worded
+from attn_preflight.rules.engines.sglang.reasons import Query, declared_words, requirement
 from attn_preflight.rules.engines.sglang.resolve import (
     NVFP4_SOURCE,
     effective_page_size,
@@ -90,7 +90,7 @@ first forward fails. Derived from the 0.5.23 code, not seen on an SM110 or SM12x
 
 @rule(
     id="kv-mxfp8-kernel-arch",
-    title=worded(KV_MXFP8_KERNEL_TITLE),
+    title=KV_MXFP8_KERNEL_TITLE,
     worded=lambda: declared_words(KV_MXFP8_KERNEL_TITLE, KV_MXFP8_KERNEL_DOCS),
     engine="sglang",
     versions="sglang>=0.5.16",
@@ -99,7 +99,7 @@ first forward fails. Derived from the 0.5.23 code, not seen on an SM110 or SM12x
     source="sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py, _flash_attn_fwd "
     "(FP8 V asserts arch // 10 == 10; sfq/sfk/sfv reach only FlashAttentionForwardSm100); "
     "kernels/ops/attention/fa4_sm120 (no FP8 path)",
-    docs=worded(KV_MXFP8_KERNEL_DOCS),
+    docs=KV_MXFP8_KERNEL_DOCS,
     fix_title="Use --kv-cache-dtype fp8_e4m3 or auto on SM110/SM12x",
 )
 def kv_mxfp8_kernel_arch(cfg, target):

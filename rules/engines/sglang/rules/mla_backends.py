@@ -14,7 +14,7 @@ from packaging.version import Version
 
 from attn_preflight.rules.checks.common import declared, gpu, phases_using, sglang_release
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
-from attn_preflight.rules.engines.sglang.reasons import declared_words, kv_dtypes_text, worded
+from attn_preflight.rules.engines.sglang.reasons import declared_words, kv_dtypes_text
 
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 OVERRIDES = "sglang: python/sglang/srt/arg_groups/overrides.py"
@@ -63,7 +63,7 @@ The fix moves each refused phase to SGLang's own MHA default of the arch: fa3 on
 
 @rule(
     id="trtllm-mha-arch",
-    title=worded(TRTLLM_MHA_ARCH_TITLE),
+    title=TRTLLM_MHA_ARCH_TITLE,
     engine="sglang",
     versions="sglang>=0.5.0rc2",
     backends=("trtllm_mha",),
@@ -72,7 +72,7 @@ The fix moves each refused phase to SGLang's own MHA default of the arch: fa3 on
     prevents="TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. Please use a "
     "different prefill backend.",
     source=f"{ATTENTION_HOOK}, handle_attention_backend_compatibility",
-    docs=worded(TRTLLM_MHA_ARCH_DOCS),
+    docs=TRTLLM_MHA_ARCH_DOCS,
     worded=lambda: declared_words(TRTLLM_MHA_ARCH_TITLE, TRTLLM_MHA_ARCH_DOCS),
     fix_title="Use --attention-backend fa3 (SM90), flashinfer or triton; or upgrade to sglang >= 0.5.19 on SM90/SM120",
 )
@@ -281,15 +281,15 @@ required FP8 KV; setting --kv-cache-dtype=fp8_e4m3."): reported as a warning the
 
 @rule(
     id="tokenspeed-mla-kv-dtype",
-    title=worded(TOKENSPEED_KV_TITLE),
+    title=TOKENSPEED_KV_TITLE,
     engine="sglang",
     versions="sglang>=0.5.12",
     stage="startup",
     prevents="tokenspeed_mla backend requires kv-cache-dtype=fp8_e4m3, got {kv_cache_dtype}.",
     source=f"{OVERRIDES}, _mla_kv_cache_dtype_checks (0.5.12-0.5.22); serving_hook.py handle_deprecated_args (0.5.23)",
-    docs=worded(TOKENSPEED_KV_DOCS),
+    docs=TOKENSPEED_KV_DOCS,
     worded=lambda: declared_words(TOKENSPEED_KV_TITLE, TOKENSPEED_KV_DOCS, TOKENSPEED_KV_FIX),
-    fix_title=worded(TOKENSPEED_KV_FIX),
+    fix_title=TOKENSPEED_KV_FIX,
 )
 def tokenspeed_mla_kv_dtype(cfg, target):
     if not _tokenspeed(cfg):

@@ -24,7 +24,6 @@ from attn_preflight.rules.engines.sglang.reasons import (
     backends_declaring,
     declared_words,
     names_text,
-    worded,
     working,
 )
 from attn_preflight.rules.engines.sglang.resolve import (
@@ -73,7 +72,7 @@ SOFTCAP_INSTEAD = ("fa3", "flashinfer")
     prevents="The hpc_ops attention backend does not support logit cap.",
     source="sglang: python/sglang/srt/layers/attention/hpc_ops_backend.py, _check_layer_supported; "
     "trtllm_mha_backend.py, torch_native_backend.py, torch_flex_backend.py (no logit_cap argument)",
-    docs=worded(SOFTCAP_DOCS),
+    docs=SOFTCAP_DOCS,
     worded=lambda: declared_words("Logit soft-capping (Gemma 2) needs a backend that applies it", SOFTCAP_DOCS),
     fix_title="Use --attention-backend flashinfer, fa3 (SM8x/SM90), fa4 or triton",
 )
