@@ -157,11 +157,11 @@ def working(declared: Mapping[str, BackendInfo], candidates: Iterable[str], q: Q
 # A declared fact named in a rule's title or docs: {backend.fact} (a fact as `requirement` words it, e.g.
 # {trtllm_mha.page_sizes}, {fa3.kv_dtype_archs:fp8_e4m3}; {backend.page_snap} the size SGLang snaps to),
 # {backend.fact@phase} for one phase's archs, and {backend.fact#release} as one release declares it; filled in from
-# the declaration when the rule is shown.
-DECLARED_FACT = re.compile(r"\{([a-z0-9_]+)\.([a-z_]+(?::[a-z0-9_]+)?)(?:@([a-z]+))?(?:#([0-9a-z.]+))?\}")
+# the declaration when the rule is shown. Patterns, compiled by `re` when a rule is first shown (never by a check).
+DECLARED_FACT = r"\{([a-z0-9_]+)\.([a-z_]+(?::[a-z0-9_]+)?)(?:@([a-z]+))?(?:#([0-9a-z.]+))?\}"
 # {features:softcap}, {drops:softcap}, {refuses:softcap}: the general CUDA backends (every backend, for drops and
 # refuses) whose declaration lists the feature there, in declaration order.
-DECLARED_BACKENDS = re.compile(r"\{(features|drops|refuses):([a-z0-9_]+)\}")
+DECLARED_BACKENDS = r"\{(features|drops|refuses):([a-z0-9_]+)\}"
 
 
 def names_text(names: Sequence[str], conjunction: str = "or") -> str:
@@ -220,7 +220,7 @@ def _worded(text: str) -> str:
         names = backends_declaring(match.group(1), match.group(2), declarations())
         return names_text(names, "or" if match.group(1) == "features" else "and")
 
-    return DECLARED_BACKENDS.sub(listed, DECLARED_FACT.sub(fact, text))
+    return re.sub(DECLARED_BACKENDS, listed, re.sub(DECLARED_FACT, fact, text))
 
 
 def declared_words(title: str, docs: str, fix_title: str = "") -> Worded:

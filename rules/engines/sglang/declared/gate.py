@@ -26,8 +26,6 @@ from attn_preflight.rules.core.engine import (
 )
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.engines.sglang.reasons import (
-    DECLARED_BACKENDS,
-    DECLARED_FACT,
     Query,
     head_dims_text,
     reasons,
@@ -180,7 +178,7 @@ def _asked(kind: str, key: str, cfg: Config) -> str:
 # A declared fact a row's title or docs name, filled in from the declaration when the rule is shown:
 # {head_dims:9} the (head_dim, v_head_dim) shapes the backend takes on SM9x, {requires} the validator's wording of
 # the row's own fact; {backend.fact} any backend's fact (reasons.worded).
-_DECLARED = re.compile(r"\{(head_dims:\d+|requires)\}")
+_DECLARED = r"\{(head_dims:\d+|requires)\}"
 
 
 def words(row: Gate) -> Worded:
@@ -201,7 +199,7 @@ def _words(row: Gate) -> Worded:
         return requirement(info, row.fact, Query(None)) or f"{row.backend}'s declared {row.fact}"
 
     def word(text: str) -> str:
-        return worded(_DECLARED.sub(lambda match: fact(match.group(1)), text))
+        return worded(re.sub(_DECLARED, lambda match: fact(match.group(1)), text))
 
     return Worded({"title": row.title, "docs": row.docs, "fix_title": row.fix_title}, word)
 
@@ -215,7 +213,7 @@ def gate_rules(module: str, rows: tuple[Gate, ...]) -> None:
             return judge(row, cfg, target)
 
         text = row.title + row.docs + row.fix_title
-        if _DECLARED.search(text) or DECLARED_FACT.search(text) or DECLARED_BACKENDS.search(text):
+        if "{" in text:  # a placeholder (_DECLARED, reasons.DECLARED_FACT or DECLARED_BACKENDS) to word when shown
             # worded when shown (explain, rules, a finding's title), never at import: a check pays nothing for it
             generated_rule(module, row, check, engine="sglang", worded=lambda row=row: words(row))
         else:
