@@ -30,6 +30,8 @@ ENV_PREFIXES = (
 
 @dataclass(frozen=True)
 class Config:
+    # its mappings make it unhashable whatever dataclass writes: no __hash__ is generated (one exec() less per run)
+    __hash__ = None  # type: ignore[assignment]
     engine: str = "sglang"
     attention_backend: Optional[str] = None
     prefill_attention_backend: Optional[str] = None
