@@ -1005,6 +1005,7 @@ def prepare(req: dict) -> None:
     capture_logs()
     try:
         simulate_torch_cuda()
+        simulated.defer_import_time_cudart(sim_fail, note)
         stub_extensions()
         simulate_nvml()
         simulate_host_memory()
