@@ -244,12 +244,11 @@ class _DeferringLoader(importlib.abc.Loader):
 
     def exec_module(self, module) -> None:
         try:
-            source = self._real.get_source(self._name)
-            tree = ast.parse(source or "")
+            tree = ast.parse(self._real.get_source(self._name) or "")
         except Exception:
-            source, tree = None, None
-        found = cudart_built_at_import(tree) if tree is not None else []
-        if not found:  # another shape (a lazy wrapper already): the module as it is
+            tree = ast.Module(body=[], type_ignores=[])
+        found = cudart_built_at_import(tree)
+        if not found:  # another shape (a lazy wrapper already), or no source: the module as it is
             self._real.exec_module(module)
             return
         for node in found:
