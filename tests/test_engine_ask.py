@@ -520,6 +520,72 @@ def test_the_vllm_driver_answers_psutil_with_the_simulated_hosts_ram(monkeypatch
     assert psutil.virtual_memory().total == 64 << 30  # at least 64 GiB
 
 
+_CUDA_IPC_EAGER = """
+import ctypes
+BUILT = []
+class CudaRTLibrary:  # flashinfer 0.5.2 / 0.6.1 flashinfer/comm/cuda_ipc.py:70-139, 194
+    def __init__(self, so_file=None):
+        BUILT.append(so_file)
+        raise AssertionError("libcudart is not loaded in the current process")
+cudart = CudaRTLibrary()
+def create_shared_buffer(size):
+    return cudart.cudaMalloc(size)
+"""
+_CUDA_IPC_LAZY = """
+class CudaRTLibrary:
+    def __init__(self, so_file=None):
+        raise AssertionError("built")
+class _LazyCudaRTLibrary:  # flashinfer 0.7.2 cuda_ipc.py:231-242
+    pass
+cudart = _LazyCudaRTLibrary()
+"""
+
+
+def test_a_cuda_runtime_wrapper_built_at_import_is_a_stand_in_that_fails_when_used(monkeypatch, tmp_path):
+    import importlib.util
+
+    path = REPO / "probe" / "engine_ask" / "child" / "simulated.py"
+    spec = importlib.util.spec_from_file_location("simulated_under_test", path)
+    simulated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(simulated)
+    assert "flashinfer.comm.cuda_ipc" in simulated.CUDART_AT_IMPORT
+    package = tmp_path / "fi_w2c" / "comm"
+    package.mkdir(parents=True)
+    (tmp_path / "fi_w2c" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "cuda_ipc.py").write_text(_CUDA_IPC_EAGER)
+    (package / "lazy_ipc.py").write_text(_CUDA_IPC_LAZY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    for name in ("fi_w2c", "fi_w2c.comm", "fi_w2c.comm.cuda_ipc", "fi_w2c.comm.lazy_ipc"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    with pytest.raises(AssertionError, match="libcudart"):  # unpatched: the import itself fails
+        __import__("fi_w2c.comm.cuda_ipc")
+    monkeypatch.delitem(sys.modules, "fi_w2c.comm.cuda_ipc", raising=False)
+
+    class Refused(Exception):
+        pass
+
+    def fail(text):
+        raise Refused(text)
+
+    notes: list[str] = []
+    simulated.defer_import_time_cudart(fail, notes.append, names=("fi_w2c.comm.cuda_ipc", "fi_w2c.comm.lazy_ipc"))
+    simulated.defer_import_time_cudart(fail, notes.append)  # once per process
+    assert sum(type(f).__name__ == "_DeferringFinder" for f in sys.meta_path) == 1
+    ipc = importlib.import_module("fi_w2c.comm.cuda_ipc")
+    assert ipc.BUILT == [] and isinstance(ipc.cudart, simulated.DeferredCudaRT)  # never constructed
+    assert ipc.__file__ == str(package / "cuda_ipc.py") and ipc.CudaRTLibrary.__module__ == "fi_w2c.comm.cuda_ipc"
+    assert notes == [
+        "fi_w2c.comm.cuda_ipc.cudart (a CUDA runtime wrapper built at import) is a stand-in that fails if used"
+    ]
+    with pytest.raises(Refused, match=r"fi_w2c.comm.cuda_ipc.cudart.cudaMalloc was used"):
+        ipc.create_shared_buffer(64)
+    assert not hasattr(ipc.cudart, "__wrapped__")  # introspection is no use
+    lazy = importlib.import_module("fi_w2c.comm.lazy_ipc")  # the lazy shape loads as it is, unnoted
+    assert type(lazy.cudart).__name__ == "_LazyCudaRTLibrary" and len(notes) == 1
+
+
 def test_without_a_gpu_there_is_nothing_to_simulate():
     config = config_from_options({"engine": "sglang", "model": str(MODELS / "Llama-3.1-8B-Instruct")})
     target = target_from_options(None, str(REPO / "tests" / "fixtures" / "probe-cpu-ci.json"))

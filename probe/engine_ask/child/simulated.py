@@ -12,10 +12,16 @@ SGLang's cuDNN version) stays in that driver.
 - `answer_programs(answered)`: `subprocess.run` / `check_output` give the simulation's answer for the programs
   `answered` knows (`nvidia_smi()`: `nvidia-smi` about the simulated GPU) before a call reaches the fence, which
   refuses every other program.
+- `defer_import_time_cudart(fail, note)`: a module that builds a CUDA runtime wrapper at import
+  (`cudart = CudaRTLibrary()`: flashinfer < 0.7's `flashinfer.comm.cuda_ipc`) gets a stand-in there instead,
+  which calls `fail` when used; no libcudart is looked for or loaded.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -184,3 +190,98 @@ def answer_programs(answered) -> None:
         return real_check_output(args, *a, **kw)
 
     subprocess.run, subprocess.check_output = run, check_output
+
+
+# Modules that build a CUDA runtime wrapper when imported. flashinfer 0.2 - 0.6's flashinfer/comm/cuda_ipc.py ends
+# in `cudart = CudaRTLibrary()`, whose __init__ asserts libcudart is already mapped in the process (it reads
+# /proc/self/maps) and then ctypes-loads it: on a CPU torch nothing maps it, so `import flashinfer.comm` (vLLM
+# 0.11 - 0.15's vllm/compilation/collective_fusion.py, `except ImportError` only) fails with an AssertionError.
+# flashinfer 0.7 made it lazy upstream (`cudart = _LazyCudaRTLibrary()`); the stand-in does the same, and fails
+# instead of loading anything when used.
+CUDART_AT_IMPORT = ("flashinfer.comm.cuda_ipc",)
+_CUDART_CLASS = "CudaRTLibrary"
+_STAND_IN = "__attn_preflight_cudart_stand_in__"
+
+
+class DeferredCudaRT:
+    """Stands where a module built a CUDA runtime wrapper at import; any use calls `fail(text)` (which raises)."""
+
+    def __init__(self, where: str, fail) -> None:
+        self._where = where
+        self._fail = fail
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        self._fail(
+            f"{self._where}.{name} was used: the CUDA runtime wrapper built at import is a stand-in "
+            "(no libcudart in the simulation)"
+        )
+
+
+def cudart_built_at_import(tree: ast.Module) -> list[ast.Assign]:
+    """The module-level `NAME = CudaRTLibrary()` statements (no arguments: the wrapper looks libcudart up)."""
+    return [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id == _CUDART_CLASS
+        and not node.value.args
+        and not node.value.keywords
+    ]
+
+
+class _DeferringLoader(importlib.abc.Loader):
+    def __init__(self, real, fullname: str, fail, note) -> None:
+        self._real, self._name, self._fail, self._note = real, fullname, fail, note
+
+    def create_module(self, spec):
+        return self._real.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        try:
+            tree = ast.parse(self._real.get_source(self._name) or "")
+        except Exception:
+            tree = ast.Module(body=[], type_ignores=[])
+        found = cudart_built_at_import(tree)
+        if not found:  # another shape (a lazy wrapper already), or no source: the module as it is
+            self._real.exec_module(module)
+            return
+        for node in found:
+            target = node.targets[0]
+            assert isinstance(target, ast.Name)
+            where = f"{self._name}.{target.id}"
+            node.value = ast.copy_location(
+                ast.Call(ast.Name(_STAND_IN, ast.Load()), [ast.Constant(where)], []), node.value
+            )
+        ast.fix_missing_locations(tree)
+        module.__dict__[_STAND_IN] = lambda where: DeferredCudaRT(where, self._fail)
+        code = compile(tree, module.__spec__.origin or self._name, "exec")
+        exec(code, module.__dict__)
+        names = ", ".join(f"{self._name}.{n.targets[0].id}" for n in found)  # type: ignore[attr-defined]
+        self._note(f"{names} (a CUDA runtime wrapper built at import) is a stand-in that fails if used")
+
+
+class _DeferringFinder(importlib.abc.MetaPathFinder):
+    def __init__(self, names, fail, note) -> None:
+        self._names, self._fail, self._note = set(names), fail, note
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in self._names:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return spec
+        spec.loader = _DeferringLoader(spec.loader, fullname, self._fail, self._note)
+        return spec
+
+
+def defer_import_time_cudart(fail, note, names=CUDART_AT_IMPORT) -> None:
+    """Before the engine is imported: each module of `names` that builds a CUDA runtime wrapper at import gets
+    a `DeferredCudaRT` there instead (and `note(text)` says so when it is imported); others load unchanged."""
+    if not any(isinstance(f, _DeferringFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _DeferringFinder(names, fail, note))

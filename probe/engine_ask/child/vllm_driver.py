@@ -20,7 +20,8 @@ What runs is vLLM's own code, in the order a real `vllm serve` runs it, up to th
 
 The device is always simulated from the request (torch.cuda and NVML answer for it; the wheel's compiled
 extensions are stubbed, their op schemas read from the .so files so vLLM's `hasattr(torch.ops._C, ...)`
-probes see them, and the capability-query ops answer as their C++ does); a CUDA context is never created.
+probes see them, and the capability-query ops answer as their C++ does; a CUDA runtime wrapper that
+flashinfer < 0.7 builds at import is a stand-in that fails if used); a CUDA context is never created.
 Any release is tried: the entry points are looked up where each release keeps them, and a release whose
 internals differ gives status "could_not_ask" with what was missing, never a refusal.
 """
@@ -1005,6 +1006,7 @@ def prepare(req: dict) -> None:
     capture_logs()
     try:
         simulate_torch_cuda()
+        simulated.defer_import_time_cudart(sim_fail, note)
         stub_extensions()
         simulate_nvml()
         simulate_host_memory()
