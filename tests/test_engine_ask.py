@@ -443,6 +443,22 @@ def test_a_given_context_length_and_kv_dtype_are_compared():
     assert "kv cache dtype: engine fp8, rules auto" in found[-1].message
 
 
+def test_a_parse_rejection_of_an_unexpanded_shell_variable_is_could_not_ask():
+    """sgl-project/sglang@7bc9946:docs/basic_usage/deepseek_v32.md (PD decode command) pastes `--port $PORT`;
+    sglang 0.5.23's parser refuses the literal text ("invalid int value: '$PORT'"), which the shell would have
+    expanded: unknown, not a rejection of the launch nor a disagreement."""
+    report = _report(LLAMA_FA3)
+    error = "sglang serve: error: argument --port: invalid int value: '$PORT'"
+    checked = with_engine(report, _answer("rejected", stage="parse", error_type="ArgumentError", error=error))
+    assert _ids(checked.findings) >= {(ENGINE_ANSWER.id, Status.UNKNOWN)}
+    assert ENGINE_DISAGREES.id not in {f.rule_id for f in checked.findings}
+    assert "$PORT" in next(f for f in checked.findings if f.rule_id == ENGINE_ANSWER.id).message
+    assert checked.verdict is Status.WARN
+    error = "sglang serve: error: argument --port: invalid int value: 'eighty'"
+    checked = with_engine(report, _answer("rejected", stage="parse", error_type="ArgumentError", error=error))
+    assert checked.verdict is Status.FAIL
+
+
 def test_could_not_ask_is_unknown_never_a_pass():
     report = _report(LLAMA_FA3)
     checked = with_engine(report, _answer("could_not_ask", reason="could not ask: timed out after 5 s", stages=[]))
