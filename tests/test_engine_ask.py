@@ -158,6 +158,18 @@ def test_a_traceback_is_could_not_ask_never_ours(drivers):
     assert "Traceback" in got["log_tail"]
 
 
+def test_a_module_missing_from_the_engines_environment_is_named(drivers):
+    """vLLM 0.33.0's registry logs the ImportError of a model's module and raises only "failed to be inspected"
+    (Qwen3-VL: transformers' qwen2_vl image processor imports torchvision, absent from a minimal venv)."""
+    drivers("""
+        print("ERROR [registry.py:1164] ModuleNotFoundError: No module named 'torchvision'", flush=True)
+        answer(status="could_not_ask", reason="needs the real host: Model architectures ['X'] failed to be inspected")
+    """)
+    got = ask()
+    assert got["status"] == "could_not_ask"
+    assert "lacks the module 'torchvision'" in got["reason"] and got["reason"].startswith("could not ask: needs")
+
+
 def test_a_crash_is_could_not_ask(drivers):
     drivers("""
         os.kill(os.getpid(), 9)
