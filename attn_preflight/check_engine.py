@@ -21,6 +21,7 @@ still fails the check.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
@@ -195,6 +196,18 @@ def _assumed(answer: dict[str, Any]) -> str:
     return "; ".join(n for n in answer.get("notes") or [] if isinstance(n, str) and n.startswith("host RAM assumed"))
 
 
+_SHELL_VARIABLE = re.compile(r"'(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)'")
+
+
+def _placeholder_rejection(answer: dict[str, Any]) -> Optional[str]:
+    """The shell variable a parse-stage rejection names as the value it refused (`--port $PORT` pasted from a
+    doc: argparse's "invalid int value: '$PORT'"), else None."""
+    if answer.get("status") != "rejected" or answer.get("stage") != "parse":
+        return None
+    found = _SHELL_VARIABLE.search(str(answer.get("error") or ""))
+    return found.group(1) if found else None
+
+
 def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
     who = _who(answer)
     status = answer.get("status")
@@ -203,6 +216,16 @@ def engine_findings(report: Report, answer: dict[str, Any]) -> list[Finding]:
     failing = [f for f in report.findings if f.status is Status.FAIL]
     seen = [f for f in failing if engine_sees(f.rule, stages)]
     findings: list[Finding] = []
+    placeholder = _placeholder_rejection(answer)
+    if placeholder:
+        # The shell expands `$PORT` before the engine sees it; nothing pasted is executed here, so the engine
+        # parsed the literal text. Its "invalid int value: '$PORT'" is about the paste, not the launch.
+        reason = (
+            f"could not ask: the pasted line has an unexpanded shell variable ({placeholder}) that the engine "
+            "rejected as written; give its value to ask"
+        )
+        findings.append(EngineFinding(ENGINE_ANSWER, Status.UNKNOWN, f"{answer.get('engine')}: {reason}", data))
+        return findings
     if status == "could_not_ask":
         reason = answer.get("reason") or "could not ask"
         findings.append(EngineFinding(ENGINE_ANSWER, Status.UNKNOWN, f"{answer.get('engine')}: {reason}", data))

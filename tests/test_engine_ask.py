@@ -158,6 +158,18 @@ def test_a_traceback_is_could_not_ask_never_ours(drivers):
     assert "Traceback" in got["log_tail"]
 
 
+def test_a_module_missing_from_the_engines_environment_is_named(drivers):
+    """vLLM 0.33.0's registry logs the ImportError of a model's module and raises only "failed to be inspected"
+    (Qwen3-VL: transformers' qwen2_vl image processor imports torchvision, absent from a minimal venv)."""
+    drivers("""
+        print("ERROR [registry.py:1164] ModuleNotFoundError: No module named 'torchvision'", flush=True)
+        answer(status="could_not_ask", reason="needs the real host: Model architectures ['X'] failed to be inspected")
+    """)
+    got = ask()
+    assert got["status"] == "could_not_ask"
+    assert "lacks the module 'torchvision'" in got["reason"] and got["reason"].startswith("could not ask: needs")
+
+
 def test_a_crash_is_could_not_ask(drivers):
     drivers("""
         os.kill(os.getpid(), 9)
@@ -441,6 +453,22 @@ def test_a_given_context_length_and_kv_dtype_are_compared():
     assert "context length: engine 4096, rules 8192" in found[-1].message
     found = engine_findings(report, _vllm_answer(attention_backend="FLASH_ATTN", page_size=16, kv_cache_dtype="fp8"))
     assert "kv cache dtype: engine fp8, rules auto" in found[-1].message
+
+
+def test_a_parse_rejection_of_an_unexpanded_shell_variable_is_could_not_ask():
+    """sgl-project/sglang@7bc9946:docs/basic_usage/deepseek_v32.md (PD decode command) pastes `--port $PORT`;
+    sglang 0.5.23's parser refuses the literal text ("invalid int value: '$PORT'"), which the shell would have
+    expanded: unknown, not a rejection of the launch nor a disagreement."""
+    report = _report(LLAMA_FA3)
+    error = "sglang serve: error: argument --port: invalid int value: '$PORT'"
+    checked = with_engine(report, _answer("rejected", stage="parse", error_type="ArgumentError", error=error))
+    assert _ids(checked.findings) >= {(ENGINE_ANSWER.id, Status.UNKNOWN)}
+    assert ENGINE_DISAGREES.id not in {f.rule_id for f in checked.findings}
+    assert "$PORT" in next(f for f in checked.findings if f.rule_id == ENGINE_ANSWER.id).message
+    assert checked.verdict is Status.WARN
+    error = "sglang serve: error: argument --port: invalid int value: 'eighty'"
+    checked = with_engine(report, _answer("rejected", stage="parse", error_type="ArgumentError", error=error))
+    assert checked.verdict is Status.FAIL
 
 
 def test_could_not_ask_is_unknown_never_a_pass():

@@ -62,6 +62,12 @@ CASES = {
     "deepseek-flashmla-a100x8": (model("DeepSeek-V3", "--attention-backend", "FLASHMLA", "-tp", "8"), A100x8, {}),
     "gpt-oss-flashinfer-rtxpro": (model("gpt-oss-20b", "--attention-backend", "FLASHINFER"), RTX_PRO, {}),
     "unknown-flag": (model(LLAMA, "--no-such-flag"), H200, {}),
+    # vllm-project/recipes@8959cf6:MiniMax/MiniMax-M2.md#L150: a PassConfig field 0.33.0 does not have
+    "unknown-pass-config": (
+        model(LLAMA, "--compilation-config", '{"mode":3,"pass_config":{"fuse_minimax_qk_norm":true}}'),
+        H200,
+        {},
+    ),
     "llama-nvfp4-block256-a100": (model(LLAMA, "--kv-cache-dtype", "nvfp4", "--block-size", "256"), A100, {}),
     "gemma2-float16": (model("gemma-2-9b", "--dtype", "float16"), H200, {}),
     "tp2-on-one-gpu": (model(LLAMA, "-tp", "2"), H200, {"VLLM_NO_USAGE_STATS": "1", "AWS_KEY": "x"}),
@@ -195,6 +201,14 @@ def test_an_unknown_flag_is_the_parsers_rejection(answers):
     answer = answers["unknown-flag"]
     assert answer["status"] == "rejected" and answer["stage"] == "parse" and answer["error_type"] == "ArgumentError"
     assert "--no-such-flag" in answer["error"]
+
+
+def test_a_config_flags_rejection_keeps_its_reason(answers):
+    """argparse's error for a JSON config flag spans lines (pydantic's field, its reason, a docs link): the answer
+    names the field, not only the link that ends it (fuse_minimax_qk_norm: not a PassConfig field in 0.33.0)."""
+    answer = answers["unknown-pass-config"]
+    assert answer["status"] == "rejected" and answer["stage"] == "parse", answer
+    assert "fuse_minimax_qk_norm" in answer["error"] and "--compilation-config" in answer["error"], answer["error"]
 
 
 def test_gemma2_in_float16_is_refused_by_the_model_config(answers):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from typing import Any, Mapping, Optional, Sequence
@@ -327,7 +328,19 @@ def _checked(engine: str, answer: Any, log: str, seconds: Optional[float], extra
         answer["log_tail"] = log[-2000:]
         if not str(answer.get("reason") or "").startswith("could not ask"):
             answer["reason"] = f"could not ask: {answer.get('reason') or 'the driver gave no reason'}"
+        missing = _MISSING_MODULE.findall(log)
+        if missing and f"'{missing[-1]}'" not in answer["reason"]:
+            # vLLM imports a model's module in its registry and logs the ImportError, then raises only "failed to
+            # be inspected" (Qwen3-VL's module imports transformers' image processor, which needs torchvision):
+            # the module missing from the engine's environment is the reason to name.
+            answer["reason"] += (
+                f" (the engine's environment lacks the module {missing[-1]!r}, which the engine's code imported: "
+                "install it in that interpreter's environment)"
+            )
     return answer
+
+
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
 
 
 def ask_batch(

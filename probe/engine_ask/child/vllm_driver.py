@@ -849,7 +849,11 @@ def parse(argv: list[str]):
             args = parser.parse_args(["serve", *argv])
     except SystemExit as e:
         lines = [ln for ln in err.getvalue().strip().splitlines() if ln.strip()]
-        msg = lines[-1] if lines else f"argument parser exited ({e.code})"
+        # argparse prints usage, then "vllm serve: error: ..."; a config flag's pydantic error continues over
+        # the following lines (the field, "Unexpected keyword argument", a docs link): keep all of it, not
+        # only the link that ends it.
+        start = max((i for i, ln in enumerate(lines) if ": error:" in ln), default=len(lines) - 1)
+        msg = "\n".join(lines[start:]) if lines else f"argument parser exited ({e.code})"
         raise Rejected("parse", None, "ArgumentError", msg[:2000]) from None
     if getattr(args, "model_tag", None) is not None:
         args.model = args.model_tag
