@@ -64,7 +64,7 @@ def _reduced(code: int, report: dict | None, err: str) -> dict[str, Any]:
         "exit": code,
         "verdict": report["verdict"],
         "findings": sorted(
-            [f["rule_id"], f["status"], f.get("stage") or "", f.get("fix") or []]
+            [f["rule_id"], f["status"], f.get("stage") or "", [_portable(fix) for fix in f.get("fix") or []]]
             for f in report["findings"]
             if f["status"] != "skip"
         ),
