@@ -146,6 +146,15 @@ def library_state(target: Target, key: str) -> LibraryState:
     return LibraryState(False, f"installed{version} but its import {status}", detail)
 
 
+def libraries_found(states: "dict[str, LibraryState]") -> str:
+    """Several libraries' states in one line, display name -> state: each summary, then each distinct detail once
+    (two libraries failing on one missing dependency share their diagnosis)."""
+    details = dict.fromkeys(state.detail for state in states.values() if state.detail)
+    return "; ".join(f"{name} {state.summary}" for name, state in states.items()) + "".join(
+        f" ({detail})" for detail in details
+    )
+
+
 def auto_kv_dtype(cfg: Config, target: Target) -> str:
     """The KV dtype the attention backends run for --kv-cache-dtype auto: the checkpoint's quantized one where the
     engine takes it (rules/knowledge/checkpoint_kv.py), else "auto" (the model's dtype)."""

@@ -16,6 +16,7 @@ from attn_preflight.rules.checks.common import (
     cuda_version,
     declared,
     gpu,
+    libraries_found,
     library,
     library_state,
     sglang_release,
@@ -79,10 +80,7 @@ file not processed, e.g. a PYTHONPATH install) shows here as a failed import, wi
 def install_fa4_library(cfg, target):
     needed, source = _fa4_libraries(cfg, target)
     states = {key: library_state(target, key) for key in DIST_NAMES}
-    details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
-    found = "; ".join(f"{DIST_NAMES[key]} {states[key].summary}" for key in DIST_NAMES) + "".join(
-        f" ({detail})" for detail in details
-    )
+    found = libraries_found({DIST_NAMES[key]: state for key, state in states.items()})
     names = [DIST_NAMES[key] for key in needed]
     required = f"{', '.join(names[:-1])} and {names[-1]} that import"
     missing = [key for key in needed if states[key].summary == "not installed"]
