@@ -276,24 +276,17 @@ def install_kimi_k3_dcp_flashinfer(cfg, target):
     if decode not in (None, "cutedsl_mla"):
         return skipped(f"decode {decode}: SGLang inspects FlashInfer for cutedsl_mla only (model-kimi-k3-dcp)")
     required = f"flashinfer {backend_kb.KIMI_K3_DCP_FLASHINFER} or newer (enable_dcp in its MLA decode kernel)"
+    fix = [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"]
     probed = library(target, "flashinfer")
     if probed is None or not probed.installed:
-        return failed(
-            "flashinfer not installed",
-            required,
-            [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"],
-        )
+        return failed("flashinfer not installed", required, fix)
     try:
         version = Version(probed.version or "")
     except InvalidVersion:
         return unknown(f"flashinfer version {probed.version!r} unreadable")
     if version.release >= Version(backend_kb.KIMI_K3_DCP_FLASHINFER).release:
         return passed(f"flashinfer {probed.version}", required)
-    return failed(
-        f"flashinfer {probed.version}",
-        required,
-        [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"],
-    )
+    return failed(f"flashinfer {probed.version}", required, fix)
 
 
 # --- torch and the GPU ----------------------------------------------------------------------------------------
