@@ -25,7 +25,15 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from attn_preflight.rules.core.engine import Finding, Outcome, Report, ReportedCheck, Status, display_order, verdict_of
+from attn_preflight.rules.core.engine import (
+    Finding,
+    Report,
+    ReportedCheck,
+    ReportedFinding,
+    Status,
+    display_order,
+    verdict_of,
+)
 
 ENGINE_ANSWER = ReportedCheck(
     reported_by="check --ask-engine",
@@ -72,18 +80,12 @@ _AFTER_RESOLUTION = "check_server_args"  # a rule on a check the launcher runs a
 _FACTORY = "attention_registry.py, create_"  # a rule on an attention-backend factory's up-front check
 
 
-class EngineFinding(Finding):
-    __slots__ = ("engine",)
-    listed_when_skipped = True
+class EngineFinding(ReportedFinding):
+    """A finding from the engine's answer; `engine` holds the answer as the report shows it."""
 
-    def __init__(self, check: ReportedCheck, status: Status, message: str, engine: dict[str, Any], note: str = ""):
-        super().__init__(check, Outcome(status, reason=message), note)
-        self.engine = engine
-
-    message = property(lambda self: self.outcome.reason)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "engine": self.engine}
+    __slots__ = ()
+    key = "engine"
+    engine = property(lambda self: self.data)
 
 
 def engine_sees(rule: Any, stages: Sequence[str]) -> bool:

@@ -29,7 +29,7 @@ from attn_preflight.probe.smoke.results import (
     KernelResult,
     SmokeReport,
 )
-from attn_preflight.rules.core.engine import Finding, Outcome, Report, ReportedCheck, Status, display_order, verdict_of
+from attn_preflight.rules.core.engine import Report, ReportedCheck, ReportedFinding, Status, display_order, verdict_of
 from attn_preflight.smoke_judged import judged
 from attn_preflight.smoke_plan import Job, SmokePlan, phase_label, plan
 
@@ -106,20 +106,12 @@ _FAILED = {
 }
 
 
-class SmokeFinding(Finding):
-    """A finding from the smoke run: a plain message, and the run's numbers for JSON (`smoke`)."""
+class SmokeFinding(ReportedFinding):
+    """A finding from the smoke run; `smoke` holds the run's numbers."""
 
-    __slots__ = ("smoke",)
-    listed_when_skipped = True  # asked for with --smoke: shown even when skipped
-
-    def __init__(self, rule: ReportedCheck, status: Status, message: str, smoke: dict[str, Any], note: str = ""):
-        super().__init__(rule, Outcome(status, reason=message), note)
-        self.smoke = smoke
-
-    message = property(lambda self: self.outcome.reason)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "smoke": self.smoke}
+    __slots__ = ()
+    key = "smoke"
+    smoke = property(lambda self: self.data)
 
 
 def result_status(result: KernelResult) -> Status:

@@ -56,7 +56,6 @@ _KV_DTYPES = {
     "fp8_e4m3": "fp8_e4m3",
     "fp8_e5m2": "fp8_e4m3",
 }
-_FP8_KV = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
 
 
 def _casts_q_to_fp8(key: str) -> bool:

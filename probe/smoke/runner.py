@@ -48,7 +48,6 @@ from attn_preflight.probe.smoke.results import (
     SmokeReport,
 )
 
-LEVELS = ("quick", "full")
 DEFAULT_TIMEOUT_S = 180.0  # per case; the first case of a kernel also pays its imports (FA4: ~10 s) and JIT
 # Kernels at once with a GPU (capped by CPUs): enough for every installed family to import and compile side by
 # side, since a worker spends seconds importing and compiling and milliseconds on the GPU.

@@ -8,7 +8,7 @@ from packaging.version import InvalidVersion, Version
 
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.constraints import ENV_TRUE
-from attn_preflight.rules.core.engine import Outcome, skipped, unknown
+from attn_preflight.rules.core.engine import Outcome, failed, skipped, unknown
 from attn_preflight.rules.core.target import Target
 from attn_preflight.rules.core.versions import table_for
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
@@ -16,6 +16,7 @@ from attn_preflight.rules.engines.sglang import choices as choices_kb
 from attn_preflight.rules.engines.sglang.capabilities import BackendInfo
 from attn_preflight.rules.engines.sglang.resolve import attention_dp_size
 from attn_preflight.rules.knowledge import NEWEST_KNOWN, checkpoint_kv
+from attn_preflight.rules.knowledge import quantization as kb_quant
 
 
 def sglang_release(target: Target) -> Version:
@@ -144,6 +145,42 @@ def library_state(target: Target, key: str) -> LibraryState:
 
     detail = "; ".join(part for part in (probed.health.error, diagnose(probed, facts)) if part)
     return LibraryState(False, f"installed{version} but its import {status}", detail)
+
+
+def libraries_found(states: "dict[str, LibraryState]") -> str:
+    """Several libraries' states in one line, display name -> state: each summary, then each distinct detail once
+    (two libraries failing on one missing dependency share their diagnosis)."""
+    details = dict.fromkeys(state.detail for state in states.values() if state.detail)
+    return "; ".join(f"{name} {state.summary}" for name, state in states.items()) + "".join(
+        f" ({detail})" for detail in details
+    )
+
+
+def quantization_gate(
+    cfg: Config, target: Target, engine: str, release: Optional[str]
+) -> "tuple[str, kb_quant.QuantGate] | Outcome":
+    """(the quantization method, its gate in `release`) when the GPU meets the gate's minimum capability; else the
+    outcome: skipped (no method, or one not modelled), unknown (the release not read), failed (below the minimum).
+    The method is --quantization, else the checkpoint's quant_method. Needs a GPU (the rule's needs_gpu)."""
+    flag = cfg.flags.get("quantization")
+    method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method if cfg.model else None
+    if method is None:
+        return skipped("the checkpoint is not quantized")
+    gate, known = kb_quant.gate_for(engine, method, release)
+    if not known:
+        return skipped(f"quantization method {method} is not modelled" + (" for SGLang" if engine == "sglang" else ""))
+    if gate is None:
+        return unknown(f"quantization method {method}: {engine} {release} was not read")
+    assert target.cc is not None, "needs_gpu"
+    current = target.cc[0] * 10 + target.cc[1]
+    if current < gate.min_capability:
+        return failed(
+            f"quantization {method} on {gpu(target)} (capability {current})",
+            f"capability {gate.min_capability} or newer",
+            [],
+            reason=kb_quant.MIN_CAPABILITY_MESSAGE.format(method=method, minimum=gate.min_capability, current=current),
+        )
+    return method, gate
 
 
 def auto_kv_dtype(cfg: Config, target: Target) -> str:

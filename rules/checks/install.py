@@ -16,6 +16,7 @@ from attn_preflight.rules.checks.common import (
     cuda_version,
     declared,
     gpu,
+    libraries_found,
     library,
     library_state,
     sglang_release,
@@ -79,10 +80,7 @@ file not processed, e.g. a PYTHONPATH install) shows here as a failed import, wi
 def install_fa4_library(cfg, target):
     needed, source = _fa4_libraries(cfg, target)
     states = {key: library_state(target, key) for key in DIST_NAMES}
-    details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
-    found = "; ".join(f"{DIST_NAMES[key]} {states[key].summary}" for key in DIST_NAMES) + "".join(
-        f" ({detail})" for detail in details
-    )
+    found = libraries_found({DIST_NAMES[key]: state for key, state in states.items()})
     names = [DIST_NAMES[key] for key in needed]
     required = f"{', '.join(names[:-1])} and {names[-1]} that import"
     missing = [key for key in needed if states[key].summary == "not installed"]
@@ -278,24 +276,17 @@ def install_kimi_k3_dcp_flashinfer(cfg, target):
     if decode not in (None, "cutedsl_mla"):
         return skipped(f"decode {decode}: SGLang inspects FlashInfer for cutedsl_mla only (model-kimi-k3-dcp)")
     required = f"flashinfer {backend_kb.KIMI_K3_DCP_FLASHINFER} or newer (enable_dcp in its MLA decode kernel)"
+    fix = [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"]
     probed = library(target, "flashinfer")
     if probed is None or not probed.installed:
-        return failed(
-            "flashinfer not installed",
-            required,
-            [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"],
-        )
+        return failed("flashinfer not installed", required, fix)
     try:
         version = Version(probed.version or "")
     except InvalidVersion:
         return unknown(f"flashinfer version {probed.version!r} unreadable")
     if version.release >= Version(backend_kb.KIMI_K3_DCP_FLASHINFER).release:
         return passed(f"flashinfer {probed.version}", required)
-    return failed(
-        f"flashinfer {probed.version}",
-        required,
-        [f"pip install 'flashinfer-python>={backend_kb.KIMI_K3_DCP_FLASHINFER}'"],
-    )
+    return failed(f"flashinfer {probed.version}", required, fix)
 
 
 # --- torch and the GPU ----------------------------------------------------------------------------------------

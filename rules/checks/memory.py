@@ -101,6 +101,24 @@ class MemoryFigures(NamedTuple):
         """The engine's figure depends on an install the target does not show (vLLM 0.10-0.11.0's sampler)."""
         return bool(self.budget and self.budget.low_terms)
 
+    @property
+    def has_kv(self) -> bool:
+        """The weights fit and leave at least one token of KV cache."""
+        return self.fits and self.configured.tokens > 0
+
+    def request_tokens(self, capacity: Optional[KvCapacity] = None) -> int:
+        """The tokens one request surely gets from `capacity` (the configured KV dtype's by default): the lower
+        reading where the engine's figure depends on an install the target does not show."""
+        capacity = self.configured if capacity is None else capacity
+        return capacity.request_tokens_low if self.uncertain else capacity.request_tokens
+
+    @property
+    def context_needed(self) -> int:
+        """The KV tokens one request at the context length takes, in whole pages; 0 without a context length."""
+        if not self.context_length:
+            return 0
+        return math.ceil(self.context_length / self.page_size) * self.page_size
+
     def concurrency(self) -> Optional[float]:
         """Requests of the context length the KV cache holds at once (vLLM logs it as 'Maximum concurrency')."""
         if not self.context_length or not self.configured.tokens:
@@ -541,20 +559,18 @@ def _smallest_fitting_layout(cfg: Config, target: Target) -> Optional[tuple[int,
     first = None
     for tp, pp in tp_layouts:
         figures = memory_figures(cfg, target, tp, pp)
-        if figures is None or not figures.fits or figures.configured.tokens <= 0:
+        if figures is None or not figures.has_kv:
             continue
         if cfg.engine != "vllm" or not figures.context_length:
             return tp, pp
         first = first or (tp, pp)
-        needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
-        capacity = figures.configured
-        if (capacity.request_tokens_low if figures.uncertain else capacity.request_tokens) >= needed:
+        if figures.request_tokens() >= figures.context_needed:
             return tp, pp
     if first:
         return first
     for tp, pp in [(max(8, cfg.tp_size), pp) for pp in range(cfg.pp_size + 1, _MAX_PP + 1)]:
         figures = memory_figures(cfg, target, tp, pp)
-        if figures is not None and figures.fits and figures.configured.tokens > 0:
+        if figures is not None and figures.has_kv:
             return tp, pp
     return None
 
@@ -601,12 +617,7 @@ def _fraction_fix(cfg: Config, target: Target, figures: MemoryFigures, needed_to
         return None  # not even the largest fraction leaves room
 
     def holds(hundredths: int) -> bool:
-        fixed = memory_figures(cfg, target, fraction=hundredths / 100)
-        if fixed is None or not fixed.fits:
-            return False
-        capacity = fixed.configured
-        tokens = capacity.request_tokens_low if fixed.uncertain else capacity.request_tokens
-        return tokens > 0 and (needed_tokens is None or tokens >= needed_tokens)
+        return _holds_request(memory_figures(cfg, target, fraction=hundredths / 100), needed_tokens)
 
     low, high = math.floor(figures.fraction * 100) + 1, int(_MAX_UTILIZATION * 100)
     if low > high or not holds(high):
@@ -774,14 +785,14 @@ def memory_weights_fit(cfg, target):
         if free < figures.budget_gib:
             fitting = math.floor(free / figures.budget.usable_gib * 100) / 100
             refit = memory_figures(cfg, target, fraction=fitting) if fitting > 0 else None
-            fitting = fitting if refit is not None and refit.fits and refit.configured.tokens > 0 else 0
+            fitting = fitting if refit is not None and refit.has_kv else 0
             return failed(
                 f"other processes hold {figures.others_gib:.1f} GiB of the GPU: {free:.1f} GiB free at start-up "
                 f"for {figures.budget_gib:.1f} GiB requested ({figures.budget.usable_gib:.1f} x {figures.fraction:.2f})",
                 "the free memory at start-up at least total x --gpu-memory-utilization",
                 [f"--gpu-memory-utilization {fitting:g}"] if fitting > 0 else [],
             )
-    fits = figures.fits and figures.configured.tokens > 0
+    fits = figures.has_kv
     if fits and not (figures.uncertain and figures.configured.tokens_low <= 0):
         return passed(found, required)
     fraction_fix = _fraction_fix(cfg, target, figures, None)
@@ -879,7 +890,7 @@ def memory_kv_context(cfg, target):
     figures, missing = _figures_or_unknown(cfg, target, "KV")
     if missing:
         return missing
-    if not figures.fits or figures.configured.tokens <= 0:
+    if not figures.has_kv:
         return skipped("the weights leave no KV cache (memory-weights-fit)")
     capacity = f"kv capacity: {figures.capacity_line()}"
     if figures.uncertain:
@@ -891,21 +902,17 @@ def memory_kv_context(cfg, target):
         )
     if not figures.context_length:
         return passed(capacity, reason="no context length given and none in config.json")
-    needed = math.ceil(figures.context_length / figures.page_size) * figures.page_size
+    needed = figures.context_needed
     configured = figures.configured
     found = (
         f"one request at {figures.context_length} tokens ({figures.context_origin}); {capacity}; "
         f"{configured.bytes_per_token:g} B per token per GPU = {configured.formula}"
     )
     required = f"{needed} tokens of KV cache at --kv-cache-dtype {configured.kv_dtype}"
-    sure = configured.request_tokens_low if figures.uncertain else configured.request_tokens
+    sure = figures.request_tokens()
     if sure >= needed:
         return passed(found, required)
-
-    def holds(c: KvCapacity, f: MemoryFigures) -> bool:
-        return (c.request_tokens_low if f.uncertain else c.request_tokens) >= needed
-
-    fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if holds(c, figures)]
+    fix = [f"--kv-cache-dtype {c.kv_dtype}" for c in figures.capacities[1:] if figures.request_tokens(c) >= needed]
     if sure >= MIN_USEFUL_CONTEXT:  # the longest that fits, as the engine would estimate it; 1,189 serves nothing
         fix.append(f"{flag(cfg, 'context')} {sure}")
     fraction_fix = _fraction_fix(cfg, target, figures, needed)
@@ -918,7 +925,7 @@ def memory_kv_context(cfg, target):
             if tp > cfg.tp_size
             and (wider := memory_figures(cfg, target, tp)) is not None
             and wider.fits
-            and holds(wider.configured, wider)
+            and wider.request_tokens() >= needed
         ),
         None,
     )
@@ -970,7 +977,7 @@ def vllm_memory_warmup(cfg, target):
     if missing:
         return missing
     budget = figures.budget
-    if not figures.fits or figures.configured.tokens <= 0 or budget is None:
+    if not figures.has_kv or budget is None:
         return skipped("the weights leave no KV cache (vllm-memory-weights-fit)")
     if not budget.warmup:
         reason = "--enforce-eager: no CUDA graphs" if cfg.flags.get("enforce_eager") else "no CUDA graphs to capture"
@@ -984,7 +991,7 @@ def vllm_memory_warmup(cfg, target):
     required = "the CUDA graphs and the sampler warm-up within it (or the allocator reusing the freed profiling peak)"
     if not budget.warmup_short:
         return passed(found, required)
-    needed = _context_needed(figures)
+    needed = figures.context_needed
     fixes = []
     for hundredths in range(math.ceil(figures.fraction * 100) - 1, 49, -1):
         if _warmup_fits(memory_figures(cfg, target, fraction=hundredths / 100), needed):
@@ -1004,16 +1011,16 @@ def vllm_memory_warmup(cfg, target):
     return warned(found, required, fixes)
 
 
-def _context_needed(figures: MemoryFigures) -> Optional[int]:
-    if not figures.context_length:
-        return None
-    return math.ceil(figures.context_length / figures.page_size) * figures.page_size
-
-
-def _warmup_fits(figures: Optional[MemoryFigures], needed: Optional[int]) -> bool:
-    """The figures leave KV cache for one request of `needed` tokens (one page when None) and room for the warm-up."""
-    if figures is None or not figures.fits or (figures.budget is not None and figures.budget.warmup_short):
+def _holds_request(figures: Optional[MemoryFigures], needed: Optional[int]) -> bool:
+    """The figures fit and their KV cache holds one request of `needed` tokens (a page when None or 0)."""
+    if figures is None or not figures.fits:
         return False
-    capacity = figures.configured
-    tokens = capacity.request_tokens_low if figures.uncertain else capacity.request_tokens
-    return tokens > 0 and (needed is None or tokens >= needed)
+    tokens = figures.request_tokens()
+    return tokens > 0 and (not needed or tokens >= needed)
+
+
+def _warmup_fits(figures: Optional[MemoryFigures], needed: int) -> bool:
+    """The figures leave KV cache for one request of `needed` tokens (a page when 0) and room for the warm-up."""
+    if figures is None or (figures.budget is not None and figures.budget.warmup_short):
+        return False
+    return _holds_request(figures, needed)

@@ -445,6 +445,24 @@ class Finding:
         }
 
 
+class ReportedFinding(Finding):
+    """A finding of a ReportedCheck (`check --smoke`, `check --ask-engine`): a plain message, and what was run for
+    JSON under the subclass's `key`. Listed even when skipped: it was asked for."""
+
+    __slots__ = ("data",)
+    key = ""
+    listed_when_skipped = True
+
+    def __init__(self, check: ReportedCheck, status: Status, message: str, data: dict[str, Any], note: str = ""):
+        super().__init__(check, Outcome(status, reason=message), note)
+        self.data = data
+
+    message = property(lambda self: self.outcome.reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), self.key: self.data}
+
+
 def backend_option(engine: str, target: Target) -> str:
     """What names the attention backend on the target's release of the engine: the flag, or for vLLM before
     0.13 the VLLM_ATTENTION_BACKEND environment variable (vllm_backends.backend_option)."""

@@ -29,7 +29,6 @@ from attn_preflight.rules.knowledge import data_text
 from attn_preflight.rules.knowledge.cuda_arch import code_runs_on, parse_arch
 
 TABLES_PACKAGE = "attn_preflight.rules.kernels.binary_tables"
-TABLE_SOURCE = "bench/kernel_tables.py: the wheels' fatbin headers (attn_preflight/probe/fatbin.py)"
 DEFAULT_PLATFORM = "x86_64"
 
 
@@ -121,14 +120,6 @@ def libraries() -> list[str]:
     return sorted(_index()["libraries"])
 
 
-def table_info(library: str) -> Optional[dict[str, Any]]:
-    """The table's header: distributions it covers, its source, what it does not cover (no releases)."""
-    table = _table(library)
-    if table is None:
-        return None
-    return {key: value for key, value in table.items() if key != "releases"}
-
-
 def releases(library: str, platform: str = DEFAULT_PLATFORM) -> list[str]:
     """The releases the table has read (in the table's order: oldest first) for `platform`."""
     table = _table(library)
@@ -177,29 +168,6 @@ def module_archs(library: str, version: str, module: str, platform: str = DEFAUL
     """One module of a release (its path in the wheel, e.g. "sgl_kernel/flash_ops.abi3.so"); None if not read."""
     shipped = shipped_archs(library, version, platform)
     return None if shipped is None else shipped.get(module)
-
-
-def first_release_with_code(
-    library: str, module: str, cc: tuple[int, int], after: Optional[str] = None, platform: str = DEFAULT_PLATFORM
-) -> Optional[str]:
-    """The oldest release in the table (newer than `after`, when given) whose `module` has code for `cc`: the fix
-    "upgrade to X" points at it. None when no release read has it."""
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        floor = Version(after) if after else None
-    except InvalidVersion:
-        floor = None
-    for version in releases(library, platform):
-        try:
-            if floor is not None and Version(version) <= floor:
-                continue
-        except InvalidVersion:
-            continue
-        support = module_archs(library, version, module, platform)
-        if support is not None and has_code_for(support, cc):
-            return version
-    return None
 
 
 def uncovered_modules(

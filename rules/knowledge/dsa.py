@@ -138,7 +138,6 @@ CP_DECODE_ATTN_TP_ARCHITECTURES = (
 # another model_type in validate_deepseek_v41_features (deepseek_v4_hook.py:176-179 in 0.5.21, :211-214 in 0.5.22,
 # run for that architecture only: model_hook.py:432-441 in 0.5.21), and for any other model from 0.5.23
 # (handle_model_capability_adjustments, model_hook.py:1038-1045).
-ENCODER_SWA_REPLAY_FROM = Version("0.5.21")
 ENCODER_SWA_REPLAY_ANY_MODEL_FROM = Version("0.5.23")
 # --enable-deepseek-v4-fp4-indexer (0.5.13+), for any model: SM100 (is_sm100_supported, server_args.py:4164 in
 # 0.5.13 to :6676 in 0.5.16 and 0.5.17), SM100 or SM120 from 0.5.18 (server_args.py:8091-8093; serving_hook.py
@@ -149,7 +148,6 @@ FP4_INDEXER_MAJORS_SINCE = MappingProxyType({10: Version("0.5.13"), 12: Version(
 # has no DSA branch): the dsa prefill backend, interleaved prefill CP over more than one rank on PP 1, trtllm for
 # both DSA phases, an fp8_e4m3 KV cache at page 64, the Mooncake transfer backend, no DSA cache layer split, and
 # an uncompressed index_kpool of 1.
-KV_SHARD_DSA_FROM = Version("0.5.23")
 KV_SHARD_DSA_CP_STRATEGY = "interleave"
 KV_SHARD_DSA_BACKEND = "trtllm"
 KV_SHARD_DSA_KV = "fp8_e4m3"

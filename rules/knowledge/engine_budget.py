@@ -436,10 +436,3 @@ def vllm_mxfp4_padding_gib(
     plain = hidden * per_rank
     stage_layers = math.ceil(layers / pp) * moe_layers / layers
     return max(padded - plain, 0) * 3 * experts * stage_layers * bytes_per_weight / (1 << 30)
-
-
-def tokens_in(gib: float, bytes_per_token: float, page: int) -> int:
-    """The KV tokens `gib` holds, rounded down to the page."""
-    if gib <= 0 or not bytes_per_token:
-        return 0
-    return int(math.floor(gib * (1 << 30) / bytes_per_token)) // page * page

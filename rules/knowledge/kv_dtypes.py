@@ -39,7 +39,6 @@ KV_DTYPES: dict[str, KvDtype] = {
 
 FP8 = frozenset(n for n, d in KV_DTYPES.items() if d.family == "fp8")
 FP4 = frozenset(n for n, d in KV_DTYPES.items() if d.family == "fp4")
-QUANTISED = frozenset(n for n, d in KV_DTYPES.items() if d.family in ("fp8", "mxfp8", "fp4"))
 
 # Second spellings of the same dtype (not offered as alternatives).
 SPELLINGS = frozenset({"bfloat16"})

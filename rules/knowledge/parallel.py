@@ -117,5 +117,4 @@ GLM5_NEXT_DEFAULT_LINEAR_HEADS = 64
 # utils/common.py:309-313 in 0.5.23) whose DCP group shares an MNNVL domain (MNNVL fabric memory, or the DCP group
 # inside one node: tp_size per node divisible by dcp_size; utils/common.py:1056-1064). 0.5.17-0.5.19 require MNNVL
 # fabric memory itself (comm.py:418-422 in 0.5.17), which a GPU name does not tell.
-FI_A2A_CHECKED_FROM = Version("0.5.20")
 FI_A2A_MAJOR = 10

@@ -6,6 +6,8 @@ Signatures: Dao-AILab/flash-attention flash_attn/flash_attn_interface.py (v2.8.3
 
 from __future__ import annotations
 
+from typing import Optional
+
 from attn_preflight.probe.smoke.cases import Case, attention_flops
 from attn_preflight.probe.smoke.kernels import FEATURE_SOFTCAP, FEATURE_WINDOW, Kernel
 
@@ -23,18 +25,47 @@ def window(case: Case) -> tuple[int, int]:
     return (left, 0 if case.causal else -1)
 
 
-def _dense(case: Case, device: str):
-    from flash_attn import flash_attn_func
+def dense_call(case: Case, device: str, flash_attn_func, q_dtype: Optional[str] = None):
+    """`flash_attn_func(q, k, v, causal=, window_size=, softcap=)`, FA2's and FA3's shared signature, on dense
+    inputs (the query in `q_dtype`, else the case's dtype); the output may be out or (out, lse, ...)."""
+    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference, first
 
-    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference
-
-    q, k, v = Inputs(case, device).dense()
+    q, k, v = Inputs(case, device).dense(q_dtype=q_dtype)
     reference = attention_reference(q, k, v, case)
     return Call(
         lambda: flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
         reference,
         attention_flops(case),
+        extract=first,
     )
+
+
+def kvcache_call(case: Case, device: str, with_kvcache, table: str, q_dtype: Optional[str] = None):
+    """`flash_attn_with_kvcache` over a paged KV cache, FA2's and sgl-kernel FA3's shared signature but for the
+    page table's keyword (`table`: FA2 block_table=, sgl-kernel page_table=)."""
+    from attn_preflight.probe.smoke.reference import paged_call
+
+    return paged_call(
+        case,
+        device,
+        lambda q, paged: with_kvcache(
+            q,
+            paged.k_cache,
+            paged.v_cache,
+            cache_seqlens=paged.seqlens,
+            causal=case.causal,
+            window_size=window(case),
+            softcap=case.softcap,
+            **{table: paged.page_table},
+        ),
+        q_dtype=q_dtype,
+    )
+
+
+def _dense(case: Case, device: str):
+    from flash_attn import flash_attn_func
+
+    return dense_call(case, device, flash_attn_func)
 
 
 def _varlen(case: Case, device: str):
@@ -54,22 +85,7 @@ def _varlen(case: Case, device: str):
 def _kvcache(case: Case, device: str):
     from flash_attn import flash_attn_with_kvcache
 
-    from attn_preflight.probe.smoke.reference import paged_call
-
-    return paged_call(
-        case,
-        device,
-        lambda q, paged: flash_attn_with_kvcache(
-            q,
-            paged.k_cache,
-            paged.v_cache,
-            cache_seqlens=paged.seqlens,
-            block_table=paged.page_table,
-            causal=case.causal,
-            window_size=window(case),
-            softcap=case.softcap,
-        ),
-    )
+    return kvcache_call(case, device, flash_attn_with_kvcache, "block_table")
 
 
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW})

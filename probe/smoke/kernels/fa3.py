@@ -10,14 +10,14 @@ documented limits are in rules/kernels/limits.py.
 
 from __future__ import annotations
 
-from attn_preflight.probe.smoke.cases import Case, attention_flops
+from attn_preflight.probe.smoke.cases import Case
 from attn_preflight.probe.smoke.kernels import (
     FEATURE_FP8,
     FEATURE_SOFTCAP,
     FEATURE_WINDOW,
     Kernel,
 )
-from attn_preflight.probe.smoke.kernels.fa2 import window
+from attn_preflight.probe.smoke.kernels.fa2 import dense_call, kvcache_call
 
 PREFILL = Case()
 DECODE = Case(batch=4, seqlen_q=1, seqlen_k=1024, page_size=16)
@@ -33,17 +33,7 @@ def interface():
 
 
 def _dense(case: Case, device: str):
-    from attn_preflight.probe.smoke.reference import Call, Inputs, attention_reference, first
-
-    fa3 = interface()
-    q, k, v = Inputs(case, device).dense(q_dtype=case.kv_storage)
-    reference = attention_reference(q, k, v, case)
-    return Call(
-        lambda: fa3.flash_attn_func(q, k, v, causal=case.causal, window_size=window(case), softcap=case.softcap),
-        reference,
-        attention_flops(case),
-        extract=first,
-    )
+    return dense_call(case, device, interface().flash_attn_func, q_dtype=case.kv_storage)
 
 
 def _sgl_prepare() -> None:
@@ -53,23 +43,7 @@ def _sgl_prepare() -> None:
 def _sgl_kvcache(case: Case, device: str):
     from sgl_kernel.flash_attn import flash_attn_with_kvcache
 
-    from attn_preflight.probe.smoke.reference import paged_call
-
-    return paged_call(
-        case,
-        device,
-        lambda q, paged: flash_attn_with_kvcache(
-            q,
-            paged.k_cache,
-            paged.v_cache,
-            cache_seqlens=paged.seqlens,
-            page_table=paged.page_table,
-            causal=case.causal,
-            window_size=window(case),
-            softcap=case.softcap,
-        ),
-        q_dtype=case.kv_storage,
-    )
+    return kvcache_call(case, device, flash_attn_with_kvcache, "page_table", q_dtype=case.kv_storage)
 
 
 FEATURES = frozenset({FEATURE_SOFTCAP, FEATURE_WINDOW, FEATURE_FP8})

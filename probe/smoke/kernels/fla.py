@@ -81,25 +81,20 @@ def _build(entry: str):
     return build
 
 
+def _kernel(suffix: str, entry: str, what: str, quick: Case) -> Kernel:
+    return Kernel(
+        name=f"fla-gdn-{suffix}",
+        family="fla",
+        title=f"FLA gated delta rule, {what}",
+        api=f"fla.ops.gated_delta_rule.{entry}",
+        quick=quick,
+        build=_build(entry),
+        prepare=prepare,
+        library="fla",
+    )
+
+
 KERNELS = [
-    Kernel(
-        name="fla-gdn-chunk",
-        family="fla",
-        title="FLA gated delta rule, chunked (prefill)",
-        api="fla.ops.gated_delta_rule.chunk_gated_delta_rule",
-        quick=PREFILL,
-        build=_build("chunk_gated_delta_rule"),
-        prepare=prepare,
-        library="fla",
-    ),
-    Kernel(
-        name="fla-gdn-recurrent",
-        family="fla",
-        title="FLA gated delta rule, fused recurrent (decode)",
-        api="fla.ops.gated_delta_rule.fused_recurrent_gated_delta_rule",
-        quick=DECODE,
-        build=_build("fused_recurrent_gated_delta_rule"),
-        prepare=prepare,
-        library="fla",
-    ),
+    _kernel("chunk", "chunk_gated_delta_rule", "chunked (prefill)", PREFILL),
+    _kernel("recurrent", "fused_recurrent_gated_delta_rule", "fused recurrent (decode)", DECODE),
 ]

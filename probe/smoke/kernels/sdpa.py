@@ -37,39 +37,22 @@ def _build(backend: str):
     return build
 
 
+def _kernel(suffix: str, backend: str, what: str, needs_gpu: bool = True) -> Kernel:
+    return Kernel(
+        name=f"sdpa-{suffix}",
+        family="sdpa",
+        title=f"torch SDPA, {what}",
+        quick=QUICK,
+        build=_build(backend),
+        api=f"torch.nn.functional.scaled_dot_product_attention [SDPBackend.{backend}]",
+        needs_gpu=needs_gpu,
+    )
+
+
 KERNELS = [
-    Kernel(
-        name="sdpa-flash",
-        family="sdpa",
-        title="torch SDPA, flash backend",
-        quick=QUICK,
-        build=_build("FLASH_ATTENTION"),
-        api="torch.nn.functional.scaled_dot_product_attention [SDPBackend.FLASH_ATTENTION]",
-    ),
-    Kernel(
-        name="sdpa-efficient",
-        family="sdpa",
-        title="torch SDPA, memory-efficient backend",
-        quick=QUICK,
-        build=_build("EFFICIENT_ATTENTION"),
-        api="torch.nn.functional.scaled_dot_product_attention [SDPBackend.EFFICIENT_ATTENTION]",
-    ),
-    Kernel(
-        name="sdpa-cudnn",
-        family="sdpa",
-        title="torch SDPA, cuDNN backend",
-        quick=QUICK,
-        build=_build("CUDNN_ATTENTION"),
-        api="torch.nn.functional.scaled_dot_product_attention [SDPBackend.CUDNN_ATTENTION]",
-    ),
+    _kernel("flash", "FLASH_ATTENTION", "flash backend"),
+    _kernel("efficient", "EFFICIENT_ATTENTION", "memory-efficient backend"),
+    _kernel("cudnn", "CUDNN_ATTENTION", "cuDNN backend"),
     # The math backend is plain torch: it runs on the CPU when there is no GPU (CI runs it there for real).
-    Kernel(
-        name="sdpa-math",
-        family="sdpa",
-        title="torch SDPA, math backend",
-        quick=QUICK,
-        build=_build("MATH"),
-        api="torch.nn.functional.scaled_dot_product_attention [SDPBackend.MATH]",
-        needs_gpu=False,
-    ),
+    _kernel("math", "MATH", "math backend", needs_gpu=False),
 ]

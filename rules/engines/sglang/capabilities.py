@@ -875,7 +875,6 @@ def mamba_chunk_size(architecture: Optional[str], given: Optional[int], legacy_c
 # (MiMo-V2 192/128) were refused outright before 0.5.23 ("--enable-unified-memory requires uniform K/V rows" /
 # "... does not yet admit asymmetric K/V rows"); 0.5.23 admits them on the backends that carry v_head_dim.
 PAGE_MAJOR_SOURCE = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py, handle_page_major_kv_layout"
-PAGE_MAJOR_FROM = Version("0.5.19")
 PAGE_MAJOR_MLA_BACKENDS = ("triton", "fa3", "trtllm_mla", "flashinfer", "cutedsl_mla", "flashmla")
 PAGE_MAJOR_MLA_BEFORE_ALIAS = (*PAGE_MAJOR_MLA_BACKENDS, "tokenspeed_mla")  # 0.5.19-0.5.22
 TOKENSPEED_MLA_ALIAS_FROM = Version("0.5.23")  # tokenspeed_mla becomes an alias of cutedsl_mla (serving_hook.py)
@@ -906,7 +905,6 @@ UNIFIED_DCP_BACKENDS = ("flashinfer", "trtllm_mla", "cutedsl_mla")
 # (kv_cache_hook.py:271-291 in 0.5.20, :696-716 in 0.5.23). FULL comes from --cuda-graph-config's prefill backend,
 # else --cuda-graph-backend-prefill, else Inkling's model default (cuda_graph_hook.py parse_cuda_graph_config and
 # apply_inkling_prefill_cuda_graph_default, the same in 0.5.20-0.5.23).
-UNIFIED_FULL_PREFILL_GRAPH_FROM = Version("0.5.20")
 FULL_PREFILL_GRAPH_BACKENDS = ("fa3", "fa4")
 INKLING_FULL_PREFILL_GRAPH_ARCHITECTURES = frozenset(
     {"InklingForConditionalGeneration", "InklingForConditionalGenerationMTP"}

@@ -44,7 +44,6 @@ LFM2_ARCHITECTURES = frozenset({"Lfm2ForCausalLM", "Lfm2MoeForCausalLM"})
 
 # _auto_choose_speculative_params: (steps, topk, draft tokens) = (5, 4, 8) for these when nothing is given.
 AUTO_TOPK_4 = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
-NGRAM_DEFAULT_BREADTH = 10  # fields/spec.py speculative_ngram_max_bfs_breadth: NGRAM's draft top-k
 
 
 def eagle_topk(config: Config) -> int:

@@ -710,14 +710,6 @@ KV_CACHE_DTYPE_SOURCE = (
 )
 
 
-def kv_cache_dtypes_at(release: Optional[str]) -> tuple[str, ...]:
-    """The --kv-cache-dtype values a vLLM release accepts (every one known when the release is unknown)."""
-    if release is None:
-        return KV_CACHE_DTYPES
-    wanted = release_numbers(release)[:3]
-    return tuple(kv for kv in KV_CACHE_DTYPES if release_numbers(KV_CACHE_DTYPE_SINCE[kv])[:3] <= wanted)
-
-
 # `--dtype` choices and what they mean: vllm/config/model.py, ModelDType and _STR_DTYPE_TO_TORCH_DTYPE.
 MODEL_DTYPES: Mapping[str, Optional[str]] = MappingProxyType(
     {

@@ -119,6 +119,12 @@ _V1_BACKENDS_0_10_0 = frozenset(
     }
 )
 
+# The V1 chain of 0.10.1 and 0.10.2 (0.10.0's row adds only the Triton name; these add the tree and xFormers ones)
+_V1_CHAIN_0_10_1 = MappingProxyType(
+    {**_V1_CHAIN_0_10_0, "TRITON_ATTN_VLLM_V1": "TRITON_ATTN", "TREE_ATTN": "TREE_ATTN", "XFORMERS_VLLM_V1": "XFORMERS"}
+)
+_V0_CHAIN_0_10_0 = MappingProxyType({**_V0_CHAIN, "FLASHINFER": "FLASHINFER"})  # 0.10.0 and 0.10.1
+
 LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
     LegacyRelease(
         since="0.10.0",
@@ -128,7 +134,7 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         mla_chain=MappingProxyType({"CUTLASS_MLA_VLLM_V1": "CUTLASS_MLA", "TRITON_MLA": "TRITON_MLA"}),
         mla_by_block=True,
         sparse_mla=None,
-        v0_chain=MappingProxyType({**_V0_CHAIN, "FLASHINFER": "FLASHINFER"}),
+        v0_chain=_V0_CHAIN_0_10_0,
         kwargs_impls=frozenset(),
         kv_oracle=MappingProxyType({"FLASH_ATTN_VLLM_V1": "fa3"}),
         sources=MappingProxyType(
@@ -149,18 +155,11 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         since="0.10.1",
         read_from="0.10.1.1",
         v1_backends=_V1_BACKENDS_0_10_0 | {"CUTLASS_MLA", "TREE_ATTN", "XFORMERS_VLLM_V1"},
-        v1_chain=MappingProxyType(
-            {
-                **_V1_CHAIN_0_10_0,
-                "TRITON_ATTN_VLLM_V1": "TRITON_ATTN",
-                "TREE_ATTN": "TREE_ATTN",
-                "XFORMERS_VLLM_V1": "XFORMERS",
-            }
-        ),
+        v1_chain=_V1_CHAIN_0_10_1,
         mla_chain=MappingProxyType({"CUTLASS_MLA": "CUTLASS_MLA", "TRITON_MLA": "TRITON_MLA"}),
         mla_by_block=True,
         sparse_mla=None,
-        v0_chain=MappingProxyType({**_V0_CHAIN, "FLASHINFER": "FLASHINFER"}),
+        v0_chain=_V0_CHAIN_0_10_0,
         kwargs_impls=frozenset(),
         kv_oracle=MappingProxyType({"FLASH_ATTN_VLLM_V1": "fa3"}),
         sources=MappingProxyType(
@@ -182,14 +181,7 @@ LEGACY_RELEASES: tuple[LegacyRelease, ...] = (
         read_from="0.10.2",
         v1_backends=_V1_BACKENDS_0_10_0
         | {"CUTLASS_MLA", "TREE_ATTN", "XFORMERS_VLLM_V1", "FLASHMLA_VLLM_V1", "FLASH_ATTN_MLA", "FLASHINFER_MLA"},
-        v1_chain=MappingProxyType(
-            {
-                **_V1_CHAIN_0_10_0,
-                "TRITON_ATTN_VLLM_V1": "TRITON_ATTN",
-                "TREE_ATTN": "TREE_ATTN",
-                "XFORMERS_VLLM_V1": "XFORMERS",
-            }
-        ),
+        v1_chain=_V1_CHAIN_0_10_1,
         mla_chain=MappingProxyType(
             {
                 "CUTLASS_MLA": "CUTLASS_MLA",

@@ -29,7 +29,6 @@ from attn_preflight.rules.knowledge.kv_dtypes import FP8
 ATTENTION_HOOK = "sglang: python/sglang/srt/arg_groups/attention_hook.py"
 INTERFACE = "sglang: python/sglang/kernels/ops/attention/flash_attn/cute/interface.py"
 FA_BACKEND = "sglang: python/sglang/srt/layers/attention/flashattention_backend.py"
-WHEEL_NOTE = "flash-attn-4 4.0.0b36 (flash_attn/cute/interface.py)"
 
 
 FA4_FP8_TITLE = "fa4 reads an FP8 KV cache only on {fa4.kv_dtype_archs:fp8_e4m3}"

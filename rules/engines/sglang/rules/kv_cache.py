@@ -207,7 +207,6 @@ def kv_prefill_only_backend(cfg, target):
 # SM100 with prefill fa3 / fa4 or none named, the model adjustments turn --prefill-only-disable-kv-cache on (with
 # --is-embedding, --disable-radix-cache, --chunked-prefill-size -1) and re-run its validation (from 0.5.17).
 EMBEDDING_GEMMA_MODEL_TYPE = "gemma3_text"
-EMBEDDING_GEMMA_NO_KV_FROM = Version("0.5.17")
 EMBEDDING_GEMMA_NO_KV_MAJORS = (9, 10)
 # What is_embedding_gemma's rewrite sets before the no-KV validation runs
 EMBEDDING_GEMMA_IMPLIED = {
@@ -281,9 +280,6 @@ def kv_prefill_only_embedding_gemma(cfg, target):
         "the launch line naming what runs",
         ["--prefill-only-disable-kv-cache --chunked-prefill-size -1 --disable-radix-cache"],
     )
-
-
-NVFP4_NATIVE_TRANSFER_CHECK_FROM = Version("0.5.21")
 
 
 @rule(

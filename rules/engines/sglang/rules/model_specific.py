@@ -15,9 +15,10 @@ from attn_preflight.rules.checks.common import (
     blackwell_majors,
     declared,
     gpu,
+    quantization_gate,
     sglang_release,
 )
-from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.sglang import capabilities as backend_kb
 from attn_preflight.rules.engines.sglang.reasons import (
     Query,
@@ -321,24 +322,10 @@ checkpoint's scheme (MXFP8: SM100) and is not judged here.""",
     fix_title="Use a GPU of the method's minimum compute capability (SM80 for mxfp4)",
 )
 def model_quantization_arch(cfg, target):
-    flag = cfg.flags.get("quantization")
-    method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method
-    if method is None:
-        return skipped("the checkpoint is not quantized")
-    gate, known = kb_quant.gate_for("sglang", method, str(sglang_release(target)))
-    if not known:
-        return skipped(f"quantization method {method} is not modelled for SGLang")
-    if gate is None:
-        return unknown(f"quantization method {method}: sglang {sglang_release(target)} was not read")
-    assert target.cc is not None, "needs_gpu"
-    current = target.cc[0] * 10 + target.cc[1]
-    if current < gate.min_capability:
-        return failed(
-            f"quantization {method} on {gpu(target)} (capability {current})",
-            f"capability {gate.min_capability} or newer",
-            [],
-            reason=kb_quant.MIN_CAPABILITY_MESSAGE.format(method=method, minimum=gate.min_capability, current=current),
-        )
+    gated = quantization_gate(cfg, target, "sglang", str(sglang_release(target)))
+    if isinstance(gated, Outcome):
+        return gated
+    method, gate = gated
     dtype = _SGLANG_DTYPES.get(cfg.dtype)
     if dtype is not None and dtype not in gate.act_dtypes:
         dtypes = ", ".join(sorted(gate.act_dtypes))

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from packaging.version import Version
-
 from attn_preflight.rules.core import jsontext
 from attn_preflight.rules.core.engine import failed, passed, rule, skipped
 
 KV_HOOK = "sglang: python/sglang/srt/arg_groups/kv_cache_hook.py"
-
-
-TLRU_CONFIG_FROM = Version("0.5.21")  # handle_cache_compatibility's tlru checks (kv_cache_hook.py:376-392)
 
 
 def _tlru_config(cfg) -> Optional[dict]:
@@ -65,7 +60,6 @@ def kv_radix_tlru_config(cfg, target):
     return passed(found, required)
 
 
-SWA_RANGE_FROM = Version("0.5.23")
 # The model overrides that replace a given --swa-full-tokens-ratio in 0.5.23: _step3p_overrides sets 1.0 under
 # HiCache (overrides.py:331-359); DeepSeek-V4's and Inkling's 0.1 fill an unset ratio only
 SWA_RATIO_RESET_ARCHITECTURES = ("Step3p5ForCausalLM", "Step3p7ForConditionalGeneration")

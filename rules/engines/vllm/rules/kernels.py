@@ -4,7 +4,14 @@ and FlexAttention's limits. Each fails in a backend's constructor or first forwa
 
 from __future__ import annotations
 
-from attn_preflight.rules.checks.common import gpu, kv_found, kv_unquantised_fix, library_state, running_flashinfer
+from attn_preflight.rules.checks.common import (
+    gpu,
+    kv_found,
+    kv_unquantised_fix,
+    libraries_found,
+    library_state,
+    running_flashinfer,
+)
 from attn_preflight.rules.core.config import Config
 from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.core.target import Target
@@ -70,6 +77,19 @@ def vllm_flash_attn_version(cfg, target):
     return passed(f"FA{requested} on {gpu(target)}", f"FA{requested} runs on {kb.FA_SUPPORTED[requested].describe()}")
 
 
+def _flash_attn_query(cfg: Config, target: Target, no_gpu: Outcome):
+    """(vLLM's query, None) where FLASH_ATTN runs the config, named or selected by vLLM; else (None, the outcome
+    to answer: skipped, or `no_gpu` on a target without a CUDA GPU)."""
+    if cfg.attention_backend not in (None, "FLASH_ATTN"):
+        return None, skipped("applies to FLASH_ATTN")
+    if target.cc is None:
+        return None, no_gpu
+    q = vllm.query(cfg, target)
+    if cfg.attention_backend is None and vllm.selected(q, target).chosen != "FLASH_ATTN":
+        return None, skipped("vLLM does not select FLASH_ATTN for this config")
+    return q, None
+
+
 @rule(
     id="vllm-flash-attn-fallback",
     title="FLASH_ATTN runs the FlashAttention version this GPU is best at",
@@ -90,13 +110,9 @@ a quantised KV cache or a block size that is not a multiple of 128. ALiBi forces
     fix_title="Accept FA2, or use FLASHINFER (the default on SM100) for this model",
 )
 def vllm_flash_attn_fallback(cfg, target):
-    if cfg.attention_backend not in (None, "FLASH_ATTN"):
-        return skipped("applies to FLASH_ATTN")
-    if target.cc is None:
-        return unknown("no CUDA GPU on the target")
-    q = vllm.query(cfg, target)
-    if cfg.attention_backend is None and vllm.selected(q, target).chosen != "FLASH_ATTN":
-        return skipped("vLLM does not select FLASH_ATTN for this config")
+    q, skip = _flash_attn_query(cfg, target, unknown("no CUDA GPU on the target"))
+    if skip:
+        return skip
     if q.head_size is None:
         return skipped("needs the model's head size (--model)")
     default = kb.flash_attn_version(target.cc).version
@@ -143,13 +159,9 @@ in 0.17.0 to nvidia-cutlass-dsl[cu13]==4.8.0 and quack-kernels==0.6.5 in 0.32.0 
     fix_title="Install the nvidia-cutlass-dsl and quack-kernels versions the vLLM release requires",
 )
 def vllm_fa4_library(cfg, target):
-    if cfg.attention_backend not in (None, "FLASH_ATTN"):
-        return skipped("applies to FLASH_ATTN")
-    if target.cc is None:
-        return skipped("no CUDA GPU (rule install-no-cuda-gpu)")
-    q = vllm.query(cfg, target)
-    if cfg.attention_backend is None and vllm.selected(q, target).chosen != "FLASH_ATTN":
-        return skipped("vLLM does not select FLASH_ATTN for this config")
+    q, skip = _flash_attn_query(cfg, target, skipped("no CUDA GPU (rule install-no-cuda-gpu)"))
+    if skip:
+        return skip
     version = vllm.flash_attn_resolution(q, target).version
     if version != 4:
         return skipped(
@@ -159,10 +171,7 @@ def vllm_fa4_library(cfg, target):
         name: library_state(target, key)
         for key, name in (("cutlass_dsl", "nvidia-cutlass-dsl"), ("quack", "quack-kernels"))
     }
-    details = list(dict.fromkeys(state.detail for state in states.values() if state.detail))
-    found = "; ".join(f"{name} {state.summary}" for name, state in states.items()) + "".join(
-        f" ({detail})" for detail in details
-    )
+    found = libraries_found(states)
     required = "nvidia-cutlass-dsl and quack-kernels that import (FA4 on vllm_flash_attn)"
     if any(state.healthy is False for state in states.values()):
         return failed(found, required, [kb_fa4.pins(vllm.release_of(target)).install()])

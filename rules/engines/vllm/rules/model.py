@@ -4,8 +4,8 @@ attention's backends per arch, and the checkpoint's quantization method."""
 
 from __future__ import annotations
 
-from attn_preflight.rules.checks.common import gpu
-from attn_preflight.rules.core.engine import failed, passed, rule, skipped, unknown, warned
+from attn_preflight.rules.checks.common import gpu, quantization_gate
+from attn_preflight.rules.core.engine import Outcome, failed, passed, rule, skipped, unknown, warned
 from attn_preflight.rules.engines.vllm import capabilities as kb
 from attn_preflight.rules.engines.vllm import select as vllm
 from attn_preflight.rules.knowledge import quantization as kb_quant
@@ -199,24 +199,10 @@ is not supported for quantization method gpt_oss_mxfp4": mxfp4 runs in bfloat16 
     fix_title="Use a GPU of the method's minimum compute capability, or a dtype it supports (--dtype bfloat16)",
 )
 def vllm_quantization_arch(cfg, target):
-    flag = cfg.flags.get("quantization")
-    method = flag.lower() if isinstance(flag, str) else cfg.model.quant_method
-    if method is None:
-        return skipped("the checkpoint is not quantized")
-    gate, known = kb_quant.gate_for("vllm", method, vllm.release_of(target))
-    if not known:
-        return skipped(f"quantization method {method} is not modelled")
-    if gate is None:
-        return unknown(f"quantization method {method}: vllm {vllm.release_of(target)} was not read")
-    assert target.cc is not None, "needs_gpu"
-    current = target.cc[0] * 10 + target.cc[1]
-    if current < gate.min_capability:
-        return failed(
-            f"quantization {method} on {gpu(target)} (capability {current})",
-            f"capability {gate.min_capability} or newer",
-            [],
-            reason=kb_quant.MIN_CAPABILITY_MESSAGE.format(method=method, minimum=gate.min_capability, current=current),
-        )
+    gated = quantization_gate(cfg, target, "vllm", vllm.release_of(target))
+    if isinstance(gated, Outcome):
+        return gated
+    method, gate = gated
     dtype = vllm.model_dtype(cfg, target.cc)
     if dtype is None:
         return unknown("the model's dtype could not be read from its config")
