@@ -43,8 +43,6 @@ import time
 import traceback
 import types
 
-DRIVER = "sglang_driver/1"
-SCHEMA = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CUDA = "12.9"  # the CUDA of SGLang's own 0.5.x images, when the request names none and torch is CPU-only
 
@@ -748,23 +746,6 @@ class Ask:
         return out
 
 
-def blank_answer(request: dict) -> dict:
-    return {
-        "schema": SCHEMA,
-        "engine": "sglang",
-        "engine_version": None,
-        "status": "could_not_ask",
-        "stage": None,
-        "error_type": None,
-        "error": None,
-        "resolved": None,
-        "warnings": [],
-        "reason": None,
-        "seconds": 0.0,
-        "driver": DRIVER,
-    }
-
-
 def write_answer(path: str, answer: dict) -> None:
     partial = path + ".partial"
     with open(partial, "w", encoding="utf-8") as out:
@@ -774,7 +755,7 @@ def write_answer(path: str, answer: dict) -> None:
 
 def answer_one(request: dict, started: float) -> dict:
     fence = sys.modules[simulated.FENCE_MODULE]
-    answer = blank_answer(request)
+    answer = simulated.blank_answer("sglang")
     try:
         from importlib.metadata import PackageNotFoundError, version
 
@@ -843,7 +824,7 @@ def main_batch(request: dict) -> int:
                 with open(sub["answer_path"], encoding="utf-8") as handle:
                     answer = json.load(handle)
             except (OSError, ValueError):
-                answer = blank_answer(sub)
+                answer = simulated.blank_answer("sglang")
                 answer["reason"] = f"could not ask: the batch child gave no answer within {timeout:g} s"
             answer["id"] = item.get("id")
             answer["shared_import_seconds"] = shared_import

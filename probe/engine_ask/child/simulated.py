@@ -12,6 +12,8 @@ SGLang's cuDNN version) stays in that driver.
 - `answer_programs(answered)`: `subprocess.run` / `check_output` give the simulation's answer for the programs
   `answered` knows (`nvidia_smi()`: `nvidia-smi` about the simulated GPU) before a call reaches the fence, which
   refuses every other program.
+- `blank_answer(engine, engine_version)`: the answer before anything was asked (SCHEMA.md: could_not_ask), which
+  each driver fills in; `SCHEMA` is the answer format's version.
 - `defer_import_time_cudart(fail, note)`: a module that builds a CUDA runtime wrapper at import
   (`cudart = CudaRTLibrary()`: flashinfer < 0.7's `flashinfer.comm.cuda_ipc`) gets a stand-in there instead,
   which calls `fail` when used; no libcudart is looked for or loaded.
@@ -29,6 +31,26 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FENCE_MODULE = "_attn_preflight_fence"
+SCHEMA = 1  # the request / answer format (SCHEMA.md)
+
+
+def blank_answer(engine: str, engine_version=None) -> dict:
+    """The answer of a driver that has asked nothing yet: could_not_ask, every finding empty."""
+    return {
+        "schema": SCHEMA,
+        "driver": f"{engine}_driver/{SCHEMA}",
+        "engine": engine,
+        "engine_version": engine_version,
+        "status": "could_not_ask",
+        "stage": None,
+        "error_type": None,
+        "error": None,
+        "resolved": None,
+        "warnings": [],
+        "reason": None,
+        "seconds": 0.0,
+    }
+
 
 # SM count by compute capability (get_device_properties().multi_processor_count; planners and memory
 # heuristics read it), 132 for one not listed.

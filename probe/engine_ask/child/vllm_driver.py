@@ -40,7 +40,6 @@ import traceback
 import types
 from typing import Any, NoReturn
 
-SCHEMA = 1
 T0 = time.monotonic()
 
 
@@ -981,23 +980,6 @@ def engine_version() -> str | None:
         return None
 
 
-def new_answer() -> dict:
-    return {
-        "schema": SCHEMA,
-        "driver": f"vllm_driver/{SCHEMA}",
-        "engine": "vllm",
-        "engine_version": engine_version(),
-        "status": "could_not_ask",
-        "stage": None,
-        "error_type": None,
-        "error": None,
-        "resolved": None,
-        "warnings": [],
-        "reason": None,
-        "seconds": 0.0,
-    }
-
-
 def prepare(req: dict) -> None:
     """Environment, fences, the simulated device, and vLLM imported under it (once per process)."""
     if req.get("engine") not in (None, "vllm"):
@@ -1123,7 +1105,7 @@ def batch(reqs: list[dict], emit, timeout: float) -> None:
     gc.collect()
     gc.freeze()
     for req in reqs:
-        answer = new_answer()
+        answer = simulated.blank_answer("vllm", engine_version())
         answer["import_seconds"] = answer["shared_import_seconds"] = round(t_import, 3)
         if "_bad" in req:
             answer["reason"] = f"bad request: {req['_bad']}"
@@ -1192,7 +1174,7 @@ def main() -> int:
         batch(reqs, to_stdout, timeout)
         sys.stderr.flush()
         os._exit(0)
-    answer = new_answer()
+    answer = simulated.blank_answer("vllm", engine_version())
     try:
         req = json.loads(sys.stdin.read() or "{}")
         if not isinstance(req, dict):
